@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * costdb: the SQLite cost database every approf tool shares. It holds
+ * hardware fingerprints and their capabilities, models and their layers,
+ * sweeps with their submesh/config enumeration, stage profiles
+ * (ModuleProfileResult per (i, j, s, c, phase)), communication profiles,
+ * placements, plans and resharding tasks. The schema is documented in
+ * schemas/README.md and applied by ordered migrations (PRAGMA user_version).
+ *
+ * Conventions: functions return 0 or a negative COSTDB_E* code; the last
+ * detailed message (sqlite3_errmsg, the statement, file:line:column for input
+ * errors) is available from costdb_errmsg(). Nothing here prints or exits.
+ * Text fields in the structs below are fixed-size, NUL-terminated buffers:
+ * input longer than the buffer is rejected with COSTDB_EINVAL, never cut.
+ */
+#ifndef COSTDB_H
+#define COSTDB_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    COSTDB_OK = 0,
+    COSTDB_EIO = -1,         /* cannot open/read/write the file */
+    COSTDB_ENOTDB = -2,      /* the file is not a SQLite database */
+    COSTDB_ECORRUPT = -3,    /* the database is malformed */
+    COSTDB_ETOONEW = -4,     /* written by a newer approf (user_version) */
+    COSTDB_ENOMEM = -5,
+    COSTDB_EINVAL = -6,      /* bad argument or bad input data */
+    COSTDB_ENOTFOUND = -7,   /* no such row (sweep, plan, ...) */
+    COSTDB_EBUSY = -8,       /* locked past the busy timeout */
+    COSTDB_ESQL = -9,        /* any other SQLite failure */
+    COSTDB_EPARSE = -10,     /* malformed input file (CSV) */
+    COSTDB_EFULL = -11,      /* disk or quota full */
+    COSTDB_EREADONLY = -12,  /* read-only file or directory */
+    COSTDB_ECONSTRAINT = -13,/* duplicate key or failed CHECK */
+};
+
+#define COSTDB_NAME_MAX 128
+#define COSTDB_TEXT_MAX 512
+
+/* Flags for costdb_open(). */
+#define COSTDB_OPEN_READONLY 0x1 /* never write; fails on a missing file */
+#define COSTDB_OPEN_NOCREATE 0x2 /* open read-write, but fail on a missing file */
+
+typedef struct Costdb Costdb;
+
+/* Phase of a module: forward (m=0) or backward (m=1). */
+typedef enum { COSTDB_FWD = 0, COSTDB_BWD = 1 } CostdbPhase;
+
+typedef enum {
+    COSTDB_STATUS_OK = 0,
+    COSTDB_STATUS_OOM,
+    COSTDB_STATUS_FAILED,
+    COSTDB_STATUS_TIMEOUT,
+    COSTDB_STATUS_SKIPPED,
+} CostdbStatus;
+
+typedef struct CostdbHardware {
+    int64_t id;
+    char fingerprint[COSTDB_TEXT_MAX];
+    char kind[16];                    /* analytic | measured | imported */
+    char spec_name[COSTDB_NAME_MAX];  /* analytic spec name, or "" */
+    char gpu_model[COSTDB_NAME_MAX];
+    int gpus_per_host;
+    int64_t device_memory;            /* bytes */
+    char driver_version[64];
+    char cuda_version[64];
+    char nccl_version[64];
+    char interconnect[COSTDB_NAME_MAX];
+    double peak_flops_f32, peak_flops_f16, peak_flops_bf16; /* FLOP/s */
+    double memory_bandwidth;          /* bytes/s */
+    double intra_host_bandwidth, intra_host_latency; /* bytes/s, s */
+    double inter_host_bandwidth, inter_host_latency;
+    char capabilities[COSTDB_TEXT_MAX * 4]; /* JSON object or "" */
+} CostdbHardware;
+
+typedef struct CostdbModel {
+    int64_t id;
+    char name[COSTDB_NAME_MAX];
+    char signature[COSTDB_NAME_MAX];  /* hash of graph + layer split */
+    char graph_hash[COSTDB_NAME_MAX];
+    char options[COSTDB_TEXT_MAX];    /* JSON or "" */
+    char dtype[8];
+    int64_t batch_size;
+    int64_t num_params;
+    int num_layers;
+    char layer_option[64];
+} CostdbModel;
+
+typedef struct CostdbLayer {
+    int layer_index;
+    int op_begin, op_end;             /* [op_begin, op_end) */
+    double fwd_flops, bwd_flops;
+    int64_t param_bytes, activation_bytes, inbound_bytes;
+} CostdbLayer;
+
+typedef enum {
+    COSTDB_SWEEP_RUNNING = 0,
+    COSTDB_SWEEP_COMPLETE,
+    COSTDB_SWEEP_INTERRUPTED,
+    COSTDB_SWEEP_FAILED,
+    COSTDB_SWEEP_IMPORTED,
+} CostdbSweepStatus;
+
+typedef struct CostdbSweep {
+    int64_t id;
+    char name[COSTDB_NAME_MAX];
+    int64_t model_id;                 /* 0: none (imported table) */
+    int64_t hardware_id;              /* 0: none */
+    int cluster_hosts, cluster_gpus;  /* N x M */
+    int64_t global_batch;
+    int micro_batches;
+    int num_layers;
+    char layer_option[64];
+    char submesh_space[COSTDB_NAME_MAX];
+    char logical_space[64];
+    char profile_mode[32];
+    char dtype[8];
+    char backend[16];
+    char tool_version[32];
+    char options[COSTDB_TEXT_MAX];    /* JSON or "" */
+    char shard[32];                   /* "K/N" or "" */
+    char source[COSTDB_TEXT_MAX];
+    char started_at[32], finished_at[32];
+    CostdbSweepStatus status;
+} CostdbSweep;
+
+typedef struct CostdbSubmesh {
+    int index;
+    int hosts, gpus_per_host;         /* (n, m) */
+} CostdbSubmesh;
+
+typedef struct CostdbConfig {
+    int submesh_index, config_index;
+    int logical_a, logical_b;
+    int force_batch_dim;              /* -1: no option; else mesh axis (0) */
+} CostdbConfig;
+
+/* One ModuleProfileResult row. compute_cost is +inf when status != OK. */
+typedef struct CostdbEntry {
+    int start_layer, end_layer;       /* inclusive layer range i..j */
+    int submesh_index, config_index;
+    CostdbPhase phase;
+    double compute_cost;              /* seconds */
+    int64_t peak_memory, invar_size, outvar_size, temp_buffer_size;
+    int64_t available_memory;
+    int64_t intermediate_size, initial_size;
+    int repeats;
+    double spread;                    /* relative spread of the repeats */
+    int reused;
+    CostdbStatus status;
+    char error[COSTDB_TEXT_MAX];
+} CostdbEntry;
+
+typedef struct CostdbCommPoint {
+    char collective[32];              /* all-reduce | all-gather | ... */
+    char group_desc[COSTDB_NAME_MAX];
+    char dtype[8];
+    int64_t bytes;
+    double seconds;
+} CostdbCommPoint;
+
+typedef struct CostdbComputePoint {
+    char op[32];                      /* gemm | memcpy */
+    char dtype[8];
+    int64_t size;
+    double rate;                      /* FLOP/s or bytes/s */
+} CostdbComputePoint;
+
+typedef struct CostdbPlacement {
+    int start_layer, end_layer, submesh_index, config_index;
+    int tensor_index;
+    char tensor_name[COSTDB_NAME_MAX * 2];
+    char role[8];                     /* param | input | output */
+    char shape[COSTDB_NAME_MAX];      /* "2048,8192" */
+    char dtype[8];
+    char sharding_spec[COSTDB_TEXT_MAX];
+} CostdbPlacement;
+
+typedef struct CostdbPlan {
+    int64_t id;
+    int64_t sweep_id;
+    char kind[16];                    /* auto | manual | uniform | 3d */
+    char objective[16];               /* training | inference */
+    int micro_batches;
+    int64_t global_batch;             /* 0: the sweep's */
+    int64_t memory_budget;            /* 0: none */
+    int max_stages;                   /* 0: none */
+    double cost, full_cost;
+    int feasible;
+    double solve_seconds;
+    char options[COSTDB_TEXT_MAX * 2];
+    char created_at[32];
+} CostdbPlan;
+
+typedef struct CostdbPlanStage {
+    int stage_index;
+    int start_layer, end_layer;
+    int submesh_index;                /* -1 if not one of the sweep's */
+    int submesh_hosts, submesh_gpus;
+    int config_index;                 /* -1 if not one of the sweep's */
+    int logical_a, logical_b;
+    int force_batch_dim;              /* -1: none */
+    double fwd_cost, bwd_cost;
+    int64_t peak_memory, memory_needed, available_memory;
+} CostdbPlanStage;
+
+typedef struct CostdbReshardingTask {
+    int task_index;
+    int src_stage, dst_stage;
+    char tensor_name[COSTDB_NAME_MAX * 2];
+    char shape[COSTDB_NAME_MAX];
+    char dtype[8];
+    char src_spec[COSTDB_TEXT_MAX], dst_spec[COSTDB_TEXT_MAX];
+    int64_t bytes;
+    char strategy[32];
+    double seconds;
+} CostdbReshardingTask;
+
+/* ---- open, close, errors, transactions -------------------------------- */
+
+/* Opens (creating unless flags forbid) the database at path, applies any
+ * pending migrations and sets busy_timeout, WAL, synchronous=NORMAL and
+ * foreign_keys=ON. A non-database, corrupt or newer file fails with
+ * ENOTDB/ECORRUPT/ETOONEW and is left untouched. On failure *out is NULL and
+ * errbuf (if given) holds the message. The caller owns *out. */
+int costdb_open(const char *path, int flags, Costdb **out, char *errbuf, size_t errlen);
+/* Closes the database and sets *db to NULL; NULL and *db == NULL are fine. */
+void costdb_close(Costdb **db);
+const char *costdb_strerror(int err);
+/* The last detailed message of this handle (never NULL). */
+const char *costdb_errmsg(const Costdb *db);
+const char *costdb_path(const Costdb *db);
+/* The schema version this build writes, and the one the file has. */
+int costdb_schema_version(void);
+int costdb_file_version(Costdb *db, int *version);
+
+/* BEGIN IMMEDIATE / COMMIT / ROLLBACK. Not nested. */
+int costdb_begin(Costdb *db);
+int costdb_commit(Costdb *db);
+int costdb_rollback(Costdb *db);
+
+/* Current UTC time as ISO-8601 into buf (at least 32 bytes). */
+void costdb_now(char *buf, size_t len);
+
+/* ---- hardware ----------------------------------------------------------- */
+
+/* Inserts hw unless a row with the same fingerprint exists; either way sets
+ * hw->id to the row's id. */
+int costdb_hardware_upsert(Costdb *db, CostdbHardware *hw);
+int costdb_hardware_get(Costdb *db, int64_t id, CostdbHardware *out);
+int costdb_hardware_find(Costdb *db, const char *fingerprint, CostdbHardware *out);
+/* Replaces the comm/compute curves for (hardware, collective/op, group,
+ * dtype) by the given points. */
+int costdb_comm_put(Costdb *db, int64_t hardware_id, const CostdbCommPoint *pts, size_t n);
+/* Returns the points for (hardware, collective, group, dtype) sorted by bytes;
+ * *out is malloc'd (free()), *n may be 0. */
+int costdb_comm_get(Costdb *db, int64_t hardware_id, const char *collective,
+                    const char *group_desc, const char *dtype,
+                    CostdbCommPoint **out, size_t *n);
+int costdb_compute_put(Costdb *db, int64_t hardware_id, const CostdbComputePoint *pts, size_t n);
+int costdb_compute_get(Costdb *db, int64_t hardware_id, const char *op, const char *dtype,
+                       CostdbComputePoint **out, size_t *n);
+
+/* ---- models ------------------------------------------------------------- */
+
+/* Inserts the model and its layers unless the signature exists; sets m->id. */
+int costdb_model_upsert(Costdb *db, CostdbModel *m, const CostdbLayer *layers, size_t n_layers);
+int costdb_model_get(Costdb *db, int64_t id, CostdbModel *out);
+/* *out malloc'd, ordered by layer_index. */
+int costdb_model_layers(Costdb *db, int64_t model_id, CostdbLayer **out, size_t *n);
+
+/* ---- sweeps ------------------------------------------------------------- */
+
+/* Creates the sweep row with its submeshes and configs (one transaction
+ * unless one is open). Sets s->id. */
+int costdb_sweep_create(Costdb *db, CostdbSweep *s,
+                        const CostdbSubmesh *submeshes, size_t n_submeshes,
+                        const CostdbConfig *configs, size_t n_configs);
+int costdb_sweep_get(Costdb *db, int64_t id, CostdbSweep *out);
+/* The newest sweep (highest id) or ENOTFOUND. */
+int costdb_sweep_latest(Costdb *db, int64_t *id);
+/* All sweeps ordered by id; *out malloc'd. */
+int costdb_sweep_list(Costdb *db, CostdbSweep **out, size_t *n);
+int costdb_sweep_set_status(Costdb *db, int64_t id, CostdbSweepStatus st, int set_finished);
+int costdb_sweep_submeshes(Costdb *db, int64_t sweep_id, CostdbSubmesh **out, size_t *n);
+/* Ordered by (submesh_index, config_index). */
+int costdb_sweep_configs(Costdb *db, int64_t sweep_id, CostdbConfig **out, size_t *n);
+/* Deletes a sweep and everything hanging off it (entries, placements, plans). */
+int costdb_sweep_delete(Costdb *db, int64_t id);
+const char *costdb_sweep_status_name(CostdbSweepStatus st);
+int costdb_sweep_status_parse(const char *s, CostdbSweepStatus *out);
+
+/* ---- stage profiles ----------------------------------------------------- */
+
+/* Inserts n entries of one sweep (inside the caller's transaction, or its
+ * own). A duplicate key is ECONSTRAINT unless replace is set. */
+int costdb_entries_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, size_t n, int replace);
+/* All entries of a sweep ordered by (submesh desc, start, end, config, phase);
+ * *out malloc'd. */
+int costdb_entries_get(Costdb *db, int64_t sweep_id, CostdbEntry **out, size_t *n);
+/* Number of entries present for (i, j, s) — used by --resume. */
+int costdb_entry_exists(Costdb *db, int64_t sweep_id, int start, int end, int submesh,
+                        int config, CostdbPhase phase, int *exists);
+int costdb_entries_count(Costdb *db, int64_t sweep_id, int64_t *n);
+const char *costdb_status_name(CostdbStatus st);
+int costdb_status_parse(const char *s, CostdbStatus *out);
+
+/* ---- placements --------------------------------------------------------- */
+
+int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p, size_t n);
+/* Placements of one (i, j, s, c) ordered by (role, tensor_index). */
+int costdb_placements_get(Costdb *db, int64_t sweep_id, int start, int end, int submesh,
+                          int config, CostdbPlacement **out, size_t *n);
+
+/* ---- plans -------------------------------------------------------------- */
+
+/* Stores a plan with its stages (one transaction). Sets p->id. */
+int costdb_plan_put(Costdb *db, CostdbPlan *p, const CostdbPlanStage *stages, size_t n);
+int costdb_plan_get(Costdb *db, int64_t id, CostdbPlan *out, CostdbPlanStage **stages, size_t *n);
+/* Newest plan, optionally of one sweep (sweep_id 0: any). */
+int costdb_plan_latest(Costdb *db, int64_t sweep_id, int64_t *id);
+int costdb_resharding_put(Costdb *db, int64_t plan_id, const CostdbReshardingTask *t, size_t n);
+int costdb_resharding_get(Costdb *db, int64_t plan_id, CostdbReshardingTask **out, size_t *n);
+
+/* ---- CSV interchange (schemas/csv-format.md) ---------------------------- */
+
+/* Writes the stage profiles of a sweep as CSV (header first). Floats are
+ * printed with %.17g so a round trip is byte-identical. */
+int costdb_csv_export(Costdb *db, int64_t sweep_id, FILE *out);
+
+typedef struct CostdbImportOptions {
+    int cluster_hosts, cluster_gpus;  /* 0: inferred from the largest submesh */
+    int micro_batches;                /* 0: 1 */
+    int64_t global_batch;             /* 0: 1 */
+    const char *name;                 /* NULL: the file's base name */
+} CostdbImportOptions;
+
+/* Creates a sweep (status 'imported') from the CSV file at path, in one
+ * transaction: on any error nothing is imported, and costdb_errmsg() names
+ * path:line:column and the field. Sets *sweep_id. */
+int costdb_csv_import(Costdb *db, const char *path, const CostdbImportOptions *opt,
+                      int64_t *sweep_id);
+
+/* ---- Alpa-format printing ----------------------------------------------- */
+
+/* Prints the entries of a sweep exactly as Alpa logs them, grouped under
+ * "- Profiling for submesh K (n, m):" headers, largest submesh first. */
+int costdb_print_alpa(Costdb *db, int64_t sweep_id, FILE *out);
+/* One entry line: result[(i, j, s, c), m] = ModuleProfileResult(...). */
+void costdb_format_entry(const CostdbEntry *e, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * approf: the profiler's command line. Dispatches "approf COMMAND ..." to the
+ * command functions of cli/cmd_*.c; a command group is listed once its file
+ * is part of the build.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "cli/cli.h"
+
+typedef struct {
+    const char *name;
+    ApprofCommandFn fn;
+    const char *summary;
+} Command;
+
+static const Command commands[] = {
+#if APPROF_CLI_SWEEP
+    {"sweep", approf_cmd_sweep, "profile every (layer range, submesh, config) of a model"},
+    {"merge", approf_cmd_merge, "combine the sweeps of --shard K/N runs into one database"},
+#endif
+#if APPROF_CLI_DB
+    {"list", approf_cmd_list, "list the sweeps of a database"},
+    {"show", approf_cmd_show, "print a sweep's entries in Alpa's format"},
+    {"export", approf_cmd_export, "write a sweep's stage profiles as CSV"},
+    {"import", approf_cmd_import, "create a sweep from a CSV cost table"},
+#endif
+#if APPROF_CLI_MODEL
+    {"models", approf_cmd_models, "list the model zoo"},
+    {"model", approf_cmd_model, "show or export a model (layers, FLOPs, parameters)"},
+#endif
+#if APPROF_CLI_HARDWARE
+    {"hardware", approf_cmd_hardware, "list or show hardware specs"},
+#endif
+#if APPROF_CLI_PROBE
+    {"probe", approf_cmd_probe, "measure this machine's GPUs and links into the database"},
+#endif
+#if APPROF_CLI_COMPARE
+    {"compare", approf_cmd_compare, "compare two databases entry by entry"},
+#endif
+    {NULL, NULL, NULL},
+};
+
+static void usage(FILE *f)
+{
+    fputs("Usage: approf COMMAND [OPTIONS]\n"
+          "Offline profiling and cost-model database for auto-parallel training.\n\n"
+          "Commands:\n", f);
+    for (const Command *c = commands; c->name; c++)
+        fprintf(f, "  %-10s %s\n", c->name, c->summary);
+    fputs("\n'approf COMMAND --help' describes a command's options.\n"
+          "Exit status: 0 ok, 1 runtime failure, 2 usage error, 130/143 interrupted.\n", f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_usage_error(NULL, "no command given");
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return APPROF_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+        printf("approf %s\n", APPROF_VERSION);
+        return APPROF_EXIT_OK;
+    }
+    for (const Command *c = commands; c->name; c++)
+        if (!strcmp(c->name, argv[1]))
+            return c->fn(argc - 1, argv + 1);
+    return cli_usage_error(NULL, "unknown command '%s'", argv[1]);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The backend interface: something that turns a stage program into a
+ * ModuleProfileResult for one phase. The analytic backend (hw/analytic.c)
+ * estimates from a hardware spec; the CUDA backend (cuda/, a shared module
+ * opened with dlopen so the core never links CUDA) measures on a GPU.
+ */
+#ifndef APPROF_BACKEND_H
+#define APPROF_BACKEND_H
+
+#include "hardware.h"
+#include "stage.h"
+
+#define APPROF_BACKEND_ABI 1
+
+typedef struct ApprofMeasurement {
+    double compute_cost;         /* seconds; +inf when status != 0 */
+    int64_t peak_memory;         /* bytes on one device */
+    int64_t available_memory;
+    int repeats;
+    double spread;               /* (max - min) / median of the repeats */
+    int status;                  /* CostdbStatus value */
+    char error[256];
+} ApprofMeasurement;
+
+typedef struct ApprofBackend {
+    const char *name;            /* "model" | "cuda" */
+    void *ctx;
+    /* Costs phase (0 fwd, 1 bwd) of the stage program p on hardware hw. */
+    int (*measure)(void *ctx, const ApprofStageProgram *p, int phase,
+                   const ApprofHardwareSpec *hw, ApprofMeasurement *out);
+    /* Frees ctx. */
+    void (*destroy)(void *ctx);
+} ApprofBackend;
+
+/* Entry point a backend module exports (dlsym name "approf_backend_module_init").
+ * Fills *out; returns 0, or APPROF_ENODEV with a message when no device. */
+typedef int (*ApprofBackendModuleInit)(int abi, ApprofBackend *out, char *err, size_t errlen);
+
+/* The analytic backend (always available). */
+int approf_backend_analytic(ApprofBackend *out);
+/* Opens the CUDA module; APPROF_ENODEV with a one-line reason when the module,
+ * the driver or a device is missing. */
+int approf_backend_cuda(ApprofBackend *out, char *err, size_t errlen);
+void approf_backend_destroy(ApprofBackend *b);
+
+#endif

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The operator IR: a model is a DAG of operators over typed tensors, stored
+ * with its operators in a topological order. This header is the contract
+ * between model construction (zoo, model files, layer construction), the
+ * intra-op sharding pass and the backends: every operator describes itself
+ * as an iteration space (which loop dimensions exist, which are reductions,
+ * how each operand dimension maps to them) and lowers to device kernels
+ * (GEMMs, convolutions, elementwise, reductions) for given per-device loop
+ * sizes, forward or backward.
+ */
+#ifndef APPROF_GRAPH_H
+#define APPROF_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define APPROF_MAX_DIMS 6      /* tensor rank */
+#define APPROF_MAX_INPUTS 4    /* operator inputs */
+#define APPROF_MAX_OUTPUTS 2   /* operator outputs */
+#define APPROF_MAX_ITER 8      /* loop dimensions of one operator */
+#define APPROF_MAX_KERNELS 6   /* kernels one operator lowers to per phase */
+#define APPROF_NAME_MAX 128
+
+typedef enum { APPROF_F32 = 0, APPROF_F16, APPROF_BF16 } ApprofDtype;
+
+typedef enum {
+    APPROF_TENSOR_INPUT = 0, /* model input: data, labels */
+    APPROF_TENSOR_PARAM,     /* trainable parameter owned by the model */
+    APPROF_TENSOR_ACT,       /* produced by an operator */
+} ApprofTensorRole;
+
+typedef struct ApprofTensor {
+    char name[APPROF_NAME_MAX];   /* parameters: a path such as "layer3/conv1/kernel" */
+    ApprofTensorRole role;
+    ApprofDtype dtype;
+    int ndim;
+    int64_t dims[APPROF_MAX_DIMS];
+    int batch_dim;                /* dimension indexed by the sample, or -1 */
+    int producer;                 /* operator index, -1 for inputs and params */
+} ApprofTensor;
+
+typedef enum {
+    APPROF_OP_MATMUL = 0,     /* dense: x[..., k] @ w[k, n] (+ b[n]) -> y[..., n] */
+    APPROF_OP_BATCH_MATMUL,   /* a[B..., m, k] @ b[B..., k, n] (transposes in attrs) */
+    APPROF_OP_CONV2D,         /* NCHW x, w[K, C/groups, R, S] (+ b[K]) */
+    APPROF_OP_BATCH_NORM,     /* per channel (dim 1), scale and bias params */
+    APPROF_OP_LAYER_NORM,     /* over the last dim, scale and bias params */
+    APPROF_OP_RELU,
+    APPROF_OP_GELU,
+    APPROF_OP_ADD,            /* elementwise, second operand may broadcast */
+    APPROF_OP_MUL,
+    APPROF_OP_MAX_POOL,
+    APPROF_OP_AVG_POOL,
+    APPROF_OP_GLOBAL_POOL,    /* NCHW -> NC */
+    APPROF_OP_SOFTMAX,        /* over attrs.axis */
+    APPROF_OP_EMBEDDING,      /* ids[B, S] (int), table[V, H] -> [B, S, H] */
+    APPROF_OP_RESHAPE,
+    APPROF_OP_TRANSPOSE,      /* attrs.perm */
+    APPROF_OP_CONCAT,         /* along attrs.axis */
+    APPROF_OP_CROSS_ENTROPY,  /* logits[..., V], labels[...] -> scalar loss */
+    APPROF_OP_BOUNDARY,       /* mark_pipeline_boundary: identity, cuts layers */
+    APPROF_OP_KIND_COUNT
+} ApprofOpKind;
+
+typedef struct ApprofOpAttrs {
+    int kernel[2], stride[2], padding[2]; /* conv and pooling (h, w) */
+    int groups;                           /* conv; 0 means 1 */
+    int axis;                             /* softmax, concat */
+    int perm[APPROF_MAX_DIMS];            /* transpose */
+    int transpose_a, transpose_b;         /* batch matmul */
+    int has_bias;                         /* matmul, conv: last input is the bias */
+} ApprofOpAttrs;
+
+typedef struct ApprofOp {
+    char name[APPROF_NAME_MAX];
+    ApprofOpKind kind;
+    int n_inputs, n_outputs;
+    int inputs[APPROF_MAX_INPUTS];        /* tensor indices */
+    int outputs[APPROF_MAX_OUTPUTS];
+    ApprofOpAttrs attrs;
+} ApprofOp;
+
+/* A model graph. Operators are in topological order; tensors are owned by
+ * the graph. Create with approf_graph_new, free with approf_graph_free. */
+typedef struct ApprofGraph {
+    char name[APPROF_NAME_MAX];
+    ApprofDtype dtype;
+    int64_t batch_size;          /* samples per global batch the graph is built for */
+    ApprofTensor *tensors;
+    size_t n_tensors, cap_tensors;
+    ApprofOp *ops;
+    size_t n_ops, cap_ops;
+} ApprofGraph;
+
+/* ---- iteration spaces: what intra-op sharding splits ------------------- */
+
+typedef enum {
+    APPROF_ITER_PARALLEL = 0, /* splitting it splits the work, no communication */
+    APPROF_ITER_REDUCE,       /* splitting it leaves partial sums: all-reduce the outputs */
+    APPROF_ITER_FIXED,        /* may not be split (softmax axis, conv window, ...) */
+} ApprofIterKind;
+
+typedef struct ApprofIterSpace {
+    int n_iter;
+    int64_t size[APPROF_MAX_ITER];
+    ApprofIterKind kind[APPROF_MAX_ITER];
+    int is_batch[APPROF_MAX_ITER];        /* the sample dimension */
+    /* For operand dimension d: the loop dimension it is indexed by, or -1
+     * (broadcast or not splittable along any loop). */
+    int in_map[APPROF_MAX_INPUTS][APPROF_MAX_DIMS];
+    int out_map[APPROF_MAX_OUTPUTS][APPROF_MAX_DIMS];
+} ApprofIterSpace;
+
+/* ---- kernels: what a backend executes or estimates --------------------- */
+
+typedef enum {
+    APPROF_K_GEMM = 0,        /* batch x (m x k) @ (k x n) */
+    APPROF_K_CONV_FWD,
+    APPROF_K_CONV_BWD_DATA,
+    APPROF_K_CONV_BWD_FILTER,
+    APPROF_K_ELEMENTWISE,     /* memory bound: elements, bytes */
+    APPROF_K_REDUCTION,       /* norms, softmax, pooling, loss */
+    APPROF_K_GATHER,          /* embedding lookup / its scatter-add gradient */
+    APPROF_K_COPY,            /* transpose, concat (reshape lowers to nothing) */
+} ApprofKernelKind;
+
+typedef struct ApprofKernel {
+    ApprofKernelKind kind;
+    int op;                    /* source operator */
+    ApprofDtype dtype;
+    double flops;              /* floating-point operations */
+    double bytes;              /* bytes read + written from device memory */
+    int64_t batch, m, n, k;    /* GEMM (batch = 1 for plain) */
+    int64_t conv_n, conv_c, conv_h, conv_w, conv_k, conv_r, conv_s;
+    int conv_stride[2], conv_pad[2], conv_groups;
+    int64_t elements;          /* elementwise / reduction / gather / copy */
+} ApprofKernel;
+
+#define APPROF_SAVED_INPUT(i) (1u << (i))
+#define APPROF_SAVED_OUTPUT(j) (1u << (8 + (j)))
+
+/* ---- construction -------------------------------------------------------- */
+
+enum {
+    APPROF_OK = 0,
+    APPROF_ENOMEM = -1,
+    APPROF_EINVAL = -2,     /* bad argument, shape mismatch, unknown name */
+    APPROF_EPARSE = -3,     /* malformed model file */
+    APPROF_EIO = -4,
+    APPROF_EUNSUPPORTED = -5,
+    APPROF_EINFEASIBLE = -6,/* no sharding / layering satisfies the constraints */
+    APPROF_EDB = -7,        /* cost database failure (see costdb_errmsg) */
+    APPROF_ENODEV = -8,     /* backend not available on this machine */
+    APPROF_EINTR = -9,      /* interrupted by a signal */
+};
+const char *approf_strerror(int err);
+
+size_t approf_dtype_size(ApprofDtype dt);
+const char *approf_dtype_name(ApprofDtype dt);
+int approf_dtype_parse(const char *s, ApprofDtype *out);
+const char *approf_op_kind_name(ApprofOpKind k);
+int approf_op_kind_parse(const char *s, ApprofOpKind *out);
+
+/* Creates an empty graph; the caller owns *out (approf_graph_free). */
+int approf_graph_new(const char *name, ApprofDtype dtype, int64_t batch_size, ApprofGraph **out);
+void approf_graph_free(ApprofGraph **g);
+/* Adds a tensor; returns its index (>= 0) or a negative error. */
+int approf_graph_add_tensor(ApprofGraph *g, const char *name, ApprofTensorRole role,
+                            ApprofDtype dtype, int ndim, const int64_t *dims, int batch_dim);
+/* Adds an operator over existing tensors, infers and creates its outputs
+ * (named "<op name>:out<j>"), checks shapes; returns the op index or a
+ * negative error with a message in err naming the op and the field. */
+int approf_graph_add_op(ApprofGraph *g, const char *name, ApprofOpKind kind,
+                        const int *inputs, int n_inputs, const ApprofOpAttrs *attrs,
+                        const int64_t *out_dims, int out_ndim, /* RESHAPE only */
+                        char *err, size_t errlen);
+/* Checks the whole graph (topological order, shapes, every param used,
+ * sizes sane). 0 or APPROF_EINVAL with a message naming the op and field. */
+int approf_graph_validate(const ApprofGraph *g, char *err, size_t errlen);
+/* Stable hex hash of the graph's structure, shapes and dtypes. */
+void approf_graph_hash(const ApprofGraph *g, char *out, size_t len);
+
+int64_t approf_tensor_elements(const ApprofTensor *t);
+int64_t approf_tensor_bytes(const ApprofTensor *t);
+/* Total number of trainable parameter elements (exact). */
+int64_t approf_graph_num_params(const ApprofGraph *g);
+
+/* ---- per-operator semantics -------------------------------------------- */
+
+/* Forward (phase 0) or backward (phase 1) FLOPs of the whole, unsharded op. */
+double approf_op_flops(const ApprofGraph *g, int op, int phase);
+/* Bytes moved (read + written) by the whole op in the given phase. */
+double approf_op_bytes(const ApprofGraph *g, int op, int phase);
+/* Which inputs/outputs the backward pass reads (APPROF_SAVED_* bits). */
+unsigned approf_op_saved_mask(const ApprofGraph *g, int op);
+int approf_op_iter_space(const ApprofGraph *g, int op, ApprofIterSpace *out);
+/* Lowers op to kernels for per-device loop sizes local[n_iter] (the
+ * iteration space sizes divided by the sharding). Phase 1 gives the backward
+ * kernels (matmul/conv: data-gradient and weight-gradient). Returns the
+ * number of kernels written (<= APPROF_MAX_KERNELS) or a negative error. */
+int approf_op_kernels(const ApprofGraph *g, int op, const int64_t *local, int phase,
+                      ApprofKernel *out, int max);
+
+/* ---- layers ------------------------------------------------------------ */
+
+/* A split of the operators into contiguous layers [op_begin, op_end). */
+typedef struct ApprofLayering {
+    int n_layers;
+    int *op_begin;             /* n_layers entries */
+    int *op_end;
+    char option[64];           /* "auto:eps=0.5" or "manual" */
+} ApprofLayering;
+
+typedef struct ApprofLayerStats {
+    double fwd_flops, bwd_flops;
+    int64_t param_bytes;       /* parameters used inside the layer */
+    int64_t activation_bytes;  /* tensors produced inside the layer */
+    int64_t inbound_bytes;     /* produced before the layer, consumed inside */
+} ApprofLayerStats;
+
+/* Alpa's AutoLayerOption(layer_num, eps): see DESIGN.md. */
+int approf_layers_auto(const ApprofGraph *g, int layer_num, double eps, ApprofLayering *out);
+/* Layers cut at APPROF_OP_BOUNDARY operators. */
+int approf_layers_manual(const ApprofGraph *g, ApprofLayering *out);
+void approf_layering_free(ApprofLayering *l);
+int approf_layer_stats(const ApprofGraph *g, const ApprofLayering *l, int layer,
+                       ApprofLayerStats *out);
+
+#endif

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A stage's per-device program: what intra-op sharding of a layer range on a
+ * logical mesh produces, and what a backend (analytic or CUDA) costs. Holds
+ * the kernels each device runs forward and backward with per-device shapes,
+ * the collectives the sharding needs, the memory accounting that becomes the
+ * ModuleProfileResult fields, and the placement of every parameter, input and
+ * output as an Alpa ShardingSpec.
+ */
+#ifndef APPROF_STAGE_H
+#define APPROF_STAGE_H
+
+#include "graph.h"
+
+typedef enum {
+    APPROF_COLL_ALL_REDUCE = 0,
+    APPROF_COLL_ALL_GATHER,
+    APPROF_COLL_REDUCE_SCATTER,
+    APPROF_COLL_ALL_TO_ALL,
+    APPROF_COLL_SEND_RECV,
+    APPROF_COLL_KIND_COUNT
+} ApprofCollKind;
+
+/* Which logical mesh axes a collective runs over. */
+#define APPROF_AXIS0 0x1
+#define APPROF_AXIS1 0x2
+
+typedef struct ApprofCollective {
+    ApprofCollKind kind;
+    int axes;             /* APPROF_AXIS0 | APPROF_AXIS1 */
+    int group_size;       /* devices in one group (product of the axes' sizes) */
+    int crosses_hosts;    /* 1 when a group spans more than one host */
+    double bytes;         /* per-device message size (the full buffer for all-reduce) */
+    int op;               /* operator that needs it (-1: resharding) */
+} ApprofCollective;
+
+typedef enum { APPROF_ROLE_PARAM = 0, APPROF_ROLE_INPUT, APPROF_ROLE_OUTPUT } ApprofRole;
+
+/* How one tensor is laid out over the logical mesh. mesh_axis_of_dim[d] is
+ * -1 (not split), 0, 1, or 2 (split over both axes, axis 0 major). */
+typedef struct ApprofPlacement {
+    int tensor;                       /* graph tensor index */
+    ApprofRole role;
+    int mesh_axis_of_dim[APPROF_MAX_DIMS];
+    int64_t local_bytes;              /* bytes on one device */
+    char spec[512];                   /* Alpa text: ShardingSpec((...), (...)) */
+} ApprofPlacement;
+
+typedef struct ApprofStageProgram {
+    int start_layer, end_layer;       /* inclusive */
+    int op_begin, op_end;             /* operator range [op_begin, op_end) */
+    int mesh_hosts, mesh_gpus;        /* physical submesh (n, m) */
+    int logical_a, logical_b;         /* logical mesh */
+    int force_batch_dim;              /* -1 or the forced axis */
+    ApprofDtype dtype;
+
+    ApprofKernel *kernels[2];         /* [phase] per-device kernels */
+    size_t n_kernels[2];
+    ApprofCollective *colls[2];       /* [phase] collectives (excl. grad sync) */
+    size_t n_colls[2];
+    ApprofCollective grad_sync;       /* the once-per-iteration gradient all-reduce */
+
+    /* Memory per device, bytes, following DESIGN.md's ModuleProfileResult. */
+    int64_t invar_size[2], outvar_size[2], temp_buffer_size[2], peak_memory[2];
+    int64_t intermediate_size;        /* alive between fwd and bwd of one micro-batch */
+    int64_t initial_size;             /* optimizer state only apply-grad needs */
+    int64_t param_bytes;              /* local parameter bytes */
+
+    ApprofPlacement *placements;
+    size_t n_placements;
+
+    double ilp_objective;             /* what the sharding ILP minimised, seconds */
+    char signature[64];               /* hash of everything above except layer ids */
+} ApprofStageProgram;
+
+/* Frees the arrays inside p (not p itself) and zeroes it. */
+void approf_stage_program_clear(ApprofStageProgram *p);
+/* Deep copy; dst must be cleared by the caller later. */
+int approf_stage_program_copy(ApprofStageProgram *dst, const ApprofStageProgram *src);
+
+const char *approf_coll_kind_name(ApprofCollKind k);
+
+#endif
