@@ -313,8 +313,11 @@ int costdb_status_parse(const char *s, CostdbStatus *out);
 
 /* ---- placements --------------------------------------------------------- */
 
+/* Stores placements; a row with the same (i, j, s, c, role, tensor_index)
+ * is replaced (a re-profiled stage overwrites its placements). */
 int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p, size_t n);
-/* Placements of one (i, j, s, c) ordered by (role, tensor_index). */
+/* Placements of one (i, j, s, c) ordered by role (param, input, output),
+ * then tensor_index. */
 int costdb_placements_get(Costdb *db, int64_t sweep_id, int start, int end, int submesh,
                           int config, CostdbPlacement **out, size_t *n);
 
@@ -330,8 +333,10 @@ int costdb_resharding_get(Costdb *db, int64_t plan_id, CostdbReshardingTask **ou
 
 /* ---- CSV interchange (schemas/csv-format.md) ---------------------------- */
 
-/* Writes the stage profiles of a sweep as CSV (header first). Floats are
- * printed with %.17g so a round trip is byte-identical. */
+/* Writes the stage profiles of a sweep as CSV (header first), largest
+ * submesh shape first, then by config, start, end, phase. Floats are printed
+ * in the shortest form that reads back exactly (at most %.17g digits; +inf
+ * as "inf"), so export -> import -> export is byte-identical. */
 int costdb_csv_export(Costdb *db, int64_t sweep_id, FILE *out);
 
 typedef struct CostdbImportOptions {

@@ -1,1 +1,578 @@
-/* placeholder */ int costdb_placeholder_(void); int costdb_placeholder_(void){return 0;}
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Opening and closing the cost database: the file is checked to be a
+ * readable approf database (or an empty file) before anything is written,
+ * migrations embedded from the schemas/ folder are applied one per BEGIN IMMEDIATE
+ * transaction with their PRAGMA user_version bump, and the connection gets
+ * busy_timeout, WAL, synchronous=NORMAL and foreign_keys=ON. Also holds the
+ * shared internals: error mapping, the statement cache, nesting transactions
+ * and checked binding.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "costdb_int.h"
+#include "schema_sql.h"
+
+#define COSTDB_BUSY_TIMEOUT_MS 10000
+
+/* ---- errors ------------------------------------------------------------- */
+
+int cdb_map_rc(int sqlite_rc)
+{
+    switch (sqlite_rc & 0xff) {
+    case SQLITE_OK:
+    case SQLITE_DONE:
+    case SQLITE_ROW: return COSTDB_OK;
+    case SQLITE_FULL: return COSTDB_EFULL;
+    case SQLITE_READONLY: return COSTDB_EREADONLY;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: return COSTDB_EBUSY;
+    case SQLITE_CONSTRAINT: return COSTDB_ECONSTRAINT;
+    case SQLITE_NOTADB: return COSTDB_ENOTDB;
+    case SQLITE_CORRUPT: return COSTDB_ECORRUPT;
+    case SQLITE_NOMEM: return COSTDB_ENOMEM;
+    case SQLITE_IOERR:
+    case SQLITE_CANTOPEN:
+    case SQLITE_PERM: return COSTDB_EIO;
+    default: return COSTDB_ESQL;
+    }
+}
+
+int cdb_err(Costdb *db, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(db->errmsg, sizeof db->errmsg, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int cdb_fail(Costdb *db, int sqlite_rc, const char *sql)
+{
+    int code = cdb_map_rc(sqlite_rc);
+    if (code == COSTDB_OK)
+        code = COSTDB_ESQL;
+    if (sql)
+        cdb_err(db, code, "%s: %s (in: %.600s)", db->path, sqlite3_errmsg(db->sql), sql);
+    else
+        cdb_err(db, code, "%s: %s", db->path, sqlite3_errmsg(db->sql));
+    return code;
+}
+
+const char *costdb_strerror(int err)
+{
+    switch (err) {
+    case COSTDB_OK: return "success";
+    case COSTDB_EIO: return "cannot open, read or write the file";
+    case COSTDB_ENOTDB: return "not an approf database";
+    case COSTDB_ECORRUPT: return "the database is malformed";
+    case COSTDB_ETOONEW: return "written by a newer approf";
+    case COSTDB_ENOMEM: return "out of memory";
+    case COSTDB_EINVAL: return "invalid argument or input";
+    case COSTDB_ENOTFOUND: return "no such row";
+    case COSTDB_EBUSY: return "the database is locked";
+    case COSTDB_ESQL: return "database error";
+    case COSTDB_EPARSE: return "malformed input file";
+    case COSTDB_EFULL: return "disk or quota full";
+    case COSTDB_EREADONLY: return "read-only database";
+    case COSTDB_ECONSTRAINT: return "duplicate key or failed check";
+    default: return "unknown error";
+    }
+}
+
+const char *costdb_errmsg(const Costdb *db)
+{
+    if (!db)
+        return "no database";
+    return db->errmsg[0] ? db->errmsg : "no error";
+}
+
+const char *costdb_path(const Costdb *db)
+{
+    return db && db->path ? db->path : "";
+}
+
+/* ---- statements --------------------------------------------------------- */
+
+int cdb_grow(Costdb *db, void **arr, size_t *cap, size_t need, size_t elem)
+{
+    size_t ncap;
+    void *p;
+    if (need <= *cap)
+        return 0;
+    ncap = *cap ? *cap : 16;
+    while (ncap < need)
+        ncap *= 2;
+    p = realloc(*arr, ncap * elem);
+    if (!p)
+        return db ? cdb_err(db, COSTDB_ENOMEM, "out of memory") : COSTDB_ENOMEM;
+    *arr = p;
+    *cap = ncap;
+    return 0;
+}
+
+int cdb_prepare(Costdb *db, const char *sql, sqlite3_stmt **out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    for (size_t i = 0; i < db->n_cache; i++) {
+        if (db->cache[i].sql == sql) {
+            *out = db->cache[i].st;
+            return 0;
+        }
+    }
+    rc = cdb_grow(db, (void **)&db->cache, &db->cap_cache, db->n_cache + 1, sizeof *db->cache);
+    if (rc < 0)
+        return rc;
+    rc = sqlite3_prepare_v3(db->sql, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
+    if (rc != SQLITE_OK)
+        return cdb_fail(db, rc, sql);
+    db->cache[db->n_cache].sql = sql;
+    db->cache[db->n_cache].st = st;
+    db->n_cache++;
+    *out = st;
+    return 0;
+}
+
+void cdb_release(sqlite3_stmt *st)
+{
+    if (st) {
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+    }
+}
+
+int cdb_exec_stmt(Costdb *db, sqlite3_stmt *st, const char *sql)
+{
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE || rc == SQLITE_ROW)
+        return 0;
+    rc = cdb_fail(db, rc, sql);
+    sqlite3_reset(st);
+    return rc;
+}
+
+int cdb_exec(Costdb *db, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = cdb_prepare(db, sql, &st);
+    if (rc < 0)
+        return rc;
+    rc = cdb_exec_stmt(db, st, sql);
+    cdb_release(st);
+    return rc;
+}
+
+/* ---- transactions ------------------------------------------------------- */
+
+static const char sql_begin[] = "BEGIN IMMEDIATE";
+static const char sql_commit[] = "COMMIT";
+static const char sql_rollback[] = "ROLLBACK";
+static const char sql_savepoint[] = "SAVEPOINT costdb_unit";
+static const char sql_release[] = "RELEASE costdb_unit";
+static const char sql_rollback_to[] = "ROLLBACK TO costdb_unit";
+
+int cdb_txn_enter(Costdb *db)
+{
+    int rc;
+    if (db->readonly)
+        return cdb_err(db, COSTDB_EREADONLY, "%s: opened read-only", db->path);
+    if (db->in_txn || db->savepoints > 0 || !sqlite3_get_autocommit(db->sql)) {
+        rc = cdb_exec(db, sql_savepoint);
+        if (rc == 0)
+            db->savepoints++;
+        return rc;
+    }
+    rc = cdb_exec(db, sql_begin);
+    if (rc == 0) {
+        db->savepoints++;
+        db->own_txn = 1;
+    }
+    return rc;
+}
+
+int cdb_txn_leave(Costdb *db, int rc)
+{
+    int outer = (db->savepoints == 1 && db->own_txn);
+    char keep[sizeof db->errmsg];
+    db->savepoints--;
+    if (outer)
+        db->own_txn = 0;
+    if (rc >= 0) {
+        int c = cdb_exec(db, outer ? sql_commit : sql_release);
+        if (c == 0)
+            return rc;
+        rc = c;
+    }
+    /* Keep the message of the failure, not of the rollback. */
+    memcpy(keep, db->errmsg, sizeof keep);
+    if (outer) {
+        if (!sqlite3_get_autocommit(db->sql))
+            cdb_exec(db, sql_rollback);
+    } else if (cdb_exec(db, sql_rollback_to) == 0) {
+        cdb_exec(db, sql_release);
+    }
+    memcpy(db->errmsg, keep, sizeof keep);
+    return rc;
+}
+
+int costdb_begin(Costdb *db)
+{
+    int rc;
+    if (!db)
+        return COSTDB_EINVAL;
+    if (db->in_txn || db->savepoints)
+        return cdb_err(db, COSTDB_EINVAL, "%s: a transaction is already open", db->path);
+    if (db->readonly)
+        return cdb_err(db, COSTDB_EREADONLY, "%s: opened read-only", db->path);
+    rc = cdb_exec(db, sql_begin);
+    if (rc == 0)
+        db->in_txn = 1;
+    return rc;
+}
+
+int costdb_commit(Costdb *db)
+{
+    int rc;
+    if (!db)
+        return COSTDB_EINVAL;
+    if (!db->in_txn)
+        return cdb_err(db, COSTDB_EINVAL, "%s: no transaction is open", db->path);
+    rc = cdb_exec(db, sql_commit);
+    if (rc == 0 || sqlite3_get_autocommit(db->sql))
+        db->in_txn = 0;
+    return rc;
+}
+
+int costdb_rollback(Costdb *db)
+{
+    int rc = 0;
+    if (!db)
+        return COSTDB_EINVAL;
+    if (!sqlite3_get_autocommit(db->sql))
+        rc = cdb_exec(db, sql_rollback);
+    db->in_txn = 0;
+    return rc;
+}
+
+/* ---- checked binding ---------------------------------------------------- */
+
+int cdb_check_text(Costdb *db, const char *s, size_t cap, const char *field)
+{
+    if (!s)
+        return cdb_err(db, COSTDB_EINVAL, "%s: field '%s' is NULL", db->path, field);
+    if (strnlen(s, cap) >= cap)
+        return cdb_err(db, COSTDB_EINVAL, "%s: field '%s' is not NUL-terminated within %zu bytes",
+                       db->path, field, cap);
+    return 0;
+}
+
+int cdb_check_double(Costdb *db, double v, const char *field)
+{
+    if (isnan(v))
+        return cdb_err(db, COSTDB_EINVAL, "%s: field '%s' is NaN", db->path, field);
+    return 0;
+}
+
+void cdb_bind_text(sqlite3_stmt *st, int idx, const char *s, int null_if_empty)
+{
+    if (!s || (null_if_empty && !*s))
+        sqlite3_bind_null(st, idx);
+    else
+        sqlite3_bind_text(st, idx, s, -1, SQLITE_STATIC);
+}
+
+void cdb_bind_int_or_null(sqlite3_stmt *st, int idx, int64_t v, int64_t null_value)
+{
+    if (v == null_value)
+        sqlite3_bind_null(st, idx);
+    else
+        sqlite3_bind_int64(st, idx, (sqlite3_int64)v);
+}
+
+int cdb_column_text(Costdb *db, sqlite3_stmt *st, int col, char *dst, size_t cap,
+                    const char *field)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    size_t n = t ? (size_t)sqlite3_column_bytes(st, col) : 0;
+    if (n >= cap) {
+        dst[0] = '\0';
+        return cdb_err(db, COSTDB_EINVAL, "%s: stored '%s' is %zu bytes, longer than %zu",
+                       db->path, field, n, cap - 1);
+    }
+    if (n)
+        memcpy(dst, t, n);
+    dst[n] = '\0';
+    return 0;
+}
+
+int64_t cdb_column_int_or(sqlite3_stmt *st, int col, int64_t null_value)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        return null_value;
+    return (int64_t)sqlite3_column_int64(st, col);
+}
+
+double cdb_column_double(sqlite3_stmt *st, int col)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        return 0.0;
+    return sqlite3_column_double(st, col);
+}
+
+void costdb_now(char *buf, size_t len)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    if (!buf || !len)
+        return;
+    if (!gmtime_r(&t, &tm) || !strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm))
+        buf[0] = '\0';
+}
+
+/* ---- open --------------------------------------------------------------- */
+
+int costdb_schema_version(void)
+{
+    return COSTDB_SCHEMA_VERSION;
+}
+
+static const char sql_user_version[] = "PRAGMA user_version";
+
+int costdb_file_version(Costdb *db, int *version)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (!db || !version)
+        return COSTDB_EINVAL;
+    rc = cdb_prepare(db, sql_user_version, &st);
+    if (rc < 0)
+        return rc;
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *version = sqlite3_column_int(st, 0);
+        rc = 0;
+    } else {
+        rc = cdb_fail(db, rc, sql_user_version);
+    }
+    cdb_release(st);
+    return rc;
+}
+
+/* Reads the schema and the version without writing anything: this is what
+ * tells a non-database or corrupt file apart before we touch it. */
+static int probe_file(Costdb *db, int *version, int *n_objects)
+{
+    static const char sql_count[] = "SELECT count(*) FROM sqlite_master";
+    sqlite3_stmt *st = NULL;
+    int rc = cdb_prepare(db, sql_count, &st);
+    if (rc < 0)
+        goto cleanup;
+    rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        rc = cdb_fail(db, rc, sql_count);
+        goto cleanup;
+    }
+    *n_objects = sqlite3_column_int(st, 0);
+    rc = costdb_file_version(db, version);
+cleanup:
+    cdb_release(st);
+    return rc;
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+static int set_wal(Costdb *db)
+{
+    static const char sql_get[] = "PRAGMA journal_mode";
+    static const char sql_set[] = "PRAGMA journal_mode=WAL";
+    const char *sqls[2] = {sql_get, sql_set};
+    for (int k = 0; k < 2; k++) {
+        for (int attempt = 0;; attempt++) {
+            sqlite3_stmt *st = NULL;
+            int rc = cdb_prepare(db, sqls[k], &st);
+            if (rc < 0)
+                return rc;
+            rc = sqlite3_step(st);
+            if (rc == SQLITE_ROW) {
+                const char *mode = (const char *)sqlite3_column_text(st, 0);
+                int done = mode && (!strcmp(mode, "wal") || !strcmp(mode, "memory"));
+                cdb_release(st);
+                if (done || k == 1)
+                    return 0;
+                break;
+            }
+            rc = cdb_fail(db, rc, sqls[k]);
+            cdb_release(st);
+            /* Switching to WAL takes an exclusive lock; another process
+             * opening the same new file may hold it for a moment. */
+            if (rc != COSTDB_EBUSY || attempt >= 100)
+                return rc;
+            sleep_ms(50);
+        }
+    }
+    return 0;
+}
+
+static int migrate(Costdb *db, int from)
+{
+    for (int v = from; v < COSTDB_SCHEMA_VERSION; v++) {
+        char bump[64];
+        char *err = NULL;
+        int now = 0, rc;
+        rc = cdb_exec(db, sql_begin);
+        if (rc < 0)
+            return rc;
+        /* Another process may have migrated while we waited for the lock. */
+        rc = costdb_file_version(db, &now);
+        if (rc < 0)
+            goto fail;
+        if (now > v) {
+            rc = cdb_exec(db, sql_commit);
+            if (rc < 0)
+                goto fail;
+            continue;
+        }
+        rc = sqlite3_exec(db->sql, costdb_migrations[v], NULL, NULL, &err);
+        if (rc != SQLITE_OK) {
+            rc = cdb_err(db, cdb_map_rc(rc) ? cdb_map_rc(rc) : COSTDB_ESQL,
+                         "%s: migration to schema %d failed: %s", db->path, v + 1,
+                         err ? err : sqlite3_errmsg(db->sql));
+            sqlite3_free(err);
+            goto fail;
+        }
+        /* PRAGMA takes no parameters; the number is ours, not user text. */
+        snprintf(bump, sizeof bump, "PRAGMA user_version = %d", v + 1);
+        rc = sqlite3_exec(db->sql, bump, NULL, NULL, NULL);
+        if (rc != SQLITE_OK) {
+            rc = cdb_fail(db, rc, bump);
+            goto fail;
+        }
+        rc = cdb_exec(db, sql_commit);
+        if (rc < 0)
+            goto fail;
+        continue;
+fail:
+        if (!sqlite3_get_autocommit(db->sql))
+            sqlite3_exec(db->sql, sql_rollback, NULL, NULL, NULL);
+        return rc;
+    }
+    return 0;
+}
+
+static int setup(Costdb *db, int flags)
+{
+    int version = 0, n_objects = 0, rc;
+    int oflags = (flags & COSTDB_OPEN_READONLY) ? SQLITE_OPEN_READONLY
+               : (flags & COSTDB_OPEN_NOCREATE) ? SQLITE_OPEN_READWRITE
+               : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+
+    rc = sqlite3_open_v2(db->path, &db->sql, oflags | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        return cdb_err(db, COSTDB_EIO, "%s: cannot open: %s", db->path,
+                       db->sql ? sqlite3_errmsg(db->sql) : sqlite3_errstr(rc));
+    }
+    sqlite3_extended_result_codes(db->sql, 1);
+    sqlite3_busy_timeout(db->sql, COSTDB_BUSY_TIMEOUT_MS);
+
+    rc = probe_file(db, &version, &n_objects);
+    if (rc == COSTDB_ENOTDB)
+        return cdb_err(db, rc, "%s: not an approf database (not a SQLite file)", db->path);
+    if (rc == COSTDB_ECORRUPT)
+        return cdb_err(db, rc, "%s: the database is corrupt (%s)", db->path,
+                       sqlite3_errmsg(db->sql));
+    if (rc < 0)
+        return rc;
+    if (version > COSTDB_SCHEMA_VERSION)
+        return cdb_err(db, COSTDB_ETOONEW,
+                       "%s: written by a newer approf (schema %d, this build knows %d)",
+                       db->path, version, COSTDB_SCHEMA_VERSION);
+    if (version == 0 && n_objects > 0)
+        return cdb_err(db, COSTDB_ENOTDB,
+                       "%s: not an approf database (a SQLite file with other tables)", db->path);
+
+    if (db->readonly) {
+        if (version < COSTDB_SCHEMA_VERSION)
+            return cdb_err(db, COSTDB_EREADONLY,
+                           "%s: schema %d needs an upgrade to %d; open it read-write once",
+                           db->path, version, COSTDB_SCHEMA_VERSION);
+        return cdb_exec(db, "PRAGMA foreign_keys=ON");
+    }
+
+    rc = set_wal(db);
+    if (rc < 0)
+        return rc;
+    rc = cdb_exec(db, "PRAGMA synchronous=NORMAL");
+    if (rc < 0)
+        return rc;
+    rc = cdb_exec(db, "PRAGMA foreign_keys=ON");
+    if (rc < 0)
+        return rc;
+    return migrate(db, version);
+}
+
+int costdb_open(const char *path, int flags, Costdb **out, char *errbuf, size_t errlen)
+{
+    Costdb *db = NULL;
+    int rc;
+    if (errbuf && errlen)
+        errbuf[0] = '\0';
+    if (!out)
+        return COSTDB_EINVAL;
+    *out = NULL;
+    if (!path || !*path) {
+        if (errbuf && errlen)
+            snprintf(errbuf, errlen, "no database path given");
+        return COSTDB_EINVAL;
+    }
+    db = calloc(1, sizeof *db);
+    if (!db)
+        return COSTDB_ENOMEM;
+    db->path = strdup(path);
+    if (!db->path) {
+        rc = COSTDB_ENOMEM;
+        snprintf(db->errmsg, sizeof db->errmsg, "out of memory");
+        goto cleanup;
+    }
+    db->readonly = (flags & COSTDB_OPEN_READONLY) != 0;
+    rc = setup(db, flags);
+cleanup:
+    if (rc < 0) {
+        if (errbuf && errlen)
+            snprintf(errbuf, errlen, "%s", db->errmsg[0] ? db->errmsg : costdb_strerror(rc));
+        costdb_close(&db);
+        return rc;
+    }
+    db->errmsg[0] = '\0';
+    *out = db;
+    return 0;
+}
+
+void costdb_close(Costdb **pdb)
+{
+    Costdb *db;
+    if (!pdb || !*pdb)
+        return;
+    db = *pdb;
+    for (size_t i = 0; i < db->n_cache; i++)
+        sqlite3_finalize(db->cache[i].st);
+    free(db->cache);
+    if (db->sql) {
+        if (!sqlite3_get_autocommit(db->sql))
+            sqlite3_exec(db->sql, sql_rollback, NULL, NULL, NULL);
+        sqlite3_close_v2(db->sql);
+    }
+    free(db->path);
+    free(db);
+    *pdb = NULL;
+}

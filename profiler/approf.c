@@ -19,6 +19,8 @@ typedef struct {
 static const Command commands[] = {
 #if APPROF_CLI_SWEEP
     {"sweep", approf_cmd_sweep, "profile every (layer range, submesh, config) of a model"},
+#endif
+#if APPROF_CLI_MERGE
     {"merge", approf_cmd_merge, "combine the sweeps of --shard K/N runs into one database"},
 #endif
 #if APPROF_CLI_DB

@@ -41,7 +41,8 @@ typedef struct ApprofTensor {
 } ApprofTensor;
 
 typedef enum {
-    APPROF_OP_MATMUL = 0,     /* dense: x[..., k] @ w[k, n] (+ b[n]) -> y[..., n] */
+    APPROF_OP_MATMUL = 0,     /* dense: x[..., k] @ w[k, n] (+ b[n]) -> y[..., n];
+                               * attrs.transpose_b: w is stored [n, k] (tied embeddings) */
     APPROF_OP_BATCH_MATMUL,   /* a[B..., m, k] @ b[B..., k, n] (transposes in attrs) */
     APPROF_OP_CONV2D,         /* NCHW x, w[K, C/groups, R, S] (+ b[K]) */
     APPROF_OP_BATCH_NORM,     /* per channel (dim 1), scale and bias params */
@@ -60,13 +61,14 @@ typedef enum {
     APPROF_OP_CONCAT,         /* along attrs.axis */
     APPROF_OP_CROSS_ENTROPY,  /* logits[..., V], labels[...] -> scalar loss */
     APPROF_OP_BOUNDARY,       /* mark_pipeline_boundary: identity, cuts layers */
+    APPROF_OP_MSE_LOSS,       /* pred[...], target[same shape] -> scalar mean squared error */
     APPROF_OP_KIND_COUNT
 } ApprofOpKind;
 
 typedef struct ApprofOpAttrs {
     int kernel[2], stride[2], padding[2]; /* conv and pooling (h, w) */
     int groups;                           /* conv; 0 means 1 */
-    int axis;                             /* softmax, concat */
+    int axis;                             /* softmax, concat (>= 0) */
     int perm[APPROF_MAX_DIMS];            /* transpose */
     int transpose_a, transpose_b;         /* batch matmul */
     int has_bias;                         /* matmul, conv: last input is the bias */
@@ -194,6 +196,7 @@ double approf_op_flops(const ApprofGraph *g, int op, int phase);
 double approf_op_bytes(const ApprofGraph *g, int op, int phase);
 /* Which inputs/outputs the backward pass reads (APPROF_SAVED_* bits). */
 unsigned approf_op_saved_mask(const ApprofGraph *g, int op);
+/* The op's loops (per-kind choices are listed at the top of model/opsem.c). */
 int approf_op_iter_space(const ApprofGraph *g, int op, ApprofIterSpace *out);
 /* Lowers op to kernels for per-device loop sizes local[n_iter] (the
  * iteration space sizes divided by the sharding). Phase 1 gives the backward

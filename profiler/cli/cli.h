@@ -33,6 +33,7 @@ int approf_cmd_models(int argc, char **argv);
 int approf_cmd_hardware(int argc, char **argv);
 /* cmd_sweep.c */
 int approf_cmd_sweep(int argc, char **argv);
+/* cmd_merge.c */
 int approf_cmd_merge(int argc, char **argv);
 /* cmd_probe.c */
 int approf_cmd_probe(int argc, char **argv);

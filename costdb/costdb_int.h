@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Internals shared by the costdb sources: the handle, the prepared-statement
+ * cache, error recording (sqlite3_errmsg plus the statement), transactions
+ * that nest through savepoints, and checked text/number binding. Not
+ * installed; only the costdb sources include it.
+ */
+#ifndef COSTDB_INT_H
+#define COSTDB_INT_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+#include "costdb.h"
+
+typedef struct CdbCachedStmt {
+    const char *sql;      /* the static SQL text; its address is the key */
+    sqlite3_stmt *st;
+} CdbCachedStmt;
+
+struct Costdb {
+    sqlite3 *sql;
+    char *path;
+    int readonly;
+    int in_txn;           /* costdb_begin() is open */
+    int savepoints;       /* depth of internal units (cdb_txn_enter) */
+    int own_txn;          /* the outermost unit issued BEGIN IMMEDIATE */
+    CdbCachedStmt *cache;
+    size_t n_cache, cap_cache;
+    char errmsg[2048];
+};
+
+/* Maps a SQLite result code to a COSTDB_E* code. */
+int cdb_map_rc(int sqlite_rc);
+/* Records "sqlite3_errmsg (in: SQL)" and returns the mapped error code. */
+int cdb_fail(Costdb *db, int sqlite_rc, const char *sql);
+/* Records a formatted message and returns code. */
+int cdb_err(Costdb *db, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Returns the cached prepared statement for the static SQL text sql (reset,
+ * bindings cleared). The caller must cdb_release() it when done. */
+int cdb_prepare(Costdb *db, const char *sql, sqlite3_stmt **st);
+void cdb_release(sqlite3_stmt *st);
+/* Steps a statement that returns no rows; 0 or an error (recorded). */
+int cdb_exec_stmt(Costdb *db, sqlite3_stmt *st, const char *sql);
+/* Runs literal SQL that takes no parameters (transaction control). */
+int cdb_exec(Costdb *db, const char *sql);
+
+/* Starts a unit of work: BEGIN IMMEDIATE if no transaction is open, else a
+ * savepoint. cdb_txn_leave commits/releases when rc >= 0, otherwise rolls
+ * the unit back; it returns rc (or the commit error). */
+int cdb_txn_enter(Costdb *db);
+int cdb_txn_leave(Costdb *db, int rc);
+
+/* Checks that a fixed-size text field is NUL-terminated inside its buffer. */
+int cdb_check_text(Costdb *db, const char *s, size_t cap, const char *field);
+/* Checks that a double is not NaN (inf is fine). */
+int cdb_check_double(Costdb *db, double v, const char *field);
+/* Binds text; an empty string becomes NULL when null_if_empty. */
+void cdb_bind_text(sqlite3_stmt *st, int idx, const char *s, int null_if_empty);
+/* Binds v, or NULL when v == null_value. */
+void cdb_bind_int_or_null(sqlite3_stmt *st, int idx, int64_t v, int64_t null_value);
+/* Copies column col (NULL -> "") into dst; EINVAL if it does not fit. */
+int cdb_column_text(Costdb *db, sqlite3_stmt *st, int col, char *dst, size_t cap,
+                    const char *field);
+/* Column as int64 with NULL -> null_value. */
+int64_t cdb_column_int_or(sqlite3_stmt *st, int col, int64_t null_value);
+/* Column as double with NULL -> 0. */
+double cdb_column_double(sqlite3_stmt *st, int col);
+
+/* Grows *arr (elements of size elem) so that it holds at least need. */
+int cdb_grow(Costdb *db, void **arr, size_t *cap, size_t need, size_t elem);
+
+#endif

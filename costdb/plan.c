@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Placements (the sharding spec of every parameter, input and output of a
+ * profiled stage), plans with their stages, and the resharding tasks between
+ * a plan's stages.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "costdb_int.h"
+
+/* ---- placements --------------------------------------------------------- */
+
+static const char sql_placement_insert[] =
+    "INSERT OR REPLACE INTO placement (sweep_id, start_layer, end_layer, submesh_index,"
+    " config_index, tensor_index, tensor_name, role, shape, dtype, sharding_spec)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
+static const char sql_placement_get[] =
+    "SELECT start_layer, end_layer, submesh_index, config_index, tensor_index,"
+    " tensor_name, role, shape, dtype, sharding_spec FROM placement"
+    " WHERE sweep_id = ?1 AND start_layer = ?2 AND end_layer = ?3"
+    " AND submesh_index = ?4 AND config_index = ?5"
+    " ORDER BY CASE role WHEN 'param' THEN 0 WHEN 'input' THEN 1 ELSE 2 END, tensor_index";
+
+int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p, size_t n)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (!db || (n && !p))
+        return COSTDB_EINVAL;
+    for (size_t i = 0; i < n; i++) {
+        if ((rc = cdb_check_text(db, p[i].tensor_name, sizeof p[i].tensor_name, "tensor_name")) < 0 ||
+            (rc = cdb_check_text(db, p[i].role, sizeof p[i].role, "role")) < 0 ||
+            (rc = cdb_check_text(db, p[i].shape, sizeof p[i].shape, "shape")) < 0 ||
+            (rc = cdb_check_text(db, p[i].dtype, sizeof p[i].dtype, "dtype")) < 0 ||
+            (rc = cdb_check_text(db, p[i].sharding_spec, sizeof p[i].sharding_spec, "sharding_spec")) < 0)
+            return rc;
+    }
+    if ((rc = cdb_txn_enter(db)) < 0)
+        return rc;
+    for (size_t i = 0; i < n && rc >= 0; i++) {
+        if ((rc = cdb_prepare(db, sql_placement_insert, &st)) < 0)
+            break;
+        sqlite3_bind_int64(st, 1, sweep_id);
+        sqlite3_bind_int(st, 2, p[i].start_layer);
+        sqlite3_bind_int(st, 3, p[i].end_layer);
+        sqlite3_bind_int(st, 4, p[i].submesh_index);
+        sqlite3_bind_int(st, 5, p[i].config_index);
+        sqlite3_bind_int(st, 6, p[i].tensor_index);
+        cdb_bind_text(st, 7, p[i].tensor_name, 0);
+        cdb_bind_text(st, 8, p[i].role, 0);
+        cdb_bind_text(st, 9, p[i].shape, 0);
+        cdb_bind_text(st, 10, p[i].dtype, 0);
+        cdb_bind_text(st, 11, p[i].sharding_spec, 0);
+        rc = cdb_exec_stmt(db, st, sql_placement_insert);
+        cdb_release(st);
+    }
+    return cdb_txn_leave(db, rc);
+}
+
+int costdb_placements_get(Costdb *db, int64_t sweep_id, int start, int end, int submesh,
+                          int config, CostdbPlacement **out, size_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    CostdbPlacement *arr = NULL;
+    size_t cnt = 0, cap = 0;
+    int rc;
+    if (!db || !out || !n)
+        return COSTDB_EINVAL;
+    *out = NULL;
+    *n = 0;
+    if ((rc = cdb_prepare(db, sql_placement_get, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    sqlite3_bind_int(st, 2, start);
+    sqlite3_bind_int(st, 3, end);
+    sqlite3_bind_int(st, 4, submesh);
+    sqlite3_bind_int(st, 5, config);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        CostdbPlacement *p;
+        if ((rc = cdb_grow(db, (void **)&arr, &cap, cnt + 1, sizeof *arr)) < 0)
+            goto cleanup;
+        p = &arr[cnt];
+        memset(p, 0, sizeof *p);
+        p->start_layer = sqlite3_column_int(st, 0);
+        p->end_layer = sqlite3_column_int(st, 1);
+        p->submesh_index = sqlite3_column_int(st, 2);
+        p->config_index = sqlite3_column_int(st, 3);
+        p->tensor_index = sqlite3_column_int(st, 4);
+        if ((rc = cdb_column_text(db, st, 5, p->tensor_name, sizeof p->tensor_name, "tensor_name")) < 0 ||
+            (rc = cdb_column_text(db, st, 6, p->role, sizeof p->role, "role")) < 0 ||
+            (rc = cdb_column_text(db, st, 7, p->shape, sizeof p->shape, "shape")) < 0 ||
+            (rc = cdb_column_text(db, st, 8, p->dtype, sizeof p->dtype, "dtype")) < 0 ||
+            (rc = cdb_column_text(db, st, 9, p->sharding_spec, sizeof p->sharding_spec, "sharding_spec")) < 0)
+            goto cleanup;
+        cnt++;
+    }
+    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_placement_get);
+cleanup:
+    cdb_release(st);
+    if (rc < 0) {
+        free(arr);
+        return rc;
+    }
+    *out = arr;
+    *n = cnt;
+    return 0;
+}
+
+/* ---- plans -------------------------------------------------------------- */
+
+static const char sql_plan_insert[] =
+    "INSERT INTO plan (sweep_id, kind, objective, micro_batches, global_batch,"
+    " memory_budget, max_stages, cost, full_cost, feasible, solve_seconds, options,"
+    " created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
+static const char sql_stage_insert[] =
+    "INSERT INTO plan_stage (plan_id, stage_index, start_layer, end_layer, submesh_index,"
+    " submesh_hosts, submesh_gpus, config_index, logical_a, logical_b, force_batch_dim,"
+    " fwd_cost, bwd_cost, peak_memory, memory_needed, available_memory)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)";
+static const char sql_plan_get[] =
+    "SELECT id, sweep_id, kind, objective, micro_batches, global_batch, memory_budget,"
+    " max_stages, cost, full_cost, feasible, solve_seconds, options, created_at"
+    " FROM plan WHERE id = ?1";
+static const char sql_stages_get[] =
+    "SELECT stage_index, start_layer, end_layer, submesh_index, submesh_hosts,"
+    " submesh_gpus, config_index, logical_a, logical_b, force_batch_dim, fwd_cost,"
+    " bwd_cost, peak_memory, memory_needed, available_memory FROM plan_stage"
+    " WHERE plan_id = ?1 ORDER BY stage_index";
+static const char sql_plan_latest_any[] = "SELECT max(id) FROM plan";
+static const char sql_plan_latest_sweep[] = "SELECT max(id) FROM plan WHERE sweep_id = ?1";
+
+int costdb_plan_put(Costdb *db, CostdbPlan *p, const CostdbPlanStage *stages, size_t n)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (!db || !p || (n && !stages))
+        return COSTDB_EINVAL;
+    if ((rc = cdb_check_text(db, p->kind, sizeof p->kind, "kind")) < 0 ||
+        (rc = cdb_check_text(db, p->objective, sizeof p->objective, "objective")) < 0 ||
+        (rc = cdb_check_text(db, p->options, sizeof p->options, "options")) < 0 ||
+        (rc = cdb_check_text(db, p->created_at, sizeof p->created_at, "created_at")) < 0 ||
+        (rc = cdb_check_double(db, p->cost, "cost")) < 0 ||
+        (rc = cdb_check_double(db, p->full_cost, "full_cost")) < 0 ||
+        (rc = cdb_check_double(db, p->solve_seconds, "solve_seconds")) < 0)
+        return rc;
+    for (size_t i = 0; i < n; i++)
+        if ((rc = cdb_check_double(db, stages[i].fwd_cost, "fwd_cost")) < 0 ||
+            (rc = cdb_check_double(db, stages[i].bwd_cost, "bwd_cost")) < 0)
+            return rc;
+    if (!p->created_at[0])
+        costdb_now(p->created_at, sizeof p->created_at);
+    if ((rc = cdb_txn_enter(db)) < 0)
+        return rc;
+    if ((rc = cdb_prepare(db, sql_plan_insert, &st)) < 0)
+        goto cleanup;
+    sqlite3_bind_int64(st, 1, p->sweep_id);
+    cdb_bind_text(st, 2, p->kind, 0);
+    cdb_bind_text(st, 3, p->objective, 0);
+    sqlite3_bind_int(st, 4, p->micro_batches);
+    cdb_bind_int_or_null(st, 5, p->global_batch, 0);
+    cdb_bind_int_or_null(st, 6, p->memory_budget, 0);
+    cdb_bind_int_or_null(st, 7, p->max_stages, 0);
+    sqlite3_bind_double(st, 8, p->cost);
+    sqlite3_bind_double(st, 9, p->full_cost);
+    sqlite3_bind_int(st, 10, p->feasible ? 1 : 0);
+    sqlite3_bind_double(st, 11, p->solve_seconds);
+    cdb_bind_text(st, 12, p->options, 1);
+    cdb_bind_text(st, 13, p->created_at, 0);
+    rc = cdb_exec_stmt(db, st, sql_plan_insert);
+    cdb_release(st);
+    if (rc < 0)
+        goto cleanup;
+    p->id = sqlite3_last_insert_rowid(db->sql);
+    for (size_t i = 0; i < n && rc >= 0; i++) {
+        const CostdbPlanStage *s = &stages[i];
+        if ((rc = cdb_prepare(db, sql_stage_insert, &st)) < 0)
+            break;
+        sqlite3_bind_int64(st, 1, p->id);
+        sqlite3_bind_int(st, 2, s->stage_index);
+        sqlite3_bind_int(st, 3, s->start_layer);
+        sqlite3_bind_int(st, 4, s->end_layer);
+        cdb_bind_int_or_null(st, 5, s->submesh_index, -1);
+        sqlite3_bind_int(st, 6, s->submesh_hosts);
+        sqlite3_bind_int(st, 7, s->submesh_gpus);
+        cdb_bind_int_or_null(st, 8, s->config_index, -1);
+        sqlite3_bind_int(st, 9, s->logical_a);
+        sqlite3_bind_int(st, 10, s->logical_b);
+        cdb_bind_int_or_null(st, 11, s->force_batch_dim, -1);
+        sqlite3_bind_double(st, 12, s->fwd_cost);
+        sqlite3_bind_double(st, 13, s->bwd_cost);
+        sqlite3_bind_int64(st, 14, s->peak_memory);
+        sqlite3_bind_int64(st, 15, s->memory_needed);
+        sqlite3_bind_int64(st, 16, s->available_memory);
+        rc = cdb_exec_stmt(db, st, sql_stage_insert);
+        cdb_release(st);
+    }
+cleanup:
+    rc = cdb_txn_leave(db, rc);
+    if (rc < 0)
+        p->id = 0;
+    return rc;
+}
+
+static int plan_stages(Costdb *db, int64_t id, CostdbPlanStage **out, size_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    CostdbPlanStage *arr = NULL;
+    size_t cnt = 0, cap = 0;
+    int rc;
+    if ((rc = cdb_prepare(db, sql_stages_get, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        CostdbPlanStage *s;
+        if ((rc = cdb_grow(db, (void **)&arr, &cap, cnt + 1, sizeof *arr)) < 0)
+            goto cleanup;
+        s = &arr[cnt++];
+        s->stage_index = sqlite3_column_int(st, 0);
+        s->start_layer = sqlite3_column_int(st, 1);
+        s->end_layer = sqlite3_column_int(st, 2);
+        s->submesh_index = (int)cdb_column_int_or(st, 3, -1);
+        s->submesh_hosts = sqlite3_column_int(st, 4);
+        s->submesh_gpus = sqlite3_column_int(st, 5);
+        s->config_index = (int)cdb_column_int_or(st, 6, -1);
+        s->logical_a = sqlite3_column_int(st, 7);
+        s->logical_b = sqlite3_column_int(st, 8);
+        s->force_batch_dim = (int)cdb_column_int_or(st, 9, -1);
+        s->fwd_cost = sqlite3_column_double(st, 10);
+        s->bwd_cost = sqlite3_column_double(st, 11);
+        s->peak_memory = sqlite3_column_int64(st, 12);
+        s->memory_needed = sqlite3_column_int64(st, 13);
+        s->available_memory = sqlite3_column_int64(st, 14);
+    }
+    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_stages_get);
+cleanup:
+    cdb_release(st);
+    if (rc < 0) {
+        free(arr);
+        return rc;
+    }
+    *out = arr;
+    *n = cnt;
+    return 0;
+}
+
+int costdb_plan_get(Costdb *db, int64_t id, CostdbPlan *out, CostdbPlanStage **stages, size_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (!db || !out || (stages && !n))
+        return COSTDB_EINVAL;
+    if (stages) {
+        *stages = NULL;
+        *n = 0;
+    }
+    if ((rc = cdb_prepare(db, sql_plan_get, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) {
+        rc = cdb_err(db, COSTDB_ENOTFOUND, "%s: no plan %lld", db->path, (long long)id);
+        goto cleanup;
+    }
+    if (rc != SQLITE_ROW) {
+        rc = cdb_fail(db, rc, sql_plan_get);
+        goto cleanup;
+    }
+    memset(out, 0, sizeof *out);
+    out->id = sqlite3_column_int64(st, 0);
+    out->sweep_id = sqlite3_column_int64(st, 1);
+    rc = cdb_column_text(db, st, 2, out->kind, sizeof out->kind, "kind");
+    if (!rc) rc = cdb_column_text(db, st, 3, out->objective, sizeof out->objective, "objective");
+    out->micro_batches = sqlite3_column_int(st, 4);
+    out->global_batch = cdb_column_int_or(st, 5, 0);
+    out->memory_budget = cdb_column_int_or(st, 6, 0);
+    out->max_stages = (int)cdb_column_int_or(st, 7, 0);
+    out->cost = sqlite3_column_double(st, 8);
+    out->full_cost = cdb_column_double(st, 9);
+    out->feasible = sqlite3_column_int(st, 10);
+    out->solve_seconds = cdb_column_double(st, 11);
+    if (!rc) rc = cdb_column_text(db, st, 12, out->options, sizeof out->options, "options");
+    if (!rc) rc = cdb_column_text(db, st, 13, out->created_at, sizeof out->created_at, "created_at");
+    cdb_release(st);
+    st = NULL;
+    if (rc == 0 && stages)
+        rc = plan_stages(db, id, stages, n);
+cleanup:
+    cdb_release(st);
+    return rc;
+}
+
+int costdb_plan_latest(Costdb *db, int64_t sweep_id, int64_t *id)
+{
+    const char *sql = sweep_id > 0 ? sql_plan_latest_sweep : sql_plan_latest_any;
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (!db || !id)
+        return COSTDB_EINVAL;
+    if ((rc = cdb_prepare(db, sql, &st)) < 0)
+        return rc;
+    if (sweep_id > 0)
+        sqlite3_bind_int64(st, 1, sweep_id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+        *id = sqlite3_column_int64(st, 0);
+        rc = 0;
+    } else if (rc == SQLITE_ROW) {
+        rc = cdb_err(db, COSTDB_ENOTFOUND, "%s: no plan", db->path);
+    } else {
+        rc = cdb_fail(db, rc, sql);
+    }
+    cdb_release(st);
+    return rc;
+}
+
+/* ---- resharding tasks --------------------------------------------------- */
+
+static const char sql_task_insert[] =
+    "INSERT INTO resharding_task (plan_id, task_index, src_stage, dst_stage, tensor_name,"
+    " shape, dtype, src_spec, dst_spec, bytes, strategy, seconds)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)";
+static const char sql_task_get[] =
+    "SELECT task_index, src_stage, dst_stage, tensor_name, shape, dtype, src_spec,"
+    " dst_spec, bytes, strategy, seconds FROM resharding_task WHERE plan_id = ?1"
+    " ORDER BY task_index";
+
+int costdb_resharding_put(Costdb *db, int64_t plan_id, const CostdbReshardingTask *t, size_t n)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (!db || (n && !t))
+        return COSTDB_EINVAL;
+    for (size_t i = 0; i < n; i++) {
+        if ((rc = cdb_check_text(db, t[i].tensor_name, sizeof t[i].tensor_name, "tensor_name")) < 0 ||
+            (rc = cdb_check_text(db, t[i].shape, sizeof t[i].shape, "shape")) < 0 ||
+            (rc = cdb_check_text(db, t[i].dtype, sizeof t[i].dtype, "dtype")) < 0 ||
+            (rc = cdb_check_text(db, t[i].src_spec, sizeof t[i].src_spec, "src_spec")) < 0 ||
+            (rc = cdb_check_text(db, t[i].dst_spec, sizeof t[i].dst_spec, "dst_spec")) < 0 ||
+            (rc = cdb_check_text(db, t[i].strategy, sizeof t[i].strategy, "strategy")) < 0 ||
+            (rc = cdb_check_double(db, t[i].seconds, "seconds")) < 0)
+            return rc;
+    }
+    if ((rc = cdb_txn_enter(db)) < 0)
+        return rc;
+    for (size_t i = 0; i < n && rc >= 0; i++) {
+        if ((rc = cdb_prepare(db, sql_task_insert, &st)) < 0)
+            break;
+        sqlite3_bind_int64(st, 1, plan_id);
+        sqlite3_bind_int(st, 2, t[i].task_index);
+        sqlite3_bind_int(st, 3, t[i].src_stage);
+        sqlite3_bind_int(st, 4, t[i].dst_stage);
+        cdb_bind_text(st, 5, t[i].tensor_name, 0);
+        cdb_bind_text(st, 6, t[i].shape, 0);
+        cdb_bind_text(st, 7, t[i].dtype, 0);
+        cdb_bind_text(st, 8, t[i].src_spec, 0);
+        cdb_bind_text(st, 9, t[i].dst_spec, 0);
+        sqlite3_bind_int64(st, 10, t[i].bytes);
+        cdb_bind_text(st, 11, t[i].strategy, 0);
+        sqlite3_bind_double(st, 12, t[i].seconds);
+        rc = cdb_exec_stmt(db, st, sql_task_insert);
+        cdb_release(st);
+    }
+    return cdb_txn_leave(db, rc);
+}
+
+int costdb_resharding_get(Costdb *db, int64_t plan_id, CostdbReshardingTask **out, size_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    CostdbReshardingTask *arr = NULL;
+    size_t cnt = 0, cap = 0;
+    int rc;
+    if (!db || !out || !n)
+        return COSTDB_EINVAL;
+    *out = NULL;
+    *n = 0;
+    if ((rc = cdb_prepare(db, sql_task_get, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, plan_id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        CostdbReshardingTask *t;
+        if ((rc = cdb_grow(db, (void **)&arr, &cap, cnt + 1, sizeof *arr)) < 0)
+            goto cleanup;
+        t = &arr[cnt];
+        memset(t, 0, sizeof *t);
+        t->task_index = sqlite3_column_int(st, 0);
+        t->src_stage = sqlite3_column_int(st, 1);
+        t->dst_stage = sqlite3_column_int(st, 2);
+        if ((rc = cdb_column_text(db, st, 3, t->tensor_name, sizeof t->tensor_name, "tensor_name")) < 0 ||
+            (rc = cdb_column_text(db, st, 4, t->shape, sizeof t->shape, "shape")) < 0 ||
+            (rc = cdb_column_text(db, st, 5, t->dtype, sizeof t->dtype, "dtype")) < 0 ||
+            (rc = cdb_column_text(db, st, 6, t->src_spec, sizeof t->src_spec, "src_spec")) < 0 ||
+            (rc = cdb_column_text(db, st, 7, t->dst_spec, sizeof t->dst_spec, "dst_spec")) < 0 ||
+            (rc = cdb_column_text(db, st, 9, t->strategy, sizeof t->strategy, "strategy")) < 0)
+            goto cleanup;
+        t->bytes = sqlite3_column_int64(st, 8);
+        t->seconds = sqlite3_column_double(st, 10);
+        cnt++;
+    }
+    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_task_get);
+cleanup:
+    cdb_release(st);
+    if (rc < 0) {
+        free(arr);
+        return rc;
+    }
+    *out = arr;
+    *n = cnt;
+    return 0;
+}

@@ -1,0 +1,591 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Sweeps (provenance of one profiling run or one imported table), their
+ * submesh and autosharding-config enumeration, and the stage profile entries
+ * (one ModuleProfileResult per (sweep, i, j, s, c, phase)). Entries are
+ * written as they are produced, each batch in its own transaction unless the
+ * caller holds one.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "costdb_int.h"
+
+static const char *const sweep_status_names[] = {
+    "running", "complete", "interrupted", "failed", "imported",
+};
+static const char *const entry_status_names[] = {
+    "ok", "oom", "failed", "timeout", "skipped",
+};
+#define N_SWEEP_STATUS (sizeof sweep_status_names / sizeof sweep_status_names[0])
+#define N_ENTRY_STATUS (sizeof entry_status_names / sizeof entry_status_names[0])
+
+const char *costdb_sweep_status_name(CostdbSweepStatus st)
+{
+    return (unsigned)st < N_SWEEP_STATUS ? sweep_status_names[st] : "unknown";
+}
+
+int costdb_sweep_status_parse(const char *s, CostdbSweepStatus *out)
+{
+    for (size_t i = 0; s && i < N_SWEEP_STATUS; i++) {
+        if (!strcmp(s, sweep_status_names[i])) {
+            *out = (CostdbSweepStatus)i;
+            return 0;
+        }
+    }
+    return COSTDB_EINVAL;
+}
+
+const char *costdb_status_name(CostdbStatus st)
+{
+    return (unsigned)st < N_ENTRY_STATUS ? entry_status_names[st] : "unknown";
+}
+
+int costdb_status_parse(const char *s, CostdbStatus *out)
+{
+    for (size_t i = 0; s && i < N_ENTRY_STATUS; i++) {
+        if (!strcmp(s, entry_status_names[i])) {
+            *out = (CostdbStatus)i;
+            return 0;
+        }
+    }
+    return COSTDB_EINVAL;
+}
+
+/* ---- sweeps ------------------------------------------------------------- */
+
+static const char sql_sweep_insert[] =
+    "INSERT INTO sweep (name, model_id, hardware_id, cluster_hosts, cluster_gpus,"
+    " global_batch, micro_batches, num_layers, layer_option, submesh_space,"
+    " logical_space, profile_mode, dtype, backend, tool_version, options, shard,"
+    " source, started_at, finished_at, status)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
+    " ?16, ?17, ?18, ?19, ?20, ?21)";
+static const char sql_submesh_insert[] =
+    "INSERT INTO sweep_submesh (sweep_id, submesh_index, hosts, gpus_per_host)"
+    " VALUES (?1, ?2, ?3, ?4)";
+static const char sql_config_insert[] =
+    "INSERT INTO sweep_config (sweep_id, submesh_index, config_index, logical_a,"
+    " logical_b, force_batch_dim) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+#define SWEEP_SELECT                                                                 \
+    "SELECT id, name, model_id, hardware_id, cluster_hosts, cluster_gpus,"          \
+    " global_batch, micro_batches, num_layers, layer_option, submesh_space,"        \
+    " logical_space, profile_mode, dtype, backend, tool_version, options, shard,"   \
+    " source, started_at, finished_at, status FROM sweep "
+static const char sql_sweep_get[] = SWEEP_SELECT "WHERE id = ?1";
+static const char sql_sweep_list[] = SWEEP_SELECT "ORDER BY id";
+static const char sql_sweep_latest[] = "SELECT max(id) FROM sweep";
+static const char sql_sweep_status[] =
+    "UPDATE sweep SET status = ?2, finished_at = CASE WHEN ?3 THEN ?4 ELSE finished_at END"
+    " WHERE id = ?1";
+static const char sql_sweep_delete[] = "DELETE FROM sweep WHERE id = ?1";
+static const char sql_submeshes_get[] =
+    "SELECT submesh_index, hosts, gpus_per_host FROM sweep_submesh WHERE sweep_id = ?1"
+    " ORDER BY submesh_index";
+static const char sql_configs_get[] =
+    "SELECT submesh_index, config_index, logical_a, logical_b, force_batch_dim"
+    " FROM sweep_config WHERE sweep_id = ?1 ORDER BY submesh_index, config_index";
+
+static int sweep_check(Costdb *db, const CostdbSweep *s)
+{
+    int rc;
+#define CHECK_TEXT(f) \
+    if ((rc = cdb_check_text(db, s->f, sizeof s->f, #f)) < 0) return rc
+    CHECK_TEXT(name);
+    CHECK_TEXT(layer_option);
+    CHECK_TEXT(submesh_space);
+    CHECK_TEXT(logical_space);
+    CHECK_TEXT(profile_mode);
+    CHECK_TEXT(dtype);
+    CHECK_TEXT(backend);
+    CHECK_TEXT(tool_version);
+    CHECK_TEXT(options);
+    CHECK_TEXT(shard);
+    CHECK_TEXT(source);
+    CHECK_TEXT(started_at);
+    CHECK_TEXT(finished_at);
+#undef CHECK_TEXT
+    if ((unsigned)s->status >= N_SWEEP_STATUS)
+        return cdb_err(db, COSTDB_EINVAL, "%s: bad sweep status %d", db->path, (int)s->status);
+    return 0;
+}
+
+int costdb_sweep_create(Costdb *db, CostdbSweep *s,
+                        const CostdbSubmesh *submeshes, size_t n_submeshes,
+                        const CostdbConfig *configs, size_t n_configs)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (!db || !s || (n_submeshes && !submeshes) || (n_configs && !configs))
+        return COSTDB_EINVAL;
+    if ((rc = sweep_check(db, s)) < 0)
+        return rc;
+    if (!s->started_at[0])
+        costdb_now(s->started_at, sizeof s->started_at);
+    if (!s->tool_version[0])
+        snprintf(s->tool_version, sizeof s->tool_version, "%s", APPROF_VERSION);
+    if (!s->profile_mode[0])
+        snprintf(s->profile_mode, sizeof s->profile_mode, "composition");
+    if (!s->dtype[0])
+        snprintf(s->dtype, sizeof s->dtype, "f32");
+    if ((rc = cdb_txn_enter(db)) < 0)
+        return rc;
+    if ((rc = cdb_prepare(db, sql_sweep_insert, &st)) < 0)
+        goto cleanup;
+    cdb_bind_text(st, 1, s->name, 1);
+    cdb_bind_int_or_null(st, 2, s->model_id, 0);
+    cdb_bind_int_or_null(st, 3, s->hardware_id, 0);
+    sqlite3_bind_int(st, 4, s->cluster_hosts);
+    sqlite3_bind_int(st, 5, s->cluster_gpus);
+    sqlite3_bind_int64(st, 6, s->global_batch);
+    sqlite3_bind_int(st, 7, s->micro_batches);
+    sqlite3_bind_int(st, 8, s->num_layers);
+    cdb_bind_text(st, 9, s->layer_option, 0);
+    cdb_bind_text(st, 10, s->submesh_space, 0);
+    cdb_bind_text(st, 11, s->logical_space, 0);
+    cdb_bind_text(st, 12, s->profile_mode, 0);
+    cdb_bind_text(st, 13, s->dtype, 0);
+    cdb_bind_text(st, 14, s->backend, 0);
+    cdb_bind_text(st, 15, s->tool_version, 0);
+    cdb_bind_text(st, 16, s->options, 1);
+    cdb_bind_text(st, 17, s->shard, 1);
+    cdb_bind_text(st, 18, s->source, 1);
+    cdb_bind_text(st, 19, s->started_at, 0);
+    cdb_bind_text(st, 20, s->finished_at, 1);
+    cdb_bind_text(st, 21, sweep_status_names[s->status], 0);
+    rc = cdb_exec_stmt(db, st, sql_sweep_insert);
+    cdb_release(st);
+    if (rc < 0)
+        goto cleanup;
+    s->id = sqlite3_last_insert_rowid(db->sql);
+    for (size_t i = 0; i < n_submeshes && rc >= 0; i++) {
+        if ((rc = cdb_prepare(db, sql_submesh_insert, &st)) < 0)
+            break;
+        sqlite3_bind_int64(st, 1, s->id);
+        sqlite3_bind_int(st, 2, submeshes[i].index);
+        sqlite3_bind_int(st, 3, submeshes[i].hosts);
+        sqlite3_bind_int(st, 4, submeshes[i].gpus_per_host);
+        rc = cdb_exec_stmt(db, st, sql_submesh_insert);
+        cdb_release(st);
+    }
+    for (size_t i = 0; i < n_configs && rc >= 0; i++) {
+        if ((rc = cdb_prepare(db, sql_config_insert, &st)) < 0)
+            break;
+        sqlite3_bind_int64(st, 1, s->id);
+        sqlite3_bind_int(st, 2, configs[i].submesh_index);
+        sqlite3_bind_int(st, 3, configs[i].config_index);
+        sqlite3_bind_int(st, 4, configs[i].logical_a);
+        sqlite3_bind_int(st, 5, configs[i].logical_b);
+        cdb_bind_int_or_null(st, 6, configs[i].force_batch_dim, -1);
+        rc = cdb_exec_stmt(db, st, sql_config_insert);
+        cdb_release(st);
+    }
+cleanup:
+    rc = cdb_txn_leave(db, rc);
+    if (rc < 0)
+        s->id = 0;
+    return rc;
+}
+
+static int sweep_read(Costdb *db, sqlite3_stmt *st, CostdbSweep *o)
+{
+    char status[32];
+    int rc;
+    memset(o, 0, sizeof *o);
+    o->id = sqlite3_column_int64(st, 0);
+    rc = cdb_column_text(db, st, 1, o->name, sizeof o->name, "name");
+    o->model_id = cdb_column_int_or(st, 2, 0);
+    o->hardware_id = cdb_column_int_or(st, 3, 0);
+    o->cluster_hosts = sqlite3_column_int(st, 4);
+    o->cluster_gpus = sqlite3_column_int(st, 5);
+    o->global_batch = sqlite3_column_int64(st, 6);
+    o->micro_batches = sqlite3_column_int(st, 7);
+    o->num_layers = sqlite3_column_int(st, 8);
+#define TEXT(col, f) \
+    if (!rc) rc = cdb_column_text(db, st, col, o->f, sizeof o->f, #f)
+    TEXT(9, layer_option);
+    TEXT(10, submesh_space);
+    TEXT(11, logical_space);
+    TEXT(12, profile_mode);
+    TEXT(13, dtype);
+    TEXT(14, backend);
+    TEXT(15, tool_version);
+    TEXT(16, options);
+    TEXT(17, shard);
+    TEXT(18, source);
+    TEXT(19, started_at);
+    TEXT(20, finished_at);
+#undef TEXT
+    if (!rc)
+        rc = cdb_column_text(db, st, 21, status, sizeof status, "status");
+    if (!rc && costdb_sweep_status_parse(status, &o->status) < 0)
+        rc = cdb_err(db, COSTDB_ECORRUPT, "%s: sweep %lld has unknown status '%s'",
+                     db->path, (long long)o->id, status);
+    return rc;
+}
+
+int costdb_sweep_get(Costdb *db, int64_t id, CostdbSweep *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (!db || !out)
+        return COSTDB_EINVAL;
+    if ((rc = cdb_prepare(db, sql_sweep_get, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        rc = sweep_read(db, st, out);
+    else if (rc == SQLITE_DONE)
+        rc = cdb_err(db, COSTDB_ENOTFOUND, "%s: no sweep %lld", db->path, (long long)id);
+    else
+        rc = cdb_fail(db, rc, sql_sweep_get);
+    cdb_release(st);
+    return rc;
+}
+
+int costdb_sweep_latest(Costdb *db, int64_t *id)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (!db || !id)
+        return COSTDB_EINVAL;
+    if ((rc = cdb_prepare(db, sql_sweep_latest, &st)) < 0)
+        return rc;
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+        *id = sqlite3_column_int64(st, 0);
+        rc = 0;
+    } else if (rc == SQLITE_ROW) {
+        rc = cdb_err(db, COSTDB_ENOTFOUND, "%s: the database holds no sweep", db->path);
+    } else {
+        rc = cdb_fail(db, rc, sql_sweep_latest);
+    }
+    cdb_release(st);
+    return rc;
+}
+
+int costdb_sweep_list(Costdb *db, CostdbSweep **out, size_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    CostdbSweep *arr = NULL;
+    size_t cnt = 0, cap = 0;
+    int rc;
+    if (!db || !out || !n)
+        return COSTDB_EINVAL;
+    *out = NULL;
+    *n = 0;
+    if ((rc = cdb_prepare(db, sql_sweep_list, &st)) < 0)
+        return rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if ((rc = cdb_grow(db, (void **)&arr, &cap, cnt + 1, sizeof *arr)) < 0 ||
+            (rc = sweep_read(db, st, &arr[cnt])) < 0)
+            goto cleanup;
+        cnt++;
+    }
+    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_sweep_list);
+cleanup:
+    cdb_release(st);
+    if (rc < 0) {
+        free(arr);
+        return rc;
+    }
+    *out = arr;
+    *n = cnt;
+    return 0;
+}
+
+/* Runs a one-row write keyed by sweep id; ENOTFOUND when no row changed. */
+static int write_by_id(Costdb *db, const char *sql, sqlite3_stmt *st, int64_t id)
+{
+    int rc = cdb_exec_stmt(db, st, sql);
+    if (rc == 0 && sqlite3_changes(db->sql) == 0)
+        rc = cdb_err(db, COSTDB_ENOTFOUND, "%s: no sweep %lld", db->path, (long long)id);
+    return rc;
+}
+
+int costdb_sweep_set_status(Costdb *db, int64_t id, CostdbSweepStatus status, int set_finished)
+{
+    sqlite3_stmt *st = NULL;
+    char now[32];
+    int rc;
+    if (!db || (unsigned)status >= N_SWEEP_STATUS)
+        return COSTDB_EINVAL;
+    if (db->readonly)
+        return cdb_err(db, COSTDB_EREADONLY, "%s: opened read-only", db->path);
+    if ((rc = cdb_prepare(db, sql_sweep_status, &st)) < 0)
+        return rc;
+    costdb_now(now, sizeof now);
+    sqlite3_bind_int64(st, 1, id);
+    sqlite3_bind_text(st, 2, sweep_status_names[status], -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, set_finished ? 1 : 0);
+    sqlite3_bind_text(st, 4, now, -1, SQLITE_STATIC);
+    rc = write_by_id(db, sql_sweep_status, st, id);
+    cdb_release(st);
+    return rc;
+}
+
+int costdb_sweep_delete(Costdb *db, int64_t id)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (!db)
+        return COSTDB_EINVAL;
+    if ((rc = cdb_txn_enter(db)) < 0)
+        return rc;
+    if ((rc = cdb_prepare(db, sql_sweep_delete, &st)) == 0) {
+        sqlite3_bind_int64(st, 1, id);
+        rc = write_by_id(db, sql_sweep_delete, st, id);
+        cdb_release(st);
+    }
+    return cdb_txn_leave(db, rc);
+}
+
+int costdb_sweep_submeshes(Costdb *db, int64_t sweep_id, CostdbSubmesh **out, size_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    CostdbSubmesh *arr = NULL;
+    size_t cnt = 0, cap = 0;
+    int rc;
+    if (!db || !out || !n)
+        return COSTDB_EINVAL;
+    *out = NULL;
+    *n = 0;
+    if ((rc = cdb_prepare(db, sql_submeshes_get, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if ((rc = cdb_grow(db, (void **)&arr, &cap, cnt + 1, sizeof *arr)) < 0)
+            goto cleanup;
+        arr[cnt].index = sqlite3_column_int(st, 0);
+        arr[cnt].hosts = sqlite3_column_int(st, 1);
+        arr[cnt].gpus_per_host = sqlite3_column_int(st, 2);
+        cnt++;
+    }
+    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_submeshes_get);
+cleanup:
+    cdb_release(st);
+    if (rc < 0) {
+        free(arr);
+        return rc;
+    }
+    *out = arr;
+    *n = cnt;
+    return 0;
+}
+
+int costdb_sweep_configs(Costdb *db, int64_t sweep_id, CostdbConfig **out, size_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    CostdbConfig *arr = NULL;
+    size_t cnt = 0, cap = 0;
+    int rc;
+    if (!db || !out || !n)
+        return COSTDB_EINVAL;
+    *out = NULL;
+    *n = 0;
+    if ((rc = cdb_prepare(db, sql_configs_get, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if ((rc = cdb_grow(db, (void **)&arr, &cap, cnt + 1, sizeof *arr)) < 0)
+            goto cleanup;
+        arr[cnt].submesh_index = sqlite3_column_int(st, 0);
+        arr[cnt].config_index = sqlite3_column_int(st, 1);
+        arr[cnt].logical_a = sqlite3_column_int(st, 2);
+        arr[cnt].logical_b = sqlite3_column_int(st, 3);
+        arr[cnt].force_batch_dim = (int)cdb_column_int_or(st, 4, -1);
+        cnt++;
+    }
+    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_configs_get);
+cleanup:
+    cdb_release(st);
+    if (rc < 0) {
+        free(arr);
+        return rc;
+    }
+    *out = arr;
+    *n = cnt;
+    return 0;
+}
+
+/* ---- stage profile entries ---------------------------------------------- */
+
+#define ENTRY_COLUMNS                                                                \
+    " (sweep_id, start_layer, end_layer, submesh_index, config_index, phase,"       \
+    " compute_cost, peak_memory, invar_size, outvar_size, temp_buffer_size,"        \
+    " available_memory, intermediate_size, initial_size, repeats, spread, reused,"  \
+    " status, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,"    \
+    " ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
+static const char sql_entry_insert[] = "INSERT INTO stage_profile" ENTRY_COLUMNS;
+static const char sql_entry_replace[] = "INSERT OR REPLACE INTO stage_profile" ENTRY_COLUMNS;
+static const char sql_entries_get[] =
+    "SELECT start_layer, end_layer, submesh_index, config_index, phase, compute_cost,"
+    " peak_memory, invar_size, outvar_size, temp_buffer_size, available_memory,"
+    " intermediate_size, initial_size, repeats, spread, reused, status, error"
+    " FROM stage_profile WHERE sweep_id = ?1"
+    " ORDER BY submesh_index DESC, start_layer, end_layer, config_index, phase";
+static const char sql_entry_exists[] =
+    "SELECT 1 FROM stage_profile WHERE sweep_id = ?1 AND start_layer = ?2"
+    " AND end_layer = ?3 AND submesh_index = ?4 AND config_index = ?5 AND phase = ?6";
+static const char sql_entries_count[] =
+    "SELECT count(*) FROM stage_profile WHERE sweep_id = ?1";
+
+static int entry_check(Costdb *db, const CostdbEntry *e)
+{
+    int rc;
+    if ((rc = cdb_check_double(db, e->compute_cost, "compute_cost")) < 0 ||
+        (rc = cdb_check_double(db, e->spread, "spread")) < 0 ||
+        (rc = cdb_check_text(db, e->error, sizeof e->error, "error")) < 0)
+        return rc;
+    if (e->phase != COSTDB_FWD && e->phase != COSTDB_BWD)
+        return cdb_err(db, COSTDB_EINVAL, "%s: bad phase %d", db->path, (int)e->phase);
+    if ((unsigned)e->status >= N_ENTRY_STATUS)
+        return cdb_err(db, COSTDB_EINVAL, "%s: bad entry status %d", db->path, (int)e->status);
+    return 0;
+}
+
+int costdb_entries_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, size_t n, int replace)
+{
+    const char *sql = replace ? sql_entry_replace : sql_entry_insert;
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (!db || (n && !e))
+        return COSTDB_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if ((rc = entry_check(db, &e[i])) < 0)
+            return rc;
+    if ((rc = cdb_txn_enter(db)) < 0)
+        return rc;
+    for (size_t i = 0; i < n && rc >= 0; i++) {
+        const CostdbEntry *x = &e[i];
+        if ((rc = cdb_prepare(db, sql, &st)) < 0)
+            break;
+        sqlite3_bind_int64(st, 1, sweep_id);
+        sqlite3_bind_int(st, 2, x->start_layer);
+        sqlite3_bind_int(st, 3, x->end_layer);
+        sqlite3_bind_int(st, 4, x->submesh_index);
+        sqlite3_bind_int(st, 5, x->config_index);
+        sqlite3_bind_int(st, 6, (int)x->phase);
+        sqlite3_bind_double(st, 7, x->compute_cost);
+        sqlite3_bind_int64(st, 8, x->peak_memory);
+        sqlite3_bind_int64(st, 9, x->invar_size);
+        sqlite3_bind_int64(st, 10, x->outvar_size);
+        sqlite3_bind_int64(st, 11, x->temp_buffer_size);
+        sqlite3_bind_int64(st, 12, x->available_memory);
+        sqlite3_bind_int64(st, 13, x->intermediate_size);
+        sqlite3_bind_int64(st, 14, x->initial_size);
+        sqlite3_bind_int(st, 15, x->repeats);
+        sqlite3_bind_double(st, 16, x->spread);
+        sqlite3_bind_int(st, 17, x->reused ? 1 : 0);
+        sqlite3_bind_text(st, 18, entry_status_names[x->status], -1, SQLITE_STATIC);
+        cdb_bind_text(st, 19, x->error, 1);
+        rc = cdb_exec_stmt(db, st, sql);
+        cdb_release(st);
+    }
+    return cdb_txn_leave(db, rc);
+}
+
+int costdb_entries_get(Costdb *db, int64_t sweep_id, CostdbEntry **out, size_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    CostdbEntry *arr = NULL;
+    size_t cnt = 0, cap = 0;
+    char status[32];
+    int rc;
+    if (!db || !out || !n)
+        return COSTDB_EINVAL;
+    *out = NULL;
+    *n = 0;
+    if ((rc = cdb_prepare(db, sql_entries_get, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        CostdbEntry *x;
+        if ((rc = cdb_grow(db, (void **)&arr, &cap, cnt + 1, sizeof *arr)) < 0)
+            goto cleanup;
+        x = &arr[cnt];
+        memset(x, 0, sizeof *x);
+        x->start_layer = sqlite3_column_int(st, 0);
+        x->end_layer = sqlite3_column_int(st, 1);
+        x->submesh_index = sqlite3_column_int(st, 2);
+        x->config_index = sqlite3_column_int(st, 3);
+        x->phase = sqlite3_column_int(st, 4) ? COSTDB_BWD : COSTDB_FWD;
+        x->compute_cost = sqlite3_column_double(st, 5);
+        x->peak_memory = sqlite3_column_int64(st, 6);
+        x->invar_size = sqlite3_column_int64(st, 7);
+        x->outvar_size = sqlite3_column_int64(st, 8);
+        x->temp_buffer_size = sqlite3_column_int64(st, 9);
+        x->available_memory = sqlite3_column_int64(st, 10);
+        x->intermediate_size = sqlite3_column_int64(st, 11);
+        x->initial_size = sqlite3_column_int64(st, 12);
+        x->repeats = sqlite3_column_int(st, 13);
+        x->spread = sqlite3_column_double(st, 14);
+        x->reused = sqlite3_column_int(st, 15);
+        if ((rc = cdb_column_text(db, st, 16, status, sizeof status, "status")) < 0 ||
+            (rc = cdb_column_text(db, st, 17, x->error, sizeof x->error, "error")) < 0)
+            goto cleanup;
+        if (costdb_status_parse(status, &x->status) < 0) {
+            rc = cdb_err(db, COSTDB_ECORRUPT, "%s: entry with unknown status '%s'", db->path, status);
+            goto cleanup;
+        }
+        cnt++;
+    }
+    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_entries_get);
+cleanup:
+    cdb_release(st);
+    if (rc < 0) {
+        free(arr);
+        return rc;
+    }
+    *out = arr;
+    *n = cnt;
+    return 0;
+}
+
+int costdb_entry_exists(Costdb *db, int64_t sweep_id, int start, int end, int submesh,
+                        int config, CostdbPhase phase, int *exists)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (!db || !exists)
+        return COSTDB_EINVAL;
+    if ((rc = cdb_prepare(db, sql_entry_exists, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    sqlite3_bind_int(st, 2, start);
+    sqlite3_bind_int(st, 3, end);
+    sqlite3_bind_int(st, 4, submesh);
+    sqlite3_bind_int(st, 5, config);
+    sqlite3_bind_int(st, 6, (int)phase);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW || rc == SQLITE_DONE) {
+        *exists = rc == SQLITE_ROW;
+        rc = 0;
+    } else {
+        rc = cdb_fail(db, rc, sql_entry_exists);
+    }
+    cdb_release(st);
+    return rc;
+}
+
+int costdb_entries_count(Costdb *db, int64_t sweep_id, int64_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (!db || !n)
+        return COSTDB_EINVAL;
+    if ((rc = cdb_prepare(db, sql_entries_count, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *n = sqlite3_column_int64(st, 0);
+        rc = 0;
+    } else {
+        rc = cdb_fail(db, rc, sql_entries_count);
+    }
+    cdb_release(st);
+    return rc;
+}

@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * approf probe [--db FILE] [--max-bytes N] [--quiet]: measures this
+ * machine through the approf-cuda module (GEMM FLOP/s per dtype,
+ * device-memory bandwidth, NCCL collectives over the local 1xG device
+ * groups for message sizes 1 KiB .. N) and stores a hardware row of kind
+ * 'measured' with its curves. Without the module, a driver or a device it
+ * prints one line and exits 1; the database is only opened once a device
+ * was found.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cuda/probe.h"
+#include "cuda/probe_store.h"
+
+#define DEFAULT_DB "approf.db"
+
+typedef struct ProbeRun {
+    const char *db_path;
+    int quiet;
+    Costdb *db;
+    CostdbComputePoint *cp;
+    size_t n_cp, cap_cp;
+    CostdbCommPoint *mp;
+    size_t n_mp, cap_mp;
+} ProbeRun;
+
+static void usage(FILE *f)
+{
+    fputs("Usage: approf probe [--db FILE] [--max-bytes N] [--quiet]\n"
+          "Measure this machine's GPUs with the CUDA backend module: GEMM TFLOP/s per\n"
+          "dtype, device-memory bandwidth, and NCCL all-reduce, all-gather,\n"
+          "reduce-scatter, all-to-all and send-recv over the local 1x2, 1x4, 1x8 device\n"
+          "groups for message sizes 1 KiB to N; store a 'measured' hardware row and\n"
+          "its curves in the database.\n\n"
+          "Options:\n"
+          "      --db FILE        database (default " DEFAULT_DB ")\n"
+          "      --max-bytes N    largest message, bytes; K, M, G suffixes (default 1G)\n"
+          "  -q, --quiet          no progress lines\n"
+          "  -h, --help           show this help\n\n"
+          "Exit status: 0 ok, 1 no CUDA device or a failure, 2 usage error.\n", f);
+}
+
+/* Bytes with an optional K/M/G (binary) suffix; 0 or -1. */
+static int parse_bytes(const char *s, int64_t *out)
+{
+    char num[32];
+    size_t len = s ? strlen(s) : 0;
+    int64_t v, mult = 1;
+    if (len == 0 || len >= sizeof num)
+        return -1;
+    memcpy(num, s, len + 1);
+    switch (num[len - 1]) {
+    case 'K': case 'k': mult = (int64_t)1 << 10; break;
+    case 'M': case 'm': mult = (int64_t)1 << 20; break;
+    case 'G': case 'g': mult = (int64_t)1 << 30; break;
+    default: break;
+    }
+    if (mult > 1)
+        num[len - 1] = '\0';
+    if (cli_parse_int(num, 1, ((int64_t)1 << 40) / mult, &v) < 0)
+        return -1;
+    *out = v * mult;
+    return 0;
+}
+
+static int on_info(void *user, const ApprofProbeInfo *info)
+{
+    ProbeRun *r = user;
+    if (!r->quiet)
+        fprintf(stderr, "approf probe: %d x %s, %.1f GiB, driver %s, CUDA %s, NCCL %s\n",
+                info->device_count, info->gpu_model, (double)info->device_memory / 1073741824.0,
+                info->driver_version, info->runtime_version, info->nccl_version);
+    return cli_open_db(r->db_path, 0, &r->db) < 0 ? APPROF_EXIT_FAIL : 0;
+}
+
+static int on_compute(void *user, const char *op, const char *dtype, int64_t size, double rate)
+{
+    ProbeRun *r = user;
+    CostdbComputePoint *p;
+    if (r->n_cp == r->cap_cp) {
+        size_t cap = r->cap_cp ? 2 * r->cap_cp : 32;
+        p = realloc(r->cp, cap * sizeof *p);
+        if (!p)
+            return cli_fail("out of memory");
+        r->cp = p;
+        r->cap_cp = cap;
+    }
+    p = &r->cp[r->n_cp++];
+    memset(p, 0, sizeof *p);
+    snprintf(p->op, sizeof p->op, "%s", op);
+    snprintf(p->dtype, sizeof p->dtype, "%s", dtype);
+    p->size = size;
+    p->rate = rate;
+    return 0;
+}
+
+static int on_comm(void *user, ApprofCollKind kind, int group_size, const char *dtype,
+                   int64_t bytes, double seconds)
+{
+    ProbeRun *r = user;
+    CostdbCommPoint *p;
+    if (r->n_mp == r->cap_mp) {
+        size_t cap = r->cap_mp ? 2 * r->cap_mp : 64;
+        p = realloc(r->mp, cap * sizeof *p);
+        if (!p)
+            return cli_fail("out of memory");
+        r->mp = p;
+        r->cap_mp = cap;
+    }
+    p = &r->mp[r->n_mp++];
+    memset(p, 0, sizeof *p);
+    snprintf(p->collective, sizeof p->collective, "%s", approf_coll_kind_name(kind));
+    snprintf(p->group_desc, sizeof p->group_desc, "1x%d", group_size);
+    snprintf(p->dtype, sizeof p->dtype, "%s", dtype);
+    p->bytes = bytes;
+    p->seconds = seconds;
+    return 0;
+}
+
+static void on_progress(void *user, const char *line)
+{
+    ProbeRun *r = user;
+    if (!r->quiet)
+        fprintf(stderr, "approf probe: %s\n", line);
+}
+
+int approf_cmd_probe(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"db", required_argument, NULL, 'd'},
+        {"max-bytes", required_argument, NULL, 'm'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    static const int gemm_sizes[] = {1024, 2048, 4096, 8192};
+    ProbeRun run;
+    ApprofProbeRequest req;
+    ApprofProbeInfo info;
+    CostdbHardware hw;
+    char err[512] = "";
+    int c, rc, status = APPROF_EXIT_OK;
+
+    memset(&run, 0, sizeof run);
+    memset(&req, 0, sizeof req);
+    run.db_path = DEFAULT_DB;
+    req.min_bytes = 1024;
+    req.max_bytes = (int64_t)1 << 30;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': run.db_path = optarg; break;
+        case 'm':
+            if (parse_bytes(optarg, &req.max_bytes) < 0 || req.max_bytes < req.min_bytes)
+                return cli_usage_error("probe", "--max-bytes: expected a size of at least 1K, got '%s'",
+                                       optarg);
+            break;
+        case 'q': run.quiet = 1; break;
+        case 'h': usage(stdout); return APPROF_EXIT_OK;
+        default: return cli_usage_error("probe", "unknown or incomplete option");
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("probe", "unexpected argument '%s'", argv[optind]);
+
+    req.n_gemm_sizes = (int)(sizeof gemm_sizes / sizeof gemm_sizes[0]);
+    memcpy(req.gemm_sizes, gemm_sizes, sizeof gemm_sizes);
+    req.repeats = 5;
+    req.user = &run;
+    req.on_info = on_info;
+    req.on_compute = on_compute;
+    req.on_comm = on_comm;
+    req.on_progress = on_progress;
+    rc = approf_cuda_probe(&req, &info, err, sizeof err);
+    if (rc > 0) {                       /* a callback stopped it and said why */
+        status = APPROF_EXIT_FAIL;
+        goto cleanup;
+    }
+    if (rc < 0 && !run.db) {            /* no module, driver or device */
+        status = cli_fail("%s", err[0] ? err : approf_strerror(rc));
+        goto cleanup;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "approf: probe stopped: %s; storing the %zu points measured so far\n",
+                err[0] ? err : approf_strerror(rc), run.n_cp + run.n_mp);
+        status = APPROF_EXIT_FAIL;
+    }
+    if (approf_probe_hardware_row(&info, run.cp, run.n_cp, run.mp, run.n_mp, &hw) < 0) {
+        status = cli_fail("the probe's device description does not fit the hardware table");
+        goto cleanup;
+    }
+    if (approf_probe_store(run.db, &hw, run.cp, run.n_cp, run.mp, run.n_mp) < 0) {
+        status = cli_fail("%s", costdb_errmsg(run.db));
+        goto cleanup;
+    }
+    printf("hardware %lld: %s\n", (long long)hw.id, hw.fingerprint);
+    printf("  gemm peak TFLOP/s: f32 %.1f, f16 %.1f, bf16 %.1f\n", hw.peak_flops_f32 / 1e12,
+           hw.peak_flops_f16 / 1e12, hw.peak_flops_bf16 / 1e12);
+    printf("  memory bandwidth: %.1f GB/s\n", hw.memory_bandwidth / 1e9);
+    printf("  intra-host send-recv: %.1f GB/s, %.1f us\n", hw.intra_host_bandwidth / 1e9,
+           hw.intra_host_latency * 1e6);
+    printf("  stored %zu compute points and %zu communication points in %s\n", run.n_cp, run.n_mp,
+           run.db_path);
+
+cleanup:
+    costdb_close(&run.db);
+    free(run.cp);
+    free(run.mp);
+    return status;
+}

@@ -1,0 +1,402 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * approf sweep: option parsing, Alpa-style progress output, signal handling
+ * and the closing summary around approf_sweep_run().
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "config.h"
+#include "sweep/sweep.h"
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+    stop_signal = sig;
+}
+
+typedef struct {
+    int quiet;
+    int tty;
+    double started;
+    size_t last_done;
+} Progress;
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void cb_submesh(void *ctx, int index, int n, int m)
+{
+    Progress *p = ctx;
+    if (p->quiet)
+        return;
+    fflush(stdout); /* keep the header before its entries when both go to one file */
+    if (p->tty)
+        fputs("\r\033[K", stderr);
+    fprintf(stderr, "- Profiling for submesh %d (%d, %d):\n", index, n, m);
+}
+
+static void cb_entry(void *ctx, const CostdbEntry *e)
+{
+    Progress *p = ctx;
+    char line[512];
+    if (p->quiet)
+        return;
+    costdb_format_entry(e, line, sizeof line);
+    puts(line);
+}
+
+static void cb_progress(void *ctx, size_t done, size_t total)
+{
+    Progress *p = ctx;
+    double el, eta;
+    int width = 30, fill;
+    if (!p->tty || p->quiet || total == 0)
+        return;
+    if (done != total && done - p->last_done < 8)
+        return;
+    p->last_done = done;
+    el = now_seconds() - p->started;
+    eta = done ? el * (double)(total - done) / (double)done : 0;
+    fill = (int)((double)width * (double)done / (double)total);
+    fprintf(stderr, "\r[%.*s%*s] %zu/%zu  %.1fs elapsed, ETA %.1fs", fill,
+            "##############################", width - fill, "", done, total, el, eta);
+    if (done == total)
+        fputs("\r\033[K", stderr);
+    fflush(stderr);
+}
+
+static void cb_notice(void *ctx, const char *msg)
+{
+    Progress *p = ctx;
+    if (p->tty)
+        fputs("\r\033[K", stderr);
+    fprintf(stderr, "approf: %s\n", msg);
+}
+
+static void usage(void)
+{
+    fputs(
+        "Usage: approf sweep --model NAME | --model-file FILE [OPTIONS]\n"
+        "Profiles every (layer range, submesh, autosharding config, fwd/bwd) tuple of a\n"
+        "model into the cost database; each entry is written as soon as it exists.\n\n"
+        "Model:\n"
+        "  --model NAME             zoo model (approf models), default resnet50\n"
+        "  --model-file FILE        a model file (schemas/model-format.md)\n"
+        "  --preset NAME            zoo preset (gpt: gpt2-small ... gpt3-39b; bert: base|large)\n"
+        "  --dataset NAME           zoo dataset (resnet50: imagenet|cifar10; swin: imagenet|cifar100)\n"
+        "  --num-layers N --hidden N --heads N --seq-len N --vocab N --depth N --width N\n"
+        "  --manual-boundary        mlp: put a pipeline boundary marker in the middle\n"
+        "Layers:\n"
+        "  --layers L               automatic layer construction into L layers (default 16)\n"
+        "  --eps E                  layer FLOP imbalance allowance (default 0.5)\n"
+        "  --manual-layers          layers from the model's boundary markers\n"
+        "Cluster and batch:\n"
+        "  --cluster NxM            N hosts x M GPUs (default: 1x8)\n"
+        "  --batch B                global batch size (default: the model's)\n"
+        "  --micro-batches K        micro-batches per iteration (default 16)\n"
+        "  --dtype f32|f16|bf16     compute dtype (default f32)\n"
+        "Search space:\n"
+        "  --submesh-space S        power_of_two (default) | small_power_of_two | all |\n"
+        "                           manual:1x1,1x2,...\n"
+        "  --logical-space S        single_node_model_parallel (default) | all |\n"
+        "                           same_as_physical | data_parallel_only | model_parallel_only\n"
+        "  --profile-mode M         composition (default) | individual\n"
+        "  --stage-imbalance-tolerance T   skip ranges whose FLOP share differs from their\n"
+        "                           device share by more than (1+T) (default: off)\n"
+        "Backend and database:\n"
+        "  --hardware NAME|FILE     hardware spec for the analytic backend (default a100-40g)\n"
+        "  --backend auto|model|cuda  auto: CUDA when a GPU is present, else the analytic model\n"
+        "  --db FILE                cost database (default results.db)\n"
+        "  --resume                 continue the unfinished sweep with the same inputs\n"
+        "                           (starts one when there is none)\n"
+        "  --shard K/N              profile only tuples k with k %% N == K (combine: approf merge)\n"
+        "  --sharding-solver S      series-parallel (default): exact elimination of chains,\n"
+        "                           trees and series-parallel parts, CBC for the rest;\n"
+        "                           cbc: only chains/trees eliminated, the rest to CBC\n"
+        "  --commit-every N         tuples per database transaction (default 64; a batch\n"
+        "                           is also committed once it is 50 ms old)\n"
+        "  --quiet                  no per-entry lines, no progress\n"
+        "  -h, --help               this text\n\n"
+        "Exit status: 0 done, 1 failure, 2 usage, 130/143 interrupted (resume with --resume).\n",
+        stdout);
+}
+
+enum {
+    OPT_MODEL_FILE = 256, OPT_PRESET, OPT_DATASET, OPT_NUM_LAYERS, OPT_HIDDEN, OPT_HEADS,
+    OPT_SEQ_LEN, OPT_VOCAB, OPT_DEPTH, OPT_WIDTH, OPT_MANUAL_BOUNDARY, OPT_LAYERS, OPT_EPS,
+    OPT_MANUAL_LAYERS, OPT_CLUSTER, OPT_BATCH, OPT_MICRO, OPT_DTYPE, OPT_SUBMESH, OPT_LOGICAL,
+    OPT_MODE, OPT_IMBALANCE, OPT_HARDWARE, OPT_BACKEND, OPT_DB, OPT_RESUME, OPT_SHARD,
+    OPT_QUIET, OPT_COMMIT_EVERY, OPT_SHARDING_SOLVER,
+};
+
+static const struct option long_opts[] = {
+    {"model", required_argument, NULL, 'm'},
+    {"model-file", required_argument, NULL, OPT_MODEL_FILE},
+    {"preset", required_argument, NULL, OPT_PRESET},
+    {"dataset", required_argument, NULL, OPT_DATASET},
+    {"num-layers", required_argument, NULL, OPT_NUM_LAYERS},
+    {"hidden", required_argument, NULL, OPT_HIDDEN},
+    {"heads", required_argument, NULL, OPT_HEADS},
+    {"seq-len", required_argument, NULL, OPT_SEQ_LEN},
+    {"vocab", required_argument, NULL, OPT_VOCAB},
+    {"depth", required_argument, NULL, OPT_DEPTH},
+    {"width", required_argument, NULL, OPT_WIDTH},
+    {"manual-boundary", no_argument, NULL, OPT_MANUAL_BOUNDARY},
+    {"layers", required_argument, NULL, OPT_LAYERS},
+    {"eps", required_argument, NULL, OPT_EPS},
+    {"manual-layers", no_argument, NULL, OPT_MANUAL_LAYERS},
+    {"cluster", required_argument, NULL, OPT_CLUSTER},
+    {"batch", required_argument, NULL, OPT_BATCH},
+    {"micro-batches", required_argument, NULL, OPT_MICRO},
+    {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"submesh-space", required_argument, NULL, OPT_SUBMESH},
+    {"logical-space", required_argument, NULL, OPT_LOGICAL},
+    {"profile-mode", required_argument, NULL, OPT_MODE},
+    {"stage-imbalance-tolerance", required_argument, NULL, OPT_IMBALANCE},
+    {"hardware", required_argument, NULL, OPT_HARDWARE},
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"db", required_argument, NULL, OPT_DB},
+    {"resume", no_argument, NULL, OPT_RESUME},
+    {"shard", required_argument, NULL, OPT_SHARD},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"commit-every", required_argument, NULL, OPT_COMMIT_EVERY},
+    {"sharding-solver", required_argument, NULL, OPT_SHARDING_SOLVER},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static int int_opt(const char *name, const char *v, int64_t lo, int64_t hi, int64_t *out)
+{
+    if (cli_parse_int(v, lo, hi, out) < 0) {
+        cli_usage_error("sweep", "--%s: '%s' is not an integer in [%lld, %lld]", name, v,
+                        (long long)lo, (long long)hi);
+        return -1;
+    }
+    return 0;
+}
+
+static void print_summary(const ApprofSweepSummary *s, const char *db_path)
+{
+    fprintf(stderr,
+            "approf: sweep %lld %s: %zu tuples, %zu entries written, %zu already present, "
+            "%zu failed, %zu reused\n"
+            " - backend %s on %s; sharding ILPs solved %zu, reused %zu\n"
+            " - time: build %.3f s, enumeration %.3f s, sharding %.3f s, costing %.3f s, "
+            "writing %.3f s, total %.3f s\n"
+            " - database: %s\n",
+            (long long)s->sweep_id, s->resumed ? "resumed" : "done", s->tuples, s->entries,
+            s->existing, s->failures, s->reused, s->backend, s->hardware, s->sharding_solved,
+            s->sharding_cached, s->t_build, s->t_enumerate, s->t_sharding, s->t_costing,
+            s->t_writing, s->t_total, db_path);
+}
+
+int approf_cmd_sweep(int argc, char **argv)
+{
+    ApprofSweepConfig cfg;
+    ApprofSweepCallbacks cb;
+    ApprofSweepSummary sum;
+    Progress prog = {0};
+    char err[1024] = "";
+    int64_t v;
+    int opt, rc, manual_layers = 0;
+    struct sigaction sa, old_int, old_term;
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.db_path = "results.db";
+    cfg.layers = 16;
+    cfg.eps = 0.5;
+    cfg.cluster_hosts = 1;
+    cfg.cluster_gpus = 8;
+    cfg.micro_batches = 16;
+    cfg.dtype = APPROF_F32;
+    cfg.hardware = "a100-40g";
+    cfg.backend = "auto";
+    cfg.imbalance_tol = -1;
+    cfg.shard_n = 1;
+    cfg.tool_version = APPROF_VERSION;
+
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, ":m:h", long_opts, NULL)) != -1) {
+        switch (opt) {
+        case 'm': cfg.model_name = optarg; break;
+        case OPT_MODEL_FILE: cfg.model_file = optarg; break;
+        case OPT_PRESET: cfg.preset = optarg; break;
+        case OPT_DATASET: cfg.dataset = optarg; break;
+        case OPT_NUM_LAYERS:
+            if (int_opt("num-layers", optarg, 1, 100000, &v)) return 2;
+            cfg.zoo_num_layers = (int)v;
+            break;
+        case OPT_HIDDEN:
+            if (int_opt("hidden", optarg, 1, 1 << 20, &v)) return 2;
+            cfg.zoo_hidden = (int)v;
+            break;
+        case OPT_HEADS:
+            if (int_opt("heads", optarg, 1, 4096, &v)) return 2;
+            cfg.zoo_heads = (int)v;
+            break;
+        case OPT_SEQ_LEN:
+            if (int_opt("seq-len", optarg, 1, 1 << 24, &v)) return 2;
+            cfg.zoo_seq_len = (int)v;
+            break;
+        case OPT_VOCAB:
+            if (int_opt("vocab", optarg, 1, 1 << 24, &v)) return 2;
+            cfg.zoo_vocab = (int)v;
+            break;
+        case OPT_DEPTH:
+            if (int_opt("depth", optarg, 1, 10000, &v)) return 2;
+            cfg.zoo_depth = (int)v;
+            break;
+        case OPT_WIDTH:
+            if (int_opt("width", optarg, 1, 1024, &v)) return 2;
+            cfg.zoo_width = (int)v;
+            break;
+        case OPT_MANUAL_BOUNDARY: cfg.manual_boundary = 1; break;
+        case OPT_LAYERS:
+            if (int_opt("layers", optarg, 1, 4096, &v)) return 2;
+            cfg.layers = (int)v;
+            break;
+        case OPT_EPS:
+            if (cli_parse_double(optarg, 0, 1e6, &cfg.eps) < 0)
+                return cli_usage_error("sweep", "--eps: '%s' is not a number >= 0", optarg);
+            break;
+        case OPT_MANUAL_LAYERS: manual_layers = 1; break;
+        case OPT_CLUSTER:
+            if (cli_parse_mesh(optarg, &cfg.cluster_hosts, &cfg.cluster_gpus) < 0)
+                return cli_usage_error("sweep", "--cluster: '%s' is not NxM", optarg);
+            if (cfg.cluster_gpus & (cfg.cluster_gpus - 1))
+                return cli_usage_error("sweep", "--cluster %s: GPUs per host (M) must be a "
+                                       "power of two", optarg);
+            break;
+        case OPT_BATCH:
+            if (int_opt("batch", optarg, 1, (int64_t)1 << 40, &v)) return 2;
+            cfg.global_batch = v;
+            break;
+        case OPT_MICRO:
+            if (int_opt("micro-batches", optarg, 1, 1 << 20, &v)) return 2;
+            cfg.micro_batches = (int)v;
+            break;
+        case OPT_DTYPE:
+            if (approf_dtype_parse(optarg, &cfg.dtype) < 0)
+                return cli_usage_error("sweep", "--dtype: '%s' is not f32, f16 or bf16", optarg);
+            break;
+        case OPT_SUBMESH:
+            if (approf_submesh_space_parse(optarg, &cfg.submesh_space, cfg.manual_submeshes,
+                                           APPROF_MAX_SUBMESHES, &cfg.n_manual_submeshes, err,
+                                           sizeof err) < 0)
+                return cli_usage_error("sweep", "--submesh-space: %s", err);
+            break;
+        case OPT_LOGICAL:
+            if (approf_logical_space_parse(optarg, &cfg.logical_space) < 0)
+                return cli_usage_error("sweep", "--logical-space: unknown space '%s'", optarg);
+            break;
+        case OPT_MODE:
+            if (!strcmp(optarg, "composition"))
+                cfg.individual = 0;
+            else if (!strcmp(optarg, "individual"))
+                cfg.individual = 1;
+            else
+                return cli_usage_error("sweep", "--profile-mode: '%s' is not composition or "
+                                       "individual", optarg);
+            break;
+        case OPT_IMBALANCE:
+            if (cli_parse_double(optarg, 0, 1e9, &cfg.imbalance_tol) < 0)
+                return cli_usage_error("sweep", "--stage-imbalance-tolerance: '%s' is not a "
+                                       "number >= 0", optarg);
+            break;
+        case OPT_HARDWARE: cfg.hardware = optarg; break;
+        case OPT_BACKEND:
+            if (strcmp(optarg, "auto") && strcmp(optarg, "model") && strcmp(optarg, "cuda"))
+                return cli_usage_error("sweep", "--backend: '%s' is not auto, model or cuda",
+                                       optarg);
+            cfg.backend = optarg;
+            break;
+        case OPT_DB: cfg.db_path = optarg; break;
+        case OPT_RESUME: cfg.resume = 1; break;
+        case OPT_SHARD: {
+            char *end = NULL;
+            long a = strtol(optarg, &end, 10);
+            if (end == optarg || *end != '/')
+                return cli_usage_error("sweep", "--shard: '%s' is not K/N", optarg);
+            if (int_opt("shard", end + 1, 1, 1 << 20, &v)) return 2;
+            if (a < 0 || a >= v)
+                return cli_usage_error("sweep", "--shard %s: K must be in [0, N)", optarg);
+            cfg.shard_k = (int)a;
+            cfg.shard_n = (int)v;
+            break;
+        }
+        case OPT_QUIET: prog.quiet = 1; break;
+        case OPT_COMMIT_EVERY:
+            if (int_opt("commit-every", optarg, 1, 1 << 20, &v)) return 2;
+            cfg.commit_every = (int)v;
+            break;
+        case OPT_SHARDING_SOLVER:
+            if (!strcmp(optarg, "series-parallel"))
+                cfg.sharding_cbc = 0;
+            else if (!strcmp(optarg, "cbc"))
+                cfg.sharding_cbc = 1;
+            else
+                return cli_usage_error("sweep", "--sharding-solver: '%s' is not "
+                                       "series-parallel or cbc", optarg);
+            break;
+        case 'h': usage(); return 0;
+        case ':': return cli_usage_error("sweep", "option '%s' needs a value", argv[optind - 1]);
+        default: return cli_usage_error("sweep", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("sweep", "unexpected argument '%s'", argv[optind]);
+    if (cfg.model_name && cfg.model_file)
+        return cli_usage_error("sweep", "give --model or --model-file, not both");
+    if (!cfg.model_name && !cfg.model_file)
+        cfg.model_name = "resnet50";
+    if (manual_layers)
+        cfg.layers = 0;
+
+    prog.tty = isatty(STDERR_FILENO);
+    prog.started = now_seconds();
+    memset(&cb, 0, sizeof cb);
+    cb.ctx = &prog;
+    cb.submesh = cb_submesh;
+    cb.entry = cb_entry;
+    cb.progress = cb_progress;
+    cb.notice = cb_notice;
+    cb.stop = &stop_signal;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+
+    rc = approf_sweep_run(&cfg, &cb, &sum, err, sizeof err);
+    fflush(stdout);
+
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    if (rc == APPROF_EINTR) {
+        int sig = stop_signal ? (int)stop_signal : SIGINT;
+        fprintf(stderr,
+                "approf: interrupted by %s: sweep %lld has %zu entries committed in %s.\n"
+                "approf: resume with the same command and --resume\n",
+                sig == SIGTERM ? "SIGTERM" : "SIGINT", (long long)sum.sweep_id,
+                sum.entries + sum.existing, cfg.db_path);
+        return 128 + sig;
+    }
+    if (rc < 0)
+        return cli_fail("%s", err[0] ? err : approf_strerror(rc));
+    print_summary(&sum, cfg.db_path);
+    return 0;
+}

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The approf-cuda module's backend: approf_backend_module_init checks for a
+ * device and builds the context (stream, events, cuBLASLt and cuDNN
+ * handles, algorithm cache); measure() runs the kernels of one phase of a
+ * stage program on that GPU and times them. Buffers come from a tracking
+ * allocator over cudaMalloc: one arena as large as the stage's peak memory
+ * (or the largest kernel's operands, if more) in which every kernel's
+ * operands are placed, plus one cuBLASLt/cuDNN workspace; the tracked peak
+ * is the entry's peak_memory. The phase runs warmup times, then repeats
+ * times between CUDA events; the median is the cost, (max - min) / median
+ * the spread. Out of memory gives status oom, any other CUDA error status
+ * failed, both with the error text and everything freed. Collectives are
+ * costed by the loader, not here.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels.h"
+#include "module_int.h"
+
+#define STATUS_OK 0      /* CostdbStatus values */
+#define STATUS_OOM 1
+#define STATUS_FAILED 2
+#define MIB ((size_t)1 << 20)
+
+int cuda_ck(cudaError_t e, const char *what, char *err, size_t errlen)
+{
+    if (e == cudaSuccess)
+        return 0;
+    snprintf(err, errlen, "%s: %s", what, cudaGetErrorString(e));
+    return e == cudaErrorMemoryAllocation ? APPROF_ENOMEM : APPROF_EIO;
+}
+
+int cublas_ck(cublasStatus_t s, const char *what, char *err, size_t errlen)
+{
+    if (s == CUBLAS_STATUS_SUCCESS)
+        return 0;
+    snprintf(err, errlen, "%s: %s", what, cublasLtGetStatusString(s));
+    return s == CUBLAS_STATUS_ALLOC_FAILED ? APPROF_ENOMEM : APPROF_EIO;
+}
+
+int cudnn_ck(cudnnStatus_t s, const char *what, char *err, size_t errlen)
+{
+    if (s == CUDNN_STATUS_SUCCESS)
+        return 0;
+    snprintf(err, errlen, "%s: %s", what, cudnnGetErrorString(s));
+    return (s == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED ||
+            s == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED) ? APPROF_ENOMEM : APPROF_EIO;
+}
+
+int cuda_env_int(const char *name, int def, int lo, int hi)
+{
+    const char *s = getenv(name);
+    char *end = NULL;
+    long v;
+    if (!s || !*s)
+        return def;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return def;
+    return (int)v;
+}
+
+static int raw_alloc(void *user, size_t bytes, void **ptr)
+{
+    cudaError_t e;
+    (void)user;
+    e = cudaMalloc(ptr, bytes);
+    if (e == cudaSuccess)
+        return 0;
+    *ptr = NULL;
+    return e == cudaErrorMemoryAllocation ? APPROF_ENOMEM : APPROF_EIO;
+}
+
+static void raw_free(void *user, void *ptr)
+{
+    (void)user;
+    cudaFree(ptr);
+}
+
+static int run_op(CudaCtx *c, CudaOp *op, ApprofDtype dt, void *ws, size_t ws_size, char *err,
+                  size_t errlen)
+{
+    switch (op->k.kind) {
+    case APPROF_K_GEMM:
+        return cuda_gemm_run(c, op, ws, ws_size, err, errlen);
+    case APPROF_K_CONV_FWD: case APPROF_K_CONV_BWD_DATA: case APPROF_K_CONV_BWD_FILTER:
+        return cuda_conv_run(c, op, ws, ws_size, err, errlen);
+    default:
+        return cuda_ck((cudaError_t)approf_cuda_launch_bw((int)dt, (int)op->b.pattern, op->buf[0],
+                                                          op->b.in_elems, op->buf[1],
+                                                          op->b.out_elems, c->stream),
+                       "bandwidth kernel", err, errlen);
+    }
+}
+
+static int run_all(CudaCtx *c, CudaOp *ops, size_t n, ApprofDtype dt, void *ws, size_t ws_size,
+                   char *err, size_t errlen)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = run_op(c, &ops[i], dt, ws, ws_size, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Carves op's buffers out of the arena, back to back from its start. */
+static void place(CudaOp *op, char *arena)
+{
+    int64_t off = 0;
+    for (int i = 0; i < op->b.n; i++) {
+        op->buf[i] = arena + off;
+        off += approf_cuda_align(op->b.bytes[i]);
+    }
+}
+
+static int cuda_measure(void *vctx, const ApprofStageProgram *p, int phase,
+                        const ApprofHardwareSpec *hw, ApprofMeasurement *out)
+{
+    CudaCtx *c = vctx;
+    ApprofTrackAlloc t;
+    CudaOp *ops = NULL;
+    double *samples = NULL;
+    void *arena = NULL, *ws = NULL;
+    size_t n, ws_size = 0, free_b = 0, total_b = 0;
+    int64_t arena_bytes = 0;
+    ApprofDtype dt;
+    int rc = 0;
+
+    (void)hw;
+    if (!c || !p || !out || phase < 0 || phase > 1)
+        return APPROF_EINVAL;
+    memset(out, 0, sizeof *out);
+    approf_track_init(&t, raw_alloc, raw_free, c);
+    dt = (p->dtype >= APPROF_F32 && p->dtype <= APPROF_BF16) ? p->dtype : APPROF_F32;
+    n = p->n_kernels[phase];
+    rc = cuda_ck(cudaSetDevice(c->device), "cudaSetDevice", out->error, sizeof out->error);
+    if (rc == 0)
+        rc = cuda_ck(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo", out->error,
+                     sizeof out->error);
+    if (rc < 0)
+        goto cleanup;
+    out->available_memory = approf_cuda_available_memory((int64_t)free_b, (int64_t)total_b);
+    ops = calloc(n ? n : 1, sizeof *ops);
+    samples = calloc((size_t)c->repeats, sizeof *samples);
+    if (!ops || !samples) {
+        snprintf(out->error, sizeof out->error, "out of host memory");
+        rc = APPROF_ENOMEM;
+        goto cleanup;
+    }
+    for (size_t i = 0; i < n; i++) {
+        ops[i].k = p->kernels[phase][i];
+        if (approf_kernel_buffers(&ops[i].k, dt, &ops[i].b) < 0) {
+            snprintf(out->error, sizeof out->error, "kernel %zu (kind %d): unsupported shape", i,
+                     (int)ops[i].k.kind);
+            rc = APPROF_EIO;
+            goto cleanup;
+        }
+        if (approf_kernel_buffers_total(&ops[i].b) > arena_bytes)
+            arena_bytes = approf_kernel_buffers_total(&ops[i].b);
+    }
+    if (approf_cuda_align(p->peak_memory[phase]) > arena_bytes)
+        arena_bytes = approf_cuda_align(p->peak_memory[phase]);
+    if (arena_bytes > 0) {
+        rc = approf_track_alloc(&t, (size_t)arena_bytes, &arena);
+        if (rc < 0) {
+            snprintf(out->error, sizeof out->error, "cudaMalloc of the %.3f GiB stage arena: %s",
+                     (double)arena_bytes / 1073741824.0,
+                     rc == APPROF_ENOMEM ? "out of memory" : "failed");
+            goto cleanup;
+        }
+        rc = cuda_ck((cudaError_t)approf_cuda_launch_fill((int)dt, arena,
+                                                          arena_bytes / (dt == APPROF_F32 ? 4 : 2),
+                                                          12345u, c->stream),
+                     "fill kernel", out->error, sizeof out->error);
+        if (rc < 0)
+            goto cleanup;
+    }
+    /* One workspace for cuBLASLt and cuDNN: the limit, or half of what is
+     * left, whichever is smaller. */
+    if (n > 0) {
+        rc = cuda_ck(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo", out->error,
+                     sizeof out->error);
+        if (rc < 0)
+            goto cleanup;
+        ws_size = free_b / 2 < c->workspace_limit ? free_b / 2 : c->workspace_limit;
+        ws_size = ws_size / MIB * MIB;
+        if (ws_size >= 4 * MIB && approf_track_alloc(&t, ws_size, &ws) < 0)
+            ws = NULL;
+        if (!ws)
+            ws_size = 0;
+    }
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        place(&ops[i], arena);
+        if (ops[i].k.kind == APPROF_K_GEMM)
+            rc = cuda_gemm_prepare(c, &ops[i], dt, ws_size < 32 * MIB ? ws_size : 32 * MIB,
+                                   out->error, sizeof out->error);
+        else if (ops[i].k.kind >= APPROF_K_CONV_FWD && ops[i].k.kind <= APPROF_K_CONV_BWD_FILTER)
+            rc = cuda_conv_prepare(c, &ops[i], dt, ws, ws_size, out->error, sizeof out->error);
+    }
+    if (rc < 0)
+        goto cleanup;
+    for (int w = 0; w < c->warmup && rc == 0; w++)
+        rc = run_all(c, ops, n, dt, ws, ws_size, out->error, sizeof out->error);
+    if (rc == 0)
+        rc = cuda_ck(cudaStreamSynchronize(c->stream), "warm-up", out->error, sizeof out->error);
+    for (int r = 0; r < c->repeats && rc == 0; r++) {
+        float ms = 0.0f;
+        rc = cuda_ck(cudaEventRecord(c->ev_start, c->stream), "cudaEventRecord", out->error,
+                     sizeof out->error);
+        if (rc == 0)
+            rc = run_all(c, ops, n, dt, ws, ws_size, out->error, sizeof out->error);
+        if (rc == 0)
+            rc = cuda_ck(cudaEventRecord(c->ev_stop, c->stream), "cudaEventRecord", out->error,
+                         sizeof out->error);
+        if (rc == 0)
+            rc = cuda_ck(cudaEventSynchronize(c->ev_stop), "timed run", out->error,
+                         sizeof out->error);
+        if (rc == 0)
+            rc = cuda_ck(cudaEventElapsedTime(&ms, c->ev_start, c->ev_stop),
+                         "cudaEventElapsedTime", out->error, sizeof out->error);
+        samples[r] = (double)ms * 1e-3;
+    }
+    if (rc == 0 && approf_cuda_stats(samples, c->repeats, &out->compute_cost, &out->spread) < 0) {
+        snprintf(out->error, sizeof out->error, "invalid timings");
+        rc = APPROF_EIO;
+    }
+
+cleanup:
+    cudaStreamSynchronize(c->stream);
+    for (size_t i = 0; ops && i < n; i++) {
+        cuda_gemm_release(&ops[i]);
+        cuda_conv_release(&ops[i]);
+    }
+    approf_track_release_all(&t);
+    out->peak_memory = t.peak;
+    free(ops);
+    free(samples);
+    /* Clears a non-sticky error so that the next entry starts clean. */
+    cudaGetLastError();
+    if (rc < 0) {
+        out->status = rc == APPROF_ENOMEM ? STATUS_OOM : STATUS_FAILED;
+        out->compute_cost = INFINITY;
+        out->repeats = 0;
+        out->spread = 0.0;
+    } else {
+        out->status = STATUS_OK;
+        out->repeats = c->repeats;
+        out->error[0] = '\0';
+    }
+    return APPROF_OK;
+}
+
+static void ctx_free(CudaCtx *c)
+{
+    if (!c)
+        return;
+    cudaSetDevice(c->device);
+    if (c->dnn)
+        cudnnDestroy(c->dnn);
+    if (c->lt)
+        cublasLtDestroy(c->lt);
+    if (c->ev_start)
+        cudaEventDestroy(c->ev_start);
+    if (c->ev_stop)
+        cudaEventDestroy(c->ev_stop);
+    if (c->stream)
+        cudaStreamDestroy(c->stream);
+    approf_algo_cache_free(&c->algos);
+    free(c);
+}
+
+static void cuda_destroy(void *ctx)
+{
+    ctx_free(ctx);
+}
+
+APPROF_EXPORT int approf_backend_module_init(int abi, ApprofBackend *out, char *err,
+                                             size_t errlen);
+
+/* Entry point (ApprofBackendModuleInit). Device APPROF_CUDA_DEVICE (0),
+ * APPROF_CUDA_WARMUP (2) and APPROF_CUDA_REPEATS (5) runs, TF32 for f32
+ * unless APPROF_CUDA_TF32=0, workspace APPROF_CUDA_WORKSPACE_MIB (256). */
+int approf_backend_module_init(int abi, ApprofBackend *out, char *err, size_t errlen)
+{
+    CudaCtx *c = NULL;
+    int count = 0, rc;
+    cudaError_t e;
+
+    if (!out || !err || errlen == 0)
+        return APPROF_EINVAL;
+    memset(out, 0, sizeof *out);
+    if (abi != APPROF_BACKEND_ABI) {
+        snprintf(err, errlen, "no CUDA backend: module ABI %d, approf expects %d",
+                 APPROF_BACKEND_ABI, abi);
+        return APPROF_ENODEV;
+    }
+    e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        snprintf(err, errlen, "no CUDA device: cudaGetDeviceCount: %s", cudaGetErrorString(e));
+        return APPROF_ENODEV;
+    }
+    if (count < 1) {
+        snprintf(err, errlen, "no CUDA device: cudaGetDeviceCount found none");
+        return APPROF_ENODEV;
+    }
+    c = calloc(1, sizeof *c);
+    if (!c)
+        return APPROF_ENOMEM;
+    c->device = cuda_env_int("APPROF_CUDA_DEVICE", 0, 0, count - 1);
+    c->warmup = cuda_env_int("APPROF_CUDA_WARMUP", 2, 0, 1000);
+    c->repeats = cuda_env_int("APPROF_CUDA_REPEATS", 5, 1, 1000);
+    c->allow_tf32 = cuda_env_int("APPROF_CUDA_TF32", 1, 0, 1);
+    c->workspace_limit = (size_t)cuda_env_int("APPROF_CUDA_WORKSPACE_MIB", 256, 0, 1 << 20) * MIB;
+    rc = cuda_ck(cudaSetDevice(c->device), "cudaSetDevice", err, errlen);
+    if (rc == 0)
+        rc = cuda_ck(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking),
+                     "cudaStreamCreate", err, errlen);
+    if (rc == 0)
+        rc = cuda_ck(cudaEventCreate(&c->ev_start), "cudaEventCreate", err, errlen);
+    if (rc == 0)
+        rc = cuda_ck(cudaEventCreate(&c->ev_stop), "cudaEventCreate", err, errlen);
+    if (rc == 0)
+        rc = cublas_ck(cublasLtCreate(&c->lt), "cublasLtCreate", err, errlen);
+    if (rc == 0)
+        rc = cudnn_ck(cudnnCreate(&c->dnn), "cudnnCreate", err, errlen);
+    if (rc == 0)
+        rc = cudnn_ck(cudnnSetStream(c->dnn, c->stream), "cudnnSetStream", err, errlen);
+    if (rc == 0 && approf_algo_cache_new(&c->algos) < 0) {
+        snprintf(err, errlen, "out of host memory");
+        rc = APPROF_ENOMEM;
+    }
+    if (rc < 0) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", err);
+        snprintf(err, errlen, "CUDA device %d unusable: %s", c->device, why);
+        ctx_free(c);
+        return APPROF_ENODEV;
+    }
+    out->name = "cuda";
+    out->ctx = c;
+    out->measure = cuda_measure;
+    out->destroy = cuda_destroy;
+    return APPROF_OK;
+}

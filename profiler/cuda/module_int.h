@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Internals of the approf-cuda module (only the module includes this): the
+ * per-device context, one prepared kernel, the GEMM (cuBLASLt) and
+ * convolution (cuDNN) helpers and the error conversion shared by module.c,
+ * gemm.c, conv.c and probe_run.c. Every helper returns 0, APPROF_ENOMEM
+ * when CUDA, cuBLAS or cuDNN ran out of memory, or APPROF_EIO for any other
+ * failure, with the library's message in err.
+ */
+#ifndef APPROF_CUDA_MODULE_INT_H
+#define APPROF_CUDA_MODULE_INT_H
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+
+#include "../backend.h"
+#include "host.h"
+
+#define APPROF_EXPORT __attribute__((visibility("default")))
+
+typedef struct CudaCtx {
+    int device;
+    cudaStream_t stream;
+    cudaEvent_t ev_start, ev_stop;
+    cublasLtHandle_t lt;
+    cudnnHandle_t dnn;
+    ApprofAlgoCache *algos;
+    int warmup, repeats;
+    int allow_tf32;
+    size_t workspace_limit;      /* bytes for cuBLASLt/cuDNN workspace */
+} CudaCtx;
+
+/* One kernel of a phase, ready to run. */
+typedef struct CudaOp {
+    ApprofKernel k;
+    ApprofKernelBuffers b;
+    void *buf[3];
+    /* GEMM */
+    cublasLtMatmulDesc_t mm;
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatmulAlgo_t algo;
+    /* convolution */
+    cudnnTensorDescriptor_t xd, yd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+    int conv_algo;
+    size_t ws_need;
+} CudaOp;
+
+/* The module links no core library, so it names dtypes itself. */
+static inline const char *cuda_dtype_name(ApprofDtype dt)
+{
+    return dt == APPROF_F16 ? "f16" : dt == APPROF_BF16 ? "bf16" : "f32";
+}
+
+int cuda_ck(cudaError_t e, const char *what, char *err, size_t errlen);
+int cublas_ck(cublasStatus_t s, const char *what, char *err, size_t errlen);
+int cudnn_ck(cudnnStatus_t s, const char *what, char *err, size_t errlen);
+
+/* Creates the cuBLASLt descriptors and picks an algorithm (heuristic) for
+ * op->k with op->buf set; ws_size is the workspace it may use. */
+int cuda_gemm_prepare(CudaCtx *c, CudaOp *op, ApprofDtype dt, size_t ws_size, char *err,
+                      size_t errlen);
+int cuda_gemm_run(CudaCtx *c, CudaOp *op, void *ws, size_t ws_size, char *err, size_t errlen);
+void cuda_gemm_release(CudaOp *op);
+
+/* Creates the cuDNN descriptors and chooses the algorithm with
+ * cudnnFind*AlgorithmEx, once per shape (the context's cache). */
+int cuda_conv_prepare(CudaCtx *c, CudaOp *op, ApprofDtype dt, void *ws, size_t ws_size,
+                      char *err, size_t errlen);
+int cuda_conv_run(CudaCtx *c, CudaOp *op, void *ws, size_t ws_size, char *err, size_t errlen);
+void cuda_conv_release(CudaOp *op);
+
+/* Both read APPROF_CUDA_* environment variables: an integer in [lo, hi] or
+ * def when unset or malformed. */
+int cuda_env_int(const char *name, int def, int lo, int hi);
+
+#endif

@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The hardware probe inside the approf-cuda module ("approf_probe_module_run"):
+ * square GEMM FLOP/s per dtype on cuBLASLt, device-to-device cudaMemcpy
+ * bandwidth, and NCCL all-reduce, all-gather, reduce-scatter, all-to-all
+ * (grouped ncclSend/ncclRecv to every peer, self included, as nccl-tests
+ * does) and send-recv (a ring: rank r sends to r+1) over the 1xG groups of
+ * the local devices, for message sizes min..max bytes. GEMM and memcpy are
+ * timed with CUDA events, collectives with the host clock around iters
+ * operations after synchronising every stream (nccl-tests' method); each
+ * point is the median of the requested repeats. Results go to the caller's
+ * callbacks; nothing is stored here.
+ */
+#include <math.h>
+#include <nccl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "probe.h"
+#include "kernels.h"
+#include "module_int.h"
+
+#define MAX_DEV 16
+#define MAX_SIZES 64
+
+typedef struct Group {
+    int n;
+    ncclComm_t comm[MAX_DEV];
+    cudaStream_t stream[MAX_DEV];
+    void *send[MAX_DEV], *recv[MAX_DEV];
+} Group;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int nccl_ck(ncclResult_t r, const char *what, char *err, size_t errlen)
+{
+    if (r == ncclSuccess)
+        return 0;
+    snprintf(err, errlen, "%s: %s", what, ncclGetErrorString(r));
+    return APPROF_EIO;
+}
+
+static void progress(const ApprofProbeRequest *req, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void progress(const ApprofProbeRequest *req, const char *fmt, ...)
+{
+    char line[256];
+    va_list ap;
+    if (!req->on_progress)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    req->on_progress(req->user, line);
+}
+
+static void fill_info(ApprofProbeInfo *info, int count)
+{
+    struct cudaDeviceProp prop;
+    int v = 0;
+    size_t sv;
+
+    info->device_count = count;
+    memset(&prop, 0, sizeof prop);
+    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) {
+        snprintf(info->gpu_model, sizeof info->gpu_model, "%.127s", prop.name);
+        info->device_memory = (int64_t)prop.totalGlobalMem;
+        info->cc_major = prop.major;
+        info->cc_minor = prop.minor;
+        info->sm_count = prop.multiProcessorCount;
+    }
+    if (cudaDriverGetVersion(&v) == cudaSuccess)
+        snprintf(info->driver_version, sizeof info->driver_version, "%d.%d", v / 1000, (v % 1000) / 10);
+    if (cudaRuntimeGetVersion(&v) == cudaSuccess)
+        snprintf(info->runtime_version, sizeof info->runtime_version, "%d.%d", v / 1000,
+                 (v % 1000) / 10);
+    if (ncclGetVersion(&v) == ncclSuccess)
+        snprintf(info->nccl_version, sizeof info->nccl_version, "%d.%d.%d", v / 10000,
+                 (v % 10000) / 100, v % 100);
+    sv = cudnnGetVersion();
+    snprintf(info->cudnn_version, sizeof info->cudnn_version, "%zu.%zu.%zu", sv / 10000,
+             (sv % 10000) / 100, sv % 100);
+    snprintf(info->cublas_version, sizeof info->cublas_version, "%zu", cublasLtGetVersion());
+}
+
+/* Median seconds of one GEMM of size s (m = n = k) in dt. */
+static int time_gemm(CudaCtx *c, ApprofDtype dt, int s, int repeats, double *sec, char *err,
+                     size_t errlen)
+{
+    CudaOp op;
+    void *ws = NULL;
+    size_t ws_size = 32u << 20;
+    double samples[64], spread;
+    int iters = s <= 1024 ? 50 : s <= 2048 ? 20 : s <= 4096 ? 5 : 2, rc;
+    size_t es = dt == APPROF_F32 ? 4 : 2, bytes = (size_t)s * (size_t)s * es;
+
+    memset(&op, 0, sizeof op);
+    op.k.kind = APPROF_K_GEMM;
+    op.k.batch = 1;
+    op.k.m = op.k.n = op.k.k = s;
+    rc = cuda_ck(cudaMalloc(&op.buf[0], bytes), "cudaMalloc", err, errlen);
+    if (rc == 0)
+        rc = cuda_ck(cudaMalloc(&op.buf[1], bytes), "cudaMalloc", err, errlen);
+    if (rc == 0)
+        rc = cuda_ck(cudaMalloc(&op.buf[2], bytes), "cudaMalloc", err, errlen);
+    if (rc == 0)
+        rc = cuda_ck(cudaMalloc(&ws, ws_size), "cudaMalloc", err, errlen);
+    for (int i = 0; i < 2 && rc == 0; i++)
+        rc = cuda_ck((cudaError_t)approf_cuda_launch_fill((int)dt, op.buf[i], (int64_t)(bytes / es),
+                                                          7u + (uint32_t)i, c->stream),
+                     "fill kernel", err, errlen);
+    if (rc == 0)
+        rc = cuda_gemm_prepare(c, &op, dt, ws_size, err, errlen);
+    for (int i = 0; i < 3 && rc == 0; i++)
+        rc = cuda_gemm_run(c, &op, ws, ws_size, err, errlen);
+    for (int r = 0; r < repeats && rc == 0; r++) {
+        float ms = 0;
+        rc = cuda_ck(cudaEventRecord(c->ev_start, c->stream), "cudaEventRecord", err, errlen);
+        for (int i = 0; i < iters && rc == 0; i++)
+            rc = cuda_gemm_run(c, &op, ws, ws_size, err, errlen);
+        if (rc == 0)
+            rc = cuda_ck(cudaEventRecord(c->ev_stop, c->stream), "cudaEventRecord", err, errlen);
+        if (rc == 0)
+            rc = cuda_ck(cudaEventSynchronize(c->ev_stop), "GEMM", err, errlen);
+        if (rc == 0)
+            rc = cuda_ck(cudaEventElapsedTime(&ms, c->ev_start, c->ev_stop), "cudaEventElapsedTime",
+                         err, errlen);
+        samples[r] = (double)ms * 1e-3 / iters;
+    }
+    if (rc == 0 && approf_cuda_stats(samples, repeats, sec, &spread) < 0)
+        rc = APPROF_EIO;
+    cudaStreamSynchronize(c->stream);
+    cuda_gemm_release(&op);
+    for (int i = 0; i < 3; i++)
+        cudaFree(op.buf[i]);
+    cudaFree(ws);
+    return rc;
+}
+
+/* Median seconds of one device-to-device cudaMemcpy of bytes. */
+static int time_memcpy(CudaCtx *c, void *a, void *b, int64_t bytes, int repeats, double *sec,
+                       char *err, size_t errlen)
+{
+    double samples[64], spread;
+    int iters = approf_probe_iters(bytes), rc = 0;
+    for (int i = 0; i < 2 && rc == 0; i++)
+        rc = cuda_ck(cudaMemcpyAsync(b, a, (size_t)bytes, cudaMemcpyDeviceToDevice, c->stream),
+                     "cudaMemcpyAsync", err, errlen);
+    for (int r = 0; r < repeats && rc == 0; r++) {
+        float ms = 0;
+        rc = cuda_ck(cudaEventRecord(c->ev_start, c->stream), "cudaEventRecord", err, errlen);
+        for (int i = 0; i < iters && rc == 0; i++)
+            rc = cuda_ck(cudaMemcpyAsync(b, a, (size_t)bytes, cudaMemcpyDeviceToDevice, c->stream),
+                         "cudaMemcpyAsync", err, errlen);
+        if (rc == 0)
+            rc = cuda_ck(cudaEventRecord(c->ev_stop, c->stream), "cudaEventRecord", err, errlen);
+        if (rc == 0)
+            rc = cuda_ck(cudaEventSynchronize(c->ev_stop), "memcpy", err, errlen);
+        if (rc == 0)
+            rc = cuda_ck(cudaEventElapsedTime(&ms, c->ev_start, c->ev_stop), "cudaEventElapsedTime",
+                         err, errlen);
+        samples[r] = (double)ms * 1e-3 / iters;
+    }
+    if (rc == 0 && approf_cuda_stats(samples, repeats, sec, &spread) < 0)
+        rc = APPROF_EIO;
+    return rc;
+}
+
+static ncclResult_t launch(ApprofCollKind kind, Group *g, const ApprofCollCounts *cc)
+{
+    ncclResult_t r = ncclGroupStart();
+    size_t chunk = cc->count * sizeof(float);
+    for (int i = 0; i < g->n && r == ncclSuccess; i++) {
+        switch (kind) {
+        case APPROF_COLL_ALL_REDUCE:
+            r = ncclAllReduce(g->send[i], g->recv[i], cc->count, ncclFloat, ncclSum, g->comm[i],
+                              g->stream[i]);
+            break;
+        case APPROF_COLL_ALL_GATHER:
+            r = ncclAllGather(g->send[i], g->recv[i], cc->count, ncclFloat, g->comm[i], g->stream[i]);
+            break;
+        case APPROF_COLL_REDUCE_SCATTER:
+            r = ncclReduceScatter(g->send[i], g->recv[i], cc->count, ncclFloat, ncclSum, g->comm[i],
+                                  g->stream[i]);
+            break;
+        case APPROF_COLL_ALL_TO_ALL:
+            for (int p = 0; p < g->n && r == ncclSuccess; p++) {
+                r = ncclSend((char *)g->send[i] + (size_t)p * chunk, cc->count, ncclFloat, p,
+                             g->comm[i], g->stream[i]);
+                if (r == ncclSuccess)
+                    r = ncclRecv((char *)g->recv[i] + (size_t)p * chunk, cc->count, ncclFloat, p,
+                                 g->comm[i], g->stream[i]);
+            }
+            break;
+        default:
+            r = ncclSend(g->send[i], cc->count, ncclFloat, (i + 1) % g->n, g->comm[i], g->stream[i]);
+            if (r == ncclSuccess)
+                r = ncclRecv(g->recv[i], cc->count, ncclFloat, (i + g->n - 1) % g->n, g->comm[i],
+                             g->stream[i]);
+            break;
+        }
+    }
+    {
+        ncclResult_t e = ncclGroupEnd();
+        if (r == ncclSuccess)
+            r = e;
+    }
+    return r;
+}
+
+static int sync_group(Group *g, char *err, size_t errlen)
+{
+    for (int i = 0; i < g->n; i++) {
+        int rc = cuda_ck(cudaSetDevice(i), "cudaSetDevice", err, errlen);
+        if (rc == 0)
+            rc = cuda_ck(cudaStreamSynchronize(g->stream[i]), "collective", err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int time_coll(Group *g, ApprofCollKind kind, const ApprofCollCounts *cc, int repeats,
+                     double *sec, char *err, size_t errlen)
+{
+    double samples[64], spread;
+    int iters = approf_probe_iters(cc->bytes), rc = 0;
+    for (int i = 0; i < 2 && rc == 0; i++)
+        rc = nccl_ck(launch(kind, g, cc), "NCCL", err, errlen);
+    if (rc == 0)
+        rc = sync_group(g, err, errlen);
+    for (int r = 0; r < repeats && rc == 0; r++) {
+        double t0 = now_s();
+        for (int i = 0; i < iters && rc == 0; i++)
+            rc = nccl_ck(launch(kind, g, cc), "NCCL", err, errlen);
+        if (rc == 0)
+            rc = sync_group(g, err, errlen);
+        samples[r] = (now_s() - t0) / iters;
+    }
+    if (rc == 0 && approf_cuda_stats(samples, repeats, sec, &spread) < 0)
+        rc = APPROF_EIO;
+    return rc;
+}
+
+static void group_free(Group *g)
+{
+    for (int i = 0; i < g->n; i++) {
+        cudaSetDevice(i);
+        if (g->comm[i])
+            ncclCommDestroy(g->comm[i]);
+        if (g->stream[i])
+            cudaStreamDestroy(g->stream[i]);
+        cudaFree(g->send[i]);
+        cudaFree(g->recv[i]);
+    }
+    memset(g, 0, sizeof *g);
+}
+
+static int probe_group(const ApprofProbeRequest *req, int n, int64_t maxb, int repeats,
+                       char *err, size_t errlen)
+{
+    static const ApprofCollKind kinds[] = {APPROF_COLL_ALL_REDUCE, APPROF_COLL_ALL_GATHER,
+                                           APPROF_COLL_REDUCE_SCATTER, APPROF_COLL_ALL_TO_ALL,
+                                           APPROF_COLL_SEND_RECV};
+    static const char *names[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+                                  "send-recv"};
+    Group g;
+    int devs[MAX_DEV], ns, rc = 0;
+    int64_t sizes[MAX_SIZES];
+
+    memset(&g, 0, sizeof g);
+    ns = approf_probe_sizes(req->min_bytes, maxb, sizes, MAX_SIZES);
+    if (ns < 0)
+        return ns;
+    for (int i = 0; i < n; i++)
+        devs[i] = i;
+    rc = nccl_ck(ncclCommInitAll(g.comm, n, devs), "ncclCommInitAll", err, errlen);
+    g.n = n;
+    for (int i = 0; i < n && rc == 0; i++) {
+        rc = cuda_ck(cudaSetDevice(i), "cudaSetDevice", err, errlen);
+        if (rc == 0)
+            rc = cuda_ck(cudaStreamCreateWithFlags(&g.stream[i], cudaStreamNonBlocking),
+                         "cudaStreamCreate", err, errlen);
+        if (rc == 0)
+            rc = cuda_ck(cudaMalloc(&g.send[i], (size_t)maxb), "cudaMalloc", err, errlen);
+        if (rc == 0)
+            rc = cuda_ck(cudaMalloc(&g.recv[i], (size_t)maxb), "cudaMalloc", err, errlen);
+        if (rc == 0)
+            rc = cuda_ck(cudaMemset(g.send[i], 0, (size_t)maxb), "cudaMemset", err, errlen);
+    }
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0] && rc == 0; k++) {
+        double last_bus = 0;
+        for (int s = 0; s < ns && rc == 0; s++) {
+            ApprofCollCounts cc;
+            double sec = 0;
+            if (approf_coll_counts(kinds[k], sizes[s], n, sizeof(float), &cc) < 0)
+                continue;
+            rc = time_coll(&g, kinds[k], &cc, repeats, &sec, err, errlen);
+            if (rc == 0 && req->on_comm)
+                rc = req->on_comm(req->user, kinds[k], n, "f32", cc.bytes, sec);
+            last_bus = approf_algbw(cc.bytes, sec) * approf_busbw_factor(kinds[k], n);
+        }
+        if (rc == 0)
+            progress(req, "%s 1x%d: bus bandwidth %.1f GB/s at %lld bytes", names[k], n,
+                     last_bus / 1e9, (long long)sizes[ns - 1]);
+    }
+    group_free(&g);
+    return rc;
+}
+
+APPROF_EXPORT int approf_probe_module_run(int abi, const ApprofProbeRequest *req,
+                                          ApprofProbeInfo *info, char *err, size_t errlen);
+
+/* Entry point (ApprofProbeModuleRun); see probe.h. */
+int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeInfo *info,
+                            char *err, size_t errlen)
+{
+    static const ApprofDtype dts[] = {APPROF_F32, APPROF_F16, APPROF_BF16};
+    CudaCtx c;
+    int count = 0, rc = 0, repeats, groups[8], ng;
+    size_t free_b = 0, total_b = 0;
+    int64_t maxb, cap;
+    void *a = NULL, *b = NULL;
+    cudaError_t e;
+
+    if (!req || !info || !err || errlen == 0)
+        return APPROF_EINVAL;
+    memset(info, 0, sizeof *info);
+    memset(&c, 0, sizeof c);
+    if (abi != APPROF_PROBE_ABI) {
+        snprintf(err, errlen, "no CUDA backend: probe ABI %d, approf expects %d", APPROF_PROBE_ABI,
+                 abi);
+        return APPROF_ENODEV;
+    }
+    e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        snprintf(err, errlen, "no CUDA device: cudaGetDeviceCount: %s", cudaGetErrorString(e));
+        return APPROF_ENODEV;
+    }
+    if (count < 1) {
+        snprintf(err, errlen, "no CUDA device: cudaGetDeviceCount found none");
+        return APPROF_ENODEV;
+    }
+    if (count > MAX_DEV)
+        count = MAX_DEV;
+    fill_info(info, count);
+    if (req->on_info && (rc = req->on_info(req->user, info)) != 0)
+        return rc;
+    repeats = req->repeats >= 1 && req->repeats <= 64 ? req->repeats : 5;
+
+    rc = cuda_ck(cudaSetDevice(0), "cudaSetDevice", err, errlen);
+    if (rc == 0)
+        rc = cuda_ck(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), "cudaStreamCreate",
+                     err, errlen);
+    if (rc == 0)
+        rc = cuda_ck(cudaEventCreate(&c.ev_start), "cudaEventCreate", err, errlen);
+    if (rc == 0)
+        rc = cuda_ck(cudaEventCreate(&c.ev_stop), "cudaEventCreate", err, errlen);
+    if (rc == 0)
+        rc = cublas_ck(cublasLtCreate(&c.lt), "cublasLtCreate", err, errlen);
+    c.allow_tf32 = cuda_env_int("APPROF_CUDA_TF32", 1, 0, 1);
+    for (size_t d = 0; d < 3 && rc == 0; d++) {
+        for (int i = 0; i < req->n_gemm_sizes && i < APPROF_PROBE_MAX_GEMM_SIZES && rc == 0; i++) {
+            int s = req->gemm_sizes[i];
+            double sec = 0, rate;
+            if (s <= 0)
+                continue;
+            rc = time_gemm(&c, dts[d], s, repeats, &sec, err, errlen);
+            rate = sec > 0 ? 2.0 * s * (double)s * s / sec : 0;
+            if (rc == 0 && req->on_compute)
+                rc = req->on_compute(req->user, "gemm", cuda_dtype_name(dts[d]), s, rate);
+            if (rc == 0)
+                progress(req, "gemm %s %d: %.1f TFLOP/s", cuda_dtype_name(dts[d]), s, rate / 1e12);
+        }
+    }
+    /* Message and copy sizes are capped by what device 0 can hold twice over. */
+    if (rc == 0)
+        rc = cuda_ck(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo", err, errlen);
+    cap = (int64_t)(free_b / 4);
+    maxb = req->max_bytes < cap ? req->max_bytes : cap;
+    if (rc == 0 && maxb < req->min_bytes) {
+        snprintf(err, errlen, "not enough free device memory for %lld-byte messages",
+                 (long long)req->min_bytes);
+        rc = APPROF_EIO;
+    }
+    if (rc == 0)
+        rc = cuda_ck(cudaMalloc(&a, (size_t)maxb), "cudaMalloc", err, errlen);
+    if (rc == 0)
+        rc = cuda_ck(cudaMalloc(&b, (size_t)maxb), "cudaMalloc", err, errlen);
+    if (rc == 0)
+        rc = cuda_ck(cudaMemset(a, 0, (size_t)maxb), "cudaMemset", err, errlen);
+    for (int64_t s = (int64_t)1 << 20; rc == 0 && s <= maxb; s *= 2) {
+        double sec = 0, rate;
+        rc = time_memcpy(&c, a, b, s, repeats, &sec, err, errlen);
+        rate = sec > 0 ? 2.0 * (double)s / sec : 0;
+        if (rc == 0 && req->on_compute)
+            rc = req->on_compute(req->user, "memcpy", "u8", s, rate);
+        if (rc == 0 && s > maxb / 2)
+            progress(req, "memcpy device to device %lld bytes: %.1f GB/s", (long long)s, rate / 1e9);
+    }
+    cudaFree(a);
+    cudaFree(b);
+    if (c.lt)
+        cublasLtDestroy(c.lt);
+    if (c.ev_start)
+        cudaEventDestroy(c.ev_start);
+    if (c.ev_stop)
+        cudaEventDestroy(c.ev_stop);
+    if (c.stream)
+        cudaStreamDestroy(c.stream);
+    ng = approf_probe_groups(count, groups, 8);
+    for (int i = 0; i < ng && rc == 0; i++)
+        rc = probe_group(req, groups[i], maxb, repeats, err, errlen);
+    return rc;
+}

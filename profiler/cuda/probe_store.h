@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What `approf probe` keeps: a hardware row of kind 'measured' built from
+ * the probe's device information and its measured points, and the points
+ * themselves as communication and compute curves. Host code only (costdb);
+ * the module never includes this.
+ */
+#ifndef APPROF_CUDA_PROBE_STORE_H
+#define APPROF_CUDA_PROBE_STORE_H
+
+#include <stddef.h>
+
+#include "costdb.h"
+#include "probe.h"
+
+/* "measured:<gpu model>:<count>x<MiB>MiB:driver <v>:cuda <v>:nccl <v>". */
+void approf_probe_fingerprint(const ApprofProbeInfo *info, char *out, size_t len);
+
+/* Fills a hardware row from info and the measured points: peak_flops_* the
+ * best "gemm" rate per dtype, memory_bandwidth the best "memcpy" rate,
+ * intra_host_bandwidth the best send-recv algorithm bandwidth of the
+ * smallest group (one direction, per GPU) and intra_host_latency its time
+ * at the smallest message; inter-host figures 0 (not measured);
+ * capabilities a JSON object with the compute capability, SM count,
+ * library versions and the memory reserve. APPROF_EINVAL when a text field
+ * does not fit. */
+int approf_probe_hardware_row(const ApprofProbeInfo *info, const CostdbComputePoint *cp,
+                              size_t n_cp, const CostdbCommPoint *mp, size_t n_mp,
+                              CostdbHardware *out);
+
+/* Upserts the row (hw->id set) and replaces its curves with the points, in
+ * one transaction. 0 or a COSTDB_E* code (costdb_errmsg has the message). */
+int approf_probe_store(Costdb *db, CostdbHardware *hw, const CostdbComputePoint *cp, size_t n_cp,
+                       const CostdbCommPoint *mp, size_t n_mp);
+
+#endif

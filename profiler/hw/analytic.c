@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The analytic backend: estimates a stage module's ModuleProfileResult from
+ * a hardware spec instead of running it. compute_cost is the sum of the
+ * roofline times of the phase's kernels plus the ring times of its
+ * collectives (the once-per-iteration gradient all-reduce excluded, as in
+ * Alpa); the memory figures come from the stage program; a module whose
+ * peak exceeds the spec's available memory is reported out of memory with
+ * cost +inf. Sums run in program order, so equal inputs give bit-identical
+ * results. Also the generic approf_backend_destroy.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backend.h"
+#include "costdb.h"
+
+static int analytic_measure(void *ctx, const ApprofStageProgram *p, int phase,
+                            const ApprofHardwareSpec *hw, ApprofMeasurement *out)
+{
+    double cost = 0.0;
+    int64_t avail;
+
+    (void)ctx;
+    if (!p || !hw || !out || phase < 0 || phase > 1)
+        return APPROF_EINVAL;
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < p->n_kernels[phase]; i++)
+        cost += approf_kernel_seconds(hw, &p->kernels[phase][i]);
+    for (size_t i = 0; i < p->n_colls[phase]; i++) {
+        const ApprofCollective *c = &p->colls[phase][i];
+        cost += approf_collective_seconds(hw, c->kind, c->bytes, c->group_size, c->crosses_hosts);
+    }
+    avail = approf_hardware_available_memory(hw);
+    out->peak_memory = p->peak_memory[phase];
+    out->available_memory = avail;
+    out->repeats = 1;
+    out->spread = 0.0;
+    if (out->peak_memory > avail) {
+        out->status = COSTDB_STATUS_OOM;
+        out->compute_cost = INFINITY;
+        snprintf(out->error, sizeof out->error, "needs %.1f GiB, %.1f GiB available on %s",
+                 (double)out->peak_memory / 1073741824.0, (double)avail / 1073741824.0,
+                 hw->name);
+        return APPROF_OK;
+    }
+    out->status = COSTDB_STATUS_OK;
+    out->compute_cost = cost;
+    return APPROF_OK;
+}
+
+int approf_backend_analytic(ApprofBackend *out)
+{
+    if (!out)
+        return APPROF_EINVAL;
+    memset(out, 0, sizeof *out);
+    out->name = "model";
+    out->ctx = NULL;
+    out->measure = analytic_measure;
+    out->destroy = NULL;
+    return APPROF_OK;
+}
+
+void approf_backend_destroy(ApprofBackend *b)
+{
+    if (!b)
+        return;
+    if (b->destroy)
+        b->destroy(b->ctx);
+    memset(b, 0, sizeof *b);
+}

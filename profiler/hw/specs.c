@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The built-in hardware specs and what is derived from a spec: available
+ * memory, the fingerprint and the costdb hardware row. Every figure of the
+ * table comes from the vendor's datasheet or whitepaper named in the entry's
+ * source field; the modelling choices (per-GPU share of the host's network,
+ * reserve, efficiency factors, launch overhead, link latencies) are explained
+ * there and, at length, in schemas/hardware-spec.md.
+ *
+ * Conventions shared by all entries: GB/s = 1e9 bytes/s; bandwidths are one
+ * direction per GPU (NVLink totals are quoted bidirectional, so halved); the
+ * inter-host bandwidth is the host's InfiniBand/Ethernet capacity divided by
+ * the GPUs sharing it; latencies are per ring step, taken from NCCL's own
+ * tuning model (src/graph/tuning.cc, Ring/Simple: NVLink 3.4 us, PCIe
+ * 5.7 us, network 9.6 us); the memory reserve is 1 GiB (CUDA context,
+ * cuBLAS/cuDNN workspaces, NCCL buffers); the launch overhead is 4 us per
+ * kernel (host-side cudaLaunchKernel cost of back-to-back kernels).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "costdb.h"
+#include "hardware.h"
+
+#define TFLOPS 1e12
+#define GBS 1e9
+#define GIB ((int64_t)1 << 30)
+#define MIB ((int64_t)1 << 20)
+#define US 1e-6
+
+/* Reserve and launch overhead common to the table (see the file comment). */
+#define RESERVE GIB
+#define LAUNCH (4 * US)
+/* NCCL tuning model, ring / Simple protocol, per step. */
+#define LAT_NVLINK (3.4 * US)
+#define LAT_PCIE (5.7 * US)
+#define LAT_IB (9.6 * US)
+
+static const ApprofHardwareSpec builtins[] = {
+    {
+        .name = "gtx-1080ti",
+        .gpu_model = "NVIDIA GeForce GTX 1080 Ti",
+        .interconnect = "PCIe 3.0 x16 15.75 GB/s; 10 Gb/s Ethernet per host of 2 GPUs",
+        .peak_flops = {11.34 * TFLOPS, 11.34 * TFLOPS, 11.34 * TFLOPS},
+        .memory_bandwidth = 484 * GBS,
+        .device_memory = 11 * GIB,
+        .memory_reserve = RESERVE,
+        .gpus_per_host = 2,
+        .intra_host_bandwidth = 15.75 * GBS,
+        .intra_host_latency = LAT_PCIE,
+        .inter_host_bandwidth = 0.625 * GBS,
+        .inter_host_latency = 25 * US,
+        .gemm_efficiency = 0.8, .conv_efficiency = 0.6, .memory_efficiency = 0.8,
+        .kernel_launch_overhead = LAUNCH,
+        .source = "NVIDIA GeForce GTX 1080 Ti spec page: 3584 CUDA cores at 1582 MHz boost "
+                  "= 11.34 TFLOP/s FP32, 11 GB GDDR5X at 484 GB/s (nvidia-smi: 11264 MiB). "
+                  "GP102 has no tensor cores and runs FP16 at 1/64 rate: f16/bf16 use the "
+                  "FP32 rate (cuBLAS/XLA compute them in f32). Host of 2 GPUs as in the Alpa "
+                  "seed (num_devices_per_node=2); PCIe 3.0 x16; 10 GbE per host (assumed: "
+                  "the seed's NCCL used sockets on eno2), 0.625 GB/s per GPU, 25 us/step.",
+    },
+    {
+        .name = "v100-16g",
+        .gpu_model = "NVIDIA Tesla V100-SXM2-16GB",
+        .interconnect = "NVLink2 300 GB/s (DGX-1); 4x100 Gb/s EDR InfiniBand per 8 GPUs",
+        .peak_flops = {15.7 * TFLOPS, 125 * TFLOPS, 15.7 * TFLOPS},
+        .memory_bandwidth = 900 * GBS,
+        .device_memory = 16 * GIB,
+        .memory_reserve = RESERVE,
+        .gpus_per_host = 8,
+        .intra_host_bandwidth = 150 * GBS,
+        .intra_host_latency = LAT_NVLINK,
+        .inter_host_bandwidth = 6.25 * GBS,
+        .inter_host_latency = LAT_IB,
+        .gemm_efficiency = 0.75, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
+        .kernel_launch_overhead = LAUNCH,
+        .source = "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOP/s FP32, 125 TFLOP/s tensor "
+                  "(FP16), 16 GB HBM2 at 900 GB/s, NVLink 300 GB/s (150 each way). Volta has "
+                  "no bf16: bf16 uses the FP32 rate. DGX-1 host: 8 GPUs, 4x100 Gb/s EDR "
+                  "InfiniBand = 6.25 GB/s per GPU.",
+    },
+    {
+        .name = "v100-32g",
+        .gpu_model = "NVIDIA Tesla V100-SXM2-32GB",
+        .interconnect = "NVLink2 300 GB/s (DGX-1); 4x100 Gb/s EDR InfiniBand per 8 GPUs",
+        .peak_flops = {15.7 * TFLOPS, 125 * TFLOPS, 15.7 * TFLOPS},
+        .memory_bandwidth = 900 * GBS,
+        .device_memory = 32 * GIB,
+        .memory_reserve = RESERVE,
+        .gpus_per_host = 8,
+        .intra_host_bandwidth = 150 * GBS,
+        .intra_host_latency = LAT_NVLINK,
+        .inter_host_bandwidth = 6.25 * GBS,
+        .inter_host_latency = LAT_IB,
+        .gemm_efficiency = 0.75, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
+        .kernel_launch_overhead = LAUNCH,
+        .source = "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOP/s FP32, 125 TFLOP/s tensor "
+                  "(FP16), 32 GB HBM2 at 900 GB/s, NVLink 300 GB/s (150 each way). Volta has "
+                  "no bf16: bf16 uses the FP32 rate. DGX-1 host: 8 GPUs, 4x100 Gb/s EDR "
+                  "InfiniBand = 6.25 GB/s per GPU.",
+    },
+    {
+        .name = "a100-40g",
+        .gpu_model = "NVIDIA A100-SXM4-40GB",
+        .interconnect = "NVLink3 600 GB/s (DGX A100); 8x200 Gb/s HDR InfiniBand",
+        .peak_flops = {19.5 * TFLOPS, 312 * TFLOPS, 312 * TFLOPS},
+        .memory_bandwidth = 1555 * GBS,
+        .device_memory = 40 * GIB,
+        .memory_reserve = RESERVE,
+        .gpus_per_host = 8,
+        .intra_host_bandwidth = 300 * GBS,
+        .intra_host_latency = LAT_NVLINK,
+        .inter_host_bandwidth = 25 * GBS,
+        .inter_host_latency = LAT_IB,
+        .gemm_efficiency = 0.75, .conv_efficiency = 0.55, .memory_efficiency = 0.85,
+        .kernel_launch_overhead = LAUNCH,
+        .source = "NVIDIA A100 Tensor Core GPU datasheet (SXM4 40GB): 19.5 TFLOP/s FP32 "
+                  "(TF32 156 not assumed), 312 TFLOP/s FP16 and BF16 tensor dense, 40 GB HBM2 "
+                  "at 1555 GB/s, NVLink 600 GB/s (300 each way). DGX A100 host: 8 GPUs, one "
+                  "200 Gb/s HDR InfiniBand HCA per GPU = 25 GB/s.",
+    },
+    {
+        .name = "a100-80g",
+        .gpu_model = "NVIDIA A100-SXM4-80GB",
+        .interconnect = "NVLink3 600 GB/s (DGX A100); 8x200 Gb/s HDR InfiniBand",
+        .peak_flops = {19.5 * TFLOPS, 312 * TFLOPS, 312 * TFLOPS},
+        .memory_bandwidth = 2039 * GBS,
+        .device_memory = 80 * GIB,
+        .memory_reserve = RESERVE,
+        .gpus_per_host = 8,
+        .intra_host_bandwidth = 300 * GBS,
+        .intra_host_latency = LAT_NVLINK,
+        .inter_host_bandwidth = 25 * GBS,
+        .inter_host_latency = LAT_IB,
+        .gemm_efficiency = 0.75, .conv_efficiency = 0.55, .memory_efficiency = 0.85,
+        .kernel_launch_overhead = LAUNCH,
+        .source = "NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB): 19.5 TFLOP/s FP32 "
+                  "(TF32 156 not assumed), 312 TFLOP/s FP16 and BF16 tensor dense, 80 GB HBM2e "
+                  "at 2039 GB/s, NVLink 600 GB/s (300 each way). DGX A100 host: 8 GPUs, one "
+                  "200 Gb/s HDR InfiniBand HCA per GPU = 25 GB/s.",
+    },
+    {
+        .name = "h100-sxm",
+        .gpu_model = "NVIDIA H100 80GB HBM3 (SXM5)",
+        .interconnect = "NVLink4 900 GB/s (DGX H100); 8x400 Gb/s NDR InfiniBand",
+        .peak_flops = {67 * TFLOPS, 989.4 * TFLOPS, 989.4 * TFLOPS},
+        .memory_bandwidth = 3350 * GBS,
+        .device_memory = 80 * GIB,
+        .memory_reserve = RESERVE,
+        .gpus_per_host = 8,
+        .intra_host_bandwidth = 450 * GBS,
+        .intra_host_latency = LAT_NVLINK,
+        .inter_host_bandwidth = 50 * GBS,
+        .inter_host_latency = LAT_IB,
+        .gemm_efficiency = 0.7, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
+        .kernel_launch_overhead = LAUNCH,
+        .source = "NVIDIA H100 datasheet and Hopper whitepaper (SXM5): 67 TFLOP/s FP32, "
+                  "989.4 TFLOP/s FP16 and BF16 tensor dense (1979 is with sparsity), 80 GB "
+                  "HBM3 at 3.35 TB/s, NVLink 900 GB/s (450 each way). DGX H100 host: 8 GPUs, "
+                  "one 400 Gb/s NDR ConnectX-7 per GPU = 50 GB/s.",
+    },
+    {
+        .name = "h200",
+        .gpu_model = "NVIDIA H200 (SXM)",
+        .interconnect = "NVLink4 900 GB/s (DGX H200); 8x400 Gb/s NDR InfiniBand",
+        .peak_flops = {67 * TFLOPS, 989.4 * TFLOPS, 989.4 * TFLOPS},
+        .memory_bandwidth = 4800 * GBS,
+        .device_memory = 143771 * MIB,
+        .memory_reserve = RESERVE,
+        .gpus_per_host = 8,
+        .intra_host_bandwidth = 450 * GBS,
+        .intra_host_latency = LAT_NVLINK,
+        .inter_host_bandwidth = 50 * GBS,
+        .inter_host_latency = LAT_IB,
+        .gemm_efficiency = 0.7, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
+        .kernel_launch_overhead = LAUNCH,
+        .source = "NVIDIA H200 datasheet (SXM): 67 TFLOP/s FP32, 989.4 TFLOP/s FP16 and BF16 "
+                  "tensor dense (1979 with sparsity), 141 GB HBM3e (the driver reports "
+                  "143771 MiB, used here) at 4.8 TB/s, NVLink 900 GB/s (450 each way). "
+                  "DGX H200 host: 8 GPUs, one 400 Gb/s NDR ConnectX-7 per GPU = 50 GB/s.",
+    },
+};
+
+const ApprofHardwareSpec *approf_hardware_builtins(size_t *n)
+{
+    if (n)
+        *n = sizeof builtins / sizeof builtins[0];
+    return builtins;
+}
+
+int approf_hardware_builtin(const char *name, ApprofHardwareSpec *out)
+{
+    if (!name || !out)
+        return APPROF_EINVAL;
+    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++) {
+        if (!strcmp(builtins[i].name, name)) {
+            *out = builtins[i];
+            return APPROF_OK;
+        }
+    }
+    return APPROF_EINVAL;
+}
+
+int64_t approf_hardware_available_memory(const ApprofHardwareSpec *hw)
+{
+    int64_t avail;
+    if (!hw)
+        return 0;
+    avail = hw->device_memory - hw->memory_reserve;
+    return avail > 0 ? avail : 0;
+}
+
+/* FNV-1a, 64 bit: stable across platforms, enough to tell specs apart. */
+static uint64_t fnv1a(const char *s, size_t n, uint64_t h)
+{
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
+void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t len)
+{
+    /* The numbers as the spec file writes them (%.15g in file units), so a
+     * built-in and a file copied from `approf hardware show` agree even where
+     * TFLOP/s * 1e12 and the datasheet literal differ in the last bit. */
+    char buf[1024];
+    int w;
+    uint64_t h;
+    if (!out || len == 0)
+        return;
+    if (!hw) {
+        out[0] = '\0';
+        return;
+    }
+    w = snprintf(buf, sizeof buf,
+                 "%.15g|%.15g|%.15g|%.15g|%.15g|%.15g|%d|%.15g|%.15g|%.15g|%.15g|"
+                 "%.15g|%.15g|%.15g|%.15g",
+                 hw->peak_flops[APPROF_F32] / TFLOPS, hw->peak_flops[APPROF_F16] / TFLOPS,
+                 hw->peak_flops[APPROF_BF16] / TFLOPS, (double)hw->device_memory / (double)GIB,
+                 (double)hw->memory_reserve / (double)GIB, hw->memory_bandwidth / GBS,
+                 hw->gpus_per_host, hw->intra_host_bandwidth / GBS, hw->intra_host_latency / US,
+                 hw->inter_host_bandwidth / GBS, hw->inter_host_latency / US,
+                 hw->gemm_efficiency, hw->conv_efficiency, hw->memory_efficiency,
+                 hw->kernel_launch_overhead / US);
+    if (w < 0)
+        w = 0;
+    if ((size_t)w >= sizeof buf)
+        w = (int)sizeof buf - 1;
+    h = fnv1a(buf, (size_t)w, UINT64_C(0xcbf29ce484222325));
+    snprintf(out, len, "analytic:%s:%012" PRIx64, hw->name, h >> 16);
+}
+
+/* Appends s to buf as a JSON string body (no quotes); returns the new
+ * length, or len unchanged when it would not fit. */
+static size_t json_escape_append(char *buf, size_t cap, size_t len, const char *s)
+{
+    size_t start = len;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        char tmp[8];
+        size_t n;
+        if (c == '"' || c == '\\') {
+            tmp[0] = '\\';
+            tmp[1] = (char)c;
+            n = 2;
+        } else if (c < 0x20) {
+            snprintf(tmp, sizeof tmp, "\\u%04x", c);
+            n = 6;
+        } else {
+            tmp[0] = (char)c;
+            n = 1;
+        }
+        if (len + n >= cap) {
+            buf[start] = '\0';
+            return start;
+        }
+        memcpy(buf + len, tmp, n);
+        len += n;
+    }
+    buf[len] = '\0';
+    return len;
+}
+
+void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out)
+{
+    size_t len, cap = sizeof out->capabilities;
+    int w;
+    if (!hw || !out)
+        return;
+    memset(out, 0, sizeof *out);
+    approf_hardware_fingerprint(hw, out->fingerprint, sizeof out->fingerprint);
+    snprintf(out->kind, sizeof out->kind, "%s", "analytic");
+    snprintf(out->spec_name, sizeof out->spec_name, "%s", hw->name);
+    snprintf(out->gpu_model, sizeof out->gpu_model, "%s", hw->gpu_model);
+    snprintf(out->interconnect, sizeof out->interconnect, "%s", hw->interconnect);
+    out->gpus_per_host = hw->gpus_per_host;
+    out->device_memory = hw->device_memory;
+    out->peak_flops_f32 = hw->peak_flops[APPROF_F32];
+    out->peak_flops_f16 = hw->peak_flops[APPROF_F16];
+    out->peak_flops_bf16 = hw->peak_flops[APPROF_BF16];
+    out->memory_bandwidth = hw->memory_bandwidth;
+    out->intra_host_bandwidth = hw->intra_host_bandwidth;
+    out->intra_host_latency = hw->intra_host_latency;
+    out->inter_host_bandwidth = hw->inter_host_bandwidth;
+    out->inter_host_latency = hw->inter_host_latency;
+
+    w = snprintf(out->capabilities, cap,
+                 "{\"gemm_efficiency\": %.15g, \"conv_efficiency\": %.15g, "
+                 "\"memory_efficiency\": %.15g, \"kernel_launch_overhead\": %.15g, "
+                 "\"memory_reserve\": %" PRId64 ", \"available_memory\": %" PRId64
+                 ", \"source\": \"",
+                 hw->gemm_efficiency, hw->conv_efficiency, hw->memory_efficiency,
+                 hw->kernel_launch_overhead, hw->memory_reserve,
+                 approf_hardware_available_memory(hw));
+    if (w < 0 || (size_t)w >= cap) {
+        out->capabilities[0] = '\0';
+        return;
+    }
+    len = json_escape_append(out->capabilities, cap, (size_t)w, hw->source);
+    if (len + 3 > cap) {
+        out->capabilities[0] = '\0';
+        return;
+    }
+    memcpy(out->capabilities + len, "\"}", 3);
+}

@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The model zoo's entry points (list and build by name) and the builder
+ * helpers the model files zoo_cnn.c and zoo_tf.c compose: parameters are
+ * named by their module path ("layer1.0/conv1/kernel"), operators likewise.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "graph_internal.h"
+#include "zoo_build.h"
+
+typedef int (*ZooFn)(Zb *b, const ApprofZooOptions *o);
+
+typedef struct {
+    ApprofZooEntry e;
+    ZooFn fn;
+    int64_t batch;
+} ZooModel;
+
+static const ZooModel zoo[] = {
+    {{"mlp", "Alpa tutorial MLP: dense 2048->8192->2048->8192->2048, relu, MSE loss",
+      "batch 2048, hidden 2048, 4 dense layers, f32; --manual-boundaries: a boundary after layer 2"},
+     zoo_mlp, 2048},
+    {{"resnet50", "torchvision ResNet-50 (v1.5), cross-entropy loss",
+      "batch 256, imagenet 224x224 1000 classes (--dataset cifar10: 32x32, 10 classes), f32"},
+     zoo_resnet50, 256},
+    {{"wide_resnet", "Alpa benchmark Wide-ResNet (Flax ResNetV1, bottleneck width factor)",
+      "batch 256, cifar10 32x32 10 classes, depth 50, num_filters 160, width factor 2, f32"},
+     zoo_wide_resnet, 256},
+    {{"gpt", "GPT decoder (pre-LN, learned positions, tied LM head)",
+      "batch 32, --preset gpt2-small (12 layers, 768, 12 heads, seq 1024, vocab 50257); "
+      "gpt3-1.3b|gpt3-2.7b|gpt3-6.7b (seq 2048, vocab 50257); gpt3-39b (48, 8192, 64, 1024, 51200), f32"},
+     zoo_gpt, 32},
+    {{"bert", "BERT for masked LM (post-LN, tied decoder, no pooler)",
+      "batch 32, --preset base (12 layers, 768, 12 heads) | large (24, 1024, 16), seq 512, vocab 30522, f32"},
+     zoo_bert, 32},
+    {{"swin", "Swin Transformer Tiny (patch 4, window 7, depths 2-2-6-2, heads 3-6-12-24)",
+      "batch 128, imagenet 224x224 1000 classes (--dataset cifar100: 100 classes, LiBai config), f32"},
+     zoo_swin, 128},
+};
+
+const ApprofZooEntry *approf_zoo_list(size_t *n)
+{
+    static ApprofZooEntry entries[sizeof zoo / sizeof zoo[0]];
+    for (size_t i = 0; i < sizeof zoo / sizeof zoo[0]; i++)
+        entries[i] = zoo[i].e;
+    if (n)
+        *n = sizeof zoo / sizeof zoo[0];
+    return entries;
+}
+
+int approf_zoo_build(const char *name, const ApprofZooOptions *opt, ApprofGraph **out,
+                     char *err, size_t errlen)
+{
+    ApprofZooOptions o;
+    Zb b;
+    const ZooModel *m = NULL;
+    int rc;
+
+    if (err && errlen)
+        err[0] = '\0';
+    if (!name || !out)
+        return APPROF_EINVAL;
+    *out = NULL;
+    for (size_t i = 0; i < sizeof zoo / sizeof zoo[0]; i++)
+        if (!strcmp(zoo[i].e.name, name))
+            m = &zoo[i];
+    if (!m) {
+        if (err && errlen)
+            snprintf(err, errlen, "unknown model '%s' (see 'approf models')", name);
+        return APPROF_EINVAL;
+    }
+    if (opt)
+        o = *opt;
+    else
+        memset(&o, 0, sizeof o);
+    memset(&b, 0, sizeof b);
+    b.err = err;
+    b.errlen = errlen;
+    b.dt = APPROF_F32;
+    if (o.dtype && approf_dtype_parse(o.dtype, &b.dt) < 0)
+        return zb_fail(&b, APPROF_EINVAL, "unknown dtype '%s' (f32, f16, bf16)", o.dtype);
+    if (o.batch < 0 || o.batch > (1 << 24) || o.num_layers < 0 || o.hidden < 0 || o.heads < 0 ||
+        o.seq_len < 0 || o.vocab < 0 || o.width_factor < 0 || o.depth < 0 || o.num_filters < 0 ||
+        o.image_size < 0 || o.num_classes < 0)
+        return zb_fail(&b, APPROF_EINVAL, "negative or absurd model option");
+    if (o.batch == 0)
+        o.batch = m->batch;
+    rc = approf_graph_new(name, b.dt, o.batch, &b.g);
+    if (rc < 0)
+        return rc;
+    rc = m->fn(&b, &o);
+    if (rc == 0 && b.rc < 0)
+        rc = b.rc;
+    if (rc == 0)
+        rc = approf_graph_canonicalize(b.g);
+    if (rc < 0) {
+        approf_graph_free(&b.g);
+        return rc;
+    }
+    *out = b.g;
+    return 0;
+}
+
+/* ---- builder helpers ------------------------------------------------------ */
+
+int zb_fail(Zb *b, int rc, const char *fmt, ...)
+{
+    if (b->rc == 0) {
+        b->rc = rc;
+        if (b->err && b->errlen) {
+            va_list ap;
+            va_start(ap, fmt);
+            vsnprintf(b->err, b->errlen, fmt, ap);
+            va_end(ap);
+        }
+    }
+    return b->rc;
+}
+
+static void path(char *buf, size_t len, const char *prefix, const char *leaf)
+{
+    if (prefix && *prefix && leaf && *leaf)
+        snprintf(buf, len, "%s/%s", prefix, leaf);
+    else
+        snprintf(buf, len, "%s", prefix && *prefix ? prefix : (leaf ? leaf : ""));
+}
+
+static int check(Zb *b, int t, const char *what)
+{
+    if (b->rc < 0)
+        return -1;
+    if (t < 0) {
+        zb_fail(b, t, "%s: %s", what, approf_strerror(t));
+        return -1;
+    }
+    return t;
+}
+
+int zb_input(Zb *b, const char *name, int ndim, const int64_t *dims, int batch_dim, ApprofDtype dt)
+{
+    if (b->rc < 0)
+        return -1;
+    return check(b, approf_graph_add_tensor(b->g, name, APPROF_TENSOR_INPUT, dt, ndim, dims, batch_dim), name);
+}
+
+int zb_param(Zb *b, const char *prefix, const char *leaf, int ndim, const int64_t *dims)
+{
+    char nm[APPROF_NAME_MAX];
+    if (b->rc < 0)
+        return -1;
+    path(nm, sizeof nm, prefix, leaf);
+    return check(b, approf_graph_add_tensor(b->g, nm, APPROF_TENSOR_PARAM, b->dt, ndim, dims, -1), nm);
+}
+
+static int op_out(Zb *b, ApprofOpKind kind, const char *name, const int *in, int n_in,
+                  const ApprofOpAttrs *a, const int64_t *rdims, int rndim)
+{
+    int r;
+    if (b->rc < 0)
+        return -1;
+    for (int i = 0; i < n_in; i++)
+        if (in[i] < 0)
+            return zb_fail(b, APPROF_EINVAL, "op '%s': missing input %d", name, i), -1;
+    r = approf_graph_add_op(b->g, name, kind, in, n_in, a, rdims, rndim, b->err, b->errlen);
+    if (r < 0) {
+        b->rc = r;
+        return -1;
+    }
+    return b->g->ops[r].outputs[0];
+}
+
+int zb_op(Zb *b, ApprofOpKind kind, const char *name, const int *in, int n_in, const ApprofOpAttrs *a)
+{
+    return op_out(b, kind, name, in, n_in, a, NULL, 0);
+}
+
+int zb_unary(Zb *b, ApprofOpKind kind, const char *prefix, const char *leaf, int x)
+{
+    char nm[APPROF_NAME_MAX];
+    path(nm, sizeof nm, prefix, leaf);
+    return op_out(b, kind, nm, &x, 1, NULL, NULL, 0);
+}
+
+int zb_binary(Zb *b, ApprofOpKind kind, const char *prefix, const char *leaf, int x, int y)
+{
+    char nm[APPROF_NAME_MAX];
+    int in[2] = {x, y};
+    path(nm, sizeof nm, prefix, leaf);
+    return op_out(b, kind, nm, in, 2, NULL, NULL, 0);
+}
+
+int zb_dense(Zb *b, const char *prefix, int x, int64_t n_out, int bias)
+{
+    ApprofOpAttrs a = {.has_bias = bias};
+    int in[3];
+    int64_t wd[2];
+    if (b->rc < 0 || x < 0)
+        return -1;
+    {
+        const ApprofTensor *t = &b->g->tensors[x];
+        wd[0] = t->dims[t->ndim - 1];
+    }
+    wd[1] = n_out;
+    in[0] = x;
+    in[1] = zb_param(b, prefix, "kernel", 2, wd);
+    if (bias)
+        in[2] = zb_param(b, prefix, "bias", 1, &n_out);
+    return op_out(b, APPROF_OP_MATMUL, prefix, in, bias ? 3 : 2, &a, NULL, 0);
+}
+
+int zb_conv(Zb *b, const char *prefix, int x, int64_t k, int r, int stride, int pad, int bias)
+{
+    ApprofOpAttrs a = {.kernel = {r, r}, .stride = {stride, stride}, .padding = {pad, pad},
+                       .groups = 1, .has_bias = bias};
+    int in[3];
+    int64_t wd[4];
+    if (b->rc < 0 || x < 0)
+        return -1;
+    wd[0] = k;
+    wd[1] = b->g->tensors[x].dims[1];
+    wd[2] = wd[3] = r;
+    in[0] = x;
+    in[1] = zb_param(b, prefix, "kernel", 4, wd);
+    if (bias)
+        in[2] = zb_param(b, prefix, "bias", 1, &k);
+    return op_out(b, APPROF_OP_CONV2D, prefix, in, bias ? 3 : 2, &a, NULL, 0);
+}
+
+int zb_norm(Zb *b, ApprofOpKind kind, const char *prefix, int x)
+{
+    int in[3];
+    int64_t c;
+    if (b->rc < 0 || x < 0)
+        return -1;
+    {
+        const ApprofTensor *t = &b->g->tensors[x];
+        c = kind == APPROF_OP_BATCH_NORM ? t->dims[1] : t->dims[t->ndim - 1];
+    }
+    in[0] = x;
+    in[1] = zb_param(b, prefix, "scale", 1, &c);
+    in[2] = zb_param(b, prefix, "bias", 1, &c);
+    return op_out(b, kind, prefix, in, 3, NULL, NULL, 0);
+}
+
+int zb_reshape(Zb *b, const char *prefix, const char *leaf, int x, int ndim, const int64_t *dims)
+{
+    char nm[APPROF_NAME_MAX];
+    path(nm, sizeof nm, prefix, leaf);
+    return op_out(b, APPROF_OP_RESHAPE, nm, &x, 1, NULL, dims, ndim);
+}
+
+int zb_transpose(Zb *b, const char *prefix, const char *leaf, int x, int ndim, const int *perm)
+{
+    char nm[APPROF_NAME_MAX];
+    ApprofOpAttrs a;
+    memset(&a, 0, sizeof a);
+    for (int d = 0; d < ndim && d < APPROF_MAX_DIMS; d++)
+        a.perm[d] = perm[d];
+    path(nm, sizeof nm, prefix, leaf);
+    return op_out(b, APPROF_OP_TRANSPOSE, nm, &x, 1, &a, NULL, 0);
+}
+
+int zb_pool(Zb *b, ApprofOpKind kind, const char *prefix, int x, int k, int stride, int pad)
+{
+    ApprofOpAttrs a = {.kernel = {k, k}, .stride = {stride, stride}, .padding = {pad, pad}};
+    return op_out(b, kind, prefix, &x, 1, &a, NULL, 0);
+}
+
+int zb_softmax(Zb *b, const char *prefix, int x, int axis)
+{
+    ApprofOpAttrs a = {.axis = axis};
+    char nm[APPROF_NAME_MAX];
+    path(nm, sizeof nm, prefix, "softmax");
+    return op_out(b, APPROF_OP_SOFTMAX, nm, &x, 1, &a, NULL, 0);
+}
+
+int zb_boundary(Zb *b, const char *name, int x)
+{
+    return op_out(b, APPROF_OP_BOUNDARY, name, &x, 1, NULL, NULL, 0);
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The model zoo: parametric builders for the models approf knows by name
+ * (Alpa's tutorial MLP, ResNet-50, Alpa's Wide-ResNet, GPT-2/GPT-3, BERT,
+ * Swin-T), each a graph in the operator IR of graph.h. Options left 0/NULL
+ * take the documented per-model defaults (see approf_zoo_list and
+ * schemas/model-format.md).
+ */
+#ifndef APPROF_ZOO_H
+#define APPROF_ZOO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph.h"
+
+typedef struct ApprofZooOptions {
+    const char *preset;      /* gpt: gpt2-small (default) | gpt3-1.3b | gpt3-2.7b | gpt3-6.7b |
+                              * gpt3-39b; bert: base (default) | large */
+    const char *dataset;     /* resnet50: imagenet (default) | cifar10; swin: imagenet (default) |
+                              * cifar100; wide_resnet: cifar10 (default) | imagenet */
+    const char *dtype;       /* f32 (default) | f16 | bf16 */
+    int64_t batch;           /* samples the graph is built for; 0: the model's default */
+    int num_layers;          /* transformer blocks; mlp: dense layers (default 4) */
+    int hidden;              /* transformer / mlp width */
+    int heads;
+    int seq_len;
+    int vocab;
+    int width_factor;        /* wide_resnet (default 2) */
+    int depth;               /* wide_resnet: 18, 34, 50 (default), 101, 152, 200 */
+    int num_filters;         /* wide_resnet base channels (default 160) */
+    int image_size;          /* overrides the dataset's image size */
+    int num_classes;         /* overrides the dataset's classes */
+    int manual_boundaries;   /* mlp: a pipeline boundary after the middle layer;
+                              * gpt/bert/swin: one after every block */
+} ApprofZooOptions;
+
+typedef struct ApprofZooEntry {
+    const char *name;
+    const char *description;
+    const char *defaults;    /* one line of defaults for 'approf models' */
+} ApprofZooEntry;
+
+/* The zoo's entries; *n receives their number. Static storage. */
+const ApprofZooEntry *approf_zoo_list(size_t *n);
+
+/* Builds model `name` with options opt (NULL: all defaults). On success the
+ * caller owns *out (approf_graph_free). On failure returns APPROF_EINVAL
+ * (unknown name, preset or dataset, bad sizes) or APPROF_ENOMEM with a
+ * message in err. */
+int approf_zoo_build(const char *name, const ApprofZooOptions *opt, ApprofGraph **out,
+                     char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Internal interface of the strategy ILP shared by ilp.c (building,
+ * elimination, exhaustive search, cache) and ilp_cbc.c (the CBC model of
+ * the core that elimination leaves): the working problem in local strategy
+ * indices.
+ */
+#ifndef APPROF_SHARDING_ILP_INTERNAL_H
+#define APPROF_SHARDING_ILP_INTERNAL_H
+
+#include <stddef.h>
+
+#include "sharding/ilp.h"
+
+typedef struct WNode {
+    int k;          /* allowed strategies */
+    int *orig;      /* local -> original strategy */
+    double *c, *m;
+    int alive;
+    int choice;     /* local */
+    int *adj;       /* incident edge ids (may include dead ones) */
+    int n_adj, cap_adj;
+} WNode;
+
+typedef struct WEdge {
+    int u, v;
+    double *r;      /* local k_u x k_v */
+    int alive;
+} WEdge;
+
+typedef enum { EL_FIXED, EL_DEG0, EL_DEG1, EL_DEG2 } ElimKind;
+
+typedef struct Elim {
+    ElimKind kind;
+    int x, y, z;
+    int *arg;
+} Elim;
+
+typedef struct Work {
+    WNode *n;
+    int nn;
+    WEdge *e;
+    int ne, cap_e;
+    Elim *el;
+    int nel;
+    double budget;
+} Work;
+
+/* Grows *arr (elements of size elem, capacity *cap) to hold need. */
+int ilp_grow(void **arr, int *cap, int need, size_t elem);
+/* Solves the alive nodes core[0..nc) with CBC, setting their choice.
+ * 0, APPROF_EINFEASIBLE, APPROF_EUNSUPPORTED (no proven optimum) or
+ * APPROF_ENOMEM. Only built with HAVE_CBC. */
+int ilp_core_cbc(Work *w, const int *core, int nc, ApprofIlpStats *st);
+
+#endif

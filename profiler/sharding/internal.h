@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Internal interface of the sharding pass shared by sharding.c (strategies,
+ * costs, the ILP) and program.c (the per-device program, memory and
+ * placements built from the chosen strategies).
+ */
+#ifndef APPROF_SHARDING_INTERNAL_H
+#define APPROF_SHARDING_INTERNAL_H
+
+#include "graph.h"
+#include "hardware.h"
+#include "stage.h"
+
+/* (n_iter + 1)^2 with n_iter <= APPROF_MAX_ITER, rounded up. */
+#define SHARD_MAX_STRATS 96
+
+typedef struct ShardMesh {
+    int n[2];          /* logical axis sizes */
+    int cross[2];      /* a group over the axis spans hosts */
+    int cross_both;
+} ShardMesh;
+
+/* Loop of the iteration space each logical axis splits (-1: none). */
+typedef struct ShardStrat {
+    int ax[2];
+} ShardStrat;
+
+/* Tensor dimension each logical axis splits (-1: replicated over it). */
+typedef struct ShardLayout {
+    int d[2];
+} ShardLayout;
+
+typedef struct ShardOp {
+    int op;
+    ApprofIterSpace sp;
+    ShardStrat *s;
+    int k;
+} ShardOp;
+
+typedef struct ShardStage {
+    const ApprofGraph *g;
+    const ApprofHardwareSpec *hw;
+    int micro_batches;
+    int op_begin, op_end, n_ops;
+    int force;
+    ShardMesh mesh;
+    ShardOp *ops;
+    int *choice;       /* per op, index into ops[o].s */
+    double objective;
+} ShardStage;
+
+void shard_mesh_init(ShardMesh *m, int hosts, int gpus, int a, int b);
+ShardLayout shard_operand_layout(const ShardStrat *s, const int *map, int ndim);
+double shard_local_bytes(const ApprofTensor *t, ShardLayout L, const ShardMesh *m);
+double shard_coll_seconds(const ApprofHardwareSpec *hw, const ApprofCollective *c);
+/* Forward and backward collectives that turn producer layout lp into
+ * consumer layout lc (partial[x]: the consumer's input gradient is a partial
+ * sum over axis x). At most 2 each. */
+int shard_reshard(const ShardMesh *m, const ApprofTensor *t, ShardLayout lp, ShardLayout lc,
+                  const int partial[2], ApprofCollective *fwd, int *nf, ApprofCollective *bwd,
+                  int *nb);
+/* Strategies of an op (see sharding.h); the count or a negative error. */
+int shard_enum_strategies(const ApprofIterSpace *sp, const ShardMesh *m, int force,
+                          ShardStrat *out, int max);
+void shard_local_sizes(const ApprofIterSpace *sp, const ShardStrat *s, const ShardMesh *m,
+                       int64_t *local);
+/* Fills kernels, collectives, grad sync, memory, placements and the
+ * signature of p from the solved stage. */
+int shard_build_program(const ShardStage *st, ApprofStageProgram *p);
+
+#endif

@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The per-device stage program from a solved sharding (sharding.h): kernels
+ * at local loop sizes, forward and backward collectives, the gradient
+ * all-reduce, memory per device (ModuleProfileResult fields), the placement
+ * of every parameter, stage input and stage output as Alpa ShardingSpec
+ * text, and the program signature (a hash of everything but layer and
+ * operator ids, so identical stages at different depths share it).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sharding/internal.h"
+#include "sharding/sharding.h"
+
+typedef struct TInfo {
+    ShardLayout L;
+    int set;          /* layout known */
+    int in_range;     /* produced inside the stage */
+    int used;         /* consumed inside the stage */
+    int stage_out;    /* produced inside, consumed after the stage or never */
+    int saved;        /* the backward pass reads it */
+    int last_use;     /* last consuming op inside the stage */
+    double local;     /* bytes per device */
+} TInfo;
+
+static int push_kernel(ApprofStageProgram *p, int ph, size_t *cap, const ApprofKernel *k)
+{
+    if (p->n_kernels[ph] == *cap) {
+        size_t nc = *cap ? *cap * 2 : 32;
+        ApprofKernel *q = realloc(p->kernels[ph], nc * sizeof(*q));
+        if (!q)
+            return APPROF_ENOMEM;
+        p->kernels[ph] = q;
+        *cap = nc;
+    }
+    p->kernels[ph][p->n_kernels[ph]++] = *k;
+    return 0;
+}
+
+static int push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofCollective *c)
+{
+    if (c->group_size <= 1 || !(c->bytes > 0))
+        return 0;
+    if (p->n_colls[ph] == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        ApprofCollective *q = realloc(p->colls[ph], nc * sizeof(*q));
+        if (!q)
+            return APPROF_ENOMEM;
+        p->colls[ph] = q;
+        *cap = nc;
+    }
+    p->colls[ph][p->n_colls[ph]++] = *c;
+    return 0;
+}
+
+static void layout_axes(ShardLayout L, int ndim, int *axis_of_dim)
+{
+    for (int d = 0; d < APPROF_MAX_DIMS; d++)
+        axis_of_dim[d] = -1;
+    for (int d = 0; d < ndim; d++) {
+        if (L.d[0] == d && L.d[1] == d)
+            axis_of_dim[d] = 2;
+        else if (L.d[0] == d)
+            axis_of_dim[d] = 0;
+        else if (L.d[1] == d)
+            axis_of_dim[d] = 1;
+    }
+}
+
+static void cat(char *out, size_t len, size_t *pos, const char *s)
+{
+    int n = snprintf(out + *pos, *pos < len ? len - *pos : 0, "%s", s);
+    if (n > 0)
+        *pos += (size_t)n;
+    if (*pos >= len)
+        *pos = len ? len - 1 : 0;
+}
+
+/* Follows Alpa's hlo_sharding_to_sharding_spec: one Chunked(k) per split
+ * dimension numbered in tensor order, mesh mapping in mesh-axis order over
+ * the axes of size > 1 (ShardedAxis(axis=i) or Replicated(replicas=n); a
+ * dimension split over both axes is one chunk and one entry), and a fully
+ * replicated tensor is (Replicated(replicas=a*b),). */
+void approf_sharding_spec_text(int ndim, const int *axis_of_dim, int a, int b, char *out,
+                               size_t len)
+{
+    size_t pos = 0;
+    char buf[64];
+    int n[2] = {a, b}, chunk_of_dim[APPROF_MAX_DIMS], ct = 0;
+    if (!out || len == 0)
+        return;
+    out[0] = '\0';
+    cat(out, len, &pos, "ShardingSpec((");
+    for (int d = 0; d < ndim; d++) {
+        int x = axis_of_dim[d];
+        chunk_of_dim[d] = -1;
+        if (d)
+            cat(out, len, &pos, ", ");
+        if (x < 0) {
+            cat(out, len, &pos, "NoSharding()");
+        } else {
+            int k = x == 2 ? a * b : n[x];
+            snprintf(buf, sizeof(buf), "Chunked(%d)", k);
+            cat(out, len, &pos, buf);
+            chunk_of_dim[d] = ct++;
+        }
+    }
+    cat(out, len, &pos, ndim == 1 ? ",), (" : "), (");
+    int entries = 0;
+    if (ct == 0) {
+        snprintf(buf, sizeof(buf), "Replicated(replicas=%d)", a * b);
+        cat(out, len, &pos, buf);
+        entries = 1;
+    } else {
+        for (int x = 0; x < 2; x++) {
+            if (n[x] <= 1)
+                continue;
+            int dim = -1, both = 0;
+            for (int d = 0; d < ndim; d++)
+                if (axis_of_dim[d] == x || axis_of_dim[d] == 2) {
+                    dim = d;
+                    both = axis_of_dim[d] == 2;
+                }
+            if (both && x == 1)
+                continue; /* one entry for a dimension over both axes */
+            if (dim >= 0)
+                snprintf(buf, sizeof(buf), "ShardedAxis(axis=%d)", chunk_of_dim[dim]);
+            else
+                snprintf(buf, sizeof(buf), "Replicated(replicas=%d)", n[x]);
+            if (entries++)
+                cat(out, len, &pos, ", ");
+            cat(out, len, &pos, buf);
+        }
+    }
+    cat(out, len, &pos, entries == 1 ? ",))" : "))");
+}
+
+static int add_placement(ApprofStageProgram *p, size_t *cap, const ApprofGraph *g, int t,
+                         ApprofRole role, const TInfo *ti, const ShardMesh *m)
+{
+    if (p->n_placements == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        ApprofPlacement *q = realloc(p->placements, nc * sizeof(*q));
+        if (!q)
+            return APPROF_ENOMEM;
+        p->placements = q;
+        *cap = nc;
+    }
+    ApprofPlacement *pl = &p->placements[p->n_placements++];
+    memset(pl, 0, sizeof(*pl));
+    pl->tensor = t;
+    pl->role = role;
+    layout_axes(ti->L, g->tensors[t].ndim, pl->mesh_axis_of_dim);
+    pl->local_bytes = (int64_t)llround(ti->local);
+    approf_sharding_spec_text(g->tensors[t].ndim, pl->mesh_axis_of_dim, m->n[0], m->n[1],
+                              pl->spec, sizeof(pl->spec));
+    return 0;
+}
+
+static void h64(uint64_t *h, const void *data, size_t n)
+{
+    const unsigned char *s = data;
+    for (size_t i = 0; i < n; i++)
+        *h = (*h ^ s[i]) * 0x100000001b3ULL;
+}
+
+static void signature(ApprofStageProgram *p)
+{
+    uint64_t h[2] = {0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL};
+    for (int r = 0; r < 2; r++) {
+        int hdr[6] = {p->mesh_hosts, p->mesh_gpus, p->logical_a, p->logical_b,
+                      p->force_batch_dim, (int)p->dtype};
+        h64(&h[r], &r, sizeof(r));
+        h64(&h[r], hdr, sizeof(hdr));
+        for (int ph = 0; ph < 2; ph++) {
+            for (size_t i = 0; i < p->n_kernels[ph]; i++) {
+                ApprofKernel k = p->kernels[ph][i];
+                k.op = 0;
+                h64(&h[r], &k.kind, sizeof(k.kind));
+                h64(&h[r], &k.flops, sizeof(k.flops));
+                h64(&h[r], &k.bytes, sizeof(k.bytes));
+                int64_t dims[12] = {k.batch, k.m, k.n, k.k, k.conv_n, k.conv_c, k.conv_h,
+                                    k.conv_w, k.conv_k, k.conv_r, k.conv_s, k.elements};
+                h64(&h[r], dims, sizeof(dims));
+            }
+            for (size_t i = 0; i < p->n_colls[ph]; i++) {
+                const ApprofCollective *c = &p->colls[ph][i];
+                int f[4] = {(int)c->kind, c->axes, c->group_size, c->crosses_hosts};
+                h64(&h[r], f, sizeof(f));
+                h64(&h[r], &c->bytes, sizeof(c->bytes));
+            }
+            int64_t mem[4] = {p->invar_size[ph], p->outvar_size[ph], p->temp_buffer_size[ph],
+                              p->peak_memory[ph]};
+            h64(&h[r], mem, sizeof(mem));
+        }
+        h64(&h[r], &p->grad_sync.bytes, sizeof(p->grad_sync.bytes));
+        h64(&h[r], &p->grad_sync.axes, sizeof(p->grad_sync.axes));
+        int64_t more[3] = {p->intermediate_size, p->initial_size, p->param_bytes};
+        h64(&h[r], more, sizeof(more));
+        for (size_t i = 0; i < p->n_placements; i++) {
+            h64(&h[r], &p->placements[i].role, sizeof(p->placements[i].role));
+            h64(&h[r], &p->placements[i].local_bytes, sizeof(p->placements[i].local_bytes));
+            h64(&h[r], p->placements[i].spec, strlen(p->placements[i].spec));
+        }
+        h64(&h[r], &p->ilp_objective, sizeof(p->ilp_objective));
+    }
+    snprintf(p->signature, sizeof(p->signature), "%016llx%016llx", (unsigned long long)h[0],
+             (unsigned long long)h[1]);
+}
+
+/* Peak of transient bytes over a forward (dir 0) or backward (dir 1) walk. */
+static double transient_peak(const ShardStage *st, const TInfo *ti, int dir)
+{
+    const ApprofGraph *g = st->g;
+    double live = 0.0, peak = 0.0;
+    for (int q = 0; q < st->n_ops; q++) {
+        int o = dir == 0 ? st->op_begin + q : st->op_end - 1 - q;
+        const ApprofOp *op = &g->ops[o];
+        if (dir == 0) {
+            for (int j = 0; j < op->n_outputs; j++) {
+                const TInfo *t = &ti[op->outputs[j]];
+                if (!t->stage_out && !t->saved)
+                    live += t->local;
+            }
+            if (live > peak)
+                peak = live;
+            for (int i = 0; i < op->n_inputs; i++) {
+                const TInfo *t = &ti[op->inputs[i]];
+                if (t->in_range && t->last_use == o && !t->stage_out && !t->saved)
+                    live -= t->local;
+            }
+        } else {
+            /* Gradients of internal tensors: allocated at their last
+             * consumer (first in reverse), freed after their producer. */
+            for (int i = 0; i < op->n_inputs; i++) {
+                const TInfo *t = &ti[op->inputs[i]];
+                if (t->in_range && t->last_use == o && !t->stage_out)
+                    live += t->local;
+            }
+            if (live > peak)
+                peak = live;
+            for (int j = 0; j < op->n_outputs; j++) {
+                const TInfo *t = &ti[op->outputs[j]];
+                if (t->used && !t->stage_out)
+                    live -= t->local;
+            }
+        }
+    }
+    return peak;
+}
+
+int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
+{
+    const ApprofGraph *g = st->g;
+    const ShardMesh *m = &st->mesh;
+    size_t kcap[2] = {0, 0}, ccap[2] = {0, 0}, pcap = 0;
+    int rc = 0;
+    TInfo *ti = calloc(g->n_tensors ? g->n_tensors : 1, sizeof(TInfo));
+    if (!ti)
+        return APPROF_ENOMEM;
+    for (size_t t = 0; t < g->n_tensors; t++)
+        ti[t].last_use = -1;
+
+    /* Layouts: producers inside the stage, else the first consumer. */
+    for (int o = 0; o < st->n_ops; o++) {
+        const ShardOp *so = &st->ops[o];
+        const ShardStrat *s = &so->s[st->choice[o]];
+        const ApprofOp *op = &g->ops[so->op];
+        for (int j = 0; j < op->n_outputs; j++) {
+            TInfo *t = &ti[op->outputs[j]];
+            t->L = shard_operand_layout(s, so->sp.out_map[j], g->tensors[op->outputs[j]].ndim);
+            t->set = t->in_range = 1;
+        }
+        unsigned saved = approf_op_saved_mask(g, so->op);
+        for (int i = 0; i < op->n_inputs; i++) {
+            TInfo *t = &ti[op->inputs[i]];
+            if (!t->set) {
+                t->L = shard_operand_layout(s, so->sp.in_map[i], g->tensors[op->inputs[i]].ndim);
+                t->set = 1;
+            }
+            t->used = 1;
+            t->last_use = so->op;
+            if (saved & APPROF_SAVED_INPUT(i))
+                t->saved = 1;
+        }
+        for (int j = 0; j < op->n_outputs; j++)
+            if (saved & APPROF_SAVED_OUTPUT(j))
+                ti[op->outputs[j]].saved = 1;
+    }
+    for (size_t o = 0; o < g->n_ops; o++) {
+        const ApprofOp *op = &g->ops[o];
+        if ((int)o >= st->op_begin && (int)o < st->op_end)
+            continue;
+        for (int i = 0; i < op->n_inputs; i++)
+            if (ti[op->inputs[i]].in_range)
+                ti[op->inputs[i]].stage_out = 1;
+    }
+    for (size_t t = 0; t < g->n_tensors; t++) {
+        if (ti[t].in_range && !ti[t].used && !ti[t].stage_out) {
+            /* Unconsumed inside the stage: a model output (the loss). */
+            int consumed = 0;
+            for (size_t o = (size_t)st->op_end; o < g->n_ops && !consumed; o++)
+                for (int i = 0; i < g->ops[o].n_inputs; i++)
+                    consumed |= g->ops[o].inputs[i] == (int)t;
+            if (!consumed)
+                ti[t].stage_out = 1;
+        }
+        if (ti[t].set)
+            ti[t].local = shard_local_bytes(&g->tensors[t], ti[t].L, m);
+    }
+
+    /* Kernels and collectives. */
+    p->grad_sync.kind = APPROF_COLL_ALL_REDUCE;
+    p->grad_sync.op = -1;
+    for (int o = 0; o < st->n_ops && !rc; o++) {
+        const ShardOp *so = &st->ops[o];
+        const ShardStrat *s = &so->s[st->choice[o]];
+        const ApprofOp *op = &g->ops[so->op];
+        int64_t local[APPROF_MAX_ITER];
+        ApprofKernel k[APPROF_MAX_KERNELS];
+        shard_local_sizes(&so->sp, s, m, local);
+        for (int ph = 0; ph < 2 && !rc; ph++) {
+            int n = approf_op_kernels(g, so->op, local, ph, k, APPROF_MAX_KERNELS);
+            if (n < 0)
+                rc = n;
+            for (int i = 0; i < n && !rc; i++)
+                rc = push_kernel(p, ph, &kcap[ph], &k[i]);
+        }
+        for (int x = 0; x < 2 && !rc; x++) {
+            if (s->ax[x] < 0 || so->sp.kind[s->ax[x]] != APPROF_ITER_REDUCE)
+                continue;
+            for (int j = 0; j < op->n_outputs && !rc; j++) {
+                ApprofCollective c = {APPROF_COLL_ALL_REDUCE, x ? APPROF_AXIS1 : APPROF_AXIS0,
+                                      m->n[x], m->cross[x], ti[op->outputs[j]].local, so->op};
+                rc = push_coll(p, 0, &ccap[0], &c);
+            }
+        }
+        for (int i = 0; i < op->n_inputs && !rc; i++) {
+            int tix = op->inputs[i];
+            const ApprofTensor *t = &g->tensors[tix];
+            ShardLayout lc = shard_operand_layout(s, so->sp.in_map[i], t->ndim);
+            int partial[2];
+            for (int x = 0; x < 2; x++)
+                partial[x] = s->ax[x] >= 0 && lc.d[x] < 0 && m->n[x] > 1;
+            if (ti[tix].in_range) {
+                const ShardOp *pp = &st->ops[t->producer - st->op_begin];
+                int j = 0;
+                while (j < g->ops[t->producer].n_outputs && g->ops[t->producer].outputs[j] != tix)
+                    j++;
+                ShardLayout lp = shard_operand_layout(&pp->s[st->choice[t->producer - st->op_begin]],
+                                                      pp->sp.out_map[j], t->ndim);
+                ApprofCollective f[2], b[2];
+                int nf, nb;
+                shard_reshard(m, t, lp, lc, partial, f, &nf, b, &nb);
+                for (int q = 0; q < nf && !rc; q++)
+                    rc = push_coll(p, 0, &ccap[0], &f[q]);
+                for (int q = 0; q < nb && !rc; q++)
+                    rc = push_coll(p, 1, &ccap[1], &b[q]);
+                continue;
+            }
+            if (t->role == APPROF_TENSOR_INPUT)
+                continue;
+            for (int x = 0; x < 2 && !rc; x++) {
+                if (!partial[x])
+                    continue;
+                double bytes = shard_local_bytes(t, lc, m);
+                if (t->role == APPROF_TENSOR_PARAM) {
+                    p->grad_sync.bytes += bytes;
+                    p->grad_sync.axes |= x ? APPROF_AXIS1 : APPROF_AXIS0;
+                } else {
+                    ApprofCollective c = {APPROF_COLL_ALL_REDUCE, x ? APPROF_AXIS1 : APPROF_AXIS0,
+                                          m->n[x], m->cross[x], bytes, so->op};
+                    rc = push_coll(p, 1, &ccap[1], &c);
+                }
+            }
+        }
+    }
+    if (rc)
+        goto cleanup;
+    if (p->grad_sync.axes == (APPROF_AXIS0 | APPROF_AXIS1)) {
+        p->grad_sync.group_size = m->n[0] * m->n[1];
+        p->grad_sync.crosses_hosts = m->cross_both;
+    } else if (p->grad_sync.axes) {
+        int x = p->grad_sync.axes == APPROF_AXIS1;
+        p->grad_sync.group_size = m->n[x];
+        p->grad_sync.crosses_hosts = m->cross[x];
+    } else {
+        p->grad_sync.group_size = 1;
+    }
+
+    /* Placements (parameters, stage inputs, stage outputs) and memory. */
+    double params = 0, param_elems = 0, sin = 0, sin_saved = 0, sin_grads = 0, sout = 0,
+           sout_saved = 0, saved_act = 0;
+    for (int role = 0; role < 3 && !rc; role++)
+        for (int o = st->op_begin; o < st->op_end && !rc; o++) {
+            const ApprofOp *op = &g->ops[o];
+            int n = role == 2 ? op->n_outputs : op->n_inputs;
+            for (int i = 0; i < n && !rc; i++) {
+                int t = role == 2 ? op->outputs[i] : op->inputs[i];
+                const ApprofTensor *ten = &g->tensors[t];
+                TInfo *inf = &ti[t];
+                int is_param = ten->role == APPROF_TENSOR_PARAM;
+                int want = role == 0 ? is_param
+                         : role == 1 ? !is_param && !inf->in_range
+                                     : inf->stage_out;
+                /* the first occurrence only: set == 2 marks a placed tensor */
+                if (!want || inf->set != 1)
+                    continue;
+                inf->set = 2;
+                rc = add_placement(p, &pcap, g, t, role == 0 ? APPROF_ROLE_PARAM
+                                                  : role == 1 ? APPROF_ROLE_INPUT
+                                                              : APPROF_ROLE_OUTPUT, inf, m);
+                if (role == 0) {
+                    params += inf->local;
+                    param_elems += inf->local / (double)approf_dtype_size(ten->dtype);
+                } else if (role == 1) {
+                    sin += inf->local;
+                    if (inf->saved)
+                        sin_saved += inf->local;
+                    if (ten->role != APPROF_TENSOR_INPUT)
+                        sin_grads += inf->local;
+                } else {
+                    sout += inf->local;
+                    if (inf->saved)
+                        sout_saved += inf->local;
+                }
+            }
+        }
+    if (rc)
+        goto cleanup;
+    for (size_t t = 0; t < g->n_tensors; t++)
+        if (ti[t].in_range && ti[t].saved && !ti[t].stage_out)
+            saved_act += ti[t].local;
+    p->param_bytes = (int64_t)llround(params);
+    p->invar_size[0] = (int64_t)llround(sin + params);
+    p->outvar_size[0] = (int64_t)llround(sout + saved_act);
+    p->temp_buffer_size[0] = (int64_t)llround(transient_peak(st, ti, 0));
+    p->invar_size[1] = (int64_t)llround(params + saved_act + sin_saved + sout_saved + sout);
+    p->outvar_size[1] = (int64_t)llround(sin_grads + params);
+    p->temp_buffer_size[1] = (int64_t)llround(transient_peak(st, ti, 1));
+    for (int ph = 0; ph < 2; ph++)
+        p->peak_memory[ph] = p->invar_size[ph] + p->outvar_size[ph] + p->temp_buffer_size[ph];
+    p->intermediate_size = (int64_t)llround(saved_act + sin_saved + sout_saved);
+    /* Adam: two f32 moments, plus an f32 master copy for 16-bit training. */
+    double per_elem = 8.0 + (g->dtype == APPROF_F32 ? 0.0 : 4.0);
+    p->initial_size = (int64_t)llround(param_elems * per_elem);
+    signature(p);
+cleanup:
+    free(ti);
+    return rc;
+}

@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The intra-op sharding pass (sharding.h): strategy enumeration per
+ * operator, node and resharding costs with the hardware's collective model,
+ * the ILP (ilp.h) over the stage's operators, and the per-device stage
+ * program built from the chosen strategies. The rules are in sharding.h;
+ * the program's memory and placements are built in program.c.
+ */
+#include "sharding/sharding.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sharding/internal.h"
+
+struct ApprofShardContext {
+    const ApprofGraph *g;
+    const ApprofLayering *l;
+    const ApprofHardwareSpec *hw;
+    int micro_batches;
+    ApprofIlpCache *cache;
+    ApprofShardStats st;
+};
+
+int approf_shard_context_new(const ApprofGraph *g, const ApprofLayering *l,
+                             const ApprofHardwareSpec *hw, int num_micro_batches,
+                             ApprofShardContext **out)
+{
+    if (!g || !l || !hw || !out || num_micro_batches < 1)
+        return APPROF_EINVAL;
+    ApprofShardContext *c = calloc(1, sizeof(*c));
+    if (!c)
+        return APPROF_ENOMEM;
+    if (approf_ilp_cache_new(&c->cache)) {
+        free(c);
+        return APPROF_ENOMEM;
+    }
+    c->g = g;
+    c->l = l;
+    c->hw = hw;
+    c->micro_batches = num_micro_batches;
+    *out = c;
+    return 0;
+}
+
+void approf_shard_context_free(ApprofShardContext **ctx)
+{
+    if (!ctx || !*ctx)
+        return;
+    approf_ilp_cache_free(&(*ctx)->cache);
+    free(*ctx);
+    *ctx = NULL;
+}
+
+void approf_shard_context_stats(const ApprofShardContext *ctx, ApprofShardStats *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (ctx)
+        *out = ctx->st;
+}
+
+/* ---- mesh, layouts, collectives ---------------------------------------- */
+
+void shard_mesh_init(ShardMesh *m, int hosts, int gpus, int a, int b)
+{
+    m->n[0] = a;
+    m->n[1] = b;
+    m->cross[0] = a > 1 && hosts > 1;
+    m->cross[1] = b > gpus;
+    m->cross_both = hosts > 1;
+}
+
+ShardLayout shard_operand_layout(const ShardStrat *s, const int *map, int ndim)
+{
+    ShardLayout L = {{-1, -1}};
+    for (int x = 0; x < 2; x++) {
+        if (s->ax[x] < 0)
+            continue;
+        for (int d = 0; d < ndim; d++)
+            if (map[d] == s->ax[x]) {
+                L.d[x] = d;
+                break;
+            }
+    }
+    return L;
+}
+
+double shard_local_bytes(const ApprofTensor *t, ShardLayout L, const ShardMesh *m)
+{
+    double b = (double)approf_tensor_bytes(t);
+    for (int x = 0; x < 2; x++)
+        if (L.d[x] >= 0)
+            b /= m->n[x];
+    return b;
+}
+
+static ApprofCollective coll(const ShardMesh *m, ApprofCollKind kind, int x, double bytes, int op)
+{
+    ApprofCollective c;
+    memset(&c, 0, sizeof(c));
+    c.kind = kind;
+    c.axes = x == 0 ? APPROF_AXIS0 : APPROF_AXIS1;
+    c.group_size = m->n[x];
+    c.crosses_hosts = m->cross[x];
+    c.bytes = bytes;
+    c.op = op;
+    return c;
+}
+
+double shard_coll_seconds(const ApprofHardwareSpec *hw, const ApprofCollective *c)
+{
+    return approf_collective_seconds(hw, c->kind, c->bytes, c->group_size, c->crosses_hosts);
+}
+
+/* Bytes of t in layout L with axis x undone (the group-wide buffer of a
+ * collective over x). */
+static double group_bytes(const ApprofTensor *t, ShardLayout L, int x, const ShardMesh *m)
+{
+    L.d[x] = -1;
+    return shard_local_bytes(t, L, m);
+}
+
+int shard_reshard(const ShardMesh *m, const ApprofTensor *t, ShardLayout lp, ShardLayout lc,
+                  const int partial[2], ApprofCollective *fwd, int *nf, ApprofCollective *bwd,
+                  int *nb)
+{
+    *nf = *nb = 0;
+    for (int x = 0; x < 2; x++) {
+        if (m->n[x] <= 1)
+            continue;
+        int p = lp.d[x], c = lc.d[x];
+        double gb = group_bytes(t, lc, x, m);
+        /* forward */
+        if (p >= 0 && c < 0)
+            fwd[(*nf)++] = coll(m, APPROF_COLL_ALL_GATHER, x, group_bytes(t, lp, x, m), -1);
+        else if (p >= 0 && c >= 0 && p != c)
+            fwd[(*nf)++] = coll(m, APPROF_COLL_ALL_TO_ALL, x, gb, -1);
+        /* backward: the gradient flows from layout lc back to lp */
+        if (partial[x]) {
+            bwd[(*nb)++] = coll(m, p >= 0 ? APPROF_COLL_REDUCE_SCATTER : APPROF_COLL_ALL_REDUCE, x,
+                                gb, -1);
+        } else if (p < 0 && c >= 0) {
+            bwd[(*nb)++] = coll(m, APPROF_COLL_ALL_GATHER, x, gb, -1);
+        } else if (p >= 0 && c >= 0 && p != c) {
+            bwd[(*nb)++] = coll(m, APPROF_COLL_ALL_TO_ALL, x, gb, -1);
+        }
+    }
+    return 0;
+}
+
+/* ---- strategies -------------------------------------------------------- */
+
+static int loop_ok(const ApprofIterSpace *sp, int l, int64_t div)
+{
+    return sp->kind[l] != APPROF_ITER_FIXED && sp->size[l] % div == 0;
+}
+
+int shard_enum_strategies(const ApprofIterSpace *sp, const ShardMesh *m, int force,
+                          ShardStrat *out, int max)
+{
+    int batch = -1, k = 0;
+    for (int l = 0; l < sp->n_iter; l++)
+        if (sp->is_batch[l])
+            batch = l;
+    int last0 = m->n[0] > 1 ? sp->n_iter - 1 : -1;
+    int last1 = m->n[1] > 1 ? sp->n_iter - 1 : -1;
+    for (int a0 = -1; a0 <= last0; a0++) {
+        if (a0 >= 0 && !loop_ok(sp, a0, m->n[0]))
+            continue;
+        for (int a1 = -1; a1 <= last1; a1++) {
+            if (a1 >= 0) {
+                int64_t div = a1 == a0 ? (int64_t)m->n[0] * m->n[1] : m->n[1];
+                if (!loop_ok(sp, a1, div))
+                    continue;
+            }
+            if (force == 0 && batch >= 0) {
+                if (m->n[0] > 1 && sp->size[batch] % m->n[0] == 0 &&
+                    (a0 != batch || a1 == batch))
+                    continue;
+                if (m->n[0] <= 1 && a1 == batch)
+                    continue;
+            }
+            if (k == max)
+                return APPROF_EUNSUPPORTED;
+            out[k].ax[0] = a0;
+            out[k].ax[1] = a1;
+            k++;
+        }
+    }
+    return k;
+}
+
+void shard_local_sizes(const ApprofIterSpace *sp, const ShardStrat *s, const ShardMesh *m,
+                       int64_t *local)
+{
+    for (int l = 0; l < sp->n_iter; l++) {
+        local[l] = sp->size[l];
+        for (int x = 0; x < 2; x++)
+            if (s->ax[x] == l)
+                local[l] /= m->n[x];
+    }
+}
+
+/* ---- the ILP ----------------------------------------------------------- */
+
+static int tensor_slot(const int *list, int n, int t)
+{
+    for (int i = 0; i < n; i++)
+        if (list[i] == t)
+            return i;
+    return -1;
+}
+
+/* Node cost of strategy s of op o: compute, forward all-reduces, partial
+ * gradients of stage-input activations and, scaled, the grad sync. */
+static double node_cost(const ShardStage *st, int o, const ShardStrat *s)
+{
+    const ApprofGraph *g = st->g;
+    const ShardOp *so = &st->ops[o];
+    const ApprofOp *op = &g->ops[so->op];
+    int64_t local[APPROF_MAX_ITER];
+    ApprofKernel k[APPROF_MAX_KERNELS];
+    double t = 0.0;
+    shard_local_sizes(&so->sp, s, &st->mesh, local);
+    for (int ph = 0; ph < 2; ph++) {
+        int n = approf_op_kernels(g, so->op, local, ph, k, APPROF_MAX_KERNELS);
+        if (n < 0)
+            return INFINITY;
+        for (int i = 0; i < n; i++)
+            t += approf_kernel_seconds(st->hw, &k[i]);
+    }
+    for (int x = 0; x < 2; x++) {
+        if (s->ax[x] < 0 || so->sp.kind[s->ax[x]] != APPROF_ITER_REDUCE)
+            continue;
+        for (int j = 0; j < op->n_outputs; j++) {
+            const ApprofTensor *ot = &g->tensors[op->outputs[j]];
+            ShardLayout L = shard_operand_layout(s, so->sp.out_map[j], ot->ndim);
+            ApprofCollective c = coll(&st->mesh, APPROF_COLL_ALL_REDUCE, x,
+                                      shard_local_bytes(ot, L, &st->mesh), so->op);
+            t += shard_coll_seconds(st->hw, &c);
+        }
+    }
+    for (int i = 0; i < op->n_inputs; i++) {
+        const ApprofTensor *it = &g->tensors[op->inputs[i]];
+        int in_range = it->producer >= st->op_begin && it->producer < st->op_end;
+        if (in_range || it->role == APPROF_TENSOR_INPUT)
+            continue;
+        ShardLayout L = shard_operand_layout(s, so->sp.in_map[i], it->ndim);
+        for (int x = 0; x < 2; x++) {
+            if (s->ax[x] < 0 || L.d[x] >= 0)
+                continue;
+            ApprofCollective c = coll(&st->mesh, APPROF_COLL_ALL_REDUCE, x,
+                                      shard_local_bytes(it, L, &st->mesh), so->op);
+            double sec = shard_coll_seconds(st->hw, &c);
+            t += it->role == APPROF_TENSOR_PARAM ? sec / st->micro_batches : sec;
+        }
+    }
+    return t;
+}
+
+static int edge_matrix(const ShardStage *st, int op_p, int op_c, int in_slot, double *r)
+{
+    const ApprofGraph *g = st->g;
+    const ShardOp *sp = &st->ops[op_p - st->op_begin], *sc = &st->ops[op_c - st->op_begin];
+    int t = g->ops[op_c].inputs[in_slot];
+    const ApprofTensor *ten = &g->tensors[t];
+    int j = tensor_slot(g->ops[op_p].outputs, g->ops[op_p].n_outputs, t);
+    if (j < 0)
+        return APPROF_EINVAL;
+    for (int a = 0; a < sp->k; a++) {
+        ShardLayout lp = shard_operand_layout(&sp->s[a], sp->sp.out_map[j], ten->ndim);
+        for (int b = 0; b < sc->k; b++) {
+            ShardLayout lc = shard_operand_layout(&sc->s[b], sc->sp.in_map[in_slot], ten->ndim);
+            int partial[2];
+            for (int x = 0; x < 2; x++)
+                partial[x] = sc->s[b].ax[x] >= 0 && lc.d[x] < 0;
+            ApprofCollective f[2], bw[2];
+            int nf, nb;
+            shard_reshard(&st->mesh, ten, lp, lc, partial, f, &nf, bw, &nb);
+            double sec = 0.0;
+            for (int q = 0; q < nf; q++)
+                sec += shard_coll_seconds(st->hw, &f[q]);
+            for (int q = 0; q < nb; q++)
+                sec += shard_coll_seconds(st->hw, &bw[q]);
+            r[(size_t)a * sc->k + b] = sec;
+        }
+    }
+    return 0;
+}
+
+static void stage_free(ShardStage *st)
+{
+    if (st->ops)
+        for (int o = 0; o < st->n_ops; o++)
+            free(st->ops[o].s);
+    free(st->ops);
+    free(st->choice);
+}
+
+static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, ApprofIlpMethod method,
+                           char *err, size_t errlen)
+{
+    ApprofIlp *ilp = NULL;
+    double *cost = NULL, *r = NULL;
+    int rc = 0, maxk = 1;
+    for (int o = 0; o < st->n_ops; o++) {
+        ShardOp *so = &st->ops[o];
+        so->op = st->op_begin + o;
+        rc = approf_op_iter_space(st->g, so->op, &so->sp);
+        if (rc) {
+            snprintf(err, errlen, "op %s: no iteration space", st->g->ops[so->op].name);
+            goto cleanup;
+        }
+        so->s = malloc(SHARD_MAX_STRATS * sizeof(ShardStrat));
+        if (!so->s) {
+            rc = APPROF_ENOMEM;
+            goto cleanup;
+        }
+        so->k = shard_enum_strategies(&so->sp, &st->mesh, st->force, so->s, SHARD_MAX_STRATS);
+        if (so->k <= 0) {
+            rc = so->k < 0 ? so->k : APPROF_EINFEASIBLE;
+            snprintf(err, errlen, "op %s: no sharding strategy", st->g->ops[so->op].name);
+            goto cleanup;
+        }
+        if (so->k > maxk)
+            maxk = so->k;
+    }
+    cost = malloc((size_t)maxk * sizeof(double));
+    r = malloc((size_t)maxk * maxk * sizeof(double));
+    st->choice = malloc((size_t)(st->n_ops > 0 ? st->n_ops : 1) * sizeof(int));
+    if (!cost || !r || !st->choice || approf_ilp_new(&ilp)) {
+        rc = APPROF_ENOMEM;
+        goto cleanup;
+    }
+    for (int o = 0; o < st->n_ops; o++) {
+        for (int a = 0; a < st->ops[o].k; a++)
+            cost[a] = node_cost(st, o, &st->ops[o].s[a]);
+        if (approf_ilp_add_node(ilp, st->ops[o].k, cost, NULL) < 0) {
+            rc = APPROF_ENOMEM;
+            goto cleanup;
+        }
+    }
+    for (int o = 0; o < st->n_ops; o++) {
+        const ApprofOp *op = &st->g->ops[st->op_begin + o];
+        for (int i = 0; i < op->n_inputs; i++) {
+            int p = st->g->tensors[op->inputs[i]].producer;
+            if (p < st->op_begin || p >= st->op_end)
+                continue;
+            rc = edge_matrix(st, p, st->op_begin + o, i, r);
+            if (!rc && approf_ilp_add_edge(ilp, p - st->op_begin, o, r) < 0)
+                rc = APPROF_ENOMEM;
+            if (rc)
+                goto cleanup;
+        }
+    }
+    ApprofIlpStats ist;
+    rc = approf_ilp_solve(ilp, method, ctx->cache, st->choice, &st->objective, &ist);
+    if (ist.cached)
+        ctx->st.cached++;
+    else
+        ctx->st.solved++;
+    ctx->st.cbc_runs += (size_t)(ist.used_cbc && !ist.cached);
+    if (rc)
+        snprintf(err, errlen, "sharding ILP: %s", approf_strerror(rc));
+cleanup:
+    approf_ilp_free(&ilp);
+    free(cost);
+    free(r);
+    return rc;
+}
+
+int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
+                       ApprofStageProgram *out, char *err, size_t errlen)
+{
+    ShardStage st;
+    int rc;
+    char dummy[8];
+    if (!err) {
+        err = dummy;
+        errlen = sizeof(dummy);
+    }
+    err[0] = '\0';
+    memset(&st, 0, sizeof(st));
+    if (!ctx || !req || !out) {
+        snprintf(err, errlen, "approf_shard_stage: missing argument");
+        return APPROF_EINVAL;
+    }
+    const ApprofLayering *l = ctx->l;
+    if (req->start_layer < 0 || req->end_layer < req->start_layer ||
+        req->end_layer >= l->n_layers || req->logical_a < 1 || req->logical_b < 1 ||
+        req->mesh_hosts < 1 || req->mesh_gpus < 1 ||
+        req->logical_a * req->logical_b != req->mesh_hosts * req->mesh_gpus ||
+        (req->force_batch_dim != -1 && req->force_batch_dim != 0)) {
+        snprintf(err, errlen, "bad stage request: layers %d..%d of %d, mesh (%d, %d), logical (%d, %d)",
+                 req->start_layer, req->end_layer, l->n_layers, req->mesh_hosts, req->mesh_gpus,
+                 req->logical_a, req->logical_b);
+        return APPROF_EINVAL;
+    }
+    st.g = ctx->g;
+    st.hw = ctx->hw;
+    st.micro_batches = ctx->micro_batches;
+    st.op_begin = l->op_begin[req->start_layer];
+    st.op_end = l->op_end[req->end_layer];
+    st.n_ops = st.op_end - st.op_begin;
+    st.force = req->force_batch_dim;
+    shard_mesh_init(&st.mesh, req->mesh_hosts, req->mesh_gpus, req->logical_a, req->logical_b);
+    st.ops = calloc((size_t)(st.n_ops > 0 ? st.n_ops : 1), sizeof(ShardOp));
+    if (!st.ops) {
+        rc = APPROF_ENOMEM;
+        goto cleanup;
+    }
+    rc = build_and_solve(ctx, &st, req->method, err, errlen);
+    if (rc)
+        goto cleanup;
+    memset(out, 0, sizeof(*out));
+    out->start_layer = req->start_layer;
+    out->end_layer = req->end_layer;
+    out->op_begin = st.op_begin;
+    out->op_end = st.op_end;
+    out->mesh_hosts = req->mesh_hosts;
+    out->mesh_gpus = req->mesh_gpus;
+    out->logical_a = req->logical_a;
+    out->logical_b = req->logical_b;
+    out->force_batch_dim = req->force_batch_dim;
+    out->dtype = ctx->g->dtype;
+    out->ilp_objective = st.objective;
+    rc = shard_build_program(&st, out);
+    if (rc) {
+        snprintf(err, errlen, "building the stage program: %s", approf_strerror(rc));
+        approf_stage_program_clear(out);
+    }
+cleanup:
+    stage_free(&st);
+    return rc;
+}

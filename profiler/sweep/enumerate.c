@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What a sweep profiles, following Alpa (stage_construction.py at b8078a9,
+ * summarised in DESIGN.md): submesh choices of a cluster, autosharding
+ * configs per submesh, and the (i, j, s, c) tuples in profiling order.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "enumerate.h"
+
+static const char *const submesh_space_names[] = {
+    "power_of_two", "small_power_of_two", "all", "manual",
+};
+static const char *const logical_space_names[] = {
+    "single_node_model_parallel", "all", "same_as_physical",
+    "data_parallel_only", "model_parallel_only",
+};
+
+static int is_power_of_two(int x)
+{
+    return x > 0 && (x & (x - 1)) == 0;
+}
+
+const char *approf_submesh_space_name(ApprofSubmeshSpace s)
+{
+    return (unsigned)s < 4 ? submesh_space_names[s] : "?";
+}
+
+const char *approf_logical_space_name(ApprofLogicalSpace s)
+{
+    return (unsigned)s < 5 ? logical_space_names[s] : "?";
+}
+
+int approf_logical_space_parse(const char *s, ApprofLogicalSpace *out)
+{
+    for (int i = 0; i < 5; i++)
+        if (s && !strcmp(s, logical_space_names[i])) {
+            *out = (ApprofLogicalSpace)i;
+            return 0;
+        }
+    return -1;
+}
+
+static int parse_shape(const char *s, const char **endp, ApprofMeshShape *out)
+{
+    char *end = NULL;
+    long a, b;
+    errno = 0;
+    a = strtol(s, &end, 10);
+    if (errno || end == s || (*end != 'x' && *end != 'X') || a <= 0 || a > 65536)
+        return -1;
+    s = end + 1;
+    b = strtol(s, &end, 10);
+    if (errno || end == s || b <= 0 || b > 65536)
+        return -1;
+    out->n = (int)a;
+    out->m = (int)b;
+    *endp = end;
+    return 0;
+}
+
+int approf_submesh_space_parse(const char *s, ApprofSubmeshSpace *space, ApprofMeshShape *manual,
+                               int max_manual, int *n_manual, char *err, size_t errlen)
+{
+    *n_manual = 0;
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, submesh_space_names[i])) {
+            *space = (ApprofSubmeshSpace)i;
+            return 0;
+        }
+    if (strncmp(s, "manual:", 7) != 0) {
+        snprintf(err, errlen,
+                 "unknown submesh space '%s' (power_of_two, small_power_of_two, all, "
+                 "manual:1x1,1x2,...)", s);
+        return -1;
+    }
+    *space = APPROF_SUBMESH_MANUAL;
+    s += 7;
+    for (;;) {
+        const char *end;
+        if (*n_manual >= max_manual) {
+            snprintf(err, errlen, "too many manual submeshes (at most %d)", max_manual);
+            return -1;
+        }
+        if (parse_shape(s, &end, &manual[*n_manual]) < 0) {
+            snprintf(err, errlen, "manual submesh %d: '%s' is not NxM", *n_manual + 1, s);
+            return -1;
+        }
+        (*n_manual)++;
+        if (*end == '\0')
+            break;
+        if (*end != ',') {
+            snprintf(err, errlen, "manual submeshes: expected ',' at '%s'", end);
+            return -1;
+        }
+        s = end + 1;
+    }
+    return 0;
+}
+
+int approf_submesh_choices(int hosts, int gpus_per_host, ApprofSubmeshSpace space,
+                           const ApprofMeshShape *manual, int n_manual,
+                           ApprofMeshShape *out, int max, char *err, size_t errlen)
+{
+    int n = 0;
+    if (hosts <= 0 || !is_power_of_two(gpus_per_host)) {
+        snprintf(err, errlen, "cluster %dx%d: GPUs per host must be a power of two", hosts,
+                 gpus_per_host);
+        return -1;
+    }
+    if (space == APPROF_SUBMESH_MANUAL) {
+        if (n_manual <= 0) {
+            snprintf(err, errlen, "manual submesh space with no submeshes");
+            return -1;
+        }
+        for (int i = 0; i < n_manual; i++) {
+            const ApprofMeshShape *s = &manual[i];
+            if (s->n > hosts || s->m > gpus_per_host || (s->n > 1 && s->m != gpus_per_host)) {
+                snprintf(err, errlen,
+                         "manual submesh %dx%d does not fit the %dx%d cluster (a multi-host "
+                         "submesh must use whole hosts)", s->n, s->m, hosts, gpus_per_host);
+                return -1;
+            }
+            for (int j = 0; j < i; j++)
+                if (manual[j].n == s->n && manual[j].m == s->m) {
+                    snprintf(err, errlen, "manual submesh %dx%d listed twice", s->n, s->m);
+                    return -1;
+                }
+            if (n >= max)
+                goto too_many;
+            out[n++] = *s;
+        }
+        return n;
+    }
+    for (int i = 1; i <= gpus_per_host; i *= 2) {
+        if (n >= max)
+            goto too_many;
+        out[n++] = (ApprofMeshShape){1, i};
+    }
+    if (space == APPROF_SUBMESH_ALL) {
+        for (int i = 2; i <= hosts; i++) {
+            if (n >= max)
+                goto too_many;
+            out[n++] = (ApprofMeshShape){i, gpus_per_host};
+        }
+    } else {
+        int limit = space == APPROF_SUBMESH_SMALL_POWER_OF_TWO && hosts > 4 ? 4 : hosts;
+        for (int i = 2; i <= limit; i *= 2) {
+            if (n >= max)
+                goto too_many;
+            out[n++] = (ApprofMeshShape){i, gpus_per_host};
+        }
+    }
+    return n;
+too_many:
+    snprintf(err, errlen, "more than %d submesh choices", max);
+    return -1;
+}
+
+static int add_config(ApprofConfigChoice *out, int n, int max, int a, int b, int force)
+{
+    if (n < max)
+        out[n] = (ApprofConfigChoice){a, b, force};
+    return n + 1;
+}
+
+int approf_config_choices(ApprofMeshShape submesh, ApprofLogicalSpace space,
+                          int64_t micro_batch_size, ApprofConfigChoice *out, int max)
+{
+    int d = submesh.n * submesh.m, n = 0;
+    switch (space) {
+    case APPROF_LOGICAL_SINGLE_NODE_MODEL_PARALLEL:
+    case APPROF_LOGICAL_ALL: {
+        int max_mp = space == APPROF_LOGICAL_ALL ? d : submesh.m;
+        for (int mp = 1; mp <= max_mp; mp++) {
+            int dp;
+            if (d % mp)
+                continue;
+            dp = d / mp;
+            if (micro_batch_size % dp == 0)
+                n = add_config(out, n, max, dp, mp, 0);
+        }
+        n = add_config(out, n, max, d, 1, -1);
+        break;
+    }
+    case APPROF_LOGICAL_SAME_AS_PHYSICAL:
+        n = add_config(out, n, max, submesh.n, submesh.m, -1);
+        break;
+    case APPROF_LOGICAL_DATA_PARALLEL_ONLY:
+        n = add_config(out, n, max, d, 1, 0);
+        break;
+    case APPROF_LOGICAL_MODEL_PARALLEL_ONLY:
+        n = add_config(out, n, max, 1, d, 0);
+        break;
+    }
+    return n < max ? n : max;
+}
+
+int approf_enumerate_tuples(int n_layers, const ApprofMeshShape *submeshes, int n_submeshes,
+                            const int *configs_per_submesh, int cluster_hosts,
+                            int cluster_gpus, int individual, double imbalance_tol,
+                            const double *layer_flops, ApprofTuple **out, size_t *n_out)
+{
+    size_t cap = 0, n = 0;
+    ApprofTuple *t = NULL;
+    double total_flops = 0, *prefix = NULL;
+    int total_devices = cluster_hosts * cluster_gpus;
+
+    *out = NULL;
+    *n_out = 0;
+    if (n_layers <= 0 || n_submeshes <= 0)
+        return -1;
+    if (imbalance_tol >= 0) {
+        if (!layer_flops)
+            return -1;
+        prefix = calloc((size_t)n_layers + 1, sizeof *prefix);
+        if (!prefix)
+            return -1;
+        for (int i = 0; i < n_layers; i++)
+            prefix[i + 1] = prefix[i] + layer_flops[i];
+        total_flops = prefix[n_layers];
+    }
+    for (size_t s = 0; s < (size_t)n_submeshes; s++)
+        cap += (size_t)configs_per_submesh[s] * (size_t)n_layers * (size_t)(n_layers + 1) / 2;
+    t = malloc((cap ? cap : 1) * sizeof *t);
+    if (!t) {
+        free(prefix);
+        return -1;
+    }
+    for (int s = n_submeshes - 1; s >= 0; s--) {
+        int devices = submeshes[s].n * submeshes[s].m;
+        int whole = devices == total_devices;
+        for (int i = 0; i < n_layers; i++) {
+            for (int j = i; j < n_layers; j++) {
+                if (individual) {
+                    if (i != j)
+                        continue;
+                } else if (whole && !(i == 0 && j == n_layers - 1)) {
+                    continue;
+                }
+                if (prefix && total_flops > 0) {
+                    double flops_ratio = (prefix[j + 1] - prefix[i]) / total_flops;
+                    double device_ratio = (double)devices / total_devices;
+                    if (device_ratio > flops_ratio * (1 + imbalance_tol) ||
+                        device_ratio < flops_ratio / (1 + imbalance_tol))
+                        continue;
+                }
+                for (int c = 0; c < configs_per_submesh[s]; c++)
+                    t[n++] = (ApprofTuple){i, j, s, c};
+            }
+        }
+    }
+    free(prefix);
+    *out = t;
+    *n_out = n;
+    return 0;
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Enumeration of what a sweep profiles, with Alpa's semantics (DESIGN.md):
+ * the submesh choices of an N x M cluster, the autosharding configs of each
+ * submesh, and the ordered list of (layer range, submesh, config) tuples.
+ */
+#ifndef APPROF_ENUMERATE_H
+#define APPROF_ENUMERATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define APPROF_MAX_SUBMESHES 32
+#define APPROF_MAX_CONFIGS 64
+
+typedef enum {
+    APPROF_SUBMESH_POWER_OF_TWO = 0,
+    APPROF_SUBMESH_SMALL_POWER_OF_TWO,
+    APPROF_SUBMESH_ALL,
+    APPROF_SUBMESH_MANUAL,
+} ApprofSubmeshSpace;
+
+typedef enum {
+    APPROF_LOGICAL_SINGLE_NODE_MODEL_PARALLEL = 0,
+    APPROF_LOGICAL_ALL,
+    APPROF_LOGICAL_SAME_AS_PHYSICAL,
+    APPROF_LOGICAL_DATA_PARALLEL_ONLY,
+    APPROF_LOGICAL_MODEL_PARALLEL_ONLY,
+} ApprofLogicalSpace;
+
+typedef struct ApprofMeshShape {
+    int n, m;
+} ApprofMeshShape;
+
+typedef struct ApprofConfigChoice {
+    int logical_a, logical_b;
+    int force_batch_dim;        /* -1: {} ; 0: force_batch_dim_to_mesh_dim = 0 */
+} ApprofConfigChoice;
+
+typedef struct ApprofTuple {
+    int start, end;             /* inclusive layer range */
+    int submesh, config;        /* indices into the sweep's lists */
+} ApprofTuple;
+
+/* Parses a submesh space: "power_of_two", "small_power_of_two", "all" or
+ * "manual:1x1,1x2,...". Manual shapes go to manual[]/n_manual. 0 or -1 with
+ * a message in err. */
+int approf_submesh_space_parse(const char *s, ApprofSubmeshSpace *space, ApprofMeshShape *manual,
+                               int max_manual, int *n_manual, char *err, size_t errlen);
+const char *approf_submesh_space_name(ApprofSubmeshSpace s);
+int approf_logical_space_parse(const char *s, ApprofLogicalSpace *out);
+const char *approf_logical_space_name(ApprofLogicalSpace s);
+
+/* Alpa's get_submesh_choices. gpus_per_host must be a power of two. Returns
+ * the number of choices written (smallest first) or -1 with err set. */
+int approf_submesh_choices(int hosts, int gpus_per_host, ApprofSubmeshSpace space,
+                           const ApprofMeshShape *manual, int n_manual,
+                           ApprofMeshShape *out, int max, char *err, size_t errlen);
+
+/* Alpa's autosharding config choices for submesh (n, m) and a micro-batch
+ * size (DESIGN.md). Returns the count written. */
+int approf_config_choices(ApprofMeshShape submesh, ApprofLogicalSpace space,
+                          int64_t micro_batch_size, ApprofConfigChoice *out, int max);
+
+/* The tuples to profile, submeshes largest first, then start, end, config.
+ * layer_flops (n_layers entries) is needed only when imbalance_tol >= 0
+ * (the stage-imbalance filter; < 0 disables it). individual: only i == j.
+ * *out is malloc'd. */
+int approf_enumerate_tuples(int n_layers, const ApprofMeshShape *submeshes, int n_submeshes,
+                            const int *configs_per_submesh, int cluster_hosts,
+                            int cluster_gpus, int individual, double imbalance_tol,
+                            const double *layer_flops, ApprofTuple **out, size_t *n_out);
+
+#endif

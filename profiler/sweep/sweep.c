@@ -1,0 +1,728 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The sweep driver (sweep.h): model -> layers -> enumeration -> per tuple
+ * intra-op sharding and backend costing -> entries written in small batched
+ * transactions. Identical stage programs (same signature) are costed once;
+ * on --resume the tuples whose two entries exist are skipped.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "backend.h"
+#include "hardware.h"
+#include "model/modelfile.h"
+#include "model/zoo.h"
+#include "sharding/sharding.h"
+#include "sweep.h"
+#include "sweep_db.h"
+
+/* Signature -> measured pair, for reuse of identical stage programs. */
+typedef struct {
+    char signature[64];
+    ApprofMeasurement m[2];
+    int used;
+} ReuseSlot;
+
+typedef struct {
+    ReuseSlot *slots;
+    size_t cap, n;
+} ReuseTable;
+
+typedef struct {
+    ApprofGraph *graph;
+    ApprofLayering layering;
+    ApprofHardwareSpec hw;
+    ApprofBackend backend;
+    ApprofShardContext *shard;
+    Costdb *db;
+    ApprofMeshShape submeshes[APPROF_MAX_SUBMESHES];
+    int n_submeshes;
+    ApprofConfigChoice configs[APPROF_MAX_SUBMESHES][APPROF_MAX_CONFIGS];
+    int n_configs[APPROF_MAX_SUBMESHES];
+    ApprofTuple *tuples;
+    size_t n_tuples;
+    ReuseTable reuse;
+    ApprofIlpMethod ilp_method;
+} Sweep;
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
+{
+    size_t i;
+    if (!sig[0])
+        return NULL;
+    if (insert && (t->n + 1) * 2 > t->cap) {
+        size_t ncap = t->cap ? t->cap * 2 : 1024;
+        ReuseSlot *ns = calloc(ncap, sizeof *ns);
+        if (!ns)
+            return NULL;
+        for (size_t k = 0; k < t->cap; k++) {
+            if (!t->slots[k].used)
+                continue;
+            i = fnv1a(t->slots[k].signature) & (ncap - 1);
+            while (ns[i].used)
+                i = (i + 1) & (ncap - 1);
+            ns[i] = t->slots[k];
+        }
+        free(t->slots);
+        t->slots = ns;
+        t->cap = ncap;
+    }
+    if (!t->cap)
+        return NULL;
+    i = fnv1a(sig) & (t->cap - 1);
+    while (t->slots[i].used) {
+        if (!strcmp(t->slots[i].signature, sig))
+            return &t->slots[i];
+        i = (i + 1) & (t->cap - 1);
+    }
+    if (!insert)
+        return NULL;
+    t->slots[i].used = 1;
+    snprintf(t->slots[i].signature, sizeof t->slots[i].signature, "%s", sig);
+    t->n++;
+    return &t->slots[i];
+}
+
+static void notice(const ApprofSweepCallbacks *cb, const char *fmt, const char *a, const char *b)
+{
+    char msg[512];
+    if (!cb || !cb->notice)
+        return;
+    snprintf(msg, sizeof msg, fmt, a, b);
+    cb->notice(cb->ctx, msg);
+}
+
+/* Builds the model graph for one micro-batch. */
+static int build_graph(const ApprofSweepConfig *cfg, int64_t *global_batch, ApprofGraph **out,
+                       char *err, size_t errlen)
+{
+    int rc;
+    *out = NULL;
+    if (cfg->model_file) {
+        rc = approf_model_load(cfg->model_file, out, err, errlen);
+        if (rc < 0)
+            return rc;
+        if (*global_batch == 0)
+            *global_batch = (*out)->batch_size * cfg->micro_batches;
+        if (*global_batch % cfg->micro_batches ||
+            *global_batch / cfg->micro_batches != (*out)->batch_size) {
+            snprintf(err, errlen,
+                     "%s: the model file is built for a micro-batch of %lld samples, but "
+                     "--batch %lld over %d micro-batches needs %lld (export the model with "
+                     "--batch %lld)", cfg->model_file, (long long)(*out)->batch_size,
+                     (long long)*global_batch, cfg->micro_batches,
+                     (long long)(*global_batch / cfg->micro_batches),
+                     (long long)(*global_batch / cfg->micro_batches));
+            approf_graph_free(out);
+            return APPROF_EINVAL;
+        }
+        return 0;
+    }
+    {
+        ApprofZooOptions zo;
+        ApprofGraph *probe = NULL;
+        memset(&zo, 0, sizeof zo);
+        zo.preset = cfg->preset;
+        zo.dataset = cfg->dataset;
+        zo.dtype = approf_dtype_name(cfg->dtype);
+        zo.num_layers = cfg->zoo_num_layers;
+        zo.hidden = cfg->zoo_hidden;
+        zo.heads = cfg->zoo_heads;
+        zo.seq_len = cfg->zoo_seq_len;
+        zo.vocab = cfg->zoo_vocab;
+        zo.depth = cfg->zoo_depth;
+        zo.width_factor = cfg->zoo_width;
+        zo.manual_boundaries = cfg->manual_boundary || cfg->layers == 0;
+        if (*global_batch == 0) {
+            /* the model's default batch is the global batch */
+            rc = approf_zoo_build(cfg->model_name, &zo, &probe, err, errlen);
+            if (rc < 0)
+                return rc;
+            *global_batch = probe->batch_size;
+            approf_graph_free(&probe);
+        }
+        if (*global_batch % cfg->micro_batches) {
+            snprintf(err, errlen, "--batch %lld is not divisible by --micro-batches %d",
+                     (long long)*global_batch, cfg->micro_batches);
+            return APPROF_EINVAL;
+        }
+        zo.batch = *global_batch / cfg->micro_batches;
+        return approf_zoo_build(cfg->model_name, &zo, out, err, errlen);
+    }
+}
+
+static void shape_text(const ApprofTensor *t, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < t->ndim && off < len; d++)
+        off += (size_t)snprintf(buf + off, len - off, "%s%lld", d ? "," : "",
+                                (long long)t->dims[d]);
+}
+
+static int record_model(Sweep *sw, const ApprofSweepConfig *cfg, CostdbModel *m, char *err,
+                        size_t errlen)
+{
+    CostdbLayer *layers;
+    char sigsrc[512];
+    int rc;
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "%s",
+             cfg->model_file ? sw->graph->name : cfg->model_name);
+    approf_graph_hash(sw->graph, m->graph_hash, sizeof m->graph_hash);
+    snprintf(m->dtype, sizeof m->dtype, "%s", approf_dtype_name(sw->graph->dtype));
+    m->batch_size = sw->graph->batch_size;
+    m->num_params = approf_graph_num_params(sw->graph);
+    m->num_layers = sw->layering.n_layers;
+    snprintf(m->layer_option, sizeof m->layer_option, "%s", sw->layering.option);
+    snprintf(m->options, sizeof m->options,
+             "{\"preset\":\"%s\",\"dataset\":\"%s\",\"model_file\":\"%s\"}",
+             cfg->preset ? cfg->preset : "", cfg->dataset ? cfg->dataset : "",
+             cfg->model_file ? "yes" : "");
+    layers = calloc((size_t)m->num_layers, sizeof *layers);
+    if (!layers)
+        return APPROF_ENOMEM;
+    {
+        /* signature: graph hash + layer boundaries */
+        size_t off = (size_t)snprintf(sigsrc, sizeof sigsrc, "%s|", m->graph_hash);
+        uint64_t h = fnv1a(sigsrc);
+        for (int i = 0; i < m->num_layers; i++) {
+            ApprofLayerStats st;
+            char b[48];
+            rc = approf_layer_stats(sw->graph, &sw->layering, i, &st);
+            if (rc < 0) {
+                free(layers);
+                snprintf(err, errlen, "layer %d: %s", i, approf_strerror(rc));
+                return rc;
+            }
+            layers[i] = (CostdbLayer){i, sw->layering.op_begin[i], sw->layering.op_end[i],
+                                      st.fwd_flops, st.bwd_flops, st.param_bytes,
+                                      st.activation_bytes, st.inbound_bytes};
+            snprintf(b, sizeof b, "%d-%d;", sw->layering.op_begin[i], sw->layering.op_end[i]);
+            h ^= fnv1a(b) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+        }
+        (void)off;
+        snprintf(m->signature, sizeof m->signature, "%.100s:%016llx", m->graph_hash,
+                 (unsigned long long)h);
+    }
+    rc = costdb_model_upsert(sw->db, m, layers, (size_t)m->num_layers);
+    free(layers);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s", costdb_errmsg(sw->db));
+        return APPROF_EDB;
+    }
+    return 0;
+}
+
+static int open_backend(Sweep *sw, const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
+                        char *err, size_t errlen)
+{
+    char why[512] = "";
+    int rc;
+    if (!strcmp(cfg->backend, "model"))
+        return approf_backend_analytic(&sw->backend);
+    rc = approf_backend_cuda(&sw->backend, why, sizeof why);
+    if (rc == 0)
+        return 0;
+    if (!strcmp(cfg->backend, "cuda")) {
+        snprintf(err, errlen, "--backend cuda: %s", why[0] ? why : approf_strerror(rc));
+        return rc;
+    }
+    notice(cb, "%s; using the analytic model of '%s'", why[0] ? why : "no CUDA device",
+           sw->hw.name);
+    return approf_backend_analytic(&sw->backend);
+}
+
+static int enumerate(Sweep *sw, const ApprofSweepConfig *cfg, char *err, size_t errlen)
+{
+    int counts[APPROF_MAX_SUBMESHES];
+    double *flops = NULL;
+    int rc;
+    sw->n_submeshes = approf_submesh_choices(cfg->cluster_hosts, cfg->cluster_gpus,
+                                             cfg->submesh_space, cfg->manual_submeshes,
+                                             cfg->n_manual_submeshes, sw->submeshes,
+                                             APPROF_MAX_SUBMESHES, err, errlen);
+    if (sw->n_submeshes < 0)
+        return APPROF_EINVAL;
+    for (int s = 0; s < sw->n_submeshes; s++) {
+        sw->n_configs[s] = approf_config_choices(sw->submeshes[s], cfg->logical_space,
+                                                 sw->graph->batch_size, sw->configs[s],
+                                                 APPROF_MAX_CONFIGS);
+        counts[s] = sw->n_configs[s];
+    }
+    if (cfg->imbalance_tol >= 0) {
+        flops = calloc((size_t)sw->layering.n_layers, sizeof *flops);
+        if (!flops)
+            return APPROF_ENOMEM;
+        for (int i = 0; i < sw->layering.n_layers; i++) {
+            ApprofLayerStats st;
+            if (approf_layer_stats(sw->graph, &sw->layering, i, &st) == 0)
+                flops[i] = st.fwd_flops + st.bwd_flops;
+        }
+    }
+    rc = approf_enumerate_tuples(sw->layering.n_layers, sw->submeshes, sw->n_submeshes, counts,
+                                 cfg->cluster_hosts, cfg->cluster_gpus, cfg->individual,
+                                 cfg->imbalance_tol, flops, &sw->tuples, &sw->n_tuples);
+    free(flops);
+    if (rc < 0) {
+        snprintf(err, errlen, "enumeration failed");
+        return APPROF_ENOMEM;
+    }
+    return 0;
+}
+
+static void fill_sweep_row(const Sweep *sw, const ApprofSweepConfig *cfg, const CostdbModel *m,
+                           int64_t hardware_id, int64_t global_batch, CostdbSweep *s)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", m->name);
+    s->model_id = m->id;
+    s->hardware_id = hardware_id;
+    s->cluster_hosts = cfg->cluster_hosts;
+    s->cluster_gpus = cfg->cluster_gpus;
+    s->global_batch = global_batch;
+    s->micro_batches = cfg->micro_batches;
+    s->num_layers = sw->layering.n_layers;
+    snprintf(s->layer_option, sizeof s->layer_option, "%s", sw->layering.option);
+    if (cfg->submesh_space == APPROF_SUBMESH_MANUAL) {
+        size_t off = (size_t)snprintf(s->submesh_space, sizeof s->submesh_space, "manual:");
+        for (int i = 0; i < cfg->n_manual_submeshes && off < sizeof s->submesh_space; i++)
+            off += (size_t)snprintf(s->submesh_space + off, sizeof s->submesh_space - off,
+                                    "%s%dx%d", i ? "," : "", cfg->manual_submeshes[i].n,
+                                    cfg->manual_submeshes[i].m);
+    } else {
+        snprintf(s->submesh_space, sizeof s->submesh_space, "%s",
+                 approf_submesh_space_name(cfg->submesh_space));
+    }
+    snprintf(s->logical_space, sizeof s->logical_space, "%s",
+             approf_logical_space_name(cfg->logical_space));
+    snprintf(s->profile_mode, sizeof s->profile_mode, "%s",
+             cfg->individual ? "individual" : "composition");
+    snprintf(s->dtype, sizeof s->dtype, "%s", approf_dtype_name(sw->graph->dtype));
+    snprintf(s->backend, sizeof s->backend, "%s", sw->backend.name);
+    snprintf(s->tool_version, sizeof s->tool_version, "%s",
+             cfg->tool_version ? cfg->tool_version : "");
+    if (cfg->imbalance_tol >= 0)
+        snprintf(s->options, sizeof s->options,
+                 "{\"sharding_solver\":\"%s\",\"stage_imbalance_tolerance\":%.17g}",
+                 cfg->sharding_cbc ? "cbc" : "series-parallel", cfg->imbalance_tol);
+    else
+        snprintf(s->options, sizeof s->options, "{\"sharding_solver\":\"%s\"}",
+                 cfg->sharding_cbc ? "cbc" : "series-parallel");
+    if (cfg->shard_n > 1)
+        snprintf(s->shard, sizeof s->shard, "%d/%d", cfg->shard_k, cfg->shard_n);
+    if (cfg->model_file)
+        snprintf(s->source, sizeof s->source, "%s", cfg->model_file);
+    costdb_now(s->started_at, sizeof s->started_at);
+    s->status = COSTDB_SWEEP_RUNNING;
+}
+
+static int create_or_resume(Sweep *sw, const ApprofSweepConfig *cfg,
+                            const ApprofSweepCallbacks *cb, CostdbSweep *row,
+                            ApprofSweepSummary *sum, char *err, size_t errlen)
+{
+    CostdbSubmesh subs[APPROF_MAX_SUBMESHES];
+    CostdbConfig *confs;
+    size_t nc = 0;
+    int64_t existing = 0;
+    int rc, complete = 0;
+    if (cfg->resume) {
+        rc = approf_sweep_find_resumable(sw->db, row, &existing, &complete);
+        if (rc < 0)
+            goto dberr;
+        if (existing) {
+            char idbuf[32];
+            row->id = existing;
+            sum->resumed = 1;
+            snprintf(idbuf, sizeof idbuf, "%lld", (long long)existing);
+            if (complete) {
+                /* nothing to compute: every tuple is found present below */
+                notice(cb, "--resume: sweep %s with these inputs is already complete%s", idbuf,
+                       "");
+                return 0;
+            }
+            rc = costdb_sweep_set_status(sw->db, existing, COSTDB_SWEEP_RUNNING, 0);
+            if (rc < 0)
+                goto dberr;
+            notice(cb, "resuming sweep %s%s", idbuf, "");
+            return 0;
+        }
+        notice(cb, "--resume: no unfinished sweep with these inputs; starting one%s%s", "", "");
+    }
+    confs = calloc((size_t)sw->n_submeshes * APPROF_MAX_CONFIGS, sizeof *confs);
+    if (!confs)
+        return APPROF_ENOMEM;
+    for (int s = 0; s < sw->n_submeshes; s++) {
+        subs[s] = (CostdbSubmesh){s, sw->submeshes[s].n, sw->submeshes[s].m};
+        for (int c = 0; c < sw->n_configs[s]; c++)
+            confs[nc++] = (CostdbConfig){s, c, sw->configs[s][c].logical_a,
+                                         sw->configs[s][c].logical_b,
+                                         sw->configs[s][c].force_batch_dim};
+    }
+    rc = costdb_sweep_create(sw->db, row, subs, (size_t)sw->n_submeshes, confs, nc);
+    free(confs);
+    if (rc < 0)
+        goto dberr;
+    return 0;
+dberr:
+    snprintf(err, errlen, "%s", costdb_errmsg(sw->db));
+    return APPROF_EDB;
+}
+
+static void fill_entry(CostdbEntry *e, const ApprofTuple *t, int phase,
+                       const ApprofStageProgram *p, const ApprofMeasurement *m)
+{
+    memset(e, 0, sizeof *e);
+    e->start_layer = t->start;
+    e->end_layer = t->end;
+    e->submesh_index = t->submesh;
+    e->config_index = t->config;
+    e->phase = phase ? COSTDB_BWD : COSTDB_FWD;
+    e->status = (CostdbStatus)m->status;
+    e->compute_cost = m->status == COSTDB_STATUS_OK ? m->compute_cost : INFINITY;
+    e->available_memory = m->available_memory;
+    e->repeats = m->repeats > 0 ? m->repeats : 1;
+    e->spread = m->spread;
+    snprintf(e->error, sizeof e->error, "%s", m->error);
+    if (p) {
+        e->peak_memory = p->peak_memory[phase];
+        e->invar_size = p->invar_size[phase];
+        e->outvar_size = p->outvar_size[phase];
+        e->temp_buffer_size = p->temp_buffer_size[phase];
+        e->intermediate_size = p->intermediate_size;
+        e->initial_size = p->initial_size;
+        if (m->peak_memory > 0)
+            e->peak_memory = m->peak_memory;
+    }
+}
+
+static int make_placements(const Sweep *sw, const ApprofTuple *t, const ApprofStageProgram *p,
+                           CostdbPlacement **out)
+{
+    static const char *const roles[] = {"param", "input", "output"};
+    CostdbPlacement *pl;
+    *out = NULL;
+    if (!p->n_placements)
+        return 0;
+    pl = calloc(p->n_placements, sizeof *pl);
+    if (!pl)
+        return APPROF_ENOMEM;
+    for (size_t k = 0; k < p->n_placements; k++) {
+        const ApprofPlacement *src = &p->placements[k];
+        const ApprofTensor *tt = &sw->graph->tensors[src->tensor];
+        CostdbPlacement *d = &pl[k];
+        d->start_layer = t->start;
+        d->end_layer = t->end;
+        d->submesh_index = t->submesh;
+        d->config_index = t->config;
+        d->tensor_index = src->tensor;
+        snprintf(d->tensor_name, sizeof d->tensor_name, "%s", tt->name);
+        snprintf(d->role, sizeof d->role, "%s", roles[src->role]);
+        shape_text(tt, d->shape, sizeof d->shape);
+        snprintf(d->dtype, sizeof d->dtype, "%s", approf_dtype_name(tt->dtype));
+        snprintf(d->sharding_spec, sizeof d->sharding_spec, "%s", src->spec);
+    }
+    *out = pl;
+    return (int)p->n_placements;
+}
+
+/* Shards and costs one tuple; entries[2] receive fwd/bwd. */
+static int profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const ApprofTuple *t,
+                         CostdbEntry entries[2], CostdbPlacement **placements, int *n_placements,
+                         ApprofSweepSummary *sum)
+{
+    ApprofShardRequest req;
+    ApprofStageProgram prog;
+    ApprofMeasurement m[2];
+    char why[512] = "";
+    double t0 = now_seconds(), t1;
+    int rc;
+    ReuseSlot *slot;
+
+    memset(&req, 0, sizeof req);
+    memset(&prog, 0, sizeof prog);
+    req.start_layer = t->start;
+    req.end_layer = t->end;
+    req.mesh_hosts = sw->submeshes[t->submesh].n;
+    req.mesh_gpus = sw->submeshes[t->submesh].m;
+    req.logical_a = sw->configs[t->submesh][t->config].logical_a;
+    req.logical_b = sw->configs[t->submesh][t->config].logical_b;
+    req.force_batch_dim = sw->configs[t->submesh][t->config].force_batch_dim;
+    req.method = sw->ilp_method;
+    *placements = NULL;
+    *n_placements = 0;
+    rc = approf_shard_stage(sw->shard, &req, &prog, why, sizeof why);
+    t1 = now_seconds();
+    sum->t_sharding += t1 - t0;
+    if (rc < 0) {
+        if (rc == APPROF_ENOMEM)
+            return rc;
+        for (int ph = 0; ph < 2; ph++) {
+            memset(&m[ph], 0, sizeof m[ph]);
+            m[ph].status = COSTDB_STATUS_FAILED;
+            m[ph].available_memory = approf_hardware_available_memory(&sw->hw);
+            snprintf(m[ph].error, sizeof m[ph].error, "sharding: %s",
+                     why[0] ? why : approf_strerror(rc));
+            fill_entry(&entries[ph], t, ph, NULL, &m[ph]);
+        }
+        approf_stage_program_clear(&prog);
+        return 0;
+    }
+    slot = reuse_find(&sw->reuse, prog.signature, 0);
+    if (slot) {
+        m[0] = slot->m[0];
+        m[1] = slot->m[1];
+    } else {
+        for (int ph = 0; ph < 2; ph++) {
+            memset(&m[ph], 0, sizeof m[ph]);
+            rc = sw->backend.measure(sw->backend.ctx, &prog, ph, &sw->hw, &m[ph]);
+            if (rc < 0) {
+                m[ph].status = COSTDB_STATUS_FAILED;
+                if (!m[ph].error[0])
+                    snprintf(m[ph].error, sizeof m[ph].error, "backend: %s",
+                             approf_strerror(rc));
+            }
+        }
+        slot = reuse_find(&sw->reuse, prog.signature, 1);
+        if (slot) {
+            slot->m[0] = m[0];
+            slot->m[1] = m[1];
+        }
+        slot = NULL;
+    }
+    sum->t_costing += now_seconds() - t1;
+    for (int ph = 0; ph < 2; ph++) {
+        fill_entry(&entries[ph], t, ph, &prog, &m[ph]);
+        entries[ph].reused = slot != NULL;
+    }
+    if (slot)
+        sum->reused += 2;
+    rc = make_placements(sw, t, &prog, placements);
+    approf_stage_program_clear(&prog);
+    if (rc < 0)
+        return rc;
+    *n_placements = rc;
+    (void)cfg;
+    return 0;
+}
+
+static void sweep_free(Sweep *sw)
+{
+    approf_shard_context_free(&sw->shard);
+    approf_backend_destroy(&sw->backend);
+    approf_layering_free(&sw->layering);
+    approf_graph_free(&sw->graph);
+    costdb_close(&sw->db);
+    free(sw->tuples);
+    free(sw->reuse.slots);
+}
+
+int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
+                     ApprofSweepSummary *sum, char *err, size_t errlen)
+{
+    Sweep sw;
+    CostdbHardware hwrow;
+    CostdbModel model;
+    CostdbSweep row;
+    ApprofSweepWriter writer;
+    int64_t global_batch = cfg->global_batch;
+    double t_start = now_seconds(), t0;
+    int rc, last_submesh = -1, dberr = 0;
+    size_t done = 0;
+
+    memset(&sw, 0, sizeof sw);
+    memset(sum, 0, sizeof *sum);
+    sw.ilp_method = cfg->sharding_cbc ? APPROF_ILP_AUTO : APPROF_ILP_SERIES_PARALLEL;
+    err[0] = '\0';
+    if (cfg->micro_batches <= 0 || cfg->shard_n <= 0 || cfg->shard_k < 0 ||
+        cfg->shard_k >= cfg->shard_n) {
+        snprintf(err, errlen, "invalid micro-batches or shard");
+        return APPROF_EINVAL;
+    }
+
+    /* model and layers */
+    rc = build_graph(cfg, &global_batch, &sw.graph, err, errlen);
+    if (rc < 0)
+        goto out;
+    if (cfg->layers > 0)
+        rc = approf_layers_auto(sw.graph, cfg->layers, cfg->eps, &sw.layering);
+    else
+        rc = approf_layers_manual(sw.graph, &sw.layering);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: layer construction into %d layers failed: %s",
+                 sw.graph->name, cfg->layers, approf_strerror(rc));
+        goto out;
+    }
+    rc = approf_hardware_resolve(cfg->hardware, &sw.hw, err, errlen);
+    if (rc < 0)
+        goto out;
+    sum->t_build = now_seconds() - t_start;
+
+    rc = open_backend(&sw, cfg, cb, err, errlen);
+    if (rc < 0)
+        goto out;
+    snprintf(sum->backend, sizeof sum->backend, "%s", sw.backend.name);
+    snprintf(sum->hardware, sizeof sum->hardware, "%s", sw.hw.name);
+
+    t0 = now_seconds();
+    rc = enumerate(&sw, cfg, err, errlen);
+    if (rc < 0)
+        goto out;
+    sum->t_enumerate = now_seconds() - t0;
+
+    rc = approf_shard_context_new(sw.graph, &sw.layering, &sw.hw, cfg->micro_batches, &sw.shard);
+    if (rc < 0) {
+        snprintf(err, errlen, "sharding context: %s", approf_strerror(rc));
+        goto out;
+    }
+
+    /* database rows */
+    {
+        char dberrbuf[1024];
+        rc = costdb_open(cfg->db_path, 0, &sw.db, dberrbuf, sizeof dberrbuf);
+        if (rc < 0) {
+            snprintf(err, errlen, "%s", dberrbuf);
+            rc = APPROF_EDB;
+            goto out;
+        }
+    }
+    approf_hardware_to_costdb(&sw.hw, &hwrow);
+    if (costdb_hardware_upsert(sw.db, &hwrow) < 0) {
+        dberr = 1;
+        goto out;
+    }
+    rc = record_model(&sw, cfg, &model, err, errlen);
+    if (rc < 0)
+        goto out;
+    fill_sweep_row(&sw, cfg, &model, hwrow.id, global_batch, &row);
+    rc = create_or_resume(&sw, cfg, cb, &row, sum, err, errlen);
+    if (rc < 0)
+        goto out;
+    sum->sweep_id = row.id;
+    approf_sweep_writer_init(&writer, sw.db, row.id, cfg->commit_every);
+
+    /* the tuples of this shard */
+    for (size_t k = 0; k < sw.n_tuples; k++)
+        if ((int)(k % (size_t)cfg->shard_n) == cfg->shard_k)
+            sum->tuples++;
+    for (size_t k = 0; k < sw.n_tuples; k++) {
+        const ApprofTuple *t = &sw.tuples[k];
+        CostdbEntry e[2];
+        CostdbPlacement *pl = NULL;
+        int npl = 0, have[2] = {0, 0};
+        double tw;
+        if ((int)(k % (size_t)cfg->shard_n) != cfg->shard_k)
+            continue;
+        if (cb && cb->stop && *cb->stop) {
+            rc = APPROF_EINTR;
+            break;
+        }
+        if (t->submesh != last_submesh) {
+            last_submesh = t->submesh;
+            if (cb && cb->submesh)
+                cb->submesh(cb->ctx, t->submesh, sw.submeshes[t->submesh].n,
+                            sw.submeshes[t->submesh].m);
+        }
+        if (sum->resumed) {
+            for (int ph = 0; ph < 2; ph++)
+                if (costdb_entry_exists(sw.db, row.id, t->start, t->end, t->submesh, t->config,
+                                        ph ? COSTDB_BWD : COSTDB_FWD, &have[ph]) < 0) {
+                    dberr = 1;
+                    goto out;
+                }
+            if (have[0] && have[1]) {
+                sum->existing += 2;
+                done++;
+                if (cb && cb->progress)
+                    cb->progress(cb->ctx, done, sum->tuples);
+                continue;
+            }
+        }
+        rc = profile_tuple(&sw, cfg, t, e, &pl, &npl, sum);
+        if (rc < 0) {
+            snprintf(err, errlen, "tuple (%d, %d, %d, %d): %s", t->start, t->end, t->submesh,
+                     t->config, approf_strerror(rc));
+            goto out;
+        }
+        tw = now_seconds();
+        /* a half-written tuple (one phase present) is completed, not duplicated */
+        {
+            CostdbEntry todo[2];
+            size_t nt = 0;
+            for (int ph = 0; ph < 2; ph++)
+                if (!have[ph])
+                    todo[nt++] = e[ph];
+            rc = approf_sweep_writer_put(&writer, todo, nt, have[0] || have[1] ? NULL : pl,
+                                         have[0] || have[1] ? 0 : (size_t)npl);
+        }
+        free(pl);
+        sum->t_writing += now_seconds() - tw;
+        if (rc < 0) {
+            dberr = 1;
+            goto out;
+        }
+        for (int ph = 0; ph < 2; ph++) {
+            if (have[ph])
+                continue;
+            sum->entries++;
+            if (e[ph].status != COSTDB_STATUS_OK)
+                sum->failures++;
+            if (cb && cb->entry)
+                cb->entry(cb->ctx, &e[ph]);
+        }
+        done++;
+        if (cb && cb->progress)
+            cb->progress(cb->ctx, done, sum->tuples);
+    }
+    t0 = now_seconds();
+    if (approf_sweep_writer_flush(&writer) < 0) {
+        dberr = 1;
+        goto out;
+    }
+    if (rc == APPROF_EINTR) {
+        sum->interrupted = 1;
+        costdb_sweep_set_status(sw.db, row.id, COSTDB_SWEEP_INTERRUPTED, 0);
+    } else if (costdb_sweep_set_status(sw.db, row.id, COSTDB_SWEEP_COMPLETE, 1) < 0) {
+        dberr = 1;
+        goto out;
+    } else {
+        rc = 0;
+    }
+    sum->t_writing += now_seconds() - t0;
+    {
+        ApprofShardStats st;
+        approf_shard_context_stats(sw.shard, &st);
+        sum->sharding_solved = st.solved;
+        sum->sharding_cached = st.cached;
+    }
+out:
+    if (dberr) {
+        snprintf(err, errlen, "%s: %s", cfg->db_path, costdb_errmsg(sw.db));
+        if (sw.db && sum->sweep_id)
+            costdb_sweep_set_status(sw.db, sum->sweep_id, COSTDB_SWEEP_INTERRUPTED, 0);
+        rc = APPROF_EDB;
+    }
+    sum->t_total = now_seconds() - t_start;
+    sweep_free(&sw);
+    return rc;
+}

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The profiling sweep: builds the model, constructs layers, enumerates
+ * (layer range, submesh, config) tuples, shards each stage, costs its
+ * forward and backward modules with a backend and writes every entry to the
+ * cost database as soon as it exists, so that an interrupted sweep loses at
+ * most the tuple in flight and --resume finishes it.
+ */
+#ifndef APPROF_SWEEP_H
+#define APPROF_SWEEP_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "costdb.h"
+#include "enumerate.h"
+#include "graph.h"
+
+typedef struct ApprofSweepConfig {
+    const char *db_path;
+    const char *model_name;       /* zoo name ... */
+    const char *model_file;       /* ... or a model file (one of the two) */
+    const char *preset;           /* zoo options, NULL/0 = the model's default */
+    const char *dataset;
+    int zoo_num_layers, zoo_hidden, zoo_heads, zoo_seq_len, zoo_vocab;
+    int zoo_depth, zoo_width;
+    int manual_boundary;          /* mlp: with the boundary marker */
+    int layers;                   /* layer_num for auto layering; 0 = manual */
+    double eps;
+    int cluster_hosts, cluster_gpus;
+    int64_t global_batch;         /* 0: the model's default */
+    int micro_batches;
+    ApprofDtype dtype;
+    const char *hardware;         /* spec name or file */
+    const char *backend;          /* auto | model | cuda */
+    ApprofSubmeshSpace submesh_space;
+    ApprofMeshShape manual_submeshes[APPROF_MAX_SUBMESHES];
+    int n_manual_submeshes;
+    ApprofLogicalSpace logical_space;
+    int individual;               /* profile mode individual (else composition) */
+    double imbalance_tol;         /* < 0: off */
+    int resume;
+    int shard_k, shard_n;         /* this process profiles tuples with index % n == k */
+    int commit_every;             /* tuples per transaction (0: default) */
+    int sharding_cbc;             /* 1: every residual ILP to CBC (APPROF_ILP_AUTO);
+                                   * 0: series-parallel elimination first (default) */
+    const char *tool_version;
+} ApprofSweepConfig;
+
+typedef struct ApprofSweepCallbacks {
+    void *ctx;
+    /* A new submesh starts (index, shape) — Alpa's "- Profiling for submesh" */
+    void (*submesh)(void *ctx, int index, int n, int m);
+    /* One entry was computed and written (or found already written on resume). */
+    void (*entry)(void *ctx, const CostdbEntry *e);
+    void (*progress)(void *ctx, size_t done, size_t total);
+    /* One-line notices (backend fallback, resume). */
+    void (*notice)(void *ctx, const char *msg);
+    /* Set asynchronously (signal handler) to stop after the tuple in flight. */
+    volatile sig_atomic_t *stop;
+} ApprofSweepCallbacks;
+
+typedef struct ApprofSweepSummary {
+    int64_t sweep_id;
+    int resumed;                  /* continued an unfinished sweep */
+    size_t tuples, entries;       /* tuples of this sweep/shard, entries written now */
+    size_t existing;              /* entries already present (resume) */
+    size_t failures;              /* entries with status != ok */
+    size_t reused;                /* entries copied from an identical stage program */
+    size_t sharding_solved, sharding_cached;
+    double t_build, t_enumerate, t_sharding, t_costing, t_writing, t_total;
+    char backend[16];
+    char hardware[64];
+    int interrupted;
+} ApprofSweepSummary;
+
+/* Runs (or, with resume, continues) a sweep described by cfg. Returns 0,
+ * APPROF_EINTR when *cb->stop was raised (what was computed is committed and
+ * the sweep is marked interrupted), or a negative error with err set. */
+int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
+                     ApprofSweepSummary *summary, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * apsolve: exact pipeline-stage and submesh planning over a cost table.
+ * An ApsolveProblem holds, for L layers on an N x M cluster, the cost of
+ * every stage candidate (layer range i..j, submesh s, autosharding config c)
+ * and its memory limit max_n_succ_stages; apsolve_solve() returns the plan
+ * that minimises Alpa's training objective T = sum of stage costs +
+ * (B - 1) * max stage cost (or the inference objective stages * max stage
+ * cost) using all N * M devices exactly, the same optimum as Alpa's
+ * training_dp. apsolve_evaluate() prices a given plan (manual, uniform,
+ * 3-D). The algorithm and its proof are in docs/solver.md. Nothing here
+ * prints to stdout or exits; writers take a FILE*.
+ */
+#ifndef APSOLVE_H
+#define APSOLVE_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    APSOLVE_OK = 0,
+    APSOLVE_ENOMEM = -1,
+    APSOLVE_EINVAL = -2,      /* bad argument or malformed problem */
+    APSOLVE_EINFEASIBLE = -3, /* no plan satisfies the constraints */
+    APSOLVE_EDB = -4,         /* a costdb call failed (see costdb_errmsg) */
+    APSOLVE_EPARSE = -5,      /* malformed plan text (manual option) */
+    APSOLVE_ENOTFOUND = -6,   /* a shape/config is not in the sweep */
+};
+
+/* max_n_succ_stages of an entry without memory limit. */
+#define APSOLVE_UNBOUNDED INT_MAX
+/* Largest L and device count the solver accepts. */
+#define APSOLVE_MAX_LAYERS 4096
+#define APSOLVE_MAX_DEVICES 65536
+
+typedef struct ApsolveSubmesh {
+    int hosts, gpus;                  /* (n, m); uses n * m devices */
+} ApsolveSubmesh;
+
+typedef struct ApsolveConfig {
+    int valid;                        /* 0: padding (no such config) */
+    int logical_a, logical_b;
+    int force_batch_dim;              /* -1: {} ; else the mesh axis */
+} ApsolveConfig;
+
+/* Memory statistics of one (i, j, s, c), bytes (all 0 when unknown). */
+typedef struct ApsolveMemory {
+    int64_t peak, intermediate, initial, avail;
+} ApsolveMemory;
+
+/* The cost table. Arrays of L * L * S * C entries are indexed by
+ * apsolve_index(); only j >= i is read. cost is fwd + bwd seconds, +inf for
+ * a missing or failed entry (NaN and negative values are treated as +inf).
+ * max_n_succ_stages: the stage may sit where (stages from it to the end,
+ * itself included) - 1 <= value; -1 never fits; APSOLVE_UNBOUNDED always.
+ * fwd_cost, bwd_cost and memory are optional (NULL) and only reported. */
+typedef struct ApsolveProblem {
+    int num_layers;                   /* L */
+    int cluster_hosts, cluster_gpus;  /* N x M */
+    int num_devices;                  /* D = N * M */
+    int num_submeshes, num_configs;   /* S, C (C = most configs of a submesh) */
+    ApsolveSubmesh *submeshes;        /* [S] */
+    ApsolveConfig *configs;           /* [S * C], index s * C + c */
+    double *cost;
+    int *max_n_succ_stages;
+    double *fwd_cost, *bwd_cost;      /* optional */
+    ApsolveMemory *memory;            /* optional */
+    int64_t sweep_id;                 /* 0 for in-memory problems */
+} ApsolveProblem;
+
+typedef struct ApsolveOptions {
+    int micro_batches;                /* B >= 1 */
+    int max_stages;                   /* 0: no limit */
+    int64_t memory_budget;            /* bytes; 0: the entries' available_memory */
+    int inference;                    /* minimise stages * max stage cost */
+    int ignore_memory;                /* treat every entry as memory-feasible */
+} ApsolveOptions;
+
+typedef struct ApsolveStage {
+    int start_layer, end_layer;       /* inclusive */
+    int submesh, config;              /* indices in the problem, -1 if none */
+    int hosts, gpus;                  /* submesh shape */
+    int logical_a, logical_b;
+    int force_batch_dim;              /* -1: {} */
+    double cost, fwd_cost, bwd_cost;  /* cost = fwd + bwd (+inf if no entry) */
+    int max_n_succ_stages;
+    int succ_stages;                  /* stages from this one to the end */
+    int memory_ok;                    /* succ_stages - 1 <= max_n_succ_stages */
+    int64_t memory_needed;            /* peak + initial + s * intermediate; 0 unknown */
+    int64_t available_memory;         /* 0 unknown */
+} ApsolveStage;
+
+typedef struct ApsolvePlan {
+    int feasible;                     /* finite costs, memory ok, D devices */
+    int inference;
+    int micro_batches;
+    double cost;                      /* the objective (T) */
+    double sum_cost, max_stage_cost;
+    int devices_used;
+    size_t n_stages;
+    ApsolveStage *stages;
+    double solve_seconds;
+    long dp_evaluations;              /* threshold DPs run (auto plans) */
+    long candidates;                  /* distinct stage costs considered */
+} ApsolvePlan;
+
+/* Entry index of (i, j, s, c). */
+static inline size_t apsolve_index(const ApsolveProblem *p, int i, int j, int s, int c)
+{
+    return (((size_t)i * (size_t)p->num_layers + (size_t)j) * (size_t)p->num_submeshes
+            + (size_t)s) * (size_t)p->num_configs + (size_t)c;
+}
+
+const char *apsolve_strerror(int err);
+
+/* ---- problems ------------------------------------------------------------ */
+
+/* Allocates a problem for L layers on an N x M cluster with S submeshes of
+ * at most C configs each: costs +inf, max_n_succ_stages unbounded, configs
+ * invalid, submeshes zero (the caller fills them). fwd/bwd/memory arrays are
+ * allocated when with_details is set. The caller owns *out. */
+int apsolve_problem_new(int num_layers, int hosts, int gpus, int num_submeshes,
+                        int num_configs, int with_details, ApsolveProblem **out);
+/* Frees the problem and sets *p to NULL; NULL is fine. */
+void apsolve_problem_free(ApsolveProblem **p);
+/* Alpa's submesh list for N x M (M a power of two): (1,1), (1,2) .. (1,M),
+ * then (2,M), (4,M) .. <= N ("power_of_two"). Writes up to cap entries into
+ * out and returns how many there are (may exceed cap). */
+int apsolve_default_submeshes(int hosts, int gpus, ApsolveSubmesh *out, int cap);
+/* Alpa's max_n_succ_stages = floor((avail - peak - initial) / intermediate)
+ * - 1, clamped to >= -1; intermediate 0 gives APSOLVE_UNBOUNDED when the
+ * stage fits (avail >= peak + initial), else -1. */
+int apsolve_max_n_succ_stages(int64_t avail, int64_t peak, int64_t initial,
+                              int64_t intermediate);
+
+/* ---- auto plan ----------------------------------------------------------- */
+
+/* Finds the optimal plan (docs/solver.md). On success *out (caller owns, free
+ * with apsolve_plan_free) holds a feasible plan. APSOLVE_EINFEASIBLE when no
+ * plan exists; then apsolve_explain() names the tightest constraint. */
+int apsolve_solve(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan **out);
+/* Writes into buf a one-line reason why p has no feasible plan under opt:
+ * layers without a finite entry, the device count, --max-stages, or the
+ * stage whose memory need exceeds the memory available. */
+void apsolve_explain(const ApsolveProblem *p, const ApsolveOptions *opt, char *buf, size_t len);
+
+/* ---- evaluating a given plan --------------------------------------------- */
+
+/* A plan described by shapes, as Alpa's ManualStageOption gives it. */
+typedef struct ApsolveStageSpec {
+    int start_layer, end_layer;       /* inclusive */
+    int hosts, gpus;                  /* submesh shape */
+    int logical_a, logical_b;         /* 0, 0: the cheapest config of the submesh */
+    int force_batch_dim;              /* -1: {}; -2: any (cheapest matching) */
+} ApsolveStageSpec;
+
+/* Prices the plan from the table: per stage cost and memory headroom, T (or
+ * the inference objective) and feasibility. A stage whose shape or config
+ * is not in the problem gets cost +inf (submesh/config -1). Layers must be
+ * contiguous from 0 to L - 1 (else APSOLVE_EINVAL with a message in errbuf).
+ * *out is owned by the caller. */
+int apsolve_evaluate(const ApsolveProblem *p, const ApsolveOptions *opt,
+                     const ApsolveStageSpec *specs, size_t n, ApsolvePlan **out,
+                     char *errbuf, size_t errlen);
+/* Uniform stages: layers split into k contiguous runs (the first L mod k
+ * runs get one layer more). Writes k specs into out (caller provides k). */
+int apsolve_uniform_specs(int num_layers, int k, int hosts, int gpus, int logical_a,
+                          int logical_b, int force_batch_dim, ApsolveStageSpec *out);
+/* Megatron/LiBai 3-D: pp uniform stages on (1, dp*tp) (or (dp*tp/M, M) when
+ * dp*tp > M), logical (dp, tp), batch forced on axis 0. */
+int apsolve_3d_specs(int num_layers, int cluster_gpus, int dp, int tp, int pp,
+                     ApsolveStageSpec *out);
+
+void apsolve_plan_free(ApsolvePlan **plan);
+
+/* ---- the cost database (solver/dbload.c) --------------------------------- */
+
+struct Costdb;
+/* Builds the problem of a sweep: cost = compute_cost(fwd) + compute_cost(bwd),
+ * peak = max of the two peaks, intermediate and initial the max of the two
+ * phases, avail = available_memory or opt->memory_budget when > 0 (an entry
+ * with available_memory 0 and no budget is treated as unlimited). Missing
+ * entries, a non-ok status or a non-finite cost give +inf. The caller owns
+ * *out. APSOLVE_EDB on a database error (costdb_errmsg has the detail). */
+int apsolve_problem_from_db(struct Costdb *db, int64_t sweep_id, const ApsolveOptions *opt,
+                            ApsolveProblem **out);
+/* Stores the plan (kind: auto | manual | uniform | 3d) with its stages and
+ * sets *plan_id. options_json: the inputs as a JSON object (may be NULL). */
+int apsolve_plan_store(struct Costdb *db, const ApsolveProblem *p, const ApsolveOptions *opt,
+                       const ApsolvePlan *plan, const char *kind, const char *options_json,
+                       int64_t *plan_id);
+
+/* ---- plan text (Python-ish lists, as Alpa's options take them) ---------- */
+
+/* Parses "[[0, 1], [2, 3]]" into ranges: starts and ends malloc'd, *n set.
+ * Each inner list must be consecutive integers. errbuf gets the column. */
+int apsolve_parse_layer_ids(const char *s, int **starts, int **ends, size_t *n,
+                            char *errbuf, size_t errlen);
+/* Parses "[(1, 4), (1, 4)]" into pairs; a and b malloc'd. */
+int apsolve_parse_shapes(const char *s, int **a, int **b, size_t *n, char *errbuf,
+                         size_t errlen);
+/* Parses "[{}, {'force_batch_dim_to_mesh_dim': 0}]" (single or double quotes):
+ * *force malloc'd, -1 for {}. */
+int apsolve_parse_option_dicts(const char *s, int **force, size_t *n, char *errbuf,
+                               size_t errlen);
+
+/* ---- output -------------------------------------------------------------- */
+
+/* Alpa's four "Result ..." lines for the plan. */
+void apsolve_print_alpa(const ApsolvePlan *plan, FILE *out);
+
+/* One plan to write, with how it was made. */
+typedef struct ApsolveOutput {
+    const char *label;                /* "auto", "3-D dp=2,tp=2,pp=2", ... */
+    const char *kind;                 /* auto | manual | uniform | 3d */
+    const ApsolvePlan *plan;
+    int64_t plan_id;                  /* 0: not stored */
+} ApsolveOutput;
+
+/* Writes n plans side by side in format "text" (Alpa's lines, latency,
+ * stage table) or "json" (one object, or {"plans": [...]} when n > 1).
+ * APSOLVE_EINVAL for an unknown format or a write error. */
+int apsolve_write(FILE *out, const char *format, const ApsolveOutput *plans, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * apsolve: the command line of the solver. Reads a sweep from the cost
+ * database, finds the optimal stage/mesh plan (or evaluates a manual,
+ * uniform or 3-D plan next to it), prints it as Alpa does plus a stage
+ * table (or JSON) and stores it unless --no-store. Exit codes: 0 success,
+ * 1 runtime failure, 2 usage error, 3 no feasible plan.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apsolve.h"
+#include "config.h"
+#include "costdb.h"
+
+#define EXIT_USAGE 2
+#define EXIT_INFEASIBLE 3
+
+static void usage(FILE *out)
+{
+    fputs("Usage: apsolve --db FILE [options]\n"
+          "Find the stage/mesh plan minimising Alpa's objective over a profiled sweep.\n\n"
+          "  --db FILE                 the cost database (required)\n"
+          "  --sweep ID                sweep to plan (default: the newest)\n"
+          "  --micro-batches B         micro-batches per iteration (default: the sweep's)\n"
+          "  --memory-budget BYTES     per-device memory instead of available_memory\n"
+          "                            (suffixes K, M, G = KiB, MiB, GiB)\n"
+          "  --max-stages K            at most K pipeline stages\n"
+          "  --inference               minimise stages x max stage cost (no memory term)\n"
+          "  --format text|json        output format (default text)\n"
+          "  --no-store                do not store the plan in the database\n"
+          "  --quiet                   no warnings on stderr\n"
+          "  --stage-option auto|manual|uniform\n"
+          "  manual:  --forward-stage-layer-ids '[[0,1],[2,3]]' --submesh-shapes '[(1,4),(1,4)]'\n"
+          "           --logical-shapes '[(4,1),(1,4)]' --option-dicts '[{},{\"force_batch_dim_to_mesh_dim\":0}]'\n"
+          "           (logical shapes and option dicts optional: the cheapest config is used)\n"
+          "  uniform: --num-stages K --submesh NxM [--logical AxB] [--option-dicts '[{...}]']\n"
+          "  --parallel dp=D,tp=T,pp=P Megatron-style 3-D plan, printed next to the auto plan\n"
+          "  --help, --version\n\n"
+          "Exit status: 0 ok, 1 failure, 2 usage error, 3 no feasible plan.\n",
+          out);
+}
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fputs("apsolve: ", stderr);
+    fprintf(stderr, fmt, arg ? arg : "");
+    fputs("\nTry 'apsolve --help'\n", stderr);
+    return EXIT_USAGE;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end = NULL;
+    long v;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_bytes(const char *s, int64_t *out)
+{
+    char *end = NULL;
+    long long v;
+    int64_t mul = 1;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno || end == s || v <= 0)
+        return -1;
+    if (*end == 'K' || *end == 'k')
+        mul = 1LL << 10;
+    else if (*end == 'M' || *end == 'm')
+        mul = 1LL << 20;
+    else if (*end == 'G' || *end == 'g')
+        mul = 1LL << 30;
+    if (mul > 1)
+        end++;
+    if (*end == 'B' || (*end == 'i' && end[1] == 'B' && (end += 1)))
+        end++;
+    if (*end || v > INT64_MAX / mul)
+        return -1;
+    *out = v * mul;
+    return 0;
+}
+
+static int parse_pair(const char *s, int *a, int *b)
+{
+    char *end = NULL;
+    long x, y;
+    errno = 0;
+    x = strtol(s, &end, 10);
+    if (errno || end == s || (*end != 'x' && *end != 'X') || x < 1 || x > 1 << 20)
+        return -1;
+    s = end + 1;
+    y = strtol(s, &end, 10);
+    if (errno || end == s || *end || y < 1 || y > 1 << 20)
+        return -1;
+    *a = (int)x;
+    *b = (int)y;
+    return 0;
+}
+
+/* "dp=2,tp=2,pp=2" in any order; each given once. */
+static int parse_parallel(const char *s, int *dp, int *tp, int *pp)
+{
+    *dp = *tp = *pp = 0;
+    while (*s) {
+        int *dst;
+        char *end = NULL;
+        long v;
+        if (!strncmp(s, "dp=", 3))
+            dst = dp;
+        else if (!strncmp(s, "tp=", 3))
+            dst = tp;
+        else if (!strncmp(s, "pp=", 3))
+            dst = pp;
+        else
+            return -1;
+        errno = 0;
+        v = strtol(s + 3, &end, 10);
+        if (errno || end == s + 3 || v < 1 || v > 65536 || *dst)
+            return -1;
+        *dst = (int)v;
+        s = end;
+        if (*s == ',')
+            s++;
+        else if (*s)
+            return -1;
+    }
+    return *dp && *tp && *pp ? 0 : -1;
+}
+
+typedef struct Args {
+    const char *db, *format, *stage_option, *layer_ids, *submeshes, *logicals, *dicts;
+    const char *parallel, *submesh, *logical;
+    int64_t sweep;
+    int no_store, quiet, num_stages, micro_batches;
+    ApsolveOptions opt;
+} Args;
+
+static void warn_batches(const Args *a, const ApsolvePlan *pl, const char *label)
+{
+    int n = (int)pl->n_stages, b = pl->micro_batches;
+    if (a->quiet || pl->inference)
+        return;
+    if (b < n)
+        fprintf(stderr, "apsolve: warning: %s plan: %d micro-batches < %d stages: the pipeline "
+                "is mostly bubble\n", label, b, n);
+    else if (b < 2 * n)
+        fprintf(stderr, "apsolve: warning: %s plan: %d micro-batches < 2 x %d stages (rule of "
+                "thumb: micro-batches >= 2 x stages)\n", label, b, n);
+}
+
+/* Builds the specs of a manual or uniform plan from the arguments. */
+static int build_specs(const Args *a, const ApsolveProblem *p, ApsolveStageSpec **out,
+                       size_t *n_out)
+{
+    char err[256] = "";
+    int *st = NULL, *en = NULL, *sa = NULL, *sb = NULL, *la = NULL, *lb = NULL, *fb = NULL;
+    size_t n = 0, ns = 0, nl = 0, nf = 0;
+    ApsolveStageSpec *specs = NULL;
+    int rc = EXIT_USAGE;
+
+    if (!strcmp(a->stage_option, "uniform")) {
+        int h, g, la1 = 0, lb1 = 0, f = -2;
+        if (a->num_stages < 1 || !a->submesh)
+            return usage_error("--stage-option uniform needs --num-stages and --submesh%s", NULL);
+        if (parse_pair(a->submesh, &h, &g))
+            return usage_error("bad --submesh '%s' (expected NxM)", a->submesh);
+        if (a->logical && parse_pair(a->logical, &la1, &lb1))
+            return usage_error("bad --logical '%s' (expected AxB)", a->logical);
+        if (a->num_stages > p->num_layers)
+            return usage_error("--num-stages is larger than the number of layers%s", NULL);
+        if (a->dicts) {
+            if (apsolve_parse_option_dicts(a->dicts, &fb, &nf, err, sizeof err) || nf != 1) {
+                free(fb);
+                fprintf(stderr, "apsolve: --option-dicts: %s\n", nf != 1 && !err[0]
+                        ? "give exactly one dict for a uniform plan" : err);
+                return EXIT_USAGE;
+            }
+            f = fb[0];
+            free(fb);
+        }
+        specs = calloc((size_t)a->num_stages, sizeof *specs);
+        if (!specs)
+            return 1;
+        apsolve_uniform_specs(p->num_layers, a->num_stages, h, g, la1, lb1, f, specs);
+        *out = specs;
+        *n_out = (size_t)a->num_stages;
+        return 0;
+    }
+    if (!a->layer_ids || !a->submeshes)
+        return usage_error("--stage-option manual needs --forward-stage-layer-ids and "
+                           "--submesh-shapes%s", NULL);
+    if (apsolve_parse_layer_ids(a->layer_ids, &st, &en, &n, err, sizeof err)) {
+        fprintf(stderr, "apsolve: --forward-stage-layer-ids: %s\n", err);
+        goto cleanup;
+    }
+    if (apsolve_parse_shapes(a->submeshes, &sa, &sb, &ns, err, sizeof err)) {
+        fprintf(stderr, "apsolve: --submesh-shapes: %s\n", err);
+        goto cleanup;
+    }
+    if (a->logicals && apsolve_parse_shapes(a->logicals, &la, &lb, &nl, err, sizeof err)) {
+        fprintf(stderr, "apsolve: --logical-shapes: %s\n", err);
+        goto cleanup;
+    }
+    if (a->dicts && apsolve_parse_option_dicts(a->dicts, &fb, &nf, err, sizeof err)) {
+        fprintf(stderr, "apsolve: --option-dicts: %s\n", err);
+        goto cleanup;
+    }
+    if (n == 0 || ns != n || (a->logicals && nl != n) || (a->dicts && nf != n)) {
+        fprintf(stderr, "apsolve: the manual plan lists must all have one entry per stage "
+                "(%zu stages)\nTry 'apsolve --help'\n", n);
+        goto cleanup;
+    }
+    specs = calloc(n, sizeof *specs);
+    if (!specs) {
+        rc = 1;
+        goto cleanup;
+    }
+    for (size_t k = 0; k < n; k++) {
+        specs[k].start_layer = st[k];
+        specs[k].end_layer = en[k];
+        specs[k].hosts = sa[k];
+        specs[k].gpus = sb[k];
+        specs[k].logical_a = la ? la[k] : 0;
+        specs[k].logical_b = lb ? lb[k] : 0;
+        specs[k].force_batch_dim = fb ? fb[k] : -2;
+    }
+    *out = specs;
+    *n_out = n;
+    rc = 0;
+cleanup:
+    free(st);
+    free(en);
+    free(sa);
+    free(sb);
+    free(la);
+    free(lb);
+    free(fb);
+    return rc;
+}
+
+static int store(Costdb *db, const Args *a, const ApsolveProblem *p, const ApsolvePlan *pl,
+                 const char *kind, int64_t *id)
+{
+    char js[COSTDB_TEXT_MAX];
+    snprintf(js, sizeof js, "{\"tool\": \"apsolve %s\", \"stage_option\": \"%s\", "
+             "\"micro_batches\": %d, \"memory_budget\": %lld, \"max_stages\": %d, "
+             "\"inference\": %s%s%s%s}", APPROF_VERSION, kind, a->opt.micro_batches,
+             (long long)a->opt.memory_budget, a->opt.max_stages,
+             a->opt.inference ? "true" : "false", a->parallel && !strcmp(kind, "3d")
+             ? ", \"parallel\": \"" : "", a->parallel && !strcmp(kind, "3d") ? a->parallel : "",
+             a->parallel && !strcmp(kind, "3d") ? "\"" : "");
+    if (apsolve_plan_store(db, p, &a->opt, pl, kind, js, id)) {
+        fprintf(stderr, "apsolve: cannot store the plan: %s\n", costdb_errmsg(db));
+        return 1;
+    }
+    return 0;
+}
+
+static int run(Args *a)
+{
+    Costdb *db = NULL;
+    ApsolveProblem *p = NULL;
+    ApsolvePlan *autop = NULL, *given = NULL;
+    ApsolveStageSpec *specs = NULL;
+    ApsolveOutput outs[2];
+    size_t nspec = 0, nout = 0;
+    char err[512], label[96];
+    const char *kind = NULL;
+    int64_t sweep = a->sweep, id_auto = 0, id_given = 0;
+    int rc = 1, e;
+
+    if (costdb_open(a->db, a->no_store ? COSTDB_OPEN_READONLY : COSTDB_OPEN_NOCREATE, &db,
+                    err, sizeof err)) {
+        fprintf(stderr, "apsolve: %s\n", err);
+        return 1;
+    }
+    if (sweep <= 0 && costdb_sweep_latest(db, &sweep)) {
+        fprintf(stderr, "apsolve: %s: no sweep in the database\n", a->db);
+        goto cleanup;
+    }
+    if (a->micro_batches <= 0) {
+        CostdbSweep sw;
+        if (costdb_sweep_get(db, sweep, &sw)) {
+            fprintf(stderr, "apsolve: sweep %lld: %s\n", (long long)sweep, costdb_errmsg(db));
+            goto cleanup;
+        }
+        a->opt.micro_batches = sw.micro_batches > 0 ? sw.micro_batches : 1;
+    } else {
+        a->opt.micro_batches = a->micro_batches;
+    }
+    e = apsolve_problem_from_db(db, sweep, &a->opt, &p);
+    if (e) {
+        fprintf(stderr, "apsolve: sweep %lld: %s\n", (long long)sweep,
+                e == APSOLVE_EDB ? costdb_errmsg(db) : apsolve_strerror(e));
+        goto cleanup;
+    }
+    if (a->parallel) {
+        int dp, tp, pp;
+        parse_parallel(a->parallel, &dp, &tp, &pp);
+        if (pp > p->num_layers || dp * tp * pp != p->num_devices ||
+            (dp * tp > p->cluster_gpus && (dp * tp) % p->cluster_gpus)) {
+            fprintf(stderr, "apsolve: --parallel %s does not fit: dp x tp x pp must be %d "
+                    "(the %dx%d cluster) and pp <= %d layers\n", a->parallel, p->num_devices,
+                    p->cluster_hosts, p->cluster_gpus, p->num_layers);
+            rc = EXIT_USAGE;
+            goto cleanup;
+        }
+        specs = calloc((size_t)pp, sizeof *specs);
+        if (!specs)
+            goto cleanup;
+        apsolve_3d_specs(p->num_layers, p->cluster_gpus, dp, tp, pp, specs);
+        nspec = (size_t)pp;
+        kind = "3d";
+        snprintf(label, sizeof label, "3-D %s", a->parallel);
+    } else if (strcmp(a->stage_option, "auto")) {
+        rc = build_specs(a, p, &specs, &nspec);
+        if (rc)
+            goto cleanup;
+        rc = 1;
+        kind = a->stage_option;
+        snprintf(label, sizeof label, "%s", kind);
+    }
+    if (specs) {
+        e = apsolve_evaluate(p, &a->opt, specs, nspec, &given, err, sizeof err);
+        if (e) {
+            fprintf(stderr, "apsolve: %s plan: %s\n", kind,
+                    e == APSOLVE_EINVAL ? err : apsolve_strerror(e));
+            rc = e == APSOLVE_EINVAL ? EXIT_USAGE : 1;
+            goto cleanup;
+        }
+        outs[nout++] = (ApsolveOutput){label, kind, given, 0};
+        warn_batches(a, given, label);
+    }
+    if (!specs || a->parallel) {
+        e = apsolve_solve(p, &a->opt, &autop);
+        if (e == APSOLVE_EINFEASIBLE) {
+            apsolve_explain(p, &a->opt, err, sizeof err);
+            fprintf(stderr, "apsolve: no feasible plan: %s\n", err);
+            if (!given) {
+                rc = EXIT_INFEASIBLE;
+                goto cleanup;
+            }
+        } else if (e) {
+            fprintf(stderr, "apsolve: %s\n", apsolve_strerror(e));
+            goto cleanup;
+        } else {
+            outs[nout++] = (ApsolveOutput){"auto", "auto", autop, 0};
+            warn_batches(a, autop, "auto");
+            if (!a->quiet)
+                fprintf(stderr, "apsolve: solved in %.3f ms (%ld threshold DPs over %ld distinct "
+                        "stage costs)\n", autop->solve_seconds * 1e3, autop->dp_evaluations,
+                        autop->candidates);
+        }
+    }
+    if (!a->no_store) {
+        if (given && store(db, a, p, given, kind, &id_given))
+            goto cleanup;
+        if (autop && store(db, a, p, autop, "auto", &id_auto))
+            goto cleanup;
+        for (size_t k = 0; k < nout; k++)
+            outs[k].plan_id = outs[k].plan == autop ? id_auto : id_given;
+    }
+    if (apsolve_write(stdout, a->format, outs, nout)) {
+        fprintf(stderr, "apsolve: cannot write the output\n");
+        goto cleanup;
+    }
+    rc = 0;
+    if (given && !given->feasible) {
+        fprintf(stderr, "apsolve: the %s plan is not feasible: %s\n", label,
+                given->devices_used != p->num_devices ? "it does not use exactly all devices"
+                                                      : "see the stage table");
+        rc = EXIT_INFEASIBLE;
+    }
+cleanup:
+    apsolve_plan_free(&autop);
+    apsolve_plan_free(&given);
+    free(specs);
+    apsolve_problem_free(&p);
+    costdb_close(&db);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    enum { O_SWEEP = 256, O_MB, O_BUDGET, O_MAXST, O_INF, O_FMT, O_NOSTORE, O_STOPT, O_IDS,
+           O_SUBS, O_LOGS, O_DICTS, O_PAR, O_NST, O_SUB, O_LOG, O_QUIET, O_VER };
+    static const struct option longopts[] = {
+        {"db", required_argument, NULL, 'd'},
+        {"sweep", required_argument, NULL, O_SWEEP},
+        {"micro-batches", required_argument, NULL, O_MB},
+        {"memory-budget", required_argument, NULL, O_BUDGET},
+        {"max-stages", required_argument, NULL, O_MAXST},
+        {"inference", no_argument, NULL, O_INF},
+        {"format", required_argument, NULL, O_FMT},
+        {"no-store", no_argument, NULL, O_NOSTORE},
+        {"stage-option", required_argument, NULL, O_STOPT},
+        {"forward-stage-layer-ids", required_argument, NULL, O_IDS},
+        {"submesh-shapes", required_argument, NULL, O_SUBS},
+        {"logical-shapes", required_argument, NULL, O_LOGS},
+        {"option-dicts", required_argument, NULL, O_DICTS},
+        {"parallel", required_argument, NULL, O_PAR},
+        {"num-stages", required_argument, NULL, O_NST},
+        {"submesh", required_argument, NULL, O_SUB},
+        {"logical", required_argument, NULL, O_LOG},
+        {"quiet", no_argument, NULL, O_QUIET},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, O_VER},
+        {NULL, 0, NULL, 0},
+    };
+    Args a;
+    int c;
+    long v;
+
+    memset(&a, 0, sizeof a);
+    a.format = "text";
+    a.stage_option = "auto";
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'd': a.db = optarg; break;
+        case O_SWEEP:
+            if (parse_long(optarg, 1, INT32_MAX, &v))
+                return usage_error("bad --sweep '%s'", optarg);
+            a.sweep = v;
+            break;
+        case O_MB:
+            if (parse_long(optarg, 1, 1 << 24, &v))
+                return usage_error("bad --micro-batches '%s' (expected an integer >= 1)", optarg);
+            a.micro_batches = (int)v;
+            break;
+        case O_BUDGET:
+            if (parse_bytes(optarg, &a.opt.memory_budget))
+                return usage_error("bad --memory-budget '%s' (bytes, or with K/M/G)", optarg);
+            break;
+        case O_MAXST:
+            if (parse_long(optarg, 1, APSOLVE_MAX_LAYERS, &v))
+                return usage_error("bad --max-stages '%s'", optarg);
+            a.opt.max_stages = (int)v;
+            break;
+        case O_INF: a.opt.inference = 1; break;
+        case O_FMT:
+            if (strcmp(optarg, "text") && strcmp(optarg, "json"))
+                return usage_error("bad --format '%s' (text or json)", optarg);
+            a.format = optarg;
+            break;
+        case O_NOSTORE: a.no_store = 1; break;
+        case O_STOPT:
+            if (strcmp(optarg, "auto") && strcmp(optarg, "manual") && strcmp(optarg, "uniform"))
+                return usage_error("bad --stage-option '%s' (auto, manual or uniform)", optarg);
+            a.stage_option = optarg;
+            break;
+        case O_IDS: a.layer_ids = optarg; break;
+        case O_SUBS: a.submeshes = optarg; break;
+        case O_LOGS: a.logicals = optarg; break;
+        case O_DICTS: a.dicts = optarg; break;
+        case O_PAR: {
+            int x, y, z;
+            if (parse_parallel(optarg, &x, &y, &z))
+                return usage_error("bad --parallel '%s' (expected dp=N,tp=N,pp=N)", optarg);
+            a.parallel = optarg;
+            break;
+        }
+        case O_NST:
+            if (parse_long(optarg, 1, APSOLVE_MAX_LAYERS, &v))
+                return usage_error("bad --num-stages '%s'", optarg);
+            a.num_stages = (int)v;
+            break;
+        case O_SUB: a.submesh = optarg; break;
+        case O_LOG: a.logical = optarg; break;
+        case O_QUIET: a.quiet = 1; break;
+        case 'h': usage(stdout); return 0;
+        case O_VER: printf("apsolve %s\n", APPROF_VERSION); return 0;
+        default:
+            if (optopt && optopt < 256)
+                return usage_error("unknown or incomplete option '-%c'", (char[]){(char)optopt, 0});
+            return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return usage_error("unexpected argument '%s'", argv[optind]);
+    if (!a.db)
+        return usage_error("--db FILE is required%s", NULL);
+    if (a.parallel && strcmp(a.stage_option, "auto"))
+        return usage_error("--parallel cannot be combined with --stage-option %s", a.stage_option);
+    return run(&a);
+}

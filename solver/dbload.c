@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The solver's side of the cost database: building an ApsolveProblem from a
+ * sweep's submeshes, configs and ModuleProfileResult entries (DESIGN.md
+ * "Memory feasibility"), and storing a plan with its stages and inputs.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apsolve.h"
+#include "costdb.h"
+
+static int64_t max64(int64_t a, int64_t b)
+{
+    return a > b ? a : b;
+}
+
+static int entry_ok(const CostdbEntry *e)
+{
+    return e && e->status == COSTDB_STATUS_OK && isfinite(e->compute_cost) &&
+           e->compute_cost >= 0;
+}
+
+int apsolve_problem_from_db(struct Costdb *db, int64_t sweep_id, const ApsolveOptions *opt,
+                            ApsolveProblem **out)
+{
+    CostdbSweep sw;
+    CostdbSubmesh *subs = NULL;
+    CostdbConfig *cfgs = NULL;
+    CostdbEntry *ents = NULL;
+    size_t ns = 0, nc = 0, ne = 0, k;
+    ApsolveProblem *p = NULL;
+    int S = 0, C = 0, L, rc;
+
+    if (!db || !opt || !out)
+        return APSOLVE_EINVAL;
+    *out = NULL;
+    if (costdb_sweep_get(db, sweep_id, &sw) || costdb_sweep_submeshes(db, sweep_id, &subs, &ns) ||
+        costdb_sweep_configs(db, sweep_id, &cfgs, &nc) ||
+        costdb_entries_get(db, sweep_id, &ents, &ne)) {
+        rc = APSOLVE_EDB;
+        goto cleanup;
+    }
+    L = sw.num_layers;
+    for (k = 0; k < ns; k++)
+        if (subs[k].index + 1 > S)
+            S = subs[k].index + 1;
+    for (k = 0; k < nc; k++)
+        if (cfgs[k].config_index + 1 > C)
+            C = cfgs[k].config_index + 1;
+    rc = apsolve_problem_new(L, sw.cluster_hosts, sw.cluster_gpus, S ? S : 1, C ? C : 1, 1, &p);
+    if (rc)
+        goto cleanup;
+    p->sweep_id = sweep_id;
+    for (k = 0; k < ns; k++) {
+        if (subs[k].index < 0)
+            continue;
+        p->submeshes[subs[k].index].hosts = subs[k].hosts;
+        p->submeshes[subs[k].index].gpus = subs[k].gpus_per_host;
+    }
+    for (k = 0; k < nc; k++) {
+        ApsolveConfig *cf;
+        if (cfgs[k].submesh_index < 0 || cfgs[k].submesh_index >= S || cfgs[k].config_index < 0)
+            continue;
+        cf = &p->configs[cfgs[k].submesh_index * C + cfgs[k].config_index];
+        cf->valid = 1;
+        cf->logical_a = cfgs[k].logical_a;
+        cf->logical_b = cfgs[k].logical_b;
+        cf->force_batch_dim = cfgs[k].force_batch_dim;
+    }
+    /* costdb_entries_get orders by (submesh, start, end, config, phase), so
+     * the two phases of one (i, j, s, c) are adjacent: combine them in one
+     * pass without a second table. */
+    for (k = 0; k < ne;) {
+        const CostdbEntry *e = &ents[k], *ph[2] = {NULL, NULL};
+        size_t r = k, idx;
+        int64_t avail, peak, inter, init;
+        while (r < ne && ents[r].start_layer == e->start_layer &&
+               ents[r].end_layer == e->end_layer && ents[r].submesh_index == e->submesh_index &&
+               ents[r].config_index == e->config_index) {
+            ph[ents[r].phase == COSTDB_BWD] = &ents[r];
+            r++;
+        }
+        k = r;
+        if (e->start_layer < 0 || e->end_layer < e->start_layer || e->end_layer >= L ||
+            e->submesh_index < 0 || e->submesh_index >= p->num_submeshes ||
+            e->config_index < 0 || e->config_index >= p->num_configs)
+            continue; /* outside the sweep's enumeration: ignored */
+        if (!entry_ok(ph[0]) || !entry_ok(ph[1]))
+            continue; /* missing, failed or non-finite: stays +inf */
+        idx = apsolve_index(p, e->start_layer, e->end_layer, e->submesh_index, e->config_index);
+        peak = max64(ph[0]->peak_memory, ph[1]->peak_memory);
+        inter = max64(ph[0]->intermediate_size, ph[1]->intermediate_size);
+        init = max64(ph[0]->initial_size, ph[1]->initial_size);
+        /* The smaller known free memory of the two phases. */
+        avail = ph[0]->available_memory > 0 && ph[1]->available_memory > 0
+                    ? (ph[0]->available_memory < ph[1]->available_memory
+                           ? ph[0]->available_memory : ph[1]->available_memory)
+                    : max64(ph[0]->available_memory, ph[1]->available_memory);
+        if (opt->memory_budget > 0)
+            avail = opt->memory_budget;
+        p->cost[idx] = ph[0]->compute_cost + ph[1]->compute_cost;
+        p->fwd_cost[idx] = ph[0]->compute_cost;
+        p->bwd_cost[idx] = ph[1]->compute_cost;
+        p->memory[idx].peak = peak;
+        p->memory[idx].intermediate = inter;
+        p->memory[idx].initial = init;
+        p->memory[idx].avail = avail;
+        p->max_n_succ_stages[idx] = avail > 0 ? apsolve_max_n_succ_stages(avail, peak, init, inter)
+                                              : APSOLVE_UNBOUNDED;
+    }
+    *out = p;
+    p = NULL;
+    rc = APSOLVE_OK;
+cleanup:
+    apsolve_problem_free(&p);
+    free(subs);
+    free(cfgs);
+    free(ents);
+    return rc;
+}
+
+int apsolve_plan_store(struct Costdb *db, const ApsolveProblem *p, const ApsolveOptions *opt,
+                       const ApsolvePlan *plan, const char *kind, const char *options_json,
+                       int64_t *plan_id)
+{
+    CostdbPlan cp;
+    CostdbPlanStage *st = NULL;
+    int rc;
+
+    if (!db || !p || !opt || !plan || !kind)
+        return APSOLVE_EINVAL;
+    memset(&cp, 0, sizeof cp);
+    cp.sweep_id = p->sweep_id;
+    snprintf(cp.kind, sizeof cp.kind, "%s", kind);
+    snprintf(cp.objective, sizeof cp.objective, "%s", opt->inference ? "inference" : "training");
+    cp.micro_batches = opt->micro_batches;
+    cp.memory_budget = opt->memory_budget;
+    cp.max_stages = opt->max_stages;
+    cp.cost = plan->cost;
+    cp.full_cost = 0; /* not estimated (costdb refuses NaN) */
+    cp.feasible = plan->feasible;
+    cp.solve_seconds = plan->solve_seconds;
+    if (options_json && strlen(options_json) >= sizeof cp.options)
+        return APSOLVE_EINVAL;
+    snprintf(cp.options, sizeof cp.options, "%s", options_json ? options_json : "");
+    costdb_now(cp.created_at, sizeof cp.created_at);
+    st = calloc(plan->n_stages ? plan->n_stages : 1, sizeof *st);
+    if (!st)
+        return APSOLVE_ENOMEM;
+    for (size_t k = 0; k < plan->n_stages; k++) {
+        const ApsolveStage *s = &plan->stages[k];
+        st[k].stage_index = (int)k;
+        st[k].start_layer = s->start_layer;
+        st[k].end_layer = s->end_layer;
+        st[k].submesh_index = s->submesh;
+        st[k].submesh_hosts = s->hosts;
+        st[k].submesh_gpus = s->gpus;
+        st[k].config_index = s->config;
+        st[k].logical_a = s->logical_a;
+        st[k].logical_b = s->logical_b;
+        st[k].force_batch_dim = s->force_batch_dim;
+        st[k].fwd_cost = s->fwd_cost;
+        st[k].bwd_cost = s->bwd_cost;
+        if (p->memory && s->submesh >= 0 && s->config >= 0)
+            st[k].peak_memory = p->memory[apsolve_index(p, s->start_layer, s->end_layer,
+                                                        s->submesh, s->config)].peak;
+        st[k].memory_needed = s->memory_needed;
+        st[k].available_memory = s->available_memory;
+    }
+    rc = costdb_plan_put(db, &cp, st, plan->n_stages) ? APSOLVE_EDB : APSOLVE_OK;
+    if (!rc && plan_id)
+        *plan_id = cp.id;
+    free(st);
+    return rc;
+}

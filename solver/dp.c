@@ -1,0 +1,412 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The exact stage/mesh search (docs/solver.md has the proof). For a cost
+ * threshold t, a DP over states (first layer i, devices d) computes the
+ * Pareto frontier of (stages n from i to the end, least sum of stage costs)
+ * using only entries with cost <= t: a state with fewer following stages
+ * and no larger sum dominates, because the memory rule only gets looser
+ * with fewer stages. g(t), the least sum (training) or the least stage
+ * count (inference) at threshold t, is non-increasing in t, and every plan
+ * P with max stage cost tau has objective >= F(g(tau), tau). A bisection
+ * over the sorted distinct stage costs with that bound then visits only the
+ * thresholds that can still improve the best plan. Configs of one
+ * (i, j, submesh) are reduced beforehand to those not dominated in
+ * (cost, max_n_succ_stages).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "solver_internal.h"
+
+typedef struct DpItem {
+    double cost;
+    int mnss;                         /* clamped to L */
+    int config;
+    int opt;                          /* index of its DpOpt */
+} DpItem;
+
+typedef struct DpOpt {
+    int end, submesh, dev;
+    int item_off, item_n;
+} DpOpt;
+
+typedef struct Dp {
+    const ApsolveProblem *p;
+    const ApsolveOptions *opt;
+    int L, D, NS;                     /* NS = most stages + 1 */
+    DpOpt *opts;
+    int *opt_off;                     /* [L + 1] */
+    DpItem *items;
+    double *cands;
+    size_t n_cands;
+    double *val;                      /* [(L+1)(D+1)NS] */
+    int32_t *arg;
+    int16_t *front;                   /* frontier n's per state */
+    int16_t *front_cnt;               /* [(L+1)(D+1)] */
+    double *best;                     /* [NS] */
+    int32_t *best_arg;
+    long evals;
+    /* best plan so far */
+    ApsolvePlan *plan;
+    double plan_obj, plan_max;
+} Dp;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_item(const void *a, const void *b)
+{
+    const DpItem *x = a, *y = b;
+    if (x->cost != y->cost)
+        return x->cost < y->cost ? -1 : 1;
+    return x->config - y->config;
+}
+
+/* Builds the stage options (end descending, submesh ascending, as Alpa's
+ * loops visit them) with their undominated configs, and the candidates. */
+static int dp_prepare(Dp *dp)
+{
+    const ApsolveProblem *p = dp->p;
+    int L = dp->L, S = p->num_submeshes, C = p->num_configs;
+    size_t max_opts = (size_t)L * (size_t)(L + 1) / 2 * (size_t)S, n_opts = 0, n_items = 0;
+    int i, j, s, c;
+    DpItem *tmp = NULL;
+    int rc = APSOLVE_ENOMEM;
+
+    dp->opts = malloc(max_opts * sizeof *dp->opts);
+    dp->opt_off = malloc((size_t)(L + 1) * sizeof *dp->opt_off);
+    dp->items = malloc(max_opts * (size_t)C * sizeof *dp->items);
+    tmp = malloc((size_t)C * sizeof *tmp);
+    if (!dp->opts || !dp->opt_off || !dp->items || !tmp)
+        goto cleanup;
+    for (i = 0; i < L; i++) {
+        dp->opt_off[i] = (int)n_opts;
+        for (j = L - 1; j >= i; j--) {
+            for (s = 0; s < S; s++) {
+                int dev = p->submeshes[s].hosts * p->submeshes[s].gpus;
+                int nt = 0, k, kept = 0, top = -2;
+                if (p->submeshes[s].hosts < 1 || p->submeshes[s].gpus < 1 || dev > dp->D)
+                    continue;
+                for (c = 0; c < C; c++) {
+                    size_t idx = apsolve_index(p, i, j, s, c);
+                    double cost = apsolve_entry_cost(p, idx);
+                    int m = dp->opt->ignore_memory || dp->opt->inference
+                                ? APSOLVE_UNBOUNDED : p->max_n_succ_stages[idx];
+                    if (isinf(cost) || m < 0)
+                        continue;
+                    tmp[nt].cost = cost;
+                    tmp[nt].mnss = m > L ? L : m;
+                    tmp[nt].config = c;
+                    tmp[nt].opt = (int)n_opts;
+                    nt++;
+                }
+                if (!nt)
+                    continue;
+                qsort(tmp, (size_t)nt, sizeof *tmp, cmp_item);
+                /* Keep an item only if it fits more following stages than
+                 * every cheaper (or equally cheap, lower-index) item. */
+                for (k = 0; k < nt; k++) {
+                    if (tmp[k].mnss > top) {
+                        dp->items[n_items + (size_t)kept++] = tmp[k];
+                        top = tmp[k].mnss;
+                    }
+                }
+                dp->opts[n_opts].end = j;
+                dp->opts[n_opts].submesh = s;
+                dp->opts[n_opts].dev = dev;
+                dp->opts[n_opts].item_off = (int)n_items;
+                dp->opts[n_opts].item_n = kept;
+                n_items += (size_t)kept;
+                n_opts++;
+            }
+        }
+    }
+    dp->opt_off[L] = (int)n_opts;
+    dp->cands = malloc((n_items ? n_items : 1) * sizeof *dp->cands);
+    if (!dp->cands)
+        goto cleanup;
+    for (size_t k = 0; k < n_items; k++)
+        dp->cands[k] = dp->items[k].cost;
+    qsort(dp->cands, n_items, sizeof *dp->cands, cmp_double);
+    dp->n_cands = 0;
+    for (size_t k = 0; k < n_items; k++)
+        if (dp->n_cands == 0 || dp->cands[k] != dp->cands[dp->n_cands - 1])
+            dp->cands[dp->n_cands++] = dp->cands[k];
+    rc = APSOLVE_OK;
+cleanup:
+    free(tmp);
+    return rc;
+}
+
+static int dp_alloc_tables(Dp *dp)
+{
+    size_t states = (size_t)(dp->L + 1) * (size_t)(dp->D + 1);
+    size_t cells = states * (size_t)dp->NS;
+    if (cells / (size_t)dp->NS != states || cells > ((size_t)1 << 31))
+        return APSOLVE_ENOMEM;
+    dp->val = malloc(cells * sizeof *dp->val);
+    dp->arg = malloc(cells * sizeof *dp->arg);
+    dp->front = malloc(cells * sizeof *dp->front);
+    dp->front_cnt = calloc(states, sizeof *dp->front_cnt);
+    dp->best = malloc((size_t)dp->NS * sizeof *dp->best);
+    dp->best_arg = malloc((size_t)dp->NS * sizeof *dp->best_arg);
+    if (!dp->val || !dp->arg || !dp->front || !dp->front_cnt || !dp->best || !dp->best_arg)
+        return APSOLVE_ENOMEM;
+    /* The end state: layer L reached with every device used, no stage after. */
+    {
+        size_t base = (size_t)dp->L * (size_t)(dp->D + 1) * (size_t)dp->NS;
+        dp->front_cnt[(size_t)dp->L * (size_t)(dp->D + 1)] = 1;
+        dp->front[base] = 0;
+        dp->val[base] = 0.0;
+        dp->arg[base] = -1;
+    }
+    return APSOLVE_OK;
+}
+
+/* One threshold DP. Returns the frontier position chosen at the top state
+ * (0, D) or -1 when no plan has every stage cost <= t. */
+static int dp_run(Dp *dp, double t)
+{
+    int L = dp->L, D = dp->D, NS = dp->NS;
+    int i, d, n;
+    dp->evals++;
+    for (i = L - 1; i >= 0; i--) {
+        int dlo = i == 0 ? D : 1, dhi = i == 0 ? D : D - 1;
+        for (d = dlo; d <= dhi; d++) {
+            size_t st = (size_t)i * (size_t)(D + 1) + (size_t)d;
+            size_t base = st * (size_t)NS;
+            int nmax = NS - 1, cnt = 0;
+            double run = INFINITY;
+            if (nmax > L - i)
+                nmax = L - i;
+            if (nmax > d)
+                nmax = d;
+            for (n = 1; n <= nmax; n++)
+                dp->best[n] = INFINITY;
+            for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++) {
+                const DpOpt *op = &dp->opts[o];
+                const DpItem *it = &dp->items[op->item_off];
+                size_t cst, cbase;
+                int lim = 0, q = 0, ccnt;
+                if (op->dev > d || it[0].cost > t)
+                    continue;
+                while (lim < op->item_n && it[lim].cost <= t)
+                    lim++;
+                cst = (size_t)(op->end + 1) * (size_t)(D + 1) + (size_t)(d - op->dev);
+                ccnt = dp->front_cnt[cst];
+                cbase = cst * (size_t)NS;
+                for (int e = 0; e < ccnt; e++) {
+                    int nc = dp->front[cbase + (size_t)e];
+                    double cand;
+                    if (nc + 1 > nmax)
+                        break;
+                    while (q < lim && it[q].mnss < nc)
+                        q++;
+                    if (q == lim)
+                        break;
+                    cand = dp->val[cbase + (size_t)nc] + it[q].cost;
+                    if (cand < dp->best[nc + 1]) {
+                        dp->best[nc + 1] = cand;
+                        dp->best_arg[nc + 1] = op->item_off + q;
+                    }
+                }
+            }
+            for (n = 1; n <= nmax; n++) {
+                if (dp->best[n] < run) {
+                    run = dp->best[n];
+                    dp->front[base + (size_t)cnt++] = (int16_t)n;
+                    dp->val[base + (size_t)n] = run;
+                    dp->arg[base + (size_t)n] = dp->best_arg[n];
+                }
+            }
+            dp->front_cnt[st] = (int16_t)cnt;
+        }
+    }
+    {
+        size_t st = (size_t)D, base = st * (size_t)NS;
+        int cnt = dp->front_cnt[st];
+        if (!cnt)
+            return -1;
+        /* Training: least sum = last frontier entry; inference: fewest stages. */
+        return dp->front[base + (size_t)(dp->opt->inference ? 0 : cnt - 1)];
+    }
+}
+
+/* Rebuilds the plan of the last dp_run from the top state with n stages. */
+static int dp_extract(Dp *dp, int n, ApsolvePlan **out)
+{
+    const ApsolveProblem *p = dp->p;
+    ApsolvePlan *plan = calloc(1, sizeof *plan);
+    int i = 0, d = dp->D, k;
+    if (!plan)
+        return APSOLVE_ENOMEM;
+    plan->stages = calloc((size_t)n, sizeof *plan->stages);
+    if (!plan->stages) {
+        free(plan);
+        return APSOLVE_ENOMEM;
+    }
+    plan->n_stages = (size_t)n;
+    for (k = 0; k < n; k++) {
+        size_t cell = ((size_t)i * (size_t)(dp->D + 1) + (size_t)d) * (size_t)dp->NS
+                      + (size_t)(n - k);
+        const DpItem *it = &dp->items[dp->arg[cell]];
+        const DpOpt *op = &dp->opts[it->opt];
+        ApsolveStage *st = &plan->stages[k];
+        st->start_layer = i;
+        st->end_layer = op->end;
+        st->submesh = op->submesh;
+        st->config = it->config;
+        apsolve_stage_fill(p, dp->opt, st, n - k);
+        i = op->end + 1;
+        d -= op->dev;
+    }
+    plan->micro_batches = dp->opt->micro_batches;
+    plan->inference = dp->opt->inference;
+    apsolve_plan_price(p, dp->opt, plan);
+    *out = plan;
+    return APSOLVE_OK;
+}
+
+/* F(g, t): a lower bound on the objective of any plan with max stage cost
+ * >= t when the primary value (sum or stage count) is >= g. */
+static double dp_bound(const Dp *dp, double g, double t)
+{
+    if (dp->opt->inference)
+        return g * t;
+    return g + (double)(dp->opt->micro_batches - 1) * t;
+}
+
+/* Runs the DP at candidate k, keeps the plan if it is the best so far, and
+ * returns g(t_k) (+inf when infeasible); *err gets allocation failures. */
+static double dp_eval(Dp *dp, size_t k, int *err)
+{
+    ApsolvePlan *plan = NULL;
+    int n = dp_run(dp, dp->cands[k]);
+    double g;
+    if (n < 0)
+        return INFINITY;
+    g = dp->opt->inference ? (double)n
+                           : dp->val[(size_t)dp->D * (size_t)dp->NS + (size_t)n];
+    if (dp_extract(dp, n, &plan) != APSOLVE_OK) {
+        *err = APSOLVE_ENOMEM;
+        return g;
+    }
+    if (!dp->plan || plan->cost < dp->plan_obj ||
+        (plan->cost == dp->plan_obj && plan->max_stage_cost < dp->plan_max)) {
+        apsolve_plan_free(&dp->plan);
+        dp->plan = plan;
+        dp->plan_obj = plan->cost;
+        dp->plan_max = plan->max_stage_cost;
+    } else {
+        apsolve_plan_free(&plan);
+    }
+    return g;
+}
+
+/* Candidates strictly between a and b (evaluated, g(a) >= g(b); a may be -1
+ * with g = +inf). */
+static void dp_search(Dp *dp, long a, double ga, long b, double gb, int *err)
+{
+    long lo = a + 1, hi = b - 1, mid;
+    double gm;
+    if (lo > hi || *err || isinf(gb))
+        return;
+    if (ga == gb)
+        return; /* g constant on [t_a, t_b]: the plan found at t_a wins */
+    if (dp_bound(dp, gb, dp->cands[lo]) >= dp->plan_obj)
+        return;
+    /* Only thresholds whose bound can still beat the best plan matter. */
+    if (dp_bound(dp, gb, dp->cands[hi]) >= dp->plan_obj) {
+        long l = lo, h = hi;
+        while (l < h) {
+            long m = l + (h - l + 1) / 2;
+            if (dp_bound(dp, gb, dp->cands[m]) < dp->plan_obj)
+                l = m;
+            else
+                h = m - 1;
+        }
+        hi = l;
+    }
+    mid = lo + (hi - lo) / 2;
+    gm = dp_eval(dp, (size_t)mid, err);
+    dp_search(dp, a, ga, mid, gm, err);
+    dp_search(dp, mid, gm, b, gb, err);
+}
+
+static void dp_free(Dp *dp)
+{
+    free(dp->opts);
+    free(dp->opt_off);
+    free(dp->items);
+    free(dp->cands);
+    free(dp->val);
+    free(dp->arg);
+    free(dp->front);
+    free(dp->front_cnt);
+    free(dp->best);
+    free(dp->best_arg);
+    apsolve_plan_free(&dp->plan);
+}
+
+int apsolve_solve(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan **out)
+{
+    Dp dp;
+    double t0 = apsolve_now(), ginf;
+    int rc, err = 0;
+
+    if (!p || !opt || !out || opt->micro_batches < 1 || p->num_layers < 1 ||
+        p->num_layers > APSOLVE_MAX_LAYERS || p->num_devices < 1 ||
+        p->num_devices > APSOLVE_MAX_DEVICES || opt->max_stages < 0)
+        return APSOLVE_EINVAL;
+    *out = NULL;
+    memset(&dp, 0, sizeof dp);
+    dp.p = p;
+    dp.opt = opt;
+    dp.L = p->num_layers;
+    dp.D = p->num_devices;
+    dp.NS = dp.L < dp.D ? dp.L : dp.D;
+    if (opt->max_stages > 0 && opt->max_stages < dp.NS)
+        dp.NS = opt->max_stages;
+    if (dp.NS > INT16_MAX - 1) {
+        rc = APSOLVE_EINVAL;
+        goto cleanup;
+    }
+    dp.NS += 1;
+    rc = dp_prepare(&dp);
+    if (rc)
+        goto cleanup;
+    if (dp.n_cands == 0) {
+        rc = APSOLVE_EINFEASIBLE;
+        goto cleanup;
+    }
+    rc = dp_alloc_tables(&dp);
+    if (rc)
+        goto cleanup;
+    /* The largest threshold allows every entry: infeasible there means
+     * infeasible everywhere, and g there bounds every plan from below. */
+    ginf = dp_eval(&dp, dp.n_cands - 1, &err);
+    if (!err && !isinf(ginf))
+        dp_search(&dp, -1, INFINITY, (long)dp.n_cands - 1, ginf, &err);
+    if (err) {
+        rc = err;
+        goto cleanup;
+    }
+    if (!dp.plan) {
+        rc = APSOLVE_EINFEASIBLE;
+        goto cleanup;
+    }
+    dp.plan->dp_evaluations = dp.evals;
+    dp.plan->candidates = (long)dp.n_cands;
+    dp.plan->solve_seconds = apsolve_now() - t0;
+    *out = dp.plan;
+    dp.plan = NULL;
+    rc = APSOLVE_OK;
+cleanup:
+    dp_free(&dp);
+    return rc;
+}

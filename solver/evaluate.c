@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Pricing plans against the cost table: the stage fields every plan
+ * carries (cost, memory need and headroom), the objective of a finished
+ * plan, evaluation of a given plan (Alpa's manual and uniform stage options,
+ * Megatron-style 3-D parallelism), and the explanation of an infeasible
+ * problem that names its tightest constraint.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "solver_internal.h"
+
+double apsolve_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double apsolve_entry_cost(const ApsolveProblem *p, size_t idx)
+{
+    double c = p->cost[idx];
+    size_t cfg = idx % ((size_t)p->num_submeshes * (size_t)p->num_configs);
+    if (!p->configs[cfg].valid || isnan(c) || c < 0)
+        return INFINITY;
+    return c;
+}
+
+void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolveStage *st,
+                        int succ)
+{
+    size_t idx;
+    st->succ_stages = succ;
+    st->cost = st->fwd_cost = st->bwd_cost = INFINITY;
+    st->max_n_succ_stages = -1;
+    st->memory_ok = 0;
+    st->memory_needed = st->available_memory = 0;
+    if (st->submesh >= 0) {
+        st->hosts = p->submeshes[st->submesh].hosts;
+        st->gpus = p->submeshes[st->submesh].gpus;
+    }
+    if (st->submesh < 0 || st->config < 0)
+        return;
+    {
+        const ApsolveConfig *cf = &p->configs[st->submesh * p->num_configs + st->config];
+        st->logical_a = cf->logical_a;
+        st->logical_b = cf->logical_b;
+        st->force_batch_dim = cf->force_batch_dim;
+    }
+    idx = apsolve_index(p, st->start_layer, st->end_layer, st->submesh, st->config);
+    st->cost = apsolve_entry_cost(p, idx);
+    if (p->fwd_cost && p->bwd_cost && !isinf(st->cost)) {
+        st->fwd_cost = p->fwd_cost[idx];
+        st->bwd_cost = p->bwd_cost[idx];
+    } else if (!isinf(st->cost)) {
+        st->fwd_cost = st->cost;
+        st->bwd_cost = 0;
+    }
+    st->max_n_succ_stages = p->max_n_succ_stages[idx];
+    st->memory_ok = opt->ignore_memory || opt->inference ||
+                    (int64_t)succ - 1 <= (int64_t)st->max_n_succ_stages;
+    if (p->memory) {
+        const ApsolveMemory *m = &p->memory[idx];
+        st->available_memory = opt->memory_budget > 0 ? opt->memory_budget : m->avail;
+        st->memory_needed = m->peak + m->initial + (int64_t)succ * m->intermediate;
+    }
+}
+
+void apsolve_plan_price(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan *plan)
+{
+    double sum = 0, mx = 0;
+    int ok = plan->n_stages > 0, dev = 0;
+    size_t k;
+    for (k = plan->n_stages; k-- > 0;) {
+        const ApsolveStage *st = &plan->stages[k];
+        sum += st->cost;
+        if (st->cost > mx || isinf(st->cost))
+            mx = st->cost;
+        dev += st->hosts * st->gpus;
+        if (isinf(st->cost) || !st->memory_ok)
+            ok = 0;
+    }
+    if (dev != p->num_devices)
+        ok = 0;
+    if (opt->max_stages > 0 && plan->n_stages > (size_t)opt->max_stages)
+        ok = 0;
+    plan->sum_cost = sum;
+    plan->max_stage_cost = mx;
+    plan->devices_used = dev;
+    plan->feasible = ok;
+    plan->micro_batches = opt->micro_batches;
+    plan->inference = opt->inference;
+    plan->cost = opt->inference ? (double)plan->n_stages * mx
+                                : sum + (double)(opt->micro_batches - 1) * mx;
+}
+
+static int find_submesh(const ApsolveProblem *p, int hosts, int gpus)
+{
+    for (int s = 0; s < p->num_submeshes; s++)
+        if (p->submeshes[s].hosts == hosts && p->submeshes[s].gpus == gpus)
+            return s;
+    return -1;
+}
+
+/* The matching config with the lowest cost for layers i..j (lowest index
+ * on ties); a matching config without a finite entry if none is finite. */
+static int find_config(const ApsolveProblem *p, int s, int i, int j, const ApsolveStageSpec *sp)
+{
+    int best = -1;
+    double best_cost = INFINITY;
+    for (int c = 0; c < p->num_configs; c++) {
+        const ApsolveConfig *cf = &p->configs[s * p->num_configs + c];
+        double cost;
+        if (!cf->valid)
+            continue;
+        if (sp->logical_a > 0 &&
+            (cf->logical_a != sp->logical_a || cf->logical_b != sp->logical_b))
+            continue;
+        if (sp->force_batch_dim != -2 && sp->logical_a > 0 &&
+            cf->force_batch_dim != sp->force_batch_dim)
+            continue;
+        cost = apsolve_entry_cost(p, apsolve_index(p, i, j, s, c));
+        if (best < 0 || cost < best_cost) {
+            best = c;
+            best_cost = cost;
+        }
+    }
+    return best;
+}
+
+int apsolve_evaluate(const ApsolveProblem *p, const ApsolveOptions *opt,
+                     const ApsolveStageSpec *specs, size_t n, ApsolvePlan **out,
+                     char *errbuf, size_t errlen)
+{
+    ApsolvePlan *plan = NULL;
+    double t0 = apsolve_now();
+    int next = 0;
+    size_t k;
+
+    if (!p || !opt || !specs || !out || n == 0 || opt->micro_batches < 1)
+        return APSOLVE_EINVAL;
+    *out = NULL;
+    for (k = 0; k < n; k++) {
+        if (specs[k].start_layer != next || specs[k].end_layer < specs[k].start_layer ||
+            specs[k].end_layer >= p->num_layers) {
+            if (errbuf)
+                snprintf(errbuf, errlen,
+                         "stage %zu covers layers %d..%d; stages must cover layers 0..%d "
+                         "contiguously, in order", k, specs[k].start_layer,
+                         specs[k].end_layer, p->num_layers - 1);
+            return APSOLVE_EINVAL;
+        }
+        next = specs[k].end_layer + 1;
+    }
+    if (next != p->num_layers) {
+        if (errbuf)
+            snprintf(errbuf, errlen, "the stages cover layers 0..%d but the model has %d layers",
+                     next - 1, p->num_layers);
+        return APSOLVE_EINVAL;
+    }
+    plan = calloc(1, sizeof *plan);
+    if (!plan || !(plan->stages = calloc(n, sizeof *plan->stages))) {
+        free(plan);
+        return APSOLVE_ENOMEM;
+    }
+    plan->n_stages = n;
+    for (k = 0; k < n; k++) {
+        const ApsolveStageSpec *sp = &specs[k];
+        ApsolveStage *st = &plan->stages[k];
+        st->start_layer = sp->start_layer;
+        st->end_layer = sp->end_layer;
+        st->hosts = sp->hosts;
+        st->gpus = sp->gpus;
+        st->logical_a = sp->logical_a;
+        st->logical_b = sp->logical_b;
+        st->force_batch_dim = sp->force_batch_dim < -1 ? -1 : sp->force_batch_dim;
+        st->submesh = find_submesh(p, sp->hosts, sp->gpus);
+        st->config = st->submesh < 0 ? -1
+                                      : find_config(p, st->submesh, sp->start_layer,
+                                                    sp->end_layer, sp);
+        apsolve_stage_fill(p, opt, st, (int)(n - k));
+    }
+    apsolve_plan_price(p, opt, plan);
+    plan->solve_seconds = apsolve_now() - t0;
+    *out = plan;
+    return APSOLVE_OK;
+}
+
+int apsolve_uniform_specs(int num_layers, int k, int hosts, int gpus, int logical_a,
+                          int logical_b, int force_batch_dim, ApsolveStageSpec *out)
+{
+    int start = 0;
+    if (k < 1 || k > num_layers || !out)
+        return APSOLVE_EINVAL;
+    for (int s = 0; s < k; s++) {
+        int len = num_layers / k + (s < num_layers % k ? 1 : 0);
+        out[s].start_layer = start;
+        out[s].end_layer = start + len - 1;
+        out[s].hosts = hosts;
+        out[s].gpus = gpus;
+        out[s].logical_a = logical_a;
+        out[s].logical_b = logical_b;
+        out[s].force_batch_dim = force_batch_dim;
+        start += len;
+    }
+    return APSOLVE_OK;
+}
+
+int apsolve_3d_specs(int num_layers, int cluster_gpus, int dp, int tp, int pp,
+                     ApsolveStageSpec *out)
+{
+    int dev = dp * tp, hosts = 1, gpus = dev;
+    if (dp < 1 || tp < 1 || pp < 1 || cluster_gpus < 1)
+        return APSOLVE_EINVAL;
+    if (dev > cluster_gpus) {
+        if (dev % cluster_gpus)
+            return APSOLVE_EINVAL;
+        hosts = dev / cluster_gpus;
+        gpus = cluster_gpus;
+    }
+    return apsolve_uniform_specs(num_layers, pp, hosts, gpus, dp, tp, 0, out);
+}
+
+static double gib(int64_t b)
+{
+    return (double)b / (1024.0 * 1024.0 * 1024.0);
+}
+
+/* Layers that no finite entry covers, as "a-b, c" ranges; 0 if none. */
+static int uncovered_layers(const ApsolveProblem *p, const ApsolveOptions *opt, char *buf,
+                            size_t len, int need_memory)
+{
+    int L = p->num_layers, found = 0, run = -1;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int l = 0; l <= L; l++) {
+        int cov = 0;
+        for (int i = 0; l < L && i <= l && !cov; i++)
+            for (int j = l; j < L && !cov; j++)
+                for (int s = 0; s < p->num_submeshes && !cov; s++) {
+                    if (p->submeshes[s].hosts * p->submeshes[s].gpus > p->num_devices)
+                        continue;
+                    for (int c = 0; c < p->num_configs && !cov; c++) {
+                        size_t idx = apsolve_index(p, i, j, s, c);
+                        if (!isinf(apsolve_entry_cost(p, idx)) &&
+                            (!need_memory || opt->ignore_memory || opt->inference ||
+                             p->max_n_succ_stages[idx] >= 0))
+                            cov = 1;
+                    }
+                }
+        if (l < L && !cov && run < 0)
+            run = l;
+        if ((l == L || cov) && run >= 0) {
+            int w = run == l - 1 ? snprintf(buf + used, len - used, "%s%d", found ? ", " : "", run)
+                                 : snprintf(buf + used, len - used, "%s%d-%d",
+                                            found ? ", " : "", run, l - 1);
+            if (w > 0 && (size_t)w < len - used)
+                used += (size_t)w;
+            found = 1;
+            run = -1;
+        }
+    }
+    return found;
+}
+
+void apsolve_explain(const ApsolveProblem *p, const ApsolveOptions *opt, char *buf, size_t len)
+{
+    char layers[256];
+    ApsolveOptions relaxed = *opt;
+    ApsolvePlan *plan = NULL;
+    int rc;
+
+    if (!buf || !len)
+        return;
+    if (uncovered_layers(p, opt, layers, sizeof layers, 0)) {
+        snprintf(buf, len, "layers %s have no finite entry in the sweep (every profile of a "
+                 "range containing them is missing, failed or out of memory)", layers);
+        return;
+    }
+    if (uncovered_layers(p, opt, layers, sizeof layers, 1)) {
+        snprintf(buf, len, "layers %s: every entry covering them exceeds the available memory "
+                 "even as the last stage (peak + initial + 1 x intermediate > available)",
+                 layers);
+        return;
+    }
+    relaxed.ignore_memory = 1;
+    relaxed.max_stages = 0;
+    rc = apsolve_solve(p, &relaxed, &plan);
+    if (rc == APSOLVE_EINFEASIBLE) {
+        snprintf(buf, len, "no combination of finite entries covers layers 0..%d with exactly "
+                 "%d x %d = %d devices", p->num_layers - 1, p->cluster_hosts, p->cluster_gpus,
+                 p->num_devices);
+        return;
+    }
+    if (rc) {
+        snprintf(buf, len, "%s", apsolve_strerror(rc));
+        return;
+    }
+    apsolve_plan_free(&plan);
+    relaxed.max_stages = opt->max_stages;
+    if (opt->max_stages > 0 && apsolve_solve(p, &relaxed, &plan) == APSOLVE_EINFEASIBLE) {
+        snprintf(buf, len, "--max-stages %d: every plan using exactly %d devices needs more "
+                 "stages", opt->max_stages, p->num_devices);
+        return;
+    }
+    if (!plan && apsolve_solve(p, &relaxed, &plan) != APSOLVE_OK) {
+        snprintf(buf, len, "no feasible plan");
+        return;
+    }
+    /* Memory is the binding constraint: report the worst stage of the best
+     * plan that ignores memory, priced with the memory rule. */
+    {
+        ApsolveOptions strict = *opt;
+        const ApsolveStage *worst = NULL;
+        int64_t worst_gap = INT64_MIN;
+        size_t wk = 0;
+        strict.ignore_memory = 0;
+        for (size_t k = 0; k < plan->n_stages; k++) {
+            ApsolveStage *st = &plan->stages[k];
+            int64_t gap;
+            apsolve_stage_fill(p, &strict, st, st->succ_stages);
+            if (st->memory_ok)
+                continue;
+            gap = st->memory_needed - st->available_memory;
+            if (!worst || gap > worst_gap) {
+                worst = st;
+                worst_gap = gap;
+                wk = k;
+            }
+        }
+        if (!worst) {
+            snprintf(buf, len, "no feasible plan within the memory limits");
+        } else if (p->memory && worst->available_memory > 0) {
+            snprintf(buf, len, "memory: stage %zu (layers %d-%d on (%d, %d), %d stages from it "
+                     "to the end) needs %.3f GB but %.3f GB are available; no plan fits in "
+                     "memory", wk, worst->start_layer, worst->end_layer, worst->hosts,
+                     worst->gpus, worst->succ_stages, gib(worst->memory_needed),
+                     gib(worst->available_memory));
+        } else {
+            snprintf(buf, len, "memory: stage %zu (layers %d-%d on (%d, %d)) has %d stages from "
+                     "it to the end but fits at most %d; no plan fits in memory", wk,
+                     worst->start_layer, worst->end_layer, worst->hosts, worst->gpus,
+                     worst->succ_stages, worst->max_n_succ_stages + 1);
+        }
+    }
+    apsolve_plan_free(&plan);
+}

@@ -1,0 +1,216 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Plan writers: Alpa's four "Result ..." lines, the text report (those
+ * lines, the estimated iteration latency and a per-stage table) and JSON,
+ * each a function behind one table keyed by the format name. Several plans
+ * (a manual or 3-D plan next to the auto plan) are written side by side.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "apsolve.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+void apsolve_print_alpa(const ApsolvePlan *plan, FILE *out)
+{
+    size_t k;
+    fputs("Result forward_stage_layer_ids: [", out);
+    for (k = 0; k < plan->n_stages; k++) {
+        fputs(k ? ", [" : "[", out);
+        for (int l = plan->stages[k].start_layer; l <= plan->stages[k].end_layer; l++)
+            fprintf(out, l > plan->stages[k].start_layer ? ", %d" : "%d", l);
+        fputc(']', out);
+    }
+    fputs("]\nResult mesh_shapes: [", out);
+    for (k = 0; k < plan->n_stages; k++)
+        fprintf(out, "%s(%d, %d)", k ? ", " : "", plan->stages[k].hosts, plan->stages[k].gpus);
+    fputs("]\nResult logical_mesh_shapes: [", out);
+    for (k = 0; k < plan->n_stages; k++)
+        fprintf(out, "%s(%d, %d)", k ? ", " : "", plan->stages[k].logical_a,
+                plan->stages[k].logical_b);
+    fputs("]\nResult autosharding_option_dicts: [", out);
+    for (k = 0; k < plan->n_stages; k++) {
+        if (plan->stages[k].force_batch_dim >= 0)
+            fprintf(out, "%s{'force_batch_dim_to_mesh_dim': %d}", k ? ", " : "",
+                    plan->stages[k].force_batch_dim);
+        else
+            fprintf(out, "%s{}", k ? ", " : "");
+    }
+    fputs("]\n", out);
+}
+
+static void text_plan(FILE *out, const ApsolveOutput *o)
+{
+    const ApsolvePlan *pl = o->plan;
+    apsolve_print_alpa(pl, out);
+    if (pl->inference)
+        fprintf(out, "Estimated inference latency: %.6g s (%zu stages x max stage cost %.6g s)\n",
+                pl->cost, pl->n_stages, pl->max_stage_cost);
+    else
+        fprintf(out, "Estimated iteration latency: %.6g s (sum of stage costs %.6g s + "
+                "(B - 1 = %d) x max stage cost %.6g s)\n", pl->cost, pl->sum_cost,
+                pl->micro_batches - 1, pl->max_stage_cost);
+    if (!pl->feasible)
+        fprintf(out, "Plan is NOT feasible (%d devices used; see the stage table)\n",
+                pl->devices_used);
+    fprintf(out, "%-5s %-9s %-8s %-8s %-34s %12s %22s %10s\n", "stage", "layers", "submesh",
+            "logical", "options", "cost (s)", "memory need/avail GB", "headroom");
+    for (size_t k = 0; k < pl->n_stages; k++) {
+        const ApsolveStage *st = &pl->stages[k];
+        char layers[32], sub[24], logical[24], mem[48], head[24];
+        const char *opts = st->force_batch_dim >= 0 ? "{'force_batch_dim_to_mesh_dim': 0}" : "{}";
+        snprintf(layers, sizeof layers, "%d-%d", st->start_layer, st->end_layer);
+        snprintf(sub, sizeof sub, "(%d, %d)", st->hosts, st->gpus);
+        snprintf(logical, sizeof logical, "(%d, %d)", st->logical_a, st->logical_b);
+        if (isinf(st->cost)) {
+            snprintf(mem, sizeof mem, "-");
+            snprintf(head, sizeof head, "-");
+        } else if (st->available_memory > 0) {
+            snprintf(mem, sizeof mem, "%.3f / %.3f", st->memory_needed / GIB,
+                     st->available_memory / GIB);
+            snprintf(head, sizeof head, "%.3f", (st->available_memory - st->memory_needed) / GIB);
+        } else if (st->max_n_succ_stages == APSOLVE_UNBOUNDED) {
+            snprintf(mem, sizeof mem, "unlimited");
+            snprintf(head, sizeof head, "-");
+        } else {
+            snprintf(mem, sizeof mem, "fits %d stages", st->max_n_succ_stages + 1);
+            snprintf(head, sizeof head, "%d stages", st->max_n_succ_stages + 1 - st->succ_stages);
+        }
+        fprintf(out, "%-5zu %-9s %-8s %-8s %-34s %12.6g %22s %10s%s\n", k, layers, sub, logical,
+                opts, st->cost, mem, head,
+                st->submesh < 0 ? "  (submesh not in sweep)"
+                : st->config < 0 ? "  (config not in sweep)"
+                : isinf(st->cost) ? "  (no finite entry)"
+                : !st->memory_ok ? "  (OUT OF MEMORY)" : "");
+    }
+}
+
+static int write_text(FILE *out, const ApsolveOutput *plans, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        if (n > 1)
+            fprintf(out, "%s== %s plan ==\n", k ? "\n" : "", plans[k].label);
+        text_plan(out, &plans[k]);
+        if (plans[k].plan_id > 0)
+            fprintf(out, "Stored as plan %lld\n", (long long)plans[k].plan_id);
+    }
+    if (n > 1 && plans[0].plan->feasible && plans[n - 1].plan->feasible &&
+        plans[n - 1].plan->cost > 0)
+        fprintf(out, "\n%s plan / %s plan estimated latency: %.3fx\n", plans[0].label,
+                plans[n - 1].label, plans[0].plan->cost / plans[n - 1].plan->cost);
+    return ferror(out) ? APSOLVE_EINVAL : APSOLVE_OK;
+}
+
+static void json_num(FILE *out, double v)
+{
+    if (isfinite(v))
+        fprintf(out, "%.17g", v);
+    else
+        fputs("null", out);
+}
+
+static void json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+    fputc('"', out);
+}
+
+static void json_plan(FILE *out, const ApsolveOutput *o)
+{
+    const ApsolvePlan *pl = o->plan;
+    fputs("{\"kind\": ", out);
+    json_str(out, o->kind);
+    fputs(", \"label\": ", out);
+    json_str(out, o->label);
+    fprintf(out, ", \"objective\": \"%s\", \"micro_batches\": %d, \"feasible\": %s, \"cost\": ",
+            pl->inference ? "inference" : "training", pl->micro_batches,
+            pl->feasible ? "true" : "false");
+    json_num(out, pl->cost);
+    fputs(", \"sum_cost\": ", out);
+    json_num(out, pl->sum_cost);
+    fputs(", \"max_stage_cost\": ", out);
+    json_num(out, pl->max_stage_cost);
+    fprintf(out, ", \"devices_used\": %d, \"stages\": [", pl->devices_used);
+    for (size_t k = 0; k < pl->n_stages; k++) {
+        const ApsolveStage *st = &pl->stages[k];
+        fprintf(out, "%s{\"layers\": [", k ? ", " : "");
+        for (int l = st->start_layer; l <= st->end_layer; l++)
+            fprintf(out, l > st->start_layer ? ", %d" : "%d", l);
+        fprintf(out, "], \"submesh\": [%d, %d], \"logical_mesh\": [%d, %d], \"options\": ",
+                st->hosts, st->gpus, st->logical_a, st->logical_b);
+        if (st->force_batch_dim >= 0)
+            fprintf(out, "{\"force_batch_dim_to_mesh_dim\": %d}", st->force_batch_dim);
+        else
+            fputs("{}", out);
+        fputs(", \"cost\": ", out);
+        json_num(out, st->cost);
+        fputs(", \"fwd_cost\": ", out);
+        json_num(out, st->fwd_cost);
+        fputs(", \"bwd_cost\": ", out);
+        json_num(out, st->bwd_cost);
+        fprintf(out, ", \"submesh_index\": %d, \"config_index\": %d, \"succ_stages\": %d, "
+                "\"max_n_succ_stages\": ", st->submesh, st->config, st->succ_stages);
+        if (st->max_n_succ_stages == APSOLVE_UNBOUNDED)
+            fputs("null", out);
+        else
+            fprintf(out, "%d", st->max_n_succ_stages);
+        fprintf(out, ", \"memory_ok\": %s, \"memory_needed\": %lld, \"available_memory\": %lld}",
+                st->memory_ok ? "true" : "false", (long long)st->memory_needed,
+                (long long)st->available_memory);
+    }
+    fputs("], \"solve_seconds\": ", out);
+    json_num(out, pl->solve_seconds);
+    fprintf(out, ", \"dp_evaluations\": %ld, \"candidates\": %ld", pl->dp_evaluations,
+            pl->candidates);
+    if (o->plan_id > 0)
+        fprintf(out, ", \"plan_id\": %lld", (long long)o->plan_id);
+    fputc('}', out);
+}
+
+static int write_json(FILE *out, const ApsolveOutput *plans, size_t n)
+{
+    if (n == 1) {
+        json_plan(out, &plans[0]);
+    } else {
+        fputs("{\"plans\": [", out);
+        for (size_t k = 0; k < n; k++) {
+            if (k)
+                fputs(", ", out);
+            json_plan(out, &plans[k]);
+        }
+        fputs("]}", out);
+    }
+    fputc('\n', out);
+    return ferror(out) ? APSOLVE_EINVAL : APSOLVE_OK;
+}
+
+typedef struct Writer {
+    const char *name;
+    int (*write)(FILE *out, const ApsolveOutput *plans, size_t n);
+} Writer;
+
+static const Writer k_writers[] = {
+    {"text", write_text},
+    {"json", write_json},
+};
+
+int apsolve_write(FILE *out, const char *format, const ApsolveOutput *plans, size_t n)
+{
+    if (!out || !format || !plans || !n)
+        return APSOLVE_EINVAL;
+    for (size_t k = 0; k < sizeof k_writers / sizeof k_writers[0]; k++)
+        if (strcmp(format, k_writers[k].name) == 0)
+            return k_writers[k].write(out, plans, n);
+    return APSOLVE_EINVAL;
+}

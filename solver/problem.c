@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ApsolveProblem construction and the small pieces of Alpa semantics the
+ * solver shares with its callers: the default submesh list, the
+ * max_n_succ_stages formula, error strings and plan destruction.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "apsolve.h"
+
+const char *apsolve_strerror(int err)
+{
+    switch (err) {
+    case APSOLVE_OK: return "success";
+    case APSOLVE_ENOMEM: return "out of memory";
+    case APSOLVE_EINVAL: return "invalid argument";
+    case APSOLVE_EINFEASIBLE: return "no feasible plan";
+    case APSOLVE_EDB: return "database error";
+    case APSOLVE_EPARSE: return "malformed plan text";
+    case APSOLVE_ENOTFOUND: return "not found in the sweep";
+    default: return "unknown error";
+    }
+}
+
+int apsolve_problem_new(int num_layers, int hosts, int gpus, int num_submeshes,
+                        int num_configs, int with_details, ApsolveProblem **out)
+{
+    ApsolveProblem *p = NULL;
+    size_t n, k;
+    int rc = APSOLVE_ENOMEM;
+
+    if (!out)
+        return APSOLVE_EINVAL;
+    *out = NULL;
+    if (num_layers < 1 || num_layers > APSOLVE_MAX_LAYERS || hosts < 1 || gpus < 1 ||
+        (int64_t)hosts * gpus > APSOLVE_MAX_DEVICES || num_submeshes < 1 ||
+        num_submeshes > 64 || num_configs < 1 || num_configs > 256)
+        return APSOLVE_EINVAL;
+    p = calloc(1, sizeof *p);
+    if (!p)
+        return APSOLVE_ENOMEM;
+    p->num_layers = num_layers;
+    p->cluster_hosts = hosts;
+    p->cluster_gpus = gpus;
+    p->num_devices = hosts * gpus;
+    p->num_submeshes = num_submeshes;
+    p->num_configs = num_configs;
+    n = (size_t)num_layers * (size_t)num_layers * (size_t)num_submeshes * (size_t)num_configs;
+    p->submeshes = calloc((size_t)num_submeshes, sizeof *p->submeshes);
+    p->configs = calloc((size_t)num_submeshes * (size_t)num_configs, sizeof *p->configs);
+    p->cost = malloc(n * sizeof *p->cost);
+    p->max_n_succ_stages = malloc(n * sizeof *p->max_n_succ_stages);
+    if (!p->submeshes || !p->configs || !p->cost || !p->max_n_succ_stages)
+        goto cleanup;
+    if (with_details) {
+        p->fwd_cost = malloc(n * sizeof *p->fwd_cost);
+        p->bwd_cost = malloc(n * sizeof *p->bwd_cost);
+        p->memory = calloc(n, sizeof *p->memory);
+        if (!p->fwd_cost || !p->bwd_cost || !p->memory)
+            goto cleanup;
+    }
+    for (k = 0; k < n; k++) {
+        p->cost[k] = INFINITY;
+        p->max_n_succ_stages[k] = APSOLVE_UNBOUNDED;
+        if (with_details)
+            p->fwd_cost[k] = p->bwd_cost[k] = INFINITY;
+    }
+    for (k = 0; k < (size_t)num_submeshes * (size_t)num_configs; k++)
+        p->configs[k].force_batch_dim = -1;
+    *out = p;
+    p = NULL;
+    rc = APSOLVE_OK;
+cleanup:
+    apsolve_problem_free(&p);
+    return rc;
+}
+
+void apsolve_problem_free(ApsolveProblem **pp)
+{
+    ApsolveProblem *p;
+    if (!pp || !*pp)
+        return;
+    p = *pp;
+    free(p->submeshes);
+    free(p->configs);
+    free(p->cost);
+    free(p->max_n_succ_stages);
+    free(p->fwd_cost);
+    free(p->bwd_cost);
+    free(p->memory);
+    free(p);
+    *pp = NULL;
+}
+
+int apsolve_default_submeshes(int hosts, int gpus, ApsolveSubmesh *out, int cap)
+{
+    int n = 0, k;
+    for (k = 1; k <= gpus; k *= 2) {
+        if (n < cap && out) {
+            out[n].hosts = 1;
+            out[n].gpus = k;
+        }
+        n++;
+    }
+    for (k = 2; k <= hosts; k *= 2) {
+        if (n < cap && out) {
+            out[n].hosts = k;
+            out[n].gpus = gpus;
+        }
+        n++;
+    }
+    return n;
+}
+
+int apsolve_max_n_succ_stages(int64_t avail, int64_t peak, int64_t initial,
+                              int64_t intermediate)
+{
+    /* Computed in long double so that byte counts near 2^63 cannot overflow. */
+    long double room = (long double)avail - (long double)peak - (long double)initial;
+    long double q;
+    if (room < 0)
+        return -1;
+    if (intermediate <= 0)
+        return APSOLVE_UNBOUNDED;
+    q = floorl(room / (long double)intermediate) - 1;
+    if (q >= (long double)(APSOLVE_UNBOUNDED - 1))
+        return APSOLVE_UNBOUNDED;
+    return q < -1 ? -1 : (int)q;
+}
+
+void apsolve_plan_free(ApsolvePlan **plan)
+{
+    if (!plan || !*plan)
+        return;
+    free((*plan)->stages);
+    free(*plan);
+    *plan = NULL;
+}

@@ -1,0 +1,330 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unit tests of the CSV interchange: export -> import -> export is
+ * byte-identical, headers in any order with extra columns, Alpa's submesh
+ * order and first-appearance config order, import options, and every
+ * bad-input case refused with the exact FILE:LINE:COLUMN message while the
+ * database stays unchanged (row counts through a raw connection).
+ */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costdb.h"
+#include "testutil.h"
+
+#define HEADER "start,end,submesh,logical_mesh,force_batch_dim,phase,compute_cost,peak_memory," \
+               "invar_size,outvar_size,temp_buffer_size,available_memory,intermediate_size,"   \
+               "initial_size,status\n"
+
+static Costdb *open_new(const char *name)
+{
+    Costdb *db = NULL;
+    tu_unlink_db(tu_path(name));
+    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path(name), 0, &db, NULL, 0), 0);
+    return db;
+}
+
+static int export_to(Costdb *db, int64_t id, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    int rc;
+    if (!f)
+        return -1;
+    rc = costdb_csv_export(db, id, f);
+    fclose(f);
+    return rc;
+}
+
+static void test_round_trip(void)
+{
+    static const CostdbSubmesh sm[] = {{0, 1, 1}, {1, 1, 2}, {2, 2, 2}};
+    static const CostdbConfig cf[] = {
+        {0, 0, 1, 1, 0}, {0, 1, 1, 1, -1},
+        {1, 0, 2, 1, 0}, {1, 1, 1, 2, 0}, {1, 2, 2, 1, -1},
+        {2, 0, 4, 1, 0}, {2, 1, 2, 2, 1}, {2, 2, 4, 1, -1},
+    };
+    static const double costs[] = {0.1, 1e-7, 123.45678901234568, 0.004, 1.0 / 3.0, 5e300,
+                                   0.0, 2.5};
+    Costdb *db = open_new("rt.db");
+    CostdbSweep s;
+    CostdbEntry e[24];
+    size_t n = 0, n1 = 0, n2 = 0;
+    int64_t id2 = 0, id3 = 0;
+    char *a, *b;
+    memset(&s, 0, sizeof s);
+    snprintf(s.name, sizeof s.name, "rt");
+    s.cluster_hosts = 2;
+    s.cluster_gpus = 2;
+    s.global_batch = s.micro_batches = 4;
+    s.num_layers = 3;
+    snprintf(s.backend, sizeof s.backend, "model");
+    CU_ASSERT_EQUAL_FATAL(costdb_sweep_create(db, &s, sm, 3, cf, 8), 0);
+    memset(e, 0, sizeof e);
+    for (int i = 0; i < 3; i++) {
+        for (int j = i; j < 3; j++) {
+            for (int c = 0; c < 2 && n < 24; c++) {
+                for (int m = 0; m < 2 && n < 24; m++, n++) {
+                    CostdbEntry *x = &e[n];
+                    x->start_layer = i;
+                    x->end_layer = j;
+                    x->submesh_index = (int)(n % 3);
+                    x->config_index = c;
+                    x->phase = (CostdbPhase)m;
+                    x->compute_cost = costs[n % 8];
+                    x->peak_memory = 1000003LL * (int64_t)n;
+                    x->invar_size = 17 * (int64_t)n;
+                    x->outvar_size = 19;
+                    x->temp_buffer_size = 23;
+                    x->available_memory = 42949672960LL;
+                    x->intermediate_size = (int64_t)n;
+                    x->initial_size = 9000000000000LL;
+                    x->status = COSTDB_STATUS_OK;
+                }
+            }
+        }
+    }
+    e[5].compute_cost = INFINITY;
+    e[5].status = COSTDB_STATUS_OOM;
+    e[6].status = COSTDB_STATUS_SKIPPED;
+    CU_ASSERT_EQUAL_FATAL(costdb_entries_put(db, s.id, e, n, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(export_to(db, s.id, tu_path("rt1.csv")), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_csv_import(db, tu_path("rt1.csv"), NULL, &id2), 0);
+    CU_ASSERT_EQUAL_FATAL(export_to(db, id2, tu_path("rt2.csv")), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_csv_import(db, tu_path("rt2.csv"), NULL, &id3), 0);
+    CU_ASSERT_EQUAL_FATAL(export_to(db, id3, tu_path("rt3.csv")), 0);
+    a = tu_read(tu_path("rt1.csv"), &n1);
+    b = tu_read(tu_path("rt2.csv"), &n2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_EQUAL(n1, n2);
+    CU_ASSERT_STRING_EQUAL(a, b);
+    /* Values are printed exactly and shortest: spot checks. */
+    CU_ASSERT_PTR_NOT_NULL(strstr(a, ",inf,"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(a, ",123.45678901234568,"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(a, ",0.3333333333333333,"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(a, ",1e-07,"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(a, ",9000000000000,"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(a, ",1x1,1x1,,fwd,"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(a, ",2x2,1,"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(a, ",skipped\n"));
+    CU_ASSERT_EQUAL(strncmp(a, HEADER, strlen(HEADER)), 0);
+    free(b);
+    b = tu_read(tu_path("rt3.csv"), &n2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_STRING_EQUAL(a, b);
+    free(a);
+    free(b);
+    {
+        CostdbEntry *got = NULL;
+        size_t ng = 0;
+        CostdbSweep s2;
+        CU_ASSERT_EQUAL(costdb_entries_get(db, id2, &got, &ng), 0);
+        CU_ASSERT_EQUAL(ng, n);
+        free(got);
+        CU_ASSERT_EQUAL(costdb_sweep_get(db, id2, &s2), 0);
+        CU_ASSERT_EQUAL(s2.status, COSTDB_SWEEP_IMPORTED);
+        CU_ASSERT_STRING_EQUAL(s2.backend, "import");
+        CU_ASSERT_STRING_EQUAL(s2.name, "rt1.csv");
+        CU_ASSERT_STRING_EQUAL(s2.source, tu_path("rt1.csv"));
+        CU_ASSERT_EQUAL(s2.cluster_hosts, 2);
+        CU_ASSERT_EQUAL(s2.cluster_gpus, 2);
+        CU_ASSERT_EQUAL(s2.num_layers, 3);
+    }
+    costdb_close(&db);
+}
+
+/* Columns shuffled, an extra column, no status column, blank lines, CRLF,
+ * quoted fields; submeshes listed out of Alpa's order. */
+static void test_any_order(void)
+{
+    Costdb *db = open_new("order.db");
+    const char *p = tu_path("order.csv");
+    CostdbImportOptions opt = {0};
+    CostdbSubmesh *sm = NULL;
+    CostdbConfig *cf = NULL;
+    CostdbEntry *e = NULL;
+    CostdbSweep s;
+    size_t n = 0;
+    int64_t id = 0;
+    CU_ASSERT_EQUAL_FATAL(tu_write(p,
+        "note,phase,end,start,compute_cost,submesh,logical_mesh,force_batch_dim,peak_memory,"
+        "invar_size,outvar_size,temp_buffer_size,available_memory,intermediate_size,initial_size\r\n"
+        "x,fwd,1,0,0.5,2x8,16x1,,1,2,3,4,5,6,7\r\n"
+        "\r\n"
+        "\"a, quoted\",bwd,0,0,0.25,1x8,2x4,0,10,20,30,40,50,60,70\r\n"
+        "y,fwd,0,0,0.125,1x1,1x1,0,1,1,1,1,1,1,1\r\n"
+        "z,fwd,0,0,0.75,1x8,8x1,0,1,1,1,1,1,1,1\r\n"
+        "z,fwd,1,1,inf,1x8,2x4,0,1,1,1,1,1,1,1\r\n"
+        "z,fwd,1,1,1.5,1x2,2x1,,1,1,1,1,1,1,1\r\n"), 0);
+    opt.micro_batches = 4;
+    opt.global_batch = 32;
+    opt.name = "mine";
+    CU_ASSERT_EQUAL_FATAL(costdb_csv_import(db, p, &opt, &id), 0);
+    CU_ASSERT_EQUAL(costdb_sweep_get(db, id, &s), 0);
+    CU_ASSERT_STRING_EQUAL(s.name, "mine");
+    CU_ASSERT_EQUAL(s.cluster_hosts, 2);
+    CU_ASSERT_EQUAL(s.cluster_gpus, 8);
+    CU_ASSERT_EQUAL(s.micro_batches, 4);
+    CU_ASSERT_EQUAL(s.global_batch, 32);
+    CU_ASSERT_EQUAL(s.num_layers, 2);
+    /* Alpa's order: (1,1), (1,2), (1,8), (2,8). */
+    CU_ASSERT_EQUAL(costdb_sweep_submeshes(db, id, &sm, &n), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 4);
+    CU_ASSERT(sm[0].hosts == 1 && sm[0].gpus_per_host == 1);
+    CU_ASSERT(sm[1].hosts == 1 && sm[1].gpus_per_host == 2);
+    CU_ASSERT(sm[2].hosts == 1 && sm[2].gpus_per_host == 8);
+    CU_ASSERT(sm[3].hosts == 2 && sm[3].gpus_per_host == 8);
+    free(sm);
+    /* Configs of (1,8) in order of first appearance: 2x4 f0, then 8x1 f0. */
+    CU_ASSERT_EQUAL(costdb_sweep_configs(db, id, &cf, &n), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 5);
+    CU_ASSERT(cf[1].submesh_index == 1 && cf[1].logical_a == 2 && cf[1].force_batch_dim == -1);
+    CU_ASSERT(cf[2].submesh_index == 2 && cf[2].config_index == 0 && cf[2].logical_a == 2 &&
+              cf[2].logical_b == 4 && cf[2].force_batch_dim == 0);
+    CU_ASSERT(cf[3].submesh_index == 2 && cf[3].config_index == 1 && cf[3].logical_a == 8);
+    CU_ASSERT(cf[4].submesh_index == 3 && cf[4].logical_a == 16 && cf[4].force_batch_dim == -1);
+    free(cf);
+    CU_ASSERT_EQUAL(costdb_entries_get(db, id, &e, &n), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 6);
+    /* Largest submesh first: (0,1) on 2x8. */
+    CU_ASSERT(e[0].submesh_index == 3 && e[0].end_layer == 1 && e[0].compute_cost == 0.5);
+    CU_ASSERT_EQUAL(e[0].peak_memory, 1);
+    CU_ASSERT_EQUAL(e[0].initial_size, 7);
+    CU_ASSERT_EQUAL(e[0].status, COSTDB_STATUS_OK);
+    CU_ASSERT(e[1].submesh_index == 2 && e[1].config_index == 0 && e[1].phase == COSTDB_BWD);
+    CU_ASSERT_EQUAL(e[1].temp_buffer_size, 40);
+    CU_ASSERT(e[2].submesh_index == 2 && e[2].config_index == 1 && e[2].compute_cost == 0.75);
+    CU_ASSERT(e[3].submesh_index == 2 && e[3].start_layer == 1 && isinf(e[3].compute_cost));
+    CU_ASSERT(e[4].submesh_index == 1 && e[4].compute_cost == 1.5);
+    CU_ASSERT(e[5].submesh_index == 0 && e[5].compute_cost == 0.125);
+    free(e);
+    costdb_close(&db);
+}
+
+typedef struct {
+    const char *name;
+    const char *text;
+    const char *where;   /* expected message after "PATH:" */
+} BadCase;
+
+static void test_bad_inputs(void)
+{
+    static const BadCase cases[] = {
+        {"empty file", "", "1:1: empty file: expected a header line"},
+        {"header only", HEADER, "2:1: no data lines after the header"},
+        {"missing column",
+         "start,end,submesh,logical_mesh,force_batch_dim,phase,compute_cost,peak_memory,"
+         "invar_size,outvar_size,available_memory,intermediate_size,initial_size\n"
+         "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1\n",
+         "1:14: field 'temp_buffer_size': missing from the header"},
+        {"non-number size", HEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok\n"
+                            "0,1,1x1,1x1,0,fwd,0.1,1,1,12kB,1,1,1,1,ok\n",
+         "3:10: field 'outvar_size': '12kB' is not an integer"},
+        {"non-number cost", HEADER "0,0,1x1,1x1,0,fwd,fast,1,1,1,1,1,1,1,ok\n",
+         "2:7: field 'compute_cost': 'fast' is not a number"},
+        {"negative size", HEADER "0,0,1x1,1x1,0,fwd,0.1,1,-5,1,1,1,1,1,ok\n",
+         "2:9: field 'invar_size': -5 is negative"},
+        {"negative cost", HEADER "0,0,1x1,1x1,0,fwd,-0.1,1,1,1,1,1,1,1,ok\n",
+         "2:7: field 'compute_cost': -0.1 is negative"},
+        {"end before start", HEADER "3,2,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok\n",
+         "2:2: field 'end': end 2 is before start 3"},
+        {"bad submesh", HEADER "0,0,1*8,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok\n",
+         "2:3: field 'submesh': '1*8' is not a shape NxM"},
+        {"bad logical mesh", HEADER "0,0,1x8,8x,0,fwd,0.1,1,1,1,1,1,1,1,ok\n",
+         "2:4: field 'logical_mesh': '8x' is not a shape NxM"},
+        {"logical size", HEADER "0,0,1x8,2x2,0,fwd,0.1,1,1,1,1,1,1,1,ok\n",
+         "2:4: field 'logical_mesh': 2x2 has 4 devices, the submesh 1x8 has 8"},
+        {"bad phase", HEADER "0,0,1x1,1x1,0,both,0.1,1,1,1,1,1,1,1,ok\n",
+         "2:6: field 'phase': 'both' is not fwd or bwd"},
+        {"bad force_batch_dim", HEADER "0,0,1x1,1x1,yes,fwd,0.1,1,1,1,1,1,1,1,ok\n",
+         "2:5: field 'force_batch_dim': 'yes' is not a logical mesh axis (0 or 1) or empty"},
+        {"bad status", HEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,fine\n",
+         "2:15: field 'status': 'fine' is not ok, oom, failed, timeout or skipped"},
+        {"NaN", HEADER "0,0,1x1,1x1,0,fwd,nan,1,1,1,1,1,1,1,ok\n",
+         "2:7: field 'compute_cost': NaN is not a cost (use inf for a failed entry)"},
+        {"duplicate key", HEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok\n"
+                          "0,0,1x1,1x1,,fwd,0.1,1,1,1,1,1,1,1,ok\n"
+                          "\n"
+                          "0,0,1x1,1x1,0,fwd,0.2,1,1,1,1,1,1,1,ok\n",
+         "5:1: field 'start': duplicate entry (0, 0, 1x1, 1x1, fwd) already on line 2"},
+        {"truncated line", HEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok\n"
+                           "0,1,1x1,1x1,0,fwd,0.1,1,1\n",
+         "3:10: field 'outvar_size': truncated line: 9 fields, the header has 15"},
+        {"too many fields", HEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok,extra\n",
+         "2:16: 16 fields, the header has only 15"},
+        {"unterminated quote", HEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,\"ok\n",
+         "2:15: field 'status': truncated line: a quoted field is not closed"},
+        {"duplicate header", "start,start\n0,0\n",
+         "1:2: field 'start': column appears twice in the header (also column 1)"},
+        {"does not fit the cluster", HEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok\n"
+                                     "0,0,2x8,16x1,0,fwd,0.1,1,1,1,1,1,1,1,ok\n",
+         "3:3: field 'submesh': 2x8 does not fit in the cluster 1x8"},
+    };
+    Costdb *db = open_new("bad.db");
+    const char *p = tu_path("bad.csv");
+    const char *dbp = tu_path("bad.db");
+    static const char *const tables[] = {"sweep", "sweep_submesh", "sweep_config", "stage_profile"};
+    CostdbImportOptions opt = {0};
+    int64_t before[4], id = 0;
+    /* One good import first, so "unchanged" means something. */
+    CU_ASSERT_EQUAL_FATAL(tu_write(p, HEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok\n"), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_csv_import(db, p, NULL, &id), 0);
+    for (int t = 0; t < 4; t++)
+        before[t] = tu_count(dbp, tables[t]);
+    CU_ASSERT_EQUAL(before[3], 1);
+    opt.cluster_hosts = 1;
+    opt.cluster_gpus = 8;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char want[600];
+        int64_t sid = -7;
+        int rc;
+        CU_ASSERT_EQUAL_FATAL(tu_write(p, cases[i].text), 0);
+        rc = costdb_csv_import(db, p, &opt, &sid);
+        snprintf(want, sizeof want, "%s:%s", p, cases[i].where);
+        if (rc != COSTDB_EPARSE || strcmp(costdb_errmsg(db), want))
+            fprintf(stderr, "\ncase '%s': rc %d, message\n  '%s'\nwanted\n  '%s'\n", cases[i].name,
+                    rc, costdb_errmsg(db), want);
+        CU_ASSERT_EQUAL(rc, COSTDB_EPARSE);
+        CU_ASSERT_STRING_EQUAL(costdb_errmsg(db), want);
+        CU_ASSERT_EQUAL(sid, -7);
+        for (int t = 0; t < 4; t++)
+            CU_ASSERT_EQUAL(tu_count(dbp, tables[t]), before[t]);
+    }
+    CU_ASSERT_EQUAL(costdb_csv_import(db, tu_path("no-such.csv"), NULL, &id), COSTDB_EIO);
+    costdb_close(&db);
+}
+
+/* An import inside the caller's transaction is undone with it. */
+static void test_import_in_transaction(void)
+{
+    Costdb *db = open_new("txn.db");
+    const char *p = tu_path("txn.csv");
+    int64_t id = 0;
+    CU_ASSERT_EQUAL_FATAL(tu_write(p, HEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok\n"), 0);
+    CU_ASSERT_EQUAL(costdb_begin(db), 0);
+    CU_ASSERT_EQUAL(costdb_csv_import(db, p, NULL, &id), 0);
+    CU_ASSERT_EQUAL(costdb_rollback(db), 0);
+    CU_ASSERT_EQUAL(tu_count(tu_path("txn.db"), "sweep"), 0);
+    costdb_close(&db);
+}
+
+int main(void)
+{
+    CU_pSuite suite;
+    unsigned failed;
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    suite = CU_add_suite("costdb csv", NULL, NULL);
+    CU_add_test(suite, "export -> import -> export is byte-identical", test_round_trip);
+    CU_add_test(suite, "header in any order, extra columns, Alpa order", test_any_order);
+    CU_add_test(suite, "bad inputs leave the database unchanged", test_bad_inputs);
+    CU_add_test(suite, "import inside a transaction", test_import_in_transaction);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    CU_cleanup_registry();
+    tu_cleanup();
+    return failed ? 1 : 0;
+}

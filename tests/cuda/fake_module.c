@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A stand-in for approf-cuda.so with the same two entry points, so the
+ * loader, its collective costing and `approf probe`'s storage can be tested
+ * on machines without a GPU. measure() reports 0.5 s per kernel, or out of
+ * memory when the phase's peak exceeds 1 GiB; the probe reports one fake
+ * device and a few deterministic points. FAKE_APPROF_NODEV=1 makes both
+ * entry points report no device.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+#include "backend.h"
+#include "cuda/probe.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+EXPORT int approf_backend_module_init(int abi, ApprofBackend *out, char *err, size_t errlen);
+EXPORT int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeInfo *info,
+                                   char *err, size_t errlen);
+
+static int nodev(char *err, size_t errlen)
+{
+    const char *e = getenv("FAKE_APPROF_NODEV");
+    if (e && !strcmp(e, "1")) {
+        snprintf(err, errlen, "no CUDA device: fake module\nsecond line");
+        return 1;
+    }
+    return 0;
+}
+
+static int fake_measure(void *ctx, const ApprofStageProgram *p, int phase,
+                        const ApprofHardwareSpec *hw, ApprofMeasurement *out)
+{
+    (void)ctx;
+    (void)hw;
+    memset(out, 0, sizeof *out);
+    out->peak_memory = p->peak_memory[phase];
+    out->available_memory = (int64_t)1 << 30;
+    if (p->peak_memory[phase] > ((int64_t)1 << 30)) {
+        out->status = 1;
+        out->compute_cost = INFINITY;
+        snprintf(out->error, sizeof out->error, "out of memory");
+        return 0;
+    }
+    out->compute_cost = 0.5 * (double)p->n_kernels[phase];
+    out->repeats = 3;
+    return 0;
+}
+
+static int destroyed;
+
+static void fake_destroy(void *ctx)
+{
+    (void)ctx;
+    destroyed++;
+}
+
+int approf_backend_module_init(int abi, ApprofBackend *out, char *err, size_t errlen)
+{
+    if (abi != APPROF_BACKEND_ABI || nodev(err, errlen))
+        return APPROF_ENODEV;
+    memset(out, 0, sizeof *out);
+    out->name = "fake";
+    out->ctx = &destroyed;
+    out->measure = fake_measure;
+    out->destroy = fake_destroy;
+    return 0;
+}
+
+int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeInfo *info,
+                            char *err, size_t errlen)
+{
+    int rc;
+    if (abi != APPROF_PROBE_ABI || nodev(err, errlen))
+        return APPROF_ENODEV;
+    memset(info, 0, sizeof *info);
+    snprintf(info->gpu_model, sizeof info->gpu_model, "Fake GPU 40GB");
+    info->device_count = 2;
+    info->device_memory = (int64_t)40 << 30;
+    info->cc_major = 8;
+    info->sm_count = 108;
+    snprintf(info->driver_version, sizeof info->driver_version, "13.0");
+    snprintf(info->runtime_version, sizeof info->runtime_version, "13.0");
+    snprintf(info->nccl_version, sizeof info->nccl_version, "2.28.3");
+    if (req->on_info && (rc = req->on_info(req->user, info)) != 0)
+        return rc;
+    if ((rc = req->on_compute(req->user, "gemm", "f16", 4096, 250e12)) != 0 ||
+        (rc = req->on_compute(req->user, "gemm", "f16", 8192, 280e12)) != 0 ||
+        (rc = req->on_compute(req->user, "memcpy", "u8", 1 << 20, 1.2e12)) != 0)
+        return rc;
+    for (int64_t b = req->min_bytes; b <= req->max_bytes; b *= 2) {
+        if ((rc = req->on_comm(req->user, APPROF_COLL_ALL_REDUCE, 2, "f32", b, 1e-5 + b / 1e11)) != 0 ||
+            (rc = req->on_comm(req->user, APPROF_COLL_SEND_RECV, 2, "f32", b, 2e-6 + b / 2e11)) != 0)
+            return rc;
+    }
+    if (req->on_progress)
+        req->on_progress(req->user, "fake probe done");
+    return 0;
+}

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Model file tests: every zoo model survives export + load with the same
+ * graph (hash, tensors, operators), and each kind of bad file is refused
+ * with a message naming the file, the op and the field.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <CUnit/Basic.h>
+
+#include "config.h"
+#include "graph.h"
+#include "model/modelfile.h"
+#include "model/zoo.h"
+
+static void test_round_trip(void)
+{
+    static const char *models[][3] = {{"mlp", NULL, NULL}, {"resnet50", NULL, "cifar10"},
+                                      {"wide_resnet", NULL, NULL}, {"gpt", "gpt2-small", NULL},
+                                      {"bert", "large", NULL}, {"swin", NULL, "cifar100"}};
+    for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
+        ApprofZooOptions o;
+        ApprofGraph *g = NULL, *h = NULL;
+        char err[512], h1[40], h2[40], *text = NULL;
+        const char *path = "test_modelfile_rt.json";
+        FILE *f;
+        memset(&o, 0, sizeof o);
+        o.preset = models[m][1];
+        o.dataset = models[m][2];
+        o.manual_boundaries = m == 0;
+        o.dtype = m == 3 ? "f16" : NULL;
+        CU_ASSERT_EQUAL_FATAL(approf_zoo_build(models[m][0], &o, &g, err, sizeof err), 0);
+        CU_ASSERT_EQUAL_FATAL(approf_model_to_json(g, &text), 0);
+        f = fopen(path, "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fputs(text, f);
+        fclose(f);
+        CU_ASSERT_EQUAL_FATAL(approf_model_load(path, &h, err, sizeof err), 0);
+        remove(path);
+        approf_graph_hash(g, h1, sizeof h1);
+        approf_graph_hash(h, h2, sizeof h2);
+        CU_ASSERT_STRING_EQUAL(h1, h2);
+        CU_ASSERT_STRING_EQUAL(g->name, h->name);
+        CU_ASSERT_EQUAL(g->dtype, h->dtype);
+        CU_ASSERT_EQUAL(g->batch_size, h->batch_size);
+        CU_ASSERT_EQUAL_FATAL(g->n_tensors, h->n_tensors);
+        CU_ASSERT_EQUAL_FATAL(g->n_ops, h->n_ops);
+        CU_ASSERT_EQUAL(memcmp(g->tensors, h->tensors, g->n_tensors * sizeof *g->tensors), 0);
+        CU_ASSERT_EQUAL(memcmp(g->ops, h->ops, g->n_ops * sizeof *g->ops), 0);
+        CU_ASSERT_EQUAL(approf_graph_num_params(g), approf_graph_num_params(h));
+        free(text);
+        approf_graph_free(&g);
+        approf_graph_free(&h);
+    }
+}
+
+/* A valid two-op model; the bad cases below each change one thing. */
+#define HEAD "{\"format\": \"approf-model\", \"version\": 1, \"name\": \"t\", \"dtype\": \"f32\", \"batch_size\": 2,\n"
+#define TENSORS "\"tensors\": [{\"name\": \"x\", \"role\": \"input\", \"shape\": [2, 8], \"batch_dim\": 0},\n" \
+                "  {\"name\": \"w\", \"role\": \"param\", \"shape\": [8, 4]}],\n"
+
+static void expect_error(const char *text, int rc, const char *want1, const char *want2)
+{
+    ApprofGraph *g = NULL;
+    char err[512];
+    int r = approf_model_parse(text, "bad.json", &g, err, sizeof err);
+    CU_ASSERT_EQUAL(r, rc);
+    CU_ASSERT_PTR_NULL(g);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "bad.json: "));
+    if (want1)
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, want1));
+    if (want2)
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, want2));
+    if (r != rc || (want1 && !strstr(err, want1)) || (want2 && !strstr(err, want2)))
+        fprintf(stderr, "\n  got: %s\n", err);
+    approf_graph_free(&g);
+}
+
+static void test_good_file(void)
+{
+    ApprofGraph *g = NULL;
+    char err[512];
+    const char *text = HEAD TENSORS
+        "\"ops\": [{\"name\": \"dense\", \"op\": \"matmul\", \"inputs\": [\"x\", \"w\"], \"outputs\": [{\"name\": \"h\", \"shape\": [2, 4]}]},\n"
+        "  {\"name\": \"act\", \"op\": \"relu\", \"inputs\": [\"h\"]}]}";
+    CU_ASSERT_EQUAL_FATAL(approf_model_parse(text, "good.json", &g, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(g->n_ops, 2);
+    CU_ASSERT_EQUAL(approf_graph_num_params(g), 32);
+    CU_ASSERT_STRING_EQUAL(g->tensors[g->ops[0].outputs[0]].name, "h");
+    CU_ASSERT_EQUAL(g->tensors[g->ops[1].outputs[0]].batch_dim, 0);
+    approf_graph_free(&g);
+}
+
+static void test_bad_files(void)
+{
+    expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"dense\", \"op\": \"frobnicate\", \"inputs\": [\"x\", \"w\"]}]}",
+                 APPROF_EPARSE, "op 'dense'", "field op: unknown operator 'frobnicate'");
+    /* Shape mismatch between producer and consumer. */
+    expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"dense\", \"op\": \"matmul\", \"inputs\": [\"x\", \"w\"]},\n"
+                 "{\"name\": \"dense2\", \"op\": \"matmul\", \"inputs\": [\"dense:out0\", \"w\"]}]}",
+                 APPROF_EINVAL, "op 'dense2'", "field inputs[1]");
+    expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"dense\", \"op\": \"matmul\", \"inputs\": [\"x\", \"w\"], \"outputs\": [{\"shape\": [2, 5]}]}]}",
+                 APPROF_EINVAL, "op 'dense'", "field outputs[0].shape");
+    /* Cycle / use before definition. */
+    expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"a\", \"op\": \"relu\", \"inputs\": [\"b:out0\"]},\n"
+                 "{\"name\": \"b\", \"op\": \"matmul\", \"inputs\": [\"x\", \"w\"]}]}",
+                 APPROF_EINVAL, "op 'a'", "before its definition");
+    /* Missing parameter. */
+    expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"dense\", \"op\": \"matmul\", \"inputs\": [\"x\", \"w2\"]}]}",
+                 APPROF_EINVAL, "op 'dense'", "unknown tensor 'w2'");
+    expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"dense\", \"op\": \"matmul\", \"bias\": true, \"inputs\": [\"x\", \"w\"]}]}",
+                 APPROF_EINVAL, "op 'dense'", "field inputs");
+    /* Absurd sizes. */
+    expect_error(HEAD "\"tensors\": [{\"name\": \"x\", \"role\": \"input\", \"shape\": [2, 100000000000]}],\n"
+                 "\"ops\": [{\"name\": \"r\", \"op\": \"relu\", \"inputs\": [\"x\"]}]}",
+                 APPROF_EINVAL, "tensor 'x'", "field shape");
+    expect_error(HEAD "\"tensors\": [{\"name\": \"x\", \"role\": \"input\", \"shape\": [2, 0]}],\n"
+                 "\"ops\": [{\"name\": \"r\", \"op\": \"relu\", \"inputs\": [\"x\"]}]}",
+                 APPROF_EINVAL, "tensor 'x'", "absurd");
+    expect_error("{\"format\": \"approf-model\", \"version\": 1, \"batch_size\": 1000000000000, " TENSORS
+                 "\"ops\": []}", APPROF_EPARSE, "field batch_size", NULL);
+    /* Wrong JSON types. */
+    expect_error(HEAD "\"tensors\": [{\"name\": \"x\", \"role\": \"input\", \"shape\": \"big\"}],\n"
+                 "\"ops\": [{\"name\": \"r\", \"op\": \"relu\", \"inputs\": [\"x\"]}]}",
+                 APPROF_EPARSE, "tensor 'x'", "field shape");
+    expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"dense\", \"op\": \"matmul\", \"inputs\": \"x\"}]}",
+                 APPROF_EPARSE, "op 'dense'", "field inputs");
+    expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"dense\", \"op\": \"matmul\", \"inputs\": [\"x\", \"w\"], \"bias\": \"yes\"}]}",
+                 APPROF_EPARSE, "op 'dense'", "field bias");
+    expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"dense\", \"op\": \"matmul\", \"inputs\": [\"x\", \"w\"], \"strde\": [1, 1]}]}",
+                 APPROF_EPARSE, "op 'dense'", "field strde");
+    /* Unused parameter, duplicate names, malformed JSON, wrong format tag. */
+    expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"r\", \"op\": \"relu\", \"inputs\": [\"x\"]}]}",
+                 APPROF_EINVAL, "'w'", "never used");
+    expect_error(HEAD "\"tensors\": [{\"name\": \"x\", \"role\": \"input\", \"shape\": [2]}, {\"name\": \"x\", \"role\": \"input\", \"shape\": [2]}],\n"
+                 "\"ops\": [{\"name\": \"r\", \"op\": \"relu\", \"inputs\": [\"x\"]}]}",
+                 APPROF_EINVAL, "tensor 'x'", "defined twice");
+    expect_error(HEAD TENSORS "\"ops\": [", APPROF_EPARSE, "line", NULL);
+    expect_error("{\"format\": \"onnx\"}", APPROF_EPARSE, "field format", NULL);
+    {
+        ApprofGraph *g = NULL;
+        char err[256];
+        CU_ASSERT_EQUAL(approf_model_load("/nonexistent/m.json", &g, err, sizeof err), APPROF_EIO);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, "/nonexistent/m.json"));
+    }
+}
+
+int main(void)
+{
+    CU_pSuite s;
+    unsigned fails;
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    s = CU_add_suite("modelfile", NULL, NULL);
+    CU_add_test(s, "zoo round trip", test_round_trip);
+    CU_add_test(s, "good file", test_good_file);
+    CU_add_test(s, "bad files", test_bad_files);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    fails = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return fails ? 1 : 0;
+}

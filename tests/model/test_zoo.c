@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Zoo and operator-semantics tests: exact parameter counts against the
+ * reference implementations, FLOPs per sample against published figures,
+ * backward = data-gradient + weight-gradient GEMMs, iteration spaces and
+ * kernel lowering, shape checking in approf_graph_add_op.
+ */
+#include <math.h>
+#include <string.h>
+
+#include <CUnit/Basic.h>
+
+#include "graph.h"
+#include "model/zoo.h"
+
+static ApprofGraph *build(const char *name, const char *preset, const char *dataset, int64_t batch)
+{
+    ApprofZooOptions o;
+    ApprofGraph *g = NULL;
+    char err[256];
+    memset(&o, 0, sizeof o);
+    o.preset = preset;
+    o.dataset = dataset;
+    o.batch = batch;
+    CU_ASSERT_EQUAL_FATAL(approf_zoo_build(name, &o, &g, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(approf_graph_validate(g, err, sizeof err), 0);
+    return g;
+}
+
+static int64_t params(const char *name, const char *preset, const char *dataset)
+{
+    ApprofGraph *g = build(name, preset, dataset, 1);
+    int64_t n = approf_graph_num_params(g);
+    approf_graph_free(&g);
+    return n;
+}
+
+/* GPT-2 layout: wte V·H + wpe P·H + L·(12H² + 13H) + final LN 2H. */
+static int64_t gpt_formula(int64_t L, int64_t H, int64_t V, int64_t P)
+{
+    return V * H + P * H + L * (12 * H * H + 13 * H) + 2 * H;
+}
+
+static void test_param_counts(void)
+{
+    /* torchvision.models.resnet50(): 25,557,032 (torchvision model docs,
+     * "Params 25.6M"; sum(p.numel()) = 25557032). num_classes=10:
+     * 25557032 - 990·2048 - 990 = 23,528,522. */
+    CU_ASSERT_EQUAL(params("resnet50", NULL, NULL), 25557032);
+    CU_ASSERT_EQUAL(params("resnet50", NULL, "cifar10"), 23528522);
+    /* HF GPT2LMHeadModel "gpt2": 124,439,808 with the LM head tied to wte
+     * (the head reads the same parameter tensor; counted once). */
+    CU_ASSERT_EQUAL(params("gpt", "gpt2-small", NULL), 124439808);
+    /* GPT-3 paper (Brown et al. 2020, table 2.1): 1.3B (24, 2048), 2.7B
+     * (32, 2560), 6.7B (32, 4096), context 2048, vocab 50257. */
+    CU_ASSERT_EQUAL(params("gpt", "gpt3-1.3b", NULL), gpt_formula(24, 2048, 50257, 2048));
+    CU_ASSERT_EQUAL(params("gpt", "gpt3-1.3b", NULL), 1315723264);
+    CU_ASSERT_EQUAL(params("gpt", "gpt3-2.7b", NULL), 2651553280);
+    CU_ASSERT_EQUAL(params("gpt", "gpt3-6.7b", NULL), 6658404352);
+    /* Alpa benchmark GPT-39B (48 layers, 8192, 64 heads, seq 1024, vocab 51200). */
+    CU_ASSERT_EQUAL(params("gpt", "gpt3-39b", NULL), gpt_formula(48, 8192, 51200, 1024));
+    CU_ASSERT_EQUAL(params("gpt", "gpt3-39b", NULL), 39087652864);
+    /* HF BertForMaskedLM bert-base-uncased 109,514,298 and bert-large-uncased
+     * 335,174,458 (BertModel without pooler + MLM transform + decoder bias;
+     * BertModel with pooler is 109,482,240 = 109,514,298 - 768·768 - 768
+     * - 2·768 - 30522 + 768·768 + 768, i.e. ours minus the MLM head plus the pooler). */
+    CU_ASSERT_EQUAL(params("bert", "base", NULL), 109514298);
+    CU_ASSERT_EQUAL(params("bert", "large", NULL), 335174458);
+    CU_ASSERT_EQUAL(params("bert", "base", NULL) - 768 * 768 - 768 - 2 * 768 - 30522 + 768 * 768 + 768,
+                    109482240);
+    /* timm swin_tiny_patch4_window7_224: 28,288,354 (includes the
+     * 169 x heads relative position bias tables; not the index buffers).
+     * num_classes=100 (LiBai swin_cifar100): minus 900·768 + 900. */
+    CU_ASSERT_EQUAL(params("swin", NULL, NULL), 28288354);
+    CU_ASSERT_EQUAL(params("swin", NULL, "cifar100"), 28288354 - 900 * 768 - 900);
+    /* Alpa tutorial MLP: 2·(2048·8192 + 8192) + 2·(8192·2048 + 2048). */
+    CU_ASSERT_EQUAL(params("mlp", NULL, NULL), 67129344);
+    /* Alpa wide_resnet benchmark "250M" config (depth 50, 160 filters,
+     * width 2); the label is rounded: within 1 %. */
+    CU_ASSERT(fabs((double)params("wide_resnet", NULL, NULL) / 250e6 - 1) < 0.01);
+}
+
+/* Multiply-accumulates of GEMMs and convolutions per sample. */
+static double macs_per_sample(const ApprofGraph *g)
+{
+    double f = 0;
+    for (size_t i = 0; i < g->n_ops; i++) {
+        ApprofKernel ks[APPROF_MAX_KERNELS];
+        int n = approf_op_kernels(g, (int)i, NULL, 0, ks, APPROF_MAX_KERNELS);
+        CU_ASSERT(n >= 0);
+        for (int k = 0; k < n; k++)
+            if (ks[k].kind == APPROF_K_GEMM || ks[k].kind == APPROF_K_CONV_FWD)
+                f += ks[k].flops / 2;
+    }
+    return f / (double)g->batch_size;
+}
+
+static void test_flops(void)
+{
+    ApprofGraph *g;
+    double f;
+    /* torchvision docs: ResNet50_Weights.IMAGENET1K_V1 "GFLOPS 4.09" (MACs). */
+    g = build("resnet50", NULL, NULL, 2);
+    f = macs_per_sample(g);
+    CU_ASSERT(fabs(f / 4.09e9 - 1) < 0.02);
+    approf_graph_free(&g);
+    /* Swin paper table 1: Swin-T 4.5G FLOPs (MACs, fvcore 4.49G). */
+    g = build("swin", NULL, NULL, 2);
+    f = macs_per_sample(g);
+    CU_ASSERT(fabs(f / 4.5e9 - 1) < 0.03);
+    approf_graph_free(&g);
+    /* Megatron-LM (Narayanan et al. 2021, eq. 3) forward FLOPs per sample:
+     * 24·s·l·h²·(1 + s/(6h) + V/(12·h·l)); exact for our GEMMs. */
+    g = build("gpt", "gpt2-small", NULL, 1);
+    {
+        double s = 1024, l = 12, h = 768, V = 50257;
+        double ref = 24 * s * l * h * h * (1 + s / (6 * h) + V / (12 * h * l));
+        CU_ASSERT(fabs(2 * macs_per_sample(g) / ref - 1) < 1e-9);
+    }
+    approf_graph_free(&g);
+}
+
+static void test_backward(void)
+{
+    ApprofGraph *g = build("gpt", "gpt2-small", NULL, 2);
+    int checked = 0;
+    for (size_t i = 0; i < g->n_ops; i++) {
+        const ApprofOp *op = &g->ops[i];
+        if (op->kind == APPROF_OP_BATCH_MATMUL || (op->kind == APPROF_OP_MATMUL && !op->attrs.has_bias)) {
+            ApprofKernel ks[APPROF_MAX_KERNELS];
+            int n = approf_op_kernels(g, (int)i, NULL, 1, ks, APPROF_MAX_KERNELS);
+            CU_ASSERT_EQUAL(n, 2);  /* data gradient + weight gradient */
+            CU_ASSERT_DOUBLE_EQUAL(approf_op_flops(g, (int)i, 1), 2 * approf_op_flops(g, (int)i, 0), 1);
+            CU_ASSERT_EQUAL(approf_op_saved_mask(g, (int)i), APPROF_SAVED_INPUT(0) | APPROF_SAVED_INPUT(1));
+            checked++;
+        }
+    }
+    CU_ASSERT_EQUAL(checked, 12 * 2 + 1);
+    approf_graph_free(&g);
+    /* The first conv of ResNet reads the images: no data gradient. */
+    g = build("resnet50", NULL, NULL, 2);
+    {
+        ApprofKernel ks[APPROF_MAX_KERNELS];
+        CU_ASSERT_EQUAL(approf_op_kernels(g, 0, NULL, 1, ks, APPROF_MAX_KERNELS), 1);
+        CU_ASSERT_EQUAL(ks[0].kind, APPROF_K_CONV_BWD_FILTER);
+        CU_ASSERT_EQUAL(approf_op_kernels(g, 0, NULL, 0, ks, APPROF_MAX_KERNELS), 1);
+        CU_ASSERT_EQUAL(ks[0].kind, APPROF_K_CONV_FWD);
+        CU_ASSERT_EQUAL(ks[0].conv_n, 2);
+        CU_ASSERT_EQUAL(ks[0].conv_c, 3);
+        CU_ASSERT_EQUAL(ks[0].conv_h, 224);
+        CU_ASSERT_EQUAL(ks[0].conv_k, 64);
+        CU_ASSERT_EQUAL(ks[0].conv_r, 7);
+        CU_ASSERT_EQUAL(ks[0].conv_stride[0], 2);
+        CU_ASSERT_EQUAL(ks[0].conv_pad[0], 3);
+        /* 2·N·K·Ho·Wo·C·R·S = 2·2·64·112·112·3·49 */
+        CU_ASSERT_DOUBLE_EQUAL(ks[0].flops, 2.0 * 2 * 64 * 112 * 112 * 3 * 49, 0.5);
+    }
+    approf_graph_free(&g);
+}
+
+/* Forward kernels with the full sizes reproduce approf_op_flops; a split
+ * parallel loop divides GEMM work; every map points at a loop of the right
+ * size (or -1). */
+static void test_iter_spaces(void)
+{
+    static const char *models[][2] = {{"mlp", NULL}, {"resnet50", NULL}, {"gpt", "gpt2-small"},
+                                      {"swin", NULL}, {"bert", "base"}};
+    for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
+        ApprofGraph *g = build(models[m][0], models[m][1], NULL, 4);
+        for (size_t i = 0; i < g->n_ops; i++) {
+            ApprofIterSpace sp;
+            ApprofKernel ks[APPROF_MAX_KERNELS];
+            const ApprofOp *op = &g->ops[i];
+            double f = 0;
+            int n, nb = 0;
+            CU_ASSERT_EQUAL_FATAL(approf_op_iter_space(g, (int)i, &sp), 0);
+            n = approf_op_kernels(g, (int)i, sp.size, 0, ks, APPROF_MAX_KERNELS);
+            CU_ASSERT(n >= 0);
+            for (int k = 0; k < n; k++)
+                f += ks[k].flops;
+            CU_ASSERT_DOUBLE_EQUAL(f, approf_op_flops(g, (int)i, 0), 1e-6 * f + 1e-9);
+            for (int d = 0; d < sp.n_iter; d++)
+                nb += sp.is_batch[d];
+            CU_ASSERT(nb <= 1);
+            for (int k = 0; k < op->n_outputs; k++) {
+                const ApprofTensor *t = &g->tensors[op->outputs[k]];
+                for (int d = 0; d < t->ndim; d++) {
+                    int l = sp.out_map[k][d];
+                    CU_ASSERT(l >= -1 && l < sp.n_iter);
+                    if (l >= 0 && op->kind != APPROF_OP_RESHAPE)
+                        CU_ASSERT_EQUAL(sp.size[l], t->dims[d]);
+                }
+                if (t->batch_dim >= 0 && sp.out_map[k][t->batch_dim] >= 0)
+                    CU_ASSERT(sp.is_batch[sp.out_map[k][t->batch_dim]]);
+            }
+            if (op->kind == APPROF_OP_MATMUL || op->kind == APPROF_OP_BATCH_MATMUL || op->kind == APPROF_OP_CONV2D) {
+                int64_t loc[APPROF_MAX_ITER];
+                double full = 0, half = 0;
+                int bl = -1;
+                for (int k = 0; k < n; k++)
+                    if (ks[k].kind == APPROF_K_GEMM || ks[k].kind == APPROF_K_CONV_FWD)
+                        full += ks[k].flops;
+                memcpy(loc, sp.size, sizeof loc);
+                for (int d = 0; d < sp.n_iter; d++)
+                    if (sp.is_batch[d])
+                        bl = d;
+                CU_ASSERT_FATAL(bl >= 0);
+                loc[bl] = sp.size[bl] / 2;
+                n = approf_op_kernels(g, (int)i, loc, 0, ks, APPROF_MAX_KERNELS);
+                for (int k = 0; k < n; k++)
+                    if (ks[k].kind == APPROF_K_GEMM || ks[k].kind == APPROF_K_CONV_FWD)
+                        half += ks[k].flops;
+                CU_ASSERT(full > 0);
+                CU_ASSERT_DOUBLE_EQUAL(2 * half, full, 1e-9 * full);
+            }
+        }
+        approf_graph_free(&g);
+    }
+}
+
+static void test_matmul_space(void)
+{
+    ApprofGraph *g = NULL;
+    ApprofIterSpace sp;
+    ApprofKernel ks[APPROF_MAX_KERNELS];
+    int64_t xd[3] = {8, 16, 32}, wd[2] = {32, 64}, bd[1] = {64}, loc[APPROF_MAX_ITER];
+    int in[3], op;
+    ApprofOpAttrs a = {.has_bias = 1};
+    char err[256];
+    CU_ASSERT_EQUAL_FATAL(approf_graph_new("t", APPROF_F32, 8, &g), 0);
+    in[0] = approf_graph_add_tensor(g, "x", APPROF_TENSOR_ACT, APPROF_F32, 3, xd, 0);
+    in[1] = approf_graph_add_tensor(g, "w", APPROF_TENSOR_PARAM, APPROF_F32, 2, wd, -1);
+    in[2] = approf_graph_add_tensor(g, "b", APPROF_TENSOR_PARAM, APPROF_F32, 1, bd, -1);
+    op = approf_graph_add_op(g, "dense", APPROF_OP_MATMUL, in, 3, &a, NULL, 0, err, sizeof err);
+    CU_ASSERT_EQUAL_FATAL(op, 0);
+    CU_ASSERT_EQUAL(approf_op_iter_space(g, op, &sp), 0);
+    /* loops {b=8, s=16, n=64, k=32 (reduce)} */
+    CU_ASSERT_EQUAL(sp.n_iter, 4);
+    CU_ASSERT_EQUAL(sp.size[2], 64);
+    CU_ASSERT_EQUAL(sp.kind[3], APPROF_ITER_REDUCE);
+    CU_ASSERT(sp.is_batch[0] && !sp.is_batch[1]);
+    CU_ASSERT_EQUAL(sp.in_map[1][0], 3);
+    CU_ASSERT_EQUAL(sp.in_map[1][1], 2);
+    CU_ASSERT_EQUAL(sp.in_map[2][0], 2);
+    CU_ASSERT_EQUAL(sp.out_map[0][2], 2);
+    loc[0] = 4; loc[1] = 16; loc[2] = 32; loc[3] = 32;
+    CU_ASSERT_EQUAL(approf_op_kernels(g, op, loc, 0, ks, APPROF_MAX_KERNELS), 2);
+    CU_ASSERT_EQUAL(ks[0].m, 64);
+    CU_ASSERT_EQUAL(ks[0].n, 32);
+    CU_ASSERT_EQUAL(ks[0].k, 32);
+    CU_ASSERT_DOUBLE_EQUAL(ks[0].flops, 2.0 * 64 * 32 * 32, 0);
+    CU_ASSERT_EQUAL(approf_op_kernels(g, op, loc, 1, ks, APPROF_MAX_KERNELS), 3);
+    CU_ASSERT_EQUAL(ks[1].m, 32);   /* dw[k, n] = x^T @ dy: m = k */
+    CU_ASSERT_EQUAL(ks[1].k, 64);   /* contracted over the 4·16 rows */
+    /* Shape checks name the op and the field. */
+    {
+        int64_t bad[2] = {31, 64};
+        int w2 = approf_graph_add_tensor(g, "w2", APPROF_TENSOR_PARAM, APPROF_F32, 2, bad, -1);
+        int in2[2] = {in[0], w2};
+        CU_ASSERT_EQUAL(approf_graph_add_op(g, "oops", APPROF_OP_MATMUL, in2, 2, NULL, NULL, 0, err, sizeof err),
+                        APPROF_EINVAL);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, "op 'oops'"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, "field inputs[1]"));
+        CU_ASSERT_EQUAL(approf_graph_add_op(g, "nobias", APPROF_OP_MATMUL, in, 2, &a, NULL, 0, err, sizeof err),
+                        APPROF_EINVAL);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, "field inputs"));
+    }
+    approf_graph_free(&g);
+    CU_ASSERT_PTR_NULL(g);
+}
+
+static void test_zoo_errors(void)
+{
+    ApprofZooOptions o;
+    ApprofGraph *g = NULL;
+    char err[256];
+    memset(&o, 0, sizeof o);
+    CU_ASSERT_EQUAL(approf_zoo_build("nosuch", NULL, &g, err, sizeof err), APPROF_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "nosuch"));
+    o.preset = "gpt4";
+    CU_ASSERT_EQUAL(approf_zoo_build("gpt", &o, &g, err, sizeof err), APPROF_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "gpt4"));
+    o.preset = NULL;
+    o.hidden = 100;
+    o.heads = 7;
+    CU_ASSERT_EQUAL(approf_zoo_build("gpt", &o, &g, err, sizeof err), APPROF_EINVAL);
+    CU_ASSERT_PTR_NULL(g);
+}
+
+int main(void)
+{
+    CU_pSuite s;
+    unsigned fails;
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    s = CU_add_suite("zoo", NULL, NULL);
+    CU_add_test(s, "parameter counts", test_param_counts);
+    CU_add_test(s, "flops per sample", test_flops);
+    CU_add_test(s, "backward kernels", test_backward);
+    CU_add_test(s, "iteration spaces", test_iter_spaces);
+    CU_add_test(s, "matmul space and shape errors", test_matmul_space);
+    CU_add_test(s, "zoo errors", test_zoo_errors);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    fails = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return fails ? 1 : 0;
+}

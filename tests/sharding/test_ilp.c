@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Tests of the strategy ILP (profiler/sharding/ilp.h): on hundreds of random
+ * small problems (DAGs of up to 6 nodes, up to 4 strategies, random
+ * forbidden entries, with and without a memory budget) the optimum of every
+ * method (tree elimination + CBC, CBC alone, exhaustive, series-parallel
+ * elimination + CBC) equals an independent
+ * brute-force enumeration written here; infeasible problems are reported as
+ * such; the cache answers an identical problem without solving it again.
+ */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "graph.h"
+#include "sharding/ilp.h"
+
+#define MAXN 6
+#define MAXK 4
+
+typedef struct Rand {
+    uint64_t s;
+} Rand;
+
+static uint64_t rnd(Rand *r)
+{
+    r->s ^= r->s << 13;
+    r->s ^= r->s >> 7;
+    r->s ^= r->s << 17;
+    return r->s;
+}
+
+static double rnd_unit(Rand *r)
+{
+    return (double)(rnd(r) >> 11) / (double)(1ULL << 53);
+}
+
+typedef struct Prob {
+    int n, k[MAXN];
+    double c[MAXN][MAXK], m[MAXN][MAXK];
+    int ne, eu[MAXN * MAXN], ev[MAXN * MAXN];
+    double r[MAXN * MAXN][MAXK * MAXK];
+    double budget;
+} Prob;
+
+/* The oracle: every combination, no shared code with ilp.c. */
+static double brute(const Prob *p, int *best)
+{
+    int cur[MAXN] = {0};
+    double best_obj = INFINITY;
+    for (;;) {
+        double obj = 0, mem = 0;
+        for (int v = 0; v < p->n; v++) {
+            obj += p->c[v][cur[v]];
+            mem += p->m[v][cur[v]];
+        }
+        for (int e = 0; e < p->ne; e++)
+            obj += p->r[e][cur[p->eu[e]] * p->k[p->ev[e]] + cur[p->ev[e]]];
+        if ((p->budget < 0 || mem <= p->budget) && obj < best_obj) {
+            best_obj = obj;
+            memcpy(best, cur, sizeof(cur));
+        }
+        int v = 0;
+        while (v < p->n && ++cur[v] == p->k[v])
+            cur[v++] = 0;
+        if (v == p->n)
+            break;
+    }
+    return best_obj;
+}
+
+static void random_prob(Rand *r, Prob *p, int with_budget)
+{
+    memset(p, 0, sizeof(*p));
+    p->n = 1 + (int)(rnd(r) % MAXN);
+    double total_mem = 0;
+    for (int v = 0; v < p->n; v++) {
+        p->k[v] = 1 + (int)(rnd(r) % MAXK);
+        for (int i = 0; i < p->k[v]; i++) {
+            p->c[v][i] = rnd_unit(r) < 0.12 ? INFINITY : (double)(rnd(r) % 100) + rnd_unit(r);
+            p->m[v][i] = with_budget ? (double)(rnd(r) % 50) : 0.0;
+            total_mem += p->m[v][i] / p->k[v];
+        }
+    }
+    double dens = rnd_unit(r);
+    for (int u = 0; u < p->n; u++)
+        for (int v = u + 1; v < p->n; v++) {
+            if (rnd_unit(r) > dens)
+                continue;
+            int e = p->ne++;
+            /* Random orientation (producer may have the higher index). */
+            if (rnd(r) & 1) {
+                p->eu[e] = u;
+                p->ev[e] = v;
+            } else {
+                p->eu[e] = v;
+                p->ev[e] = u;
+            }
+            for (int q = 0; q < p->k[p->eu[e]] * p->k[p->ev[e]]; q++)
+                p->r[e][q] = rnd_unit(r) < 0.1 ? INFINITY : (double)(rnd(r) % 60) * 0.5;
+        }
+    p->budget = with_budget ? total_mem * (0.6 + 0.6 * rnd_unit(r)) : -1.0;
+}
+
+static ApprofIlp *to_ilp(const Prob *p)
+{
+    ApprofIlp *ilp = NULL;
+    CU_ASSERT_FATAL(approf_ilp_new(&ilp) == 0);
+    for (int v = 0; v < p->n; v++)
+        CU_ASSERT_FATAL(approf_ilp_add_node(ilp, p->k[v], p->c[v], p->m[v]) == v);
+    for (int e = 0; e < p->ne; e++)
+        CU_ASSERT_FATAL(approf_ilp_add_edge(ilp, p->eu[e], p->ev[e], p->r[e]) == e);
+    approf_ilp_set_memory_budget(ilp, p->budget);
+    return ilp;
+}
+
+static void check_random(int with_budget, uint64_t seed, int count)
+{
+    Rand r = {seed};
+    int feasible = 0, infeasible = 0, cbc_runs = 0;
+    for (int t = 0; t < count; t++) {
+        Prob p;
+        random_prob(&r, &p, with_budget);
+        int oracle_choice[MAXN];
+        double oracle = brute(&p, oracle_choice);
+        ApprofIlp *ilp = to_ilp(&p);
+        const ApprofIlpMethod methods[4] = {APPROF_ILP_AUTO, APPROF_ILP_CBC, APPROF_ILP_EXHAUSTIVE,
+                                            APPROF_ILP_SERIES_PARALLEL};
+        for (int mi = 0; mi < 4; mi++) {
+            int choice[MAXN];
+            double obj = -1;
+            ApprofIlpStats st;
+            int rc = approf_ilp_solve(ilp, methods[mi], NULL, choice, &obj, &st);
+            if (methods[mi] == APPROF_ILP_CBC && !HAVE_CBC) {
+                CU_ASSERT_EQUAL(rc, APPROF_EUNSUPPORTED);
+                continue;
+            }
+            if (!isfinite(oracle)) {
+                CU_ASSERT_EQUAL(rc, APPROF_EINFEASIBLE);
+                continue;
+            }
+            if (rc != 0 || fabs(obj - oracle) > 1e-6 * (1 + fabs(oracle)))
+                fprintf(stderr, "t=%d method=%d rc=%d obj=%g oracle=%g n=%d ne=%d\n", t, mi, rc, obj, oracle, p.n, p.ne);
+            CU_ASSERT_EQUAL_FATAL(rc, 0);
+            CU_ASSERT_DOUBLE_EQUAL(obj, oracle, 1e-6 * (1 + fabs(oracle)));
+            CU_ASSERT_DOUBLE_EQUAL(approf_ilp_evaluate(ilp, choice), obj, 1e-9 * (1 + fabs(obj)));
+            cbc_runs += st.used_cbc;
+        }
+        if (isfinite(oracle))
+            feasible++;
+        else
+            infeasible++;
+        approf_ilp_free(&ilp);
+    }
+    /* The generator must exercise both outcomes and, with CBC, the solver. */
+    CU_ASSERT(feasible > count / 4);
+    CU_ASSERT(infeasible > 0);
+    if (HAVE_CBC)
+        CU_ASSERT(cbc_runs > count / 4);
+}
+
+static void test_random_no_budget(void)
+{
+    check_random(0, 0x9e3779b97f4a7c15ULL, 300);
+}
+
+static void test_random_budget(void)
+{
+    check_random(1, 0x1234567887654321ULL, 200);
+}
+
+static void test_infeasible(void)
+{
+    ApprofIlp *ilp = NULL;
+    int choice[2];
+    double obj;
+    const double c[2] = {1, 2};
+    const double r[4] = {INFINITY, INFINITY, INFINITY, INFINITY};
+    CU_ASSERT_FATAL(approf_ilp_new(&ilp) == 0);
+    approf_ilp_add_node(ilp, 2, c, NULL);
+    approf_ilp_add_node(ilp, 2, c, NULL);
+    approf_ilp_add_edge(ilp, 0, 1, r);
+    CU_ASSERT_EQUAL(approf_ilp_solve(ilp, APPROF_ILP_AUTO, NULL, choice, &obj, NULL), APPROF_EINFEASIBLE);
+    CU_ASSERT_EQUAL(approf_ilp_solve(ilp, APPROF_ILP_EXHAUSTIVE, NULL, choice, &obj, NULL), APPROF_EINFEASIBLE);
+    CU_ASSERT_EQUAL(approf_ilp_solve(ilp, APPROF_ILP_CBC, NULL, choice, &obj, NULL),
+                    HAVE_CBC ? APPROF_EINFEASIBLE : APPROF_EUNSUPPORTED);
+    approf_ilp_free(&ilp);
+    CU_ASSERT_PTR_NULL(ilp);
+
+    /* A node whose strategies are all forbidden. */
+    const double bad[3] = {INFINITY, INFINITY, INFINITY};
+    CU_ASSERT_FATAL(approf_ilp_new(&ilp) == 0);
+    approf_ilp_add_node(ilp, 3, bad, NULL);
+    CU_ASSERT_EQUAL(approf_ilp_solve(ilp, APPROF_ILP_AUTO, NULL, choice, &obj, NULL), APPROF_EINFEASIBLE);
+    approf_ilp_free(&ilp);
+
+    /* Bad arguments. */
+    CU_ASSERT_FATAL(approf_ilp_new(&ilp) == 0);
+    approf_ilp_add_node(ilp, 2, c, NULL);
+    CU_ASSERT_EQUAL(approf_ilp_add_edge(ilp, 0, 0, r), APPROF_EINVAL);
+    CU_ASSERT_EQUAL(approf_ilp_add_edge(ilp, 0, 5, r), APPROF_EINVAL);
+    CU_ASSERT_EQUAL(approf_ilp_add_node(ilp, 0, c, NULL), APPROF_EINVAL);
+    approf_ilp_free(&ilp);
+}
+
+/* A 3x3 grid with 3 strategies per node is not series-parallel: the core
+ * must reach the MIP solver, and the result must equal exhaustive search.
+ * Costs are picked so that the optimum is known: strategy 1 everywhere
+ * (node cost 1 each, 3 at the centre, equal pairs 0, others 5) gives 11. */
+static void test_grid_known_optimum(void)
+{
+    ApprofIlp *ilp = NULL;
+    CU_ASSERT_FATAL(approf_ilp_new(&ilp) == 0);
+    for (int v = 0; v < 9; v++) {
+        double c[3] = {2.0, 1.0, 1.5};
+        if (v == 4)
+            c[1] = 3.0; /* centre prefers 0 or 2 alone, but its 4 edges win */
+        approf_ilp_add_node(ilp, 3, c, NULL);
+    }
+    double r[9];
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++)
+            r[i * 3 + j] = i == j ? 0.0 : 5.0;
+    for (int y = 0; y < 3; y++)
+        for (int x = 0; x < 3; x++) {
+            if (x < 2)
+                approf_ilp_add_edge(ilp, y * 3 + x, y * 3 + x + 1, r);
+            if (y < 2)
+                approf_ilp_add_edge(ilp, y * 3 + x, (y + 1) * 3 + x, r);
+        }
+    int choice[9];
+    double obj = 0;
+    ApprofIlpStats st;
+    CU_ASSERT_EQUAL_FATAL(approf_ilp_solve(ilp, APPROF_ILP_AUTO, NULL, choice, &obj, &st), 0);
+    CU_ASSERT_DOUBLE_EQUAL(obj, 11.0, 1e-9);
+    for (int v = 0; v < 9; v++)
+        CU_ASSERT_EQUAL(choice[v], 1);
+    CU_ASSERT(st.core_nodes > 0);
+    CU_ASSERT_EQUAL(st.used_cbc, HAVE_CBC);
+    double obj2 = 0;
+    CU_ASSERT_EQUAL(approf_ilp_solve(ilp, APPROF_ILP_EXHAUSTIVE, NULL, choice, &obj2, NULL), 0);
+    CU_ASSERT_DOUBLE_EQUAL(obj2, 11.0, 1e-9);
+    /* The grid is not series-parallel either: a core remains. */
+    CU_ASSERT_EQUAL(approf_ilp_solve(ilp, APPROF_ILP_SERIES_PARALLEL, NULL, choice, &obj2, &st), 0);
+    CU_ASSERT(st.core_nodes > 0);
+    CU_ASSERT_DOUBLE_EQUAL(obj2, 11.0, 1e-9);
+    approf_ilp_free(&ilp);
+}
+
+/* A chain is solved by elimination alone. */
+static void test_chain_elimination(void)
+{
+    ApprofIlp *ilp = NULL;
+    CU_ASSERT_FATAL(approf_ilp_new(&ilp) == 0);
+    const double c0[2] = {0, 10}, c1[2] = {4, 0}, c2[2] = {0, 3};
+    const double r[4] = {0, 1, 1, 0};
+    approf_ilp_add_node(ilp, 2, c0, NULL);
+    approf_ilp_add_node(ilp, 2, c1, NULL);
+    approf_ilp_add_node(ilp, 2, c2, NULL);
+    approf_ilp_add_edge(ilp, 0, 1, r);
+    approf_ilp_add_edge(ilp, 1, 2, r);
+    int choice[3];
+    double obj;
+    ApprofIlpStats st;
+    CU_ASSERT_EQUAL_FATAL(approf_ilp_solve(ilp, APPROF_ILP_AUTO, NULL, choice, &obj, &st), 0);
+    /* 0,1,0: 0 + 0 + 0 + 1 + 1 = 2 (all zeros: 4). */
+    CU_ASSERT_DOUBLE_EQUAL(obj, 2.0, 1e-12);
+    CU_ASSERT_EQUAL(choice[0], 0);
+    CU_ASSERT_EQUAL(choice[1], 1);
+    CU_ASSERT_EQUAL(choice[2], 0);
+    CU_ASSERT_EQUAL(st.core_nodes, 0);
+    CU_ASSERT_EQUAL(st.used_cbc, 0);
+    CU_ASSERT_EQUAL(st.eliminated, 3);
+    approf_ilp_free(&ilp);
+}
+
+static void test_cache(void)
+{
+    Rand r = {42};
+    Prob p;
+    do
+        random_prob(&r, &p, 0);
+    while (p.n < 4 || !isfinite(brute(&p, (int[MAXN]){0})));
+    ApprofIlp *a = to_ilp(&p), *b = to_ilp(&p);
+    ApprofIlpCache *cache = NULL;
+    CU_ASSERT_FATAL(approf_ilp_cache_new(&cache) == 0);
+    int c1[MAXN], c2[MAXN];
+    double o1, o2;
+    ApprofIlpStats s1, s2;
+    CU_ASSERT_EQUAL_FATAL(approf_ilp_solve(a, APPROF_ILP_AUTO, cache, c1, &o1, &s1), 0);
+    CU_ASSERT_EQUAL_FATAL(approf_ilp_solve(b, APPROF_ILP_AUTO, cache, c2, &o2, &s2), 0);
+    CU_ASSERT_EQUAL(s1.cached, 0);
+    CU_ASSERT_EQUAL(s2.cached, 1);
+    CU_ASSERT_EQUAL(o1, o2);
+    CU_ASSERT_EQUAL(memcmp(c1, c2, (size_t)p.n * sizeof(int)), 0);
+    size_t hits, entries;
+    approf_ilp_cache_counts(cache, &hits, &entries);
+    CU_ASSERT_EQUAL(hits, 1);
+    CU_ASSERT_EQUAL(entries, 1);
+    char h1[33], h2[33];
+    approf_ilp_hash(a, h1, sizeof(h1));
+    approf_ilp_hash(b, h2, sizeof(h2));
+    CU_ASSERT_STRING_EQUAL(h1, h2);
+    /* A different problem misses. */
+    const double one[1] = {0.0};
+    approf_ilp_add_node(b, 1, one, NULL);
+    int c3[MAXN + 1];
+    CU_ASSERT_EQUAL(approf_ilp_solve(b, APPROF_ILP_AUTO, cache, c3, &o2, &s2), 0);
+    CU_ASSERT_EQUAL(s2.cached, 0);
+    approf_ilp_hash(b, h2, sizeof(h2));
+    CU_ASSERT_STRING_NOT_EQUAL(h1, h2);
+    approf_ilp_cache_free(&cache);
+    approf_ilp_free(&a);
+    approf_ilp_free(&b);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return CU_get_error();
+    CU_pSuite s = CU_add_suite("ilp", NULL, NULL);
+    CU_add_test(s, "random problems vs brute force", test_random_no_budget);
+    CU_add_test(s, "random problems with memory budget", test_random_budget);
+    CU_add_test(s, "infeasible problems", test_infeasible);
+    CU_add_test(s, "non-series-parallel grid", test_grid_known_optimum);
+    CU_add_test(s, "chain by elimination", test_chain_elimination);
+    CU_add_test(s, "solution cache", test_cache);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Tests of the intra-op sharding pass (profiler/sharding/sharding.h) on zoo
+ * graphs: the tutorial MLP on 1x8 keeps whole parameters per device with the
+ * forced data-parallel config (8,1) and splits them with (1,8); the ILP
+ * optimum of small stages equals exhaustive search over every strategy
+ * combination; forcing the batch dimension puts it on axis 0; placements
+ * and Alpa ShardingSpec text are well formed.
+ */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph.h"
+#include "hardware.h"
+#include "model/zoo.h"
+#include "sharding/sharding.h"
+#include "stage.h"
+
+/* One layer per operator: any range of operators is a stage. */
+static void one_layer_per_op(const ApprofGraph *g, ApprofLayering *l, int *begin, int *end)
+{
+    l->n_layers = (int)g->n_ops;
+    l->op_begin = begin;
+    l->op_end = end;
+    for (size_t i = 0; i < g->n_ops; i++) {
+        begin[i] = (int)i;
+        end[i] = (int)i + 1;
+    }
+    snprintf(l->option, sizeof(l->option), "manual");
+}
+
+static ApprofGraph *build_mlp(int hidden, int layers, int64_t batch)
+{
+    ApprofZooOptions o;
+    ApprofGraph *g = NULL;
+    char err[256];
+    memset(&o, 0, sizeof(o));
+    o.hidden = hidden;
+    o.num_layers = layers;
+    o.batch = batch;
+    int rc = approf_zoo_build("mlp", &o, &g, err, sizeof(err));
+    if (rc)
+        fprintf(stderr, "mlp: %s\n", err);
+    CU_ASSERT_FATAL(rc == 0);
+    return g;
+}
+
+static int64_t full_param_bytes(const ApprofGraph *g)
+{
+    int64_t s = 0;
+    for (size_t t = 0; t < g->n_tensors; t++)
+        if (g->tensors[t].role == APPROF_TENSOR_PARAM)
+            s += approf_tensor_bytes(&g->tensors[t]);
+    return s;
+}
+
+static int shard(const ApprofGraph *g, int start, int end, int hosts, int gpus, int a, int b,
+                 int force, ApprofIlpMethod method, ApprofStageProgram *p)
+{
+    ApprofHardwareSpec hw;
+    ApprofLayering l;
+    int *begin = calloc(g->n_ops, sizeof(int)), *endv = calloc(g->n_ops, sizeof(int));
+    ApprofShardContext *ctx = NULL;
+    char err[256];
+    CU_ASSERT_FATAL(begin && endv);
+    CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &hw) == 0);
+    one_layer_per_op(g, &l, begin, endv);
+    CU_ASSERT_FATAL(approf_shard_context_new(g, &l, &hw, 4, &ctx) == 0);
+    ApprofShardRequest req = {start, end < 0 ? (int)g->n_ops - 1 : end, hosts, gpus, a, b, force,
+                              method};
+    memset(p, 0, sizeof(*p));
+    int rc = approf_shard_stage(ctx, &req, p, err, sizeof(err));
+    if (rc)
+        fprintf(stderr, "shard: %s\n", err);
+    approf_shard_context_free(&ctx);
+    free(begin);
+    free(endv);
+    return rc;
+}
+
+/* Every parameter of the range is placed once; local bytes match the spec. */
+static void check_placements(const ApprofGraph *g, const ApprofStageProgram *p)
+{
+    int n_param = 0;
+    for (size_t t = 0; t < g->n_tensors; t++) {
+        if (g->tensors[t].role != APPROF_TENSOR_PARAM)
+            continue;
+        n_param++;
+        int found = 0;
+        for (size_t i = 0; i < p->n_placements; i++)
+            found += p->placements[i].tensor == (int)t && p->placements[i].role == APPROF_ROLE_PARAM;
+        CU_ASSERT_EQUAL(found, 1);
+    }
+    for (size_t i = 0; i < p->n_placements; i++) {
+        const ApprofPlacement *pl = &p->placements[i];
+        const ApprofTensor *t = &g->tensors[pl->tensor];
+        int64_t ways = 1;
+        for (int d = 0; d < t->ndim; d++) {
+            int x = pl->mesh_axis_of_dim[d];
+            ways *= x < 0 ? 1 : x == 0 ? p->logical_a : x == 1 ? p->logical_b
+                                                             : p->logical_a * p->logical_b;
+        }
+        CU_ASSERT_EQUAL(pl->local_bytes * ways, approf_tensor_bytes(t));
+        CU_ASSERT(strncmp(pl->spec, "ShardingSpec((", 14) == 0);
+        CU_ASSERT(pl->spec[strlen(pl->spec) - 1] == ')');
+    }
+}
+
+static void test_mlp_data_parallel(void)
+{
+    ApprofGraph *g = build_mlp(1024, 4, 64);
+    ApprofStageProgram p;
+    CU_ASSERT_FATAL(shard(g, 0, -1, 1, 8, 8, 1, 0, APPROF_ILP_AUTO, &p) == 0);
+    int64_t full = full_param_bytes(g);
+    CU_ASSERT_EQUAL(p.param_bytes, full);
+    for (size_t i = 0; i < p.n_placements; i++)
+        if (p.placements[i].role == APPROF_ROLE_PARAM) {
+            int nd = g->tensors[p.placements[i].tensor].ndim;
+            CU_ASSERT_STRING_EQUAL(p.placements[i].spec,
+                                   nd == 2 ? "ShardingSpec((NoSharding(), NoSharding()), (Replicated(replicas=8),))"
+                                           : "ShardingSpec((NoSharding(),), (Replicated(replicas=8),))");
+        } else if (p.placements[i].role == APPROF_ROLE_INPUT) {
+            CU_ASSERT_STRING_EQUAL(p.placements[i].spec,
+                                   "ShardingSpec((Chunked(8), NoSharding()), (ShardedAxis(axis=0),))");
+        }
+    /* The whole gradient is all-reduced once per iteration over axis 0. */
+    CU_ASSERT_EQUAL(p.grad_sync.kind, APPROF_COLL_ALL_REDUCE);
+    CU_ASSERT_EQUAL(p.grad_sync.axes, APPROF_AXIS0);
+    CU_ASSERT_EQUAL(p.grad_sync.group_size, 8);
+    CU_ASSERT_EQUAL(p.grad_sync.crosses_hosts, 0);
+    CU_ASSERT_DOUBLE_EQUAL(p.grad_sync.bytes, (double)full, 0.5);
+    /* Pure data parallelism needs no other collective than the all-reduce
+     * of the loss (a reduction over the split batch). */
+    CU_ASSERT_EQUAL_FATAL(p.n_colls[0], 1);
+    CU_ASSERT_EQUAL(p.colls[0][0].kind, APPROF_COLL_ALL_REDUCE);
+    CU_ASSERT_EQUAL(p.colls[0][0].op, (int)g->n_ops - 1);
+    CU_ASSERT_DOUBLE_EQUAL(p.colls[0][0].bytes, 4.0, 1e-12);
+    CU_ASSERT_EQUAL(p.n_colls[1], 0);
+    CU_ASSERT_EQUAL(p.initial_size, full * 2); /* f32 Adam: 8 bytes per 4-byte element */
+    CU_ASSERT(p.peak_memory[0] == p.invar_size[0] + p.outvar_size[0] + p.temp_buffer_size[0]);
+    CU_ASSERT(p.intermediate_size > 0);
+    check_placements(g, &p);
+    approf_stage_program_clear(&p);
+    approf_graph_free(&g);
+}
+
+static void test_mlp_model_parallel(void)
+{
+    ApprofGraph *g = build_mlp(1024, 4, 64);
+    ApprofStageProgram p;
+    CU_ASSERT_FATAL(shard(g, 0, -1, 1, 8, 1, 8, 0, APPROF_ILP_AUTO, &p) == 0);
+    int64_t full = full_param_bytes(g);
+    /* Every weight matrix is split eight ways; the batch is not split. The
+     * bias of a layer split along its contraction (Megatron's row-parallel
+     * layer, what Alpa picks after a column-parallel one) stays replicated,
+     * so the total is one eighth of the weights plus at most those biases. */
+    int64_t expect = 0;
+    for (size_t i = 0; i < p.n_placements; i++) {
+        const ApprofPlacement *pl = &p.placements[i];
+        const ApprofTensor *t = &g->tensors[pl->tensor];
+        if (pl->role == APPROF_ROLE_PARAM) {
+            if (t->ndim == 2)
+                CU_ASSERT_EQUAL(pl->local_bytes * 8, approf_tensor_bytes(t));
+            expect += pl->local_bytes;
+        } else if (pl->role == APPROF_ROLE_INPUT) {
+            CU_ASSERT_EQUAL(pl->mesh_axis_of_dim[0], -1);
+        }
+    }
+    CU_ASSERT_EQUAL(p.param_bytes, expect);
+    int64_t weights = 0, biases = 0;
+    for (size_t t = 0; t < g->n_tensors; t++)
+        if (g->tensors[t].role == APPROF_TENSOR_PARAM)
+            *(g->tensors[t].ndim == 2 ? &weights : &biases) += approf_tensor_bytes(&g->tensors[t]);
+    CU_ASSERT_EQUAL(weights + biases, full);
+    CU_ASSERT(p.param_bytes >= full / 8);
+    CU_ASSERT(p.param_bytes <= weights / 8 + biases);
+    CU_ASSERT(p.n_colls[0] > 0);
+    check_placements(g, &p);
+    approf_stage_program_clear(&p);
+    approf_graph_free(&g);
+}
+
+/* The ILP optimum equals exhaustive search over all strategy combinations. */
+static void test_ilp_equals_brute_force(void)
+{
+    ApprofGraph *g = build_mlp(64, 2, 16);
+    const int cfg[][5] = {{1, 4, 4, 1, -1}, {1, 4, 4, 1, 0}, {1, 4, 1, 4, 0},
+                          {1, 4, 2, 2, 0},  {2, 4, 8, 1, -1}, {1, 2, 2, 1, -1}};
+    for (size_t c = 0; c < sizeof(cfg) / sizeof(cfg[0]); c++) {
+        /* Ranges small enough for exhaustive search. */
+        int n = (int)g->n_ops;
+        for (int start = 0; start < n; start++)
+            for (int end = start; end < n && end < start + (cfg[c][2] > 1 && cfg[c][3] > 1 ? 3 : 5);
+                 end++) {
+                ApprofStageProgram a, b;
+                int ra = shard(g, start, end, cfg[c][0], cfg[c][1], cfg[c][2], cfg[c][3], cfg[c][4],
+                               APPROF_ILP_AUTO, &a);
+                int rb = shard(g, start, end, cfg[c][0], cfg[c][1], cfg[c][2], cfg[c][3], cfg[c][4],
+                               APPROF_ILP_EXHAUSTIVE, &b);
+                CU_ASSERT_EQUAL(ra, rb);
+                if (ra == 0 && rb == 0) {
+                    CU_ASSERT_DOUBLE_EQUAL(a.ilp_objective, b.ilp_objective,
+                                           1e-9 * (1 + b.ilp_objective));
+                    approf_stage_program_clear(&a);
+                }
+                for (int mi = 0; mi < 2; mi++) {
+                    ApprofIlpMethod m = mi ? APPROF_ILP_SERIES_PARALLEL : APPROF_ILP_CBC;
+                    if (m == APPROF_ILP_CBC && !approf_ilp_have_cbc())
+                        continue;
+                    int rm = shard(g, start, end, cfg[c][0], cfg[c][1], cfg[c][2], cfg[c][3],
+                                   cfg[c][4], m, &a);
+                    CU_ASSERT_EQUAL(rm, rb);
+                    if (rm == 0) {
+                        CU_ASSERT_DOUBLE_EQUAL(a.ilp_objective, b.ilp_objective,
+                                               1e-9 * (1 + b.ilp_objective));
+                        approf_stage_program_clear(&a);
+                    }
+                }
+                if (rb == 0)
+                    approf_stage_program_clear(&b);
+            }
+    }
+    approf_graph_free(&g);
+}
+
+static void test_force_batch_axis0(void)
+{
+    ApprofGraph *g = build_mlp(256, 2, 32);
+    ApprofStageProgram p;
+    CU_ASSERT_FATAL(shard(g, 0, -1, 1, 8, 2, 4, 0, APPROF_ILP_AUTO, &p) == 0);
+    int inputs = 0;
+    for (size_t i = 0; i < p.n_placements; i++)
+        if (p.placements[i].role == APPROF_ROLE_INPUT) {
+            CU_ASSERT_EQUAL(p.placements[i].mesh_axis_of_dim[0], 0);
+            inputs++;
+        }
+    CU_ASSERT(inputs >= 1);
+    check_placements(g, &p);
+    approf_stage_program_clear(&p);
+    approf_graph_free(&g);
+}
+
+static void test_spec_text(void)
+{
+    char s[512];
+    int d2[2] = {-1, 0};
+    approf_sharding_spec_text(2, d2, 2, 1, s, sizeof(s));
+    CU_ASSERT_STRING_EQUAL(s, "ShardingSpec((NoSharding(), Chunked(2)), (ShardedAxis(axis=0),))");
+    int d1[1] = {-1};
+    approf_sharding_spec_text(1, d1, 2, 1, s, sizeof(s));
+    CU_ASSERT_STRING_EQUAL(s, "ShardingSpec((NoSharding(),), (Replicated(replicas=2),))");
+    approf_sharding_spec_text(0, d1, 2, 1, s, sizeof(s));
+    CU_ASSERT_STRING_EQUAL(s, "ShardingSpec((), (Replicated(replicas=2),))");
+    int d4[4] = {0, -1, -1, -1};
+    approf_sharding_spec_text(4, d4, 2, 1, s, sizeof(s));
+    CU_ASSERT_STRING_EQUAL(s, "ShardingSpec((Chunked(2), NoSharding(), NoSharding(), NoSharding()), "
+                              "(ShardedAxis(axis=0),))");
+    /* 2-D mesh: dim 0 on axis 1, dim 1 on axis 0; mapping in mesh-axis order. */
+    int dx[2] = {1, 0};
+    approf_sharding_spec_text(2, dx, 2, 4, s, sizeof(s));
+    CU_ASSERT_STRING_EQUAL(s, "ShardingSpec((Chunked(4), Chunked(2)), (ShardedAxis(axis=1), "
+                              "ShardedAxis(axis=0)))");
+    /* Split on axis 1 only: replicated over axis 0. */
+    int dy[2] = {-1, 1};
+    approf_sharding_spec_text(2, dy, 2, 4, s, sizeof(s));
+    CU_ASSERT_STRING_EQUAL(s, "ShardingSpec((NoSharding(), Chunked(4)), (Replicated(replicas=2), "
+                              "ShardedAxis(axis=0)))");
+    /* Both axes on one dimension: one chunk of a*b. */
+    int dz[2] = {2, -1};
+    approf_sharding_spec_text(2, dz, 2, 4, s, sizeof(s));
+    CU_ASSERT_STRING_EQUAL(s, "ShardingSpec((Chunked(8), NoSharding()), (ShardedAxis(axis=0),))");
+}
+
+static void test_bad_request(void)
+{
+    ApprofGraph *g = build_mlp(64, 2, 16);
+    ApprofStageProgram p;
+    CU_ASSERT_EQUAL(shard(g, 0, -1, 1, 8, 4, 1, 0, APPROF_ILP_AUTO, &p), APPROF_EINVAL);
+    CU_ASSERT_EQUAL(shard(g, 3, 1, 1, 4, 4, 1, 0, APPROF_ILP_AUTO, &p), APPROF_EINVAL);
+    approf_graph_free(&g);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return CU_get_error();
+    CU_pSuite s = CU_add_suite("sharding", NULL, NULL);
+    CU_add_test(s, "ShardingSpec text", test_spec_text);
+    CU_add_test(s, "mlp 1x8 (8,1) forced: whole parameters", test_mlp_data_parallel);
+    CU_add_test(s, "mlp 1x8 (1,8) forced: split parameters", test_mlp_model_parallel);
+    CU_add_test(s, "ILP optimum equals exhaustive search", test_ilp_equals_brute_force);
+    CU_add_test(s, "force_batch_dim_to_mesh_dim 0 on (2,4)", test_force_batch_axis0);
+    CU_add_test(s, "bad requests", test_bad_request);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Independent reference implementations of the stage/mesh optimum, shared
+ * by the solver tests and bench/bench_dp.c: the plain, unoptimised DP of
+ * DESIGN.md (Alpa's training_dp: every distinct stage cost as t_max,
+ * f[s, i, d] per t_max), a plain inference DP, a brute-force enumerator of
+ * every split and assignment, and a random instance generator.
+ */
+#ifndef APSOLVE_TEST_ORACLE_H
+#define APSOLVE_TEST_ORACLE_H
+
+#include <stdint.h>
+
+#include "apsolve.h"
+
+/* The plain DP. Returns the optimum (+inf when infeasible); *t_max_runs (if
+ * not NULL) gets the number of t_max values it ran. Stops early (returning
+ * NaN) once more than max_runs t_max values would be needed (0: no limit). */
+double oracle_training(const ApsolveProblem *p, int micro_batches, int max_stages,
+                       long max_runs, long *t_max_runs);
+/* Number of t_max values the plain DP would run for this problem, given the
+ * optimum T (those with B * t < T, after deduplication). */
+long oracle_training_runs(const ApsolveProblem *p, int micro_batches, double optimum);
+/* Inference: min over stage counts n of n * (min max stage cost). */
+double oracle_inference(const ApsolveProblem *p, int max_stages);
+/* Brute force over every split and assignment (small L and D only). */
+double brute_force(const ApsolveProblem *p, int micro_batches, int max_stages, int inference);
+
+/* xorshift64* generator. */
+uint64_t oracle_rand(uint64_t *state);
+double oracle_uniform(uint64_t *state);
+
+typedef struct OracleGen {
+    int layers, hosts, gpus;
+    double inf_prob;                  /* chance an entry is +inf */
+    double mem_prob;                  /* chance an entry has a finite limit */
+    int max_limit;                    /* finite limits drawn from -1..max_limit */
+    int integer_costs;                /* small integer costs (many exact ties) */
+    double noise;                     /* relative noise on realistic costs */
+    double device_exponent;           /* cost ~ work / devices^e (0: e = 1) */
+} OracleGen;
+
+/* A random "realistic" problem: Alpa's submeshes and configs for the
+ * cluster, cost ~ layers / devices * (1 + noise), some +inf entries, the
+ * whole-cluster submesh only for (0, L-1). Caller frees. */
+int oracle_make_problem(const OracleGen *g, uint64_t *rng, ApsolveProblem **out);
+
+#endif

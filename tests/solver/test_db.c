@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The solver on a real database: a small 1x4 sweep (4 layers, Alpa's
+ * submeshes and configs, memory statistics, a failed and a missing entry)
+ * is written with the costdb API; the adapter must build the costs and
+ * max_n_succ_stages of DESIGN.md, the solver's optimum must match the
+ * brute force on what was loaded, and a stored plan must read back. Plan
+ * evaluation (manual, uniform, 3-D), the plan-text parsers and the
+ * infeasibility explanation are checked here too.
+ * With "--make-fixture PATH" it only writes the database (for the CLI test).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include "costdb.h"
+#include "oracle.h"
+
+#define GB (1024LL * 1024 * 1024)
+
+static char g_path[256];
+
+static int make_fixture(const char *path, int64_t *sweep_id)
+{
+    static const int cfg_a[3][4] = {{1, 1}, {2, 1, 2}, {4, 2, 1, 4}};
+    static const int cfg_b[3][4] = {{1, 1}, {1, 2, 1}, {1, 2, 4, 1}};
+    static const int cfg_n[3] = {2, 3, 4};
+    CostdbSubmesh subs[3] = {{0, 1, 1}, {1, 1, 2}, {2, 1, 4}};
+    CostdbConfig cfgs[9];
+    CostdbEntry *e = NULL;
+    CostdbSweep sw;
+    Costdb *db = NULL;
+    char err[256];
+    size_t nc = 0, ne = 0;
+    int rc = -1;
+
+    unlink(path);
+    if (costdb_open(path, 0, &db, err, sizeof err)) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    for (int s = 0; s < 3; s++)
+        for (int c = 0; c < cfg_n[s]; c++)
+            cfgs[nc++] = (CostdbConfig){s, c, cfg_a[s][c], cfg_b[s][c], c == cfg_n[s] - 1 ? -1 : 0};
+    memset(&sw, 0, sizeof sw);
+    snprintf(sw.name, sizeof sw.name, "fixture");
+    sw.cluster_hosts = 1;
+    sw.cluster_gpus = 4;
+    sw.global_batch = 32;
+    sw.micro_batches = 4;
+    sw.num_layers = 4;
+    snprintf(sw.submesh_space, sizeof sw.submesh_space, "power_of_two");
+    snprintf(sw.backend, sizeof sw.backend, "analytic");
+    sw.status = COSTDB_SWEEP_COMPLETE;
+    if (costdb_sweep_create(db, &sw, subs, 3, cfgs, nc))
+        goto cleanup;
+    e = calloc(10 * 3 * 4 * 2, sizeof *e);
+    if (!e)
+        goto cleanup;
+    for (int i = 0; i < 4; i++)
+        for (int j = i; j < 4; j++)
+            for (int s = 0; s < 3; s++) {
+                int dev = 1 << s, len = j - i + 1;
+                if (s == 2 && !(i == 0 && j == 3))
+                    continue; /* the whole cluster: (0, L-1) only */
+                for (int c = 0; c < cfg_n[s]; c++)
+                    for (int ph = 0; ph < 2; ph++) {
+                        CostdbEntry *x = &e[ne];
+                        if (i == 1 && j == 1 && s == 1 && c == 1 && ph == 1)
+                            continue; /* missing backward entry */
+                        memset(x, 0, sizeof *x);
+                        x->start_layer = i;
+                        x->end_layer = j;
+                        x->submesh_index = s;
+                        x->config_index = c;
+                        x->phase = ph ? COSTDB_BWD : COSTDB_FWD;
+                        x->compute_cost = (ph ? 0.02 : 0.01) * len / dev * (1 + 0.125 * c);
+                        x->peak_memory = (ph ? 2 : 1) * len * GB / dev;
+                        x->intermediate_size = len * GB / (4 * dev) * (ph ? 1 : 2);
+                        x->initial_size = len * GB / (2 * dev);
+                        x->available_memory = 8 * GB;
+                        x->repeats = 1;
+                        x->status = COSTDB_STATUS_OK;
+                        if (i == 0 && j == 0 && s == 0 && c == 0 && ph == 1) {
+                            x->status = COSTDB_STATUS_FAILED;
+                            x->compute_cost = INFINITY;
+                            snprintf(x->error, sizeof x->error, "worker died");
+                        }
+                        ne++;
+                    }
+            }
+    if (costdb_entries_put(db, sw.id, e, ne, 0))
+        goto cleanup;
+    if (sweep_id)
+        *sweep_id = sw.id;
+    rc = 0;
+cleanup:
+    if (rc)
+        fprintf(stderr, "fixture: %s\n", costdb_errmsg(db));
+    free(e);
+    costdb_close(&db);
+    return rc;
+}
+
+static void test_adapter(void)
+{
+    Costdb *db = NULL;
+    ApsolveProblem *p = NULL;
+    ApsolveOptions o = {4, 0, 0, 0, 0};
+    ApsolvePlan *pl = NULL;
+    CostdbPlan got;
+    CostdbPlanStage *st = NULL;
+    size_t n = 0, idx;
+    int64_t sweep = 0, id = 0;
+    char err[256];
+
+    CU_ASSERT_FATAL(make_fixture(g_path, &sweep) == 0);
+    CU_ASSERT_FATAL(costdb_open(g_path, COSTDB_OPEN_NOCREATE, &db, err, sizeof err) == 0);
+    CU_ASSERT_FATAL(apsolve_problem_from_db(db, sweep, &o, &p) == APSOLVE_OK);
+    CU_ASSERT(p->num_layers == 4 && p->num_devices == 4);
+    CU_ASSERT(p->num_submeshes == 3 && p->num_configs == 4);
+    CU_ASSERT(p->configs[2 * 4 + 3].valid && p->configs[2 * 4 + 3].force_batch_dim == -1);
+    CU_ASSERT(!p->configs[0 * 4 + 2].valid);
+    /* (0..1, (1,2), c=0): fwd 0.01, bwd 0.02 -> 0.03; peak max(1, 2) GB,
+     * intermediate max(0.5, 0.25) GB, initial 0.5 GB, avail 8 GB:
+     * floor((8 - 2 - 0.5) / 0.5) - 1 = 10. */
+    idx = apsolve_index(p, 0, 1, 1, 0);
+    CU_ASSERT(fabs(p->cost[idx] - 0.03) < 1e-15);
+    CU_ASSERT(p->max_n_succ_stages[idx] == 10);
+    CU_ASSERT(p->memory[idx].peak == 2 * GB);
+    /* (0..3, (1,1)): peak 8 GB alone exceeds 8 GB minus initial: never fits. */
+    CU_ASSERT(p->max_n_succ_stages[apsolve_index(p, 0, 3, 0, 0)] == -1);
+    /* Failed and missing entries are +inf. */
+    CU_ASSERT(isinf(p->cost[apsolve_index(p, 0, 0, 0, 0)]));
+    CU_ASSERT(isinf(p->cost[apsolve_index(p, 1, 1, 1, 1)]));
+    CU_ASSERT(isinf(p->cost[apsolve_index(p, 1, 2, 2, 0)]));
+    CU_ASSERT(!isinf(p->cost[apsolve_index(p, 0, 3, 2, 0)]));
+
+    CU_ASSERT_FATAL(apsolve_solve(p, &o, &pl) == APSOLVE_OK);
+    CU_ASSERT(pl->cost == brute_force(p, 4, 0, 0));
+    CU_ASSERT(apsolve_plan_store(db, p, &o, pl, "auto", "{\"test\": 1}", &id) == APSOLVE_OK);
+    CU_ASSERT_FATAL(costdb_plan_get(db, id, &got, &st, &n) == 0);
+    CU_ASSERT(n == pl->n_stages);
+    CU_ASSERT(got.cost == pl->cost && strcmp(got.kind, "auto") == 0);
+    CU_ASSERT(got.sweep_id == sweep && got.micro_batches == 4 && got.feasible == 1);
+    for (size_t k = 0; k < n; k++) {
+        CU_ASSERT(st[k].start_layer == pl->stages[k].start_layer);
+        CU_ASSERT(st[k].end_layer == pl->stages[k].end_layer);
+        CU_ASSERT(st[k].config_index == pl->stages[k].config);
+        CU_ASSERT(st[k].fwd_cost + st[k].bwd_cost == pl->stages[k].cost);
+    }
+    free(st);
+    apsolve_plan_free(&pl);
+    apsolve_problem_free(&p);
+
+    /* A 1.5 GB budget: nothing fits (the least peak + initial is 1.5 GB
+     * plus an intermediate); the explanation names memory. */
+    o.memory_budget = 3 * GB / 2;
+    CU_ASSERT_FATAL(apsolve_problem_from_db(db, sweep, &o, &p) == APSOLVE_OK);
+    CU_ASSERT(apsolve_solve(p, &o, &pl) == APSOLVE_EINFEASIBLE);
+    apsolve_explain(p, &o, err, sizeof err);
+    CU_ASSERT(strstr(err, "memory") != NULL);
+    apsolve_problem_free(&p);
+    costdb_close(&db);
+}
+
+static void test_evaluate(void)
+{
+    uint64_t rng = 99;
+    OracleGen g = {8, 2, 4, 0.0, 0.0, 0, 0, 0.2};
+    ApsolveProblem *p = NULL;
+    ApsolveOptions o = {8, 0, 0, 0, 0};
+    ApsolveStageSpec specs[4];
+    ApsolvePlan *pl = NULL, *best = NULL;
+    double sum = 0, mx = 0;
+    char err[128];
+
+    CU_ASSERT_FATAL(oracle_make_problem(&g, &rng, &p) == APSOLVE_OK);
+    /* 3-D dp=2, tp=2, pp=2 on 2x4: two stages of 4 layers on (1, 4), logical (2, 2) forced. */
+    CU_ASSERT_FATAL(apsolve_3d_specs(8, 4, 2, 2, 2, specs) == APSOLVE_OK);
+    CU_ASSERT(specs[0].end_layer == 3 && specs[1].start_layer == 4 && specs[1].gpus == 4);
+    CU_ASSERT(specs[0].logical_a == 2 && specs[0].logical_b == 2 && specs[0].force_batch_dim == 0);
+    CU_ASSERT_FATAL(apsolve_evaluate(p, &o, specs, 2, &pl, err, sizeof err) == APSOLVE_OK);
+    CU_ASSERT(pl->feasible);
+    for (int k = 1; k >= 0; k--) {
+        /* (1,4) is submesh 2; (2,2) forced is config 1 in Alpa's order. */
+        double c = p->cost[apsolve_index(p, specs[k].start_layer, specs[k].end_layer, 2, 1)];
+        CU_ASSERT(pl->stages[k].config == 1);
+        sum += c;
+        mx = c > mx ? c : mx;
+    }
+    CU_ASSERT(pl->cost == sum + 7 * mx);
+    /* The auto plan is never worse than a given feasible plan. */
+    CU_ASSERT_FATAL(apsolve_solve(p, &o, &best) == APSOLVE_OK);
+    CU_ASSERT(best->cost <= pl->cost);
+    apsolve_plan_free(&pl);
+    /* dp*tp = 8 > 4 GPUs per host: (2, 4). */
+    CU_ASSERT(apsolve_3d_specs(8, 4, 4, 2, 1, specs) == APSOLVE_OK);
+    CU_ASSERT(specs[0].hosts == 2 && specs[0].gpus == 4 && specs[0].end_layer == 7);
+    /* Uniform, 3 stages of 8 layers: 3 + 3 + 2; (1,2) x 3 = 6 devices != 8: infeasible. */
+    CU_ASSERT(apsolve_uniform_specs(8, 3, 1, 2, 0, 0, -2, specs) == APSOLVE_OK);
+    CU_ASSERT(specs[0].end_layer == 2 && specs[1].end_layer == 5 && specs[2].end_layer == 7);
+    CU_ASSERT_FATAL(apsolve_evaluate(p, &o, specs, 3, &pl, err, sizeof err) == APSOLVE_OK);
+    CU_ASSERT(!pl->feasible && pl->devices_used == 6);
+    apsolve_plan_free(&pl);
+    /* A gap in the layers is refused. */
+    specs[1].start_layer = 4;
+    CU_ASSERT(apsolve_evaluate(p, &o, specs, 3, &pl, err, sizeof err) == APSOLVE_EINVAL);
+    CU_ASSERT(strstr(err, "contiguously") != NULL);
+    /* A submesh that is not in the sweep gets cost +inf. */
+    CU_ASSERT(apsolve_uniform_specs(8, 1, 1, 8, 0, 0, -2, specs) == APSOLVE_OK);
+    CU_ASSERT_FATAL(apsolve_evaluate(p, &o, specs, 1, &pl, err, sizeof err) == APSOLVE_OK);
+    CU_ASSERT(pl->stages[0].submesh == -1 && isinf(pl->cost) && !pl->feasible);
+    apsolve_plan_free(&pl);
+    apsolve_plan_free(&best);
+    apsolve_problem_free(&p);
+}
+
+static void test_parse(void)
+{
+    int *a = NULL, *b = NULL;
+    size_t n = 0;
+    char err[128];
+    CU_ASSERT_FATAL(apsolve_parse_layer_ids(" [[0, 1, 2, 3], [4,5,6,7,]]", &a, &b, &n, err,
+                                            sizeof err) == 0);
+    CU_ASSERT(n == 2 && a[0] == 0 && b[0] == 3 && a[1] == 4 && b[1] == 7);
+    free(a);
+    free(b);
+    CU_ASSERT(apsolve_parse_layer_ids("[[0, 2]]", &a, &b, &n, err, sizeof err) == APSOLVE_EPARSE);
+    CU_ASSERT(strstr(err, "column 7") != NULL);
+    CU_ASSERT(apsolve_parse_layer_ids("[[0, 1]", &a, &b, &n, err, sizeof err) == APSOLVE_EPARSE);
+    CU_ASSERT(apsolve_parse_layer_ids("[[0]] x", &a, &b, &n, err, sizeof err) == APSOLVE_EPARSE);
+    CU_ASSERT_FATAL(apsolve_parse_shapes("[(1, 4), [2,8]]", &a, &b, &n, err, sizeof err) == 0);
+    CU_ASSERT(n == 2 && a[0] == 1 && b[0] == 4 && a[1] == 2 && b[1] == 8);
+    free(a);
+    free(b);
+    CU_ASSERT(apsolve_parse_shapes("[(1, 0)]", &a, &b, &n, err, sizeof err) == APSOLVE_EPARSE);
+    CU_ASSERT(apsolve_parse_shapes("[(1 4)]", &a, &b, &n, err, sizeof err) == APSOLVE_EPARSE);
+    CU_ASSERT_FATAL(apsolve_parse_option_dicts(
+                        "[{}, {'force_batch_dim_to_mesh_dim': 0}, {\"force_batch_dim_to_mesh_dim\":0,}]",
+                        &a, &n, err, sizeof err) == 0);
+    CU_ASSERT(n == 3 && a[0] == -1 && a[1] == 0 && a[2] == 0);
+    free(a);
+    CU_ASSERT(apsolve_parse_option_dicts("[{'foo': 0}]", &a, &n, err, sizeof err) ==
+              APSOLVE_EPARSE);
+    CU_ASSERT(strstr(err, "unknown option") != NULL);
+    CU_ASSERT(apsolve_parse_option_dicts("[{'force_batch_dim_to_mesh_dim: 0}]", &a, &n, err,
+                                         sizeof err) == APSOLVE_EPARSE);
+}
+
+static void test_explain(void)
+{
+    uint64_t rng = 5;
+    OracleGen g = {5, 1, 4, 0.0, 0.0, 0, 0, 0.2};
+    ApsolveProblem *p = NULL;
+    ApsolveOptions o = {4, 0, 0, 0, 0};
+    ApsolvePlan *pl = NULL;
+    char msg[512];
+    CU_ASSERT_FATAL(oracle_make_problem(&g, &rng, &p) == APSOLVE_OK);
+    /* Remove every entry covering layers 2 and 3. */
+    for (int i = 0; i <= 3; i++)
+        for (int j = 2 > i ? 2 : i; j < 5; j++)
+            for (int s = 0; s < p->num_submeshes; s++)
+                for (int c = 0; c < p->num_configs; c++)
+                    p->cost[apsolve_index(p, i, j, s, c)] = i <= 3 && j >= 2 ? INFINITY
+                        : p->cost[apsolve_index(p, i, j, s, c)];
+    for (int s = 0; s < p->num_submeshes; s++)
+        for (int c = 0; c < p->num_configs; c++) {
+            p->cost[apsolve_index(p, 3, 3, s, c)] = INFINITY;
+            p->cost[apsolve_index(p, 3, 4, s, c)] = INFINITY;
+        }
+    CU_ASSERT(apsolve_solve(p, &o, &pl) == APSOLVE_EINFEASIBLE);
+    apsolve_explain(p, &o, msg, sizeof msg);
+    CU_ASSERT(strstr(msg, "layers 2-3 have no finite entry") != NULL);
+    apsolve_problem_free(&p);
+    /* Only 1 stage of (1, 2) allowed for every range: 4 devices cannot be used. */
+    CU_ASSERT_FATAL(oracle_make_problem(&g, &rng, &p) == APSOLVE_OK);
+    o.max_stages = 1;
+    CU_ASSERT(apsolve_solve(p, &o, &pl) == APSOLVE_OK); /* (1,4) for all 5 layers */
+    apsolve_plan_free(&pl);
+    for (int c = 0; c < p->num_configs; c++)
+        p->cost[apsolve_index(p, 0, 4, 2, c)] = INFINITY;
+    CU_ASSERT(apsolve_solve(p, &o, &pl) == APSOLVE_EINFEASIBLE);
+    apsolve_explain(p, &o, msg, sizeof msg);
+    CU_ASSERT(strstr(msg, "--max-stages 1") != NULL);
+    apsolve_problem_free(&p);
+}
+
+int main(int argc, char **argv)
+{
+    CU_pSuite s;
+    unsigned fails;
+    if (argc == 3 && strcmp(argv[1], "--make-fixture") == 0)
+        return make_fixture(argv[2], NULL) ? 1 : 0;
+    snprintf(g_path, sizeof g_path, "/tmp/apsolve-test-%ld.db", (long)getpid());
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    s = CU_add_suite("solver_db", NULL, NULL);
+    if (!s || !CU_add_test(s, "database adapter and plan store", test_adapter) ||
+        !CU_add_test(s, "manual, uniform and 3-D evaluation", test_evaluate) ||
+        !CU_add_test(s, "plan text parsers", test_parse) ||
+        !CU_add_test(s, "infeasibility explanation", test_explain)) {
+        CU_cleanup_registry();
+        return 1;
+    }
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    fails = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    CU_cleanup_registry();
+    unlink(g_path);
+    {
+        char side[300];
+        snprintf(side, sizeof side, "%s-wal", g_path);
+        unlink(side);
+        snprintf(side, sizeof side, "%s-shm", g_path);
+        unlink(side);
+    }
+    return fails ? 1 : 0;
+}

@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Enumeration against the lists DESIGN.md gives for Alpa: submesh choices,
+ * autosharding configs and tuple order. */
+#include <CUnit/Basic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sweep/enumerate.h"
+
+static void shapes_str(const ApprofMeshShape *s, int n, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s(%d,%d)", i ? "," : "", s[i].n, s[i].m);
+}
+
+static void configs_str(const ApprofConfigChoice *c, int n, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++)
+        off += (size_t)snprintf(buf + off, len - off, "%s(%d,%d)%s", i ? "," : "", c[i].logical_a,
+                                c[i].logical_b, c[i].force_batch_dim == 0 ? "f" : "{}");
+}
+
+static void check_submeshes(int h, int g, ApprofSubmeshSpace space, const char *want)
+{
+    ApprofMeshShape out[APPROF_MAX_SUBMESHES];
+    char err[256], buf[512];
+    int n = approf_submesh_choices(h, g, space, NULL, 0, out, APPROF_MAX_SUBMESHES, err,
+                                   sizeof err);
+    CU_ASSERT_FATAL(n > 0);
+    shapes_str(out, n, buf, sizeof buf);
+    if (strcmp(buf, want))
+        fprintf(stderr, "\n%dx%d %s: got %s want %s\n", h, g, approf_submesh_space_name(space),
+                buf, want);
+    CU_ASSERT_STRING_EQUAL(buf, want);
+}
+
+static void test_submesh_choices(void)
+{
+    check_submeshes(4, 8, APPROF_SUBMESH_POWER_OF_TWO, "(1,1),(1,2),(1,4),(1,8),(2,8),(4,8)");
+    check_submeshes(1, 1, APPROF_SUBMESH_POWER_OF_TWO, "(1,1)");
+    check_submeshes(1, 4, APPROF_SUBMESH_POWER_OF_TWO, "(1,1),(1,2),(1,4)");
+    check_submeshes(1, 8, APPROF_SUBMESH_POWER_OF_TWO, "(1,1),(1,2),(1,4),(1,8)");
+    check_submeshes(2, 4, APPROF_SUBMESH_POWER_OF_TWO, "(1,1),(1,2),(1,4),(2,4)");
+    check_submeshes(2, 8, APPROF_SUBMESH_POWER_OF_TWO, "(1,1),(1,2),(1,4),(1,8),(2,8)");
+    check_submeshes(6, 2, APPROF_SUBMESH_POWER_OF_TWO, "(1,1),(1,2),(2,2),(4,2)");
+    check_submeshes(6, 2, APPROF_SUBMESH_ALL, "(1,1),(1,2),(2,2),(3,2),(4,2),(5,2),(6,2)");
+    check_submeshes(16, 2, APPROF_SUBMESH_SMALL_POWER_OF_TWO, "(1,1),(1,2),(2,2),(4,2)");
+    check_submeshes(16, 2, APPROF_SUBMESH_POWER_OF_TWO, "(1,1),(1,2),(2,2),(4,2),(8,2),(16,2)");
+    check_submeshes(4, 8, APPROF_SUBMESH_ALL, "(1,1),(1,2),(1,4),(1,8),(2,8),(3,8),(4,8)");
+    check_submeshes(4, 8, APPROF_SUBMESH_SMALL_POWER_OF_TWO, "(1,1),(1,2),(1,4),(1,8),(2,8),(4,8)");
+}
+
+static void test_submesh_errors_and_manual(void)
+{
+    ApprofMeshShape out[APPROF_MAX_SUBMESHES], manual[8];
+    ApprofSubmeshSpace space;
+    char err[256], buf[256];
+    int nm = 0, n;
+    CU_ASSERT(approf_submesh_choices(2, 6, APPROF_SUBMESH_POWER_OF_TWO, NULL, 0, out, 32, err,
+                                     sizeof err) < 0);
+    CU_ASSERT(strstr(err, "power of two") != NULL);
+    CU_ASSERT(approf_submesh_space_parse("manual:1x1,1x4,2x4", &space, manual, 8, &nm, err,
+                                         sizeof err) == 0);
+    CU_ASSERT_EQUAL(space, APPROF_SUBMESH_MANUAL);
+    CU_ASSERT_EQUAL(nm, 3);
+    n = approf_submesh_choices(2, 4, space, manual, nm, out, 32, err, sizeof err);
+    CU_ASSERT_EQUAL(n, 3);
+    shapes_str(out, n, buf, sizeof buf);
+    CU_ASSERT_STRING_EQUAL(buf, "(1,1),(1,4),(2,4)");
+    CU_ASSERT(approf_submesh_space_parse("manual:1x1,x4", &space, manual, 8, &nm, err,
+                                         sizeof err) < 0);
+    CU_ASSERT(approf_submesh_space_parse("powers", &space, manual, 8, &nm, err, sizeof err) < 0);
+    CU_ASSERT(approf_submesh_space_parse("manual:2x2", &space, manual, 8, &nm, err,
+                                         sizeof err) == 0);
+    /* a multi-host submesh must use whole hosts */
+    CU_ASSERT(approf_submesh_choices(2, 4, space, manual, nm, out, 32, err, sizeof err) < 0);
+}
+
+static void check_configs(int n, int m, ApprofLogicalSpace space, int64_t mb, const char *want)
+{
+    ApprofConfigChoice out[APPROF_MAX_CONFIGS];
+    char buf[512];
+    int k = approf_config_choices((ApprofMeshShape){n, m}, space, mb, out, APPROF_MAX_CONFIGS);
+    configs_str(out, k, buf, sizeof buf);
+    if (strcmp(buf, want))
+        fprintf(stderr, "\n(%d,%d) %s mb=%lld: got %s want %s\n", n, m,
+                approf_logical_space_name(space), (long long)mb, buf, want);
+    CU_ASSERT_STRING_EQUAL(buf, want);
+}
+
+static void test_config_choices(void)
+{
+    ApprofLogicalSpace snmp = APPROF_LOGICAL_SINGLE_NODE_MODEL_PARALLEL;
+    /* DESIGN.md's lists, divisible micro-batch */
+    check_configs(1, 4, snmp, 64, "(4,1)f,(2,2)f,(1,4)f,(4,1){}");
+    check_configs(1, 8, snmp, 64, "(8,1)f,(4,2)f,(2,4)f,(1,8)f,(8,1){}");
+    check_configs(2, 4, snmp, 64, "(8,1)f,(4,2)f,(2,4)f,(8,1){}");
+    check_configs(1, 1, snmp, 64, "(1,1)f,(1,1){}");
+    check_configs(1, 2, snmp, 64, "(2,1)f,(1,2)f,(2,1){}");
+    /* divisibility of the micro-batch by dp */
+    check_configs(1, 8, snmp, 4, "(4,2)f,(2,4)f,(1,8)f,(8,1){}");
+    check_configs(1, 8, snmp, 1, "(1,8)f,(8,1){}");
+    check_configs(1, 8, snmp, 3, "(1,8)f,(8,1){}");
+    /* other spaces */
+    check_configs(1, 4, APPROF_LOGICAL_ALL, 64, "(4,1)f,(2,2)f,(1,4)f,(4,1){}");
+    check_configs(2, 4, APPROF_LOGICAL_ALL, 64, "(8,1)f,(4,2)f,(2,4)f,(1,8)f,(8,1){}");
+    check_configs(2, 4, APPROF_LOGICAL_SAME_AS_PHYSICAL, 64, "(2,4){}");
+    check_configs(2, 4, APPROF_LOGICAL_DATA_PARALLEL_ONLY, 64, "(8,1)f");
+    check_configs(2, 4, APPROF_LOGICAL_MODEL_PARALLEL_ONLY, 64, "(1,8)f");
+    check_configs(4, 8, APPROF_LOGICAL_DATA_PARALLEL_ONLY, 64, "(32,1)f");
+}
+
+static void test_tuples(void)
+{
+    ApprofMeshShape sm[4] = {{1, 1}, {1, 2}, {1, 4}, {2, 4}};
+    int cps[4] = {2, 3, 4, 4};
+    ApprofTuple *t = NULL;
+    size_t n = 0;
+    double flops[4] = {1, 1, 1, 1};
+    CU_ASSERT_FATAL(approf_enumerate_tuples(4, sm, 4, cps, 2, 4, 0, -1, NULL, &t, &n) == 0);
+    /* whole cluster (2,4): only (0,3) x 4 configs; others: 10 ranges each */
+    CU_ASSERT_EQUAL(n, 4 + 10 * (2 + 3 + 4));
+    /* largest submesh first */
+    CU_ASSERT_EQUAL(t[0].submesh, 3);
+    CU_ASSERT_EQUAL(t[0].start, 0);
+    CU_ASSERT_EQUAL(t[0].end, 3);
+    CU_ASSERT_EQUAL(t[3].config, 3);
+    CU_ASSERT_EQUAL(t[4].submesh, 2);
+    CU_ASSERT_EQUAL(t[4].start, 0);
+    CU_ASSERT_EQUAL(t[4].end, 0);
+    CU_ASSERT_EQUAL(t[n - 1].submesh, 0);
+    CU_ASSERT_EQUAL(t[n - 1].start, 3);
+    CU_ASSERT_EQUAL(t[n - 1].end, 3);
+    for (size_t k = 1; k < n; k++)
+        CU_ASSERT(t[k].submesh <= t[k - 1].submesh);
+    free(t);
+    /* individual mode: single layers only, on every submesh */
+    CU_ASSERT_FATAL(approf_enumerate_tuples(4, sm, 4, cps, 2, 4, 1, -1, NULL, &t, &n) == 0);
+    CU_ASSERT_EQUAL(n, 4 * (2 + 3 + 4 + 4));
+    for (size_t k = 0; k < n; k++)
+        CU_ASSERT_EQUAL(t[k].start, t[k].end);
+    free(t);
+    /* imbalance filter, tolerance 0: only ranges whose FLOP share equals the
+     * device share: 1 device of 8 -> no range of uniform 4 layers (1/4 each);
+     * 2 devices -> single layers; 4 devices -> pairs; 8 -> the whole model. */
+    CU_ASSERT_FATAL(approf_enumerate_tuples(4, sm, 4, cps, 2, 4, 0, 0.0, flops, &t, &n) == 0);
+    CU_ASSERT_EQUAL(n, 4 + 3 * 4 + 4 * 3);
+    free(t);
+}
+
+int main(void)
+{
+    CU_pSuite s;
+    unsigned failed;
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    s = CU_add_suite("enumerate", NULL, NULL);
+    CU_add_test(s, "submesh choices", test_submesh_choices);
+    CU_add_test(s, "submesh errors and manual", test_submesh_errors_and_manual);
+    CU_add_test(s, "config choices", test_config_choices);
+    CU_add_test(s, "tuples", test_tuples);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    CU_cleanup_registry();
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Installs the Debian packages approf builds and tests with. Run as root (or
+# through sudo). The CUDA toolkit is not a Debian package here: when it is
+# under /usr/local/cuda the CUDA backend module is built too.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+SUDO=
+if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+$SUDO apt-get update
+$SUDO apt-get install -y --no-install-recommends \
+  build-essential meson ninja-build pkg-config python3 \
+  libsqlite3-dev sqlite3 libcsv-dev libcunit1-dev libjansson-dev \
+  coinor-libcbc-dev libopenmpi-dev openmpi-bin \
+  ${APPROF_EXTRA_PACKAGES:-}
