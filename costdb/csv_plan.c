@@ -119,7 +119,7 @@ static int parse_line(const Ctx *c, Rec *r)
     static const int size_cols[7] = {C_PEAK, C_INVAR, C_OUTVAR, C_TEMP, C_AVAIL, C_INTER, C_INIT};
     const char *s;
     char *end = NULL;
-    int64_t v;
+    int64_t v = 0;
     int rc;
     memset(r, 0, sizeof *r);
     r->line = c->cur->line;

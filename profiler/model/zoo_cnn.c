@@ -101,7 +101,7 @@ static int tv_bottleneck(Zb *b, const char *pre, int x, int64_t planes, int stri
 int zoo_resnet50(Zb *b, const ApprofZooOptions *o)
 {
     static const int blocks[4] = {3, 4, 6, 3};
-    int64_t img, classes, inplanes = 64;
+    int64_t img = 0, classes = 0, inplanes = 64;
     int x, labels;
 
     if (dataset_dims(b, o, "imagenet", &img, &classes) < 0 || image_inputs(b, img, &x, &labels) < 0)
@@ -170,7 +170,7 @@ int zoo_wide_resnet(Zb *b, const ApprofZooOptions *o)
         {101, {3, 4, 23, 3}, 1}, {152, {3, 8, 36, 3}, 1}, {200, {3, 24, 36, 3}, 1},
     };
     int depth = o->depth ? o->depth : 50, width = o->width_factor ? o->width_factor : 2;
-    int64_t filters = o->num_filters ? o->num_filters : 160, img, classes;
+    int64_t filters = o->num_filters ? o->num_filters : 160, img = 0, classes = 0;
     int x, labels, c = -1, n = 0;
 
     for (size_t i = 0; i < sizeof cfg / sizeof cfg[0]; i++)

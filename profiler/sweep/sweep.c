@@ -6,6 +6,7 @@
  * on --resume the tuples whose two entries exist are skipped.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,7 @@ typedef struct {
     size_t n_tuples;
     ReuseTable reuse;
     ApprofIlpMethod ilp_method;
+    int cluster_devices;
 } Sweep;
 
 static double now_seconds(void)
@@ -517,13 +519,120 @@ static int profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const ApprofTu
     }
     if (slot)
         sum->reused += 2;
-    rc = make_placements(sw, t, &prog, placements);
+    /* A stage that fails in both phases can never be chosen: its placements
+     * would only bloat the database (most tuples of a large model on small
+     * submeshes are out of memory). */
+    if (entries[0].status != COSTDB_STATUS_OK && entries[1].status != COSTDB_STATUS_OK)
+        rc = 0;
+    else
+        rc = make_placements(sw, t, &prog, placements);
     approf_stage_program_clear(&prog);
     if (rc < 0)
         return rc;
     *n_placements = rc;
     (void)cfg;
     return 0;
+}
+
+/* Profile mode "individual": only single layers were profiled; every range
+ * i..j (the whole cluster: only 0..L-1) gets an entry composed from them.
+ * Times and sizes add up (a conservative upper bound for peak memory, since
+ * the layers' peaks need not coincide), available memory is the smallest,
+ * and the first failing layer's status and reason carry over. Ranges already
+ * present (resume) are left alone. */
+static int compose_individual(Sweep *sw, int64_t sweep_id, ApprofSweepWriter *w,
+                              ApprofSweepSummary *sum)
+{
+    int L = sw->layering.n_layers, S = sw->n_submeshes;
+    CostdbEntry *all = NULL, **single = NULL;
+    size_t n = 0;
+    int rc = costdb_entries_get(sw->db, sweep_id, &all, &n);
+    if (rc < 0)
+        return rc;
+    /* single[((layer * S + s) * MAX_CONFIGS + c) * 2 + phase] */
+    single = calloc((size_t)L * (size_t)S * APPROF_MAX_CONFIGS * 2, sizeof *single);
+    if (!single) {
+        free(all);
+        return COSTDB_ENOMEM;
+    }
+    for (size_t k = 0; k < n; k++) {
+        CostdbEntry *e = &all[k];
+        if (e->start_layer == e->end_layer && e->start_layer < L && e->submesh_index < S &&
+            e->config_index < APPROF_MAX_CONFIGS)
+            single[(((size_t)e->start_layer * (size_t)S + (size_t)e->submesh_index) *
+                        APPROF_MAX_CONFIGS + (size_t)e->config_index) * 2 + e->phase] = e;
+    }
+    for (int s = S - 1; s >= 0 && rc >= 0; s--) {
+        int whole = sw->submeshes[s].n * sw->submeshes[s].m ==
+                    sw->cluster_devices;
+        for (int i = 0; i < L && rc >= 0; i++)
+            for (int j = i + 1; j < L && rc >= 0; j++) {
+                if (whole && !(i == 0 && j == L - 1))
+                    continue;
+                for (int c = 0; c < sw->n_configs[s] && rc >= 0; c++) {
+                    CostdbEntry out[2];
+                    size_t nout = 0;
+                    for (int ph = 0; ph < 2; ph++) {
+                        CostdbEntry x;
+                        int have = 0, missing = 0;
+                        rc = costdb_entry_exists(sw->db, sweep_id, i, j, s, c,
+                                                 ph ? COSTDB_BWD : COSTDB_FWD, &have);
+                        if (rc < 0 || have)
+                            continue;
+                        memset(&x, 0, sizeof x);
+                        x.start_layer = i;
+                        x.end_layer = j;
+                        x.submesh_index = s;
+                        x.config_index = c;
+                        x.phase = ph ? COSTDB_BWD : COSTDB_FWD;
+                        x.available_memory = INT64_MAX;
+                        x.repeats = INT32_MAX;
+                        for (int l = i; l <= j; l++) {
+                            const CostdbEntry *e = single[(((size_t)l * (size_t)S + (size_t)s) *
+                                                              APPROF_MAX_CONFIGS + (size_t)c) * 2 +
+                                                             (size_t)ph];
+                            if (!e) {
+                                missing = 1;
+                                break;
+                            }
+                            x.compute_cost += e->compute_cost;
+                            x.peak_memory += e->peak_memory;
+                            x.invar_size += e->invar_size;
+                            x.outvar_size += e->outvar_size;
+                            if (e->temp_buffer_size > x.temp_buffer_size)
+                                x.temp_buffer_size = e->temp_buffer_size;
+                            if (e->available_memory < x.available_memory)
+                                x.available_memory = e->available_memory;
+                            x.intermediate_size += e->intermediate_size;
+                            x.initial_size += e->initial_size;
+                            if (e->repeats < x.repeats)
+                                x.repeats = e->repeats;
+                            if (e->spread > x.spread)
+                                x.spread = e->spread;
+                            if (e->status != COSTDB_STATUS_OK && x.status == COSTDB_STATUS_OK) {
+                                x.status = e->status;
+                                snprintf(x.error, sizeof x.error, "layer %d: %.480s", l, e->error);
+                            }
+                        }
+                        if (missing)
+                            continue;
+                        if (x.status != COSTDB_STATUS_OK)
+                            x.compute_cost = INFINITY;
+                        out[nout++] = x;
+                    }
+                    if (rc >= 0 && nout) {
+                        rc = approf_sweep_writer_put(w, out, nout, NULL, 0);
+                        sum->entries += nout;
+                        for (size_t k = 0; k < nout; k++)
+                            if (out[k].status != COSTDB_STATUS_OK)
+                                sum->failures++;
+                    }
+                }
+            }
+    }
+    free(single);
+    free(all);
+    return rc;
 }
 
 static void sweep_free(Sweep *sw)
@@ -553,6 +662,7 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
     memset(&sw, 0, sizeof sw);
     memset(sum, 0, sizeof *sum);
     sw.ilp_method = cfg->sharding_cbc ? APPROF_ILP_AUTO : APPROF_ILP_SERIES_PARALLEL;
+    sw.cluster_devices = cfg->cluster_hosts * cfg->cluster_gpus;
     err[0] = '\0';
     if (cfg->micro_batches <= 0 || cfg->shard_n <= 0 || cfg->shard_k < 0 ||
         cfg->shard_k >= cfg->shard_n) {
@@ -695,6 +805,13 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
             cb->progress(cb->ctx, done, sum->tuples);
     }
     t0 = now_seconds();
+    if (rc != APPROF_EINTR && cfg->individual && cfg->shard_n == 1) {
+        if (approf_sweep_writer_flush(&writer) < 0 ||
+            compose_individual(&sw, row.id, &writer, sum) < 0) {
+            dberr = 1;
+            goto out;
+        }
+    }
     if (approf_sweep_writer_flush(&writer) < 0) {
         dberr = 1;
         goto out;

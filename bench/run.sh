@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Prints the speed and memory figures the issues set targets for, each next
+# to a baseline measured in the same run. Never fails on a time: it prints.
+# Usage: bench/run.sh [BUILD_DIR]   (default: build; built if needed)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:-build}
+[ -d "$dir" ] || meson setup "$dir" --buildtype=release >/dev/null
+ninja -C "$dir" >/dev/null
+approf=$dir/profiler/cli/approf
+apsolve=$dir/solver/apsolve
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+seconds() { # seconds of wall time of a command, output discarded
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$@" >/dev/null 2>&1
+  t1=$(date +%s.%N)
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }'
+}
+peak_mb() { # peak resident memory of a command in MB (GNU time)
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f '%M' "$@" 2>&1 >/dev/null | tail -1 | awk '{printf "%.1f", $1/1024}'
+  else
+    echo n/a
+  fi
+}
+
+echo "== approf sweep (analytic backend) =="
+common=(sweep --model resnet50 --layers 16 --cluster 2x4 --batch 64 --micro-batches 16
+        --hardware a100-40g --backend model --quiet)
+sp=$(seconds "$approf" "${common[@]}" --db "$tmp/r1.db")
+cbc=$(seconds "$approf" "${common[@]}" --db "$tmp/r2.db" --sharding-solver cbc)
+echo "resnet50 16 layers 2x4, B=64, 16 micro-batches: ${sp} s (target < 5 s)"
+echo "  baseline, every residual ILP through CBC (--sharding-solver cbc): ${cbc} s"
+echo "  Alpa (DESIGN.md): 1440 s of stage construction for a 16-layer Wide-ResNet"
+g=$(seconds "$approf" sweep --model gpt --preset gpt3-39b --layers 32 --cluster 8x8 \
+      --hardware a100-80g --backend model --quiet --db "$tmp/g.db")
+echo "gpt3-39b 32 layers 8x8: ${g} s (target < 60 s)"
+
+echo
+echo "== apsolve =="
+s1=$(seconds "$apsolve" --db "$tmp/r1.db" --no-store)
+echo "apsolve on the resnet50 sweep above (whole command): ${s1} s"
+echo "apsolve peak memory on the gpt3-39b 8x8 sweep: $(peak_mb "$apsolve" --db "$tmp/g.db" --no-store) MB (target < 100 MB)"
+"$dir/bench/bench_dp" 3
+
+echo
+echo "== layer construction =="
+"$dir/bench/bench_layers"
+
+echo
+echo "== sharding pass alone =="
+"$dir/bench/bench_sharding"

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Failing entries are stored, not fatal: a model too big for the hardware
+# gives 'oom' rows with cost inf and the reason, the sweep still completes,
+# approf show prints inf, and apsolve exits 3 naming what has no finite entry.
+# Bad options are usage errors (exit 2) that leave no database behind.
+# Usage: failures.sh APPROF APSOLVE SQLITE3 WORKDIR
+set -u
+approf=$1 apsolve=$2 sqlite=$3 work=$4
+rm -rf "$work" && mkdir -p "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$approf" sweep --model gpt --preset gpt3-1.3b --layers 4 --cluster 1x2 --hardware gtx-1080ti \
+  --backend model --quiet --db "$work/o.db" 2>"$work/o.err" || { cat "$work/o.err"; fail "sweep"; }
+grep -q "failed" "$work/o.err" || fail "summary does not count failures"
+st=$("$sqlite" "$work/o.db" "SELECT status FROM sweep")
+[ "$st" = complete ] || fail "sweep status $st"
+n=$("$sqlite" "$work/o.db" "SELECT count(*) FROM stage_profile WHERE status='oom'
+      AND compute_cost > 1e308 AND error LIKE 'needs % GiB, % GiB available on gtx-1080ti'")
+[ "$n" -gt 0 ] || fail "no oom rows with cost inf and a reason"
+"$approf" show --db "$work/o.db" | grep -q "compute_cost=inf" || fail "show does not print inf"
+"$apsolve" --db "$work/o.db" --no-store >"$work/s.out" 2>"$work/s.err"
+rc=$?
+[ $rc = 3 ] || fail "apsolve exit $rc, want 3"
+grep -q "no finite entry" "$work/s.err" || { cat "$work/s.err"; fail "apsolve message"; }
+
+for bad in "--cluster 2x3" "--cluster 0x4" "--layers 0" "--backend gpu" "--dtype f64" \
+           "--submesh-space manual:1x3x" "--micro-batches -1" "--shard 2/2" "--bogus"; do
+  # shellcheck disable=SC2086
+  "$approf" sweep --model mlp $bad --db "$work/u.db" >/dev/null 2>"$work/u.err"
+  rc=$?
+  [ $rc = 2 ] || fail "'$bad': exit $rc, want 2"
+  grep -q "Try 'approf sweep --help'" "$work/u.err" || fail "'$bad': no help hint"
+  [ ! -e "$work/u.db" ] || fail "'$bad' created a database"
+done
+"$approf" sweep --model nosuchmodel --backend model --quiet --db "$work/n.db" 2>"$work/n.err"
+[ $? = 1 ] || fail "unknown model: want exit 1"
+grep -q "nosuchmodel" "$work/n.err" || fail "unknown model not named"
+echo "ok: failures stored and reported; bad options rejected"
