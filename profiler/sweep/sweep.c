@@ -6,6 +6,7 @@
  * on --resume the tuples whose two entries exist are skipped.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,12 +106,18 @@ static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
     return &t->slots[i];
 }
 
-static void notice(const ApprofSweepCallbacks *cb, const char *fmt, const char *a, const char *b)
+static void notice(const ApprofSweepCallbacks *cb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void notice(const ApprofSweepCallbacks *cb, const char *fmt, ...)
 {
     char msg[512];
+    va_list ap;
     if (!cb || !cb->notice)
         return;
-    snprintf(msg, sizeof msg, fmt, a, b);
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
     cb->notice(cb->ctx, msg);
 }
 
@@ -353,23 +360,21 @@ static int create_or_resume(Sweep *sw, const ApprofSweepConfig *cfg,
         if (rc < 0)
             goto dberr;
         if (existing) {
-            char idbuf[32];
             row->id = existing;
             sum->resumed = 1;
-            snprintf(idbuf, sizeof idbuf, "%lld", (long long)existing);
             if (complete) {
                 /* nothing to compute: every tuple is found present below */
-                notice(cb, "--resume: sweep %s with these inputs is already complete%s", idbuf,
-                       "");
+                notice(cb, "--resume: sweep %lld with these inputs is already complete",
+                       (long long)existing);
                 return 0;
             }
             rc = costdb_sweep_set_status(sw->db, existing, COSTDB_SWEEP_RUNNING, 0);
             if (rc < 0)
                 goto dberr;
-            notice(cb, "resuming sweep %s%s", idbuf, "");
+            notice(cb, "resuming sweep %lld", (long long)existing);
             return 0;
         }
-        notice(cb, "--resume: no unfinished sweep with these inputs; starting one%s%s", "", "");
+        notice(cb, "--resume: no unfinished sweep with these inputs; starting one");
     }
     confs = calloc((size_t)sw->n_submeshes * APPROF_MAX_CONFIGS, sizeof *confs);
     if (!confs)
