@@ -108,6 +108,7 @@ typedef struct ApsolvePlan {
     double solve_seconds;
     long dp_evaluations;              /* threshold DPs run (auto plans) */
     long candidates;                  /* distinct stage costs considered */
+    double full_cost;                 /* full estimate (full_estimate.c); 0 unknown */
 } ApsolvePlan;
 
 /* Entry index of (i, j, s, c). */
@@ -215,12 +216,49 @@ int apsolve_parse_option_dicts(const char *s, int **force, size_t *n, char *errb
 /* Alpa's four "Result ..." lines for the plan. */
 void apsolve_print_alpa(const ApsolvePlan *plan, FILE *out);
 
+/* Beyond Alpa's T (full_estimate.c): cross-stage transfers, the gradient
+ * all-reduce and the optimizer step, from the sweep's placements and
+ * hardware row. available is 0 (with why) when either is missing. */
+typedef struct ApsolveFullEstimate {
+    int available;
+    char why[160];
+    double transfers;                 /* Σ over boundaries, fwd + bwd, one micro-batch */
+    double transfer_bytes;            /* per device, one direction, all boundaries */
+    double pipeline;                  /* T with transfers in every stage's period */
+    double grad_sync, optimizer;      /* of the slowest stage's apply-grad */
+    double total;                     /* pipeline + grad_sync + optimizer */
+} ApsolveFullEstimate;
+
+int apsolve_full_estimate(struct Costdb *db, int64_t sweep_id, const ApsolvePlan *plan,
+                          ApsolveFullEstimate *out);
+
+/* A plan re-evaluated at another micro-batch size without a new search:
+ * compute costs and activation memory scale with the micro-batch (an
+ * estimate), parameters and optimizer state do not; valid is 0 when a
+ * forced data-parallel config's dp no longer divides the micro-batch (the
+ * failure of the Alpa seed: the last, smaller batch of an epoch). */
+typedef struct ApsolveRebatch {
+    int64_t global_batch;
+    double ratio;                     /* new / old micro-batch size */
+    double cost, sum_cost, max_stage_cost;
+    int fits;                         /* every stage's memory still fits */
+    int valid;                        /* every config still divides the micro-batch */
+    int first_invalid_stage;          /* 1-based, 0: none */
+    int worst_stage;                  /* least memory headroom, -1 unknown */
+    double worst_need, worst_avail;
+} ApsolveRebatch;
+
+int apsolve_rebatch(const ApsolveProblem *p, const ApsolvePlan *plan, int64_t old_micro,
+                    int64_t new_micro, ApsolveRebatch *out);
+
 /* One plan to write, with how it was made. */
 typedef struct ApsolveOutput {
     const char *label;                /* "auto", "3-D dp=2,tp=2,pp=2", ... */
     const char *kind;                 /* auto | manual | uniform | 3d */
     const ApsolvePlan *plan;
     int64_t plan_id;                  /* 0: not stored */
+    const ApsolveFullEstimate *full;  /* NULL: not computed */
+    const ApsolveRebatch *rebatch;    /* NULL: no --batch */
 } ApsolveOutput;
 
 /* Writes n plans side by side in format "text" (Alpa's lines, latency,

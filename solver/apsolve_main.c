@@ -39,6 +39,12 @@ static void usage(FILE *out)
           "           (logical shapes and option dicts optional: the cheapest config is used)\n"
           "  uniform: --num-stages K --submesh NxM [--logical AxB] [--option-dicts '[{...}]']\n"
           "  --parallel dp=D,tp=T,pp=P Megatron-style 3-D plan, printed next to the auto plan\n"
+          "  --batch B                 re-evaluate the plans at global batch B (e.g. the last,\n"
+          "                            smaller batch of an epoch) without a new search: costs\n"
+          "                            and activations scaled with the micro-batch, memory and\n"
+          "                            config validity (dp must divide it) checked\n"
+          "Besides Alpa's T, text and JSON give a full estimate that adds cross-stage\n"
+          "transfers, the gradient all-reduce and the optimizer step (docs/solver.md).\n"
           "  --help, --version\n\n"
           "Exit status: 0 ok, 1 failure, 2 usage error, 3 no feasible plan.\n",
           out);
@@ -141,6 +147,7 @@ typedef struct Args {
     const char *parallel, *submesh, *logical;
     int64_t sweep;
     int no_store, quiet, num_stages, micro_batches;
+    int64_t batch;                    /* --batch: re-evaluate at this global batch */
     ApsolveOptions opt;
 } Args;
 
@@ -272,6 +279,9 @@ static int run(Args *a)
     ApsolvePlan *autop = NULL, *given = NULL;
     ApsolveStageSpec *specs = NULL;
     ApsolveOutput outs[2];
+    ApsolveFullEstimate full[2];
+    ApsolveRebatch reb[2];
+    int rebatch_bad = 0;
     size_t nspec = 0, nout = 0;
     char err[512], label[96];
     const char *kind = NULL;
@@ -337,7 +347,7 @@ static int run(Args *a)
             rc = e == APSOLVE_EINVAL ? EXIT_USAGE : 1;
             goto cleanup;
         }
-        outs[nout++] = (ApsolveOutput){label, kind, given, 0};
+        outs[nout++] = (ApsolveOutput){label, kind, given, 0, NULL, NULL};
         warn_batches(a, given, label);
     }
     if (!specs || a->parallel) {
@@ -353,12 +363,42 @@ static int run(Args *a)
             fprintf(stderr, "apsolve: %s\n", apsolve_strerror(e));
             goto cleanup;
         } else {
-            outs[nout++] = (ApsolveOutput){"auto", "auto", autop, 0};
+            outs[nout++] = (ApsolveOutput){"auto", "auto", autop, 0, NULL, NULL};
             warn_batches(a, autop, "auto");
             if (!a->quiet)
                 fprintf(stderr, "apsolve: solved in %.3f ms (%ld threshold DPs over %ld distinct "
                         "stage costs)\n", autop->solve_seconds * 1e3, autop->dp_evaluations,
                         autop->candidates);
+        }
+    }
+    for (size_t k = 0; k < nout; k++) {
+        ApsolvePlan *pl = outs[k].plan == autop ? autop : given;
+        if (apsolve_full_estimate(db, sweep, pl, &full[k]) == APSOLVE_OK) {
+            outs[k].full = &full[k];
+            if (full[k].available)
+                pl->full_cost = full[k].total;
+        }
+        if (a->batch > 0) {
+            CostdbSweep sw;
+            int64_t old_micro, new_micro;
+            if (costdb_sweep_get(db, sweep, &sw)) {
+                fprintf(stderr, "apsolve: sweep %lld: %s\n", (long long)sweep, costdb_errmsg(db));
+                goto cleanup;
+            }
+            old_micro = sw.global_batch / (sw.micro_batches > 0 ? sw.micro_batches : 1);
+            if (a->batch % pl->micro_batches) {
+                fprintf(stderr, "apsolve: --batch %lld is not divisible by %d micro-batches\n",
+                        (long long)a->batch, pl->micro_batches);
+                rc = EXIT_USAGE;
+                goto cleanup;
+            }
+            new_micro = a->batch / pl->micro_batches;
+            if (apsolve_rebatch(p, pl, old_micro, new_micro, &reb[k]) == APSOLVE_OK) {
+                reb[k].global_batch = a->batch;
+                outs[k].rebatch = &reb[k];
+                if (!reb[k].valid || !reb[k].fits)
+                    rebatch_bad = 1;
+            }
         }
     }
     if (!a->no_store) {
@@ -374,6 +414,11 @@ static int run(Args *a)
         goto cleanup;
     }
     rc = 0;
+    if (rebatch_bad) {
+        fprintf(stderr, "apsolve: at --batch %lld the plan is not usable as it is (see above)\n",
+                (long long)a->batch);
+        rc = EXIT_INFEASIBLE;
+    }
     if (given && !given->feasible) {
         fprintf(stderr, "apsolve: the %s plan is not feasible: %s\n", label,
                 given->devices_used != p->num_devices ? "it does not use exactly all devices"
@@ -392,7 +437,7 @@ cleanup:
 int main(int argc, char **argv)
 {
     enum { O_SWEEP = 256, O_MB, O_BUDGET, O_MAXST, O_INF, O_FMT, O_NOSTORE, O_STOPT, O_IDS,
-           O_SUBS, O_LOGS, O_DICTS, O_PAR, O_NST, O_SUB, O_LOG, O_QUIET, O_VER };
+           O_SUBS, O_LOGS, O_DICTS, O_PAR, O_NST, O_SUB, O_LOG, O_QUIET, O_VER, O_BATCH };
     static const struct option longopts[] = {
         {"db", required_argument, NULL, 'd'},
         {"sweep", required_argument, NULL, O_SWEEP},
@@ -412,6 +457,7 @@ int main(int argc, char **argv)
         {"submesh", required_argument, NULL, O_SUB},
         {"logical", required_argument, NULL, O_LOG},
         {"quiet", no_argument, NULL, O_QUIET},
+        {"batch", required_argument, NULL, O_BATCH},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, O_VER},
         {NULL, 0, NULL, 0},
@@ -477,6 +523,11 @@ int main(int argc, char **argv)
         case O_SUB: a.submesh = optarg; break;
         case O_LOG: a.logical = optarg; break;
         case O_QUIET: a.quiet = 1; break;
+        case O_BATCH:
+            if (parse_long(optarg, 1, 1L << 40, &v))
+                return usage_error("bad --batch '%s' (a positive integer)", optarg);
+            a.batch = v;
+            break;
         case 'h': usage(stdout); return 0;
         case O_VER: printf("apsolve %s\n", APPROF_VERSION); return 0;
         default:

@@ -87,12 +87,44 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
     }
 }
 
+/* The full estimate and the --batch re-evaluation, when computed. */
+static void text_beyond(FILE *out, const ApsolveOutput *o)
+{
+    const ApsolveFullEstimate *f = o->full;
+    const ApsolveRebatch *r = o->rebatch;
+    if (f && f->available)
+        fprintf(out, "Full estimate (transfers, grad sync, optimizer): %.6g s (+%.1f%% over "
+                "Alpa's T): pipeline with transfers %.6g s (transfers %.6g s per micro-batch), "
+                "gradient all-reduce %.6g s, optimizer %.6g s\n", f->total,
+                o->plan->cost > 0 ? 100.0 * (f->total - o->plan->cost) / o->plan->cost : 0.0,
+                f->pipeline, f->transfers, f->grad_sync, f->optimizer);
+    else if (f)
+        fprintf(out, "Full estimate: unavailable (%s)\n", f->why);
+    if (r) {
+        fprintf(out, "At global batch %lld (micro-batch x%.3g): estimated latency %.6g s; ",
+                (long long)r->global_batch, r->ratio, r->cost);
+        if (!r->valid)
+            fprintf(out, "INVALID: stage %d forces the batch over a data-parallel axis that no "
+                    "longer divides the micro-batch", r->first_invalid_stage - 1);
+        else if (!r->fits)
+            fprintf(out, "DOES NOT FIT: stage %d needs %.3f GB, %.3f GB available",
+                    r->worst_stage, r->worst_need / GIB, r->worst_avail / GIB);
+        else if (r->worst_stage >= 0)
+            fprintf(out, "fits in memory (tightest: stage %d, %.3f of %.3f GB)", r->worst_stage,
+                    r->worst_need / GIB, r->worst_avail / GIB);
+        else
+            fputs("memory unknown", out);
+        fputc('\n', out);
+    }
+}
+
 static int write_text(FILE *out, const ApsolveOutput *plans, size_t n)
 {
     for (size_t k = 0; k < n; k++) {
         if (n > 1)
             fprintf(out, "%s== %s plan ==\n", k ? "\n" : "", plans[k].label);
         text_plan(out, &plans[k]);
+        text_beyond(out, &plans[k]);
         if (plans[k].plan_id > 0)
             fprintf(out, "Stored as plan %lld\n", (long long)plans[k].plan_id);
     }
@@ -175,6 +207,38 @@ static void json_plan(FILE *out, const ApsolveOutput *o)
             pl->candidates);
     if (o->plan_id > 0)
         fprintf(out, ", \"plan_id\": %lld", (long long)o->plan_id);
+    if (o->full) {
+        const ApsolveFullEstimate *f = o->full;
+        fputs(", \"full_cost\": ", out);
+        if (f->available) {
+            json_num(out, f->total);
+            fputs(", \"breakdown\": {\"pipeline\": ", out);
+            json_num(out, f->pipeline);
+            fputs(", \"transfers\": ", out);
+            json_num(out, f->transfers);
+            fputs(", \"transfer_bytes\": ", out);
+            json_num(out, f->transfer_bytes);
+            fputs(", \"grad_sync\": ", out);
+            json_num(out, f->grad_sync);
+            fputs(", \"optimizer\": ", out);
+            json_num(out, f->optimizer);
+            fputc('}', out);
+        } else {
+            fputs("null, \"full_cost_unavailable\": ", out);
+            json_str(out, f->why);
+        }
+    }
+    if (o->rebatch) {
+        const ApsolveRebatch *r = o->rebatch;
+        fprintf(out, ", \"rebatch\": {\"global_batch\": %lld, \"ratio\": ",
+                (long long)r->global_batch);
+        json_num(out, r->ratio);
+        fputs(", \"cost\": ", out);
+        json_num(out, r->cost);
+        fprintf(out, ", \"fits\": %s, \"valid\": %s, \"first_invalid_stage\": %d}",
+                r->fits ? "true" : "false", r->valid ? "true" : "false",
+                r->first_invalid_stage - 1);
+    }
     fputc('}', out);
 }
 
