@@ -684,8 +684,14 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
     else
         rc = approf_layers_manual(sw.graph, &sw.layering);
     if (rc < 0) {
-        snprintf(err, errlen, "%s: layer construction into %d layers failed: %s",
-                 sw.graph->name, cfg->layers, approf_strerror(rc));
+        if (cfg->layers > 0)
+            snprintf(err, errlen,
+                     "%s: no split of its %zu operators into %d layers satisfies Alpa's layer "
+                     "construction with eps %g (%s); try fewer --layers or a larger --eps",
+                     sw.graph->name, sw.graph->n_ops, cfg->layers, cfg->eps, approf_strerror(rc));
+        else
+            snprintf(err, errlen, "%s: manual layers from boundary markers failed: %s",
+                     sw.graph->name, approf_strerror(rc));
         goto out;
     }
     rc = approf_hardware_resolve(cfg->hardware, &sw.hw, err, errlen);
