@@ -71,4 +71,14 @@ double cdb_column_double(sqlite3_stmt *st, int col);
 /* Grows *arr (elements of size elem) so that it holds at least need. */
 int cdb_grow(Costdb *db, void **arr, size_t *cap, size_t need, size_t elem);
 
+/* Reads the current row of st into *row (an element of the array being
+ * collected, zeroed); 0 or a negative COSTDB_E* code. */
+typedef int (*CdbRowReader)(Costdb *db, sqlite3_stmt *st, void *row);
+/* Steps the prepared and bound statement st (from cdb_prepare(sql)) to the
+ * end, reading each row with read into a malloc'd array of elem-sized rows;
+ * releases st in every case. On success *out (NULL when empty) and *n are
+ * the caller's; on failure they are NULL/0. */
+int cdb_collect(Costdb *db, sqlite3_stmt *st, const char *sql, size_t elem, CdbRowReader read,
+                void **out, size_t *n);
+
 #endif

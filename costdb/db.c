@@ -116,6 +116,34 @@ int cdb_grow(Costdb *db, void **arr, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
+int cdb_collect(Costdb *db, sqlite3_stmt *st, const char *sql, size_t elem, CdbRowReader read,
+                void **out, size_t *n)
+{
+    unsigned char *arr = NULL;
+    size_t cnt = 0, cap = 0;
+    int rc;
+    *out = NULL;
+    *n = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if ((rc = cdb_grow(db, (void **)&arr, &cap, cnt + 1, elem)) < 0)
+            goto cleanup;
+        memset(arr + cnt * elem, 0, elem);
+        if ((rc = read(db, st, arr + cnt * elem)) < 0)
+            goto cleanup;
+        cnt++;
+    }
+    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql);
+cleanup:
+    cdb_release(st);
+    if (rc < 0) {
+        free(arr);
+        return rc;
+    }
+    *out = arr;
+    *n = cnt;
+    return 0;
+}
+
 int cdb_prepare(Costdb *db, const char *sql, sqlite3_stmt **out)
 {
     sqlite3_stmt *st = NULL;

@@ -233,48 +233,34 @@ int costdb_comm_put(Costdb *db, int64_t hardware_id, const CostdbCommPoint *pts,
     return cdb_txn_leave(db, rc);
 }
 
+static int comm_get_row(Costdb *db, sqlite3_stmt *st, void *row)
+{
+    CostdbCommPoint *p = row;
+    int rc;
+    if ((rc = cdb_column_text(db, st, 0, p->collective, sizeof p->collective, "collective")) < 0 ||
+        (rc = cdb_column_text(db, st, 1, p->group_desc, sizeof p->group_desc, "group_desc")) < 0 ||
+        (rc = cdb_column_text(db, st, 2, p->dtype, sizeof p->dtype, "dtype")) < 0)
+        return rc;
+    p->bytes = sqlite3_column_int64(st, 3);
+    p->seconds = sqlite3_column_double(st, 4);
+    return 0;
+}
+
 int costdb_comm_get(Costdb *db, int64_t hardware_id, const char *collective,
                     const char *group_desc, const char *dtype,
                     CostdbCommPoint **out, size_t *n)
 {
     sqlite3_stmt *st = NULL;
-    CostdbCommPoint *arr = NULL;
-    size_t cnt = 0, cap = 0;
     int rc;
     if (!db || !collective || !group_desc || !dtype || !out || !n)
         return COSTDB_EINVAL;
-    *out = NULL;
-    *n = 0;
     if ((rc = cdb_prepare(db, sql_comm_get, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, hardware_id);
     sqlite3_bind_text(st, 2, collective, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, group_desc, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 4, dtype, -1, SQLITE_STATIC);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        CostdbCommPoint *p;
-        if ((rc = cdb_grow(db, (void **)&arr, &cap, cnt + 1, sizeof *arr)) < 0)
-            goto cleanup;
-        p = &arr[cnt];
-        memset(p, 0, sizeof *p);
-        if ((rc = cdb_column_text(db, st, 0, p->collective, sizeof p->collective, "collective")) < 0 ||
-            (rc = cdb_column_text(db, st, 1, p->group_desc, sizeof p->group_desc, "group_desc")) < 0 ||
-            (rc = cdb_column_text(db, st, 2, p->dtype, sizeof p->dtype, "dtype")) < 0)
-            goto cleanup;
-        p->bytes = sqlite3_column_int64(st, 3);
-        p->seconds = sqlite3_column_double(st, 4);
-        cnt++;
-    }
-    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_comm_get);
-cleanup:
-    cdb_release(st);
-    if (rc < 0) {
-        free(arr);
-        return rc;
-    }
-    *out = arr;
-    *n = cnt;
-    return 0;
+    return cdb_collect(db, st, sql_comm_get, sizeof **out, comm_get_row, (void **)out, n);
 }
 
 static const char sql_compute_delete[] =
@@ -323,45 +309,31 @@ int costdb_compute_put(Costdb *db, int64_t hardware_id, const CostdbComputePoint
     return cdb_txn_leave(db, rc);
 }
 
+static int compute_get_row(Costdb *db, sqlite3_stmt *st, void *row)
+{
+    CostdbComputePoint *p = row;
+    int rc;
+    if ((rc = cdb_column_text(db, st, 0, p->op, sizeof p->op, "op")) < 0 ||
+        (rc = cdb_column_text(db, st, 1, p->dtype, sizeof p->dtype, "dtype")) < 0)
+        return rc;
+    p->size = sqlite3_column_int64(st, 2);
+    p->rate = sqlite3_column_double(st, 3);
+    return 0;
+}
+
 int costdb_compute_get(Costdb *db, int64_t hardware_id, const char *op, const char *dtype,
                        CostdbComputePoint **out, size_t *n)
 {
     sqlite3_stmt *st = NULL;
-    CostdbComputePoint *arr = NULL;
-    size_t cnt = 0, cap = 0;
     int rc;
     if (!db || !op || !dtype || !out || !n)
         return COSTDB_EINVAL;
-    *out = NULL;
-    *n = 0;
     if ((rc = cdb_prepare(db, sql_compute_get, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, hardware_id);
     sqlite3_bind_text(st, 2, op, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, dtype, -1, SQLITE_STATIC);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        CostdbComputePoint *p;
-        if ((rc = cdb_grow(db, (void **)&arr, &cap, cnt + 1, sizeof *arr)) < 0)
-            goto cleanup;
-        p = &arr[cnt];
-        memset(p, 0, sizeof *p);
-        if ((rc = cdb_column_text(db, st, 0, p->op, sizeof p->op, "op")) < 0 ||
-            (rc = cdb_column_text(db, st, 1, p->dtype, sizeof p->dtype, "dtype")) < 0)
-            goto cleanup;
-        p->size = sqlite3_column_int64(st, 2);
-        p->rate = sqlite3_column_double(st, 3);
-        cnt++;
-    }
-    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_compute_get);
-cleanup:
-    cdb_release(st);
-    if (rc < 0) {
-        free(arr);
-        return rc;
-    }
-    *out = arr;
-    *n = cnt;
-    return 0;
+    return cdb_collect(db, st, sql_compute_get, sizeof **out, compute_get_row, (void **)out, n);
 }
 
 /* ---- models ------------------------------------------------------------- */
@@ -477,41 +449,29 @@ cleanup:
     return rc;
 }
 
+static int model_layers_row(Costdb *db, sqlite3_stmt *st, void *row)
+{
+    CostdbLayer *l = row;
+    (void)db;
+    l->layer_index = sqlite3_column_int(st, 0);
+    l->op_begin = sqlite3_column_int(st, 1);
+    l->op_end = sqlite3_column_int(st, 2);
+    l->fwd_flops = sqlite3_column_double(st, 3);
+    l->bwd_flops = sqlite3_column_double(st, 4);
+    l->param_bytes = sqlite3_column_int64(st, 5);
+    l->activation_bytes = sqlite3_column_int64(st, 6);
+    l->inbound_bytes = sqlite3_column_int64(st, 7);
+    return 0;
+}
+
 int costdb_model_layers(Costdb *db, int64_t model_id, CostdbLayer **out, size_t *n)
 {
     sqlite3_stmt *st = NULL;
-    CostdbLayer *arr = NULL;
-    size_t cnt = 0, cap = 0;
     int rc;
     if (!db || !out || !n)
         return COSTDB_EINVAL;
-    *out = NULL;
-    *n = 0;
     if ((rc = cdb_prepare(db, sql_layers_get, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, model_id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        CostdbLayer *l;
-        if ((rc = cdb_grow(db, (void **)&arr, &cap, cnt + 1, sizeof *arr)) < 0)
-            goto cleanup;
-        l = &arr[cnt++];
-        l->layer_index = sqlite3_column_int(st, 0);
-        l->op_begin = sqlite3_column_int(st, 1);
-        l->op_end = sqlite3_column_int(st, 2);
-        l->fwd_flops = sqlite3_column_double(st, 3);
-        l->bwd_flops = sqlite3_column_double(st, 4);
-        l->param_bytes = sqlite3_column_int64(st, 5);
-        l->activation_bytes = sqlite3_column_int64(st, 6);
-        l->inbound_bytes = sqlite3_column_int64(st, 7);
-    }
-    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_layers_get);
-cleanup:
-    cdb_release(st);
-    if (rc < 0) {
-        free(arr);
-        return rc;
-    }
-    *out = arr;
-    *n = cnt;
-    return 0;
+    return cdb_collect(db, st, sql_layers_get, sizeof **out, model_layers_row, (void **)out, n);
 }

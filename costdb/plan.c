@@ -58,17 +58,31 @@ int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p
     return cdb_txn_leave(db, rc);
 }
 
+static int placements_get_row(Costdb *db, sqlite3_stmt *st, void *row)
+{
+    CostdbPlacement *p = row;
+    int rc;
+    p->start_layer = sqlite3_column_int(st, 0);
+    p->end_layer = sqlite3_column_int(st, 1);
+    p->submesh_index = sqlite3_column_int(st, 2);
+    p->config_index = sqlite3_column_int(st, 3);
+    p->tensor_index = sqlite3_column_int(st, 4);
+    if ((rc = cdb_column_text(db, st, 5, p->tensor_name, sizeof p->tensor_name, "tensor_name")) < 0 ||
+        (rc = cdb_column_text(db, st, 6, p->role, sizeof p->role, "role")) < 0 ||
+        (rc = cdb_column_text(db, st, 7, p->shape, sizeof p->shape, "shape")) < 0 ||
+        (rc = cdb_column_text(db, st, 8, p->dtype, sizeof p->dtype, "dtype")) < 0 ||
+        (rc = cdb_column_text(db, st, 9, p->sharding_spec, sizeof p->sharding_spec, "sharding_spec")) < 0)
+        return rc;
+    return 0;
+}
+
 int costdb_placements_get(Costdb *db, int64_t sweep_id, int start, int end, int submesh,
                           int config, CostdbPlacement **out, size_t *n)
 {
     sqlite3_stmt *st = NULL;
-    CostdbPlacement *arr = NULL;
-    size_t cnt = 0, cap = 0;
     int rc;
     if (!db || !out || !n)
         return COSTDB_EINVAL;
-    *out = NULL;
-    *n = 0;
     if ((rc = cdb_prepare(db, sql_placement_get, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
@@ -76,35 +90,7 @@ int costdb_placements_get(Costdb *db, int64_t sweep_id, int start, int end, int 
     sqlite3_bind_int(st, 3, end);
     sqlite3_bind_int(st, 4, submesh);
     sqlite3_bind_int(st, 5, config);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        CostdbPlacement *p;
-        if ((rc = cdb_grow(db, (void **)&arr, &cap, cnt + 1, sizeof *arr)) < 0)
-            goto cleanup;
-        p = &arr[cnt];
-        memset(p, 0, sizeof *p);
-        p->start_layer = sqlite3_column_int(st, 0);
-        p->end_layer = sqlite3_column_int(st, 1);
-        p->submesh_index = sqlite3_column_int(st, 2);
-        p->config_index = sqlite3_column_int(st, 3);
-        p->tensor_index = sqlite3_column_int(st, 4);
-        if ((rc = cdb_column_text(db, st, 5, p->tensor_name, sizeof p->tensor_name, "tensor_name")) < 0 ||
-            (rc = cdb_column_text(db, st, 6, p->role, sizeof p->role, "role")) < 0 ||
-            (rc = cdb_column_text(db, st, 7, p->shape, sizeof p->shape, "shape")) < 0 ||
-            (rc = cdb_column_text(db, st, 8, p->dtype, sizeof p->dtype, "dtype")) < 0 ||
-            (rc = cdb_column_text(db, st, 9, p->sharding_spec, sizeof p->sharding_spec, "sharding_spec")) < 0)
-            goto cleanup;
-        cnt++;
-    }
-    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_placement_get);
-cleanup:
-    cdb_release(st);
-    if (rc < 0) {
-        free(arr);
-        return rc;
-    }
-    *out = arr;
-    *n = cnt;
-    return 0;
+    return cdb_collect(db, st, sql_placement_get, sizeof **out, placements_get_row, (void **)out, n);
 }
 
 /* ---- plans -------------------------------------------------------------- */
@@ -202,46 +188,36 @@ cleanup:
     return rc;
 }
 
+static int plan_stages_row(Costdb *db, sqlite3_stmt *st, void *row)
+{
+    CostdbPlanStage *s = row;
+    (void)db;
+    s->stage_index = sqlite3_column_int(st, 0);
+    s->start_layer = sqlite3_column_int(st, 1);
+    s->end_layer = sqlite3_column_int(st, 2);
+    s->submesh_index = (int)cdb_column_int_or(st, 3, -1);
+    s->submesh_hosts = sqlite3_column_int(st, 4);
+    s->submesh_gpus = sqlite3_column_int(st, 5);
+    s->config_index = (int)cdb_column_int_or(st, 6, -1);
+    s->logical_a = sqlite3_column_int(st, 7);
+    s->logical_b = sqlite3_column_int(st, 8);
+    s->force_batch_dim = (int)cdb_column_int_or(st, 9, -1);
+    s->fwd_cost = sqlite3_column_double(st, 10);
+    s->bwd_cost = sqlite3_column_double(st, 11);
+    s->peak_memory = sqlite3_column_int64(st, 12);
+    s->memory_needed = sqlite3_column_int64(st, 13);
+    s->available_memory = sqlite3_column_int64(st, 14);
+    return 0;
+}
+
 static int plan_stages(Costdb *db, int64_t id, CostdbPlanStage **out, size_t *n)
 {
     sqlite3_stmt *st = NULL;
-    CostdbPlanStage *arr = NULL;
-    size_t cnt = 0, cap = 0;
     int rc;
     if ((rc = cdb_prepare(db, sql_stages_get, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        CostdbPlanStage *s;
-        if ((rc = cdb_grow(db, (void **)&arr, &cap, cnt + 1, sizeof *arr)) < 0)
-            goto cleanup;
-        s = &arr[cnt++];
-        s->stage_index = sqlite3_column_int(st, 0);
-        s->start_layer = sqlite3_column_int(st, 1);
-        s->end_layer = sqlite3_column_int(st, 2);
-        s->submesh_index = (int)cdb_column_int_or(st, 3, -1);
-        s->submesh_hosts = sqlite3_column_int(st, 4);
-        s->submesh_gpus = sqlite3_column_int(st, 5);
-        s->config_index = (int)cdb_column_int_or(st, 6, -1);
-        s->logical_a = sqlite3_column_int(st, 7);
-        s->logical_b = sqlite3_column_int(st, 8);
-        s->force_batch_dim = (int)cdb_column_int_or(st, 9, -1);
-        s->fwd_cost = sqlite3_column_double(st, 10);
-        s->bwd_cost = sqlite3_column_double(st, 11);
-        s->peak_memory = sqlite3_column_int64(st, 12);
-        s->memory_needed = sqlite3_column_int64(st, 13);
-        s->available_memory = sqlite3_column_int64(st, 14);
-    }
-    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_stages_get);
-cleanup:
-    cdb_release(st);
-    if (rc < 0) {
-        free(arr);
-        return rc;
-    }
-    *out = arr;
-    *n = cnt;
-    return 0;
+    return cdb_collect(db, st, sql_stages_get, sizeof **out, plan_stages_row, (void **)out, n);
 }
 
 int costdb_plan_get(Costdb *db, int64_t id, CostdbPlan *out, CostdbPlanStage **stages, size_t *n)
@@ -364,47 +340,33 @@ int costdb_resharding_put(Costdb *db, int64_t plan_id, const CostdbReshardingTas
     return cdb_txn_leave(db, rc);
 }
 
+static int resharding_get_row(Costdb *db, sqlite3_stmt *st, void *row)
+{
+    CostdbReshardingTask *t = row;
+    int rc;
+    t->task_index = sqlite3_column_int(st, 0);
+    t->src_stage = sqlite3_column_int(st, 1);
+    t->dst_stage = sqlite3_column_int(st, 2);
+    if ((rc = cdb_column_text(db, st, 3, t->tensor_name, sizeof t->tensor_name, "tensor_name")) < 0 ||
+        (rc = cdb_column_text(db, st, 4, t->shape, sizeof t->shape, "shape")) < 0 ||
+        (rc = cdb_column_text(db, st, 5, t->dtype, sizeof t->dtype, "dtype")) < 0 ||
+        (rc = cdb_column_text(db, st, 6, t->src_spec, sizeof t->src_spec, "src_spec")) < 0 ||
+        (rc = cdb_column_text(db, st, 7, t->dst_spec, sizeof t->dst_spec, "dst_spec")) < 0 ||
+        (rc = cdb_column_text(db, st, 9, t->strategy, sizeof t->strategy, "strategy")) < 0)
+        return rc;
+    t->bytes = sqlite3_column_int64(st, 8);
+    t->seconds = sqlite3_column_double(st, 10);
+    return 0;
+}
+
 int costdb_resharding_get(Costdb *db, int64_t plan_id, CostdbReshardingTask **out, size_t *n)
 {
     sqlite3_stmt *st = NULL;
-    CostdbReshardingTask *arr = NULL;
-    size_t cnt = 0, cap = 0;
     int rc;
     if (!db || !out || !n)
         return COSTDB_EINVAL;
-    *out = NULL;
-    *n = 0;
     if ((rc = cdb_prepare(db, sql_task_get, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, plan_id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        CostdbReshardingTask *t;
-        if ((rc = cdb_grow(db, (void **)&arr, &cap, cnt + 1, sizeof *arr)) < 0)
-            goto cleanup;
-        t = &arr[cnt];
-        memset(t, 0, sizeof *t);
-        t->task_index = sqlite3_column_int(st, 0);
-        t->src_stage = sqlite3_column_int(st, 1);
-        t->dst_stage = sqlite3_column_int(st, 2);
-        if ((rc = cdb_column_text(db, st, 3, t->tensor_name, sizeof t->tensor_name, "tensor_name")) < 0 ||
-            (rc = cdb_column_text(db, st, 4, t->shape, sizeof t->shape, "shape")) < 0 ||
-            (rc = cdb_column_text(db, st, 5, t->dtype, sizeof t->dtype, "dtype")) < 0 ||
-            (rc = cdb_column_text(db, st, 6, t->src_spec, sizeof t->src_spec, "src_spec")) < 0 ||
-            (rc = cdb_column_text(db, st, 7, t->dst_spec, sizeof t->dst_spec, "dst_spec")) < 0 ||
-            (rc = cdb_column_text(db, st, 9, t->strategy, sizeof t->strategy, "strategy")) < 0)
-            goto cleanup;
-        t->bytes = sqlite3_column_int64(st, 8);
-        t->seconds = sqlite3_column_double(st, 10);
-        cnt++;
-    }
-    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_task_get);
-cleanup:
-    cdb_release(st);
-    if (rc < 0) {
-        free(arr);
-        return rc;
-    }
-    *out = arr;
-    *n = cnt;
-    return 0;
+    return cdb_collect(db, st, sql_task_get, sizeof **out, resharding_get_row, (void **)out, n);
 }

@@ -266,34 +266,20 @@ int costdb_sweep_latest(Costdb *db, int64_t *id)
     return rc;
 }
 
+static int sweep_row(Costdb *db, sqlite3_stmt *st, void *row)
+{
+    return sweep_read(db, st, row);
+}
+
 int costdb_sweep_list(Costdb *db, CostdbSweep **out, size_t *n)
 {
     sqlite3_stmt *st = NULL;
-    CostdbSweep *arr = NULL;
-    size_t cnt = 0, cap = 0;
     int rc;
     if (!db || !out || !n)
         return COSTDB_EINVAL;
-    *out = NULL;
-    *n = 0;
     if ((rc = cdb_prepare(db, sql_sweep_list, &st)) < 0)
         return rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if ((rc = cdb_grow(db, (void **)&arr, &cap, cnt + 1, sizeof *arr)) < 0 ||
-            (rc = sweep_read(db, st, &arr[cnt])) < 0)
-            goto cleanup;
-        cnt++;
-    }
-    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_sweep_list);
-cleanup:
-    cdb_release(st);
-    if (rc < 0) {
-        free(arr);
-        return rc;
-    }
-    *out = arr;
-    *n = cnt;
-    return 0;
+    return cdb_collect(db, st, sql_sweep_list, sizeof **out, sweep_row, (void **)out, n);
 }
 
 /* Runs a one-row write keyed by sweep id; ENOTFOUND when no row changed. */
@@ -342,72 +328,50 @@ int costdb_sweep_delete(Costdb *db, int64_t id)
     return cdb_txn_leave(db, rc);
 }
 
+static int submesh_row(Costdb *db, sqlite3_stmt *st, void *row)
+{
+    CostdbSubmesh *x = row;
+    (void)db;
+    x->index = sqlite3_column_int(st, 0);
+    x->hosts = sqlite3_column_int(st, 1);
+    x->gpus_per_host = sqlite3_column_int(st, 2);
+    return 0;
+}
+
 int costdb_sweep_submeshes(Costdb *db, int64_t sweep_id, CostdbSubmesh **out, size_t *n)
 {
     sqlite3_stmt *st = NULL;
-    CostdbSubmesh *arr = NULL;
-    size_t cnt = 0, cap = 0;
     int rc;
     if (!db || !out || !n)
         return COSTDB_EINVAL;
-    *out = NULL;
-    *n = 0;
     if ((rc = cdb_prepare(db, sql_submeshes_get, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if ((rc = cdb_grow(db, (void **)&arr, &cap, cnt + 1, sizeof *arr)) < 0)
-            goto cleanup;
-        arr[cnt].index = sqlite3_column_int(st, 0);
-        arr[cnt].hosts = sqlite3_column_int(st, 1);
-        arr[cnt].gpus_per_host = sqlite3_column_int(st, 2);
-        cnt++;
-    }
-    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_submeshes_get);
-cleanup:
-    cdb_release(st);
-    if (rc < 0) {
-        free(arr);
-        return rc;
-    }
-    *out = arr;
-    *n = cnt;
+    return cdb_collect(db, st, sql_submeshes_get, sizeof **out, submesh_row, (void **)out, n);
+}
+
+static int config_row(Costdb *db, sqlite3_stmt *st, void *row)
+{
+    CostdbConfig *x = row;
+    (void)db;
+    x->submesh_index = sqlite3_column_int(st, 0);
+    x->config_index = sqlite3_column_int(st, 1);
+    x->logical_a = sqlite3_column_int(st, 2);
+    x->logical_b = sqlite3_column_int(st, 3);
+    x->force_batch_dim = (int)cdb_column_int_or(st, 4, -1);
     return 0;
 }
 
 int costdb_sweep_configs(Costdb *db, int64_t sweep_id, CostdbConfig **out, size_t *n)
 {
     sqlite3_stmt *st = NULL;
-    CostdbConfig *arr = NULL;
-    size_t cnt = 0, cap = 0;
     int rc;
     if (!db || !out || !n)
         return COSTDB_EINVAL;
-    *out = NULL;
-    *n = 0;
     if ((rc = cdb_prepare(db, sql_configs_get, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if ((rc = cdb_grow(db, (void **)&arr, &cap, cnt + 1, sizeof *arr)) < 0)
-            goto cleanup;
-        arr[cnt].submesh_index = sqlite3_column_int(st, 0);
-        arr[cnt].config_index = sqlite3_column_int(st, 1);
-        arr[cnt].logical_a = sqlite3_column_int(st, 2);
-        arr[cnt].logical_b = sqlite3_column_int(st, 3);
-        arr[cnt].force_batch_dim = (int)cdb_column_int_or(st, 4, -1);
-        cnt++;
-    }
-    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_configs_get);
-cleanup:
-    cdb_release(st);
-    if (rc < 0) {
-        free(arr);
-        return rc;
-    }
-    *out = arr;
-    *n = cnt;
-    return 0;
+    return cdb_collect(db, st, sql_configs_get, sizeof **out, config_row, (void **)out, n);
 }
 
 /* ---- stage profile entries ---------------------------------------------- */
@@ -487,61 +451,45 @@ int costdb_entries_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, size_
     return cdb_txn_leave(db, rc);
 }
 
+static int entry_row(Costdb *db, sqlite3_stmt *st, void *row)
+{
+    CostdbEntry *x = row;
+    char status[32];
+    int rc;
+    x->start_layer = sqlite3_column_int(st, 0);
+    x->end_layer = sqlite3_column_int(st, 1);
+    x->submesh_index = sqlite3_column_int(st, 2);
+    x->config_index = sqlite3_column_int(st, 3);
+    x->phase = sqlite3_column_int(st, 4) ? COSTDB_BWD : COSTDB_FWD;
+    x->compute_cost = sqlite3_column_double(st, 5);
+    x->peak_memory = sqlite3_column_int64(st, 6);
+    x->invar_size = sqlite3_column_int64(st, 7);
+    x->outvar_size = sqlite3_column_int64(st, 8);
+    x->temp_buffer_size = sqlite3_column_int64(st, 9);
+    x->available_memory = sqlite3_column_int64(st, 10);
+    x->intermediate_size = sqlite3_column_int64(st, 11);
+    x->initial_size = sqlite3_column_int64(st, 12);
+    x->repeats = sqlite3_column_int(st, 13);
+    x->spread = sqlite3_column_double(st, 14);
+    x->reused = sqlite3_column_int(st, 15);
+    if ((rc = cdb_column_text(db, st, 16, status, sizeof status, "status")) < 0 ||
+        (rc = cdb_column_text(db, st, 17, x->error, sizeof x->error, "error")) < 0)
+        return rc;
+    if (costdb_status_parse(status, &x->status) < 0)
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: entry with unknown status '%s'", db->path, status);
+    return 0;
+}
+
 int costdb_entries_get(Costdb *db, int64_t sweep_id, CostdbEntry **out, size_t *n)
 {
     sqlite3_stmt *st = NULL;
-    CostdbEntry *arr = NULL;
-    size_t cnt = 0, cap = 0;
-    char status[32];
     int rc;
     if (!db || !out || !n)
         return COSTDB_EINVAL;
-    *out = NULL;
-    *n = 0;
     if ((rc = cdb_prepare(db, sql_entries_get, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        CostdbEntry *x;
-        if ((rc = cdb_grow(db, (void **)&arr, &cap, cnt + 1, sizeof *arr)) < 0)
-            goto cleanup;
-        x = &arr[cnt];
-        memset(x, 0, sizeof *x);
-        x->start_layer = sqlite3_column_int(st, 0);
-        x->end_layer = sqlite3_column_int(st, 1);
-        x->submesh_index = sqlite3_column_int(st, 2);
-        x->config_index = sqlite3_column_int(st, 3);
-        x->phase = sqlite3_column_int(st, 4) ? COSTDB_BWD : COSTDB_FWD;
-        x->compute_cost = sqlite3_column_double(st, 5);
-        x->peak_memory = sqlite3_column_int64(st, 6);
-        x->invar_size = sqlite3_column_int64(st, 7);
-        x->outvar_size = sqlite3_column_int64(st, 8);
-        x->temp_buffer_size = sqlite3_column_int64(st, 9);
-        x->available_memory = sqlite3_column_int64(st, 10);
-        x->intermediate_size = sqlite3_column_int64(st, 11);
-        x->initial_size = sqlite3_column_int64(st, 12);
-        x->repeats = sqlite3_column_int(st, 13);
-        x->spread = sqlite3_column_double(st, 14);
-        x->reused = sqlite3_column_int(st, 15);
-        if ((rc = cdb_column_text(db, st, 16, status, sizeof status, "status")) < 0 ||
-            (rc = cdb_column_text(db, st, 17, x->error, sizeof x->error, "error")) < 0)
-            goto cleanup;
-        if (costdb_status_parse(status, &x->status) < 0) {
-            rc = cdb_err(db, COSTDB_ECORRUPT, "%s: entry with unknown status '%s'", db->path, status);
-            goto cleanup;
-        }
-        cnt++;
-    }
-    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_entries_get);
-cleanup:
-    cdb_release(st);
-    if (rc < 0) {
-        free(arr);
-        return rc;
-    }
-    *out = arr;
-    *n = cnt;
-    return 0;
+    return cdb_collect(db, st, sql_entries_get, sizeof **out, entry_row, (void **)out, n);
 }
 
 int costdb_entry_exists(Costdb *db, int64_t sweep_id, int start, int end, int submesh,
