@@ -525,6 +525,11 @@ static int setup(Costdb *db, int flags)
         return cdb_err(db, COSTDB_ETOONEW,
                        "%s: written by a newer approf (schema %d, this build knows %d)",
                        db->path, version, COSTDB_SCHEMA_VERSION);
+    /* user_version is a signed 32-bit field: a negative one was never
+     * written by approf, and would index before the migration table. */
+    if (version < 0)
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: the database is corrupt (schema version %d)",
+                       db->path, version);
     if (version == 0 && n_objects > 0)
         return cdb_err(db, COSTDB_ENOTDB,
                        "%s: not an approf database (a SQLite file with other tables)", db->path);

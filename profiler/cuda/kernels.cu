@@ -35,10 +35,12 @@ __global__ void bw_kernel(const T *__restrict__ in, int64_t n_in, T *__restrict_
     int64_t rows = n_in / 64;
     float acc = 0.0f;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += stride) {
-        int64_t src = i % n_in;
+        // 64-bit division is slow on GPUs: only broadcasts (i >= n_in) need it.
+        int64_t src = i < n_in ? i : i % n_in;
         if (gather && rows > 1) {
-            int64_t row = (int64_t)(((uint64_t)(src / 64) * 2654435761ull) % (uint64_t)rows);
-            src = row * 64 + (src % 64);
+            uint32_t h = (uint32_t)((uint64_t)(src >> 6) * 2654435761ull);
+            int64_t row = rows <= 0xffffffffll ? (int64_t)(h % (uint32_t)rows) : (int64_t)h;
+            src = row * 64 + (src & 63);
         }
         acc = acc * 0.5f + to_f(in[src]);
         if (i < n_out)

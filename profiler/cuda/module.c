@@ -206,6 +206,12 @@ static int cuda_measure(void *vctx, const ApprofStageProgram *p, int phase,
     }
     if (rc < 0)
         goto cleanup;
+    if (n == 0) {
+        /* Nothing runs in this phase (reshapes only): it costs nothing. */
+        out->compute_cost = 0.0;
+        out->spread = 0.0;
+        goto cleanup;
+    }
     for (int w = 0; w < c->warmup && rc == 0; w++)
         rc = run_all(c, ops, n, dt, ws, ws_size, out->error, sizeof out->error);
     if (rc == 0)

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+# `approf probe` end to end without a GPU: usage errors exit 2, a missing
+# module or device prints one line and exits 1 without creating the
+# database, and with the fake module (tests/cuda/fake_module.c) the probe
+# stores a 'measured' hardware row and its curves.
+# Usage: probe_cli.py APPROF FAKE_MODULE_DIR REAL_MODULE_BUILT(0|1)
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+approf, fake_dir, real_built = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+failures = 0
+
+
+def check(cond, what):
+    global failures
+    if not cond:
+        failures += 1
+        print("FAIL:", what)
+    else:
+        print("ok:", what)
+
+
+def run(args, **env):
+    e = dict(os.environ)
+    e.pop("APPROF_MODULE_DIR", None)
+    e.pop("FAKE_APPROF_NODEV", None)
+    e.update(env)
+    p = subprocess.run([approf, "probe"] + args, env=e, capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    db = os.path.join(tmp, "probe.db")
+
+    rc, out, err = run(["--help"])
+    check(rc == 0 and out.startswith("Usage: approf probe"), "--help exits 0 with usage on stdout")
+    rc, out, err = run(["--bogus"])
+    check(rc == 2 and "Try 'approf probe --help'" in err, "unknown option exits 2")
+    rc, out, err = run(["--max-bytes", "12"])
+    check(rc == 2 and "--max-bytes" in err, "--max-bytes below 1K exits 2")
+    rc, out, err = run(["--max-bytes", "4X"])
+    check(rc == 2, "--max-bytes with a bad suffix exits 2")
+
+    rc, out, err = run(["--db", db], APPROF_MODULE_DIR="/nonexistent/approf-dir")
+    lines = err.splitlines()
+    check(rc == 1 and len(lines) == 1 and
+          lines[0].startswith("approf: no CUDA backend: module /nonexistent/approf-dir/approf-cuda.so"),
+          "missing module: one line, exit 1 (%r)" % err)
+    check(not os.path.exists(db), "missing module: no database created")
+
+    if real_built:
+        rc, out, err = run(["--db", db], CUDA_VISIBLE_DEVICES="")
+        lines = err.splitlines()
+        check(rc == 1 and len(lines) == 1 and
+              lines[0].startswith("approf: no CUDA device: cudaGetDeviceCount: "),
+              "real module, no device: one line, exit 1 (%r)" % err)
+        check(not os.path.exists(db), "no device: no database created")
+
+    rc, out, err = run(["--db", db], APPROF_MODULE_DIR=fake_dir, FAKE_APPROF_NODEV="1")
+    check(rc == 1 and err == "approf: no CUDA device: fake module second line\n",
+          "module's no-device message on one line (%r)" % err)
+
+    rc, out, err = run(["--db", db, "--max-bytes", "8K", "--quiet"], APPROF_MODULE_DIR=fake_dir)
+    check(rc == 0 and err == "", "fake probe succeeds quietly (rc %d, %r)" % (rc, err))
+    check("hardware 1: measured:Fake GPU 40GB" in out, "summary names the hardware row")
+    con = sqlite3.connect(db)
+    hw = con.execute("SELECT id, fingerprint, kind, gpus_per_host, device_memory, nccl_version,"
+                     " peak_flops_f16, memory_bandwidth, intra_host_bandwidth, intra_host_latency"
+                     " FROM hardware").fetchall()
+    check(len(hw) == 1, "one hardware row")
+    hid, fp, kind, gpus, mem, nccl, f16, membw, bw, lat = hw[0]
+    check(fp == "measured:Fake GPU 40GB:2x40960MiB:driver 13.0:cuda 13.0:nccl 2.28.3",
+          "fingerprint (%s)" % fp)
+    check(kind == "measured" and gpus == 2 and mem == 40 << 30 and nccl == "2.28.3", "row fields")
+    check(f16 == 280e12 and membw == 1.2e12, "best GEMM and memcpy rates")
+    best = max(b / (2e-6 + b / 2e11) for b in (1024, 2048, 4096, 8192))
+    check(abs(bw - best) <= 1e-9 * best and abs(lat - (2e-6 + 1024 / 2e11)) < 1e-15,
+          "send-recv bandwidth and latency")
+    ar = con.execute("SELECT bytes, seconds FROM comm_profile WHERE hardware_id = ? AND"
+                     " collective = 'all-reduce' AND group_desc = '1x2' AND dtype = 'f32'"
+                     " ORDER BY bytes", (hid,)).fetchall()
+    check([b for b, _ in ar] == [1024, 2048, 4096, 8192], "all-reduce curve 1 KiB .. 8 KiB")
+    check(all(abs(s - (1e-5 + b / 1e11)) < 1e-15 for b, s in ar), "all-reduce seconds")
+    n = con.execute("SELECT count(*) FROM compute_profile WHERE hardware_id = ?", (hid,)).fetchone()[0]
+    check(n == 3, "three compute points")
+    con.close()
+
+    # A second probe reuses the row and replaces the curves.
+    rc, out, err = run(["--db", db, "--max-bytes", "2K", "--quiet"], APPROF_MODULE_DIR=fake_dir)
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT count(*) FROM hardware").fetchone()[0]
+    ar = con.execute("SELECT bytes FROM comm_profile WHERE collective = 'all-reduce'").fetchall()
+    con.close()
+    check(rc == 0 and rows == 1 and sorted(b for b, in ar) == [1024, 2048],
+          "re-probe keeps one row and replaces the curve")
+
+    rc, out, err = run(["--db", db, "--max-bytes", "1K"], APPROF_MODULE_DIR=fake_dir)
+    check(rc == 0 and "approf probe: fake probe done" in err, "progress lines without --quiet")
+
+sys.exit(1 if failures else 0)

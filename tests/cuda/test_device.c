@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The CUDA backend on a real GPU: every kernel kind in every dtype measures
+ * with status ok, a finite positive cost and a tracked peak at least the
+ * operands' size; an entry that cannot fit is status oom with +inf and a
+ * message, and the next entry measures normally again. Exits 77 (skipped)
+ * when no module or device is available.
+ */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backend.h"
+#include "cuda/host.h"
+
+static ApprofBackend be;
+static ApprofHardwareSpec hw;
+
+static ApprofKernel kern(ApprofKernelKind kind)
+{
+    ApprofKernel k;
+    memset(&k, 0, sizeof k);
+    k.kind = kind;
+    if (kind == APPROF_K_GEMM) {
+        k.batch = 2;
+        k.m = 1024; k.n = 768; k.k = 512;
+    } else if (kind <= APPROF_K_CONV_BWD_FILTER) {
+        k.conv_n = 8; k.conv_c = 64; k.conv_h = 56; k.conv_w = 56;
+        k.conv_k = 64; k.conv_r = 3; k.conv_s = 3;
+        k.conv_stride[0] = k.conv_stride[1] = 1;
+        k.conv_pad[0] = k.conv_pad[1] = 1;
+        k.conv_groups = 1;
+    } else {
+        k.elements = 1 << 22;
+        k.bytes = 3.0 * (1 << 22) * 4;
+    }
+    return k;
+}
+
+static void test_kinds(void)
+{
+    static const ApprofKernelKind kinds[] = {
+        APPROF_K_GEMM, APPROF_K_CONV_FWD, APPROF_K_CONV_BWD_DATA, APPROF_K_CONV_BWD_FILTER,
+        APPROF_K_ELEMENTWISE, APPROF_K_REDUCTION, APPROF_K_GATHER, APPROF_K_COPY};
+    for (int dt = APPROF_F32; dt <= APPROF_BF16; dt++) {
+        for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+            ApprofKernel k = kern(kinds[i]);
+            ApprofKernelBuffers b;
+            ApprofStageProgram p;
+            ApprofMeasurement m;
+            memset(&p, 0, sizeof p);
+            p.dtype = (ApprofDtype)dt;
+            k.dtype = (ApprofDtype)dt;
+            p.kernels[0] = &k;
+            p.n_kernels[0] = 1;
+            CU_ASSERT_EQUAL_FATAL(approf_kernel_buffers(&k, p.dtype, &b), 0);
+            CU_ASSERT_EQUAL(be.measure(be.ctx, &p, 0, &hw, &m), 0);
+            if (m.status != 0)
+                printf("\n  dtype %d kind %d: %s\n", dt, (int)kinds[i], m.error);
+            CU_ASSERT_EQUAL(m.status, 0);
+            CU_ASSERT(isfinite(m.compute_cost) && m.compute_cost > 0);
+            CU_ASSERT(m.peak_memory >= approf_kernel_buffers_total(&b));
+            CU_ASSERT(m.available_memory > 0);
+            CU_ASSERT(m.repeats >= 1);
+            CU_ASSERT(m.spread >= 0);
+        }
+    }
+}
+
+static void test_oom_then_ok(void)
+{
+    ApprofKernel k = kern(APPROF_K_GEMM);
+    ApprofStageProgram p;
+    ApprofMeasurement m;
+    memset(&p, 0, sizeof p);
+    p.kernels[1] = &k;
+    p.n_kernels[1] = 1;
+    p.peak_memory[1] = (int64_t)1 << 50;       /* a petabyte */
+    CU_ASSERT_EQUAL(be.measure(be.ctx, &p, 1, &hw, &m), 0);
+    CU_ASSERT_EQUAL(m.status, 1);
+    CU_ASSERT(isinf(m.compute_cost));
+    CU_ASSERT(m.error[0] != '\0');
+    p.peak_memory[1] = 0;
+    CU_ASSERT_EQUAL(be.measure(be.ctx, &p, 1, &hw, &m), 0);
+    CU_ASSERT_EQUAL(m.status, 0);
+    CU_ASSERT(isfinite(m.compute_cost));
+}
+
+int main(void)
+{
+    CU_pSuite s;
+    unsigned fails;
+    char err[512];
+    int rc = approf_backend_cuda(&be, err, sizeof err);
+    if (rc == APPROF_ENODEV) {
+        printf("skipped: %s\n", err);
+        return 77;
+    }
+    if (rc < 0 || approf_hardware_builtin("h100-sxm", &hw) < 0) {
+        if (rc < 0 || approf_hardware_builtin("a100-40g", &hw) < 0) {
+            printf("setup failed: %s\n", rc < 0 ? err : "no built-in spec");
+            return 1;
+        }
+    }
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    s = CU_add_suite("cuda-device", NULL, NULL);
+    CU_add_test(s, "kinds", test_kinds);
+    CU_add_test(s, "oom_then_ok", test_oom_then_ok);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    fails = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    approf_backend_destroy(&be);
+    return fails ? 1 : 0;
+}
