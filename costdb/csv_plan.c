@@ -135,8 +135,9 @@ static int parse_line(const Ctx *c, Rec *r)
         (rc = parse_shape(c, C_LOGICAL, &r->la, &r->lb)) < 0)
         return rc;
     if ((int64_t)r->la * r->lb != (int64_t)r->hosts * r->gpus)
-        return field_error(c, C_LOGICAL, "%dx%d has %d devices, the submesh %dx%d has %d",
-                           r->la, r->lb, r->la * r->lb, r->hosts, r->gpus, r->hosts * r->gpus);
+        return field_error(c, C_LOGICAL, "%dx%d has %lld devices, the submesh %dx%d has %lld",
+                           r->la, r->lb, (long long)r->la * r->lb, r->hosts, r->gpus,
+                           (long long)r->hosts * r->gpus);
     s = field(c, C_FBD);
     if (!*s)
         r->fbd = -1;

@@ -94,8 +94,10 @@ void apsolve_plan_price(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
     plan->feasible = ok;
     plan->micro_batches = opt->micro_batches;
     plan->inference = opt->inference;
+    /* B = 1 has no (B - 1) term: 0 x an infinite stage cost would be NaN. */
     plan->cost = opt->inference ? (double)plan->n_stages * mx
-                                : sum + (double)(opt->micro_batches - 1) * mx;
+                 : opt->micro_batches > 1 ? sum + (double)(opt->micro_batches - 1) * mx
+                                          : sum;
 }
 
 static int find_submesh(const ApsolveProblem *p, int hosts, int gpus)

@@ -209,7 +209,9 @@ int apsolve_full_estimate(struct Costdb *db, int64_t sweep_id, const ApsolvePlan
             if (pk > period)
                 period = pk;
         }
-        out->pipeline = sum + out->transfers + (plan->micro_batches - 1) * period;
+        out->pipeline = sum + out->transfers;
+        if (plan->micro_batches > 1) /* 0 x an infinite period would be NaN */
+            out->pipeline += (plan->micro_batches - 1) * period;
         out->total = out->pipeline + out->grad_sync + out->optimizer;
         out->available = isfinite(out->total);
     }
@@ -268,6 +270,8 @@ int apsolve_rebatch(const ApsolveProblem *p, const ApsolvePlan *plan, int64_t ol
                 out->fits = 0;
         }
     }
-    out->cost = out->sum_cost + (plan->micro_batches - 1) * out->max_stage_cost;
+    out->cost = out->sum_cost;
+    if (plan->micro_batches > 1) /* 0 x an infinite stage cost would be NaN */
+        out->cost += (plan->micro_batches - 1) * out->max_stage_cost;
     return APSOLVE_OK;
 }

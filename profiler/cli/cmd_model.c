@@ -261,8 +261,9 @@ static int model_show(const ModelArgs *a, const char *name)
     } else {
         int L = a->layers ? a->layers : 4;
         if ((size_t)L > g->n_ops) {
+            size_t n_ops = g->n_ops; /* read before the graph is freed */
             approf_graph_free(&g);
-            return cli_usage_error("model", "--layers %d exceeds the model's %zu operators", L, g->n_ops);
+            return cli_usage_error("model", "--layers %d exceeds the model's %zu operators", L, n_ops);
         }
         rc = approf_layers_auto(g, L, a->eps, &l);
     }

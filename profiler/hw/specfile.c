@@ -307,8 +307,11 @@ int approf_hardware_write_spec(const ApprofHardwareSpec *hw, FILE *f)
         const char *base = (const char *)hw + fd->offset;
         switch (fd->type) {
         case F_TEXT:
-            /* Quote text holding " #" so reading it back keeps it whole. */
-            if (strstr(base, "#"))
+            /* Quote text holding " #" so reading it back keeps it whole, an
+             * empty text (the loader refuses an empty value) and text that
+             * is itself in quotes (the loader would strip them). */
+            if (strstr(base, "#") || !*base ||
+                (base[0] == '"' && strlen(base) >= 2 && base[strlen(base) - 1] == '"'))
                 fprintf(f, "%s = \"%s\"\n", fd->key, base);
             else
                 fprintf(f, "%s = %s\n", fd->key, base);

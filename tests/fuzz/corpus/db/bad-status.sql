@@ -1,0 +1,1 @@
+UPDATE stage_profile SET status = 'exploded'; UPDATE sweep SET status = 'sideways';

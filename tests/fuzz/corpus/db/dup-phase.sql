@@ -1,0 +1,1 @@
+UPDATE stage_profile SET phase = 0;

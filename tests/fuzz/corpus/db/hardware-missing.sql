@@ -1,0 +1,1 @@
+DELETE FROM hardware; DELETE FROM model_layer; DELETE FROM model;

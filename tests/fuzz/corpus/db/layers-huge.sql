@@ -1,0 +1,1 @@
+UPDATE sweep SET num_layers = 4096;

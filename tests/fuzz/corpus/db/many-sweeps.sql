@@ -1,0 +1,1 @@
+INSERT INTO sweep SELECT id + 10, name, model_id, hardware_id, cluster_hosts, cluster_gpus, global_batch, micro_batches, num_layers, layer_option, submesh_space, logical_space, profile_mode, dtype, backend, tool_version, options, shard, source, started_at, finished_at, status FROM sweep;

@@ -1,0 +1,1 @@
+DELETE FROM sweep_config WHERE config_index = 0;

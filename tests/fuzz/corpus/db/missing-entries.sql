@@ -1,0 +1,1 @@
+DELETE FROM stage_profile WHERE phase = 1 AND start_layer = 0;

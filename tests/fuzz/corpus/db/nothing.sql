@@ -1,0 +1,1 @@
+-- the base database unchanged

@@ -1,0 +1,1 @@
+ALTER TABLE stage_profile RENAME COLUMN compute_cost TO cost;
