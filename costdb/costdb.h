@@ -320,10 +320,15 @@ int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p
  * then tensor_index. */
 int costdb_placements_get(Costdb *db, int64_t sweep_id, int start, int end, int submesh,
                           int config, CostdbPlacement **out, size_t *n);
+/* Every placement of a sweep ordered by (submesh, start, end, config, role,
+ * tensor_index); *out malloc'd (free()), *n may be 0. */
+int costdb_placements_list(Costdb *db, int64_t sweep_id, CostdbPlacement **out, size_t *n);
 
 /* ---- plans -------------------------------------------------------------- */
 
-/* Stores a plan with its stages (one transaction). Sets p->id. */
+/* Stores a plan with its stages (one transaction). Sets p->id. A NaN
+ * full_cost (not estimated) is stored as NULL and reads back as 0; any other
+ * NaN field is EINVAL. */
 int costdb_plan_put(Costdb *db, CostdbPlan *p, const CostdbPlanStage *stages, size_t n);
 int costdb_plan_get(Costdb *db, int64_t id, CostdbPlan *out, CostdbPlanStage **stages, size_t *n);
 /* Newest plan, optionally of one sweep (sweep_id 0: any). */

@@ -4,6 +4,7 @@
  * profiled stage), plans with their stages, and the resharding tasks between
  * a plan's stages.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,11 @@ static const char sql_placement_get[] =
     " WHERE sweep_id = ?1 AND start_layer = ?2 AND end_layer = ?3"
     " AND submesh_index = ?4 AND config_index = ?5"
     " ORDER BY CASE role WHEN 'param' THEN 0 WHEN 'input' THEN 1 ELSE 2 END, tensor_index";
+static const char sql_placement_list[] =
+    "SELECT start_layer, end_layer, submesh_index, config_index, tensor_index,"
+    " tensor_name, role, shape, dtype, sharding_spec FROM placement WHERE sweep_id = ?1"
+    " ORDER BY submesh_index, start_layer, end_layer, config_index,"
+    " CASE role WHEN 'param' THEN 0 WHEN 'input' THEN 1 ELSE 2 END, tensor_index";
 
 int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p, size_t n)
 {
@@ -93,6 +99,18 @@ int costdb_placements_get(Costdb *db, int64_t sweep_id, int start, int end, int 
     return cdb_collect(db, st, sql_placement_get, sizeof **out, placements_get_row, (void **)out, n);
 }
 
+int costdb_placements_list(Costdb *db, int64_t sweep_id, CostdbPlacement **out, size_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (!db || !out || !n)
+        return COSTDB_EINVAL;
+    if ((rc = cdb_prepare(db, sql_placement_list, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    return cdb_collect(db, st, sql_placement_list, sizeof **out, placements_get_row, (void **)out, n);
+}
+
 /* ---- plans -------------------------------------------------------------- */
 
 static const char sql_plan_insert[] =
@@ -127,7 +145,8 @@ int costdb_plan_put(Costdb *db, CostdbPlan *p, const CostdbPlanStage *stages, si
         (rc = cdb_check_text(db, p->options, sizeof p->options, "options")) < 0 ||
         (rc = cdb_check_text(db, p->created_at, sizeof p->created_at, "created_at")) < 0 ||
         (rc = cdb_check_double(db, p->cost, "cost")) < 0 ||
-        (rc = cdb_check_double(db, p->full_cost, "full_cost")) < 0 ||
+        /* full_cost NaN means "not estimated": stored as NULL */
+        (rc = isnan(p->full_cost) ? 0 : cdb_check_double(db, p->full_cost, "full_cost")) < 0 ||
         (rc = cdb_check_double(db, p->solve_seconds, "solve_seconds")) < 0)
         return rc;
     for (size_t i = 0; i < n; i++)
@@ -148,7 +167,10 @@ int costdb_plan_put(Costdb *db, CostdbPlan *p, const CostdbPlanStage *stages, si
     cdb_bind_int_or_null(st, 6, p->memory_budget, 0);
     cdb_bind_int_or_null(st, 7, p->max_stages, 0);
     sqlite3_bind_double(st, 8, p->cost);
-    sqlite3_bind_double(st, 9, p->full_cost);
+    if (isnan(p->full_cost))
+        sqlite3_bind_null(st, 9);
+    else
+        sqlite3_bind_double(st, 9, p->full_cost);
     sqlite3_bind_int(st, 10, p->feasible ? 1 : 0);
     sqlite3_bind_double(st, 11, p->solve_seconds);
     cdb_bind_text(st, 12, p->options, 1);

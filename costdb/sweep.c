@@ -461,6 +461,11 @@ static int entry_row(Costdb *db, sqlite3_stmt *st, void *row)
     x->submesh_index = sqlite3_column_int(st, 2);
     x->config_index = sqlite3_column_int(st, 3);
     x->phase = sqlite3_column_int(st, 4) ? COSTDB_BWD : COSTDB_FWD;
+    /* A cost that is NULL or text (a database not written through this
+     * schema) would read as 0 s, the cheapest stage of all: refuse it. */
+    if (sqlite3_column_type(st, 5) != SQLITE_FLOAT && sqlite3_column_type(st, 5) != SQLITE_INTEGER)
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: entry (%d, %d, %d, %d) has a non-numeric cost",
+                       db->path, x->start_layer, x->end_layer, x->submesh_index, x->config_index);
     x->compute_cost = sqlite3_column_double(st, 5);
     x->peak_memory = sqlite3_column_int64(st, 6);
     x->invar_size = sqlite3_column_int64(st, 7);

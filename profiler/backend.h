@@ -23,6 +23,21 @@ typedef struct ApprofMeasurement {
     char error[256];
 } ApprofMeasurement;
 
+/* The processes of a multi-process sweep (mpirun -np R approf sweep), as a
+ * backend sees them, without depending on MPI: the sweep fills it from its
+ * MPI layer (sweep/sweep_mpi.h). bcast and barrier are collective: every
+ * rank calls them in the same order. A backend that needs a communicator of
+ * its own bootstraps it here, e.g. NCCL: rank 0 calls ncclGetUniqueId, then
+ * every rank bcast(&id, sizeof id, 0) and ncclCommInitRank(size, id, rank).
+ * local_rank / local_size (ranks on this host) choose the device. */
+typedef struct ApprofProcessGroup {
+    int rank, size;
+    int local_rank, local_size;
+    void *ctx;
+    int (*bcast)(void *ctx, void *buf, size_t len, int root);
+    int (*barrier)(void *ctx);
+} ApprofProcessGroup;
+
 typedef struct ApprofBackend {
     const char *name;            /* "model" | "cuda" */
     void *ctx;
@@ -31,6 +46,12 @@ typedef struct ApprofBackend {
                    const ApprofHardwareSpec *hw, ApprofMeasurement *out);
     /* Frees ctx. */
     void (*destroy)(void *ctx);
+    /* Optional (NULL: nothing to do). Called once by every rank of a
+     * multi-process sweep (pg->size > 1) after the backend opened on every
+     * rank and before any measure; pg stays valid until destroy. 0, or a
+     * negative code with a one-line reason in err, which stops the sweep on
+     * every rank. */
+    int (*join)(void *ctx, const ApprofProcessGroup *pg, char *err, size_t errlen);
 } ApprofBackend;
 
 /* Entry point a backend module exports (dlsym name "approf_backend_module_init").

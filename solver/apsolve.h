@@ -108,7 +108,8 @@ typedef struct ApsolvePlan {
     double solve_seconds;
     long dp_evaluations;              /* threshold DPs run (auto plans) */
     long candidates;                  /* distinct stage costs considered */
-    double full_cost;                 /* full estimate (full_estimate.c); 0 unknown */
+    double full_cost;                 /* full estimate (full_estimate.c) */
+    int has_full_cost;                /* 0: not estimated (stored as NULL) */
 } ApsolvePlan;
 
 /* Entry index of (i, j, s, c). */
@@ -216,27 +217,56 @@ int apsolve_parse_option_dicts(const char *s, int **force, size_t *n, char *errb
 /* Alpa's four "Result ..." lines for the plan. */
 void apsolve_print_alpa(const ApsolvePlan *plan, FILE *out);
 
-/* Beyond Alpa's T (full_estimate.c): cross-stage transfers, the gradient
- * all-reduce and the optimizer step, from the sweep's placements and
- * hardware row. available is 0 (with why) when either is missing. */
+/* Beyond Alpa's T (full_estimate.c, model in docs/solver.md "Beyond Alpa's
+ * objective"): cross-stage transfers, the gradient all-reduce and the
+ * optimizer step, from the sweep's placements and hardware row. available
+ * is 0 (with why) when either is missing, or the plan is not a feasible
+ * training plan. */
 typedef struct ApsolveFullEstimate {
     int available;
     char why[160];
-    double transfers;                 /* Σ over boundaries, fwd + bwd, one micro-batch */
-    double transfer_bytes;            /* per device, one direction, all boundaries */
+    double transfers;                 /* Σ over stage pairs, fwd + bwd, one micro-batch */
+    double transfer_bytes;            /* per device, one direction, all pairs */
     double pipeline;                  /* T with transfers in every stage's period */
     double grad_sync, optimizer;      /* of the slowest stage's apply-grad */
     double total;                     /* pipeline + grad_sync + optimizer */
+    int apply_stage;                  /* the stage whose apply-grad is slowest, -1 none */
 } ApsolveFullEstimate;
 
+/* One stage's part of the full estimate (seconds; bytes per device). */
+typedef struct ApsolveStageEstimate {
+    double compute;                   /* the stage's Alpa cost (fwd + bwd) */
+    double send_fwd_bytes, send_fwd;  /* activations to later stages, per micro-batch */
+    double send_bwd_bytes, send_bwd;  /* their gradients back to earlier stages */
+    int send_inter;                   /* some send of this stage crosses hosts */
+    double period;                    /* compute + send_fwd + send_bwd */
+    double param_bytes;               /* local parameter bytes */
+    double grad_bytes;                /* local gradient bytes that are all-reduced */
+    int replicas;                     /* largest all-reduce group, 1: none */
+    int grad_inter;                   /* some all-reduce crosses hosts */
+    double grad_sync, optimizer;      /* once per iteration */
+} ApsolveStageEstimate;
+
+/* The full estimate of plan, priced with the placements and hardware of
+ * sweep_id. The plan's stage costs are used as they are. */
 int apsolve_full_estimate(struct Costdb *db, int64_t sweep_id, const ApsolvePlan *plan,
                           ApsolveFullEstimate *out);
+/* The same with activation bytes (cross-stage transfers) multiplied by
+ * activation_scale (> 0; the micro-batch ratio of a re-evaluation) and, when
+ * stages is not NULL, each stage's part written into stages[plan->n_stages]
+ * (caller-provided). APSOLVE_EDB on a database error. */
+int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolvePlan *plan,
+                             double activation_scale, ApsolveFullEstimate *out,
+                             ApsolveStageEstimate *stages);
 
-/* A plan re-evaluated at another micro-batch size without a new search:
- * compute costs and activation memory scale with the micro-batch (an
- * estimate), parameters and optimizer state do not; valid is 0 when a
- * forced data-parallel config's dp no longer divides the micro-batch (the
- * failure of the Alpa seed: the last, smaller batch of an epoch). */
+/* A plan re-evaluated at another micro-batch size without a new search
+ * (rebatch.c): either scaled (compute costs and activation memory scale with
+ * the micro-batch, parameters and optimizer state do not: an estimate) or
+ * exact, from the entries of a sweep of the same model, hardware and
+ * cluster profiled at that micro-batch. valid is 0 when a forced
+ * data-parallel config's dp no longer divides the micro-batch (the failure
+ * of the Alpa seed: the last, smaller batch of an epoch), or the exact
+ * sweep has no such config. */
 typedef struct ApsolveRebatch {
     int64_t global_batch;
     double ratio;                     /* new / old micro-batch size */
@@ -246,10 +276,31 @@ typedef struct ApsolveRebatch {
     int first_invalid_stage;          /* 1-based, 0: none */
     int worst_stage;                  /* least memory headroom, -1 unknown */
     double worst_need, worst_avail;
+    int64_t old_micro, new_micro;     /* micro-batch sizes (samples) */
+    int64_t exact_sweep;              /* sweep whose entries were used; 0: scaled */
+    int missing_stage;                /* 1-based: no finite entry in the exact sweep; 0 none */
+    int invalid_dp;                   /* dp of the first invalid stage (0: config missing) */
 } ApsolveRebatch;
 
+/* Scaled re-evaluation: summary only (kept for callers that need no plan). */
 int apsolve_rebatch(const ApsolveProblem *p, const ApsolvePlan *plan, int64_t old_micro,
                     int64_t new_micro, ApsolveRebatch *out);
+/* Scaled re-evaluation as a plan: a copy of plan whose stage costs are
+ * multiplied by new/old, memory_needed recomputed (activations scaled) and
+ * memory_ok / feasible set from it and from the dp rule. *out is the
+ * caller's (apsolve_plan_free). */
+int apsolve_rebatch_plan(const ApsolveProblem *p, const ApsolvePlan *plan, int64_t old_micro,
+                         int64_t new_micro, ApsolvePlan **out);
+/* Summary of a re-evaluated plan (scaled, or priced on an exact sweep's
+ * problem): costs, memory fit, the dp rule and stages without an entry. */
+void apsolve_rebatch_summary(const ApsolvePlan *np, int64_t old_micro, int64_t new_micro,
+                             ApsolveRebatch *out);
+/* A sweep profiled at micro-batch size new_micro of the same model (name,
+ * options, layer boundaries), hardware, cluster, dtype, backend and submesh
+ * space as sweep_id: the newest such, sweep_id itself when its micro-batch
+ * is new_micro. *found is 0 when there is none. */
+int apsolve_find_batch_sweep(struct Costdb *db, int64_t sweep_id, int64_t new_micro,
+                             int64_t *found);
 
 /* One plan to write, with how it was made. */
 typedef struct ApsolveOutput {
@@ -259,6 +310,9 @@ typedef struct ApsolveOutput {
     int64_t plan_id;                  /* 0: not stored */
     const ApsolveFullEstimate *full;  /* NULL: not computed */
     const ApsolveRebatch *rebatch;    /* NULL: no --batch */
+    const ApsolveStageEstimate *full_stages; /* [plan->n_stages] or NULL */
+    const ApsolvePlan *rebatch_plan;  /* the plan re-priced at --batch, or NULL */
+    const ApsolveFullEstimate *rebatch_full; /* its full estimate, or NULL */
 } ApsolveOutput;
 
 /* Writes n plans side by side in format "text" (Alpa's lines, latency,

@@ -22,7 +22,8 @@
 static void usage(FILE *out)
 {
     fputs("Usage: apsolve --db FILE [options]\n"
-          "Find the stage/mesh plan minimising Alpa's objective over a profiled sweep.\n\n"
+          "Find the stage/mesh plan minimising Alpa's objective over a profiled sweep,\n"
+          "or price a given plan, and report a full estimate beyond Alpa's objective.\n\n"
           "  --db FILE                 the cost database (required)\n"
           "  --sweep ID                sweep to plan (default: the newest)\n"
           "  --micro-batches B         micro-batches per iteration (default: the sweep's)\n"
@@ -33,20 +34,32 @@ static void usage(FILE *out)
           "  --format text|json        output format (default text)\n"
           "  --no-store                do not store the plan in the database\n"
           "  --quiet                   no warnings on stderr\n"
-          "  --stage-option auto|manual|uniform\n"
+          "  --stage-option auto|manual|uniform   (default auto: the exact optimum)\n"
           "  manual:  --forward-stage-layer-ids '[[0,1],[2,3]]' --submesh-shapes '[(1,4),(1,4)]'\n"
           "           --logical-shapes '[(4,1),(1,4)]' --option-dicts '[{},{\"force_batch_dim_to_mesh_dim\":0}]'\n"
           "           (logical shapes and option dicts optional: the cheapest config is used)\n"
           "  uniform: --num-stages K --submesh NxM [--logical AxB] [--option-dicts '[{...}]']\n"
           "  --parallel dp=D,tp=T,pp=P Megatron-style 3-D plan, printed next to the auto plan\n"
-          "  --batch B                 re-evaluate the plans at global batch B (e.g. the last,\n"
-          "                            smaller batch of an epoch) without a new search: costs\n"
-          "                            and activations scaled with the micro-batch, memory and\n"
-          "                            config validity (dp must divide it) checked\n"
-          "Besides Alpa's T, text and JSON give a full estimate that adds cross-stage\n"
-          "transfers, the gradient all-reduce and the optimizer step (docs/solver.md).\n"
+          "  --plan ID                 re-evaluate stored plan ID on its sweep (its micro-batches,\n"
+          "                            budget and objective unless given); never stores\n"
+          "  --batch B                 also re-evaluate the plan(s) at global batch B (e.g. the\n"
+          "                            last, smaller batch of an epoch) without a new search:\n"
+          "                            micro-batch = B / micro-batches; exact from a sweep of the\n"
+          "                            same model, hardware and cluster at that micro-batch if\n"
+          "                            the database has one, else costs and activation memory\n"
+          "                            scaled linearly with the micro-batch (an estimate); says\n"
+          "                            whether every stage still fits in memory and whether each\n"
+          "                            forced data-parallel config's dp still divides the\n"
+          "                            micro-batch (else INVALID, exit 3)\n"
           "  --help, --version\n\n"
-          "Exit status: 0 ok, 1 failure, 2 usage error, 3 no feasible plan.\n",
+          "Besides Alpa's T = sum of stage costs + (B-1) x max stage cost, text and JSON\n"
+          "give a full estimate (\"full_cost\", \"breakdown\") that adds cross-stage\n"
+          "transfers, the gradient all-reduce and the optimizer step, from the sweep's\n"
+          "placements and hardware link speeds, per stage and in all (docs/solver.md).\n"
+          "It is stored as the plan's full_cost (NULL when unavailable: imported table).\n"
+          "Warnings (stderr): micro-batches < stages, micro-batches < 2 x stages.\n\n"
+          "Exit status: 0 ok, 1 failure, 2 usage error, 3 no feasible plan, the given plan\n"
+          "is infeasible, or it cannot run at --batch (invalid config, out of memory).\n",
           out);
 }
 
@@ -148,6 +161,7 @@ typedef struct Args {
     int64_t sweep;
     int no_store, quiet, num_stages, micro_batches;
     int64_t batch;                    /* --batch: re-evaluate at this global batch */
+    int64_t plan;                     /* --plan: re-evaluate this stored plan */
     ApsolveOptions opt;
 } Args;
 
@@ -272,6 +286,132 @@ static int store(Costdb *db, const Args *a, const ApsolveProblem *p, const Apsol
     return 0;
 }
 
+/* What one written plan carries beyond Alpa's T. */
+typedef struct Extra {
+    ApsolveFullEstimate full, rfull;
+    ApsolveStageEstimate *stages;     /* per-stage parts of full */
+    ApsolveRebatch reb;
+    ApsolvePlan *rplan;               /* the plan at --batch */
+    ApsolveProblem *xp;               /* the exact sweep's problem, if used */
+} Extra;
+
+static void extra_free(Extra *x)
+{
+    free(x->stages);
+    apsolve_plan_free(&x->rplan);
+    apsolve_problem_free(&x->xp);
+}
+
+/* Specs that name a priced plan's stages exactly (shape, logical mesh,
+ * option), to price them on another sweep. */
+static ApsolveStageSpec *exact_specs(const ApsolvePlan *pl)
+{
+    ApsolveStageSpec *sp = calloc(pl->n_stages, sizeof *sp);
+    for (size_t k = 0; sp && k < pl->n_stages; k++) {
+        const ApsolveStage *st = &pl->stages[k];
+        sp[k] = (ApsolveStageSpec){st->start_layer, st->end_layer, st->hosts, st->gpus,
+                                   st->logical_a, st->logical_b, st->force_batch_dim};
+    }
+    return sp;
+}
+
+/* --batch: re-prices pl at the new micro-batch, exactly from a sweep at
+ * that micro-batch when the database has one, else scaled. Sets *bad when
+ * the plan cannot run as it is. Returns 0 or an exit code. */
+static int rebatch_one(Costdb *db, const Args *a, const ApsolveProblem *p, int64_t sweep,
+                       const CostdbSweep *sw, const ApsolvePlan *pl, Extra *x, int *bad)
+{
+    int64_t old_micro = sw->global_batch / (sw->micro_batches > 0 ? sw->micro_batches : 1);
+    int64_t new_micro = a->batch / pl->micro_batches, xs = 0;
+    ApsolveStageSpec *sp = NULL;
+    char err[256];
+    int e;
+
+    if (old_micro <= 0)
+        old_micro = 1;
+    if (apsolve_find_batch_sweep(db, sweep, new_micro, &xs)) {
+        fprintf(stderr, "apsolve: looking for a sweep at micro-batch %lld: %s\n",
+                (long long)new_micro, costdb_errmsg(db));
+        return 1;
+    }
+    if (xs > 0 && xs != sweep) {
+        ApsolveOptions o = a->opt;
+        o.micro_batches = pl->micro_batches;
+        o.inference = pl->inference;
+        if (apsolve_problem_from_db(db, xs, &o, &x->xp) || !(sp = exact_specs(pl))) {
+            fprintf(stderr, "apsolve: sweep %lld: %s\n", (long long)xs, costdb_errmsg(db));
+            free(sp);
+            return 1;
+        }
+        e = apsolve_evaluate(x->xp, &o, sp, pl->n_stages, &x->rplan, err, sizeof err);
+        free(sp);
+        if (e) {
+            fprintf(stderr, "apsolve: pricing the plan on sweep %lld: %s\n", (long long)xs,
+                    e == APSOLVE_EINVAL ? err : apsolve_strerror(e));
+            return 1;
+        }
+        apsolve_rebatch_summary(x->rplan, old_micro, new_micro, &x->reb);
+    } else {
+        if (apsolve_rebatch_plan(p, pl, old_micro, new_micro, &x->rplan)) {
+            fprintf(stderr, "apsolve: cannot re-evaluate the plan\n");
+            return 1;
+        }
+        apsolve_rebatch_summary(x->rplan, old_micro, new_micro, &x->reb);
+        xs = xs == sweep ? sweep : 0;
+    }
+    x->reb.exact_sweep = xs;
+    x->reb.global_batch = a->batch;
+    if (apsolve_full_estimate_ex(db, xs > 0 ? xs : sweep, x->rplan,
+                                 xs > 0 ? 1.0 : x->reb.ratio, &x->rfull, NULL)) {
+        fprintf(stderr, "apsolve: full estimate at --batch: %s\n", costdb_errmsg(db));
+        return 1;
+    }
+    if (!x->reb.valid || !x->reb.fits || x->reb.missing_stage)
+        *bad = 1;
+    return 0;
+}
+
+/* --plan ID: the stored plan's stages as specs, its inputs as defaults. */
+static int load_plan(Costdb *db, Args *a, int64_t *sweep, ApsolveStageSpec **specs,
+                     size_t *n, char *kind, size_t kindlen)
+{
+    CostdbPlan cp;
+    CostdbPlanStage *ps = NULL;
+    size_t np = 0;
+    if (costdb_plan_get(db, a->plan, &cp, &ps, &np)) {
+        fprintf(stderr, "apsolve: plan %lld: %s\n", (long long)a->plan, costdb_errmsg(db));
+        return 1;
+    }
+    if (a->sweep > 0 && a->sweep != cp.sweep_id) {
+        free(ps);
+        fprintf(stderr, "apsolve: plan %lld belongs to sweep %lld, not %lld\nTry 'apsolve "
+                "--help'\n", (long long)a->plan, (long long)cp.sweep_id, (long long)a->sweep);
+        return EXIT_USAGE;
+    }
+    if (np == 0 || !(*specs = calloc(np, sizeof **specs))) {
+        free(ps);
+        fprintf(stderr, "apsolve: plan %lld has no stages\n", (long long)a->plan);
+        return 1;
+    }
+    for (size_t k = 0; k < np; k++)
+        (*specs)[k] = (ApsolveStageSpec){ps[k].start_layer, ps[k].end_layer, ps[k].submesh_hosts,
+                                         ps[k].submesh_gpus, ps[k].logical_a, ps[k].logical_b,
+                                         ps[k].force_batch_dim};
+    *n = np;
+    *sweep = cp.sweep_id;
+    if (a->micro_batches <= 0)
+        a->micro_batches = cp.micro_batches;
+    if (a->opt.memory_budget <= 0)
+        a->opt.memory_budget = cp.memory_budget;
+    if (a->opt.max_stages <= 0)
+        a->opt.max_stages = cp.max_stages;
+    if (!strcmp(cp.objective, "inference"))
+        a->opt.inference = 1;
+    snprintf(kind, kindlen, "%s", cp.kind);
+    free(ps);
+    return 0;
+}
+
 static int run(Args *a)
 {
     Costdb *db = NULL;
@@ -279,33 +419,46 @@ static int run(Args *a)
     ApsolvePlan *autop = NULL, *given = NULL;
     ApsolveStageSpec *specs = NULL;
     ApsolveOutput outs[2];
-    ApsolveFullEstimate full[2];
-    ApsolveRebatch reb[2];
+    Extra extra[2];
+    CostdbSweep sw;
     int rebatch_bad = 0;
     size_t nspec = 0, nout = 0;
-    char err[512], label[96];
+    char err[512], label[96], stored_kind[16];
     const char *kind = NULL;
     int64_t sweep = a->sweep, id_auto = 0, id_given = 0;
     int rc = 1, e;
 
+    memset(extra, 0, sizeof extra);
     if (costdb_open(a->db, a->no_store ? COSTDB_OPEN_READONLY : COSTDB_OPEN_NOCREATE, &db,
                     err, sizeof err)) {
         fprintf(stderr, "apsolve: %s\n", err);
         return 1;
     }
+    if (a->plan > 0) {
+        rc = load_plan(db, a, &sweep, &specs, &nspec, stored_kind, sizeof stored_kind);
+        if (rc)
+            goto cleanup;
+        rc = 1;
+        kind = stored_kind;
+        snprintf(label, sizeof label, "plan %lld (%s)", (long long)a->plan, stored_kind);
+    }
     if (sweep <= 0 && costdb_sweep_latest(db, &sweep)) {
         fprintf(stderr, "apsolve: %s: no sweep in the database\n", a->db);
         goto cleanup;
     }
-    if (a->micro_batches <= 0) {
-        CostdbSweep sw;
-        if (costdb_sweep_get(db, sweep, &sw)) {
-            fprintf(stderr, "apsolve: sweep %lld: %s\n", (long long)sweep, costdb_errmsg(db));
-            goto cleanup;
-        }
+    if (costdb_sweep_get(db, sweep, &sw)) {
+        fprintf(stderr, "apsolve: sweep %lld: %s\n", (long long)sweep, costdb_errmsg(db));
+        goto cleanup;
+    }
+    if (a->micro_batches <= 0)
         a->opt.micro_batches = sw.micro_batches > 0 ? sw.micro_batches : 1;
-    } else {
+    else
         a->opt.micro_batches = a->micro_batches;
+    if (a->batch > 0 && a->batch % a->opt.micro_batches) {
+        fprintf(stderr, "apsolve: --batch %lld is not divisible by %d micro-batches\n"
+                "Try 'apsolve --help'\n", (long long)a->batch, a->opt.micro_batches);
+        rc = EXIT_USAGE;
+        goto cleanup;
     }
     e = apsolve_problem_from_db(db, sweep, &a->opt, &p);
     if (e) {
@@ -331,7 +484,7 @@ static int run(Args *a)
         nspec = (size_t)pp;
         kind = "3d";
         snprintf(label, sizeof label, "3-D %s", a->parallel);
-    } else if (strcmp(a->stage_option, "auto")) {
+    } else if (!specs && strcmp(a->stage_option, "auto")) {
         rc = build_specs(a, p, &specs, &nspec);
         if (rc)
             goto cleanup;
@@ -347,7 +500,7 @@ static int run(Args *a)
             rc = e == APSOLVE_EINVAL ? EXIT_USAGE : 1;
             goto cleanup;
         }
-        outs[nout++] = (ApsolveOutput){label, kind, given, 0, NULL, NULL};
+        outs[nout++] = (ApsolveOutput){.label = label, .kind = kind, .plan = given};
         warn_batches(a, given, label);
     }
     if (!specs || a->parallel) {
@@ -363,7 +516,7 @@ static int run(Args *a)
             fprintf(stderr, "apsolve: %s\n", apsolve_strerror(e));
             goto cleanup;
         } else {
-            outs[nout++] = (ApsolveOutput){"auto", "auto", autop, 0, NULL, NULL};
+            outs[nout++] = (ApsolveOutput){.label = "auto", .kind = "auto", .plan = autop};
             warn_batches(a, autop, "auto");
             if (!a->quiet)
                 fprintf(stderr, "apsolve: solved in %.3f ms (%ld threshold DPs over %ld distinct "
@@ -373,35 +526,30 @@ static int run(Args *a)
     }
     for (size_t k = 0; k < nout; k++) {
         ApsolvePlan *pl = outs[k].plan == autop ? autop : given;
-        if (apsolve_full_estimate(db, sweep, pl, &full[k]) == APSOLVE_OK) {
-            outs[k].full = &full[k];
-            if (full[k].available)
-                pl->full_cost = full[k].total;
+        Extra *x = &extra[k];
+        x->stages = calloc(pl->n_stages ? pl->n_stages : 1, sizeof *x->stages);
+        if (!x->stages)
+            goto cleanup;
+        if (apsolve_full_estimate_ex(db, sweep, pl, 1.0, &x->full, x->stages)) {
+            fprintf(stderr, "apsolve: full estimate: %s\n", costdb_errmsg(db));
+            goto cleanup;
+        }
+        outs[k].full = &x->full;
+        if (x->full.available) {
+            outs[k].full_stages = x->stages;
+            pl->full_cost = x->full.total;
+            pl->has_full_cost = 1;
         }
         if (a->batch > 0) {
-            CostdbSweep sw;
-            int64_t old_micro, new_micro;
-            if (costdb_sweep_get(db, sweep, &sw)) {
-                fprintf(stderr, "apsolve: sweep %lld: %s\n", (long long)sweep, costdb_errmsg(db));
+            if ((rc = rebatch_one(db, a, p, sweep, &sw, pl, x, &rebatch_bad)) != 0)
                 goto cleanup;
-            }
-            old_micro = sw.global_batch / (sw.micro_batches > 0 ? sw.micro_batches : 1);
-            if (a->batch % pl->micro_batches) {
-                fprintf(stderr, "apsolve: --batch %lld is not divisible by %d micro-batches\n",
-                        (long long)a->batch, pl->micro_batches);
-                rc = EXIT_USAGE;
-                goto cleanup;
-            }
-            new_micro = a->batch / pl->micro_batches;
-            if (apsolve_rebatch(p, pl, old_micro, new_micro, &reb[k]) == APSOLVE_OK) {
-                reb[k].global_batch = a->batch;
-                outs[k].rebatch = &reb[k];
-                if (!reb[k].valid || !reb[k].fits)
-                    rebatch_bad = 1;
-            }
+            rc = 1;
+            outs[k].rebatch = &x->reb;
+            outs[k].rebatch_plan = x->rplan;
+            outs[k].rebatch_full = &x->rfull;
         }
     }
-    if (!a->no_store) {
+    if (!a->no_store && a->plan <= 0) {
         if (given && store(db, a, p, given, kind, &id_given))
             goto cleanup;
         if (autop && store(db, a, p, autop, "auto", &id_auto))
@@ -426,6 +574,8 @@ static int run(Args *a)
         rc = EXIT_INFEASIBLE;
     }
 cleanup:
+    extra_free(&extra[0]);
+    extra_free(&extra[1]);
     apsolve_plan_free(&autop);
     apsolve_plan_free(&given);
     free(specs);
@@ -437,7 +587,8 @@ cleanup:
 int main(int argc, char **argv)
 {
     enum { O_SWEEP = 256, O_MB, O_BUDGET, O_MAXST, O_INF, O_FMT, O_NOSTORE, O_STOPT, O_IDS,
-           O_SUBS, O_LOGS, O_DICTS, O_PAR, O_NST, O_SUB, O_LOG, O_QUIET, O_VER, O_BATCH };
+           O_SUBS, O_LOGS, O_DICTS, O_PAR, O_NST, O_SUB, O_LOG, O_QUIET, O_VER, O_BATCH,
+           O_PLAN };
     static const struct option longopts[] = {
         {"db", required_argument, NULL, 'd'},
         {"sweep", required_argument, NULL, O_SWEEP},
@@ -458,6 +609,7 @@ int main(int argc, char **argv)
         {"logical", required_argument, NULL, O_LOG},
         {"quiet", no_argument, NULL, O_QUIET},
         {"batch", required_argument, NULL, O_BATCH},
+        {"plan", required_argument, NULL, O_PLAN},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, O_VER},
         {NULL, 0, NULL, 0},
@@ -528,6 +680,11 @@ int main(int argc, char **argv)
                 return usage_error("bad --batch '%s' (a positive integer)", optarg);
             a.batch = v;
             break;
+        case O_PLAN:
+            if (parse_long(optarg, 1, INT32_MAX, &v))
+                return usage_error("bad --plan '%s' (a plan id)", optarg);
+            a.plan = v;
+            break;
         case 'h': usage(stdout); return 0;
         case O_VER: printf("apsolve %s\n", APPROF_VERSION); return 0;
         default:
@@ -540,6 +697,8 @@ int main(int argc, char **argv)
         return usage_error("unexpected argument '%s'", argv[optind]);
     if (!a.db)
         return usage_error("--db FILE is required%s", NULL);
+    if (a.plan > 0 && (a.parallel || strcmp(a.stage_option, "auto")))
+        return usage_error("--plan cannot be combined with --parallel or --stage-option%s", NULL);
     if (a.parallel && strcmp(a.stage_option, "auto"))
         return usage_error("--parallel cannot be combined with --stage-option %s", a.stage_option);
     return run(&a);

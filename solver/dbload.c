@@ -140,7 +140,8 @@ int apsolve_plan_store(struct Costdb *db, const ApsolveProblem *p, const Apsolve
     cp.memory_budget = opt->memory_budget;
     cp.max_stages = opt->max_stages;
     cp.cost = plan->cost;
-    cp.full_cost = plan->full_cost; /* 0 when not estimated (costdb refuses NaN) */
+    /* NaN: not estimated, stored as NULL (costdb_plan_put) */
+    cp.full_cost = plan->has_full_cost ? plan->full_cost : NAN;
     cp.feasible = plan->feasible;
     cp.solve_seconds = plan->solve_seconds;
     if (options_json && strlen(options_json) >= sizeof cp.options)

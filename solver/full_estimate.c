@@ -1,30 +1,30 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Beyond Alpa's objective: the full iteration estimate of a plan and its
- * re-evaluation at another global batch size.
- *
- * Alpa's T = Σ stage costs + (B − 1)·max stage cost ignores three things
- * that a real iteration pays; the full estimate adds them from the stage
- * placements stored by the sweep and the hardware row of the sweep:
- *  - cross-stage transfers: stage k+1's inputs that an earlier stage outputs
- *    (matched by tensor index), per device its shard (the bytes divided by
- *    the Chunked factors of the receiving spec), sent forward as activations
- *    and back as gradients each micro-batch, at latency + bytes / bandwidth
- *    of the link between the two submeshes (stages are laid out in order on
- *    host-major device numbers; a boundary on a host boundary, or a
- *    multi-host stage, uses the inter-host link);
- *  - the gradient all-reduce, once per iteration: each stage's parameters
- *    replicated over r devices (Replicated(replicas=r)) all-reduce their
- *    local gradient bytes with the ring formula 2(r−1)/r·bytes/bw +
- *    2(r−1)·latency on the link the replicated mesh axis crosses;
- *  - the optimizer step, once per iteration: Adam reads the parameter, its
- *    gradient and two moments and writes the parameter and the moments, 28
- *    bytes per f32 parameter element (the sweep's dtype replaces 4 of them
- *    for the gradient), at the device memory bandwidth.
- * Without overlap of communication and compute, each stage's steady-state
- * period grows by the sends it makes per micro-batch, so
- *   full = Σ c_k + Σ_boundaries 2·t_b + (B − 1)·max_k (c_k + t_out,k + t_in,k)
- *          + max_k (grad_sync_k + optimizer_k),
+ * Beyond Alpa's objective: the full iteration estimate of a plan. Alpa's
+ * T = Σ c_k + (B − 1)·max c_k ignores what an iteration pays besides stage
+ * compute; this adds, from the stage placements the sweep stored and the
+ * sweep's hardware row (docs/solver.md "Beyond Alpa's objective"):
+ *  - cross-stage transfers: every input of stage k that an earlier stage j
+ *    outputs (matched by tensor index; j the latest such stage) is sent
+ *    j -> k as an activation and its gradient k -> j, each micro-batch. Per
+ *    device the shard of the receiving spec (bytes / Π Chunked(k)); per stage
+ *    pair and direction one message of latency + bytes / bandwidth, on the
+ *    intra-host link when both submeshes lie on one host (stages laid out in
+ *    order on host-major device numbers), else the inter-host link;
+ *  - the gradient all-reduce, once per iteration: parameters whose spec has
+ *    Replicated(replicas=r) entries are grouped by the logical mesh axes they
+ *    are replicated over; each group costs the ring all-reduce
+ *    2(r−1)/r·bytes/bw + 2(r−1)·latency on the link that axis crosses
+ *    (axis 0 crosses hosts iff a > 1 and the submesh spans hosts, axis 1 iff
+ *    b > M, both axes iff the submesh spans hosts);
+ *  - the optimizer step, once per iteration: Adam reads the f32 parameter,
+ *    its gradient and two f32 moments and writes the parameter and the
+ *    moments: 24 + sizeof(grad) bytes per local parameter element at the
+ *    device memory bandwidth.
+ * With no overlap of communication and compute, every stage's steady-state
+ * period grows by the sends it makes per micro-batch:
+ *   full = Σ c_k + Σ_pairs 2·t_pair + (B − 1)·max_k (c_k + send_fwd_k +
+ *          send_bwd_k) + max_k (grad_sync_k + optimizer_k),
  * stages running apply-grad in parallel.
  */
 #include <math.h>
@@ -35,12 +35,19 @@
 #include "apsolve.h"
 #include "costdb.h"
 
-static int64_t dtype_bytes(const char *dt)
+static double dtype_bytes(const char *dt)
 {
-    return !strcmp(dt, "f16") || !strcmp(dt, "bf16") ? 2 : 4;
+    if (!strcmp(dt, "f16") || !strcmp(dt, "bf16") || !strcmp(dt, "float16") ||
+        !strcmp(dt, "bfloat16"))
+        return 2;
+    if (!strcmp(dt, "f64") || !strcmp(dt, "float64"))
+        return 8;
+    if (!strcmp(dt, "i8") || !strcmp(dt, "u8") || !strcmp(dt, "int8"))
+        return 1;
+    return 4;
 }
 
-/* Product of the comma-separated dims of shape. */
+/* Product of the comma-separated dims of shape ("" is a scalar). */
 static double shape_elements(const char *shape)
 {
     double n = 1;
@@ -60,33 +67,62 @@ static double shape_elements(const char *shape)
     return n;
 }
 
-/* Sharding factors of an Alpa ShardingSpec text: the product of its
- * Chunked(k) and the replicas r of Replicated(replicas=r) (1 if none). */
-static void spec_factors(const char *spec, double *chunks, int *replicas)
+/* What a ShardingSpec text says about one device's share and the
+ * replication: chunks = Π Chunked(k); mask = the logical axes (bit 0: axis
+ * 0, bit 1: axis 1) the tensor is replicated over, replicas = the devices
+ * holding each copy. The mesh mapping lists the logical axes of size > 1 in
+ * order (profiler/sharding/program.c, after Alpa); a single
+ * Replicated(replicas=a*b) on a 2-D mesh is replication over both axes. */
+typedef struct SpecInfo {
+    double chunks;
+    int mask, replicas;
+} SpecInfo;
+
+static void spec_info(const char *spec, int a, int b, SpecInfo *si)
 {
     const char *p = spec;
-    *chunks = 1;
-    *replicas = 1;
+    int kind[8], val[8], ne = 0, axes[2], na = 0, n[2] = {a, b};
+    si->chunks = 1;
+    si->mask = 0;
+    si->replicas = 1;
     while ((p = strstr(p, "Chunked(")) != NULL) {
         long k = strtol(p + 8, NULL, 10);
         if (k > 0)
-            *chunks *= (double)k;
+            si->chunks *= (double)k;
         p += 8;
     }
-    p = strstr(spec, "Replicated(replicas=");
-    if (p) {
-        long r = strtol(p + 20, NULL, 10);
-        if (r > 0)
-            *replicas = (int)r;
+    /* mesh mapping entries in order: 'S' sharded, 'R' replicated */
+    for (p = spec; *p && ne < 8; p++) {
+        if (!strncmp(p, "ShardedAxis(", 12)) {
+            kind[ne] = 'S';
+            val[ne++] = 0;
+        } else if (!strncmp(p, "Replicated(replicas=", 20)) {
+            long r = strtol(p + 20, NULL, 10);
+            kind[ne] = 'R';
+            val[ne++] = r > 0 && r < 1 << 24 ? (int)r : 1;
+        }
     }
+    for (int x = 0; x < 2; x++)
+        if (n[x] > 1)
+            axes[na++] = x;
+    for (int e = 0; e < ne; e++) {
+        if (kind[e] != 'R' || val[e] <= 1)
+            continue;
+        si->replicas *= val[e];
+        if (ne == na)
+            si->mask |= 1 << axes[e];
+        else
+            si->mask = 3; /* one entry for the whole mesh, or a spec we cannot map */
+    }
+    if (si->replicas <= 1)
+        si->mask = 0;
 }
 
-static double local_bytes(const CostdbPlacement *pl)
+static double local_bytes(const CostdbPlacement *pl, int a, int b)
 {
-    double chunks;
-    int r;
-    spec_factors(pl->sharding_spec, &chunks, &r);
-    return shape_elements(pl->shape) * (double)dtype_bytes(pl->dtype) / chunks;
+    SpecInfo si;
+    spec_info(pl->sharding_spec, a, b, &si);
+    return shape_elements(pl->shape) * dtype_bytes(pl->dtype) / si.chunks;
 }
 
 static double link_seconds(const CostdbHardware *hw, int inter, double bytes)
@@ -98,17 +134,91 @@ static double link_seconds(const CostdbHardware *hw, int inter, double bytes)
     return lat + (bw > 0 ? bytes / bw : 0);
 }
 
-int apsolve_full_estimate(struct Costdb *db, int64_t sweep_id, const ApsolvePlan *plan,
-                          ApsolveFullEstimate *out)
+/* Ring all-reduce of bytes over r devices. */
+static double allreduce_seconds(const CostdbHardware *hw, int inter, double bytes, int r)
+{
+    double bw = inter ? hw->inter_host_bandwidth : hw->intra_host_bandwidth;
+    double lat = inter ? hw->inter_host_latency : hw->intra_host_latency;
+    if (r <= 1 || bytes <= 0)
+        return 0;
+    return 2.0 * (r - 1) / r * (bw > 0 ? bytes / bw : 0) + 2.0 * (r - 1) * lat;
+}
+
+/* Does the ring over the logical axes in mask leave one host? */
+static int axes_cross_hosts(int mask, const ApsolveStage *s, int M)
+{
+    if (mask == 1)
+        return s->logical_a > 1 && s->hosts > 1;
+    if (mask == 2)
+        return M > 0 && s->logical_b > M;
+    return s->hosts > 1;
+}
+
+/* Stages j and k (device ranges [oj, oj+dj) and [ok, ok+dk), host-major
+ * with M per host) talk inside one host only if all their devices share it. */
+static int pair_inter(int oj, int dj, int ok, int dk, int M)
+{
+    int h;
+    if (M <= 0)
+        return 0;
+    h = oj / M;
+    return (oj + dj - 1) / M != h || ok / M != h || (ok + dk - 1) / M != h;
+}
+
+/* Apply-grad of one stage: the all-reduce per replication group and Adam. */
+static void stage_apply_grad(const CostdbHardware *hw, const ApsolveStage *s, int M,
+                             const CostdbPlacement *pl, size_t n, ApsolveStageEstimate *e)
+{
+    double group_bytes[4] = {0, 0, 0, 0}, opt_bytes = 0;
+    int group_r[4] = {1, 1, 1, 1};
+    for (size_t a = 0; a < n; a++) {
+        SpecInfo si;
+        double b, g;
+        if (strcmp(pl[a].role, "param"))
+            continue;
+        spec_info(pl[a].sharding_spec, s->logical_a, s->logical_b, &si);
+        g = dtype_bytes(pl[a].dtype);
+        b = shape_elements(pl[a].shape) * g / si.chunks;
+        e->param_bytes += b;
+        opt_bytes += b / g * (24.0 + g);
+        if (si.mask) {
+            group_bytes[si.mask] += b;
+            if (si.replicas > group_r[si.mask])
+                group_r[si.mask] = si.replicas;
+        }
+    }
+    for (int m = 1; m < 4; m++) {
+        int inter;
+        if (group_r[m] <= 1)
+            continue;
+        inter = axes_cross_hosts(m, s, M);
+        e->grad_bytes += group_bytes[m];
+        e->grad_sync += allreduce_seconds(hw, inter, group_bytes[m], group_r[m]);
+        if (group_r[m] > e->replicas)
+            e->replicas = group_r[m];
+        e->grad_inter |= inter;
+    }
+    e->optimizer = hw->memory_bandwidth > 0 ? opt_bytes / hw->memory_bandwidth : 0;
+}
+
+int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolvePlan *plan,
+                             double activation_scale, ApsolveFullEstimate *out,
+                             ApsolveStageEstimate *stages)
 {
     CostdbSweep sw;
     CostdbHardware hw;
     CostdbPlacement **pls = NULL;
-    size_t *npl = NULL, K = plan->n_stages;
-    double *t_out = NULL, *t_in = NULL;
+    ApsolveStageEstimate *est = NULL;
+    size_t *npl = NULL, K;
     int *offset = NULL, rc = APSOLVE_OK, M;
 
+    if (!db || !plan || !out || !(activation_scale > 0))
+        return APSOLVE_EINVAL;
+    K = plan->n_stages;
     memset(out, 0, sizeof *out);
+    out->apply_stage = -1;
+    if (stages)
+        memset(stages, 0, K * sizeof *stages);
     if (!plan->feasible || plan->inference || K == 0) {
         snprintf(out->why, sizeof out->why, "%s", plan->inference ? "inference plan"
                                                                    : "plan not feasible");
@@ -123,10 +233,9 @@ int apsolve_full_estimate(struct Costdb *db, int64_t sweep_id, const ApsolvePlan
     M = sw.cluster_gpus;
     pls = calloc(K, sizeof *pls);
     npl = calloc(K, sizeof *npl);
-    t_out = calloc(K, sizeof *t_out);
-    t_in = calloc(K, sizeof *t_in);
     offset = calloc(K + 1, sizeof *offset);
-    if (!pls || !npl || !t_out || !t_in || !offset) {
+    est = stages ? stages : calloc(K, sizeof *est);
+    if (!pls || !npl || !offset || !est) {
         rc = APSOLVE_ENOMEM;
         goto cleanup;
     }
@@ -139,81 +248,72 @@ int apsolve_full_estimate(struct Costdb *db, int64_t sweep_id, const ApsolvePlan
             goto cleanup;
         }
         offset[k + 1] = offset[k] + s->hosts * s->gpus;
+        est[k].compute = s->cost;
+        est[k].replicas = 1;
     }
-    /* cross-stage transfers, per micro-batch */
+    /* Cross-stage transfers per micro-batch: bytes per (producer j,
+     * consumer k), one message each way. */
     for (size_t k = 1; k < K; k++) {
-        int inter = M > 0 && (offset[k] % M == 0 || plan->stages[k].hosts > 1 ||
-                              plan->stages[k - 1].hosts > 1);
-        double bytes = 0;
-        for (size_t a = 0; a < npl[k]; a++) {
-            const CostdbPlacement *in = &pls[k][a];
-            int produced = 0;
-            if (strcmp(in->role, "input"))
-                continue;
-            for (size_t j = 0; j < k && !produced; j++)
-                for (size_t b = 0; b < npl[j] && !produced; b++)
-                    produced = !strcmp(pls[j][b].role, "output") &&
-                               pls[j][b].tensor_index == in->tensor_index;
-            if (produced)
-                bytes += local_bytes(in);
-        }
-        t_in[k] += link_seconds(&hw, inter, bytes);      /* its gradient goes back */
-        t_out[k - 1] += link_seconds(&hw, inter, bytes); /* the activation comes in */
-        out->transfer_bytes += bytes;
-        out->transfers += 2 * link_seconds(&hw, inter, bytes);
-    }
-    /* once per iteration: gradient all-reduce and optimizer, per stage */
-    for (size_t k = 0; k < K; k++) {
-        const ApsolveStage *s = &plan->stages[k];
-        double grad = 0, opt_bytes = 0, t_sync = 0, t_opt;
-        int r_max = 1;
-        for (size_t a = 0; a < npl[k]; a++) {
-            const CostdbPlacement *pp = &pls[k][a];
-            double chunks, b;
-            int r;
-            if (strcmp(pp->role, "param"))
-                continue;
-            spec_factors(pp->sharding_spec, &chunks, &r);
-            b = local_bytes(pp);
-            opt_bytes += b / (double)dtype_bytes(pp->dtype) * (24.0 + (double)dtype_bytes(pp->dtype));
-            if (r > 1) {
-                grad += b;
-                if (r > r_max)
-                    r_max = r;
+        const ApsolveStage *sk = &plan->stages[k];
+        for (size_t j = 0; j < k; j++) {
+            const ApsolveStage *sj = &plan->stages[j];
+            double bytes = 0, t;
+            int inter;
+            for (size_t a = 0; a < npl[k]; a++) {
+                const CostdbPlacement *in = &pls[k][a];
+                size_t src = K;
+                if (strcmp(in->role, "input"))
+                    continue;
+                for (size_t q = k; q-- > 0 && src == K;)
+                    for (size_t b = 0; b < npl[q]; b++)
+                        if (!strcmp(pls[q][b].role, "output") &&
+                            pls[q][b].tensor_index == in->tensor_index) {
+                            src = q;
+                            break;
+                        }
+                if (src == j)
+                    bytes += local_bytes(in, sk->logical_a, sk->logical_b) * activation_scale;
             }
+            if (bytes <= 0)
+                continue;
+            inter = pair_inter(offset[j], sj->hosts * sj->gpus, offset[k],
+                               sk->hosts * sk->gpus, M);
+            t = link_seconds(&hw, inter, bytes);
+            est[j].send_fwd_bytes += bytes;
+            est[j].send_fwd += t;
+            est[j].send_inter |= inter;
+            est[k].send_bwd_bytes += bytes;
+            est[k].send_bwd += t;
+            est[k].send_inter |= inter;
+            out->transfer_bytes += bytes;
+            out->transfers += 2 * t;
         }
-        if (r_max > 1) {
-            /* which logical axis is replicated: a, b or both */
-            int cross;
-            if (r_max == s->logical_a && s->logical_a != s->logical_b)
-                cross = s->logical_a > 1 && s->hosts > 1;
-            else if (r_max == s->logical_b)
-                cross = s->logical_b > M;
-            else
-                cross = s->hosts > 1;
-            t_sync = 2.0 * (r_max - 1) / r_max * grad /
-                         (cross ? hw.inter_host_bandwidth : hw.intra_host_bandwidth) +
-                     2.0 * (r_max - 1) * (cross ? hw.inter_host_latency : hw.intra_host_latency);
-        }
-        t_opt = hw.memory_bandwidth > 0 ? opt_bytes / hw.memory_bandwidth : 0;
-        if (t_sync + t_opt > out->grad_sync + out->optimizer) {
-            out->grad_sync = t_sync;
-            out->optimizer = t_opt;
+    }
+    for (size_t k = 0; k < K; k++) {
+        double apply;
+        stage_apply_grad(&hw, &plan->stages[k], M, pls[k], npl[k], &est[k]);
+        est[k].period = est[k].compute + est[k].send_fwd + est[k].send_bwd;
+        apply = est[k].grad_sync + est[k].optimizer;
+        if (out->apply_stage < 0 || apply > out->grad_sync + out->optimizer) {
+            out->grad_sync = est[k].grad_sync;
+            out->optimizer = est[k].optimizer;
+            out->apply_stage = (int)k;
         }
     }
     {
         double sum = 0, period = 0;
-        for (size_t k = 0; k < K; k++) {
-            double c = plan->stages[k].cost, pk = c + t_out[k] + t_in[k];
-            sum += c;
-            if (pk > period)
-                period = pk;
+        for (size_t k = K; k-- > 0;) {
+            sum += est[k].compute;
+            if (est[k].period > period)
+                period = est[k].period;
         }
         out->pipeline = sum + out->transfers;
         if (plan->micro_batches > 1) /* 0 x an infinite period would be NaN */
             out->pipeline += (plan->micro_batches - 1) * period;
         out->total = out->pipeline + out->grad_sync + out->optimizer;
         out->available = isfinite(out->total);
+        if (!out->available)
+            snprintf(out->why, sizeof out->why, "a stage cost is not finite");
     }
 cleanup:
     if (pls)
@@ -221,57 +321,14 @@ cleanup:
             free(pls[k]);
     free(pls);
     free(npl);
-    free(t_out);
-    free(t_in);
     free(offset);
+    if (est != stages)
+        free(est);
     return rc;
 }
 
-int apsolve_rebatch(const ApsolveProblem *p, const ApsolvePlan *plan, int64_t old_micro,
-                    int64_t new_micro, ApsolveRebatch *out)
+int apsolve_full_estimate(struct Costdb *db, int64_t sweep_id, const ApsolvePlan *plan,
+                          ApsolveFullEstimate *out)
 {
-    double ratio;
-    size_t K = plan->n_stages;
-    memset(out, 0, sizeof *out);
-    if (old_micro <= 0 || new_micro <= 0 || K == 0)
-        return APSOLVE_EINVAL;
-    ratio = (double)new_micro / (double)old_micro;
-    out->fits = 1;
-    out->valid = 1;
-    out->ratio = ratio;
-    out->worst_stage = -1;
-    for (size_t k = 0; k < K; k++) {
-        const ApsolveStage *s = &plan->stages[k];
-        double c = s->cost * ratio;
-        out->sum_cost += c;
-        if (c > out->max_stage_cost)
-            out->max_stage_cost = c;
-        /* a forced data-parallel config needs dp | micro-batch size */
-        if (s->force_batch_dim == 0 && s->logical_a > 0 && new_micro % s->logical_a) {
-            out->valid = 0;
-            if (out->first_invalid_stage == 0)
-                out->first_invalid_stage = (int)k + 1;
-        }
-        if (p->memory && s->submesh >= 0 && s->config >= 0) {
-            const ApsolveMemory *m = &p->memory[apsolve_index(p, s->start_layer, s->end_layer,
-                                                              s->submesh, s->config)];
-            /* activations scale with the micro-batch; parameters and
-             * optimizer state do not: peak keeps its non-activation part */
-            double inter = (double)m->intermediate * ratio;
-            double peak = (double)m->peak + ((double)m->intermediate * (ratio - 1));
-            double need = peak + (double)m->initial + (double)s->succ_stages * inter;
-            if (m->avail > 0 && (out->worst_stage < 0 ||
-                                 need - (double)m->avail > out->worst_need - out->worst_avail)) {
-                out->worst_stage = (int)k;
-                out->worst_need = need;
-                out->worst_avail = (double)m->avail;
-            }
-            if (m->avail > 0 && need > (double)m->avail)
-                out->fits = 0;
-        }
-    }
-    out->cost = out->sum_cost;
-    if (plan->micro_batches > 1) /* 0 x an infinite stage cost would be NaN */
-        out->cost += (plan->micro_batches - 1) * out->max_stage_cost;
-    return APSOLVE_OK;
+    return apsolve_full_estimate_ex(db, sweep_id, plan, 1.0, out, NULL);
 }

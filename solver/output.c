@@ -87,35 +87,100 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
     }
 }
 
+static void text_full(FILE *out, const ApsolveFullEstimate *f, const ApsolveStageEstimate *se,
+                      const ApsolvePlan *pl)
+{
+    if (!f->available) {
+        fprintf(out, "Full estimate: unavailable (%s)\n", f->why);
+        return;
+    }
+    fprintf(out, "Full estimate (transfers, grad sync, optimizer): %.6g s (+%.1f%% over "
+            "Alpa's T)\n", f->total,
+            pl->cost > 0 ? 100.0 * (f->total - pl->cost) / pl->cost : 0.0);
+    fprintf(out, "  pipeline with transfers %.6g s (cross-stage transfers %.6g s per micro-batch, "
+            "fwd + bwd)", f->pipeline, f->transfers);
+    if (f->apply_stage >= 0)
+        fprintf(out, "; apply-grad of stage %d: gradient all-reduce %.6g s + optimizer %.6g s",
+                f->apply_stage, f->grad_sync, f->optimizer);
+    fputc('\n', out);
+    if (!se)
+        return;
+    fprintf(out, "  %-5s %12s %12s %12s %12s %16s %12s\n", "stage", "compute (s)", "send fwd (s)",
+            "send bwd (s)", "period (s)", "all-reduce (s)", "optimizer (s)");
+    for (size_t k = 0; k < pl->n_stages; k++)
+        fprintf(out, "  %-5zu %12.6g %12.6g %12.6g %12.6g %16.6g %12.6g%s\n", k, se[k].compute,
+                se[k].send_fwd, se[k].send_bwd, se[k].period, se[k].grad_sync, se[k].optimizer,
+                se[k].replicas > 1 ? (se[k].grad_inter ? "  (all-reduce across hosts)" : "")
+                                   : "  (no replicated parameter)");
+}
+
+/* The --batch re-evaluation: one summary line and, with the re-priced plan,
+ * a table of stage costs and memory at the new batch. */
+static void text_rebatch(FILE *out, const ApsolveOutput *o)
+{
+    const ApsolveRebatch *r = o->rebatch;
+    const ApsolvePlan *np = o->rebatch_plan;
+    fprintf(out, "At global batch %lld (micro-batch %lld -> %lld, ", (long long)r->global_batch,
+            (long long)r->old_micro, (long long)r->new_micro);
+    if (r->exact_sweep > 0)
+        fprintf(out, "exact, from the entries of sweep %lld", (long long)r->exact_sweep);
+    else
+        fprintf(out, "costs and activations scaled x%.6g: an estimate", r->ratio);
+    fprintf(out, "): estimated latency %.6g s", r->cost);
+    if (o->rebatch_full && o->rebatch_full->available)
+        fprintf(out, ", full estimate %.6g s", o->rebatch_full->total);
+    fputs("; ", out);
+    if (!r->valid && r->invalid_dp > 0)
+        fprintf(out, "INVALID: stage %d forces the batch over a data-parallel axis of %d that "
+                "does not divide the micro-batch of %lld", r->first_invalid_stage - 1,
+                r->invalid_dp, (long long)r->new_micro);
+    else if (!r->valid)
+        fprintf(out, "INVALID: stage %d has no such config in the sweep at this batch",
+                r->first_invalid_stage - 1);
+    else if (r->missing_stage)
+        fprintf(out, "NO ENTRY: stage %d has no finite entry at this batch",
+                r->missing_stage - 1);
+    else if (!r->fits)
+        fprintf(out, "DOES NOT FIT: stage %d needs %.3f GB, %.3f GB available",
+                r->worst_stage, r->worst_need / GIB, r->worst_avail / GIB);
+    else if (r->worst_stage >= 0)
+        fprintf(out, "fits in memory (tightest: stage %d, %.3f of %.3f GB)", r->worst_stage,
+                r->worst_need / GIB, r->worst_avail / GIB);
+    else
+        fputs("memory unknown", out);
+    fputc('\n', out);
+    if (!np)
+        return;
+    fprintf(out, "  %-5s %12s %22s %10s  %s\n", "stage", "cost (s)", "memory need/avail GB",
+            "headroom", "status");
+    for (size_t k = 0; k < np->n_stages; k++) {
+        const ApsolveStage *st = &np->stages[k];
+        char mem[48] = "-", head[24] = "-";
+        const char *status = "ok";
+        if (st->force_batch_dim == 0 && st->logical_a > 0 && r->new_micro % st->logical_a)
+            status = "INVALID (dp does not divide the micro-batch)";
+        else if (st->config < 0)
+            status = "INVALID (config not in the sweep)";
+        else if (isinf(st->cost))
+            status = "no finite entry";
+        else if (st->available_memory > 0 && st->memory_needed > st->available_memory)
+            status = "OUT OF MEMORY";
+        if (!isinf(st->cost) && st->available_memory > 0) {
+            snprintf(mem, sizeof mem, "%.3f / %.3f", st->memory_needed / GIB,
+                     st->available_memory / GIB);
+            snprintf(head, sizeof head, "%.3f", (st->available_memory - st->memory_needed) / GIB);
+        }
+        fprintf(out, "  %-5zu %12.6g %22s %10s  %s\n", k, st->cost, mem, head, status);
+    }
+}
+
 /* The full estimate and the --batch re-evaluation, when computed. */
 static void text_beyond(FILE *out, const ApsolveOutput *o)
 {
-    const ApsolveFullEstimate *f = o->full;
-    const ApsolveRebatch *r = o->rebatch;
-    if (f && f->available)
-        fprintf(out, "Full estimate (transfers, grad sync, optimizer): %.6g s (+%.1f%% over "
-                "Alpa's T): pipeline with transfers %.6g s (transfers %.6g s per micro-batch), "
-                "gradient all-reduce %.6g s, optimizer %.6g s\n", f->total,
-                o->plan->cost > 0 ? 100.0 * (f->total - o->plan->cost) / o->plan->cost : 0.0,
-                f->pipeline, f->transfers, f->grad_sync, f->optimizer);
-    else if (f)
-        fprintf(out, "Full estimate: unavailable (%s)\n", f->why);
-    if (r) {
-        fprintf(out, "At global batch %lld (micro-batch x%.3g): estimated latency %.6g s; ",
-                (long long)r->global_batch, r->ratio, r->cost);
-        if (!r->valid)
-            fprintf(out, "INVALID: stage %d forces the batch over a data-parallel axis that no "
-                    "longer divides the micro-batch", r->first_invalid_stage - 1);
-        else if (!r->fits)
-            fprintf(out, "DOES NOT FIT: stage %d needs %.3f GB, %.3f GB available",
-                    r->worst_stage, r->worst_need / GIB, r->worst_avail / GIB);
-        else if (r->worst_stage >= 0)
-            fprintf(out, "fits in memory (tightest: stage %d, %.3f of %.3f GB)", r->worst_stage,
-                    r->worst_need / GIB, r->worst_avail / GIB);
-        else
-            fputs("memory unknown", out);
-        fputc('\n', out);
-    }
+    if (o->full)
+        text_full(out, o->full, o->full_stages, o->plan);
+    if (o->rebatch)
+        text_rebatch(out, o);
 }
 
 static int write_text(FILE *out, const ApsolveOutput *plans, size_t n)
@@ -156,6 +221,89 @@ static void json_str(FILE *out, const char *s)
             fputc(c, out);
     }
     fputc('"', out);
+}
+
+static void json_field(FILE *out, const char *name, double v)
+{
+    fprintf(out, ", \"%s\": ", name);
+    json_num(out, v);
+}
+
+/* "<key>": total and "breakdown" (with per-stage parts when se is given),
+ * or "<key>": null and the reason. */
+static void json_full(FILE *out, const ApsolveFullEstimate *f, const ApsolveStageEstimate *se,
+                      size_t n, const char *key)
+{
+    fprintf(out, ", \"%s\": ", key);
+    if (!f->available) {
+        fprintf(out, "null, \"%s_unavailable\": ", key);
+        json_str(out, f->why);
+        return;
+    }
+    json_num(out, f->total);
+    fputs(", \"breakdown\": {\"pipeline\": ", out);
+    json_num(out, f->pipeline);
+    json_field(out, "transfers", f->transfers);
+    json_field(out, "transfer_bytes", f->transfer_bytes);
+    json_field(out, "grad_sync", f->grad_sync);
+    json_field(out, "optimizer", f->optimizer);
+    fprintf(out, ", \"apply_stage\": %d", f->apply_stage);
+    if (se) {
+        fputs(", \"stages\": [", out);
+        for (size_t k = 0; k < n; k++) {
+            fprintf(out, "%s{\"compute\": ", k ? ", " : "");
+            json_num(out, se[k].compute);
+            json_field(out, "send_fwd", se[k].send_fwd);
+            json_field(out, "send_fwd_bytes", se[k].send_fwd_bytes);
+            json_field(out, "send_bwd", se[k].send_bwd);
+            json_field(out, "send_bwd_bytes", se[k].send_bwd_bytes);
+            json_field(out, "period", se[k].period);
+            json_field(out, "param_bytes", se[k].param_bytes);
+            json_field(out, "grad_bytes", se[k].grad_bytes);
+            fprintf(out, ", \"replicas\": %d, \"grad_across_hosts\": %s", se[k].replicas,
+                    se[k].grad_inter ? "true" : "false");
+            json_field(out, "grad_sync", se[k].grad_sync);
+            json_field(out, "optimizer", se[k].optimizer);
+            fputc('}', out);
+        }
+        fputc(']', out);
+    }
+    fputc('}', out);
+}
+
+static void json_rebatch(FILE *out, const ApsolveOutput *o)
+{
+    const ApsolveRebatch *r = o->rebatch;
+    fprintf(out, ", \"rebatch\": {\"global_batch\": %lld, \"old_micro_batch\": %lld, "
+            "\"micro_batch\": %lld, \"source\": \"%s\", \"sweep_id\": %lld, \"ratio\": ",
+            (long long)r->global_batch, (long long)r->old_micro, (long long)r->new_micro,
+            r->exact_sweep > 0 ? "sweep" : "scaled", (long long)r->exact_sweep);
+    json_num(out, r->ratio);
+    json_field(out, "cost", r->cost);
+    json_field(out, "sum_cost", r->sum_cost);
+    json_field(out, "max_stage_cost", r->max_stage_cost);
+    if (o->rebatch_full && o->rebatch_full->available)
+        json_field(out, "full_cost", o->rebatch_full->total);
+    fprintf(out, ", \"fits\": %s, \"valid\": %s, \"first_invalid_stage\": %d, "
+            "\"invalid_dp\": %d, \"missing_stage\": %d", r->fits ? "true" : "false",
+            r->valid ? "true" : "false", r->first_invalid_stage - 1, r->invalid_dp,
+            r->missing_stage - 1);
+    if (o->rebatch_plan) {
+        const ApsolvePlan *np = o->rebatch_plan;
+        fputs(", \"stages\": [", out);
+        for (size_t k = 0; k < np->n_stages; k++) {
+            const ApsolveStage *st = &np->stages[k];
+            fprintf(out, "%s{\"cost\": ", k ? ", " : "");
+            json_num(out, st->cost);
+            fprintf(out, ", \"memory_needed\": %lld, \"available_memory\": %lld, "
+                    "\"memory_ok\": %s}", (long long)st->memory_needed,
+                    (long long)st->available_memory,
+                    st->available_memory <= 0 || st->memory_needed <= st->available_memory
+                        ? "true" : "false");
+        }
+        fputc(']', out);
+    }
+    fputc('}', out);
 }
 
 static void json_plan(FILE *out, const ApsolveOutput *o)
@@ -207,38 +355,10 @@ static void json_plan(FILE *out, const ApsolveOutput *o)
             pl->candidates);
     if (o->plan_id > 0)
         fprintf(out, ", \"plan_id\": %lld", (long long)o->plan_id);
-    if (o->full) {
-        const ApsolveFullEstimate *f = o->full;
-        fputs(", \"full_cost\": ", out);
-        if (f->available) {
-            json_num(out, f->total);
-            fputs(", \"breakdown\": {\"pipeline\": ", out);
-            json_num(out, f->pipeline);
-            fputs(", \"transfers\": ", out);
-            json_num(out, f->transfers);
-            fputs(", \"transfer_bytes\": ", out);
-            json_num(out, f->transfer_bytes);
-            fputs(", \"grad_sync\": ", out);
-            json_num(out, f->grad_sync);
-            fputs(", \"optimizer\": ", out);
-            json_num(out, f->optimizer);
-            fputc('}', out);
-        } else {
-            fputs("null, \"full_cost_unavailable\": ", out);
-            json_str(out, f->why);
-        }
-    }
-    if (o->rebatch) {
-        const ApsolveRebatch *r = o->rebatch;
-        fprintf(out, ", \"rebatch\": {\"global_batch\": %lld, \"ratio\": ",
-                (long long)r->global_batch);
-        json_num(out, r->ratio);
-        fputs(", \"cost\": ", out);
-        json_num(out, r->cost);
-        fprintf(out, ", \"fits\": %s, \"valid\": %s, \"first_invalid_stage\": %d}",
-                r->fits ? "true" : "false", r->valid ? "true" : "false",
-                r->first_invalid_stage - 1);
-    }
+    if (o->full)
+        json_full(out, o->full, o->full_stages, pl->n_stages, "full_cost");
+    if (o->rebatch)
+        json_rebatch(out, o);
     fputc('}', out);
 }
 

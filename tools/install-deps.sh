@@ -11,5 +11,5 @@ $SUDO apt-get update
 $SUDO apt-get install -y --no-install-recommends \
   build-essential meson ninja-build pkg-config python3 \
   libsqlite3-dev sqlite3 libcsv-dev libcunit1-dev libjansson-dev \
-  coinor-libcbc-dev libopenmpi-dev openmpi-bin \
+  coinor-libcbc-dev libopenmpi-dev openmpi-bin chromium \
   ${APPROF_EXTRA_PACKAGES:-}

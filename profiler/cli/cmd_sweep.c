@@ -386,6 +386,9 @@ int approf_cmd_sweep(int argc, char **argv)
 
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    if (sum.mpi_rank > 0) /* under mpirun rank 0 reports for all */
+        return rc == APPROF_EINTR ? 128 + (stop_signal ? (int)stop_signal : SIGINT)
+               : rc < 0 ? cli_fail("%s", err[0] ? err : approf_strerror(rc)) : 0;
     if (rc == APPROF_EINTR) {
         int sig = stop_signal ? (int)stop_signal : SIGINT;
         fprintf(stderr,

@@ -14,12 +14,14 @@
 #include <time.h>
 
 #include "backend.h"
+#include "compose.h"
 #include "hardware.h"
 #include "model/modelfile.h"
 #include "model/zoo.h"
 #include "sharding/sharding.h"
 #include "sweep.h"
 #include "sweep_db.h"
+#include "sweep_mpi.h"
 
 /* Signature -> measured pair, for reuse of identical stage programs. */
 typedef struct {
@@ -540,102 +542,28 @@ static int profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const ApprofTu
 }
 
 /* Profile mode "individual": only single layers were profiled; every range
- * i..j (the whole cluster: only 0..L-1) gets an entry composed from them.
- * Times and sizes add up (a conservative upper bound for peak memory, since
- * the layers' peaks need not coincide), available memory is the smallest,
- * and the first failing layer's status and reason carry over. Ranges already
- * present (resume) are left alone. */
+ * i..j gets an entry composed from them (compose.h). Ranges already present
+ * (resume) are left alone. */
 static int compose_individual(Sweep *sw, int64_t sweep_id, ApprofSweepWriter *w,
                               ApprofSweepSummary *sum)
 {
-    int L = sw->layering.n_layers, S = sw->n_submeshes;
-    CostdbEntry *all = NULL, **single = NULL;
-    size_t n = 0;
+    CostdbEntry *all = NULL, *out = NULL;
+    size_t n = 0, n_out = 0;
     int rc = costdb_entries_get(sw->db, sweep_id, &all, &n);
     if (rc < 0)
         return rc;
-    /* single[((layer * S + s) * MAX_CONFIGS + c) * 2 + phase] */
-    single = calloc((size_t)L * (size_t)S * APPROF_MAX_CONFIGS * 2, sizeof *single);
-    if (!single) {
-        free(all);
-        return COSTDB_ENOMEM;
+    rc = approf_compose_individual(all, n, sw->layering.n_layers, sw->submeshes,
+                                   sw->n_submeshes, sw->n_configs, sw->cluster_devices, &out,
+                                   &n_out);
+    if (rc == 0 && n_out)
+        rc = approf_sweep_writer_put(w, out, n_out, NULL, 0);
+    if (rc == 0) {
+        sum->entries += n_out;
+        for (size_t k = 0; k < n_out; k++)
+            if (out[k].status != COSTDB_STATUS_OK)
+                sum->failures++;
     }
-    for (size_t k = 0; k < n; k++) {
-        CostdbEntry *e = &all[k];
-        if (e->start_layer == e->end_layer && e->start_layer < L && e->submesh_index < S &&
-            e->config_index < APPROF_MAX_CONFIGS)
-            single[(((size_t)e->start_layer * (size_t)S + (size_t)e->submesh_index) *
-                        APPROF_MAX_CONFIGS + (size_t)e->config_index) * 2 + e->phase] = e;
-    }
-    for (int s = S - 1; s >= 0 && rc >= 0; s--) {
-        int whole = sw->submeshes[s].n * sw->submeshes[s].m ==
-                    sw->cluster_devices;
-        for (int i = 0; i < L && rc >= 0; i++)
-            for (int j = i + 1; j < L && rc >= 0; j++) {
-                if (whole && !(i == 0 && j == L - 1))
-                    continue;
-                for (int c = 0; c < sw->n_configs[s] && rc >= 0; c++) {
-                    CostdbEntry out[2];
-                    size_t nout = 0;
-                    for (int ph = 0; ph < 2; ph++) {
-                        CostdbEntry x;
-                        int have = 0, missing = 0;
-                        rc = costdb_entry_exists(sw->db, sweep_id, i, j, s, c,
-                                                 ph ? COSTDB_BWD : COSTDB_FWD, &have);
-                        if (rc < 0 || have)
-                            continue;
-                        memset(&x, 0, sizeof x);
-                        x.start_layer = i;
-                        x.end_layer = j;
-                        x.submesh_index = s;
-                        x.config_index = c;
-                        x.phase = ph ? COSTDB_BWD : COSTDB_FWD;
-                        x.available_memory = INT64_MAX;
-                        x.repeats = INT32_MAX;
-                        for (int l = i; l <= j; l++) {
-                            const CostdbEntry *e = single[(((size_t)l * (size_t)S + (size_t)s) *
-                                                              APPROF_MAX_CONFIGS + (size_t)c) * 2 +
-                                                             (size_t)ph];
-                            if (!e) {
-                                missing = 1;
-                                break;
-                            }
-                            x.compute_cost += e->compute_cost;
-                            x.peak_memory += e->peak_memory;
-                            x.invar_size += e->invar_size;
-                            x.outvar_size += e->outvar_size;
-                            if (e->temp_buffer_size > x.temp_buffer_size)
-                                x.temp_buffer_size = e->temp_buffer_size;
-                            if (e->available_memory < x.available_memory)
-                                x.available_memory = e->available_memory;
-                            x.intermediate_size += e->intermediate_size;
-                            x.initial_size += e->initial_size;
-                            if (e->repeats < x.repeats)
-                                x.repeats = e->repeats;
-                            if (e->spread > x.spread)
-                                x.spread = e->spread;
-                            if (e->status != COSTDB_STATUS_OK && x.status == COSTDB_STATUS_OK) {
-                                x.status = e->status;
-                                snprintf(x.error, sizeof x.error, "layer %d: %.480s", l, e->error);
-                            }
-                        }
-                        if (missing)
-                            continue;
-                        if (x.status != COSTDB_STATUS_OK)
-                            x.compute_cost = INFINITY;
-                        out[nout++] = x;
-                    }
-                    if (rc >= 0 && nout) {
-                        rc = approf_sweep_writer_put(w, out, nout, NULL, 0);
-                        sum->entries += nout;
-                        for (size_t k = 0; k < nout; k++)
-                            if (out[k].status != COSTDB_STATUS_OK)
-                                sum->failures++;
-                    }
-                }
-            }
-    }
-    free(single);
+    free(out);
     free(all);
     return rc;
 }
@@ -651,179 +579,382 @@ static void sweep_free(Sweep *sw)
     free(sw->reuse.slots);
 }
 
+/* Model, layers, hardware, backend, enumeration and sharding context: what
+ * every rank derives from the command line on its own. */
+static int sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
+                         int64_t *global_batch, ApprofSweepSummary *sum, double t_start,
+                         char *err, size_t errlen)
+{
+    double t0;
+    int rc = build_graph(cfg, global_batch, &sw->graph, err, errlen);
+    if (rc < 0)
+        return rc;
+    if (cfg->layers > 0)
+        rc = approf_layers_auto(sw->graph, cfg->layers, cfg->eps, &sw->layering);
+    else
+        rc = approf_layers_manual(sw->graph, &sw->layering);
+    if (rc < 0) {
+        if (cfg->layers > 0)
+            snprintf(err, errlen,
+                     "%s: no split of its %zu operators into %d layers satisfies Alpa's layer "
+                     "construction with eps %g (%s); try fewer --layers or a larger --eps",
+                     sw->graph->name, sw->graph->n_ops, cfg->layers, cfg->eps,
+                     approf_strerror(rc));
+        else
+            snprintf(err, errlen, "%s: manual layers from boundary markers failed: %s",
+                     sw->graph->name, approf_strerror(rc));
+        return rc;
+    }
+    rc = approf_hardware_resolve(cfg->hardware, &sw->hw, err, errlen);
+    if (rc < 0)
+        return rc;
+    sum->t_build = now_seconds() - t_start;
+    rc = open_backend(sw, cfg, cb, err, errlen);
+    if (rc < 0)
+        return rc;
+    snprintf(sum->backend, sizeof sum->backend, "%s", sw->backend.name);
+    snprintf(sum->hardware, sizeof sum->hardware, "%s", sw->hw.name);
+    t0 = now_seconds();
+    rc = enumerate(sw, cfg, err, errlen);
+    if (rc < 0)
+        return rc;
+    sum->t_enumerate = now_seconds() - t0;
+    rc = approf_shard_context_new(sw->graph, &sw->layering, &sw->hw, cfg->micro_batches,
+                                  &sw->shard);
+    if (rc < 0)
+        snprintf(err, errlen, "sharding context: %s", approf_strerror(rc));
+    return rc;
+}
+
+/* The database rows (hardware, model, sweep) and, on resume, which tuples
+ * already have entries: have[k] bit 0 fwd, bit 1 bwd. Rank 0 only. */
+static int sweep_open_db(Sweep *sw, const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
+                         int64_t global_batch, CostdbSweep *row, unsigned char *have,
+                         ApprofSweepSummary *sum, char *err, size_t errlen)
+{
+    CostdbHardware hwrow;
+    CostdbModel model;
+    char dberrbuf[1024];
+    int rc = costdb_open(cfg->db_path, 0, &sw->db, dberrbuf, sizeof dberrbuf);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s", dberrbuf);
+        return APPROF_EDB;
+    }
+    approf_hardware_to_costdb(&sw->hw, &hwrow);
+    if (costdb_hardware_upsert(sw->db, &hwrow) < 0) {
+        snprintf(err, errlen, "%s: %s", cfg->db_path, costdb_errmsg(sw->db));
+        return APPROF_EDB;
+    }
+    rc = record_model(sw, cfg, &model, err, errlen);
+    if (rc < 0)
+        return rc;
+    fill_sweep_row(sw, cfg, &model, hwrow.id, global_batch, row);
+    rc = create_or_resume(sw, cfg, cb, row, sum, err, errlen);
+    if (rc < 0)
+        return rc;
+    sum->sweep_id = row->id;
+    for (size_t k = 0; sum->resumed && k < sw->n_tuples; k++) {
+        const ApprofTuple *t = &sw->tuples[k];
+        if ((int)(k % (size_t)cfg->shard_n) != cfg->shard_k)
+            continue;
+        for (int ph = 0; ph < 2; ph++) {
+            int x = 0;
+            if (costdb_entry_exists(sw->db, row->id, t->start, t->end, t->submesh, t->config,
+                                    ph ? COSTDB_BWD : COSTDB_FWD, &x) < 0) {
+                snprintf(err, errlen, "%s: %s", cfg->db_path, costdb_errmsg(sw->db));
+                return APPROF_EDB;
+            }
+            if (x)
+                have[k] |= (unsigned char)(1u << ph);
+        }
+    }
+    return 0;
+}
+
+/* A hash of the work this rank derived, compared across ranks. */
+static uint64_t work_hash(const Sweep *sw, const ApprofSweepConfig *cfg)
+{
+    char text[256];
+    uint64_t h;
+    const unsigned char *p = (const unsigned char *)sw->tuples;
+    approf_graph_hash(sw->graph, text, sizeof text);
+    h = fnv1a(text);
+    snprintf(text, sizeof text, "|%d|%zu|%s|%d/%d", sw->layering.n_layers, sw->n_tuples,
+             sw->backend.name, cfg->shard_k, cfg->shard_n);
+    h ^= fnv1a(text);
+    for (size_t i = 0; i < sw->n_tuples * sizeof *sw->tuples; i++) {
+        h ^= p[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+/* Where the tuple loop's results go: rank 0 (or the only process) stores
+ * them, the other ranks send them to rank 0 (sweep_mpi.h). */
+typedef struct {
+    Sweep *sw;
+    const ApprofSweepCallbacks *cb;
+    ApprofSweepSummary *sum;
+    ApprofSweepWriter writer;
+    unsigned char *have;
+    size_t done;
+    ApprofSweepMpi *mpi;
+    int rank, size;
+} Sink;
+
+/* Rank 0: writes one tuple's entries (the phases not yet present) and, for
+ * a tuple not half-written before, its placements. */
+static int sink_store(void *ctx, size_t k, const CostdbEntry e[2], const CostdbPlacement *pl,
+                      size_t n_pl)
+{
+    Sink *s = ctx;
+    const ApprofTuple *t;
+    CostdbEntry todo[2];
+    size_t nt = 0;
+    double tw = now_seconds();
+    int rc, have;
+    if (k >= s->sw->n_tuples)
+        return APPROF_EIO;
+    t = &s->sw->tuples[k];
+    if (e[0].start_layer != t->start || e[0].end_layer != t->end ||
+        e[0].submesh_index != t->submesh || e[0].config_index != t->config)
+        return APPROF_EIO;
+    have = s->have[k];
+    for (int ph = 0; ph < 2; ph++)
+        if (!(have & (1 << ph)))
+            todo[nt++] = e[ph];
+    rc = approf_sweep_writer_put(&s->writer, todo, nt, have ? NULL : pl, have ? 0 : n_pl);
+    s->sum->t_writing += now_seconds() - tw;
+    if (rc < 0)
+        return APPROF_EDB;
+    for (size_t i = 0; i < nt; i++) {
+        s->sum->entries++;
+        if (todo[i].status != COSTDB_STATUS_OK)
+            s->sum->failures++;
+        if (s->cb && s->cb->entry)
+            s->cb->entry(s->cb->ctx, &todo[i]);
+    }
+    s->done++;
+    if (s->cb && s->cb->progress)
+        s->cb->progress(s->cb->ctx, s->done, s->sum->tuples);
+    return 0;
+}
+
+static int sink_discard(void *ctx, size_t k, const CostdbEntry e[2], const CostdbPlacement *pl,
+                        size_t n_pl)
+{
+    (void)ctx, (void)k, (void)e, (void)pl, (void)n_pl;
+    return 0;
+}
+
+static int sink_put(Sink *s, size_t k, const CostdbEntry e[2], const CostdbPlacement *pl,
+                    size_t n_pl)
+{
+    if (s->rank == 0)
+        return sink_store(s, k, e, pl, n_pl);
+    s->sum->entries += 2;
+    return approf_sweep_mpi_send_tuple(s->mpi, k, e, pl, n_pl);
+}
+
+/* Rank 0 of several: stops the workers, receives until each is done (storing
+ * what still arrives when store is set) and sends them the final status. */
+static int root_close(Sink *s, int store, int final, int *worker_status, int *worker_rank)
+{
+    int rc = 0;
+    if (final != 0)
+        approf_sweep_mpi_root_stop(s->mpi);
+    while (!approf_sweep_mpi_root_all_done(s->mpi)) {
+        int prc = approf_sweep_mpi_root_poll(s->mpi, 1, store ? sink_store : sink_discard, s,
+                                             worker_status, worker_rank);
+        if (prc < 0 && rc == 0)
+            rc = prc;
+        if (prc == APPROF_EIO)
+            break;  /* MPI itself failed (or a malformed message): nothing more to receive */
+        if (prc < 0) {
+            store = 0;  /* the database failed: keep draining, report it */
+            approf_sweep_mpi_root_stop(s->mpi);
+        }
+    }
+    return rc;
+}
+
+/* The tuples of this shard not yet complete, every size-th one from rank on. */
+static int run_tuples(Sink *s, const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
+                      int *worker_status, int *worker_rank, char *err, size_t errlen)
+{
+    Sweep *sw = s->sw;
+    size_t todo_index = 0;
+    int last_submesh = -1, rc = 0;
+    for (size_t k = 0; k < sw->n_tuples; k++) {
+        const ApprofTuple *t = &sw->tuples[k];
+        CostdbEntry e[2];
+        CostdbPlacement *pl = NULL;
+        int npl = 0;
+        if ((int)(k % (size_t)cfg->shard_n) != cfg->shard_k || s->have[k] == 3)
+            continue;
+        if ((int)(todo_index++ % (size_t)s->size) != s->rank)
+            continue;
+        if (cb && cb->stop && *cb->stop)
+            return APPROF_EINTR;
+        if (s->size > 1 && s->rank == 0) {
+            rc = approf_sweep_mpi_root_poll(s->mpi, 0, sink_store, s, worker_status,
+                                            worker_rank);
+            if (rc < 0)
+                return rc;
+            if (*worker_status)
+                return APPROF_EINTR;
+        } else if (s->size > 1 && approf_sweep_mpi_stop_requested(s->mpi)) {
+            return APPROF_EINTR;
+        }
+        if (t->submesh != last_submesh) {
+            last_submesh = t->submesh;
+            if (cb && cb->submesh)
+                cb->submesh(cb->ctx, t->submesh, sw->submeshes[t->submesh].n,
+                            sw->submeshes[t->submesh].m);
+        }
+        rc = profile_tuple(sw, cfg, t, e, &pl, &npl, s->sum);
+        if (rc < 0) {
+            snprintf(err, errlen, "tuple (%d, %d, %d, %d): %s", t->start, t->end, t->submesh,
+                     t->config, approf_strerror(rc));
+            return rc;
+        }
+        rc = sink_put(s, k, e, pl, (size_t)npl);
+        free(pl);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
 int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
                      ApprofSweepSummary *sum, char *err, size_t errlen)
 {
     Sweep sw;
-    CostdbHardware hwrow;
-    CostdbModel model;
     CostdbSweep row;
-    ApprofSweepWriter writer;
+    Sink sink;
+    ApprofSweepCallbacks quiet;
+    ApprofSweepMpi *mpi = NULL;
+    ApprofProcessGroup pg;
     int64_t global_batch = cfg->global_batch;
     double t_start = now_seconds(), t0;
-    int rc, last_submesh = -1, dberr = 0;
-    size_t done = 0;
+    int rc, dberr = 0, owes_final = 0, wstatus = 0, wrank = 0;
 
     memset(&sw, 0, sizeof sw);
+    memset(&sink, 0, sizeof sink);
+    memset(&pg, 0, sizeof pg);
     memset(sum, 0, sizeof *sum);
     sw.ilp_method = cfg->sharding_cbc ? APPROF_ILP_AUTO : APPROF_ILP_SERIES_PARALLEL;
     sw.cluster_devices = cfg->cluster_hosts * cfg->cluster_gpus;
+    sink.size = 1;
     err[0] = '\0';
     if (cfg->micro_batches <= 0 || cfg->shard_n <= 0 || cfg->shard_k < 0 ||
         cfg->shard_k >= cfg->shard_n) {
         snprintf(err, errlen, "invalid micro-batches or shard");
         return APPROF_EINVAL;
     }
-
-    /* model and layers */
-    rc = build_graph(cfg, &global_batch, &sw.graph, err, errlen);
-    if (rc < 0)
-        goto out;
-    if (cfg->layers > 0)
-        rc = approf_layers_auto(sw.graph, cfg->layers, cfg->eps, &sw.layering);
-    else
-        rc = approf_layers_manual(sw.graph, &sw.layering);
-    if (rc < 0) {
-        if (cfg->layers > 0)
-            snprintf(err, errlen,
-                     "%s: no split of its %zu operators into %d layers satisfies Alpa's layer "
-                     "construction with eps %g (%s); try fewer --layers or a larger --eps",
-                     sw.graph->name, sw.graph->n_ops, cfg->layers, cfg->eps, approf_strerror(rc));
-        else
-            snprintf(err, errlen, "%s: manual layers from boundary markers failed: %s",
-                     sw.graph->name, approf_strerror(rc));
-        goto out;
+    if (approf_sweep_mpi_launched()) {
+        rc = approf_sweep_mpi_init(&mpi, &sink.rank, &sink.size, &pg.local_rank,
+                                   &pg.local_size, err, errlen);
+        if (rc < 0)
+            return rc;
     }
-    rc = approf_hardware_resolve(cfg->hardware, &sw.hw, err, errlen);
-    if (rc < 0)
-        goto out;
-    sum->t_build = now_seconds() - t_start;
-
-    rc = open_backend(&sw, cfg, cb, err, errlen);
-    if (rc < 0)
-        goto out;
-    snprintf(sum->backend, sizeof sum->backend, "%s", sw.backend.name);
-    snprintf(sum->hardware, sizeof sum->hardware, "%s", sw.hw.name);
-
-    t0 = now_seconds();
-    rc = enumerate(&sw, cfg, err, errlen);
-    if (rc < 0)
-        goto out;
-    sum->t_enumerate = now_seconds() - t0;
-
-    rc = approf_shard_context_new(sw.graph, &sw.layering, &sw.hw, cfg->micro_batches, &sw.shard);
-    if (rc < 0) {
-        snprintf(err, errlen, "sharding context: %s", approf_strerror(rc));
-        goto out;
+    sum->mpi_rank = sink.rank;
+    sum->mpi_size = sink.size;
+    if (sink.rank > 0) {
+        /* only rank 0 reports; the others keep the stop flag */
+        memset(&quiet, 0, sizeof quiet);
+        quiet.stop = cb ? cb->stop : NULL;
+        cb = &quiet;
     }
+    sink.sw = &sw;
+    sink.cb = cb;
+    sink.sum = sum;
+    sink.mpi = mpi;
 
-    /* database rows */
-    {
-        char dberrbuf[1024];
-        rc = costdb_open(cfg->db_path, 0, &sw.db, dberrbuf, sizeof dberrbuf);
-        if (rc < 0) {
-            snprintf(err, errlen, "%s", dberrbuf);
-            rc = APPROF_EDB;
-            goto out;
+    rc = sweep_prepare(&sw, cfg, cb, &global_batch, sum, now_seconds(), err, errlen);
+    if (rc == 0) {
+        sink.have = calloc(sw.n_tuples ? sw.n_tuples : 1, 1);
+        if (!sink.have)
+            rc = APPROF_ENOMEM;
+    }
+    if (rc == 0 && sink.rank == 0)
+        rc = sweep_open_db(&sw, cfg, cb, global_batch, &row, sink.have, sum, err, errlen);
+    if (sink.size > 1) {
+        rc = approf_sweep_mpi_agree(mpi, rc, rc == 0 ? work_hash(&sw, cfg) : 0, err, errlen);
+        if (rc == 0)
+            rc = approf_sweep_mpi_bcast(mpi, sink.have, sw.n_tuples);
+        if (rc == 0 && sw.backend.join) {
+            pg.rank = sink.rank;
+            pg.size = sink.size;
+            pg.ctx = mpi;
+            pg.bcast = approf_sweep_mpi_pg_bcast;
+            pg.barrier = approf_sweep_mpi_pg_barrier;
+            rc = sw.backend.join(sw.backend.ctx, &pg, err, errlen);
+            rc = approf_sweep_mpi_agree(mpi, rc, 0, err, errlen);
         }
+        owes_final = rc == 0 && sink.rank == 0;
     }
-    approf_hardware_to_costdb(&sw.hw, &hwrow);
-    if (costdb_hardware_upsert(sw.db, &hwrow) < 0) {
+    if (rc < 0)
+        goto out;
+
+    /* the tuples of this shard; on resume, those complete are done already */
+    for (size_t k = 0; k < sw.n_tuples; k++)
+        if ((int)(k % (size_t)cfg->shard_n) == cfg->shard_k) {
+            sum->tuples++;
+            if (sink.have[k] == 3) {
+                sum->existing += 2;
+                sink.done++;
+            }
+        }
+    if (sink.rank == 0) {
+        approf_sweep_writer_init(&sink.writer, sw.db, row.id, cfg->commit_every);
+        if (sink.done && cb && cb->progress)
+            cb->progress(cb->ctx, sink.done, sum->tuples);
+    }
+    rc = run_tuples(&sink, cfg, cb, &wstatus, &wrank, err, errlen);
+
+    if (sink.rank > 0) {
+        int final = 0;
+        if (approf_sweep_mpi_worker_finish(mpi, rc, &final) < 0 && rc == 0) {
+            snprintf(err, errlen, "rank %d: lost rank 0", sink.rank);
+            rc = APPROF_EIO;
+        } else if (rc == 0 || rc == APPROF_EINTR) {
+            rc = final;
+            if (rc < 0 && rc != APPROF_EINTR)
+                snprintf(err, errlen, "rank %d: rank 0 ended the sweep with an error",
+                         sink.rank);
+        }
+        goto out;
+    }
+    if (owes_final) {
+        int crc = root_close(&sink, rc != APPROF_EDB, rc, &wstatus, &wrank);
+        if (crc < 0 && rc == 0)
+            rc = crc;
+    }
+    if (rc == APPROF_EDB) {
         dberr = 1;
         goto out;
     }
-    rc = record_model(&sw, cfg, &model, err, errlen);
-    if (rc < 0)
+    if (rc == 0 && wstatus) {
+        rc = wstatus == APPROF_EINTR ? APPROF_EINTR : wstatus;
+        if (rc != APPROF_EINTR)
+            snprintf(err, errlen, "rank %d of %d failed: %s (its message says more)", wrank,
+                     sink.size, approf_strerror(rc));
+    }
+    if (rc < 0 && rc != APPROF_EINTR) {
+        approf_sweep_writer_flush(&sink.writer);
+        costdb_sweep_set_status(sw.db, row.id, COSTDB_SWEEP_INTERRUPTED, 0);
         goto out;
-    fill_sweep_row(&sw, cfg, &model, hwrow.id, global_batch, &row);
-    rc = create_or_resume(&sw, cfg, cb, &row, sum, err, errlen);
-    if (rc < 0)
-        goto out;
-    sum->sweep_id = row.id;
-    approf_sweep_writer_init(&writer, sw.db, row.id, cfg->commit_every);
-
-    /* the tuples of this shard */
-    for (size_t k = 0; k < sw.n_tuples; k++)
-        if ((int)(k % (size_t)cfg->shard_n) == cfg->shard_k)
-            sum->tuples++;
-    for (size_t k = 0; k < sw.n_tuples; k++) {
-        const ApprofTuple *t = &sw.tuples[k];
-        CostdbEntry e[2];
-        CostdbPlacement *pl = NULL;
-        int npl = 0, have[2] = {0, 0};
-        double tw;
-        if ((int)(k % (size_t)cfg->shard_n) != cfg->shard_k)
-            continue;
-        if (cb && cb->stop && *cb->stop) {
-            rc = APPROF_EINTR;
-            break;
-        }
-        if (t->submesh != last_submesh) {
-            last_submesh = t->submesh;
-            if (cb && cb->submesh)
-                cb->submesh(cb->ctx, t->submesh, sw.submeshes[t->submesh].n,
-                            sw.submeshes[t->submesh].m);
-        }
-        if (sum->resumed) {
-            for (int ph = 0; ph < 2; ph++)
-                if (costdb_entry_exists(sw.db, row.id, t->start, t->end, t->submesh, t->config,
-                                        ph ? COSTDB_BWD : COSTDB_FWD, &have[ph]) < 0) {
-                    dberr = 1;
-                    goto out;
-                }
-            if (have[0] && have[1]) {
-                sum->existing += 2;
-                done++;
-                if (cb && cb->progress)
-                    cb->progress(cb->ctx, done, sum->tuples);
-                continue;
-            }
-        }
-        rc = profile_tuple(&sw, cfg, t, e, &pl, &npl, sum);
-        if (rc < 0) {
-            snprintf(err, errlen, "tuple (%d, %d, %d, %d): %s", t->start, t->end, t->submesh,
-                     t->config, approf_strerror(rc));
-            goto out;
-        }
-        tw = now_seconds();
-        /* a half-written tuple (one phase present) is completed, not duplicated */
-        {
-            CostdbEntry todo[2];
-            size_t nt = 0;
-            for (int ph = 0; ph < 2; ph++)
-                if (!have[ph])
-                    todo[nt++] = e[ph];
-            rc = approf_sweep_writer_put(&writer, todo, nt, have[0] || have[1] ? NULL : pl,
-                                         have[0] || have[1] ? 0 : (size_t)npl);
-        }
-        free(pl);
-        sum->t_writing += now_seconds() - tw;
-        if (rc < 0) {
-            dberr = 1;
-            goto out;
-        }
-        for (int ph = 0; ph < 2; ph++) {
-            if (have[ph])
-                continue;
-            sum->entries++;
-            if (e[ph].status != COSTDB_STATUS_OK)
-                sum->failures++;
-            if (cb && cb->entry)
-                cb->entry(cb->ctx, &e[ph]);
-        }
-        done++;
-        if (cb && cb->progress)
-            cb->progress(cb->ctx, done, sum->tuples);
     }
     t0 = now_seconds();
     if (rc != APPROF_EINTR && cfg->individual && cfg->shard_n == 1) {
-        if (approf_sweep_writer_flush(&writer) < 0 ||
-            compose_individual(&sw, row.id, &writer, sum) < 0) {
+        if (approf_sweep_writer_flush(&sink.writer) < 0 ||
+            compose_individual(&sw, row.id, &sink.writer, sum) < 0) {
             dberr = 1;
             goto out;
         }
     }
-    if (approf_sweep_writer_flush(&writer) < 0) {
+    if (approf_sweep_writer_flush(&sink.writer) < 0) {
         dberr = 1;
         goto out;
     }
@@ -856,7 +987,14 @@ out:
             costdb_sweep_set_status(sw.db, sum->sweep_id, COSTDB_SWEEP_INTERRUPTED, 0);
         rc = APPROF_EDB;
     }
+    if (owes_final) {
+        if (!approf_sweep_mpi_root_all_done(mpi))
+            root_close(&sink, 0, rc ? rc : APPROF_EIO, &wstatus, &wrank);
+        approf_sweep_mpi_root_finish(mpi, rc);
+    }
     sum->t_total = now_seconds() - t_start;
+    free(sink.have);
     sweep_free(&sw);
+    approf_sweep_mpi_finalize(&mpi);
     return rc;
 }

@@ -73,9 +73,15 @@ typedef struct ApprofSweepSummary {
     char backend[16];
     char hardware[64];
     int interrupted;
+    int mpi_rank, mpi_size;       /* under mpirun: this process and all (else 0, 1);
+                                   * only rank 0 writes and reports */
 } ApprofSweepSummary;
 
-/* Runs (or, with resume, continues) a sweep described by cfg. Returns 0,
+/* Runs (or, with resume, continues) a sweep described by cfg. Under an MPI
+ * launcher (mpirun -np R, sweep_mpi.h) every rank runs it with the same cfg:
+ * rank r costs every R-th tuple still to do, rank 0 alone writes the
+ * database and calls cb (the other ranks only read cb->stop), and every rank
+ * returns the sweep's outcome. Returns 0,
  * APPROF_EINTR when *cb->stop was raised (what was computed is committed and
  * the sweep is marked interrupted), or a negative error with err set. */
 int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,

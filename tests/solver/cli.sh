@@ -2,11 +2,15 @@
 # SPDX-License-Identifier: Apache-2.0
 # apsolve command line: golden text output, JSON shape, stored plans, and
 # the documented exit codes (0 ok, 1 failure, 2 usage, 3 infeasible).
-# Usage: cli.sh APSOLVE TEST_SOLVER_DB GOLDEN_DIR
+# With hardware and placements (TEST_SOLVER_BEYOND's fixture): the full
+# estimate lines, --plan ID --batch B (exact sweep, invalid dp), and the
+# micro-batch warnings for auto plans.
+# Usage: cli.sh APSOLVE TEST_SOLVER_DB GOLDEN_DIR TEST_SOLVER_BEYOND
 set -eu
 apsolve=$1
 mkdb=$2
 golden=$3
+mkhw=$4
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -59,6 +63,50 @@ rc=0; "$apsolve" --db "$tmp/f.db" --stage-option manual --forward-stage-layer-id
 [ "$rc" = 2 ] || fail "bad layer ids: exit $rc"
 rc=0; "$apsolve" --db "$tmp/none.db" --no-store 2>/dev/null || rc=$?
 [ "$rc" = 1 ] || fail "missing database: exit $rc, expected 1"
-"$apsolve" --help | grep -q -- "--micro-batches" || fail "--help"
+for opt in --micro-batches --batch --plan --stage-option --parallel --inference \
+  --memory-budget --max-stages --no-store --format --quiet full_cost; do
+  "$apsolve" --help | grep -q -- "$opt" || fail "--help does not document $opt"
+done
 "$apsolve" --version | grep -q "^apsolve " || fail "--version"
+# Beyond Alpa's T on the 2x2 fixture with hardware and placements (sweep 1
+# at micro-batch 8; sweep 2 the same model at micro-batch 4).
+"$mkhw" --make-fixture "$tmp/hw.db"
+"$apsolve" --db "$tmp/hw.db" --sweep 1 --quiet >"$tmp/full.txt"
+sed 's/^Stored as plan [0-9]*$/Stored as plan N/' "$tmp/full.txt" | diff -u "$golden/full.txt" - ||
+  fail "full estimate text differs"
+"$apsolve" --db "$tmp/hw.db" --sweep 1 --quiet --format json --no-store >"$tmp/full.json"
+python3 - "$tmp/full.json" "$tmp/hw.db" <<'PY' || fail "full estimate JSON or stored full_cost"
+import json, sqlite3, sys
+d = json.load(open(sys.argv[1]))
+b = d["breakdown"]
+assert abs(d["full_cost"] - 0.222852) < 1e-12, d["full_cost"]
+assert abs(b["transfers"] - 3.4e-4) < 1e-15 and b["apply_stage"] == 0
+assert [abs(s["grad_sync"] - w) < 1e-15 for s, w in zip(b["stages"], (0.004002, 6e-6))] == [True, True]
+row = sqlite3.connect(sys.argv[2]).execute("SELECT full_cost FROM plan ORDER BY id").fetchone()
+assert abs(row[0] - 0.222852) < 1e-12, row
+PY
+rc=0; "$apsolve" --db "$tmp/hw.db" --plan 1 --batch 16 --quiet >"$tmp/b16.txt" || rc=$?
+[ "$rc" = 0 ] || fail "--plan 1 --batch 16: exit $rc"
+grep -q "^At global batch 16 (micro-batch 8 -> 4, exact, from the entries of sweep 2): estimated latency 0.095 s, full estimate 0.127452 s; fits in memory" "$tmp/b16.txt" ||
+  { cat "$tmp/b16.txt"; fail "--batch 16 should use sweep 2 exactly"; }
+rc=0; "$apsolve" --db "$tmp/hw.db" --plan 1 --batch 4 --quiet >"$tmp/b4.txt" || rc=$?
+[ "$rc" = 3 ] || fail "--batch 4 (micro-batch 1, dp 2): exit $rc, expected 3"
+grep -q "INVALID: stage 0 forces the batch over a data-parallel axis of 2 that does not divide the micro-batch of 1" "$tmp/b4.txt" ||
+  { cat "$tmp/b4.txt"; fail "no INVALID line at --batch 4"; }
+rc=0; "$apsolve" --db "$tmp/hw.db" --plan 1 --batch 128 --quiet >"$tmp/b128.txt" || rc=$?
+[ "$rc" = 3 ] && grep -q "DOES NOT FIT: stage 0 needs 6.750 GB, 4.000 GB available" "$tmp/b128.txt" ||
+  { cat "$tmp/b128.txt"; fail "--batch 128 should not fit (exit $rc)"; }
+rc=0; "$apsolve" --db "$tmp/hw.db" --plan 1 --parallel dp=2,tp=1,pp=2 2>/dev/null || rc=$?
+[ "$rc" = 2 ] || fail "--plan with --parallel: exit $rc, expected 2"
+rc=0; "$apsolve" --db "$tmp/hw.db" --plan 99 2>/dev/null || rc=$?
+[ "$rc" = 1 ] || fail "--plan 99: exit $rc, expected 1"
+# Warnings for auto plans: the optimum has 2 stages.
+"$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --micro-batches 1 >/dev/null 2>"$tmp/err"
+grep -q "auto plan: 1 micro-batches < 2 stages: the pipeline is mostly bubble" "$tmp/err" ||
+  fail "no B < stages warning for the auto plan"
+"$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --micro-batches 3 >/dev/null 2>"$tmp/err"
+grep -q "auto plan: 3 micro-batches < 2 x 2 stages" "$tmp/err" ||
+  fail "no B < 2 x stages warning for the auto plan"
+"$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --micro-batches 4 >/dev/null 2>"$tmp/err"
+! grep -q "warning" "$tmp/err" || fail "warning at B = 2 x stages"
 echo "apsolve CLI: ok"

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Re-evaluating a plan at another global batch size without a new search
+ * (the last, smaller batch of an epoch, docs/solver.md "Re-evaluating at
+ * another batch"). Two sources: a sweep of the same model, hardware and
+ * cluster profiled at the new micro-batch size (its entries, exactly), or
+ * the plan's own sweep scaled: compute costs and activation memory
+ * (intermediate, and the same amount of peak) proportional to the
+ * micro-batch size, parameters and optimizer state unchanged. Either way a
+ * config that forces the batch over a data-parallel axis of size dp is
+ * invalid when dp no longer divides the micro-batch: Alpa cannot run it.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apsolve.h"
+#include "costdb.h"
+
+int apsolve_rebatch_plan(const ApsolveProblem *p, const ApsolvePlan *plan, int64_t old_micro,
+                         int64_t new_micro, ApsolvePlan **out)
+{
+    ApsolvePlan *np = NULL;
+    double ratio, sum = 0, mx = 0;
+    size_t K;
+    int ok;
+
+    if (!p || !plan || !out || old_micro <= 0 || new_micro <= 0 || plan->n_stages == 0)
+        return APSOLVE_EINVAL;
+    *out = NULL;
+    K = plan->n_stages;
+    ratio = (double)new_micro / (double)old_micro;
+    np = calloc(1, sizeof *np);
+    if (!np || !(np->stages = calloc(K, sizeof *np->stages))) {
+        free(np);
+        return APSOLVE_ENOMEM;
+    }
+    {
+        ApsolveStage *stages = np->stages;
+        *np = *plan;
+        np->stages = memcpy(stages, plan->stages, K * sizeof *stages);
+    }
+    np->has_full_cost = 0;
+    np->full_cost = 0;
+    ok = plan->devices_used == p->num_devices;
+    for (size_t k = K; k-- > 0;) {
+        ApsolveStage *s = &np->stages[k];
+        s->cost *= ratio;
+        s->fwd_cost *= ratio;
+        s->bwd_cost *= ratio;
+        sum += s->cost;
+        if (s->cost > mx || isinf(s->cost))
+            mx = s->cost;
+        if (p->memory && s->submesh >= 0 && s->config >= 0 && !isinf(s->cost)) {
+            const ApsolveMemory *m = &p->memory[apsolve_index(p, s->start_layer, s->end_layer,
+                                                              s->submesh, s->config)];
+            double inter = (double)m->intermediate * ratio;
+            double peak = (double)m->peak + (double)m->intermediate * (ratio - 1);
+            double need = peak + (double)m->initial + (double)s->succ_stages * inter;
+            s->memory_needed = (int64_t)llround(need > 0 ? need : 0);
+            s->memory_ok = s->available_memory <= 0 || s->memory_needed <= s->available_memory;
+        }
+        if (s->force_batch_dim == 0 && s->logical_a > 0 && new_micro % s->logical_a)
+            ok = 0;
+        if (isinf(s->cost) || !s->memory_ok)
+            ok = 0;
+    }
+    np->sum_cost = sum;
+    np->max_stage_cost = mx;
+    np->cost = np->inference ? (double)K * mx
+               : np->micro_batches > 1 ? sum + (double)(np->micro_batches - 1) * mx : sum;
+    np->feasible = ok;
+    *out = np;
+    return APSOLVE_OK;
+}
+
+void apsolve_rebatch_summary(const ApsolvePlan *np, int64_t old_micro, int64_t new_micro,
+                             ApsolveRebatch *out)
+{
+    memset(out, 0, sizeof *out);
+    out->old_micro = old_micro;
+    out->new_micro = new_micro;
+    out->ratio = old_micro > 0 ? (double)new_micro / (double)old_micro : 0;
+    out->fits = 1;
+    out->valid = 1;
+    out->worst_stage = -1;
+    out->cost = np->cost;
+    out->sum_cost = np->sum_cost;
+    out->max_stage_cost = np->max_stage_cost;
+    for (size_t k = 0; k < np->n_stages; k++) {
+        const ApsolveStage *s = &np->stages[k];
+        int forced_bad = s->force_batch_dim == 0 && s->logical_a > 0 && new_micro > 0 &&
+                         new_micro % s->logical_a;
+        if ((forced_bad || s->config < 0) && out->first_invalid_stage == 0) {
+            out->valid = 0;
+            out->first_invalid_stage = (int)k + 1;
+            out->invalid_dp = forced_bad ? s->logical_a : 0;
+        }
+        if (!forced_bad && s->config >= 0 && isinf(s->cost) && out->missing_stage == 0)
+            out->missing_stage = (int)k + 1;
+        if (isinf(s->cost) || s->available_memory <= 0)
+            continue;
+        if (out->worst_stage < 0 || (double)s->memory_needed - (double)s->available_memory >
+                                        out->worst_need - out->worst_avail) {
+            out->worst_stage = (int)k;
+            out->worst_need = (double)s->memory_needed;
+            out->worst_avail = (double)s->available_memory;
+        }
+        if (s->memory_needed > s->available_memory)
+            out->fits = 0;
+    }
+}
+
+int apsolve_rebatch(const ApsolveProblem *p, const ApsolvePlan *plan, int64_t old_micro,
+                    int64_t new_micro, ApsolveRebatch *out)
+{
+    ApsolvePlan *np = NULL;
+    int rc;
+    if (!out)
+        return APSOLVE_EINVAL;
+    memset(out, 0, sizeof *out);
+    rc = apsolve_rebatch_plan(p, plan, old_micro, new_micro, &np);
+    if (rc)
+        return rc;
+    apsolve_rebatch_summary(np, old_micro, new_micro, out);
+    apsolve_plan_free(&np);
+    return APSOLVE_OK;
+}
+
+/* Layer boundaries of two models are the same. */
+static int same_layers(struct Costdb *db, int64_t m1, int64_t m2, int *same)
+{
+    CostdbLayer *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    int rc = APSOLVE_OK;
+    *same = 0;
+    if (costdb_model_layers(db, m1, &a, &na) || costdb_model_layers(db, m2, &b, &nb)) {
+        rc = APSOLVE_EDB;
+        goto cleanup;
+    }
+    *same = na == nb;
+    for (size_t k = 0; k < na && *same; k++)
+        *same = a[k].op_begin == b[k].op_begin && a[k].op_end == b[k].op_end;
+cleanup:
+    free(a);
+    free(b);
+    return rc;
+}
+
+int apsolve_find_batch_sweep(struct Costdb *db, int64_t sweep_id, int64_t new_micro,
+                             int64_t *found)
+{
+    CostdbSweep me, *all = NULL;
+    CostdbModel mm, om;
+    size_t n = 0;
+    int rc = APSOLVE_OK;
+
+    if (!db || !found || new_micro <= 0)
+        return APSOLVE_EINVAL;
+    *found = 0;
+    if (costdb_sweep_get(db, sweep_id, &me))
+        return APSOLVE_EDB;
+    if (me.micro_batches > 0 && me.global_batch == new_micro * me.micro_batches) {
+        *found = sweep_id;
+        return APSOLVE_OK;
+    }
+    if (me.model_id <= 0 || me.hardware_id <= 0)
+        return APSOLVE_OK; /* an imported table: nothing says what "the same model" is */
+    if (costdb_model_get(db, me.model_id, &mm) || costdb_sweep_list(db, &all, &n)) {
+        rc = APSOLVE_EDB;
+        goto cleanup;
+    }
+    for (size_t k = n; k-- > 0;) {
+        const CostdbSweep *t = &all[k];
+        int same = 0;
+        if (t->id == sweep_id || t->micro_batches <= 0 ||
+            t->global_batch != new_micro * t->micro_batches || t->model_id <= 0 ||
+            t->hardware_id != me.hardware_id || t->cluster_hosts != me.cluster_hosts ||
+            t->cluster_gpus != me.cluster_gpus || t->num_layers != me.num_layers ||
+            strcmp(t->dtype, me.dtype) || strcmp(t->backend, me.backend) ||
+            strcmp(t->submesh_space, me.submesh_space) ||
+            strcmp(t->layer_option, me.layer_option) || t->status == COSTDB_SWEEP_RUNNING ||
+            t->status == COSTDB_SWEEP_FAILED)
+            continue;
+        if (costdb_model_get(db, t->model_id, &om)) {
+            rc = APSOLVE_EDB;
+            goto cleanup;
+        }
+        if (strcmp(om.name, mm.name) || strcmp(om.options, mm.options))
+            continue;
+        if ((rc = same_layers(db, me.model_id, t->model_id, &same)) != APSOLVE_OK)
+            goto cleanup;
+        if (same) {
+            *found = t->id;
+            break;
+        }
+    }
+cleanup:
+    free(all);
+    return rc;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Test databases for the report tests, built without the sweep: a cost
+ * table imported from CSV (costdb_csv_import), then placements and a plan
+ * inserted through the costdb API. "mlp" is the Alpa tutorial MLP (4 dense
+ * layers 2048->8192->2048->8192->2048, batch 2048, 4 micro-batches) on 1x4
+ * with a data-parallel stage and a tensor-parallel stage; "resnet50" a
+ * 2-stage ResNet-50 plan on 1x8 (2 micro-batches). scale multiplies every
+ * compute cost (a second "machine"); drop_entry removes the (0, 0) forward
+ * entries of submesh (1, 2) and adds a (3, 3) one of a new config, so two
+ * databases differ in which entries they hold.
+ */
+#ifndef REPORTS_FIXTURES_H
+#define REPORTS_FIXTURES_H
+
+#include <stdint.h>
+
+#include "costdb.h"
+
+typedef struct FixtureOptions {
+    double scale;                     /* 1: the reference machine */
+    int drop_entry;
+    int with_plan;                    /* store placements and the plan */
+} FixtureOptions;
+
+/* Creates the database at path (removed first) for model "mlp" or
+ * "resnet50"; sets *plan_id when with_plan. Returns 0 or a costdb error. */
+int fixture_build(const char *path, const char *model, const FixtureOptions *opt,
+                  int64_t *plan_id);
+
+#endif
