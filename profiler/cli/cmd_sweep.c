@@ -121,7 +121,7 @@ static void usage(void)
         "  --db FILE                cost database (default results.db)\n"
         "  --resume                 continue the unfinished sweep with the same inputs\n"
         "                           (starts one when there is none)\n"
-        "  --shard K/N              profile only tuples k with k %% N == K (combine: approf merge)\n"
+        "  --shard K/N              profile only tuples k with k % N == K (combine: approf merge)\n"
         "  --sharding-solver S      series-parallel (default): exact elimination of chains,\n"
         "                           trees and series-parallel parts, CBC for the rest;\n"
         "                           cbc: only chains/trees eliminated, the rest to CBC\n"

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Several sweeps writing one database at once. Each round starts, at the same
-# moment, (a) two sweeps of different models, (b) the two shards 0/2 and 1/2
-# of one sweep and (c) four shards with a commit after every tuple (the most
-# lock traffic), with `approf list` and `approf show` reading meanwhile.
+# Several sweeps writing one database at once (2 rounds by default). Each
+# round starts, at the same moment, (a) two sweeps of different models, (b)
+# the two shards 0/2 and 1/2 of one sweep and (c) four shards with a commit
+# after every tuple (the most lock traffic), with `approf list` and `approf
+# show` reading meanwhile.
 # Every process must exit 0 and no "busy"/"locked" message may reach the
 # user; afterwards each sweep's rows must equal those of the same sweep run
 # alone (for shards: together they hold exactly the rows of the unsharded
@@ -13,7 +14,7 @@ set -u
 approf=$1
 sqlite=$2
 work=$3
-rounds=${4:-3}
+rounds=${4:-2}
 rm -rf "$work"
 mkdir -p "$work"
 fail() { echo "FAIL: $*"; exit 1; }
