@@ -21,6 +21,7 @@ typedef struct FixtureOptions {
     double scale;                     /* 1: the reference machine */
     int drop_entry;
     int with_plan;                    /* store placements and the plan */
+    int uniform;                      /* resnet50: both stages on logical (2, 2) */
 } FixtureOptions;
 
 /* Creates the database at path (removed first) for model "mlp" or

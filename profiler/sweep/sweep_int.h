@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Internal to the sweep: the state of one sweep and the pieces sweep.c
+ * provides to the driver in sweep_run.c (one process, or many under MPI).
+ */
+#ifndef APPROF_SWEEP_INT_H
+#define APPROF_SWEEP_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+#include "costdb.h"
+#include "enumerate.h"
+#include "graph.h"
+#include "hardware.h"
+#include "sharding/sharding.h"
+#include "sweep.h"
+#include "sweep_db.h"
+
+/* Signature -> measured pair, for reuse of identical stage programs. */
+typedef struct {
+    char signature[64];
+    ApprofMeasurement m[2];
+    int used;
+} ReuseSlot;
+
+typedef struct {
+    ReuseSlot *slots;
+    size_t cap, n;
+} ReuseTable;
+
+typedef struct {
+    ApprofGraph *graph;
+    ApprofLayering layering;
+    ApprofHardwareSpec hw;
+    ApprofBackend backend;
+    ApprofShardContext *shard;
+    Costdb *db;
+    ApprofMeshShape submeshes[APPROF_MAX_SUBMESHES];
+    int n_submeshes;
+    ApprofConfigChoice configs[APPROF_MAX_SUBMESHES][APPROF_MAX_CONFIGS];
+    int n_configs[APPROF_MAX_SUBMESHES];
+    ApprofTuple *tuples;
+    size_t n_tuples;
+    ReuseTable reuse;
+    ApprofIlpMethod ilp_method;
+    int cluster_devices;
+} Sweep;
+
+/* Model, layers, hardware, backend, enumeration and sharding context: what
+ * every rank derives from cfg on its own (no database). t_start: when this
+ * began (for sum->t_build). 0 or a negative code with err set. */
+int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
+                         const ApprofSweepCallbacks *cb, int64_t *global_batch,
+                         ApprofSweepSummary *sum, double t_start, char *err, size_t errlen);
+/* Opens the database and writes the hardware, model and sweep rows (or finds
+ * the sweep to resume: sum->resumed); have[n_tuples] receives, for the
+ * tuples of this shard, bit 0 / bit 1 when the fwd / bwd entry exists.
+ * Rank 0 only. 0 or a negative code with err set. */
+int approf_sweep_open_db(Sweep *sw, const ApprofSweepConfig *cfg,
+                         const ApprofSweepCallbacks *cb, int64_t global_batch, CostdbSweep *row,
+                         unsigned char *have, ApprofSweepSummary *sum, char *err,
+                         size_t errlen);
+/* A hash of the work derived from cfg (graph, layers, tuples, backend,
+ * hardware, solver options), equal on ranks that agree. */
+uint64_t approf_sweep_work_hash(const Sweep *sw, const ApprofSweepConfig *cfg);
+/* Shards and costs one tuple: entries[2] receive fwd/bwd, *placements a
+ * malloc'd array (the caller frees it). A failure of the tuple itself is
+ * stored in the entries; only ENOMEM and the like are returned. */
+int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const ApprofTuple *t,
+                               CostdbEntry entries[2], CostdbPlacement **placements,
+                               int *n_placements, ApprofSweepSummary *sum);
+/* Profile mode individual: writes the range entries composed from the
+ * single-layer entries of the sweep (compose.h) through w. */
+int approf_sweep_compose(Sweep *sw, int64_t sweep_id, ApprofSweepWriter *w,
+                         ApprofSweepSummary *sum);
+/* Frees everything sw holds (graph, layers, backend, database, tables). */
+void approf_sweep_free(Sweep *sw);
+
+#endif

@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The sweep driver (sweep.h): prepare, open the database, then cost every
+ * tuple of this shard and write each entry as soon as it exists, in small
+ * batched transactions; on --resume the tuples whose two entries exist are
+ * skipped. Under mpirun the ranks share the tuples and rank 0 alone writes
+ * (sweep_mpi.h): the tuple loop hands results to a sink that either stores
+ * them or sends them to rank 0.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sweep_int.h"
+#include "sweep_mpi.h"
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Where the tuple loop's results go: rank 0 (or the only process) stores
+ * them, the other ranks send them to rank 0 (sweep_mpi.h). */
+typedef struct {
+    Sweep *sw;
+    const ApprofSweepCallbacks *cb;
+    ApprofSweepSummary *sum;
+    ApprofSweepWriter writer;
+    unsigned char *have;
+    size_t done;
+    ApprofSweepMpi *mpi;
+    int rank, size;
+} Sink;
+
+/* Rank 0: writes one tuple's entries (the phases not yet present) and, for
+ * a tuple not half-written before, its placements. */
+static int sink_store(void *ctx, size_t k, const CostdbEntry e[2], const CostdbPlacement *pl,
+                      size_t n_pl)
+{
+    Sink *s = ctx;
+    const ApprofTuple *t;
+    CostdbEntry todo[2];
+    size_t nt = 0;
+    double tw = now_seconds();
+    int rc, have;
+    if (k >= s->sw->n_tuples)
+        return APPROF_EIO;
+    t = &s->sw->tuples[k];
+    if (e[0].start_layer != t->start || e[0].end_layer != t->end ||
+        e[0].submesh_index != t->submesh || e[0].config_index != t->config)
+        return APPROF_EIO;
+    have = s->have[k];
+    for (int ph = 0; ph < 2; ph++)
+        if (!(have & (1 << ph)))
+            todo[nt++] = e[ph];
+    rc = approf_sweep_writer_put(&s->writer, todo, nt, have ? NULL : pl, have ? 0 : n_pl);
+    s->sum->t_writing += now_seconds() - tw;
+    if (rc < 0)
+        return APPROF_EDB;
+    for (size_t i = 0; i < nt; i++) {
+        s->sum->entries++;
+        if (todo[i].status != COSTDB_STATUS_OK)
+            s->sum->failures++;
+        if (s->cb && s->cb->entry)
+            s->cb->entry(s->cb->ctx, &todo[i]);
+    }
+    s->done++;
+    if (s->cb && s->cb->progress)
+        s->cb->progress(s->cb->ctx, s->done, s->sum->tuples);
+    return 0;
+}
+
+static int sink_discard(void *ctx, size_t k, const CostdbEntry e[2], const CostdbPlacement *pl,
+                        size_t n_pl)
+{
+    (void)ctx, (void)k, (void)e, (void)pl, (void)n_pl;
+    return 0;
+}
+
+static int sink_put(Sink *s, size_t k, const CostdbEntry e[2], const CostdbPlacement *pl,
+                    size_t n_pl)
+{
+    if (s->rank == 0)
+        return sink_store(s, k, e, pl, n_pl);
+    s->sum->entries += 2;
+    return approf_sweep_mpi_send_tuple(s->mpi, k, e, pl, n_pl);
+}
+
+/* Rank 0 of several: stops the workers, receives until each is done (storing
+ * what still arrives when store is set) and sends them the final status. */
+static int root_close(Sink *s, int store, int final, int *worker_status, int *worker_rank)
+{
+    int rc = 0;
+    if (final != 0)
+        approf_sweep_mpi_root_stop(s->mpi);
+    while (!approf_sweep_mpi_root_all_done(s->mpi)) {
+        int prc = approf_sweep_mpi_root_poll(s->mpi, 1, store ? sink_store : sink_discard, s,
+                                             worker_status, worker_rank);
+        if (prc < 0 && rc == 0)
+            rc = prc;
+        if (prc == APPROF_EIO)
+            break;  /* MPI itself failed (or a malformed message): nothing more to receive */
+        if (prc < 0) {
+            store = 0;  /* the database failed: keep draining, report it */
+            approf_sweep_mpi_root_stop(s->mpi);
+        }
+    }
+    return rc;
+}
+
+/* The tuples of this shard not yet complete, every size-th one from rank on. */
+static int run_tuples(Sink *s, const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
+                      int *worker_status, int *worker_rank, char *err, size_t errlen)
+{
+    Sweep *sw = s->sw;
+    size_t todo_index = 0;
+    int last_submesh = -1, rc = 0;
+    for (size_t k = 0; k < sw->n_tuples; k++) {
+        const ApprofTuple *t = &sw->tuples[k];
+        CostdbEntry e[2];
+        CostdbPlacement *pl = NULL;
+        int npl = 0;
+        if ((int)(k % (size_t)cfg->shard_n) != cfg->shard_k || s->have[k] == 3)
+            continue;
+        if ((int)(todo_index++ % (size_t)s->size) != s->rank)
+            continue;
+        if (cb && cb->stop && *cb->stop)
+            return APPROF_EINTR;
+        if (s->size > 1 && s->rank == 0) {
+            rc = approf_sweep_mpi_root_poll(s->mpi, 0, sink_store, s, worker_status,
+                                            worker_rank);
+            if (rc < 0)
+                return rc;
+            if (*worker_status)
+                return APPROF_EINTR;
+        } else if (s->size > 1 && approf_sweep_mpi_stop_requested(s->mpi)) {
+            return APPROF_EINTR;
+        }
+        if (t->submesh != last_submesh) {
+            last_submesh = t->submesh;
+            if (cb && cb->submesh)
+                cb->submesh(cb->ctx, t->submesh, sw->submeshes[t->submesh].n,
+                            sw->submeshes[t->submesh].m);
+        }
+        rc = approf_sweep_profile_tuple(sw, cfg, t, e, &pl, &npl, s->sum);
+        if (rc < 0) {
+            snprintf(err, errlen, "tuple (%d, %d, %d, %d): %s", t->start, t->end, t->submesh,
+                     t->config, approf_strerror(rc));
+            return rc;
+        }
+        rc = sink_put(s, k, e, pl, (size_t)npl);
+        free(pl);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
+                     ApprofSweepSummary *sum, char *err, size_t errlen)
+{
+    Sweep sw;
+    CostdbSweep row;
+    Sink sink;
+    ApprofSweepCallbacks quiet;
+    ApprofSweepMpi *mpi = NULL;
+    ApprofProcessGroup pg;
+    int64_t global_batch = cfg->global_batch;
+    double t_start = now_seconds(), t0;
+    int rc, dberr = 0, owes_final = 0, wstatus = 0, wrank = 0;
+
+    memset(&sw, 0, sizeof sw);
+    memset(&sink, 0, sizeof sink);
+    memset(&pg, 0, sizeof pg);
+    memset(sum, 0, sizeof *sum);
+    sw.ilp_method = cfg->sharding_cbc ? APPROF_ILP_AUTO : APPROF_ILP_SERIES_PARALLEL;
+    sw.cluster_devices = cfg->cluster_hosts * cfg->cluster_gpus;
+    sink.size = 1;
+    err[0] = '\0';
+    if (cfg->micro_batches <= 0 || cfg->shard_n <= 0 || cfg->shard_k < 0 ||
+        cfg->shard_k >= cfg->shard_n) {
+        snprintf(err, errlen, "invalid micro-batches or shard");
+        return APPROF_EINVAL;
+    }
+    if (approf_sweep_mpi_launched()) {
+        rc = approf_sweep_mpi_init(&mpi, &sink.rank, &sink.size, &pg.local_rank,
+                                   &pg.local_size, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+    sum->mpi_rank = sink.rank;
+    sum->mpi_size = sink.size;
+    if (sink.rank > 0) {
+        /* only rank 0 reports; the others keep the stop flag */
+        memset(&quiet, 0, sizeof quiet);
+        quiet.stop = cb ? cb->stop : NULL;
+        cb = &quiet;
+    }
+    sink.sw = &sw;
+    sink.cb = cb;
+    sink.sum = sum;
+    sink.mpi = mpi;
+
+    rc = approf_sweep_prepare(&sw, cfg, cb, &global_batch, sum, now_seconds(), err, errlen);
+    if (rc == 0) {
+        sink.have = calloc(sw.n_tuples ? sw.n_tuples : 1, 1);
+        if (!sink.have)
+            rc = APPROF_ENOMEM;
+    }
+    if (rc == 0 && sink.rank == 0)
+        rc = approf_sweep_open_db(&sw, cfg, cb, global_batch, &row, sink.have, sum, err, errlen);
+    if (sink.size > 1) {
+        rc = approf_sweep_mpi_agree(mpi, rc, rc == 0 ? approf_sweep_work_hash(&sw, cfg) : 0, err, errlen);
+        if (rc == 0)
+            rc = approf_sweep_mpi_bcast(mpi, sink.have, sw.n_tuples);
+        if (rc == 0 && sw.backend.join) {
+            pg.rank = sink.rank;
+            pg.size = sink.size;
+            pg.ctx = mpi;
+            pg.bcast = approf_sweep_mpi_pg_bcast;
+            pg.barrier = approf_sweep_mpi_pg_barrier;
+            rc = sw.backend.join(sw.backend.ctx, &pg, err, errlen);
+            rc = approf_sweep_mpi_agree(mpi, rc, 0, err, errlen);
+        }
+        owes_final = rc == 0 && sink.rank == 0;
+    }
+    if (rc < 0)
+        goto out;
+
+    /* the tuples of this shard; on resume, those complete are done already */
+    for (size_t k = 0; k < sw.n_tuples; k++)
+        if ((int)(k % (size_t)cfg->shard_n) == cfg->shard_k) {
+            sum->tuples++;
+            if (sink.have[k] == 3) {
+                sum->existing += 2;
+                sink.done++;
+            }
+        }
+    if (sink.rank == 0) {
+        approf_sweep_writer_init(&sink.writer, sw.db, row.id, cfg->commit_every);
+        if (sink.done && cb && cb->progress)
+            cb->progress(cb->ctx, sink.done, sum->tuples);
+    }
+    rc = run_tuples(&sink, cfg, cb, &wstatus, &wrank, err, errlen);
+
+    if (sink.rank > 0) {
+        int final = 0;
+        if (approf_sweep_mpi_worker_finish(mpi, rc, &final) < 0 && rc == 0) {
+            snprintf(err, errlen, "rank %d: lost rank 0", sink.rank);
+            rc = APPROF_EIO;
+        } else if (rc == 0 || rc == APPROF_EINTR) {
+            rc = final;
+            if (rc < 0 && rc != APPROF_EINTR)
+                snprintf(err, errlen, "rank %d: rank 0 ended the sweep with an error",
+                         sink.rank);
+        }
+        goto out;
+    }
+    if (owes_final) {
+        int crc = root_close(&sink, rc != APPROF_EDB, rc, &wstatus, &wrank);
+        if (crc < 0 && rc == 0)
+            rc = crc;
+    }
+    if (rc == APPROF_EDB) {
+        dberr = 1;
+        goto out;
+    }
+    if (rc == 0 && wstatus) {
+        rc = wstatus == APPROF_EINTR ? APPROF_EINTR : wstatus;
+        if (rc != APPROF_EINTR)
+            snprintf(err, errlen, "rank %d of %d failed: %s (its message says more)", wrank,
+                     sink.size, approf_strerror(rc));
+    }
+    if (rc < 0 && rc != APPROF_EINTR) {
+        approf_sweep_writer_flush(&sink.writer);
+        costdb_sweep_set_status(sw.db, row.id, COSTDB_SWEEP_INTERRUPTED, 0);
+        goto out;
+    }
+    t0 = now_seconds();
+    if (rc != APPROF_EINTR && cfg->individual && cfg->shard_n == 1) {
+        if (approf_sweep_writer_flush(&sink.writer) < 0 ||
+            approf_sweep_compose(&sw, row.id, &sink.writer, sum) < 0) {
+            dberr = 1;
+            goto out;
+        }
+    }
+    if (approf_sweep_writer_flush(&sink.writer) < 0) {
+        dberr = 1;
+        goto out;
+    }
+    if (rc == APPROF_EINTR) {
+        sum->interrupted = 1;
+        costdb_sweep_set_status(sw.db, row.id, COSTDB_SWEEP_INTERRUPTED, 0);
+    } else if (costdb_sweep_set_status(sw.db, row.id, COSTDB_SWEEP_COMPLETE, 1) < 0) {
+        dberr = 1;
+        goto out;
+    } else {
+        rc = 0;
+    }
+    sum->t_writing += now_seconds() - t0;
+    {
+        ApprofShardStats st;
+        approf_shard_context_stats(sw.shard, &st);
+        sum->sharding_solved = st.solved;
+        sum->sharding_cached = st.cached;
+    }
+out:
+    if (dberr) {
+        const char *m = costdb_errmsg(sw.db);
+        size_t pl = strlen(cfg->db_path);
+        /* costdb's messages mostly name the file already */
+        if (!strncmp(m, cfg->db_path, pl) && m[pl] == ':')
+            snprintf(err, errlen, "%s", m);
+        else
+            snprintf(err, errlen, "%s: %s", cfg->db_path, m);
+        if (sw.db && sum->sweep_id)
+            costdb_sweep_set_status(sw.db, sum->sweep_id, COSTDB_SWEEP_INTERRUPTED, 0);
+        rc = APPROF_EDB;
+    }
+    if (owes_final) {
+        if (!approf_sweep_mpi_root_all_done(mpi))
+            root_close(&sink, 0, rc ? rc : APPROF_EIO, &wstatus, &wrank);
+        approf_sweep_mpi_root_finish(mpi, rc);
+    }
+    sum->t_total = now_seconds() - t_start;
+    free(sink.have);
+    approf_sweep_free(&sw);
+    approf_sweep_mpi_finalize(&mpi);
+    return rc;
+}

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * apreport: the reports command line. Loads a plan from a cost database and
+ * writes the Alpa-compatible dumps, report.json, report.html, trace.json
+ * and the plan as code into --out; prints a short summary. Exit status: 0
+ * ok, 1 runtime failure, 2 usage error.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apreport.h"
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("apreport: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nTry 'apreport --help'\n", stderr);
+    return 2;
+}
+
+static void help(void)
+{
+    puts("Usage: apreport --db FILE --out DIR [OPTIONS]\n"
+         "Explain a plan: Alpa-compatible dumps, report.json, report.html, trace.json\n"
+         "and the plan as code.\n\n"
+         "  --db FILE      the cost database (with a plan from apsolve)\n"
+         "  --plan ID      the plan to report (default: the newest)\n"
+         "  --out DIR      where to write the files (created if missing)\n"
+         "  --name NAME    prefix of the Alpa dump files (default: plan<ID>)\n"
+         "  --no-store     do not store the derived resharding tasks in the database\n"
+         "  --quiet        print nothing on success\n"
+         "  --help         this text\n\n"
+         "Exit status: 0 ok, 1 runtime failure, 2 usage error.");
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"db", required_argument, NULL, 'd'},   {"plan", required_argument, NULL, 'p'},
+        {"out", required_argument, NULL, 'o'},  {"name", required_argument, NULL, 'n'},
+        {"no-store", no_argument, NULL, 'S'},   {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+    };
+    const char *dbpath = NULL, *outdir = NULL;
+    ApreportOptions opt = {0, NULL, 1};
+    int c, quiet = 0, rc;
+    Costdb *db = NULL;
+    ApreportReport *r = NULL;
+    char err[1024] = "";
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "d:p:o:n:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'd': dbpath = optarg; break;
+        case 'o': outdir = optarg; break;
+        case 'n': opt.name = optarg; break;
+        case 'S': opt.store_resharding = 0; break;
+        case 'q': quiet = 1; break;
+        case 'h': help(); return 0;
+        case 'p': {
+            char *end;
+            long long v = strtoll(optarg, &end, 10);
+            if (end == optarg || *end || v <= 0)
+                return usage_error("--plan needs a positive plan id, not '%s'", optarg);
+            opt.plan_id = v;
+            break;
+        }
+        default:
+            return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return usage_error("unexpected argument '%s'", argv[optind]);
+    if (!dbpath)
+        return usage_error("--db FILE is required");
+    if (!outdir)
+        return usage_error("--out DIR is required");
+    if (opt.name && (!*opt.name || strchr(opt.name, '/')))
+        return usage_error("--name must be a non-empty file name prefix");
+    rc = costdb_open(dbpath, opt.store_resharding ? COSTDB_OPEN_NOCREATE : COSTDB_OPEN_READONLY,
+                     &db, err, sizeof(err));
+    if (rc < 0) {
+        fprintf(stderr, "apreport: %s\n", err[0] ? err : costdb_strerror(rc));
+        return 1;
+    }
+    rc = apreport_load(db, &opt, &r, err, sizeof(err));
+    if (rc == 0)
+        rc = apreport_write_all(r, outdir, err, sizeof(err));
+    if (rc < 0) {
+        fprintf(stderr, "apreport: %s\n", err[0] ? err : apreport_strerror(rc));
+    } else if (!quiet) {
+        apreport_write_summary(r, stdout);
+        printf("wrote %s/report.html, report.json, trace.json and the Alpa dumps\n", outdir);
+    }
+    apreport_free(&r);
+    costdb_close(&db);
+    return rc < 0 ? 1 : 0;
+}

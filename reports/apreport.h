@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * apreport: why a plan was chosen and what it does. Parses Alpa ShardingSpec
+ * text back into layouts and gives each parameter and activation a verdict
+ * (data parallel, tensor parallel, ...), classifies layout conversions
+ * (split->gather, partial-sum->all-reduce, ...), derives the resharding
+ * tasks between pipeline stages, simulates the plan under GPipe and 1F1B
+ * and checks the blocking send/recv order for deadlock, and writes
+ * Alpa-compatible dumps, report.json, report.html, a Chrome trace and
+ * paste-able plan code. apreport_compare() matches the entries of two cost
+ * databases. Nothing here prints to stdout or exits; writers take a FILE*
+ * or a directory. Functions return 0 or a negative APREPORT_E* code.
+ */
+#ifndef APREPORT_H
+#define APREPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "costdb.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+    APREPORT_OK = 0,
+    APREPORT_ENOMEM = -1,
+    APREPORT_EINVAL = -2,    /* bad argument */
+    APREPORT_EPARSE = -3,    /* malformed ShardingSpec text */
+    APREPORT_EDB = -4,       /* a costdb call failed (costdb_errmsg has it) */
+    APREPORT_EIO = -5,       /* cannot write an output file */
+    APREPORT_ENOTFOUND = -6, /* no such plan / sweep */
+    APREPORT_ESOLVE = -7,    /* the solver failed on a database */
+};
+
+const char *apreport_strerror(int err);
+
+/* ---- sharding layouts (reports/spec.c) ----------------------------------- */
+
+#define APREPORT_MAX_DIMS 8
+
+/* One tensor's layout on a logical mesh (a, b): per dimension the mesh axis
+ * it is split over (-1 none, 0, 1, or 2 = both axes, axis 0 major). */
+typedef struct ApreportLayout {
+    int ndim;
+    int mesh_axis_of_dim[APREPORT_MAX_DIMS];
+    int logical_a, logical_b;
+} ApreportLayout;
+
+/* Formats l as Alpa's ShardingSpec text (identical to the profiler's
+ * approf_sharding_spec_text), e.g.
+ * "ShardingSpec((NoSharding(), Chunked(2)), (ShardedAxis(axis=0),))". */
+void apreport_spec_format(const ApreportLayout *l, char *out, size_t len);
+/* Parses ShardingSpec text for a tensor on logical mesh (a, b) into *out.
+ * APREPORT_EPARSE with "column N: ..." in err when the text is malformed or
+ * does not fit the mesh (a chunk count that is no mesh axis size, a mapping
+ * entry too many or too few). */
+int apreport_spec_parse(const char *text, int logical_a, int logical_b, ApreportLayout *out,
+                        char *err, size_t errlen);
+/* Parses "2048,8192" into dims (at most cap); returns the count or -1. "" is
+ * a scalar (0). */
+int apreport_shape_parse(const char *s, int64_t *dims, int cap);
+
+/* SBP of a tensor over one mesh axis (OneFlow's words): split on a
+ * dimension, broadcast (replicated) or partial sum. */
+typedef enum { APREPORT_SBP_B = 0, APREPORT_SBP_S, APREPORT_SBP_P } ApreportSbpKind;
+typedef struct ApreportSbp {
+    ApreportSbpKind kind;
+    int dim;                          /* for S */
+} ApreportSbp;
+
+/* The SBP of l over mesh axis (0 or 1); B for an axis of size 1. */
+ApreportSbp apreport_layout_sbp(const ApreportLayout *l, int axis);
+
+typedef enum {
+    APREPORT_CONV_NONE = 0,           /* same layout */
+    APREPORT_CONV_SPLIT_GATHER,       /* S -> B: all-gather */
+    APREPORT_CONV_PSUM_ALLREDUCE,     /* P -> B: all-reduce */
+    APREPORT_CONV_PSUM_REDUCE_SCATTER,/* P -> S: reduce-scatter */
+    APREPORT_CONV_BCAST_SPLIT,        /* B -> S: local slice */
+    APREPORT_CONV_BCAST_PSUM,         /* B -> P: zero all but one replica (unusual) */
+    APREPORT_CONV_SPLIT_SPLIT,        /* S(i) -> S(j): all-to-all */
+    APREPORT_CONV_SPLIT_PSUM,         /* S -> P: pad with zeros (unusual) */
+} ApreportConversion;
+
+/* Classifies the conversion of one mesh axis from src to dst. */
+ApreportConversion apreport_classify(ApreportSbp src, ApreportSbp dst);
+/* "split->gather", "partial-sum->all-reduce", ... */
+const char *apreport_conversion_name(ApreportConversion c);
+/* The collective the conversion needs: "all-gather", "all-reduce", ... */
+const char *apreport_conversion_collective(ApreportConversion c);
+/* Whether converting a tensor of this role ("param", "input", "output") this
+ * way is flagged as suspicious: broadcast->partial-sum of a parameter (the
+ * conversion behind the LiBai 3-D deadlock report). */
+int apreport_conversion_flagged(ApreportConversion c, const char *role);
+
+typedef enum {
+    APREPORT_VERDICT_SINGLE = 0,      /* one device: nothing to shard */
+    APREPORT_VERDICT_REPLICATED,      /* parameter replicated: data parallel */
+    APREPORT_VERDICT_SHARDED_WEIGHT,  /* parameter split: model / tensor parallel */
+    APREPORT_VERDICT_SHARDED_OPT,     /* optimizer state split */
+    APREPORT_VERDICT_BATCH_SHARDED,   /* activation split on the batch axis only */
+    APREPORT_VERDICT_ACT_REPLICATED,  /* activation replicated */
+    APREPORT_VERDICT_ACT_SHARDED,     /* activation split on a non-batch dim */
+} ApreportVerdict;
+
+/* The verdict for a tensor of role ("param" | "input" | "output") and name
+ * (an optimizer-state path contains "opt_state") with layout l. */
+ApreportVerdict apreport_verdict(const char *role, const char *name, const ApreportLayout *l);
+const char *apreport_verdict_name(ApreportVerdict v);
+
+/* ---- pipeline schedule simulation (reports/schedule.c) ------------------- */
+
+typedef enum { APREPORT_SCHED_1F1B = 0, APREPORT_SCHED_GPIPE } ApreportScheduleKind;
+const char *apreport_schedule_name(ApreportScheduleKind k);
+
+/* What the simulator needs: per stage forward and backward seconds of one
+ * micro-batch and, per boundary s -> s+1, the transfer seconds of the
+ * activation (the gradient back takes as long). xfer may be NULL (zero). */
+typedef struct ApreportPipeline {
+    int n_stages, micro_batches;
+    const double *fwd, *bwd;          /* [n_stages] */
+    const double *xfer;               /* [n_stages - 1] or NULL */
+} ApreportPipeline;
+
+typedef enum {
+    APREPORT_EV_FWD = 0, APREPORT_EV_BWD, APREPORT_EV_SEND_ACT, APREPORT_EV_SEND_GRAD,
+} ApreportEventKind;
+
+typedef struct ApreportEvent {
+    ApreportEventKind kind;
+    int stage;                        /* compute: its stage; send: the sender */
+    int peer;                         /* send: the receiver; compute: -1 */
+    int micro_batch;
+    double start, end;                /* seconds from the iteration start */
+} ApreportEvent;
+
+typedef struct ApreportSchedule {
+    ApreportScheduleKind kind;
+    int n_stages, micro_batches;
+    ApreportEvent *events;            /* compute events per stage in order, then sends */
+    size_t n_events;
+    double iteration_time;
+    double bubble_fraction;           /* 1 - busy / (stages * iteration time) */
+    int *peak_in_flight;              /* [n_stages] micro-batches forwarded, not yet backwarded */
+    double *busy;                     /* [n_stages] compute seconds */
+} ApreportSchedule;
+
+/* Simulates one training iteration: each stage runs its forward and
+ * backward passes in the schedule's order (GPipe: all forwards, then all
+ * backwards; 1F1B: min(S - s - 1, B) warm-up forwards, then one forward one
+ * backward), each as soon as its input has arrived. The caller owns *out. */
+int apreport_simulate(const ApreportPipeline *p, ApreportScheduleKind kind,
+                      ApreportSchedule **out);
+void apreport_schedule_free(ApreportSchedule **s);
+
+/* A blocking point-to-point program: per stage, its sends and receives in
+ * issue order. A send and a receive rendezvous when both are the current op
+ * of their stages and name each other with the same tag. */
+typedef struct ApreportCommOp {
+    int is_send;
+    int peer;
+    int tag;                          /* micro_batch * 2 + (0 activation, 1 gradient) */
+} ApreportCommOp;
+
+typedef struct ApreportCommProgram {
+    int n_stages;
+    ApreportCommOp **ops;             /* [n_stages][n_ops[s]] */
+    size_t *n_ops;
+} ApreportCommProgram;
+
+/* The send/recv program of a simulated schedule: each stage issues its
+ * transfers in the order of their simulated time (ties by sender, then
+ * tag), so every pair of stages sees its messages in one order. The caller
+ * owns *out (apreport_comm_program_free). */
+int apreport_comm_program(const ApreportSchedule *s, ApreportCommProgram **out);
+void apreport_comm_program_free(ApreportCommProgram **p);
+
+#define APREPORT_MAX_CYCLE 64
+
+typedef struct ApreportDeadlock {
+    int deadlocked;
+    int cycle_len;                    /* 0: no cycle (a stage waits on a finished one) */
+    int cycle[APREPORT_MAX_CYCLE];    /* stages, each waiting on the next */
+    int pair_src, pair_dst;           /* first pair whose orders disagree, or -1 */
+    char message[512];
+} ApreportDeadlock;
+
+/* Runs the program with rendezvous semantics. When it gets stuck, builds the
+ * wait-for graph (each blocked stage waits on the peer of its current op)
+ * and reports a cycle of it in *out; also reports the first pair of stages
+ * whose programs order their common messages differently. */
+int apreport_deadlock_check(const ApreportCommProgram *p, ApreportDeadlock *out);
+
+/* Warnings for B micro-batches on S stages (B < S, then B < 2 S): writes at
+ * most one line into buf and returns 1, or returns 0 with buf "". */
+int apreport_microbatch_warning(int stages, int micro_batches, char *buf, size_t len);
+
+/* ---- reports from a database (reports/report.c, writers) ----------------- */
+
+typedef struct ApreportReport ApreportReport;
+
+typedef struct ApreportOptions {
+    int64_t plan_id;                  /* 0: the newest plan */
+    const char *name;                 /* dump file prefix; NULL: "plan<ID>" */
+    int store_resharding;             /* store derived tasks (costdb_resharding_put) */
+} ApreportOptions;
+
+/* Loads plan opt->plan_id (or the newest) with its sweep, stages,
+ * placements and entries; derives resharding tasks (stored when asked and
+ * the plan has none yet), conversions and verdicts; simulates 1F1B and
+ * GPipe and checks for deadlock. The caller owns *out. err gets context. */
+int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, char *err,
+                  size_t errlen);
+void apreport_free(ApreportReport **r);
+
+/* Writes every output into dir (created if missing): the Alpa dumps
+ * (<name>_input_placement_specs.txt, <name>_output_placement_specs.txt,
+ * <name>_resharding_tasks.txt, <name>_stage_<k>.mem_usage.txt,
+ * dp_result.txt), report.json, report.html, trace.json and <name>_plan.py. */
+int apreport_write_all(const ApreportReport *r, const char *dir, char *err, size_t errlen);
+
+/* The single writers, each to an open stream. */
+int apreport_write_input_specs(const ApreportReport *r, FILE *f);
+int apreport_write_output_specs(const ApreportReport *r, FILE *f);
+int apreport_write_resharding(const ApreportReport *r, FILE *f);
+int apreport_write_mem_usage(const ApreportReport *r, int stage, FILE *f);
+int apreport_write_dp_result(const ApreportReport *r, FILE *f);
+int apreport_write_json(const ApreportReport *r, FILE *f);
+int apreport_write_html(const ApreportReport *r, FILE *f);
+int apreport_write_trace(const ApreportReport *r, FILE *f);
+int apreport_write_code(const ApreportReport *r, FILE *f);
+/* A short human summary (plan, verdict counts, warnings). */
+int apreport_write_summary(const ApreportReport *r, FILE *f);
+
+/* ---- comparing two databases (reports/compare.c) ------------------------- */
+
+typedef struct ApreportCompareOptions {
+    int64_t sweep_a, sweep_b;         /* 0: the newest sweep of each */
+    const char *label_a, *label_b;    /* names shown (the file names) */
+    int solve;                        /* run the solver on each side */
+} ApreportCompareOptions;
+
+typedef struct ApreportCompare ApreportCompare;
+
+/* Matches the entries of a sweep of a with one of b by model signature,
+ * layer range, submesh shape, config (logical shape + force option) and
+ * phase; computes ratios b/a, summary statistics and, when asked, the plan
+ * the solver yields on each side. The caller owns *out. */
+int apreport_compare(Costdb *a, Costdb *b, const ApreportCompareOptions *opt,
+                     ApreportCompare **out, char *err, size_t errlen);
+void apreport_compare_free(ApreportCompare **c);
+/* Writes the comparison as "text", "csv", "json" or "html"; APREPORT_EINVAL
+ * for another format. */
+int apreport_compare_write(const ApreportCompare *c, const char *format, FILE *f);
+
+/* Summary numbers of a comparison (for tests and callers). */
+typedef struct ApreportCompareSummary {
+    size_t matched, only_a, only_b;
+    size_t ratios;                    /* matched entries with finite positive costs */
+    double geomean, min_ratio, max_ratio;      /* compute cost b / a */
+    double mean_peak_diff, max_abs_peak_diff;  /* peak_memory b - a, bytes */
+    int models_match;                 /* signatures equal (or both imported) */
+} ApreportCompareSummary;
+void apreport_compare_summary(const ApreportCompare *c, ApreportCompareSummary *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

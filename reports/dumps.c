@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Alpa-compatible debug dumps (DESIGN.md "Sharding specs and report
+ * formats"): placement specs nested by parameter path, resharding tasks
+ * (plus bytes, strategy and estimated time), per-stage memory usage and the
+ * last DP result; the plan as paste-able code (alpa.ManualStageOption and,
+ * for uniform plans, LiBai / Megatron settings); and apreport_write_all,
+ * which writes every output through one table of writers.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "report_int.h"
+
+typedef struct {
+    char path[COSTDB_NAME_MAX * 2 + 16];
+    char text[COSTDB_TEXT_MAX + 256];
+} Leaf;
+
+static void placement_text(const RepTensor *t, const int *mesh_ids, const char *const *specs,
+                           int n, char *out, size_t len)
+{
+    char shape[160];
+    size_t pos;
+    rep_shape_text(t->pl.shape, 1, shape, sizeof(shape));
+    pos = (size_t)snprintf(out, len, "PlacementSpec(aval=ShapedArray(%s%s), mesh_ids=(",
+                           rep_dtype_jax(t->pl.dtype), shape);
+    for (int i = 0; i < n && pos < len; i++)
+        pos += (size_t)snprintf(out + pos, len - pos, "%s%d", i ? ", " : "", mesh_ids[i]);
+    if (pos < len)
+        pos += (size_t)snprintf(out + pos, len - pos, "%s), sharding_specs=(", n == 1 ? "," : "");
+    for (int i = 0; i < n && pos < len; i++)
+        pos += (size_t)snprintf(out + pos, len - pos, "%s%s", i ? ", " : "", specs[i]);
+    if (pos < len)
+        snprintf(out + pos, len - pos, "%s))", n == 1 ? "," : "");
+}
+
+/* Length of the first depth+1 path components of p (up to the '/' after). */
+static size_t prefix_len(const char *p, int depth)
+{
+    const char *s = p;
+    for (int d = 0; d <= depth; d++) {
+        const char *slash = strchr(s, '/');
+        if (!slash)
+            return strlen(p);
+        s = slash + 1;
+    }
+    return (size_t)(s - p - 1);
+}
+
+static void indent(FILE *f, int n)
+{
+    for (int i = 0; i < n; i++)
+        fputs("  ", f);
+}
+
+/* Writes leaves idx[0..n) (all sharing the first depth components) as a
+ * Python dict, grouping by the next component in order of first appearance. */
+static int write_tree(FILE *f, const Leaf *leaves, const size_t *idx, size_t n, int depth,
+                      int ind)
+{
+    unsigned char *done = calloc(n ? n : 1, 1);
+    size_t *sub = malloc(sizeof(size_t) * (n ? n : 1));
+    int rc = 0;
+    if (!done || !sub) {
+        rc = APREPORT_ENOMEM;
+        goto cleanup;
+    }
+    fputs("{\n", f);
+    for (size_t i = 0; i < n; i++) {
+        const char *p = leaves[idx[i]].path;
+        size_t start = depth ? prefix_len(p, depth - 1) + 1 : 0, pl = prefix_len(p, depth), ns = 0;
+        if (done[i])
+            continue;
+        if (start > strlen(p))
+            start = strlen(p);
+        indent(f, ind + 1);
+        fprintf(f, "'%.*s': ", (int)(pl - start), p + start);
+        if (pl == strlen(p)) {
+            fprintf(f, "%s,\n", leaves[idx[i]].text);
+            done[i] = 1;
+            continue;
+        }
+        for (size_t j = i; j < n; j++) {
+            const char *q = leaves[idx[j]].path;
+            if (!done[j] && strlen(q) > pl && !strncmp(q, p, pl) && q[pl] == '/') {
+                sub[ns++] = idx[j];
+                done[j] = 1;
+            }
+        }
+        if ((rc = write_tree(f, leaves, sub, ns, depth + 1, ind + 1)) < 0)
+            goto cleanup;
+        fputs(",\n", f);
+    }
+    indent(f, ind);
+    fputs("}", f);
+cleanup:
+    free(done);
+    free(sub);
+    return rc;
+}
+
+/* Collects parameters (merged over stages by name) under "params/" and, for
+ * the input file, the graph inputs under "batch/"; for the output file the
+ * last stage's outputs under "outputs/". */
+static int write_specs(const ApreportReport *r, FILE *f, int output)
+{
+    size_t cap = 0, n = 0;
+    Leaf *leaves;
+    size_t *idx;
+    int rc;
+    for (size_t k = 0; k < r->n_stages; k++)
+        cap += r->stages[k].n_tensors;
+    leaves = calloc(cap ? cap : 1, sizeof(Leaf));
+    idx = malloc(sizeof(size_t) * (cap ? cap : 1));
+    if (!leaves || !idx) {
+        free(leaves);
+        free(idx);
+        return APREPORT_ENOMEM;
+    }
+    for (size_t k = 0; k < r->n_stages; k++)
+        for (size_t i = 0; i < r->stages[k].n_tensors; i++) {
+            const RepTensor *t = &r->stages[k].tensors[i];
+            const char *group = NULL;
+            int ids[16], ni = 0;
+            const char *specs[16];
+            if (!strcmp(t->pl.role, "param")) {
+                int seen = 0;
+                for (size_t kk = 0; kk < k && !seen; kk++)
+                    for (size_t j = 0; j < r->stages[kk].n_tensors; j++)
+                        seen |= !strcmp(r->stages[kk].tensors[j].pl.role, "param") &&
+                                !strcmp(r->stages[kk].tensors[j].pl.tensor_name, t->pl.tensor_name);
+                if (seen)
+                    continue;
+                group = "params";
+                for (size_t kk = k; kk < r->n_stages && ni < 16; kk++)
+                    for (size_t j = 0; j < r->stages[kk].n_tensors && ni < 16; j++)
+                        if (!strcmp(r->stages[kk].tensors[j].pl.role, "param") &&
+                            !strcmp(r->stages[kk].tensors[j].pl.tensor_name, t->pl.tensor_name)) {
+                            ids[ni] = (int)kk;
+                            specs[ni++] = r->stages[kk].tensors[j].pl.sharding_spec;
+                        }
+            } else if (!output && !strcmp(t->pl.role, "input")) {
+                int produced = 0;
+                if (k > 0)
+                    for (size_t j = 0; j < r->stages[k - 1].n_tensors; j++)
+                        produced |= !strcmp(r->stages[k - 1].tensors[j].pl.role, "output") &&
+                                    r->stages[k - 1].tensors[j].pl.tensor_index == t->pl.tensor_index;
+                if (produced)
+                    continue;
+                group = "batch";
+            } else if (output && !strcmp(t->pl.role, "output") && k + 1 == r->n_stages) {
+                group = "outputs";
+            } else {
+                continue;
+            }
+            if (!ni) {
+                ids[0] = (int)k;
+                specs[0] = t->pl.sharding_spec;
+                ni = 1;
+            }
+            snprintf(leaves[n].path, sizeof(leaves[n].path), "%s/%s", group, t->pl.tensor_name);
+            placement_text(t, ids, specs, ni, leaves[n].text, sizeof(leaves[n].text));
+            idx[n] = n;
+            n++;
+        }
+    rc = write_tree(f, leaves, idx, n, 0, 0);
+    fputc('\n', f);
+    free(leaves);
+    free(idx);
+    return rc < 0 ? rc : ferror(f) ? APREPORT_EIO : 0;
+}
+
+int apreport_write_input_specs(const ApreportReport *r, FILE *f)
+{
+    return write_specs(r, f, 0);
+}
+
+int apreport_write_output_specs(const ApreportReport *r, FILE *f)
+{
+    return write_specs(r, f, 1);
+}
+
+int apreport_write_resharding(const ApreportReport *r, FILE *f)
+{
+    for (size_t i = 0; i < r->n_tasks; i++) {
+        const CostdbReshardingTask *t = &r->tasks[i];
+        char shape[160];
+        rep_shape_text(t->shape, 0, shape, sizeof(shape));
+        fprintf(f, "%sReshardingTask(shape: %s, mesh_id: %d->%d,\n%s ->\n%s)\n",
+                !strcmp(t->strategy, "broadcast") ? "B-" : "", shape, t->src_stage, t->dst_stage,
+                t->src_spec, t->dst_spec);
+        fprintf(f, "# tensor: %s, bytes: %lld, strategy: %s, estimated_time: %.6f s\n\n",
+                t->tensor_name, (long long)t->bytes, t->strategy, t->seconds);
+    }
+    return ferror(f) ? APREPORT_EIO : 0;
+}
+
+int apreport_write_mem_usage(const ApreportReport *r, int stage, FILE *f)
+{
+    const RepStage *s;
+    if (stage < 0 || (size_t)stage >= r->n_stages)
+        return APREPORT_EINVAL;
+    s = &r->stages[stage];
+    fprintf(f, "total_allocation_size: %.3f GB\n", rep_gb(s->st.peak_memory));
+    fprintf(f, "# peak_memory: %lld bytes\n", (long long)s->st.peak_memory);
+    fprintf(f, "# intermediate_size: %lld bytes, initial_size: %lld bytes\n",
+            (long long)s->intermediate, (long long)s->initial);
+    fprintf(f, "# in_flight_micro_batches (1F1B): %d\n", r->sched[0]->peak_in_flight[stage]);
+    fprintf(f, "# memory_needed: %.3f GB, available_memory: %.3f GB\n",
+            rep_gb(s->memory_implied), rep_gb(s->st.available_memory));
+    return ferror(f) ? APREPORT_EIO : 0;
+}
+
+static void layer_ids(const ApreportReport *r, FILE *f)
+{
+    fputc('[', f);
+    for (size_t k = 0; k < r->n_stages; k++) {
+        fprintf(f, "%s[", k ? ", " : "");
+        for (int l = r->stages[k].st.start_layer; l <= r->stages[k].st.end_layer; l++)
+            fprintf(f, "%s%d", l > r->stages[k].st.start_layer ? ", " : "", l);
+        fputc(']', f);
+    }
+    fputc(']', f);
+}
+
+static void shapes(const ApreportReport *r, FILE *f, int logical)
+{
+    fputc('[', f);
+    for (size_t k = 0; k < r->n_stages; k++) {
+        const CostdbPlanStage *s = &r->stages[k].st;
+        fprintf(f, "%s(%d, %d)", k ? ", " : "", logical ? s->logical_a : s->submesh_hosts,
+                logical ? s->logical_b : s->submesh_gpus);
+    }
+    fputc(']', f);
+}
+
+static void dicts(const ApreportReport *r, FILE *f)
+{
+    char d[64];
+    fputc('[', f);
+    for (size_t k = 0; k < r->n_stages; k++) {
+        rep_option_dict(r->stages[k].st.force_batch_dim, d, sizeof(d));
+        fprintf(f, "%s%s", k ? ", " : "", d);
+    }
+    fputc(']', f);
+}
+
+int apreport_write_dp_result(const ApreportReport *r, FILE *f)
+{
+    fprintf(f, "compute_cost_file_name: '%s#sweep=%lld'\n", r->db_label, (long long)r->sweep.id);
+    fputs("forward_stage_layer_ids: ", f);
+    layer_ids(r, f);
+    fputs("\nsubmesh_shapes: ", f);
+    shapes(r, f, 0);
+    fputs("\nlogical_mesh_shapes: ", f);
+    shapes(r, f, 1);
+    fputs("\nautosharding_option_dicts: ", f);
+    dicts(r, f);
+    fputc('\n', f);
+    return ferror(f) ? APREPORT_EIO : 0;
+}
+
+/* Uniform: same submesh, logical mesh and option on every stage and layer
+ * counts differing by at most one. Then dp = a, tp = b. */
+static int uniform(const ApreportReport *r)
+{
+    const CostdbPlanStage *s0 = &r->stages[0].st;
+    int lo = 1 << 30, hi = 0;
+    for (size_t k = 0; k < r->n_stages; k++) {
+        const CostdbPlanStage *s = &r->stages[k].st;
+        int n = s->end_layer - s->start_layer + 1;
+        if (s->submesh_hosts != s0->submesh_hosts || s->submesh_gpus != s0->submesh_gpus ||
+            s->logical_a != s0->logical_a || s->logical_b != s0->logical_b ||
+            (s->force_batch_dim >= 0) != (s0->force_batch_dim >= 0))
+            return 0;
+        lo = n < lo ? n : lo;
+        hi = n > hi ? n : hi;
+    }
+    return hi - lo <= 1;
+}
+
+int apreport_write_code(const ApreportReport *r, FILE *f)
+{
+    fprintf(f, "# Plan %lld of %s (sweep %lld): paste into an Alpa training script.\n",
+            (long long)r->plan.id, r->db_label, (long long)r->sweep.id);
+    fputs("import alpa\n\nstage_option = alpa.ManualStageOption(\n    forward_stage_layer_ids=", f);
+    layer_ids(r, f);
+    fputs(",\n    submesh_physical_shapes=", f);
+    shapes(r, f, 0);
+    fputs(",\n    submesh_logical_shapes=", f);
+    shapes(r, f, 1);
+    fputs(",\n    submesh_autosharding_option_dicts=", f);
+    dicts(r, f);
+    fprintf(f, ")\nmethod = alpa.PipeshardParallel(num_micro_batches=%d,\n"
+               "                                layer_option=alpa.AutoLayerOption(layer_num=%d),\n"
+               "                                stage_option=stage_option)\n",
+            r->plan.micro_batches, r->num_layers);
+    if (uniform(r)) {
+        const CostdbPlanStage *s = &r->stages[0].st;
+        int dp = s->logical_a, tp = s->logical_b, pp = (int)r->n_stages;
+        int64_t mbs = r->global_batch / r->plan.micro_batches / (dp > 0 ? dp : 1);
+        fprintf(f, "\n# The plan is uniform: the same 3-D layout in LiBai's config\n"
+                   "# train.dist.data_parallel_size = %d\n"
+                   "# train.dist.tensor_parallel_size = %d\n"
+                   "# train.dist.pipeline_parallel_size = %d\n"
+                   "# train.dist.pipeline_num_layers = %d\n"
+                   "# train.train_micro_batch_size = %lld\n"
+                   "# train.num_accumulation_steps = %d\n"
+                   "# and as Megatron-LM arguments:\n"
+                   "# --tensor-model-parallel-size %d --pipeline-model-parallel-size %d "
+                   "--micro-batch-size %lld --global-batch-size %lld\n",
+                dp, tp, pp, r->num_layers, (long long)mbs, r->plan.micro_batches, tp, pp,
+                (long long)mbs, (long long)r->global_batch);
+    } else {
+        fputs("\n# The plan is not uniform (stages differ in submesh, logical mesh or size):\n"
+              "# LiBai / Megatron cannot express it.\n", f);
+    }
+    return ferror(f) ? APREPORT_EIO : 0;
+}
+
+int apreport_write_summary(const ApreportReport *r, FILE *f)
+{
+    size_t counts[APREPORT_VERDICT_ACT_SHARDED + 1] = {0};
+    fprintf(f, "plan %lld (%s, %s): %zu stages, %d micro-batches, T = %.6f s\n",
+            (long long)r->plan.id, r->plan.kind, r->plan.objective, r->n_stages,
+            r->plan.micro_batches, r->plan.cost);
+    fprintf(f, "simulated iteration: 1F1B %.6f s (bubble %.1f%%), GPipe %.6f s (bubble %.1f%%)\n",
+            r->sched[0]->iteration_time, 100 * r->sched[0]->bubble_fraction,
+            r->sched[1]->iteration_time, 100 * r->sched[1]->bubble_fraction);
+    for (size_t k = 0; k < r->n_stages; k++)
+        for (size_t i = 0; i < r->stages[k].n_tensors; i++)
+            if (r->stages[k].tensors[i].layout_ok)
+                counts[r->stages[k].tensors[i].verdict]++;
+    for (int v = 0; v <= APREPORT_VERDICT_ACT_SHARDED; v++)
+        if (counts[v])
+            fprintf(f, "  %zu x %s\n", counts[v], apreport_verdict_name((ApreportVerdict)v));
+    fprintf(f, "resharding tasks: %zu%s; conversions: %zu\n", r->n_tasks,
+            r->tasks_stored ? " (stored)" : "", r->n_convs);
+    for (int i = 0; i < r->n_warnings; i++)
+        fprintf(f, "warning: %s\n", r->warnings[i]);
+    return ferror(f) ? APREPORT_EIO : 0;
+}
+
+typedef int (*WriterFn)(const ApreportReport *r, FILE *f);
+
+static const struct {
+    const char *suffix;               /* appended to "<name>_", or a whole name */
+    int prefixed;
+    WriterFn fn;
+} writers[] = {
+    {"input_placement_specs.txt", 1, apreport_write_input_specs},
+    {"output_placement_specs.txt", 1, apreport_write_output_specs},
+    {"resharding_tasks.txt", 1, apreport_write_resharding},
+    {"plan.py", 1, apreport_write_code},
+    {"dp_result.txt", 0, apreport_write_dp_result},
+    {"report.json", 0, apreport_write_json},
+    {"report.html", 0, apreport_write_html},
+    {"trace.json", 0, apreport_write_trace},
+};
+
+static int write_file(const char *path, const ApreportReport *r, WriterFn fn, int stage,
+                      char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    int rc;
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+        return APREPORT_EIO;
+    }
+    rc = fn ? fn(r, f) : apreport_write_mem_usage(r, stage, f);
+    if (fclose(f) != 0 && rc == 0)
+        rc = APREPORT_EIO;
+    if (rc < 0)
+        snprintf(err, errlen, "%s: %s", path, apreport_strerror(rc));
+    return rc;
+}
+
+int apreport_write_all(const ApreportReport *r, const char *dir, char *err, size_t errlen)
+{
+    char path[4096];
+    int rc;
+    if (!r || !dir)
+        return APREPORT_EINVAL;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "%s: cannot create the directory: %s", dir, strerror(errno));
+        return APREPORT_EIO;
+    }
+    for (size_t i = 0; i < sizeof(writers) / sizeof(writers[0]); i++) {
+        if (writers[i].prefixed)
+            snprintf(path, sizeof(path), "%s/%s_%s", dir, r->name, writers[i].suffix);
+        else
+            snprintf(path, sizeof(path), "%s/%s", dir, writers[i].suffix);
+        if ((rc = write_file(path, r, writers[i].fn, 0, err, errlen)) < 0)
+            return rc;
+    }
+    for (size_t k = 0; k < r->n_stages; k++) {
+        snprintf(path, sizeof(path), "%s/%s_stage_%zu.mem_usage.txt", dir, r->name, k);
+        if ((rc = write_file(path, r, NULL, (int)k, err, errlen)) < 0)
+            return rc;
+    }
+    return 0;
+}

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * report.json (schemas/report.schema.json) and the simulated 1F1B timeline
+ * as a Chrome trace (trace.json: "traceEvents" with complete "X" events in
+ * microseconds, pid = stage, tid 0 = compute, tid 1 = sends), the format
+ * chrome://tracing and Perfetto open. Numbers are printed with %.9g; a
+ * non-finite number is null.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "report_int.h"
+
+static void num(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.9g", v);
+    else
+        fputs("null", f);
+}
+
+static void key(FILE *f, const char *k)
+{
+    rep_json_string(f, k);
+    fputs(": ", f);
+}
+
+static void shape_array(FILE *f, const char *shape)
+{
+    int64_t d[APREPORT_MAX_DIMS];
+    int n = apreport_shape_parse(shape, d, APREPORT_MAX_DIMS);
+    fputc('[', f);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s%lld", i ? ", " : "", (long long)d[i]);
+    fputc(']', f);
+}
+
+static void stage_json(const ApreportReport *r, size_t k, FILE *f)
+{
+    const RepStage *s = &r->stages[k];
+    const CostdbPlanStage *p = &s->st;
+    int M = r->sweep.cluster_gpus, first = 1;
+    fprintf(f, "    {\"index\": %zu, \"layers\": [%d, %d], \"submesh\": [%d, %d], "
+               "\"logical_mesh\": [%d, %d], \"force_batch_dim\": ",
+            k, p->start_layer, p->end_layer, p->submesh_hosts, p->submesh_gpus, p->logical_a,
+            p->logical_b);
+    if (p->force_batch_dim >= 0)
+        fprintf(f, "%d", p->force_batch_dim);
+    else
+        fputs("null", f);
+    fputs(", \"devices\": [", f);
+    if (s->first_host >= 0)
+        for (int h = 0; h < p->submesh_hosts; h++)
+            for (int g = 0; g < p->submesh_gpus; g++) {
+                fprintf(f, "%s%d", first ? "" : ", ", (s->first_host + h) * M + s->first_gpu + g);
+                first = 0;
+            }
+    fputs("], \"fwd_cost\": ", f);
+    num(f, p->fwd_cost);
+    fputs(", \"bwd_cost\": ", f);
+    num(f, p->bwd_cost);
+    fprintf(f, ", \"peak_memory\": %lld, \"intermediate_size\": %lld, \"initial_size\": %lld, "
+               "\"in_flight_1f1b\": %d, \"memory_needed\": %lld, \"available_memory\": %lld,\n"
+               "     \"tensors\": [",
+            (long long)p->peak_memory, (long long)s->intermediate, (long long)s->initial,
+            r->sched[0]->peak_in_flight[k], (long long)s->memory_implied,
+            (long long)p->available_memory);
+    for (size_t i = 0; i < s->n_tensors; i++) {
+        const RepTensor *t = &s->tensors[i];
+        fputs(i ? ",\n      {" : "\n      {", f);
+        key(f, "name");
+        rep_json_string(f, t->pl.tensor_name);
+        fputs(", ", f);
+        key(f, "role");
+        rep_json_string(f, t->pl.role);
+        fprintf(f, ", \"tensor_index\": %d, \"shape\": ", t->pl.tensor_index);
+        shape_array(f, t->pl.shape);
+        fputs(", ", f);
+        key(f, "dtype");
+        rep_json_string(f, t->pl.dtype);
+        fputs(", ", f);
+        key(f, "sharding_spec");
+        rep_json_string(f, t->pl.sharding_spec);
+        fputs(", ", f);
+        key(f, "verdict");
+        if (t->layout_ok)
+            rep_json_string(f, apreport_verdict_name(t->verdict));
+        else
+            fputs("null", f);
+        fprintf(f, ", \"bytes\": %lld, \"local_bytes\": %lld}", (long long)t->bytes,
+                (long long)t->local_bytes);
+    }
+    fputs("]}", f);
+}
+
+static void sched_json(FILE *f, const ApreportSchedule *s)
+{
+    fputs("{\"iteration_time\": ", f);
+    num(f, s->iteration_time);
+    fputs(", \"bubble_fraction\": ", f);
+    num(f, s->bubble_fraction);
+    fputs(", \"peak_in_flight\": [", f);
+    for (int k = 0; k < s->n_stages; k++)
+        fprintf(f, "%s%d", k ? ", " : "", s->peak_in_flight[k]);
+    fputs("]}", f);
+}
+
+int apreport_write_json(const ApreportReport *r, FILE *f)
+{
+    fputs("{\n  \"format\": \"approf-report\",\n  \"version\": 1,\n  \"database\": ", f);
+    rep_json_string(f, r->db_label);
+    fputs(",\n  \"name\": ", f);
+    rep_json_string(f, r->name);
+    fprintf(f, ",\n  \"plan\": {\"id\": %lld, \"sweep_id\": %lld, \"kind\": ", (long long)r->plan.id,
+            (long long)r->plan.sweep_id);
+    rep_json_string(f, r->plan.kind);
+    fputs(", \"objective\": ", f);
+    rep_json_string(f, r->plan.objective);
+    fprintf(f, ", \"micro_batches\": %d, \"global_batch\": %lld, \"cost\": ", r->plan.micro_batches,
+            (long long)r->global_batch);
+    num(f, r->plan.cost);
+    fprintf(f, ", \"feasible\": %s},\n", r->plan.feasible ? "true" : "false");
+    fprintf(f, "  \"cluster\": {\"hosts\": %d, \"gpus_per_host\": %d},\n  \"num_layers\": %d,\n",
+            r->sweep.cluster_hosts, r->sweep.cluster_gpus, r->num_layers);
+    fputs("  \"model\": ", f);
+    if (r->has_model) {
+        fputs("{\"name\": ", f);
+        rep_json_string(f, r->model.name);
+        fputs(", \"signature\": ", f);
+        rep_json_string(f, r->model.signature);
+        fputs("}", f);
+    } else {
+        fputs("null", f);
+    }
+    fputs(",\n  \"hardware\": ", f);
+    if (r->has_hw) {
+        fputs("{\"gpu_model\": ", f);
+        rep_json_string(f, r->hw.gpu_model);
+        fputs(", \"kind\": ", f);
+        rep_json_string(f, r->hw.kind);
+        fputs("}", f);
+    } else {
+        fputs("null", f);
+    }
+    fputs(",\n  \"stages\": [\n", f);
+    for (size_t k = 0; k < r->n_stages; k++) {
+        stage_json(r, k, f);
+        fputs(k + 1 < r->n_stages ? ",\n" : "\n", f);
+    }
+    fputs("  ],\n  \"resharding_tasks\": [", f);
+    for (size_t i = 0; i < r->n_tasks; i++) {
+        const CostdbReshardingTask *t = &r->tasks[i];
+        fprintf(f, "%s\n    {\"src_stage\": %d, \"dst_stage\": %d, \"tensor\": ", i ? "," : "",
+                t->src_stage, t->dst_stage);
+        rep_json_string(f, t->tensor_name);
+        fputs(", \"shape\": ", f);
+        shape_array(f, t->shape);
+        fputs(", \"dtype\": ", f);
+        rep_json_string(f, t->dtype);
+        fputs(", \"src_spec\": ", f);
+        rep_json_string(f, t->src_spec);
+        fputs(", \"dst_spec\": ", f);
+        rep_json_string(f, t->dst_spec);
+        fprintf(f, ", \"bytes\": %lld, \"strategy\": ", (long long)t->bytes);
+        rep_json_string(f, t->strategy);
+        fputs(", \"seconds\": ", f);
+        num(f, t->seconds);
+        fputs("}", f);
+    }
+    fputs("],\n  \"conversions\": [", f);
+    for (size_t i = 0; i < r->n_convs; i++) {
+        const RepConversion *c = &r->convs[i];
+        fprintf(f, "%s\n    {\"stage\": %d, \"src_stage\": ", i ? "," : "", c->stage);
+        if (c->src_stage >= 0)
+            fprintf(f, "%d", c->src_stage);
+        else
+            fputs("null", f);
+        fputs(", \"tensor\": ", f);
+        rep_json_string(f, c->tensor);
+        fputs(", \"role\": ", f);
+        rep_json_string(f, c->role);
+        fputs(", \"axis\": ", f);
+        if (c->axis >= 0)
+            fprintf(f, "%d", c->axis);
+        else
+            fputs("null", f);
+        fputs(", \"kind\": ", f);
+        rep_json_string(f, apreport_conversion_name(c->kind));
+        fputs(", \"collective\": ", f);
+        rep_json_string(f, apreport_conversion_collective(c->kind));
+        fprintf(f, ", \"flagged\": %s, \"reason\": ", c->flagged ? "true" : "false");
+        rep_json_string(f, c->why);
+        fputs("}", f);
+    }
+    fputs("],\n  \"schedules\": {\"1f1b\": ", f);
+    sched_json(f, r->sched[0]);
+    fputs(", \"gpipe\": ", f);
+    sched_json(f, r->sched[1]);
+    fprintf(f, "},\n  \"deadlock\": {\"deadlocked\": %s, \"cycle\": [",
+            r->deadlock.deadlocked ? "true" : "false");
+    for (int i = 0; i < r->deadlock.cycle_len; i++)
+        fprintf(f, "%s%d", i ? ", " : "", r->deadlock.cycle[i]);
+    fputs("], \"message\": ", f);
+    rep_json_string(f, r->deadlock.message);
+    fputs("},\n  \"warnings\": [", f);
+    for (int i = 0; i < r->n_warnings; i++) {
+        fputs(i ? ", " : "", f);
+        rep_json_string(f, r->warnings[i]);
+    }
+    fputs("]\n}\n", f);
+    return ferror(f) ? APREPORT_EIO : 0;
+}
+
+int apreport_write_trace(const ApreportReport *r, FILE *f)
+{
+    const ApreportSchedule *s = r->sched[0];
+    int first = 1;
+    fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", f);
+    for (size_t k = 0; k < r->n_stages; k++) {
+        fprintf(f, "%s{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %zu, \"tid\": 0, "
+                   "\"args\": {\"name\": \"stage %zu (%d, %d) layers %d-%d\"}}",
+                first ? "" : ",\n", k, k, r->stages[k].st.submesh_hosts,
+                r->stages[k].st.submesh_gpus, r->stages[k].st.start_layer,
+                r->stages[k].st.end_layer);
+        first = 0;
+        fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %zu, \"tid\": 0, "
+                   "\"args\": {\"name\": \"compute\"}}", k);
+        fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %zu, \"tid\": 1, "
+                   "\"args\": {\"name\": \"send\"}}", k);
+    }
+    for (size_t i = 0; i < s->n_events; i++) {
+        const ApreportEvent *e = &s->events[i];
+        static const char *const kinds[] = {"forward", "backward", "send activation",
+                                            "send gradient"};
+        static const char *const letters[] = {"F", "B", "A", "G"};
+        fprintf(f, ",\n{\"name\": \"%s%d\", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, "
+                   "\"dur\": %.3f, \"pid\": %d, \"tid\": %d, \"args\": {\"micro_batch\": %d",
+                letters[e->kind], e->micro_batch, kinds[e->kind], e->start * 1e6,
+                (e->end - e->start) * 1e6, e->stage, e->kind >= APREPORT_EV_SEND_ACT,
+                e->micro_batch);
+        if (e->peer >= 0)
+            fprintf(f, ", \"to_stage\": %d", e->peer);
+        fputs("}}", f);
+    }
+    fputs("\n]}\n", f);
+    return ferror(f) ? APREPORT_EIO : 0;
+}

@@ -1,0 +1,503 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Loading a report: a plan with its sweep, model, hardware, stages, their
+ * entries and placements; then what the report derives. Devices: stages
+ * take device blocks first-fit in stage order (a (1, m) submesh the first
+ * m-aligned free run inside one host, an (n, M) submesh the first n free
+ * whole hosts). Resharding tasks: each output of stage k that stage k+1
+ * reads as an input (same tensor_index) crosses the boundary; strategy and
+ * time as docs/reports.md states (send-recv when the destination holds no
+ * replicas, broadcast when neither side is split, else send a 1/D slice to
+ * each destination device and all-gather locally). Conversions: per mesh
+ * axis of every task (same logical shape on both sides; else per tensor),
+ * plus the gradient of each parameter over the stage's batch axes.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_int.h"
+
+#define DEF_BW_INTRA 100e9
+#define DEF_LAT_INTRA 5e-6
+#define DEF_BW_INTER 12.5e9
+#define DEF_LAT_INTER 1e-5
+
+static void seterr(char *err, size_t len, const char *fmt, const char *a, const char *b)
+{
+    if (err && len)
+        snprintf(err, len, fmt, a, b);
+}
+
+static int add_conv(ApreportReport *r, const RepConversion *c)
+{
+    if (r->n_convs == r->cap_convs) {
+        size_t nc = r->cap_convs ? r->cap_convs * 2 : 16;
+        RepConversion *q = realloc(r->convs, nc * sizeof(*q));
+        if (!q)
+            return APREPORT_ENOMEM;
+        r->convs = q;
+        r->cap_convs = nc;
+    }
+    r->convs[r->n_convs++] = *c;
+    return 0;
+}
+
+static void add_warning(ApreportReport *r, const char *msg)
+{
+    if (r->n_warnings < (int)(sizeof(r->warnings) / sizeof(r->warnings[0])))
+        snprintf(r->warnings[r->n_warnings++], sizeof(r->warnings[0]), "%s", msg);
+}
+
+static void assign_devices(ApreportReport *r)
+{
+    int N = r->sweep.cluster_hosts, M = r->sweep.cluster_gpus;
+    unsigned char *used = calloc((size_t)N * (size_t)M + 1, 1);
+    for (size_t k = 0; k < r->n_stages; k++) {
+        RepStage *s = &r->stages[k];
+        int n = s->st.submesh_hosts, m = s->st.submesh_gpus, found = 0;
+        s->first_host = s->first_gpu = -1;
+        if (!used || n < 1 || m < 1)
+            continue;
+        if (n == 1 && m <= M) {
+            for (int h = 0; h < N && !found; h++)
+                for (int g = 0; g + m <= M && !found; g += m) {
+                    int free_run = 1;
+                    for (int x = 0; x < m; x++)
+                        free_run &= !used[h * M + g + x];
+                    if (free_run) {
+                        found = 1;
+                        s->first_host = h, s->first_gpu = g;
+                    }
+                }
+        } else if (m == M) {
+            for (int h = 0; h + n <= N && !found; h++) {
+                int free_run = 1;
+                for (int x = 0; x < n * M; x++)
+                    free_run &= !used[h * M + x];
+                if (free_run) {
+                    found = 1;
+                    s->first_host = h, s->first_gpu = 0;
+                }
+            }
+        }
+        if (found)
+            for (int h = 0; h < n; h++)
+                for (int g = 0; g < m; g++)
+                    used[(s->first_host + h) * M + s->first_gpu + g] = 1;
+    }
+    free(used);
+}
+
+static int64_t shards_of(const ApreportLayout *l)
+{
+    int64_t k = 1;
+    for (int d = 0; d < l->ndim; d++) {
+        int x = l->mesh_axis_of_dim[d];
+        if (x >= 0)
+            k *= x == 2 ? (int64_t)l->logical_a * l->logical_b : x == 0 ? l->logical_a : l->logical_b;
+    }
+    return k;
+}
+
+static int load_stage(Costdb *db, ApreportReport *r, RepStage *s, const CostdbEntry *e, size_t ne)
+{
+    CostdbPlacement *pl = NULL;
+    size_t np = 0;
+    int rc;
+    for (size_t i = 0; i < ne; i++)
+        if (e[i].start_layer == s->st.start_layer && e[i].end_layer == s->st.end_layer &&
+            e[i].submesh_index == s->st.submesh_index && e[i].config_index == s->st.config_index) {
+            s->have_entries++;
+            if (e[i].intermediate_size > s->intermediate)
+                s->intermediate = e[i].intermediate_size;
+            if (e[i].initial_size > s->initial)
+                s->initial = e[i].initial_size;
+        }
+    if (s->st.submesh_index < 0 || s->st.config_index < 0)
+        return 0;
+    rc = costdb_placements_get(db, r->sweep.id, s->st.start_layer, s->st.end_layer,
+                               s->st.submesh_index, s->st.config_index, &pl, &np);
+    if (rc < 0)
+        return APREPORT_EDB;
+    s->tensors = calloc(np ? np : 1, sizeof(RepTensor));
+    if (!s->tensors) {
+        free(pl);
+        return APREPORT_ENOMEM;
+    }
+    for (size_t i = 0; i < np; i++) {
+        RepTensor *t = &s->tensors[i];
+        int64_t dims[APREPORT_MAX_DIMS];
+        int nd = apreport_shape_parse(pl[i].shape, dims, APREPORT_MAX_DIMS);
+        char perr[128];
+        t->pl = pl[i];
+        t->bytes = rep_dtype_bytes(pl[i].dtype);
+        for (int d = 0; d < nd; d++)
+            t->bytes *= dims[d];
+        t->layout_ok = apreport_spec_parse(pl[i].sharding_spec, s->st.logical_a, s->st.logical_b,
+                                           &t->layout, perr, sizeof(perr)) == 0 &&
+                       t->layout.ndim == (nd < 0 ? -2 : nd);
+        if (t->layout_ok) {
+            t->verdict = apreport_verdict(pl[i].role, pl[i].tensor_name, &t->layout);
+            t->local_bytes = t->bytes / shards_of(&t->layout);
+        } else {
+            char msg[256];
+            snprintf(msg, sizeof(msg), "stage %d: cannot read the sharding spec of %.80s",
+                     s->st.stage_index, pl[i].tensor_name);
+            add_warning(r, msg);
+            t->local_bytes = t->bytes;
+        }
+    }
+    s->n_tensors = np;
+    free(pl);
+    return 0;
+}
+
+static int crosses_hosts(const RepStage *a, const RepStage *b)
+{
+    if (a->first_host < 0 || b->first_host < 0)
+        return 1;
+    return a->st.submesh_hosts > 1 || b->st.submesh_hosts > 1 || a->first_host != b->first_host;
+}
+
+static void task_cost(const ApreportReport *r, const RepStage *src, const RepStage *dst,
+                      const RepTensor *ts, const RepTensor *td, CostdbReshardingTask *t)
+{
+    int64_t dd = (int64_t)dst->st.submesh_hosts * dst->st.submesh_gpus;
+    int64_t dshards = td->layout_ok ? shards_of(&td->layout) : 1;
+    int64_t sshards = ts->layout_ok ? shards_of(&ts->layout) : 1;
+    int64_t drepl = dd > 0 ? dd / (dshards ? dshards : 1) : 1;
+    int cross = crosses_hosts(src, dst);
+    double bw = cross ? r->bw_inter : r->bw_intra, lat = cross ? r->lat_inter : r->lat_intra;
+    double bytes = (double)t->bytes;
+    if (drepl <= 1) {
+        snprintf(t->strategy, sizeof(t->strategy), "send-recv");
+        t->seconds = lat + bytes / (double)dshards / bw;
+    } else if (sshards == 1 && dshards == 1) {
+        snprintf(t->strategy, sizeof(t->strategy), "broadcast");
+        t->seconds = lat + bytes / bw;
+    } else {
+        int dcross = dst->st.submesh_hosts > 1;
+        double bwl = dcross ? r->bw_inter : r->bw_intra, latl = dcross ? r->lat_inter : r->lat_intra;
+        snprintf(t->strategy, sizeof(t->strategy), "local-allgather");
+        t->seconds = lat + bytes / (double)dd / bw + latl +
+                     (double)(drepl - 1) / (double)drepl * bytes / (double)dshards / bwl;
+    }
+}
+
+static int derive_tasks(ApreportReport *r)
+{
+    size_t cap = 0;
+    for (size_t k = 0; k + 1 < r->n_stages; k++)
+        cap += r->stages[k].n_tensors;
+    r->tasks = calloc(cap ? cap : 1, sizeof(CostdbReshardingTask));
+    if (!r->tasks)
+        return APREPORT_ENOMEM;
+    for (size_t k = 0; k + 1 < r->n_stages; k++) {
+        RepStage *a = &r->stages[k], *b = &r->stages[k + 1];
+        for (size_t i = 0; i < a->n_tensors; i++) {
+            RepTensor *ta = &a->tensors[i];
+            if (strcmp(ta->pl.role, "output"))
+                continue;
+            for (size_t j = 0; j < b->n_tensors; j++) {
+                RepTensor *tb = &b->tensors[j];
+                if (strcmp(tb->pl.role, "input") || tb->pl.tensor_index != ta->pl.tensor_index)
+                    continue;
+                CostdbReshardingTask *t = &r->tasks[r->n_tasks];
+                t->task_index = (int)r->n_tasks++;
+                t->src_stage = (int)k;
+                t->dst_stage = (int)k + 1;
+                snprintf(t->tensor_name, sizeof(t->tensor_name), "%s", ta->pl.tensor_name);
+                snprintf(t->shape, sizeof(t->shape), "%s", ta->pl.shape);
+                snprintf(t->dtype, sizeof(t->dtype), "%s", ta->pl.dtype);
+                snprintf(t->src_spec, sizeof(t->src_spec), "%s", ta->pl.sharding_spec);
+                snprintf(t->dst_spec, sizeof(t->dst_spec), "%s", tb->pl.sharding_spec);
+                t->bytes = ta->bytes;
+                task_cost(r, a, b, ta, tb, t);
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
+static const RepTensor *find_tensor(const RepStage *s, const char *role, const char *name)
+{
+    for (size_t i = 0; i < s->n_tensors; i++)
+        if (!strcmp(s->tensors[i].pl.role, role) && !strcmp(s->tensors[i].pl.tensor_name, name))
+            return &s->tensors[i];
+    return NULL;
+}
+
+/* Overall SBP of a layout on a mesh of another shape: S on its first split
+ * dimension, else B. */
+static ApreportSbp overall_sbp(const ApreportLayout *l)
+{
+    ApreportSbp s = {APREPORT_SBP_B, -1};
+    for (int d = 0; d < l->ndim && s.kind == APREPORT_SBP_B; d++)
+        if (l->mesh_axis_of_dim[d] >= 0)
+            s.kind = APREPORT_SBP_S, s.dim = d;
+    return s;
+}
+
+static int derive_conversions(ApreportReport *r)
+{
+    int rc;
+    for (size_t i = 0; i < r->n_tasks; i++) {
+        const CostdbReshardingTask *t = &r->tasks[i];
+        const RepStage *a = &r->stages[t->src_stage], *b = &r->stages[t->dst_stage];
+        const RepTensor *ta = find_tensor(a, "output", t->tensor_name);
+        const RepTensor *tb = find_tensor(b, "input", t->tensor_name);
+        RepConversion c;
+        if (!ta || !tb || !ta->layout_ok || !tb->layout_ok)
+            continue;
+        memset(&c, 0, sizeof(c));
+        c.stage = t->dst_stage;
+        c.src_stage = t->src_stage;
+        snprintf(c.tensor, sizeof(c.tensor), "%s", t->tensor_name);
+        snprintf(c.role, sizeof(c.role), "%s", "input");
+        snprintf(c.why, sizeof(c.why), "cross-stage resharding (%s)", t->strategy);
+        int same = a->st.logical_a == b->st.logical_a && a->st.logical_b == b->st.logical_b;
+        for (int x = 0; x < (same ? 2 : 1); x++) {
+            ApreportSbp s = same ? apreport_layout_sbp(&ta->layout, x) : overall_sbp(&ta->layout);
+            ApreportSbp d = same ? apreport_layout_sbp(&tb->layout, x) : overall_sbp(&tb->layout);
+            c.axis = same ? x : -1;
+            c.kind = apreport_classify(s, d);
+            /* Across meshes of different shapes, the same split dimension
+             * with fewer pieces on the destination still gathers. */
+            if (!same && c.kind == APREPORT_CONV_NONE && s.kind == APREPORT_SBP_S &&
+                shards_of(&tb->layout) < shards_of(&ta->layout))
+                c.kind = APREPORT_CONV_SPLIT_GATHER;
+            c.flagged = apreport_conversion_flagged(c.kind, c.role);
+            if (c.kind != APREPORT_CONV_NONE && (rc = add_conv(r, &c)) < 0)
+                return rc;
+        }
+    }
+    for (size_t k = 0; k < r->n_stages; k++) {
+        const RepStage *s = &r->stages[k];
+        int batch_axis[2] = {0, 0};
+        for (size_t i = 0; i < s->n_tensors; i++) {
+            const RepTensor *t = &s->tensors[i];
+            if (strcmp(t->pl.role, "input") || !t->layout_ok || t->layout.ndim < 1)
+                continue;
+            int x = t->layout.mesh_axis_of_dim[0];
+            if (x == 0 || x == 2)
+                batch_axis[0] = 1;
+            if (x == 1 || x == 2)
+                batch_axis[1] = 1;
+        }
+        if (s->st.force_batch_dim == 0 && s->st.logical_a > 1)
+            batch_axis[0] = 1;
+        for (size_t i = 0; i < s->n_tensors; i++) {
+            const RepTensor *t = &s->tensors[i];
+            if (strcmp(t->pl.role, "param") || !t->layout_ok)
+                continue;
+            for (int x = 0; x < 2; x++) {
+                RepConversion c;
+                ApreportSbp psum = {APREPORT_SBP_P, -1};
+                if (!batch_axis[x] || (x == 0 ? s->st.logical_a : s->st.logical_b) <= 1)
+                    continue;
+                memset(&c, 0, sizeof(c));
+                c.stage = (int)k;
+                c.src_stage = -1;
+                c.axis = x;
+                snprintf(c.tensor, sizeof(c.tensor), "%s", t->pl.tensor_name);
+                snprintf(c.role, sizeof(c.role), "%s", "param");
+                snprintf(c.why, sizeof(c.why), "gradient over the batch axis (once per iteration)");
+                c.kind = apreport_classify(psum, apreport_layout_sbp(&t->layout, x));
+                c.flagged = apreport_conversion_flagged(c.kind, c.role);
+                if ((rc = add_conv(r, &c)) < 0)
+                    return rc;
+            }
+        }
+    }
+    return 0;
+}
+
+static int simulate(ApreportReport *r)
+{
+    int S = (int)r->n_stages, rc = APREPORT_ENOMEM;
+    double *f = calloc((size_t)S, sizeof(double)), *b = calloc((size_t)S, sizeof(double));
+    ApreportCommProgram *prog = NULL;
+    r->xfer = calloc((size_t)S, sizeof(double));
+    if (!f || !b || !r->xfer)
+        goto cleanup;
+    for (int k = 0; k < S; k++) {
+        f[k] = isfinite(r->stages[k].st.fwd_cost) ? r->stages[k].st.fwd_cost : 0;
+        b[k] = isfinite(r->stages[k].st.bwd_cost) ? r->stages[k].st.bwd_cost : 0;
+    }
+    for (size_t i = 0; i < r->n_tasks; i++)
+        if (r->tasks[i].src_stage >= 0 && r->tasks[i].src_stage + 1 < S &&
+            r->tasks[i].dst_stage == r->tasks[i].src_stage + 1)
+            r->xfer[r->tasks[i].src_stage] += r->tasks[i].seconds;
+    ApreportPipeline p = {S, r->plan.micro_batches, f, b, r->xfer};
+    if ((rc = apreport_simulate(&p, APREPORT_SCHED_1F1B, &r->sched[0])) < 0 ||
+        (rc = apreport_simulate(&p, APREPORT_SCHED_GPIPE, &r->sched[1])) < 0 ||
+        (rc = apreport_comm_program(r->sched[0], &prog)) < 0 ||
+        (rc = apreport_deadlock_check(prog, &r->deadlock)) < 0)
+        goto cleanup;
+    for (int k = 0; k < S; k++) {
+        RepStage *s = &r->stages[k];
+        s->memory_implied = s->st.peak_memory + s->initial +
+                            (int64_t)r->sched[0]->peak_in_flight[k] * s->intermediate;
+    }
+    rc = 0;
+cleanup:
+    apreport_comm_program_free(&prog);
+    free(f);
+    free(b);
+    return rc;
+}
+
+static void collect_warnings(ApreportReport *r)
+{
+    char msg[256];
+    if (apreport_microbatch_warning((int)r->n_stages, r->plan.micro_batches, msg, sizeof(msg)))
+        add_warning(r, msg);
+    if (r->deadlock.deadlocked || r->deadlock.pair_src >= 0)
+        add_warning(r, r->deadlock.message);
+    for (size_t k = 0; k < r->n_stages; k++) {
+        const RepStage *s = &r->stages[k];
+        if (s->st.available_memory > 0 && s->memory_implied > s->st.available_memory) {
+            snprintf(msg, sizeof(msg),
+                     "stage %zu needs %.3f GB with %d micro-batches in flight (1F1B) but has %.3f GB",
+                     k, rep_gb(s->memory_implied), r->sched[0]->peak_in_flight[k],
+                     rep_gb(s->st.available_memory));
+            add_warning(r, msg);
+        }
+        if (s->first_host < 0) {
+            snprintf(msg, sizeof(msg), "stage %zu: submesh (%d, %d) does not fit the free devices",
+                     k, s->st.submesh_hosts, s->st.submesh_gpus);
+            add_warning(r, msg);
+        }
+    }
+    for (size_t i = 0; i < r->n_convs; i++)
+        if (r->convs[i].flagged) {
+            snprintf(msg, sizeof(msg),
+                     "parameter %.100s: broadcast->partial-sum conversion in stage %d "
+                     "(the unusual conversion behind the LiBai 3-D deadlock)",
+                     r->convs[i].tensor, r->convs[i].stage);
+            add_warning(r, msg);
+        }
+}
+
+int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, char *err,
+                  size_t errlen)
+{
+    ApreportReport *r = NULL;
+    CostdbPlanStage *st = NULL;
+    CostdbEntry *e = NULL;
+    size_t nst = 0, ne = 0;
+    int64_t plan_id;
+    int rc;
+    if (!db || !opt || !out)
+        return APREPORT_EINVAL;
+    *out = NULL;
+    plan_id = opt->plan_id;
+    if (plan_id <= 0 && costdb_plan_latest(db, 0, &plan_id) < 0) {
+        seterr(err, errlen, "%s: no plan in the database (run apsolve first)%s", costdb_path(db), "");
+        return APREPORT_ENOTFOUND;
+    }
+    if (!(r = calloc(1, sizeof(*r))))
+        return APREPORT_ENOMEM;
+    rc = costdb_plan_get(db, plan_id, &r->plan, &st, &nst);
+    if (rc == COSTDB_ENOTFOUND) {
+        char id[32];
+        snprintf(id, sizeof(id), "%lld", (long long)plan_id);
+        seterr(err, errlen, "%s: no plan %s", costdb_path(db), id);
+        rc = APREPORT_ENOTFOUND;
+        goto cleanup;
+    }
+    if (rc < 0 || costdb_sweep_get(db, r->plan.sweep_id, &r->sweep) < 0 ||
+        costdb_entries_get(db, r->plan.sweep_id, &e, &ne) < 0) {
+        seterr(err, errlen, "%s: %s", costdb_path(db), costdb_errmsg(db));
+        rc = APREPORT_EDB;
+        goto cleanup;
+    }
+    if (r->sweep.model_id > 0 && costdb_model_get(db, r->sweep.model_id, &r->model) == 0)
+        r->has_model = 1;
+    if (r->sweep.hardware_id > 0 && costdb_hardware_get(db, r->sweep.hardware_id, &r->hw) == 0)
+        r->has_hw = 1;
+    r->bw_intra = r->has_hw && r->hw.intra_host_bandwidth > 0 ? r->hw.intra_host_bandwidth : DEF_BW_INTRA;
+    r->lat_intra = r->has_hw && r->hw.intra_host_bandwidth > 0 ? r->hw.intra_host_latency : DEF_LAT_INTRA;
+    r->bw_inter = r->has_hw && r->hw.inter_host_bandwidth > 0 ? r->hw.inter_host_bandwidth : DEF_BW_INTER;
+    r->lat_inter = r->has_hw && r->hw.inter_host_bandwidth > 0 ? r->hw.inter_host_latency : DEF_LAT_INTER;
+    {
+        const char *path = costdb_path(db), *slash = strrchr(path, '/');
+        snprintf(r->db_label, sizeof(r->db_label), "%s", slash ? slash + 1 : path);
+    }
+    if (opt->name && *opt->name)
+        snprintf(r->name, sizeof(r->name), "%s", opt->name);
+    else
+        snprintf(r->name, sizeof(r->name), "plan%lld", (long long)plan_id);
+    r->num_layers = r->sweep.num_layers;
+    r->global_batch = r->plan.global_batch > 0 ? r->plan.global_batch : r->sweep.global_batch;
+    if (nst == 0) {
+        seterr(err, errlen, "%s: the plan has no stages%s", costdb_path(db), "");
+        rc = APREPORT_EINVAL;
+        goto cleanup;
+    }
+    r->stages = calloc(nst, sizeof(RepStage));
+    if (!r->stages) {
+        rc = APREPORT_ENOMEM;
+        goto cleanup;
+    }
+    r->n_stages = nst;
+    for (size_t k = 0; k < nst; k++) {
+        r->stages[k].st = st[k];
+        if ((rc = load_stage(db, r, &r->stages[k], e, ne)) < 0) {
+            seterr(err, errlen, "%s: %s", costdb_path(db), costdb_errmsg(db));
+            goto cleanup;
+        }
+    }
+    assign_devices(r);
+    if (costdb_resharding_get(db, plan_id, &r->tasks, &r->n_tasks) < 0) {
+        seterr(err, errlen, "%s: %s", costdb_path(db), costdb_errmsg(db));
+        rc = APREPORT_EDB;
+        goto cleanup;
+    }
+    if (r->n_tasks == 0) {
+        free(r->tasks);
+        r->tasks = NULL;
+        if ((rc = derive_tasks(r)) < 0)
+            goto cleanup;
+        if (opt->store_resharding && r->n_tasks) {
+            if (costdb_resharding_put(db, plan_id, r->tasks, r->n_tasks) < 0) {
+                seterr(err, errlen, "%s: storing resharding tasks: %s", costdb_path(db),
+                       costdb_errmsg(db));
+                rc = APREPORT_EDB;
+                goto cleanup;
+            }
+            r->tasks_stored = 1;
+        }
+    }
+    if ((rc = derive_conversions(r)) < 0 || (rc = simulate(r)) < 0)
+        goto cleanup;
+    collect_warnings(r);
+    *out = r;
+    r = NULL;
+    rc = 0;
+cleanup:
+    apreport_free(&r);
+    free(st);
+    free(e);
+    return rc;
+}
+
+void apreport_free(ApreportReport **rp)
+{
+    ApreportReport *r;
+    if (!rp || !*rp)
+        return;
+    r = *rp;
+    for (size_t k = 0; k < r->n_stages; k++)
+        free(r->stages[k].tensors);
+    free(r->stages);
+    free(r->tasks);
+    free(r->convs);
+    free(r->xfer);
+    apreport_schedule_free(&r->sched[0]);
+    apreport_schedule_free(&r->sched[1]);
+    free(r);
+    *rp = NULL;
+}

@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Pipeline schedule simulation and the deadlock check of its blocking
+ * send/recv order. The simulator is event-free: each stage has a fixed
+ * order of forward and backward passes (GPipe or 1F1B); a pass starts when
+ * the stage is free and its input has arrived (the previous stage's
+ * forward plus the transfer, or the next stage's backward plus the
+ * transfer); transfers use the link, not the stage. Iterating the stages
+ * until no start time changes gives the schedule (a fixed point reached in
+ * at most S * 2B sweeps because every dependency points to an earlier pass
+ * of a neighbour). The deadlock check runs a program of blocking sends and
+ * receives with rendezvous semantics and reports the wait-for cycle.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apreport.h"
+
+const char *apreport_schedule_name(ApreportScheduleKind k)
+{
+    return k == APREPORT_SCHED_GPIPE ? "gpipe" : "1f1b";
+}
+
+/* Order of passes of stage s: entries are mb (forward) or -(mb + 1) (backward). */
+static void stage_order(ApreportScheduleKind kind, int S, int B, int s, int *order)
+{
+    int k = 0;
+    if (kind == APREPORT_SCHED_GPIPE) {
+        for (int b = 0; b < B; b++)
+            order[k++] = b;
+        for (int b = 0; b < B; b++)
+            order[k++] = -(b + 1);
+        return;
+    }
+    int warm = S - s - 1 < B ? S - s - 1 : B, f = 0, bw = 0;
+    for (; f < warm; f++)
+        order[k++] = f;
+    while (f < B) {
+        order[k++] = f++;
+        order[k++] = -(bw++ + 1);
+    }
+    while (bw < B)
+        order[k++] = -(bw++ + 1);
+}
+
+int apreport_simulate(const ApreportPipeline *p, ApreportScheduleKind kind,
+                      ApreportSchedule **out)
+{
+    ApreportSchedule *sc = NULL;
+    int *order = NULL, S, B, rc = APREPORT_ENOMEM;
+    double *fend = NULL, *bend = NULL, *fstart = NULL, *bstart = NULL;
+    if (!p || !out || p->n_stages < 1 || p->micro_batches < 1 || !p->fwd || !p->bwd ||
+        p->n_stages > 4096 || p->micro_batches > 1 << 20)
+        return APREPORT_EINVAL;
+    *out = NULL;
+    S = p->n_stages, B = p->micro_batches;
+    size_t n = (size_t)S * (size_t)B;
+    sc = calloc(1, sizeof(*sc));
+    order = malloc(sizeof(int) * 2 * (size_t)B);
+    fend = calloc(n, sizeof(double));
+    bend = calloc(n, sizeof(double));
+    fstart = calloc(n, sizeof(double));
+    bstart = calloc(n, sizeof(double));
+    if (!sc || !order || !fend || !bend || !fstart || !bstart)
+        goto cleanup;
+    sc->kind = kind;
+    sc->n_stages = S;
+    sc->micro_batches = B;
+    sc->peak_in_flight = calloc((size_t)S, sizeof(int));
+    sc->busy = calloc((size_t)S, sizeof(double));
+    sc->events = calloc(2 * n + 2 * (size_t)(S - 1) * (size_t)B, sizeof(ApreportEvent));
+    if (!sc->peak_in_flight || !sc->busy || !sc->events)
+        goto cleanup;
+    /* Fixed point: recompute every stage from its predecessors until stable.
+     * Start times only grow, so this terminates. */
+    for (int iter = 0; iter < 2 * S * B + 4; iter++) {
+        int changed = 0;
+        for (int s = 0; s < S; s++) {
+            double t = 0;
+            double xin = s > 0 && p->xfer ? p->xfer[s - 1] : 0;
+            double xout = s + 1 < S && p->xfer ? p->xfer[s] : 0;
+            stage_order(kind, S, B, s, order);
+            for (int k = 0; k < 2 * B; k++) {
+                int fw = order[k] >= 0, b = fw ? order[k] : -order[k] - 1;
+                size_t i = (size_t)s * B + b;
+                double ready = t;
+                if (fw && s > 0 && fend[i - B] + xin > ready)
+                    ready = fend[i - B] + xin;
+                if (!fw && s + 1 < S && bend[i + B] + xout > ready)
+                    ready = bend[i + B] + xout;
+                if (!fw && fend[i] > ready)
+                    ready = fend[i];
+                double *st = fw ? &fstart[i] : &bstart[i], *en = fw ? &fend[i] : &bend[i];
+                double e = ready + (fw ? p->fwd[s] : p->bwd[s]);
+                if (*st != ready || *en != e)
+                    changed = 1;
+                *st = ready;
+                *en = e;
+                t = e;
+            }
+        }
+        if (!changed)
+            break;
+    }
+    for (int s = 0; s < S; s++) {
+        int inflight = 0;
+        stage_order(kind, S, B, s, order);
+        for (int k = 0; k < 2 * B; k++) {
+            int fw = order[k] >= 0, b = fw ? order[k] : -order[k] - 1;
+            size_t i = (size_t)s * B + b;
+            ApreportEvent *ev = &sc->events[sc->n_events++];
+            ev->kind = fw ? APREPORT_EV_FWD : APREPORT_EV_BWD;
+            ev->stage = s;
+            ev->peer = -1;
+            ev->micro_batch = b;
+            ev->start = fw ? fstart[i] : bstart[i];
+            ev->end = fw ? fend[i] : bend[i];
+            sc->busy[s] += ev->end - ev->start;
+            if (ev->end > sc->iteration_time)
+                sc->iteration_time = ev->end;
+            inflight += fw ? 1 : -1;
+            if (inflight > sc->peak_in_flight[s])
+                sc->peak_in_flight[s] = inflight;
+        }
+    }
+    for (int s = 0; s + 1 < S; s++) {
+        double x = p->xfer ? p->xfer[s] : 0;
+        for (int b = 0; b < B; b++) {
+            ApreportEvent *ev = &sc->events[sc->n_events++];
+            ev->kind = APREPORT_EV_SEND_ACT;
+            ev->stage = s;
+            ev->peer = s + 1;
+            ev->micro_batch = b;
+            ev->start = fend[(size_t)s * B + b];
+            ev->end = ev->start + x;
+            ev = &sc->events[sc->n_events++];
+            ev->kind = APREPORT_EV_SEND_GRAD;
+            ev->stage = s + 1;
+            ev->peer = s;
+            ev->micro_batch = b;
+            ev->start = bend[(size_t)(s + 1) * B + b];
+            ev->end = ev->start + x;
+        }
+    }
+    double busy = 0;
+    for (int s = 0; s < S; s++)
+        busy += sc->busy[s];
+    sc->bubble_fraction = sc->iteration_time > 0 ? 1.0 - busy / (S * sc->iteration_time) : 0;
+    *out = sc;
+    sc = NULL;
+    rc = 0;
+cleanup:
+    apreport_schedule_free(&sc);
+    free(order);
+    free(fend);
+    free(bend);
+    free(fstart);
+    free(bstart);
+    return rc;
+}
+
+void apreport_schedule_free(ApreportSchedule **s)
+{
+    if (!s || !*s)
+        return;
+    free((*s)->events);
+    free((*s)->peak_in_flight);
+    free((*s)->busy);
+    free(*s);
+    *s = NULL;
+}
+
+/* ---- send/recv program ---------------------------------------------------- */
+
+typedef struct {
+    double t;
+    int src, dst, tag;
+} Msg;
+
+static int msg_cmp(const void *x, const void *y)
+{
+    const Msg *a = x, *b = y;
+    if (a->t != b->t)
+        return a->t < b->t ? -1 : 1;
+    if (a->src != b->src)
+        return a->src - b->src;
+    return a->tag - b->tag;
+}
+
+int apreport_comm_program(const ApreportSchedule *s, ApreportCommProgram **out)
+{
+    ApreportCommProgram *p = NULL;
+    Msg *msgs = NULL;
+    size_t nm = 0;
+    int rc = APREPORT_ENOMEM;
+    if (!s || !out)
+        return APREPORT_EINVAL;
+    *out = NULL;
+    msgs = malloc(sizeof(Msg) * (s->n_events + 1));
+    p = calloc(1, sizeof(*p));
+    if (!msgs || !p)
+        goto cleanup;
+    p->n_stages = s->n_stages;
+    p->ops = calloc((size_t)s->n_stages, sizeof(*p->ops));
+    p->n_ops = calloc((size_t)s->n_stages, sizeof(size_t));
+    if (!p->ops || !p->n_ops)
+        goto cleanup;
+    for (size_t i = 0; i < s->n_events; i++) {
+        const ApreportEvent *e = &s->events[i];
+        if (e->kind != APREPORT_EV_SEND_ACT && e->kind != APREPORT_EV_SEND_GRAD)
+            continue;
+        msgs[nm].t = e->start;
+        msgs[nm].src = e->stage;
+        msgs[nm].dst = e->peer;
+        msgs[nm].tag = e->micro_batch * 2 + (e->kind == APREPORT_EV_SEND_GRAD);
+        nm++;
+    }
+    qsort(msgs, nm, sizeof(Msg), msg_cmp);
+    for (int st = 0; st < s->n_stages; st++) {
+        size_t k = 0;
+        for (size_t i = 0; i < nm; i++)
+            k += msgs[i].src == st || msgs[i].dst == st;
+        p->ops[st] = calloc(k ? k : 1, sizeof(ApreportCommOp));
+        if (!p->ops[st])
+            goto cleanup;
+        for (size_t i = 0; i < nm; i++) {
+            if (msgs[i].src != st && msgs[i].dst != st)
+                continue;
+            ApreportCommOp *op = &p->ops[st][p->n_ops[st]++];
+            op->is_send = msgs[i].src == st;
+            op->peer = op->is_send ? msgs[i].dst : msgs[i].src;
+            op->tag = msgs[i].tag;
+        }
+    }
+    *out = p;
+    p = NULL;
+    rc = 0;
+cleanup:
+    apreport_comm_program_free(&p);
+    free(msgs);
+    return rc;
+}
+
+void apreport_comm_program_free(ApreportCommProgram **p)
+{
+    if (!p || !*p)
+        return;
+    if ((*p)->ops)
+        for (int s = 0; s < (*p)->n_stages; s++)
+            free((*p)->ops[s]);
+    free((*p)->ops);
+    free((*p)->n_ops);
+    free(*p);
+    *p = NULL;
+}
+
+/* ---- deadlock check -------------------------------------------------------- */
+
+static int matches(const ApreportCommOp *a, int a_stage, const ApreportCommOp *b, int b_stage)
+{
+    return a->is_send != b->is_send && a->peer == b_stage && b->peer == a_stage &&
+           a->tag == b->tag;
+}
+
+/* First pair (s, t) whose programs list their common messages in different
+ * orders; 0 and -1s when all pairs agree. */
+static void pair_check(const ApreportCommProgram *p, ApreportDeadlock *d)
+{
+    for (int s = 0; s < p->n_stages; s++)
+        for (int t = s + 1; t < p->n_stages; t++) {
+            size_t i = 0, j = 0;
+            for (;;) {
+                while (i < p->n_ops[s] && p->ops[s][i].peer != t)
+                    i++;
+                while (j < p->n_ops[t] && p->ops[t][j].peer != s)
+                    j++;
+                if (i >= p->n_ops[s] || j >= p->n_ops[t]) {
+                    if (i < p->n_ops[s] || j < p->n_ops[t]) {
+                        d->pair_src = s, d->pair_dst = t;
+                        return;
+                    }
+                    break;
+                }
+                if (!matches(&p->ops[s][i], s, &p->ops[t][j], t)) {
+                    d->pair_src = s, d->pair_dst = t;
+                    return;
+                }
+                i++, j++;
+            }
+        }
+}
+
+int apreport_deadlock_check(const ApreportCommProgram *p, ApreportDeadlock *d)
+{
+    size_t *pos = NULL;
+    int S, *seen = NULL, rc = APREPORT_ENOMEM;
+    if (!p || !d || p->n_stages < 1 || !p->ops || !p->n_ops)
+        return APREPORT_EINVAL;
+    memset(d, 0, sizeof(*d));
+    d->pair_src = d->pair_dst = -1;
+    S = p->n_stages;
+    for (int s = 0; s < S; s++)
+        for (size_t i = 0; i < p->n_ops[s]; i++)
+            if (p->ops[s][i].peer < 0 || p->ops[s][i].peer >= S || p->ops[s][i].peer == s)
+                return APREPORT_EINVAL;
+    pos = calloc((size_t)S, sizeof(size_t));
+    seen = malloc(sizeof(int) * (size_t)S);
+    if (!pos || !seen)
+        goto cleanup;
+    for (int progress = 1; progress;) {
+        progress = 0;
+        for (int s = 0; s < S; s++) {
+            if (pos[s] >= p->n_ops[s])
+                continue;
+            const ApreportCommOp *op = &p->ops[s][pos[s]];
+            int t = op->peer;
+            if (pos[t] < p->n_ops[t] && matches(op, s, &p->ops[t][pos[t]], t)) {
+                pos[s]++, pos[t]++;
+                progress = 1;
+            }
+        }
+    }
+    pair_check(p, d);
+    int start = -1;
+    for (int s = 0; s < S && start < 0; s++)
+        if (pos[s] < p->n_ops[s])
+            start = s;
+    if (start < 0) {
+        if (d->pair_src >= 0)
+            snprintf(d->message, sizeof(d->message),
+                     "no deadlock, but stages %d and %d disagree on message order",
+                     d->pair_src, d->pair_dst);
+        rc = 0;
+        goto cleanup;
+    }
+    d->deadlocked = 1;
+    /* Each blocked stage waits on exactly one peer: walk until a stage
+     * repeats (cycle) or a finished stage is reached (unmatched op). */
+    for (int s = 0; s < S; s++)
+        seen[s] = -1;
+    int s = start, step = 0;
+    while (pos[s] < p->n_ops[s] && seen[s] < 0) {
+        seen[s] = step++;
+        s = p->ops[s][pos[s]].peer;
+    }
+    size_t mlen = 0;
+    if (pos[s] < p->n_ops[s]) {
+        int first = s;
+        do {
+            if (d->cycle_len < APREPORT_MAX_CYCLE)
+                d->cycle[d->cycle_len++] = s;
+            s = p->ops[s][pos[s]].peer;
+        } while (s != first);
+        mlen = (size_t)snprintf(d->message, sizeof(d->message), "deadlock: wait-for cycle");
+        for (int k = 0; k < d->cycle_len && mlen < sizeof(d->message); k++) {
+            const ApreportCommOp *op = &p->ops[d->cycle[k]][pos[d->cycle[k]]];
+            mlen += (size_t)snprintf(d->message + mlen, sizeof(d->message) - mlen,
+                                     "%s stage %d blocked in %s stage %d (micro-batch %d %s)",
+                                     k ? ";" : "", d->cycle[k], op->is_send ? "send to" : "recv from",
+                                     op->peer, op->tag / 2, op->tag % 2 ? "gradient" : "activation");
+        }
+    } else {
+        const ApreportCommOp *op = &p->ops[start][pos[start]];
+        snprintf(d->message, sizeof(d->message),
+                 "deadlock: stage %d blocked in %s stage %d, which never posts the matching op",
+                 start, op->is_send ? "send to" : "recv from", op->peer);
+    }
+    rc = 0;
+cleanup:
+    free(pos);
+    free(seen);
+    return rc;
+}
+
+int apreport_microbatch_warning(int stages, int micro_batches, char *buf, size_t len)
+{
+    if (buf && len)
+        buf[0] = '\0';
+    if (stages <= 1)
+        return 0;
+    if (micro_batches < stages) {
+        snprintf(buf, len, "micro-batches (%d) < pipeline stages (%d): the pipeline never fills",
+                 micro_batches, stages);
+        return 1;
+    }
+    if (micro_batches < 2 * stages) {
+        snprintf(buf, len,
+                 "micro-batches (%d) < 2 x pipeline stages (%d): bubbles dominate "
+                 "(rule of thumb: at least %d)", micro_batches, stages, 2 * stages);
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,55 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# The apreport and approf compare command lines: --help, usage errors (exit
+# 2 with "Try ..."), a missing database (exit 1), a full report run whose
+# dumps match those of the library, and compare in every format.
+# Usage: cli.sh TEST_REPORTS_EXE APREPORT APPROF
+set -u
+exe=$1 apreport=$2 approf=$3
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+"$apreport" --help >"$dir/help" || fail "apreport --help"
+grep -q "^Usage: apreport" "$dir/help" || fail "help text"
+"$apreport" --out "$dir/x" 2>"$dir/err"; rc=$?
+[ $rc -eq 2 ] || fail "missing --db: exit $rc"
+grep -q "^apreport: --db FILE is required" "$dir/err" || fail "usage message"
+grep -q "Try 'apreport --help'" "$dir/err" || fail "help hint"
+"$apreport" --db "$dir/x.db" --plan zero --out "$dir/x" 2>/dev/null; rc=$?
+[ $rc -eq 2 ] || fail "bad --plan: exit $rc"
+"$apreport" --db "$dir/none.db" --out "$dir/x" 2>"$dir/err"; rc=$?
+[ $rc -eq 1 ] || fail "missing database: exit $rc"
+
+"$exe" --write "$dir/w" >/dev/null || fail "fixture"
+"$apreport" --db "$dir/w/mlp.db" --out "$dir/o" --name tut >"$dir/out" || fail "apreport run"
+grep -q "^plan 1 (manual, training): 2 stages, 4 micro-batches" "$dir/out" || fail "summary"
+for f in tut_input_placement_specs.txt tut_output_placement_specs.txt tut_resharding_tasks.txt \
+         tut_stage_0.mem_usage.txt tut_stage_1.mem_usage.txt dp_result.txt tut_plan.py \
+         report.json report.html trace.json; do
+  [ -s "$dir/o/$f" ] || fail "$f not written"
+done
+# The second run reads the stored resharding tasks: same dump.
+cmp -s "$dir/o/tut_resharding_tasks.txt" "$dir/w/mlp_resharding_tasks.txt" || fail "tasks differ"
+cmp -s "$dir/o/tut_input_placement_specs.txt" "$dir/w/mlp_input_placement_specs.txt" || fail "specs differ"
+"$apreport" --db "$dir/w/mlp.db" --plan 7 --out "$dir/o3" 2>"$dir/err"; rc=$?
+[ $rc -eq 1 ] || fail "missing plan: exit $rc"
+grep -q "no plan 7" "$dir/err" || fail "missing plan message"
+
+if "$approf" --help | grep -q "^  compare"; then
+  "$approf" compare --help >"$dir/h2" || fail "approf compare --help"
+  "$approf" compare "$dir/w/mlp.db" 2>"$dir/err"; rc=$?
+  [ $rc -eq 2 ] || fail "compare with one database: exit $rc"
+  grep -q "Try 'approf compare --help'" "$dir/err" || fail "compare usage hint"
+  "$approf" compare "$dir/w/mlp.db" "$dir/w/mlp.db" --format bogus 2>/dev/null; rc=$?
+  [ $rc -eq 2 ] || fail "bad format: exit $rc"
+  for fmt in text csv json html; do
+    "$approf" compare "$dir/w/mlp.db" "$dir/w/mlp.db" --format $fmt >"$dir/cmp.$fmt" || fail "compare $fmt"
+  done
+  grep -q "geomean 1.0000, min 1.0000, max 1.0000" "$dir/cmp.text" || fail "self-compare ratios"
+  [ "$(grep -c ',both$' "$dir/cmp.csv")" -eq 62 ] || fail "csv rows"
+  grep -q '"only_a": 0' "$dir/cmp.json" || fail "json summary"
+  "$approf" compare "$dir/w/mlp.db" "$dir/none.db" 2>/dev/null; rc=$?
+  [ $rc -eq 1 ] || fail "compare with a missing database: exit $rc"
+fi
+echo "ok"
