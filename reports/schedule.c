@@ -304,8 +304,8 @@ int apreport_deadlock_check(const ApreportCommProgram *p, ApreportDeadlock *d)
         for (size_t i = 0; i < p->n_ops[s]; i++)
             if (p->ops[s][i].peer < 0 || p->ops[s][i].peer >= S || p->ops[s][i].peer == s)
                 return APREPORT_EINVAL;
-    pos = calloc((size_t)S, sizeof(size_t));
-    seen = malloc(sizeof(int) * (size_t)S);
+    pos = calloc((unsigned)S, sizeof(size_t));
+    seen = calloc((unsigned)S, sizeof(int));
     if (!pos || !seen)
         goto cleanup;
     for (int progress = 1; progress;) {
