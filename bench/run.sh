@@ -36,6 +36,22 @@ cbc=$(seconds "$approf" "${common[@]}" --db "$tmp/r2.db" --sharding-solver cbc)
 echo "resnet50 16 layers 2x4, B=64, 16 micro-batches: ${sp} s (target < 5 s)"
 echo "  baseline, every residual ILP through CBC (--sharding-solver cbc): ${cbc} s"
 echo "  Alpa (DESIGN.md): 1440 s of stage construction for a 16-layer Wide-ResNet"
+# --workers: the same sweep with 1 and 2 profiling threads (best of 3 each);
+# the main thread alone writes, so the analytic backend's gain is bounded by
+# the writing time, which the summary line of a sweep shows
+best3() { # best of 3 wall times of a sweep; $1 names the database
+  local db=$1 best= t; shift
+  for _ in 1 2 3; do
+    rm -f "$db"
+    t=$(seconds "$@" --db "$db")
+    best=$(awk -v a="$t" -v b="${best:-$t}" 'BEGIN { printf "%.3f", (a < b ? a : b) }')
+  done
+  echo "$best"
+}
+w1=$(best3 "$tmp/w1.db" "$approf" "${common[@]}" --workers 1)
+w2=$(best3 "$tmp/w2.db" "$approf" "${common[@]}" --workers 2)
+echo "resnet50 16 layers 2x4, --workers 1 vs 2 ($(nproc) cores): ${w1} s | ${w2} s" \
+  "($(awk -v a="$w1" -v b="$w2" 'BEGIN { printf "%.2fx", (b > 0 ? a / b : 0) }'))"
 g=$(seconds "$approf" sweep --model gpt --preset gpt3-39b --layers 32 --cluster 8x8 \
       --hardware a100-80g --backend model --quiet --db "$tmp/g.db")
 echo "gpt3-39b 32 layers 8x8: ${g} s (target < 60 s)"

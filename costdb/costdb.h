@@ -263,6 +263,9 @@ int costdb_comm_put(Costdb *db, int64_t hardware_id, const CostdbCommPoint *pts,
 int costdb_comm_get(Costdb *db, int64_t hardware_id, const char *collective,
                     const char *group_desc, const char *dtype,
                     CostdbCommPoint **out, size_t *n);
+/* Every comm point of a hardware row, ordered by collective, group, dtype,
+ * bytes; *out malloc'd, *n may be 0. */
+int costdb_comm_list(Costdb *db, int64_t hardware_id, CostdbCommPoint **out, size_t *n);
 int costdb_compute_put(Costdb *db, int64_t hardware_id, const CostdbComputePoint *pts, size_t n);
 int costdb_compute_get(Costdb *db, int64_t hardware_id, const char *op, const char *dtype,
                        CostdbComputePoint **out, size_t *n);

@@ -191,6 +191,9 @@ static const char sql_comm_get[] =
     "SELECT collective, group_desc, dtype, bytes, seconds FROM comm_profile"
     " WHERE hardware_id = ?1 AND collective = ?2 AND group_desc = ?3 AND dtype = ?4"
     " ORDER BY bytes";
+static const char sql_comm_list[] =
+    "SELECT collective, group_desc, dtype, bytes, seconds FROM comm_profile"
+    " WHERE hardware_id = ?1 ORDER BY collective, group_desc, dtype, bytes";
 
 int costdb_comm_put(Costdb *db, int64_t hardware_id, const CostdbCommPoint *pts, size_t n)
 {
@@ -261,6 +264,18 @@ int costdb_comm_get(Costdb *db, int64_t hardware_id, const char *collective,
     sqlite3_bind_text(st, 3, group_desc, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 4, dtype, -1, SQLITE_STATIC);
     return cdb_collect(db, st, sql_comm_get, sizeof **out, comm_get_row, (void **)out, n);
+}
+
+int costdb_comm_list(Costdb *db, int64_t hardware_id, CostdbCommPoint **out, size_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (!db || !out || !n)
+        return COSTDB_EINVAL;
+    if ((rc = cdb_prepare(db, sql_comm_list, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, hardware_id);
+    return cdb_collect(db, st, sql_comm_list, sizeof **out, comm_get_row, (void **)out, n);
 }
 
 static const char sql_compute_delete[] =

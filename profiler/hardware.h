@@ -17,6 +17,9 @@
 struct CostdbHardware;
 struct CostdbCommPoint;
 
+/* Measured communication curves (hw/comm_curves.c), opaque. */
+typedef struct ApprofCommCurves ApprofCommCurves;
+
 typedef struct ApprofHardwareSpec {
     char name[64];                 /* "a100-40g" */
     char gpu_model[128];           /* "NVIDIA A100-SXM4-40GB" */
@@ -34,6 +37,10 @@ typedef struct ApprofHardwareSpec {
     double gemm_efficiency, conv_efficiency, memory_efficiency;
     double kernel_launch_overhead; /* seconds added per kernel */
     char source[512];              /* where the figures come from */
+    /* Measured collective curves to use instead of the alpha-beta model
+     * where they cover a collective (borrowed, NULL: none). Not part of the
+     * spec's fingerprint: the sweep records them in its options. */
+    const ApprofCommCurves *curves;
 } ApprofHardwareSpec;
 
 /* Built-in spec by name; APPROF_EINVAL when unknown. */
@@ -43,6 +50,10 @@ const ApprofHardwareSpec *approf_hardware_builtins(size_t *n);
 /* Loads a user spec file (schemas/hardware-spec.md); errors name file:line
  * and the field in err. */
 int approf_hardware_load(const char *path, ApprofHardwareSpec *out, char *err, size_t errlen);
+/* The built-in spec for a GPU as CUDA names it ("NVIDIA H100 80GB HBM3"),
+ * device_memory in bytes telling 40/80 GB and 16/32 GB parts apart when the
+ * name does not; NULL when none fits. */
+const char *approf_hardware_match_gpu(const char *gpu_name, int64_t device_memory);
 /* A name of a built-in, or a path to a spec file. */
 int approf_hardware_resolve(const char *name_or_path, ApprofHardwareSpec *out, char *err,
                             size_t errlen);
@@ -57,6 +68,11 @@ int approf_hardware_write_spec(const ApprofHardwareSpec *hw, FILE *f);
  * written by approf_hardware_write_spec), so a changed spec changes it. */
 void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t len);
 
+/* Time of one collective as every backend and the sharding solver price
+ * it: from hw->curves when they hold a curve for the kind and the group's
+ * shape c->hosts x (c->group_size / c->hosts), else the ring (alpha-beta)
+ * model below. */
+double approf_collective_cost(const ApprofHardwareSpec *hw, const ApprofCollective *c);
 /* Ring collective time (DESIGN.md) of kind over group_size devices on the
  * intra-host link, or the inter-host one when crosses_hosts. bytes is the
  * size of the full buffer on one device: the buffer being all-reduced, the
@@ -88,5 +104,38 @@ int64_t approf_hardware_available_memory(const ApprofHardwareSpec *hw);
  * proportionally). Returns 0 for n == 0 or bytes <= 0: the caller then falls
  * back to approf_collective_seconds. */
 double approf_collective_seconds_curve(const struct CostdbCommPoint *pts, size_t n, double bytes);
+
+/* ---- measured communication curves ------------------------------------ */
+
+/* Builds curves from points (any order) of one hardware row, as `approf
+ * probe` or `approf hardware curves import` stored them: one curve per
+ * (collective, group_desc "HxG"); of several dtypes for one curve, the one
+ * named prefer_dtype (when given and present), else the lexically first.
+ * Points whose collective or group_desc is not understood are ignored (a
+ * replica-group description, for example); *out is NULL when none remain.
+ * 0, APPROF_EINVAL or APPROF_ENOMEM. */
+int approf_comm_curves_new(const struct CostdbCommPoint *pts, size_t n, const char *prefer_dtype,
+                           ApprofCommCurves **out);
+void approf_comm_curves_free(ApprofCommCurves **c);
+/* Number of curves and of points they hold. */
+size_t approf_comm_curves_count(const ApprofCommCurves *c, size_t *points);
+/* A 16-hex-digit hash of every curve's key and points (bit-exact), for the
+ * provenance of a sweep that used them. */
+void approf_comm_curves_hash(const ApprofCommCurves *c, char *out, size_t len);
+/* Seconds for one collective from the curve of (kind, hosts x gpus), or a
+ * negative value when there is none. */
+double approf_comm_curves_seconds(const ApprofCommCurves *c, ApprofCollKind kind, int hosts,
+                                  int gpus, double bytes);
+
+/* Reads one nccl-tests output (all_reduce_perf and friends, hw/nccl_tests.c)
+ * into points of one curve per dtype: bytes = "size", seconds = the
+ * out-of-place "time". collective / group (NULL or "" to take them from the
+ * output's "Collective test starting" and "Rank ... on HOST" lines) override
+ * what the output says. Errors name path:line and the field; a result line
+ * with a non-zero #wrong is refused. *out malloc'd. 0, APPROF_EINVAL,
+ * APPROF_EIO or APPROF_ENOMEM. */
+int approf_nccl_tests_parse(FILE *f, const char *path, const char *collective,
+                            const char *group, struct CostdbCommPoint **out, size_t *n,
+                            char *err, size_t errlen);
 
 #endif

@@ -32,6 +32,8 @@ typedef struct ApprofCollective {
     int crosses_hosts;    /* 1 when a group spans more than one host */
     double bytes;         /* per-device message size (the full buffer for all-reduce) */
     int op;               /* operator that needs it (-1: resharding) */
+    int hosts;            /* hosts one group spans, group_size / hosts devices on each
+                           * (0: not known; measured curves are then not used) */
 } ApprofCollective;
 
 typedef enum { APPROF_ROLE_PARAM = 0, APPROF_ROLE_INPUT, APPROF_ROLE_OUTPUT } ApprofRole;

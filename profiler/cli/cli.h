@@ -31,6 +31,8 @@ int approf_cmd_model(int argc, char **argv);
 int approf_cmd_models(int argc, char **argv);
 /* cmd_hardware.c */
 int approf_cmd_hardware(int argc, char **argv);
+/* cmd_curves.c: approf hardware curves (argv[0] is "curves") */
+int approf_cmd_curves(int argc, char **argv);
 /* cmd_sweep.c */
 int approf_cmd_sweep(int argc, char **argv);
 /* cmd_merge.c */

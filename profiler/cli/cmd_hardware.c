@@ -19,6 +19,8 @@ static void usage(FILE *f)
 {
     fputs("Usage: approf hardware list [--format text|json]\n"
           "       approf hardware show NAME|FILE [--format text|json]\n"
+          "       approf hardware curves import|show ...   (measured communication curves;\n"
+          "                                                 approf hardware curves --help)\n"
           "List the built-in hardware specs, or print every field of one spec (a\n"
           "built-in name or a spec file, format in schemas/hardware-spec.md).\n"
           "The text output of 'show' is a valid spec file.\n\n"
@@ -140,6 +142,8 @@ int approf_cmd_hardware(int argc, char **argv)
     const char *sub = NULL;
     int c;
 
+    if (argc >= 2 && !strcmp(argv[1], "curves"))
+        return approf_cmd_curves(argc - 1, argv + 1);
     /* argv[0] is "hardware"; options may come before or after the
      * subcommand (getopt permutes the operands to the end). */
     optind = 1;

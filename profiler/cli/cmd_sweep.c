@@ -128,6 +128,11 @@ static void usage(void)
         "                           cbc: only chains/trees eliminated, the rest to CBC\n"
         "  --commit-every N         tuples per database transaction (default 64; a batch\n"
         "                           is also committed once it is 50 ms old)\n"
+        "  --workers N              profiling threads, 1..256 (default: 1 with the analytic\n"
+        "                           backend; one per local GPU is the plan for cuda, 1 for\n"
+        "                           now): each has its own backend, sharding context and\n"
+        "                           ILP cache; entries are written in the same order, with\n"
+        "                           the same values, whatever N\n"
         "  --quiet                  no per-entry lines, no progress\n"
         "  -h, --help               this text\n\n"
         "Exit status: 0 done, 1 failure, 2 usage, 130/143 interrupted (resume with --resume).\n",
@@ -139,7 +144,7 @@ enum {
     OPT_SEQ_LEN, OPT_VOCAB, OPT_DEPTH, OPT_WIDTH, OPT_MANUAL_BOUNDARY, OPT_LAYERS, OPT_EPS,
     OPT_MANUAL_LAYERS, OPT_CLUSTER, OPT_BATCH, OPT_MICRO, OPT_DTYPE, OPT_SUBMESH, OPT_LOGICAL,
     OPT_MODE, OPT_IMBALANCE, OPT_HARDWARE, OPT_BACKEND, OPT_DB, OPT_RESUME, OPT_SHARD,
-    OPT_QUIET, OPT_COMMIT_EVERY, OPT_SHARDING_SOLVER,
+    OPT_QUIET, OPT_COMMIT_EVERY, OPT_SHARDING_SOLVER, OPT_WORKERS,
 };
 
 static const struct option long_opts[] = {
@@ -174,6 +179,7 @@ static const struct option long_opts[] = {
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"commit-every", required_argument, NULL, OPT_COMMIT_EVERY},
     {"sharding-solver", required_argument, NULL, OPT_SHARDING_SOLVER},
+    {"workers", required_argument, NULL, OPT_WORKERS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -194,12 +200,14 @@ static void print_summary(const ApprofSweepSummary *s, const char *db_path)
             "approf: sweep %lld %s: %zu tuples, %zu entries written, %zu already present, "
             "%zu failed, %zu reused\n"
             " - backend %s on %s; sharding ILPs solved %zu, reused %zu\n"
+            " - collectives: %s\n"
             " - time: build %.3f s, enumeration %.3f s, sharding %.3f s, costing %.3f s, "
             "writing %.3f s, total %.3f s\n"
             " - database: %s\n",
             (long long)s->sweep_id, s->resumed ? "resumed" : "done", s->tuples, s->entries,
             s->existing, s->failures, s->reused, s->backend, s->hardware, s->sharding_solved,
-            s->sharding_cached, s->t_build, s->t_enumerate, s->t_sharding, s->t_costing,
+            s->sharding_cached, s->collectives[0] ? s->collectives : "the alpha-beta model",
+            s->t_build, s->t_enumerate, s->t_sharding, s->t_costing,
             s->t_writing, s->t_total, db_path);
 }
 
@@ -342,6 +350,10 @@ int approf_cmd_sweep(int argc, char **argv)
         case OPT_COMMIT_EVERY:
             if (int_opt("commit-every", optarg, 1, 1 << 20, &v)) return 2;
             cfg.commit_every = (int)v;
+            break;
+        case OPT_WORKERS:
+            if (int_opt("workers", optarg, 1, APPROF_SWEEP_MAX_WORKERS, &v)) return 2;
+            cfg.workers = (int)v;
             break;
         case OPT_SHARDING_SOLVER:
             if (!strcmp(optarg, "series-parallel"))

@@ -90,11 +90,18 @@ static int wrap_measure(void *ctx, const ApprofStageProgram *p, int phase,
     for (size_t i = 0; i < p->n_colls[phase]; i++) {
         const ApprofCollective *c = &p->colls[phase][i];
         comm += w->coll_cost ? w->coll_cost(w->coll_user, c, hw)
-                             : approf_collective_seconds(hw, c->kind, c->bytes, c->group_size,
-                                                        c->crosses_hosts);
+                             : approf_collective_cost(hw, c);
     }
     out->compute_cost += comm;
     return rc;
+}
+
+static int wrap_join(void *ctx, const ApprofProcessGroup *pg, char *err, size_t errlen)
+{
+    CudaWrap *w = ctx;
+    if (!w || !w->inner.join)
+        return 0;
+    return w->inner.join(w->inner.ctx, pg, err, errlen);
 }
 
 static void wrap_destroy(void *ctx)
@@ -110,6 +117,38 @@ static void wrap_destroy(void *ctx)
 }
 
 int approf_backend_cuda(ApprofBackend *out, char *err, size_t errlen)
+{
+    return approf_backend_cuda_on(-1, out, err, errlen);
+}
+
+int approf_backend_cuda_devices(char *err, size_t errlen)
+{
+    char buf[512] = "";
+    ApprofBackendModuleDeviceCount count_fn;
+    void *dl, *sym;
+    int count = 0, rc;
+    if (!err || errlen == 0) {
+        err = buf;
+        errlen = sizeof buf;
+    }
+    err[0] = '\0';
+    dl = open_module(err, errlen);
+    if (!dl)
+        return 0;
+    sym = dlsym(dl, "approf_backend_module_device_count");
+    if (!sym) {
+        snprintf(err, errlen, "no CUDA backend: the module has no device count");
+        dlclose(dl);
+        return 0;
+    }
+    memcpy(&count_fn, &sym, sizeof count_fn);
+    rc = count_fn(APPROF_BACKEND_ABI, &count, err, errlen);
+    one_line(err);
+    dlclose(dl);
+    return rc < 0 ? 0 : count;
+}
+
+int approf_backend_cuda_on(int device, ApprofBackend *out, char *err, size_t errlen)
 {
     char buf[512] = "";
     CudaWrap *w = NULL;
@@ -133,14 +172,22 @@ int approf_backend_cuda(ApprofBackend *out, char *err, size_t errlen)
         rc = APPROF_ENODEV;
         goto cleanup;
     }
-    sym = dlsym(w->dl, "approf_backend_module_init");
+    sym = dlsym(w->dl, device >= 0 ? "approf_backend_module_init_on"
+                                   : "approf_backend_module_init");
     if (!sym) {
-        snprintf(err, errlen, "no CUDA backend: the module has no approf_backend_module_init");
+        snprintf(err, errlen, "no CUDA backend: the module has no %s",
+                 device >= 0 ? "approf_backend_module_init_on" : "approf_backend_module_init");
         rc = APPROF_ENODEV;
         goto cleanup;
     }
-    memcpy(&init, &sym, sizeof init);
-    rc = init(APPROF_BACKEND_ABI, &w->inner, err, errlen);
+    if (device >= 0) {
+        ApprofBackendModuleInitOn init_on;
+        memcpy(&init_on, &sym, sizeof init_on);
+        rc = init_on(APPROF_BACKEND_ABI, device, &w->inner, err, errlen);
+    } else {
+        memcpy(&init, &sym, sizeof init);
+        rc = init(APPROF_BACKEND_ABI, &w->inner, err, errlen);
+    }
     one_line(err);
     if (rc < 0) {
         if (!err[0])
@@ -157,6 +204,7 @@ int approf_backend_cuda(ApprofBackend *out, char *err, size_t errlen)
     out->ctx = w;
     out->measure = wrap_measure;
     out->destroy = wrap_destroy;
+    out->join = w->inner.join ? wrap_join : NULL;
     return APPROF_OK;
 
 cleanup:
@@ -209,4 +257,22 @@ int approf_cuda_probe(const ApprofProbeRequest *req, ApprofProbeInfo *info, char
     one_line(err);
     dlclose(dl);
     return rc;
+}
+
+static int stop_at_info(void *user, const ApprofProbeInfo *info)
+{
+    (void)user, (void)info;
+    return 1;
+}
+
+int approf_cuda_device_info(ApprofProbeInfo *info, char *err, size_t errlen)
+{
+    ApprofProbeRequest req;
+    int rc;
+    memset(&req, 0, sizeof req);
+    req.on_info = stop_at_info;
+    rc = approf_cuda_probe(&req, info, err, errlen);
+    if (rc == 1)
+        return 0;
+    return rc < 0 ? rc : APPROF_EIO;
 }

@@ -289,11 +289,45 @@ static void cuda_destroy(void *ctx)
 
 APPROF_EXPORT int approf_backend_module_init(int abi, ApprofBackend *out, char *err,
                                              size_t errlen);
+APPROF_EXPORT int approf_backend_module_init_on(int abi, int device, ApprofBackend *out,
+                                                char *err, size_t errlen);
+APPROF_EXPORT int approf_backend_module_device_count(int abi, int *count, char *err,
+                                                     size_t errlen);
 
-/* Entry point (ApprofBackendModuleInit). Device APPROF_CUDA_DEVICE (0),
- * APPROF_CUDA_WARMUP (2) and APPROF_CUDA_REPEATS (5) runs, TF32 for f32
- * unless APPROF_CUDA_TF32=0, workspace APPROF_CUDA_WORKSPACE_MIB (256). */
+/* Entry point (ApprofBackendModuleInit): device APPROF_CUDA_DEVICE (0). */
 int approf_backend_module_init(int abi, ApprofBackend *out, char *err, size_t errlen)
+{
+    return approf_backend_module_init_on(abi, -1, out, err, errlen);
+}
+
+/* Devices of this process (ApprofBackendModuleDeviceCount). */
+int approf_backend_module_device_count(int abi, int *count, char *err, size_t errlen)
+{
+    cudaError_t e;
+    if (!count || !err || errlen == 0)
+        return APPROF_EINVAL;
+    *count = 0;
+    if (abi != APPROF_BACKEND_ABI) {
+        snprintf(err, errlen, "no CUDA backend: module ABI %d, approf expects %d",
+                 APPROF_BACKEND_ABI, abi);
+        return APPROF_ENODEV;
+    }
+    e = cudaGetDeviceCount(count);
+    if (e != cudaSuccess) {
+        *count = 0;
+        snprintf(err, errlen, "no CUDA device: cudaGetDeviceCount: %s", cudaGetErrorString(e));
+        return APPROF_ENODEV;
+    }
+    return 0;
+}
+
+/* Entry point "approf_backend_module_init_on" (ApprofBackendModuleInitOn):
+ * a backend on device (0 <= device < count; -1: APPROF_CUDA_DEVICE, else 0),
+ * one per sweep worker. APPROF_CUDA_WARMUP (2) and APPROF_CUDA_REPEATS (5)
+ * runs, TF32 for f32 unless APPROF_CUDA_TF32=0, workspace
+ * APPROF_CUDA_WORKSPACE_MIB (256). */
+int approf_backend_module_init_on(int abi, int device, ApprofBackend *out, char *err,
+                                  size_t errlen)
 {
     CudaCtx *c = NULL;
     int count = 0, rc;
@@ -319,7 +353,12 @@ int approf_backend_module_init(int abi, ApprofBackend *out, char *err, size_t er
     c = calloc(1, sizeof *c);
     if (!c)
         return APPROF_ENOMEM;
-    c->device = cuda_env_int("APPROF_CUDA_DEVICE", 0, 0, count - 1);
+    if (device >= count) {
+        snprintf(err, errlen, "no CUDA device %d: this process sees %d", device, count);
+        free(c);
+        return APPROF_ENODEV;
+    }
+    c->device = device >= 0 ? device : cuda_env_int("APPROF_CUDA_DEVICE", 0, 0, count - 1);
     c->warmup = cuda_env_int("APPROF_CUDA_WARMUP", 2, 0, 1000);
     c->repeats = cuda_env_int("APPROF_CUDA_REPEATS", 5, 1, 1000);
     c->allow_tf32 = cuda_env_int("APPROF_CUDA_TF32", 1, 0, 1);

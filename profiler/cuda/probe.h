@@ -67,6 +67,10 @@ typedef int (*ApprofProbeModuleRun)(int abi, const ApprofProbeRequest *req, Appr
 int approf_cuda_probe(const ApprofProbeRequest *req, ApprofProbeInfo *info, char *err,
                       size_t errlen);
 
+/* The devices of this machine (what approf probe fingerprints), without
+ * measuring anything. 0, or APPROF_ENODEV with a one-line reason. */
+int approf_cuda_device_info(ApprofProbeInfo *info, char *err, size_t errlen);
+
 /* The module file the loader opens: $APPROF_MODULE_DIR/approf-cuda.so when
  * that variable is set and not empty, else the build tree's copy when it
  * exists, else the installed one (libdir/approf). */

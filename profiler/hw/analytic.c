@@ -30,7 +30,7 @@ static int analytic_measure(void *ctx, const ApprofStageProgram *p, int phase,
         cost += approf_kernel_seconds(hw, &p->kernels[phase][i]);
     for (size_t i = 0; i < p->n_colls[phase]; i++) {
         const ApprofCollective *c = &p->colls[phase][i];
-        cost += approf_collective_seconds(hw, c->kind, c->bytes, c->group_size, c->crosses_hosts);
+        cost += approf_collective_cost(hw, c);
     }
     avail = approf_hardware_available_memory(hw);
     out->peak_memory = p->peak_memory[phase];

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The analytic cost formulas: ring collectives on the link a mesh axis
- * crosses (DESIGN.md, exact formulas in hardware.h), the roofline time of one
+ * crosses (DESIGN.md, exact formulas in hardware.h) unless the spec carries
+ * a measured curve for the collective (comm_curves.c), the roofline time of one
  * kernel, and interpolation in a measured communication curve. Pure
  * functions of their arguments, evaluated in a fixed order so that equal
  * inputs give bit-identical results.
@@ -46,6 +47,20 @@ double approf_collective_seconds(const ApprofHardwareSpec *hw, ApprofCollKind ki
         return 0.0;
     }
     return traffic / bw + steps * lat;
+}
+
+double approf_collective_cost(const ApprofHardwareSpec *hw, const ApprofCollective *c)
+{
+    if (!hw || !c)
+        return 0.0;
+    if (hw->curves && c->group_size > 1 && c->bytes > 0 && c->hosts > 0 &&
+        c->group_size % c->hosts == 0) {
+        double t = approf_comm_curves_seconds(hw->curves, c->kind, c->hosts,
+                                              c->group_size / c->hosts, c->bytes);
+        if (t >= 0)
+            return t;
+    }
+    return approf_collective_seconds(hw, c->kind, c->bytes, c->group_size, c->crosses_hosts);
 }
 
 double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k)

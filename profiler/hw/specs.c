@@ -327,3 +327,32 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
     }
     memcpy(out->capabilities + len, "\"}", 3);
 }
+
+/* Lower-case copy for matching. */
+static void lower(const char *in, char *out, size_t len)
+{
+    size_t i = 0;
+    for (; in[i] && i + 1 < len; i++)
+        out[i] = (char)((in[i] >= 'A' && in[i] <= 'Z') ? in[i] - 'A' + 'a' : in[i]);
+    out[i] = '\0';
+}
+
+const char *approf_hardware_match_gpu(const char *gpu_name, int64_t device_memory)
+{
+    char n[256];
+    double gib = (double)device_memory / (1024.0 * 1024.0 * 1024.0);
+    if (!gpu_name)
+        return NULL;
+    lower(gpu_name, n, sizeof n);
+    if (strstr(n, "h200"))
+        return "h200";
+    if (strstr(n, "h100"))
+        return "h100-sxm";
+    if (strstr(n, "a100"))
+        return (strstr(n, "80gb") || gib > 48) ? "a100-80g" : "a100-40g";
+    if (strstr(n, "v100"))
+        return (strstr(n, "32gb") || gib > 20) ? "v100-32g" : "v100-16g";
+    if (strstr(n, "1080 ti"))
+        return "gtx-1080ti";
+    return NULL;
+}

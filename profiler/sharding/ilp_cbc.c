@@ -6,12 +6,17 @@
  * sum_i e[i][j] = s_v[j], which make e integral whenever s is; forbidden
  * strategies and pairs have no column; an optional memory row), assembled
  * column-wise and loaded into CBC through its C interface in one call.
+ * CBC 2.10's Cbc_solve runs CbcMain1, which keeps process-wide state
+ * (statics of the command-line driver), so concurrent solves from sweep
+ * worker threads are serialised by cbc_lock; each solve still gets a model
+ * of its own, and everything before and after it runs in parallel.
  */
 #include "config.h"
 
 #if HAVE_CBC
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +28,8 @@
 
 #include "graph.h"
 #include "sharding/ilp_internal.h"
+
+static pthread_mutex_t cbc_lock = PTHREAD_MUTEX_INITIALIZER;
 
 typedef struct Trip {
     int row, col;
@@ -85,7 +92,7 @@ static void lp_free(Lp *lp)
  * is much faster than adding rows and columns one by one. */
 int ilp_core_cbc(Work *w, const int *core, int nc, ApprofIlpStats *st)
 {
-    int rc = 0;
+    int rc = 0, locked = 0;
     Cbc_Model *model = NULL;
     Lp lp;
     int **scol = calloc((size_t)w->nn, sizeof(int *));
@@ -220,6 +227,8 @@ int ilp_core_cbc(Work *w, const int *core, int nc, ApprofIlpStats *st)
         free(fill);
     }
 
+    pthread_mutex_lock(&cbc_lock);
+    locked = 1;
     model = Cbc_newModel();
     if (!model) {
         rc = APPROF_ENOMEM;
@@ -266,6 +275,8 @@ int ilp_core_cbc(Work *w, const int *core, int nc, ApprofIlpStats *st)
 cleanup:
     if (model)
         Cbc_deleteModel(model);
+    if (locked)
+        pthread_mutex_unlock(&cbc_lock);
     for (int i = 0; i < w->nn; i++)
         free(scol[i]);
     free(scol);

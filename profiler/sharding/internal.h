@@ -18,6 +18,8 @@ typedef struct ShardMesh {
     int n[2];          /* logical axis sizes */
     int cross[2];      /* a group over the axis spans hosts */
     int cross_both;
+    int hosts[2];      /* hosts one group over the axis spans */
+    int hosts_both;
 } ShardMesh;
 
 /* Loop of the iteration space each logical axis splits (-1: none). */

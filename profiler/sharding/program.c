@@ -372,7 +372,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                     p->grad_sync.axes |= x ? APPROF_AXIS1 : APPROF_AXIS0;
                 } else {
                     ApprofCollective c = {APPROF_COLL_ALL_REDUCE, x ? APPROF_AXIS1 : APPROF_AXIS0,
-                                          m->n[x], m->cross[x], bytes, so->op};
+                                          m->n[x], m->cross[x], bytes, so->op, m->hosts[x]};
                     rc = push_coll(p, 1, &ccap[1], &c);
                 }
             }
@@ -383,10 +383,12 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     if (p->grad_sync.axes == (APPROF_AXIS0 | APPROF_AXIS1)) {
         p->grad_sync.group_size = m->n[0] * m->n[1];
         p->grad_sync.crosses_hosts = m->cross_both;
+        p->grad_sync.hosts = m->hosts_both;
     } else if (p->grad_sync.axes) {
         int x = p->grad_sync.axes == APPROF_AXIS1;
         p->grad_sync.group_size = m->n[x];
         p->grad_sync.crosses_hosts = m->cross[x];
+        p->grad_sync.hosts = m->hosts[x];
     } else {
         p->grad_sync.group_size = 1;
     }

@@ -63,6 +63,19 @@ void approf_shard_context_stats(const ApprofShardContext *ctx, ApprofShardStats 
 
 /* ---- mesh, layouts, collectives ---------------------------------------- */
 
+/* Hosts spanned by a group of size devices, stride apart, of a logical mesh
+ * laid out row-major over hosts of gpus devices (Alpa's logical mesh). */
+static int hosts_spanned(int hosts, int gpus, int stride, int size)
+{
+    int per_host;
+    if (hosts <= 1 || gpus <= 0 || size <= 1)
+        return 1;
+    per_host = stride >= gpus ? 1 : gpus / stride;
+    if (per_host > size)
+        per_host = size;
+    return per_host > 0 && size % per_host == 0 ? size / per_host : 0;
+}
+
 void shard_mesh_init(ShardMesh *m, int hosts, int gpus, int a, int b)
 {
     m->n[0] = a;
@@ -70,6 +83,9 @@ void shard_mesh_init(ShardMesh *m, int hosts, int gpus, int a, int b)
     m->cross[0] = a > 1 && hosts > 1;
     m->cross[1] = b > gpus;
     m->cross_both = hosts > 1;
+    m->hosts[0] = hosts_spanned(hosts, gpus, b, a);
+    m->hosts[1] = hosts_spanned(hosts, gpus, 1, b);
+    m->hosts_both = hosts_spanned(hosts, gpus, 1, a * b);
 }
 
 ShardLayout shard_operand_layout(const ShardStrat *s, const int *map, int ndim)
@@ -106,12 +122,13 @@ static ApprofCollective coll(const ShardMesh *m, ApprofCollKind kind, int x, dou
     c.crosses_hosts = m->cross[x];
     c.bytes = bytes;
     c.op = op;
+    c.hosts = m->hosts[x];
     return c;
 }
 
 double shard_coll_seconds(const ApprofHardwareSpec *hw, const ApprofCollective *c)
 {
-    return approf_collective_seconds(hw, c->kind, c->bytes, c->group_size, c->crosses_hosts);
+    return approf_collective_cost(hw, c);
 }
 
 /* Bytes of t in layout L with axis x undone (the group-wide buffer of a

@@ -266,6 +266,17 @@ static int write_sweep(Costdb *out, const ShardList *l, int64_t *id)
         if ((rc = costdb_hardware_upsert(out, &hw)) < 0)
             goto cleanup;
         row.hardware_id = hw.id;
+        /* the measured curves the sweep was priced with travel along */
+        {
+            CostdbCommPoint *pts = NULL;
+            size_t np = 0;
+            rc = costdb_comm_list(r->db, r->sweep.hardware_id, &pts, &np);
+            if (rc == 0 && np)
+                rc = costdb_comm_put(out, hw.id, pts, np);
+            free(pts);
+            if (rc < 0)
+                goto cleanup;
+        }
     }
     if (r->sweep.model_id) {
         model.id = 0;

@@ -216,8 +216,8 @@ static int record_model(Sweep *sw, const ApprofSweepConfig *cfg, CostdbModel *m,
     return 0;
 }
 
-static int open_backend(Sweep *sw, const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
-                        char *err, size_t errlen)
+int approf_sweep_open_backend(Sweep *sw, const ApprofSweepConfig *cfg,
+                              const ApprofSweepCallbacks *cb, char *err, size_t errlen)
 {
     char why[512] = "";
     int rc;
@@ -304,13 +304,24 @@ static void fill_sweep_row(const Sweep *sw, const ApprofSweepConfig *cfg, const 
     snprintf(s->backend, sizeof s->backend, "%s", sw->backend.name);
     snprintf(s->tool_version, sizeof s->tool_version, "%s",
              cfg->tool_version ? cfg->tool_version : "");
-    if (cfg->imbalance_tol >= 0)
-        snprintf(s->options, sizeof s->options,
-                 "{\"sharding_solver\":\"%s\",\"stage_imbalance_tolerance\":%.17g}",
-                 cfg->sharding_cbc ? "cbc" : "series-parallel", cfg->imbalance_tol);
-    else
-        snprintf(s->options, sizeof s->options, "{\"sharding_solver\":\"%s\"}",
-                 cfg->sharding_cbc ? "cbc" : "series-parallel");
+    {
+        /* everything that changes the figures beyond the columns above: a
+         * resume or merge only continues a sweep with equal options */
+        size_t off = (size_t)snprintf(s->options, sizeof s->options,
+                                      "{\"sharding_solver\":\"%s\"",
+                                      cfg->sharding_cbc ? "cbc" : "series-parallel");
+        if (cfg->imbalance_tol >= 0 && off < sizeof s->options)
+            off += (size_t)snprintf(s->options + off, sizeof s->options - off,
+                                    ",\"stage_imbalance_tolerance\":%.17g", cfg->imbalance_tol);
+        if (sw->curves && off < sizeof s->options) {
+            char h[32];
+            approf_comm_curves_hash(sw->curves, h, sizeof h);
+            off += (size_t)snprintf(s->options + off, sizeof s->options - off,
+                                    ",\"comm_curves\":\"%s\"", h);
+        }
+        if (off < sizeof s->options)
+            snprintf(s->options + off, sizeof s->options - off, "}");
+    }
     if (cfg->shard_n > 1)
         snprintf(s->shard, sizeof s->shard, "%d/%d", cfg->shard_k, cfg->shard_n);
     if (cfg->model_file)
@@ -461,7 +472,8 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
             memset(&m[ph], 0, sizeof m[ph]);
             m[ph].status = COSTDB_STATUS_FAILED;
             m[ph].available_memory = approf_hardware_available_memory(&sw->hw);
-            snprintf(m[ph].error, sizeof m[ph].error, "sharding: %s",
+            /* %.245s: what fits after "sharding: " anyway (-Wformat-truncation) */
+            snprintf(m[ph].error, sizeof m[ph].error, "sharding: %.245s",
                      why[0] ? why : approf_strerror(rc));
             fill_entry(&entries[ph], t, ph, NULL, &m[ph]);
         }
@@ -539,8 +551,33 @@ int approf_sweep_compose(Sweep *sw, int64_t sweep_id, ApprofSweepWriter *w,
     return rc;
 }
 
+int approf_sweep_use_curves(Sweep *sw, ApprofSweepSummary *sum)
+{
+    int rc;
+    sw->hw.curves = NULL;
+    approf_comm_curves_free(&sw->curves);
+    rc = approf_comm_curves_new(sw->comm_pts, sw->n_comm_pts,
+                                approf_dtype_name(sw->graph->dtype), &sw->curves);
+    if (rc < 0)
+        return rc;
+    sw->hw.curves = sw->curves;
+    if (sw->curves) {
+        size_t np, nc = approf_comm_curves_count(sw->curves, &np);
+        snprintf(sum->collectives, sizeof sum->collectives,
+                 "%zu measured curve%s (%zu points), elsewhere the alpha-beta model", nc,
+                 nc == 1 ? "" : "s", np);
+    } else {
+        snprintf(sum->collectives, sizeof sum->collectives,
+                 "the alpha-beta model (no measured curves for this hardware)");
+    }
+    return 0;
+}
+
 void approf_sweep_free(Sweep *sw)
 {
+    sw->hw.curves = NULL;
+    approf_comm_curves_free(&sw->curves);
+    free(sw->comm_pts);
     approf_shard_context_free(&sw->shard);
     approf_backend_destroy(&sw->backend);
     approf_layering_free(&sw->layering);
@@ -580,7 +617,7 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
     if (rc < 0)
         return rc;
     sum->t_build = now_seconds() - t_start;
-    rc = open_backend(sw, cfg, cb, err, errlen);
+    rc = approf_sweep_open_backend(sw, cfg, cb, err, errlen);
     if (rc < 0)
         return rc;
     snprintf(sum->backend, sizeof sum->backend, "%s", sw->backend.name);
@@ -613,9 +650,22 @@ int approf_sweep_open_db(Sweep *sw, const ApprofSweepConfig *cfg,
         return APPROF_EDB;
     }
     approf_hardware_to_costdb(&sw->hw, &hwrow);
-    if (costdb_hardware_upsert(sw->db, &hwrow) < 0) {
+    if (costdb_hardware_upsert(sw->db, &hwrow) < 0 ||
+        costdb_comm_list(sw->db, hwrow.id, &sw->comm_pts, &sw->n_comm_pts) < 0) {
         snprintf(err, errlen, "%s: %s", cfg->db_path, costdb_errmsg(sw->db));
         return APPROF_EDB;
+    }
+    rc = approf_sweep_use_curves(sw, sum);
+    if (rc < 0) {
+        snprintf(err, errlen, "communication curves: %s", approf_strerror(rc));
+        return rc;
+    }
+    if (sw->curves) {
+        size_t np;
+        size_t nc = approf_comm_curves_count(sw->curves, &np);
+        notice(cb, "collectives from %zu measured curve%s (%zu points) of hardware %lld; "
+                   "the alpha-beta model of '%s' elsewhere",
+               nc, nc == 1 ? "" : "s", np, (long long)hwrow.id, sw->hw.name);
     }
     rc = record_model(sw, cfg, &model, err, errlen);
     if (rc < 0)

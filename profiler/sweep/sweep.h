@@ -17,6 +17,9 @@
 #include "enumerate.h"
 #include "graph.h"
 
+/* Most profiling threads of one sweep process (ApprofSweepConfig.workers). */
+#define APPROF_SWEEP_MAX_WORKERS 256
+
 typedef struct ApprofSweepConfig {
     const char *db_path;
     const char *model_name;       /* zoo name ... */
@@ -43,6 +46,9 @@ typedef struct ApprofSweepConfig {
     int resume;
     int shard_k, shard_n;         /* this process profiles tuples with index % n == k */
     int commit_every;             /* tuples per transaction (0: default) */
+    int workers;                  /* profiling threads of this process, 1..256 (0: the
+                                   * backend's default, sweep_workers.h); results are
+                                   * written in tuple order whatever the count */
     int sharding_cbc;             /* 1: every residual ILP to CBC (APPROF_ILP_AUTO);
                                    * 0: series-parallel elimination first (default) */
     const char *tool_version;
@@ -72,6 +78,7 @@ typedef struct ApprofSweepSummary {
     double t_build, t_enumerate, t_sharding, t_costing, t_writing, t_total;
     char backend[16];
     char hardware[64];
+    char collectives[128];        /* how collectives were priced */
     int interrupted;
     int mpi_rank, mpi_size;       /* under mpirun: this process and all (else 0, 1);
                                    * only rank 0 writes and reports */

@@ -46,6 +46,12 @@ typedef struct {
     ReuseTable reuse;
     ApprofIlpMethod ilp_method;
     int cluster_devices;
+    /* Measured communication curves of the sweep's hardware row (rank 0
+     * reads them in approf_sweep_open_db, approf_sweep_use_curves hands
+     * them to the other ranks); hw.curves points at curves. */
+    CostdbCommPoint *comm_pts;
+    size_t n_comm_pts;
+    ApprofCommCurves *curves;
 } Sweep;
 
 /* Model, layers, hardware, backend, enumeration and sharding context: what
@@ -54,6 +60,12 @@ typedef struct {
 int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
                          const ApprofSweepCallbacks *cb, int64_t *global_batch,
                          ApprofSweepSummary *sum, double t_start, char *err, size_t errlen);
+/* Opens sw->backend as cfg->backend says (auto: CUDA when it opens, else the
+ * analytic model of sw->hw, with a notice through cb). The sweep workers
+ * (sweep_workers.h) open theirs with it too. 0 or a negative code with err
+ * set. */
+int approf_sweep_open_backend(Sweep *sw, const ApprofSweepConfig *cfg,
+                              const ApprofSweepCallbacks *cb, char *err, size_t errlen);
 /* Opens the database and writes the hardware, model and sweep rows (or finds
  * the sweep to resume: sum->resumed); have[n_tuples] receives, for the
  * tuples of this shard, bit 0 / bit 1 when the fwd / bwd entry exists.
@@ -62,6 +74,10 @@ int approf_sweep_open_db(Sweep *sw, const ApprofSweepConfig *cfg,
                          const ApprofSweepCallbacks *cb, int64_t global_batch, CostdbSweep *row,
                          unsigned char *have, ApprofSweepSummary *sum, char *err,
                          size_t errlen);
+/* Builds sw->curves from sw->comm_pts (points malloc'd by the caller, owned
+ * by sw from here on) and points sw->hw.curves at them; the sharding context
+ * borrows sw->hw, so this must precede the first tuple. 0 or APPROF_ENOMEM. */
+int approf_sweep_use_curves(Sweep *sw, ApprofSweepSummary *sum);
 /* A hash of the work derived from cfg (graph, layers, tuples, backend,
  * hardware, solver options), equal on ranks that agree. */
 uint64_t approf_sweep_work_hash(const Sweep *sw, const ApprofSweepConfig *cfg);

@@ -82,7 +82,10 @@ int approf_sweep_mpi_init(ApprofSweepMpi **out, int *rank, int *size, int *local
         return APPROF_ENOMEM;
     MPI_Initialized(&inited);
     if (!inited) {
-        if (MPI_Init(NULL, NULL) != MPI_SUCCESS) {
+        /* FUNNELED: with --workers N the process has threads, but only this
+         * (main) thread calls MPI (sweep_workers.h) */
+        int provided = 0;
+        if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
             snprintf(err, errlen, "MPI_Init failed");
             free(m);
             return APPROF_EIO;

@@ -15,6 +15,7 @@
 
 #include "sweep_int.h"
 #include "sweep_mpi.h"
+#include "sweep_workers.h"
 
 static double now_seconds(void)
 {
@@ -112,6 +113,108 @@ static int root_close(Sink *s, int store, int final, int *worker_status, int *wo
     return rc;
 }
 
+/* Rank 0's measured communication curves to every rank (the sharding solver
+ * prices collectives with them on every rank). Collective. */
+static int share_curves(Sweep *sw, ApprofSweepMpi *mpi, int rank, ApprofSweepSummary *sum)
+{
+    CostdbCommPoint scratch[64];
+    uint64_t n = sw->n_comm_pts;
+    size_t bytes;
+    int rc = approf_sweep_mpi_bcast(mpi, &n, sizeof n);
+    if (rc < 0 || n == 0)
+        return rc;
+    if (n > SIZE_MAX / sizeof *sw->comm_pts)
+        return APPROF_EIO;
+    bytes = (size_t)n * sizeof *sw->comm_pts;
+    if (rank > 0) {
+        free(sw->comm_pts);
+        sw->comm_pts = malloc(bytes);
+        sw->n_comm_pts = sw->comm_pts ? (size_t)n : 0;
+    }
+    /* in chunks of the same size on every rank; a rank that could not
+     * allocate still takes part (into scratch) and reports afterwards */
+    for (size_t off = 0; off < bytes && rc == 0; off += sizeof scratch) {
+        size_t len = bytes - off < sizeof scratch ? bytes - off : sizeof scratch;
+        rc = approf_sweep_mpi_bcast(mpi, sw->comm_pts ? (char *)sw->comm_pts + off
+                                                      : (char *)scratch, len);
+    }
+    if (rc < 0 || rank == 0)
+        return rc;
+    return sw->comm_pts ? approf_sweep_use_curves(sw, sum) : APPROF_ENOMEM;
+}
+
+/* run_tuples with --workers N > 1 (sweep_workers.h): the same tuples, the
+ * same checks between them and the same hand-over, here on the main thread
+ * while the workers profile. */
+typedef struct {
+    Sink *s;
+    const ApprofSweepCallbacks *cb;
+    int *worker_status, *worker_rank;
+    int last_submesh;
+} RunHooks;
+
+static int run_poll(void *ctx)
+{
+    RunHooks *h = ctx;
+    Sink *s = h->s;
+    int rc;
+    if (h->cb && h->cb->stop && *h->cb->stop)
+        return APPROF_EINTR;
+    if (s->size > 1 && s->rank == 0) {
+        rc = approf_sweep_mpi_root_poll(s->mpi, 0, sink_store, s, h->worker_status,
+                                        h->worker_rank);
+        if (rc < 0)
+            return rc;
+        if (*h->worker_status)
+            return APPROF_EINTR;
+    } else if (s->size > 1 && approf_sweep_mpi_stop_requested(s->mpi)) {
+        return APPROF_EINTR;
+    }
+    return 0;
+}
+
+static int run_put(void *ctx, size_t k, const CostdbEntry e[2], const CostdbPlacement *pl,
+                   size_t n_pl)
+{
+    RunHooks *h = ctx;
+    const ApprofTuple *t = &h->s->sw->tuples[k];
+    if (t->submesh != h->last_submesh) {
+        h->last_submesh = t->submesh;
+        if (h->cb && h->cb->submesh)
+            h->cb->submesh(h->cb->ctx, t->submesh, h->s->sw->submeshes[t->submesh].n,
+                           h->s->sw->submeshes[t->submesh].m);
+    }
+    return sink_put(h->s, k, e, pl, n_pl);
+}
+
+static int run_tuples_workers(Sink *s, const ApprofSweepConfig *cfg,
+                              const ApprofSweepCallbacks *cb, int workers, int *worker_status,
+                              int *worker_rank, char *err, size_t errlen)
+{
+    Sweep *sw = s->sw;
+    RunHooks h = {s, cb, worker_status, worker_rank, -1};
+    ApprofSweepWorkHooks hooks = {&h, run_poll, run_put};
+    size_t *todo = malloc((sw->n_tuples ? sw->n_tuples : 1) * sizeof *todo);
+    size_t n = 0, todo_index = 0;
+    int rc;
+    if (!todo)
+        return APPROF_ENOMEM;
+    for (size_t k = 0; k < sw->n_tuples; k++) {
+        if ((int)(k % (size_t)cfg->shard_n) != cfg->shard_k || s->have[k] == 3)
+            continue;
+        if ((int)(todo_index++ % (size_t)s->size) != s->rank)
+            continue;
+        todo[n++] = k;
+    }
+    /* the checks run_tuples makes before its first tuple */
+    rc = n ? run_poll(&h) : 0;
+    if (rc == 0)
+        rc = approf_sweep_workers_run(sw, cfg, cb, todo, n, workers, &hooks, s->sum, err,
+                                      errlen);
+    free(todo);
+    return rc;
+}
+
 /* The tuples of this shard not yet complete, every size-th one from rank on. */
 static int run_tuples(Sink *s, const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
                       int *worker_status, int *worker_rank, char *err, size_t errlen)
@@ -119,6 +222,9 @@ static int run_tuples(Sink *s, const ApprofSweepConfig *cfg, const ApprofSweepCa
     Sweep *sw = s->sw;
     size_t todo_index = 0;
     int last_submesh = -1, rc = 0;
+    int workers = cfg->workers > 0 ? cfg->workers : approf_sweep_default_workers(&sw->backend);
+    if (workers > 1)
+        return run_tuples_workers(s, cfg, cb, workers, worker_status, worker_rank, err, errlen);
     for (size_t k = 0; k < sw->n_tuples; k++) {
         const ApprofTuple *t = &sw->tuples[k];
         CostdbEntry e[2];
@@ -186,6 +292,11 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
         snprintf(err, errlen, "invalid micro-batches or shard");
         return APPROF_EINVAL;
     }
+    if (cfg->workers < 0 || cfg->workers > APPROF_SWEEP_MAX_WORKERS) {
+        snprintf(err, errlen, "--workers %d: not in [1, %d]", cfg->workers,
+                 APPROF_SWEEP_MAX_WORKERS);
+        return APPROF_EINVAL;
+    }
     if (approf_sweep_mpi_launched()) {
         rc = approf_sweep_mpi_init(&mpi, &sink.rank, &sink.size, &pg.local_rank,
                                    &pg.local_size, err, errlen);
@@ -217,6 +328,10 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
         rc = approf_sweep_mpi_agree(mpi, rc, rc == 0 ? approf_sweep_work_hash(&sw, cfg) : 0, err, errlen);
         if (rc == 0)
             rc = approf_sweep_mpi_bcast(mpi, sink.have, sw.n_tuples);
+        if (rc == 0) {
+            rc = share_curves(&sw, mpi, sink.rank, sum);
+            rc = approf_sweep_mpi_agree(mpi, rc, 0, err, errlen);
+        }
         if (rc == 0 && sw.backend.join) {
             pg.rank = sink.rank;
             pg.size = sink.size;
@@ -305,8 +420,9 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
     {
         ApprofShardStats st;
         approf_shard_context_stats(sw.shard, &st);
-        sum->sharding_solved = st.solved;
-        sum->sharding_cached = st.cached;
+        /* += : --workers N > 1 added the other workers' contexts already */
+        sum->sharding_solved += st.solved;
+        sum->sharding_cached += st.cached;
     }
 out:
     if (dberr) {

@@ -4,8 +4,10 @@
  * loader, its collective costing and `approf probe`'s storage can be tested
  * on machines without a GPU. measure() reports 0.5 s per kernel, or out of
  * memory when the phase's peak exceeds 1 GiB; the probe reports one fake
- * device and a few deterministic points. FAKE_APPROF_NODEV=1 makes both
- * entry points report no device.
+ * device and a few deterministic points. FAKE_APPROF_NODEV=1 makes every
+ * entry point report no device; FAKE_APPROF_DEVICES=N (default 2) is the
+ * device count. A backend on device d (init_on) measures what device 0 does
+ * and counts its calls per device (fake_module_calls).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,9 @@
 #define EXPORT __attribute__((visibility("default")))
 
 EXPORT int approf_backend_module_init(int abi, ApprofBackend *out, char *err, size_t errlen);
+EXPORT int approf_backend_module_init_on(int abi, int device, ApprofBackend *out, char *err,
+                                         size_t errlen);
+EXPORT int approf_backend_module_device_count(int abi, int *count, char *err, size_t errlen);
 EXPORT int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeInfo *info,
                                    char *err, size_t errlen);
 
@@ -70,6 +75,34 @@ int approf_backend_module_init(int abi, ApprofBackend *out, char *err, size_t er
     return 0;
 }
 
+static int device_count(void)
+{
+    const char *e = getenv("FAKE_APPROF_DEVICES");
+    int n = e ? atoi(e) : 2;
+    return n >= 1 && n <= 64 ? n : 2;
+}
+
+int approf_backend_module_device_count(int abi, int *count, char *err, size_t errlen)
+{
+    *count = 0;
+    if (abi != APPROF_BACKEND_ABI || nodev(err, errlen))
+        return APPROF_ENODEV;
+    *count = device_count();
+    return 0;
+}
+
+int approf_backend_module_init_on(int abi, int device, ApprofBackend *out, char *err,
+                                  size_t errlen)
+{
+    if (abi != APPROF_BACKEND_ABI || nodev(err, errlen))
+        return APPROF_ENODEV;
+    if (device >= device_count()) {
+        snprintf(err, errlen, "no CUDA device %d: this process sees %d", device, device_count());
+        return APPROF_ENODEV;
+    }
+    return approf_backend_module_init(abi, out, err, errlen);
+}
+
 int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeInfo *info,
                             char *err, size_t errlen)
 {
@@ -78,7 +111,7 @@ int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeI
         return APPROF_ENODEV;
     memset(info, 0, sizeof *info);
     snprintf(info->gpu_model, sizeof info->gpu_model, "Fake GPU 40GB");
-    info->device_count = 2;
+    info->device_count = device_count();
     info->device_memory = (int64_t)40 << 30;
     info->cc_major = 8;
     info->sm_count = 108;

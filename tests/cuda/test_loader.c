@@ -136,8 +136,30 @@ static void test_fake_module(void)
     /* The hook only fits the CUDA backend. */
     CU_ASSERT_EQUAL(approf_backend_analytic(&a), 0);
     CU_ASSERT_EQUAL(approf_backend_cuda_set_coll_cost(&a, hook, &calls), APPROF_EINVAL);
+    /* Devices, one backend per device, and the device information. */
+    {
+        ApprofProbeInfo info;
+        setenv("FAKE_APPROF_DEVICES", "3", 1);
+        CU_ASSERT_EQUAL(approf_backend_cuda_devices(err, sizeof err), 3);
+        CU_ASSERT_EQUAL(approf_backend_cuda_on(2, &b, err, sizeof err), 0);
+        CU_ASSERT_STRING_EQUAL(b.name, "cuda");
+        CU_ASSERT_PTR_NULL(b.join);  /* the fake module has none */
+        approf_backend_destroy(&b);
+        CU_ASSERT_EQUAL(approf_backend_cuda_on(3, &b, err, sizeof err), APPROF_ENODEV);
+        CU_ASSERT_STRING_EQUAL(err, "no CUDA device 3: this process sees 3");
+        CU_ASSERT_EQUAL(approf_cuda_device_info(&info, err, sizeof err), 0);
+        CU_ASSERT_STRING_EQUAL(info.gpu_model, "Fake GPU 40GB");
+        CU_ASSERT_EQUAL(info.device_count, 3);
+        unsetenv("FAKE_APPROF_DEVICES");
+    }
     /* The module's own no-device message, flattened to one line. */
     setenv("FAKE_APPROF_NODEV", "1", 1);
+    CU_ASSERT_EQUAL(approf_backend_cuda_devices(err, sizeof err), 0);
+    CU_ASSERT_STRING_EQUAL(err, "no CUDA device: fake module second line");
+    {
+        ApprofProbeInfo info;
+        CU_ASSERT_EQUAL(approf_cuda_device_info(&info, err, sizeof err), APPROF_ENODEV);
+    }
     CU_ASSERT_EQUAL(approf_backend_cuda(&b, err, sizeof err), APPROF_ENODEV);
     CU_ASSERT_STRING_EQUAL(err, "no CUDA device: fake module second line");
     unsetenv("FAKE_APPROF_NODEV");

@@ -427,6 +427,226 @@ static void test_curve(void)
     CU_ASSERT_DOUBLE_EQUAL(approf_collective_seconds_curve(falling, 2, 8 << 20), 1e-4, 0);
 }
 
+static CostdbCommPoint gpt_(const char *coll, const char *group, const char *dtype, int64_t bytes,
+                            double s)
+{
+    CostdbCommPoint p = pt(bytes, s);
+    snprintf(p.collective, sizeof p.collective, "%s", coll);
+    snprintf(p.group_desc, sizeof p.group_desc, "%s", group);
+    snprintf(p.dtype, sizeof p.dtype, "%s", dtype);
+    return p;
+}
+
+/* Curves hung on a spec replace the alpha-beta model exactly where they
+ * cover a (collective, group), and nowhere else. */
+static ApprofCollective mkcoll(ApprofCollKind kind, int group, int hosts, double bytes)
+{
+    ApprofCollective c;
+    memset(&c, 0, sizeof c);
+    c.kind = kind;
+    c.axes = APPROF_AXIS0;
+    c.group_size = group;
+    c.hosts = hosts;
+    c.crosses_hosts = hosts > 1;
+    c.bytes = bytes;
+    return c;
+}
+
+/* Curves hung on a spec replace the alpha-beta model exactly where they
+ * cover a (collective, group shape), and nowhere else. */
+static void test_curves_on_spec(void)
+{
+    ApprofHardwareSpec hw = plain_spec();
+    CostdbCommPoint pts[] = {
+        /* given out of order, with a second dtype and two points to ignore */
+        gpt_("all-reduce", "1x4", "f32", 1 << 20, 2e-3),
+        gpt_("all-reduce", "1x4", "f32", 1024, 1e-3),
+        gpt_("all-reduce", "1x4", "f16", 1024, 7.0),
+        gpt_("all-reduce", "1x4", "f16", 1 << 20, 7.0),
+        gpt_("all-gather", "2x4", "f32", 1 << 20, 5e-3),
+        gpt_("broadcast", "1x4", "f32", 1 << 20, 9.0),
+        gpt_("all-reduce", "[[0,1],[2,3]]", "f32", 1 << 20, 9.0),
+    };
+    ApprofCommCurves *c = NULL, *c16 = NULL;
+    ApprofCollective x;
+    size_t np = 0;
+    char h1[32], h2[32];
+
+    CU_ASSERT_EQUAL(approf_comm_curves_new(pts, 7, "f32", &c), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(approf_comm_curves_count(c, &np), 2);
+    CU_ASSERT_EQUAL(np, 3);
+    /* without curves: exactly the alpha-beta model */
+    x = mkcoll(APPROF_COLL_ALL_REDUCE, 4, 1, 1024);
+    CU_ASSERT_EQUAL(approf_collective_cost(&hw, &x),
+                    approf_collective_seconds(&hw, x.kind, x.bytes, 4, 0));
+    hw.curves = c;
+    /* covered: interpolated in the f32 curve */
+    CU_ASSERT_DOUBLE_EQUAL(approf_collective_cost(&hw, &x), 1e-3, 0);
+    x.bytes = 1024 + 0.5 * (1048576 - 1024);
+    CU_ASSERT_DOUBLE_EQUAL(approf_collective_cost(&hw, &x), 1.5e-3, 1e-15);
+    /* another group size: the alpha-beta model */
+    x = mkcoll(APPROF_COLL_ALL_REDUCE, 2, 1, 1 << 20);
+    CU_ASSERT_EQUAL(approf_collective_cost(&hw, &x),
+                    approf_collective_seconds(&hw, x.kind, x.bytes, 2, 0));
+    /* across hosts: 2 hosts x 4 */
+    x = mkcoll(APPROF_COLL_ALL_GATHER, 8, 2, 1 << 20);
+    CU_ASSERT_DOUBLE_EQUAL(approf_collective_cost(&hw, &x), 5e-3, 0);
+    /* the same 8 devices as 4 hosts x 2, or on one host, or of unknown shape:
+     * not that curve */
+    x.hosts = 4;
+    CU_ASSERT_EQUAL(approf_collective_cost(&hw, &x),
+                    approf_collective_seconds(&hw, x.kind, x.bytes, 8, 1));
+    x.hosts = 0;
+    CU_ASSERT_EQUAL(approf_collective_cost(&hw, &x),
+                    approf_collective_seconds(&hw, x.kind, x.bytes, 8, 1));
+    x = mkcoll(APPROF_COLL_ALL_GATHER, 8, 1, 1 << 20);
+    CU_ASSERT_EQUAL(approf_collective_cost(&hw, &x),
+                    approf_collective_seconds(&hw, x.kind, x.bytes, 8, 0));
+    /* trivial collectives cost nothing, curves or not */
+    x = mkcoll(APPROF_COLL_ALL_REDUCE, 1, 1, 1024);
+    CU_ASSERT_EQUAL(approf_collective_cost(&hw, &x), 0.0);
+    x = mkcoll(APPROF_COLL_ALL_REDUCE, 4, 1, 0);
+    CU_ASSERT_EQUAL(approf_collective_cost(&hw, &x), 0.0);
+    /* preferring f16 picks the other curve; the hash tells them apart */
+    CU_ASSERT_EQUAL(approf_comm_curves_new(pts, 7, "f16", &c16), 0);
+    hw.curves = c16;
+    x = mkcoll(APPROF_COLL_ALL_REDUCE, 4, 1, 4096);
+    CU_ASSERT_DOUBLE_EQUAL(approf_collective_cost(&hw, &x), 7.0, 0);
+    approf_comm_curves_hash(c, h1, sizeof h1);
+    approf_comm_curves_hash(c16, h2, sizeof h2);
+    CU_ASSERT_EQUAL(strlen(h1), 16);
+    CU_ASSERT_STRING_NOT_EQUAL(h1, h2);
+    /* nothing usable: no curves at all */
+    approf_comm_curves_free(&c16);
+    CU_ASSERT_EQUAL(approf_comm_curves_new(pts + 5, 2, NULL, &c16), 0);
+    CU_ASSERT_PTR_NULL(c16);
+    CU_ASSERT_EQUAL(approf_comm_curves_new(NULL, 0, NULL, &c16), 0);
+    CU_ASSERT_PTR_NULL(c16);
+    CU_ASSERT(approf_comm_curves_seconds(NULL, APPROF_COLL_ALL_REDUCE, 1, 4, 1024) < 0);
+    approf_comm_curves_free(&c);
+    CU_ASSERT_PTR_NULL(c);
+}
+
+static int parse_text(const char *text, const char *coll, const char *group,
+                      CostdbCommPoint **pts, size_t *n, char *err, size_t errlen)
+{
+    FILE *f = fmemopen((void *)text, strlen(text), "r");
+    int rc;
+    if (!f)
+        return -100;
+    rc = approf_nccl_tests_parse(f, "t.log", coll, group, pts, n, err, errlen);
+    fclose(f);
+    return rc;
+}
+
+#define NT_HEAD                                                                             \
+    "# nThread 1 nGpus 1 minBytes 1024 maxBytes 4096 step: 2(factor) warmup iters: 5\n"    \
+    "#\n# Using devices\n"                                                                  \
+    "#  Rank  0 Group  0 Pid  100 on      hostA device  0 [0x07] NVIDIA H100 80GB HBM3\n"  \
+    "#  Rank  1 Group  0 Pid  101 on      hostA device  1 [0x08] NVIDIA H100 80GB HBM3\n"  \
+    "#  Rank  2 Group  0 Pid  200 on      hostB device  0 [0x07] NVIDIA H100 80GB HBM3\n"  \
+    "#  Rank  3 Group  0 Pid  201 on      hostB device  1 [0x08] NVIDIA H100 80GB HBM3\n"  \
+    "#\n"
+#define NT_COLS                                                                                 \
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong     " \
+    "time   algbw   busbw #wrong\n"                                                             \
+    "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            " \
+    "(us)  (GB/s)  (GB/s)\n"
+
+static void test_nccl_tests(void)
+{
+    const char *ok = NT_HEAD "# Collective test starting: all_gather_perf\n" NT_COLS
+        "        1024           64     float    none      -1    20.50    0.05    0.04      0    20.10    0.05    0.04      0\n"
+        "        2048          128     float    none      -1    21.00    0.10    0.07    N/A    20.90    0.10    0.07    N/A\n"
+        "        4096          256     float    none      -1    22.00    0.19    0.14      0    21.90    0.19    0.14      0\n"
+        "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 0.08\n";
+    /* older layout without the root column, collective and group given */
+    const char *old =
+        "#       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error\n"
+        "        8192         2048      half     sum    40.00    0.20    0.35  0e+00    39.00    0.21    0.36  0e+00\n";
+    CostdbCommPoint *pts = NULL;
+    size_t n = 0;
+    char err[512] = "";
+
+    CU_ASSERT_EQUAL_FATAL(parse_text(ok, NULL, NULL, &pts, &n, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 3);
+    CU_ASSERT_STRING_EQUAL(pts[0].collective, "all-gather");
+    CU_ASSERT_STRING_EQUAL(pts[0].group_desc, "2x2");
+    CU_ASSERT_STRING_EQUAL(pts[0].dtype, "f32");
+    CU_ASSERT_EQUAL(pts[0].bytes, 1024);
+    CU_ASSERT_DOUBLE_EQUAL(pts[0].seconds, 20.5e-6, 1e-18);
+    CU_ASSERT_DOUBLE_EQUAL(pts[2].seconds, 22e-6, 1e-18);
+    free(pts);
+    pts = NULL;
+    /* overrides */
+    CU_ASSERT_EQUAL(parse_text(ok, "all-reduce", "1x4", &pts, &n, err, sizeof err), 0);
+    CU_ASSERT_STRING_EQUAL(pts[0].collective, "all-reduce");
+    CU_ASSERT_STRING_EQUAL(pts[0].group_desc, "1x4");
+    free(pts);
+    pts = NULL;
+    /* the #wrong column of the old layout is "error" (not checked); time column 4 */
+    CU_ASSERT_EQUAL(parse_text(old, "all-reduce", "1x8", &pts, &n, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_DOUBLE_EQUAL(pts[0].seconds, 40e-6, 1e-18);
+    CU_ASSERT_STRING_EQUAL(pts[0].dtype, "f16");
+    free(pts);
+    pts = NULL;
+
+    /* errors: the file, the line and the field */
+    {
+        static const struct { const char *text, *coll, *group, *want; } bad[] = {
+            {NT_HEAD NT_COLS "        1024  64  float none -1  20.5 0.05 0.04 0 20 0.05 0.04 0\n",
+             NULL, NULL, "give --collective"},
+            {NT_COLS "        1024  64  float none -1  20.5 0.05 0.04 0 20 0.05 0.04 0\n",
+             "all-reduce", NULL, "give --group"},
+            {NT_HEAD NT_COLS "        1024  64  float none -1  fast 0.05 0.04 0 20 0.05 0.04 0\n",
+             "all-reduce", NULL, "t.log:11: field time: 'fast'"},
+            {NT_HEAD NT_COLS "        -5  64  float none -1  20 0.05 0.04 0 20 0.05 0.04 0\n",
+             "all-reduce", NULL, "t.log:11: field size"},
+            {NT_HEAD NT_COLS "        1024  64  float none -1  20 0.05 0.04 3 20 0.05 0.04 0\n",
+             "all-reduce", NULL, "t.log:11: field #wrong: '3'"},
+            {NT_HEAD NT_COLS "        1024  64  float\n", "all-reduce", NULL,
+             "t.log:11: field time: the line has 3 fields"},
+            {NT_HEAD NT_COLS, "all-reduce", NULL, "no nccl-tests result lines"},
+            {NT_HEAD NT_COLS "        1024  64  float none -1  20 0.05 0.04 0 20 0.05 0.04 0\n",
+             "broadcast", NULL, "--collective: unknown collective 'broadcast'"},
+            {NT_HEAD NT_COLS "        1024  64  float none -1  20 0.05 0.04 0 20 0.05 0.04 0\n",
+             "all-reduce", "8", "--group: '8' is not HOSTSxGPUS"},
+        };
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            err[0] = '\0';
+            pts = NULL;
+            CU_ASSERT_EQUAL(parse_text(bad[i].text, bad[i].coll, bad[i].group, &pts, &n, err,
+                                       sizeof err),
+                            APPROF_EINVAL);
+            CU_ASSERT_PTR_NULL(pts);
+            CU_ASSERT_PTR_NOT_NULL(strstr(err, bad[i].want));
+        }
+    }
+}
+
+static void test_match_gpu(void)
+{
+    const int64_t G = (int64_t)1 << 30;
+    CU_ASSERT_STRING_EQUAL(approf_hardware_match_gpu("NVIDIA H100 80GB HBM3", 80 * G), "h100-sxm");
+    CU_ASSERT_STRING_EQUAL(approf_hardware_match_gpu("NVIDIA H200", 141 * G), "h200");
+    CU_ASSERT_STRING_EQUAL(approf_hardware_match_gpu("NVIDIA A100-SXM4-40GB", 40 * G), "a100-40g");
+    CU_ASSERT_STRING_EQUAL(approf_hardware_match_gpu("NVIDIA A100-SXM4-80GB", 80 * G), "a100-80g");
+    CU_ASSERT_STRING_EQUAL(approf_hardware_match_gpu("NVIDIA A100 PCIe", 80 * G), "a100-80g");
+    CU_ASSERT_STRING_EQUAL(approf_hardware_match_gpu("Tesla V100-SXM2-16GB", 16 * G), "v100-16g");
+    CU_ASSERT_STRING_EQUAL(approf_hardware_match_gpu("Tesla V100-PCIE-32GB", 32 * G), "v100-32g");
+    CU_ASSERT_STRING_EQUAL(approf_hardware_match_gpu("NVIDIA GeForce GTX 1080 Ti", 11 * G),
+                           "gtx-1080ti");
+    CU_ASSERT_PTR_NULL(approf_hardware_match_gpu("NVIDIA GeForce RTX 4090", 24 * G));
+    CU_ASSERT_PTR_NULL(approf_hardware_match_gpu(NULL, 0));
+    /* every name it returns is a built-in */
+    {
+        ApprofHardwareSpec hw;
+        CU_ASSERT_EQUAL(approf_hardware_builtin(approf_hardware_match_gpu("H100", 0), &hw), 0);
+    }
+}
+
 /* ---- analytic backend ---------------------------------------------------------------- */
 
 static void test_analytic(void)
@@ -587,6 +807,9 @@ int main(void)
         !CU_add_test(s, "spec_file_bad", test_spec_file_bad) ||
         !CU_add_test(s, "costdb_row", test_costdb_row) ||
         !CU_add_test(s, "curve", test_curve) ||
+        !CU_add_test(s, "curves_on_spec", test_curves_on_spec) ||
+        !CU_add_test(s, "nccl_tests", test_nccl_tests) ||
+        !CU_add_test(s, "match_gpu", test_match_gpu) ||
         !CU_add_test(s, "analytic", test_analytic) ||
         !CU_add_test(s, "backend_destroy", test_backend_destroy) ||
         !CU_add_test(s, "stage_program", test_stage_program)) {

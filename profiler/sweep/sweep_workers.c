@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The sweep's worker threads (sweep_workers.h). One mutex guards the pool:
+ * the next tuple to hand out, the window of slots the results wait in, the
+ * stop flag and the first failure. A worker takes index i of todo[] only
+ * while i < delivered + window, so at most `window` results (entries and
+ * placements) are held at once, and puts its result in slot i % window; the
+ * main thread hands the slots on in index order, polling between results
+ * and every POLL_MS while it waits. Workers block SIGINT and SIGTERM so that
+ * the handler runs on the main thread, and read no flag but the pool's.
+ */
+#include "sweep_workers.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define POLL_MS 20
+
+typedef enum { SLOT_EMPTY, SLOT_BUSY, SLOT_READY, SLOT_FAILED } SlotState;
+
+typedef struct {
+    SlotState state;
+    CostdbEntry e[2];
+    CostdbPlacement *pl;
+    int n_pl;
+} Slot;
+
+typedef struct Pool {
+    pthread_mutex_t mu;
+    pthread_cond_t ready;        /* a slot was filled, or a worker ended */
+    pthread_cond_t space;        /* the window moved on, or stop */
+    const ApprofSweepConfig *cfg;
+    const ApprofTuple *tuples;
+    const size_t *todo;
+    size_t n_todo;
+    size_t next;                 /* next index of todo[] to hand out */
+    size_t delivered;            /* indices handed on by the main thread */
+    size_t window;
+    Slot *slots;
+    int stop;
+    int fail_rc;                 /* first (lowest index) tuple failure */
+    size_t fail_i;
+} Pool;
+
+typedef struct Worker {
+    Pool *pool;
+    Sweep *sw;                   /* worker 0: the caller's; others: own */
+    Sweep own;                   /* a copy of the caller's with its own backend,
+                                  * sharding context and reuse table */
+    ApprofSweepSummary sum;      /* t_sharding, t_costing, reused of this worker */
+    pthread_t thread;
+    int started;
+} Worker;
+
+int approf_sweep_default_workers(const ApprofBackend *b)
+{
+    if (!b || !b->name || !strcmp(b->name, "model"))
+        return 1;
+    /* "cuda": here goes the number of local devices once ApprofBackend
+     * reports it and a worker's instance can be bound to its own device;
+     * several instances measuring on one device would disturb each other's
+     * timings, so one until then. */
+    return 1;
+}
+
+static void *worker_main(void *arg)
+{
+    Worker *w = arg;
+    Pool *p = w->pool;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        CostdbEntry e[2];
+        CostdbPlacement *pl = NULL;
+        int npl = 0, rc;
+        size_t i;
+        Slot *s;
+        while (!p->stop && p->next < p->n_todo && p->next >= p->delivered + p->window)
+            pthread_cond_wait(&p->space, &p->mu);
+        if (p->stop || p->next >= p->n_todo)
+            break;
+        i = p->next++;
+        p->slots[i % p->window].state = SLOT_BUSY;
+        pthread_mutex_unlock(&p->mu);
+
+        rc = approf_sweep_profile_tuple(w->sw, p->cfg, &p->tuples[p->todo[i]], e, &pl, &npl,
+                                        &w->sum);
+
+        pthread_mutex_lock(&p->mu);
+        s = &p->slots[i % p->window];
+        if (rc < 0) {
+            free(pl);
+            s->state = SLOT_FAILED;
+            if (!p->fail_rc || i < p->fail_i) {
+                p->fail_rc = rc;
+                p->fail_i = i;
+            }
+            p->stop = 1;
+            pthread_cond_broadcast(&p->space);
+        } else {
+            s->e[0] = e[0];
+            s->e[1] = e[1];
+            s->pl = pl;
+            s->n_pl = npl;
+            s->state = SLOT_READY;
+        }
+        pthread_cond_signal(&p->ready);
+    }
+    pthread_cond_signal(&p->ready);
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Worker j > 0: its own backend (the kind the caller's resolved to, so that
+ * "auto" cannot mix them), sharding context and reuse table. */
+static int worker_open(Worker *w, Sweep *sw, const ApprofSweepConfig *cfg,
+                       const ApprofSweepCallbacks *cb, int j, char *err, size_t errlen)
+{
+    ApprofSweepConfig wcfg = *cfg;
+    char why[512] = "";
+    int rc;
+    w->own = *sw;
+    w->own.db = NULL;
+    w->own.shard = NULL;
+    memset(&w->own.backend, 0, sizeof w->own.backend);
+    memset(&w->own.reuse, 0, sizeof w->own.reuse);
+    w->sw = &w->own;
+    wcfg.backend = sw->backend.name;
+    rc = approf_sweep_open_backend(&w->own, &wcfg, cb, why, sizeof why);
+    if (rc < 0) {
+        snprintf(err, errlen, "worker %d: %s", j + 1, why[0] ? why : approf_strerror(rc));
+        return rc;
+    }
+    rc = approf_shard_context_new(sw->graph, &sw->layering, &sw->hw, cfg->micro_batches,
+                                  &w->own.shard);
+    if (rc < 0)
+        snprintf(err, errlen, "worker %d: sharding context: %s", j + 1, approf_strerror(rc));
+    return rc;
+}
+
+static void worker_close(Worker *w)
+{
+    if (w->sw != &w->own)
+        return;
+    approf_shard_context_free(&w->own.shard);
+    approf_backend_destroy(&w->own.backend);
+    free(w->own.reuse.slots);
+    w->own.reuse.slots = NULL;
+}
+
+static void deadline_in(struct timespec *ts, long ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_nsec += ms * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec += ts->tv_nsec / 1000000000L;
+        ts->tv_nsec %= 1000000000L;
+    }
+}
+
+/* Main thread: hands slot delivered % window on and frees it. */
+static int hand_on(Pool *p, const ApprofSweepWorkHooks *hooks)
+{
+    Slot *s = &p->slots[p->delivered % p->window];
+    int rc = hooks->put(hooks->ctx, p->todo[p->delivered], s->e, s->pl, (size_t)s->n_pl);
+    free(s->pl);
+    s->pl = NULL;
+    pthread_mutex_lock(&p->mu);
+    s->state = SLOT_EMPTY;
+    p->delivered++;
+    pthread_cond_broadcast(&p->space);
+    pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
+static int pool_init(Pool *p)
+{
+    pthread_condattr_t ca;
+    int rc;
+    if (pthread_mutex_init(&p->mu, NULL))
+        return -1;
+    if (pthread_condattr_init(&ca)) {
+        pthread_mutex_destroy(&p->mu);
+        return -1;
+    }
+    rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) || pthread_cond_init(&p->ready, &ca);
+    pthread_condattr_destroy(&ca);
+    if (rc) {
+        pthread_mutex_destroy(&p->mu);
+        return -1;
+    }
+    if (pthread_cond_init(&p->space, NULL)) {
+        pthread_cond_destroy(&p->ready);
+        pthread_mutex_destroy(&p->mu);
+        return -1;
+    }
+    return 0;
+}
+
+static void pool_destroy(Pool *p)
+{
+    pthread_cond_destroy(&p->space);
+    pthread_cond_destroy(&p->ready);
+    pthread_mutex_destroy(&p->mu);
+}
+
+int approf_sweep_workers_run(Sweep *sw, const ApprofSweepConfig *cfg,
+                             const ApprofSweepCallbacks *cb, const size_t *todo, size_t n_todo,
+                             int workers, const ApprofSweepWorkHooks *hooks,
+                             ApprofSweepSummary *sum, char *err, size_t errlen)
+{
+    Pool p;
+    Worker *w = NULL;
+    sigset_t block, old;
+    int n = workers, started = 0, rc = 0, drain = 0;
+
+    if (workers < 1 || workers > APPROF_SWEEP_MAX_WORKERS || !hooks || !hooks->put ||
+        !hooks->poll) {
+        snprintf(err, errlen, "--workers %d: not in [1, %d]", workers,
+                 APPROF_SWEEP_MAX_WORKERS);
+        return APPROF_EINVAL;
+    }
+    if (n_todo == 0)
+        return 0;
+    if ((size_t)n > n_todo)
+        n = (int)n_todo;
+    memset(&p, 0, sizeof p);
+    p.cfg = cfg;
+    p.tuples = sw->tuples;
+    p.todo = todo;
+    p.n_todo = n_todo;
+    /* enough for tuples of uneven cost not to idle the workers, few enough
+     * that the results waiting (placements mostly) stay small */
+    p.window = 8 * (size_t)n + 8;
+    p.slots = calloc(p.window, sizeof *p.slots);
+    w = calloc((size_t)n, sizeof *w);
+    if (!p.slots || !w) {
+        free(p.slots);
+        free(w);
+        return APPROF_ENOMEM;
+    }
+    if (pool_init(&p) < 0) {
+        free(p.slots);
+        free(w);
+        snprintf(err, errlen, "cannot create the worker pool's locks");
+        return APPROF_ENOMEM;
+    }
+    if (n > 1 && sw->backend.name && strcmp(sw->backend.name, "model") && cb && cb->notice) {
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "--workers %d: every worker's %s backend uses the same device; their "
+                 "timings may disturb each other", n, sw->backend.name);
+        cb->notice(cb->ctx, msg);
+    }
+    for (int j = 0; j < n && rc == 0; j++) {
+        w[j].pool = &p;
+        if (j == 0)
+            w[j].sw = sw;
+        else
+            rc = worker_open(&w[j], sw, cfg, cb, j, err, errlen);
+    }
+    if (rc < 0)
+        goto cleanup;
+
+    /* the workers leave SIGINT/SIGTERM to this thread */
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    for (int j = 0; j < n; j++) {
+        int e = pthread_create(&w[j].thread, NULL, worker_main, &w[j]);
+        if (e) {
+            if (started == 0) {
+                snprintf(err, errlen, "cannot start a worker thread: %s", strerror(e));
+                rc = APPROF_ENOMEM;
+            }
+            break; /* go on with those that started */
+        }
+        w[j].started = 1;
+        started++;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc < 0)
+        goto cleanup;
+
+    pthread_mutex_lock(&p.mu);
+    while (p.delivered < p.n_todo) {
+        SlotState st = p.slots[p.delivered % p.window].state;
+        int prc;
+        if (st == SLOT_FAILED)
+            break;
+        if (st == SLOT_EMPTY && p.stop)
+            break; /* never handed out, and never will be */
+        pthread_mutex_unlock(&p.mu);
+        prc = hooks->poll(hooks->ctx);
+        if (prc < 0) {
+            rc = prc;
+            drain = prc == APPROF_EINTR;
+            pthread_mutex_lock(&p.mu);
+            break;
+        }
+        if (st == SLOT_READY) {
+            rc = hand_on(&p, hooks);
+            pthread_mutex_lock(&p.mu);
+            if (rc < 0)
+                break;
+            continue;
+        }
+        pthread_mutex_lock(&p.mu);
+        if (p.slots[p.delivered % p.window].state == st) {
+            struct timespec ts;
+            deadline_in(&ts, POLL_MS);
+            pthread_cond_timedwait(&p.ready, &p.mu, &ts);
+        }
+    }
+    p.stop = 1;
+    pthread_cond_broadcast(&p.space);
+    pthread_mutex_unlock(&p.mu);
+    for (int j = 0; j < n; j++)
+        if (w[j].started)
+            pthread_join(w[j].thread, NULL);
+
+    if (p.fail_rc && (rc == 0 || rc == APPROF_EINTR)) {
+        const ApprofTuple *t = &sw->tuples[todo[p.fail_i]];
+        rc = p.fail_rc;
+        drain = 1;
+        snprintf(err, errlen, "tuple (%d, %d, %d, %d): %s", t->start, t->end, t->submesh,
+                 t->config, approf_strerror(rc));
+    }
+    /* stopped: what the workers finished is handed on, in order, up to the
+     * first tuple not finished (a failed one, or one never started) */
+    while (drain && p.delivered < p.n_todo &&
+           p.slots[p.delivered % p.window].state == SLOT_READY) {
+        int prc = hand_on(&p, hooks);
+        if (prc < 0) {
+            rc = prc;
+            err[0] = '\0';
+            break;
+        }
+    }
+
+cleanup:
+    for (int j = 0; j < n; j++) {
+        sum->t_sharding += w[j].sum.t_sharding;
+        sum->t_costing += w[j].sum.t_costing;
+        sum->reused += w[j].sum.reused;
+        if (w[j].sw == &w[j].own && w[j].own.shard) {
+            /* worker 0's count is the caller's context, read by the caller */
+            ApprofShardStats st;
+            approf_shard_context_stats(w[j].own.shard, &st);
+            sum->sharding_solved += st.solved;
+            sum->sharding_cached += st.cached;
+        }
+        worker_close(&w[j]);
+    }
+    for (size_t i = 0; i < p.window; i++)
+        free(p.slots[i].pl);
+    free(p.slots);
+    free(w);
+    pool_destroy(&p);
+    return rc;
+}

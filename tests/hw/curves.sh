@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Measured communication curves end to end: approf hardware curves import
+# of nccl-tests outputs, show, and sweeps priced with them.
+#  1. Curves generated from the spec's own alpha-beta formula (affine in
+#     bytes, so linear interpolation reproduces it) give a sweep equal to the
+#     plain sweep entry by entry (relative 1e-9): the curves are looked up
+#     for the right collective and group shape, inside and across hosts.
+#  2. The same curves three times slower change every entry that has a
+#     collective and none that has not.
+#  3. A bad file among good ones: exit 1, FILE:LINE and the field named,
+#     the database byte for byte as it was.
+#  4. Provenance: the sweep's options carry the curves' hash; --resume of an
+#     equal sweep finds it complete, new curves start a new sweep.
+# Usage: curves.sh APPROF SQLITE3 WORKDIR
+set -euo pipefail
+approf=$(realpath "$1") sqlite=$2 work=$3
+fail() { echo "FAIL: $*"; exit 1; }
+rm -rf "$work"; mkdir -p "$work"; cd "$work"
+
+# nccl-tests style output (2.x column layout) of one collective over an
+# HxG group, time = SCALE x the h100-sxm alpha-beta model (hardware.h).
+gen() { # gen COLL BINARY H G SCALE FILE
+  python3 - "$@" <<'PY'
+import sys
+coll, binary, H, G, scale, path = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
+n = H * G
+cross = H > 1
+bw = 50e9 if cross else 450e9
+lat = 9.6e-6 if cross else 3.4e-6
+def t(b):
+    if coll == "all-reduce": tr, st = 2.0 * (n - 1.0) / n * b, 2.0 * (n - 1.0)
+    elif coll in ("all-gather", "reduce-scatter"): tr, st = (n - 1.0) / n * b, n - 1.0
+    elif coll == "all-to-all": tr, st = (n - 1.0) / (n * n) * b, n - 1.0
+    else: tr, st = b, 1.0
+    return scale * (tr / bw + st * lat)
+with open(path, "w") as f:
+    f.write("# nThread 1 nGpus %d minBytes 1 maxBytes 4294967296 step: 2(factor) warmup iters: 5 iters: 20\n#\n# Using devices\n" % G)
+    for r in range(n):
+        f.write("#  Rank %2d Group  0 Pid %6d on %10s device %2d [0x%02x] NVIDIA H100 80GB HBM3\n" % (r, 1000 + r, "node%d" % (r // G), r % G, r % G + 7))
+    f.write("#\n# Collective test starting: %s\n" % binary)
+    f.write("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n")
+    f.write("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n")
+    b = 1
+    while b <= 1 << 32:
+        us = t(b) * 1e6
+        f.write("%12d  %12d     float     sum      -1  %.17g  %6.2f  %6.2f      0  %.17g  %6.2f  %6.2f      0\n" % (b, max(b // 4, 1), us, b / us / 1e3, b / us / 1e3, us, b / us / 1e3, b / us / 1e3))
+        b *= 2
+    f.write("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 1.0\n#\n")
+PY
+}
+set_of() { # set_of SCALE DIR
+  mkdir -p "$2"
+  for g in "1 2" "1 4" "1 8" "2 1" "2 2" "2 4" "2 8"; do
+    set -- "$1" "$2" $g
+    gen all-reduce all_reduce_perf $3 $4 "$1" "$2/ar-$3x$4.log"
+    gen all-gather all_gather_perf $3 $4 "$1" "$2/ag-$3x$4.log"
+    gen reduce-scatter reduce_scatter_perf $3 $4 "$1" "$2/rs-$3x$4.log"
+    gen all-to-all alltoall_perf $3 $4 "$1" "$2/a2a-$3x$4.log"
+  done
+}
+set_of 1 same
+set_of 3 slow
+
+sweep() { # sweep DB [more options]
+  local db=$1; shift
+  "$approf" sweep --model gpt --num-layers 4 --layers 4 --cluster 2x8 --micro-batches 4 \
+    --hardware h100-sxm --db "$db" --quiet "$@" 2>"$db.err" || { cat "$db.err"; fail "sweep $db"; }
+}
+cmp_entries() { # cmp_entries DB_A DB_B -> "equal differing nocoll_changed total"
+  "$sqlite" "$1" "ATTACH '$2' AS b;
+    SELECT sum(abs(x.compute_cost - y.compute_cost) <= 1e-9 * y.compute_cost),
+           sum(abs(x.compute_cost - y.compute_cost) > 1e-9 * y.compute_cost),
+           count(*)
+    FROM stage_profile x JOIN b.stage_profile y
+      USING (start_layer, end_layer, submesh_index, config_index, phase)
+    WHERE x.status = 'ok' AND y.status = 'ok' AND x.sweep_id = 1 AND y.sweep_id = 1;"
+}
+
+# --- 1. alpha-beta curves reproduce the alpha-beta sweep ------------------------
+sweep plain.db
+"$approf" hardware curves import same/*.log --db same.db --hardware h100-sxm 2>import.err ||
+  { cat import.err; fail "import"; }
+grep -q "stored on hardware" import.err || fail "import says nothing: $(cat import.err)"
+"$approf" hardware curves show --db same.db --hardware h100-sxm > show.txt
+[ "$(grep -c '^all-' show.txt)" = 21 ] || { cat show.txt; fail "show: expected 21 all-* curves"; }
+grep -q '^all-to-all *2x8 *f32 *33 ' show.txt || { cat show.txt; fail "show: all-to-all 2x8 line"; }
+"$approf" hardware curves show --db same.db --hardware h100-sxm --format json > show.json
+[ "$(grep -c '"collective"' show.json)" = $((28 * 33)) ] || fail "show json: expected $((28 * 33)) points"
+sweep same.db
+grep -q "28 measured curves" same.db.err || { cat same.db.err; fail "the sweep did not report its curves"; }
+read -r equal differ total <<<"$(cmp_entries same.db plain.db | tr '|' ' ')"
+[ "$total" -gt 100 ] || fail "too few entries compared ($total)"
+[ "$differ" = 0 ] || fail "alpha-beta curves changed $differ of $total entries"
+echo "alpha-beta curves: $equal of $total entries equal"
+
+# --- 2. slower curves change exactly the entries with collectives ---------------
+"$approf" hardware curves import slow/*.log --db slow.db --hardware h100-sxm 2>/dev/null
+sweep slow.db
+read -r equal differ total <<<"$(cmp_entries slow.db plain.db | tr '|' ' ')"
+[ "$differ" -gt 0 ] || fail "3x slower curves changed nothing"
+# entries of single-device submeshes have no collective: unchanged
+same1=$("$sqlite" slow.db "ATTACH 'plain.db' AS b; SELECT count(*) FROM stage_profile x
+  JOIN b.stage_profile y USING (start_layer, end_layer, submesh_index, config_index, phase)
+  JOIN sweep_submesh s ON s.sweep_id = x.sweep_id AND s.submesh_index = x.submesh_index
+  WHERE s.hosts * s.gpus_per_host = 1 AND x.compute_cost <> y.compute_cost;")
+[ "$same1" = 0 ] || fail "$same1 single-device entries changed"
+slower=$("$sqlite" slow.db "ATTACH 'plain.db' AS b; SELECT count(*) FROM stage_profile x
+  JOIN b.stage_profile y USING (start_layer, end_layer, submesh_index, config_index, phase)
+  WHERE x.status = 'ok' AND x.compute_cost < y.compute_cost * (1 - 1e-12);")
+[ "$slower" = 0 ] || fail "$slower entries got faster with slower curves"
+echo "3x curves: $differ of $total entries changed"
+
+# --- 3. bad input changes nothing ------------------------------------------------
+cp slow.db before.db
+sed '20s/^\( *[0-9]* *[0-9]* *float *sum *-1 *\)[0-9.e+-]*/\1fast/' same/ar-1x8.log > bad.log
+set +e
+"$approf" hardware curves import same/ag-1x8.log bad.log --db slow.db --hardware h100-sxm 2>bad.err
+rc=$?
+set -e
+[ $rc = 1 ] || fail "bad file: exit $rc, expected 1"
+grep -q "bad.log:20: field time: 'fast'" bad.err || { cat bad.err; fail "bad file message"; }
+cmp -s slow.db before.db || fail "a failed import changed the database"
+set +e
+"$approf" hardware curves import same/ag-1x8.log --db slow.db --hardware-id 99 2>bad.err; rc=$?
+"$approf" hardware curves import --db slow.db 2>/dev/null; rc2=$?
+"$approf" hardware curves import same/ag-1x8.log --group 8 --db slow.db 2>/dev/null; rc3=$?
+set -e
+[ $rc = 1 ] && grep -q "no hardware row 99" bad.err || fail "unknown row: exit $rc $(cat bad.err)"
+[ $rc2 = 2 ] || fail "import without files: exit $rc2"
+[ $rc3 = 1 ] || fail "bad --group: exit $rc3"
+cmp -s slow.db before.db || fail "failed imports changed the database"
+
+# --- 4. provenance ---------------------------------------------------------------
+opts=$("$sqlite" slow.db "SELECT options FROM sweep")
+case $opts in *'"comm_curves":"'*) ;; *) fail "options lack the curves: $opts";; esac
+case $("$sqlite" plain.db "SELECT options FROM sweep") in *comm_curves*) fail "plain sweep names curves";; esac
+sweep slow.db --resume
+grep -q "already complete" slow.db.err || { cat slow.db.err; fail "resume did not find the sweep"; }
+"$approf" hardware curves import same/ar-1x8.log --db slow.db --hardware h100-sxm 2>/dev/null
+sweep slow.db --resume
+grep -q "starting one" slow.db.err || { cat slow.db.err; fail "new curves resumed the old sweep"; }
+[ "$("$sqlite" slow.db 'SELECT count(*) FROM sweep')" = 2 ] || fail "expected a second sweep"
+
+# --- 5. shards priced with curves merge into one sweep, curves included ----------
+"$approf" hardware curves import slow/*.log --db tmpl.db --hardware h100-sxm 2>/dev/null
+cp tmpl.db s0.db; cp tmpl.db s1.db
+sweep s0.db --shard 0/2
+sweep s1.db --shard 1/2
+"$approf" merge --db merged.db s0.db s1.db 2>merge.err || { cat merge.err; fail "merge"; }
+read -r equal differ total <<<"$(cmp_entries merged.db slow.db | tr '|' ' ')"
+[ "$differ" = 0 ] && [ "$total" -gt 100 ] || fail "merged shards differ: $differ of $total"
+"$approf" hardware curves show --db merged.db --hardware h100-sxm > merged-show.txt
+"$approf" hardware curves show --db tmpl.db --hardware h100-sxm > tmpl-show.txt
+cmp -s merged-show.txt tmpl-show.txt || fail "merge did not carry the curves"
+echo "OK"
