@@ -103,7 +103,8 @@ static void usage(void)
         "  --eps E                  layer FLOP imbalance allowance (default 0.5)\n"
         "  --manual-layers          layers from the model's boundary markers\n"
         "Cluster and batch:\n"
-        "  --cluster NxM            N hosts x M GPUs (default: 1x8)\n"
+        "  --cluster NxM            N hosts x M GPUs (default: the local GPUs with CUDA,\n"
+        "                           1 x the GPU count; mpirun: hosts x GPUs; else 1x8)\n"
         "  --batch B                global batch size (default: the model's)\n"
         "  --micro-batches K        micro-batches per iteration (default 16)\n"
         "  --dtype f32|f16|bf16     compute dtype (default f32)\n"
@@ -116,7 +117,9 @@ static void usage(void)
         "  --stage-imbalance-tolerance T   skip ranges whose FLOP share differs from their\n"
         "                           device share by more than (1+T) (default: off)\n"
         "Backend and database:\n"
-        "  --hardware NAME|FILE     hardware spec for the analytic backend (default a100-40g)\n"
+        "  --hardware NAME|FILE     hardware spec: the analytic backend's model, and the\n"
+        "                           alpha-beta collectives where no measured curves exist\n"
+        "                           (default: the built-in matching the local GPU, else a100-40g)\n"
         "  --backend auto|model|cuda  auto: CUDA when a GPU is present, else the analytic model\n"
         "  --db FILE                cost database (default results.db)\n"
         "  --resume                 continue the unfinished sweep with the same inputs\n"
@@ -129,8 +132,8 @@ static void usage(void)
         "  --commit-every N         tuples per database transaction (default 64; a batch\n"
         "                           is also committed once it is 50 ms old)\n"
         "  --workers N              profiling threads, 1..256 (default: 1 with the analytic\n"
-        "                           backend; one per local GPU is the plan for cuda, 1 for\n"
-        "                           now): each has its own backend, sharding context and\n"
+        "                           backend, one per local GPU with cuda, each on its own\n"
+        "                           device): each has its own backend, sharding context and\n"
         "                           ILP cache; entries are written in the same order, with\n"
         "                           the same values, whatever N\n"
         "  --quiet                  no per-entry lines, no progress\n"
@@ -199,13 +202,15 @@ static void print_summary(const ApprofSweepSummary *s, const char *db_path)
     fprintf(stderr,
             "approf: sweep %lld %s: %zu tuples, %zu entries written, %zu already present, "
             "%zu failed, %zu reused\n"
-            " - backend %s on %s; sharding ILPs solved %zu, reused %zu\n"
+            " - backend %s%s%s%s on %s, %d worker%s; sharding ILPs solved %zu, reused %zu\n"
             " - collectives: %s\n"
             " - time: build %.3f s, enumeration %.3f s, sharding %.3f s, costing %.3f s, "
             "writing %.3f s, total %.3f s\n"
             " - database: %s\n",
             (long long)s->sweep_id, s->resumed ? "resumed" : "done", s->tuples, s->entries,
-            s->existing, s->failures, s->reused, s->backend, s->hardware, s->sharding_solved,
+            s->existing, s->failures, s->reused, s->backend, s->devices[0] ? " (" : "", s->devices,
+            s->devices[0] ? ")" : "", s->hardware, s->workers > 0 ? s->workers : 1,
+            s->workers > 1 ? "s" : "", s->sharding_solved,
             s->sharding_cached, s->collectives[0] ? s->collectives : "the alpha-beta model",
             s->t_build, s->t_enumerate, s->t_sharding, s->t_costing,
             s->t_writing, s->t_total, db_path);
@@ -226,11 +231,11 @@ int approf_cmd_sweep(int argc, char **argv)
     cfg.db_path = "results.db";
     cfg.layers = 16;
     cfg.eps = 0.5;
-    cfg.cluster_hosts = 1;
-    cfg.cluster_gpus = 8;
+    cfg.cluster_hosts = 0;  /* the sweep's default: the local GPUs with CUDA, else 1x8 */
+    cfg.cluster_gpus = 0;
     cfg.micro_batches = 16;
     cfg.dtype = APPROF_F32;
-    cfg.hardware = "a100-40g";
+    cfg.hardware = NULL;    /* the local GPU's built-in spec with CUDA, else a100-40g */
     cfg.backend = "auto";
     cfg.imbalance_tol = -1;
     cfg.shard_n = 1;

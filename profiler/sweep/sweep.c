@@ -15,6 +15,7 @@
 
 #include "backend.h"
 #include "compose.h"
+#include "cuda/probe_store.h"
 #include "hardware.h"
 #include "model/modelfile.h"
 #include "model/zoo.h"
@@ -223,16 +224,96 @@ int approf_sweep_open_backend(Sweep *sw, const ApprofSweepConfig *cfg,
     int rc;
     if (!strcmp(cfg->backend, "model"))
         return approf_backend_analytic(&sw->backend);
-    rc = approf_backend_cuda(&sw->backend, why, sizeof why);
-    if (rc == 0)
-        return 0;
+    if (sw->n_devices > 0) {
+        int dev = sw->devices[sw->device_slot % sw->n_devices];
+        rc = approf_backend_cuda_on(dev, &sw->backend, why, sizeof why);
+        if (rc == 0)
+            return 0;
+    } else {
+        rc = APPROF_ENODEV;
+        snprintf(why, sizeof why, "%s", sw->no_gpu_why[0] ? sw->no_gpu_why : "no CUDA device");
+    }
     if (!strcmp(cfg->backend, "cuda")) {
         snprintf(err, errlen, "--backend cuda: %s", why[0] ? why : approf_strerror(rc));
         return rc;
     }
     notice(cb, "%s; using the analytic model of '%s'", why[0] ? why : "no CUDA device",
            sw->hw.name);
+    sw->n_devices = 0;
+    sw->have_gpu_info = 0;
     return approf_backend_analytic(&sw->backend);
+}
+
+/* Unless --backend model: the CUDA devices of this machine and which of
+ * them this process measures on (all of them; under mpirun with several
+ * ranks on a host, every local_size-th from local_rank, or one shared). */
+static void detect_devices(Sweep *sw, const ApprofSweepConfig *cfg)
+{
+    int count;
+    sw->n_devices = 0;
+    sw->have_gpu_info = 0;
+    if (!strcmp(cfg->backend, "model"))
+        return;
+    count = approf_backend_cuda_devices(sw->no_gpu_why, sizeof sw->no_gpu_why);
+    if (count <= 0)
+        return;
+    if (count > APPROF_SWEEP_MAX_DEVICES)
+        count = APPROF_SWEEP_MAX_DEVICES;
+    if (sw->local_size <= 1) {
+        for (int d = 0; d < count; d++)
+            sw->devices[sw->n_devices++] = d;
+    } else if (count >= sw->local_size) {
+        for (int d = sw->local_rank; d < count; d += sw->local_size)
+            sw->devices[sw->n_devices++] = d;
+    } else {
+        sw->devices[sw->n_devices++] = sw->local_rank % count;
+    }
+    if (approf_cuda_device_info(&sw->gpu_info, NULL, 0) == 0)
+        sw->have_gpu_info = 1;
+}
+
+/* --hardware, else the built-in matching the local GPU, else a100-40g. */
+static int resolve_hardware(Sweep *sw, const ApprofSweepConfig *cfg,
+                            const ApprofSweepCallbacks *cb, char *err, size_t errlen)
+{
+    const char *name = cfg->hardware;
+    if (!name && sw->have_gpu_info) {
+        name = approf_hardware_match_gpu(sw->gpu_info.gpu_model, sw->gpu_info.device_memory);
+        if (name)
+            notice(cb, "hardware spec '%s' for the local %s (--hardware to change)", name,
+                   sw->gpu_info.gpu_model);
+        else
+            notice(cb, "no built-in spec matches the local %s; collectives not covered by "
+                       "measured curves use the alpha-beta model of 'a100-40g' (--hardware "
+                       "to change)", sw->gpu_info.gpu_model);
+    }
+    return approf_hardware_resolve(name ? name : "a100-40g", &sw->hw, err, errlen);
+}
+
+/* --cluster, else the local GPUs (hosts: the mpirun hosts), else 1x8. */
+static void resolve_cluster(Sweep *sw, const ApprofSweepConfig *cfg,
+                            const ApprofSweepCallbacks *cb)
+{
+    int g = 1;
+    if (cfg->cluster_hosts > 0 && cfg->cluster_gpus > 0) {
+        sw->cluster_hosts = cfg->cluster_hosts;
+        sw->cluster_gpus = cfg->cluster_gpus;
+    } else if (sw->n_devices > 0 && sw->have_gpu_info) {
+        while (g * 2 <= sw->gpu_info.device_count)
+            g *= 2;  /* submesh choices need a power of two per host */
+        sw->cluster_gpus = g;
+        sw->cluster_hosts = sw->mpi_size > 1 && sw->local_size > 0 &&
+                                    sw->mpi_size % sw->local_size == 0
+                                ? sw->mpi_size / sw->local_size
+                                : 1;
+        notice(cb, "cluster %dx%d: this machine's GPUs%s (--cluster to change)",
+               sw->cluster_hosts, sw->cluster_gpus,
+               sw->cluster_hosts > 1 ? " on every mpirun host" : "");
+    } else {
+        sw->cluster_hosts = 1;
+        sw->cluster_gpus = 8;
+    }
+    sw->cluster_devices = sw->cluster_hosts * sw->cluster_gpus;
 }
 
 static int enumerate(Sweep *sw, const ApprofSweepConfig *cfg, char *err, size_t errlen)
@@ -240,7 +321,7 @@ static int enumerate(Sweep *sw, const ApprofSweepConfig *cfg, char *err, size_t 
     int counts[APPROF_MAX_SUBMESHES];
     double *flops = NULL;
     int rc;
-    sw->n_submeshes = approf_submesh_choices(cfg->cluster_hosts, cfg->cluster_gpus,
+    sw->n_submeshes = approf_submesh_choices(sw->cluster_hosts, sw->cluster_gpus,
                                              cfg->submesh_space, cfg->manual_submeshes,
                                              cfg->n_manual_submeshes, sw->submeshes,
                                              APPROF_MAX_SUBMESHES, err, errlen);
@@ -263,7 +344,7 @@ static int enumerate(Sweep *sw, const ApprofSweepConfig *cfg, char *err, size_t 
         }
     }
     rc = approf_enumerate_tuples(sw->layering.n_layers, sw->submeshes, sw->n_submeshes, counts,
-                                 cfg->cluster_hosts, cfg->cluster_gpus, cfg->individual,
+                                 sw->cluster_hosts, sw->cluster_gpus, cfg->individual,
                                  cfg->imbalance_tol, flops, &sw->tuples, &sw->n_tuples);
     free(flops);
     if (rc < 0) {
@@ -280,8 +361,8 @@ static void fill_sweep_row(const Sweep *sw, const ApprofSweepConfig *cfg, const 
     snprintf(s->name, sizeof s->name, "%s", m->name);
     s->model_id = m->id;
     s->hardware_id = hardware_id;
-    s->cluster_hosts = cfg->cluster_hosts;
-    s->cluster_gpus = cfg->cluster_gpus;
+    s->cluster_hosts = sw->cluster_hosts;
+    s->cluster_gpus = sw->cluster_gpus;
     s->global_batch = global_batch;
     s->micro_batches = cfg->micro_batches;
     s->num_layers = sw->layering.n_layers;
@@ -613,15 +694,24 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
                      sw->graph->name, approf_strerror(rc));
         return rc;
     }
-    rc = approf_hardware_resolve(cfg->hardware, &sw->hw, err, errlen);
+    detect_devices(sw, cfg);
+    rc = resolve_hardware(sw, cfg, cb, err, errlen);
     if (rc < 0)
         return rc;
     sum->t_build = now_seconds() - t_start;
     rc = approf_sweep_open_backend(sw, cfg, cb, err, errlen);
     if (rc < 0)
         return rc;
+    resolve_cluster(sw, cfg, cb);
     snprintf(sum->backend, sizeof sum->backend, "%s", sw->backend.name);
     snprintf(sum->hardware, sizeof sum->hardware, "%s", sw->hw.name);
+    if (sw->n_devices > 0 && sw->have_gpu_info) {
+        size_t off = (size_t)snprintf(sum->devices, sizeof sum->devices, "%.80s, device%s",
+                                      sw->gpu_info.gpu_model, sw->n_devices == 1 ? "" : "s");
+        for (int i = 0; i < sw->n_devices && off < sizeof sum->devices; i++)
+            off += (size_t)snprintf(sum->devices + off, sizeof sum->devices - off, "%s%d",
+                                    i ? "," : " ", sw->devices[i]);
+    }
     t0 = now_seconds();
     rc = enumerate(sw, cfg, err, errlen);
     if (rc < 0)
@@ -649,7 +739,28 @@ int approf_sweep_open_db(Sweep *sw, const ApprofSweepConfig *cfg,
         snprintf(err, errlen, "%s", dberrbuf);
         return APPROF_EDB;
     }
-    approf_hardware_to_costdb(&sw->hw, &hwrow);
+    if (sw->have_gpu_info && sw->n_devices > 0 && !strcmp(sw->backend.name, "cuda")) {
+        /* measured on this machine: its measured: row (approf probe's, with
+         * the curves it stored; else a new one, without curves) */
+        char fp[COSTDB_TEXT_MAX];
+        approf_probe_fingerprint(&sw->gpu_info, fp, sizeof fp);
+        rc = costdb_hardware_find(sw->db, fp, &hwrow);
+        if (rc == COSTDB_ENOTFOUND) {
+            rc = approf_probe_hardware_row(&sw->gpu_info, NULL, 0, NULL, 0, &hwrow);
+            if (rc < 0) {
+                snprintf(err, errlen, "%s: cannot describe this machine", cfg->db_path);
+                return APPROF_EINVAL;
+            }
+            notice(cb, "no 'approf probe' results for this machine in %s: collectives use the "
+                       "alpha-beta model of '%s' (run approf probe --db %s first to measure "
+                       "them)", cfg->db_path, sw->hw.name, cfg->db_path);
+        } else if (rc < 0) {
+            snprintf(err, errlen, "%s: %s", cfg->db_path, costdb_errmsg(sw->db));
+            return APPROF_EDB;
+        }
+    } else {
+        approf_hardware_to_costdb(&sw->hw, &hwrow);
+    }
     if (costdb_hardware_upsert(sw->db, &hwrow) < 0 ||
         costdb_comm_list(sw->db, hwrow.id, &sw->comm_pts, &sw->n_comm_pts) < 0) {
         snprintf(err, errlen, "%s: %s", cfg->db_path, costdb_errmsg(sw->db));

@@ -79,6 +79,8 @@ typedef struct ApprofSweepSummary {
     char backend[16];
     char hardware[64];
     char collectives[128];        /* how collectives were priced */
+    int workers;                  /* profiling threads used */
+    char devices[128];            /* CUDA: "2 x Fake GPU 40GB (devices 0,1)", else "" */
     int interrupted;
     int mpi_rank, mpi_size;       /* under mpirun: this process and all (else 0, 1);
                                    * only rank 0 writes and reports */

@@ -11,6 +11,7 @@
 
 #include "backend.h"
 #include "costdb.h"
+#include "cuda/probe.h"
 #include "enumerate.h"
 #include "graph.h"
 #include "hardware.h"
@@ -29,6 +30,8 @@ typedef struct {
     ReuseSlot *slots;
     size_t cap, n;
 } ReuseTable;
+
+#define APPROF_SWEEP_MAX_DEVICES 64
 
 typedef struct {
     ApprofGraph *graph;
@@ -52,6 +55,19 @@ typedef struct {
     CostdbCommPoint *comm_pts;
     size_t n_comm_pts;
     ApprofCommCurves *curves;
+    /* The cluster as resolved (--cluster, else the local GPUs with CUDA,
+     * else 1x8). */
+    int cluster_hosts, cluster_gpus;
+    /* MPI placement of this process (0 / 1 without MPI). */
+    int local_rank, local_size, mpi_size;
+    /* CUDA: the devices this process measures on; a worker's backend is
+     * opened on devices[device_slot % n_devices]. gpu_info describes the
+     * machine (its measured: hardware row). */
+    int devices[APPROF_SWEEP_MAX_DEVICES];
+    int n_devices, device_slot;
+    int have_gpu_info;
+    ApprofProbeInfo gpu_info;
+    char no_gpu_why[512];
 } Sweep;
 
 /* Model, layers, hardware, backend, enumeration and sharding context: what

@@ -222,7 +222,8 @@ static int run_tuples(Sink *s, const ApprofSweepConfig *cfg, const ApprofSweepCa
     Sweep *sw = s->sw;
     size_t todo_index = 0;
     int last_submesh = -1, rc = 0;
-    int workers = cfg->workers > 0 ? cfg->workers : approf_sweep_default_workers(&sw->backend);
+    int workers = cfg->workers > 0 ? cfg->workers : approf_sweep_default_workers(sw);
+    s->sum->workers = workers;
     if (workers > 1)
         return run_tuples_workers(s, cfg, cb, workers, worker_status, worker_rank, err, errlen);
     for (size_t k = 0; k < sw->n_tuples; k++) {
@@ -284,7 +285,6 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
     memset(&pg, 0, sizeof pg);
     memset(sum, 0, sizeof *sum);
     sw.ilp_method = cfg->sharding_cbc ? APPROF_ILP_AUTO : APPROF_ILP_SERIES_PARALLEL;
-    sw.cluster_devices = cfg->cluster_hosts * cfg->cluster_gpus;
     sink.size = 1;
     err[0] = '\0';
     if (cfg->micro_batches <= 0 || cfg->shard_n <= 0 || cfg->shard_k < 0 ||
@@ -305,6 +305,9 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
     }
     sum->mpi_rank = sink.rank;
     sum->mpi_size = sink.size;
+    sw.mpi_size = sink.size;
+    sw.local_rank = pg.local_rank;
+    sw.local_size = pg.local_size > 0 ? pg.local_size : 1;
     if (sink.rank > 0) {
         /* only rank 0 reports; the others keep the stop flag */
         memset(&quiet, 0, sizeof quiet);

@@ -57,15 +57,12 @@ typedef struct Worker {
     int started;
 } Worker;
 
-int approf_sweep_default_workers(const ApprofBackend *b)
+int approf_sweep_default_workers(const Sweep *sw)
 {
-    if (!b || !b->name || !strcmp(b->name, "model"))
+    if (!sw || !sw->backend.name || !strcmp(sw->backend.name, "model"))
         return 1;
-    /* "cuda": here goes the number of local devices once ApprofBackend
-     * reports it and a worker's instance can be bound to its own device;
-     * several instances measuring on one device would disturb each other's
-     * timings, so one until then. */
-    return 1;
+    /* CUDA: one worker per device this process measures on */
+    return sw->n_devices > 1 ? sw->n_devices : 1;
 }
 
 static void *worker_main(void *arg)
@@ -129,6 +126,7 @@ static int worker_open(Worker *w, Sweep *sw, const ApprofSweepConfig *cfg,
     memset(&w->own.backend, 0, sizeof w->own.backend);
     memset(&w->own.reuse, 0, sizeof w->own.reuse);
     w->sw = &w->own;
+    w->own.device_slot = j;
     wcfg.backend = sw->backend.name;
     rc = approf_sweep_open_backend(&w->own, &wcfg, cb, why, sizeof why);
     if (rc < 0) {
@@ -249,11 +247,12 @@ int approf_sweep_workers_run(Sweep *sw, const ApprofSweepConfig *cfg,
         snprintf(err, errlen, "cannot create the worker pool's locks");
         return APPROF_ENOMEM;
     }
-    if (n > 1 && sw->backend.name && strcmp(sw->backend.name, "model") && cb && cb->notice) {
+    if (n > 1 && sw->backend.name && strcmp(sw->backend.name, "model") && n > sw->n_devices &&
+        cb && cb->notice) {
         char msg[256];
         snprintf(msg, sizeof msg,
-                 "--workers %d: every worker's %s backend uses the same device; their "
-                 "timings may disturb each other", n, sw->backend.name);
+                 "--workers %d on %d device%s: workers share devices; their timings may "
+                 "disturb each other", n, sw->n_devices, sw->n_devices == 1 ? "" : "s");
         cb->notice(cb->ctx, msg);
     }
     for (int j = 0; j < n && rc == 0; j++) {

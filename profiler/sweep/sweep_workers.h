@@ -34,11 +34,11 @@ typedef struct ApprofSweepWorkHooks {
                size_t n_pl);
 } ApprofSweepWorkHooks;
 
-/* The worker count when --workers is not given (cfg->workers == 0). The
- * hook for multi-GPU hosts: the analytic backend ("model") gets 1; the CUDA
- * backend will get the number of local devices once the backend interface
- * exposes it (and binds each instance to its own device); until then 1. */
-int approf_sweep_default_workers(const ApprofBackend *b);
+/* The worker count when --workers is not given (cfg->workers == 0): 1 for
+ * the analytic backend ("model"); for the CUDA backend one per device this
+ * process measures on (sw->n_devices; worker j's backend is opened on
+ * sw->devices[j % n_devices]). */
+int approf_sweep_default_workers(const Sweep *sw);
 
 /* Profiles sw->tuples[todo[i]] for i < n_todo with `workers` threads (>= 2;
  * fewer are started when there are fewer tuples) and hands every result to

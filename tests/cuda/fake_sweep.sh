@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# approf sweep --backend cuda end to end against the fake module (no GPU
+# needed): the machine's defaults and records.
+#  1. After approf probe: the sweep records the probe's measured: hardware
+#     row, prices collectives with its curves (options name them), takes the
+#     cluster 1 x the GPU count and one worker per device, and its rows equal
+#     a --workers 1 sweep.
+#  2. No probe yet: a new measured: row without curves and a notice saying so;
+#     3 devices -> cluster 1x2 (power of two), 3 workers on devices 0,1,2.
+#  3. --workers above the device count: a notice that workers share devices.
+#  4. No device: --backend auto falls back to the analytic model with one
+#     notice and the analytic defaults (1x8, a100-40g); --backend cuda exits 1.
+# Usage: fake_sweep.sh APPROF SQLITE3 FAKE_MODULE_DIR WORKDIR
+set -euo pipefail
+approf=$(realpath "$1") sqlite=$2 work=$4
+export APPROF_MODULE_DIR=$3
+fail() { echo "FAIL: $*"; exit 1; }
+rm -rf "$work"; mkdir -p "$work"; cd "$work"
+unset FAKE_APPROF_NODEV FAKE_APPROF_DEVICES
+sweep() { # sweep DB [options]: stderr in DB.err
+  local db=$1; shift
+  "$approf" sweep --model gpt --num-layers 2 --layers 2 --micro-batches 2 --quiet \
+    --db "$db" "$@" 2>"$db.err" || { cat "$db.err"; fail "sweep $db $*"; }
+}
+rows() {
+  "$sqlite" "$1" "SELECT start_layer,end_layer,submesh_index,config_index,phase,
+    quote(compute_cost),peak_memory,status FROM stage_profile ORDER BY 1,2,3,4,5;"
+}
+
+# --- 1 ---------------------------------------------------------------------------
+export FAKE_APPROF_DEVICES=2
+"$approf" probe --db probed.db 2>probe.err || { cat probe.err; fail "probe"; }
+cp probed.db one.db
+sweep probed.db --backend cuda
+sweep one.db --backend cuda --workers 1
+grep -q "backend cuda (Fake GPU 40GB, devices 0,1) on a100-40g, 2 workers" probed.db.err ||
+  { cat probed.db.err; fail "summary: devices and workers"; }
+grep -q "cluster 1x2: this machine's GPUs" probed.db.err || fail "no cluster notice"
+grep -q "collectives from 2 measured curves" probed.db.err || { cat probed.db.err; fail "curves not used"; }
+[ "$("$sqlite" probed.db "SELECT count(*) FROM hardware")" = 1 ] || fail "a second hardware row"
+[ "$("$sqlite" probed.db "SELECT h.kind || ' ' || s.cluster_hosts || 'x' || s.cluster_gpus
+  FROM sweep s JOIN hardware h ON h.id = s.hardware_id")" = "measured 1x2" ] || fail "sweep row"
+case $("$sqlite" probed.db "SELECT options FROM sweep") in *comm_curves*) ;; *) fail "options";; esac
+[ "$(rows probed.db)" = "$(rows one.db)" ] || fail "2 workers differ from 1"
+[ -n "$(rows probed.db)" ] || fail "no rows"
+
+# --- 2 ---------------------------------------------------------------------------
+export FAKE_APPROF_DEVICES=3
+sweep fresh.db --backend cuda
+grep -q "no 'approf probe' results for this machine" fresh.db.err || fail "no probe notice"
+grep -q "devices 0,1,2) on a100-40g, 3 workers" fresh.db.err || { cat fresh.db.err; fail "3 devices"; }
+[ "$("$sqlite" fresh.db "SELECT kind || ' ' || fingerprint FROM hardware")" = \
+  "measured measured:Fake GPU 40GB:3x40960MiB:driver 13.0:cuda 13.0:nccl 2.28.3" ] ||
+  fail "measured row: $("$sqlite" fresh.db "SELECT kind, fingerprint FROM hardware")"
+[ "$("$sqlite" fresh.db "SELECT cluster_hosts || 'x' || cluster_gpus || ' ' || options FROM sweep")" = \
+  '1x2 {"sharding_solver":"series-parallel"}' ] || fail "fresh sweep row"
+[ "$("$sqlite" fresh.db "SELECT count(*) FROM comm_profile")" = 0 ] || fail "curves appeared"
+
+# --- 3 ---------------------------------------------------------------------------
+export FAKE_APPROF_DEVICES=2
+sweep share.db --backend cuda --workers 4 --cluster 1x4 --hardware h100-sxm
+grep -q "workers 4 on 2 devices: workers share devices" share.db.err || { cat share.db.err; fail "share notice"; }
+grep -q "on h100-sxm, 4 workers" share.db.err || fail "explicit --hardware/--workers"
+
+# --- 4 ---------------------------------------------------------------------------
+export FAKE_APPROF_NODEV=1
+sweep auto.db
+[ "$(grep -c "no CUDA device: fake module" auto.db.err)" = 1 ] || { cat auto.db.err; fail "fallback notice"; }
+grep -q "backend model on a100-40g, 1 worker" auto.db.err || fail "fallback summary"
+[ "$("$sqlite" auto.db "SELECT kind || ' ' || s.cluster_hosts || 'x' || s.cluster_gpus
+  FROM sweep s JOIN hardware h ON h.id = s.hardware_id")" = "analytic 1x8" ] || fail "fallback row"
+set +e
+"$approf" sweep --model gpt --num-layers 2 --layers 2 --backend cuda --db nodev.db 2>nodev.err
+rc=$?
+set -e
+[ $rc = 1 ] || fail "--backend cuda without a device: exit $rc"
+grep -q "backend cuda: no CUDA device: fake module" nodev.err || { cat nodev.err; fail "message"; }
+echo OK
