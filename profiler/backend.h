@@ -36,6 +36,10 @@ typedef struct ApprofProcessGroup {
     void *ctx;
     int (*bcast)(void *ctx, void *buf, size_t len, int root);
     int (*barrier)(void *ctx);
+    /* Collective: every rank's status (0 or negative) in, 0 out when all
+     * are 0, else the smallest (a failing rank's reason stays in its own
+     * err). */
+    int (*agree)(void *ctx, int status);
 } ApprofProcessGroup;
 
 typedef struct ApprofBackend {

@@ -4,9 +4,11 @@
  * machine through the approf-cuda module (GEMM FLOP/s per dtype,
  * device-memory bandwidth, NCCL collectives over the local 1xG device
  * groups for message sizes 1 KiB .. N) and stores a hardware row of kind
- * 'measured' with its curves. Without the module, a driver or a device it
- * prints one line and exits 1; the database is only opened once a device
- * was found.
+ * 'measured' with its curves. Under mpirun (one rank per GPU, ranks host
+ * by host) the collectives run over every HxG group of the ranks' GPUs and
+ * rank 0 alone stores. Without the module, a driver or a device it prints
+ * one line and exits 1; the database is only opened once a device was
+ * found.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -16,12 +18,14 @@
 #include "cli.h"
 #include "cuda/probe.h"
 #include "cuda/probe_store.h"
+#include "sweep/sweep_mpi.h"
 
-#define DEFAULT_DB "approf.db"
+#define DEFAULT_DB "results.db" /* approf sweep's default: the sweep finds the curves */
 
 typedef struct ProbeRun {
     const char *db_path;
     int quiet;
+    int rank;                  /* under mpirun: only rank 0 opens and stores */
     Costdb *db;
     CostdbComputePoint *cp;
     size_t n_cp, cap_cp;
@@ -36,7 +40,11 @@ static void usage(FILE *f)
           "dtype, device-memory bandwidth, and NCCL all-reduce, all-gather,\n"
           "reduce-scatter, all-to-all and send-recv over the local 1x2, 1x4, 1x8 device\n"
           "groups for message sizes 1 KiB to N; store a 'measured' hardware row and\n"
-          "its curves in the database.\n\n"
+          "its curves in the database, where approf sweep --backend cuda finds them.\n"
+          "Under mpirun (one rank per GPU, placed host by host: --map-by slot), e.g.\n"
+          "  mpirun -np 16 --host a:8,b:8 approf probe --db results.db\n"
+          "the collectives run over every HxG group (1x2 ... 2x8) of the ranks' GPUs,\n"
+          "NCCL bootstrapped over MPI, and rank 0 stores everything.\n\n"
           "Options:\n"
           "      --db FILE        database (default " DEFAULT_DB ")\n"
           "      --max-bytes N    largest message, bytes; K, M, G suffixes (default 1G)\n"
@@ -71,6 +79,8 @@ static int parse_bytes(const char *s, int64_t *out)
 static int on_info(void *user, const ApprofProbeInfo *info)
 {
     ProbeRun *r = user;
+    if (r->rank > 0)
+        return 0;
     if (!r->quiet)
         fprintf(stderr, "approf probe: %d x %s, %.1f GiB, driver %s, CUDA %s, NCCL %s\n",
                 info->device_count, info->gpu_model, (double)info->device_memory / 1073741824.0,
@@ -99,7 +109,7 @@ static int on_compute(void *user, const char *op, const char *dtype, int64_t siz
     return 0;
 }
 
-static int on_comm(void *user, ApprofCollKind kind, int group_size, const char *dtype,
+static int on_comm(void *user, ApprofCollKind kind, int hosts, int gpus, const char *dtype,
                    int64_t bytes, double seconds)
 {
     ProbeRun *r = user;
@@ -115,7 +125,7 @@ static int on_comm(void *user, ApprofCollKind kind, int group_size, const char *
     p = &r->mp[r->n_mp++];
     memset(p, 0, sizeof *p);
     snprintf(p->collective, sizeof p->collective, "%s", approf_coll_kind_name(kind));
-    snprintf(p->group_desc, sizeof p->group_desc, "1x%d", group_size);
+    snprintf(p->group_desc, sizeof p->group_desc, "%dx%d", hosts, gpus);
     snprintf(p->dtype, sizeof p->dtype, "%s", dtype);
     p->bytes = bytes;
     p->seconds = seconds;
@@ -142,6 +152,8 @@ int approf_cmd_probe(int argc, char **argv)
     ProbeRun run;
     ApprofProbeRequest req;
     ApprofProbeInfo info;
+    ApprofProcessGroup pg;
+    ApprofSweepMpi *mpi = NULL;
     CostdbHardware hw;
     char err[512] = "";
     int c, rc, status = APPROF_EXIT_OK;
@@ -176,7 +188,25 @@ int approf_cmd_probe(int argc, char **argv)
     req.on_compute = on_compute;
     req.on_comm = on_comm;
     req.on_progress = on_progress;
+    memset(&pg, 0, sizeof pg);
+    if (approf_sweep_mpi_launched()) {
+        if (approf_sweep_mpi_init(&mpi, &pg.rank, &pg.size, &pg.local_rank, &pg.local_size, err,
+                                  sizeof err) < 0)
+            return cli_fail("%s", err);
+        pg.ctx = mpi;
+        pg.bcast = approf_sweep_mpi_pg_bcast;
+        pg.barrier = approf_sweep_mpi_pg_barrier;
+        pg.agree = approf_sweep_mpi_pg_agree;
+        req.pg = &pg;
+        run.rank = pg.rank;
+    }
     rc = approf_cuda_probe(&req, &info, err, sizeof err);
+    if (run.rank > 0) {                 /* rank 0 reports and stores */
+        if (rc < 0 && err[0])
+            fprintf(stderr, "approf: rank %d: %s\n", run.rank, err);
+        status = rc == 0 ? APPROF_EXIT_OK : APPROF_EXIT_FAIL;
+        goto cleanup;
+    }
     if (rc > 0) {                       /* a callback stopped it and said why */
         status = APPROF_EXIT_FAIL;
         goto cleanup;
@@ -204,10 +234,14 @@ int approf_cmd_probe(int argc, char **argv)
     printf("  memory bandwidth: %.1f GB/s\n", hw.memory_bandwidth / 1e9);
     printf("  intra-host send-recv: %.1f GB/s, %.1f us\n", hw.intra_host_bandwidth / 1e9,
            hw.intra_host_latency * 1e6);
+    if (hw.inter_host_bandwidth > 0)
+        printf("  inter-host send-recv: %.1f GB/s, %.1f us\n", hw.inter_host_bandwidth / 1e9,
+               hw.inter_host_latency * 1e6);
     printf("  stored %zu compute points and %zu communication points in %s\n", run.n_cp, run.n_mp,
            run.db_path);
 
 cleanup:
+    approf_sweep_mpi_finalize(&mpi);
     costdb_close(&run.db);
     free(run.cp);
     free(run.mp);

@@ -174,6 +174,12 @@ int approf_probe_sizes(int64_t min_bytes, int64_t max_bytes, int64_t *out, int c
  * Returns how many were written (at most cap). */
 int approf_probe_groups(int devices, int *out, int cap);
 
+/* The HxG groups a multi-process probe measures over `hosts` hosts of
+ * `gpus` ranks each: H = 1, 2, 4, ... <= hosts, G = 1, 2, 4, ... <= gpus,
+ * H x G >= 2, H-major. Writes up to cap pairs (out_h[i], out_g[i]); returns
+ * how many. */
+int approf_probe_mpi_groups(int hosts, int gpus, int *out_h, int *out_g, int cap);
+
 /* Per-rank NCCL buffer sizes for one collective of `bytes` (nccl-tests'
  * "size": the all-reduce buffer, the gathered all-gather result, the
  * reduce-scatter input, the whole all-to-all send buffer, the send-recv

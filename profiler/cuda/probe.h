@@ -17,7 +17,7 @@
 
 #include "../backend.h"
 
-#define APPROF_PROBE_ABI 1
+#define APPROF_PROBE_ABI 2 /* 2: process groups, HxG groups in on_comm */
 #define APPROF_PROBE_MAX_GEMM_SIZES 8
 
 /* What the probe found; strings are NUL-terminated, "" when unknown. */
@@ -35,7 +35,18 @@ typedef struct ApprofProbeInfo {
 } ApprofProbeInfo;
 
 /* What to measure and where the results go. Callbacks returning non-zero
- * stop the probe, which then returns that value. user is passed through. */
+ * stop the probe, which then returns that value. user is passed through.
+ *
+ * One process (pg NULL or pg->size 1): the local devices, collectives over
+ * the 1xG groups (G = 2, 4, ... devices) with one NCCL communicator per
+ * device (ncclCommInitAll).
+ * Several processes (mpirun -np R approf probe; pg->size > 1): one device
+ * per rank (pg->local_rank), hosts = size / local_size, and collectives over
+ * every HxG group (H = 1, 2, 4, ... hosts, G = 1, 2, 4, ... devices each,
+ * H x G >= 2; approf_probe_mpi_groups): the first H hosts' first G ranks
+ * join one NCCL communicator, bootstrapped by broadcasting rank 0's
+ * ncclUniqueId through pg->bcast. on_info runs on every rank; on_compute,
+ * on_comm and on_progress on rank 0 only (its device and its timings). */
 typedef struct ApprofProbeRequest {
     int64_t min_bytes, max_bytes;  /* collective message sizes (nccl-tests "size") */
     int gemm_sizes[APPROF_PROBE_MAX_GEMM_SIZES]; /* square GEMM sizes m = n = k */
@@ -48,12 +59,14 @@ typedef struct ApprofProbeRequest {
      * f32|f16|bf16; op "memcpy": cudaMemcpy device to device, rate in bytes/s
      * counting read and write (2 size / t), dtype "u8". */
     int (*on_compute)(void *user, const char *op, const char *dtype, int64_t size, double rate);
-    /* One collective point: seconds per operation over a 1 x group_size
+    /* One collective point: seconds per operation over a hosts x gpus
      * group, bytes = nccl-tests "size" (see approf_coll_counts). */
-    int (*on_comm)(void *user, ApprofCollKind kind, int group_size, const char *dtype,
+    int (*on_comm)(void *user, ApprofCollKind kind, int hosts, int gpus, const char *dtype,
                    int64_t bytes, double seconds);
     /* One-line progress messages (optional). */
     void (*on_progress)(void *user, const char *line);
+    /* The processes of `mpirun -np R approf probe`, or NULL. */
+    const ApprofProcessGroup *pg;
 } ApprofProbeRequest;
 
 /* Entry point "approf_probe_module_run": 0, APPROF_ENODEV with a one-line

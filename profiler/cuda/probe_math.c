@@ -40,6 +40,19 @@ int approf_probe_groups(int devices, int *out, int cap)
     return n;
 }
 
+int approf_probe_mpi_groups(int hosts, int gpus, int *out_h, int *out_g, int cap)
+{
+    int n = 0;
+    for (int h = 1; h <= hosts; h *= 2)
+        for (int g = 1; g <= gpus && n < cap; g *= 2)
+            if (h * g >= 2) {
+                out_h[n] = h;
+                out_g[n] = g;
+                n++;
+            }
+    return n;
+}
+
 int approf_coll_counts(ApprofCollKind kind, int64_t bytes, int n, size_t esz,
                        ApprofCollCounts *out)
 {

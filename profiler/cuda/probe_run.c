@@ -5,7 +5,9 @@
  * bandwidth, and NCCL all-reduce, all-gather, reduce-scatter, all-to-all
  * (grouped ncclSend/ncclRecv to every peer, self included, as nccl-tests
  * does) and send-recv (a ring: rank r sends to r+1) over the 1xG groups of
- * the local devices, for message sizes min..max bytes. GEMM and memcpy are
+ * the local devices — or, under mpirun, over the HxG groups of the ranks
+ * (one device each, NCCL bootstrapped through the process group) — for
+ * message sizes min..max bytes. GEMM and memcpy are
  * timed with CUDA events, collectives with the host clock around iters
  * operations after synchronising every stream (nccl-tests' method); each
  * point is the median of the requested repeats. Results go to the caller's
@@ -26,8 +28,11 @@
 #define MAX_DEV 16
 #define MAX_SIZES 64
 
+/* One communicator: n local slots (devices this process drives), slot i
+ * being rank rank0 + i of size ranks on device dev[i]. */
 typedef struct Group {
-    int n;
+    int n, size, rank0;
+    int dev[MAX_DEV];
     ncclComm_t comm[MAX_DEV];
     cudaStream_t stream[MAX_DEV];
     void *send[MAX_DEV], *recv[MAX_DEV];
@@ -193,7 +198,7 @@ static ncclResult_t launch(ApprofCollKind kind, Group *g, const ApprofCollCounts
                                   g->stream[i]);
             break;
         case APPROF_COLL_ALL_TO_ALL:
-            for (int p = 0; p < g->n && r == ncclSuccess; p++) {
+            for (int p = 0; p < g->size && r == ncclSuccess; p++) {
                 r = ncclSend((char *)g->send[i] + (size_t)p * chunk, cc->count, ncclFloat, p,
                              g->comm[i], g->stream[i]);
                 if (r == ncclSuccess)
@@ -202,10 +207,11 @@ static ncclResult_t launch(ApprofCollKind kind, Group *g, const ApprofCollCounts
             }
             break;
         default:
-            r = ncclSend(g->send[i], cc->count, ncclFloat, (i + 1) % g->n, g->comm[i], g->stream[i]);
+            r = ncclSend(g->send[i], cc->count, ncclFloat, (g->rank0 + i + 1) % g->size,
+                         g->comm[i], g->stream[i]);
             if (r == ncclSuccess)
-                r = ncclRecv(g->recv[i], cc->count, ncclFloat, (i + g->n - 1) % g->n, g->comm[i],
-                             g->stream[i]);
+                r = ncclRecv(g->recv[i], cc->count, ncclFloat,
+                             (g->rank0 + i + g->size - 1) % g->size, g->comm[i], g->stream[i]);
             break;
         }
     }
@@ -220,7 +226,7 @@ static ncclResult_t launch(ApprofCollKind kind, Group *g, const ApprofCollCounts
 static int sync_group(Group *g, char *err, size_t errlen)
 {
     for (int i = 0; i < g->n; i++) {
-        int rc = cuda_ck(cudaSetDevice(i), "cudaSetDevice", err, errlen);
+        int rc = cuda_ck(cudaSetDevice(g->dev[i]), "cudaSetDevice", err, errlen);
         if (rc == 0)
             rc = cuda_ck(cudaStreamSynchronize(g->stream[i]), "collective", err, errlen);
         if (rc < 0)
@@ -254,7 +260,7 @@ static int time_coll(Group *g, ApprofCollKind kind, const ApprofCollCounts *cc, 
 static void group_free(Group *g)
 {
     for (int i = 0; i < g->n; i++) {
-        cudaSetDevice(i);
+        cudaSetDevice(g->dev[i]);
         if (g->comm[i])
             ncclCommDestroy(g->comm[i]);
         if (g->stream[i])
@@ -265,16 +271,56 @@ static void group_free(Group *g)
     memset(g, 0, sizeof *g);
 }
 
-static int probe_group(const ApprofProbeRequest *req, int n, int64_t maxb, int repeats,
-                       char *err, size_t errlen)
+/* Buffers on every slot of g, then every collective and size over the
+ * g->size ranks, reported (rank 0, or the only process) as a hosts x gpus
+ * group. */
+static int measure_group(const ApprofProbeRequest *req, Group *g, int hosts, int gpus,
+                         const int64_t *sizes, int ns, int64_t maxb, int repeats, char *err,
+                         size_t errlen)
 {
     static const ApprofCollKind kinds[] = {APPROF_COLL_ALL_REDUCE, APPROF_COLL_ALL_GATHER,
                                            APPROF_COLL_REDUCE_SCATTER, APPROF_COLL_ALL_TO_ALL,
                                            APPROF_COLL_SEND_RECV};
     static const char *names[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all",
                                   "send-recv"};
+    int report = !req->pg || req->pg->rank == 0, rc = 0;
+    for (int i = 0; i < g->n && rc == 0; i++) {
+        rc = cuda_ck(cudaSetDevice(g->dev[i]), "cudaSetDevice", err, errlen);
+        if (rc == 0)
+            rc = cuda_ck(cudaStreamCreateWithFlags(&g->stream[i], cudaStreamNonBlocking),
+                         "cudaStreamCreate", err, errlen);
+        if (rc == 0)
+            rc = cuda_ck(cudaMalloc(&g->send[i], (size_t)maxb), "cudaMalloc", err, errlen);
+        if (rc == 0)
+            rc = cuda_ck(cudaMalloc(&g->recv[i], (size_t)maxb), "cudaMalloc", err, errlen);
+        if (rc == 0)
+            rc = cuda_ck(cudaMemset(g->send[i], 0, (size_t)maxb), "cudaMemset", err, errlen);
+    }
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0] && rc == 0; k++) {
+        double last_bus = 0;
+        for (int s = 0; s < ns && rc == 0; s++) {
+            ApprofCollCounts cc;
+            double sec = 0;
+            if (approf_coll_counts(kinds[k], sizes[s], g->size, sizeof(float), &cc) < 0)
+                continue;
+            rc = time_coll(g, kinds[k], &cc, repeats, &sec, err, errlen);
+            if (rc == 0 && report && req->on_comm)
+                rc = req->on_comm(req->user, kinds[k], hosts, gpus, "f32", cc.bytes, sec);
+            last_bus = approf_algbw(cc.bytes, sec) * approf_busbw_factor(kinds[k], g->size);
+        }
+        if (rc == 0 && report)
+            progress(req, "%s %dx%d: bus bandwidth %.1f GB/s at %lld bytes", names[k], hosts,
+                     gpus, last_bus / 1e9, (long long)sizes[ns - 1]);
+    }
+    return rc;
+}
+
+/* One process: the 1xn group of local devices 0..n-1. */
+static int probe_group(const ApprofProbeRequest *req, int n, int64_t maxb, int repeats,
+                       char *err, size_t errlen)
+{
     Group g;
-    int devs[MAX_DEV], ns, rc = 0;
+    int devs[MAX_DEV], ns, rc;
     int64_t sizes[MAX_SIZES];
 
     memset(&g, 0, sizeof g);
@@ -282,38 +328,90 @@ static int probe_group(const ApprofProbeRequest *req, int n, int64_t maxb, int r
     if (ns < 0)
         return ns;
     for (int i = 0; i < n; i++)
-        devs[i] = i;
+        devs[i] = g.dev[i] = i;
     rc = nccl_ck(ncclCommInitAll(g.comm, n, devs), "ncclCommInitAll", err, errlen);
-    g.n = n;
-    for (int i = 0; i < n && rc == 0; i++) {
-        rc = cuda_ck(cudaSetDevice(i), "cudaSetDevice", err, errlen);
-        if (rc == 0)
-            rc = cuda_ck(cudaStreamCreateWithFlags(&g.stream[i], cudaStreamNonBlocking),
-                         "cudaStreamCreate", err, errlen);
-        if (rc == 0)
-            rc = cuda_ck(cudaMalloc(&g.send[i], (size_t)maxb), "cudaMalloc", err, errlen);
-        if (rc == 0)
-            rc = cuda_ck(cudaMalloc(&g.recv[i], (size_t)maxb), "cudaMalloc", err, errlen);
-        if (rc == 0)
-            rc = cuda_ck(cudaMemset(g.send[i], 0, (size_t)maxb), "cudaMemset", err, errlen);
-    }
-    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0] && rc == 0; k++) {
-        double last_bus = 0;
-        for (int s = 0; s < ns && rc == 0; s++) {
-            ApprofCollCounts cc;
-            double sec = 0;
-            if (approf_coll_counts(kinds[k], sizes[s], n, sizeof(float), &cc) < 0)
-                continue;
-            rc = time_coll(&g, kinds[k], &cc, repeats, &sec, err, errlen);
-            if (rc == 0 && req->on_comm)
-                rc = req->on_comm(req->user, kinds[k], n, "f32", cc.bytes, sec);
-            last_bus = approf_algbw(cc.bytes, sec) * approf_busbw_factor(kinds[k], n);
-        }
-        if (rc == 0)
-            progress(req, "%s 1x%d: bus bandwidth %.1f GB/s at %lld bytes", names[k], n,
-                     last_bus / 1e9, (long long)sizes[ns - 1]);
+    if (rc == 0) {
+        g.n = g.size = n;
+        rc = measure_group(req, &g, 1, n, sizes, ns, maxb, repeats, err, errlen);
     }
     group_free(&g);
+    return rc;
+}
+
+/* Under mpirun: every HxG group of the ranks (one device each, ranks laid
+ * out host by host: rank = host * local_size + local_rank). Collective over
+ * the process group: every rank takes part in every bootstrap and
+ * agreement, members of a group in its measurement. rc: this rank's status
+ * so far (the first agreement tells every rank whether to go on). */
+static int probe_mpi(const ApprofProbeRequest *req, int rc, int64_t maxb, int repeats,
+                     char *err, size_t errlen)
+{
+    const ApprofProcessGroup *pg = req->pg;
+    int hs[64], gs[64], ng, hosts, per_host, host, ns;
+    int64_t sizes[MAX_SIZES], common = maxb;
+
+    if (rc == 0 && (!pg->bcast || !pg->agree || pg->local_size < 1 ||
+                    pg->size % pg->local_size || pg->rank % pg->local_size != pg->local_rank)) {
+        snprintf(err, errlen,
+                 "rank %d: ranks must be placed host by host (mpirun --map-by slot) with the "
+                 "same number on every host (%d ranks, %d on this host)",
+                 pg->rank, pg->size, pg->local_size);
+        rc = APPROF_EINVAL;
+    }
+    if (pg->agree) {
+        /* a callback's positive "stopped, and said why" stays this rank's */
+        int mine = rc;
+        rc = pg->agree(pg->ctx, rc > 0 ? APPROF_EINTR : rc);
+        if (rc < 0)
+            return mine ? mine : rc;
+    }
+    if (rc != 0)
+        return rc;
+    per_host = pg->local_size;
+    hosts = pg->size / per_host;
+    host = pg->rank / per_host;
+    /* every rank uses rank 0's message sizes; a rank that cannot hold them
+     * says so before anything is measured */
+    rc = pg->bcast(pg->ctx, &common, sizeof common, 0);
+    if (rc == 0 && common > maxb) {
+        snprintf(err, errlen, "rank %d: %lld-byte messages do not fit its free device memory",
+                 pg->rank, (long long)common);
+        rc = APPROF_EIO;
+    }
+    rc = pg->agree(pg->ctx, rc);
+    if (rc < 0)
+        return rc;
+    ns = approf_probe_sizes(req->min_bytes, common, sizes, MAX_SIZES);
+    if (ns < 0)
+        return ns;
+    ng = approf_probe_mpi_groups(hosts, per_host, hs, gs, 64);
+    for (int i = 0; i < ng && rc == 0; i++) {
+        ncclUniqueId id;
+        Group g;
+        int member = host < hs[i] && pg->local_rank < gs[i];
+        memset(&g, 0, sizeof g);
+        memset(&id, 0, sizeof id);
+        if (pg->rank == 0)
+            rc = nccl_ck(ncclGetUniqueId(&id), "ncclGetUniqueId", err, errlen);
+        rc = pg->agree(pg->ctx, rc);
+        if (rc == 0)
+            rc = pg->bcast(pg->ctx, &id, sizeof id, 0);
+        if (rc == 0 && member) {
+            g.n = 1;
+            g.size = hs[i] * gs[i];
+            g.rank0 = host * gs[i] + pg->local_rank;
+            g.dev[0] = pg->local_rank;
+            rc = cuda_ck(cudaSetDevice(g.dev[0]), "cudaSetDevice", err, errlen);
+            if (rc == 0)
+                rc = nccl_ck(ncclCommInitRank(&g.comm[0], g.size, id, g.rank0),
+                             "ncclCommInitRank", err, errlen);
+            if (rc == 0)
+                rc = measure_group(req, &g, hs[i], gs[i], sizes, ns, common, repeats, err,
+                                   errlen);
+            group_free(&g);
+        }
+        rc = pg->agree(pg->ctx, rc);
+    }
     return rc;
 }
 
@@ -326,9 +424,9 @@ int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeI
 {
     static const ApprofDtype dts[] = {APPROF_F32, APPROF_F16, APPROF_BF16};
     CudaCtx c;
-    int count = 0, rc = 0, repeats, groups[8], ng;
+    int count = 0, rc = 0, repeats = 5, groups[8], ng, multi, report, mydev;
     size_t free_b = 0, total_b = 0;
-    int64_t maxb, cap;
+    int64_t maxb = 0, cap;
     void *a = NULL, *b = NULL;
     cudaError_t e;
 
@@ -341,23 +439,31 @@ int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeI
                  abi);
         return APPROF_ENODEV;
     }
+    /* under mpirun every failure below goes through the agreement in
+     * probe_mpi, so that no rank waits for one that gave up */
+    multi = req->pg && req->pg->size > 1;
+    report = !multi || req->pg->rank == 0;
+    mydev = multi ? req->pg->local_rank : 0;
     e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
         snprintf(err, errlen, "no CUDA device: cudaGetDeviceCount: %s", cudaGetErrorString(e));
-        return APPROF_ENODEV;
+        rc = APPROF_ENODEV;
+        goto out;
     }
-    if (count < 1) {
-        snprintf(err, errlen, "no CUDA device: cudaGetDeviceCount found none");
-        return APPROF_ENODEV;
+    if (count < 1 || mydev >= count) {
+        snprintf(err, errlen, "no CUDA device%s: cudaGetDeviceCount found %d",
+                 multi ? " for this rank" : "", count);
+        rc = APPROF_ENODEV;
+        goto out;
     }
     if (count > MAX_DEV)
         count = MAX_DEV;
     fill_info(info, count);
     if (req->on_info && (rc = req->on_info(req->user, info)) != 0)
-        return rc;
+        goto out;
     repeats = req->repeats >= 1 && req->repeats <= 64 ? req->repeats : 5;
 
-    rc = cuda_ck(cudaSetDevice(0), "cudaSetDevice", err, errlen);
+    rc = cuda_ck(cudaSetDevice(mydev), "cudaSetDevice", err, errlen);
     if (rc == 0)
         rc = cuda_ck(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), "cudaStreamCreate",
                      err, errlen);
@@ -368,7 +474,7 @@ int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeI
     if (rc == 0)
         rc = cublas_ck(cublasLtCreate(&c.lt), "cublasLtCreate", err, errlen);
     c.allow_tf32 = cuda_env_int("APPROF_CUDA_TF32", 1, 0, 1);
-    for (size_t d = 0; d < 3 && rc == 0; d++) {
+    for (size_t d = 0; d < 3 && rc == 0 && report; d++) {
         for (int i = 0; i < req->n_gemm_sizes && i < APPROF_PROBE_MAX_GEMM_SIZES && rc == 0; i++) {
             int s = req->gemm_sizes[i];
             double sec = 0, rate;
@@ -398,7 +504,7 @@ int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeI
         rc = cuda_ck(cudaMalloc(&b, (size_t)maxb), "cudaMalloc", err, errlen);
     if (rc == 0)
         rc = cuda_ck(cudaMemset(a, 0, (size_t)maxb), "cudaMemset", err, errlen);
-    for (int64_t s = (int64_t)1 << 20; rc == 0 && s <= maxb; s *= 2) {
+    for (int64_t s = (int64_t)1 << 20; rc == 0 && report && s <= maxb; s *= 2) {
         double sec = 0, rate;
         rc = time_memcpy(&c, a, b, s, repeats, &sec, err, errlen);
         rate = sec > 0 ? 2.0 * (double)s / sec : 0;
@@ -417,6 +523,11 @@ int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeI
         cudaEventDestroy(c.ev_stop);
     if (c.stream)
         cudaStreamDestroy(c.stream);
+out:
+    if (multi)
+        return probe_mpi(req, rc, maxb, repeats, err, errlen);
+    if (rc != 0)
+        return rc;
     ng = approf_probe_groups(count, groups, 8);
     for (int i = 0; i < ng && rc == 0; i++)
         rc = probe_group(req, groups[i], maxb, repeats, err, errlen);

@@ -84,6 +84,21 @@ int approf_probe_hardware_row(const ApprofProbeInfo *info, const CostdbComputePo
             out->intra_host_latency = mp[i].seconds;
         }
     }
+    /* Across hosts (mpirun probes): send-recv over "2x1", one GPU on each
+     * of two hosts. */
+    min_bytes = -1;
+    for (size_t i = 0; i < n_mp; i++) {
+        double bw;
+        if (strcmp(mp[i].collective, "send-recv") || strcmp(mp[i].group_desc, "2x1"))
+            continue;
+        bw = approf_algbw(mp[i].bytes, mp[i].seconds);
+        if (bw > out->inter_host_bandwidth)
+            out->inter_host_bandwidth = bw;
+        if (min_bytes < 0 || mp[i].bytes < min_bytes) {
+            min_bytes = mp[i].bytes;
+            out->inter_host_latency = mp[i].seconds;
+        }
+    }
     n = snprintf(out->capabilities, sizeof out->capabilities,
                  "{\"compute_capability\": \"%d.%d\", \"sm_count\": %d, \"devices\": %d, "
                  "\"cudnn\": \"%s\", \"cublaslt\": \"%s\", \"memory_reserve\": %lld}",

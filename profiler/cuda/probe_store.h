@@ -20,7 +20,8 @@ void approf_probe_fingerprint(const ApprofProbeInfo *info, char *out, size_t len
  * best "gemm" rate per dtype, memory_bandwidth the best "memcpy" rate,
  * intra_host_bandwidth the best send-recv algorithm bandwidth of the
  * smallest group (one direction, per GPU) and intra_host_latency its time
- * at the smallest message; inter-host figures 0 (not measured);
+ * at the smallest message; inter-host figures likewise from send-recv over "2x1" (an
+ * mpirun probe across hosts), else 0;
  * capabilities a JSON object with the compute capability, SM count,
  * library versions and the memory reserve. APPROF_EINVAL when a text field
  * does not fit. */

@@ -104,6 +104,17 @@ int approf_sweep_mpi_init(ApprofSweepMpi **out, int *rank, int *size, int *local
         MPI_Comm_size(node, local_size);
         MPI_Comm_free(&node);
     }
+    {
+        /* APPROF_MPI_RANKS_PER_HOST=N: every N consecutive ranks form one
+         * host, whatever the launcher says (a multi-host layout rehearsed on
+         * one machine, or hosts shared memory cannot tell apart) */
+        const char *e = getenv("APPROF_MPI_RANKS_PER_HOST");
+        int n = e ? atoi(e) : 0;
+        if (n >= 1 && m->size % n == 0) {
+            *local_rank = m->rank % n;
+            *local_size = n;
+        }
+    }
     m->done = calloc((size_t)m->size, 1);
     if (!m->done) {
         approf_sweep_mpi_finalize(&m);
@@ -195,6 +206,15 @@ int approf_sweep_mpi_pg_barrier(void *ctx)
 {
     (void)ctx;
     return MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : APPROF_EIO;
+}
+
+int approf_sweep_mpi_pg_agree(void *ctx, int status)
+{
+    int worst = 0;
+    (void)ctx;
+    if (MPI_Allreduce(&status, &worst, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS)
+        return APPROF_EIO;
+    return worst;
 }
 
 /* Frees the sends that have completed. */

@@ -60,6 +60,8 @@ int approf_sweep_mpi_bcast(ApprofSweepMpi *m, void *buf, size_t len);
  * ApprofSweepMpi). */
 int approf_sweep_mpi_pg_bcast(void *ctx, void *buf, size_t len, int root);
 int approf_sweep_mpi_pg_barrier(void *ctx);
+/* ApprofProcessGroup.agree: the smallest status of all ranks (MPI_MIN). */
+int approf_sweep_mpi_pg_agree(void *ctx, int status);
 
 /* Rank > 0: queues one tuple for rank 0 (non-blocking send; the data is
  * copied). 0, APPROF_ENOMEM or APPROF_EIO. */

@@ -55,6 +55,12 @@ int approf_sweep_mpi_pg_barrier(void *ctx)
     return 0;
 }
 
+int approf_sweep_mpi_pg_agree(void *ctx, int status)
+{
+    (void)ctx;
+    return status;
+}
+
 int approf_sweep_mpi_send_tuple(ApprofSweepMpi *m, size_t k, const CostdbEntry e[2],
                                 const CostdbPlacement *pl, size_t n_pl)
 {

@@ -341,6 +341,7 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
             pg.ctx = mpi;
             pg.bcast = approf_sweep_mpi_pg_bcast;
             pg.barrier = approf_sweep_mpi_pg_barrier;
+            pg.agree = approf_sweep_mpi_pg_agree;
             rc = sw.backend.join(sw.backend.ctx, &pg, err, errlen);
             rc = approf_sweep_mpi_agree(mpi, rc, 0, err, errlen);
         }

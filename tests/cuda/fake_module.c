@@ -103,6 +103,50 @@ int approf_backend_module_init_on(int abi, int device, ApprofBackend *out, char 
     return approf_backend_module_init(abi, out, err, errlen);
 }
 
+/* Under mpirun (req->pg, size > 1): what the real module does around NCCL —
+ * the placement check and agreements, one "unique id" per HxG group
+ * broadcast from rank 0 and checked by every rank — with rank 0 reporting
+ * deterministic points per group (slower across hosts). */
+static int fake_probe_mpi(const ApprofProbeRequest *req, int rc, char *err, size_t errlen)
+{
+    const ApprofProcessGroup *pg = req->pg;
+    int mine = rc, L = pg->local_size, hosts;
+    if (rc == 0 && (L < 1 || pg->size % L || pg->rank % L != pg->local_rank)) {
+        snprintf(err, errlen, "rank %d: ranks must be placed host by host", pg->rank);
+        rc = APPROF_EINVAL;
+    }
+    rc = pg->agree(pg->ctx, rc > 0 ? APPROF_EINTR : rc);
+    if (rc < 0)
+        return mine ? mine : rc;
+    hosts = pg->size / L;
+    for (int h = 1; h <= hosts && rc == 0; h *= 2)
+        for (int g = 1; g <= L && rc == 0; g *= 2) {
+            char id[128], want[128];
+            if (h * g < 2)
+                continue;
+            memset(id, 0, sizeof id);
+            snprintf(want, sizeof want, "fake-nccl-id %dx%d", h, g);
+            if (pg->rank == 0)
+                snprintf(id, sizeof id, "%s", want);
+            rc = pg->bcast(pg->ctx, id, sizeof id, 0);
+            if (rc == 0 && strcmp(id, want)) {
+                snprintf(err, errlen, "rank %d: broadcast id '%s'", pg->rank, id);
+                rc = APPROF_EIO;
+            }
+            for (int64_t b = req->min_bytes; rc == 0 && pg->rank == 0 && b <= req->max_bytes;
+                 b *= 2) {
+                double slow = h > 1 ? 8.0 : 1.0;
+                rc = req->on_comm(req->user, APPROF_COLL_ALL_REDUCE, h, g, "f32", b,
+                                  slow * (1e-5 + b / 1e11));
+                if (rc == 0)
+                    rc = req->on_comm(req->user, APPROF_COLL_SEND_RECV, h, g, "f32", b,
+                                      slow * (2e-6 + b / 2e11));
+            }
+            rc = pg->agree(pg->ctx, rc > 0 ? APPROF_EINTR : rc);
+        }
+    return rc;
+}
+
 int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeInfo *info,
                             char *err, size_t errlen)
 {
@@ -118,15 +162,21 @@ int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeI
     snprintf(info->driver_version, sizeof info->driver_version, "13.0");
     snprintf(info->runtime_version, sizeof info->runtime_version, "13.0");
     snprintf(info->nccl_version, sizeof info->nccl_version, "2.28.3");
-    if (req->on_info && (rc = req->on_info(req->user, info)) != 0)
+    rc = req->on_info ? req->on_info(req->user, info) : 0;
+    if (req->pg && req->pg->size > 1) {
+        if (rc == 0 && req->pg->rank == 0)
+            rc = req->on_compute(req->user, "gemm", "f16", 4096, 250e12);
+        return fake_probe_mpi(req, rc, err, errlen);
+    }
+    if (rc != 0)
         return rc;
     if ((rc = req->on_compute(req->user, "gemm", "f16", 4096, 250e12)) != 0 ||
         (rc = req->on_compute(req->user, "gemm", "f16", 8192, 280e12)) != 0 ||
         (rc = req->on_compute(req->user, "memcpy", "u8", 1 << 20, 1.2e12)) != 0)
         return rc;
     for (int64_t b = req->min_bytes; b <= req->max_bytes; b *= 2) {
-        if ((rc = req->on_comm(req->user, APPROF_COLL_ALL_REDUCE, 2, "f32", b, 1e-5 + b / 1e11)) != 0 ||
-            (rc = req->on_comm(req->user, APPROF_COLL_SEND_RECV, 2, "f32", b, 2e-6 + b / 2e11)) != 0)
+        if ((rc = req->on_comm(req->user, APPROF_COLL_ALL_REDUCE, 1, 2, "f32", b, 1e-5 + b / 1e11)) != 0 ||
+            (rc = req->on_comm(req->user, APPROF_COLL_SEND_RECV, 1, 2, "f32", b, 2e-6 + b / 2e11)) != 0)
             return rc;
     }
     if (req->on_progress)

@@ -11,9 +11,13 @@
 #  3. --workers above the device count: a notice that workers share devices.
 #  4. No device: --backend auto falls back to the analytic model with one
 #     notice and the analytic defaults (1x8, a100-40g); --backend cuda exits 1.
-# Usage: fake_sweep.sh APPROF SQLITE3 FAKE_MODULE_DIR WORKDIR
+#  5. With MPI: mpirun -np 4 approf probe over 2 "hosts" of 2 ranks
+#     (APPROF_MPI_RANKS_PER_HOST=2) stores 1x2, 2x1 and 2x2 curves and the
+#     inter-host figures; mpirun -np 4 approf sweep --backend cuda then takes
+#     the 2x2 cluster, prices with those curves, and equals one process.
+# Usage: fake_sweep.sh APPROF SQLITE3 FAKE_MODULE_DIR WORKDIR [MPIRUN HAVE_MPI]
 set -euo pipefail
-approf=$(realpath "$1") sqlite=$2 work=$4
+approf=$(realpath "$1") sqlite=$2 work=$4 mpirun=${5:-mpirun} have_mpi=${6:-0}
 export APPROF_MODULE_DIR=$3
 fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$work"; mkdir -p "$work"; cd "$work"
@@ -76,4 +80,35 @@ rc=$?
 set -e
 [ $rc = 1 ] || fail "--backend cuda without a device: exit $rc"
 grep -q "backend cuda: no CUDA device: fake module" nodev.err || { cat nodev.err; fail "message"; }
+unset FAKE_APPROF_NODEV
+
+# --- 5 ---------------------------------------------------------------------------
+if [ "$have_mpi" != 1 ] || ! command -v "$mpirun" >/dev/null; then
+  echo "OK (no MPI: section 5 not run)"
+  exit 0
+fi
+export FAKE_APPROF_DEVICES=2 APPROF_MPI_RANKS_PER_HOST=2
+mpi() { "$mpirun" --allow-run-as-root --oversubscribe -x APPROF_MODULE_DIR \
+          -x FAKE_APPROF_DEVICES -x APPROF_MPI_RANKS_PER_HOST -np 4 "$@"; }
+mpi "$approf" probe --db mpi.db --max-bytes 64K --quiet >mpi-probe.out 2>mpi-probe.err ||
+  { cat mpi-probe.out mpi-probe.err; fail "mpirun approf probe"; }
+"$approf" hardware curves show --db mpi.db --hardware-id 1 > mpi-show.txt
+for g in 1x2 2x1 2x2; do
+  for c in all-reduce send-recv; do
+    grep -q "^$c *$g " mpi-show.txt || { cat mpi-show.txt; fail "no $c $g curve"; }
+  done
+done
+[ "$("$sqlite" mpi.db "SELECT inter_host_bandwidth > 0 AND inter_host_latency > 0 FROM hardware")" = 1 ] ||
+  fail "inter-host figures not filled"
+cp mpi.db single.db
+mpi "$approf" sweep --model gpt --num-layers 2 --layers 2 --micro-batches 2 --quiet \
+  --backend cuda --db mpi.db 2>mpi-sweep.err || { cat mpi-sweep.err; fail "mpirun sweep"; }
+grep -q "cluster 2x2: this machine's GPUs on every mpirun host" mpi-sweep.err ||
+  { cat mpi-sweep.err; fail "mpirun default cluster"; }
+grep -q "collectives from 6 measured curves" mpi-sweep.err || fail "mpirun sweep curves"
+unset APPROF_MPI_RANKS_PER_HOST
+sweep single.db --backend cuda --cluster 2x2 --workers 1
+[ "$(rows mpi.db)" = "$(rows single.db)" ] || fail "mpirun sweep differs from one process"
+[ "$("$sqlite" mpi.db "SELECT options FROM sweep")" = "$("$sqlite" single.db "SELECT options FROM sweep")" ] ||
+  fail "options differ"
 echo OK
