@@ -338,6 +338,15 @@ static int probe_group(const ApprofProbeRequest *req, int n, int64_t maxb, int r
     return rc;
 }
 
+/* Every rank's status through pg->agree; a positive status (a callback's
+ * "stopped, and said why") counts as a failure there and stays this rank's
+ * return value. */
+static int agree(const ApprofProcessGroup *pg, int rc)
+{
+    int all = pg->agree(pg->ctx, rc > 0 ? APPROF_EINTR : rc);
+    return rc != 0 ? rc : all;
+}
+
 /* Under mpirun: every HxG group of the ranks (one device each, ranks laid
  * out host by host: rank = host * local_size + local_rank). Collective over
  * the process group: every rank takes part in every bootstrap and
@@ -358,13 +367,8 @@ static int probe_mpi(const ApprofProbeRequest *req, int rc, int64_t maxb, int re
                  pg->rank, pg->size, pg->local_size);
         rc = APPROF_EINVAL;
     }
-    if (pg->agree) {
-        /* a callback's positive "stopped, and said why" stays this rank's */
-        int mine = rc;
-        rc = pg->agree(pg->ctx, rc > 0 ? APPROF_EINTR : rc);
-        if (rc < 0)
-            return mine ? mine : rc;
-    }
+    if (pg->agree)
+        rc = agree(pg, rc);
     if (rc != 0)
         return rc;
     per_host = pg->local_size;
@@ -378,7 +382,7 @@ static int probe_mpi(const ApprofProbeRequest *req, int rc, int64_t maxb, int re
                  pg->rank, (long long)common);
         rc = APPROF_EIO;
     }
-    rc = pg->agree(pg->ctx, rc);
+    rc = agree(pg, rc);
     if (rc < 0)
         return rc;
     ns = approf_probe_sizes(req->min_bytes, common, sizes, MAX_SIZES);
@@ -393,7 +397,7 @@ static int probe_mpi(const ApprofProbeRequest *req, int rc, int64_t maxb, int re
         memset(&id, 0, sizeof id);
         if (pg->rank == 0)
             rc = nccl_ck(ncclGetUniqueId(&id), "ncclGetUniqueId", err, errlen);
-        rc = pg->agree(pg->ctx, rc);
+        rc = agree(pg, rc);
         if (rc == 0)
             rc = pg->bcast(pg->ctx, &id, sizeof id, 0);
         if (rc == 0 && member) {
@@ -410,7 +414,7 @@ static int probe_mpi(const ApprofProbeRequest *req, int rc, int64_t maxb, int re
                                    errlen);
             group_free(&g);
         }
-        rc = pg->agree(pg->ctx, rc);
+        rc = agree(pg, rc);
     }
     return rc;
 }

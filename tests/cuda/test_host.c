@@ -364,6 +364,20 @@ static void test_probe_sizes(void)
     CU_ASSERT_EQUAL(g[2], 8);
     CU_ASSERT_EQUAL(approf_probe_groups(6, g, 8), 2);
     CU_ASSERT_EQUAL(approf_probe_groups(1, g, 8), 0);
+    {
+        /* 2 hosts x 8 ranks: 1x2 1x4 1x8, 2x1 2x2 2x4 2x8 */
+        int h[16], gg[16];
+        CU_ASSERT_EQUAL(approf_probe_mpi_groups(2, 8, h, gg, 16), 7);
+        CU_ASSERT(h[0] == 1 && gg[0] == 2);
+        CU_ASSERT(h[2] == 1 && gg[2] == 8);
+        CU_ASSERT(h[3] == 2 && gg[3] == 1);
+        CU_ASSERT(h[6] == 2 && gg[6] == 8);
+        /* 3 hosts x 6 ranks: powers of two only */
+        CU_ASSERT_EQUAL(approf_probe_mpi_groups(3, 6, h, gg, 16), 5);
+        CU_ASSERT(h[4] == 2 && gg[4] == 4);
+        CU_ASSERT_EQUAL(approf_probe_mpi_groups(1, 1, h, gg, 16), 0);
+        CU_ASSERT_EQUAL(approf_probe_mpi_groups(4, 8, h, gg, 3), 3);
+    }
     CU_ASSERT_EQUAL(approf_probe_iters(1024), 20);
     CU_ASSERT_EQUAL(approf_probe_iters((int64_t)128 << 20), 10);
     CU_ASSERT_EQUAL(approf_probe_iters((int64_t)1 << 30), 5);
