@@ -109,10 +109,13 @@ int approf_sweep_mpi_init(ApprofSweepMpi **out, int *rank, int *size, int *local
          * host, whatever the launcher says (a multi-host layout rehearsed on
          * one machine, or hosts shared memory cannot tell apart) */
         const char *e = getenv("APPROF_MPI_RANKS_PER_HOST");
-        int n = e ? atoi(e) : 0;
-        if (n >= 1 && m->size % n == 0) {
-            *local_rank = m->rank % n;
-            *local_size = n;
+        char *end = NULL;
+        long n = e && *e ? strtol(e, &end, 10) : 0;
+        if (end && *end)
+            n = 0;  /* not a whole number: ignored */
+        if (n >= 1 && n <= m->size && m->size % n == 0) {
+            *local_rank = m->rank % (int)n;
+            *local_size = (int)n;
         }
     }
     m->done = calloc((size_t)m->size, 1);

@@ -78,7 +78,10 @@ int approf_backend_module_init(int abi, ApprofBackend *out, char *err, size_t er
 static int device_count(void)
 {
     const char *e = getenv("FAKE_APPROF_DEVICES");
-    int n = e ? atoi(e) : 2;
+    char *end = NULL;
+    long n = e && *e ? strtol(e, &end, 10) : 2;
+    if (end && *end)
+        n = 2;
     return n >= 1 && n <= 64 ? n : 2;
 }
 
