@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cuda/host.h"
 #include "hardware.h"
 
 typedef enum { FMT_TEXT = 0, FMT_JSON } CurvesFormat;
@@ -149,18 +150,6 @@ out:
     return rc;
 }
 
-/* nccl-tests' bus bandwidth factor of a collective over n devices. */
-static double bus_factor(const char *coll, int n)
-{
-    if (n <= 1)
-        return 1.0;
-    if (!strcmp(coll, "all-reduce"))
-        return 2.0 * (n - 1) / n;
-    if (!strcmp(coll, "send-recv"))
-        return 1.0;
-    return (double)(n - 1) / n;
-}
-
 static int do_show(const char *db_path, const char *spec, int64_t id, CurvesFormat fmt)
 {
     CostdbHardware row;
@@ -204,9 +193,10 @@ static int do_show(const char *db_path, const char *spec, int64_t id, CurvesForm
                 j++;
             if (sscanf(pts[i].group_desc, "%dx%d", &h, &g) != 2)
                 h = g = 1;
-            if (pts[j - 1].seconds > 0)
-                busbw = (double)pts[j - 1].bytes / pts[j - 1].seconds *
-                        bus_factor(pts[i].collective, h * g) / 1e9;
+            for (int k = 0; k < APPROF_COLL_KIND_COUNT; k++)
+                if (!strcmp(pts[i].collective, approf_coll_kind_name((ApprofCollKind)k)))
+                    busbw = approf_algbw(pts[j - 1].bytes, pts[j - 1].seconds) *
+                            approf_busbw_factor((ApprofCollKind)k, h * g) / 1e9;
             printf("%-15s %-7s %-5s %6zu %12lld %12lld %14.3f %14.2f\n", pts[i].collective,
                    pts[i].group_desc, pts[i].dtype, j - i, (long long)pts[i].bytes,
                    (long long)pts[j - 1].bytes, pts[i].seconds * 1e6, busbw);
