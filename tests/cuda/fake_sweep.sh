@@ -88,8 +88,13 @@ if [ "$have_mpi" != 1 ] || ! command -v "$mpirun" >/dev/null; then
   exit 0
 fi
 export FAKE_APPROF_DEVICES=2 APPROF_MPI_RANKS_PER_HOST=2
-mpi() { "$mpirun" --allow-run-as-root --oversubscribe -x APPROF_MODULE_DIR \
-          -x FAKE_APPROF_DEVICES -x APPROF_MPI_RANKS_PER_HOST -np 4 "$@"; }
+# Sanitizer builds: Open MPI keeps allocations to exit in components it
+# dlopens (the same suppressions and settings as tests/mpi/mpi_sweep.sh).
+export OMPI_MCA_mca_base_component_disable_dlclose=1 PMIX_MCA_mca_base_component_disable_dlclose=1
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}fast_unwind_on_malloc=0"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-}${LSAN_OPTIONS:+:}suppressions=$(cd "$(dirname "$0")/../mpi" && pwd)/lsan-openmpi.supp:print_suppressions=0"
+mpi() { "$mpirun" --allow-run-as-root --oversubscribe -x APPROF_MODULE_DIR -x ASAN_OPTIONS \
+          -x LSAN_OPTIONS -x FAKE_APPROF_DEVICES -x APPROF_MPI_RANKS_PER_HOST -np 4 "$@"; }
 mpi "$approf" probe --db mpi.db --max-bytes 64K --quiet >mpi-probe.out 2>mpi-probe.err ||
   { cat mpi-probe.out mpi-probe.err; fail "mpirun approf probe"; }
 "$approf" hardware curves show --db mpi.db --hardware-id 1 > mpi-show.txt
