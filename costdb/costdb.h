@@ -368,6 +368,10 @@ int costdb_print_alpa(Costdb *db, int64_t sweep_id, FILE *out);
 /* One entry line: result[(i, j, s, c), m] = ModuleProfileResult(...). */
 void costdb_format_entry(const CostdbEntry *e, char *buf, size_t len);
 
+/* Writes s as a JSON string literal ("..." with \", \\, \n, \t and
+ * \u00XX escapes; NULL as ""). The one JSON string writer of every tool. */
+void costdb_json_string(FILE *f, const char *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -62,23 +62,19 @@ typedef struct ApprofBackend {
  * Fills *out; returns 0, or APPROF_ENODEV with a message when no device. */
 typedef int (*ApprofBackendModuleInit)(int abi, ApprofBackend *out, char *err, size_t errlen);
 
-/* Optional module entry points (dlsym names "approf_backend_module_init_on"
- * and "approf_backend_module_device_count"): a backend on one device, for
- * one sweep worker per device; and the number of devices. */
+/* Module entry point "approf_backend_module_init_on": a backend on one
+ * device, for one sweep worker per device. */
 typedef int (*ApprofBackendModuleInitOn)(int abi, int device, ApprofBackend *out, char *err,
                                          size_t errlen);
-typedef int (*ApprofBackendModuleDeviceCount)(int abi, int *count, char *err, size_t errlen);
 
 /* The analytic backend (always available). */
 int approf_backend_analytic(ApprofBackend *out);
 /* Opens the CUDA module; APPROF_ENODEV with a one-line reason when the module,
  * the driver or a device is missing. */
 int approf_backend_cuda(ApprofBackend *out, char *err, size_t errlen);
-/* The same on one device (0 <= device < approf_backend_cuda_devices). */
+/* The same on one device (0 <= device < the device_count of
+ * approf_cuda_device_info, cuda/probe.h). */
 int approf_backend_cuda_on(int device, ApprofBackend *out, char *err, size_t errlen);
-/* Devices the CUDA backend can use: 0 when there is no module, driver or
- * device (err says why). */
-int approf_backend_cuda_devices(char *err, size_t errlen);
 void approf_backend_destroy(ApprofBackend *b);
 
 #endif

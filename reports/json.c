@@ -21,7 +21,7 @@ static void num(FILE *f, double v)
 
 static void key(FILE *f, const char *k)
 {
-    rep_json_string(f, k);
+    costdb_json_string(f, k);
     fputs(": ", f);
 }
 
@@ -69,22 +69,22 @@ static void stage_json(const ApreportReport *r, size_t k, FILE *f)
         const RepTensor *t = &s->tensors[i];
         fputs(i ? ",\n      {" : "\n      {", f);
         key(f, "name");
-        rep_json_string(f, t->pl.tensor_name);
+        costdb_json_string(f, t->pl.tensor_name);
         fputs(", ", f);
         key(f, "role");
-        rep_json_string(f, t->pl.role);
+        costdb_json_string(f, t->pl.role);
         fprintf(f, ", \"tensor_index\": %d, \"shape\": ", t->pl.tensor_index);
         shape_array(f, t->pl.shape);
         fputs(", ", f);
         key(f, "dtype");
-        rep_json_string(f, t->pl.dtype);
+        costdb_json_string(f, t->pl.dtype);
         fputs(", ", f);
         key(f, "sharding_spec");
-        rep_json_string(f, t->pl.sharding_spec);
+        costdb_json_string(f, t->pl.sharding_spec);
         fputs(", ", f);
         key(f, "verdict");
         if (t->layout_ok)
-            rep_json_string(f, apreport_verdict_name(t->verdict));
+            costdb_json_string(f, apreport_verdict_name(t->verdict));
         else
             fputs("null", f);
         fprintf(f, ", \"bytes\": %lld, \"local_bytes\": %lld}", (long long)t->bytes,
@@ -108,14 +108,14 @@ static void sched_json(FILE *f, const ApreportSchedule *s)
 int apreport_write_json(const ApreportReport *r, FILE *f)
 {
     fputs("{\n  \"format\": \"approf-report\",\n  \"version\": 1,\n  \"database\": ", f);
-    rep_json_string(f, r->db_label);
+    costdb_json_string(f, r->db_label);
     fputs(",\n  \"name\": ", f);
-    rep_json_string(f, r->name);
+    costdb_json_string(f, r->name);
     fprintf(f, ",\n  \"plan\": {\"id\": %lld, \"sweep_id\": %lld, \"kind\": ", (long long)r->plan.id,
             (long long)r->plan.sweep_id);
-    rep_json_string(f, r->plan.kind);
+    costdb_json_string(f, r->plan.kind);
     fputs(", \"objective\": ", f);
-    rep_json_string(f, r->plan.objective);
+    costdb_json_string(f, r->plan.objective);
     fprintf(f, ", \"micro_batches\": %d, \"global_batch\": %lld, \"cost\": ", r->plan.micro_batches,
             (long long)r->global_batch);
     num(f, r->plan.cost);
@@ -125,9 +125,9 @@ int apreport_write_json(const ApreportReport *r, FILE *f)
     fputs("  \"model\": ", f);
     if (r->has_model) {
         fputs("{\"name\": ", f);
-        rep_json_string(f, r->model.name);
+        costdb_json_string(f, r->model.name);
         fputs(", \"signature\": ", f);
-        rep_json_string(f, r->model.signature);
+        costdb_json_string(f, r->model.signature);
         fputs("}", f);
     } else {
         fputs("null", f);
@@ -135,9 +135,9 @@ int apreport_write_json(const ApreportReport *r, FILE *f)
     fputs(",\n  \"hardware\": ", f);
     if (r->has_hw) {
         fputs("{\"gpu_model\": ", f);
-        rep_json_string(f, r->hw.gpu_model);
+        costdb_json_string(f, r->hw.gpu_model);
         fputs(", \"kind\": ", f);
-        rep_json_string(f, r->hw.kind);
+        costdb_json_string(f, r->hw.kind);
         fputs("}", f);
     } else {
         fputs("null", f);
@@ -152,17 +152,17 @@ int apreport_write_json(const ApreportReport *r, FILE *f)
         const CostdbReshardingTask *t = &r->tasks[i];
         fprintf(f, "%s\n    {\"src_stage\": %d, \"dst_stage\": %d, \"tensor\": ", i ? "," : "",
                 t->src_stage, t->dst_stage);
-        rep_json_string(f, t->tensor_name);
+        costdb_json_string(f, t->tensor_name);
         fputs(", \"shape\": ", f);
         shape_array(f, t->shape);
         fputs(", \"dtype\": ", f);
-        rep_json_string(f, t->dtype);
+        costdb_json_string(f, t->dtype);
         fputs(", \"src_spec\": ", f);
-        rep_json_string(f, t->src_spec);
+        costdb_json_string(f, t->src_spec);
         fputs(", \"dst_spec\": ", f);
-        rep_json_string(f, t->dst_spec);
+        costdb_json_string(f, t->dst_spec);
         fprintf(f, ", \"bytes\": %lld, \"strategy\": ", (long long)t->bytes);
-        rep_json_string(f, t->strategy);
+        costdb_json_string(f, t->strategy);
         fputs(", \"seconds\": ", f);
         num(f, t->seconds);
         fputs("}", f);
@@ -176,20 +176,20 @@ int apreport_write_json(const ApreportReport *r, FILE *f)
         else
             fputs("null", f);
         fputs(", \"tensor\": ", f);
-        rep_json_string(f, c->tensor);
+        costdb_json_string(f, c->tensor);
         fputs(", \"role\": ", f);
-        rep_json_string(f, c->role);
+        costdb_json_string(f, c->role);
         fputs(", \"axis\": ", f);
         if (c->axis >= 0)
             fprintf(f, "%d", c->axis);
         else
             fputs("null", f);
         fputs(", \"kind\": ", f);
-        rep_json_string(f, apreport_conversion_name(c->kind));
+        costdb_json_string(f, apreport_conversion_name(c->kind));
         fputs(", \"collective\": ", f);
-        rep_json_string(f, apreport_conversion_collective(c->kind));
+        costdb_json_string(f, apreport_conversion_collective(c->kind));
         fprintf(f, ", \"flagged\": %s, \"reason\": ", c->flagged ? "true" : "false");
-        rep_json_string(f, c->why);
+        costdb_json_string(f, c->why);
         fputs("}", f);
     }
     fputs("],\n  \"schedules\": {\"1f1b\": ", f);
@@ -201,11 +201,11 @@ int apreport_write_json(const ApreportReport *r, FILE *f)
     for (int i = 0; i < r->deadlock.cycle_len; i++)
         fprintf(f, "%s%d", i ? ", " : "", r->deadlock.cycle[i]);
     fputs("], \"message\": ", f);
-    rep_json_string(f, r->deadlock.message);
+    costdb_json_string(f, r->deadlock.message);
     fputs("},\n  \"warnings\": [", f);
     for (int i = 0; i < r->n_warnings; i++) {
         fputs(i ? ", " : "", f);
-        rep_json_string(f, r->warnings[i]);
+        costdb_json_string(f, r->warnings[i]);
     }
     fputs("]\n}\n", f);
     return ferror(f) ? APREPORT_EIO : 0;

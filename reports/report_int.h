@@ -75,7 +75,6 @@ void rep_shape_text(const char *shape, int jax, char *out, size_t len);
 double rep_gb(int64_t bytes);
 /* Escapes s for HTML or JSON into f. */
 void rep_html_escape(FILE *f, const char *s);
-void rep_json_string(FILE *f, const char *s);
 /* The Python option dict of a config: "{}" or "{'force_batch_dim_to_mesh_dim': 0}". */
 void rep_option_dict(int force_batch_dim, char *out, size_t len);
 

@@ -74,25 +74,6 @@ void rep_html_escape(FILE *f, const char *s)
     }
 }
 
-void rep_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c == '\n')
-            fputs("\\n", f);
-        else if (c == '\t')
-            fputs("\\t", f);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 void rep_option_dict(int force_batch_dim, char *out, size_t len)
 {
     if (force_batch_dim < 0)

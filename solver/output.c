@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "apsolve.h"
+#include "costdb.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -208,21 +209,6 @@ static void json_num(FILE *out, double v)
         fputs("null", out);
 }
 
-static void json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(out, "\\u%04x", c);
-        else
-            fputc(c, out);
-    }
-    fputc('"', out);
-}
-
 static void json_field(FILE *out, const char *name, double v)
 {
     fprintf(out, ", \"%s\": ", name);
@@ -237,7 +223,7 @@ static void json_full(FILE *out, const ApsolveFullEstimate *f, const ApsolveStag
     fprintf(out, ", \"%s\": ", key);
     if (!f->available) {
         fprintf(out, "null, \"%s_unavailable\": ", key);
-        json_str(out, f->why);
+        costdb_json_string(out, f->why);
         return;
     }
     json_num(out, f->total);
@@ -310,9 +296,9 @@ static void json_plan(FILE *out, const ApsolveOutput *o)
 {
     const ApsolvePlan *pl = o->plan;
     fputs("{\"kind\": ", out);
-    json_str(out, o->kind);
+    costdb_json_string(out, o->kind);
     fputs(", \"label\": ", out);
-    json_str(out, o->label);
+    costdb_json_string(out, o->label);
     fprintf(out, ", \"objective\": \"%s\", \"micro_batches\": %d, \"feasible\": %s, \"cost\": ",
             pl->inference ? "inference" : "training", pl->micro_batches,
             pl->feasible ? "true" : "false");

@@ -169,11 +169,16 @@ static int do_show(const char *db_path, const char *spec, int64_t id, CurvesForm
     }
     if (fmt == FMT_JSON) {
         printf("{\"hardware_id\": %lld, \"points\": [", (long long)row.id);
-        for (size_t i = 0; i < n; i++)
-            printf("%s\n {\"collective\": \"%s\", \"group\": \"%s\", \"dtype\": \"%s\", "
-                   "\"bytes\": %lld, \"seconds\": %.17g}",
-                   i ? "," : "", pts[i].collective, pts[i].group_desc, pts[i].dtype,
-                   (long long)pts[i].bytes, pts[i].seconds);
+        for (size_t i = 0; i < n; i++) {
+            printf("%s\n {\"collective\": ", i ? "," : "");
+            costdb_json_string(stdout, pts[i].collective);
+            fputs(", \"group\": ", stdout);
+            costdb_json_string(stdout, pts[i].group_desc);
+            fputs(", \"dtype\": ", stdout);
+            costdb_json_string(stdout, pts[i].dtype);
+            printf(", \"bytes\": %lld, \"seconds\": %.17g}", (long long)pts[i].bytes,
+                   pts[i].seconds);
+        }
         printf("]}\n");
     } else if (!n) {
         printf("hardware %lld (%s): no measured communication curves; sweeps use the "

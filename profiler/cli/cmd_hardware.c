@@ -29,30 +29,15 @@ static void usage(FILE *f)
           "  -h, --help        show this help\n", f);
 }
 
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 #define GIB 1073741824.0
 
 static void json_spec(FILE *f, const ApprofHardwareSpec *hw, int full)
 {
     char fp[256];
     fputs("{\"name\": ", f);
-    json_string(f, hw->name);
+    costdb_json_string(f, hw->name);
     fputs(", \"gpu_model\": ", f);
-    json_string(f, hw->gpu_model);
+    costdb_json_string(f, hw->gpu_model);
     fprintf(f, ", \"memory_gib\": %.15g, \"peak_tflops_f32\": %.15g, \"peak_tflops_f16\": %.15g, "
                "\"peak_tflops_bf16\": %.15g, \"memory_bandwidth_gbs\": %.15g, "
                "\"intra_host_bandwidth_gbs\": %.15g, \"inter_host_bandwidth_gbs\": %.15g, "
@@ -64,7 +49,7 @@ static void json_spec(FILE *f, const ApprofHardwareSpec *hw, int full)
     if (full) {
         approf_hardware_fingerprint(hw, fp, sizeof fp);
         fputs(", \"interconnect\": ", f);
-        json_string(f, hw->interconnect);
+        costdb_json_string(f, hw->interconnect);
         fprintf(f, ", \"memory_reserve_gib\": %.15g, \"available_memory_gib\": %.15g, "
                    "\"intra_host_latency_us\": %.15g, \"inter_host_latency_us\": %.15g, "
                    "\"gemm_efficiency\": %.15g, \"conv_efficiency\": %.15g, "
@@ -74,9 +59,9 @@ static void json_spec(FILE *f, const ApprofHardwareSpec *hw, int full)
                 (double)approf_hardware_available_memory(hw) / GIB, hw->intra_host_latency * 1e6,
                 hw->inter_host_latency * 1e6, hw->gemm_efficiency, hw->conv_efficiency,
                 hw->memory_efficiency, hw->kernel_launch_overhead * 1e6);
-        json_string(f, fp);
+        costdb_json_string(f, fp);
         fputs(", \"source\": ", f);
-        json_string(f, hw->source);
+        costdb_json_string(f, hw->source);
     }
     fputc('}', f);
 }

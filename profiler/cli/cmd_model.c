@@ -191,29 +191,14 @@ static void text_footer(const ApprofLayerStats *t)
            (long long)t->inbound_bytes);
 }
 
-static void json_str(const char *s)
-{
-    putchar('"');
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            printf("\\%c", ch);
-        else if (ch < 0x20)
-            printf("\\u%04x", ch);
-        else
-            putchar(ch);
-    }
-    putchar('"');
-}
-
 static void json_header(const ApprofGraph *g, const ApprofLayering *l, const char *hash)
 {
     fputs("{\"model\": ", stdout);
-    json_str(g->name);
+    costdb_json_string(stdout, g->name);
     printf(", \"dtype\": \"%s\", \"batch_size\": %lld, \"n_ops\": %zu, \"hash\": \"%s\",\n"
            " \"parameters\": %lld, \"layering\": ", approf_dtype_name(g->dtype), (long long)g->batch_size,
            g->n_ops, hash, (long long)approf_graph_num_params(g));
-    json_str(l->option);
+    costdb_json_string(stdout, l->option);
     fputs(",\n \"layers\": [", stdout);
 }
 
@@ -221,9 +206,9 @@ static void json_layer(const ApprofGraph *g, const ApprofLayering *l, int i, con
 {
     printf("%s\n  {\"index\": %d, \"op_begin\": %d, \"op_end\": %d, \"first_op\": ", i ? "," : "", i,
            l->op_begin[i], l->op_end[i]);
-    json_str(g->ops[l->op_begin[i]].name);
+    costdb_json_string(stdout, g->ops[l->op_begin[i]].name);
     fputs(", \"last_op\": ", stdout);
-    json_str(g->ops[l->op_end[i] - 1].name);
+    costdb_json_string(stdout, g->ops[l->op_end[i] - 1].name);
     printf(", \"fwd_flops\": %.17g, \"bwd_flops\": %.17g, \"param_bytes\": %lld, "
            "\"activation_bytes\": %lld, \"inbound_bytes\": %lld}", s->fwd_flops, s->bwd_flops,
            (long long)s->param_bytes, (long long)s->activation_bytes, (long long)s->inbound_bytes);
@@ -374,11 +359,11 @@ int approf_cmd_models(int argc, char **argv)
     for (size_t i = 0; i < n; i++) {
         if (json) {
             printf("%s\n {\"name\": ", i ? "," : "");
-            json_str(e[i].name);
+            costdb_json_string(stdout, e[i].name);
             fputs(", \"description\": ", stdout);
-            json_str(e[i].description);
+            costdb_json_string(stdout, e[i].description);
             fputs(", \"defaults\": ", stdout);
-            json_str(e[i].defaults);
+            costdb_json_string(stdout, e[i].defaults);
             putchar('}');
         } else {
             printf("%-12s %s\n%-12s defaults: %s\n", e[i].name, e[i].description, "", e[i].defaults);

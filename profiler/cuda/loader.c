@@ -121,33 +121,6 @@ int approf_backend_cuda(ApprofBackend *out, char *err, size_t errlen)
     return approf_backend_cuda_on(-1, out, err, errlen);
 }
 
-int approf_backend_cuda_devices(char *err, size_t errlen)
-{
-    char buf[512] = "";
-    ApprofBackendModuleDeviceCount count_fn;
-    void *dl, *sym;
-    int count = 0, rc;
-    if (!err || errlen == 0) {
-        err = buf;
-        errlen = sizeof buf;
-    }
-    err[0] = '\0';
-    dl = open_module(err, errlen);
-    if (!dl)
-        return 0;
-    sym = dlsym(dl, "approf_backend_module_device_count");
-    if (!sym) {
-        snprintf(err, errlen, "no CUDA backend: the module has no device count");
-        dlclose(dl);
-        return 0;
-    }
-    memcpy(&count_fn, &sym, sizeof count_fn);
-    rc = count_fn(APPROF_BACKEND_ABI, &count, err, errlen);
-    one_line(err);
-    dlclose(dl);
-    return rc < 0 ? 0 : count;
-}
-
 int approf_backend_cuda_on(int device, ApprofBackend *out, char *err, size_t errlen)
 {
     char buf[512] = "";

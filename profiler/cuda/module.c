@@ -291,34 +291,11 @@ APPROF_EXPORT int approf_backend_module_init(int abi, ApprofBackend *out, char *
                                              size_t errlen);
 APPROF_EXPORT int approf_backend_module_init_on(int abi, int device, ApprofBackend *out,
                                                 char *err, size_t errlen);
-APPROF_EXPORT int approf_backend_module_device_count(int abi, int *count, char *err,
-                                                     size_t errlen);
 
 /* Entry point (ApprofBackendModuleInit): device APPROF_CUDA_DEVICE (0). */
 int approf_backend_module_init(int abi, ApprofBackend *out, char *err, size_t errlen)
 {
     return approf_backend_module_init_on(abi, -1, out, err, errlen);
-}
-
-/* Devices of this process (ApprofBackendModuleDeviceCount). */
-int approf_backend_module_device_count(int abi, int *count, char *err, size_t errlen)
-{
-    cudaError_t e;
-    if (!count || !err || errlen == 0)
-        return APPROF_EINVAL;
-    *count = 0;
-    if (abi != APPROF_BACKEND_ABI) {
-        snprintf(err, errlen, "no CUDA backend: module ABI %d, approf expects %d",
-                 APPROF_BACKEND_ABI, abi);
-        return APPROF_ENODEV;
-    }
-    e = cudaGetDeviceCount(count);
-    if (e != cudaSuccess) {
-        *count = 0;
-        snprintf(err, errlen, "no CUDA device: cudaGetDeviceCount: %s", cudaGetErrorString(e));
-        return APPROF_ENODEV;
-    }
-    return 0;
 }
 
 /* Entry point "approf_backend_module_init_on" (ApprofBackendModuleInitOn):

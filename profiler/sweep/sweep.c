@@ -254,7 +254,12 @@ static void detect_devices(Sweep *sw, const ApprofSweepConfig *cfg)
     sw->have_gpu_info = 0;
     if (!strcmp(cfg->backend, "model"))
         return;
-    count = approf_backend_cuda_devices(sw->no_gpu_why, sizeof sw->no_gpu_why);
+    /* one look at the machine: the device count and what approf probe
+     * fingerprints */
+    if (approf_cuda_device_info(&sw->gpu_info, sw->no_gpu_why, sizeof sw->no_gpu_why) < 0)
+        return;
+    sw->have_gpu_info = 1;
+    count = sw->gpu_info.device_count;
     if (count <= 0)
         return;
     if (count > APPROF_SWEEP_MAX_DEVICES)
@@ -268,8 +273,6 @@ static void detect_devices(Sweep *sw, const ApprofSweepConfig *cfg)
     } else {
         sw->devices[sw->n_devices++] = sw->local_rank % count;
     }
-    if (approf_cuda_device_info(&sw->gpu_info, NULL, 0) == 0)
-        sw->have_gpu_info = 1;
 }
 
 /* --hardware, else the built-in matching the local GPU, else a100-40g. */

@@ -22,7 +22,6 @@
 EXPORT int approf_backend_module_init(int abi, ApprofBackend *out, char *err, size_t errlen);
 EXPORT int approf_backend_module_init_on(int abi, int device, ApprofBackend *out, char *err,
                                          size_t errlen);
-EXPORT int approf_backend_module_device_count(int abi, int *count, char *err, size_t errlen);
 EXPORT int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeInfo *info,
                                    char *err, size_t errlen);
 
@@ -83,15 +82,6 @@ static int device_count(void)
     if (end && *end)
         n = 2;
     return n >= 1 && n <= 64 ? n : 2;
-}
-
-int approf_backend_module_device_count(int abi, int *count, char *err, size_t errlen)
-{
-    *count = 0;
-    if (abi != APPROF_BACKEND_ABI || nodev(err, errlen))
-        return APPROF_ENODEV;
-    *count = device_count();
-    return 0;
 }
 
 int approf_backend_module_init_on(int abi, int device, ApprofBackend *out, char *err,
