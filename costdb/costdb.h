@@ -135,10 +135,33 @@ typedef struct CostdbSubmesh {
     int hosts, gpus_per_host;         /* (n, m) */
 } CostdbSubmesh;
 
+/* Activation recomputation of a stage variant (docs/variants.md). */
+typedef enum {
+    COSTDB_RECOMPUTE_NONE = 0,        /* keep every saved activation */
+    COSTDB_RECOMPUTE_SELECTIVE,       /* recompute attention scores/softmax (Megatron) */
+    COSTDB_RECOMPUTE_FULL,            /* keep layer inputs, rerun the forward in backward */
+    COSTDB_RECOMPUTE_COUNT
+} CostdbRecompute;
+
+/* "none" | "selective" | "full" (NULL for an out-of-range value). */
+const char *costdb_recompute_name(int r);
+/* The CostdbRecompute of name, or -1. */
+int costdb_recompute_parse(const char *name);
+
+/* One autosharding config of a submesh. Alpa's configs are (logical mesh,
+ * force_batch_dim); approf adds variants of each (docs/variants.md): the
+ * memory level of the sharding solution (0: the fastest, Alpa's ILP
+ * optimum; higher: solutions that keep less memory resident), activation
+ * recomputation and ZeRO sharding across the data-parallel replicas. A
+ * config with memory_level 0, recompute none and zero 0 is Alpa's plain
+ * config; those are the only ones --objective alpa reads. */
 typedef struct CostdbConfig {
     int submesh_index, config_index;
     int logical_a, logical_b;
     int force_batch_dim;              /* -1: no option; else mesh axis (0) */
+    int memory_level;                 /* >= 0 */
+    int recompute;                    /* CostdbRecompute */
+    int zero;                         /* 0..3 */
 } CostdbConfig;
 
 /* One ModuleProfileResult row. compute_cost is +inf when status != OK. */
@@ -155,6 +178,11 @@ typedef struct CostdbEntry {
     int reused;
     CostdbStatus status;
     char error[COSTDB_TEXT_MAX];
+    /* Seconds the stage spends once per iteration after its last backward:
+     * gradient synchronisation across data-parallel replicas plus the
+     * optimizer step (both already divided as ZeRO shards them). < 0:
+     * unknown (stored as NULL; CSV imports, databases before schema 2). */
+    double apply_cost;
 } CostdbEntry;
 
 typedef struct CostdbCommPoint {
