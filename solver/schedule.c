@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Closed forms of the pipeline schedules (schedule.h). 1F1B and GPipe take
+ * Alpa's T = sum c + (B - 1) max c: the first micro-batch crosses every
+ * stage, the other B - 1 follow at the pace of the slowest. The interleaved
+ * schedule splits each device's stage into v model chunks of c/v each: the
+ * first micro-batch's pass through the chunks ahead of the slowest device
+ * costs sum c / v, and that device then works B v - 1 more chunks back to
+ * back, (B - 1/v) max c. For equal costs t this is B t + (n - 1) t / v: the
+ * bubble shrinks by v (Narayanan et al. 2021, section 2.2.2). Peak in-flight
+ * activations follow the warm-up counts of each schedule: n - k - 1
+ * forwards before the first backward in 1F1B, all B in GPipe, and
+ * 2 (n - k - 1) + (v - 1) n model chunks in Megatron-LM's interleaved order;
+ * for the first device that is n + (n - 1)/v micro-batches' worth, the
+ * (1 + (n - 1)/(n v)) factor of Korthikanti et al. 2022 (section 4.2.3).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "schedule.h"
+
+static const char *const names[APSOLVE_SCHEDULE_COUNT] = {"1f1b", "gpipe", "interleaved"};
+
+const char *apsolve_schedule_name(ApsolveSchedule s)
+{
+    return (int)s >= 0 && s < APSOLVE_SCHEDULE_COUNT ? names[s] : NULL;
+}
+
+int apsolve_schedule_parse(const char *name)
+{
+    if (!name)
+        return -1;
+    for (int i = 0; i < APSOLVE_SCHEDULE_COUNT; i++)
+        if (!strcmp(name, names[i]))
+            return i;
+    return -1;
+}
+
+double apsolve_schedule_time(ApsolveSchedule s, int vpp, int B, const double *stage_cost,
+                             size_t n)
+{
+    double sum = 0, max = 0;
+    double v = s == APSOLVE_SCHEDULE_INTERLEAVED && vpp > 1 ? vpp : 1;
+    if (!stage_cost || n == 0 || B < 1 || (int)s < 0 || s >= APSOLVE_SCHEDULE_COUNT)
+        return NAN;
+    for (size_t k = 0; k < n; k++) {
+        sum += stage_cost[k];
+        if (stage_cost[k] > max)
+            max = stage_cost[k];
+    }
+    return sum / v + ((double)B - 1.0 / v) * max;
+}
+
+double apsolve_schedule_in_flight(ApsolveSchedule s, int vpp, int B, int n, int k)
+{
+    if (B < 1 || n < 1 || k < 0 || k >= n || (int)s < 0 || s >= APSOLVE_SCHEDULE_COUNT)
+        return NAN;
+    switch (s) {
+    case APSOLVE_SCHEDULE_GPIPE:
+        return B;
+    case APSOLVE_SCHEDULE_INTERLEAVED:
+        if (vpp > 1) {
+            /* model chunks forwarded before the first backward, plus the
+             * steady state's forward that precedes its backward */
+            double chunks = 2.0 * (n - k - 1) + (double)(vpp - 1) * n + 1;
+            double all = (double)B * vpp;
+            return (chunks < all ? chunks : all) / vpp;
+        }
+        /* fall through: one chunk is plain 1F1B */
+    default:
+        return n - k < B ? n - k : B;
+    }
+}
+
+double apsolve_schedule_transfer_factor(ApsolveSchedule s, int vpp)
+{
+    return s == APSOLVE_SCHEDULE_INTERLEAVED && vpp > 1 ? vpp : 1;
+}
+
+int apsolve_schedule_valid(ApsolveSchedule s, int vpp, int B, int n, char *why, size_t len)
+{
+    char buf[160] = "";
+    if ((int)s < 0 || s >= APSOLVE_SCHEDULE_COUNT)
+        snprintf(buf, sizeof buf, "unknown schedule %d", (int)s);
+    else if (B < 1)
+        snprintf(buf, sizeof buf, "%d micro-batches: need at least 1", B);
+    else if (n < 1)
+        snprintf(buf, sizeof buf, "%d stages: need at least 1", n);
+    else if (s == APSOLVE_SCHEDULE_INTERLEAVED && vpp < 1)
+        snprintf(buf, sizeof buf, "interleaved: %d virtual stages per device: need at least 1",
+                 vpp);
+    else if (s == APSOLVE_SCHEDULE_INTERLEAVED && vpp > 1 && n < 2)
+        snprintf(buf, sizeof buf, "interleaved: needs at least 2 pipeline stages, not %d", n);
+    else if (s == APSOLVE_SCHEDULE_INTERLEAVED && vpp > 1 && B % n != 0)
+        snprintf(buf, sizeof buf,
+                 "interleaved: micro-batches (%d) must be a multiple of the pipeline stages (%d)",
+                 B, n);
+    if (why && len)
+        snprintf(why, len, "%s", buf);
+    return buf[0] == '\0';
+}

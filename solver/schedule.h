@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Pipeline schedules in closed form: the iteration time of a pipeline of n
+ * stages over B micro-batches (Alpa's T for 1F1B and GPipe, the interleaved
+ * 1F1B schedule of Megatron-LM with v model chunks per device), how many
+ * micro-batches' worth of activations a stage keeps alive at its peak, how
+ * often a micro-batch crosses each stage boundary, and which (B, n, v) a
+ * schedule accepts. Pure functions; reports/schedule.c simulates the same
+ * schedules pass by pass and its tests check the two agree.
+ */
+#ifndef APSOLVE_SCHEDULE_H
+#define APSOLVE_SCHEDULE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    APSOLVE_SCHEDULE_1F1B = 0,        /* one forward one backward (PipeDream-Flush) */
+    APSOLVE_SCHEDULE_GPIPE,           /* all forwards, then all backwards */
+    APSOLVE_SCHEDULE_INTERLEAVED,     /* 1F1B over v model chunks per device (Megatron-LM) */
+    APSOLVE_SCHEDULE_COUNT
+} ApsolveSchedule;
+
+/* "1f1b" | "gpipe" | "interleaved"; NULL for an out-of-range value. */
+const char *apsolve_schedule_name(ApsolveSchedule s);
+/* The schedule named name (the names above), or -1. */
+int apsolve_schedule_parse(const char *name);
+
+/* Iteration time of the pipeline whose stage k takes stage_cost[k] seconds
+ * (forward + backward) per micro-batch, over B micro-batches. 1F1B and GPipe:
+ * sum c + (B - 1) max c (Alpa's T). Interleaved with vpp model chunks per
+ * device (each 1/vpp of its stage): sum c / vpp + (B - 1/vpp) max c, which is
+ * T for vpp = 1 and (B + (n - 1)/vpp) t for equal costs t. vpp < 1 counts as
+ * 1. NaN for n == 0, B < 1 or a NULL stage_cost. */
+double apsolve_schedule_time(ApsolveSchedule s, int vpp, int B, const double *stage_cost,
+                             size_t n);
+
+/* Micro-batches' worth of the intermediate activations of stage k (0-based
+ * of n) alive at its peak: 1F1B min(B, n - k); GPipe B; interleaved
+ * min(B vpp, 2 (n - k - 1) + (vpp - 1) n + 1) / vpp (Megatron-LM's warm-up
+ * count of model chunks plus the one in steady state, each chunk holding
+ * 1/vpp of the stage's activations). NaN when k is not in 0..n-1 or B < 1. */
+double apsolve_schedule_in_flight(ApsolveSchedule s, int vpp, int B, int n, int k);
+
+/* How many times one micro-batch's activation crosses each stage boundary
+ * in the forward pass (and its gradient in the backward pass): vpp for
+ * interleaved (>= 1), else 1. */
+double apsolve_schedule_transfer_factor(ApsolveSchedule s, int vpp);
+
+/* 1 when the schedule can run B micro-batches on n stages with vpp chunks,
+ * else 0 with the reason in why (if given; "" when valid). Every schedule
+ * needs B >= 1 and n >= 1; interleaved needs vpp >= 1 and, for vpp >= 2,
+ * n >= 2 and B a multiple of n (Megatron-LM's chunk order); vpp = 1 is
+ * plain 1F1B. */
+int apsolve_schedule_valid(ApsolveSchedule s, int vpp, int B, int n, char *why, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
