@@ -155,6 +155,7 @@ enum {
     APPROF_EDB = -7,        /* cost database failure (see costdb_errmsg) */
     APPROF_ENODEV = -8,     /* backend not available on this machine */
     APPROF_EINTR = -9,      /* interrupted by a signal */
+    APPROF_ENOVARIANT = -10,/* the stage variant asked for does not exist */
 };
 const char *approf_strerror(int err);
 

@@ -35,6 +35,7 @@ const char *approf_strerror(int err)
     case APPROF_EDB: return "cost database failure";
     case APPROF_ENODEV: return "backend not available";
     case APPROF_EINTR: return "interrupted";
+    case APPROF_ENOVARIANT: return "no such stage variant";
     default: return "unknown error";
     }
 }

@@ -71,6 +71,26 @@ int approf_ilp_add_edge(ApprofIlp *p, int u, int v, const double *r);
  * (the default) means no budget. */
 void approf_ilp_set_memory_budget(ApprofIlp *p, double budget);
 
+/* Lagrangian weight (seconds per byte, >= 0; default 0): the solver
+ * minimises sum(cost) + weight * sum(mem) + edges, exactly as with
+ * weight 0 (elimination stays exact: the weighted memory is a node cost).
+ * The objective reported is still the time sum without the memory term. */
+void approf_ilp_set_memory_weight(ApprofIlp *p, double weight);
+
+/* Sum over nodes of mem[v][choice[v]] (bytes). */
+double approf_ilp_memory(const ApprofIlp *p, const int *choice);
+
+/* The supported time-versus-memory Pareto points of p (the lower convex
+ * hull of (time, memory) over all choices), found by bisecting on the
+ * weight (each step one exact weighted solve): at most max_points
+ * solutions, fastest first and each using strictly less memory than the
+ * one before. choices is max_points * n_nodes ints (caller allocated);
+ * times and mems max_points doubles. *n_points gets the count (>= 1 on
+ * success). Errors as approf_ilp_solve. */
+int approf_ilp_pareto(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
+                      int max_points, int *choices, double *times, double *mems,
+                      int *n_points, ApprofIlpStats *stats);
+
 int approf_ilp_num_nodes(const ApprofIlp *p);
 
 /* Solves p with the given method. On success choice[v] (n_nodes entries,

@@ -49,7 +49,24 @@ typedef struct ShardStage {
     ShardOp *ops;
     int *choice;       /* per op, index into ops[o].s */
     double objective;
+    int recompute;     /* ApprofRecompute */
+    int zero;          /* 0..3 */
+    /* Per graph tensor (n_tensors entries): consumers inside the stage, the
+     * first of them, 1 for a stage output (used after the stage or never),
+     * 1 when some op of the stage saves it for the backward pass. */
+    int *t_cons, *t_first;
+    unsigned char *t_out, *t_saved;
+    const int *layer_begin;  /* first op of each layer of the stage (n_layers entries) */
+    int n_layers;
 } ShardStage;
+
+/* 1 when tensor t's only consumer inside the stage is op `consumer`, it is
+ * not a stage output, and consumer needs it split on axis x while its
+ * producer's strategy splits a reduction loop on x: the producer's
+ * all-reduce and the consumer's slice fuse into one reduce-scatter
+ * (sequence parallelism). */
+int shard_fuses_to_reduce_scatter(const ShardStage *st, int t, int x, ShardLayout lp,
+                                  ShardLayout lc, int producer_reduce_split);
 
 void shard_mesh_init(ShardMesh *m, int hosts, int gpus, int a, int b);
 ShardLayout shard_operand_layout(const ShardStrat *s, const int *map, int ndim);

@@ -22,6 +22,7 @@ typedef struct TInfo {
     int used;         /* consumed inside the stage */
     int stage_out;    /* produced inside, consumed after the stage or never */
     int saved;        /* the backward pass reads it */
+    int keep;         /* kept from forward to backward (saved, less what is recomputed) */
     int last_use;     /* last consuming op inside the stage */
     double local;     /* bytes per device */
 } TInfo;
@@ -198,7 +199,8 @@ static void signature(ApprofStageProgram *p)
         }
         h64(&h[r], &p->grad_sync.bytes, sizeof(p->grad_sync.bytes));
         h64(&h[r], &p->grad_sync.axes, sizeof(p->grad_sync.axes));
-        int64_t more[3] = {p->intermediate_size, p->initial_size, p->param_bytes};
+        int64_t more[6] = {p->intermediate_size, p->initial_size, p->param_bytes,
+                           0, p->recompute, p->zero};
         h64(&h[r], more, sizeof(more));
         for (size_t i = 0; i < p->n_placements; i++) {
             h64(&h[r], &p->placements[i].role, sizeof(p->placements[i].role));
@@ -222,14 +224,14 @@ static double transient_peak(const ShardStage *st, const TInfo *ti, int dir)
         if (dir == 0) {
             for (int j = 0; j < op->n_outputs; j++) {
                 const TInfo *t = &ti[op->outputs[j]];
-                if (!t->stage_out && !t->saved)
+                if (!t->stage_out && !t->keep)
                     live += t->local;
             }
             if (live > peak)
                 peak = live;
             for (int i = 0; i < op->n_inputs; i++) {
                 const TInfo *t = &ti[op->inputs[i]];
-                if (t->in_range && t->last_use == o && !t->stage_out && !t->saved)
+                if (t->in_range && t->last_use == o && !t->stage_out && !t->keep)
                     live -= t->local;
             }
         } else {
@@ -252,12 +254,147 @@ static double transient_peak(const ShardStage *st, const TInfo *ti, int dir)
     return peak;
 }
 
+/* Ops the backward reruns: none, every op (full), or the attention core
+ * (selective, as Megatron's): each softmax, the chain of elementwise ops
+ * (scale, mask) back to the batched matmul that produces the scores, and
+ * that matmul. APPROF_ENOVARIANT when selective finds no softmax. */
+static int mark_recompute(const ShardStage *st, unsigned char *recomp)
+{
+    const ApprofGraph *g = st->g;
+    int found = 0;
+    if (st->recompute == APPROF_RECOMPUTE_NONE)
+        return 0;
+    for (int o = 0; o < st->n_ops; o++) {
+        if (st->recompute == APPROF_RECOMPUTE_FULL) {
+            recomp[o] = 1;
+            continue;
+        }
+        if (g->ops[st->op_begin + o].kind != APPROF_OP_SOFTMAX)
+            continue;
+        found = 1;
+        recomp[o] = 1;
+        int q = g->tensors[g->ops[st->op_begin + o].inputs[0]].producer;
+        while (q >= st->op_begin && q < st->op_end) {
+            ApprofOpKind k = g->ops[q].kind;
+            if (k != APPROF_OP_ADD && k != APPROF_OP_MUL && k != APPROF_OP_BATCH_MATMUL)
+                break;
+            recomp[q - st->op_begin] = 1;
+            if (k == APPROF_OP_BATCH_MATMUL)
+                break;
+            q = g->tensors[g->ops[q].inputs[0]].producer;
+        }
+    }
+    return st->recompute == APPROF_RECOMPUTE_SELECTIVE && !found ? APPROF_ENOVARIANT : 0;
+}
+
+/* End (exclusive) of layer k of the stage. */
+static int layer_end(const ShardStage *st, int k)
+{
+    return k + 1 < st->n_layers ? st->layer_begin[k + 1] : st->op_end;
+}
+
+/* What stays alive from forward to backward: what the backward reads, less
+ * the outputs of recomputed ops; with full recomputation only the inputs
+ * of each layer (activations produced before the layer, graph inputs). */
+static void mark_kept(const ShardStage *st, TInfo *ti, const unsigned char *recomp)
+{
+    const ApprofGraph *g = st->g;
+    for (size_t t = 0; t < g->n_tensors; t++) {
+        int pr = g->tensors[t].producer;
+        ti[t].keep = ti[t].saved;
+        if (st->recompute == APPROF_RECOMPUTE_FULL)
+            ti[t].keep = 0;
+        else if (ti[t].saved && ti[t].in_range && pr >= st->op_begin && pr < st->op_end &&
+                 recomp[pr - st->op_begin])
+            ti[t].keep = 0;
+    }
+    if (st->recompute != APPROF_RECOMPUTE_FULL)
+        return;
+    for (int k = 0; k < st->n_layers; k++)
+        for (int o = st->layer_begin[k]; o < layer_end(st, k); o++)
+            for (int i = 0; i < g->ops[o].n_inputs; i++) {
+                int t = g->ops[o].inputs[i];
+                if (g->tensors[t].role != APPROF_TENSOR_PARAM &&
+                    g->tensors[t].producer < st->layer_begin[k])
+                    ti[t].keep = 1;
+            }
+}
+
+/* Extra backward temporaries of recomputation: one layer's recomputed
+ * activations are alive at a time, the largest such layer. */
+static double recompute_temp(const ShardStage *st, const TInfo *ti)
+{
+    const ApprofGraph *g = st->g;
+    double worst = 0.0;
+    for (int k = 0; k < st->n_layers; k++) {
+        double b = 0.0;
+        for (int o = st->layer_begin[k]; o < layer_end(st, k); o++)
+            for (int j = 0; j < g->ops[o].n_outputs; j++) {
+                const TInfo *t = &ti[g->ops[o].outputs[j]];
+                if (t->saved && !t->keep)
+                    b += t->local;
+            }
+        if (b > worst)
+            worst = b;
+    }
+    return worst;
+}
+
+/* ZeRO over the gradient-synchronisation group (docs/variants.md): the
+ * apply-grad collectives, the optimizer bytes, and for ZeRO >= 1 the
+ * optimizer state, >= 2 the gradients (reduce-scattered every
+ * micro-batch), 3 the parameters (all-gathered before the forward and the
+ * backward, one layer at a time) divided by the group size G.
+ * APPROF_ENOVARIANT for ZeRO >= 1 without replicas (G = 1). */
+static int apply_zero(const ShardStage *st, ApprofStageProgram *p, double param_elems,
+                      size_t *ccap)
+{
+    const ApprofCollective *gs = &p->grad_sync;
+    int G = gs->group_size > 1 && gs->bytes > 0 ? gs->group_size : 1, z = st->zero, rc = 0;
+    double S = G > 1 ? gs->bytes : 0.0, esize = (double)approf_dtype_size(st->g->dtype);
+    double S_elems = S / esize, per_elem = 8.0 + (st->g->dtype == APPROF_F32 ? 0.0 : 4.0);
+    double cut = S * (1.0 - 1.0 / G);
+    ApprofCollective c = *gs;
+    if (z > 0 && G <= 1)
+        return APPROF_ENOVARIANT;
+    p->n_apply_colls = 0;
+    if (G > 1) {
+        c.kind = z == 0 ? APPROF_COLL_ALL_REDUCE : APPROF_COLL_REDUCE_SCATTER;
+        if (z <= 1)
+            p->apply_colls[p->n_apply_colls++] = c;
+        c.kind = APPROF_COLL_ALL_GATHER;
+        if (z == 1 || z == 2)
+            p->apply_colls[p->n_apply_colls++] = c;
+    }
+    if (z >= 1)
+        p->initial_size -= (int64_t)llround(S_elems * per_elem * (1.0 - 1.0 / G));
+    if (z >= 2) {
+        p->outvar_size[1] -= (int64_t)llround(cut);
+        c.kind = APPROF_COLL_REDUCE_SCATTER;
+        rc = push_coll(p, 1, &ccap[1], &c);
+    }
+    if (z == 3 && !rc) {
+        double layer = S / (st->n_layers > 0 ? st->n_layers : 1);
+        p->invar_size[0] -= (int64_t)llround(cut);
+        p->invar_size[1] -= (int64_t)llround(cut);
+        p->temp_buffer_size[0] += (int64_t)llround(layer);
+        p->temp_buffer_size[1] += (int64_t)llround(2.0 * layer);
+        c.kind = APPROF_COLL_ALL_GATHER;
+        rc = push_coll(p, 0, &ccap[0], &c);
+        if (!rc)
+            rc = push_coll(p, 1, &ccap[1], &c);
+    }
+    p->optimizer_bytes = (param_elems - S_elems + S_elems / (z >= 1 ? G : 1)) * (24.0 + esize);
+    return rc;
+}
+
 int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
 {
     const ApprofGraph *g = st->g;
     const ShardMesh *m = &st->mesh;
     size_t kcap[2] = {0, 0}, ccap[2] = {0, 0}, pcap = 0;
     int rc = 0;
+    unsigned char *recomp = NULL;
     TInfo *ti = calloc(g->n_tensors ? g->n_tensors : 1, sizeof(TInfo));
     if (!ti)
         return APPROF_ENOMEM;
@@ -312,6 +449,17 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             ti[t].local = shard_local_bytes(&g->tensors[t], ti[t].L, m);
     }
 
+    /* Recomputation: which ops the backward reruns, what stays kept. */
+    recomp = calloc((size_t)(st->n_ops > 0 ? st->n_ops : 1), 1);
+    if (!recomp) {
+        rc = APPROF_ENOMEM;
+        goto cleanup;
+    }
+    rc = mark_recompute(st, recomp);
+    if (rc)
+        goto cleanup;
+    mark_kept(st, ti, recomp);
+
     /* Kernels and collectives. */
     p->grad_sync.kind = APPROF_COLL_ALL_REDUCE;
     p->grad_sync.op = -1;
@@ -328,13 +476,30 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                 rc = n;
             for (int i = 0; i < n && !rc; i++)
                 rc = push_kernel(p, ph, &kcap[ph], &k[i]);
+            /* the recomputed forward runs inside the backward module */
+            for (int i = 0; ph == 0 && recomp[o] && i < n && !rc; i++)
+                rc = push_kernel(p, 1, &kcap[1], &k[i]);
         }
         for (int x = 0; x < 2 && !rc; x++) {
             if (s->ax[x] < 0 || so->sp.kind[s->ax[x]] != APPROF_ITER_REDUCE)
                 continue;
             for (int j = 0; j < op->n_outputs && !rc; j++) {
                 ApprofCollective c = {APPROF_COLL_ALL_REDUCE, x ? APPROF_AXIS1 : APPROF_AXIS0,
-                                      m->n[x], m->cross[x], ti[op->outputs[j]].local, so->op};
+                                      m->n[x], m->cross[x], ti[op->outputs[j]].local, so->op,
+                                      m->hosts[x]};
+                int t = op->outputs[j], q = st->t_first[t];
+                if (q >= 0) {
+                    const ShardOp *cs = &st->ops[q - st->op_begin];
+                    const ApprofOp *cop = &g->ops[q];
+                    int slot = 0;
+                    while (slot < cop->n_inputs && cop->inputs[slot] != t)
+                        slot++;
+                    ShardLayout lc = shard_operand_layout(&cs->s[st->choice[q - st->op_begin]],
+                                                          cs->sp.in_map[slot],
+                                                          g->tensors[t].ndim);
+                    if (shard_fuses_to_reduce_scatter(st, t, x, ti[t].L, lc, 1))
+                        c.kind = APPROF_COLL_REDUCE_SCATTER;
+                }
                 rc = push_coll(p, 0, &ccap[0], &c);
             }
         }
@@ -380,6 +545,14 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     }
     if (rc)
         goto cleanup;
+    for (size_t i = 0, n0 = p->n_colls[0]; i < n0 && !rc; i++) {
+        const ApprofCollective c = p->colls[0][i];
+        if (st->recompute == APPROF_RECOMPUTE_FULL ||
+            (c.op >= st->op_begin && c.op < st->op_end && recomp[c.op - st->op_begin]))
+            rc = push_coll(p, 1, &ccap[1], &c);
+    }
+    if (rc)
+        goto cleanup;
     if (p->grad_sync.axes == (APPROF_AXIS0 | APPROF_AXIS1)) {
         p->grad_sync.group_size = m->n[0] * m->n[1];
         p->grad_sync.crosses_hosts = m->cross_both;
@@ -420,13 +593,13 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                     param_elems += inf->local / (double)approf_dtype_size(ten->dtype);
                 } else if (role == 1) {
                     sin += inf->local;
-                    if (inf->saved)
+                    if (inf->keep)
                         sin_saved += inf->local;
                     if (ten->role != APPROF_TENSOR_INPUT)
                         sin_grads += inf->local;
                 } else {
                     sout += inf->local;
-                    if (inf->saved)
+                    if (inf->keep)
                         sout_saved += inf->local;
                 }
             }
@@ -434,7 +607,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     if (rc)
         goto cleanup;
     for (size_t t = 0; t < g->n_tensors; t++)
-        if (ti[t].in_range && ti[t].saved && !ti[t].stage_out)
+        if (ti[t].in_range && ti[t].keep && !ti[t].stage_out)
             saved_act += ti[t].local;
     p->param_bytes = (int64_t)llround(params);
     p->invar_size[0] = (int64_t)llround(sin + params);
@@ -442,15 +615,20 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     p->temp_buffer_size[0] = (int64_t)llround(transient_peak(st, ti, 0));
     p->invar_size[1] = (int64_t)llround(params + saved_act + sin_saved + sout_saved + sout);
     p->outvar_size[1] = (int64_t)llround(sin_grads + params);
-    p->temp_buffer_size[1] = (int64_t)llround(transient_peak(st, ti, 1));
-    for (int ph = 0; ph < 2; ph++)
-        p->peak_memory[ph] = p->invar_size[ph] + p->outvar_size[ph] + p->temp_buffer_size[ph];
+    p->temp_buffer_size[1] = (int64_t)llround(transient_peak(st, ti, 1) +
+                                              recompute_temp(st, ti));
     p->intermediate_size = (int64_t)llround(saved_act + sin_saved + sout_saved);
     /* Adam: two f32 moments, plus an f32 master copy for 16-bit training. */
     double per_elem = 8.0 + (g->dtype == APPROF_F32 ? 0.0 : 4.0);
     p->initial_size = (int64_t)llround(param_elems * per_elem);
+    rc = apply_zero(st, p, param_elems, ccap);
+    if (rc)
+        goto cleanup;
+    for (int ph = 0; ph < 2; ph++)
+        p->peak_memory[ph] = p->invar_size[ph] + p->outvar_size[ph] + p->temp_buffer_size[ph];
     signature(p);
 cleanup:
     free(ti);
+    free(recomp);
     return rc;
 }

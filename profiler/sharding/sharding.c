@@ -15,6 +15,19 @@
 
 #include "sharding/internal.h"
 
+/* Most memory levels a request may ask for. */
+#define SHARD_MAX_LEVELS 8
+
+/* The Pareto set of the last stage solved, kept for its other variants
+ * (the sweep profiles every variant of a (range, mesh, config) in a row). */
+typedef struct ParetoMemo {
+    int valid;
+    int key[8];
+    int n_ops, n_points;
+    int *choices;                 /* n_points * n_ops */
+    double times[SHARD_MAX_LEVELS];
+} ParetoMemo;
+
 struct ApprofShardContext {
     const ApprofGraph *g;
     const ApprofLayering *l;
@@ -22,6 +35,7 @@ struct ApprofShardContext {
     int micro_batches;
     ApprofIlpCache *cache;
     ApprofShardStats st;
+    ParetoMemo memo;
 };
 
 int approf_shard_context_new(const ApprofGraph *g, const ApprofLayering *l,
@@ -50,6 +64,7 @@ void approf_shard_context_free(ApprofShardContext **ctx)
     if (!ctx || !*ctx)
         return;
     approf_ilp_cache_free(&(*ctx)->cache);
+    free((*ctx)->memo.choices);
     free(*ctx);
     *ctx = NULL;
 }
@@ -277,6 +292,54 @@ static double node_cost(const ShardStage *st, int o, const ShardStrat *s)
     return t;
 }
 
+/* Bytes per element that a parameter keeps resident with its gradient and
+ * Adam state (two f32 moments, plus an f32 master copy in 16-bit training),
+ * relative to the parameter's own bytes. */
+static double param_state_factor(ApprofDtype dt)
+{
+    double e = (double)approf_dtype_size(dt);
+    return (e + e + 8.0 + (dt == APPROF_F32 ? 0.0 : 4.0)) / e;
+}
+
+/* Node memory of strategy s of op o: what it keeps resident per device —
+ * the parameters it is the first consumer of (with gradient and optimizer
+ * state) and its outputs that the backward pass reads. */
+static double node_mem(const ShardStage *st, int o, const ShardStrat *s)
+{
+    const ApprofGraph *g = st->g;
+    const ShardOp *so = &st->ops[o];
+    const ApprofOp *op = &g->ops[so->op];
+    double mem = 0.0;
+    for (int i = 0; i < op->n_inputs; i++) {
+        int t = op->inputs[i];
+        const ApprofTensor *it = &g->tensors[t];
+        if (it->role != APPROF_TENSOR_PARAM || st->t_first[t] != so->op)
+            continue;
+        ShardLayout L = shard_operand_layout(s, so->sp.in_map[i], it->ndim);
+        mem += shard_local_bytes(it, L, &st->mesh) * param_state_factor(it->dtype);
+    }
+    for (int j = 0; j < op->n_outputs; j++) {
+        int t = op->outputs[j];
+        if (!st->t_saved[t])
+            continue;
+        ShardLayout L = shard_operand_layout(s, so->sp.out_map[j], g->tensors[t].ndim);
+        mem += shard_local_bytes(&g->tensors[t], L, &st->mesh);
+    }
+    return mem;
+}
+
+int shard_fuses_to_reduce_scatter(const ShardStage *st, int t, int x, ShardLayout lp,
+                                  ShardLayout lc, int producer_reduce_split)
+{
+    return producer_reduce_split && st->mesh.n[x] > 1 && lp.d[x] < 0 && lc.d[x] >= 0 &&
+           st->t_cons[t] == 1 && !st->t_out[t];
+}
+
+static int reduce_split(const ShardOp *so, const ShardStrat *s, int x)
+{
+    return s->ax[x] >= 0 && so->sp.kind[s->ax[x]] == APPROF_ITER_REDUCE;
+}
+
 static int edge_matrix(const ShardStage *st, int op_p, int op_c, int in_slot, double *r)
 {
     const ApprofGraph *g = st->g;
@@ -301,6 +364,17 @@ static int edge_matrix(const ShardStage *st, int op_p, int op_c, int in_slot, do
                 sec += shard_coll_seconds(st->hw, &f[q]);
             for (int q = 0; q < nb; q++)
                 sec += shard_coll_seconds(st->hw, &bw[q]);
+            /* Sequence parallelism: the producer's all-reduce (in its node
+             * cost) becomes a reduce-scatter when this consumer wants the
+             * tensor split over the same axis. */
+            for (int x = 0; x < 2; x++) {
+                if (!shard_fuses_to_reduce_scatter(st, t, x, lp, lc, reduce_split(sp, &sp->s[a], x)))
+                    continue;
+                double bytes = shard_local_bytes(ten, lp, &st->mesh);
+                ApprofCollective ar = coll(&st->mesh, APPROF_COLL_ALL_REDUCE, x, bytes, op_p);
+                ApprofCollective rs = coll(&st->mesh, APPROF_COLL_REDUCE_SCATTER, x, bytes, op_p);
+                sec += shard_coll_seconds(st->hw, &rs) - shard_coll_seconds(st->hw, &ar);
+            }
             r[(size_t)a * sc->k + b] = sec;
         }
     }
@@ -314,14 +388,80 @@ static void stage_free(ShardStage *st)
             free(st->ops[o].s);
     free(st->ops);
     free(st->choice);
+    free(st->t_cons);
+    free(st->t_first);
+    free(st->t_out);
+    free(st->t_saved);
 }
 
-static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, ApprofIlpMethod method,
+/* Per-tensor facts of the stage the ILP and the program need. */
+static int stage_tensors(ShardStage *st)
+{
+    const ApprofGraph *g = st->g;
+    size_t nt = g->n_tensors ? g->n_tensors : 1;
+    st->t_cons = calloc(nt, sizeof(int));
+    st->t_first = malloc(nt * sizeof(int));
+    st->t_out = calloc(nt, 1);
+    st->t_saved = calloc(nt, 1);
+    if (!st->t_cons || !st->t_first || !st->t_out || !st->t_saved)
+        return APPROF_ENOMEM;
+    for (size_t t = 0; t < g->n_tensors; t++)
+        st->t_first[t] = -1;
+    for (int o = st->op_begin; o < st->op_end; o++) {
+        const ApprofOp *op = &g->ops[o];
+        unsigned saved = approf_op_saved_mask(g, o);
+        for (int i = 0; i < op->n_inputs; i++) {
+            int t = op->inputs[i];
+            st->t_cons[t]++;
+            if (st->t_first[t] < 0)
+                st->t_first[t] = o;
+            if (saved & APPROF_SAVED_INPUT(i))
+                st->t_saved[t] = 1;
+        }
+        for (int j = 0; j < op->n_outputs; j++)
+            if (saved & APPROF_SAVED_OUTPUT(j))
+                st->t_saved[op->outputs[j]] = 1;
+    }
+    for (int o = st->op_begin; o < st->op_end; o++) {
+        const ApprofOp *op = &g->ops[o];
+        for (int j = 0; j < op->n_outputs; j++)
+            if (st->t_cons[op->outputs[j]] == 0)
+                st->t_out[op->outputs[j]] = 1;
+    }
+    for (size_t o = 0; o < g->n_ops; o++) {
+        if ((int)o >= st->op_begin && (int)o < st->op_end)
+            continue;
+        for (int i = 0; i < g->ops[o].n_inputs; i++) {
+            int t = g->ops[o].inputs[i];
+            int p = g->tensors[t].producer;
+            if (p >= st->op_begin && p < st->op_end)
+                st->t_out[t] = 1;
+        }
+    }
+    return 0;
+}
+
+static void memo_key(const ApprofShardRequest *req, int levels, int *key)
+{
+    int k[8] = {req->start_layer, req->end_layer, req->mesh_hosts, req->mesh_gpus,
+                req->logical_a, req->logical_b, req->force_batch_dim,
+                levels * 16 + (int)req->method};
+    memcpy(key, k, sizeof k);
+}
+
+/* Enumerates the strategies of every op, then takes the Pareto set of the
+ * stage's sharding ILP from the memo or solves it (node memory: node_mem),
+ * and sets st->choice to the point req->memory_level. */
+static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, const ApprofShardRequest *req,
                            char *err, size_t errlen)
 {
     ApprofIlp *ilp = NULL;
-    double *cost = NULL, *r = NULL;
-    int rc = 0, maxk = 1;
+    double *cost = NULL, *mem = NULL, *r = NULL;
+    int rc = 0, maxk = 1, key[8];
+    int levels = req->memory_levels > 0 ? req->memory_levels : 1;
+    ParetoMemo *memo = &ctx->memo;
+    if (levels > SHARD_MAX_LEVELS)
+        levels = SHARD_MAX_LEVELS;
     for (int o = 0; o < st->n_ops; o++) {
         ShardOp *so = &st->ops[o];
         so->op = st->op_begin + o;
@@ -344,46 +484,85 @@ static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, ApprofIlpMet
         if (so->k > maxk)
             maxk = so->k;
     }
-    cost = malloc((size_t)maxk * sizeof(double));
-    r = malloc((size_t)maxk * maxk * sizeof(double));
     st->choice = malloc((size_t)(st->n_ops > 0 ? st->n_ops : 1) * sizeof(int));
-    if (!cost || !r || !st->choice || approf_ilp_new(&ilp)) {
+    if (!st->choice) {
         rc = APPROF_ENOMEM;
         goto cleanup;
     }
-    for (int o = 0; o < st->n_ops; o++) {
-        for (int a = 0; a < st->ops[o].k; a++)
-            cost[a] = node_cost(st, o, &st->ops[o].s[a]);
-        if (approf_ilp_add_node(ilp, st->ops[o].k, cost, NULL) < 0) {
+    memo_key(req, levels, key);
+    if (!(memo->valid && memo->n_ops == st->n_ops && !memcmp(memo->key, key, sizeof key))) {
+        int *choices = malloc((size_t)levels * (size_t)(st->n_ops > 0 ? st->n_ops : 1) *
+                              sizeof(int));
+        double mems[SHARD_MAX_LEVELS];
+        int np = 0;
+        memo->valid = 0;
+        cost = malloc((size_t)maxk * sizeof(double));
+        mem = malloc((size_t)maxk * sizeof(double));
+        r = malloc((size_t)maxk * maxk * sizeof(double));
+        if (!choices || !cost || !mem || !r || approf_ilp_new(&ilp)) {
+            free(choices);
             rc = APPROF_ENOMEM;
             goto cleanup;
         }
-    }
-    for (int o = 0; o < st->n_ops; o++) {
-        const ApprofOp *op = &st->g->ops[st->op_begin + o];
-        for (int i = 0; i < op->n_inputs; i++) {
-            int p = st->g->tensors[op->inputs[i]].producer;
-            if (p < st->op_begin || p >= st->op_end)
-                continue;
-            rc = edge_matrix(st, p, st->op_begin + o, i, r);
-            if (!rc && approf_ilp_add_edge(ilp, p - st->op_begin, o, r) < 0)
+        free(memo->choices);
+        memo->choices = choices;
+        for (int o = 0; o < st->n_ops; o++) {
+            for (int a = 0; a < st->ops[o].k; a++) {
+                cost[a] = node_cost(st, o, &st->ops[o].s[a]);
+                mem[a] = node_mem(st, o, &st->ops[o].s[a]);
+            }
+            if (approf_ilp_add_node(ilp, st->ops[o].k, cost, mem) < 0) {
                 rc = APPROF_ENOMEM;
-            if (rc)
                 goto cleanup;
+            }
         }
-    }
-    ApprofIlpStats ist;
-    rc = approf_ilp_solve(ilp, method, ctx->cache, st->choice, &st->objective, &ist);
-    if (ist.cached)
+        for (int o = 0; o < st->n_ops; o++) {
+            const ApprofOp *op = &st->g->ops[st->op_begin + o];
+            for (int i = 0; i < op->n_inputs; i++) {
+                int p = st->g->tensors[op->inputs[i]].producer;
+                if (p < st->op_begin || p >= st->op_end)
+                    continue;
+                rc = edge_matrix(st, p, st->op_begin + o, i, r);
+                if (!rc && approf_ilp_add_edge(ilp, p - st->op_begin, o, r) < 0)
+                    rc = APPROF_ENOMEM;
+                if (rc)
+                    goto cleanup;
+            }
+        }
+        ApprofIlpStats ist;
+        memset(&ist, 0, sizeof ist);
+        rc = approf_ilp_pareto(ilp, req->method, ctx->cache, levels, memo->choices, memo->times,
+                               mems, &np, &ist);
+        if (ist.cached)
+            ctx->st.cached++;
+        else
+            ctx->st.solved++;
+        ctx->st.cbc_runs += (size_t)(ist.used_cbc && !ist.cached);
+        if (rc) {
+            snprintf(err, errlen, "sharding ILP: %s", approf_strerror(rc));
+            goto cleanup;
+        }
+        memcpy(memo->key, key, sizeof key);
+        memo->n_ops = st->n_ops;
+        memo->n_points = np;
+        memo->valid = 1;
+    } else {
         ctx->st.cached++;
-    else
-        ctx->st.solved++;
-    ctx->st.cbc_runs += (size_t)(ist.used_cbc && !ist.cached);
-    if (rc)
-        snprintf(err, errlen, "sharding ILP: %s", approf_strerror(rc));
+    }
+    if (req->memory_level < 0 || req->memory_level >= memo->n_points) {
+        snprintf(err, errlen, "memory level %d: the stage's sharding has %d distinct "
+                 "time/memory point%s", req->memory_level, memo->n_points,
+                 memo->n_points == 1 ? "" : "s");
+        rc = APPROF_ENOVARIANT;
+        goto cleanup;
+    }
+    memcpy(st->choice, memo->choices + (size_t)req->memory_level * (size_t)st->n_ops,
+           (size_t)st->n_ops * sizeof(int));
+    st->objective = memo->times[req->memory_level];
 cleanup:
     approf_ilp_free(&ilp);
     free(cost);
+    free(mem);
     free(r);
     return rc;
 }
@@ -409,7 +588,8 @@ int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
         req->end_layer >= l->n_layers || req->logical_a < 1 || req->logical_b < 1 ||
         req->mesh_hosts < 1 || req->mesh_gpus < 1 ||
         req->logical_a * req->logical_b != req->mesh_hosts * req->mesh_gpus ||
-        (req->force_batch_dim != -1 && req->force_batch_dim != 0)) {
+        (req->force_batch_dim != -1 && req->force_batch_dim != 0) || req->zero < 0 ||
+        req->zero > 3 || req->recompute < 0 || req->recompute >= APPROF_RECOMPUTE_COUNT) {
         snprintf(err, errlen, "bad stage request: layers %d..%d of %d, mesh (%d, %d), logical (%d, %d)",
                  req->start_layer, req->end_layer, l->n_layers, req->mesh_hosts, req->mesh_gpus,
                  req->logical_a, req->logical_b);
@@ -422,13 +602,19 @@ int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
     st.op_end = l->op_end[req->end_layer];
     st.n_ops = st.op_end - st.op_begin;
     st.force = req->force_batch_dim;
+    st.recompute = req->recompute;
+    st.zero = req->zero;
+    st.layer_begin = &l->op_begin[req->start_layer];
+    st.n_layers = req->end_layer - req->start_layer + 1;
     shard_mesh_init(&st.mesh, req->mesh_hosts, req->mesh_gpus, req->logical_a, req->logical_b);
     st.ops = calloc((size_t)(st.n_ops > 0 ? st.n_ops : 1), sizeof(ShardOp));
     if (!st.ops) {
         rc = APPROF_ENOMEM;
         goto cleanup;
     }
-    rc = build_and_solve(ctx, &st, req->method, err, errlen);
+    rc = stage_tensors(&st);
+    if (!rc)
+        rc = build_and_solve(ctx, &st, req, err, errlen);
     if (rc)
         goto cleanup;
     memset(out, 0, sizeof(*out));
@@ -443,8 +629,15 @@ int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
     out->force_batch_dim = req->force_batch_dim;
     out->dtype = ctx->g->dtype;
     out->ilp_objective = st.objective;
+    out->memory_level = req->memory_level;
+    out->recompute = req->recompute;
+    out->zero = req->zero;
     rc = shard_build_program(&st, out);
-    if (rc) {
+    if (rc == APPROF_ENOVARIANT) {
+        snprintf(err, errlen, "%s", st.zero ? "ZeRO: the stage has no data-parallel replicas"
+                                            : "selective recomputation: the stage has no attention");
+        approf_stage_program_clear(out);
+    } else if (rc) {
         snprintf(err, errlen, "building the stage program: %s", approf_strerror(rc));
         approf_stage_program_clear(out);
     }

@@ -56,6 +56,13 @@ typedef struct ApprofShardRequest {
     int logical_a, logical_b;     /* logical mesh, a * b == n * m */
     int force_batch_dim;          /* -1 ({}) or 0 (force_batch_dim_to_mesh_dim: 0) */
     ApprofIlpMethod method;       /* APPROF_ILP_AUTO normally */
+    /* The variant (docs/variants.md). memory_levels K >= 1 (0 reads as 1)
+     * is how many points of the time-versus-memory Pareto set the sweep
+     * keeps; memory_level < K picks one (0: the fastest = Alpa's ILP
+     * optimum). recompute: ApprofRecompute. zero: 0..3. */
+    int memory_level, memory_levels;
+    int recompute;
+    int zero;
 } ApprofShardRequest;
 
 typedef struct ApprofShardStats {
@@ -81,7 +88,15 @@ void approf_shard_context_stats(const ApprofShardContext *ctx, ApprofShardStats 
  * parameter gradients); temp = peak of the transient tensors; peak = the
  * sum; intermediate = saved activations; initial = Adam state: two f32
  * moments per local parameter plus an f32 master copy for f16/bf16.
- * Returns 0, APPROF_EINFEASIBLE (no strategy combination), APPROF_EINVAL,
+ * The memory each strategy keeps resident (parameters with their gradient
+ * and optimizer state, saved activations) is the ILP's node memory; the
+ * Pareto set over it is computed once per (range, mesh, config) and kept
+ * for the variants that follow. Recomputation and ZeRO transform the
+ * program of the chosen solution (docs/variants.md).
+ * Returns 0, APPROF_EINFEASIBLE (no strategy combination), APPROF_ENOVARIANT
+ * (the variant does not exist for this stage: fewer Pareto points than
+ * memory_level + 1, ZeRO without data-parallel replicas, selective
+ * recomputation without attention; err says which), APPROF_EINVAL,
  * APPROF_ENOMEM or APPROF_EUNSUPPORTED, with a message in err. */
 int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
                        ApprofStageProgram *out, char *err, size_t errlen);
