@@ -348,11 +348,14 @@ int costdb_status_parse(const char *s, CostdbStatus *out);
  * is replaced (a re-profiled stage overwrites its placements). */
 int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p, size_t n);
 /* Placements of one (i, j, s, c) ordered by role (param, input, output),
- * then tensor_index. */
+ * then tensor_index. For a variant config c these are the placements stored
+ * under its owner (same logical mesh, force flag and memory level, recompute
+ * none, zero 0: docs/variants.md); the rows carry config_index c. */
 int costdb_placements_get(Costdb *db, int64_t sweep_id, int start, int end, int submesh,
                           int config, CostdbPlacement **out, size_t *n);
-/* Every placement of a sweep ordered by (submesh, start, end, config, role,
- * tensor_index); *out malloc'd (free()), *n may be 0. */
+/* Every placement of a sweep as stored (owner configs only, no variant
+ * mapping) ordered by (submesh, start, end, config, role, tensor_index);
+ * *out malloc'd (free()), *n may be 0. */
 int costdb_placements_list(Costdb *db, int64_t sweep_id, CostdbPlacement **out, size_t *n);
 
 /* ---- plans -------------------------------------------------------------- */

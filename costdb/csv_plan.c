@@ -289,6 +289,7 @@ static int plan_configs(const Ctx *c, Rec *recs, size_t n, CdbImportPlan *plan)
             if ((rc = cdb_grow(c->t->db, (void **)&plan->configs, &cap, plan->n_configs + 1,
                                sizeof *plan->configs)) < 0)
                 return rc;
+            memset(&plan->configs[k], 0, sizeof plan->configs[k]);
             plan->configs[k].submesh_index = recs[i].submesh;
             plan->configs[k].config_index = next;
             plan->configs[k].logical_a = recs[i].la;

@@ -6,6 +6,7 @@
  * written as they are produced, each batch in its own transaction unless the
  * caller holds one.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,9 @@ static const char *const sweep_status_names[] = {
 };
 static const char *const entry_status_names[] = {
     "ok", "oom", "failed", "timeout", "skipped",
+};
+static const char *const recompute_names[COSTDB_RECOMPUTE_COUNT] = {
+    "none", "selective", "full",
 };
 #define N_SWEEP_STATUS (sizeof sweep_status_names / sizeof sweep_status_names[0])
 #define N_ENTRY_STATUS (sizeof entry_status_names / sizeof entry_status_names[0])
@@ -53,6 +57,19 @@ int costdb_status_parse(const char *s, CostdbStatus *out)
     return COSTDB_EINVAL;
 }
 
+const char *costdb_recompute_name(int r)
+{
+    return r >= 0 && r < COSTDB_RECOMPUTE_COUNT ? recompute_names[r] : NULL;
+}
+
+int costdb_recompute_parse(const char *name)
+{
+    for (int i = 0; name && i < COSTDB_RECOMPUTE_COUNT; i++)
+        if (!strcmp(name, recompute_names[i]))
+            return i;
+    return -1;
+}
+
 /* ---- sweeps ------------------------------------------------------------- */
 
 static const char sql_sweep_insert[] =
@@ -67,7 +84,8 @@ static const char sql_submesh_insert[] =
     " VALUES (?1, ?2, ?3, ?4)";
 static const char sql_config_insert[] =
     "INSERT INTO sweep_config (sweep_id, submesh_index, config_index, logical_a,"
-    " logical_b, force_batch_dim) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+    " logical_b, force_batch_dim, memory_level, recompute, zero)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 #define SWEEP_SELECT                                                                 \
     "SELECT id, name, model_id, hardware_id, cluster_hosts, cluster_gpus,"          \
     " global_batch, micro_batches, num_layers, layer_option, submesh_space,"        \
@@ -84,8 +102,8 @@ static const char sql_submeshes_get[] =
     "SELECT submesh_index, hosts, gpus_per_host FROM sweep_submesh WHERE sweep_id = ?1"
     " ORDER BY submesh_index";
 static const char sql_configs_get[] =
-    "SELECT submesh_index, config_index, logical_a, logical_b, force_batch_dim"
-    " FROM sweep_config WHERE sweep_id = ?1 ORDER BY submesh_index, config_index";
+    "SELECT submesh_index, config_index, logical_a, logical_b, force_batch_dim,"
+    " memory_level, recompute, zero FROM sweep_config WHERE sweep_id = ?1 ORDER BY submesh_index, config_index";
 
 static int sweep_check(Costdb *db, const CostdbSweep *s)
 {
@@ -111,6 +129,20 @@ static int sweep_check(Costdb *db, const CostdbSweep *s)
     return 0;
 }
 
+/* The variant fields have no SQL-side name for a bad recompute value, so
+ * all three are checked here with a message naming the config. */
+static int config_check(Costdb *db, const CostdbConfig *c)
+{
+    if (c->memory_level < 0 || !costdb_recompute_name(c->recompute) || c->zero < 0 ||
+        c->zero > 3)
+        return cdb_err(db, COSTDB_EINVAL,
+                       "%s: config (%d, %d): bad variant (memory_level %d, recompute %d,"
+                       " zero %d)",
+                       db->path, c->submesh_index, c->config_index, c->memory_level,
+                       c->recompute, c->zero);
+    return 0;
+}
+
 int costdb_sweep_create(Costdb *db, CostdbSweep *s,
                         const CostdbSubmesh *submeshes, size_t n_submeshes,
                         const CostdbConfig *configs, size_t n_configs)
@@ -121,6 +153,9 @@ int costdb_sweep_create(Costdb *db, CostdbSweep *s,
         return COSTDB_EINVAL;
     if ((rc = sweep_check(db, s)) < 0)
         return rc;
+    for (size_t i = 0; i < n_configs; i++)
+        if ((rc = config_check(db, &configs[i])) < 0)
+            return rc;
     if (!s->started_at[0])
         costdb_now(s->started_at, sizeof s->started_at);
     if (!s->tool_version[0])
@@ -178,6 +213,9 @@ int costdb_sweep_create(Costdb *db, CostdbSweep *s,
         sqlite3_bind_int(st, 4, configs[i].logical_a);
         sqlite3_bind_int(st, 5, configs[i].logical_b);
         cdb_bind_int_or_null(st, 6, configs[i].force_batch_dim, -1);
+        sqlite3_bind_int(st, 7, configs[i].memory_level);
+        sqlite3_bind_text(st, 8, recompute_names[configs[i].recompute], -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 9, configs[i].zero);
         rc = cdb_exec_stmt(db, st, sql_config_insert);
         cdb_release(st);
     }
@@ -353,12 +391,21 @@ int costdb_sweep_submeshes(Costdb *db, int64_t sweep_id, CostdbSubmesh **out, si
 static int config_row(Costdb *db, sqlite3_stmt *st, void *row)
 {
     CostdbConfig *x = row;
-    (void)db;
+    char recompute[32];
+    int rc;
     x->submesh_index = sqlite3_column_int(st, 0);
     x->config_index = sqlite3_column_int(st, 1);
     x->logical_a = sqlite3_column_int(st, 2);
     x->logical_b = sqlite3_column_int(st, 3);
     x->force_batch_dim = (int)cdb_column_int_or(st, 4, -1);
+    x->memory_level = sqlite3_column_int(st, 5);
+    x->zero = sqlite3_column_int(st, 7);
+    if ((rc = cdb_column_text(db, st, 6, recompute, sizeof recompute, "recompute")) < 0)
+        return rc;
+    x->recompute = costdb_recompute_parse(recompute);
+    if (x->recompute < 0)
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: config (%d, %d) has unknown recompute '%s'",
+                       db->path, x->submesh_index, x->config_index, recompute);
     return 0;
 }
 
@@ -380,15 +427,15 @@ int costdb_sweep_configs(Costdb *db, int64_t sweep_id, CostdbConfig **out, size_
     " (sweep_id, start_layer, end_layer, submesh_index, config_index, phase,"       \
     " compute_cost, peak_memory, invar_size, outvar_size, temp_buffer_size,"        \
     " available_memory, intermediate_size, initial_size, repeats, spread, reused,"  \
-    " status, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12,"    \
-    " ?13, ?14, ?15, ?16, ?17, ?18, ?19)"
+    " status, error, apply_cost) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,"  \
+    " ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)"
 static const char sql_entry_insert[] = "INSERT INTO stage_profile" ENTRY_COLUMNS;
 static const char sql_entry_replace[] = "INSERT OR REPLACE INTO stage_profile" ENTRY_COLUMNS;
 static const char sql_entries_get[] =
     "SELECT start_layer, end_layer, submesh_index, config_index, phase, compute_cost,"
     " peak_memory, invar_size, outvar_size, temp_buffer_size, available_memory,"
-    " intermediate_size, initial_size, repeats, spread, reused, status, error"
-    " FROM stage_profile WHERE sweep_id = ?1"
+    " intermediate_size, initial_size, repeats, spread, reused, status, error,"
+    " apply_cost FROM stage_profile WHERE sweep_id = ?1"
     " ORDER BY submesh_index DESC, start_layer, end_layer, config_index, phase";
 static const char sql_entry_exists[] =
     "SELECT 1 FROM stage_profile WHERE sweep_id = ?1 AND start_layer = ?2"
@@ -445,6 +492,11 @@ int costdb_entries_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, size_
         sqlite3_bind_int(st, 17, x->reused ? 1 : 0);
         sqlite3_bind_text(st, 18, entry_status_names[x->status], -1, SQLITE_STATIC);
         cdb_bind_text(st, 19, x->error, 1);
+        /* Unknown (< 0) and non-finite apply costs are stored as NULL. */
+        if (x->apply_cost >= 0 && isfinite(x->apply_cost))
+            sqlite3_bind_double(st, 20, x->apply_cost);
+        else
+            sqlite3_bind_null(st, 20);
         rc = cdb_exec_stmt(db, st, sql);
         cdb_release(st);
     }
@@ -482,6 +534,15 @@ static int entry_row(Costdb *db, sqlite3_stmt *st, void *row)
         return rc;
     if (costdb_status_parse(status, &x->status) < 0)
         return cdb_err(db, COSTDB_ECORRUPT, "%s: entry with unknown status '%s'", db->path, status);
+    switch (sqlite3_column_type(st, 18)) {
+    case SQLITE_NULL: x->apply_cost = -1.0; break;
+    case SQLITE_FLOAT:
+    case SQLITE_INTEGER: x->apply_cost = sqlite3_column_double(st, 18); break;
+    default:
+        return cdb_err(db, COSTDB_ECORRUPT,
+                       "%s: entry (%d, %d, %d, %d) has a non-numeric apply_cost", db->path,
+                       x->start_layer, x->end_layer, x->submesh_index, x->config_index);
+    }
     return 0;
 }
 

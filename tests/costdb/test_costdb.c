@@ -77,7 +77,7 @@ static void test_create(void)
 {
     Costdb *db = open_new("create.db");
     int v = -1;
-    CU_ASSERT_EQUAL(costdb_schema_version(), 1);
+    CU_ASSERT_EQUAL(costdb_schema_version(), 2);
     CU_ASSERT_EQUAL(costdb_file_version(db, &v), 0);
     CU_ASSERT_EQUAL(v, costdb_schema_version());
     CU_ASSERT_STRING_EQUAL(costdb_path(db), tu_path("create.db"));
@@ -108,7 +108,7 @@ static void test_migrate_empty_file(void)
     CU_ASSERT_EQUAL_FATAL(tu_write(tu_path("empty.db"), ""), 0);
     CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path("empty.db"), COSTDB_OPEN_NOCREATE, &db, NULL, 0), 0);
     CU_ASSERT_EQUAL(costdb_file_version(db, &v), 0);
-    CU_ASSERT_EQUAL(v, 1);
+    CU_ASSERT_EQUAL(v, costdb_schema_version());
     CU_ASSERT_EQUAL(costdb_sweep_list(db, &list, &n), 0);
     CU_ASSERT_EQUAL(n, 0);
     free(list);
