@@ -138,4 +138,10 @@ int approf_nccl_tests_parse(FILE *f, const char *path, const char *collective,
                             const char *group, struct CostdbCommPoint **out, size_t *n,
                             char *err, size_t errlen);
 
+/* Seconds a stage spends once per iteration after its last backward
+ * (apply-grad): its apply collectives (approf_collective_cost) and the
+ * optimizer step, p->optimizer_bytes at the memory bandwidth. */
+struct ApprofStageProgram;
+double approf_stage_apply_seconds(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p);
+
 #endif

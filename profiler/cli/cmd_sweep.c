@@ -107,6 +107,9 @@ static void usage(void)
         "                           1 x the GPU count; mpirun: hosts x GPUs; else 1x8)\n"
         "  --batch B                global batch size (default: the model's)\n"
         "  --micro-batches K        micro-batches per iteration (default 16)\n"
+        "  --micro-batch-sizes b1,b2,..  one sweep per micro-batch size b (samples per\n"
+        "                           pipeline micro-batch), each with --batch/b micro-batches\n"
+        "                           (apsolve then chooses the size for the global batch)\n"
         "  --dtype f32|f16|bf16     compute dtype (default f32)\n"
         "Search space:\n"
         "  --submesh-space S        power_of_two (default) | small_power_of_two | all |\n"
@@ -114,6 +117,14 @@ static void usage(void)
         "  --logical-space S        single_node_model_parallel (default) | all |\n"
         "                           same_as_physical | data_parallel_only | model_parallel_only\n"
         "  --profile-mode M         composition (default) | individual\n"
+        "  --memory-levels K        points of each stage's time/memory Pareto set of\n"
+        "                           sharding solutions, 1..8 (default 3; 1: Alpa's optimum only)\n"
+        "  --recompute LIST         activation recomputation variants among none,selective,full\n"
+        "                           (default all; selective only where there is attention)\n"
+        "  --zero LIST              ZeRO stages among 0,1,2,3 across data-parallel replicas\n"
+        "                           (default all)\n"
+        "  --variants alpa          Alpa's plain space: --memory-levels 1 --recompute none\n"
+        "                           --zero 0\n"
         "  --stage-imbalance-tolerance T   skip ranges whose FLOP share differs from their\n"
         "                           device share by more than (1+T) (default: off)\n"
         "Backend and database:\n"
@@ -147,8 +158,49 @@ enum {
     OPT_SEQ_LEN, OPT_VOCAB, OPT_DEPTH, OPT_WIDTH, OPT_MANUAL_BOUNDARY, OPT_LAYERS, OPT_EPS,
     OPT_MANUAL_LAYERS, OPT_CLUSTER, OPT_BATCH, OPT_MICRO, OPT_DTYPE, OPT_SUBMESH, OPT_LOGICAL,
     OPT_MODE, OPT_IMBALANCE, OPT_HARDWARE, OPT_BACKEND, OPT_DB, OPT_RESUME, OPT_SHARD,
-    OPT_QUIET, OPT_COMMIT_EVERY, OPT_SHARDING_SOLVER, OPT_WORKERS,
+    OPT_QUIET, OPT_COMMIT_EVERY, OPT_SHARDING_SOLVER, OPT_WORKERS, OPT_MEMORY_LEVELS,
+    OPT_RECOMPUTE, OPT_ZERO, OPT_VARIANTS, OPT_MBS,
 };
+
+static const char *const recompute_names[] = {"none", "selective", "full", NULL};
+static const char *const zero_names[] = {"0", "1", "2", "3", NULL};
+
+/* "a,b,c" of names in table into a bit mask; nonzero on a bad item. */
+static int parse_name_list(const char *s, const char *const *table, unsigned *mask)
+{
+    *mask = 0;
+    while (*s) {
+        size_t len = strcspn(s, ",");
+        int found = -1;
+        for (int i = 0; table[i]; i++)
+            if (strlen(table[i]) == len && !strncmp(s, table[i], len))
+                found = i;
+        if (found < 0)
+            return -1;
+        *mask |= 1u << found;
+        s += len;
+        if (*s == ',' && !*++s)
+            return -1;
+    }
+    return *mask ? 0 : -1;
+}
+
+/* "1,2,4" into out (at most max values, each in 1..2^20); the count, or -1. */
+static int parse_int_list(const char *s, int *out, int max)
+{
+    int n = 0;
+    while (*s) {
+        char *end = NULL;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 1 || v > (1L << 20) || n == max || (*end && *end != ','))
+            return -1;
+        out[n++] = (int)v;
+        s = end;
+        if (*s == ',' && !*++s)
+            return -1;
+    }
+    return n;
+}
 
 static const struct option long_opts[] = {
     {"model", required_argument, NULL, 'm'},
@@ -169,6 +221,11 @@ static const struct option long_opts[] = {
     {"cluster", required_argument, NULL, OPT_CLUSTER},
     {"batch", required_argument, NULL, OPT_BATCH},
     {"micro-batches", required_argument, NULL, OPT_MICRO},
+    {"micro-batch-sizes", required_argument, NULL, OPT_MBS},
+    {"memory-levels", required_argument, NULL, OPT_MEMORY_LEVELS},
+    {"recompute", required_argument, NULL, OPT_RECOMPUTE},
+    {"zero", required_argument, NULL, OPT_ZERO},
+    {"variants", required_argument, NULL, OPT_VARIANTS},
     {"dtype", required_argument, NULL, OPT_DTYPE},
     {"submesh-space", required_argument, NULL, OPT_SUBMESH},
     {"logical-space", required_argument, NULL, OPT_LOGICAL},
@@ -216,6 +273,32 @@ static void print_summary(const ApprofSweepSummary *s, const char *db_path)
             s->t_writing, s->t_total, db_path);
 }
 
+/* Runs one sweep and reports it; the exit status. */
+static int run_one(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
+                   ApprofSweepSummary *sum, char *err, size_t errlen)
+{
+    int rc;
+    rc = approf_sweep_run(cfg, cb, sum, err, errlen);
+    fflush(stdout);
+
+    if (sum->mpi_rank > 0) /* under mpirun rank 0 reports for all */
+        return rc == APPROF_EINTR ? 128 + (stop_signal ? (int)stop_signal : SIGINT)
+               : rc < 0 ? cli_fail("%s", err[0] ? err : approf_strerror(rc)) : 0;
+    if (rc == APPROF_EINTR) {
+        int sig = stop_signal ? (int)stop_signal : SIGINT;
+        fprintf(stderr,
+                "approf: interrupted by %s: sweep %lld has %zu entries committed in %s.\n"
+                "approf: resume with the same command and --resume\n",
+                sig == SIGTERM ? "SIGTERM" : "SIGINT", (long long)sum->sweep_id,
+                sum->entries + sum->existing, cfg->db_path);
+        return 128 + sig;
+    }
+    if (rc < 0)
+        return cli_fail("%s", err[0] ? err : approf_strerror(rc));
+    print_summary(sum, cfg->db_path);
+    return 0;
+}
+
 int approf_cmd_sweep(int argc, char **argv)
 {
     ApprofSweepConfig cfg;
@@ -224,7 +307,8 @@ int approf_cmd_sweep(int argc, char **argv)
     Progress prog = {0};
     char err[1024] = "";
     int64_t v;
-    int opt, rc, manual_layers = 0;
+    int opt, rc, manual_layers = 0, mbs[16], n_mbs = 0;
+    int64_t gb = 0;
     struct sigaction sa, old_int, old_term;
 
     memset(&cfg, 0, sizeof cfg);
@@ -360,6 +444,33 @@ int approf_cmd_sweep(int argc, char **argv)
             if (int_opt("workers", optarg, 1, APPROF_SWEEP_MAX_WORKERS, &v)) return 2;
             cfg.workers = (int)v;
             break;
+        case OPT_MEMORY_LEVELS:
+            if (int_opt("memory-levels", optarg, 1, 8, &v)) return 2;
+            cfg.memory_levels = (int)v;
+            break;
+        case OPT_RECOMPUTE:
+            if (parse_name_list(optarg, recompute_names, &cfg.recompute_mask))
+                return cli_usage_error("sweep", "--recompute: '%s' is not a list of none, "
+                                       "selective, full", optarg);
+            break;
+        case OPT_ZERO:
+            if (parse_name_list(optarg, zero_names, &cfg.zero_mask))
+                return cli_usage_error("sweep", "--zero: '%s' is not a list of 0, 1, 2, 3",
+                                       optarg);
+            break;
+        case OPT_VARIANTS:
+            if (strcmp(optarg, "alpa"))
+                return cli_usage_error("sweep", "--variants: '%s' is not alpa", optarg);
+            cfg.memory_levels = 1;
+            cfg.recompute_mask = 1u;
+            cfg.zero_mask = 1u;
+            break;
+        case OPT_MBS:
+            n_mbs = parse_int_list(optarg, mbs, (int)(sizeof mbs / sizeof mbs[0]));
+            if (n_mbs <= 0)
+                return cli_usage_error("sweep", "--micro-batch-sizes: '%s' is not a list of "
+                                       "positive integers (at most 16)", optarg);
+            break;
         case OPT_SHARDING_SOLVER:
             if (!strcmp(optarg, "series-parallel"))
                 cfg.sharding_cbc = 0;
@@ -383,6 +494,16 @@ int approf_cmd_sweep(int argc, char **argv)
     if (manual_layers)
         cfg.layers = 0;
 
+    if (n_mbs > 0) {
+        if (approf_sweep_global_batch(&cfg, &gb, err, sizeof err) < 0)
+            return cli_usage_error("sweep", "--micro-batch-sizes: %s", err);
+        for (int q = 0; q < n_mbs; q++)
+            if (gb % mbs[q])
+                return cli_usage_error("sweep", "--micro-batch-sizes: %d does not divide the "
+                                       "global batch %lld", mbs[q], (long long)gb);
+        cfg.global_batch = gb;
+    }
+
     prog.tty = isatty(STDERR_FILENO);
     prog.started = now_seconds();
     memset(&cb, 0, sizeof cb);
@@ -399,25 +520,17 @@ int approf_cmd_sweep(int argc, char **argv)
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
 
-    rc = approf_sweep_run(&cfg, &cb, &sum, err, sizeof err);
-    fflush(stdout);
-
+    for (int q = 0; q < (n_mbs ? n_mbs : 1); q++) {
+        if (n_mbs) {
+            cfg.micro_batches = (int)(gb / mbs[q]);
+            fprintf(stderr, "approf: micro-batch size %d: global batch %lld in %d micro-batches\n",
+                    mbs[q], (long long)gb, cfg.micro_batches);
+        }
+        rc = run_one(&cfg, &cb, &sum, err, sizeof err);
+        if (rc)
+            break;
+    }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
-    if (sum.mpi_rank > 0) /* under mpirun rank 0 reports for all */
-        return rc == APPROF_EINTR ? 128 + (stop_signal ? (int)stop_signal : SIGINT)
-               : rc < 0 ? cli_fail("%s", err[0] ? err : approf_strerror(rc)) : 0;
-    if (rc == APPROF_EINTR) {
-        int sig = stop_signal ? (int)stop_signal : SIGINT;
-        fprintf(stderr,
-                "approf: interrupted by %s: sweep %lld has %zu entries committed in %s.\n"
-                "approf: resume with the same command and --resume\n",
-                sig == SIGTERM ? "SIGTERM" : "SIGINT", (long long)sum.sweep_id,
-                sum.entries + sum.existing, cfg.db_path);
-        return 128 + sig;
-    }
-    if (rc < 0)
-        return cli_fail("%s", err[0] ? err : approf_strerror(rc));
-    print_summary(&sum, cfg.db_path);
-    return 0;
+    return rc;
 }

@@ -11,6 +11,7 @@
 
 #include "costdb.h"
 #include "hardware.h"
+#include "stage.h"
 
 double approf_collective_seconds(const ApprofHardwareSpec *hw, ApprofCollKind kind,
                                  double bytes, int group_size, int crosses_hosts)
@@ -124,4 +125,18 @@ double approf_collective_seconds_curve(const CostdbCommPoint *pts, size_t n, dou
     /* A noisy curve can fall at its end; never extrapolate below the last
      * point's time. */
     return t > b->seconds ? t : b->seconds;
+}
+
+double approf_stage_apply_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p)
+{
+    double t = 0.0, rate;
+    if (!hw || !p)
+        return 0.0;
+    for (size_t i = 0; i < p->n_apply_colls && i < 2; i++)
+        if (p->apply_colls[i].group_size > 1 && p->apply_colls[i].bytes > 0)
+            t += approf_collective_cost(hw, &p->apply_colls[i]);
+    rate = hw->memory_bandwidth * hw->memory_efficiency;
+    if (rate > 0 && p->optimizer_bytes > 0)
+        t += p->optimizer_bytes / rate;
+    return t;
 }

@@ -779,8 +779,14 @@ int approf_ilp_pareto(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cach
         rc = pareto_solve(p, method, cache, upper, &pt[1], &st);
         if (rc)
             goto done;
-        if (pt[1].m < pt[0].m - 0.5 && pt[1].t > pt[0].t)
+        if (pt[1].m < pt[0].m - 0.5 && pt[1].t > pt[0].t) {
             np = 2;
+        } else if (pt[1].m < pt[0].m - 0.5) {
+            /* as fast and leaner: the weight-0 solve broke a tie badly */
+            ParetoPoint tmp = pt[0];
+            pt[0] = pt[1];
+            pt[1] = tmp;
+        }
         /* Bisect every hull segment (l, l+1) whose weight yields a point
          * strictly below it; points stay sorted by time. */
         for (int l = 0; np >= 2 && l + 1 < np && np < CAP && solves < 4 * CAP;) {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "enumerate.h"
+#include "stage.h"
 
 static const char *const submesh_space_names[] = {
     "power_of_two", "small_power_of_two", "all", "manual",
@@ -165,6 +166,31 @@ static int add_config(ApprofConfigChoice *out, int n, int max, int a, int b, int
     if (n < max)
         out[n] = (ApprofConfigChoice){a, b, force};
     return n + 1;
+}
+
+int approf_config_variants(ApprofConfigChoice *cfg, int n_base, int max, int devices,
+                           int levels, unsigned rmask, unsigned zmask, int has_attention)
+{
+    int n = n_base < max ? n_base : max;
+    for (int c = 0; c < n_base && c < max; c++)
+        for (int lv = 0; lv < levels; lv++)
+            for (int r = 0; r < APPROF_RECOMPUTE_COUNT; r++) {
+                if (!(rmask & (1u << r)) || (r == APPROF_RECOMPUTE_SELECTIVE && !has_attention))
+                    continue;
+                for (int z = 0; z <= 3; z++) {
+                    if (!(zmask & (1u << z)) || (z > 0 && devices <= 1) ||
+                        (lv == 0 && r == 0 && z == 0))
+                        continue;
+                    if (n < max) {
+                        cfg[n] = cfg[c];
+                        cfg[n].memory_level = lv;
+                        cfg[n].recompute = r;
+                        cfg[n].zero = z;
+                    }
+                    n++;
+                }
+            }
+    return n;
 }
 
 int approf_config_choices(ApprofMeshShape submesh, ApprofLogicalSpace space,

@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #define APPROF_MAX_SUBMESHES 32
-#define APPROF_MAX_CONFIGS 64
+#define APPROF_MAX_CONFIGS 256
 
 typedef enum {
     APPROF_SUBMESH_POWER_OF_TWO = 0,
@@ -35,6 +35,9 @@ typedef struct ApprofMeshShape {
 typedef struct ApprofConfigChoice {
     int logical_a, logical_b;
     int force_batch_dim;        /* -1: {} ; 0: force_batch_dim_to_mesh_dim = 0 */
+    int memory_level;           /* the variant (docs/variants.md); 0/none/0 = Alpa's */
+    int recompute;              /* ApprofRecompute */
+    int zero;                   /* 0..3 */
 } ApprofConfigChoice;
 
 typedef struct ApprofTuple {
@@ -61,6 +64,15 @@ int approf_submesh_choices(int hosts, int gpus_per_host, ApprofSubmeshSpace spac
  * size (DESIGN.md). Returns the count written. */
 int approf_config_choices(ApprofMeshShape submesh, ApprofLogicalSpace space,
                           int64_t micro_batch_size, ApprofConfigChoice *out, int max);
+
+/* Appends the stage variants (docs/variants.md) of the n_base Alpa configs
+ * in cfg (of a submesh with `devices` devices): for each base config, every
+ * memory level < levels, recomputation mode in rmask and ZeRO stage in
+ * zmask except the plain (0, none, 0) one, in that nesting order. ZeRO > 0
+ * needs devices > 1; selective recomputation needs attention. Returns the
+ * new count (may exceed max: then only max are written). */
+int approf_config_variants(ApprofConfigChoice *cfg, int n_base, int max, int devices,
+                           int levels, unsigned rmask, unsigned zmask, int has_attention);
 
 /* The tuples to profile, submeshes largest first, then start, end, config.
  * layer_flops (n_layers entries) is needed only when imbalance_tol >= 0

@@ -96,6 +96,22 @@ static void notice(const ApprofSweepCallbacks *cb, const char *fmt, ...)
 }
 
 /* Builds the model graph for one micro-batch. */
+/* The zoo options of cfg (manual_boundaries left to the caller). */
+static void zoo_options(const ApprofSweepConfig *cfg, ApprofZooOptions *zo)
+{
+    memset(zo, 0, sizeof *zo);
+    zo->preset = cfg->preset;
+    zo->dataset = cfg->dataset;
+    zo->dtype = approf_dtype_name(cfg->dtype);
+    zo->num_layers = cfg->zoo_num_layers;
+    zo->hidden = cfg->zoo_hidden;
+    zo->heads = cfg->zoo_heads;
+    zo->seq_len = cfg->zoo_seq_len;
+    zo->vocab = cfg->zoo_vocab;
+    zo->depth = cfg->zoo_depth;
+    zo->width_factor = cfg->zoo_width;
+}
+
 static int build_graph(const ApprofSweepConfig *cfg, int64_t *global_batch, ApprofGraph **out,
                        char *err, size_t errlen)
 {
@@ -124,17 +140,7 @@ static int build_graph(const ApprofSweepConfig *cfg, int64_t *global_batch, Appr
     {
         ApprofZooOptions zo;
         ApprofGraph *probe = NULL;
-        memset(&zo, 0, sizeof zo);
-        zo.preset = cfg->preset;
-        zo.dataset = cfg->dataset;
-        zo.dtype = approf_dtype_name(cfg->dtype);
-        zo.num_layers = cfg->zoo_num_layers;
-        zo.hidden = cfg->zoo_hidden;
-        zo.heads = cfg->zoo_heads;
-        zo.seq_len = cfg->zoo_seq_len;
-        zo.vocab = cfg->zoo_vocab;
-        zo.depth = cfg->zoo_depth;
-        zo.width_factor = cfg->zoo_width;
+        zoo_options(cfg, &zo);
         zo.manual_boundaries = cfg->manual_boundary || cfg->layers == 0;
         if (*global_batch == 0) {
             /* the model's default batch is the global batch */
@@ -152,6 +158,27 @@ static int build_graph(const ApprofSweepConfig *cfg, int64_t *global_batch, Appr
         zo.batch = *global_batch / cfg->micro_batches;
         return approf_zoo_build(cfg->model_name, &zo, out, err, errlen);
     }
+}
+
+int approf_sweep_global_batch(const ApprofSweepConfig *cfg, int64_t *out, char *err,
+                              size_t errlen)
+{
+    ApprofZooOptions zo;
+    ApprofGraph *probe = NULL;
+    int rc;
+    if (cfg->global_batch > 0 || cfg->model_file) {
+        *out = cfg->global_batch;
+        if (!*out)
+            snprintf(err, errlen, "a model file is built for one micro-batch: give --batch");
+        return *out ? 0 : APPROF_EINVAL;
+    }
+    zoo_options(cfg, &zo);
+    rc = approf_zoo_build(cfg->model_name, &zo, &probe, err, errlen);
+    if (rc < 0)
+        return rc;
+    *out = probe->batch_size;
+    approf_graph_free(&probe);
+    return 0;
 }
 
 static void shape_text(const ApprofTensor *t, char *buf, size_t len)
@@ -319,6 +346,19 @@ static void resolve_cluster(Sweep *sw, const ApprofSweepConfig *cfg,
     sw->cluster_devices = sw->cluster_hosts * sw->cluster_gpus;
 }
 
+int approf_sweep_memory_levels(const ApprofSweepConfig *cfg)
+{
+    return cfg->memory_levels > 0 ? cfg->memory_levels : 3;
+}
+
+static int graph_has_attention(const ApprofGraph *g)
+{
+    for (size_t o = 0; o < g->n_ops; o++)
+        if (g->ops[o].kind == APPROF_OP_SOFTMAX)
+            return 1;
+    return 0;
+}
+
 static int enumerate(Sweep *sw, const ApprofSweepConfig *cfg, char *err, size_t errlen)
 {
     int counts[APPROF_MAX_SUBMESHES];
@@ -334,6 +374,19 @@ static int enumerate(Sweep *sw, const ApprofSweepConfig *cfg, char *err, size_t 
         sw->n_configs[s] = approf_config_choices(sw->submeshes[s], cfg->logical_space,
                                                  sw->graph->batch_size, sw->configs[s],
                                                  APPROF_MAX_CONFIGS);
+        int nv = approf_config_variants(sw->configs[s], sw->n_configs[s], APPROF_MAX_CONFIGS,
+                                        sw->submeshes[s].n * sw->submeshes[s].m,
+                                        approf_sweep_memory_levels(cfg),
+                                        cfg->recompute_mask ? cfg->recompute_mask : ~0u,
+                                        cfg->zero_mask ? cfg->zero_mask : ~0u,
+                                        graph_has_attention(sw->graph));
+        if (nv > APPROF_MAX_CONFIGS) {
+            snprintf(err, errlen, "%d stage variants on submesh (%d, %d): at most %d "
+                     "(fewer --memory-levels, --recompute or --zero)", nv,
+                     sw->submeshes[s].n, sw->submeshes[s].m, APPROF_MAX_CONFIGS);
+            return APPROF_EINVAL;
+        }
+        sw->n_configs[s] = nv;
         counts[s] = sw->n_configs[s];
     }
     if (cfg->imbalance_tol >= 0) {
@@ -394,6 +447,14 @@ static void fill_sweep_row(const Sweep *sw, const ApprofSweepConfig *cfg, const 
         size_t off = (size_t)snprintf(s->options, sizeof s->options,
                                       "{\"sharding_solver\":\"%s\"",
                                       cfg->sharding_cbc ? "cbc" : "series-parallel");
+        if (off < sizeof s->options &&
+            (approf_sweep_memory_levels(cfg) != 1 || (cfg->recompute_mask | 1u) != 1u ||
+             (cfg->zero_mask | 1u) != 1u))
+            off += (size_t)snprintf(s->options + off, sizeof s->options - off,
+                                    ",\"memory_levels\":%d,\"recompute_mask\":%u,"
+                                    "\"zero_mask\":%u", approf_sweep_memory_levels(cfg),
+                                    cfg->recompute_mask ? cfg->recompute_mask & 7u : 7u,
+                                    cfg->zero_mask ? cfg->zero_mask & 15u : 15u);
         if (cfg->imbalance_tol >= 0 && off < sizeof s->options)
             off += (size_t)snprintf(s->options + off, sizeof s->options - off,
                                     ",\"stage_imbalance_tolerance\":%.17g", cfg->imbalance_tol);
@@ -452,7 +513,10 @@ static int create_or_resume(Sweep *sw, const ApprofSweepConfig *cfg,
         for (int c = 0; c < sw->n_configs[s]; c++)
             confs[nc++] = (CostdbConfig){s, c, sw->configs[s][c].logical_a,
                                          sw->configs[s][c].logical_b,
-                                         sw->configs[s][c].force_batch_dim};
+                                         sw->configs[s][c].force_batch_dim,
+                                         sw->configs[s][c].memory_level,
+                                         sw->configs[s][c].recompute,
+                                         sw->configs[s][c].zero};
     }
     rc = costdb_sweep_create(sw->db, row, subs, (size_t)sw->n_submeshes, confs, nc);
     free(confs);
@@ -465,9 +529,12 @@ dberr:
 }
 
 static void fill_entry(CostdbEntry *e, const ApprofTuple *t, int phase,
-                       const ApprofStageProgram *p, const ApprofMeasurement *m)
+                       const ApprofStageProgram *p, const ApprofMeasurement *m,
+                       const ApprofHardwareSpec *hw)
 {
     memset(e, 0, sizeof *e);
+    e->apply_cost = p && hw && m->status == COSTDB_STATUS_OK ? approf_stage_apply_seconds(hw, p)
+                                                             : -1.0;
     e->start_layer = t->start;
     e->end_layer = t->end;
     e->submesh_index = t->submesh;
@@ -544,6 +611,10 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     req.logical_b = sw->configs[t->submesh][t->config].logical_b;
     req.force_batch_dim = sw->configs[t->submesh][t->config].force_batch_dim;
     req.method = sw->ilp_method;
+    req.memory_level = sw->configs[t->submesh][t->config].memory_level;
+    req.memory_levels = sw->memory_levels;
+    req.recompute = sw->configs[t->submesh][t->config].recompute;
+    req.zero = sw->configs[t->submesh][t->config].zero;
     *placements = NULL;
     *n_placements = 0;
     rc = approf_shard_stage(sw->shard, &req, &prog, why, sizeof why);
@@ -554,12 +625,13 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
             return rc;
         for (int ph = 0; ph < 2; ph++) {
             memset(&m[ph], 0, sizeof m[ph]);
-            m[ph].status = COSTDB_STATUS_FAILED;
+            m[ph].status = rc == APPROF_ENOVARIANT ? COSTDB_STATUS_SKIPPED : COSTDB_STATUS_FAILED;
             m[ph].available_memory = approf_hardware_available_memory(&sw->hw);
             /* %.245s: what fits after "sharding: " anyway (-Wformat-truncation) */
-            snprintf(m[ph].error, sizeof m[ph].error, "sharding: %.245s",
+            snprintf(m[ph].error, sizeof m[ph].error, "%s: %.245s",
+                     rc == APPROF_ENOVARIANT ? "variant" : "sharding",
                      why[0] ? why : approf_strerror(rc));
-            fill_entry(&entries[ph], t, ph, NULL, &m[ph]);
+            fill_entry(&entries[ph], t, ph, NULL, &m[ph], NULL);
         }
         approf_stage_program_clear(&prog);
         return 0;
@@ -588,7 +660,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     }
     sum->t_costing += now_seconds() - t1;
     for (int ph = 0; ph < 2; ph++) {
-        fill_entry(&entries[ph], t, ph, &prog, &m[ph]);
+        fill_entry(&entries[ph], t, ph, &prog, &m[ph], &sw->hw);
         entries[ph].reused = slot != NULL;
     }
     if (slot)
@@ -596,8 +668,9 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     /* A stage that fails in both phases can never be chosen: its placements
      * would only bloat the database (most tuples of a large model on small
      * submeshes are out of memory). */
-    if (entries[0].status != COSTDB_STATUS_OK && entries[1].status != COSTDB_STATUS_OK)
-        rc = 0;
+    if ((entries[0].status != COSTDB_STATUS_OK && entries[1].status != COSTDB_STATUS_OK) ||
+        prog.recompute != APPROF_RECOMPUTE_NONE || prog.zero != 0)
+        rc = 0; /* a variant's placements are its owner's (docs/variants.md) */
     else
         rc = make_placements(sw, t, &prog, placements);
     approf_stage_program_clear(&prog);

@@ -51,8 +51,23 @@ typedef struct ApprofSweepConfig {
                                    * written in tuple order whatever the count */
     int sharding_cbc;             /* 1: every residual ILP to CBC (APPROF_ILP_AUTO);
                                    * 0: series-parallel elimination first (default) */
+    /* Stage variants (docs/variants.md): memory levels K (points of each
+     * stage's time/memory Pareto set, 0: the default 3), and bit masks of
+     * the recomputation modes (bit ApprofRecompute) and ZeRO stages (bit z)
+     * profiled (0: all). K 1 and both masks 1 is Alpa's plain space. */
+    int memory_levels;
+    unsigned recompute_mask, zero_mask;
     const char *tool_version;
 } ApprofSweepConfig;
+
+/* The memory levels a sweep with cfg profiles (cfg->memory_levels or the
+ * default 3). */
+int approf_sweep_memory_levels(const ApprofSweepConfig *cfg);
+
+/* The global batch a sweep with cfg uses: cfg->global_batch, else the zoo
+ * model's default (a model file needs an explicit one). */
+int approf_sweep_global_batch(const ApprofSweepConfig *cfg, int64_t *out, char *err,
+                              size_t errlen);
 
 typedef struct ApprofSweepCallbacks {
     void *ctx;

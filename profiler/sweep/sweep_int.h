@@ -48,6 +48,7 @@ typedef struct {
     size_t n_tuples;
     ReuseTable reuse;
     ApprofIlpMethod ilp_method;
+    int memory_levels;            /* approf_sweep_memory_levels(cfg) */
     int cluster_devices;
     /* Measured communication curves of the sweep's hardware row (rank 0
      * reads them in approf_sweep_open_db, approf_sweep_use_curves hands

@@ -285,6 +285,7 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
     memset(&pg, 0, sizeof pg);
     memset(sum, 0, sizeof *sum);
     sw.ilp_method = cfg->sharding_cbc ? APPROF_ILP_AUTO : APPROF_ILP_SERIES_PARALLEL;
+    sw.memory_levels = approf_sweep_memory_levels(cfg);
     sink.size = 1;
     err[0] = '\0';
     if (cfg->micro_batches <= 0 || cfg->shard_n <= 0 || cfg->shard_k < 0 ||
