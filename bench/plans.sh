@@ -1,0 +1,261 @@
+#!/usr/bin/env bash
+# bench/plans.sh: price published large-model training runs (bench/plans_cases.tsv)
+# with approf + apsolve and compare with the iteration time that was measured.
+#
+# For every case: one analytic sweep (approf sweep --backend model) restricted
+# to what the case needs -- the real model sizes (layers, hidden, heads, seq,
+# vocab), a few approf layers (a multiple of pp), the cluster of the run
+# (GPUs/8 hosts x 8), the manual submesh space {S/2, S, 2S} around the stage
+# submesh S = dp*tp of the run, every logical mesh, batch = the global batch and
+# micro-batches = global batch / (mbs * dp) -- into a temporary database; then
+#   apsolve --parallel dp=..,tp=..,pp=..,sp=..,zero=..,recompute=..,mbs=..[,vpp=..]
+#           --global-batch G                      (the case as it ran)
+#   apsolve --parallel dp=..,tp=..,pp=..            (3-D layout only)
+# both with --format json; each also gives apsolve's auto plan.  Options that
+# apsolve (or approf) rejects are reported as "n/a: <reason>", never fatal.
+#
+# Usage: bench/plans.sh [--build DIR] [--cases FILE] [--only REGEX] [--keep DIR]
+#                       [--sweep-timeout S] [--budget S]
+# PLANS_SWEEP_OPTS="..." adds options to every approf sweep.
+# Printed, never asserted.  See docs/plans.md.
+set -u
+cd "$(dirname "$0")/.." || exit 1
+
+BUILD=""
+CASES=bench/plans_cases.tsv
+ONLY=""
+KEEP=""
+SWEEP_TIMEOUT=110
+BUDGET=840
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --build) BUILD=$2; shift 2 ;;
+        --cases) CASES=$2; shift 2 ;;
+        --only) ONLY=$2; shift 2 ;;
+        --keep) KEEP=$2; shift 2 ;;
+        --sweep-timeout) SWEEP_TIMEOUT=$2; shift 2 ;;
+        --budget) BUDGET=$2; shift 2 ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        *) echo "plans.sh: unknown option $1" >&2; exit 2 ;;
+    esac
+done
+
+if [ -z "$BUILD" ]; then
+    for d in build-plans build build-*; do
+        if [ -x "$d/profiler/cli/approf" ] && [ -x "$d/solver/apsolve" ]; then BUILD=$d; break; fi
+    done
+fi
+if [ -z "$BUILD" ]; then
+    echo "plans.sh: no build with approf and apsolve; building build-plans (release)" >&2
+    { [ -d build-plans ] || meson setup build-plans -Dbuildtype=release >&2; } && ninja -C build-plans >&2 || exit 1
+    BUILD=build-plans
+fi
+command -v python3 >/dev/null || { echo "plans.sh: python3 is required" >&2; exit 1; }
+
+TMP=$(mktemp -d /tmp/approf-plans.XXXXXX) || exit 1
+trap 'rm -rf "$TMP"' EXIT
+[ -n "$KEEP" ] && mkdir -p "$KEEP"
+
+export APPROF="$BUILD/profiler/cli/approf" APSOLVE="$BUILD/solver/apsolve"
+export CASES ONLY KEEP TMP SWEEP_TIMEOUT BUDGET
+python3 - <<'PY'
+import csv, json, math, os, re, subprocess, sys, time
+
+APPROF, APSOLVE = os.environ["APPROF"], os.environ["APSOLVE"]
+TMP, KEEP, ONLY = os.environ["TMP"], os.environ["KEEP"], os.environ["ONLY"]
+SWEEP_TIMEOUT, BUDGET = float(os.environ["SWEEP_TIMEOUT"]), float(os.environ["BUDGET"])
+GPUS_PER_HOST = 8
+t_start = time.time()
+
+def run(cmd, timeout):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        return 124, "", "timed out after %gs" % timeout
+
+def first_line(err):
+    for line in err.splitlines():
+        line = line.strip()
+        if line and not line.startswith("Try "):
+            return line
+    return "(no message)"
+
+sweep_help = run([APPROF, "sweep", "--help"], 30)[1]
+HAS_MBS = "--micro-batch-sizes" in sweep_help
+EXTRA = os.environ.get("PLANS_SWEEP_OPTS", "").split()
+
+def shape(n):
+    """Submesh of n devices as apsolve --parallel lays a stage out."""
+    if n <= GPUS_PER_HOST:
+        return (1, n) if GPUS_PER_HOST % n == 0 else None
+    return (n // GPUS_PER_HOST, GPUS_PER_HOST) if n % GPUS_PER_HOST == 0 else None
+
+def plans_of(out):
+    try:
+        d = json.loads(out)
+    except ValueError:
+        return []
+    return d.get("plans", [d]) if isinstance(d, dict) else []
+
+def summarize(plan):
+    """(seconds or None, fits, note) of one apsolve plan object."""
+    if plan is None:
+        return None, None, "no plan"
+    stages = plan.get("stages") or []
+    fits = bool(stages) and all(s.get("memory_ok") for s in stages)
+    fc = plan.get("full_cost")
+    if fc is not None:
+        return fc, fits, ""
+    why = plan.get("full_cost_unavailable", "no full estimate")
+    if plan.get("cost") is not None:
+        return plan["cost"], fits, "Alpa T only (%s)" % why
+    return None, fits, why
+
+def fmt(x):
+    if x is None:
+        return "n/a"
+    return "%.3f" % x if x < 10 else "%.2f" % x
+
+def apsolve(db, args):
+    rc, out, err = run([APSOLVE, "--db", db, "--format", "json", "--no-store", "--quiet"] + args, 120)
+    ps = plans_of(out)
+    d3 = next((p for p in ps if p.get("kind") == "3d"), None)
+    auto = next((p for p in ps if p.get("kind") == "auto"), None)
+    return rc, d3, auto, err
+
+with open(os.environ["CASES"]) as f:
+    cases = [r for r in csv.DictReader(f, delimiter="\t")]
+if ONLY:
+    cases = [c for c in cases if re.search(ONLY, c["id"])]
+
+hdr = ["case", "GPUs", "layout dp.tp.pp sp/zero/rc/vpp/mbs", "meas s", "as-run s", "ratio",
+       "fits", "3-D s", "ratio", "fits", "auto s", "auto<=run", "sweep s"]
+widths = [24, 5, 36, 8, 9, 6, 4, 9, 6, 4, 9, 9, 7]
+def row(cells):
+    print("  ".join(str(c).ljust(w) if i in (0, 2) else str(c).rjust(w)
+                    for i, (c, w) in enumerate(zip(cells, widths))), flush=True)
+
+print("approf: %s  apsolve: %s  sweep --micro-batch-sizes: %s" %
+      (APPROF, APSOLVE, "yes" if HAS_MBS else "no (micro-batch fixed by --batch/--micro-batches)"))
+print("s = seconds per iteration; ratio = predicted / measured; as-run = every knob of the case; "
+      "3-D = dp,tp,pp only\n")
+row(hdr)
+row(["-" * w for w in widths])
+ratios = {"as-run": [], "3-D": []}
+
+for c in cases:
+    cid = c["id"]
+    n, tp, pp, dp = (int(c[k]) for k in ("gpus", "tp", "pp", "dp"))
+    mbs, G = int(c["mbs"]), int(c["global_batch"])
+    meas = float(c["measured_s_iter"])
+    layout = "%d.%d.%d sp%s/z%s/%s/v%s/m%d" % (dp, tp, pp, c["sp"], c["zero"], c["recompute"], c["vpp"], mbs)
+    notes = []
+    if time.time() - t_start > BUDGET:
+        row([cid, n, layout, fmt(meas), "n/a", "", "", "n/a", "", "", "n/a", "", ""])
+        print("    n/a: time budget (%gs) spent" % BUDGET)
+        continue
+    S = dp * tp
+    shapes = [s for s in (shape(S // 2) if S % 2 == 0 and S > 1 else None, shape(S),
+                          shape(2 * S) if 2 * S <= n else None) if s]
+    if shape(S) is None or n % GPUS_PER_HOST:
+        row([cid, n, layout, fmt(meas), "n/a", "", "", "n/a", "", "", "n/a", "", ""])
+        print("    n/a: stage submesh of %d devices is not (1,k | 8) or (k,8)" % S)
+        continue
+    L = 4 if pp == 1 else pp * max(1, math.ceil(8 / pp))
+    K = G // (mbs * dp)
+    db = os.path.join(KEEP or TMP, cid + ".db")
+    if os.path.exists(db):
+        os.remove(db)
+    sweep = [APPROF, "sweep", "--model", "gpt", "--backend", "model",
+             "--num-layers", c["layers"], "--hidden", c["hidden"], "--heads", c["heads"],
+             "--seq-len", c["seq"], "--vocab", c["vocab"], "--layers", str(L),
+             "--cluster", "%dx%d" % (n // GPUS_PER_HOST, GPUS_PER_HOST),
+             "--batch", str(G), "--micro-batches", str(K), "--dtype", c["dtype"],
+             "--hardware", c["hardware"],
+             "--submesh-space", "manual:" + ",".join("%dx%d" % s for s in shapes),
+             "--logical-space", "all", "--stage-imbalance-tolerance", "1.0",
+             "--db", db, "--quiet"]
+    sweep += EXTRA
+    # Knobs the sweep may have (probed from its --help): profile only the
+    # case's micro-batch size, recomputation and ZeRO stage, one memory level.
+    extra = []
+    if HAS_MBS:
+        extra += ["--micro-batch-sizes", str(mbs)]
+    if "--recompute" in sweep_help:
+        extra += ["--recompute", c["recompute"]]
+    if "--zero" in sweep_help:
+        extra += ["--zero", c["zero"]]
+    if "--memory-levels" in sweep_help:
+        extra += ["--memory-levels", "1"]
+    t0 = time.time()
+    rc, _, err = run(sweep + extra, SWEEP_TIMEOUT)
+    if rc == 2 and extra:
+        notes.append("sweep rejected %s: %s" % (" ".join(extra), first_line(err)))
+        rc, _, err = run(sweep, SWEEP_TIMEOUT)
+    tsweep = time.time() - t0
+    if rc != 0:
+        row([cid, n, layout, fmt(meas), "n/a", "", "", "n/a", "", "", "n/a", "", "%.1f" % tsweep])
+        print("    n/a: sweep failed (exit %d): %s" % (rc, first_line(err)))
+        continue
+
+    knobs = "dp=%d,tp=%d,pp=%d,sp=%s,zero=%s,recompute=%s,mbs=%d" % (
+        dp, tp, pp, c["sp"], c["zero"], c["recompute"], mbs)
+    if c["vpp"] not in ("-", "", "1"):
+        knobs += ",vpp=" + c["vpp"]
+    elif c["vpp"] == "-":
+        notes.append("vpp not published: priced without interleaving")
+    rc_full, d3_full, auto_full, err_full = apsolve(db, ["--parallel", knobs, "--global-batch", str(G)])
+    rc_3d, d3_only, auto_3d, err_3d = apsolve(db, ["--parallel", "dp=%d,tp=%d,pp=%d" % (dp, tp, pp)])
+
+    if d3_full is None:
+        full_s, full_fits = None, None
+        notes.append("as-run: n/a: %s" % (first_line(err_full) if rc_full else "no 3-D plan in the output"))
+    else:
+        full_s, full_fits, why = summarize(d3_full)
+        if why:
+            notes.append("as-run: " + why)
+    if d3_only is None:
+        s3, fits3 = None, None
+        notes.append("3-D: n/a: %s" % (first_line(err_3d) if rc_3d else "no 3-D plan in the output"))
+    else:
+        s3, fits3, why = summarize(d3_only)
+        if why:
+            notes.append("3-D: " + why)
+    auto = auto_full if d3_full is not None else auto_3d
+    auto_s, _, why = summarize(auto) if auto else (None, None, "")
+    if auto is None:
+        notes.append("auto: n/a: %s" % first_line(err_full if d3_full is not None else err_3d))
+    elif why:
+        notes.append("auto: " + why)
+    ref = full_s if d3_full is not None else s3
+    ref_ok = (full_fits if d3_full is not None else fits3) and ref is not None
+    if auto_s is None or ref is None:
+        le = "n/a"
+    elif not ref_ok:
+        le = "run OOM"
+    else:
+        le = "yes" if auto_s <= ref * (1 + 1e-9) else "NO"
+    def ratio(x):
+        return "%.2f" % (x / meas) if x is not None else ""
+    if full_s is not None and full_fits:
+        ratios["as-run"].append(full_s / meas)
+    if s3 is not None and fits3:
+        ratios["3-D"].append(s3 / meas)
+    yn = lambda b: "" if b is None else ("yes" if b else "no")
+    row([cid, n, layout, fmt(meas), fmt(full_s), ratio(full_s), yn(full_fits),
+         fmt(s3), ratio(s3), yn(fits3), fmt(auto_s), le, "%.1f" % tsweep])
+    for note in notes:
+        print("    " + note)
+
+print()
+for k, v in ratios.items():
+    if v:
+        gm = math.exp(sum(math.log(x) for x in v) / len(v))
+        print("%-7s predicted/measured over %d cases that fit: geometric mean %.2f, min %.2f, max %.2f"
+              % (k, len(v), gm, min(v), max(v)))
+    else:
+        print("%-7s no case priced and fitting in memory" % k)
+print("total %.0f s" % (time.time() - t_start))
+PY
+exit $?
