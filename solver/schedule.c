@@ -56,21 +56,17 @@ double apsolve_schedule_in_flight(ApsolveSchedule s, int vpp, int B, int n, int 
 {
     if (B < 1 || n < 1 || k < 0 || k >= n || (int)s < 0 || s >= APSOLVE_SCHEDULE_COUNT)
         return NAN;
-    switch (s) {
-    case APSOLVE_SCHEDULE_GPIPE:
+    if (s == APSOLVE_SCHEDULE_GPIPE)
         return B;
-    case APSOLVE_SCHEDULE_INTERLEAVED:
-        if (vpp > 1) {
-            /* model chunks forwarded before the first backward, plus the
-             * steady state's forward that precedes its backward */
-            double chunks = 2.0 * (n - k - 1) + (double)(vpp - 1) * n + 1;
-            double all = (double)B * vpp;
-            return (chunks < all ? chunks : all) / vpp;
-        }
-        /* fall through: one chunk is plain 1F1B */
-    default:
-        return n - k < B ? n - k : B;
+    if (s == APSOLVE_SCHEDULE_INTERLEAVED && vpp > 1) {
+        /* model chunks forwarded before the first backward, plus the steady
+         * state's forward that precedes its backward */
+        double chunks = 2.0 * (n - k - 1) + (double)(vpp - 1) * n + 1;
+        double all = (double)B * vpp;
+        return (chunks < all ? chunks : all) / vpp;
     }
+    /* 1F1B; one chunk per stage is plain 1F1B too */
+    return n - k < B ? n - k : B;
 }
 
 double apsolve_schedule_transfer_factor(ApsolveSchedule s, int vpp)
