@@ -38,6 +38,19 @@ enum {
 /* Largest L and device count the solver accepts. */
 #define APSOLVE_MAX_LAYERS 4096
 #define APSOLVE_MAX_DEVICES 65536
+/* Most submeshes and configs per submesh (Alpa's configs and their variants,
+ * docs/variants.md). */
+#define APSOLVE_MAX_SUBMESHES 64
+#define APSOLVE_MAX_CONFIGS 1024
+
+/* What the search minimises for training (docs/solver.md "Objectives").
+ * ALPA: Alpa's T over the plain configs only (memory level 0, recompute
+ * none, zero 0); FULL: T + the largest apply_cost of the plan's stages over
+ * every config and variant. */
+typedef enum {
+    APSOLVE_OBJECTIVE_ALPA = 0,
+    APSOLVE_OBJECTIVE_FULL = 1,
+} ApsolveObjective;
 
 typedef struct ApsolveSubmesh {
     int hosts, gpus;                  /* (n, m); uses n * m devices */
@@ -47,7 +60,16 @@ typedef struct ApsolveConfig {
     int valid;                        /* 0: padding (no such config) */
     int logical_a, logical_b;
     int force_batch_dim;              /* -1: {} ; else the mesh axis */
+    int memory_level;                 /* 0: Alpa's ILP optimum; higher: less memory */
+    int recompute;                    /* CostdbRecompute: 0 none, 1 selective, 2 full */
+    int zero;                         /* ZeRO stage 0..3 */
 } ApsolveConfig;
+
+/* A plain (Alpa) config: memory level 0, no recomputation, no ZeRO. */
+static inline int apsolve_config_plain(const ApsolveConfig *c)
+{
+    return c->memory_level == 0 && c->recompute == 0 && c->zero == 0;
+}
 
 /* Memory statistics of one (i, j, s, c), bytes (all 0 when unknown). */
 typedef struct ApsolveMemory {
@@ -59,6 +81,9 @@ typedef struct ApsolveMemory {
  * a missing or failed entry (NaN and negative values are treated as +inf).
  * max_n_succ_stages: the stage may sit where (stages from it to the end,
  * itself included) - 1 <= value; -1 never fits; APSOLVE_UNBOUNDED always.
+ * apply_cost (always allocated, 0 by default): seconds spent once per
+ * iteration after the pipeline (gradient sync + optimizer step); < 0
+ * unknown (read as 0 by the full objective).
  * fwd_cost, bwd_cost and memory are optional (NULL) and only reported. */
 typedef struct ApsolveProblem {
     int num_layers;                   /* L */
@@ -69,6 +94,7 @@ typedef struct ApsolveProblem {
     ApsolveConfig *configs;           /* [S * C], index s * C + c */
     double *cost;
     int *max_n_succ_stages;
+    double *apply_cost;
     double *fwd_cost, *bwd_cost;      /* optional */
     ApsolveMemory *memory;            /* optional */
     int64_t sweep_id;                 /* 0 for in-memory problems */
@@ -80,6 +106,9 @@ typedef struct ApsolveOptions {
     int64_t memory_budget;            /* bytes; 0: the entries' available_memory */
     int inference;                    /* minimise stages * max stage cost */
     int ignore_memory;                /* treat every entry as memory-feasible */
+    int objective;                    /* ApsolveObjective (0: alpa) */
+    int schedule;                     /* ApsolveSchedule (schedule.h; 0: 1F1B) */
+    int virtual_stages;               /* interleaved: model chunks per device (< 2: 1) */
 } ApsolveOptions;
 
 typedef struct ApsolveStage {
@@ -88,11 +117,14 @@ typedef struct ApsolveStage {
     int hosts, gpus;                  /* submesh shape */
     int logical_a, logical_b;
     int force_batch_dim;              /* -1: {} */
+    int memory_level, recompute, zero; /* the config's variant */
     double cost, fwd_cost, bwd_cost;  /* cost = fwd + bwd (+inf if no entry) */
+    double apply_cost;                /* once per iteration; < 0 unknown */
+    double in_flight;                 /* micro-batches of activations kept (schedule) */
     int max_n_succ_stages;
     int succ_stages;                  /* stages from this one to the end */
     int memory_ok;                    /* succ_stages - 1 <= max_n_succ_stages */
-    int64_t memory_needed;            /* peak + initial + s * intermediate; 0 unknown */
+    int64_t memory_needed;            /* peak + initial + in_flight * intermediate; 0 unknown */
     int64_t available_memory;         /* 0 unknown */
 } ApsolveStage;
 
@@ -100,8 +132,14 @@ typedef struct ApsolvePlan {
     int feasible;                     /* finite costs, memory ok, D devices */
     int inference;
     int micro_batches;
-    double cost;                      /* the objective (T) */
+    double cost;                      /* the pipeline time T of the schedule */
     double sum_cost, max_stage_cost;
+    int objective;                    /* ApsolveObjective the plan was priced with */
+    double apply_cost;                /* FULL: the largest stage apply_cost, else 0 */
+    double total_cost;                /* the objective: cost + apply_cost */
+    int schedule, virtual_stages;     /* ApsolveSchedule, chunks per device */
+    int64_t global_batch;             /* samples per iteration; 0 unknown (set by callers) */
+    int64_t micro_batch_size;         /* global_batch / micro_batches; 0 unknown */
     int devices_used;
     size_t n_stages;
     ApsolveStage *stages;
@@ -160,6 +198,11 @@ typedef struct ApsolveStageSpec {
     int hosts, gpus;                  /* submesh shape */
     int logical_a, logical_b;         /* 0, 0: the cheapest config of the submesh */
     int force_batch_dim;              /* -1: {}; -2: any (cheapest matching) */
+    /* The variant: -1 any; 0 (the default of a positional initialiser) is
+     * the plain config. With several matching configs the evaluation takes
+     * the cheapest one that fits in memory at its position (objective
+     * full) or the cheapest one (objective alpa, plain configs only). */
+    int memory_level, recompute, zero;
 } ApsolveStageSpec;
 
 /* Prices the plan from the table: per stage cost and memory headroom, T (or
@@ -175,7 +218,9 @@ int apsolve_evaluate(const ApsolveProblem *p, const ApsolveOptions *opt,
 int apsolve_uniform_specs(int num_layers, int k, int hosts, int gpus, int logical_a,
                           int logical_b, int force_batch_dim, ApsolveStageSpec *out);
 /* Megatron/LiBai 3-D: pp uniform stages on (1, dp*tp) (or (dp*tp/M, M) when
- * dp*tp > M), logical (dp, tp), batch forced on axis 0. */
+ * dp*tp > M), logical (dp, tp), batch forced on axis 0, recompute none,
+ * zero 0, any memory level (the cheapest that fits). apsolve_uniform_specs
+ * leaves every variant field at -1 (any). */
 int apsolve_3d_specs(int num_layers, int cluster_gpus, int dp, int tp, int pp,
                      ApsolveStageSpec *out);
 
@@ -228,8 +273,11 @@ typedef struct ApsolveFullEstimate {
     double transfers;                 /* Σ over stage pairs, fwd + bwd, one micro-batch */
     double transfer_bytes;            /* per device, one direction, all pairs */
     double pipeline;                  /* T with transfers in every stage's period */
-    double grad_sync, optimizer;      /* of the slowest stage's apply-grad */
-    double total;                     /* pipeline + grad_sync + optimizer */
+    double grad_sync, optimizer;      /* of the slowest stage's apply-grad (placements) */
+    double apply;                     /* the apply-grad term of total */
+    int apply_from_entries;           /* 1: apply = the largest stage apply_cost of the
+                                       * entries; 0: grad_sync + optimizer from placements */
+    double total;                     /* pipeline + apply */
     int apply_stage;                  /* the stage whose apply-grad is slowest, -1 none */
 } ApsolveFullEstimate;
 
@@ -244,7 +292,8 @@ typedef struct ApsolveStageEstimate {
     double grad_bytes;                /* local gradient bytes that are all-reduced */
     int replicas;                     /* largest all-reduce group, 1: none */
     int grad_inter;                   /* some all-reduce crosses hosts */
-    double grad_sync, optimizer;      /* once per iteration */
+    double grad_sync, optimizer;      /* once per iteration, from the placements */
+    double apply;                     /* the entry's apply_cost, or grad_sync + optimizer */
 } ApsolveStageEstimate;
 
 /* The full estimate of plan, priced with the placements and hardware of
@@ -301,6 +350,23 @@ void apsolve_rebatch_summary(const ApsolvePlan *np, int64_t old_micro, int64_t n
  * is new_micro. *found is 0 when there is none. */
 int apsolve_find_batch_sweep(struct Costdb *db, int64_t sweep_id, int64_t new_micro,
                              int64_t *found);
+
+/* A sweep usable for another micro-batch size (apsolve_batch_sweeps). */
+typedef struct ApsolveBatchSweep {
+    int64_t sweep_id;
+    int64_t micro_batch_size;         /* the sweep's global_batch / micro_batches */
+    int64_t global_batch;             /* the sweep's own global batch */
+} ApsolveBatchSweep;
+
+/* The sweeps of the same model, hardware, cluster, dtype, backend and
+ * layers as sweep_id (itself included), one per micro-batch size (the
+ * newest; sweep_id for its own size), by ascending micro-batch size.
+ * *out malloc'd (free()); an imported table lists only itself. */
+int apsolve_batch_sweeps(struct Costdb *db, int64_t sweep_id, ApsolveBatchSweep **out,
+                         size_t *n);
+/* 1 when every finite entry of p has a known apply_cost (>= 0) and there is
+ * at least one: the full objective is then the default. */
+int apsolve_problem_apply_known(const ApsolveProblem *p);
 
 /* One plan to write, with how it was made. */
 typedef struct ApsolveOutput {

@@ -7,6 +7,7 @@
  * 1 runtime failure, 2 usage error, 3 no feasible plan.
  */
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "apsolve.h"
 #include "config.h"
 #include "costdb.h"
+#include "schedule.h"
 
 #define EXIT_USAGE 2
 #define EXIT_INFEASIBLE 3
@@ -39,7 +41,23 @@ static void usage(FILE *out)
           "           --logical-shapes '[(4,1),(1,4)]' --option-dicts '[{},{\"force_batch_dim_to_mesh_dim\":0}]'\n"
           "           (logical shapes and option dicts optional: the cheapest config is used)\n"
           "  uniform: --num-stages K --submesh NxM [--logical AxB] [--option-dicts '[{...}]']\n"
-          "  --parallel dp=D,tp=T,pp=P Megatron-style 3-D plan, printed next to the auto plan\n"
+          "  --objective alpa|full     alpa: Alpa's T over the plain configs; full (the default\n"
+          "                            when every entry has its apply_cost): T + the largest\n"
+          "                            stage apply-grad (gradient sync + optimizer), over every\n"
+          "                            config and variant (memory level, recompute, ZeRO)\n"
+          "  --global-batch G          samples per iteration (default: the sweep's); the auto\n"
+          "                            search tries every micro-batch size b with a sweep of\n"
+          "                            this model, hardware and cluster, B = G / b\n"
+          "  --micro-batch-size b      only micro-batch size b (a sweep at b must exist)\n"
+          "  --schedule 1f1b|gpipe|interleaved  pipeline schedule (default 1f1b);\n"
+          "  --virtual-stages V        interleaved: V model chunks per device (V >= 2)\n"
+          "  --parallel dp=D,tp=T,pp=P[,sp=0|1][,zero=0..3][,recompute=none|selective|full]\n"
+          "             [,vpp=V][,mbs=M]  Megatron-style 3-D plan, printed next to the auto plan;\n"
+          "                            each stage takes logical (dp, tp), batch forced, the given\n"
+          "                            recompute and ZeRO stage and the cheapest memory level that\n"
+          "                            fits; vpp: interleaved schedule; mbs: Megatron's\n"
+          "                            micro-batch per replica (approf micro-batch = mbs x dp);\n"
+          "                            sp is recorded (the sharding ILP picks it by itself)\n"
           "  --plan ID                 re-evaluate stored plan ID on its sweep (its micro-batches,\n"
           "                            budget and objective unless given); never stores\n"
           "  --batch B                 also re-evaluate the plan(s) at global batch B (e.g. the\n"
@@ -125,34 +143,83 @@ static int parse_pair(const char *s, int *a, int *b)
     return 0;
 }
 
-/* "dp=2,tp=2,pp=2" in any order; each given once. */
-static int parse_parallel(const char *s, int *dp, int *tp, int *pp)
+/* --parallel: Megatron's degrees and knobs. */
+typedef struct Parallel {
+    int dp, tp, pp;
+    int sp;                           /* sequence parallelism: recorded (the ILP picks it) */
+    int zero;                         /* 0..3 */
+    int recompute;                    /* CostdbRecompute */
+    int vpp;                          /* interleaved chunks per device; 0/1: plain 1F1B */
+    int mbs;                          /* Megatron's per-replica micro-batch; 0: the sweep's */
+} Parallel;
+
+/* "dp=2,tp=2,pp=2[,sp=0|1][,zero=0..3][,recompute=none|selective|full]
+ * [,vpp=V][,mbs=M]" in any order, each at most once. On error errbuf names
+ * the knob. */
+static int parse_parallel(const char *s, Parallel *par, char *errbuf, size_t errlen)
 {
-    *dp = *tp = *pp = 0;
+    static const struct { const char *name; long lo, hi; } knobs[] = {
+        {"dp", 1, 65536}, {"tp", 1, 65536}, {"pp", 1, 65536}, {"sp", 0, 1},
+        {"zero", 0, 3}, {"recompute", 0, 0}, {"vpp", 1, 1024}, {"mbs", 1, 1 << 24},
+    };
+    int seen[8] = {0};
+    memset(par, 0, sizeof *par);
     while (*s) {
-        int *dst;
-        char *end = NULL;
-        long v;
-        if (!strncmp(s, "dp=", 3))
-            dst = dp;
-        else if (!strncmp(s, "tp=", 3))
-            dst = tp;
-        else if (!strncmp(s, "pp=", 3))
-            dst = pp;
-        else
+        const char *eq = strchr(s, '='), *end = strchr(s, ',');
+        size_t klen, vlen, k;
+        char val[32];
+        long v = 0;
+        if (!end)
+            end = s + strlen(s);
+        if (!eq || eq > end) {
+            snprintf(errbuf, errlen, "'%.*s' is not KNOB=VALUE", (int)(end - s), s);
             return -1;
-        errno = 0;
-        v = strtol(s + 3, &end, 10);
-        if (errno || end == s + 3 || v < 1 || v > 65536 || *dst)
+        }
+        klen = (size_t)(eq - s);
+        vlen = (size_t)(end - eq - 1);
+        for (k = 0; k < sizeof knobs / sizeof knobs[0]; k++)
+            if (strlen(knobs[k].name) == klen && !strncmp(s, knobs[k].name, klen))
+                break;
+        if (k == sizeof knobs / sizeof knobs[0]) {
+            snprintf(errbuf, errlen, "unknown knob '%.*s' (dp, tp, pp, sp, zero, recompute, vpp, "
+                     "mbs)", (int)klen, s);
             return -1;
-        *dst = (int)v;
-        s = end;
-        if (*s == ',')
-            s++;
-        else if (*s)
+        }
+        if (seen[k]++) {
+            snprintf(errbuf, errlen, "%s given twice", knobs[k].name);
             return -1;
+        }
+        snprintf(val, sizeof val, "%.*s", (int)(vlen < sizeof val ? vlen : sizeof val - 1),
+                 eq + 1);
+        if (!strcmp(knobs[k].name, "recompute")) {
+            v = costdb_recompute_parse(val);
+            if (v < 0 || vlen >= sizeof val) {
+                snprintf(errbuf, errlen, "recompute must be none, selective or full, not '%s'",
+                         val);
+                return -1;
+            }
+        } else if (vlen == 0 || vlen >= sizeof val || parse_long(val, knobs[k].lo, knobs[k].hi, &v)) {
+            snprintf(errbuf, errlen, "%s must be an integer in %ld..%ld, not '%s'", knobs[k].name,
+                     knobs[k].lo, knobs[k].hi, val);
+            return -1;
+        }
+        switch (k) {
+        case 0: par->dp = (int)v; break;
+        case 1: par->tp = (int)v; break;
+        case 2: par->pp = (int)v; break;
+        case 3: par->sp = (int)v; break;
+        case 4: par->zero = (int)v; break;
+        case 5: par->recompute = (int)v; break;
+        case 6: par->vpp = (int)v; break;
+        default: par->mbs = (int)v; break;
+        }
+        s = *end ? end + 1 : end;
     }
-    return *dp && *tp && *pp ? 0 : -1;
+    if (!seen[0] || !seen[1] || !seen[2]) {
+        snprintf(errbuf, errlen, "dp, tp and pp are required");
+        return -1;
+    }
+    return 0;
 }
 
 typedef struct Args {
@@ -162,6 +229,11 @@ typedef struct Args {
     int no_store, quiet, num_stages, micro_batches;
     int64_t batch;                    /* --batch: re-evaluate at this global batch */
     int64_t plan;                     /* --plan: re-evaluate this stored plan */
+    int64_t global_batch;             /* --global-batch; 0: the sweep's */
+    int64_t micro_batch_size;         /* --micro-batch-size; 0: search every size */
+    int objective;                    /* -1: default (full when apply costs are known) */
+    int schedule, virtual_stages;     /* --schedule, --virtual-stages */
+    Parallel par;
     ApsolveOptions opt;
 } Args;
 
@@ -268,18 +340,28 @@ cleanup:
     return rc;
 }
 
-static int store(Costdb *db, const Args *a, const ApsolveProblem *p, const ApsolvePlan *pl,
-                 const char *kind, int64_t *id)
+static int store(Costdb *db, const Args *a, const ApsolveProblem *p, const ApsolveOptions *o,
+                 const ApsolvePlan *pl, const char *kind, int64_t *id)
 {
-    char js[COSTDB_TEXT_MAX];
+    char js[COSTDB_TEXT_MAX], par[160] = "";
+    int is3d = a->parallel && !strcmp(kind, "3d");
+    if (is3d)
+        snprintf(par, sizeof par, ", \"parallel\": {\"dp\": %d, \"tp\": %d, \"pp\": %d, "
+                 "\"sp\": %d, \"zero\": %d, \"recompute\": \"%s\", \"vpp\": %d, \"mbs\": %d}",
+                 a->par.dp, a->par.tp, a->par.pp, a->par.sp, a->par.zero,
+                 costdb_recompute_name(a->par.recompute), a->par.vpp ? a->par.vpp : 1,
+                 a->par.mbs);
     snprintf(js, sizeof js, "{\"tool\": \"apsolve %s\", \"stage_option\": \"%s\", "
-             "\"micro_batches\": %d, \"memory_budget\": %lld, \"max_stages\": %d, "
-             "\"inference\": %s%s%s%s}", APPROF_VERSION, kind, a->opt.micro_batches,
-             (long long)a->opt.memory_budget, a->opt.max_stages,
-             a->opt.inference ? "true" : "false", a->parallel && !strcmp(kind, "3d")
-             ? ", \"parallel\": \"" : "", a->parallel && !strcmp(kind, "3d") ? a->parallel : "",
-             a->parallel && !strcmp(kind, "3d") ? "\"" : "");
-    if (apsolve_plan_store(db, p, &a->opt, pl, kind, js, id)) {
+             "\"micro_batches\": %d, \"global_batch\": %lld, \"micro_batch_size\": %lld, "
+             "\"memory_budget\": %lld, \"max_stages\": %d, \"inference\": %s, "
+             "\"objective\": \"%s\", \"schedule\": \"%s\", \"virtual_stages\": %d%s}",
+             APPROF_VERSION, kind, o->micro_batches, (long long)pl->global_batch,
+             (long long)pl->micro_batch_size, (long long)o->memory_budget, o->max_stages,
+             o->inference ? "true" : "false",
+             o->objective == APSOLVE_OBJECTIVE_FULL ? "full" : "alpa",
+             apsolve_schedule_name((ApsolveSchedule)o->schedule),
+             o->virtual_stages > 1 ? o->virtual_stages : 1, par);
+    if (apsolve_plan_store(db, p, o, pl, kind, js, id)) {
         fprintf(stderr, "apsolve: cannot store the plan: %s\n", costdb_errmsg(db));
         return 1;
     }
@@ -310,7 +392,8 @@ static ApsolveStageSpec *exact_specs(const ApsolvePlan *pl)
     for (size_t k = 0; sp && k < pl->n_stages; k++) {
         const ApsolveStage *st = &pl->stages[k];
         sp[k] = (ApsolveStageSpec){st->start_layer, st->end_layer, st->hosts, st->gpus,
-                                   st->logical_a, st->logical_b, st->force_batch_dim};
+                                   st->logical_a, st->logical_b, st->force_batch_dim,
+                                   st->memory_level, st->recompute, st->zero};
     }
     return sp;
 }
@@ -318,8 +401,9 @@ static ApsolveStageSpec *exact_specs(const ApsolvePlan *pl)
 /* --batch: re-prices pl at the new micro-batch, exactly from a sweep at
  * that micro-batch when the database has one, else scaled. Sets *bad when
  * the plan cannot run as it is. Returns 0 or an exit code. */
-static int rebatch_one(Costdb *db, const Args *a, const ApsolveProblem *p, int64_t sweep,
-                       const CostdbSweep *sw, const ApsolvePlan *pl, Extra *x, int *bad)
+static int rebatch_one(Costdb *db, const Args *a, const ApsolveOptions *opt,
+                       const ApsolveProblem *p, int64_t sweep, const CostdbSweep *sw,
+                       const ApsolvePlan *pl, Extra *x, int *bad)
 {
     int64_t old_micro = sw->global_batch / (sw->micro_batches > 0 ? sw->micro_batches : 1);
     int64_t new_micro = a->batch / pl->micro_batches, xs = 0;
@@ -335,7 +419,7 @@ static int rebatch_one(Costdb *db, const Args *a, const ApsolveProblem *p, int64
         return 1;
     }
     if (xs > 0 && xs != sweep) {
-        ApsolveOptions o = a->opt;
+        ApsolveOptions o = *opt;
         o.micro_batches = pl->micro_batches;
         o.inference = pl->inference;
         if (apsolve_problem_from_db(db, xs, &o, &x->xp) || !(sp = exact_specs(pl))) {
@@ -371,9 +455,11 @@ static int rebatch_one(Costdb *db, const Args *a, const ApsolveProblem *p, int64
     return 0;
 }
 
-/* --plan ID: the stored plan's stages as specs, its inputs as defaults. */
+/* --plan ID: the stored plan's stages as specs, its inputs as defaults.
+ * configs gets each stage's config index (the variant is read from the
+ * sweep once it is loaded). */
 static int load_plan(Costdb *db, Args *a, int64_t *sweep, ApsolveStageSpec **specs,
-                     size_t *n, char *kind, size_t kindlen)
+                     int **configs, size_t *n, char *kind, size_t kindlen)
 {
     CostdbPlan cp;
     CostdbPlanStage *ps = NULL;
@@ -388,15 +474,17 @@ static int load_plan(Costdb *db, Args *a, int64_t *sweep, ApsolveStageSpec **spe
                 "--help'\n", (long long)a->plan, (long long)cp.sweep_id, (long long)a->sweep);
         return EXIT_USAGE;
     }
-    if (np == 0 || !(*specs = calloc(np, sizeof **specs))) {
+    if (np == 0 || !(*specs = calloc(np, sizeof **specs)) || !(*configs = calloc(np, sizeof **configs))) {
         free(ps);
         fprintf(stderr, "apsolve: plan %lld has no stages\n", (long long)a->plan);
         return 1;
     }
-    for (size_t k = 0; k < np; k++)
+    for (size_t k = 0; k < np; k++) {
         (*specs)[k] = (ApsolveStageSpec){ps[k].start_layer, ps[k].end_layer, ps[k].submesh_hosts,
                                          ps[k].submesh_gpus, ps[k].logical_a, ps[k].logical_b,
-                                         ps[k].force_batch_dim};
+                                         ps[k].force_batch_dim, 0, 0, 0};
+        (*configs)[k] = ps[k].config_index;
+    }
     *n = np;
     *sweep = cp.sweep_id;
     if (a->micro_batches <= 0)
@@ -407,35 +495,119 @@ static int load_plan(Costdb *db, Args *a, int64_t *sweep, ApsolveStageSpec **spe
         a->opt.max_stages = cp.max_stages;
     if (!strcmp(cp.objective, "inference"))
         a->opt.inference = 1;
+    /* The stored options name the objective and schedule the plan was made
+     * with; the command line wins. */
+    if (a->objective < 0 && strstr(cp.options, "\"objective\": \"full\""))
+        a->objective = APSOLVE_OBJECTIVE_FULL;
+    else if (a->objective < 0 && strstr(cp.options, "\"objective\": \"alpa\""))
+        a->objective = APSOLVE_OBJECTIVE_ALPA;
     snprintf(kind, kindlen, "%s", cp.kind);
     free(ps);
     return 0;
 }
 
+/* The variant of each stored stage from its config index in p. */
+static void specs_variants(const ApsolveProblem *p, ApsolveStageSpec *sp, const int *configs,
+                           size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        int s = -1, c = configs[k];
+        for (int q = 0; q < p->num_submeshes; q++)
+            if (p->submeshes[q].hosts == sp[k].hosts && p->submeshes[q].gpus == sp[k].gpus)
+                s = q;
+        if (s >= 0 && c >= 0 && c < p->num_configs) {
+            const ApsolveConfig *cf = &p->configs[s * p->num_configs + c];
+            if (cf->valid && cf->logical_a == sp[k].logical_a &&
+                cf->logical_b == sp[k].logical_b && cf->force_batch_dim == sp[k].force_batch_dim) {
+                sp[k].memory_level = cf->memory_level;
+                sp[k].recompute = cf->recompute;
+                sp[k].zero = cf->zero;
+            }
+        }
+    }
+}
+
+/* One sweep at one micro-batch size with its loaded problem. */
+typedef struct Cand {
+    int64_t sweep;
+    CostdbSweep sw;
+    ApsolveProblem *p;
+    ApsolveOptions opt;
+    int64_t global_batch, micro;
+} Cand;
+
+static void cand_free(Cand *c)
+{
+    apsolve_problem_free(&c->p);
+}
+
+/* Loads sweep id as a candidate with B = global_batch / micro. */
+static int cand_load(Costdb *db, const Args *a, int64_t id, int64_t global_batch, int64_t micro,
+                     int B, Cand *c)
+{
+    int e;
+    memset(c, 0, sizeof *c);
+    c->sweep = id;
+    if (costdb_sweep_get(db, id, &c->sw)) {
+        fprintf(stderr, "apsolve: sweep %lld: %s\n", (long long)id, costdb_errmsg(db));
+        return 1;
+    }
+    c->opt = a->opt;
+    c->opt.micro_batches = B;
+    c->global_batch = global_batch;
+    c->micro = micro;
+    e = apsolve_problem_from_db(db, id, &c->opt, &c->p);
+    if (e) {
+        fprintf(stderr, "apsolve: sweep %lld: %s\n", (long long)id,
+                e == APSOLVE_EDB ? costdb_errmsg(db) : apsolve_strerror(e));
+        return 1;
+    }
+    return 0;
+}
+
+static void plan_batch(ApsolvePlan *pl, const Cand *c)
+{
+    pl->global_batch = c->global_batch;
+    pl->micro_batch_size = c->micro;
+}
+
+static int better(const ApsolvePlan *x, const ApsolvePlan *y)
+{
+    return !y || x->total_cost < y->total_cost ||
+           (x->total_cost == y->total_cost && x->cost < y->cost);
+}
+
 static int run(Args *a)
 {
     Costdb *db = NULL;
-    ApsolveProblem *p = NULL;
+    Cand main_c, auto_c, par_c;
     ApsolvePlan *autop = NULL, *given = NULL;
     ApsolveStageSpec *specs = NULL;
+    ApsolveBatchSweep *bs = NULL;
     ApsolveOutput outs[2];
+    const Cand *out_c[2];
     Extra extra[2];
     CostdbSweep sw;
-    int rebatch_bad = 0;
-    size_t nspec = 0, nout = 0;
+    int *plan_configs = NULL;
+    int rebatch_bad = 0, have_auto_c = 0, have_par_c = 0, auto_err = 0;
+    size_t nspec = 0, nout = 0, nbs = 0;
     char err[512], label[96], stored_kind[16];
     const char *kind = NULL;
-    int64_t sweep = a->sweep, id_auto = 0, id_given = 0;
-    int rc = 1, e;
+    int64_t sweep = a->sweep, id_auto = 0, id_given = 0, G, micro;
+    int rc = 1, e, B;
 
     memset(extra, 0, sizeof extra);
+    memset(&main_c, 0, sizeof main_c);
+    memset(&auto_c, 0, sizeof auto_c);
+    memset(&par_c, 0, sizeof par_c);
     if (costdb_open(a->db, a->no_store ? COSTDB_OPEN_READONLY : COSTDB_OPEN_NOCREATE, &db,
                     err, sizeof err)) {
         fprintf(stderr, "apsolve: %s\n", err);
         return 1;
     }
     if (a->plan > 0) {
-        rc = load_plan(db, a, &sweep, &specs, &nspec, stored_kind, sizeof stored_kind);
+        rc = load_plan(db, a, &sweep, &specs, &plan_configs, &nspec, stored_kind,
+                       sizeof stored_kind);
         if (rc)
             goto cleanup;
         rc = 1;
@@ -450,72 +622,281 @@ static int run(Args *a)
         fprintf(stderr, "apsolve: sweep %lld: %s\n", (long long)sweep, costdb_errmsg(db));
         goto cleanup;
     }
-    if (a->micro_batches <= 0)
-        a->opt.micro_batches = sw.micro_batches > 0 ? sw.micro_batches : 1;
-    else
-        a->opt.micro_batches = a->micro_batches;
-    if (a->batch > 0 && a->batch % a->opt.micro_batches) {
-        fprintf(stderr, "apsolve: --batch %lld is not divisible by %d micro-batches\n"
-                "Try 'apsolve --help'\n", (long long)a->batch, a->opt.micro_batches);
-        rc = EXIT_USAGE;
+    if (apsolve_batch_sweeps(db, sweep, &bs, &nbs)) {
+        fprintf(stderr, "apsolve: sweeps at other micro-batch sizes: %s\n", costdb_errmsg(db));
         goto cleanup;
     }
-    e = apsolve_problem_from_db(db, sweep, &a->opt, &p);
-    if (e) {
-        fprintf(stderr, "apsolve: sweep %lld: %s\n", (long long)sweep,
-                e == APSOLVE_EDB ? costdb_errmsg(db) : apsolve_strerror(e));
-        goto cleanup;
-    }
-    if (a->parallel) {
-        int dp, tp, pp;
-        parse_parallel(a->parallel, &dp, &tp, &pp);
-        if (pp > p->num_layers || dp * tp * pp != p->num_devices ||
-            (dp * tp > p->cluster_gpus && (dp * tp) % p->cluster_gpus)) {
-            fprintf(stderr, "apsolve: --parallel %s does not fit: dp x tp x pp must be %d "
-                    "(the %dx%d cluster) and pp <= %d layers\n", a->parallel, p->num_devices,
-                    p->cluster_hosts, p->cluster_gpus, p->num_layers);
+    /* The micro-batch size and global batch of the main sweep (given plans;
+     * the auto search may try other sizes below). */
+    micro = sw.micro_batches > 0 && sw.global_batch > 0 ? sw.global_batch / sw.micro_batches : 0;
+    G = a->global_batch > 0 ? a->global_batch : sw.global_batch;
+    if (a->micro_batch_size > 0 || (a->micro_batches > 0 && a->global_batch > 0)) {
+        int64_t want = a->micro_batch_size;
+        size_t k;
+        if (a->micro_batches > 0 && a->global_batch > 0) {
+            if (a->global_batch % a->micro_batches) {
+                fprintf(stderr, "apsolve: --global-batch %lld is not divisible by "
+                        "--micro-batches %d\nTry 'apsolve --help'\n", (long long)a->global_batch,
+                        a->micro_batches);
+                rc = EXIT_USAGE;
+                goto cleanup;
+            }
+            if (want > 0 && want != a->global_batch / a->micro_batches) {
+                fprintf(stderr, "apsolve: --global-batch %lld / --micro-batches %d is a "
+                        "micro-batch of %lld, not --micro-batch-size %lld\nTry 'apsolve "
+                        "--help'\n", (long long)a->global_batch, a->micro_batches,
+                        (long long)(a->global_batch / a->micro_batches), (long long)want);
+                rc = EXIT_USAGE;
+                goto cleanup;
+            }
+            want = a->global_batch / a->micro_batches;
+        }
+        for (k = 0; k < nbs && bs[k].micro_batch_size != want; k++)
+            ;
+        if (k == nbs) {
+            fprintf(stderr, "apsolve: no sweep of this model, hardware and cluster at "
+                    "micro-batch size %lld (profile one with approf sweep "
+                    "--micro-batch-sizes)\n", (long long)want);
             rc = EXIT_USAGE;
             goto cleanup;
         }
-        specs = calloc((size_t)pp, sizeof *specs);
+        sweep = bs[k].sweep_id;
+        micro = want;
+        if (costdb_sweep_get(db, sweep, &sw)) {
+            fprintf(stderr, "apsolve: sweep %lld: %s\n", (long long)sweep, costdb_errmsg(db));
+            goto cleanup;
+        }
+    }
+    if (a->micro_batches > 0) {
+        B = a->micro_batches;
+        if (micro > 0 && a->global_batch <= 0) {
+            G = (int64_t)B * micro;
+            if (G != sw.global_batch && !a->quiet)
+                fprintf(stderr, "apsolve: notice: --micro-batches %d at micro-batch size %lld: "
+                        "the global batch becomes %lld (the sweep's is %lld)\n", B,
+                        (long long)micro, (long long)G, (long long)sw.global_batch);
+        }
+    } else {
+        B = sw.micro_batches > 0 ? sw.micro_batches : 1;
+        if (micro > 0 && G > 0) {
+            if (G % micro) {
+                fprintf(stderr, "apsolve: global batch %lld is not divisible by the micro-batch "
+                        "size %lld of sweep %lld\nTry 'apsolve --help'\n", (long long)G,
+                        (long long)micro, (long long)sweep);
+                rc = EXIT_USAGE;
+                goto cleanup;
+            }
+            B = (int)(G / micro);
+        }
+    }
+    if (micro <= 0)
+        G = 0; /* an imported table without a batch: unknown */
+    if (a->batch > 0 && a->batch % B) {
+        fprintf(stderr, "apsolve: --batch %lld is not divisible by %d micro-batches\n"
+                "Try 'apsolve --help'\n", (long long)a->batch, B);
+        rc = EXIT_USAGE;
+        goto cleanup;
+    }
+    if (cand_load(db, a, sweep, G, micro, B, &main_c))
+        goto cleanup;
+    /* The objective: full when every entry has its apply cost. */
+    if (a->objective < 0) {
+        if (!main_c.opt.inference && !apsolve_problem_apply_known(main_c.p)) {
+            a->opt.objective = APSOLVE_OBJECTIVE_ALPA;
+            if (!a->quiet)
+                fprintf(stderr, "apsolve: notice: sweep %lld has entries without apply_cost "
+                        "(a database before schema 2 or an import): objective alpa\n",
+                        (long long)sweep);
+        } else {
+            a->opt.objective = APSOLVE_OBJECTIVE_FULL;
+        }
+    } else {
+        a->opt.objective = a->objective;
+        if (a->objective == APSOLVE_OBJECTIVE_FULL && !a->opt.inference &&
+            !apsolve_problem_apply_known(main_c.p)) {
+            fprintf(stderr, "apsolve: --objective full: sweep %lld has entries without "
+                    "apply_cost (a database before schema 2 or an import); use --objective "
+                    "alpa\nTry 'apsolve --help'\n", (long long)sweep);
+            rc = EXIT_USAGE;
+            goto cleanup;
+        }
+    }
+    main_c.opt.objective = a->opt.objective;
+    if (plan_configs)
+        specs_variants(main_c.p, specs, plan_configs, nspec);
+    if (a->parallel) {
+        const Parallel *pr = &a->par;
+        const ApsolveProblem *pp;
+        Cand *pc = &main_c;
+        int pv = pr->vpp > 1 ? pr->vpp : 0;
+        if (pr->mbs > 0) {
+            int64_t want = (int64_t)pr->mbs * pr->dp;
+            size_t k;
+            for (k = 0; k < nbs && bs[k].micro_batch_size != want; k++)
+                ;
+            if (k == nbs) {
+                fprintf(stderr, "apsolve: --parallel %s: mbs=%d x dp=%d is a micro-batch of %lld "
+                        "samples, and the database has no sweep of this model, hardware and "
+                        "cluster at that micro-batch size\nTry 'apsolve --help'\n", a->parallel,
+                        pr->mbs, pr->dp, (long long)want);
+                rc = EXIT_USAGE;
+                goto cleanup;
+            }
+            if (G <= 0 || G % want) {
+                fprintf(stderr, "apsolve: --parallel %s: the global batch %lld is not a multiple "
+                        "of mbs x dp = %lld\nTry 'apsolve --help'\n", a->parallel, (long long)G,
+                        (long long)want);
+                rc = EXIT_USAGE;
+                goto cleanup;
+            }
+            if (bs[k].sweep_id != main_c.sweep || (int)(G / want) != B) {
+                if (cand_load(db, a, bs[k].sweep_id, G, want, (int)(G / want), &par_c))
+                    goto cleanup;
+                par_c.opt.objective = a->opt.objective;
+                have_par_c = 1;
+                pc = &par_c;
+            }
+        }
+        pp = pc->p;
+        if (pr->pp > pp->num_layers || pr->dp * pr->tp * pr->pp != pp->num_devices ||
+            (pr->dp * pr->tp > pp->cluster_gpus && (pr->dp * pr->tp) % pp->cluster_gpus)) {
+            fprintf(stderr, "apsolve: --parallel %s does not fit: dp x tp x pp must be %d "
+                    "(the %dx%d cluster) and pp <= %d layers\n", a->parallel, pp->num_devices,
+                    pp->cluster_hosts, pp->cluster_gpus, pp->num_layers);
+            rc = EXIT_USAGE;
+            goto cleanup;
+        }
+        if (pv > 1 && !apsolve_schedule_valid(APSOLVE_SCHEDULE_INTERLEAVED, pv,
+                                              pc->opt.micro_batches, pr->pp, err, sizeof err)) {
+            fprintf(stderr, "apsolve: --parallel %s: vpp=%d: %s\nTry 'apsolve --help'\n",
+                    a->parallel, pv, err);
+            rc = EXIT_USAGE;
+            goto cleanup;
+        }
+        if (pv > 1) {
+            pc->opt.schedule = APSOLVE_SCHEDULE_INTERLEAVED;
+            pc->opt.virtual_stages = pv;
+        }
+        specs = calloc((size_t)pr->pp, sizeof *specs);
         if (!specs)
             goto cleanup;
-        apsolve_3d_specs(p->num_layers, p->cluster_gpus, dp, tp, pp, specs);
-        nspec = (size_t)pp;
+        apsolve_3d_specs(pp->num_layers, pp->cluster_gpus, pr->dp, pr->tp, pr->pp, specs);
+        for (int k = 0; k < pr->pp; k++) {
+            specs[k].recompute = pr->recompute;
+            specs[k].zero = pr->zero;
+        }
+        nspec = (size_t)pr->pp;
         kind = "3d";
         snprintf(label, sizeof label, "3-D %s", a->parallel);
-    } else if (!specs && strcmp(a->stage_option, "auto")) {
-        rc = build_specs(a, p, &specs, &nspec);
-        if (rc)
-            goto cleanup;
-        rc = 1;
-        kind = a->stage_option;
-        snprintf(label, sizeof label, "%s", kind);
+        e = apsolve_evaluate(pc->p, &pc->opt, specs, nspec, &given, err, sizeof err);
+        out_c[nout] = pc;
+    } else {
+        if (!specs && strcmp(a->stage_option, "auto")) {
+            rc = build_specs(a, main_c.p, &specs, &nspec);
+            if (rc)
+                goto cleanup;
+            rc = 1;
+            kind = a->stage_option;
+            snprintf(label, sizeof label, "%s", kind);
+        }
+        e = specs ? apsolve_evaluate(main_c.p, &main_c.opt, specs, nspec, &given, err, sizeof err)
+                  : 0;
+        out_c[nout] = &main_c;
     }
     if (specs) {
-        e = apsolve_evaluate(p, &a->opt, specs, nspec, &given, err, sizeof err);
         if (e) {
             fprintf(stderr, "apsolve: %s plan: %s\n", kind,
                     e == APSOLVE_EINVAL ? err : apsolve_strerror(e));
             rc = e == APSOLVE_EINVAL ? EXIT_USAGE : 1;
             goto cleanup;
         }
+        if (given->n_stages && specs[0].recompute >= 0 && a->parallel)
+            for (size_t k = 0; k < given->n_stages; k++)
+                if (given->stages[k].config < 0 && !a->quiet)
+                    fprintf(stderr, "apsolve: warning: 3-D stage %zu: no config with logical "
+                            "(%d, %d), recompute %s, zero %d in the sweep\n", k, a->par.dp,
+                            a->par.tp, costdb_recompute_name(a->par.recompute), a->par.zero);
+        plan_batch(given, out_c[nout]);
         outs[nout++] = (ApsolveOutput){.label = label, .kind = kind, .plan = given};
         warn_batches(a, given, label);
     }
     if (!specs || a->parallel) {
-        e = apsolve_solve(p, &a->opt, &autop);
-        if (e == APSOLVE_EINFEASIBLE) {
-            apsolve_explain(p, &a->opt, err, sizeof err);
+        /* The auto search: every micro-batch size with a sweep whose size
+         * divides the global batch (or the one asked for), best objective. */
+        size_t tried = 0;
+        /* --sweep, --micro-batch-size and --micro-batches pin the size. */
+        int64_t asked = a->micro_batch_size > 0 || a->micro_batches > 0 || a->sweep > 0
+                            ? micro : 0;
+        for (size_t k = 0; k < nbs || (nbs == 0 && k == 0); k++) {
+            Cand c;
+            ApsolvePlan *pl = NULL;
+            double obj;
+            int64_t m = nbs ? bs[k].micro_batch_size : micro;
+            int own = nbs == 0 || bs[k].sweep_id == main_c.sweep;
+            if (asked > 0 && m != asked)
+                continue;
+            if (!own && (G <= 0 || m <= 0 || G % m || a->micro_batches > 0))
+                continue;
+            if (own) {
+                c = main_c;
+            } else {
+                if (cand_load(db, a, bs[k].sweep_id, G, m, (int)(G / m), &c))
+                    goto cleanup;
+                c.opt.objective = a->opt.objective;
+            }
+            c.opt.schedule = a->schedule;
+            c.opt.virtual_stages = a->virtual_stages;
+            tried++;
+            e = apsolve_solve(c.p, &c.opt, &pl);
+            if (e && e != APSOLVE_EINFEASIBLE) {
+                fprintf(stderr, "apsolve: %s\n", apsolve_strerror(e));
+                if (!own)
+                    cand_free(&c);
+                goto cleanup;
+            }
+            obj = e ? NAN : pl->total_cost;
+            if (!a->quiet && nbs > 1)
+                fprintf(stderr, "apsolve: micro-batch size %lld (sweep %lld, %d micro-batches): "
+                        "%s %.6g s\n", (long long)m, (long long)c.sweep, c.opt.micro_batches,
+                        e ? "infeasible," : "objective", obj);
+            if (!e && better(pl, autop)) {
+                apsolve_plan_free(&autop);
+                autop = pl;
+                plan_batch(autop, &c);
+                if (have_auto_c)
+                    cand_free(&auto_c);
+                have_auto_c = !own;
+                auto_c = c;
+            } else {
+                apsolve_plan_free(&pl);
+                if (!own)
+                    cand_free(&c);
+            }
+        }
+        if (!autop) {
+            ApsolveOptions o = main_c.opt;
+            o.schedule = a->schedule;
+            o.virtual_stages = a->virtual_stages;
+            auto_err = 1;
+            if (!tried)
+                snprintf(err, sizeof err, "no sweep's micro-batch size divides the global batch "
+                         "%lld", (long long)G);
+            else
+                apsolve_explain(main_c.p, &o, err, sizeof err);
             fprintf(stderr, "apsolve: no feasible plan: %s\n", err);
             if (!given) {
                 rc = EXIT_INFEASIBLE;
                 goto cleanup;
             }
-        } else if (e) {
-            fprintf(stderr, "apsolve: %s\n", apsolve_strerror(e));
-            goto cleanup;
         } else {
+            out_c[nout] = have_auto_c ? &auto_c : &main_c;
+            if (!have_auto_c) {
+                /* the main candidate with the search's schedule */
+                auto_c = main_c;
+                auto_c.opt.schedule = a->schedule;
+                auto_c.opt.virtual_stages = a->virtual_stages;
+                out_c[nout] = &auto_c;
+            }
             outs[nout++] = (ApsolveOutput){.label = "auto", .kind = "auto", .plan = autop};
             warn_batches(a, autop, "auto");
             if (!a->quiet)
@@ -524,13 +905,15 @@ static int run(Args *a)
                         autop->candidates);
         }
     }
+    (void)auto_err;
     for (size_t k = 0; k < nout; k++) {
         ApsolvePlan *pl = outs[k].plan == autop ? autop : given;
+        const Cand *c = out_c[k];
         Extra *x = &extra[k];
         x->stages = calloc(pl->n_stages ? pl->n_stages : 1, sizeof *x->stages);
         if (!x->stages)
             goto cleanup;
-        if (apsolve_full_estimate_ex(db, sweep, pl, 1.0, &x->full, x->stages)) {
+        if (apsolve_full_estimate_ex(db, c->sweep, pl, 1.0, &x->full, x->stages)) {
             fprintf(stderr, "apsolve: full estimate: %s\n", costdb_errmsg(db));
             goto cleanup;
         }
@@ -541,7 +924,8 @@ static int run(Args *a)
             pl->has_full_cost = 1;
         }
         if (a->batch > 0) {
-            if ((rc = rebatch_one(db, a, p, sweep, &sw, pl, x, &rebatch_bad)) != 0)
+            if ((rc = rebatch_one(db, a, &c->opt, c->p, c->sweep, &c->sw, pl, x,
+                                  &rebatch_bad)) != 0)
                 goto cleanup;
             rc = 1;
             outs[k].rebatch = &x->reb;
@@ -550,12 +934,14 @@ static int run(Args *a)
         }
     }
     if (!a->no_store && a->plan <= 0) {
-        if (given && store(db, a, p, given, kind, &id_given))
-            goto cleanup;
-        if (autop && store(db, a, p, autop, "auto", &id_auto))
-            goto cleanup;
-        for (size_t k = 0; k < nout; k++)
-            outs[k].plan_id = outs[k].plan == autop ? id_auto : id_given;
+        for (size_t k = 0; k < nout; k++) {
+            const Cand *c = out_c[k];
+            int is_auto = outs[k].plan == autop;
+            if (store(db, a, c->p, &c->opt, outs[k].plan, is_auto ? "auto" : kind,
+                      is_auto ? &id_auto : &id_given))
+                goto cleanup;
+            outs[k].plan_id = is_auto ? id_auto : id_given;
+        }
     }
     if (apsolve_write(stdout, a->format, outs, nout)) {
         fprintf(stderr, "apsolve: cannot write the output\n");
@@ -569,8 +955,8 @@ static int run(Args *a)
     }
     if (given && !given->feasible) {
         fprintf(stderr, "apsolve: the %s plan is not feasible: %s\n", label,
-                given->devices_used != p->num_devices ? "it does not use exactly all devices"
-                                                      : "see the stage table");
+                given->devices_used != main_c.p->num_devices
+                    ? "it does not use exactly all devices" : "see the stage table");
         rc = EXIT_INFEASIBLE;
     }
 cleanup:
@@ -579,7 +965,13 @@ cleanup:
     apsolve_plan_free(&autop);
     apsolve_plan_free(&given);
     free(specs);
-    apsolve_problem_free(&p);
+    free(plan_configs);
+    free(bs);
+    if (have_auto_c)
+        cand_free(&auto_c);
+    if (have_par_c)
+        cand_free(&par_c);
+    cand_free(&main_c);
     costdb_close(&db);
     return rc;
 }
@@ -588,7 +980,7 @@ int main(int argc, char **argv)
 {
     enum { O_SWEEP = 256, O_MB, O_BUDGET, O_MAXST, O_INF, O_FMT, O_NOSTORE, O_STOPT, O_IDS,
            O_SUBS, O_LOGS, O_DICTS, O_PAR, O_NST, O_SUB, O_LOG, O_QUIET, O_VER, O_BATCH,
-           O_PLAN };
+           O_PLAN, O_OBJ, O_GB, O_MBS, O_SCHED, O_VS };
     static const struct option longopts[] = {
         {"db", required_argument, NULL, 'd'},
         {"sweep", required_argument, NULL, O_SWEEP},
@@ -610,6 +1002,11 @@ int main(int argc, char **argv)
         {"quiet", no_argument, NULL, O_QUIET},
         {"batch", required_argument, NULL, O_BATCH},
         {"plan", required_argument, NULL, O_PLAN},
+        {"objective", required_argument, NULL, O_OBJ},
+        {"global-batch", required_argument, NULL, O_GB},
+        {"micro-batch-size", required_argument, NULL, O_MBS},
+        {"schedule", required_argument, NULL, O_SCHED},
+        {"virtual-stages", required_argument, NULL, O_VS},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, O_VER},
         {NULL, 0, NULL, 0},
@@ -621,6 +1018,7 @@ int main(int argc, char **argv)
     memset(&a, 0, sizeof a);
     a.format = "text";
     a.stage_option = "auto";
+    a.objective = -1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
@@ -661,12 +1059,46 @@ int main(int argc, char **argv)
         case O_LOGS: a.logicals = optarg; break;
         case O_DICTS: a.dicts = optarg; break;
         case O_PAR: {
-            int x, y, z;
-            if (parse_parallel(optarg, &x, &y, &z))
-                return usage_error("bad --parallel '%s' (expected dp=N,tp=N,pp=N)", optarg);
+            char perr[200], msg[512];
+            if (parse_parallel(optarg, &a.par, perr, sizeof perr)) {
+                snprintf(msg, sizeof msg, "bad --parallel '%s': %s (expected dp=N,tp=N,pp=N"
+                         "[,sp=0|1][,zero=0..3][,recompute=none|selective|full][,vpp=V][,mbs=M])",
+                         optarg, perr);
+                return usage_error("%s", msg);
+            }
             a.parallel = optarg;
             break;
         }
+        case O_OBJ:
+            if (!strcmp(optarg, "alpa"))
+                a.objective = APSOLVE_OBJECTIVE_ALPA;
+            else if (!strcmp(optarg, "full"))
+                a.objective = APSOLVE_OBJECTIVE_FULL;
+            else
+                return usage_error("bad --objective '%s' (alpa or full)", optarg);
+            break;
+        case O_GB:
+            if (parse_long(optarg, 1, 1L << 40, &v))
+                return usage_error("bad --global-batch '%s' (a positive integer)", optarg);
+            a.global_batch = v;
+            break;
+        case O_MBS:
+            if (parse_long(optarg, 1, 1L << 30, &v))
+                return usage_error("bad --micro-batch-size '%s' (a positive integer)", optarg);
+            a.micro_batch_size = v;
+            break;
+        case O_SCHED: {
+            int sc = apsolve_schedule_parse(optarg);
+            if (sc < 0)
+                return usage_error("bad --schedule '%s' (1f1b, gpipe or interleaved)", optarg);
+            a.schedule = sc;
+            break;
+        }
+        case O_VS:
+            if (parse_long(optarg, 2, 1024, &v))
+                return usage_error("bad --virtual-stages '%s' (an integer in 2..1024)", optarg);
+            a.virtual_stages = (int)v;
+            break;
         case O_NST:
             if (parse_long(optarg, 1, APSOLVE_MAX_LAYERS, &v))
                 return usage_error("bad --num-stages '%s'", optarg);
@@ -699,6 +1131,10 @@ int main(int argc, char **argv)
         return usage_error("--db FILE is required%s", NULL);
     if (a.plan > 0 && (a.parallel || strcmp(a.stage_option, "auto")))
         return usage_error("--plan cannot be combined with --parallel or --stage-option%s", NULL);
+    if (a.schedule == APSOLVE_SCHEDULE_INTERLEAVED && a.virtual_stages < 2)
+        return usage_error("--schedule interleaved needs --virtual-stages V (V >= 2)%s", NULL);
+    if (a.virtual_stages >= 2 && a.schedule != APSOLVE_SCHEDULE_INTERLEAVED)
+        return usage_error("--virtual-stages needs --schedule interleaved%s", NULL);
     if (a.parallel && strcmp(a.stage_option, "auto"))
         return usage_error("--parallel cannot be combined with --stage-option %s", a.stage_option);
     return run(&a);

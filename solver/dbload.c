@@ -69,6 +69,14 @@ int apsolve_problem_from_db(struct Costdb *db, int64_t sweep_id, const ApsolveOp
         cf->logical_a = cfgs[k].logical_a;
         cf->logical_b = cfgs[k].logical_b;
         cf->force_batch_dim = cfgs[k].force_batch_dim;
+        /* Out-of-range variant fields (a corrupt row) make the config
+         * unusable rather than plain. */
+        cf->memory_level = cfgs[k].memory_level;
+        cf->recompute = cfgs[k].recompute;
+        cf->zero = cfgs[k].zero;
+        if (cf->memory_level < 0 || cf->recompute < 0 || cf->recompute >= COSTDB_RECOMPUTE_COUNT ||
+            cf->zero < 0 || cf->zero > 3)
+            cf->valid = 0;
     }
     /* costdb_entries_get orders by (submesh, start, end, config, phase), so
      * the two phases of one (i, j, s, c) are adjacent: combine them in one
@@ -102,6 +110,13 @@ int apsolve_problem_from_db(struct Costdb *db, int64_t sweep_id, const ApsolveOp
         if (opt->memory_budget > 0)
             avail = opt->memory_budget;
         p->cost[idx] = ph[0]->compute_cost + ph[1]->compute_cost;
+        /* apply_cost is per entry, not per phase: the larger known one; any
+         * unknown (< 0, NaN) phase makes it unknown. */
+        p->apply_cost[idx] = !(ph[0]->apply_cost >= 0) || !(ph[1]->apply_cost >= 0) ||
+                                     !isfinite(ph[0]->apply_cost) || !isfinite(ph[1]->apply_cost)
+                                 ? -1.0
+                                 : ph[0]->apply_cost > ph[1]->apply_cost ? ph[0]->apply_cost
+                                                                         : ph[1]->apply_cost;
         p->fwd_cost[idx] = ph[0]->compute_cost;
         p->bwd_cost[idx] = ph[1]->compute_cost;
         p->memory[idx].peak = peak;
@@ -137,6 +152,7 @@ int apsolve_plan_store(struct Costdb *db, const ApsolveProblem *p, const Apsolve
     snprintf(cp.kind, sizeof cp.kind, "%s", kind);
     snprintf(cp.objective, sizeof cp.objective, "%s", opt->inference ? "inference" : "training");
     cp.micro_batches = opt->micro_batches;
+    cp.global_batch = plan->global_batch;
     cp.memory_budget = opt->memory_budget;
     cp.max_stages = opt->max_stages;
     cp.cost = plan->cost;

@@ -48,6 +48,9 @@ typedef struct Dp {
     double *best;                     /* [NS] */
     int32_t *best_arg;
     long evals;
+    double apply_limit;               /* FULL: only entries with apply_cost <= this */
+    int mem_n;                        /* stage count the memory rule assumes */
+    int exact_n;                      /* > 0: plans of exactly this many stages */
     /* best plan so far */
     ApsolvePlan *plan;
     double plan_obj, plan_max;
@@ -78,9 +81,11 @@ static int dp_prepare(Dp *dp)
     DpItem *tmp = NULL;
     int rc = APSOLVE_ENOMEM;
 
+    size_t cap_items = max_opts * 2;
+
     dp->opts = malloc(max_opts * sizeof *dp->opts);
     dp->opt_off = malloc((size_t)(L + 1) * sizeof *dp->opt_off);
-    dp->items = malloc(max_opts * (size_t)C * sizeof *dp->items);
+    dp->items = malloc(cap_items * sizeof *dp->items);
     tmp = malloc((size_t)C * sizeof *tmp);
     if (!dp->opts || !dp->opt_off || !dp->items || !tmp)
         goto cleanup;
@@ -94,10 +99,16 @@ static int dp_prepare(Dp *dp)
                     continue;
                 for (c = 0; c < C; c++) {
                     size_t idx = apsolve_index(p, i, j, s, c);
-                    double cost = apsolve_entry_cost(p, idx);
-                    int m = dp->opt->ignore_memory || dp->opt->inference
-                                ? APSOLVE_UNBOUNDED : p->max_n_succ_stages[idx];
-                    if (isinf(cost) || m < 0)
+                    double cost;
+                    int m;
+                    if (!apsolve_config_allowed(p, dp->opt, s, c))
+                        continue;
+                    cost = apsolve_entry_cost(p, idx);
+                    if (isinf(cost) || p->apply_cost[idx] > dp->apply_limit)
+                        continue;
+                    m = dp->opt->ignore_memory || dp->opt->inference
+                            ? APSOLVE_UNBOUNDED : apsolve_entry_mnss(p, dp->opt, idx, dp->mem_n);
+                    if (m < 0)
                         continue;
                     tmp[nt].cost = cost;
                     tmp[nt].mnss = m > L ? L : m;
@@ -108,6 +119,15 @@ static int dp_prepare(Dp *dp)
                 if (!nt)
                     continue;
                 qsort(tmp, (size_t)nt, sizeof *tmp, cmp_item);
+                if (n_items + (size_t)nt > cap_items) {
+                    /* Most configs are dominated; grow only when needed. */
+                    size_t ncap = cap_items * 2 + (size_t)nt;
+                    DpItem *grown = realloc(dp->items, ncap * sizeof *grown);
+                    if (!grown)
+                        goto cleanup;
+                    dp->items = grown;
+                    cap_items = ncap;
+                }
                 /* Keep an item only if it fits more following stages than
                  * every cheaper (or equally cheap, lower-index) item. */
                 for (k = 0; k < nt; k++) {
@@ -217,7 +237,9 @@ static int dp_run(Dp *dp, double t)
                 }
             }
             for (n = 1; n <= nmax; n++) {
-                if (dp->best[n] < run) {
+                /* Exact stage count: every finite n is kept (no dominance
+                 * by fewer stages, which the count forbids). */
+                if (dp->exact_n > 0 ? dp->best[n] < INFINITY : dp->best[n] < run) {
                     run = dp->best[n];
                     dp->front[base + (size_t)cnt++] = (int16_t)n;
                     dp->val[base + (size_t)n] = run;
@@ -232,6 +254,12 @@ static int dp_run(Dp *dp, double t)
         int cnt = dp->front_cnt[st];
         if (!cnt)
             return -1;
+        if (dp->exact_n > 0) {
+            for (int e = 0; e < cnt; e++)
+                if (dp->front[base + (size_t)e] == dp->exact_n)
+                    return dp->exact_n;
+            return -1;
+        }
         /* Training: least sum = last frontier entry; inference: fewest stages. */
         return dp->front[base + (size_t)(dp->opt->inference ? 0 : cnt - 1)];
     }
@@ -261,7 +289,7 @@ static int dp_extract(Dp *dp, int n, ApsolvePlan **out)
         st->end_layer = op->end;
         st->submesh = op->submesh;
         st->config = it->config;
-        apsolve_stage_fill(p, dp->opt, st, n - k);
+        apsolve_stage_fill(p, dp->opt, st, n - k, n);
         i = op->end + 1;
         d -= op->dev;
     }
@@ -276,8 +304,11 @@ static int dp_extract(Dp *dp, int n, ApsolvePlan **out)
  * >= t when the primary value (sum or stage count) is >= g. */
 static double dp_bound(const Dp *dp, double g, double t)
 {
+    int v = apsolve_virtual(dp->opt);
     if (dp->opt->inference)
         return g * t;
+    if (v > 1) /* interleaved: the DP at B' = vB, divided by v */
+        return (g + (double)(v * dp->opt->micro_batches - 1) * t) / (double)v;
     return g + (double)(dp->opt->micro_batches - 1) * t;
 }
 
@@ -353,25 +384,35 @@ static void dp_free(Dp *dp)
     apsolve_plan_free(&dp->plan);
 }
 
-int apsolve_solve(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan **out)
+/* One exact search: the best plan whose entries have apply_cost <= limit
+ * (FULL) under the memory rule for mem_n stages, of exactly exact_n stages
+ * when > 0. *evals accumulates the threshold DPs run. */
+static int solve_core(const ApsolveProblem *p, const ApsolveOptions *opt, double limit,
+                      int mem_n, int exact_n, ApsolvePlan **out, long *evals, long *cands)
 {
     Dp dp;
-    double t0 = apsolve_now(), ginf;
+    double ginf;
     int rc, err = 0;
 
-    if (!p || !opt || !out || opt->micro_batches < 1 || p->num_layers < 1 ||
-        p->num_layers > APSOLVE_MAX_LAYERS || p->num_devices < 1 ||
-        p->num_devices > APSOLVE_MAX_DEVICES || opt->max_stages < 0)
-        return APSOLVE_EINVAL;
     *out = NULL;
     memset(&dp, 0, sizeof dp);
     dp.p = p;
     dp.opt = opt;
     dp.L = p->num_layers;
     dp.D = p->num_devices;
+    dp.apply_limit = limit;
+    dp.mem_n = mem_n;
+    dp.exact_n = exact_n;
     dp.NS = dp.L < dp.D ? dp.L : dp.D;
     if (opt->max_stages > 0 && opt->max_stages < dp.NS)
         dp.NS = opt->max_stages;
+    if (exact_n > 0) {
+        if (exact_n > dp.NS) {
+            rc = APSOLVE_EINFEASIBLE;
+            goto cleanup;
+        }
+        dp.NS = exact_n;
+    }
     if (dp.NS > INT16_MAX - 1) {
         rc = APSOLVE_EINVAL;
         goto cleanup;
@@ -400,13 +441,190 @@ int apsolve_solve(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePla
         rc = APSOLVE_EINFEASIBLE;
         goto cleanup;
     }
-    dp.plan->dp_evaluations = dp.evals;
-    dp.plan->candidates = (long)dp.n_cands;
-    dp.plan->solve_seconds = apsolve_now() - t0;
+    if (cands && (long)dp.n_cands > *cands)
+        *cands = (long)dp.n_cands;
     *out = dp.plan;
     dp.plan = NULL;
     rc = APSOLVE_OK;
 cleanup:
+    *evals += dp.evals;
     dp_free(&dp);
     return rc;
+}
+
+/* The search over apply_cost limits of the full objective (docs/solver.md
+ * "Objectives"): T_a, the optimum over entries with apply <= a, is
+ * non-increasing in a, and a plan whose largest apply is a costs at least
+ * T_a + a; the plan found at a costs at most T_a + a. */
+typedef struct ApplySearch {
+    const ApsolveProblem *p;
+    const ApsolveOptions *opt;
+    int mem_n, exact_n;
+    double *vals;
+    size_t n_vals;
+    ApsolvePlan *best;
+    long evals, cands;
+    int err;
+} ApplySearch;
+
+static void apply_keep(ApplySearch *as, ApsolvePlan *pl)
+{
+    if (!as->best || pl->total_cost < as->best->total_cost ||
+        (pl->total_cost == as->best->total_cost && pl->cost < as->best->cost)) {
+        apsolve_plan_free(&as->best);
+        as->best = pl;
+    } else {
+        apsolve_plan_free(&pl);
+    }
+}
+
+/* T at limit vals[k] (+inf when infeasible); keeps the plan. */
+static double apply_eval(ApplySearch *as, size_t k)
+{
+    ApsolvePlan *pl = NULL;
+    double t;
+    int rc = solve_core(as->p, as->opt, as->vals[k], as->mem_n, as->exact_n, &pl, &as->evals,
+                        &as->cands);
+    if (rc == APSOLVE_EINFEASIBLE)
+        return INFINITY;
+    if (rc) {
+        as->err = rc;
+        return INFINITY;
+    }
+    t = pl->cost;
+    apply_keep(as, pl);
+    return t;
+}
+
+static void apply_search(ApplySearch *as, long a, double ta, long b, double tb)
+{
+    long lo = a + 1, hi = b - 1, mid;
+    double tm;
+    if (lo > hi || as->err || isinf(tb) || ta == tb || !as->best)
+        return;
+    if (tb + as->vals[lo] >= as->best->total_cost)
+        return;
+    if (tb + as->vals[hi] >= as->best->total_cost) {
+        long l = lo, h = hi;
+        while (l < h) {
+            long m = l + (h - l + 1) / 2;
+            if (tb + as->vals[m] < as->best->total_cost)
+                l = m;
+            else
+                h = m - 1;
+        }
+        hi = l;
+    }
+    mid = lo + (hi - lo) / 2;
+    tm = apply_eval(as, (size_t)mid);
+    apply_search(as, a, ta, mid, tm);
+    apply_search(as, mid, tm, b, tb);
+}
+
+/* The optimum for one memory-rule stage count (and exact count), over
+ * apply limits when the objective is FULL. */
+static int solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt, int mem_n,
+                       int exact_n, ApsolvePlan **out, long *evals, long *cands)
+{
+    ApplySearch as;
+    size_t n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+               (size_t)p->num_configs, k, nv = 0;
+    double top;
+    int rc;
+
+    if (opt->objective != APSOLVE_OBJECTIVE_FULL || opt->inference)
+        return solve_core(p, opt, INFINITY, mem_n, exact_n, out, evals, cands);
+    memset(&as, 0, sizeof as);
+    as.p = p;
+    as.opt = opt;
+    as.mem_n = mem_n;
+    as.exact_n = exact_n;
+    as.vals = malloc((n ? n : 1) * sizeof *as.vals);
+    if (!as.vals)
+        return APSOLVE_ENOMEM;
+    for (k = 0; k < n; k++) {
+        int s = (int)(k / (size_t)p->num_configs % (size_t)p->num_submeshes);
+        int c = (int)(k % (size_t)p->num_configs);
+        if (!isinf(apsolve_entry_cost(p, k)) && apsolve_config_allowed(p, opt, s, c))
+            as.vals[nv++] = p->apply_cost[k] > 0 ? p->apply_cost[k] : 0;
+    }
+    qsort(as.vals, nv, sizeof *as.vals, cmp_double);
+    as.n_vals = 0;
+    for (k = 0; k < nv; k++)
+        if (as.n_vals == 0 || as.vals[k] != as.vals[as.n_vals - 1])
+            as.vals[as.n_vals++] = as.vals[k];
+    if (as.n_vals == 0) {
+        free(as.vals);
+        return APSOLVE_EINFEASIBLE;
+    }
+    /* The last value admits every entry (negative, unknown, counts as 0). */
+    as.vals[as.n_vals - 1] = INFINITY;
+    top = apply_eval(&as, as.n_vals - 1);
+    if (!as.err && !isinf(top))
+        apply_search(&as, -1, INFINITY, (long)as.n_vals - 1, top);
+    *evals += as.evals;
+    if (as.cands > *cands)
+        *cands = as.cands;
+    rc = as.err ? as.err : as.best ? APSOLVE_OK : APSOLVE_EINFEASIBLE;
+    if (rc == APSOLVE_OK)
+        *out = as.best;
+    else
+        apsolve_plan_free(&as.best);
+    free(as.vals);
+    return rc;
+}
+
+int apsolve_solve(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan **out)
+{
+    double t0 = apsolve_now();
+    ApsolvePlan *best = NULL;
+    long evals = 0, cands = 0;
+    int rc = APSOLVE_EINFEASIBLE, v;
+
+    if (!p || !opt || !out || opt->micro_batches < 1 || p->num_layers < 1 ||
+        p->num_layers > APSOLVE_MAX_LAYERS || p->num_devices < 1 ||
+        p->num_devices > APSOLVE_MAX_DEVICES || opt->max_stages < 0 || !p->apply_cost ||
+        opt->schedule < 0 || opt->schedule >= APSOLVE_SCHEDULE_COUNT)
+        return APSOLVE_EINVAL;
+    *out = NULL;
+    v = apsolve_virtual(opt);
+    if (v > 1 && !opt->inference) {
+        /* Interleaved: the in-flight count depends on the stage count n, and
+         * n must divide B; one exact-count search per valid n, each with
+         * the memory rule of n stages. */
+        int nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices;
+        if (opt->max_stages > 0 && opt->max_stages < nmax)
+            nmax = opt->max_stages;
+        for (int n = 1; n <= nmax; n++) {
+            ApsolvePlan *pl = NULL;
+            int e;
+            if (!apsolve_schedule_valid(APSOLVE_SCHEDULE_INTERLEAVED, v, opt->micro_batches, n,
+                                        NULL, 0))
+                continue;
+            e = solve_apply(p, opt, n, n, &pl, &evals, &cands);
+            if (e == APSOLVE_EINFEASIBLE)
+                continue;
+            if (e) {
+                apsolve_plan_free(&best);
+                return e;
+            }
+            if (!best || pl->total_cost < best->total_cost ||
+                (pl->total_cost == best->total_cost && pl->cost < best->cost)) {
+                apsolve_plan_free(&best);
+                best = pl;
+            } else {
+                apsolve_plan_free(&pl);
+            }
+        }
+        rc = best ? APSOLVE_OK : APSOLVE_EINFEASIBLE;
+    } else {
+        rc = solve_apply(p, opt, p->num_layers, 0, &best, &evals, &cands);
+    }
+    if (rc)
+        return rc;
+    best->dp_evaluations = evals;
+    best->candidates = cands;
+    best->solve_seconds = apsolve_now() - t0;
+    *out = best;
+    return APSOLVE_OK;
 }

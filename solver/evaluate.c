@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "schedule.h"
 #include "solver_internal.h"
 
 double apsolve_now(void)
@@ -30,15 +31,65 @@ double apsolve_entry_cost(const ApsolveProblem *p, size_t idx)
     return c;
 }
 
+int apsolve_config_allowed(const ApsolveProblem *p, const ApsolveOptions *opt, int s, int c)
+{
+    const ApsolveConfig *cf = &p->configs[(size_t)s * (size_t)p->num_configs + (size_t)c];
+    return cf->valid && (opt->objective == APSOLVE_OBJECTIVE_FULL || apsolve_config_plain(cf));
+}
+
+double apsolve_in_flight(const ApsolveOptions *opt, int n, int k)
+{
+    if (opt->schedule == APSOLVE_SCHEDULE_1F1B || n < 1 || k < 0 || k >= n)
+        return (double)(n - k); /* Alpa's rule: every stage after it, itself included */
+    return apsolve_schedule_in_flight((ApsolveSchedule)opt->schedule, opt->virtual_stages,
+                                      opt->micro_batches, n, k);
+}
+
+/* need = peak + initial + f * intermediate <= avail, in long double. */
+static int fits(const ApsolveMemory *m, int64_t avail, double f)
+{
+    if (avail <= 0)
+        return 1;
+    return (long double)m->peak + (long double)m->initial +
+           (long double)f * (long double)m->intermediate <= (long double)avail;
+}
+
+int apsolve_entry_mnss(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx, int n)
+{
+    const ApsolveMemory *m;
+    int lo, hi;
+    if (opt->schedule == APSOLVE_SCHEDULE_1F1B || !p->memory)
+        return p->max_n_succ_stages[idx];
+    m = &p->memory[idx];
+    if (opt->schedule == APSOLVE_SCHEDULE_GPIPE)
+        return fits(m, m->avail, (double)opt->micro_batches) ? APSOLVE_UNBOUNDED : -1;
+    /* Interleaved: in-flight grows with the stages after it; the largest s
+     * (stages from it to the end) that fits, by bisection over 1..n. */
+    if (n < 1 || !fits(m, m->avail, apsolve_in_flight(opt, n, n - 1)))
+        return -1;
+    lo = 1;
+    hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo + 1) / 2;
+        if (fits(m, m->avail, apsolve_in_flight(opt, n, n - mid)))
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo == n ? APSOLVE_UNBOUNDED : lo - 1;
+}
+
 void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolveStage *st,
-                        int succ)
+                        int succ, int n)
 {
     size_t idx;
     st->succ_stages = succ;
     st->cost = st->fwd_cost = st->bwd_cost = INFINITY;
+    st->apply_cost = -1;
     st->max_n_succ_stages = -1;
     st->memory_ok = 0;
     st->memory_needed = st->available_memory = 0;
+    st->in_flight = apsolve_in_flight(opt, n, n - succ);
     if (st->submesh >= 0) {
         st->hosts = p->submeshes[st->submesh].hosts;
         st->gpus = p->submeshes[st->submesh].gpus;
@@ -50,9 +101,13 @@ void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
         st->logical_a = cf->logical_a;
         st->logical_b = cf->logical_b;
         st->force_batch_dim = cf->force_batch_dim;
+        st->memory_level = cf->memory_level;
+        st->recompute = cf->recompute;
+        st->zero = cf->zero;
     }
     idx = apsolve_index(p, st->start_layer, st->end_layer, st->submesh, st->config);
     st->cost = apsolve_entry_cost(p, idx);
+    st->apply_cost = p->apply_cost[idx];
     if (p->fwd_cost && p->bwd_cost && !isinf(st->cost)) {
         st->fwd_cost = p->fwd_cost[idx];
         st->bwd_cost = p->bwd_cost[idx];
@@ -60,26 +115,29 @@ void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
         st->fwd_cost = st->cost;
         st->bwd_cost = 0;
     }
-    st->max_n_succ_stages = p->max_n_succ_stages[idx];
+    st->max_n_succ_stages = apsolve_entry_mnss(p, opt, idx, n);
     st->memory_ok = opt->ignore_memory || opt->inference ||
                     (int64_t)succ - 1 <= (int64_t)st->max_n_succ_stages;
     if (p->memory) {
         const ApsolveMemory *m = &p->memory[idx];
         st->available_memory = opt->memory_budget > 0 ? opt->memory_budget : m->avail;
-        st->memory_needed = m->peak + m->initial + (int64_t)succ * m->intermediate;
+        st->memory_needed = m->peak + m->initial +
+                            (int64_t)llround(st->in_flight * (double)m->intermediate);
     }
 }
 
 void apsolve_plan_price(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan *plan)
 {
-    double sum = 0, mx = 0;
-    int ok = plan->n_stages > 0, dev = 0;
+    double sum = 0, mx = 0, apply = 0;
+    int ok = plan->n_stages > 0, dev = 0, v = apsolve_virtual(opt);
     size_t k;
     for (k = plan->n_stages; k-- > 0;) {
         const ApsolveStage *st = &plan->stages[k];
         sum += st->cost;
         if (st->cost > mx || isinf(st->cost))
             mx = st->cost;
+        if (st->apply_cost > apply)
+            apply = st->apply_cost;
         dev += st->hosts * st->gpus;
         if (isinf(st->cost) || !st->memory_ok)
             ok = 0;
@@ -88,16 +146,29 @@ void apsolve_plan_price(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
         ok = 0;
     if (opt->max_stages > 0 && plan->n_stages > (size_t)opt->max_stages)
         ok = 0;
+    if (v > 1 && !opt->inference &&
+        !apsolve_schedule_valid(APSOLVE_SCHEDULE_INTERLEAVED, v, opt->micro_batches,
+                                (int)plan->n_stages, NULL, 0))
+        ok = 0;
     plan->sum_cost = sum;
     plan->max_stage_cost = mx;
     plan->devices_used = dev;
     plan->feasible = ok;
     plan->micro_batches = opt->micro_batches;
     plan->inference = opt->inference;
-    /* B = 1 has no (B - 1) term: 0 x an infinite stage cost would be NaN. */
-    plan->cost = opt->inference ? (double)plan->n_stages * mx
-                 : opt->micro_batches > 1 ? sum + (double)(opt->micro_batches - 1) * mx
-                                          : sum;
+    plan->objective = opt->objective;
+    plan->schedule = opt->schedule;
+    plan->virtual_stages = v;
+    /* B = 1 has no (B - 1) term: 0 x an infinite stage cost would be NaN.
+     * Interleaved: (sum + (vB - 1) max) / v, the DP's T at B' = vB. */
+    if (opt->inference)
+        plan->cost = (double)plan->n_stages * mx;
+    else if (v > 1)
+        plan->cost = (sum + (double)(v * opt->micro_batches - 1) * mx) / (double)v;
+    else
+        plan->cost = opt->micro_batches > 1 ? sum + (double)(opt->micro_batches - 1) * mx : sum;
+    plan->apply_cost = opt->objective == APSOLVE_OBJECTIVE_FULL && !opt->inference ? apply : 0;
+    plan->total_cost = plan->cost + plan->apply_cost;
 }
 
 static int find_submesh(const ApsolveProblem *p, int hosts, int gpus)
@@ -108,16 +179,21 @@ static int find_submesh(const ApsolveProblem *p, int hosts, int gpus)
     return -1;
 }
 
-/* The matching config with the lowest cost for layers i..j (lowest index
- * on ties); a matching config without a finite entry if none is finite. */
-static int find_config(const ApsolveProblem *p, int s, int i, int j, const ApsolveStageSpec *sp)
+/* The matching config for layers i..j at a position with succ stages from
+ * it to the end of n: the lowest cost (lowest index on ties) among those
+ * that fit in memory there under the full objective, else among all; a
+ * matching config without a finite entry if none is finite. */
+static int find_config(const ApsolveProblem *p, const ApsolveOptions *opt, int s, int i, int j,
+                       const ApsolveStageSpec *sp, int succ, int n)
 {
-    int best = -1;
+    int best = -1, best_fit = 0;
     double best_cost = INFINITY;
     for (int c = 0; c < p->num_configs; c++) {
         const ApsolveConfig *cf = &p->configs[s * p->num_configs + c];
+        size_t idx = apsolve_index(p, i, j, s, c);
         double cost;
-        if (!cf->valid)
+        int fit;
+        if (!apsolve_config_allowed(p, opt, s, c))
             continue;
         if (sp->logical_a > 0 &&
             (cf->logical_a != sp->logical_a || cf->logical_b != sp->logical_b))
@@ -125,10 +201,18 @@ static int find_config(const ApsolveProblem *p, int s, int i, int j, const Apsol
         if (sp->force_batch_dim != -2 && sp->logical_a > 0 &&
             cf->force_batch_dim != sp->force_batch_dim)
             continue;
-        cost = apsolve_entry_cost(p, apsolve_index(p, i, j, s, c));
-        if (best < 0 || cost < best_cost) {
+        if ((sp->memory_level >= 0 && cf->memory_level != sp->memory_level) ||
+            (sp->recompute >= 0 && cf->recompute != sp->recompute) ||
+            (sp->zero >= 0 && cf->zero != sp->zero))
+            continue;
+        cost = apsolve_entry_cost(p, idx);
+        fit = opt->objective == APSOLVE_OBJECTIVE_FULL && !isinf(cost) &&
+              (opt->ignore_memory || opt->inference ||
+               succ - 1 <= apsolve_entry_mnss(p, opt, idx, n));
+        if (best < 0 || fit > best_fit || (fit == best_fit && cost < best_cost)) {
             best = c;
             best_cost = cost;
+            best_fit = fit;
         }
     }
     return best;
@@ -182,9 +266,9 @@ int apsolve_evaluate(const ApsolveProblem *p, const ApsolveOptions *opt,
         st->force_batch_dim = sp->force_batch_dim < -1 ? -1 : sp->force_batch_dim;
         st->submesh = find_submesh(p, sp->hosts, sp->gpus);
         st->config = st->submesh < 0 ? -1
-                                      : find_config(p, st->submesh, sp->start_layer,
-                                                    sp->end_layer, sp);
-        apsolve_stage_fill(p, opt, st, (int)(n - k));
+                                      : find_config(p, opt, st->submesh, sp->start_layer,
+                                                    sp->end_layer, sp, (int)(n - k), (int)n);
+        apsolve_stage_fill(p, opt, st, (int)(n - k), (int)n);
     }
     apsolve_plan_price(p, opt, plan);
     plan->solve_seconds = apsolve_now() - t0;
@@ -207,6 +291,7 @@ int apsolve_uniform_specs(int num_layers, int k, int hosts, int gpus, int logica
         out[s].logical_a = logical_a;
         out[s].logical_b = logical_b;
         out[s].force_batch_dim = force_batch_dim;
+        out[s].memory_level = out[s].recompute = out[s].zero = -1;
         start += len;
     }
     return APSOLVE_OK;
@@ -224,7 +309,11 @@ int apsolve_3d_specs(int num_layers, int cluster_gpus, int dp, int tp, int pp,
         hosts = dev / cluster_gpus;
         gpus = cluster_gpus;
     }
-    return apsolve_uniform_specs(num_layers, pp, hosts, gpus, dp, tp, 0, out);
+    if (apsolve_uniform_specs(num_layers, pp, hosts, gpus, dp, tp, 0, out))
+        return APSOLVE_EINVAL;
+    for (int s = 0; s < pp; s++)
+        out[s].recompute = out[s].zero = 0;
+    return APSOLVE_OK;
 }
 
 static double gib(int64_t b)
@@ -248,9 +337,11 @@ static int uncovered_layers(const ApsolveProblem *p, const ApsolveOptions *opt, 
                         continue;
                     for (int c = 0; c < p->num_configs && !cov; c++) {
                         size_t idx = apsolve_index(p, i, j, s, c);
+                        if (!apsolve_config_allowed(p, opt, s, c))
+                            continue;
                         if (!isinf(apsolve_entry_cost(p, idx)) &&
                             (!need_memory || opt->ignore_memory || opt->inference ||
-                             p->max_n_succ_stages[idx] >= 0))
+                             apsolve_entry_mnss(p, opt, idx, 1) >= 0))
                             cov = 1;
                     }
                 }
@@ -324,7 +415,7 @@ void apsolve_explain(const ApsolveProblem *p, const ApsolveOptions *opt, char *b
         for (size_t k = 0; k < plan->n_stages; k++) {
             ApsolveStage *st = &plan->stages[k];
             int64_t gap;
-            apsolve_stage_fill(p, &strict, st, st->succ_stages);
+            apsolve_stage_fill(p, &strict, st, st->succ_stages, (int)plan->n_stages);
             if (st->memory_ok)
                 continue;
             gap = st->memory_needed - st->available_memory;

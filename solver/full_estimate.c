@@ -25,7 +25,12 @@
  * period grows by the sends it makes per micro-batch:
  *   full = Σ c_k + Σ_pairs 2·t_pair + (B − 1)·max_k (c_k + send_fwd_k +
  *          send_bwd_k) + max_k (grad_sync_k + optimizer_k),
- * stages running apply-grad in parallel.
+ * stages running apply-grad in parallel. When every stage's entry carries
+ * its profiled apply_cost (schema 2: gradient sync and optimizer as the
+ * variant's ZeRO stage shards them), max_k apply_cost_k replaces the last
+ * term; the placement path stays for older databases. Interleaved plans
+ * (v chunks per device) use (Σ c_k + (vB − 1)·max period)/v and v times the
+ * transfers (schedule.h's transfer factor).
  */
 #include <math.h>
 #include <stdio.h>
@@ -34,6 +39,7 @@
 
 #include "apsolve.h"
 #include "costdb.h"
+#include "schedule.h"
 
 static double dtype_bytes(const char *dt)
 {
@@ -289,28 +295,46 @@ int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolveP
             out->transfers += 2 * t;
         }
     }
-    for (size_t k = 0; k < K; k++) {
-        double apply;
-        stage_apply_grad(&hw, &plan->stages[k], M, pls[k], npl[k], &est[k]);
-        est[k].period = est[k].compute + est[k].send_fwd + est[k].send_bwd;
-        apply = est[k].grad_sync + est[k].optimizer;
-        if (out->apply_stage < 0 || apply > out->grad_sync + out->optimizer) {
-            out->grad_sync = est[k].grad_sync;
-            out->optimizer = est[k].optimizer;
-            out->apply_stage = (int)k;
+    {
+        int from_entries = 1;
+        for (size_t k = 0; k < K; k++)
+            if (!(plan->stages[k].apply_cost >= 0) || !isfinite(plan->stages[k].apply_cost))
+                from_entries = 0;
+        out->apply_from_entries = from_entries;
+        for (size_t k = 0; k < K; k++) {
+            double apply;
+            stage_apply_grad(&hw, &plan->stages[k], M, pls[k], npl[k], &est[k]);
+            est[k].period = est[k].compute + est[k].send_fwd + est[k].send_bwd;
+            apply = from_entries ? plan->stages[k].apply_cost
+                                 : est[k].grad_sync + est[k].optimizer;
+            est[k].apply = apply;
+            if (out->apply_stage < 0 || apply > out->apply) {
+                out->grad_sync = est[k].grad_sync;
+                out->optimizer = est[k].optimizer;
+                out->apply = apply;
+                out->apply_stage = (int)k;
+            }
         }
     }
     {
         double sum = 0, period = 0;
+        int v = plan->virtual_stages > 1 ? plan->virtual_stages : 1;
         for (size_t k = K; k-- > 0;) {
             sum += est[k].compute;
             if (est[k].period > period)
                 period = est[k].period;
         }
-        out->pipeline = sum + out->transfers;
-        if (plan->micro_batches > 1) /* 0 x an infinite period would be NaN */
-            out->pipeline += (plan->micro_batches - 1) * period;
-        out->total = out->pipeline + out->grad_sync + out->optimizer;
+        if (v > 1) {
+            out->pipeline = (sum + (double)(v * plan->micro_batches - 1) * period) / v +
+                            out->transfers *
+                                apsolve_schedule_transfer_factor(APSOLVE_SCHEDULE_INTERLEAVED, v);
+        } else {
+            out->pipeline = sum + out->transfers;
+            if (plan->micro_batches > 1) /* 0 x an infinite period would be NaN */
+                out->pipeline += (plan->micro_batches - 1) * period;
+        }
+        out->total = out->apply_from_entries ? out->pipeline + out->apply
+                                             : out->pipeline + out->grad_sync + out->optimizer;
         out->available = isfinite(out->total);
         if (!out->available)
             snprintf(out->why, sizeof out->why, "a stage cost is not finite");

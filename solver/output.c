@@ -11,6 +11,7 @@
 
 #include "apsolve.h"
 #include "costdb.h"
+#include "schedule.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 
@@ -42,29 +43,59 @@ void apsolve_print_alpa(const ApsolvePlan *plan, FILE *out)
     fputs("]\n", out);
 }
 
+/* "m0 none z0": the variant of a stage's config. */
+static void variant_text(const ApsolveStage *st, char *buf, size_t len)
+{
+    const char *rc = costdb_recompute_name(st->recompute);
+    if (st->config < 0)
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "m%d %s z%d", st->memory_level, rc ? rc : "?", st->zero);
+}
+
+static const char *objective_name(int objective)
+{
+    return objective == APSOLVE_OBJECTIVE_FULL ? "full" : "alpa";
+}
+
 static void text_plan(FILE *out, const ApsolveOutput *o)
 {
     const ApsolvePlan *pl = o->plan;
     apsolve_print_alpa(pl, out);
+    if (pl->global_batch > 0)
+        fprintf(out, "Batch: global batch %lld = %d micro-batches x micro-batch size %lld\n",
+                (long long)pl->global_batch, pl->micro_batches, (long long)pl->micro_batch_size);
     if (pl->inference)
         fprintf(out, "Estimated inference latency: %.6g s (%zu stages x max stage cost %.6g s)\n",
                 pl->cost, pl->n_stages, pl->max_stage_cost);
+    else if (pl->virtual_stages > 1)
+        fprintf(out, "Estimated iteration latency: %.6g s (interleaved 1F1B, v = %d: (sum of stage "
+                "costs %.6g s + (vB - 1 = %d) x max stage cost %.6g s) / v)\n", pl->cost,
+                pl->virtual_stages, pl->sum_cost, pl->virtual_stages * pl->micro_batches - 1,
+                pl->max_stage_cost);
     else
-        fprintf(out, "Estimated iteration latency: %.6g s (sum of stage costs %.6g s + "
-                "(B - 1 = %d) x max stage cost %.6g s)\n", pl->cost, pl->sum_cost,
+        fprintf(out, "Estimated iteration latency: %.6g s (%ssum of stage costs %.6g s + "
+                "(B - 1 = %d) x max stage cost %.6g s)\n", pl->cost,
+                pl->schedule == APSOLVE_SCHEDULE_GPIPE ? "GPipe: " : "", pl->sum_cost,
                 pl->micro_batches - 1, pl->max_stage_cost);
+    if (!pl->inference && pl->objective == APSOLVE_OBJECTIVE_FULL)
+        fprintf(out, "Objective (full): %.6g s = iteration latency %.6g s + largest stage "
+                "apply-grad (gradient sync + optimizer) %.6g s\n", pl->total_cost, pl->cost,
+                pl->apply_cost);
     if (!pl->feasible)
         fprintf(out, "Plan is NOT feasible (%d devices used; see the stage table)\n",
                 pl->devices_used);
-    fprintf(out, "%-5s %-9s %-8s %-8s %-34s %12s %22s %10s\n", "stage", "layers", "submesh",
-            "logical", "options", "cost (s)", "memory need/avail GB", "headroom");
+    fprintf(out, "%-5s %-9s %-8s %-8s %-34s %-16s %12s %22s %10s\n", "stage", "layers",
+            "submesh", "logical", "options", "variant", "cost (s)", "memory need/avail GB",
+            "headroom");
     for (size_t k = 0; k < pl->n_stages; k++) {
         const ApsolveStage *st = &pl->stages[k];
-        char layers[32], sub[24], logical[24], mem[48], head[24];
+        char layers[32], sub[24], logical[24], mem[48], head[24], var[48];
         const char *opts = st->force_batch_dim >= 0 ? "{'force_batch_dim_to_mesh_dim': 0}" : "{}";
         snprintf(layers, sizeof layers, "%d-%d", st->start_layer, st->end_layer);
         snprintf(sub, sizeof sub, "(%d, %d)", st->hosts, st->gpus);
         snprintf(logical, sizeof logical, "(%d, %d)", st->logical_a, st->logical_b);
+        variant_text(st, var, sizeof var);
         if (isinf(st->cost)) {
             snprintf(mem, sizeof mem, "-");
             snprintf(head, sizeof head, "-");
@@ -79,8 +110,8 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
             snprintf(mem, sizeof mem, "fits %d stages", st->max_n_succ_stages + 1);
             snprintf(head, sizeof head, "%d stages", st->max_n_succ_stages + 1 - st->succ_stages);
         }
-        fprintf(out, "%-5zu %-9s %-8s %-8s %-34s %12.6g %22s %10s%s\n", k, layers, sub, logical,
-                opts, st->cost, mem, head,
+        fprintf(out, "%-5zu %-9s %-8s %-8s %-34s %-16s %12.6g %22s %10s%s\n", k, layers, sub,
+                logical, opts, var, st->cost, mem, head,
                 st->submesh < 0 ? "  (submesh not in sweep)"
                 : st->config < 0 ? "  (config not in sweep)"
                 : isinf(st->cost) ? "  (no finite entry)"
@@ -100,7 +131,10 @@ static void text_full(FILE *out, const ApsolveFullEstimate *f, const ApsolveStag
             pl->cost > 0 ? 100.0 * (f->total - pl->cost) / pl->cost : 0.0);
     fprintf(out, "  pipeline with transfers %.6g s (cross-stage transfers %.6g s per micro-batch, "
             "fwd + bwd)", f->pipeline, f->transfers);
-    if (f->apply_stage >= 0)
+    if (f->apply_stage >= 0 && f->apply_from_entries)
+        fprintf(out, "; apply-grad of stage %d: %.6g s (the entry's profiled apply_cost)",
+                f->apply_stage, f->apply);
+    else if (f->apply_stage >= 0)
         fprintf(out, "; apply-grad of stage %d: gradient all-reduce %.6g s + optimizer %.6g s",
                 f->apply_stage, f->grad_sync, f->optimizer);
     fputc('\n', out);
@@ -233,7 +267,9 @@ static void json_full(FILE *out, const ApsolveFullEstimate *f, const ApsolveStag
     json_field(out, "transfer_bytes", f->transfer_bytes);
     json_field(out, "grad_sync", f->grad_sync);
     json_field(out, "optimizer", f->optimizer);
-    fprintf(out, ", \"apply_stage\": %d", f->apply_stage);
+    json_field(out, "apply", f->apply);
+    fprintf(out, ", \"apply_source\": \"%s\", \"apply_stage\": %d",
+            f->apply_from_entries ? "entries" : "placements", f->apply_stage);
     if (se) {
         fputs(", \"stages\": [", out);
         for (size_t k = 0; k < n; k++) {
@@ -250,6 +286,7 @@ static void json_full(FILE *out, const ApsolveFullEstimate *f, const ApsolveStag
                     se[k].grad_inter ? "true" : "false");
             json_field(out, "grad_sync", se[k].grad_sync);
             json_field(out, "optimizer", se[k].optimizer);
+            json_field(out, "apply", se[k].apply);
             fputc('}', out);
         }
         fputc(']', out);
@@ -299,10 +336,18 @@ static void json_plan(FILE *out, const ApsolveOutput *o)
     costdb_json_string(out, o->kind);
     fputs(", \"label\": ", out);
     costdb_json_string(out, o->label);
-    fprintf(out, ", \"objective\": \"%s\", \"micro_batches\": %d, \"feasible\": %s, \"cost\": ",
-            pl->inference ? "inference" : "training", pl->micro_batches,
+    fprintf(out, ", \"objective\": \"%s\", \"cost_objective\": \"%s\", \"schedule\": \"%s\", "
+            "\"virtual_stages\": %d, \"micro_batches\": %d, \"global_batch\": %lld, "
+            "\"micro_batch_size\": %lld, \"feasible\": %s, \"cost\": ",
+            pl->inference ? "inference" : "training", objective_name(pl->objective),
+            apsolve_schedule_name((ApsolveSchedule)pl->schedule)
+                ? apsolve_schedule_name((ApsolveSchedule)pl->schedule) : "1f1b",
+            pl->virtual_stages > 1 ? pl->virtual_stages : 1, pl->micro_batches,
+            (long long)pl->global_batch, (long long)pl->micro_batch_size,
             pl->feasible ? "true" : "false");
     json_num(out, pl->cost);
+    json_field(out, "apply_cost", pl->apply_cost);
+    json_field(out, "total_cost", pl->total_cost);
     fputs(", \"sum_cost\": ", out);
     json_num(out, pl->sum_cost);
     fputs(", \"max_stage_cost\": ", out);
@@ -325,6 +370,16 @@ static void json_plan(FILE *out, const ApsolveOutput *o)
         json_num(out, st->fwd_cost);
         fputs(", \"bwd_cost\": ", out);
         json_num(out, st->bwd_cost);
+        fprintf(out, ", \"memory_level\": %d, \"recompute\": \"%s\", \"zero\": %d",
+                st->memory_level, costdb_recompute_name(st->recompute)
+                    ? costdb_recompute_name(st->recompute) : "none", st->zero);
+        fputs(", \"apply_cost\": ", out);
+        if (st->apply_cost >= 0)
+            json_num(out, st->apply_cost);
+        else
+            fputs("null", out);
+        fputs(", \"in_flight\": ", out);
+        json_num(out, st->in_flight);
         fprintf(out, ", \"submesh_index\": %d, \"config_index\": %d, \"succ_stages\": %d, "
                 "\"max_n_succ_stages\": ", st->submesh, st->config, st->succ_stages);
         if (st->max_n_succ_stages == APSOLVE_UNBOUNDED)

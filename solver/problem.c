@@ -35,7 +35,8 @@ int apsolve_problem_new(int num_layers, int hosts, int gpus, int num_submeshes,
     *out = NULL;
     if (num_layers < 1 || num_layers > APSOLVE_MAX_LAYERS || hosts < 1 || gpus < 1 ||
         (int64_t)hosts * gpus > APSOLVE_MAX_DEVICES || num_submeshes < 1 ||
-        num_submeshes > 64 || num_configs < 1 || num_configs > 256)
+        num_submeshes > APSOLVE_MAX_SUBMESHES || num_configs < 1 ||
+        num_configs > APSOLVE_MAX_CONFIGS)
         return APSOLVE_EINVAL;
     p = calloc(1, sizeof *p);
     if (!p)
@@ -51,7 +52,8 @@ int apsolve_problem_new(int num_layers, int hosts, int gpus, int num_submeshes,
     p->configs = calloc((size_t)num_submeshes * (size_t)num_configs, sizeof *p->configs);
     p->cost = malloc(n * sizeof *p->cost);
     p->max_n_succ_stages = malloc(n * sizeof *p->max_n_succ_stages);
-    if (!p->submeshes || !p->configs || !p->cost || !p->max_n_succ_stages)
+    p->apply_cost = calloc(n, sizeof *p->apply_cost);
+    if (!p->submeshes || !p->configs || !p->cost || !p->max_n_succ_stages || !p->apply_cost)
         goto cleanup;
     if (with_details) {
         p->fwd_cost = malloc(n * sizeof *p->fwd_cost);
@@ -86,11 +88,30 @@ void apsolve_problem_free(ApsolveProblem **pp)
     free(p->configs);
     free(p->cost);
     free(p->max_n_succ_stages);
+    free(p->apply_cost);
     free(p->fwd_cost);
     free(p->bwd_cost);
     free(p->memory);
     free(p);
     *pp = NULL;
+}
+
+int apsolve_problem_apply_known(const ApsolveProblem *p)
+{
+    size_t n, k, finite = 0;
+    if (!p || !p->apply_cost)
+        return 0;
+    n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+        (size_t)p->num_configs;
+    for (k = 0; k < n; k++) {
+        size_t cfg = k % ((size_t)p->num_submeshes * (size_t)p->num_configs);
+        if (!p->configs[cfg].valid || !isfinite(p->cost[k]) || p->cost[k] < 0)
+            continue;
+        if (!(p->apply_cost[k] >= 0))
+            return 0;
+        finite++;
+    }
+    return finite > 0;
 }
 
 int apsolve_default_submeshes(int hosts, int gpus, ApsolveSubmesh *out, int cap)

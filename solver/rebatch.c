@@ -68,8 +68,14 @@ int apsolve_rebatch_plan(const ApsolveProblem *p, const ApsolvePlan *plan, int64
     }
     np->sum_cost = sum;
     np->max_stage_cost = mx;
-    np->cost = np->inference ? (double)K * mx
-               : np->micro_batches > 1 ? sum + (double)(np->micro_batches - 1) * mx : sum;
+    if (np->inference)
+        np->cost = (double)K * mx;
+    else if (np->virtual_stages > 1)
+        np->cost = (sum + (double)(np->virtual_stages * np->micro_batches - 1) * mx) /
+                   (double)np->virtual_stages;
+    else
+        np->cost = np->micro_batches > 1 ? sum + (double)(np->micro_batches - 1) * mx : sum;
+    np->total_cost = np->cost + np->apply_cost;
     np->feasible = ok;
     *out = np;
     return APSOLVE_OK;
@@ -148,11 +154,34 @@ cleanup:
     return rc;
 }
 
+/* t is a usable sweep of the same model (name, options, layer boundaries),
+ * hardware, cluster, dtype, backend, submesh space and layer option as me. */
+static int same_setup(struct Costdb *db, const CostdbSweep *me, const CostdbModel *mm,
+                      const CostdbSweep *t, int *same)
+{
+    CostdbModel om;
+    *same = 0;
+    if (t->micro_batches <= 0 || t->global_batch <= 0 ||
+        t->global_batch % t->micro_batches || t->model_id <= 0 ||
+        t->hardware_id != me->hardware_id || t->cluster_hosts != me->cluster_hosts ||
+        t->cluster_gpus != me->cluster_gpus || t->num_layers != me->num_layers ||
+        strcmp(t->dtype, me->dtype) || strcmp(t->backend, me->backend) ||
+        strcmp(t->submesh_space, me->submesh_space) ||
+        strcmp(t->layer_option, me->layer_option) || t->status == COSTDB_SWEEP_RUNNING ||
+        t->status == COSTDB_SWEEP_FAILED)
+        return APSOLVE_OK;
+    if (costdb_model_get(db, t->model_id, &om))
+        return APSOLVE_EDB;
+    if (strcmp(om.name, mm->name) || strcmp(om.options, mm->options))
+        return APSOLVE_OK;
+    return same_layers(db, me->model_id, t->model_id, same);
+}
+
 int apsolve_find_batch_sweep(struct Costdb *db, int64_t sweep_id, int64_t new_micro,
                              int64_t *found)
 {
     CostdbSweep me, *all = NULL;
-    CostdbModel mm, om;
+    CostdbModel mm;
     size_t n = 0;
     int rc = APSOLVE_OK;
 
@@ -175,21 +204,9 @@ int apsolve_find_batch_sweep(struct Costdb *db, int64_t sweep_id, int64_t new_mi
         const CostdbSweep *t = &all[k];
         int same = 0;
         if (t->id == sweep_id || t->micro_batches <= 0 ||
-            t->global_batch != new_micro * t->micro_batches || t->model_id <= 0 ||
-            t->hardware_id != me.hardware_id || t->cluster_hosts != me.cluster_hosts ||
-            t->cluster_gpus != me.cluster_gpus || t->num_layers != me.num_layers ||
-            strcmp(t->dtype, me.dtype) || strcmp(t->backend, me.backend) ||
-            strcmp(t->submesh_space, me.submesh_space) ||
-            strcmp(t->layer_option, me.layer_option) || t->status == COSTDB_SWEEP_RUNNING ||
-            t->status == COSTDB_SWEEP_FAILED)
+            t->global_batch != new_micro * t->micro_batches)
             continue;
-        if (costdb_model_get(db, t->model_id, &om)) {
-            rc = APSOLVE_EDB;
-            goto cleanup;
-        }
-        if (strcmp(om.name, mm.name) || strcmp(om.options, mm.options))
-            continue;
-        if ((rc = same_layers(db, me.model_id, t->model_id, &same)) != APSOLVE_OK)
+        if ((rc = same_setup(db, &me, &mm, t, &same)) != APSOLVE_OK)
             goto cleanup;
         if (same) {
             *found = t->id;
@@ -197,6 +214,69 @@ int apsolve_find_batch_sweep(struct Costdb *db, int64_t sweep_id, int64_t new_mi
         }
     }
 cleanup:
+    free(all);
+    return rc;
+}
+
+int apsolve_batch_sweeps(struct Costdb *db, int64_t sweep_id, ApsolveBatchSweep **out,
+                         size_t *n_out)
+{
+    CostdbSweep me, *all = NULL;
+    CostdbModel mm;
+    ApsolveBatchSweep *list = NULL;
+    size_t n = 0, m = 0;
+    int rc = APSOLVE_OK;
+
+    if (!db || !out || !n_out)
+        return APSOLVE_EINVAL;
+    *out = NULL;
+    *n_out = 0;
+    if (costdb_sweep_get(db, sweep_id, &me))
+        return APSOLVE_EDB;
+    if (me.model_id > 0 && me.hardware_id > 0 &&
+        (costdb_model_get(db, me.model_id, &mm) || costdb_sweep_list(db, &all, &n)))
+        return APSOLVE_EDB;
+    list = calloc(n + 1, sizeof *list);
+    if (!list) {
+        rc = APSOLVE_ENOMEM;
+        goto cleanup;
+    }
+    list[m].sweep_id = sweep_id;
+    list[m].micro_batch_size = me.micro_batches > 0 ? me.global_batch / me.micro_batches : 0;
+    list[m++].global_batch = me.global_batch;
+    /* Newest first, one sweep per micro-batch size; the given sweep wins
+     * for its own size. */
+    for (size_t k = n; me.model_id > 0 && me.hardware_id > 0 && k-- > 0;) {
+        const CostdbSweep *t = &all[k];
+        int same = 0, dup = 0;
+        int64_t micro;
+        if (t->id == sweep_id || t->micro_batches <= 0)
+            continue;
+        micro = t->global_batch / t->micro_batches;
+        for (size_t q = 0; q < m && !dup; q++)
+            dup = list[q].micro_batch_size == micro;
+        if (dup)
+            continue;
+        if ((rc = same_setup(db, &me, &mm, t, &same)) != APSOLVE_OK)
+            goto cleanup;
+        if (!same)
+            continue;
+        list[m].sweep_id = t->id;
+        list[m].micro_batch_size = micro;
+        list[m++].global_batch = t->global_batch;
+    }
+    /* Ascending micro-batch size (insertion sort: a handful of sizes). */
+    for (size_t a = 1; a < m; a++)
+        for (size_t b = a; b > 0 && list[b].micro_batch_size < list[b - 1].micro_batch_size; b--) {
+            ApsolveBatchSweep t = list[b];
+            list[b] = list[b - 1];
+            list[b - 1] = t;
+        }
+    *out = list;
+    *n_out = m;
+    list = NULL;
+cleanup:
+    free(list);
     free(all);
     return rc;
 }

@@ -8,18 +8,37 @@
 #define APSOLVE_SOLVER_INTERNAL_H
 
 #include "apsolve.h"
+#include "schedule.h"
 
 /* Sanitised cost of an entry: NaN, negative and padding configs -> +inf. */
 double apsolve_entry_cost(const ApsolveProblem *p, size_t idx);
+/* The config (s, c) may be used under opt: valid, and plain unless the
+ * objective is FULL. */
+int apsolve_config_allowed(const ApsolveProblem *p, const ApsolveOptions *opt, int s, int c);
+/* max_n_succ_stages of entry idx under the schedule of opt for a plan of n
+ * stages in all: Alpa's 1F1B rule (the table's value) for 1F1B or without
+ * memory figures; GPipe keeps B micro-batches in flight everywhere;
+ * interleaved the in-flight count of schedule.h for n stages. */
+int apsolve_entry_mnss(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx, int n);
+/* Micro-batches of activations stage k (of n) keeps under opt's schedule;
+ * 1F1B: Alpa's n - k. */
+double apsolve_in_flight(const ApsolveOptions *opt, int n, int k);
 /* Fills cost, fwd/bwd, memory fields of st (whose layers, submesh and config
  * are set; submesh/config may be -1) for a position with succ stages from it
- * to the end. */
+ * to the end of a plan of n stages. */
 void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolveStage *st,
-                        int succ);
+                        int succ, int n);
 /* Sets sum/max/cost/devices/feasible of a plan whose stages are filled. The
  * sum is accumulated from the last stage to the first, the order the DP
  * uses, so equal plans give bit-identical costs everywhere. */
 void apsolve_plan_price(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan *plan);
+/* Model chunks per device of opt's schedule: v for interleaved with v >= 2,
+ * else 1. */
+static inline int apsolve_virtual(const ApsolveOptions *opt)
+{
+    return opt->schedule == APSOLVE_SCHEDULE_INTERLEAVED && opt->virtual_stages > 1
+               ? opt->virtual_stages : 1;
+}
 /* Seconds from a monotonic clock. */
 double apsolve_now(void);
 

@@ -66,7 +66,8 @@ static void entry(CostdbEntry *x, int i, int j, int s, int c, int ph, double cos
     *x = (CostdbEntry){.start_layer = i, .end_layer = j, .submesh_index = s, .config_index = c,
                        .phase = ph ? COSTDB_BWD : COSTDB_FWD, .compute_cost = cost,
                        .peak_memory = GB, .intermediate_size = GB / 2, .initial_size = GB / 4,
-                       .available_memory = 4 * GB, .repeats = 1, .status = COSTDB_STATUS_OK};
+                       .available_memory = 4 * GB, .repeats = 1, .status = COSTDB_STATUS_OK,
+                       .apply_cost = -1.0 /* unknown: the placement path of older databases */};
 }
 
 static void placement(CostdbPlacement *p, int i, int j, int s, int c, int t, const char *role,

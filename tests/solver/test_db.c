@@ -83,6 +83,7 @@ static int make_fixture(const char *path, int64_t *sweep_id)
                         x->intermediate_size = len * GB / (4 * dev) * (ph ? 1 : 2);
                         x->initial_size = len * GB / (2 * dev);
                         x->available_memory = 8 * GB;
+                        x->apply_cost = -1.0; /* a database before schema 2 */
                         x->repeats = 1;
                         x->status = COSTDB_STATUS_OK;
                         if (i == 0 && j == 0 && s == 0 && c == 0 && ph == 1) {
