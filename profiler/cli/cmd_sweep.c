@@ -117,14 +117,15 @@ static void usage(void)
         "  --logical-space S        single_node_model_parallel (default) | all |\n"
         "                           same_as_physical | data_parallel_only | model_parallel_only\n"
         "  --profile-mode M         composition (default) | individual\n"
+        "  --variants alpa|all      stage variants (docs/variants.md); alpa (default): Alpa's\n"
+        "                           plain space; all: --memory-levels 3 --recompute\n"
+        "                           none,selective,full --zero 0,1,2,3\n"
         "  --memory-levels K        points of each stage's time/memory Pareto set of\n"
-        "                           sharding solutions, 1..8 (default 3; 1: Alpa's optimum only)\n"
+        "                           sharding solutions, 1..8 (default 1: Alpa's optimum)\n"
         "  --recompute LIST         activation recomputation variants among none,selective,full\n"
-        "                           (default all; selective only where there is attention)\n"
+        "                           (default none; selective only where there is attention)\n"
         "  --zero LIST              ZeRO stages among 0,1,2,3 across data-parallel replicas\n"
-        "                           (default all)\n"
-        "  --variants alpa          Alpa's plain space: --memory-levels 1 --recompute none\n"
-        "                           --zero 0\n"
+        "                           (default 0)\n"
         "  --stage-imbalance-tolerance T   skip ranges whose FLOP share differs from their\n"
         "                           device share by more than (1+T) (default: off)\n"
         "Backend and database:\n"
@@ -459,11 +460,11 @@ int approf_cmd_sweep(int argc, char **argv)
                                        optarg);
             break;
         case OPT_VARIANTS:
-            if (strcmp(optarg, "alpa"))
-                return cli_usage_error("sweep", "--variants: '%s' is not alpa", optarg);
-            cfg.memory_levels = 1;
-            cfg.recompute_mask = 1u;
-            cfg.zero_mask = 1u;
+            if (strcmp(optarg, "alpa") && strcmp(optarg, "all"))
+                return cli_usage_error("sweep", "--variants: '%s' is not alpa or all", optarg);
+            cfg.memory_levels = strcmp(optarg, "all") ? 1 : 3;
+            cfg.recompute_mask = strcmp(optarg, "all") ? 1u : 7u;
+            cfg.zero_mask = strcmp(optarg, "all") ? 1u : 15u;
             break;
         case OPT_MBS:
             n_mbs = parse_int_list(optarg, mbs, (int)(sizeof mbs / sizeof mbs[0]));

@@ -351,7 +351,8 @@ static int apply_zero(const ShardStage *st, ApprofStageProgram *p, double param_
 {
     const ApprofCollective *gs = &p->grad_sync;
     int G = gs->group_size > 1 && gs->bytes > 0 ? gs->group_size : 1, z = st->zero, rc = 0;
-    double S = G > 1 ? gs->bytes : 0.0, esize = (double)approf_dtype_size(st->g->dtype);
+    /* a parameter read by several ops (tied embeddings) is counted once */
+    double S = G > 1 ? fmin(gs->bytes, (double)p->param_bytes) : 0.0, esize = (double)approf_dtype_size(st->g->dtype);
     double S_elems = S / esize, per_elem = 8.0 + (st->g->dtype == APPROF_F32 ? 0.0 : 4.0);
     double cut = S * (1.0 - 1.0 / G);
     ApprofCollective c = *gs;

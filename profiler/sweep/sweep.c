@@ -348,7 +348,7 @@ static void resolve_cluster(Sweep *sw, const ApprofSweepConfig *cfg,
 
 int approf_sweep_memory_levels(const ApprofSweepConfig *cfg)
 {
-    return cfg->memory_levels > 0 ? cfg->memory_levels : 3;
+    return cfg->memory_levels > 0 ? cfg->memory_levels : 1;
 }
 
 static int graph_has_attention(const ApprofGraph *g)
@@ -377,8 +377,8 @@ static int enumerate(Sweep *sw, const ApprofSweepConfig *cfg, char *err, size_t 
         int nv = approf_config_variants(sw->configs[s], sw->n_configs[s], APPROF_MAX_CONFIGS,
                                         sw->submeshes[s].n * sw->submeshes[s].m,
                                         approf_sweep_memory_levels(cfg),
-                                        cfg->recompute_mask ? cfg->recompute_mask : ~0u,
-                                        cfg->zero_mask ? cfg->zero_mask : ~0u,
+                                        cfg->recompute_mask ? cfg->recompute_mask : 1u,
+                                        cfg->zero_mask ? cfg->zero_mask : 1u,
                                         graph_has_attention(sw->graph));
         if (nv > APPROF_MAX_CONFIGS) {
             snprintf(err, errlen, "%d stage variants on submesh (%d, %d): at most %d "
@@ -453,8 +453,8 @@ static void fill_sweep_row(const Sweep *sw, const ApprofSweepConfig *cfg, const 
             off += (size_t)snprintf(s->options + off, sizeof s->options - off,
                                     ",\"memory_levels\":%d,\"recompute_mask\":%u,"
                                     "\"zero_mask\":%u", approf_sweep_memory_levels(cfg),
-                                    cfg->recompute_mask ? cfg->recompute_mask & 7u : 7u,
-                                    cfg->zero_mask ? cfg->zero_mask & 15u : 15u);
+                                    cfg->recompute_mask ? cfg->recompute_mask & 7u : 1u,
+                                    cfg->zero_mask ? cfg->zero_mask & 15u : 1u);
         if (cfg->imbalance_tol >= 0 && off < sizeof s->options)
             off += (size_t)snprintf(s->options + off, sizeof s->options - off,
                                     ",\"stage_imbalance_tolerance\":%.17g", cfg->imbalance_tol);

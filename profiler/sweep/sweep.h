@@ -52,16 +52,16 @@ typedef struct ApprofSweepConfig {
     int sharding_cbc;             /* 1: every residual ILP to CBC (APPROF_ILP_AUTO);
                                    * 0: series-parallel elimination first (default) */
     /* Stage variants (docs/variants.md): memory levels K (points of each
-     * stage's time/memory Pareto set, 0: the default 3), and bit masks of
-     * the recomputation modes (bit ApprofRecompute) and ZeRO stages (bit z)
-     * profiled (0: all). K 1 and both masks 1 is Alpa's plain space. */
+     * stage's time/memory Pareto set, 0: 1), and bit masks of the
+     * recomputation modes (bit ApprofRecompute) and ZeRO stages (bit z)
+     * profiled (0: none / 0 only). K 1 and both masks 1 (the default) is
+     * Alpa's plain space. */
     int memory_levels;
     unsigned recompute_mask, zero_mask;
     const char *tool_version;
 } ApprofSweepConfig;
 
-/* The memory levels a sweep with cfg profiles (cfg->memory_levels or the
- * default 3). */
+/* The memory levels a sweep with cfg profiles (cfg->memory_levels or 1). */
 int approf_sweep_memory_levels(const ApprofSweepConfig *cfg);
 
 /* The global batch a sweep with cfg uses: cfg->global_batch, else the zoo
