@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "apreport.h"
+#include "schedule.h"
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -36,6 +37,10 @@ static void help(void)
          "  --out DIR      where to write the files (created if missing)\n"
          "  --name NAME    prefix of the Alpa dump files (default: plan<ID>)\n"
          "  --no-store     do not store the derived resharding tasks in the database\n"
+         "  --schedule S   the schedule the plan runs: 1f1b (default), gpipe or\n"
+         "                 interleaved; the deadlock check, the memory per stage,\n"
+         "                 trace.json and the plan code follow it\n"
+         "  --virtual-stages V  model chunks per stage for interleaved (default 2)\n"
          "  --quiet        print nothing on success\n"
          "  --help         this text\n\n"
          "Exit status: 0 ok, 1 runtime failure, 2 usage error.");
@@ -47,10 +52,12 @@ int main(int argc, char **argv)
         {"db", required_argument, NULL, 'd'},   {"plan", required_argument, NULL, 'p'},
         {"out", required_argument, NULL, 'o'},  {"name", required_argument, NULL, 'n'},
         {"no-store", no_argument, NULL, 'S'},   {"quiet", no_argument, NULL, 'q'},
+        {"schedule", required_argument, NULL, 's'}, {"virtual-stages", required_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
     const char *dbpath = NULL, *outdir = NULL;
-    ApreportOptions opt = {0, NULL, 1};
+    ApreportOptions opt = {0, NULL, 1, APREPORT_SCHED_1F1B, 0};
+    int vset = 0;
     int c, quiet = 0, rc;
     Costdb *db = NULL;
     ApreportReport *r = NULL;
@@ -64,6 +71,24 @@ int main(int argc, char **argv)
         case 'S': opt.store_resharding = 0; break;
         case 'q': quiet = 1; break;
         case 'h': help(); return 0;
+        case 's': {
+            /* the solver's names, in the order of ApreportScheduleKind */
+            int k = apsolve_schedule_parse(optarg);
+            if (k < 0)
+                return usage_error("--schedule must be 1f1b, gpipe or interleaved, not '%s'", optarg);
+            opt.schedule = (ApreportScheduleKind)k;
+            break;
+        }
+        case 'v': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (end == optarg || *end || v < 2 || v > 1024)
+                return usage_error("--virtual-stages needs an integer from 2 to 1024, not '%s'",
+                                   optarg);
+            opt.virtual_stages = (int)v;
+            vset = 1;
+            break;
+        }
         case 'p': {
             char *end;
             long long v = strtoll(optarg, &end, 10);
@@ -82,6 +107,10 @@ int main(int argc, char **argv)
         return usage_error("--db FILE is required");
     if (!outdir)
         return usage_error("--out DIR is required");
+    if (vset && opt.schedule != APREPORT_SCHED_INTERLEAVED)
+        return usage_error("--virtual-stages needs --schedule interleaved");
+    if (opt.schedule == APREPORT_SCHED_INTERLEAVED && !vset)
+        opt.virtual_stages = 2;
     if (opt.name && (!*opt.name || strchr(opt.name, '/')))
         return usage_error("--name must be a non-empty file name prefix");
     rc = costdb_open(dbpath, opt.store_resharding ? COSTDB_OPEN_NOCREATE : COSTDB_OPEN_READONLY,

@@ -113,16 +113,27 @@ const char *apreport_verdict_name(ApreportVerdict v);
 
 /* ---- pipeline schedule simulation (reports/schedule.c) ------------------- */
 
-typedef enum { APREPORT_SCHED_1F1B = 0, APREPORT_SCHED_GPIPE } ApreportScheduleKind;
+/* The schedules the simulator knows: 1F1B, GPipe and Megatron-LM's
+ * interleaved 1F1B with virtual_stages model chunks per device (the names
+ * and closed forms are the solver's, schedule.h). */
+typedef enum {
+    APREPORT_SCHED_1F1B = 0, APREPORT_SCHED_GPIPE, APREPORT_SCHED_INTERLEAVED
+} ApreportScheduleKind;
+/* "1f1b" | "gpipe" | "interleaved". */
 const char *apreport_schedule_name(ApreportScheduleKind k);
 
 /* What the simulator needs: per stage forward and backward seconds of one
  * micro-batch and, per boundary s -> s+1, the transfer seconds of the
- * activation (the gradient back takes as long). xfer may be NULL (zero). */
+ * activation (the gradient back takes as long). xfer may be NULL (zero).
+ * virtual_stages is read by the interleaved schedule only (< 2: plain 1F1B):
+ * each stage is cut into that many model chunks of 1/v of its costs; the
+ * hop from the last stage back to the first (chunk c to chunk c + 1) takes
+ * the largest boundary transfer. */
 typedef struct ApreportPipeline {
     int n_stages, micro_batches;
     const double *fwd, *bwd;          /* [n_stages] */
     const double *xfer;               /* [n_stages - 1] or NULL */
+    int virtual_stages;
 } ApreportPipeline;
 
 typedef enum {
@@ -135,6 +146,7 @@ typedef struct ApreportEvent {
     int peer;                         /* send: the receiver; compute: -1 */
     int micro_batch;
     double start, end;                /* seconds from the iteration start */
+    int chunk;                        /* model chunk (interleaved; else 0); sends: the sender's */
 } ApreportEvent;
 
 typedef struct ApreportSchedule {
@@ -144,14 +156,22 @@ typedef struct ApreportSchedule {
     size_t n_events;
     double iteration_time;
     double bubble_fraction;           /* 1 - busy / (stages * iteration time) */
-    int *peak_in_flight;              /* [n_stages] micro-batches forwarded, not yet backwarded */
+    int *peak_in_flight;              /* [n_stages] micro-batches (interleaved: model chunks)
+                                         forwarded, not yet backwarded */
     double *busy;                     /* [n_stages] compute seconds */
+    int virtual_stages;               /* model chunks per stage (1 unless interleaved) */
+    double *in_flight;                /* [n_stages] peak_in_flight / virtual_stages: micro-
+                                         batches' worth of the stage's activations */
 } ApreportSchedule;
 
 /* Simulates one training iteration: each stage runs its forward and
  * backward passes in the schedule's order (GPipe: all forwards, then all
  * backwards; 1F1B: min(S - s - 1, B) warm-up forwards, then one forward one
- * backward), each as soon as its input has arrived. The caller owns *out. */
+ * backward; interleaved: Megatron-LM's order over model chunks, warm-up of
+ * min(2 (S - s - 1) + (v - 1) S, B v) chunk forwards, then one forward one
+ * backward, then the cool-down), each as soon as its input has arrived.
+ * Interleaved with v >= 2 needs S >= 2 and B a multiple of S
+ * (APREPORT_EINVAL otherwise). The caller owns *out. */
 int apreport_simulate(const ApreportPipeline *p, ApreportScheduleKind kind,
                       ApreportSchedule **out);
 void apreport_schedule_free(ApreportSchedule **s);
@@ -163,6 +183,7 @@ typedef struct ApreportCommOp {
     int is_send;
     int peer;
     int tag;                          /* micro_batch * 2 + (0 activation, 1 gradient) */
+    int chunk;                        /* the sender's model chunk (interleaved; else 0) */
 } ApreportCommOp;
 
 typedef struct ApreportCommProgram {
@@ -188,8 +209,8 @@ typedef struct ApreportDeadlock {
     char message[512];
 } ApreportDeadlock;
 
-/* Runs the program with rendezvous semantics. When it gets stuck, builds the
- * wait-for graph (each blocked stage waits on the peer of its current op)
+/* Runs the program with rendezvous semantics (ops match on peer, tag and
+ * chunk). When it gets stuck, builds the wait-for graph (each blocked stage waits on the peer of its current op)
  * and reports a cycle of it in *out; also reports the first pair of stages
  * whose programs order their common messages differently. */
 int apreport_deadlock_check(const ApreportCommProgram *p, ApreportDeadlock *out);
@@ -206,12 +227,19 @@ typedef struct ApreportOptions {
     int64_t plan_id;                  /* 0: the newest plan */
     const char *name;                 /* dump file prefix; NULL: "plan<ID>" */
     int store_resharding;             /* store derived tasks (costdb_resharding_put) */
+    ApreportScheduleKind schedule;    /* the schedule the plan runs (default 1F1B) */
+    int virtual_stages;               /* model chunks per stage for interleaved (>= 2) */
 } ApreportOptions;
 
 /* Loads plan opt->plan_id (or the newest) with its sweep, stages,
  * placements and entries; derives resharding tasks (stored when asked and
- * the plan has none yet), conversions and verdicts; simulates 1F1B and
- * GPipe and checks for deadlock. The caller owns *out. err gets context. */
+ * the plan has none yet), conversions and verdicts; simulates 1F1B, GPipe
+ * and, when opt->schedule is interleaved, that schedule; checks the
+ * selected schedule (opt->schedule) for deadlock and prices its in-flight
+ * activations into each stage's memory; the trace, the Gantt chart and the
+ * plan code follow it too. APREPORT_EINVAL (with the reason in err) for an
+ * interleaved schedule the plan cannot run (schedule.h's rules). The caller
+ * owns *out. err gets context. */
 int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, char *err,
                   size_t errlen);
 void apreport_free(ApreportReport **r);

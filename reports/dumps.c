@@ -209,7 +209,14 @@ int apreport_write_mem_usage(const ApreportReport *r, int stage, FILE *f)
     fprintf(f, "# peak_memory: %lld bytes\n", (long long)s->st.peak_memory);
     fprintf(f, "# intermediate_size: %lld bytes, initial_size: %lld bytes\n",
             (long long)s->intermediate, (long long)s->initial);
-    fprintf(f, "# in_flight_micro_batches (1F1B): %d\n", r->sched[0]->peak_in_flight[stage]);
+    if (r->schedule == APREPORT_SCHED_1F1B) {
+        fprintf(f, "# in_flight_micro_batches (1F1B): %d\n", r->sched[0]->peak_in_flight[stage]);
+    } else {
+        char label[64];
+        rep_schedule_label(r, label, sizeof(label));
+        fprintf(f, "# in_flight_micro_batches (%s): %.4g\n", label,
+                rep_schedule(r)->in_flight[stage]);
+    }
     fprintf(f, "# memory_needed: %.3f GB, available_memory: %.3f GB\n",
             rep_gb(s->memory_implied), rep_gb(s->st.available_memory));
     return ferror(f) ? APREPORT_EIO : 0;
@@ -300,21 +307,7 @@ int apreport_write_code(const ApreportReport *r, FILE *f)
                "                                stage_option=stage_option)\n",
             r->plan.micro_batches, r->num_layers);
     if (uniform(r)) {
-        const CostdbPlanStage *s = &r->stages[0].st;
-        int dp = s->logical_a, tp = s->logical_b, pp = (int)r->n_stages;
-        int64_t mbs = r->global_batch / r->plan.micro_batches / (dp > 0 ? dp : 1);
-        fprintf(f, "\n# The plan is uniform: the same 3-D layout in LiBai's config\n"
-                   "# train.dist.data_parallel_size = %d\n"
-                   "# train.dist.tensor_parallel_size = %d\n"
-                   "# train.dist.pipeline_parallel_size = %d\n"
-                   "# train.dist.pipeline_num_layers = %d\n"
-                   "# train.train_micro_batch_size = %lld\n"
-                   "# train.num_accumulation_steps = %d\n"
-                   "# and as Megatron-LM arguments:\n"
-                   "# --tensor-model-parallel-size %d --pipeline-model-parallel-size %d "
-                   "--micro-batch-size %lld --global-batch-size %lld\n",
-                dp, tp, pp, r->num_layers, (long long)mbs, r->plan.micro_batches, tp, pp,
-                (long long)mbs, (long long)r->global_batch);
+        rep_write_framework_args(r, f);
     } else {
         fputs("\n# The plan is not uniform (stages differ in submesh, logical mesh or size):\n"
               "# LiBai / Megatron cannot express it.\n", f);
@@ -331,6 +324,9 @@ int apreport_write_summary(const ApreportReport *r, FILE *f)
     fprintf(f, "simulated iteration: 1F1B %.6f s (bubble %.1f%%), GPipe %.6f s (bubble %.1f%%)\n",
             r->sched[0]->iteration_time, 100 * r->sched[0]->bubble_fraction,
             r->sched[1]->iteration_time, 100 * r->sched[1]->bubble_fraction);
+    if (r->sched[2])
+        fprintf(f, "simulated iteration: interleaved with %d chunks per stage %.6f s (bubble %.1f%%)\n",
+                r->virtual_stages, r->sched[2]->iteration_time, 100 * r->sched[2]->bubble_fraction);
     for (size_t k = 0; k < r->n_stages; k++)
         for (size_t i = 0; i < r->stages[k].n_tensors; i++)
             if (r->stages[k].tensors[i].layout_ok)

@@ -134,21 +134,31 @@ static void cost_table(const ApreportReport *r, FILE *f)
 {
     int B = r->plan.micro_batches;
     fputs("<table><tr><th>stage</th><th>layers</th><th>forward (s)</th><th>backward (s)</th>"
-          "<th>B x (fwd+bwd) (s)</th><th>send to next (s)</th><th>in flight (1F1B)</th></tr>\n", f);
+          "<th>B x (fwd+bwd) (s)</th><th>send to next (s)</th><th>in flight (", f);
+    {
+        char label[64];
+        rep_schedule_label(r, label, sizeof(label));
+        fputs(label, f);
+    }
+    fputs(")</th></tr>\n", f);
     for (size_t k = 0; k < r->n_stages; k++) {
         const CostdbPlanStage *s = &r->stages[k].st;
         fprintf(f, "<tr><td>%zu</td><td>%d-%d</td><td class=\"n\">%.6f</td><td class=\"n\">%.6f"
-                   "</td><td class=\"n\">%.6f</td><td class=\"n\">%.6f</td><td class=\"n\">%d</td>"
+                   "</td><td class=\"n\">%.6f</td><td class=\"n\">%.6f</td><td class=\"n\">%.4g</td>"
                    "</tr>\n",
                 k, s->start_layer, s->end_layer, s->fwd_cost, s->bwd_cost,
                 B * (s->fwd_cost + s->bwd_cost), k + 1 < r->n_stages ? r->xfer[k] : 0.0,
-                r->sched[0]->peak_in_flight[k]);
+                rep_schedule(r)->in_flight[k]);
     }
     fprintf(f, "</table>\n<p>Alpa objective T = &Sigma; stage costs + (B &minus; 1) &middot; max "
                "stage cost = <b>%.6f s</b>; simulated iteration with transfers: 1F1B <b>%.6f s</b> "
                "(bubble %.1f%%), GPipe <b>%.6f s</b> (bubble %.1f%%).</p>\n",
             r->plan.cost, r->sched[0]->iteration_time, 100 * r->sched[0]->bubble_fraction,
             r->sched[1]->iteration_time, 100 * r->sched[1]->bubble_fraction);
+    if (r->sched[2])
+        fprintf(f, "<p>Interleaved 1F1B with %d model chunks per stage: <b>%.6f s</b> "
+                   "(bubble %.1f%%).</p>\n",
+                r->virtual_stages, r->sched[2]->iteration_time, 100 * r->sched[2]->bubble_fraction);
 }
 
 static void sharding_table(const ApreportReport *r, FILE *f)
@@ -269,8 +279,12 @@ int apreport_write_html(const ApreportReport *r, FILE *f)
     }
     fputs("<h2>Cluster mesh: devices of each stage</h2>\n", f);
     mesh_svg(r, f);
-    fputs("<h2>Pipeline timeline (simulated 1F1B, one iteration)</h2>\n", f);
-    gantt_svg(r, r->sched[0], f);
+    {
+        char label[64];
+        rep_schedule_label(r, label, sizeof(label));
+        fprintf(f, "<h2>Pipeline timeline (simulated %s, one iteration)</h2>\n", label);
+    }
+    gantt_svg(r, rep_schedule(r), f);
     fputs("<h2>Memory per stage (peak + optimizer state + in-flight activations)</h2>\n", f);
     memory_svg(r, f);
     fputs("<h2>Cost breakdown</h2>\n", f);

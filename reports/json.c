@@ -102,6 +102,13 @@ static void sched_json(FILE *f, const ApreportSchedule *s)
     fputs(", \"peak_in_flight\": [", f);
     for (int k = 0; k < s->n_stages; k++)
         fprintf(f, "%s%d", k ? ", " : "", s->peak_in_flight[k]);
+    if (s->kind == APREPORT_SCHED_INTERLEAVED) {
+        fprintf(f, "], \"virtual_stages\": %d, \"in_flight\": [", s->virtual_stages);
+        for (int k = 0; k < s->n_stages; k++) {
+            fputs(k ? ", " : "", f);
+            num(f, s->in_flight[k]);
+        }
+    }
     fputs("]}", f);
 }
 
@@ -196,6 +203,14 @@ int apreport_write_json(const ApreportReport *r, FILE *f)
     sched_json(f, r->sched[0]);
     fputs(", \"gpipe\": ", f);
     sched_json(f, r->sched[1]);
+    if (r->sched[2]) {
+        fputs(", \"interleaved\": ", f);
+        sched_json(f, r->sched[2]);
+    }
+    if (r->schedule != APREPORT_SCHED_1F1B) {
+        fputs(", \"selected\": ", f);
+        costdb_json_string(f, apreport_schedule_name(r->schedule));
+    }
     fprintf(f, "},\n  \"deadlock\": {\"deadlocked\": %s, \"cycle\": [",
             r->deadlock.deadlocked ? "true" : "false");
     for (int i = 0; i < r->deadlock.cycle_len; i++)
@@ -213,7 +228,7 @@ int apreport_write_json(const ApreportReport *r, FILE *f)
 
 int apreport_write_trace(const ApreportReport *r, FILE *f)
 {
-    const ApreportSchedule *s = r->sched[0];
+    const ApreportSchedule *s = rep_schedule(r);
     int first = 1;
     fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", f);
     for (size_t k = 0; k < r->n_stages; k++) {
@@ -233,11 +248,16 @@ int apreport_write_trace(const ApreportReport *r, FILE *f)
         static const char *const kinds[] = {"forward", "backward", "send activation",
                                             "send gradient"};
         static const char *const letters[] = {"F", "B", "A", "G"};
-        fprintf(f, ",\n{\"name\": \"%s%d\", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, "
+        char chunk[32] = "";
+        if (s->virtual_stages > 1)
+            snprintf(chunk, sizeof(chunk), ".%d", e->chunk);
+        fprintf(f, ",\n{\"name\": \"%s%d%s\", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, "
                    "\"dur\": %.3f, \"pid\": %d, \"tid\": %d, \"args\": {\"micro_batch\": %d",
-                letters[e->kind], e->micro_batch, kinds[e->kind], e->start * 1e6,
+                letters[e->kind], e->micro_batch, chunk, kinds[e->kind], e->start * 1e6,
                 (e->end - e->start) * 1e6, e->stage, e->kind >= APREPORT_EV_SEND_ACT,
                 e->micro_batch);
+        if (s->virtual_stages > 1)
+            fprintf(f, ", \"chunk\": %d", e->chunk);
         if (e->peer >= 0)
             fprintf(f, ", \"to_stage\": %d", e->peer);
         fputs("}}", f);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "report_int.h"
+#include "schedule.h"
 
 #define DEF_BW_INTRA 100e9
 #define DEF_LAT_INTRA 5e-6
@@ -330,16 +331,20 @@ static int simulate(ApreportReport *r)
         if (r->tasks[i].src_stage >= 0 && r->tasks[i].src_stage + 1 < S &&
             r->tasks[i].dst_stage == r->tasks[i].src_stage + 1)
             r->xfer[r->tasks[i].src_stage] += r->tasks[i].seconds;
-    ApreportPipeline p = {S, r->plan.micro_batches, f, b, r->xfer};
+    ApreportPipeline p = {S, r->plan.micro_batches, f, b, r->xfer, r->virtual_stages};
     if ((rc = apreport_simulate(&p, APREPORT_SCHED_1F1B, &r->sched[0])) < 0 ||
         (rc = apreport_simulate(&p, APREPORT_SCHED_GPIPE, &r->sched[1])) < 0 ||
-        (rc = apreport_comm_program(r->sched[0], &prog)) < 0 ||
+        (r->schedule == APREPORT_SCHED_INTERLEAVED &&
+         (rc = apreport_simulate(&p, APREPORT_SCHED_INTERLEAVED, &r->sched[2])) < 0) ||
+        (rc = apreport_comm_program(rep_schedule(r), &prog)) < 0 ||
         (rc = apreport_deadlock_check(prog, &r->deadlock)) < 0)
         goto cleanup;
     for (int k = 0; k < S; k++) {
         RepStage *s = &r->stages[k];
+        const ApreportSchedule *sc = rep_schedule(r);
+        /* interleaved: peak_in_flight counts model chunks of 1/v each */
         s->memory_implied = s->st.peak_memory + s->initial +
-                            (int64_t)r->sched[0]->peak_in_flight[k] * s->intermediate;
+                            (int64_t)sc->peak_in_flight[k] * s->intermediate / sc->virtual_stages;
     }
     rc = 0;
 cleanup:
@@ -359,9 +364,11 @@ static void collect_warnings(ApreportReport *r)
     for (size_t k = 0; k < r->n_stages; k++) {
         const RepStage *s = &r->stages[k];
         if (s->st.available_memory > 0 && s->memory_implied > s->st.available_memory) {
+            char label[64];
+            rep_schedule_label(r, label, sizeof(label));
             snprintf(msg, sizeof(msg),
-                     "stage %zu needs %.3f GB with %d micro-batches in flight (1F1B) but has %.3f GB",
-                     k, rep_gb(s->memory_implied), r->sched[0]->peak_in_flight[k],
+                     "stage %zu needs %.3f GB with %.4g micro-batches in flight (%s) but has %.3f GB",
+                     k, rep_gb(s->memory_implied), rep_schedule(r)->in_flight[k], label,
                      rep_gb(s->st.available_memory));
             add_warning(r, msg);
         }
@@ -387,7 +394,8 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
     ApreportReport *r = NULL;
     CostdbPlanStage *st = NULL;
     CostdbEntry *e = NULL;
-    size_t nst = 0, ne = 0;
+    CostdbConfig *cfg = NULL;
+    size_t nst = 0, ne = 0, ncfg = 0;
     int64_t plan_id;
     int rc;
     if (!db || !opt || !out)
@@ -431,6 +439,23 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
     else
         snprintf(r->name, sizeof(r->name), "plan%lld", (long long)plan_id);
     r->num_layers = r->sweep.num_layers;
+    r->schedule = opt->schedule;
+    r->virtual_stages = opt->schedule == APREPORT_SCHED_INTERLEAVED ? opt->virtual_stages : 1;
+    if (opt->schedule == APREPORT_SCHED_INTERLEAVED) {
+        char why[160];
+        if (!apsolve_schedule_valid(APSOLVE_SCHEDULE_INTERLEAVED, opt->virtual_stages,
+                                    r->plan.micro_batches, (int)nst, why, sizeof(why)) ||
+            opt->virtual_stages < 2) {
+            seterr(err, errlen, "%s: %s", r->name,
+                   opt->virtual_stages < 2 ? "interleaved: needs at least 2 virtual stages per stage"
+                                           : why);
+            rc = APREPORT_EINVAL;
+            goto cleanup;
+        }
+    } else if (opt->schedule != APREPORT_SCHED_1F1B && opt->schedule != APREPORT_SCHED_GPIPE) {
+        rc = APREPORT_EINVAL;
+        goto cleanup;
+    }
     r->global_batch = r->plan.global_batch > 0 ? r->plan.global_batch : r->sweep.global_batch;
     if (nst == 0) {
         seterr(err, errlen, "%s: the plan has no stages%s", costdb_path(db), "");
@@ -443,8 +468,21 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
         goto cleanup;
     }
     r->n_stages = nst;
+    if (costdb_sweep_configs(db, r->sweep.id, &cfg, &ncfg) < 0) {
+        seterr(err, errlen, "%s: %s", costdb_path(db), costdb_errmsg(db));
+        rc = APREPORT_EDB;
+        goto cleanup;
+    }
     for (size_t k = 0; k < nst; k++) {
         r->stages[k].st = st[k];
+        for (size_t i = 0; i < ncfg; i++)
+            if (cfg[i].submesh_index == st[k].submesh_index &&
+                cfg[i].config_index == st[k].config_index) {
+                r->stages[k].variant_known = 1;
+                r->stages[k].memory_level = cfg[i].memory_level;
+                r->stages[k].recompute = cfg[i].recompute;
+                r->stages[k].zero = cfg[i].zero;
+            }
         if ((rc = load_stage(db, r, &r->stages[k], e, ne)) < 0) {
             seterr(err, errlen, "%s: %s", costdb_path(db), costdb_errmsg(db));
             goto cleanup;
@@ -481,7 +519,21 @@ cleanup:
     apreport_free(&r);
     free(st);
     free(e);
+    free(cfg);
     return rc;
+}
+
+const ApreportSchedule *rep_schedule(const ApreportReport *r)
+{
+    return r->sched[r->schedule] ? r->sched[r->schedule] : r->sched[0];
+}
+
+void rep_schedule_label(const ApreportReport *r, char *out, size_t len)
+{
+    if (r->schedule == APREPORT_SCHED_INTERLEAVED)
+        snprintf(out, len, "interleaved, %d chunks per stage", r->virtual_stages);
+    else
+        snprintf(out, len, "%s", r->schedule == APREPORT_SCHED_GPIPE ? "GPipe" : "1F1B");
 }
 
 void apreport_free(ApreportReport **rp)
@@ -498,6 +550,7 @@ void apreport_free(ApreportReport **rp)
     free(r->xfer);
     apreport_schedule_free(&r->sched[0]);
     apreport_schedule_free(&r->sched[1]);
+    apreport_schedule_free(&r->sched[2]);
     free(r);
     *rp = NULL;
 }

@@ -26,7 +26,9 @@ typedef struct RepStage {
     int have_entries;                 /* fwd and bwd entries found */
     int64_t intermediate, initial;
     int first_host, first_gpu;        /* device block: hosts x gpus from here */
-    int64_t memory_implied;           /* peak + initial + in-flight (1F1B) * intermediate */
+    int64_t memory_implied;           /* peak + initial + in-flight (selected schedule) * intermediate */
+    int variant_known;                /* the stage's config was found in the sweep */
+    int memory_level, recompute, zero;/* its variant (docs/variants.md) */
 } RepStage;
 
 typedef struct RepConversion {
@@ -57,7 +59,9 @@ struct ApreportReport {
     int tasks_stored;                 /* stored by this load */
     RepConversion *convs;
     size_t n_convs, cap_convs;
-    ApreportSchedule *sched[2];       /* 1F1B, GPipe */
+    ApreportSchedule *sched[3];       /* 1F1B, GPipe, interleaved (NULL unless selected) */
+    ApreportScheduleKind schedule;    /* the selected one: trace, deadlock check, memory */
+    int virtual_stages;               /* chunks per stage of the interleaved schedule */
     ApreportDeadlock deadlock;
     char warnings[8][600];
     int n_warnings;
@@ -65,6 +69,16 @@ struct ApreportReport {
     double bw_intra, lat_intra, bw_inter, lat_inter;
 };
 
+/* The selected schedule (never NULL after apreport_load). */
+const ApreportSchedule *rep_schedule(const ApreportReport *r);
+/* "1F1B", "GPipe" or "interleaved, v chunks per stage" for a label. */
+void rep_schedule_label(const ApreportReport *r, char *out, size_t len);
+/* Transformer blocks per stage from the parameter names of its placements
+ * (reports/code.c) into blocks[n_stages]; -1 with the reason in why when
+ * they cannot be known. */
+int rep_stage_blocks(const ApreportReport *r, int *blocks, char *why, size_t whylen);
+/* The LiBai / Megatron-LM settings of a uniform plan as comments. */
+void rep_write_framework_args(const ApreportReport *r, FILE *f);
 /* Byte size of a dtype name ("f32", "float32", "bf16", ...); 4 if unknown. */
 int rep_dtype_bytes(const char *dtype);
 /* "float32" for "f32" etc. */

@@ -8,18 +8,30 @@
  * transfer); transfers use the link, not the stage. Iterating the stages
  * until no start time changes gives the schedule (a fixed point reached in
  * at most S * 2B sweeps because every dependency points to an earlier pass
- * of a neighbour). The deadlock check runs a program of blocking sends and
- * receives with rendezvous semantics and reports the wait-for cycle.
+ * of a neighbour). The interleaved schedule (Megatron-LM's order over model
+ * chunks) is list-scheduled instead: each stage runs its next pass as soon
+ * as that pass's inputs are done, which reaches the same fixed point and
+ * notices an order that can never finish. The deadlock check runs a program
+ * of blocking sends and receives with rendezvous semantics and reports the
+ * wait-for cycle.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "apreport.h"
+#include "schedule.h"
+
+_Static_assert((int)APREPORT_SCHED_1F1B == (int)APSOLVE_SCHEDULE_1F1B &&
+                   (int)APREPORT_SCHED_GPIPE == (int)APSOLVE_SCHEDULE_GPIPE &&
+                   (int)APREPORT_SCHED_INTERLEAVED == (int)APSOLVE_SCHEDULE_INTERLEAVED,
+               "apreport's schedule kinds are the solver's");
 
 const char *apreport_schedule_name(ApreportScheduleKind k)
 {
-    return k == APREPORT_SCHED_GPIPE ? "gpipe" : "1f1b";
+    return k == APREPORT_SCHED_INTERLEAVED ? "interleaved"
+           : k == APREPORT_SCHED_GPIPE     ? "gpipe"
+                                           : "1f1b";
 }
 
 /* Order of passes of stage s: entries are mb (forward) or -(mb + 1) (backward). */
@@ -44,6 +56,183 @@ static void stage_order(ApreportScheduleKind kind, int S, int B, int s, int *ord
         order[k++] = -(bw++ + 1);
 }
 
+/* Pass idx (0 .. 2 B v - 1) of stage s in Megatron-LM's interleaved order
+ * on S stages with v chunks: the i-th forward runs chunk (i mod S v) / S of
+ * micro-batch (i / S v) S + i mod S; the i-th backward the same micro-batch
+ * of chunk v - 1 - (i mod S v) / S; warm-up forwards first, then forward
+ * and backward alternately, then the remaining backwards. */
+static void interleaved_pass(int S, int B, int v, int s, int idx, int *fw, int *chunk, int *mb)
+{
+    int total = B * v, warm = 2 * (S - s - 1) + (v - 1) * S, i;
+    if (warm > total)
+        warm = total;
+    if (idx < warm) {
+        *fw = 1, i = idx;
+    } else if (idx < warm + 2 * (total - warm)) {
+        int j = idx - warm;
+        *fw = j % 2 == 0;
+        i = *fw ? warm + j / 2 : j / 2;
+    } else {
+        *fw = 0, i = idx - warm - (total - warm);
+    }
+    *chunk = (i % (S * v)) / S;
+    if (!*fw)
+        *chunk = v - 1 - *chunk;
+    *mb = i / (S * v) * S + i % S;
+}
+
+static void simulation_free(double *a, double *b, double *c, double *d)
+{
+    free(a);
+    free(b);
+    free(c);
+    free(d);
+}
+
+/* The interleaved schedule, v >= 2 (see apreport_simulate). Virtual stage
+ * j = chunk S + s; its forward of micro-batch m waits for virtual stage
+ * j - 1 plus the boundary transfer (the wrap from stage S - 1 to stage 0
+ * takes the largest transfer), its backward for virtual stage j + 1 and
+ * its own forward. */
+static int simulate_interleaved(const ApreportPipeline *p, int v, ApreportSchedule **out)
+{
+    ApreportSchedule *sc = NULL;
+    int S = p->n_stages, B = p->micro_batches, V, rc = APREPORT_ENOMEM;
+    size_t n, per_stage, done = 0, *pos = NULL;
+    double *fstart = NULL, *fend = NULL, *bstart = NULL, *bend = NULL, *free_at = NULL, wrap = 0;
+    char why[160];
+    if (!apsolve_schedule_valid(APSOLVE_SCHEDULE_INTERLEAVED, v, B, S, why, sizeof why) ||
+        v > 1024 || (double)S * v * B > 1e8)
+        return APREPORT_EINVAL;
+    V = S * v;
+    n = (size_t)V * (size_t)B;
+    per_stage = 2 * (size_t)B * (size_t)v;
+    for (int k = 0; p->xfer && k + 1 < S; k++)
+        if (p->xfer[k] > wrap)
+            wrap = p->xfer[k];
+    sc = calloc(1, sizeof(*sc));
+    fstart = malloc(n * sizeof(double));
+    fend = malloc(n * sizeof(double));
+    bstart = malloc(n * sizeof(double));
+    bend = malloc(n * sizeof(double));
+    pos = calloc((size_t)S, sizeof(size_t));
+    free_at = calloc((size_t)S, sizeof(double));
+    if (!sc || !fstart || !fend || !bstart || !bend || !pos || !free_at)
+        goto cleanup;
+    for (size_t i = 0; i < n; i++)
+        fend[i] = bend[i] = -1;
+    sc->kind = APREPORT_SCHED_INTERLEAVED;
+    sc->n_stages = S;
+    sc->micro_batches = B;
+    sc->virtual_stages = v;
+    sc->peak_in_flight = calloc((size_t)S, sizeof(int));
+    sc->in_flight = calloc((size_t)S, sizeof(double));
+    sc->busy = calloc((size_t)S, sizeof(double));
+    sc->events = calloc((size_t)S * per_stage + 2 * (size_t)(V - 1) * (size_t)B,
+                        sizeof(ApreportEvent));
+    if (!sc->peak_in_flight || !sc->in_flight || !sc->busy || !sc->events)
+        goto cleanup;
+    /* List scheduling: every round runs each stage as far as its inputs
+     * allow; a round without progress means the order cannot finish. */
+    while (done < (size_t)S * per_stage) {
+        int progress = 0;
+        for (int s = 0; s < S; s++)
+            while (pos[s] < per_stage) {
+                int fw, c, m;
+                interleaved_pass(S, B, v, s, (int)pos[s], &fw, &c, &m);
+                int j = c * S + s;
+                size_t i = (size_t)j * B + m;
+                double ready = free_at[s];
+                if (fw && j > 0) {
+                    double x = s > 0 ? (p->xfer ? p->xfer[s - 1] : 0) : wrap;
+                    if (fend[i - B] < 0)
+                        break;
+                    ready = fend[i - B] + x > ready ? fend[i - B] + x : ready;
+                }
+                if (!fw && j + 1 < V) {
+                    double x = s + 1 < S ? (p->xfer ? p->xfer[s] : 0) : wrap;
+                    if (bend[i + B] < 0)
+                        break;
+                    ready = bend[i + B] + x > ready ? bend[i + B] + x : ready;
+                }
+                if (!fw) {
+                    if (fend[i] < 0)
+                        break;
+                    ready = fend[i] > ready ? fend[i] : ready;
+                }
+                double e = ready + (fw ? p->fwd[s] : p->bwd[s]) / v;
+                (fw ? fstart : bstart)[i] = ready;
+                (fw ? fend : bend)[i] = e;
+                free_at[s] = e;
+                pos[s]++;
+                done++;
+                progress = 1;
+            }
+        if (!progress) {
+            rc = APREPORT_EINVAL;
+            goto cleanup;
+        }
+    }
+    for (int s = 0; s < S; s++) {
+        int inflight = 0;
+        for (size_t k = 0; k < per_stage; k++) {
+            int fw, c, m;
+            interleaved_pass(S, B, v, s, (int)k, &fw, &c, &m);
+            size_t i = (size_t)(c * S + s) * B + m;
+            ApreportEvent *ev = &sc->events[sc->n_events++];
+            ev->kind = fw ? APREPORT_EV_FWD : APREPORT_EV_BWD;
+            ev->stage = s;
+            ev->peer = -1;
+            ev->micro_batch = m;
+            ev->chunk = c;
+            ev->start = fw ? fstart[i] : bstart[i];
+            ev->end = fw ? fend[i] : bend[i];
+            sc->busy[s] += ev->end - ev->start;
+            if (ev->end > sc->iteration_time)
+                sc->iteration_time = ev->end;
+            inflight += fw ? 1 : -1;
+            if (inflight > sc->peak_in_flight[s])
+                sc->peak_in_flight[s] = inflight;
+        }
+        sc->in_flight[s] = (double)sc->peak_in_flight[s] / v;
+    }
+    for (int j = 0; j + 1 < V; j++) {
+        int s = j % S, t = (j + 1) % S;
+        double x = t > 0 ? (p->xfer ? p->xfer[s] : 0) : wrap;
+        for (int m = 0; m < B; m++) {
+            ApreportEvent *ev = &sc->events[sc->n_events++];
+            ev->kind = APREPORT_EV_SEND_ACT;
+            ev->stage = s;
+            ev->peer = t;
+            ev->micro_batch = m;
+            ev->chunk = j / S;
+            ev->start = fend[(size_t)j * B + m];
+            ev->end = ev->start + x;
+            ev = &sc->events[sc->n_events++];
+            ev->kind = APREPORT_EV_SEND_GRAD;
+            ev->stage = t;
+            ev->peer = s;
+            ev->micro_batch = m;
+            ev->chunk = (j + 1) / S;
+            ev->start = bend[(size_t)(j + 1) * B + m];
+            ev->end = ev->start + x;
+        }
+    }
+    double busy = 0;
+    for (int s = 0; s < S; s++)
+        busy += sc->busy[s];
+    sc->bubble_fraction = sc->iteration_time > 0 ? 1.0 - busy / (S * sc->iteration_time) : 0;
+    *out = sc;
+    sc = NULL;
+    rc = 0;
+cleanup:
+    apreport_schedule_free(&sc);
+    simulation_free(fstart, fend, bstart, bend);
+    free(pos);
+    free(free_at);
+    return rc;
+}
+
 int apreport_simulate(const ApreportPipeline *p, ApreportScheduleKind kind,
                       ApreportSchedule **out)
 {
@@ -51,9 +240,13 @@ int apreport_simulate(const ApreportPipeline *p, ApreportScheduleKind kind,
     int *order = NULL, S, B, rc = APREPORT_ENOMEM;
     double *fend = NULL, *bend = NULL, *fstart = NULL, *bstart = NULL;
     if (!p || !out || p->n_stages < 1 || p->micro_batches < 1 || !p->fwd || !p->bwd ||
-        p->n_stages > 4096 || p->micro_batches > 1 << 20)
+        p->n_stages > 4096 || p->micro_batches > 1 << 20 ||
+        (kind != APREPORT_SCHED_1F1B && kind != APREPORT_SCHED_GPIPE &&
+         kind != APREPORT_SCHED_INTERLEAVED))
         return APREPORT_EINVAL;
     *out = NULL;
+    if (kind == APREPORT_SCHED_INTERLEAVED && p->virtual_stages > 1)
+        return simulate_interleaved(p, p->virtual_stages, out);
     S = p->n_stages, B = p->micro_batches;
     size_t n = (size_t)S * (size_t)B;
     sc = calloc(1, sizeof(*sc));
@@ -67,10 +260,12 @@ int apreport_simulate(const ApreportPipeline *p, ApreportScheduleKind kind,
     sc->kind = kind;
     sc->n_stages = S;
     sc->micro_batches = B;
+    sc->virtual_stages = 1;
     sc->peak_in_flight = calloc((size_t)S, sizeof(int));
+    sc->in_flight = calloc((size_t)S, sizeof(double));
     sc->busy = calloc((size_t)S, sizeof(double));
     sc->events = calloc(2 * n + 2 * (size_t)(S - 1) * (size_t)B, sizeof(ApreportEvent));
-    if (!sc->peak_in_flight || !sc->busy || !sc->events)
+    if (!sc->peak_in_flight || !sc->in_flight || !sc->busy || !sc->events)
         goto cleanup;
     /* Fixed point: recompute every stage from its predecessors until stable.
      * Start times only grow, so this terminates. */
@@ -123,6 +318,7 @@ int apreport_simulate(const ApreportPipeline *p, ApreportScheduleKind kind,
             if (inflight > sc->peak_in_flight[s])
                 sc->peak_in_flight[s] = inflight;
         }
+        sc->in_flight[s] = sc->peak_in_flight[s];
     }
     for (int s = 0; s + 1 < S; s++) {
         double x = p->xfer ? p->xfer[s] : 0;
@@ -166,6 +362,7 @@ void apreport_schedule_free(ApreportSchedule **s)
         return;
     free((*s)->events);
     free((*s)->peak_in_flight);
+    free((*s)->in_flight);
     free((*s)->busy);
     free(*s);
     *s = NULL;
@@ -175,7 +372,7 @@ void apreport_schedule_free(ApreportSchedule **s)
 
 typedef struct {
     double t;
-    int src, dst, tag;
+    int src, dst, tag, chunk;
 } Msg;
 
 static int msg_cmp(const void *x, const void *y)
@@ -185,7 +382,9 @@ static int msg_cmp(const void *x, const void *y)
         return a->t < b->t ? -1 : 1;
     if (a->src != b->src)
         return a->src - b->src;
-    return a->tag - b->tag;
+    if (a->tag != b->tag)
+        return a->tag - b->tag;
+    return a->chunk - b->chunk;
 }
 
 int apreport_comm_program(const ApreportSchedule *s, ApreportCommProgram **out)
@@ -214,6 +413,7 @@ int apreport_comm_program(const ApreportSchedule *s, ApreportCommProgram **out)
         msgs[nm].src = e->stage;
         msgs[nm].dst = e->peer;
         msgs[nm].tag = e->micro_batch * 2 + (e->kind == APREPORT_EV_SEND_GRAD);
+        msgs[nm].chunk = e->chunk;
         nm++;
     }
     qsort(msgs, nm, sizeof(Msg), msg_cmp);
@@ -231,6 +431,7 @@ int apreport_comm_program(const ApreportSchedule *s, ApreportCommProgram **out)
             op->is_send = msgs[i].src == st;
             op->peer = op->is_send ? msgs[i].dst : msgs[i].src;
             op->tag = msgs[i].tag;
+            op->chunk = msgs[i].chunk;
         }
     }
     *out = p;
@@ -260,7 +461,7 @@ void apreport_comm_program_free(ApreportCommProgram **p)
 static int matches(const ApreportCommOp *a, int a_stage, const ApreportCommOp *b, int b_stage)
 {
     return a->is_send != b->is_send && a->peer == b_stage && b->peer == a_stage &&
-           a->tag == b->tag;
+           a->tag == b->tag && a->chunk == b->chunk;
 }
 
 /* First pair (s, t) whose programs list their common messages in different
@@ -355,10 +556,14 @@ int apreport_deadlock_check(const ApreportCommProgram *p, ApreportDeadlock *d)
         mlen = (size_t)snprintf(d->message, sizeof(d->message), "deadlock: wait-for cycle");
         for (int k = 0; k < d->cycle_len && mlen < sizeof(d->message); k++) {
             const ApreportCommOp *op = &p->ops[d->cycle[k]][pos[d->cycle[k]]];
+            char chunk[32] = "";
+            if (op->chunk)
+                snprintf(chunk, sizeof(chunk), " chunk %d", op->chunk);
             mlen += (size_t)snprintf(d->message + mlen, sizeof(d->message) - mlen,
-                                     "%s stage %d blocked in %s stage %d (micro-batch %d %s)",
+                                     "%s stage %d blocked in %s stage %d (micro-batch %d%s %s)",
                                      k ? ";" : "", d->cycle[k], op->is_send ? "send to" : "recv from",
-                                     op->peer, op->tag / 2, op->tag % 2 ? "gradient" : "activation");
+                                     op->peer, op->tag / 2, chunk,
+                                     op->tag % 2 ? "gradient" : "activation");
         }
     } else {
         const ApreportCommOp *op = &p->ops[start][pos[start]];

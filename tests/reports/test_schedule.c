@@ -6,12 +6,20 @@
  * (1F1B: min(S - s, B); GPipe: B), dependencies respected with transfers,
  * generated send/recv programs free of deadlock, hand-built orders with a
  * wait-for cycle reported as deadlocks, and the micro-batch warnings.
+ * Interleaved 1F1B (Megatron-LM's order over v model chunks): with equal
+ * stages the simulated iteration time and peak in-flight activations equal
+ * the solver's closed forms (apsolve_schedule_time, _in_flight) for
+ * S <= 6, v <= 4, B = S, 2S, 3S; v = 1 is 1F1B event for event; with
+ * unequal stages and transfers every pass waits for its inputs (including
+ * the wrap from the last stage to the first), the send/recv program is
+ * deadlock-free, and messages that differ only in chunk do not match.
  */
 #include <CUnit/Basic.h>
 #include <math.h>
 #include <string.h>
 
 #include "apreport.h"
+#include "schedule.h"
 
 static void test_closed_form(void)
 {
@@ -142,6 +150,125 @@ static void test_warnings(void)
     CU_ASSERT_EQUAL(apreport_microbatch_warning(1, 1, buf, sizeof(buf)), 0);
 }
 
+static void test_interleaved_closed_form(void)
+{
+    double f[8], b[8], c[8];
+    for (int S = 2; S <= 6; S++)
+        for (int v = 1; v <= 4; v++)
+            for (int B = S; B <= 3 * S; B += S) {
+                ApreportSchedule *s = NULL;
+                for (int k = 0; k < S; k++)
+                    f[k] = 0.25, b[k] = 0.5, c[k] = 0.75;
+                ApreportPipeline p = {S, B, f, b, NULL, v};
+                CU_ASSERT_EQUAL_FATAL(apreport_simulate(&p, APREPORT_SCHED_INTERLEAVED, &s), 0);
+                CU_ASSERT_EQUAL(s->kind, APREPORT_SCHED_INTERLEAVED);
+                CU_ASSERT_EQUAL(s->virtual_stages, v);
+                CU_ASSERT_EQUAL(s->n_events, (size_t)(2 * S * v * B + 2 * (S * v - 1) * B));
+                CU_ASSERT_DOUBLE_EQUAL(s->iteration_time,
+                                       apsolve_schedule_time(APSOLVE_SCHEDULE_INTERLEAVED, v, B, c,
+                                                             (size_t)S), 1e-9);
+                CU_ASSERT_DOUBLE_EQUAL(s->bubble_fraction,
+                                       (double)(S - 1) / v / (B + (double)(S - 1) / v), 1e-9);
+                for (int k = 0; k < S; k++) {
+                    double want = apsolve_schedule_in_flight(APSOLVE_SCHEDULE_INTERLEAVED, v, B, S, k);
+                    CU_ASSERT_DOUBLE_EQUAL(s->in_flight[k], want, 1e-12);
+                    CU_ASSERT_DOUBLE_EQUAL(s->peak_in_flight[k], want * v, 1e-9);
+                    CU_ASSERT_DOUBLE_EQUAL(s->busy[k], B * 0.75, 1e-9);
+                }
+                if (v == 1) {
+                    /* one chunk is 1F1B, event for event */
+                    ApreportSchedule *o = NULL;
+                    CU_ASSERT_EQUAL_FATAL(apreport_simulate(&p, APREPORT_SCHED_1F1B, &o), 0);
+                    CU_ASSERT_EQUAL_FATAL(o->n_events, s->n_events);
+                    for (size_t i = 0; i < s->n_events; i++) {
+                        CU_ASSERT_EQUAL(o->events[i].kind, s->events[i].kind);
+                        CU_ASSERT_EQUAL(o->events[i].micro_batch, s->events[i].micro_batch);
+                        CU_ASSERT_DOUBLE_EQUAL(o->events[i].start, s->events[i].start, 0);
+                    }
+                    apreport_schedule_free(&o);
+                }
+                apreport_schedule_free(&s);
+            }
+}
+
+static void test_interleaved_dependencies(void)
+{
+    double f[4] = {0.1, 0.3, 0.2, 0.15}, b[4] = {0.2, 0.5, 0.4, 0.3}, x[3] = {0.05, 0.125, 0.02};
+    double c[4] = {0.3, 0.8, 0.6, 0.45};
+    enum { S = 4, V = 3, B = 8, NV = S * V };
+    double fs[NV][B], fe[NV][B], bs[NV][B], be[NV][B];
+    ApreportSchedule *s = NULL;
+    ApreportPipeline p = {S, B, f, b, x, V};
+    CU_ASSERT_EQUAL_FATAL(apreport_simulate(&p, APREPORT_SCHED_INTERLEAVED, &s), 0);
+    for (size_t i = 0; i < s->n_events; i++) {
+        const ApreportEvent *e = &s->events[i];
+        int j = e->chunk * S + e->stage;
+        if (e->kind == APREPORT_EV_FWD) {
+            fs[j][e->micro_batch] = e->start, fe[j][e->micro_batch] = e->end;
+            CU_ASSERT_DOUBLE_EQUAL(e->end - e->start, f[e->stage] / V, 1e-12);
+        }
+        if (e->kind == APREPORT_EV_BWD)
+            bs[j][e->micro_batch] = e->start, be[j][e->micro_batch] = e->end;
+    }
+    for (int j = 0; j < NV; j++)
+        for (int m = 0; m < B; m++) {
+            /* the wrap from stage 3 back to stage 0 takes the largest transfer */
+            double xin = j % S ? x[j % S - 1] : 0.125, xout = (j + 1) % S ? x[j % S] : 0.125;
+            if (j > 0)
+                CU_ASSERT(fs[j][m] >= fe[j - 1][m] + xin - 1e-12);
+            if (j + 1 < NV)
+                CU_ASSERT(bs[j][m] >= be[j + 1][m] + xout - 1e-12);
+            CU_ASSERT(bs[j][m] >= fe[j][m] - 1e-12);
+        }
+    /* the slowest stage's work bounds it from below; without transfers the
+     * closed form of these costs bounds it from above */
+    CU_ASSERT(s->iteration_time >= B * 0.8 - 1e-12);
+    apreport_schedule_free(&s);
+    p.xfer = NULL;
+    CU_ASSERT_EQUAL_FATAL(apreport_simulate(&p, APREPORT_SCHED_INTERLEAVED, &s), 0);
+    CU_ASSERT(s->iteration_time >= B * 0.8 - 1e-12);
+    CU_ASSERT(s->iteration_time <= apsolve_schedule_time(APSOLVE_SCHEDULE_INTERLEAVED, V, B, c, S) + 1e-12);
+    apreport_schedule_free(&s);
+
+    p.xfer = x;
+    CU_ASSERT_EQUAL_FATAL(apreport_simulate(&p, APREPORT_SCHED_INTERLEAVED, &s), 0);
+    ApreportCommProgram *prog = NULL;
+    ApreportDeadlock d;
+    CU_ASSERT_EQUAL_FATAL(apreport_comm_program(s, &prog), 0);
+    /* stage 0: V chunks send B activations and receive B gradients from
+     * stage 1, and (V - 1) chunks' worth each way over the wrap from stage 3 */
+    CU_ASSERT_EQUAL(prog->n_ops[0], (size_t)(2 * V * B + 2 * (V - 1) * B));
+    CU_ASSERT_EQUAL(apreport_deadlock_check(prog, &d), 0);
+    CU_ASSERT_FALSE(d.deadlocked);
+    CU_ASSERT_EQUAL(d.pair_src, -1);
+    apreport_comm_program_free(&prog);
+    apreport_schedule_free(&s);
+
+    /* Megatron-LM's order needs B to be a multiple of S, and two stages */
+    p.micro_batches = 6;
+    CU_ASSERT_EQUAL(apreport_simulate(&p, APREPORT_SCHED_INTERLEAVED, &s), APREPORT_EINVAL);
+    p.micro_batches = 8;
+    p.n_stages = 1;
+    CU_ASSERT_EQUAL(apreport_simulate(&p, APREPORT_SCHED_INTERLEAVED, &s), APREPORT_EINVAL);
+    CU_ASSERT_PTR_NULL(s);
+    CU_ASSERT_STRING_EQUAL(apreport_schedule_name(APREPORT_SCHED_INTERLEAVED), "interleaved");
+}
+
+/* Ops that agree on peer and tag but not on chunk do not rendezvous. */
+static void test_deadlock_chunk(void)
+{
+    ApreportCommOp s0[] = {{1, 1, 0, 1}}, s1[] = {{0, 0, 0, 0}};
+    ApreportCommOp *ops[] = {s0, s1};
+    size_t n[] = {1, 1};
+    ApreportCommProgram p = {2, ops, n};
+    ApreportDeadlock d;
+    CU_ASSERT_EQUAL(apreport_deadlock_check(&p, &d), 0);
+    CU_ASSERT_TRUE(d.deadlocked);
+    s1[0].chunk = 1;
+    CU_ASSERT_EQUAL(apreport_deadlock_check(&p, &d), 0);
+    CU_ASSERT_FALSE(d.deadlocked);
+}
+
 static void test_bad_input(void)
 {
     ApreportSchedule *s = NULL;
@@ -165,6 +292,9 @@ int main(void)
     CU_add_test(s, "deadlock cycles", test_deadlock_cycle);
     CU_add_test(s, "micro-batch warnings", test_warnings);
     CU_add_test(s, "bad input", test_bad_input);
+    CU_add_test(s, "interleaved: closed form for equal stages", test_interleaved_closed_form);
+    CU_add_test(s, "interleaved: dependencies, transfers, deadlock", test_interleaved_dependencies);
+    CU_add_test(s, "chunks in the deadlock check", test_deadlock_chunk);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned fails = CU_get_number_of_failures();

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The framework settings of a uniform plan (docs/reports.md "The plan as
+ * code"): LiBai's train.* config and Megatron-LM's arguments, with
+ * everything needed to run the plan as it was priced: the parallel sizes,
+ * the schedule (interleaved: --num-layers-per-virtual-pipeline-stage),
+ * sequence parallelism when the plan records it, each stage's variant
+ * (activation recomputation, ZeRO; Megatron takes one setting for all
+ * stages, so differing stages get the most conservative one and a
+ * comment), the sweep's dtype and the batch sizes (Alpa's micro-batch is
+ * the whole pipeline micro-batch that data parallelism splits). Layer
+ * counts are transformer blocks, found from the parameter names of each
+ * stage's placements (a block is the first path segment ending in
+ * ".<index>", e.g. "h.3" or "encoder.layer.3", holding an attention
+ * parameter); when they cannot be found the snippet says so in a comment
+ * instead of printing approf layers.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_int.h"
+
+#define MAX_KEY 96
+
+/* The block key of a parameter path into key ("" when none): its first
+ * segment if that ends in ".<digits>". */
+static void block_key(const char *name, char *key, size_t len)
+{
+    const char *slash = strchr(name, '/');
+    size_t n = slash ? (size_t)(slash - name) : strlen(name), d = n;
+    key[0] = '\0';
+    while (d > 0 && isdigit((unsigned char)name[d - 1]))
+        d--;
+    if (!slash || d == n || d < 2 || name[d - 1] != '.' || n >= len)
+        return;
+    memcpy(key, name, n);
+    key[n] = '\0';
+}
+
+typedef struct {
+    char key[MAX_KEY];
+    int stage;
+    int attention;
+} Block;
+
+int rep_stage_blocks(const ApreportReport *r, int *blocks, char *why, size_t whylen)
+{
+    Block *b = NULL;
+    size_t nb = 0, cap = 0;
+    int rc = -1, any_attention = 0;
+    for (size_t k = 0; k < r->n_stages; k++) {
+        blocks[k] = 0;
+        cap += r->stages[k].n_tensors;
+    }
+    b = calloc(cap ? cap : 1, sizeof(*b));
+    if (!b) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    for (size_t k = 0; k < r->n_stages; k++) {
+        const RepStage *s = &r->stages[k];
+        int params = 0;
+        for (size_t i = 0; i < s->n_tensors; i++) {
+            char key[MAX_KEY];
+            size_t j;
+            if (strcmp(s->tensors[i].pl.role, "param"))
+                continue;
+            params++;
+            block_key(s->tensors[i].pl.tensor_name, key, sizeof(key));
+            if (!key[0])
+                continue;
+            for (j = 0; j < nb && strcmp(b[j].key, key); j++)
+                ;
+            if (j == nb) {
+                snprintf(b[nb].key, sizeof(b[nb].key), "%s", key);
+                b[nb++].stage = (int)k;
+                blocks[k]++;
+            } else if (b[j].stage != (int)k) {
+                snprintf(why, whylen, "transformer block %.60s is split between stages %d and %zu",
+                         key, b[j].stage, k);
+                goto cleanup;
+            }
+            if (strstr(s->tensors[i].pl.tensor_name, "attn") ||
+                strstr(s->tensors[i].pl.tensor_name, "attention"))
+                b[j].attention = 1;
+        }
+        if (!params) {
+            snprintf(why, whylen, "stage %zu has no parameter placements in the database", k);
+            goto cleanup;
+        }
+    }
+    for (size_t j = 0; j < nb; j++)
+        any_attention |= b[j].attention;
+    if (!any_attention) {
+        snprintf(why, whylen, "the parameter names show no transformer blocks");
+        goto cleanup;
+    }
+    rc = 0;
+cleanup:
+    free(b);
+    return rc;
+}
+
+/* Reads the integer after "\"name\": " in the plan's options JSON (written
+ * by apsolve --parallel); 0 when absent. Bounded: the database is input. */
+static int plan_knob(const ApreportReport *r, const char *name)
+{
+    char pat[32];
+    const char *p;
+    snprintf(pat, sizeof(pat), "\"%s\": ", name);
+    p = strstr(r->plan.options, pat);
+    if (!p)
+        return 0;
+    char *end;
+    long v = strtol(p + strlen(pat), &end, 10);
+    return end != p + strlen(pat) && v >= 0 && v < 1 << 20 ? (int)v : 0;
+}
+
+void rep_write_framework_args(const ApreportReport *r, FILE *f)
+{
+    const CostdbPlanStage *s0 = &r->stages[0].st;
+    int dp = s0->logical_a, tp = s0->logical_b, pp = (int)r->n_stages, B = r->plan.micro_batches;
+    int v = r->schedule == APREPORT_SCHED_INTERLEAVED ? r->virtual_stages : 1;
+    int64_t mbs = r->global_batch / B / (dp > 0 ? dp : 1);
+    int *blocks = calloc(r->n_stages, sizeof(int)), known = 0, total = 0, equal = 1;
+    int recompute = 0, zero = 0, differ = 0, variants = 1, sp = plan_knob(r, "sp");
+    char why[200] = "out of memory";
+    const char *dt = r->sweep.dtype;
+    const char *prec = !strcmp(dt, "bf16") || !strcmp(dt, "bfloat16") ? "--bf16"
+                       : !strcmp(dt, "f16") || !strcmp(dt, "fp16") || !strcmp(dt, "float16")
+                           ? "--fp16"
+                           : NULL;
+    if (blocks && rep_stage_blocks(r, blocks, why, sizeof(why)) == 0) {
+        known = 1;
+        for (size_t k = 0; k < r->n_stages; k++) {
+            total += blocks[k];
+            equal &= blocks[k] == blocks[0];
+        }
+    }
+    for (size_t k = 0; k < r->n_stages; k++) {
+        const RepStage *s = &r->stages[k];
+        if (!s->variant_known) {
+            variants = 0;
+            continue;
+        }
+        differ |= s->recompute != r->stages[0].recompute || s->zero != r->stages[0].zero;
+        recompute = s->recompute > recompute ? s->recompute : recompute;
+        zero = s->zero > zero ? s->zero : zero;
+    }
+    fputs("\n# The plan is uniform: the same 3-D layout in LiBai's config\n", f);
+    fprintf(f, "# train.dist.data_parallel_size = %d\n"
+               "# train.dist.tensor_parallel_size = %d\n"
+               "# train.dist.pipeline_parallel_size = %d\n", dp, tp, pp);
+    if (known)
+        fprintf(f, "# train.dist.pipeline_num_layers = %d  (transformer blocks)\n", total);
+    else
+        fprintf(f, "# train.dist.pipeline_num_layers: unknown (%s): set it to the model's "
+                   "number of transformer blocks\n", why);
+    fprintf(f, "# train.train_micro_batch_size = %lld\n"
+               "# train.num_accumulation_steps = %d\n", (long long)mbs, B);
+    if (recompute)
+        fputs("# train.activation_checkpoint.enabled = True\n", f);
+    if (zero)
+        fprintf(f, "# train.zero_optimization.enabled = True\n"
+                   "# train.zero_optimization.stage = %d\n", zero);
+    if (prec && !strcmp(prec, "--fp16"))
+        fputs("# train.amp.enabled = True\n", f);
+    if (v > 1)
+        fputs("# (LiBai has no interleaved schedule: it runs 1F1B)\n", f);
+    fputs("# and as Megatron-LM arguments:\n", f);
+    fprintf(f, "# --tensor-model-parallel-size %d --pipeline-model-parallel-size %d "
+               "--micro-batch-size %lld --global-batch-size %lld",
+            tp, pp, (long long)mbs, (long long)r->global_batch);
+    if (known)
+        fprintf(f, " --num-layers %d", total);
+    if (v > 1 && known && equal && blocks[0] % v == 0)
+        fprintf(f, " --num-layers-per-virtual-pipeline-stage %d", blocks[0] / v);
+    if (sp)
+        fputs(" --sequence-parallel", f);
+    if (recompute == COSTDB_RECOMPUTE_SELECTIVE)
+        fputs(" --recompute-granularity selective", f);
+    else if (recompute == COSTDB_RECOMPUTE_FULL)
+        fputs(" --recompute-granularity full --recompute-method uniform --recompute-num-layers 1", f);
+    if (zero == 1)
+        fputs(" --use-distributed-optimizer", f);
+    if (prec)
+        fprintf(f, " %s", prec);
+    fputc('\n', f);
+    if (!known)
+        fprintf(f, "# --num-layers: unknown (%s): the model's number of transformer blocks\n", why);
+    else if (!equal) {
+        fputs("# Megatron-LM splits the blocks evenly; this plan's stages hold", f);
+        for (size_t k = 0; k < r->n_stages; k++)
+            fprintf(f, "%s %d", k ? "," : "", blocks[k]);
+        fputs(" blocks\n", f);
+    }
+    if (v > 1 && (!known || !equal || blocks[0] % v))
+        fprintf(f, "# --num-layers-per-virtual-pipeline-stage: the blocks of a stage / %d "
+                   "(interleaved, %d chunks per stage)%s\n",
+                v, v, known && equal ? ": not a whole number for this plan" : "");
+    if (zero >= 2)
+        fprintf(f, "# ZeRO-%d: Megatron-LM has no ZeRO-%d; with Megatron-DeepSpeed pass "
+                   "--deepspeed --deepspeed_config ds.json with\n"
+                   "#   {\"zero_optimization\": {\"stage\": %d}}\n", zero, zero, zero);
+    if (differ)
+        fprintf(f, "# The stages differ in recomputation or ZeRO, which Megatron-LM cannot set per "
+                   "stage: the arguments use the most conservative (recompute %s, ZeRO %d)\n",
+                costdb_recompute_name(recompute), zero);
+    if (!variants)
+        fputs("# (the sweep's configs of some stages are unknown: no recomputation or ZeRO "
+              "assumed for them)\n", f);
+    if (plan_knob(r, "vpp") > 1 && v == 1)
+        fprintf(f, "# the plan was priced with vpp=%d: apreport --schedule interleaved "
+                   "--virtual-stages %d gives its arguments\n", plan_knob(r, "vpp"),
+                plan_knob(r, "vpp"));
+    if (!prec)
+        fprintf(f, "# dtype %s: no --bf16/--fp16 (fp32)\n", dt[0] ? dt : "unknown");
+    free(blocks);
+}

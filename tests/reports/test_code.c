@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The plan as code (reports/code.c, apreport_write_code): the uniform
+ * ResNet-50 fixture under 1F1B and under the interleaved schedule against
+ * golden files (golden/resnet50-uniform/; ResNet-50 has no transformer
+ * blocks, so the layer counts are comments), and in-memory GPT plans for
+ * the block count from parameter names (h.<i>), interleaved
+ * --num-layers-per-virtual-pipeline-stage, --sequence-parallel from the
+ * plan's options, recomputation and ZeRO variants (per-stage differences
+ * give the most conservative setting and a comment; ZeRO-2/3 a DeepSpeed
+ * fragment), the dtype flag and a block split between stages.
+ * Usage: test_code GOLDEN_DIR [--regen].
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include "apreport.h"
+#include "fixtures.h"
+#include "report_int.h"
+
+static const char *golden_dir;
+static int regen;
+static char tmpdir[256];
+
+static char *code_of(const ApreportReport *r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m)
+        return NULL;
+    CU_ASSERT_EQUAL(apreport_write_code(r, m), 0);
+    fclose(m);
+    return buf;
+}
+
+static void golden(const char *file, const char *got)
+{
+    char path[512], *want = NULL;
+    long n;
+    snprintf(path, sizeof(path), "%s/resnet50-uniform/%s", golden_dir, file);
+    if (regen) {
+        char dir[512];
+        snprintf(dir, sizeof(dir), "%s/resnet50-uniform", golden_dir);
+        mkdir(dir, 0777);
+        FILE *f = fopen(path, "wb");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fputs(got, f);
+        fclose(f);
+    }
+    FILE *f = fopen(path, "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (want = calloc((size_t)n + 1, 1)) && fread(want, 1, (size_t)n, f) != (size_t)n)
+        want[0] = '\0';
+    fclose(f);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+    if (strcmp(got, want)) {
+        fprintf(stderr, "\n%s differs:\n%s", path, got);
+        CU_FAIL("plan code differs from the golden file");
+    }
+    free(want);
+}
+
+static void test_resnet_uniform(void)
+{
+    char path[512], err[512] = "";
+    FixtureOptions fo = {1.0, 0, 1, 1};
+    int64_t plan_id = 0;
+    Costdb *db = NULL;
+    ApreportReport *r = NULL;
+    snprintf(path, sizeof(path), "%s/uniform.db", tmpdir);
+    CU_ASSERT_EQUAL_FATAL(fixture_build(path, "resnet50", &fo, &plan_id), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(path, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
+    ApreportOptions opt = {plan_id, "resnet50", 0, APREPORT_SCHED_1F1B, 0};
+    CU_ASSERT_EQUAL_FATAL(apreport_load(db, &opt, &r, err, sizeof(err)), 0);
+    char *buf = code_of(r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+    golden("plan_1f1b.py", buf);
+    free(buf);
+    apreport_free(&r);
+
+    opt.schedule = APREPORT_SCHED_INTERLEAVED;
+    opt.virtual_stages = 2;
+    CU_ASSERT_EQUAL_FATAL(apreport_load(db, &opt, &r, err, sizeof(err)), 0);
+    CU_ASSERT_PTR_NOT_NULL(r->sched[2]);
+    buf = code_of(r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(buf);
+    golden("plan_interleaved.py", buf);
+    free(buf);
+    apreport_free(&r);
+
+    /* two micro-batches on two stages: v = 3 is fine, 3 stages are not */
+    opt.virtual_stages = 1;
+    CU_ASSERT_EQUAL(apreport_load(db, &opt, &r, err, sizeof(err)), APREPORT_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "at least 2 virtual stages"));
+    CU_ASSERT_PTR_NULL(r);
+    costdb_close(&db);
+}
+
+/* A 4-stage GPT plan in memory: stage k holds blocks h.<3k>..h.<3k+2>
+ * (attention and MLP parameters), stage 0 the embedding, the last ln_f. */
+typedef struct {
+    ApreportReport r;
+    RepStage st[4];
+    RepTensor t[4][8];
+} Gpt;
+
+static void gpt_plan(Gpt *g, int per_stage)
+{
+    memset(g, 0, sizeof(*g));
+    g->r.n_stages = 4;
+    g->r.stages = g->st;
+    g->r.global_batch = 512;
+    g->r.plan.micro_batches = 8;
+    g->r.schedule = APREPORT_SCHED_1F1B;
+    g->r.virtual_stages = 1;
+    snprintf(g->r.sweep.dtype, sizeof(g->r.sweep.dtype), "bf16");
+    for (int k = 0; k < 4; k++) {
+        RepStage *s = &g->st[k];
+        s->st.stage_index = k;
+        s->st.start_layer = 2 * k, s->st.end_layer = 2 * k + 1;
+        s->st.submesh_hosts = 1, s->st.submesh_gpus = 8;
+        s->st.logical_a = 2, s->st.logical_b = 4;
+        s->st.force_batch_dim = 0;
+        s->variant_known = 1;
+        s->tensors = g->t[k];
+        for (int i = 0; i < per_stage; i++) {
+            RepTensor *t = &s->tensors[s->n_tensors++];
+            snprintf(t->pl.role, sizeof(t->pl.role), "param");
+            snprintf(t->pl.tensor_name, sizeof(t->pl.tensor_name), "h.%d/%s/kernel",
+                     per_stage * k + i, i % 2 ? "mlp" : "attn");
+            t = &s->tensors[s->n_tensors++];
+            snprintf(t->pl.role, sizeof(t->pl.role), "param");
+            snprintf(t->pl.tensor_name, sizeof(t->pl.tensor_name), "h.%d/attn/qkv/bias",
+                     per_stage * k + i);
+        }
+        RepTensor *t = &s->tensors[s->n_tensors++];
+        snprintf(t->pl.role, sizeof(t->pl.role), "param");
+        snprintf(t->pl.tensor_name, sizeof(t->pl.tensor_name), "%s",
+                 k == 0 ? "wte/embedding" : k == 3 ? "ln_f/scale" : "h.x/none");
+    }
+}
+
+static void test_gpt(void)
+{
+    static Gpt g;
+    char *buf;
+    int blocks[4];
+    char why[200];
+    gpt_plan(&g, 3);
+    CU_ASSERT_EQUAL(rep_stage_blocks(&g.r, blocks, why, sizeof(why)), 0);
+    CU_ASSERT(blocks[0] == 3 && blocks[1] == 3 && blocks[2] == 3 && blocks[3] == 3);
+    buf = code_of(&g.r);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "# train.dist.pipeline_num_layers = 12  (transformer blocks)\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "# train.train_micro_batch_size = 32\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "# --tensor-model-parallel-size 4 --pipeline-model-parallel-size 4 "
+                                       "--micro-batch-size 32 --global-batch-size 512 --num-layers 12 "
+                                       "--bf16\n"));
+    CU_ASSERT_PTR_NULL(strstr(buf, "virtual"));
+    CU_ASSERT_PTR_NULL(strstr(buf, "--recompute"));
+    free(buf);
+
+    /* interleaved v = 3: one block per chunk; sp, selective, ZeRO-1 */
+    g.r.schedule = APREPORT_SCHED_INTERLEAVED;
+    g.r.virtual_stages = 3;
+    snprintf(g.r.plan.options, sizeof(g.r.plan.options),
+             "{\"parallel\": {\"dp\": 2, \"tp\": 4, \"pp\": 4, \"sp\": 1, \"zero\": 1}}");
+    for (int k = 0; k < 4; k++)
+        g.st[k].recompute = COSTDB_RECOMPUTE_SELECTIVE, g.st[k].zero = 1;
+    buf = code_of(&g.r);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, " --num-layers 12 --num-layers-per-virtual-pipeline-stage 1 "
+                                       "--sequence-parallel --recompute-granularity selective "
+                                       "--use-distributed-optimizer --bf16\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "# train.zero_optimization.stage = 1\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "LiBai has no interleaved schedule"));
+    CU_ASSERT_PTR_NULL(strstr(buf, "differ"));
+    free(buf);
+
+    /* v = 2 does not divide 3 blocks; stages differ: full + ZeRO-3 wins */
+    g.r.virtual_stages = 2;
+    g.st[2].recompute = COSTDB_RECOMPUTE_FULL;
+    g.st[1].zero = 3;
+    snprintf(g.r.sweep.dtype, sizeof(g.r.sweep.dtype), "f16");
+    buf = code_of(&g.r);
+    CU_ASSERT_PTR_NULL(strstr(buf, "--num-layers-per-virtual-pipeline-stage 1"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "not a whole number for this plan"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "--recompute-granularity full --recompute-method uniform "
+                                       "--recompute-num-layers 1"));
+    CU_ASSERT_PTR_NULL(strstr(buf, "--use-distributed-optimizer"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "{\"zero_optimization\": {\"stage\": 3}}"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "most conservative (recompute full, ZeRO 3)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, " --fp16\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "# train.amp.enabled = True\n"));
+    free(buf);
+
+    /* a block split between stages 1 and 2: the count is unknowable */
+    gpt_plan(&g, 3);
+    snprintf(g.t[2][0].pl.tensor_name, sizeof(g.t[2][0].pl.tensor_name), "h.5/mlp/kernel");
+    CU_ASSERT_EQUAL(rep_stage_blocks(&g.r, blocks, why, sizeof(why)), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "h.5 is split between stages 1 and 2"));
+    buf = code_of(&g.r);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "# train.dist.pipeline_num_layers: unknown (transformer block "
+                                       "h.5 is split"));
+    CU_ASSERT_PTR_NULL(strstr(buf, "--num-layers "));
+    free(buf);
+
+    /* unequal blocks per stage: Megatron splits evenly, said in a comment */
+    gpt_plan(&g, 3);
+    g.st[3].n_tensors = 3;                    /* stage 3: blocks h.9 and ... only one */
+    CU_ASSERT_EQUAL(rep_stage_blocks(&g.r, blocks, why, sizeof(why)), 0);
+    CU_ASSERT_EQUAL(blocks[3], 2);
+    buf = code_of(&g.r);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "this plan's stages hold 3, 3, 3, 2 blocks"));
+    free(buf);
+}
+
+int main(int argc, char **argv)
+{
+    CU_pSuite s;
+    unsigned fails;
+    if (argc < 2) {
+        fprintf(stderr, "usage: test_code GOLDEN_DIR [--regen]\n");
+        return 2;
+    }
+    golden_dir = argv[1];
+    regen = argc > 2 && !strcmp(argv[2], "--regen");
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/approf-code-XXXXXX");
+    if (!mkdtemp(tmpdir))
+        return 1;
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    s = CU_add_suite("reports-code", NULL, NULL);
+    CU_add_test(s, "uniform resnet50: 1F1B and interleaved (golden)", test_resnet_uniform);
+    CU_add_test(s, "GPT blocks, variants, sp, dtype", test_gpt);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    fails = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    char path[300];
+    snprintf(path, sizeof(path), "%s/uniform.db", tmpdir);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/uniform.db-wal", tmpdir);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/uniform.db-shm", tmpdir);
+    unlink(path);
+    rmdir(tmpdir);
+    return fails ? 1 : 0;
+}
