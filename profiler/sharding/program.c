@@ -356,6 +356,7 @@ static int apply_zero(const ShardStage *st, ApprofStageProgram *p, double param_
     double S_elems = S / esize, per_elem = 8.0 + (st->g->dtype == APPROF_F32 ? 0.0 : 4.0);
     double cut = S * (1.0 - 1.0 / G);
     ApprofCollective c = *gs;
+    c.bytes = S;
     if (z > 0 && G <= 1)
         return APPROF_ENOVARIANT;
     p->n_apply_colls = 0;
