@@ -21,6 +21,7 @@ const char *const cdb_csv_columns[CDB_CSV_NCOLS] = {
     "start", "end", "submesh", "logical_mesh", "force_batch_dim", "phase",
     "compute_cost", "peak_memory", "invar_size", "outvar_size", "temp_buffer_size",
     "available_memory", "intermediate_size", "initial_size", "status",
+    "memory_level", "recompute", "zero", "apply_cost",
 };
 
 void cdb_format_double(double v, char *buf, size_t len)
@@ -74,7 +75,7 @@ int costdb_csv_export(Costdb *db, int64_t sweep_id, FILE *out)
     ExportRow *rows = NULL;
     size_t n_sm = 0, n_cf = 0, n_e = 0;
     CostdbSweep sweep;
-    int rc;
+    int rc, variants = 0;
     if (!db || !out)
         return COSTDB_EINVAL;
     if ((rc = costdb_sweep_get(db, sweep_id, &sweep)) < 0 ||
@@ -82,7 +83,14 @@ int costdb_csv_export(Costdb *db, int64_t sweep_id, FILE *out)
         (rc = costdb_sweep_configs(db, sweep_id, &cf, &n_cf)) < 0 ||
         (rc = costdb_entries_get(db, sweep_id, &e, &n_e)) < 0)
         goto cleanup;
-    for (int k = 0; k < CDB_CSV_NCOLS; k++)
+    /* A plain table keeps Alpa's 15 columns; the variant columns come only
+     * when they carry something, and an import keeps exactly that. */
+    for (size_t i = 0; i < n_cf && !variants; i++)
+        variants = cf[i].memory_level != 0 || cf[i].recompute != COSTDB_RECOMPUTE_NONE ||
+                   cf[i].zero != 0;
+    for (size_t i = 0; i < n_e && !variants; i++)
+        variants = e[i].apply_cost >= 0;
+    for (int k = 0; k < (variants ? CDB_CSV_NCOLS : CDB_CSV_NPLAIN); k++)
         fprintf(out, "%s%s", k ? "," : "", cdb_csv_columns[k]);
     fputc('\n', out);
     rows = calloc(n_e ? n_e : 1, sizeof *rows);
@@ -114,13 +122,21 @@ int costdb_csv_export(Costdb *db, int64_t sweep_id, FILE *out)
         cdb_format_double(x->compute_cost, cost, sizeof cost);
         if (c->force_batch_dim >= 0)
             snprintf(fbd, sizeof fbd, "%d", c->force_batch_dim);
-        fprintf(out, "%d,%d,%dx%d,%dx%d,%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%s\n",
+        fprintf(out, "%d,%d,%dx%d,%dx%d,%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%s",
                 x->start_layer, x->end_layer, s->hosts, s->gpus_per_host,
                 c->logical_a, c->logical_b, fbd, x->phase == COSTDB_BWD ? "bwd" : "fwd", cost,
                 (long long)x->peak_memory, (long long)x->invar_size,
                 (long long)x->outvar_size, (long long)x->temp_buffer_size,
                 (long long)x->available_memory, (long long)x->intermediate_size,
                 (long long)x->initial_size, costdb_status_name(x->status));
+        if (variants) {
+            char apply[40] = "";
+            if (x->apply_cost >= 0)
+                cdb_format_double(x->apply_cost, apply, sizeof apply);
+            fprintf(out, ",%d,%s,%d,%s", c->memory_level, costdb_recompute_name(c->recompute),
+                    c->zero, apply);
+        }
+        fputc('\n', out);
     }
     if (fflush(out) != 0 || ferror(out))
         rc = cdb_err(db, COSTDB_EIO, "cannot write the CSV output: %s", strerror(errno));

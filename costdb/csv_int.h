@@ -9,7 +9,11 @@
 
 #include "costdb_int.h"
 
-#define CDB_CSV_NCOLS 15
+#define CDB_CSV_NCOLS 19
+/* The columns of a plain (Alpa) table; the variant columns after them
+ * (memory_level, recompute, zero, apply_cost) are written only for sweeps
+ * that have a variant config or a known apply cost. */
+#define CDB_CSV_NPLAIN 15
 /* Column names in export order (schemas/csv-format.md). */
 extern const char *const cdb_csv_columns[CDB_CSV_NCOLS];
 

@@ -17,7 +17,12 @@
 #include "csv_int.h"
 
 enum { C_START, C_END, C_SUBMESH, C_LOGICAL, C_FBD, C_PHASE, C_COST, C_PEAK, C_INVAR,
-       C_OUTVAR, C_TEMP, C_AVAIL, C_INTER, C_INIT, C_STATUS };
+       C_OUTVAR, C_TEMP, C_AVAIL, C_INTER, C_INIT, C_STATUS, C_LEVEL, C_RECOMPUTE, C_ZERO,
+       C_APPLY };
+
+/* The largest memory level a file may name: a level indexes Pareto points
+ * of one stage, never more than a few. */
+#define CSV_MAX_MEMORY_LEVEL 1024
 
 int cdb_csv_error(Costdb *db, const char *path, int line, int col, const char *field,
                   const char *fmt, ...)
@@ -41,6 +46,8 @@ typedef struct {
     double cost;
     int64_t size[7];
     CostdbStatus status;
+    int memory_level, recompute, zero; /* the config's variant */
+    double apply_cost;         /* < 0: unknown */
     int submesh, config;       /* assigned indices */
 } Rec;
 
@@ -114,6 +121,44 @@ static int parse_shape(const Ctx *c, int k, int *n, int *m)
     return 0;
 }
 
+/* The optional variant columns: an absent column or an empty field is the
+ * default (memory level 0, recompute none, zero 0, apply cost unknown). */
+static int parse_variant(const Ctx *c, Rec *r)
+{
+    const char *s;
+    char *end = NULL;
+    int64_t v = 0;
+    int rc;
+    r->recompute = COSTDB_RECOMPUTE_NONE;
+    r->apply_cost = -1.0;
+    if (*field(c, C_LEVEL)) {
+        if ((rc = parse_count(c, C_LEVEL, CSV_MAX_MEMORY_LEVEL, &v)) < 0)
+            return rc;
+        r->memory_level = (int)v;
+    }
+    s = field(c, C_RECOMPUTE);
+    if (*s && (r->recompute = costdb_recompute_parse(s)) < 0)
+        return field_error(c, C_RECOMPUTE, "'%s' is not none, selective or full", s);
+    s = field(c, C_ZERO);
+    if (*s) {
+        if (strcmp(s, "0") && strcmp(s, "1") && strcmp(s, "2") && strcmp(s, "3"))
+            return field_error(c, C_ZERO, "'%s' is not a ZeRO stage 0, 1, 2 or 3", s);
+        r->zero = s[0] - '0';
+    }
+    s = field(c, C_APPLY);
+    if (*s) {
+        errno = 0;
+        r->apply_cost = strtod(s, &end);
+        if (end == s || *end != '\0')
+            return field_error(c, C_APPLY, "'%s' is not a number", s);
+        if (!isfinite(r->apply_cost))
+            return field_error(c, C_APPLY, "'%s' is not finite (leave it empty when unknown)", s);
+        if (r->apply_cost < 0 || signbit(r->apply_cost))
+            return field_error(c, C_APPLY, "%s is negative", s);
+    }
+    return 0;
+}
+
 static int parse_line(const Ctx *c, Rec *r)
 {
     static const int size_cols[7] = {C_PEAK, C_INVAR, C_OUTVAR, C_TEMP, C_AVAIL, C_INTER, C_INIT};
@@ -169,7 +214,7 @@ static int parse_line(const Ctx *c, Rec *r)
     r->status = COSTDB_STATUS_OK;
     if (*s && costdb_status_parse(s, &r->status) < 0)
         return field_error(c, C_STATUS, "'%s' is not ok, oom, failed, timeout or skipped", s);
-    return 0;
+    return parse_variant(c, r);
 }
 
 static int map_header(Ctx *c)
@@ -187,7 +232,7 @@ static int map_header(Ctx *c)
                                      c->col[k] + 1);
             c->col[k] = (int)i;
         }
-        if (c->col[k] < 0 && k != C_STATUS)
+        if (c->col[k] < 0 && k < C_STATUS)
             return cdb_csv_error(c->t->db, c->t->path, h->line, (int)h->n + 1, cdb_csv_columns[k],
                                  "missing from the header");
     }
@@ -281,7 +326,8 @@ static int plan_configs(const Ctx *c, Rec *recs, size_t n, CdbImportPlan *plan)
             if (x->submesh_index != recs[i].submesh)
                 continue;
             if (x->logical_a == recs[i].la && x->logical_b == recs[i].lb &&
-                x->force_batch_dim == recs[i].fbd)
+                x->force_batch_dim == recs[i].fbd && x->memory_level == recs[i].memory_level &&
+                x->recompute == recs[i].recompute && x->zero == recs[i].zero)
                 break;
             next = x->config_index + 1;
         }
@@ -295,6 +341,9 @@ static int plan_configs(const Ctx *c, Rec *recs, size_t n, CdbImportPlan *plan)
             plan->configs[k].logical_a = recs[i].la;
             plan->configs[k].logical_b = recs[i].lb;
             plan->configs[k].force_batch_dim = recs[i].fbd;
+            plan->configs[k].memory_level = recs[i].memory_level;
+            plan->configs[k].recompute = recs[i].recompute;
+            plan->configs[k].zero = recs[i].zero;
             plan->n_configs++;
         }
         recs[i].config = plan->configs[k].config_index;
@@ -317,9 +366,14 @@ static int check_duplicates(const Ctx *c, const Rec *recs, size_t n)
             a->config == b->config && a->phase == b->phase) {
             Ctx at = *c;
             at.cur = &c->t->lines[(size_t)(b - recs) + 1];
-            rc = field_error(&at, C_START, "duplicate entry (%d, %d, %dx%d, %dx%d, %s) already on line %d",
+            char variant[96] = "";
+            if (b->memory_level || b->recompute || b->zero)
+                snprintf(variant, sizeof variant, " (memory level %d, recompute %s, zero %d)",
+                         b->memory_level, costdb_recompute_name(b->recompute), b->zero);
+            rc = field_error(&at, C_START,
+                             "duplicate entry (%d, %d, %dx%d, %dx%d, %s)%s already on line %d",
                              b->start, b->end, b->hosts, b->gpus, b->la, b->lb,
-                             b->phase == COSTDB_BWD ? "bwd" : "fwd", a->line);
+                             b->phase == COSTDB_BWD ? "bwd" : "fwd", variant, a->line);
         }
     }
     free(order);
@@ -423,6 +477,7 @@ int cdb_csv_plan(const CdbCsvTable *t, const CostdbImportOptions *opt, CdbImport
         e->initial_size = recs[i].size[6];
         e->repeats = 1;
         e->status = recs[i].status;
+        e->apply_cost = recs[i].apply_cost;
     }
     plan->n_entries = n;
 cleanup:

@@ -17,6 +17,10 @@
 #define HEADER "start,end,submesh,logical_mesh,force_batch_dim,phase,compute_cost,peak_memory," \
                "invar_size,outvar_size,temp_buffer_size,available_memory,intermediate_size,"   \
                "initial_size,status\n"
+/* The header of a sweep with variants or known apply costs. */
+#define VHEADER "start,end,submesh,logical_mesh,force_batch_dim,phase,compute_cost,peak_memory," \
+                "invar_size,outvar_size,temp_buffer_size,available_memory,intermediate_size,"   \
+                "initial_size,status,memory_level,recompute,zero,apply_cost\n"
 
 static Costdb *open_new(const char *name)
 {
@@ -81,6 +85,7 @@ static void test_round_trip(void)
                     x->intermediate_size = (int64_t)n;
                     x->initial_size = 9000000000000LL;
                     x->status = COSTDB_STATUS_OK;
+                    x->apply_cost = -1.0; /* unknown: a plain Alpa table */
                 }
             }
         }
@@ -110,6 +115,7 @@ static void test_round_trip(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(a, ",2x2,1,"));
     CU_ASSERT_PTR_NOT_NULL(strstr(a, ",skipped\n"));
     CU_ASSERT_EQUAL(strncmp(a, HEADER, strlen(HEADER)), 0);
+    CU_ASSERT_PTR_NULL(strstr(a, "memory_level"));
     free(b);
     b = tu_read(tu_path("rt3.csv"), &n2);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
@@ -132,6 +138,99 @@ static void test_round_trip(void)
         CU_ASSERT_EQUAL(s2.cluster_gpus, 2);
         CU_ASSERT_EQUAL(s2.num_layers, 3);
     }
+    costdb_close(&db);
+}
+
+/* Variant configs and apply costs: the four optional columns are written,
+ * configs are told apart by their variant, and the round trip is exact. */
+static void test_round_trip_variants(void)
+{
+    static const CostdbSubmesh sm[] = {{0, 1, 1}, {1, 1, 2}};
+    static const CostdbConfig cf[] = {
+        {0, 0, 1, 1, 0, 0, COSTDB_RECOMPUTE_NONE, 0},
+        {1, 0, 2, 1, 0, 0, COSTDB_RECOMPUTE_NONE, 0},
+        {1, 1, 1, 2, -1, 0, COSTDB_RECOMPUTE_NONE, 0},
+        {1, 2, 2, 1, 0, 1, COSTDB_RECOMPUTE_NONE, 0},
+        {1, 3, 2, 1, 0, 0, COSTDB_RECOMPUTE_FULL, 0},
+        {1, 4, 2, 1, 0, 1, COSTDB_RECOMPUTE_SELECTIVE, 2},
+        {1, 5, 2, 1, 0, 0, COSTDB_RECOMPUTE_NONE, 3},
+    };
+    static const double apply[] = {0.25, -1.0, 1e-9, 0.0, 1.0 / 7.0, 3.5, 12.0};
+    Costdb *db = open_new("rtv.db");
+    CostdbSweep s;
+    CostdbEntry e[16];
+    CostdbConfig *got = NULL;
+    CostdbEntry *ge = NULL;
+    size_t n = 0, ng = 0, n1 = 0, n2 = 0;
+    int64_t id2 = 0, id3 = 0;
+    char *a, *b;
+    memset(&s, 0, sizeof s);
+    snprintf(s.name, sizeof s.name, "rtv");
+    s.cluster_hosts = 1;
+    s.cluster_gpus = 2;
+    s.global_batch = s.micro_batches = 2;
+    s.num_layers = 1;
+    snprintf(s.backend, sizeof s.backend, "model");
+    CU_ASSERT_EQUAL_FATAL(costdb_sweep_create(db, &s, sm, 2, cf, 7), 0);
+    memset(e, 0, sizeof e);
+    for (int c = 0; c < 7; c++) {
+        for (int m = 0; m < 2; m++, n++) {
+            e[n].submesh_index = cf[c].submesh_index;
+            e[n].config_index = cf[c].config_index;
+            e[n].phase = (CostdbPhase)m;
+            e[n].compute_cost = 0.5 + c;
+            e[n].peak_memory = 100 * (c + 1);
+            e[n].apply_cost = apply[c];
+        }
+    }
+    e[9].compute_cost = INFINITY;
+    e[9].status = COSTDB_STATUS_SKIPPED;
+    CU_ASSERT_EQUAL_FATAL(costdb_entries_put(db, s.id, e, n, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(export_to(db, s.id, tu_path("rtv1.csv")), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_csv_import(db, tu_path("rtv1.csv"), NULL, &id2), 0);
+    CU_ASSERT_EQUAL_FATAL(export_to(db, id2, tu_path("rtv2.csv")), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_csv_import(db, tu_path("rtv2.csv"), NULL, &id3), 0);
+    CU_ASSERT_EQUAL_FATAL(export_to(db, id3, tu_path("rtv3.csv")), 0);
+    a = tu_read(tu_path("rtv1.csv"), &n1);
+    b = tu_read(tu_path("rtv2.csv"), &n2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_STRING_EQUAL(a, b);
+    CU_ASSERT_EQUAL(strncmp(a, VHEADER, strlen(VHEADER)), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(a, ",ok,1,selective,2,3.5\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(a, ",ok,0,full,0,0.14285714285714285\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(a, ",1x2,2x1,0,fwd,1.5,200,0,0,0,0,0,0,ok,0,none,0,\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(a, ",ok,0,none,3,12\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(a, ",ok,1,none,0,0\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(a, ",1x2,,fwd,2.5,300,0,0,0,0,0,0,ok,0,none,0,1e-09\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(a, ",skipped,0,full,0,0.14285714285714285\n"));
+    free(b);
+    b = tu_read(tu_path("rtv3.csv"), &n2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_STRING_EQUAL(a, b);
+    free(a);
+    free(b);
+    CU_ASSERT_EQUAL(costdb_sweep_configs(db, id2, &got, &ng), 0);
+    CU_ASSERT_EQUAL_FATAL(ng, 7);
+    for (size_t i = 0; i < ng; i++) {
+        CU_ASSERT_EQUAL(got[i].config_index, cf[i].config_index);
+        CU_ASSERT_EQUAL(got[i].force_batch_dim, cf[i].force_batch_dim);
+        CU_ASSERT_EQUAL(got[i].memory_level, cf[i].memory_level);
+        CU_ASSERT_EQUAL(got[i].recompute, cf[i].recompute);
+        CU_ASSERT_EQUAL(got[i].zero, cf[i].zero);
+    }
+    free(got);
+    CU_ASSERT_EQUAL(costdb_entries_get(db, id2, &ge, &ng), 0);
+    CU_ASSERT_EQUAL_FATAL(ng, n);
+    for (size_t i = 0; i < ng; i++) {
+        int c = ge[i].config_index + (ge[i].submesh_index ? 1 : 0);
+        if (apply[c] < 0) {
+            CU_ASSERT(ge[i].apply_cost < 0);
+        } else {
+            CU_ASSERT_EQUAL(ge[i].apply_cost, apply[c]);
+        }
+    }
+    free(ge);
     costdb_close(&db);
 }
 
@@ -185,6 +284,9 @@ static void test_any_order(void)
               cf[2].logical_b == 4 && cf[2].force_batch_dim == 0);
     CU_ASSERT(cf[3].submesh_index == 2 && cf[3].config_index == 1 && cf[3].logical_a == 8);
     CU_ASSERT(cf[4].submesh_index == 3 && cf[4].logical_a == 16 && cf[4].force_batch_dim == -1);
+    for (size_t i = 0; i < n; i++)
+        CU_ASSERT(cf[i].memory_level == 0 && cf[i].recompute == COSTDB_RECOMPUTE_NONE &&
+                  cf[i].zero == 0);
     free(cf);
     CU_ASSERT_EQUAL(costdb_entries_get(db, id, &e, &n), 0);
     CU_ASSERT_EQUAL_FATAL(n, 6);
@@ -193,6 +295,8 @@ static void test_any_order(void)
     CU_ASSERT_EQUAL(e[0].peak_memory, 1);
     CU_ASSERT_EQUAL(e[0].initial_size, 7);
     CU_ASSERT_EQUAL(e[0].status, COSTDB_STATUS_OK);
+    for (size_t i = 0; i < n; i++)
+        CU_ASSERT(e[i].apply_cost < 0); /* no apply_cost column: unknown */
     CU_ASSERT(e[1].submesh_index == 2 && e[1].config_index == 0 && e[1].phase == COSTDB_BWD);
     CU_ASSERT_EQUAL(e[1].temp_buffer_size, 40);
     CU_ASSERT(e[2].submesh_index == 2 && e[2].config_index == 1 && e[2].compute_cost == 0.75);
@@ -256,6 +360,33 @@ static void test_bad_inputs(void)
          "2:16: 16 fields, the header has only 15"},
         {"unterminated quote", HEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,\"ok\n",
          "2:15: field 'status': truncated line: a quoted field is not closed"},
+        {"memory_level not a number", VHEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok,x,none,0,\n",
+         "2:16: field 'memory_level': 'x' is not an integer"},
+        {"negative memory_level", VHEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok,-1,none,0,\n",
+         "2:16: field 'memory_level': -1 is negative"},
+        {"huge memory_level", VHEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok,5000,none,0,\n",
+         "2:16: field 'memory_level': 5000 is out of range"},
+        {"bad recompute", VHEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok,0,some,0,\n",
+         "2:17: field 'recompute': 'some' is not none, selective or full"},
+        {"bad zero", VHEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok,0,none,4,\n",
+         "2:18: field 'zero': '4' is not a ZeRO stage 0, 1, 2 or 3"},
+        {"zero not a number", VHEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok,0,none,01,\n",
+         "2:18: field 'zero': '01' is not a ZeRO stage 0, 1, 2 or 3"},
+        {"apply_cost not a number", VHEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok,0,none,0,1s\n",
+         "2:19: field 'apply_cost': '1s' is not a number"},
+        {"negative apply_cost", VHEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok,0,none,0,-0.5\n",
+         "2:19: field 'apply_cost': -0.5 is negative"},
+        {"infinite apply_cost", VHEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok,0,none,0,inf\n",
+         "2:19: field 'apply_cost': 'inf' is not finite (leave it empty when unknown)"},
+        {"NaN apply_cost", VHEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok,0,none,0,nan\n",
+         "2:19: field 'apply_cost': 'nan' is not finite (leave it empty when unknown)"},
+        {"duplicate variant", VHEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok,0,none,1,0.5\n"
+                              "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok,0,none,0,0.5\n"
+                              "0,0,1x1,1x1,0,fwd,0.2,1,1,1,1,1,1,1,ok,0,none,1,\n",
+         "4:1: field 'start': duplicate entry (0, 0, 1x1, 1x1, fwd) (memory level 0, recompute "
+         "none, zero 1) already on line 2"},
+        {"truncated variant line", VHEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok,0,none\n",
+         "2:18: field 'zero': truncated line: 17 fields, the header has 19"},
         {"duplicate header", "start,start\n0,0\n",
          "1:2: field 'start': column appears twice in the header (also column 1)"},
         {"does not fit the cluster", HEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok\n"
@@ -293,6 +424,24 @@ static void test_bad_inputs(void)
             CU_ASSERT_EQUAL(tu_count(dbp, tables[t]), before[t]);
     }
     CU_ASSERT_EQUAL(costdb_csv_import(db, tu_path("no-such.csv"), NULL, &id), COSTDB_EIO);
+    /* Only some variant columns, in any order, empty fields as defaults:
+     * configs differ by variant, not a duplicate. */
+    CU_ASSERT_EQUAL_FATAL(tu_write(p, "zero,start,end,submesh,logical_mesh,force_batch_dim,phase,"
+                                      "compute_cost,peak_memory,invar_size,outvar_size,"
+                                      "temp_buffer_size,available_memory,intermediate_size,"
+                                      "initial_size\n"
+                                      "1,0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1\n"
+                                      ",0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1\n"), 0);
+    CU_ASSERT_EQUAL(costdb_csv_import(db, p, NULL, &id), 0);
+    {
+        CostdbConfig *cf = NULL;
+        size_t n = 0;
+        CU_ASSERT_EQUAL(costdb_sweep_configs(db, id, &cf, &n), 0);
+        CU_ASSERT_EQUAL_FATAL(n, 2);
+        CU_ASSERT(cf[0].zero == 1 && cf[1].zero == 0 && cf[0].config_index == 0);
+        CU_ASSERT(cf[0].recompute == COSTDB_RECOMPUTE_NONE && cf[1].memory_level == 0);
+        free(cf);
+    }
     costdb_close(&db);
 }
 
@@ -318,6 +467,7 @@ int main(void)
         return 2;
     suite = CU_add_suite("costdb csv", NULL, NULL);
     CU_add_test(suite, "export -> import -> export is byte-identical", test_round_trip);
+    CU_add_test(suite, "variant columns round trip", test_round_trip_variants);
     CU_add_test(suite, "header in any order, extra columns, Alpa order", test_any_order);
     CU_add_test(suite, "bad inputs leave the database unchanged", test_bad_inputs);
     CU_add_test(suite, "import inside a transaction", test_import_in_transaction);
