@@ -175,6 +175,8 @@ static int same_lists(const Shard *a, const Shard *b, char *err, size_t errlen)
         rc = APPROF_EDB;
         goto cleanup;
     }
+    /* Whole-struct compares (rows are zeroed by costdb, all fields int), so
+     * a config's variant (memory level, recompute, ZeRO) must match too. */
     if (nsa != nsb || nca != ncb || (nsa && memcmp(sa, sb, nsa * sizeof *sa)) ||
         (nca && memcmp(ca, cb, nca * sizeof *ca))) {
         snprintf(err, errlen,
