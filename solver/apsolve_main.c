@@ -824,8 +824,10 @@ static int run(Args *a)
         /* The auto search: every micro-batch size with a sweep whose size
          * divides the global batch (or the one asked for), best objective. */
         size_t tried = 0;
-        /* --sweep, --micro-batch-size and --micro-batches pin the size. */
-        int64_t asked = a->micro_batch_size > 0 || a->micro_batches > 0 || a->sweep > 0
+        /* --micro-batch-size and --micro-batches pin the size, and so does
+         * --sweep unless --global-batch asks for the search. */
+        int64_t asked = a->micro_batch_size > 0 || a->micro_batches > 0 ||
+                                (a->sweep > 0 && a->global_batch <= 0)
                             ? micro : 0;
         for (size_t k = 0; k < nbs || (nbs == 0 && k == 0); k++) {
             Cand c;
@@ -855,7 +857,7 @@ static int run(Args *a)
                 goto cleanup;
             }
             obj = e ? NAN : pl->total_cost;
-            if (!a->quiet && nbs > 1)
+            if (!a->quiet && nbs > 1 && !asked)
                 fprintf(stderr, "apsolve: micro-batch size %lld (sweep %lld, %d micro-batches): "
                         "%s %.6g s\n", (long long)m, (long long)c.sweep, c.opt.micro_batches,
                         e ? "infeasible," : "objective", obj);

@@ -5,12 +5,18 @@
 # With hardware and placements (TEST_SOLVER_BEYOND's fixture): the full
 # estimate lines, --plan ID --batch B (exact sweep, invalid dp), and the
 # micro-batch warnings for auto plans.
-# Usage: cli.sh APSOLVE TEST_SOLVER_DB GOLDEN_DIR TEST_SOLVER_BEYOND
+# Variants (TEST_SOLVER_VARIANTS' fixture): the full objective by default,
+# --objective alpa, the variant column. Micro-batch sizes (the beyond
+# fixture's sweeps 1 and 2 at micro-batch 8 and 4): the search over sizes,
+# --micro-batch-size, --global-batch, --micro-batches changing the global
+# batch, --parallel knobs (mbs, vpp, sp, zero, recompute) and schedules.
+# Usage: cli.sh APSOLVE TEST_SOLVER_DB GOLDEN_DIR TEST_SOLVER_BEYOND TEST_SOLVER_VARIANTS
 set -eu
 apsolve=$1
 mkdb=$2
 golden=$3
 mkhw=$4
+mkvar=$5
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -64,7 +70,8 @@ rc=0; "$apsolve" --db "$tmp/f.db" --stage-option manual --forward-stage-layer-id
 rc=0; "$apsolve" --db "$tmp/none.db" --no-store 2>/dev/null || rc=$?
 [ "$rc" = 1 ] || fail "missing database: exit $rc, expected 1"
 for opt in --micro-batches --batch --plan --stage-option --parallel --inference \
-  --memory-budget --max-stages --no-store --format --quiet full_cost; do
+  --memory-budget --max-stages --no-store --format --quiet full_cost --objective \
+  --global-batch --micro-batch-size --schedule --virtual-stages recompute=; do
   "$apsolve" --help | grep -q -- "$opt" || fail "--help does not document $opt"
 done
 "$apsolve" --version | grep -q "^apsolve " || fail "--version"
@@ -109,4 +116,79 @@ grep -q "auto plan: 3 micro-batches < 2 x 2 stages" "$tmp/err" ||
   fail "no B < 2 x stages warning for the auto plan"
 "$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --micro-batches 4 >/dev/null 2>"$tmp/err"
 ! grep -q "warning" "$tmp/err" || fail "warning at B = 2 x stages"
+
+# ---- variants and the full objective ----
+"$mkvar" --make-fixture "$tmp/v.db"
+"$apsolve" --db "$tmp/v.db" --no-store --quiet >"$tmp/v.txt"
+grep -q "^Objective (full): 0.083 s = iteration latency 0.08 s + largest stage apply-grad" "$tmp/v.txt" ||
+  { cat "$tmp/v.txt"; fail "full objective by default with apply costs"; }
+grep -q "variant" "$tmp/v.txt" && grep -q " m0 none z0 " "$tmp/v.txt" || fail "variant column"
+"$apsolve" --db "$tmp/v.db" --no-store --quiet --objective alpa --format json >"$tmp/va.json"
+python3 - "$tmp/va.json" <<'PY' || fail "--objective alpa JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["cost_objective"] == "alpa" and d["apply_cost"] == 0, d
+assert all(s["memory_level"] == 0 and s["recompute"] == "none" and s["zero"] == 0 for s in d["stages"])
+assert d["global_batch"] == 16 and d["micro_batch_size"] == 4 and d["micro_batches"] == 4
+PY
+# An old database (no apply costs): alpa with one notice; full is refused.
+"$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store >/dev/null 2>"$tmp/err"
+[ "$(grep -c "without apply_cost" "$tmp/err")" = 1 ] || fail "one notice for the alpa fallback"
+rc=0; "$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --objective full 2>"$tmp/err" >/dev/null || rc=$?
+[ "$rc" = 2 ] && grep -q "use --objective alpa" "$tmp/err" || fail "--objective full on an old db: exit $rc"
+rc=0; "$apsolve" --db "$tmp/v.db" --objective fast 2>/dev/null || rc=$?
+[ "$rc" = 2 ] || fail "bad --objective: exit $rc"
+
+# ---- micro-batch sizes ----
+"$apsolve" --db "$tmp/hw.db" --sweep 1 --global-batch 32 --no-store --format json >"$tmp/g.json" 2>"$tmp/err"
+grep -q "micro-batch size 4 (sweep 2, 8 micro-batches): objective 0.175 s" "$tmp/err" &&
+  grep -q "micro-batch size 8 (sweep 1, 4 micro-batches): objective 0.19 s" "$tmp/err" ||
+  { cat "$tmp/err"; fail "the search over micro-batch sizes"; }
+python3 - "$tmp/g.json" <<'PY' || fail "--global-batch 32: best micro-batch size"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert (d["global_batch"], d["micro_batch_size"], d["micro_batches"]) == (32, 4, 8), d
+assert abs(d["cost"] - 0.175) < 1e-12
+PY
+"$apsolve" --db "$tmp/hw.db" --sweep 1 --global-batch 24 --micro-batch-size 8 --no-store --quiet >"$tmp/g.txt"
+grep -q "^Batch: global batch 24 = 3 micro-batches x micro-batch size 8$" "$tmp/g.txt" || fail "--micro-batch-size 8"
+rc=0; "$apsolve" --db "$tmp/hw.db" --sweep 1 --micro-batch-size 3 --no-store 2>"$tmp/err" >/dev/null || rc=$?
+[ "$rc" = 2 ] && grep -q "no sweep of this model, hardware and cluster at micro-batch size 3" "$tmp/err" ||
+  fail "--micro-batch-size without a sweep: exit $rc"
+rc=0; "$apsolve" --db "$tmp/hw.db" --sweep 1 --global-batch 20 --no-store 2>"$tmp/err" >/dev/null || rc=$?
+[ "$rc" = 2 ] || fail "--global-batch 20 (no size divides it): exit $rc"
+"$apsolve" --db "$tmp/hw.db" --sweep 1 --micro-batches 8 --no-store >"$tmp/m.txt" 2>"$tmp/err"
+grep -q "the global batch becomes 64 (the sweep's is 32)" "$tmp/err" || fail "--micro-batches notice"
+grep -q "^Batch: global batch 64 = 8 micro-batches x micro-batch size 8$" "$tmp/m.txt" || fail "B=8 batch line"
+
+# ---- --parallel knobs and schedules ----
+"$apsolve" --db "$tmp/hw.db" --sweep 1 --quiet --parallel dp=2,tp=1,pp=2,mbs=2,sp=1,vpp=2,zero=0,recompute=none \
+  --format json >"$tmp/p.json"
+python3 - "$tmp/p.json" "$tmp/hw.db" <<'PY' || fail "--parallel mbs/vpp/sp"
+import json, sqlite3, sys
+d = json.load(open(sys.argv[1]))["plans"][0]
+assert d["kind"] == "3d" and d["micro_batch_size"] == 4 and d["micro_batches"] == 8, d
+assert d["schedule"] == "interleaved" and d["virtual_stages"] == 2
+assert abs(d["cost"] - (0.04 + 15 * 0.025) / 2) < 1e-12, d["cost"]
+opts = json.loads(sqlite3.connect(sys.argv[2]).execute(
+    "SELECT options FROM plan WHERE kind = '3d' ORDER BY id DESC").fetchone()[0])
+assert opts["parallel"]["sp"] == 1 and opts["parallel"]["mbs"] == 2 and opts["global_batch"] == 32
+assert opts["micro_batch_size"] == 4
+PY
+for bad in "dp=2,tp=1,pp=2,mbs=3:mbs=3" "dp=2,tp=1,pp=2,zero=5:zero must be" \
+           "dp=2,tp=1,pp=2,recompute=some:recompute must be" "dp=2,tp=1,pp=2,sp=2:sp must be" \
+           "dp=2,tp=1,pp=2,vpp=0:vpp must be" "dp=2,tp=1,pp=2,foo=1:unknown knob 'foo'" "dp=2,tp=1:dp, tp and pp"; do
+  arg=${bad%%:*}; msg=${bad#*:}
+  rc=0; "$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --parallel "$arg" 2>"$tmp/err" >/dev/null || rc=$?
+  [ "$rc" = 2 ] && grep -q -- "$msg" "$tmp/err" || { cat "$tmp/err"; fail "--parallel $arg: exit $rc"; }
+done
+rc=0; "$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --micro-batches 3 \
+  --parallel dp=2,tp=1,pp=2,vpp=2 2>"$tmp/err" >/dev/null || rc=$?
+[ "$rc" = 2 ] && grep -q "vpp=2" "$tmp/err" || fail "vpp with B not a multiple of pp: exit $rc"
+"$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --quiet --schedule gpipe >"$tmp/gp.txt"
+grep -q "(GPipe: sum of stage costs" "$tmp/gp.txt" || fail "--schedule gpipe"
+"$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --quiet --schedule interleaved --virtual-stages 2 >"$tmp/il.txt"
+grep -q "(interleaved 1F1B, v = 2:" "$tmp/il.txt" || fail "--schedule interleaved"
+rc=0; "$apsolve" --db "$tmp/hw.db" --schedule interleaved 2>/dev/null || rc=$?
+[ "$rc" = 2 ] || fail "interleaved without --virtual-stages: exit $rc"
 echo "apsolve CLI: ok"

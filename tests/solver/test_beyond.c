@@ -221,6 +221,21 @@ static void test_full_estimate(void)
     NEAR(f.pipeline, 0.07 + 3.4e-4 + 3 * 0.04017);
     CU_ASSERT(f.apply_stage == 0);
     NEAR(f.total, 0.07 + 3.4e-4 + 3 * 0.04017 + 0.032002);
+    CU_ASSERT(!f.apply_from_entries);
+    /* With the entries' apply_cost (schema 2) that replaces the placement
+     * path: the largest stage apply_cost, here stage 1's. */
+    pl->stages[0].apply_cost = 0.01;
+    pl->stages[1].apply_cost = 0.02;
+    CU_ASSERT_FATAL(apsolve_full_estimate_ex(db, ids[0], pl, 1.0, &f, se) == 0);
+    CU_ASSERT(f.available && f.apply_from_entries && f.apply_stage == 1);
+    NEAR(f.apply, 0.02);
+    NEAR(se[0].apply, 0.01);
+    NEAR(f.total, 0.07 + 3.4e-4 + 3 * 0.04017 + 0.02);
+    /* one unknown stage: back to the placements */
+    pl->stages[0].apply_cost = -1;
+    CU_ASSERT_FATAL(apsolve_full_estimate_ex(db, ids[0], pl, 1.0, &f, se) == 0);
+    CU_ASSERT(!f.apply_from_entries);
+    NEAR(f.total, 0.07 + 3.4e-4 + 3 * 0.04017 + 0.032002);
     apsolve_plan_free(&pl);
     /* the auto plan is the same split */
     CU_ASSERT_FATAL(apsolve_solve(p, &o, &autop) == 0);
