@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Speed of apsolve's exact stage/mesh search against the plain DP of
- * DESIGN.md (tests/solver/oracle.c, the recurrence Alpa runs) on the same
+ * docs/alpa-semantics.md (tests/solver/oracle.c, the recurrence Alpa runs) on the same
  * random realistic instances, in one run. Where the plain DP would take
  * too long it is run for a few t_max values and its time extrapolated to
  * the number of t_max values it would need (printed as "est."). Prints
@@ -216,7 +216,7 @@ int main(int argc, char **argv)
         }
         instances = (int)v;
     }
-    printf("apsolve exact DP vs the plain DP of DESIGN.md, mean of %d random instances\n",
+    printf("apsolve exact DP vs the plain DP of docs/alpa-semantics.md, mean of %d random instances\n",
            instances);
     printf("%-28s %-30s %-18s | %-35s | ratio\n", "case", "apsolve", "work", "plain DP");
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)

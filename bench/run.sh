@@ -35,7 +35,7 @@ sp=$(seconds "$approf" "${common[@]}" --db "$tmp/r1.db")
 cbc=$(seconds "$approf" "${common[@]}" --db "$tmp/r2.db" --sharding-solver cbc)
 echo "resnet50 16 layers 2x4, B=64, 16 micro-batches: ${sp} s (target < 5 s)"
 echo "  baseline, every residual ILP through CBC (--sharding-solver cbc): ${cbc} s"
-echo "  Alpa (DESIGN.md): 1440 s of stage construction for a 16-layer Wide-ResNet"
+echo "  Alpa (docs/alpa-semantics.md): 1440 s of stage construction for a 16-layer Wide-ResNet"
 # --workers: the same sweep with 1 and 2 profiling threads (best of 3 each);
 # the main thread alone writes, so the analytic backend's gain is bounded by
 # the writing time, which the summary line of a sweep shows

@@ -223,7 +223,7 @@ typedef struct ApprofLayerStats {
     int64_t inbound_bytes;     /* produced before the layer, consumed inside */
 } ApprofLayerStats;
 
-/* Alpa's AutoLayerOption(layer_num, eps): see DESIGN.md. */
+/* Alpa's AutoLayerOption(layer_num, eps): see docs/alpa-semantics.md. */
 int approf_layers_auto(const ApprofGraph *g, int layer_num, double eps, ApprofLayering *out);
 /* Layers cut at APPROF_OP_BOUNDARY operators. */
 int approf_layers_manual(const ApprofGraph *g, ApprofLayering *out);

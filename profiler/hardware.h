@@ -73,7 +73,7 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
  * shape c->hosts x (c->group_size / c->hosts), else the ring (alpha-beta)
  * model below. */
 double approf_collective_cost(const ApprofHardwareSpec *hw, const ApprofCollective *c);
-/* Ring collective time (DESIGN.md) of kind over group_size devices on the
+/* Ring collective time (docs/alpa-semantics.md) of kind over group_size devices on the
  * intra-host link, or the inter-host one when crosses_hosts. bytes is the
  * size of the full buffer on one device: the buffer being all-reduced, the
  * gathered result of an all-gather, the input of a reduce-scatter, the

@@ -36,13 +36,6 @@ typedef struct ApprofCollective {
                            * (0: not known; measured curves are then not used) */
 } ApprofCollective;
 
-typedef enum {
-    APPROF_RECOMPUTE_NONE = 0,        /* keep every activation the backward reads */
-    APPROF_RECOMPUTE_SELECTIVE,       /* recompute attention scores and softmax */
-    APPROF_RECOMPUTE_FULL,            /* keep layer inputs, rerun the forward in the backward */
-    APPROF_RECOMPUTE_COUNT
-} ApprofRecompute;
-
 typedef enum { APPROF_ROLE_PARAM = 0, APPROF_ROLE_INPUT, APPROF_ROLE_OUTPUT } ApprofRole;
 
 /* How one tensor is laid out over the logical mesh. mesh_axis_of_dim[d] is
@@ -72,7 +65,8 @@ typedef struct ApprofStageProgram {
 
     /* The variant (docs/variants.md). */
     int memory_level;                 /* point of the time/memory Pareto set, 0 fastest */
-    int recompute;                    /* APPROF_RECOMPUTE_* */
+    int recompute;                    /* a CostdbRecompute (costdb.h owns the modes; the
+                                       * CUDA module reads no costdb header) */
     int zero;                         /* 0..3, sharding over the grad_sync group */
     /* Once per iteration after the last backward (apply-grad): collectives
      * (gradient all-reduce, or ZeRO's reduce-scatter / all-gather) and the
@@ -81,7 +75,7 @@ typedef struct ApprofStageProgram {
     size_t n_apply_colls;
     double optimizer_bytes;
 
-    /* Memory per device, bytes, following DESIGN.md's ModuleProfileResult. */
+    /* Memory per device, bytes, following docs/alpa-semantics.md's ModuleProfileResult. */
     int64_t invar_size[2], outvar_size[2], temp_buffer_size[2], peak_memory[2];
     int64_t intermediate_size;        /* alive between fwd and bwd of one micro-batch */
     int64_t initial_size;             /* optimizer state only apply-grad needs */

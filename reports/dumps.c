@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Alpa-compatible debug dumps (DESIGN.md "Sharding specs and report
+ * Alpa-compatible debug dumps (docs/alpa-semantics.md "Sharding specs and report
  * formats"): placement specs nested by parameter path, resharding tasks
  * (plus bytes, strategy and estimated time), per-stage memory usage and the
  * last DP result; the plan as paste-able code (alpa.ManualStageOption and,

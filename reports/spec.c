@@ -3,7 +3,7 @@
  * Sharding layouts: Alpa ShardingSpec text to and from ApreportLayout, the
  * SBP (split / broadcast / partial-sum) of a layout per mesh axis, the
  * classification of layout conversions and the verdict per tensor
- * (DESIGN.md "Sharding specs"). The text format is the one the profiler's
+ * (docs/alpa-semantics.md "Sharding specs"). The text format is the one the profiler's
  * sharding pass writes: per dimension NoSharding() or Chunked(k); then per
  * mesh axis of size > 1, in axis order, ShardedAxis(axis=i) (i = the index
  * among the chunked dimensions) or Replicated(replicas=r); a dimension split

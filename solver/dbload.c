@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The solver's side of the cost database: building an ApsolveProblem from a
- * sweep's submeshes, configs and ModuleProfileResult entries (DESIGN.md
+ * sweep's submeshes, configs and ModuleProfileResult entries (docs/alpa-semantics.md
  * "Memory feasibility"), and storing a plan with its stages and inputs.
  */
 #include <math.h>

@@ -52,6 +52,10 @@ int cli_parse_mesh(const char *s, int *n, int *m);
 /* Parses a whole decimal integer in [lo, hi]. 0 or -1. */
 int cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
 /* Parses a finite double in [lo, hi]. 0 or -1. */
+/* A comma-separated list: each item (NUL-terminated copy) through item,
+ * which returns its value (>= 0) or -1. Returns the count (<= max), or -1
+ * for an empty list or item, a bad item or more than max items. */
+int cli_parse_list(const char *s, int64_t (*item)(const char *), int64_t *out, int max);
 int cli_parse_double(const char *s, double lo, double hi, double *out);
 /* Opens the database, printing a clear message on failure. */
 int cli_open_db(const char *path, int flags, Costdb **out);

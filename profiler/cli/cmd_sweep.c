@@ -163,44 +163,33 @@ enum {
     OPT_RECOMPUTE, OPT_ZERO, OPT_VARIANTS, OPT_MBS,
 };
 
-static const char *const recompute_names[] = {"none", "selective", "full", NULL};
-static const char *const zero_names[] = {"0", "1", "2", "3", NULL};
-
-/* "a,b,c" of names in table into a bit mask; nonzero on a bad item. */
-static int parse_name_list(const char *s, const char *const *table, unsigned *mask)
+/* Item parsers for cli_parse_list: the value of one list item, or -1. */
+static int64_t recompute_item(const char *item)
 {
-    *mask = 0;
-    while (*s) {
-        size_t len = strcspn(s, ",");
-        int found = -1;
-        for (int i = 0; table[i]; i++)
-            if (strlen(table[i]) == len && !strncmp(s, table[i], len))
-                found = i;
-        if (found < 0)
-            return -1;
-        *mask |= 1u << found;
-        s += len;
-        if (*s == ',' && !*++s)
-            return -1;
-    }
-    return *mask ? 0 : -1;
+    return costdb_recompute_parse(item);
 }
 
-/* "1,2,4" into out (at most max values, each in 1..2^20); the count, or -1. */
-static int parse_int_list(const char *s, int *out, int max)
+static int64_t zero_item(const char *item)
 {
-    int n = 0;
-    while (*s) {
-        char *end = NULL;
-        long v = strtol(s, &end, 10);
-        if (end == s || v < 1 || v > (1L << 20) || n == max || (*end && *end != ','))
-            return -1;
-        out[n++] = (int)v;
-        s = end;
-        if (*s == ',' && !*++s)
-            return -1;
-    }
-    return n;
+    int64_t v;
+    return cli_parse_int(item, 0, 3, &v) ? -1 : v;
+}
+
+static int64_t size_item(const char *item)
+{
+    int64_t v;
+    return cli_parse_int(item, 1, 1 << 20, &v) ? -1 : v;
+}
+
+/* The bit mask of the values of a list (all below 32); nonzero on error. */
+static int parse_mask(const char *s, int64_t (*item)(const char *), unsigned *mask)
+{
+    int64_t v[32];
+    int n = cli_parse_list(s, item, v, 32);
+    *mask = 0;
+    for (int i = 0; i < n; i++)
+        *mask |= 1u << v[i];
+    return n > 0 ? 0 : -1;
 }
 
 static const struct option long_opts[] = {
@@ -308,7 +297,8 @@ int approf_cmd_sweep(int argc, char **argv)
     Progress prog = {0};
     char err[1024] = "";
     int64_t v;
-    int opt, rc, manual_layers = 0, mbs[16], n_mbs = 0;
+    int opt, rc, manual_layers = 0, n_mbs = 0;
+    int64_t mbs[16];
     int64_t gb = 0;
     struct sigaction sa, old_int, old_term;
 
@@ -450,12 +440,12 @@ int approf_cmd_sweep(int argc, char **argv)
             cfg.memory_levels = (int)v;
             break;
         case OPT_RECOMPUTE:
-            if (parse_name_list(optarg, recompute_names, &cfg.recompute_mask))
+            if (parse_mask(optarg, recompute_item, &cfg.recompute_mask))
                 return cli_usage_error("sweep", "--recompute: '%s' is not a list of none, "
                                        "selective, full", optarg);
             break;
         case OPT_ZERO:
-            if (parse_name_list(optarg, zero_names, &cfg.zero_mask))
+            if (parse_mask(optarg, zero_item, &cfg.zero_mask))
                 return cli_usage_error("sweep", "--zero: '%s' is not a list of 0, 1, 2, 3",
                                        optarg);
             break;
@@ -467,7 +457,7 @@ int approf_cmd_sweep(int argc, char **argv)
             cfg.zero_mask = strcmp(optarg, "all") ? 1u : 15u;
             break;
         case OPT_MBS:
-            n_mbs = parse_int_list(optarg, mbs, (int)(sizeof mbs / sizeof mbs[0]));
+            n_mbs = cli_parse_list(optarg, size_item, mbs, (int)(sizeof mbs / sizeof mbs[0]));
             if (n_mbs <= 0)
                 return cli_usage_error("sweep", "--micro-batch-sizes: '%s' is not a list of "
                                        "positive integers (at most 16)", optarg);
@@ -500,8 +490,8 @@ int approf_cmd_sweep(int argc, char **argv)
             return cli_usage_error("sweep", "--micro-batch-sizes: %s", err);
         for (int q = 0; q < n_mbs; q++)
             if (gb % mbs[q])
-                return cli_usage_error("sweep", "--micro-batch-sizes: %d does not divide the "
-                                       "global batch %lld", mbs[q], (long long)gb);
+                return cli_usage_error("sweep", "--micro-batch-sizes: %lld does not divide the "
+                                       "global batch %lld", (long long)mbs[q], (long long)gb);
         cfg.global_batch = gb;
     }
 
@@ -524,8 +514,8 @@ int approf_cmd_sweep(int argc, char **argv)
     for (int q = 0; q < (n_mbs ? n_mbs : 1); q++) {
         if (n_mbs) {
             cfg.micro_batches = (int)(gb / mbs[q]);
-            fprintf(stderr, "approf: micro-batch size %d: global batch %lld in %d micro-batches\n",
-                    mbs[q], (long long)gb, cfg.micro_batches);
+            fprintf(stderr, "approf: micro-batch size %lld: global batch %lld in %d "
+                    "micro-batches\n", (long long)mbs[q], (long long)gb, cfg.micro_batches);
         }
         rc = run_one(&cfg, &cb, &sum, err, sizeof err);
         if (rc)

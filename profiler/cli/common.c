@@ -48,6 +48,27 @@ int cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
     return 0;
 }
 
+int cli_parse_list(const char *s, int64_t (*item)(const char *), int64_t *out, int max)
+{
+    char buf[64];
+    int n = 0;
+    if (!s || !*s)
+        return -1;
+    for (;;) {
+        size_t len = strcspn(s, ",");
+        if (len == 0 || len >= sizeof buf || n == max)
+            return -1;
+        memcpy(buf, s, len);
+        buf[len] = '\0';
+        out[n] = item(buf);
+        if (out[n++] < 0)
+            return -1;
+        if (!s[len])
+            return n;
+        s += len + 1;
+    }
+}
+
 int cli_parse_double(const char *s, double lo, double hi, double *out)
 {
     char *end = NULL;

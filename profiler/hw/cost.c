@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The analytic cost formulas: ring collectives on the link a mesh axis
- * crosses (DESIGN.md, exact formulas in hardware.h) unless the spec carries
+ * crosses (docs/alpa-semantics.md, exact formulas in hardware.h) unless the spec carries
  * a measured curve for the collective (comm_curves.c), the roofline time of one
  * kernel, and interpolation in a measured communication curve. Pure
  * functions of their arguments, evaluated in a fixed order so that equal
@@ -36,7 +36,7 @@ double approf_collective_seconds(const ApprofHardwareSpec *hw, ApprofCollKind ki
         steps = n - 1.0;
         break;
     case APPROF_COLL_ALL_TO_ALL:
-        /* DESIGN.md's (Alpa's) model; n-1 pairwise exchange rounds */
+        /* docs/alpa-semantics.md's (Alpa's) model; n-1 pairwise exchange rounds */
         traffic = (n - 1.0) / (n * n) * bytes;
         steps = n - 1.0;
         break;

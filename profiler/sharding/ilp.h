@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The generic strategy-selection ILP behind intra-op sharding (DESIGN.md
+ * The generic strategy-selection ILP behind intra-op sharding (docs/alpa-semantics.md
  * "Intra-op sharding"): nodes with k_v strategies and a cost per strategy,
  * edges with a k_u x k_v resharding cost matrix, an optional memory budget,
  * minimise the sum of the chosen node and edge costs. Infinite entries

@@ -49,7 +49,7 @@ typedef struct ShardStage {
     ShardOp *ops;
     int *choice;       /* per op, index into ops[o].s */
     double objective;
-    int recompute;     /* ApprofRecompute */
+    int recompute;     /* CostdbRecompute */
     int zero;          /* 0..3 */
     /* Per graph tensor (n_tensors entries): consumers inside the stage, the
      * first of them, 1 for a stage output (used after the stage or never),

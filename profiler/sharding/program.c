@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "costdb.h"
 #include "sharding/internal.h"
 #include "sharding/sharding.h"
 
@@ -262,10 +263,10 @@ static int mark_recompute(const ShardStage *st, unsigned char *recomp)
 {
     const ApprofGraph *g = st->g;
     int found = 0;
-    if (st->recompute == APPROF_RECOMPUTE_NONE)
+    if (st->recompute == COSTDB_RECOMPUTE_NONE)
         return 0;
     for (int o = 0; o < st->n_ops; o++) {
-        if (st->recompute == APPROF_RECOMPUTE_FULL) {
+        if (st->recompute == COSTDB_RECOMPUTE_FULL) {
             recomp[o] = 1;
             continue;
         }
@@ -284,7 +285,7 @@ static int mark_recompute(const ShardStage *st, unsigned char *recomp)
             q = g->tensors[g->ops[q].inputs[0]].producer;
         }
     }
-    return st->recompute == APPROF_RECOMPUTE_SELECTIVE && !found ? APPROF_ENOVARIANT : 0;
+    return st->recompute == COSTDB_RECOMPUTE_SELECTIVE && !found ? APPROF_ENOVARIANT : 0;
 }
 
 /* End (exclusive) of layer k of the stage. */
@@ -302,13 +303,13 @@ static void mark_kept(const ShardStage *st, TInfo *ti, const unsigned char *reco
     for (size_t t = 0; t < g->n_tensors; t++) {
         int pr = g->tensors[t].producer;
         ti[t].keep = ti[t].saved;
-        if (st->recompute == APPROF_RECOMPUTE_FULL)
+        if (st->recompute == COSTDB_RECOMPUTE_FULL)
             ti[t].keep = 0;
         else if (ti[t].saved && ti[t].in_range && pr >= st->op_begin && pr < st->op_end &&
                  recomp[pr - st->op_begin])
             ti[t].keep = 0;
     }
-    if (st->recompute != APPROF_RECOMPUTE_FULL)
+    if (st->recompute != COSTDB_RECOMPUTE_FULL)
         return;
     for (int k = 0; k < st->n_layers; k++)
         for (int o = st->layer_begin[k]; o < layer_end(st, k); o++)
@@ -549,7 +550,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         goto cleanup;
     for (size_t i = 0, n0 = p->n_colls[0]; i < n0 && !rc; i++) {
         const ApprofCollective c = p->colls[0][i];
-        if (st->recompute == APPROF_RECOMPUTE_FULL ||
+        if (st->recompute == COSTDB_RECOMPUTE_FULL ||
             (c.op >= st->op_begin && c.op < st->op_end && recomp[c.op - st->op_begin]))
             rc = push_coll(p, 1, &ccap[1], &c);
     }

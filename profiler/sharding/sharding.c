@@ -6,6 +6,7 @@
  * program built from the chosen strategies. The rules are in sharding.h;
  * the program's memory and placements are built in program.c.
  */
+#include "costdb.h"
 #include "sharding/sharding.h"
 
 #include <math.h>
@@ -589,7 +590,7 @@ int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
         req->mesh_hosts < 1 || req->mesh_gpus < 1 ||
         req->logical_a * req->logical_b != req->mesh_hosts * req->mesh_gpus ||
         (req->force_batch_dim != -1 && req->force_batch_dim != 0) || req->zero < 0 ||
-        req->zero > 3 || req->recompute < 0 || req->recompute >= APPROF_RECOMPUTE_COUNT) {
+        req->zero > 3 || req->recompute < 0 || req->recompute >= COSTDB_RECOMPUTE_COUNT) {
         snprintf(err, errlen, "bad stage request: layers %d..%d of %d, mesh (%d, %d), logical (%d, %d)",
                  req->start_layer, req->end_layer, l->n_layers, req->mesh_hosts, req->mesh_gpus,
                  req->logical_a, req->logical_b);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Intra-op sharding of a stage (DESIGN.md "Intra-op sharding"): for a layer
+ * Intra-op sharding of a stage (docs/alpa-semantics.md "Intra-op sharding"): for a layer
  * range of a graph on a logical mesh (a, b) of a physical submesh (n, m),
  * choose one strategy per operator (which loop dimensions of its iteration
  * space split over logical axes 0 and 1) minimising per-device compute, the
@@ -59,7 +59,7 @@ typedef struct ApprofShardRequest {
     /* The variant (docs/variants.md). memory_levels K >= 1 (0 reads as 1)
      * is how many points of the time-versus-memory Pareto set the sweep
      * keeps; memory_level < K picks one (0: the fastest = Alpa's ILP
-     * optimum). recompute: ApprofRecompute. zero: 0..3. */
+     * optimum). recompute: CostdbRecompute. zero: 0..3. */
     int memory_level, memory_levels;
     int recompute;
     int zero;

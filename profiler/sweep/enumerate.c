@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What a sweep profiles, following Alpa (stage_construction.py at b8078a9,
- * summarised in DESIGN.md): submesh choices of a cluster, autosharding
+ * summarised in docs/alpa-semantics.md): submesh choices of a cluster, autosharding
  * configs per submesh, and the (i, j, s, c) tuples in profiling order.
  */
 #include <errno.h>
@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "costdb.h"
 #include "enumerate.h"
 #include "stage.h"
 
@@ -174,8 +175,8 @@ int approf_config_variants(ApprofConfigChoice *cfg, int n_base, int max, int dev
     int n = n_base < max ? n_base : max;
     for (int c = 0; c < n_base && c < max; c++)
         for (int lv = 0; lv < levels; lv++)
-            for (int r = 0; r < APPROF_RECOMPUTE_COUNT; r++) {
-                if (!(rmask & (1u << r)) || (r == APPROF_RECOMPUTE_SELECTIVE && !has_attention))
+            for (int r = 0; r < COSTDB_RECOMPUTE_COUNT; r++) {
+                if (!(rmask & (1u << r)) || (r == COSTDB_RECOMPUTE_SELECTIVE && !has_attention))
                     continue;
                 for (int z = 0; z <= 3; z++) {
                     if (!(zmask & (1u << z)) || (z > 0 && devices <= 1) ||

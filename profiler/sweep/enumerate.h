@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Enumeration of what a sweep profiles, with Alpa's semantics (DESIGN.md):
+ * Enumeration of what a sweep profiles, with Alpa's semantics (docs/alpa-semantics.md):
  * the submesh choices of an N x M cluster, the autosharding configs of each
  * submesh, and the ordered list of (layer range, submesh, config) tuples.
  */
@@ -36,7 +36,7 @@ typedef struct ApprofConfigChoice {
     int logical_a, logical_b;
     int force_batch_dim;        /* -1: {} ; 0: force_batch_dim_to_mesh_dim = 0 */
     int memory_level;           /* the variant (docs/variants.md); 0/none/0 = Alpa's */
-    int recompute;              /* ApprofRecompute */
+    int recompute;              /* CostdbRecompute */
     int zero;                   /* 0..3 */
 } ApprofConfigChoice;
 
@@ -61,7 +61,7 @@ int approf_submesh_choices(int hosts, int gpus_per_host, ApprofSubmeshSpace spac
                            ApprofMeshShape *out, int max, char *err, size_t errlen);
 
 /* Alpa's autosharding config choices for submesh (n, m) and a micro-batch
- * size (DESIGN.md). Returns the count written. */
+ * size (docs/alpa-semantics.md). Returns the count written. */
 int approf_config_choices(ApprofMeshShape submesh, ApprofLogicalSpace space,
                           int64_t micro_batch_size, ApprofConfigChoice *out, int max);
 

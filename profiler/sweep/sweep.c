@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "costdb.h"
 #include "backend.h"
 #include "compose.h"
 #include "cuda/probe_store.h"
@@ -669,7 +670,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
      * would only bloat the database (most tuples of a large model on small
      * submeshes are out of memory). */
     if ((entries[0].status != COSTDB_STATUS_OK && entries[1].status != COSTDB_STATUS_OK) ||
-        prog.recompute != APPROF_RECOMPUTE_NONE || prog.zero != 0)
+        prog.recompute != COSTDB_RECOMPUTE_NONE || prog.zero != 0)
         rc = 0; /* a variant's placements are its owner's (docs/variants.md) */
     else
         rc = make_placements(sw, t, &prog, placements);

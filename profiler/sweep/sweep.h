@@ -53,7 +53,7 @@ typedef struct ApprofSweepConfig {
                                    * 0: series-parallel elimination first (default) */
     /* Stage variants (docs/variants.md): memory levels K (points of each
      * stage's time/memory Pareto set, 0: 1), and bit masks of the
-     * recomputation modes (bit ApprofRecompute) and ZeRO stages (bit z)
+     * recomputation modes (bit CostdbRecompute) and ZeRO stages (bit z)
      * profiled (0: none / 0 only). K 1 and both masks 1 (the default) is
      * Alpa's plain space. */
     int memory_levels;

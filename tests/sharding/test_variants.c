@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "costdb.h"
 #include "graph.h"
 #include "hardware.h"
 #include "model/zoo.h"
@@ -146,8 +147,8 @@ static void test_full_recompute(void)
 {
     ApprofGraph *g = build_gpt(APPROF_F32);
     ApprofStageProgram none, full;
-    CU_ASSERT_FATAL(shard_all(g, 8, 1, 0, 1, APPROF_RECOMPUTE_NONE, 0, &none) == 0);
-    CU_ASSERT_FATAL(shard_all(g, 8, 1, 0, 1, APPROF_RECOMPUTE_FULL, 0, &full) == 0);
+    CU_ASSERT_FATAL(shard_all(g, 8, 1, 0, 1, COSTDB_RECOMPUTE_NONE, 0, &none) == 0);
+    CU_ASSERT_FATAL(shard_all(g, 8, 1, 0, 1, COSTDB_RECOMPUTE_FULL, 0, &full) == 0);
     /* layer inputs of the single layer: the token ids and labels, split 8 ways */
     int64_t inputs = 0;
     for (size_t i = 0; i < full.n_placements; i++)
@@ -164,7 +165,7 @@ static void test_full_recompute(void)
     CU_ASSERT(full.temp_buffer_size[1] > none.temp_buffer_size[1]);
     /* selective drops only the attention scores and probabilities */
     ApprofStageProgram sel;
-    CU_ASSERT_FATAL(shard_all(g, 8, 1, 0, 1, APPROF_RECOMPUTE_SELECTIVE, 0, &sel) == 0);
+    CU_ASSERT_FATAL(shard_all(g, 8, 1, 0, 1, COSTDB_RECOMPUTE_SELECTIVE, 0, &sel) == 0);
     CU_ASSERT(sel.intermediate_size < none.intermediate_size);
     CU_ASSERT(sel.intermediate_size > full.intermediate_size);
     CU_ASSERT(sel.n_kernels[1] > none.n_kernels[1]);

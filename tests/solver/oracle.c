@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Reference implementations for the solver tests and the bench: the plain
- * recurrence of DESIGN.md "Stage construction DP" exactly as Alpa runs it
+ * recurrence of docs/alpa-semantics.md "Stage construction DP" exactly as Alpa runs it
  * (each distinct stage cost as t_max, ascending, stopping once
  * B * t_max >= best; f[s, i, d] with the max stage cost kept along the
  * argmin), a plain inference DP, a brute-force enumerator, and a generator

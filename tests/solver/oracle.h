@@ -2,7 +2,7 @@
 /*
  * Independent reference implementations of the stage/mesh optimum, shared
  * by the solver tests and bench/bench_dp.c: the plain, unoptimised DP of
- * DESIGN.md (Alpa's training_dp: every distinct stage cost as t_max,
+ * docs/alpa-semantics.md (Alpa's training_dp: every distinct stage cost as t_max,
  * f[s, i, d] per t_max), a plain inference DP, a brute-force enumerator of
  * every split and assignment, and a random instance generator.
  */

@@ -3,7 +3,7 @@
  * The solver on a real database: a small 1x4 sweep (4 layers, Alpa's
  * submeshes and configs, memory statistics, a failed and a missing entry)
  * is written with the costdb API; the adapter must build the costs and
- * max_n_succ_stages of DESIGN.md, the solver's optimum must match the
+ * max_n_succ_stages of docs/alpa-semantics.md, the solver's optimum must match the
  * brute force on what was loaded, and a stored plan must read back. Plan
  * evaluation (manual, uniform, 3-D), the plan-text parsers and the
  * infeasibility explanation are checked here too.

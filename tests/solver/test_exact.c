@@ -3,7 +3,7 @@
  * Exactness of apsolve_solve(): its objective must equal (a) a brute-force
  * enumeration of every split and assignment on small random instances with
  * infinities, memory limits and stage caps, and (b) the plain DP of
- * DESIGN.md (tests/solver/oracle.c) on random instances up to L = 16, for
+ * docs/alpa-semantics.md (tests/solver/oracle.c) on random instances up to L = 16, for
  * the training and the inference objective. Every returned plan is also
  * re-priced independently and checked for validity, and solving twice must
  * give the same plan (deterministic tie-breaking).

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Enumeration against the lists DESIGN.md gives for Alpa: submesh choices,
+/* Enumeration against the lists docs/alpa-semantics.md gives for Alpa: submesh choices,
  * autosharding configs and tuple order. */
 #include <CUnit/Basic.h>
 #include <stdlib.h>
@@ -95,7 +95,7 @@ static void check_configs(int n, int m, ApprofLogicalSpace space, int64_t mb, co
 static void test_config_choices(void)
 {
     ApprofLogicalSpace snmp = APPROF_LOGICAL_SINGLE_NODE_MODEL_PARALLEL;
-    /* DESIGN.md's lists, divisible micro-batch */
+    /* docs/alpa-semantics.md's lists, divisible micro-batch */
     check_configs(1, 4, snmp, 64, "(4,1)f,(2,2)f,(1,4)f,(4,1){}");
     check_configs(1, 8, snmp, 64, "(8,1)f,(4,2)f,(2,4)f,(1,8)f,(8,1){}");
     check_configs(2, 4, snmp, 64, "(8,1)f,(4,2)f,(2,4)f,(8,1){}");
