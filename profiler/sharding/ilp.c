@@ -737,6 +737,9 @@ static int pareto_solve(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *ca
     return 0;
 }
 
+/* Relative memory saving below which a slower Pareto point is dropped. */
+#define PARETO_NEGLIGIBLE 0.005
+
 int approf_ilp_pareto(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
                       int max_points, int *choices, double *times, double *mems,
                       int *n_points, ApprofIlpStats *stats)
@@ -809,6 +812,21 @@ int approf_ilp_pareto(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cach
             }
         }
     }
+    /* A point that saves under PARETO_NEGLIGIBLE of the memory of the last
+     * kept, faster point is not worth its time: dropped, so a lean level is
+     * not bought with a few kilobytes of biases (docs/variants.md). */
+    int kept = np > 0 ? 1 : 0;
+    for (int q = 1; q < np; q++) {
+        if (pt[kept - 1].m - pt[q].m < PARETO_NEGLIGIBLE * pt[kept - 1].m)
+            continue;
+        if (q != kept) {
+            ParetoPoint tmp = pt[kept];
+            pt[kept] = pt[q];
+            pt[q] = tmp;
+        }
+        kept++;
+    }
+    np = kept;
     /* Keep the fastest, the least-memory and evenly spaced ones between. */
     int keep = np < max_points ? np : max_points;
     for (int q = 0; q < keep; q++) {

@@ -74,10 +74,13 @@ double shard_local_bytes(const ApprofTensor *t, ShardLayout L, const ShardMesh *
 double shard_coll_seconds(const ApprofHardwareSpec *hw, const ApprofCollective *c);
 /* Forward and backward collectives that turn producer layout lp into
  * consumer layout lc (partial[x]: the consumer's input gradient is a partial
- * sum over axis x). At most 2 each. */
+ * sum over axis x). regather: the consumer's backward reads this input, and
+ * what is kept is the producer's shard, so the backward repeats the forward
+ * gather (Megatron's sequence parallelism: docs/variants.md). At most 2
+ * forward and 4 backward collectives. */
 int shard_reshard(const ShardMesh *m, const ApprofTensor *t, ShardLayout lp, ShardLayout lc,
-                  const int partial[2], ApprofCollective *fwd, int *nf, ApprofCollective *bwd,
-                  int *nb);
+                  const int partial[2], int regather, ApprofCollective *fwd, int *nf,
+                  ApprofCollective *bwd, int *nb);
 /* Strategies of an op (see sharding.h); the count or a negative error. */
 int shard_enum_strategies(const ApprofIterSpace *sp, const ShardMesh *m, int force,
                           ShardStrat *out, int max);

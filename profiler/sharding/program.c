@@ -26,7 +26,66 @@ typedef struct TInfo {
     int keep;         /* kept from forward to backward (saved, less what is recomputed) */
     int last_use;     /* last consuming op inside the stage */
     double local;     /* bytes per device */
+    /* Distinct layouts its consumers inside the stage want it in: each is
+     * resharded once and shared (a gather of a tensor three matmuls read
+     * is one gather, as in a fused QKV projection). */
+    struct {
+        ShardLayout lc;
+        int partial[2];
+        int regather;  /* some consumer in this layout reads it in the backward */
+        int op, slot;  /* the first consumer: it issues the collectives */
+    } use[4];
+    int n_use;
 } TInfo;
+
+/* Layout consumer o (stage-local) wants input slot i in, and on which axes
+ * its input gradient is a partial sum. */
+static ShardLayout consumer_layout(const ShardStage *st, int o, int i, int partial[2])
+{
+    const ShardOp *so = &st->ops[o];
+    const ShardStrat *s = &so->s[st->choice[o]];
+    int t = st->g->ops[so->op].inputs[i];
+    ShardLayout lc = shard_operand_layout(s, so->sp.in_map[i], st->g->tensors[t].ndim);
+    for (int x = 0; x < 2; x++)
+        partial[x] = s->ax[x] >= 0 && lc.d[x] < 0 && st->mesh.n[x] > 1;
+    return lc;
+}
+
+/* Groups the in-stage consumers of each tensor by the layout they want. */
+static void group_uses(const ShardStage *st, TInfo *ti, const unsigned char *recomp)
+{
+    const ApprofGraph *g = st->g;
+    for (int o = 0; o < st->n_ops; o++) {
+        const ApprofOp *op = &g->ops[st->ops[o].op];
+        unsigned saved = approf_op_saved_mask(g, st->ops[o].op);
+        for (int i = 0; i < op->n_inputs; i++) {
+            TInfo *t = &ti[op->inputs[i]];
+            if (!t->in_range)
+                continue;
+            int partial[2];
+            ShardLayout lc = consumer_layout(st, o, i, partial);
+            int u = 0;
+            while (u < t->n_use && !(t->use[u].lc.d[0] == lc.d[0] && t->use[u].lc.d[1] == lc.d[1] &&
+                                     t->use[u].partial[0] == partial[0] &&
+                                     t->use[u].partial[1] == partial[1]))
+                u++;
+            if (u == t->n_use) {
+                if (t->n_use == 4)
+                    continue;  /* a fifth layout: issued by its own consumer */
+                t->use[u].lc = lc;
+                t->use[u].partial[0] = partial[0];
+                t->use[u].partial[1] = partial[1];
+                t->use[u].regather = 0;
+                t->use[u].op = o;
+                t->use[u].slot = i;
+                t->n_use++;
+            }
+            if ((saved & APPROF_SAVED_INPUT(i)) && !recomp[o] &&
+                st->recompute != COSTDB_RECOMPUTE_FULL)
+                t->use[u].regather = 1;
+        }
+    }
+}
 
 static int push_kernel(ApprofStageProgram *p, int ph, size_t *cap, const ApprofKernel *k)
 {
@@ -462,6 +521,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     if (rc)
         goto cleanup;
     mark_kept(st, ti, recomp);
+    group_uses(st, ti, recomp);
 
     /* Kernels and collectives. */
     p->grad_sync.kind = APPROF_COLL_ALL_REDUCE;
@@ -509,20 +569,36 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         for (int i = 0; i < op->n_inputs && !rc; i++) {
             int tix = op->inputs[i];
             const ApprofTensor *t = &g->tensors[tix];
-            ShardLayout lc = shard_operand_layout(s, so->sp.in_map[i], t->ndim);
             int partial[2];
-            for (int x = 0; x < 2; x++)
-                partial[x] = s->ax[x] >= 0 && lc.d[x] < 0 && m->n[x] > 1;
+            ShardLayout lc = consumer_layout(st, o, i, partial);
             if (ti[tix].in_range) {
+                /* one reshard per distinct layout, issued by its first consumer */
+                const TInfo *inf = &ti[tix];
+                int u = 0, regather = 0, first = 1;
+                while (u < inf->n_use && !(inf->use[u].lc.d[0] == lc.d[0] &&
+                                           inf->use[u].lc.d[1] == lc.d[1] &&
+                                           inf->use[u].partial[0] == partial[0] &&
+                                           inf->use[u].partial[1] == partial[1]))
+                    u++;
+                if (u < inf->n_use) {
+                    first = inf->use[u].op == o && inf->use[u].slot == i;
+                    regather = inf->use[u].regather;
+                } else {
+                    unsigned saved = approf_op_saved_mask(g, so->op);
+                    regather = (saved & APPROF_SAVED_INPUT(i)) && !recomp[o] &&
+                               st->recompute != COSTDB_RECOMPUTE_FULL;
+                }
+                if (!first)
+                    continue;
                 const ShardOp *pp = &st->ops[t->producer - st->op_begin];
                 int j = 0;
                 while (j < g->ops[t->producer].n_outputs && g->ops[t->producer].outputs[j] != tix)
                     j++;
                 ShardLayout lp = shard_operand_layout(&pp->s[st->choice[t->producer - st->op_begin]],
                                                       pp->sp.out_map[j], t->ndim);
-                ApprofCollective f[2], b[2];
+                ApprofCollective f[2], b[4];
                 int nf, nb;
-                shard_reshard(m, t, lp, lc, partial, f, &nf, b, &nb);
+                shard_reshard(m, t, lp, lc, partial, regather, f, &nf, b, &nb);
                 for (int q = 0; q < nf && !rc; q++)
                     rc = push_coll(p, 0, &ccap[0], &f[q]);
                 for (int q = 0; q < nb && !rc; q++)

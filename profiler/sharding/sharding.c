@@ -156,8 +156,8 @@ static double group_bytes(const ApprofTensor *t, ShardLayout L, int x, const Sha
 }
 
 int shard_reshard(const ShardMesh *m, const ApprofTensor *t, ShardLayout lp, ShardLayout lc,
-                  const int partial[2], ApprofCollective *fwd, int *nf, ApprofCollective *bwd,
-                  int *nb)
+                  const int partial[2], int regather, ApprofCollective *fwd, int *nf,
+                  ApprofCollective *bwd, int *nb)
 {
     *nf = *nb = 0;
     for (int x = 0; x < 2; x++) {
@@ -165,11 +165,15 @@ int shard_reshard(const ShardMesh *m, const ApprofTensor *t, ShardLayout lp, Sha
             continue;
         int p = lp.d[x], c = lc.d[x];
         double gb = group_bytes(t, lc, x, m);
-        /* forward */
+        /* forward, repeated in the backward when the consumer reads the
+         * gathered copy there but only the shard is kept */
+        int g0 = *nf;
         if (p >= 0 && c < 0)
             fwd[(*nf)++] = coll(m, APPROF_COLL_ALL_GATHER, x, group_bytes(t, lp, x, m), -1);
         else if (p >= 0 && c >= 0 && p != c)
             fwd[(*nf)++] = coll(m, APPROF_COLL_ALL_TO_ALL, x, gb, -1);
+        if (regather && *nf > g0)
+            bwd[(*nb)++] = fwd[g0];
         /* backward: the gradient flows from layout lc back to lp */
         if (partial[x]) {
             bwd[(*nb)++] = coll(m, p >= 0 ? APPROF_COLL_REDUCE_SCATTER : APPROF_COLL_ALL_REDUCE, x,
@@ -350,6 +354,10 @@ static int edge_matrix(const ShardStage *st, int op_p, int op_c, int in_slot, do
     int j = tensor_slot(g->ops[op_p].outputs, g->ops[op_p].n_outputs, t);
     if (j < 0)
         return APPROF_EINVAL;
+    /* The same ILP serves every recomputation variant: it prices the
+     * backward re-gather of saved inputs (exact for none and selective;
+     * full recomputation reruns the forward gathers instead). */
+    int regather = (approf_op_saved_mask(g, op_c) & APPROF_SAVED_INPUT(in_slot)) != 0;
     for (int a = 0; a < sp->k; a++) {
         ShardLayout lp = shard_operand_layout(&sp->s[a], sp->sp.out_map[j], ten->ndim);
         for (int b = 0; b < sc->k; b++) {
@@ -357,9 +365,9 @@ static int edge_matrix(const ShardStage *st, int op_p, int op_c, int in_slot, do
             int partial[2];
             for (int x = 0; x < 2; x++)
                 partial[x] = sc->s[b].ax[x] >= 0 && lc.d[x] < 0;
-            ApprofCollective f[2], bw[2];
+            ApprofCollective f[2], bw[4];
             int nf, nb;
-            shard_reshard(&st->mesh, ten, lp, lc, partial, f, &nf, bw, &nb);
+            shard_reshard(&st->mesh, ten, lp, lc, partial, regather, f, &nf, bw, &nb);
             double sec = 0.0;
             for (int q = 0; q < nf; q++)
                 sec += shard_coll_seconds(st->hw, &f[q]);
