@@ -17,9 +17,10 @@ static const char sql_placement_insert[] =
     " config_index, tensor_index, tensor_name, role, shape, dtype, sharding_spec)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
 /* Placements are stored once per sharding solution, under the owner config
- * (recompute none, zero 0) of each (logical mesh, force flag, memory level)
- * of a submesh (docs/variants.md). The subquery finds the owner of config ?5
- * (?5 itself when it is one, or when no owner row exists); the rows come
+ * of each (logical mesh, force flag, memory level) of a submesh: the one
+ * with the lowest index (docs/variants.md; with Alpa's order of variants it
+ * is the recompute none, zero 0 one when the sweep has it). The subquery
+ * finds the owner of config ?5 (?5 itself when it is one); the rows come
  * back under the requested config index. */
 static const char sql_placement_get[] =
     "SELECT start_layer, end_layer, submesh_index, ?5, tensor_index,"
@@ -30,7 +31,6 @@ static const char sql_placement_get[] =
     "   ON o.sweep_id = c.sweep_id AND o.submesh_index = c.submesh_index"
     "   AND o.logical_a = c.logical_a AND o.logical_b = c.logical_b"
     "   AND o.force_batch_dim IS c.force_batch_dim AND o.memory_level = c.memory_level"
-    "   AND o.recompute = 'none' AND o.zero = 0"
     "   WHERE c.sweep_id = ?1 AND c.submesh_index = ?4 AND c.config_index = ?5"
     "   ORDER BY o.config_index LIMIT 1), ?5)"
     " ORDER BY CASE role WHEN 'param' THEN 0 WHEN 'input' THEN 1 ELSE 2 END, tensor_index";
