@@ -178,16 +178,20 @@ for c in cases:
              "--db", db, "--quiet"]
     sweep += EXTRA
     # Knobs the sweep may have (probed from its --help): profile only the
-    # case's micro-batch size, recomputation and ZeRO stage, one memory level.
+    # case's micro-batch size (samples per pipeline micro-batch: mbs x dp),
+    # recomputation and ZeRO stage.
     extra = []
     if HAS_MBS:
-        extra += ["--micro-batch-sizes", str(mbs)]
+        extra += ["--micro-batch-sizes", str(mbs * dp)]
     if "--recompute" in sweep_help:
         extra += ["--recompute", c["recompute"]]
     if "--zero" in sweep_help:
         extra += ["--zero", c["zero"]]
+    # three memory levels (the fastest, the least-memory sharding and one
+    # between), so a layout that only fits when sharded like Megatron is in
+    # the database
     if "--memory-levels" in sweep_help:
-        extra += ["--memory-levels", "1"]
+        extra += ["--memory-levels", "3"]
     t0 = time.time()
     rc, _, err = run(sweep + extra, SWEEP_TIMEOUT)
     if rc == 2 and extra:

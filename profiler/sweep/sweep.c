@@ -559,6 +559,26 @@ static void fill_entry(CostdbEntry *e, const ApprofTuple *t, int phase,
     }
 }
 
+/* The owner of config c's sharding group on submesh sm (the lowest config
+ * index with its logical mesh, force flag and memory level), and whether the
+ * group has other members (recompute or ZeRO variants). */
+static void sharding_group(const Sweep *sw, int sm, int c, int *owner, int *variants)
+{
+    const ApprofConfigChoice *k = &sw->configs[sm][c];
+    *owner = -1;
+    *variants = 0;
+    for (int i = 0; i < sw->n_configs[sm]; i++) {
+        const ApprofConfigChoice *o = &sw->configs[sm][i];
+        if (o->logical_a != k->logical_a || o->logical_b != k->logical_b ||
+            o->force_batch_dim != k->force_batch_dim || o->memory_level != k->memory_level)
+            continue;
+        if (*owner < 0)
+            *owner = i;
+        else
+            *variants = 1;
+    }
+}
+
 static int make_placements(const Sweep *sw, const ApprofTuple *t, const ApprofStageProgram *p,
                            CostdbPlacement **out)
 {
@@ -666,12 +686,23 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     }
     if (slot)
         sum->reused += 2;
-    /* A stage that fails in both phases can never be chosen: its placements
-     * would only bloat the database (most tuples of a large model on small
-     * submeshes are out of memory). */
-    if ((entries[0].status != COSTDB_STATUS_OK && entries[1].status != COSTDB_STATUS_OK) ||
-        prog.recompute != COSTDB_RECOMPUTE_NONE || prog.zero != 0)
-        rc = 0; /* a variant's placements are its owner's (docs/variants.md) */
+    /* Placements belong to the owner of the config's sharding group (the
+     * lowest index of its logical mesh, force flag and memory level: the
+     * costdb rule); other variants read the owner's. An owner that fails in
+     * both phases stores none when it has no variants (it can never be
+     * chosen; most tuples of a large model on small submeshes are out of
+     * memory); with variants it stores them unless the failure is not a
+     * memory one, since a recomputing or ZeRO variant may fit. */
+    int owner, variants;
+    sharding_group(sw, t->submesh, t->config, &owner, &variants);
+    int both_failed = entries[0].status != COSTDB_STATUS_OK &&
+                      entries[1].status != COSTDB_STATUS_OK;
+    int memory_only = entries[0].status != COSTDB_STATUS_FAILED &&
+                      entries[1].status != COSTDB_STATUS_FAILED &&
+                      (entries[0].status == COSTDB_STATUS_OOM ||
+                       entries[1].status == COSTDB_STATUS_OOM);
+    if (owner != t->config || (both_failed && (!variants || !memory_only)))
+        rc = 0;
     else
         rc = make_placements(sw, t, &prog, placements);
     approf_stage_program_clear(&prog);
