@@ -5,6 +5,7 @@
  * remaining core handed to CBC (ilp_cbc.c), an exhaustive fallback for
  * builds without CBC, and a solution cache keyed by a 128-bit problem hash.
  */
+#include "hash.h"
 #include "ilp.h"
 
 #include <math.h>
@@ -175,23 +176,17 @@ double approf_ilp_evaluate(const ApprofIlp *p, const int *choice)
 
 /* ---- hashing ------------------------------------------------------------ */
 
-typedef struct Hash2 {
-    uint64_t a, b;
-} Hash2;
+typedef ApprofHash128 Hash2;
 
 static void hash_bytes(Hash2 *h, const void *data, size_t n)
 {
-    const unsigned char *s = data;
-    for (size_t i = 0; i < n; i++) {
-        h->a = (h->a ^ s[i]) * 0x100000001b3ULL;
-        h->b = (h->b + s[i] + 1) * 0x9e3779b97f4a7c15ULL;
-        h->b ^= h->b >> 29;
-    }
+    approf_hash128_update(h, data, n);
 }
 
 static Hash2 problem_hash(const ApprofIlp *p, int method)
 {
-    Hash2 h = {0xcbf29ce484222325ULL, 0x243f6a8885a308d3ULL};
+    Hash2 h;
+    approf_hash128_init(&h, 0);
     hash_bytes(&h, &method, sizeof(method));
     hash_bytes(&h, &p->n_nodes, sizeof(p->n_nodes));
     hash_bytes(&h, &p->budget, sizeof(p->budget));

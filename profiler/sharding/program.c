@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "costdb.h"
 #include "sharding/internal.h"
 #include "sharding/sharding.h"
@@ -221,56 +222,48 @@ static int add_placement(ApprofStageProgram *p, size_t *cap, const ApprofGraph *
     return 0;
 }
 
-static void h64(uint64_t *h, const void *data, size_t n)
-{
-    const unsigned char *s = data;
-    for (size_t i = 0; i < n; i++)
-        *h = (*h ^ s[i]) * 0x100000001b3ULL;
-}
-
 static void signature(ApprofStageProgram *p)
 {
-    uint64_t h[2] = {0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL};
-    for (int r = 0; r < 2; r++) {
-        int hdr[6] = {p->mesh_hosts, p->mesh_gpus, p->logical_a, p->logical_b,
+    ApprofHash128 h;
+    approf_hash128_init(&h, 0);
+    int64_t hdr[6] = {p->mesh_hosts, p->mesh_gpus, p->logical_a, p->logical_b,
                       p->force_batch_dim, (int)p->dtype};
-        h64(&h[r], &r, sizeof(r));
-        h64(&h[r], hdr, sizeof(hdr));
-        for (int ph = 0; ph < 2; ph++) {
-            for (size_t i = 0; i < p->n_kernels[ph]; i++) {
-                ApprofKernel k = p->kernels[ph][i];
-                k.op = 0;
-                h64(&h[r], &k.kind, sizeof(k.kind));
-                h64(&h[r], &k.flops, sizeof(k.flops));
-                h64(&h[r], &k.bytes, sizeof(k.bytes));
-                int64_t dims[12] = {k.batch, k.m, k.n, k.k, k.conv_n, k.conv_c, k.conv_h,
-                                    k.conv_w, k.conv_k, k.conv_r, k.conv_s, k.elements};
-                h64(&h[r], dims, sizeof(dims));
-            }
-            for (size_t i = 0; i < p->n_colls[ph]; i++) {
-                const ApprofCollective *c = &p->colls[ph][i];
-                int f[4] = {(int)c->kind, c->axes, c->group_size, c->crosses_hosts};
-                h64(&h[r], f, sizeof(f));
-                h64(&h[r], &c->bytes, sizeof(c->bytes));
-            }
-            int64_t mem[4] = {p->invar_size[ph], p->outvar_size[ph], p->temp_buffer_size[ph],
-                              p->peak_memory[ph]};
-            h64(&h[r], mem, sizeof(mem));
+    approf_hash128_update(&h, hdr, sizeof(hdr));
+    for (int ph = 0; ph < 2; ph++) {
+        approf_hash128_word(&h, p->n_kernels[ph]);
+        for (size_t i = 0; i < p->n_kernels[ph]; i++) {
+            const ApprofKernel *k = &p->kernels[ph][i];
+            int64_t w[15] = {k->kind, 0, 0, k->batch, k->m, k->n, k->k, k->conv_n, k->conv_c,
+                             k->conv_h, k->conv_w, k->conv_k, k->conv_r, k->conv_s,
+                             k->elements};
+            memcpy(&w[1], &k->flops, sizeof(double));
+            memcpy(&w[2], &k->bytes, sizeof(double));
+            approf_hash128_update(&h, w, sizeof(w));
         }
-        h64(&h[r], &p->grad_sync.bytes, sizeof(p->grad_sync.bytes));
-        h64(&h[r], &p->grad_sync.axes, sizeof(p->grad_sync.axes));
-        int64_t more[6] = {p->intermediate_size, p->initial_size, p->param_bytes,
-                           0, p->recompute, p->zero};
-        h64(&h[r], more, sizeof(more));
-        for (size_t i = 0; i < p->n_placements; i++) {
-            h64(&h[r], &p->placements[i].role, sizeof(p->placements[i].role));
-            h64(&h[r], &p->placements[i].local_bytes, sizeof(p->placements[i].local_bytes));
-            h64(&h[r], p->placements[i].spec, strlen(p->placements[i].spec));
+        approf_hash128_word(&h, p->n_colls[ph]);
+        for (size_t i = 0; i < p->n_colls[ph]; i++) {
+            const ApprofCollective *c = &p->colls[ph][i];
+            int64_t w[5] = {c->kind, c->axes, c->group_size, c->crosses_hosts, 0};
+            memcpy(&w[4], &c->bytes, sizeof(double));
+            approf_hash128_update(&h, w, sizeof(w));
         }
-        h64(&h[r], &p->ilp_objective, sizeof(p->ilp_objective));
+        int64_t mem[4] = {p->invar_size[ph], p->outvar_size[ph], p->temp_buffer_size[ph],
+                          p->peak_memory[ph]};
+        approf_hash128_update(&h, mem, sizeof(mem));
     }
-    snprintf(p->signature, sizeof(p->signature), "%016llx%016llx", (unsigned long long)h[0],
-             (unsigned long long)h[1]);
+    int64_t more[8] = {p->intermediate_size, p->initial_size, p->param_bytes, p->recompute,
+                       p->zero, p->grad_sync.axes, 0, 0};
+    memcpy(&more[6], &p->grad_sync.bytes, sizeof(double));
+    memcpy(&more[7], &p->ilp_objective, sizeof(double));
+    approf_hash128_update(&h, more, sizeof(more));
+    approf_hash128_word(&h, p->n_placements);
+    for (size_t i = 0; i < p->n_placements; i++) {
+        int64_t w[2] = {p->placements[i].role, p->placements[i].local_bytes};
+        approf_hash128_update(&h, w, sizeof(w));
+        approf_hash128_update(&h, p->placements[i].spec, strlen(p->placements[i].spec));
+    }
+    snprintf(p->signature, sizeof(p->signature), "%016llx%016llx", (unsigned long long)h.a,
+             (unsigned long long)h.b);
 }
 
 /* Peak of transient bytes over a forward (dir 0) or backward (dir 1) walk. */
