@@ -340,16 +340,50 @@ static int mark_recompute(const ShardStage *st, unsigned char *recomp)
     return st->recompute == COSTDB_RECOMPUTE_SELECTIVE && !found ? APPROF_ENOVARIANT : 0;
 }
 
-/* End (exclusive) of layer k of the stage. */
-static int layer_end(const ShardStage *st, int k)
+/* Checkpoint blocks of the stage: the units that full recomputation keeps
+ * the inputs of and reruns one at a time, and that ZeRO-3 gathers one at a
+ * time. A block is a run of consecutive ops inside one approf layer whose
+ * names share the first path component ("h.7" of "h.7/fc1", "layer2.1" of
+ * "layer2.1/conv2"): a transformer layer or a residual block, as Megatron's
+ * per-layer checkpointing and DeepSpeed's per-module gathering use, however
+ * coarse the approf layers are (docs/variants.md). Ops without a '/' are
+ * blocks of their own name. Returns the number of blocks; begin[] (n_ops
+ * entries) receives the first op of each. */
+static int prefix_len(const char *name)
 {
-    return k + 1 < st->n_layers ? st->layer_begin[k + 1] : st->op_end;
+    const char *slash = strchr(name, '/');
+    return slash ? (int)(slash - name) : (int)strlen(name);
+}
+
+static int stage_blocks(const ShardStage *st, int *begin)
+{
+    const ApprofGraph *g = st->g;
+    int n = 0, k = 0;
+    for (int o = st->op_begin; o < st->op_end; o++) {
+        int layer_start = 0;
+        while (k < st->n_layers && st->layer_begin[k] <= o) {
+            layer_start |= st->layer_begin[k] == o;
+            k++;
+        }
+        const char *a = g->ops[o].name, *b = o > st->op_begin ? g->ops[o - 1].name : NULL;
+        int la = prefix_len(a);
+        if (!b || layer_start || la != prefix_len(b) || strncmp(a, b, (size_t)la))
+            begin[n++] = o;
+    }
+    return n;
+}
+
+static int block_end(const ShardStage *st, const int *begin, int n, int b)
+{
+    return b + 1 < n ? begin[b + 1] : st->op_end;
 }
 
 /* What stays alive from forward to backward: what the backward reads, less
  * the outputs of recomputed ops; with full recomputation only the inputs
- * of each layer (activations produced before the layer, graph inputs). */
-static void mark_kept(const ShardStage *st, TInfo *ti, const unsigned char *recomp)
+ * of each checkpoint block (activations produced before the block, graph
+ * inputs). */
+static void mark_kept(const ShardStage *st, TInfo *ti, const unsigned char *recomp,
+                      const int *blk, int n_blk)
 {
     const ApprofGraph *g = st->g;
     for (size_t t = 0; t < g->n_tensors; t++) {
@@ -363,44 +397,64 @@ static void mark_kept(const ShardStage *st, TInfo *ti, const unsigned char *reco
     }
     if (st->recompute != COSTDB_RECOMPUTE_FULL)
         return;
-    for (int k = 0; k < st->n_layers; k++)
-        for (int o = st->layer_begin[k]; o < layer_end(st, k); o++)
+    for (int b = 0; b < n_blk; b++)
+        for (int o = blk[b]; o < block_end(st, blk, n_blk, b); o++)
             for (int i = 0; i < g->ops[o].n_inputs; i++) {
                 int t = g->ops[o].inputs[i];
-                if (g->tensors[t].role != APPROF_TENSOR_PARAM &&
-                    g->tensors[t].producer < st->layer_begin[k])
+                if (g->tensors[t].role != APPROF_TENSOR_PARAM && g->tensors[t].producer < blk[b])
                     ti[t].keep = 1;
             }
 }
 
-/* Extra backward temporaries of recomputation: one layer's recomputed
- * activations are alive at a time, the largest such layer. */
-static double recompute_temp(const ShardStage *st, const TInfo *ti)
+/* Extra backward temporaries of recomputation: one block's recomputed
+ * activations are alive at a time, the largest such block. */
+static double recompute_temp(const ShardStage *st, const TInfo *ti, const int *blk, int n_blk)
 {
     const ApprofGraph *g = st->g;
     double worst = 0.0;
-    for (int k = 0; k < st->n_layers; k++) {
-        double b = 0.0;
-        for (int o = st->layer_begin[k]; o < layer_end(st, k); o++)
+    for (int b = 0; b < n_blk; b++) {
+        double sum = 0.0;
+        for (int o = blk[b]; o < block_end(st, blk, n_blk, b); o++)
             for (int j = 0; j < g->ops[o].n_outputs; j++) {
                 const TInfo *t = &ti[g->ops[o].outputs[j]];
                 if (t->saved && !t->keep)
-                    b += t->local;
+                    sum += t->local;
             }
-        if (b > worst)
-            worst = b;
+        if (sum > worst)
+            worst = sum;
     }
     return worst;
+}
+
+/* Share of the stage's parameter bytes read first by its largest single
+ * operator: ZeRO-3 gathers parameters module by module (DeepSpeed's
+ * stage-3 hooks; docs/variants.md). */
+static double largest_op_share(const ShardStage *st, const TInfo *ti)
+{
+    const ApprofGraph *g = st->g;
+    double total = 0.0, worst = 0.0;
+    for (int o = st->op_begin; o < st->op_end; o++) {
+        double sum = 0.0;
+        for (int i = 0; i < g->ops[o].n_inputs; i++) {
+            int t = g->ops[o].inputs[i];
+            if (g->tensors[t].role == APPROF_TENSOR_PARAM && st->t_first[t] == o)
+                sum += ti[t].local;
+        }
+        total += sum;
+        if (sum > worst)
+            worst = sum;
+    }
+    return total > 0.0 ? worst / total : 1.0;
 }
 
 /* ZeRO over the gradient-synchronisation group (docs/variants.md): the
  * apply-grad collectives, the optimizer bytes, and for ZeRO >= 1 the
  * optimizer state, >= 2 the gradients (reduce-scattered every
  * micro-batch), 3 the parameters (all-gathered before the forward and the
- * backward, one layer at a time) divided by the group size G.
+ * backward, one module at a time) divided by the group size G.
  * APPROF_ENOVARIANT for ZeRO >= 1 without replicas (G = 1). */
 static int apply_zero(const ShardStage *st, ApprofStageProgram *p, double param_elems,
-                      size_t *ccap)
+                      double op_share, size_t *ccap)
 {
     const ApprofCollective *gs = &p->grad_sync;
     int G = gs->group_size > 1 && gs->bytes > 0 ? gs->group_size : 1, z = st->zero, rc = 0;
@@ -429,11 +483,14 @@ static int apply_zero(const ShardStage *st, ApprofStageProgram *p, double param_
         rc = push_coll(p, 1, &ccap[1], &c);
     }
     if (z == 3 && !rc) {
-        double layer = S / (st->n_layers > 0 ? st->n_layers : 1);
+        /* the gathered module and the next one prefetched; in the
+         * backward also the module's full gradient before its
+         * reduce-scatter */
+        double module = S * op_share;
         p->invar_size[0] -= (int64_t)llround(cut);
         p->invar_size[1] -= (int64_t)llround(cut);
-        p->temp_buffer_size[0] += (int64_t)llround(layer);
-        p->temp_buffer_size[1] += (int64_t)llround(2.0 * layer);
+        p->temp_buffer_size[0] += (int64_t)llround(2.0 * module);
+        p->temp_buffer_size[1] += (int64_t)llround(3.0 * module);
         c.kind = APPROF_COLL_ALL_GATHER;
         rc = push_coll(p, 0, &ccap[0], &c);
         if (!rc)
@@ -450,6 +507,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     size_t kcap[2] = {0, 0}, ccap[2] = {0, 0}, pcap = 0;
     int rc = 0;
     unsigned char *recomp = NULL;
+    int *blk = NULL, n_blk = 0;
     TInfo *ti = calloc(g->n_tensors ? g->n_tensors : 1, sizeof(TInfo));
     if (!ti)
         return APPROF_ENOMEM;
@@ -513,7 +571,13 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     rc = mark_recompute(st, recomp);
     if (rc)
         goto cleanup;
-    mark_kept(st, ti, recomp);
+    blk = malloc((size_t)(st->n_ops > 0 ? st->n_ops : 1) * sizeof(int));
+    if (!blk) {
+        rc = APPROF_ENOMEM;
+        goto cleanup;
+    }
+    n_blk = stage_blocks(st, blk);
+    mark_kept(st, ti, recomp, blk, n_blk);
     group_uses(st, ti, recomp);
 
     /* Kernels and collectives. */
@@ -688,12 +752,12 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     p->invar_size[1] = (int64_t)llround(params + saved_act + sin_saved + sout_saved + sout);
     p->outvar_size[1] = (int64_t)llround(sin_grads + params);
     p->temp_buffer_size[1] = (int64_t)llround(transient_peak(st, ti, 1) +
-                                              recompute_temp(st, ti));
+                                              recompute_temp(st, ti, blk, n_blk));
     p->intermediate_size = (int64_t)llround(saved_act + sin_saved + sout_saved);
     /* Adam: two f32 moments, plus an f32 master copy for 16-bit training. */
     double per_elem = 8.0 + (g->dtype == APPROF_F32 ? 0.0 : 4.0);
     p->initial_size = (int64_t)llround(param_elems * per_elem);
-    rc = apply_zero(st, p, param_elems, ccap);
+    rc = apply_zero(st, p, param_elems, largest_op_share(st, ti), ccap);
     if (rc)
         goto cleanup;
     for (int ph = 0; ph < 2; ph++)
@@ -702,5 +766,6 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
 cleanup:
     free(ti);
     free(recomp);
+    free(blk);
     return rc;
 }

@@ -20,13 +20,13 @@
 #include "sharding/sharding.h"
 #include "stage.h"
 
-static ApprofGraph *build_gpt(ApprofDtype dt)
+static ApprofGraph *build_gpt_layers(ApprofDtype dt, int layers)
 {
     ApprofZooOptions o;
     ApprofGraph *g = NULL;
     char err[256];
     memset(&o, 0, sizeof o);
-    o.num_layers = 1;
+    o.num_layers = layers;
     o.hidden = 1024;
     o.heads = 16;
     o.seq_len = 512;
@@ -38,6 +38,11 @@ static ApprofGraph *build_gpt(ApprofDtype dt)
         fprintf(stderr, "gpt: %s\n", err);
     CU_ASSERT_FATAL(rc == 0);
     return g;
+}
+
+static ApprofGraph *build_gpt(ApprofDtype dt)
+{
+    return build_gpt_layers(dt, 1);
 }
 
 /* The whole graph as one layer (one stage). */
@@ -166,24 +171,29 @@ static void test_megatron_layout(void)
     approf_graph_free(&g);
 }
 
-/* Full recomputation keeps only the layer inputs and runs the forward
- * kernels once more inside the backward. */
+/* Full recomputation keeps only the inputs of each checkpoint block (a
+ * transformer layer) and runs the forward kernels once more inside the
+ * backward. */
 static void test_full_recompute(void)
 {
     ApprofGraph *g = build_gpt(APPROF_F32);
     ApprofStageProgram none, full;
     CU_ASSERT_FATAL(shard_all(g, 8, 1, 0, 1, COSTDB_RECOMPUTE_NONE, 0, &none) == 0);
     CU_ASSERT_FATAL(shard_all(g, 8, 1, 0, 1, COSTDB_RECOMPUTE_FULL, 0, &full) == 0);
-    /* layer inputs of the single layer: the token ids and labels, split 8 ways */
+    /* kept: the inputs of each checkpoint block (embeddings, h.0, ln_f,
+     * lm_head, loss): the token ids and labels, split 8 ways, and the four
+     * B x S x H (or B x S x V) activations entering h.0, ln_f, lm_head and
+     * the loss, each split 8 ways over the batch */
     int64_t inputs = 0;
     for (size_t i = 0; i < full.n_placements; i++)
         if (full.placements[i].role == APPROF_ROLE_INPUT)
             inputs += full.placements[i].local_bytes;
-    if (full.intermediate_size != inputs)
+    const int64_t act = (int64_t)8 * 512 * 1024 * 4 / 8;
+    if (full.intermediate_size != inputs + 4 * act)
         fprintf(stderr, "full %lld inputs %lld none %lld\n", (long long)full.intermediate_size,
                 (long long)inputs, (long long)none.intermediate_size);
-    CU_ASSERT_EQUAL(full.intermediate_size, inputs);
-    CU_ASSERT(full.intermediate_size < none.intermediate_size / 100);
+    CU_ASSERT_EQUAL(full.intermediate_size, inputs + 4 * act);
+    CU_ASSERT(full.intermediate_size < none.intermediate_size / 6);
     CU_ASSERT_EQUAL(full.n_kernels[1], none.n_kernels[1] + none.n_kernels[0]);
     CU_ASSERT_EQUAL(full.n_kernels[0], none.n_kernels[0]);
     CU_ASSERT_EQUAL(full.param_bytes, none.param_bytes);
@@ -199,6 +209,26 @@ static void test_full_recompute(void)
     approf_stage_program_clear(&none);
     approf_stage_program_clear(&full);
     approf_graph_free(&g);
+
+    /* Four transformer layers in one approf layer: still one checkpoint per
+     * transformer layer (seven block inputs besides ids and labels), and
+     * the backward reruns one of them at a time. */
+    ApprofGraph *g4 = build_gpt_layers(APPROF_F32, 4);
+    ApprofStageProgram full4, none4;
+    CU_ASSERT_FATAL(shard_all(g4, 8, 1, 0, 1, COSTDB_RECOMPUTE_FULL, 0, &full4) == 0);
+    CU_ASSERT_FATAL(shard_all(g4, 8, 1, 0, 1, COSTDB_RECOMPUTE_NONE, 0, &none4) == 0);
+    int64_t in4 = 0;
+    for (size_t i = 0; i < full4.n_placements; i++)
+        if (full4.placements[i].role == APPROF_ROLE_INPUT)
+            in4 += full4.placements[i].local_bytes;
+    CU_ASSERT_EQUAL(full4.intermediate_size, in4 + 7 * act);
+    /* one layer's activations recomputed at a time: the extra temporaries
+     * are about a quarter of what the four layers keep without recomputing */
+    CU_ASSERT(full4.temp_buffer_size[1] - none4.temp_buffer_size[1] <
+              none4.intermediate_size / 3);
+    approf_stage_program_clear(&full4);
+    approf_stage_program_clear(&none4);
+    approf_graph_free(&g4);
 }
 
 /* ZeRO-3 at dp = 8 divides parameter and optimizer bytes by 8 and adds an
