@@ -57,6 +57,7 @@ typedef struct ShardStage {
     int *t_cons, *t_first;
     unsigned char *t_out, *t_saved;
     const int *layer_begin;  /* first op of each layer of the stage (n_layers entries) */
+    double *node_costs;      /* the context's table for this mesh, or NULL */
     int n_layers;
 } ShardStage;
 

@@ -29,6 +29,18 @@ typedef struct ParetoMemo {
     double times[SHARD_MAX_LEVELS];
 } ParetoMemo;
 
+/* Range-independent work kept across the stages of a sweep: each op's
+ * iteration space, and per logical mesh the compute part of every op's
+ * node cost (kernels and the all-reduce of a split reduction), which does
+ * not depend on the layer range (docs/architecture.md). */
+#define SHARD_COST_SLOTS ((APPROF_MAX_ITER + 1) * (APPROF_MAX_ITER + 1))
+#define SHARD_COST_TABLES 64
+
+typedef struct NodeCostTable {
+    ShardMesh mesh;
+    double *cost;                 /* n_ops * SHARD_COST_SLOTS, NaN: not computed */
+} NodeCostTable;
+
 struct ApprofShardContext {
     const ApprofGraph *g;
     const ApprofLayering *l;
@@ -37,7 +49,57 @@ struct ApprofShardContext {
     ApprofIlpCache *cache;
     ApprofShardStats st;
     ParetoMemo memo;
+    ApprofIterSpace *spaces;      /* per graph op */
+    unsigned char *space_state;   /* 0 not computed, 1 ok, 2 error */
+    NodeCostTable tables[SHARD_COST_TABLES];
+    int n_tables, next_victim;
 };
+
+/* The node-cost table of mesh m (created, or recycled round-robin). */
+static double *cost_table(ApprofShardContext *ctx, const ShardMesh *m)
+{
+    size_t n = (ctx->g->n_ops ? ctx->g->n_ops : 1) * (size_t)SHARD_COST_SLOTS;
+    for (int i = 0; i < ctx->n_tables; i++)
+        if (!memcmp(&ctx->tables[i].mesh, m, sizeof *m))
+            return ctx->tables[i].cost;
+    NodeCostTable *t;
+    if (ctx->n_tables < SHARD_COST_TABLES) {
+        t = &ctx->tables[ctx->n_tables];
+        t->cost = malloc(n * sizeof(double));
+        if (!t->cost)
+            return NULL;
+        ctx->n_tables++;
+    } else {
+        t = &ctx->tables[ctx->next_victim];
+        ctx->next_victim = (ctx->next_victim + 1) % SHARD_COST_TABLES;
+    }
+    t->mesh = *m;
+    for (size_t i = 0; i < n; i++)
+        t->cost[i] = NAN;
+    return t->cost;
+}
+
+static int cached_iter_space(ApprofShardContext *ctx, int op, ApprofIterSpace *out)
+{
+    if (!ctx->spaces) {
+        size_t n = ctx->g->n_ops ? ctx->g->n_ops : 1;
+        ctx->spaces = malloc(n * sizeof *ctx->spaces);
+        ctx->space_state = calloc(n, 1);
+        if (!ctx->spaces || !ctx->space_state) {
+            free(ctx->spaces);
+            free(ctx->space_state);
+            ctx->spaces = NULL;
+            ctx->space_state = NULL;
+            return approf_op_iter_space(ctx->g, op, out);
+        }
+    }
+    if (!ctx->space_state[op])
+        ctx->space_state[op] = approf_op_iter_space(ctx->g, op, &ctx->spaces[op]) ? 2 : 1;
+    if (ctx->space_state[op] == 2)
+        return APPROF_EINVAL;
+    *out = ctx->spaces[op];
+    return 0;
+}
 
 int approf_shard_context_new(const ApprofGraph *g, const ApprofLayering *l,
                              const ApprofHardwareSpec *hw, int num_micro_batches,
@@ -66,6 +128,10 @@ void approf_shard_context_free(ApprofShardContext **ctx)
         return;
     approf_ilp_cache_free(&(*ctx)->cache);
     free((*ctx)->memo.choices);
+    free((*ctx)->spaces);
+    free((*ctx)->space_state);
+    for (int i = 0; i < (*ctx)->n_tables; i++)
+        free((*ctx)->tables[i].cost);
     free(*ctx);
     *ctx = NULL;
 }
@@ -252,7 +318,7 @@ static int tensor_slot(const int *list, int n, int t)
 
 /* Node cost of strategy s of op o: compute, forward all-reduces, partial
  * gradients of stage-input activations and, scaled, the grad sync. */
-static double node_cost(const ShardStage *st, int o, const ShardStrat *s)
+static double node_compute_cost(const ShardStage *st, int o, const ShardStrat *s)
 {
     const ApprofGraph *g = st->g;
     const ShardOp *so = &st->ops[o];
@@ -278,6 +344,26 @@ static double node_cost(const ShardStage *st, int o, const ShardStrat *s)
                                       shard_local_bytes(ot, L, &st->mesh), so->op);
             t += shard_coll_seconds(st->hw, &c);
         }
+    }
+    return t;
+}
+
+static double node_cost(const ShardStage *st, int o, const ShardStrat *s)
+{
+    const ApprofGraph *g = st->g;
+    const ShardOp *so = &st->ops[o];
+    const ApprofOp *op = &g->ops[so->op];
+    double t, *slot = NULL;
+    if (st->node_costs)
+        slot = &st->node_costs[(size_t)so->op * SHARD_COST_SLOTS +
+                               (size_t)(s->ax[0] + 1) * (APPROF_MAX_ITER + 1) +
+                               (size_t)(s->ax[1] + 1)];
+    if (slot && !isnan(*slot)) {
+        t = *slot;
+    } else {
+        t = node_compute_cost(st, o, s);
+        if (slot)
+            *slot = t;
     }
     for (int i = 0; i < op->n_inputs; i++) {
         const ApprofTensor *it = &g->tensors[op->inputs[i]];
@@ -474,7 +560,7 @@ static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, const Approf
     for (int o = 0; o < st->n_ops; o++) {
         ShardOp *so = &st->ops[o];
         so->op = st->op_begin + o;
-        rc = approf_op_iter_space(st->g, so->op, &so->sp);
+        rc = cached_iter_space(ctx, so->op, &so->sp);
         if (rc) {
             snprintf(err, errlen, "op %s: no iteration space", st->g->ops[so->op].name);
             goto cleanup;
@@ -515,6 +601,7 @@ static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, const Approf
         }
         free(memo->choices);
         memo->choices = choices;
+        st->node_costs = cost_table(ctx, &st->mesh);
         for (int o = 0; o < st->n_ops; o++) {
             for (int a = 0; a < st->ops[o].k; a++) {
                 cost[a] = node_cost(st, o, &st->ops[o].s[a]);
