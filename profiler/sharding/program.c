@@ -132,13 +132,15 @@ static void layout_axes(ShardLayout L, int ndim, int *axis_of_dim)
     }
 }
 
+/* Appends s at *pos, truncating at len - 1 (out stays terminated). */
 static void cat(char *out, size_t len, size_t *pos, const char *s)
 {
-    int n = snprintf(out + *pos, *pos < len ? len - *pos : 0, "%s", s);
-    if (n > 0)
-        *pos += (size_t)n;
-    if (*pos >= len)
-        *pos = len ? len - 1 : 0;
+    size_t n = strlen(s);
+    if (*pos + n >= len)
+        n = *pos + 1 < len ? len - 1 - *pos : 0;
+    memcpy(out + *pos, s, n);
+    *pos += n;
+    out[*pos] = '\0';
 }
 
 /* Follows Alpa's hlo_sharding_to_sharding_spec: one Chunked(k) per split

@@ -579,6 +579,15 @@ static void sharding_group(const Sweep *sw, int sm, int c, int *owner, int *vari
     }
 }
 
+/* Copies text into a field of len bytes, truncating (placements hold
+ * thousands of rows per sweep: no printf machinery per field). */
+static void copy_text(char *dst, size_t len, const char *src)
+{
+    size_t n = strnlen(src, len - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
 static int make_placements(const Sweep *sw, const ApprofTuple *t, const ApprofStageProgram *p,
                            CostdbPlacement **out)
 {
@@ -599,11 +608,11 @@ static int make_placements(const Sweep *sw, const ApprofTuple *t, const ApprofSt
         d->submesh_index = t->submesh;
         d->config_index = t->config;
         d->tensor_index = src->tensor;
-        snprintf(d->tensor_name, sizeof d->tensor_name, "%s", tt->name);
-        snprintf(d->role, sizeof d->role, "%s", roles[src->role]);
-        shape_text(tt, d->shape, sizeof d->shape);
-        snprintf(d->dtype, sizeof d->dtype, "%s", approf_dtype_name(tt->dtype));
-        snprintf(d->sharding_spec, sizeof d->sharding_spec, "%s", src->spec);
+        copy_text(d->tensor_name, sizeof d->tensor_name, tt->name);
+        copy_text(d->role, sizeof d->role, roles[src->role]);
+        copy_text(d->shape, sizeof d->shape, sw->shape_texts[src->tensor]);
+        copy_text(d->dtype, sizeof d->dtype, approf_dtype_name(tt->dtype));
+        copy_text(d->sharding_spec, sizeof d->sharding_spec, src->spec);
     }
     *out = pl;
     return (int)p->n_placements;
@@ -774,6 +783,7 @@ void approf_sweep_free(Sweep *sw)
     costdb_close(&sw->db);
     free(sw->tuples);
     free(sw->reuse.slots);
+    free(sw->shape_texts);
 }
 
 /* Model, layers, hardware, backend, enumeration and sharding context: what
@@ -802,6 +812,12 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
                      sw->graph->name, approf_strerror(rc));
         return rc;
     }
+    sw->shape_texts = malloc((sw->graph->n_tensors ? sw->graph->n_tensors : 1) *
+                             sizeof *sw->shape_texts);
+    if (!sw->shape_texts)
+        return APPROF_ENOMEM;
+    for (size_t t = 0; t < sw->graph->n_tensors; t++)
+        shape_text(&sw->graph->tensors[t], sw->shape_texts[t], sizeof sw->shape_texts[t]);
     detect_devices(sw, cfg);
     rc = resolve_hardware(sw, cfg, cb, err, errlen);
     if (rc < 0)

@@ -35,6 +35,7 @@ typedef struct {
 
 typedef struct {
     ApprofGraph *graph;
+    char (*shape_texts)[COSTDB_NAME_MAX]; /* per tensor: "2048,8192" */
     ApprofLayering layering;
     ApprofHardwareSpec hw;
     ApprofBackend backend;
