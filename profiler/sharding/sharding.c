@@ -7,6 +7,7 @@
  * the program's memory and placements are built in program.c.
  */
 #include "costdb.h"
+#include "hash.h"
 #include "sharding/sharding.h"
 
 #include <math.h>
@@ -41,6 +42,27 @@ typedef struct NodeCostTable {
     double *cost;                 /* n_ops * SHARD_COST_SLOTS, NaN: not computed */
 } NodeCostTable;
 
+/* Pareto sets by stage structure: two stages whose ops, shapes, in-stage
+ * edges, boundary facts (stage inputs and outputs, first consumers of
+ * parameters, saved tensors) and mesh are alike have the same sharding ILP,
+ * term for term, so the same Pareto set (a transformer's interior ranges
+ * [i, j] and [i+1, j+1]). The key is computed in one pass over the stage's
+ * ops; a hit skips the node costs, the edge matrices and the ILP. */
+typedef struct StructEntry {
+    ApprofHash128 key;
+    int used, n_ops, n_points;
+    double times[SHARD_MAX_LEVELS];
+    unsigned char *choices;       /* n_points * n_ops strategy indices */
+} StructEntry;
+
+typedef struct StructMemo {
+    StructEntry *e;
+    size_t n, cap;                /* open addressing, cap a power of two */
+    size_t bytes;                 /* held by choices; inserts stop at the cap */
+} StructMemo;
+
+#define SHARD_STRUCT_MEMO_BYTES ((size_t)256 << 20)
+
 struct ApprofShardContext {
     const ApprofGraph *g;
     const ApprofLayering *l;
@@ -53,6 +75,8 @@ struct ApprofShardContext {
     unsigned char *space_state;   /* 0 not computed, 1 ok, 2 error */
     NodeCostTable tables[SHARD_COST_TABLES];
     int n_tables, next_victim;
+    uint64_t *op_desc;            /* per graph op: hash of what its costs depend on */
+    StructMemo smemo;
 };
 
 /* The node-cost table of mesh m (created, or recycled round-robin). */
@@ -130,6 +154,10 @@ void approf_shard_context_free(ApprofShardContext **ctx)
     free((*ctx)->memo.choices);
     free((*ctx)->spaces);
     free((*ctx)->space_state);
+    free((*ctx)->op_desc);
+    for (size_t i = 0; i < (*ctx)->smemo.cap; i++)
+        free((*ctx)->smemo.e[i].choices);
+    free((*ctx)->smemo.e);
     for (int i = 0; i < (*ctx)->n_tables; i++)
         free((*ctx)->tables[i].cost);
     free(*ctx);
@@ -536,6 +564,123 @@ static int stage_tensors(ShardStage *st)
     return 0;
 }
 
+/* What an op's node costs, memory and edges depend on, besides the stage
+ * boundary: kind, attributes, the shapes, dtypes and roles of its tensors,
+ * and what its backward saves. */
+static uint64_t op_descriptor(const ApprofGraph *g, int o)
+{
+    const ApprofOp *op = &g->ops[o];
+    ApprofHash128 h;
+    approf_hash128_init(&h, 0x5eed);
+    int64_t w[4] = {op->kind, op->n_inputs, op->n_outputs, approf_op_saved_mask(g, o)};
+    approf_hash128_update(&h, w, sizeof w);
+    approf_hash128_update(&h, &op->attrs, sizeof op->attrs);
+    for (int side = 0; side < 2; side++) {
+        int n = side ? op->n_outputs : op->n_inputs;
+        for (int i = 0; i < n; i++) {
+            const ApprofTensor *t = &g->tensors[side ? op->outputs[i] : op->inputs[i]];
+            int64_t v[4] = {t->ndim, t->dtype, t->role, t->batch_dim};
+            approf_hash128_update(&h, v, sizeof v);
+            approf_hash128_update(&h, t->dims, (size_t)t->ndim * sizeof t->dims[0]);
+        }
+    }
+    return h.a ^ (h.b * 0x9e3779b97f4a7c15ULL);
+}
+
+static ApprofHash128 struct_key(ApprofShardContext *ctx, const ShardStage *st, int levels,
+                                int method)
+{
+    const ApprofGraph *g = st->g;
+    ApprofHash128 h;
+    approf_hash128_init(&h, 0x57a6e);
+    int64_t hdr[6] = {st->n_ops, st->force, levels, method, st->micro_batches, 0};
+    approf_hash128_update(&h, hdr, sizeof hdr);
+    approf_hash128_update(&h, &st->mesh, sizeof st->mesh);
+    for (int o = st->op_begin; o < st->op_end; o++) {
+        const ApprofOp *op = &g->ops[o];
+        if (!ctx->op_desc[o])
+            ctx->op_desc[o] = op_descriptor(g, o) | 1;
+        approf_hash128_word(&h, ctx->op_desc[o]);
+        for (int i = 0; i < op->n_inputs; i++) {
+            int t = op->inputs[i], p = g->tensors[t].producer;
+            if (p >= st->op_begin && p < st->op_end) {
+                int j = tensor_slot(g->ops[p].outputs, g->ops[p].n_outputs, t);
+                approf_hash128_word(&h, ((uint64_t)(o - p) << 8) | (uint64_t)(j + 1));
+            } else {
+                approf_hash128_word(&h, 0xff00u | (uint64_t)(st->t_first[t] == o) << 4 |
+                                        (uint64_t)(st->t_saved[t] != 0) << 2);
+            }
+        }
+        for (int j = 0; j < op->n_outputs; j++) {
+            int t = op->outputs[j];
+            approf_hash128_word(&h, (uint64_t)st->t_cons[t] << 8 |
+                                    (uint64_t)(st->t_out[t] != 0) << 1 |
+                                    (uint64_t)(st->t_saved[t] != 0));
+        }
+    }
+    return h;
+}
+
+static StructEntry *smemo_slot(StructMemo *m, ApprofHash128 key, int insert)
+{
+    if (insert && (m->n + 1) * 2 > m->cap) {
+        size_t ncap = m->cap ? m->cap * 2 : 256;
+        StructEntry *ne = calloc(ncap, sizeof *ne);
+        if (!ne)
+            return NULL;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->e[i].used)
+                continue;
+            size_t k = (size_t)m->e[i].key.a & (ncap - 1);
+            while (ne[k].used)
+                k = (k + 1) & (ncap - 1);
+            ne[k] = m->e[i];
+        }
+        free(m->e);
+        m->e = ne;
+        m->cap = ncap;
+    }
+    if (!m->cap)
+        return NULL;
+    size_t k = (size_t)key.a & (m->cap - 1);
+    while (m->e[k].used) {
+        if (m->e[k].key.a == key.a && m->e[k].key.b == key.b)
+            return &m->e[k];
+        k = (k + 1) & (m->cap - 1);
+    }
+    return insert ? &m->e[k] : NULL;
+}
+
+/* Stores the memo's Pareto set under structure key k (strategy indices fit
+ * a byte: at most SHARD_MAX_STRATS); silently skipped past the byte cap or
+ * without memory, which only costs a later solve. */
+static void remember_structure(ApprofShardContext *ctx, ApprofHash128 k, const ParetoMemo *memo,
+                               int maxk)
+{
+    StructMemo *m = &ctx->smemo;
+    size_t n = (size_t)memo->n_points * (size_t)memo->n_ops;
+    if (maxk > 256 || m->bytes + n > SHARD_STRUCT_MEMO_BYTES)
+        return;
+    unsigned char *c = malloc(n ? n : 1);
+    if (!c)
+        return;
+    StructEntry *e = smemo_slot(m, k, 1);
+    if (!e || e->used) {
+        free(c);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        c[i] = (unsigned char)memo->choices[i];
+    e->key = k;
+    e->used = 1;
+    e->n_ops = memo->n_ops;
+    e->n_points = memo->n_points;
+    memcpy(e->times, memo->times, sizeof e->times);
+    e->choices = c;
+    m->n++;
+    m->bytes += n;
+}
+
 static void memo_key(const ApprofShardRequest *req, int levels, int *key)
 {
     int k[8] = {req->start_layer, req->end_layer, req->mesh_hosts, req->mesh_gpus,
@@ -585,7 +730,40 @@ static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, const Approf
         goto cleanup;
     }
     memo_key(req, levels, key);
-    if (!(memo->valid && memo->n_ops == st->n_ops && !memcmp(memo->key, key, sizeof key))) {
+    if (!ctx->op_desc)
+        ctx->op_desc = calloc(st->g->n_ops ? st->g->n_ops : 1, sizeof *ctx->op_desc);
+    if (!ctx->op_desc) {
+        rc = APPROF_ENOMEM;
+        goto cleanup;
+    }
+    ApprofHash128 skey = {0, 0};
+    StructEntry *se = NULL;
+    int fresh = !(memo->valid && memo->n_ops == st->n_ops && !memcmp(memo->key, key, sizeof key));
+    if (fresh) {
+        skey = struct_key(ctx, st, levels, (int)req->method);
+        se = smemo_slot(&ctx->smemo, skey, 0);
+        if (se && se->n_ops != st->n_ops)
+            se = NULL;
+    }
+    if (fresh && se) {
+        /* a stage of the same structure was solved: its Pareto set */
+        size_t n = (size_t)(st->n_ops > 0 ? st->n_ops : 1);
+        int *choices = malloc((size_t)se->n_points * n * sizeof(int));
+        if (!choices) {
+            rc = APPROF_ENOMEM;
+            goto cleanup;
+        }
+        for (size_t i = 0; i < (size_t)se->n_points * (size_t)st->n_ops; i++)
+            choices[i] = se->choices[i];
+        free(memo->choices);
+        memo->choices = choices;
+        memcpy(memo->times, se->times, sizeof memo->times);
+        memcpy(memo->key, key, sizeof key);
+        memo->n_ops = st->n_ops;
+        memo->n_points = se->n_points;
+        memo->valid = 1;
+        ctx->st.cached++;
+    } else if (fresh) {
         int *choices = malloc((size_t)levels * (size_t)(st->n_ops > 0 ? st->n_ops : 1) *
                               sizeof(int));
         double mems[SHARD_MAX_LEVELS];
@@ -642,6 +820,7 @@ static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, const Approf
         memo->n_ops = st->n_ops;
         memo->n_points = np;
         memo->valid = 1;
+        remember_structure(ctx, skey, memo, maxk);
     } else {
         ctx->st.cached++;
     }
