@@ -17,7 +17,7 @@
 
 #define APPROF_MAX_DIMS 6      /* tensor rank */
 #define APPROF_MAX_INPUTS 4    /* operator inputs */
-#define APPROF_MAX_OUTPUTS 2   /* operator outputs */
+#define APPROF_MAX_OUTPUTS 4   /* operator outputs (split) */
 #define APPROF_MAX_ITER 8      /* loop dimensions of one operator */
 #define APPROF_MAX_KERNELS 6   /* kernels one operator lowers to per phase */
 #define APPROF_NAME_MAX 128
@@ -43,7 +43,9 @@ typedef struct ApprofTensor {
 typedef enum {
     APPROF_OP_MATMUL = 0,     /* dense: x[..., k] @ w[k, n] (+ b[n]) -> y[..., n];
                                * attrs.transpose_b: w is stored [n, k] (tied embeddings) */
-    APPROF_OP_BATCH_MATMUL,   /* a[B..., m, k] @ b[B..., k, n] (transposes in attrs) */
+    APPROF_OP_BATCH_MATMUL,   /* a[B..., m, k] @ b[B..., k, n] (transposes in attrs); a batch
+                               * dim of size 1 in one operand broadcasts (grouped-query
+                               * attention without repeating K/V; experts [1, E, k, n]) */
     APPROF_OP_CONV2D,         /* NCHW x, w[K, C/groups, R, S] (+ b[K]) */
     APPROF_OP_BATCH_NORM,     /* per channel (dim 1), scale and bias params */
     APPROF_OP_LAYER_NORM,     /* over the last dim, scale and bias params */
@@ -62,6 +64,25 @@ typedef enum {
     APPROF_OP_CROSS_ENTROPY,  /* logits[..., V], labels[...] -> scalar loss */
     APPROF_OP_BOUNDARY,       /* mark_pipeline_boundary: identity, cuts layers */
     APPROF_OP_MSE_LOSS,       /* pred[...], target[same shape] -> scalar mean squared error */
+    /* Kinds after this line hash their extra attributes (start, length,
+     * sizes, causal, top_k, capacity, rate); the ones above never do, so
+     * graphs built from them keep their hashes. */
+    APPROF_OP_RMS_NORM,       /* over the last dim, one scale param (no bias, no mean) */
+    APPROF_OP_SILU,           /* x * sigmoid(x); SwiGLU = silu(gate) * up */
+    APPROF_OP_ROPE,           /* rotary position embedding over the last dim (head dim) */
+    APPROF_OP_SLICE,          /* attrs.axis, attrs.start, attrs.length */
+    APPROF_OP_SPLIT,          /* along attrs.axis into attrs.sizes[0..n_outputs) */
+    APPROF_OP_ATTENTION,      /* fused memory-efficient (flash) attention:
+                               * q[B, S, Hkv, G, D], k[B, S', Hkv, D], v[B, S', Hkv, D]
+                               * -> [B, S, Hkv, G, D]; G query heads share one kv head;
+                               * attrs.causal. No S x S tensor is kept */
+    APPROF_OP_DROPOUT,        /* attrs.rate; the backward reads the output (mask = y != 0) */
+    APPROF_OP_TOPK_ROUTER,    /* logits[..., E] -> combine weights [..., E]: softmax, top
+                               * attrs.top_k kept, the rest 0 */
+    APPROF_OP_MOE_DISPATCH,   /* x[B, S, H], weights[B, S, E] -> [B, E, C, H]: each sample's
+                               * tokens to their top_k experts, attrs.capacity slots each */
+    APPROF_OP_MOE_COMBINE,    /* y[B, E, C, H], weights[B, S, E] -> [B, S, H]: weighted sum
+                               * of each token's expert outputs */
     APPROF_OP_KIND_COUNT
 } ApprofOpKind;
 
@@ -72,6 +93,12 @@ typedef struct ApprofOpAttrs {
     int perm[APPROF_MAX_DIMS];            /* transpose */
     int transpose_a, transpose_b;         /* batch matmul */
     int has_bias;                         /* matmul, conv: last input is the bias */
+    int64_t start, length;                /* slice: [start, start + length) along axis */
+    int64_t sizes[APPROF_MAX_OUTPUTS];    /* split: one size per output along axis */
+    int causal;                           /* attention: causal mask (half the work) */
+    int top_k;                            /* topk_router, moe_dispatch: experts per token */
+    int64_t capacity;                     /* moe_dispatch: slots per expert and sample */
+    double rate;                          /* dropout probability, 0 <= rate < 1 */
 } ApprofOpAttrs;
 
 typedef struct ApprofOp {
@@ -133,7 +160,8 @@ typedef struct ApprofKernel {
     ApprofDtype dtype;
     double flops;              /* floating-point operations */
     double bytes;              /* bytes read + written from device memory */
-    int64_t batch, m, n, k;    /* GEMM (batch = 1 for plain) */
+    int64_t batch, m, n, k;    /* GEMM (batch = 1 for plain); a fused attention
+                                * lowers to GEMMs whose bytes are the fused kernel's */
     int64_t conv_n, conv_c, conv_h, conv_w, conv_k, conv_r, conv_s;
     int conv_stride[2], conv_pad[2], conv_groups;
     int64_t elements;          /* elementwise / reduction / gather / copy */

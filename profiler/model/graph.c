@@ -20,6 +20,8 @@ static const char *const kind_names[APPROF_OP_KIND_COUNT] = {
     "matmul", "batch_matmul", "conv2d", "batch_norm", "layer_norm", "relu", "gelu",
     "add", "mul", "max_pool", "avg_pool", "global_pool", "softmax", "embedding",
     "reshape", "transpose", "concat", "cross_entropy", "boundary", "mse_loss",
+    "rms_norm", "silu", "rope", "slice", "split", "attention", "dropout", "topk_router",
+    "moe_dispatch", "moe_combine",
 };
 
 const char *approf_strerror(int err)
@@ -291,6 +293,28 @@ static void normalize_attrs(const ApprofGraph *g, ApprofOpKind kind, const int *
         for (int d = g->tensors[in[0]].ndim; d < APPROF_MAX_DIMS; d++)
             n.perm[d] = 0;
         break;
+    case APPROF_OP_SLICE:
+        n.axis = a->axis;
+        n.start = a->start;
+        n.length = a->length;
+        break;
+    case APPROF_OP_SPLIT:
+        n.axis = a->axis;
+        for (int j = 0; j < APPROF_MAX_OUTPUTS && a->sizes[j] > 0; j++)
+            n.sizes[j] = a->sizes[j];
+        break;
+    case APPROF_OP_ATTENTION:
+        n.causal = a->causal ? 1 : 0;
+        break;
+    case APPROF_OP_DROPOUT:
+        n.rate = a->rate;
+        break;
+    case APPROF_OP_TOPK_ROUTER:
+        n.top_k = a->top_k;
+        break;
+    case APPROF_OP_MOE_DISPATCH:
+        n.capacity = a->capacity;
+        break;
     default:
         break;
     }
@@ -313,6 +337,9 @@ static int infer(const ApprofGraph *g, const char *name, ApprofOpKind kind, cons
         need_min = need_max = 2; break;
     case APPROF_OP_CONV2D: need_min = need_max = 2 + (a->has_bias ? 1 : 0); break;
     case APPROF_OP_BATCH_NORM: case APPROF_OP_LAYER_NORM: need_min = need_max = 3; break;
+    case APPROF_OP_RMS_NORM: case APPROF_OP_MOE_DISPATCH: case APPROF_OP_MOE_COMBINE:
+        need_min = need_max = 2; break;
+    case APPROF_OP_ATTENTION: need_min = need_max = 3; break;
     case APPROF_OP_CONCAT: need_min = 2; need_max = APPROF_MAX_INPUTS; break;
     default: break;
     }
@@ -353,9 +380,13 @@ static int infer(const ApprofGraph *g, const char *name, ApprofOpKind kind, cons
         int64_t m, k, k2, n;
         if (r < 2 || w->ndim != r)
             return fail(err, errlen, name, "field inputs: batch_matmul operands %s and %s must have the same rank >= 2", s1, s2);
-        for (int d = 0; d < r - 2; d++)
-            if (x->dims[d] != w->dims[d])
+        /* Batch dims broadcast numpy-style: a size 1 on one side repeats. */
+        for (int d = 0; d < r - 2; d++) {
+            if (x->dims[d] != w->dims[d] && x->dims[d] != 1 && w->dims[d] != 1)
                 return fail(err, errlen, name, "field inputs[1]: batch dimension %d differs: %s vs %s", d, s1, s2);
+            if (w->dims[d] > x->dims[d])
+                o->dims[0][d] = w->dims[d];
+        }
         m = a->transpose_a ? x->dims[r - 1] : x->dims[r - 2];
         k = a->transpose_a ? x->dims[r - 2] : x->dims[r - 1];
         k2 = a->transpose_b ? w->dims[r - 1] : w->dims[r - 2];
@@ -402,7 +433,92 @@ static int infer(const ApprofGraph *g, const char *name, ApprofOpKind kind, cons
         }
         break;
     }
-    case APPROF_OP_RELU: case APPROF_OP_GELU: case APPROF_OP_BOUNDARY:
+    case APPROF_OP_RELU: case APPROF_OP_GELU: case APPROF_OP_BOUNDARY: case APPROF_OP_SILU:
+        break;
+    case APPROF_OP_DROPOUT:
+        if (!(a->rate >= 0.0 && a->rate < 1.0))
+            return fail(err, errlen, name, "field rate: %g is not in [0, 1)", a->rate);
+        break;
+    case APPROF_OP_ROPE:
+        if (x->ndim < 2 || x->dims[x->ndim - 1] % 2)
+            return fail(err, errlen, name, "field inputs[0]: rope needs [..., seq, ..., head_dim] with an even head_dim, got %s", s1);
+        break;
+    case APPROF_OP_RMS_NORM: {
+        const ApprofTensor *p = w;
+        if (x->ndim < 1 || p->ndim != 1 || p->dims[0] != x->dims[x->ndim - 1])
+            return fail(err, errlen, name, "field inputs[1]: scale %s must be [%lld]", s2,
+                        (long long)x->dims[x->ndim > 0 ? x->ndim - 1 : 0]);
+        break;
+    }
+    case APPROF_OP_SLICE:
+        if (a->axis < 0 || a->axis >= x->ndim)
+            return fail(err, errlen, name, "field axis: %d out of range for %s", a->axis, s1);
+        if (a->start < 0 || a->length < 1 || a->start + a->length > x->dims[a->axis])
+            return fail(err, errlen, name, "field length: [%lld, %lld) is not inside dimension %d of %s",
+                        (long long)a->start, (long long)(a->start + a->length), a->axis, s1);
+        o->dims[0][a->axis] = a->length;
+        if (x->batch_dim == a->axis && a->length != x->dims[a->axis])
+            o->batch_dim[0] = -1;
+        break;
+    case APPROF_OP_SPLIT: {
+        int64_t sum = 0;
+        int n = 0;
+        if (a->axis < 0 || a->axis >= x->ndim)
+            return fail(err, errlen, name, "field axis: %d out of range for %s", a->axis, s1);
+        while (n < APPROF_MAX_OUTPUTS && a->sizes[n] > 0)
+            sum += a->sizes[n++];
+        if (n < 2 || sum != x->dims[a->axis])
+            return fail(err, errlen, name, "field sizes: 2 to %d sizes summing to dimension %d of %s needed",
+                        APPROF_MAX_OUTPUTS, a->axis, s1);
+        o->n = n;
+        for (int j = 0; j < n; j++) {
+            o->dtype[j] = x->dtype;
+            o->ndim[j] = x->ndim;
+            memcpy(o->dims[j], x->dims, sizeof x->dims);
+            o->dims[j][a->axis] = a->sizes[j];
+            o->batch_dim[j] = x->batch_dim == a->axis ? -1 : x->batch_dim;
+        }
+        break;
+    }
+    case APPROF_OP_ATTENTION: {
+        const ApprofTensor *v = &g->tensors[in[2]];
+        char s3[96];
+        shape_str(v, s3, sizeof s3);
+        if (x->ndim != 5 || w->ndim != 4 || v->ndim != 4)
+            return fail(err, errlen, name, "field inputs: attention needs q[B, S, Hkv, G, D], k and v [B, S', Hkv, D], got %s, %s, %s", s1, s2, s3);
+        if (w->dims[0] != x->dims[0] || w->dims[2] != x->dims[2] || w->dims[3] != x->dims[4])
+            return fail(err, errlen, name, "field inputs[1]: k %s does not fit q %s", s2, s1);
+        if (memcmp(v->dims, w->dims, sizeof(int64_t) * 4))
+            return fail(err, errlen, name, "field inputs[2]: v %s differs from k %s", s3, s2);
+        if (a->causal && w->dims[1] != x->dims[1])
+            return fail(err, errlen, name, "field causal: needs as many keys as queries, got %s and %s", s1, s2);
+        break;
+    }
+    case APPROF_OP_TOPK_ROUTER:
+        if (x->ndim < 1 || a->top_k < 1 || a->top_k > x->dims[x->ndim - 1])
+            return fail(err, errlen, name, "field top_k: %d is not in 1..%lld experts of %s", a->top_k,
+                        (long long)x->dims[x->ndim > 0 ? x->ndim - 1 : 0], s1);
+        break;
+    case APPROF_OP_MOE_DISPATCH:
+        if (x->ndim != 3 || w->ndim != 3 || w->dims[0] != x->dims[0] || w->dims[1] != x->dims[1])
+            return fail(err, errlen, name, "field inputs: moe_dispatch needs x[B, S, H] and weights[B, S, E], got %s and %s", s1, s2);
+        if (a->capacity < 1)
+            return fail(err, errlen, name, "field capacity: %lld slots per expert", (long long)a->capacity);
+        o->ndim[0] = 4;
+        o->dims[0][0] = x->dims[0];
+        o->dims[0][1] = w->dims[2];
+        o->dims[0][2] = a->capacity;
+        o->dims[0][3] = x->dims[2];
+        o->batch_dim[0] = x->batch_dim == 0 ? 0 : -1;
+        break;
+    case APPROF_OP_MOE_COMBINE:
+        if (x->ndim != 4 || w->ndim != 3 || w->dims[0] != x->dims[0] || w->dims[2] != x->dims[1])
+            return fail(err, errlen, name, "field inputs: moe_combine needs y[B, E, C, H] and weights[B, S, E], got %s and %s", s1, s2);
+        o->ndim[0] = 3;
+        o->dims[0][0] = x->dims[0];
+        o->dims[0][1] = w->dims[1];
+        o->dims[0][2] = x->dims[3];
+        o->batch_dim[0] = x->batch_dim == 0 || w->batch_dim == 0 ? 0 : -1;
         break;
     case APPROF_OP_ADD: case APPROF_OP_MUL: {
         int off = x->ndim - w->ndim;
@@ -503,8 +619,9 @@ static int infer(const ApprofGraph *g, const char *name, ApprofOpKind kind, cons
     default:
         return fail(err, errlen, name, "field op: unknown operator kind %d", (int)kind);
     }
-    if (shape_ok(o->ndim[0], o->dims[0]) < 0)
-        return fail(err, errlen, name, "field outputs[0]: absurd output size");
+    for (int j = 0; j < o->n; j++)
+        if (shape_ok(o->ndim[j], o->dims[j]) < 0)
+            return fail(err, errlen, name, "field outputs[%d]: absurd output size", j);
     return 0;
 }
 
@@ -700,6 +817,18 @@ void approf_graph_hash(const ApprofGraph *g, char *out, size_t len)
         h64(&h1, a->transpose_a);
         h64(&h1, a->transpose_b);
         h64(&h1, a->has_bias);
+        if (op->kind >= APPROF_OP_RMS_NORM) {
+            int64_t rate_bits;
+            memcpy(&rate_bits, &a->rate, sizeof rate_bits);
+            h64(&h1, a->start);
+            h64(&h1, a->length);
+            for (int k = 0; k < APPROF_MAX_OUTPUTS; k++)
+                h64(&h1, a->sizes[k]);
+            h64(&h1, a->causal);
+            h64(&h1, a->top_k);
+            h64(&h1, a->capacity);
+            h64(&h1, rate_bits);
+        }
         h2 ^= h1;
         h2 = (h2 << 13 | h2 >> 51) * 0xff51afd7ed558ccdull;
     }

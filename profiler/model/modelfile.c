@@ -125,7 +125,26 @@ static int pair(json_t *o, const char *key, int lo, int hi, int *out)
 
 static const char *const op_keys[] = {"name", "op", "inputs", "outputs", "bias", "transpose_a",
                                       "transpose_b", "kernel", "stride", "padding", "groups",
-                                      "axis", "perm", "shape", NULL};
+                                      "axis", "perm", "shape", "start", "length", "sizes",
+                                      "causal", "top_k", "capacity", "rate", NULL};
+static const char *const top_keys[] = {"format", "version", "name", "dtype", "batch_size",
+                                       "tensors", "ops", NULL};
+static const char *const tensor_keys[] = {"name", "role", "dtype", "shape", "batch_dim", NULL};
+
+/* The first key of object o not in the NULL-terminated list, or NULL. */
+static const char *unknown_key(json_t *o, const char *const *keys)
+{
+    const char *key;
+    json_t *v;
+    json_object_foreach(o, key, v) {
+        int known = 0;
+        for (int q = 0; keys[q]; q++)
+            known |= !strcmp(keys[q], key);
+        if (!known)
+            return key;
+    }
+    return NULL;
+}
 
 static int load_tensor(Ctx *c, ApprofGraph *g, NameMap *m, json_t *t, size_t i)
 {
@@ -142,6 +161,8 @@ static int load_tensor(Ctx *c, ApprofGraph *g, NameMap *m, json_t *t, size_t i)
     name = json_string_value(jn);
     if (strlen(name) >= APPROF_NAME_MAX)
         return perr(c, APPROF_EPARSE, "tensor '%.40s...': field name: longer than %d bytes", name, APPROF_NAME_MAX - 1);
+    if ((role = unknown_key(t, tensor_keys)))
+        return perr(c, APPROF_EPARSE, "tensor '%s': field %s: unknown field", name, role);
     role = json_is_string(jr) ? json_string_value(jr) : "";
     if (!strcmp(role, "param"))
         r = APPROF_TENSOR_PARAM;
@@ -208,13 +229,8 @@ static int load_op(Ctx *c, ApprofGraph *g, NameMap *m, json_t *ops, json_t *o, s
         json_string_length(jn) >= APPROF_NAME_MAX)
         return perr(c, APPROF_EPARSE, "ops[%zu]: field name: expected a non-empty string", i);
     name = json_string_value(jn);
-    json_object_foreach(o, key, v) {
-        int known = 0;
-        for (int q = 0; op_keys[q]; q++)
-            known |= !strcmp(op_keys[q], key);
-        if (!known)
-            return perr(c, APPROF_EPARSE, "op '%s': field %s: unknown field", name, key);
-    }
+    if ((key = unknown_key(o, op_keys)))
+        return perr(c, APPROF_EPARSE, "op '%s': field %s: unknown field", name, key);
     if (!json_is_string(jk) || approf_op_kind_parse(json_string_value(jk), &kind) < 0)
         return perr(c, APPROF_EPARSE, "op '%s': field op: unknown operator '%s'", name,
                     json_is_string(jk) ? json_string_value(jk) : "(not a string)");
@@ -264,6 +280,26 @@ static int load_op(Ctx *c, ApprofGraph *g, NameMap *m, json_t *ops, json_t *o, s
             a.perm[d] = (int)p[d];
     } else if (kind == APPROF_OP_TRANSPOSE) {
         return perr(c, APPROF_EPARSE, "op '%s': field perm: missing", name);
+    }
+    if (get_int(o, "start", 0, INT64_MAX, 0, &a.start) < 0)
+        return perr(c, APPROF_EPARSE, "op '%s': field start: expected a non-negative integer", name);
+    if (get_int(o, "length", 0, INT64_MAX, 0, &a.length) < 0)
+        return perr(c, APPROF_EPARSE, "op '%s': field length: expected a non-negative integer", name);
+    if ((v = json_object_get(o, "sizes")) &&
+        int_array(v, a.sizes, APPROF_MAX_OUTPUTS, 1, INT64_MAX) < 0)
+        return perr(c, APPROF_EPARSE, "op '%s': field sizes: expected at most %d positive integers", name, APPROF_MAX_OUTPUTS);
+    if (get_int(o, "causal", 0, 1, 0, &t) < 0)
+        return perr(c, APPROF_EPARSE, "op '%s': field causal: expected a boolean", name);
+    a.causal = (int)t;
+    if (get_int(o, "top_k", 1, 1 << 20, 1, &t) < 0)
+        return perr(c, APPROF_EPARSE, "op '%s': field top_k: expected a positive integer", name);
+    a.top_k = (int)t;
+    if (get_int(o, "capacity", 1, INT64_MAX, 1, &a.capacity) < 0)
+        return perr(c, APPROF_EPARSE, "op '%s': field capacity: expected a positive integer", name);
+    if ((v = json_object_get(o, "rate"))) {
+        if (!json_is_number(v))
+            return perr(c, APPROF_EPARSE, "op '%s': field rate: expected a number", name);
+        a.rate = json_number_value(v);
     }
     if ((v = json_object_get(o, "shape"))) {
         shape_n = int_array(v, shape, APPROF_MAX_DIMS, INT64_MIN, INT64_MAX);
@@ -325,12 +361,19 @@ int approf_model_parse(const char *text, const char *origin, ApprofGraph **out,
     if (!text || !out)
         return APPROF_EINVAL;
     *out = NULL;
-    root = json_loads(text, 0, &je);
+    root = json_loads(text, JSON_REJECT_DUPLICATES, &je);
     if (!root)
         return perr(&c, APPROF_EPARSE, "line %d, column %d: %s", je.line, je.column, je.text);
     if (!json_is_object(root)) {
         rc = perr(&c, APPROF_EPARSE, "field (top): expected a JSON object");
         goto cleanup;
+    }
+    {
+        const char *bad = unknown_key(root, top_keys);
+        if (bad) {
+            rc = perr(&c, APPROF_EPARSE, "field %s: unknown field", bad);
+            goto cleanup;
+        }
     }
     v = json_object_get(root, "format");
     if (!json_is_string(v) || strcmp(json_string_value(v), "approf-model")) {
@@ -473,6 +516,27 @@ static json_t *op_json(const ApprofGraph *g, const ApprofOp *op)
         json_object_set_new(o, "shape", dims_json(t->dims, t->ndim));
         break;
     }
+    case APPROF_OP_SLICE:
+        json_object_set_new(o, "axis", json_integer(a->axis));
+        json_object_set_new(o, "start", json_integer(a->start));
+        json_object_set_new(o, "length", json_integer(a->length));
+        break;
+    case APPROF_OP_SPLIT:
+        json_object_set_new(o, "axis", json_integer(a->axis));
+        json_object_set_new(o, "sizes", dims_json(a->sizes, op->n_outputs));
+        break;
+    case APPROF_OP_ATTENTION:
+        json_object_set_new(o, "causal", json_boolean(a->causal));
+        break;
+    case APPROF_OP_DROPOUT:
+        json_object_set_new(o, "rate", json_real(a->rate));
+        break;
+    case APPROF_OP_TOPK_ROUTER:
+        json_object_set_new(o, "top_k", json_integer(a->top_k));
+        break;
+    case APPROF_OP_MOE_DISPATCH:
+        json_object_set_new(o, "capacity", json_integer(a->capacity));
+        break;
     default:
         break;
     }

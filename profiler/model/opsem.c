@@ -24,6 +24,25 @@
  *                 loop of the output dim that starts at the same flat offset
  *                 (surviving dims, the outer factor of a split/merged dim)
  *   cross_entropy {logit dims but the last R, V F}; mse_loss all R
+ *   rms_norm, topk_router   one P loop per dim, the last (normalised,
+ *                 experts) F
+ *   silu/dropout  one P loop per dim; rope too, but the head dim F (its
+ *                 halves rotate together)
+ *   slice         one P loop per output dim, the sliced axis F and not
+ *                 mapped to the input (a split input is gathered first)
+ *   split         one P loop per input dim, the axis F, not mapped to the
+ *                 outputs
+ *   attention     {B P, S P, Hkv P, G P, S' F, D F}: heads and queries
+ *                 split freely, keys and the head dim never (no ring
+ *                 attention)
+ *   moe_dispatch  {B P, E P, C F, H P}: a split E takes the tokens
+ *                 replicated (Megatron's all-gather dispatcher); a B split
+ *                 feeding an E-split expert GEMM is resharded by an
+ *                 all-to-all (the all-to-all dispatcher)
+ *   moe_combine   {B P, S P, H P, E R, C F}: a split E leaves partial sums
+ *   batch_matmul  broadcast batch dims map to no loop in the operand that
+ *                 has size 1 there (a [1, E, k, n] expert weight follows E
+ *                 only: expert parallelism is splitting the E loop)
  * The batch loop (is_batch) is the one indexing the sample dimension of the
  * first input (of the output for boundary).
  */
@@ -96,8 +115,10 @@ int approf_op_iter_space(const ApprofGraph *g, int opi, ApprofIterSpace *sp)
     case APPROF_OP_BATCH_MATMUL: {
         int r = x->ndim, ml, nl, kl;
         for (int d = 0; d < r - 2; d++) {
-            add_loop(sp, x->dims[d], APPROF_ITER_PARALLEL);
-            sp->in_map[0][d] = sp->in_map[1][d] = sp->out_map[0][d] = d;
+            add_loop(sp, y->dims[d], APPROF_ITER_PARALLEL);
+            sp->in_map[0][d] = x->dims[d] == y->dims[d] ? d : MAP_NONE;
+            sp->in_map[1][d] = w->dims[d] == y->dims[d] ? d : MAP_NONE;
+            sp->out_map[0][d] = d;
         }
         ml = add_loop(sp, y->dims[r - 2], APPROF_ITER_PARALLEL);
         nl = add_loop(sp, y->dims[r - 1], APPROF_ITER_PARALLEL);
@@ -142,18 +163,88 @@ int approf_op_iter_space(const ApprofGraph *g, int opi, ApprofIterSpace *sp)
         sp->in_map[1][0] = sp->in_map[2][0] = 1;
         batch_loop = x->batch_dim;
         break;
-    case APPROF_OP_LAYER_NORM: case APPROF_OP_SOFTMAX: {
-        int axis = op->kind == APPROF_OP_LAYER_NORM ? x->ndim - 1 : op->attrs.axis;
+    case APPROF_OP_LAYER_NORM: case APPROF_OP_SOFTMAX: case APPROF_OP_RMS_NORM:
+    case APPROF_OP_TOPK_ROUTER: case APPROF_OP_ROPE: {
+        int axis = op->kind == APPROF_OP_SOFTMAX ? op->attrs.axis : x->ndim - 1;
         loops_like(sp, x, axis, APPROF_ITER_FIXED, APPROF_ITER_PARALLEL);
         for (int d = 0; d < x->ndim; d++)
             sp->in_map[0][d] = sp->out_map[0][d] = d;
         if (op->kind == APPROF_OP_LAYER_NORM)
             sp->in_map[1][0] = sp->in_map[2][0] = axis;
+        if (op->kind == APPROF_OP_RMS_NORM)
+            sp->in_map[1][0] = axis;
         batch_loop = x->batch_dim;
         break;
     }
+    case APPROF_OP_SLICE:
+        loops_like(sp, y, op->attrs.axis, APPROF_ITER_FIXED, APPROF_ITER_PARALLEL);
+        for (int d = 0; d < y->ndim; d++) {
+            sp->out_map[0][d] = d;
+            sp->in_map[0][d] = d == op->attrs.axis ? MAP_NONE : d;
+        }
+        batch_loop = y->batch_dim;
+        break;
+    case APPROF_OP_SPLIT:
+        loops_like(sp, x, op->attrs.axis, APPROF_ITER_FIXED, APPROF_ITER_PARALLEL);
+        for (int d = 0; d < x->ndim; d++) {
+            sp->in_map[0][d] = d;
+            for (int j = 0; j < op->n_outputs; j++)
+                sp->out_map[j][d] = d == op->attrs.axis ? MAP_NONE : d;
+        }
+        batch_loop = x->batch_dim == op->attrs.axis ? -1 : x->batch_dim;
+        break;
+    case APPROF_OP_ATTENTION:
+        /* loops: 0 B, 1 S, 2 Hkv, 3 G, 4 S', 5 D */
+        add_loop(sp, x->dims[0], APPROF_ITER_PARALLEL);
+        add_loop(sp, x->dims[1], APPROF_ITER_PARALLEL);
+        add_loop(sp, x->dims[2], APPROF_ITER_PARALLEL);
+        add_loop(sp, x->dims[3], APPROF_ITER_PARALLEL);
+        add_loop(sp, w->dims[1], APPROF_ITER_FIXED);
+        add_loop(sp, x->dims[4], APPROF_ITER_FIXED);
+        for (int d = 0; d < 5; d++)
+            sp->in_map[0][d] = sp->out_map[0][d] = d == 4 ? 5 : d;
+        for (int i = 1; i < 3; i++) {
+            sp->in_map[i][0] = 0;
+            sp->in_map[i][1] = 4;
+            sp->in_map[i][2] = 2;
+            sp->in_map[i][3] = 5;
+        }
+        batch_loop = x->batch_dim == 0 ? 0 : -1;
+        break;
+    case APPROF_OP_MOE_DISPATCH:
+        /* loops: 0 B, 1 E, 2 C, 3 H */
+        add_loop(sp, y->dims[0], APPROF_ITER_PARALLEL);
+        add_loop(sp, y->dims[1], APPROF_ITER_PARALLEL);
+        add_loop(sp, y->dims[2], APPROF_ITER_FIXED);
+        add_loop(sp, y->dims[3], APPROF_ITER_PARALLEL);
+        for (int d = 0; d < 4; d++)
+            sp->out_map[0][d] = d;
+        sp->in_map[0][0] = 0;
+        sp->in_map[0][2] = 3;
+        sp->in_map[1][0] = 0;
+        sp->in_map[1][2] = 1;
+        batch_loop = y->batch_dim == 0 ? 0 : -1;
+        break;
+    case APPROF_OP_MOE_COMBINE:
+        /* loops: 0 B, 1 S, 2 H, 3 E, 4 C */
+        add_loop(sp, y->dims[0], APPROF_ITER_PARALLEL);
+        add_loop(sp, y->dims[1], APPROF_ITER_PARALLEL);
+        add_loop(sp, y->dims[2], APPROF_ITER_PARALLEL);
+        add_loop(sp, x->dims[1], APPROF_ITER_REDUCE);
+        add_loop(sp, x->dims[2], APPROF_ITER_FIXED);
+        sp->in_map[0][0] = 0;
+        sp->in_map[0][1] = 3;
+        sp->in_map[0][2] = 4;
+        sp->in_map[0][3] = 2;
+        sp->in_map[1][0] = 0;
+        sp->in_map[1][1] = 1;
+        sp->in_map[1][2] = 3;
+        for (int d = 0; d < 3; d++)
+            sp->out_map[0][d] = d;
+        batch_loop = y->batch_dim == 0 ? 0 : -1;
+        break;
     case APPROF_OP_RELU: case APPROF_OP_GELU: case APPROF_OP_BOUNDARY:
-    case APPROF_OP_ADD: case APPROF_OP_MUL:
+    case APPROF_OP_ADD: case APPROF_OP_MUL: case APPROF_OP_SILU: case APPROF_OP_DROPOUT:
         loops_like(sp, y, -1, APPROF_ITER_PARALLEL, APPROF_ITER_PARALLEL);
         for (int d = 0; d < y->ndim; d++)
             sp->in_map[0][d] = sp->out_map[0][d] = d;
@@ -320,6 +411,13 @@ static void ew_factors(ApprofOpKind kind, double *f, double *b)
     case APPROF_OP_MSE_LOSS: *f = 3; *b = 2; break;
     case APPROF_OP_TRANSPOSE: case APPROF_OP_CONCAT: *f = 0; *b = 0; break;
     case APPROF_OP_EMBEDDING: *f = 0; *b = 1; break;
+    case APPROF_OP_RMS_NORM: *f = 4; *b = 6; break;
+    case APPROF_OP_SILU: *f = 4; *b = 6; break;
+    case APPROF_OP_ROPE: *f = 3; *b = 3; break;
+    case APPROF_OP_DROPOUT: *f = 2; *b = 1; break;
+    case APPROF_OP_TOPK_ROUTER: *f = 8; *b = 4; break;
+    case APPROF_OP_MOE_DISPATCH: *f = 0; *b = 1; break;
+    case APPROF_OP_MOE_COMBINE: *f = 2; *b = 4; break;
     default: *f = 1; *b = 1; break;
     }
 }
@@ -374,17 +472,62 @@ int approf_op_kernels(const ApprofGraph *g, int opi, const int64_t *local, int p
     }
     case APPROF_OP_BATCH_MATMUL: {
         int r = x->ndim;
-        int64_t b = 1, m = loc[r - 2], n = loc[r - 1], k = loc[r];
-        for (int d = 0; d < r - 2; d++)
+        int64_t b = 1, ba = 1, bb = 1, m = loc[r - 2], n = loc[r - 1], k = loc[r];
+        for (int d = 0; d < r - 2; d++) {
             b *= loc[d];
+            ba *= sp.in_map[0][d] >= 0 ? loc[d] : 1;
+            bb *= sp.in_map[1][d] >= 0 ? loc[d] : 1;
+        }
         if (phase == 0) {
             gemm(&ks[nk++], opi, dt, b, m, n, k);
         } else {
+            /* A broadcast operand's gradient sums over the dims it repeats
+             * along: they join the contraction. */
             if (x->role != APPROF_TENSOR_INPUT)
-                gemm(&ks[nk++], opi, dt, b, m, k, n);     /* da = dc @ b^T */
+                gemm(&ks[nk++], opi, dt, ba, m, k, n * (b / ba)); /* da = dc @ b^T */
             if (g->tensors[op->inputs[1]].role != APPROF_TENSOR_INPUT)
-                gemm(&ks[nk++], opi, dt, b, k, n, m);     /* db = a^T @ dc */
+                gemm(&ks[nk++], opi, dt, bb, k, n, m * (b / bb)); /* db = a^T @ dc */
         }
+        break;
+    }
+    case APPROF_OP_ATTENTION: {
+        /* Flash attention as its GEMMs: forward S = QK^T and O = PV; the
+         * backward recomputes S, then dV = P^T dO, dP = dO V^T, dQ = dS K,
+         * dK = dS^T Q. The causal mask skips the upper triangle: half the
+         * key columns on average. Scores stay on chip, so the kernels'
+         * bytes are the fused kernel's (q, k, v, o, dO, the f32
+         * log-sum-exp rows; dq, dk, dv) on the first GEMM, none on the rest. */
+        int64_t bh = loc[0] * loc[2] * loc[3], sq = loc[1], skv = loc[4], d = loc[5];
+        int64_t kv = op->attrs.causal ? (skv + 1) / 2 : skv;
+        double qo = es * (double)bh * sq * d, kvb = 2.0 * es * (double)loc[0] * loc[2] * skv * d;
+        double lse = 4.0 * (double)bh * sq;
+        if (phase == 0) {
+            gemm(&ks[nk++], opi, dt, bh, sq, kv, d);
+            ks[nk - 1].bytes = qo + kvb + qo + lse;
+            gemm(&ks[nk++], opi, dt, bh, sq, d, kv);
+            ks[nk - 1].bytes = 0;
+        } else {
+            gemm(&ks[nk++], opi, dt, bh, sq, kv, d);        /* S again */
+            ks[nk - 1].bytes = 3.0 * qo + kvb + lse + qo + kvb;
+            gemm(&ks[nk++], opi, dt, bh, kv, d, sq);        /* dV */
+            gemm(&ks[nk++], opi, dt, bh, sq, kv, d);        /* dP */
+            gemm(&ks[nk++], opi, dt, bh, sq, d, kv);        /* dQ */
+            gemm(&ks[nk++], opi, dt, bh, kv, d, sq);        /* dK */
+            for (int i = nk - 4; i < nk; i++)
+                ks[i].bytes = 0;
+        }
+        break;
+    }
+    case APPROF_OP_SLICE: case APPROF_OP_SPLIT: {
+        /* A copy of the selected part forward; backward writes the input's
+         * gradient (zeros outside a slice; a concat of the parts for split). */
+        int64_t e0 = local_elems(x, sp.in_map[0], &sp, loc), eo = 0;
+        for (int j = 0; j < op->n_outputs; j++)
+            eo += local_elems(&g->tensors[op->outputs[j]], sp.out_map[j], &sp, loc);
+        if (op->kind == APPROF_OP_SPLIT)
+            e0 = eo;
+        simple(&ks[nk++], APPROF_K_COPY, opi, dt, phase ? e0 : eo, 0,
+               es * (phase ? (double)eo + (double)e0 : 2.0 * (double)eo));
         break;
     }
     case APPROF_OP_CONV2D: {
@@ -440,10 +583,13 @@ int approf_op_kernels(const ApprofGraph *g, int opi, const int64_t *local, int p
         switch (op->kind) {
         case APPROF_OP_BATCH_NORM: case APPROF_OP_LAYER_NORM: case APPROF_OP_SOFTMAX:
         case APPROF_OP_GLOBAL_POOL: case APPROF_OP_CROSS_ENTROPY: case APPROF_OP_MSE_LOSS:
-        case APPROF_OP_MAX_POOL: case APPROF_OP_AVG_POOL:
+        case APPROF_OP_MAX_POOL: case APPROF_OP_AVG_POOL: case APPROF_OP_RMS_NORM:
+        case APPROF_OP_TOPK_ROUTER:
             kk = APPROF_K_REDUCTION;
             break;
-        case APPROF_OP_EMBEDDING: kk = APPROF_K_GATHER; break;
+        case APPROF_OP_EMBEDDING: case APPROF_OP_MOE_DISPATCH: case APPROF_OP_MOE_COMBINE:
+            kk = APPROF_K_GATHER;
+            break;
         case APPROF_OP_TRANSPOSE: case APPROF_OP_CONCAT: kk = APPROF_K_COPY; break;
         default: break;
         }
@@ -504,14 +650,22 @@ unsigned approf_op_saved_mask(const ApprofGraph *g, int opi)
     switch (op->kind) {
     case APPROF_OP_MATMUL: case APPROF_OP_BATCH_MATMUL: case APPROF_OP_CONV2D:
     case APPROF_OP_BATCH_NORM: case APPROF_OP_LAYER_NORM: case APPROF_OP_MUL:
-    case APPROF_OP_CROSS_ENTROPY: case APPROF_OP_MSE_LOSS:
+    case APPROF_OP_CROSS_ENTROPY: case APPROF_OP_MSE_LOSS: case APPROF_OP_RMS_NORM:
+    case APPROF_OP_MOE_COMBINE:
         return APPROF_SAVED_INPUT(0) | APPROF_SAVED_INPUT(1);
-    case APPROF_OP_RELU: case APPROF_OP_GELU: case APPROF_OP_EMBEDDING:
+    case APPROF_OP_RELU: case APPROF_OP_GELU: case APPROF_OP_EMBEDDING: case APPROF_OP_SILU:
         return APPROF_SAVED_INPUT(0);
     case APPROF_OP_MAX_POOL:
         return APPROF_SAVED_INPUT(0) | APPROF_SAVED_OUTPUT(0);
-    case APPROF_OP_SOFTMAX:
+    case APPROF_OP_SOFTMAX: case APPROF_OP_DROPOUT: case APPROF_OP_TOPK_ROUTER:
         return APPROF_SAVED_OUTPUT(0);
+    case APPROF_OP_ATTENTION:
+        /* q, k, v and the output (with its log-sum-exp rows): never S x S */
+        return APPROF_SAVED_INPUT(0) | APPROF_SAVED_INPUT(1) | APPROF_SAVED_INPUT(2) |
+               APPROF_SAVED_OUTPUT(0);
+    case APPROF_OP_MOE_DISPATCH:
+        /* the routing (which slot holds which token) */
+        return APPROF_SAVED_INPUT(1);
     default:
         return 0;
     }
