@@ -39,6 +39,24 @@ static const ZooModel zoo[] = {
     {{"swin", "Swin Transformer Tiny (patch 4, window 7, depths 2-2-6-2, heads 3-6-12-24)",
       "batch 128, imagenet 224x224 1000 classes (--dataset cifar100: 100 classes, LiBai config), f32"},
      zoo_swin, 128},
+    {{"llama", "Llama decoder (RMSNorm, rotary, grouped-query attention, SwiGLU, untied head)",
+      "batch 32, seq 4096, --preset llama-3-8b (32 layers, 4096, 32 heads, 8 kv, ffn 14336, vocab 128256) | "
+      "llama-2-7b | llama-3-70b | llama-3.1-405b; flash attention, f32"},
+     zoo_decoder, 32},
+    {{"mistral", "Mistral decoder (Llama layout, grouped-query attention, sliding window recorded)",
+      "batch 32, seq 4096, --preset mistral-7b (32 layers, 4096, 32 heads, 8 kv, ffn 14336, vocab 32000), f32"},
+     zoo_decoder, 32},
+    {{"mixtral", "Mixtral sparse mixture of experts (top-k router, experts as batched GEMMs)",
+      "batch 32, seq 4096, --preset mixtral-8x7b (32 layers, 4096, 8 experts top 2, ffn 14336), "
+      "capacity factor 1, f32"},
+     zoo_decoder, 32},
+    {{"qwen2", "Qwen2 decoder (Llama layout with q/k/v biases)",
+      "batch 32, seq 4096, --preset qwen2.5-7b (28 layers, 3584, 28 heads, 4 kv, ffn 18944, vocab 152064), f32"},
+     zoo_decoder, 32},
+    {{"deepseek_moe", "DeepSeekMoE fine-grained experts with shared experts",
+      "batch 32, seq 4096, --preset deepseek-moe-16b (28 layers, 2048, 64 experts of 1408 top 6, "
+      "2 shared, first layer dense), capacity factor 1, f32"},
+     zoo_decoder, 32},
 };
 
 const ApprofZooEntry *approf_zoo_list(size_t *n)
@@ -76,6 +94,10 @@ int approf_zoo_build(const char *name, const ApprofZooOptions *opt, ApprofGraph 
         o = *opt;
     else
         memset(&o, 0, sizeof o);
+    if (o.preset && !strncmp(o.preset, "hf:", 3)) {
+        o.hf_config = o.preset + 3;
+        o.preset = NULL;
+    }
     memset(&b, 0, sizeof b);
     b.err = err;
     b.errlen = errlen;
@@ -84,8 +106,11 @@ int approf_zoo_build(const char *name, const ApprofZooOptions *opt, ApprofGraph 
         return zb_fail(&b, APPROF_EINVAL, "unknown dtype '%s' (f32, f16, bf16)", o.dtype);
     if (o.batch < 0 || o.batch > (1 << 24) || o.num_layers < 0 || o.hidden < 0 || o.heads < 0 ||
         o.seq_len < 0 || o.vocab < 0 || o.width_factor < 0 || o.depth < 0 || o.num_filters < 0 ||
-        o.image_size < 0 || o.num_classes < 0)
+        o.image_size < 0 || o.num_classes < 0 || o.capacity_factor < 0)
         return zb_fail(&b, APPROF_EINVAL, "negative or absurd model option");
+    if (o.hf_config && m->fn != zoo_decoder && m->fn != zoo_gpt && m->fn != zoo_bert)
+        return zb_fail(&b, APPROF_EINVAL, "%s: Hugging Face configs build llama, mistral, mixtral, "
+                       "qwen2, deepseek_moe, gpt and bert, not %s", o.hf_config, name);
     if (o.batch == 0)
         o.batch = m->batch;
     rc = approf_graph_new(name, b.dt, o.batch, &b.g);

@@ -2,9 +2,10 @@
 /*
  * The model zoo: parametric builders for the models approf knows by name
  * (Alpa's tutorial MLP, ResNet-50, Alpa's Wide-ResNet, GPT-2/GPT-3, BERT,
- * Swin-T), each a graph in the operator IR of graph.h. Options left 0/NULL
- * take the documented per-model defaults (see approf_zoo_list and
- * schemas/model-format.md).
+ * Swin-T, and the Llama-style decoders: Llama 2/3, Mistral, Mixtral,
+ * Qwen2.5, DeepSeekMoE), each a graph in the operator IR of graph.h.
+ * Options left 0/NULL take the documented per-model defaults (see
+ * approf_zoo_list, docs/models.md and schemas/model-format.md).
  */
 #ifndef APPROF_ZOO_H
 #define APPROF_ZOO_H
@@ -16,7 +17,17 @@
 
 typedef struct ApprofZooOptions {
     const char *preset;      /* gpt: gpt2-small (default) | gpt3-1.3b | gpt3-2.7b | gpt3-6.7b |
-                              * gpt3-39b; bert: base (default) | large */
+                              * gpt3-39b; bert: base (default) | large; llama: llama-3-8b
+                              * (default) | llama-2-7b | llama-3-70b | llama-3.1-405b; mistral:
+                              * mistral-7b; mixtral: mixtral-8x7b; qwen2: qwen2.5-7b;
+                              * deepseek_moe: deepseek-moe-16b. "hf:PATH" is the same as
+                              * hf_config = PATH (a sweep passes configs this way) */
+    const char *hf_config;   /* llama family, gpt, bert: sizes from a Hugging Face
+                              * config.json of that family instead of a preset */
+    const char *attention;   /* llama family: flash (default, fused attention op) | eager
+                              * (batched matmuls and a softmax, the S x S scores kept) */
+    double capacity_factor;  /* MoE: expert slots per sample = ceil(cf * seq * top_k /
+                              * experts); 0: 1.0 */
     const char *dataset;     /* resnet50: imagenet (default) | cifar10; swin: imagenet (default) |
                               * cifar100; wide_resnet: cifar10 (default) | imagenet */
     const char *dtype;       /* f32 (default) | f16 | bf16 */

@@ -43,5 +43,9 @@ int zoo_wide_resnet(Zb *b, const ApprofZooOptions *o);
 int zoo_gpt(Zb *b, const ApprofZooOptions *o);
 int zoo_bert(Zb *b, const ApprofZooOptions *o);
 int zoo_swin(Zb *b, const ApprofZooOptions *o);
+/* zoo_llama.c: llama, mistral, mixtral, qwen2, deepseek_moe (b->g->name). */
+int zoo_decoder(Zb *b, const ApprofZooOptions *o);
+/* The presets of a decoder family as "a|b|c" in buf. */
+const char *zoo_decoder_presets(const char *family, char *buf, size_t len);
 
 #endif

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hfconfig.h"
 #include "zoo_build.h"
 
 /* Multi-head attention over x[Bt, N, C]; rel_idx/rel_table optional. */
@@ -86,6 +87,9 @@ static int mlp_block(Zb *b, const char *pre, int x, int64_t inner)
 typedef struct {
     const char *name;
     int layers, hidden, heads, seq, vocab, positions;
+    int ffn;       /* 0: 4 x hidden */
+    int types;     /* bert token types, 0: 2 */
+    int untied;    /* the LM head has its own weight */
 } TfPreset;
 
 static int resolve(Zb *b, const ApprofZooOptions *o, const TfPreset *ps, size_t n, const char *def,
@@ -93,12 +97,37 @@ static int resolve(Zb *b, const ApprofZooOptions *o, const TfPreset *ps, size_t 
 {
     const char *want = o->preset ? o->preset : def;
     const TfPreset *p = NULL;
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp(ps[i].name, want))
-            p = &ps[i];
-    if (!p)
-        return zb_fail(b, APPROF_EINVAL, "%s: unknown preset '%s'", b->g->name, want);
-    *out = *p;
+    if (o->hf_config) {
+        /* The training sequence of GPT-2 and BERT is their context. */
+        ApprofHfConfig c;
+        int rc = approf_hf_config_load(o->hf_config, &c, b->err, b->errlen);
+        if (rc < 0)
+            return b->rc = rc;
+        if (strcmp(c.zoo_name, b->g->name))
+            return zb_fail(b, APPROF_EINVAL, "%s: field model_type: '%s' builds model '%s', not '%s'",
+                           o->hf_config, c.model_type, c.zoo_name, b->g->name);
+        memset(out, 0, sizeof *out);
+        out->name = "hf";
+        out->layers = c.layers;
+        out->hidden = c.hidden;
+        out->heads = c.heads;
+        out->seq = out->positions = c.positions;
+        out->vocab = c.vocab;
+        out->ffn = c.ffn;
+        out->types = c.type_vocab;
+        out->untied = !c.tied;
+    } else {
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(ps[i].name, want))
+                p = &ps[i];
+        if (!p)
+            return zb_fail(b, APPROF_EINVAL, "%s: unknown preset '%s'", b->g->name, want);
+        *out = *p;
+    }
+    if (!out->ffn)
+        out->ffn = 4 * out->hidden;
+    if (!out->types)
+        out->types = 2;
     if (o->num_layers) out->layers = o->num_layers;
     if (o->hidden) out->hidden = o->hidden;
     if (o->heads) out->heads = o->heads;
@@ -128,7 +157,7 @@ static int embeddings(Zb *b, const TfPreset *c, int with_types, int *wte)
                   zb_op(b, APPROF_OP_EMBEDDING, "embeddings/position", in, 2, NULL));
     if (with_types) {
         int types = zb_input(b, "token_type_ids", 2, ids_d, 0, APPROF_F32);
-        t[0] = 2;
+        t[0] = c->types;
         in[0] = types; in[1] = zb_param(b, "embeddings/token_type", "embedding", 2, t);
         x = zb_binary(b, APPROF_OP_ADD, "embeddings", "add_token_type", x,
                       zb_op(b, APPROF_OP_EMBEDDING, "embeddings/token_type", in, 2, NULL));
@@ -136,12 +165,17 @@ static int embeddings(Zb *b, const TfPreset *c, int with_types, int *wte)
     return x;
 }
 
-static int lm_loss(Zb *b, int x, int wte, int bias)
+/* The LM head and loss; untied: a head of its own (named name, with a
+ * bias when bias_n > 0) instead of reading wte. */
+static int lm_loss(Zb *b, int x, int wte, int bias, int untied, const char *name, int64_t vocab)
 {
     ApprofOpAttrs a = {.transpose_b = 1, .has_bias = bias >= 0};
     int64_t ld[2] = {b->g->batch_size, b->g->tensors[x < 0 ? 0 : x].dims[1]};
     int in[3] = {x, wte, bias}, logits, labels;
-    logits = zb_op(b, APPROF_OP_MATMUL, "lm_head", in, bias >= 0 ? 3 : 2, &a);
+    if (untied)
+        logits = zb_dense(b, name, x, vocab, bias >= 0);
+    else
+        logits = zb_op(b, APPROF_OP_MATMUL, "lm_head", in, bias >= 0 ? 3 : 2, &a);
     labels = zb_input(b, "labels", 2, ld, 0, APPROF_F32);
     zb_binary(b, APPROF_OP_CROSS_ENTROPY, "loss", NULL, logits, labels);
     return b->rc;
@@ -169,13 +203,13 @@ int zoo_gpt(Zb *b, const ApprofZooOptions *o)
         y = attention(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), c.heads, -1, -1);
         x = zb_binary(b, APPROF_OP_ADD, pre, "residual_1", x, y);
         snprintf(p, sizeof p, "%s/ln_2", pre);
-        y = mlp_block(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), 4 * (int64_t)c.hidden);
+        y = mlp_block(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), c.ffn);
         x = zb_binary(b, APPROF_OP_ADD, pre, "residual_2", x, y);
         if (o->manual_boundaries && l + 1 < c.layers)
             x = zb_boundary(b, pre, x);
     }
     x = zb_norm(b, APPROF_OP_LAYER_NORM, "ln_f", x);
-    return lm_loss(b, x, wte, -1);
+    return lm_loss(b, x, wte, -1, c.untied, "lm_head", c.vocab);
 }
 
 int zoo_bert(Zb *b, const ApprofZooOptions *o)
@@ -198,7 +232,7 @@ int zoo_bert(Zb *b, const ApprofZooOptions *o)
         y = attention(b, pre, x, c.heads, -1, -1);
         snprintf(p, sizeof p, "%s/attention_LayerNorm", pre);
         x = zb_norm(b, APPROF_OP_LAYER_NORM, p, zb_binary(b, APPROF_OP_ADD, pre, "residual_1", x, y));
-        y = mlp_block(b, pre, x, 4 * (int64_t)c.hidden);
+        y = mlp_block(b, pre, x, c.ffn);
         snprintf(p, sizeof p, "%s/output_LayerNorm", pre);
         x = zb_norm(b, APPROF_OP_LAYER_NORM, p, zb_binary(b, APPROF_OP_ADD, pre, "residual_2", x, y));
         if (o->manual_boundaries && l + 1 < c.layers)
@@ -207,8 +241,10 @@ int zoo_bert(Zb *b, const ApprofZooOptions *o)
     x = zb_unary(b, APPROF_OP_GELU, "cls/transform", "gelu", zb_dense(b, "cls/transform", x, c.hidden, 1));
     x = zb_norm(b, APPROF_OP_LAYER_NORM, "cls/transform/LayerNorm", x);
     v = c.vocab;
+    if (c.untied)
+        return lm_loss(b, x, wte, 0, 1, "cls/decoder", v);
     bias = zb_param(b, "cls/decoder", "bias", 1, &v);
-    return lm_loss(b, x, wte, bias);
+    return lm_loss(b, x, wte, bias, 0, NULL, v);
 }
 
 /* x[B, R*R, C] <-> windows[B*nW, w*w, C]. */

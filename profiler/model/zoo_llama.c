@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Zoo decoders of the Llama family, as Hugging Face transformers builds
+ * them (LlamaForCausalLM and its relatives): token embedding, blocks of
+ * RMSNorm -> attention -> residual -> RMSNorm -> MLP -> residual, a final
+ * RMSNorm and an LM head (untied unless the config ties it). Attention:
+ * q, k, v projections (grouped-query: Hkv <= H key/value heads, q laid out
+ * [B, S, Hkv, G, D] so that a head split covers both), rotary embedding of
+ * q and k, then either the fused attention op (flash, default) or the eager
+ * form (batched matmuls broadcasting K/V over the G query heads of a group,
+ * softmax, the S x S scores kept), and the output projection. The MLP is
+ * SwiGLU (silu(gate) * up, down); a mixture of experts replaces it with a
+ * router (gate matmul + top-k), dispatch into [B, E, C, H] slots, the
+ * experts as batched GEMMs over [1, E, ...] weights, combine, plus the
+ * shared experts as a dense SwiGLU (DeepSeekMoE). Presets and Hugging Face
+ * configs go through the same ApprofHfConfig, so equal sizes give equal
+ * graphs.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "hfconfig.h"
+#include "zoo_build.h"
+
+/* The training sequence is not in a config.json: 4096 tokens, or the
+ * model's context when shorter, unless --seq-len says otherwise. */
+#define DEFAULT_SEQ 4096
+
+typedef struct {
+    const char *name;
+    ApprofHfConfig c;
+} DecoderPreset;
+
+/* Each row is the model's config.json on the Hugging Face hub (the repo in
+ * the comment); tests/model/test_zoo.c checks the parameter counts. */
+static const DecoderPreset presets[] = {
+    /* meta-llama/Llama-2-7b-hf */
+    {"llama-2-7b", {"llama", "llama", 32, 4096, 32, 32, 128, 11008, 32000, 4096, 0, 0, 0,
+                    0, 0, 0, 0, 0, 10000.0, 0}},
+    /* meta-llama/Meta-Llama-3-8B */
+    {"llama-3-8b", {"llama", "llama", 32, 4096, 32, 8, 128, 14336, 128256, 8192, 0, 0, 0,
+                    0, 0, 0, 0, 0, 500000.0, 0}},
+    /* meta-llama/Meta-Llama-3-70B */
+    {"llama-3-70b", {"llama", "llama", 80, 8192, 64, 8, 128, 28672, 128256, 8192, 0, 0, 0,
+                     0, 0, 0, 0, 0, 500000.0, 0}},
+    /* meta-llama/Llama-3.1-405B (rope_scaling "llama3") */
+    {"llama-3.1-405b", {"llama", "llama", 126, 16384, 128, 8, 128, 53248, 128256, 131072, 0, 0, 0,
+                        0, 0, 0, 0, 0, 500000.0, 0}},
+    /* mistralai/Mistral-7B-v0.1 */
+    {"mistral-7b", {"mistral", "mistral", 32, 4096, 32, 8, 128, 14336, 32000, 32768, 0, 0, 0,
+                    0, 0, 0, 0, 0, 10000.0, 4096}},
+    /* mistralai/Mixtral-8x7B-v0.1 */
+    {"mixtral-8x7b", {"mixtral", "mixtral", 32, 4096, 32, 8, 128, 14336, 32000, 32768, 0, 0, 0,
+                      8, 2, 14336, 0, 0, 1000000.0, 0}},
+    /* Qwen/Qwen2.5-7B */
+    {"qwen2.5-7b", {"qwen2", "qwen2", 28, 3584, 28, 4, 128, 18944, 152064, 131072, 0, 0, 1,
+                    0, 0, 0, 0, 0, 1000000.0, 0}},
+    /* deepseek-ai/deepseek-moe-16b-base: 64 routed experts (top 6) of 1408,
+     * 2 shared, the first layer dense (10944) */
+    {"deepseek-moe-16b", {"deepseek", "deepseek_moe", 28, 2048, 16, 16, 128, 10944, 102400, 4096,
+                          0, 0, 0, 64, 6, 1408, 2 * 1408, 1, 10000.0, 0}},
+};
+
+const char *zoo_decoder_presets(const char *family, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
+        if (!strcmp(presets[i].c.zoo_name, family) && off < len)
+            off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? "|" : "", presets[i].name);
+    return buf;
+}
+
+static int resolve(Zb *b, const ApprofZooOptions *o, ApprofHfConfig *c)
+{
+    const char *fam = b->g->name;
+    if (o->hf_config) {
+        int rc = approf_hf_config_load(o->hf_config, c, b->err, b->errlen);
+        if (rc < 0)
+            return b->rc = rc;
+        if (strcmp(c->zoo_name, fam))
+            return zb_fail(b, APPROF_EINVAL, "%s: field model_type: '%s' builds model '%s', not '%s'",
+                           o->hf_config, c->model_type, c->zoo_name, fam);
+    } else {
+        const DecoderPreset *p = NULL;
+        /* Each family's default is its first preset, llama's is llama-3-8b. */
+        const char *want = o->preset ? o->preset : !strcmp(fam, "llama") ? "llama-3-8b" : NULL;
+        for (size_t i = 0; !p && i < sizeof presets / sizeof presets[0]; i++)
+            if (!strcmp(presets[i].c.zoo_name, fam) && (!want || !strcmp(presets[i].name, want)))
+                p = &presets[i];
+        if (!p) {
+            char list[256];
+            return zb_fail(b, APPROF_EINVAL, "%s: unknown preset '%s' (%s)", fam, want ? want : "",
+                           zoo_decoder_presets(fam, list, sizeof list));
+        }
+        *c = p->c;
+    }
+    if (o->num_layers) c->layers = o->num_layers;
+    if (o->vocab) c->vocab = o->vocab;
+    if (o->hidden || o->heads) {
+        if (o->hidden) c->hidden = o->hidden;
+        if (o->heads) c->heads = o->heads;
+        if (c->hidden % c->heads)
+            return zb_fail(b, APPROF_EINVAL, "%s: hidden %d not divisible by %d heads", fam, c->hidden, c->heads);
+        c->head_dim = c->hidden / c->heads;
+        if (c->kv_heads > c->heads || c->heads % c->kv_heads)
+            c->kv_heads = c->heads;
+    }
+    if (c->first_dense > c->layers)
+        c->first_dense = c->layers;
+    return 0;
+}
+
+static int rms(Zb *b, const char *prefix, int x)
+{
+    int in[2];
+    int64_t h;
+    if (b->rc < 0 || x < 0)
+        return -1;
+    h = b->g->tensors[x].dims[b->g->tensors[x].ndim - 1];
+    in[0] = x;
+    in[1] = zb_param(b, prefix, "scale", 1, &h);
+    return zb_op(b, APPROF_OP_RMS_NORM, prefix, in, 2, NULL);
+}
+
+static int swiglu(Zb *b, const char *pre, int x, int64_t ffn)
+{
+    char p[128];
+    int g, u;
+    int64_t h = x >= 0 ? b->g->tensors[x].dims[2] : 0;
+    snprintf(p, sizeof p, "%s/gate_proj", pre);
+    g = zb_unary(b, APPROF_OP_SILU, p, "silu", zb_dense(b, p, x, ffn, 0));
+    snprintf(p, sizeof p, "%s/up_proj", pre);
+    u = zb_dense(b, p, x, ffn, 0);
+    snprintf(p, sizeof p, "%s/mul", pre);
+    x = zb_binary(b, APPROF_OP_MUL, p, NULL, g, u);
+    snprintf(p, sizeof p, "%s/down_proj", pre);
+    return zb_dense(b, p, x, h, 0);
+}
+
+/* One expert GEMM: x[B, E, C, k] @ w[1, E, k, n]. */
+static int experts_gemm(Zb *b, const char *pre, const char *leaf, int x, int64_t e, int64_t k, int64_t n)
+{
+    char p[128];
+    int64_t wd[4] = {1, e, k, n};
+    int in[2];
+    snprintf(p, sizeof p, "%s/%s", pre, leaf);
+    in[0] = x;
+    in[1] = zb_param(b, p, "kernel", 4, wd);
+    return zb_op(b, APPROF_OP_BATCH_MATMUL, p, in, 2, NULL);
+}
+
+static int moe(Zb *b, const char *pre, int x, const ApprofHfConfig *c, double cf)
+{
+    char p[128];
+    int w, xe, g, u, y;
+    int64_t s = x >= 0 ? b->g->tensors[x].dims[1] : 0, h = c->hidden, e = c->experts;
+    double slots = cf * (double)s * c->top_k / (double)e;
+    int64_t cap = (int64_t)slots;
+    if ((double)cap < slots)
+        cap++;
+    if (cap < 1)
+        cap = 1;
+    snprintf(p, sizeof p, "%s/gate", pre);
+    w = zb_dense(b, p, x, e, 0);
+    {
+        ApprofOpAttrs a = {.top_k = c->top_k};
+        snprintf(p, sizeof p, "%s/router", pre);
+        w = zb_op(b, APPROF_OP_TOPK_ROUTER, p, &w, 1, &a);
+    }
+    {
+        ApprofOpAttrs a = {.capacity = cap};
+        int in[2] = {x, w};
+        snprintf(p, sizeof p, "%s/dispatch", pre);
+        xe = zb_op(b, APPROF_OP_MOE_DISPATCH, p, in, 2, &a);
+    }
+    snprintf(p, sizeof p, "%s/experts", pre);
+    g = experts_gemm(b, p, "gate_proj", xe, e, h, c->moe_ffn);
+    g = zb_unary(b, APPROF_OP_SILU, p, "gate_proj/silu", g);
+    u = experts_gemm(b, p, "up_proj", xe, e, h, c->moe_ffn);
+    g = zb_binary(b, APPROF_OP_MUL, p, "mul", g, u);
+    y = experts_gemm(b, p, "down_proj", g, e, c->moe_ffn, h);
+    {
+        int in[2] = {y, w};
+        snprintf(p, sizeof p, "%s/combine", pre);
+        y = zb_op(b, APPROF_OP_MOE_COMBINE, p, in, 2, NULL);
+    }
+    if (c->shared_ffn) {
+        snprintf(p, sizeof p, "%s/shared_experts", pre);
+        y = zb_binary(b, APPROF_OP_ADD, pre, "add_shared", y, swiglu(b, p, x, c->shared_ffn));
+    }
+    return y;
+}
+
+static int attention(Zb *b, const char *pre, int x, const ApprofHfConfig *c, int eager)
+{
+    char p[128];
+    int64_t bs = b->g->batch_size, s = x >= 0 ? b->g->tensors[x].dims[1] : 0;
+    int64_t kv = c->kv_heads, grp = c->heads / c->kv_heads, d = c->head_dim;
+    int64_t q5[5] = {bs, s, kv, grp, d}, k4[4] = {bs, s, kv, d}, merged[3] = {bs, s, c->heads * d};
+    int q, k, v, o;
+    snprintf(p, sizeof p, "%s/q_proj", pre);
+    q = zb_reshape(b, p, "split_heads", zb_dense(b, p, x, c->heads * d, c->qkv_bias), 5, q5);
+    q = zb_unary(b, APPROF_OP_ROPE, p, "rope", q);
+    snprintf(p, sizeof p, "%s/k_proj", pre);
+    k = zb_reshape(b, p, "split_heads", zb_dense(b, p, x, kv * d, c->qkv_bias), 4, k4);
+    k = zb_unary(b, APPROF_OP_ROPE, p, "rope", k);
+    snprintf(p, sizeof p, "%s/v_proj", pre);
+    v = zb_reshape(b, p, "split_heads", zb_dense(b, p, x, kv * d, c->qkv_bias), 4, k4);
+    if (!eager) {
+        ApprofOpAttrs a = {.causal = 1};
+        int in[3] = {q, k, v};
+        snprintf(p, sizeof p, "%s/attention", pre);
+        o = zb_op(b, APPROF_OP_ATTENTION, p, in, 3, &a);
+    } else {
+        /* [B, Hkv, G, S, D] queries against [B, Hkv, 1, S, D] keys and
+         * values: the batched matmuls broadcast over G, no K/V repeat. */
+        static const int to_heads[5] = {0, 2, 3, 1, 4}, back[5] = {0, 3, 1, 2, 4};
+        int64_t k5[5] = {bs, s, kv, 1, d};
+        int sc;
+        q = zb_transpose(b, pre, "q_heads", q, 5, to_heads);
+        k = zb_transpose(b, pre, "k_heads", zb_reshape(b, pre, "k_group", k, 5, k5), 5, to_heads);
+        v = zb_transpose(b, pre, "v_heads", zb_reshape(b, pre, "v_group", v, 5, k5), 5, to_heads);
+        {
+            ApprofOpAttrs a = {.transpose_b = 1};
+            int in[2] = {q, k};
+            snprintf(p, sizeof p, "%s/scores", pre);
+            sc = zb_op(b, APPROF_OP_BATCH_MATMUL, p, in, 2, &a);
+        }
+        sc = zb_softmax(b, pre, sc, 4);
+        {
+            int in[2] = {sc, v};
+            snprintf(p, sizeof p, "%s/context", pre);
+            o = zb_op(b, APPROF_OP_BATCH_MATMUL, p, in, 2, NULL);
+        }
+        o = zb_transpose(b, pre, "context_back", o, 5, back);
+    }
+    o = zb_reshape(b, pre, "merge_heads", o, 3, merged);
+    snprintf(p, sizeof p, "%s/o_proj", pre);
+    return zb_dense(b, p, o, c->hidden, 0);
+}
+
+int zoo_decoder(Zb *b, const ApprofZooOptions *o)
+{
+    ApprofHfConfig c;
+    int64_t bs = b->g->batch_size, seq, ids_d[2], t[2];
+    int x, wte, eager = 0;
+    double cf = o->capacity_factor > 0 ? o->capacity_factor : 1.0;
+
+    if (resolve(b, o, &c) < 0)
+        return b->rc;
+    if (o->attention && !strcmp(o->attention, "eager"))
+        eager = 1;
+    else if (o->attention && strcmp(o->attention, "flash"))
+        return zb_fail(b, APPROF_EINVAL, "%s: unknown attention '%s' (flash, eager)", b->g->name, o->attention);
+    if (o->capacity_factor < 0 || o->capacity_factor > 64)
+        return zb_fail(b, APPROF_EINVAL, "%s: capacity factor %g outside 0..64", b->g->name, o->capacity_factor);
+    seq = o->seq_len ? o->seq_len : (c.positions < DEFAULT_SEQ ? c.positions : DEFAULT_SEQ);
+    ids_d[0] = bs;
+    ids_d[1] = seq;
+    x = zb_input(b, "input_ids", 2, ids_d, 0, APPROF_F32);
+    t[0] = c.vocab;
+    t[1] = c.hidden;
+    wte = zb_param(b, "model.embed_tokens", "embedding", 2, t);
+    {
+        int in[2] = {x, wte};
+        x = zb_op(b, APPROF_OP_EMBEDDING, "model.embed_tokens", in, 2, NULL);
+    }
+    for (int l = 0; l < c.layers; l++) {
+        char pre[48], p[80];
+        int y;
+        snprintf(pre, sizeof pre, "model.layers.%d", l);
+        snprintf(p, sizeof p, "%s/input_layernorm", pre);
+        y = rms(b, p, x);
+        snprintf(p, sizeof p, "%s/self_attn", pre);
+        y = attention(b, p, y, &c, eager);
+        x = zb_binary(b, APPROF_OP_ADD, pre, "residual_1", x, y);
+        snprintf(p, sizeof p, "%s/post_attention_layernorm", pre);
+        y = rms(b, p, x);
+        snprintf(p, sizeof p, "%s/mlp", pre);
+        if (c.experts && l >= c.first_dense)
+            y = moe(b, p, y, &c, cf);
+        else
+            y = swiglu(b, p, y, c.ffn);
+        x = zb_binary(b, APPROF_OP_ADD, pre, "residual_2", x, y);
+        if (o->manual_boundaries && l + 1 < c.layers)
+            x = zb_boundary(b, pre, x);
+    }
+    x = rms(b, "model.norm", x);
+    {
+        int logits, labels;
+        if (c.tied) {
+            ApprofOpAttrs a = {.transpose_b = 1};
+            int in[2] = {x, wte};
+            logits = zb_op(b, APPROF_OP_MATMUL, "lm_head", in, 2, &a);
+        } else {
+            logits = zb_dense(b, "lm_head", x, c.vocab, 0);
+        }
+        labels = zb_input(b, "labels", 2, ids_d, 0, APPROF_F32);
+        zb_binary(b, APPROF_OP_CROSS_ENTROPY, "loss", NULL, logits, labels);
+    }
+    return b->rc;
+}
