@@ -124,12 +124,13 @@ static int resolve(Zb *b, const ApprofZooOptions *o, const TfPreset *ps, size_t 
             return zb_fail(b, APPROF_EINVAL, "%s: unknown preset '%s'", b->g->name, want);
         *out = *p;
     }
-    if (!out->ffn)
-        out->ffn = 4 * out->hidden;
     if (!out->types)
         out->types = 2;
     if (o->num_layers) out->layers = o->num_layers;
     if (o->hidden) out->hidden = o->hidden;
+    /* after the override: --hidden H gives the 4H MLP of the family */
+    if (!out->ffn || (o->hidden && !o->hf_config))
+        out->ffn = 4 * out->hidden;
     if (o->heads) out->heads = o->heads;
     if (o->seq_len) out->seq = o->seq_len;
     if (o->vocab) out->vocab = o->vocab;
