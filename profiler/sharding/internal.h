@@ -58,6 +58,8 @@ typedef struct ShardStage {
     unsigned char *t_out, *t_saved;
     const int *layer_begin;  /* first op of each layer of the stage (n_layers entries) */
     double *node_costs;      /* the context's table for this mesh, or NULL */
+    void **scratch;          /* the context's per-tensor scratch of the program */
+    size_t *scratch_n;       /* (entries; NULL: the program allocates its own) */
     int n_layers;
 } ShardStage;
 

@@ -384,11 +384,12 @@ static int block_end(const ShardStage *st, const int *begin, int n, int b)
  * the outputs of recomputed ops; with full recomputation only the inputs
  * of each checkpoint block (activations produced before the block, graph
  * inputs). */
-static void mark_kept(const ShardStage *st, TInfo *ti, const unsigned char *recomp,
-                      const int *blk, int n_blk)
+static void mark_kept(const ShardStage *st, TInfo *ti, const int *touched, int n_touched,
+                      const unsigned char *recomp, const int *blk, int n_blk)
 {
     const ApprofGraph *g = st->g;
-    for (size_t t = 0; t < g->n_tensors; t++) {
+    for (int k = 0; k < n_touched; k++) {
+        int t = touched[k];
         int pr = g->tensors[t].producer;
         ti[t].keep = ti[t].saved;
         if (st->recompute == COSTDB_RECOMPUTE_FULL)
@@ -509,12 +510,26 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     size_t kcap[2] = {0, 0}, ccap[2] = {0, 0}, pcap = 0;
     int rc = 0;
     unsigned char *recomp = NULL;
-    int *blk = NULL, n_blk = 0;
-    TInfo *ti = calloc(g->n_tensors ? g->n_tensors : 1, sizeof(TInfo));
-    if (!ti)
+    int *blk = NULL, n_blk = 0, n_touched = 0;
+    size_t nt = g->n_tensors ? g->n_tensors : 1;
+    /* Per-tensor facts live in the context's scratch (all zero between
+     * programs: only the tensors this stage touches are written, and reset
+     * at the end), so a program costs its stage's size, not the graph's. */
+    TInfo *ti = NULL;
+    if (st->scratch && *st->scratch_n < nt) {
+        free(*st->scratch);
+        *st->scratch = calloc(nt, sizeof(TInfo));
+        *st->scratch_n = *st->scratch ? nt : 0;
+    }
+    ti = st->scratch ? *st->scratch : calloc(nt, sizeof(TInfo));
+    int *touched = malloc((size_t)(st->n_ops > 0 ? st->n_ops : 1) *
+                          (APPROF_MAX_INPUTS + APPROF_MAX_OUTPUTS) * sizeof(int));
+    if (!ti || !touched) {
+        if (!st->scratch)
+            free(ti);
+        free(touched);
         return APPROF_ENOMEM;
-    for (size_t t = 0; t < g->n_tensors; t++)
-        ti[t].last_use = -1;
+    }
 
     /* Layouts: producers inside the stage, else the first consumer. */
     for (int o = 0; o < st->n_ops; o++) {
@@ -523,6 +538,10 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         const ApprofOp *op = &g->ops[so->op];
         for (int j = 0; j < op->n_outputs; j++) {
             TInfo *t = &ti[op->outputs[j]];
+            if (!t->set) {
+                touched[n_touched++] = op->outputs[j];
+                t->last_use = -1;
+            }
             t->L = shard_operand_layout(s, so->sp.out_map[j], g->tensors[op->outputs[j]].ndim);
             t->set = t->in_range = 1;
         }
@@ -530,6 +549,8 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         for (int i = 0; i < op->n_inputs; i++) {
             TInfo *t = &ti[op->inputs[i]];
             if (!t->set) {
+                touched[n_touched++] = op->inputs[i];
+                t->last_use = -1;
                 t->L = shard_operand_layout(s, so->sp.in_map[i], g->tensors[op->inputs[i]].ndim);
                 t->set = 1;
             }
@@ -542,26 +563,13 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             if (saved & APPROF_SAVED_OUTPUT(j))
                 ti[op->outputs[j]].saved = 1;
     }
-    for (size_t o = 0; o < g->n_ops; o++) {
-        const ApprofOp *op = &g->ops[o];
-        if ((int)o >= st->op_begin && (int)o < st->op_end)
-            continue;
-        for (int i = 0; i < op->n_inputs; i++)
-            if (ti[op->inputs[i]].in_range)
-                ti[op->inputs[i]].stage_out = 1;
-    }
-    for (size_t t = 0; t < g->n_tensors; t++) {
-        if (ti[t].in_range && !ti[t].used && !ti[t].stage_out) {
-            /* Unconsumed inside the stage: a model output (the loss). */
-            int consumed = 0;
-            for (size_t o = (size_t)st->op_end; o < g->n_ops && !consumed; o++)
-                for (int i = 0; i < g->ops[o].n_inputs; i++)
-                    consumed |= g->ops[o].inputs[i] == (int)t;
-            if (!consumed)
-                ti[t].stage_out = 1;
-        }
-        if (ti[t].set)
-            ti[t].local = shard_local_bytes(&g->tensors[t], ti[t].L, m);
+    /* A stage output: produced here and used after the stage, or used
+     * nowhere inside it (a model output such as the loss): st->t_out. */
+    for (int k = 0; k < n_touched; k++) {
+        int t = touched[k];
+        if (ti[t].in_range && st->t_out[t])
+            ti[t].stage_out = 1;
+        ti[t].local = shard_local_bytes(&g->tensors[t], ti[t].L, m);
     }
 
     /* Recomputation: which ops the backward reruns, what stays kept. */
@@ -579,7 +587,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         goto cleanup;
     }
     n_blk = stage_blocks(st, blk);
-    mark_kept(st, ti, recomp, blk, n_blk);
+    mark_kept(st, ti, touched, n_touched, recomp, blk, n_blk);
     group_uses(st, ti, recomp);
 
     /* Kernels and collectives. */
@@ -744,9 +752,11 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         }
     if (rc)
         goto cleanup;
-    for (size_t t = 0; t < g->n_tensors; t++)
+    for (int k = 0; k < n_touched; k++) {
+        int t = touched[k];
         if (ti[t].in_range && ti[t].keep && !ti[t].stage_out)
             saved_act += ti[t].local;
+    }
     p->param_bytes = (int64_t)llround(params);
     p->invar_size[0] = (int64_t)llround(sin + params);
     p->outvar_size[0] = (int64_t)llround(sout + saved_act);
@@ -766,7 +776,12 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         p->peak_memory[ph] = p->invar_size[ph] + p->outvar_size[ph] + p->temp_buffer_size[ph];
     signature(p);
 cleanup:
-    free(ti);
+    if (st->scratch)
+        for (int k = 0; k < n_touched; k++)
+            memset(&ti[touched[k]], 0, sizeof *ti);
+    else
+        free(ti);
+    free(touched);
     free(recomp);
     free(blk);
     return rc;

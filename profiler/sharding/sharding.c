@@ -76,6 +76,8 @@ struct ApprofShardContext {
     NodeCostTable tables[SHARD_COST_TABLES];
     int n_tables, next_victim;
     uint64_t *op_desc;            /* per graph op: hash of what its costs depend on */
+    void *prog_scratch;           /* program.c's per-tensor scratch, all zero at rest */
+    size_t prog_scratch_n;
     StructMemo smemo;
 };
 
@@ -155,6 +157,7 @@ void approf_shard_context_free(ApprofShardContext **ctx)
     free((*ctx)->spaces);
     free((*ctx)->space_state);
     free((*ctx)->op_desc);
+    free((*ctx)->prog_scratch);
     for (size_t i = 0; i < (*ctx)->smemo.cap; i++)
         free((*ctx)->smemo.e[i].choices);
     free((*ctx)->smemo.e);
@@ -907,6 +910,8 @@ int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
     out->memory_level = req->memory_level;
     out->recompute = req->recompute;
     out->zero = req->zero;
+    st.scratch = &ctx->prog_scratch;
+    st.scratch_n = &ctx->prog_scratch_n;
     rc = shard_build_program(&st, out);
     if (rc == APPROF_ENOVARIANT) {
         snprintf(err, errlen, "%s", st.zero ? "ZeRO: the stage has no data-parallel replicas"
