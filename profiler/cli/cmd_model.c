@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "graph.h"
+#include "model/hfconfig.h"
 #include "model/modelfile.h"
 #include "model/zoo.h"
 
@@ -19,6 +20,7 @@ enum {
     OPT_PRESET = 256, OPT_DATASET, OPT_DTYPE, OPT_BATCH, OPT_NUM_LAYERS, OPT_HIDDEN, OPT_HEADS,
     OPT_SEQ_LEN, OPT_VOCAB, OPT_WIDTH, OPT_DEPTH, OPT_FILTERS, OPT_IMAGE, OPT_CLASSES,
     OPT_MANUAL_B, OPT_LAYERS, OPT_EPS, OPT_MANUAL, OPT_FORMAT, OPT_MODEL_FILE, OPT_OUTPUT,
+    OPT_HF_CONFIG, OPT_ATTENTION, OPT_CAPACITY,
 };
 
 static const struct option model_opts[] = {
@@ -37,6 +39,10 @@ static const struct option model_opts[] = {
     {"image-size", required_argument, NULL, OPT_IMAGE},
     {"num-classes", required_argument, NULL, OPT_CLASSES},
     {"manual-boundaries", no_argument, NULL, OPT_MANUAL_B},
+    {"manual-boundary", no_argument, NULL, OPT_MANUAL_B},
+    {"hf-config", required_argument, NULL, OPT_HF_CONFIG},
+    {"attention", required_argument, NULL, OPT_ATTENTION},
+    {"capacity-factor", required_argument, NULL, OPT_CAPACITY},
     {"layers", required_argument, NULL, OPT_LAYERS},
     {"eps", required_argument, NULL, OPT_EPS},
     {"manual", no_argument, NULL, OPT_MANUAL},
@@ -49,14 +55,21 @@ static const struct option model_opts[] = {
 
 static void model_help(FILE *f)
 {
-    fputs("Usage: approf model show (NAME | --model-file F) [MODEL OPTIONS] [--layers L] [--eps E]\n"
-          "                         [--manual] [--format text|json]\n"
-          "       approf model export NAME [MODEL OPTIONS] [-o FILE]\n"
+    fputs("Usage: approf model show (NAME | --model-file F | --hf-config F) [MODEL OPTIONS]\n"
+          "                         [--layers L] [--eps E] [--manual] [--format text|json]\n"
+          "       approf model export (NAME | --hf-config F) [MODEL OPTIONS] [-o FILE]\n"
           "Show a model's exact parameter count and its layers (operator range, forward and\n"
           "backward FLOPs, parameter, activation and inbound bytes per layer), or write a zoo\n"
           "model as a model file (JSON, schemas/model-format.md) to stdout or FILE.\n\n"
           "Model options (0 or absent: the model's default, see 'approf models'):\n"
-          "  --preset P            gpt: gpt2-small|gpt3-1.3b|gpt3-2.7b|gpt3-6.7b|gpt3-39b; bert: base|large\n"
+          "  --preset P            gpt: gpt2-small|gpt3-1.3b|gpt3-2.7b|gpt3-6.7b|gpt3-39b; bert: base|large;\n"
+          "                        llama: llama-3-8b|llama-2-7b|llama-3-70b|llama-3.1-405b; mistral:\n"
+          "                        mistral-7b; mixtral: mixtral-8x7b; qwen2: qwen2.5-7b;\n"
+          "                        deepseek_moe: deepseek-moe-16b\n"
+          "  --hf-config F         the model of a Hugging Face config.json (model_type llama, mistral,\n"
+          "                        mixtral, qwen2, deepseek, gpt2, bert) instead of NAME and --preset\n"
+          "  --attention A         llama family: flash (fused attention, default) | eager\n"
+          "  --capacity-factor C   mixture of experts: expert slots = C x tokens x top_k / experts (1)\n"
           "  --dataset D           resnet50: imagenet|cifar10; wide_resnet: cifar10|imagenet; swin: imagenet|cifar100\n"
           "  --dtype T             f32|f16|bf16\n"
           "  --batch B             samples the graph is built for\n"
@@ -64,19 +77,21 @@ static void model_help(FILE *f)
           "  --width-factor W --depth D --num-filters F                  wide_resnet\n"
           "  --image-size N --num-classes N\n"
           "  --manual-boundaries   insert pipeline boundary markers (mlp: after the middle layer;\n"
-          "                        gpt, bert, swin: after every block)\n"
+          "                        transformers and swin: after every block)\n"
           "Layer options:\n"
           "  --layers L            auto layer construction into L layers (default 4, or the\n"
           "                        manual layers when the model has boundary markers)\n"
           "  --eps E               auto layering FLOP slack (default 0.5)\n"
           "  --manual              layers cut at boundary markers\n"
           "  --format text|json    output format (default text)\n"
-          "Exit status: 0 ok, 1 bad model file or runtime failure, 2 usage error.\n", f);
+          "Exit status: 0 ok, 1 bad model file or config.json or runtime failure, 2 usage error\n"
+          "(unknown model, preset or dataset, conflicting options).\n", f);
 }
 
 typedef struct {
     ApprofZooOptions zoo;
     const char *model_file;
+    const char *hf_config;
     const char *output;
     int layers, manual, json;
     double eps;
@@ -126,6 +141,12 @@ static int parse_opts(int argc, char **argv, ModelArgs *a)
                 return cli_usage_error("model", "--format must be text or json, got '%s'", optarg);
             break;
         case OPT_MODEL_FILE: a->model_file = optarg; break;
+        case OPT_HF_CONFIG: a->hf_config = optarg; break;
+        case OPT_ATTENTION: a->zoo.attention = optarg; break;
+        case OPT_CAPACITY:
+            if (cli_parse_double(optarg, 0.01, 64, &a->zoo.capacity_factor) < 0)
+                return cli_usage_error("model", "--capacity-factor needs a number in 0.01..64, got '%s'", optarg);
+            break;
         case 'o': a->output = optarg; break;
         case ':': return cli_usage_error("model", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error("model", "unknown option '%s'", argv[optind - 1]);
@@ -146,9 +167,12 @@ static int load_graph(const ModelArgs *a, const char *name, ApprofGraph **g)
     int rc;
     if (a->model_file)
         rc = approf_model_load(a->model_file, g, err, sizeof err);
+    else if (a->hf_config)
+        rc = approf_zoo_build_hf(a->hf_config, &a->zoo, g, err, sizeof err);
     else
         rc = approf_zoo_build(name, &a->zoo, g, err, sizeof err);
     if (rc < 0) {
+        /* A bad zoo choice or size is a usage error; a bad file is not. */
         fprintf(stderr, "approf: %s\n", err[0] ? err : approf_strerror(rc));
         if (!a->model_file && rc == APPROF_EINVAL)
             fputs("Try 'approf model --help'\n", stderr);
@@ -325,10 +349,15 @@ int approf_cmd_model(int argc, char **argv)
         name = argv[1 + optind];
     if (optind + 1 < argc - 1)
         return cli_usage_error("model", "unexpected argument '%s'", argv[2 + optind]);
-    if (!name && !a.model_file)
-        return cli_usage_error("model", "missing model name (see 'approf models') or --model-file");
-    if (name && a.model_file)
-        return cli_usage_error("model", "give a model name or --model-file, not both");
+    if (!name && !a.model_file && !a.hf_config)
+        return cli_usage_error("model", "missing model name (see 'approf models'), --model-file or --hf-config");
+    if ((name != NULL) + (a.model_file != NULL) + (a.hf_config != NULL) > 1)
+        return cli_usage_error("model", "give one of a model name, --model-file and --hf-config");
+    if (a.hf_config && a.zoo.preset)
+        return cli_usage_error("model", "--preset and --hf-config both choose the sizes: give one");
+    if (a.model_file && (a.zoo.preset || a.zoo.dataset))
+        return cli_usage_error("model", "--%s does not apply to --model-file",
+                               a.zoo.preset ? "preset" : "dataset");
     return !strcmp(sub, "show") ? model_show(&a, name) : model_export(&a, name);
 }
 

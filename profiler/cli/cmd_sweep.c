@@ -13,6 +13,8 @@
 
 #include "cli.h"
 #include "config.h"
+#include "model/hfconfig.h"
+#include "model/zoo.h"
 #include "sweep/sweep.h"
 
 static volatile sig_atomic_t stop_signal;
@@ -88,16 +90,20 @@ static void cb_notice(void *ctx, const char *msg)
 static void usage(void)
 {
     fputs(
-        "Usage: approf sweep --model NAME | --model-file FILE [OPTIONS]\n"
+        "Usage: approf sweep --model NAME | --model-file FILE | --hf-config FILE [OPTIONS]\n"
         "Profiles every (layer range, submesh, autosharding config, fwd/bwd) tuple of a\n"
         "model into the cost database; each entry is written as soon as it exists.\n\n"
         "Model:\n"
         "  --model NAME             zoo model (approf models), default resnet50\n"
         "  --model-file FILE        a model file (schemas/model-format.md)\n"
-        "  --preset NAME            zoo preset (gpt: gpt2-small ... gpt3-39b; bert: base|large)\n"
+        "  --hf-config FILE         the model of a Hugging Face config.json (llama, mistral,\n"
+        "                           mixtral, qwen2, deepseek, gpt2, bert; docs/models.md)\n"
+        "  --preset NAME            zoo preset (gpt: gpt2-small ... gpt3-39b; bert: base|large;\n"
+        "                           llama: llama-3-8b ...; approf models lists them)\n"
         "  --dataset NAME           zoo dataset (resnet50: imagenet|cifar10; swin: imagenet|cifar100)\n"
         "  --num-layers N --hidden N --heads N --seq-len N --vocab N --depth N --width N\n"
-        "  --manual-boundary        mlp: put a pipeline boundary marker in the middle\n"
+        "  --manual-boundaries      boundary markers (mlp: in the middle; transformers and\n"
+        "                           swin: after every block); also --manual-boundary\n"
         "Layers:\n"
         "  --layers L               automatic layer construction into L layers (default 16)\n"
         "  --eps E                  layer FLOP imbalance allowance (default 0.5)\n"
@@ -160,7 +166,7 @@ enum {
     OPT_MANUAL_LAYERS, OPT_CLUSTER, OPT_BATCH, OPT_MICRO, OPT_DTYPE, OPT_SUBMESH, OPT_LOGICAL,
     OPT_MODE, OPT_IMBALANCE, OPT_HARDWARE, OPT_BACKEND, OPT_DB, OPT_RESUME, OPT_SHARD,
     OPT_QUIET, OPT_COMMIT_EVERY, OPT_SHARDING_SOLVER, OPT_WORKERS, OPT_MEMORY_LEVELS,
-    OPT_RECOMPUTE, OPT_ZERO, OPT_VARIANTS, OPT_MBS,
+    OPT_RECOMPUTE, OPT_ZERO, OPT_VARIANTS, OPT_MBS, OPT_HF_CONFIG,
 };
 
 /* Item parsers for cli_parse_list: the value of one list item, or -1. */
@@ -205,6 +211,8 @@ static const struct option long_opts[] = {
     {"depth", required_argument, NULL, OPT_DEPTH},
     {"width", required_argument, NULL, OPT_WIDTH},
     {"manual-boundary", no_argument, NULL, OPT_MANUAL_BOUNDARY},
+    {"manual-boundaries", no_argument, NULL, OPT_MANUAL_BOUNDARY},
+    {"hf-config", required_argument, NULL, OPT_HF_CONFIG},
     {"layers", required_argument, NULL, OPT_LAYERS},
     {"eps", required_argument, NULL, OPT_EPS},
     {"manual-layers", no_argument, NULL, OPT_MANUAL_LAYERS},
@@ -263,6 +271,60 @@ static void print_summary(const ApprofSweepSummary *s, const char *db_path)
             s->t_writing, s->t_total, db_path);
 }
 
+/* Checks the model choice before anything runs: one source (zoo name,
+ * model file or config.json), choice options that apply to it, a known
+ * name and preset. A config.json becomes its zoo family with preset
+ * "hf:PATH" (kept in buf). Returns 0 or the exit status: 2 for a usage
+ * error, 1 for an unreadable or bad config.json. */
+static int check_model(ApprofSweepConfig *cfg, const char *hf, char *buf, size_t len)
+{
+    ApprofZooOptions zo;
+    ApprofGraph *probe = NULL;
+    char err[1024] = "";
+    int rc;
+    if ((cfg->model_name != NULL) + (cfg->model_file != NULL) + (hf != NULL) > 1)
+        return cli_usage_error("sweep", "give one of --model, --model-file and --hf-config");
+    if (cfg->model_file) {
+        if (cfg->preset || cfg->dataset)
+            return cli_usage_error("sweep", "--%s does not apply to --model-file",
+                                   cfg->preset ? "preset" : "dataset");
+        return 0;
+    }
+    if (hf) {
+        ApprofHfConfig c;
+        if (cfg->preset)
+            return cli_usage_error("sweep", "--preset and --hf-config both choose the sizes: give one");
+        rc = approf_hf_config_load(hf, &c, err, sizeof err);
+        if (rc < 0)
+            return cli_fail("%s", err[0] ? err : approf_strerror(rc));
+        snprintf(buf, len, "hf:%s", hf);
+        cfg->model_name = c.zoo_name;
+        cfg->preset = buf;
+    }
+    if (!cfg->model_name)
+        cfg->model_name = "resnet50";
+    /* The same options the sweep builds with, for one sample. */
+    memset(&zo, 0, sizeof zo);
+    zo.preset = cfg->preset;
+    zo.dataset = cfg->dataset;
+    zo.dtype = approf_dtype_name(cfg->dtype);
+    zo.batch = 1;
+    zo.num_layers = cfg->zoo_num_layers;
+    zo.hidden = cfg->zoo_hidden;
+    zo.heads = cfg->zoo_heads;
+    zo.seq_len = cfg->zoo_seq_len;
+    zo.vocab = cfg->zoo_vocab;
+    zo.depth = cfg->zoo_depth;
+    zo.width_factor = cfg->zoo_width;
+    rc = approf_zoo_build(cfg->model_name, &zo, &probe, err, sizeof err);
+    approf_graph_free(&probe);
+    if (rc == APPROF_EINVAL)
+        return cli_usage_error("sweep", "%s", err[0] ? err : approf_strerror(rc));
+    if (rc < 0)
+        return cli_fail("%s", err[0] ? err : approf_strerror(rc));
+    return 0;
+}
+
 /* Runs one sweep and reports it; the exit status. */
 static int run_one(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
                    ApprofSweepSummary *sum, char *err, size_t errlen)
@@ -298,6 +360,8 @@ int approf_cmd_sweep(int argc, char **argv)
     char err[1024] = "";
     int64_t v;
     int opt, rc, manual_layers = 0, n_mbs = 0;
+    const char *hf = NULL;
+    char hf_preset[4200];
     int64_t mbs[16];
     int64_t gb = 0;
     struct sigaction sa, old_int, old_term;
@@ -324,6 +388,7 @@ int approf_cmd_sweep(int argc, char **argv)
         case OPT_MODEL_FILE: cfg.model_file = optarg; break;
         case OPT_PRESET: cfg.preset = optarg; break;
         case OPT_DATASET: cfg.dataset = optarg; break;
+        case OPT_HF_CONFIG: hf = optarg; break;
         case OPT_NUM_LAYERS:
             if (int_opt("num-layers", optarg, 1, 100000, &v)) return 2;
             cfg.zoo_num_layers = (int)v;
@@ -478,10 +543,11 @@ int approf_cmd_sweep(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error("sweep", "unexpected argument '%s'", argv[optind]);
-    if (cfg.model_name && cfg.model_file)
-        return cli_usage_error("sweep", "give --model or --model-file, not both");
-    if (!cfg.model_name && !cfg.model_file)
-        cfg.model_name = "resnet50";
+    if (hf && strlen(hf) >= sizeof hf_preset - 4)
+        return cli_usage_error("sweep", "--hf-config: path too long");
+    rc = check_model(&cfg, hf, hf_preset, sizeof hf_preset);
+    if (rc)
+        return rc;
     if (manual_layers)
         cfg.layers = 0;
 

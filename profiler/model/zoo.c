@@ -13,50 +13,53 @@
 
 typedef int (*ZooFn)(Zb *b, const ApprofZooOptions *o);
 
+enum { ZOO_PRESETS = 1, ZOO_DATASETS = 2 };
+
 typedef struct {
     ApprofZooEntry e;
     ZooFn fn;
     int64_t batch;
+    unsigned takes;          /* ZOO_PRESETS, ZOO_DATASETS: which choice options apply */
 } ZooModel;
 
 static const ZooModel zoo[] = {
     {{"mlp", "Alpa tutorial MLP: dense 2048->8192->2048->8192->2048, relu, MSE loss",
       "batch 2048, hidden 2048, 4 dense layers, f32; --manual-boundaries: a boundary after layer 2"},
-     zoo_mlp, 2048},
+     zoo_mlp, 2048, 0},
     {{"resnet50", "torchvision ResNet-50 (v1.5), cross-entropy loss",
       "batch 256, imagenet 224x224 1000 classes (--dataset cifar10: 32x32, 10 classes), f32"},
-     zoo_resnet50, 256},
+     zoo_resnet50, 256, ZOO_DATASETS},
     {{"wide_resnet", "Alpa benchmark Wide-ResNet (Flax ResNetV1, bottleneck width factor)",
       "batch 256, cifar10 32x32 10 classes, depth 50, num_filters 160, width factor 2, f32"},
-     zoo_wide_resnet, 256},
+     zoo_wide_resnet, 256, ZOO_DATASETS},
     {{"gpt", "GPT decoder (pre-LN, learned positions, tied LM head)",
       "batch 32, --preset gpt2-small (12 layers, 768, 12 heads, seq 1024, vocab 50257); "
       "gpt3-1.3b|gpt3-2.7b|gpt3-6.7b (seq 2048, vocab 50257); gpt3-39b (48, 8192, 64, 1024, 51200), f32"},
-     zoo_gpt, 32},
+     zoo_gpt, 32, ZOO_PRESETS},
     {{"bert", "BERT for masked LM (post-LN, tied decoder, no pooler)",
       "batch 32, --preset base (12 layers, 768, 12 heads) | large (24, 1024, 16), seq 512, vocab 30522, f32"},
-     zoo_bert, 32},
+     zoo_bert, 32, ZOO_PRESETS},
     {{"swin", "Swin Transformer Tiny (patch 4, window 7, depths 2-2-6-2, heads 3-6-12-24)",
       "batch 128, imagenet 224x224 1000 classes (--dataset cifar100: 100 classes, LiBai config), f32"},
-     zoo_swin, 128},
+     zoo_swin, 128, ZOO_DATASETS},
     {{"llama", "Llama decoder (RMSNorm, rotary, grouped-query attention, SwiGLU, untied head)",
       "batch 32, seq 4096, --preset llama-3-8b (32 layers, 4096, 32 heads, 8 kv, ffn 14336, vocab 128256) | "
       "llama-2-7b | llama-3-70b | llama-3.1-405b; flash attention, f32"},
-     zoo_decoder, 32},
+     zoo_decoder, 32, ZOO_PRESETS},
     {{"mistral", "Mistral decoder (Llama layout, grouped-query attention, sliding window recorded)",
       "batch 32, seq 4096, --preset mistral-7b (32 layers, 4096, 32 heads, 8 kv, ffn 14336, vocab 32000), f32"},
-     zoo_decoder, 32},
+     zoo_decoder, 32, ZOO_PRESETS},
     {{"mixtral", "Mixtral sparse mixture of experts (top-k router, experts as batched GEMMs)",
       "batch 32, seq 4096, --preset mixtral-8x7b (32 layers, 4096, 8 experts top 2, ffn 14336), "
       "capacity factor 1, f32"},
-     zoo_decoder, 32},
+     zoo_decoder, 32, ZOO_PRESETS},
     {{"qwen2", "Qwen2 decoder (Llama layout with q/k/v biases)",
       "batch 32, seq 4096, --preset qwen2.5-7b (28 layers, 3584, 28 heads, 4 kv, ffn 18944, vocab 152064), f32"},
-     zoo_decoder, 32},
+     zoo_decoder, 32, ZOO_PRESETS},
     {{"deepseek_moe", "DeepSeekMoE fine-grained experts with shared experts",
       "batch 32, seq 4096, --preset deepseek-moe-16b (28 layers, 2048, 64 experts of 1408 top 6, "
       "2 shared, first layer dense), capacity factor 1, f32"},
-     zoo_decoder, 32},
+     zoo_decoder, 32, ZOO_PRESETS},
 };
 
 const ApprofZooEntry *approf_zoo_list(size_t *n)
@@ -108,6 +111,12 @@ int approf_zoo_build(const char *name, const ApprofZooOptions *opt, ApprofGraph 
         o.seq_len < 0 || o.vocab < 0 || o.width_factor < 0 || o.depth < 0 || o.num_filters < 0 ||
         o.image_size < 0 || o.num_classes < 0 || o.capacity_factor < 0)
         return zb_fail(&b, APPROF_EINVAL, "negative or absurd model option");
+    if (o.preset && !(m->takes & ZOO_PRESETS))
+        return zb_fail(&b, APPROF_EINVAL, "model '%s' has no presets: --preset %s does not apply "
+                       "(see 'approf models')", name, o.preset);
+    if (o.dataset && !(m->takes & ZOO_DATASETS))
+        return zb_fail(&b, APPROF_EINVAL, "model '%s' has no datasets: --dataset %s does not apply "
+                       "(see 'approf models')", name, o.dataset);
     if (o.hf_config && m->fn != zoo_decoder && m->fn != zoo_gpt && m->fn != zoo_bert)
         return zb_fail(&b, APPROF_EINVAL, "%s: Hugging Face configs build llama, mistral, mixtral, "
                        "qwen2, deepseek_moe, gpt and bert, not %s", o.hf_config, name);
