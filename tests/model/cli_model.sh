@@ -10,7 +10,7 @@ trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 "$APPROF" models > "$T/models" || fail "approf models"
-for m in mlp resnet50 wide_resnet gpt bert swin; do
+for m in mlp resnet50 wide_resnet gpt bert swin llama mistral mixtral qwen2 deepseek_moe; do
     grep -q "^$m " "$T/models" || fail "models lacks $m"
 done
 "$APPROF" model show resnet50 --layers 4 > "$T/show" || fail "model show"
@@ -37,4 +37,32 @@ grep -q "bad.json: op '.*softmax': field op: unknown operator 'softmux'" "$T/err
 "$APPROF" model show gpt --layers x 2>/dev/null; [ $? -eq 2 ] || fail "bad --layers exits 2"
 "$APPROF" model frob 2>/dev/null; [ $? -eq 2 ] || fail "unknown subcommand exits 2"
 "$APPROF" model --help > /dev/null || fail "--help exits 0"
+# Hugging Face configs: the preset's graph (same hash line), bad files exit 1
+# naming file and field. DATA is the directory of this script's data/.
+DATA=$(dirname "$0")/data
+"$APPROF" model show --hf-config "$DATA/llama-3-8b.json" --num-layers 2 --batch 1 > "$T/hf" || fail "show --hf-config"
+"$APPROF" model show llama --preset llama-3-8b --num-layers 2 --batch 1 > "$T/preset" || fail "show llama"
+[ "$(sed -n 2p "$T/hf")" = "$(sed -n 2p "$T/preset")" ] || fail "hf config and preset hashes differ"
+"$APPROF" model show --hf-config "$DATA/mixtral-8x7b.json" | grep -q '^parameters: 46702792704$' || fail "mixtral count"
+"$APPROF" model show --hf-config "$DATA/bad-type.json" 2> "$T/err" >/dev/null
+[ $? -eq 1 ] || fail "ill-typed config must exit 1"
+grep -q "bad-type.json: field num_key_value_heads" "$T/err" || fail "config error message: $(cat "$T/err")"
+"$APPROF" model show --hf-config "$DATA/bad-model-type.json" 2> "$T/err" >/dev/null
+[ $? -eq 1 ] || fail "unknown model_type must exit 1"
+grep -q "bad-model-type.json: field model_type" "$T/err" || fail "model_type message: $(cat "$T/err")"
+"$APPROF" model show llama --hf-config "$DATA/gpt2.json" 2>/dev/null; [ $? -eq 2 ] || fail "name + --hf-config exits 2"
+# A choice option a model does not take, or two model sources: exit 2.
+"$APPROF" model show resnet50 --preset gpt3-39b 2> "$T/err" >/dev/null; [ $? -eq 2 ] || fail "preset on resnet50 exits 2"
+grep -q "gpt3-39b" "$T/err" || fail "preset conflict message"
+"$APPROF" sweep --model resnet50 --preset gpt3-39b --db "$T/x.db" 2>/dev/null; [ $? -eq 2 ] || fail "sweep preset on resnet50 exits 2"
+"$APPROF" sweep --model nosuch --db "$T/x.db" 2>/dev/null; [ $? -eq 2 ] || fail "sweep unknown model exits 2"
+"$APPROF" sweep --model gpt --hf-config "$DATA/gpt2.json" --db "$T/x.db" 2>/dev/null; [ $? -eq 2 ] || fail "sweep two sources exits 2"
+"$APPROF" sweep --hf-config "$DATA/bad-missing.json" --db "$T/x.db" 2> "$T/err"; [ $? -eq 1 ] || fail "sweep bad config exits 1"
+grep -q "bad-missing.json: field intermediate_size" "$T/err" || fail "sweep config message"
+[ ! -e "$T/x.db" ] || fail "a refused sweep must not create the database"
+# Every option 'approf models' advertises is one sweep and model show take.
+for opt in $(grep -o -- '--[a-z][a-z-]*' "$T/models" | sort -u); do
+    "$APPROF" sweep --help | grep -q -- "$opt" || fail "approf models advertises $opt, which sweep lacks"
+    "$APPROF" model --help | grep -q -- "$opt" || fail "approf models advertises $opt, which model lacks"
+done
 echo ok

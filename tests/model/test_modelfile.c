@@ -17,9 +17,14 @@
 
 static void test_round_trip(void)
 {
+    /* The decoders are cut to 2 layers and 256 tokens; the eager llama
+     * covers broadcasting batch_matmul, the others the fused attention and
+     * the MoE ops. */
     static const char *models[][3] = {{"mlp", NULL, NULL}, {"resnet50", NULL, "cifar10"},
                                       {"wide_resnet", NULL, NULL}, {"gpt", "gpt2-small", NULL},
-                                      {"bert", "large", NULL}, {"swin", NULL, "cifar100"}};
+                                      {"bert", "large", NULL}, {"swin", NULL, "cifar100"},
+                                      {"llama", "llama-3-8b", "eager"}, {"mixtral", NULL, NULL},
+                                      {"deepseek_moe", NULL, NULL}, {"qwen2", NULL, NULL}};
     for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
         ApprofZooOptions o;
         ApprofGraph *g = NULL, *h = NULL;
@@ -28,7 +33,13 @@ static void test_round_trip(void)
         FILE *f;
         memset(&o, 0, sizeof o);
         o.preset = models[m][1];
-        o.dataset = models[m][2];
+        o.dataset = m < 6 ? models[m][2] : NULL;
+        if (m >= 6) {
+            o.attention = models[m][2];
+            o.num_layers = 2;
+            o.seq_len = 256;
+            o.batch = 2;
+        }
         o.manual_boundaries = m == 0;
         o.dtype = m == 3 ? "f16" : NULL;
         CU_ASSERT_EQUAL_FATAL(approf_zoo_build(models[m][0], &o, &g, err, sizeof err), 0);
@@ -93,6 +104,42 @@ static void test_good_file(void)
     approf_graph_free(&g);
 }
 
+/* slice, split (three outputs), dropout, rms_norm, silu, rope in one file:
+ * shapes, the outputs of split by name, and the same graph on reload. */
+static void test_new_ops_file(void)
+{
+    ApprofGraph *g = NULL, *h = NULL;
+    char err[512], h1[40], h2[40], *text = NULL;
+    const char *src = HEAD
+        "\"tensors\": [{\"name\": \"x\", \"role\": \"input\", \"shape\": [2, 4, 24], \"batch_dim\": 0},\n"
+        "  {\"name\": \"norm/scale\", \"role\": \"param\", \"shape\": [24]}],\n"
+        "\"ops\": [{\"name\": \"norm\", \"op\": \"rms_norm\", \"inputs\": [\"x\", \"norm/scale\"]},\n"
+        "  {\"name\": \"qkv\", \"op\": \"split\", \"inputs\": [\"norm:out0\"], \"axis\": 2, \"sizes\": [8, 8, 8],\n"
+        "   \"outputs\": [{\"name\": \"q\"}, {\"name\": \"k\"}, {\"name\": \"v\", \"shape\": [2, 4, 8]}]},\n"
+        "  {\"name\": \"rot\", \"op\": \"rope\", \"inputs\": [\"q\"]},\n"
+        "  {\"name\": \"act\", \"op\": \"silu\", \"inputs\": [\"k\"]},\n"
+        "  {\"name\": \"drop\", \"op\": \"dropout\", \"inputs\": [\"v\"], \"rate\": 0.1},\n"
+        "  {\"name\": \"half\", \"op\": \"slice\", \"inputs\": [\"drop:out0\"], \"axis\": 1, \"start\": 2, \"length\": 2}]}";
+    CU_ASSERT_EQUAL_FATAL(approf_model_parse(src, "ops.json", &g, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(g->ops[1].n_outputs, 3);
+    CU_ASSERT_STRING_EQUAL(g->tensors[g->ops[1].outputs[2]].name, "v");
+    CU_ASSERT_EQUAL(g->tensors[g->ops[5].outputs[0]].dims[1], 2);
+    CU_ASSERT_EQUAL(g->tensors[g->ops[5].outputs[0]].batch_dim, 0);
+    CU_ASSERT_EQUAL(g->ops[4].attrs.rate, 0.1);
+    CU_ASSERT_EQUAL_FATAL(approf_model_to_json(g, &text), 0);
+    CU_ASSERT_EQUAL_FATAL(approf_model_parse(text, "ops2.json", &h, err, sizeof err), 0);
+    approf_graph_hash(g, h1, sizeof h1);
+    approf_graph_hash(h, h2, sizeof h2);
+    CU_ASSERT_STRING_EQUAL(h1, h2);
+    /* The dropout rate is part of the structure. */
+    h->ops[4].attrs.rate = 0.2;
+    approf_graph_hash(h, h2, sizeof h2);
+    CU_ASSERT_STRING_NOT_EQUAL(h1, h2);
+    free(text);
+    approf_graph_free(&g);
+    approf_graph_free(&h);
+}
+
 static void test_bad_files(void)
 {
     expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"dense\", \"op\": \"frobnicate\", \"inputs\": [\"x\", \"w\"]}]}",
@@ -139,6 +186,27 @@ static void test_bad_files(void)
                  APPROF_EINVAL, "tensor 'x'", "defined twice");
     expect_error(HEAD TENSORS "\"ops\": [", APPROF_EPARSE, "line", NULL);
     expect_error("{\"format\": \"onnx\"}", APPROF_EPARSE, "field format", NULL);
+    /* Unknown keys anywhere, duplicate keys: a typo never changes the model
+     * silently ("dtpye": "f16" used to run as f32). */
+    expect_error(HEAD "\"tensors\": [{\"name\": \"x\", \"role\": \"input\", \"dtpye\": \"f16\", \"shape\": [2]}],\n"
+                 "\"ops\": [{\"name\": \"r\", \"op\": \"relu\", \"inputs\": [\"x\"]}]}",
+                 APPROF_EPARSE, "tensor 'x'", "field dtpye: unknown field");
+    expect_error(HEAD "\"batchsize\": 4, " TENSORS "\"ops\": [{\"name\": \"dense\", \"op\": \"matmul\", \"inputs\": [\"x\", \"w\"]}]}",
+                 APPROF_EPARSE, "field batchsize: unknown field", NULL);
+    expect_error(HEAD "\"dtype\": \"f16\", " TENSORS "\"ops\": [{\"name\": \"dense\", \"op\": \"matmul\", \"inputs\": [\"x\", \"w\"]}]}",
+                 APPROF_EPARSE, "duplicate object key", "dtype");
+    expect_error(HEAD "\"tensors\": [{\"name\": \"x\", \"role\": \"input\", \"shape\": [2], \"shape\": [3]}],\n"
+                 "\"ops\": [{\"name\": \"r\", \"op\": \"relu\", \"inputs\": [\"x\"]}]}",
+                 APPROF_EPARSE, "duplicate object key", "shape");
+    /* The new operators' attributes are checked like the old ones. */
+    expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"s\", \"op\": \"slice\", \"inputs\": [\"x\"], \"axis\": 1, \"start\": 6, \"length\": 4}]}",
+                 APPROF_EINVAL, "op 's'", "field length");
+    expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"s\", \"op\": \"split\", \"inputs\": [\"x\"], \"axis\": 1, \"sizes\": [3, 4]}]}",
+                 APPROF_EINVAL, "op 's'", "field sizes");
+    expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"d\", \"op\": \"dropout\", \"inputs\": [\"x\"], \"rate\": 1.5}]}",
+                 APPROF_EINVAL, "op 'd'", "field rate");
+    expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"d\", \"op\": \"dropout\", \"inputs\": [\"x\"], \"rate\": \"high\"}]}",
+                 APPROF_EPARSE, "op 'd'", "field rate");
     {
         ApprofGraph *g = NULL;
         char err[256];
@@ -156,6 +224,7 @@ int main(void)
     s = CU_add_suite("modelfile", NULL, NULL);
     CU_add_test(s, "zoo round trip", test_round_trip);
     CU_add_test(s, "good file", test_good_file);
+    CU_add_test(s, "new operators in a file", test_new_ops_file);
     CU_add_test(s, "bad files", test_bad_files);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();

@@ -95,6 +95,275 @@ static double macs_per_sample(const ApprofGraph *g)
     return f / (double)g->batch_size;
 }
 
+/* Llama-family count from config.json values: embedding V·H, per layer
+ * attention H·(heads·d) + 2·H·(kv·d) + (heads·d)·H (+ q/k/v biases), two
+ * RMSNorm scales 2H, SwiGLU 3·H·F or, in a MoE layer, the router H·E, E
+ * experts of 3·H·Fe and the shared experts 3·H·Fs; final norm H; the LM head
+ * V·H unless tied. */
+static int64_t decoder_formula(int64_t L, int64_t H, int64_t heads, int64_t kv, int64_t F, int64_t V,
+                               int tied, int qkv_bias, int64_t E, int64_t Fe, int64_t Fs, int64_t dense)
+{
+    int64_t d = H / heads, n = V * H * (tied ? 1 : 2) + H;
+    for (int64_t l = 0; l < L; l++) {
+        n += 2 * H * heads * d + 2 * H * kv * d + 2 * H + (qkv_bias ? heads * d + 2 * kv * d : 0);
+        n += E && l >= dense ? H * E + E * 3 * H * Fe + 3 * H * Fs : 3 * H * F;
+    }
+    return n;
+}
+
+static void test_decoder_params(void)
+{
+    /* Each figure is the model's parameter count as published on its
+     * Hugging Face model page (safetensors "Model size", total of the
+     * checkpoint's tensors), and equals the formula over its config.json
+     * (tests/model/data/<preset>.json, the hub's file). */
+    /* meta-llama/Llama-2-7b-hf: 6,738,415,616 (L 32, H 4096, 32 heads, MHA, F 11008, V 32000). */
+    CU_ASSERT_EQUAL(params("llama", "llama-2-7b", NULL), 6738415616LL);
+    CU_ASSERT_EQUAL(decoder_formula(32, 4096, 32, 32, 11008, 32000, 0, 0, 0, 0, 0, 0), 6738415616LL);
+    /* meta-llama/Meta-Llama-3-8B: 8,030,261,248 (8 kv heads, F 14336, V 128256). */
+    CU_ASSERT_EQUAL(params("llama", "llama-3-8b", NULL), 8030261248LL);
+    CU_ASSERT_EQUAL(decoder_formula(32, 4096, 32, 8, 14336, 128256, 0, 0, 0, 0, 0, 0), 8030261248LL);
+    /* meta-llama/Meta-Llama-3-70B: 70,553,706,496 (L 80, H 8192, 64 heads, 8 kv, F 28672). */
+    CU_ASSERT_EQUAL(params("llama", "llama-3-70b", NULL), 70553706496LL);
+    CU_ASSERT_EQUAL(decoder_formula(80, 8192, 64, 8, 28672, 128256, 0, 0, 0, 0, 0, 0), 70553706496LL);
+    /* meta-llama/Llama-3.1-405B: 405,853,388,800 (L 126, H 16384, 128 heads, 8 kv, F 53248). */
+    CU_ASSERT_EQUAL(params("llama", "llama-3.1-405b", NULL), 405853388800LL);
+    CU_ASSERT_EQUAL(decoder_formula(126, 16384, 128, 8, 53248, 128256, 0, 0, 0, 0, 0, 0), 405853388800LL);
+    /* mistralai/Mistral-7B-v0.1: 7,241,732,096 (8 kv, F 14336, V 32000). */
+    CU_ASSERT_EQUAL(params("mistral", "mistral-7b", NULL), 7241732096LL);
+    CU_ASSERT_EQUAL(decoder_formula(32, 4096, 32, 8, 14336, 32000, 0, 0, 0, 0, 0, 0), 7241732096LL);
+    /* mistralai/Mixtral-8x7B-v0.1: 46,702,792,704 (8 experts of F 14336, top 2). */
+    CU_ASSERT_EQUAL(params("mixtral", "mixtral-8x7b", NULL), 46702792704LL);
+    CU_ASSERT_EQUAL(decoder_formula(32, 4096, 32, 8, 0, 32000, 0, 0, 8, 14336, 0, 0), 46702792704LL);
+    /* Qwen/Qwen2.5-7B: 7,615,616,512 (L 28, H 3584, 28 heads, 4 kv, F 18944,
+     * V 152064, biases on q, k, v). */
+    CU_ASSERT_EQUAL(params("qwen2", "qwen2.5-7b", NULL), 7615616512LL);
+    CU_ASSERT_EQUAL(decoder_formula(28, 3584, 28, 4, 18944, 152064, 0, 1, 0, 0, 0, 0), 7615616512LL);
+    /* deepseek-ai/deepseek-moe-16b-base: 16,375,728,128 ("16.4B"; L 28,
+     * H 2048, 16 heads, MHA, V 102400, first layer dense F 10944, then 64
+     * routed experts of 1408 (top 6) + 2 shared of 1408). */
+    CU_ASSERT_EQUAL(params("deepseek_moe", "deepseek-moe-16b", NULL), 16375728128LL);
+    CU_ASSERT_EQUAL(decoder_formula(28, 2048, 16, 16, 10944, 102400, 0, 0, 64, 1408, 2 * 1408, 1),
+                    16375728128LL);
+}
+
+/* Forward or backward FLOPs of the GEMM kernels of ops of kind k (all
+ * kinds when k < 0). */
+static double gemm_flops(const ApprofGraph *g, int kind, int phase)
+{
+    double f = 0;
+    for (size_t i = 0; i < g->n_ops; i++) {
+        ApprofKernel ks[APPROF_MAX_KERNELS];
+        int n;
+        if (kind >= 0 && (int)g->ops[i].kind != kind)
+            continue;
+        n = approf_op_kernels(g, (int)i, NULL, phase, ks, APPROF_MAX_KERNELS);
+        for (int j = 0; j < n; j++)
+            if (ks[j].kind == APPROF_K_GEMM)
+                f += ks[j].flops;
+    }
+    return f;
+}
+
+static ApprofGraph *decoder(const char *name, const char *preset, int layers, int seq, const char *attn,
+                            int64_t batch)
+{
+    ApprofZooOptions o;
+    ApprofGraph *g = NULL;
+    char err[256];
+    memset(&o, 0, sizeof o);
+    o.preset = preset;
+    o.num_layers = layers;
+    o.seq_len = seq;
+    o.batch = batch;
+    o.attention = attn;
+    CU_ASSERT_EQUAL_FATAL(approf_zoo_build(name, &o, &g, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(approf_graph_validate(g, err, sizeof err), 0);
+    return g;
+}
+
+static void test_decoder_flops(void)
+{
+    /* Forward FLOPs per token of Llama-3-8B (2 layers, seq 4096): 2 x the
+     * matmul parameters (embedding excluded, LM head included, Kaplan et al.
+     * 2020 table 1) plus causal attention 2·2·s·h·d·(1/2) per layer (the
+     * fused kernel skips the masked half). */
+    const double S = 4096, H = 4096, kvd = 1024, F = 14336, V = 128256, L = 2;
+    ApprofGraph *g = decoder("llama", "llama-3-8b", 2, 4096, NULL, 1), *e;
+    double mm = L * (H * (H + 2 * kvd) + H * H + 3 * H * F) + H * V;
+    double attn = L * 2 * 2 * S * H * 0.5;
+    CU_ASSERT(fabs(gemm_flops(g, -1, 0) / S / (2 * mm + attn) - 1) < 1e-12);
+    /* Backward: data + weight gradients of every matmul (4 per parameter),
+     * flash attention recomputes the scores: 5 GEMMs for 2. */
+    CU_ASSERT(fabs(gemm_flops(g, -1, 1) / S / (4 * mm + 2.5 * attn) - 1) < 1e-12);
+    CU_ASSERT(fabs(gemm_flops(g, APPROF_OP_ATTENTION, 0) / S / attn - 1) < 1e-12);
+    /* Eager attention: full S x S scores (mask applied in the softmax),
+     * twice the fused causal work; same matmul FLOPs otherwise. */
+    e = decoder("llama", "llama-3-8b", 2, 4096, "eager", 1);
+    CU_ASSERT(fabs(gemm_flops(e, APPROF_OP_BATCH_MATMUL, 0) / (2 * gemm_flops(g, APPROF_OP_ATTENTION, 0)) - 1) < 1e-12);
+    CU_ASSERT(fabs(gemm_flops(e, APPROF_OP_MATMUL, 0) / gemm_flops(g, APPROF_OP_MATMUL, 0) - 1) < 1e-12);
+    approf_graph_free(&e);
+    approf_graph_free(&g);
+    /* Mixtral-8x7B, capacity factor 1: each token runs top_k = 2 experts,
+     * 2 x 3·H·F forward FLOPs each, plus the router H·E. */
+    g = decoder("mixtral", NULL, 1, 1024, NULL, 1);
+    {
+        double tok = 1024, experts = gemm_flops(g, APPROF_OP_BATCH_MATMUL, 0) / tok;
+        CU_ASSERT(fabs(experts / (2 * 2 * 3 * 4096.0 * 14336) - 1) < 1e-12);
+        CU_ASSERT(fabs(gemm_flops(g, APPROF_OP_MATMUL, 0) / tok /
+                       (2 * (4096.0 * (4096 + 2048) + 4096.0 * 4096 + 4096.0 * 8 + 4096.0 * 32000)) - 1) < 1e-12);
+    }
+    approf_graph_free(&g);
+    /* DeepSeekMoE-16B, one MoE layer (the first is dense): 6 routed experts
+     * of 1408 and the 2 shared (2816 wide) per token. */
+    g = decoder("deepseek_moe", NULL, 2, 1024, NULL, 1);
+    CU_ASSERT(fabs(gemm_flops(g, APPROF_OP_BATCH_MATMUL, 0) / 1024 / (2 * 6 * 3 * 2048.0 * 1408) - 1) < 1e-12);
+    approf_graph_free(&g);
+}
+
+/* Iteration spaces and lowering of the Llama-era operators. */
+static void test_new_op_semantics(void)
+{
+    ApprofGraph *g = decoder("mixtral", NULL, 1, 256, NULL, 2);
+    int seen = 0;
+    for (size_t i = 0; i < g->n_ops; i++) {
+        const ApprofOp *op = &g->ops[i];
+        ApprofIterSpace sp;
+        ApprofKernel ks[APPROF_MAX_KERNELS];
+        CU_ASSERT_EQUAL_FATAL(approf_op_iter_space(g, (int)i, &sp), 0);
+        switch (op->kind) {
+        case APPROF_OP_ATTENTION:
+            /* {B, S, Hkv, G, S', D}: heads and queries split, keys never;
+             * q, k, v and the output saved, no S x S tensor exists. */
+            CU_ASSERT_EQUAL(sp.n_iter, 6);
+            CU_ASSERT_EQUAL(sp.size[2], 8);
+            CU_ASSERT_EQUAL(sp.size[3], 4);
+            CU_ASSERT_EQUAL(sp.kind[4], APPROF_ITER_FIXED);
+            CU_ASSERT_EQUAL(sp.in_map[1][2], 2);          /* k's kv head follows Hkv */
+            CU_ASSERT_EQUAL(sp.in_map[0][3], 3);          /* q's group dim */
+            CU_ASSERT(sp.is_batch[0]);
+            CU_ASSERT_EQUAL(approf_op_saved_mask(g, (int)i),
+                            APPROF_SAVED_INPUT(0) | APPROF_SAVED_INPUT(1) | APPROF_SAVED_INPUT(2) |
+                            APPROF_SAVED_OUTPUT(0));
+            CU_ASSERT_EQUAL(approf_op_kernels(g, (int)i, NULL, 0, ks, APPROF_MAX_KERNELS), 2);
+            CU_ASSERT_EQUAL(ks[0].n, 128);                /* causal: half the 256 keys */
+            CU_ASSERT_EQUAL(approf_op_kernels(g, (int)i, NULL, 1, ks, APPROF_MAX_KERNELS), 5);
+            seen |= 1;
+            break;
+        case APPROF_OP_MOE_DISPATCH:
+            /* [B, E, C, H]: E a parallel loop (expert parallelism), x not
+             * indexed by it (a split E takes the tokens replicated). */
+            CU_ASSERT_EQUAL(sp.size[1], 8);
+            CU_ASSERT_EQUAL(sp.kind[1], APPROF_ITER_PARALLEL);
+            CU_ASSERT_EQUAL(sp.size[2], 256 * 2 / 8);     /* capacity factor 1 */
+            CU_ASSERT_EQUAL(sp.in_map[0][1], -1);
+            CU_ASSERT_EQUAL(sp.out_map[0][1], 1);
+            seen |= 2;
+            break;
+        case APPROF_OP_MOE_COMBINE:
+            CU_ASSERT_EQUAL(sp.kind[3], APPROF_ITER_REDUCE); /* a split E leaves partial sums */
+            CU_ASSERT_EQUAL(sp.in_map[0][1], 3);
+            seen |= 4;
+            break;
+        case APPROF_OP_BATCH_MATMUL: {
+            /* Expert weights [1, E, k, n]: the B loop broadcasts, E splits
+             * them; their gradient joins B into the contraction. */
+            const ApprofTensor *w = &g->tensors[op->inputs[1]];
+            int64_t m = sp.size[2], n = sp.size[3], k = sp.size[4];
+            CU_ASSERT_EQUAL(w->dims[0], 1);
+            CU_ASSERT_EQUAL(sp.in_map[1][0], -1);
+            CU_ASSERT_EQUAL(sp.in_map[1][1], 1);
+            CU_ASSERT_EQUAL(approf_op_kernels(g, (int)i, NULL, 1, ks, APPROF_MAX_KERNELS), 2);
+            CU_ASSERT_EQUAL(ks[1].batch, 8);
+            CU_ASSERT_EQUAL(ks[1].k, m * 2);
+            CU_ASSERT_DOUBLE_EQUAL(ks[1].flops, 2.0 * 2 * 8 * m * n * k, 1);
+            seen |= 8;
+            break;
+        }
+        case APPROF_OP_RMS_NORM:
+            CU_ASSERT_EQUAL(sp.kind[sp.n_iter - 1], APPROF_ITER_FIXED);
+            CU_ASSERT_EQUAL(sp.in_map[1][0], sp.n_iter - 1);
+            seen |= 16;
+            break;
+        case APPROF_OP_ROPE:
+            CU_ASSERT_EQUAL(sp.kind[sp.n_iter - 1], APPROF_ITER_FIXED);
+            CU_ASSERT_EQUAL(approf_op_saved_mask(g, (int)i), 0);
+            seen |= 32;
+            break;
+        case APPROF_OP_TOPK_ROUTER:
+            CU_ASSERT_EQUAL(op->attrs.top_k, 2);
+            seen |= 64;
+            break;
+        default:
+            break;
+        }
+    }
+    CU_ASSERT_EQUAL(seen, 127);
+    approf_graph_free(&g);
+    /* Eager grouped-query attention: k [B, Hkv, 1, S, D] broadcast over the
+     * G query heads of its group, never repeated; dk sums over G. */
+    g = decoder("llama", "llama-3-8b", 1, 256, "eager", 1);
+    for (size_t i = 0; i < g->n_ops; i++) {
+        ApprofIterSpace sp;
+        ApprofKernel ks[APPROF_MAX_KERNELS];
+        if (strcmp(g->ops[i].name, "model.layers.0/self_attn/scores"))
+            continue;
+        CU_ASSERT_EQUAL(g->tensors[g->ops[i].inputs[1]].dims[2], 1);
+        CU_ASSERT_EQUAL(g->tensors[g->ops[i].outputs[0]].dims[2], 4);
+        CU_ASSERT_EQUAL_FATAL(approf_op_iter_space(g, (int)i, &sp), 0);
+        CU_ASSERT_EQUAL(sp.in_map[1][2], -1);
+        CU_ASSERT_EQUAL(sp.in_map[0][2], 2);
+        CU_ASSERT_EQUAL(approf_op_kernels(g, (int)i, NULL, 1, ks, APPROF_MAX_KERNELS), 2);
+        CU_ASSERT_EQUAL(ks[1].batch, 8);          /* dk: B x Hkv */
+        CU_ASSERT_EQUAL(ks[1].k, 4 * 256);        /* G x S contracted */
+        seen = -1;
+    }
+    CU_ASSERT_EQUAL(seen, -1);
+    approf_graph_free(&g);
+}
+
+/* Shape checks of the new operators through approf_graph_add_op. */
+static void test_new_op_shapes(void)
+{
+    ApprofGraph *g = NULL;
+    char err[256];
+    int64_t qd[5] = {2, 16, 2, 3, 8}, kd[4] = {2, 16, 2, 8}, bad[4] = {2, 16, 3, 8};
+    int q, k, v, kb, in[3];
+    ApprofOpAttrs a;
+    CU_ASSERT_EQUAL_FATAL(approf_graph_new("t", APPROF_F32, 2, &g), 0);
+    q = approf_graph_add_tensor(g, "q", APPROF_TENSOR_INPUT, APPROF_F32, 5, qd, 0);
+    k = approf_graph_add_tensor(g, "k", APPROF_TENSOR_INPUT, APPROF_F32, 4, kd, 0);
+    v = approf_graph_add_tensor(g, "v", APPROF_TENSOR_INPUT, APPROF_F32, 4, kd, 0);
+    kb = approf_graph_add_tensor(g, "kb", APPROF_TENSOR_INPUT, APPROF_F32, 4, bad, 0);
+    memset(&a, 0, sizeof a);
+    in[0] = q; in[1] = k; in[2] = v;
+    CU_ASSERT(approf_graph_add_op(g, "attn", APPROF_OP_ATTENTION, in, 3, &a, NULL, 0, err, sizeof err) >= 0);
+    {
+        /* non-causal: every key, twice the causal kernel's FLOPs */
+        double full = approf_op_flops(g, 0, 0);
+        a.causal = 1;
+        CU_ASSERT(approf_graph_add_op(g, "attn_c", APPROF_OP_ATTENTION, in, 3, &a, NULL, 0, err, sizeof err) >= 0);
+        CU_ASSERT_DOUBLE_EQUAL(approf_op_flops(g, 1, 0) * 2, full, 1e-6);
+    }
+    in[1] = kb;
+    CU_ASSERT_EQUAL(approf_graph_add_op(g, "attn_bad", APPROF_OP_ATTENTION, in, 3, &a, NULL, 0, err, sizeof err), APPROF_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "field inputs[1]"));
+    memset(&a, 0, sizeof a);
+    a.axis = 3;
+    a.sizes[0] = 4;
+    a.sizes[1] = 4;
+    CU_ASSERT(approf_graph_add_op(g, "split", APPROF_OP_SPLIT, &k, 1, &a, NULL, 0, err, sizeof err) >= 0);
+    CU_ASSERT_EQUAL(g->ops[g->n_ops - 1].n_outputs, 2);
+    a.sizes[1] = 5;
+    CU_ASSERT_EQUAL(approf_graph_add_op(g, "split2", APPROF_OP_SPLIT, &k, 1, &a, NULL, 0, err, sizeof err), APPROF_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "field sizes"));
+    memset(&a, 0, sizeof a);
+    a.top_k = 9;
+    CU_ASSERT_EQUAL(approf_graph_add_op(g, "router", APPROF_OP_TOPK_ROUTER, &k, 1, &a, NULL, 0, err, sizeof err), APPROF_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "field top_k"));
+    approf_graph_free(&g);
+}
+
 static void test_flops(void)
 {
     ApprofGraph *g;
@@ -285,6 +554,22 @@ static void test_zoo_errors(void)
     o.heads = 7;
     CU_ASSERT_EQUAL(approf_zoo_build("gpt", &o, &g, err, sizeof err), APPROF_EINVAL);
     CU_ASSERT_PTR_NULL(g);
+    /* A preset or dataset a model does not have is an error, not ignored. */
+    memset(&o, 0, sizeof o);
+    o.preset = "gpt3-39b";
+    CU_ASSERT_EQUAL(approf_zoo_build("resnet50", &o, &g, err, sizeof err), APPROF_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "gpt3-39b"));
+    o.preset = "mixtral-8x7b";
+    CU_ASSERT_EQUAL(approf_zoo_build("llama", &o, &g, err, sizeof err), APPROF_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "llama-3-8b"));   /* the presets it has are listed */
+    memset(&o, 0, sizeof o);
+    o.dataset = "cifar10";
+    CU_ASSERT_EQUAL(approf_zoo_build("gpt", &o, &g, err, sizeof err), APPROF_EINVAL);
+    memset(&o, 0, sizeof o);
+    o.attention = "sdpa";
+    CU_ASSERT_EQUAL(approf_zoo_build("llama", &o, &g, err, sizeof err), APPROF_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "sdpa"));
+    CU_ASSERT_PTR_NULL(g);
 }
 
 int main(void)
@@ -300,6 +585,10 @@ int main(void)
     CU_add_test(s, "iteration spaces", test_iter_spaces);
     CU_add_test(s, "matmul space and shape errors", test_matmul_space);
     CU_add_test(s, "zoo errors", test_zoo_errors);
+    CU_add_test(s, "decoder parameter counts", test_decoder_params);
+    CU_add_test(s, "decoder flops per token", test_decoder_flops);
+    CU_add_test(s, "llama-era operator semantics", test_new_op_semantics);
+    CU_add_test(s, "llama-era operator shapes", test_new_op_shapes);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     fails = CU_get_number_of_failures();
