@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "apreport.h"
+#include "outfile.h"
 #include "schedule.h"
 
 static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -41,6 +42,10 @@ static void help(void)
          "                 interleaved; the deadlock check, the memory per stage,\n"
          "                 trace.json and the plan code follow it\n"
          "  --virtual-stages V  model chunks per stage for interleaved (default 2)\n"
+         "  --allow-infeasible  write the plan code (<name>_plan.py, the HTML code\n"
+         "                 block) for a plan stored as infeasible too, marked as such;\n"
+         "                 without it an infeasible plan gets every other output,\n"
+         "                 each marked INFEASIBLE, and no code\n"
          "  --quiet        print nothing on success\n"
          "  --help         this text\n\n"
          "Exit status: 0 ok, 1 runtime failure, 2 usage error.");
@@ -53,6 +58,7 @@ int main(int argc, char **argv)
         {"out", required_argument, NULL, 'o'},  {"name", required_argument, NULL, 'n'},
         {"no-store", no_argument, NULL, 'S'},   {"quiet", no_argument, NULL, 'q'},
         {"schedule", required_argument, NULL, 's'}, {"virtual-stages", required_argument, NULL, 'v'},
+        {"allow-infeasible", no_argument, NULL, 'I'},
         {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
     const char *dbpath = NULL, *outdir = NULL;
@@ -70,6 +76,7 @@ int main(int argc, char **argv)
         case 'n': opt.name = optarg; break;
         case 'S': opt.store_resharding = 0; break;
         case 'q': quiet = 1; break;
+        case 'I': opt.allow_infeasible = 1; break;
         case 'h': help(); return 0;
         case 's': {
             /* the solver's names, in the order of ApreportScheduleKind */
@@ -126,7 +133,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "apreport: %s\n", err[0] ? err : apreport_strerror(rc));
     } else if (!quiet) {
         apreport_write_summary(r, stdout);
-        printf("wrote %s/report.html, report.json, trace.json and the Alpa dumps\n", outdir);
+        printf("wrote %s/report.html, report.json, trace.json and the Alpa dumps%s\n", outdir,
+               apreport_feasible(r) || opt.allow_infeasible
+                   ? "" : " (no plan code: the plan is infeasible)");
+    }
+    if (rc == 0 && apsolve_stdout_check(err, sizeof(err)) < 0) {
+        fprintf(stderr, "apreport: %s\n", err);
+        rc = APREPORT_EIO;
     }
     apreport_free(&r);
     costdb_close(&db);

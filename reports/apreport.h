@@ -33,6 +33,7 @@ enum {
     APREPORT_EIO = -5,       /* cannot write an output file */
     APREPORT_ENOTFOUND = -6, /* no such plan / sweep */
     APREPORT_ESOLVE = -7,    /* the solver failed on a database */
+    APREPORT_EINFEASIBLE = -8, /* plan code asked of an infeasible plan */
 };
 
 const char *apreport_strerror(int err);
@@ -229,6 +230,7 @@ typedef struct ApreportOptions {
     int store_resharding;             /* store derived tasks (costdb_resharding_put) */
     ApreportScheduleKind schedule;    /* the schedule the plan runs (default 1F1B) */
     int virtual_stages;               /* model chunks per stage for interleaved (>= 2) */
+    int allow_infeasible;             /* write plan code for an infeasible plan too */
 } ApreportOptions;
 
 /* Loads plan opt->plan_id (or the newest) with its sweep, stages,
@@ -247,7 +249,13 @@ void apreport_free(ApreportReport **r);
 /* Writes every output into dir (created if missing): the Alpa dumps
  * (<name>_input_placement_specs.txt, <name>_output_placement_specs.txt,
  * <name>_resharding_tasks.txt, <name>_stage_<k>.mem_usage.txt,
- * dp_result.txt), report.json, report.html, trace.json and <name>_plan.py. */
+ * dp_result.txt), report.json, report.html, trace.json and <name>_plan.py.
+ * Each file is written to a temporary file in dir and renamed into place
+ * (solver/outfile.h): a failed write leaves no truncated file, and a
+ * symbolic link at an output path is refused (APREPORT_EIO, the path in
+ * err). An infeasible plan (plan.feasible 0) is marked in every output;
+ * <name>_plan.py is left out unless opt->allow_infeasible was set, and
+ * the HTML page then shows no code. */
 int apreport_write_all(const ApreportReport *r, const char *dir, char *err, size_t errlen);
 
 /* The single writers, each to an open stream. */
@@ -259,7 +267,12 @@ int apreport_write_dp_result(const ApreportReport *r, FILE *f);
 int apreport_write_json(const ApreportReport *r, FILE *f);
 int apreport_write_html(const ApreportReport *r, FILE *f);
 int apreport_write_trace(const ApreportReport *r, FILE *f);
+/* APREPORT_EINFEASIBLE (nothing written) for an infeasible plan unless the
+ * report was loaded with allow_infeasible; then the code starts with a
+ * comment saying the plan is infeasible. */
 int apreport_write_code(const ApreportReport *r, FILE *f);
+/* Whether the report's plan is feasible (stored feasible and finite). */
+int apreport_feasible(const ApreportReport *r);
 /* A short human summary (plan, verdict counts, warnings). */
 int apreport_write_summary(const ApreportReport *r, FILE *f);
 

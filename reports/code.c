@@ -154,9 +154,11 @@ void rep_write_framework_args(const ApreportReport *r, FILE *f)
                "# train.dist.pipeline_parallel_size = %d\n", dp, tp, pp);
     if (known)
         fprintf(f, "# train.dist.pipeline_num_layers = %d  (transformer blocks)\n", total);
-    else
-        fprintf(f, "# train.dist.pipeline_num_layers: unknown (%s): set it to the model's "
-                   "number of transformer blocks\n", why);
+    else {
+        fputs("# train.dist.pipeline_num_layers: unknown (", f);
+        rep_py_text(f, why);
+        fputs("): set it to the model's number of transformer blocks\n", f);
+    }
     fprintf(f, "# train.train_micro_batch_size = %lld\n"
                "# train.num_accumulation_steps = %d\n", (long long)mbs, B);
     if (recompute)
@@ -187,9 +189,11 @@ void rep_write_framework_args(const ApreportReport *r, FILE *f)
     if (prec)
         fprintf(f, " %s", prec);
     fputc('\n', f);
-    if (!known)
-        fprintf(f, "# --num-layers: unknown (%s): the model's number of transformer blocks\n", why);
-    else if (!equal) {
+    if (!known) {
+        fputs("# --num-layers: unknown (", f);
+        rep_py_text(f, why);
+        fputs("): the model's number of transformer blocks\n", f);
+    } else if (!equal) {
         fputs("# Megatron-LM splits the blocks evenly; this plan's stages hold", f);
         for (size_t k = 0; k < r->n_stages; k++)
             fprintf(f, "%s %d", k ? "," : "", blocks[k]);
@@ -214,7 +218,10 @@ void rep_write_framework_args(const ApreportReport *r, FILE *f)
         fprintf(f, "# the plan was priced with vpp=%d: apreport --schedule interleaved "
                    "--virtual-stages %d gives its arguments\n", plan_knob(r, "vpp"),
                 plan_knob(r, "vpp"));
-    if (!prec)
-        fprintf(f, "# dtype %s: no --bf16/--fp16 (fp32)\n", dt[0] ? dt : "unknown");
+    if (!prec) {
+        fputs("# dtype ", f);
+        rep_py_text(f, dt[0] ? dt : "unknown");
+        fputs(": no --bf16/--fp16 (fp32)\n", f);
+    }
     free(blocks);
 }

@@ -422,37 +422,36 @@ static int write_html(const ApreportCompare *c, FILE *f)
 {
     const ApreportCompareSummary *s = &c->sum;
     char key[96];
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>approf compare"
+    rep_html(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>approf compare"
           "</title><style>body{font-family:sans-serif;margin:24px}table{border-collapse:collapse;"
           "font-size:12px}td,th{border:1px solid #ccc;padding:3px 6px}td.n{text-align:right}"
-          "pre{background:#f6f6f6;padding:8px}</style></head><body>\n<h1>approf compare</h1>\n<p>",
-          f);
+          "pre{background:#f6f6f6;padding:8px}</style></head><body>\n<h1>approf compare</h1>\n<p>");
     for (int w = 0; w < 2; w++) {
-        fprintf(f, "%c: <code>", w ? 'B' : 'A');
-        rep_html_escape(f, c->side[w].label);
-        fprintf(f, "</code> sweep %lld<br>\n", (long long)c->side[w].sweep.id);
+        rep_html(f, "%c: <code>", w ? 'B' : 'A');
+        rep_html(f, "%s", c->side[w].label);
+        rep_html(f, "</code> sweep %lld<br>\n", (long long)c->side[w].sweep.id);
     }
-    fprintf(f, "</p><p>matched %zu, only in A %zu, only in B %zu; compute B/A geomean %.4f, "
+    rep_html(f, "</p><p>matched %zu, only in A %zu, only in B %zu; compute B/A geomean %.4f, "
                "min %.4f, max %.4f</p>\n<table><tr><th>entry</th><th>phase</th><th>A (s)</th>"
                "<th>B (s)</th><th>B/A</th></tr>\n",
             s->matched, s->only_a, s->only_b, s->geomean, s->min_ratio, s->max_ratio);
     for (size_t i = 0; i < c->n_rows; i++) {
         const Row *r = &c->rows[i];
         key_text(&r->k, key, sizeof(key));
-        fprintf(f, "<tr><td>%s</td><td>%s</td><td class=\"n\">", key, r->k.phase ? "bwd" : "fwd");
+        rep_html(f, "<tr><td>%s</td><td>%s</td><td class=\"n\">", key, r->k.phase ? "bwd" : "fwd");
         if (r->has[0])
-            fprintf(f, "%.6g", r->e[0].compute_cost);
-        fputs("</td><td class=\"n\">", f);
+            rep_html(f, "%.6g", r->e[0].compute_cost);
+        rep_html(f, "</td><td class=\"n\">");
         if (r->has[1])
-            fprintf(f, "%.6g", r->e[1].compute_cost);
-        fputs("</td><td class=\"n\">", f);
+            rep_html(f, "%.6g", r->e[1].compute_cost);
+        rep_html(f, "</td><td class=\"n\">");
         if (isfinite(r->ratio))
-            fprintf(f, "%.4f", r->ratio);
-        fputs("</td></tr>\n", f);
+            rep_html(f, "%.4f", r->ratio);
+        rep_html(f, "</td></tr>\n");
     }
-    fputs("</table>\n", f);
+    rep_html(f, "</table>\n");
     for (int w = 0; w < 2; w++) {
-        fprintf(f, "<h2>Plan on %c</h2>\n<pre>", w ? 'B' : 'A');
+        rep_html(f, "<h2>Plan on %c</h2>\n<pre>", w ? 'B' : 'A');
         if (c->side[w].plan) {
             char *buf = NULL;
             size_t len = 0;
@@ -461,15 +460,15 @@ static int write_html(const ApreportCompare *c, FILE *f)
             if (m) {
                 apsolve_write(m, "text", &o, 1);
                 fclose(m);
-                rep_html_escape(f, buf);
+                rep_html(f, "%s", buf);
             }
             free(buf);
         } else {
-            rep_html_escape(f, c->side[w].plan_error);
+            rep_html(f, "%s", c->side[w].plan_error);
         }
-        fputs("</pre>\n", f);
+        rep_html(f, "</pre>\n");
     }
-    fputs("</body></html>\n", f);
+    rep_html(f, "</body></html>\n");
     return ferror(f) ? APREPORT_EIO : 0;
 }
 

@@ -13,29 +13,58 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "outfile.h"
 #include "report_int.h"
 
 typedef struct {
     char path[COSTDB_NAME_MAX * 2 + 16];
-    char text[COSTDB_TEXT_MAX + 256];
+    char text[4 * COSTDB_TEXT_MAX + 4 * COSTDB_NAME_MAX + 256];
 } Leaf;
 
-static void placement_text(const RepTensor *t, const int *mesh_ids, const char *const *specs,
-                           int n, char *out, size_t len)
+/* The first line of every text output of an infeasible plan. */
+static void infeasible_note(const ApreportReport *r, FILE *f)
 {
-    char shape[160];
+    if (!r->plan.feasible)
+        fputs("# INFEASIBLE PLAN: apsolve found no plan that fits (exit 3); this one does not "
+              "fit the devices or their memory. Do not run it as it is.\n", f);
+}
+
+/* A dtype as a Python token: the JAX name when it is an identifier, else a
+ * string literal (a dtype is database text). */
+static void dtype_text(const char *dtype, char *out, size_t len)
+{
+    const char *j = rep_dtype_jax(dtype);
+    for (const char *p = j; *p; p++)
+        if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+              (*p >= '0' && *p <= '9'))) {
+            rep_py_quote(j, strlen(j), out, len);
+            return;
+        }
+    snprintf(out, len, "%s", j);
+}
+
+static void placement_text(const ApreportReport *r, const RepTensor *t, const int *mesh_ids,
+                           const char *const *specs, int n, char *out, size_t len)
+{
+    char shape[160], dtype[4 * COSTDB_NAME_MAX + 3], spec[4 * COSTDB_TEXT_MAX + 3];
     size_t pos;
     rep_shape_text(t->pl.shape, 1, shape, sizeof(shape));
-    pos = (size_t)snprintf(out, len, "PlacementSpec(aval=ShapedArray(%s%s), mesh_ids=(",
-                           rep_dtype_jax(t->pl.dtype), shape);
+    dtype_text(t->pl.dtype, dtype, sizeof(dtype));
+    pos = (size_t)snprintf(out, len, "PlacementSpec(aval=ShapedArray(%s%s), mesh_ids=(", dtype,
+                           shape);
     for (int i = 0; i < n && pos < len; i++)
         pos += (size_t)snprintf(out + pos, len - pos, "%s%d", i ? ", " : "", mesh_ids[i]);
     if (pos < len)
         pos += (size_t)snprintf(out + pos, len - pos, "%s), sharding_specs=(", n == 1 ? "," : "");
-    for (int i = 0; i < n && pos < len; i++)
-        pos += (size_t)snprintf(out + pos, len - pos, "%s%s", i ? ", " : "", specs[i]);
+    for (int i = 0; i < n && pos < len; i++) {
+        const CostdbPlanStage *st = &r->stages[mesh_ids[i]].st;
+        rep_spec_text(specs[i], st->logical_a, st->logical_b, spec, sizeof(spec));
+        pos += (size_t)snprintf(out + pos, len - pos, "%s%s", i ? ", " : "", spec);
+    }
     if (pos < len)
         snprintf(out + pos, len - pos, "%s))", n == 1 ? "," : "");
+    else if (len > 4)
+        snprintf(out, len, "None");   /* too long to write whole: never half a literal */
 }
 
 /* Length of the first depth+1 path components of p (up to the '/' after). */
@@ -64,6 +93,7 @@ static int write_tree(FILE *f, const Leaf *leaves, const size_t *idx, size_t n, 
 {
     unsigned char *done = calloc(n ? n : 1, 1);
     size_t *sub = malloc(sizeof(size_t) * (n ? n : 1));
+    char key[4 * sizeof(leaves[0].path) + 3];
     int rc = 0;
     if (!done || !sub) {
         rc = APREPORT_ENOMEM;
@@ -78,7 +108,8 @@ static int write_tree(FILE *f, const Leaf *leaves, const size_t *idx, size_t n, 
         if (start > strlen(p))
             start = strlen(p);
         indent(f, ind + 1);
-        fprintf(f, "'%.*s': ", (int)(pl - start), p + start);
+        rep_py_quote(p + start, pl - start, key, sizeof(key));
+        fprintf(f, "%s: ", key);
         if (pl == strlen(p)) {
             fprintf(f, "%s,\n", leaves[idx[i]].text);
             done[i] = 1;
@@ -163,10 +194,11 @@ static int write_specs(const ApreportReport *r, FILE *f, int output)
                 ni = 1;
             }
             snprintf(leaves[n].path, sizeof(leaves[n].path), "%s/%s", group, t->pl.tensor_name);
-            placement_text(t, ids, specs, ni, leaves[n].text, sizeof(leaves[n].text));
+            placement_text(r, t, ids, specs, ni, leaves[n].text, sizeof(leaves[n].text));
             idx[n] = n;
             n++;
         }
+    infeasible_note(r, f);
     rc = write_tree(f, leaves, idx, n, 0, 0);
     fputc('\n', f);
     free(leaves);
@@ -186,15 +218,26 @@ int apreport_write_output_specs(const ApreportReport *r, FILE *f)
 
 int apreport_write_resharding(const ApreportReport *r, FILE *f)
 {
+    infeasible_note(r, f);
     for (size_t i = 0; i < r->n_tasks; i++) {
         const CostdbReshardingTask *t = &r->tasks[i];
-        char shape[160];
+        char shape[160], src[4 * COSTDB_TEXT_MAX + 3], dst[4 * COSTDB_TEXT_MAX + 3];
+        int sa = 0, sb = 0, da = 0, db = 0;
+        if (t->src_stage >= 0 && (size_t)t->src_stage < r->n_stages)
+            sa = r->stages[t->src_stage].st.logical_a, sb = r->stages[t->src_stage].st.logical_b;
+        if (t->dst_stage >= 0 && (size_t)t->dst_stage < r->n_stages)
+            da = r->stages[t->dst_stage].st.logical_a, db = r->stages[t->dst_stage].st.logical_b;
         rep_shape_text(t->shape, 0, shape, sizeof(shape));
+        rep_spec_text(t->src_spec, sa, sb, src, sizeof(src));
+        rep_spec_text(t->dst_spec, da, db, dst, sizeof(dst));
         fprintf(f, "%sReshardingTask(shape: %s, mesh_id: %d->%d,\n%s ->\n%s)\n",
                 !strcmp(t->strategy, "broadcast") ? "B-" : "", shape, t->src_stage, t->dst_stage,
-                t->src_spec, t->dst_spec);
-        fprintf(f, "# tensor: %s, bytes: %lld, strategy: %s, estimated_time: %.6f s\n\n",
-                t->tensor_name, (long long)t->bytes, t->strategy, t->seconds);
+                src, dst);
+        fputs("# tensor: ", f);
+        rep_py_text(f, t->tensor_name);
+        fprintf(f, ", bytes: %lld, strategy: ", (long long)t->bytes);
+        rep_py_text(f, t->strategy);
+        fprintf(f, ", estimated_time: %.6f s\n\n", t->seconds);
     }
     return ferror(f) ? APREPORT_EIO : 0;
 }
@@ -205,6 +248,7 @@ int apreport_write_mem_usage(const ApreportReport *r, int stage, FILE *f)
     if (stage < 0 || (size_t)stage >= r->n_stages)
         return APREPORT_EINVAL;
     s = &r->stages[stage];
+    infeasible_note(r, f);
     fprintf(f, "total_allocation_size: %.3f GB\n", rep_gb(s->st.peak_memory));
     fprintf(f, "# peak_memory: %lld bytes\n", (long long)s->st.peak_memory);
     fprintf(f, "# intermediate_size: %lld bytes, initial_size: %lld bytes\n",
@@ -258,7 +302,12 @@ static void dicts(const ApreportReport *r, FILE *f)
 
 int apreport_write_dp_result(const ApreportReport *r, FILE *f)
 {
-    fprintf(f, "compute_cost_file_name: '%s#sweep=%lld'\n", r->db_label, (long long)r->sweep.id);
+    char name[sizeof(r->db_label) + 32];
+    infeasible_note(r, f);
+    snprintf(name, sizeof(name), "%s#sweep=%lld", r->db_label, (long long)r->sweep.id);
+    fputs("compute_cost_file_name: ", f);
+    rep_py_string(f, name);
+    fputc('\n', f);
     fputs("forward_stage_layer_ids: ", f);
     layer_ids(r, f);
     fputs("\nsubmesh_shapes: ", f);
@@ -292,8 +341,12 @@ static int uniform(const ApreportReport *r)
 
 int apreport_write_code(const ApreportReport *r, FILE *f)
 {
-    fprintf(f, "# Plan %lld of %s (sweep %lld): paste into an Alpa training script.\n",
-            (long long)r->plan.id, r->db_label, (long long)r->sweep.id);
+    if (!r->plan.feasible && !r->allow_infeasible)
+        return APREPORT_EINFEASIBLE;
+    infeasible_note(r, f);
+    fprintf(f, "# Plan %lld of ", (long long)r->plan.id);
+    rep_py_text(f, r->db_label);
+    fprintf(f, " (sweep %lld): paste into an Alpa training script.\n", (long long)r->sweep.id);
     fputs("import alpa\n\nstage_option = alpa.ManualStageOption(\n    forward_stage_layer_ids=", f);
     layer_ids(r, f);
     fputs(",\n    submesh_physical_shapes=", f);
@@ -358,21 +411,24 @@ static const struct {
     {"trace.json", 0, apreport_write_trace},
 };
 
+/* One output through a temporary file renamed into place (outfile.h). */
 static int write_file(const char *path, const ApreportReport *r, WriterFn fn, int stage,
                       char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "w");
+    ApsolveOutfile *o = NULL;
+    FILE *f = NULL;
     int rc;
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
+    if (apsolve_outfile_open(path, &o, &f, err, errlen) < 0)
         return APREPORT_EIO;
-    }
     rc = fn ? fn(r, f) : apreport_write_mem_usage(r, stage, f);
-    if (fclose(f) != 0 && rc == 0)
-        rc = APREPORT_EIO;
-    if (rc < 0)
+    if (rc < 0) {
+        apsolve_outfile_abort(&o);
         snprintf(err, errlen, "%s: %s", path, apreport_strerror(rc));
-    return rc;
+        return rc;
+    }
+    if (apsolve_outfile_commit(&o, err, errlen) < 0)
+        return APREPORT_EIO;
+    return 0;
 }
 
 int apreport_write_all(const ApreportReport *r, const char *dir, char *err, size_t errlen)
@@ -386,6 +442,8 @@ int apreport_write_all(const ApreportReport *r, const char *dir, char *err, size
         return APREPORT_EIO;
     }
     for (size_t i = 0; i < sizeof(writers) / sizeof(writers[0]); i++) {
+        if (writers[i].fn == apreport_write_code && !r->plan.feasible && !r->allow_infeasible)
+            continue;
         if (writers[i].prefixed)
             snprintf(path, sizeof(path), "%s/%s_%s", dir, r->name, writers[i].suffix);
         else

@@ -6,12 +6,116 @@
  * the memory available, the cost breakdown, the per-tensor sharding table
  * with verdicts, layout conversions (flagged ones in red), resharding tasks
  * and the plan as code.
+ *
+ * Every byte of the page goes through rep_html(): the format string is the
+ * page's markup and every %s / %c argument is escaped there, so a name, a
+ * strategy, a plan kind or any other text read from a database can never
+ * become markup, whichever call site prints it. Non-finite numbers print
+ * as "n/a".
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report_int.h"
+
+static void html_escape(FILE *f, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n && s[i]; i++) {
+        switch (s[i]) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&#39;", f); break;
+        default: fputc(s[i], f);
+        }
+    }
+}
+
+void rep_html(FILE *f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    while (*fmt) {
+        char spec[32], conv, buf[128];
+        size_t n = 0;
+        int lmod = 0;                 /* 1 l, 2 ll, 3 z */
+        if (*fmt != '%') {
+            const char *next = strchr(fmt, '%');
+            size_t len = next ? (size_t)(next - fmt) : strlen(fmt);
+            fwrite(fmt, 1, len, f);
+            fmt += len;
+            continue;
+        }
+        if (fmt[1] == '%') {
+            fputc('%', f);
+            fmt += 2;
+            continue;
+        }
+        spec[n++] = *fmt++;
+        while (*fmt && strchr("-+ #0123456789.", *fmt) && n < sizeof(spec) - 4)
+            spec[n++] = *fmt++;
+        while ((*fmt == 'l' || *fmt == 'z') && n < sizeof(spec) - 2) {
+            lmod = *fmt == 'z' ? 3 : lmod + 1;
+            spec[n++] = *fmt++;
+        }
+        conv = *fmt ? *fmt++ : 's';
+        spec[n++] = conv;
+        spec[n] = '\0';
+        switch (conv) {
+        case 's': {
+            const char *s = va_arg(ap, const char *);
+            const char *dot = strchr(spec, '.');
+            size_t max = (size_t)-1;
+            if (dot)
+                max = (size_t)strtoul(dot + 1, NULL, 10);
+            html_escape(f, s ? s : "", max);
+            continue;
+        }
+        case 'c': {
+            char c = (char)va_arg(ap, int);
+            html_escape(f, &c, 1);
+            continue;
+        }
+        case 'f': case 'g': case 'e': case 'F': case 'G': case 'E': {
+            double v = va_arg(ap, double);
+            if (!isfinite(v))
+                snprintf(buf, sizeof(buf), "n/a");
+            else
+                snprintf(buf, sizeof(buf), spec, v);
+            break;
+        }
+        case 'd': case 'i':
+            if (lmod == 2)
+                snprintf(buf, sizeof(buf), spec, va_arg(ap, long long));
+            else if (lmod == 1)
+                snprintf(buf, sizeof(buf), spec, va_arg(ap, long));
+            else if (lmod == 3)
+                snprintf(buf, sizeof(buf), spec, va_arg(ap, ssize_t));
+            else
+                snprintf(buf, sizeof(buf), spec, va_arg(ap, int));
+            break;
+        case 'u': case 'x': case 'X':
+            if (lmod == 2)
+                snprintf(buf, sizeof(buf), spec, va_arg(ap, unsigned long long));
+            else if (lmod == 1)
+                snprintf(buf, sizeof(buf), spec, va_arg(ap, unsigned long));
+            else if (lmod == 3)
+                snprintf(buf, sizeof(buf), spec, va_arg(ap, size_t));
+            else
+                snprintf(buf, sizeof(buf), spec, va_arg(ap, unsigned));
+            break;
+        default:
+            /* an unsupported conversion is a bug in a format string here */
+            snprintf(buf, sizeof(buf), "?");
+            break;
+        }
+        html_escape(f, buf, sizeof(buf));
+    }
+    va_end(ap);
+}
 
 static const char *const palette[] = {
     "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
@@ -34,9 +138,9 @@ static void mesh_svg(const ApreportReport *r, FILE *f)
 {
     int N = r->sweep.cluster_hosts, M = r->sweep.cluster_gpus, cell = 56;
     int w = 90 + M * cell, h = 10 + N * cell;
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\">\n", w, h);
+    rep_html(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\">\n", w, h);
     for (int host = 0; host < N; host++) {
-        fprintf(f, "<text x=\"4\" y=\"%d\" font-size=\"12\">host %d</text>\n",
+        rep_html(f, "<text x=\"4\" y=\"%d\" font-size=\"12\">host %d</text>\n",
                 10 + host * cell + cell / 2, host);
         for (int g = 0; g < M; g++) {
             int owner = -1;
@@ -47,7 +151,7 @@ static void mesh_svg(const ApreportReport *r, FILE *f)
                     g < s->first_gpu + s->st.submesh_gpus)
                     owner = (int)k;
             }
-            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"4\" fill=\"%s\" "
+            rep_html(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"4\" fill=\"%s\" "
                        "stroke=\"#333\"/>\n<text x=\"%d\" y=\"%d\" font-size=\"11\" "
                        "text-anchor=\"middle\" fill=\"%s\">%s%d</text>\n",
                     84 + g * cell, 6 + host * cell, cell - 8, cell - 8,
@@ -56,30 +160,30 @@ static void mesh_svg(const ApreportReport *r, FILE *f)
                     owner >= 0 ? "S" : "gpu", owner >= 0 ? owner : host * M + g);
         }
     }
-    fputs("</svg>\n<div class=\"legend\">", f);
+    rep_html(f, "</svg>\n<div class=\"legend\">");
     for (size_t k = 0; k < r->n_stages; k++)
-        fprintf(f, "<span><i class=\"sw\" style=\"background:%s\"></i>stage %zu: layers %d-%d on "
+        rep_html(f, "<span><i class=\"sw\" style=\"background:%s\"></i>stage %zu: layers %d-%d on "
                    "(%d, %d), logical (%d, %d)</span>",
                 palette[k % NPAL], k, r->stages[k].st.start_layer, r->stages[k].st.end_layer,
                 r->stages[k].st.submesh_hosts, r->stages[k].st.submesh_gpus,
                 r->stages[k].st.logical_a, r->stages[k].st.logical_b);
-    fputs("</div>\n", f);
+    rep_html(f, "</div>\n");
 }
 
 static void gantt_svg(const ApreportReport *r, const ApreportSchedule *s, FILE *f)
 {
     int W = 1100, row = 28, left = 70, h = 30 + row * s->n_stages;
     double T = s->iteration_time > 0 ? s->iteration_time : 1, sx = W / T;
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\">\n",
+    rep_html(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\">\n",
             left + W + 20, h);
     for (int k = 0; k < s->n_stages; k++)
-        fprintf(f, "<text x=\"4\" y=\"%d\" font-size=\"12\">stage %d</text>\n", 18 + k * row + 4, k);
+        rep_html(f, "<text x=\"4\" y=\"%d\" font-size=\"12\">stage %d</text>\n", 18 + k * row + 4, k);
     for (size_t i = 0; i < s->n_events; i++) {
         const ApreportEvent *e = &s->events[i];
         double x = left + e->start * sx, w = (e->end - e->start) * sx;
         if (e->kind > APREPORT_EV_BWD)
             continue;
-        fprintf(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
+        rep_html(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
                    "fill-opacity=\"%s\" stroke=\"#fff\" stroke-width=\"0.5\"><title>%s mb %d: "
                    "%.6f-%.6f s</title></rect>\n",
                 x, 4 + e->stage * row, w > 0.5 ? w : 0.5, row - 6,
@@ -87,12 +191,12 @@ static void gantt_svg(const ApreportReport *r, const ApreportSchedule *s, FILE *
                 e->kind == APREPORT_EV_FWD ? "forward" : "backward", e->micro_batch, e->start,
                 e->end);
         if (w > 18)
-            fprintf(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"10\" fill=\"#fff\" "
+            rep_html(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"10\" fill=\"#fff\" "
                        "text-anchor=\"middle\">%c%d</text>\n",
                     x + w / 2, 4 + e->stage * row + row / 2 + 1,
                     e->kind == APREPORT_EV_FWD ? 'F' : 'B', e->micro_batch);
     }
-    fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n"
+    rep_html(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n"
                "<text x=\"%d\" y=\"%d\" font-size=\"11\">0</text>"
                "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"end\">%.6f s</text>\n</svg>\n",
             left, h - 16, left + W, h - 16, left, h - 3, left + W, h - 3, s->iteration_time);
@@ -109,7 +213,7 @@ static void memory_svg(const ApreportReport *r, FILE *f)
         if (r->stages[k].st.available_memory > mx)
             mx = r->stages[k].st.available_memory;
     }
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\">\n",
+    rep_html(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\">\n",
             left + W + 320, h);
     for (size_t k = 0; k < r->n_stages; k++) {
         const RepStage *s = &r->stages[k];
@@ -117,141 +221,148 @@ static void memory_svg(const ApreportReport *r, FILE *f)
         double wa = (double)s->st.available_memory / (double)mx * W;
         int over = s->st.available_memory > 0 && s->memory_implied > s->st.available_memory;
         int y = 6 + (int)k * row;
-        fprintf(f, "<text x=\"4\" y=\"%d\" font-size=\"12\">stage %zu</text>\n", y + 16, k);
+        rep_html(f, "<text x=\"4\" y=\"%d\" font-size=\"12\">stage %zu</text>\n", y + 16, k);
         if (s->st.available_memory > 0)
-            fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"#e8e8e8\"/>\n",
+            rep_html(f, "<rect x=\"%d\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"#e8e8e8\"/>\n",
                     left, y, wa, row - 10);
-        fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\"/>\n", left,
+        rep_html(f, "<rect x=\"%d\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\"/>\n", left,
                 y + 4, wn, row - 18, over ? "#d62728" : palette[k % NPAL]);
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\">%.3f GB needed / %.3f GB "
+        rep_html(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\">%.3f GB needed / %.3f GB "
                    "available</text>\n",
                 left + W + 8, y + 16, rep_gb(s->memory_implied), rep_gb(s->st.available_memory));
     }
-    fputs("</svg>\n", f);
+    rep_html(f, "</svg>\n");
 }
 
 static void cost_table(const ApreportReport *r, FILE *f)
 {
     int B = r->plan.micro_batches;
-    fputs("<table><tr><th>stage</th><th>layers</th><th>forward (s)</th><th>backward (s)</th>"
-          "<th>B x (fwd+bwd) (s)</th><th>send to next (s)</th><th>in flight (", f);
+    rep_html(f, "<table><tr><th>stage</th><th>layers</th><th>forward (s)</th><th>backward (s)</th>"
+          "<th>B x (fwd+bwd) (s)</th><th>send to next (s)</th><th>in flight (");
     {
         char label[64];
         rep_schedule_label(r, label, sizeof(label));
-        fputs(label, f);
+        rep_html(f, "%s", label);
     }
-    fputs(")</th></tr>\n", f);
+    rep_html(f, ")</th></tr>\n");
     for (size_t k = 0; k < r->n_stages; k++) {
         const CostdbPlanStage *s = &r->stages[k].st;
-        fprintf(f, "<tr><td>%zu</td><td>%d-%d</td><td class=\"n\">%.6f</td><td class=\"n\">%.6f"
+        rep_html(f, "<tr><td>%zu</td><td>%d-%d</td><td class=\"n\">%.6f</td><td class=\"n\">%.6f"
                    "</td><td class=\"n\">%.6f</td><td class=\"n\">%.6f</td><td class=\"n\">%.4g</td>"
                    "</tr>\n",
                 k, s->start_layer, s->end_layer, s->fwd_cost, s->bwd_cost,
                 B * (s->fwd_cost + s->bwd_cost), k + 1 < r->n_stages ? r->xfer[k] : 0.0,
                 rep_schedule(r)->in_flight[k]);
     }
-    fprintf(f, "</table>\n<p>Alpa objective T = &Sigma; stage costs + (B &minus; 1) &middot; max "
+    rep_html(f, "</table>\n<p>Alpa objective T = &Sigma; stage costs + (B &minus; 1) &middot; max "
                "stage cost = <b>%.6f s</b>; simulated iteration with transfers: 1F1B <b>%.6f s</b> "
                "(bubble %.1f%%), GPipe <b>%.6f s</b> (bubble %.1f%%).</p>\n",
             r->plan.cost, r->sched[0]->iteration_time, 100 * r->sched[0]->bubble_fraction,
             r->sched[1]->iteration_time, 100 * r->sched[1]->bubble_fraction);
     if (r->sched[2])
-        fprintf(f, "<p>Interleaved 1F1B with %d model chunks per stage: <b>%.6f s</b> "
+        rep_html(f, "<p>Interleaved 1F1B with %d model chunks per stage: <b>%.6f s</b> "
                    "(bubble %.1f%%).</p>\n",
                 r->virtual_stages, r->sched[2]->iteration_time, 100 * r->sched[2]->bubble_fraction);
 }
 
 static void sharding_table(const ApreportReport *r, FILE *f)
 {
-    fputs("<table><tr><th>stage</th><th>tensor</th><th>role</th><th>shape</th><th>dtype</th>"
-          "<th>sharding spec</th><th>per device</th><th>verdict</th></tr>\n", f);
+    rep_html(f, "<table><tr><th>stage</th><th>tensor</th><th>role</th><th>shape</th><th>dtype</th>"
+          "<th>sharding spec</th><th>per device</th><th>verdict</th></tr>\n");
     for (size_t k = 0; k < r->n_stages; k++)
         for (size_t i = 0; i < r->stages[k].n_tensors; i++) {
             const RepTensor *t = &r->stages[k].tensors[i];
-            fprintf(f, "<tr><td>%zu</td><td><code>", k);
-            rep_html_escape(f, t->pl.tensor_name);
-            fprintf(f, "</code></td><td>%s</td><td>", t->pl.role);
-            rep_html_escape(f, t->pl.shape);
-            fputs("</td><td>", f);
-            rep_html_escape(f, t->pl.dtype);
-            fputs("</td><td><code>", f);
-            rep_html_escape(f, t->pl.sharding_spec);
-            fprintf(f, "</code></td><td class=\"n\">%lld</td><td>%s</td></tr>\n",
+            rep_html(f, "<tr><td>%zu</td><td><code>", k);
+            rep_html(f, "%s", t->pl.tensor_name);
+            rep_html(f, "</code></td><td>%s</td><td>", t->pl.role);
+            rep_html(f, "%s", t->pl.shape);
+            rep_html(f, "</td><td>");
+            rep_html(f, "%s", t->pl.dtype);
+            rep_html(f, "</td><td><code>");
+            rep_html(f, "%s", t->pl.sharding_spec);
+            rep_html(f, "</code></td><td class=\"n\">%lld</td><td>%s</td></tr>\n",
                     (long long)t->local_bytes,
                     t->layout_ok ? apreport_verdict_name(t->verdict) : "unreadable spec");
         }
-    fputs("</table>\n", f);
+    rep_html(f, "</table>\n");
 }
 
 static void conversions_table(const ApreportReport *r, FILE *f)
 {
     if (!r->n_convs) {
-        fputs("<p>No layout conversions.</p>\n", f);
+        rep_html(f, "<p>No layout conversions.</p>\n");
         return;
     }
-    fputs("<table><tr><th>stage</th><th>from</th><th>tensor</th><th>role</th><th>mesh axis</th>"
-          "<th>conversion</th><th>collective</th><th>why</th></tr>\n", f);
+    rep_html(f, "<table><tr><th>stage</th><th>from</th><th>tensor</th><th>role</th><th>mesh axis</th>"
+          "<th>conversion</th><th>collective</th><th>why</th></tr>\n");
     for (size_t i = 0; i < r->n_convs; i++) {
         const RepConversion *c = &r->convs[i];
-        fprintf(f, "<tr%s><td>%d</td><td>", c->flagged ? " class=\"flag\"" : "", c->stage);
+        rep_html(f, c->flagged ? "<tr class=\"flag\"><td>%d</td><td>" : "<tr><td>%d</td><td>",
+                 c->stage);
         if (c->src_stage >= 0)
-            fprintf(f, "stage %d", c->src_stage);
+            rep_html(f, "stage %d", c->src_stage);
         else
-            fputs("-", f);
-        fputs("</td><td><code>", f);
-        rep_html_escape(f, c->tensor);
-        fprintf(f, "</code></td><td>%s</td><td>", c->role);
+            rep_html(f, "-");
+        rep_html(f, "</td><td><code>");
+        rep_html(f, "%s", c->tensor);
+        rep_html(f, "</code></td><td>%s</td><td>", c->role);
         if (c->axis >= 0)
-            fprintf(f, "%d", c->axis);
+            rep_html(f, "%d", c->axis);
         else
-            fputs("all", f);
-        fprintf(f, "</td><td>%s%s</td><td>%s</td><td>", apreport_conversion_name(c->kind),
+            rep_html(f, "all");
+        rep_html(f, "</td><td>%s%s</td><td>%s</td><td>", apreport_conversion_name(c->kind),
                 c->flagged ? " (flagged)" : "", apreport_conversion_collective(c->kind));
-        rep_html_escape(f, c->why);
-        fputs("</td></tr>\n", f);
+        rep_html(f, "%s", c->why);
+        rep_html(f, "</td></tr>\n");
     }
-    fputs("</table>\n", f);
+    rep_html(f, "</table>\n");
 }
 
 static void tasks_table(const ApreportReport *r, FILE *f)
 {
     if (!r->n_tasks) {
-        fputs("<p>No tensor crosses a stage boundary (no placements recorded).</p>\n", f);
+        rep_html(f, "<p>No tensor crosses a stage boundary (no placements recorded).</p>\n");
         return;
     }
-    fputs("<table><tr><th>mesh</th><th>tensor</th><th>shape</th><th>bytes</th><th>strategy</th>"
-          "<th>estimated (s)</th><th>source spec</th><th>destination spec</th></tr>\n", f);
+    rep_html(f, "<table><tr><th>mesh</th><th>tensor</th><th>shape</th><th>bytes</th><th>strategy</th>"
+          "<th>estimated (s)</th><th>source spec</th><th>destination spec</th></tr>\n");
     for (size_t i = 0; i < r->n_tasks; i++) {
         const CostdbReshardingTask *t = &r->tasks[i];
-        fprintf(f, "<tr><td>%d&rarr;%d</td><td><code>", t->src_stage, t->dst_stage);
-        rep_html_escape(f, t->tensor_name);
-        fputs("</code></td><td>", f);
-        rep_html_escape(f, t->shape);
-        fprintf(f, "</td><td class=\"n\">%lld</td><td>%s</td><td class=\"n\">%.6f</td><td><code>",
+        rep_html(f, "<tr><td>%d&rarr;%d</td><td><code>", t->src_stage, t->dst_stage);
+        rep_html(f, "%s", t->tensor_name);
+        rep_html(f, "</code></td><td>");
+        rep_html(f, "%s", t->shape);
+        rep_html(f, "</td><td class=\"n\">%lld</td><td>%s</td><td class=\"n\">%.6f</td><td><code>",
                 (long long)t->bytes, t->strategy, t->seconds);
-        rep_html_escape(f, t->src_spec);
-        fputs("</code></td><td><code>", f);
-        rep_html_escape(f, t->dst_spec);
-        fputs("</code></td></tr>\n", f);
+        rep_html(f, "%s", t->src_spec);
+        rep_html(f, "</code></td><td><code>");
+        rep_html(f, "%s", t->dst_spec);
+        rep_html(f, "</code></td></tr>\n");
     }
-    fputs("</table>\n", f);
+    rep_html(f, "</table>\n");
 }
 
 static int code_block(const ApreportReport *r, FILE *f)
 {
     char *buf = NULL;
     size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
+    FILE *m;
     int rc;
+    if (!r->plan.feasible && !r->allow_infeasible) {
+        rep_html(f, "<p>No code: the plan is infeasible (apreport --allow-infeasible writes it, "
+                    "marked).</p>\n");
+        return 0;
+    }
+    m = open_memstream(&buf, &len);
     if (!m)
         return APREPORT_ENOMEM;
     rc = apreport_write_code(r, m);
     if (fclose(m) != 0 && rc == 0)
         rc = APREPORT_ENOMEM;
     if (rc == 0) {
-        fputs("<pre>", f);
-        rep_html_escape(f, buf);
-        fputs("</pre>\n", f);
+        rep_html(f, "<pre>");
+        rep_html(f, "%s", buf);
+        rep_html(f, "</pre>\n");
     }
     free(buf);
     return rc;
@@ -260,44 +371,44 @@ static int code_block(const ApreportReport *r, FILE *f)
 int apreport_write_html(const ApreportReport *r, FILE *f)
 {
     int rc;
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>approf plan ",
-          f);
-    fprintf(f, "%lld</title>\n<style>%s</style></head><body>\n", (long long)r->plan.id, css);
-    fprintf(f, "<h1>Plan %lld &mdash; ", (long long)r->plan.id);
-    rep_html_escape(f, r->has_model ? r->model.name : r->sweep.name);
-    fputs("</h1>\n<p>Database <code>", f);
-    rep_html_escape(f, r->db_label);
-    fprintf(f, "</code>, sweep %lld, %s plan (%s), cluster %d &times; %d, %d layers, %d "
-               "micro-batches, global batch %lld%s.</p>\n",
+    rep_html(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>approf plan ");
+    rep_html(f, "%lld</title>\n<style>%s</style></head><body>\n", (long long)r->plan.id, css);
+    rep_html(f, "<h1>Plan %lld &mdash; ", (long long)r->plan.id);
+    rep_html(f, "%s", r->has_model ? r->model.name : r->sweep.name);
+    rep_html(f, "</h1>\n<p>Database <code>");
+    rep_html(f, "%s", r->db_label);
+    rep_html(f, "</code>, sweep %lld, %s plan (%s), cluster %d &times; %d, %d layers, %d "
+               "micro-batches, global batch %lld",
             (long long)r->sweep.id, r->plan.kind, r->plan.objective, r->sweep.cluster_hosts,
             r->sweep.cluster_gpus, r->num_layers, r->plan.micro_batches,
-            (long long)r->global_batch, r->plan.feasible ? "" : " &mdash; <b>infeasible</b>");
+            (long long)r->global_batch);
+    rep_html(f, r->plan.feasible ? ".</p>\n" : " &mdash; <b>infeasible</b>.</p>\n");
     for (int i = 0; i < r->n_warnings; i++) {
-        fputs("<div class=\"warn\">&#9888; ", f);
-        rep_html_escape(f, r->warnings[i]);
-        fputs("</div>\n", f);
+        rep_html(f, "<div class=\"warn\">&#9888; ");
+        rep_html(f, "%s", r->warnings[i]);
+        rep_html(f, "</div>\n");
     }
-    fputs("<h2>Cluster mesh: devices of each stage</h2>\n", f);
+    rep_html(f, "<h2>Cluster mesh: devices of each stage</h2>\n");
     mesh_svg(r, f);
     {
         char label[64];
         rep_schedule_label(r, label, sizeof(label));
-        fprintf(f, "<h2>Pipeline timeline (simulated %s, one iteration)</h2>\n", label);
+        rep_html(f, "<h2>Pipeline timeline (simulated %s, one iteration)</h2>\n", label);
     }
     gantt_svg(r, rep_schedule(r), f);
-    fputs("<h2>Memory per stage (peak + optimizer state + in-flight activations)</h2>\n", f);
+    rep_html(f, "<h2>Memory per stage (peak + optimizer state + in-flight activations)</h2>\n");
     memory_svg(r, f);
-    fputs("<h2>Cost breakdown</h2>\n", f);
+    rep_html(f, "<h2>Cost breakdown</h2>\n");
     cost_table(r, f);
-    fputs("<h2>Sharding per parameter and activation</h2>\n", f);
+    rep_html(f, "<h2>Sharding per parameter and activation</h2>\n");
     sharding_table(r, f);
-    fputs("<h2>Layout conversions</h2>\n", f);
+    rep_html(f, "<h2>Layout conversions</h2>\n");
     conversions_table(r, f);
-    fputs("<h2>Resharding between stages</h2>\n", f);
+    rep_html(f, "<h2>Resharding between stages</h2>\n");
     tasks_table(r, f);
-    fputs("<h2>The plan as code</h2>\n", f);
+    rep_html(f, "<h2>The plan as code</h2>\n");
     if ((rc = code_block(r, f)) < 0)
         return rc;
-    fputs("</body></html>\n", f);
+    rep_html(f, "</body></html>\n");
     return ferror(f) ? APREPORT_EIO : 0;
 }

@@ -357,6 +357,12 @@ cleanup:
 static void collect_warnings(ApreportReport *r)
 {
     char msg[256];
+    if (!r->plan.feasible) {
+        snprintf(msg, sizeof(msg), "plan %lld is INFEASIBLE (%s): it does not fit the devices or "
+                 "their memory; do not run it as it is", (long long)r->plan.id,
+                 isfinite(r->plan.cost) ? "stored as infeasible" : "its cost is not finite");
+        add_warning(r, msg);
+    }
     if (apreport_microbatch_warning((int)r->n_stages, r->plan.micro_batches, msg, sizeof(msg)))
         add_warning(r, msg);
     if (r->deadlock.deadlocked || r->deadlock.pair_src >= 0)
@@ -439,6 +445,10 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
     else
         snprintf(r->name, sizeof(r->name), "plan%lld", (long long)plan_id);
     r->num_layers = r->sweep.num_layers;
+    r->allow_infeasible = opt->allow_infeasible;
+    /* a stored plan with a non-finite cost is never feasible */
+    if (!isfinite(r->plan.cost))
+        r->plan.feasible = 0;
     r->schedule = opt->schedule;
     r->virtual_stages = opt->schedule == APREPORT_SCHED_INTERLEAVED ? opt->virtual_stages : 1;
     if (opt->schedule == APREPORT_SCHED_INTERLEAVED) {
@@ -521,6 +531,11 @@ cleanup:
     free(e);
     free(cfg);
     return rc;
+}
+
+int apreport_feasible(const ApreportReport *r)
+{
+    return r && r->plan.feasible;
 }
 
 const ApreportSchedule *rep_schedule(const ApreportReport *r)

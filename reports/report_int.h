@@ -67,6 +67,7 @@ struct ApreportReport {
     int n_warnings;
     double *xfer;                     /* [n_stages - 1] task seconds per boundary */
     double bw_intra, lat_intra, bw_inter, lat_inter;
+    int allow_infeasible;             /* plan code for an infeasible plan too */
 };
 
 /* The selected schedule (never NULL after apreport_load). */
@@ -87,8 +88,28 @@ const char *rep_dtype_jax(const char *dtype);
 void rep_shape_text(const char *shape, int jax, char *out, size_t len);
 /* GB = 2^30 with three decimals, as Alpa prints. */
 double rep_gb(int64_t bytes);
-/* Escapes s for HTML or JSON into f. */
-void rep_html_escape(FILE *f, const char *s);
+/* The HTML writer (reports/html.c): writes fmt to f as printf would, the
+ * format being markup and every %s / %c argument escaped (< > & " '); a
+ * non-finite %f / %g prints "n/a". Conversions: d i u x c s f g e with
+ * flags, width, precision and l / ll / z; no '*'. Every HTML output goes
+ * through it, so text from a database is escaped at this one place. */
+void rep_html(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Writes the n bytes of s (or up to its NUL) as a Python string literal in
+ * single quotes into out (always NUL-terminated and closed when len >= 3;
+ * the text is cut before an escape that does not fit): backslash, quotes
+ * and control characters escaped, valid UTF-8 outside ASCII as \uXXXX /
+ * \UXXXXXXXX, other bytes as \xNN. The one writer of Python literals:
+ * plan.py, the Alpa dumps and every comment that quotes database text.
+ * Needs 4 n + 3 bytes at most. */
+void rep_py_quote(const char *s, size_t n, char *out, size_t len);
+/* rep_py_quote of the whole of s (NULL: '') into f. */
+void rep_py_string(FILE *f, const char *s);
+/* s into a Python comment or dump line: as it is when every byte is
+ * printable ASCII (no newline can end the comment), else rep_py_string. */
+void rep_py_text(FILE *f, const char *s);
+/* A sharding spec for a dump: the canonical text of its layout on the
+ * logical mesh (a, b) when it parses, else a Python string literal. */
+void rep_spec_text(const char *spec, int logical_a, int logical_b, char *out, size_t len);
 /* The Python option dict of a config: "{}" or "{'force_batch_dim_to_mesh_dim': 0}". */
 void rep_option_dict(int force_batch_dim, char *out, size_t len);
 

@@ -28,6 +28,9 @@ const char *apreport_strerror(int err)
     case APREPORT_EIO: return "cannot write output";
     case APREPORT_ENOTFOUND: return "not found";
     case APREPORT_ESOLVE: return "solver failed";
+    case APREPORT_EINFEASIBLE:
+        return "the plan is infeasible: no paste-ready code (apreport --allow-infeasible writes it "
+               "marked as such)";
     default: return "unknown error";
     }
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Small helpers the report writers share: dtype sizes and JAX names, shape
- * text, Alpa's GB, HTML and JSON escaping, Python option dicts.
+ * text, Alpa's GB, Python string literals (the one escaping function of
+ * plan.py and the dumps), canonical sharding specs, Python option dicts.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "report_int.h"
@@ -44,7 +46,8 @@ void rep_shape_text(const char *shape, int jax, char *out, size_t len)
         return;
     out[0] = '\0';
     if (n < 0) {
-        snprintf(out, len, "%s", shape ? shape : "");
+        /* not a shape: a Python string, never raw text in a dump */
+        rep_py_quote(shape, shape ? strlen(shape) : 0, out, len);
         return;
     }
     pos += (size_t)snprintf(out, len, "%s", jax ? "[" : "(");
@@ -60,18 +63,101 @@ double rep_gb(int64_t bytes)
     return (double)bytes / (double)(1LL << 30);
 }
 
-void rep_html_escape(FILE *f, const char *s)
+/* Decodes one UTF-8 sequence at s (at most n bytes): its code point and
+ * length, or 0 when it is not valid UTF-8 (overlong, surrogate, too big,
+ * cut short). */
+static int utf8_decode(const unsigned char *s, size_t n, unsigned long *cp)
 {
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
-        default: fputc(*s, f);
-        }
+    int len = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc0 ? 2 : 0;
+    static const unsigned long min[] = {0, 0, 0x80, 0x800, 0x10000};
+    unsigned long v;
+    if (!len || s[0] > 0xf4 || (size_t)len > n)
+        return 0;
+    v = s[0] & (0x3f >> (len - 1));
+    for (int i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        v = v << 6 | (s[i] & 0x3f);
     }
+    if (v < min[len] || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+        return 0;
+    *cp = v;
+    return len;
+}
+
+void rep_py_quote(const char *s, size_t n, char *out, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)(s ? s : "");
+    size_t pos = 0;
+    if (len < 3) {
+        if (len)
+            out[0] = '\0';
+        return;
+    }
+    out[pos++] = '\'';
+    for (size_t i = 0; i < n && u[i];) {
+        char esc[12];
+        unsigned long cp;
+        int step = 1, k;
+        switch (u[i]) {
+        case '\\': snprintf(esc, sizeof(esc), "\\\\"); break;
+        case '\'': snprintf(esc, sizeof(esc), "\\'"); break;
+        case '\n': snprintf(esc, sizeof(esc), "\\n"); break;
+        case '\r': snprintf(esc, sizeof(esc), "\\r"); break;
+        case '\t': snprintf(esc, sizeof(esc), "\\t"); break;
+        default:
+            if (u[i] >= 0x20 && u[i] < 0x7f) {
+                esc[0] = (char)u[i];
+                esc[1] = '\0';
+            } else if (u[i] >= 0x80 && (k = utf8_decode(u + i, n - i, &cp)) > 0) {
+                snprintf(esc, sizeof(esc), cp > 0xffff ? "\\U%08lx" : "\\u%04lx", cp);
+                step = k;
+            } else {
+                snprintf(esc, sizeof(esc), "\\x%02x", u[i]);
+            }
+        }
+        k = (int)strlen(esc);
+        if (pos + (size_t)k + 2 > len)
+            break;
+        memcpy(out + pos, esc, (size_t)k);
+        pos += (size_t)k;
+        i += (size_t)step;
+    }
+    out[pos++] = '\'';
+    out[pos] = '\0';
+}
+
+void rep_py_string(FILE *f, const char *s)
+{
+    size_t n = s ? strlen(s) : 0, len = 4 * n + 3;
+    char *buf = malloc(len);
+    if (!buf) {
+        fputs("''", f);
+        return;
+    }
+    rep_py_quote(s, n, buf, len);
+    fputs(buf, f);
+    free(buf);
+}
+
+void rep_py_text(FILE *f, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++)
+        if (*p < 0x20 || *p >= 0x7f) {
+            rep_py_string(f, s);
+            return;
+        }
+    fputs(s ? s : "", f);
+}
+
+void rep_spec_text(const char *spec, int logical_a, int logical_b, char *out, size_t len)
+{
+    ApreportLayout l;
+    char err[64];
+    if (apreport_spec_parse(spec, logical_a, logical_b, &l, err, sizeof(err)) == 0)
+        apreport_spec_format(&l, out, len);
+    else
+        rep_py_quote(spec, spec ? strlen(spec) : 0, out, len);
 }
 
 void rep_option_dict(int force_batch_dim, char *out, size_t len)

@@ -240,7 +240,7 @@ typedef struct Args {
 static void warn_batches(const Args *a, const ApsolvePlan *pl, const char *label)
 {
     int n = (int)pl->n_stages, b = pl->micro_batches;
-    if (a->quiet || pl->inference)
+    if (a->quiet || pl->inference || n <= 1)
         return;
     if (b < n)
         fprintf(stderr, "apsolve: warning: %s plan: %d micro-batches < %d stages: the pipeline "

@@ -118,6 +118,7 @@ static void gpt_plan(Gpt *g, int per_stage)
     g->r.stages = g->st;
     g->r.global_batch = 512;
     g->r.plan.micro_batches = 8;
+    g->r.plan.feasible = 1;
     g->r.schedule = APREPORT_SCHED_1F1B;
     g->r.virtual_stages = 1;
     snprintf(g->r.sweep.dtype, sizeof(g->r.sweep.dtype), "bf16");
