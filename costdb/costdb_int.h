@@ -13,6 +13,8 @@
 
 #include "costdb.h"
 
+typedef struct CdbPlacementCache CdbPlacementCache;
+
 typedef struct CdbCachedStmt {
     const char *sql;      /* the static SQL text; its address is the key */
     sqlite3_stmt *st;
@@ -27,6 +29,7 @@ struct Costdb {
     int own_txn;          /* the outermost unit issued BEGIN IMMEDIATE */
     CdbCachedStmt *cache;
     size_t n_cache, cap_cache;
+    CdbPlacementCache *placement_cache; /* placement.c's interned ids, NULL: none */
     char errmsg[2048];
 };
 
@@ -49,6 +52,10 @@ int cdb_exec(Costdb *db, const char *sql);
 /* Starts a unit of work: BEGIN IMMEDIATE if no transaction is open, else a
  * savepoint. cdb_txn_leave commits/releases when rc >= 0, otherwise rolls
  * the unit back; it returns rc (or the commit error). */
+/* Drops the placement writer's cached ids (placement.c): after any rollback,
+ * since a rolled-back insert leaves them pointing nowhere, and on close. */
+void cdb_placement_cache_clear(Costdb *db);
+
 int cdb_txn_enter(Costdb *db);
 int cdb_txn_leave(Costdb *db, int rc);
 

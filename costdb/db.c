@@ -9,11 +9,14 @@
  * and checked binding.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "costdb_int.h"
 #include "schema_sql.h"
@@ -81,6 +84,7 @@ const char *costdb_strerror(int err)
     case COSTDB_EFULL: return "disk or quota full";
     case COSTDB_EREADONLY: return "read-only database";
     case COSTDB_ECONSTRAINT: return "duplicate key or failed check";
+    case COSTDB_EUNTRUSTED: return "the database holds objects approf did not create";
     default: return "unknown error";
     }
 }
@@ -239,6 +243,7 @@ int cdb_txn_leave(Costdb *db, int rc)
     }
     /* Keep the message of the failure, not of the rollback. */
     memcpy(keep, db->errmsg, sizeof keep);
+    cdb_placement_cache_clear(db);
     if (outer) {
         if (!sqlite3_get_autocommit(db->sql))
             cdb_exec(db, sql_rollback);
@@ -274,6 +279,8 @@ int costdb_commit(Costdb *db)
     rc = cdb_exec(db, sql_commit);
     if (rc == 0 || sqlite3_get_autocommit(db->sql))
         db->in_txn = 0;
+    if (rc != 0)
+        cdb_placement_cache_clear(db);
     return rc;
 }
 
@@ -285,6 +292,7 @@ int costdb_rollback(Costdb *db)
     if (!sqlite3_get_autocommit(db->sql))
         rc = cdb_exec(db, sql_rollback);
     db->in_txn = 0;
+    cdb_placement_cache_clear(db);
     return rc;
 }
 
@@ -498,6 +506,205 @@ fail:
     return 0;
 }
 
+
+/* ---- untrusted files ---------------------------------------------------- */
+
+/* One schema object as "type name tbl_name sql" joined by \x1f, so that two
+ * lists compare as sorted strings. */
+static int schema_list(sqlite3 *h, char ***out, size_t *n)
+{
+    /* sqlite_sequence and the ANALYZE statistics are SQLite's own tables:
+     * they hold no code and a user may create them without harm. */
+    static const char sql[] =
+        "SELECT type, name, tbl_name, coalesce(sql, '') FROM sqlite_master"
+        " WHERE NOT (type = 'table' AND name IN ('sqlite_sequence', 'sqlite_stat1',"
+        " 'sqlite_stat2', 'sqlite_stat3', 'sqlite_stat4'))"
+        " ORDER BY type, name";
+    sqlite3_stmt *st = NULL;
+    char **v = NULL;
+    size_t cnt = 0, cap = 0;
+    int rc = sqlite3_prepare_v2(h, sql, -1, &st, NULL);
+    *out = NULL;
+    *n = 0;
+    if (rc != SQLITE_OK)
+        return rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        char *row;
+        if (cnt == cap) {
+            char **nv = realloc(v, (cap ? cap * 2 : 64) * sizeof *v);
+            if (!nv) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            v = nv;
+            cap = cap ? cap * 2 : 64;
+        }
+        row = sqlite3_mprintf("%s\x1f%s\x1f%s\x1f%s", sqlite3_column_text(st, 0),
+                              sqlite3_column_text(st, 1), sqlite3_column_text(st, 2),
+                              sqlite3_column_text(st, 3));
+        if (!row) {
+            rc = SQLITE_NOMEM;
+            break;
+        }
+        v[cnt++] = row;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        for (size_t i = 0; i < cnt; i++)
+            sqlite3_free(v[i]);
+        free(v);
+        return rc;
+    }
+    *out = v;
+    *n = cnt;
+    return SQLITE_OK;
+}
+
+static void schema_free(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        sqlite3_free(v[i]);
+    free(v);
+}
+
+/* Appends "type 'name'" (and " on tbl" for triggers and indexes) of a
+ * schema_list row to buf. */
+static void describe_object(char *buf, size_t cap, const char *row, const char *prefix)
+{
+    char type[32] = "", name[128] = "", tbl[128] = "";
+    const char *a = strchr(row, '\x1f'), *b = a ? strchr(a + 1, '\x1f') : NULL;
+    const char *c = b ? strchr(b + 1, '\x1f') : NULL;
+    size_t len = strlen(buf);
+    if (!a || !b || !c || len + 1 >= cap)
+        return;
+    snprintf(type, sizeof type, "%.*s", (int)(a - row), row);
+    snprintf(name, sizeof name, "%.*s", (int)(b - a - 1), a + 1);
+    snprintf(tbl, sizeof tbl, "%.*s", (int)(c - b - 1), b + 1);
+    snprintf(buf + len, cap - len, "%s%s %s '%s'%s%s", len ? "; " : "", prefix, type, name,
+             strcmp(name, tbl) ? " on " : "", strcmp(name, tbl) ? tbl : "");
+}
+
+/* Compares the file's schema with the one approf's migrations 1..version
+ * create (replayed into a private in-memory database): any trigger, view,
+ * table or index they did not create, or one whose definition differs, makes
+ * the file untrusted. Runs before anything is written or migrated, so a
+ * planted trigger never fires inside approf. */
+static int schema_check(Costdb *db, int version)
+{
+    sqlite3 *ref = NULL;
+    char **want = NULL, **have = NULL;
+    size_t n_want = 0, n_have = 0, i = 0, j = 0;
+    char what[1024] = "";
+    int rc, bad = 0;
+
+    rc = sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+    for (int v = 0; rc == SQLITE_OK && v < version; v++)
+        rc = sqlite3_exec(ref, costdb_migrations[v], NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = schema_list(ref, &want, &n_want);
+    if (rc != SQLITE_OK) {
+        rc = cdb_err(db, cdb_map_rc(rc) ? cdb_map_rc(rc) : COSTDB_ESQL,
+                     "%s: cannot build the reference schema %d: %s", db->path, version,
+                     ref ? sqlite3_errmsg(ref) : sqlite3_errstr(rc));
+        goto cleanup;
+    }
+    rc = schema_list(db->sql, &have, &n_have);
+    if (rc != SQLITE_OK) {
+        rc = cdb_fail(db, rc, "SELECT ... FROM sqlite_master");
+        goto cleanup;
+    }
+    while (i < n_want || j < n_have) {
+        int c = i == n_want ? 1 : j == n_have ? -1 : strcmp(want[i], have[j]);
+        if (c == 0) {
+            i++;
+            j++;
+            continue;
+        }
+        bad++;
+        if (c > 0)
+            describe_object(what, sizeof what, have[j++], "");
+        else
+            describe_object(what, sizeof what, want[i++], "missing or altered");
+    }
+    rc = 0;
+    if (bad)
+        rc = cdb_err(db, COSTDB_EUNTRUSTED,
+                     "%s: refusing a database whose schema approf did not create (schema %d): %s"
+                     " (see 'Opening a database you did not write' in docs/reliability.md)",
+                     db->path, version, what);
+cleanup:
+    schema_free(want, n_want);
+    schema_free(have, n_have);
+    sqlite3_close(ref);
+    return rc;
+}
+
+/* Settings that hold before the file's schema is even read: no writes to
+ * the schema or to raw pages (DEFENSIVE), no functions with side effects
+ * from views or triggers (trusted_schema off), no extensions. */
+static int harden(Costdb *db)
+{
+    int on = 0;
+    if (sqlite3_db_config(db->sql, SQLITE_DBCONFIG_DEFENSIVE, 1, &on) != SQLITE_OK || !on)
+        return cdb_err(db, COSTDB_ESQL, "%s: SQLite refused SQLITE_DBCONFIG_DEFENSIVE", db->path);
+#ifdef SQLITE_DBCONFIG_TRUSTED_SCHEMA
+    if (sqlite3_db_config(db->sql, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, &on) != SQLITE_OK || on)
+        return cdb_err(db, COSTDB_ESQL, "%s: SQLite refused trusted_schema=OFF", db->path);
+#endif
+    sqlite3_db_config(db->sql, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+    return cdb_exec(db, "PRAGMA trusted_schema=OFF");
+}
+
+/* A reader of a file in a directory it cannot write cannot create the
+ * -shm/-wal files SQLite's WAL mode needs: such a file is opened as
+ * immutable (no locks, no side files). A non-empty -wal file there means a
+ * writer's last transactions live only in it; then the plain read-only open
+ * is kept so SQLite reads them (or says why it cannot). */
+static int wants_immutable(const char *path)
+{
+    char dir[PATH_MAX], wal[PATH_MAX + 8];
+    const char *slash = strrchr(path, '/');
+    struct stat sb;
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    if (access(dir, W_OK) == 0)
+        return 0;
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    if (stat(wal, &sb) == 0 && sb.st_size > 0)
+        return 0;
+    return 1;
+}
+
+/* "file:" URI of path with immutable=1; every byte outside [A-Za-z0-9/._-]
+ * percent-encoded. sqlite3_free()s the result; NULL when out of memory. */
+static char *immutable_uri(const char *path)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t n = strlen(path);
+    char *u = sqlite3_malloc64(n * 3 + 32), *q;
+    if (!u)
+        return NULL;
+    q = u;
+    memcpy(q, "file:", 5);
+    q += 5;
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if ((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+            *p == '/' || *p == '.' || *p == '_' || *p == '-') {
+            *q++ = (char)*p;
+        } else {
+            *q++ = '%';
+            *q++ = hex[*p >> 4];
+            *q++ = hex[*p & 15];
+        }
+    }
+    memcpy(q, "?mode=ro&immutable=1", 21);
+    return u;
+}
+
 static int setup(Costdb *db, int flags)
 {
     int version = 0, n_objects = 0, rc;
@@ -505,13 +712,25 @@ static int setup(Costdb *db, int flags)
                : (flags & COSTDB_OPEN_NOCREATE) ? SQLITE_OPEN_READWRITE
                : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
 
-    rc = sqlite3_open_v2(db->path, &db->sql, oflags | SQLITE_OPEN_NOMUTEX, NULL);
+    if ((flags & COSTDB_OPEN_READONLY) &&
+        ((flags & COSTDB_OPEN_IMMUTABLE) || wants_immutable(db->path))) {
+        char *uri = immutable_uri(db->path);
+        if (!uri)
+            return cdb_err(db, COSTDB_ENOMEM, "out of memory");
+        rc = sqlite3_open_v2(uri, &db->sql, oflags | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, NULL);
+        sqlite3_free(uri);
+        db->immutable = 1;
+    } else {
+        rc = sqlite3_open_v2(db->path, &db->sql, oflags | SQLITE_OPEN_NOMUTEX, NULL);
+    }
     if (rc != SQLITE_OK) {
         return cdb_err(db, COSTDB_EIO, "%s: cannot open: %s", db->path,
                        db->sql ? sqlite3_errmsg(db->sql) : sqlite3_errstr(rc));
     }
     sqlite3_extended_result_codes(db->sql, 1);
     sqlite3_busy_timeout(db->sql, COSTDB_BUSY_TIMEOUT_MS);
+    if ((rc = harden(db)) < 0)
+        return rc;
 
     rc = probe_file(db, &version, &n_objects);
     if (rc == COSTDB_ENOTDB)
@@ -534,8 +753,13 @@ static int setup(Costdb *db, int flags)
         return cdb_err(db, COSTDB_ENOTDB,
                        "%s: not an approf database (a SQLite file with other tables)", db->path);
 
+    if (version > 0 && (rc = schema_check(db, version)) < 0)
+        return rc;
+
     if (db->readonly) {
-        if (version < COSTDB_SCHEMA_VERSION)
+        /* Migrations from CDB_READABLE_FROM on add only checks on writes:
+         * such a file reads the same without them. */
+        if (version < CDB_READABLE_FROM)
             return cdb_err(db, COSTDB_EREADONLY,
                            "%s: schema %d needs an upgrade to %d; open it read-write once",
                            db->path, version, COSTDB_SCHEMA_VERSION);
@@ -600,6 +824,7 @@ void costdb_close(Costdb **pdb)
     for (size_t i = 0; i < db->n_cache; i++)
         sqlite3_finalize(db->cache[i].st);
     free(db->cache);
+    cdb_placement_cache_clear(db);
     if (db->sql) {
         if (!sqlite3_get_autocommit(db->sql))
             sqlite3_exec(db->sql, sql_rollback, NULL, NULL, NULL);

@@ -1,127 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Placements (the sharding spec of every parameter, input and output of a
- * profiled stage), plans with their stages, and the resharding tasks between
- * a plan's stages.
+ * Plans with their stages, and the resharding tasks between a plan's
+ * stages (placements: placement.c).
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "costdb_int.h"
-
-/* ---- placements --------------------------------------------------------- */
-
-static const char sql_placement_insert[] =
-    "INSERT OR REPLACE INTO placement (sweep_id, start_layer, end_layer, submesh_index,"
-    " config_index, tensor_index, tensor_name, role, shape, dtype, sharding_spec)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)";
-/* Placements are stored once per sharding solution, under the owner config
- * of each (logical mesh, force flag, memory level) of a submesh: the one
- * with the lowest index (docs/variants.md; with Alpa's order of variants it
- * is the recompute none, zero 0 one when the sweep has it). The subquery
- * finds the owner of config ?5 (?5 itself when it is one); the rows come
- * back under the requested config index. */
-static const char sql_placement_get[] =
-    "SELECT start_layer, end_layer, submesh_index, ?5, tensor_index,"
-    " tensor_name, role, shape, dtype, sharding_spec FROM placement"
-    " WHERE sweep_id = ?1 AND start_layer = ?2 AND end_layer = ?3"
-    " AND submesh_index = ?4 AND config_index = coalesce(("
-    "   SELECT o.config_index FROM sweep_config c JOIN sweep_config o"
-    "   ON o.sweep_id = c.sweep_id AND o.submesh_index = c.submesh_index"
-    "   AND o.logical_a = c.logical_a AND o.logical_b = c.logical_b"
-    "   AND o.force_batch_dim IS c.force_batch_dim AND o.memory_level = c.memory_level"
-    "   WHERE c.sweep_id = ?1 AND c.submesh_index = ?4 AND c.config_index = ?5"
-    "   ORDER BY o.config_index LIMIT 1), ?5)"
-    " ORDER BY CASE role WHEN 'param' THEN 0 WHEN 'input' THEN 1 ELSE 2 END, tensor_index";
-static const char sql_placement_list[] =
-    "SELECT start_layer, end_layer, submesh_index, config_index, tensor_index,"
-    " tensor_name, role, shape, dtype, sharding_spec FROM placement WHERE sweep_id = ?1"
-    " ORDER BY submesh_index, start_layer, end_layer, config_index,"
-    " CASE role WHEN 'param' THEN 0 WHEN 'input' THEN 1 ELSE 2 END, tensor_index";
-
-int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p, size_t n)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-    if (!db || (n && !p))
-        return COSTDB_EINVAL;
-    for (size_t i = 0; i < n; i++) {
-        if ((rc = cdb_check_text(db, p[i].tensor_name, sizeof p[i].tensor_name, "tensor_name")) < 0 ||
-            (rc = cdb_check_text(db, p[i].role, sizeof p[i].role, "role")) < 0 ||
-            (rc = cdb_check_text(db, p[i].shape, sizeof p[i].shape, "shape")) < 0 ||
-            (rc = cdb_check_text(db, p[i].dtype, sizeof p[i].dtype, "dtype")) < 0 ||
-            (rc = cdb_check_text(db, p[i].sharding_spec, sizeof p[i].sharding_spec, "sharding_spec")) < 0)
-            return rc;
-    }
-    if ((rc = cdb_txn_enter(db)) < 0)
-        return rc;
-    for (size_t i = 0; i < n && rc >= 0; i++) {
-        if ((rc = cdb_prepare(db, sql_placement_insert, &st)) < 0)
-            break;
-        sqlite3_bind_int64(st, 1, sweep_id);
-        sqlite3_bind_int(st, 2, p[i].start_layer);
-        sqlite3_bind_int(st, 3, p[i].end_layer);
-        sqlite3_bind_int(st, 4, p[i].submesh_index);
-        sqlite3_bind_int(st, 5, p[i].config_index);
-        sqlite3_bind_int(st, 6, p[i].tensor_index);
-        cdb_bind_text(st, 7, p[i].tensor_name, 0);
-        cdb_bind_text(st, 8, p[i].role, 0);
-        cdb_bind_text(st, 9, p[i].shape, 0);
-        cdb_bind_text(st, 10, p[i].dtype, 0);
-        cdb_bind_text(st, 11, p[i].sharding_spec, 0);
-        rc = cdb_exec_stmt(db, st, sql_placement_insert);
-        cdb_release(st);
-    }
-    return cdb_txn_leave(db, rc);
-}
-
-static int placements_get_row(Costdb *db, sqlite3_stmt *st, void *row)
-{
-    CostdbPlacement *p = row;
-    int rc;
-    p->start_layer = sqlite3_column_int(st, 0);
-    p->end_layer = sqlite3_column_int(st, 1);
-    p->submesh_index = sqlite3_column_int(st, 2);
-    p->config_index = sqlite3_column_int(st, 3);
-    p->tensor_index = sqlite3_column_int(st, 4);
-    if ((rc = cdb_column_text(db, st, 5, p->tensor_name, sizeof p->tensor_name, "tensor_name")) < 0 ||
-        (rc = cdb_column_text(db, st, 6, p->role, sizeof p->role, "role")) < 0 ||
-        (rc = cdb_column_text(db, st, 7, p->shape, sizeof p->shape, "shape")) < 0 ||
-        (rc = cdb_column_text(db, st, 8, p->dtype, sizeof p->dtype, "dtype")) < 0 ||
-        (rc = cdb_column_text(db, st, 9, p->sharding_spec, sizeof p->sharding_spec, "sharding_spec")) < 0)
-        return rc;
-    return 0;
-}
-
-int costdb_placements_get(Costdb *db, int64_t sweep_id, int start, int end, int submesh,
-                          int config, CostdbPlacement **out, size_t *n)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-    if (!db || !out || !n)
-        return COSTDB_EINVAL;
-    if ((rc = cdb_prepare(db, sql_placement_get, &st)) < 0)
-        return rc;
-    sqlite3_bind_int64(st, 1, sweep_id);
-    sqlite3_bind_int(st, 2, start);
-    sqlite3_bind_int(st, 3, end);
-    sqlite3_bind_int(st, 4, submesh);
-    sqlite3_bind_int(st, 5, config);
-    return cdb_collect(db, st, sql_placement_get, sizeof **out, placements_get_row, (void **)out, n);
-}
-
-int costdb_placements_list(Costdb *db, int64_t sweep_id, CostdbPlacement **out, size_t *n)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-    if (!db || !out || !n)
-        return COSTDB_EINVAL;
-    if ((rc = cdb_prepare(db, sql_placement_list, &st)) < 0)
-        return rc;
-    sqlite3_bind_int64(st, 1, sweep_id);
-    return cdb_collect(db, st, sql_placement_list, sizeof **out, placements_get_row, (void **)out, n);
-}
 
 /* ---- plans -------------------------------------------------------------- */
 

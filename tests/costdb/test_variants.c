@@ -297,10 +297,10 @@ static void test_migrate_schema1(void)
     /* A read-only open never migrates: refused with a hint. */
     CU_ASSERT_EQUAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, err, sizeof err),
                     COSTDB_EREADONLY);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err, "schema 1 needs an upgrade to 2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "schema 1 needs an upgrade to 3"));
     CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_NOCREATE, &db, err, sizeof err), 0);
     CU_ASSERT_EQUAL(costdb_file_version(db, &v), 0);
-    CU_ASSERT_EQUAL(v, 2);
+    CU_ASSERT_EQUAL(v, costdb_schema_version());
     CU_ASSERT_EQUAL(costdb_sweep_configs(db, 1, &cf, &n), 0);
     CU_ASSERT_EQUAL_FATAL(n, 2);
     for (size_t i = 0; i < n; i++) {
@@ -318,7 +318,13 @@ static void test_migrate_schema1(void)
     free(e);
     CU_ASSERT_EQUAL(costdb_placements_get(db, 1, 0, 1, 0, 1, &pl, &n), 0);
     CU_ASSERT_EQUAL_FATAL(n, 1);
+    /* schema 3 converted the row: the same fields come back */
     CU_ASSERT_STRING_EQUAL(pl[0].sharding_spec, "S");
+    CU_ASSERT_STRING_EQUAL(pl[0].tensor_name, "w");
+    CU_ASSERT_STRING_EQUAL(pl[0].role, "param");
+    CU_ASSERT_STRING_EQUAL(pl[0].shape, "4,4");
+    CU_ASSERT_STRING_EQUAL(pl[0].dtype, "f32");
+    CU_ASSERT_EQUAL(pl[0].tensor_index, 0);
     free(pl);
     costdb_close(&db);
     CU_ASSERT_EQUAL(tu_count(p, "sweep_config WHERE recompute = 'none' AND zero = 0"), 2);
