@@ -34,6 +34,6 @@ for bad in "--cluster 2x3" "--cluster 0x4" "--layers 0" "--backend gpu" "--dtype
   [ ! -e "$work/u.db" ] || fail "'$bad' created a database"
 done
 "$approf" sweep --model nosuchmodel --backend model --quiet --db "$work/n.db" 2>"$work/n.err"
-[ $? = 1 ] || fail "unknown model: want exit 1"
+[ $? = 2 ] || fail "unknown model: want exit 2"
 grep -q "nosuchmodel" "$work/n.err" || fail "unknown model not named"
 echo "ok: failures stored and reported; bad options rejected"

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unit tests of the compact placement store (schema 3, costdb/placement.c):
+ * a stage's set is replaced as a whole, the last row for a tensor wins,
+ * texts and tensors are interned once, the writer's cached ids survive no
+ * rollback, and a damaged set is refused with a message, not read as zero.
+ */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costdb.h"
+#include "testutil.h"
+
+static Costdb *open_new(const char *name)
+{
+    Costdb *db = NULL;
+    char err[512];
+    tu_unlink_db(tu_path(name));
+    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path(name), 0, &db, err, sizeof err), 0);
+    return db;
+}
+
+static int64_t make_sweep(Costdb *db)
+{
+    static const CostdbSubmesh sm[] = {{0, 1, 2}};
+    static const CostdbConfig cf[] = {{0, 0, 2, 1, 0}, {0, 1, 1, 2, 0}};
+    CostdbSweep s;
+    memset(&s, 0, sizeof s);
+    snprintf(s.name, sizeof s.name, "p");
+    s.cluster_hosts = 1;
+    s.cluster_gpus = 2;
+    s.global_batch = 8;
+    s.micro_batches = 2;
+    s.num_layers = 2;
+    snprintf(s.layer_option, sizeof s.layer_option, "manual");
+    snprintf(s.submesh_space, sizeof s.submesh_space, "all");
+    snprintf(s.logical_space, sizeof s.logical_space, "all");
+    snprintf(s.backend, sizeof s.backend, "model");
+    s.status = COSTDB_SWEEP_RUNNING;
+    CU_ASSERT_EQUAL_FATAL(costdb_sweep_create(db, &s, sm, 1, cf, 2), 0);
+    return s.id;
+}
+
+static CostdbPlacement row(int end, int config, const char *role, int tensor, const char *spec)
+{
+    CostdbPlacement p;
+    memset(&p, 0, sizeof p);
+    p.start_layer = 0;
+    p.end_layer = end;
+    p.submesh_index = 0;
+    p.config_index = config;
+    p.tensor_index = tensor;
+    snprintf(p.tensor_name, sizeof p.tensor_name, "t%d", tensor);
+    snprintf(p.role, sizeof p.role, "%s", role);
+    snprintf(p.shape, sizeof p.shape, "%d,8", tensor + 1);
+    snprintf(p.dtype, sizeof p.dtype, "f16");
+    snprintf(p.sharding_spec, sizeof p.sharding_spec, "%s", spec);
+    return p;
+}
+
+static void test_replace_and_order(void)
+{
+    Costdb *db = open_new("pl1.db");
+    int64_t id = make_sweep(db);
+    CostdbPlacement in[5] = {
+        row(1, 0, "output", 7, "S1"), row(1, 0, "param", 3, "S2"), row(1, 0, "input", 5, "S1"),
+        row(1, 0, "param", 3, "S3"), /* the same tensor again: this one wins */
+        row(0, 1, "param", 3, "S2"), /* another stage, in the same call */
+    }, *out = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL_FATAL(costdb_placements_put(db, id, in, 5), 0);
+    CU_ASSERT_EQUAL(costdb_placements_get(db, id, 0, 1, 0, 0, &out, &n), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 3);
+    CU_ASSERT_STRING_EQUAL(out[0].role, "param");
+    CU_ASSERT_STRING_EQUAL(out[0].sharding_spec, "S3");
+    CU_ASSERT_STRING_EQUAL(out[0].shape, "4,8");
+    CU_ASSERT_STRING_EQUAL(out[1].role, "input");
+    CU_ASSERT_EQUAL(out[1].tensor_index, 5);
+    CU_ASSERT_STRING_EQUAL(out[2].tensor_name, "t7");
+    free(out);
+    /* a second put of the stage replaces its whole set */
+    CostdbPlacement again = row(1, 0, "input", 9, "S4");
+    CU_ASSERT_EQUAL(costdb_placements_put(db, id, &again, 1), 0);
+    CU_ASSERT_EQUAL(costdb_placements_get(db, id, 0, 1, 0, 0, &out, &n), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 1);
+    CU_ASSERT_STRING_EQUAL(out[0].sharding_spec, "S4");
+    free(out);
+    CU_ASSERT_EQUAL(costdb_placements_list(db, id, &out, &n), 0);
+    CU_ASSERT_EQUAL(n, 2);
+    free(out);
+    costdb_close(&db);
+    /* every text once; tensor 3 once although two stages and two specs use it */
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl1.db"), "placement_text WHERE text = 'S2'"), 1);
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl1.db"), "placement_tensor WHERE tensor_index = 3"), 1);
+    /* the view shows the schema-1 columns */
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl1.db"),
+                             "placement WHERE role='param' AND sharding_spec='S2' AND tensor_name='t3'"), 1);
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl1.db"), "placement WHERE shape='4,8' AND dtype='f16'"), 1);
+}
+
+/* A text first interned inside a transaction that rolls back is gone from
+ * the file; the writer must not reuse its cached id afterwards. */
+static void test_rollback_drops_cached_ids(void)
+{
+    Costdb *db = open_new("pl2.db");
+    int64_t id = make_sweep(db);
+    CostdbPlacement p = row(1, 0, "param", 2, "ShardingSpec(new)"), *out = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL_FATAL(costdb_begin(db), 0);
+    CU_ASSERT_EQUAL(costdb_placements_put(db, id, &p, 1), 0);
+    CU_ASSERT_EQUAL(costdb_rollback(db), 0);
+    CU_ASSERT_EQUAL(costdb_placements_put(db, id, &p, 1), 0);
+    CU_ASSERT_EQUAL(costdb_placements_get(db, id, 0, 1, 0, 0, &out, &n), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 1);
+    CU_ASSERT_STRING_EQUAL(out[0].sharding_spec, "ShardingSpec(new)");
+    CU_ASSERT_STRING_EQUAL(out[0].tensor_name, "t2");
+    free(out);
+    costdb_close(&db);
+}
+
+static void test_bad_rows_and_damaged_sets(void)
+{
+    Costdb *db = open_new("pl3.db");
+    int64_t id = make_sweep(db);
+    CostdbPlacement p = row(1, 0, "grad", 2, "S"), *out = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL(costdb_placements_put(db, id, &p, 1), COSTDB_ECONSTRAINT);
+    p = row(1, 0, "param", -1, "S");
+    CU_ASSERT_EQUAL(costdb_placements_put(db, id, &p, 1), COSTDB_ECONSTRAINT);
+    p = row(1, 0, "param", 2, "S");
+    CU_ASSERT_EQUAL_FATAL(costdb_placements_put(db, id, &p, 1), 0);
+    costdb_close(&db);
+    /* a spec id that names no text */
+    CU_ASSERT_EQUAL_FATAL(tu_exec(tu_path("pl3.db"), "UPDATE placement_set SET items = '[[0,2,99999]]'"), 0);
+    char err[512];
+    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path("pl3.db"), COSTDB_OPEN_NOCREATE, &db, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(costdb_placements_get(db, id, 0, 1, 0, 0, &out, &n), COSTDB_ECORRUPT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "sharding_spec"));
+    free(out);
+    out = NULL;
+    costdb_close(&db);
+    /* not JSON at all */
+    CU_ASSERT_EQUAL_FATAL(tu_exec(tu_path("pl3.db"), "UPDATE placement_set SET items = '[[0,'"), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path("pl3.db"), COSTDB_OPEN_NOCREATE, &db, err, sizeof err), 0);
+    CU_ASSERT(costdb_placements_get(db, id, 0, 1, 0, 0, &out, &n) < 0);
+    free(out);
+    costdb_close(&db);
+}
+
+int main(void)
+{
+    CU_pSuite suite;
+    unsigned failed;
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    suite = CU_add_suite("costdb placements", NULL, NULL);
+    CU_add_test(suite, "a stage's set is replaced whole; last row wins", test_replace_and_order);
+    CU_add_test(suite, "a rollback drops the writer's cached ids", test_rollback_drops_cached_ids);
+    CU_add_test(suite, "bad rows refused; damaged sets are errors", test_bad_rows_and_damaged_sets);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    CU_cleanup_registry();
+    tu_cleanup();
+    return failed ? 1 : 0;
+}
