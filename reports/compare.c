@@ -368,13 +368,13 @@ static int write_json(const ApreportCompare *c, FILE *f)
     fputs("{\n  \"sides\": [", f);
     for (int w = 0; w < 2; w++) {
         fputs(w ? ", {\"label\": " : "{\"label\": ", f);
-        costdb_json_string(f, c->side[w].label);
+        rep_json_string(f, c->side[w].label);
         fprintf(f, ", \"sweep_id\": %lld, \"model\": ", (long long)c->side[w].sweep.id);
-        costdb_json_string(f, c->side[w].model_name);
+        rep_json_string(f, c->side[w].model_name);
         fputs(", \"signature\": ", f);
-        costdb_json_string(f, c->side[w].signature);
+        rep_json_string(f, c->side[w].signature);
         fputs(", \"gpu\": ", f);
-        costdb_json_string(f, c->side[w].gpu);
+        rep_json_string(f, c->side[w].gpu);
         fputs(", \"plan\": ", f);
         if (c->side[w].plan) {
             ApsolveOutput o = {"auto", "auto", c->side[w].plan, 0};

@@ -29,18 +29,19 @@ static void infeasible_note(const ApreportReport *r, FILE *f)
               "fit the devices or their memory. Do not run it as it is.\n", f);
 }
 
-/* A dtype as a Python token: the JAX name when it is an identifier, else a
- * string literal (a dtype is database text). */
-static void dtype_text(const char *dtype, char *out, size_t len)
+/* A dtype as a Python token: the JAX name when it is an identifier (1),
+ * else a string literal (0; a dtype is database text). */
+static int dtype_text(const char *dtype, char *out, size_t len)
 {
     const char *j = rep_dtype_jax(dtype);
     for (const char *p = j; *p; p++)
         if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
               (*p >= '0' && *p <= '9'))) {
             rep_py_quote(j, strlen(j), out, len);
-            return;
+            return 0;
         }
     snprintf(out, len, "%s", j);
+    return 1;
 }
 
 static void placement_text(const ApreportReport *r, const RepTensor *t, const int *mesh_ids,
@@ -48,10 +49,14 @@ static void placement_text(const ApreportReport *r, const RepTensor *t, const in
 {
     char shape[160], dtype[4 * COSTDB_NAME_MAX + 3], spec[4 * COSTDB_TEXT_MAX + 3];
     size_t pos;
+    int64_t dims[APREPORT_MAX_DIMS];
+    int clean;
     rep_shape_text(t->pl.shape, 1, shape, sizeof(shape));
-    dtype_text(t->pl.dtype, dtype, sizeof(dtype));
-    pos = (size_t)snprintf(out, len, "PlacementSpec(aval=ShapedArray(%s%s), mesh_ids=(", dtype,
-                           shape);
+    clean = dtype_text(t->pl.dtype, dtype, sizeof(dtype)) &&
+            apreport_shape_parse(t->pl.shape, dims, APREPORT_MAX_DIMS) >= 0;
+    /* Alpa's float32[2048,8192]; a quoted dtype or shape as two arguments */
+    pos = (size_t)snprintf(out, len, "PlacementSpec(aval=ShapedArray(%s%s%s), mesh_ids=(", dtype,
+                           clean ? "" : ", ", shape);
     for (int i = 0; i < n && pos < len; i++)
         pos += (size_t)snprintf(out + pos, len - pos, "%s%d", i ? ", " : "", mesh_ids[i]);
     if (pos < len)
@@ -420,7 +425,16 @@ static int write_file(const char *path, const ApreportReport *r, WriterFn fn, in
     int rc;
     if (apsolve_outfile_open(path, &o, &f, err, errlen) < 0)
         return APREPORT_EIO;
+    errno = 0;
     rc = fn ? fn(r, f) : apreport_write_mem_usage(r, stage, f);
+    if (rc == APREPORT_EIO) {
+        /* the stream's error flag: errno still says why (ENOSPC, EFBIG, EIO) */
+        int e = errno ? errno : EIO;
+        apsolve_outfile_abort(&o);
+        snprintf(err, errlen, "%s: cannot write: %s (the previous file, if any, is unchanged)",
+                 path, strerror(e));
+        return rc;
+    }
     if (rc < 0) {
         apsolve_outfile_abort(&o);
         snprintf(err, errlen, "%s: %s", path, apreport_strerror(rc));

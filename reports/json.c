@@ -21,7 +21,7 @@ static void num(FILE *f, double v)
 
 static void key(FILE *f, const char *k)
 {
-    costdb_json_string(f, k);
+    rep_json_string(f, k);
     fputs(": ", f);
 }
 
@@ -69,22 +69,22 @@ static void stage_json(const ApreportReport *r, size_t k, FILE *f)
         const RepTensor *t = &s->tensors[i];
         fputs(i ? ",\n      {" : "\n      {", f);
         key(f, "name");
-        costdb_json_string(f, t->pl.tensor_name);
+        rep_json_string(f, t->pl.tensor_name);
         fputs(", ", f);
         key(f, "role");
-        costdb_json_string(f, t->pl.role);
+        rep_json_string(f, t->pl.role);
         fprintf(f, ", \"tensor_index\": %d, \"shape\": ", t->pl.tensor_index);
         shape_array(f, t->pl.shape);
         fputs(", ", f);
         key(f, "dtype");
-        costdb_json_string(f, t->pl.dtype);
+        rep_json_string(f, t->pl.dtype);
         fputs(", ", f);
         key(f, "sharding_spec");
-        costdb_json_string(f, t->pl.sharding_spec);
+        rep_json_string(f, t->pl.sharding_spec);
         fputs(", ", f);
         key(f, "verdict");
         if (t->layout_ok)
-            costdb_json_string(f, apreport_verdict_name(t->verdict));
+            rep_json_string(f, apreport_verdict_name(t->verdict));
         else
             fputs("null", f);
         fprintf(f, ", \"bytes\": %lld, \"local_bytes\": %lld}", (long long)t->bytes,
@@ -115,14 +115,14 @@ static void sched_json(FILE *f, const ApreportSchedule *s)
 int apreport_write_json(const ApreportReport *r, FILE *f)
 {
     fputs("{\n  \"format\": \"approf-report\",\n  \"version\": 1,\n  \"database\": ", f);
-    costdb_json_string(f, r->db_label);
+    rep_json_string(f, r->db_label);
     fputs(",\n  \"name\": ", f);
-    costdb_json_string(f, r->name);
+    rep_json_string(f, r->name);
     fprintf(f, ",\n  \"plan\": {\"id\": %lld, \"sweep_id\": %lld, \"kind\": ", (long long)r->plan.id,
             (long long)r->plan.sweep_id);
-    costdb_json_string(f, r->plan.kind);
+    rep_json_string(f, r->plan.kind);
     fputs(", \"objective\": ", f);
-    costdb_json_string(f, r->plan.objective);
+    rep_json_string(f, r->plan.objective);
     fprintf(f, ", \"micro_batches\": %d, \"global_batch\": %lld, \"cost\": ", r->plan.micro_batches,
             (long long)r->global_batch);
     num(f, r->plan.cost);
@@ -132,9 +132,9 @@ int apreport_write_json(const ApreportReport *r, FILE *f)
     fputs("  \"model\": ", f);
     if (r->has_model) {
         fputs("{\"name\": ", f);
-        costdb_json_string(f, r->model.name);
+        rep_json_string(f, r->model.name);
         fputs(", \"signature\": ", f);
-        costdb_json_string(f, r->model.signature);
+        rep_json_string(f, r->model.signature);
         fputs("}", f);
     } else {
         fputs("null", f);
@@ -142,9 +142,9 @@ int apreport_write_json(const ApreportReport *r, FILE *f)
     fputs(",\n  \"hardware\": ", f);
     if (r->has_hw) {
         fputs("{\"gpu_model\": ", f);
-        costdb_json_string(f, r->hw.gpu_model);
+        rep_json_string(f, r->hw.gpu_model);
         fputs(", \"kind\": ", f);
-        costdb_json_string(f, r->hw.kind);
+        rep_json_string(f, r->hw.kind);
         fputs("}", f);
     } else {
         fputs("null", f);
@@ -159,17 +159,17 @@ int apreport_write_json(const ApreportReport *r, FILE *f)
         const CostdbReshardingTask *t = &r->tasks[i];
         fprintf(f, "%s\n    {\"src_stage\": %d, \"dst_stage\": %d, \"tensor\": ", i ? "," : "",
                 t->src_stage, t->dst_stage);
-        costdb_json_string(f, t->tensor_name);
+        rep_json_string(f, t->tensor_name);
         fputs(", \"shape\": ", f);
         shape_array(f, t->shape);
         fputs(", \"dtype\": ", f);
-        costdb_json_string(f, t->dtype);
+        rep_json_string(f, t->dtype);
         fputs(", \"src_spec\": ", f);
-        costdb_json_string(f, t->src_spec);
+        rep_json_string(f, t->src_spec);
         fputs(", \"dst_spec\": ", f);
-        costdb_json_string(f, t->dst_spec);
+        rep_json_string(f, t->dst_spec);
         fprintf(f, ", \"bytes\": %lld, \"strategy\": ", (long long)t->bytes);
-        costdb_json_string(f, t->strategy);
+        rep_json_string(f, t->strategy);
         fputs(", \"seconds\": ", f);
         num(f, t->seconds);
         fputs("}", f);
@@ -183,20 +183,20 @@ int apreport_write_json(const ApreportReport *r, FILE *f)
         else
             fputs("null", f);
         fputs(", \"tensor\": ", f);
-        costdb_json_string(f, c->tensor);
+        rep_json_string(f, c->tensor);
         fputs(", \"role\": ", f);
-        costdb_json_string(f, c->role);
+        rep_json_string(f, c->role);
         fputs(", \"axis\": ", f);
         if (c->axis >= 0)
             fprintf(f, "%d", c->axis);
         else
             fputs("null", f);
         fputs(", \"kind\": ", f);
-        costdb_json_string(f, apreport_conversion_name(c->kind));
+        rep_json_string(f, apreport_conversion_name(c->kind));
         fputs(", \"collective\": ", f);
-        costdb_json_string(f, apreport_conversion_collective(c->kind));
+        rep_json_string(f, apreport_conversion_collective(c->kind));
         fprintf(f, ", \"flagged\": %s, \"reason\": ", c->flagged ? "true" : "false");
-        costdb_json_string(f, c->why);
+        rep_json_string(f, c->why);
         fputs("}", f);
     }
     fputs("],\n  \"schedules\": {\"1f1b\": ", f);
@@ -209,18 +209,18 @@ int apreport_write_json(const ApreportReport *r, FILE *f)
     }
     if (r->schedule != APREPORT_SCHED_1F1B) {
         fputs(", \"selected\": ", f);
-        costdb_json_string(f, apreport_schedule_name(r->schedule));
+        rep_json_string(f, apreport_schedule_name(r->schedule));
     }
     fprintf(f, "},\n  \"deadlock\": {\"deadlocked\": %s, \"cycle\": [",
             r->deadlock.deadlocked ? "true" : "false");
     for (int i = 0; i < r->deadlock.cycle_len; i++)
         fprintf(f, "%s%d", i ? ", " : "", r->deadlock.cycle[i]);
     fputs("], \"message\": ", f);
-    costdb_json_string(f, r->deadlock.message);
+    rep_json_string(f, r->deadlock.message);
     fputs("},\n  \"warnings\": [", f);
     for (int i = 0; i < r->n_warnings; i++) {
         fputs(i ? ", " : "", f);
-        costdb_json_string(f, r->warnings[i]);
+        rep_json_string(f, r->warnings[i]);
     }
     fputs("]\n}\n", f);
     return ferror(f) ? APREPORT_EIO : 0;

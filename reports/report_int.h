@@ -102,6 +102,9 @@ void rep_html(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)
  * plan.py, the Alpa dumps and every comment that quotes database text.
  * Needs 4 n + 3 bytes at most. */
 void rep_py_quote(const char *s, size_t n, char *out, size_t len);
+/* s as a JSON string (costdb_json_string) that is valid UTF-8: bytes that
+ * are not UTF-8 (database text can hold anything) become U+FFFD. */
+void rep_json_string(FILE *f, const char *s);
 /* rep_py_quote of the whole of s (NULL: '') into f. */
 void rep_py_string(FILE *f, const char *s);
 /* s into a Python comment or dump line: as it is when every byte is

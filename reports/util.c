@@ -127,6 +127,43 @@ void rep_py_quote(const char *s, size_t n, char *out, size_t len)
     out[pos] = '\0';
 }
 
+void rep_json_string(FILE *f, const char *s)
+{
+    const unsigned char *u = (const unsigned char *)(s ? s : "");
+    size_t n = strlen((const char *)u), pos = 0;
+    unsigned long cp;
+    char *clean;
+    int k, valid = 1;
+    for (size_t i = 0; i < n && valid; i += k > 0 ? (size_t)k : 1) {
+        k = u[i] < 0x80 ? 1 : utf8_decode(u + i, n - i, &cp);
+        valid = k > 0;
+    }
+    if (valid) {
+        costdb_json_string(f, s ? s : "");
+        return;
+    }
+    clean = malloc(3 * n + 1);
+    if (!clean) {
+        fputs("null", f);
+        return;
+    }
+    for (size_t i = 0; i < n;) {
+        k = u[i] < 0x80 ? 1 : utf8_decode(u + i, n - i, &cp);
+        if (k > 0) {
+            memcpy(clean + pos, u + i, (size_t)k);
+            pos += (size_t)k;
+            i += (size_t)k;
+        } else {
+            memcpy(clean + pos, "\xef\xbf\xbd", 3); /* U+FFFD */
+            pos += 3;
+            i++;
+        }
+    }
+    clean[pos] = '\0';
+    costdb_json_string(f, clean);
+    free(clean);
+}
+
 void rep_py_string(FILE *f, const char *s)
 {
     size_t n = s ? strlen(s) : 0, len = 4 * n + 3;

@@ -230,6 +230,18 @@ int fixture_build(const char *path, const char *model, const FixtureOptions *opt
             snprintf(p[np].role, sizeof(p[np].role), "%s", ts[t].role);
             snprintf(p[np].shape, sizeof(p[np].shape), "%s", ts[t].shape);
             snprintf(p[np].dtype, sizeof(p[np].dtype), "f32");
+            if (opt->hostile && !resnet) {
+                if (ts[t].index == 0)
+                    snprintf(p[np].tensor_name, sizeof(p[np].tensor_name), "%s",
+                             FIXTURE_HOSTILE_INPUT);
+                if (ts[t].index == 6)
+                    snprintf(p[np].tensor_name, sizeof(p[np].tensor_name), "%s",
+                             FIXTURE_HOSTILE_CROSS);
+                if (ts[t].index == 1)
+                    snprintf(p[np].dtype, sizeof(p[np].dtype), "%s", FIXTURE_HOSTILE_DTYPE);
+                if (ts[t].index == 2)
+                    snprintf(p[np].shape, sizeof(p[np].shape), "%s", FIXTURE_HOSTILE_SHAPE);
+            }
             apreport_spec_format(&l, p[np].sharding_spec, sizeof(p[np].sharding_spec));
             np++;
         }

@@ -22,7 +22,19 @@ typedef struct FixtureOptions {
     int drop_entry;
     int with_plan;                    /* store placements and the plan */
     int uniform;                      /* resnet50: both stages on logical (2, 2) */
+    int hostile;                      /* mlp: tensor names, a dtype and a shape that try to
+                                         break out of HTML, Python and comments
+                                         (FIXTURE_HOSTILE_*) */
 } FixtureOptions;
+
+/* The hostile fixture's texts: the graph input's name, the name of the
+ * tensor that crosses the stage boundary (so it reaches the resharding
+ * tasks), a parameter's dtype and a parameter's shape. Each would print
+ * PWNED if it escaped from a Python literal or comment. */
+#define FIXTURE_HOSTILE_INPUT "x'\nprint('PWNED')\n#<img src=x onerror=alert(1)>\xc3\xa9\xff"
+#define FIXTURE_HOSTILE_CROSS "layer1/out\"'\r\n__import__('os').system('echo PWNED')\n#</pre><script>"
+#define FIXTURE_HOSTILE_DTYPE "f'\n1/0"
+#define FIXTURE_HOSTILE_SHAPE "8192\nprint('PWNED')"
 
 /* Creates the database at path (removed first) for model "mlp" or
  * "resnet50"; sets *plan_id when with_plan. Returns 0 or a costdb error. */

@@ -8,7 +8,10 @@
  * --num-layers-per-virtual-pipeline-stage, --sequence-parallel from the
  * plan's options, recomputation and ZeRO variants (per-stage differences
  * give the most conservative setting and a comment; ZeRO-2/3 a DeepSpeed
- * fragment), the dtype flag and a block split between stages.
+ * fragment), the dtype flag and a block split between stages. The
+ * escaping writers: Python string literals (rep_py_quote, exact output and
+ * truncation) and the HTML writer, which must escape every text field of
+ * a plan (kind, objective, role, strategy, names, specs, warnings).
  * Usage: test_code GOLDEN_DIR [--regen].
  */
 #include <stdio.h>
@@ -221,6 +224,86 @@ static void test_gpt(void)
     free(buf);
 }
 
+static void py(const char *in, size_t len, const char *want)
+{
+    char out[256];
+    rep_py_quote(in, strlen(in), out, len);
+    if (strcmp(out, want))
+        fprintf(stderr, "\nrep_py_quote: got %s, want %s\n", out, want);
+    CU_ASSERT_STRING_EQUAL(out, want);
+}
+
+static void test_py_quote(void)
+{
+    py("plain/name.0", 256, "'plain/name.0'");
+    py("a'b\\c\"d", 256, "'a\\'b\\\\c\"d'");
+    py("x\nprint('PWNED')\r\t#", 256, "'x\\nprint(\\'PWNED\\')\\r\\t#'");
+    py("\x01\x1f\x7f", 256, "'\\x01\\x1f\\x7f'");
+    /* UTF-8: two, three and four bytes; invalid, overlong and surrogate bytes */
+    py("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", 256, "'\\u00e9\\u20ac\\U0001f600'");
+    py("\xff\xc0\xaf\xed\xa0\x80", 256, "'\\xff\\xc0\\xaf\\xed\\xa0\\x80'");
+    py("\xe2\x82", 256, "'\\xe2\\x82'");
+    /* cut short: still a closed literal, never half an escape */
+    py("abcdef", 6, "'abc'");
+    py("a\nb", 5, "'a'");
+    py("", 3, "''");
+}
+
+/* Every text field a database can hold, with markup in it, must come out
+ * escaped: report.html must not contain the tag. */
+static void test_html_fields(void)
+{
+    static const char evil[] = "<img src=x onerror=alert(1)>";
+    char path[512], err[512] = "", *buf = NULL;
+    size_t len = 0;
+    FixtureOptions fo = {1.0, 0, 1, 0};
+    int64_t plan_id = 0;
+    Costdb *db = NULL;
+    ApreportReport *r = NULL;
+    FILE *m;
+    snprintf(path, sizeof(path), "%s/mlp.db", tmpdir);
+    CU_ASSERT_EQUAL_FATAL(fixture_build(path, "mlp", &fo, &plan_id), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(path, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
+    ApreportOptions opt = {plan_id, "mlp", 0, APREPORT_SCHED_1F1B, 0};
+    CU_ASSERT_EQUAL_FATAL(apreport_load(db, &opt, &r, err, sizeof(err)), 0);
+    CU_ASSERT_FATAL(r->n_tasks > 0 && r->n_convs > 0 && r->stages[0].n_tensors > 0);
+    snprintf(r->plan.kind, sizeof(r->plan.kind), "<img k>");
+    snprintf(r->plan.objective, sizeof(r->plan.objective), "<img o>");
+    snprintf(r->stages[0].tensors[0].pl.role, sizeof(r->stages[0].tensors[0].pl.role), "<i>");
+    snprintf(r->stages[0].tensors[0].pl.tensor_name, sizeof(r->stages[0].tensors[0].pl.tensor_name),
+             "%s", evil);
+    snprintf(r->stages[0].tensors[0].pl.dtype, sizeof(r->stages[0].tensors[0].pl.dtype), "<u>");
+    snprintf(r->stages[0].tensors[0].pl.shape, sizeof(r->stages[0].tensors[0].pl.shape), "%s", evil);
+    snprintf(r->stages[0].tensors[0].pl.sharding_spec,
+             sizeof(r->stages[0].tensors[0].pl.sharding_spec), "%s", evil);
+    snprintf(r->tasks[0].strategy, sizeof(r->tasks[0].strategy), "%s", evil);
+    snprintf(r->tasks[0].tensor_name, sizeof(r->tasks[0].tensor_name), "%s", evil);
+    snprintf(r->tasks[0].src_spec, sizeof(r->tasks[0].src_spec), "%s", evil);
+    snprintf(r->convs[0].role, sizeof(r->convs[0].role), "<i>");
+    snprintf(r->convs[0].why, sizeof(r->convs[0].why), "%s", evil);
+    snprintf(r->db_label, sizeof(r->db_label), "%s", evil);
+    snprintf(r->sweep.name, sizeof(r->sweep.name), "%s", evil);
+    snprintf(r->model.name, sizeof(r->model.name), "%s", evil);
+    snprintf(r->warnings[0], sizeof(r->warnings[0]), "%s", evil);
+    r->n_warnings = r->n_warnings ? r->n_warnings : 1;
+    m = open_memstream(&buf, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_EQUAL(apreport_write_html(r, m), 0);
+    fclose(m);
+    CU_ASSERT_PTR_NULL(strstr(buf, "<img"));
+    CU_ASSERT_PTR_NULL(strstr(buf, "<i>"));
+    CU_ASSERT_PTR_NULL(strstr(buf, "<u>"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "&lt;img src=x onerror=alert(1)&gt;"));
+    free(buf);
+    apreport_free(&r);
+    costdb_close(&db);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/mlp.db-wal", tmpdir);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/mlp.db-shm", tmpdir);
+    unlink(path);
+}
+
 int main(int argc, char **argv)
 {
     CU_pSuite s;
@@ -239,6 +322,8 @@ int main(int argc, char **argv)
     s = CU_add_suite("reports-code", NULL, NULL);
     CU_add_test(s, "uniform resnet50: 1F1B and interleaved (golden)", test_resnet_uniform);
     CU_add_test(s, "GPT blocks, variants, sp, dtype", test_gpt);
+    CU_add_test(s, "Python string literals (rep_py_quote)", test_py_quote);
+    CU_add_test(s, "HTML: every database field escaped", test_html_fields);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     fails = CU_get_number_of_failures();

@@ -361,8 +361,18 @@ int main(int argc, char **argv)
         mkdir(tmpdir, 0777);
         return build_and_report("mlp", argv[2], &plan_id, dbpath, sizeof(dbpath)) ? 1 : 0;
     }
+    if (argc == 3 && !strcmp(argv[1], "--write-hostile")) {
+        /* the hostile mlp database, DIR/hostile.db, for tests/reports/outputs.sh */
+        FixtureOptions fo = {1.0, 0, 1, 0, 1};
+        int64_t plan_id;
+        char dbpath[512];
+        mkdir(argv[2], 0777);
+        snprintf(dbpath, sizeof(dbpath), "%s/hostile.db", argv[2]);
+        return fixture_build(dbpath, "mlp", &fo, &plan_id) < 0 ? 1 : 0;
+    }
     if (argc < 2) {
-        fprintf(stderr, "usage: test_report GOLDEN_DIR [--regen] | --write DIR\n");
+        fprintf(stderr, "usage: test_report GOLDEN_DIR [--regen] | --write DIR | "
+                "--write-hostile DIR\n");
         return 2;
     }
     golden_dir = argv[1];
