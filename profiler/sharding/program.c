@@ -143,6 +143,26 @@ static void cat(char *out, size_t len, size_t *pos, const char *s)
     out[*pos] = '\0';
 }
 
+/* Appends prefix, the decimal n and ")" (the spec's numbers are small and
+ * non-negative; no printf machinery per placement). */
+static void cat_num(char *out, size_t len, size_t *pos, const char *prefix, int n)
+{
+    char buf[48];
+    size_t k = strlen(prefix), d = 0;
+    char digits[12];
+    unsigned u = n < 0 ? 0u : (unsigned)n;
+    memcpy(buf, prefix, k);
+    do {
+        digits[d++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u && d < sizeof digits);
+    while (d)
+        buf[k++] = digits[--d];
+    buf[k++] = ')';
+    buf[k] = '\0';
+    cat(out, len, pos, buf);
+}
+
 /* Follows Alpa's hlo_sharding_to_sharding_spec: one Chunked(k) per split
  * dimension numbered in tensor order, mesh mapping in mesh-axis order over
  * the axes of size > 1 (ShardedAxis(axis=i) or Replicated(replicas=n); a
@@ -152,7 +172,6 @@ void approf_sharding_spec_text(int ndim, const int *axis_of_dim, int a, int b, c
                                size_t len)
 {
     size_t pos = 0;
-    char buf[64];
     int n[2] = {a, b}, chunk_of_dim[APPROF_MAX_DIMS], ct = 0;
     if (!out || len == 0)
         return;
@@ -167,16 +186,14 @@ void approf_sharding_spec_text(int ndim, const int *axis_of_dim, int a, int b, c
             cat(out, len, &pos, "NoSharding()");
         } else {
             int k = x == 2 ? a * b : n[x];
-            snprintf(buf, sizeof(buf), "Chunked(%d)", k);
-            cat(out, len, &pos, buf);
+            cat_num(out, len, &pos, "Chunked(", k);
             chunk_of_dim[d] = ct++;
         }
     }
     cat(out, len, &pos, ndim == 1 ? ",), (" : "), (");
     int entries = 0;
     if (ct == 0) {
-        snprintf(buf, sizeof(buf), "Replicated(replicas=%d)", a * b);
-        cat(out, len, &pos, buf);
+        cat_num(out, len, &pos, "Replicated(replicas=", a * b);
         entries = 1;
     } else {
         for (int x = 0; x < 2; x++) {
@@ -190,13 +207,12 @@ void approf_sharding_spec_text(int ndim, const int *axis_of_dim, int a, int b, c
                 }
             if (both && x == 1)
                 continue; /* one entry for a dimension over both axes */
-            if (dim >= 0)
-                snprintf(buf, sizeof(buf), "ShardedAxis(axis=%d)", chunk_of_dim[dim]);
-            else
-                snprintf(buf, sizeof(buf), "Replicated(replicas=%d)", n[x]);
             if (entries++)
                 cat(out, len, &pos, ", ");
-            cat(out, len, &pos, buf);
+            if (dim >= 0)
+                cat_num(out, len, &pos, "ShardedAxis(axis=", chunk_of_dim[dim]);
+            else
+                cat_num(out, len, &pos, "Replicated(replicas=", n[x]);
         }
     }
     cat(out, len, &pos, entries == 1 ? ",))" : "))");

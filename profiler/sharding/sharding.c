@@ -509,9 +509,8 @@ static int edge_matrix(const ShardStage *st, int op_p, int op_c, int in_slot, do
 
 static void stage_free(ShardStage *st)
 {
-    if (st->ops)
-        for (int o = 0; o < st->n_ops; o++)
-            free(st->ops[o].s);
+    if (st->ops && st->n_ops > 0)
+        free(st->ops[0].s); /* one block for every op's strategies */
     free(st->ops);
     free(st->choice);
     free(st->t_cons);
@@ -713,10 +712,14 @@ static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, const Approf
             snprintf(err, errlen, "op %s: no iteration space", st->g->ops[so->op].name);
             goto cleanup;
         }
-        so->s = malloc(SHARD_MAX_STRATS * sizeof(ShardStrat));
-        if (!so->s) {
-            rc = APPROF_ENOMEM;
-            goto cleanup;
+        if (o == 0) {
+            so->s = malloc((size_t)st->n_ops * SHARD_MAX_STRATS * sizeof(ShardStrat));
+            if (!so->s) {
+                rc = APPROF_ENOMEM;
+                goto cleanup;
+            }
+        } else {
+            so->s = st->ops[0].s + (size_t)o * SHARD_MAX_STRATS;
         }
         so->k = shard_enum_strategies(&so->sp, &st->mesh, st->force, so->s, SHARD_MAX_STRATS);
         if (so->k <= 0) {
@@ -845,22 +848,13 @@ cleanup:
     return rc;
 }
 
-int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
-                       ApprofStageProgram *out, char *err, size_t errlen)
+/* Checks req and fills the stage's range, mesh and per-tensor facts. */
+static int stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, ShardStage *st_out,
+                       char *err, size_t errlen)
 {
     ShardStage st;
     int rc;
-    char dummy[8];
-    if (!err) {
-        err = dummy;
-        errlen = sizeof(dummy);
-    }
-    err[0] = '\0';
     memset(&st, 0, sizeof(st));
-    if (!ctx || !req || !out) {
-        snprintf(err, errlen, "approf_shard_stage: missing argument");
-        return APPROF_EINVAL;
-    }
     const ApprofLayering *l = ctx->l;
     if (req->start_layer < 0 || req->end_layer < req->start_layer ||
         req->end_layer >= l->n_layers || req->logical_a < 1 || req->logical_b < 1 ||
@@ -886,11 +880,115 @@ int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
     st.n_layers = req->end_layer - req->start_layer + 1;
     shard_mesh_init(&st.mesh, req->mesh_hosts, req->mesh_gpus, req->logical_a, req->logical_b);
     st.ops = calloc((size_t)(st.n_ops > 0 ? st.n_ops : 1), sizeof(ShardOp));
-    if (!st.ops) {
-        rc = APPROF_ENOMEM;
-        goto cleanup;
+    rc = st.ops ? stage_tensors(&st) : APPROF_ENOMEM;
+    *st_out = st;
+    return rc;
+}
+
+/* 1 when op o starts a checkpoint block of the stage (program.c's
+ * stage_blocks): the stage's first op, a layer start (layer_start, the
+ * caller walks the boundaries), or a change of the first name component. */
+static int block_start(const ShardStage *st, int o, int layer_start)
+{
+    if (o == st->op_begin || layer_start)
+        return 1;
+    const char *a = st->g->ops[o].name, *b = st->g->ops[o - 1].name;
+    const char *sa = strchr(a, '/'), *sb = strchr(b, '/');
+    size_t la = sa ? (size_t)(sa - a) : strlen(a), lb = sb ? (size_t)(sb - b) : strlen(b);
+    return la != lb || strncmp(a, b, la) != 0;
+}
+
+int approf_shard_program_key(ApprofShardContext *ctx, const ApprofShardRequest *req,
+                             uint64_t key[2], int **tensors, int *n_tensors)
+{
+    ShardStage st;
+    int rc, n = 0, *order = NULL;
+    char err[8];
+    memset(&st, 0, sizeof st);
+    if (!ctx || !req || !key || !tensors || !n_tensors)
+        return APPROF_EINVAL;
+    *tensors = NULL;
+    *n_tensors = 0;
+    rc = stage_setup(ctx, req, &st, err, sizeof err);
+    if (!rc && !ctx->op_desc) {
+        ctx->op_desc = calloc(ctx->g->n_ops ? ctx->g->n_ops : 1, sizeof *ctx->op_desc);
+        if (!ctx->op_desc)
+            rc = APPROF_ENOMEM;
     }
-    rc = stage_tensors(&st);
+    if (!rc) {
+        order = malloc((size_t)(st.n_ops > 0 ? st.n_ops : 1) *
+                       (APPROF_MAX_INPUTS + APPROF_MAX_OUTPUTS) * sizeof(int));
+        if (!order)
+            rc = APPROF_ENOMEM;
+    }
+    if (!rc) {
+        int levels = req->memory_levels > 0 ? req->memory_levels : 1;
+        if (levels > SHARD_MAX_LEVELS)
+            levels = SHARD_MAX_LEVELS;
+        ApprofHash128 h = struct_key(ctx, &st, levels, (int)req->method);
+        int64_t v[9] = {req->memory_level, req->recompute, req->zero, req->mesh_hosts,
+                        req->mesh_gpus, req->logical_a, req->logical_b, req->force_batch_dim,
+                        st.n_ops};
+        approf_hash128_update(&h, v, sizeof v);
+        /* the tensors in first-touch order (inputs, then outputs, op by op) */
+        unsigned char *seen = calloc(ctx->g->n_tensors ? ctx->g->n_tensors : 1, 1);
+        if (!seen) {
+            rc = APPROF_ENOMEM;
+        } else {
+            int k = 0;
+            for (int o = st.op_begin; o < st.op_end; o++) {
+                const ApprofOp *op = &ctx->g->ops[o];
+                int layer_start = 0;
+                while (k < st.n_layers && st.layer_begin[k] <= o)
+                    layer_start |= st.layer_begin[k++] == o;
+                approf_hash128_word(&h, (uint64_t)block_start(&st, o, layer_start));
+                for (int side = 0; side < 2; side++)
+                    for (int i = 0; i < (side ? op->n_outputs : op->n_inputs); i++) {
+                        int t = side ? op->outputs[i] : op->inputs[i];
+                        if (!seen[t]) {
+                            seen[t] = 1;
+                            order[n++] = t;
+                        }
+                    }
+            }
+            free(seen);
+            key[0] = h.a;
+            key[1] = h.b;
+        }
+    }
+    stage_free(&st);
+    if (rc) {
+        free(order);
+        return rc;
+    }
+    *tensors = order;
+    *n_tensors = n;
+    return 0;
+}
+
+void approf_shard_note_reuse(ApprofShardContext *ctx)
+{
+    if (ctx)
+        ctx->st.cached++;
+}
+
+int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
+                       ApprofStageProgram *out, char *err, size_t errlen)
+{
+    ShardStage st;
+    int rc;
+    char dummy[8];
+    if (!err) {
+        err = dummy;
+        errlen = sizeof(dummy);
+    }
+    err[0] = '\0';
+    memset(&st, 0, sizeof(st));
+    if (!ctx || !req || !out) {
+        snprintf(err, errlen, "approf_shard_stage: missing argument");
+        return APPROF_EINVAL;
+    }
+    rc = stage_setup(ctx, req, &st, err, errlen);
     if (!rc)
         rc = build_and_solve(ctx, &st, req, err, errlen);
     if (rc)

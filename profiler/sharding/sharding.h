@@ -80,6 +80,20 @@ int approf_shard_context_new(const ApprofGraph *g, const ApprofLayering *l,
 void approf_shard_context_free(ApprofShardContext **ctx);
 void approf_shard_context_stats(const ApprofShardContext *ctx, ApprofShardStats *out);
 
+/* A 128-bit key of what determines the stage program of req up to the
+ * names of its tensors: two requests with equal keys give programs (kernels,
+ * collectives, memory, status, placements) that are equal once the k-th
+ * tensor of one stage's order is read as the k-th of the other's. *tensors
+ * (malloc'd, n_tensors entries) receives that order: the tensors of the
+ * stage's ops, inputs then outputs, in first-touch order. The key covers the
+ * ops, shapes, in-stage edges and boundary facts (what the sharding ILP
+ * sees), the checkpoint blocks, the mesh and the variant. */
+int approf_shard_program_key(ApprofShardContext *ctx, const ApprofShardRequest *req,
+                             uint64_t key[2], int **tensors, int *n_tensors);
+/* Counts one stage answered without approf_shard_stage (its program came
+ * from a stage of equal key) as a reused ILP in the context's stats. */
+void approf_shard_note_reuse(ApprofShardContext *ctx);
+
 /* Shards layers req->start_layer..end_layer and fills *out (cleared first
  * by the caller or zeroed; the caller frees it with
  * approf_stage_program_clear). Memory per device: invar = stage inputs +

@@ -26,10 +26,36 @@ typedef struct {
     int used;
 } ReuseSlot;
 
+/* A stage program's results under its program key
+ * (approf_shard_program_key): both entries as filled, and the placements
+ * with each tensor as its ordinal in the stage's tensor order. */
+typedef struct {
+    int role;
+    int ordinal;
+    const char *spec;             /* interned in the table's spec pool */
+} TemplatePlacement;
+
+typedef struct {
+    uint64_t key[2];
+    int used;
+    int measured;                 /* the entries came from a program (not an error) */
+    CostdbEntry e[2];
+    int n_pl;
+    TemplatePlacement *pl;
+} ProgTemplate;
+
 typedef struct {
     ReuseSlot *slots;
     size_t cap, n;
+    ProgTemplate *tpl;            /* open addressing, cap a power of two */
+    size_t tpl_cap, tpl_n;
+    char **specs;                 /* the spec pool: open addressing */
+    size_t spec_cap, spec_n;
+    int *ordinal_of;              /* per graph tensor, -1 outside a build */
 } ReuseTable;
+
+/* Frees the reuse table and its program templates (sweep.c). */
+void approf_sweep_reuse_free(ReuseTable *t);
 
 #define APPROF_SWEEP_MAX_DEVICES 64
 

@@ -146,8 +146,7 @@ static void worker_close(Worker *w)
         return;
     approf_shard_context_free(&w->own.shard);
     approf_backend_destroy(&w->own.backend);
-    free(w->own.reuse.slots);
-    w->own.reuse.slots = NULL;
+    approf_sweep_reuse_free(&w->own.reuse);
 }
 
 static void deadline_in(struct timespec *ts, long ms)
