@@ -229,12 +229,18 @@ void apsolve_plan_free(ApsolvePlan **plan);
 /* ---- the cost database (solver/dbload.c) --------------------------------- */
 
 struct Costdb;
-/* Builds the problem of a sweep: cost = compute_cost(fwd) + compute_cost(bwd),
+/* Builds the problem of a sweep: cost = compute_cost(fwd) + compute_cost(bwd)
+ * (opt->inference: compute_cost(fwd) only, the forward module, bwd 0),
  * peak = max of the two peaks, intermediate and initial the max of the two
  * phases, avail = available_memory or opt->memory_budget when > 0 (an entry
  * with available_memory 0 and no budget is treated as unlimited). Missing
  * entries, a non-ok status or a non-finite cost give +inf. The caller owns
  * *out. APSOLVE_EDB on a database error (costdb_errmsg has the detail). */
+/* apsolve_problem_from_db that also says, in err, which limit a sweep
+ * breaks when it returns APSOLVE_EINVAL (layers, devices, submeshes or
+ * configs beyond the solver's maxima); err is "" otherwise. */
+int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const ApsolveOptions *opt,
+                                ApsolveProblem **out, char *err, size_t errlen);
 int apsolve_problem_from_db(struct Costdb *db, int64_t sweep_id, const ApsolveOptions *opt,
                             ApsolveProblem **out);
 /* Stores the plan (kind: auto | manual | uniform | 3d) with its stages and

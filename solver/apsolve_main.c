@@ -16,6 +16,7 @@
 #include "apsolve.h"
 #include "config.h"
 #include "costdb.h"
+#include "outfile.h"
 #include "schedule.h"
 
 #define EXIT_USAGE 2
@@ -87,6 +88,18 @@ static int usage_error(const char *fmt, const char *arg)
     fprintf(stderr, fmt, arg ? arg : "");
     fputs("\nTry 'apsolve --help'\n", stderr);
     return EXIT_USAGE;
+}
+
+/* rc, or 1 when standard output could not be written (apsolve > /dev/full):
+ * data that did not arrive is a failure, whatever was computed. */
+static int stdout_status(int rc)
+{
+    char err[256];
+    if (apsolve_stdout_check(err, sizeof err) < 0) {
+        fprintf(stderr, "apsolve: %s\n", err);
+        return 1;
+    }
+    return rc;
 }
 
 static int parse_long(const char *s, long lo, long hi, long *out)
@@ -545,6 +558,7 @@ static void cand_free(Cand *c)
 static int cand_load(Costdb *db, const Args *a, int64_t id, int64_t global_batch, int64_t micro,
                      int B, Cand *c)
 {
+    char why[256];
     int e;
     memset(c, 0, sizeof *c);
     c->sweep = id;
@@ -556,10 +570,10 @@ static int cand_load(Costdb *db, const Args *a, int64_t id, int64_t global_batch
     c->opt.micro_batches = B;
     c->global_batch = global_batch;
     c->micro = micro;
-    e = apsolve_problem_from_db(db, id, &c->opt, &c->p);
+    e = apsolve_problem_from_db_msg(db, id, &c->opt, &c->p, why, sizeof why);
     if (e) {
         fprintf(stderr, "apsolve: sweep %lld: %s\n", (long long)id,
-                e == APSOLVE_EDB ? costdb_errmsg(db) : apsolve_strerror(e));
+                e == APSOLVE_EDB ? costdb_errmsg(db) : why[0] ? why : apsolve_strerror(e));
         return 1;
     }
     return 0;
@@ -851,7 +865,8 @@ static int run(Args *a)
             tried++;
             e = apsolve_solve(c.p, &c.opt, &pl);
             if (e && e != APSOLVE_EINFEASIBLE) {
-                fprintf(stderr, "apsolve: %s\n", apsolve_strerror(e));
+                fprintf(stderr, "apsolve: solving sweep %lld (micro-batch size %lld): %s\n",
+                        (long long)c.sweep, (long long)m, apsolve_strerror(e));
                 if (!own)
                     cand_free(&c);
                 goto cleanup;
@@ -946,7 +961,10 @@ static int run(Args *a)
         }
     }
     if (apsolve_write(stdout, a->format, outs, nout)) {
-        fprintf(stderr, "apsolve: cannot write the output\n");
+        if (apsolve_stdout_check(err, sizeof err) < 0)
+            fprintf(stderr, "apsolve: %s\n", err);
+        else
+            fprintf(stderr, "apsolve: cannot write the output\n");
         goto cleanup;
     }
     rc = 0;
@@ -1119,11 +1137,11 @@ int main(int argc, char **argv)
                 return usage_error("bad --plan '%s' (a plan id)", optarg);
             a.plan = v;
             break;
-        case 'h': usage(stdout); return 0;
-        case O_VER: printf("apsolve %s\n", APPROF_VERSION); return 0;
+        case 'h': usage(stdout); return stdout_status(0);
+        case O_VER: printf("apsolve %s\n", APPROF_VERSION); return stdout_status(0);
         default:
             if (optopt && optopt < 256)
-                return usage_error("unknown or incomplete option '-%c'", (char[]){(char)optopt, 0});
+                return usage_error("unknown or incomplete option '-%s'", (char[]){(char)optopt, 0});
             return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
@@ -1139,5 +1157,5 @@ int main(int argc, char **argv)
         return usage_error("--virtual-stages needs --schedule interleaved%s", NULL);
     if (a.parallel && strcmp(a.stage_option, "auto"))
         return usage_error("--parallel cannot be combined with --stage-option %s", a.stage_option);
-    return run(&a);
+    return stdout_status(run(&a));
 }

@@ -26,6 +26,12 @@ static int entry_ok(const CostdbEntry *e)
 int apsolve_problem_from_db(struct Costdb *db, int64_t sweep_id, const ApsolveOptions *opt,
                             ApsolveProblem **out)
 {
+    return apsolve_problem_from_db_msg(db, sweep_id, opt, out, NULL, 0);
+}
+
+int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const ApsolveOptions *opt,
+                                ApsolveProblem **out, char *err, size_t errlen)
+{
     CostdbSweep sw;
     CostdbSubmesh *subs = NULL;
     CostdbConfig *cfgs = NULL;
@@ -34,6 +40,8 @@ int apsolve_problem_from_db(struct Costdb *db, int64_t sweep_id, const ApsolveOp
     ApsolveProblem *p = NULL;
     int S = 0, C = 0, L, rc;
 
+    if (err && errlen)
+        err[0] = '\0';
     if (!db || !opt || !out)
         return APSOLVE_EINVAL;
     *out = NULL;
@@ -50,6 +58,21 @@ int apsolve_problem_from_db(struct Costdb *db, int64_t sweep_id, const ApsolveOp
     for (k = 0; k < nc; k++)
         if (cfgs[k].config_index + 1 > C)
             C = cfgs[k].config_index + 1;
+    /* Say which limit a sweep breaks (the database is input: any of them can) */
+    if (err && errlen) {
+        if (L < 1 || L > APSOLVE_MAX_LAYERS)
+            snprintf(err, errlen, "%d layers: the solver takes 1 to %d", L, APSOLVE_MAX_LAYERS);
+        else if (sw.cluster_hosts < 1 || sw.cluster_gpus < 1 ||
+                 (int64_t)sw.cluster_hosts * sw.cluster_gpus > APSOLVE_MAX_DEVICES)
+            snprintf(err, errlen, "cluster %dx%d: the solver takes 1 to %d devices",
+                     sw.cluster_hosts, sw.cluster_gpus, APSOLVE_MAX_DEVICES);
+        else if (S > APSOLVE_MAX_SUBMESHES)
+            snprintf(err, errlen, "submesh index %d: the solver takes at most %d submeshes",
+                     S - 1, APSOLVE_MAX_SUBMESHES);
+        else if (C > APSOLVE_MAX_CONFIGS)
+            snprintf(err, errlen, "config index %d: the solver takes at most %d configs per "
+                     "submesh", C - 1, APSOLVE_MAX_CONFIGS);
+    }
     rc = apsolve_problem_new(L, sw.cluster_hosts, sw.cluster_gpus, S ? S : 1, C ? C : 1, 1, &p);
     if (rc)
         goto cleanup;
@@ -109,7 +132,10 @@ int apsolve_problem_from_db(struct Costdb *db, int64_t sweep_id, const ApsolveOp
                     : max64(ph[0]->available_memory, ph[1]->available_memory);
         if (opt->memory_budget > 0)
             avail = opt->memory_budget;
-        p->cost[idx] = ph[0]->compute_cost + ph[1]->compute_cost;
+        /* Inference runs the forward module only (docs/solver.md
+         * "Objectives"): no backward pass in the stage cost. */
+        p->cost[idx] = opt->inference ? ph[0]->compute_cost
+                                      : ph[0]->compute_cost + ph[1]->compute_cost;
         /* apply_cost is per entry, not per phase: the larger known one; any
          * unknown (< 0, NaN) phase makes it unknown. */
         p->apply_cost[idx] = !(ph[0]->apply_cost >= 0) || !(ph[1]->apply_cost >= 0) ||
@@ -118,7 +144,7 @@ int apsolve_problem_from_db(struct Costdb *db, int64_t sweep_id, const ApsolveOp
                                  : ph[0]->apply_cost > ph[1]->apply_cost ? ph[0]->apply_cost
                                                                          : ph[1]->apply_cost;
         p->fwd_cost[idx] = ph[0]->compute_cost;
-        p->bwd_cost[idx] = ph[1]->compute_cost;
+        p->bwd_cost[idx] = opt->inference ? 0 : ph[1]->compute_cost;
         p->memory[idx].peak = peak;
         p->memory[idx].intermediate = inter;
         p->memory[idx].initial = init;
@@ -158,7 +184,8 @@ int apsolve_plan_store(struct Costdb *db, const ApsolveProblem *p, const Apsolve
     cp.cost = plan->cost;
     /* NaN: not estimated, stored as NULL (costdb_plan_put) */
     cp.full_cost = plan->has_full_cost ? plan->full_cost : NAN;
-    cp.feasible = plan->feasible;
+    /* a plan with a non-finite cost is never feasible */
+    cp.feasible = plan->feasible && isfinite(plan->cost);
     cp.solve_seconds = plan->solve_seconds;
     if (options_json && strlen(options_json) >= sizeof cp.options)
         return APSOLVE_EINVAL;

@@ -169,6 +169,9 @@ void apsolve_plan_price(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
         plan->cost = opt->micro_batches > 1 ? sum + (double)(opt->micro_batches - 1) * mx : sum;
     plan->apply_cost = opt->objective == APSOLVE_OBJECTIVE_FULL && !opt->inference ? apply : 0;
     plan->total_cost = plan->cost + plan->apply_cost;
+    /* finite stages can still sum to +inf (two of 1e308 s): never feasible */
+    if (!isfinite(plan->cost) || !isfinite(plan->total_cost))
+        plan->feasible = 0;
 }
 
 static int find_submesh(const ApsolveProblem *p, int hosts, int gpus)
@@ -360,6 +363,120 @@ static int uncovered_layers(const ApsolveProblem *p, const ApsolveOptions *opt, 
     return found;
 }
 
+/* Solves p with every entry's available memory set to budget (bytes per
+ * device): a copy of the problem whose memory arrays are rebuilt in mem and
+ * mnss (L * L * S * C cells each). */
+static int solve_at_budget(const ApsolveProblem *p, const ApsolveOptions *opt, int64_t budget,
+                           ApsolveMemory *mem, int *mnss, size_t n, ApsolvePlan **out)
+{
+    ApsolveProblem q = *p;
+    ApsolveOptions o = *opt;
+    for (size_t i = 0; i < n; i++) {
+        mem[i] = p->memory[i];
+        mem[i].avail = budget;
+        mnss[i] = apsolve_max_n_succ_stages(budget, mem[i].peak, mem[i].initial,
+                                            mem[i].intermediate);
+    }
+    q.memory = mem;
+    q.max_n_succ_stages = mnss;
+    o.ignore_memory = 0;
+    o.memory_budget = budget;
+    return apsolve_solve(&q, &o, out);
+}
+
+/* The explanation when memory is what no plan satisfies: the least memory
+ * per device any plan needs. A plan exists once every entry may use the
+ * memory the fastest memory-blind plan needs (hi); bisection on the budget
+ * (each step one solve) narrows [lo, hi] to 0.1 %, and the plan found at hi
+ * is quoted with its exact need, so the figure is never below the true
+ * minimum and at most 0.1 % above it. Falls back to the worst stage of the
+ * fastest plan when the problem has no memory statistics. */
+static void least_memory_explain(const ApsolveProblem *p, const ApsolveOptions *opt, char *buf,
+                                 size_t len)
+{
+    ApsolveOptions relaxed = *opt, strict = *opt;
+    ApsolvePlan *plan = NULL, *best = NULL;
+    ApsolveMemory *mem = NULL;
+    int *mnss = NULL;
+    size_t n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+               (size_t)p->num_configs;
+    int64_t lo = 0, hi = 0, avail = 0, need = 0;
+    size_t wk = 0;
+    relaxed.ignore_memory = 1;
+    strict.ignore_memory = 0;
+    if (apsolve_solve(p, &relaxed, &plan) != APSOLVE_OK) {
+        snprintf(buf, len, "no feasible plan within the memory limits");
+        return;
+    }
+    /* the memory-blind plan under the memory rule: its worst stage */
+    for (size_t k = 0; k < plan->n_stages; k++) {
+        ApsolveStage *st = &plan->stages[k];
+        apsolve_stage_fill(p, &strict, st, st->succ_stages, (int)plan->n_stages);
+        if (st->memory_needed > hi)
+            hi = st->memory_needed, wk = k;
+        if (st->available_memory > avail)
+            avail = st->available_memory;
+    }
+    if (!p->memory || hi <= 0 || avail <= 0) {
+        const ApsolveStage *w = &plan->stages[wk];
+        snprintf(buf, len, "memory: stage %zu (layers %d-%d on (%d, %d)) has %d stages from "
+                 "it to the end but fits at most %d; no plan fits in memory", wk,
+                 w->start_layer, w->end_layer, w->hosts, w->gpus, w->succ_stages,
+                 w->max_n_succ_stages + 1);
+        apsolve_plan_free(&plan);
+        return;
+    }
+    apsolve_plan_free(&plan);
+    mem = malloc(n * sizeof(*mem));
+    mnss = malloc(n * sizeof(*mnss));
+    if (!mem || !mnss || solve_at_budget(p, opt, hi, mem, mnss, n, &best) != APSOLVE_OK) {
+        snprintf(buf, len, "memory: the fastest plan needs %.3f GB per device but %.3f GB are "
+                 "available; no plan fits in memory", gib(hi), gib(avail));
+        goto cleanup;
+    }
+    lo = avail < hi ? avail : 0; /* nothing fits at the memory available */
+    while (hi - lo > hi / 1000 + 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (solve_at_budget(p, opt, mid, mem, mnss, n, &plan) == APSOLVE_OK) {
+            apsolve_plan_free(&best);
+            best = plan;
+            plan = NULL;
+            hi = mid;
+        } else {
+            apsolve_plan_free(&plan);
+            lo = mid;
+        }
+    }
+    /* the exact need of the plan found: its largest stage */
+    for (size_t k = 0; k < best->n_stages; k++)
+        if (best->stages[k].memory_needed > need)
+            need = best->stages[k].memory_needed, wk = k;
+    {
+        const ApsolveStage *w = &best->stages[wk];
+        char stages[160];
+        size_t used = 0;
+        stages[0] = '\0';
+        for (size_t k = 0; k < best->n_stages && used < sizeof(stages); k++) {
+            int wr = snprintf(stages + used, sizeof(stages) - used, "%s%d-%d on (%d, %d)",
+                              k ? ", " : "", best->stages[k].start_layer,
+                              best->stages[k].end_layer, best->stages[k].hosts,
+                              best->stages[k].gpus);
+            if (wr < 0 || (size_t)wr >= sizeof(stages) - used)
+                break;
+            used += (size_t)wr;
+        }
+        snprintf(buf, len, "memory: the plan needing the least memory needs %.3f GB per device "
+                 "(stage %zu, layers %d-%d on (%d, %d); stages %s) but %.3f GB are available; "
+                 "no plan fits in memory", gib(need), wk, w->start_layer, w->end_layer,
+                 w->hosts, w->gpus, stages, gib(avail));
+    }
+cleanup:
+    apsolve_plan_free(&best);
+    apsolve_plan_free(&plan);
+    free(mem);
+    free(mnss);
+}
+
 void apsolve_explain(const ApsolveProblem *p, const ApsolveOptions *opt, char *buf, size_t len)
 {
     char layers[256];
@@ -404,41 +521,8 @@ void apsolve_explain(const ApsolveProblem *p, const ApsolveOptions *opt, char *b
         snprintf(buf, len, "no feasible plan");
         return;
     }
-    /* Memory is the binding constraint: report the worst stage of the best
-     * plan that ignores memory, priced with the memory rule. */
-    {
-        ApsolveOptions strict = *opt;
-        const ApsolveStage *worst = NULL;
-        int64_t worst_gap = INT64_MIN;
-        size_t wk = 0;
-        strict.ignore_memory = 0;
-        for (size_t k = 0; k < plan->n_stages; k++) {
-            ApsolveStage *st = &plan->stages[k];
-            int64_t gap;
-            apsolve_stage_fill(p, &strict, st, st->succ_stages, (int)plan->n_stages);
-            if (st->memory_ok)
-                continue;
-            gap = st->memory_needed - st->available_memory;
-            if (!worst || gap > worst_gap) {
-                worst = st;
-                worst_gap = gap;
-                wk = k;
-            }
-        }
-        if (!worst) {
-            snprintf(buf, len, "no feasible plan within the memory limits");
-        } else if (p->memory && worst->available_memory > 0) {
-            snprintf(buf, len, "memory: stage %zu (layers %d-%d on (%d, %d), %d stages from it "
-                     "to the end) needs %.3f GB but %.3f GB are available; no plan fits in "
-                     "memory", wk, worst->start_layer, worst->end_layer, worst->hosts,
-                     worst->gpus, worst->succ_stages, gib(worst->memory_needed),
-                     gib(worst->available_memory));
-        } else {
-            snprintf(buf, len, "memory: stage %zu (layers %d-%d on (%d, %d)) has %d stages from "
-                     "it to the end but fits at most %d; no plan fits in memory", wk,
-                     worst->start_layer, worst->end_layer, worst->hosts, worst->gpus,
-                     worst->succ_stages, worst->max_n_succ_stages + 1);
-        }
-    }
+    /* Memory is the binding constraint: quote the least memory per device
+     * that any plan needs, and that plan. */
     apsolve_plan_free(&plan);
+    least_memory_explain(p, opt, buf, len);
 }

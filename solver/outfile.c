@@ -156,7 +156,8 @@ void apsolve_outfile_abort(ApsolveOutfile **op)
 
 int apsolve_stdout_check(char *err, size_t errlen)
 {
-    int failed = ferror(stdout), e = EIO;
+    /* a write that failed earlier left its errno (nothing since reset it) */
+    int failed = ferror(stdout), e = failed && errno ? errno : EIO;
     errno = 0;
     if (fflush(stdout) != 0) {
         failed = 1;

@@ -58,7 +58,7 @@ PY
 # Exit codes.
 rc=0; "$apsolve" --db "$tmp/f.db" --no-store --memory-budget 1536M 2>"$tmp/err" >/dev/null || rc=$?
 [ "$rc" = 3 ] || fail "infeasible budget: exit $rc, expected 3"
-grep -q "needs 3.000 GB but 1.500 GB are available" "$tmp/err" || fail "memory message"
+grep -q "the plan needing the least memory needs 3.000 GB per device (stage 0, layers 0-3 on (1, 4); stages 0-3 on (1, 4)) but 1.500 GB are available" "$tmp/err" || fail "memory message"
 rc=0; "$apsolve" --db "$tmp/f.db" --bogus 2>"$tmp/err" || rc=$?
 [ "$rc" = 2 ] || fail "unknown option: exit $rc, expected 2"
 grep -q "Try 'apsolve --help'" "$tmp/err" || fail "usage hint"

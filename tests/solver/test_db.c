@@ -289,6 +289,42 @@ static void test_explain(void)
     apsolve_explain(p, &o, msg, sizeof msg);
     CU_ASSERT(strstr(msg, "--max-stages 1") != NULL);
     apsolve_problem_free(&p);
+
+    /* Memory: the fastest plan (layers 0-1 on (1, 2), T = 2 s) needs 40 GB;
+     * the two-stage plan on (1, 1) + (1, 1) (T = 3 s) needs 26 GB (stage 0
+     * holds 2 micro-batches of 8 GB activations over its 10 GB peak); 20 GB
+     * are available, and each layer alone would fit as the last stage. The
+     * message quotes the least memory any plan needs, 26 GB, and that plan,
+     * not the fastest plan's 40 GB. */
+    CU_ASSERT_FATAL(apsolve_problem_new(2, 1, 2, 2, 1, 1, &p) == APSOLVE_OK);
+    p->submeshes[0] = (ApsolveSubmesh){1, 1};
+    p->submeshes[1] = (ApsolveSubmesh){1, 2};
+    p->configs[0] = (ApsolveConfig){1, 1, 1, -1, 0, 0, 0};
+    p->configs[1] = (ApsolveConfig){1, 2, 1, -1, 0, 0, 0};
+    {
+        struct { int i, j, s; int64_t peak, inter; } e[] = {
+            {0, 1, 1, 40 * GB, 0}, {0, 0, 0, 10 * GB, 8 * GB}, {1, 1, 0, 10 * GB, 0},
+        };
+        for (size_t k = 0; k < sizeof e / sizeof e[0]; k++) {
+            size_t idx = apsolve_index(p, e[k].i, e[k].j, e[k].s, 0);
+            p->cost[idx] = 1.0;
+            p->fwd_cost[idx] = 0.5;
+            p->bwd_cost[idx] = 0.5;
+            p->memory[idx] = (ApsolveMemory){e[k].peak, e[k].inter, 0, 20 * GB};
+            p->max_n_succ_stages[idx] = apsolve_max_n_succ_stages(20 * GB, e[k].peak, 0,
+                                                                  e[k].inter);
+        }
+    }
+    o = (ApsolveOptions){2, 0, 0, 0, 0};
+    CU_ASSERT(apsolve_solve(p, &o, &pl) == APSOLVE_EINFEASIBLE);
+    apsolve_explain(p, &o, msg, sizeof msg);
+    if (!strstr(msg, "needs 26.000 GB per device"))
+        fprintf(stderr, "\nexplain: %s\n", msg);
+    CU_ASSERT(strstr(msg, "the plan needing the least memory needs 26.000 GB per device") != NULL);
+    CU_ASSERT(strstr(msg, "stages 0-0 on (1, 1), 1-1 on (1, 1)") != NULL);
+    CU_ASSERT(strstr(msg, "but 20.000 GB are available") != NULL);
+    CU_ASSERT(strstr(msg, "40.000") == NULL);
+    apsolve_problem_free(&p);
 }
 
 int main(int argc, char **argv)
