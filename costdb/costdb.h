@@ -38,14 +38,37 @@ enum {
     COSTDB_EFULL = -11,      /* disk or quota full */
     COSTDB_EREADONLY = -12,  /* read-only file or directory */
     COSTDB_ECONSTRAINT = -13,/* duplicate key or failed CHECK */
+    COSTDB_EUNTRUSTED = -14, /* triggers, views, tables or indexes approf did not create */
 };
 
 #define COSTDB_NAME_MAX 128
 #define COSTDB_TEXT_MAX 512
 
+/* Limits on what costdb reads from (and imports into) a database: a value
+ * outside them is refused with COSTDB_ECORRUPT (on read) or COSTDB_EINVAL /
+ * COSTDB_EPARSE (on write and CSV import), naming table, row and field, so
+ * no count, index or size from a file sizes an allocation, a loop or an
+ * output beyond them, and sums of costs and sizes stay finite and exact
+ * (docs/reliability.md, "Opening a database you did not write"). */
+#define COSTDB_MAX_DEVICES (1 << 20)   /* hosts x GPUs of a cluster, submesh, mesh */
+#define COSTDB_MAX_LAYERS (1 << 16)    /* layers of a model; layer indices below it */
+#define COSTDB_MAX_INDEX (1 << 16)     /* submesh, config, stage, task, tensor indices */
+#define COSTDB_MAX_OPS (1 << 24)       /* operator indices of a layer */
+#define COSTDB_MAX_MICRO_BATCHES (1 << 20)
+#define COSTDB_MAX_BATCH (INT64_C(1) << 40)
+#define COSTDB_MAX_BYTES (INT64_C(1) << 50) /* any size: 1 PiB */
+#define COSTDB_MAX_SECONDS 1e9          /* any finite time: about 31 years */
+
 /* Flags for costdb_open(). */
 #define COSTDB_OPEN_READONLY 0x1 /* never write; fails on a missing file */
 #define COSTDB_OPEN_NOCREATE 0x2 /* open read-write, but fail on a missing file */
+/* With COSTDB_OPEN_READONLY: open the file as immutable (SQLite's
+ * immutable=1: no locks, no -wal/-shm files), for a file nobody writes
+ * while it is open. COSTDB_OPEN_READONLY alone chooses this by itself when
+ * the file's directory is not writable (and no -wal file holds unmerged
+ * transactions), so readers work on a read-only file in a read-only
+ * directory owned by someone else and leave nothing behind. */
+#define COSTDB_OPEN_IMMUTABLE 0x4
 
 typedef struct Costdb Costdb;
 
@@ -255,8 +278,13 @@ typedef struct CostdbReshardingTask {
 /* Opens (creating unless flags forbid) the database at path, applies any
  * pending migrations and sets busy_timeout, WAL, synchronous=NORMAL and
  * foreign_keys=ON. A non-database, corrupt or newer file fails with
- * ENOTDB/ECORRUPT/ETOONEW and is left untouched. On failure *out is NULL and
- * errbuf (if given) holds the message. The caller owns *out. */
+ * ENOTDB/ECORRUPT/ETOONEW and is left untouched. Every file is treated as
+ * untrusted input: the connection is DEFENSIVE with trusted_schema off, and
+ * a file holding a trigger, view, table or index that approf's migrations
+ * did not create (or altered) fails with EUNTRUSTED, naming them, before
+ * anything in it runs. Values read later are type- and bounds-checked
+ * (COSTDB_MAX_*). On failure *out is NULL and errbuf (if given) holds the
+ * message. The caller owns *out. */
 int costdb_open(const char *path, int flags, Costdb **out, char *errbuf, size_t errlen);
 /* Closes the database and sets *db to NULL; NULL and *db == NULL are fine. */
 void costdb_close(Costdb **db);

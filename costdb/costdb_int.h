@@ -15,6 +15,11 @@
 
 typedef struct CdbPlacementCache CdbPlacementCache;
 
+/* The oldest schema a read-only open accepts: the migrations after it add
+ * only checks on writes (004_strict: typeof triggers), so such a file reads
+ * the same. A migration that changes what readers select raises it. */
+#define CDB_READABLE_FROM 3
+
 typedef struct CdbCachedStmt {
     const char *sql;      /* the static SQL text; its address is the key */
     sqlite3_stmt *st;
@@ -24,6 +29,7 @@ struct Costdb {
     sqlite3 *sql;
     char *path;
     int readonly;
+    int immutable;        /* opened with immutable=1 (a directory it cannot write) */
     int in_txn;           /* costdb_begin() is open */
     int savepoints;       /* depth of internal units (cdb_txn_enter) */
     int own_txn;          /* the outermost unit issued BEGIN IMMEDIATE */
@@ -74,6 +80,27 @@ int cdb_column_text(Costdb *db, sqlite3_stmt *st, int col, char *dst, size_t cap
 int64_t cdb_column_int_or(sqlite3_stmt *st, int col, int64_t null_value);
 /* Column as double with NULL -> 0. */
 double cdb_column_double(sqlite3_stmt *st, int col);
+
+/* Checks every selected column against its declared type (INTEGER holds an
+ * integer, REAL a number, TEXT text without NUL bytes; NULL is left to the
+ * reader): ECORRUPT naming table, row key and column otherwise. Every row a
+ * reader decodes passes here first (cdb_collect does it). */
+int cdb_row_check(Costdb *db, sqlite3_stmt *st);
+/* Column col as an integer in lo..hi, else ECORRUPT naming table, row key,
+ * column, value and limit (e.g. "(COSTDB_MAX_LAYERS)"). */
+int cdb_col_range(Costdb *db, sqlite3_stmt *st, int col, int64_t lo, int64_t hi,
+                  const char *limit, int64_t *out);
+int cdb_col_int(Costdb *db, sqlite3_stmt *st, int col, int lo, int hi, const char *limit,
+                int *out);
+/* Column col as seconds: finite in 0..COSTDB_MAX_SECONDS, or +inf when
+ * allow_inf; ECORRUPT otherwise. */
+int cdb_col_seconds(Costdb *db, sqlite3_stmt *st, int col, int allow_inf, double *out);
+/* A stage cost as stored: any number but a finite one past
+ * COSTDB_MAX_SECONDS (a sum of those is not exact); infinite and negative
+ * ones are the solver's "no stage". */
+int cdb_col_cost(Costdb *db, sqlite3_stmt *st, int col, double *out);
+/* EINVAL when v is finite and past COSTDB_MAX_SECONDS (on write). */
+int cdb_check_seconds(Costdb *db, double v, const char *field);
 
 /* Grows *arr (elements of size elem) so that it holds at least need. */
 int cdb_grow(Costdb *db, void **arr, size_t *cap, size_t need, size_t elem);

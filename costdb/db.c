@@ -132,7 +132,7 @@ int cdb_collect(Costdb *db, sqlite3_stmt *st, const char *sql, size_t elem, CdbR
         if ((rc = cdb_grow(db, (void **)&arr, &cap, cnt + 1, elem)) < 0)
             goto cleanup;
         memset(arr + cnt * elem, 0, elem);
-        if ((rc = read(db, st, arr + cnt * elem)) < 0)
+        if ((rc = cdb_row_check(db, st)) < 0 || (rc = read(db, st, arr + cnt * elem)) < 0)
             goto cleanup;
         cnt++;
     }
@@ -315,6 +315,15 @@ int cdb_check_double(Costdb *db, double v, const char *field)
     return 0;
 }
 
+int cdb_check_seconds(Costdb *db, double v, const char *field)
+{
+    if (isfinite(v) && fabs(v) > COSTDB_MAX_SECONDS)
+        return cdb_err(db, COSTDB_EINVAL,
+                       "%s: field '%s' = %g s is past %g s (COSTDB_MAX_SECONDS): a sum of such"
+                       " costs is not exact", db->path, field, v, COSTDB_MAX_SECONDS);
+    return 0;
+}
+
 void cdb_bind_text(sqlite3_stmt *st, int idx, const char *s, int null_if_empty)
 {
     if (!s || (null_if_empty && !*s))
@@ -359,6 +368,174 @@ double cdb_column_double(sqlite3_stmt *st, int col)
     if (sqlite3_column_type(st, col) == SQLITE_NULL)
         return 0.0;
     return sqlite3_column_double(st, col);
+}
+
+
+/* ---- checked reading ---------------------------------------------------- */
+
+/* "table T, row (k1=v1, k2=v2)": the primary-key columns of col's table that
+ * the statement selected, so a refusal names the row. Error path only. */
+static void row_key(Costdb *db, sqlite3_stmt *st, int col, char *buf, size_t cap)
+{
+#if COSTDB_COLUMN_METADATA
+    static const char sql_pk[] = "SELECT pk FROM pragma_table_info(?1) WHERE name = ?2";
+    const char *table = sqlite3_column_table_name(st, col);
+    sqlite3_stmt *pk = NULL;
+    size_t len;
+    int nkey = 0;
+    if (!table || sqlite3_prepare_v2(db->sql, sql_pk, -1, &pk, NULL) != SQLITE_OK) {
+        snprintf(buf, cap, "a row");
+        return;
+    }
+    snprintf(buf, cap, "table %s, row (", table);
+    for (int i = 0; i < sqlite3_column_count(st); i++) {
+        const char *t = sqlite3_column_table_name(st, i);
+        const char *name = sqlite3_column_origin_name(st, i);
+        const unsigned char *val;
+        if (!t || !name || strcmp(t, table))
+            continue;
+        sqlite3_reset(pk);
+        sqlite3_bind_text(pk, 1, table, -1, SQLITE_STATIC);
+        sqlite3_bind_text(pk, 2, name, -1, SQLITE_STATIC);
+        if (sqlite3_step(pk) != SQLITE_ROW || sqlite3_column_int(pk, 0) == 0)
+            continue;
+        val = sqlite3_column_text(st, i);
+        len = strlen(buf);
+        snprintf(buf + len, cap - len, "%s%s=%.40s", nkey++ ? ", " : "", name,
+                 val ? (const char *)val : "NULL");
+    }
+    sqlite3_finalize(pk);
+    len = strlen(buf);
+    snprintf(buf + len, cap - len, ")");
+#else
+    (void)db;
+    (void)st;
+    (void)col;
+    snprintf(buf, cap, "a row");
+#endif
+}
+
+static const char *col_name(sqlite3_stmt *st, int col)
+{
+#if COSTDB_COLUMN_METADATA
+    const char *n = sqlite3_column_origin_name(st, col);
+    if (n)
+        return n;
+#endif
+    return sqlite3_column_name(st, col);
+}
+
+static const char *type_name(int t)
+{
+    switch (t) {
+    case SQLITE_INTEGER: return "an integer";
+    case SQLITE_FLOAT: return "a real";
+    case SQLITE_TEXT: return "text";
+    case SQLITE_BLOB: return "a blob";
+    default: return "NULL";
+    }
+}
+
+int cdb_row_check(Costdb *db, sqlite3_stmt *st)
+{
+    for (int i = 0; i < sqlite3_column_count(st); i++) {
+        const char *decl = sqlite3_column_decltype(st, i);
+        int t = sqlite3_column_type(st, i), ok;
+        char key[512];
+        if (!decl || t == SQLITE_NULL)
+            continue;  /* an expression, or NULL: the reader decides */
+        if (!strcmp(decl, "INTEGER"))
+            ok = t == SQLITE_INTEGER;
+        else if (!strcmp(decl, "REAL"))
+            ok = t == SQLITE_FLOAT || t == SQLITE_INTEGER;
+        else if (!strcmp(decl, "TEXT"))
+            ok = t == SQLITE_TEXT &&
+                 strlen((const char *)sqlite3_column_text(st, i)) ==
+                     (size_t)sqlite3_column_bytes(st, i);
+        else
+            continue;
+        if (ok)
+            continue;
+        row_key(db, st, i, key, sizeof key);
+        if (t == SQLITE_TEXT)
+            return cdb_err(db, COSTDB_ECORRUPT,
+                           "%s: %s: column %s holds text '%.40s'%s, not %s %s value", db->path, key,
+                           col_name(st, i), (const char *)sqlite3_column_text(st, i),
+                           !strcmp(decl, "TEXT") ? " with a NUL byte" : "",
+                           !strcmp(decl, "INTEGER") ? "an" : "a", decl);
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: %s: column %s holds %s, not %s %s value",
+                       db->path, key, col_name(st, i), type_name(t),
+                       !strcmp(decl, "INTEGER") ? "an" : "a", decl);
+    }
+    return 0;
+}
+
+int cdb_col_range(Costdb *db, sqlite3_stmt *st, int col, int64_t lo, int64_t hi,
+                  const char *limit, int64_t *out)
+{
+    int64_t v = (int64_t)sqlite3_column_int64(st, col);
+    char key[512];
+    if (sqlite3_column_type(st, col) == SQLITE_INTEGER && v >= lo && v <= hi) {
+        *out = v;
+        return 0;
+    }
+    *out = 0;
+    row_key(db, st, col, key, sizeof key);
+    if (sqlite3_column_type(st, col) != SQLITE_INTEGER)
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: %s: column %s holds %s, not an integer",
+                       db->path, key, col_name(st, col),
+                       type_name(sqlite3_column_type(st, col)));
+    return cdb_err(db, COSTDB_ECORRUPT, "%s: %s: column %s = %lld is outside %lld..%lld%s%s",
+                   db->path, key, col_name(st, col), (long long)v, (long long)lo, (long long)hi,
+                   limit ? " " : "", limit ? limit : "");
+}
+
+int cdb_col_int(Costdb *db, sqlite3_stmt *st, int col, int lo, int hi, const char *limit, int *out)
+{
+    int64_t v = 0;
+    int rc = cdb_col_range(db, st, col, lo, hi, limit, &v);
+    *out = (int)v;
+    return rc;
+}
+
+int cdb_col_cost(Costdb *db, sqlite3_stmt *st, int col, double *out)
+{
+    int t = sqlite3_column_type(st, col);
+    double v = sqlite3_column_double(st, col);
+    char key[512];
+    *out = 0.0;
+    if ((t == SQLITE_FLOAT || t == SQLITE_INTEGER) && !isnan(v) &&
+        !(isfinite(v) && fabs(v) > COSTDB_MAX_SECONDS)) {
+        *out = v;
+        return 0;
+    }
+    row_key(db, st, col, key, sizeof key);
+    if (t != SQLITE_FLOAT && t != SQLITE_INTEGER)
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: %s: column %s holds %s, not a number of seconds",
+                       db->path, key, col_name(st, col), type_name(t));
+    return cdb_err(db, COSTDB_ECORRUPT,
+                   "%s: %s: column %s = %g s is past %g s (COSTDB_MAX_SECONDS)", db->path, key,
+                   col_name(st, col), v, COSTDB_MAX_SECONDS);
+}
+
+int cdb_col_seconds(Costdb *db, sqlite3_stmt *st, int col, int allow_inf, double *out)
+{
+    int t = sqlite3_column_type(st, col);
+    double v = sqlite3_column_double(st, col);
+    char key[512];
+    *out = 0.0;
+    if ((t == SQLITE_FLOAT || t == SQLITE_INTEGER) &&
+        ((v >= 0 && v <= COSTDB_MAX_SECONDS) || (allow_inf && isinf(v) && v > 0))) {
+        *out = v;
+        return 0;
+    }
+    row_key(db, st, col, key, sizeof key);
+    if (t != SQLITE_FLOAT && t != SQLITE_INTEGER)
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: %s: column %s holds %s, not a number of seconds",
+                       db->path, key, col_name(st, col), type_name(t));
+    return cdb_err(db, COSTDB_ECORRUPT,
+                   "%s: %s: column %s = %g s is outside 0..%g%s (COSTDB_MAX_SECONDS)", db->path,
+                   key, col_name(st, col), v, COSTDB_MAX_SECONDS, allow_inf ? " or +inf" : "");
 }
 
 void costdb_now(char *buf, size_t len)
@@ -580,7 +757,8 @@ static void describe_object(char *buf, size_t cap, const char *row, const char *
     snprintf(type, sizeof type, "%.*s", (int)(a - row), row);
     snprintf(name, sizeof name, "%.*s", (int)(b - a - 1), a + 1);
     snprintf(tbl, sizeof tbl, "%.*s", (int)(c - b - 1), b + 1);
-    snprintf(buf + len, cap - len, "%s%s %s '%s'%s%s", len ? "; " : "", prefix, type, name,
+    snprintf(buf + len, cap - len, "%s%s%s%s '%s'%s%s", len ? "; " : "", prefix,
+             *prefix ? " " : "", type, name,
              strcmp(name, tbl) ? " on " : "", strcmp(name, tbl) ? tbl : "");
 }
 
@@ -705,6 +883,30 @@ static char *immutable_uri(const char *path)
     return u;
 }
 
+/* Refuses, before anything is written: a file that is not SQLite, a
+ * corrupt one, one from a newer approf, somebody else's database, and one
+ * whose schema approf did not create. */
+static int check_file(Costdb *db, int version, int n_objects)
+{
+    int rc = 0;
+    if (version > COSTDB_SCHEMA_VERSION)
+        return cdb_err(db, COSTDB_ETOONEW,
+                       "%s: written by a newer approf (schema %d, this build knows %d)",
+                       db->path, version, COSTDB_SCHEMA_VERSION);
+    /* user_version is a signed 32-bit field: a negative one was never
+     * written by approf, and would index before the migration table. */
+    if (version < 0)
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: the database is corrupt (schema version %d)",
+                       db->path, version);
+    if (version == 0 && n_objects > 0)
+        return cdb_err(db, COSTDB_ENOTDB,
+                       "%s: not an approf database (a SQLite file with other tables)", db->path);
+
+    if (version > 0)
+        rc = schema_check(db, version);
+    return rc;
+}
+
 static int setup(Costdb *db, int flags)
 {
     int version = 0, n_objects = 0, rc;
@@ -732,37 +934,29 @@ static int setup(Costdb *db, int flags)
     if ((rc = harden(db)) < 0)
         return rc;
 
+    /* The version and the schema are read in one snapshot: another process
+     * may be migrating the file at this moment. */
+    if ((rc = cdb_exec(db, "BEGIN")) < 0)
+        return rc;
     rc = probe_file(db, &version, &n_objects);
     if (rc == COSTDB_ENOTDB)
-        return cdb_err(db, rc, "%s: not an approf database (not a SQLite file)", db->path);
-    if (rc == COSTDB_ECORRUPT)
-        return cdb_err(db, rc, "%s: the database is corrupt (%s)", db->path,
-                       sqlite3_errmsg(db->sql));
+        rc = cdb_err(db, rc, "%s: not an approf database (not a SQLite file)", db->path);
+    else if (rc == COSTDB_ECORRUPT)
+        rc = cdb_err(db, rc, "%s: the database is corrupt (%s)", db->path,
+                     sqlite3_errmsg(db->sql));
+    else if (rc == 0)
+        rc = check_file(db, version, n_objects);
+    if (!sqlite3_get_autocommit(db->sql))
+        sqlite3_exec(db->sql, sql_rollback, NULL, NULL, NULL);
     if (rc < 0)
         return rc;
-    if (version > COSTDB_SCHEMA_VERSION)
-        return cdb_err(db, COSTDB_ETOONEW,
-                       "%s: written by a newer approf (schema %d, this build knows %d)",
-                       db->path, version, COSTDB_SCHEMA_VERSION);
-    /* user_version is a signed 32-bit field: a negative one was never
-     * written by approf, and would index before the migration table. */
-    if (version < 0)
-        return cdb_err(db, COSTDB_ECORRUPT, "%s: the database is corrupt (schema version %d)",
-                       db->path, version);
-    if (version == 0 && n_objects > 0)
-        return cdb_err(db, COSTDB_ENOTDB,
-                       "%s: not an approf database (a SQLite file with other tables)", db->path);
-
-    if (version > 0 && (rc = schema_check(db, version)) < 0)
-        return rc;
-
     if (db->readonly) {
         /* Migrations from CDB_READABLE_FROM on add only checks on writes:
          * such a file reads the same without them. */
         if (version < CDB_READABLE_FROM)
             return cdb_err(db, COSTDB_EREADONLY,
-                           "%s: schema %d needs an upgrade to %d; open it read-write once",
-                           db->path, version, COSTDB_SCHEMA_VERSION);
+                           "%s: schema %d needs an upgrade to %d or later; open it read-write once",
+                           db->path, version, CDB_READABLE_FROM);
         return cdb_exec(db, "PRAGMA foreign_keys=ON");
     }
 

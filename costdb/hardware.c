@@ -4,6 +4,7 @@
  * and compute curves that hang off them, and models with their layers. Rows
  * keyed by fingerprint or signature are inserted once and found again.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,13 +129,24 @@ static int hw_read(Costdb *db, const char *sql, sqlite3_stmt *st, CostdbHardware
     if (rc != SQLITE_ROW)
         return cdb_fail(db, rc, sql);
     memset(out, 0, sizeof *out);
+    if ((rc = cdb_row_check(db, st)) < 0 ||
+        (rc = cdb_col_int(db, st, 5, 1, COSTDB_MAX_DEVICES, "(COSTDB_MAX_DEVICES)",
+                          &out->gpus_per_host)) < 0 ||
+        (rc = cdb_col_range(db, st, 6, 0, COSTDB_MAX_BYTES, "(COSTDB_MAX_BYTES)",
+                            &out->device_memory)) < 0)
+        return rc;
+    for (int c = 11; c <= 18; c++) {
+        double v = cdb_column_double(st, c);
+        if (!isfinite(v) || v < 0)
+            return cdb_err(db, COSTDB_ECORRUPT, "%s: table hardware, row (id=%lld): column %s"
+                           " = %g is not a finite number >= 0", db->path,
+                           (long long)sqlite3_column_int64(st, 0), sqlite3_column_name(st, c), v);
+    }
     out->id = sqlite3_column_int64(st, 0);
     rc = cdb_column_text(db, st, 1, out->fingerprint, sizeof out->fingerprint, "fingerprint");
     if (!rc) rc = cdb_column_text(db, st, 2, out->kind, sizeof out->kind, "kind");
     if (!rc) rc = cdb_column_text(db, st, 3, out->spec_name, sizeof out->spec_name, "spec_name");
     if (!rc) rc = cdb_column_text(db, st, 4, out->gpu_model, sizeof out->gpu_model, "gpu_model");
-    out->gpus_per_host = sqlite3_column_int(st, 5);
-    out->device_memory = sqlite3_column_int64(st, 6);
     if (!rc) rc = cdb_column_text(db, st, 7, out->driver_version, sizeof out->driver_version, "driver_version");
     if (!rc) rc = cdb_column_text(db, st, 8, out->cuda_version, sizeof out->cuda_version, "cuda_version");
     if (!rc) rc = cdb_column_text(db, st, 9, out->nccl_version, sizeof out->nccl_version, "nccl_version");
@@ -244,9 +256,9 @@ static int comm_get_row(Costdb *db, sqlite3_stmt *st, void *row)
         (rc = cdb_column_text(db, st, 1, p->group_desc, sizeof p->group_desc, "group_desc")) < 0 ||
         (rc = cdb_column_text(db, st, 2, p->dtype, sizeof p->dtype, "dtype")) < 0)
         return rc;
-    p->bytes = sqlite3_column_int64(st, 3);
-    p->seconds = sqlite3_column_double(st, 4);
-    return 0;
+    if ((rc = cdb_col_range(db, st, 3, 1, COSTDB_MAX_BYTES, "(COSTDB_MAX_BYTES)", &p->bytes)) < 0)
+        return rc;
+    return cdb_col_seconds(db, st, 4, 0, &p->seconds);
 }
 
 int costdb_comm_get(Costdb *db, int64_t hardware_id, const char *collective,
@@ -331,8 +343,13 @@ static int compute_get_row(Costdb *db, sqlite3_stmt *st, void *row)
     if ((rc = cdb_column_text(db, st, 0, p->op, sizeof p->op, "op")) < 0 ||
         (rc = cdb_column_text(db, st, 1, p->dtype, sizeof p->dtype, "dtype")) < 0)
         return rc;
-    p->size = sqlite3_column_int64(st, 2);
+    if ((rc = cdb_col_range(db, st, 2, 0, INT64_MAX, NULL, &p->size)) < 0)
+        return rc;
     p->rate = sqlite3_column_double(st, 3);
+    if (!isfinite(p->rate) || p->rate < 0)
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: table compute_profile, row (op=%s, size=%lld):"
+                       " rate %g is not a finite number >= 0", db->path, p->op,
+                       (long long)p->size, p->rate);
     return 0;
 }
 
@@ -449,15 +466,19 @@ int costdb_model_get(Costdb *db, int64_t id, CostdbModel *out)
         goto cleanup;
     }
     memset(out, 0, sizeof *out);
+    if ((rc = cdb_row_check(db, st)) < 0 ||
+        (rc = cdb_col_range(db, st, 6, 1, COSTDB_MAX_BATCH, "(COSTDB_MAX_BATCH)",
+                            &out->batch_size)) < 0 ||
+        (rc = cdb_col_range(db, st, 7, 0, INT64_MAX, NULL, &out->num_params)) < 0 ||
+        (rc = cdb_col_int(db, st, 8, 1, COSTDB_MAX_LAYERS, "(COSTDB_MAX_LAYERS)",
+                          &out->num_layers)) < 0)
+        goto cleanup;
     out->id = sqlite3_column_int64(st, 0);
     rc = cdb_column_text(db, st, 1, out->name, sizeof out->name, "name");
     if (!rc) rc = cdb_column_text(db, st, 2, out->signature, sizeof out->signature, "signature");
     if (!rc) rc = cdb_column_text(db, st, 3, out->graph_hash, sizeof out->graph_hash, "graph_hash");
     if (!rc) rc = cdb_column_text(db, st, 4, out->options, sizeof out->options, "options");
     if (!rc) rc = cdb_column_text(db, st, 5, out->dtype, sizeof out->dtype, "dtype");
-    out->batch_size = sqlite3_column_int64(st, 6);
-    out->num_params = sqlite3_column_int64(st, 7);
-    out->num_layers = sqlite3_column_int(st, 8);
     if (!rc) rc = cdb_column_text(db, st, 9, out->layer_option, sizeof out->layer_option, "layer_option");
 cleanup:
     cdb_release(st);
@@ -467,15 +488,25 @@ cleanup:
 static int model_layers_row(Costdb *db, sqlite3_stmt *st, void *row)
 {
     CostdbLayer *l = row;
-    (void)db;
-    l->layer_index = sqlite3_column_int(st, 0);
-    l->op_begin = sqlite3_column_int(st, 1);
-    l->op_end = sqlite3_column_int(st, 2);
+    int rc;
+    if ((rc = cdb_col_int(db, st, 0, 0, COSTDB_MAX_LAYERS - 1, "(COSTDB_MAX_LAYERS)",
+                          &l->layer_index)) < 0 ||
+        (rc = cdb_col_int(db, st, 1, 0, COSTDB_MAX_OPS, "(COSTDB_MAX_OPS)", &l->op_begin)) < 0 ||
+        (rc = cdb_col_int(db, st, 2, l->op_begin, COSTDB_MAX_OPS, "(op_begin..COSTDB_MAX_OPS)",
+                          &l->op_end)) < 0 ||
+        (rc = cdb_col_range(db, st, 5, 0, COSTDB_MAX_BYTES, "(COSTDB_MAX_BYTES)",
+                            &l->param_bytes)) < 0 ||
+        (rc = cdb_col_range(db, st, 6, 0, COSTDB_MAX_BYTES, "(COSTDB_MAX_BYTES)",
+                            &l->activation_bytes)) < 0 ||
+        (rc = cdb_col_range(db, st, 7, 0, COSTDB_MAX_BYTES, "(COSTDB_MAX_BYTES)",
+                            &l->inbound_bytes)) < 0)
+        return rc;
     l->fwd_flops = sqlite3_column_double(st, 3);
     l->bwd_flops = sqlite3_column_double(st, 4);
-    l->param_bytes = sqlite3_column_int64(st, 5);
-    l->activation_bytes = sqlite3_column_int64(st, 6);
-    l->inbound_bytes = sqlite3_column_int64(st, 7);
+    if (!isfinite(l->fwd_flops) || !isfinite(l->bwd_flops) || l->fwd_flops < 0 || l->bwd_flops < 0)
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: table model_layer, row (layer_index=%d): FLOPs"
+                       " %g/%g are not finite numbers >= 0", db->path, l->layer_index,
+                       l->fwd_flops, l->bwd_flops);
     return 0;
 }
 

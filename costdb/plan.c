@@ -111,22 +111,47 @@ cleanup:
 static int plan_stages_row(Costdb *db, sqlite3_stmt *st, void *row)
 {
     CostdbPlanStage *s = row;
-    (void)db;
-    s->stage_index = sqlite3_column_int(st, 0);
-    s->start_layer = sqlite3_column_int(st, 1);
-    s->end_layer = sqlite3_column_int(st, 2);
-    s->submesh_index = (int)cdb_column_int_or(st, 3, -1);
-    s->submesh_hosts = sqlite3_column_int(st, 4);
-    s->submesh_gpus = sqlite3_column_int(st, 5);
-    s->config_index = (int)cdb_column_int_or(st, 6, -1);
-    s->logical_a = sqlite3_column_int(st, 7);
-    s->logical_b = sqlite3_column_int(st, 8);
-    s->force_batch_dim = (int)cdb_column_int_or(st, 9, -1);
-    s->fwd_cost = sqlite3_column_double(st, 10);
-    s->bwd_cost = sqlite3_column_double(st, 11);
-    s->peak_memory = sqlite3_column_int64(st, 12);
-    s->memory_needed = sqlite3_column_int64(st, 13);
-    s->available_memory = sqlite3_column_int64(st, 14);
+    int rc;
+    s->submesh_index = s->config_index = s->force_batch_dim = -1;
+    /* A stage's layers and mesh size loops and device tables in the solver
+     * and the reports: bounded like a sweep's. */
+    if ((rc = cdb_col_int(db, st, 0, 0, COSTDB_MAX_INDEX - 1, "(COSTDB_MAX_INDEX)",
+                          &s->stage_index)) < 0 ||
+        (rc = cdb_col_int(db, st, 1, 0, COSTDB_MAX_LAYERS - 1, "(COSTDB_MAX_LAYERS)",
+                          &s->start_layer)) < 0 ||
+        (rc = cdb_col_int(db, st, 2, s->start_layer, COSTDB_MAX_LAYERS - 1,
+                          "(start_layer..COSTDB_MAX_LAYERS)", &s->end_layer)) < 0 ||
+        (sqlite3_column_type(st, 3) != SQLITE_NULL &&
+         (rc = cdb_col_int(db, st, 3, 0, COSTDB_MAX_INDEX - 1, "(COSTDB_MAX_INDEX)",
+                           &s->submesh_index)) < 0) ||
+        (rc = cdb_col_int(db, st, 4, 1, COSTDB_MAX_DEVICES, "(COSTDB_MAX_DEVICES)",
+                          &s->submesh_hosts)) < 0 ||
+        (rc = cdb_col_int(db, st, 5, 1, COSTDB_MAX_DEVICES, "(COSTDB_MAX_DEVICES)",
+                          &s->submesh_gpus)) < 0 ||
+        (sqlite3_column_type(st, 6) != SQLITE_NULL &&
+         (rc = cdb_col_int(db, st, 6, 0, COSTDB_MAX_INDEX - 1, "(COSTDB_MAX_INDEX)",
+                           &s->config_index)) < 0) ||
+        (rc = cdb_col_int(db, st, 7, 1, COSTDB_MAX_DEVICES, "(COSTDB_MAX_DEVICES)",
+                          &s->logical_a)) < 0 ||
+        (rc = cdb_col_int(db, st, 8, 1, COSTDB_MAX_DEVICES, "(COSTDB_MAX_DEVICES)",
+                          &s->logical_b)) < 0 ||
+        (sqlite3_column_type(st, 9) != SQLITE_NULL &&
+         (rc = cdb_col_int(db, st, 9, 0, 1, NULL, &s->force_batch_dim)) < 0) ||
+        (rc = cdb_col_seconds(db, st, 10, 1, &s->fwd_cost)) < 0 ||
+        (rc = cdb_col_seconds(db, st, 11, 1, &s->bwd_cost)) < 0 ||
+        (rc = cdb_col_range(db, st, 12, 0, COSTDB_MAX_BYTES, "(COSTDB_MAX_BYTES)",
+                            &s->peak_memory)) < 0 ||
+        (rc = cdb_col_range(db, st, 13, 0, INT64_MAX, NULL, &s->memory_needed)) < 0 ||
+        (rc = cdb_col_range(db, st, 14, 0, COSTDB_MAX_BYTES, "(COSTDB_MAX_BYTES)",
+                            &s->available_memory)) < 0)
+        return rc;
+    if ((int64_t)s->submesh_hosts * s->submesh_gpus > COSTDB_MAX_DEVICES ||
+        (int64_t)s->logical_a * s->logical_b > COSTDB_MAX_DEVICES)
+        return cdb_err(db, COSTDB_ECORRUPT,
+                       "%s: table plan_stage, row (stage_index=%d): mesh %d x %d (logical %d x %d)"
+                       " is more than %d devices (COSTDB_MAX_DEVICES)", db->path, s->stage_index,
+                       s->submesh_hosts, s->submesh_gpus, s->logical_a, s->logical_b,
+                       COSTDB_MAX_DEVICES);
     return 0;
 }
 
@@ -163,14 +188,26 @@ int costdb_plan_get(Costdb *db, int64_t id, CostdbPlan *out, CostdbPlanStage **s
         goto cleanup;
     }
     memset(out, 0, sizeof *out);
+    if ((rc = cdb_row_check(db, st)) < 0 ||
+        (rc = cdb_col_int(db, st, 4, 1, COSTDB_MAX_MICRO_BATCHES, "(COSTDB_MAX_MICRO_BATCHES)",
+                          &out->micro_batches)) < 0)
+        goto cleanup;
+    if (sqlite3_column_type(st, 7) != SQLITE_NULL &&
+        (rc = cdb_col_int(db, st, 7, 0, COSTDB_MAX_LAYERS, "(COSTDB_MAX_LAYERS)",
+                          &out->max_stages)) < 0)
+        goto cleanup;
+    if (isnan(sqlite3_column_double(st, 8)) || sqlite3_column_double(st, 8) < 0) {
+        rc = cdb_err(db, COSTDB_ECORRUPT, "%s: table plan, row (id=%lld): cost %g is not >= 0",
+                     db->path, (long long)sqlite3_column_int64(st, 0),
+                     sqlite3_column_double(st, 8));
+        goto cleanup;
+    }
     out->id = sqlite3_column_int64(st, 0);
     out->sweep_id = sqlite3_column_int64(st, 1);
     rc = cdb_column_text(db, st, 2, out->kind, sizeof out->kind, "kind");
     if (!rc) rc = cdb_column_text(db, st, 3, out->objective, sizeof out->objective, "objective");
-    out->micro_batches = sqlite3_column_int(st, 4);
     out->global_batch = cdb_column_int_or(st, 5, 0);
     out->memory_budget = cdb_column_int_or(st, 6, 0);
-    out->max_stages = (int)cdb_column_int_or(st, 7, 0);
     out->cost = sqlite3_column_double(st, 8);
     out->full_cost = cdb_column_double(st, 9);
     out->feasible = sqlite3_column_int(st, 10);
@@ -264,9 +301,14 @@ static int resharding_get_row(Costdb *db, sqlite3_stmt *st, void *row)
 {
     CostdbReshardingTask *t = row;
     int rc;
-    t->task_index = sqlite3_column_int(st, 0);
-    t->src_stage = sqlite3_column_int(st, 1);
-    t->dst_stage = sqlite3_column_int(st, 2);
+    if ((rc = cdb_col_int(db, st, 0, 0, INT32_MAX, NULL, &t->task_index)) < 0 ||
+        (rc = cdb_col_int(db, st, 1, 0, COSTDB_MAX_INDEX - 1, "(COSTDB_MAX_INDEX)",
+                          &t->src_stage)) < 0 ||
+        (rc = cdb_col_int(db, st, 2, 0, COSTDB_MAX_INDEX - 1, "(COSTDB_MAX_INDEX)",
+                          &t->dst_stage)) < 0 ||
+        (rc = cdb_col_range(db, st, 8, 0, COSTDB_MAX_BYTES, "(COSTDB_MAX_BYTES)", &t->bytes)) < 0 ||
+        (rc = cdb_col_seconds(db, st, 10, 1, &t->seconds)) < 0)
+        return rc;
     if ((rc = cdb_column_text(db, st, 3, t->tensor_name, sizeof t->tensor_name, "tensor_name")) < 0 ||
         (rc = cdb_column_text(db, st, 4, t->shape, sizeof t->shape, "shape")) < 0 ||
         (rc = cdb_column_text(db, st, 5, t->dtype, sizeof t->dtype, "dtype")) < 0 ||
@@ -274,8 +316,6 @@ static int resharding_get_row(Costdb *db, sqlite3_stmt *st, void *row)
         (rc = cdb_column_text(db, st, 7, t->dst_spec, sizeof t->dst_spec, "dst_spec")) < 0 ||
         (rc = cdb_column_text(db, st, 9, t->strategy, sizeof t->strategy, "strategy")) < 0)
         return rc;
-    t->bytes = sqlite3_column_int64(st, 8);
-    t->seconds = sqlite3_column_double(st, 10);
     return 0;
 }
 

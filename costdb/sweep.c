@@ -231,15 +231,29 @@ static int sweep_read(Costdb *db, sqlite3_stmt *st, CostdbSweep *o)
     char status[32];
     int rc;
     memset(o, 0, sizeof *o);
+    if ((rc = cdb_row_check(db, st)) < 0)
+        return rc;
     o->id = sqlite3_column_int64(st, 0);
-    rc = cdb_column_text(db, st, 1, o->name, sizeof o->name, "name");
     o->model_id = cdb_column_int_or(st, 2, 0);
     o->hardware_id = cdb_column_int_or(st, 3, 0);
-    o->cluster_hosts = sqlite3_column_int(st, 4);
-    o->cluster_gpus = sqlite3_column_int(st, 5);
-    o->global_batch = sqlite3_column_int64(st, 6);
-    o->micro_batches = sqlite3_column_int(st, 7);
-    o->num_layers = sqlite3_column_int(st, 8);
+    /* The cluster sizes every device table downstream: bounded here. */
+    if ((rc = cdb_col_int(db, st, 4, 1, COSTDB_MAX_DEVICES, "(COSTDB_MAX_DEVICES)",
+                          &o->cluster_hosts)) < 0 ||
+        (rc = cdb_col_int(db, st, 5, 1, COSTDB_MAX_DEVICES, "(COSTDB_MAX_DEVICES)",
+                          &o->cluster_gpus)) < 0 ||
+        (rc = cdb_col_range(db, st, 6, 1, COSTDB_MAX_BATCH, "(COSTDB_MAX_BATCH)",
+                            &o->global_batch)) < 0 ||
+        (rc = cdb_col_int(db, st, 7, 1, COSTDB_MAX_MICRO_BATCHES, "(COSTDB_MAX_MICRO_BATCHES)",
+                          &o->micro_batches)) < 0 ||
+        (rc = cdb_col_int(db, st, 8, 1, COSTDB_MAX_LAYERS, "(COSTDB_MAX_LAYERS)",
+                          &o->num_layers)) < 0)
+        return rc;
+    if ((int64_t)o->cluster_hosts * o->cluster_gpus > COSTDB_MAX_DEVICES)
+        return cdb_err(db, COSTDB_ECORRUPT,
+                       "%s: table sweep, row (id=%lld): cluster %d x %d is more than %d devices"
+                       " (COSTDB_MAX_DEVICES)", db->path, (long long)o->id, o->cluster_hosts,
+                       o->cluster_gpus, COSTDB_MAX_DEVICES);
+    rc = cdb_column_text(db, st, 1, o->name, sizeof o->name, "name");
 #define TEXT(col, f) \
     if (!rc) rc = cdb_column_text(db, st, col, o->f, sizeof o->f, #f)
     TEXT(9, layer_option);
@@ -369,10 +383,17 @@ int costdb_sweep_delete(Costdb *db, int64_t id)
 static int submesh_row(Costdb *db, sqlite3_stmt *st, void *row)
 {
     CostdbSubmesh *x = row;
-    (void)db;
-    x->index = sqlite3_column_int(st, 0);
-    x->hosts = sqlite3_column_int(st, 1);
-    x->gpus_per_host = sqlite3_column_int(st, 2);
+    int rc;
+    if ((rc = cdb_col_int(db, st, 0, 0, COSTDB_MAX_INDEX - 1, "(COSTDB_MAX_INDEX)", &x->index)) < 0 ||
+        (rc = cdb_col_int(db, st, 1, 1, COSTDB_MAX_DEVICES, "(COSTDB_MAX_DEVICES)", &x->hosts)) < 0 ||
+        (rc = cdb_col_int(db, st, 2, 1, COSTDB_MAX_DEVICES, "(COSTDB_MAX_DEVICES)",
+                          &x->gpus_per_host)) < 0)
+        return rc;
+    if ((int64_t)x->hosts * x->gpus_per_host > COSTDB_MAX_DEVICES)
+        return cdb_err(db, COSTDB_ECORRUPT,
+                       "%s: table sweep_submesh, row (submesh_index=%d): %d x %d is more than %d"
+                       " devices (COSTDB_MAX_DEVICES)", db->path, x->index, x->hosts,
+                       x->gpus_per_host, COSTDB_MAX_DEVICES);
     return 0;
 }
 
@@ -393,13 +414,28 @@ static int config_row(Costdb *db, sqlite3_stmt *st, void *row)
     CostdbConfig *x = row;
     char recompute[32];
     int rc;
-    x->submesh_index = sqlite3_column_int(st, 0);
-    x->config_index = sqlite3_column_int(st, 1);
-    x->logical_a = sqlite3_column_int(st, 2);
-    x->logical_b = sqlite3_column_int(st, 3);
-    x->force_batch_dim = (int)cdb_column_int_or(st, 4, -1);
-    x->memory_level = sqlite3_column_int(st, 5);
-    x->zero = sqlite3_column_int(st, 7);
+    if ((rc = cdb_col_int(db, st, 0, 0, COSTDB_MAX_INDEX - 1, "(COSTDB_MAX_INDEX)",
+                          &x->submesh_index)) < 0 ||
+        (rc = cdb_col_int(db, st, 1, 0, COSTDB_MAX_INDEX - 1, "(COSTDB_MAX_INDEX)",
+                          &x->config_index)) < 0 ||
+        (rc = cdb_col_int(db, st, 2, 1, COSTDB_MAX_DEVICES, "(COSTDB_MAX_DEVICES)",
+                          &x->logical_a)) < 0 ||
+        (rc = cdb_col_int(db, st, 3, 1, COSTDB_MAX_DEVICES, "(COSTDB_MAX_DEVICES)",
+                          &x->logical_b)) < 0 ||
+        (rc = cdb_col_int(db, st, 5, 0, COSTDB_MAX_INDEX - 1, "(COSTDB_MAX_INDEX)",
+                          &x->memory_level)) < 0 ||
+        (rc = cdb_col_int(db, st, 7, 0, 3, NULL, &x->zero)) < 0)
+        return rc;
+    if (sqlite3_column_type(st, 4) == SQLITE_NULL)
+        x->force_batch_dim = -1;
+    else if ((rc = cdb_col_int(db, st, 4, 0, 1, NULL, &x->force_batch_dim)) < 0)
+        return rc;
+    if ((int64_t)x->logical_a * x->logical_b > COSTDB_MAX_DEVICES)
+        return cdb_err(db, COSTDB_ECORRUPT,
+                       "%s: table sweep_config, row (submesh_index=%d, config_index=%d): logical"
+                       " mesh %d x %d is more than %d devices (COSTDB_MAX_DEVICES)", db->path,
+                       x->submesh_index, x->config_index, x->logical_a, x->logical_b,
+                       COSTDB_MAX_DEVICES);
     if ((rc = cdb_column_text(db, st, 6, recompute, sizeof recompute, "recompute")) < 0)
         return rc;
     x->recompute = costdb_recompute_parse(recompute);
@@ -445,8 +481,11 @@ static const char sql_entries_count[] =
 
 static int entry_check(Costdb *db, const CostdbEntry *e)
 {
+    const int64_t sizes[7] = {e->peak_memory, e->invar_size, e->outvar_size, e->temp_buffer_size,
+                              e->available_memory, e->intermediate_size, e->initial_size};
     int rc;
     if ((rc = cdb_check_double(db, e->compute_cost, "compute_cost")) < 0 ||
+        (rc = cdb_check_seconds(db, e->compute_cost, "compute_cost")) < 0 ||
         (rc = cdb_check_double(db, e->spread, "spread")) < 0 ||
         (rc = cdb_check_text(db, e->error, sizeof e->error, "error")) < 0)
         return rc;
@@ -454,6 +493,16 @@ static int entry_check(Costdb *db, const CostdbEntry *e)
         return cdb_err(db, COSTDB_EINVAL, "%s: bad phase %d", db->path, (int)e->phase);
     if ((unsigned)e->status >= N_ENTRY_STATUS)
         return cdb_err(db, COSTDB_EINVAL, "%s: bad entry status %d", db->path, (int)e->status);
+    if (e->start_layer < 0 || e->end_layer < e->start_layer || e->end_layer >= COSTDB_MAX_LAYERS)
+        return cdb_err(db, COSTDB_EINVAL, "%s: entry layers %d..%d are outside 0..%d"
+                       " (COSTDB_MAX_LAYERS)", db->path, e->start_layer, e->end_layer,
+                       COSTDB_MAX_LAYERS - 1);
+    for (int k = 0; k < 7; k++)
+        if (sizes[k] < 0 || sizes[k] > COSTDB_MAX_BYTES)
+            return cdb_err(db, COSTDB_EINVAL, "%s: entry (%d, %d, %d, %d): size %lld is outside"
+                           " 0..%lld (COSTDB_MAX_BYTES)", db->path, e->start_layer,
+                           e->end_layer, e->submesh_index, e->config_index,
+                           (long long)sizes[k], (long long)COSTDB_MAX_BYTES);
     return 0;
 }
 
@@ -508,36 +557,53 @@ static int entry_row(Costdb *db, sqlite3_stmt *st, void *row)
     CostdbEntry *x = row;
     char status[32];
     int rc;
-    x->start_layer = sqlite3_column_int(st, 0);
-    x->end_layer = sqlite3_column_int(st, 1);
-    x->submesh_index = sqlite3_column_int(st, 2);
-    x->config_index = sqlite3_column_int(st, 3);
-    x->phase = sqlite3_column_int(st, 4) ? COSTDB_BWD : COSTDB_FWD;
-    /* A cost that is NULL or text (a database not written through this
-     * schema) would read as 0 s, the cheapest stage of all: refuse it. */
-    if (sqlite3_column_type(st, 5) != SQLITE_FLOAT && sqlite3_column_type(st, 5) != SQLITE_INTEGER)
-        return cdb_err(db, COSTDB_ECORRUPT, "%s: entry (%d, %d, %d, %d) has a non-numeric cost",
-                       db->path, x->start_layer, x->end_layer, x->submesh_index, x->config_index);
-    x->compute_cost = sqlite3_column_double(st, 5);
-    x->peak_memory = sqlite3_column_int64(st, 6);
-    x->invar_size = sqlite3_column_int64(st, 7);
-    x->outvar_size = sqlite3_column_int64(st, 8);
-    x->temp_buffer_size = sqlite3_column_int64(st, 9);
-    x->available_memory = sqlite3_column_int64(st, 10);
-    x->intermediate_size = sqlite3_column_int64(st, 11);
-    x->initial_size = sqlite3_column_int64(st, 12);
-    x->repeats = sqlite3_column_int(st, 13);
-    x->spread = sqlite3_column_double(st, 14);
-    x->reused = sqlite3_column_int(st, 15);
+    int phase = 0;
+    int64_t *sizes[] = {&x->peak_memory, &x->invar_size, &x->outvar_size, &x->temp_buffer_size,
+                        &x->available_memory, &x->intermediate_size, &x->initial_size};
+    if ((rc = cdb_col_int(db, st, 0, 0, COSTDB_MAX_LAYERS - 1, "(COSTDB_MAX_LAYERS)",
+                          &x->start_layer)) < 0 ||
+        (rc = cdb_col_int(db, st, 1, x->start_layer, COSTDB_MAX_LAYERS - 1,
+                          "(start_layer..COSTDB_MAX_LAYERS)", &x->end_layer)) < 0 ||
+        (rc = cdb_col_int(db, st, 2, 0, COSTDB_MAX_INDEX - 1, "(COSTDB_MAX_INDEX)",
+                          &x->submesh_index)) < 0 ||
+        (rc = cdb_col_int(db, st, 3, 0, COSTDB_MAX_INDEX - 1, "(COSTDB_MAX_INDEX)",
+                          &x->config_index)) < 0 ||
+        (rc = cdb_col_int(db, st, 4, 0, 1, NULL, &phase)) < 0)
+        return rc;
+    x->phase = phase ? COSTDB_BWD : COSTDB_FWD;
     if ((rc = cdb_column_text(db, st, 16, status, sizeof status, "status")) < 0 ||
         (rc = cdb_column_text(db, st, 17, x->error, sizeof x->error, "error")) < 0)
         return rc;
     if (costdb_status_parse(status, &x->status) < 0)
         return cdb_err(db, COSTDB_ECORRUPT, "%s: entry with unknown status '%s'", db->path, status);
+    /* A cost that is NULL or text would read as 0 s, the cheapest stage of
+     * all; a finite one past COSTDB_MAX_SECONDS would overflow a sum: refuse
+     * both. Infinite and negative costs load as they are: the solver treats
+     * them as no stage (docs/reliability.md). */
+    if ((rc = cdb_col_cost(db, st, 5, &x->compute_cost)) < 0)
+        return rc;
+    for (int k = 0; k < 7; k++)
+        if ((rc = cdb_col_range(db, st, 6 + k, 0, COSTDB_MAX_BYTES, "(COSTDB_MAX_BYTES)",
+                                sizes[k])) < 0)
+            return rc;
+    if ((rc = cdb_col_int(db, st, 13, 0, INT32_MAX, NULL, &x->repeats)) < 0 ||
+        (rc = cdb_col_int(db, st, 15, 0, 1, NULL, &x->reused)) < 0)
+        return rc;
+    x->spread = cdb_column_double(st, 14);
+    if (!isfinite(x->spread) || x->spread < 0) {
+        char key[64];
+        snprintf(key, sizeof key, "%g", x->spread);
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: entry (%d, %d, %d, %d): spread %s is not a"
+                       " finite number >= 0", db->path, x->start_layer, x->end_layer,
+                       x->submesh_index, x->config_index, key);
+    }
     switch (sqlite3_column_type(st, 18)) {
     case SQLITE_NULL: x->apply_cost = -1.0; break;
     case SQLITE_FLOAT:
-    case SQLITE_INTEGER: x->apply_cost = sqlite3_column_double(st, 18); break;
+    case SQLITE_INTEGER:
+        if ((rc = cdb_col_cost(db, st, 18, &x->apply_cost)) < 0)
+            return rc;
+        break;
     default:
         return cdb_err(db, COSTDB_ECORRUPT,
                        "%s: entry (%d, %d, %d, %d) has a non-numeric apply_cost", db->path,

@@ -49,7 +49,7 @@ static void test_round_trip(void)
         {1, 0, 2, 1, 0}, {1, 1, 1, 2, 0}, {1, 2, 2, 1, -1},
         {2, 0, 4, 1, 0}, {2, 1, 2, 2, 1}, {2, 2, 4, 1, -1},
     };
-    static const double costs[] = {0.1, 1e-7, 123.45678901234568, 0.004, 1.0 / 3.0, 5e300,
+    static const double costs[] = {0.1, 1e-7, 123.45678901234568, 0.004, 1.0 / 3.0, 123456789.12345679,
                                    0.0, 2.5};
     Costdb *db = open_new("rt.db");
     CostdbSweep s;

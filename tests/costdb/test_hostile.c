@@ -1,0 +1,406 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Databases as untrusted input (issue 14): a file holding a trigger, view,
+ * table or index approf's migrations did not create is refused at open,
+ * naming it, before anything in it runs; schema 4's typeof triggers keep
+ * text out of numeric columns, and a row that has one anyway (written with
+ * triggers off) is refused on read naming table, row and column; counts,
+ * indices and sizes past the COSTDB_MAX_* limits are refused on read; costs
+ * past COSTDB_MAX_SECONDS are refused on write and on read; a schema-2 file
+ * migrates; a read-only open leaves no -wal/-shm files behind.
+ */
+#include <CUnit/Basic.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "costdb.h"
+#include "testutil.h"
+
+#ifndef COSTDB_SCHEMA_DIR
+#error "COSTDB_SCHEMA_DIR must name the schemas/ folder"
+#endif
+
+/* Runs SQL on a raw connection with CHECK constraints, foreign keys and
+ * triggers off: what a hostile author can write with the sqlite3 shell. */
+static int raw(const char *path, const char *sql)
+{
+    sqlite3 *h = NULL;
+    int rc = sqlite3_open(path, &h);
+    if (rc == SQLITE_OK)
+        sqlite3_db_config(h, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(h, "PRAGMA ignore_check_constraints=ON; PRAGMA foreign_keys=OFF;", NULL,
+                          NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
+    sqlite3_close(h);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* A fresh database with one sweep (1x2, 2 layers, one config) and two
+ * entries; returns the path. */
+static const char *make_db(const char *name)
+{
+    static const CostdbSubmesh sm[] = {{0, 1, 2}};
+    static const CostdbConfig cf[] = {{0, 0, 2, 1, 0, 0, COSTDB_RECOMPUTE_NONE, 0}};
+    const char *p = tu_path(name);
+    Costdb *db = NULL;
+    CostdbSweep s;
+    CostdbEntry e[2];
+    tu_unlink_db(p);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
+    memset(&s, 0, sizeof s);
+    snprintf(s.name, sizeof s.name, "hostile");
+    s.cluster_hosts = 1;
+    s.cluster_gpus = 2;
+    s.global_batch = 8;
+    s.micro_batches = 2;
+    s.num_layers = 2;
+    snprintf(s.backend, sizeof s.backend, "model");
+    CU_ASSERT_EQUAL_FATAL(costdb_sweep_create(db, &s, sm, 1, cf, 1), 0);
+    memset(e, 0, sizeof e);
+    for (int m = 0; m < 2; m++) {
+        e[m].end_layer = 1;
+        e[m].phase = (CostdbPhase)m;
+        e[m].compute_cost = 0.5;
+        e[m].peak_memory = 1000;
+        e[m].repeats = 1;
+        e[m].apply_cost = -1.0;
+    }
+    CU_ASSERT_EQUAL_FATAL(costdb_entries_put(db, s.id, e, 2, 0), 0);
+    costdb_close(&db);
+    return p;
+}
+
+static int open_err(const char *p, int flags, char *err, size_t len)
+{
+    Costdb *db = NULL;
+    int rc = costdb_open(p, flags, &db, err, len);
+    costdb_close(&db);
+    return rc;
+}
+
+static void test_planted_objects(void)
+{
+    static const struct {
+        const char *sql, *name;
+    } planted[] = {
+        {"CREATE TRIGGER x1000 AFTER INSERT ON stage_profile BEGIN UPDATE stage_profile SET"
+         " compute_cost = compute_cost * 1000; END;", "trigger 'x1000' on stage_profile"},
+        {"CREATE TRIGGER wipe BEFORE INSERT ON plan BEGIN DELETE FROM plan_stage; END;",
+         "trigger 'wipe' on plan"},
+        {"CREATE VIEW v AS SELECT 1;", "view 'v'"},
+        {"CREATE TABLE extra (x);", "table 'extra'"},
+        {"CREATE INDEX by_cost ON stage_profile(compute_cost);", "index 'by_cost' on stage_profile"},
+        {"DROP TRIGGER strict_plan_insert;", "missing or altered trigger 'strict_plan_insert'"},
+    };
+    for (size_t k = 0; k < sizeof planted / sizeof planted[0]; k++) {
+        char err[2048] = "";
+        const char *p = make_db("planted.db");
+        CU_ASSERT_EQUAL_FATAL(raw(p, planted[k].sql), 0);
+        CU_ASSERT_EQUAL(open_err(p, 0, err, sizeof err), COSTDB_EUNTRUSTED);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, planted[k].name));
+        CU_ASSERT_EQUAL(open_err(p, COSTDB_OPEN_READONLY, err, sizeof err), COSTDB_EUNTRUSTED);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, "did not create"));
+    }
+    /* ANALYZE's statistics are SQLite's own: still an approf database. */
+    {
+        const char *p = make_db("analyzed.db");
+        CU_ASSERT_EQUAL_FATAL(raw(p, "ANALYZE;"), 0);
+        CU_ASSERT_EQUAL(open_err(p, 0, NULL, 0), 0);
+    }
+}
+
+/* Schema 4's triggers refuse text in numeric columns on write. */
+static void test_typeof_triggers(void)
+{
+    const char *p = make_db("typeof.db");
+    sqlite3 *h = NULL;
+    char *msg = NULL;
+    CU_ASSERT_EQUAL_FATAL(sqlite3_open(p, &h), SQLITE_OK);
+    CU_ASSERT_NOT_EQUAL(sqlite3_exec(h, "UPDATE stage_profile SET peak_memory = 'lots'", NULL,
+                                     NULL, &msg), SQLITE_OK);
+    CU_ASSERT_PTR_NOT_NULL(msg && strstr(msg, "stage_profile.peak_memory"));
+    sqlite3_free(msg);
+    msg = NULL;
+    CU_ASSERT_NOT_EQUAL(sqlite3_exec(h, "UPDATE sweep SET cluster_hosts = x'01'", NULL, NULL,
+                                     &msg), SQLITE_OK);
+    CU_ASSERT_PTR_NOT_NULL(msg && strstr(msg, "sweep.cluster_hosts"));
+    sqlite3_free(msg);
+    /* what affinity converts is fine */
+    CU_ASSERT_EQUAL(sqlite3_exec(h, "UPDATE stage_profile SET peak_memory = '2000'", NULL, NULL,
+                                 NULL), SQLITE_OK);
+    sqlite3_close(h);
+}
+
+/* Rows with a wrong type, written with triggers off, are refused on read. */
+static void test_wrong_types_on_read(void)
+{
+    Costdb *db = NULL;
+    CostdbEntry *e = NULL;
+    CostdbSweep s;
+    size_t n = 0;
+    const char *p = make_db("types.db");
+    CU_ASSERT_EQUAL_FATAL(raw(p, "UPDATE stage_profile SET peak_memory = 'lots' WHERE phase = 1"), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
+    CU_ASSERT_EQUAL(costdb_entries_get(db, 1, &e, &n), COSTDB_ECORRUPT);
+    CU_ASSERT_PTR_NULL(e);
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "stage_profile"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "peak_memory"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "phase=1"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "'lots'"));
+    costdb_close(&db);
+
+    p = make_db("types2.db");
+    CU_ASSERT_EQUAL_FATAL(raw(p, "UPDATE sweep SET micro_batches = 'four'"), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
+    CU_ASSERT_EQUAL(costdb_sweep_get(db, 1, &s), COSTDB_ECORRUPT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "micro_batches"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "id=1"));
+    costdb_close(&db);
+
+    /* text with a NUL byte in a TEXT column ('ok\0garbage') */
+    p = make_db("types3.db");
+    CU_ASSERT_EQUAL_FATAL(raw(p, "UPDATE stage_profile SET status = CAST(x'6f6b0067617262616765'"
+                                 " AS TEXT)"), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
+    CU_ASSERT_EQUAL(costdb_entries_get(db, 1, &e, &n), COSTDB_ECORRUPT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "NUL"));
+    costdb_close(&db);
+}
+
+/* Counts, indices and sizes past the documented limits. */
+static void test_bounds(void)
+{
+    static const struct {
+        const char *sql, *field;
+        int which; /* 0 sweep_get, 1 entries, 2 submeshes, 3 configs */
+    } cases[] = {
+        {"UPDATE sweep SET cluster_hosts = 3, cluster_gpus = 1073741824", "cluster_gpus", 0},
+        {"UPDATE sweep SET cluster_hosts = 100000, cluster_gpus = 100000", "COSTDB_MAX_DEVICES", 0},
+        {"UPDATE sweep SET cluster_hosts = 4294967297", "cluster_hosts", 0},
+        {"UPDATE sweep SET num_layers = 2147483647", "num_layers", 0},
+        {"UPDATE stage_profile SET end_layer = 2147483647 WHERE phase = 0", "end_layer", 1},
+        {"UPDATE stage_profile SET start_layer = -1 WHERE phase = 0", "start_layer", 1},
+        {"UPDATE stage_profile SET peak_memory = 4611686018427387904", "peak_memory", 1},
+        {"UPDATE stage_profile SET compute_cost = 5e307", "COSTDB_MAX_SECONDS", 1},
+        {"UPDATE stage_profile SET submesh_index = 70000", "submesh_index", 1},
+        {"UPDATE sweep_submesh SET gpus_per_host = 1073741824", "gpus_per_host", 2},
+        {"UPDATE sweep_config SET logical_a = -2", "logical_a", 3},
+        {"UPDATE sweep_config SET zero = 7", "zero", 3},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const char *p = make_db("bounds.db");
+        Costdb *db = NULL;
+        CostdbSweep s;
+        void *arr = NULL;
+        size_t n = 0;
+        int rc = 0;
+        CU_ASSERT_EQUAL_FATAL(raw(p, cases[k].sql), 0);
+        CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
+        switch (cases[k].which) {
+        case 0: rc = costdb_sweep_get(db, 1, &s); break;
+        case 1: rc = costdb_entries_get(db, 1, (CostdbEntry **)&arr, &n); break;
+        case 2: rc = costdb_sweep_submeshes(db, 1, (CostdbSubmesh **)&arr, &n); break;
+        default: rc = costdb_sweep_configs(db, 1, (CostdbConfig **)&arr, &n); break;
+        }
+        CU_ASSERT_EQUAL(rc, COSTDB_ECORRUPT);
+        CU_ASSERT_PTR_NULL(arr);
+        if (!strstr(costdb_errmsg(db), cases[k].field))
+            fprintf(stderr, "case %zu: %s\n", k, costdb_errmsg(db));
+        CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), cases[k].field));
+        free(arr);
+        costdb_close(&db);
+    }
+}
+
+/* A plan stage on a mesh of 2^30 GPUs (apreport's crash, exit 139). */
+static void test_plan_bounds(void)
+{
+    const char *p = make_db("plan.db");
+    Costdb *db = NULL;
+    CostdbPlan plan;
+    CostdbPlanStage st, *got = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
+    memset(&plan, 0, sizeof plan);
+    memset(&st, 0, sizeof st);
+    plan.sweep_id = 1;
+    snprintf(plan.kind, sizeof plan.kind, "auto");
+    snprintf(plan.objective, sizeof plan.objective, "training");
+    plan.micro_batches = 2;
+    plan.cost = 1.0;
+    plan.feasible = 1;
+    st.end_layer = 1;
+    st.submesh_hosts = 1;
+    st.submesh_gpus = 2;
+    st.logical_a = 2;
+    st.logical_b = 1;
+    st.submesh_index = st.config_index = st.force_batch_dim = -1;
+    CU_ASSERT_EQUAL_FATAL(costdb_plan_put(db, &plan, &st, 1), 0);
+    costdb_close(&db);
+    CU_ASSERT_EQUAL_FATAL(raw(p, "UPDATE plan_stage SET submesh_gpus = 1073741824"), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
+    CU_ASSERT_EQUAL(costdb_plan_get(db, plan.id, &plan, &got, &n), COSTDB_ECORRUPT);
+    CU_ASSERT_PTR_NULL(got);
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "submesh_gpus"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "plan_stage"));
+    costdb_close(&db);
+}
+
+/* Costs past COSTDB_MAX_SECONDS are refused on write; inf stays a failed entry. */
+static void test_cost_limits_on_write(void)
+{
+    const char *p = make_db("costs.db");
+    Costdb *db = NULL;
+    CostdbEntry e;
+    memset(&e, 0, sizeof e);
+    e.end_layer = 1;
+    e.phase = COSTDB_FWD;
+    e.apply_cost = -1.0;
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
+    e.compute_cost = 5e307;
+    CU_ASSERT_EQUAL(costdb_entries_put(db, 1, &e, 1, 1), COSTDB_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "COSTDB_MAX_SECONDS"));
+    e.compute_cost = 0.5;
+    e.peak_memory = INT64_MAX / 2;
+    CU_ASSERT_EQUAL(costdb_entries_put(db, 1, &e, 1, 1), COSTDB_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "COSTDB_MAX_BYTES"));
+    e.peak_memory = 0;
+    e.end_layer = COSTDB_MAX_LAYERS;
+    CU_ASSERT_EQUAL(costdb_entries_put(db, 1, &e, 1, 1), COSTDB_EINVAL);
+    e.end_layer = 1;
+    e.compute_cost = 1.0 / 0.0;
+    e.status = COSTDB_STATUS_OOM;
+    CU_ASSERT_EQUAL(costdb_entries_put(db, 1, &e, 1, 1), 0);
+    costdb_close(&db);
+}
+
+/* A schema-2 file (001 + 002 only) migrates to the current schema and
+ * keeps its rows; a read-only open of it is refused with a hint. */
+static void test_migrate_schema2(void)
+{
+    const char *p = tu_path("schema2.db");
+    char *a = tu_read(COSTDB_SCHEMA_DIR "/001_initial.sql", NULL);
+    char *b = tu_read(COSTDB_SCHEMA_DIR "/002_variants.sql", NULL);
+    Costdb *db = NULL;
+    CostdbEntry *e = NULL;
+    char err[1024];
+    size_t n = 0;
+    int v = 0;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    tu_unlink_db(p);
+    CU_ASSERT_EQUAL_FATAL(tu_exec(p, a), 0);
+    CU_ASSERT_EQUAL_FATAL(tu_exec(p, b), 0);
+    free(a);
+    free(b);
+    CU_ASSERT_EQUAL_FATAL(tu_exec(p,
+        "PRAGMA user_version = 2;"
+        "INSERT INTO sweep (id, cluster_hosts, cluster_gpus, global_batch, micro_batches,"
+        " num_layers, layer_option, submesh_space, logical_space, profile_mode, dtype,"
+        " backend, tool_version, started_at, status) VALUES (1, 1, 2, 8, 2, 2, 'manual',"
+        " 'all', 'all', 'composition', 'f32', 'model', '0.1', '2025-01-01T00:00:00Z',"
+        " 'complete');"
+        "INSERT INTO sweep_submesh VALUES (1, 0, 1, 2);"
+        "INSERT INTO sweep_config (sweep_id, submesh_index, config_index, logical_a, logical_b,"
+        " force_batch_dim) VALUES (1, 0, 0, 2, 1, 0);"
+        "INSERT INTO stage_profile (sweep_id, start_layer, end_layer, submesh_index,"
+        " config_index, phase, compute_cost, peak_memory, invar_size, outvar_size,"
+        " temp_buffer_size, available_memory, intermediate_size, initial_size, apply_cost)"
+        " VALUES (1, 0, 1, 0, 0, 0, 0.25, 10, 1, 2, 3, 4, 5, 6, 0.125);"), 0);
+    CU_ASSERT_EQUAL(open_err(p, COSTDB_OPEN_READONLY, err, sizeof err), COSTDB_EREADONLY);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "schema 2 needs an upgrade"));
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_NOCREATE, &db, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(costdb_file_version(db, &v), 0);
+    CU_ASSERT_EQUAL(v, costdb_schema_version());
+    CU_ASSERT_EQUAL(costdb_entries_get(db, 1, &e, &n), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 1);
+    CU_ASSERT_EQUAL(e[0].peak_memory, 10);
+    CU_ASSERT_EQUAL(e[0].apply_cost, 0.125);
+    free(e);
+    costdb_close(&db);
+    CU_ASSERT_EQUAL(tu_count(p, "sqlite_master WHERE type = 'trigger' AND name LIKE 'strict_%'"),
+                    2 * 15);
+    /* and the migrated file refuses text in a number column */
+    CU_ASSERT_NOT_EQUAL(tu_exec(p, "UPDATE stage_profile SET peak_memory = 'lots'"), 0);
+    /* a schema-2 file with a planted trigger is refused before migrating */
+    CU_ASSERT_EQUAL_FATAL(raw(p, "PRAGMA user_version = 2; DROP TRIGGER strict_plan_insert;"), 0);
+    CU_ASSERT_EQUAL(open_err(p, 0, err, sizeof err), COSTDB_EUNTRUSTED);
+}
+
+/* A reader's open leaves no -wal/-shm files behind and never writes. */
+static void test_readonly_leaves_nothing(void)
+{
+    const char *p = make_db("ro.db");
+    char side[1024];
+    Costdb *db = NULL;
+    CostdbEntry *e = NULL;
+    size_t n = 0;
+    struct stat before, after;
+    CU_ASSERT_EQUAL_FATAL(stat(p, &before), 0);
+    for (int flags = COSTDB_OPEN_READONLY; flags <= (COSTDB_OPEN_READONLY | COSTDB_OPEN_IMMUTABLE);
+         flags |= COSTDB_OPEN_IMMUTABLE) {
+        CU_ASSERT_EQUAL_FATAL(costdb_open(p, flags, &db, NULL, 0), 0);
+        CU_ASSERT_EQUAL(costdb_entries_get(db, 1, &e, &n), 0);
+        CU_ASSERT_EQUAL(n, 2);
+        free(e);
+        e = NULL;
+        costdb_close(&db);
+        /* A plain read-only open in a writable directory may leave the
+         * (empty) -wal/-shm a WAL reader needs; an immutable one none. */
+        snprintf(side, sizeof side, "%s-wal", p);
+        CU_ASSERT(!tu_exists(side) || flags == COSTDB_OPEN_READONLY);
+        unlink(side);
+        snprintf(side, sizeof side, "%s-shm", p);
+        CU_ASSERT(!tu_exists(side) || flags == COSTDB_OPEN_READONLY);
+        unlink(side);
+        if (flags & COSTDB_OPEN_IMMUTABLE)
+            break;
+    }
+    /* immutable: a read-only file with no side files at all */
+    tu_unlink_db(p);
+    p = make_db("ro2.db");
+    CU_ASSERT_EQUAL(chmod(p, 0444), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY | COSTDB_OPEN_IMMUTABLE, &db, NULL,
+                                      0), 0);
+    CU_ASSERT_EQUAL(costdb_entries_get(db, 1, &e, &n), 0);
+    free(e);
+    costdb_close(&db);
+    snprintf(side, sizeof side, "%s-shm", p);
+    CU_ASSERT(!tu_exists(side));
+    snprintf(side, sizeof side, "%s-wal", p);
+    CU_ASSERT(!tu_exists(side));
+    CU_ASSERT_EQUAL(stat(p, &after), 0);
+    chmod(p, 0644);
+}
+
+int main(void)
+{
+    CU_pSuite s;
+    int failed;
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    s = CU_add_suite("costdb hostile databases", NULL, NULL);
+    if (!s ||
+        !CU_add_test(s, "planted triggers, views, tables, indexes refused", test_planted_objects) ||
+        !CU_add_test(s, "typeof triggers (schema 4)", test_typeof_triggers) ||
+        !CU_add_test(s, "wrong types refused on read", test_wrong_types_on_read) ||
+        !CU_add_test(s, "bounds on read", test_bounds) ||
+        !CU_add_test(s, "plan stage bounds on read", test_plan_bounds) ||
+        !CU_add_test(s, "cost and size limits on write", test_cost_limits_on_write) ||
+        !CU_add_test(s, "schema 2 migrates", test_migrate_schema2) ||
+        !CU_add_test(s, "read-only opens leave nothing", test_readonly_leaves_nothing)) {
+        CU_cleanup_registry();
+        return 2;
+    }
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    failed = (int)CU_get_number_of_failures();
+    CU_cleanup_registry();
+    tu_cleanup();
+    return failed ? 1 : 0;
+}
