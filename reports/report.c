@@ -30,6 +30,20 @@ static void seterr(char *err, size_t len, const char *fmt, const char *a, const 
         snprintf(err, len, fmt, a, b);
 }
 
+/* "PATH: message" for a costdb failure, without naming the file twice
+ * (costdb's messages often start with the path already). */
+static void db_error(char *err, size_t len, Costdb *db)
+{
+    const char *path = costdb_path(db), *msg = costdb_errmsg(db);
+    size_t n = strlen(path);
+    if (!err || !len)
+        return;
+    if (!strncmp(msg, path, n) && msg[n] == ':')
+        snprintf(err, len, "%s", msg);
+    else
+        snprintf(err, len, "%s: %s", path, msg);
+}
+
 static int add_conv(ApreportReport *r, const RepConversion *c)
 {
     if (r->n_convs == r->cap_convs) {
@@ -424,7 +438,7 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
     }
     if (rc < 0 || costdb_sweep_get(db, r->plan.sweep_id, &r->sweep) < 0 ||
         costdb_entries_get(db, r->plan.sweep_id, &e, &ne) < 0) {
-        seterr(err, errlen, "%s: %s", costdb_path(db), costdb_errmsg(db));
+        db_error(err, errlen, db);
         rc = APREPORT_EDB;
         goto cleanup;
     }
@@ -479,7 +493,7 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
     }
     r->n_stages = nst;
     if (costdb_sweep_configs(db, r->sweep.id, &cfg, &ncfg) < 0) {
-        seterr(err, errlen, "%s: %s", costdb_path(db), costdb_errmsg(db));
+        db_error(err, errlen, db);
         rc = APREPORT_EDB;
         goto cleanup;
     }
@@ -494,13 +508,13 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
                 r->stages[k].zero = cfg[i].zero;
             }
         if ((rc = load_stage(db, r, &r->stages[k], e, ne)) < 0) {
-            seterr(err, errlen, "%s: %s", costdb_path(db), costdb_errmsg(db));
+            db_error(err, errlen, db);
             goto cleanup;
         }
     }
     assign_devices(r);
     if (costdb_resharding_get(db, plan_id, &r->tasks, &r->n_tasks) < 0) {
-        seterr(err, errlen, "%s: %s", costdb_path(db), costdb_errmsg(db));
+        db_error(err, errlen, db);
         rc = APREPORT_EDB;
         goto cleanup;
     }
@@ -519,8 +533,15 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
             r->tasks_stored = 1;
         }
     }
-    if ((rc = derive_conversions(r)) < 0 || (rc = simulate(r)) < 0)
+    if ((rc = derive_conversions(r)) < 0)
         goto cleanup;
+    if ((rc = simulate(r)) < 0) {
+        char what[96];
+        snprintf(what, sizeof(what), "plan %lld: cannot simulate its schedule (%d stages, %d "
+                 "micro-batches)", (long long)plan_id, (int)r->n_stages, r->plan.micro_batches);
+        seterr(err, errlen, "%s: %s", what, apreport_strerror(rc));
+        goto cleanup;
+    }
     collect_warnings(r);
     *out = r;
     r = NULL;

@@ -14,6 +14,7 @@
 
 #include "apreport.h"
 #include "cli/cli.h"
+#include "outfile.h"
 
 static void compare_help(void)
 {
@@ -39,7 +40,7 @@ int approf_cmd_compare(int argc, char **argv)
     Costdb *a = NULL, *b = NULL;
     ApreportCompare *cmp = NULL;
     char err[1024] = "";
-    int c, rc = APPROF_EXIT_FAIL;
+    int c, wrc, rc = APPROF_EXIT_FAIL;
     int64_t v;
     optind = 1;
     opterr = 0;
@@ -82,8 +83,10 @@ int approf_cmd_compare(int argc, char **argv)
         cli_fail("%s", err[0] ? err : "comparison failed");
         goto cleanup;
     }
-    if (apreport_compare_write(cmp, format, stdout) < 0 || fflush(stdout) != 0) {
-        cli_fail("cannot write the comparison");
+    wrc = apreport_compare_write(cmp, format, stdout);
+    err[0] = '\0';
+    if (apsolve_stdout_check(err, sizeof(err)) < 0 || wrc < 0) {
+        cli_fail("%s", err[0] ? err : "cannot write the comparison");
         goto cleanup;
     }
     rc = APPROF_EXIT_OK;

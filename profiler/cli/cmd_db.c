@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "outfile.h"
 
 enum { OPT_DB = 1000, OPT_SWEEP, OPT_FORMAT, OPT_OUTPUT, OPT_CLUSTER, OPT_MICRO, OPT_BATCH,
        OPT_NAME };
@@ -34,14 +35,55 @@ static int parse_sweep_id(const char *cmd, const char *s, int64_t *id)
     return 0;
 }
 
+/* Fails the command when standard output could not be written ('approf
+ * list > /dev/full'): prints the reason and returns 1, else 0. */
+static int stdout_failed(void)
+{
+    char err[256];
+    if (apsolve_stdout_check(err, sizeof err) < 0) {
+        cli_fail("%s", err);
+        return 1;
+    }
+    return 0;
+}
+
+/* One CSV field: as it is when it holds no comma, quote, CR or LF, else in
+ * double quotes with quotes doubled (RFC 4180). */
+static void csv_field(const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, stdout);
+        return;
+    }
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"')
+            putchar('"');
+        putchar(*s);
+    }
+    putchar('"');
+}
+
+/* Database text for the table: control characters become '?', so a name
+ * cannot break the row or move the cursor. */
+static void text_field(const char *s, char *out, size_t len)
+{
+    size_t i = 0;
+    for (; *s && i + 1 < len; s++)
+        out[i++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+    out[i] = '\0';
+}
+
 /* ---- list --------------------------------------------------------------- */
 
 static void list_usage(FILE *f)
 {
     fputs("Usage: approf list --db FILE [--format text|csv]\n"
           "List the sweeps of a database with their provenance: id, name, model,\n"
+          "hardware (spec name or GPU model), dtype, shard (K/N of a sharded sweep),\n"
           "cluster, global batch, micro-batches, layers, backend, status, number of\n"
-          "entries and start time.\n\n"
+          "entries and start time. CSV fields holding a comma, quote or newline are\n"
+          "quoted (RFC 4180).\n\n"
           "  --db FILE        the cost database (required)\n"
           "  --format FMT     text (default, a table) or csv\n"
           "  -h, --help       this text\n", f);
@@ -83,14 +125,18 @@ int approf_cmd_list(int argc, char **argv)
         goto cleanup;
     }
     if (csv)
-        puts("id,name,model,cluster,batch,micro_batches,layers,backend,status,entries,started");
+        puts("id,name,model,hardware,dtype,shard,cluster,batch,micro_batches,layers,backend,"
+             "status,entries,started");
     else
-        printf("%-4s %-24s %-16s %-7s %7s %7s %6s %-7s %-11s %7s %s\n", "id", "name", "model",
-               "cluster", "batch", "micro", "layers", "backend", "status", "entries", "started");
+        printf("%-4s %-24s %-16s %-16s %-5s %-5s %-7s %7s %7s %6s %-7s %-11s %7s %s\n", "id",
+               "name", "model", "hardware", "dtype", "shard", "cluster", "batch", "micro",
+               "layers", "backend", "status", "entries", "started");
     for (size_t i = 0; i < n; i++) {
         const CostdbSweep *s = &sweeps[i];
         CostdbModel model;
-        char cluster[32];
+        CostdbHardware hw;
+        char cluster[32], text[6][COSTDB_TEXT_MAX];
+        const char *hwname = "-";
         int64_t entries = 0;
         if (costdb_entries_count(db, s->id, &entries) < 0) {
             cli_fail("%s", costdb_errmsg(db));
@@ -98,13 +144,44 @@ int approf_cmd_list(int argc, char **argv)
         }
         if (s->model_id <= 0 || costdb_model_get(db, s->model_id, &model) < 0)
             snprintf(model.name, sizeof model.name, "-");
+        if (s->hardware_id > 0 && costdb_hardware_get(db, s->hardware_id, &hw) == 0)
+            hwname = hw.spec_name[0] ? hw.spec_name : hw.gpu_model[0] ? hw.gpu_model : "-";
         snprintf(cluster, sizeof cluster, "%dx%d", s->cluster_hosts, s->cluster_gpus);
-        printf(csv ? "%lld,%s,%s,%s,%lld,%d,%d,%s,%s,%lld,%s\n"
-                   : "%-4lld %-24s %-16s %-7s %7lld %7d %6d %-7s %-11s %7lld %s\n",
-               (long long)s->id, s->name[0] ? s->name : "-", model.name, cluster,
-               (long long)s->global_batch, s->micro_batches, s->num_layers, s->backend,
-               costdb_sweep_status_name(s->status), (long long)entries, s->started_at);
+        if (csv) {
+            /* every text field quoted as the CSV rules say (RFC 4180): a
+             * comma, quote or newline in a name cannot shift a column */
+            printf("%lld,", (long long)s->id);
+            csv_field(s->name[0] ? s->name : "-");
+            putchar(',');
+            csv_field(model.name);
+            putchar(',');
+            csv_field(hwname);
+            putchar(',');
+            csv_field(s->dtype);
+            putchar(',');
+            csv_field(s->shard);
+            printf(",%s,%lld,%d,%d,", cluster, (long long)s->global_batch, s->micro_batches,
+                   s->num_layers);
+            csv_field(s->backend);
+            printf(",%s,%lld,", costdb_sweep_status_name(s->status), (long long)entries);
+            csv_field(s->started_at);
+            putchar('\n');
+        } else {
+            /* a table row: control characters in database text shown as '?' */
+            text_field(s->name[0] ? s->name : "-", text[0], sizeof text[0]);
+            text_field(model.name, text[1], sizeof text[1]);
+            text_field(hwname, text[2], sizeof text[2]);
+            text_field(s->dtype[0] ? s->dtype : "-", text[3], sizeof text[3]);
+            text_field(s->shard[0] ? s->shard : "-", text[4], sizeof text[4]);
+            text_field(s->backend, text[5], sizeof text[5]);
+            printf("%-4lld %-24s %-16s %-16s %-5s %-5s %-7s %7lld %7d %6d %-7s %-11s %7lld %s\n",
+                   (long long)s->id, text[0], text[1], text[2], text[3], text[4], cluster,
+                   (long long)s->global_batch, s->micro_batches, s->num_layers, text[5],
+                   costdb_sweep_status_name(s->status), (long long)entries, s->started_at);
+        }
     }
+    if (stdout_failed())
+        goto cleanup;
     ret = APPROF_EXIT_OK;
 cleanup:
     free(sweeps);
@@ -157,9 +234,12 @@ int approf_cmd_show(int argc, char **argv)
     if (cli_pick_sweep(db, want, &id) < 0)
         goto cleanup;
     if (costdb_print_alpa(db, id, stdout) < 0) {
-        cli_fail("%s", costdb_errmsg(db));
+        if (!stdout_failed())
+            cli_fail("%s", costdb_errmsg(db));
         goto cleanup;
     }
+    if (stdout_failed())
+        goto cleanup;
     ret = APPROF_EXIT_OK;
 cleanup:
     costdb_close(&db);
@@ -193,6 +273,8 @@ int approf_cmd_export(int argc, char **argv)
     int64_t want = 0, id = 0;
     Costdb *db = NULL;
     FILE *out = NULL;
+    ApsolveOutfile *of = NULL;
+    char err[512];
     int c, rc, ret = APPROF_EXIT_FAIL;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":ho:", opts, NULL)) != -1) {
@@ -220,20 +302,26 @@ int approf_cmd_export(int argc, char **argv)
         return APPROF_EXIT_FAIL;
     if (cli_pick_sweep(db, want, &id) < 0)
         goto cleanup;
-    out = output ? fopen(output, "w") : stdout;
-    if (!out) {
-        cli_fail("%s: cannot create: %s", output, strerror(errno));
+    /* --output: a temporary file renamed into place (a failure leaves no
+     * truncated CSV; a symbolic link there is refused) */
+    if (output && apsolve_outfile_open(output, &of, &out, err, sizeof err) < 0) {
+        cli_fail("%s", err);
         goto cleanup;
     }
+    if (!output)
+        out = stdout;
     rc = costdb_csv_export(db, id, out);
-    if (output && fclose(out) != 0 && rc == 0)
-        rc = COSTDB_EIO;
-    out = NULL;
     if (rc < 0) {
-        cli_fail("%s", rc == COSTDB_EIO && output ? "cannot write the output file"
-                                                  : costdb_errmsg(db));
         if (output)
-            unlink(output);
+            apsolve_outfile_abort(&of);
+        if (output || !stdout_failed())
+            cli_fail("%s", rc == COSTDB_EIO && output ? "cannot write the output file"
+                                                      : costdb_errmsg(db));
+        goto cleanup;
+    }
+    if (output ? apsolve_outfile_commit(&of, err, sizeof err) < 0 : stdout_failed()) {
+        if (output)
+            cli_fail("%s", err);
         goto cleanup;
     }
     ret = APPROF_EXIT_OK;
@@ -314,6 +402,8 @@ int approf_cmd_import(int argc, char **argv)
         goto cleanup;
     }
     printf("%lld\n", (long long)id);
+    if (stdout_failed())
+        goto cleanup;
     if (!quiet && costdb_entries_count(db, id, &entries) == 0)
         fprintf(stderr, "approf: imported %lld entries from %s into sweep %lld of %s\n",
                 (long long)entries, argv[optind], (long long)id, path);

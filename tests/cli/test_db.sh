@@ -57,11 +57,52 @@ expect 0 "export 2" -- "$approf" export --db "$db" --sweep 2 && same "$tmp/out" 
 # list: provenance of both sweeps.
 if expect 0 list -- "$approf" list --db "$db" --format csv; then
     [ "$(wc -l <"$tmp/out")" -eq 3 ] || fail "list: wanted a header and 2 rows"
-    contains "$tmp/out" "id,name,model,cluster,batch,micro_batches,layers,backend,status,entries,started" "list header"
-    contains "$tmp/out" "1,small.csv,-,1x2,32,4,2,import,imported,14," "list row 1"
-    contains "$tmp/out" "2,e1.csv,-,1x2,1,1,2,import,imported,14," "list row 2"
+    contains "$tmp/out" "id,name,model,hardware,dtype,shard,cluster,batch,micro_batches,layers,backend,status,entries,started" "list header"
+    contains "$tmp/out" "1,small.csv,-,-,f32,,1x2,32,4,2,import,imported,14," "list row 1"
+    contains "$tmp/out" "2,e1.csv,-,-,f32,,1x2,1,1,2,import,imported,14," "list row 2"
 fi
 expect 0 "list text" -- "$approf" list --db "$db" && contains "$tmp/out" "small.csv" "list text"
+expect 0 "list text columns" -- "$approf" list --db "$db" &&
+    contains "$tmp/out" "hardware         dtype shard cluster" "list text header"
+
+# list --format csv quotes names (RFC 4180): a comma, a quote or a newline
+# in a name does not shift the columns.
+qdb=$tmp/q.db
+expect 0 "import odd name" -- "$approf" import --db "$qdb" --name 'a,b"c
+d' "$csv"
+if expect 0 "list quoted" -- "$approf" list --db "$qdb" --format csv; then
+    python3 - "$tmp/out" <<'PY' || fail "list csv: not 14 columns or the name changed"
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], newline="")))
+assert len(rows) == 2 and all(len(r) == 14 for r in rows), rows
+assert rows[1][1] == 'a,b"c\nd', rows[1][1]
+assert rows[1][0] == "1" and rows[1][6] == "1x2", rows[1]
+PY
+fi
+expect 0 "list text odd name" -- "$approf" list --db "$qdb" &&
+    { [ "$(wc -l <"$tmp/out")" -eq 2 ] || fail "list text: a newline in a name broke the row"; }
+
+# Standard output that cannot be written: exit 1 with a message.
+if [ -w /dev/full ]; then
+    for args in "list --db $db" "list --db $db --format csv" "show --db $db" "export --db $db"; do
+        # shellcheck disable=SC2086
+        "$approf" $args >/dev/full 2>"$tmp/err"; rc=$?
+        [ "$rc" -eq 1 ] || fail "$args > /dev/full: exit $rc"
+        contains "$tmp/err" "approf: write error on standard output: No space left on device" "$args > /dev/full"
+    done
+fi
+
+# export --output: a symbolic link there is refused and its target kept; the
+# file is replaced whole (renamed into place).
+echo precious >"$tmp/victim"
+ln -s "$tmp/victim" "$tmp/link.csv"
+expect 1 "export through a symlink" -- "$approf" export --db "$db" --output "$tmp/link.csv" &&
+    contains "$tmp/err" "approf: $tmp/link.csv: is a symbolic link" "symlink message"
+[ "$(cat "$tmp/victim")" = precious ] || fail "export wrote through a symbolic link"
+echo old >"$tmp/e3.csv"
+expect 0 "export over a file" -- "$approf" export --db "$db" --output "$tmp/e3.csv" &&
+    same "$tmp/e3.csv" "$data/small.export.csv" "export over a file"
+ls -A "$tmp" | grep -q '\.tmp$' && fail "export left a temporary file"
 
 # A bad CSV: exit 1, FILE:LINE:COLUMN and the field, nothing imported.
 expect 1 "bad csv" -- "$approf" import --db "$db" "$data/bad.csv" &&

@@ -143,4 +143,9 @@ for how in "feasible = 0" "cost = 1e999"; do
   "$apreport" --db "$dir/inf.db" --no-store --allow-infeasible --out "$dir/i" --quiet || fail "$how: --allow-infeasible"
   head -1 "$dir/i/plan1_plan.py" | grep -q "^# INFEASIBLE PLAN" || fail "$how: plan.py not marked"
 done
+# a message names the database once ("FILE: FILE: ..." before)
+cp "$dir/f/mlp.db" "$dir/m.db"
+"$sqlite3" "$dir/m.db" "UPDATE plan_stage SET fwd_cost = 5e307" || fail "sqlite3"
+"$apreport" --db "$dir/m.db" --no-store --out "$dir/m" --quiet 2>"$dir/err"
+grep -qF "$dir/m.db: $dir/m.db:" "$dir/err" && fail "the database named twice"
 echo ok
