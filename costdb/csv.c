@@ -167,7 +167,13 @@ typedef struct {
     int rec_line;        /* line where the current record began */
     int in_record;
     int err;
+    int nul_col;         /* 1-based column of a field holding a NUL byte, 0: none */
 } CsvReader;
+
+/* The longest physical line an import reads (schemas/csv-format.md): a
+ * line of Alpa's table is about 150 bytes; a longer one is not a cost table
+ * and would otherwise be held whole in memory, several times. */
+#define CDB_CSV_MAX_LINE (1 << 20)
 
 static void row_free(char **f, size_t n)
 {
@@ -182,6 +188,12 @@ static void on_field(void *s, size_t len, void *data)
     char *copy;
     if (rd->err)
         return;
+    /* 'ok\0garbage' would read as 'ok': refuse the field instead. */
+    if (len && memchr(s, '\0', len)) {
+        rd->err = COSTDB_EPARSE;
+        rd->nul_col = (int)rd->n_cur + 1;
+        return;
+    }
     if (cdb_grow(NULL, (void **)&rd->cur, &rd->cap_cur, rd->n_cur + 1, sizeof *rd->cur) < 0 ||
         !(copy = malloc(len + 1))) {
         rd->err = COSTDB_ENOMEM;
@@ -221,8 +233,8 @@ static int read_file(Costdb *db, const char *path, char **buf, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     char *b = NULL;
-    size_t n = 0, cap = 0;
-    int rc = 0;
+    size_t n = 0, cap = 0, run = 0;
+    int rc = 0, line = 1;
     if (!f)
         return cdb_err(db, COSTDB_EIO, "%s: cannot open: %s", path, strerror(errno));
     for (;;) {
@@ -230,6 +242,18 @@ static int read_file(Costdb *db, const char *path, char **buf, size_t *len)
         if ((rc = cdb_grow(db, (void **)&b, &cap, n + 65536, 1)) < 0)
             goto cleanup;
         got = fread(b + n, 1, cap - n, f);
+        /* Stop at the first line past the cap, before reading the rest. */
+        for (size_t k = n; k < n + got; k++) {
+            if (b[k] == '\n') {
+                line++;
+                run = 0;
+            } else if (++run > CDB_CSV_MAX_LINE) {
+                rc = cdb_csv_error(db, path, line, 1, NULL,
+                                   "line longer than %d bytes (the limit of a CSV line)",
+                                   CDB_CSV_MAX_LINE);
+                goto cleanup;
+            }
+        }
         n += got;
         if (got == 0)
             break;
@@ -279,6 +303,11 @@ static int parse_rows(CsvReader *rd, const char *buf, size_t len)
             rc = cdb_csv_error(rd->db, rd->path, rd->in_record ? rd->rec_line : rd->feed_line,
                                (int)rd->n_cur + 1, current_field_name(rd),
                                "malformed CSV (%s)", csv_strerror(csv_error(&p)));
+        else if (rd->err == COSTDB_EPARSE)
+            rc = cdb_csv_error(rd->db, rd->path, rd->rec_line, rd->nul_col,
+                               rd->n_rows > 0 && (size_t)rd->nul_col <= rd->rows[0].n
+                                   ? rd->rows[0].f[rd->nul_col - 1] : NULL,
+                               "a NUL byte inside the field");
         else if (rd->err)
             rc = cdb_err(rd->db, rd->err, "out of memory");
         pos += chunk;
@@ -287,7 +316,12 @@ static int parse_rows(CsvReader *rd, const char *buf, size_t len)
     if (rc == 0 && csv_fini(&p, on_field, on_record, rd) != 0)
         rc = cdb_csv_error(rd->db, rd->path, rd->rec_line, (int)rd->n_cur + 1,
                            current_field_name(rd), "truncated line: a quoted field is not closed");
-    if (rc == 0 && rd->err)
+    if (rc == 0 && rd->err == COSTDB_EPARSE)
+        rc = cdb_csv_error(rd->db, rd->path, rd->rec_line, rd->nul_col,
+                           rd->n_rows > 0 && (size_t)rd->nul_col <= rd->rows[0].n
+                               ? rd->rows[0].f[rd->nul_col - 1] : NULL,
+                           "a NUL byte inside the field");
+    else if (rc == 0 && rd->err)
         rc = cdb_err(rd->db, rd->err, "out of memory");
     csv_free(&p);
     return rc;
@@ -314,7 +348,10 @@ int costdb_csv_import(Costdb *db, const char *path, const CostdbImportOptions *o
     rd.path = path;
     if ((rc = read_file(db, path, &buf, &len)) < 0)
         goto cleanup;
-    if ((rc = parse_rows(&rd, buf, len)) < 0)
+    /* A UTF-8 byte order mark (spreadsheets write one) is not part of the
+     * first column's name. */
+    if ((rc = len >= 3 && !memcmp(buf, "\xEF\xBB\xBF", 3) ? parse_rows(&rd, buf + 3, len - 3)
+                                                       : parse_rows(&rd, buf, len)) < 0)
         goto cleanup;
     if (rd.n_rows == 0) {
         rc = cdb_csv_error(db, path, 1, 1, NULL, "empty file: expected a header line");

@@ -153,8 +153,13 @@ static int parse_variant(const Ctx *c, Rec *r)
             return field_error(c, C_APPLY, "'%s' is not a number", s);
         if (!isfinite(r->apply_cost))
             return field_error(c, C_APPLY, "'%s' is not finite (leave it empty when unknown)", s);
-        if (r->apply_cost < 0 || signbit(r->apply_cost))
+        if (r->apply_cost == 0)
+            r->apply_cost = 0.0;  /* -0 is zero */
+        if (r->apply_cost < 0)
             return field_error(c, C_APPLY, "%s is negative", s);
+        if (r->apply_cost > COSTDB_MAX_SECONDS)
+            return field_error(c, C_APPLY, "%s is out of range (at most %g s)", s,
+                               COSTDB_MAX_SECONDS);
     }
     return 0;
 }
@@ -168,10 +173,10 @@ static int parse_line(const Ctx *c, Rec *r)
     int rc;
     memset(r, 0, sizeof *r);
     r->line = c->cur->line;
-    if ((rc = parse_count(c, C_START, INT32_MAX, &v)) < 0)
+    if ((rc = parse_count(c, C_START, COSTDB_MAX_LAYERS - 1, &v)) < 0)
         return rc;
     r->start = (int)v;
-    if ((rc = parse_count(c, C_END, INT32_MAX, &v)) < 0)
+    if ((rc = parse_count(c, C_END, COSTDB_MAX_LAYERS - 1, &v)) < 0)
         return rc;
     r->end = (int)v;
     if (r->end < r->start)
@@ -179,6 +184,9 @@ static int parse_line(const Ctx *c, Rec *r)
     if ((rc = parse_shape(c, C_SUBMESH, &r->hosts, &r->gpus)) < 0 ||
         (rc = parse_shape(c, C_LOGICAL, &r->la, &r->lb)) < 0)
         return rc;
+    if ((int64_t)r->hosts * r->gpus > COSTDB_MAX_DEVICES)
+        return field_error(c, C_SUBMESH, "%dx%d is more than %d devices", r->hosts, r->gpus,
+                           COSTDB_MAX_DEVICES);
     if ((int64_t)r->la * r->lb != (int64_t)r->hosts * r->gpus)
         return field_error(c, C_LOGICAL, "%dx%d has %lld devices, the submesh %dx%d has %lld",
                            r->la, r->lb, (long long)r->la * r->lb, r->hosts, r->gpus,
@@ -204,10 +212,17 @@ static int parse_line(const Ctx *c, Rec *r)
         return field_error(c, C_COST, "'%s' is not a number", s);
     if (isnan(r->cost))
         return field_error(c, C_COST, "NaN is not a cost (use inf for a failed entry)");
-    if (r->cost < 0 || signbit(r->cost))
+    if (r->cost == 0)
+        r->cost = 0.0;  /* -0 is zero */
+    if (r->cost < 0)
         return field_error(c, C_COST, "%s is negative", s);
+    /* 'inf' is a failed entry; a number that overflows to it (1e309) or
+     * one too large to sum exactly is a mistake. */
+    if ((isinf(r->cost) && errno == ERANGE) || (isfinite(r->cost) && r->cost > COSTDB_MAX_SECONDS))
+        return field_error(c, C_COST, "%s is out of range (at most %g s; inf for a failed entry)",
+                           s, COSTDB_MAX_SECONDS);
     for (int i = 0; i < 7; i++) {
-        if ((rc = parse_count(c, size_cols[i], INT64_MAX, &r->size[i])) < 0)
+        if ((rc = parse_count(c, size_cols[i], COSTDB_MAX_BYTES, &r->size[i])) < 0)
             return rc;
     }
     s = field(c, C_STATUS);

@@ -8,6 +8,7 @@
  */
 #include <CUnit/Basic.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -389,6 +390,18 @@ static void test_bad_inputs(void)
          "2:18: field 'zero': truncated line: 17 fields, the header has 19"},
         {"duplicate header", "start,start\n0,0\n",
          "1:2: field 'start': column appears twice in the header (also column 1)"},
+        {"cost overflows to inf", HEADER "0,0,1x1,1x1,0,fwd,1e309,1,1,1,1,1,1,1,ok\n",
+         "2:7: field 'compute_cost': 1e309 is out of range (at most 1e+09 s; inf for a failed entry)"},
+        {"cost too large to sum", HEADER "0,0,1x1,1x1,0,fwd,5e307,1,1,1,1,1,1,1,ok\n",
+         "2:7: field 'compute_cost': 5e307 is out of range (at most 1e+09 s; inf for a failed entry)"},
+        {"huge apply_cost", VHEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok,0,none,0,5e307\n",
+         "2:19: field 'apply_cost': 5e307 is out of range (at most 1e+09 s)"},
+        {"size past COSTDB_MAX_BYTES", HEADER "0,0,1x1,1x1,0,fwd,0.1,4611686018427387903,1,1,1,1,1,1,ok\n",
+         "2:8: field 'peak_memory': 4611686018427387903 is out of range"},
+        {"layer past COSTDB_MAX_LAYERS", HEADER "0,2147483647,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok\n",
+         "2:2: field 'end': 2147483647 is out of range"},
+        {"submesh past COSTDB_MAX_DEVICES", HEADER "0,0,1048576x1048576,1048576x1048576,0,fwd,0.1,1,1,1,1,1,1,1,ok\n",
+         "2:3: field 'submesh': 1048576x1048576 is more than 1048576 devices"},
         {"does not fit the cluster", HEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok\n"
                                      "0,0,2x8,16x1,0,fwd,0.1,1,1,1,1,1,1,1,ok\n",
          "3:3: field 'submesh': 2x8 does not fit in the cluster 1x8"},
@@ -459,6 +472,63 @@ static void test_import_in_transaction(void)
     costdb_close(&db);
 }
 
+/* Parser edges (issue 14): a NUL byte inside a field, a UTF-8 BOM, -0, and
+ * a line past the 1 MiB cap are handled without touching the database. */
+static void test_parser_edges(void)
+{
+    Costdb *db = open_new("edges.db");
+    const char *p = tu_path("edges.csv");
+    const char *dbp = tu_path("edges.db");
+    static const char nul[] = HEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok\0garbage\n";
+    CostdbEntry *e = NULL;
+    size_t n = 0;
+    int64_t id = -7;
+    FILE *f;
+    char want[600];
+
+    f = fopen(p, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fwrite(nul, 1, sizeof nul - 1, f);
+    fclose(f);
+    CU_ASSERT_EQUAL(costdb_csv_import(db, p, NULL, &id), COSTDB_EPARSE);
+    snprintf(want, sizeof want, "%s:2:15: field 'status': a NUL byte inside the field", p);
+    CU_ASSERT_STRING_EQUAL(costdb_errmsg(db), want);
+    CU_ASSERT_EQUAL(tu_count(dbp, "stage_profile"), 0);
+
+    /* BOM before the header; -0 costs and sizes are zero */
+    CU_ASSERT_EQUAL_FATAL(tu_write(p, "\xEF\xBB\xBF" HEADER
+                                      "0,0,1x1,1x1,0,fwd,-0,-0,1,1,1,1,1,1,ok\n"
+                                      "0,0,1x1,1x1,0,bwd,-0.0,1,1,1,1,1,1,1,ok\n"), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_csv_import(db, p, NULL, &id), 0);
+    CU_ASSERT_EQUAL(costdb_entries_get(db, id, &e, &n), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    CU_ASSERT(e[0].compute_cost == 0 && !signbit(e[0].compute_cost));
+    CU_ASSERT(e[1].compute_cost == 0 && !signbit(e[1].compute_cost));
+    CU_ASSERT_EQUAL(e[0].peak_memory, 0);
+    free(e);
+
+    /* a 2 MiB field: refused at the cap, naming the line */
+    {
+        size_t big = (size_t)2 << 20;
+        char *text = malloc(big + 256);
+        int64_t before = tu_count(dbp, "stage_profile");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+        snprintf(text, 256, "%s0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,", HEADER);
+        memset(text + strlen(text), 'k', big);
+        text[strlen(HEADER) + 36 + big] = '\0';
+        CU_ASSERT_EQUAL_FATAL(tu_write(p, text), 0);
+        free(text);
+        id = -7;
+        CU_ASSERT_EQUAL(costdb_csv_import(db, p, NULL, &id), COSTDB_EPARSE);
+        snprintf(want, sizeof want, "%s:2:1: line longer than 1048576 bytes (the limit of a CSV"
+                 " line)", p);
+        CU_ASSERT_STRING_EQUAL(costdb_errmsg(db), want);
+        CU_ASSERT_EQUAL(id, -7);
+        CU_ASSERT_EQUAL(tu_count(dbp, "stage_profile"), before);
+    }
+    costdb_close(&db);
+}
+
 int main(void)
 {
     CU_pSuite suite;
@@ -471,6 +541,7 @@ int main(void)
     CU_add_test(suite, "header in any order, extra columns, Alpa order", test_any_order);
     CU_add_test(suite, "bad inputs leave the database unchanged", test_bad_inputs);
     CU_add_test(suite, "import inside a transaction", test_import_in_transaction);
+    CU_add_test(suite, "NUL byte, BOM, -0, line-length cap", test_parser_edges);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
