@@ -348,6 +348,16 @@ static int run_one(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
     if (rc < 0)
         return cli_fail("%s", err[0] ? err : approf_strerror(rc));
     print_summary(sum, cfg->db_path);
+    /* Alpa's plain space replicates what its fastest sharding replicates:
+     * say what adds the memory-saving variants (docs/variants.md). */
+    if (sum->out_of_memory > 0 && approf_sweep_memory_levels(cfg) == 1 &&
+        (cfg->recompute_mask | 1u) == 1u && (cfg->zero_mask | 1u) == 1u)
+        fprintf(stderr,
+                "approf: %zu entries are out of memory in Alpa's plain space (each stage's "
+                "fastest sharding); --memory-levels 3 adds the leaner shardings (Megatron-style "
+                "tensor parallelism) and --variants all also recomputation and ZeRO, for "
+                "apsolve to choose from (docs/variants.md)\n",
+                sum->out_of_memory);
     return 0;
 }
 

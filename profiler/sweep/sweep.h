@@ -88,6 +88,7 @@ typedef struct ApprofSweepSummary {
     size_t tuples, entries;       /* tuples of this sweep/shard, entries written now */
     size_t existing;              /* entries already present (resume) */
     size_t failures;              /* entries with status != ok */
+    size_t out_of_memory;         /* of them, status oom */
     size_t reused;                /* entries copied from an identical stage program */
     size_t sharding_solved, sharding_cached;
     double t_build, t_enumerate, t_sharding, t_costing, t_writing, t_total;

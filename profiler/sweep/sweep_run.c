@@ -66,6 +66,8 @@ static int sink_store(void *ctx, size_t k, const CostdbEntry e[2], const CostdbP
         s->sum->entries++;
         if (todo[i].status != COSTDB_STATUS_OK)
             s->sum->failures++;
+        if (todo[i].status == COSTDB_STATUS_OOM)
+            s->sum->out_of_memory++;
         if (s->cb && s->cb->entry)
             s->cb->entry(s->cb->ctx, &todo[i]);
     }
