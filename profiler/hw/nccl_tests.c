@@ -21,6 +21,7 @@
 #define MAX_FIELDS 24
 #define MAX_HOSTS 4096
 #define MAX_POINTS 10000
+#define MAX_RANKS 65536
 
 typedef struct {
     CostdbCommPoint *pts;
@@ -30,6 +31,8 @@ typedef struct {
     int many_hosts;            /* more distinct host names than we keep */
     int time_col;              /* index of the out-of-place time column */
     int wrong_col;
+    int tests;                 /* "# Collective test starting:" lines seen */
+    unsigned char rank_seen[MAX_RANKS];
     char collective[32];
 } Parse;
 
@@ -69,7 +72,9 @@ static const char *dtype_of(const char *t)
     return t;
 }
 
-static int header_line(Parse *p, char *line)
+/* A header line; -1 with err set ("PATH:LINE: ...") when it is refused. */
+static int header_line(Parse *p, char *line, const char *path, long lineno, char *err,
+                       size_t errlen)
 {
     char *f[MAX_FIELDS];
     int n = split(line, f, MAX_FIELDS);
@@ -77,14 +82,42 @@ static int header_line(Parse *p, char *line)
     if (n >= 5 && !strcmp(f[1], "Collective") && !strcmp(f[2], "test") &&
         !strcmp(f[3], "starting:")) {
         const char *c = collective_of_binary(f[4]);
-        if (c && !p->collective[0])
+        /* Two logs in one file (all_reduce then all_gather) would store the
+         * second test's times under the first collective. */
+        if (++p->tests > 1) {
+            snprintf(err, errlen, "%s:%ld: a second nccl-tests run starts here (%s); import one"
+                     " run per file", path, lineno, f[4]);
+            return -1;
+        }
+        if (!c) {
+            snprintf(err, errlen, "%s:%ld: unknown collective '%s' (all_reduce_perf,"
+                     " all_gather_perf, reduce_scatter_perf, alltoall_perf or sendrecv_perf)",
+                     path, lineno, f[4]);
+            return -1;
+        }
+        if (!p->collective[0])
             snprintf(p->collective, sizeof p->collective, "%s", c);
         return 0;
     }
     /* "#  Rank  0 Group  0 Pid  41069 on   node1 device  0 [0x07] NVIDIA ..." */
     if (n >= 9 && !strcmp(f[1], "Rank") && !strcmp(f[3], "Group") && !strcmp(f[7], "on")) {
         const char *host = f[8];
+        char *end = NULL;
+        long r;
         int known = 0;
+        errno = 0;
+        r = strtol(f[2], &end, 10);
+        if (errno || end == f[2] || *end || r < 0 || r >= MAX_RANKS) {
+            snprintf(err, errlen, "%s:%ld: field Rank: '%s' is not a rank 0..%d", path, lineno,
+                     f[2], MAX_RANKS - 1);
+            return -1;
+        }
+        if (p->rank_seen[r]) {
+            snprintf(err, errlen, "%s:%ld: field Rank: rank %ld appears twice (two logs in one"
+                     " file?)", path, lineno, r);
+            return -1;
+        }
+        p->rank_seen[r] = 1;
         p->ranks++;
         for (int i = 0; i < p->n_hosts_named; i++)
             if (!strcmp(p->hosts[i], host))
@@ -177,7 +210,8 @@ int approf_nccl_tests_parse(FILE *f, const char *path, const char *collective,
             continue;
         snprintf(work, sizeof work, "%s", s);
         if (*s == '#') {
-            header_line(&p, work);
+            if (header_line(&p, work, path, lineno, err, errlen) < 0)
+                goto fail;
             continue;
         }
         if (!isdigit((unsigned char)*s) && *s != '-' && *s != '+')
@@ -197,10 +231,17 @@ int approf_nccl_tests_parse(FILE *f, const char *path, const char *collective,
                          path, lineno, fld[0]);
                 goto fail;
             }
-            if (parse_double(fld[p.time_col], &us) < 0 || !(us >= 0) || us > 1e15) {
-                snprintf(err, errlen, "%s:%ld: field time: '%s' is not a time in microseconds",
-                         path, lineno, fld[p.time_col]);
+            if (parse_double(fld[p.time_col], &us) < 0 || !(us > 0) || us > 1e15) {
+                snprintf(err, errlen, "%s:%ld: field time: '%s' is not a time in microseconds"
+                         " (> 0)", path, lineno, fld[p.time_col]);
                 goto fail;
+            }
+            for (size_t k = 0; k < p.n; k++) {
+                if (p.pts[k].bytes == pt.bytes && !strcmp(p.pts[k].dtype, dtype_of(fld[2]))) {
+                    snprintf(err, errlen, "%s:%ld: field size: %lld bytes measured twice",
+                             path, lineno, (long long)pt.bytes);
+                    goto fail;
+                }
             }
             if (p.wrong_col > 0 && p.wrong_col < nf && strcmp(fld[p.wrong_col], "N/A")) {
                 int64_t wrong;

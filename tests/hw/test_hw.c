@@ -613,6 +613,24 @@ static void test_nccl_tests(void)
              "broadcast", NULL, "--collective: unknown collective 'broadcast'"},
             {NT_HEAD NT_COLS "        1024  64  float none -1  20 0.05 0.04 0 20 0.05 0.04 0\n",
              "all-reduce", "8", "--group: '8' is not HOSTSxGPUS"},
+            /* issue 14: two logs in one file, unknown collective, repeated rank,
+             * duplicate size, zero time */
+            {NT_HEAD "# Collective test starting: all_reduce_perf\n" NT_COLS
+             "        1024  64  float none -1  20 0.05 0.04 0 20 0.05 0.04 0\n"
+             "# Collective test starting: all_gather_perf\n" NT_COLS
+             "        1024  64  float none -1  20 0.05 0.04 0 20 0.05 0.04 0\n",
+             NULL, NULL, "t.log:13: a second nccl-tests run starts here (all_gather_perf)"},
+            {NT_HEAD "# Collective test starting: broadcast_perf\n" NT_COLS
+             "        1024  64  float none -1  20 0.05 0.04 0 20 0.05 0.04 0\n",
+             NULL, NULL, "t.log:9: unknown collective 'broadcast_perf'"},
+            {NT_HEAD "#  Rank  1 Group  0 Pid  101 on      hostA device  1 [0x08] NVIDIA H100\n"
+             NT_COLS "        1024  64  float none -1  20 0.05 0.04 0 20 0.05 0.04 0\n",
+             "all-reduce", NULL, "t.log:9: field Rank: rank 1 appears twice"},
+            {NT_HEAD NT_COLS "        1024  64  float none -1  20 0.05 0.04 0 20 0.05 0.04 0\n"
+             "        1024  64  float none -1  21 0.05 0.04 0 20 0.05 0.04 0\n",
+             "all-reduce", NULL, "t.log:12: field size: 1024 bytes measured twice"},
+            {NT_HEAD NT_COLS "        1024  64  float none -1  0 0.05 0.04 0 20 0.05 0.04 0\n",
+             "all-reduce", NULL, "t.log:11: field time: '0'"},
         };
         for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
             err[0] = '\0';
@@ -621,6 +639,8 @@ static void test_nccl_tests(void)
                                        sizeof err),
                             APPROF_EINVAL);
             CU_ASSERT_PTR_NULL(pts);
+            if (!strstr(err, bad[i].want))
+                fprintf(stderr, "case %zu: '%s'\n", i, err);
             CU_ASSERT_PTR_NOT_NULL(strstr(err, bad[i].want));
         }
     }
