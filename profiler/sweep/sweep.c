@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The sweep's pieces (sweep_int.h): model -> layers -> enumeration, the
- * database rows, and per tuple intra-op sharding and backend costing.
- * Identical stage programs (same signature) are costed once. The driver
- * that runs them (one process or many) is sweep_run.c.
+ * database rows, composition and the hardware curves. One tuple's sharding,
+ * costing, entries and placements are sweep_tuple.c; the driver that runs
+ * them (one process or many) is sweep_run.c.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -26,13 +26,6 @@
 #include "sweep_int.h"
 
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static uint64_t fnv1a(const char *s)
 {
     uint64_t h = 1469598103934665603ull;
@@ -41,121 +34,6 @@ static uint64_t fnv1a(const char *s)
         h *= 1099511628211ull;
     }
     return h;
-}
-
-static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
-{
-    size_t i;
-    if (!sig[0])
-        return NULL;
-    if (insert && (t->n + 1) * 2 > t->cap) {
-        size_t ncap = t->cap ? t->cap * 2 : 1024;
-        ReuseSlot *ns = calloc(ncap, sizeof *ns);
-        if (!ns)
-            return NULL;
-        for (size_t k = 0; k < t->cap; k++) {
-            if (!t->slots[k].used)
-                continue;
-            i = fnv1a(t->slots[k].signature) & (ncap - 1);
-            while (ns[i].used)
-                i = (i + 1) & (ncap - 1);
-            ns[i] = t->slots[k];
-        }
-        free(t->slots);
-        t->slots = ns;
-        t->cap = ncap;
-    }
-    if (!t->cap)
-        return NULL;
-    i = fnv1a(sig) & (t->cap - 1);
-    while (t->slots[i].used) {
-        if (!strcmp(t->slots[i].signature, sig))
-            return &t->slots[i];
-        i = (i + 1) & (t->cap - 1);
-    }
-    if (!insert)
-        return NULL;
-    t->slots[i].used = 1;
-    snprintf(t->slots[i].signature, sizeof t->slots[i].signature, "%s", sig);
-    t->n++;
-    return &t->slots[i];
-}
-
-void approf_sweep_reuse_free(ReuseTable *t)
-{
-    free(t->slots);
-    for (size_t i = 0; i < t->tpl_cap; i++)
-        free(t->tpl[i].pl);
-    free(t->tpl);
-    for (size_t i = 0; i < t->spec_cap; i++)
-        free(t->specs[i]);
-    free(t->specs);
-    free(t->ordinal_of);
-    memset(t, 0, sizeof *t);
-}
-
-/* The template slot of key (insert: a free slot for it, growing the table;
- * NULL without memory). */
-static ProgTemplate *template_find(ReuseTable *t, const uint64_t key[2], int insert)
-{
-    if (insert && (t->tpl_n + 1) * 2 > t->tpl_cap) {
-        size_t ncap = t->tpl_cap ? t->tpl_cap * 2 : 1024;
-        ProgTemplate *nt = calloc(ncap, sizeof *nt);
-        if (!nt)
-            return NULL;
-        for (size_t i = 0; i < t->tpl_cap; i++) {
-            if (!t->tpl[i].used)
-                continue;
-            size_t k = (size_t)t->tpl[i].key[0] & (ncap - 1);
-            while (nt[k].used)
-                k = (k + 1) & (ncap - 1);
-            nt[k] = t->tpl[i];
-        }
-        free(t->tpl);
-        t->tpl = nt;
-        t->tpl_cap = ncap;
-    }
-    if (!t->tpl_cap)
-        return NULL;
-    size_t k = (size_t)key[0] & (t->tpl_cap - 1);
-    while (t->tpl[k].used) {
-        if (t->tpl[k].key[0] == key[0] && t->tpl[k].key[1] == key[1])
-            return &t->tpl[k];
-        k = (k + 1) & (t->tpl_cap - 1);
-    }
-    return insert ? &t->tpl[k] : NULL;
-}
-
-static const char *intern_spec(ReuseTable *t, const char *spec)
-{
-    if ((t->spec_n + 1) * 2 > t->spec_cap) {
-        size_t ncap = t->spec_cap ? t->spec_cap * 2 : 256;
-        char **ns = calloc(ncap, sizeof *ns);
-        if (!ns)
-            return NULL;
-        for (size_t i = 0; i < t->spec_cap; i++) {
-            if (!t->specs[i])
-                continue;
-            size_t k = (size_t)fnv1a(t->specs[i]) & (ncap - 1);
-            while (ns[k])
-                k = (k + 1) & (ncap - 1);
-            ns[k] = t->specs[i];
-        }
-        free(t->specs);
-        t->specs = ns;
-        t->spec_cap = ncap;
-    }
-    size_t k = (size_t)fnv1a(spec) & (t->spec_cap - 1);
-    while (t->specs[k]) {
-        if (!strcmp(t->specs[k], spec))
-            return t->specs[k];
-        k = (k + 1) & (t->spec_cap - 1);
-    }
-    t->specs[k] = strdup(spec);
-    if (!t->specs[k])
-        return NULL;
-    t->spec_n++;
-    return t->specs[k];
 }
 
 static void notice(const ApprofSweepCallbacks *cb, const char *fmt, ...)
@@ -606,321 +484,6 @@ dberr:
     return APPROF_EDB;
 }
 
-static void fill_entry(CostdbEntry *e, const ApprofTuple *t, int phase,
-                       const ApprofStageProgram *p, const ApprofMeasurement *m,
-                       const ApprofHardwareSpec *hw)
-{
-    memset(e, 0, sizeof *e);
-    e->apply_cost = p && hw && m->status == COSTDB_STATUS_OK ? approf_stage_apply_seconds(hw, p)
-                                                             : -1.0;
-    e->start_layer = t->start;
-    e->end_layer = t->end;
-    e->submesh_index = t->submesh;
-    e->config_index = t->config;
-    e->phase = phase ? COSTDB_BWD : COSTDB_FWD;
-    e->status = (CostdbStatus)m->status;
-    e->compute_cost = m->status == COSTDB_STATUS_OK ? m->compute_cost : INFINITY;
-    e->available_memory = m->available_memory;
-    e->repeats = m->repeats > 0 ? m->repeats : 1;
-    e->spread = m->spread;
-    snprintf(e->error, sizeof e->error, "%s", m->error);
-    if (p) {
-        e->peak_memory = p->peak_memory[phase];
-        e->invar_size = p->invar_size[phase];
-        e->outvar_size = p->outvar_size[phase];
-        e->temp_buffer_size = p->temp_buffer_size[phase];
-        e->intermediate_size = p->intermediate_size;
-        e->initial_size = p->initial_size;
-        if (m->peak_memory > 0)
-            e->peak_memory = m->peak_memory;
-    }
-}
-
-/* The owner of config c's sharding group on submesh sm (the lowest config
- * index with its logical mesh, force flag and memory level), and whether the
- * group has other members (recompute or ZeRO variants). */
-static void sharding_group(const Sweep *sw, int sm, int c, int *owner, int *variants)
-{
-    const ApprofConfigChoice *k = &sw->configs[sm][c];
-    *owner = -1;
-    *variants = 0;
-    for (int i = 0; i < sw->n_configs[sm]; i++) {
-        const ApprofConfigChoice *o = &sw->configs[sm][i];
-        if (o->logical_a != k->logical_a || o->logical_b != k->logical_b ||
-            o->force_batch_dim != k->force_batch_dim || o->memory_level != k->memory_level)
-            continue;
-        if (*owner < 0)
-            *owner = i;
-        else
-            *variants = 1;
-    }
-}
-
-/* Copies text into a field of len bytes, truncating (placements hold
- * thousands of rows per sweep: no printf machinery per field). */
-static void copy_text(char *dst, size_t len, const char *src)
-{
-    size_t n = strnlen(src, len - 1);
-    memcpy(dst, src, n);
-    dst[n] = '\0';
-}
-
-static int make_placements(const Sweep *sw, const ApprofTuple *t, const ApprofStageProgram *p,
-                           CostdbPlacement **out)
-{
-    static const char *const roles[] = {"param", "input", "output"};
-    CostdbPlacement *pl;
-    *out = NULL;
-    if (!p->n_placements)
-        return 0;
-    pl = calloc(p->n_placements, sizeof *pl);
-    if (!pl)
-        return APPROF_ENOMEM;
-    for (size_t k = 0; k < p->n_placements; k++) {
-        const ApprofPlacement *src = &p->placements[k];
-        const ApprofTensor *tt = &sw->graph->tensors[src->tensor];
-        CostdbPlacement *d = &pl[k];
-        d->start_layer = t->start;
-        d->end_layer = t->end;
-        d->submesh_index = t->submesh;
-        d->config_index = t->config;
-        d->tensor_index = src->tensor;
-        copy_text(d->tensor_name, sizeof d->tensor_name, tt->name);
-        copy_text(d->role, sizeof d->role, roles[src->role]);
-        copy_text(d->shape, sizeof d->shape, sw->shape_texts[src->tensor]);
-        copy_text(d->dtype, sizeof d->dtype, approf_dtype_name(tt->dtype));
-        copy_text(d->sharding_spec, sizeof d->sharding_spec, src->spec);
-    }
-    *out = pl;
-    return (int)p->n_placements;
-}
-
-/* Shards and costs one tuple; entries[2] receive fwd/bwd. */
-/* Whether tuple t stores placements (entries filled): they belong to the
- * owner of the config's sharding group (the lowest index of its logical
- * mesh, force flag and memory level: the costdb rule); other variants read
- * the owner's. An owner that fails in both phases stores none when it has
- * no variants (it can never be chosen; most tuples of a large model on
- * small submeshes are out of memory); with variants it stores them unless
- * the failure is not a memory one, since a recomputing or ZeRO variant may
- * fit. */
-static int wants_placements(const Sweep *sw, const ApprofTuple *t, const CostdbEntry e[2])
-{
-    int owner, variants;
-    sharding_group(sw, t->submesh, t->config, &owner, &variants);
-    int both_failed = e[0].status != COSTDB_STATUS_OK && e[1].status != COSTDB_STATUS_OK;
-    int memory_only = e[0].status != COSTDB_STATUS_FAILED && e[1].status != COSTDB_STATUS_FAILED &&
-                      (e[0].status == COSTDB_STATUS_OOM || e[1].status == COSTDB_STATUS_OOM);
-    return owner == t->config && !(both_failed && (!variants || !memory_only));
-}
-
-/* Placement rows of tuple t from a template, its tensors read through the
- * stage's tensor order. */
-static int template_placements(const Sweep *sw, const ApprofTuple *t, const ProgTemplate *tp,
-                               const int *order, int n_order, CostdbPlacement **out)
-{
-    static const char *const roles[] = {"param", "input", "output"};
-    *out = NULL;
-    if (!tp->n_pl)
-        return 0;
-    CostdbPlacement *pl = calloc((size_t)tp->n_pl, sizeof *pl);
-    if (!pl)
-        return APPROF_ENOMEM;
-    for (int k = 0; k < tp->n_pl; k++) {
-        const TemplatePlacement *src = &tp->pl[k];
-        if (src->ordinal < 0 || src->ordinal >= n_order) {
-            free(pl);
-            return APPROF_EINVAL;
-        }
-        int tensor = order[src->ordinal];
-        const ApprofTensor *tt = &sw->graph->tensors[tensor];
-        CostdbPlacement *d = &pl[k];
-        d->start_layer = t->start;
-        d->end_layer = t->end;
-        d->submesh_index = t->submesh;
-        d->config_index = t->config;
-        d->tensor_index = tensor;
-        copy_text(d->tensor_name, sizeof d->tensor_name, tt->name);
-        copy_text(d->role, sizeof d->role, roles[src->role]);
-        copy_text(d->shape, sizeof d->shape, sw->shape_texts[tensor]);
-        copy_text(d->dtype, sizeof d->dtype, approf_dtype_name(tt->dtype));
-        copy_text(d->sharding_spec, sizeof d->sharding_spec, src->spec);
-    }
-    *out = pl;
-    return tp->n_pl;
-}
-
-/* Records the results of a stage built from scratch under its key; without
- * memory the template is simply not kept (a later alike stage is built). */
-static void template_record(Sweep *sw, const uint64_t key[2], const CostdbEntry e[2],
-                            int measured, const ApprofStageProgram *prog, const int *order,
-                            int n_order)
-{
-    ReuseTable *rt = &sw->reuse;
-    size_t nt = sw->graph->n_tensors ? sw->graph->n_tensors : 1;
-    TemplatePlacement *pl = NULL;
-    int n_pl = prog ? (int)prog->n_placements : 0, ok = 1;
-    if (!rt->ordinal_of) {
-        rt->ordinal_of = malloc(nt * sizeof(int));
-        if (!rt->ordinal_of)
-            return;
-        for (size_t i = 0; i < nt; i++)
-            rt->ordinal_of[i] = -1;
-    }
-    if (n_pl) {
-        pl = malloc((size_t)n_pl * sizeof *pl);
-        if (!pl)
-            return;
-        for (int k = 0; k < n_order; k++)
-            rt->ordinal_of[order[k]] = k;
-        for (int k = 0; k < n_pl && ok; k++) {
-            pl[k].role = (int)prog->placements[k].role;
-            pl[k].ordinal = rt->ordinal_of[prog->placements[k].tensor];
-            pl[k].spec = intern_spec(rt, prog->placements[k].spec);
-            ok = pl[k].ordinal >= 0 && pl[k].spec != NULL;
-        }
-        for (int k = 0; k < n_order; k++)
-            rt->ordinal_of[order[k]] = -1;
-    }
-    ProgTemplate *tp = ok ? template_find(rt, key, 1) : NULL;
-    if (!tp || tp->used) {
-        free(pl);
-        return;
-    }
-    tp->key[0] = key[0];
-    tp->key[1] = key[1];
-    tp->used = 1;
-    tp->measured = measured;
-    tp->e[0] = e[0];
-    tp->e[1] = e[1];
-    tp->n_pl = n_pl;
-    tp->pl = pl;
-    rt->tpl_n++;
-}
-
-int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const ApprofTuple *t,
-                               CostdbEntry entries[2], CostdbPlacement **placements,
-                               int *n_placements, ApprofSweepSummary *sum)
-{
-    ApprofShardRequest req;
-    ApprofStageProgram prog;
-    ApprofMeasurement m[2];
-    char why[512] = "";
-    double t0 = now_seconds(), t1;
-    int rc, *order = NULL, n_order = 0, have_key;
-    uint64_t key[2] = {0, 0};
-    ReuseSlot *slot;
-
-    memset(&req, 0, sizeof req);
-    memset(&prog, 0, sizeof prog);
-    req.start_layer = t->start;
-    req.end_layer = t->end;
-    req.mesh_hosts = sw->submeshes[t->submesh].n;
-    req.mesh_gpus = sw->submeshes[t->submesh].m;
-    req.logical_a = sw->configs[t->submesh][t->config].logical_a;
-    req.logical_b = sw->configs[t->submesh][t->config].logical_b;
-    req.force_batch_dim = sw->configs[t->submesh][t->config].force_batch_dim;
-    req.method = sw->ilp_method;
-    req.memory_level = sw->configs[t->submesh][t->config].memory_level;
-    req.memory_levels = sw->memory_levels;
-    req.recompute = sw->configs[t->submesh][t->config].recompute;
-    req.zero = sw->configs[t->submesh][t->config].zero;
-    *placements = NULL;
-    *n_placements = 0;
-
-    /* A stage alike to one built before (same program key): its entries
-     * and placements without building the program. */
-    have_key = approf_shard_program_key(sw->shard, &req, key, &order, &n_order) == 0;
-    const ProgTemplate *tp = have_key ? template_find(&sw->reuse, key, 0) : NULL;
-    if (tp) {
-        for (int ph = 0; ph < 2; ph++) {
-            entries[ph] = tp->e[ph];
-            entries[ph].start_layer = t->start;
-            entries[ph].end_layer = t->end;
-            entries[ph].submesh_index = t->submesh;
-            entries[ph].config_index = t->config;
-            /* what the signature-keyed reuse table would have answered */
-            entries[ph].reused = tp->measured;
-        }
-        if (tp->measured)
-            sum->reused += 2;
-        approf_shard_note_reuse(sw->shard);
-        rc = wants_placements(sw, t, entries)
-                 ? template_placements(sw, t, tp, order, n_order, placements)
-                 : 0;
-        free(order);
-        sum->t_sharding += now_seconds() - t0;
-        if (rc < 0)
-            return rc;
-        *n_placements = rc;
-        return 0;
-    }
-
-    rc = approf_shard_stage(sw->shard, &req, &prog, why, sizeof why);
-    t1 = now_seconds();
-    sum->t_sharding += t1 - t0;
-    if (rc < 0) {
-        if (rc == APPROF_ENOMEM) {
-            free(order);
-            return rc;
-        }
-        for (int ph = 0; ph < 2; ph++) {
-            memset(&m[ph], 0, sizeof m[ph]);
-            m[ph].status = rc == APPROF_ENOVARIANT ? COSTDB_STATUS_SKIPPED : COSTDB_STATUS_FAILED;
-            m[ph].available_memory = approf_hardware_available_memory(&sw->hw);
-            /* %.245s: what fits after "sharding: " anyway (-Wformat-truncation) */
-            snprintf(m[ph].error, sizeof m[ph].error, "%s: %.245s",
-                     rc == APPROF_ENOVARIANT ? "variant" : "sharding",
-                     why[0] ? why : approf_strerror(rc));
-            fill_entry(&entries[ph], t, ph, NULL, &m[ph], NULL);
-        }
-        if (have_key)
-            template_record(sw, key, entries, 0, NULL, order, n_order);
-        free(order);
-        approf_stage_program_clear(&prog);
-        return 0;
-    }
-    slot = reuse_find(&sw->reuse, prog.signature, 0);
-    if (slot) {
-        m[0] = slot->m[0];
-        m[1] = slot->m[1];
-    } else {
-        for (int ph = 0; ph < 2; ph++) {
-            memset(&m[ph], 0, sizeof m[ph]);
-            rc = sw->backend.measure(sw->backend.ctx, &prog, ph, &sw->hw, &m[ph]);
-            if (rc < 0) {
-                m[ph].status = COSTDB_STATUS_FAILED;
-                if (!m[ph].error[0])
-                    snprintf(m[ph].error, sizeof m[ph].error, "backend: %s",
-                             approf_strerror(rc));
-            }
-        }
-        slot = reuse_find(&sw->reuse, prog.signature, 1);
-        if (slot) {
-            slot->m[0] = m[0];
-            slot->m[1] = m[1];
-        }
-        slot = NULL;
-    }
-    sum->t_costing += now_seconds() - t1;
-    for (int ph = 0; ph < 2; ph++) {
-        fill_entry(&entries[ph], t, ph, &prog, &m[ph], &sw->hw);
-        entries[ph].reused = slot != NULL;
-    }
-    if (slot)
-        sum->reused += 2;
-    if (have_key)
-        template_record(sw, key, entries, 1, &prog, order, n_order);
-    free(order);
-    rc = wants_placements(sw, t, entries) ? make_placements(sw, t, &prog, placements) : 0;
-    approf_stage_program_clear(&prog);
-    if (rc < 0)
-        return rc;
-    *n_placements = rc;
-    (void)cfg;
-    return 0;
-}
-
 /* Profile mode "individual": only single layers were profiled; every range
  * i..j gets an entry composed from them (compose.h). Ranges already present
  * (resume) are left alone. */
@@ -1024,7 +587,7 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
     rc = resolve_hardware(sw, cfg, cb, err, errlen);
     if (rc < 0)
         return rc;
-    sum->t_build = now_seconds() - t_start;
+    sum->t_build = approf_sweep_now() - t_start;
     rc = approf_sweep_open_backend(sw, cfg, cb, err, errlen);
     if (rc < 0)
         return rc;
@@ -1038,11 +601,11 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
             off += (size_t)snprintf(sum->devices + off, sizeof sum->devices - off, "%s%d",
                                     i ? "," : " ", sw->devices[i]);
     }
-    t0 = now_seconds();
+    t0 = approf_sweep_now();
     rc = enumerate(sw, cfg, err, errlen);
     if (rc < 0)
         return rc;
-    sum->t_enumerate = now_seconds() - t0;
+    sum->t_enumerate = approf_sweep_now() - t0;
     rc = approf_shard_context_new(sw->graph, &sw->layering, &sw->hw, cfg->micro_batches,
                                   &sw->shard);
     if (rc < 0)

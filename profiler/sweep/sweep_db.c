@@ -11,6 +11,13 @@
 
 #include "sweep_db.h"
 
+double approf_sweep_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 static int same_provenance(const CostdbSweep *a, const CostdbSweep *b)
 {
     return a->model_id == b->model_id && a->hardware_id == b->hardware_id &&
@@ -57,13 +64,6 @@ int approf_sweep_writer_init(ApprofSweepWriter *w, Costdb *db, int64_t sweep_id,
     return 0;
 }
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Opens the batch transaction if none is open. */
 static int writer_begin(ApprofSweepWriter *w)
 {
@@ -75,7 +75,7 @@ static int writer_begin(ApprofSweepWriter *w)
         return rc;
     w->in_txn = 1;
     w->pending = 0;
-    w->opened_at = now_seconds();
+    w->opened_at = approf_sweep_now();
     return 0;
 }
 
@@ -95,7 +95,7 @@ int approf_sweep_writer_put(ApprofSweepWriter *w, const CostdbEntry *entries, si
         return rc;
     }
     w->pending++;
-    if (w->pending >= w->commit_every || now_seconds() - w->opened_at >= w->max_seconds)
+    if (w->pending >= w->commit_every || approf_sweep_now() - w->opened_at >= w->max_seconds)
         return approf_sweep_writer_flush(w);
     return 0;
 }

@@ -54,7 +54,7 @@ typedef struct {
     int *ordinal_of;              /* per graph tensor, -1 outside a build */
 } ReuseTable;
 
-/* Frees the reuse table and its program templates (sweep.c). */
+/* Frees the reuse table and its program templates (sweep_tuple.c). */
 void approf_sweep_reuse_free(ReuseTable *t);
 
 #define APPROF_SWEEP_MAX_DEVICES 64

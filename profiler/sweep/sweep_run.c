@@ -17,13 +17,6 @@
 #include "sweep_mpi.h"
 #include "sweep_workers.h"
 
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Where the tuple loop's results go: rank 0 (or the only process) stores
  * them, the other ranks send them to rank 0 (sweep_mpi.h). */
 typedef struct {
@@ -46,7 +39,7 @@ static int sink_store(void *ctx, size_t k, const CostdbEntry e[2], const CostdbP
     const ApprofTuple *t;
     CostdbEntry todo[2];
     size_t nt = 0;
-    double tw = now_seconds();
+    double tw = approf_sweep_now();
     int rc, have;
     if (k >= s->sw->n_tuples)
         return APPROF_EIO;
@@ -59,7 +52,7 @@ static int sink_store(void *ctx, size_t k, const CostdbEntry e[2], const CostdbP
         if (!(have & (1 << ph)))
             todo[nt++] = e[ph];
     rc = approf_sweep_writer_put(&s->writer, todo, nt, have ? NULL : pl, have ? 0 : n_pl);
-    s->sum->t_writing += now_seconds() - tw;
+    s->sum->t_writing += approf_sweep_now() - tw;
     if (rc < 0)
         return APPROF_EDB;
     for (size_t i = 0; i < nt; i++) {
@@ -279,7 +272,7 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
     ApprofSweepMpi *mpi = NULL;
     ApprofProcessGroup pg;
     int64_t global_batch = cfg->global_batch;
-    double t_start = now_seconds(), t0;
+    double t_start = approf_sweep_now(), t0;
     int rc, dberr = 0, owes_final = 0, wstatus = 0, wrank = 0;
 
     memset(&sw, 0, sizeof sw);
@@ -322,7 +315,7 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
     sink.sum = sum;
     sink.mpi = mpi;
 
-    rc = approf_sweep_prepare(&sw, cfg, cb, &global_batch, sum, now_seconds(), err, errlen);
+    rc = approf_sweep_prepare(&sw, cfg, cb, &global_batch, sum, approf_sweep_now(), err, errlen);
     if (rc == 0) {
         sink.have = calloc(sw.n_tuples ? sw.n_tuples : 1, 1);
         if (!sink.have)
@@ -402,7 +395,7 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
         costdb_sweep_set_status(sw.db, row.id, COSTDB_SWEEP_INTERRUPTED, 0);
         goto out;
     }
-    t0 = now_seconds();
+    t0 = approf_sweep_now();
     if (rc != APPROF_EINTR && cfg->individual && cfg->shard_n == 1) {
         if (approf_sweep_writer_flush(&sink.writer) < 0 ||
             approf_sweep_compose(&sw, row.id, &sink.writer, sum) < 0) {
@@ -423,7 +416,7 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
     } else {
         rc = 0;
     }
-    sum->t_writing += now_seconds() - t0;
+    sum->t_writing += approf_sweep_now() - t0;
     {
         ApprofShardStats st;
         approf_shard_context_stats(sw.shard, &st);
@@ -449,7 +442,7 @@ out:
             root_close(&sink, 0, rc ? rc : APPROF_EIO, &wstatus, &wrank);
         approf_sweep_mpi_root_finish(mpi, rc);
     }
-    sum->t_total = now_seconds() - t_start;
+    sum->t_total = approf_sweep_now() - t_start;
     free(sink.have);
     approf_sweep_free(&sw);
     approf_sweep_mpi_finalize(&mpi);
