@@ -12,6 +12,18 @@
 
 #include "sharding/ilp.h"
 
+/* The problem as given (ilp.c builds it; ilp_pareto.c weighs its memory). */
+struct ApprofIlp {
+    int n_nodes, cap_nodes;
+    int *k;
+    double **cost, **mem;       /* mem[v] NULL when not given */
+    int n_edges, cap_edges;
+    int *eu, *ev;
+    double **r;
+    double budget;
+    double weight;              /* seconds per byte of mem added to node costs */
+};
+
 typedef struct WNode {
     int k;          /* allowed strategies */
     int *orig;      /* local -> original strategy */
