@@ -15,117 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sharding/context.h"
 #include "sharding/internal.h"
 
-/* Most memory levels a request may ask for. */
-#define SHARD_MAX_LEVELS 8
 
-/* The Pareto set of the last stage solved, kept for its other variants
- * (the sweep profiles every variant of a (range, mesh, config) in a row). */
-typedef struct ParetoMemo {
-    int valid;
-    int key[8];
-    int n_ops, n_points;
-    int *choices;                 /* n_points * n_ops */
-    double times[SHARD_MAX_LEVELS];
-} ParetoMemo;
 
-/* Range-independent work kept across the stages of a sweep: each op's
- * iteration space, and per logical mesh the compute part of every op's
- * node cost (kernels and the all-reduce of a split reduction), which does
- * not depend on the layer range (docs/architecture.md). */
-#define SHARD_COST_SLOTS ((APPROF_MAX_ITER + 1) * (APPROF_MAX_ITER + 1))
-#define SHARD_COST_TABLES 64
-
-typedef struct NodeCostTable {
-    ShardMesh mesh;
-    double *cost;                 /* n_ops * SHARD_COST_SLOTS, NaN: not computed */
-} NodeCostTable;
-
-/* Pareto sets by stage structure: two stages whose ops, shapes, in-stage
- * edges, boundary facts (stage inputs and outputs, first consumers of
- * parameters, saved tensors) and mesh are alike have the same sharding ILP,
- * term for term, so the same Pareto set (a transformer's interior ranges
- * [i, j] and [i+1, j+1]). The key is computed in one pass over the stage's
- * ops; a hit skips the node costs, the edge matrices and the ILP. */
-typedef struct StructEntry {
-    ApprofHash128 key;
-    int used, n_ops, n_points;
-    double times[SHARD_MAX_LEVELS];
-    unsigned char *choices;       /* n_points * n_ops strategy indices */
-} StructEntry;
-
-typedef struct StructMemo {
-    StructEntry *e;
-    size_t n, cap;                /* open addressing, cap a power of two */
-    size_t bytes;                 /* held by choices; inserts stop at the cap */
-} StructMemo;
-
-#define SHARD_STRUCT_MEMO_BYTES ((size_t)256 << 20)
-
-struct ApprofShardContext {
-    const ApprofGraph *g;
-    const ApprofLayering *l;
-    const ApprofHardwareSpec *hw;
-    int micro_batches;
-    ApprofIlpCache *cache;
-    ApprofShardStats st;
-    ParetoMemo memo;
-    ApprofIterSpace *spaces;      /* per graph op */
-    unsigned char *space_state;   /* 0 not computed, 1 ok, 2 error */
-    NodeCostTable tables[SHARD_COST_TABLES];
-    int n_tables, next_victim;
-    uint64_t *op_desc;            /* per graph op: hash of what its costs depend on */
-    void *prog_scratch;           /* program.c's per-tensor scratch, all zero at rest */
-    size_t prog_scratch_n;
-    StructMemo smemo;
-};
-
-/* The node-cost table of mesh m (created, or recycled round-robin). */
-static double *cost_table(ApprofShardContext *ctx, const ShardMesh *m)
-{
-    size_t n = (ctx->g->n_ops ? ctx->g->n_ops : 1) * (size_t)SHARD_COST_SLOTS;
-    for (int i = 0; i < ctx->n_tables; i++)
-        if (!memcmp(&ctx->tables[i].mesh, m, sizeof *m))
-            return ctx->tables[i].cost;
-    NodeCostTable *t;
-    if (ctx->n_tables < SHARD_COST_TABLES) {
-        t = &ctx->tables[ctx->n_tables];
-        t->cost = malloc(n * sizeof(double));
-        if (!t->cost)
-            return NULL;
-        ctx->n_tables++;
-    } else {
-        t = &ctx->tables[ctx->next_victim];
-        ctx->next_victim = (ctx->next_victim + 1) % SHARD_COST_TABLES;
-    }
-    t->mesh = *m;
-    for (size_t i = 0; i < n; i++)
-        t->cost[i] = NAN;
-    return t->cost;
-}
-
-static int cached_iter_space(ApprofShardContext *ctx, int op, ApprofIterSpace *out)
-{
-    if (!ctx->spaces) {
-        size_t n = ctx->g->n_ops ? ctx->g->n_ops : 1;
-        ctx->spaces = malloc(n * sizeof *ctx->spaces);
-        ctx->space_state = calloc(n, 1);
-        if (!ctx->spaces || !ctx->space_state) {
-            free(ctx->spaces);
-            free(ctx->space_state);
-            ctx->spaces = NULL;
-            ctx->space_state = NULL;
-            return approf_op_iter_space(ctx->g, op, out);
-        }
-    }
-    if (!ctx->space_state[op])
-        ctx->space_state[op] = approf_op_iter_space(ctx->g, op, &ctx->spaces[op]) ? 2 : 1;
-    if (ctx->space_state[op] == 2)
-        return APPROF_EINVAL;
-    *out = ctx->spaces[op];
-    return 0;
-}
 
 int approf_shard_context_new(const ApprofGraph *g, const ApprofLayering *l,
                              const ApprofHardwareSpec *hw, int num_micro_batches,
@@ -339,7 +233,7 @@ void shard_local_sizes(const ApprofIterSpace *sp, const ShardStrat *s, const Sha
 
 /* ---- the ILP ----------------------------------------------------------- */
 
-static int tensor_slot(const int *list, int n, int t)
+int shard_tensor_slot(const int *list, int n, int t)
 {
     for (int i = 0; i < n; i++)
         if (list[i] == t)
@@ -468,7 +362,7 @@ static int edge_matrix(const ShardStage *st, int op_p, int op_c, int in_slot, do
     const ShardOp *sp = &st->ops[op_p - st->op_begin], *sc = &st->ops[op_c - st->op_begin];
     int t = g->ops[op_c].inputs[in_slot];
     const ApprofTensor *ten = &g->tensors[t];
-    int j = tensor_slot(g->ops[op_p].outputs, g->ops[op_p].n_outputs, t);
+    int j = shard_tensor_slot(g->ops[op_p].outputs, g->ops[op_p].n_outputs, t);
     if (j < 0)
         return APPROF_EINVAL;
     /* The same ILP serves every recomputation variant: it prices the
@@ -507,7 +401,7 @@ static int edge_matrix(const ShardStage *st, int op_p, int op_c, int in_slot, do
     return 0;
 }
 
-static void stage_free(ShardStage *st)
+void shard_stage_free(ShardStage *st)
 {
     if (st->ops && st->n_ops > 0)
         free(st->ops[0].s); /* one block for every op's strategies */
@@ -566,122 +460,9 @@ static int stage_tensors(ShardStage *st)
     return 0;
 }
 
-/* What an op's node costs, memory and edges depend on, besides the stage
- * boundary: kind, attributes, the shapes, dtypes and roles of its tensors,
- * and what its backward saves. */
-static uint64_t op_descriptor(const ApprofGraph *g, int o)
-{
-    const ApprofOp *op = &g->ops[o];
-    ApprofHash128 h;
-    approf_hash128_init(&h, 0x5eed);
-    int64_t w[4] = {op->kind, op->n_inputs, op->n_outputs, approf_op_saved_mask(g, o)};
-    approf_hash128_update(&h, w, sizeof w);
-    approf_hash128_update(&h, &op->attrs, sizeof op->attrs);
-    for (int side = 0; side < 2; side++) {
-        int n = side ? op->n_outputs : op->n_inputs;
-        for (int i = 0; i < n; i++) {
-            const ApprofTensor *t = &g->tensors[side ? op->outputs[i] : op->inputs[i]];
-            int64_t v[4] = {t->ndim, t->dtype, t->role, t->batch_dim};
-            approf_hash128_update(&h, v, sizeof v);
-            approf_hash128_update(&h, t->dims, (size_t)t->ndim * sizeof t->dims[0]);
-        }
-    }
-    return h.a ^ (h.b * 0x9e3779b97f4a7c15ULL);
-}
 
-static ApprofHash128 struct_key(ApprofShardContext *ctx, const ShardStage *st, int levels,
-                                int method)
-{
-    const ApprofGraph *g = st->g;
-    ApprofHash128 h;
-    approf_hash128_init(&h, 0x57a6e);
-    int64_t hdr[6] = {st->n_ops, st->force, levels, method, st->micro_batches, 0};
-    approf_hash128_update(&h, hdr, sizeof hdr);
-    approf_hash128_update(&h, &st->mesh, sizeof st->mesh);
-    for (int o = st->op_begin; o < st->op_end; o++) {
-        const ApprofOp *op = &g->ops[o];
-        if (!ctx->op_desc[o])
-            ctx->op_desc[o] = op_descriptor(g, o) | 1;
-        approf_hash128_word(&h, ctx->op_desc[o]);
-        for (int i = 0; i < op->n_inputs; i++) {
-            int t = op->inputs[i], p = g->tensors[t].producer;
-            if (p >= st->op_begin && p < st->op_end) {
-                int j = tensor_slot(g->ops[p].outputs, g->ops[p].n_outputs, t);
-                approf_hash128_word(&h, ((uint64_t)(o - p) << 8) | (uint64_t)(j + 1));
-            } else {
-                approf_hash128_word(&h, 0xff00u | (uint64_t)(st->t_first[t] == o) << 4 |
-                                        (uint64_t)(st->t_saved[t] != 0) << 2);
-            }
-        }
-        for (int j = 0; j < op->n_outputs; j++) {
-            int t = op->outputs[j];
-            approf_hash128_word(&h, (uint64_t)st->t_cons[t] << 8 |
-                                    (uint64_t)(st->t_out[t] != 0) << 1 |
-                                    (uint64_t)(st->t_saved[t] != 0));
-        }
-    }
-    return h;
-}
 
-static StructEntry *smemo_slot(StructMemo *m, ApprofHash128 key, int insert)
-{
-    if (insert && (m->n + 1) * 2 > m->cap) {
-        size_t ncap = m->cap ? m->cap * 2 : 256;
-        StructEntry *ne = calloc(ncap, sizeof *ne);
-        if (!ne)
-            return NULL;
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->e[i].used)
-                continue;
-            size_t k = (size_t)m->e[i].key.a & (ncap - 1);
-            while (ne[k].used)
-                k = (k + 1) & (ncap - 1);
-            ne[k] = m->e[i];
-        }
-        free(m->e);
-        m->e = ne;
-        m->cap = ncap;
-    }
-    if (!m->cap)
-        return NULL;
-    size_t k = (size_t)key.a & (m->cap - 1);
-    while (m->e[k].used) {
-        if (m->e[k].key.a == key.a && m->e[k].key.b == key.b)
-            return &m->e[k];
-        k = (k + 1) & (m->cap - 1);
-    }
-    return insert ? &m->e[k] : NULL;
-}
 
-/* Stores the memo's Pareto set under structure key k (strategy indices fit
- * a byte: at most SHARD_MAX_STRATS); silently skipped past the byte cap or
- * without memory, which only costs a later solve. */
-static void remember_structure(ApprofShardContext *ctx, ApprofHash128 k, const ParetoMemo *memo,
-                               int maxk)
-{
-    StructMemo *m = &ctx->smemo;
-    size_t n = (size_t)memo->n_points * (size_t)memo->n_ops;
-    if (maxk > 256 || m->bytes + n > SHARD_STRUCT_MEMO_BYTES)
-        return;
-    unsigned char *c = malloc(n ? n : 1);
-    if (!c)
-        return;
-    StructEntry *e = smemo_slot(m, k, 1);
-    if (!e || e->used) {
-        free(c);
-        return;
-    }
-    for (size_t i = 0; i < n; i++)
-        c[i] = (unsigned char)memo->choices[i];
-    e->key = k;
-    e->used = 1;
-    e->n_ops = memo->n_ops;
-    e->n_points = memo->n_points;
-    memcpy(e->times, memo->times, sizeof e->times);
-    e->choices = c;
-    m->n++;
-    m->bytes += n;
-}
 
 static void memo_key(const ApprofShardRequest *req, int levels, int *key)
 {
@@ -707,7 +488,7 @@ static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, const Approf
     for (int o = 0; o < st->n_ops; o++) {
         ShardOp *so = &st->ops[o];
         so->op = st->op_begin + o;
-        rc = cached_iter_space(ctx, so->op, &so->sp);
+        rc = shard_cached_iter_space(ctx, so->op, &so->sp);
         if (rc) {
             snprintf(err, errlen, "op %s: no iteration space", st->g->ops[so->op].name);
             goto cleanup;
@@ -746,8 +527,8 @@ static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, const Approf
     StructEntry *se = NULL;
     int fresh = !(memo->valid && memo->n_ops == st->n_ops && !memcmp(memo->key, key, sizeof key));
     if (fresh) {
-        skey = struct_key(ctx, st, levels, (int)req->method);
-        se = smemo_slot(&ctx->smemo, skey, 0);
+        skey = shard_struct_key(ctx, st, levels, (int)req->method);
+        se = shard_smemo_slot(&ctx->smemo, skey, 0);
         if (se && se->n_ops != st->n_ops)
             se = NULL;
     }
@@ -785,7 +566,7 @@ static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, const Approf
         }
         free(memo->choices);
         memo->choices = choices;
-        st->node_costs = cost_table(ctx, &st->mesh);
+        st->node_costs = shard_cost_table(ctx, &st->mesh);
         for (int o = 0; o < st->n_ops; o++) {
             for (int a = 0; a < st->ops[o].k; a++) {
                 cost[a] = node_cost(st, o, &st->ops[o].s[a]);
@@ -826,7 +607,7 @@ static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, const Approf
         memo->n_ops = st->n_ops;
         memo->n_points = np;
         memo->valid = 1;
-        remember_structure(ctx, skey, memo, maxk);
+        shard_remember_structure(ctx, skey, memo, maxk);
     } else {
         ctx->st.cached++;
     }
@@ -849,7 +630,7 @@ cleanup:
 }
 
 /* Checks req and fills the stage's range, mesh and per-tensor facts. */
-static int stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, ShardStage *st_out,
+int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, ShardStage *st_out,
                        char *err, size_t errlen)
 {
     ShardStage st;
@@ -885,92 +666,8 @@ static int stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, S
     return rc;
 }
 
-/* 1 when op o starts a checkpoint block of the stage (program.c's
- * stage_blocks): the stage's first op, a layer start (layer_start, the
- * caller walks the boundaries), or a change of the first name component. */
-static int block_start(const ShardStage *st, int o, int layer_start)
-{
-    if (o == st->op_begin || layer_start)
-        return 1;
-    const char *a = st->g->ops[o].name, *b = st->g->ops[o - 1].name;
-    const char *sa = strchr(a, '/'), *sb = strchr(b, '/');
-    size_t la = sa ? (size_t)(sa - a) : strlen(a), lb = sb ? (size_t)(sb - b) : strlen(b);
-    return la != lb || strncmp(a, b, la) != 0;
-}
 
-int approf_shard_program_key(ApprofShardContext *ctx, const ApprofShardRequest *req,
-                             uint64_t key[2], int **tensors, int *n_tensors)
-{
-    ShardStage st;
-    int rc, n = 0, *order = NULL;
-    char err[8];
-    memset(&st, 0, sizeof st);
-    if (!ctx || !req || !key || !tensors || !n_tensors)
-        return APPROF_EINVAL;
-    *tensors = NULL;
-    *n_tensors = 0;
-    rc = stage_setup(ctx, req, &st, err, sizeof err);
-    if (!rc && !ctx->op_desc) {
-        ctx->op_desc = calloc(ctx->g->n_ops ? ctx->g->n_ops : 1, sizeof *ctx->op_desc);
-        if (!ctx->op_desc)
-            rc = APPROF_ENOMEM;
-    }
-    if (!rc) {
-        order = malloc((size_t)(st.n_ops > 0 ? st.n_ops : 1) *
-                       (APPROF_MAX_INPUTS + APPROF_MAX_OUTPUTS) * sizeof(int));
-        if (!order)
-            rc = APPROF_ENOMEM;
-    }
-    if (!rc) {
-        int levels = req->memory_levels > 0 ? req->memory_levels : 1;
-        if (levels > SHARD_MAX_LEVELS)
-            levels = SHARD_MAX_LEVELS;
-        ApprofHash128 h = struct_key(ctx, &st, levels, (int)req->method);
-        int64_t v[9] = {req->memory_level, req->recompute, req->zero, req->mesh_hosts,
-                        req->mesh_gpus, req->logical_a, req->logical_b, req->force_batch_dim,
-                        st.n_ops};
-        approf_hash128_update(&h, v, sizeof v);
-        /* the tensors in first-touch order (inputs, then outputs, op by op) */
-        unsigned char *seen = calloc(ctx->g->n_tensors ? ctx->g->n_tensors : 1, 1);
-        if (!seen) {
-            rc = APPROF_ENOMEM;
-        } else {
-            int k = 0;
-            for (int o = st.op_begin; o < st.op_end; o++) {
-                const ApprofOp *op = &ctx->g->ops[o];
-                int layer_start = 0;
-                while (k < st.n_layers && st.layer_begin[k] <= o)
-                    layer_start |= st.layer_begin[k++] == o;
-                approf_hash128_word(&h, (uint64_t)block_start(&st, o, layer_start));
-                for (int side = 0; side < 2; side++)
-                    for (int i = 0; i < (side ? op->n_outputs : op->n_inputs); i++) {
-                        int t = side ? op->outputs[i] : op->inputs[i];
-                        if (!seen[t]) {
-                            seen[t] = 1;
-                            order[n++] = t;
-                        }
-                    }
-            }
-            free(seen);
-            key[0] = h.a;
-            key[1] = h.b;
-        }
-    }
-    stage_free(&st);
-    if (rc) {
-        free(order);
-        return rc;
-    }
-    *tensors = order;
-    *n_tensors = n;
-    return 0;
-}
 
-void approf_shard_note_reuse(ApprofShardContext *ctx)
-{
-    if (ctx)
-        ctx->st.cached++;
-}
 
 int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
                        ApprofStageProgram *out, char *err, size_t errlen)
@@ -988,7 +685,7 @@ int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
         snprintf(err, errlen, "approf_shard_stage: missing argument");
         return APPROF_EINVAL;
     }
-    rc = stage_setup(ctx, req, &st, err, errlen);
+    rc = shard_stage_setup(ctx, req, &st, err, errlen);
     if (!rc)
         rc = build_and_solve(ctx, &st, req, err, errlen);
     if (rc)
@@ -1020,6 +717,6 @@ int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
         approf_stage_program_clear(out);
     }
 cleanup:
-    stage_free(&st);
+    shard_stage_free(&st);
     return rc;
 }

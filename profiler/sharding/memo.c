@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the sharding context keeps across the stages of a sweep
+ * (context.h): each op's iteration space, the range-independent part of
+ * node costs per logical mesh, Pareto sets by stage structure, and the
+ * program key that names a stage's program up to its tensors' names.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sharding/context.h"
+
+/* The node-cost table of mesh m (created, or recycled round-robin). */
+double *shard_cost_table(ApprofShardContext *ctx, const ShardMesh *m)
+{
+    size_t n = (ctx->g->n_ops ? ctx->g->n_ops : 1) * (size_t)SHARD_COST_SLOTS;
+    for (int i = 0; i < ctx->n_tables; i++)
+        if (!memcmp(&ctx->tables[i].mesh, m, sizeof *m))
+            return ctx->tables[i].cost;
+    NodeCostTable *t;
+    if (ctx->n_tables < SHARD_COST_TABLES) {
+        t = &ctx->tables[ctx->n_tables];
+        t->cost = malloc(n * sizeof(double));
+        if (!t->cost)
+            return NULL;
+        ctx->n_tables++;
+    } else {
+        t = &ctx->tables[ctx->next_victim];
+        ctx->next_victim = (ctx->next_victim + 1) % SHARD_COST_TABLES;
+    }
+    t->mesh = *m;
+    for (size_t i = 0; i < n; i++)
+        t->cost[i] = NAN;
+    return t->cost;
+}
+
+int shard_cached_iter_space(ApprofShardContext *ctx, int op, ApprofIterSpace *out)
+{
+    if (!ctx->spaces) {
+        size_t n = ctx->g->n_ops ? ctx->g->n_ops : 1;
+        ctx->spaces = malloc(n * sizeof *ctx->spaces);
+        ctx->space_state = calloc(n, 1);
+        if (!ctx->spaces || !ctx->space_state) {
+            free(ctx->spaces);
+            free(ctx->space_state);
+            ctx->spaces = NULL;
+            ctx->space_state = NULL;
+            return approf_op_iter_space(ctx->g, op, out);
+        }
+    }
+    if (!ctx->space_state[op])
+        ctx->space_state[op] = approf_op_iter_space(ctx->g, op, &ctx->spaces[op]) ? 2 : 1;
+    if (ctx->space_state[op] == 2)
+        return APPROF_EINVAL;
+    *out = ctx->spaces[op];
+    return 0;
+}
+
+/* What an op's node costs, memory and edges depend on, besides the stage
+ * boundary: kind, attributes, the shapes, dtypes and roles of its tensors,
+ * and what its backward saves. */
+static uint64_t op_descriptor(const ApprofGraph *g, int o)
+{
+    const ApprofOp *op = &g->ops[o];
+    ApprofHash128 h;
+    approf_hash128_init(&h, 0x5eed);
+    int64_t w[4] = {op->kind, op->n_inputs, op->n_outputs, approf_op_saved_mask(g, o)};
+    approf_hash128_update(&h, w, sizeof w);
+    approf_hash128_update(&h, &op->attrs, sizeof op->attrs);
+    for (int side = 0; side < 2; side++) {
+        int n = side ? op->n_outputs : op->n_inputs;
+        for (int i = 0; i < n; i++) {
+            const ApprofTensor *t = &g->tensors[side ? op->outputs[i] : op->inputs[i]];
+            int64_t v[4] = {t->ndim, t->dtype, t->role, t->batch_dim};
+            approf_hash128_update(&h, v, sizeof v);
+            approf_hash128_update(&h, t->dims, (size_t)t->ndim * sizeof t->dims[0]);
+        }
+    }
+    return h.a ^ (h.b * 0x9e3779b97f4a7c15ULL);
+}
+
+ApprofHash128 shard_struct_key(ApprofShardContext *ctx, const ShardStage *st, int levels,
+                                int method)
+{
+    const ApprofGraph *g = st->g;
+    ApprofHash128 h;
+    approf_hash128_init(&h, 0x57a6e);
+    int64_t hdr[6] = {st->n_ops, st->force, levels, method, st->micro_batches, 0};
+    approf_hash128_update(&h, hdr, sizeof hdr);
+    approf_hash128_update(&h, &st->mesh, sizeof st->mesh);
+    for (int o = st->op_begin; o < st->op_end; o++) {
+        const ApprofOp *op = &g->ops[o];
+        if (!ctx->op_desc[o])
+            ctx->op_desc[o] = op_descriptor(g, o) | 1;
+        approf_hash128_word(&h, ctx->op_desc[o]);
+        for (int i = 0; i < op->n_inputs; i++) {
+            int t = op->inputs[i], p = g->tensors[t].producer;
+            if (p >= st->op_begin && p < st->op_end) {
+                int j = shard_tensor_slot(g->ops[p].outputs, g->ops[p].n_outputs, t);
+                approf_hash128_word(&h, ((uint64_t)(o - p) << 8) | (uint64_t)(j + 1));
+            } else {
+                approf_hash128_word(&h, 0xff00u | (uint64_t)(st->t_first[t] == o) << 4 |
+                                        (uint64_t)(st->t_saved[t] != 0) << 2);
+            }
+        }
+        for (int j = 0; j < op->n_outputs; j++) {
+            int t = op->outputs[j];
+            approf_hash128_word(&h, (uint64_t)st->t_cons[t] << 8 |
+                                    (uint64_t)(st->t_out[t] != 0) << 1 |
+                                    (uint64_t)(st->t_saved[t] != 0));
+        }
+    }
+    return h;
+}
+
+StructEntry *shard_smemo_slot(StructMemo *m, ApprofHash128 key, int insert)
+{
+    if (insert && (m->n + 1) * 2 > m->cap) {
+        size_t ncap = m->cap ? m->cap * 2 : 256;
+        StructEntry *ne = calloc(ncap, sizeof *ne);
+        if (!ne)
+            return NULL;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->e[i].used)
+                continue;
+            size_t k = (size_t)m->e[i].key.a & (ncap - 1);
+            while (ne[k].used)
+                k = (k + 1) & (ncap - 1);
+            ne[k] = m->e[i];
+        }
+        free(m->e);
+        m->e = ne;
+        m->cap = ncap;
+    }
+    if (!m->cap)
+        return NULL;
+    size_t k = (size_t)key.a & (m->cap - 1);
+    while (m->e[k].used) {
+        if (m->e[k].key.a == key.a && m->e[k].key.b == key.b)
+            return &m->e[k];
+        k = (k + 1) & (m->cap - 1);
+    }
+    return insert ? &m->e[k] : NULL;
+}
+
+/* Stores the memo's Pareto set under structure key k (strategy indices fit
+ * a byte: at most SHARD_MAX_STRATS); silently skipped past the byte cap or
+ * without memory, which only costs a later solve. */
+void shard_remember_structure(ApprofShardContext *ctx, ApprofHash128 k, const ParetoMemo *memo,
+                               int maxk)
+{
+    StructMemo *m = &ctx->smemo;
+    size_t n = (size_t)memo->n_points * (size_t)memo->n_ops;
+    if (maxk > 256 || m->bytes + n > SHARD_STRUCT_MEMO_BYTES)
+        return;
+    unsigned char *c = malloc(n ? n : 1);
+    if (!c)
+        return;
+    StructEntry *e = shard_smemo_slot(m, k, 1);
+    if (!e || e->used) {
+        free(c);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        c[i] = (unsigned char)memo->choices[i];
+    e->key = k;
+    e->used = 1;
+    e->n_ops = memo->n_ops;
+    e->n_points = memo->n_points;
+    memcpy(e->times, memo->times, sizeof e->times);
+    e->choices = c;
+    m->n++;
+    m->bytes += n;
+}
+
+/* 1 when op o starts a checkpoint block of the stage (program.c's
+ * stage_blocks): the stage's first op, a layer start (layer_start, the
+ * caller walks the boundaries), or a change of the first name component. */
+static int block_start(const ShardStage *st, int o, int layer_start)
+{
+    if (o == st->op_begin || layer_start)
+        return 1;
+    const char *a = st->g->ops[o].name, *b = st->g->ops[o - 1].name;
+    const char *sa = strchr(a, '/'), *sb = strchr(b, '/');
+    size_t la = sa ? (size_t)(sa - a) : strlen(a), lb = sb ? (size_t)(sb - b) : strlen(b);
+    return la != lb || strncmp(a, b, la) != 0;
+}
+
+int approf_shard_program_key(ApprofShardContext *ctx, const ApprofShardRequest *req,
+                             uint64_t key[2], int **tensors, int *n_tensors)
+{
+    ShardStage st;
+    int rc, n = 0, *order = NULL;
+    char err[8];
+    memset(&st, 0, sizeof st);
+    if (!ctx || !req || !key || !tensors || !n_tensors)
+        return APPROF_EINVAL;
+    *tensors = NULL;
+    *n_tensors = 0;
+    rc = shard_stage_setup(ctx, req, &st, err, sizeof err);
+    if (!rc && !ctx->op_desc) {
+        ctx->op_desc = calloc(ctx->g->n_ops ? ctx->g->n_ops : 1, sizeof *ctx->op_desc);
+        if (!ctx->op_desc)
+            rc = APPROF_ENOMEM;
+    }
+    if (!rc) {
+        order = malloc((size_t)(st.n_ops > 0 ? st.n_ops : 1) *
+                       (APPROF_MAX_INPUTS + APPROF_MAX_OUTPUTS) * sizeof(int));
+        if (!order)
+            rc = APPROF_ENOMEM;
+    }
+    if (!rc) {
+        int levels = req->memory_levels > 0 ? req->memory_levels : 1;
+        if (levels > SHARD_MAX_LEVELS)
+            levels = SHARD_MAX_LEVELS;
+        ApprofHash128 h = shard_struct_key(ctx, &st, levels, (int)req->method);
+        int64_t v[9] = {req->memory_level, req->recompute, req->zero, req->mesh_hosts,
+                        req->mesh_gpus, req->logical_a, req->logical_b, req->force_batch_dim,
+                        st.n_ops};
+        approf_hash128_update(&h, v, sizeof v);
+        /* the tensors in first-touch order (inputs, then outputs, op by op) */
+        unsigned char *seen = calloc(ctx->g->n_tensors ? ctx->g->n_tensors : 1, 1);
+        if (!seen) {
+            rc = APPROF_ENOMEM;
+        } else {
+            int k = 0;
+            for (int o = st.op_begin; o < st.op_end; o++) {
+                const ApprofOp *op = &ctx->g->ops[o];
+                int layer_start = 0;
+                while (k < st.n_layers && st.layer_begin[k] <= o)
+                    layer_start |= st.layer_begin[k++] == o;
+                approf_hash128_word(&h, (uint64_t)block_start(&st, o, layer_start));
+                for (int side = 0; side < 2; side++)
+                    for (int i = 0; i < (side ? op->n_outputs : op->n_inputs); i++) {
+                        int t = side ? op->outputs[i] : op->inputs[i];
+                        if (!seen[t]) {
+                            seen[t] = 1;
+                            order[n++] = t;
+                        }
+                    }
+            }
+            free(seen);
+            key[0] = h.a;
+            key[1] = h.b;
+        }
+    }
+    shard_stage_free(&st);
+    if (rc) {
+        free(order);
+        return rc;
+    }
+    *tensors = order;
+    *n_tensors = n;
+    return 0;
+}
+
+void approf_shard_note_reuse(ApprofShardContext *ctx)
+{
+    if (ctx)
+        ctx->st.cached++;
+}
