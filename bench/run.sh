@@ -61,46 +61,7 @@ echo "gpt3-39b 32 layers 8x8, stage variants (--variants all): ${g} s, database 
 echo "  baseline, Alpa's plain space (the default): ${gp} s, database $(db_mb "$tmp/gp.db") MB"
 
 echo
-echo "== sweep at scale: this build against a baseline build of the same run =="
-# The baseline is the tree at BENCH_BASELINE (default 7c7d421: before the
-# sweep speed work), built in a temporary worktree; skipped (with a note)
-# where git or the revision is not available.
-base_rev=${BENCH_BASELINE:-7c7d421}
-base_approf=
-if git rev-parse --verify -q "$base_rev^{commit}" >/dev/null 2>&1 &&
-   git worktree add --detach -q "$tmp/base" "$base_rev" >/dev/null 2>&1; then
-  if meson setup "$tmp/base/b" "$tmp/base" --buildtype=release >/dev/null 2>&1 &&
-     ninja -C "$tmp/base/b" profiler/cli/approf >/dev/null 2>&1; then
-    base_approf=$tmp/base/b/profiler/cli/approf
-  fi
-fi
-entries() { sqlite3 "$1" "SELECT count(*) FROM stage_profile" 2>/dev/null || echo n/a; }
-scale_case() { # label, then sweep options
-  local label=$1 tb tn eb en
-  shift
-  tn=$(seconds "$approf" sweep "$@" --backend model --quiet --db "$tmp/sn.db")
-  en=$(entries "$tmp/sn.db")
-  if [ -n "$base_approf" ]; then
-    tb=$(seconds "$base_approf" sweep "$@" --backend model --quiet --db "$tmp/sb.db")
-    eb=$(entries "$tmp/sb.db")
-    printf '%-44s %8s %8s s %8s MB | baseline %8s %8s s %8s MB | %5.1fx faster, %5.1fx smaller\n' \
-      "$label" "$en" "$tn" "$(db_mb "$tmp/sn.db")" "$eb" "$tb" "$(db_mb "$tmp/sb.db")" \
-      "$(awk -v a="$tb" -v b="$tn" 'BEGIN { print (b > 0 ? a / b : 0) }')" \
-      "$(awk -v a="$(stat -c %s "$tmp/sb.db")" -v b="$(stat -c %s "$tmp/sn.db")" \
-          'BEGIN { print (b > 0 ? a / b : 0) }')"
-  else
-    printf '%-44s %8s %8s s %8s MB | baseline n/a (%s not built)\n' "$label" "$en" "$tn" \
-      "$(db_mb "$tmp/sn.db")" "$base_rev"
-  fi
-  rm -f "$tmp"/sn.db* "$tmp"/sb.db*
-}
-printf '%-44s %8s %10s %11s\n' "case" "entries" "wall" "database"
-scale_case "resnet50, 16 layers, 1x8" --model resnet50 --layers 16 --cluster 1x8
-scale_case "gpt3-39b, 32 layers, 8x8" --model gpt --preset gpt3-39b --layers 32 --cluster 8x8
-scale_case "gpt3-39b, 64 layers, 8x8" --model gpt --preset gpt3-39b --layers 64 --cluster 8x8
-scale_case "gpt3-39b, 32 layers, 8x8, --variants all" --model gpt --preset gpt3-39b \
-  --layers 32 --cluster 8x8 --dtype f16 --variants all
-[ -n "$base_approf" ] && git worktree remove --force "$tmp/base" >/dev/null 2>&1
+bench/sweep_scale.sh "$dir"
 
 echo
 echo "== apsolve =="
