@@ -19,6 +19,16 @@ static void num(FILE *f, double v)
         fputs("null", f);
 }
 
+/* Microseconds in trace.json: %.3f, null when not finite (a cost of 5e307 s
+ * overflows the timeline). */
+static void num_us(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, "%.3f", v);
+    else
+        fputs("null", f);
+}
+
 static void key(FILE *f, const char *k)
 {
     rep_json_string(f, k);
@@ -251,11 +261,13 @@ int apreport_write_trace(const ApreportReport *r, FILE *f)
         char chunk[32] = "";
         if (s->virtual_stages > 1)
             snprintf(chunk, sizeof(chunk), ".%d", e->chunk);
-        fprintf(f, ",\n{\"name\": \"%s%d%s\", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, "
-                   "\"dur\": %.3f, \"pid\": %d, \"tid\": %d, \"args\": {\"micro_batch\": %d",
-                letters[e->kind], e->micro_batch, chunk, kinds[e->kind], e->start * 1e6,
-                (e->end - e->start) * 1e6, e->stage, e->kind >= APREPORT_EV_SEND_ACT,
-                e->micro_batch);
+        fprintf(f, ",\n{\"name\": \"%s%d%s\", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": ",
+                letters[e->kind], e->micro_batch, chunk, kinds[e->kind]);
+        num_us(f, e->start * 1e6);
+        fputs(", \"dur\": ", f);
+        num_us(f, (e->end - e->start) * 1e6);
+        fprintf(f, ", \"pid\": %d, \"tid\": %d, \"args\": {\"micro_batch\": %d", e->stage,
+                e->kind >= APREPORT_EV_SEND_ACT, e->micro_batch);
         if (s->virtual_stages > 1)
             fprintf(f, ", \"chunk\": %d", e->chunk);
         if (e->peer >= 0)

@@ -14,6 +14,7 @@
  * a plan (kind, objective, role, strategy, names, specs, warnings).
  * Usage: test_code GOLDEN_DIR [--regen].
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -294,6 +295,16 @@ static void test_html_fields(void)
     CU_ASSERT_PTR_NULL(strstr(buf, "<i>"));
     CU_ASSERT_PTR_NULL(strstr(buf, "<u>"));
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "&lt;img src=x onerror=alert(1)&gt;"));
+    free(buf);
+    /* trace.json with an event that overflowed to +inf: null, never "inf" */
+    r->sched[0]->events[0].end = INFINITY;
+    buf = NULL;
+    m = open_memstream(&buf, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_EQUAL(apreport_write_trace(r, m), 0);
+    fclose(m);
+    CU_ASSERT_PTR_NULL(strstr(buf, "inf"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"dur\": null"));
     free(buf);
     apreport_free(&r);
     costdb_close(&db);
