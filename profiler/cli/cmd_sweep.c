@@ -101,6 +101,9 @@ static void usage(void)
         "  --preset NAME            zoo preset (gpt: gpt2-small ... gpt3-39b; bert: base|large;\n"
         "                           llama: llama-3-8b ...; approf models lists them)\n"
         "  --dataset NAME           zoo dataset (resnet50: imagenet|cifar10; swin: imagenet|cifar100)\n"
+        "  --attention flash|eager  gpt and llama families: one fused (flash) attention operator\n"
+        "                           that keeps no S x S scores, or the eager matmul/softmax chain\n"
+        "                           (default: eager for gpt, flash for llama)\n"
         "  --num-layers N --hidden N --heads N --seq-len N --vocab N --depth N --width N\n"
         "  --manual-boundaries      boundary markers (mlp: in the middle; transformers and\n"
         "                           swin: after every block); also --manual-boundary\n"
@@ -166,7 +169,7 @@ enum {
     OPT_MANUAL_LAYERS, OPT_CLUSTER, OPT_BATCH, OPT_MICRO, OPT_DTYPE, OPT_SUBMESH, OPT_LOGICAL,
     OPT_MODE, OPT_IMBALANCE, OPT_HARDWARE, OPT_BACKEND, OPT_DB, OPT_RESUME, OPT_SHARD,
     OPT_QUIET, OPT_COMMIT_EVERY, OPT_SHARDING_SOLVER, OPT_WORKERS, OPT_MEMORY_LEVELS,
-    OPT_RECOMPUTE, OPT_ZERO, OPT_VARIANTS, OPT_MBS, OPT_HF_CONFIG,
+    OPT_RECOMPUTE, OPT_ZERO, OPT_VARIANTS, OPT_MBS, OPT_HF_CONFIG, OPT_ATTENTION,
 };
 
 /* Item parsers for cli_parse_list: the value of one list item, or -1. */
@@ -202,6 +205,7 @@ static const struct option long_opts[] = {
     {"model", required_argument, NULL, 'm'},
     {"model-file", required_argument, NULL, OPT_MODEL_FILE},
     {"preset", required_argument, NULL, OPT_PRESET},
+    {"attention", required_argument, NULL, OPT_ATTENTION},
     {"dataset", required_argument, NULL, OPT_DATASET},
     {"num-layers", required_argument, NULL, OPT_NUM_LAYERS},
     {"hidden", required_argument, NULL, OPT_HIDDEN},
@@ -285,9 +289,10 @@ static int check_model(ApprofSweepConfig *cfg, const char *hf, char *buf, size_t
     if ((cfg->model_name != NULL) + (cfg->model_file != NULL) + (hf != NULL) > 1)
         return cli_usage_error("sweep", "give one of --model, --model-file and --hf-config");
     if (cfg->model_file) {
-        if (cfg->preset || cfg->dataset)
+        if (cfg->preset || cfg->dataset || cfg->attention)
             return cli_usage_error("sweep", "--%s does not apply to --model-file",
-                                   cfg->preset ? "preset" : "dataset");
+                                   cfg->preset ? "preset" : cfg->dataset ? "dataset"
+                                                                         : "attention");
         return 0;
     }
     if (hf) {
@@ -303,10 +308,21 @@ static int check_model(ApprofSweepConfig *cfg, const char *hf, char *buf, size_t
     }
     if (!cfg->model_name)
         cfg->model_name = "resnet50";
+    if (cfg->attention) {
+        static const char *const with_attention[] = {"gpt", "llama", "mistral", "mixtral",
+                                                     "qwen2", "deepseek_moe"};
+        int ok = 0;
+        for (size_t i = 0; i < sizeof with_attention / sizeof with_attention[0]; i++)
+            ok |= !strcmp(cfg->model_name, with_attention[i]);
+        if (!ok)
+            return cli_usage_error("sweep", "--attention does not apply to model '%s' (gpt and "
+                                   "the llama family have it)", cfg->model_name);
+    }
     /* The same options the sweep builds with, for one sample. */
     memset(&zo, 0, sizeof zo);
     zo.preset = cfg->preset;
     zo.dataset = cfg->dataset;
+    zo.attention = cfg->attention;
     zo.dtype = approf_dtype_name(cfg->dtype);
     zo.batch = 1;
     zo.num_layers = cfg->zoo_num_layers;
@@ -397,6 +413,11 @@ int approf_cmd_sweep(int argc, char **argv)
         case 'm': cfg.model_name = optarg; break;
         case OPT_MODEL_FILE: cfg.model_file = optarg; break;
         case OPT_PRESET: cfg.preset = optarg; break;
+        case OPT_ATTENTION:
+            if (strcmp(optarg, "flash") && strcmp(optarg, "eager"))
+                return cli_usage_error("sweep", "--attention: '%s' is not flash or eager", optarg);
+            cfg.attention = optarg;
+            break;
         case OPT_DATASET: cfg.dataset = optarg; break;
         case OPT_HF_CONFIG: hf = optarg; break;
         case OPT_NUM_LAYERS:

@@ -182,6 +182,39 @@ static int lm_loss(Zb *b, int x, int wte, int bias, int untied, const char *name
     return b->rc;
 }
 
+/* Causal multi-head attention as one fused (flash) operator: the query as
+ * [B, S, H, 1, D] (one query head per key/value head), no S x S tensor
+ * kept (Megatron-Core's and PyTorch's fused attention). */
+static int flash_attention(Zb *b, const char *pre, int x, int64_t heads)
+{
+    char p[128];
+    int q, k, v, o;
+    if (b->rc < 0 || x < 0)
+        return -1;
+    int64_t bt = b->g->tensors[x].dims[0], n = b->g->tensors[x].dims[1];
+    int64_t c = b->g->tensors[x].dims[2];
+    if (heads <= 0 || c % heads)
+        return zb_fail(b, APPROF_EINVAL, "%s: hidden %lld not divisible by %lld heads", pre,
+                       (long long)c, (long long)heads), -1;
+    int64_t d = c / heads, q5[5] = {bt, n, heads, 1, d}, k4[4] = {bt, n, heads, d};
+    int64_t merged[3] = {bt, n, c};
+    snprintf(p, sizeof p, "%s/query", pre);
+    q = zb_reshape(b, p, "split_heads", zb_dense(b, p, x, c, 1), 5, q5);
+    snprintf(p, sizeof p, "%s/key", pre);
+    k = zb_reshape(b, p, "split_heads", zb_dense(b, p, x, c, 1), 4, k4);
+    snprintf(p, sizeof p, "%s/value", pre);
+    v = zb_reshape(b, p, "split_heads", zb_dense(b, p, x, c, 1), 4, k4);
+    {
+        ApprofOpAttrs a = {.causal = 1};
+        int in[3] = {q, k, v};
+        snprintf(p, sizeof p, "%s/attention", pre);
+        o = zb_op(b, APPROF_OP_ATTENTION, p, in, 3, &a);
+    }
+    o = zb_reshape(b, pre, "merge_heads", o, 3, merged);
+    snprintf(p, sizeof p, "%s/proj", pre);
+    return zb_dense(b, p, o, c, 1);
+}
+
 int zoo_gpt(Zb *b, const ApprofZooOptions *o)
 {
     static const TfPreset ps[] = {
@@ -193,6 +226,10 @@ int zoo_gpt(Zb *b, const ApprofZooOptions *o)
     };
     TfPreset c;
     int x, wte;
+    int flash = o->attention && !strcmp(o->attention, "flash");
+    if (o->attention && !flash && strcmp(o->attention, "eager"))
+        return zb_fail(b, APPROF_EINVAL, "%s: unknown attention '%s' (eager, flash)",
+                       b->g->name, o->attention);
     if (resolve(b, o, ps, sizeof ps / sizeof ps[0], "gpt2-small", &c) < 0)
         return b->rc;
     x = embeddings(b, &c, 0, &wte);
@@ -201,7 +238,8 @@ int zoo_gpt(Zb *b, const ApprofZooOptions *o)
         int y;
         snprintf(pre, sizeof pre, "h.%d", l);
         snprintf(p, sizeof p, "%s/ln_1", pre);
-        y = attention(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), c.heads, -1, -1);
+        y = flash ? flash_attention(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), c.heads)
+                  : attention(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), c.heads, -1, -1);
         x = zb_binary(b, APPROF_OP_ADD, pre, "residual_1", x, y);
         snprintf(p, sizeof p, "%s/ln_2", pre);
         y = mlp_block(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), c.ffn);

@@ -25,6 +25,7 @@ typedef struct ApprofSweepConfig {
     const char *model_name;       /* zoo name ... */
     const char *model_file;       /* ... or a model file (one of the two) */
     const char *preset;           /* zoo options, NULL/0 = the model's default */
+    const char *attention;        /* gpt and llama families: "flash" | "eager" | NULL */
     const char *dataset;
     int zoo_num_layers, zoo_hidden, zoo_heads, zoo_seq_len, zoo_vocab;
     int zoo_depth, zoo_width;

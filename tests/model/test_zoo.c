@@ -572,6 +572,43 @@ static void test_zoo_errors(void)
     CU_ASSERT_PTR_NULL(g);
 }
 
+/* GPT with --attention flash: the same parameters, no softmax and no S x S
+ * tensor, one fused causal attention op per layer with the masked half of
+ * the eager scores and context matmuls; every other matmul unchanged. */
+static void test_gpt_flash(void)
+{
+    ApprofGraph *e = decoder("gpt", "gpt2-small", 2, 1024, NULL, 1);
+    ApprofGraph *f = decoder("gpt", "gpt2-small", 2, 1024, "flash", 1);
+    const double S = 1024, H = 768, L = 2;
+    int attention = 0;
+    CU_ASSERT_EQUAL(approf_graph_num_params(e), approf_graph_num_params(f));
+    for (size_t i = 0; i < f->n_ops; i++) {
+        CU_ASSERT(f->ops[i].kind != APPROF_OP_SOFTMAX);
+        attention += f->ops[i].kind == APPROF_OP_ATTENTION;
+        for (int j = 0; j < f->ops[i].n_outputs; j++) {
+            const ApprofTensor *t = &f->tensors[f->ops[i].outputs[j]];
+            CU_ASSERT(!(t->ndim >= 3 && t->dims[t->ndim - 1] == S && t->dims[t->ndim - 2] == S));
+        }
+    }
+    CU_ASSERT_EQUAL(attention, 2);
+    /* eager scores + context: 2 x 2 S^2 H per layer; fused: half of it */
+    double eager_attn = gemm_flops(e, APPROF_OP_BATCH_MATMUL, 0);
+    CU_ASSERT(fabs(eager_attn / (L * 2 * 2 * S * S * H) - 1) < 1e-12);
+    CU_ASSERT(fabs(gemm_flops(f, APPROF_OP_ATTENTION, 0) / (eager_attn / 2) - 1) < 1e-12);
+    CU_ASSERT(fabs((gemm_flops(f, -1, 0) - gemm_flops(f, APPROF_OP_ATTENTION, 0)) /
+                   (gemm_flops(e, -1, 0) - eager_attn) - 1) < 1e-12);
+    approf_graph_free(&e);
+    approf_graph_free(&f);
+    /* an unknown attention is an error naming it */
+    ApprofZooOptions o;
+    ApprofGraph *g = NULL;
+    char err[256] = "";
+    memset(&o, 0, sizeof o);
+    o.attention = "fast";
+    CU_ASSERT(approf_zoo_build("gpt", &o, &g, err, sizeof err) < 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "fast"));
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -587,6 +624,7 @@ int main(void)
     CU_add_test(s, "zoo errors", test_zoo_errors);
     CU_add_test(s, "decoder parameter counts", test_decoder_params);
     CU_add_test(s, "decoder flops per token", test_decoder_flops);
+    CU_add_test(s, "gpt with fused attention", test_gpt_flash);
     CU_add_test(s, "llama-era operator semantics", test_new_op_semantics);
     CU_add_test(s, "llama-era operator shapes", test_new_op_shapes);
     CU_basic_set_mode(CU_BRM_VERBOSE);
