@@ -20,6 +20,17 @@ struct CostdbCommPoint;
 /* Measured communication curves (hw/comm_curves.c), opaque. */
 typedef struct ApprofCommCurves ApprofCommCurves;
 
+/* What a kernel's arithmetic runs on: CUDA cores in FP32, TF32 tensor
+ * cores (f32 with allow_tf32 on a card that has them), FP16/BF16 tensor
+ * cores, FP8 tensor cores. */
+typedef enum {
+    APPROF_MATH_FP32 = 0,
+    APPROF_MATH_TF32,
+    APPROF_MATH_F16,
+    APPROF_MATH_FP8,
+    APPROF_MATH_COUNT
+} ApprofMathClass;
+
 typedef struct ApprofHardwareSpec {
     char name[64];                 /* "a100-40g" */
     char gpu_model[128];           /* "NVIDIA A100-SXM4-40GB" */
@@ -37,6 +48,27 @@ typedef struct ApprofHardwareSpec {
     double gemm_efficiency, conv_efficiency, memory_efficiency;
     double kernel_launch_overhead; /* seconds added per kernel */
     char source[512];              /* where the figures come from */
+    /* Per math class (approf_math_class) and kernel class (hw/cost.c,
+     * schemas/hardware-spec.md "Efficiencies by math class"). Every field
+     * below reads 0 as "not given": the spec then prices as before them
+     * (gemm_efficiency / conv_efficiency for every class, no TF32, no host
+     * overhead, per-GPU inter-host bandwidth, nominal links, no overlap). */
+    double peak_flops_tf32;        /* FLOP/s dense on TF32 tensor cores; 0: the card has none */
+    double peak_flops_fp8;         /* FLOP/s dense FP8; 0: none (recorded: no FP8 dtype yet) */
+    int allow_tf32;                /* f32 GEMMs and convolutions use TF32 where the card has it
+                                    * (PyTorch convolutions, XLA, the CUDA backend by default) */
+    double gemm_eff[4];            /* by ApprofMathClass; 0: gemm_efficiency */
+    double conv_eff[4];            /* forward convolution by ApprofMathClass; 0: conv_efficiency */
+    double conv_bwd_data_factor;   /* backward-data efficiency / forward; 0: 1 */
+    double conv_bwd_filter_factor; /* backward-filter efficiency / forward; 0: 1 */
+    double host_overhead;          /* seconds the framework needs on the host per kernel:
+                                    * a kernel takes at least this (the host runs ahead) */
+    int nics_per_host;             /* network adapters per host; 0: inter_host_bandwidth as given */
+    double nic_bandwidth;          /* bytes/s one direction per adapter */
+    double bus_efficiency;         /* achievable / nominal bus bandwidth of collectives; 0: 1 */
+    double grad_overlap;           /* share of one micro-batch's backward (forward for the
+                                    * ZeRO all-gather) that hides the apply-grad collectives */
+    double grad_bucket_bytes;      /* gradient bucket: the last one is never hidden; 0: none */
     /* Measured collective curves to use instead of the alpha-beta model
      * where they cover a collective (borrowed, NULL: none). Not part of the
      * spec's fingerprint: the sweep records them in its options. */
@@ -93,6 +125,23 @@ double approf_collective_seconds(const ApprofHardwareSpec *hw, ApprofCollKind ki
  * reduction, gather, copy) bytes/(mem_bw*mem_eff) only; plus the spec's
  * kernel_launch_overhead for every kernel. */
 double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k);
+/* The math class of dtype dt on hw: f32 -> TF32 when hw->allow_tf32 and
+ * peak_flops_tf32 > 0, else FP32; f16/bf16 -> F16 when the card's rate for
+ * the dtype exceeds its FP32 rate (tensor cores), else FP32 (the framework
+ * computes them in f32: GTX 1080 Ti, bf16 on V100). */
+ApprofMathClass approf_math_class(const ApprofHardwareSpec *hw, ApprofDtype dt);
+/* Peak FLOP/s and efficiency (share of that peak) of a compute kernel
+ * (GEMM or a convolution direction) in dtype dt; for other kinds 0 and 0. */
+void approf_kernel_rate(const ApprofHardwareSpec *hw, ApprofKernelKind kind, ApprofDtype dt,
+                        double *peak, double *eff);
+/* Bandwidth (bytes/s, one direction per device, achievable) of the link a
+ * ring over group_size devices, hosts of them on different hosts (0:
+ * unknown, taken as one device per host), crosses: intra-host, or with
+ * nics_per_host the host's aggregate network bandwidth times the share of
+ * the host's GPUs in the group (capped by the intra-host link), else
+ * inter_host_bandwidth; times bus_efficiency. */
+double approf_link_bandwidth(const ApprofHardwareSpec *hw, int group_size, int hosts,
+                             int crosses_hosts);
 /* Memory a device can use: device_memory - memory_reserve. */
 int64_t approf_hardware_available_memory(const ApprofHardwareSpec *hw);
 

@@ -133,9 +133,11 @@ static int cuda_measure(void *vctx, const ApprofStageProgram *p, int phase,
     ApprofDtype dt;
     int rc = 0;
 
-    (void)hw;
     if (!c || !p || !out || phase < 0 || phase > 1)
         return APPROF_EINVAL;
+    /* f32 math as the analytic backend prices it: TF32 unless the spec
+     * says allow_tf32 = 0 (or APPROF_CUDA_TF32=0 forbids it here). */
+    c->allow_tf32 = c->env_tf32 && (!hw || hw->allow_tf32);
     memset(out, 0, sizeof *out);
     approf_track_init(&t, raw_alloc, raw_free, c);
     dt = (p->dtype >= APPROF_F32 && p->dtype <= APPROF_BF16) ? p->dtype : APPROF_F32;
@@ -301,7 +303,7 @@ int approf_backend_module_init(int abi, ApprofBackend *out, char *err, size_t er
 /* Entry point "approf_backend_module_init_on" (ApprofBackendModuleInitOn):
  * a backend on device (0 <= device < count; -1: APPROF_CUDA_DEVICE, else 0),
  * one per sweep worker. APPROF_CUDA_WARMUP (2) and APPROF_CUDA_REPEATS (5)
- * runs, TF32 for f32 unless APPROF_CUDA_TF32=0, workspace
+ * runs, TF32 for f32 unless the spec says allow_tf32 = 0 or APPROF_CUDA_TF32=0, workspace
  * APPROF_CUDA_WORKSPACE_MIB (256). */
 int approf_backend_module_init_on(int abi, int device, ApprofBackend *out, char *err,
                                   size_t errlen)
@@ -338,7 +340,8 @@ int approf_backend_module_init_on(int abi, int device, ApprofBackend *out, char 
     c->device = device >= 0 ? device : cuda_env_int("APPROF_CUDA_DEVICE", 0, 0, count - 1);
     c->warmup = cuda_env_int("APPROF_CUDA_WARMUP", 2, 0, 1000);
     c->repeats = cuda_env_int("APPROF_CUDA_REPEATS", 5, 1, 1000);
-    c->allow_tf32 = cuda_env_int("APPROF_CUDA_TF32", 1, 0, 1);
+    c->env_tf32 = cuda_env_int("APPROF_CUDA_TF32", 1, 0, 1);
+    c->allow_tf32 = c->env_tf32;
     c->workspace_limit = (size_t)cuda_env_int("APPROF_CUDA_WORKSPACE_MIB", 256, 0, 1 << 20) * MIB;
     rc = cuda_ck(cudaSetDevice(c->device), "cudaSetDevice", err, errlen);
     if (rc == 0)

@@ -27,7 +27,8 @@ typedef struct CudaCtx {
     cudnnHandle_t dnn;
     ApprofAlgoCache *algos;
     int warmup, repeats;
-    int allow_tf32;
+    int allow_tf32;              /* this measurement: env_tf32 and the spec's allow_tf32 */
+    int env_tf32;                /* APPROF_CUDA_TF32 (default 1): 0 forbids TF32 */
     size_t workspace_limit;      /* bytes for cuBLASLt/cuDNN workspace */
 } CudaCtx;
 

@@ -13,15 +13,43 @@
 #include "hardware.h"
 #include "stage.h"
 
-double approf_collective_seconds(const ApprofHardwareSpec *hw, ApprofCollKind kind,
-                                 double bytes, int group_size, int crosses_hosts)
+double approf_link_bandwidth(const ApprofHardwareSpec *hw, int group_size, int hosts,
+                             int crosses_hosts)
 {
-    double n = (double)group_size, bw, lat, traffic, steps;
+    double bw;
 
-    if (!hw || group_size <= 1 || !(bytes > 0))
+    if (!hw)
         return 0.0;
-    bw = crosses_hosts ? hw->inter_host_bandwidth : hw->intra_host_bandwidth;
-    lat = crosses_hosts ? hw->inter_host_latency : hw->intra_host_latency;
+    if (!crosses_hosts) {
+        bw = hw->intra_host_bandwidth;
+    } else if (hw->nics_per_host > 0 && hw->nic_bandwidth > 0 && hw->gpus_per_host > 0) {
+        /* The groups of one collective run side by side: a group with g of
+         * the host's M GPUs gets g/M of the host's adapters (NCCL drives
+         * one channel per adapter), and its ring also crosses the
+         * intra-host link. */
+        int g = hosts > 0 && group_size % hosts == 0 ? group_size / hosts : 1;
+        double share = (double)(g < hw->gpus_per_host ? g : hw->gpus_per_host) /
+                       (double)hw->gpus_per_host;
+        bw = (double)hw->nics_per_host * hw->nic_bandwidth * share;
+        if (hw->intra_host_bandwidth > 0 && g > 1 && bw > hw->intra_host_bandwidth)
+            bw = hw->intra_host_bandwidth;
+    } else {
+        bw = hw->inter_host_bandwidth;
+    }
+    if (hw->bus_efficiency > 0)
+        bw *= hw->bus_efficiency;
+    return bw;
+}
+
+/* Ring time of kind over group_size devices at bandwidth bw and per-step
+ * latency lat (formulas in hardware.h). */
+static double ring_seconds(ApprofCollKind kind, double bytes, int group_size, double bw,
+                           double lat)
+{
+    double n = (double)group_size, traffic, steps;
+
+    if (group_size <= 1 || !(bytes > 0))
+        return 0.0;
     if (!(bw > 0))
         return INFINITY;
     switch (kind) {
@@ -50,6 +78,16 @@ double approf_collective_seconds(const ApprofHardwareSpec *hw, ApprofCollKind ki
     return traffic / bw + steps * lat;
 }
 
+double approf_collective_seconds(const ApprofHardwareSpec *hw, ApprofCollKind kind,
+                                 double bytes, int group_size, int crosses_hosts)
+{
+    if (!hw || group_size <= 1 || !(bytes > 0))
+        return 0.0;
+    return ring_seconds(kind, bytes, group_size,
+                        approf_link_bandwidth(hw, group_size, 0, crosses_hosts),
+                        crosses_hosts ? hw->inter_host_latency : hw->intra_host_latency);
+}
+
 double approf_collective_cost(const ApprofHardwareSpec *hw, const ApprofCollective *c)
 {
     if (!hw || !c)
@@ -61,13 +99,62 @@ double approf_collective_cost(const ApprofHardwareSpec *hw, const ApprofCollecti
         if (t >= 0)
             return t;
     }
-    return approf_collective_seconds(hw, c->kind, c->bytes, c->group_size, c->crosses_hosts);
+    if (c->group_size <= 1 || !(c->bytes > 0))
+        return 0.0;
+    return ring_seconds(c->kind, c->bytes, c->group_size,
+                        approf_link_bandwidth(hw, c->group_size, c->hosts, c->crosses_hosts),
+                        c->crosses_hosts ? hw->inter_host_latency : hw->intra_host_latency);
+}
+
+ApprofMathClass approf_math_class(const ApprofHardwareSpec *hw, ApprofDtype dt)
+{
+    if (!hw)
+        return APPROF_MATH_FP32;
+    switch (dt) {
+    case APPROF_F16:
+    case APPROF_BF16:
+        return hw->peak_flops[dt] > hw->peak_flops[APPROF_F32] ? APPROF_MATH_F16 : APPROF_MATH_FP32;
+    default:
+        return hw->allow_tf32 && hw->peak_flops_tf32 > 0 ? APPROF_MATH_TF32 : APPROF_MATH_FP32;
+    }
+}
+
+void approf_kernel_rate(const ApprofHardwareSpec *hw, ApprofKernelKind kind, ApprofDtype dt,
+                        double *peak, double *eff)
+{
+    double p = 0.0, e = 0.0, f;
+    ApprofMathClass mc;
+
+    if (!(dt >= APPROF_F32 && dt <= APPROF_BF16))
+        dt = APPROF_F32;
+    mc = approf_math_class(hw, dt);
+    if (hw && (kind == APPROF_K_GEMM || kind == APPROF_K_CONV_FWD ||
+               kind == APPROF_K_CONV_BWD_DATA || kind == APPROF_K_CONV_BWD_FILTER)) {
+        p = mc == APPROF_MATH_TF32 ? hw->peak_flops_tf32
+            : mc == APPROF_MATH_F16 ? hw->peak_flops[dt]
+                                    : hw->peak_flops[APPROF_F32];
+        if (kind == APPROF_K_GEMM) {
+            e = hw->gemm_eff[mc] > 0 ? hw->gemm_eff[mc] : hw->gemm_efficiency;
+        } else {
+            e = hw->conv_eff[mc] > 0 ? hw->conv_eff[mc] : hw->conv_efficiency;
+            f = kind == APPROF_K_CONV_BWD_DATA     ? hw->conv_bwd_data_factor
+                : kind == APPROF_K_CONV_BWD_FILTER ? hw->conv_bwd_filter_factor
+                                                   : 1.0;
+            if (f > 0)
+                e *= f;
+            if (e > 1.0)
+                e = 1.0;
+        }
+    }
+    if (peak)
+        *peak = p;
+    if (eff)
+        *eff = e;
 }
 
 double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k)
 {
-    double mem_rate, mem_t, eff, peak, compute_t;
-    int dt;
+    double mem_rate, mem_t, eff, peak, compute_t, t;
 
     if (!hw || !k)
         return 0.0;
@@ -75,21 +162,22 @@ double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k
     mem_t = k->bytes > 0 ? (mem_rate > 0 ? k->bytes / mem_rate : INFINITY) : 0.0;
     switch (k->kind) {
     case APPROF_K_GEMM:
-        eff = hw->gemm_efficiency;
-        break;
     case APPROF_K_CONV_FWD:
     case APPROF_K_CONV_BWD_DATA:
     case APPROF_K_CONV_BWD_FILTER:
-        eff = hw->conv_efficiency;
+        approf_kernel_rate(hw, k->kind, k->dtype, &peak, &eff);
+        peak *= eff;
+        compute_t = k->flops > 0 ? (peak > 0 ? k->flops / peak : INFINITY) : 0.0;
+        t = (compute_t > mem_t ? compute_t : mem_t) + hw->kernel_launch_overhead;
         break;
     default:
         /* elementwise, reduction, gather, copy: memory bound */
-        return mem_t + hw->kernel_launch_overhead;
+        t = mem_t + hw->kernel_launch_overhead;
+        break;
     }
-    dt = (k->dtype >= APPROF_F32 && k->dtype <= APPROF_BF16) ? (int)k->dtype : APPROF_F32;
-    peak = hw->peak_flops[dt] * eff;
-    compute_t = k->flops > 0 ? (peak > 0 ? k->flops / peak : INFINITY) : 0.0;
-    return (compute_t > mem_t ? compute_t : mem_t) + hw->kernel_launch_overhead;
+    /* The host issues kernels ahead of the device; a kernel shorter than
+     * the framework's per-kernel host work waits for it. */
+    return t > hw->host_overhead ? t : hw->host_overhead;
 }
 
 double approf_collective_seconds_curve(const CostdbCommPoint *pts, size_t n, double bytes)
@@ -127,14 +215,51 @@ double approf_collective_seconds_curve(const CostdbCommPoint *pts, size_t n, dou
     return t > b->seconds ? t : b->seconds;
 }
 
+/* Device time of one micro-batch's phase of p (kernels and collectives). */
+static double phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph)
+{
+    double t = 0.0;
+    for (size_t i = 0; i < p->n_kernels[ph]; i++)
+        t += approf_kernel_seconds(hw, &p->kernels[ph][i]);
+    for (size_t i = 0; i < p->n_colls[ph]; i++)
+        t += approf_collective_cost(hw, &p->colls[ph][i]);
+    return t;
+}
+
 double approf_stage_apply_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p)
 {
-    double t = 0.0, rate;
+    double t = 0.0, rate, hide[2] = {0.0, 0.0};
     if (!hw || !p)
         return 0.0;
-    for (size_t i = 0; i < p->n_apply_colls && i < 2; i++)
-        if (p->apply_colls[i].group_size > 1 && p->apply_colls[i].bytes > 0)
-            t += approf_collective_cost(hw, &p->apply_colls[i]);
+    if (hw->grad_overlap > 0) {
+        /* DDP / Megatron --overlap-grad-reduce: gradient buckets are reduced
+         * while the last micro-batch's backward still runs; the ZeRO
+         * all-gather of updated parameters (--overlap-param-gather) runs
+         * under the next forward. */
+        hide[0] = hw->grad_overlap * phase_seconds(hw, p, 0);
+        hide[1] = hw->grad_overlap * phase_seconds(hw, p, 1);
+    }
+    for (size_t i = 0; i < p->n_apply_colls && i < 2; i++) {
+        const ApprofCollective *c = &p->apply_colls[i];
+        double full, last, h;
+        if (c->group_size <= 1 || !(c->bytes > 0))
+            continue;
+        full = approf_collective_cost(hw, c);
+        h = c->kind == APPROF_COLL_ALL_GATHER ? hide[0] : hide[1];
+        if (h > 0) {
+            /* the last bucket (the first layers' gradients) starts after the
+             * backward ends and is never hidden */
+            ApprofCollective b = *c;
+            last = 0.0;
+            if (hw->grad_bucket_bytes > 0) {
+                if (b.bytes > hw->grad_bucket_bytes)
+                    b.bytes = hw->grad_bucket_bytes;
+                last = approf_collective_cost(hw, &b);
+            }
+            full = full - h > last ? full - h : last;
+        }
+        t += full;
+    }
     rate = hw->memory_bandwidth * hw->memory_efficiency;
     if (rate > 0 && p->optimizer_bytes > 0)
         t += p->optimizer_bytes / rate;

@@ -57,6 +57,25 @@ static const Field fields[] = {
     {"memory_efficiency", F_NUM, OFF(memory_efficiency), 0, 0, 1, 0, 1, 1, 0.8, ""},
     {"kernel_launch_overhead_us", F_NUM, OFF(kernel_launch_overhead), 0, 0, 1e-6, 0, 1e4, 0, 4,
      "us"},
+    /* Optional refinements (schemas/hardware-spec.md); 0 = not given. */
+    {"peak_tflops_tf32", F_NUM, OFF(peak_flops_tf32), 0, 0, 1e12, 0, 1e5, 0, 0, "TFLOP/s"},
+    {"peak_tflops_fp8", F_NUM, OFF(peak_flops_fp8), 0, 0, 1e12, 0, 1e5, 0, 0, "TFLOP/s"},
+    {"allow_tf32", F_INT, OFF(allow_tf32), 0, 0, 1, 0, 1, 0, 1, ""},
+    {"gemm_efficiency_fp32", F_NUM, OFF(gemm_eff[APPROF_MATH_FP32]), 0, 0, 1, 0, 1, 0, 0, ""},
+    {"gemm_efficiency_tf32", F_NUM, OFF(gemm_eff[APPROF_MATH_TF32]), 0, 0, 1, 0, 1, 0, 0, ""},
+    {"gemm_efficiency_f16", F_NUM, OFF(gemm_eff[APPROF_MATH_F16]), 0, 0, 1, 0, 1, 0, 0, ""},
+    {"gemm_efficiency_fp8", F_NUM, OFF(gemm_eff[APPROF_MATH_FP8]), 0, 0, 1, 0, 1, 0, 0, ""},
+    {"conv_efficiency_fp32", F_NUM, OFF(conv_eff[APPROF_MATH_FP32]), 0, 0, 1, 0, 1, 0, 0, ""},
+    {"conv_efficiency_tf32", F_NUM, OFF(conv_eff[APPROF_MATH_TF32]), 0, 0, 1, 0, 1, 0, 0, ""},
+    {"conv_efficiency_f16", F_NUM, OFF(conv_eff[APPROF_MATH_F16]), 0, 0, 1, 0, 1, 0, 0, ""},
+    {"conv_bwd_data_factor", F_NUM, OFF(conv_bwd_data_factor), 0, 0, 1, 0, 4, 0, 0, ""},
+    {"conv_bwd_filter_factor", F_NUM, OFF(conv_bwd_filter_factor), 0, 0, 1, 0, 4, 0, 0, ""},
+    {"host_overhead_us", F_NUM, OFF(host_overhead), 0, 0, 1e-6, 0, 1e4, 0, 0, "us"},
+    {"nics_per_host", F_INT, OFF(nics_per_host), 0, 0, 1, 0, 1024, 0, 0, ""},
+    {"nic_bandwidth_gbs", F_NUM, OFF(nic_bandwidth), 0, 0, 1e9, 0, 1e5, 0, 0, "GB/s"},
+    {"bus_efficiency", F_NUM, OFF(bus_efficiency), 0, 0, 1, 0, 1, 0, 0, ""},
+    {"grad_overlap", F_NUM, OFF(grad_overlap), 0, 0, 1, 0, 1, 0, 0, ""},
+    {"grad_bucket_mib", F_NUM, OFF(grad_bucket_bytes), 0, 0, 1048576.0, 0, 1e6, 0, 0, "MiB"},
     {"source", F_TEXT, TXT(source), 0, 0, 0, 0, 0, 0, ""},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
@@ -182,6 +201,9 @@ static void set_default(const Field *f, ApprofHardwareSpec *hw)
         break;
     case F_BYTES:
         *(int64_t *)(void *)base = (int64_t)llround(f->def * f->scale);
+        break;
+    case F_INT:
+        *(int *)(void *)base = (int)f->def;
         break;
     default:
         break;

@@ -250,6 +250,27 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
         w = 0;
     if ((size_t)w >= sizeof buf)
         w = (int)sizeof buf - 1;
+    /* The refinements (hardware.h, 0 = not given) join the hash only when
+     * given, so a spec without them keeps the fingerprint it always had. */
+    {
+        const double extra[] = {
+            hw->peak_flops_tf32 / TFLOPS, hw->peak_flops_fp8 / TFLOPS,
+            hw->peak_flops_tf32 > 0 ? (double)hw->allow_tf32 : 0.0,
+            hw->gemm_eff[0], hw->gemm_eff[1], hw->gemm_eff[2], hw->gemm_eff[3],
+            hw->conv_eff[0], hw->conv_eff[1], hw->conv_eff[2], hw->conv_eff[3],
+            hw->conv_bwd_data_factor, hw->conv_bwd_filter_factor, hw->host_overhead / US,
+            (double)hw->nics_per_host, hw->nic_bandwidth / GBS, hw->bus_efficiency,
+            hw->grad_overlap, hw->grad_bucket_bytes / (double)MIB};
+        for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
+            int e;
+            if (extra[i] == 0.0)
+                continue;
+            e = snprintf(buf + w, sizeof buf - (size_t)w, "|%zu=%.15g", i, extra[i]);
+            if (e < 0 || (size_t)e >= sizeof buf - (size_t)w)
+                break;
+            w += e;
+        }
+    }
     h = fnv1a(buf, (size_t)w, UINT64_C(0xcbf29ce484222325));
     snprintf(out, len, "analytic:%s:%012" PRIx64, hw->name, h >> 16);
 }

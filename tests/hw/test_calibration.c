@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unit tests of the calibrated parts of the analytic cost model (hw/cost.c,
+ * schemas/hardware-spec.md "Efficiencies by math class"): the math class of
+ * each dtype (TF32 switch, cards without tensor cores or bf16), the
+ * efficiency chosen per math class and kernel class with its fallback, the
+ * host-overhead floor of a kernel, the multi-rail fabric bandwidth, the
+ * overlapped and bucketed gradient synchronisation, and the spec-file keys
+ * with their fingerprint rule. Specs are written here, not taken from the
+ * built-in table, so the expected values are computed by hand.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <CUnit/Basic.h>
+
+#include "costdb.h"
+#include "hardware.h"
+#include "stage.h"
+
+#define REL(a, b) (fabs((a) - (b)) <= 1e-12 * fabs(b) + 1e-300)
+
+/* An A100-like spec with round numbers. */
+static void spec(ApprofHardwareSpec *hw)
+{
+    memset(hw, 0, sizeof *hw);
+    snprintf(hw->name, sizeof hw->name, "t");
+    hw->peak_flops[APPROF_F32] = 20e12;
+    hw->peak_flops[APPROF_F16] = 300e12;
+    hw->peak_flops[APPROF_BF16] = 300e12;
+    hw->peak_flops_tf32 = 150e12;
+    hw->allow_tf32 = 1;
+    hw->memory_bandwidth = 2000e9;
+    hw->memory_efficiency = 0.5;
+    hw->device_memory = (int64_t)80 << 30;
+    hw->gpus_per_host = 8;
+    hw->intra_host_bandwidth = 300e9;
+    hw->inter_host_bandwidth = 25e9;
+    hw->gemm_efficiency = 0.5;
+    hw->conv_efficiency = 0.25;
+}
+
+static void test_math_class(void)
+{
+    ApprofHardwareSpec hw;
+    spec(&hw);
+    CU_ASSERT_EQUAL(approf_math_class(&hw, APPROF_F32), APPROF_MATH_TF32);
+    CU_ASSERT_EQUAL(approf_math_class(&hw, APPROF_F16), APPROF_MATH_F16);
+    CU_ASSERT_EQUAL(approf_math_class(&hw, APPROF_BF16), APPROF_MATH_F16);
+    hw.allow_tf32 = 0; /* the switch */
+    CU_ASSERT_EQUAL(approf_math_class(&hw, APPROF_F32), APPROF_MATH_FP32);
+    hw.allow_tf32 = 1;
+    hw.peak_flops_tf32 = 0; /* a card without TF32 (V100) */
+    CU_ASSERT_EQUAL(approf_math_class(&hw, APPROF_F32), APPROF_MATH_FP32);
+    hw.peak_flops[APPROF_BF16] = hw.peak_flops[APPROF_F32]; /* no bf16 hardware */
+    CU_ASSERT_EQUAL(approf_math_class(&hw, APPROF_BF16), APPROF_MATH_FP32);
+    hw.peak_flops[APPROF_F16] = hw.peak_flops[APPROF_F32]; /* no tensor cores (GP102) */
+    CU_ASSERT_EQUAL(approf_math_class(&hw, APPROF_F16), APPROF_MATH_FP32);
+}
+
+static void test_rates(void)
+{
+    ApprofHardwareSpec hw;
+    double peak, eff;
+    spec(&hw);
+    /* nothing per class given: the generic factors, the class's peak */
+    approf_kernel_rate(&hw, APPROF_K_GEMM, APPROF_F32, &peak, &eff);
+    CU_ASSERT(REL(peak, 150e12) && REL(eff, 0.5));
+    approf_kernel_rate(&hw, APPROF_K_CONV_BWD_FILTER, APPROF_F16, &peak, &eff);
+    CU_ASSERT(REL(peak, 300e12) && REL(eff, 0.25));
+    /* per class */
+    hw.gemm_eff[APPROF_MATH_TF32] = 0.6;
+    hw.gemm_eff[APPROF_MATH_F16] = 0.7;
+    hw.gemm_eff[APPROF_MATH_FP32] = 0.9;
+    hw.conv_eff[APPROF_MATH_F16] = 0.4;
+    hw.conv_bwd_data_factor = 0.5;
+    hw.conv_bwd_filter_factor = 3.0; /* capped at 1 */
+    approf_kernel_rate(&hw, APPROF_K_GEMM, APPROF_F32, &peak, &eff);
+    CU_ASSERT(REL(peak, 150e12) && REL(eff, 0.6));
+    approf_kernel_rate(&hw, APPROF_K_GEMM, APPROF_BF16, &peak, &eff);
+    CU_ASSERT(REL(peak, 300e12) && REL(eff, 0.7));
+    hw.allow_tf32 = 0;
+    approf_kernel_rate(&hw, APPROF_K_GEMM, APPROF_F32, &peak, &eff);
+    CU_ASSERT(REL(peak, 20e12) && REL(eff, 0.9));
+    approf_kernel_rate(&hw, APPROF_K_CONV_FWD, APPROF_F16, &peak, &eff);
+    CU_ASSERT(REL(eff, 0.4));
+    approf_kernel_rate(&hw, APPROF_K_CONV_BWD_DATA, APPROF_F16, &peak, &eff);
+    CU_ASSERT(REL(eff, 0.2));
+    approf_kernel_rate(&hw, APPROF_K_CONV_BWD_FILTER, APPROF_F16, &peak, &eff);
+    CU_ASSERT(REL(eff, 1.0));
+    approf_kernel_rate(&hw, APPROF_K_CONV_FWD, APPROF_F32, &peak, &eff); /* FP32 conv: generic */
+    CU_ASSERT(REL(peak, 20e12) && REL(eff, 0.25));
+    approf_kernel_rate(&hw, APPROF_K_ELEMENTWISE, APPROF_F32, &peak, &eff);
+    CU_ASSERT(peak == 0 && eff == 0);
+}
+
+static void test_kernel_time(void)
+{
+    ApprofHardwareSpec hw;
+    ApprofKernel k;
+    spec(&hw);
+    memset(&k, 0, sizeof k);
+    k.kind = APPROF_K_GEMM;
+    k.dtype = APPROF_F32;
+    k.flops = 75e12; /* 1 s at 150e12 * 0.5 */
+    k.bytes = 1e9;   /* 1 ms at 2000e9 * 0.5 */
+    hw.kernel_launch_overhead = 2e-6;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), 1.0 + 2e-6));
+    hw.allow_tf32 = 0; /* strict FP32: 20e12 * 0.5 */
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), 7.5 + 2e-6));
+    /* a tiny kernel waits for the host */
+    k.flops = 1e6;
+    k.bytes = 1e3;
+    hw.host_overhead = 10e-6;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), 10e-6));
+    k.kind = APPROF_K_ELEMENTWISE;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), 10e-6));
+    hw.host_overhead = 0;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), 1e3 / 1e12 + 2e-6));
+}
+
+static void test_fabric(void)
+{
+    ApprofHardwareSpec hw;
+    ApprofCollective c;
+    spec(&hw);
+    /* no adapters given: the per-GPU inter-host figure, nominal */
+    CU_ASSERT(REL(approf_link_bandwidth(&hw, 16, 2, 1), 25e9));
+    CU_ASSERT(REL(approf_link_bandwidth(&hw, 8, 1, 0), 300e9));
+    hw.nics_per_host = 8;
+    hw.nic_bandwidth = 25e9;
+    /* all 8 GPUs of each host in the group: the host's 8 rails */
+    CU_ASSERT(REL(approf_link_bandwidth(&hw, 16, 2, 1), 200e9));
+    /* one GPU per host (8 such groups side by side): one rail */
+    CU_ASSERT(REL(approf_link_bandwidth(&hw, 2, 2, 1), 25e9));
+    CU_ASSERT(REL(approf_link_bandwidth(&hw, 8, 2, 1), 100e9));
+    CU_ASSERT(REL(approf_link_bandwidth(&hw, 2, 0, 1), 25e9)); /* hosts unknown */
+    hw.nics_per_host = 16; /* more than NVLink: the intra-host link caps it */
+    CU_ASSERT(REL(approf_link_bandwidth(&hw, 16, 2, 1), 300e9));
+    hw.nics_per_host = 8;
+    hw.bus_efficiency = 0.8;
+    CU_ASSERT(REL(approf_link_bandwidth(&hw, 16, 2, 1), 160e9));
+    CU_ASSERT(REL(approf_link_bandwidth(&hw, 8, 1, 0), 240e9));
+    /* the collective uses it: all-reduce 2(n-1)/n * bytes / bw + 2(n-1) lat */
+    memset(&c, 0, sizeof c);
+    c.kind = APPROF_COLL_ALL_REDUCE;
+    c.group_size = 16;
+    c.hosts = 2;
+    c.crosses_hosts = 1;
+    c.bytes = 1.6e9;
+    hw.inter_host_latency = 1e-5;
+    CU_ASSERT(REL(approf_collective_cost(&hw, &c), 2.0 * 15 / 16 * 1.6e9 / 160e9 + 30 * 1e-5));
+}
+
+static void test_grad_overlap(void)
+{
+    ApprofHardwareSpec hw;
+    ApprofStageProgram p;
+    ApprofKernel bwd, fwd;
+    double sync, t;
+    spec(&hw);
+    memset(&p, 0, sizeof p);
+    memset(&bwd, 0, sizeof bwd);
+    bwd.kind = APPROF_K_ELEMENTWISE;
+    bwd.bytes = 0.1e12; /* 0.1 s at 1e12 */
+    fwd = bwd;
+    fwd.bytes = 0.05e12;
+    p.kernels[0] = &fwd;
+    p.n_kernels[0] = 1;
+    p.kernels[1] = &bwd;
+    p.n_kernels[1] = 1;
+    p.n_apply_colls = 1;
+    p.apply_colls[0].kind = APPROF_COLL_ALL_REDUCE;
+    p.apply_colls[0].group_size = 8;
+    p.apply_colls[0].hosts = 1;
+    p.apply_colls[0].bytes = 15e9; /* 2*7/8*15e9/300e9 = 0.0875 s */
+    sync = 2.0 * 7 / 8 * 15e9 / 300e9;
+    /* no overlap: the whole ring */
+    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &p), sync));
+    /* half of the backward (0.05 s) hides it */
+    hw.grad_overlap = 0.5;
+    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &p), sync - 0.05));
+    /* ... but never the last bucket */
+    hw.grad_overlap = 1.0;
+    hw.grad_bucket_bytes = 3e9;
+    t = approf_stage_apply_seconds(&hw, &p);
+    CU_ASSERT(REL(t, 2.0 * 7 / 8 * 3e9 / 300e9));
+    /* ZeRO: the reduce-scatter hides behind the backward, the all-gather
+     * behind the forward */
+    hw.grad_bucket_bytes = 0;
+    hw.grad_overlap = 1.0;
+    p.n_apply_colls = 2;
+    p.apply_colls[0].kind = APPROF_COLL_REDUCE_SCATTER;
+    p.apply_colls[1] = p.apply_colls[0];
+    p.apply_colls[1].kind = APPROF_COLL_ALL_GATHER;
+    p.apply_colls[0].bytes = p.apply_colls[1].bytes = 60e9; /* 7/8*60e9/300e9 = 0.175 s */
+    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &p), (0.175 - 0.1) + (0.175 - 0.05)));
+}
+
+static const char *write_spec(const char *text, char *path, size_t len)
+{
+    int fd;
+    FILE *f;
+    snprintf(path, len, "/tmp/approf-hwcal-test-XXXXXX");
+    fd = mkstemp(path);
+    if (fd < 0)
+        return NULL;
+    f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        return NULL;
+    }
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static const char *base_spec = "name = cal\n"
+                               "peak_tflops_f32 = 19.5\npeak_tflops_f16 = 312\n"
+                               "peak_tflops_bf16 = 312\nmemory_gib = 80\n"
+                               "memory_bandwidth_gbs = 2039\ngpus_per_host = 8\n"
+                               "intra_host_bandwidth_gbs = 300\ninter_host_bandwidth_gbs = 25\n";
+
+static void test_spec_keys(void)
+{
+    char path[64], path2[64], err[256], fp0[64], fp1[64], fp2[64], text[2048];
+    ApprofHardwareSpec a, b;
+    FILE *f;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(base_spec, path, sizeof path));
+    CU_ASSERT_EQUAL_FATAL(approf_hardware_load(path, &a, err, sizeof err), APPROF_OK);
+    unlink(path);
+    /* defaults: nothing refined, TF32 allowed where a TF32 rate is given */
+    CU_ASSERT_EQUAL(a.allow_tf32, 1);
+    CU_ASSERT_EQUAL(a.peak_flops_tf32, 0);
+    CU_ASSERT_EQUAL(approf_math_class(&a, APPROF_F32), APPROF_MATH_FP32);
+    CU_ASSERT_EQUAL(a.nics_per_host, 0);
+    approf_hardware_fingerprint(&a, fp0, sizeof fp0);
+
+    snprintf(text, sizeof text,
+             "%speak_tflops_tf32 = 156\ngemm_efficiency_tf32 = 0.6\nconv_efficiency_f16 = 0.5\n"
+             "conv_bwd_data_factor = 0.9\nhost_overhead_us = 12\nnics_per_host = 8\n"
+             "nic_bandwidth_gbs = 25\nbus_efficiency = 0.85\ngrad_overlap = 0.9\n"
+             "grad_bucket_mib = 25\npeak_tflops_fp8 = 0\n",
+             base_spec);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
+    CU_ASSERT_EQUAL_FATAL(approf_hardware_load(path, &a, err, sizeof err), APPROF_OK);
+    unlink(path);
+    CU_ASSERT(REL(a.peak_flops_tf32, 156e12));
+    CU_ASSERT(REL(a.gemm_eff[APPROF_MATH_TF32], 0.6));
+    CU_ASSERT(REL(a.conv_eff[APPROF_MATH_F16], 0.5));
+    CU_ASSERT(REL(a.host_overhead, 12e-6));
+    CU_ASSERT(REL(a.nic_bandwidth, 25e9));
+    CU_ASSERT(REL(a.grad_bucket_bytes, 25.0 * 1048576));
+    CU_ASSERT_EQUAL(approf_math_class(&a, APPROF_F32), APPROF_MATH_TF32);
+    approf_hardware_fingerprint(&a, fp1, sizeof fp1);
+    CU_ASSERT_STRING_NOT_EQUAL(fp0, fp1);
+
+    /* the switch: allow_tf32 = 0 gives strict FP32 and another fingerprint */
+    snprintf(text + strlen(text), sizeof text - strlen(text), "allow_tf32 = 0\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
+    CU_ASSERT_EQUAL_FATAL(approf_hardware_load(path, &b, err, sizeof err), APPROF_OK);
+    unlink(path);
+    CU_ASSERT_EQUAL(approf_math_class(&b, APPROF_F32), APPROF_MATH_FP32);
+    approf_hardware_fingerprint(&b, fp2, sizeof fp2);
+    CU_ASSERT_STRING_NOT_EQUAL(fp1, fp2);
+
+    /* written back and read again: the same spec */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec("", path2, sizeof path2));
+    f = fopen(path2, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(approf_hardware_write_spec(&a, f), APPROF_OK);
+    fclose(f);
+    CU_ASSERT_EQUAL_FATAL(approf_hardware_load(path2, &b, err, sizeof err), APPROF_OK);
+    unlink(path2);
+    approf_hardware_fingerprint(&b, fp2, sizeof fp2);
+    CU_ASSERT_STRING_EQUAL(fp1, fp2);
+    CU_ASSERT(REL(b.grad_bucket_bytes, a.grad_bucket_bytes));
+
+    /* out of range */
+    snprintf(text, sizeof text, "%sallow_tf32 = 2\n", base_spec);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
+    CU_ASSERT_EQUAL(approf_hardware_load(path, &b, err, sizeof err), APPROF_EPARSE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "allow_tf32"));
+    unlink(path);
+    snprintf(text, sizeof text, "%sbus_efficiency = 1.5\n", base_spec);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
+    CU_ASSERT_EQUAL(approf_hardware_load(path, &b, err, sizeof err), APPROF_EPARSE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "bus_efficiency"));
+    unlink(path);
+}
+
+/* Every built-in: the math class of each dtype follows its peaks, and a
+ * spec written by `approf hardware show` keeps its fingerprint. */
+static void test_builtins_classes(void)
+{
+    size_t n = 0;
+    const ApprofHardwareSpec *tab = approf_hardware_builtins(&n);
+    CU_ASSERT_FATAL(n > 0);
+    for (size_t i = 0; i < n; i++) {
+        const ApprofHardwareSpec *hw = &tab[i];
+        ApprofMathClass f32 = approf_math_class(hw, APPROF_F32);
+        CU_ASSERT(f32 == (hw->allow_tf32 && hw->peak_flops_tf32 > 0 ? APPROF_MATH_TF32
+                                                                    : APPROF_MATH_FP32));
+        for (int c = 0; c < APPROF_MATH_COUNT; c++) {
+            CU_ASSERT(hw->gemm_eff[c] >= 0 && hw->gemm_eff[c] <= 1);
+            CU_ASSERT(hw->conv_eff[c] >= 0 && hw->conv_eff[c] <= 1);
+        }
+        CU_ASSERT(hw->bus_efficiency >= 0 && hw->bus_efficiency <= 1);
+        CU_ASSERT(hw->grad_overlap >= 0 && hw->grad_overlap <= 1);
+    }
+}
+
+int main(void)
+{
+    CU_pSuite s;
+    unsigned failed;
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    s = CU_add_suite("hw-calibration", NULL, NULL);
+    if (!s || !CU_add_test(s, "math_class", test_math_class) ||
+        !CU_add_test(s, "rates", test_rates) || !CU_add_test(s, "kernel_time", test_kernel_time) ||
+        !CU_add_test(s, "fabric", test_fabric) ||
+        !CU_add_test(s, "grad_overlap", test_grad_overlap) ||
+        !CU_add_test(s, "spec_keys", test_spec_keys) ||
+        !CU_add_test(s, "builtins_classes", test_builtins_classes)) {
+        CU_cleanup_registry();
+        return 1;
+    }
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    failed = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return failed ? 1 : 0;
+}
