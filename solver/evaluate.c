@@ -54,24 +54,46 @@ static int fits(const ApsolveMemory *m, int64_t avail, double f)
            (long double)f * (long double)m->intermediate <= (long double)avail;
 }
 
+/* Micro-batches of saved activations a stage holds on top of its peak,
+ * with f in flight. The peak already holds one (the backward module's
+ * invars include the saved activations): approf's own objective counts the
+ * other f - 1; Alpa's rule (--objective alpa) counts all f, as Alpa's
+ * max_n_succ_stages does (docs/solver.md, "Memory"). */
+static double resident_extra(const ApsolveOptions *opt, double f)
+{
+    return opt->objective == APSOLVE_OBJECTIVE_FULL && f >= 1.0 ? f - 1.0 : f;
+}
+
 int apsolve_entry_mnss(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx, int n)
 {
     const ApsolveMemory *m;
     int lo, hi;
-    if (opt->schedule == APSOLVE_SCHEDULE_1F1B || !p->memory)
-        return p->max_n_succ_stages[idx];
+    if (opt->schedule == APSOLVE_SCHEDULE_1F1B || !p->memory) {
+        int mnss = p->max_n_succ_stages[idx];
+        if (opt->objective != APSOLVE_OBJECTIVE_FULL || !p->memory ||
+            mnss == APSOLVE_UNBOUNDED)
+            return mnss;
+        /* s stages from it to the end fit when peak + initial + (s - 1) x
+         * intermediate <= avail: one more than Alpa's count, when the peak
+         * itself fits */
+        m = &p->memory[idx];
+        if (!fits(m, m->avail, 0.0))
+            return -1;
+        return mnss + 1 >= APSOLVE_UNBOUNDED ? APSOLVE_UNBOUNDED : mnss + 1;
+    }
     m = &p->memory[idx];
     if (opt->schedule == APSOLVE_SCHEDULE_GPIPE)
-        return fits(m, m->avail, (double)opt->micro_batches) ? APSOLVE_UNBOUNDED : -1;
+        return fits(m, m->avail, resident_extra(opt, (double)opt->micro_batches))
+                   ? APSOLVE_UNBOUNDED : -1;
     /* Interleaved: in-flight grows with the stages after it; the largest s
      * (stages from it to the end) that fits, by bisection over 1..n. */
-    if (n < 1 || !fits(m, m->avail, apsolve_in_flight(opt, n, n - 1)))
+    if (n < 1 || !fits(m, m->avail, resident_extra(opt, apsolve_in_flight(opt, n, n - 1))))
         return -1;
     lo = 1;
     hi = n;
     while (lo < hi) {
         int mid = lo + (hi - lo + 1) / 2;
-        if (fits(m, m->avail, apsolve_in_flight(opt, n, n - mid)))
+        if (fits(m, m->avail, resident_extra(opt, apsolve_in_flight(opt, n, n - mid))))
             lo = mid;
         else
             hi = mid - 1;
@@ -122,7 +144,8 @@ void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
         const ApsolveMemory *m = &p->memory[idx];
         st->available_memory = opt->memory_budget > 0 ? opt->memory_budget : m->avail;
         st->memory_needed = m->peak + m->initial +
-                            (int64_t)llround(st->in_flight * (double)m->intermediate);
+                            (int64_t)llround(resident_extra(opt, st->in_flight) *
+                                             (double)m->intermediate);
     }
 }
 

@@ -39,12 +39,19 @@ static int brute_fits(const Brute *b, size_t idx, int n, int k)
     const ApsolveProblem *p = b->p;
     const ApsolveMemory *m = &p->memory[idx];
     double f;
-    if (b->o.schedule == APSOLVE_SCHEDULE_1F1B)
+    /* Alpa's rule: s stages from it to the end need s intermediates on top
+     * of the peak (max_n_succ_stages); the full objective counts the
+     * micro-batches in flight besides the one the peak already holds */
+    if (b->o.schedule == APSOLVE_SCHEDULE_1F1B && b->o.objective != APSOLVE_OBJECTIVE_FULL)
         return (long)(n - k) - 1 <= (long)p->max_n_succ_stages[idx];
     if (m->avail <= 0)
         return 1;
-    f = apsolve_schedule_in_flight((ApsolveSchedule)b->o.schedule, b->o.virtual_stages,
-                                   b->o.micro_batches, n, k);
+    f = b->o.schedule == APSOLVE_SCHEDULE_1F1B
+            ? (double)(n - k)
+            : apsolve_schedule_in_flight((ApsolveSchedule)b->o.schedule, b->o.virtual_stages,
+                                         b->o.micro_batches, n, k);
+    if (b->o.objective == APSOLVE_OBJECTIVE_FULL)
+        f -= 1.0;
     return (long double)m->peak + m->initial + (long double)f * m->intermediate <=
            (long double)m->avail;
 }
@@ -318,7 +325,8 @@ static void test_schedules_brute(void)
 }
 
 /* A hand-made case: the fastest config needs exactly the available memory
- * under GPipe (B = 4 in flight) and one byte less makes it not fit. */
+ * under GPipe (B = 4 in flight, one of them inside the peak) and one byte
+ * less makes it not fit; Alpa's rule counts the fourth again. */
 static void test_gpipe_memory(void)
 {
     ApsolveProblem *p = NULL;
@@ -336,17 +344,27 @@ static void test_gpipe_memory(void)
     o.micro_batches = 4;
     o.objective = APSOLVE_OBJECTIVE_FULL;
     CU_ASSERT_FATAL(apsolve_solve(p, &o, &pl) == APSOLVE_OK);
-    CU_ASSERT(pl->stages[0].config == 0); /* 1F1B: 10 + 10 + 1 x 20 <= 100 */
+    CU_ASSERT(pl->stages[0].config == 0); /* 1F1B: 10 + 10 (+ 0 x 20 besides the peak's) */
     apsolve_plan_free(&pl);
+    /* GPipe: 4 in flight, the peak holds one: 10 + 10 + 3 x 20 = 80 */
     o.schedule = APSOLVE_SCHEDULE_GPIPE;
+    for (int c = 0; c < 2; c++)
+        p->memory[c].avail = 80;
     CU_ASSERT_FATAL(apsolve_solve(p, &o, &pl) == APSOLVE_OK);
-    CU_ASSERT(pl->stages[0].config == 0); /* GPipe: 10 + 10 + 4 x 20 = 100 fits, ... */
+    CU_ASSERT(pl->stages[0].config == 0); /* ... fits exactly, ... */
+    CU_ASSERT(pl->stages[0].memory_needed == 80);
     apsolve_plan_free(&pl);
-    p->memory[0].avail = 99; /* ... and with one byte less it does not */
+    p->memory[0].avail = 79; /* ... and with one byte less it does not */
     CU_ASSERT_FATAL(apsolve_solve(p, &o, &pl) == APSOLVE_OK);
     CU_ASSERT(pl->stages[0].config == 1);
     CU_ASSERT(pl->stages[0].in_flight == 4);
-    CU_ASSERT(pl->stages[0].memory_needed == 10 + 10 + 4 * 5);
+    CU_ASSERT(pl->stages[0].memory_needed == 10 + 10 + 3 * 5);
+    apsolve_plan_free(&pl);
+    /* Alpa's rule (--objective alpa, plain config 0 only) counts all 4 on
+     * top of the peak: 10 + 10 + 4 x 20 = 100 > 80, no plan */
+    o.objective = APSOLVE_OBJECTIVE_ALPA;
+    p->memory[0].avail = 80;
+    CU_ASSERT(apsolve_solve(p, &o, &pl) == APSOLVE_EINFEASIBLE);
     apsolve_plan_free(&pl);
     apsolve_problem_free(&p);
 }
@@ -370,8 +388,8 @@ static void test_3d_variant_choice(void)
         p->configs[c] = (ApsolveConfig){1, 2, 1, 0, lvl[c], rec[c], zro[c]};
         p->cost[c] = cost[c];
         p->apply_cost[c] = 0.5;
-        p->memory[c] = (ApsolveMemory){10, inter[c], 10, 50};
-        p->max_n_succ_stages[c] = apsolve_max_n_succ_stages(50, 10, 10, inter[c]);
+        p->memory[c] = (ApsolveMemory){10 + inter[c], inter[c], 10, 50};
+        p->max_n_succ_stages[c] = apsolve_max_n_succ_stages(50, 10 + inter[c], 10, inter[c]);
     }
     memset(&o, 0, sizeof o);
     o.micro_batches = 2;
@@ -379,7 +397,8 @@ static void test_3d_variant_choice(void)
     CU_ASSERT_FATAL(apsolve_3d_specs(1, 2, 2, 1, 1, sp) == APSOLVE_OK);
     sp[0].zero = 1;
     CU_ASSERT_FATAL(apsolve_evaluate(p, &o, sp, 1, &pl, err, sizeof err) == APSOLVE_OK);
-    /* level 1 needs 10 + 10 + 40 = 60 > 50; level 2 fits */
+    /* one stage, one micro-batch in flight, inside the peak: level 1
+     * needs 50 + 10 = 60 > 50; level 2 (20 + 10) fits */
     CU_ASSERT(pl->stages[0].config == 2 && pl->stages[0].memory_level == 2);
     CU_ASSERT(pl->feasible && pl->total_cost == pl->cost + 0.5);
     apsolve_plan_free(&pl);
