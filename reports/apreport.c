@@ -38,9 +38,10 @@ static void help(void)
          "  --out DIR      where to write the files (created if missing)\n"
          "  --name NAME    prefix of the Alpa dump files (default: plan<ID>)\n"
          "  --no-store     do not store the derived resharding tasks in the database\n"
-         "  --schedule S   the schedule the plan runs: 1f1b (default), gpipe or\n"
-         "                 interleaved; the deadlock check, the memory per stage,\n"
-         "                 trace.json and the plan code follow it\n"
+         "  --schedule S   the schedule the plan runs: 1f1b, gpipe or interleaved\n"
+         "                 (default: the one apsolve stored with the plan, else 1f1b);\n"
+         "                 the deadlock check, the memory per stage, trace.json and\n"
+         "                 the plan code follow it\n"
          "  --virtual-stages V  model chunks per stage for interleaved (default 2)\n"
          "  --allow-infeasible  write the plan code (<name>_plan.py, the HTML code\n"
          "                 block) for a plan stored as infeasible too, marked as such;\n"
@@ -63,6 +64,7 @@ int main(int argc, char **argv)
     };
     const char *dbpath = NULL, *outdir = NULL;
     ApreportOptions opt = {0, NULL, 1, APREPORT_SCHED_1F1B, 0};
+    int sset = 0;
     int vset = 0;
     int c, quiet = 0, rc;
     Costdb *db = NULL;
@@ -84,6 +86,7 @@ int main(int argc, char **argv)
             if (k < 0)
                 return usage_error("--schedule must be 1f1b, gpipe or interleaved, not '%s'", optarg);
             opt.schedule = (ApreportScheduleKind)k;
+            sset = 1;
             break;
         }
         case 'v': {
@@ -118,6 +121,7 @@ int main(int argc, char **argv)
         return usage_error("--virtual-stages needs --schedule interleaved");
     if (opt.schedule == APREPORT_SCHED_INTERLEAVED && !vset)
         opt.virtual_stages = 2;
+    opt.schedule_from_plan = !sset;
     if (opt.name && (!*opt.name || strchr(opt.name, '/')))
         return usage_error("--name must be a non-empty file name prefix");
     rc = costdb_open(dbpath, opt.store_resharding ? COSTDB_OPEN_NOCREATE : COSTDB_OPEN_READONLY,

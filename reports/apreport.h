@@ -230,6 +230,8 @@ typedef struct ApreportOptions {
     int store_resharding;             /* store derived tasks (costdb_resharding_put) */
     ApreportScheduleKind schedule;    /* the schedule the plan runs (default 1F1B) */
     int virtual_stages;               /* model chunks per stage for interleaved (>= 2) */
+    int schedule_from_plan;           /* 1: the plan's stored schedule (apsolve's options),
+                                       * the two fields above being the fallback */
     int allow_infeasible;             /* write plan code for an infeasible plan too */
 } ApreportOptions;
 

@@ -463,6 +463,22 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
     /* a stored plan with a non-finite cost is never feasible */
     if (!isfinite(r->plan.cost))
         r->plan.feasible = 0;
+    ApreportOptions eff = *opt;
+    if (opt->schedule_from_plan) {
+        /* the schedule apsolve stored with the plan */
+        const char *sc = strstr(r->plan.options, "\"schedule\": \"");
+        const char *vs = strstr(r->plan.options, "\"virtual_stages\": ");
+        char nm[16] = "";
+        int k;
+        if (sc && sscanf(sc + strlen("\"schedule\": \""), "%15[a-z0-9]", nm) == 1 &&
+            (k = apsolve_schedule_parse(nm)) >= 0) {
+            eff.schedule = (ApreportScheduleKind)k;
+            eff.virtual_stages = 2;
+            if (vs)
+                eff.virtual_stages = (int)strtol(vs + strlen("\"virtual_stages\": "), NULL, 10);
+        }
+    }
+    opt = &eff;
     r->schedule = opt->schedule;
     r->virtual_stages = opt->schedule == APREPORT_SCHED_INTERLEAVED ? opt->virtual_stages : 1;
     if (opt->schedule == APREPORT_SCHED_INTERLEAVED) {

@@ -246,6 +246,7 @@ typedef struct Args {
     int64_t micro_batch_size;         /* --micro-batch-size; 0: search every size */
     int objective;                    /* -1: default (full when apply costs are known) */
     int schedule, virtual_stages;     /* --schedule, --virtual-stages */
+    int schedule_set;                 /* --schedule given (else --plan restores it) */
     Parallel par;
     ApsolveOptions opt;
 } Args;
@@ -514,6 +515,18 @@ static int load_plan(Costdb *db, Args *a, int64_t *sweep, ApsolveStageSpec **spe
         a->objective = APSOLVE_OBJECTIVE_FULL;
     else if (a->objective < 0 && strstr(cp.options, "\"objective\": \"alpa\""))
         a->objective = APSOLVE_OBJECTIVE_ALPA;
+    if (!a->schedule_set) {
+        const char *sc = strstr(cp.options, "\"schedule\": \"");
+        const char *vs = strstr(cp.options, "\"virtual_stages\": ");
+        char name[16] = "";
+        if (sc && sscanf(sc + strlen("\"schedule\": \""), "%15[a-z0-9]", name) == 1 &&
+            apsolve_schedule_parse(name) >= 0)
+            a->schedule = apsolve_schedule_parse(name);
+        if (vs && a->schedule == APSOLVE_SCHEDULE_INTERLEAVED && a->virtual_stages < 2) {
+            long v = strtol(vs + strlen("\"virtual_stages\": "), NULL, 10);
+            a->virtual_stages = v >= 2 && v <= 1024 ? (int)v : 2;
+        }
+    }
     snprintf(kind, kindlen, "%s", cp.kind);
     free(ps);
     return 0;
@@ -628,6 +641,10 @@ static int run(Args *a)
         kind = stored_kind;
         snprintf(label, sizeof label, "plan %lld (%s)", (long long)a->plan, stored_kind);
     }
+    /* every plan, searched or given, runs the same schedule (a --plan's
+     * stored one unless --schedule says otherwise) */
+    a->opt.schedule = a->schedule;
+    a->opt.virtual_stages = a->virtual_stages;
     if (sweep <= 0 && costdb_sweep_latest(db, &sweep)) {
         fprintf(stderr, "apsolve: %s: no sweep in the database\n", a->db);
         goto cleanup;
@@ -1112,6 +1129,7 @@ int main(int argc, char **argv)
             if (sc < 0)
                 return usage_error("bad --schedule '%s' (1f1b, gpipe or interleaved)", optarg);
             a.schedule = sc;
+            a.schedule_set = 1;
             break;
         }
         case O_VS:

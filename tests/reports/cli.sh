@@ -32,6 +32,23 @@ done
 # The second run reads the stored resharding tasks: same dump.
 cmp -s "$dir/o/tut_resharding_tasks.txt" "$dir/w/mlp_resharding_tasks.txt" || fail "tasks differ"
 cmp -s "$dir/o/tut_input_placement_specs.txt" "$dir/w/mlp_input_placement_specs.txt" || fail "specs differ"
+# The schedule apsolve stored with a plan is the one simulated unless
+# --schedule says otherwise.
+cp "$dir/w/mlp.db" "$dir/il.db"
+python3 - "$dir/il.db" <<'PY' || fail "marking the plan interleaved"
+import json, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+opts = c.execute("SELECT options FROM plan WHERE id = 1").fetchone()[0] or "{}"
+d = json.loads(opts) if opts.strip() else {}
+d["schedule"], d["virtual_stages"] = "interleaved", 2
+c.execute("UPDATE plan SET options = ? WHERE id = 1", (json.dumps(d),))
+c.commit()
+PY
+"$apreport" --db "$dir/il.db" --out "$dir/il" --no-store >/dev/null || fail "apreport interleaved plan"
+grep -q '"virtual_stages": 2' "$dir/il/report.json" || fail "the plan's interleaved schedule not used"
+"$apreport" --db "$dir/il.db" --out "$dir/il1" --no-store --schedule 1f1b >/dev/null ||
+  fail "apreport --schedule 1f1b"
+if grep -q '"virtual_stages": 2' "$dir/il1/report.json"; then fail "--schedule 1f1b ignored"; fi
 "$apreport" --db "$dir/w/mlp.db" --plan 7 --out "$dir/o3" 2>"$dir/err"; rc=$?
 [ $rc -eq 1 ] || fail "missing plan: exit $rc"
 grep -q "no plan 7" "$dir/err" || fail "missing plan message"

@@ -191,4 +191,23 @@ grep -q "(GPipe: sum of stage costs" "$tmp/gp.txt" || fail "--schedule gpipe"
 grep -q "(interleaved 1F1B, v = 2:" "$tmp/il.txt" || fail "--schedule interleaved"
 rc=0; "$apsolve" --db "$tmp/hw.db" --schedule interleaved 2>/dev/null || rc=$?
 [ "$rc" = 2 ] || fail "interleaved without --virtual-stages: exit $rc"
+# --plan re-evaluates a stored plan with the schedule it was made with,
+# unless --schedule says otherwise
+"$apsolve" --db "$tmp/hw.db" --sweep 1 --quiet --schedule interleaved --virtual-stages 2 \
+  --format json >"$tmp/il.json"
+id=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['plan_id'])" "$tmp/il.json")
+"$apsolve" --db "$tmp/hw.db" --no-store --quiet --plan "$id" --format json >"$tmp/re.json"
+"$apsolve" --db "$tmp/hw.db" --no-store --quiet --plan "$id" --schedule gpipe --format json \
+  >"$tmp/re-gp.json"
+python3 - "$tmp/il.json" "$tmp/re.json" "$tmp/re-gp.json" <<'PY' || fail "--plan restores the schedule"
+import json, sys
+first = json.load(open(sys.argv[1]))
+re = json.load(open(sys.argv[2]))
+re = re.get("plans", [re])[0]
+gp = json.load(open(sys.argv[3]))
+gp = gp.get("plans", [gp])[0]
+assert re["schedule"] == "interleaved" and re["virtual_stages"] == 2, re
+assert abs(re["cost"] - first["cost"]) <= 1e-12 * first["cost"], (re["cost"], first["cost"])
+assert gp["schedule"] == "gpipe" and gp["cost"] != first["cost"], gp
+PY
 echo "apsolve CLI: ok"
