@@ -357,7 +357,8 @@ static int run_one(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
         fprintf(stderr,
                 "approf: interrupted by %s: sweep %lld has %zu entries committed in %s.\n"
                 "approf: resume with the same command and --resume\n",
-                sig == SIGTERM ? "SIGTERM" : "SIGINT", (long long)sum->sweep_id,
+                sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGINT",
+                (long long)sum->sweep_id,
                 sum->entries + sum->existing, cfg->db_path);
         return 128 + sig;
     }
@@ -390,7 +391,7 @@ int approf_cmd_sweep(int argc, char **argv)
     char hf_preset[4200];
     int64_t mbs[16];
     int64_t gb = 0;
-    struct sigaction sa, old_int, old_term;
+    struct sigaction sa, old_int, old_term, old_hup;
 
     memset(&cfg, 0, sizeof cfg);
     cfg.db_path = "results.db";
@@ -607,6 +608,7 @@ int approf_cmd_sweep(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, &old_int);
     sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGHUP, &sa, &old_hup); /* a closed terminal: stop like SIGTERM */
 
     for (int q = 0; q < (n_mbs ? n_mbs : 1); q++) {
         if (n_mbs) {
@@ -620,5 +622,6 @@ int approf_cmd_sweep(int argc, char **argv)
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
     return rc;
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# SIGINT and SIGTERM stop a sweep cleanly: it commits what it has, marks the
+# SIGINT, SIGTERM and SIGHUP stop a sweep cleanly: it commits what it has, marks the
 # sweep interrupted, says how many entries are committed and how to resume,
-# and exits 128 + signal (130, 143). The count it prints must be the count
+# and exits 128 + signal (130, 143, 129). The count it prints must be the count
 # in the file, the file must pass integrity_check, and resuming must give
 # exactly the rows of an uninterrupted sweep.
 # Usage: signals.sh APPROF SQLITE3 WORKDIR
@@ -21,8 +21,8 @@ fail() { echo "FAIL: $*"; exit 1; }
   { cat "$work/ref.err"; fail "reference sweep"; }
 total=$("$sqlite" "$work/ref.db" "SELECT count(*) FROM stage_profile;")
 
-for sig in INT TERM; do
-  case $sig in INT) want=130 ;; TERM) want=143 ;; esac
+for sig in INT TERM HUP; do
+  case $sig in INT) want=130 ;; TERM) want=143 ;; HUP) want=129 ;; esac
   db="$work/$sig.db"
   landed=0
   # Wait until the sweep has committed something, then signal it; retry with
