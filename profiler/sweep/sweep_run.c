@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #include "sweep_int.h"
 #include "sweep_mpi.h"
@@ -273,7 +274,8 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
     ApprofProcessGroup pg;
     int64_t global_batch = cfg->global_batch;
     double t_start = approf_sweep_now(), t0;
-    int rc, dberr = 0, owes_final = 0, wstatus = 0, wrank = 0;
+    int rc, dberr = 0, owes_final = 0, wstatus = 0, wrank = 0, have_db_stat = 0;
+    struct stat db_stat;
 
     memset(&sw, 0, sizeof sw);
     memset(&sink, 0, sizeof sink);
@@ -321,8 +323,12 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
         if (!sink.have)
             rc = APPROF_ENOMEM;
     }
-    if (rc == 0 && sink.rank == 0)
+    if (rc == 0 && sink.rank == 0) {
         rc = approf_sweep_open_db(&sw, cfg, cb, global_batch, &row, sink.have, sum, err, errlen);
+        /* the file the sweep writes, to notice it deleted or replaced */
+        if (rc == 0 && stat(cfg->db_path, &db_stat) == 0)
+            have_db_stat = 1;
+    }
     if (sink.size > 1) {
         rc = approf_sweep_mpi_agree(mpi, rc, rc == 0 ? approf_sweep_work_hash(&sw, cfg) : 0, err, errlen);
         if (rc == 0)
@@ -415,6 +421,16 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
         goto out;
     } else {
         rc = 0;
+    }
+    if (have_db_stat) {
+        struct stat now;
+        if (stat(cfg->db_path, &now) != 0 || now.st_dev != db_stat.st_dev ||
+            now.st_ino != db_stat.st_ino) {
+            snprintf(err, errlen, "%s: the database file was deleted or replaced while the "
+                     "sweep ran; what it wrote went to the old file, which is gone",
+                     cfg->db_path);
+            rc = APPROF_EIO;
+        }
     }
     sum->t_writing += approf_sweep_now() - t0;
     {

@@ -36,4 +36,26 @@ done
 "$approf" sweep --model nosuchmodel --backend model --quiet --db "$work/n.db" 2>"$work/n.err"
 [ $? = 2 ] || fail "unknown model: want exit 2"
 grep -q "nosuchmodel" "$work/n.err" || fail "unknown model not named"
+# The database deleted while the sweep runs: exit 1 saying so, not a
+# success naming a file that no longer holds the entries.
+landed=0
+for try in 1 2 3 4 5; do
+  db="$work/gone.db"
+  rm -f "$db" "$db-wal" "$db-shm"
+  "$approf" sweep --model gpt --preset gpt3-1.3b --layers 24 --cluster 2x8 --backend model \
+    --quiet --commit-every 4 --db "$db" >/dev/null 2>"$work/gone.err" &
+  pid=$!
+  for _ in $(seq 1 300); do
+    n=$("$sqlite" "$db" "SELECT count(*) FROM stage_profile;" 2>/dev/null || echo 0)
+    [ "${n:-0}" -gt 0 ] && break
+    sleep 0.01
+  done
+  rm -f "$db" "$db-wal" "$db-shm"
+  wait $pid
+  rc=$?
+  grep -q "deleted or replaced" "$work/gone.err" && { landed=1; break; }
+  [ $rc = 0 ] || { cat "$work/gone.err"; fail "deleted database: exit $rc without saying so"; }
+done
+[ $landed = 1 ] || fail "the sweep always finished before the database was deleted"
+[ $rc = 1 ] || fail "deleted database: exit $rc, want 1"
 echo "ok: failures stored and reported; bad options rejected"
