@@ -119,11 +119,12 @@ double approf_collective_cost(const ApprofHardwareSpec *hw, const ApprofCollecti
  * n <= 1 or bytes <= 0 costs 0. */
 double approf_collective_seconds(const ApprofHardwareSpec *hw, ApprofCollKind kind,
                                  double bytes, int group_size, int crosses_hosts);
-/* Roofline time of one kernel with the spec's efficiency factors:
- * GEMM max(flops/(peak[dtype]*gemm_eff), bytes/(mem_bw*mem_eff)),
- * convolutions the same with conv_eff, memory-bound kinds (elementwise,
- * reduction, gather, copy) bytes/(mem_bw*mem_eff) only; plus the spec's
- * kernel_launch_overhead for every kernel. */
+/* Roofline time of one kernel with the spec's efficiency factors: GEMM
+ * and convolutions max(flops/(peak*eff), bytes/(mem_bw*mem_eff)) with the
+ * peak and efficiency of approf_kernel_rate (math class, kernel class),
+ * memory-bound kinds (elementwise, reduction, gather, copy)
+ * bytes/(mem_bw*mem_eff) only; plus kernel_launch_overhead; at least the
+ * spec's host_overhead. */
 double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k);
 /* The math class of dtype dt on hw: f32 -> TF32 when hw->allow_tf32 and
  * peak_flops_tf32 > 0, else FP32; f16/bf16 -> F16 when the card's rate for

@@ -341,6 +341,32 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
         out->capabilities[0] = '\0';
         return;
     }
+    /* The refinements, when given (readers such as apsolve's placement
+     * path can price gradient sync as the sweep did). */
+    {
+        const struct {
+            const char *key;
+            double v;
+        } extra[] = {
+            {"peak_flops_tf32", hw->peak_flops_tf32}, {"peak_flops_fp8", hw->peak_flops_fp8},
+            {"allow_tf32", hw->peak_flops_tf32 > 0 ? (double)hw->allow_tf32 : 0.0},
+            {"host_overhead", hw->host_overhead}, {"nics_per_host", (double)hw->nics_per_host},
+            {"nic_bandwidth", hw->nic_bandwidth}, {"bus_efficiency", hw->bus_efficiency},
+            {"grad_overlap", hw->grad_overlap}, {"grad_bucket_bytes", hw->grad_bucket_bytes}};
+        for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
+            int e;
+            if (extra[i].v == 0.0)
+                continue;
+            /* the opening of "source" is the tail: insert before it */
+            e = snprintf(out->capabilities + w - 11, cap - (size_t)w + 11,
+                         "\"%s\": %.15g, \"source\": \"", extra[i].key, extra[i].v);
+            if (e < 0 || (size_t)e >= cap - (size_t)w + 11) {
+                out->capabilities[0] = '\0';
+                return;
+            }
+            w += e - 11;
+        }
+    }
     len = json_escape_append(out->capabilities, cap, (size_t)w, hw->source);
     if (len + 3 > cap) {
         out->capabilities[0] = '\0';
