@@ -352,6 +352,28 @@ int costdb_sweep_submeshes(Costdb *db, int64_t sweep_id, CostdbSubmesh **out, si
 int costdb_sweep_configs(Costdb *db, int64_t sweep_id, CostdbConfig **out, size_t *n);
 /* Deletes a sweep and everything hanging off it (entries, placements, plans). */
 int costdb_sweep_delete(Costdb *db, int64_t id);
+
+/* Who writes a sweep (schema 5, sweep_owner). */
+typedef struct CostdbSweepOwner {
+    int64_t pid;
+    char host[COSTDB_NAME_MAX];
+    char since[32];                   /* ISO 8601 UTC, set by costdb_sweep_claim */
+} CostdbSweepOwner;
+
+/* Decides whether a holder's claim may be taken over (its process is gone);
+ * 1 yes, 0 no. */
+typedef int (*CostdbOwnerStale)(void *ctx, const CostdbSweepOwner *holder);
+
+/* Takes sweep id for me (pid, host; since is filled in), in one write
+ * transaction: 0 when it had no owner, was held by me already, or its
+ * holder is stale by stale(ctx, holder) (stale may be NULL: never); then
+ * *taken_over (may be NULL) says whether a holder was replaced and *holder
+ * (may be NULL) who it was. COSTDB_EBUSY when another owner holds it, with
+ * *holder filled. */
+int costdb_sweep_claim(Costdb *db, int64_t id, CostdbSweepOwner *me, CostdbOwnerStale stale,
+                       void *ctx, CostdbSweepOwner *holder, int *taken_over);
+/* Gives sweep id back if me (pid, host) holds it; 0 otherwise too. */
+int costdb_sweep_release(Costdb *db, int64_t id, const CostdbSweepOwner *me);
 const char *costdb_sweep_status_name(CostdbSweepStatus st);
 int costdb_sweep_status_parse(const char *s, CostdbSweepStatus *out);
 

@@ -145,6 +145,9 @@ static void usage(void)
         "  --db FILE                cost database (default results.db)\n"
         "  --resume                 continue the unfinished sweep with the same inputs\n"
         "                           (starts one when there is none)\n"
+        "  --take-over              resume a sweep another process holds (one on another\n"
+        "                           host that is gone; a holder on this host that is gone\n"
+        "                           is taken over without it)\n"
         "  --shard K/N              profile only tuples k with k % N == K (combine: approf merge;\n"
         "                           under mpirun -np R the ranks share the tuples by themselves)\n"
         "  --sharding-solver S      series-parallel (default): exact elimination of chains,\n"
@@ -169,7 +172,7 @@ enum {
     OPT_MANUAL_LAYERS, OPT_CLUSTER, OPT_BATCH, OPT_MICRO, OPT_DTYPE, OPT_SUBMESH, OPT_LOGICAL,
     OPT_MODE, OPT_IMBALANCE, OPT_HARDWARE, OPT_BACKEND, OPT_DB, OPT_RESUME, OPT_SHARD,
     OPT_QUIET, OPT_COMMIT_EVERY, OPT_SHARDING_SOLVER, OPT_WORKERS, OPT_MEMORY_LEVELS,
-    OPT_RECOMPUTE, OPT_ZERO, OPT_VARIANTS, OPT_MBS, OPT_HF_CONFIG, OPT_ATTENTION,
+    OPT_RECOMPUTE, OPT_ZERO, OPT_VARIANTS, OPT_MBS, OPT_HF_CONFIG, OPT_ATTENTION, OPT_TAKE_OVER,
 };
 
 /* Item parsers for cli_parse_list: the value of one list item, or -1. */
@@ -206,6 +209,7 @@ static const struct option long_opts[] = {
     {"model-file", required_argument, NULL, OPT_MODEL_FILE},
     {"preset", required_argument, NULL, OPT_PRESET},
     {"attention", required_argument, NULL, OPT_ATTENTION},
+    {"take-over", no_argument, NULL, OPT_TAKE_OVER},
     {"dataset", required_argument, NULL, OPT_DATASET},
     {"num-layers", required_argument, NULL, OPT_NUM_LAYERS},
     {"hidden", required_argument, NULL, OPT_HIDDEN},
@@ -414,6 +418,7 @@ int approf_cmd_sweep(int argc, char **argv)
         case 'm': cfg.model_name = optarg; break;
         case OPT_MODEL_FILE: cfg.model_file = optarg; break;
         case OPT_PRESET: cfg.preset = optarg; break;
+        case OPT_TAKE_OVER: cfg.take_over = 1; break;
         case OPT_ATTENTION:
             if (strcmp(optarg, "flash") && strcmp(optarg, "eager"))
                 return cli_usage_error("sweep", "--attention: '%s' is not flash or eager", optarg);

@@ -5,7 +5,11 @@
  * costing, entries and placements are sweep_tuple.c; the driver that runs
  * them (one process or many) is sweep_run.c.
  */
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -432,6 +436,49 @@ static void fill_sweep_row(const Sweep *sw, const ApprofSweepConfig *cfg, const 
     s->status = COSTDB_SWEEP_RUNNING;
 }
 
+/* A holder of a sweep is gone: on this host with no such process, or the
+ * user said --take-over. */
+static int owner_stale(void *ctx, const CostdbSweepOwner *h)
+{
+    const ApprofSweepConfig *cfg = ctx;
+    char host[COSTDB_NAME_MAX] = "";
+    if (cfg->take_over)
+        return 1;
+    if (gethostname(host, sizeof host - 1) != 0 || strcmp(host, h->host))
+        return 0;
+    return h->pid > 0 && h->pid <= INT_MAX && kill((pid_t)h->pid, 0) != 0 && errno == ESRCH;
+}
+
+/* Takes sweep id for this process (schema 5): a second writer of one sweep
+ * is told who holds it instead of racing it. */
+static int claim_sweep(Sweep *sw, const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
+                       int64_t id, char *err, size_t errlen)
+{
+    CostdbSweepOwner holder;
+    int taken = 0, rc;
+    memset(&sw->owner, 0, sizeof sw->owner);
+    sw->owner.pid = (int64_t)getpid();
+    if (gethostname(sw->owner.host, sizeof sw->owner.host - 1) != 0)
+        snprintf(sw->owner.host, sizeof sw->owner.host, "unknown");
+    rc = costdb_sweep_claim(sw->db, id, &sw->owner, owner_stale, (void *)cfg, &holder, &taken);
+    if (rc == COSTDB_EBUSY) {
+        snprintf(err, errlen, "%s; wait for it to finish, or stop it and resume%s",
+                 costdb_errmsg(sw->db),
+                 strcmp(holder.host, sw->owner.host)
+                     ? " (if that process is gone, --take-over takes the sweep over)" : "");
+        return APPROF_EDB;
+    }
+    if (rc < 0) {
+        snprintf(err, errlen, "%s", costdb_errmsg(sw->db));
+        return APPROF_EDB;
+    }
+    if (taken)
+        notice(cb, "sweep %lld: taking over from process %lld on %s (since %s), which is gone",
+               (long long)id, (long long)holder.pid, holder.host, holder.since);
+    sw->owned_sweep = id;
+    return 0;
+}
+
 static int create_or_resume(Sweep *sw, const ApprofSweepConfig *cfg,
                             const ApprofSweepCallbacks *cb, CostdbSweep *row,
                             ApprofSweepSummary *sum, char *err, size_t errlen)
@@ -454,6 +501,9 @@ static int create_or_resume(Sweep *sw, const ApprofSweepConfig *cfg,
                        (long long)existing);
                 return 0;
             }
+            rc = claim_sweep(sw, cfg, cb, existing, err, errlen);
+            if (rc < 0)
+                return rc;
             rc = costdb_sweep_set_status(sw->db, existing, COSTDB_SWEEP_RUNNING, 0);
             if (rc < 0)
                 goto dberr;
@@ -479,7 +529,7 @@ static int create_or_resume(Sweep *sw, const ApprofSweepConfig *cfg,
     free(confs);
     if (rc < 0)
         goto dberr;
-    return 0;
+    return claim_sweep(sw, cfg, cb, row->id, err, errlen);
 dberr:
     snprintf(err, errlen, "%s", costdb_errmsg(sw->db));
     return APPROF_EDB;

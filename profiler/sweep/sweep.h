@@ -45,6 +45,7 @@ typedef struct ApprofSweepConfig {
     int individual;               /* profile mode individual (else composition) */
     double imbalance_tol;         /* < 0: off */
     int resume;
+    int take_over;                /* take a sweep over from a holder on another host */
     int shard_k, shard_n;         /* this process profiles tuples with index % n == k */
     int commit_every;             /* tuples per transaction (0: default) */
     int workers;                  /* profiling threads of this process, 1..256 (0: the

@@ -67,6 +67,8 @@ typedef struct {
     ApprofBackend backend;
     ApprofShardContext *shard;
     Costdb *db;
+    CostdbSweepOwner owner;       /* this process, once it holds the sweep */
+    int64_t owned_sweep;          /* the sweep it holds (0: none) */
     ApprofMeshShape submeshes[APPROF_MAX_SUBMESHES];
     int n_submeshes;
     ApprofConfigChoice configs[APPROF_MAX_SUBMESHES][APPROF_MAX_CONFIGS];

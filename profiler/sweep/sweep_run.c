@@ -459,6 +459,10 @@ out:
         approf_sweep_mpi_root_finish(mpi, rc);
     }
     sum->t_total = approf_sweep_now() - t_start;
+    /* done writing: the sweep is free for another process (a SIGKILL leaves
+     * the row, which the next resume on this host takes over) */
+    if (sw.owned_sweep && sw.db)
+        costdb_sweep_release(sw.db, sw.owned_sweep, &sw.owner);
     free(sink.have);
     approf_sweep_free(&sw);
     approf_sweep_mpi_finalize(&mpi);

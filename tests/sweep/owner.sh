@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# One writer per sweep (schema 5, sweep_owner): two `--resume` runs of one
+# sweep at once -- one writes, the other exits 1 naming the process that
+# holds the sweep, and the sweep ends complete with every row; a holder
+# left by a killed process on this host is taken over; one on another host
+# is refused unless --take-over.
+# Usage: owner.sh APPROF SQLITE3 WORKDIR
+set -u
+approf=$1 sqlite=$2 work=$3
+rm -rf "$work" && mkdir -p "$work"
+fail() { echo "FAIL: $*"; exit 1; }
+db=$work/o.db
+args=(sweep --model gpt --preset gpt3-1.3b --layers 24 --cluster 2x8 --backend model --quiet
+      --commit-every 4 --db "$db")
+
+# a reference with every row
+"$approf" "${args[@]/$db/$work/ref.db}" 2>/dev/null || fail "reference sweep"
+total=$("$sqlite" "$work/ref.db" "SELECT count(*) FROM stage_profile")
+
+# start, kill -9 after the first commit: the owner row stays behind
+"$approf" "${args[@]}" 2>/dev/null &
+pid=$!
+for _ in $(seq 1 300); do
+  n=$("$sqlite" "$db" "SELECT count(*) FROM stage_profile;" 2>/dev/null || echo 0)
+  [ "${n:-0}" -gt 0 ] && break
+  sleep 0.01
+done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+held=$("$sqlite" "$db" "SELECT pid FROM sweep_owner WHERE sweep_id = 1")
+[ "$held" = "$pid" ] || fail "owner row after SIGKILL: '$held', want $pid"
+
+# two resumes at once: the dead holder is taken over by one of them; the
+# other is told who holds the sweep (or, if the first has finished already,
+# finds it complete)
+"$approf" "${args[@]}" --resume 2>"$work/r1.err" &
+p1=$!
+"$approf" "${args[@]}" --resume 2>"$work/r2.err" &
+p2=$!
+wait $p1; rc1=$?
+wait $p2; rc2=$?
+cat "$work/r1.err" "$work/r2.err" >"$work/both.err"
+grep -q "taking over from process $pid on" "$work/both.err" ||
+  { cat "$work/both.err"; fail "the dead holder was not taken over"; }
+if [ $rc1 != 0 ] || [ $rc2 != 0 ]; then
+  [ $((rc1 + rc2)) = 1 ] || { cat "$work/both.err"; fail "exits $rc1 and $rc2"; }
+  grep -q "sweep 1 is being written by process [0-9]* on .* since" "$work/both.err" ||
+    { cat "$work/both.err"; fail "the second writer was not told who holds the sweep"; }
+fi
+grep -q "UNIQUE constraint" "$work/both.err" && fail "a raw constraint error reached the user"
+st=$("$sqlite" "$db" "SELECT status FROM sweep WHERE id = 1")
+[ "$st" = complete ] || fail "sweep status '$st' after the race, want complete"
+have=$("$sqlite" "$db" "SELECT count(*) FROM stage_profile")
+[ "$have" = "$total" ] || fail "$have rows after the race, want $total"
+owners=$("$sqlite" "$db" "SELECT count(*) FROM sweep_owner")
+[ "$owners" = 0 ] || fail "$owners owner rows left after both finished"
+
+# a holder on another host: refused (exit 1, named), --take-over takes it
+"$sqlite" "$db" "UPDATE sweep SET status = 'interrupted' WHERE id = 1;
+  INSERT INTO sweep_owner VALUES (1, 4242, 'elsewhere.example', '2026-01-01T00:00:00Z');"
+rc=0; "$approf" "${args[@]}" --resume 2>"$work/h.err" || rc=$?
+[ $rc = 1 ] || { cat "$work/h.err"; fail "holder on another host: exit $rc, want 1"; }
+grep -q "process 4242 on elsewhere.example since 2026-01-01T00:00:00Z" "$work/h.err" ||
+  { cat "$work/h.err"; fail "holder not named"; }
+grep -q -- "--take-over" "$work/h.err" || fail "no --take-over hint"
+"$approf" "${args[@]}" --resume --take-over 2>"$work/t.err" ||
+  { cat "$work/t.err"; fail "--take-over"; }
+grep -q "taking over from process 4242 on elsewhere.example" "$work/t.err" ||
+  { cat "$work/t.err"; fail "--take-over not said"; }
+st=$("$sqlite" "$db" "SELECT status FROM sweep WHERE id = 1")
+[ "$st" = complete ] || fail "status '$st' after --take-over"
+echo ok
