@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * approf: the profiler's command line. Dispatches "approf COMMAND ..." to the
- * command functions of cli/cmd_*.c; a command group is listed once its file
- * is part of the build.
+ * command functions of cli/cmd_*.c.
  */
 #include <stdio.h>
 #include <string.h>
@@ -17,31 +16,17 @@ typedef struct {
 } Command;
 
 static const Command commands[] = {
-#if APPROF_CLI_SWEEP
     {"sweep", approf_cmd_sweep, "profile every (layer range, submesh, config) of a model"},
-#endif
-#if APPROF_CLI_MERGE
     {"merge", approf_cmd_merge, "combine the sweeps of --shard K/N runs into one database"},
-#endif
-#if APPROF_CLI_DB
     {"list", approf_cmd_list, "list the sweeps of a database"},
     {"show", approf_cmd_show, "print a sweep's entries in Alpa's format"},
     {"export", approf_cmd_export, "write a sweep's stage profiles as CSV"},
     {"import", approf_cmd_import, "create a sweep from a CSV cost table"},
-#endif
-#if APPROF_CLI_MODEL
     {"models", approf_cmd_models, "list the model zoo"},
     {"model", approf_cmd_model, "show or export a model (layers, FLOPs, parameters)"},
-#endif
-#if APPROF_CLI_HARDWARE
     {"hardware", approf_cmd_hardware, "list or show hardware specs"},
-#endif
-#if APPROF_CLI_PROBE
     {"probe", approf_cmd_probe, "measure this machine's GPUs and links into the database"},
-#endif
-#if APPROF_CLI_COMPARE
     {"compare", approf_cmd_compare, "compare two databases entry by entry"},
-#endif
     {NULL, NULL, NULL},
 };
 
