@@ -38,7 +38,7 @@ int main(int argc, char **argv)
     int L = arg(argc, argv, 2, 16), hosts = arg(argc, argv, 3, 2), gpus = arg(argc, argv, 4, 4);
     int mbs = arg(argc, argv, 5, 4);
     ApprofIlpMethod method = argc > 6 && !strcmp(argv[6], "sp") ? APPROF_ILP_SERIES_PARALLEL
-                                                                : APPROF_ILP_AUTO;
+                                                                : APPROF_ILP_ELIMINATE_TREES_THEN_CBC;
     ApprofZooOptions o;
     ApprofGraph *g = NULL;
     ApprofHardwareSpec hw;
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
     printf("bench_sharding: %s, %d layers (%d ops), cluster %dx%d, micro-batch %d: %zu stages "
            "(%zu failed) in %.3f s (%s); ILPs solved %zu, cached %zu, with CBC %zu\n",
            model, L, n, hosts, gpus, mbs, stages, failures, t,
-           method == APPROF_ILP_AUTO ? "auto" : "series-parallel", st.solved, st.cached, st.cbc_runs);
+           method == APPROF_ILP_ELIMINATE_TREES_THEN_CBC ? "auto" : "series-parallel", st.solved, st.cached, st.cbc_runs);
     approf_shard_context_free(&ctx);
     approf_graph_free(&g);
     free(b);

@@ -398,6 +398,7 @@ int approf_cmd_sweep(int argc, char **argv)
     struct sigaction sa, old_int, old_term, old_hup;
 
     memset(&cfg, 0, sizeof cfg);
+    cfg.sharding_method = APPROF_ILP_SERIES_PARALLEL;
     cfg.db_path = "results.db";
     cfg.layers = 16;
     cfg.eps = 0.5;
@@ -566,9 +567,9 @@ int approf_cmd_sweep(int argc, char **argv)
             break;
         case OPT_SHARDING_SOLVER:
             if (!strcmp(optarg, "series-parallel"))
-                cfg.sharding_cbc = 0;
+                cfg.sharding_method = APPROF_ILP_SERIES_PARALLEL;
             else if (!strcmp(optarg, "cbc"))
-                cfg.sharding_cbc = 1;
+                cfg.sharding_method = APPROF_ILP_ELIMINATE_TREES_THEN_CBC;
             else
                 return cli_usage_error("sweep", "--sharding-solver: '%s' is not "
                                        "series-parallel or cbc", optarg);

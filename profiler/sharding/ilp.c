@@ -624,7 +624,7 @@ int approf_ilp_solve(const ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache 
     Hash2 key = {0, 0};
     if (!p || !choice)
         return APPROF_EINVAL;
-    if (method == APPROF_ILP_CBC && !HAVE_CBC)
+    if (method == APPROF_ILP_CBC_ONLY && !HAVE_CBC)
         return APPROF_EUNSUPPORTED;
     st.nodes = p->n_nodes;
     st.edges = p->n_edges;
@@ -647,7 +647,7 @@ int approf_ilp_solve(const ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache 
     rc = work_build(p, &w);
     if (rc)
         goto done;
-    if ((method == APPROF_ILP_AUTO || method == APPROF_ILP_SERIES_PARALLEL) && p->budget < 0) {
+    if ((method == APPROF_ILP_ELIMINATE_TREES_THEN_CBC || method == APPROF_ILP_SERIES_PARALLEL) && p->budget < 0) {
         rc = work_eliminate(&w, method == APPROF_ILP_SERIES_PARALLEL, &st.eliminated);
         if (rc)
             goto done;
@@ -671,7 +671,7 @@ int approf_ilp_solve(const ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache 
 #if HAVE_CBC
             rc = ilp_core_cbc(&w, core, nc, &st);
 #else
-            rc = method == APPROF_ILP_CBC ? APPROF_EUNSUPPORTED : core_exhaustive(&w, core, nc);
+            rc = method == APPROF_ILP_CBC_ONLY ? APPROF_EUNSUPPORTED : core_exhaustive(&w, core, nc);
 #endif
         }
         if (rc)

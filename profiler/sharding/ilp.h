@@ -32,10 +32,10 @@ typedef enum {
      * (degree 0/1 nodes, so chains and trees never reach the solver); the
      * remaining core of the DAG goes to CBC (or to the exhaustive fallback
      * without CBC). */
-    APPROF_ILP_AUTO = 0,
+    APPROF_ILP_ELIMINATE_TREES_THEN_CBC = 0,
     /* Only forbidden strategies are removed; everything else goes to CBC.
      * APPROF_EUNSUPPORTED without CBC. Used to check CBC itself. */
-    APPROF_ILP_CBC,
+    APPROF_ILP_CBC_ONLY,
     /* Exhaustive enumeration of every combination (small problems only). */
     APPROF_ILP_EXHAUSTIVE,
     /* AUTO plus the elimination of degree-2 nodes (series reduction): a

@@ -55,7 +55,7 @@ typedef struct ApprofShardRequest {
     int mesh_hosts, mesh_gpus;    /* physical submesh (n, m) */
     int logical_a, logical_b;     /* logical mesh, a * b == n * m */
     int force_batch_dim;          /* -1 ({}) or 0 (force_batch_dim_to_mesh_dim: 0) */
-    ApprofIlpMethod method;       /* APPROF_ILP_AUTO normally */
+    ApprofIlpMethod method;       /* APPROF_ILP_ELIMINATE_TREES_THEN_CBC normally */
     /* The variant (docs/variants.md). memory_levels K >= 1 (0 reads as 1)
      * is how many points of the time-versus-memory Pareto set the sweep
      * keeps; memory_level < K picks one (0: the fastest = Alpa's ILP

@@ -407,7 +407,8 @@ static void fill_sweep_row(const Sweep *sw, const ApprofSweepConfig *cfg, const 
          * resume or merge only continues a sweep with equal options */
         size_t off = (size_t)snprintf(s->options, sizeof s->options,
                                       "{\"sharding_solver\":\"%s\"",
-                                      cfg->sharding_cbc ? "cbc" : "series-parallel");
+                                      cfg->sharding_method == APPROF_ILP_ELIMINATE_TREES_THEN_CBC ? "cbc"
+                                                                       : "series-parallel");
         if (off < sizeof s->options &&
             (approf_sweep_memory_levels(cfg) != 1 || (cfg->recompute_mask | 1u) != 1u ||
              (cfg->zero_mask | 1u) != 1u))
@@ -754,7 +755,8 @@ uint64_t approf_sweep_work_hash(const Sweep *sw, const ApprofSweepConfig *cfg)
     h = fnv1a(text);
     snprintf(text, sizeof text, "|%d|%zu|%s|%s|%d/%d|%d|%d|%.17g", sw->layering.n_layers,
              sw->n_tuples, sw->backend.name, sw->hw.name, cfg->shard_k, cfg->shard_n,
-             cfg->sharding_cbc, cfg->individual, cfg->imbalance_tol);
+             cfg->sharding_method == APPROF_ILP_ELIMINATE_TREES_THEN_CBC, cfg->individual,
+             cfg->imbalance_tol);
     h ^= fnv1a(text);
     for (size_t i = 0; i < sw->n_tuples * sizeof *sw->tuples; i++) {
         h ^= p[i];

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "costdb.h"
+#include "sharding/ilp.h"
 #include "enumerate.h"
 #include "graph.h"
 
@@ -51,8 +52,10 @@ typedef struct ApprofSweepConfig {
     int workers;                  /* profiling threads of this process, 1..256 (0: the
                                    * backend's default, sweep_workers.h); results are
                                    * written in tuple order whatever the count */
-    int sharding_cbc;             /* 1: every residual ILP to CBC (APPROF_ILP_AUTO);
-                                   * 0: series-parallel elimination first (default) */
+    ApprofIlpMethod sharding_method; /* APPROF_ILP_SERIES_PARALLEL (the default: exact
+                                   * series-parallel elimination, CBC for the rest) or
+                                   * APPROF_ILP_ELIMINATE_TREES_THEN_CBC (--sharding-solver
+                                   * cbc: every residual core to CBC) */
     /* Stage variants (docs/variants.md): memory levels K (points of each
      * stage's time/memory Pareto set, 0: 1), and bit masks of the
      * recomputation modes (bit CostdbRecompute) and ZeRO stages (bit z)

@@ -281,7 +281,7 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
     memset(&sink, 0, sizeof sink);
     memset(&pg, 0, sizeof pg);
     memset(sum, 0, sizeof *sum);
-    sw.ilp_method = cfg->sharding_cbc ? APPROF_ILP_AUTO : APPROF_ILP_SERIES_PARALLEL;
+    sw.ilp_method = cfg->sharding_method;
     sw.memory_levels = approf_sweep_memory_levels(cfg);
     sink.size = 1;
     err[0] = '\0';

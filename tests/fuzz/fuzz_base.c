@@ -47,6 +47,7 @@ uint8_t *fuzz_base_db(const char *path, size_t *len)
     remove(path);
     memset(&cfg, 0, sizeof cfg);
     memset(&cb, 0, sizeof cb);
+    cfg.sharding_method = APPROF_ILP_SERIES_PARALLEL;
     cfg.db_path = path;
     cfg.model_name = "mlp";
     cfg.layers = 2;

@@ -80,6 +80,7 @@ static void sweep(const char *text)
     remove(path);
     memset(&cfg, 0, sizeof cfg);
     memset(&cb, 0, sizeof cb);
+    cfg.sharding_method = APPROF_ILP_SERIES_PARALLEL;
     cfg.db_path = path;
     cfg.model_file = fuzz_write_file("model.json", (const uint8_t *)text, strlen(text));
     cfg.layers = 2;

@@ -128,14 +128,14 @@ static void check_random(int with_budget, uint64_t seed, int count)
         int oracle_choice[MAXN];
         double oracle = brute(&p, oracle_choice);
         ApprofIlp *ilp = to_ilp(&p);
-        const ApprofIlpMethod methods[4] = {APPROF_ILP_AUTO, APPROF_ILP_CBC, APPROF_ILP_EXHAUSTIVE,
+        const ApprofIlpMethod methods[4] = {APPROF_ILP_ELIMINATE_TREES_THEN_CBC, APPROF_ILP_CBC_ONLY, APPROF_ILP_EXHAUSTIVE,
                                             APPROF_ILP_SERIES_PARALLEL};
         for (int mi = 0; mi < 4; mi++) {
             int choice[MAXN];
             double obj = -1;
             ApprofIlpStats st;
             int rc = approf_ilp_solve(ilp, methods[mi], NULL, choice, &obj, &st);
-            if (methods[mi] == APPROF_ILP_CBC && !HAVE_CBC) {
+            if (methods[mi] == APPROF_ILP_CBC_ONLY && !HAVE_CBC) {
                 CU_ASSERT_EQUAL(rc, APPROF_EUNSUPPORTED);
                 continue;
             }
@@ -184,9 +184,9 @@ static void test_infeasible(void)
     approf_ilp_add_node(ilp, 2, c, NULL);
     approf_ilp_add_node(ilp, 2, c, NULL);
     approf_ilp_add_edge(ilp, 0, 1, r);
-    CU_ASSERT_EQUAL(approf_ilp_solve(ilp, APPROF_ILP_AUTO, NULL, choice, &obj, NULL), APPROF_EINFEASIBLE);
+    CU_ASSERT_EQUAL(approf_ilp_solve(ilp, APPROF_ILP_ELIMINATE_TREES_THEN_CBC, NULL, choice, &obj, NULL), APPROF_EINFEASIBLE);
     CU_ASSERT_EQUAL(approf_ilp_solve(ilp, APPROF_ILP_EXHAUSTIVE, NULL, choice, &obj, NULL), APPROF_EINFEASIBLE);
-    CU_ASSERT_EQUAL(approf_ilp_solve(ilp, APPROF_ILP_CBC, NULL, choice, &obj, NULL),
+    CU_ASSERT_EQUAL(approf_ilp_solve(ilp, APPROF_ILP_CBC_ONLY, NULL, choice, &obj, NULL),
                     HAVE_CBC ? APPROF_EINFEASIBLE : APPROF_EUNSUPPORTED);
     approf_ilp_free(&ilp);
     CU_ASSERT_PTR_NULL(ilp);
@@ -195,7 +195,7 @@ static void test_infeasible(void)
     const double bad[3] = {INFINITY, INFINITY, INFINITY};
     CU_ASSERT_FATAL(approf_ilp_new(&ilp) == 0);
     approf_ilp_add_node(ilp, 3, bad, NULL);
-    CU_ASSERT_EQUAL(approf_ilp_solve(ilp, APPROF_ILP_AUTO, NULL, choice, &obj, NULL), APPROF_EINFEASIBLE);
+    CU_ASSERT_EQUAL(approf_ilp_solve(ilp, APPROF_ILP_ELIMINATE_TREES_THEN_CBC, NULL, choice, &obj, NULL), APPROF_EINFEASIBLE);
     approf_ilp_free(&ilp);
 
     /* Bad arguments. */
@@ -235,7 +235,7 @@ static void test_grid_known_optimum(void)
     int choice[9];
     double obj = 0;
     ApprofIlpStats st;
-    CU_ASSERT_EQUAL_FATAL(approf_ilp_solve(ilp, APPROF_ILP_AUTO, NULL, choice, &obj, &st), 0);
+    CU_ASSERT_EQUAL_FATAL(approf_ilp_solve(ilp, APPROF_ILP_ELIMINATE_TREES_THEN_CBC, NULL, choice, &obj, &st), 0);
     CU_ASSERT_DOUBLE_EQUAL(obj, 11.0, 1e-9);
     for (int v = 0; v < 9; v++)
         CU_ASSERT_EQUAL(choice[v], 1);
@@ -266,7 +266,7 @@ static void test_chain_elimination(void)
     int choice[3];
     double obj;
     ApprofIlpStats st;
-    CU_ASSERT_EQUAL_FATAL(approf_ilp_solve(ilp, APPROF_ILP_AUTO, NULL, choice, &obj, &st), 0);
+    CU_ASSERT_EQUAL_FATAL(approf_ilp_solve(ilp, APPROF_ILP_ELIMINATE_TREES_THEN_CBC, NULL, choice, &obj, &st), 0);
     /* 0,1,0: 0 + 0 + 0 + 1 + 1 = 2 (all zeros: 4). */
     CU_ASSERT_DOUBLE_EQUAL(obj, 2.0, 1e-12);
     CU_ASSERT_EQUAL(choice[0], 0);
@@ -291,8 +291,8 @@ static void test_cache(void)
     int c1[MAXN], c2[MAXN];
     double o1, o2;
     ApprofIlpStats s1, s2;
-    CU_ASSERT_EQUAL_FATAL(approf_ilp_solve(a, APPROF_ILP_AUTO, cache, c1, &o1, &s1), 0);
-    CU_ASSERT_EQUAL_FATAL(approf_ilp_solve(b, APPROF_ILP_AUTO, cache, c2, &o2, &s2), 0);
+    CU_ASSERT_EQUAL_FATAL(approf_ilp_solve(a, APPROF_ILP_ELIMINATE_TREES_THEN_CBC, cache, c1, &o1, &s1), 0);
+    CU_ASSERT_EQUAL_FATAL(approf_ilp_solve(b, APPROF_ILP_ELIMINATE_TREES_THEN_CBC, cache, c2, &o2, &s2), 0);
     CU_ASSERT_EQUAL(s1.cached, 0);
     CU_ASSERT_EQUAL(s2.cached, 1);
     CU_ASSERT_EQUAL(o1, o2);
@@ -309,7 +309,7 @@ static void test_cache(void)
     const double one[1] = {0.0};
     approf_ilp_add_node(b, 1, one, NULL);
     int c3[MAXN + 1];
-    CU_ASSERT_EQUAL(approf_ilp_solve(b, APPROF_ILP_AUTO, cache, c3, &o2, &s2), 0);
+    CU_ASSERT_EQUAL(approf_ilp_solve(b, APPROF_ILP_ELIMINATE_TREES_THEN_CBC, cache, c3, &o2, &s2), 0);
     CU_ASSERT_EQUAL(s2.cached, 0);
     approf_ilp_hash(b, h2, sizeof(h2));
     CU_ASSERT_STRING_NOT_EQUAL(h1, h2);

@@ -113,7 +113,7 @@ static void test_mlp_data_parallel(void)
 {
     ApprofGraph *g = build_mlp(1024, 4, 64);
     ApprofStageProgram p;
-    CU_ASSERT_FATAL(shard(g, 0, -1, 1, 8, 8, 1, 0, APPROF_ILP_AUTO, &p) == 0);
+    CU_ASSERT_FATAL(shard(g, 0, -1, 1, 8, 8, 1, 0, APPROF_ILP_ELIMINATE_TREES_THEN_CBC, &p) == 0);
     int64_t full = full_param_bytes(g);
     CU_ASSERT_EQUAL(p.param_bytes, full);
     for (size_t i = 0; i < p.n_placements; i++)
@@ -151,7 +151,7 @@ static void test_mlp_model_parallel(void)
 {
     ApprofGraph *g = build_mlp(1024, 4, 64);
     ApprofStageProgram p;
-    CU_ASSERT_FATAL(shard(g, 0, -1, 1, 8, 1, 8, 0, APPROF_ILP_AUTO, &p) == 0);
+    CU_ASSERT_FATAL(shard(g, 0, -1, 1, 8, 1, 8, 0, APPROF_ILP_ELIMINATE_TREES_THEN_CBC, &p) == 0);
     int64_t full = full_param_bytes(g);
     /* Every weight matrix is split eight ways; the batch is not split. The
      * bias of a layer split along its contraction (Megatron's row-parallel
@@ -197,7 +197,7 @@ static void test_ilp_equals_brute_force(void)
                  end++) {
                 ApprofStageProgram a, b;
                 int ra = shard(g, start, end, cfg[c][0], cfg[c][1], cfg[c][2], cfg[c][3], cfg[c][4],
-                               APPROF_ILP_AUTO, &a);
+                               APPROF_ILP_ELIMINATE_TREES_THEN_CBC, &a);
                 int rb = shard(g, start, end, cfg[c][0], cfg[c][1], cfg[c][2], cfg[c][3], cfg[c][4],
                                APPROF_ILP_EXHAUSTIVE, &b);
                 CU_ASSERT_EQUAL(ra, rb);
@@ -207,8 +207,8 @@ static void test_ilp_equals_brute_force(void)
                     approf_stage_program_clear(&a);
                 }
                 for (int mi = 0; mi < 2; mi++) {
-                    ApprofIlpMethod m = mi ? APPROF_ILP_SERIES_PARALLEL : APPROF_ILP_CBC;
-                    if (m == APPROF_ILP_CBC && !approf_ilp_have_cbc())
+                    ApprofIlpMethod m = mi ? APPROF_ILP_SERIES_PARALLEL : APPROF_ILP_CBC_ONLY;
+                    if (m == APPROF_ILP_CBC_ONLY && !approf_ilp_have_cbc())
                         continue;
                     int rm = shard(g, start, end, cfg[c][0], cfg[c][1], cfg[c][2], cfg[c][3],
                                    cfg[c][4], m, &a);
@@ -230,7 +230,7 @@ static void test_force_batch_axis0(void)
 {
     ApprofGraph *g = build_mlp(256, 2, 32);
     ApprofStageProgram p;
-    CU_ASSERT_FATAL(shard(g, 0, -1, 1, 8, 2, 4, 0, APPROF_ILP_AUTO, &p) == 0);
+    CU_ASSERT_FATAL(shard(g, 0, -1, 1, 8, 2, 4, 0, APPROF_ILP_ELIMINATE_TREES_THEN_CBC, &p) == 0);
     int inputs = 0;
     for (size_t i = 0; i < p.n_placements; i++)
         if (p.placements[i].role == APPROF_ROLE_INPUT) {
@@ -278,8 +278,8 @@ static void test_bad_request(void)
 {
     ApprofGraph *g = build_mlp(64, 2, 16);
     ApprofStageProgram p;
-    CU_ASSERT_EQUAL(shard(g, 0, -1, 1, 8, 4, 1, 0, APPROF_ILP_AUTO, &p), APPROF_EINVAL);
-    CU_ASSERT_EQUAL(shard(g, 3, 1, 1, 4, 4, 1, 0, APPROF_ILP_AUTO, &p), APPROF_EINVAL);
+    CU_ASSERT_EQUAL(shard(g, 0, -1, 1, 8, 4, 1, 0, APPROF_ILP_ELIMINATE_TREES_THEN_CBC, &p), APPROF_EINVAL);
+    CU_ASSERT_EQUAL(shard(g, 3, 1, 1, 4, 4, 1, 0, APPROF_ILP_ELIMINATE_TREES_THEN_CBC, &p), APPROF_EINVAL);
     approf_graph_free(&g);
 }
 
