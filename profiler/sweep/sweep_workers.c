@@ -38,7 +38,9 @@ typedef struct Pool {
     const ApprofTuple *tuples;
     const size_t *todo;
     size_t n_todo;
-    size_t next;                 /* next index of todo[] to hand out */
+    int *lane;                   /* [n_todo]: the worker a tuple belongs to */
+    int n_live;                  /* workers that started (lanes are mod this) */
+    int go;                      /* n_live is final: workers may take tuples */
     size_t delivered;            /* indices handed on by the main thread */
     size_t window;
     Slot *slots;
@@ -55,7 +57,21 @@ typedef struct Worker {
     ApprofSweepSummary sum;      /* t_sharding, t_costing, reused of this worker */
     pthread_t thread;
     int started;
+    int index;                   /* j: this worker's lane */
+    size_t cursor;               /* next index of todo[] it looks at */
 } Worker;
+
+/* Which worker profiles tuple t: tuples on one logical mesh of one submesh
+ * go to one worker, whose caches (node costs per mesh, Pareto sets and
+ * program templates by structure) then serve all of them
+ * (docs/architecture.md, "No rework per tuple"). */
+static int tuple_affinity(const Sweep *sw, const ApprofTuple *t)
+{
+    const ApprofConfigChoice *c = &sw->configs[t->submesh][t->config];
+    unsigned h = (unsigned)t->submesh * 40503u + (unsigned)c->logical_a * 2654435761u +
+                 (unsigned)(c->force_batch_dim + 1) * 97u;
+    return (int)(h >> 4);
+}
 
 int approf_sweep_default_workers(const Sweep *sw)
 {
@@ -70,17 +86,22 @@ static void *worker_main(void *arg)
     Worker *w = arg;
     Pool *p = w->pool;
     pthread_mutex_lock(&p->mu);
+    while (!p->go && !p->stop)
+        pthread_cond_wait(&p->space, &p->mu);
     for (;;) {
         CostdbEntry e[2];
         CostdbPlacement *pl = NULL;
         int npl = 0, rc;
         size_t i;
         Slot *s;
-        while (!p->stop && p->next < p->n_todo && p->next >= p->delivered + p->window)
+        /* the next tuple of this worker's lane, in order */
+        while (w->cursor < p->n_todo && p->lane[w->cursor] % p->n_live != w->index)
+            w->cursor++;
+        while (!p->stop && w->cursor < p->n_todo && w->cursor >= p->delivered + p->window)
             pthread_cond_wait(&p->space, &p->mu);
-        if (p->stop || p->next >= p->n_todo)
+        if (p->stop || w->cursor >= p->n_todo)
             break;
-        i = p->next++;
+        i = w->cursor++;
         p->slots[i % p->window].state = SLOT_BUSY;
         pthread_mutex_unlock(&p->mu);
 
@@ -234,14 +255,20 @@ int approf_sweep_workers_run(Sweep *sw, const ApprofSweepConfig *cfg,
      * that the results waiting (placements mostly) stay small */
     p.window = 8 * (size_t)n + 8;
     p.slots = calloc(p.window, sizeof *p.slots);
+    p.lane = malloc(n_todo * sizeof *p.lane);
     w = calloc((size_t)n, sizeof *w);
-    if (!p.slots || !w) {
+    if (!p.slots || !w || !p.lane) {
         free(p.slots);
+        free(p.lane);
         free(w);
         return APPROF_ENOMEM;
     }
+    for (size_t k = 0; k < n_todo; k++)
+        p.lane[k] = tuple_affinity(sw, &sw->tuples[todo[k]]);
+    p.n_live = n;
     if (pool_init(&p) < 0) {
         free(p.slots);
+        free(p.lane);
         free(w);
         snprintf(err, errlen, "cannot create the worker pool's locks");
         return APPROF_ENOMEM;
@@ -256,6 +283,7 @@ int approf_sweep_workers_run(Sweep *sw, const ApprofSweepConfig *cfg,
     }
     for (int j = 0; j < n && rc == 0; j++) {
         w[j].pool = &p;
+        w[j].index = j;
         if (j == 0)
             w[j].sw = sw;
         else
@@ -282,6 +310,12 @@ int approf_sweep_workers_run(Sweep *sw, const ApprofSweepConfig *cfg,
         started++;
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    /* lanes over the workers that started (they are numbered 0..started-1) */
+    pthread_mutex_lock(&p.mu);
+    p.n_live = started > 0 ? started : 1;
+    p.go = 1;
+    pthread_cond_broadcast(&p.space);
+    pthread_mutex_unlock(&p.mu);
     if (rc < 0)
         goto cleanup;
 
@@ -358,6 +392,7 @@ cleanup:
     for (size_t i = 0; i < p.window; i++)
         free(p.slots[i].pl);
     free(p.slots);
+    free(p.lane);
     free(w);
     pool_destroy(&p);
     return rc;
