@@ -355,6 +355,7 @@ int costdb_sweep_delete(Costdb *db, int64_t id);
 
 /* Who writes a sweep (schema 5, sweep_owner). */
 typedef struct CostdbSweepOwner {
+    int64_t sweep_id;                 /* filled by costdb_sweep_owners */
     int64_t pid;
     char host[COSTDB_NAME_MAX];
     char since[32];                   /* ISO 8601 UTC, set by costdb_sweep_claim */
@@ -374,6 +375,9 @@ int costdb_sweep_claim(Costdb *db, int64_t id, CostdbSweepOwner *me, CostdbOwner
                        void *ctx, CostdbSweepOwner *holder, int *taken_over);
 /* Gives sweep id back if me (pid, host) holds it; 0 otherwise too. */
 int costdb_sweep_release(Costdb *db, int64_t id, const CostdbSweepOwner *me);
+/* Every sweep's holder, by sweep id; *out malloc'd (caller frees). Works
+ * while another connection holds the write lock (WAL readers). */
+int costdb_sweep_owners(Costdb *db, CostdbSweepOwner **out, size_t *n);
 const char *costdb_sweep_status_name(CostdbSweepStatus st);
 int costdb_sweep_status_parse(const char *s, CostdbSweepStatus *out);
 

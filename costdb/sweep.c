@@ -760,3 +760,29 @@ int costdb_sweep_release(Costdb *db, int64_t id, const CostdbSweepOwner *me)
     cdb_release(st);
     return rc;
 }
+
+static const char sql_owner_list[] =
+    "SELECT sweep_id, pid, host, since FROM sweep_owner ORDER BY sweep_id";
+
+static int owner_row(Costdb *db, sqlite3_stmt *st, void *row)
+{
+    CostdbSweepOwner *o = row;
+    int rc;
+    o->sweep_id = sqlite3_column_int64(st, 0);
+    o->pid = sqlite3_column_int64(st, 1);
+    if ((rc = cdb_column_text(db, st, 2, o->host, sizeof o->host, "sweep_owner.host")) < 0 ||
+        (rc = cdb_column_text(db, st, 3, o->since, sizeof o->since, "sweep_owner.since")) < 0)
+        return rc;
+    return 0;
+}
+
+int costdb_sweep_owners(Costdb *db, CostdbSweepOwner **out, size_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (!db || !out || !n)
+        return COSTDB_EINVAL;
+    if ((rc = cdb_prepare(db, sql_owner_list, &st)) < 0)
+        return rc;
+    return cdb_collect(db, st, sql_owner_list, sizeof **out, owner_row, (void **)out, n);
+}

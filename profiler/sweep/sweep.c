@@ -437,6 +437,45 @@ static void fill_sweep_row(const Sweep *sw, const ApprofSweepConfig *cfg, const 
     s->status = COSTDB_SWEEP_RUNNING;
 }
 
+/* A write timed out on the lock: say which other processes hold sweeps of
+ * this database (one stopped with Ctrl-Z keeps its batch's lock). */
+static void name_lock_holders(Costdb *db, const CostdbSweepOwner *me, char *err, size_t errlen)
+{
+    CostdbSweepOwner *o = NULL;
+    size_t n = 0, len = strlen(err);
+    int said = 0;
+    if (costdb_sweep_owners(db, &o, &n) < 0)
+        return;
+    for (size_t i = 0; i < n && len + 1 < errlen; i++) {
+        if (o[i].pid == me->pid && !strcmp(o[i].host, me->host))
+            continue;
+        len += (size_t)snprintf(err + len, errlen - len, "%s process %lld on %s (sweep %lld, "
+                                "since %s)", said++ ? "," : "; held by", (long long)o[i].pid,
+                                o[i].host, (long long)o[i].sweep_id, o[i].since);
+        if (len >= errlen)
+            len = errlen - 1;
+    }
+    if (said && len + 1 < errlen)
+        snprintf(err + len, errlen - len, ": if it is stopped (Ctrl-Z), continue it (fg) or "
+                 "end it, then run this command again (add --resume to continue what it "
+                 "wrote)");
+    free(o);
+}
+
+void approf_sweep_db_error(const Sweep *sw, const ApprofSweepConfig *cfg, char *err,
+                           size_t errlen)
+{
+    const char *m = sw->db ? costdb_errmsg(sw->db) : "cannot open";
+    size_t pl = strlen(cfg->db_path);
+    /* costdb's messages mostly name the file already */
+    if (!strncmp(m, cfg->db_path, pl) && m[pl] == ':')
+        snprintf(err, errlen, "%s", m);
+    else
+        snprintf(err, errlen, "%s: %s", cfg->db_path, m);
+    if (sw->db && strstr(err, "locked"))
+        name_lock_holders(sw->db, &sw->owner, err, errlen);
+}
+
 /* A holder of a sweep is gone: on this host with no such process, or the
  * user said --take-over. */
 static int owner_stale(void *ctx, const CostdbSweepOwner *h)
@@ -532,7 +571,7 @@ static int create_or_resume(Sweep *sw, const ApprofSweepConfig *cfg,
         goto dberr;
     return claim_sweep(sw, cfg, cb, row->id, err, errlen);
 dberr:
-    snprintf(err, errlen, "%s", costdb_errmsg(sw->db));
+    approf_sweep_db_error(sw, cfg, err, errlen);
     return APPROF_EDB;
 }
 
@@ -696,7 +735,7 @@ int approf_sweep_open_db(Sweep *sw, const ApprofSweepConfig *cfg,
                        "alpha-beta model of '%s' (run approf probe --db %s first to measure "
                        "them)", cfg->db_path, sw->hw.name, cfg->db_path);
         } else if (rc < 0) {
-            snprintf(err, errlen, "%s: %s", cfg->db_path, costdb_errmsg(sw->db));
+            approf_sweep_db_error(sw, cfg, err, errlen);
             return APPROF_EDB;
         }
     } else {
@@ -704,7 +743,7 @@ int approf_sweep_open_db(Sweep *sw, const ApprofSweepConfig *cfg,
     }
     if (costdb_hardware_upsert(sw->db, &hwrow) < 0 ||
         costdb_comm_list(sw->db, hwrow.id, &sw->comm_pts, &sw->n_comm_pts) < 0) {
-        snprintf(err, errlen, "%s: %s", cfg->db_path, costdb_errmsg(sw->db));
+        approf_sweep_db_error(sw, cfg, err, errlen);
         return APPROF_EDB;
     }
     rc = approf_sweep_use_curves(sw, sum);

@@ -140,4 +140,9 @@ int approf_sweep_compose(Sweep *sw, int64_t sweep_id, ApprofSweepWriter *w,
 /* Frees everything sw holds (graph, layers, backend, database, tables). */
 void approf_sweep_free(Sweep *sw);
 
+/* err = the database's last message naming the file once; a lock timeout
+ * also names the processes holding sweeps of the database (sweep.c). */
+void approf_sweep_db_error(const Sweep *sw, const ApprofSweepConfig *cfg, char *err,
+                           size_t errlen);
+
 #endif

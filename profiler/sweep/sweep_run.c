@@ -442,13 +442,7 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
     }
 out:
     if (dberr) {
-        const char *m = costdb_errmsg(sw.db);
-        size_t pl = strlen(cfg->db_path);
-        /* costdb's messages mostly name the file already */
-        if (!strncmp(m, cfg->db_path, pl) && m[pl] == ':')
-            snprintf(err, errlen, "%s", m);
-        else
-            snprintf(err, errlen, "%s: %s", cfg->db_path, m);
+        approf_sweep_db_error(&sw, cfg, err, errlen);
         if (sw.db && sum->sweep_id)
             costdb_sweep_set_status(sw.db, sum->sweep_id, COSTDB_SWEEP_INTERRUPTED, 0);
         rc = APPROF_EDB;

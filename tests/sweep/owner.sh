@@ -70,4 +70,31 @@ grep -q "taking over from process 4242 on elsewhere.example" "$work/t.err" ||
   { cat "$work/t.err"; fail "--take-over not said"; }
 st=$("$sqlite" "$db" "SELECT status FROM sweep WHERE id = 1")
 [ "$st" = complete ] || fail "status '$st' after --take-over"
+
+# A writer stopped with SIGSTOP holds its batch's lock: another sweep on the
+# same database fails after the busy timeout naming the stopped process.
+db2=$work/stop.db
+"$approf" sweep --model gpt --preset gpt3-1.3b --layers 24 --cluster 2x8 --backend model \
+  --quiet --commit-every 100000 --db "$db2" 2>/dev/null &
+spid=$!
+for _ in $(seq 1 300); do
+  n=$("$sqlite" "$db2" "SELECT count(*) FROM sweep_owner;" 2>/dev/null || echo 0)
+  [ "${n:-0}" -gt 0 ] && break
+  sleep 0.01
+done
+sleep 0.2
+kill -STOP $spid
+rc=0
+"$approf" sweep --model gpt --num-layers 2 --hidden 64 --heads 2 --seq-len 16 --vocab 100 \
+  --layers 2 --cluster 1x2 --batch 4 --micro-batches 2 --backend model --quiet \
+  --db "$db2" 2>"$work/stop.err" || rc=$?
+kill -CONT $spid
+kill -TERM $spid 2>/dev/null
+wait $spid 2>/dev/null
+if [ $rc != 0 ]; then
+  grep -q "held by process $spid on .*continue it (fg)" "$work/stop.err" ||
+    { cat "$work/stop.err"; fail "a locked database did not name the stopped writer"; }
+else
+  echo "note: the stopped writer held no lock at the moment it was stopped (not asserted)"
+fi
 echo ok
