@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "hardware.h"
 #include "model/hfconfig.h"
 #include "model/zoo.h"
 #include "sweep/sweep.h"
@@ -586,6 +587,23 @@ int approf_cmd_sweep(int argc, char **argv)
     rc = check_model(&cfg, hf, hf_preset, sizeof hf_preset);
     if (rc)
         return rc;
+    /* a host of the cluster cannot have more GPUs than the spec's hosts (the
+     * spec: --hardware, else the analytic default) */
+    const char *spec = cfg.hardware ? cfg.hardware
+                                    : !strcmp(cfg.backend, "model") ? "a100-40g" : NULL;
+    if (cfg.cluster_gpus > 0 && spec) {
+        ApprofHardwareSpec hw;
+        char herr[512] = "";
+        if (approf_hardware_resolve(spec, &hw, herr, sizeof herr) < 0)
+            return cli_fail("%s", herr[0] ? herr : "--hardware: cannot load the spec");
+        if (hw.gpus_per_host > 0 && cfg.cluster_gpus > hw.gpus_per_host)
+            return cli_usage_error("sweep", "--cluster %dx%d: hosts of %s have %d GPUs; give "
+                                   "hosts x GPUs per host (e.g. --cluster %dx%d)",
+                                   cfg.cluster_hosts, cfg.cluster_gpus, hw.name,
+                                   hw.gpus_per_host,
+                                   cfg.cluster_hosts * cfg.cluster_gpus / hw.gpus_per_host,
+                                   hw.gpus_per_host);
+    }
     if (manual_layers)
         cfg.layers = 0;
 

@@ -36,6 +36,14 @@ done
 "$approf" sweep --model nosuchmodel --backend model --quiet --db "$work/n.db" 2>"$work/n.err"
 [ $? = 2 ] || fail "unknown model: want exit 2"
 grep -q "nosuchmodel" "$work/n.err" || fail "unknown model not named"
+# A host with more GPUs than the spec's hosts have: a usage error, named.
+rc=0; "$approf" sweep --model mlp --cluster 1x16 --backend model --db "$work/c16.db" \
+  2>"$work/c16.err" || rc=$?
+[ $rc = 2 ] || fail "--cluster 1x16 on 8-GPU hosts: exit $rc, want 2"
+grep -q -- "--cluster 1x16: hosts of a100-40g have 8 GPUs" "$work/c16.err" ||
+  { cat "$work/c16.err"; fail "--cluster 1x16 not explained"; }
+[ -e "$work/c16.db" ] && fail "--cluster 1x16 created the database"
+
 # The database deleted while the sweep runs: exit 1 saying so, not a
 # success naming a file that no longer holds the entries.
 landed=0
