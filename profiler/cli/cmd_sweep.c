@@ -472,6 +472,11 @@ int approf_cmd_sweep(int argc, char **argv)
             if (cfg.cluster_gpus & (cfg.cluster_gpus - 1))
                 return cli_usage_error("sweep", "--cluster %s: GPUs per host (M) must be a "
                                        "power of two", optarg);
+            /* what apsolve can plan for (APSOLVE_MAX_DEVICES in solver/apsolve.h) */
+            if ((long long)cfg.cluster_hosts * cfg.cluster_gpus > 65536)
+                return cli_usage_error("sweep", "--cluster %s: %lld devices; apsolve plans for "
+                                       "at most 65536", optarg,
+                                       (long long)cfg.cluster_hosts * cfg.cluster_gpus);
             break;
         case OPT_BATCH:
             if (int_opt("batch", optarg, 1, (int64_t)1 << 40, &v)) return 2;

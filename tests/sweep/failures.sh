@@ -43,6 +43,10 @@ rc=0; "$approf" sweep --model mlp --cluster 1x16 --backend model --db "$work/c16
 grep -q -- "--cluster 1x16: hosts of a100-40g have 8 GPUs" "$work/c16.err" ||
   { cat "$work/c16.err"; fail "--cluster 1x16 not explained"; }
 [ -e "$work/c16.db" ] && fail "--cluster 1x16 created the database"
+rc=0; "$approf" sweep --model mlp --cluster 100000x8 --backend model --db "$work/cbig.db" \
+  2>"$work/cbig.err" || rc=$?
+[ $rc = 2 ] && grep -q "at most 65536" "$work/cbig.err" ||
+  { cat "$work/cbig.err"; fail "--cluster 100000x8: exit $rc"; }
 
 # The database deleted while the sweep runs: exit 1 saying so, not a
 # success naming a file that no longer holds the entries.
