@@ -2,7 +2,8 @@
 /*
  * apreport: the reports command line. Loads a plan from a cost database and
  * writes the Alpa-compatible dumps, report.json, report.html, trace.json
- * and the plan as code into --out; prints a short summary. Exit status: 0
+ * the plan as code and the launch configurations (Megatron-LM, DeepSpeed,
+ * torchtitan) into --out; prints a short summary. Exit status: 0
  * ok, 1 runtime failure, 2 usage error.
  */
 #include <getopt.h>
@@ -47,6 +48,12 @@ static void help(void)
          "                 block) for a plan stored as infeasible too, marked as such;\n"
          "                 without it an infeasible plan gets every other output,\n"
          "                 each marked INFEASIBLE, and no code\n"
+         "  --export LIST  launch configurations to write: megatron, deepspeed,\n"
+         "                 torchtitan (comma-separated), all or none (default all):\n"
+         "                 <name>_megatron.args, <name>_deepspeed.json,\n"
+         "                 <name>_torchtitan.toml; a plan a runtime cannot express\n"
+         "                 gets the closest one it can, with its estimated cost\n"
+         "                 (infeasible plans: as the plan code)\n"
          "  --quiet        print nothing on success\n"
          "  --help         this text\n\n"
          "Exit status: 0 ok, 1 runtime failure, 2 usage error.");
@@ -59,7 +66,7 @@ int main(int argc, char **argv)
         {"out", required_argument, NULL, 'o'},  {"name", required_argument, NULL, 'n'},
         {"no-store", no_argument, NULL, 'S'},   {"quiet", no_argument, NULL, 'q'},
         {"schedule", required_argument, NULL, 's'}, {"virtual-stages", required_argument, NULL, 'v'},
-        {"allow-infeasible", no_argument, NULL, 'I'},
+        {"allow-infeasible", no_argument, NULL, 'I'}, {"export", required_argument, NULL, 'e'},
         {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
     const char *dbpath = NULL, *outdir = NULL;
@@ -79,6 +86,10 @@ int main(int argc, char **argv)
         case 'S': opt.store_resharding = 0; break;
         case 'q': quiet = 1; break;
         case 'I': opt.allow_infeasible = 1; break;
+        case 'e':
+            if (apreport_export_parse(optarg, &opt.exports, err, sizeof(err)) < 0)
+                return usage_error("--export: %s", err);
+            break;
         case 'h': help(); return 0;
         case 's': {
             /* the solver's names, in the order of ApreportScheduleKind */

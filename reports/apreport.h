@@ -233,7 +233,21 @@ typedef struct ApreportOptions {
     int schedule_from_plan;           /* 1: the plan's stored schedule (apsolve's options),
                                        * the two fields above being the fallback */
     int allow_infeasible;             /* write plan code for an infeasible plan too */
+    unsigned exports;                 /* launch configurations written by apreport_write_all
+                                       * (APREPORT_EXPORT_* bits); 0: all three */
 } ApreportOptions;
+
+/* The runtimes apreport writes a launch configuration for (reports/export.c). */
+enum {
+    APREPORT_EXPORT_MEGATRON = 1,     /* <name>_megatron.args */
+    APREPORT_EXPORT_DEEPSPEED = 2,    /* <name>_deepspeed.json */
+    APREPORT_EXPORT_TORCHTITAN = 4,   /* <name>_torchtitan.toml */
+    APREPORT_EXPORT_ALL = 7,
+    APREPORT_EXPORT_NONE = 8,         /* none of them */
+};
+/* Parses "megatron,deepspeed,torchtitan" (any subset, any order), "all" or
+ * "none" into *out. APREPORT_EINVAL with the bad name in err otherwise. */
+int apreport_export_parse(const char *list, unsigned *out, char *err, size_t errlen);
 
 /* Loads plan opt->plan_id (or the newest) with its sweep, stages,
  * placements and entries; derives resharding tasks (stored when asked and
@@ -251,12 +265,15 @@ void apreport_free(ApreportReport **r);
 /* Writes every output into dir (created if missing): the Alpa dumps
  * (<name>_input_placement_specs.txt, <name>_output_placement_specs.txt,
  * <name>_resharding_tasks.txt, <name>_stage_<k>.mem_usage.txt,
- * dp_result.txt), report.json, report.html, trace.json and <name>_plan.py.
+ * dp_result.txt), report.json, report.html, trace.json, <name>_plan.py and
+ * the launch configurations the report was loaded with (<name>_megatron.args,
+ * <name>_deepspeed.json, <name>_torchtitan.toml; default all three).
  * Each file is written to a temporary file in dir and renamed into place
  * (solver/outfile.h): a failed write leaves no truncated file, and a
  * symbolic link at an output path is refused (APREPORT_EIO, the path in
  * err). An infeasible plan (plan.feasible 0) is marked in every output;
- * <name>_plan.py is left out unless opt->allow_infeasible was set, and
+ * <name>_plan.py and the launch configurations are left out unless
+ * opt->allow_infeasible was set, and
  * the HTML page then shows no code. */
 int apreport_write_all(const ApreportReport *r, const char *dir, char *err, size_t errlen);
 
@@ -273,6 +290,15 @@ int apreport_write_trace(const ApreportReport *r, FILE *f);
  * report was loaded with allow_infeasible; then the code starts with a
  * comment saying the plan is infeasible. */
 int apreport_write_code(const ApreportReport *r, FILE *f);
+/* The launch configurations (docs/reports.md "Launch the plan"): Megatron-LM /
+ * NeMo arguments (one per line, shell-quoted, # comments), a DeepSpeed JSON
+ * config and a torchtitan TOML job config. Where the runtime cannot express
+ * the plan, the file starts with a comment (JSON: "_comment") saying why and
+ * states the closest plan it can run, with its cost priced by the solver at
+ * load time. Same infeasible rule as apreport_write_code. */
+int apreport_write_megatron(const ApreportReport *r, FILE *f);
+int apreport_write_deepspeed(const ApreportReport *r, FILE *f);
+int apreport_write_torchtitan(const ApreportReport *r, FILE *f);
 /* Whether the report's plan is feasible (stored feasible and finite). */
 int apreport_feasible(const ApreportReport *r);
 /* A short human summary (plan, verdict counts, warnings). */

@@ -104,7 +104,7 @@ cleanup:
 
 /* Reads the integer after "\"name\": " in the plan's options JSON (written
  * by apsolve --parallel); 0 when absent. Bounded: the database is input. */
-static int plan_knob(const ApreportReport *r, const char *name)
+int rep_plan_knob(const ApreportReport *r, const char *name)
 {
     char pat[32];
     const char *p;
@@ -124,7 +124,7 @@ void rep_write_framework_args(const ApreportReport *r, FILE *f)
     int v = r->schedule == APREPORT_SCHED_INTERLEAVED ? r->virtual_stages : 1;
     int64_t mbs = r->global_batch / B / (dp > 0 ? dp : 1);
     int *blocks = calloc(r->n_stages, sizeof(int)), known = 0, total = 0, equal = 1;
-    int recompute = 0, zero = 0, differ = 0, variants = 1, sp = plan_knob(r, "sp");
+    int recompute = 0, zero = 0, differ = 0, variants = 1, sp = rep_plan_knob(r, "sp");
     char why[200] = "out of memory";
     const char *dt = r->sweep.dtype;
     const char *prec = !strcmp(dt, "bf16") || !strcmp(dt, "bfloat16") ? "--bf16"
@@ -214,10 +214,10 @@ void rep_write_framework_args(const ApreportReport *r, FILE *f)
     if (!variants)
         fputs("# (the sweep's configs of some stages are unknown: no recomputation or ZeRO "
               "assumed for them)\n", f);
-    if (plan_knob(r, "vpp") > 1 && v == 1)
+    if (rep_plan_knob(r, "vpp") > 1 && v == 1)
         fprintf(f, "# the plan was priced with vpp=%d: apreport --schedule interleaved "
-                   "--virtual-stages %d gives its arguments\n", plan_knob(r, "vpp"),
-                plan_knob(r, "vpp"));
+                   "--virtual-stages %d gives its arguments\n", rep_plan_knob(r, "vpp"),
+                rep_plan_knob(r, "vpp"));
     if (!prec) {
         fputs("# dtype ", f);
         rep_py_text(f, dt[0] ? dt : "unknown");

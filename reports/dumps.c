@@ -327,7 +327,7 @@ int apreport_write_dp_result(const ApreportReport *r, FILE *f)
 
 /* Uniform: same submesh, logical mesh and option on every stage and layer
  * counts differing by at most one. Then dp = a, tp = b. */
-static int uniform(const ApreportReport *r)
+int rep_plan_uniform(const ApreportReport *r)
 {
     const CostdbPlanStage *s0 = &r->stages[0].st;
     int lo = 1 << 30, hi = 0;
@@ -364,7 +364,7 @@ int apreport_write_code(const ApreportReport *r, FILE *f)
                "                                layer_option=alpa.AutoLayerOption(layer_num=%d),\n"
                "                                stage_option=stage_option)\n",
             r->plan.micro_batches, r->num_layers);
-    if (uniform(r)) {
+    if (rep_plan_uniform(r)) {
         rep_write_framework_args(r, f);
     } else {
         fputs("\n# The plan is not uniform (stages differ in submesh, logical mesh or size):\n"
@@ -405,6 +405,7 @@ static const struct {
     const char *suffix;               /* appended to "<name>_", or a whole name */
     int prefixed;
     WriterFn fn;
+    unsigned export_bit;              /* a launch configuration: written when selected */
 } writers[] = {
     {"input_placement_specs.txt", 1, apreport_write_input_specs},
     {"output_placement_specs.txt", 1, apreport_write_output_specs},
@@ -414,6 +415,9 @@ static const struct {
     {"report.json", 0, apreport_write_json},
     {"report.html", 0, apreport_write_html},
     {"trace.json", 0, apreport_write_trace},
+    {"megatron.args", 1, apreport_write_megatron, APREPORT_EXPORT_MEGATRON},
+    {"deepspeed.json", 1, apreport_write_deepspeed, APREPORT_EXPORT_DEEPSPEED},
+    {"torchtitan.toml", 1, apreport_write_torchtitan, APREPORT_EXPORT_TORCHTITAN},
 };
 
 /* One output through a temporary file renamed into place (outfile.h). */
@@ -456,7 +460,10 @@ int apreport_write_all(const ApreportReport *r, const char *dir, char *err, size
         return APREPORT_EIO;
     }
     for (size_t i = 0; i < sizeof(writers) / sizeof(writers[0]); i++) {
-        if (writers[i].fn == apreport_write_code && !r->plan.feasible && !r->allow_infeasible)
+        int code = writers[i].fn == apreport_write_code || writers[i].export_bit;
+        if (code && !r->plan.feasible && !r->allow_infeasible)
+            continue;
+        if (writers[i].export_bit && !(r->exports & writers[i].export_bit))
             continue;
         if (writers[i].prefixed)
             snprintf(path, sizeof(path), "%s/%s_%s", dir, r->name, writers[i].suffix);

@@ -559,6 +559,8 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
         goto cleanup;
     }
     collect_warnings(r);
+    r->exports = opt->exports ? opt->exports & APREPORT_EXPORT_ALL : APREPORT_EXPORT_ALL;
+    rep_closest_price(db, r);
     *out = r;
     r = NULL;
     rc = 0;

@@ -42,6 +42,20 @@ typedef struct RepConversion {
     char why[96];
 } RepConversion;
 
+/* The closest plan a runtime can express (reports/export.c): uniform stages
+ * with the layout most stages of the plan have, priced at load time with
+ * the solver (apsolve_evaluate) for the schedule as reported ([0]) or
+ * 1F1B ([1]), each recomputation and each ZeRO stage. */
+typedef struct RepClosest {
+    int have;                         /* a layout that uses every device was found */
+    int hosts, gpus, logical_a, logical_b, force_batch_dim, pp;
+    int priced[2][3][4];              /* 1: evaluated (cost may be +inf: not profiled) */
+    double cost[2][3][4];             /* the pipeline time T */
+    double total[2][3][4];            /* the objective (T + apply-grad under full) */
+    int feasible[2][3][4];
+    char why[240];                    /* no layout / not priced: why */
+} RepClosest;
+
 struct ApreportReport {
     char db_label[COSTDB_TEXT_MAX];   /* basename of the database file */
     char name[COSTDB_NAME_MAX];
@@ -68,7 +82,16 @@ struct ApreportReport {
     double *xfer;                     /* [n_stages - 1] task seconds per boundary */
     double bw_intra, lat_intra, bw_inter, lat_inter;
     int allow_infeasible;             /* plan code for an infeasible plan too */
+    unsigned exports;                 /* APREPORT_EXPORT_* bits written by apreport_write_all */
+    RepClosest closest;
 };
+
+/* Whether every stage has the same submesh, logical mesh and option and
+ * the layer counts differ by at most one (reports/dumps.c). */
+int rep_plan_uniform(const ApreportReport *r);
+/* Finds and prices r->closest from the plan's sweep in db (reports/export.c);
+ * never fails the load: what cannot be priced is said in closest.why. */
+void rep_closest_price(Costdb *db, ApreportReport *r);
 
 /* The selected schedule (never NULL after apreport_load). */
 const ApreportSchedule *rep_schedule(const ApreportReport *r);
@@ -78,6 +101,9 @@ void rep_schedule_label(const ApreportReport *r, char *out, size_t len);
  * (reports/code.c) into blocks[n_stages]; -1 with the reason in why when
  * they cannot be known. */
 int rep_stage_blocks(const ApreportReport *r, int *blocks, char *why, size_t whylen);
+/* The integer after "\"name\": " in the plan's options JSON (apsolve
+ * --parallel writes sp, vpp, ...); 0 when absent or out of range. */
+int rep_plan_knob(const ApreportReport *r, const char *name);
 /* The LiBai / Megatron-LM settings of a uniform plan as comments. */
 void rep_write_framework_args(const ApreportReport *r, FILE *f);
 /* Byte size of a dtype name ("f32", "float32", "bf16", ...); 4 if unknown. */
@@ -110,6 +136,14 @@ void rep_py_string(FILE *f, const char *s);
 /* s into a Python comment or dump line: as it is when every byte is
  * printable ASCII (no newline can end the comment), else rep_py_string. */
 void rep_py_text(FILE *f, const char *s);
+/* s as one POSIX shell word (the one shell-quoting writer: the Megatron-LM
+ * args file): as it is when every byte is in [A-Za-z0-9_@%+=:,./-], else in
+ * single quotes with each ' written as '\'' (so "" is ''). */
+void rep_sh_word(FILE *f, const char *s);
+/* s as a TOML basic string ("..."; the one TOML string writer): quote,
+ * backslash and control characters escaped, valid UTF-8 kept, other bytes
+ * U+FFFD (a TOML file must be UTF-8). */
+void rep_toml_string(FILE *f, const char *s);
 /* A sharding spec for a dump: the canonical text of its layout on the
  * logical mesh (a, b) when it parses, else a Python string literal. */
 void rep_spec_text(const char *spec, int logical_a, int logical_b, char *out, size_t len);

@@ -204,3 +204,65 @@ void rep_option_dict(int force_batch_dim, char *out, size_t len)
     else
         snprintf(out, len, "{'force_batch_dim_to_mesh_dim': %d}", force_batch_dim);
 }
+
+/* Characters a POSIX shell word may hold unquoted. */
+static int sh_safe(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c && strchr("_@%+=:,./-", c));
+}
+
+void rep_sh_word(FILE *f, const char *s)
+{
+    const unsigned char *u = (const unsigned char *)(s ? s : "");
+    int safe = *u != '\0';
+    for (const unsigned char *p = u; *p && safe; p++)
+        safe = sh_safe(*p);
+    if (safe) {
+        fputs((const char *)u, f);
+        return;
+    }
+    fputc('\'', f);
+    for (const unsigned char *p = u; *p; p++) {
+        if (*p == '\'')
+            fputs("'\\''", f);
+        else
+            fputc(*p, f);
+    }
+    fputc('\'', f);
+}
+
+void rep_toml_string(FILE *f, const char *s)
+{
+    const unsigned char *u = (const unsigned char *)(s ? s : "");
+    size_t n = strlen((const char *)u);
+    fputc('"', f);
+    for (size_t i = 0; i < n;) {
+        unsigned long cp;
+        int k;
+        switch (u[i]) {
+        case '"': fputs("\\\"", f); i++; continue;
+        case '\\': fputs("\\\\", f); i++; continue;
+        case '\b': fputs("\\b", f); i++; continue;
+        case '\t': fputs("\\t", f); i++; continue;
+        case '\n': fputs("\\n", f); i++; continue;
+        case '\f': fputs("\\f", f); i++; continue;
+        case '\r': fputs("\\r", f); i++; continue;
+        default: break;
+        }
+        if (u[i] < 0x20 || u[i] == 0x7f) {
+            fprintf(f, "\\u%04x", u[i]);
+            i++;
+        } else if (u[i] < 0x80) {
+            fputc(u[i], f);
+            i++;
+        } else if ((k = utf8_decode(u + i, n - i, &cp)) > 0) {
+            fwrite(u + i, 1, (size_t)k, f);
+            i += (size_t)k;
+        } else {
+            fputs("\\ufffd", f); /* TOML is UTF-8: a stray byte becomes U+FFFD */
+            i++;
+        }
+    }
+    fputc('"', f);
+}
