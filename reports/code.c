@@ -102,6 +102,36 @@ cleanup:
     return rc;
 }
 
+int rep_total_blocks(const ApreportReport *r)
+{
+    char (*keys)[MAX_KEY] = NULL;
+    size_t nk = 0, cap = 0;
+    int attention = 0;
+    for (size_t k = 0; k < r->n_stages; k++)
+        cap += r->stages[k].n_tensors;
+    keys = calloc(cap ? cap : 1, sizeof(*keys));
+    if (!keys)
+        return -1;
+    for (size_t k = 0; k < r->n_stages; k++)
+        for (size_t i = 0; i < r->stages[k].n_tensors; i++) {
+            const CostdbPlacement *pl = &r->stages[k].tensors[i].pl;
+            char key[MAX_KEY];
+            size_t j;
+            if (strcmp(pl->role, "param"))
+                continue;
+            block_key(pl->tensor_name, key, sizeof(key));
+            if (!key[0])
+                continue;
+            attention |= strstr(pl->tensor_name, "attn") || strstr(pl->tensor_name, "attention");
+            for (j = 0; j < nk && strcmp(keys[j], key); j++)
+                ;
+            if (j == nk)
+                snprintf(keys[nk++], MAX_KEY, "%s", key);
+        }
+    free(keys);
+    return attention ? (int)nk : -1;
+}
+
 /* Reads the integer after "\"name\": " in the plan's options JSON (written
  * by apsolve --parallel); 0 when absent. Bounded: the database is input. */
 int rep_plan_knob(const ApreportReport *r, const char *name)

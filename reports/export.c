@@ -357,7 +357,17 @@ static void launch_of(const ApreportReport *r, int rt, Launch *L)
             L->blocks_equal = L->pp > 0 && L->blocks_total % L->pp == 0;
             L->blocks0 = L->pp > 0 ? L->blocks_total / L->pp : 0;
         }
+    } else if ((L->blocks_total = rep_total_blocks(r)) > 0) {
+        /* a block split between the plan's stages: the runtime splits the
+         * model's blocks evenly over its stages */
+        L->blocks_known = 1;
+        L->blocks_equal = L->pp > 0 && L->blocks_total % L->pp == 0;
+        L->blocks0 = L->pp > 0 ? L->blocks_total / L->pp : 0;
+        if (!L->changed)
+            NOTE("%s; %s splits the model's %d transformer blocks evenly", why, name,
+                 L->blocks_total);
     } else {
+        L->blocks_total = 0;
         NOTE("transformer blocks unknown (%s): set the layer counts to the model's", why);
     }
     free(blocks);

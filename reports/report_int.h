@@ -101,6 +101,10 @@ void rep_schedule_label(const ApreportReport *r, char *out, size_t len);
  * (reports/code.c) into blocks[n_stages]; -1 with the reason in why when
  * they cannot be known. */
 int rep_stage_blocks(const ApreportReport *r, int *blocks, char *why, size_t whylen);
+/* The model's transformer blocks over all stages (distinct block keys, as
+ * rep_stage_blocks finds them, a block split between stages counted once);
+ * -1 when the parameter names show none. */
+int rep_total_blocks(const ApreportReport *r);
 /* The integer after "\"name\": " in the plan's options JSON (apsolve
  * --parallel writes sp, vpp, ...); 0 when absent or out of range. */
 int rep_plan_knob(const ApreportReport *r, const char *name);

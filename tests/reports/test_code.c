@@ -225,6 +225,215 @@ static void test_gpt(void)
     free(buf);
 }
 
+/* One launch file of an in-memory report as a string (the caller frees). */
+static char *export_of(const ApreportReport *r, int (*fn)(const ApreportReport *, FILE *))
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m)
+        return NULL;
+    CU_ASSERT_EQUAL(fn(r, m), 0);
+    fclose(m);
+    return buf;
+}
+
+#define HAS(buf, text) CU_ASSERT_PTR_NOT_NULL(strstr(buf, text))
+#define LACKS(buf, text) CU_ASSERT_PTR_NULL(strstr(buf, text))
+
+/* Launch files (reports/export.c) of the in-memory GPT plan on a 4x8
+ * cluster: the uniform plan as priced; interleaved; MoE expert parallelism
+ * from the expert weights' layout; ZeRO-3 and selective recomputation each
+ * runtime cannot express; a non-uniform plan (its closest plan is not
+ * priced without a database); database text escaped in every format. */
+static void test_exports(void)
+{
+    static Gpt g;
+    char *buf;
+    gpt_plan(&g, 3);
+    g.r.sweep.cluster_hosts = 4, g.r.sweep.cluster_gpus = 8;
+    g.r.num_layers = 8;
+    g.r.plan.cost = 1.5;
+    snprintf(g.r.db_label, sizeof(g.r.db_label), "gpt.db");
+    rep_closest_price(NULL, &g.r);
+    CU_ASSERT(g.r.closest.have && g.r.closest.pp == 4 && g.r.closest.logical_b == 4);
+    HAS(g.r.closest.why, "not priced: no database");
+    buf = export_of(&g.r, apreport_write_megatron);
+    HAS(buf, "# Megatron-LM runs this plan as priced:\n");
+    HAS(buf, "\n--tensor-model-parallel-size 4\n--pipeline-model-parallel-size 4\n--num-layers 12\n"
+             "--micro-batch-size 32\n--global-batch-size 512\n--bf16\n");
+    HAS(buf, "T = 1.500000 s");
+    LACKS(buf, "cannot express");
+    LACKS(buf, "--expert");
+    free(buf);
+    buf = export_of(&g.r, apreport_write_deepspeed);
+    HAS(buf, "\"train_batch_size\": 512,\n");
+    HAS(buf, "\"train_micro_batch_size_per_gpu\": 32,\n");
+    HAS(buf, "\"gradient_accumulation_steps\": 8,\n");
+    HAS(buf, "\"zero_optimization\": {\"stage\": 0}");
+    LACKS(buf, "activation_checkpointing");
+    free(buf);
+    buf = export_of(&g.r, apreport_write_torchtitan);
+    HAS(buf, "data_parallel_replicate_degree = 2\ndata_parallel_shard_degree = 1\n");
+    HAS(buf, "tensor_parallel_degree = 4\n");
+    HAS(buf, "pipeline_parallel_degree = 4\npipeline_parallel_schedule = \"1F1B\"\n"
+             "pipeline_parallel_microbatch_size = 32\n");
+    HAS(buf, "local_batch_size = 256\nglobal_batch_size = 512\n");
+    HAS(buf, "mode = \"none\"\n");
+    free(buf);
+
+    /* interleaved, 3 chunks of one block; sp; selective; ZeRO-3 */
+    g.r.schedule = APREPORT_SCHED_INTERLEAVED;
+    g.r.virtual_stages = 3;
+    snprintf(g.r.plan.options, sizeof(g.r.plan.options), "{\"parallel\": {\"sp\": 1}}");
+    for (int k = 0; k < 4; k++)
+        g.st[k].recompute = COSTDB_RECOMPUTE_SELECTIVE, g.st[k].zero = 3;
+    buf = export_of(&g.r, apreport_write_megatron);
+    HAS(buf, "# NOTE: Megatron-LM cannot express this plan as priced");
+    HAS(buf, "Megatron-LM cannot express ZeRO-3");
+    HAS(buf, "--num-layers-per-virtual-pipeline-stage 1\n");
+    HAS(buf, "--sequence-parallel\n--recompute-granularity selective\n--use-distributed-optimizer\n");
+    HAS(buf, "estimated iteration time of this closest plan: unknown (not priced: no database)");
+    free(buf);
+    buf = export_of(&g.r, apreport_write_deepspeed);
+    HAS(buf, "cannot express ZeRO-3 with pipeline parallelism");
+    HAS(buf, "cannot express the interleaved 1F1B schedule");
+    HAS(buf, "cannot express selective recomputation");
+    HAS(buf, "\"zero_optimization\": {\"stage\": 1}");
+    HAS(buf, "\"activation_checkpointing\": {\"partition_activations\": true");
+    free(buf);
+    buf = export_of(&g.r, apreport_write_torchtitan);
+    LACKS(buf, "cannot express");
+    HAS(buf, "data_parallel_replicate_degree = 1\ndata_parallel_shard_degree = 2\n"
+             "fsdp_reshard_after_forward = \"always\"\n");
+    HAS(buf, "pipeline_parallel_schedule = \"Interleaved1F1B\"\n");
+    HAS(buf, "pipeline_parallel_layers_per_stage = 1\n");
+    HAS(buf, "mode = \"selective\"\nselective_ac_option = \"op\"\n");
+    free(buf);
+
+    /* mixture of experts: 8 experts split 4 ways over the tensor axis */
+    gpt_plan(&g, 3);
+    g.r.sweep.cluster_hosts = 4, g.r.sweep.cluster_gpus = 8;
+    {
+        RepTensor *t = &g.st[0].tensors[g.st[0].n_tensors++];
+        snprintf(t->pl.role, sizeof(t->pl.role), "param");
+        snprintf(t->pl.tensor_name, sizeof(t->pl.tensor_name), "h.0/mlp/experts/up_proj/kernel");
+        snprintf(t->pl.shape, sizeof(t->pl.shape), "1,8,4096,14336");
+        t->layout_ok = 1;
+        t->layout.ndim = 4;
+        t->layout.logical_a = 2, t->layout.logical_b = 4;
+        t->layout.mesh_axis_of_dim[0] = t->layout.mesh_axis_of_dim[2] = -1;
+        t->layout.mesh_axis_of_dim[3] = -1;
+        t->layout.mesh_axis_of_dim[1] = 1;
+    }
+    buf = export_of(&g.r, apreport_write_megatron);
+    HAS(buf, "--expert-model-parallel-size 4\n--num-experts 8\n");
+    free(buf);
+    buf = export_of(&g.r, apreport_write_torchtitan);
+    HAS(buf, "expert_parallel_degree = 4\n");
+    free(buf);
+
+    /* non-uniform: stage 3 on another logical mesh; the closest plan is
+     * the layout of the other three */
+    gpt_plan(&g, 3);
+    g.r.sweep.cluster_hosts = 4, g.r.sweep.cluster_gpus = 8;
+    g.r.num_layers = 8;
+    g.st[3].st.logical_a = 8, g.st[3].st.logical_b = 1;
+    rep_closest_price(NULL, &g.r);
+    CU_ASSERT(g.r.closest.have && g.r.closest.logical_a == 2 && g.r.closest.pp == 4);
+    buf = export_of(&g.r, apreport_write_torchtitan);
+    CU_ASSERT_EQUAL(strncmp(buf, "# torchtitan launch configuration of plan 0 of ", 47), 0);
+    HAS(buf, "\n# NOTE: torchtitan cannot express this plan as priced");
+    HAS(buf, "logical meshes (2, 4), (2, 4), (2, 4), (8, 1)");
+    HAS(buf, "closest expressible plan: 4 uniform stages on (1, 8) submeshes with logical mesh (2, 4)");
+    free(buf);
+    buf = export_of(&g.r, apreport_write_deepspeed);
+    HAS(buf, "{\n  \"_comment\": [\n");
+    HAS(buf, "DeepSpeed cannot express this plan: its stages are not uniform");
+    free(buf);
+
+    /* database text in each format: no line break escapes a comment or string */
+    snprintf(g.r.db_label, sizeof(g.r.db_label), "x\"\n[job]\nevil = '1'\n#\\.db");
+    buf = export_of(&g.r, apreport_write_torchtitan);
+    LACKS(buf, "\nevil");
+    LACKS(buf, "\n[job]\nevil");
+    HAS(buf, "description = \"approf plan 0 of x\\\"\\n[job]\\nevil = '1'\\n#\\\\.db (sweep 0)\"\n");
+    free(buf);
+    buf = export_of(&g.r, apreport_write_megatron);
+    LACKS(buf, "\nevil");
+    free(buf);
+    buf = export_of(&g.r, apreport_write_deepspeed);
+    HAS(buf, "of x\\\"\\n[job]\\nevil");
+    free(buf);
+
+    /* an infeasible plan: refused unless allowed, then marked first */
+    g.r.plan.feasible = 0;
+    CU_ASSERT_EQUAL(apreport_write_megatron(&g.r, stdout), APREPORT_EINFEASIBLE);
+    g.r.allow_infeasible = 1;
+    buf = export_of(&g.r, apreport_write_megatron);
+    CU_ASSERT_EQUAL(strncmp(buf, "# INFEASIBLE PLAN", 17), 0);
+    free(buf);
+}
+
+static void sh(const char *in, const char *want)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    rep_sh_word(m, in);
+    fclose(m);
+    if (strcmp(buf, want))
+        fprintf(stderr, "\nrep_sh_word: got %s, want %s\n", buf, want);
+    CU_ASSERT_STRING_EQUAL(buf, want);
+    free(buf);
+}
+
+static void toml(const char *in, const char *want)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    rep_toml_string(m, in);
+    fclose(m);
+    if (strcmp(buf, want))
+        fprintf(stderr, "\nrep_toml_string: got %s, want %s\n", buf, want);
+    CU_ASSERT_STRING_EQUAL(buf, want);
+    free(buf);
+}
+
+static void test_sh_toml(void)
+{
+    unsigned bits = 0;
+    char err[128] = "";
+    sh("--tensor-model-parallel-size", "--tensor-model-parallel-size");
+    sh("a/b.c:1,2=x@y%z+", "a/b.c:1,2=x@y%z+");
+    sh("", "''");
+    sh("a b", "'a b'");
+    sh("it's", "'it'\\''s'");
+    sh("$(rm -rf ~)`x`;|&<>*?[]#", "'$(rm -rf ~)`x`;|&<>*?[]#'");
+    sh("x\ny", "'x\ny'");
+    sh("\xc3\xa9", "'\xc3\xa9'");
+    toml("plain", "\"plain\"");
+    toml("a\"b\\c", "\"a\\\"b\\\\c\"");
+    toml("\b\t\n\f\r\x01\x1f\x7f", "\"\\b\\t\\n\\f\\r\\u0001\\u001f\\u007f\"");
+    toml("\xc3\xa9\xf0\x9f\x98\x80", "\"\xc3\xa9\xf0\x9f\x98\x80\"");
+    toml("\xff\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
+    toml("", "\"\"");
+    CU_ASSERT_EQUAL(apreport_export_parse("megatron,torchtitan", &bits, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(bits, APREPORT_EXPORT_MEGATRON | APREPORT_EXPORT_TORCHTITAN);
+    CU_ASSERT_EQUAL(apreport_export_parse("all", &bits, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(bits, APREPORT_EXPORT_ALL);
+    CU_ASSERT_EQUAL(apreport_export_parse("none", &bits, err, sizeof(err)), 0);
+    CU_ASSERT_EQUAL(bits, APREPORT_EXPORT_NONE);
+    CU_ASSERT_EQUAL(apreport_export_parse("deepspeed,", &bits, err, sizeof(err)), APREPORT_EINVAL);
+    HAS(err, "unknown export ''");
+    CU_ASSERT_EQUAL(apreport_export_parse("alpa", &bits, err, sizeof(err)), APREPORT_EINVAL);
+    HAS(err, "unknown export 'alpa'");
+    CU_ASSERT_EQUAL(apreport_export_parse("none,megatron", &bits, err, sizeof(err)), APREPORT_EINVAL);
+}
+
 static void py(const char *in, size_t len, const char *want)
 {
     char out[256];
@@ -333,6 +542,8 @@ int main(int argc, char **argv)
     s = CU_add_suite("reports-code", NULL, NULL);
     CU_add_test(s, "uniform resnet50: 1F1B and interleaved (golden)", test_resnet_uniform);
     CU_add_test(s, "GPT blocks, variants, sp, dtype", test_gpt);
+    CU_add_test(s, "launch files: Megatron-LM, DeepSpeed, torchtitan", test_exports);
+    CU_add_test(s, "shell words and TOML strings; --export lists", test_sh_toml);
     CU_add_test(s, "Python string literals (rep_py_quote)", test_py_quote);
     CU_add_test(s, "HTML: every database field escaped", test_html_fields);
     CU_basic_set_mode(CU_BRM_VERBOSE);
