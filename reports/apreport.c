@@ -32,8 +32,9 @@ static int usage_error(const char *fmt, ...)
 static void help(void)
 {
     puts("Usage: apreport --db FILE --out DIR [OPTIONS]\n"
-         "Explain a plan: Alpa-compatible dumps, report.json, report.html, trace.json\n"
-         "and the plan as code.\n\n"
+         "Explain a plan: Alpa-compatible dumps, report.json, report.html, trace.json,\n"
+         "the plan as code and its launch configuration for Megatron-LM / NeMo,\n"
+         "DeepSpeed and torchtitan.\n\n"
          "  --db FILE      the cost database (with a plan from apsolve)\n"
          "  --plan ID      the plan to report (default: the newest)\n"
          "  --out DIR      where to write the files (created if missing)\n"
@@ -148,9 +149,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "apreport: %s\n", err[0] ? err : apreport_strerror(rc));
     } else if (!quiet) {
         apreport_write_summary(r, stdout);
-        printf("wrote %s/report.html, report.json, trace.json and the Alpa dumps%s\n", outdir,
-               apreport_feasible(r) || opt.allow_infeasible
-                   ? "" : " (no plan code: the plan is infeasible)");
+        int code = apreport_feasible(r) || opt.allow_infeasible;
+        printf("wrote %s/report.html, report.json, trace.json, the Alpa dumps%s%s\n", outdir,
+               code && !(opt.exports & APREPORT_EXPORT_NONE) ? " and the launch files" : "",
+               code ? "" : " (no plan code or launch files: the plan is infeasible)");
     }
     if (rc == 0 && apsolve_stdout_check(err, sizeof(err)) < 0) {
         fprintf(stderr, "apreport: %s\n", err);

@@ -47,6 +47,7 @@ typedef struct Launch {
     const char *prec;                 /* "bf16" | "fp16" | NULL (fp32) */
     int blocks_known, blocks_total, blocks_equal, blocks0;
     int changed;                      /* the closest plan, not the plan as priced */
+    int repriced;                     /* the plan under another schedule than it was priced */
     char lines[MAX_LINES][LINE_LEN];
     int n_lines;
 } Launch;
@@ -372,6 +373,23 @@ static void launch_of(const ApreportReport *r, int rt, Launch *L)
     }
     free(blocks);
 
+    {
+        /* the schedule the plan was priced with (apsolve stores it; 1F1B
+         * before it did): reported under another, it is priced anew */
+        const char *sc = strstr(r->plan.options, "\"schedule\": \"");
+        int stored = APREPORT_SCHED_1F1B, stored_v = rep_plan_knob(r, "virtual_stages");
+        char nm[16] = "";
+        if (sc && sscanf(sc + strlen("\"schedule\": \""), "%15[a-z0-9]", nm) == 1 &&
+            apsolve_schedule_parse(nm) >= 0)
+            stored = apsolve_schedule_parse(nm);
+        if (!L->changed && uni &&
+            (stored != (int)r->schedule ||
+             (r->schedule == APREPORT_SCHED_INTERLEAVED && stored_v != r->virtual_stages))) {
+            L->repriced = 1;
+            NOTE("the plan was priced under %s; reported under %s, it is priced anew",
+                 sched_label((ApreportScheduleKind)stored), sched_label(r->schedule));
+        }
+    }
     /* the header */
     if (!r->plan.feasible)
         line(L, "INFEASIBLE PLAN: apsolve found no plan that fits; this one does not fit the "
@@ -382,7 +400,7 @@ static void launch_of(const ApreportReport *r, int rt, Launch *L)
         line(L, "NOTE: %s cannot express this plan as priced; below is the closest plan it "
                 "can run:", name);
     else
-        line(L, "%s runs this plan as priced:", name);
+        line(L, "%s runs this plan%s:", name, L->repriced ? "" : " as priced");
     for (int i = 0; i < n_notes; i++)
         line(L, "- %s", notes[i]);
     {
@@ -397,7 +415,7 @@ static void launch_of(const ApreportReport *r, int rt, Launch *L)
              (long long)L->global, costdb_recompute_name(L->recompute), L->zero,
              L->prec ? L->prec : "fp32");
     }
-    if (!L->changed) {
+    if (!L->changed && !L->repriced) {
         if (isfinite(r->plan.full_cost) && r->plan.full_cost > 0)
             line(L, "estimated iteration time (the plan's): T = %.6f s, full estimate %.6f s",
                  r->plan.cost, r->plan.full_cost);
@@ -409,16 +427,19 @@ static void launch_of(const ApreportReport *r, int rt, Launch *L)
             (uni || (L->dp == c->logical_a && L->tp == c->logical_b && L->pp == c->pp))) {
             double t = c->cost[si][L->recompute][L->zero];
             if (isfinite(t))
-                line(L, "estimated iteration time of this closest plan: T = %.6f s, objective "
-                        "%.6f s%s (the plan: T = %.6f s)", t, c->total[si][L->recompute][L->zero],
+                line(L, "estimated iteration time of this %s: T = %.6f s, objective "
+                        "%.6f s%s (the plan: T = %.6f s)", L->changed ? "closest plan" : "plan",
+                     t, c->total[si][L->recompute][L->zero],
                      c->feasible[si][L->recompute][L->zero] ? "" : ", INFEASIBLE (memory)",
                      r->plan.cost);
             else
-                line(L, "estimated iteration time of this closest plan: unknown, the sweep has "
-                        "no entry for its layout or variant (the plan: T = %.6f s)", r->plan.cost);
+                line(L, "estimated iteration time of this %s: unknown, the sweep has no entry "
+                        "for its layout or variant (the plan: T = %.6f s)",
+                     L->changed ? "closest plan" : "plan", r->plan.cost);
         } else {
-            line(L, "estimated iteration time of this closest plan: unknown (%s) (the plan: "
-                    "T = %.6f s)", c->why[0] ? c->why : "not priced", r->plan.cost);
+            line(L, "estimated iteration time of this %s: unknown (%s) (the plan: T = %.6f s)",
+                 L->changed ? "closest plan" : "plan", c->why[0] ? c->why : "not priced",
+                 r->plan.cost);
         }
     }
 #undef NOTE

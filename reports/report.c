@@ -560,7 +560,8 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
     }
     collect_warnings(r);
     r->exports = opt->exports ? opt->exports & APREPORT_EXPORT_ALL : APREPORT_EXPORT_ALL;
-    rep_closest_price(db, r);
+    if (r->exports)
+        rep_closest_price(db, r);     /* the solver prices what a runtime can run */
     *out = r;
     r = NULL;
     rc = 0;

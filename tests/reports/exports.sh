@@ -7,7 +7,7 @@
 # under test here), each parsed (json.load, tomllib when the Python has it,
 # shlex.split) and its settings checked; a non-uniform manual plan whose
 # files start with the "cannot express" notice and the closest plan with a
-# finite estimated cost; --export selects files; an infeasible plan gets
+# finite estimated cost; the interleaved schedule; --export selects files; an infeasible plan gets
 # none unless --allow-infeasible. Regenerate the golden files with
 #   exports.sh APPROF APSOLVE APREPORT PYTHON GOLDEN_DIR --regen
 set -eu
@@ -113,6 +113,20 @@ if tomllib:
     t = tomllib.load(open(n + "/nonuni_torchtitan.toml", "rb"))
     assert t["parallelism"]["pipeline_parallel_degree"] == 4, t
 PY
+
+# the 3-D plan reported under the interleaved schedule: priced anew
+"$apreport" --db "$db" --plan 1 --name il --out "$dir/il" --schedule interleaved \
+  --virtual-stages 2 --quiet || fail "apreport --schedule interleaved"
+grep -qx -- '--num-layers-per-virtual-pipeline-stage 1' "$dir/il/il_megatron.args" ||
+  fail "interleaved: no --num-layers-per-virtual-pipeline-stage 1"
+grep -q 'reported under interleaved 1F1B, it is priced anew' "$dir/il/il_megatron.args" ||
+  fail "interleaved: not priced anew"
+grep -q '^# estimated iteration time of this plan: T = [0-9]*\.[0-9]* s' "$dir/il/il_megatron.args" ||
+  fail "interleaved: no estimated time"
+grep -qx 'pipeline_parallel_schedule = "Interleaved1F1B"' "$dir/il/il_torchtitan.toml" ||
+  fail "interleaved: torchtitan schedule"
+grep -q "cannot express the interleaved 1F1B schedule" "$dir/il/il_deepspeed.json" ||
+  fail "interleaved: DeepSpeed notice"
 
 # --export picks files
 "$apreport" --db "$db" --plan 1 --name sel --out "$dir/s" --export deepspeed --quiet || fail "--export"
