@@ -5,7 +5,8 @@
 #    HTML, Python literals and comments, read through a --db path holding a
 #    newline: plan.py runs (with a stub alpa module) without printing PWNED,
 #    the Python dumps parse and call nothing but the placement constructors,
-#    report.html holds no markup from the database, every JSON file parses;
+#    report.html holds no markup from the database, every JSON file parses,
+#    the launch files parse and keep the name inside comments and strings;
 #  - a symbolic link planted at an output path is refused (exit 1, the path
 #    named) and its target left alone;
 #  - a write that fails half way (file-size limit) leaves every earlier
@@ -39,6 +40,28 @@ PYTHONPATH="$dir/stub" "$python" "$dir/o/plan1_plan.py" >"$dir/py.out" 2>&1 || f
 [ -s "$dir/py.out" ] && fail "plan.py printed: $(cat "$dir/py.out")"
 head -1 "$dir/o/plan1_plan.py" | grep -q "^# Plan 1 of 'p\\\\nprint(\\\\'PWNED\\\\')\\\\n#.db' (sweep 1)" ||
   fail "plan.py header: $(head -1 "$dir/o/plan1_plan.py")"
+
+# The launch files: the database name with its newlines stays inside a
+# comment, a JSON string and a TOML string; each file parses
+"$python" - "$dir/o" <<'EOF' || fail "launch files of the hostile database"
+import json, shlex, sys
+d = sys.argv[1]
+label = "p\nprint('PWNED')\n#.db"
+for f in ("plan1_megatron.args", "plan1_torchtitan.toml"):
+    for line in open(d + "/" + f):
+        assert not line.startswith("print("), (f, line)
+words = shlex.split(open(d + "/plan1_megatron.args").read(), comments=True)
+assert words and all(w.startswith("--") or w.isdigit() for w in words), words
+j = json.load(open(d + "/plan1_deepspeed.json"))
+assert any(("of " + label + " (sweep 1)") in c for c in j["_comment"][:2]), j["_comment"][:2]
+try:
+    import tomllib
+except ImportError:
+    sys.exit(0)
+t = tomllib.load(open(d + "/plan1_torchtitan.toml", "rb"))
+assert t["job"]["description"] == "approf plan 1 of " + label + " (sweep 1)", t["job"]
+assert set(t) == {"job", "parallelism", "training", "activation_checkpoint"}, t.keys()
+EOF
 
 # The Python dumps: parse, call only the constructors, keep the names exactly
 cat >"$dir/check.py" <<'EOF'
