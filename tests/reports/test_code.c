@@ -282,6 +282,28 @@ static void test_exports(void)
     HAS(buf, "mode = \"none\"\n");
     free(buf);
 
+    /* the dtype: f16 and f32 */
+    snprintf(g.r.sweep.dtype, sizeof(g.r.sweep.dtype), "f16");
+    buf = export_of(&g.r, apreport_write_megatron);
+    HAS(buf, "\n--fp16\n");
+    LACKS(buf, "--bf16");
+    free(buf);
+    buf = export_of(&g.r, apreport_write_deepspeed);
+    HAS(buf, "\"bf16\": {\"enabled\": false},\n  \"fp16\": {\"enabled\": true, \"loss_scale\": 0");
+    free(buf);
+    buf = export_of(&g.r, apreport_write_torchtitan);
+    HAS(buf, "mixed_precision_param = \"float16\"\n");
+    free(buf);
+    snprintf(g.r.sweep.dtype, sizeof(g.r.sweep.dtype), "f32");
+    buf = export_of(&g.r, apreport_write_megatron);
+    LACKS(buf, "\n--fp16");
+    LACKS(buf, "\n--bf16");
+    free(buf);
+    buf = export_of(&g.r, apreport_write_torchtitan);
+    HAS(buf, "mixed_precision_param = \"float32\"\n");
+    free(buf);
+    snprintf(g.r.sweep.dtype, sizeof(g.r.sweep.dtype), "bf16");
+
     /* interleaved, 3 chunks of one block; sp; selective; ZeRO-3 */
     g.r.schedule = APREPORT_SCHED_INTERLEAVED;
     g.r.virtual_stages = 3;
