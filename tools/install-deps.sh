@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages approf builds and tests with. Run as root (or
 # through sudo). The CUDA toolkit is not a Debian package here: when it is
-# under /usr/local/cuda the CUDA backend module is built too.
+# under /usr/local/cuda the CUDA backend module is built too. protobuf-c and
+# python3-onnx (its onnx.proto, and the ONNX test models) give the ONNX reader.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 SUDO=
@@ -12,4 +13,5 @@ $SUDO apt-get install -y --no-install-recommends \
   build-essential meson ninja-build pkg-config python3 \
   libsqlite3-dev sqlite3 libcsv-dev libcunit1-dev libjansson-dev \
   coinor-libcbc-dev libopenmpi-dev openmpi-bin chromium \
+  protobuf-c-compiler libprotobuf-c-dev python3-onnx \
   ${APPROF_EXTRA_PACKAGES:-}

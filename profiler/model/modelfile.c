@@ -15,6 +15,7 @@
 #include "config.h"
 #include "graph_internal.h"
 #include "modelfile.h"
+#include "onnx.h"
 
 #if HAVE_JANSSON
 #include <jansson.h>
@@ -681,6 +682,19 @@ int approf_model_load(const char *path, ApprofGraph **out, char *err, size_t err
     }
     fclose(f);
     buf[len] = '\0';
+    /* Content, not the extension, decides: JSON starts (after blanks) with
+     * a printable character; a serialised ONNX ModelProto with a field tag
+     * (ir_version: 0x08), which is not. */
+    {
+        size_t i = 0;
+        while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r'))
+            i++;
+        if (i < len && ((unsigned char)buf[i] < 0x21 || (unsigned char)buf[i] > 0x7e)) {
+            rc = approf_onnx_parse(buf, len, path, 0, out, err, errlen);
+            free(buf);
+            return rc;
+        }
+    }
     rc = approf_model_parse(buf, path, out, err, errlen);
     free(buf);
     return rc;

@@ -1,0 +1,84 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# ONNX model files: a ResNet-50 and a GPT-2 block written with Debian's
+# python3-onnx (onnx_models.py) load with the zoo's exact parameter count and
+# forward and backward FLOPs; the format is found by content, not by name; a
+# symbolic batch is one sample; a sweep runs on one; truncated and garbage
+# files, an unsupported operator and a symbolic non-batch dim exit 1 naming
+# the file (and the node or field). Without ONNX support in the build, a
+# binary file is refused with the install hint and the rest is skipped (77).
+# Usage: cli_onnx.sh APPROF yes|no MODELS_PY
+set -u
+APPROF=$1 HAVE_ONNX=$2 MODELS=$3
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+printf '\010\377\377\377\377' > "$T/garbage.onnx"
+"$APPROF" model show --model-file "$T/garbage.onnx" > /dev/null 2> "$T/err"
+[ $? -eq 1 ] || fail "garbage .onnx must exit 1"
+grep -q "garbage.onnx: " "$T/err" || fail "garbage message names the file: $(cat "$T/err")"
+if [ "$HAVE_ONNX" != yes ]; then
+    grep -q "this build has no ONNX support: install libprotobuf-c-dev and protobuf-c-compiler" "$T/err" ||
+        fail "no-ONNX message: $(cat "$T/err")"
+    echo "skip: this build has no ONNX reader"
+    exit 77
+fi
+grep -q "garbage.onnx: field (ModelProto): not a valid ONNX protobuf" "$T/err" || fail "garbage message: $(cat "$T/err")"
+
+PY=
+for p in /usr/bin/python3 python3; do
+    if "$p" -c 'import onnx' 2>/dev/null; then PY=$p; break; fi
+done
+[ -n "$PY" ] || fail "python3-onnx is needed to write the test models (tools/install-deps.sh installs it)"
+for m in resnet gpt2 unsupported symbolic; do
+    "$PY" "$MODELS" "$m" "$T/$m.onnx" || fail "writing $m.onnx"
+done
+
+# parameters, fwd_flops, bwd_flops of approf model show --format json
+totals() {
+    "$PY" -c 'import json, sys; d = json.load(sys.stdin); t = d["totals"]
+print(d["parameters"], t["fwd_flops"], t["bwd_flops"], d["batch_size"])'
+}
+"$APPROF" model show --model-file "$T/resnet.onnx" --format json > "$T/r.json" || fail "show resnet.onnx"
+"$APPROF" model show resnet50 --dataset cifar10 --batch 2 --format json > "$T/rz.json" || fail "show resnet50"
+a=$(totals < "$T/r.json") b=$(totals < "$T/rz.json")
+[ "$a" = "$b" ] || fail "ResNet-50: ONNX '$a' vs zoo '$b' (parameters fwd bwd batch)"
+echo "ok: ResNet-50 from ONNX = zoo: $a"
+
+# symbolic batch: one sample
+"$APPROF" model show --model-file "$T/gpt2.onnx" --format json > "$T/g.json" || fail "show gpt2.onnx"
+"$APPROF" model show gpt --num-layers 1 --hidden 64 --heads 4 --seq-len 16 --vocab 100 --batch 1 \
+    --format json > "$T/gz.json" || fail "show gpt"
+a=$(totals < "$T/g.json") b=$(totals < "$T/gz.json")
+[ "$a" = "$b" ] || fail "GPT-2 block: ONNX '$a' vs zoo '$b' (parameters fwd bwd batch)"
+echo "ok: GPT-2 block from ONNX = zoo: $a"
+
+# content, not the name: ONNX bytes named .json, JSON named .onnx
+cp "$T/gpt2.onnx" "$T/gpt2-named.json"
+"$APPROF" model show --model-file "$T/gpt2-named.json" --format json > "$T/g2.json" || fail "ONNX named .json"
+cmp -s "$T/g.json" "$T/g2.json" || fail "ONNX named .json loads differently"
+"$APPROF" model export mlp --batch 4 > "$T/mlp.onnx" || fail "export mlp"
+"$APPROF" model show --model-file "$T/mlp.onnx" > /dev/null || fail "JSON named .onnx"
+
+# a sweep of an ONNX model (micro-batch 1: --batch = --micro-batches)
+"$APPROF" sweep --model-file "$T/gpt2.onnx" --layers 2 --cluster 1x2 --batch 4 --micro-batches 4 \
+    --backend model --quiet --db "$T/s.db" 2> "$T/sweep.err" || fail "sweep: $(cat "$T/sweep.err")"
+
+# bad files: exit 1, the file and what is wrong named
+head -c 2000 "$T/resnet.onnx" > "$T/truncated.onnx"
+"$APPROF" model show --model-file "$T/truncated.onnx" > /dev/null 2> "$T/err"
+[ $? -eq 1 ] || fail "truncated .onnx must exit 1"
+grep -q "truncated.onnx: field (ModelProto): not a valid ONNX protobuf" "$T/err" || fail "truncated message: $(cat "$T/err")"
+"$APPROF" model show --model-file "$T/unsupported.onnx" > /dev/null 2> "$T/err"
+[ $? -eq 1 ] || fail "unsupported operator must exit 1"
+grep -q "unsupported.onnx: node 'my_erf' (Erf): unsupported operator 'Erf'" "$T/err" ||
+    fail "unsupported message: $(cat "$T/err")"
+"$APPROF" model show --model-file "$T/symbolic.onnx" > /dev/null 2> "$T/err"
+[ $? -eq 1 ] || fail "symbolic non-batch dim must exit 1"
+grep -q "symbolic.onnx: input 'x': field type.tensor_type.shape.dim\[1\]: symbolic dimension 'seq'" "$T/err" ||
+    fail "symbolic message: $(cat "$T/err")"
+"$APPROF" sweep --model-file "$T/unsupported.onnx" --batch 2 --backend model --quiet --db "$T/u.db" 2> "$T/err"
+[ $? -eq 1 ] || fail "sweep of an unsupported model must exit 1"
+grep -q "node 'my_erf' (Erf)" "$T/err" || fail "sweep message: $(cat "$T/err")"
+echo "ok: ONNX model files"

@@ -1,0 +1,145 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Writes the ONNX models of tests/model/cli_onnx.sh with onnx.helper.
+
+  onnx_models.py resnet OUT   ResNet-50 for 32x32 images, 10 classes, batch 2
+                              (torchvision's layout: bottleneck blocks of
+                              Conv, BatchNormalization, Relu, Add; Gemm head)
+  onnx_models.py gpt2 OUT     one GPT-2 block, hidden 64, 4 heads, sequence 16,
+                              vocabulary 100, 1024 positions, symbolic batch (HF's layout:
+                              fused c_attn + Split, 1/sqrt(d) scale, tied head)
+
+  onnx_models.py unsupported OUT   Relu then an Erf node named "my_erf"
+  onnx_models.py symbolic OUT      an input with a symbolic second dim ("seq")
+
+Weights are stored as external data (a file that is never written): approf
+reads shapes only, and the models stay a few kilobytes.
+"""
+import sys
+
+import onnx
+from onnx import TensorProto, helper
+
+
+class Builder:
+    def __init__(self):
+        self.nodes, self.inits = [], []
+        self.n = 0
+
+    def init(self, name, dims, dtype=TensorProto.FLOAT):
+        t = TensorProto()
+        t.name = name
+        t.data_type = dtype
+        t.dims.extend(dims)
+        t.data_location = TensorProto.EXTERNAL
+        e = t.external_data.add()
+        e.key, e.value = "location", "weights.bin"
+        self.inits.append(t)
+        return name
+
+    def const_ints(self, name, vals):
+        self.inits.append(helper.make_tensor(name, TensorProto.INT64, [len(vals)], vals))
+        return name
+
+    def node(self, op, inputs, name, n_out=1, **attrs):
+        outs = [name + (":%d" % i if n_out > 1 else "") for i in range(n_out)]
+        self.nodes.append(helper.make_node(op, inputs, outs, name=name, **attrs))
+        return outs if n_out > 1 else outs[0]
+
+
+def conv_bn(b, x, pre, cin, cout, k, stride, pad):
+    w = b.init(pre + ".conv.weight", [cout, cin, k, k])
+    y = b.node("Conv", [x, w], pre + "/Conv", kernel_shape=[k, k], strides=[stride, stride],
+               pads=[pad] * 4)
+    bn = [b.init(pre + ".bn." + s, [cout]) for s in ("weight", "bias", "running_mean", "running_var")]
+    return b.node("BatchNormalization", [y] + bn, pre + "/BatchNormalization")
+
+
+def resnet(path):
+    b = Builder()
+    x = "images"
+    y = conv_bn(b, x, "conv1", 3, 64, 7, 2, 3)
+    y = b.node("Relu", [y], "relu")
+    y = b.node("MaxPool", [y], "maxpool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    inplanes = 64
+    for s, blocks in enumerate([3, 4, 6, 3]):
+        planes = 64 << s
+        for i in range(blocks):
+            pre = "layer%d.%d" % (s + 1, i)
+            stride = 2 if s > 0 and i == 0 else 1
+            z = b.node("Relu", [conv_bn(b, y, pre + ".1", inplanes, planes, 1, 1, 0)], pre + "/relu1")
+            z = b.node("Relu", [conv_bn(b, z, pre + ".2", planes, planes, 3, stride, 1)], pre + "/relu2")
+            z = conv_bn(b, z, pre + ".3", planes, planes * 4, 1, 1, 0)
+            r = y
+            if i == 0 and (stride != 1 or inplanes != planes * 4):
+                r = conv_bn(b, y, pre + ".downsample", inplanes, planes * 4, 1, stride, 0)
+            y = b.node("Relu", [b.node("Add", [z, r], pre + "/Add")], pre + "/relu")
+            inplanes = planes * 4
+    y = b.node("GlobalAveragePool", [y], "avgpool")
+    y = b.node("Flatten", [y], "flatten", axis=1)
+    y = b.node("Gemm", [y, b.init("fc.weight", [10, 2048]), b.init("fc.bias", [10])], "fc", transB=1)
+    loss = b.node("SoftmaxCrossEntropyLoss", [y, "labels"], "loss")
+    g = helper.make_graph(b.nodes, "resnet50_onnx",
+                          [helper.make_tensor_value_info("images", TensorProto.FLOAT, [2, 3, 32, 32]),
+                           helper.make_tensor_value_info("labels", TensorProto.INT64, [2])],
+                          [helper.make_tensor_value_info(loss, TensorProto.FLOAT, [])], b.inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def gpt2(path):
+    C, H, S, V, F, P = 64, 4, 16, 100, 256, 1024
+    D = C // H
+    b = Builder()
+    wte = b.init("transformer.wte.weight", [V, C])
+    x = b.node("Gather", [wte, "input_ids"], "wte")
+    p = b.node("Gather", [b.init("transformer.wpe.weight", [P, C]), "position_ids"], "wpe")
+    x = b.node("Add", [x, p], "embeddings/add")
+    pre = "h.0"
+
+    def ln(x, name):
+        return b.node("LayerNormalization", [x, b.init(name + ".weight", [C]), b.init(name + ".bias", [C])],
+                      name, axis=-1)
+
+    def linear(x, name, cin, cout):
+        y = b.node("MatMul", [x, b.init(name + ".weight", [cin, cout])], name + "/MatMul")
+        return b.node("Add", [y, b.init(name + ".bias", [cout])], name + "/Add")
+
+    y = linear(ln(x, pre + ".ln_1"), pre + ".attn.c_attn", C, 3 * C)
+    q, k, v = b.node("Split", [y, b.const_ints("split_sizes", [C, C, C])], pre + "/split", n_out=3, axis=2)
+    heads = b.const_ints("heads_shape", [0, 0, H, D])
+    q = b.node("Transpose", [b.node("Reshape", [q, heads], pre + "/q/Reshape")], pre + "/q/Transpose", perm=[0, 2, 1, 3])
+    k = b.node("Transpose", [b.node("Reshape", [k, heads], pre + "/k/Reshape")], pre + "/k/Transpose", perm=[0, 2, 3, 1])
+    v = b.node("Transpose", [b.node("Reshape", [v, heads], pre + "/v/Reshape")], pre + "/v/Transpose", perm=[0, 2, 1, 3])
+    s = b.node("MatMul", [q, k], pre + "/scores")
+    b.inits.append(helper.make_tensor("scale", TensorProto.FLOAT, [], [float(D) ** 0.5]))
+    s = b.node("Softmax", [b.node("Div", [s, "scale"], pre + "/scale")], pre + "/softmax", axis=-1)
+    o = b.node("Transpose", [b.node("MatMul", [s, v], pre + "/context")], pre + "/context/Transpose", perm=[0, 2, 1, 3])
+    o = b.node("Reshape", [o, b.const_ints("merged_shape", [0, 0, C])], pre + "/merge_heads")
+    x = b.node("Add", [x, linear(o, pre + ".attn.c_proj", C, C)], pre + "/residual_1")
+    y = b.node("Gelu", [linear(ln(x, pre + ".ln_2"), pre + ".mlp.c_fc", C, F)], pre + "/gelu")
+    x = b.node("Add", [x, linear(y, pre + ".mlp.c_proj", F, C)], pre + "/residual_2")
+    x = ln(x, "transformer.ln_f")
+    x = b.node("Reshape", [x, b.const_ints("tokens_shape", [-1, C])], "lm_head/Reshape")
+    logits = b.node("Gemm", [x, wte], "lm_head", transB=1)
+    labels = b.node("Reshape", ["labels", b.const_ints("labels_shape", [-1])], "labels/Reshape")
+    loss = b.node("SoftmaxCrossEntropyLoss", [logits, labels], "loss")
+    g = helper.make_graph(b.nodes, "gpt2_onnx",
+                          [helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", S]),
+                           helper.make_tensor_value_info("position_ids", TensorProto.INT64, [S]),
+                           helper.make_tensor_value_info("labels", TensorProto.INT64, ["batch", S])],
+                          [helper.make_tensor_value_info(loss, TensorProto.FLOAT, [])], b.inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def tiny(path, op, dims):
+    b = Builder()
+    y = b.node("Relu", ["x"], "relu")
+    y = b.node(op, [y], "my_erf" if op == "Erf" else "relu2")
+    g = helper.make_graph(b.nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
+                          [helper.make_tensor_value_info(y, TensorProto.FLOAT, dims)])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+if __name__ == "__main__":
+    {"resnet": resnet, "gpt2": gpt2,
+     "unsupported": lambda p: tiny(p, "Erf", [2, 8]),
+     "symbolic": lambda p: tiny(p, "Relu", ["batch", "seq"])}[sys.argv[1]](sys.argv[2])
