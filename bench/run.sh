@@ -62,7 +62,7 @@ echo "  baseline, Alpa's plain space (the default): ${gp} s, database $(db_mb "$
 
 echo
 # llama-3-70b (80 transformer layers clustered into 32), 8x8 A100-80GB, bf16
-lt=$( { /usr/bin/time -f '%e' "$approf" model show --model llama --preset llama-3-70b --layers 32 \
+lt=$( { /usr/bin/time -f '%e' "$approf" model show llama --preset llama-3-70b --layers 32 \
         >/dev/null; } 2>&1 | tail -1 )
 l1=$(seconds "$approf" sweep --model llama --preset llama-3-70b --layers 32 --cluster 8x8 \
        --dtype bf16 --hardware a100-80g --backend model --quiet --db "$tmp/l1.db")
