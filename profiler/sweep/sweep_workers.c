@@ -61,16 +61,60 @@ typedef struct Worker {
     size_t cursor;               /* next index of todo[] it looks at */
 } Worker;
 
-/* Which worker profiles tuple t: tuples on one logical mesh of one submesh
- * go to one worker, whose caches (node costs per mesh, Pareto sets and
- * program templates by structure) then serve all of them
- * (docs/architecture.md, "No rework per tuple"). */
-static int tuple_affinity(const Sweep *sw, const ApprofTuple *t)
+/* Which worker profiles each tuple: the tuples on one logical mesh of one
+ * submesh (a group) go to one worker, whose caches (node costs per mesh,
+ * Pareto sets and program templates by structure) then serve all of them
+ * (docs/architecture.md, "No rework per tuple"); groups are dealt largest
+ * first to the worker with the fewest tuples so far. */
+static int tuple_group(const Sweep *sw, const ApprofTuple *t)
 {
     const ApprofConfigChoice *c = &sw->configs[t->submesh][t->config];
-    unsigned h = (unsigned)t->submesh * 40503u + (unsigned)c->logical_a * 2654435761u +
-                 (unsigned)(c->force_batch_dim + 1) * 97u;
-    return (int)(h >> 4);
+    int base = t->config;
+    /* the group: the first config of the submesh with this logical mesh */
+    for (int i = 0; i < t->config; i++) {
+        const ApprofConfigChoice *o = &sw->configs[t->submesh][i];
+        if (o->logical_a == c->logical_a && o->logical_b == c->logical_b &&
+            o->force_batch_dim == c->force_batch_dim) {
+            base = i;
+            break;
+        }
+    }
+    return t->submesh * APPROF_MAX_CONFIGS + base;
+}
+
+static void assign_lanes(const Sweep *sw, const size_t *todo, size_t n_todo, int n, int *lane)
+{
+    enum { MAXG = APPROF_MAX_SUBMESHES * APPROF_MAX_CONFIGS };
+    size_t *count = calloc(MAXG, sizeof *count);
+    int *owner = malloc(MAXG * sizeof *owner);
+    size_t load[APPROF_SWEEP_MAX_WORKERS] = {0};
+    if (!count || !owner) { /* no table: round-robin by group */
+        for (size_t k = 0; k < n_todo; k++)
+            lane[k] = tuple_group(sw, &sw->tuples[todo[k]]) % n;
+        free(count);
+        free(owner);
+        return;
+    }
+    for (size_t k = 0; k < n_todo; k++)
+        count[tuple_group(sw, &sw->tuples[todo[k]])]++;
+    for (;;) {
+        int g = -1, w = 0;
+        for (int i = 0; i < MAXG; i++)
+            if (count[i] && (g < 0 || count[i] > count[g]))
+                g = i;
+        if (g < 0)
+            break;
+        for (int j = 1; j < n; j++)
+            if (load[j] < load[w])
+                w = j;
+        load[w] += count[g];
+        owner[g] = w;
+        count[g] = 0;
+    }
+    for (size_t k = 0; k < n_todo; k++)
+        lane[k] = owner[tuple_group(sw, &sw->tuples[todo[k]])];
+    free(count);
+    free(owner);
 }
 
 int approf_sweep_default_workers(const Sweep *sw)
@@ -263,8 +307,7 @@ int approf_sweep_workers_run(Sweep *sw, const ApprofSweepConfig *cfg,
         free(w);
         return APPROF_ENOMEM;
     }
-    for (size_t k = 0; k < n_todo; k++)
-        p.lane[k] = tuple_affinity(sw, &sw->tuples[todo[k]]);
+    assign_lanes(sw, todo, n_todo, n, p.lane);
     p.n_live = n;
     if (pool_init(&p) < 0) {
         free(p.slots);
