@@ -151,11 +151,18 @@ static int attr_ints(const Onnx__NodeProto *n, const char *name, int64_t *out, i
     return (int)a->n_ints;
 }
 
+/* Elements of a constant, or -1 when a dim is negative or the count is
+ * absurd (above 2^42: the IR's own bound). */
 static int64_t tp_elements(const Onnx__TensorProto *tp)
 {
     int64_t n = 1;
-    for (size_t d = 0; d < tp->n_dims; d++)
+    for (size_t d = 0; d < tp->n_dims; d++) {
+        if (tp->dims[d] < 0 || tp->dims[d] > ((int64_t)1 << 31))
+            return -1;
         n *= tp->dims[d];
+        if (n > ((int64_t)1 << 42))
+            return -1;
+    }
     return n;
 }
 
@@ -422,10 +429,10 @@ static int map_reshape(Ox *c, const Node *nd, int x, const int64_t *want, int n)
             d[i] = T(c, x)->dims[i];
         if (d[i] == -1 && infer < 0)
             infer = i;
-        else if (d[i] < 1)
+        else if (d[i] < 1 || d[i] > ((int64_t)1 << 31))
             return oerr(c, APPROF_EPARSE, "%s: field input[1]: bad dimension %lld", nd->what, (long long)want[i]);
-        else
-            known *= d[i];
+        else if ((known *= d[i]) > ((int64_t)1 << 42))
+            return oerr(c, APPROF_EINVAL, "%s: field input[1]: absurd shape", nd->what);
     }
     if (infer >= 0) {
         if (known < 1 || total % known)
