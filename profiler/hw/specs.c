@@ -38,6 +38,42 @@
 #define LAT_PCIE (5.7 * US)
 #define LAT_IB (9.6 * US)
 
+/* Refinements shared by the table (issue 12; schemas/hardware-spec.md
+ * "Efficiencies by math class", sources there and in docs/validation.md):
+ * - FP32 SIMT GEMM: cuBLAS SGEMM reaches 18.9 of 19.5 TFLOP/s (97 %) on an
+ *   A100 at 5120x4096x4096 (Yinghan-Li/YHs_Sample issue 4); 0.9 leaves room
+ *   for the smaller GEMMs of a model.
+ * - Convolutions in FP32 on CUDA cores 0.8 and in FP16 on tensor cores 0.45
+ *   of peak: calibrated on the single-GPU ResNet-50 rows of
+ *   DeepLearningExamples on V100 16 GB and 32 GB (docs/validation.md,
+ *   calibration set; two rows each), used for every card with that math.
+ * - Convolutions in TF32 0.22 of the TF32 peak: calibrated on the one
+ *   single-GPU ResNet-50 TF32 row (A100); PyTorch runs them NCHW, through
+ *   layout transposes.
+ * - No host overhead beyond the launch: approf models Alpa, whose stages
+ *   are compiled XLA executables (no per-operator Python dispatch); a spec
+ *   file for PyTorch eager sets host_overhead_us (about 10).
+ * - Achievable bus bandwidth 0.8 of the link's: NCCL's protocol overhead is
+ *   about 20 % (NCCL maintainer, NVIDIA/nccl-tests issue 212: 370 of 450 GB/s
+ *   on NVLink4).
+ * - Gradient synchronisation overlapped with the backward, 25 MiB buckets:
+ *   PyTorch DDP (bucket_cap_mb = 25 by default) and Megatron
+ *   (--overlap-grad-reduce) reduce buckets as the backward produces them.
+ */
+#define EFF_GEMM_FP32 0.9
+#define EFF_CONV_FP32 0.8
+#define EFF_CONV_F16 0.45
+#define EFF_CONV_TF32 0.22
+#define BUS_EFF 0.8
+#define GRAD_OVERLAP 1.0
+#define GRAD_BUCKET (25.0 * (double)MIB)
+#define REFINED(tf32, gemm_tc)                                                              \
+    .allow_tf32 = 1, .peak_flops_tf32 = (tf32),                                              \
+    .gemm_eff = {EFF_GEMM_FP32, (gemm_tc), (gemm_tc), (gemm_tc)},                            \
+    .conv_eff = {EFF_CONV_FP32, EFF_CONV_TF32, EFF_CONV_F16, 0},                             \
+    .bus_efficiency = BUS_EFF, .grad_overlap = GRAD_OVERLAP,                                 \
+    .grad_bucket_bytes = GRAD_BUCKET
+
 static const ApprofHardwareSpec builtins[] = {
     {
         .name = "gtx-1080ti",
@@ -54,6 +90,8 @@ static const ApprofHardwareSpec builtins[] = {
         .inter_host_latency = 25 * US,
         .gemm_efficiency = 0.8, .conv_efficiency = 0.6, .memory_efficiency = 0.8,
         .kernel_launch_overhead = LAUNCH,
+        .bus_efficiency = BUS_EFF, .grad_overlap = GRAD_OVERLAP,
+        .grad_bucket_bytes = GRAD_BUCKET, .nics_per_host = 1, .nic_bandwidth = 1.25 * GBS,
         .source = "NVIDIA GeForce GTX 1080 Ti spec page: 3584 CUDA cores at 1582 MHz boost "
                   "= 11.34 TFLOP/s FP32, 11 GB GDDR5X at 484 GB/s (nvidia-smi: 11264 MiB). "
                   "GP102 has no tensor cores and runs FP16 at 1/64 rate: f16/bf16 use the "
@@ -76,6 +114,7 @@ static const ApprofHardwareSpec builtins[] = {
         .inter_host_latency = LAT_IB,
         .gemm_efficiency = 0.75, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
         .kernel_launch_overhead = LAUNCH,
+        REFINED(0, 0.75), .nics_per_host = 4, .nic_bandwidth = 12.5 * GBS,
         .source = "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOP/s FP32, 125 TFLOP/s tensor "
                   "(FP16), 16 GB HBM2 at 900 GB/s, NVLink 300 GB/s (150 each way). Volta has "
                   "no bf16: bf16 uses the FP32 rate. DGX-1 host: 8 GPUs, 4x100 Gb/s EDR "
@@ -96,6 +135,7 @@ static const ApprofHardwareSpec builtins[] = {
         .inter_host_latency = LAT_IB,
         .gemm_efficiency = 0.75, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
         .kernel_launch_overhead = LAUNCH,
+        REFINED(0, 0.75), .nics_per_host = 4, .nic_bandwidth = 12.5 * GBS,
         .source = "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOP/s FP32, 125 TFLOP/s tensor "
                   "(FP16), 32 GB HBM2 at 900 GB/s, NVLink 300 GB/s (150 each way). Volta has "
                   "no bf16: bf16 uses the FP32 rate. DGX-1 host: 8 GPUs, 4x100 Gb/s EDR "
@@ -116,8 +156,9 @@ static const ApprofHardwareSpec builtins[] = {
         .inter_host_latency = LAT_IB,
         .gemm_efficiency = 0.75, .conv_efficiency = 0.55, .memory_efficiency = 0.85,
         .kernel_launch_overhead = LAUNCH,
-        .source = "NVIDIA A100 Tensor Core GPU datasheet (SXM4 40GB): 19.5 TFLOP/s FP32 "
-                  "(TF32 156 not assumed), 312 TFLOP/s FP16 and BF16 tensor dense, 40 GB HBM2 "
+        REFINED(156 * TFLOPS, 0.75), .nics_per_host = 8, .nic_bandwidth = 25 * GBS,
+        .source = "NVIDIA A100 Tensor Core GPU datasheet (SXM4 40GB): 19.5 TFLOP/s FP32, "
+                  "156 TF32 tensor dense, 312 TFLOP/s FP16 and BF16 tensor dense, 40 GB HBM2 "
                   "at 1555 GB/s, NVLink 600 GB/s (300 each way). DGX A100 host: 8 GPUs, one "
                   "200 Gb/s HDR InfiniBand HCA per GPU = 25 GB/s.",
     },
@@ -136,8 +177,9 @@ static const ApprofHardwareSpec builtins[] = {
         .inter_host_latency = LAT_IB,
         .gemm_efficiency = 0.75, .conv_efficiency = 0.55, .memory_efficiency = 0.85,
         .kernel_launch_overhead = LAUNCH,
-        .source = "NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB): 19.5 TFLOP/s FP32 "
-                  "(TF32 156 not assumed), 312 TFLOP/s FP16 and BF16 tensor dense, 80 GB HBM2e "
+        REFINED(156 * TFLOPS, 0.75), .nics_per_host = 8, .nic_bandwidth = 25 * GBS,
+        .source = "NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB): 19.5 TFLOP/s FP32, "
+                  "156 TF32 tensor dense, 312 TFLOP/s FP16 and BF16 tensor dense, 80 GB HBM2e "
                   "at 2039 GB/s, NVLink 600 GB/s (300 each way). DGX A100 host: 8 GPUs, one "
                   "200 Gb/s HDR InfiniBand HCA per GPU = 25 GB/s.",
     },
@@ -156,8 +198,10 @@ static const ApprofHardwareSpec builtins[] = {
         .inter_host_latency = LAT_IB,
         .gemm_efficiency = 0.7, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
         .kernel_launch_overhead = LAUNCH,
-        .source = "NVIDIA H100 datasheet and Hopper whitepaper (SXM5): 67 TFLOP/s FP32, "
-                  "989.4 TFLOP/s FP16 and BF16 tensor dense (1979 is with sparsity), 80 GB "
+        REFINED(494.7 * TFLOPS, 0.7), .peak_flops_fp8 = 1978.9 * TFLOPS, .nics_per_host = 8,
+        .nic_bandwidth = 50 * GBS,
+        .source = "NVIDIA H100 datasheet and Hopper whitepaper (SXM5): 67 TFLOP/s FP32, 494.7 TF32 "
+                  "and 1978.9 FP8 tensor dense, 989.4 TFLOP/s FP16 and BF16 tensor dense (1979 is with sparsity), 80 GB "
                   "HBM3 at 3.35 TB/s, NVLink 900 GB/s (450 each way). DGX H100 host: 8 GPUs, "
                   "one 400 Gb/s NDR ConnectX-7 per GPU = 50 GB/s.",
     },
@@ -176,7 +220,9 @@ static const ApprofHardwareSpec builtins[] = {
         .inter_host_latency = LAT_IB,
         .gemm_efficiency = 0.7, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
         .kernel_launch_overhead = LAUNCH,
-        .source = "NVIDIA H200 datasheet (SXM): 67 TFLOP/s FP32, 989.4 TFLOP/s FP16 and BF16 "
+        REFINED(494.7 * TFLOPS, 0.7), .peak_flops_fp8 = 1978.9 * TFLOPS, .nics_per_host = 8,
+        .nic_bandwidth = 50 * GBS,
+        .source = "NVIDIA H200 datasheet (SXM): 67 TFLOP/s FP32, 494.7 TF32, 1978.9 FP8, 989.4 TFLOP/s FP16 and BF16 "
                   "tensor dense (1979 with sparsity), 141 GB HBM3e (the driver reports "
                   "143771 MiB, used here) at 4.8 TB/s, NVLink 900 GB/s (450 each way). "
                   "DGX H200 host: 8 GPUs, one 400 Gb/s NDR ConnectX-7 per GPU = 50 GB/s.",
