@@ -636,6 +636,12 @@ int approf_model_to_json(const ApprofGraph *g, char **out)
 
 int approf_model_load(const char *path, ApprofGraph **out, char *err, size_t errlen)
 {
+    return approf_model_load_batch(path, 0, out, err, errlen);
+}
+
+int approf_model_load_batch(const char *path, int64_t batch, ApprofGraph **out, char *err,
+                            size_t errlen)
+{
     FILE *f;
     char *buf = NULL;
     size_t len = 0, cap = 0;
@@ -690,7 +696,7 @@ int approf_model_load(const char *path, ApprofGraph **out, char *err, size_t err
         while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r'))
             i++;
         if (i < len && ((unsigned char)buf[i] < 0x21 || (unsigned char)buf[i] > 0x7e)) {
-            rc = approf_onnx_parse(buf, len, path, 0, out, err, errlen);
+            rc = approf_onnx_parse(buf, len, path, batch, out, err, errlen);
             free(buf);
             return rc;
         }

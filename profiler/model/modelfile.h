@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include <stdint.h>
+
 #include "graph.h"
 
 /* Parses a model from a NUL-terminated JSON text; origin (a file name, may
@@ -19,8 +21,13 @@
  * field F: ..." in err; APPROF_EUNSUPPORTED without jansson. */
 int approf_model_parse(const char *text, const char *origin, ApprofGraph **out,
                        char *err, size_t errlen);
-/* Reads and parses the file at path (see approf_model_parse). */
+/* Reads and parses the file at path (see approf_model_parse): JSON, or an
+ * ONNX ModelProto when the bytes are not JSON (onnx.h). */
 int approf_model_load(const char *path, ApprofGraph **out, char *err, size_t errlen);
+/* The same, an ONNX graph with a symbolic batch dimension built for batch
+ * samples (batch < 1: 1); a JSON model file has its own batch. */
+int approf_model_load_batch(const char *path, int64_t batch, ApprofGraph **out, char *err,
+                            size_t errlen);
 /* Serialises g; the caller frees *out with free(). */
 int approf_model_to_json(const ApprofGraph *g, char **out);
 

@@ -79,7 +79,10 @@ static int build_graph(const ApprofSweepConfig *cfg, int64_t *global_batch, Appr
     int rc;
     *out = NULL;
     if (cfg->model_file) {
-        rc = approf_model_load(cfg->model_file, out, err, errlen);
+        /* an ONNX graph with a symbolic batch is built for the micro-batch */
+        int64_t mb = *global_batch > 0 && *global_batch % cfg->micro_batches == 0
+                         ? *global_batch / cfg->micro_batches : 0;
+        rc = approf_model_load_batch(cfg->model_file, mb, out, err, errlen);
         if (rc < 0)
             return rc;
         if (*global_batch == 0)

@@ -61,9 +61,12 @@ cmp -s "$T/g.json" "$T/g2.json" || fail "ONNX named .json loads differently"
 "$APPROF" model export mlp --batch 4 > "$T/mlp.onnx" || fail "export mlp"
 "$APPROF" model show --model-file "$T/mlp.onnx" > /dev/null || fail "JSON named .onnx"
 
-# a sweep of an ONNX model (micro-batch 1: --batch = --micro-batches)
+# a sweep of an ONNX model: the symbolic batch follows the sweep's micro-batch
 "$APPROF" sweep --model-file "$T/gpt2.onnx" --layers 2 --cluster 1x2 --batch 4 --micro-batches 4 \
     --backend model --quiet --db "$T/s.db" 2> "$T/sweep.err" || fail "sweep: $(cat "$T/sweep.err")"
+"$APPROF" sweep --model-file "$T/gpt2.onnx" --layers 2 --cluster 1x2 --batch 8 --micro-batches 2 \
+    --backend model --quiet --db "$T/s4.db" 2> "$T/sweep4.err" ||
+    fail "sweep at micro-batch 4: $(cat "$T/sweep4.err")"
 
 # bad files: exit 1, the file and what is wrong named
 head -c 2000 "$T/resnet.onnx" > "$T/truncated.onnx"
