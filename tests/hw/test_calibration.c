@@ -313,6 +313,45 @@ static void test_builtins_classes(void)
     }
 }
 
+/* The built-ins' selection, per dtype and kernel class (the figures of
+ * schemas/hardware-spec.md's refinement table). */
+static void test_builtin_selection(void)
+{
+    ApprofHardwareSpec a100, v100, h100;
+    double peak, eff;
+    CU_ASSERT_EQUAL_FATAL(approf_hardware_builtin("a100-80g", &a100), APPROF_OK);
+    CU_ASSERT_EQUAL_FATAL(approf_hardware_builtin("v100-32g", &v100), APPROF_OK);
+    CU_ASSERT_EQUAL_FATAL(approf_hardware_builtin("h100-sxm", &h100), APPROF_OK);
+    /* A100: f32 on TF32, f16/bf16 on tensor cores */
+    approf_kernel_rate(&a100, APPROF_K_GEMM, APPROF_F32, &peak, &eff);
+    CU_ASSERT(REL(peak, 156e12) && REL(eff, 0.75));
+    approf_kernel_rate(&a100, APPROF_K_CONV_FWD, APPROF_F32, &peak, &eff);
+    CU_ASSERT(REL(peak, 156e12) && REL(eff, 0.22));
+    approf_kernel_rate(&a100, APPROF_K_GEMM, APPROF_BF16, &peak, &eff);
+    CU_ASSERT(REL(peak, 312e12) && REL(eff, 0.75));
+    approf_kernel_rate(&a100, APPROF_K_CONV_BWD_FILTER, APPROF_F16, &peak, &eff);
+    CU_ASSERT(REL(peak, 312e12) && REL(eff, 0.45));
+    /* the switch: strict FP32 on CUDA cores */
+    a100.allow_tf32 = 0;
+    approf_kernel_rate(&a100, APPROF_K_GEMM, APPROF_F32, &peak, &eff);
+    CU_ASSERT(REL(peak, 19.5e12) && REL(eff, 0.9));
+    approf_kernel_rate(&a100, APPROF_K_CONV_FWD, APPROF_F32, &peak, &eff);
+    CU_ASSERT(REL(peak, 19.5e12) && REL(eff, 0.8));
+    /* V100: no TF32, no bf16 hardware (bf16 falls back to FP32 math) */
+    approf_kernel_rate(&v100, APPROF_K_GEMM, APPROF_F32, &peak, &eff);
+    CU_ASSERT(REL(peak, 15.7e12) && REL(eff, 0.9));
+    approf_kernel_rate(&v100, APPROF_K_GEMM, APPROF_BF16, &peak, &eff);
+    CU_ASSERT(REL(peak, 15.7e12) && REL(eff, 0.9));
+    approf_kernel_rate(&v100, APPROF_K_GEMM, APPROF_F16, &peak, &eff);
+    CU_ASSERT(REL(peak, 125e12) && REL(eff, 0.75));
+    /* H100: TF32 494.7, FP8 recorded; DGX H100 rails: 8 x 50 GB/s */
+    approf_kernel_rate(&h100, APPROF_K_GEMM, APPROF_F32, &peak, &eff);
+    CU_ASSERT(REL(peak, 494.7e12) && REL(eff, 0.7));
+    CU_ASSERT(REL(h100.peak_flops_fp8, 1978.9e12));
+    CU_ASSERT(REL(approf_link_bandwidth(&h100, 16, 2, 1), 400e9 * 0.8));
+    CU_ASSERT(REL(approf_link_bandwidth(&h100, 2, 2, 1), 50e9 * 0.8));
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -325,7 +364,8 @@ int main(void)
         !CU_add_test(s, "fabric", test_fabric) ||
         !CU_add_test(s, "grad_overlap", test_grad_overlap) ||
         !CU_add_test(s, "spec_keys", test_spec_keys) ||
-        !CU_add_test(s, "builtins_classes", test_builtins_classes)) {
+        !CU_add_test(s, "builtins_classes", test_builtins_classes) ||
+        !CU_add_test(s, "builtin_selection", test_builtin_selection)) {
         CU_cleanup_registry();
         return 1;
     }
