@@ -183,6 +183,8 @@ for c in cases:
     extra = []
     if HAS_MBS:
         extra += ["--micro-batch-sizes", str(mbs * dp)]
+    if "--attention" in sweep_help and c.get("attention", "") in ("flash", "eager"):
+        extra += ["--attention", c["attention"]]
     if "--recompute" in sweep_help:
         extra += ["--recompute", c["recompute"]]
     if "--zero" in sweep_help:
