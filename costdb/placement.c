@@ -28,20 +28,26 @@ static const char *const role_names[] = {"param", "input", "output"};
  * (logical mesh, force flag, memory level) group. The queries read the
  * tables, not the `placement` view (a view using JSON functions is refused
  * under trusted_schema=OFF). */
-static const char sql_placement_get[] =
-    "SELECT start_layer, end_layer, submesh_index, ?5, ti, name, role, shape, dtype, spec FROM ("
-    "SELECT s.start_layer AS start_layer, s.end_layer AS end_layer,"
-    " s.submesh_index AS submesh_index, json_extract(j.value, '$[1]') AS ti,"
-    " n.text AS name, CASE json_extract(j.value, '$[0]') WHEN 0 THEN 'param'"
-    " WHEN 1 THEN 'input' WHEN 2 THEN 'output' END AS role, sh.text AS shape,"
-    " dt.text AS dtype, sp.text AS spec, json_extract(j.value, '$[0]') AS r"
-    " FROM placement_set s JOIN json_each(s.items) j"
-    " LEFT JOIN placement_tensor t ON t.sweep_id = s.sweep_id"
-    "   AND t.tensor_index = json_extract(j.value, '$[1]')"
-    " LEFT JOIN placement_text n ON n.id = t.name_id"
-    " LEFT JOIN placement_text sh ON sh.id = t.shape_id"
-    " LEFT JOIN placement_text dt ON dt.id = t.dtype_id"
+/* One row per item of the stages' sets, with the texts looked up (LEFT
+ * JOIN: a missing text reads as NULL, refused by placements_get_row). */
+#define PLACEMENT_ITEMS                                                                     \
+    "SELECT s.start_layer AS start_layer, s.end_layer AS end_layer,"                        \
+    " s.submesh_index AS submesh_index, s.config_index AS config_index,"                    \
+    " json_extract(j.value, '$[1]') AS ti, n.text AS name,"                                \
+    " CASE json_extract(j.value, '$[0]') WHEN 0 THEN 'param' WHEN 1 THEN 'input'"          \
+    " WHEN 2 THEN 'output' END AS role, sh.text AS shape, dt.text AS dtype, sp.text AS spec,"\
+    " json_extract(j.value, '$[0]') AS r"                                                  \
+    " FROM placement_set s JOIN json_each(s.items) j"                                      \
+    " LEFT JOIN placement_tensor t ON t.sweep_id = s.sweep_id"                             \
+    "   AND t.tensor_index = json_extract(j.value, '$[1]')"                                \
+    " LEFT JOIN placement_text n ON n.id = t.name_id"                                      \
+    " LEFT JOIN placement_text sh ON sh.id = t.shape_id"                                   \
+    " LEFT JOIN placement_text dt ON dt.id = t.dtype_id"                                   \
     " LEFT JOIN placement_text sp ON sp.id = json_extract(j.value, '$[2]')"
+
+static const char sql_placement_get[] =
+    "SELECT start_layer, end_layer, submesh_index, ?5, ti, name, role, shape, dtype, spec"
+    " FROM (" PLACEMENT_ITEMS
     " WHERE s.sweep_id = ?1 AND s.start_layer = ?2 AND s.end_layer = ?3"
     " AND s.submesh_index = ?4 AND s.config_index = coalesce(("
     "   SELECT o.config_index FROM sweep_config c JOIN sweep_config o"
@@ -53,21 +59,7 @@ static const char sql_placement_get[] =
     ") ORDER BY r, ti";
 static const char sql_placement_list[] =
     "SELECT start_layer, end_layer, submesh_index, config_index, ti, name, role, shape, dtype,"
-    " spec FROM ("
-    "SELECT s.start_layer AS start_layer, s.end_layer AS end_layer,"
-    " s.submesh_index AS submesh_index, s.config_index AS config_index,"
-    " json_extract(j.value, '$[1]') AS ti, n.text AS name,"
-    " CASE json_extract(j.value, '$[0]') WHEN 0 THEN 'param' WHEN 1 THEN 'input'"
-    " WHEN 2 THEN 'output' END AS role, sh.text AS shape, dt.text AS dtype, sp.text AS spec,"
-    " json_extract(j.value, '$[0]') AS r"
-    " FROM placement_set s JOIN json_each(s.items) j"
-    " LEFT JOIN placement_tensor t ON t.sweep_id = s.sweep_id"
-    "   AND t.tensor_index = json_extract(j.value, '$[1]')"
-    " LEFT JOIN placement_text n ON n.id = t.name_id"
-    " LEFT JOIN placement_text sh ON sh.id = t.shape_id"
-    " LEFT JOIN placement_text dt ON dt.id = t.dtype_id"
-    " LEFT JOIN placement_text sp ON sp.id = json_extract(j.value, '$[2]')"
-    " WHERE s.sweep_id = ?1"
+    " spec FROM (" PLACEMENT_ITEMS " WHERE s.sweep_id = ?1"
     ") ORDER BY submesh_index, start_layer, end_layer, config_index, r, ti";
 static const char sql_text_find[] = "SELECT id FROM placement_text WHERE text = ?1";
 static const char sql_text_insert[] = "INSERT INTO placement_text (text) VALUES (?1)";

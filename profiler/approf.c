@@ -38,7 +38,7 @@ static void usage(FILE *f)
     for (const Command *c = commands; c->name; c++)
         fprintf(f, "  %-10s %s\n", c->name, c->summary);
     fputs("\n'approf COMMAND --help' describes a command's options.\n"
-          "Exit status: 0 ok, 1 runtime failure, 2 usage error, 130/143 interrupted.\n", f);
+          "Exit status: 0 ok, 1 runtime failure, 2 usage error, 130/143/129 interrupted (SIGINT/SIGTERM/SIGHUP).\n", f);
 }
 
 int main(int argc, char **argv)

@@ -45,4 +45,13 @@ static inline void approf_hash128_update(ApprofHash128 *h, const void *data, siz
     approf_hash128_word(h, w);
 }
 
+/* 64 bits of a NUL-terminated text, for in-memory tables keyed by names. */
+static inline uint64_t approf_hash_text(const char *s)
+{
+    ApprofHash128 h;
+    approf_hash128_init(&h, 0);
+    approf_hash128_update(&h, s, strlen(s));
+    return h.a;
+}
+
 #endif

@@ -163,7 +163,8 @@ static void usage(void)
         "                           the same values, whatever N\n"
         "  --quiet                  no per-entry lines, no progress\n"
         "  -h, --help               this text\n\n"
-        "Exit status: 0 done, 1 failure, 2 usage, 130/143 interrupted (resume with --resume).\n",
+        "Exit status: 0 done, 1 failure, 2 usage, 130/143/129 interrupted by\n"
+        "SIGINT/SIGTERM/SIGHUP (resume with --resume).\n",
         stdout);
 }
 
@@ -313,16 +314,6 @@ static int check_model(ApprofSweepConfig *cfg, const char *hf, char *buf, size_t
     }
     if (!cfg->model_name)
         cfg->model_name = "resnet50";
-    if (cfg->attention) {
-        static const char *const with_attention[] = {"gpt", "llama", "mistral", "mixtral",
-                                                     "qwen2", "deepseek_moe"};
-        int ok = 0;
-        for (size_t i = 0; i < sizeof with_attention / sizeof with_attention[0]; i++)
-            ok |= !strcmp(cfg->model_name, with_attention[i]);
-        if (!ok)
-            return cli_usage_error("sweep", "--attention does not apply to model '%s' (gpt and "
-                                   "the llama family have it)", cfg->model_name);
-    }
     /* The same options the sweep builds with, for one sample. */
     memset(&zo, 0, sizeof zo);
     zo.preset = cfg->preset;

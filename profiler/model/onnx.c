@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "graph_internal.h"
+#include "hash.h"
 #include "onnx.h"
 
 #if HAVE_ONNX
@@ -68,22 +69,12 @@ static int oerr(Ox *c, int rc, const char *fmt, ...)
     return rc;
 }
 
-static uint64_t hstr(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
 static int val_find(const Ox *c, const char *name)
 {
     size_t i;
     if (!name || !*name)
         return -1;
-    i = (size_t)(hstr(name) & (c->cap_slot - 1));
+    i = (size_t)(approf_hash_text(name) & (c->cap_slot - 1));
     while (c->slot[i]) {
         if (!strcmp(c->vals[c->slot[i] - 1].name, name))
             return c->slot[i] - 1;
@@ -108,7 +99,7 @@ static int val_def(Ox *c, const char *name, int kind, int idx, const Onnx__Tenso
     if (c->n_vals >= c->cap_vals)
         return APPROF_EINVAL;
     c->vals[c->n_vals] = (Val){name, kind, idx, tp};
-    i = (size_t)(hstr(name) & (c->cap_slot - 1));
+    i = (size_t)(approf_hash_text(name) & (c->cap_slot - 1));
     while (c->slot[i])
         i = (i + 1) & (c->cap_slot - 1);
     c->slot[i] = (int)++c->n_vals;

@@ -13,13 +13,13 @@
 
 typedef int (*ZooFn)(Zb *b, const ApprofZooOptions *o);
 
-enum { ZOO_PRESETS = 1, ZOO_DATASETS = 2 };
+enum { ZOO_PRESETS = 1, ZOO_DATASETS = 2, ZOO_ATTENTION = 4 };
 
 typedef struct {
     ApprofZooEntry e;
     ZooFn fn;
     int64_t batch;
-    unsigned takes;          /* ZOO_PRESETS, ZOO_DATASETS: which choice options apply */
+    unsigned takes;          /* ZOO_PRESETS, ZOO_DATASETS, ZOO_ATTENTION: which choice options apply */
 } ZooModel;
 
 static const ZooModel zoo[] = {
@@ -35,7 +35,7 @@ static const ZooModel zoo[] = {
     {{"gpt", "GPT decoder (pre-LN, learned positions, tied LM head)",
       "batch 32, --preset gpt2-small (12 layers, 768, 12 heads, seq 1024, vocab 50257); "
       "gpt3-1.3b|gpt3-2.7b|gpt3-6.7b (seq 2048, vocab 50257); gpt3-39b (48, 8192, 64, 1024, 51200), f32"},
-     zoo_gpt, 32, ZOO_PRESETS},
+     zoo_gpt, 32, ZOO_PRESETS | ZOO_ATTENTION},
     {{"bert", "BERT for masked LM (post-LN, tied decoder, no pooler)",
       "batch 32, --preset base (12 layers, 768, 12 heads) | large (24, 1024, 16), seq 512, vocab 30522, f32"},
      zoo_bert, 32, ZOO_PRESETS},
@@ -45,21 +45,21 @@ static const ZooModel zoo[] = {
     {{"llama", "Llama decoder (RMSNorm, rotary, grouped-query attention, SwiGLU, untied head)",
       "batch 32, seq 4096, --preset llama-3-8b (32 layers, 4096, 32 heads, 8 kv, ffn 14336, vocab 128256) | "
       "llama-2-7b | llama-3-70b | llama-3.1-405b; flash attention, f32"},
-     zoo_decoder, 32, ZOO_PRESETS},
+     zoo_decoder, 32, ZOO_PRESETS | ZOO_ATTENTION},
     {{"mistral", "Mistral decoder (Llama layout, grouped-query attention, sliding window recorded)",
       "batch 32, seq 4096, --preset mistral-7b (32 layers, 4096, 32 heads, 8 kv, ffn 14336, vocab 32000), f32"},
-     zoo_decoder, 32, ZOO_PRESETS},
+     zoo_decoder, 32, ZOO_PRESETS | ZOO_ATTENTION},
     {{"mixtral", "Mixtral sparse mixture of experts (top-k router, experts as batched GEMMs)",
       "batch 32, seq 4096, --preset mixtral-8x7b (32 layers, 4096, 8 experts top 2, ffn 14336), "
       "capacity factor 1, f32"},
-     zoo_decoder, 32, ZOO_PRESETS},
+     zoo_decoder, 32, ZOO_PRESETS | ZOO_ATTENTION},
     {{"qwen2", "Qwen2 decoder (Llama layout with q/k/v biases)",
       "batch 32, seq 4096, --preset qwen2.5-7b (28 layers, 3584, 28 heads, 4 kv, ffn 18944, vocab 152064), f32"},
-     zoo_decoder, 32, ZOO_PRESETS},
+     zoo_decoder, 32, ZOO_PRESETS | ZOO_ATTENTION},
     {{"deepseek_moe", "DeepSeekMoE fine-grained experts with shared experts",
       "batch 32, seq 4096, --preset deepseek-moe-16b (28 layers, 2048, 64 experts of 1408 top 6, "
       "2 shared, first layer dense), capacity factor 1, f32"},
-     zoo_decoder, 32, ZOO_PRESETS},
+     zoo_decoder, 32, ZOO_PRESETS | ZOO_ATTENTION},
 };
 
 const ApprofZooEntry *approf_zoo_list(size_t *n)
@@ -114,6 +114,9 @@ int approf_zoo_build(const char *name, const ApprofZooOptions *opt, ApprofGraph 
     if (o.preset && !(m->takes & ZOO_PRESETS))
         return zb_fail(&b, APPROF_EINVAL, "model '%s' has no presets: --preset %s does not apply "
                        "(see 'approf models')", name, o.preset);
+    if (o.attention && !(m->takes & ZOO_ATTENTION))
+        return zb_fail(&b, APPROF_EINVAL, "model '%s' has no attention choice: --attention %s "
+                       "does not apply (gpt and the llama family have it)", name, o.attention);
     if (o.dataset && !(m->takes & ZOO_DATASETS))
         return zb_fail(&b, APPROF_EINVAL, "model '%s' has no datasets: --dataset %s does not apply "
                        "(see 'approf models')", name, o.dataset);

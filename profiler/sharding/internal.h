@@ -93,4 +93,9 @@ void shard_local_sizes(const ApprofIterSpace *sp, const ShardStrat *s, const Sha
  * signature of p from the solved stage. */
 int shard_build_program(const ShardStage *st, ApprofStageProgram *p);
 
+/* The first op of each checkpoint block of the stage (program.c, the one
+ * owner of the rule: docs/variants.md); begin has n_ops entries. Returns
+ * the number of blocks. */
+int shard_stage_blocks(const ShardStage *st, int *begin);
+
 #endif

@@ -175,19 +175,6 @@ void shard_remember_structure(ApprofShardContext *ctx, ApprofHash128 k, const Pa
     m->bytes += n;
 }
 
-/* 1 when op o starts a checkpoint block of the stage (program.c's
- * stage_blocks): the stage's first op, a layer start (layer_start, the
- * caller walks the boundaries), or a change of the first name component. */
-static int block_start(const ShardStage *st, int o, int layer_start)
-{
-    if (o == st->op_begin || layer_start)
-        return 1;
-    const char *a = st->g->ops[o].name, *b = st->g->ops[o - 1].name;
-    const char *sa = strchr(a, '/'), *sb = strchr(b, '/');
-    size_t la = sa ? (size_t)(sa - a) : strlen(a), lb = sb ? (size_t)(sb - b) : strlen(b);
-    return la != lb || strncmp(a, b, la) != 0;
-}
-
 int approf_shard_program_key(ApprofShardContext *ctx, const ApprofShardRequest *req,
                              uint64_t key[2], int **tensors, int *n_tensors)
 {
@@ -220,18 +207,18 @@ int approf_shard_program_key(ApprofShardContext *ctx, const ApprofShardRequest *
                         req->mesh_gpus, req->logical_a, req->logical_b, req->force_batch_dim,
                         st.n_ops};
         approf_hash128_update(&h, v, sizeof v);
-        /* the tensors in first-touch order (inputs, then outputs, op by op) */
+        /* the checkpoint blocks (program.c owns the rule), then the tensors
+         * in first-touch order (inputs, then outputs, op by op) */
         unsigned char *seen = calloc(ctx->g->n_tensors ? ctx->g->n_tensors : 1, 1);
-        if (!seen) {
+        int *blk = malloc((size_t)(st.n_ops > 0 ? st.n_ops : 1) * sizeof(int));
+        if (!seen || !blk) {
             rc = APPROF_ENOMEM;
         } else {
-            int k = 0;
+            int n_blk = shard_stage_blocks(&st, blk);
+            for (int b = 0; b < n_blk; b++)
+                approf_hash128_word(&h, (uint64_t)(blk[b] - st.op_begin));
             for (int o = st.op_begin; o < st.op_end; o++) {
                 const ApprofOp *op = &ctx->g->ops[o];
-                int layer_start = 0;
-                while (k < st.n_layers && st.layer_begin[k] <= o)
-                    layer_start |= st.layer_begin[k++] == o;
-                approf_hash128_word(&h, (uint64_t)block_start(&st, o, layer_start));
                 for (int side = 0; side < 2; side++)
                     for (int i = 0; i < (side ? op->n_outputs : op->n_inputs); i++) {
                         int t = side ? op->outputs[i] : op->inputs[i];
@@ -241,10 +228,11 @@ int approf_shard_program_key(ApprofShardContext *ctx, const ApprofShardRequest *
                         }
                     }
             }
-            free(seen);
             key[0] = h.a;
             key[1] = h.b;
         }
+        free(seen);
+        free(blk);
     }
     shard_stage_free(&st);
     if (rc) {

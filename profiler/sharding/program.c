@@ -52,24 +52,39 @@ static ShardLayout consumer_layout(const ShardStage *st, int o, int i, int parti
     return lc;
 }
 
+/* The use entry of t for layout lc and partial flags, or t->n_use. */
+static int find_use(const TInfo *t, ShardLayout lc, const int partial[2])
+{
+    int u = 0;
+    while (u < t->n_use && !(t->use[u].lc.d[0] == lc.d[0] && t->use[u].lc.d[1] == lc.d[1] &&
+                             t->use[u].partial[0] == partial[0] &&
+                             t->use[u].partial[1] == partial[1]))
+        u++;
+    return u;
+}
+
+/* Consumer o's backward reads input slot i again from the shard kept in
+ * the forward (so a gathered input is gathered again): it saves the input,
+ * and the op is not rerun by recomputation. */
+static int rereads_input(const ShardStage *st, int o, int i, const unsigned char *recomp)
+{
+    return (approf_op_saved_mask(st->g, st->ops[o].op) & APPROF_SAVED_INPUT(i)) && !recomp[o] &&
+           st->recompute != COSTDB_RECOMPUTE_FULL;
+}
+
 /* Groups the in-stage consumers of each tensor by the layout they want. */
 static void group_uses(const ShardStage *st, TInfo *ti, const unsigned char *recomp)
 {
     const ApprofGraph *g = st->g;
     for (int o = 0; o < st->n_ops; o++) {
         const ApprofOp *op = &g->ops[st->ops[o].op];
-        unsigned saved = approf_op_saved_mask(g, st->ops[o].op);
         for (int i = 0; i < op->n_inputs; i++) {
             TInfo *t = &ti[op->inputs[i]];
             if (!t->in_range)
                 continue;
             int partial[2];
             ShardLayout lc = consumer_layout(st, o, i, partial);
-            int u = 0;
-            while (u < t->n_use && !(t->use[u].lc.d[0] == lc.d[0] && t->use[u].lc.d[1] == lc.d[1] &&
-                                     t->use[u].partial[0] == partial[0] &&
-                                     t->use[u].partial[1] == partial[1]))
-                u++;
+            int u = find_use(t, lc, partial);
             if (u == t->n_use) {
                 if (t->n_use == 4)
                     continue;  /* a fifth layout: issued by its own consumer */
@@ -81,8 +96,7 @@ static void group_uses(const ShardStage *st, TInfo *ti, const unsigned char *rec
                 t->use[u].slot = i;
                 t->n_use++;
             }
-            if ((saved & APPROF_SAVED_INPUT(i)) && !recomp[o] &&
-                st->recompute != COSTDB_RECOMPUTE_FULL)
+            if (rereads_input(st, o, i, recomp))
                 t->use[u].regather = 1;
         }
     }
@@ -288,7 +302,7 @@ static int prefix_len(const char *name)
     return slash ? (int)(slash - name) : (int)strlen(name);
 }
 
-static int stage_blocks(const ShardStage *st, int *begin)
+int shard_stage_blocks(const ShardStage *st, int *begin)
 {
     const ApprofGraph *g = st->g;
     int n = 0, k = 0;
@@ -517,7 +531,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         rc = APPROF_ENOMEM;
         goto cleanup;
     }
-    n_blk = stage_blocks(st, blk);
+    n_blk = shard_stage_blocks(st, blk);
     mark_kept(st, ti, touched, n_touched, recomp, blk, n_blk);
     group_uses(st, ti, recomp);
 
@@ -572,19 +586,12 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             if (ti[tix].in_range) {
                 /* one reshard per distinct layout, issued by its first consumer */
                 const TInfo *inf = &ti[tix];
-                int u = 0, regather = 0, first = 1;
-                while (u < inf->n_use && !(inf->use[u].lc.d[0] == lc.d[0] &&
-                                           inf->use[u].lc.d[1] == lc.d[1] &&
-                                           inf->use[u].partial[0] == partial[0] &&
-                                           inf->use[u].partial[1] == partial[1]))
-                    u++;
+                int u = find_use(inf, lc, partial), regather, first = 1;
                 if (u < inf->n_use) {
                     first = inf->use[u].op == o && inf->use[u].slot == i;
                     regather = inf->use[u].regather;
                 } else {
-                    unsigned saved = approf_op_saved_mask(g, so->op);
-                    regather = (saved & APPROF_SAVED_INPUT(i)) && !recomp[o] &&
-                               st->recompute != COSTDB_RECOMPUTE_FULL;
+                    regather = rereads_input(st, o, i, recomp);
                 }
                 if (!first)
                     continue;

@@ -21,15 +21,6 @@
 #include "sweep.h"
 #include "sweep_int.h"
 
-/* In-memory key of a text (the tables below live in one process). */
-static uint64_t text_hash(const char *s)
-{
-    ApprofHash128 h;
-    approf_hash128_init(&h, 0);
-    approf_hash128_update(&h, s, strlen(s));
-    return h.a;
-}
-
 static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
 {
     size_t i;
@@ -43,7 +34,7 @@ static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
         for (size_t k = 0; k < t->cap; k++) {
             if (!t->slots[k].used)
                 continue;
-            i = text_hash(t->slots[k].signature) & (ncap - 1);
+            i = approf_hash_text(t->slots[k].signature) & (ncap - 1);
             while (ns[i].used)
                 i = (i + 1) & (ncap - 1);
             ns[i] = t->slots[k];
@@ -54,7 +45,7 @@ static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
     }
     if (!t->cap)
         return NULL;
-    i = text_hash(sig) & (t->cap - 1);
+    i = approf_hash_text(sig) & (t->cap - 1);
     while (t->slots[i].used) {
         if (!strcmp(t->slots[i].signature, sig))
             return &t->slots[i];
@@ -123,7 +114,7 @@ static const char *intern_spec(ReuseTable *t, const char *spec)
         for (size_t i = 0; i < t->spec_cap; i++) {
             if (!t->specs[i])
                 continue;
-            size_t k = (size_t)text_hash(t->specs[i]) & (ncap - 1);
+            size_t k = (size_t)approf_hash_text(t->specs[i]) & (ncap - 1);
             while (ns[k])
                 k = (k + 1) & (ncap - 1);
             ns[k] = t->specs[i];
@@ -132,7 +123,7 @@ static const char *intern_spec(ReuseTable *t, const char *spec)
         t->specs = ns;
         t->spec_cap = ncap;
     }
-    size_t k = (size_t)text_hash(spec) & (t->spec_cap - 1);
+    size_t k = (size_t)approf_hash_text(spec) & (t->spec_cap - 1);
     while (t->specs[k]) {
         if (!strcmp(t->specs[k], spec))
             return t->specs[k];

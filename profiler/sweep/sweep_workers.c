@@ -335,10 +335,11 @@ int approf_sweep_workers_run(Sweep *sw, const ApprofSweepConfig *cfg,
     if (rc < 0)
         goto cleanup;
 
-    /* the workers leave SIGINT/SIGTERM to this thread */
+    /* the workers leave SIGINT/SIGTERM/SIGHUP to this thread */
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &block, &old);
     for (int j = 0; j < n; j++) {
         int e = pthread_create(&w[j].thread, NULL, worker_main, &w[j]);
