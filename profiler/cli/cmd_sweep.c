@@ -345,9 +345,18 @@ static int run_one(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
     rc = approf_sweep_run(cfg, cb, sum, err, errlen);
     fflush(stdout);
 
-    if (sum->mpi_rank > 0) /* under mpirun rank 0 reports for all */
-        return rc == APPROF_EINTR ? 128 + (stop_signal ? (int)stop_signal : SIGINT)
-               : rc < 0 ? cli_fail("%s", err[0] ? err : approf_strerror(rc)) : 0;
+    if (sum->mpi_rank > 0) { /* under mpirun rank 0 reports the sweep for all */
+        if (rc == APPROF_EINTR) {
+            int sig = stop_signal ? (int)stop_signal : SIGINT;
+            /* mpirun may stop rank 0 (SIGTERM) as soon as this rank exits,
+             * so this rank names its own signal too */
+            fprintf(stderr, "approf: rank %d interrupted by %s; rank 0 marks the sweep "
+                    "interrupted\n", sum->mpi_rank,
+                    sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGINT");
+            return 128 + sig;
+        }
+        return rc < 0 ? cli_fail("%s", err[0] ? err : approf_strerror(rc)) : 0;
+    }
     if (rc == APPROF_EINTR) {
         int sig = stop_signal ? (int)stop_signal : SIGINT;
         fprintf(stderr,

@@ -82,7 +82,11 @@ for attempt in 1 2 3 4 5; do
   fi
 done
 [ $landed = 1 ] || fail "no SIGINT landed mid-sweep (the sweep finished too fast)"
-grep -q "interrupted by SIGINT" "$work/int.err" || { cat "$work/int.err"; fail "no interrupt message"; }
+# the interrupted rank names its signal; rank 0 (which mpirun may stop with
+# SIGTERM as soon as rank 1 exits) names the sweep and how to resume
+grep -q "rank 1 interrupted by SIGINT" "$work/int.err" || { cat "$work/int.err"; fail "no interrupt message from rank 1"; }
+grep -q "interrupted by SIG\(INT\|TERM\): sweep 1 has" "$work/int.err" ||
+  { cat "$work/int.err"; fail "no interrupt message from rank 0"; }
 [ "$("$sqlite" "$db" "PRAGMA integrity_check")" = ok ] || fail "integrity_check after SIGINT"
 [ "$("$sqlite" "$db" "SELECT status FROM sweep")" = interrupted ] || fail "sweep not marked interrupted"
 part=$("$sqlite" "$db" "SELECT count(*) FROM stage_profile")
