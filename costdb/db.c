@@ -4,14 +4,13 @@
  * readable approf database (or an empty file) before anything is written,
  * migrations embedded from the schemas/ folder are applied one per BEGIN IMMEDIATE
  * transaction with their PRAGMA user_version bump, and the connection gets
- * busy_timeout, WAL, synchronous=NORMAL and foreign_keys=ON. Also holds the
- * shared internals: error mapping, the statement cache, nesting transactions
- * and checked binding.
+ * busy_timeout, WAL, synchronous=NORMAL and foreign_keys=ON. A file that
+ * holds objects the migrations did not create is refused (untrusted files).
+ * The shared internals live beside it: errors, the statement cache and
+ * transactions in db_stmt.c, checked binding and reading in db_row.c.
  */
 #include <errno.h>
 #include <limits.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,524 +18,10 @@
 #include <unistd.h>
 
 #include "costdb_int.h"
+#include "db_txn_sql.h"
 #include "schema_sql.h"
 
 #define COSTDB_BUSY_TIMEOUT_MS 10000
-
-/* ---- errors ------------------------------------------------------------- */
-
-int cdb_map_rc(int sqlite_rc)
-{
-    switch (sqlite_rc & 0xff) {
-    case SQLITE_OK:
-    case SQLITE_DONE:
-    case SQLITE_ROW: return COSTDB_OK;
-    case SQLITE_FULL: return COSTDB_EFULL;
-    case SQLITE_READONLY: return COSTDB_EREADONLY;
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED: return COSTDB_EBUSY;
-    case SQLITE_CONSTRAINT: return COSTDB_ECONSTRAINT;
-    case SQLITE_NOTADB: return COSTDB_ENOTDB;
-    case SQLITE_CORRUPT: return COSTDB_ECORRUPT;
-    case SQLITE_NOMEM: return COSTDB_ENOMEM;
-    case SQLITE_IOERR:
-    case SQLITE_CANTOPEN:
-    case SQLITE_PERM: return COSTDB_EIO;
-    default: return COSTDB_ESQL;
-    }
-}
-
-int cdb_err(Costdb *db, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(db->errmsg, sizeof db->errmsg, fmt, ap);
-    va_end(ap);
-    return code;
-}
-
-int cdb_fail(Costdb *db, int sqlite_rc, const char *sql)
-{
-    int code = cdb_map_rc(sqlite_rc);
-    if (code == COSTDB_OK)
-        code = COSTDB_ESQL;
-    if (sql)
-        cdb_err(db, code, "%s: %s (in: %.600s)", db->path, sqlite3_errmsg(db->sql), sql);
-    else
-        cdb_err(db, code, "%s: %s", db->path, sqlite3_errmsg(db->sql));
-    return code;
-}
-
-const char *costdb_strerror(int err)
-{
-    switch (err) {
-    case COSTDB_OK: return "success";
-    case COSTDB_EIO: return "cannot open, read or write the file";
-    case COSTDB_ENOTDB: return "not an approf database";
-    case COSTDB_ECORRUPT: return "the database is malformed";
-    case COSTDB_ETOONEW: return "written by a newer approf";
-    case COSTDB_ENOMEM: return "out of memory";
-    case COSTDB_EINVAL: return "invalid argument or input";
-    case COSTDB_ENOTFOUND: return "no such row";
-    case COSTDB_EBUSY: return "the database is locked";
-    case COSTDB_ESQL: return "database error";
-    case COSTDB_EPARSE: return "malformed input file";
-    case COSTDB_EFULL: return "disk or quota full";
-    case COSTDB_EREADONLY: return "read-only database";
-    case COSTDB_ECONSTRAINT: return "duplicate key or failed check";
-    case COSTDB_EUNTRUSTED: return "the database holds objects approf did not create";
-    default: return "unknown error";
-    }
-}
-
-const char *costdb_errmsg(const Costdb *db)
-{
-    if (!db)
-        return "no database";
-    return db->errmsg[0] ? db->errmsg : "no error";
-}
-
-const char *costdb_path(const Costdb *db)
-{
-    return db && db->path ? db->path : "";
-}
-
-/* ---- statements --------------------------------------------------------- */
-
-int cdb_grow(Costdb *db, void **arr, size_t *cap, size_t need, size_t elem)
-{
-    size_t ncap;
-    void *p;
-    if (need <= *cap)
-        return 0;
-    ncap = *cap ? *cap : 16;
-    while (ncap < need)
-        ncap *= 2;
-    p = realloc(*arr, ncap * elem);
-    if (!p)
-        return db ? cdb_err(db, COSTDB_ENOMEM, "out of memory") : COSTDB_ENOMEM;
-    *arr = p;
-    *cap = ncap;
-    return 0;
-}
-
-int cdb_collect(Costdb *db, sqlite3_stmt *st, const char *sql, size_t elem, CdbRowReader read,
-                void **out, size_t *n)
-{
-    unsigned char *arr = NULL;
-    size_t cnt = 0, cap = 0;
-    int rc;
-    *out = NULL;
-    *n = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if ((rc = cdb_grow(db, (void **)&arr, &cap, cnt + 1, elem)) < 0)
-            goto cleanup;
-        memset(arr + cnt * elem, 0, elem);
-        if ((rc = cdb_row_check(db, st)) < 0 || (rc = read(db, st, arr + cnt * elem)) < 0)
-            goto cleanup;
-        cnt++;
-    }
-    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql);
-cleanup:
-    cdb_release(st);
-    if (rc < 0) {
-        free(arr);
-        return rc;
-    }
-    *out = arr;
-    *n = cnt;
-    return 0;
-}
-
-int cdb_prepare(Costdb *db, const char *sql, sqlite3_stmt **out)
-{
-    sqlite3_stmt *st = NULL;
-    int rc;
-    for (size_t i = 0; i < db->n_cache; i++) {
-        if (db->cache[i].sql == sql) {
-            *out = db->cache[i].st;
-            return 0;
-        }
-    }
-    rc = cdb_grow(db, (void **)&db->cache, &db->cap_cache, db->n_cache + 1, sizeof *db->cache);
-    if (rc < 0)
-        return rc;
-    rc = sqlite3_prepare_v3(db->sql, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
-    if (rc != SQLITE_OK)
-        return cdb_fail(db, rc, sql);
-    db->cache[db->n_cache].sql = sql;
-    db->cache[db->n_cache].st = st;
-    db->n_cache++;
-    *out = st;
-    return 0;
-}
-
-void cdb_release(sqlite3_stmt *st)
-{
-    if (st) {
-        sqlite3_reset(st);
-        sqlite3_clear_bindings(st);
-    }
-}
-
-int cdb_exec_stmt(Costdb *db, sqlite3_stmt *st, const char *sql)
-{
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_DONE || rc == SQLITE_ROW)
-        return 0;
-    rc = cdb_fail(db, rc, sql);
-    sqlite3_reset(st);
-    return rc;
-}
-
-int cdb_exec(Costdb *db, const char *sql)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = cdb_prepare(db, sql, &st);
-    if (rc < 0)
-        return rc;
-    rc = cdb_exec_stmt(db, st, sql);
-    cdb_release(st);
-    return rc;
-}
-
-/* ---- transactions ------------------------------------------------------- */
-
-static const char sql_begin[] = "BEGIN IMMEDIATE";
-static const char sql_commit[] = "COMMIT";
-static const char sql_rollback[] = "ROLLBACK";
-static const char sql_savepoint[] = "SAVEPOINT costdb_unit";
-static const char sql_release[] = "RELEASE costdb_unit";
-static const char sql_rollback_to[] = "ROLLBACK TO costdb_unit";
-
-int cdb_txn_enter(Costdb *db)
-{
-    int rc;
-    if (db->readonly)
-        return cdb_err(db, COSTDB_EREADONLY, "%s: opened read-only", db->path);
-    if (db->in_txn || db->savepoints > 0 || !sqlite3_get_autocommit(db->sql)) {
-        rc = cdb_exec(db, sql_savepoint);
-        if (rc == 0)
-            db->savepoints++;
-        return rc;
-    }
-    rc = cdb_exec(db, sql_begin);
-    if (rc == 0) {
-        db->savepoints++;
-        db->own_txn = 1;
-    }
-    return rc;
-}
-
-int cdb_txn_leave(Costdb *db, int rc)
-{
-    int outer = (db->savepoints == 1 && db->own_txn);
-    char keep[sizeof db->errmsg];
-    db->savepoints--;
-    if (outer)
-        db->own_txn = 0;
-    if (rc >= 0) {
-        int c = cdb_exec(db, outer ? sql_commit : sql_release);
-        if (c == 0)
-            return rc;
-        rc = c;
-    }
-    /* Keep the message of the failure, not of the rollback. */
-    memcpy(keep, db->errmsg, sizeof keep);
-    cdb_placement_cache_clear(db);
-    if (outer) {
-        if (!sqlite3_get_autocommit(db->sql))
-            cdb_exec(db, sql_rollback);
-    } else if (cdb_exec(db, sql_rollback_to) == 0) {
-        cdb_exec(db, sql_release);
-    }
-    memcpy(db->errmsg, keep, sizeof keep);
-    return rc;
-}
-
-int costdb_begin(Costdb *db)
-{
-    int rc;
-    if (!db)
-        return COSTDB_EINVAL;
-    if (db->in_txn || db->savepoints)
-        return cdb_err(db, COSTDB_EINVAL, "%s: a transaction is already open", db->path);
-    if (db->readonly)
-        return cdb_err(db, COSTDB_EREADONLY, "%s: opened read-only", db->path);
-    rc = cdb_exec(db, sql_begin);
-    if (rc == 0)
-        db->in_txn = 1;
-    return rc;
-}
-
-int costdb_commit(Costdb *db)
-{
-    int rc;
-    if (!db)
-        return COSTDB_EINVAL;
-    if (!db->in_txn)
-        return cdb_err(db, COSTDB_EINVAL, "%s: no transaction is open", db->path);
-    rc = cdb_exec(db, sql_commit);
-    if (rc == 0 || sqlite3_get_autocommit(db->sql))
-        db->in_txn = 0;
-    if (rc != 0)
-        cdb_placement_cache_clear(db);
-    return rc;
-}
-
-int costdb_rollback(Costdb *db)
-{
-    int rc = 0;
-    if (!db)
-        return COSTDB_EINVAL;
-    if (!sqlite3_get_autocommit(db->sql))
-        rc = cdb_exec(db, sql_rollback);
-    db->in_txn = 0;
-    cdb_placement_cache_clear(db);
-    return rc;
-}
-
-/* ---- checked binding ---------------------------------------------------- */
-
-int cdb_check_text(Costdb *db, const char *s, size_t cap, const char *field)
-{
-    if (!s)
-        return cdb_err(db, COSTDB_EINVAL, "%s: field '%s' is NULL", db->path, field);
-    if (strnlen(s, cap) >= cap)
-        return cdb_err(db, COSTDB_EINVAL, "%s: field '%s' is not NUL-terminated within %zu bytes",
-                       db->path, field, cap);
-    return 0;
-}
-
-int cdb_check_double(Costdb *db, double v, const char *field)
-{
-    if (isnan(v))
-        return cdb_err(db, COSTDB_EINVAL, "%s: field '%s' is NaN", db->path, field);
-    return 0;
-}
-
-int cdb_check_seconds(Costdb *db, double v, const char *field)
-{
-    if (isfinite(v) && fabs(v) > COSTDB_MAX_SECONDS)
-        return cdb_err(db, COSTDB_EINVAL,
-                       "%s: field '%s' = %g s is past %g s (COSTDB_MAX_SECONDS): a sum of such"
-                       " costs is not exact", db->path, field, v, COSTDB_MAX_SECONDS);
-    return 0;
-}
-
-void cdb_bind_text(sqlite3_stmt *st, int idx, const char *s, int null_if_empty)
-{
-    if (!s || (null_if_empty && !*s))
-        sqlite3_bind_null(st, idx);
-    else
-        sqlite3_bind_text(st, idx, s, -1, SQLITE_STATIC);
-}
-
-void cdb_bind_int_or_null(sqlite3_stmt *st, int idx, int64_t v, int64_t null_value)
-{
-    if (v == null_value)
-        sqlite3_bind_null(st, idx);
-    else
-        sqlite3_bind_int64(st, idx, (sqlite3_int64)v);
-}
-
-int cdb_column_text(Costdb *db, sqlite3_stmt *st, int col, char *dst, size_t cap,
-                    const char *field)
-{
-    const unsigned char *t = sqlite3_column_text(st, col);
-    size_t n = t ? (size_t)sqlite3_column_bytes(st, col) : 0;
-    if (n >= cap) {
-        dst[0] = '\0';
-        return cdb_err(db, COSTDB_EINVAL, "%s: stored '%s' is %zu bytes, longer than %zu",
-                       db->path, field, n, cap - 1);
-    }
-    if (n)
-        memcpy(dst, t, n);
-    dst[n] = '\0';
-    return 0;
-}
-
-int64_t cdb_column_int_or(sqlite3_stmt *st, int col, int64_t null_value)
-{
-    if (sqlite3_column_type(st, col) == SQLITE_NULL)
-        return null_value;
-    return (int64_t)sqlite3_column_int64(st, col);
-}
-
-double cdb_column_double(sqlite3_stmt *st, int col)
-{
-    if (sqlite3_column_type(st, col) == SQLITE_NULL)
-        return 0.0;
-    return sqlite3_column_double(st, col);
-}
-
-
-/* ---- checked reading ---------------------------------------------------- */
-
-/* "table T, row (k1=v1, k2=v2)": the primary-key columns of col's table that
- * the statement selected, so a refusal names the row. Error path only. */
-static void row_key(Costdb *db, sqlite3_stmt *st, int col, char *buf, size_t cap)
-{
-#if COSTDB_COLUMN_METADATA
-    static const char sql_pk[] = "SELECT pk FROM pragma_table_info(?1) WHERE name = ?2";
-    const char *table = sqlite3_column_table_name(st, col);
-    sqlite3_stmt *pk = NULL;
-    size_t len;
-    int nkey = 0;
-    if (!table || sqlite3_prepare_v2(db->sql, sql_pk, -1, &pk, NULL) != SQLITE_OK) {
-        snprintf(buf, cap, "a row");
-        return;
-    }
-    snprintf(buf, cap, "table %s, row (", table);
-    for (int i = 0; i < sqlite3_column_count(st); i++) {
-        const char *t = sqlite3_column_table_name(st, i);
-        const char *name = sqlite3_column_origin_name(st, i);
-        const unsigned char *val;
-        if (!t || !name || strcmp(t, table))
-            continue;
-        sqlite3_reset(pk);
-        sqlite3_bind_text(pk, 1, table, -1, SQLITE_STATIC);
-        sqlite3_bind_text(pk, 2, name, -1, SQLITE_STATIC);
-        if (sqlite3_step(pk) != SQLITE_ROW || sqlite3_column_int(pk, 0) == 0)
-            continue;
-        val = sqlite3_column_text(st, i);
-        len = strlen(buf);
-        snprintf(buf + len, cap - len, "%s%s=%.40s", nkey++ ? ", " : "", name,
-                 val ? (const char *)val : "NULL");
-    }
-    sqlite3_finalize(pk);
-    len = strlen(buf);
-    snprintf(buf + len, cap - len, ")");
-#else
-    (void)db;
-    (void)st;
-    (void)col;
-    snprintf(buf, cap, "a row");
-#endif
-}
-
-static const char *col_name(sqlite3_stmt *st, int col)
-{
-#if COSTDB_COLUMN_METADATA
-    const char *n = sqlite3_column_origin_name(st, col);
-    if (n)
-        return n;
-#endif
-    return sqlite3_column_name(st, col);
-}
-
-static const char *type_name(int t)
-{
-    switch (t) {
-    case SQLITE_INTEGER: return "an integer";
-    case SQLITE_FLOAT: return "a real";
-    case SQLITE_TEXT: return "text";
-    case SQLITE_BLOB: return "a blob";
-    default: return "NULL";
-    }
-}
-
-int cdb_row_check(Costdb *db, sqlite3_stmt *st)
-{
-    for (int i = 0; i < sqlite3_column_count(st); i++) {
-        const char *decl = sqlite3_column_decltype(st, i);
-        int t = sqlite3_column_type(st, i), ok;
-        char key[512];
-        if (!decl || t == SQLITE_NULL)
-            continue;  /* an expression, or NULL: the reader decides */
-        if (!strcmp(decl, "INTEGER"))
-            ok = t == SQLITE_INTEGER;
-        else if (!strcmp(decl, "REAL"))
-            ok = t == SQLITE_FLOAT || t == SQLITE_INTEGER;
-        else if (!strcmp(decl, "TEXT"))
-            ok = t == SQLITE_TEXT &&
-                 strlen((const char *)sqlite3_column_text(st, i)) ==
-                     (size_t)sqlite3_column_bytes(st, i);
-        else
-            continue;
-        if (ok)
-            continue;
-        row_key(db, st, i, key, sizeof key);
-        if (t == SQLITE_TEXT)
-            return cdb_err(db, COSTDB_ECORRUPT,
-                           "%s: %s: column %s holds text '%.40s'%s, not %s %s value", db->path, key,
-                           col_name(st, i), (const char *)sqlite3_column_text(st, i),
-                           !strcmp(decl, "TEXT") ? " with a NUL byte" : "",
-                           !strcmp(decl, "INTEGER") ? "an" : "a", decl);
-        return cdb_err(db, COSTDB_ECORRUPT, "%s: %s: column %s holds %s, not %s %s value",
-                       db->path, key, col_name(st, i), type_name(t),
-                       !strcmp(decl, "INTEGER") ? "an" : "a", decl);
-    }
-    return 0;
-}
-
-int cdb_col_range(Costdb *db, sqlite3_stmt *st, int col, int64_t lo, int64_t hi,
-                  const char *limit, int64_t *out)
-{
-    int64_t v = (int64_t)sqlite3_column_int64(st, col);
-    char key[512];
-    if (sqlite3_column_type(st, col) == SQLITE_INTEGER && v >= lo && v <= hi) {
-        *out = v;
-        return 0;
-    }
-    *out = 0;
-    row_key(db, st, col, key, sizeof key);
-    if (sqlite3_column_type(st, col) != SQLITE_INTEGER)
-        return cdb_err(db, COSTDB_ECORRUPT, "%s: %s: column %s holds %s, not an integer",
-                       db->path, key, col_name(st, col),
-                       type_name(sqlite3_column_type(st, col)));
-    return cdb_err(db, COSTDB_ECORRUPT, "%s: %s: column %s = %lld is outside %lld..%lld%s%s",
-                   db->path, key, col_name(st, col), (long long)v, (long long)lo, (long long)hi,
-                   limit ? " " : "", limit ? limit : "");
-}
-
-int cdb_col_int(Costdb *db, sqlite3_stmt *st, int col, int lo, int hi, const char *limit, int *out)
-{
-    int64_t v = 0;
-    int rc = cdb_col_range(db, st, col, lo, hi, limit, &v);
-    *out = (int)v;
-    return rc;
-}
-
-int cdb_col_cost(Costdb *db, sqlite3_stmt *st, int col, double *out)
-{
-    int t = sqlite3_column_type(st, col);
-    double v = sqlite3_column_double(st, col);
-    char key[512];
-    *out = 0.0;
-    if ((t == SQLITE_FLOAT || t == SQLITE_INTEGER) && !isnan(v) &&
-        !(isfinite(v) && fabs(v) > COSTDB_MAX_SECONDS)) {
-        *out = v;
-        return 0;
-    }
-    row_key(db, st, col, key, sizeof key);
-    if (t != SQLITE_FLOAT && t != SQLITE_INTEGER)
-        return cdb_err(db, COSTDB_ECORRUPT, "%s: %s: column %s holds %s, not a number of seconds",
-                       db->path, key, col_name(st, col), type_name(t));
-    return cdb_err(db, COSTDB_ECORRUPT,
-                   "%s: %s: column %s = %g s is past %g s (COSTDB_MAX_SECONDS)", db->path, key,
-                   col_name(st, col), v, COSTDB_MAX_SECONDS);
-}
-
-int cdb_col_seconds(Costdb *db, sqlite3_stmt *st, int col, int allow_inf, double *out)
-{
-    int t = sqlite3_column_type(st, col);
-    double v = sqlite3_column_double(st, col);
-    char key[512];
-    *out = 0.0;
-    if ((t == SQLITE_FLOAT || t == SQLITE_INTEGER) &&
-        ((v >= 0 && v <= COSTDB_MAX_SECONDS) || (allow_inf && isinf(v) && v > 0))) {
-        *out = v;
-        return 0;
-    }
-    row_key(db, st, col, key, sizeof key);
-    if (t != SQLITE_FLOAT && t != SQLITE_INTEGER)
-        return cdb_err(db, COSTDB_ECORRUPT, "%s: %s: column %s holds %s, not a number of seconds",
-                       db->path, key, col_name(st, col), type_name(t));
-    return cdb_err(db, COSTDB_ECORRUPT,
-                   "%s: %s: column %s = %g s is outside 0..%g%s (COSTDB_MAX_SECONDS)", db->path,
-                   key, col_name(st, col), v, COSTDB_MAX_SECONDS, allow_inf ? " or +inf" : "");
-}
 
 void costdb_now(char *buf, size_t len)
 {
@@ -643,7 +128,7 @@ static int migrate(Costdb *db, int from)
         char bump[64];
         char *err = NULL;
         int now = 0, rc;
-        rc = cdb_exec(db, sql_begin);
+        rc = cdb_exec(db, cdb_sql_begin);
         if (rc < 0)
             return rc;
         /* Another process may have migrated while we waited for the lock. */
@@ -651,7 +136,7 @@ static int migrate(Costdb *db, int from)
         if (rc < 0)
             goto fail;
         if (now > v) {
-            rc = cdb_exec(db, sql_commit);
+            rc = cdb_exec(db, cdb_sql_commit);
             if (rc < 0)
                 goto fail;
             continue;
@@ -671,13 +156,13 @@ static int migrate(Costdb *db, int from)
             rc = cdb_fail(db, rc, bump);
             goto fail;
         }
-        rc = cdb_exec(db, sql_commit);
+        rc = cdb_exec(db, cdb_sql_commit);
         if (rc < 0)
             goto fail;
         continue;
 fail:
         if (!sqlite3_get_autocommit(db->sql))
-            sqlite3_exec(db->sql, sql_rollback, NULL, NULL, NULL);
+            sqlite3_exec(db->sql, cdb_sql_rollback, NULL, NULL, NULL);
         return rc;
     }
     return 0;
@@ -947,7 +432,7 @@ static int setup(Costdb *db, int flags)
     else if (rc == 0)
         rc = check_file(db, version, n_objects);
     if (!sqlite3_get_autocommit(db->sql))
-        sqlite3_exec(db->sql, sql_rollback, NULL, NULL, NULL);
+        sqlite3_exec(db->sql, cdb_sql_rollback, NULL, NULL, NULL);
     if (rc < 0)
         return rc;
     if (db->readonly) {
@@ -1021,7 +506,7 @@ void costdb_close(Costdb **pdb)
     cdb_placement_cache_clear(db);
     if (db->sql) {
         if (!sqlite3_get_autocommit(db->sql))
-            sqlite3_exec(db->sql, sql_rollback, NULL, NULL, NULL);
+            sqlite3_exec(db->sql, cdb_sql_rollback, NULL, NULL, NULL);
         sqlite3_close_v2(db->sql);
     }
     free(db->path);

@@ -1,0 +1,253 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The cost database's shared internals, part two: checked binding (text
+ * fields NUL-terminated within their buffers, no NaN, seconds within
+ * COSTDB_MAX_SECONDS) and checked reading (every selected column against its
+ * declared type, ranges), whose refusals name the table, row key and column.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "costdb_int.h"
+
+/* ---- checked binding ---------------------------------------------------- */
+
+int cdb_check_text(Costdb *db, const char *s, size_t cap, const char *field)
+{
+    if (!s)
+        return cdb_err(db, COSTDB_EINVAL, "%s: field '%s' is NULL", db->path, field);
+    if (strnlen(s, cap) >= cap)
+        return cdb_err(db, COSTDB_EINVAL, "%s: field '%s' is not NUL-terminated within %zu bytes",
+                       db->path, field, cap);
+    return 0;
+}
+
+int cdb_check_double(Costdb *db, double v, const char *field)
+{
+    if (isnan(v))
+        return cdb_err(db, COSTDB_EINVAL, "%s: field '%s' is NaN", db->path, field);
+    return 0;
+}
+
+int cdb_check_seconds(Costdb *db, double v, const char *field)
+{
+    if (isfinite(v) && fabs(v) > COSTDB_MAX_SECONDS)
+        return cdb_err(db, COSTDB_EINVAL,
+                       "%s: field '%s' = %g s is past %g s (COSTDB_MAX_SECONDS): a sum of such"
+                       " costs is not exact", db->path, field, v, COSTDB_MAX_SECONDS);
+    return 0;
+}
+
+void cdb_bind_text(sqlite3_stmt *st, int idx, const char *s, int null_if_empty)
+{
+    if (!s || (null_if_empty && !*s))
+        sqlite3_bind_null(st, idx);
+    else
+        sqlite3_bind_text(st, idx, s, -1, SQLITE_STATIC);
+}
+
+void cdb_bind_int_or_null(sqlite3_stmt *st, int idx, int64_t v, int64_t null_value)
+{
+    if (v == null_value)
+        sqlite3_bind_null(st, idx);
+    else
+        sqlite3_bind_int64(st, idx, (sqlite3_int64)v);
+}
+
+int cdb_column_text(Costdb *db, sqlite3_stmt *st, int col, char *dst, size_t cap,
+                    const char *field)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    size_t n = t ? (size_t)sqlite3_column_bytes(st, col) : 0;
+    if (n >= cap) {
+        dst[0] = '\0';
+        return cdb_err(db, COSTDB_EINVAL, "%s: stored '%s' is %zu bytes, longer than %zu",
+                       db->path, field, n, cap - 1);
+    }
+    if (n)
+        memcpy(dst, t, n);
+    dst[n] = '\0';
+    return 0;
+}
+
+int64_t cdb_column_int_or(sqlite3_stmt *st, int col, int64_t null_value)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        return null_value;
+    return (int64_t)sqlite3_column_int64(st, col);
+}
+
+double cdb_column_double(sqlite3_stmt *st, int col)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        return 0.0;
+    return sqlite3_column_double(st, col);
+}
+
+
+/* ---- checked reading ---------------------------------------------------- */
+
+/* "table T, row (k1=v1, k2=v2)": the primary-key columns of col's table that
+ * the statement selected, so a refusal names the row. Error path only. */
+static void row_key(Costdb *db, sqlite3_stmt *st, int col, char *buf, size_t cap)
+{
+#if COSTDB_COLUMN_METADATA
+    static const char sql_pk[] = "SELECT pk FROM pragma_table_info(?1) WHERE name = ?2";
+    const char *table = sqlite3_column_table_name(st, col);
+    sqlite3_stmt *pk = NULL;
+    size_t len;
+    int nkey = 0;
+    if (!table || sqlite3_prepare_v2(db->sql, sql_pk, -1, &pk, NULL) != SQLITE_OK) {
+        snprintf(buf, cap, "a row");
+        return;
+    }
+    snprintf(buf, cap, "table %s, row (", table);
+    for (int i = 0; i < sqlite3_column_count(st); i++) {
+        const char *t = sqlite3_column_table_name(st, i);
+        const char *name = sqlite3_column_origin_name(st, i);
+        const unsigned char *val;
+        if (!t || !name || strcmp(t, table))
+            continue;
+        sqlite3_reset(pk);
+        sqlite3_bind_text(pk, 1, table, -1, SQLITE_STATIC);
+        sqlite3_bind_text(pk, 2, name, -1, SQLITE_STATIC);
+        if (sqlite3_step(pk) != SQLITE_ROW || sqlite3_column_int(pk, 0) == 0)
+            continue;
+        val = sqlite3_column_text(st, i);
+        len = strlen(buf);
+        snprintf(buf + len, cap - len, "%s%s=%.40s", nkey++ ? ", " : "", name,
+                 val ? (const char *)val : "NULL");
+    }
+    sqlite3_finalize(pk);
+    len = strlen(buf);
+    snprintf(buf + len, cap - len, ")");
+#else
+    (void)db;
+    (void)st;
+    (void)col;
+    snprintf(buf, cap, "a row");
+#endif
+}
+
+static const char *col_name(sqlite3_stmt *st, int col)
+{
+#if COSTDB_COLUMN_METADATA
+    const char *n = sqlite3_column_origin_name(st, col);
+    if (n)
+        return n;
+#endif
+    return sqlite3_column_name(st, col);
+}
+
+static const char *type_name(int t)
+{
+    switch (t) {
+    case SQLITE_INTEGER: return "an integer";
+    case SQLITE_FLOAT: return "a real";
+    case SQLITE_TEXT: return "text";
+    case SQLITE_BLOB: return "a blob";
+    default: return "NULL";
+    }
+}
+
+int cdb_row_check(Costdb *db, sqlite3_stmt *st)
+{
+    for (int i = 0; i < sqlite3_column_count(st); i++) {
+        const char *decl = sqlite3_column_decltype(st, i);
+        int t = sqlite3_column_type(st, i), ok;
+        char key[512];
+        if (!decl || t == SQLITE_NULL)
+            continue;  /* an expression, or NULL: the reader decides */
+        if (!strcmp(decl, "INTEGER"))
+            ok = t == SQLITE_INTEGER;
+        else if (!strcmp(decl, "REAL"))
+            ok = t == SQLITE_FLOAT || t == SQLITE_INTEGER;
+        else if (!strcmp(decl, "TEXT"))
+            ok = t == SQLITE_TEXT &&
+                 strlen((const char *)sqlite3_column_text(st, i)) ==
+                     (size_t)sqlite3_column_bytes(st, i);
+        else
+            continue;
+        if (ok)
+            continue;
+        row_key(db, st, i, key, sizeof key);
+        if (t == SQLITE_TEXT)
+            return cdb_err(db, COSTDB_ECORRUPT,
+                           "%s: %s: column %s holds text '%.40s'%s, not %s %s value", db->path, key,
+                           col_name(st, i), (const char *)sqlite3_column_text(st, i),
+                           !strcmp(decl, "TEXT") ? " with a NUL byte" : "",
+                           !strcmp(decl, "INTEGER") ? "an" : "a", decl);
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: %s: column %s holds %s, not %s %s value",
+                       db->path, key, col_name(st, i), type_name(t),
+                       !strcmp(decl, "INTEGER") ? "an" : "a", decl);
+    }
+    return 0;
+}
+
+int cdb_col_range(Costdb *db, sqlite3_stmt *st, int col, int64_t lo, int64_t hi,
+                  const char *limit, int64_t *out)
+{
+    int64_t v = (int64_t)sqlite3_column_int64(st, col);
+    char key[512];
+    if (sqlite3_column_type(st, col) == SQLITE_INTEGER && v >= lo && v <= hi) {
+        *out = v;
+        return 0;
+    }
+    *out = 0;
+    row_key(db, st, col, key, sizeof key);
+    if (sqlite3_column_type(st, col) != SQLITE_INTEGER)
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: %s: column %s holds %s, not an integer",
+                       db->path, key, col_name(st, col),
+                       type_name(sqlite3_column_type(st, col)));
+    return cdb_err(db, COSTDB_ECORRUPT, "%s: %s: column %s = %lld is outside %lld..%lld%s%s",
+                   db->path, key, col_name(st, col), (long long)v, (long long)lo, (long long)hi,
+                   limit ? " " : "", limit ? limit : "");
+}
+
+int cdb_col_int(Costdb *db, sqlite3_stmt *st, int col, int lo, int hi, const char *limit, int *out)
+{
+    int64_t v = 0;
+    int rc = cdb_col_range(db, st, col, lo, hi, limit, &v);
+    *out = (int)v;
+    return rc;
+}
+
+int cdb_col_cost(Costdb *db, sqlite3_stmt *st, int col, double *out)
+{
+    int t = sqlite3_column_type(st, col);
+    double v = sqlite3_column_double(st, col);
+    char key[512];
+    *out = 0.0;
+    if ((t == SQLITE_FLOAT || t == SQLITE_INTEGER) && !isnan(v) &&
+        !(isfinite(v) && fabs(v) > COSTDB_MAX_SECONDS)) {
+        *out = v;
+        return 0;
+    }
+    row_key(db, st, col, key, sizeof key);
+    if (t != SQLITE_FLOAT && t != SQLITE_INTEGER)
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: %s: column %s holds %s, not a number of seconds",
+                       db->path, key, col_name(st, col), type_name(t));
+    return cdb_err(db, COSTDB_ECORRUPT,
+                   "%s: %s: column %s = %g s is past %g s (COSTDB_MAX_SECONDS)", db->path, key,
+                   col_name(st, col), v, COSTDB_MAX_SECONDS);
+}
+
+int cdb_col_seconds(Costdb *db, sqlite3_stmt *st, int col, int allow_inf, double *out)
+{
+    int t = sqlite3_column_type(st, col);
+    double v = sqlite3_column_double(st, col);
+    char key[512];
+    *out = 0.0;
+    if ((t == SQLITE_FLOAT || t == SQLITE_INTEGER) &&
+        ((v >= 0 && v <= COSTDB_MAX_SECONDS) || (allow_inf && isinf(v) && v > 0))) {
+        *out = v;
+        return 0;
+    }
+    row_key(db, st, col, key, sizeof key);
+    if (t != SQLITE_FLOAT && t != SQLITE_INTEGER)
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: %s: column %s holds %s, not a number of seconds",
+                       db->path, key, col_name(st, col), type_name(t));
+    return cdb_err(db, COSTDB_ECORRUPT,
+                   "%s: %s: column %s = %g s is outside 0..%g%s (COSTDB_MAX_SECONDS)", db->path,
+                   key, col_name(st, col), v, COSTDB_MAX_SECONDS, allow_inf ? " or +inf" : "");
+}
