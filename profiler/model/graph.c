@@ -2,8 +2,9 @@
 /*
  * The operator IR's construction half: dtype and operator names, graph and
  * tensor creation, shape inference and checking for every operator kind
- * (approf_graph_add_op), whole-graph validation and the structural hash.
- * Per-operator semantics (FLOPs, iteration spaces, kernels) live in opsem.c.
+ * (approf_graph_add_op). Whole-graph validation, the structural hash and
+ * canonical tensor order live in graph_check.c; per-operator semantics
+ * (FLOPs, iteration spaces, kernels) in opsem.c.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -193,10 +194,7 @@ typedef struct {
     int n;
 } OutInfo;
 
-static int fail(char *err, size_t errlen, const char *op, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, const char *op, const char *fmt, ...)
+int approf_op_fail(char *err, size_t errlen, const char *op, const char *fmt, ...)
 {
     if (err && errlen) {
         va_list ap;
@@ -344,7 +342,7 @@ static int infer(const ApprofGraph *g, const char *name, ApprofOpKind kind, cons
     default: break;
     }
     if (n_in < need_min || n_in > need_max)
-        return fail(err, errlen, name, "field inputs: %s takes %d%s input(s), got %d",
+        return approf_op_fail(err, errlen, name, "field inputs: %s takes %d%s input(s), got %d",
                     approf_op_kind_name(kind), need_min, need_max > need_min ? " or more" : "",
                     n_in);
     o->n = 1;
@@ -360,15 +358,15 @@ static int infer(const ApprofGraph *g, const char *name, ApprofOpKind kind, cons
     case APPROF_OP_MATMUL: {
         int64_t k, n;
         if (x->ndim < 1 || w->ndim != 2)
-            return fail(err, errlen, name, "field inputs: matmul needs x[..., k] and a 2-D weight, got %s and %s", s1, s2);
+            return approf_op_fail(err, errlen, name, "field inputs: matmul needs x[..., k] and a 2-D weight, got %s and %s", s1, s2);
         k = a->transpose_b ? w->dims[1] : w->dims[0];
         n = a->transpose_b ? w->dims[0] : w->dims[1];
         if (x->dims[x->ndim - 1] != k)
-            return fail(err, errlen, name, "field inputs[1]: weight %s does not contract with x %s", s2, s1);
+            return approf_op_fail(err, errlen, name, "field inputs[1]: weight %s does not contract with x %s", s2, s1);
         if (a->has_bias) {
             const ApprofTensor *b = &g->tensors[in[2]];
             if (b->ndim != 1 || b->dims[0] != n)
-                return fail(err, errlen, name, "field inputs[2]: bias must be [%lld]", (long long)n);
+                return approf_op_fail(err, errlen, name, "field inputs[2]: bias must be [%lld]", (long long)n);
         }
         o->dims[0][x->ndim - 1] = n;
         if (x->batch_dim == x->ndim - 1)
@@ -379,11 +377,11 @@ static int infer(const ApprofGraph *g, const char *name, ApprofOpKind kind, cons
         int r = x->ndim;
         int64_t m, k, k2, n;
         if (r < 2 || w->ndim != r)
-            return fail(err, errlen, name, "field inputs: batch_matmul operands %s and %s must have the same rank >= 2", s1, s2);
+            return approf_op_fail(err, errlen, name, "field inputs: batch_matmul operands %s and %s must have the same rank >= 2", s1, s2);
         /* Batch dims broadcast numpy-style: a size 1 on one side repeats. */
         for (int d = 0; d < r - 2; d++) {
             if (x->dims[d] != w->dims[d] && x->dims[d] != 1 && w->dims[d] != 1)
-                return fail(err, errlen, name, "field inputs[1]: batch dimension %d differs: %s vs %s", d, s1, s2);
+                return approf_op_fail(err, errlen, name, "field inputs[1]: batch dimension %d differs: %s vs %s", d, s1, s2);
             if (w->dims[d] > x->dims[d])
                 o->dims[0][d] = w->dims[d];
         }
@@ -392,7 +390,7 @@ static int infer(const ApprofGraph *g, const char *name, ApprofOpKind kind, cons
         k2 = a->transpose_b ? w->dims[r - 1] : w->dims[r - 2];
         n = a->transpose_b ? w->dims[r - 2] : w->dims[r - 1];
         if (k != k2)
-            return fail(err, errlen, name, "field inputs[1]: contraction sizes differ: %s vs %s", s1, s2);
+            return approf_op_fail(err, errlen, name, "field inputs[1]: contraction sizes differ: %s vs %s", s1, s2);
         o->dims[0][r - 2] = m;
         o->dims[0][r - 1] = n;
         if (x->batch_dim >= r - 2)
@@ -403,18 +401,18 @@ static int infer(const ApprofGraph *g, const char *name, ApprofOpKind kind, cons
         int groups = a->groups > 0 ? a->groups : 1;
         int64_t ho, wo;
         if (x->ndim != 4 || w->ndim != 4)
-            return fail(err, errlen, name, "field inputs: conv2d needs x[N, C, H, W] and w[K, C/g, R, S], got %s and %s", s1, s2);
+            return approf_op_fail(err, errlen, name, "field inputs: conv2d needs x[N, C, H, W] and w[K, C/g, R, S], got %s and %s", s1, s2);
         if (x->dims[1] % groups || w->dims[0] % groups || w->dims[1] * groups != x->dims[1])
-            return fail(err, errlen, name, "field inputs[1]: weight %s does not match %lld input channels in %d groups", s2, (long long)x->dims[1], groups);
+            return approf_op_fail(err, errlen, name, "field inputs[1]: weight %s does not match %lld input channels in %d groups", s2, (long long)x->dims[1], groups);
         if ((a->kernel[0] && a->kernel[0] != w->dims[2]) || (a->kernel[1] && a->kernel[1] != w->dims[3]))
-            return fail(err, errlen, name, "field kernel: attribute differs from weight %s", s2);
+            return approf_op_fail(err, errlen, name, "field kernel: attribute differs from weight %s", s2);
         if (pool_out(x->dims[2], (int)w->dims[2], a->stride[0] ? a->stride[0] : 1, a->padding[0], &ho) < 0 ||
             pool_out(x->dims[3], (int)w->dims[3], a->stride[1] ? a->stride[1] : 1, a->padding[1], &wo) < 0)
-            return fail(err, errlen, name, "field stride/padding: window does not fit input %s", s1);
+            return approf_op_fail(err, errlen, name, "field stride/padding: window does not fit input %s", s1);
         if (a->has_bias) {
             const ApprofTensor *b = &g->tensors[in[2]];
             if (b->ndim != 1 || b->dims[0] != w->dims[0])
-                return fail(err, errlen, name, "field inputs[2]: bias must be [%lld]", (long long)w->dims[0]);
+                return approf_op_fail(err, errlen, name, "field inputs[2]: bias must be [%lld]", (long long)w->dims[0]);
         }
         o->dims[0][1] = w->dims[0];
         o->dims[0][2] = ho;
@@ -424,11 +422,11 @@ static int infer(const ApprofGraph *g, const char *name, ApprofOpKind kind, cons
     case APPROF_OP_BATCH_NORM: case APPROF_OP_LAYER_NORM: {
         int cd = kind == APPROF_OP_BATCH_NORM ? 1 : x->ndim - 1;
         if (x->ndim < (kind == APPROF_OP_BATCH_NORM ? 2 : 1))
-            return fail(err, errlen, name, "field inputs[0]: rank of %s too small", s1);
+            return approf_op_fail(err, errlen, name, "field inputs[0]: rank of %s too small", s1);
         for (int i = 1; i < 3; i++) {
             const ApprofTensor *p = &g->tensors[in[i]];
             if (p->ndim != 1 || p->dims[0] != x->dims[cd])
-                return fail(err, errlen, name, "field inputs[%d]: %s must be [%lld]", i,
+                return approf_op_fail(err, errlen, name, "field inputs[%d]: %s must be [%lld]", i,
                             i == 1 ? "scale" : "bias", (long long)x->dims[cd]);
         }
         break;
@@ -437,24 +435,24 @@ static int infer(const ApprofGraph *g, const char *name, ApprofOpKind kind, cons
         break;
     case APPROF_OP_DROPOUT:
         if (!(a->rate >= 0.0 && a->rate < 1.0))
-            return fail(err, errlen, name, "field rate: %g is not in [0, 1)", a->rate);
+            return approf_op_fail(err, errlen, name, "field rate: %g is not in [0, 1)", a->rate);
         break;
     case APPROF_OP_ROPE:
         if (x->ndim < 2 || x->dims[x->ndim - 1] % 2)
-            return fail(err, errlen, name, "field inputs[0]: rope needs [..., seq, ..., head_dim] with an even head_dim, got %s", s1);
+            return approf_op_fail(err, errlen, name, "field inputs[0]: rope needs [..., seq, ..., head_dim] with an even head_dim, got %s", s1);
         break;
     case APPROF_OP_RMS_NORM: {
         const ApprofTensor *p = w;
         if (x->ndim < 1 || p->ndim != 1 || p->dims[0] != x->dims[x->ndim - 1])
-            return fail(err, errlen, name, "field inputs[1]: scale %s must be [%lld]", s2,
+            return approf_op_fail(err, errlen, name, "field inputs[1]: scale %s must be [%lld]", s2,
                         (long long)x->dims[x->ndim > 0 ? x->ndim - 1 : 0]);
         break;
     }
     case APPROF_OP_SLICE:
         if (a->axis < 0 || a->axis >= x->ndim)
-            return fail(err, errlen, name, "field axis: %d out of range for %s", a->axis, s1);
+            return approf_op_fail(err, errlen, name, "field axis: %d out of range for %s", a->axis, s1);
         if (a->start < 0 || a->length < 1 || a->start + a->length > x->dims[a->axis])
-            return fail(err, errlen, name, "field length: [%lld, %lld) is not inside dimension %d of %s",
+            return approf_op_fail(err, errlen, name, "field length: [%lld, %lld) is not inside dimension %d of %s",
                         (long long)a->start, (long long)(a->start + a->length), a->axis, s1);
         o->dims[0][a->axis] = a->length;
         if (x->batch_dim == a->axis && a->length != x->dims[a->axis])
@@ -464,11 +462,11 @@ static int infer(const ApprofGraph *g, const char *name, ApprofOpKind kind, cons
         int64_t sum = 0;
         int n = 0;
         if (a->axis < 0 || a->axis >= x->ndim)
-            return fail(err, errlen, name, "field axis: %d out of range for %s", a->axis, s1);
+            return approf_op_fail(err, errlen, name, "field axis: %d out of range for %s", a->axis, s1);
         while (n < APPROF_MAX_OUTPUTS && a->sizes[n] > 0)
             sum += a->sizes[n++];
         if (n < 2 || sum != x->dims[a->axis])
-            return fail(err, errlen, name, "field sizes: 2 to %d sizes summing to dimension %d of %s needed",
+            return approf_op_fail(err, errlen, name, "field sizes: 2 to %d sizes summing to dimension %d of %s needed",
                         APPROF_MAX_OUTPUTS, a->axis, s1);
         o->n = n;
         for (int j = 0; j < n; j++) {
@@ -485,25 +483,25 @@ static int infer(const ApprofGraph *g, const char *name, ApprofOpKind kind, cons
         char s3[96];
         shape_str(v, s3, sizeof s3);
         if (x->ndim != 5 || w->ndim != 4 || v->ndim != 4)
-            return fail(err, errlen, name, "field inputs: attention needs q[B, S, Hkv, G, D], k and v [B, S', Hkv, D], got %s, %s, %s", s1, s2, s3);
+            return approf_op_fail(err, errlen, name, "field inputs: attention needs q[B, S, Hkv, G, D], k and v [B, S', Hkv, D], got %s, %s, %s", s1, s2, s3);
         if (w->dims[0] != x->dims[0] || w->dims[2] != x->dims[2] || w->dims[3] != x->dims[4])
-            return fail(err, errlen, name, "field inputs[1]: k %s does not fit q %s", s2, s1);
+            return approf_op_fail(err, errlen, name, "field inputs[1]: k %s does not fit q %s", s2, s1);
         if (memcmp(v->dims, w->dims, sizeof(int64_t) * 4))
-            return fail(err, errlen, name, "field inputs[2]: v %s differs from k %s", s3, s2);
+            return approf_op_fail(err, errlen, name, "field inputs[2]: v %s differs from k %s", s3, s2);
         if (a->causal && w->dims[1] != x->dims[1])
-            return fail(err, errlen, name, "field causal: needs as many keys as queries, got %s and %s", s1, s2);
+            return approf_op_fail(err, errlen, name, "field causal: needs as many keys as queries, got %s and %s", s1, s2);
         break;
     }
     case APPROF_OP_TOPK_ROUTER:
         if (x->ndim < 1 || a->top_k < 1 || a->top_k > x->dims[x->ndim - 1])
-            return fail(err, errlen, name, "field top_k: %d is not in 1..%lld experts of %s", a->top_k,
+            return approf_op_fail(err, errlen, name, "field top_k: %d is not in 1..%lld experts of %s", a->top_k,
                         (long long)x->dims[x->ndim > 0 ? x->ndim - 1 : 0], s1);
         break;
     case APPROF_OP_MOE_DISPATCH:
         if (x->ndim != 3 || w->ndim != 3 || w->dims[0] != x->dims[0] || w->dims[1] != x->dims[1])
-            return fail(err, errlen, name, "field inputs: moe_dispatch needs x[B, S, H] and weights[B, S, E], got %s and %s", s1, s2);
+            return approf_op_fail(err, errlen, name, "field inputs: moe_dispatch needs x[B, S, H] and weights[B, S, E], got %s and %s", s1, s2);
         if (a->capacity < 1)
-            return fail(err, errlen, name, "field capacity: %lld slots per expert", (long long)a->capacity);
+            return approf_op_fail(err, errlen, name, "field capacity: %lld slots per expert", (long long)a->capacity);
         o->ndim[0] = 4;
         o->dims[0][0] = x->dims[0];
         o->dims[0][1] = w->dims[2];
@@ -513,7 +511,7 @@ static int infer(const ApprofGraph *g, const char *name, ApprofOpKind kind, cons
         break;
     case APPROF_OP_MOE_COMBINE:
         if (x->ndim != 4 || w->ndim != 3 || w->dims[0] != x->dims[0] || w->dims[2] != x->dims[1])
-            return fail(err, errlen, name, "field inputs: moe_combine needs y[B, E, C, H] and weights[B, S, E], got %s and %s", s1, s2);
+            return approf_op_fail(err, errlen, name, "field inputs: moe_combine needs y[B, E, C, H] and weights[B, S, E], got %s and %s", s1, s2);
         o->ndim[0] = 3;
         o->dims[0][0] = x->dims[0];
         o->dims[0][1] = w->dims[1];
@@ -523,10 +521,10 @@ static int infer(const ApprofGraph *g, const char *name, ApprofOpKind kind, cons
     case APPROF_OP_ADD: case APPROF_OP_MUL: {
         int off = x->ndim - w->ndim;
         if (off < 0)
-            return fail(err, errlen, name, "field inputs[1]: %s has a higher rank than %s", s2, s1);
+            return approf_op_fail(err, errlen, name, "field inputs[1]: %s has a higher rank than %s", s2, s1);
         for (int d = 0; d < w->ndim; d++)
             if (w->dims[d] != 1 && w->dims[d] != x->dims[d + off])
-                return fail(err, errlen, name, "field inputs[1]: %s does not broadcast to %s", s2, s1);
+                return approf_op_fail(err, errlen, name, "field inputs[1]: %s does not broadcast to %s", s2, s1);
         if (x->batch_dim < 0 && w->batch_dim >= 0 && w->dims[w->batch_dim] == x->dims[w->batch_dim + off])
             o->batch_dim[0] = w->batch_dim + off;
         break;
@@ -534,41 +532,41 @@ static int infer(const ApprofGraph *g, const char *name, ApprofOpKind kind, cons
     case APPROF_OP_MAX_POOL: case APPROF_OP_AVG_POOL: {
         int64_t ho, wo;
         if (x->ndim != 4)
-            return fail(err, errlen, name, "field inputs[0]: pooling needs NCHW, got %s", s1);
+            return approf_op_fail(err, errlen, name, "field inputs[0]: pooling needs NCHW, got %s", s1);
         if (pool_out(x->dims[2], a->kernel[0], a->stride[0] ? a->stride[0] : 1, a->padding[0], &ho) < 0 ||
             pool_out(x->dims[3], a->kernel[1], a->stride[1] ? a->stride[1] : 1, a->padding[1], &wo) < 0)
-            return fail(err, errlen, name, "field kernel: window does not fit input %s", s1);
+            return approf_op_fail(err, errlen, name, "field kernel: window does not fit input %s", s1);
         o->dims[0][2] = ho;
         o->dims[0][3] = wo;
         break;
     }
     case APPROF_OP_GLOBAL_POOL:
         if (x->ndim < 3)
-            return fail(err, errlen, name, "field inputs[0]: global_pool needs [N, C, spatial...], got %s", s1);
+            return approf_op_fail(err, errlen, name, "field inputs[0]: global_pool needs [N, C, spatial...], got %s", s1);
         o->ndim[0] = 2;
         if (x->batch_dim > 1)
             o->batch_dim[0] = -1;
         break;
     case APPROF_OP_SOFTMAX:
         if (a->axis < 0 || a->axis >= x->ndim)
-            return fail(err, errlen, name, "field axis: %d out of range for %s", a->axis, s1);
+            return approf_op_fail(err, errlen, name, "field axis: %d out of range for %s", a->axis, s1);
         break;
     case APPROF_OP_EMBEDDING:
         if (w->ndim != 2 || x->ndim + 1 > APPROF_MAX_DIMS)
-            return fail(err, errlen, name, "field inputs[1]: table must be [V, H], got %s", s2);
+            return approf_op_fail(err, errlen, name, "field inputs[1]: table must be [V, H], got %s", s2);
         o->ndim[0] = x->ndim + 1;
         o->dims[0][x->ndim] = w->dims[1];
         o->dtype[0] = w->dtype;
         break;
     case APPROF_OP_RESHAPE:
         if (!rdims || shape_ok(rndim, rdims) < 0)
-            return fail(err, errlen, name, "field shape: missing or absurd target shape");
+            return approf_op_fail(err, errlen, name, "field shape: missing or absurd target shape");
         {
             int64_t ne = 1;
             for (int d = 0; d < rndim; d++)
                 ne *= rdims[d];
             if (ne != approf_tensor_elements(x))
-                return fail(err, errlen, name, "field shape: %lld elements cannot come from %s", (long long)ne, s1);
+                return approf_op_fail(err, errlen, name, "field shape: %lld elements cannot come from %s", (long long)ne, s1);
         }
         o->ndim[0] = rndim;
         for (int d = 0; d < rndim; d++)
@@ -581,7 +579,7 @@ static int infer(const ApprofGraph *g, const char *name, ApprofOpKind kind, cons
         for (int d = 0; d < x->ndim; d++) {
             int p = a->perm[d];
             if (p < 0 || p >= x->ndim || seen[p]++)
-                return fail(err, errlen, name, "field perm: not a permutation of %d dimensions", x->ndim);
+                return approf_op_fail(err, errlen, name, "field perm: not a permutation of %d dimensions", x->ndim);
             o->dims[0][d] = x->dims[p];
             if (p == x->batch_dim)
                 o->batch_dim[0] = d;
@@ -590,38 +588,38 @@ static int infer(const ApprofGraph *g, const char *name, ApprofOpKind kind, cons
     }
     case APPROF_OP_CONCAT:
         if (a->axis < 0 || a->axis >= x->ndim)
-            return fail(err, errlen, name, "field axis: %d out of range for %s", a->axis, s1);
+            return approf_op_fail(err, errlen, name, "field axis: %d out of range for %s", a->axis, s1);
         for (int i = 1; i < n_in; i++) {
             const ApprofTensor *t = &g->tensors[in[i]];
             if (t->ndim != x->ndim)
-                return fail(err, errlen, name, "field inputs[%d]: rank differs from %s", i, s1);
+                return approf_op_fail(err, errlen, name, "field inputs[%d]: rank differs from %s", i, s1);
             for (int d = 0; d < x->ndim; d++)
                 if (d != a->axis && t->dims[d] != x->dims[d])
-                    return fail(err, errlen, name, "field inputs[%d]: dimension %d differs from %s", i, d, s1);
+                    return approf_op_fail(err, errlen, name, "field inputs[%d]: dimension %d differs from %s", i, d, s1);
             o->dims[0][a->axis] += t->dims[a->axis];
         }
         break;
     case APPROF_OP_CROSS_ENTROPY:
         if (x->ndim < 1 || w->ndim != x->ndim - 1)
-            return fail(err, errlen, name, "field inputs[1]: labels %s must be logits %s without the class dim", s2, s1);
+            return approf_op_fail(err, errlen, name, "field inputs[1]: labels %s must be logits %s without the class dim", s2, s1);
         for (int d = 0; d < w->ndim; d++)
             if (w->dims[d] != x->dims[d])
-                return fail(err, errlen, name, "field inputs[1]: labels %s do not match logits %s", s2, s1);
+                return approf_op_fail(err, errlen, name, "field inputs[1]: labels %s do not match logits %s", s2, s1);
         o->ndim[0] = 0;
         o->batch_dim[0] = -1;
         break;
     case APPROF_OP_MSE_LOSS:
         if (w->ndim != x->ndim || memcmp(w->dims, x->dims, sizeof(int64_t) * (size_t)x->ndim))
-            return fail(err, errlen, name, "field inputs[1]: target %s does not match prediction %s", s2, s1);
+            return approf_op_fail(err, errlen, name, "field inputs[1]: target %s does not match prediction %s", s2, s1);
         o->ndim[0] = 0;
         o->batch_dim[0] = -1;
         break;
     default:
-        return fail(err, errlen, name, "field op: unknown operator kind %d", (int)kind);
+        return approf_op_fail(err, errlen, name, "field op: unknown operator kind %d", (int)kind);
     }
     for (int j = 0; j < o->n; j++)
         if (shape_ok(o->ndim[j], o->dims[j]) < 0)
-            return fail(err, errlen, name, "field outputs[%d]: absurd output size", j);
+            return approf_op_fail(err, errlen, name, "field outputs[%d]: absurd output size", j);
     return 0;
 }
 
@@ -638,12 +636,12 @@ int approf_graph_add_op(ApprofGraph *g, const char *name, ApprofOpKind kind,
     if (err && errlen)
         err[0] = '\0';
     if (!g || !inputs || n_inputs < 1 || n_inputs > APPROF_MAX_INPUTS)
-        return fail(err, errlen, nm, "field inputs: between 1 and %d inputs needed", APPROF_MAX_INPUTS);
+        return approf_op_fail(err, errlen, nm, "field inputs: between 1 and %d inputs needed", APPROF_MAX_INPUTS);
     if ((int)kind < 0 || kind >= APPROF_OP_KIND_COUNT)
-        return fail(err, errlen, nm, "field op: unknown operator kind %d", (int)kind);
+        return approf_op_fail(err, errlen, nm, "field op: unknown operator kind %d", (int)kind);
     for (int i = 0; i < n_inputs; i++)
         if (inputs[i] < 0 || (size_t)inputs[i] >= g->n_tensors)
-            return fail(err, errlen, nm, "field inputs[%d]: no tensor %d", i, inputs[i]);
+            return approf_op_fail(err, errlen, nm, "field inputs[%d]: no tensor %d", i, inputs[i]);
     if (attrs)
         a = *attrs;
     else
@@ -682,200 +680,4 @@ int approf_graph_add_op(ApprofGraph *g, const char *name, ApprofOpKind kind,
         op->outputs[j] = t;
     }
     return (int)g->n_ops++;
-}
-
-int approf_graph_validate(const ApprofGraph *g, char *err, size_t errlen)
-{
-    int rc = 0;
-    char *used = NULL;
-    ApprofGraph *copy = NULL;
-
-    if (err && errlen)
-        err[0] = '\0';
-    used = calloc(g->n_tensors + 1, 1);
-    if (!used)
-        return APPROF_ENOMEM;
-    rc = approf_graph_new(g->name, g->dtype, g->batch_size, &copy);
-    if (rc < 0)
-        goto cleanup;
-    /* Re-derive every operator over the leaf tensors: checks order and shapes. */
-    {
-        int *map = calloc(g->n_tensors + 1, sizeof *map);
-        if (!map) {
-            rc = APPROF_ENOMEM;
-            goto cleanup;
-        }
-        for (size_t t = 0; t < g->n_tensors; t++) {
-            const ApprofTensor *tt = &g->tensors[t];
-            map[t] = -1;
-            if (tt->role != APPROF_TENSOR_ACT) {
-                if (tt->producer != -1) {
-                    rc = fail(err, errlen, tt->name, "field producer: a leaf tensor has a producer");
-                    break;
-                }
-                map[t] = approf_graph_add_tensor(copy, tt->name, tt->role, tt->dtype, tt->ndim, tt->dims, tt->batch_dim);
-                if (map[t] < 0) {
-                    rc = fail(err, errlen, tt->name, "field shape: absurd tensor size or rank");
-                    break;
-                }
-            }
-        }
-        for (size_t i = 0; rc == 0 && i < g->n_ops; i++) {
-            const ApprofOp *op = &g->ops[i];
-            int in[APPROF_MAX_INPUTS];
-            const ApprofTensor *t0 = op->n_outputs > 0 ? &g->tensors[op->outputs[0]] : NULL;
-            int r;
-            if (op->n_inputs < 1 || op->n_inputs > APPROF_MAX_INPUTS) {
-                rc = fail(err, errlen, op->name, "field inputs: bad count %d", op->n_inputs);
-                break;
-            }
-            for (int k = 0; k < op->n_inputs; k++) {
-                int t = op->inputs[k];
-                if (t < 0 || (size_t)t >= g->n_tensors || map[t] < 0) {
-                    rc = fail(err, errlen, op->name, "field inputs[%d]: tensor used before its definition (cycle?)", k);
-                    break;
-                }
-                in[k] = map[t];
-                used[t] = 1;
-            }
-            if (rc)
-                break;
-            r = approf_graph_add_op(copy, op->name, op->kind, in, op->n_inputs, &op->attrs,
-                                    t0 ? t0->dims : NULL, t0 ? t0->ndim : 0, err, errlen);
-            if (r < 0) {
-                rc = r;
-                break;
-            }
-            for (int j = 0; j < op->n_outputs; j++) {
-                const ApprofTensor *a = &g->tensors[op->outputs[j]];
-                const ApprofTensor *b = &copy->tensors[copy->ops[r].outputs[j]];
-                if (a->ndim != b->ndim || memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->ndim) ||
-                    a->producer != (int)i) {
-                    rc = fail(err, errlen, op->name, "field outputs[%d]: shape differs from the inferred one", j);
-                    break;
-                }
-                map[op->outputs[j]] = copy->ops[r].outputs[j];
-            }
-        }
-        free(map);
-    }
-    for (size_t t = 0; rc == 0 && t < g->n_tensors; t++)
-        if (g->tensors[t].role == APPROF_TENSOR_PARAM && !used[t])
-            rc = fail(err, errlen, g->tensors[t].name, "field role: parameter is never used");
-cleanup:
-    approf_graph_free(&copy);
-    free(used);
-    return rc;
-}
-
-/* ---- hash --------------------------------------------------------------- */
-
-static void h64(uint64_t *h, int64_t v)
-{
-    for (int i = 0; i < 8; i++) {
-        *h ^= (uint64_t)((v >> (8 * i)) & 0xff);
-        *h *= 1099511628211ull;
-    }
-}
-
-void approf_graph_hash(const ApprofGraph *g, char *out, size_t len)
-{
-    uint64_t h1 = 1469598103934665603ull, h2 = 0x9e3779b97f4a7c15ull;
-    h64(&h1, g->dtype);
-    h64(&h1, g->batch_size);
-    h64(&h1, (int64_t)g->n_tensors);
-    h64(&h1, (int64_t)g->n_ops);
-    for (size_t i = 0; i < g->n_tensors; i++) {
-        const ApprofTensor *t = &g->tensors[i];
-        h64(&h1, t->role);
-        h64(&h1, t->dtype);
-        h64(&h1, t->ndim);
-        for (int d = 0; d < t->ndim; d++)
-            h64(&h1, t->dims[d]);
-        h64(&h1, t->batch_dim);
-        h64(&h1, t->producer);
-    }
-    for (size_t i = 0; i < g->n_ops; i++) {
-        const ApprofOp *op = &g->ops[i];
-        const ApprofOpAttrs *a = &op->attrs;
-        h64(&h1, op->kind);
-        h64(&h1, op->n_inputs);
-        for (int k = 0; k < op->n_inputs; k++)
-            h64(&h1, op->inputs[k]);
-        h64(&h1, op->n_outputs);
-        for (int k = 0; k < op->n_outputs; k++)
-            h64(&h1, op->outputs[k]);
-        for (int k = 0; k < 2; k++) {
-            h64(&h1, a->kernel[k]);
-            h64(&h1, a->stride[k]);
-            h64(&h1, a->padding[k]);
-        }
-        h64(&h1, a->groups > 0 ? a->groups : 1);
-        h64(&h1, a->axis);
-        for (int k = 0; k < APPROF_MAX_DIMS; k++)
-            h64(&h1, a->perm[k]);
-        h64(&h1, a->transpose_a);
-        h64(&h1, a->transpose_b);
-        h64(&h1, a->has_bias);
-        if (op->kind >= APPROF_OP_RMS_NORM) {
-            int64_t rate_bits;
-            memcpy(&rate_bits, &a->rate, sizeof rate_bits);
-            h64(&h1, a->start);
-            h64(&h1, a->length);
-            for (int k = 0; k < APPROF_MAX_OUTPUTS; k++)
-                h64(&h1, a->sizes[k]);
-            h64(&h1, a->causal);
-            h64(&h1, a->top_k);
-            h64(&h1, a->capacity);
-            h64(&h1, rate_bits);
-        }
-        h2 ^= h1;
-        h2 = (h2 << 13 | h2 >> 51) * 0xff51afd7ed558ccdull;
-    }
-    snprintf(out, len, "%016llx%016llx", (unsigned long long)h1, (unsigned long long)h2);
-}
-
-int approf_graph_canonicalize(ApprofGraph *g)
-{
-    size_t nt = g->n_tensors, pos = 0;
-    int *newidx = malloc((nt + 1) * sizeof *newidx);
-    ApprofTensor *nts = malloc((nt + 1) * sizeof *nts);
-    if (!newidx || !nts) {
-        free(newidx);
-        free(nts);
-        return APPROF_ENOMEM;
-    }
-    for (size_t t = 0; t < nt; t++)
-        newidx[t] = -1;
-    for (size_t i = 0; i < g->n_ops; i++) {
-        ApprofOp *op = &g->ops[i];
-        for (int k = 0; k < op->n_inputs; k++) {
-            int t = op->inputs[k];
-            if (newidx[t] < 0 && g->tensors[t].role != APPROF_TENSOR_ACT) {
-                nts[pos] = g->tensors[t];
-                newidx[t] = (int)pos++;
-            }
-        }
-        for (int j = 0; j < op->n_outputs; j++) {
-            int t = op->outputs[j];
-            nts[pos] = g->tensors[t];
-            newidx[t] = (int)pos++;
-        }
-    }
-    for (size_t t = 0; t < nt; t++)
-        if (newidx[t] < 0) {
-            nts[pos] = g->tensors[t];
-            newidx[t] = (int)pos++;
-        }
-    for (size_t i = 0; i < g->n_ops; i++) {
-        ApprofOp *op = &g->ops[i];
-        for (int k = 0; k < op->n_inputs; k++)
-            op->inputs[k] = newidx[op->inputs[k]];
-        for (int j = 0; j < op->n_outputs; j++)
-            op->outputs[j] = newidx[op->outputs[j]];
-    }
-    memcpy(g->tensors, nts, nt * sizeof *nts);
-    free(nts);
-    free(newidx);
-    return 0;
 }
