@@ -11,7 +11,10 @@
  * costs what the zoo's does: MatMul + Add of a bias vector is one matmul
  * with bias, x * Sigmoid(x) is silu, and a Mul or Div by a one-element
  * constant (attention's 1/sqrt(d)) is folded into its operand.
+ * This file walks the protobuf (values, inputs, initializers, node order);
+ * onnx_ops.c maps each node and does the fusions.
  */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,39 +26,12 @@
 #include "onnx.h"
 
 #if HAVE_ONNX
-#include "onnx.pb-c.h"
+#include "onnx_int.h"
 
 #define MAX_BATCH ((int64_t)1 << 24)
 
-enum { V_TENSOR = 0, V_INIT, V_CONST };
 
-typedef struct {
-    const char *name;
-    int kind;                       /* V_TENSOR: IR tensor idx; V_INIT / V_CONST: tp */
-    int idx;
-    const Onnx__TensorProto *tp;
-} Val;
-
-typedef struct {
-    const char *origin;
-    char *err;
-    size_t errlen;
-    ApprofGraph *g;
-    Onnx__GraphProto *gp;
-    Val *vals;
-    size_t n_vals, cap_vals;
-    int *slot;                      /* val index + 1, 0 empty */
-    size_t cap_slot;
-    int *uses;                      /* per val: consuming node inputs */
-    int *first_user;                /* per val: the first consuming node, -1 */
-    unsigned char *skip;            /* per node: fused into an earlier node */
-    const char *batch_sym;
-    int64_t batch;
-} Ox;
-
-static int oerr(Ox *c, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static int oerr(Ox *c, int rc, const char *fmt, ...)
+int ox_err(Ox *c, int rc, const char *fmt, ...)
 {
     if (c->err && c->errlen) {
         va_list ap;
@@ -69,11 +45,12 @@ static int oerr(Ox *c, int rc, const char *fmt, ...)
     return rc;
 }
 
-static int val_find(const Ox *c, const char *name)
+int ox_val_find(const Ox *c, const char *name)
 {
     size_t i;
     if (!name || !*name)
         return -1;
+    assert(c->cap_slot && (c->cap_slot & (c->cap_slot - 1)) == 0);  /* masks, not modulo */
     i = (size_t)(approf_hash_text(name) & (c->cap_slot - 1));
     while (c->slot[i]) {
         if (!strcmp(c->vals[c->slot[i] - 1].name, name))
@@ -84,9 +61,9 @@ static int val_find(const Ox *c, const char *name)
 }
 
 /* Defines (or redefines: SSA says it will not happen) name. */
-static int val_def(Ox *c, const char *name, int kind, int idx, const Onnx__TensorProto *tp)
+int ox_val_def(Ox *c, const char *name, int kind, int idx, const Onnx__TensorProto *tp)
 {
-    int v = val_find(c, name);
+    int v = ox_val_find(c, name);
     size_t i;
     if (!name || !*name)
         return 0;
@@ -98,7 +75,8 @@ static int val_def(Ox *c, const char *name, int kind, int idx, const Onnx__Tenso
     }
     if (c->n_vals >= c->cap_vals)
         return APPROF_EINVAL;
-    c->vals[c->n_vals] = (Val){name, kind, idx, tp};
+    assert(2 * c->cap_vals <= c->cap_slot);  /* the probe below finds a free slot */
+    c->vals[c->n_vals] = (OxVal){name, kind, idx, tp};
     i = (size_t)(approf_hash_text(name) & (c->cap_slot - 1));
     while (c->slot[i])
         i = (i + 1) & (c->cap_slot - 1);
@@ -115,89 +93,7 @@ static const char *node_name(const Onnx__NodeProto *n, size_t i, char *buf, size
     return buf;
 }
 
-static const Onnx__AttributeProto *attr(const Onnx__NodeProto *n, const char *name)
-{
-    for (size_t i = 0; i < n->n_attribute; i++)
-        if (n->attribute[i]->name && !strcmp(n->attribute[i]->name, name))
-            return n->attribute[i];
-    return NULL;
-}
-
-static int64_t attr_i(const Onnx__NodeProto *n, const char *name, int64_t def)
-{
-    const Onnx__AttributeProto *a = attr(n, name);
-    return a && a->has_i ? a->i : def;
-}
-
-/* The ints of attribute name (at most max), or -1 when absent. */
-static int attr_ints(const Onnx__NodeProto *n, const char *name, int64_t *out, int max)
-{
-    const Onnx__AttributeProto *a = attr(n, name);
-    if (!a)
-        return -1;
-    if (a->n_ints > (size_t)max)
-        return -2;
-    for (size_t i = 0; i < a->n_ints; i++)
-        out[i] = a->ints[i];
-    return (int)a->n_ints;
-}
-
-/* Elements of a constant, or -1 when a dim is negative or the count is
- * absurd (above 2^42: the IR's own bound). */
-static int64_t tp_elements(const Onnx__TensorProto *tp)
-{
-    int64_t n = 1;
-    for (size_t d = 0; d < tp->n_dims; d++) {
-        if (tp->dims[d] < 0 || tp->dims[d] > ((int64_t)1 << 31))
-            return -1;
-        n *= tp->dims[d];
-        if (n > ((int64_t)1 << 42))
-            return -1;
-    }
-    return n;
-}
-
-/* The integer values of a constant tensor (int64 or int32, in the typed
- * field or raw little-endian bytes); count or -1. */
-static int tp_ints(const Onnx__TensorProto *tp, int64_t *out, int max)
-{
-    int64_t n = tp_elements(tp);
-    if (n < 0 || n > max)
-        return -1;
-    if (tp->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT64) {
-        if (tp->n_int64_data == (size_t)n) {
-            memcpy(out, tp->int64_data, sizeof(int64_t) * (size_t)n);
-            return (int)n;
-        }
-        if (tp->has_raw_data && tp->raw_data.len == (size_t)n * 8) {
-            for (int64_t i = 0; i < n; i++) {
-                uint64_t u = 0;
-                for (int b = 7; b >= 0; b--)
-                    u = u << 8 | tp->raw_data.data[i * 8 + b];
-                out[i] = (int64_t)u;
-            }
-            return (int)n;
-        }
-    } else if (tp->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT32) {
-        if (tp->n_int32_data == (size_t)n) {
-            for (int64_t i = 0; i < n; i++)
-                out[i] = tp->int32_data[i];
-            return (int)n;
-        }
-        if (tp->has_raw_data && tp->raw_data.len == (size_t)n * 4) {
-            for (int64_t i = 0; i < n; i++) {
-                uint32_t u = 0;
-                for (int b = 3; b >= 0; b--)
-                    u = u << 8 | tp->raw_data.data[i * 4 + b];
-                out[i] = (int32_t)u;
-            }
-            return (int)n;
-        }
-    }
-    return -1;
-}
-
-static int dtype_of(int32_t et, ApprofDtype def, ApprofDtype *out)
+int ox_dtype_of(int32_t et, ApprofDtype def, ApprofDtype *out)
 {
     switch (et) {
     case ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT: *out = APPROF_F32; return 1;
@@ -206,494 +102,6 @@ static int dtype_of(int32_t et, ApprofDtype def, ApprofDtype *out)
     default: *out = def; return 0;  /* ids, labels: 4-byte elements like f32 */
     }
 }
-
-typedef struct {
-    const Onnx__NodeProto *n;
-    const char *name;   /* IR op name */
-    char what[192];     /* "node 'NAME' (OpType)" */
-} Node;
-
-/* The IR tensor of input k; an initializer becomes a parameter (a Constant
- * a non-trainable input) the first time it is read. */
-static int operand(Ox *c, const Node *nd, int k, int *t)
-{
-    const char *vn = (size_t)k < nd->n->n_input ? nd->n->input[k] : NULL;
-    int v = val_find(c, vn);
-    if (!vn || !*vn)
-        return oerr(c, APPROF_EPARSE, "%s: field input[%d]: missing", nd->what, k);
-    if (v < 0 || c->vals[v].kind < 0 || (c->vals[v].kind != V_TENSOR && !c->vals[v].tp))
-        return oerr(c, APPROF_EPARSE, "%s: field input[%d]: unknown value '%s' (not an input, initializer or earlier output)",
-                    nd->what, k, vn);
-    if (c->vals[v].kind != V_TENSOR) {
-        const Onnx__TensorProto *tp = c->vals[v].tp;
-        int64_t dims[APPROF_MAX_DIMS];
-        ApprofDtype dt;
-        int r;
-        if (tp->n_dims > APPROF_MAX_DIMS)
-            return oerr(c, APPROF_EPARSE, "initializer '%s': field dims: rank %zu above %d", vn, tp->n_dims, APPROF_MAX_DIMS);
-        if (strlen(vn) >= APPROF_NAME_MAX)
-            return oerr(c, APPROF_EPARSE, "initializer '%.40s...': field name: longer than %d bytes", vn, APPROF_NAME_MAX - 1);
-        for (size_t d = 0; d < tp->n_dims; d++)
-            dims[d] = tp->dims[d];
-        dtype_of(tp->data_type, c->g->dtype, &dt);
-        r = approf_graph_add_tensor(c->g, vn, c->vals[v].kind == V_INIT ? APPROF_TENSOR_PARAM : APPROF_TENSOR_INPUT,
-                                    dt, (int)tp->n_dims, dims, -1);
-        if (r == APPROF_ENOMEM)
-            return r;
-        if (r < 0)
-            return oerr(c, APPROF_EINVAL, "initializer '%s': field dims: absurd size (each dim 1..2^31, at most 2^42 elements)", vn);
-        c->vals[v].kind = V_TENSOR;
-        c->vals[v].idx = r;
-        c->vals[v].tp = NULL;
-    }
-    *t = c->vals[v].idx;
-    return 0;
-}
-
-/* The constant (initializer or Constant output) behind input k, or NULL. */
-static const Onnx__TensorProto *const_in(Ox *c, const Node *nd, int k)
-{
-    int v = (size_t)k < nd->n->n_input ? val_find(c, nd->n->input[k]) : -1;
-    return v >= 0 && (c->vals[v].kind == V_INIT || c->vals[v].kind == V_CONST) ? c->vals[v].tp : NULL;
-}
-
-static int has_input(const Node *nd, int k)
-{
-    return (size_t)k < nd->n->n_input && nd->n->input[k] && *nd->n->input[k];
-}
-
-/* Adds the op and binds the node's outputs to the op's outputs. */
-static int emit(Ox *c, const Node *nd, ApprofOpKind kind, const int *in, int n_in,
-                const ApprofOpAttrs *a, const int64_t *shape, int shape_n)
-{
-    char emsg[512];
-    int r = approf_graph_add_op(c->g, nd->name, kind, in, n_in, a, shape, shape_n, emsg, sizeof emsg);
-    if (r == APPROF_ENOMEM)
-        return r;
-    if (r < 0)
-        return oerr(c, APPROF_EINVAL, "%s: %s", nd->what, emsg);
-    for (int j = 0; j < c->g->ops[r].n_outputs && (size_t)j < nd->n->n_output; j++) {
-        int rc = val_def(c, nd->n->output[j], V_TENSOR, c->g->ops[r].outputs[j], NULL);
-        if (rc < 0)
-            return oerr(c, rc, "%s: field output[%d]: too many values", nd->what, j);
-    }
-    return c->g->ops[r].outputs[0];
-}
-
-static int alias(Ox *c, const Node *nd, int t)
-{
-    int rc = nd->n->n_output ? val_def(c, nd->n->output[0], V_TENSOR, t, NULL) : 0;
-    return rc < 0 ? oerr(c, rc, "%s: field output[0]: too many values", nd->what) : t;
-}
-
-static const ApprofTensor *T(const Ox *c, int t)
-{
-    return &c->g->tensors[t];
-}
-
-static int norm_axis(int64_t axis, int ndim)
-{
-    if (axis < 0)
-        axis += ndim;
-    return axis >= 0 && axis < ndim ? (int)axis : -1;
-}
-
-/* The only consumer of node nd's output 0, when there is exactly one. */
-static const Onnx__NodeProto *sole_user(Ox *c, const Node *nd, size_t *at)
-{
-    int v = nd->n->n_output ? val_find(c, nd->n->output[0]) : -1;
-    if (v < 0 || c->uses[v] != 1 || c->first_user[v] < 0)
-        return NULL;
-    *at = (size_t)c->first_user[v];
-    return c->gp->node[*at];
-}
-
-static int is_op(const Onnx__NodeProto *n, const char *op)
-{
-    return n && n->op_type && !strcmp(n->op_type, op);
-}
-
-static int map_matmul(Ox *c, const Node *nd, int gemm)
-{
-    ApprofOpAttrs a = {0};
-    int in[3], x, w, n_in = 2;
-    size_t at;
-    const Onnx__NodeProto *u;
-    int bias_k = -1;
-    if (operand(c, nd, 0, &x) < 0 || operand(c, nd, 1, &w) < 0)
-        return APPROF_EPARSE;
-    if (gemm) {
-        if (attr_i(nd->n, "transA", 0))
-            return oerr(c, APPROF_EPARSE, "%s: field attribute transA: 1 is not supported (transpose A first)", nd->what);
-        a.transpose_b = attr_i(nd->n, "transB", 0) != 0;
-        if (has_input(nd, 2))
-            bias_k = 2;
-    }
-    in[0] = x;
-    in[1] = w;
-    if (T(c, w)->ndim == 2 && T(c, x)->ndim >= 1) {
-        int64_t n = T(c, w)->dims[a.transpose_b ? 0 : 1];
-        /* MatMul followed by the Add of a bias vector: one matmul with bias */
-        if (!gemm && (u = sole_user(c, nd, &at)) && is_op(u, "Add") && u->n_input == 2) {
-            int other = !strcmp(u->input[0], nd->n->output[0]) ? 1 : 0;
-            int v = val_find(c, u->input[other]);
-            if (v >= 0 && c->vals[v].kind == V_INIT && c->vals[v].tp->n_dims == 1 &&
-                c->vals[v].tp->dims[0] == n) {
-                Node bn = {u, nd->name, ""};
-                snprintf(bn.what, sizeof bn.what, "%s", nd->what);
-                if (operand(c, &bn, other, &in[2]) < 0)
-                    return APPROF_EPARSE;
-                c->skip[at] = 1;
-                n_in = 3;
-                a.has_bias = 1;
-                x = emit(c, nd, APPROF_OP_MATMUL, in, n_in, &a, NULL, 0);
-                if (x < 0)
-                    return x;
-                return alias(c, &bn, x) < 0 ? APPROF_EPARSE : x;
-            }
-        }
-        if (bias_k >= 0) {
-            if (operand(c, nd, bias_k, &in[2]) < 0)
-                return APPROF_EPARSE;
-            if (T(c, in[2])->ndim != 1 || T(c, in[2])->dims[0] != n)
-                return oerr(c, APPROF_EPARSE, "%s: field input[2]: the bias must be a vector of %lld", nd->what, (long long)n);
-            n_in = 3;
-            a.has_bias = 1;
-        }
-        return emit(c, nd, APPROF_OP_MATMUL, in, n_in, &a, NULL, 0);
-    }
-    if (gemm)
-        return oerr(c, APPROF_EPARSE, "%s: field input[1]: Gemm needs a matrix", nd->what);
-    return emit(c, nd, APPROF_OP_BATCH_MATMUL, in, 2, &a, NULL, 0);
-}
-
-/* kernel_shape, strides, pads (symmetric) of a 2-D conv or pool. */
-static int window(Ox *c, const Node *nd, ApprofOpAttrs *a, int need_kernel)
-{
-    int64_t v[8];
-    int n;
-    const Onnx__AttributeProto *ap = attr(nd->n, "auto_pad");
-    if (ap && ap->has_s && ap->s.len && !(ap->s.len == 6 && !memcmp(ap->s.data, "NOTSET", 6)) &&
-        !(ap->s.len == 5 && !memcmp(ap->s.data, "VALID", 5)))
-        return oerr(c, APPROF_EPARSE, "%s: field attribute auto_pad: only NOTSET and VALID are supported (give pads)", nd->what);
-    n = attr_ints(nd->n, "kernel_shape", v, 2);
-    if (n == 2) {
-        a->kernel[0] = (int)v[0];
-        a->kernel[1] = (int)v[1];
-    } else if (n != -1 || need_kernel) {
-        return oerr(c, APPROF_EPARSE, "%s: field attribute kernel_shape: expected 2 values (2-D only)", nd->what);
-    }
-    a->stride[0] = a->stride[1] = 1;
-    n = attr_ints(nd->n, "strides", v, 2);
-    if (n == 2) {
-        a->stride[0] = (int)v[0];
-        a->stride[1] = (int)v[1];
-    } else if (n != -1) {
-        return oerr(c, APPROF_EPARSE, "%s: field attribute strides: expected 2 values", nd->what);
-    }
-    n = attr_ints(nd->n, "pads", v, 4);
-    if (n == 4) {
-        if (v[0] != v[2] || v[1] != v[3])
-            return oerr(c, APPROF_EPARSE, "%s: field attribute pads: asymmetric padding is not supported", nd->what);
-        a->padding[0] = (int)v[0];
-        a->padding[1] = (int)v[1];
-    } else if (n != -1) {
-        return oerr(c, APPROF_EPARSE, "%s: field attribute pads: expected 4 values", nd->what);
-    }
-    n = attr_ints(nd->n, "dilations", v, 2);
-    if (n >= 0 && (n != 2 || v[0] != 1 || v[1] != 1))
-        return oerr(c, APPROF_EPARSE, "%s: field attribute dilations: only 1 is supported", nd->what);
-    if (attr_i(nd->n, "ceil_mode", 0))
-        return oerr(c, APPROF_EPARSE, "%s: field attribute ceil_mode: only 0 is supported", nd->what);
-    return 0;
-}
-
-static int map_reshape(Ox *c, const Node *nd, int x, const int64_t *want, int n)
-{
-    int64_t d[APPROF_MAX_DIMS], known = 1, total = approf_tensor_elements(T(c, x));
-    int infer = -1;
-    if (n < 0 || n > APPROF_MAX_DIMS)
-        return oerr(c, APPROF_EPARSE, "%s: field input[1]: expected a constant shape of at most %d dims", nd->what, APPROF_MAX_DIMS);
-    for (int i = 0; i < n; i++) {
-        d[i] = want[i];
-        if (d[i] == 0 && i < T(c, x)->ndim)
-            d[i] = T(c, x)->dims[i];
-        if (d[i] == -1 && infer < 0)
-            infer = i;
-        else if (d[i] < 1 || d[i] > ((int64_t)1 << 31))
-            return oerr(c, APPROF_EPARSE, "%s: field input[1]: bad dimension %lld", nd->what, (long long)want[i]);
-        else if ((known *= d[i]) > ((int64_t)1 << 42))
-            return oerr(c, APPROF_EINVAL, "%s: field input[1]: absurd shape", nd->what);
-    }
-    if (infer >= 0) {
-        if (known < 1 || total % known)
-            return oerr(c, APPROF_EINVAL, "%s: field input[1]: %lld elements do not fit the shape", nd->what, (long long)total);
-        d[infer] = total / known;
-    }
-    if (n == T(c, x)->ndim && !memcmp(d, T(c, x)->dims, sizeof(int64_t) * (size_t)n))
-        return alias(c, nd, x);
-    return emit(c, nd, APPROF_OP_RESHAPE, &x, 1, NULL, d, n);
-}
-
-static int map_node(Ox *c, const Node *nd, size_t at)
-{
-    const Onnx__NodeProto *n = nd->n;
-    const char *op = n->op_type ? n->op_type : "";
-    ApprofOpAttrs a = {0};
-    int x, in[APPROF_MAX_INPUTS];
-    int64_t v[APPROF_MAX_DIMS * 2];
-    int k;
-
-    if (!strcmp(op, "Constant")) {
-        const Onnx__AttributeProto *ap = attr(n, "value");
-        if (!ap || !ap->t || !n->n_output)
-            return oerr(c, APPROF_EPARSE, "%s: field attribute value: expected a tensor", nd->what);
-        return val_def(c, n->output[0], V_CONST, -1, ap->t) < 0
-                   ? oerr(c, APPROF_EINVAL, "%s: too many values", nd->what) : 0;
-    }
-    if (!strcmp(op, "Identity") || !strcmp(op, "Cast"))
-        return operand(c, nd, 0, &x) < 0 ? APPROF_EPARSE : alias(c, nd, x);
-    if (!strcmp(op, "MatMul") || !strcmp(op, "Gemm"))
-        return map_matmul(c, nd, op[0] == 'G');
-    if (!strcmp(op, "Conv")) {
-        if (operand(c, nd, 0, &in[0]) < 0 || operand(c, nd, 1, &in[1]) < 0 || window(c, nd, &a, 0) < 0)
-            return APPROF_EPARSE;
-        if (T(c, in[1])->ndim != 4)
-            return oerr(c, APPROF_EPARSE, "%s: field input[1]: expected a 4-D weight (2-D convolutions only)", nd->what);
-        if (!a.kernel[0]) {
-            a.kernel[0] = (int)T(c, in[1])->dims[2];
-            a.kernel[1] = (int)T(c, in[1])->dims[3];
-        }
-        a.groups = (int)attr_i(n, "group", 1);
-        k = 2;
-        if (has_input(nd, 2)) {
-            if (operand(c, nd, 2, &in[2]) < 0)
-                return APPROF_EPARSE;
-            a.has_bias = 1;
-            k = 3;
-        }
-        return emit(c, nd, APPROF_OP_CONV2D, in, k, &a, NULL, 0);
-    }
-    if (!strcmp(op, "BatchNormalization") || !strcmp(op, "LayerNormalization")) {
-        int ln = op[0] == 'L';
-        if (operand(c, nd, 0, &in[0]) < 0 || operand(c, nd, 1, &in[1]) < 0)
-            return APPROF_EPARSE;
-        if (!has_input(nd, 2))
-            return oerr(c, APPROF_EPARSE, "%s: field input[2]: the IR's norms have a bias: give B", nd->what);
-        if (operand(c, nd, 2, &in[2]) < 0)
-            return APPROF_EPARSE;
-        if (ln && norm_axis(attr_i(n, "axis", -1), T(c, in[0])->ndim) != T(c, in[0])->ndim - 1)
-            return oerr(c, APPROF_EPARSE, "%s: field attribute axis: only the last axis is supported", nd->what);
-        return emit(c, nd, ln ? APPROF_OP_LAYER_NORM : APPROF_OP_BATCH_NORM, in, 3, NULL, NULL, 0);
-    }
-    if (!strcmp(op, "Relu") || !strcmp(op, "Gelu"))
-        return operand(c, nd, 0, &x) < 0 ? APPROF_EPARSE
-               : emit(c, nd, op[0] == 'R' ? APPROF_OP_RELU : APPROF_OP_GELU, &x, 1, NULL, NULL, 0);
-    if (!strcmp(op, "Sigmoid")) {
-        size_t u_at;
-        const Onnx__NodeProto *u = sole_user(c, nd, &u_at);
-        if (is_op(u, "Mul") && u->n_input == 2 && n->n_input >= 1 &&
-            (!strcmp(u->input[0], n->input[0]) || !strcmp(u->input[1], n->input[0]))) {
-            Node un = {u, nd->name, ""};
-            snprintf(un.what, sizeof un.what, "%s", nd->what);
-            if (operand(c, nd, 0, &x) < 0)
-                return APPROF_EPARSE;
-            c->skip[u_at] = 1;
-            x = emit(c, nd, APPROF_OP_SILU, &x, 1, NULL, NULL, 0);
-            return x < 0 ? x : alias(c, &un, x);
-        }
-        return oerr(c, APPROF_EPARSE, "%s: unsupported operator: Sigmoid only as x * Sigmoid(x) (SiLU), "
-                    "the IR has no sigmoid of its own", nd->what);
-    }
-    if (!strcmp(op, "Add") || !strcmp(op, "Mul") || !strcmp(op, "Div")) {
-        const Onnx__TensorProto *c0 = const_in(c, nd, 0), *c1 = const_in(c, nd, 1);
-        if (op[0] != 'A' && c1 && tp_elements(c1) == 1)
-            return operand(c, nd, 0, &x) < 0 ? APPROF_EPARSE : alias(c, nd, x);
-        if (op[0] == 'M' && c0 && tp_elements(c0) == 1)
-            return operand(c, nd, 1, &x) < 0 ? APPROF_EPARSE : alias(c, nd, x);
-        if (op[0] == 'D')
-            return oerr(c, APPROF_EPARSE, "%s: unsupported operator: Div only by a one-element constant", nd->what);
-        if (operand(c, nd, 0, &in[0]) < 0 || operand(c, nd, 1, &in[1]) < 0)
-            return APPROF_EPARSE;
-        if (T(c, in[1])->ndim > T(c, in[0])->ndim ||
-            approf_tensor_elements(T(c, in[1])) > approf_tensor_elements(T(c, in[0]))) {
-            x = in[0];
-            in[0] = in[1];
-            in[1] = x;
-        }
-        return emit(c, nd, op[0] == 'A' ? APPROF_OP_ADD : APPROF_OP_MUL, in, 2, NULL, NULL, 0);
-    }
-    if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool")) {
-        if (operand(c, nd, 0, &x) < 0 || window(c, nd, &a, 1) < 0)
-            return APPROF_EPARSE;
-        if (n->n_output > 1 && n->output[1] && *n->output[1])
-            return oerr(c, APPROF_EPARSE, "%s: field output[1]: MaxPool indices are not supported", nd->what);
-        return emit(c, nd, op[0] == 'M' ? APPROF_OP_MAX_POOL : APPROF_OP_AVG_POOL, &x, 1, &a, NULL, 0);
-    }
-    if (!strcmp(op, "GlobalAveragePool")) {
-        int64_t d[4];
-        if (operand(c, nd, 0, &x) < 0)
-            return APPROF_EPARSE;
-        if (T(c, x)->ndim != 4)
-            return oerr(c, APPROF_EPARSE, "%s: field input[0]: expected NCHW", nd->what);
-        d[0] = T(c, x)->dims[0];
-        d[1] = T(c, x)->dims[1];
-        d[2] = d[3] = 1;
-        x = emit(c, nd, APPROF_OP_GLOBAL_POOL, &x, 1, NULL, NULL, 0);
-        if (x < 0)
-            return x;
-        {
-            /* ONNX keeps the [N, C, 1, 1] shape */
-            char nm[APPROF_NAME_MAX];
-            Node rn = *nd;
-            snprintf(nm, sizeof nm, "%.100s/keepdims", nd->name);
-            rn.name = nm;
-            return emit(c, &rn, APPROF_OP_RESHAPE, &x, 1, NULL, d, 4);
-        }
-    }
-    if (!strcmp(op, "Softmax")) {
-        if (operand(c, nd, 0, &x) < 0)
-            return APPROF_EPARSE;
-        a.axis = norm_axis(attr_i(n, "axis", -1), T(c, x)->ndim);
-        if (a.axis < 0)
-            return oerr(c, APPROF_EPARSE, "%s: field attribute axis: out of range", nd->what);
-        return emit(c, nd, APPROF_OP_SOFTMAX, &x, 1, &a, NULL, 0);
-    }
-    if (!strcmp(op, "Reshape")) {
-        const Onnx__TensorProto *s = const_in(c, nd, 1);
-        if (operand(c, nd, 0, &x) < 0)
-            return APPROF_EPARSE;
-        k = s ? tp_ints(s, v, APPROF_MAX_DIMS) : -1;
-        return map_reshape(c, nd, x, v, k);
-    }
-    if (!strcmp(op, "Flatten")) {
-        int ax;
-        if (operand(c, nd, 0, &x) < 0)
-            return APPROF_EPARSE;
-        ax = (int)attr_i(n, "axis", 1);
-        if (ax < 0)
-            ax += T(c, x)->ndim;
-        if (ax < 0 || ax > T(c, x)->ndim)
-            return oerr(c, APPROF_EPARSE, "%s: field attribute axis: out of range", nd->what);
-        v[0] = v[1] = 1;
-        for (int d = 0; d < T(c, x)->ndim; d++)
-            v[d >= ax] *= T(c, x)->dims[d];
-        return map_reshape(c, nd, x, v, 2);
-    }
-    if (!strcmp(op, "Transpose")) {
-        int nd_ = 0;
-        if (operand(c, nd, 0, &x) < 0)
-            return APPROF_EPARSE;
-        nd_ = T(c, x)->ndim;
-        k = attr_ints(n, "perm", v, APPROF_MAX_DIMS);
-        if (k == -1)
-            for (k = 0; k < nd_; k++)
-                v[k] = nd_ - 1 - k;
-        if (k != nd_)
-            return oerr(c, APPROF_EPARSE, "%s: field attribute perm: expected %d values", nd->what, nd_);
-        for (int d = 0; d < nd_; d++)
-            a.perm[d] = (int)v[d];
-        return emit(c, nd, APPROF_OP_TRANSPOSE, &x, 1, &a, NULL, 0);
-    }
-    if (!strcmp(op, "Concat")) {
-        if (n->n_input < 2 || n->n_input > APPROF_MAX_INPUTS)
-            return oerr(c, APPROF_EPARSE, "%s: field input: 2 to %d inputs supported", nd->what, APPROF_MAX_INPUTS);
-        for (k = 0; k < (int)n->n_input; k++)
-            if (operand(c, nd, k, &in[k]) < 0)
-                return APPROF_EPARSE;
-        a.axis = norm_axis(attr_i(n, "axis", 0), T(c, in[0])->ndim);
-        if (a.axis < 0)
-            return oerr(c, APPROF_EPARSE, "%s: field attribute axis: out of range", nd->what);
-        return emit(c, nd, APPROF_OP_CONCAT, in, k, &a, NULL, 0);
-    }
-    if (!strcmp(op, "Slice")) {
-        int64_t st, en, ax = 0, step = 1, dim;
-        const Onnx__TensorProto *ts = const_in(c, nd, 1), *te = const_in(c, nd, 2);
-        const Onnx__TensorProto *ta = has_input(nd, 3) ? const_in(c, nd, 3) : NULL;
-        const Onnx__TensorProto *tt = has_input(nd, 4) ? const_in(c, nd, 4) : NULL;
-        if (operand(c, nd, 0, &x) < 0)
-            return APPROF_EPARSE;
-        if (!ts || !te || tp_ints(ts, &st, 1) != 1 || tp_ints(te, &en, 1) != 1 ||
-            (has_input(nd, 3) && (!ta || tp_ints(ta, &ax, 1) != 1)) ||
-            (has_input(nd, 4) && (!tt || tp_ints(tt, &step, 1) != 1)))
-            return oerr(c, APPROF_EPARSE, "%s: field input[1..4]: expected constant starts, ends, axes, steps over one axis", nd->what);
-        a.axis = norm_axis(ax, T(c, x)->ndim);
-        if (a.axis < 0 || step != 1)
-            return oerr(c, APPROF_EPARSE, "%s: field input[%d]: %s", nd->what, a.axis < 0 ? 3 : 4,
-                        a.axis < 0 ? "axis out of range" : "only step 1 is supported");
-        dim = T(c, x)->dims[a.axis];
-        if (st < 0) st += dim;
-        if (en < 0) en += dim;
-        st = st < 0 ? 0 : st > dim ? dim : st;
-        en = en < 0 ? 0 : en > dim ? dim : en;
-        a.start = st;
-        a.length = en - st;
-        if (a.length == dim)
-            return alias(c, nd, x);
-        return emit(c, nd, APPROF_OP_SLICE, &x, 1, &a, NULL, 0);
-    }
-    if (!strcmp(op, "Split")) {
-        const Onnx__TensorProto *ts = has_input(nd, 1) ? const_in(c, nd, 1) : NULL;
-        int cnt = (int)n->n_output;
-        if (operand(c, nd, 0, &x) < 0)
-            return APPROF_EPARSE;
-        a.axis = norm_axis(attr_i(n, "axis", 0), T(c, x)->ndim);
-        if (a.axis < 0)
-            return oerr(c, APPROF_EPARSE, "%s: field attribute axis: out of range", nd->what);
-        if (cnt < 2 || cnt > APPROF_MAX_OUTPUTS)
-            return oerr(c, APPROF_EPARSE, "%s: field output: 2 to %d outputs supported", nd->what, APPROF_MAX_OUTPUTS);
-        k = ts ? tp_ints(ts, a.sizes, APPROF_MAX_OUTPUTS) : attr_ints(n, "split", a.sizes, APPROF_MAX_OUTPUTS);
-        if (has_input(nd, 1) && !ts)
-            return oerr(c, APPROF_EPARSE, "%s: field input[1]: expected constant split sizes", nd->what);
-        if (k < 0) {
-            int64_t dim = T(c, x)->dims[a.axis];
-            if (dim % cnt)
-                return oerr(c, APPROF_EINVAL, "%s: field output: %lld does not split in %d", nd->what, (long long)dim, cnt);
-            for (k = 0; k < cnt; k++)
-                a.sizes[k] = dim / cnt;
-        }
-        if (k != cnt)
-            return oerr(c, APPROF_EPARSE, "%s: field split: %d sizes for %d outputs", nd->what, k, cnt);
-        return emit(c, nd, APPROF_OP_SPLIT, &x, 1, &a, NULL, 0);
-    }
-    if (!strcmp(op, "Gather")) {
-        const Onnx__TensorProto *tab = const_in(c, nd, 0);
-        if (!tab || tab->n_dims != 2 || attr_i(n, "axis", 0) != 0)
-            return oerr(c, APPROF_EPARSE, "%s: unsupported operator: Gather only as an embedding (axis 0 of a 2-D initializer)", nd->what);
-        if (operand(c, nd, 1, &in[0]) < 0 || operand(c, nd, 0, &in[1]) < 0)
-            return APPROF_EPARSE;
-        return emit(c, nd, APPROF_OP_EMBEDDING, in, 2, NULL, NULL, 0);
-    }
-    if (!strcmp(op, "Dropout")) {
-        const Onnx__TensorProto *r = has_input(nd, 1) ? const_in(c, nd, 1) : NULL;
-        const Onnx__AttributeProto *ra = attr(n, "ratio");
-        if (operand(c, nd, 0, &x) < 0)
-            return APPROF_EPARSE;
-        a.rate = 0.5;
-        if (ra && ra->has_f)
-            a.rate = ra->f;
-        else if (r && r->n_float_data == 1)
-            a.rate = r->float_data[0];
-        else if (r && r->has_raw_data && r->raw_data.len == 4 &&
-                 r->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT) {
-            float f;
-            memcpy(&f, r->raw_data.data, 4);
-            a.rate = f;
-        }
-        if (n->n_output > 1 && n->output[1] && *n->output[1])
-            return oerr(c, APPROF_EPARSE, "%s: field output[1]: the dropout mask is not supported", nd->what);
-        return emit(c, nd, APPROF_OP_DROPOUT, &x, 1, &a, NULL, 0);
-    }
-    if (!strcmp(op, "SoftmaxCrossEntropyLoss")) {
-        if (operand(c, nd, 0, &in[0]) < 0 || operand(c, nd, 1, &in[1]) < 0)
-            return APPROF_EPARSE;
-        return emit(c, nd, APPROF_OP_CROSS_ENTROPY, in, 2, NULL, NULL, 0);
-    }
-    (void)at;
-    return oerr(c, APPROF_EPARSE, "%s: unsupported operator '%s%s%s'", nd->what,
-                n->domain && *n->domain ? n->domain : "", n->domain && *n->domain ? "." : "", op);
-}
-
 static int load_input(Ox *c, const Onnx__ValueInfoProto *vi, size_t i, int first)
 {
     const Onnx__TypeProto *tp = vi->type;
@@ -703,19 +111,19 @@ static int load_input(Ox *c, const Onnx__ValueInfoProto *vi, size_t i, int first
     ApprofDtype dt;
     const char *nm = vi->name ? vi->name : "";
     if (!*nm || strlen(nm) >= APPROF_NAME_MAX)
-        return oerr(c, APPROF_EPARSE, "graph.input[%zu]: field name: expected a name of 1 to %d bytes", i, APPROF_NAME_MAX - 1);
+        return ox_err(c, APPROF_EPARSE, "graph.input[%zu]: field name: expected a name of 1 to %d bytes", i, APPROF_NAME_MAX - 1);
     if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type->shape)
-        return oerr(c, APPROF_EPARSE, "input '%s': field type.tensor_type.shape: expected a tensor with a shape", nm);
+        return ox_err(c, APPROF_EPARSE, "input '%s': field type.tensor_type.shape: expected a tensor with a shape", nm);
     sh = tp->tensor_type->shape;
     if (sh->n_dim > APPROF_MAX_DIMS)
-        return oerr(c, APPROF_EPARSE, "input '%s': field type.tensor_type.shape: rank %zu above %d", nm, sh->n_dim, APPROF_MAX_DIMS);
+        return ox_err(c, APPROF_EPARSE, "input '%s': field type.tensor_type.shape: rank %zu above %d", nm, sh->n_dim, APPROF_MAX_DIMS);
     for (size_t d = 0; d < sh->n_dim; d++) {
         const Onnx__TensorShapeProto__Dimension *dm = sh->dim[d];
         if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
             dims[d] = dm->dim_value;
             if (first && d == 0) {
                 if (dims[0] < 1 || dims[0] > MAX_BATCH)
-                    return oerr(c, APPROF_EPARSE, "input '%s': field type.tensor_type.shape.dim[0]: batch %lld outside 1..%lld",
+                    return ox_err(c, APPROF_EPARSE, "input '%s': field type.tensor_type.shape.dim[0]: batch %lld outside 1..%lld",
                                 nm, (long long)dims[0], (long long)MAX_BATCH);
                 c->batch = dims[0];
             }
@@ -728,7 +136,7 @@ static int load_input(Ox *c, const Onnx__ValueInfoProto *vi, size_t i, int first
             dims[0] = c->batch;
             batch_dim = 0;
         } else {
-            return oerr(c, APPROF_EPARSE, "input '%s': field type.tensor_type.shape.dim[%zu]: %s%s%s (only the first dim of the "
+            return ox_err(c, APPROF_EPARSE, "input '%s': field type.tensor_type.shape.dim[%zu]: %s%s%s (only the first dim of the "
                         "first input, the batch, may be symbolic)", nm, d,
                         dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? "symbolic dimension '" : "unknown dimension",
                         dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? dm->dim_param : "",
@@ -736,16 +144,16 @@ static int load_input(Ox *c, const Onnx__ValueInfoProto *vi, size_t i, int first
         }
     }
     if (first) {
-        dtype_of(tp->tensor_type->elem_type, APPROF_F32, &dt);
+        ox_dtype_of(tp->tensor_type->elem_type, APPROF_F32, &dt);
         c->g->dtype = dt;
     }
-    dtype_of(tp->tensor_type->elem_type, c->g->dtype, &dt);
+    ox_dtype_of(tp->tensor_type->elem_type, c->g->dtype, &dt);
     r = approf_graph_add_tensor(c->g, nm, APPROF_TENSOR_INPUT, dt, (int)sh->n_dim, dims, batch_dim);
     if (r == APPROF_ENOMEM)
         return r;
     if (r < 0)
-        return oerr(c, APPROF_EINVAL, "input '%s': field type.tensor_type.shape: absurd size", nm);
-    return val_def(c, nm, V_TENSOR, r, NULL) < 0 ? oerr(c, APPROF_EINVAL, "too many values") : 0;
+        return ox_err(c, APPROF_EINVAL, "input '%s': field type.tensor_type.shape: absurd size", nm);
+    return ox_val_def(c, nm, V_TENSOR, r, NULL) < 0 ? ox_err(c, APPROF_EINVAL, "too many values") : 0;
 }
 
 static int is_initializer(const Onnx__GraphProto *gp, const char *name)
@@ -764,7 +172,7 @@ static int convert(Ox *c, int64_t batch)
     for (size_t i = 0; i < gp->n_node; i++)
         n_vals += gp->node[i]->n_output;
     if (n_vals > ((size_t)1 << 24) || gp->n_node > ((size_t)1 << 22))
-        return oerr(c, APPROF_EINVAL, "field graph.node: absurd number of nodes or values");
+        return ox_err(c, APPROF_EINVAL, "field graph.node: absurd number of nodes or values");
     c->cap_vals = n_vals + 1;
     for (c->cap_slot = 64; c->cap_slot < 2 * c->cap_vals;)
         c->cap_slot *= 2;
@@ -780,12 +188,12 @@ static int convert(Ox *c, int64_t batch)
     for (size_t i = 0; i < gp->n_initializer; i++) {
         const Onnx__TensorProto *tp = gp->initializer[i];
         if (!tp->name || !*tp->name)
-            return oerr(c, APPROF_EPARSE, "graph.initializer[%zu]: field name: missing", i);
+            return ox_err(c, APPROF_EPARSE, "graph.initializer[%zu]: field name: missing", i);
         for (size_t d = 0; d < tp->n_dims; d++)
             if (tp->dims[d] < 0 || tp->dims[d] > ((int64_t)1 << 31))
-                return oerr(c, APPROF_EPARSE, "initializer '%s': field dims: dimension %lld out of range", tp->name, (long long)tp->dims[d]);
-        if ((rc = val_def(c, tp->name, V_INIT, -1, tp)) < 0)
-            return oerr(c, rc, "too many values");
+                return ox_err(c, APPROF_EPARSE, "initializer '%s': field dims: dimension %lld out of range", tp->name, (long long)tp->dims[d]);
+        if ((rc = ox_val_def(c, tp->name, V_INIT, -1, tp)) < 0)
+            return ox_err(c, rc, "too many values");
     }
     c->batch = batch > 0 ? batch : 1;
     for (size_t i = 0; i < gp->n_input; i++) {
@@ -798,12 +206,12 @@ static int convert(Ox *c, int64_t batch)
         first = 0;
     }
     if (first)
-        return oerr(c, APPROF_EPARSE, "field graph.input: no input besides the initializers");
+        return ox_err(c, APPROF_EPARSE, "field graph.input: no input besides the initializers");
     /* consumers, for the fusions */
     for (size_t i = 0; i < gp->n_node; i++) {
         const Onnx__NodeProto *n = gp->node[i];
         for (size_t k = 0; k < n->n_input; k++) {
-            int v = val_find(c, n->input[k]);
+            int v = ox_val_find(c, n->input[k]);
             if (v >= 0) {
                 c->uses[v]++;
                 if (c->first_user[v] < 0)
@@ -811,34 +219,34 @@ static int convert(Ox *c, int64_t batch)
             }
         }
         for (size_t k = 0; k < n->n_output; k++)
-            if (n->output[k] && *n->output[k] && val_find(c, n->output[k]) < 0 &&
-                (rc = val_def(c, n->output[k], V_CONST, -1, NULL)) < 0)
-                return oerr(c, rc, "too many values");
+            if (n->output[k] && *n->output[k] && ox_val_find(c, n->output[k]) < 0 &&
+                (rc = ox_val_def(c, n->output[k], V_CONST, -1, NULL)) < 0)
+                return ox_err(c, rc, "too many values");
     }
     /* outputs are placeholders until their node runs: unknown again */
     for (size_t i = 0; i < gp->n_node; i++) {
         const Onnx__NodeProto *n = gp->node[i];
         for (size_t k = 0; k < n->n_output; k++) {
-            int v = val_find(c, n->output[k]);
+            int v = ox_val_find(c, n->output[k]);
             if (v >= 0 && c->vals[v].kind == V_CONST && !c->vals[v].tp)
                 c->vals[v].kind = -1;
         }
     }
     for (size_t i = 0; i < gp->n_node; i++) {
         char nm[APPROF_NAME_MAX];
-        Node nd;
+        OxNode nd;
         if (c->skip[i])
             continue;
         nd.n = gp->node[i];
         nd.name = node_name(nd.n, i, nm, sizeof nm);
         snprintf(nd.what, sizeof nd.what, "node '%s' (%s)", nd.name, nd.n->op_type ? nd.n->op_type : "");
         for (size_t k = 0; k < nd.n->n_input; k++) {
-            int v = val_find(c, nd.n->input[k]);
+            int v = ox_val_find(c, nd.n->input[k]);
             if (v >= 0 && c->vals[v].kind == -1)
-                return oerr(c, APPROF_EPARSE, "%s: field input[%zu]: value '%s' used before the node defining it (not topological)",
+                return ox_err(c, APPROF_EPARSE, "%s: field input[%zu]: value '%s' used before the node defining it (not topological)",
                             nd.what, k, nd.n->input[k]);
         }
-        rc = map_node(c, &nd, i);
+        rc = ox_map_node(c, &nd, i);
         if (rc < 0)
             return rc;
     }
@@ -869,9 +277,9 @@ int approf_onnx_parse(const void *data, size_t len, const char *origin, int64_t 
     *out = NULL;
     mp = onnx__model_proto__unpack(NULL, len, data);
     if (!mp)
-        return oerr(&c, APPROF_EPARSE, "field (ModelProto): not a valid ONNX protobuf message (truncated or not ONNX)");
+        return ox_err(&c, APPROF_EPARSE, "field (ModelProto): not a valid ONNX protobuf message (truncated or not ONNX)");
     if (!mp->graph || !mp->graph->n_node) {
-        rc = oerr(&c, APPROF_EPARSE, "field graph%s: missing or without nodes", mp->graph ? ".node" : "");
+        rc = ox_err(&c, APPROF_EPARSE, "field graph%s: missing or without nodes", mp->graph ? ".node" : "");
         goto cleanup;
     }
     c.gp = mp->graph;
@@ -885,7 +293,7 @@ int approf_onnx_parse(const void *data, size_t len, const char *origin, int64_t 
     if (rc == APPROF_ENOMEM)
         goto cleanup;
     if (rc < 0) {
-        rc = oerr(&c, APPROF_EINVAL, "%s", emsg);
+        rc = ox_err(&c, APPROF_EINVAL, "%s", emsg);
         goto cleanup;
     }
     rc = approf_graph_canonicalize(c.g);
@@ -895,7 +303,7 @@ int approf_onnx_parse(const void *data, size_t len, const char *origin, int64_t 
     c.g = NULL;
 cleanup:
     if (rc == APPROF_ENOMEM && err && errlen && !err[0])
-        oerr(&c, rc, "out of memory");
+        ox_err(&c, rc, "out of memory");
     approf_graph_free(&c.g);
     free(c.vals);
     free(c.slot);

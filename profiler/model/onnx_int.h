@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Internal to the ONNX reader, between its two halves: onnx.c walks the
+ * protobuf (values, inputs, initializers, node order) and onnx_ops.c maps
+ * one node onto IR operators. Only built with ONNX support (HAVE_ONNX).
+ */
+#ifndef APPROF_ONNX_INT_H
+#define APPROF_ONNX_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph.h"
+#include "onnx.pb-c.h"
+
+/* What a value name stands for: an IR tensor, an initializer not yet read,
+ * a Constant node's output; -1 while a node output is not yet defined. */
+enum { V_TENSOR = 0, V_INIT, V_CONST };
+
+typedef struct {
+    const char *name;
+    int kind;                       /* V_TENSOR: IR tensor idx; V_INIT / V_CONST: tp */
+    int idx;
+    const Onnx__TensorProto *tp;
+} OxVal;
+
+/* One conversion: the file's graph, the IR graph being built, the value
+ * table (open addressing over slot, cap_slot a power of two) and the
+ * per-value use counts the fusions look at. */
+typedef struct {
+    const char *origin;
+    char *err;
+    size_t errlen;
+    ApprofGraph *g;
+    Onnx__GraphProto *gp;
+    OxVal *vals;
+    size_t n_vals, cap_vals;
+    int *slot;                      /* val index + 1, 0 empty */
+    size_t cap_slot;
+    int *uses;                      /* per val: consuming node inputs */
+    int *first_user;                /* per val: the first consuming node, -1 */
+    unsigned char *skip;            /* per node: fused into an earlier node */
+    const char *batch_sym;
+    int64_t batch;
+} Ox;
+
+/* The node being mapped. */
+typedef struct {
+    const Onnx__NodeProto *n;
+    const char *name;   /* IR op name */
+    char what[192];     /* "node 'NAME' (OpType)" */
+} OxNode;
+
+/* Records "ORIGIN: " and the formatted message in c->err; returns rc. */
+int ox_err(Ox *c, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The value named name, or -1 (also for NULL or ""). */
+int ox_val_find(const Ox *c, const char *name);
+/* Defines (or redefines) name; APPROF_EINVAL when the table is full. */
+int ox_val_def(Ox *c, const char *name, int kind, int idx, const Onnx__TensorProto *tp);
+/* The IR dtype of an ONNX element type: 1 when it is a float type, else 0
+ * with def (ids and labels count as 4-byte elements). */
+int ox_dtype_of(int32_t et, ApprofDtype def, ApprofDtype *out);
+/* Maps node nd (index at in the graph) onto IR operators: the IR tensor of
+ * its first output (>= 0) or a negative APPROF_E* code, message recorded. */
+int ox_map_node(Ox *c, const OxNode *nd, size_t at);
+
+#endif
