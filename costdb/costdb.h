@@ -12,6 +12,28 @@
  * errors) is available from costdb_errmsg(). Nothing here prints or exits.
  * Text fields in the structs below are fixed-size, NUL-terminated buffers:
  * input longer than the buffer is rejected with COSTDB_EINVAL, never cut.
+ *
+ * Contracts that hold for every function unless its comment says otherwise:
+ *  - A NULL handle or a NULL required pointer is COSTDB_EINVAL (with no
+ *    message: there may be no handle to hold one).
+ *  - Ownership. The Costdb from costdb_open() is the caller's until
+ *    costdb_close(). An array result (T **out, size_t *n) is one malloc'd
+ *    block that the caller releases with a single free(); its rows hold no
+ *    pointers. On success *out is NULL exactly when *n is 0. On failure
+ *    nothing stays allocated: *out and *n are NULL and 0, or untouched when
+ *    the call failed before reading (initialise them). A struct result (T *out) is caller memory the
+ *    function fills; after a failure its contents are unspecified.
+ *    Arguments are only read during the call: costdb keeps no pointer to
+ *    them. Returned strings are static, or the handle's (costdb_errmsg,
+ *    costdb_path): do not free them.
+ *  - Writes. Each write is one unit: its own BEGIN IMMEDIATE transaction,
+ *    or a savepoint inside the caller's costdb_begin() transaction. A write
+ *    that fails is rolled back whole, so the database is as it was before
+ *    the call (and the caller's transaction stays open). Input is checked
+ *    before anything is written. On a handle opened read-only every write
+ *    fails with COSTDB_EREADONLY.
+ *  - Reads check what they decode: a value of the wrong type or outside the
+ *    COSTDB_MAX_* limits is COSTDB_ECORRUPT naming table, row and column.
  */
 #ifndef COSTDB_H
 #define COSTDB_H
@@ -283,74 +305,109 @@ typedef struct CostdbReshardingTask {
  * a file holding a trigger, view, table or index that approf's migrations
  * did not create (or altered) fails with EUNTRUSTED, naming them, before
  * anything in it runs. Values read later are type- and bounds-checked
- * (COSTDB_MAX_*). On failure *out is NULL and errbuf (if given) holds the
- * message. The caller owns *out. */
+ * (COSTDB_MAX_*). flags: COSTDB_OPEN_*. On success the caller owns *out and
+ * releases it with costdb_close(). On failure *out is NULL and errbuf (if
+ * given, errlen bytes) holds the message. */
 int costdb_open(const char *path, int flags, Costdb **out, char *errbuf, size_t errlen);
-/* Closes the database and sets *db to NULL; NULL and *db == NULL are fine. */
+/* Rolls back a transaction left open, finalizes every statement, closes the
+ * database, frees the handle and sets *db to NULL. db == NULL and
+ * *db == NULL are fine (nothing to do). */
 void costdb_close(Costdb **db);
+/* A static one-line description of a COSTDB_E* code (never NULL). */
 const char *costdb_strerror(int err);
-/* The last detailed message of this handle (never NULL). */
+/* The message of the last failure on this handle ("no error" if none, "no
+ * database" for NULL; never NULL). Later successes do not clear it. The
+ * text is the handle's: valid until the next failing call or
+ * costdb_close(). */
 const char *costdb_errmsg(const Costdb *db);
+/* The path the handle was opened with ("" for NULL); the handle's. */
 const char *costdb_path(const Costdb *db);
-/* The schema version this build writes, and the one the file has. */
+/* The schema version this build writes: the number of migrations in
+ * schemas/ (NNN_*.sql). */
 int costdb_schema_version(void);
+/* *version = the open file's schema version (PRAGMA user_version). */
 int costdb_file_version(Costdb *db, int *version);
 
-/* BEGIN IMMEDIATE / COMMIT / ROLLBACK. Not nested. */
+/* BEGIN IMMEDIATE / COMMIT / ROLLBACK of the caller's transaction, inside
+ * which every write below becomes a savepoint. Not nested: costdb_begin
+ * fails with EINVAL while a transaction is open and with EREADONLY on a
+ * read-only handle; costdb_commit fails with EINVAL when none is open (a
+ * failed COMMIT leaves it open unless SQLite rolled it back). costdb_rollback
+ * with no transaction open is 0. */
 int costdb_begin(Costdb *db);
 int costdb_commit(Costdb *db);
 int costdb_rollback(Costdb *db);
 
-/* Current UTC time as ISO-8601 into buf (at least 32 bytes). */
+/* Current UTC time as "YYYY-MM-DDTHH:MM:SSZ" into buf (21 bytes or more,
+ * else buf gets ""; the structs' *_at fields have 32). */
 void costdb_now(char *buf, size_t len);
 
 /* ---- hardware ----------------------------------------------------------- */
 
-/* Inserts hw unless a row with the same fingerprint exists; either way sets
- * hw->id to the row's id. */
+/* Inserts hw unless a row with the same fingerprint exists (that row is
+ * kept as it is, not updated); either way sets hw->id to the row's id. */
 int costdb_hardware_upsert(Costdb *db, CostdbHardware *hw);
+/* Fills *out with hardware row id, or ENOTFOUND. */
 int costdb_hardware_get(Costdb *db, int64_t id, CostdbHardware *out);
+/* Fills *out with the row of this fingerprint, or ENOTFOUND. */
 int costdb_hardware_find(Costdb *db, const char *fingerprint, CostdbHardware *out);
-/* Replaces the comm/compute curves for (hardware, collective/op, group,
- * dtype) by the given points. */
+/* For every (collective, group, dtype) that occurs in pts, replaces that
+ * curve of hardware_id by the points of pts (n == 0: nothing changes). */
 int costdb_comm_put(Costdb *db, int64_t hardware_id, const CostdbCommPoint *pts, size_t n);
-/* Returns the points for (hardware, collective, group, dtype) sorted by bytes;
- * *out is malloc'd (free()), *n may be 0. */
+/* The points of (hardware, collective, group, dtype) sorted by bytes;
+ * *out malloc'd (the caller frees it), *n may be 0. */
 int costdb_comm_get(Costdb *db, int64_t hardware_id, const char *collective,
                     const char *group_desc, const char *dtype,
                     CostdbCommPoint **out, size_t *n);
 /* Every comm point of a hardware row, ordered by collective, group, dtype,
- * bytes; *out malloc'd, *n may be 0. */
+ * bytes; *out malloc'd (the caller frees it), *n may be 0. */
 int costdb_comm_list(Costdb *db, int64_t hardware_id, CostdbCommPoint **out, size_t *n);
+/* For every (op, dtype) that occurs in pts, replaces that curve of
+ * hardware_id by the points of pts. */
 int costdb_compute_put(Costdb *db, int64_t hardware_id, const CostdbComputePoint *pts, size_t n);
+/* The points of (hardware, op, dtype) sorted by size; *out malloc'd (the
+ * caller frees it), *n may be 0. */
 int costdb_compute_get(Costdb *db, int64_t hardware_id, const char *op, const char *dtype,
                        CostdbComputePoint **out, size_t *n);
 
 /* ---- models ------------------------------------------------------------- */
 
-/* Inserts the model and its layers unless the signature exists; sets m->id. */
+/* Inserts the model and its layers unless a model with m->signature exists
+ * (then the stored model and layers are kept and layers is not stored); sets
+ * m->id either way. */
 int costdb_model_upsert(Costdb *db, CostdbModel *m, const CostdbLayer *layers, size_t n_layers);
+/* Fills *out with model row id, or ENOTFOUND. */
 int costdb_model_get(Costdb *db, int64_t id, CostdbModel *out);
-/* *out malloc'd, ordered by layer_index. */
+/* The layers of a model ordered by layer_index; *out malloc'd (the caller
+ * frees it); an unknown model has none (*n = 0, not ENOTFOUND). */
 int costdb_model_layers(Costdb *db, int64_t model_id, CostdbLayer **out, size_t *n);
 
 /* ---- sweeps ------------------------------------------------------------- */
 
-/* Creates the sweep row with its submeshes and configs (one transaction
- * unless one is open). Sets s->id. */
+/* Creates the sweep row with its submeshes and configs in one unit. Sets
+ * s->id (0 on failure) and fills the empty fields started_at (now),
+ * tool_version (this build's), profile_mode ("composition") and dtype
+ * ("f32") of *s. */
 int costdb_sweep_create(Costdb *db, CostdbSweep *s,
                         const CostdbSubmesh *submeshes, size_t n_submeshes,
                         const CostdbConfig *configs, size_t n_configs);
+/* Fills *out with sweep row id, or ENOTFOUND. */
 int costdb_sweep_get(Costdb *db, int64_t id, CostdbSweep *out);
-/* The newest sweep (highest id) or ENOTFOUND. */
+/* *id = the newest sweep (highest id), or ENOTFOUND when there is none. */
 int costdb_sweep_latest(Costdb *db, int64_t *id);
-/* All sweeps ordered by id; *out malloc'd. */
+/* All sweeps ordered by id; *out malloc'd (the caller frees it). */
 int costdb_sweep_list(Costdb *db, CostdbSweep **out, size_t *n);
+/* Sets the status of sweep id, and finished_at to now when set_finished;
+ * ENOTFOUND when there is no such sweep, EINVAL for a status out of range. */
 int costdb_sweep_set_status(Costdb *db, int64_t id, CostdbSweepStatus st, int set_finished);
+/* A sweep's submeshes ordered by index; *out malloc'd (the caller frees
+ * it); an unknown sweep has none. */
 int costdb_sweep_submeshes(Costdb *db, int64_t sweep_id, CostdbSubmesh **out, size_t *n);
-/* Ordered by (submesh_index, config_index). */
+/* A sweep's configs ordered by (submesh_index, config_index); *out malloc'd
+ * (the caller frees it); an unknown sweep has none. */
 int costdb_sweep_configs(Costdb *db, int64_t sweep_id, CostdbConfig **out, size_t *n);
-/* Deletes a sweep and everything hanging off it (entries, placements, plans). */
+/* Deletes a sweep and everything hanging off it (entries, placements,
+ * plans); ENOTFOUND when there is no such sweep. */
 int costdb_sweep_delete(Costdb *db, int64_t id);
 
 /* Who writes a sweep (schema 5, sweep_owner). */
@@ -365,7 +422,7 @@ typedef struct CostdbSweepOwner {
  * 1 yes, 0 no. */
 typedef int (*CostdbOwnerStale)(void *ctx, const CostdbSweepOwner *holder);
 
-/* Takes sweep id for me (pid, host; since is filled in), in one write
+/* Takes sweep id for me (pid > 0, host; since is filled in), in one write
  * transaction: 0 when it had no owner, was held by me already, or its
  * holder is stale by stale(ctx, holder) (stale may be NULL: never); then
  * *taken_over (may be NULL) says whether a holder was replaced and *holder
@@ -375,53 +432,70 @@ int costdb_sweep_claim(Costdb *db, int64_t id, CostdbSweepOwner *me, CostdbOwner
                        void *ctx, CostdbSweepOwner *holder, int *taken_over);
 /* Gives sweep id back if me (pid, host) holds it; 0 otherwise too. */
 int costdb_sweep_release(Costdb *db, int64_t id, const CostdbSweepOwner *me);
-/* Every sweep's holder, by sweep id; *out malloc'd (caller frees). Works
- * while another connection holds the write lock (WAL readers). */
+/* Every sweep's holder, by sweep id; *out malloc'd (the caller frees it).
+ * Works while another connection holds the write lock (WAL readers). */
 int costdb_sweep_owners(Costdb *db, CostdbSweepOwner **out, size_t *n);
+/* The name of a sweep status ("unknown" out of range); static. */
 const char *costdb_sweep_status_name(CostdbSweepStatus st);
+/* *out = the status named s, or EINVAL (s NULL or unknown; *out untouched). */
 int costdb_sweep_status_parse(const char *s, CostdbSweepStatus *out);
 
 /* ---- stage profiles ----------------------------------------------------- */
 
-/* Inserts n entries of one sweep (inside the caller's transaction, or its
- * own). A duplicate key is ECONSTRAINT unless replace is set. */
+/* Inserts n entries of one sweep in one unit. A duplicate key is
+ * ECONSTRAINT unless replace is set (then the stored entry is replaced). */
 int costdb_entries_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, size_t n, int replace);
 /* All entries of a sweep ordered by (submesh desc, start, end, config, phase);
- * *out malloc'd. */
+ * *out malloc'd (the caller frees it). */
 int costdb_entries_get(Costdb *db, int64_t sweep_id, CostdbEntry **out, size_t *n);
-/* Number of entries present for (i, j, s) — used by --resume. */
+/* Yes/no: *exists = 1 when the entry (i..j, s, c, phase) of the sweep is
+ * stored, else 0 (used by --resume). */
 int costdb_entry_exists(Costdb *db, int64_t sweep_id, int start, int end, int submesh,
                         int config, CostdbPhase phase, int *exists);
+/* *n = the number of entries stored for the sweep (0 for an unknown one). */
 int costdb_entries_count(Costdb *db, int64_t sweep_id, int64_t *n);
+/* The name of an entry status ("unknown" out of range); static. */
 const char *costdb_status_name(CostdbStatus st);
+/* *out = the status named s, or EINVAL (s NULL or unknown; *out untouched). */
 int costdb_status_parse(const char *s, CostdbStatus *out);
 
 /* ---- placements --------------------------------------------------------- */
 
-/* Stores placements; a row with the same (i, j, s, c, role, tensor_index)
- * is replaced (a re-profiled stage overwrites its placements). */
+/* Stores placements in one unit; a row with the same (i, j, s, c, role,
+ * tensor_index) is replaced (a re-profiled stage overwrites its
+ * placements). A role other than param, input or output, or a negative
+ * tensor_index, is ECONSTRAINT. */
 int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p, size_t n);
 /* Placements of one (i, j, s, c) ordered by role (param, input, output),
  * then tensor_index. For a variant config c these are the placements stored
  * under its owner (same logical mesh, force flag and memory level, recompute
- * none, zero 0: docs/variants.md); the rows carry config_index c. */
+ * none, zero 0: docs/variants.md); the rows carry config_index c. *out
+ * malloc'd (the caller frees it), *n may be 0. */
 int costdb_placements_get(Costdb *db, int64_t sweep_id, int start, int end, int submesh,
                           int config, CostdbPlacement **out, size_t *n);
 /* Every placement of a sweep as stored (owner configs only, no variant
  * mapping) ordered by (submesh, start, end, config, role, tensor_index);
- * *out malloc'd (free()), *n may be 0. */
+ * *out malloc'd (the caller frees it), *n may be 0. */
 int costdb_placements_list(Costdb *db, int64_t sweep_id, CostdbPlacement **out, size_t *n);
 
 /* ---- plans -------------------------------------------------------------- */
 
-/* Stores a plan with its stages (one transaction). Sets p->id. A NaN
- * full_cost (not estimated) is stored as NULL and reads back as 0; any other
- * NaN field is EINVAL. */
+/* Stores a plan with its stages in one unit. Sets p->id (0 on failure) and
+ * an empty p->created_at to now. A NaN full_cost (not estimated) is stored
+ * as NULL and reads back as 0; any other NaN field is EINVAL. */
 int costdb_plan_put(Costdb *db, CostdbPlan *p, const CostdbPlanStage *stages, size_t n);
+/* Fills *out with plan row id, or ENOTFOUND. stages may be NULL: the plan
+ * row only (n is then not used). Otherwise *stages is the plan's stages
+ * ordered by stage_index, malloc'd and owned by the caller, who frees it
+ * with free() (NULL when *n is 0); on failure *stages is NULL and *n 0. */
 int costdb_plan_get(Costdb *db, int64_t id, CostdbPlan *out, CostdbPlanStage **stages, size_t *n);
-/* Newest plan, optionally of one sweep (sweep_id 0: any). */
+/* *id = the newest plan (highest id), of one sweep when sweep_id > 0, of
+ * any sweep otherwise; ENOTFOUND when there is none. */
 int costdb_plan_latest(Costdb *db, int64_t sweep_id, int64_t *id);
+/* Stores the resharding tasks of plan_id in one unit. */
 int costdb_resharding_put(Costdb *db, int64_t plan_id, const CostdbReshardingTask *t, size_t n);
+/* The resharding tasks of a plan ordered by task_index; *out malloc'd (the
+ * caller frees it), *n may be 0. */
 int costdb_resharding_get(Costdb *db, int64_t plan_id, CostdbReshardingTask **out, size_t *n);
 
 /* ---- CSV interchange (schemas/csv-format.md) ---------------------------- */
@@ -429,7 +503,9 @@ int costdb_resharding_get(Costdb *db, int64_t plan_id, CostdbReshardingTask **ou
 /* Writes the stage profiles of a sweep as CSV (header first), largest
  * submesh shape first, then by config, start, end, phase. Floats are printed
  * in the shortest form that reads back exactly (at most %.17g digits; +inf
- * as "inf"), so export -> import -> export is byte-identical. */
+ * as "inf"), so export -> import -> export is byte-identical. out stays the
+ * caller's (flushed, not closed); ENOTFOUND for an unknown sweep, EIO when
+ * writing fails. */
 int costdb_csv_export(Costdb *db, int64_t sweep_id, FILE *out);
 
 typedef struct CostdbImportOptions {
@@ -441,16 +517,20 @@ typedef struct CostdbImportOptions {
 
 /* Creates a sweep (status 'imported') from the CSV file at path, in one
  * transaction: on any error nothing is imported, and costdb_errmsg() names
- * path:line:column and the field. Sets *sweep_id. */
+ * path:line:column and the field. opt may be NULL (all defaults). Sets
+ * *sweep_id. */
 int costdb_csv_import(Costdb *db, const char *path, const CostdbImportOptions *opt,
                       int64_t *sweep_id);
 
 /* ---- Alpa-format printing ----------------------------------------------- */
 
 /* Prints the entries of a sweep exactly as Alpa logs them, grouped under
- * "- Profiling for submesh K (n, m):" headers, largest submesh first. */
+ * "- Profiling for submesh K (n, m):" headers, largest submesh first. out
+ * stays the caller's (flushed, not closed); ENOTFOUND for an unknown sweep,
+ * EIO when writing fails. */
 int costdb_print_alpa(Costdb *db, int64_t sweep_id, FILE *out);
-/* One entry line: result[(i, j, s, c), m] = ModuleProfileResult(...). */
+/* One entry line: result[(i, j, s, c), m] = ModuleProfileResult(...), cut
+ * to len bytes and NUL-terminated (len 0: nothing written; e NULL: ""). */
 void costdb_format_entry(const CostdbEntry *e, char *buf, size_t len);
 
 /* Writes s as a JSON string literal ("..." with \", \\, \n, \t and
