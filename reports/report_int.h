@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Internal: the loaded report (plan, stages, placements, derived resharding
- * tasks and conversions, schedules) shared by report.c and the writers
- * (dumps.c, json.c, html.c, code.c). Not installed.
+ * tasks and conversions, schedules) shared by report.c (loading), export.c
+ * (the closest expressible plan), compare.c, util.c (the shared writers of
+ * literals) and the output writers (dumps.c, json.c, html.c, code.c). Not
+ * installed.
  */
 #ifndef APREPORT_REPORT_INT_H
 #define APREPORT_REPORT_INT_H
@@ -129,7 +131,8 @@ void rep_html(FILE *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)
  * the text is cut before an escape that does not fit): backslash, quotes
  * and control characters escaped, valid UTF-8 outside ASCII as \uXXXX /
  * \UXXXXXXXX, other bytes as \xNN. The one writer of Python literals:
- * plan.py, the Alpa dumps and every comment that quotes database text.
+ * the <name>_plan.py output, the Alpa dumps and every comment that quotes
+ * database text.
  * Needs 4 n + 3 bytes at most. */
 void rep_py_quote(const char *s, size_t n, char *out, size_t len);
 /* s as a JSON string (costdb_json_string) that is valid UTF-8: bytes that

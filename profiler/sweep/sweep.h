@@ -2,9 +2,14 @@
 /*
  * The profiling sweep: builds the model, constructs layers, enumerates
  * (layer range, submesh, config) tuples, shards each stage, costs its
- * forward and backward modules with a backend and writes every entry to the
- * cost database as soon as it exists, so that an interrupted sweep loses at
- * most the tuple in flight and --resume finishes it.
+ * forward and backward modules with a backend and writes every tuple's
+ * entries and placements to the cost database as soon as they exist, in
+ * batch transactions (the writer in sweep_db.c): a batch is committed after
+ * the tuple that makes it commit_every tuples (default 64) or finds it open
+ * for 50 ms or more. A kill therefore loses the tuples of the open batch
+ * (at most commit_every - 1) besides those in flight; a stop (SIGINT,
+ * SIGTERM, SIGHUP) or an error commits what was finished. --resume
+ * profiles whatever is missing.
  */
 #ifndef APPROF_SWEEP_H
 #define APPROF_SWEEP_H
