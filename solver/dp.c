@@ -13,6 +13,7 @@
  * (i, j, submesh) are reduced beforehand to those not dominated in
  * (cost, max_n_succ_stages).
  */
+#include <assert.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -218,6 +219,7 @@ static int dp_run(Dp *dp, double t)
                 while (lim < op->item_n && it[lim].cost <= t)
                     lim++;
                 cst = (size_t)(op->end + 1) * (size_t)(D + 1) + (size_t)(d - op->dev);
+                assert(op->end >= i && op->end < L && op->dev >= 1 && d - op->dev >= 0);
                 ccnt = dp->front_cnt[cst];
                 cbase = cst * (size_t)NS;
                 for (int e = 0; e < ccnt; e++) {
@@ -282,6 +284,7 @@ static int dp_extract(Dp *dp, int n, ApsolvePlan **out)
     for (k = 0; k < n; k++) {
         size_t cell = ((size_t)i * (size_t)(dp->D + 1) + (size_t)d) * (size_t)dp->NS
                       + (size_t)(n - k);
+        assert(d > 0 && i < dp->L && dp->arg[cell] >= 0);  /* n - k is on (i, d)'s frontier */
         const DpItem *it = &dp->items[dp->arg[cell]];
         const DpOpt *op = &dp->opts[it->opt];
         ApsolveStage *st = &plan->stages[k];
@@ -293,6 +296,7 @@ static int dp_extract(Dp *dp, int n, ApsolvePlan **out)
         i = op->end + 1;
         d -= op->dev;
     }
+    assert(i == dp->L && d == 0);  /* every layer and every device, as the end state says */
     plan->micro_batches = dp->opt->micro_batches;
     plan->inference = dp->opt->inference;
     apsolve_plan_price(p, dp->opt, plan);

@@ -8,6 +8,7 @@
 #include "hash.h"
 #include "ilp.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,6 +253,7 @@ static CacheEntry *cache_slot(ApprofIlpCache *c, Hash2 key)
 {
     if (!c->cap)
         return NULL;
+    assert((c->cap & (c->cap - 1)) == 0 && c->n < c->cap);  /* a mask; a free slot ends the probe */
     size_t i = (size_t)key.a & (c->cap - 1);
     while (c->e[i].n) {
         if (c->e[i].key.a == key.a && c->e[i].key.b == key.b)
@@ -501,6 +503,7 @@ static int work_eliminate(Work *w, int deg2, int *n_elim)
                 WEdge *e1 = &w->e[nb[0]], *e2 = &w->e[nb[1]];
                 int y = e1->u == x ? e1->v : e1->u;
                 int z = e2->u == x ? e2->v : e2->u;
+                assert(y != z && w->n[y].alive && w->n[z].alive);  /* no self or parallel edges */
                 int ky = w->n[y].k, kz = w->n[z].k;
                 if ((long)ky * kz > ELIM2_MAX_PAIRS)
                     continue;
@@ -550,6 +553,8 @@ static void work_backsubstitute(Work *w)
 {
     for (int i = w->nel - 1; i >= 0; i--) {
         Elim *el = &w->el[i];
+        assert(el->y < 0 || (w->n[el->y].choice >= 0 && w->n[el->y].choice < w->n[el->y].k));
+        assert(el->z < 0 || (w->n[el->z].choice >= 0 && w->n[el->z].choice < w->n[el->z].k));
         switch (el->kind) {
         case EL_FIXED: w->n[el->x].choice = 0; break;
         case EL_DEG0: w->n[el->x].choice = el->arg[0]; break;
