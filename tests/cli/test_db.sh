@@ -9,28 +9,18 @@
 set -u
 approf=$1
 data=$2
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/approf-cli-XXXXXX") || exit 99
+. "$(dirname "$0")/../lib.sh"
+# (run by sh: temp_dir needs bash, so the directory is made here)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/approf-cli-XXXXXX") || fail "mktemp"
 trap 'rm -rf "$tmp"' EXIT
-fails=0
 
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-# expect CODE NAME -- COMMAND...: runs COMMAND, stdout to $tmp/out, stderr to $tmp/err.
+# expect CODE NAME -- COMMAND...: runs COMMAND, stdout to $tmp/out, stderr to
+# $tmp/err; the exit status must be CODE, without a crash.
 expect() {
     want=$1; name=$2; shift 3
     "$@" >"$tmp/out" 2>"$tmp/err"
-    got=$?
-    if [ "$got" -ne "$want" ]; then
-        fail "$name: exit $got, wanted $want"; sed 's/^/  stderr: /' "$tmp/err"
-        return 1
-    fi
-    return 0
+    expect_rc "$want" $? "$tmp/err" "$name"
 }
-
-# contains FILE TEXT NAME
-contains() { grep -qF -- "$2" "$1" || { fail "$3: '$2' not in $1:"; sed 's/^/  | /' "$1"; }; }
-# same FILE GOLDEN NAME
-same() { cmp -s "$1" "$2" || { fail "$3: output differs from $2"; diff "$2" "$1" | head -20; }; }
 
 db=$tmp/t.db
 csv=$data/small.csv
@@ -38,32 +28,32 @@ csv=$data/small.csv
 # import prints the new sweep id.
 if expect 0 import -- "$approf" import --db "$db" --cluster 1x2 --micro-batches 4 --batch 32 "$csv"; then
     [ "$(cat "$tmp/out")" = "1" ] || fail "import: printed '$(cat "$tmp/out")', wanted 1"
-    contains "$tmp/err" "imported 14 entries" "import message"
+    says_text "$tmp/err" "imported 14 entries" "import message"
 fi
 
 # show: Alpa's format, golden.
-expect 0 show -- "$approf" show --db "$db" && same "$tmp/out" "$data/small.show" "show"
-expect 0 "show --sweep" -- "$approf" show --db "$db" --sweep 1 && same "$tmp/out" "$data/small.show" "show --sweep 1"
+expect 0 show -- "$approf" show --db "$db" && same_file "$tmp/out" "$data/small.show" "show"
+expect 0 "show --sweep" -- "$approf" show --db "$db" --sweep 1 && same_file "$tmp/out" "$data/small.show" "show --sweep 1"
 
 # export: golden, then a round trip through import is byte-identical.
-expect 0 export -- "$approf" export --db "$db" --format csv && same "$tmp/out" "$data/small.export.csv" "export"
+expect 0 export -- "$approf" export --db "$db" --format csv && same_file "$tmp/out" "$data/small.export.csv" "export"
 expect 0 "export --output" -- "$approf" export --db "$db" --sweep 1 --output "$tmp/e1.csv" &&
-    same "$tmp/e1.csv" "$data/small.export.csv" "export --output"
+    same_file "$tmp/e1.csv" "$data/small.export.csv" "export --output"
 expect 0 "re-import" -- "$approf" import --db "$db" --quiet "$tmp/e1.csv" &&
     { [ "$(cat "$tmp/out")" = "2" ] || fail "re-import printed '$(cat "$tmp/out")'"; }
 [ -s "$tmp/err" ] && fail "import --quiet wrote to stderr"
-expect 0 "export 2" -- "$approf" export --db "$db" --sweep 2 && same "$tmp/out" "$data/small.export.csv" "round trip"
+expect 0 "export 2" -- "$approf" export --db "$db" --sweep 2 && same_file "$tmp/out" "$data/small.export.csv" "round trip"
 
 # list: provenance of both sweeps.
 if expect 0 list -- "$approf" list --db "$db" --format csv; then
     [ "$(wc -l <"$tmp/out")" -eq 3 ] || fail "list: wanted a header and 2 rows"
-    contains "$tmp/out" "id,name,model,hardware,dtype,shard,cluster,batch,micro_batches,layers,backend,status,entries,started" "list header"
-    contains "$tmp/out" "1,small.csv,-,-,f32,,1x2,32,4,2,import,imported,14," "list row 1"
-    contains "$tmp/out" "2,e1.csv,-,-,f32,,1x2,1,1,2,import,imported,14," "list row 2"
+    says_text "$tmp/out" "id,name,model,hardware,dtype,shard,cluster,batch,micro_batches,layers,backend,status,entries,started" "list header"
+    says_text "$tmp/out" "1,small.csv,-,-,f32,,1x2,32,4,2,import,imported,14," "list row 1"
+    says_text "$tmp/out" "2,e1.csv,-,-,f32,,1x2,1,1,2,import,imported,14," "list row 2"
 fi
-expect 0 "list text" -- "$approf" list --db "$db" && contains "$tmp/out" "small.csv" "list text"
+expect 0 "list text" -- "$approf" list --db "$db" && says_text "$tmp/out" "small.csv" "list text"
 expect 0 "list text columns" -- "$approf" list --db "$db" &&
-    contains "$tmp/out" "hardware         dtype shard cluster" "list text header"
+    says_text "$tmp/out" "hardware         dtype shard cluster" "list text header"
 
 # list --format csv quotes names (RFC 4180): a comma, a quote or a newline
 # in a name does not shift the columns.
@@ -86,9 +76,9 @@ expect 0 "list text odd name" -- "$approf" list --db "$qdb" &&
 if [ -w /dev/full ]; then
     for args in "list --db $db" "list --db $db --format csv" "show --db $db" "export --db $db"; do
         # shellcheck disable=SC2086
-        "$approf" $args >/dev/full 2>"$tmp/err"; rc=$?
-        [ "$rc" -eq 1 ] || fail "$args > /dev/full: exit $rc"
-        contains "$tmp/err" "approf: write error on standard output: No space left on device" "$args > /dev/full"
+        "$approf" $args >/dev/full 2>"$tmp/err"
+        expect_rc 1 $? "$tmp/err" "$args > /dev/full"
+        says_text "$tmp/err" "approf: write error on standard output: No space left on device" "$args > /dev/full"
     done
 fi
 
@@ -97,26 +87,26 @@ fi
 echo precious >"$tmp/victim"
 ln -s "$tmp/victim" "$tmp/link.csv"
 expect 1 "export through a symlink" -- "$approf" export --db "$db" --output "$tmp/link.csv" &&
-    contains "$tmp/err" "approf: $tmp/link.csv: is a symbolic link" "symlink message"
+    says_text "$tmp/err" "approf: $tmp/link.csv: is a symbolic link" "symlink message"
 [ "$(cat "$tmp/victim")" = precious ] || fail "export wrote through a symbolic link"
 echo old >"$tmp/e3.csv"
 expect 0 "export over a file" -- "$approf" export --db "$db" --output "$tmp/e3.csv" &&
-    same "$tmp/e3.csv" "$data/small.export.csv" "export over a file"
+    same_file "$tmp/e3.csv" "$data/small.export.csv" "export over a file"
 ls -A "$tmp" | grep -q '\.tmp$' && fail "export left a temporary file"
 
 # A bad CSV: exit 1, FILE:LINE:COLUMN and the field, nothing imported.
 expect 1 "bad csv" -- "$approf" import --db "$db" "$data/bad.csv" &&
-    contains "$tmp/err" "approf: $data/bad.csv:4:8: field 'peak_memory': -807403520 is negative" "bad csv message"
+    says_text "$tmp/err" "approf: $data/bad.csv:4:8: field 'peak_memory': -807403520 is negative" "bad csv message"
 [ -s "$tmp/out" ] && fail "bad csv: printed to stdout"
 expect 0 "list after bad" -- "$approf" list --db "$db" --format csv &&
     { [ "$(wc -l <"$tmp/out")" -eq 3 ] || fail "bad csv: a sweep was added"; }
 
 # Runtime failures: exit 1.
-expect 1 "no such sweep" -- "$approf" show --db "$db" --sweep 99 && contains "$tmp/err" "no sweep 99" "no such sweep"
+expect 1 "no such sweep" -- "$approf" show --db "$db" --sweep 99 && says_text "$tmp/err" "no sweep 99" "no such sweep"
 expect 1 "missing db" -- "$approf" show --db "$tmp/none.db"
 [ -e "$tmp/none.db" ] && fail "show created a database"
 printf 'not a database at all, just text\n' >"$tmp/text.db"
-expect 1 "not a db" -- "$approf" list --db "$tmp/text.db" && contains "$tmp/err" "not an approf database" "not a db"
+expect 1 "not a db" -- "$approf" list --db "$tmp/text.db" && says_text "$tmp/err" "not an approf database" "not a db"
 expect 1 "missing csv" -- "$approf" import --db "$db" "$tmp/none.csv"
 expect 1 "empty db" -- "$approf" import --db "$tmp/e.db" "$tmp/text.db"
 
@@ -127,16 +117,12 @@ for args in "show" "list --bogus" "export --db $db --format json" "import --db $
     # shellcheck disable=SC2086
     expect 2 "usage: $args" -- "$approf" $args && {
         cmd=${args%% *}
-        contains "$tmp/err" "Try 'approf $cmd --help'" "usage hint: $args"
+        says_text "$tmp/err" "Try 'approf $cmd --help'" "usage hint: $args"
         [ -s "$tmp/out" ] && fail "usage: $args printed to stdout"
     }
 done
 for cmd in list show export import; do
-    expect 0 "$cmd --help" -- "$approf" "$cmd" --help && contains "$tmp/out" "Usage: approf $cmd" "$cmd --help"
+    expect 0 "$cmd --help" -- "$approf" "$cmd" --help && says_text "$tmp/out" "Usage: approf $cmd" "$cmd --help"
 done
 
-if [ "$fails" -ne 0 ]; then
-    echo "$fails check(s) failed"
-    exit 1
-fi
 echo "all approf db checks passed"

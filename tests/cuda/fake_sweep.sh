@@ -19,13 +19,13 @@
 set -euo pipefail
 approf=$(realpath "$1") sqlite=$2 work=$4 mpirun=${5:-mpirun} have_mpi=${6:-0}
 export APPROF_MODULE_DIR=$3
-fail() { echo "FAIL: $*"; exit 1; }
-rm -rf "$work"; mkdir -p "$work"; cd "$work"
+. "$(dirname "$0")/../lib.sh"
+fresh_dir "$work"; cd "$work" || fail "cd $work"
 unset FAKE_APPROF_NODEV FAKE_APPROF_DEVICES
 sweep() { # sweep DB [options]: stderr in DB.err
   local db=$1; shift
   "$approf" sweep --model gpt --num-layers 2 --layers 2 --micro-batches 2 --quiet \
-    --db "$db" "$@" 2>"$db.err" || { cat "$db.err"; fail "sweep $db $*"; }
+    --db "$db" "$@" 2>"$db.err" || fail_with "$db.err" "sweep $db $*"
 }
 rows() {
   "$sqlite" "$1" "SELECT start_layer,end_layer,submesh_index,config_index,phase,
@@ -34,14 +34,13 @@ rows() {
 
 # --- 1 ---------------------------------------------------------------------------
 export FAKE_APPROF_DEVICES=2
-"$approf" probe --db probed.db 2>probe.err || { cat probe.err; fail "probe"; }
+"$approf" probe --db probed.db 2>probe.err || fail_with probe.err "probe"
 cp probed.db one.db
 sweep probed.db --backend cuda
 sweep one.db --backend cuda --workers 1
-grep -q "backend cuda (Fake GPU 40GB, devices 0,1) on a100-40g, 2 workers" probed.db.err ||
-  { cat probed.db.err; fail "summary: devices and workers"; }
+says_text probed.db.err "backend cuda (Fake GPU 40GB, devices 0,1) on a100-40g, 2 workers" "summary: devices and workers"
 grep -q "cluster 1x2: this machine's GPUs" probed.db.err || fail "no cluster notice"
-grep -q "collectives from 2 measured curves" probed.db.err || { cat probed.db.err; fail "curves not used"; }
+says_text probed.db.err "collectives from 2 measured curves" "curves not used"
 [ "$("$sqlite" probed.db "SELECT count(*) FROM hardware")" = 1 ] || fail "a second hardware row"
 [ "$("$sqlite" probed.db "SELECT h.kind || ' ' || s.cluster_hosts || 'x' || s.cluster_gpus
   FROM sweep s JOIN hardware h ON h.id = s.hardware_id")" = "measured 1x2" ] || fail "sweep row"
@@ -53,7 +52,7 @@ case $("$sqlite" probed.db "SELECT options FROM sweep") in *comm_curves*) ;; *) 
 export FAKE_APPROF_DEVICES=3
 sweep fresh.db --backend cuda
 grep -q "no 'approf probe' results for this machine" fresh.db.err || fail "no probe notice"
-grep -q "devices 0,1,2) on a100-40g, 3 workers" fresh.db.err || { cat fresh.db.err; fail "3 devices"; }
+says_text fresh.db.err "devices 0,1,2) on a100-40g, 3 workers" "3 devices"
 [ "$("$sqlite" fresh.db "SELECT kind || ' ' || fingerprint FROM hardware")" = \
   "measured measured:Fake GPU 40GB:3x40960MiB:driver 13.0:cuda 13.0:nccl 2.28.3" ] ||
   fail "measured row: $("$sqlite" fresh.db "SELECT kind, fingerprint FROM hardware")"
@@ -64,13 +63,13 @@ grep -q "devices 0,1,2) on a100-40g, 3 workers" fresh.db.err || { cat fresh.db.e
 # --- 3 ---------------------------------------------------------------------------
 export FAKE_APPROF_DEVICES=2
 sweep share.db --backend cuda --workers 4 --cluster 1x4 --hardware h100-sxm
-grep -q "workers 4 on 2 devices: workers share devices" share.db.err || { cat share.db.err; fail "share notice"; }
+says_text share.db.err "workers 4 on 2 devices: workers share devices" "share notice"
 grep -q "on h100-sxm, 4 workers" share.db.err || fail "explicit --hardware/--workers"
 
 # --- 4 ---------------------------------------------------------------------------
 export FAKE_APPROF_NODEV=1
 sweep auto.db
-[ "$(grep -c "no CUDA device: fake module" auto.db.err)" = 1 ] || { cat auto.db.err; fail "fallback notice"; }
+[ "$(grep -c "no CUDA device: fake module" auto.db.err)" = 1 ] || fail_with auto.db.err "fallback notice"
 grep -q "backend model on a100-40g, 1 worker" auto.db.err || fail "fallback summary"
 [ "$("$sqlite" auto.db "SELECT kind || ' ' || s.cluster_hosts || 'x' || s.cluster_gpus
   FROM sweep s JOIN hardware h ON h.id = s.hardware_id")" = "analytic 1x8" ] || fail "fallback row"
@@ -79,7 +78,7 @@ set +e
 rc=$?
 set -e
 [ $rc = 1 ] || fail "--backend cuda without a device: exit $rc"
-grep -q "backend cuda: no CUDA device: fake module" nodev.err || { cat nodev.err; fail "message"; }
+says_text nodev.err "backend cuda: no CUDA device: fake module" "message"
 unset FAKE_APPROF_NODEV
 
 # --- 5 ---------------------------------------------------------------------------
@@ -100,16 +99,15 @@ mpi "$approf" probe --db mpi.db --max-bytes 64K --quiet >mpi-probe.out 2>mpi-pro
 "$approf" hardware curves show --db mpi.db --hardware-id 1 > mpi-show.txt
 for g in 1x2 2x1 2x2; do
   for c in all-reduce send-recv; do
-    grep -q "^$c *$g " mpi-show.txt || { cat mpi-show.txt; fail "no $c $g curve"; }
+    grep -q "^$c *$g " mpi-show.txt || fail_with mpi-show.txt "no $c $g curve"
   done
 done
 [ "$("$sqlite" mpi.db "SELECT inter_host_bandwidth > 0 AND inter_host_latency > 0 FROM hardware")" = 1 ] ||
   fail "inter-host figures not filled"
 cp mpi.db single.db
 mpi "$approf" sweep --model gpt --num-layers 2 --layers 2 --micro-batches 2 --quiet \
-  --backend cuda --db mpi.db 2>mpi-sweep.err || { cat mpi-sweep.err; fail "mpirun sweep"; }
-grep -q "cluster 2x2: this machine's GPUs on every mpirun host" mpi-sweep.err ||
-  { cat mpi-sweep.err; fail "mpirun default cluster"; }
+  --backend cuda --db mpi.db 2>mpi-sweep.err || fail_with mpi-sweep.err "mpirun sweep"
+says_text mpi-sweep.err "cluster 2x2: this machine's GPUs on every mpirun host" "mpirun default cluster"
 grep -q "collectives from 6 measured curves" mpi-sweep.err || fail "mpirun sweep curves"
 unset APPROF_MPI_RANKS_PER_HOST
 sweep single.db --backend cuda --cluster 2x2 --workers 1

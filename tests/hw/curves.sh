@@ -15,8 +15,8 @@
 # Usage: curves.sh APPROF SQLITE3 WORKDIR
 set -euo pipefail
 approf=$(realpath "$1") sqlite=$2 work=$3
-fail() { echo "FAIL: $*"; exit 1; }
-rm -rf "$work"; mkdir -p "$work"; cd "$work"
+. "$(dirname "$0")/../lib.sh"
+fresh_dir "$work"; cd "$work" || fail "cd $work"
 
 # nccl-tests style output (2.x column layout) of one collective over an
 # HxG group, time = SCALE x the h100-sxm alpha-beta model (hardware.h,
@@ -81,7 +81,7 @@ set_of 3 slow
 sweep() { # sweep DB [more options]
   local db=$1; shift
   "$approf" sweep --model gpt --num-layers 4 --layers 4 --cluster 2x8 --micro-batches 4 \
-    --hardware h100-sxm --db "$db" --quiet "$@" 2>"$db.err" || { cat "$db.err"; fail "sweep $db"; }
+    --hardware h100-sxm --db "$db" --quiet "$@" 2>"$db.err" || fail_with "$db.err" "sweep $db"
 }
 cmp_entries() { # cmp_entries DB_A DB_B -> "equal differing nocoll_changed total"
   "$sqlite" "$1" "ATTACH '$2' AS b;
@@ -96,15 +96,15 @@ cmp_entries() { # cmp_entries DB_A DB_B -> "equal differing nocoll_changed total
 # --- 1. alpha-beta curves reproduce the alpha-beta sweep ------------------------
 sweep plain.db
 "$approf" hardware curves import same/*.log --db same.db --hardware h100-sxm 2>import.err ||
-  { cat import.err; fail "import"; }
+  fail_with import.err "import"
 grep -q "stored on hardware" import.err || fail "import says nothing: $(cat import.err)"
 "$approf" hardware curves show --db same.db --hardware h100-sxm > show.txt
-[ "$(grep -c '^all-' show.txt)" = 21 ] || { cat show.txt; fail "show: expected 21 all-* curves"; }
-grep -q '^all-to-all *2x8 *f32 *33 ' show.txt || { cat show.txt; fail "show: all-to-all 2x8 line"; }
+[ "$(grep -c '^all-' show.txt)" = 21 ] || fail_with show.txt "show: expected 21 all-* curves"
+grep -q '^all-to-all *2x8 *f32 *33 ' show.txt || fail_with show.txt "show: all-to-all 2x8 line"
 "$approf" hardware curves show --db same.db --hardware h100-sxm --format json > show.json
 [ "$(grep -c '"collective"' show.json)" = $((28 * 33)) ] || fail "show json: expected $((28 * 33)) points"
 sweep same.db
-grep -q "28 measured curves" same.db.err || { cat same.db.err; fail "the sweep did not report its curves"; }
+says_text same.db.err "28 measured curves" "the sweep did not report its curves"
 read -r equal differ total <<<"$(cmp_entries same.db plain.db | tr '|' ' ')"
 [ "$total" -gt 100 ] || fail "too few entries compared ($total)"
 [ "$differ" = 0 ] || fail "alpha-beta curves changed $differ of $total entries"
@@ -140,8 +140,8 @@ set +e
 rc=$?
 set -e
 [ $rc = 1 ] || fail "bad file: exit $rc, expected 1"
-grep -q "bad.log:20: field time: 'fast'" bad.err || { cat bad.err; fail "bad file message"; }
-cmp -s slow.db before.db || fail "a failed import changed the database"
+says_text bad.err "bad.log:20: field time: 'fast'" "bad file message"
+same_file slow.db before.db "a failed import changed the database"
 set +e
 "$approf" hardware curves import same/ag-1x8.log --db slow.db --hardware-id 99 2>bad.err; rc=$?
 "$approf" hardware curves import --db slow.db 2>/dev/null; rc2=$?
@@ -150,17 +150,17 @@ set -e
 [ $rc = 1 ] && grep -q "no hardware row 99" bad.err || fail "unknown row: exit $rc $(cat bad.err)"
 [ $rc2 = 2 ] || fail "import without files: exit $rc2"
 [ $rc3 = 1 ] || fail "bad --group: exit $rc3"
-cmp -s slow.db before.db || fail "failed imports changed the database"
+same_file slow.db before.db "failed imports changed the database"
 
 # --- 4. provenance ---------------------------------------------------------------
 opts=$("$sqlite" slow.db "SELECT options FROM sweep")
 case $opts in *'"comm_curves":"'*) ;; *) fail "options lack the curves: $opts";; esac
 case $("$sqlite" plain.db "SELECT options FROM sweep") in *comm_curves*) fail "plain sweep names curves";; esac
 sweep slow.db --resume
-grep -q "already complete" slow.db.err || { cat slow.db.err; fail "resume did not find the sweep"; }
+says_text slow.db.err "already complete" "resume did not find the sweep"
 "$approf" hardware curves import same/ar-1x8.log --db slow.db --hardware h100-sxm 2>/dev/null
 sweep slow.db --resume
-grep -q "starting one" slow.db.err || { cat slow.db.err; fail "new curves resumed the old sweep"; }
+says_text slow.db.err "starting one" "new curves resumed the old sweep"
 [ "$("$sqlite" slow.db 'SELECT count(*) FROM sweep')" = 2 ] || fail "expected a second sweep"
 
 # --- 5. shards priced with curves merge into one sweep, curves included ----------
@@ -168,10 +168,10 @@ grep -q "starting one" slow.db.err || { cat slow.db.err; fail "new curves resume
 cp tmpl.db s0.db; cp tmpl.db s1.db
 sweep s0.db --shard 0/2
 sweep s1.db --shard 1/2
-"$approf" merge --db merged.db s0.db s1.db 2>merge.err || { cat merge.err; fail "merge"; }
+"$approf" merge --db merged.db s0.db s1.db 2>merge.err || fail_with merge.err "merge"
 read -r equal differ total <<<"$(cmp_entries merged.db slow.db | tr '|' ' ')"
 [ "$differ" = 0 ] && [ "$total" -gt 100 ] || fail "merged shards differ: $differ of $total"
 "$approf" hardware curves show --db merged.db --hardware h100-sxm > merged-show.txt
 "$approf" hardware curves show --db tmpl.db --hardware h100-sxm > tmpl-show.txt
-cmp -s merged-show.txt tmpl-show.txt || fail "merge did not carry the curves"
+same_file merged-show.txt tmpl-show.txt "merge did not carry the curves"
 echo "OK"

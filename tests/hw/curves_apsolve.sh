@@ -10,8 +10,8 @@
 # Usage: curves_apsolve.sh APPROF APSOLVE WORKDIR
 set -euo pipefail
 approf=$(realpath "$1") apsolve=$(realpath "$2") work=$3
-fail() { echo "FAIL: $*"; exit 1; }
-rm -rf "$work"; mkdir -p "$work"; cd "$work"
+. "$(dirname "$0")/../lib.sh"
+fresh_dir "$work"; cd "$work" || fail "cd $work"
 
 python3 - <<'PY'
 with open("ar-2x8.log", "w") as f:
@@ -42,9 +42,9 @@ field() { # field DB KEY: the 3-D plan's breakdown value
 }
 sweep plain.db
 "$approf" hardware curves import ar-2x8.log --db slow.db --hardware h100-sxm 2>import.err ||
-  { cat import.err; fail "import"; }
+  fail_with import.err "import"
 sweep slow.db
-grep -q "measured curve" slow.db.err || { cat slow.db.err; fail "the sweep did not use the curve"; }
+says_text slow.db.err "measured curve" "the sweep did not use the curve"
 a0=$(field plain.db apply) a1=$(field slow.db apply)
 p0=$(field plain.db pipeline) p1=$(field slow.db pipeline)
 python3 - "$a0" "$a1" "$p0" "$p1" <<'PY' || fail "apply $a0 -> $a1, pipeline $p0 -> $p1"

@@ -1,13 +1,12 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # 'approf models' and 'approf model show|export': exit codes, the exact
 # parameter count, JSON keys, export -> --model-file gives the same output,
 # a bad model file fails with exit 1 naming the op and field.
 set -u
 APPROF=$1
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/../lib.sh"
+temp_dir T
 
 "$APPROF" models > "$T/models" || fail "approf models"
 for m in mlp resnet50 wide_resnet gpt bert swin llama mistral mixtral qwen2 deepseek_moe; do
@@ -26,7 +25,7 @@ grep -q '(manual)' "$T/mlp" || fail "mlp with boundaries uses manual layers"
 "$APPROF" model export swin --dataset cifar100 --batch 8 > "$T/swin.json" || fail "export"
 "$APPROF" model show swin --dataset cifar100 --batch 8 --layers 6 > "$T/a" || fail "show zoo"
 "$APPROF" model show --model-file "$T/swin.json" --layers 6 > "$T/b" || fail "show file"
-cmp -s "$T/a" "$T/b" || fail "export/load differs"
+same_file "$T/a" "$T/b" "export/load differs"
 # Bad model file: exit 1 with the op and field named.
 sed 's/"op": "softmax"/"op": "softmux"/' "$T/swin.json" > "$T/bad.json"
 "$APPROF" model show --model-file "$T/bad.json" 2> "$T/err" >/dev/null

@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # ONNX model files: a ResNet-50 and a GPT-2 block written with Debian's
 # python3-onnx (onnx_models.py) load with the zoo's exact parameter count and
@@ -10,9 +10,8 @@
 # Usage: cli_onnx.sh APPROF yes|no MODELS_PY
 set -u
 APPROF=$1 HAVE_ONNX=$2 MODELS=$3
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/../lib.sh"
+temp_dir T
 
 printf '\010\377\377\377\377' > "$T/garbage.onnx"
 "$APPROF" model show --model-file "$T/garbage.onnx" > /dev/null 2> "$T/err"
@@ -57,7 +56,7 @@ echo "ok: GPT-2 block from ONNX = zoo: $a"
 # content, not the name: ONNX bytes named .json, JSON named .onnx
 cp "$T/gpt2.onnx" "$T/gpt2-named.json"
 "$APPROF" model show --model-file "$T/gpt2-named.json" --format json > "$T/g2.json" || fail "ONNX named .json"
-cmp -s "$T/g.json" "$T/g2.json" || fail "ONNX named .json loads differently"
+same_file "$T/g.json" "$T/g2.json" "ONNX named .json loads differently"
 "$APPROF" model export mlp --batch 4 > "$T/mlp.onnx" || fail "export mlp"
 "$APPROF" model show --model-file "$T/mlp.onnx" > /dev/null || fail "JSON named .onnx"
 

@@ -9,8 +9,8 @@
 # Usage: moe_e2e.sh APPROF APSOLVE APREPORT MIXTRAL_CONFIG WORKDIR
 set -u
 approf=$1 apsolve=$2 apreport=$3 base=$4 work=$5
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
+fresh_dir "$work"
 python3 - "$base" "$work/mx.json" <<'PY' || fail "writing the config"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -21,13 +21,13 @@ json.dump(d, open(sys.argv[2], "w"))
 PY
 "$approf" sweep --hf-config "$work/mx.json" --layers 2 --cluster 2x8 --dtype bf16 --batch 64 \
   --micro-batches 4 --memory-levels 2 --backend model --quiet --db "$work/mx.db" 2>"$work/sweep.err" ||
-  { cat "$work/sweep.err"; fail "sweep"; }
-"$apsolve" --db "$work/mx.db" --quiet >"$work/plan.txt" 2>&1 || { cat "$work/plan.txt"; fail "apsolve"; }
+  fail_with "$work/sweep.err" "sweep"
+"$apsolve" --db "$work/mx.db" --quiet >"$work/plan.txt" 2>&1 || fail_with "$work/plan.txt" "apsolve"
 "$apreport" --db "$work/mx.db" --out "$work/out" --name mx >/dev/null 2>"$work/rep.err" ||
-  { cat "$work/rep.err"; fail "apreport"; }
+  fail_with "$work/rep.err" "apreport"
 ep=$(sed -n 's/^--expert-model-parallel-size \([0-9]*\)$/\1/p' "$work/out/mx_megatron.args")
 [ -n "$ep" ] && [ "$ep" -ge 2 ] ||
-  { cat "$work/plan.txt"; fail "the auto plan does not split the experts (expert parallel size '$ep')"; }
+  fail_with "$work/plan.txt" "the auto plan does not split the experts (expert parallel size '$ep')"
 grep -q -- "--num-experts 8" "$work/out/mx_megatron.args" || fail "megatron: --num-experts"
 grep -q "expert_parallel_degree = $ep" "$work/out/mx_torchtitan.toml" || fail "torchtitan: expert degree"
 grep -q "ep_size=$ep" "$work/out/mx_deepspeed.json" || fail "deepspeed: ep_size"

@@ -15,9 +15,8 @@ have_mpi=$4
 work=$5
 [ "$have_mpi" = 1 ] || { echo "skip: built without MPI"; exit 77; }
 command -v "$mpirun" >/dev/null 2>&1 || { echo "skip: no mpirun"; exit 77; }
-rm -rf "$work"
-mkdir -p "$work"
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../lib.sh"
+fresh_dir "$work"
 # Sanitizer builds: Open MPI keeps allocations to exit in components it
 # dlopens; keep them loaded and unwind fully so that the suppressions name
 # them (no effect on ordinary builds; only for the mpirun runs).
@@ -30,32 +29,32 @@ mpi() { local np=$1; shift; "${mpienv[@]}" "$mpirun" -np "$np" --allow-run-as-ro
 # 1. composition, 2 ranks
 comp=(sweep --model resnet50 --layers 8 --cluster 2x4 --micro-batches 4 --backend model)
 "$approf" "${comp[@]}" --quiet --db "$work/single.db" 2>"$work/single.err" ||
-  { cat "$work/single.err"; fail "single-process sweep"; }
+  fail_with "$work/single.err" "single-process sweep"
 mpi 2 "$approf" "${comp[@]}" --db "$work/mpi.db" >"$work/mpi.out" 2>"$work/mpi.err" ||
-  { cat "$work/mpi.err"; fail "mpirun -np 2 sweep"; }
+  fail_with "$work/mpi.err" "mpirun -np 2 sweep"
 same_sweep "$work/single.db" 1 "$work/mpi.db" 1 "mpirun -np 2"
 n=$("$sqlite" "$work/single.db" "SELECT count(*) FROM stage_profile")
 lines=$(grep -c '^result\[' "$work/mpi.out")
 uniq=$(grep '^result\[' "$work/mpi.out" | sort -u | wc -l)
 [ "$lines" = "$n" ] && [ "$uniq" = "$n" ] ||
   fail "expected $n entry lines once each from rank 0, got $lines ($uniq distinct)"
-[ "$(grep -c 'done: ' "$work/mpi.err")" = 1 ] || { cat "$work/mpi.err"; fail "one summary expected"; }
+[ "$(grep -c 'done: ' "$work/mpi.err")" = 1 ] || fail_with "$work/mpi.err" "one summary expected"
 [ "$("$sqlite" "$work/mpi.db" "SELECT count(*) FROM sweep")" = 1 ] || fail "one sweep row expected"
 
 # 2. individual mode, 3 ranks (ranges composed by rank 0 after all ranks)
 ind=(sweep --model mlp --layers 2 --cluster 1x4 --micro-batches 4 --profile-mode individual
      --backend model --quiet)
 "$approf" "${ind[@]}" --db "$work/isingle.db" 2>"$work/isingle.err" ||
-  { cat "$work/isingle.err"; fail "single-process individual sweep"; }
+  fail_with "$work/isingle.err" "single-process individual sweep"
 mpi 3 "$approf" "${ind[@]}" --db "$work/impi.db" 2>"$work/impi.err" ||
-  { cat "$work/impi.err"; fail "mpirun -np 3 individual sweep"; }
+  fail_with "$work/impi.err" "mpirun -np 3 individual sweep"
 same_sweep "$work/isingle.db" 1 "$work/impi.db" 1 "mpirun -np 3 individual"
 
 # 3. SIGINT to rank 1 mid-sweep, then resume under mpirun
 slow=(sweep --model gpt --preset gpt3-1.3b --layers 16 --cluster 2x4 --batch 64
       --micro-batches 8 --backend model --quiet --commit-every 4)
 "$approf" "${slow[@]}" --db "$work/ref.db" 2>"$work/ref.err" ||
-  { cat "$work/ref.err"; fail "reference sweep"; }
+  fail_with "$work/ref.err" "reference sweep"
 landed=0
 for attempt in 1 2 3 4 5; do
   db="$work/int$attempt.db"
@@ -84,16 +83,16 @@ done
 [ $landed = 1 ] || fail "no SIGINT landed mid-sweep (the sweep finished too fast)"
 # the interrupted rank names its signal; rank 0 (which mpirun may stop with
 # SIGTERM as soon as rank 1 exits) names the sweep and how to resume
-grep -q "rank 1 interrupted by SIGINT" "$work/int.err" || { cat "$work/int.err"; fail "no interrupt message from rank 1"; }
+says_text "$work/int.err" "rank 1 interrupted by SIGINT" "no interrupt message from rank 1"
 grep -q "interrupted by SIG\(INT\|TERM\): sweep 1 has" "$work/int.err" ||
-  { cat "$work/int.err"; fail "no interrupt message from rank 0"; }
+  fail_with "$work/int.err" "no interrupt message from rank 0"
 [ "$("$sqlite" "$db" "PRAGMA integrity_check")" = ok ] || fail "integrity_check after SIGINT"
 [ "$("$sqlite" "$db" "SELECT status FROM sweep")" = interrupted ] || fail "sweep not marked interrupted"
 part=$("$sqlite" "$db" "SELECT count(*) FROM stage_profile")
 full=$("$sqlite" "$work/ref.db" "SELECT count(*) FROM stage_profile")
 [ "$part" -lt "$full" ] || fail "interrupted sweep has all $full entries"
 mpi 2 "$approf" "${slow[@]}" --db "$db" --resume 2>"$work/resume.err" ||
-  { cat "$work/resume.err"; fail "mpirun --resume"; }
-grep -q "resuming sweep 1" "$work/resume.err" || { cat "$work/resume.err"; fail "did not resume"; }
+  fail_with "$work/resume.err" "mpirun --resume"
+says_text "$work/resume.err" "resuming sweep 1" "did not resume"
 same_sweep "$work/ref.db" 1 "$db" 1 "SIGINT + mpirun --resume"
 echo "ok: mpirun sweeps equal single-process sweeps (interrupted at attempt $attempt, $part of $full entries)"

@@ -11,20 +11,19 @@ set -u
 approf=$1
 sqlite=$2
 work=$3
-rm -rf "$work"
-mkdir -p "$work"
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../lib.sh"
+fresh_dir "$work"
 
 sweep() { "$approf" sweep --backend model --quiet "$@" >/dev/null 2>>"$work/sweep.err" ||
-  { cat "$work/sweep.err"; fail "approf sweep $*"; }; }
-merge_ok() { "$approf" merge "$@" 2>"$work/merge.err" || { cat "$work/merge.err"; fail "approf merge $*"; }; }
+  fail_with "$work/sweep.err" "approf sweep $*"; }
+merge_ok() { "$approf" merge "$@" 2>"$work/merge.err" || fail_with "$work/merge.err" "approf merge $*"; }
 # merge_refused PATTERN ARGS...: exit 1 with PATTERN in the message
 merge_refused() {
   local pat=$1; shift
   "$approf" merge "$@" >/dev/null 2>"$work/refused.err"
   local rc=$?
-  [ $rc = 1 ] || { cat "$work/refused.err"; fail "merge $* exited $rc, expected 1"; }
-  grep -q -- "$pat" "$work/refused.err" || { cat "$work/refused.err"; fail "merge $*: no '$pat'"; }
+  [ $rc = 1 ] || fail_with "$work/refused.err" "merge $* exited $rc, expected 1"
+  grep -q -- "$pat" "$work/refused.err" || fail_with "$work/refused.err" "merge $*: no '$pat'"
 }
 
 # 1. composition: resnet50, 8 layers, 2x4, two shards in two files
@@ -36,7 +35,7 @@ n0=$("$sqlite" "$work/s0.db" "SELECT count(*) FROM stage_profile")
 n1=$("$sqlite" "$work/s1.db" "SELECT count(*) FROM stage_profile")
 [ "$n0" -gt 0 ] && [ "$n1" -gt 0 ] || fail "a shard is empty ($n0, $n1)"
 merge_ok --db "$work/merged.db" "$work/s1.db" "$work/s0.db"
-grep -q "merged 2 shards into sweep 1" "$work/merge.err" || { cat "$work/merge.err"; fail "summary"; }
+says_text "$work/merge.err" "merged 2 shards into sweep 1" "summary"
 same_sweep "$work/single.db" 1 "$work/merged.db" 1 "composition"
 n=$("$sqlite" "$work/merged.db" "SELECT count(*) FROM stage_profile")
 [ "$n" = $((n0 + n1)) ] || fail "merged has $n entries, shards $n0 + $n1"
@@ -56,7 +55,7 @@ sweep "${ind[@]}" --db "$work/ib.db" --shard 1/3
 ranges=$("$sqlite" "$work/ia.db" "SELECT count(*) FROM stage_profile WHERE start_layer < end_layer")
 [ "$ranges" = 0 ] || fail "a shard composed ranges on its own"
 merge_ok --db "$work/imerged.db" "$work/ia.db" "$work/ib.db"
-grep -q "composed" "$work/merge.err" || { cat "$work/merge.err"; fail "individual summary"; }
+says_text "$work/merge.err" "composed" "individual summary"
 ranges=$("$sqlite" "$work/imerged.db" "SELECT count(*) FROM stage_profile WHERE start_layer < end_layer")
 [ "$ranges" -gt 0 ] || fail "merge composed no range entries"
 same_sweep "$work/isingle.db" 1 "$work/imerged.db" 1 "individual"

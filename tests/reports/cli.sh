@@ -8,7 +8,7 @@ set -u
 exe=$1 apreport=$2 approf=$3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 
 "$apreport" --help >"$dir/help" || fail "apreport --help"
 grep -q "^Usage: apreport" "$dir/help" || fail "help text"
@@ -30,8 +30,8 @@ for f in tut_input_placement_specs.txt tut_output_placement_specs.txt tut_reshar
   [ -s "$dir/o/$f" ] || fail "$f not written"
 done
 # The second run reads the stored resharding tasks: same dump.
-cmp -s "$dir/o/tut_resharding_tasks.txt" "$dir/w/mlp_resharding_tasks.txt" || fail "tasks differ"
-cmp -s "$dir/o/tut_input_placement_specs.txt" "$dir/w/mlp_input_placement_specs.txt" || fail "specs differ"
+same_file "$dir/o/tut_resharding_tasks.txt" "$dir/w/mlp_resharding_tasks.txt" "tasks differ"
+same_file "$dir/o/tut_input_placement_specs.txt" "$dir/w/mlp_input_placement_specs.txt" "specs differ"
 # The schedule apsolve stored with a plan is the one simulated unless
 # --schedule says otherwise.
 cp "$dir/w/mlp.db" "$dir/il.db"

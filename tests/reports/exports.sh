@@ -14,11 +14,11 @@ set -eu
 approf=$1 apsolve=$2 apreport=$3 python=$4 golden=$5/llama3-8b regen=${6:-}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 db=$dir/llama.db
 "$approf" sweep --model llama --preset llama-3-8b --num-layers 4 --manual-boundaries --manual-layers --cluster 1x8 \
   --dtype bf16 --variants all --backend model --hardware a100-40g --db "$db" --quiet \
-  >/dev/null 2>"$dir/sweep.err" || fail "sweep: $(cat "$dir/sweep.err")"
+  >/dev/null 2>"$dir/sweep.err" || fail_with "$dir/sweep.err" "sweep"
 # plan 1: the 3-D plan, plan 2: the auto plan
 "$apsolve" --db "$db" --quiet --parallel dp=2,tp=2,pp=2,sp=1,zero=1,recompute=full >/dev/null ||
   fail "apsolve --parallel"
@@ -39,7 +39,7 @@ for f in llama3_megatron.args llama3_deepspeed.json llama3_torchtitan.toml; do
     mkdir -p "$golden"
     cp "$dir/norm/$f" "$golden/$f"
   fi
-  diff -u "$golden/$f" "$dir/norm/$f" || fail "$f differs from $golden/$f"
+  same_file "$dir/norm/$f" "$golden/$f" "$f"
 done
 
 "$apreport" --db "$db" --plan 3 --name nonuni --out "$dir/n" --quiet || fail "apreport plan 3"

@@ -17,7 +17,7 @@ if [ -z "$browser" ]; then
 fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 "$exe" --write "$dir/out" >/dev/null || fail "cannot build the report"
 page="$dir/out/report.html"
 # Self-contained: no external resources, no scripts.
@@ -27,7 +27,7 @@ if grep -qi '<script' "$page"; then fail "report.html contains a script"; fi
 flags="--headless --no-sandbox --disable-gpu --disable-background-networking
   --disable-component-update --disable-sync --no-first-run --hide-scrollbars"
 timeout 120 "$browser" $flags --user-data-dir="$dir/profile" --screenshot="$dir/shot.png" \
-  --window-size=1400,2000 "file://$page" >"$dir/log" 2>&1 || { cat "$dir/log"; fail "chromium failed"; }
+  --window-size=1400,2000 "file://$page" >"$dir/log" 2>&1 || fail_with "$dir/log" "chromium failed"
 [ -s "$dir/shot.png" ] || fail "no screenshot"
 magic=$(od -An -tx1 -N8 "$dir/shot.png" | tr -d ' \n')
 [ "$magic" = "89504e470d0a1a0a" ] || fail "the screenshot is not a PNG"
@@ -35,7 +35,7 @@ size=$(wc -c <"$dir/shot.png")
 # A blank 1400x2000 page compresses to a few kB; the report is far larger.
 [ "$size" -gt 30000 ] || fail "the screenshot looks blank ($size bytes)"
 timeout 120 "$browser" $flags --user-data-dir="$dir/profile2" --dump-dom "file://$page" \
-  >"$dir/dom.html" 2>"$dir/log2" || { cat "$dir/log2"; fail "chromium --dump-dom failed"; }
+  >"$dir/dom.html" 2>"$dir/log2" || fail_with "$dir/log2" "chromium --dump-dom failed"
 for want in "Cluster mesh" "Pipeline timeline" "layer2/dense/kernel" "sharded weight" \
             "ManualStageOption" "F3" "B3"; do
   grep -q "$want" "$dir/dom.html" || fail "rendered page lacks '$want'"

@@ -19,7 +19,7 @@ mkhw=$4
 mkvar=$5
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 
 "$mkdb" --make-fixture "$tmp/f.db"
 
@@ -95,14 +95,13 @@ PY
 rc=0; "$apsolve" --db "$tmp/hw.db" --plan 1 --batch 16 --quiet >"$tmp/b16.txt" || rc=$?
 [ "$rc" = 0 ] || fail "--plan 1 --batch 16: exit $rc"
 grep -q "^At global batch 16 (micro-batch 8 -> 4, exact, from the entries of sweep 2): estimated latency 0.095 s, full estimate 0.127452 s; fits in memory" "$tmp/b16.txt" ||
-  { cat "$tmp/b16.txt"; fail "--batch 16 should use sweep 2 exactly"; }
+  fail_with "$tmp/b16.txt" "--batch 16 should use sweep 2 exactly"
 rc=0; "$apsolve" --db "$tmp/hw.db" --plan 1 --batch 4 --quiet >"$tmp/b4.txt" || rc=$?
 [ "$rc" = 3 ] || fail "--batch 4 (micro-batch 1, dp 2): exit $rc, expected 3"
-grep -q "INVALID: stage 0 forces the batch over a data-parallel axis of 2 that does not divide the micro-batch of 1" "$tmp/b4.txt" ||
-  { cat "$tmp/b4.txt"; fail "no INVALID line at --batch 4"; }
+says_text "$tmp/b4.txt" "INVALID: stage 0 forces the batch over a data-parallel axis of 2 that does not divide the micro-batch of 1" "no INVALID line at --batch 4"
 rc=0; "$apsolve" --db "$tmp/hw.db" --plan 1 --batch 128 --quiet >"$tmp/b128.txt" || rc=$?
-[ "$rc" = 3 ] && grep -q "DOES NOT FIT: stage 0 needs 6.750 GB, 4.000 GB available" "$tmp/b128.txt" ||
-  { cat "$tmp/b128.txt"; fail "--batch 128 should not fit (exit $rc)"; }
+[ "$rc" = 3 ] || fail_with "$tmp/b128.txt" "--batch 128 should not fit: exit $rc, expected 3"
+says_text "$tmp/b128.txt" "DOES NOT FIT: stage 0 needs 6.750 GB, 4.000 GB available" "--batch 128 should not fit"
 rc=0; "$apsolve" --db "$tmp/hw.db" --plan 1 --parallel dp=2,tp=1,pp=2 2>/dev/null || rc=$?
 [ "$rc" = 2 ] || fail "--plan with --parallel: exit $rc, expected 2"
 rc=0; "$apsolve" --db "$tmp/hw.db" --plan 99 2>/dev/null || rc=$?
@@ -121,7 +120,7 @@ grep -q "auto plan: 3 micro-batches < 2 x 2 stages" "$tmp/err" ||
 "$mkvar" --make-fixture "$tmp/v.db"
 "$apsolve" --db "$tmp/v.db" --no-store --quiet >"$tmp/v.txt"
 grep -q "^Objective (full): 0.083 s = iteration latency 0.08 s + largest stage apply-grad" "$tmp/v.txt" ||
-  { cat "$tmp/v.txt"; fail "full objective by default with apply costs"; }
+  fail_with "$tmp/v.txt" "full objective by default with apply costs"
 grep -q "variant" "$tmp/v.txt" && grep -q " m0 none z0 " "$tmp/v.txt" || fail "variant column"
 "$apsolve" --db "$tmp/v.db" --no-store --quiet --objective alpa --format json >"$tmp/va.json"
 python3 - "$tmp/va.json" <<'PY' || fail "--objective alpa JSON"
@@ -141,9 +140,8 @@ rc=0; "$apsolve" --db "$tmp/v.db" --objective fast 2>/dev/null || rc=$?
 
 # ---- micro-batch sizes ----
 "$apsolve" --db "$tmp/hw.db" --sweep 1 --global-batch 32 --no-store --format json >"$tmp/g.json" 2>"$tmp/err"
-grep -q "micro-batch size 4 (sweep 2, 8 micro-batches): objective 0.175 s" "$tmp/err" &&
-  grep -q "micro-batch size 8 (sweep 1, 4 micro-batches): objective 0.19 s" "$tmp/err" ||
-  { cat "$tmp/err"; fail "the search over micro-batch sizes"; }
+says_text "$tmp/err" "micro-batch size 4 (sweep 2, 8 micro-batches): objective 0.175 s" "the search over micro-batch sizes"
+says_text "$tmp/err" "micro-batch size 8 (sweep 1, 4 micro-batches): objective 0.19 s" "the search over micro-batch sizes"
 python3 - "$tmp/g.json" <<'PY' || fail "--global-batch 32: best micro-batch size"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -180,7 +178,7 @@ for bad in "dp=2,tp=1,pp=2,mbs=3:mbs=3" "dp=2,tp=1,pp=2,zero=5:zero must be" \
            "dp=2,tp=1,pp=2,vpp=0:vpp must be" "dp=2,tp=1,pp=2,foo=1:unknown knob 'foo'" "dp=2,tp=1:dp, tp and pp"; do
   arg=${bad%%:*}; msg=${bad#*:}
   rc=0; "$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --parallel "$arg" 2>"$tmp/err" >/dev/null || rc=$?
-  [ "$rc" = 2 ] && grep -q -- "$msg" "$tmp/err" || { cat "$tmp/err"; fail "--parallel $arg: exit $rc"; }
+  [ "$rc" = 2 ] && grep -q -- "$msg" "$tmp/err" || fail_with "$tmp/err" "--parallel $arg: exit $rc"
 done
 rc=0; "$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --micro-batches 3 \
   --parallel dp=2,tp=1,pp=2,vpp=2 2>"$tmp/err" >/dev/null || rc=$?

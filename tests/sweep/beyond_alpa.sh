@@ -9,8 +9,8 @@
 # Usage: beyond_alpa.sh APPROF APSOLVE SQLITE3 WORKDIR
 set -u
 approf=$1 apsolve=$2 sqlite=$3 work=$4
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
+fresh_dir "$work"
 "$approf" sweep --model resnet50 --dataset cifar10 --layers 8 --cluster 1x4 --batch 256 \
   --micro-batches 16 --backend model --quiet --db "$work/r.db" 2>/dev/null || fail "sweep"
 "$apsolve" --db "$work/r.db" --format json >"$work/plan.json" 2>/dev/null || fail "apsolve"
@@ -51,7 +51,7 @@ PY
   >"$work/small.txt" 2>"$work/small.err"
 rc=$?
 [ $rc = 3 ] || fail "--batch 16 with a forced dp=4 stage: exit $rc, want 3"
-grep -q "INVALID: stage 0" "$work/small.txt" || { cat "$work/small.txt"; fail "no INVALID line"; }
+says_text "$work/small.txt" "INVALID: stage 0" "no INVALID line"
 "$apsolve" --db "$work/r.db" --no-store --batch 100 >/dev/null 2>&1
 [ $? = 2 ] || fail "--batch not divisible by micro-batches should be a usage error"
 
@@ -61,6 +61,5 @@ printf '%s\n0,0,1x1,1x1,,fwd,1,10,1,1,1,1000,1,1\n0,0,1x1,1x1,,bwd,2,10,1,1,1,10
   >"$work/t.csv"
 "$approf" import --db "$work/i.db" --cluster 1x1 "$work/t.csv" >/dev/null 2>&1 || fail "import"
 "$apsolve" --db "$work/i.db" --no-store >"$work/i.txt" 2>/dev/null || fail "apsolve on import"
-grep -q "Full estimate: unavailable (the sweep names no hardware" "$work/i.txt" ||
-  { cat "$work/i.txt"; fail "imported table should have no full estimate"; }
+says_text "$work/i.txt" "Full estimate: unavailable (the sweep names no hardware" "imported table should have no full estimate"
 echo "ok: full estimate, --batch re-evaluation, imported table"

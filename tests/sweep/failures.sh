@@ -7,11 +7,11 @@
 # Usage: failures.sh APPROF APSOLVE SQLITE3 WORKDIR
 set -u
 approf=$1 apsolve=$2 sqlite=$3 work=$4
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
+fresh_dir "$work"
 
 "$approf" sweep --model gpt --preset gpt3-1.3b --layers 4 --cluster 1x2 --hardware gtx-1080ti \
-  --backend model --quiet --db "$work/o.db" 2>"$work/o.err" || { cat "$work/o.err"; fail "sweep"; }
+  --backend model --quiet --db "$work/o.db" 2>"$work/o.err" || fail_with "$work/o.err" "sweep"
 grep -q "failed" "$work/o.err" || fail "summary does not count failures"
 st=$("$sqlite" "$work/o.db" "SELECT status FROM sweep")
 [ "$st" = complete ] || fail "sweep status $st"
@@ -22,7 +22,7 @@ n=$("$sqlite" "$work/o.db" "SELECT count(*) FROM stage_profile WHERE status='oom
 "$apsolve" --db "$work/o.db" --no-store >"$work/s.out" 2>"$work/s.err"
 rc=$?
 [ $rc = 3 ] || fail "apsolve exit $rc, want 3"
-grep -q "no finite entry" "$work/s.err" || { cat "$work/s.err"; fail "apsolve message"; }
+says_text "$work/s.err" "no finite entry" "apsolve message"
 
 for bad in "--cluster 2x3" "--cluster 0x4" "--layers 0" "--backend gpu" "--dtype f64" \
            "--submesh-space manual:1x3x" "--micro-batches -1" "--shard 2/2" "--bogus"; do
@@ -40,13 +40,12 @@ grep -q "nosuchmodel" "$work/n.err" || fail "unknown model not named"
 rc=0; "$approf" sweep --model mlp --cluster 1x16 --backend model --db "$work/c16.db" \
   2>"$work/c16.err" || rc=$?
 [ $rc = 2 ] || fail "--cluster 1x16 on 8-GPU hosts: exit $rc, want 2"
-grep -q -- "--cluster 1x16: hosts of a100-40g have 8 GPUs" "$work/c16.err" ||
-  { cat "$work/c16.err"; fail "--cluster 1x16 not explained"; }
+says_text "$work/c16.err" "--cluster 1x16: hosts of a100-40g have 8 GPUs" "--cluster 1x16 not explained"
 [ -e "$work/c16.db" ] && fail "--cluster 1x16 created the database"
 rc=0; "$approf" sweep --model mlp --cluster 100000x8 --backend model --db "$work/cbig.db" \
   2>"$work/cbig.err" || rc=$?
-[ $rc = 2 ] && grep -q "at most 65536" "$work/cbig.err" ||
-  { cat "$work/cbig.err"; fail "--cluster 100000x8: exit $rc"; }
+expect_rc 2 $rc "$work/cbig.err" "--cluster 100000x8"
+says_text "$work/cbig.err" "at most 65536" "--cluster 100000x8 not explained"
 
 # The database deleted while the sweep runs: exit 1 saying so, not a
 # success naming a file that no longer holds the entries.
@@ -66,7 +65,7 @@ for try in 1 2 3 4 5; do
   wait $pid
   rc=$?
   grep -q "deleted or replaced" "$work/gone.err" && { landed=1; break; }
-  [ $rc = 0 ] || { cat "$work/gone.err"; fail "deleted database: exit $rc without saying so"; }
+  [ $rc = 0 ] || fail_with "$work/gone.err" "deleted database: exit $rc without saying so"
 done
 [ $landed = 1 ] || fail "the sweep always finished before the database was deleted"
 [ $rc = 1 ] || fail "deleted database: exit $rc, want 1"

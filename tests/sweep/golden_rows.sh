@@ -14,8 +14,8 @@
 # Usage: golden_rows.sh APPROF SQLITE3 DATADIR WORKDIR
 set -u
 approf=$1 sqlite=$2 data=$3 work=$4
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
+fresh_dir "$work"
 dump() {
   "$sqlite" "$1" "SELECT start_layer, end_layer, submesh_index, config_index, tensor_index,
     tensor_name, role, shape, dtype, sharding_spec FROM placement ORDER BY 1, 2, 3, 4, 7, 5" |
@@ -25,15 +25,13 @@ dump() {
   --layers 3 --cluster 1x4 --batch 16 --micro-batches 2 --dtype f16 --variants all \
   --backend model --quiet --db "$work/g.db" 2>/dev/null || fail "gpt sweep"
 "$approf" export --db "$work/g.db" --output "$work/g.csv" || fail "gpt export"
-cmp -s "$work/g.csv" "$data/gpt_variants.csv" ||
-  { diff "$data/gpt_variants.csv" "$work/g.csv" | head -20; fail "gpt rows differ"; }
+same_file "$work/g.csv" "$data/gpt_variants.csv" "gpt rows differ"
 [ "$(dump "$work/g.db")" = 9c6d5babdd00cac6b618a238e00ccb14a336aad96210da9cc976aae008146665 ] ||
   fail "gpt placements differ"
 "$approf" sweep --model resnet50 --dataset cifar10 --layers 8 --cluster 1x4 --batch 64 \
   --micro-batches 4 --backend model --quiet --db "$work/r.db" 2>/dev/null || fail "resnet sweep"
 "$approf" export --db "$work/r.db" --output "$work/r.csv" || fail "resnet export"
-cmp -s "$work/r.csv" "$data/resnet50_cifar.csv" ||
-  { diff "$data/resnet50_cifar.csv" "$work/r.csv" | head -20; fail "resnet rows differ"; }
+same_file "$work/r.csv" "$data/resnet50_cifar.csv" "resnet rows differ"
 [ "$(dump "$work/r.db")" = e65c5a6159227573c59a296a01171a06b6cd1604a6e75fe41e946cbd87f87887 ] ||
   fail "resnet placements differ"
 echo ok

@@ -6,16 +6,16 @@
 # Usage: modelfile_equiv.sh APPROF SQLITE3 WORKDIR
 set -u
 approf=$1 sqlite=$2 work=$3
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
+fresh_dir "$work"
 sweep=(--layers 8 --cluster 1x4 --batch 64 --micro-batches 16 --backend model --quiet)
 
 "$approf" model export resnet50 --dataset cifar10 --batch 4 >"$work/m.json" ||
   fail "model export"
 "$approf" sweep --model resnet50 --dataset cifar10 "${sweep[@]}" --db "$work/zoo.db" \
-  2>"$work/zoo.err" || { cat "$work/zoo.err"; fail "zoo sweep"; }
+  2>"$work/zoo.err" || fail_with "$work/zoo.err" "zoo sweep"
 "$approf" sweep --model-file "$work/m.json" "${sweep[@]}" --db "$work/file.db" \
-  2>"$work/file.err" || { cat "$work/file.err"; fail "model-file sweep"; }
+  2>"$work/file.err" || fail_with "$work/file.err" "model-file sweep"
 for t in "stage_profile ORDER BY 1,2,3,4,5,6" "placement ORDER BY 1,2,3,4,5,6,7,8" \
          "model_layer ORDER BY 1,2"; do
   a=$("$sqlite" "$work/zoo.db" "SELECT * FROM $t")
@@ -32,6 +32,6 @@ sb=$("$sqlite" "$work/file.db" "SELECT signature FROM model")
   --micro-batches 16 --backend model --quiet --db "$work/bad.db" 2>"$work/bad.err"
 rc=$?
 [ $rc = 1 ] || fail "mismatched micro-batch: exit $rc, want 1"
-grep -q "micro-batch of 4 samples" "$work/bad.err" || { cat "$work/bad.err"; fail "message"; }
-grep -q -- "--batch 8" "$work/bad.err" || { cat "$work/bad.err"; fail "hint"; }
+says_text "$work/bad.err" "micro-batch of 4 samples" "message"
+says_text "$work/bad.err" "--batch 8" "hint"
 echo "ok: model file and zoo model give identical entries and placements"

@@ -8,8 +8,8 @@
 # Usage: owner.sh APPROF SQLITE3 WORKDIR
 set -u
 approf=$1 sqlite=$2 work=$3
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
+fresh_dir "$work"
 db=$work/o.db
 args=(sweep --model gpt --preset gpt3-1.3b --layers 24 --cluster 2x8 --backend model --quiet
       --commit-every 4 --db "$db")
@@ -42,11 +42,11 @@ wait $p1; rc1=$?
 wait $p2; rc2=$?
 cat "$work/r1.err" "$work/r2.err" >"$work/both.err"
 grep -q "taking over from process $pid on" "$work/both.err" ||
-  { cat "$work/both.err"; fail "the dead holder was not taken over"; }
+  fail_with "$work/both.err" "the dead holder was not taken over"
 if [ $rc1 != 0 ] || [ $rc2 != 0 ]; then
-  [ $((rc1 + rc2)) = 1 ] || { cat "$work/both.err"; fail "exits $rc1 and $rc2"; }
+  [ $((rc1 + rc2)) = 1 ] || fail_with "$work/both.err" "exits $rc1 and $rc2"
   grep -q "sweep 1 is being written by process [0-9]* on .* since" "$work/both.err" ||
-    { cat "$work/both.err"; fail "the second writer was not told who holds the sweep"; }
+    fail_with "$work/both.err" "the second writer was not told who holds the sweep"
 fi
 grep -q "UNIQUE constraint" "$work/both.err" && fail "a raw constraint error reached the user"
 st=$("$sqlite" "$db" "SELECT status FROM sweep WHERE id = 1")
@@ -60,14 +60,12 @@ owners=$("$sqlite" "$db" "SELECT count(*) FROM sweep_owner")
 "$sqlite" "$db" "UPDATE sweep SET status = 'interrupted' WHERE id = 1;
   INSERT INTO sweep_owner VALUES (1, 4242, 'elsewhere.example', '2026-01-01T00:00:00Z');"
 rc=0; "$approf" "${args[@]}" --resume 2>"$work/h.err" || rc=$?
-[ $rc = 1 ] || { cat "$work/h.err"; fail "holder on another host: exit $rc, want 1"; }
-grep -q "process 4242 on elsewhere.example since 2026-01-01T00:00:00Z" "$work/h.err" ||
-  { cat "$work/h.err"; fail "holder not named"; }
+[ $rc = 1 ] || fail_with "$work/h.err" "holder on another host: exit $rc, want 1"
+says_text "$work/h.err" "process 4242 on elsewhere.example since 2026-01-01T00:00:00Z" "holder not named"
 grep -q -- "--take-over" "$work/h.err" || fail "no --take-over hint"
 "$approf" "${args[@]}" --resume --take-over 2>"$work/t.err" ||
-  { cat "$work/t.err"; fail "--take-over"; }
-grep -q "taking over from process 4242 on elsewhere.example" "$work/t.err" ||
-  { cat "$work/t.err"; fail "--take-over not said"; }
+  fail_with "$work/t.err" "--take-over"
+says_text "$work/t.err" "taking over from process 4242 on elsewhere.example" "--take-over not said"
 st=$("$sqlite" "$db" "SELECT status FROM sweep WHERE id = 1")
 [ "$st" = complete ] || fail "status '$st' after --take-over"
 
@@ -93,7 +91,7 @@ kill -TERM $spid 2>/dev/null
 wait $spid 2>/dev/null
 if [ $rc != 0 ]; then
   grep -q "held by process $spid on .*continue it (fg)" "$work/stop.err" ||
-    { cat "$work/stop.err"; fail "a locked database did not name the stopped writer"; }
+    fail_with "$work/stop.err" "a locked database did not name the stopped writer"
 else
   echo "note: the stopped writer held no lock at the moment it was stopped (not asserted)"
 fi

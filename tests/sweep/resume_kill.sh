@@ -9,14 +9,13 @@ set -u
 approf=$1
 sqlite=$2
 work=$3
-rm -rf "$work"
-mkdir -p "$work"
+. "$(dirname "$0")/../lib.sh"
+fresh_dir "$work"
 args=(sweep --model gpt --preset gpt2-small --layers 12 --cluster 2x4 --batch 64
       --micro-batches 8 --hardware v100-16g --backend model --quiet --commit-every 4)
-fail() { echo "FAIL: $*"; exit 1; }
 
 "$approf" "${args[@]}" --db "$work/ref.db" >/dev/null 2>"$work/ref.err" ||
-  { cat "$work/ref.err"; fail "reference sweep"; }
+  fail_with "$work/ref.err" "reference sweep"
 
 dump() {
   "$sqlite" "$1" "SELECT start_layer,end_layer,submesh_index,config_index,phase,
@@ -43,10 +42,9 @@ for attempt in $(seq 1 60); do
   elif [ $rc = 130 ]; then
     sigints=$((sigints + 1))
   else
-    cat "$work/killed.err"; fail "sweep exited $rc"
+    fail_with "$work/killed.err" "sweep exited $rc"
   fi
-  ic=$("$sqlite" "$work/killed.db" "PRAGMA integrity_check;" 2>&1)
-  [ "$ic" = ok ] || [ ! -s "$work/killed.db" ] || fail "integrity_check after kill $attempt: $ic"
+  [ ! -s "$work/killed.db" ] || integrity_ok "$sqlite" "$work/killed.db" "after kill $attempt"
 done
 # finish whatever is left
 "$approf" "${args[@]}" --db "$work/killed.db" --resume >/dev/null 2>>"$work/killed.err" ||
@@ -55,7 +53,7 @@ done
 dump "$work/ref.db" >"$work/ref.txt"
 dump "$work/killed.db" >"$work/killed.txt"
 [ -s "$work/ref.txt" ] || fail "reference has no rows"
-cmp -s "$work/ref.txt" "$work/killed.txt" || { diff "$work/ref.txt" "$work/killed.txt" | head; fail "rows differ"; }
+same_file "$work/killed.txt" "$work/ref.txt" "rows after the kills"
 n=$("$sqlite" "$work/killed.db" "SELECT count(*) FROM sweep;")
 [ "$n" = 1 ] || fail "expected one sweep, found $n"
 st=$("$sqlite" "$work/killed.db" "SELECT status FROM sweep;")

@@ -9,8 +9,8 @@
 # Usage: variant_placements.sh APPROF APSOLVE SQLITE3 WORKDIR
 set -u
 approf=$1 apsolve=$2 sqlite=$3 work=$4
-rm -rf "$work" && mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
+fresh_dir "$work"
 db=$work/v.db
 "$approf" sweep --model gpt --num-layers 4 --hidden 256 --heads 4 --seq-len 128 --vocab 1000 \
   --layers 2 --cluster 1x4 --batch 8 --micro-batches 2 --dtype f16 --backend model \
@@ -51,7 +51,7 @@ for budget in "" "--memory-budget 20MiB"; do
   "$apsolve" --db "$db" --no-store --format json $budget \
     --parallel dp=1,tp=4,pp=1,recompute=full,zero=1 >"$work/p.json" 2>"$work/p.err"
   rc=$?
-  [ $rc = 0 ] || [ $rc = 3 ] || { cat "$work/p.err"; fail "apsolve exit $rc ($budget)"; }
+  [ $rc = 0 ] || [ $rc = 3 ] || fail_with "$work/p.err" "apsolve exit $rc ($budget)"
   python3 - "$work/p.json" <<'PY' || fail "full estimate missing ($budget)"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -72,7 +72,7 @@ done
   --hardware a100-40g --backend model --quiet --db "$work/big.db" 2>"$work/big.err" ||
   fail "plain 39B sweep"
 grep -q "out of memory in Alpa's plain space.*--memory-levels 3" "$work/big.err" ||
-  { cat "$work/big.err"; fail "no hint towards the memory-saving variants"; }
+  fail_with "$work/big.err" "no hint towards the memory-saving variants"
 "$approf" sweep --model gpt --preset gpt3-39b --dtype f16 --layers 8 --cluster 2x8 \
   --hardware a100-40g --backend model --quiet --memory-levels 2 --db "$work/big2.db" \
   2>"$work/big2.err" || fail "39B sweep with memory levels"

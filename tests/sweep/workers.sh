@@ -19,23 +19,21 @@ sqlite=$2
 work=$3
 mpirun=${4:-}
 have_mpi=${5:-0}
-rm -rf "$work"
-mkdir -p "$work"
-. "$(dirname "$0")/../mpi/common.sh"
+. "$(dirname "$0")/../lib.sh"
+fresh_dir "$work"
 
 # run NAME ARGS...: approf sweep ARGS --db $work/NAME.db, stdout to NAME.out
 run() {
   local name=$1; shift
   "$approf" sweep --backend model "$@" --db "$work/$name.db" >"$work/$name.out" \
-    2>"$work/$name.err" || { cat "$work/$name.err"; fail "approf sweep $* ($name)"; }
+    2>"$work/$name.err" || fail_with "$work/$name.err" "approf sweep $* ($name)"
 }
 # same_lines A B LABEL: the same entry lines on stdout, in the same order
 same_lines() {
   grep '^result\[' "$work/$1.out" >"$work/$1.lines"
   grep '^result\[' "$work/$2.out" >"$work/$2.lines"
   [ -s "$work/$1.lines" ] || fail "$3: no entry lines"
-  cmp -s "$work/$1.lines" "$work/$2.lines" ||
-    { diff "$work/$1.lines" "$work/$2.lines" | head -5; fail "$3: entry lines differ"; }
+  same_file "$work/$1.lines" "$work/$2.lines" "$3: entry lines differ"
 }
 
 # 1. resnet50, composition: 1 vs 3 workers (entry lines compared too)
@@ -44,7 +42,7 @@ run r1 "${comp[@]}" --workers 1
 run r3 "${comp[@]}" --workers 3
 same_sweep "$work/r1.db" 1 "$work/r3.db" 1 "resnet50 --workers 3"
 same_lines r1 r3 "resnet50 --workers 3"
-grep -q "done: .* 0 already present" "$work/r3.err" || { cat "$work/r3.err"; fail "summary"; }
+grep -q "done: .* 0 already present" "$work/r3.err" || fail_with "$work/r3.err" "summary"
 # the default (no --workers) is the one-thread sweep
 run r0 "${comp[@]}"
 same_sweep "$work/r1.db" 1 "$work/r0.db" 1 "resnet50 default workers"
@@ -92,12 +90,11 @@ for attempt in 1 2 3 4 5; do
     landed=1
     break
   fi
-  [ $rc = 0 ] || { cat "$work/int.err"; fail "interrupted sweep exited $rc, want 130"; }
+  [ $rc = 0 ] || fail_with "$work/int.err" "interrupted sweep exited $rc, want 130"
 done
 [ $landed = 1 ] || fail "no SIGINT landed mid-sweep (the sweep finished too fast)"
-grep -q "interrupted by SIGINT" "$work/int.err" || { cat "$work/int.err"; fail "no interrupt message"; }
-grep -q "resume with the same command and --resume" "$work/int.err" ||
-  { cat "$work/int.err"; fail "no resume hint"; }
+says_text "$work/int.err" "interrupted by SIGINT" "no interrupt message"
+says_text "$work/int.err" "resume with the same command and --resume" "no resume hint"
 [ "$("$sqlite" "$db" "PRAGMA integrity_check")" = ok ] || fail "integrity_check after SIGINT"
 [ "$("$sqlite" "$db" "SELECT status FROM sweep")" = interrupted ] || fail "sweep not marked interrupted"
 part=$("$sqlite" "$db" "SELECT count(*) FROM stage_profile")
@@ -107,9 +104,9 @@ half=$("$sqlite" "$db" "SELECT count(*) FROM (SELECT 1 FROM stage_profile GROUP 
   start_layer,end_layer,submesh_index,config_index HAVING count(*) != 2)")
 [ "$half" = 0 ] || fail "$half tuples with one phase after SIGINT"
 "$approf" sweep --backend model "${slow[@]}" --workers 4 --db "$db" --resume \
-  2>"$work/resume.err" || { cat "$work/resume.err"; fail "--resume --workers 4"; }
-grep -q "resuming sweep 1" "$work/resume.err" || { cat "$work/resume.err"; fail "did not resume"; }
-grep -q "$part already present" "$work/resume.err" || { cat "$work/resume.err"; fail "resume count"; }
+  2>"$work/resume.err" || fail_with "$work/resume.err" "--resume --workers 4"
+says_text "$work/resume.err" "resuming sweep 1" "did not resume"
+grep -q "$part already present" "$work/resume.err" || fail_with "$work/resume.err" "resume count"
 same_sweep "$work/ref.db" 1 "$db" 1 "SIGINT + --resume --workers 4"
 
 # 6. mpirun -np 2, 2 workers per rank (only the main thread of a rank calls MPI)
@@ -121,7 +118,7 @@ if [ "$have_mpi" = 1 ] && [ -n "$mpirun" ] && command -v "$mpirun" >/dev/null 2>
     "LSAN_OPTIONS=${LSAN_OPTIONS:-}${LSAN_OPTIONS:+:}suppressions=$(cd "$(dirname "$0")/../mpi" && pwd)/lsan-openmpi.supp:print_suppressions=0" \
     "$mpirun" -np 2 --allow-run-as-root --oversubscribe "$approf" sweep --backend model \
     "${comp[@]}" --workers 2 --db "$work/mpi.db" >"$work/mpi.out" 2>"$work/mpi.err" ||
-    { cat "$work/mpi.err"; fail "mpirun -np 2 --workers 2"; }
+    fail_with "$work/mpi.err" "mpirun -np 2 --workers 2"
   same_sweep "$work/r1.db" 1 "$work/mpi.db" 1 "mpirun -np 2 --workers 2"
   mpi_note="mpirun -np 2 checked"
 fi
@@ -132,7 +129,7 @@ for bad in 0 257 -1 abc 2x ""; do
     >/dev/null 2>"$work/u.err"
   rc=$?
   [ $rc = 2 ] || fail "--workers '$bad': exit $rc, want 2"
-  grep -q -- "--workers" "$work/u.err" || { cat "$work/u.err"; fail "--workers '$bad': option not named"; }
+  says_text "$work/u.err" "--workers" "--workers '$bad': option not named"
   grep -q "Try 'approf sweep --help'" "$work/u.err" || fail "--workers '$bad': no help hint"
   [ ! -e "$work/u.db" ] || fail "--workers '$bad' created a database"
 done
