@@ -4,13 +4,16 @@
 # with this build beside a baseline build of the same run (the tree at
 # BENCH_BASELINE, default 7c7d421: before the sweep speed work, built in a
 # temporary worktree; skipped with a note where git or the revision is not
-# available). Printed, never asserted. Usage: bench/sweep_scale.sh [BUILD_DIR]
+# available); for the 64-layer case also apsolve --no-store on each build's
+# database and the load alone (bench_load). Printed, never asserted.
+# Usage: bench/sweep_scale.sh [BUILD_DIR]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build}
 [ -d "$dir" ] || meson setup "$dir" --buildtype=release >/dev/null
-ninja -C "$dir" profiler/cli/approf >/dev/null || exit 1
+ninja -C "$dir" profiler/cli/approf solver/apsolve bench/bench_load >/dev/null || exit 1
 approf=$dir/profiler/cli/approf
+apsolve=$dir/solver/apsolve
 tmp=$(mktemp -d)
 cleanup() {
   git worktree remove --force "$tmp/base" >/dev/null 2>&1
@@ -31,14 +34,33 @@ echo "== sweep at scale: this build against a baseline build of the same run =="
 # where git or the revision is not available.
 base_rev=${BENCH_BASELINE:-7c7d421}
 base_approf=
+base_apsolve=
 if git rev-parse --verify -q "$base_rev^{commit}" >/dev/null 2>&1 &&
    git worktree add --detach -q "$tmp/base" "$base_rev" >/dev/null 2>&1; then
   if meson setup "$tmp/base/b" "$tmp/base" --buildtype=release >/dev/null 2>&1 &&
-     ninja -C "$tmp/base/b" profiler/cli/approf >/dev/null 2>&1; then
+     ninja -C "$tmp/base/b" profiler/cli/approf solver/apsolve >/dev/null 2>&1; then
     base_approf=$tmp/base/b/profiler/cli/approf
+    base_apsolve=$tmp/base/b/solver/apsolve
   fi
 fi
 entries() { sqlite3 "$1" "SELECT count(*) FROM stage_profile" 2>/dev/null || echo n/a; }
+median() { # median of the seconds of N runs of a command
+  local n=$1 k
+  shift
+  for ((k = 0; k < n; k++)); do seconds "$@"; echo; done | sort -n | awk '{ v[NR] = $1 }
+    END { printf "%.3f", v[int((NR + 1) / 2)] }'
+}
+load_case() { # apsolve on the databases of the case just swept (LOAD=1)
+  local ln lb
+  ln=$(median 7 "$apsolve" --db "$tmp/sn.db" --no-store --quiet)
+  printf '  apsolve --no-store (median of 7): %s s' "$ln"
+  if [ -n "$base_apsolve" ] && [ -f "$tmp/sb.db" ]; then
+    lb=$(median 7 "$base_apsolve" --db "$tmp/sb.db" --no-store --quiet)
+    printf ' | baseline %s s' "$lb"
+  fi
+  # the load alone: open, sweep, ApsolveProblem (bench/bench_load.c)
+  printf '\n  load alone (bench_load): %s\n' "$("$dir/bench/bench_load" "$tmp/sn.db" 15)"
+}
 scale_case() { # label, then sweep options
   local label=$1 tb tn eb en
   shift
@@ -56,12 +78,13 @@ scale_case() { # label, then sweep options
     printf '%-44s %8s %8s s %8s MB | baseline n/a (%s not built)\n' "$label" "$en" "$tn" \
       "$(db_mb "$tmp/sn.db")" "$base_rev"
   fi
+  [ "${LOAD:-0}" = 1 ] && load_case
   rm -f "$tmp"/sn.db* "$tmp"/sb.db*
 }
 printf '%-44s %8s %10s %11s\n' "case" "entries" "wall" "database"
 scale_case "resnet50, 16 layers, 1x8" --model resnet50 --layers 16 --cluster 1x8
 scale_case "gpt3-39b, 32 layers, 8x8" --model gpt --preset gpt3-39b --layers 32 --cluster 8x8
-scale_case "gpt3-39b, 64 layers, 8x8" --model gpt --preset gpt3-39b --layers 64 --cluster 8x8
+LOAD=1 scale_case "gpt3-39b, 64 layers, 8x8" --model gpt --preset gpt3-39b --layers 64 --cluster 8x8
 scale_case "gpt3-39b, 32 layers, 8x8, --variants all" --model gpt --preset gpt3-39b \
   --layers 32 --cluster 8x8 --dtype f16 --variants all
 # --workers on this build: the same sweep with 1 and 2 profiling threads

@@ -11,16 +11,94 @@
 
 #include "apsolve.h"
 #include "costdb.h"
+#include "costdb_rows.h"
 
 static int64_t max64(int64_t a, int64_t b)
 {
     return a > b ? a : b;
 }
 
-static int entry_ok(const CostdbEntry *e)
+/* costdb_stage_rows hands over the 'ok' entries only; a cost that is
+ * infinite or negative is no stage either. */
+static int entry_ok(const CostdbStageRow *e)
 {
-    return e && e->status == COSTDB_STATUS_OK && isfinite(e->compute_cost) &&
-           e->compute_cost >= 0;
+    return isfinite(e->compute_cost) && e->compute_cost >= 0;
+}
+
+/* The stage rows come in primary-key order (costdb_stage_rows), so the two
+ * phases of one (i, j, s, c) are adjacent: the scan keeps the previous row
+ * and combines it with the next one of the same key. */
+typedef struct LoadCtx {
+    ApsolveProblem *p;
+    const ApsolveOptions *opt;
+    CostdbStageRow prev;
+    int have_prev;
+} LoadCtx;
+
+static int same_key(const CostdbStageRow *a, const CostdbStageRow *b)
+{
+    return a->start_layer == b->start_layer && a->end_layer == b->end_layer &&
+           a->submesh_index == b->submesh_index && a->config_index == b->config_index;
+}
+
+static void put_entry(LoadCtx *c, const CostdbStageRow *e, const CostdbStageRow *ph0,
+                      const CostdbStageRow *ph1)
+{
+    ApsolveProblem *p = c->p;
+    const CostdbStageRow *ph[2] = {ph0, ph1};
+    int64_t avail, peak, inter, init;
+    size_t idx;
+    if (e->start_layer < 0 || e->end_layer < e->start_layer || e->end_layer >= p->num_layers ||
+        e->submesh_index < 0 || e->submesh_index >= p->num_submeshes || e->config_index < 0 ||
+        e->config_index >= p->num_configs)
+        return; /* outside the sweep's enumeration: ignored */
+    if (!entry_ok(ph[0]) || !entry_ok(ph[1]))
+        return; /* non-finite or negative: stays +inf */
+    idx = apsolve_index(p, e->start_layer, e->end_layer, e->submesh_index, e->config_index);
+    peak = max64(ph[0]->peak_memory, ph[1]->peak_memory);
+    inter = max64(ph[0]->intermediate_size, ph[1]->intermediate_size);
+    init = max64(ph[0]->initial_size, ph[1]->initial_size);
+    /* The smaller known free memory of the two phases. */
+    avail = ph[0]->available_memory > 0 && ph[1]->available_memory > 0
+                ? (ph[0]->available_memory < ph[1]->available_memory ? ph[0]->available_memory
+                                                                     : ph[1]->available_memory)
+                : max64(ph[0]->available_memory, ph[1]->available_memory);
+    if (c->opt->memory_budget > 0)
+        avail = c->opt->memory_budget;
+    /* Inference runs the forward module only (docs/solver.md
+     * "Objectives"): no backward pass in the stage cost. */
+    p->cost[idx] = c->opt->inference ? ph[0]->compute_cost
+                                     : ph[0]->compute_cost + ph[1]->compute_cost;
+    /* apply_cost is per entry, not per phase: the larger known one; any
+     * unknown (< 0, NaN) phase makes it unknown. */
+    p->apply_cost[idx] = !(ph[0]->apply_cost >= 0) || !(ph[1]->apply_cost >= 0) ||
+                                 !isfinite(ph[0]->apply_cost) || !isfinite(ph[1]->apply_cost)
+                             ? -1.0
+                             : ph[0]->apply_cost > ph[1]->apply_cost ? ph[0]->apply_cost
+                                                                     : ph[1]->apply_cost;
+    p->fwd_cost[idx] = ph[0]->compute_cost;
+    p->bwd_cost[idx] = c->opt->inference ? 0 : ph[1]->compute_cost;
+    p->memory[idx].peak = peak;
+    p->memory[idx].intermediate = inter;
+    p->memory[idx].initial = init;
+    p->memory[idx].avail = avail;
+    p->max_n_succ_stages[idx] = avail > 0 ? apsolve_max_n_succ_stages(avail, peak, init, inter)
+                                          : APSOLVE_UNBOUNDED;
+}
+
+static int load_row(void *ctx, const CostdbStageRow *r)
+{
+    LoadCtx *c = ctx;
+    if (c->have_prev && same_key(&c->prev, r)) {
+        /* phase is the last key column: prev is the forward, r the backward */
+        put_entry(c, &c->prev, &c->prev, r);
+        c->have_prev = 0;
+        return 0;
+    }
+    /* a lone phase (the other is missing or not 'ok') is no stage */
+    c->prev = *r;
+    c->have_prev = 1;
+    return 0;
 }
 
 int apsolve_problem_from_db(struct Costdb *db, int64_t sweep_id, const ApsolveOptions *opt,
@@ -35,8 +113,8 @@ int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const Apsol
     CostdbSweep sw;
     CostdbSubmesh *subs = NULL;
     CostdbConfig *cfgs = NULL;
-    CostdbEntry *ents = NULL;
-    size_t ns = 0, nc = 0, ne = 0, k;
+    LoadCtx lc;
+    size_t ns = 0, nc = 0, k;
     ApsolveProblem *p = NULL;
     int S = 0, C = 0, L, rc;
 
@@ -46,8 +124,7 @@ int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const Apsol
         return APSOLVE_EINVAL;
     *out = NULL;
     if (costdb_sweep_get(db, sweep_id, &sw) || costdb_sweep_submeshes(db, sweep_id, &subs, &ns) ||
-        costdb_sweep_configs(db, sweep_id, &cfgs, &nc) ||
-        costdb_entries_get(db, sweep_id, &ents, &ne)) {
+        costdb_sweep_configs(db, sweep_id, &cfgs, &nc)) {
         rc = APSOLVE_EDB;
         goto cleanup;
     }
@@ -101,56 +178,13 @@ int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const Apsol
             cf->zero < 0 || cf->zero > 3)
             cf->valid = 0;
     }
-    /* costdb_entries_get orders by (submesh, start, end, config, phase), so
-     * the two phases of one (i, j, s, c) are adjacent: combine them in one
-     * pass without a second table. */
-    for (k = 0; k < ne;) {
-        const CostdbEntry *e = &ents[k], *ph[2] = {NULL, NULL};
-        size_t r = k, idx;
-        int64_t avail, peak, inter, init;
-        while (r < ne && ents[r].start_layer == e->start_layer &&
-               ents[r].end_layer == e->end_layer && ents[r].submesh_index == e->submesh_index &&
-               ents[r].config_index == e->config_index) {
-            ph[ents[r].phase == COSTDB_BWD] = &ents[r];
-            r++;
-        }
-        k = r;
-        if (e->start_layer < 0 || e->end_layer < e->start_layer || e->end_layer >= L ||
-            e->submesh_index < 0 || e->submesh_index >= p->num_submeshes ||
-            e->config_index < 0 || e->config_index >= p->num_configs)
-            continue; /* outside the sweep's enumeration: ignored */
-        if (!entry_ok(ph[0]) || !entry_ok(ph[1]))
-            continue; /* missing, failed or non-finite: stays +inf */
-        idx = apsolve_index(p, e->start_layer, e->end_layer, e->submesh_index, e->config_index);
-        peak = max64(ph[0]->peak_memory, ph[1]->peak_memory);
-        inter = max64(ph[0]->intermediate_size, ph[1]->intermediate_size);
-        init = max64(ph[0]->initial_size, ph[1]->initial_size);
-        /* The smaller known free memory of the two phases. */
-        avail = ph[0]->available_memory > 0 && ph[1]->available_memory > 0
-                    ? (ph[0]->available_memory < ph[1]->available_memory
-                           ? ph[0]->available_memory : ph[1]->available_memory)
-                    : max64(ph[0]->available_memory, ph[1]->available_memory);
-        if (opt->memory_budget > 0)
-            avail = opt->memory_budget;
-        /* Inference runs the forward module only (docs/solver.md
-         * "Objectives"): no backward pass in the stage cost. */
-        p->cost[idx] = opt->inference ? ph[0]->compute_cost
-                                      : ph[0]->compute_cost + ph[1]->compute_cost;
-        /* apply_cost is per entry, not per phase: the larger known one; any
-         * unknown (< 0, NaN) phase makes it unknown. */
-        p->apply_cost[idx] = !(ph[0]->apply_cost >= 0) || !(ph[1]->apply_cost >= 0) ||
-                                     !isfinite(ph[0]->apply_cost) || !isfinite(ph[1]->apply_cost)
-                                 ? -1.0
-                                 : ph[0]->apply_cost > ph[1]->apply_cost ? ph[0]->apply_cost
-                                                                         : ph[1]->apply_cost;
-        p->fwd_cost[idx] = ph[0]->compute_cost;
-        p->bwd_cost[idx] = opt->inference ? 0 : ph[1]->compute_cost;
-        p->memory[idx].peak = peak;
-        p->memory[idx].intermediate = inter;
-        p->memory[idx].initial = init;
-        p->memory[idx].avail = avail;
-        p->max_n_succ_stages[idx] = avail > 0 ? apsolve_max_n_succ_stages(avail, peak, init, inter)
-                                              : APSOLVE_UNBOUNDED;
+    /* The entries, streamed into the problem without an array of them. */
+    memset(&lc, 0, sizeof lc);
+    lc.p = p;
+    lc.opt = opt;
+    if (costdb_stage_rows(db, sweep_id, load_row, &lc)) {
+        rc = APSOLVE_EDB;
+        goto cleanup;
     }
     *out = p;
     p = NULL;
@@ -159,7 +193,6 @@ cleanup:
     apsolve_problem_free(&p);
     free(subs);
     free(cfgs);
-    free(ents);
     return rc;
 }
 

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A sweep's stage costs for the solver, streamed: only the rows and fields
+ * the stage DP reads (the entries whose status is 'ok': a failed, OOM,
+ * timed-out or skipped phase is no stage), one row at a time, with no copy
+ * of the entries' texts and no array of CostdbEntry. Every value it reads is
+ * checked as costdb_entries_get checks it (the same refusals and messages),
+ * an unknown status included; the other columns (repeats, spread, reused,
+ * error, invar/outvar/temp sizes) and the other fields of rows with another
+ * known status are left to the readers that use them.
+ */
+#ifndef COSTDB_ROWS_H
+#define COSTDB_ROWS_H
+
+#include <stdint.h>
+
+#include "costdb.h"
+
+typedef struct CostdbStageRow {
+    int start_layer, end_layer;       /* inclusive layer range i..j */
+    int submesh_index, config_index;
+    CostdbPhase phase;
+    double compute_cost;              /* seconds, as stored (may be inf or < 0) */
+    double apply_cost;                /* < 0: unknown (NULL) */
+    int64_t peak_memory, available_memory, intermediate_size, initial_size;
+} CostdbStageRow;
+
+/* Called for each row; a non-zero return stops the scan and is returned. */
+typedef int (*CostdbStageRowFn)(void *ctx, const CostdbStageRow *row);
+
+/* Calls fn for every stage_profile row of the sweep whose status is 'ok',
+ * in primary-key order (start_layer, end_layer, submesh_index, config_index,
+ * phase): the two phases of one (i, j, s, c) come one after the other.
+ * Returns 0, fn's non-zero return, or a negative COSTDB_E* code: a row it
+ * reads that costdb_entries_get would refuse, with the same message, a
+ * status that is not a known name included. */
+int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *ctx);
+
+#endif

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * costdb_stage_rows (costdb_rows.h), the solver's streamed read of a sweep:
+ * on a sweep with every status, infinite, zero and unknown costs, it
+ * hands over exactly the 'ok' rows of costdb_entries_get, field for field,
+ * in primary-key order; a row it reads with a wrong type, an unknown status
+ * or text with a NUL byte is refused as costdb_entries_get refuses it; a
+ * callback's non-zero return stops the scan.
+ */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costdb.h"
+#include "costdb_rows.h"
+#include "testutil.h"
+
+enum { L = 4, NS = 2, NC = 2, MAXR = L * (L + 1) / 2 * NS * NC * 2 };
+
+typedef struct Got {
+    CostdbStageRow r[MAXR];
+    size_t n;
+    size_t stop_after; /* 0: never */
+} Got;
+
+static int collect(void *ctx, const CostdbStageRow *r)
+{
+    Got *g = ctx;
+    if (g->n >= MAXR)
+        return -100;
+    g->r[g->n++] = *r;
+    return g->stop_after && g->n == g->stop_after ? 7 : 0;
+}
+
+/* Runs SQL with CHECK constraints, foreign keys and triggers off: what a
+ * hostile author can write with the sqlite3 shell. */
+static int raw(const char *path, const char *sql)
+{
+    sqlite3 *h = NULL;
+    int rc = sqlite3_open(path, &h);
+    if (rc == SQLITE_OK)
+        sqlite3_db_config(h, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(h, "PRAGMA ignore_check_constraints=ON; PRAGMA foreign_keys=OFF;", NULL,
+                          NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
+    sqlite3_close(h);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* A sweep of L layers on NS submeshes x NC configs with both phases of
+ * every range, statuses and costs varied by a fixed pseudo-random walk. */
+static const char *make_db(const char *name)
+{
+    static const CostdbSubmesh sm[] = {{0, 1, 1}, {1, 1, 2}};
+    static const CostdbConfig cf[] = {
+        {0, 0, 1, 1, 0, 0, COSTDB_RECOMPUTE_NONE, 0}, {0, 1, 1, 1, -1, 0, COSTDB_RECOMPUTE_NONE, 0},
+        {1, 0, 2, 1, 0, 0, COSTDB_RECOMPUTE_NONE, 0}, {1, 1, 1, 2, -1, 0, COSTDB_RECOMPUTE_NONE, 0}};
+    const char *p = tu_path(name);
+    Costdb *db = NULL;
+    CostdbSweep s;
+    CostdbEntry *e = calloc(MAXR, sizeof *e);
+    size_t n = 0;
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    tu_unlink_db(p);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
+    memset(&s, 0, sizeof s);
+    snprintf(s.name, sizeof s.name, "stage rows");
+    s.cluster_hosts = 1;
+    s.cluster_gpus = 2;
+    s.global_batch = 8;
+    s.micro_batches = 2;
+    s.num_layers = L;
+    snprintf(s.backend, sizeof s.backend, "model");
+    CU_ASSERT_EQUAL_FATAL(costdb_sweep_create(db, &s, sm, 2, cf, 4), 0);
+    for (int i = 0; i < L; i++)
+        for (int j = i; j < L; j++)
+            for (int sb = 0; sb < NS; sb++)
+                for (int c = 0; c < NC; c++)
+                    for (int ph = 0; ph < 2; ph++) {
+                        CostdbEntry *y = &e[n++];
+                        x = x * 6364136223846793005ull + 1442695040888963407ull;
+                        y->start_layer = i;
+                        y->end_layer = j;
+                        y->submesh_index = sb;
+                        y->config_index = c;
+                        y->phase = (CostdbPhase)ph;
+                        y->status = (CostdbStatus)((x >> 60) % 8 < 4 ? COSTDB_STATUS_OK
+                                                                      : (x >> 60) % 5);
+                        y->compute_cost = (x >> 40) % 7 == 0 ? INFINITY
+                                          : (x >> 40) % 7 == 1 ? 0.0
+                                                               : (double)((x >> 20) % 1000) / 7;
+                        y->peak_memory = (int64_t)((x >> 8) % 100000);
+                        y->available_memory = (int64_t)((x >> 12) % 3) * 50000;
+                        y->intermediate_size = (int64_t)((x >> 16) % 777);
+                        y->initial_size = (int64_t)((x >> 24) % 999);
+                        y->invar_size = 11;
+                        y->repeats = 1;
+                        y->apply_cost = (x >> 30) % 3 == 0 ? -1.0 : (double)((x >> 33) % 50) / 3;
+                        if (y->status != COSTDB_STATUS_OK)
+                            snprintf(y->error, sizeof y->error, "failed %d", (int)(x % 97));
+                    }
+    CU_ASSERT_EQUAL_FATAL(costdb_entries_put(db, s.id, e, n, 0), 0);
+    costdb_close(&db);
+    free(e);
+    return p;
+}
+
+static int key_less(const CostdbEntry *a, const CostdbEntry *b)
+{
+    int ka[5] = {a->start_layer, a->end_layer, a->submesh_index, a->config_index, a->phase};
+    int kb[5] = {b->start_layer, b->end_layer, b->submesh_index, b->config_index, b->phase};
+    for (int k = 0; k < 5; k++)
+        if (ka[k] != kb[k])
+            return ka[k] < kb[k];
+    return 0;
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+    return key_less(a, b) ? -1 : key_less(b, a) ? 1 : 0;
+}
+
+static void test_equals_entries_get(void)
+{
+    const char *p = make_db("rows.db");
+    Costdb *db = NULL;
+    CostdbEntry *e = NULL;
+    size_t ne = 0, k = 0, ok = 0;
+    Got *g = calloc(1, sizeof *g);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_entries_get(db, 1, &e, &ne), 0);
+    CU_ASSERT_EQUAL_FATAL(ne, (size_t)MAXR);
+    CU_ASSERT_EQUAL_FATAL(costdb_stage_rows(db, 1, collect, g), 0);
+    qsort(e, ne, sizeof *e, cmp_entry);
+    for (size_t i = 0; i < ne; i++) {
+        const CostdbStageRow *r;
+        if (e[i].status != COSTDB_STATUS_OK)
+            continue;
+        ok++;
+        CU_ASSERT_FATAL(k < g->n);
+        r = &g->r[k++];
+        CU_ASSERT_EQUAL(r->start_layer, e[i].start_layer);
+        CU_ASSERT_EQUAL(r->end_layer, e[i].end_layer);
+        CU_ASSERT_EQUAL(r->submesh_index, e[i].submesh_index);
+        CU_ASSERT_EQUAL(r->config_index, e[i].config_index);
+        CU_ASSERT_EQUAL(r->phase, e[i].phase);
+        CU_ASSERT(memcmp(&r->compute_cost, &e[i].compute_cost, sizeof(double)) == 0);
+        CU_ASSERT(memcmp(&r->apply_cost, &e[i].apply_cost, sizeof(double)) == 0);
+        CU_ASSERT_EQUAL(r->peak_memory, e[i].peak_memory);
+        CU_ASSERT_EQUAL(r->available_memory, e[i].available_memory);
+        CU_ASSERT_EQUAL(r->intermediate_size, e[i].intermediate_size);
+        CU_ASSERT_EQUAL(r->initial_size, e[i].initial_size);
+    }
+    CU_ASSERT_EQUAL(g->n, ok);
+    /* the walk gives every kind of row */
+    CU_ASSERT(ok > 0 && ok < ne);
+    /* a callback's non-zero return stops the scan and is returned */
+    g->n = 0;
+    g->stop_after = 3;
+    CU_ASSERT_EQUAL(costdb_stage_rows(db, 1, collect, g), 7);
+    CU_ASSERT_EQUAL(g->n, 3);
+    CU_ASSERT_EQUAL(costdb_stage_rows(db, 1, NULL, g), COSTDB_EINVAL);
+    free(e);
+    free(g);
+    costdb_close(&db);
+}
+
+/* Corruptions of the row (0, 0, 0, 0, fwd) after it is set 'ok'. */
+static void test_refusals(void)
+{
+    static const struct {
+        const char *sql, *msg; /* msg NULL: read, not refused */
+    } cases[] = {
+        {"UPDATE stage_profile SET peak_memory = 'lots'", "peak_memory"},
+        {"UPDATE stage_profile SET compute_cost = 5e307", "COSTDB_MAX_SECONDS"},
+        {"UPDATE stage_profile SET compute_cost = 'cheap'", "compute_cost"},
+        {"UPDATE stage_profile SET available_memory = -1", "available_memory"},
+        {"UPDATE stage_profile SET apply_cost = 'x'", "apply_cost"},
+        {"UPDATE stage_profile SET status = 'bogus'", "unknown status 'bogus'"},
+        {"UPDATE stage_profile SET status = CAST(x'6f6b0067617262616765' AS TEXT)", "NUL"},
+        {"UPDATE stage_profile SET status = CAST('ok' AS BLOB)", "blob"},
+        {"UPDATE stage_profile SET end_layer = 70000", "end_layer"},
+        /* a row with another known status is not read at all */
+        {"UPDATE stage_profile SET status = 'oom', peak_memory = 'lots'", NULL},
+        /* nor are the columns the solver does not use */
+        {"UPDATE stage_profile SET spread = -1, error = hex(randomblob(600))", NULL},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const char *p = make_db("bad.db");
+        char sql[512];
+        Costdb *db = NULL;
+        Got *g = calloc(1, sizeof *g);
+        int rc;
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        CU_ASSERT_EQUAL_FATAL(raw(p, "UPDATE stage_profile SET status = 'ok' WHERE start_layer = 0"
+                                     " AND end_layer = 0 AND submesh_index = 0 AND"
+                                     " config_index = 0 AND phase = 0"), 0);
+        snprintf(sql, sizeof sql, "%s WHERE start_layer = 0 AND end_layer = 0 AND"
+                 " submesh_index = 0 AND config_index = 0 AND phase = 0", cases[k].sql);
+        CU_ASSERT_EQUAL_FATAL(raw(p, sql), 0);
+        CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
+        rc = costdb_stage_rows(db, 1, collect, g);
+        if (cases[k].msg) {
+            CU_ASSERT_EQUAL(rc, COSTDB_ECORRUPT);
+            CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), cases[k].msg));
+            if (rc != COSTDB_ECORRUPT || !strstr(costdb_errmsg(db), cases[k].msg))
+                fprintf(stderr, "case %zu: rc %d, '%s'\n", k, rc, costdb_errmsg(db));
+        } else {
+            CU_ASSERT_EQUAL(rc, 0);
+            CU_ASSERT(g->n > 0);
+        }
+        free(g);
+        costdb_close(&db);
+    }
+}
+
+int main(void)
+{
+    CU_pSuite s;
+    int failed;
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    s = CU_add_suite("costdb stage rows", NULL, NULL);
+    if (!s || !CU_add_test(s, "the 'ok' rows of costdb_entries_get", test_equals_entries_get) ||
+        !CU_add_test(s, "refusals of the rows it reads", test_refusals)) {
+        CU_cleanup_registry();
+        return 2;
+    }
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    failed = (int)CU_get_number_of_failures();
+    CU_cleanup_registry();
+    tu_cleanup();
+    return failed ? 1 : 0;
+}
