@@ -291,10 +291,29 @@ static int same_stage(const CostdbPlacement *a, const CostdbPlacement *b)
            a->submesh_index == b->submesh_index && a->config_index == b->config_index;
 }
 
-/* Appends "[r,t,s]," to buf (grown as needed). */
+/* Writes v in decimal at p (as %lld does); returns the end. */
+static char *put_int(char *p, int64_t v)
+{
+    char tmp[24];
+    int n = 0;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do
+        tmp[n++] = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0)
+        *p++ = '-';
+    while (n)
+        *p++ = tmp[--n];
+    return p;
+}
+
+/* Appends ",[r,t,s]" (no comma after the opening bracket) to buf, grown as
+ * needed; the text "%s[%d,%d,%lld]" would give, without printf per item
+ * (a sweep writes hundreds of thousands). */
 static int append_item(char **buf, size_t *len, size_t *cap, int r, int t, int64_t s)
 {
-    if (*len + 64 > *cap) {
+    char *p;
+    if (*len + 80 > *cap) {
         size_t nc = *cap ? *cap * 2 : 4096;
         char *nb = realloc(*buf, nc);
         if (!nb)
@@ -302,8 +321,17 @@ static int append_item(char **buf, size_t *len, size_t *cap, int r, int t, int64
         *buf = nb;
         *cap = nc;
     }
-    *len += (size_t)snprintf(*buf + *len, *cap - *len, "%s[%d,%d,%lld]", *len > 1 ? "," : "",
-                             r, t, (long long)s);
+    p = *buf + *len;
+    if (*len > 1)
+        *p++ = ',';
+    *p++ = '[';
+    p = put_int(p, r);
+    *p++ = ',';
+    p = put_int(p, t);
+    *p++ = ',';
+    p = put_int(p, s);
+    *p++ = ']';
+    *len = (size_t)(p - *buf);
     return 0;
 }
 

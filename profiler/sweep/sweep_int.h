@@ -127,12 +127,16 @@ int approf_sweep_use_curves(Sweep *sw, ApprofSweepSummary *sum);
 /* A hash of the work derived from cfg (graph, layers, tuples, backend,
  * hardware, solver options), equal on ranks that agree. */
 uint64_t approf_sweep_work_hash(const Sweep *sw, const ApprofSweepConfig *cfg);
-/* Shards and costs one tuple: entries[2] receive fwd/bwd, *placements a
- * malloc'd array (the caller frees it). A failure of the tuple itself is
- * stored in the entries; only ENOMEM and the like are returned. */
+/* Shards and costs one tuple: entries[2] receive fwd/bwd, the placements
+ * the first *n_placements rows of *placements, a buffer of *cap rows that
+ * the caller owns (NULL/0 at first) and frees: grown with realloc when a
+ * tuple needs more (the new rows zeroed) and otherwise reused, so that a
+ * sweep allocates it a few times rather than once per tuple. A failure of
+ * the tuple itself is stored in the entries; only ENOMEM and the like are
+ * returned. */
 int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const ApprofTuple *t,
                                CostdbEntry entries[2], CostdbPlacement **placements,
-                               int *n_placements, ApprofSweepSummary *sum);
+                               size_t *cap, int *n_placements, ApprofSweepSummary *sum);
 /* Profile mode individual: writes the range entries composed from the
  * single-layer entries of the sweep (compose.h) through w. */
 int approf_sweep_compose(Sweep *sw, int64_t sweep_id, ApprofSweepWriter *w,
@@ -141,8 +145,14 @@ int approf_sweep_compose(Sweep *sw, int64_t sweep_id, ApprofSweepWriter *w,
 void approf_sweep_free(Sweep *sw);
 
 /* err = the database's last message naming the file once; a lock timeout
- * also names the processes holding sweeps of the database (sweep.c). */
+ * also names the processes holding sweeps of the database (sweep_owner.c). */
 void approf_sweep_db_error(const Sweep *sw, const ApprofSweepConfig *cfg, char *err,
                            size_t errlen);
+/* Takes sweep id for this process (schema 5): a second writer of one sweep
+ * is told who holds it instead of racing it; a holder that is gone (no
+ * such process on this host, or --take-over) is taken over, with a notice
+ * (sweep_owner.c). 0 or APPROF_EDB with err set. */
+int approf_sweep_claim(Sweep *sw, const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
+                       int64_t id, char *err, size_t errlen);
 
 #endif

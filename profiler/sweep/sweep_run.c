@@ -219,29 +219,33 @@ static int run_tuples(Sink *s, const ApprofSweepConfig *cfg, const ApprofSweepCa
     size_t todo_index = 0;
     int last_submesh = -1, rc = 0;
     int workers = cfg->workers > 0 ? cfg->workers : approf_sweep_default_workers(sw);
+    CostdbPlacement *pl = NULL; /* one buffer for every tuple's placements */
+    size_t pl_cap = 0;
     s->sum->workers = workers;
     if (workers > 1)
         return run_tuples_workers(s, cfg, cb, workers, worker_status, worker_rank, err, errlen);
-    for (size_t k = 0; k < sw->n_tuples; k++) {
+    for (size_t k = 0; k < sw->n_tuples && rc >= 0; k++) {
         const ApprofTuple *t = &sw->tuples[k];
         CostdbEntry e[2];
-        CostdbPlacement *pl = NULL;
         int npl = 0;
         if ((int)(k % (size_t)cfg->shard_n) != cfg->shard_k || s->have[k] == 3)
             continue;
         if ((int)(todo_index++ % (size_t)s->size) != s->rank)
             continue;
-        if (cb && cb->stop && *cb->stop)
-            return APPROF_EINTR;
+        if (cb && cb->stop && *cb->stop) {
+            rc = APPROF_EINTR;
+            break;
+        }
         if (s->size > 1 && s->rank == 0) {
             rc = approf_sweep_mpi_root_poll(s->mpi, 0, sink_store, s, worker_status,
                                             worker_rank);
+            if (rc == 0 && *worker_status)
+                rc = APPROF_EINTR;
             if (rc < 0)
-                return rc;
-            if (*worker_status)
-                return APPROF_EINTR;
+                break;
         } else if (s->size > 1 && approf_sweep_mpi_stop_requested(s->mpi)) {
-            return APPROF_EINTR;
+            rc = APPROF_EINTR;
+            break;
         }
         if (t->submesh != last_submesh) {
             last_submesh = t->submesh;
@@ -249,18 +253,16 @@ static int run_tuples(Sink *s, const ApprofSweepConfig *cfg, const ApprofSweepCa
                 cb->submesh(cb->ctx, t->submesh, sw->submeshes[t->submesh].n,
                             sw->submeshes[t->submesh].m);
         }
-        rc = approf_sweep_profile_tuple(sw, cfg, t, e, &pl, &npl, s->sum);
+        rc = approf_sweep_profile_tuple(sw, cfg, t, e, &pl, &pl_cap, &npl, s->sum);
         if (rc < 0) {
             snprintf(err, errlen, "tuple (%d, %d, %d, %d): %s", t->start, t->end, t->submesh,
                      t->config, approf_strerror(rc));
-            return rc;
+            break;
         }
         rc = sink_put(s, k, e, pl, (size_t)npl);
-        free(pl);
-        if (rc < 0)
-            return rc;
     }
-    return 0;
+    free(pl);
+    return rc < 0 ? rc : 0;
 }
 
 int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,

@@ -195,17 +195,34 @@ static void copy_text(char *dst, size_t len, const char *src)
     dst[n] = '\0';
 }
 
+/* Makes room for n rows in the caller's buffer (approf_sweep_profile_tuple):
+ * grown, never shrunk; the rows added are zeroed, so that every byte of
+ * the buffer is defined (MPI sends whole rows). */
+static int reserve_placements(CostdbPlacement **buf, size_t *cap, size_t n)
+{
+    CostdbPlacement *nb;
+    size_t nc;
+    if (n <= *cap)
+        return 0;
+    nc = *cap * 2 > n ? *cap * 2 : n;
+    if (nc > SIZE_MAX / sizeof **buf || !(nb = realloc(*buf, nc * sizeof **buf)))
+        return APPROF_ENOMEM;
+    memset(nb + *cap, 0, (nc - *cap) * sizeof *nb);
+    *buf = nb;
+    *cap = nc;
+    return 0;
+}
+
 static int make_placements(const Sweep *sw, const ApprofTuple *t, const ApprofStageProgram *p,
-                           CostdbPlacement **out)
+                           CostdbPlacement **buf, size_t *cap)
 {
     static const char *const roles[] = {"param", "input", "output"};
     CostdbPlacement *pl;
-    *out = NULL;
     if (!p->n_placements)
         return 0;
-    pl = calloc(p->n_placements, sizeof *pl);
-    if (!pl)
+    if (reserve_placements(buf, cap, p->n_placements) < 0)
         return APPROF_ENOMEM;
+    pl = *buf;
     for (size_t k = 0; k < p->n_placements; k++) {
         const ApprofPlacement *src = &p->placements[k];
         const ApprofTensor *tt = &sw->graph->tensors[src->tensor];
@@ -221,7 +238,6 @@ static int make_placements(const Sweep *sw, const ApprofTuple *t, const ApprofSt
         copy_text(d->dtype, sizeof d->dtype, approf_dtype_name(tt->dtype));
         copy_text(d->sharding_spec, sizeof d->sharding_spec, src->spec);
     }
-    *out = pl;
     return (int)p->n_placements;
 }
 
@@ -247,21 +263,20 @@ static int wants_placements(const Sweep *sw, const ApprofTuple *t, const CostdbE
 /* Placement rows of tuple t from a template, its tensors read through the
  * stage's tensor order. */
 static int template_placements(const Sweep *sw, const ApprofTuple *t, const ProgTemplate *tp,
-                               const int *order, int n_order, CostdbPlacement **out)
+                               const int *order, int n_order, CostdbPlacement **buf,
+                               size_t *cap)
 {
     static const char *const roles[] = {"param", "input", "output"};
-    *out = NULL;
+    CostdbPlacement *pl;
     if (!tp->n_pl)
         return 0;
-    CostdbPlacement *pl = calloc((size_t)tp->n_pl, sizeof *pl);
-    if (!pl)
+    if (reserve_placements(buf, cap, (size_t)tp->n_pl) < 0)
         return APPROF_ENOMEM;
+    pl = *buf;
     for (int k = 0; k < tp->n_pl; k++) {
         const TemplatePlacement *src = &tp->pl[k];
-        if (src->ordinal < 0 || src->ordinal >= n_order) {
-            free(pl);
+        if (src->ordinal < 0 || src->ordinal >= n_order)
             return APPROF_EINVAL;
-        }
         int tensor = order[src->ordinal];
         const ApprofTensor *tt = &sw->graph->tensors[tensor];
         CostdbPlacement *d = &pl[k];
@@ -276,7 +291,6 @@ static int template_placements(const Sweep *sw, const ApprofTuple *t, const Prog
         copy_text(d->dtype, sizeof d->dtype, approf_dtype_name(tt->dtype));
         copy_text(d->sharding_spec, sizeof d->sharding_spec, src->spec);
     }
-    *out = pl;
     return tp->n_pl;
 }
 
@@ -330,7 +344,7 @@ static void template_record(Sweep *sw, const uint64_t key[2], const CostdbEntry 
 
 int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const ApprofTuple *t,
                                CostdbEntry entries[2], CostdbPlacement **placements,
-                               int *n_placements, ApprofSweepSummary *sum)
+                               size_t *cap, int *n_placements, ApprofSweepSummary *sum)
 {
     ApprofShardRequest req;
     ApprofStageProgram prog;
@@ -355,7 +369,6 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     req.memory_levels = sw->memory_levels;
     req.recompute = sw->configs[t->submesh][t->config].recompute;
     req.zero = sw->configs[t->submesh][t->config].zero;
-    *placements = NULL;
     *n_placements = 0;
 
     /* A stage alike to one built before (same program key): its entries
@@ -376,7 +389,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
             sum->reused += 2;
         approf_shard_note_reuse(sw->shard);
         rc = wants_placements(sw, t, entries)
-                 ? template_placements(sw, t, tp, order, n_order, placements)
+                 ? template_placements(sw, t, tp, order, n_order, placements, cap)
                  : 0;
         free(order);
         sum->t_sharding += approf_sweep_now() - t0;
@@ -442,7 +455,8 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     if (have_key)
         template_record(sw, key, entries, 1, &prog, order, n_order);
     free(order);
-    rc = wants_placements(sw, t, entries) ? make_placements(sw, t, &prog, placements) : 0;
+    rc = wants_placements(sw, t, entries) ? make_placements(sw, t, &prog, placements, cap)
+                                          : 0;
     approf_stage_program_clear(&prog);
     if (rc < 0)
         return rc;

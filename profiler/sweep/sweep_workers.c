@@ -23,10 +23,15 @@
 
 typedef enum { SLOT_EMPTY, SLOT_BUSY, SLOT_READY, SLOT_FAILED } SlotState;
 
+/* A slot's placement buffer stays with the slot: the worker that takes
+ * index i profiles into slot i % window's buffer (grown as needed) and the
+ * main thread hands it on without freeing it, so that no tuple allocates,
+ * zeroes or frees its placements, nor frees memory of another thread. */
 typedef struct {
     SlotState state;
     CostdbEntry e[2];
     CostdbPlacement *pl;
+    size_t pl_cap;
     int n_pl;
 } Slot;
 
@@ -61,11 +66,18 @@ typedef struct Worker {
     size_t cursor;               /* next index of todo[] it looks at */
 } Worker;
 
-/* Which worker profiles each tuple: the tuples on one logical mesh of one
- * submesh (a group) go to one worker, whose caches (node costs per mesh,
- * Pareto sets and program templates by structure) then serve all of them
- * (docs/architecture.md, "No rework per tuple"); groups are dealt largest
- * first to the worker with the fewest tuples so far. */
+/* Which worker profiles each tuple. Stages alike enough to share a cached
+ * result (program templates by key, Pareto sets by structure: ranges
+ * [i, j] and [i+1, j+1] of a transformer, on any config that gives the
+ * same ILP) have the same range length, so lane = length mod n keeps each
+ * of them with one worker (docs/architecture.md, "No rework per tuple"),
+ * and, the tuples being ordered by range within a submesh, it alternates
+ * the workers tuple by tuple: results are handed on in tuple order through
+ * a window of slots, and a worker given a long run of tuples (a whole
+ * submesh's group) left the other waiting on the window. Where the lengths
+ * are too few to spread (profile mode individual: all 0), the tuples on one
+ * logical mesh of one submesh (a group) go to one worker, groups dealt
+ * largest first to the worker with the fewest tuples so far. */
 static int tuple_group(const Sweep *sw, const ApprofTuple *t)
 {
     const ApprofConfigChoice *c = &sw->configs[t->submesh][t->config];
@@ -84,6 +96,21 @@ static int tuple_group(const Sweep *sw, const ApprofTuple *t)
 
 static void assign_lanes(const Sweep *sw, const size_t *todo, size_t n_todo, int n, int *lane)
 {
+    unsigned char seen[64] = {0};
+    int lengths = 0;
+    for (size_t k = 0; k < n_todo && lengths < 2 * n; k++) {
+        const ApprofTuple *t = &sw->tuples[todo[k]];
+        int len = (t->end - t->start) % 64;
+        lengths += !seen[len];
+        seen[len] = 1;
+    }
+    if (lengths >= 2 * n) {
+        for (size_t k = 0; k < n_todo; k++) {
+            const ApprofTuple *t = &sw->tuples[todo[k]];
+            lane[k] = (t->end - t->start) % n;
+        }
+        return;
+    }
     enum { MAXG = APPROF_MAX_SUBMESHES * APPROF_MAX_CONFIGS };
     size_t *count = calloc(MAXG, sizeof *count);
     int *owner = malloc(MAXG * sizeof *owner);
@@ -133,9 +160,7 @@ static void *worker_main(void *arg)
     while (!p->go && !p->stop)
         pthread_cond_wait(&p->space, &p->mu);
     for (;;) {
-        CostdbEntry e[2];
-        CostdbPlacement *pl = NULL;
-        int npl = 0, rc;
+        int rc;
         size_t i;
         Slot *s;
         /* the next tuple of this worker's lane, in order */
@@ -146,16 +171,16 @@ static void *worker_main(void *arg)
         if (p->stop || w->cursor >= p->n_todo)
             break;
         i = w->cursor++;
-        p->slots[i % p->window].state = SLOT_BUSY;
+        s = &p->slots[i % p->window];
+        s->state = SLOT_BUSY;
         pthread_mutex_unlock(&p->mu);
 
-        rc = approf_sweep_profile_tuple(w->sw, p->cfg, &p->tuples[p->todo[i]], e, &pl, &npl,
-                                        &w->sum);
+        /* a busy slot is this worker's alone until it is ready */
+        rc = approf_sweep_profile_tuple(w->sw, p->cfg, &p->tuples[p->todo[i]], s->e, &s->pl,
+                                        &s->pl_cap, &s->n_pl, &w->sum);
 
         pthread_mutex_lock(&p->mu);
-        s = &p->slots[i % p->window];
         if (rc < 0) {
-            free(pl);
             s->state = SLOT_FAILED;
             if (!p->fail_rc || i < p->fail_i) {
                 p->fail_rc = rc;
@@ -164,10 +189,6 @@ static void *worker_main(void *arg)
             p->stop = 1;
             pthread_cond_broadcast(&p->space);
         } else {
-            s->e[0] = e[0];
-            s->e[1] = e[1];
-            s->pl = pl;
-            s->n_pl = npl;
             s->state = SLOT_READY;
         }
         pthread_cond_signal(&p->ready);
@@ -224,13 +245,12 @@ static void deadline_in(struct timespec *ts, long ms)
     }
 }
 
-/* Main thread: hands slot delivered % window on and frees it. */
+/* Main thread: hands slot delivered % window on and empties it (its
+ * placement buffer stays for the next tuple of the slot). */
 static int hand_on(Pool *p, const ApprofSweepWorkHooks *hooks)
 {
     Slot *s = &p->slots[p->delivered % p->window];
     int rc = hooks->put(hooks->ctx, p->todo[p->delivered], s->e, s->pl, (size_t)s->n_pl);
-    free(s->pl);
-    s->pl = NULL;
     pthread_mutex_lock(&p->mu);
     s->state = SLOT_EMPTY;
     p->delivered++;
