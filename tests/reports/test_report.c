@@ -351,9 +351,6 @@ int main(int argc, char **argv)
 {
     CU_pSuite s;
     unsigned fails;
-    snprintf(tmpdir, sizeof(tmpdir), "/tmp/approf-reports-XXXXXX");
-    if (!mkdtemp(tmpdir))
-        return 1;
     if (argc == 3 && !strcmp(argv[1], "--write")) {
         int64_t plan_id;
         char dbpath[512];
@@ -375,6 +372,10 @@ int main(int argc, char **argv)
                 "--write-hostile DIR\n");
         return 2;
     }
+    /* the suite's own scratch directory (the --write modes above use the caller's) */
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/approf-reports-XXXXXX");
+    if (!mkdtemp(tmpdir))
+        return 1;
     golden_dir = argv[1];
     regen = argc > 2 && !strcmp(argv[2], "--regen");
     if (CU_initialize_registry() != CUE_SUCCESS)
