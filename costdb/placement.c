@@ -402,7 +402,12 @@ int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p
         free(rows);
         return rc;
     }
-    qsort(rows, n, sizeof *rows, cmp_rows);
+    /* a sweep hands its rows over already in this order: check before sorting */
+    for (size_t i = 1; i < n; i++)
+        if (cmp_rows(&rows[i - 1], &rows[i]) > 0) {
+            qsort(rows, n, sizeof *rows, cmp_rows);
+            break;
+        }
     cap = 4096;
     buf = malloc(cap);
     if (!buf) {
