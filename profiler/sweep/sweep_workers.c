@@ -67,17 +67,97 @@ typedef struct Worker {
 } Worker;
 
 /* Which worker profiles each tuple. Stages alike enough to share a cached
- * result (program templates by key, Pareto sets by structure: ranges
- * [i, j] and [i+1, j+1] of a transformer, on any config that gives the
- * same ILP) have the same range length, so lane = length mod n keeps each
- * of them with one worker (docs/architecture.md, "No rework per tuple"),
- * and, the tuples being ordered by range within a submesh, it alternates
- * the workers tuple by tuple: results are handed on in tuple order through
- * a window of slots, and a worker given a long run of tuples (a whole
- * submesh's group) left the other waiting on the window. Where the lengths
- * are too few to spread (profile mode individual: all 0), the tuples on one
- * logical mesh of one submesh (a group) go to one worker, groups dealt
- * largest first to the worker with the fewest tuples so far. */
+ * result (program templates by key, Pareto sets by structure, the ILP
+ * cache: ranges [i, j] and [i+1, j+1] of a transformer, on any config that
+ * gives the same ILP) have the same number of operators, which both keys
+ * include; so the tuples are dealt in classes of one operator count, each
+ * class to one worker (docs/architecture.md, "No rework per tuple"): the
+ * classes largest first (tuples x operators, a proxy of their cost) to the
+ * worker with the least so far. Neighbouring tuples (ranges [i, j] and
+ * [i, j+1]) fall in different classes, so the workers share every part of
+ * the tuple order: results are handed on in that order through a window of
+ * slots, and a worker given a long run of tuples (a whole submesh's group)
+ * left the other waiting on the window. Where the classes are too few to
+ * spread (profile mode individual: single layers, mostly alike), the
+ * tuples on one logical mesh of one submesh (a group) go to one worker,
+ * groups dealt largest first in the same way. */
+static uint64_t stage_ops(const Sweep *sw, const ApprofTuple *t)
+{
+    return (uint64_t)(sw->layering.op_end[t->end] - sw->layering.op_begin[t->start]);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+typedef struct OpsClass {
+    uint64_t ops;
+    double weight;
+    int owner;
+} OpsClass;
+
+static int cmp_weight(const void *a, const void *b)
+{
+    const OpsClass *x = a, *y = b;
+    if (x->weight != y->weight)
+        return x->weight < y->weight ? 1 : -1;
+    return (x->ops > y->ops) - (x->ops < y->ops);
+}
+
+static int cmp_class_ops(const void *a, const void *b)
+{
+    const OpsClass *x = a, *y = b;
+    return (x->ops > y->ops) - (x->ops < y->ops);
+}
+
+/* Lanes by operator count; 0, or 1 (nothing set) where the classes are
+ * fewer than 2n or memory is short. */
+static int lanes_by_ops(const Sweep *sw, const size_t *todo, size_t n_todo, int n, int *lane)
+{
+    uint64_t *ops = malloc(n_todo * sizeof *ops);
+    OpsClass *cls = NULL;
+    double load[APPROF_SWEEP_MAX_WORKERS] = {0};
+    size_t nc = 0;
+    int rc = 1;
+    if (!ops)
+        return 1;
+    for (size_t k = 0; k < n_todo; k++)
+        ops[k] = stage_ops(sw, &sw->tuples[todo[k]]);
+    qsort(ops, n_todo, sizeof *ops, cmp_u64);
+    for (size_t k = 0; k < n_todo; k++)
+        nc += k == 0 || ops[k] != ops[k - 1];
+    if (nc < 2 * (size_t)n || !(cls = calloc(nc, sizeof *cls)))
+        goto out;
+    nc = 0;
+    for (size_t k = 0; k < n_todo; k++) {
+        if (k == 0 || ops[k] != ops[k - 1])
+            cls[nc++].ops = ops[k];
+        cls[nc - 1].weight += (double)ops[k];
+    }
+    qsort(cls, nc, sizeof *cls, cmp_weight);
+    for (size_t c = 0; c < nc; c++) {
+        int w = 0;
+        for (int j = 1; j < n; j++)
+            if (load[j] < load[w])
+                w = j;
+        load[w] += cls[c].weight;
+        cls[c].owner = w;
+    }
+    qsort(cls, nc, sizeof *cls, cmp_class_ops);
+    for (size_t k = 0; k < n_todo; k++) {
+        OpsClass key = {stage_ops(sw, &sw->tuples[todo[k]]), 0, 0};
+        const OpsClass *c = bsearch(&key, cls, nc, sizeof *cls, cmp_class_ops);
+        lane[k] = c ? c->owner : 0;
+    }
+    rc = 0;
+out:
+    free(ops);
+    free(cls);
+    return rc;
+}
+
 static int tuple_group(const Sweep *sw, const ApprofTuple *t)
 {
     const ApprofConfigChoice *c = &sw->configs[t->submesh][t->config];
@@ -96,21 +176,8 @@ static int tuple_group(const Sweep *sw, const ApprofTuple *t)
 
 static void assign_lanes(const Sweep *sw, const size_t *todo, size_t n_todo, int n, int *lane)
 {
-    unsigned char seen[64] = {0};
-    int lengths = 0;
-    for (size_t k = 0; k < n_todo && lengths < 2 * n; k++) {
-        const ApprofTuple *t = &sw->tuples[todo[k]];
-        int len = (t->end - t->start) % 64;
-        lengths += !seen[len];
-        seen[len] = 1;
-    }
-    if (lengths >= 2 * n) {
-        for (size_t k = 0; k < n_todo; k++) {
-            const ApprofTuple *t = &sw->tuples[todo[k]];
-            lane[k] = (t->end - t->start) % n;
-        }
+    if (lanes_by_ops(sw, todo, n_todo, n, lane) == 0)
         return;
-    }
     enum { MAXG = APPROF_MAX_SUBMESHES * APPROF_MAX_CONFIGS };
     size_t *count = calloc(MAXG, sizeof *count);
     int *owner = malloc(MAXG * sizeof *owner);
@@ -315,9 +382,13 @@ int approf_sweep_workers_run(Sweep *sw, const ApprofSweepConfig *cfg,
     p.tuples = sw->tuples;
     p.todo = todo;
     p.n_todo = n_todo;
-    /* enough for tuples of uneven cost not to idle the workers, few enough
-     * that the results waiting (placements mostly) stay small */
-    p.window = 8 * (size_t)n + 8;
+    /* enough for tuples of uneven cost (a cached stage takes microseconds,
+     * a new ILP tens of milliseconds) not to idle the workers behind the
+     * head of the order: gpt3-39b 32 layers 8x8 with 2 workers, each waited
+     * 0.5 s of 2 s with 24 slots, 0.2 s with 96; few enough that the slots'
+     * placement buffers (up to ~1 KB per tensor of the largest stage each)
+     * stay small: 96 slots hold about 50 MB there */
+    p.window = 32 * (size_t)n + 32;
     p.slots = calloc(p.window, sizeof *p.slots);
     p.lane = malloc(n_todo * sizeof *p.lane);
     w = calloc((size_t)n, sizeof *w);
