@@ -5,10 +5,9 @@
  * copy of texts. The SELECT reads only the rows (status 'ok') and columns
  * the stage DP uses; a fast path clears each value with the checks
  * costdb_entries_get's reader applies to it (type, range, status), and a
- * row it does not clear is
- * read again with cdb_row_check and the cdb_col_* readers, whose refusal
- * names the table, the row key and the column, as costdb_entries_get's
- * does.
+ * row it does not clear is read again with cdb_row_check and the cdb_col_*
+ * readers, whose refusal names the table, the row key and the column, as
+ * costdb_entries_get's does.
  */
 #include <math.h>
 #include <string.h>
@@ -20,8 +19,9 @@
  * 11 status. The rows whose status is one of the other names, byte for
  * byte, are left out unread (the solver uses none of them); any other
  * status (a name not known, a blob, text with a NUL byte) is read, and
- * refused by the checked path. (Comparisons in a chain: a NOT IN list
- * costs a lookup per row.) */
+ * refused by the checked path; the names are costdb_status_parse's
+ * (sweep.c), and one added there is read and skipped here, only slower.
+ * (Comparisons in a chain: a NOT IN list costs a lookup per row.) */
 static const char sql_stage_rows[] =
     "SELECT start_layer, end_layer, submesh_index, config_index, phase, compute_cost,"
     " peak_memory, available_memory, intermediate_size, initial_size, apply_cost, status"
