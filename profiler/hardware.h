@@ -131,6 +131,11 @@ double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k
  * the dtype exceeds its FP32 rate (tensor cores), else FP32 (the framework
  * computes them in f32: GTX 1080 Ti, bf16 on V100). */
 ApprofMathClass approf_math_class(const ApprofHardwareSpec *hw, ApprofDtype dt);
+/* The 16-bit type mixed-precision training uses on hw: bf16 where the card
+ * runs it on tensor cores (A100, H100, ...), else f16 where it runs that on
+ * tensor cores (V100: bf16 there is computed in f32), else f32 (GTX 1080 Ti:
+ * no tensor cores; 16-bit compute would only be slower). */
+ApprofDtype approf_mixed_precision_dtype(const ApprofHardwareSpec *hw);
 /* Peak FLOP/s and efficiency (share of that peak) of a compute kernel
  * (GEMM or a convolution direction) in dtype dt; for other kinds 0 and 0. */
 void approf_kernel_rate(const ApprofHardwareSpec *hw, ApprofKernelKind kind, ApprofDtype dt,

@@ -71,7 +71,8 @@ static void model_help(FILE *f)
           "  --attention A         llama family: flash (fused attention, default) | eager\n"
           "  --capacity-factor C   mixture of experts: expert slots = C x tokens x top_k / experts (1)\n"
           "  --dataset D           resnet50: imagenet|cifar10; wide_resnet: cifar10|imagenet; swin: imagenet|cifar100\n"
-          "  --dtype T             f32|f16|bf16\n"
+          "  --dtype T             f32|f16|bf16 (default: bf16 for the language transformers and\n"
+          "                        --hf-config, as the sweep on bf16 GPUs; f32 for the others)\n"
           "  --batch B             samples the graph is built for\n"
           "  --num-layers N --hidden H --heads A --seq-len S --vocab V   transformer sizes\n"
           "  --width-factor W --depth D --num-filters F                  wide_resnet\n"
@@ -165,12 +166,17 @@ static int load_graph(const ModelArgs *a, const char *name, ApprofGraph **g)
 {
     char err[1024];
     int rc;
+    ApprofZooOptions zo = a->zoo;
+    /* the sweep's default on bf16 hardware: language transformers (every
+     * Hugging Face family) train in mixed precision */
+    if (!zo.dtype && (a->hf_config || approf_zoo_trains_mixed(name)))
+        zo.dtype = "bf16";
     if (a->model_file)
         rc = approf_model_load(a->model_file, g, err, sizeof err);
     else if (a->hf_config)
-        rc = approf_zoo_build_hf(a->hf_config, &a->zoo, g, err, sizeof err);
+        rc = approf_zoo_build_hf(a->hf_config, &zo, g, err, sizeof err);
     else
-        rc = approf_zoo_build(name, &a->zoo, g, err, sizeof err);
+        rc = approf_zoo_build(name, &zo, g, err, sizeof err);
     if (rc < 0) {
         /* A bad zoo choice or size is a usage error; a bad file is not. */
         fprintf(stderr, "approf: %s\n", err[0] ? err : approf_strerror(rc));

@@ -120,7 +120,11 @@ static void usage(void)
         "  --micro-batch-sizes b1,b2,..  one sweep per micro-batch size b (samples per\n"
         "                           pipeline micro-batch), each with --batch/b micro-batches\n"
         "                           (apsolve then chooses the size for the global batch)\n"
-        "  --dtype f32|f16|bf16     compute dtype (default f32)\n"
+        "  --dtype f32|f16|bf16     compute dtype; f16/bf16 train in mixed precision (f32\n"
+        "                           master weights and Adam state). Default: the language\n"
+        "                           transformers (gpt, bert, the llama family, the MoE\n"
+        "                           models, --hf-config) bf16 where the GPU has bf16 tensor\n"
+        "                           cores, f16 on V100-class GPUs, else f32; other models f32\n"
         "Search space:\n"
         "  --submesh-space S        power_of_two (default) | small_power_of_two | all |\n"
         "                           manual:1x1,1x2,...\n"
@@ -268,6 +272,7 @@ static void print_summary(const ApprofSweepSummary *s, const char *db_path)
             "approf: sweep %lld %s: %zu tuples, %zu entries written, %zu already present, "
             "%zu failed, %zu reused\n"
             " - backend %s%s%s%s on %s, %d worker%s; sharding ILPs solved %zu, reused %zu\n"
+            "%s%s%s"
             " - collectives: %s\n"
             " - time: build %.3f s, enumeration %.3f s, sharding %.3f s, costing %.3f s, "
             "writing %.3f s, total %.3f s\n"
@@ -276,7 +281,13 @@ static void print_summary(const ApprofSweepSummary *s, const char *db_path)
             s->existing, s->failures, s->reused, s->backend, s->devices[0] ? " (" : "", s->devices,
             s->devices[0] ? ")" : "", s->hardware, s->workers > 0 ? s->workers : 1,
             s->workers > 1 ? "s" : "", s->sharding_solved,
-            s->sharding_cached, s->collectives[0] ? s->collectives : "the alpha-beta model",
+            s->sharding_cached, s->dtype[0] ? " - dtype " : "", s->dtype,
+            !s->dtype[0] ? ""
+            : s->dtype_mixed_default
+                ? ": mixed precision (16-bit compute, f32 master weights and Adam state), the "
+                  "default for transformer models on this GPU; --dtype f32 for full precision\n"
+                : "\n",
+            s->collectives[0] ? s->collectives : "the alpha-beta model",
             s->t_build, s->t_enumerate, s->t_sharding, s->t_costing,
             s->t_writing, s->t_total, db_path);
 }
@@ -407,6 +418,7 @@ int approf_cmd_sweep(int argc, char **argv)
     cfg.cluster_gpus = 0;
     cfg.micro_batches = 16;
     cfg.dtype = APPROF_F32;
+    cfg.dtype_default = 1;  /* transformers: mixed precision (approf_zoo_trains_mixed) */
     cfg.hardware = NULL;    /* the local GPU's built-in spec with CUDA, else a100-40g */
     cfg.backend = "auto";
     cfg.imbalance_tol = -1;
@@ -489,6 +501,7 @@ int approf_cmd_sweep(int argc, char **argv)
         case OPT_DTYPE:
             if (approf_dtype_parse(optarg, &cfg.dtype) < 0)
                 return cli_usage_error("sweep", "--dtype: '%s' is not f32, f16 or bf16", optarg);
+            cfg.dtype_default = 0;
             break;
         case OPT_SUBMESH:
             if (approf_submesh_space_parse(optarg, &cfg.submesh_space, cfg.manual_submeshes,

@@ -106,6 +106,15 @@ double approf_collective_cost(const ApprofHardwareSpec *hw, const ApprofCollecti
                         c->crosses_hosts ? hw->inter_host_latency : hw->intra_host_latency);
 }
 
+ApprofDtype approf_mixed_precision_dtype(const ApprofHardwareSpec *hw)
+{
+    if (approf_math_class(hw, APPROF_BF16) == APPROF_MATH_F16)
+        return APPROF_BF16;
+    if (approf_math_class(hw, APPROF_F16) == APPROF_MATH_F16)
+        return APPROF_F16;
+    return APPROF_F32;
+}
+
 ApprofMathClass approf_math_class(const ApprofHardwareSpec *hw, ApprofDtype dt)
 {
     if (!hw)

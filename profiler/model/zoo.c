@@ -13,13 +13,14 @@
 
 typedef int (*ZooFn)(Zb *b, const ApprofZooOptions *o);
 
-enum { ZOO_PRESETS = 1, ZOO_DATASETS = 2, ZOO_ATTENTION = 4 };
+enum { ZOO_PRESETS = 1, ZOO_DATASETS = 2, ZOO_ATTENTION = 4, ZOO_MIXED = 8 };
 
 typedef struct {
     ApprofZooEntry e;
     ZooFn fn;
     int64_t batch;
-    unsigned takes;          /* ZOO_PRESETS, ZOO_DATASETS, ZOO_ATTENTION: which choice options apply */
+    unsigned takes;          /* ZOO_PRESETS, ZOO_DATASETS, ZOO_ATTENTION: which choice options apply;
+                              * ZOO_MIXED: trained in mixed precision by default */
 } ZooModel;
 
 static const ZooModel zoo[] = {
@@ -34,33 +35,41 @@ static const ZooModel zoo[] = {
      zoo_wide_resnet, 256, ZOO_DATASETS},
     {{"gpt", "GPT decoder (pre-LN, learned positions, tied LM head)",
       "batch 32, --preset gpt2-small (12 layers, 768, 12 heads, seq 1024, vocab 50257); "
-      "gpt3-1.3b|gpt3-2.7b|gpt3-6.7b (seq 2048, vocab 50257); gpt3-39b (48, 8192, 64, 1024, 51200), f32"},
-     zoo_gpt, 32, ZOO_PRESETS | ZOO_ATTENTION},
+      "gpt3-1.3b|gpt3-2.7b|gpt3-6.7b (seq 2048, vocab 50257); gpt3-39b (48, 8192, 64, 1024, 51200), mixed precision (bf16; f16 on V100)"},
+     zoo_gpt, 32, ZOO_PRESETS | ZOO_ATTENTION | ZOO_MIXED},
     {{"bert", "BERT for masked LM (post-LN, tied decoder, no pooler)",
-      "batch 32, --preset base (12 layers, 768, 12 heads) | large (24, 1024, 16), seq 512, vocab 30522, f32"},
-     zoo_bert, 32, ZOO_PRESETS},
+      "batch 32, --preset base (12 layers, 768, 12 heads) | large (24, 1024, 16), seq 512, vocab 30522, mixed precision (bf16; f16 on V100)"},
+     zoo_bert, 32, ZOO_PRESETS | ZOO_MIXED},
     {{"swin", "Swin Transformer Tiny (patch 4, window 7, depths 2-2-6-2, heads 3-6-12-24)",
       "batch 128, imagenet 224x224 1000 classes (--dataset cifar100: 100 classes, LiBai config), f32"},
      zoo_swin, 128, ZOO_DATASETS},
     {{"llama", "Llama decoder (RMSNorm, rotary, grouped-query attention, SwiGLU, untied head)",
       "batch 32, seq 4096, --preset llama-3-8b (32 layers, 4096, 32 heads, 8 kv, ffn 14336, vocab 128256) | "
-      "llama-2-7b | llama-3-70b | llama-3.1-405b; flash attention, f32"},
-     zoo_decoder, 32, ZOO_PRESETS | ZOO_ATTENTION},
+      "llama-2-7b | llama-3-70b | llama-3.1-405b; flash attention, mixed precision (bf16; f16 on V100)"},
+     zoo_decoder, 32, ZOO_PRESETS | ZOO_ATTENTION | ZOO_MIXED},
     {{"mistral", "Mistral decoder (Llama layout, grouped-query attention, sliding window recorded)",
-      "batch 32, seq 4096, --preset mistral-7b (32 layers, 4096, 32 heads, 8 kv, ffn 14336, vocab 32000), f32"},
-     zoo_decoder, 32, ZOO_PRESETS | ZOO_ATTENTION},
+      "batch 32, seq 4096, --preset mistral-7b (32 layers, 4096, 32 heads, 8 kv, ffn 14336, vocab 32000), mixed precision (bf16; f16 on V100)"},
+     zoo_decoder, 32, ZOO_PRESETS | ZOO_ATTENTION | ZOO_MIXED},
     {{"mixtral", "Mixtral sparse mixture of experts (top-k router, experts as batched GEMMs)",
       "batch 32, seq 4096, --preset mixtral-8x7b (32 layers, 4096, 8 experts top 2, ffn 14336), "
-      "capacity factor 1, f32"},
-     zoo_decoder, 32, ZOO_PRESETS | ZOO_ATTENTION},
+      "capacity factor 1, mixed precision (bf16; f16 on V100)"},
+     zoo_decoder, 32, ZOO_PRESETS | ZOO_ATTENTION | ZOO_MIXED},
     {{"qwen2", "Qwen2 decoder (Llama layout with q/k/v biases)",
-      "batch 32, seq 4096, --preset qwen2.5-7b (28 layers, 3584, 28 heads, 4 kv, ffn 18944, vocab 152064), f32"},
-     zoo_decoder, 32, ZOO_PRESETS | ZOO_ATTENTION},
+      "batch 32, seq 4096, --preset qwen2.5-7b (28 layers, 3584, 28 heads, 4 kv, ffn 18944, vocab 152064), mixed precision (bf16; f16 on V100)"},
+     zoo_decoder, 32, ZOO_PRESETS | ZOO_ATTENTION | ZOO_MIXED},
     {{"deepseek_moe", "DeepSeekMoE fine-grained experts with shared experts",
       "batch 32, seq 4096, --preset deepseek-moe-16b (28 layers, 2048, 64 experts of 1408 top 6, "
-      "2 shared, first layer dense), capacity factor 1, f32"},
-     zoo_decoder, 32, ZOO_PRESETS | ZOO_ATTENTION},
+      "2 shared, first layer dense), capacity factor 1, mixed precision (bf16; f16 on V100)"},
+     zoo_decoder, 32, ZOO_PRESETS | ZOO_ATTENTION | ZOO_MIXED},
 };
+
+int approf_zoo_trains_mixed(const char *name)
+{
+    for (size_t i = 0; name && i < sizeof zoo / sizeof zoo[0]; i++)
+        if (!strcmp(zoo[i].e.name, name))
+            return (zoo[i].takes & ZOO_MIXED) != 0;
+    return 0;
+}
 
 const ApprofZooEntry *approf_zoo_list(size_t *n)
 {

@@ -52,6 +52,14 @@ typedef struct ApprofZooEntry {
     const char *defaults;    /* one line of defaults for 'approf models' */
 } ApprofZooEntry;
 
+/* 1 when model `name` is a language transformer (gpt, bert, the llama
+ * family, the MoE models): these are trained in mixed precision today
+ * (16-bit compute, f32 master weights and Adam state), so the sweep's
+ * default dtype for them is approf_mixed_precision_dtype of the hardware;
+ * 0 for the others (convolutional networks, swin, mlp: f32) and unknown
+ * names. */
+int approf_zoo_trains_mixed(const char *name);
+
 /* The zoo's entries; *n receives their number. Static storage. */
 const ApprofZooEntry *approf_zoo_list(size_t *n);
 

@@ -570,9 +570,21 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
                          ApprofSweepSummary *sum, double t_start, char *err, size_t errlen)
 {
     double t0;
-    int rc = build_graph(cfg, global_batch, &sw->graph, err, errlen);
+    ApprofSweepConfig eff = *cfg;
+    int rc;
+    /* the hardware first: it decides the default dtype of the graph */
+    detect_devices(sw, cfg);
+    rc = resolve_hardware(sw, cfg, cb, err, errlen);
     if (rc < 0)
         return rc;
+    if (cfg->dtype_default && !cfg->model_file && approf_zoo_trains_mixed(cfg->model_name)) {
+        eff.dtype = approf_mixed_precision_dtype(&sw->hw);
+        sum->dtype_mixed_default = eff.dtype != APPROF_F32;
+    }
+    rc = build_graph(&eff, global_batch, &sw->graph, err, errlen);
+    if (rc < 0)
+        return rc;
+    snprintf(sum->dtype, sizeof sum->dtype, "%s", approf_dtype_name(sw->graph->dtype));
     if (cfg->layers > 0)
         rc = approf_layers_auto(sw->graph, cfg->layers, cfg->eps, &sw->layering);
     else
@@ -595,10 +607,6 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
         return APPROF_ENOMEM;
     for (size_t t = 0; t < sw->graph->n_tensors; t++)
         shape_text(&sw->graph->tensors[t], sw->shape_texts[t], sizeof sw->shape_texts[t]);
-    detect_devices(sw, cfg);
-    rc = resolve_hardware(sw, cfg, cb, err, errlen);
-    if (rc < 0)
-        return rc;
     sum->t_build = approf_sweep_now() - t_start;
     rc = approf_sweep_open_backend(sw, cfg, cb, err, errlen);
     if (rc < 0)

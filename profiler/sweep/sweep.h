@@ -42,6 +42,9 @@ typedef struct ApprofSweepConfig {
     int64_t global_batch;         /* 0: the model's default */
     int micro_batches;
     ApprofDtype dtype;
+    int dtype_default;            /* 1: no --dtype given: a language transformer of the zoo
+                                   * trains in approf_mixed_precision_dtype of the hardware,
+                                   * every other model in dtype */
     const char *hardware;         /* spec name or file */
     const char *backend;          /* auto | model | cuda */
     ApprofSubmeshSpace submesh_space;
@@ -104,6 +107,8 @@ typedef struct ApprofSweepSummary {
     double t_build, t_enumerate, t_sharding, t_costing, t_writing, t_total;
     char backend[16];
     char hardware[64];
+    char dtype[8];                /* the compute dtype the sweep profiled */
+    int dtype_mixed_default;      /* dtype is the mixed-precision default (no --dtype) */
     char collectives[128];        /* how collectives were priced */
     int workers;                  /* profiling threads used */
     char devices[128];            /* CUDA: "2 x Fake GPU 40GB (devices 0,1)", else "" */
