@@ -83,15 +83,19 @@ scale_case() { # label, then sweep options
 }
 printf '%-44s %8s %10s %11s\n' "case" "entries" "wall" "database"
 scale_case "resnet50, 16 layers, 1x8" --model resnet50 --layers 16 --cluster 1x8
-scale_case "gpt3-39b, 32 layers, 8x8" --model gpt --preset gpt3-39b --layers 32 --cluster 8x8
-LOAD=1 scale_case "gpt3-39b, 64 layers, 8x8" --model gpt --preset gpt3-39b --layers 64 --cluster 8x8
+# --dtype f32: the figures and the baseline (which predates the
+# mixed-precision default of the transformers) are f32 sweeps
+scale_case "gpt3-39b, 32 layers, 8x8" --model gpt --preset gpt3-39b --layers 32 --cluster 8x8 \
+  --dtype f32
+LOAD=1 scale_case "gpt3-39b, 64 layers, 8x8" --model gpt --preset gpt3-39b --layers 64 --cluster 8x8 \
+  --dtype f32
 scale_case "gpt3-39b, 32 layers, 8x8, --variants all" --model gpt --preset gpt3-39b \
   --layers 32 --cluster 8x8 --dtype f16 --variants all
 # --workers on this build: the same sweep with 1 and 2 profiling threads,
 # medians of 3 (each run on a fresh database), with the load average, since
 # other work on the machine takes the second core from the second worker
 wsweep() { rm -f "$tmp"/w.db*; "$approf" sweep --model gpt --preset gpt3-39b --layers 32 \
-  --cluster 8x8 --backend model --quiet --workers "$1" --db "$tmp/w.db"; }
+  --cluster 8x8 --dtype f32 --backend model --quiet --workers "$1" --db "$tmp/w.db"; }
 w1=$(median 3 wsweep 1)
 w2=$(median 3 wsweep 2)
 echo "gpt3-39b, 32 layers, 8x8, --workers 1 vs 2 ($(nproc) cores), medians of 3: ${w1} s |" \
