@@ -144,7 +144,8 @@ static int experts_gemm(Zb *b, const char *pre, const char *leaf, int x, int64_t
     char p[128];
     int64_t wd[4] = {1, e, k, n};
     int in[2];
-    snprintf(p, sizeof p, "%s/%s", pre, leaf);
+    if (snprintf(p, sizeof p, "%s/%s", pre, leaf) >= (int)sizeof p)
+        return zb_fail(b, APPROF_EINVAL, "operator name '%s/%s' is too long", pre, leaf);
     in[0] = x;
     in[1] = zb_param(b, p, "kernel", 4, wd);
     return zb_op(b, APPROF_OP_BATCH_MATMUL, p, in, 2, NULL);
