@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "costdb_int.h"
+#include "fnv.h"
 
 static const char *const role_names[] = {"param", "input", "output"};
 
@@ -100,10 +101,7 @@ void cdb_placement_cache_clear(Costdb *db)
 
 static uint64_t text_hash(const char *s)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
+    return costdb_fnv1a_str(COSTDB_FNV_BASIS_V1, s);
 }
 
 static CdbPlacementCache *cache_of(Costdb *db)

@@ -3,7 +3,7 @@
  * The profiler's in-memory hash: 128 bits over byte strings, eight bytes per
  * step. For keys that live only in one process (the sharding ILP cache, the
  * stage-program signature of the sweep's reuse table); what is stored in a
- * database (graph and hardware hashes) keeps its own documented FNV-1a, so
+ * database (graph and hardware hashes) uses costdb/fnv.h's FNV-1a, so
  * these values may change between versions without touching any file.
  */
 #ifndef APPROF_HASH_H

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "host.h"
+#include "fnv.h"
 
 typedef struct Slot {
     int used;
@@ -55,17 +56,12 @@ int approf_conv_key_from_kernel(const ApprofKernel *k, ApprofDtype dt, ApprofCon
 
 static uint64_t fnv(uint64_t h, int64_t v)
 {
-    uint64_t u = (uint64_t)v;
-    for (int i = 0; i < 8; i++) {
-        h ^= (u >> (8 * i)) & 0xffu;
-        h *= 1099511628211ull;
-    }
-    return h;
+    return costdb_fnv1a_i64(h, v);
 }
 
 uint64_t approf_conv_key_hash(const ApprofConvKey *key)
 {
-    uint64_t h = 14695981039346656037ull;
+    uint64_t h = COSTDB_FNV_BASIS;
     const int64_t f[] = {key->dir, key->dtype, key->n, key->c, key->h, key->w, key->k,
                          key->r, key->s, key->stride[0], key->stride[1], key->pad[0],
                          key->pad[1], key->groups};

@@ -15,6 +15,7 @@
 
 #include "costdb.h"
 #include "hardware.h"
+#include "fnv.h"
 
 typedef struct {
     ApprofCollKind kind;
@@ -152,17 +153,12 @@ size_t approf_comm_curves_count(const ApprofCommCurves *c, size_t *points)
 
 static uint64_t mix(uint64_t h, const void *p, size_t len)
 {
-    const unsigned char *b = p;
-    for (size_t i = 0; i < len; i++) {
-        h ^= b[i];
-        h *= 1099511628211ull;
-    }
-    return h;
+    return costdb_fnv1a(h, p, len);
 }
 
 void approf_comm_curves_hash(const ApprofCommCurves *c, char *out, size_t len)
 {
-    uint64_t h = 14695981039346656037ull;
+    uint64_t h = COSTDB_FNV_BASIS;
     for (size_t i = 0; c && i < c->n_curves; i++) {
         const Curve *cv = &c->curves[i];
         int key[3] = {(int)cv->kind, cv->hosts, cv->gpus};

@@ -23,6 +23,7 @@
 
 #include "costdb.h"
 #include "hardware.h"
+#include "fnv.h"
 
 #define TFLOPS 1e12
 #define GBS 1e9
@@ -261,11 +262,7 @@ int64_t approf_hardware_available_memory(const ApprofHardwareSpec *hw)
 /* FNV-1a, 64 bit: stable across platforms, enough to tell specs apart. */
 static uint64_t fnv1a(const char *s, size_t n, uint64_t h)
 {
-    for (size_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= UINT64_C(0x100000001b3);
-    }
-    return h;
+    return costdb_fnv1a(h, s, n);
 }
 
 void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t len)
@@ -317,7 +314,7 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             w += e;
         }
     }
-    h = fnv1a(buf, (size_t)w, UINT64_C(0xcbf29ce484222325));
+    h = fnv1a(buf, (size_t)w, COSTDB_FNV_BASIS);
     snprintf(out, len, "analytic:%s:%012" PRIx64, hw->name, h >> 16);
 }
 

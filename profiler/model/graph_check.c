@@ -13,6 +13,7 @@
 
 #include "graph.h"
 #include "graph_internal.h"
+#include "fnv.h"
 
 int approf_graph_validate(const ApprofGraph *g, char *err, size_t errlen)
 {
@@ -102,15 +103,12 @@ cleanup:
 
 static void h64(uint64_t *h, int64_t v)
 {
-    for (int i = 0; i < 8; i++) {
-        *h ^= (uint64_t)((v >> (8 * i)) & 0xff);
-        *h *= 1099511628211ull;
-    }
+    *h = costdb_fnv1a_i64(*h, v);
 }
 
 void approf_graph_hash(const ApprofGraph *g, char *out, size_t len)
 {
-    uint64_t h1 = 1469598103934665603ull, h2 = 0x9e3779b97f4a7c15ull;
+    uint64_t h1 = COSTDB_FNV_BASIS_V1, h2 = 0x9e3779b97f4a7c15ull;
     h64(&h1, g->dtype);
     h64(&h1, g->batch_size);
     h64(&h1, (int64_t)g->n_tensors);

@@ -16,6 +16,7 @@
 #include "graph_internal.h"
 #include "modelfile.h"
 #include "onnx.h"
+#include "fnv.h"
 
 #if HAVE_JANSSON
 #include <jansson.h>
@@ -29,12 +30,7 @@ typedef struct {
 
 static uint64_t hstr(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ull;
-    }
-    return h;
+    return costdb_fnv1a_str(COSTDB_FNV_BASIS_V1, s);
 }
 
 static int map_find(const NameMap *m, const ApprofGraph *g, const char *name)

@@ -28,16 +28,12 @@
 #include "sweep.h"
 #include "sweep_db.h"
 #include "sweep_int.h"
+#include "fnv.h"
 
 
 static uint64_t fnv1a(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ull;
-    }
-    return h;
+    return costdb_fnv1a_str(COSTDB_FNV_BASIS_V1, s);
 }
 
 static void notice(const ApprofSweepCallbacks *cb, const char *fmt, ...)
@@ -726,10 +722,6 @@ uint64_t approf_sweep_work_hash(const Sweep *sw, const ApprofSweepConfig *cfg)
              cfg->sharding_method == APPROF_ILP_ELIMINATE_TREES_THEN_CBC, cfg->individual,
              cfg->imbalance_tol);
     h ^= fnv1a(text);
-    for (size_t i = 0; i < sw->n_tuples * sizeof *sw->tuples; i++) {
-        h ^= p[i];
-        h *= 1099511628211ull;
-    }
-    return h;
+    return costdb_fnv1a(h, p, sw->n_tuples * sizeof *sw->tuples);
 }
 
