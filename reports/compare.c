@@ -328,6 +328,17 @@ static int write_text(const ApreportCompare *c, FILE *f)
     return ferror(f) ? APREPORT_EIO : 0;
 }
 
+
+/* A number in the CSV: the JSON writer's digits (one value, one text in
+ * both formats); inf and nan as C prints them. */
+static void csv_num(char *buf, size_t len, double v)
+{
+    if (isfinite(v))
+        costdb_json_number_text(v, buf, len);
+    else
+        snprintf(buf, len, "%g", v);
+}
+
 static int write_csv(const ApreportCompare *c, FILE *f)
 {
     fputs("start,end,submesh,logical_mesh,force_batch_dim,phase,a_cost,b_cost,ratio,a_peak_memory,"
@@ -338,15 +349,15 @@ static int write_csv(const ApreportCompare *c, FILE *f)
         if (r->k.force >= 0)
             snprintf(fb, sizeof(fb), "%d", r->k.force);
         if (r->has[0]) {
-            snprintf(ac, sizeof(ac), "%.9g", r->e[0].compute_cost);
+            csv_num(ac, sizeof ac, r->e[0].compute_cost);
             snprintf(ap, sizeof(ap), "%lld", (long long)r->e[0].peak_memory);
         }
         if (r->has[1]) {
-            snprintf(bc, sizeof(bc), "%.9g", r->e[1].compute_cost);
+            csv_num(bc, sizeof bc, r->e[1].compute_cost);
             snprintf(bp, sizeof(bp), "%lld", (long long)r->e[1].peak_memory);
         }
         if (isfinite(r->ratio))
-            snprintf(ra, sizeof(ra), "%.9g", r->ratio);
+            csv_num(ra, sizeof ra, r->ratio);
         fprintf(f, "%d,%d,%dx%d,%dx%d,%s,%s,%s,%s,%s,%s,%s,%s\n", r->k.i, r->k.j, r->k.hosts,
                 r->k.gpus, r->k.a, r->k.b, fb, r->k.phase ? "bwd" : "fwd", ac, bc, ra, ap, bp,
                 r->has[0] && r->has[1] ? "both" : r->has[0] ? "a" : "b");
@@ -356,10 +367,7 @@ static int write_csv(const ApreportCompare *c, FILE *f)
 
 static void jnum(FILE *f, double v)
 {
-    if (isfinite(v))
-        fprintf(f, "%.9g", v);
-    else
-        fputs("null", f);
+    costdb_json_number(f, v);
 }
 
 static int write_json(const ApreportCompare *c, FILE *f)

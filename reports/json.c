@@ -3,8 +3,9 @@
  * report.json (schemas/report.schema.json) and the simulated 1F1B timeline
  * as a Chrome trace (trace.json: "traceEvents" with complete "X" events in
  * microseconds, pid = stage, tid 0 = compute, tid 1 = sends), the format
- * chrome://tracing and Perfetto open. Numbers are printed with %.9g; a
- * non-finite number is null.
+ * chrome://tracing and Perfetto open. Numbers go through
+ * costdb_json_number (shortest text that reads back exactly; a non-finite
+ * number is null).
  */
 #include <math.h>
 #include <string.h>
@@ -13,10 +14,7 @@
 
 static void num(FILE *f, double v)
 {
-    if (isfinite(v))
-        fprintf(f, "%.9g", v);
-    else
-        fputs("null", f);
+    costdb_json_number(f, v);
 }
 
 /* Microseconds in trace.json: %.3f, null when not finite (a cost of 5e307 s

@@ -237,10 +237,7 @@ static int write_text(FILE *out, const ApsolveOutput *plans, size_t n)
 
 static void json_num(FILE *out, double v)
 {
-    if (isfinite(v))
-        fprintf(out, "%.17g", v);
-    else
-        fputs("null", out);
+    costdb_json_number(out, v);
 }
 
 static void json_field(FILE *out, const char *name, double v)

@@ -176,8 +176,9 @@ static int do_show(const char *db_path, const char *spec, int64_t id, CurvesForm
             costdb_json_string(stdout, pts[i].group_desc);
             fputs(", \"dtype\": ", stdout);
             costdb_json_string(stdout, pts[i].dtype);
-            printf(", \"bytes\": %lld, \"seconds\": %.17g}", (long long)pts[i].bytes,
-                   pts[i].seconds);
+            printf(", \"bytes\": %lld, \"seconds\": ", (long long)pts[i].bytes);
+            costdb_json_number(stdout, pts[i].seconds);
+            fputs("}", stdout);
         }
         printf("]}\n");
     } else if (!n) {

@@ -239,15 +239,21 @@ static void json_layer(const ApprofGraph *g, const ApprofLayering *l, int i, con
     costdb_json_string(stdout, g->ops[l->op_begin[i]].name);
     fputs(", \"last_op\": ", stdout);
     costdb_json_string(stdout, g->ops[l->op_end[i] - 1].name);
-    printf(", \"fwd_flops\": %.17g, \"bwd_flops\": %.17g, \"param_bytes\": %lld, "
-           "\"activation_bytes\": %lld, \"inbound_bytes\": %lld}", s->fwd_flops, s->bwd_flops,
+    fputs(", \"fwd_flops\": ", stdout);
+    costdb_json_number(stdout, s->fwd_flops);
+    fputs(", \"bwd_flops\": ", stdout);
+    costdb_json_number(stdout, s->bwd_flops);
+    printf(", \"param_bytes\": %lld, \"activation_bytes\": %lld, \"inbound_bytes\": %lld}",
            (long long)s->param_bytes, (long long)s->activation_bytes, (long long)s->inbound_bytes);
 }
 
 static void json_footer(const ApprofLayerStats *t)
 {
-    printf("],\n \"totals\": {\"fwd_flops\": %.17g, \"bwd_flops\": %.17g, \"param_bytes\": %lld, "
-           "\"activation_bytes\": %lld, \"inbound_bytes\": %lld}}\n", t->fwd_flops, t->bwd_flops,
+    fputs("],\n \"totals\": {\"fwd_flops\": ", stdout);
+    costdb_json_number(stdout, t->fwd_flops);
+    fputs(", \"bwd_flops\": ", stdout);
+    costdb_json_number(stdout, t->bwd_flops);
+    printf(", \"param_bytes\": %lld, \"activation_bytes\": %lld, \"inbound_bytes\": %lld}}\n",
            (long long)t->param_bytes, (long long)t->activation_bytes, (long long)t->inbound_bytes);
 }
 
