@@ -129,10 +129,15 @@ static int parse_bytes(const char *s, int64_t *out)
         mul = 1LL << 20;
     else if (*end == 'G' || *end == 'g')
         mul = 1LL << 30;
-    if (mul > 1)
+    if (mul > 1) {
         end++;
-    if (*end == 'B' || (*end == 'i' && end[1] == 'B' && (end += 1)))
+        if (end[0] == 'i' && end[1] == 'B') /* KiB, MiB, GiB */
+            end += 2;
+        else if (end[0] == 'B')             /* KB, MB, GB: binary too */
+            end++;
+    } else if (end[0] == 'B') {             /* plain bytes: 123B */
         end++;
+    }
     if (*end || v > INT64_MAX / mul)
         return -1;
     *out = v * mul;

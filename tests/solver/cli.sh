@@ -59,6 +59,17 @@ PY
 rc=0; "$apsolve" --db "$tmp/f.db" --no-store --memory-budget 1536M 2>"$tmp/err" >/dev/null || rc=$?
 [ "$rc" = 3 ] || fail "infeasible budget: exit $rc, expected 3"
 grep -q "the plan needing the least memory needs 3.000 GB per device (stage 0, layers 0-3 on (1, 4); stages 0-3 on (1, 4)) but 1.500 GB are available" "$tmp/err" || fail "memory message"
+# a byte size: the suffixes K/M/G (binary), optionally B or iB after them;
+# 'iB' alone is no unit (it was read as 5 bytes)
+for v in 5iB 5Gi 5iK 1.5G 0 -1G; do
+  rc=0; "$apsolve" --db "$tmp/f.db" --no-store --memory-budget "$v" 2>"$tmp/err" >/dev/null || rc=$?
+  [ "$rc" = 2 ] || fail "--memory-budget $v: exit $rc, expected 2"
+  grep -q "bad --memory-budget '$v'" "$tmp/err" || fail "--memory-budget $v: message"
+done
+for v in 1536M 1536MiB 1536MB 1610612736 1610612736B; do
+  rc=0; "$apsolve" --db "$tmp/f.db" --no-store --memory-budget "$v" 2>"$tmp/err" >/dev/null || rc=$?
+  [ "$rc" = 3 ] || fail "--memory-budget $v: exit $rc, expected 3 (1.5 GiB is too little)"
+done
 rc=0; "$apsolve" --db "$tmp/f.db" --bogus 2>"$tmp/err" || rc=$?
 [ "$rc" = 2 ] || fail "unknown option: exit $rc, expected 2"
 grep -q "Try 'apsolve --help'" "$tmp/err" || fail "usage hint"
