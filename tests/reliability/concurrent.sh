@@ -17,7 +17,7 @@ work=$3
 rounds=${4:-2}
 rm -rf "$work"
 mkdir -p "$work"
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 common=(--cluster 2x4 --batch 64 --micro-batches 8 --hardware v100-16g --backend model --quiet)
 gpt=(sweep --model gpt --preset gpt2-small --layers 10 "${common[@]}")
 bert=(sweep --model bert --preset base --layers 10 "${common[@]}")

@@ -26,7 +26,7 @@ cleanup() {
   for m in "${mounted[@]}"; do umount "$m" 2>/dev/null; done
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
 ran=0
 

@@ -23,6 +23,8 @@ rm -rf "$work"
 mkdir -p "$work"
 args=(sweep --model gpt --preset gpt2-small --layers 24 --cluster 2x8 --batch 64
       --micro-batches 8 --hardware v100-16g --backend model --quiet --commit-every 2)
+. "$(dirname "$0")/../lib.sh"
+# the shared fail(), with the seed that replays the run
 fail() { echo "FAIL (seed $seed): $*"; exit 1; }
 . "$(dirname "$0")/lib.sh"
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }

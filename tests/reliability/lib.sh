@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Shared by the reliability scripts (sourced): row-by-row comparison of two
-# cost databases inside SQLite. Callers set $sqlite and define fail().
+# cost databases inside SQLite. Callers set $sqlite and source tests/lib.sh
+# (fail()) first.
 
 # Every column that holds a result. stage_profile.reused is left out on
 # purpose: it records that an entry was copied from an identical range

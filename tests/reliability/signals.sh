@@ -14,7 +14,7 @@ rm -rf "$work"
 mkdir -p "$work"
 args=(sweep --model gpt --preset gpt2-small --layers 16 --cluster 2x4 --batch 64
       --micro-batches 8 --hardware v100-16g --backend model --quiet --commit-every 4)
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
 
 "$approf" "${args[@]}" --db "$work/ref.db" >/dev/null 2>"$work/ref.err" ||

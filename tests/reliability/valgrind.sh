@@ -17,7 +17,7 @@ rm -rf "$work"
 mkdir -p "$work"
 db="$work/v.db"
 runs=0
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/../lib.sh"
 check() { # WANT-RC NAME CMD...
   local want=$1 name=$2 rc
   shift 2
