@@ -20,9 +20,13 @@
 
 static volatile sig_atomic_t stop_signal;
 
+/* The first signal names the stop: under mpirun an interrupted rank is sent
+ * SIGTERM when another rank exits first, and the report and the exit status
+ * keep the signal that stopped the sweep. */
 static void on_signal(int sig)
 {
-    stop_signal = sig;
+    if (!stop_signal)
+        stop_signal = sig;
 }
 
 typedef struct {
