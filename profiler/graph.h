@@ -38,6 +38,8 @@ typedef struct ApprofTensor {
     int64_t dims[APPROF_MAX_DIMS];
     int batch_dim;                /* dimension indexed by the sample, or -1 */
     int producer;                 /* operator index, -1 for inputs and params */
+    int requires_grad;            /* a parameter, or computed from one: the backward pass
+                                   * produces its gradient (set by the graph builder) */
 } ApprofTensor;
 
 typedef enum {

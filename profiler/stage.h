@@ -77,6 +77,8 @@ typedef struct ApprofStageProgram {
 
     /* Memory per device, bytes, following docs/alpa-semantics.md's ModuleProfileResult. */
     int64_t invar_size[2], outvar_size[2], temp_buffer_size[2], peak_memory[2];
+    int64_t donated_size[2];          /* invars whose buffers the outvars reuse (the
+                                       * backward's gradient accumulators) */
     int64_t intermediate_size;        /* alive between fwd and bwd of one micro-batch */
     int64_t initial_size;             /* optimizer state only apply-grad needs */
     int64_t param_bytes;              /* local parameter bytes */

@@ -181,6 +181,7 @@ int approf_graph_add_tensor(ApprofGraph *g, const char *name, ApprofTensorRole r
         t->dims[d] = dims[d];
     t->batch_dim = batch_dim;
     t->producer = -1;
+    t->requires_grad = role == APPROF_TENSOR_PARAM;
     return (int)g->n_tensors++;
 }
 
@@ -668,6 +669,9 @@ int approf_graph_add_op(ApprofGraph *g, const char *name, ApprofOpKind kind,
         op->inputs[i] = inputs[i];
     op->attrs = a;
     op->n_outputs = o.n;
+    int grad = 0;
+    for (int i = 0; i < n_inputs; i++)
+        grad |= g->tensors[inputs[i]].requires_grad;
     for (int j = 0; j < o.n; j++) {
         char tn[APPROF_NAME_MAX + 8];
         int t;
@@ -676,6 +680,7 @@ int approf_graph_add_op(ApprofGraph *g, const char *name, ApprofOpKind kind,
         if (t < 0)
             return t;
         g->tensors[t].producer = (int)g->n_ops;
+        g->tensors[t].requires_grad = grad;
         op = &g->ops[g->n_ops];
         op->outputs[j] = t;
     }

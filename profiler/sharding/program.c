@@ -25,6 +25,7 @@ typedef struct TInfo {
     int stage_out;    /* produced inside, consumed after the stage or never */
     int saved;        /* the backward pass reads it */
     int keep;         /* kept from forward to backward (saved, less what is recomputed) */
+    int bwd_read;     /* a parameter the backward module reads (bwd_reads_param) */
     int last_use;     /* last consuming op inside the stage */
     double local;     /* bytes per device */
     /* Distinct layouts its consumers inside the stage want it in: each is
@@ -236,14 +237,19 @@ static double transient_peak(const ShardStage *st, const TInfo *ti, int dir)
             }
         } else {
             /* Gradients of internal tensors: allocated at their last
-             * consumer (first in reverse), freed after their producer. */
+             * consumer (first in reverse), freed after their producer.
+             * A parameter's fresh gradient lives only while its op runs:
+             * it is added into the accumulation buffer at once. */
+            double fresh = 0.0;
             for (int i = 0; i < op->n_inputs; i++) {
                 const TInfo *t = &ti[op->inputs[i]];
                 if (t->in_range && t->last_use == o && !t->stage_out)
                     live += t->local;
+                if (g->tensors[op->inputs[i]].role == APPROF_TENSOR_PARAM)
+                    fresh += t->local;
             }
-            if (live > peak)
-                peak = live;
+            if (live + fresh > peak)
+                peak = live + fresh;
             for (int j = 0; j < op->n_outputs; j++) {
                 const TInfo *t = &ti[op->outputs[j]];
                 if (t->used && !t->stage_out)
@@ -285,6 +291,31 @@ static int mark_recompute(const ShardStage *st, unsigned char *recomp)
         }
     }
     return st->recompute == COSTDB_RECOMPUTE_SELECTIVE && !found ? APPROF_ENOVARIANT : 0;
+}
+
+/* Parameters the backward module reads (docs/alpa-semantics.md, "The
+ * backward module"): a parameter is read when its op saves it for the
+ * backward and another saved input of the op needs a gradient (x @ W
+ * reads W to compute dx; dW needs only x and dy, the bias gradient only
+ * dy), or when recomputation reruns its op. So the weight of a first layer
+ * on model data, a bias and an embedding table are not read. */
+static void mark_param_reads(const ShardStage *st, TInfo *ti, const unsigned char *recomp)
+{
+    const ApprofGraph *g = st->g;
+    for (int o = 0; o < st->n_ops; o++) {
+        const ApprofOp *op = &g->ops[st->op_begin + o];
+        unsigned saved = approf_op_saved_mask(g, st->op_begin + o);
+        for (int i = 0; i < op->n_inputs; i++) {
+            if (g->tensors[op->inputs[i]].role != APPROF_TENSOR_PARAM)
+                continue;
+            int other = 0;
+            for (int j = 0; j < op->n_inputs; j++)
+                other |= j != i && (saved & APPROF_SAVED_INPUT(j)) &&
+                         g->tensors[op->inputs[j]].requires_grad;
+            if (recomp[o] || ((saved & APPROF_SAVED_INPUT(i)) && other))
+                ti[op->inputs[i]].bwd_read = 1;
+        }
+    }
 }
 
 /* Checkpoint blocks of the stage: the units that full recomputation keeps
@@ -399,10 +430,11 @@ static double largest_op_share(const ShardStage *st, const TInfo *ti)
  * apply-grad collectives, the optimizer bytes, and for ZeRO >= 1 the
  * optimizer state, >= 2 the gradients (reduce-scattered every
  * micro-batch), 3 the parameters (all-gathered before the forward and the
- * backward, one module at a time) divided by the group size G.
+ * backward, one module at a time) divided by the group size G. read_share
+ * is the part of the parameter bytes the backward module reads.
  * APPROF_ENOVARIANT for ZeRO >= 1 without replicas (G = 1). */
 static int apply_zero(const ShardStage *st, ApprofStageProgram *p, double param_elems,
-                      double op_share, size_t *ccap)
+                      double op_share, double read_share, size_t *ccap)
 {
     const ApprofCollective *gs = &p->grad_sync;
     int G = gs->group_size > 1 && gs->bytes > 0 ? gs->group_size : 1, z = st->zero, rc = 0;
@@ -426,7 +458,10 @@ static int apply_zero(const ShardStage *st, ApprofStageProgram *p, double param_
     if (z >= 1)
         p->initial_size -= (int64_t)llround(S_elems * per_elem * (1.0 - 1.0 / G));
     if (z >= 2) {
+        /* the backward's accumulation buffers (invar, outvar, donated) */
+        p->invar_size[1] -= (int64_t)llround(cut);
         p->outvar_size[1] -= (int64_t)llround(cut);
+        p->donated_size[1] -= (int64_t)llround(cut);
         c.kind = APPROF_COLL_REDUCE_SCATTER;
         rc = push_coll(p, 1, &ccap[1], &c);
     }
@@ -436,7 +471,7 @@ static int apply_zero(const ShardStage *st, ApprofStageProgram *p, double param_
          * reduce-scatter */
         double module = S * op_share;
         p->invar_size[0] -= (int64_t)llround(cut);
-        p->invar_size[1] -= (int64_t)llround(cut);
+        p->invar_size[1] -= (int64_t)llround(cut * read_share);
         p->temp_buffer_size[0] += (int64_t)llround(2.0 * module);
         p->temp_buffer_size[1] += (int64_t)llround(3.0 * module);
         c.kind = APPROF_COLL_ALL_GATHER;
@@ -533,6 +568,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     }
     n_blk = shard_stage_blocks(st, blk);
     mark_kept(st, ti, touched, n_touched, recomp, blk, n_blk);
+    mark_param_reads(st, ti, recomp);
     group_uses(st, ti, recomp);
 
     /* Kernels and collectives. */
@@ -651,7 +687,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     }
 
     /* Placements (parameters, stage inputs, stage outputs) and memory. */
-    double params = 0, param_elems = 0, sin = 0, sin_saved = 0, sin_grads = 0, sout = 0,
+    double params = 0, params_read = 0, param_elems = 0, sin = 0, sin_saved = 0, sin_grads = 0, sout = 0,
            sout_saved = 0, saved_act = 0;
     for (int role = 0; role < 3 && !rc; role++)
         for (int o = st->op_begin; o < st->op_end && !rc; o++) {
@@ -674,12 +710,14 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                                                               : APPROF_ROLE_OUTPUT, inf, m);
                 if (role == 0) {
                     params += inf->local;
+                    if (inf->bwd_read)
+                        params_read += inf->local;
                     param_elems += inf->local / (double)approf_dtype_size(ten->dtype);
                 } else if (role == 1) {
                     sin += inf->local;
                     if (inf->keep)
                         sin_saved += inf->local;
-                    if (ten->role != APPROF_TENSOR_INPUT)
+                    if (ten->requires_grad)
                         sin_grads += inf->local;
                 } else {
                     sout += inf->local;
@@ -695,23 +733,36 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         if (ti[t].in_range && ti[t].keep && !ti[t].stage_out)
             saved_act += ti[t].local;
     }
+    /* The two modules as Alpa compiles them for pipeshard training with
+     * gradient accumulation (docs/alpa-semantics.md, "The backward
+     * module"). Forward: invars are the stage inputs and every parameter,
+     * outvars the stage outputs and what the backward reads. Backward:
+     * invars are the parameters it reads, one accumulation buffer per
+     * parameter (donated: it comes back as an outvar), the saved
+     * activations and the incoming gradients; outvars are the input
+     * gradients and the accumulation buffers. */
     p->param_bytes = (int64_t)llround(params);
     p->invar_size[0] = (int64_t)llround(sin + params);
     p->outvar_size[0] = (int64_t)llround(sout + saved_act);
     p->temp_buffer_size[0] = (int64_t)llround(transient_peak(st, ti, 0));
-    p->invar_size[1] = (int64_t)llround(params + saved_act + sin_saved + sout_saved + sout);
+    p->invar_size[1] = (int64_t)llround(params_read + params + saved_act + sin_saved +
+                                        sout_saved + sout);
     p->outvar_size[1] = (int64_t)llround(sin_grads + params);
+    p->donated_size[1] = (int64_t)llround(params);
     p->temp_buffer_size[1] = (int64_t)llround(transient_peak(st, ti, 1) +
                                               recompute_temp(st, ti, blk, n_blk));
     p->intermediate_size = (int64_t)llround(saved_act + sin_saved + sout_saved);
     /* Adam: two f32 moments, plus an f32 master copy for 16-bit training. */
     double per_elem = 8.0 + (g->dtype == APPROF_F32 ? 0.0 : 4.0);
     p->initial_size = (int64_t)llround(param_elems * per_elem);
-    rc = apply_zero(st, p, param_elems, largest_op_share(st, ti), ccap);
+    rc = apply_zero(st, p, param_elems, largest_op_share(st, ti),
+                    params > 0.0 ? params_read / params : 0.0, ccap);
     if (rc)
         goto cleanup;
+    /* Alpa: temp = peak - invars - outvars + donated */
     for (int ph = 0; ph < 2; ph++)
-        p->peak_memory[ph] = p->invar_size[ph] + p->outvar_size[ph] + p->temp_buffer_size[ph];
+        p->peak_memory[ph] = p->invar_size[ph] + p->outvar_size[ph] + p->temp_buffer_size[ph] -
+                             p->donated_size[ph];
     signature(p);
 cleanup:
     if (st->scratch)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "costdb.h"
 #include "graph.h"
 #include "hardware.h"
 #include "model/zoo.h"
@@ -147,6 +148,74 @@ static void test_mlp_data_parallel(void)
     CU_ASSERT(p.intermediate_size > 0);
     check_placements(g, &p);
     approf_stage_program_clear(&p);
+    approf_graph_free(&g);
+}
+
+/* Alpa's accounting of the backward module (docs/alpa-semantics.md, "The
+ * backward module") on a two-layer MLP on one device, f32, batch 8:
+ * Dense_0 4->16 on model data, relu, Dense_1 16->4, relu, MSE loss.
+ * Hand-computed bytes:
+ *   parameters: W0 4x16 + b0 16 + W1 16x4 + b1 4 = 148 floats = 592 B
+ *   read by the backward: W1 only (dr0 = dy W1^T); W0 is not read since
+ *     the model data x needs no gradient, biases never are: 256 B
+ *   accumulation buffers, one per parameter, donated: 592 B
+ *   saved activations a0, r0 (8x16) and a1, r1 (8x4): 1280 B; saved stage
+ *     inputs x and y (8x4 each): 256 B; incoming gradient of the loss: 4 B
+ *   invars  = 256 + 592 + 1280 + 256 + 4 = 2388
+ *   outvars = input gradients (none: x and y are data) + 592 = 592
+ *   temps: walking back, at relu(a0) the gradients of r0 and a0 are alive
+ *     (512 + 512 = 1024; at Dense_1 dr0 + da1 + fresh dW1, db1 = 912)
+ *   peak    = invars + outvars + temps - donated = 2388 + 592 + 1024 - 592
+ * The forward reads every parameter and donates nothing. */
+static void test_mlp_backward_module(void)
+{
+    ApprofGraph *g = build_mlp(4, 2, 8);
+    ApprofStageProgram p;
+    CU_ASSERT_FATAL(shard(g, 0, -1, 1, 1, 1, 1, 0, APPROF_ILP_ELIMINATE_TREES_THEN_CBC, &p) == 0);
+    CU_ASSERT_EQUAL(p.param_bytes, 592);
+    CU_ASSERT_EQUAL(p.invar_size[1], 2388);
+    CU_ASSERT_EQUAL(p.outvar_size[1], 592);
+    CU_ASSERT_EQUAL(p.donated_size[1], 592);
+    CU_ASSERT_EQUAL(p.temp_buffer_size[1], 1024);
+    CU_ASSERT_EQUAL(p.peak_memory[1], 3412);
+    /* forward: x, y and the parameters in; the loss and the saved
+     * activations out */
+    CU_ASSERT_EQUAL(p.invar_size[0], 256 + 592);
+    CU_ASSERT_EQUAL(p.outvar_size[0], 4 + 1280);
+    CU_ASSERT_EQUAL(p.donated_size[0], 0);
+    CU_ASSERT_EQUAL(p.peak_memory[0], p.invar_size[0] + p.outvar_size[0] + p.temp_buffer_size[0]);
+    CU_ASSERT_EQUAL(p.intermediate_size, 1280 + 256);
+    approf_stage_program_clear(&p);
+
+    /* Full recomputation reruns every op in the backward, so it reads all
+     * 592 B of parameters; what it keeps is the input of each checkpoint
+     * block (Dense_0: x; Dense_1: r0, 512 B; the loss: r1, 128 B, and y).
+     * Blocks are cut inside a layer (docs/variants.md): one layer here. */
+    ApprofHardwareSpec hw;
+    ApprofLayering l;
+    int begin[16], endv[16];
+    ApprofShardContext *ctx = NULL;
+    char err[256];
+    CU_ASSERT_FATAL(g->n_ops <= 16);
+    CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &hw) == 0);
+    l.n_layers = 1;
+    l.op_begin = begin;
+    l.op_end = endv;
+    begin[0] = 0;
+    endv[0] = (int)g->n_ops;
+    snprintf(l.option, sizeof l.option, "manual");
+    CU_ASSERT_FATAL(approf_shard_context_new(g, &l, &hw, 4, &ctx) == 0);
+    ApprofShardRequest req = {0, 0, 1, 1, 1, 1, 0,
+                              APPROF_ILP_ELIMINATE_TREES_THEN_CBC};
+    req.recompute = COSTDB_RECOMPUTE_FULL;
+    memset(&p, 0, sizeof p);
+    CU_ASSERT_FATAL(approf_shard_stage(ctx, &req, &p, err, sizeof err) == 0);
+    CU_ASSERT_EQUAL(p.invar_size[1], 592 + 592 + 512 + 128 + 256 + 4);
+    CU_ASSERT_EQUAL(p.outvar_size[1], 592);
+    CU_ASSERT_EQUAL(p.peak_memory[1], p.invar_size[1] + p.outvar_size[1] +
+                                          p.temp_buffer_size[1] - p.donated_size[1]);
+    approf_stage_program_clear(&p);
+    approf_shard_context_free(&ctx);
     approf_graph_free(&g);
 }
 
@@ -294,6 +363,7 @@ int main(void)
     CU_add_test(s, "ShardingSpec text", test_spec_text);
     CU_add_test(s, "mlp 1x8 (8,1) forced: whole parameters", test_mlp_data_parallel);
     CU_add_test(s, "mlp 1x8 (1,8) forced: split parameters", test_mlp_model_parallel);
+    CU_add_test(s, "backward module memory of a 2-layer mlp", test_mlp_backward_module);
     CU_add_test(s, "ILP optimum equals exhaustive search", test_ilp_equals_brute_force);
     CU_add_test(s, "force_batch_dim_to_mesh_dim 0 on (2,4)", test_force_batch_axis0);
     CU_add_test(s, "bad requests", test_bad_request);
