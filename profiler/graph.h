@@ -101,6 +101,10 @@ typedef struct ApprofOpAttrs {
     int top_k;                            /* topk_router, moe_dispatch: experts per token */
     int64_t capacity;                     /* moe_dispatch: slots per expert and sample */
     double rate;                          /* dropout probability, 0 <= rate < 1 */
+    int inplace;                          /* relu: overwrites its input and saves its output
+                                           * for the backward (PyTorch's nn.ReLU(inplace=True),
+                                           * as torchvision's ResNets use); the input must be
+                                           * an operator output read by nothing else */
 } ApprofOpAttrs;
 
 typedef struct ApprofOp {

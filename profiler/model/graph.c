@@ -308,6 +308,9 @@ static void normalize_attrs(const ApprofGraph *g, ApprofOpKind kind, const int *
     case APPROF_OP_DROPOUT:
         n.rate = a->rate;
         break;
+    case APPROF_OP_RELU:
+        n.inplace = a->inplace ? 1 : 0;
+        break;
     case APPROF_OP_TOPK_ROUTER:
         n.top_k = a->top_k;
         break;
@@ -346,6 +349,9 @@ static int infer(const ApprofGraph *g, const char *name, ApprofOpKind kind, cons
         return approf_op_fail(err, errlen, name, "field inputs: %s takes %d%s input(s), got %d",
                     approf_op_kind_name(kind), need_min, need_max > need_min ? " or more" : "",
                     n_in);
+    if (a->inplace && x->role != APPROF_TENSOR_ACT)
+        return approf_op_fail(err, errlen, name, "field inplace: input '%s' is a model input or "
+                              "parameter; only an operator's output can be overwritten", x->name);
     o->n = 1;
     o->dtype[0] = x->dtype;
     o->ndim[0] = x->ndim;

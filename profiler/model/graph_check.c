@@ -90,6 +90,27 @@ int approf_graph_validate(const ApprofGraph *g, char *err, size_t errlen)
         }
         free(map);
     }
+    /* An in-place op overwrites its input: nothing else may read it, and
+     * its producer may not save it for the backward. */
+    for (size_t i = 0; rc == 0 && i < g->n_ops; i++) {
+        const ApprofOp *op = &g->ops[i];
+        if (!op->attrs.inplace)
+            continue;
+        int x = op->inputs[0], p = g->tensors[x].producer, readers = 0;
+        for (size_t k = 0; k < g->n_ops; k++)
+            for (int j = 0; j < g->ops[k].n_inputs; j++)
+                readers += g->ops[k].inputs[j] == x;
+        if (readers > 1)
+            rc = approf_op_fail(err, errlen, op->name, "field inplace: input '%s' is read by %d "
+                                "operators; an in-place op must be its only reader",
+                                g->tensors[x].name, readers);
+        for (int j = 0; rc == 0 && p >= 0 && j < g->ops[p].n_outputs; j++)
+            if (g->ops[p].outputs[j] == x &&
+                (approf_op_saved_mask(g, p) & APPROF_SAVED_OUTPUT(j)))
+                rc = approf_op_fail(err, errlen, op->name, "field inplace: input '%s' is saved "
+                                    "for the backward by '%s' and cannot be overwritten",
+                                    g->tensors[x].name, g->ops[p].name);
+    }
     for (size_t t = 0; rc == 0 && t < g->n_tensors; t++)
         if (g->tensors[t].role == APPROF_TENSOR_PARAM && !used[t])
             rc = approf_op_fail(err, errlen, g->tensors[t].name, "field role: parameter is never used");
@@ -145,6 +166,8 @@ void approf_graph_hash(const ApprofGraph *g, char *out, size_t len)
         h64(&h1, a->transpose_a);
         h64(&h1, a->transpose_b);
         h64(&h1, a->has_bias);
+        if (a->inplace)
+            h64(&h1, 0x1a9ace);  /* graphs without in-place ops keep their hash */
         if (op->kind >= APPROF_OP_RMS_NORM) {
             int64_t rate_bits;
             memcpy(&rate_bits, &a->rate, sizeof rate_bits);

@@ -123,7 +123,7 @@ static int pair(json_t *o, const char *key, int lo, int hi, int *out)
 static const char *const op_keys[] = {"name", "op", "inputs", "outputs", "bias", "transpose_a",
                                       "transpose_b", "kernel", "stride", "padding", "groups",
                                       "axis", "perm", "shape", "start", "length", "sizes",
-                                      "causal", "top_k", "capacity", "rate", NULL};
+                                      "causal", "top_k", "capacity", "rate", "inplace", NULL};
 static const char *const top_keys[] = {"format", "version", "name", "dtype", "batch_size",
                                        "tensors", "ops", NULL};
 static const char *const tensor_keys[] = {"name", "role", "dtype", "shape", "batch_dim", NULL};
@@ -293,6 +293,11 @@ static int load_op(Ctx *c, ApprofGraph *g, NameMap *m, json_t *ops, json_t *o, s
     a.top_k = (int)t;
     if (get_int(o, "capacity", 1, INT64_MAX, 1, &a.capacity) < 0)
         return perr(c, APPROF_EPARSE, "op '%s': field capacity: expected a positive integer", name);
+    if (get_int(o, "inplace", 0, 1, 0, &t) < 0)
+        return perr(c, APPROF_EPARSE, "op '%s': field inplace: expected a boolean", name);
+    if (t && kind != APPROF_OP_RELU)
+        return perr(c, APPROF_EINVAL, "op '%s': field inplace: only relu runs in place", name);
+    a.inplace = (int)t;
     if ((v = json_object_get(o, "rate"))) {
         if (!json_is_number(v))
             return perr(c, APPROF_EPARSE, "op '%s': field rate: expected a number", name);
@@ -527,6 +532,10 @@ static json_t *op_json(const ApprofGraph *g, const ApprofOp *op)
         break;
     case APPROF_OP_DROPOUT:
         json_object_set_new(o, "rate", json_real(a->rate));
+        break;
+    case APPROF_OP_RELU:
+        if (a->inplace)
+            json_object_set_new(o, "inplace", json_true());
         break;
     case APPROF_OP_TOPK_ROUTER:
         json_object_set_new(o, "top_k", json_integer(a->top_k));

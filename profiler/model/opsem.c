@@ -653,7 +653,10 @@ unsigned approf_op_saved_mask(const ApprofGraph *g, int opi)
     case APPROF_OP_CROSS_ENTROPY: case APPROF_OP_MSE_LOSS: case APPROF_OP_RMS_NORM:
     case APPROF_OP_MOE_COMBINE:
         return APPROF_SAVED_INPUT(0) | APPROF_SAVED_INPUT(1);
-    case APPROF_OP_RELU: case APPROF_OP_GELU: case APPROF_OP_EMBEDDING: case APPROF_OP_SILU:
+    case APPROF_OP_RELU:
+        /* in place, the input is gone: the mask comes from the output */
+        return op->attrs.inplace ? APPROF_SAVED_OUTPUT(0) : APPROF_SAVED_INPUT(0);
+    case APPROF_OP_GELU: case APPROF_OP_EMBEDDING: case APPROF_OP_SILU:
         return APPROF_SAVED_INPUT(0);
     case APPROF_OP_MAX_POOL:
         return APPROF_SAVED_INPUT(0) | APPROF_SAVED_OUTPUT(0);

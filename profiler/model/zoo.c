@@ -230,6 +230,14 @@ int zb_unary(Zb *b, ApprofOpKind kind, const char *prefix, const char *leaf, int
     return op_out(b, kind, nm, &x, 1, NULL, NULL, 0);
 }
 
+int zb_relu_inplace(Zb *b, const char *prefix, int x)
+{
+    char nm[APPROF_NAME_MAX];
+    ApprofOpAttrs a = {.inplace = 1};
+    path(nm, sizeof nm, prefix, "relu");
+    return op_out(b, APPROF_OP_RELU, nm, &x, 1, &a, NULL, 0);
+}
+
 int zb_binary(Zb *b, ApprofOpKind kind, const char *prefix, const char *leaf, int x, int y)
 {
     char nm[APPROF_NAME_MAX];

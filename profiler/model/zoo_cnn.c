@@ -72,7 +72,9 @@ static int dataset_dims(Zb *b, const ApprofZooOptions *o, const char *def, int64
     return 0;
 }
 
-/* torchvision Bottleneck: 1x1, 3x3 (stride), 1x1 x4, projection when needed. */
+/* torchvision Bottleneck: 1x1, 3x3 (stride), 1x1 x4, projection when needed.
+ * Every ReLU runs in place, as torchvision's nn.ReLU(inplace=True)
+ * (torchvision/models/resnet.py). */
 static int tv_bottleneck(Zb *b, const char *pre, int x, int64_t planes, int stride, int down)
 {
     char p[96];
@@ -80,11 +82,11 @@ static int tv_bottleneck(Zb *b, const char *pre, int x, int64_t planes, int stri
     snprintf(p, sizeof p, "%s/conv1", pre);
     y = zb_conv(b, p, x, planes, 1, 1, 0, 0);
     snprintf(p, sizeof p, "%s/bn1", pre);
-    y = zb_unary(b, APPROF_OP_RELU, p, "relu", zb_norm(b, APPROF_OP_BATCH_NORM, p, y));
+    y = zb_relu_inplace(b, p, zb_norm(b, APPROF_OP_BATCH_NORM, p, y));
     snprintf(p, sizeof p, "%s/conv2", pre);
     y = zb_conv(b, p, y, planes, 3, stride, 1, 0);
     snprintf(p, sizeof p, "%s/bn2", pre);
-    y = zb_unary(b, APPROF_OP_RELU, p, "relu", zb_norm(b, APPROF_OP_BATCH_NORM, p, y));
+    y = zb_relu_inplace(b, p, zb_norm(b, APPROF_OP_BATCH_NORM, p, y));
     snprintf(p, sizeof p, "%s/conv3", pre);
     y = zb_conv(b, p, y, planes * 4, 1, 1, 0, 0);
     snprintf(p, sizeof p, "%s/bn3", pre);
@@ -95,7 +97,7 @@ static int tv_bottleneck(Zb *b, const char *pre, int x, int64_t planes, int stri
         snprintf(p, sizeof p, "%s/downsample/bn", pre);
         r = zb_norm(b, APPROF_OP_BATCH_NORM, p, r);
     }
-    return zb_unary(b, APPROF_OP_RELU, pre, "relu", zb_binary(b, APPROF_OP_ADD, pre, "add", y, r));
+    return zb_relu_inplace(b, pre, zb_binary(b, APPROF_OP_ADD, pre, "add", y, r));
 }
 
 int zoo_resnet50(Zb *b, const ApprofZooOptions *o)
@@ -107,7 +109,7 @@ int zoo_resnet50(Zb *b, const ApprofZooOptions *o)
     if (dataset_dims(b, o, "imagenet", &img, &classes) < 0 || image_inputs(b, img, &x, &labels) < 0)
         return b->rc;
     x = zb_conv(b, "conv1", x, 64, 7, 2, 3, 0);
-    x = zb_unary(b, APPROF_OP_RELU, "bn1", "relu", zb_norm(b, APPROF_OP_BATCH_NORM, "bn1", x));
+    x = zb_relu_inplace(b, "bn1", zb_norm(b, APPROF_OP_BATCH_NORM, "bn1", x));
     x = zb_pool(b, APPROF_OP_MAX_POOL, "maxpool", x, 3, 2, 1);
     for (int s = 0; s < 4; s++) {
         int64_t planes = (int64_t)64 << s;

@@ -223,6 +223,14 @@ static double transient_peak(const ShardStage *st, const TInfo *ti, int dir)
         int o = dir == 0 ? st->op_begin + q : st->op_end - 1 - q;
         const ApprofOp *op = &g->ops[o];
         if (dir == 0) {
+            /* an in-place op's output is its input's buffer */
+            int alias = op->attrs.inplace ? op->inputs[0] : -1;
+            for (int i = 0; i < op->n_inputs; i++) {
+                const TInfo *t = &ti[op->inputs[i]];
+                if (op->inputs[i] == alias && t->in_range && t->last_use == o &&
+                    !t->stage_out && !t->keep)
+                    live -= t->local;
+            }
             for (int j = 0; j < op->n_outputs; j++) {
                 const TInfo *t = &ti[op->outputs[j]];
                 if (!t->stage_out && !t->keep)
@@ -232,7 +240,8 @@ static double transient_peak(const ShardStage *st, const TInfo *ti, int dir)
                 peak = live;
             for (int i = 0; i < op->n_inputs; i++) {
                 const TInfo *t = &ti[op->inputs[i]];
-                if (t->in_range && t->last_use == o && !t->stage_out && !t->keep)
+                if (op->inputs[i] != alias && t->in_range && t->last_use == o &&
+                    !t->stage_out && !t->keep)
                     live -= t->local;
             }
         } else {

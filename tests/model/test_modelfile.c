@@ -207,6 +207,22 @@ static void test_bad_files(void)
                  APPROF_EINVAL, "op 'd'", "field rate");
     expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"d\", \"op\": \"dropout\", \"inputs\": [\"x\"], \"rate\": \"high\"}]}",
                  APPROF_EPARSE, "op 'd'", "field rate");
+    /* In-place relu: only relu, only over an operator output that nothing
+     * else reads and that its producer does not save. */
+#define DENSE "{\"name\": \"dense\", \"op\": \"matmul\", \"inputs\": [\"x\", \"w\"]}"
+    expect_error(HEAD TENSORS "\"ops\": [" DENSE ", {\"name\": \"g\", \"op\": \"gelu\", \"inputs\": [\"dense:out0\"], \"inplace\": true}]}",
+                 APPROF_EINVAL, "op 'g'", "field inplace: only relu");
+    expect_error(HEAD TENSORS "\"ops\": [" DENSE ", {\"name\": \"r\", \"op\": \"relu\", \"inputs\": [\"dense:out0\"], \"inplace\": \"yes\"}]}",
+                 APPROF_EPARSE, "op 'r'", "field inplace: expected a boolean");
+    expect_error(HEAD TENSORS "\"ops\": [" DENSE ", {\"name\": \"r\", \"op\": \"relu\", \"inputs\": [\"x\"], \"inplace\": true}]}",
+                 APPROF_EINVAL, "op 'r'", "field inplace: input 'x' is a model input");
+    expect_error(HEAD TENSORS "\"ops\": [" DENSE ", {\"name\": \"r\", \"op\": \"relu\", \"inputs\": [\"dense:out0\"], \"inplace\": true},\n"
+                 "{\"name\": \"s\", \"op\": \"add\", \"inputs\": [\"r:out0\", \"dense:out0\"]}]}",
+                 APPROF_EINVAL, "op 'r'", "is read by 2 operators");
+    expect_error(HEAD TENSORS "\"ops\": [" DENSE ", {\"name\": \"sm\", \"op\": \"softmax\", \"inputs\": [\"dense:out0\"], \"axis\": 1},\n"
+                 "{\"name\": \"r\", \"op\": \"relu\", \"inputs\": [\"sm:out0\"], \"inplace\": true}]}",
+                 APPROF_EINVAL, "op 'r'", "saved for the backward by 'sm'");
+#undef DENSE
     {
         ApprofGraph *g = NULL;
         char err[256];

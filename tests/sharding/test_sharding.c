@@ -219,6 +219,51 @@ static void test_mlp_backward_module(void)
     approf_graph_free(&g);
 }
 
+/* An in-place relu (torchvision's nn.ReLU(inplace=True)) overwrites the
+ * batch-norm output and saves its own output: on conv -> bn -> relu ->
+ * conv, f32, x 2x3x4x4 (384 B), every activation 2x4x4x4 (512 B), the
+ * intermediate is x + conv out (saved by bn) + relu out (saved by relu
+ * and by the second conv) = 1408 B; without in-place the bn output is
+ * saved too (relu reads its input): 1920 B. */
+static int64_t conv_bn_relu_intermediate(int inplace)
+{
+    ApprofGraph *g = NULL;
+    char err[256];
+    int64_t xd[4] = {2, 3, 4, 4}, w1d[4] = {4, 3, 1, 1}, w2d[4] = {4, 4, 1, 1}, cd[1] = {4};
+    CU_ASSERT_FATAL(approf_graph_new("cbr", APPROF_F32, 2, &g) == 0);
+    int x = approf_graph_add_tensor(g, "x", APPROF_TENSOR_INPUT, APPROF_F32, 4, xd, 0);
+    int w1 = approf_graph_add_tensor(g, "w1", APPROF_TENSOR_PARAM, APPROF_F32, 4, w1d, -1);
+    int sc = approf_graph_add_tensor(g, "scale", APPROF_TENSOR_PARAM, APPROF_F32, 1, cd, -1);
+    int bi = approf_graph_add_tensor(g, "bias", APPROF_TENSOR_PARAM, APPROF_F32, 1, cd, -1);
+    int w2 = approf_graph_add_tensor(g, "w2", APPROF_TENSOR_PARAM, APPROF_F32, 4, w2d, -1);
+    ApprofOpAttrs conv = {.kernel = {1, 1}, .stride = {1, 1}, .groups = 1}, relu = {.inplace = inplace};
+    int in[3] = {x, w1, -1};
+    int o = approf_graph_add_op(g, "b/conv1", APPROF_OP_CONV2D, in, 2, &conv, NULL, 0, err, sizeof err);
+    CU_ASSERT_FATAL(o >= 0);
+    in[0] = g->ops[o].outputs[0], in[1] = sc, in[2] = bi;
+    o = approf_graph_add_op(g, "b/bn1", APPROF_OP_BATCH_NORM, in, 3, NULL, NULL, 0, err, sizeof err);
+    CU_ASSERT_FATAL(o >= 0);
+    in[0] = g->ops[o].outputs[0];
+    o = approf_graph_add_op(g, "b/relu", APPROF_OP_RELU, in, 1, &relu, NULL, 0, err, sizeof err);
+    CU_ASSERT_FATAL(o >= 0);
+    in[0] = g->ops[o].outputs[0], in[1] = w2;
+    o = approf_graph_add_op(g, "b/conv2", APPROF_OP_CONV2D, in, 2, &conv, NULL, 0, err, sizeof err);
+    CU_ASSERT_FATAL(o >= 0);
+    CU_ASSERT_FATAL(approf_graph_validate(g, err, sizeof err) == 0);
+    ApprofStageProgram p;
+    CU_ASSERT_FATAL(shard(g, 0, -1, 1, 1, 1, 1, 0, APPROF_ILP_ELIMINATE_TREES_THEN_CBC, &p) == 0);
+    int64_t r = p.intermediate_size;
+    approf_stage_program_clear(&p);
+    approf_graph_free(&g);
+    return r;
+}
+
+static void test_inplace_relu(void)
+{
+    CU_ASSERT_EQUAL(conv_bn_relu_intermediate(0), 384 + 3 * 512);
+    CU_ASSERT_EQUAL(conv_bn_relu_intermediate(1), 384 + 2 * 512);
+}
+
 static void test_mlp_model_parallel(void)
 {
     ApprofGraph *g = build_mlp(1024, 4, 64);
@@ -364,6 +409,7 @@ int main(void)
     CU_add_test(s, "mlp 1x8 (8,1) forced: whole parameters", test_mlp_data_parallel);
     CU_add_test(s, "mlp 1x8 (1,8) forced: split parameters", test_mlp_model_parallel);
     CU_add_test(s, "backward module memory of a 2-layer mlp", test_mlp_backward_module);
+    CU_add_test(s, "in-place relu saves one activation", test_inplace_relu);
     CU_add_test(s, "ILP optimum equals exhaustive search", test_ilp_equals_brute_force);
     CU_add_test(s, "force_batch_dim_to_mesh_dim 0 on (2,4)", test_force_batch_axis0);
     CU_add_test(s, "bad requests", test_bad_request);

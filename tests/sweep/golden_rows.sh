@@ -10,7 +10,8 @@
 # the same commands for issue 12's cost-model change (TF32, per-class
 # efficiencies, achievable bus bandwidth, multi-rail hosts, overlapped
 # gradient sync: costs and the ILP's layouts change, the gpt placements
-# do not).
+# do not). Regenerated again for the backward module's Alpa accounting
+# (issue 12): only the memory fields of bwd rows change.
 # Usage: golden_rows.sh APPROF SQLITE3 DATADIR WORKDIR
 set -u
 approf=$1 sqlite=$2 data=$3 work=$4
