@@ -19,6 +19,7 @@
 
 #include "costdb.h"
 #include "oracle.h"
+#include "session.h"
 
 #define GB (1024LL * 1024 * 1024)
 
@@ -327,6 +328,86 @@ static void test_explain(void)
     apsolve_problem_free(&p);
 }
 
+/* The session API runs what the apsolve command runs and prints nothing:
+ * messages reach the callback, usage errors come back as exit statuses. */
+static char g_msgs[4096];
+
+static void collect(void *ctx, const char *msg)
+{
+    (void)ctx;
+    strncat(g_msgs, msg, sizeof g_msgs - strlen(g_msgs) - 2);
+    strcat(g_msgs, "|");
+}
+
+static void session_request(ApsolveRequest *r)
+{
+    memset(r, 0, sizeof *r);
+    r->db = g_path;
+    r->stage_option = "auto";
+    r->objective = -1;
+    r->notice = collect;
+    g_msgs[0] = '\0';
+}
+
+static void test_session(void)
+{
+    ApsolveRequest r;
+    ApsolveSession *s = NULL;
+    const ApsolveOutput *o;
+    size_t n = 0;
+    CU_ASSERT_FATAL(make_fixture(g_path, NULL) == 0);
+
+    /* auto, not stored: the fixture has no apply costs, so objective alpa */
+    session_request(&r);
+    r.no_store = 1;
+    CU_ASSERT_EQUAL_FATAL(apsolve_session_run(&r, &s), APSOLVE_EXIT_OK);
+    o = apsolve_session_outputs(s, &n);
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_STRING_EQUAL(o[0].kind, "auto");
+    CU_ASSERT(o[0].plan->feasible);
+    CU_ASSERT_EQUAL(o[0].plan_id, 0);
+    CU_ASSERT_EQUAL(r.opt.objective, APSOLVE_OBJECTIVE_ALPA);
+    CU_ASSERT(strstr(g_msgs, "without apply_cost") != NULL);
+    CU_ASSERT(strstr(g_msgs, "solved in") != NULL);
+    CU_ASSERT(strstr(g_msgs, "apsolve: ") == NULL);
+    CU_ASSERT_EQUAL(apsolve_session_finish(s, &r), APSOLVE_EXIT_OK);
+    apsolve_session_free(&s);
+    CU_ASSERT_PTR_NULL(s);
+
+    /* a manual plan, stored: only that plan (no auto search) */
+    session_request(&r);
+    r.stage_option = "manual";
+    r.layer_ids = "[[0, 1], [2, 3]]";
+    r.submeshes = "[(1, 2), (1, 2)]";
+    r.quiet = 1;
+    CU_ASSERT_EQUAL_FATAL(apsolve_session_run(&r, &s), APSOLVE_EXIT_OK);
+    o = apsolve_session_outputs(s, &n);
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_STRING_EQUAL(o[0].kind, "manual");
+    CU_ASSERT(o[0].plan_id > 0);
+    CU_ASSERT_EQUAL(o[0].plan->n_stages, 2);
+    apsolve_session_free(&s);
+
+    /* usage errors: no session, one message each, with the --help hint */
+    session_request(&r);
+    r.micro_batch_size = 3;
+    CU_ASSERT_EQUAL(apsolve_session_run(&r, &s), APSOLVE_EXIT_USAGE);
+    CU_ASSERT_PTR_NULL(s);
+    CU_ASSERT(strstr(g_msgs, "at micro-batch size 3") != NULL);
+    session_request(&r);
+    r.stage_option = "uniform";
+    CU_ASSERT_EQUAL(apsolve_session_run(&r, &s), APSOLVE_EXIT_USAGE);
+    CU_ASSERT_PTR_NULL(s);
+    CU_ASSERT(strstr(g_msgs, "needs --num-stages and --submesh\nTry 'apsolve --help'|") != NULL);
+    /* a missing database is a runtime failure */
+    session_request(&r);
+    r.db = "/nonexistent/apsolve-session.db";
+    CU_ASSERT_EQUAL(apsolve_session_run(&r, &s), APSOLVE_EXIT_FAILED);
+    CU_ASSERT_PTR_NULL(s);
+    CU_ASSERT(strstr(g_msgs, "/nonexistent/apsolve-session.db") != NULL);
+    unlink(g_path);
+}
+
 int main(int argc, char **argv)
 {
     CU_pSuite s;
@@ -340,7 +421,8 @@ int main(int argc, char **argv)
     if (!s || !CU_add_test(s, "database adapter and plan store", test_adapter) ||
         !CU_add_test(s, "manual, uniform and 3-D evaluation", test_evaluate) ||
         !CU_add_test(s, "plan text parsers", test_parse) ||
-        !CU_add_test(s, "infeasibility explanation", test_explain)) {
+        !CU_add_test(s, "infeasibility explanation", test_explain) ||
+        !CU_add_test(s, "session API", test_session)) {
         CU_cleanup_registry();
         return 1;
     }

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * One apsolve run as a library call (session.c). The CLI parses options
+ * into an ApsolveRequest, runs it, writes the outputs and prints the
+ * messages; the library prints nothing and exits nowhere. The request's
+ * notice callback receives every notice, warning and error, one message
+ * per call, without the "apsolve: " prefix (a message may span lines).
+ */
+#ifndef APSOLVE_SESSION_H
+#define APSOLVE_SESSION_H
+
+#include <stdint.h>
+
+#include "apsolve.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What a run ends with: the apsolve command's exit status. */
+typedef enum {
+    APSOLVE_EXIT_OK = 0,
+    APSOLVE_EXIT_FAILED = 1,          /* a runtime failure (database, memory) */
+    APSOLVE_EXIT_USAGE = 2,           /* the request does not fit the database */
+    APSOLVE_EXIT_INFEASIBLE = 3,      /* no feasible plan, or the given one is not */
+} ApsolveExit;
+
+/* Megatron's degrees and knobs (--parallel). */
+typedef struct ApsolveParallel {
+    int dp, tp, pp;
+    int sp;                           /* sequence parallelism: recorded (the ILP picks it) */
+    int zero;                         /* 0..3 */
+    int recompute;                    /* CostdbRecompute */
+    int vpp;                          /* interleaved chunks per device; 0/1: plain 1F1B */
+    int mbs;                          /* Megatron's per-replica micro-batch; 0: the sweep's */
+} ApsolveParallel;
+
+typedef void (*ApsolveNotice)(void *ctx, const char *msg);
+
+/* One run's request: what apsolve's options say (docs/solver.md). The
+ * strings are borrowed for the run and the session's lifetime. */
+typedef struct ApsolveRequest {
+    const char *db;                   /* the cost database (required) */
+    const char *stage_option;         /* auto | manual | uniform */
+    const char *layer_ids, *submeshes, *logicals, *dicts; /* manual plan lists */
+    const char *parallel;             /* --parallel text (labels and stored options) */
+    const char *submesh, *logical;    /* uniform plan shapes, "NxM" */
+    int64_t sweep;                    /* 0: the latest sweep */
+    int no_store, quiet, num_stages, micro_batches;
+    int64_t batch;                    /* --batch: re-evaluate at this global batch */
+    int64_t plan;                     /* --plan: re-evaluate this stored plan */
+    int64_t global_batch;             /* --global-batch; 0: the sweep's */
+    int64_t micro_batch_size;         /* --micro-batch-size; 0: search every size */
+    int objective;                    /* -1: default (full when apply costs are known) */
+    int schedule, virtual_stages;     /* --schedule, --virtual-stages */
+    int schedule_set;                 /* --schedule given (else --plan restores it) */
+    ApsolveParallel par;              /* when parallel != NULL */
+    ApsolveOptions opt;               /* memory budget, max stages, inference; the run
+                                       * fills in schedule, virtual_stages, objective */
+    ApsolveNotice notice;             /* NULL: messages are dropped */
+    void *notice_ctx;
+} ApsolveRequest;
+
+typedef struct ApsolveSession ApsolveSession;
+
+/* Runs req: opens the database (read-only with no_store), picks the sweep
+ * and batch, builds, prices and (unless no_store or plan) stores the
+ * plans. APSOLVE_EXIT_OK with *out holding the outputs to write; else the
+ * exit status, *out NULL, after a message to req->notice. */
+int apsolve_session_run(ApsolveRequest *req, ApsolveSession **out);
+/* The outputs to write with apsolve_write, *n of them; owned by s. */
+const ApsolveOutput *apsolve_session_outputs(const ApsolveSession *s, size_t *n);
+/* After the outputs are written: APSOLVE_EXIT_INFEASIBLE, with its
+ * messages, when the --batch re-evaluation or the given plan is not usable
+ * as it is; else APSOLVE_EXIT_OK. */
+int apsolve_session_finish(const ApsolveSession *s, const ApsolveRequest *req);
+void apsolve_session_free(ApsolveSession **s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The plans a request gives rather than searches (session_int.h): a
+ * manual or uniform plan from its option text, a stored plan to
+ * re-evaluate, the variants a stored plan's configs name, and storing a
+ * plan with the options that made it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apsolve.h"
+#include "config.h"
+#include "costdb.h"
+#include "schedule.h"
+#include "session.h"
+#include "session_int.h"
+
+static int parse_pair(const char *s, int *a, int *b)
+{
+    char *end = NULL;
+    long x, y;
+    errno = 0;
+    x = strtol(s, &end, 10);
+    if (errno || end == s || (*end != 'x' && *end != 'X') || x < 1 || x > 1 << 20)
+        return -1;
+    s = end + 1;
+    y = strtol(s, &end, 10);
+    if (errno || end == s || *end || y < 1 || y > 1 << 20)
+        return -1;
+    *a = (int)x;
+    *b = (int)y;
+    return 0;
+}
+
+int apsolve_request_specs(const ApsolveRequest *a, const ApsolveProblem *p,
+                          ApsolveStageSpec **out, size_t *n_out)
+{
+    char err[256] = "";
+    int *st = NULL, *en = NULL, *sa = NULL, *sb = NULL, *la = NULL, *lb = NULL, *fb = NULL;
+    size_t n = 0, ns = 0, nl = 0, nf = 0;
+    ApsolveStageSpec *specs = NULL;
+    int rc = APSOLVE_EXIT_USAGE;
+
+    if (!strcmp(a->stage_option, "uniform")) {
+        int h, g, la1 = 0, lb1 = 0, f = -2;
+        if (a->num_stages < 1 || !a->submesh)
+            return apsolve_usage_error(a, "--stage-option uniform needs --num-stages and "
+                                       "--submesh%s", NULL);
+        if (parse_pair(a->submesh, &h, &g))
+            return apsolve_usage_error(a, "bad --submesh '%s' (expected NxM)", a->submesh);
+        if (a->logical && parse_pair(a->logical, &la1, &lb1))
+            return apsolve_usage_error(a, "bad --logical '%s' (expected AxB)", a->logical);
+        if (a->num_stages > p->num_layers)
+            return apsolve_usage_error(a, "--num-stages is larger than the number of "
+                                       "layers%s", NULL);
+        if (a->dicts) {
+            if (apsolve_parse_option_dicts(a->dicts, &fb, &nf, err, sizeof err) || nf != 1) {
+                free(fb);
+                apsolve_say(a, "--option-dicts: %s", nf != 1 && !err[0]
+                        ? "give exactly one dict for a uniform plan" : err);
+                return APSOLVE_EXIT_USAGE;
+            }
+            f = fb[0];
+            free(fb);
+        }
+        specs = calloc((size_t)a->num_stages, sizeof *specs);
+        if (!specs)
+            return 1;
+        apsolve_uniform_specs(p->num_layers, a->num_stages, h, g, la1, lb1, f, specs);
+        *out = specs;
+        *n_out = (size_t)a->num_stages;
+        return 0;
+    }
+    if (!a->layer_ids || !a->submeshes)
+        return apsolve_usage_error(a, "--stage-option manual needs --forward-stage-layer-ids and "
+                           "--submesh-shapes%s", NULL);
+    if (apsolve_parse_layer_ids(a->layer_ids, &st, &en, &n, err, sizeof err)) {
+        apsolve_say(a, "--forward-stage-layer-ids: %s", err);
+        goto cleanup;
+    }
+    if (apsolve_parse_shapes(a->submeshes, &sa, &sb, &ns, err, sizeof err)) {
+        apsolve_say(a, "--submesh-shapes: %s", err);
+        goto cleanup;
+    }
+    if (a->logicals && apsolve_parse_shapes(a->logicals, &la, &lb, &nl, err, sizeof err)) {
+        apsolve_say(a, "--logical-shapes: %s", err);
+        goto cleanup;
+    }
+    if (a->dicts && apsolve_parse_option_dicts(a->dicts, &fb, &nf, err, sizeof err)) {
+        apsolve_say(a, "--option-dicts: %s", err);
+        goto cleanup;
+    }
+    if (n == 0 || ns != n || (a->logicals && nl != n) || (a->dicts && nf != n)) {
+        apsolve_say(a, "the manual plan lists must all have one entry per stage "
+                "(%zu stages)\nTry 'apsolve --help'", n);
+        goto cleanup;
+    }
+    specs = calloc(n, sizeof *specs);
+    if (!specs) {
+        rc = 1;
+        goto cleanup;
+    }
+    for (size_t k = 0; k < n; k++) {
+        specs[k].start_layer = st[k];
+        specs[k].end_layer = en[k];
+        specs[k].hosts = sa[k];
+        specs[k].gpus = sb[k];
+        specs[k].logical_a = la ? la[k] : 0;
+        specs[k].logical_b = lb ? lb[k] : 0;
+        specs[k].force_batch_dim = fb ? fb[k] : -2;
+    }
+    *out = specs;
+    *n_out = n;
+    rc = 0;
+cleanup:
+    free(st);
+    free(en);
+    free(sa);
+    free(sb);
+    free(la);
+    free(lb);
+    free(fb);
+    return rc;
+}
+
+int apsolve_request_store(Costdb *db, const ApsolveRequest *a, const ApsolveProblem *p,
+                          const ApsolveOptions *o, const ApsolvePlan *pl, const char *kind,
+                          int64_t *id)
+{
+    char js[COSTDB_TEXT_MAX], par[160] = "";
+    int is3d = a->parallel && !strcmp(kind, "3d");
+    if (is3d)
+        snprintf(par, sizeof par, ", \"parallel\": {\"dp\": %d, \"tp\": %d, \"pp\": %d, "
+                 "\"sp\": %d, \"zero\": %d, \"recompute\": \"%s\", \"vpp\": %d, \"mbs\": %d}",
+                 a->par.dp, a->par.tp, a->par.pp, a->par.sp, a->par.zero,
+                 costdb_recompute_name(a->par.recompute), a->par.vpp ? a->par.vpp : 1,
+                 a->par.mbs);
+    snprintf(js, sizeof js, "{\"tool\": \"apsolve %s\", \"stage_option\": \"%s\", "
+             "\"micro_batches\": %d, \"global_batch\": %lld, \"micro_batch_size\": %lld, "
+             "\"memory_budget\": %lld, \"max_stages\": %d, \"inference\": %s, "
+             "\"objective\": \"%s\", \"schedule\": \"%s\", \"virtual_stages\": %d%s}",
+             APPROF_VERSION, kind, o->micro_batches, (long long)pl->global_batch,
+             (long long)pl->micro_batch_size, (long long)o->memory_budget, o->max_stages,
+             o->inference ? "true" : "false",
+             o->objective == APSOLVE_OBJECTIVE_FULL ? "full" : "alpa",
+             apsolve_schedule_name((ApsolveSchedule)o->schedule),
+             o->virtual_stages > 1 ? o->virtual_stages : 1, par);
+    if (apsolve_plan_store(db, p, o, pl, kind, js, id)) {
+        apsolve_say(a, "cannot store the plan: %s", costdb_errmsg(db));
+        return 1;
+    }
+    return 0;
+}
+
+int apsolve_request_load_plan(Costdb *db, ApsolveRequest *a, int64_t *sweep,
+                              ApsolveStageSpec **specs, int **configs, size_t *n, char *kind,
+                              size_t kindlen)
+{
+    CostdbPlan cp;
+    CostdbPlanStage *ps = NULL;
+    size_t np = 0;
+    if (costdb_plan_get(db, a->plan, &cp, &ps, &np)) {
+        apsolve_say(a, "plan %lld: %s", (long long)a->plan, costdb_errmsg(db));
+        return 1;
+    }
+    if (a->sweep > 0 && a->sweep != cp.sweep_id) {
+        free(ps);
+        apsolve_say(a, "plan %lld belongs to sweep %lld, not %lld\nTry 'apsolve "
+                "--help'", (long long)a->plan, (long long)cp.sweep_id, (long long)a->sweep);
+        return APSOLVE_EXIT_USAGE;
+    }
+    if (np == 0 || !(*specs = calloc(np, sizeof **specs)) ||
+        !(*configs = calloc(np, sizeof **configs))) {
+        free(ps);
+        apsolve_say(a, "plan %lld has no stages", (long long)a->plan);
+        return 1;
+    }
+    for (size_t k = 0; k < np; k++) {
+        (*specs)[k] = (ApsolveStageSpec){ps[k].start_layer, ps[k].end_layer, ps[k].submesh_hosts,
+                                         ps[k].submesh_gpus, ps[k].logical_a, ps[k].logical_b,
+                                         ps[k].force_batch_dim, 0, 0, 0};
+        (*configs)[k] = ps[k].config_index;
+    }
+    *n = np;
+    *sweep = cp.sweep_id;
+    if (a->micro_batches <= 0)
+        a->micro_batches = cp.micro_batches;
+    if (a->opt.memory_budget <= 0)
+        a->opt.memory_budget = cp.memory_budget;
+    if (a->opt.max_stages <= 0)
+        a->opt.max_stages = cp.max_stages;
+    if (!strcmp(cp.objective, "inference"))
+        a->opt.inference = 1;
+    /* The stored options name the objective and schedule the plan was made
+     * with; the command line wins. */
+    if (a->objective < 0 && strstr(cp.options, "\"objective\": \"full\""))
+        a->objective = APSOLVE_OBJECTIVE_FULL;
+    else if (a->objective < 0 && strstr(cp.options, "\"objective\": \"alpa\""))
+        a->objective = APSOLVE_OBJECTIVE_ALPA;
+    if (!a->schedule_set) {
+        const char *sc = strstr(cp.options, "\"schedule\": \"");
+        const char *vs = strstr(cp.options, "\"virtual_stages\": ");
+        char name[16] = "";
+        if (sc && sscanf(sc + strlen("\"schedule\": \""), "%15[a-z0-9]", name) == 1 &&
+            apsolve_schedule_parse(name) >= 0)
+            a->schedule = apsolve_schedule_parse(name);
+        if (vs && a->schedule == APSOLVE_SCHEDULE_INTERLEAVED && a->virtual_stages < 2) {
+            long v = strtol(vs + strlen("\"virtual_stages\": "), NULL, 10);
+            a->virtual_stages = v >= 2 && v <= 1024 ? (int)v : 2;
+        }
+    }
+    snprintf(kind, kindlen, "%s", cp.kind);
+    free(ps);
+    return 0;
+}
+
+void apsolve_specs_variants(const ApsolveProblem *p, ApsolveStageSpec *sp, const int *configs,
+                            size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        int s = -1, c = configs[k];
+        for (int q = 0; q < p->num_submeshes; q++)
+            if (p->submeshes[q].hosts == sp[k].hosts && p->submeshes[q].gpus == sp[k].gpus)
+                s = q;
+        if (s >= 0 && c >= 0 && c < p->num_configs) {
+            const ApsolveConfig *cf = &p->configs[s * p->num_configs + c];
+            if (cf->valid && cf->logical_a == sp[k].logical_a &&
+                cf->logical_b == sp[k].logical_b && cf->force_batch_dim == sp[k].force_batch_dim) {
+                sp[k].memory_level = cf->memory_level;
+                sp[k].recompute = cf->recompute;
+                sp[k].zero = cf->zero;
+            }
+        }
+    }
+}
