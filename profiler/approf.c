@@ -43,6 +43,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    cli_set_program("approf");
     if (argc < 2)
         return cli_usage_error(NULL, "no command given");
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

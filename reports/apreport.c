@@ -7,27 +7,14 @@
  * ok, 1 runtime failure, 2 usage error.
  */
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "apreport.h"
+#include "cliutil.h"
 #include "outfile.h"
 #include "schedule.h"
-
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    fputs("apreport: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputs("\nTry 'apreport --help'\n", stderr);
-    return 2;
-}
 
 static void help(void)
 {
@@ -78,6 +65,7 @@ int main(int argc, char **argv)
     Costdb *db = NULL;
     ApreportReport *r = NULL;
     char err[1024] = "";
+    cli_set_program("apreport");
     opterr = 0;
     while ((c = getopt_long(argc, argv, "d:p:o:n:qh", longopts, NULL)) != -1) {
         switch (c) {
@@ -89,53 +77,51 @@ int main(int argc, char **argv)
         case 'I': opt.allow_infeasible = 1; break;
         case 'e':
             if (apreport_export_parse(optarg, &opt.exports, err, sizeof(err)) < 0)
-                return usage_error("--export: %s", err);
+                return cli_usage_error(NULL, "--export: %s", err);
             break;
         case 'h': help(); return 0;
         case 's': {
             /* the solver's names, in the order of ApreportScheduleKind */
             int k = apsolve_schedule_parse(optarg);
             if (k < 0)
-                return usage_error("--schedule must be 1f1b, gpipe or interleaved, not '%s'", optarg);
+                return cli_usage_error(NULL, "--schedule must be 1f1b, gpipe or interleaved, not '%s'", optarg);
             opt.schedule = (ApreportScheduleKind)k;
             sset = 1;
             break;
         }
         case 'v': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (end == optarg || *end || v < 2 || v > 1024)
-                return usage_error("--virtual-stages needs an integer from 2 to 1024, not '%s'",
+            int64_t v;
+            if (cli_parse_int(optarg, 2, 1024, &v))
+                return cli_usage_error(NULL, "--virtual-stages needs an integer from 2 to 1024, not '%s'",
                                    optarg);
             opt.virtual_stages = (int)v;
             vset = 1;
             break;
         }
         case 'p': {
-            char *end;
-            long long v = strtoll(optarg, &end, 10);
-            if (end == optarg || *end || v <= 0)
-                return usage_error("--plan needs a positive plan id, not '%s'", optarg);
+            int64_t v;
+            if (cli_parse_int(optarg, 1, INT64_MAX, &v))
+                return cli_usage_error(NULL, "--plan needs a positive plan id, not '%s'", optarg);
             opt.plan_id = v;
             break;
         }
         default:
-            return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+            return cli_usage_error(NULL, "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc)
-        return usage_error("unexpected argument '%s'", argv[optind]);
+        return cli_usage_error(NULL, "unexpected argument '%s'", argv[optind]);
     if (!dbpath)
-        return usage_error("--db FILE is required");
+        return cli_usage_error(NULL, "--db FILE is required");
     if (!outdir)
-        return usage_error("--out DIR is required");
+        return cli_usage_error(NULL, "--out DIR is required");
     if (vset && opt.schedule != APREPORT_SCHED_INTERLEAVED)
-        return usage_error("--virtual-stages needs --schedule interleaved");
+        return cli_usage_error(NULL, "--virtual-stages needs --schedule interleaved");
     if (opt.schedule == APREPORT_SCHED_INTERLEAVED && !vset)
         opt.virtual_stages = 2;
     opt.schedule_from_plan = !sset;
     if (opt.name && (!*opt.name || strchr(opt.name, '/')))
-        return usage_error("--name must be a non-empty file name prefix");
+        return cli_usage_error(NULL, "--name must be a non-empty file name prefix");
     rc = costdb_open(dbpath, opt.store_resharding ? COSTDB_OPEN_NOCREATE : COSTDB_OPEN_READONLY,
                      &db, err, sizeof(err));
     if (rc < 0) {

@@ -14,13 +14,13 @@
 #include <string.h>
 
 #include "apsolve.h"
+#include "cliutil.h"
 #include "config.h"
 #include "costdb.h"
 #include "outfile.h"
 #include "schedule.h"
 #include "session.h"
 
-#define EXIT_USAGE APSOLVE_EXIT_USAGE
 
 static void usage(FILE *out)
 {
@@ -82,14 +82,6 @@ static void usage(FILE *out)
           out);
 }
 
-static int usage_error(const char *fmt, const char *arg)
-{
-    fputs("apsolve: ", stderr);
-    fprintf(stderr, fmt, arg ? arg : "");
-    fputs("\nTry 'apsolve --help'\n", stderr);
-    return EXIT_USAGE;
-}
-
 /* rc, or 1 when standard output could not be written (apsolve > /dev/full):
  * data that did not arrive is a failure, whatever was computed. */
 static int stdout_status(int rc)
@@ -100,48 +92,6 @@ static int stdout_status(int rc)
         return 1;
     }
     return rc;
-}
-
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *end = NULL;
-    long v;
-    errno = 0;
-    v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_bytes(const char *s, int64_t *out)
-{
-    char *end = NULL;
-    long long v;
-    int64_t mul = 1;
-    errno = 0;
-    v = strtoll(s, &end, 10);
-    if (errno || end == s || v <= 0)
-        return -1;
-    if (*end == 'K' || *end == 'k')
-        mul = 1LL << 10;
-    else if (*end == 'M' || *end == 'm')
-        mul = 1LL << 20;
-    else if (*end == 'G' || *end == 'g')
-        mul = 1LL << 30;
-    if (mul > 1) {
-        end++;
-        if (end[0] == 'i' && end[1] == 'B') /* KiB, MiB, GiB */
-            end += 2;
-        else if (end[0] == 'B')             /* KB, MB, GB: binary too */
-            end++;
-    } else if (end[0] == 'B') {             /* plain bytes: 123B */
-        end++;
-    }
-    if (*end || v > INT64_MAX / mul)
-        return -1;
-    *out = v * mul;
-    return 0;
 }
 
 /* "dp=2,tp=2,pp=2[,sp=0|1][,zero=0..3][,recompute=none|selective|full]
@@ -159,7 +109,7 @@ static int parse_parallel(const char *s, ApsolveParallel *par, char *errbuf, siz
         const char *eq = strchr(s, '='), *end = strchr(s, ',');
         size_t klen, vlen, k;
         char val[32];
-        long v = 0;
+        int64_t v = 0;
         if (!end)
             end = s + strlen(s);
         if (!eq || eq > end) {
@@ -189,7 +139,8 @@ static int parse_parallel(const char *s, ApsolveParallel *par, char *errbuf, siz
                          val);
                 return -1;
             }
-        } else if (vlen == 0 || vlen >= sizeof val || parse_long(val, knobs[k].lo, knobs[k].hi, &v)) {
+        } else if (vlen == 0 || vlen >= sizeof val ||
+                   cli_parse_int(val, knobs[k].lo, knobs[k].hi, &v)) {
             snprintf(errbuf, errlen, "%s must be an integer in %ld..%ld, not '%s'", knobs[k].name,
                      knobs[k].lo, knobs[k].hi, val);
             return -1;
@@ -282,45 +233,49 @@ int main(int argc, char **argv)
     ApsolveRequest a;
     const char *format = "text";
     int c;
-    long v;
+    int64_t v;
 
     memset(&a, 0, sizeof a);
     a.notice = print_notice;
     a.stage_option = "auto";
     a.objective = -1;
+    cli_set_program("apsolve");
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (c) {
         case 'd': a.db = optarg; break;
         case O_SWEEP:
-            if (parse_long(optarg, 1, INT32_MAX, &v))
-                return usage_error("bad --sweep '%s'", optarg);
+            if (cli_parse_int(optarg, 1, INT32_MAX, &v))
+                return cli_usage_error(NULL, "bad --sweep '%s'", optarg);
             a.sweep = v;
             break;
         case O_MB:
-            if (parse_long(optarg, 1, 1 << 24, &v))
-                return usage_error("bad --micro-batches '%s' (expected an integer >= 1)", optarg);
+            if (cli_parse_int(optarg, 1, 1 << 24, &v))
+                return cli_usage_error(NULL, "bad --micro-batches '%s' (expected an integer >= 1)",
+                                       optarg);
             a.micro_batches = (int)v;
             break;
         case O_BUDGET:
-            if (parse_bytes(optarg, &a.opt.memory_budget))
-                return usage_error("bad --memory-budget '%s' (bytes, or with K/M/G)", optarg);
+            if (cli_parse_bytes(optarg, 1, INT64_MAX, &a.opt.memory_budget))
+                return cli_usage_error(NULL, "bad --memory-budget '%s' (bytes, or with K/M/G)",
+                                       optarg);
             break;
         case O_MAXST:
-            if (parse_long(optarg, 1, APSOLVE_MAX_LAYERS, &v))
-                return usage_error("bad --max-stages '%s'", optarg);
+            if (cli_parse_int(optarg, 1, APSOLVE_MAX_LAYERS, &v))
+                return cli_usage_error(NULL, "bad --max-stages '%s'", optarg);
             a.opt.max_stages = (int)v;
             break;
         case O_INF: a.opt.inference = 1; break;
         case O_FMT:
             if (strcmp(optarg, "text") && strcmp(optarg, "json"))
-                return usage_error("bad --format '%s' (text or json)", optarg);
+                return cli_usage_error(NULL, "bad --format '%s' (text or json)", optarg);
             format = optarg;
             break;
         case O_NOSTORE: a.no_store = 1; break;
         case O_STOPT:
             if (strcmp(optarg, "auto") && strcmp(optarg, "manual") && strcmp(optarg, "uniform"))
-                return usage_error("bad --stage-option '%s' (auto, manual or uniform)", optarg);
+                return cli_usage_error(NULL, "bad --stage-option '%s' (auto, manual or uniform)",
+                                       optarg);
             a.stage_option = optarg;
             break;
         case O_IDS: a.layer_ids = optarg; break;
@@ -333,7 +288,7 @@ int main(int argc, char **argv)
                 snprintf(msg, sizeof msg, "bad --parallel '%s': %s (expected dp=N,tp=N,pp=N"
                          "[,sp=0|1][,zero=0..3][,recompute=none|selective|full][,vpp=V][,mbs=M])",
                          optarg, perr);
-                return usage_error("%s", msg);
+                return cli_usage_error(NULL, "%s", msg);
             }
             a.parallel = optarg;
             break;
@@ -344,68 +299,82 @@ int main(int argc, char **argv)
             else if (!strcmp(optarg, "full"))
                 a.objective = APSOLVE_OBJECTIVE_FULL;
             else
-                return usage_error("bad --objective '%s' (alpa or full)", optarg);
+                return cli_usage_error(NULL, "bad --objective '%s' (alpa or full)", optarg);
             break;
         case O_GB:
-            if (parse_long(optarg, 1, 1L << 40, &v))
-                return usage_error("bad --global-batch '%s' (a positive integer)", optarg);
+            if (cli_parse_int(optarg, 1, 1L << 40, &v))
+                return cli_usage_error(NULL, "bad --global-batch '%s' (a positive integer)",
+                                       optarg);
             a.global_batch = v;
             break;
         case O_MBS:
-            if (parse_long(optarg, 1, 1L << 30, &v))
-                return usage_error("bad --micro-batch-size '%s' (a positive integer)", optarg);
+            if (cli_parse_int(optarg, 1, 1L << 30, &v))
+                return cli_usage_error(NULL, "bad --micro-batch-size '%s' (a positive integer)",
+                                       optarg);
             a.micro_batch_size = v;
             break;
         case O_SCHED: {
             int sc = apsolve_schedule_parse(optarg);
             if (sc < 0)
-                return usage_error("bad --schedule '%s' (1f1b, gpipe or interleaved)", optarg);
+                return cli_usage_error(NULL, "bad --schedule '%s' (1f1b, gpipe or interleaved)",
+                                       optarg);
             a.schedule = sc;
             a.schedule_set = 1;
             break;
         }
         case O_VS:
-            if (parse_long(optarg, 2, 1024, &v))
-                return usage_error("bad --virtual-stages '%s' (an integer in 2..1024)", optarg);
+            if (cli_parse_int(optarg, 2, 1024, &v))
+                return cli_usage_error(NULL, "bad --virtual-stages '%s' (an integer in 2..1024)",
+                                       optarg);
             a.virtual_stages = (int)v;
             break;
         case O_NST:
-            if (parse_long(optarg, 1, APSOLVE_MAX_LAYERS, &v))
-                return usage_error("bad --num-stages '%s'", optarg);
+            if (cli_parse_int(optarg, 1, APSOLVE_MAX_LAYERS, &v))
+                return cli_usage_error(NULL, "bad --num-stages '%s'", optarg);
             a.num_stages = (int)v;
             break;
-        case O_SUB: a.submesh = optarg; break;
-        case O_LOG: a.logical = optarg; break;
+        case O_SUB:
+            if (cli_parse_mesh(optarg, &a.submesh_hosts, &a.submesh_gpus))
+                return cli_usage_error(NULL, "bad --submesh '%s' (expected NxM)", optarg);
+            break;
+        case O_LOG:
+            if (cli_parse_mesh(optarg, &a.logical_a, &a.logical_b))
+                return cli_usage_error(NULL, "bad --logical '%s' (expected AxB)", optarg);
+            break;
         case O_QUIET: a.quiet = 1; break;
         case O_BATCH:
-            if (parse_long(optarg, 1, 1L << 40, &v))
-                return usage_error("bad --batch '%s' (a positive integer)", optarg);
+            if (cli_parse_int(optarg, 1, 1L << 40, &v))
+                return cli_usage_error(NULL, "bad --batch '%s' (a positive integer)", optarg);
             a.batch = v;
             break;
         case O_PLAN:
-            if (parse_long(optarg, 1, INT32_MAX, &v))
-                return usage_error("bad --plan '%s' (a plan id)", optarg);
+            if (cli_parse_int(optarg, 1, INT32_MAX, &v))
+                return cli_usage_error(NULL, "bad --plan '%s' (a plan id)", optarg);
             a.plan = v;
             break;
         case 'h': usage(stdout); return stdout_status(0);
         case O_VER: printf("apsolve %s\n", APPROF_VERSION); return stdout_status(0);
         default:
             if (optopt && optopt < 256)
-                return usage_error("unknown or incomplete option '-%s'", (char[]){(char)optopt, 0});
-            return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+                return cli_usage_error(NULL, "unknown or incomplete option '-%s'",
+                                       (char[]){(char)optopt, 0});
+            return cli_usage_error(NULL, "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc)
-        return usage_error("unexpected argument '%s'", argv[optind]);
+        return cli_usage_error(NULL, "unexpected argument '%s'", argv[optind]);
     if (!a.db)
-        return usage_error("--db FILE is required%s", NULL);
+        return cli_usage_error(NULL, "--db FILE is required");
     if (a.plan > 0 && (a.parallel || strcmp(a.stage_option, "auto")))
-        return usage_error("--plan cannot be combined with --parallel or --stage-option%s", NULL);
+        return cli_usage_error(NULL, "--plan cannot be combined with --parallel or "
+                               "--stage-option");
     if (a.schedule == APSOLVE_SCHEDULE_INTERLEAVED && a.virtual_stages < 2)
-        return usage_error("--schedule interleaved needs --virtual-stages V (V >= 2)%s", NULL);
+        return cli_usage_error(NULL, "--schedule interleaved needs --virtual-stages V "
+                               "(V >= 2)");
     if (a.virtual_stages >= 2 && a.schedule != APSOLVE_SCHEDULE_INTERLEAVED)
-        return usage_error("--virtual-stages needs --schedule interleaved%s", NULL);
+        return cli_usage_error(NULL, "--virtual-stages needs --schedule interleaved");
     if (a.parallel && strcmp(a.stage_option, "auto"))
-        return usage_error("--parallel cannot be combined with --stage-option %s", a.stage_option);
+        return cli_usage_error(NULL, "--parallel cannot be combined with --stage-option %s",
+                               a.stage_option);
     return stdout_status(run(&a, format));
 }

@@ -5,7 +5,6 @@
  * re-evaluate, the variants a stored plan's configs name, and storing a
  * plan with the options that made it.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,23 +15,6 @@
 #include "schedule.h"
 #include "session.h"
 #include "session_int.h"
-
-static int parse_pair(const char *s, int *a, int *b)
-{
-    char *end = NULL;
-    long x, y;
-    errno = 0;
-    x = strtol(s, &end, 10);
-    if (errno || end == s || (*end != 'x' && *end != 'X') || x < 1 || x > 1 << 20)
-        return -1;
-    s = end + 1;
-    y = strtol(s, &end, 10);
-    if (errno || end == s || *end || y < 1 || y > 1 << 20)
-        return -1;
-    *a = (int)x;
-    *b = (int)y;
-    return 0;
-}
 
 int apsolve_request_specs(const ApsolveRequest *a, const ApsolveProblem *p,
                           ApsolveStageSpec **out, size_t *n_out)
@@ -45,13 +27,15 @@ int apsolve_request_specs(const ApsolveRequest *a, const ApsolveProblem *p,
 
     if (!strcmp(a->stage_option, "uniform")) {
         int h, g, la1 = 0, lb1 = 0, f = -2;
-        if (a->num_stages < 1 || !a->submesh)
+        if (a->num_stages < 1 || a->submesh_hosts < 1 || a->submesh_gpus < 1)
             return apsolve_usage_error(a, "--stage-option uniform needs --num-stages and "
                                        "--submesh%s", NULL);
-        if (parse_pair(a->submesh, &h, &g))
-            return apsolve_usage_error(a, "bad --submesh '%s' (expected NxM)", a->submesh);
-        if (a->logical && parse_pair(a->logical, &la1, &lb1))
-            return apsolve_usage_error(a, "bad --logical '%s' (expected AxB)", a->logical);
+        h = a->submesh_hosts;
+        g = a->submesh_gpus;
+        if (a->logical_a > 0 && a->logical_b > 0) {
+            la1 = a->logical_a;
+            lb1 = a->logical_b;
+        }
         if (a->num_stages > p->num_layers)
             return apsolve_usage_error(a, "--num-stages is larger than the number of "
                                        "layers%s", NULL);

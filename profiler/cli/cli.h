@@ -2,8 +2,8 @@
 /*
  * Shared pieces of the approf command line: the command functions each
  * cli/cmd_*.c file provides (argc/argv start at the command name), and
- * helpers for usage errors, NxM parsing and opening the database with a
- * message. Exit codes: 0 ok, 1 runtime failure, 2 usage, 3 infeasible,
+ * opening the database with a message; usage errors and option parsing
+ * are cliutil's (cliutil/cliutil.h). Exit codes: 0 ok, 1 runtime failure, 2 usage, 3 infeasible,
  * 130/143 interrupted.
  */
 #ifndef APPROF_CLI_H
@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cliutil.h"
 #include "costdb.h"
 
 #define APPROF_EXIT_OK 0
@@ -42,21 +43,6 @@ int approf_cmd_probe(int argc, char **argv);
 /* cmd_compare.c */
 int approf_cmd_compare(int argc, char **argv);
 
-/* Prints "approf: <message>" and the --help hint to stderr; returns 2. */
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-/* Prints "approf: <message>" to stderr; returns 1. */
-int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Parses "NxM" (both > 0). 0 or -1. */
-int cli_parse_mesh(const char *s, int *n, int *m);
-/* Parses a whole decimal integer in [lo, hi]. 0 or -1. */
-int cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out);
-/* Parses a finite double in [lo, hi]. 0 or -1. */
-/* A comma-separated list: each item (NUL-terminated copy) through item,
- * which returns its value (>= 0) or -1. Returns the count (<= max), or -1
- * for an empty list or item, a bad item or more than max items. */
-int cli_parse_list(const char *s, int64_t (*item)(const char *), int64_t *out, int max);
-int cli_parse_double(const char *s, double lo, double hi, double *out);
 /* Opens the database, printing a clear message on failure. */
 int cli_open_db(const char *path, int flags, Costdb **out);
 /* The sweep to use: the given id (checked), else the newest. Prints errors. */

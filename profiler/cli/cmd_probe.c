@@ -53,29 +53,6 @@ static void usage(FILE *f)
           "Exit status: 0 ok, 1 no CUDA device or a failure, 2 usage error.\n", f);
 }
 
-/* Bytes with an optional K/M/G (binary) suffix; 0 or -1. */
-static int parse_bytes(const char *s, int64_t *out)
-{
-    char num[32];
-    size_t len = s ? strlen(s) : 0;
-    int64_t v, mult = 1;
-    if (len == 0 || len >= sizeof num)
-        return -1;
-    memcpy(num, s, len + 1);
-    switch (num[len - 1]) {
-    case 'K': case 'k': mult = (int64_t)1 << 10; break;
-    case 'M': case 'm': mult = (int64_t)1 << 20; break;
-    case 'G': case 'g': mult = (int64_t)1 << 30; break;
-    default: break;
-    }
-    if (mult > 1)
-        num[len - 1] = '\0';
-    if (cli_parse_int(num, 1, ((int64_t)1 << 40) / mult, &v) < 0)
-        return -1;
-    *out = v * mult;
-    return 0;
-}
-
 static int on_info(void *user, const ApprofProbeInfo *info)
 {
     ProbeRun *r = user;
@@ -168,7 +145,8 @@ int approf_cmd_probe(int argc, char **argv)
         switch (c) {
         case 'd': run.db_path = optarg; break;
         case 'm':
-            if (parse_bytes(optarg, &req.max_bytes) < 0 || req.max_bytes < req.min_bytes)
+            if (cli_parse_bytes(optarg, 1, (int64_t)1 << 40, &req.max_bytes) < 0 ||
+                req.max_bytes < req.min_bytes)
                 return cli_usage_error("probe", "--max-bytes: expected a size of at least 1K, got '%s'",
                                        optarg);
             break;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Helpers shared by the approf commands: messages, number parsing, opening
- * the database. */
+/* Helpers shared by the approf commands: opening the database and picking
+ * a sweep with a message (the generic ones are in cliutil/). */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -8,99 +8,6 @@
 #include <string.h>
 
 #include "cli.h"
-
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    fputs("approf: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    if (cmd && *cmd)
-        fprintf(stderr, "\nTry 'approf %s --help'\n", cmd);
-    else
-        fputs("\nTry 'approf --help'\n", stderr);
-    return APPROF_EXIT_USAGE;
-}
-
-int cli_fail(const char *fmt, ...)
-{
-    va_list ap;
-    fputs("approf: ", stderr);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    return APPROF_EXIT_FAIL;
-}
-
-int cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
-{
-    char *end = NULL;
-    long long v;
-    if (!s || !*s)
-        return -1;
-    errno = 0;
-    v = strtoll(s, &end, 10);
-    if (errno || end == s || *end != '\0' || v < lo || v > hi)
-        return -1;
-    *out = (int64_t)v;
-    return 0;
-}
-
-int cli_parse_list(const char *s, int64_t (*item)(const char *), int64_t *out, int max)
-{
-    char buf[64];
-    int n = 0;
-    if (!s || !*s)
-        return -1;
-    for (;;) {
-        size_t len = strcspn(s, ",");
-        if (len == 0 || len >= sizeof buf || n == max)
-            return -1;
-        memcpy(buf, s, len);
-        buf[len] = '\0';
-        out[n] = item(buf);
-        if (out[n++] < 0)
-            return -1;
-        if (!s[len])
-            return n;
-        s += len + 1;
-    }
-}
-
-int cli_parse_double(const char *s, double lo, double hi, double *out)
-{
-    char *end = NULL;
-    double v;
-    if (!s || !*s)
-        return -1;
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno || end == s || *end != '\0' || !isfinite(v) || v < lo || v > hi)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-int cli_parse_mesh(const char *s, int *n, int *m)
-{
-    char *end = NULL;
-    long a, b;
-    if (!s || !*s)
-        return -1;
-    errno = 0;
-    a = strtol(s, &end, 10);
-    if (errno || end == s || (*end != 'x' && *end != 'X') || a <= 0 || a > 1 << 20)
-        return -1;
-    s = end + 1;
-    b = strtol(s, &end, 10);
-    if (errno || end == s || *end != '\0' || b <= 0 || b > 1 << 20)
-        return -1;
-    *n = (int)a;
-    *m = (int)b;
-    return 0;
-}
 
 int cli_open_db(const char *path, int flags, Costdb **out)
 {

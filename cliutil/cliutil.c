@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Command-line helpers shared by the three tools (cliutil.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cliutil.h"
+
+static const char *program = "?";
+
+void cli_set_program(const char *name)
+{
+    program = name && *name ? name : "?";
+}
+
+const char *cli_program(void)
+{
+    return program;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: ", program);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    if (cmd && *cmd)
+        fprintf(stderr, "\nTry '%s %s --help'\n", program, cmd);
+    else
+        fprintf(stderr, "\nTry '%s --help'\n", program);
+    return CLI_EXIT_USAGE;
+}
+
+int cli_fail(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: ", program);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return CLI_EXIT_FAIL;
+}
+
+int cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end = NULL;
+    long long v;
+    /* digits, with a leading '-' at most: no blanks, no '+' */
+    if (!s || !(isdigit((unsigned char)s[0]) || (s[0] == '-' && isdigit((unsigned char)s[1]))))
+        return -1;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno || end == s || *end != '\0' || v < lo || v > hi)
+        return -1;
+    *out = (int64_t)v;
+    return 0;
+}
+
+int cli_parse_double(const char *s, double lo, double hi, double *out)
+{
+    char *end = NULL;
+    double v;
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno || end == s || *end != '\0' || !isfinite(v) || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_parse_mesh(const char *s, int *n, int *m)
+{
+    char *end = NULL;
+    long a, b;
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    a = strtol(s, &end, 10);
+    if (errno || end == s || (*end != 'x' && *end != 'X') || a <= 0 || a > 1 << 20)
+        return -1;
+    s = end + 1;
+    b = strtol(s, &end, 10);
+    if (errno || end == s || *end != '\0' || b <= 0 || b > 1 << 20)
+        return -1;
+    *n = (int)a;
+    *m = (int)b;
+    return 0;
+}
+
+int cli_parse_bytes(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end = NULL;
+    long long v;
+    int64_t mul = 1;
+    if (!s || !isdigit((unsigned char)s[0]))
+        return -1;
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno || end == s || v < 0)
+        return -1;
+    if (*end == 'K' || *end == 'k')
+        mul = (int64_t)1 << 10;
+    else if (*end == 'M' || *end == 'm')
+        mul = (int64_t)1 << 20;
+    else if (*end == 'G' || *end == 'g')
+        mul = (int64_t)1 << 30;
+    if (mul > 1) {
+        end++;
+        if (end[0] == 'i' && end[1] == 'B')
+            end += 2;
+        else if (end[0] == 'B')
+            end++;
+    } else if (end[0] == 'B') {
+        end++;
+    }
+    if (*end || v > INT64_MAX / mul || v * mul < lo || v * mul > hi)
+        return -1;
+    *out = v * mul;
+    return 0;
+}
+
+int cli_parse_list(const char *s, int64_t (*item)(const char *), int64_t *out, int max)
+{
+    char buf[64];
+    int n = 0;
+    if (!s || !*s)
+        return -1;
+    for (;;) {
+        size_t len = strcspn(s, ",");
+        if (len == 0 || len >= sizeof buf || n == max)
+            return -1;
+        memcpy(buf, s, len);
+        buf[len] = '\0';
+        out[n] = item(buf);
+        if (out[n++] < 0)
+            return -1;
+        if (!s[len])
+            return n;
+        s += len + 1;
+    }
+}
