@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "costdb.h"
+#include "costdb_text.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -38,31 +39,15 @@ enum {
 
 const char *apreport_strerror(int err);
 
-/* ---- sharding layouts (reports/spec.c) ----------------------------------- */
+/* ---- sharding layouts (reports/spec.c: SBP, conversions, verdicts) -------- */
 
-#define APREPORT_MAX_DIMS 8
+#define APREPORT_MAX_DIMS COSTDB_MAX_DIMS
 
 /* One tensor's layout on a logical mesh (a, b): per dimension the mesh axis
- * it is split over (-1 none, 0, 1, or 2 = both axes, axis 0 major). */
-typedef struct ApreportLayout {
-    int ndim;
-    int mesh_axis_of_dim[APREPORT_MAX_DIMS];
-    int logical_a, logical_b;
-} ApreportLayout;
-
-/* Formats l as Alpa's ShardingSpec text (identical to the profiler's
- * approf_sharding_spec_text), e.g.
- * "ShardingSpec((NoSharding(), Chunked(2)), (ShardedAxis(axis=0),))". */
-void apreport_spec_format(const ApreportLayout *l, char *out, size_t len);
-/* Parses ShardingSpec text for a tensor on logical mesh (a, b) into *out.
- * APREPORT_EPARSE with "column N: ..." in err when the text is malformed or
- * does not fit the mesh (a chunk count that is no mesh axis size, a mapping
- * entry too many or too few). */
-int apreport_spec_parse(const char *text, int logical_a, int logical_b, ApreportLayout *out,
-                        char *err, size_t errlen);
-/* Parses "2048,8192" into dims (at most cap); returns the count or -1. "" is
- * a scalar (0). */
-int apreport_shape_parse(const char *s, int64_t *dims, int cap);
+ * it is split over (-1 none, 0, 1, or 2 = both axes, axis 0 major). The
+ * database's type: costdb_text.h formats and parses its ShardingSpec text
+ * and shape text. */
+typedef CostdbLayout ApreportLayout;
 
 /* SBP of a tensor over one mesh axis (OneFlow's words): split on a
  * dimension, broadcast (replicated) or partial sum. */

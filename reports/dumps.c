@@ -53,7 +53,7 @@ static void placement_text(const ApreportReport *r, const RepTensor *t, const in
     int clean;
     rep_shape_text(t->pl.shape, 1, shape, sizeof(shape));
     clean = dtype_text(t->pl.dtype, dtype, sizeof(dtype)) &&
-            apreport_shape_parse(t->pl.shape, dims, APREPORT_MAX_DIMS) >= 0;
+            costdb_shape_parse(t->pl.shape, dims, APREPORT_MAX_DIMS) >= 0;
     /* Alpa's float32[2048,8192]; a quoted dtype or shape as two arguments */
     pos = (size_t)snprintf(out, len, "PlacementSpec(aval=ShapedArray(%s%s%s), mesh_ids=(", dtype,
                            clean ? "" : ", ", shape);

@@ -204,7 +204,7 @@ static int expert_parallel(const ApreportReport *r, int *experts)
             pieces = axis == 0 ? t->layout.logical_a : axis == 1 ? t->layout.logical_b
                      : axis == 2 ? t->layout.logical_a * t->layout.logical_b : 1;
             ep = pieces > ep ? pieces : ep;
-            n = apreport_shape_parse(t->pl.shape, dims, APREPORT_MAX_DIMS);
+            n = costdb_shape_parse(t->pl.shape, dims, APREPORT_MAX_DIMS);
             if (n == t->layout.ndim && dims[d] > *experts && dims[d] < 1 << 20)
                 *experts = (int)dims[d];
         }

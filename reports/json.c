@@ -36,7 +36,7 @@ static void key(FILE *f, const char *k)
 static void shape_array(FILE *f, const char *shape)
 {
     int64_t d[APREPORT_MAX_DIMS];
-    int n = apreport_shape_parse(shape, d, APREPORT_MAX_DIMS);
+    int n = costdb_shape_parse(shape, d, APREPORT_MAX_DIMS);
     fputc('[', f);
     for (int i = 0; i < n; i++)
         fprintf(f, "%s%lld", i ? ", " : "", (long long)d[i]);

@@ -143,13 +143,13 @@ static int load_stage(Costdb *db, ApreportReport *r, RepStage *s, const CostdbEn
     for (size_t i = 0; i < np; i++) {
         RepTensor *t = &s->tensors[i];
         int64_t dims[APREPORT_MAX_DIMS];
-        int nd = apreport_shape_parse(pl[i].shape, dims, APREPORT_MAX_DIMS);
+        int nd = costdb_shape_parse(pl[i].shape, dims, APREPORT_MAX_DIMS);
         char perr[128];
         t->pl = pl[i];
-        t->bytes = rep_dtype_bytes(pl[i].dtype);
+        t->bytes = costdb_dtype_bytes(pl[i].dtype);
         for (int d = 0; d < nd; d++)
             t->bytes *= dims[d];
-        t->layout_ok = apreport_spec_parse(pl[i].sharding_spec, s->st.logical_a, s->st.logical_b,
+        t->layout_ok = costdb_spec_parse(pl[i].sharding_spec, s->st.logical_a, s->st.logical_b,
                                            &t->layout, perr, sizeof(perr)) == 0 &&
                        t->layout.ndim == (nd < 0 ? -2 : nd);
         if (t->layout_ok) {

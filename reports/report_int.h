@@ -112,8 +112,6 @@ int rep_total_blocks(const ApreportReport *r);
 int rep_plan_knob(const ApreportReport *r, const char *name);
 /* The LiBai / Megatron-LM settings of a uniform plan as comments. */
 void rep_write_framework_args(const ApreportReport *r, FILE *f);
-/* Byte size of a dtype name ("f32", "float32", "bf16", ...); 4 if unknown. */
-int rep_dtype_bytes(const char *dtype);
 /* "float32" for "f32" etc. */
 const char *rep_dtype_jax(const char *dtype);
 /* Writes v as Python tuple/list text of the shape: "(128, 128)" or "[2048,8192]". */

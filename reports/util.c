@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Small helpers the report writers share: dtype sizes and JAX names, shape
+ * Small helpers the report writers share: dtype JAX names, shape
  * text, Alpa's GB, Python string literals (the one escaping function of
  * plan.py and the dumps), canonical sharding specs, Python option dicts.
  */
@@ -8,22 +8,6 @@
 #include <string.h>
 
 #include "report_int.h"
-
-int rep_dtype_bytes(const char *dtype)
-{
-    if (!dtype)
-        return 4;
-    if (!strcmp(dtype, "f16") || !strcmp(dtype, "bf16") || !strcmp(dtype, "float16") ||
-        !strcmp(dtype, "bfloat16") || !strcmp(dtype, "i16"))
-        return 2;
-    if (!strcmp(dtype, "f64") || !strcmp(dtype, "float64") || !strcmp(dtype, "i64") ||
-        !strcmp(dtype, "int64"))
-        return 8;
-    if (!strcmp(dtype, "i8") || !strcmp(dtype, "int8") || !strcmp(dtype, "u8") ||
-        !strcmp(dtype, "bool"))
-        return 1;
-    return 4;
-}
 
 const char *rep_dtype_jax(const char *dtype)
 {
@@ -40,7 +24,7 @@ const char *rep_dtype_jax(const char *dtype)
 void rep_shape_text(const char *shape, int jax, char *out, size_t len)
 {
     int64_t dims[APREPORT_MAX_DIMS];
-    int n = apreport_shape_parse(shape, dims, APREPORT_MAX_DIMS);
+    int n = costdb_shape_parse(shape, dims, APREPORT_MAX_DIMS);
     size_t pos = 0;
     if (!len)
         return;
@@ -191,8 +175,8 @@ void rep_spec_text(const char *spec, int logical_a, int logical_b, char *out, si
 {
     ApreportLayout l;
     char err[64];
-    if (apreport_spec_parse(spec, logical_a, logical_b, &l, err, sizeof(err)) == 0)
-        apreport_spec_format(&l, out, len);
+    if (costdb_spec_parse(spec, logical_a, logical_b, &l, err, sizeof(err)) == 0)
+        costdb_spec_format(&l, out, len);
     else
         rep_py_quote(spec, spec ? strlen(spec) : 0, out, len);
 }

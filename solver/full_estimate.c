@@ -39,46 +39,27 @@
 
 #include "apsolve.h"
 #include "costdb.h"
+#include "costdb_text.h"
 #include "schedule.h"
 
-static double dtype_bytes(const char *dt)
-{
-    if (!strcmp(dt, "f16") || !strcmp(dt, "bf16") || !strcmp(dt, "float16") ||
-        !strcmp(dt, "bfloat16"))
-        return 2;
-    if (!strcmp(dt, "f64") || !strcmp(dt, "float64"))
-        return 8;
-    if (!strcmp(dt, "i8") || !strcmp(dt, "u8") || !strcmp(dt, "int8"))
-        return 1;
-    return 4;
-}
-
-/* Product of the comma-separated dims of shape ("" is a scalar). */
+/* Product of the dims of a stored shape ("" is a scalar); 0 when the text
+ * is not a shape. */
 static double shape_elements(const char *shape)
 {
-    double n = 1;
-    const char *s = shape;
-    char *end = NULL;
-    if (!*s)
-        return 1;
-    for (;;) {
-        long long d = strtoll(s, &end, 10);
-        if (end == s || d < 0)
-            return 0;
-        n *= (double)d;
-        if (*end != ',')
-            break;
-        s = end + 1;
-    }
-    return n;
+    int64_t d[COSTDB_MAX_DIMS];
+    int n = costdb_shape_parse(shape, d, COSTDB_MAX_DIMS);
+    double e = 1;
+    if (n < 0)
+        return 0;
+    for (int k = 0; k < n; k++)
+        e *= (double)d[k];
+    return e;
 }
 
 /* What a ShardingSpec text says about one device's share and the
  * replication: chunks = Π Chunked(k); mask = the logical axes (bit 0: axis
  * 0, bit 1: axis 1) the tensor is replicated over, replicas = the devices
- * holding each copy. The mesh mapping lists the logical axes of size > 1 in
- * order (profiler/sharding/program.c, after Alpa); a single
- * Replicated(replicas=a*b) on a 2-D mesh is replication over both axes. */
+ * holding each copy (the text parsed by costdb_spec_parse). */
 typedef struct SpecInfo {
     double chunks;
     int mask, replicas;
@@ -86,49 +67,37 @@ typedef struct SpecInfo {
 
 static void spec_info(const char *spec, int a, int b, SpecInfo *si)
 {
-    const char *p = spec;
-    int kind[8], val[8], ne = 0, axes[2], na = 0, n[2] = {a, b};
+    CostdbLayout l;
+    int n[2] = {a, b}, split[2] = {0, 0};
     si->chunks = 1;
     si->mask = 0;
     si->replicas = 1;
-    while ((p = strstr(p, "Chunked(")) != NULL) {
-        long k = strtol(p + 8, NULL, 10);
-        if (k > 0)
-            si->chunks *= (double)k;
-        p += 8;
-    }
-    /* mesh mapping entries in order: 'S' sharded, 'R' replicated */
-    for (p = spec; *p && ne < 8; p++) {
-        if (!strncmp(p, "ShardedAxis(", 12)) {
-            kind[ne] = 'S';
-            val[ne++] = 0;
-        } else if (!strncmp(p, "Replicated(replicas=", 20)) {
-            long r = strtol(p + 20, NULL, 10);
-            kind[ne] = 'R';
-            val[ne++] = r > 0 && r < 1 << 24 ? (int)r : 1;
+    if (costdb_spec_parse(spec, a, b, &l, NULL, 0) == 0) {
+        for (int d = 0; d < l.ndim; d++) {
+            int x = l.mesh_axis_of_dim[d];
+            if (x == 2) {
+                si->chunks *= (double)a * b;
+                split[0] = split[1] = 1;
+            } else if (x >= 0) {
+                si->chunks *= n[x];
+                split[x] = 1;
+            }
         }
     }
+    /* a spec that does not fit the mesh counts as replicated everywhere:
+     * the most gradient traffic */
     for (int x = 0; x < 2; x++)
-        if (n[x] > 1)
-            axes[na++] = x;
-    for (int e = 0; e < ne; e++) {
-        if (kind[e] != 'R' || val[e] <= 1)
-            continue;
-        si->replicas *= val[e];
-        if (ne == na)
-            si->mask |= 1 << axes[e];
-        else
-            si->mask = 3; /* one entry for the whole mesh, or a spec we cannot map */
-    }
-    if (si->replicas <= 1)
-        si->mask = 0;
+        if (n[x] > 1 && !split[x]) {
+            si->mask |= 1 << x;
+            si->replicas *= n[x];
+        }
 }
 
 static double local_bytes(const CostdbPlacement *pl, int a, int b)
 {
     SpecInfo si;
     spec_info(pl->sharding_spec, a, b, &si);
-    return shape_elements(pl->shape) * dtype_bytes(pl->dtype) / si.chunks;
+    return shape_elements(pl->shape) * costdb_dtype_bytes(pl->dtype) / si.chunks;
 }
 
 static double link_seconds(const CostdbHardware *hw, int inter, double bytes)
@@ -183,7 +152,7 @@ static void stage_apply_grad(const CostdbHardware *hw, const ApsolveStage *s, in
         if (strcmp(pl[a].role, "param"))
             continue;
         spec_info(pl[a].sharding_spec, s->logical_a, s->logical_b, &si);
-        g = dtype_bytes(pl[a].dtype);
+        g = costdb_dtype_bytes(pl[a].dtype);
         b = shape_elements(pl[a].shape) * g / si.chunks;
         e->param_bytes += b;
         opt_bytes += b / g * (24.0 + g);

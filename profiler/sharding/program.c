@@ -14,6 +14,7 @@
 
 #include "hash.h"
 #include "costdb.h"
+#include "costdb_text.h"
 #include "sharding/internal.h"
 #include "sharding/sharding.h"
 
@@ -165,8 +166,10 @@ static int add_placement(ApprofStageProgram *p, size_t *cap, const ApprofGraph *
     pl->role = role;
     layout_axes(ti->L, g->tensors[t].ndim, pl->mesh_axis_of_dim);
     pl->local_bytes = (int64_t)llround(ti->local);
-    approf_sharding_spec_text(g->tensors[t].ndim, pl->mesh_axis_of_dim, m->n[0], m->n[1],
-                              pl->spec, sizeof(pl->spec));
+    CostdbLayout cl = {g->tensors[t].ndim, {0}, m->n[0], m->n[1]};
+    _Static_assert(APPROF_MAX_DIMS <= COSTDB_MAX_DIMS, "a tensor's rank fits a stored layout");
+    memcpy(cl.mesh_axis_of_dim, pl->mesh_axis_of_dim, sizeof pl->mesh_axis_of_dim);
+    costdb_spec_format(&cl, pl->spec, sizeof(pl->spec));
     return 0;
 }
 

@@ -115,9 +115,4 @@ void approf_shard_note_reuse(ApprofShardContext *ctx);
 int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
                        ApprofStageProgram *out, char *err, size_t errlen);
 
-/* Alpa's ShardingSpec text for a tensor of ndim dims with
- * mesh_axis_of_dim[] (-1, 0, 1, 2 = both) on logical mesh (a, b). */
-void approf_sharding_spec_text(int ndim, const int *mesh_axis_of_dim, int a, int b, char *out,
-                               size_t len);
-
 #endif

@@ -242,7 +242,7 @@ int fixture_build(const char *path, const char *model, const FixtureOptions *opt
                 if (ts[t].index == 2)
                     snprintf(p[np].shape, sizeof(p[np].shape), "%s", FIXTURE_HOSTILE_SHAPE);
             }
-            apreport_spec_format(&l, p[np].sharding_spec, sizeof(p[np].sharding_spec));
+            costdb_spec_format(&l, p[np].sharding_spec, sizeof(p[np].sharding_spec));
             np++;
         }
         if ((rc = costdb_placements_put(db, sweep, p, np)) < 0)

@@ -132,9 +132,9 @@ static void check_model(const char *model, size_t want_tasks)
         for (size_t i = 0; i < np; i++) {
             ApreportLayout l;
             char back[COSTDB_TEXT_MAX];
-            CU_ASSERT_EQUAL(apreport_spec_parse(p[i].sharding_spec, st[k].logical_a,
+            CU_ASSERT_EQUAL(costdb_spec_parse(p[i].sharding_spec, st[k].logical_a,
                                                 st[k].logical_b, &l, err, sizeof(err)), 0);
-            apreport_spec_format(&l, back, sizeof(back));
+            costdb_spec_format(&l, back, sizeof(back));
             CU_ASSERT_STRING_EQUAL(back, p[i].sharding_spec);
             checked++;
         }

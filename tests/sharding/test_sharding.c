@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "costdb.h"
+#include "costdb_text.h"
 #include "graph.h"
 #include "hardware.h"
 #include "model/zoo.h"
@@ -360,34 +361,42 @@ static void test_force_batch_axis0(void)
     approf_graph_free(&g);
 }
 
+/* What a placement's spec text is, through the database's one writer. */
+static void spec_text(int ndim, const int *axis_of_dim, int a, int b, char *out, size_t len)
+{
+    CostdbLayout l = {ndim, {0}, a, b};
+    memcpy(l.mesh_axis_of_dim, axis_of_dim, (size_t)ndim * sizeof *axis_of_dim);
+    costdb_spec_format(&l, out, len);
+}
+
 static void test_spec_text(void)
 {
     char s[512];
     int d2[2] = {-1, 0};
-    approf_sharding_spec_text(2, d2, 2, 1, s, sizeof(s));
+    spec_text(2, d2, 2, 1, s, sizeof(s));
     CU_ASSERT_STRING_EQUAL(s, "ShardingSpec((NoSharding(), Chunked(2)), (ShardedAxis(axis=0),))");
     int d1[1] = {-1};
-    approf_sharding_spec_text(1, d1, 2, 1, s, sizeof(s));
+    spec_text(1, d1, 2, 1, s, sizeof(s));
     CU_ASSERT_STRING_EQUAL(s, "ShardingSpec((NoSharding(),), (Replicated(replicas=2),))");
-    approf_sharding_spec_text(0, d1, 2, 1, s, sizeof(s));
+    spec_text(0, d1, 2, 1, s, sizeof(s));
     CU_ASSERT_STRING_EQUAL(s, "ShardingSpec((), (Replicated(replicas=2),))");
     int d4[4] = {0, -1, -1, -1};
-    approf_sharding_spec_text(4, d4, 2, 1, s, sizeof(s));
+    spec_text(4, d4, 2, 1, s, sizeof(s));
     CU_ASSERT_STRING_EQUAL(s, "ShardingSpec((Chunked(2), NoSharding(), NoSharding(), NoSharding()), "
                               "(ShardedAxis(axis=0),))");
     /* 2-D mesh: dim 0 on axis 1, dim 1 on axis 0; mapping in mesh-axis order. */
     int dx[2] = {1, 0};
-    approf_sharding_spec_text(2, dx, 2, 4, s, sizeof(s));
+    spec_text(2, dx, 2, 4, s, sizeof(s));
     CU_ASSERT_STRING_EQUAL(s, "ShardingSpec((Chunked(4), Chunked(2)), (ShardedAxis(axis=1), "
                               "ShardedAxis(axis=0)))");
     /* Split on axis 1 only: replicated over axis 0. */
     int dy[2] = {-1, 1};
-    approf_sharding_spec_text(2, dy, 2, 4, s, sizeof(s));
+    spec_text(2, dy, 2, 4, s, sizeof(s));
     CU_ASSERT_STRING_EQUAL(s, "ShardingSpec((NoSharding(), Chunked(4)), (Replicated(replicas=2), "
                               "ShardedAxis(axis=0)))");
     /* Both axes on one dimension: one chunk of a*b. */
     int dz[2] = {2, -1};
-    approf_sharding_spec_text(2, dz, 2, 4, s, sizeof(s));
+    spec_text(2, dz, 2, 4, s, sizeof(s));
     CU_ASSERT_STRING_EQUAL(s, "ShardingSpec((Chunked(8), NoSharding()), (ShardedAxis(axis=0),))");
 }
 

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The text formats the database stores (spec.c): Alpa's ShardingSpec of a
+ * placement, shape text and dtype names. The profiler writes them, the
+ * solver and the reports read them; this module is their one owner.
+ */
+#ifndef COSTDB_TEXT_H
+#define COSTDB_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define COSTDB_MAX_DIMS 8
+
+/* A tensor's layout on a logical mesh (a, b): per dimension the logical
+ * axis it is split over, -1 for none, 2 for both axes at once. */
+typedef struct CostdbLayout {
+    int ndim;
+    int mesh_axis_of_dim[COSTDB_MAX_DIMS];
+    int logical_a, logical_b;
+} CostdbLayout;
+
+/* Formats l as Alpa's ShardingSpec text (after Alpa's
+ * hlo_sharding_to_sharding_spec): one Chunked(k) per split dimension in
+ * tensor order, then per logical axis of size > 1, in axis order,
+ * ShardedAxis(axis=i) (i: the index among the chunked dimensions) or
+ * Replicated(replicas=n); a dimension split over both axes is one
+ * Chunked(a*b) with one entry; a fully replicated tensor has the single
+ * entry Replicated(replicas=a*b). E.g.
+ * "ShardingSpec((NoSharding(), Chunked(2)), (ShardedAxis(axis=0),))".
+ * Truncates to len - 1 bytes; out is always terminated. */
+void costdb_spec_format(const CostdbLayout *l, char *out, size_t len);
+/* Parses ShardingSpec text (also Alpa's keyword form, "sharding=",
+ * "chunks=[k]") for a tensor on logical mesh (a, b) into *out. 0;
+ * COSTDB_EINVAL for a NULL text or a mesh below 1x1; COSTDB_EPARSE with
+ * "column N: ..." in err when the text is malformed or does not fit the
+ * mesh (a chunk count that is no mesh axis size, a mapping entry too many
+ * or too few). */
+int costdb_spec_parse(const char *text, int logical_a, int logical_b, CostdbLayout *out,
+                      char *err, size_t errlen);
+/* Parses "2048,8192" (also "(2048, 8192)" and "[..]") into dims, at most
+ * cap; returns the count, 0 for a scalar (""), or -1. */
+int costdb_shape_parse(const char *s, int64_t *dims, int cap);
+/* Bytes per element of a stored dtype name ("f32", "bf16", "float16",
+ * "i8", ...); 4 for an unknown name. */
+int costdb_dtype_bytes(const char *dtype);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
