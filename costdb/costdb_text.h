@@ -42,6 +42,9 @@ void costdb_spec_format(const CostdbLayout *l, char *out, size_t len);
  * or too few). */
 int costdb_spec_parse(const char *text, int logical_a, int logical_b, CostdbLayout *out,
                       char *err, size_t errlen);
+/* Writes dims as shape text, "2048,8192" ("" for a scalar); truncates to
+ * len - 1 bytes, out always terminated. */
+void costdb_shape_format(const int64_t *dims, int n, char *out, size_t len);
 /* Parses "2048,8192" (also "(2048, 8192)" and "[..]") into dims, at most
  * cap; returns the count, 0 for a scalar (""), or -1. */
 int costdb_shape_parse(const char *s, int64_t *dims, int cap);

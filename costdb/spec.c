@@ -345,6 +345,20 @@ int costdb_shape_parse(const char *s, int64_t *dims, int cap)
     }
 }
 
+void costdb_shape_format(const int64_t *dims, int n, char *out, size_t len)
+{
+    size_t off = 0;
+    if (!out || len == 0)
+        return;
+    out[0] = '\0';
+    for (int d = 0; d < n && off < len; d++) {
+        int w = snprintf(out + off, len - off, "%s%lld", d ? "," : "", (long long)dims[d]);
+        if (w < 0)
+            break;
+        off += (size_t)w;
+    }
+}
+
 /* ---- dtypes ---------------------------------------------------------------- */
 
 int costdb_dtype_bytes(const char *dtype)

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "costdb.h"
+#include "costdb_text.h"
 #include "backend.h"
 #include "compose.h"
 #include "cuda/probe_store.h"
@@ -143,11 +144,7 @@ int approf_sweep_global_batch(const ApprofSweepConfig *cfg, int64_t *out, char *
 
 static void shape_text(const ApprofTensor *t, char *buf, size_t len)
 {
-    size_t off = 0;
-    buf[0] = '\0';
-    for (int d = 0; d < t->ndim && off < len; d++)
-        off += (size_t)snprintf(buf + off, len - off, "%s%lld", d ? "," : "",
-                                (long long)t->dims[d]);
+    costdb_shape_format(t->dims, t->ndim, buf, len);
 }
 
 static int record_model(Sweep *sw, const ApprofSweepConfig *cfg, CostdbModel *m, char *err,

@@ -138,6 +138,21 @@ static void test_shape_parse(void)
     CU_ASSERT_EQUAL(costdb_shape_parse("1,2,3", d, 2), -1);
 }
 
+static void test_shape_format(void)
+{
+    int64_t d[3] = {2048, 8192, 0}, back[3];
+    char s[64];
+    costdb_shape_format(d, 2, s, sizeof s);
+    CU_ASSERT_STRING_EQUAL(s, "2048,8192");
+    CU_ASSERT_EQUAL(costdb_shape_parse(s, back, 3), 2);
+    CU_ASSERT(back[0] == 2048 && back[1] == 8192);
+    costdb_shape_format(d, 0, s, sizeof s);
+    CU_ASSERT_STRING_EQUAL(s, "");
+    CU_ASSERT_EQUAL(costdb_shape_parse(s, back, 3), 0);
+    costdb_shape_format(d, 3, s, 6);
+    CU_ASSERT_STRING_EQUAL(s, "2048,");
+}
+
 static void test_dtype_bytes(void)
 {
     CU_ASSERT_EQUAL(costdb_dtype_bytes("f32"), 4);
@@ -160,6 +175,7 @@ int main(void)
     CU_add_test(s, "round trip of every small layout", test_round_trip_all);
     CU_add_test(s, "parse errors", test_parse_errors);
     CU_add_test(s, "shape parse", test_shape_parse);
+    CU_add_test(s, "shape format", test_shape_format);
     CU_add_test(s, "dtype sizes", test_dtype_bytes);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
