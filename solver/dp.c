@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "solver_internal.h"
 
 typedef struct DpItem {
@@ -580,7 +581,7 @@ static int solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt, int m
 
 int apsolve_solve(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan **out)
 {
-    double t0 = apsolve_now();
+    double t0 = costdb_monotonic_seconds();
     ApsolvePlan *best = NULL;
     long evals = 0, cands = 0;
     int rc = APSOLVE_EINFEASIBLE, v;
@@ -628,7 +629,7 @@ int apsolve_solve(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePla
         return rc;
     best->dp_evaluations = evals;
     best->candidates = cands;
-    best->solve_seconds = apsolve_now() - t0;
+    best->solve_seconds = costdb_monotonic_seconds() - t0;
     *out = best;
     return APSOLVE_OK;
 }

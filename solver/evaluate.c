@@ -12,15 +12,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "schedule.h"
 #include "solver_internal.h"
-
-double apsolve_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 double apsolve_entry_cost(const ApsolveProblem *p, size_t idx)
 {
@@ -249,7 +243,7 @@ int apsolve_evaluate(const ApsolveProblem *p, const ApsolveOptions *opt,
                      char *errbuf, size_t errlen)
 {
     ApsolvePlan *plan = NULL;
-    double t0 = apsolve_now();
+    double t0 = costdb_monotonic_seconds();
     int next = 0;
     size_t k;
 
@@ -297,7 +291,7 @@ int apsolve_evaluate(const ApsolveProblem *p, const ApsolveOptions *opt,
         apsolve_stage_fill(p, opt, st, (int)(n - k), (int)n);
     }
     apsolve_plan_price(p, opt, plan);
-    plan->solve_seconds = apsolve_now() - t0;
+    plan->solve_seconds = costdb_monotonic_seconds() - t0;
     *out = plan;
     return APSOLVE_OK;
 }

@@ -39,7 +39,5 @@ static inline int apsolve_virtual(const ApsolveOptions *opt)
     return opt->schedule == APSOLVE_SCHEDULE_INTERLEAVED && opt->virtual_stages > 1
                ? opt->virtual_stages : 1;
 }
-/* Seconds from a monotonic clock. */
-double apsolve_now(void);
 
 #endif

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "cli.h"
 #include "config.h"
 #include "hardware.h"
@@ -35,13 +36,6 @@ typedef struct {
     double started;
     size_t last_done;
 } Progress;
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void cb_submesh(void *ctx, int index, int n, int m)
 {
@@ -74,7 +68,7 @@ static void cb_progress(void *ctx, size_t done, size_t total)
     if (done != total && done - p->last_done < 8)
         return;
     p->last_done = done;
-    el = now_seconds() - p->started;
+    el = costdb_monotonic_seconds() - p->started;
     eta = done ? el * (double)(total - done) / (double)done : 0;
     fill = (int)((double)width * (double)done / (double)total);
     fprintf(stderr, "\r[%.*s%*s] %zu/%zu  %.1fs elapsed, ETA %.1fs", fill,
@@ -640,7 +634,7 @@ int approf_cmd_sweep(int argc, char **argv)
     }
 
     prog.tty = isatty(STDERR_FILENO);
-    prog.started = now_seconds();
+    prog.started = costdb_monotonic_seconds();
     memset(&cb, 0, sizeof cb);
     cb.ctx = &prog;
     cb.submesh = cb_submesh;

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "probe.h"
 #include "kernels.h"
 #include "module_int.h"
@@ -37,13 +38,6 @@ typedef struct Group {
     cudaStream_t stream[MAX_DEV];
     void *send[MAX_DEV], *recv[MAX_DEV];
 } Group;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int nccl_ck(ncclResult_t r, const char *what, char *err, size_t errlen)
 {
@@ -245,12 +239,12 @@ static int time_coll(Group *g, ApprofCollKind kind, const ApprofCollCounts *cc, 
     if (rc == 0)
         rc = sync_group(g, err, errlen);
     for (int r = 0; r < repeats && rc == 0; r++) {
-        double t0 = now_s();
+        double t0 = costdb_monotonic_seconds();
         for (int i = 0; i < iters && rc == 0; i++)
             rc = nccl_ck(launch(kind, g, cc), "NCCL", err, errlen);
         if (rc == 0)
             rc = sync_group(g, err, errlen);
-        samples[r] = (now_s() - t0) / iters;
+        samples[r] = (costdb_monotonic_seconds() - t0) / iters;
     }
     if (rc == 0 && approf_cuda_stats(samples, repeats, sec, &spread) < 0)
         rc = APPROF_EIO;

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "costdb.h"
 #include "costdb_text.h"
 #include "backend.h"
@@ -600,7 +601,7 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
         return APPROF_ENOMEM;
     for (size_t t = 0; t < sw->graph->n_tensors; t++)
         shape_text(&sw->graph->tensors[t], sw->shape_texts[t], sizeof sw->shape_texts[t]);
-    sum->t_build = approf_sweep_now() - t_start;
+    sum->t_build = costdb_monotonic_seconds() - t_start;
     rc = approf_sweep_open_backend(sw, cfg, cb, err, errlen);
     if (rc < 0)
         return rc;
@@ -614,11 +615,11 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
             off += (size_t)snprintf(sum->devices + off, sizeof sum->devices - off, "%s%d",
                                     i ? "," : " ", sw->devices[i]);
     }
-    t0 = approf_sweep_now();
+    t0 = costdb_monotonic_seconds();
     rc = enumerate(sw, cfg, err, errlen);
     if (rc < 0)
         return rc;
-    sum->t_enumerate = approf_sweep_now() - t0;
+    sum->t_enumerate = costdb_monotonic_seconds() - t0;
     rc = approf_shard_context_new(sw->graph, &sw->layering, &sw->hw, cfg->micro_batches,
                                   &sw->shard);
     if (rc < 0)

@@ -9,14 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "sweep_db.h"
-
-double approf_sweep_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int same_provenance(const CostdbSweep *a, const CostdbSweep *b)
 {
@@ -75,7 +69,7 @@ static int writer_begin(ApprofSweepWriter *w)
         return rc;
     w->in_txn = 1;
     w->pending = 0;
-    w->opened_at = approf_sweep_now();
+    w->opened_at = costdb_monotonic_seconds();
     return 0;
 }
 
@@ -95,7 +89,7 @@ int approf_sweep_writer_put(ApprofSweepWriter *w, const CostdbEntry *entries, si
         return rc;
     }
     w->pending++;
-    if (w->pending >= w->commit_every || approf_sweep_now() - w->opened_at >= w->max_seconds)
+    if (w->pending >= w->commit_every || costdb_monotonic_seconds() - w->opened_at >= w->max_seconds)
         return approf_sweep_writer_flush(w);
     return 0;
 }

@@ -29,7 +29,5 @@ int approf_sweep_writer_put(ApprofSweepWriter *w, const CostdbEntry *entries, si
 /* Commits the open batch, if any. */
 int approf_sweep_writer_flush(ApprofSweepWriter *w);
 
-/* Seconds on the monotonic clock: the sweep's one clock (sweep_db.c). */
-double approf_sweep_now(void);
 
 #endif

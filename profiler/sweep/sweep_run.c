@@ -14,6 +14,7 @@
 #include <time.h>
 #include <sys/stat.h>
 
+#include "clock.h"
 #include "sweep_int.h"
 #include "sweep_mpi.h"
 #include "sweep_workers.h"
@@ -40,7 +41,7 @@ static int sink_store(void *ctx, size_t k, const CostdbEntry e[2], const CostdbP
     const ApprofTuple *t;
     CostdbEntry todo[2];
     size_t nt = 0;
-    double tw = approf_sweep_now();
+    double tw = costdb_monotonic_seconds();
     int rc, have;
     if (k >= s->sw->n_tuples)
         return APPROF_EIO;
@@ -53,7 +54,7 @@ static int sink_store(void *ctx, size_t k, const CostdbEntry e[2], const CostdbP
         if (!(have & (1 << ph)))
             todo[nt++] = e[ph];
     rc = approf_sweep_writer_put(&s->writer, todo, nt, have ? NULL : pl, have ? 0 : n_pl);
-    s->sum->t_writing += approf_sweep_now() - tw;
+    s->sum->t_writing += costdb_monotonic_seconds() - tw;
     if (rc < 0)
         return APPROF_EDB;
     for (size_t i = 0; i < nt; i++) {
@@ -275,7 +276,7 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
     ApprofSweepMpi *mpi = NULL;
     ApprofProcessGroup pg;
     int64_t global_batch = cfg->global_batch;
-    double t_start = approf_sweep_now(), t0;
+    double t_start = costdb_monotonic_seconds(), t0;
     int rc, dberr = 0, owes_final = 0, wstatus = 0, wrank = 0, have_db_stat = 0;
     struct stat db_stat;
 
@@ -319,7 +320,7 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
     sink.sum = sum;
     sink.mpi = mpi;
 
-    rc = approf_sweep_prepare(&sw, cfg, cb, &global_batch, sum, approf_sweep_now(), err, errlen);
+    rc = approf_sweep_prepare(&sw, cfg, cb, &global_batch, sum, costdb_monotonic_seconds(), err, errlen);
     if (rc == 0) {
         sink.have = calloc(sw.n_tuples ? sw.n_tuples : 1, 1);
         if (!sink.have)
@@ -403,7 +404,7 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
         costdb_sweep_set_status(sw.db, row.id, COSTDB_SWEEP_INTERRUPTED, 0);
         goto out;
     }
-    t0 = approf_sweep_now();
+    t0 = costdb_monotonic_seconds();
     if (rc != APPROF_EINTR && cfg->individual && cfg->shard_n == 1) {
         if (approf_sweep_writer_flush(&sink.writer) < 0 ||
             approf_sweep_compose(&sw, row.id, &sink.writer, sum) < 0) {
@@ -434,7 +435,7 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
             rc = APPROF_EIO;
         }
     }
-    sum->t_writing += approf_sweep_now() - t0;
+    sum->t_writing += costdb_monotonic_seconds() - t0;
     {
         ApprofShardStats st;
         approf_shard_context_stats(sw.shard, &st);
@@ -454,7 +455,7 @@ out:
             root_close(&sink, 0, rc ? rc : APPROF_EIO, &wstatus, &wrank);
         approf_sweep_mpi_root_finish(mpi, rc);
     }
-    sum->t_total = approf_sweep_now() - t_start;
+    sum->t_total = costdb_monotonic_seconds() - t_start;
     /* done writing: the sweep is free for another process (a SIGKILL leaves
      * the row, which the next resume on this host takes over) */
     if (sw.owned_sweep && sw.db)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "costdb.h"
 #include "backend.h"
 #include "hardware.h"
@@ -350,7 +351,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     ApprofStageProgram prog;
     ApprofMeasurement m[2];
     char why[512] = "";
-    double t0 = approf_sweep_now(), t1;
+    double t0 = costdb_monotonic_seconds(), t1;
     int rc, *order = NULL, n_order = 0, have_key;
     uint64_t key[2] = {0, 0};
     ReuseSlot *slot;
@@ -392,7 +393,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
                  ? template_placements(sw, t, tp, order, n_order, placements, cap)
                  : 0;
         free(order);
-        sum->t_sharding += approf_sweep_now() - t0;
+        sum->t_sharding += costdb_monotonic_seconds() - t0;
         if (rc < 0)
             return rc;
         *n_placements = rc;
@@ -400,7 +401,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     }
 
     rc = approf_shard_stage(sw->shard, &req, &prog, why, sizeof why);
-    t1 = approf_sweep_now();
+    t1 = costdb_monotonic_seconds();
     sum->t_sharding += t1 - t0;
     if (rc < 0) {
         if (rc == APPROF_ENOMEM) {
@@ -445,7 +446,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
         }
         slot = NULL;
     }
-    sum->t_costing += approf_sweep_now() - t1;
+    sum->t_costing += costdb_monotonic_seconds() - t1;
     for (int ph = 0; ph < 2; ph++) {
         fill_entry(&entries[ph], t, ph, &prog, &m[ph], &sw->hw);
         entries[ph].reused = slot != NULL;
