@@ -313,6 +313,13 @@ int costdb_open(const char *path, int flags, Costdb **out, char *errbuf, size_t 
  * database, frees the handle and sets *db to NULL. db == NULL and
  * *db == NULL are fine (nothing to do). */
 void costdb_close(Costdb **db);
+/* Copies the write-ahead log into the database file and syncs both to disk
+ * (a passive checkpoint: it waits for no reader). COSTDB_OK, also when
+ * another process holds the log (its checkpoint syncs it); else an I/O
+ * error (a failed fsync, a full disk) with a message that names the file.
+ * Writers call it once at the end, before they report success: SQLite
+ * ignores the errors of its automatic checkpoints. */
+int costdb_sync(Costdb *db);
 /* A static one-line description of a COSTDB_E* code (never NULL). */
 const char *costdb_strerror(int err);
 /* The message of the last failure on this handle ("no error" if none, "no

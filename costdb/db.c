@@ -494,6 +494,21 @@ cleanup:
     return 0;
 }
 
+int costdb_sync(Costdb *db)
+{
+    int log = 0, done = 0, rc;
+    if (!db || !db->sql)
+        return COSTDB_EINVAL;
+    rc = sqlite3_wal_checkpoint_v2(db->sql, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+    /* busy: another connection reads or checkpoints; it syncs what it
+     * copies, and the next checkpoint of this file syncs the rest */
+    if (rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+        return COSTDB_OK;
+    return cdb_err(db, cdb_map_rc(rc) != COSTDB_OK ? cdb_map_rc(rc) : COSTDB_EIO,
+                   "%s: cannot flush the database to disk: %s; what was written may not "
+                   "survive a crash", db->path, sqlite3_errmsg(db->sql));
+}
+
 void costdb_close(Costdb **pdb)
 {
     Costdb *db;

@@ -422,6 +422,12 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
     } else if (costdb_sweep_set_status(sw.db, row.id, COSTDB_SWEEP_COMPLETE, 1) < 0) {
         dberr = 1;
         goto out;
+    } else if (costdb_sync(sw.db) < 0) {
+        /* the rows and the status on disk, or exit 1 (SQLite ignores the
+         * errors of its automatic checkpoints); the owner's release below
+         * is not flushed: a stale owner on this host is taken over */
+        dberr = 1;
+        goto out;
     } else {
         rc = 0;
     }
