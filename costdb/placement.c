@@ -4,7 +4,8 @@
  * profiled stage (schema 3, schemas/003_placement_sets.sql). Texts are
  * interned (placement_text), a sweep's tensors are stored once
  * (placement_tensor), and each stage entry is one placement_set row whose
- * items are a JSON array of [role, tensor_index, spec_id]. This file is the
+ * items list (role, tensor_index, spec_id) as a JSON array of integers
+ * (two encodings, below). This file is the
  * only code that reads or writes those tables; every tool goes through
  * costdb_placements_put/get/list and sees the CostdbPlacement rows of
  * schema 1.
@@ -24,44 +25,33 @@
 
 static const char *const role_names[] = {"param", "input", "output"};
 
-/* The stage's rows, owner mapping included (schemas/README.md): the
- * placements of a variant are those of the lowest-index config of its
- * (logical mesh, force flag, memory level) group. The queries read the
- * tables, not the `placement` view (a view using JSON functions is refused
- * under trusted_schema=OFF). */
-/* One row per item of the stages' sets, with the texts looked up (LEFT
- * JOIN: a missing text reads as NULL, refused by placements_get_row). */
-#define PLACEMENT_ITEMS                                                                     \
-    "SELECT s.start_layer AS start_layer, s.end_layer AS end_layer,"                        \
-    " s.submesh_index AS submesh_index, s.config_index AS config_index,"                    \
-    " json_extract(j.value, '$[1]') AS ti, n.text AS name,"                                \
-    " CASE json_extract(j.value, '$[0]') WHEN 0 THEN 'param' WHEN 1 THEN 'input'"          \
-    " WHEN 2 THEN 'output' END AS role, sh.text AS shape, dt.text AS dtype, sp.text AS spec,"\
-    " json_extract(j.value, '$[0]') AS r"                                                  \
-    " FROM placement_set s JOIN json_each(s.items) j"                                      \
-    " LEFT JOIN placement_tensor t ON t.sweep_id = s.sweep_id"                             \
-    "   AND t.tensor_index = json_extract(j.value, '$[1]')"                                \
-    " LEFT JOIN placement_text n ON n.id = t.name_id"                                      \
-    " LEFT JOIN placement_text sh ON sh.id = t.shape_id"                                   \
-    " LEFT JOIN placement_text dt ON dt.id = t.dtype_id"                                   \
-    " LEFT JOIN placement_text sp ON sp.id = json_extract(j.value, '$[2]')"
-
-static const char sql_placement_get[] =
-    "SELECT start_layer, end_layer, submesh_index, ?5, ti, name, role, shape, dtype, spec"
-    " FROM (" PLACEMENT_ITEMS
-    " WHERE s.sweep_id = ?1 AND s.start_layer = ?2 AND s.end_layer = ?3"
-    " AND s.submesh_index = ?4 AND s.config_index = coalesce(("
+/* Reading (schemas/README.md, "placement"): the items of a set come in two
+ * encodings, both read here, in C (a view decoding them with JSON and window
+ * functions in SQL serves the sqlite3 shell, 9x slower on a large sweep):
+ *   schema 3: [[role, tensor_index, spec_id], ...]
+ *   schema 6: [n_param, n_input, n_output, d1, spec1, d2, spec2, ...], the
+ *             items sorted by role then tensor, tensor_index_k =
+ *             d1 + ... + dk (about half the text: a sweep's placements are
+ *             most of its database).
+ * A variant's placements are those of the lowest-index config of its
+ * (logical mesh, force flag, memory level) group. */
+static const char sql_set_get[] =
+    "SELECT start_layer, end_layer, submesh_index, config_index, items FROM placement_set"
+    " WHERE sweep_id = ?1 AND start_layer = ?2 AND end_layer = ?3 AND submesh_index = ?4"
+    " AND config_index = coalesce(("
     "   SELECT o.config_index FROM sweep_config c JOIN sweep_config o"
     "   ON o.sweep_id = c.sweep_id AND o.submesh_index = c.submesh_index"
     "   AND o.logical_a = c.logical_a AND o.logical_b = c.logical_b"
     "   AND o.force_batch_dim IS c.force_batch_dim AND o.memory_level = c.memory_level"
     "   WHERE c.sweep_id = ?1 AND c.submesh_index = ?4 AND c.config_index = ?5"
-    "   ORDER BY o.config_index LIMIT 1), ?5)"
-    ") ORDER BY r, ti";
-static const char sql_placement_list[] =
-    "SELECT start_layer, end_layer, submesh_index, config_index, ti, name, role, shape, dtype,"
-    " spec FROM (" PLACEMENT_ITEMS " WHERE s.sweep_id = ?1"
-    ") ORDER BY submesh_index, start_layer, end_layer, config_index, r, ti";
+    "   ORDER BY o.config_index LIMIT 1), ?5)";
+static const char sql_set_list[] =
+    "SELECT start_layer, end_layer, submesh_index, config_index, items FROM placement_set"
+    " WHERE sweep_id = ?1 ORDER BY submesh_index, start_layer, end_layer, config_index";
+static const char sql_tensor_all[] =
+    "SELECT tensor_index, name_id, shape_id, dtype_id FROM placement_tensor"
+    " WHERE sweep_id = ?1 ORDER BY tensor_index";
+static const char sql_text_all[] = "SELECT id, text FROM placement_text ORDER BY id";
 static const char sql_text_find[] = "SELECT id FROM placement_text WHERE text = ?1";
 static const char sql_text_insert[] = "INSERT INTO placement_text (text) VALUES (?1)";
 static const char sql_tensor_find[] =
@@ -305,13 +295,10 @@ static char *put_int(char *p, int64_t v)
     return p;
 }
 
-/* Appends ",[r,t,s]" (no comma after the opening bracket) to buf, grown as
- * needed; the text "%s[%d,%d,%lld]" would give, without printf per item
- * (a sweep writes hundreds of thousands). */
-static int append_item(char **buf, size_t *len, size_t *cap, int r, int t, int64_t s)
+/* Makes room for 80 more bytes in buf. */
+static int reserve(char **buf, size_t len, size_t *cap)
 {
-    char *p;
-    if (*len + 80 > *cap) {
+    if (len + 80 > *cap) {
         size_t nc = *cap ? *cap * 2 : 4096;
         char *nb = realloc(*buf, nc);
         if (!nb)
@@ -319,27 +306,23 @@ static int append_item(char **buf, size_t *len, size_t *cap, int r, int t, int64
         *buf = nb;
         *cap = nc;
     }
-    p = *buf + *len;
-    if (*len > 1)
-        *p++ = ',';
-    *p++ = '[';
-    p = put_int(p, r);
-    *p++ = ',';
-    p = put_int(p, t);
-    *p++ = ',';
-    p = put_int(p, s);
-    *p++ = ']';
-    *len = (size_t)(p - *buf);
     return 0;
 }
 
+/* One stage's set in schema 6's encoding: [n_param, n_input, n_output,
+ * d1, spec1, ...] with tensor deltas, built without printf per item (a
+ * sweep writes hundreds of thousands). rows are sorted by role, tensor. */
 static int put_stage(Costdb *db, int64_t sweep_id, const SortRow *rows, size_t n, char **buf,
                      size_t *cap)
 {
     sqlite3_stmt *st = NULL;
-    size_t len = 1;
+    size_t len, counts_at;
+    int64_t count[3] = {0, 0, 0}, prev = 0;
     int rc;
-    (*buf)[0] = '[';
+    char *p;
+    /* the counts are written last, into room left at the front */
+    counts_at = 0;
+    len = 72;
     for (size_t i = 0; i < n; i++) {
         int64_t spec;
         /* of rows for the same (role, tensor), the last one given wins */
@@ -348,10 +331,31 @@ static int put_stage(Costdb *db, int64_t sweep_id, const SortRow *rows, size_t n
             continue;
         if ((rc = ensure_tensor(db, sweep_id, rows[i].p)) < 0 ||
             (rc = intern_text(db, rows[i].p->sharding_spec, &spec)) < 0 ||
-            (rc = append_item(buf, &len, cap, rows[i].role, rows[i].p->tensor_index, spec)) < 0)
+            (rc = reserve(buf, len, cap)) < 0)
             return rc;
+        p = *buf + len;
+        *p++ = ',';
+        p = put_int(p, rows[i].p->tensor_index - prev);
+        *p++ = ',';
+        p = put_int(p, spec);
+        len = (size_t)(p - *buf);
+        prev = rows[i].p->tensor_index;
+        count[rows[i].role]++;
     }
+    if ((rc = reserve(buf, len, cap)) < 0)
+        return rc;
     (*buf)[len++] = ']';
+    {
+        char head[72], *h = head;
+        *h++ = '[';
+        h = put_int(h, count[0]);
+        *h++ = ',';
+        h = put_int(h, count[1]);
+        *h++ = ',';
+        h = put_int(h, count[2]);
+        counts_at = 72 - (size_t)(h - head);
+        memcpy(*buf + counts_at, head, (size_t)(h - head));
+    }
     if ((rc = cdb_prepare(db, sql_set_insert, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
@@ -359,7 +363,7 @@ static int put_stage(Costdb *db, int64_t sweep_id, const SortRow *rows, size_t n
     sqlite3_bind_int(st, 3, rows[0].p->end_layer);
     sqlite3_bind_int(st, 4, rows[0].p->submesh_index);
     sqlite3_bind_int(st, 5, rows[0].p->config_index);
-    sqlite3_bind_text(st, 6, *buf, (int)len, SQLITE_STATIC);
+    sqlite3_bind_text(st, 6, *buf + counts_at, (int)(len - counts_at), SQLITE_STATIC);
     rc = cdb_exec_stmt(db, st, sql_set_insert);
     cdb_release(st);
     return rc;
@@ -429,30 +433,327 @@ int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p
 
 /* ---- reading -------------------------------------------------------------- */
 
-static int placements_get_row(Costdb *db, sqlite3_stmt *st, void *row)
+typedef struct Item {
+    int role;
+    int64_t tensor, spec;
+} Item;
+
+typedef struct TensorRow {
+    int64_t tensor, name, shape, dtype;
+} TensorRow;
+
+typedef struct TextRow {
+    int64_t id;
+    char *text;
+} TextRow;
+
+typedef struct Dict {
+    TensorRow *tensors;
+    size_t n_tensors;
+    TextRow *texts;
+    size_t n_texts;
+} Dict;
+
+static void dict_free(Dict *d)
 {
-    CostdbPlacement *p = row;
+    for (size_t i = 0; i < d->n_texts; i++)
+        free(d->texts[i].text);
+    free(d->texts);
+    free(d->tensors);
+    memset(d, 0, sizeof *d);
+}
+
+/* The sweep's tensors and every text, sorted by key. */
+static int dict_load(Costdb *db, int64_t sweep_id, Dict *d)
+{
+    sqlite3_stmt *st = NULL;
+    size_t cap = 0;
     int rc;
-    static const char *const fields[] = {"tensor_name", "role", "shape", "dtype",
-                                         "sharding_spec"};
-    for (int c = 5; c <= 9; c++)
-        if (sqlite3_column_type(st, c) == SQLITE_NULL)
-            return cdb_err(db, COSTDB_ECORRUPT, "%s: placement of tensor %d (layers %d-%d, "
-                           "submesh %d): %s refers to a missing text, tensor or role",
-                           db->path, sqlite3_column_int(st, 4), sqlite3_column_int(st, 0),
-                           sqlite3_column_int(st, 1), sqlite3_column_int(st, 2), fields[c - 5]);
-    p->start_layer = sqlite3_column_int(st, 0);
-    p->end_layer = sqlite3_column_int(st, 1);
-    p->submesh_index = sqlite3_column_int(st, 2);
-    p->config_index = sqlite3_column_int(st, 3);
-    p->tensor_index = sqlite3_column_int(st, 4);
-    if ((rc = cdb_column_text(db, st, 5, p->tensor_name, sizeof p->tensor_name, "tensor_name")) < 0 ||
-        (rc = cdb_column_text(db, st, 6, p->role, sizeof p->role, "role")) < 0 ||
-        (rc = cdb_column_text(db, st, 7, p->shape, sizeof p->shape, "shape")) < 0 ||
-        (rc = cdb_column_text(db, st, 8, p->dtype, sizeof p->dtype, "dtype")) < 0 ||
-        (rc = cdb_column_text(db, st, 9, p->sharding_spec, sizeof p->sharding_spec, "sharding_spec")) < 0)
+    memset(d, 0, sizeof *d);
+    if ((rc = cdb_prepare(db, sql_tensor_all, &st)) < 0)
         return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if ((rc = cdb_row_check(db, st)) < 0 ||
+            (rc = cdb_grow(db, (void **)&d->tensors, &cap, d->n_tensors + 1,
+                           sizeof *d->tensors)) < 0)
+            break;
+        TensorRow *t = &d->tensors[d->n_tensors++];
+        t->tensor = sqlite3_column_int64(st, 0);
+        t->name = sqlite3_column_int64(st, 1);
+        t->shape = sqlite3_column_int64(st, 2);
+        t->dtype = sqlite3_column_int64(st, 3);
+    }
+    rc = rc == SQLITE_DONE ? 0 : rc < 0 ? rc : cdb_fail(db, rc, sql_tensor_all);
+    cdb_release(st);
+    if (rc < 0)
+        goto fail;
+    cap = 0;
+    if ((rc = cdb_prepare(db, sql_text_all, &st)) < 0)
+        goto fail;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const unsigned char *t = sqlite3_column_text(st, 1);
+        if ((rc = cdb_row_check(db, st)) < 0 ||
+            (rc = cdb_grow(db, (void **)&d->texts, &cap, d->n_texts + 1, sizeof *d->texts)) < 0)
+            break;
+        d->texts[d->n_texts].id = sqlite3_column_int64(st, 0);
+        d->texts[d->n_texts].text = strdup(t ? (const char *)t : "");
+        if (!d->texts[d->n_texts++].text) {
+            rc = COSTDB_ENOMEM;
+            break;
+        }
+    }
+    rc = rc == SQLITE_DONE ? 0 : rc < 0 ? rc : cdb_fail(db, rc, sql_text_all);
+    cdb_release(st);
+    if (rc < 0)
+        goto fail;
     return 0;
+fail:
+    dict_free(d);
+    return rc;
+}
+
+static const TensorRow *find_tensor(const Dict *d, int64_t tensor)
+{
+    size_t lo = 0, hi = d->n_tensors;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->tensors[mid].tensor < tensor)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < d->n_tensors && d->tensors[lo].tensor == tensor ? &d->tensors[lo] : NULL;
+}
+
+static const char *find_text(const Dict *d, int64_t id)
+{
+    size_t lo = 0, hi = d->n_texts;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->texts[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < d->n_texts && d->texts[lo].id == id ? d->texts[lo].text : NULL;
+}
+
+/* Reads a JSON integer at *p (digits, an optional '-'); 0 or -1. */
+static int read_int(const char **p, int64_t *v)
+{
+    const char *s = *p;
+    int neg = 0;
+    uint64_t u = 0;
+    while (*s == ' ')
+        s++;
+    if (*s == '-') {
+        neg = 1;
+        s++;
+    }
+    if (*s < '0' || *s > '9')
+        return -1;
+    while (*s >= '0' && *s <= '9') {
+        if (u > (UINT64_C(1) << 62))
+            return -1;
+        u = u * 10 + (uint64_t)(*s++ - '0');
+    }
+    *v = neg ? -(int64_t)u : (int64_t)u;
+    *p = s;
+    return 0;
+}
+
+/* Expects c (after blanks) at *p. */
+static int expect(const char **p, char c)
+{
+    while (**p == ' ')
+        (*p)++;
+    if (**p != c)
+        return -1;
+    (*p)++;
+    return 0;
+}
+
+static int cmp_items(const void *a, const void *b)
+{
+    const Item *x = a, *y = b;
+    if (x->role != y->role)
+        return x->role < y->role ? -1 : 1;
+    return x->tensor < y->tensor ? -1 : x->tensor > y->tensor;
+}
+
+/* The items of one set in either encoding, sorted by role, tensor; -1 when
+ * the text is neither. */
+static int decode_items(const char *s, Item **out, size_t *n)
+{
+    Item *it = NULL;
+    size_t cnt = 0, cap = 0;
+    const char *p = s;
+    int64_t v[3];
+    *out = NULL;
+    *n = 0;
+    if (expect(&p, '[') < 0)
+        return -1;
+    while (*p == ' ')
+        p++;
+    if (*p == ']') {                                  /* an empty set, schema 3 */
+        p++;
+    } else if (*p == '[') {                           /* schema 3 */
+        for (;;) {
+            if (expect(&p, '[') < 0 || read_int(&p, &v[0]) < 0 || expect(&p, ',') < 0 ||
+                read_int(&p, &v[1]) < 0 || expect(&p, ',') < 0 || read_int(&p, &v[2]) < 0 ||
+                expect(&p, ']') < 0 || v[0] < 0 || v[0] > 2)
+                goto bad;
+            if (cnt == cap) {
+                Item *ni = realloc(it, (cap = cap ? cap * 2 : 64) * sizeof *it);
+                if (!ni)
+                    goto bad;
+                it = ni;
+            }
+            it[cnt++] = (Item){(int)v[0], v[1], v[2]};
+            while (*p == ' ')
+                p++;
+            if (*p == ']') {
+                p++;
+                break;
+            }
+            if (expect(&p, ',') < 0)
+                goto bad;
+        }
+    } else {                                          /* schema 6 */
+        int64_t count[3], total, tensor = 0;
+        for (int k = 0; k < 3; k++)
+            if ((k && expect(&p, ',') < 0) || read_int(&p, &count[k]) < 0 || count[k] < 0 ||
+                count[k] > (INT64_C(1) << 32))
+                goto bad;
+        total = count[0] + count[1] + count[2];
+        if (total > 0 && !(it = malloc((size_t)total * sizeof *it)))
+            goto bad;
+        for (int64_t k = 0; k < total; k++) {
+            int64_t d, spec;
+            if (expect(&p, ',') < 0 || read_int(&p, &d) < 0 || expect(&p, ',') < 0 ||
+                read_int(&p, &spec) < 0)
+                goto bad;
+            tensor += d;
+            it[cnt++] = (Item){k < count[0] ? 0 : k < count[0] + count[1] ? 1 : 2, tensor, spec};
+        }
+        if (expect(&p, ']') < 0)
+            goto bad;
+    }
+    while (*p == ' ')
+        p++;
+    if (*p)
+        goto bad;
+    if (cnt > 1)
+        qsort(it, cnt, sizeof *it, cmp_items);
+    *out = it;
+    *n = cnt;
+    return 0;
+bad:
+    free(it);
+    return -1;
+}
+
+static int copy_field(Costdb *db, char *dst, size_t cap, const char *src, const char *field)
+{
+    size_t n = strlen(src);
+    if (n >= cap)
+        return cdb_err(db, COSTDB_EINVAL, "%s: stored '%s' is %zu bytes, longer than %zu",
+                       db->path, field, n, cap - 1);
+    memcpy(dst, src, n + 1);
+    return 0;
+}
+
+/* Appends the rows of the set in the current row of st to *out, labelled
+ * with config when relabel (a variant reads its owner's set), else with the
+ * set's own config. */
+static int read_set(Costdb *db, sqlite3_stmt *st, const Dict *d, int relabel, int config,
+                    CostdbPlacement **out, size_t *n, size_t *cap)
+{
+    Item *it = NULL;
+    size_t ni = 0;
+    int rc = cdb_row_check(db, st), key[4];
+    const unsigned char *items = sqlite3_column_text(st, 4);
+    if (rc < 0)
+        return rc;
+    for (int c = 0; c < 4; c++)
+        key[c] = sqlite3_column_int(st, c);
+    if (!items || decode_items((const char *)items, &it, &ni) < 0)
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: placement_set (layers %d-%d, submesh %d, config "
+                       "%d): items is not a placement list", db->path, key[0], key[1], key[2],
+                       key[3]);
+    if ((rc = cdb_grow(db, (void **)out, cap, *n + ni, sizeof **out)) < 0) {
+        free(it);
+        return rc;
+    }
+    for (size_t i = 0; i < ni && rc >= 0; i++) {
+        const TensorRow *t = find_tensor(d, it[i].tensor);
+        const char *txt[5] = {t ? find_text(d, t->name) : NULL, role_names[it[i].role],
+                              t ? find_text(d, t->shape) : NULL, t ? find_text(d, t->dtype) : NULL,
+                              find_text(d, it[i].spec)};
+        static const char *const fields[5] = {"tensor_name", "role", "shape", "dtype",
+                                              "sharding_spec"};
+        CostdbPlacement *p = &(*out)[*n];
+        memset(p, 0, sizeof *p);
+        for (int f = 0; f < 5; f++)
+            if (!txt[f]) {
+                rc = cdb_err(db, COSTDB_ECORRUPT, "%s: placement of tensor %lld (layers %d-%d, "
+                             "submesh %d): %s refers to a missing text, tensor or role",
+                             db->path, (long long)it[i].tensor, key[0], key[1], key[2],
+                             fields[f]);
+                break;
+            }
+        if (rc < 0)
+            break;
+        if (it[i].tensor < 0 || it[i].tensor > INT32_MAX) {
+            rc = cdb_err(db, COSTDB_ECORRUPT, "%s: placement_set (layers %d-%d, submesh %d): "
+                         "tensor index %lld out of range", db->path, key[0], key[1], key[2],
+                         (long long)it[i].tensor);
+            break;
+        }
+        p->start_layer = key[0];
+        p->end_layer = key[1];
+        p->submesh_index = key[2];
+        p->config_index = relabel ? config : key[3];
+        p->tensor_index = (int)it[i].tensor;
+        if ((rc = copy_field(db, p->tensor_name, sizeof p->tensor_name, txt[0], fields[0])) < 0 ||
+            (rc = copy_field(db, p->role, sizeof p->role, txt[1], fields[1])) < 0 ||
+            (rc = copy_field(db, p->shape, sizeof p->shape, txt[2], fields[2])) < 0 ||
+            (rc = copy_field(db, p->dtype, sizeof p->dtype, txt[3], fields[3])) < 0 ||
+            (rc = copy_field(db, p->sharding_spec, sizeof p->sharding_spec, txt[4], fields[4])) < 0)
+            break;
+        (*n)++;
+    }
+    free(it);
+    return rc < 0 ? rc : 0;
+}
+
+/* The rows of the sets st selects (sql bound already), released in every
+ * case. */
+static int read_sets(Costdb *db, sqlite3_stmt *st, const char *sql, int64_t sweep_id, int relabel,
+                     int config, CostdbPlacement **out, size_t *n)
+{
+    Dict d;
+    size_t cap = 0;
+    int rc;
+    *out = NULL;
+    *n = 0;
+    if ((rc = dict_load(db, sweep_id, &d)) < 0) {
+        cdb_release(st);
+        return rc;
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if ((rc = read_set(db, st, &d, relabel, config, out, n, &cap)) < 0)
+            break;
+    rc = rc == SQLITE_DONE ? 0 : rc < 0 ? rc : cdb_fail(db, rc, sql);
+    cdb_release(st);
+    dict_free(&d);
+    if (rc < 0) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
 }
 
 int costdb_placements_get(Costdb *db, int64_t sweep_id, int start, int end, int submesh,
@@ -462,14 +763,14 @@ int costdb_placements_get(Costdb *db, int64_t sweep_id, int start, int end, int 
     int rc;
     if (!db || !out || !n)
         return COSTDB_EINVAL;
-    if ((rc = cdb_prepare(db, sql_placement_get, &st)) < 0)
+    if ((rc = cdb_prepare(db, sql_set_get, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
     sqlite3_bind_int(st, 2, start);
     sqlite3_bind_int(st, 3, end);
     sqlite3_bind_int(st, 4, submesh);
     sqlite3_bind_int(st, 5, config);
-    return cdb_collect(db, st, sql_placement_get, sizeof **out, placements_get_row, (void **)out, n);
+    return read_sets(db, st, sql_set_get, sweep_id, 1, config, out, n);
 }
 
 int costdb_placements_list(Costdb *db, int64_t sweep_id, CostdbPlacement **out, size_t *n)
@@ -478,8 +779,8 @@ int costdb_placements_list(Costdb *db, int64_t sweep_id, CostdbPlacement **out, 
     int rc;
     if (!db || !out || !n)
         return COSTDB_EINVAL;
-    if ((rc = cdb_prepare(db, sql_placement_list, &st)) < 0)
+    if ((rc = cdb_prepare(db, sql_set_list, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
-    return cdb_collect(db, st, sql_placement_list, sizeof **out, placements_get_row, (void **)out, n);
+    return read_sets(db, st, sql_set_list, sweep_id, 0, 0, out, n);
 }

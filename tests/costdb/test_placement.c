@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Unit tests of the compact placement store (schema 3, costdb/placement.c):
+ * Unit tests of the compact placement store (schemas 3 and 6, costdb/placement.c):
  * a stage's set is replaced as a whole, the last row for a tensor wins,
  * texts and tensors are interned once, the writer's cached ids survive no
  * rollback, and a damaged set is refused with a message, not read as zero.
@@ -149,6 +149,57 @@ static void test_bad_rows_and_damaged_sets(void)
     costdb_close(&db);
 }
 
+/* Schema 6 writes [n_param, n_input, n_output, d1, spec1, ...]; sets in
+ * schema 3's [[role, tensor, spec], ...] still read the same, through the
+ * API and through the view. */
+static void test_two_encodings(void)
+{
+    Costdb *db = open_new("pl4.db");
+    int64_t id = make_sweep(db);
+    CostdbPlacement in[4] = {row(1, 0, "param", 3, "S2"), row(1, 0, "param", 10, "S1"),
+                             row(1, 0, "input", 5, "S1"), row(1, 0, "output", 2, "S3")};
+    CostdbPlacement *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    char err[512], items[256];
+    CU_ASSERT_EQUAL_FATAL(costdb_placements_put(db, id, in, 4), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_placements_get(db, id, 0, 1, 0, 0, &a, &na), 0);
+    CU_ASSERT_EQUAL_FATAL(na, 4);
+    CU_ASSERT(a[0].tensor_index == 3 && a[1].tensor_index == 10 && a[2].tensor_index == 5 &&
+              a[3].tensor_index == 2);
+    CU_ASSERT_STRING_EQUAL(a[1].sharding_spec, "S1");
+    CU_ASSERT_STRING_EQUAL(a[3].role, "output");
+    costdb_close(&db);
+    /* the stored text: counts 2, 1, 1; deltas 3, 7, -5, -3 */
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl4.db"),
+                             "placement_set WHERE items GLOB '[[]2,1,1,3,*,7,*,-5,*,-3,*]'"), 1);
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl4.db"), "placement WHERE tensor_index = 10 AND "
+                             "role = 'param' AND sharding_spec = 'S1'"), 1);
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl4.db"), "placement WHERE tensor_index = 2 AND "
+                             "role = 'output' AND sharding_spec = 'S3'"), 1);
+    /* the same set in schema 3's encoding */
+    snprintf(items, sizeof items,
+             "UPDATE placement_set SET items = (SELECT json_group_array(json_array("
+             "CASE role WHEN 'param' THEN 0 WHEN 'input' THEN 1 ELSE 2 END, tensor_index,"
+             " (SELECT id FROM placement_text WHERE text = sharding_spec))) FROM placement)");
+    CU_ASSERT_EQUAL_FATAL(tu_exec(tu_path("pl4.db"), items), 0);
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl4.db"), "placement_set WHERE items LIKE '[[%'"), 1);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path("pl4.db"), COSTDB_OPEN_NOCREATE, &db, err,
+                                      sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_placements_get(db, id, 0, 1, 0, 0, &b, &nb), 0);
+    CU_ASSERT_EQUAL_FATAL(nb, na);
+    for (size_t i = 0; i < na; i++) {
+        CU_ASSERT_EQUAL(a[i].tensor_index, b[i].tensor_index);
+        CU_ASSERT_STRING_EQUAL(a[i].role, b[i].role);
+        CU_ASSERT_STRING_EQUAL(a[i].sharding_spec, b[i].sharding_spec);
+        CU_ASSERT_STRING_EQUAL(a[i].tensor_name, b[i].tensor_name);
+    }
+    free(a);
+    free(b);
+    costdb_close(&db);
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl4.db"), "placement WHERE tensor_index = 10 AND "
+                             "role = 'param' AND sharding_spec = 'S1'"), 1);
+}
+
 int main(void)
 {
     CU_pSuite suite;
@@ -159,6 +210,7 @@ int main(void)
     CU_add_test(suite, "a stage's set is replaced whole; last row wins", test_replace_and_order);
     CU_add_test(suite, "a rollback drops the writer's cached ids", test_rollback_drops_cached_ids);
     CU_add_test(suite, "bad rows refused; damaged sets are errors", test_bad_rows_and_damaged_sets);
+    CU_add_test(suite, "schema 6 and schema 3 encodings read alike", test_two_encodings);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
