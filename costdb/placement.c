@@ -539,7 +539,8 @@ static const char *find_text(const Dict *d, int64_t id)
     return lo < d->n_texts && d->texts[lo].id == id ? d->texts[lo].text : NULL;
 }
 
-/* Reads a JSON integer at *p (digits, an optional '-'); 0 or -1. */
+/* Reads a JSON integer at *p (digits, an optional '-') of magnitude at most
+ * 2^53; 0 or -1. */
 static int read_int(const char **p, int64_t *v)
 {
     const char *s = *p;
@@ -554,9 +555,9 @@ static int read_int(const char **p, int64_t *v)
     if (*s < '0' || *s > '9')
         return -1;
     while (*s >= '0' && *s <= '9') {
-        if (u > (UINT64_C(1) << 62))
-            return -1;
         u = u * 10 + (uint64_t)(*s++ - '0');
+        if (u > (UINT64_C(1) << 53))
+            return -1;
     }
     *v = neg ? -(int64_t)u : (int64_t)u;
     *p = s;
@@ -627,7 +628,10 @@ static int decode_items(const char *s, Item **out, size_t *n)
                 count[k] > (INT64_C(1) << 32))
                 goto bad;
         total = count[0] + count[1] + count[2];
-        if (total > 0 && !(it = malloc((size_t)total * sizeof *it)))
+        /* each item takes at least four characters (",d,s"): no allocation
+         * larger than the text warrants */
+        if ((uint64_t)total > strlen(p) / 4 ||
+            (total > 0 && !(it = malloc((size_t)total * sizeof *it))))
             goto bad;
         for (int64_t k = 0; k < total; k++) {
             int64_t d, spec;
@@ -635,6 +639,9 @@ static int decode_items(const char *s, Item **out, size_t *n)
                 read_int(&p, &spec) < 0)
                 goto bad;
             tensor += d;
+            /* every partial sum is a tensor index: no overflow past it */
+            if (tensor < 0 || tensor > INT32_MAX)
+                goto bad;
             it[cnt++] = (Item){k < count[0] ? 0 : k < count[0] + count[1] ? 1 : 2, tensor, spec};
         }
         if (expect(&p, ']') < 0)
