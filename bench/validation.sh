@@ -5,7 +5,8 @@
 # separately for the calibration rows (one GPU) and the held-out rows (several
 # GPUs, one or more hosts), then the held-out LLM runs of bench/plans.sh.
 #
-# A case: model (resnet50, bert --preset P --seq-len S), hardware spec, hosts x
+# A case: model (resnet50, bert --preset P --seq-len S, plus the sweep's model
+# options of the measured program in model_options), hardware spec, hosts x
 # GPUs per host, per-GPU micro-batch mbs, gradient-accumulation steps accum,
 # dtype (f32: what the framework runs for "FP32"/"TF32"; f16: AMP), the
 # measured throughput in samples/s.  One iteration = accum micro-batches of
@@ -24,6 +25,9 @@
 #                            [--no-plans | --plans-output FILE] [--markdown]
 # --plans-output reads a saved bench/plans.sh output instead of running it
 # (it takes minutes); --markdown prints the rows as a docs/validation.md table.
+# The workload column says whether the measured program ran the fixed-length
+# samples approf prices ("fixed") or length-binned ones ("binned", BERT phase
+# 2); the summary gives each set whole and without the binned rows.
 # Printed, never asserted.  See docs/validation.md.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -121,6 +125,8 @@ def price(c):
         cmd += ["--preset", c["preset"]]
     if c["seq"] != "-":
         cmd += ["--seq-len", c["seq"]]
+    if c.get("model_options", "-") not in ("-", "", None):
+        cmd += c["model_options"].split()
     rc, _, err = run(cmd)
     if rc:
         return None, None, "sweep failed: " + first_line(err)
@@ -206,9 +212,17 @@ if os.environ["PLANS"] != "no" and os.environ["PLANS_OUT"]:
 print()
 cal = [r for r in rows if r["set"] == "calibration"]
 held = [r for r in rows if r["set"] == "heldout"]
+# Rows whose measured workload is not the fixed-length one approf prices
+# (workload "binned": BERT phase 2 on sequences binned by length, most
+# shorter than 512) are in the sets above and left out of the lines below.
+def fixed(rs):
+    return [r for r in rs if r.get("workload", "fixed") == "fixed"]
 for name, rs in (("calibration (1 GPU)", cal), ("held-out DLE (multi-GPU)", held),
                  ("held-out LLM (bench/plans.sh)", plans_rows),
-                 ("held-out all", held + plans_rows)):
+                 ("held-out all", held + plans_rows),
+                 ("calibration, fixed-length", fixed(cal)),
+                 ("held-out DLE, fixed-length", fixed(held)),
+                 ("held-out all, fixed-length", fixed(held) + plans_rows)):
     m, k = mape(rs)
     fit = [r for r in rs if r.get("need") is not None and r["need"] > r["avail"]] + \
           [r for r in rs if r.get("fits") == "no"]

@@ -20,7 +20,7 @@ enum {
     OPT_PRESET = 256, OPT_DATASET, OPT_DTYPE, OPT_BATCH, OPT_NUM_LAYERS, OPT_HIDDEN, OPT_HEADS,
     OPT_SEQ_LEN, OPT_VOCAB, OPT_WIDTH, OPT_DEPTH, OPT_FILTERS, OPT_IMAGE, OPT_CLASSES,
     OPT_MANUAL_B, OPT_LAYERS, OPT_EPS, OPT_MANUAL, OPT_FORMAT, OPT_MODEL_FILE, OPT_OUTPUT,
-    OPT_HF_CONFIG, OPT_ATTENTION, OPT_CAPACITY,
+    OPT_HF_CONFIG, OPT_ATTENTION, OPT_CAPACITY, OPT_MLM, OPT_DROPOUT,
 };
 
 static const struct option model_opts[] = {
@@ -43,6 +43,8 @@ static const struct option model_opts[] = {
     {"hf-config", required_argument, NULL, OPT_HF_CONFIG},
     {"attention", required_argument, NULL, OPT_ATTENTION},
     {"capacity-factor", required_argument, NULL, OPT_CAPACITY},
+    {"mlm-positions", required_argument, NULL, OPT_MLM},
+    {"dropout", required_argument, NULL, OPT_DROPOUT},
     {"layers", required_argument, NULL, OPT_LAYERS},
     {"eps", required_argument, NULL, OPT_EPS},
     {"manual", no_argument, NULL, OPT_MANUAL},
@@ -70,6 +72,8 @@ static void model_help(FILE *f)
           "                        mixtral, qwen2, deepseek, gpt2, bert) instead of NAME and --preset\n"
           "  --attention A         llama family: flash (fused attention, default) | eager\n"
           "  --capacity-factor C   mixture of experts: expert slots = C x tokens x top_k / experts (1)\n"
+          "  --mlm-positions P     bert: the masked-LM head scores P positions per sequence (all)\n"
+          "  --dropout P           bert: its four dropouts at rate P (0: none)\n"
           "  --dataset D           resnet50: imagenet|cifar10; wide_resnet: cifar10|imagenet; swin: imagenet|cifar100\n"
           "  --dtype T             f32|f16|bf16 (default: bf16 for the language transformers and\n"
           "                        --hf-config, as the sweep on bf16 GPUs; f32 for the others)\n"
@@ -123,6 +127,7 @@ static int parse_opts(int argc, char **argv, ModelArgs *a)
         case OPT_HEADS: ip = &a->zoo.heads; break;
         case OPT_SEQ_LEN: ip = &a->zoo.seq_len; break;
         case OPT_VOCAB: ip = &a->zoo.vocab; break;
+        case OPT_MLM: ip = &a->zoo.mlm_positions; break;
         case OPT_WIDTH: ip = &a->zoo.width_factor; break;
         case OPT_DEPTH: ip = &a->zoo.depth; break;
         case OPT_FILTERS: ip = &a->zoo.num_filters; break;
@@ -130,6 +135,10 @@ static int parse_opts(int argc, char **argv, ModelArgs *a)
         case OPT_CLASSES: ip = &a->zoo.num_classes; break;
         case OPT_MANUAL_B: a->zoo.manual_boundaries = 1; break;
         case OPT_LAYERS: ip = &a->layers; break;
+        case OPT_DROPOUT:
+            if (cli_parse_double(optarg, 0, 0.99, &a->zoo.dropout) < 0)
+                return cli_usage_error("model", "--dropout needs a probability in 0..0.99, got '%s'", optarg);
+            break;
         case OPT_EPS:
             if (cli_parse_double(optarg, 0, 100, &a->eps) < 0)
                 return cli_usage_error("model", "--eps needs a number in 0..100, got '%s'", optarg);

@@ -103,6 +103,11 @@ static void usage(void)
         "  --attention flash|eager  gpt and llama families: one fused (flash) attention operator\n"
         "                           that keeps no S x S scores, or the eager matmul/softmax chain\n"
         "                           (default: eager for gpt, flash for llama)\n"
+"  --mlm-positions P        bert: the masked-LM head scores P positions per sequence\n"
+        "                           (the masked ones; NVIDIA's BERT pre-training: 20 at seq\n"
+        "                           128, 80 at 512), not all of them (default: all)\n"
+        "  --dropout P              bert: its four dropouts at rate P (BERT trains with 0.1;\n"
+        "                           default 0: none)\n"
         "  --num-layers N --hidden N --heads N --seq-len N --vocab N --depth N --width N\n"
         "  --manual-boundaries      boundary markers (mlp: in the middle; transformers and\n"
         "                           swin: after every block); also --manual-boundary\n"
@@ -177,6 +182,7 @@ enum {
     OPT_MODE, OPT_IMBALANCE, OPT_HARDWARE, OPT_BACKEND, OPT_DB, OPT_RESUME, OPT_SHARD,
     OPT_QUIET, OPT_COMMIT_EVERY, OPT_SHARDING_SOLVER, OPT_WORKERS, OPT_MEMORY_LEVELS,
     OPT_RECOMPUTE, OPT_ZERO, OPT_VARIANTS, OPT_MBS, OPT_HF_CONFIG, OPT_ATTENTION, OPT_TAKE_OVER,
+    OPT_MLM_POSITIONS, OPT_DROPOUT,
 };
 
 /* Item parsers for cli_parse_list: the value of one list item, or -1. */
@@ -213,6 +219,8 @@ static const struct option long_opts[] = {
     {"model-file", required_argument, NULL, OPT_MODEL_FILE},
     {"preset", required_argument, NULL, OPT_PRESET},
     {"attention", required_argument, NULL, OPT_ATTENTION},
+    {"mlm-positions", required_argument, NULL, OPT_MLM_POSITIONS},
+    {"dropout", required_argument, NULL, OPT_DROPOUT},
     {"take-over", no_argument, NULL, OPT_TAKE_OVER},
     {"dataset", required_argument, NULL, OPT_DATASET},
     {"num-layers", required_argument, NULL, OPT_NUM_LAYERS},
@@ -304,10 +312,12 @@ static int check_model(ApprofSweepConfig *cfg, const char *hf, char *buf, size_t
     if ((cfg->model_name != NULL) + (cfg->model_file != NULL) + (hf != NULL) > 1)
         return cli_usage_error("sweep", "give one of --model, --model-file and --hf-config");
     if (cfg->model_file) {
-        if (cfg->preset || cfg->dataset || cfg->attention)
+        if (cfg->preset || cfg->dataset || cfg->attention || cfg->zoo_mlm_positions ||
+            cfg->zoo_dropout != 0)
             return cli_usage_error("sweep", "--%s does not apply to --model-file",
                                    cfg->preset ? "preset" : cfg->dataset ? "dataset"
-                                                                         : "attention");
+                                   : cfg->attention ? "attention"
+                                   : cfg->zoo_mlm_positions ? "mlm-positions" : "dropout");
         return 0;
     }
     if (hf) {
@@ -335,6 +345,8 @@ static int check_model(ApprofSweepConfig *cfg, const char *hf, char *buf, size_t
     zo.heads = cfg->zoo_heads;
     zo.seq_len = cfg->zoo_seq_len;
     zo.vocab = cfg->zoo_vocab;
+    zo.mlm_positions = cfg->zoo_mlm_positions;
+    zo.dropout = cfg->zoo_dropout;
     zo.depth = cfg->zoo_depth;
     zo.width_factor = cfg->zoo_width;
     rc = approf_zoo_build(cfg->model_name, &zo, &probe, err, sizeof err);
@@ -457,6 +469,14 @@ int approf_cmd_sweep(int argc, char **argv)
         case OPT_VOCAB:
             if (int_opt("vocab", optarg, 1, 1 << 24, &v)) return 2;
             cfg.zoo_vocab = (int)v;
+            break;
+        case OPT_MLM_POSITIONS:
+            if (int_opt("mlm-positions", optarg, 1, 1 << 24, &v)) return 2;
+            cfg.zoo_mlm_positions = (int)v;
+            break;
+        case OPT_DROPOUT:
+            if (cli_parse_double(optarg, 0, 0.99, &cfg.zoo_dropout) < 0)
+                return cli_usage_error("sweep", "--dropout needs a probability in 0..0.99, got '%s'", optarg);
             break;
         case OPT_DEPTH:
             if (int_opt("depth", optarg, 1, 10000, &v)) return 2;

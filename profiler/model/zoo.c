@@ -13,13 +13,15 @@
 
 typedef int (*ZooFn)(Zb *b, const ApprofZooOptions *o);
 
-enum { ZOO_PRESETS = 1, ZOO_DATASETS = 2, ZOO_ATTENTION = 4, ZOO_MIXED = 8 };
+enum { ZOO_PRESETS = 1, ZOO_DATASETS = 2, ZOO_ATTENTION = 4, ZOO_MIXED = 8, ZOO_PRETRAIN = 16 };
 
 typedef struct {
     ApprofZooEntry e;
     ZooFn fn;
     int64_t batch;
-    unsigned takes;          /* ZOO_PRESETS, ZOO_DATASETS, ZOO_ATTENTION: which choice options apply;
+    unsigned takes;          /* ZOO_PRESETS, ZOO_DATASETS, ZOO_ATTENTION, ZOO_PRETRAIN (bert's
+                              * masked-LM head and dropout): which choice
+                              * options apply;
                               * ZOO_MIXED: trained in mixed precision by default */
 } ZooModel;
 
@@ -39,7 +41,7 @@ static const ZooModel zoo[] = {
      zoo_gpt, 32, ZOO_PRESETS | ZOO_ATTENTION | ZOO_MIXED},
     {{"bert", "BERT for masked LM (post-LN, tied decoder, no pooler)",
       "batch 32, --preset base (12 layers, 768, 12 heads) | large (24, 1024, 16), seq 512, vocab 30522, mixed precision (bf16; f16 on V100)"},
-     zoo_bert, 32, ZOO_PRESETS | ZOO_MIXED},
+     zoo_bert, 32, ZOO_PRESETS | ZOO_MIXED | ZOO_PRETRAIN},
     {{"swin", "Swin Transformer Tiny (patch 4, window 7, depths 2-2-6-2, heads 3-6-12-24)",
       "batch 128, imagenet 224x224 1000 classes (--dataset cifar100: 100 classes, LiBai config), f32"},
      zoo_swin, 128, ZOO_DATASETS},
@@ -118,7 +120,7 @@ int approf_zoo_build(const char *name, const ApprofZooOptions *opt, ApprofGraph 
         return zb_fail(&b, APPROF_EINVAL, "unknown dtype '%s' (f32, f16, bf16)", o.dtype);
     if (o.batch < 0 || o.batch > (1 << 24) || o.num_layers < 0 || o.hidden < 0 || o.heads < 0 ||
         o.seq_len < 0 || o.vocab < 0 || o.width_factor < 0 || o.depth < 0 || o.num_filters < 0 ||
-        o.image_size < 0 || o.num_classes < 0 || o.capacity_factor < 0)
+        o.image_size < 0 || o.num_classes < 0 || o.capacity_factor < 0 || o.mlm_positions < 0)
         return zb_fail(&b, APPROF_EINVAL, "negative or absurd model option");
     if (o.preset && !(m->takes & ZOO_PRESETS))
         return zb_fail(&b, APPROF_EINVAL, "model '%s' has no presets: --preset %s does not apply "
@@ -126,6 +128,12 @@ int approf_zoo_build(const char *name, const ApprofZooOptions *opt, ApprofGraph 
     if (o.attention && !(m->takes & ZOO_ATTENTION))
         return zb_fail(&b, APPROF_EINVAL, "model '%s' has no attention choice: --attention %s "
                        "does not apply (gpt and the llama family have it)", name, o.attention);
+    if (o.mlm_positions && !(m->takes & ZOO_PRETRAIN))
+        return zb_fail(&b, APPROF_EINVAL, "model '%s' has no masked-LM head: --mlm-positions %d "
+                       "does not apply (bert has it)", name, o.mlm_positions);
+    if (o.dropout != 0 && !(m->takes & ZOO_PRETRAIN))
+        return zb_fail(&b, APPROF_EINVAL, "model '%s' has no dropout option: --dropout %g "
+                       "does not apply (bert has it)", name, o.dropout);
     if (o.dataset && !(m->takes & ZOO_DATASETS))
         return zb_fail(&b, APPROF_EINVAL, "model '%s' has no datasets: --dataset %s does not apply "
                        "(see 'approf models')", name, o.dataset);

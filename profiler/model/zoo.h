@@ -42,6 +42,10 @@ typedef struct ApprofZooOptions {
     int num_filters;         /* wide_resnet base channels (default 160) */
     int image_size;          /* overrides the dataset's image size */
     int num_classes;         /* overrides the dataset's classes */
+    int mlm_positions;       /* bert: the masked-LM head scores this many positions per
+                              * sequence (the masked ones, gathered first), not all of
+                              * them; 0: every position (Hugging Face's BertForMaskedLM) */
+    double dropout;          /* bert: dropout rate of its four dropouts (0: none) */
     int manual_boundaries;   /* mlp: a pipeline boundary after the middle layer;
                               * gpt/bert/swin: one after every block */
 } ApprofZooOptions;

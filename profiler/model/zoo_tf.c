@@ -7,11 +7,19 @@
  * folded into it), context = p @ v, a head merge and the output
  * projection. Swin adds its relative position bias: an embedding lookup of
  * the bias table by the (constant) relative position index, transposed to
- * [heads, N, N] and added to the scores. Dropout is not represented.
+ * [heads, N, N] and added to the scores. Dropout is represented in bert
+ * only (its dropout option); gpt and swin have none.
  *  - gpt: GPT-2 layout (pre-LN, learned positions, final LN); the LM head
  *    reuses the token embedding (tied, one parameter tensor read twice).
  *  - bert: HF BertForMaskedLM (post-LN, token type embeddings, MLM head:
- *    dense + gelu + LN, tied decoder with its own bias, no pooler).
+ *    dense + gelu + LN, tied decoder with its own bias, no pooler). With
+ *    mlm_positions P the head scores P positions per sequence, gathered
+ *    from the encoder output first, as NVIDIA's BERT pre-training does
+ *    ("dense sequence output"); the gather is priced as a slice of P of
+ *    the S positions (the same bytes moved, forward and backward). With
+ *    dropout > 0, BERT's four dropouts: after the embedding LayerNorm, on
+ *    the attention probabilities, on the attention output and on the MLP
+ *    output (each before its residual add), as BertForMaskedLM trains.
  *  - swin: timm swin_tiny_patch4_window7_224; the cyclic shift and the
  *    shifted-window attention mask are omitted (copies and one add).
  */
@@ -21,8 +29,21 @@
 #include "hfconfig.h"
 #include "zoo_build.h"
 
-/* Multi-head attention over x[Bt, N, C]; rel_idx/rel_table optional. */
-static int attention(Zb *b, const char *pre, int x, int64_t heads, int rel_idx, int rel_table)
+/* Dropout of x at `rate` named pre/leaf; x itself when rate is 0. */
+static int dropout(Zb *b, const char *pre, const char *leaf, int x, double rate)
+{
+    ApprofOpAttrs a = {.rate = rate};
+    char p[128];
+    if (rate <= 0)
+        return x;
+    snprintf(p, sizeof p, "%s/%s", pre, leaf);
+    return zb_op(b, APPROF_OP_DROPOUT, p, &x, 1, &a);
+}
+
+/* Multi-head attention over x[Bt, N, C]; rel_idx/rel_table optional;
+ * drop: dropout rate of the attention probabilities (0: none). */
+static int attention(Zb *b, const char *pre, int x, int64_t heads, int rel_idx, int rel_table,
+                     double drop)
 {
     char p[128];
     int q, k, v, s, ctx;
@@ -62,7 +83,7 @@ static int attention(Zb *b, const char *pre, int x, int64_t heads, int rel_idx, 
         bias = zb_transpose(b, p, "transpose", bias, 3, bperm);
         s = zb_binary(b, APPROF_OP_ADD, p, "add", s, bias);
     }
-    s = zb_softmax(b, pre, s, 3);
+    s = dropout(b, pre, "attention_dropout", zb_softmax(b, pre, s, 3), drop);
     {
         int in[2] = {s, v};
         snprintf(p, sizeof p, "%s/context", pre);
@@ -239,7 +260,7 @@ int zoo_gpt(Zb *b, const ApprofZooOptions *o)
         snprintf(pre, sizeof pre, "h.%d", l);
         snprintf(p, sizeof p, "%s/ln_1", pre);
         y = flash ? flash_attention(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), c.heads)
-                  : attention(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), c.heads, -1, -1);
+                  : attention(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), c.heads, -1, -1, 0);
         x = zb_binary(b, APPROF_OP_ADD, pre, "residual_1", x, y);
         snprintf(p, sizeof p, "%s/ln_2", pre);
         y = mlp_block(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), c.ffn);
@@ -262,20 +283,31 @@ int zoo_bert(Zb *b, const ApprofZooOptions *o)
     int64_t v;
     if (resolve(b, o, ps, sizeof ps / sizeof ps[0], "base", &c) < 0)
         return b->rc;
+    if (o->dropout < 0 || o->dropout >= 1)
+        return zb_fail(b, APPROF_EINVAL, "bert: --dropout %g is not a probability in [0, 1)", o->dropout);
     x = embeddings(b, &c, 1, &wte);
     x = zb_norm(b, APPROF_OP_LAYER_NORM, "embeddings/LayerNorm", x);
+    x = dropout(b, "embeddings", "dropout", x, o->dropout);
     for (int l = 0; l < c.layers; l++) {
         char pre[32], p[64];
         int y;
         snprintf(pre, sizeof pre, "encoder.layer.%d", l);
-        y = attention(b, pre, x, c.heads, -1, -1);
+        y = attention(b, pre, x, c.heads, -1, -1, o->dropout);
+        y = dropout(b, pre, "attention_output_dropout", y, o->dropout);
         snprintf(p, sizeof p, "%s/attention_LayerNorm", pre);
         x = zb_norm(b, APPROF_OP_LAYER_NORM, p, zb_binary(b, APPROF_OP_ADD, pre, "residual_1", x, y));
-        y = mlp_block(b, pre, x, c.ffn);
+        y = dropout(b, pre, "output_dropout", mlp_block(b, pre, x, c.ffn), o->dropout);
         snprintf(p, sizeof p, "%s/output_LayerNorm", pre);
         x = zb_norm(b, APPROF_OP_LAYER_NORM, p, zb_binary(b, APPROF_OP_ADD, pre, "residual_2", x, y));
         if (o->manual_boundaries && l + 1 < c.layers)
             x = zb_boundary(b, pre, x);
+    }
+    if (o->mlm_positions) {
+        ApprofOpAttrs a = {.axis = 1, .start = 0, .length = o->mlm_positions};
+        if (o->mlm_positions > c.seq)
+            return zb_fail(b, APPROF_EINVAL, "bert: --mlm-positions %d is more than the %d positions "
+                           "of a sequence", o->mlm_positions, c.seq);
+        x = zb_op(b, APPROF_OP_SLICE, "cls/masked_positions", &x, 1, &a);
     }
     x = zb_unary(b, APPROF_OP_GELU, "cls/transform", "gelu", zb_dense(b, "cls/transform", x, c.hidden, 1));
     x = zb_norm(b, APPROF_OP_LAYER_NORM, "cls/transform/LayerNorm", x);
@@ -360,7 +392,7 @@ int zoo_swin(Zb *b, const ApprofZooOptions *o)
             y = windows(b, pre, y, res, w, 0);
             snprintf(p, sizeof p, "%s/attn", pre);
             table = zb_param(b, p, "relative_position_bias_table", 2, td);
-            y = attention(b, p, y, heads[s], rel_idx[s], table);
+            y = attention(b, p, y, heads[s], rel_idx[s], table, 0);
             y = windows(b, pre, y, res, w, 1);
             x = zb_binary(b, APPROF_OP_ADD, pre, "residual_1", x, y);
             snprintf(p, sizeof p, "%s/norm2", pre);

@@ -67,6 +67,8 @@ static void zoo_options(const ApprofSweepConfig *cfg, ApprofZooOptions *zo)
     zo->heads = cfg->zoo_heads;
     zo->seq_len = cfg->zoo_seq_len;
     zo->vocab = cfg->zoo_vocab;
+    zo->mlm_positions = cfg->zoo_mlm_positions;
+    zo->dropout = cfg->zoo_dropout;
     zo->depth = cfg->zoo_depth;
     zo->width_factor = cfg->zoo_width;
 }

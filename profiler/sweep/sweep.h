@@ -35,6 +35,8 @@ typedef struct ApprofSweepConfig {
     const char *dataset;
     int zoo_num_layers, zoo_hidden, zoo_heads, zoo_seq_len, zoo_vocab;
     int zoo_depth, zoo_width;
+    int zoo_mlm_positions;        /* bert: masked positions the head scores; 0 = all */
+    double zoo_dropout;           /* bert: dropout rate; 0 = none */
     int manual_boundary;          /* mlp: with the boundary marker */
     int layers;                   /* layer_num for auto layering; 0 = manual */
     double eps;

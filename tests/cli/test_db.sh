@@ -113,7 +113,11 @@ expect 1 "empty db" -- "$approf" import --db "$tmp/e.db" "$tmp/text.db"
 # Usage errors: exit 2 with the hint on stderr, nothing on stdout.
 for args in "show" "list --bogus" "export --db $db --format json" "import --db $db" \
             "import --db $db --cluster 3y2 $csv" "import --db $db --micro-batches 0 $csv" \
-            "show --db $db --sweep abc" "list --db $db extra" "show --db"; do
+            "show --db $db --sweep abc" "list --db $db extra" "show --db" \
+            "sweep --db $tmp/u.db --model gpt --mlm-positions 20" \
+            "sweep --db $tmp/u.db --model bert --seq-len 128 --mlm-positions 200" \
+            "sweep --db $tmp/u.db --model resnet50 --dropout 0.1" \
+            "sweep --db $tmp/u.db --model bert --dropout 1.5" "model show bert --mlm-positions 999"; do
     # shellcheck disable=SC2086
     expect 2 "usage: $args" -- "$approf" $args && {
         cmd=${args%% *}
@@ -121,6 +125,7 @@ for args in "show" "list --bogus" "export --db $db --format json" "import --db $
         [ -s "$tmp/out" ] && fail "usage: $args printed to stdout"
     }
 done
+[ -e "$tmp/u.db" ] && fail "a refused sweep created its database"
 for cmd in list show export import; do
     expect 0 "$cmd --help" -- "$approf" "$cmd" --help && says_text "$tmp/out" "Usage: approf $cmd" "$cmd --help"
 done

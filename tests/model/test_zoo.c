@@ -609,6 +609,84 @@ static void test_gpt_flash(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "fast"));
 }
 
+static ApprofGraph *bert_pretrain(int mlm, double drop, char *err, size_t errlen)
+{
+    ApprofZooOptions o;
+    ApprofGraph *g = NULL;
+    memset(&o, 0, sizeof o);
+    o.preset = "base";
+    o.num_layers = 2;
+    o.seq_len = 128;
+    o.batch = 1;
+    o.mlm_positions = mlm;
+    o.dropout = drop;
+    if (approf_zoo_build("bert", &o, &g, err, errlen) < 0)
+        return NULL;
+    CU_ASSERT_EQUAL(approf_graph_validate(g, err, errlen), 0);
+    return g;
+}
+
+/* NVIDIA's BERT pre-training: the masked-LM head on the masked positions
+ * only, and BERT's four dropouts. */
+static void test_bert_pretraining(void)
+{
+    char err[256] = "";
+    ApprofGraph *all = bert_pretrain(0, 0, err, sizeof err);
+    ApprofGraph *dense = bert_pretrain(20, 0, err, sizeof err);
+    ApprofGraph *drop = bert_pretrain(20, 0.1, err, sizeof err);
+    const double H = 768, V = 30522, S = 128, P = 20;
+    int n_drop = 0, n_slice = 0;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(all);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dense);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(drop);
+    /* the same parameters; the head (transform H x H, decoder H x V) on P
+     * of the S positions: 2 (H^2 + H V) (S - P) forward FLOPs fewer */
+    CU_ASSERT_EQUAL(approf_graph_num_params(all), approf_graph_num_params(dense));
+    CU_ASSERT(fabs((gemm_flops(all, -1, 0) - gemm_flops(dense, -1, 0)) /
+                   (2 * (H * H + H * V) * (S - P)) - 1) < 1e-12);
+    /* dropout adds no GEMM and no parameter: one after the embeddings, and
+     * the attention probabilities, attention output and MLP output of each
+     * of the 2 layers */
+    CU_ASSERT_EQUAL(gemm_flops(drop, -1, 0), gemm_flops(dense, -1, 0));
+    CU_ASSERT_EQUAL(approf_graph_num_params(drop), approf_graph_num_params(dense));
+    for (size_t i = 0; i < drop->n_ops; i++) {
+        n_drop += drop->ops[i].kind == APPROF_OP_DROPOUT;
+        n_slice += drop->ops[i].kind == APPROF_OP_SLICE;
+        if (drop->ops[i].kind == APPROF_OP_DROPOUT)
+            CU_ASSERT_DOUBLE_EQUAL(drop->ops[i].attrs.rate, 0.1, 1e-15);
+    }
+    CU_ASSERT_EQUAL(n_drop, 1 + 3 * 2);
+    CU_ASSERT_EQUAL(n_slice, 1);
+    /* different programs hash differently */
+    {
+        char h1[64], h2[64], h3[64];
+        approf_graph_hash(all, h1, sizeof h1);
+        approf_graph_hash(dense, h2, sizeof h2);
+        approf_graph_hash(drop, h3, sizeof h3);
+        CU_ASSERT(strcmp(h1, h2) != 0 && strcmp(h2, h3) != 0);
+    }
+    approf_graph_free(&all);
+    approf_graph_free(&dense);
+    approf_graph_free(&drop);
+    /* refusals name the option */
+    CU_ASSERT_PTR_NULL(bert_pretrain(129, 0, err, sizeof err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "--mlm-positions 129"));
+    CU_ASSERT_PTR_NULL(bert_pretrain(0, 1.0, err, sizeof err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "--dropout"));
+    {
+        ApprofZooOptions o;
+        ApprofGraph *g = NULL;
+        memset(&o, 0, sizeof o);
+        o.mlm_positions = 20;
+        CU_ASSERT(approf_zoo_build("gpt", &o, &g, err, sizeof err) < 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, "--mlm-positions"));
+        o.mlm_positions = 0;
+        o.dropout = 0.1;
+        CU_ASSERT(approf_zoo_build("resnet50", &o, &g, err, sizeof err) < 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, "--dropout"));
+    }
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -625,6 +703,7 @@ int main(void)
     CU_add_test(s, "decoder parameter counts", test_decoder_params);
     CU_add_test(s, "decoder flops per token", test_decoder_flops);
     CU_add_test(s, "gpt with fused attention", test_gpt_flash);
+    CU_add_test(s, "bert pre-training head and dropout", test_bert_pretraining);
     CU_add_test(s, "llama-era operator semantics", test_new_op_semantics);
     CU_add_test(s, "llama-era operator shapes", test_new_op_shapes);
     CU_basic_set_mode(CU_BRM_VERBOSE);
