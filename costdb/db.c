@@ -398,6 +398,16 @@ static int setup(Costdb *db, int flags)
     int oflags = (flags & COSTDB_OPEN_READONLY) ? SQLITE_OPEN_READONLY
                : (flags & COSTDB_OPEN_NOCREATE) ? SQLITE_OPEN_READWRITE
                : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    struct stat sb;
+
+    /* What SQLite would only call "disk I/O error" or an old schema. */
+    if (stat(db->path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode))
+            return cdb_err(db, COSTDB_EIO, "%s: is a directory, not a database file", db->path);
+        if (!S_ISREG(sb.st_mode))
+            return cdb_err(db, COSTDB_ENOTDB,
+                           "%s: not an approf database (not a regular file)", db->path);
+    }
 
     if ((flags & COSTDB_OPEN_READONLY) &&
         ((flags & COSTDB_OPEN_IMMUTABLE) || wants_immutable(db->path))) {
@@ -436,6 +446,10 @@ static int setup(Costdb *db, int flags)
     if (rc < 0)
         return rc;
     if (db->readonly) {
+        if (version == 0)
+            return cdb_err(db, COSTDB_ENOTDB,
+                           "%s: not an approf database yet (an empty file: no sweep was written to it)",
+                           db->path);
         /* Migrations from CDB_READABLE_FROM on add only checks on writes:
          * such a file reads the same without them. */
         if (version < CDB_READABLE_FROM)

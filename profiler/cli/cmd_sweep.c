@@ -651,6 +651,13 @@ int approf_cmd_sweep(int argc, char **argv)
                 return cli_usage_error("sweep", "--micro-batch-sizes: %lld does not divide the "
                                        "global batch %lld", (long long)mbs[q], (long long)gb);
         cfg.global_batch = gb;
+    } else if (cfg.global_batch > 0 || !cfg.model_file) {
+        /* an impossible split is a usage error, as in apsolve */
+        if (approf_sweep_global_batch(&cfg, &gb, err, sizeof err) < 0)
+            return cli_usage_error("sweep", "%s", err);
+        if (gb % cfg.micro_batches)
+            return cli_usage_error("sweep", "--batch %lld is not divisible by --micro-batches %d",
+                                   (long long)gb, cfg.micro_batches);
     }
 
     prog.tty = isatty(STDERR_FILENO);

@@ -107,6 +107,16 @@ expect 1 "missing db" -- "$approf" show --db "$tmp/none.db"
 [ -e "$tmp/none.db" ] && fail "show created a database"
 printf 'not a database at all, just text\n' >"$tmp/text.db"
 expect 1 "not a db" -- "$approf" list --db "$tmp/text.db" && says_text "$tmp/err" "not an approf database" "not a db"
+# Files that are not databases are named as such, not "disk I/O error" or
+# "schema 0 needs an upgrade".
+mkdir "$tmp/dir.db"
+: >"$tmp/empty.db"
+expect 1 "a directory" -- "$approf" list --db "$tmp/dir.db" && says_text "$tmp/err" "is a directory" "a directory"
+expect 1 "a directory, sweep" -- "$approf" sweep --db "$tmp/dir.db" --model mlp --layers 2 --backend model --quiet &&
+    says_text "$tmp/err" "is a directory" "a directory, sweep"
+expect 1 "a device" -- "$approf" list --db /dev/null && says_text "$tmp/err" "not a regular file" "a device"
+expect 1 "an empty file" -- "$approf" list --db "$tmp/empty.db" && says_text "$tmp/err" "an empty file" "an empty file"
+[ -s "$tmp/empty.db" ] && fail "reading an empty file wrote to it"
 expect 1 "missing csv" -- "$approf" import --db "$db" "$tmp/none.csv"
 expect 1 "empty db" -- "$approf" import --db "$tmp/e.db" "$tmp/text.db"
 
@@ -117,7 +127,9 @@ for args in "show" "list --bogus" "export --db $db --format json" "import --db $
             "sweep --db $tmp/u.db --model gpt --mlm-positions 20" \
             "sweep --db $tmp/u.db --model bert --seq-len 128 --mlm-positions 200" \
             "sweep --db $tmp/u.db --model resnet50 --dropout 0.1" \
-            "sweep --db $tmp/u.db --model bert --dropout 1.5" "model show bert --mlm-positions 999"; do
+            "sweep --db $tmp/u.db --model bert --dropout 1.5" "model show bert --mlm-positions 999" \
+            "sweep --db $tmp/u.db --model mlp --batch 10 --micro-batches 3" \
+            "sweep --db $tmp/u.db --model gpt --micro-batches 3"; do
     # shellcheck disable=SC2086
     expect 2 "usage: $args" -- "$approf" $args && {
         cmd=${args%% *}
