@@ -169,8 +169,8 @@ print("approf: %s  apsolve: %s" % (APPROF, APSOLVE))
 print("s/iter measured = mbs*accum*GPUs/throughput; error = (predicted-measured)/measured\n")
 if MARKDOWN:
     print("| case | set | model | GPU | GPUs | mbs x accum | precision | measured | measured s/iter "
-          "| predicted s/iter | error | needs GiB / has | source |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| predicted s/iter | error | needs GiB / has | workload | source |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 else:
     fmt = "%-26s %-11s %-9s %-9s %5s %9s %5s %10s %9s %9s %7s %13s"
     print(fmt % ("case", "set", "model", "hardware", "GPUs", "mbs*acc", "prec", "measured",
@@ -183,9 +183,10 @@ for r in rows:
                        "" if r["need"] is None else (" ok" if r["need"] <= r["avail"] else " OOM"))
     model = r["model"] + ("-" + r["preset"] + "/" + r["seq"] if r["preset"] != "-" else "")
     if MARKDOWN:
-        print("| %s | %s | %s | %s | %d | %s x %s | %s | %s %s | %.4g | %s | %s | %s | %s |" % (
+        print("| %s | %s | %s | %s | %d | %s x %s | %s | %s %s | %.4g | %s | %s | %s | %s | %s |" % (
             r["id"], r["set"], model, r["hardware"], r["n"], r["mbs"], r["accum"], r["precision"],
-            r["measured"], r["unit"], r["meas"], ps, es, mem, r["source"]))
+            r["measured"], r["unit"], r["meas"], ps, es, mem, r.get("workload", "fixed"),
+            r["source"]))
     else:
         print(fmt % (r["id"], r["set"], model, r["hardware"], r["n"], r["mbs"] + "*" + r["accum"],
                      r["precision"], r["measured"] + " " + r["unit"].split("/")[0],

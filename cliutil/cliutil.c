@@ -147,3 +147,40 @@ int cli_parse_list(const char *s, int64_t (*item)(const char *), int64_t *out, i
         s += len + 1;
     }
 }
+
+int cli_parse_choice(const char *s, const CliChoice *choices, int *out)
+{
+    for (const CliChoice *c = choices; s && c->name; c++)
+        if (!strcmp(s, c->name)) {
+            *out = c->value;
+            return 0;
+        }
+    return -1;
+}
+
+const char *cli_choice_names(const CliChoice *choices, char *buf, size_t len)
+{
+    size_t off = 0;
+    if (!len)
+        return buf;
+    buf[0] = '\0';
+    for (const CliChoice *c = choices; c->name; c++) {
+        int n = snprintf(buf + off, len - off, "%s%s", c == choices ? "" : "|", c->name);
+        if (n < 0 || (size_t)n >= len - off) {
+            buf[off] = '\0';  /* a name that does not fit is left out whole */
+            break;
+        }
+        off += (size_t)n;
+    }
+    return buf;
+}
+
+int cli_choice_option(const char *cmd, const char *opt, const char *s, const CliChoice *choices,
+                      int *out)
+{
+    char names[256];
+    if (cli_parse_choice(s, choices, out) == 0)
+        return 0;
+    return cli_usage_error(cmd, "--%s: '%s' is not one of %s", opt, s ? s : "",
+                           cli_choice_names(choices, names, sizeof names));
+}

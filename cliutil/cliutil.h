@@ -8,6 +8,7 @@
 #ifndef CLIUTIL_H
 #define CLIUTIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define CLI_EXIT_OK 0
@@ -42,5 +43,22 @@ int cli_parse_bytes(const char *s, int64_t lo, int64_t hi, int64_t *out);
  * which returns its value (>= 0) or -1. Returns the count (<= max), or -1
  * for an empty list or item, a bad item or more than max items. */
 int cli_parse_list(const char *s, int64_t (*item)(const char *), int64_t *out, int max);
+
+/* Table-driven enum options: a choice table ends with {NULL, 0}; the
+ * first entry is the one named first in messages. */
+typedef struct {
+    const char *name;
+    int value;
+} CliChoice;
+
+/* The value of name s in choices: 0, or -1 when s is none of them. */
+int cli_parse_choice(const char *s, const CliChoice *choices, int *out);
+/* "a|b|c": the names of choices, in order, into buf (truncated to len). */
+const char *cli_choice_names(const CliChoice *choices, char *buf, size_t len);
+/* Option --opt of command cmd (NULL: the program's own) set to s: 0 with
+ * *out set, or the usage error "--opt: 's' is not one of a|b|c" (exit
+ * status CLI_EXIT_USAGE). */
+int cli_choice_option(const char *cmd, const char *opt, const char *s, const CliChoice *choices,
+                      int *out);
 
 #endif

@@ -266,18 +266,23 @@ int main(int argc, char **argv)
             a.opt.max_stages = (int)v;
             break;
         case O_INF: a.opt.inference = 1; break;
-        case O_FMT:
-            if (strcmp(optarg, "text") && strcmp(optarg, "json"))
-                return cli_usage_error(NULL, "bad --format '%s' (text or json)", optarg);
+        case O_FMT: {
+            static const CliChoice formats[] = {{"text", 0}, {"json", 1}, {NULL, 0}};
+            int k;
+            if (cli_choice_option(NULL, "format", optarg, formats, &k))
+                return CLI_EXIT_USAGE;
             format = optarg;
             break;
+        }
         case O_NOSTORE: a.no_store = 1; break;
-        case O_STOPT:
-            if (strcmp(optarg, "auto") && strcmp(optarg, "manual") && strcmp(optarg, "uniform"))
-                return cli_usage_error(NULL, "bad --stage-option '%s' (auto, manual or uniform)",
-                                       optarg);
+        case O_STOPT: {
+            static const CliChoice options[] = {{"auto", 0}, {"manual", 1}, {"uniform", 2}, {NULL, 0}};
+            int k;
+            if (cli_choice_option(NULL, "stage-option", optarg, options, &k))
+                return CLI_EXIT_USAGE;
             a.stage_option = optarg;
             break;
+        }
         case O_IDS: a.layer_ids = optarg; break;
         case O_SUBS: a.submeshes = optarg; break;
         case O_LOGS: a.logicals = optarg; break;
@@ -293,14 +298,15 @@ int main(int argc, char **argv)
             a.parallel = optarg;
             break;
         }
-        case O_OBJ:
-            if (!strcmp(optarg, "alpa"))
-                a.objective = APSOLVE_OBJECTIVE_ALPA;
-            else if (!strcmp(optarg, "full"))
-                a.objective = APSOLVE_OBJECTIVE_FULL;
-            else
-                return cli_usage_error(NULL, "bad --objective '%s' (alpa or full)", optarg);
+        case O_OBJ: {
+            static const CliChoice objectives[] = {{"alpa", APSOLVE_OBJECTIVE_ALPA},
+                                                   {"full", APSOLVE_OBJECTIVE_FULL}, {NULL, 0}};
+            int k;
+            if (cli_choice_option(NULL, "objective", optarg, objectives, &k))
+                return CLI_EXIT_USAGE;
+            a.objective = k;
             break;
+        }
         case O_GB:
             if (cli_parse_int(optarg, 1, 1L << 40, &v))
                 return cli_usage_error(NULL, "bad --global-batch '%s' (a positive integer)",

@@ -246,15 +246,14 @@ int approf_cmd_curves(int argc, char **argv)
             break;
         case OPT_COLLECTIVE: collective = optarg; break;
         case OPT_GROUP: group = optarg; break;
-        case 'f':
-            if (!strcmp(optarg, "text"))
-                fmt = FMT_TEXT;
-            else if (!strcmp(optarg, "json"))
-                fmt = FMT_JSON;
-            else
-                return cli_usage_error("hardware curves", "unknown format '%s' (text or json)",
-                                       optarg);
+        case 'f': {
+            static const CliChoice formats[] = {{"text", FMT_TEXT}, {"json", FMT_JSON}, {NULL, 0}};
+            int v;
+            if (cli_choice_option("hardware curves", "format", optarg, formats, &v))
+                return CLI_EXIT_USAGE;
+            fmt = v;
             break;
+        }
         case 'h':
             usage(stdout);
             return APPROF_EXIT_OK;

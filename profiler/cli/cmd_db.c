@@ -284,10 +284,13 @@ int approf_cmd_export(int argc, char **argv)
             if (parse_sweep_id("export", optarg, &want) != 0)
                 return APPROF_EXIT_USAGE;
             break;
-        case OPT_FORMAT:
-            if (strcmp(optarg, "csv"))
-                return cli_usage_error("export", "--format must be csv, not '%s'", optarg);
+        case OPT_FORMAT: {
+            static const CliChoice formats[] = {{"csv", 0}, {NULL, 0}};
+            int v;
+            if (cli_choice_option("export", "format", optarg, formats, &v))
+                return CLI_EXIT_USAGE;
             break;
+        }
         case 'o':
         case OPT_OUTPUT: output = optarg; break;
         case 'h': export_usage(stdout); return APPROF_EXIT_OK;

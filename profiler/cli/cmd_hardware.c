@@ -135,14 +135,14 @@ int approf_cmd_hardware(int argc, char **argv)
     opterr = 0;
     while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'f':
-            if (!strcmp(optarg, "text"))
-                fmt = FMT_TEXT;
-            else if (!strcmp(optarg, "json"))
-                fmt = FMT_JSON;
-            else
-                return cli_usage_error("hardware", "unknown format '%s' (text or json)", optarg);
+        case 'f': {
+            static const CliChoice formats[] = {{"text", FMT_TEXT}, {"json", FMT_JSON}, {NULL, 0}};
+            int v;
+            if (cli_choice_option("hardware", "format", optarg, formats, &v))
+                return CLI_EXIT_USAGE;
+            fmt = v;
             break;
+        }
         case 'h':
             usage(stdout);
             return APPROF_EXIT_OK;

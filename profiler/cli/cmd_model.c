@@ -144,12 +144,12 @@ static int parse_opts(int argc, char **argv, ModelArgs *a)
                 return cli_usage_error("model", "--eps needs a number in 0..100, got '%s'", optarg);
             break;
         case OPT_MANUAL: a->manual = 1; break;
-        case OPT_FORMAT:
-            if (!strcmp(optarg, "json"))
-                a->json = 1;
-            else if (strcmp(optarg, "text"))
-                return cli_usage_error("model", "--format must be text or json, got '%s'", optarg);
+        case OPT_FORMAT: {
+            static const CliChoice formats[] = {{"text", 0}, {"json", 1}, {NULL, 0}};
+            if (cli_choice_option("model", "format", optarg, formats, &a->json))
+                return CLI_EXIT_USAGE;
             break;
+        }
         case OPT_MODEL_FILE: a->model_file = optarg; break;
         case OPT_HF_CONFIG: a->hf_config = optarg; break;
         case OPT_ATTENTION: a->zoo.attention = optarg; break;
@@ -386,6 +386,7 @@ int approf_cmd_models(int argc, char **argv)
 {
     size_t n;
     const ApprofZooEntry *e = approf_zoo_list(&n);
+    static const CliChoice formats[] = {{"text", 0}, {"json", 1}, {NULL, 0}};
     int json = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -393,14 +394,12 @@ int approf_cmd_models(int argc, char **argv)
             return APPROF_EXIT_OK;
         }
         if (!strcmp(argv[i], "--format") && i + 1 < argc) {
-            i++;
-            if (!strcmp(argv[i], "json"))
-                json = 1;
-            else if (strcmp(argv[i], "text"))
-                return cli_usage_error("models", "--format must be text or json, got '%s'", argv[i]);
-        } else if (!strcmp(argv[i], "--format=json")) {
-            json = 1;
-        } else if (strcmp(argv[i], "--format=text")) {
+            if (cli_choice_option("models", "format", argv[++i], formats, &json))
+                return CLI_EXIT_USAGE;
+        } else if (!strncmp(argv[i], "--format=", 9)) {
+            if (cli_choice_option("models", "format", argv[i] + 9, formats, &json))
+                return CLI_EXIT_USAGE;
+        } else {
             return cli_usage_error("models", "unknown argument '%s'", argv[i]);
         }
     }

@@ -443,11 +443,14 @@ int approf_cmd_sweep(int argc, char **argv)
         case OPT_MODEL_FILE: cfg.model_file = optarg; break;
         case OPT_PRESET: cfg.preset = optarg; break;
         case OPT_TAKE_OVER: cfg.take_over = 1; break;
-        case OPT_ATTENTION:
-            if (strcmp(optarg, "flash") && strcmp(optarg, "eager"))
-                return cli_usage_error("sweep", "--attention: '%s' is not flash or eager", optarg);
+        case OPT_ATTENTION: {
+            static const CliChoice kinds[] = {{"flash", 0}, {"eager", 1}, {NULL, 0}};
+            int k;
+            if (cli_choice_option("sweep", "attention", optarg, kinds, &k))
+                return CLI_EXIT_USAGE;
             cfg.attention = optarg;
             break;
+        }
         case OPT_DATASET: cfg.dataset = optarg; break;
         case OPT_HF_CONFIG: hf = optarg; break;
         case OPT_NUM_LAYERS:
@@ -531,27 +534,26 @@ int approf_cmd_sweep(int argc, char **argv)
             if (approf_logical_space_parse(optarg, &cfg.logical_space) < 0)
                 return cli_usage_error("sweep", "--logical-space: unknown space '%s'", optarg);
             break;
-        case OPT_MODE:
-            if (!strcmp(optarg, "composition"))
-                cfg.individual = 0;
-            else if (!strcmp(optarg, "individual"))
-                cfg.individual = 1;
-            else
-                return cli_usage_error("sweep", "--profile-mode: '%s' is not composition or "
-                                       "individual", optarg);
+        case OPT_MODE: {
+            static const CliChoice modes[] = {{"composition", 0}, {"individual", 1}, {NULL, 0}};
+            if (cli_choice_option("sweep", "profile-mode", optarg, modes, &cfg.individual))
+                return CLI_EXIT_USAGE;
             break;
+        }
         case OPT_IMBALANCE:
             if (cli_parse_double(optarg, 0, 1e9, &cfg.imbalance_tol) < 0)
                 return cli_usage_error("sweep", "--stage-imbalance-tolerance: '%s' is not a "
                                        "number >= 0", optarg);
             break;
         case OPT_HARDWARE: cfg.hardware = optarg; break;
-        case OPT_BACKEND:
-            if (strcmp(optarg, "auto") && strcmp(optarg, "model") && strcmp(optarg, "cuda"))
-                return cli_usage_error("sweep", "--backend: '%s' is not auto, model or cuda",
-                                       optarg);
+        case OPT_BACKEND: {
+            static const CliChoice backends[] = {{"auto", 0}, {"model", 1}, {"cuda", 2}, {NULL, 0}};
+            int k;
+            if (cli_choice_option("sweep", "backend", optarg, backends, &k))
+                return CLI_EXIT_USAGE;
             cfg.backend = optarg;
             break;
+        }
         case OPT_DB: cfg.db_path = optarg; break;
         case OPT_RESUME: cfg.resume = 1; break;
         case OPT_SHARD: {
@@ -589,28 +591,32 @@ int approf_cmd_sweep(int argc, char **argv)
                 return cli_usage_error("sweep", "--zero: '%s' is not a list of 0, 1, 2, 3",
                                        optarg);
             break;
-        case OPT_VARIANTS:
-            if (strcmp(optarg, "alpa") && strcmp(optarg, "all"))
-                return cli_usage_error("sweep", "--variants: '%s' is not alpa or all", optarg);
-            cfg.memory_levels = strcmp(optarg, "all") ? 1 : 3;
-            cfg.recompute_mask = strcmp(optarg, "all") ? 1u : 7u;
-            cfg.zero_mask = strcmp(optarg, "all") ? 1u : 15u;
+        case OPT_VARIANTS: {
+            static const CliChoice spaces[] = {{"alpa", 0}, {"all", 1}, {NULL, 0}};
+            int all;
+            if (cli_choice_option("sweep", "variants", optarg, spaces, &all))
+                return CLI_EXIT_USAGE;
+            cfg.memory_levels = all ? 3 : 1;
+            cfg.recompute_mask = all ? 7u : 1u;
+            cfg.zero_mask = all ? 15u : 1u;
             break;
+        }
         case OPT_MBS:
             n_mbs = cli_parse_list(optarg, size_item, mbs, (int)(sizeof mbs / sizeof mbs[0]));
             if (n_mbs <= 0)
                 return cli_usage_error("sweep", "--micro-batch-sizes: '%s' is not a list of "
                                        "positive integers (at most 16)", optarg);
             break;
-        case OPT_SHARDING_SOLVER:
-            if (!strcmp(optarg, "series-parallel"))
-                cfg.sharding_method = APPROF_ILP_SERIES_PARALLEL;
-            else if (!strcmp(optarg, "cbc"))
-                cfg.sharding_method = APPROF_ILP_ELIMINATE_TREES_THEN_CBC;
-            else
-                return cli_usage_error("sweep", "--sharding-solver: '%s' is not "
-                                       "series-parallel or cbc", optarg);
+        case OPT_SHARDING_SOLVER: {
+            static const CliChoice solvers[] = {{"series-parallel", APPROF_ILP_SERIES_PARALLEL},
+                                                {"cbc", APPROF_ILP_ELIMINATE_TREES_THEN_CBC},
+                                                {NULL, 0}};
+            int k;
+            if (cli_choice_option("sweep", "sharding-solver", optarg, solvers, &k))
+                return CLI_EXIT_USAGE;
+            cfg.sharding_method = k;
             break;
+        }
         case 'h': usage(); return 0;
         case ':': return cli_usage_error("sweep", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error("sweep", "unknown option '%s'", argv[optind - 1]);

@@ -94,6 +94,14 @@ static void test_usage_message(void)
     cli_set_program("approf");
     CU_ASSERT_EQUAL(cli_usage_error("probe", "--max-bytes: %d", 7), CLI_EXIT_USAGE);
     CU_ASSERT_EQUAL(cli_fail("%s", "gone"), CLI_EXIT_FAIL);
+    {
+        static const CliChoice backends[] = {{"auto", 0}, {"model", 1}, {"cuda", 2}, {NULL, 0}};
+        int v = -1;
+        CU_ASSERT_EQUAL(cli_choice_option("sweep", "backend", "cuda", backends, &v), 0);
+        CU_ASSERT_EQUAL(v, 2);
+        CU_ASSERT_EQUAL(cli_choice_option("sweep", "backend", "gpu", backends, &v), CLI_EXIT_USAGE);
+        CU_ASSERT_EQUAL(v, 2);
+    }
     fflush(stderr);
     dup2(saved, 2);
     close(saved);
@@ -106,7 +114,28 @@ static void test_usage_message(void)
     unlink(path);
     CU_ASSERT_STRING_EQUAL(buf, "apsolve: bad --sweep 'x'\nTry 'apsolve --help'\n"
                                 "approf: --max-bytes: 7\nTry 'approf probe --help'\n"
-                                "approf: gone\n");
+                                "approf: gone\n"
+                                "approf: --backend: 'gpu' is not one of auto|model|cuda\n"
+                                "Try 'approf sweep --help'\n");
+}
+
+static void test_choices(void)
+{
+    static const CliChoice formats[] = {{"text", 0}, {"json", 1}, {NULL, 0}};
+    static const CliChoice none[] = {{NULL, 0}};
+    char names[16];
+    int v = -1;
+    CU_ASSERT_EQUAL(cli_parse_choice("json", formats, &v), 0);
+    CU_ASSERT_EQUAL(v, 1);
+    CU_ASSERT_EQUAL(cli_parse_choice("JSON", formats, &v), -1);  /* exact names only */
+    CU_ASSERT_EQUAL(cli_parse_choice("", formats, &v), -1);
+    CU_ASSERT_EQUAL(cli_parse_choice(NULL, formats, &v), -1);
+    CU_ASSERT_EQUAL(cli_parse_choice("text", none, &v), -1);
+    CU_ASSERT_EQUAL(v, 1);
+    CU_ASSERT_STRING_EQUAL(cli_choice_names(formats, names, sizeof names), "text|json");
+    CU_ASSERT_STRING_EQUAL(cli_choice_names(none, names, sizeof names), "");
+    /* a name that does not fit is left out whole */
+    CU_ASSERT_STRING_EQUAL(cli_choice_names(formats, names, 8), "text");
 }
 
 int main(void)
@@ -120,6 +149,7 @@ int main(void)
     CU_add_test(s, "integers, doubles, meshes", test_numbers);
     CU_add_test(s, "lists", test_list);
     CU_add_test(s, "usage messages", test_usage_message);
+    CU_add_test(s, "choice options", test_choices);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     fails = CU_get_number_of_failures();
