@@ -148,6 +148,8 @@ int cli_parse_list(const char *s, int64_t (*item)(const char *), int64_t *out, i
     }
 }
 
+const CliChoice cli_text_json[] = {{"text", CLI_FORMAT_TEXT}, {"json", CLI_FORMAT_JSON}, {NULL, 0}};
+
 int cli_parse_choice(const char *s, const CliChoice *choices, int *out)
 {
     for (const CliChoice *c = choices; s && c->name; c++)

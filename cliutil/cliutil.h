@@ -51,6 +51,11 @@ typedef struct {
     int value;
 } CliChoice;
 
+/* The --format choice of the commands that print text or JSON: "text"
+ * (CLI_FORMAT_TEXT) or "json" (CLI_FORMAT_JSON). */
+enum { CLI_FORMAT_TEXT = 0, CLI_FORMAT_JSON = 1 };
+extern const CliChoice cli_text_json[];
+
 /* The value of name s in choices: 0, or -1 when s is none of them. */
 int cli_parse_choice(const char *s, const CliChoice *choices, int *out);
 /* "a|b|c": the names of choices, in order, into buf (truncated to len). */

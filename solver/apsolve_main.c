@@ -267,9 +267,8 @@ int main(int argc, char **argv)
             break;
         case O_INF: a.opt.inference = 1; break;
         case O_FMT: {
-            static const CliChoice formats[] = {{"text", 0}, {"json", 1}, {NULL, 0}};
             int k;
-            if (cli_choice_option(NULL, "format", optarg, formats, &k))
+            if (cli_choice_option(NULL, "format", optarg, cli_text_json, &k))
                 return CLI_EXIT_USAGE;
             format = optarg;
             break;

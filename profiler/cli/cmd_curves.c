@@ -19,7 +19,6 @@
 #include "cuda/host.h"
 #include "hardware.h"
 
-typedef enum { FMT_TEXT = 0, FMT_JSON } CurvesFormat;
 
 static void usage(FILE *f)
 {
@@ -150,7 +149,7 @@ out:
     return rc;
 }
 
-static int do_show(const char *db_path, const char *spec, int64_t id, CurvesFormat fmt)
+static int do_show(const char *db_path, const char *spec, int64_t id, int fmt)
 {
     CostdbHardware row;
     CostdbCommPoint *pts = NULL;
@@ -167,7 +166,7 @@ static int do_show(const char *db_path, const char *spec, int64_t id, CurvesForm
         costdb_close(&db);
         return APPROF_EXIT_FAIL;
     }
-    if (fmt == FMT_JSON) {
+    if (fmt == CLI_FORMAT_JSON) {
         printf("{\"hardware_id\": %lld, \"points\": [", (long long)row.id);
         for (size_t i = 0; i < n; i++) {
             printf("%s\n {\"collective\": ", i ? "," : "");
@@ -229,7 +228,7 @@ int approf_cmd_curves(int argc, char **argv)
     const char *db_path = "results.db", *spec = NULL, *collective = NULL, *group = NULL;
     const char *sub;
     int64_t id = 0;
-    CurvesFormat fmt = FMT_TEXT;
+    int fmt = CLI_FORMAT_TEXT;
     int c;
 
     /* argv[0] is "curves" */
@@ -246,14 +245,10 @@ int approf_cmd_curves(int argc, char **argv)
             break;
         case OPT_COLLECTIVE: collective = optarg; break;
         case OPT_GROUP: group = optarg; break;
-        case 'f': {
-            static const CliChoice formats[] = {{"text", FMT_TEXT}, {"json", FMT_JSON}, {NULL, 0}};
-            int v;
-            if (cli_choice_option("hardware curves", "format", optarg, formats, &v))
+        case 'f':
+            if (cli_choice_option("hardware curves", "format", optarg, cli_text_json, &fmt))
                 return CLI_EXIT_USAGE;
-            fmt = v;
             break;
-        }
         case 'h':
             usage(stdout);
             return APPROF_EXIT_OK;

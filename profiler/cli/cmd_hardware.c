@@ -13,7 +13,6 @@
 #include "cli.h"
 #include "hardware.h"
 
-typedef enum { FMT_TEXT = 0, FMT_JSON } HwFormat;
 
 static void usage(FILE *f)
 {
@@ -66,11 +65,11 @@ static void json_spec(FILE *f, const ApprofHardwareSpec *hw, int full)
     fputc('}', f);
 }
 
-static int do_list(HwFormat fmt)
+static int do_list(int fmt)
 {
     size_t n = 0;
     const ApprofHardwareSpec *tab = approf_hardware_builtins(&n);
-    if (fmt == FMT_JSON) {
+    if (fmt == CLI_FORMAT_JSON) {
         fputs("[", stdout);
         for (size_t i = 0; i < n; i++) {
             fputs(i ? ",\n " : "", stdout);
@@ -94,7 +93,7 @@ static int do_list(HwFormat fmt)
     return fflush(stdout) == 0 && !ferror(stdout) ? APPROF_EXIT_OK : cli_fail("cannot write output");
 }
 
-static int do_show(const char *what, HwFormat fmt)
+static int do_show(const char *what, int fmt)
 {
     ApprofHardwareSpec hw;
     char err[1024];
@@ -102,7 +101,7 @@ static int do_show(const char *what, HwFormat fmt)
     int rc = approf_hardware_resolve(what, &hw, err, sizeof err);
     if (rc < 0)
         return cli_fail("%s", err[0] ? err : "cannot resolve hardware spec");
-    if (fmt == FMT_JSON) {
+    if (fmt == CLI_FORMAT_JSON) {
         json_spec(stdout, &hw, 1);
         fputc('\n', stdout);
     } else {
@@ -123,7 +122,7 @@ int approf_cmd_hardware(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    HwFormat fmt = FMT_TEXT;
+    int fmt = CLI_FORMAT_TEXT;
     const char *sub = NULL;
     int c;
 
@@ -135,14 +134,10 @@ int approf_cmd_hardware(int argc, char **argv)
     opterr = 0;
     while ((c = getopt_long(argc, argv, "f:h", opts, NULL)) != -1) {
         switch (c) {
-        case 'f': {
-            static const CliChoice formats[] = {{"text", FMT_TEXT}, {"json", FMT_JSON}, {NULL, 0}};
-            int v;
-            if (cli_choice_option("hardware", "format", optarg, formats, &v))
+        case 'f':
+            if (cli_choice_option("hardware", "format", optarg, cli_text_json, &fmt))
                 return CLI_EXIT_USAGE;
-            fmt = v;
             break;
-        }
         case 'h':
             usage(stdout);
             return APPROF_EXIT_OK;

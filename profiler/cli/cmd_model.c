@@ -144,12 +144,10 @@ static int parse_opts(int argc, char **argv, ModelArgs *a)
                 return cli_usage_error("model", "--eps needs a number in 0..100, got '%s'", optarg);
             break;
         case OPT_MANUAL: a->manual = 1; break;
-        case OPT_FORMAT: {
-            static const CliChoice formats[] = {{"text", 0}, {"json", 1}, {NULL, 0}};
-            if (cli_choice_option("model", "format", optarg, formats, &a->json))
+        case OPT_FORMAT:
+            if (cli_choice_option("model", "format", optarg, cli_text_json, &a->json))
                 return CLI_EXIT_USAGE;
             break;
-        }
         case OPT_MODEL_FILE: a->model_file = optarg; break;
         case OPT_HF_CONFIG: a->hf_config = optarg; break;
         case OPT_ATTENTION: a->zoo.attention = optarg; break;
@@ -386,7 +384,6 @@ int approf_cmd_models(int argc, char **argv)
 {
     size_t n;
     const ApprofZooEntry *e = approf_zoo_list(&n);
-    static const CliChoice formats[] = {{"text", 0}, {"json", 1}, {NULL, 0}};
     int json = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -394,10 +391,10 @@ int approf_cmd_models(int argc, char **argv)
             return APPROF_EXIT_OK;
         }
         if (!strcmp(argv[i], "--format") && i + 1 < argc) {
-            if (cli_choice_option("models", "format", argv[++i], formats, &json))
+            if (cli_choice_option("models", "format", argv[++i], cli_text_json, &json))
                 return CLI_EXIT_USAGE;
         } else if (!strncmp(argv[i], "--format=", 9)) {
-            if (cli_choice_option("models", "format", argv[i] + 9, formats, &json))
+            if (cli_choice_option("models", "format", argv[i] + 9, cli_text_json, &json))
                 return CLI_EXIT_USAGE;
         } else {
             return cli_usage_error("models", "unknown argument '%s'", argv[i]);
