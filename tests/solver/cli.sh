@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# apsolve command line: golden text output, JSON shape, stored plans, and
+# apsolve command line: JSON shape, stored plans, and
 # the documented exit codes (0 ok, 1 failure, 2 usage, 3 infeasible).
 # With hardware and placements (TEST_SOLVER_BEYOND's fixture): the full
 # estimate lines, --plan ID --batch B (exact sweep, invalid dp), and the
@@ -10,30 +10,20 @@
 # fixture's sweeps 1 and 2 at micro-batch 8 and 4): the search over sizes,
 # --micro-batch-size, --global-batch, --micro-batches changing the global
 # batch, --parallel knobs (mbs, vpp, sp, zero, recompute) and schedules.
-# Usage: cli.sh APSOLVE TEST_SOLVER_DB GOLDEN_DIR TEST_SOLVER_BEYOND TEST_SOLVER_VARIANTS
+# Usage: cli.sh APSOLVE TEST_SOLVER_DB TEST_SOLVER_BEYOND TEST_SOLVER_VARIANTS
 set -eu
 apsolve=$1
 mkdb=$2
-golden=$3
-mkhw=$4
-mkvar=$5
+mkhw=$3
+mkvar=$4
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT INT TERM
 . "$(dirname "$0")/../lib.sh"
 
 "$mkdb" --make-fixture "$tmp/f.db"
 
-"$apsolve" --db "$tmp/f.db" --no-store --quiet >"$tmp/auto.txt"
-diff -u "$golden/auto.txt" "$tmp/auto.txt" || fail "auto plan text differs"
-
-"$apsolve" --db "$tmp/f.db" --no-store --quiet --parallel dp=2,tp=1,pp=2 >"$tmp/3d.txt"
-diff -u "$golden/3d.txt" "$tmp/3d.txt" || fail "3-D side-by-side text differs"
-
-"$apsolve" --db "$tmp/f.db" --no-store --quiet --micro-batches 2 --stage-option manual \
-  --forward-stage-layer-ids '[[0, 1], [2, 3]]' --submesh-shapes '[(1, 2), (1, 2)]' \
-  --logical-shapes '[(2, 1), (1, 2)]' \
-  --option-dicts "[{}, {'force_batch_dim_to_mesh_dim': 0}]" >"$tmp/manual.txt"
-diff -u "$golden/manual.txt" "$tmp/manual.txt" || fail "manual plan text differs"
+# The plan texts (auto, 3-D, manual, full estimate) are golden cases in
+# tests/golden/cases/solver-*; this script checks the rest.
 
 # Warnings go to stderr: 2 micro-batches for 2 stages.
 "$apsolve" --db "$tmp/f.db" --no-store --micro-batches 2 --stage-option uniform \
@@ -89,9 +79,7 @@ done
 # Beyond Alpa's T on the 2x2 fixture with hardware and placements (sweep 1
 # at micro-batch 8; sweep 2 the same model at micro-batch 4).
 "$mkhw" --make-fixture "$tmp/hw.db"
-"$apsolve" --db "$tmp/hw.db" --sweep 1 --quiet >"$tmp/full.txt"
-sed 's/^Stored as plan [0-9]*$/Stored as plan N/' "$tmp/full.txt" | diff -u "$golden/full.txt" - ||
-  fail "full estimate text differs"
+"$apsolve" --db "$tmp/hw.db" --sweep 1 --quiet >"$tmp/full.txt" || fail "full estimate"
 "$apsolve" --db "$tmp/hw.db" --sweep 1 --quiet --format json --no-store >"$tmp/full.json"
 python3 - "$tmp/full.json" "$tmp/hw.db" <<'PY' || fail "full estimate JSON or stored full_cost"
 import json, sqlite3, sys
