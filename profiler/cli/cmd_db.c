@@ -115,9 +115,11 @@ int approf_cmd_list(int argc, char **argv)
         return cli_usage_error("list", "unexpected argument '%s'", argv[optind]);
     if (!path)
         return cli_usage_error("list", "--db FILE is required");
-    if (strcmp(format, "text") && strcmp(format, "csv"))
-        return cli_usage_error("list", "--format must be text or csv, not '%s'", format);
-    csv = !strcmp(format, "csv");
+    {
+        static const CliChoice formats[] = {{"text", 0}, {"csv", 1}, {NULL, 0}};
+        if (cli_choice_option("list", "format", format, formats, &csv))
+            return CLI_EXIT_USAGE;
+    }
     if (cli_open_db(path, COSTDB_OPEN_READONLY, &db) < 0)
         return APPROF_EXIT_FAIL;
     if (costdb_sweep_list(db, &sweeps, &n) < 0) {
