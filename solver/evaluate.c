@@ -509,9 +509,12 @@ void apsolve_explain(const ApsolveProblem *p, const ApsolveOptions *opt, char *b
         return;
     }
     if (uncovered_layers(p, opt, layers, sizeof layers, 1)) {
+        /* and how much memory would do: the least any plan needs */
+        char least[512];
+        least_memory_explain(p, opt, least, sizeof least);
         snprintf(buf, len, "layers %s: every entry covering them exceeds the available memory "
-                 "even as the last stage (peak + initial + 1 x intermediate > available)",
-                 layers);
+                 "even as the last stage (peak + initial + 1 x intermediate > available); %s",
+                 layers, least);
         return;
     }
     relaxed.ignore_memory = 1;

@@ -325,6 +325,19 @@ static void test_explain(void)
     CU_ASSERT(strstr(msg, "stages 0-0 on (1, 1), 1-1 on (1, 1)") != NULL);
     CU_ASSERT(strstr(msg, "but 20.000 GB are available") != NULL);
     CU_ASSERT(strstr(msg, "40.000") == NULL);
+    /* With 5 GB no entry fits even as the last stage: the message names the
+     * layers and still quotes the least memory a plan needs (26 GB). */
+    for (size_t idx = 0; idx < (size_t)2 * 2 * 2 * 1; idx++)
+        if (p->memory[idx].avail) {
+            p->memory[idx].avail = 5 * GB;
+            p->max_n_succ_stages[idx] = apsolve_max_n_succ_stages(
+                5 * GB, p->memory[idx].peak, 0, p->memory[idx].intermediate);
+        }
+    CU_ASSERT(apsolve_solve(p, &o, &pl) == APSOLVE_EINFEASIBLE);
+    apsolve_explain(p, &o, msg, sizeof msg);
+    CU_ASSERT(strstr(msg, "every entry covering them exceeds the available memory") != NULL);
+    CU_ASSERT(strstr(msg, "the plan needing the least memory needs 26.000 GB per device") != NULL);
+    CU_ASSERT(strstr(msg, "but 5.000 GB are available") != NULL);
     apsolve_problem_free(&p);
 }
 
