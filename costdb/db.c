@@ -400,8 +400,12 @@ static int setup(Costdb *db, int flags)
                : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
     struct stat sb;
 
-    /* What SQLite would only call "disk I/O error" or an old schema. */
-    if (stat(db->path, &sb) == 0) {
+    /* What SQLite would only call "disk I/O error", "unable to open
+     * database file" or an old schema. */
+    if (stat(db->path, &sb) != 0) {
+        if (errno == ENOENT && (flags & (COSTDB_OPEN_READONLY | COSTDB_OPEN_NOCREATE)))
+            return cdb_err(db, COSTDB_EIO, "%s: no such file", db->path);
+    } else {
         if (S_ISDIR(sb.st_mode))
             return cdb_err(db, COSTDB_EIO, "%s: is a directory, not a database file", db->path);
         if (!S_ISREG(sb.st_mode))

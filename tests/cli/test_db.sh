@@ -103,7 +103,7 @@ expect 0 "list after bad" -- "$approf" list --db "$db" --format csv &&
 
 # Runtime failures: exit 1.
 expect 1 "no such sweep" -- "$approf" show --db "$db" --sweep 99 && says_text "$tmp/err" "no sweep 99" "no such sweep"
-expect 1 "missing db" -- "$approf" show --db "$tmp/none.db"
+expect 1 "missing db" -- "$approf" show --db "$tmp/none.db" && says_text "$tmp/err" "none.db: no such file" "missing db"
 [ -e "$tmp/none.db" ] && fail "show created a database"
 printf 'not a database at all, just text\n' >"$tmp/text.db"
 expect 1 "not a db" -- "$approf" list --db "$tmp/text.db" && says_text "$tmp/err" "not an approf database" "not a db"
