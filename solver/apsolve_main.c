@@ -94,76 +94,6 @@ static int stdout_status(int rc)
     return rc;
 }
 
-/* "dp=2,tp=2,pp=2[,sp=0|1][,zero=0..3][,recompute=none|selective|full]
- * [,vpp=V][,mbs=M]" in any order, each at most once. On error errbuf names
- * the knob. */
-static int parse_parallel(const char *s, ApsolveParallel *par, char *errbuf, size_t errlen)
-{
-    static const struct { const char *name; long lo, hi; } knobs[] = {
-        {"dp", 1, 65536}, {"tp", 1, 65536}, {"pp", 1, 65536}, {"sp", 0, 1},
-        {"zero", 0, 3}, {"recompute", 0, 0}, {"vpp", 1, 1024}, {"mbs", 1, 1 << 24},
-    };
-    int seen[8] = {0};
-    memset(par, 0, sizeof *par);
-    while (*s) {
-        const char *eq = strchr(s, '='), *end = strchr(s, ',');
-        size_t klen, vlen, k;
-        char val[32];
-        int64_t v = 0;
-        if (!end)
-            end = s + strlen(s);
-        if (!eq || eq > end) {
-            snprintf(errbuf, errlen, "'%.*s' is not KNOB=VALUE", (int)(end - s), s);
-            return -1;
-        }
-        klen = (size_t)(eq - s);
-        vlen = (size_t)(end - eq - 1);
-        for (k = 0; k < sizeof knobs / sizeof knobs[0]; k++)
-            if (strlen(knobs[k].name) == klen && !strncmp(s, knobs[k].name, klen))
-                break;
-        if (k == sizeof knobs / sizeof knobs[0]) {
-            snprintf(errbuf, errlen, "unknown knob '%.*s' (dp, tp, pp, sp, zero, recompute, vpp, "
-                     "mbs)", (int)klen, s);
-            return -1;
-        }
-        if (seen[k]++) {
-            snprintf(errbuf, errlen, "%s given twice", knobs[k].name);
-            return -1;
-        }
-        snprintf(val, sizeof val, "%.*s", (int)(vlen < sizeof val ? vlen : sizeof val - 1),
-                 eq + 1);
-        if (!strcmp(knobs[k].name, "recompute")) {
-            v = costdb_recompute_parse(val);
-            if (v < 0 || vlen >= sizeof val) {
-                snprintf(errbuf, errlen, "recompute must be none, selective or full, not '%s'",
-                         val);
-                return -1;
-            }
-        } else if (vlen == 0 || vlen >= sizeof val ||
-                   cli_parse_int(val, knobs[k].lo, knobs[k].hi, &v)) {
-            snprintf(errbuf, errlen, "%s must be an integer in %ld..%ld, not '%s'", knobs[k].name,
-                     knobs[k].lo, knobs[k].hi, val);
-            return -1;
-        }
-        switch (k) {
-        case 0: par->dp = (int)v; break;
-        case 1: par->tp = (int)v; break;
-        case 2: par->pp = (int)v; break;
-        case 3: par->sp = (int)v; break;
-        case 4: par->zero = (int)v; break;
-        case 5: par->recompute = (int)v; break;
-        case 6: par->vpp = (int)v; break;
-        default: par->mbs = (int)v; break;
-        }
-        s = *end ? end + 1 : end;
-    }
-    if (!seen[0] || !seen[1] || !seen[2]) {
-        snprintf(errbuf, errlen, "dp, tp and pp are required");
-        return -1;
-    }
-    return 0;
-}
-
 /* The library's messages, as the command prints them. */
 static void print_notice(void *ctx, const char *msg)
 {
@@ -288,7 +218,7 @@ int main(int argc, char **argv)
         case O_DICTS: a.dicts = optarg; break;
         case O_PAR: {
             char perr[200], msg[512];
-            if (parse_parallel(optarg, &a.par, perr, sizeof perr)) {
+            if (apsolve_parallel_parse(optarg, &a.par, perr, sizeof perr)) {
                 snprintf(msg, sizeof msg, "bad --parallel '%s': %s (expected dp=N,tp=N,pp=N"
                          "[,sp=0|1][,zero=0..3][,recompute=none|selective|full][,vpp=V][,mbs=M])",
                          optarg, perr);

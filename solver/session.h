@@ -35,6 +35,12 @@ typedef struct ApsolveParallel {
     int mbs;                          /* Megatron's per-replica micro-batch; 0: the sweep's */
 } ApsolveParallel;
 
+/* Parses the --parallel text "dp=D,tp=T,pp=P[,sp=0|1][,zero=0..3]
+ * [,recompute=none|selective|full][,vpp=V][,mbs=M]" (any order, each knob
+ * at most once; dp, tp, pp required) into *par. 0, or -1 with errbuf
+ * naming the knob and what it must be. */
+int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, size_t errlen);
+
 typedef void (*ApsolveNotice)(void *ctx, const char *msg);
 
 /* One run's request: what apsolve's options say (docs/solver.md). The

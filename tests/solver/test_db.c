@@ -421,6 +421,36 @@ static void test_session(void)
     unlink(g_path);
 }
 
+/* The --parallel text: every knob, any order; refusals name the knob. */
+static void test_parallel_text(void)
+{
+    ApsolveParallel par;
+    char err[256];
+    CU_ASSERT_EQUAL(apsolve_parallel_parse("pp=4,dp=2,tp=8,zero=1,recompute=selective,vpp=2,"
+                                           "mbs=1,sp=1", &par, err, sizeof err), 0);
+    CU_ASSERT(par.dp == 2 && par.tp == 8 && par.pp == 4 && par.zero == 1 && par.vpp == 2 &&
+              par.mbs == 1 && par.sp == 1 && par.recompute == COSTDB_RECOMPUTE_SELECTIVE);
+    static const struct { const char *text, *says; } bad[] = {
+        {"dp=2,tp=1", "dp, tp and pp are required"},
+        {"", "dp, tp and pp are required"},
+        {"dp=2,tp=1,pp=1,dp=2", "dp given twice"},
+        {"dp=0,tp=1,pp=1", "dp must be an integer in 1..65536, not '0'"},
+        {"dp=+2,tp=1,pp=1", "not '+2'"},
+        {"dp=2,tp=1,pp=1,zero=4", "zero must be an integer in 0..3"},
+        {"dp=2,tp=1,pp=1,recompute=some", "recompute must be none, selective or full"},
+        {"dp=2,tp=1,pp=1,sp", "'sp' is not KNOB=VALUE"},
+        {"dp=2,tp=1,pp=1,tensor=2", "unknown knob 'tensor'"},
+        {"dp=99999999999,tp=1,pp=1", "not '99999999999'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        CU_ASSERT_EQUAL(apsolve_parallel_parse(bad[i].text, &par, err, sizeof err), -1);
+        if (!strstr(err, bad[i].says))
+            fprintf(stderr, "\n'%s': %s\n", bad[i].text, err);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, bad[i].says));
+    }
+}
+
 int main(int argc, char **argv)
 {
     CU_pSuite s;
@@ -435,7 +465,8 @@ int main(int argc, char **argv)
         !CU_add_test(s, "manual, uniform and 3-D evaluation", test_evaluate) ||
         !CU_add_test(s, "plan text parsers", test_parse) ||
         !CU_add_test(s, "infeasibility explanation", test_explain) ||
-        !CU_add_test(s, "session API", test_session)) {
+        !CU_add_test(s, "session API", test_session) ||
+        !CU_add_test(s, "--parallel text", test_parallel_text)) {
         CU_cleanup_registry();
         return 1;
     }

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The --parallel text: Megatron's degrees and knobs of a 3-D plan,
+ * "dp=2,tp=2,pp=2[,sp=0|1][,zero=0..3][,recompute=none|selective|full]
+ * [,vpp=V][,mbs=M]" in any order, each knob at most once.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "costdb.h"
+#include "session.h"
+
+/* A whole decimal integer in [lo, hi] of the len bytes at s: digits only. */
+static int parse_count(const char *s, size_t len, long lo, long hi, long *out)
+{
+    long v = 0;
+    if (len == 0 || len > 9)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    if (v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, size_t errlen)
+{
+    static const struct {
+        const char *name;
+        long lo, hi;
+    } knobs[] = {
+        {"dp", 1, 65536}, {"tp", 1, 65536}, {"pp", 1, 65536}, {"sp", 0, 1},
+        {"zero", 0, 3},   {"recompute", 0, 0}, {"vpp", 1, 1024}, {"mbs", 1, 1 << 24},
+    };
+    enum { N_KNOBS = sizeof knobs / sizeof knobs[0] };
+    int seen[N_KNOBS] = {0};
+    memset(par, 0, sizeof *par);
+    if (!s) {
+        snprintf(errbuf, errlen, "dp, tp and pp are required");
+        return -1;
+    }
+    while (*s) {
+        const char *eq = strchr(s, '='), *end = strchr(s, ',');
+        size_t klen, vlen, k;
+        long v = 0;
+        if (!end)
+            end = s + strlen(s);
+        if (!eq || eq > end) {
+            snprintf(errbuf, errlen, "'%.*s' is not KNOB=VALUE", (int)(end - s), s);
+            return -1;
+        }
+        klen = (size_t)(eq - s);
+        vlen = (size_t)(end - eq - 1);
+        for (k = 0; k < N_KNOBS; k++)
+            if (strlen(knobs[k].name) == klen && !strncmp(s, knobs[k].name, klen))
+                break;
+        if (k == N_KNOBS) {
+            snprintf(errbuf, errlen, "unknown knob '%.*s' (dp, tp, pp, sp, zero, recompute, vpp, "
+                     "mbs)", (int)klen, s);
+            return -1;
+        }
+        if (seen[k]++) {
+            snprintf(errbuf, errlen, "%s given twice", knobs[k].name);
+            return -1;
+        }
+        if (!strcmp(knobs[k].name, "recompute")) {
+            char val[16];
+            snprintf(val, sizeof val, "%.*s", (int)(vlen < sizeof val ? vlen : sizeof val - 1),
+                     eq + 1);
+            v = vlen < sizeof val ? costdb_recompute_parse(val) : -1;
+            if (v < 0) {
+                snprintf(errbuf, errlen, "recompute must be none, selective or full, not '%.*s'",
+                         (int)vlen, eq + 1);
+                return -1;
+            }
+        } else if (parse_count(eq + 1, vlen, knobs[k].lo, knobs[k].hi, &v)) {
+            snprintf(errbuf, errlen, "%s must be an integer in %ld..%ld, not '%.*s'",
+                     knobs[k].name, knobs[k].lo, knobs[k].hi, (int)vlen, eq + 1);
+            return -1;
+        }
+        switch (k) {
+        case 0: par->dp = (int)v; break;
+        case 1: par->tp = (int)v; break;
+        case 2: par->pp = (int)v; break;
+        case 3: par->sp = (int)v; break;
+        case 4: par->zero = (int)v; break;
+        case 5: par->recompute = (int)v; break;
+        case 6: par->vpp = (int)v; break;
+        default: par->mbs = (int)v; break;
+        }
+        s = *end ? end + 1 : end;
+    }
+    if (!seen[0] || !seen[1] || !seen[2]) {
+        snprintf(errbuf, errlen, "dp, tp and pp are required");
+        return -1;
+    }
+    return 0;
+}
