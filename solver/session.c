@@ -353,7 +353,9 @@ int apsolve_session_run(ApsolveRequest *a, ApsolveSession **out)
             a->opt.objective = APSOLVE_OBJECTIVE_ALPA;
             if (!a->quiet)
                 apsolve_say(a, "notice: sweep %lld has entries without apply_cost "
-                        "(a database before schema 2 or an import): objective alpa",
+                        "(a database before schema 2 or an import): objective alpa; the full "
+                        "estimate prices gradient sync from the hardware row's link "
+                        "bandwidths, without measured curves or the spec's multi-rail fabric",
                         (long long)sweep);
         } else {
             a->opt.objective = APSOLVE_OBJECTIVE_FULL;
