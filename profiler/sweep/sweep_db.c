@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The database side of a sweep: finding an unfinished sweep with the same
+ * The database side of a sweep: its hardware, model and sweep rows
+ * (approf_sweep_open_db), finding an unfinished sweep with the same
  * provenance for --resume, creating a new one with its submesh and config
  * lists, and writing entries in batched transactions.
  */
@@ -10,7 +11,17 @@
 #include <time.h>
 
 #include "clock.h"
+#include "cuda/probe_store.h"
+#include "fnv.h"
+#include "hardware.h"
+#include "sweep.h"
 #include "sweep_db.h"
+#include "sweep_int.h"
+
+static uint64_t fnv1a(const char *s)
+{
+    return costdb_fnv1a_str(COSTDB_FNV_BASIS_V1, s);
+}
 
 static int same_provenance(const CostdbSweep *a, const CostdbSweep *b)
 {
@@ -105,4 +116,259 @@ int approf_sweep_writer_flush(ApprofSweepWriter *w)
     if (rc < 0)
         costdb_rollback(w->db);
     return rc;
+}
+
+static int record_model(Sweep *sw, const ApprofSweepConfig *cfg, CostdbModel *m, char *err,
+                        size_t errlen)
+{
+    CostdbLayer *layers;
+    char sigsrc[512];
+    int rc;
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "%s",
+             cfg->model_file ? sw->graph->name : cfg->model_name);
+    approf_graph_hash(sw->graph, m->graph_hash, sizeof m->graph_hash);
+    snprintf(m->dtype, sizeof m->dtype, "%s", approf_dtype_name(sw->graph->dtype));
+    m->batch_size = sw->graph->batch_size;
+    m->num_params = approf_graph_num_params(sw->graph);
+    m->num_layers = sw->layering.n_layers;
+    snprintf(m->layer_option, sizeof m->layer_option, "%s", sw->layering.option);
+    snprintf(m->options, sizeof m->options,
+             "{\"preset\":\"%s\",\"dataset\":\"%s\",\"model_file\":\"%s\"}",
+             cfg->preset ? cfg->preset : "", cfg->dataset ? cfg->dataset : "",
+             cfg->model_file ? "yes" : "");
+    layers = calloc((size_t)m->num_layers, sizeof *layers);
+    if (!layers)
+        return APPROF_ENOMEM;
+    {
+        /* signature: graph hash + layer boundaries */
+        snprintf(sigsrc, sizeof sigsrc, "%s|", m->graph_hash);
+        uint64_t h = fnv1a(sigsrc);
+        for (int i = 0; i < m->num_layers; i++) {
+            ApprofLayerStats st;
+            char b[48];
+            rc = approf_layer_stats(sw->graph, &sw->layering, i, &st);
+            if (rc < 0) {
+                free(layers);
+                snprintf(err, errlen, "layer %d: %s", i, approf_strerror(rc));
+                return rc;
+            }
+            layers[i] = (CostdbLayer){i, sw->layering.op_begin[i], sw->layering.op_end[i],
+                                      st.fwd_flops, st.bwd_flops, st.param_bytes,
+                                      st.activation_bytes, st.inbound_bytes};
+            snprintf(b, sizeof b, "%d-%d;", sw->layering.op_begin[i], sw->layering.op_end[i]);
+            h ^= fnv1a(b) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+        }
+        snprintf(m->signature, sizeof m->signature, "%.100s:%016llx", m->graph_hash,
+                 (unsigned long long)h);
+    }
+    rc = costdb_model_upsert(sw->db, m, layers, (size_t)m->num_layers);
+    free(layers);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s", costdb_errmsg(sw->db));
+        return APPROF_EDB;
+    }
+    return 0;
+}
+
+static void fill_sweep_row(const Sweep *sw, const ApprofSweepConfig *cfg, const CostdbModel *m,
+                           int64_t hardware_id, int64_t global_batch, CostdbSweep *s)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", m->name);
+    s->model_id = m->id;
+    s->hardware_id = hardware_id;
+    s->cluster_hosts = sw->cluster_hosts;
+    s->cluster_gpus = sw->cluster_gpus;
+    s->global_batch = global_batch;
+    s->micro_batches = cfg->micro_batches;
+    s->num_layers = sw->layering.n_layers;
+    snprintf(s->layer_option, sizeof s->layer_option, "%s", sw->layering.option);
+    if (cfg->submesh_space == APPROF_SUBMESH_MANUAL) {
+        size_t off = (size_t)snprintf(s->submesh_space, sizeof s->submesh_space, "manual:");
+        for (int i = 0; i < cfg->n_manual_submeshes && off < sizeof s->submesh_space; i++)
+            off += (size_t)snprintf(s->submesh_space + off, sizeof s->submesh_space - off,
+                                    "%s%dx%d", i ? "," : "", cfg->manual_submeshes[i].n,
+                                    cfg->manual_submeshes[i].m);
+    } else {
+        snprintf(s->submesh_space, sizeof s->submesh_space, "%s",
+                 approf_submesh_space_name(cfg->submesh_space));
+    }
+    snprintf(s->logical_space, sizeof s->logical_space, "%s",
+             approf_logical_space_name(cfg->logical_space));
+    snprintf(s->profile_mode, sizeof s->profile_mode, "%s",
+             cfg->individual ? "individual" : "composition");
+    snprintf(s->dtype, sizeof s->dtype, "%s", approf_dtype_name(sw->graph->dtype));
+    snprintf(s->backend, sizeof s->backend, "%s", sw->backend.name);
+    snprintf(s->tool_version, sizeof s->tool_version, "%s",
+             cfg->tool_version ? cfg->tool_version : "");
+    {
+        /* everything that changes the figures beyond the columns above: a
+         * resume or merge only continues a sweep with equal options */
+        size_t off = (size_t)snprintf(s->options, sizeof s->options,
+                                      "{\"sharding_solver\":\"%s\"",
+                                      cfg->sharding_method == APPROF_ILP_ELIMINATE_TREES_THEN_CBC ? "cbc"
+                                                                       : "series-parallel");
+        if (off < sizeof s->options &&
+            (approf_sweep_memory_levels(cfg) != 1 || (cfg->recompute_mask | 1u) != 1u ||
+             (cfg->zero_mask | 1u) != 1u))
+            off += (size_t)snprintf(s->options + off, sizeof s->options - off,
+                                    ",\"memory_levels\":%d,\"recompute_mask\":%u,"
+                                    "\"zero_mask\":%u", approf_sweep_memory_levels(cfg),
+                                    cfg->recompute_mask ? cfg->recompute_mask & 7u : 1u,
+                                    cfg->zero_mask ? cfg->zero_mask & 15u : 1u);
+        if (cfg->imbalance_tol >= 0 && off < sizeof s->options)
+            off += (size_t)snprintf(s->options + off, sizeof s->options - off,
+                                    ",\"stage_imbalance_tolerance\":%.17g", cfg->imbalance_tol);
+        if (sw->curves && off < sizeof s->options) {
+            char h[32];
+            approf_comm_curves_hash(sw->curves, h, sizeof h);
+            off += (size_t)snprintf(s->options + off, sizeof s->options - off,
+                                    ",\"comm_curves\":\"%s\"", h);
+        }
+        if (off < sizeof s->options)
+            snprintf(s->options + off, sizeof s->options - off, "}");
+    }
+    if (cfg->shard_n > 1)
+        snprintf(s->shard, sizeof s->shard, "%d/%d", cfg->shard_k, cfg->shard_n);
+    if (cfg->model_file)
+        snprintf(s->source, sizeof s->source, "%s", cfg->model_file);
+    costdb_now(s->started_at, sizeof s->started_at);
+    s->status = COSTDB_SWEEP_RUNNING;
+}
+
+static int create_or_resume(Sweep *sw, const ApprofSweepConfig *cfg,
+                            const ApprofSweepCallbacks *cb, CostdbSweep *row,
+                            ApprofSweepSummary *sum, char *err, size_t errlen)
+{
+    CostdbSubmesh subs[APPROF_MAX_SUBMESHES];
+    CostdbConfig *confs;
+    size_t nc = 0;
+    int64_t existing = 0;
+    int rc, complete = 0;
+    if (cfg->resume) {
+        rc = approf_sweep_find_resumable(sw->db, row, &existing, &complete);
+        if (rc < 0)
+            goto dberr;
+        if (existing) {
+            row->id = existing;
+            sum->resumed = 1;
+            if (complete) {
+                /* nothing to compute: every tuple is found present below */
+                approf_sweep_notice(cb, "--resume: sweep %lld with these inputs is already complete",
+                       (long long)existing);
+                return 0;
+            }
+            rc = approf_sweep_claim(sw, cfg, cb, existing, err, errlen);
+            if (rc < 0)
+                return rc;
+            rc = costdb_sweep_set_status(sw->db, existing, COSTDB_SWEEP_RUNNING, 0);
+            if (rc < 0)
+                goto dberr;
+            approf_sweep_notice(cb, "resuming sweep %lld", (long long)existing);
+            return 0;
+        }
+        approf_sweep_notice(cb, "--resume: no unfinished sweep with these inputs; starting one");
+    }
+    confs = calloc((size_t)sw->n_submeshes * APPROF_MAX_CONFIGS, sizeof *confs);
+    if (!confs)
+        return APPROF_ENOMEM;
+    for (int s = 0; s < sw->n_submeshes; s++) {
+        subs[s] = (CostdbSubmesh){s, sw->submeshes[s].n, sw->submeshes[s].m};
+        for (int c = 0; c < sw->n_configs[s]; c++)
+            confs[nc++] = (CostdbConfig){s, c, sw->configs[s][c].logical_a,
+                                         sw->configs[s][c].logical_b,
+                                         sw->configs[s][c].force_batch_dim,
+                                         sw->configs[s][c].memory_level,
+                                         sw->configs[s][c].recompute,
+                                         sw->configs[s][c].zero};
+    }
+    rc = costdb_sweep_create(sw->db, row, subs, (size_t)sw->n_submeshes, confs, nc);
+    free(confs);
+    if (rc < 0)
+        goto dberr;
+    return approf_sweep_claim(sw, cfg, cb, row->id, err, errlen);
+dberr:
+    approf_sweep_db_error(sw, cfg, err, errlen);
+    return APPROF_EDB;
+}
+
+/* The database rows (hardware, model, sweep) and, on resume, which tuples
+ * already have entries: have[k] bit 0 fwd, bit 1 bwd. Rank 0 only. */
+int approf_sweep_open_db(Sweep *sw, const ApprofSweepConfig *cfg,
+                         const ApprofSweepCallbacks *cb, int64_t global_batch, CostdbSweep *row,
+                         unsigned char *have, ApprofSweepSummary *sum, char *err,
+                         size_t errlen)
+{
+    CostdbHardware hwrow;
+    CostdbModel model;
+    char dberrbuf[1024];
+    int rc = costdb_open(cfg->db_path, 0, &sw->db, dberrbuf, sizeof dberrbuf);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s", dberrbuf);
+        return APPROF_EDB;
+    }
+    if (sw->have_gpu_info && sw->n_devices > 0 && !strcmp(sw->backend.name, "cuda")) {
+        /* measured on this machine: its measured: row (approf probe's, with
+         * the curves it stored; else a new one, without curves) */
+        char fp[COSTDB_TEXT_MAX];
+        approf_probe_fingerprint(&sw->gpu_info, fp, sizeof fp);
+        rc = costdb_hardware_find(sw->db, fp, &hwrow);
+        if (rc == COSTDB_ENOTFOUND) {
+            rc = approf_probe_hardware_row(&sw->gpu_info, NULL, 0, NULL, 0, &hwrow);
+            if (rc < 0) {
+                snprintf(err, errlen, "%s: cannot describe this machine", cfg->db_path);
+                return APPROF_EINVAL;
+            }
+            approf_sweep_notice(cb, "no 'approf probe' results for this machine in %s: collectives use the "
+                       "alpha-beta model of '%s' (run approf probe --db %s first to measure "
+                       "them)", cfg->db_path, sw->hw.name, cfg->db_path);
+        } else if (rc < 0) {
+            approf_sweep_db_error(sw, cfg, err, errlen);
+            return APPROF_EDB;
+        }
+    } else {
+        approf_hardware_to_costdb(&sw->hw, &hwrow);
+    }
+    if (costdb_hardware_upsert(sw->db, &hwrow) < 0 ||
+        costdb_comm_list(sw->db, hwrow.id, &sw->comm_pts, &sw->n_comm_pts) < 0) {
+        approf_sweep_db_error(sw, cfg, err, errlen);
+        return APPROF_EDB;
+    }
+    rc = approf_sweep_use_curves(sw, sum);
+    if (rc < 0) {
+        snprintf(err, errlen, "communication curves: %s", approf_strerror(rc));
+        return rc;
+    }
+    if (sw->curves) {
+        size_t np;
+        size_t nc = approf_comm_curves_count(sw->curves, &np);
+        approf_sweep_notice(cb, "collectives from %zu measured curve%s (%zu points) of hardware %lld; "
+                   "the alpha-beta model of '%s' elsewhere",
+               nc, nc == 1 ? "" : "s", np, (long long)hwrow.id, sw->hw.name);
+    }
+    rc = record_model(sw, cfg, &model, err, errlen);
+    if (rc < 0)
+        return rc;
+    fill_sweep_row(sw, cfg, &model, hwrow.id, global_batch, row);
+    rc = create_or_resume(sw, cfg, cb, row, sum, err, errlen);
+    if (rc < 0)
+        return rc;
+    sum->sweep_id = row->id;
+    for (size_t k = 0; sum->resumed && k < sw->n_tuples; k++) {
+        const ApprofTuple *t = &sw->tuples[k];
+        if ((int)(k % (size_t)cfg->shard_n) != cfg->shard_k)
+            continue;
+        for (int ph = 0; ph < 2; ph++) {
+            int x = 0;
+            if (costdb_entry_exists(sw->db, row->id, t->start, t->end, t->submesh, t->config,
+                                    ph ? COSTDB_BWD : COSTDB_FWD, &x) < 0) {
+                snprintf(err, errlen, "%s: %s", cfg->db_path, costdb_errmsg(sw->db));
+                return APPROF_EDB;
+            }
+            if (x)
+                have[k] |= (unsigned char)(1u << ph);
+        }
+    }
+    return 0;
 }

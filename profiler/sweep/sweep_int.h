@@ -116,6 +116,10 @@ int approf_sweep_open_backend(Sweep *sw, const ApprofSweepConfig *cfg,
  * the sweep to resume: sum->resumed); have[n_tuples] receives, for the
  * tuples of this shard, bit 0 / bit 1 when the fwd / bwd entry exists.
  * Rank 0 only. 0 or a negative code with err set. */
+/* A message for the user through cb->notice (dropped when there is none). */
+void approf_sweep_notice(const ApprofSweepCallbacks *cb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 int approf_sweep_open_db(Sweep *sw, const ApprofSweepConfig *cfg,
                          const ApprofSweepCallbacks *cb, int64_t global_batch, CostdbSweep *row,
                          unsigned char *have, ApprofSweepSummary *sum, char *err,
