@@ -40,7 +40,8 @@ static const ZooModel zoo[] = {
       "gpt3-1.3b|gpt3-2.7b|gpt3-6.7b (seq 2048, vocab 50257); gpt3-39b (48, 8192, 64, 1024, 51200), mixed precision (bf16; f16 on V100)"},
      zoo_gpt, 32, ZOO_PRESETS | ZOO_ATTENTION | ZOO_MIXED},
     {{"bert", "BERT for masked LM (post-LN, tied decoder, no pooler)",
-      "batch 32, --preset base (12 layers, 768, 12 heads) | large (24, 1024, 16), seq 512, vocab 30522, mixed precision (bf16; f16 on V100)"},
+      "batch 32, --preset base (12 layers, 768, 12 heads) | large (24, 1024, 16), seq 512, vocab 30522, mixed precision (bf16; f16 on V100); "
+      "head on every position and no dropout unless --mlm-positions P / --dropout R (pre-training)"},
      zoo_bert, 32, ZOO_PRESETS | ZOO_MIXED | ZOO_PRETRAIN},
     {{"swin", "Swin Transformer Tiny (patch 4, window 7, depths 2-2-6-2, heads 3-6-12-24)",
       "batch 128, imagenet 224x224 1000 classes (--dataset cifar100: 100 classes, LiBai config), f32"},
