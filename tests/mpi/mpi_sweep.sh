@@ -53,8 +53,12 @@ same_sweep "$work/isingle.db" 1 "$work/impi.db" 1 "mpirun -np 3 individual"
 # 3. SIGINT to rank 1 mid-sweep, then resume under mpirun
 slow=(sweep --model gpt --preset gpt3-1.3b --layers 16 --cluster 2x4 --batch 64
       --micro-batches 8 --backend model --quiet --commit-every 4)
+t0=$(date +%s%N)
 "$approf" "${slow[@]}" --db "$work/ref.db" 2>"$work/ref.err" ||
   fail_with "$work/ref.err" "reference sweep"
+# the signal goes at a fraction of this machine's one-process run (25 %, then
+# less each time the sweep finished first), so a fast machine sees it too
+ref_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 landed=0
 for attempt in 1 2 3 4 5; do
   db="$work/int$attempt.db"
@@ -71,7 +75,9 @@ for attempt in 1 2 3 4 5; do
     [ -n "$rank1" ] && break
     sleep 0.05
   done
-  sleep "0.$((attempt * 2 - 1))"
+  ms=$(( ref_ms / (4 * attempt) ))
+  [ $ms -ge 40 ] || ms=40
+  sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
   [ -n "$rank1" ] && kill -INT "$rank1" 2>/dev/null
   wait "$mp"
   rc=$?

@@ -14,8 +14,13 @@ fresh_dir "$work"
 args=(sweep --model gpt --preset gpt2-small --layers 12 --cluster 2x4 --batch 64
       --micro-batches 8 --hardware v100-16g --backend model --quiet --commit-every 4)
 
+t0=$(date +%s%N)
 "$approf" "${args[@]}" --db "$work/ref.db" >/dev/null 2>"$work/ref.err" ||
   fail_with "$work/ref.err" "reference sweep"
+# kill points are fractions of this machine's uninterrupted run, so that a
+# fast machine (or a slow sanitizer build) still sees kills mid-sweep
+ref_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+[ "$ref_ms" -ge 1 ] || ref_ms=1
 
 dump() {
   "$sqlite" "$1" "SELECT start_layer,end_layer,submesh_index,config_index,phase,
@@ -29,13 +34,18 @@ sigints=0
 for attempt in $(seq 1 60); do
   "$approf" "${args[@]}" --db "$work/killed.db" --resume >/dev/null 2>>"$work/killed.err" &
   pid=$!
-  # a different point each time: 20..220 ms
-  sleep "0.$(( (attempt * 37) % 20 + 2 ))"
+  # a different point each time: 3..40 % of the uninterrupted run
+  ms=$(( ref_ms * ((attempt * 37) % 16 * 5 + 6) / 200 ))
+  sleep "$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))"
   if [ $((attempt % 7)) = 3 ]; then sig=INT; else sig=KILL; fi
   kill -s $sig $pid 2>/dev/null
   wait $pid
   rc=$?
-  if [ $rc = 0 ]; then
+  if [ $rc = 0 ] && [ $kills = 0 ]; then
+    # finished before the first kill: start again on a fresh file
+    rm -f "$work/killed.db" "$work/killed.db-wal" "$work/killed.db-shm"
+    continue
+  elif [ $rc = 0 ]; then
     break
   elif [ $rc = 137 ]; then
     kills=$((kills + 1))
