@@ -420,22 +420,59 @@ static double recompute_temp(const ShardStage *st, const TInfo *ti, const int *b
 /* Share of the stage's parameter bytes read first by its largest single
  * operator: ZeRO-3 gathers parameters module by module (DeepSpeed's
  * stage-3 hooks; docs/variants.md). */
-static double largest_op_share(const ShardStage *st, const TInfo *ti)
+/* The parameter bytes of operator o of the stage (those it is the first
+ * to read, so a tied parameter counts once). */
+static double op_param_bytes(const ShardStage *st, const TInfo *ti, int o)
 {
     const ApprofGraph *g = st->g;
+    double sum = 0.0;
+    for (int i = 0; i < g->ops[o].n_inputs; i++) {
+        int t = g->ops[o].inputs[i];
+        if (g->tensors[t].role == APPROF_TENSOR_PARAM && st->t_first[t] == o)
+            sum += ti[t].local;
+    }
+    return sum;
+}
+
+/* The largest operator's share of the stage's parameter bytes. */
+static double largest_op_share(const ShardStage *st, const TInfo *ti)
+{
     double total = 0.0, worst = 0.0;
     for (int o = st->op_begin; o < st->op_end; o++) {
-        double sum = 0.0;
-        for (int i = 0; i < g->ops[o].n_inputs; i++) {
-            int t = g->ops[o].inputs[i];
-            if (g->tensors[t].role == APPROF_TENSOR_PARAM && st->t_first[t] == o)
-                sum += ti[t].local;
-        }
+        double sum = op_param_bytes(st, ti, o);
         total += sum;
         if (sum > worst)
             worst = sum;
     }
     return total > 0.0 ? worst / total : 1.0;
+}
+
+/* ZeRO-3's parameter all-gathers in phase ph: one per module (an operator
+ * that holds parameters), as DeepSpeed's stage-3 hooks fetch each
+ * submodule's parameters before it runs, each of its share of the S bytes
+ * (so the bandwidth terms add up to one gather of S, and the per-step ring
+ * latency is paid once per module). */
+static int push_module_gathers(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                               int ph, size_t *cap, const ApprofCollective *c, double S)
+{
+    double total = 0.0;
+    int rc = 0;
+    for (int o = st->op_begin; o < st->op_end; o++)
+        total += op_param_bytes(st, ti, o);
+    if (!(total > 0.0)) {
+        ApprofCollective one = *c;
+        one.bytes = S;
+        return push_coll(p, ph, cap, &one);
+    }
+    for (int o = st->op_begin; o < st->op_end && !rc; o++) {
+        double sum = op_param_bytes(st, ti, o);
+        ApprofCollective m = *c;
+        if (!(sum > 0.0))
+            continue;
+        m.bytes = S * (sum / total);
+        rc = push_coll(p, ph, cap, &m);
+    }
+    return rc;
 }
 
 /* ZeRO over the gradient-synchronisation group (docs/variants.md): the
@@ -445,8 +482,8 @@ static double largest_op_share(const ShardStage *st, const TInfo *ti)
  * backward, one module at a time) divided by the group size G. read_share
  * is the part of the parameter bytes the backward module reads.
  * APPROF_ENOVARIANT for ZeRO >= 1 without replicas (G = 1). */
-static int apply_zero(const ShardStage *st, ApprofStageProgram *p, double param_elems,
-                      double op_share, double read_share, size_t *ccap)
+static int apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                      double param_elems, double read_share, size_t *ccap)
 {
     const ApprofCollective *gs = &p->grad_sync;
     int G = gs->group_size > 1 && gs->bytes > 0 ? gs->group_size : 1, z = st->zero, rc = 0;
@@ -481,15 +518,15 @@ static int apply_zero(const ShardStage *st, ApprofStageProgram *p, double param_
         /* the gathered module and the next one prefetched; in the
          * backward also the module's full gradient before its
          * reduce-scatter */
-        double module = S * op_share;
+        double module = S * largest_op_share(st, ti);
         p->invar_size[0] -= (int64_t)llround(cut);
         p->invar_size[1] -= (int64_t)llround(cut * read_share);
         p->temp_buffer_size[0] += (int64_t)llround(2.0 * module);
         p->temp_buffer_size[1] += (int64_t)llround(3.0 * module);
         c.kind = APPROF_COLL_ALL_GATHER;
-        rc = push_coll(p, 0, &ccap[0], &c);
+        rc = push_module_gathers(st, ti, p, 0, &ccap[0], &c, S);
         if (!rc)
-            rc = push_coll(p, 1, &ccap[1], &c);
+            rc = push_module_gathers(st, ti, p, 1, &ccap[1], &c, S);
     }
     p->optimizer_bytes = (param_elems - S_elems + S_elems / (z >= 1 ? G : 1)) * (24.0 + esize);
     return rc;
@@ -767,8 +804,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     /* Adam: two f32 moments, plus an f32 master copy for 16-bit training. */
     double per_elem = 8.0 + (g->dtype == APPROF_F32 ? 0.0 : 4.0);
     p->initial_size = (int64_t)llround(param_elems * per_elem);
-    rc = apply_zero(st, p, param_elems, largest_op_share(st, ti),
-                    params > 0.0 ? params_read / params : 0.0, ccap);
+    rc = apply_zero(st, ti, p, param_elems, params > 0.0 ? params_read / params : 0.0, ccap);
     if (rc)
         goto cleanup;
     /* Alpa: temp = peak - invars - outvars + donated */
