@@ -61,6 +61,26 @@ typedef struct StructMemo {
 
 #define SHARD_STRUCT_MEMO_BYTES ((size_t)256 << 20)
 
+/* Edge matrices by what they depend on: the descriptors of the producer
+ * and the consumer (shapes, iteration spaces, saved inputs), the slots,
+ * the mesh, the forced batch axis and whether the producer's all-reduce
+ * may fuse into a reduce-scatter (the tensor's one consumer in the stage,
+ * not a stage output). The same edge of every layer of a transformer, on
+ * one mesh, is computed once for all the ranges that hold it. */
+typedef struct EdgeEntry {
+    ApprofHash128 key;
+    int used, kp, kc;
+    double *r;                    /* kp * kc seconds */
+} EdgeEntry;
+
+typedef struct EdgeMemo {
+    EdgeEntry *e;
+    size_t n, cap;                /* open addressing, cap a power of two */
+    size_t bytes;                 /* held by the matrices; inserts stop at the cap */
+} EdgeMemo;
+
+#define SHARD_EDGE_MEMO_BYTES ((size_t)64 << 20)
+
 struct ApprofShardContext {
     const ApprofGraph *g;
     const ApprofLayering *l;
@@ -77,6 +97,7 @@ struct ApprofShardContext {
     void *prog_scratch;           /* program.c's per-tensor scratch, all zero at rest */
     size_t prog_scratch_n;
     StructMemo smemo;
+    EdgeMemo ememo;
 };
 
 /* memo.c */
@@ -87,6 +108,12 @@ ApprofHash128 shard_struct_key(ApprofShardContext *ctx, const ShardStage *st, in
 StructEntry *shard_smemo_slot(StructMemo *m, ApprofHash128 key, int insert);
 void shard_remember_structure(ApprofShardContext *ctx, ApprofHash128 k, const ParetoMemo *memo,
                               int maxk);
+ApprofHash128 shard_edge_key(ApprofShardContext *ctx, const ShardStage *st, int op_p, int op_c,
+                             int in_slot);
+const double *shard_edge_find(const ApprofShardContext *ctx, ApprofHash128 k, int kp, int kc);
+void shard_edge_remember(ApprofShardContext *ctx, ApprofHash128 k, int kp, int kc,
+                         const double *r);
+void shard_edge_memo_free(EdgeMemo *m);
 
 /* sharding.c */
 int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, ShardStage *st,

@@ -2,9 +2,11 @@
 /*
  * What the sharding context keeps across the stages of a sweep
  * (context.h): each op's iteration space, the range-independent part of
- * node costs per logical mesh, Pareto sets by stage structure, and the
- * program key that names a stage's program up to its tensors' names.
+ * node costs per logical mesh, edge matrices by what they depend on,
+ * Pareto sets by stage structure, and the program key that names a
+ * stage's program up to its tensors' names.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -173,6 +175,100 @@ void shard_remember_structure(ApprofShardContext *ctx, ApprofHash128 k, const Pa
     e->choices = c;
     m->n++;
     m->bytes += n;
+}
+
+/* ---- edge matrices ---------------------------------------------------- */
+
+ApprofHash128 shard_edge_key(ApprofShardContext *ctx, const ShardStage *st, int op_p, int op_c,
+                             int in_slot)
+{
+    const ApprofGraph *g = st->g;
+    int t = g->ops[op_c].inputs[in_slot];
+    int j = shard_tensor_slot(g->ops[op_p].outputs, g->ops[op_p].n_outputs, t);
+    ApprofHash128 h;
+    if (!ctx->op_desc[op_p])
+        ctx->op_desc[op_p] = op_descriptor(g, op_p) | 1;
+    if (!ctx->op_desc[op_c])
+        ctx->op_desc[op_c] = op_descriptor(g, op_c) | 1;
+    approf_hash128_init(&h, 0xed6e);
+    int64_t w[6] = {(int64_t)ctx->op_desc[op_p], (int64_t)ctx->op_desc[op_c], in_slot, j,
+                    st->force, st->t_cons[t] == 1 && !st->t_out[t]};
+    approf_hash128_update(&h, w, sizeof w);
+    approf_hash128_update(&h, &st->mesh, sizeof st->mesh);
+    return h;
+}
+
+static EdgeEntry *edge_slot(EdgeMemo *m, ApprofHash128 key, int insert)
+{
+    if (insert && (m->n + 1) * 2 > m->cap) {
+        size_t ncap = m->cap ? m->cap * 2 : 1024;
+        EdgeEntry *ne = calloc(ncap, sizeof *ne);
+        if (!ne)
+            return NULL;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->e[i].used)
+                continue;
+            size_t k = (size_t)m->e[i].key.a & (ncap - 1);
+            while (ne[k].used)
+                k = (k + 1) & (ncap - 1);
+            ne[k] = m->e[i];
+        }
+        free(m->e);
+        m->e = ne;
+        m->cap = ncap;
+    }
+    if (!m->cap)
+        return NULL;
+    assert((m->cap & (m->cap - 1)) == 0);
+    size_t k = (size_t)key.a & (m->cap - 1);
+    while (m->e[k].used) {
+        if (m->e[k].key.a == key.a && m->e[k].key.b == key.b)
+            return &m->e[k];
+        k = (k + 1) & (m->cap - 1);
+    }
+    return insert ? &m->e[k] : NULL;
+}
+
+const double *shard_edge_find(const ApprofShardContext *ctx, ApprofHash128 k, int kp, int kc)
+{
+    EdgeEntry *e = edge_slot((EdgeMemo *)&ctx->ememo, k, 0);
+    /* a different shape under the same key would be a hash collision */
+    return e && e->kp == kp && e->kc == kc ? e->r : NULL;
+}
+
+/* Stores r under k; silently skipped past the byte cap or without memory,
+ * which only costs a later computation. */
+void shard_edge_remember(ApprofShardContext *ctx, ApprofHash128 k, int kp, int kc,
+                         const double *r)
+{
+    EdgeMemo *m = &ctx->ememo;
+    size_t n = (size_t)kp * (size_t)kc * sizeof(double);
+    if (m->bytes + n > SHARD_EDGE_MEMO_BYTES)
+        return;
+    double *c = malloc(n ? n : 1);
+    if (!c)
+        return;
+    EdgeEntry *e = edge_slot(m, k, 1);
+    if (!e || e->used) {
+        free(c);
+        return;
+    }
+    memcpy(c, r, n);
+    e->key = k;
+    e->used = 1;
+    e->kp = kp;
+    e->kc = kc;
+    e->r = c;
+    m->n++;
+    m->bytes += n;
+}
+
+void shard_edge_memo_free(EdgeMemo *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        free(m->e[i].r);
+    free(m->e);
+    memset(m, 0, sizeof *m);
 }
 
 int approf_shard_program_key(ApprofShardContext *ctx, const ApprofShardRequest *req,

@@ -55,6 +55,7 @@ void approf_shard_context_free(ApprofShardContext **ctx)
     for (size_t i = 0; i < (*ctx)->smemo.cap; i++)
         free((*ctx)->smemo.e[i].choices);
     free((*ctx)->smemo.e);
+    shard_edge_memo_free(&(*ctx)->ememo);
     for (int i = 0; i < (*ctx)->n_tables; i++)
         free((*ctx)->tables[i].cost);
     free(*ctx);
@@ -583,7 +584,16 @@ static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, const Approf
                 int p = st->g->tensors[op->inputs[i]].producer;
                 if (p < st->op_begin || p >= st->op_end)
                     continue;
-                rc = edge_matrix(st, p, st->op_begin + o, i, r);
+                int kp = st->ops[p - st->op_begin].k, kc = st->ops[o].k;
+                ApprofHash128 ek = shard_edge_key(ctx, st, p, st->op_begin + o, i);
+                const double *known = shard_edge_find(ctx, ek, kp, kc);
+                if (known) {
+                    memcpy(r, known, (size_t)kp * (size_t)kc * sizeof *r);
+                } else {
+                    rc = edge_matrix(st, p, st->op_begin + o, i, r);
+                    if (!rc)
+                        shard_edge_remember(ctx, ek, kp, kc, r);
+                }
                 if (!rc && approf_ilp_add_edge(ilp, p - st->op_begin, o, r) < 0)
                     rc = APPROF_ENOMEM;
                 if (rc)
