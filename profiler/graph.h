@@ -239,6 +239,10 @@ int approf_op_iter_space(const ApprofGraph *g, int op, ApprofIterSpace *out);
  * number of kernels written (<= APPROF_MAX_KERNELS) or a negative error. */
 int approf_op_kernels(const ApprofGraph *g, int op, const int64_t *local, int phase,
                       ApprofKernel *out, int max);
+/* The same, with the op's iteration space already at hand (sp: what
+ * approf_op_iter_space gives for op; the sharding's hot path keeps it). */
+int approf_op_kernels_in(const ApprofGraph *g, int op, const ApprofIterSpace *sp,
+                         const int64_t *local, int phase, ApprofKernel *out, int max);
 
 /* ---- layers ------------------------------------------------------------ */
 

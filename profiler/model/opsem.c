@@ -426,19 +426,31 @@ int approf_op_kernels(const ApprofGraph *g, int opi, const int64_t *local, int p
                       ApprofKernel *out, int max)
 {
     ApprofIterSpace sp;
-    const ApprofOp *op;
-    const ApprofTensor *x, *y;
-    ApprofKernel ks[APPROF_MAX_KERNELS];
-    int nk = 0, rc;
-    ApprofDtype dt;
-    double es;
-    int64_t loc[APPROF_MAX_ITER];
+    int rc;
 
     if (!g || opi < 0 || (size_t)opi >= g->n_ops || (phase != 0 && phase != 1) || (!out && max > 0))
         return APPROF_EINVAL;
     rc = approf_op_iter_space(g, opi, &sp);
     if (rc < 0)
         return rc;
+    return approf_op_kernels_in(g, opi, &sp, local, phase, out, max);
+}
+
+int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *spp,
+                         const int64_t *local, int phase, ApprofKernel *out, int max)
+{
+    const ApprofIterSpace sp = *spp;
+    const ApprofOp *op;
+    const ApprofTensor *x, *y;
+    ApprofKernel ks[APPROF_MAX_KERNELS];
+    int nk = 0;
+    ApprofDtype dt;
+    double es;
+    int64_t loc[APPROF_MAX_ITER];
+
+    if (!g || !spp || opi < 0 || (size_t)opi >= g->n_ops || (phase != 0 && phase != 1) ||
+        (!out && max > 0))
+        return APPROF_EINVAL;
     for (int i = 0; i < sp.n_iter; i++) {
         loc[i] = local ? local[i] : sp.size[i];
         if (loc[i] <= 0 || loc[i] > sp.size[i])

@@ -94,6 +94,7 @@ struct ApprofShardContext {
     NodeCostTable tables[SHARD_COST_TABLES];
     int n_tables, next_victim;
     uint64_t *op_desc;            /* per graph op: hash of what its costs depend on */
+    int *last_reader;             /* per tensor: the last op that reads it, -1 none */
     void *prog_scratch;           /* program.c's per-tensor scratch, all zero at rest */
     size_t prog_scratch_n;
     StructMemo smemo;

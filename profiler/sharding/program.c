@@ -631,7 +631,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         ApprofKernel k[APPROF_MAX_KERNELS];
         shard_local_sizes(&so->sp, s, m, local);
         for (int ph = 0; ph < 2 && !rc; ph++) {
-            int n = approf_op_kernels(g, so->op, local, ph, k, APPROF_MAX_KERNELS);
+            int n = approf_op_kernels_in(g, so->op, &so->sp, local, ph, k, APPROF_MAX_KERNELS);
             if (n < 0)
                 rc = n;
             for (int i = 0; i < n && !rc; i++)

@@ -51,6 +51,7 @@ void approf_shard_context_free(ApprofShardContext **ctx)
     free((*ctx)->spaces);
     free((*ctx)->space_state);
     free((*ctx)->op_desc);
+    free((*ctx)->last_reader);
     free((*ctx)->prog_scratch);
     for (size_t i = 0; i < (*ctx)->smemo.cap; i++)
         free((*ctx)->smemo.e[i].choices);
@@ -254,7 +255,7 @@ static double node_compute_cost(const ShardStage *st, int o, const ShardStrat *s
     double t = 0.0;
     shard_local_sizes(&so->sp, s, &st->mesh, local);
     for (int ph = 0; ph < 2; ph++) {
-        int n = approf_op_kernels(g, so->op, local, ph, k, APPROF_MAX_KERNELS);
+        int n = approf_op_kernels_in(g, so->op, &so->sp, local, ph, k, APPROF_MAX_KERNELS);
         if (n < 0)
             return INFINITY;
         for (int i = 0; i < n; i++)
@@ -415,7 +416,28 @@ void shard_stage_free(ShardStage *st)
 }
 
 /* Per-tensor facts of the stage the ILP and the program need. */
-static int stage_tensors(ShardStage *st)
+/* Per tensor, the last operator that reads it (-1: none), computed once
+ * per context: a tensor produced in a stage leaves it when it is read
+ * after the stage's last op (operators are in topological order). */
+static const int *last_readers(ApprofShardContext *ctx)
+{
+    const ApprofGraph *g = ctx->g;
+    if (ctx->last_reader)
+        return ctx->last_reader;
+    int *lr = malloc((g->n_tensors ? g->n_tensors : 1) * sizeof *lr);
+    if (!lr)
+        return NULL;
+    for (size_t t = 0; t < g->n_tensors; t++)
+        lr[t] = -1;
+    for (size_t o = 0; o < g->n_ops; o++)
+        for (int i = 0; i < g->ops[o].n_inputs; i++)
+            if (lr[g->ops[o].inputs[i]] < (int)o)
+                lr[g->ops[o].inputs[i]] = (int)o;
+    ctx->last_reader = lr;
+    return lr;
+}
+
+static int stage_tensors(ShardStage *st, const int *last_reader)
 {
     const ApprofGraph *g = st->g;
     size_t nt = g->n_tensors ? g->n_tensors : 1;
@@ -444,17 +466,9 @@ static int stage_tensors(ShardStage *st)
     }
     for (int o = st->op_begin; o < st->op_end; o++) {
         const ApprofOp *op = &g->ops[o];
-        for (int j = 0; j < op->n_outputs; j++)
-            if (st->t_cons[op->outputs[j]] == 0)
-                st->t_out[op->outputs[j]] = 1;
-    }
-    for (size_t o = 0; o < g->n_ops; o++) {
-        if ((int)o >= st->op_begin && (int)o < st->op_end)
-            continue;
-        for (int i = 0; i < g->ops[o].n_inputs; i++) {
-            int t = g->ops[o].inputs[i];
-            int p = g->tensors[t].producer;
-            if (p >= st->op_begin && p < st->op_end)
+        for (int j = 0; j < op->n_outputs; j++) {
+            int t = op->outputs[j];
+            if (st->t_cons[t] == 0 || last_reader[t] >= st->op_end)
                 st->t_out[t] = 1;
         }
     }
@@ -671,7 +685,8 @@ int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, Sh
     st.n_layers = req->end_layer - req->start_layer + 1;
     shard_mesh_init(&st.mesh, req->mesh_hosts, req->mesh_gpus, req->logical_a, req->logical_b);
     st.ops = calloc((size_t)(st.n_ops > 0 ? st.n_ops : 1), sizeof(ShardOp));
-    rc = st.ops ? stage_tensors(&st) : APPROF_ENOMEM;
+    const int *lr = last_readers(ctx);
+    rc = st.ops && lr ? stage_tensors(&st, lr) : APPROF_ENOMEM;
     *st_out = st;
     return rc;
 }
