@@ -29,6 +29,7 @@ struct Costdb {
     sqlite3 *sql;
     char *path;
     int readonly;
+    int version;          /* the file's schema version (a writer migrates to the latest) */
     int immutable;        /* opened with immutable=1 (a directory it cannot write) */
     int in_txn;           /* costdb_begin() is open */
     int savepoints;       /* depth of internal units (cdb_txn_enter) */

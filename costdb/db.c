@@ -449,6 +449,7 @@ static int setup(Costdb *db, int flags)
         sqlite3_exec(db->sql, cdb_sql_rollback, NULL, NULL, NULL);
     if (rc < 0)
         return rc;
+    db->version = version;
     if (db->readonly) {
         if (version == 0)
             return cdb_err(db, COSTDB_ENOTDB,
@@ -472,7 +473,10 @@ static int setup(Costdb *db, int flags)
     rc = cdb_exec(db, "PRAGMA foreign_keys=ON");
     if (rc < 0)
         return rc;
-    return migrate(db, version);
+    rc = migrate(db, version);
+    if (rc == 0)
+        db->version = COSTDB_SCHEMA_VERSION;
+    return rc;
 }
 
 int costdb_open(const char *path, int flags, Costdb **out, char *errbuf, size_t errlen)

@@ -22,6 +22,7 @@
 
 #include "costdb_int.h"
 #include "fnv.h"
+#include "placement_codec.h"
 
 static const char *const role_names[] = {"param", "input", "output"};
 
@@ -33,21 +34,35 @@ static const char *const role_names[] = {"param", "input", "output"};
  *             items sorted by role then tensor, tensor_index_k =
  *             d1 + ... + dk (about half the text: a sweep's placements are
  *             most of its database).
+ *   schema 7: a reference (items '', first_tensor, tail_id) to a shared
+ *             list in placement_tail in schema 6's encoding with its first
+ *             delta 0: tensor k is first_tensor + d2 + ... + dk.
  * A variant's placements are those of the lowest-index config of its
  * (logical mesh, force flag, memory level) group. */
-static const char sql_set_get[] =
-    "SELECT start_layer, end_layer, submesh_index, config_index, items FROM placement_set"
-    " WHERE sweep_id = ?1 AND start_layer = ?2 AND end_layer = ?3 AND submesh_index = ?4"
-    " AND config_index = coalesce(("
-    "   SELECT o.config_index FROM sweep_config c JOIN sweep_config o"
-    "   ON o.sweep_id = c.sweep_id AND o.submesh_index = c.submesh_index"
-    "   AND o.logical_a = c.logical_a AND o.logical_b = c.logical_b"
-    "   AND o.force_batch_dim IS c.force_batch_dim AND o.memory_level = c.memory_level"
-    "   WHERE c.sweep_id = ?1 AND c.submesh_index = ?4 AND c.config_index = ?5"
-    "   ORDER BY o.config_index LIMIT 1), ?5)";
-static const char sql_set_list[] =
-    "SELECT start_layer, end_layer, submesh_index, config_index, items FROM placement_set"
-    " WHERE sweep_id = ?1 ORDER BY submesh_index, start_layer, end_layer, config_index";
+#define SET_GET_WHERE                                                                      \
+    " WHERE s.sweep_id = ?1 AND s.start_layer = ?2 AND s.end_layer = ?3"                     \
+    " AND s.submesh_index = ?4 AND s.config_index = coalesce(("                               \
+    "   SELECT o.config_index FROM sweep_config c JOIN sweep_config o"                        \
+    "   ON o.sweep_id = c.sweep_id AND o.submesh_index = c.submesh_index"                     \
+    "   AND o.logical_a = c.logical_a AND o.logical_b = c.logical_b"                          \
+    "   AND o.force_batch_dim IS c.force_batch_dim AND o.memory_level = c.memory_level"       \
+    "   WHERE c.sweep_id = ?1 AND c.submesh_index = ?4 AND c.config_index = ?5"               \
+    "   ORDER BY o.config_index LIMIT 1), ?5)"
+#define SET_LIST_WHERE " WHERE s.sweep_id = ?1 ORDER BY s.submesh_index, s.start_layer, s.end_layer, s.config_index"
+/* Columns: the key, items, first_tensor, tail_id and the shared list;
+ * files before schema 7 (read-only readers do not migrate) have no
+ * references. */
+#define SET_COLS7                                                                          \
+    "SELECT s.start_layer, s.end_layer, s.submesh_index, s.config_index, s.items,"        \
+    " s.first_tensor, s.tail_id, t.items FROM placement_set s"                          \
+    " LEFT JOIN placement_tail t ON t.id = s.tail_id"
+#define SET_COLS6                                                                          \
+    "SELECT s.start_layer, s.end_layer, s.submesh_index, s.config_index, s.items,"        \
+    " NULL, NULL, NULL FROM placement_set s"
+static const char sql_set_get[] = SET_COLS7 SET_GET_WHERE;
+static const char sql_set_get6[] = SET_COLS6 SET_GET_WHERE;
+static const char sql_set_list[] = SET_COLS7 SET_LIST_WHERE;
+static const char sql_set_list6[] = SET_COLS6 SET_LIST_WHERE;
 static const char sql_tensor_all[] =
     "SELECT tensor_index, name_id, shape_id, dtype_id FROM placement_tensor"
     " WHERE sweep_id = ?1 ORDER BY tensor_index";
@@ -61,29 +76,43 @@ static const char sql_tensor_insert[] =
     " VALUES (?1, ?2, ?3, ?4, ?5)";
 static const char sql_set_insert[] =
     "INSERT OR REPLACE INTO placement_set (sweep_id, start_layer, end_layer, submesh_index,"
-    " config_index, items) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+    " config_index, items, first_tensor, tail_id) VALUES (?1, ?2, ?3, ?4, ?5, '', ?6, ?7)";
+static const char sql_tail_find[] = "SELECT id FROM placement_tail WHERE hash = ?1 AND items = ?2";
+static const char sql_tail_insert[] = "INSERT INTO placement_tail (hash, items) VALUES (?1, ?2)";
 
 /* ---- the connection's caches -------------------------------------------- */
 
-struct CdbPlacementCache {
+/* Text -> id, open addressing (cap a power of two). */
+typedef struct TextMap {
     struct {
         char *text;
         int64_t id;
-    } *texts;                       /* open addressing, cap a power of two */
-    size_t n_texts, cap_texts;
+    } *e;
+    size_t n, cap;
+} TextMap;
+
+struct CdbPlacementCache {
+    TextMap texts;                  /* placement_text */
+    TextMap tails;                  /* placement_tail */
     int64_t sweep_id;               /* whose tensors known[] describes */
     unsigned char *known;
     size_t n_known;
 };
+
+static void map_free(TextMap *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        free(m->e[i].text);
+    free(m->e);
+}
 
 void cdb_placement_cache_clear(Costdb *db)
 {
     CdbPlacementCache *c = db ? db->placement_cache : NULL;
     if (!c)
         return;
-    for (size_t i = 0; i < c->cap_texts; i++)
-        free(c->texts[i].text);
-    free(c->texts);
+    map_free(&c->texts);
+    map_free(&c->tails);
     free(c->known);
     free(c);
     db->placement_cache = NULL;
@@ -101,50 +130,50 @@ static CdbPlacementCache *cache_of(Costdb *db)
     return db->placement_cache;
 }
 
-/* The cached id of text, or 0. */
-static int64_t cached_text(CdbPlacementCache *c, const char *text)
+/* The id of text (hash h) in m, or 0. */
+static int64_t map_get(const TextMap *m, const char *text, uint64_t h)
 {
-    if (!c || !c->cap_texts)
+    if (!m->cap)
         return 0;
-    size_t k = (size_t)text_hash(text) & (c->cap_texts - 1);
-    while (c->texts[k].text) {
-        if (!strcmp(c->texts[k].text, text))
-            return c->texts[k].id;
-        k = (k + 1) & (c->cap_texts - 1);
+    size_t k = (size_t)h & (m->cap - 1);
+    while (m->e[k].text) {
+        if (!strcmp(m->e[k].text, text))
+            return m->e[k].id;
+        k = (k + 1) & (m->cap - 1);
     }
     return 0;
 }
 
-static void cache_text(CdbPlacementCache *c, const char *text, int64_t id)
+/* Remembers text -> id; a cache: without memory, a later miss costs a
+ * lookup. */
+static void map_put(TextMap *m, const char *text, uint64_t h, int64_t id)
 {
-    if (!c)
-        return;
-    if ((c->n_texts + 1) * 2 > c->cap_texts) {
-        size_t ncap = c->cap_texts ? c->cap_texts * 2 : 256;
-        __typeof__(c->texts) nt = calloc(ncap, sizeof *nt);
-        if (!nt)
-            return;  /* a cache: a miss costs a lookup */
-        for (size_t i = 0; i < c->cap_texts; i++) {
-            if (!c->texts[i].text)
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t ncap = m->cap ? m->cap * 2 : 256;
+        __typeof__(m->e) ne = calloc(ncap, sizeof *ne);
+        if (!ne)
+            return;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->e[i].text)
                 continue;
-            size_t k = (size_t)text_hash(c->texts[i].text) & (ncap - 1);
-            while (nt[k].text)
+            size_t k = (size_t)text_hash(m->e[i].text) & (ncap - 1);
+            while (ne[k].text)
                 k = (k + 1) & (ncap - 1);
-            nt[k] = c->texts[i];
+            ne[k] = m->e[i];
         }
-        free(c->texts);
-        c->texts = nt;
-        c->cap_texts = ncap;
+        free(m->e);
+        m->e = ne;
+        m->cap = ncap;
     }
     char *copy = strdup(text);
     if (!copy)
         return;
-    size_t k = (size_t)text_hash(text) & (c->cap_texts - 1);
-    while (c->texts[k].text)
-        k = (k + 1) & (c->cap_texts - 1);
-    c->texts[k].text = copy;
-    c->texts[k].id = id;
-    c->n_texts++;
+    size_t k = (size_t)h & (m->cap - 1);
+    while (m->e[k].text)
+        k = (k + 1) & (m->cap - 1);
+    m->e[k].text = copy;
+    m->e[k].id = id;
+    m->n++;
 }
 
 static int tensor_known(CdbPlacementCache *c, int64_t sweep_id, int t)
@@ -176,12 +205,14 @@ static void remember_tensor(CdbPlacementCache *c, int64_t sweep_id, int t)
 
 /* ---- writing -------------------------------------------------------------- */
 
+/* The id of text in placement_text (found, or inserted). */
 static int intern_text(Costdb *db, const char *text, int64_t *id)
 {
     CdbPlacementCache *c = cache_of(db);
     sqlite3_stmt *st = NULL;
+    uint64_t h = text_hash(text);
     int rc;
-    if ((*id = cached_text(c, text)) != 0)
+    if (c && (*id = map_get(&c->texts, text, h)) != 0)
         return 0;
     if ((rc = cdb_prepare(db, sql_text_find, &st)) < 0)
         return rc;
@@ -203,7 +234,45 @@ static int intern_text(Costdb *db, const char *text, int64_t *id)
             return rc;
         *id = sqlite3_last_insert_rowid(db->sql);
     }
-    cache_text(c, text, *id);
+    if (c)
+        map_put(&c->texts, text, h, *id);
+    return 0;
+}
+
+/* The id of a shared items list in placement_tail (found by its hash and
+ * text, or inserted). */
+static int intern_tail(Costdb *db, const char *items, int64_t *id)
+{
+    CdbPlacementCache *c = cache_of(db);
+    sqlite3_stmt *st = NULL;
+    uint64_t h = text_hash(items);
+    int rc;
+    if (c && (*id = map_get(&c->tails, items, h)) != 0)
+        return 0;
+    if ((rc = cdb_prepare(db, sql_tail_find, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, (int64_t)h);
+    cdb_bind_text(st, 2, items, 0);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *id = sqlite3_column_int64(st, 0);
+        cdb_release(st);
+    } else {
+        cdb_release(st);
+        if (rc != SQLITE_DONE)
+            return cdb_fail(db, rc, sql_tail_find);
+        if ((rc = cdb_prepare(db, sql_tail_insert, &st)) < 0)
+            return rc;
+        sqlite3_bind_int64(st, 1, (int64_t)h);
+        cdb_bind_text(st, 2, items, 0);
+        rc = cdb_exec_stmt(db, st, sql_tail_insert);
+        cdb_release(st);
+        if (rc < 0)
+            return rc;
+        *id = sqlite3_last_insert_rowid(db->sql);
+    }
+    if (c)
+        map_put(&c->tails, items, h, *id);
     return 0;
 }
 
@@ -279,45 +348,17 @@ static int same_stage(const CostdbPlacement *a, const CostdbPlacement *b)
            a->submesh_index == b->submesh_index && a->config_index == b->config_index;
 }
 
-/* Writes v in decimal at p (as %lld does); returns the end. */
-static char *put_int(char *p, int64_t v)
-{
-    char tmp[24];
-    int n = 0;
-    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    do
-        tmp[n++] = (char)('0' + u % 10);
-    while (u /= 10);
-    if (v < 0)
-        *p++ = '-';
-    while (n)
-        *p++ = tmp[--n];
-    return p;
-}
-
-/* Makes room for 80 more bytes in buf. */
-static int reserve(char **buf, size_t len, size_t *cap)
-{
-    if (len + 80 > *cap) {
-        size_t nc = *cap ? *cap * 2 : 4096;
-        char *nb = realloc(*buf, nc);
-        if (!nb)
-            return COSTDB_ENOMEM;
-        *buf = nb;
-        *cap = nc;
-    }
-    return 0;
-}
-
-/* One stage's set in schema 6's encoding: [n_param, n_input, n_output,
- * d1, spec1, ...] with tensor deltas, built without printf per item (a
- * sweep writes hundreds of thousands). rows are sorted by role, tensor. */
+/* One stage's set: its items in schema 6's encoding ([n_param, n_input,
+ * n_output, d1, spec1, ...], tensor deltas) with the first delta 0, stored
+ * once in placement_tail and referenced with the first tensor index
+ * (schema 7), built without printf per item (a sweep writes hundreds of
+ * thousands). rows are sorted by role, tensor. */
 static int put_stage(Costdb *db, int64_t sweep_id, const SortRow *rows, size_t n, char **buf,
                      size_t *cap)
 {
     sqlite3_stmt *st = NULL;
     size_t len, counts_at;
-    int64_t count[3] = {0, 0, 0}, prev = 0;
+    int64_t count[3] = {0, 0, 0}, prev = -1, first = 0, tail = 0;
     int rc;
     char *p;
     /* the counts are written last, into room left at the front */
@@ -331,31 +372,36 @@ static int put_stage(Costdb *db, int64_t sweep_id, const SortRow *rows, size_t n
             continue;
         if ((rc = ensure_tensor(db, sweep_id, rows[i].p)) < 0 ||
             (rc = intern_text(db, rows[i].p->sharding_spec, &spec)) < 0 ||
-            (rc = reserve(buf, len, cap)) < 0)
+            (rc = cdb_items_reserve(buf, len, cap)) < 0)
             return rc;
+        if (prev < 0)
+            first = prev = rows[i].p->tensor_index;
         p = *buf + len;
         *p++ = ',';
-        p = put_int(p, rows[i].p->tensor_index - prev);
+        p = cdb_put_int(p, rows[i].p->tensor_index - prev);
         *p++ = ',';
-        p = put_int(p, spec);
+        p = cdb_put_int(p, spec);
         len = (size_t)(p - *buf);
         prev = rows[i].p->tensor_index;
         count[rows[i].role]++;
     }
-    if ((rc = reserve(buf, len, cap)) < 0)
+    if ((rc = cdb_items_reserve(buf, len, cap)) < 0)
         return rc;
     (*buf)[len++] = ']';
+    (*buf)[len] = '\0';
     {
         char head[72], *h = head;
         *h++ = '[';
-        h = put_int(h, count[0]);
+        h = cdb_put_int(h, count[0]);
         *h++ = ',';
-        h = put_int(h, count[1]);
+        h = cdb_put_int(h, count[1]);
         *h++ = ',';
-        h = put_int(h, count[2]);
+        h = cdb_put_int(h, count[2]);
         counts_at = 72 - (size_t)(h - head);
         memcpy(*buf + counts_at, head, (size_t)(h - head));
     }
+    if ((rc = intern_tail(db, *buf + counts_at, &tail)) < 0)
+        return rc;
     if ((rc = cdb_prepare(db, sql_set_insert, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
@@ -363,7 +409,8 @@ static int put_stage(Costdb *db, int64_t sweep_id, const SortRow *rows, size_t n
     sqlite3_bind_int(st, 3, rows[0].p->end_layer);
     sqlite3_bind_int(st, 4, rows[0].p->submesh_index);
     sqlite3_bind_int(st, 5, rows[0].p->config_index);
-    sqlite3_bind_text(st, 6, *buf + counts_at, (int)(len - counts_at), SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, first);
+    sqlite3_bind_int64(st, 7, tail);
     rc = cdb_exec_stmt(db, st, sql_set_insert);
     cdb_release(st);
     return rc;
@@ -432,11 +479,6 @@ int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p
 }
 
 /* ---- reading -------------------------------------------------------------- */
-
-typedef struct Item {
-    int role;
-    int64_t tensor, spec;
-} Item;
 
 typedef struct TensorRow {
     int64_t tensor, name, shape, dtype;
@@ -539,128 +581,6 @@ static const char *find_text(const Dict *d, int64_t id)
     return lo < d->n_texts && d->texts[lo].id == id ? d->texts[lo].text : NULL;
 }
 
-/* Reads a JSON integer at *p (digits, an optional '-') of magnitude at most
- * 2^53; 0 or -1. */
-static int read_int(const char **p, int64_t *v)
-{
-    const char *s = *p;
-    int neg = 0;
-    uint64_t u = 0;
-    while (*s == ' ')
-        s++;
-    if (*s == '-') {
-        neg = 1;
-        s++;
-    }
-    if (*s < '0' || *s > '9')
-        return -1;
-    while (*s >= '0' && *s <= '9') {
-        u = u * 10 + (uint64_t)(*s++ - '0');
-        if (u > (UINT64_C(1) << 53))
-            return -1;
-    }
-    *v = neg ? -(int64_t)u : (int64_t)u;
-    *p = s;
-    return 0;
-}
-
-/* Expects c (after blanks) at *p. */
-static int expect(const char **p, char c)
-{
-    while (**p == ' ')
-        (*p)++;
-    if (**p != c)
-        return -1;
-    (*p)++;
-    return 0;
-}
-
-static int cmp_items(const void *a, const void *b)
-{
-    const Item *x = a, *y = b;
-    if (x->role != y->role)
-        return x->role < y->role ? -1 : 1;
-    return x->tensor < y->tensor ? -1 : x->tensor > y->tensor;
-}
-
-/* The items of one set in either encoding, sorted by role, tensor; -1 when
- * the text is neither. */
-static int decode_items(const char *s, Item **out, size_t *n)
-{
-    Item *it = NULL;
-    size_t cnt = 0, cap = 0;
-    const char *p = s;
-    int64_t v[3];
-    *out = NULL;
-    *n = 0;
-    if (expect(&p, '[') < 0)
-        return -1;
-    while (*p == ' ')
-        p++;
-    if (*p == ']') {                                  /* an empty set, schema 3 */
-        p++;
-    } else if (*p == '[') {                           /* schema 3 */
-        for (;;) {
-            if (expect(&p, '[') < 0 || read_int(&p, &v[0]) < 0 || expect(&p, ',') < 0 ||
-                read_int(&p, &v[1]) < 0 || expect(&p, ',') < 0 || read_int(&p, &v[2]) < 0 ||
-                expect(&p, ']') < 0 || v[0] < 0 || v[0] > 2)
-                goto bad;
-            if (cnt == cap) {
-                Item *ni = realloc(it, (cap = cap ? cap * 2 : 64) * sizeof *it);
-                if (!ni)
-                    goto bad;
-                it = ni;
-            }
-            it[cnt++] = (Item){(int)v[0], v[1], v[2]};
-            while (*p == ' ')
-                p++;
-            if (*p == ']') {
-                p++;
-                break;
-            }
-            if (expect(&p, ',') < 0)
-                goto bad;
-        }
-    } else {                                          /* schema 6 */
-        int64_t count[3], total, tensor = 0;
-        for (int k = 0; k < 3; k++)
-            if ((k && expect(&p, ',') < 0) || read_int(&p, &count[k]) < 0 || count[k] < 0 ||
-                count[k] > (INT64_C(1) << 32))
-                goto bad;
-        total = count[0] + count[1] + count[2];
-        /* each item takes at least four characters (",d,s"): no allocation
-         * larger than the text warrants */
-        if ((uint64_t)total > strlen(p) / 4 ||
-            (total > 0 && !(it = malloc((size_t)total * sizeof *it))))
-            goto bad;
-        for (int64_t k = 0; k < total; k++) {
-            int64_t d, spec;
-            if (expect(&p, ',') < 0 || read_int(&p, &d) < 0 || expect(&p, ',') < 0 ||
-                read_int(&p, &spec) < 0)
-                goto bad;
-            tensor += d;
-            /* every partial sum is a tensor index: no overflow past it */
-            if (tensor < 0 || tensor > INT32_MAX)
-                goto bad;
-            it[cnt++] = (Item){k < count[0] ? 0 : k < count[0] + count[1] ? 1 : 2, tensor, spec};
-        }
-        if (expect(&p, ']') < 0)
-            goto bad;
-    }
-    while (*p == ' ')
-        p++;
-    if (*p)
-        goto bad;
-    if (cnt > 1)
-        qsort(it, cnt, sizeof *it, cmp_items);
-    *out = it;
-    *n = cnt;
-    return 0;
-bad:
-    free(it);
-    return -1;
-}
-
 static int copy_field(Costdb *db, char *dst, size_t cap, const char *src, const char *field)
 {
     size_t n = strlen(src);
@@ -673,19 +593,34 @@ static int copy_field(Costdb *db, char *dst, size_t cap, const char *src, const 
 
 /* Appends the rows of the set in the current row of st to *out, labelled
  * with config when relabel (a variant reads its owner's set), else with the
- * set's own config. */
+ * set's own config. The row is the key, items, first_tensor, tail_id and
+ * the referenced list (SET_COLS7). */
 static int read_set(Costdb *db, sqlite3_stmt *st, const Dict *d, int relabel, int config,
                     CostdbPlacement **out, size_t *n, size_t *cap)
 {
-    Item *it = NULL;
+    CdbItem *it = NULL;
     size_t ni = 0;
     int rc = cdb_row_check(db, st), key[4];
     const unsigned char *items = sqlite3_column_text(st, 4);
+    int shared = sqlite3_column_type(st, 6) != SQLITE_NULL;
+    int64_t base = sqlite3_column_int64(st, 5);
     if (rc < 0)
         return rc;
     for (int c = 0; c < 4; c++)
         key[c] = sqlite3_column_int(st, c);
-    if (!items || decode_items((const char *)items, &it, &ni) < 0)
+    if (shared) {
+        items = sqlite3_column_text(st, 7);
+        if (!items)
+            return cdb_err(db, COSTDB_ECORRUPT, "%s: placement_set (layers %d-%d, submesh %d, "
+                           "config %d): tail_id %lld refers to a missing placement_tail",
+                           db->path, key[0], key[1], key[2], key[3],
+                           (long long)sqlite3_column_int64(st, 6));
+        if (sqlite3_column_type(st, 5) != SQLITE_INTEGER || base < 0)
+            return cdb_err(db, COSTDB_ECORRUPT, "%s: placement_set (layers %d-%d, submesh %d, "
+                           "config %d): first_tensor is not a tensor index", db->path, key[0],
+                           key[1], key[2], key[3]);
+    }
+    if (!items || cdb_items_decode((const char *)items, shared ? base : 0, &it, &ni) < 0)
         return cdb_err(db, COSTDB_ECORRUPT, "%s: placement_set (layers %d-%d, submesh %d, config "
                        "%d): items is not a placement list", db->path, key[0], key[1], key[2],
                        key[3]);
@@ -770,14 +705,15 @@ int costdb_placements_get(Costdb *db, int64_t sweep_id, int start, int end, int 
     int rc;
     if (!db || !out || !n)
         return COSTDB_EINVAL;
-    if ((rc = cdb_prepare(db, sql_set_get, &st)) < 0)
+    const char *sql = db->version >= 7 ? sql_set_get : sql_set_get6;
+    if ((rc = cdb_prepare(db, sql, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
     sqlite3_bind_int(st, 2, start);
     sqlite3_bind_int(st, 3, end);
     sqlite3_bind_int(st, 4, submesh);
     sqlite3_bind_int(st, 5, config);
-    return read_sets(db, st, sql_set_get, sweep_id, 1, config, out, n);
+    return read_sets(db, st, sql, sweep_id, 1, config, out, n);
 }
 
 int costdb_placements_list(Costdb *db, int64_t sweep_id, CostdbPlacement **out, size_t *n)
@@ -786,8 +722,9 @@ int costdb_placements_list(Costdb *db, int64_t sweep_id, CostdbPlacement **out, 
     int rc;
     if (!db || !out || !n)
         return COSTDB_EINVAL;
-    if ((rc = cdb_prepare(db, sql_set_list, &st)) < 0)
+    const char *sql = db->version >= 7 ? sql_set_list : sql_set_list6;
+    if ((rc = cdb_prepare(db, sql, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
-    return read_sets(db, st, sql_set_list, sweep_id, 0, 0, out, n);
+    return read_sets(db, st, sql, sweep_id, 0, 0, out, n);
 }

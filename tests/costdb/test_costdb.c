@@ -77,7 +77,7 @@ static void test_create(void)
 {
     Costdb *db = open_new("create.db");
     int v = -1;
-    CU_ASSERT_EQUAL(costdb_schema_version(), 6);
+    CU_ASSERT_EQUAL(costdb_schema_version(), 7);
     CU_ASSERT_EQUAL(costdb_file_version(db, &v), 0);
     CU_ASSERT_EQUAL(v, costdb_schema_version());
     CU_ASSERT_STRING_EQUAL(costdb_path(db), tu_path("create.db"));
@@ -160,8 +160,8 @@ static void test_refuse_newer(void)
     const char *p = tu_path("newer.db");
     char msg[128];
     tu_unlink_db(p);
-    CU_ASSERT_EQUAL_FATAL(tu_exec(p, "CREATE TABLE future (x); PRAGMA user_version = 7;"), 0);
-    snprintf(msg, sizeof msg, "%s: written by a newer approf (schema 7, this build knows %d)", p,
+    CU_ASSERT_EQUAL_FATAL(tu_exec(p, "CREATE TABLE future (x); PRAGMA user_version = 8;"), 0);
+    snprintf(msg, sizeof msg, "%s: written by a newer approf (schema 8, this build knows %d)", p,
              costdb_schema_version());
     expect_refused(p, 0, COSTDB_ETOONEW, msg);
     expect_refused(p, COSTDB_OPEN_READONLY, COSTDB_ETOONEW, msg);

@@ -133,7 +133,7 @@ static void test_bad_rows_and_damaged_sets(void)
     CU_ASSERT_EQUAL_FATAL(costdb_placements_put(db, id, &p, 1), 0);
     costdb_close(&db);
     /* a spec id that names no text */
-    CU_ASSERT_EQUAL_FATAL(tu_exec(tu_path("pl3.db"), "UPDATE placement_set SET items = '[[0,2,99999]]'"), 0);
+    CU_ASSERT_EQUAL_FATAL(tu_exec(tu_path("pl3.db"), "UPDATE placement_set SET items = '[[0,2,99999]]', first_tensor = NULL, tail_id = NULL"), 0);
     char err[512];
     CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path("pl3.db"), COSTDB_OPEN_NOCREATE, &db, err, sizeof err), 0);
     CU_ASSERT_EQUAL(costdb_placements_get(db, id, 0, 1, 0, 0, &out, &n), COSTDB_ECORRUPT);
@@ -146,7 +146,59 @@ static void test_bad_rows_and_damaged_sets(void)
     CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path("pl3.db"), COSTDB_OPEN_NOCREATE, &db, err, sizeof err), 0);
     CU_ASSERT(costdb_placements_get(db, id, 0, 1, 0, 0, &out, &n) < 0);
     free(out);
+    out = NULL;
     costdb_close(&db);
+    /* a reference to a shared list that is not there, and a damaged list
+     * (schema 7); the shell's sqlite3 does not enforce foreign keys */
+    p = row(1, 0, "param", 2, "S");
+    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path("pl3.db"), COSTDB_OPEN_NOCREATE, &db, err, sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_placements_put(db, id, &p, 1), 0);
+    costdb_close(&db);
+    CU_ASSERT_EQUAL_FATAL(tu_exec(tu_path("pl3.db"), "UPDATE placement_set SET tail_id = 99999"), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path("pl3.db"), COSTDB_OPEN_NOCREATE, &db, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(costdb_placements_get(db, id, 0, 1, 0, 0, &out, &n), COSTDB_ECORRUPT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "missing placement_tail"));
+    free(out);
+    out = NULL;
+    costdb_close(&db);
+    CU_ASSERT_EQUAL_FATAL(tu_exec(tu_path("pl3.db"), "UPDATE placement_set SET tail_id = "
+                                  "(SELECT max(id) FROM placement_tail); UPDATE placement_tail "
+                                  "SET items = '[1,0,0,-7,1]'"), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path("pl3.db"), COSTDB_OPEN_NOCREATE, &db, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(costdb_placements_get(db, id, 0, 1, 0, 0, &out, &n), COSTDB_ECORRUPT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "not a placement list"));
+    free(out);
+    costdb_close(&db);
+}
+
+/* Schema 7: sets whose items differ only by where their tensors start
+ * (ranges [i, j] and [i+1, j+1] of a transformer) share one stored list;
+ * a set with other specs gets its own. */
+static void test_shared_lists(void)
+{
+    Costdb *db = open_new("pl5.db");
+    int64_t id = make_sweep(db);
+    CostdbPlacement in[6] = {row(0, 0, "param", 3, "S1"), row(0, 0, "param", 10, "S2"),
+                             row(0, 0, "output", 12, "S1"), row(1, 0, "param", 13, "S1"),
+                             row(1, 0, "param", 20, "S2"), row(1, 0, "output", 22, "S1")};
+    CostdbPlacement other[2] = {row(1, 1, "param", 3, "S2"), row(1, 1, "param", 10, "S2")};
+    CostdbPlacement *out = NULL;
+    size_t n = 0;
+    in[3].start_layer = in[4].start_layer = in[5].start_layer = 1;
+    CU_ASSERT_EQUAL_FATAL(costdb_placements_put(db, id, in, 6), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_placements_put(db, id, other, 2), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_placements_get(db, id, 1, 1, 0, 0, &out, &n), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 3);
+    CU_ASSERT(out[0].tensor_index == 13 && out[1].tensor_index == 20 && out[2].tensor_index == 22);
+    CU_ASSERT_STRING_EQUAL(out[1].sharding_spec, "S2");
+    CU_ASSERT_STRING_EQUAL(out[2].role, "output");
+    free(out);
+    costdb_close(&db);
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl5.db"), "placement_set"), 3);
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl5.db"), "placement_tail"), 2);
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl5.db"), "placement WHERE start_layer = 1 AND "
+                             "tensor_index = 22 AND role = 'output' AND sharding_spec = 'S1'"), 1);
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl5.db"), "placement"), 8);
 }
 
 /* Schema 6 writes [n_param, n_input, n_output, d1, spec1, ...]; sets in
@@ -169,13 +221,35 @@ static void test_two_encodings(void)
     CU_ASSERT_STRING_EQUAL(a[1].sharding_spec, "S1");
     CU_ASSERT_STRING_EQUAL(a[3].role, "output");
     costdb_close(&db);
-    /* the stored text: counts 2, 1, 1; deltas 3, 7, -5, -3 */
+    /* the stored text (schema 7): a shared list with counts 2, 1, 1 and
+     * deltas 0, 7, -5, -3, referenced from tensor 3 */
     CU_ASSERT_EQUAL(tu_count(tu_path("pl4.db"),
-                             "placement_set WHERE items GLOB '[[]2,1,1,3,*,7,*,-5,*,-3,*]'"), 1);
+                             "placement_tail WHERE items GLOB '[[]2,1,1,0,*,7,*,-5,*,-3,*]'"), 1);
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl4.db"), "placement_set WHERE items = '' AND "
+                             "first_tensor = 3 AND tail_id IS NOT NULL"), 1);
     CU_ASSERT_EQUAL(tu_count(tu_path("pl4.db"), "placement WHERE tensor_index = 10 AND "
                              "role = 'param' AND sharding_spec = 'S1'"), 1);
     CU_ASSERT_EQUAL(tu_count(tu_path("pl4.db"), "placement WHERE tensor_index = 2 AND "
                              "role = 'output' AND sharding_spec = 'S3'"), 1);
+    /* the same set in schema 6's encoding (its own items, first delta 3) */
+    CU_ASSERT_EQUAL_FATAL(tu_exec(tu_path("pl4.db"), "UPDATE placement_set SET items = "
+                                  "replace((SELECT items FROM placement_tail), '[2,1,1,0,', "
+                                  "'[2,1,1,3,'), first_tensor = NULL, tail_id = NULL"), 0);
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl4.db"),
+                             "placement_set WHERE items GLOB '[[]2,1,1,3,*,7,*,-5,*,-3,*]'"), 1);
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl4.db"), "placement WHERE tensor_index = 10 AND "
+                             "role = 'param' AND sharding_spec = 'S1'"), 1);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path("pl4.db"), COSTDB_OPEN_READONLY, &db, err,
+                                      sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_placements_get(db, id, 0, 1, 0, 0, &b, &nb), 0);
+    CU_ASSERT_EQUAL_FATAL(nb, na);
+    for (size_t i = 0; i < na; i++) {
+        CU_ASSERT_EQUAL(a[i].tensor_index, b[i].tensor_index);
+        CU_ASSERT_STRING_EQUAL(a[i].sharding_spec, b[i].sharding_spec);
+    }
+    free(b);
+    b = NULL;
+    costdb_close(&db);
     /* the same set in schema 3's encoding */
     snprintf(items, sizeof items,
              "UPDATE placement_set SET items = (SELECT json_group_array(json_array("
@@ -210,7 +284,8 @@ int main(void)
     CU_add_test(suite, "a stage's set is replaced whole; last row wins", test_replace_and_order);
     CU_add_test(suite, "a rollback drops the writer's cached ids", test_rollback_drops_cached_ids);
     CU_add_test(suite, "bad rows refused; damaged sets are errors", test_bad_rows_and_damaged_sets);
-    CU_add_test(suite, "schema 6 and schema 3 encodings read alike", test_two_encodings);
+    CU_add_test(suite, "schema 7, 6 and 3 encodings read alike", test_two_encodings);
+    CU_add_test(suite, "shifted sets share one stored list", test_shared_lists);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
