@@ -620,7 +620,7 @@ static int read_set(Costdb *db, sqlite3_stmt *st, const Dict *d, int relabel, in
                            "config %d): first_tensor is not a tensor index", db->path, key[0],
                            key[1], key[2], key[3]);
     }
-    if (!items || cdb_items_decode((const char *)items, shared ? base : 0, &it, &ni) < 0)
+    if (!items || cdb_items_decode((const char *)items, shared, base, &it, &ni) < 0)
         return cdb_err(db, COSTDB_ECORRUPT, "%s: placement_set (layers %d-%d, submesh %d, config "
                        "%d): items is not a placement list", db->path, key[0], key[1], key[2],
                        key[3]);

@@ -81,7 +81,7 @@ static int cmp_items(const void *a, const void *b)
     return x->tensor < y->tensor ? -1 : x->tensor > y->tensor;
 }
 
-int cdb_items_decode(const char *s, int64_t base, CdbItem **out, size_t *n)
+int cdb_items_decode(const char *s, int shared, int64_t base, CdbItem **out, size_t *n)
 {
     CdbItem *it = NULL;
     size_t cnt = 0, cap = 0;
@@ -93,6 +93,8 @@ int cdb_items_decode(const char *s, int64_t base, CdbItem **out, size_t *n)
         return -1;
     while (*p == ' ')
         p++;
+    if (shared && (*p == ']' || *p == '['))           /* a shared list is schema 6's */
+        goto bad;
     if (*p == ']') {                                  /* an empty set, schema 3 */
         p++;
     } else if (*p == '[') {                           /* schema 3 */
@@ -118,7 +120,7 @@ int cdb_items_decode(const char *s, int64_t base, CdbItem **out, size_t *n)
                 goto bad;
         }
     } else {                                          /* schema 6 */
-        int64_t count[3], total, tensor = base;
+        int64_t count[3], total, tensor = shared ? base : 0;
         for (int k = 0; k < 3; k++)
             if ((k && expect(&p, ',') < 0) || read_int(&p, &count[k]) < 0 || count[k] < 0 ||
                 count[k] > (INT64_C(1) << 32))

@@ -168,6 +168,13 @@ static void test_bad_rows_and_damaged_sets(void)
     CU_ASSERT_EQUAL(costdb_placements_get(db, id, 0, 1, 0, 0, &out, &n), COSTDB_ECORRUPT);
     CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "not a placement list"));
     free(out);
+    out = NULL;
+    costdb_close(&db);
+    /* a shared list in schema 3's form, which would ignore first_tensor */
+    CU_ASSERT_EQUAL_FATAL(tu_exec(tu_path("pl3.db"), "UPDATE placement_tail SET items = '[[0,2,1]]'"), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path("pl3.db"), COSTDB_OPEN_NOCREATE, &db, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(costdb_placements_get(db, id, 0, 1, 0, 0, &out, &n), COSTDB_ECORRUPT);
+    free(out);
     costdb_close(&db);
 }
 

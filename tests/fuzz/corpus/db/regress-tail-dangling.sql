@@ -1,0 +1,1 @@
+UPDATE placement_set SET tail_id = 424242;
