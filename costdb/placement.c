@@ -205,18 +205,22 @@ static void remember_tensor(CdbPlacementCache *c, int64_t sweep_id, int t)
 
 /* ---- writing -------------------------------------------------------------- */
 
-/* The id of text in placement_text (found, or inserted). */
-static int intern_text(Costdb *db, const char *text, int64_t *id)
+/* The id of text in a table of texts (found, or inserted, and remembered
+ * in map): placement_text, found by its text, or placement_tail, found
+ * by its hash and text (hashed: with_hash). */
+static int intern_in(Costdb *db, TextMap *map, const char *sql_find, const char *sql_insert,
+                     int with_hash, const char *text, int64_t *id)
 {
-    CdbPlacementCache *c = cache_of(db);
     sqlite3_stmt *st = NULL;
     uint64_t h = text_hash(text);
-    int rc;
-    if (c && (*id = map_get(&c->texts, text, h)) != 0)
+    int rc, at = with_hash ? 2 : 1;
+    if (map && (*id = map_get(map, text, h)) != 0)
         return 0;
-    if ((rc = cdb_prepare(db, sql_text_find, &st)) < 0)
+    if ((rc = cdb_prepare(db, sql_find, &st)) < 0)
         return rc;
-    cdb_bind_text(st, 1, text, 0);
+    if (with_hash)
+        sqlite3_bind_int64(st, 1, (int64_t)h);
+    cdb_bind_text(st, at, text, 0);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         *id = sqlite3_column_int64(st, 0);
@@ -224,56 +228,34 @@ static int intern_text(Costdb *db, const char *text, int64_t *id)
     } else {
         cdb_release(st);
         if (rc != SQLITE_DONE)
-            return cdb_fail(db, rc, sql_text_find);
-        if ((rc = cdb_prepare(db, sql_text_insert, &st)) < 0)
+            return cdb_fail(db, rc, sql_find);
+        if ((rc = cdb_prepare(db, sql_insert, &st)) < 0)
             return rc;
-        cdb_bind_text(st, 1, text, 0);
-        rc = cdb_exec_stmt(db, st, sql_text_insert);
+        if (with_hash)
+            sqlite3_bind_int64(st, 1, (int64_t)h);
+        cdb_bind_text(st, at, text, 0);
+        rc = cdb_exec_stmt(db, st, sql_insert);
         cdb_release(st);
         if (rc < 0)
             return rc;
         *id = sqlite3_last_insert_rowid(db->sql);
     }
-    if (c)
-        map_put(&c->texts, text, h, *id);
+    if (map)
+        map_put(map, text, h, *id);
     return 0;
 }
 
-/* The id of a shared items list in placement_tail (found by its hash and
- * text, or inserted). */
+static int intern_text(Costdb *db, const char *text, int64_t *id)
+{
+    CdbPlacementCache *c = cache_of(db);
+    return intern_in(db, c ? &c->texts : NULL, sql_text_find, sql_text_insert, 0, text, id);
+}
+
+/* A shared items list (schema 7). */
 static int intern_tail(Costdb *db, const char *items, int64_t *id)
 {
     CdbPlacementCache *c = cache_of(db);
-    sqlite3_stmt *st = NULL;
-    uint64_t h = text_hash(items);
-    int rc;
-    if (c && (*id = map_get(&c->tails, items, h)) != 0)
-        return 0;
-    if ((rc = cdb_prepare(db, sql_tail_find, &st)) < 0)
-        return rc;
-    sqlite3_bind_int64(st, 1, (int64_t)h);
-    cdb_bind_text(st, 2, items, 0);
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        *id = sqlite3_column_int64(st, 0);
-        cdb_release(st);
-    } else {
-        cdb_release(st);
-        if (rc != SQLITE_DONE)
-            return cdb_fail(db, rc, sql_tail_find);
-        if ((rc = cdb_prepare(db, sql_tail_insert, &st)) < 0)
-            return rc;
-        sqlite3_bind_int64(st, 1, (int64_t)h);
-        cdb_bind_text(st, 2, items, 0);
-        rc = cdb_exec_stmt(db, st, sql_tail_insert);
-        cdb_release(st);
-        if (rc < 0)
-            return rc;
-        *id = sqlite3_last_insert_rowid(db->sql);
-    }
-    if (c)
-        map_put(&c->tails, items, h, *id);
-    return 0;
+    return intern_in(db, c ? &c->tails : NULL, sql_tail_find, sql_tail_insert, 1, items, id);
 }
 
 static int ensure_tensor(Costdb *db, int64_t sweep_id, const CostdbPlacement *p)

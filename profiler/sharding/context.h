@@ -46,9 +46,16 @@ typedef struct NodeCostTable {
  * term for term, so the same Pareto set (a transformer's interior ranges
  * [i, j] and [i+1, j+1]). The key is computed in one pass over the stage's
  * ops; a hit skips the node costs, the edge matrices and the ILP. */
-typedef struct StructEntry {
+/* The head of an entry of an open-addressing table keyed by a 128-bit
+ * hash (memo.c's shard_memo_slot). */
+typedef struct MemoSlot {
     ApprofHash128 key;
-    int used, n_ops, n_points;
+    int used;
+} MemoSlot;
+
+typedef struct StructEntry {
+    MemoSlot s;
+    int n_ops, n_points;
     double times[SHARD_MAX_LEVELS];
     unsigned char *choices;       /* n_points * n_ops strategy indices */
 } StructEntry;
@@ -68,8 +75,8 @@ typedef struct StructMemo {
  * not a stage output). The same edge of every layer of a transformer, on
  * one mesh, is computed once for all the ranges that hold it. */
 typedef struct EdgeEntry {
-    ApprofHash128 key;
-    int used, kp, kc;
+    MemoSlot s;
+    int kp, kc;
     double *r;                    /* kp * kc seconds */
 } EdgeEntry;
 

@@ -117,34 +117,48 @@ ApprofHash128 shard_struct_key(ApprofShardContext *ctx, const ShardStage *st, in
     return h;
 }
 
-StructEntry *shard_smemo_slot(StructMemo *m, ApprofHash128 key, int insert)
+/* The entry of key in the table *tab of *cap entries of esize bytes, each
+ * beginning with a MemoSlot (cap a power of two, kept at most half full),
+ * or with insert a free entry for it, the table grown from first_cap as
+ * needed; NULL when absent, or out of memory. */
+static void *shard_memo_slot(void **tab, size_t *n, size_t *cap, size_t esize, size_t first_cap,
+                             ApprofHash128 key, int insert)
 {
-    if (insert && (m->n + 1) * 2 > m->cap) {
-        size_t ncap = m->cap ? m->cap * 2 : 256;
-        StructEntry *ne = calloc(ncap, sizeof *ne);
+    unsigned char *e = *tab;
+#define SLOT(base, i) ((MemoSlot *)((base) + (i) * esize))
+    if (insert && (*n + 1) * 2 > *cap) {
+        size_t ncap = *cap ? *cap * 2 : first_cap;
+        unsigned char *ne = calloc(ncap, esize);
         if (!ne)
             return NULL;
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->e[i].used)
+        for (size_t i = 0; i < *cap; i++) {
+            if (!SLOT(e, i)->used)
                 continue;
-            size_t k = (size_t)m->e[i].key.a & (ncap - 1);
-            while (ne[k].used)
+            size_t k = (size_t)SLOT(e, i)->key.a & (ncap - 1);
+            while (SLOT(ne, k)->used)
                 k = (k + 1) & (ncap - 1);
-            ne[k] = m->e[i];
+            memcpy(SLOT(ne, k), SLOT(e, i), esize);
         }
-        free(m->e);
-        m->e = ne;
-        m->cap = ncap;
+        free(e);
+        *tab = e = ne;
+        *cap = ncap;
     }
-    if (!m->cap)
+    if (!*cap)
         return NULL;
-    size_t k = (size_t)key.a & (m->cap - 1);
-    while (m->e[k].used) {
-        if (m->e[k].key.a == key.a && m->e[k].key.b == key.b)
-            return &m->e[k];
-        k = (k + 1) & (m->cap - 1);
+    assert((*cap & (*cap - 1)) == 0);
+    size_t k = (size_t)key.a & (*cap - 1);
+    while (SLOT(e, k)->used) {
+        if (SLOT(e, k)->key.a == key.a && SLOT(e, k)->key.b == key.b)
+            return SLOT(e, k);
+        k = (k + 1) & (*cap - 1);
     }
-    return insert ? &m->e[k] : NULL;
+    return insert ? SLOT(e, k) : NULL;
+#undef SLOT
+}
+
+StructEntry *shard_smemo_slot(StructMemo *m, ApprofHash128 key, int insert)
+{
+    return shard_memo_slot((void **)&m->e, &m->n, &m->cap, sizeof *m->e, 256, key, insert);
 }
 
 /* Stores the memo's Pareto set under structure key k (strategy indices fit
@@ -161,14 +175,14 @@ void shard_remember_structure(ApprofShardContext *ctx, ApprofHash128 k, const Pa
     if (!c)
         return;
     StructEntry *e = shard_smemo_slot(m, k, 1);
-    if (!e || e->used) {
+    if (!e || e->s.used) {
         free(c);
         return;
     }
     for (size_t i = 0; i < n; i++)
         c[i] = (unsigned char)memo->choices[i];
-    e->key = k;
-    e->used = 1;
+    e->s.key = k;
+    e->s.used = 1;
     e->n_ops = memo->n_ops;
     e->n_points = memo->n_points;
     memcpy(e->times, memo->times, sizeof e->times);
@@ -200,33 +214,7 @@ ApprofHash128 shard_edge_key(ApprofShardContext *ctx, const ShardStage *st, int 
 
 static EdgeEntry *edge_slot(EdgeMemo *m, ApprofHash128 key, int insert)
 {
-    if (insert && (m->n + 1) * 2 > m->cap) {
-        size_t ncap = m->cap ? m->cap * 2 : 1024;
-        EdgeEntry *ne = calloc(ncap, sizeof *ne);
-        if (!ne)
-            return NULL;
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->e[i].used)
-                continue;
-            size_t k = (size_t)m->e[i].key.a & (ncap - 1);
-            while (ne[k].used)
-                k = (k + 1) & (ncap - 1);
-            ne[k] = m->e[i];
-        }
-        free(m->e);
-        m->e = ne;
-        m->cap = ncap;
-    }
-    if (!m->cap)
-        return NULL;
-    assert((m->cap & (m->cap - 1)) == 0);
-    size_t k = (size_t)key.a & (m->cap - 1);
-    while (m->e[k].used) {
-        if (m->e[k].key.a == key.a && m->e[k].key.b == key.b)
-            return &m->e[k];
-        k = (k + 1) & (m->cap - 1);
-    }
-    return insert ? &m->e[k] : NULL;
+    return shard_memo_slot((void **)&m->e, &m->n, &m->cap, sizeof *m->e, 1024, key, insert);
 }
 
 const double *shard_edge_find(const ApprofShardContext *ctx, ApprofHash128 k, int kp, int kc)
@@ -249,13 +237,13 @@ void shard_edge_remember(ApprofShardContext *ctx, ApprofHash128 k, int kp, int k
     if (!c)
         return;
     EdgeEntry *e = edge_slot(m, k, 1);
-    if (!e || e->used) {
+    if (!e || e->s.used) {
         free(c);
         return;
     }
     memcpy(c, r, n);
-    e->key = k;
-    e->used = 1;
+    e->s.key = k;
+    e->s.used = 1;
     e->kp = kp;
     e->kc = kc;
     e->r = c;
