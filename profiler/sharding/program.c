@@ -16,30 +16,8 @@
 #include "costdb.h"
 #include "costdb_text.h"
 #include "sharding/internal.h"
+#include "sharding/program_int.h"
 #include "sharding/sharding.h"
-
-typedef struct TInfo {
-    ShardLayout L;
-    int set;          /* layout known */
-    int in_range;     /* produced inside the stage */
-    int used;         /* consumed inside the stage */
-    int stage_out;    /* produced inside, consumed after the stage or never */
-    int saved;        /* the backward pass reads it */
-    int keep;         /* kept from forward to backward (saved, less what is recomputed) */
-    int bwd_read;     /* a parameter the backward module reads (bwd_reads_param) */
-    int last_use;     /* last consuming op inside the stage */
-    double local;     /* bytes per device */
-    /* Distinct layouts its consumers inside the stage want it in: each is
-     * resharded once and shared (a gather of a tensor three matmuls read
-     * is one gather, as in a fused QKV projection). */
-    struct {
-        ShardLayout lc;
-        int partial[2];
-        int regather;  /* some consumer in this layout reads it in the backward */
-        int op, slot;  /* the first consumer: it issues the collectives */
-    } use[4];
-    int n_use;
-} TInfo;
 
 /* Layout consumer o (stage-local) wants input slot i in, and on which axes
  * its input gradient is a partial sum. */
@@ -118,7 +96,7 @@ static int push_kernel(ApprofStageProgram *p, int ph, size_t *cap, const ApprofK
     return 0;
 }
 
-static int push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofCollective *c)
+int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofCollective *c)
 {
     if (c->group_size <= 1 || !(c->bytes > 0))
         return 0;
@@ -420,118 +398,6 @@ static double recompute_temp(const ShardStage *st, const TInfo *ti, const int *b
 /* Share of the stage's parameter bytes read first by its largest single
  * operator: ZeRO-3 gathers parameters module by module (DeepSpeed's
  * stage-3 hooks; docs/variants.md). */
-/* The parameter bytes of operator o of the stage (those it is the first
- * to read, so a tied parameter counts once). */
-static double op_param_bytes(const ShardStage *st, const TInfo *ti, int o)
-{
-    const ApprofGraph *g = st->g;
-    double sum = 0.0;
-    for (int i = 0; i < g->ops[o].n_inputs; i++) {
-        int t = g->ops[o].inputs[i];
-        if (g->tensors[t].role == APPROF_TENSOR_PARAM && st->t_first[t] == o)
-            sum += ti[t].local;
-    }
-    return sum;
-}
-
-/* The largest operator's share of the stage's parameter bytes. */
-static double largest_op_share(const ShardStage *st, const TInfo *ti)
-{
-    double total = 0.0, worst = 0.0;
-    for (int o = st->op_begin; o < st->op_end; o++) {
-        double sum = op_param_bytes(st, ti, o);
-        total += sum;
-        if (sum > worst)
-            worst = sum;
-    }
-    return total > 0.0 ? worst / total : 1.0;
-}
-
-/* ZeRO-3's parameter all-gathers in phase ph: one per module (an operator
- * that holds parameters), as DeepSpeed's stage-3 hooks fetch each
- * submodule's parameters before it runs, each of its share of the S bytes
- * (so the bandwidth terms add up to one gather of S, and the per-step ring
- * latency is paid once per module). */
-static int push_module_gathers(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
-                               int ph, size_t *cap, const ApprofCollective *c, double S)
-{
-    double total = 0.0;
-    int rc = 0;
-    for (int o = st->op_begin; o < st->op_end; o++)
-        total += op_param_bytes(st, ti, o);
-    if (!(total > 0.0)) {
-        ApprofCollective one = *c;
-        one.bytes = S;
-        return push_coll(p, ph, cap, &one);
-    }
-    for (int o = st->op_begin; o < st->op_end && !rc; o++) {
-        double sum = op_param_bytes(st, ti, o);
-        ApprofCollective m = *c;
-        if (!(sum > 0.0))
-            continue;
-        m.bytes = S * (sum / total);
-        rc = push_coll(p, ph, cap, &m);
-    }
-    return rc;
-}
-
-/* ZeRO over the gradient-synchronisation group (docs/variants.md): the
- * apply-grad collectives, the optimizer bytes, and for ZeRO >= 1 the
- * optimizer state, >= 2 the gradients (reduce-scattered every
- * micro-batch), 3 the parameters (all-gathered before the forward and the
- * backward, one module at a time) divided by the group size G. read_share
- * is the part of the parameter bytes the backward module reads.
- * APPROF_ENOVARIANT for ZeRO >= 1 without replicas (G = 1). */
-static int apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
-                      double param_elems, double read_share, size_t *ccap)
-{
-    const ApprofCollective *gs = &p->grad_sync;
-    int G = gs->group_size > 1 && gs->bytes > 0 ? gs->group_size : 1, z = st->zero, rc = 0;
-    /* a parameter read by several ops (tied embeddings) is counted once */
-    double S = G > 1 ? fmin(gs->bytes, (double)p->param_bytes) : 0.0, esize = (double)approf_dtype_size(st->g->dtype);
-    double S_elems = S / esize, per_elem = 8.0 + (st->g->dtype == APPROF_F32 ? 0.0 : 4.0);
-    double cut = S * (1.0 - 1.0 / G);
-    ApprofCollective c = *gs;
-    c.bytes = S;
-    if (z > 0 && G <= 1)
-        return APPROF_ENOVARIANT;
-    p->n_apply_colls = 0;
-    if (G > 1) {
-        c.kind = z == 0 ? APPROF_COLL_ALL_REDUCE : APPROF_COLL_REDUCE_SCATTER;
-        if (z <= 1)
-            p->apply_colls[p->n_apply_colls++] = c;
-        c.kind = APPROF_COLL_ALL_GATHER;
-        if (z == 1 || z == 2)
-            p->apply_colls[p->n_apply_colls++] = c;
-    }
-    if (z >= 1)
-        p->initial_size -= (int64_t)llround(S_elems * per_elem * (1.0 - 1.0 / G));
-    if (z >= 2) {
-        /* the backward's accumulation buffers (invar, outvar, donated) */
-        p->invar_size[1] -= (int64_t)llround(cut);
-        p->outvar_size[1] -= (int64_t)llround(cut);
-        p->donated_size[1] -= (int64_t)llround(cut);
-        c.kind = APPROF_COLL_REDUCE_SCATTER;
-        rc = push_coll(p, 1, &ccap[1], &c);
-    }
-    if (z == 3 && !rc) {
-        /* the gathered module and the next one prefetched; in the
-         * backward also the module's full gradient before its
-         * reduce-scatter */
-        double module = S * largest_op_share(st, ti);
-        p->invar_size[0] -= (int64_t)llround(cut);
-        p->invar_size[1] -= (int64_t)llround(cut * read_share);
-        p->temp_buffer_size[0] += (int64_t)llround(2.0 * module);
-        p->temp_buffer_size[1] += (int64_t)llround(3.0 * module);
-        c.kind = APPROF_COLL_ALL_GATHER;
-        rc = push_module_gathers(st, ti, p, 0, &ccap[0], &c, S);
-        if (!rc)
-            rc = push_module_gathers(st, ti, p, 1, &ccap[1], &c, S);
-    }
-    p->optimizer_bytes = (param_elems - S_elems + S_elems / (z >= 1 ? G : 1)) * (24.0 + esize);
-    return rc;
-}
-
 int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
 {
     const ApprofGraph *g = st->g;
@@ -660,7 +526,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                     if (shard_fuses_to_reduce_scatter(st, t, x, ti[t].L, lc, 1))
                         c.kind = APPROF_COLL_REDUCE_SCATTER;
                 }
-                rc = push_coll(p, 0, &ccap[0], &c);
+                rc = shard_push_coll(p, 0, &ccap[0], &c);
             }
         }
         for (int i = 0; i < op->n_inputs && !rc; i++) {
@@ -690,9 +556,9 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                 int nf, nb;
                 shard_reshard(m, t, lp, lc, partial, regather, f, &nf, b, &nb);
                 for (int q = 0; q < nf && !rc; q++)
-                    rc = push_coll(p, 0, &ccap[0], &f[q]);
+                    rc = shard_push_coll(p, 0, &ccap[0], &f[q]);
                 for (int q = 0; q < nb && !rc; q++)
-                    rc = push_coll(p, 1, &ccap[1], &b[q]);
+                    rc = shard_push_coll(p, 1, &ccap[1], &b[q]);
                 continue;
             }
             if (t->role == APPROF_TENSOR_INPUT)
@@ -707,7 +573,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                 } else {
                     ApprofCollective c = {APPROF_COLL_ALL_REDUCE, x ? APPROF_AXIS1 : APPROF_AXIS0,
                                           m->n[x], m->cross[x], bytes, so->op, m->hosts[x]};
-                    rc = push_coll(p, 1, &ccap[1], &c);
+                    rc = shard_push_coll(p, 1, &ccap[1], &c);
                 }
             }
         }
@@ -718,7 +584,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         const ApprofCollective c = p->colls[0][i];
         if (st->recompute == COSTDB_RECOMPUTE_FULL ||
             (c.op >= st->op_begin && c.op < st->op_end && recomp[c.op - st->op_begin]))
-            rc = push_coll(p, 1, &ccap[1], &c);
+            rc = shard_push_coll(p, 1, &ccap[1], &c);
     }
     if (rc)
         goto cleanup;
@@ -804,7 +670,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     /* Adam: two f32 moments, plus an f32 master copy for 16-bit training. */
     double per_elem = 8.0 + (g->dtype == APPROF_F32 ? 0.0 : 4.0);
     p->initial_size = (int64_t)llround(param_elems * per_elem);
-    rc = apply_zero(st, ti, p, param_elems, params > 0.0 ? params_read / params : 0.0, ccap);
+    rc = shard_apply_zero(st, ti, p, param_elems, params > 0.0 ? params_read / params : 0.0, ccap);
     if (rc)
         goto cleanup;
     /* Alpa: temp = peak - invars - outvars + donated */

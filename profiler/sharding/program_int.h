@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the stage program's builder (program.c) shares with its ZeRO part
+ * (program_zero.c): the per-tensor facts of a stage and the collective
+ * list.
+ */
+#ifndef APPROF_SHARDING_PROGRAM_INT_H
+#define APPROF_SHARDING_PROGRAM_INT_H
+
+#include <stddef.h>
+
+#include "sharding/internal.h"
+#include "sharding/sharding.h"
+
+typedef struct TInfo {
+    ShardLayout L;
+    int set;          /* layout known */
+    int in_range;     /* produced inside the stage */
+    int used;         /* consumed inside the stage */
+    int stage_out;    /* produced inside, consumed after the stage or never */
+    int saved;        /* the backward pass reads it */
+    int keep;         /* kept from forward to backward (saved, less what is recomputed) */
+    int bwd_read;     /* a parameter the backward module reads (bwd_reads_param) */
+    int last_use;     /* last consuming op inside the stage */
+    double local;     /* bytes per device */
+    /* Distinct layouts its consumers inside the stage want it in: each is
+     * resharded once and shared (a gather of a tensor three matmuls read
+     * is one gather, as in a fused QKV projection). */
+    struct {
+        ShardLayout lc;
+        int partial[2];
+        int regather;  /* some consumer in this layout reads it in the backward */
+        int op, slot;  /* the first consumer: it issues the collectives */
+    } use[4];
+    int n_use;
+} TInfo;
+
+/* Appends c to phase ph's collectives (a group of one or no bytes is
+ * nothing); 0 or APPROF_ENOMEM. */
+int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofCollective *c);
+
+/* ZeRO over the gradient-synchronisation group (program_zero.c). */
+int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                     double param_elems, double read_share, size_t *ccap);
+
+#endif

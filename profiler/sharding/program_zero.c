@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ZeRO in the stage program (docs/variants.md, "ZeRO"): what sharding the
+ * optimizer state, the gradients and the parameters over the
+ * gradient-synchronisation group changes in the memory fields, the
+ * apply-grad collectives and the per-micro-batch collectives.
+ */
+#include <math.h>
+
+#include "sharding/program_int.h"
+
+/* The parameter bytes of operator o of the stage (those it is the first
+ * to read, so a tied parameter counts once). */
+static double op_param_bytes(const ShardStage *st, const TInfo *ti, int o)
+{
+    const ApprofGraph *g = st->g;
+    double sum = 0.0;
+    for (int i = 0; i < g->ops[o].n_inputs; i++) {
+        int t = g->ops[o].inputs[i];
+        if (g->tensors[t].role == APPROF_TENSOR_PARAM && st->t_first[t] == o)
+            sum += ti[t].local;
+    }
+    return sum;
+}
+
+/* The largest operator's share of the stage's parameter bytes. */
+static double largest_op_share(const ShardStage *st, const TInfo *ti)
+{
+    double total = 0.0, worst = 0.0;
+    for (int o = st->op_begin; o < st->op_end; o++) {
+        double sum = op_param_bytes(st, ti, o);
+        total += sum;
+        if (sum > worst)
+            worst = sum;
+    }
+    return total > 0.0 ? worst / total : 1.0;
+}
+
+/* ZeRO-3's parameter all-gathers in phase ph: one per module (an operator
+ * that holds parameters), as DeepSpeed's stage-3 hooks fetch each
+ * submodule's parameters before it runs, each of its share of the S bytes
+ * (so the bandwidth terms add up to one gather of S, and the per-step ring
+ * latency is paid once per module). */
+static int push_module_gathers(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                               int ph, size_t *cap, const ApprofCollective *c, double S)
+{
+    double total = 0.0;
+    int rc = 0;
+    for (int o = st->op_begin; o < st->op_end; o++)
+        total += op_param_bytes(st, ti, o);
+    if (!(total > 0.0)) {
+        ApprofCollective one = *c;
+        one.bytes = S;
+        return shard_push_coll(p, ph, cap, &one);
+    }
+    for (int o = st->op_begin; o < st->op_end && !rc; o++) {
+        double sum = op_param_bytes(st, ti, o);
+        ApprofCollective m = *c;
+        if (!(sum > 0.0))
+            continue;
+        m.bytes = S * (sum / total);
+        rc = shard_push_coll(p, ph, cap, &m);
+    }
+    return rc;
+}
+
+/* ZeRO over the gradient-synchronisation group (docs/variants.md): the
+ * apply-grad collectives, the optimizer bytes, and for ZeRO >= 1 the
+ * optimizer state, >= 2 the gradients (reduce-scattered every
+ * micro-batch), 3 the parameters (all-gathered before the forward and the
+ * backward, one module at a time) divided by the group size G. read_share
+ * is the part of the parameter bytes the backward module reads.
+ * APPROF_ENOVARIANT for ZeRO >= 1 without replicas (G = 1). */
+int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                     double param_elems, double read_share, size_t *ccap)
+{
+    const ApprofCollective *gs = &p->grad_sync;
+    int G = gs->group_size > 1 && gs->bytes > 0 ? gs->group_size : 1, z = st->zero, rc = 0;
+    /* a parameter read by several ops (tied embeddings) is counted once */
+    double S = G > 1 ? fmin(gs->bytes, (double)p->param_bytes) : 0.0, esize = (double)approf_dtype_size(st->g->dtype);
+    double S_elems = S / esize, per_elem = 8.0 + (st->g->dtype == APPROF_F32 ? 0.0 : 4.0);
+    double cut = S * (1.0 - 1.0 / G);
+    ApprofCollective c = *gs;
+    c.bytes = S;
+    if (z > 0 && G <= 1)
+        return APPROF_ENOVARIANT;
+    p->n_apply_colls = 0;
+    if (G > 1) {
+        c.kind = z == 0 ? APPROF_COLL_ALL_REDUCE : APPROF_COLL_REDUCE_SCATTER;
+        if (z <= 1)
+            p->apply_colls[p->n_apply_colls++] = c;
+        c.kind = APPROF_COLL_ALL_GATHER;
+        if (z == 1 || z == 2)
+            p->apply_colls[p->n_apply_colls++] = c;
+    }
+    if (z >= 1)
+        p->initial_size -= (int64_t)llround(S_elems * per_elem * (1.0 - 1.0 / G));
+    if (z >= 2) {
+        /* the backward's accumulation buffers (invar, outvar, donated) */
+        p->invar_size[1] -= (int64_t)llround(cut);
+        p->outvar_size[1] -= (int64_t)llround(cut);
+        p->donated_size[1] -= (int64_t)llround(cut);
+        c.kind = APPROF_COLL_REDUCE_SCATTER;
+        rc = shard_push_coll(p, 1, &ccap[1], &c);
+    }
+    if (z == 3 && !rc) {
+        /* the gathered module and the next one prefetched; in the
+         * backward also the module's full gradient before its
+         * reduce-scatter */
+        double module = S * largest_op_share(st, ti);
+        p->invar_size[0] -= (int64_t)llround(cut);
+        p->invar_size[1] -= (int64_t)llround(cut * read_share);
+        p->temp_buffer_size[0] += (int64_t)llround(2.0 * module);
+        p->temp_buffer_size[1] += (int64_t)llround(3.0 * module);
+        c.kind = APPROF_COLL_ALL_GATHER;
+        rc = push_module_gathers(st, ti, p, 0, &ccap[0], &c, S);
+        if (!rc)
+            rc = push_module_gathers(st, ti, p, 1, &ccap[1], &c, S);
+    }
+    p->optimizer_bytes = (param_elems - S_elems + S_elems / (z >= 1 ? G : 1)) * (24.0 + esize);
+    return rc;
+}
+
