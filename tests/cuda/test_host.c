@@ -454,9 +454,11 @@ static void comm(CostdbCommPoint *p, const char *coll, const char *group, int64_
 static void test_probe_store(void)
 {
     ApprofProbeInfo info = fake_info();
-    CostdbComputePoint cp[4] = {
+    /* the 16 MiB copy ran from L2: the bandwidth is the largest copy's */
+    CostdbComputePoint cp[5] = {
         {"gemm", "f16", 4096, 600e12}, {"gemm", "f16", 8192, 700e12},
         {"gemm", "f32", 8192, 300e12}, {"memcpy", "u8", 1 << 30, 2.8e12},
+        {"memcpy", "u8", 16 << 20, 3.8e12},
     };
     CostdbCommPoint mp[5];
     CostdbHardware hw, back;
@@ -476,7 +478,7 @@ static void test_probe_store(void)
 
     approf_probe_fingerprint(&info, fp, sizeof fp);
     CU_ASSERT_STRING_EQUAL(fp, "measured:NVIDIA H100 80GB HBM3:4x81559MiB:driver 13.0:cuda 13.0:nccl 2.28.3");
-    CU_ASSERT_EQUAL_FATAL(approf_probe_hardware_row(&info, cp, 4, mp, 5, &hw), 0);
+    CU_ASSERT_EQUAL_FATAL(approf_probe_hardware_row(&info, cp, 5, mp, 5, &hw), 0);
     CU_ASSERT_STRING_EQUAL(hw.kind, "measured");
     CU_ASSERT_STRING_EQUAL(hw.fingerprint, fp);
     CU_ASSERT_EQUAL(hw.gpus_per_host, 4);
@@ -493,7 +495,7 @@ static void test_probe_store(void)
     close(fd);
     unlink(path);
     CU_ASSERT_EQUAL_FATAL(costdb_open(path, 0, &db, NULL, 0), 0);
-    CU_ASSERT_EQUAL_FATAL(approf_probe_store(db, &hw, cp, 4, mp, 5), 0);
+    CU_ASSERT_EQUAL_FATAL(approf_probe_store(db, &hw, cp, 5, mp, 5), 0);
     id = hw.id;
     CU_ASSERT(id > 0);
     CU_ASSERT_EQUAL(costdb_hardware_find(db, fp, &back), 0);
