@@ -4,7 +4,8 @@
 # and "Results"), run from a bundle made by tools/gpu-bundle.sh: the device
 # test, approf probe, a gpt2-small sweep measured twice and analytically
 # (repeatability, composition, analytic against measured: approf compare),
-# and the resnet50 16-layer 2x4 sweep with its time. CUDA, cuBLASLt, cuDNN
+# the same against gpt3-1.3b, and the resnet50 16-layer 2x4 sweep with its
+# time (about 2.5 minutes on an H100). CUDA, cuBLASLt, cuDNN
 # and NCCL are the machine's (the toolkit's lib64 and the nvidia-* Python
 # packages). Results and databases go to $OUT (default /tmp/out).
 # Usage: bash BUNDLE/gpu-validate.sh
@@ -46,6 +47,12 @@ t "$A" compare "$OUT/gpt-a.db" "$OUT/gpt-b.db" --no-plan 2>&1 | tail -25
 echo "== 5 analytic against measured (gpt2-small)"
 t "$A" compare "$OUT/gpt-a.db" "$OUT/gpt-m.db" --no-plan 2>&1 | tail -30
 t "$A" compare "$OUT/gpt-a.db" "$OUT/gpt-m.db" --no-plan --format csv > "$OUT/gpt-compare.csv" 2>&1
+echo "== 5b analytic against measured (gpt3-1.3b: larger GEMMs)"
+G2=(--model gpt --preset gpt3-1.3b --layers 4 --cluster 1x8 --batch 16 --micro-batches 2 --quiet)
+t timeout 200 "$A" sweep "${G2[@]}" --backend cuda --db "$OUT/g13-c.db" 2>&1 | tail -2
+t timeout 60 "$A" sweep "${G2[@]}" --backend model --hardware h100-sxm --db "$OUT/g13-m.db" 2>&1 | tail -1
+t "$A" compare "$OUT/g13-c.db" "$OUT/g13-m.db" --no-plan 2>&1 | head -12
+t "$A" compare "$OUT/g13-c.db" "$OUT/g13-m.db" --no-plan --format csv > "$OUT/g13-compare.csv" 2>&1
 echo "== 7 resnet50 16 layers 2x4 sweep time"
 cp "$OUT/probe.db" "$OUT/rn-c.db"
 t timeout 240 "$A" sweep --model resnet50 --layers 16 --cluster 2x4 --backend cuda --quiet --db "$OUT/rn-c.db" 2>&1 | tail -6
