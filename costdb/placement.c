@@ -1,19 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Placements: the ShardingSpec of every parameter, input and output of a
- * profiled stage (schema 3, schemas/003_placement_sets.sql). Texts are
+ * profiled stage (schemas 3, 6 and 7; schemas/README.md). Texts are
  * interned (placement_text), a sweep's tensors are stored once
  * (placement_tensor), and each stage entry is one placement_set row whose
- * items list (role, tensor_index, spec_id) as a JSON array of integers
- * (two encodings, below). This file is the
- * only code that reads or writes those tables; every tool goes through
+ * items (role, tensor_index, spec_id) are a JSON array of integers of its
+ * own or, since schema 7, a reference to a list shared in placement_tail
+ * (the forms below; their encodings are placement_codec.c's). This file is
+ * the only code that reads or writes those tables; every tool goes through
  * costdb_placements_put/get/list and sees the CostdbPlacement rows of
  * schema 1.
  *
- * The writer keeps, per connection, the ids of texts it has interned and
- * the tensors of the current sweep it has stored; both are dropped on any
- * rollback (cdb_placement_cache_clear), since a rolled-back insert leaves a
- * cached id pointing nowhere.
+ * The writer keeps, per connection, the ids of texts and shared lists it
+ * has interned and the tensors of the current sweep it has stored; all are
+ * dropped on any rollback (cdb_placement_cache_clear), since a rolled-back
+ * insert leaves a cached id pointing nowhere.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -27,7 +28,8 @@
 static const char *const role_names[] = {"param", "input", "output"};
 
 /* Reading (schemas/README.md, "placement"): the items of a set come in two
- * encodings, both read here, in C (a view decoding them with JSON and window
+ * encodings, or as a schema-7 reference to a shared list in the second,
+ * all read here, in C (a view decoding them with JSON and window
  * functions in SQL serves the sqlite3 shell, 9x slower on a large sweep):
  *   schema 3: [[role, tensor_index, spec_id], ...]
  *   schema 6: [n_param, n_input, n_output, d1, spec1, d2, spec2, ...], the

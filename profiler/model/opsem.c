@@ -436,10 +436,9 @@ int approf_op_kernels(const ApprofGraph *g, int opi, const int64_t *local, int p
     return approf_op_kernels_in(g, opi, &sp, local, phase, out, max);
 }
 
-int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *spp,
+int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *sp,
                          const int64_t *local, int phase, ApprofKernel *out, int max)
 {
-    const ApprofIterSpace sp = *spp;
     const ApprofOp *op;
     const ApprofTensor *x, *y;
     ApprofKernel ks[APPROF_MAX_KERNELS];
@@ -448,12 +447,12 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
     double es;
     int64_t loc[APPROF_MAX_ITER];
 
-    if (!g || !spp || opi < 0 || (size_t)opi >= g->n_ops || (phase != 0 && phase != 1) ||
+    if (!g || !sp || opi < 0 || (size_t)opi >= g->n_ops || (phase != 0 && phase != 1) ||
         (!out && max > 0))
         return APPROF_EINVAL;
-    for (int i = 0; i < sp.n_iter; i++) {
-        loc[i] = local ? local[i] : sp.size[i];
-        if (loc[i] <= 0 || loc[i] > sp.size[i])
+    for (int i = 0; i < sp->n_iter; i++) {
+        loc[i] = local ? local[i] : sp->size[i];
+        if (loc[i] <= 0 || loc[i] > sp->size[i])
             return APPROF_EINVAL;
     }
     op = &g->ops[opi];
@@ -487,8 +486,8 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
         int64_t b = 1, ba = 1, bb = 1, m = loc[r - 2], n = loc[r - 1], k = loc[r];
         for (int d = 0; d < r - 2; d++) {
             b *= loc[d];
-            ba *= sp.in_map[0][d] >= 0 ? loc[d] : 1;
-            bb *= sp.in_map[1][d] >= 0 ? loc[d] : 1;
+            ba *= sp->in_map[0][d] >= 0 ? loc[d] : 1;
+            bb *= sp->in_map[1][d] >= 0 ? loc[d] : 1;
         }
         if (phase == 0) {
             gemm(&ks[nk++], opi, dt, b, m, n, k);
@@ -533,9 +532,9 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
     case APPROF_OP_SLICE: case APPROF_OP_SPLIT: {
         /* A copy of the selected part forward; backward writes the input's
          * gradient (zeros outside a slice; a concat of the parts for split). */
-        int64_t e0 = local_elems(x, sp.in_map[0], &sp, loc), eo = 0;
+        int64_t e0 = local_elems(x, sp->in_map[0], sp, loc), eo = 0;
         for (int j = 0; j < op->n_outputs; j++)
-            eo += local_elems(&g->tensors[op->outputs[j]], sp.out_map[j], &sp, loc);
+            eo += local_elems(&g->tensors[op->outputs[j]], sp->out_map[j], sp, loc);
         if (op->kind == APPROF_OP_SPLIT)
             e0 = eo;
         simple(&ks[nk++], APPROF_K_COPY, opi, dt, phase ? e0 : eo, 0,
@@ -546,7 +545,7 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
         const ApprofTensor *w = &g->tensors[op->inputs[1]];
         int groups = op->attrs.groups > 0 ? op->attrs.groups : 1;
         int64_t n = loc[0], kk = loc[1], cg = loc[2], ho = loc[3], wo = loc[4];
-        int64_t h = ceil_div(x->dims[2] * ho, sp.size[3]), wi = ceil_div(x->dims[3] * wo, sp.size[4]);
+        int64_t h = ceil_div(x->dims[2] * ho, sp->size[3]), wi = ceil_div(x->dims[3] * wo, sp->size[4]);
         int64_t r = w->dims[2], s = w->dims[3];
         double flops = 2.0 * n * kk * ho * wo * (double)cg * r * s;
         double bytes = es * ((double)n * cg * groups * h * wi + (double)kk * cg * r * s + (double)n * kk * ho * wo);
@@ -582,14 +581,14 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
         break;
     default: {
         /* Memory-bound kinds: one kernel over the local elements. */
-        int64_t eo = local_elems(y, sp.out_map[0], &sp, loc);
-        int64_t e0 = local_elems(x, sp.in_map[0], &sp, loc);
+        int64_t eo = local_elems(y, sp->out_map[0], sp, loc);
+        int64_t e0 = local_elems(x, sp->in_map[0], sp, loc);
         int64_t work = eo > e0 ? eo : e0;
         double in_bytes = 0, f, b, flops;
         ApprofKernelKind kk = APPROF_K_ELEMENTWISE;
         for (int i = 0; i < op->n_inputs; i++) {
             const ApprofTensor *t = &g->tensors[op->inputs[i]];
-            in_bytes += (double)local_elems(t, sp.in_map[i], &sp, loc) * (double)approf_dtype_size(t->dtype);
+            in_bytes += (double)local_elems(t, sp->in_map[i], sp, loc) * (double)approf_dtype_size(t->dtype);
         }
         ew_factors(op->kind, &f, &b);
         switch (op->kind) {
@@ -612,7 +611,7 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
         flops = (phase ? b : f) * (double)work;
         if (op->kind == APPROF_OP_EMBEDDING) {
             /* Forward reads only the looked-up rows; backward scatter-adds them. */
-            in_bytes = (double)local_elems(x, sp.in_map[0], &sp, loc) * approf_dtype_size(x->dtype)
+            in_bytes = (double)local_elems(x, sp->in_map[0], sp, loc) * approf_dtype_size(x->dtype)
                        + (double)eo * es;
         }
         simple(&ks[nk++], kk, opi, dt, work, flops,

@@ -83,6 +83,14 @@ static uint64_t op_descriptor(const ApprofGraph *g, int o)
     return h.a ^ (h.b * 0x9e3779b97f4a7c15ULL);
 }
 
+/* op's descriptor, computed on first use (never 0: 0 marks "not yet"). */
+static uint64_t op_desc(ApprofShardContext *ctx, int o)
+{
+    if (!ctx->op_desc[o])
+        ctx->op_desc[o] = op_descriptor(ctx->g, o) | 1;
+    return ctx->op_desc[o];
+}
+
 ApprofHash128 shard_struct_key(ApprofShardContext *ctx, const ShardStage *st, int levels,
                                 int method)
 {
@@ -94,9 +102,7 @@ ApprofHash128 shard_struct_key(ApprofShardContext *ctx, const ShardStage *st, in
     approf_hash128_update(&h, &st->mesh, sizeof st->mesh);
     for (int o = st->op_begin; o < st->op_end; o++) {
         const ApprofOp *op = &g->ops[o];
-        if (!ctx->op_desc[o])
-            ctx->op_desc[o] = op_descriptor(g, o) | 1;
-        approf_hash128_word(&h, ctx->op_desc[o]);
+        approf_hash128_word(&h, op_desc(ctx, o));
         for (int i = 0; i < op->n_inputs; i++) {
             int t = op->inputs[i], p = g->tensors[t].producer;
             if (p >= st->op_begin && p < st->op_end) {
@@ -200,12 +206,8 @@ ApprofHash128 shard_edge_key(ApprofShardContext *ctx, const ShardStage *st, int 
     int t = g->ops[op_c].inputs[in_slot];
     int j = shard_tensor_slot(g->ops[op_p].outputs, g->ops[op_p].n_outputs, t);
     ApprofHash128 h;
-    if (!ctx->op_desc[op_p])
-        ctx->op_desc[op_p] = op_descriptor(g, op_p) | 1;
-    if (!ctx->op_desc[op_c])
-        ctx->op_desc[op_c] = op_descriptor(g, op_c) | 1;
     approf_hash128_init(&h, 0xed6e);
-    int64_t w[6] = {(int64_t)ctx->op_desc[op_p], (int64_t)ctx->op_desc[op_c], in_slot, j,
+    int64_t w[6] = {(int64_t)op_desc(ctx, op_p), (int64_t)op_desc(ctx, op_c), in_slot, j,
                     st->force, st->t_cons[t] == 1 && !st->t_out[t]};
     approf_hash128_update(&h, w, sizeof w);
     approf_hash128_update(&h, &st->mesh, sizeof st->mesh);

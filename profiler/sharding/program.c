@@ -395,9 +395,6 @@ static double recompute_temp(const ShardStage *st, const TInfo *ti, const int *b
     return worst;
 }
 
-/* Share of the stage's parameter bytes read first by its largest single
- * operator: ZeRO-3 gathers parameters module by module (DeepSpeed's
- * stage-3 hooks; docs/variants.md). */
 int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
 {
     const ApprofGraph *g = st->g;

@@ -415,7 +415,6 @@ void shard_stage_free(ShardStage *st)
     free(st->t_saved);
 }
 
-/* Per-tensor facts of the stage the ILP and the program need. */
 /* Per tensor, the last operator that reads it (-1: none), computed once
  * per context: a tensor produced in a stage leaves it when it is read
  * after the stage's last op (operators are in topological order). */
@@ -437,6 +436,7 @@ static const int *last_readers(ApprofShardContext *ctx)
     return lr;
 }
 
+/* Per-tensor facts of the stage the ILP and the program need. */
 static int stage_tensors(ShardStage *st, const int *last_reader)
 {
     const ApprofGraph *g = st->g;
@@ -600,15 +600,14 @@ static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, const Approf
                     continue;
                 int kp = st->ops[p - st->op_begin].k, kc = st->ops[o].k;
                 ApprofHash128 ek = shard_edge_key(ctx, st, p, st->op_begin + o, i);
-                const double *known = shard_edge_find(ctx, ek, kp, kc);
-                if (known) {
-                    memcpy(r, known, (size_t)kp * (size_t)kc * sizeof *r);
-                } else {
+                const double *m = shard_edge_find(ctx, ek, kp, kc);
+                if (!m) {
                     rc = edge_matrix(st, p, st->op_begin + o, i, r);
                     if (!rc)
                         shard_edge_remember(ctx, ek, kp, kc, r);
+                    m = r;
                 }
-                if (!rc && approf_ilp_add_edge(ilp, p - st->op_begin, o, r) < 0)
+                if (!rc && approf_ilp_add_edge(ilp, p - st->op_begin, o, m) < 0)
                     rc = APPROF_ENOMEM;
                 if (rc)
                     goto cleanup;
