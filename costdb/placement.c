@@ -120,9 +120,27 @@ void cdb_placement_cache_clear(Costdb *db)
     db->placement_cache = NULL;
 }
 
-static uint64_t text_hash(const char *s)
+/* The hash a shared list is stored under (schemas/README.md). */
+static uint64_t tail_hash(const char *s)
 {
     return costdb_fnv1a_str(COSTDB_FNV_BASIS_V1, s);
+}
+
+/* The in-memory maps' hash: eight bytes a step (never stored, so free to
+ * differ from the stored one). */
+static uint64_t map_hash(const char *s)
+{
+    size_t n = strlen(s);
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n, w;
+    for (; n >= 8; n -= 8, s += 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 29);
 }
 
 static CdbPlacementCache *cache_of(Costdb *db)
@@ -158,7 +176,7 @@ static void map_put(TextMap *m, const char *text, uint64_t h, int64_t id)
         for (size_t i = 0; i < m->cap; i++) {
             if (!m->e[i].text)
                 continue;
-            size_t k = (size_t)text_hash(m->e[i].text) & (ncap - 1);
+            size_t k = (size_t)map_hash(m->e[i].text) & (ncap - 1);
             while (ne[k].text)
                 k = (k + 1) & (ncap - 1);
             ne[k] = m->e[i];
@@ -214,10 +232,11 @@ static int intern_in(Costdb *db, TextMap *map, const char *sql_find, const char 
                      int with_hash, const char *text, int64_t *id)
 {
     sqlite3_stmt *st = NULL;
-    uint64_t h = text_hash(text);
+    uint64_t mh = map_hash(text), h;
     int rc, at = with_hash ? 2 : 1;
-    if (map && (*id = map_get(map, text, h)) != 0)
+    if (map && (*id = map_get(map, text, mh)) != 0)
         return 0;
+    h = with_hash ? tail_hash(text) : 0;
     if ((rc = cdb_prepare(db, sql_find, &st)) < 0)
         return rc;
     if (with_hash)
@@ -243,7 +262,7 @@ static int intern_in(Costdb *db, TextMap *map, const char *sql_find, const char 
         *id = sqlite3_last_insert_rowid(db->sql);
     }
     if (map)
-        map_put(map, text, h, *id);
+        map_put(map, text, mh, *id);
     return 0;
 }
 

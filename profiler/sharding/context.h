@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "costdb_text.h"
 #include "hash.h"
 #include "sharding/internal.h"
 #include "sharding/sharding.h"
@@ -88,6 +89,59 @@ typedef struct EdgeMemo {
 
 #define SHARD_EDGE_MEMO_BYTES ((size_t)64 << 20)
 
+/* Strategies by what they depend on: the op's descriptor (its iteration
+ * space), the mesh's axis sizes and the forced batch axis. */
+typedef struct StratEntry {
+    MemoSlot s;
+    int k;
+    ShardStrat *v;
+} StratEntry;
+
+typedef struct StratMemo {
+    StratEntry *e;
+    size_t n, cap;                /* open addressing, cap a power of two */
+    size_t bytes;                 /* held by the lists; inserts stop at the cap */
+} StratMemo;
+
+#define SHARD_STRAT_MEMO_BYTES ((size_t)16 << 20)
+
+/* ShardingSpec texts by layout: the tensor's rank, the mesh axis of each
+ * dimension and the mesh's axis sizes, with the text's digest for the
+ * program signature. */
+typedef struct SpecEntry {
+    MemoSlot s;
+    size_t len;
+    ApprofHash128 dig;
+    char *text;
+} SpecEntry;
+
+typedef struct SpecMemo {
+    SpecEntry *e;
+    size_t n, cap;                /* open addressing, cap a power of two */
+    size_t bytes;                 /* held by the texts; inserts stop at the cap */
+} SpecMemo;
+
+#define SHARD_SPEC_MEMO_BYTES ((size_t)4 << 20)
+
+/* Kernels by what they depend on: the op's descriptor, the loops its
+ * strategy splits and the mesh's axis sizes (the local loop sizes follow
+ * from these), with their signature digests. An op of every layer of a
+ * transformer is lowered once per strategy and mesh, not once per range. */
+typedef struct KernelEntry {
+    MemoSlot s;
+    int n[2];                     /* forward and backward kernels */
+    ApprofKernel *k;              /* n[0] + n[1]; the op field is the caller's */
+    ApprofHash128 *dig;           /* per kernel, shard_kernel_digest */
+} KernelEntry;
+
+typedef struct KernelMemo {
+    KernelEntry *e;
+    size_t n, cap;                /* open addressing, cap a power of two */
+    size_t bytes;                 /* held by the kernels; inserts stop at the cap */
+} KernelMemo;
+
+#define SHARD_KERNEL_MEMO_BYTES ((size_t)32 << 20)
+
 struct ApprofShardContext {
     const ApprofGraph *g;
     const ApprofLayering *l;
@@ -106,11 +160,25 @@ struct ApprofShardContext {
     size_t prog_scratch_n;
     StructMemo smemo;
     EdgeMemo ememo;
+    KernelMemo kmemo;
+    StratMemo stmemo;
+    SpecMemo spmemo;
+    /* per graph op: 1 when its name's first path component is that of
+     * the op before it (shard_stage_blocks), computed once */
+    unsigned char *same_prefix;
 };
 
 /* memo.c */
 double *shard_cost_table(ApprofShardContext *ctx, const ShardMesh *m);
-int shard_cached_iter_space(ApprofShardContext *ctx, int op, ApprofIterSpace *out);
+/* op's iteration space, computed once (NULL with *rc: APPROF_EINVAL for an
+ * op without one, APPROF_ENOMEM). */
+const ApprofIterSpace *shard_cached_iter_space(ApprofShardContext *ctx, int op, int *rc);
+/* The strategies of stage op o (st->ops[o].sp set) on the stage's mesh and
+ * forced batch axis, *k of them: the memo's list, or the stage's block
+ * (not memoised; *k 0 or a negative error from the enumeration); NULL
+ * with *k APPROF_ENOMEM. */
+const ShardStrat *shard_op_strategies(ApprofShardContext *ctx, ShardStage *st, int o, int *k);
+void shard_strat_memo_free(StratMemo *m);
 ApprofHash128 shard_struct_key(ApprofShardContext *ctx, const ShardStage *st, int levels,
                                int method);
 StructEntry *shard_smemo_slot(StructMemo *m, ApprofHash128 key, int insert);
@@ -122,6 +190,19 @@ const double *shard_edge_find(const ApprofShardContext *ctx, ApprofHash128 k, in
 void shard_edge_remember(ApprofShardContext *ctx, ApprofHash128 k, int kp, int kc,
                          const double *r);
 void shard_edge_memo_free(EdgeMemo *m);
+/* The kernels of stage op o (stage-local) under strategy s, both phases:
+ * the memo's entry, or (not memoised: no context, past the cap, out of
+ * memory) *own filled from the caller's buffers k (2 * APPROF_MAX_KERNELS)
+ * and dig; NULL with *rc set on a lowering error. */
+const KernelEntry *shard_op_kernels(ApprofShardContext *ctx, const ShardStage *st, int o,
+                                    const ShardStrat *s, KernelEntry *own, int *rc);
+void shard_kernel_memo_free(KernelMemo *m);
+/* The ShardingSpec text of layout l (costdb_spec_format) with its length
+ * and digest: the memo's, or formatted into own (own_len bytes) when not
+ * memoised (no context, past the cap, out of memory). */
+const char *shard_spec_text(ApprofShardContext *ctx, const CostdbLayout *l, char *own,
+                            size_t own_len, size_t *len, ApprofHash128 *dig);
+void shard_spec_memo_free(SpecMemo *m);
 
 /* sharding.c */
 int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, ShardStage *st,

@@ -8,6 +8,7 @@
 #define APPROF_SHARDING_INTERNAL_H
 
 #include "graph.h"
+#include "hash.h"
 #include "hardware.h"
 #include "stage.h"
 
@@ -34,8 +35,8 @@ typedef struct ShardLayout {
 
 typedef struct ShardOp {
     int op;
-    ApprofIterSpace sp;
-    ShardStrat *s;
+    const ApprofIterSpace *sp;  /* the context's */
+    const ShardStrat *s;        /* k strategies: the context's memo, or the stage's block */
     int k;
 } ShardOp;
 
@@ -47,6 +48,7 @@ typedef struct ShardStage {
     int force;
     ShardMesh mesh;
     ShardOp *ops;
+    ShardStrat *strat_block; /* strategies not memoised (n_ops * SHARD_MAX_STRATS), or NULL */
     int *choice;       /* per op, index into ops[o].s */
     double objective;
     int recompute;     /* CostdbRecompute */
@@ -58,6 +60,7 @@ typedef struct ShardStage {
     unsigned char *t_out, *t_saved;
     const int *layer_begin;  /* first op of each layer of the stage (n_layers entries) */
     double *node_costs;      /* the context's table for this mesh, or NULL */
+    struct ApprofShardContext *ctx; /* its kernel memo for the program (NULL: none) */
     void **scratch;          /* the context's per-tensor scratch of the program */
     size_t *scratch_n;       /* (entries; NULL: the program allocates its own) */
     int n_layers;
@@ -92,6 +95,10 @@ void shard_local_sizes(const ApprofIterSpace *sp, const ShardStrat *s, const Sha
 /* Fills kernels, collectives, grad sync, memory, placements and the
  * signature of p from the solved stage. */
 int shard_build_program(const ShardStage *st, ApprofStageProgram *p);
+
+/* The 128-bit digest of a kernel as the program signature hashes it
+ * (program.c owns the rule; every field but the source operator). */
+ApprofHash128 shard_kernel_digest(const ApprofKernel *k);
 
 /* The first op of each checkpoint block of the stage (program.c, the one
  * owner of the rule: docs/variants.md); begin has n_ops entries. Returns

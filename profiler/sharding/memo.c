@@ -38,7 +38,7 @@ double *shard_cost_table(ApprofShardContext *ctx, const ShardMesh *m)
     return t->cost;
 }
 
-int shard_cached_iter_space(ApprofShardContext *ctx, int op, ApprofIterSpace *out)
+const ApprofIterSpace *shard_cached_iter_space(ApprofShardContext *ctx, int op, int *rc)
 {
     if (!ctx->spaces) {
         size_t n = ctx->g->n_ops ? ctx->g->n_ops : 1;
@@ -49,15 +49,18 @@ int shard_cached_iter_space(ApprofShardContext *ctx, int op, ApprofIterSpace *ou
             free(ctx->space_state);
             ctx->spaces = NULL;
             ctx->space_state = NULL;
-            return approf_op_iter_space(ctx->g, op, out);
+            *rc = APPROF_ENOMEM;
+            return NULL;
         }
     }
     if (!ctx->space_state[op])
         ctx->space_state[op] = approf_op_iter_space(ctx->g, op, &ctx->spaces[op]) ? 2 : 1;
-    if (ctx->space_state[op] == 2)
-        return APPROF_EINVAL;
-    *out = ctx->spaces[op];
-    return 0;
+    if (ctx->space_state[op] == 2) {
+        *rc = APPROF_EINVAL;
+        return NULL;
+    }
+    *rc = 0;
+    return &ctx->spaces[op];
 }
 
 /* What an op's node costs, memory and edges depend on, besides the stage
@@ -257,6 +260,198 @@ void shard_edge_memo_free(EdgeMemo *m)
 {
     for (size_t i = 0; i < m->cap; i++)
         free(m->e[i].r);
+    free(m->e);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- ShardingSpec texts ------------------------------------------------ */
+
+static SpecEntry *spec_slot(SpecMemo *m, ApprofHash128 key, int insert)
+{
+    return shard_memo_slot((void **)&m->e, &m->n, &m->cap, sizeof *m->e, 64, key, insert);
+}
+
+const char *shard_spec_text(ApprofShardContext *ctx, const CostdbLayout *l, char *own,
+                            size_t own_len, size_t *len, ApprofHash128 *dig)
+{
+    ApprofHash128 key;
+    approf_hash128_init(&key, 0x5bec);
+    int64_t w[3 + COSTDB_MAX_DIMS] = {l->ndim, l->logical_a, l->logical_b};
+    for (int d = 0; d < l->ndim && d < COSTDB_MAX_DIMS; d++)
+        w[3 + d] = l->mesh_axis_of_dim[d];
+    approf_hash128_update(&key, w, sizeof w);
+    SpecEntry *e = ctx ? spec_slot(&ctx->spmemo, key, 0) : NULL;
+    if (e) {
+        *len = e->len;
+        *dig = e->dig;
+        return e->text;
+    }
+    costdb_spec_format(l, own, own_len);
+    *len = strlen(own);
+    approf_hash128_init(dig, 0x5bec7);
+    approf_hash128_update(dig, own, *len);
+    if (!ctx || ctx->spmemo.bytes + *len + 1 > SHARD_SPEC_MEMO_BYTES)
+        return own;
+    char *text = malloc(*len + 1);
+    e = text ? spec_slot(&ctx->spmemo, key, 1) : NULL;
+    if (!e || e->s.used) {
+        free(text);
+        return own;
+    }
+    memcpy(text, own, *len + 1);
+    e->s.key = key;
+    e->s.used = 1;
+    e->len = *len;
+    e->dig = *dig;
+    e->text = text;
+    ctx->spmemo.n++;
+    ctx->spmemo.bytes += *len + 1;
+    return text;
+}
+
+void shard_spec_memo_free(SpecMemo *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        free(m->e[i].text);
+    free(m->e);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- strategies -------------------------------------------------------- */
+
+static StratEntry *strat_slot(StratMemo *m, ApprofHash128 key, int insert)
+{
+    return shard_memo_slot((void **)&m->e, &m->n, &m->cap, sizeof *m->e, 256, key, insert);
+}
+
+const ShardStrat *shard_op_strategies(ApprofShardContext *ctx, ShardStage *st, int o, int *k)
+{
+    const ShardOp *so = &st->ops[o];
+    ApprofHash128 key;
+    approf_hash128_init(&key, 0x57a7);
+    int64_t w[4] = {(int64_t)op_desc(ctx, so->op), st->mesh.n[0], st->mesh.n[1], st->force};
+    approf_hash128_update(&key, w, sizeof w);
+    StratEntry *e = strat_slot(&ctx->stmemo, key, 0);
+    if (e) {
+        *k = e->k;
+        return e->v;
+    }
+    if (!st->strat_block) {
+        st->strat_block = malloc((size_t)(st->n_ops > 0 ? st->n_ops : 1) * SHARD_MAX_STRATS *
+                                 sizeof(ShardStrat));
+        if (!st->strat_block) {
+            *k = APPROF_ENOMEM;
+            return NULL;
+        }
+    }
+    ShardStrat *own = st->strat_block + (size_t)o * SHARD_MAX_STRATS;
+    *k = shard_enum_strategies(so->sp, &st->mesh, st->force, own, SHARD_MAX_STRATS);
+    if (*k <= 0)
+        return own;
+    size_t bytes = (size_t)*k * sizeof(ShardStrat);
+    if (ctx->stmemo.bytes + bytes > SHARD_STRAT_MEMO_BYTES)
+        return own;
+    ShardStrat *v = malloc(bytes);
+    e = v ? strat_slot(&ctx->stmemo, key, 1) : NULL;
+    if (!e || e->s.used) {
+        free(v);
+        return own;
+    }
+    memcpy(v, own, bytes);
+    e->s.key = key;
+    e->s.used = 1;
+    e->k = *k;
+    e->v = v;
+    ctx->stmemo.n++;
+    ctx->stmemo.bytes += bytes;
+    return v;
+}
+
+void shard_strat_memo_free(StratMemo *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        free(m->e[i].v);
+    free(m->e);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---- kernels ----------------------------------------------------------- */
+
+static KernelEntry *kernel_slot(KernelMemo *m, ApprofHash128 key, int insert)
+{
+    return shard_memo_slot((void **)&m->e, &m->n, &m->cap, sizeof *m->e, 1024, key, insert);
+}
+
+/* Lowers stage op o under s into k (both phases) with the digests. */
+static int lower_op(const ShardStage *st, int o, const ShardStrat *s, ApprofKernel *k,
+                    ApprofHash128 *dig, int n[2])
+{
+    const ShardOp *so = &st->ops[o];
+    int64_t local[APPROF_MAX_ITER];
+    int tot = 0;
+    shard_local_sizes(so->sp, s, &st->mesh, local);
+    for (int ph = 0; ph < 2; ph++) {
+        int c = approf_op_kernels_in(st->g, so->op, so->sp, local, ph, k + tot,
+                                     APPROF_MAX_KERNELS);
+        if (c < 0)
+            return c;
+        n[ph] = c;
+        tot += c;
+    }
+    for (int i = 0; i < tot; i++)
+        dig[i] = shard_kernel_digest(&k[i]);
+    return 0;
+}
+
+const KernelEntry *shard_op_kernels(ApprofShardContext *ctx, const ShardStage *st, int o,
+                                    const ShardStrat *s, KernelEntry *own, int *rc)
+{
+    ApprofHash128 key = {0, 0};
+    int memo = ctx && ctx->op_desc;
+    KernelEntry *e;
+    if (memo) {
+        approf_hash128_init(&key, 0x6e7e1);
+        int64_t w[5] = {(int64_t)op_desc(ctx, st->ops[o].op), s->ax[0], s->ax[1],
+                        st->mesh.n[0], st->mesh.n[1]};
+        approf_hash128_update(&key, w, sizeof w);
+        e = kernel_slot(&ctx->kmemo, key, 0);
+        if (e)
+            return e;
+    }
+    *rc = lower_op(st, o, s, own->k, own->dig, own->n);
+    if (*rc)
+        return NULL;
+    size_t tot = (size_t)own->n[0] + (size_t)own->n[1];
+    size_t bytes = tot * (sizeof(ApprofKernel) + sizeof(ApprofHash128));
+    if (!memo || ctx->kmemo.bytes + bytes > SHARD_KERNEL_MEMO_BYTES)
+        return own;
+    ApprofKernel *kc = malloc(tot ? tot * sizeof *kc : 1);
+    ApprofHash128 *dc = malloc(tot ? tot * sizeof *dc : 1);
+    e = kc && dc ? kernel_slot(&ctx->kmemo, key, 1) : NULL;
+    if (!e || e->s.used) {
+        free(kc);
+        free(dc);
+        return own;
+    }
+    memcpy(kc, own->k, tot * sizeof *kc);
+    memcpy(dc, own->dig, tot * sizeof *dc);
+    e->s.key = key;
+    e->s.used = 1;
+    e->n[0] = own->n[0];
+    e->n[1] = own->n[1];
+    e->k = kc;
+    e->dig = dc;
+    ctx->kmemo.n++;
+    ctx->kmemo.bytes += bytes;
+    return e;
+}
+
+void shard_kernel_memo_free(KernelMemo *m)
+{
+    for (size_t i = 0; i < m->cap; i++) {
+        free(m->e[i].k);
+        free(m->e[i].dig);
+    }
     free(m->e);
     memset(m, 0, sizeof *m);
 }

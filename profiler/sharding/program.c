@@ -8,6 +8,7 @@
  * operator ids, so identical stages at different depths share it).
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "hash.h"
 #include "costdb.h"
 #include "costdb_text.h"
+#include "sharding/context.h"
 #include "sharding/internal.h"
 #include "sharding/program_int.h"
 #include "sharding/sharding.h"
@@ -26,7 +28,7 @@ static ShardLayout consumer_layout(const ShardStage *st, int o, int i, int parti
     const ShardOp *so = &st->ops[o];
     const ShardStrat *s = &so->s[st->choice[o]];
     int t = st->g->ops[so->op].inputs[i];
-    ShardLayout lc = shard_operand_layout(s, so->sp.in_map[i], st->g->tensors[t].ndim);
+    ShardLayout lc = shard_operand_layout(s, so->sp->in_map[i], st->g->tensors[t].ndim);
     for (int x = 0; x < 2; x++)
         partial[x] = s->ax[x] >= 0 && lc.d[x] < 0 && st->mesh.n[x] > 1;
     return lc;
@@ -82,7 +84,10 @@ static void group_uses(const ShardStage *st, TInfo *ti, const unsigned char *rec
     }
 }
 
-static int push_kernel(ApprofStageProgram *p, int ph, size_t *cap, const ApprofKernel *k)
+/* Appends kernel k of op to phase ph, and its digest to dig[ph] (the
+ * signature's, same length). */
+static int push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
+                       const ApprofKernel *k, ApprofHash128 d, int op)
 {
     if (p->n_kernels[ph] == *cap) {
         size_t nc = *cap ? *cap * 2 : 32;
@@ -90,10 +95,29 @@ static int push_kernel(ApprofStageProgram *p, int ph, size_t *cap, const ApprofK
         if (!q)
             return APPROF_ENOMEM;
         p->kernels[ph] = q;
+        ApprofHash128 *r = realloc(dig[ph], nc * sizeof(*r));
+        if (!r)
+            return APPROF_ENOMEM;
+        dig[ph] = r;
         *cap = nc;
     }
-    p->kernels[ph][p->n_kernels[ph]++] = *k;
+    dig[ph][p->n_kernels[ph]] = d;
+    ApprofKernel *to = &p->kernels[ph][p->n_kernels[ph]++];
+    *to = *k;
+    to->op = op;
     return 0;
+}
+
+ApprofHash128 shard_kernel_digest(const ApprofKernel *k)
+{
+    ApprofHash128 h;
+    approf_hash128_init(&h, 0x6b);
+    int64_t w[15] = {k->kind, 0, 0, k->batch, k->m, k->n, k->k, k->conv_n, k->conv_c,
+                     k->conv_h, k->conv_w, k->conv_k, k->conv_r, k->conv_s, k->elements};
+    memcpy(&w[1], &k->flops, sizeof(double));
+    memcpy(&w[2], &k->bytes, sizeof(double));
+    approf_hash128_update(&h, w, sizeof(w));
+    return h;
 }
 
 int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofCollective *c)
@@ -127,31 +151,33 @@ static void layout_axes(ShardLayout L, int ndim, int *axis_of_dim)
 }
 
 
-static int add_placement(ApprofStageProgram *p, size_t *cap, const ApprofGraph *g, int t,
-                         ApprofRole role, const TInfo *ti, const ShardMesh *m)
+/* Appends the placement of tensor t (room for it reserved), and its spec
+ * text's digest to dig (the signature's). */
+static void add_placement(const ShardStage *st, ApprofStageProgram *p, ApprofHash128 *dig, int t,
+                          ApprofRole role, const TInfo *ti)
 {
-    if (p->n_placements == *cap) {
-        size_t nc = *cap ? *cap * 2 : 16;
-        ApprofPlacement *q = realloc(p->placements, nc * sizeof(*q));
-        if (!q)
-            return APPROF_ENOMEM;
-        p->placements = q;
-        *cap = nc;
-    }
-    ApprofPlacement *pl = &p->placements[p->n_placements++];
-    memset(pl, 0, sizeof(*pl));
+    const ApprofGraph *g = st->g;
+    ApprofPlacement *pl = &p->placements[p->n_placements];
+    memset(pl, 0, offsetof(ApprofPlacement, spec));
     pl->tensor = t;
     pl->role = role;
     layout_axes(ti->L, g->tensors[t].ndim, pl->mesh_axis_of_dim);
     pl->local_bytes = (int64_t)llround(ti->local);
-    CostdbLayout cl = {g->tensors[t].ndim, {0}, m->n[0], m->n[1]};
+    CostdbLayout cl = {g->tensors[t].ndim, {0}, st->mesh.n[0], st->mesh.n[1]};
     _Static_assert(APPROF_MAX_DIMS <= COSTDB_MAX_DIMS, "a tensor's rank fits a stored layout");
     memcpy(cl.mesh_axis_of_dim, pl->mesh_axis_of_dim, sizeof pl->mesh_axis_of_dim);
-    costdb_spec_format(&cl, pl->spec, sizeof(pl->spec));
-    return 0;
+    size_t len;
+    const char *text = shard_spec_text(st->ctx, &cl, pl->spec, sizeof pl->spec, &len,
+                                       &dig[p->n_placements]);
+    if (text != pl->spec)
+        memcpy(pl->spec, text, len + 1);
+    p->n_placements++;
 }
 
-static void signature(ApprofStageProgram *p)
+/* dig: per phase, the digest of each kernel (shard_kernel_digest); pdig:
+ * of each placement's spec text. */
+static void signature(ApprofStageProgram *p, ApprofHash128 *const dig[2],
+                      const ApprofHash128 *pdig)
 {
     ApprofHash128 h;
     approf_hash128_init(&h, 0);
@@ -161,13 +187,8 @@ static void signature(ApprofStageProgram *p)
     for (int ph = 0; ph < 2; ph++) {
         approf_hash128_word(&h, p->n_kernels[ph]);
         for (size_t i = 0; i < p->n_kernels[ph]; i++) {
-            const ApprofKernel *k = &p->kernels[ph][i];
-            int64_t w[15] = {k->kind, 0, 0, k->batch, k->m, k->n, k->k, k->conv_n, k->conv_c,
-                             k->conv_h, k->conv_w, k->conv_k, k->conv_r, k->conv_s,
-                             k->elements};
-            memcpy(&w[1], &k->flops, sizeof(double));
-            memcpy(&w[2], &k->bytes, sizeof(double));
-            approf_hash128_update(&h, w, sizeof(w));
+            approf_hash128_word(&h, dig[ph][i].a);
+            approf_hash128_word(&h, dig[ph][i].b);
         }
         approf_hash128_word(&h, p->n_colls[ph]);
         for (size_t i = 0; i < p->n_colls[ph]; i++) {
@@ -187,9 +208,9 @@ static void signature(ApprofStageProgram *p)
     approf_hash128_update(&h, more, sizeof(more));
     approf_hash128_word(&h, p->n_placements);
     for (size_t i = 0; i < p->n_placements; i++) {
-        int64_t w[2] = {p->placements[i].role, p->placements[i].local_bytes};
+        int64_t w[4] = {p->placements[i].role, p->placements[i].local_bytes,
+                        (int64_t)pdig[i].a, (int64_t)pdig[i].b};
         approf_hash128_update(&h, w, sizeof(w));
-        approf_hash128_update(&h, p->placements[i].spec, strlen(p->placements[i].spec));
     }
     snprintf(p->signature, sizeof(p->signature), "%016llx%016llx", (unsigned long long)h.a,
              (unsigned long long)h.b);
@@ -323,9 +344,31 @@ static int prefix_len(const char *name)
     return slash ? (int)(slash - name) : (int)strlen(name);
 }
 
+/* 1 when op o's name has the first path component of op o - 1's. */
+static int same_prefix(const ApprofGraph *g, int o)
+{
+    const char *a = g->ops[o].name, *b = g->ops[o - 1].name;
+    int la = prefix_len(a);
+    return la == prefix_len(b) && !strncmp(a, b, (size_t)la);
+}
+
+/* The context's same_prefix facts of every op, made on first use (NULL
+ * without a context or memory: computed from the names). */
+static const unsigned char *same_prefixes(const ShardStage *st)
+{
+    ApprofShardContext *ctx = st->ctx;
+    if (!ctx || ctx->same_prefix)
+        return ctx ? ctx->same_prefix : NULL;
+    const ApprofGraph *g = st->g;
+    ctx->same_prefix = calloc(g->n_ops ? g->n_ops : 1, 1);
+    for (size_t o = 1; ctx->same_prefix && o < g->n_ops; o++)
+        ctx->same_prefix[o] = (unsigned char)same_prefix(g, (int)o);
+    return ctx->same_prefix;
+}
+
 int shard_stage_blocks(const ShardStage *st, int *begin)
 {
-    const ApprofGraph *g = st->g;
+    const unsigned char *same = same_prefixes(st);
     int n = 0, k = 0;
     for (int o = st->op_begin; o < st->op_end; o++) {
         int layer_start = 0;
@@ -333,9 +376,7 @@ int shard_stage_blocks(const ShardStage *st, int *begin)
             layer_start |= st->layer_begin[k] == o;
             k++;
         }
-        const char *a = g->ops[o].name, *b = o > st->op_begin ? g->ops[o - 1].name : NULL;
-        int la = prefix_len(a);
-        if (!b || layer_start || la != prefix_len(b) || strncmp(a, b, (size_t)la))
+        if (o == st->op_begin || layer_start || !(same ? same[o] : same_prefix(st->g, o)))
             begin[n++] = o;
     }
     return n;
@@ -399,7 +440,8 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
 {
     const ApprofGraph *g = st->g;
     const ShardMesh *m = &st->mesh;
-    size_t kcap[2] = {0, 0}, ccap[2] = {0, 0}, pcap = 0;
+    size_t kcap[2] = {0, 0}, ccap[2] = {0, 0};
+    ApprofHash128 *kdig[2] = {NULL, NULL}, *pdig = NULL;
     int rc = 0;
     unsigned char *recomp = NULL;
     int *blk = NULL, n_blk = 0, n_touched = 0;
@@ -434,7 +476,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                 touched[n_touched++] = op->outputs[j];
                 t->last_use = -1;
             }
-            t->L = shard_operand_layout(s, so->sp.out_map[j], g->tensors[op->outputs[j]].ndim);
+            t->L = shard_operand_layout(s, so->sp->out_map[j], g->tensors[op->outputs[j]].ndim);
             t->set = t->in_range = 1;
         }
         unsigned saved = approf_op_saved_mask(g, so->op);
@@ -443,7 +485,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             if (!t->set) {
                 touched[n_touched++] = op->inputs[i];
                 t->last_use = -1;
-                t->L = shard_operand_layout(s, so->sp.in_map[i], g->tensors[op->inputs[i]].ndim);
+                t->L = shard_operand_layout(s, so->sp->in_map[i], g->tensors[op->inputs[i]].ndim);
                 t->set = 1;
             }
             t->used = 1;
@@ -483,28 +525,36 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     mark_param_reads(st, ti, recomp);
     group_uses(st, ti, recomp);
 
-    /* Kernels and collectives. */
+    /* Kernels and collectives (room for two kernels per op and phase
+     * first: most ops lower to one or two). */
+    for (int ph = 0; ph < 2; ph++) {
+        kcap[ph] = 2 * (size_t)(st->n_ops > 0 ? st->n_ops : 1);
+        p->kernels[ph] = malloc(kcap[ph] * sizeof *p->kernels[ph]);
+        kdig[ph] = malloc(kcap[ph] * sizeof *kdig[ph]);
+        if (!p->kernels[ph] || !kdig[ph]) {
+            rc = APPROF_ENOMEM;
+            goto cleanup;
+        }
+    }
     p->grad_sync.kind = APPROF_COLL_ALL_REDUCE;
     p->grad_sync.op = -1;
     for (int o = 0; o < st->n_ops && !rc; o++) {
         const ShardOp *so = &st->ops[o];
         const ShardStrat *s = &so->s[st->choice[o]];
         const ApprofOp *op = &g->ops[so->op];
-        int64_t local[APPROF_MAX_ITER];
-        ApprofKernel k[APPROF_MAX_KERNELS];
-        shard_local_sizes(&so->sp, s, m, local);
-        for (int ph = 0; ph < 2 && !rc; ph++) {
-            int n = approf_op_kernels_in(g, so->op, &so->sp, local, ph, k, APPROF_MAX_KERNELS);
-            if (n < 0)
-                rc = n;
-            for (int i = 0; i < n && !rc; i++)
-                rc = push_kernel(p, ph, &kcap[ph], &k[i]);
+        ApprofKernel kbuf[2 * APPROF_MAX_KERNELS];
+        ApprofHash128 dbuf[2 * APPROF_MAX_KERNELS];
+        KernelEntry own = {.k = kbuf, .dig = dbuf};
+        const KernelEntry *ke = shard_op_kernels(st->ctx, st, o, s, &own, &rc);
+        for (int ph = 0, at = 0; ke && ph < 2 && !rc; at += ke->n[ph], ph++) {
+            for (int i = at; i < at + ke->n[ph] && !rc; i++)
+                rc = push_kernel(p, ph, &kcap[ph], kdig, &ke->k[i], ke->dig[i], so->op);
             /* the recomputed forward runs inside the backward module */
-            for (int i = 0; ph == 0 && recomp[o] && i < n && !rc; i++)
-                rc = push_kernel(p, 1, &kcap[1], &k[i]);
+            for (int i = at; ph == 0 && recomp[o] && i < at + ke->n[ph] && !rc; i++)
+                rc = push_kernel(p, 1, &kcap[1], kdig, &ke->k[i], ke->dig[i], so->op);
         }
         for (int x = 0; x < 2 && !rc; x++) {
-            if (s->ax[x] < 0 || so->sp.kind[s->ax[x]] != APPROF_ITER_REDUCE)
+            if (s->ax[x] < 0 || so->sp->kind[s->ax[x]] != APPROF_ITER_REDUCE)
                 continue;
             for (int j = 0; j < op->n_outputs && !rc; j++) {
                 ApprofCollective c = {APPROF_COLL_ALL_REDUCE, x ? APPROF_AXIS1 : APPROF_AXIS0,
@@ -518,7 +568,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                     while (slot < cop->n_inputs && cop->inputs[slot] != t)
                         slot++;
                     ShardLayout lc = shard_operand_layout(&cs->s[st->choice[q - st->op_begin]],
-                                                          cs->sp.in_map[slot],
+                                                          cs->sp->in_map[slot],
                                                           g->tensors[t].ndim);
                     if (shard_fuses_to_reduce_scatter(st, t, x, ti[t].L, lc, 1))
                         c.kind = APPROF_COLL_REDUCE_SCATTER;
@@ -548,7 +598,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                 while (j < g->ops[t->producer].n_outputs && g->ops[t->producer].outputs[j] != tix)
                     j++;
                 ShardLayout lp = shard_operand_layout(&pp->s[st->choice[t->producer - st->op_begin]],
-                                                      pp->sp.out_map[j], t->ndim);
+                                                      pp->sp->out_map[j], t->ndim);
                 ApprofCollective f[2], b[4];
                 int nf, nb;
                 shard_reshard(m, t, lp, lc, partial, regather, f, &nf, b, &nb);
@@ -598,7 +648,20 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         p->grad_sync.group_size = 1;
     }
 
-    /* Placements (parameters, stage inputs, stage outputs) and memory. */
+    /* Placements (parameters, stage inputs, stage outputs) and memory:
+     * room for exactly those first (what the role passes below place). */
+    size_t n_place = 0;
+    for (int k = 0; k < n_touched; k++) {
+        int t = touched[k];
+        n_place += g->tensors[t].role == APPROF_TENSOR_PARAM || !ti[t].in_range ||
+                   ti[t].stage_out;
+    }
+    p->placements = malloc((n_place ? n_place : 1) * sizeof *p->placements);
+    pdig = malloc((n_place ? n_place : 1) * sizeof *pdig);
+    if (!p->placements || !pdig) {
+        rc = APPROF_ENOMEM;
+        goto cleanup;
+    }
     double params = 0, params_read = 0, param_elems = 0, sin = 0, sin_saved = 0, sin_grads = 0, sout = 0,
            sout_saved = 0, saved_act = 0;
     for (int role = 0; role < 3 && !rc; role++)
@@ -617,9 +680,9 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                 if (!want || inf->set != 1)
                     continue;
                 inf->set = 2;
-                rc = add_placement(p, &pcap, g, t, role == 0 ? APPROF_ROLE_PARAM
-                                                  : role == 1 ? APPROF_ROLE_INPUT
-                                                              : APPROF_ROLE_OUTPUT, inf, m);
+                add_placement(st, p, pdig, t, role == 0 ? APPROF_ROLE_PARAM
+                                              : role == 1 ? APPROF_ROLE_INPUT
+                                                          : APPROF_ROLE_OUTPUT, inf);
                 if (role == 0) {
                     params += inf->local;
                     if (inf->bwd_read)
@@ -674,11 +737,14 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     for (int ph = 0; ph < 2; ph++)
         p->peak_memory[ph] = p->invar_size[ph] + p->outvar_size[ph] + p->temp_buffer_size[ph] -
                              p->donated_size[ph];
-    signature(p);
+    signature(p, kdig, pdig);
 cleanup:
+    free(kdig[0]);
+    free(kdig[1]);
+    free(pdig);
     if (st->scratch)
         for (int k = 0; k < n_touched; k++)
-            memset(&ti[touched[k]], 0, sizeof *ti);
+            memset(&ti[touched[k]], 0, offsetof(TInfo, use));
     else
         free(ti);
     free(touched);

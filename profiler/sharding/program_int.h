@@ -23,6 +23,8 @@ typedef struct TInfo {
     int bwd_read;     /* a parameter the backward module reads (bwd_reads_param) */
     int last_use;     /* last consuming op inside the stage */
     double local;     /* bytes per device */
+    int n_use;        /* entries of use[]; those past it are never read (so a
+                       * reset clears only what comes before use[]) */
     /* Distinct layouts its consumers inside the stage want it in: each is
      * resharded once and shared (a gather of a tensor three matmuls read
      * is one gather, as in a fused QKV projection). */
@@ -32,7 +34,6 @@ typedef struct TInfo {
         int regather;  /* some consumer in this layout reads it in the backward */
         int op, slot;  /* the first consumer: it issues the collectives */
     } use[4];
-    int n_use;
 } TInfo;
 
 /* Appends c to phase ph's collectives (a group of one or no bytes is

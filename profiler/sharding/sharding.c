@@ -57,6 +57,10 @@ void approf_shard_context_free(ApprofShardContext **ctx)
         free((*ctx)->smemo.e[i].choices);
     free((*ctx)->smemo.e);
     shard_edge_memo_free(&(*ctx)->ememo);
+    shard_kernel_memo_free(&(*ctx)->kmemo);
+    shard_strat_memo_free(&(*ctx)->stmemo);
+    shard_spec_memo_free(&(*ctx)->spmemo);
+    free((*ctx)->same_prefix);
     for (int i = 0; i < (*ctx)->n_tables; i++)
         free((*ctx)->tables[i].cost);
     free(*ctx);
@@ -253,20 +257,20 @@ static double node_compute_cost(const ShardStage *st, int o, const ShardStrat *s
     int64_t local[APPROF_MAX_ITER];
     ApprofKernel k[APPROF_MAX_KERNELS];
     double t = 0.0;
-    shard_local_sizes(&so->sp, s, &st->mesh, local);
+    shard_local_sizes(so->sp, s, &st->mesh, local);
     for (int ph = 0; ph < 2; ph++) {
-        int n = approf_op_kernels_in(g, so->op, &so->sp, local, ph, k, APPROF_MAX_KERNELS);
+        int n = approf_op_kernels_in(g, so->op, so->sp, local, ph, k, APPROF_MAX_KERNELS);
         if (n < 0)
             return INFINITY;
         for (int i = 0; i < n; i++)
             t += approf_kernel_seconds(st->hw, &k[i]);
     }
     for (int x = 0; x < 2; x++) {
-        if (s->ax[x] < 0 || so->sp.kind[s->ax[x]] != APPROF_ITER_REDUCE)
+        if (s->ax[x] < 0 || so->sp->kind[s->ax[x]] != APPROF_ITER_REDUCE)
             continue;
         for (int j = 0; j < op->n_outputs; j++) {
             const ApprofTensor *ot = &g->tensors[op->outputs[j]];
-            ShardLayout L = shard_operand_layout(s, so->sp.out_map[j], ot->ndim);
+            ShardLayout L = shard_operand_layout(s, so->sp->out_map[j], ot->ndim);
             ApprofCollective c = coll(&st->mesh, APPROF_COLL_ALL_REDUCE, x,
                                       shard_local_bytes(ot, L, &st->mesh), so->op);
             t += shard_coll_seconds(st->hw, &c);
@@ -297,7 +301,7 @@ static double node_cost(const ShardStage *st, int o, const ShardStrat *s)
         int in_range = it->producer >= st->op_begin && it->producer < st->op_end;
         if (in_range || it->role == APPROF_TENSOR_INPUT)
             continue;
-        ShardLayout L = shard_operand_layout(s, so->sp.in_map[i], it->ndim);
+        ShardLayout L = shard_operand_layout(s, so->sp->in_map[i], it->ndim);
         for (int x = 0; x < 2; x++) {
             if (s->ax[x] < 0 || L.d[x] >= 0)
                 continue;
@@ -333,14 +337,14 @@ static double node_mem(const ShardStage *st, int o, const ShardStrat *s)
         const ApprofTensor *it = &g->tensors[t];
         if (it->role != APPROF_TENSOR_PARAM || st->t_first[t] != so->op)
             continue;
-        ShardLayout L = shard_operand_layout(s, so->sp.in_map[i], it->ndim);
+        ShardLayout L = shard_operand_layout(s, so->sp->in_map[i], it->ndim);
         mem += shard_local_bytes(it, L, &st->mesh) * param_state_factor(it->dtype);
     }
     for (int j = 0; j < op->n_outputs; j++) {
         int t = op->outputs[j];
         if (!st->t_saved[t])
             continue;
-        ShardLayout L = shard_operand_layout(s, so->sp.out_map[j], g->tensors[t].ndim);
+        ShardLayout L = shard_operand_layout(s, so->sp->out_map[j], g->tensors[t].ndim);
         mem += shard_local_bytes(&g->tensors[t], L, &st->mesh);
     }
     return mem;
@@ -355,7 +359,7 @@ int shard_fuses_to_reduce_scatter(const ShardStage *st, int t, int x, ShardLayou
 
 static int reduce_split(const ShardOp *so, const ShardStrat *s, int x)
 {
-    return s->ax[x] >= 0 && so->sp.kind[s->ax[x]] == APPROF_ITER_REDUCE;
+    return s->ax[x] >= 0 && so->sp->kind[s->ax[x]] == APPROF_ITER_REDUCE;
 }
 
 static int edge_matrix(const ShardStage *st, int op_p, int op_c, int in_slot, double *r)
@@ -372,9 +376,9 @@ static int edge_matrix(const ShardStage *st, int op_p, int op_c, int in_slot, do
      * full recomputation reruns the forward gathers instead). */
     int regather = (approf_op_saved_mask(g, op_c) & APPROF_SAVED_INPUT(in_slot)) != 0;
     for (int a = 0; a < sp->k; a++) {
-        ShardLayout lp = shard_operand_layout(&sp->s[a], sp->sp.out_map[j], ten->ndim);
+        ShardLayout lp = shard_operand_layout(&sp->s[a], sp->sp->out_map[j], ten->ndim);
         for (int b = 0; b < sc->k; b++) {
-            ShardLayout lc = shard_operand_layout(&sc->s[b], sc->sp.in_map[in_slot], ten->ndim);
+            ShardLayout lc = shard_operand_layout(&sc->s[b], sc->sp->in_map[in_slot], ten->ndim);
             int partial[2];
             for (int x = 0; x < 2; x++)
                 partial[x] = sc->s[b].ax[x] >= 0 && lc.d[x] < 0;
@@ -405,8 +409,7 @@ static int edge_matrix(const ShardStage *st, int op_p, int op_c, int in_slot, do
 
 void shard_stage_free(ShardStage *st)
 {
-    if (st->ops && st->n_ops > 0)
-        free(st->ops[0].s); /* one block for every op's strategies */
+    free(st->strat_block);
     free(st->ops);
     free(st->choice);
     free(st->t_cons);
@@ -500,24 +503,26 @@ static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, const Approf
     ParetoMemo *memo = &ctx->memo;
     if (levels > SHARD_MAX_LEVELS)
         levels = SHARD_MAX_LEVELS;
+    if (!ctx->op_desc)
+        ctx->op_desc = calloc(st->g->n_ops ? st->g->n_ops : 1, sizeof *ctx->op_desc);
+    if (!ctx->op_desc) {
+        rc = APPROF_ENOMEM;
+        goto cleanup;
+    }
     for (int o = 0; o < st->n_ops; o++) {
         ShardOp *so = &st->ops[o];
         so->op = st->op_begin + o;
-        rc = shard_cached_iter_space(ctx, so->op, &so->sp);
-        if (rc) {
-            snprintf(err, errlen, "op %s: no iteration space", st->g->ops[so->op].name);
+        so->sp = shard_cached_iter_space(ctx, so->op, &rc);
+        if (!so->sp) {
+            snprintf(err, errlen, "op %s: %s", st->g->ops[so->op].name,
+                     rc == APPROF_ENOMEM ? approf_strerror(rc) : "no iteration space");
             goto cleanup;
         }
-        if (o == 0) {
-            so->s = malloc((size_t)st->n_ops * SHARD_MAX_STRATS * sizeof(ShardStrat));
-            if (!so->s) {
-                rc = APPROF_ENOMEM;
-                goto cleanup;
-            }
-        } else {
-            so->s = st->ops[0].s + (size_t)o * SHARD_MAX_STRATS;
+        so->s = shard_op_strategies(ctx, st, o, &so->k);
+        if (!so->s) {
+            rc = so->k;
+            goto cleanup;
         }
-        so->k = shard_enum_strategies(&so->sp, &st->mesh, st->force, so->s, SHARD_MAX_STRATS);
         if (so->k <= 0) {
             rc = so->k < 0 ? so->k : APPROF_EINFEASIBLE;
             snprintf(err, errlen, "op %s: no sharding strategy", st->g->ops[so->op].name);
@@ -532,12 +537,6 @@ static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, const Approf
         goto cleanup;
     }
     memo_key(req, levels, key);
-    if (!ctx->op_desc)
-        ctx->op_desc = calloc(st->g->n_ops ? st->g->n_ops : 1, sizeof *ctx->op_desc);
-    if (!ctx->op_desc) {
-        rc = APPROF_ENOMEM;
-        goto cleanup;
-    }
     ApprofHash128 skey = {0, 0};
     StructEntry *se = NULL;
     int fresh = !(memo->valid && memo->n_ops == st->n_ops && !memcmp(memo->key, key, sizeof key));
@@ -672,6 +671,7 @@ int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, Sh
         return APPROF_EINVAL;
     }
     st.g = ctx->g;
+    st.ctx = ctx;
     st.hw = ctx->hw;
     st.micro_batches = ctx->micro_batches;
     st.op_begin = l->op_begin[req->start_layer];
