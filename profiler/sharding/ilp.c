@@ -10,6 +10,8 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,48 @@
 /* Largest k_y * k_z matrix a degree-2 elimination may create. */
 #define ELIM2_MAX_PAIRS (1 << 14)
 
+
+/* ---- the arena --------------------------------------------------------- */
+
+struct IlpBlock {
+    IlpBlock *next;
+    size_t used, cap;
+    max_align_t data[];
+};
+
+#define ILP_BLOCK_BYTES ((size_t)64 << 10)
+
+void *ilp_arena_alloc(IlpArena *a, size_t n)
+{
+    size_t align = sizeof(max_align_t);
+    if (n > SIZE_MAX - align)
+        return NULL;
+    n = n ? (n + align - 1) / align * align : align;
+    IlpBlock *b = a->head;
+    if (!b || b->cap - b->used < n) {
+        size_t cap = n > ILP_BLOCK_BYTES ? n : ILP_BLOCK_BYTES;
+        if (cap > SIZE_MAX - sizeof *b || !(b = malloc(sizeof *b + cap)))
+            return NULL;
+        b->next = a->head;
+        b->used = 0;
+        b->cap = cap;
+        a->head = b;
+    }
+    void *p = (unsigned char *)b->data + b->used;
+    b->used += n;
+    return p;
+}
+
+void ilp_arena_free(IlpArena *a)
+{
+    while (a->head) {
+        IlpBlock *next = a->head->next;
+        free(a->head);
+        a->head = next;
+    }
+}
+
+/* ---- the problem -------------------------------------------------------- */
 
 int approf_ilp_new(ApprofIlp **out)
 {
@@ -38,12 +82,7 @@ void approf_ilp_free(ApprofIlp **pp)
     if (!pp || !*pp)
         return;
     ApprofIlp *p = *pp;
-    for (int v = 0; v < p->n_nodes; v++) {
-        free(p->cost[v]);
-        free(p->mem[v]);
-    }
-    for (int e = 0; e < p->n_edges; e++)
-        free(p->r[e]);
+    ilp_arena_free(&p->arena);
     free(p->k);
     free(p->cost);
     free(p->mem);
@@ -82,13 +121,10 @@ int approf_ilp_add_node(ApprofIlp *p, int k, const double *cost, const double *m
             return APPROF_ENOMEM;
         p->cap_nodes = c1 < c2 ? (c1 < c3 ? c1 : c3) : (c2 < c3 ? c2 : c3);
     }
-    double *c = malloc((size_t)k * sizeof(double));
-    double *m = mem ? malloc((size_t)k * sizeof(double)) : NULL;
-    if (!c || (mem && !m)) {
-        free(c);
-        free(m);
+    double *c = ilp_arena_alloc(&p->arena, (size_t)k * sizeof(double));
+    double *m = mem ? ilp_arena_alloc(&p->arena, (size_t)k * sizeof(double)) : NULL;
+    if (!c || (mem && !m))
         return APPROF_ENOMEM;
-    }
     memcpy(c, cost, (size_t)k * sizeof(double));
     if (mem)
         memcpy(m, mem, (size_t)k * sizeof(double));
@@ -112,7 +148,7 @@ int approf_ilp_add_edge(ApprofIlp *p, int u, int v, const double *r)
         p->cap_edges = c1 < c2 ? (c1 < c3 ? c1 : c3) : (c2 < c3 ? c2 : c3);
     }
     size_t n = (size_t)p->k[u] * (size_t)p->k[v];
-    double *m = malloc(n * sizeof(double));
+    double *m = ilp_arena_alloc(&p->arena, n * sizeof(double));
     if (!m)
         return APPROF_ENOMEM;
     memcpy(m, r, n * sizeof(double));
@@ -301,16 +337,9 @@ static int cache_put(ApprofIlpCache *c, Hash2 key, int n, int status, const int 
 
 static void work_free(Work *w)
 {
-    for (int i = 0; i < w->nn; i++) {
-        free(w->n[i].orig);
-        free(w->n[i].c);
-        free(w->n[i].m);
+    for (int i = 0; w->n && i < w->nn; i++)
         free(w->n[i].adj);
-    }
-    for (int i = 0; i < w->ne; i++)
-        free(w->e[i].r);
-    for (int i = 0; i < w->nel; i++)
-        free(w->el[i].arg);
+    ilp_arena_free(&w->arena);
     free(w->n);
     free(w->e);
     free(w->el);
@@ -327,7 +356,8 @@ static int find_edge(const Work *w, int u, int v)
     return -1;
 }
 
-/* Adds r (k_u x k_v, taken over) to edge u-v, merging with an existing one. */
+/* Adds r (k_u x k_v, in the work's arena) to edge u-v, merging with an
+ * existing one. */
 static int work_add_edge(Work *w, int u, int v, double *r)
 {
     int id = find_edge(w, u, v);
@@ -342,20 +372,15 @@ static int work_add_edge(Work *w, int u, int v, double *r)
                 else
                     e->r[(size_t)j * ku + i] += x;
             }
-        free(r);
         return 0;
     }
-    if (ilp_grow((void **)&w->e, &w->cap_e, w->ne + 1, sizeof(WEdge))) {
-        free(r);
+    if (ilp_grow((void **)&w->e, &w->cap_e, w->ne + 1, sizeof(WEdge)))
         return APPROF_ENOMEM;
-    }
     int ends[2] = {u, v};
     for (int t = 0; t < 2; t++) {
         WNode *a = &w->n[ends[t]];
-        if (ilp_grow((void **)&a->adj, &a->cap_adj, a->n_adj + 1, sizeof(int))) {
-            free(r);
+        if (ilp_grow((void **)&a->adj, &a->cap_adj, a->n_adj + 1, sizeof(int)))
             return APPROF_ENOMEM;
-        }
         a->adj[a->n_adj++] = w->ne;
     }
     w->e[w->ne] = (WEdge){u, v, r, 1};
@@ -386,10 +411,8 @@ static double edge_at(const Work *w, const WEdge *e, int x, int a, int b)
 
 static int push_elim(Work *w, ElimKind kind, int x, int y, int z, int *arg, int *cap)
 {
-    if (ilp_grow((void **)&w->el, cap, w->nel + 1, sizeof(Elim))) {
-        free(arg);
+    if (ilp_grow((void **)&w->el, cap, w->nel + 1, sizeof(Elim)))
         return APPROF_ENOMEM;
-    }
     w->el[w->nel++] = (Elim){kind, x, y, z, arg};
     return 0;
 }
@@ -404,9 +427,9 @@ static int work_build(const ApprofIlp *p, Work *w)
     w->nn = p->n_nodes;
     for (int v = 0; v < p->n_nodes; v++) {
         WNode *a = &w->n[v];
-        a->orig = malloc((size_t)p->k[v] * sizeof(int));
-        a->c = malloc((size_t)p->k[v] * sizeof(double));
-        a->m = malloc((size_t)p->k[v] * sizeof(double));
+        a->orig = ilp_arena_alloc(&w->arena, (size_t)p->k[v] * sizeof(int));
+        a->c = ilp_arena_alloc(&w->arena, (size_t)p->k[v] * sizeof(double));
+        a->m = ilp_arena_alloc(&w->arena, (size_t)p->k[v] * sizeof(double));
         if (!a->orig || !a->c || !a->m)
             return APPROF_ENOMEM;
         for (int i = 0; i < p->k[v]; i++) {
@@ -426,7 +449,7 @@ static int work_build(const ApprofIlp *p, Work *w)
     for (int e = 0; e < p->n_edges; e++) {
         int u = p->eu[e], v = p->ev[e];
         int ku = w->n[u].k, kv = w->n[v].k;
-        double *r = malloc((size_t)ku * (size_t)kv * sizeof(double));
+        double *r = ilp_arena_alloc(&w->arena, (size_t)ku * (size_t)kv * sizeof(double));
         if (!r)
             return APPROF_ENOMEM;
         for (int i = 0; i < ku; i++)
@@ -466,23 +489,21 @@ static int work_eliminate(Work *w, int deg2, int *n_elim)
                 }
                 rc = push_elim(w, EL_FIXED, x, -1, -1, NULL, &cap_el);
             } else if (d == 0) {
-                int *arg = malloc(sizeof(int));
+                int *arg = ilp_arena_alloc(&w->arena, sizeof(int));
                 if (!arg)
                     return APPROF_ENOMEM;
                 arg[0] = 0;
                 for (int i = 1; i < a->k; i++)
                     if (a->c[i] < a->c[arg[0]])
                         arg[0] = i;
-                if (!isfinite(a->c[arg[0]])) {
-                    free(arg);
+                if (!isfinite(a->c[arg[0]]))
                     return APPROF_EINFEASIBLE;
-                }
                 rc = push_elim(w, EL_DEG0, x, -1, -1, arg, &cap_el);
             } else if (d == 1) {
                 WEdge *e = &w->e[nb[0]];
                 int y = e->u == x ? e->v : e->u;
                 int ky = w->n[y].k;
-                int *arg = malloc((size_t)ky * sizeof(int));
+                int *arg = ilp_arena_alloc(&w->arena, (size_t)ky * sizeof(int));
                 if (!arg)
                     return APPROF_ENOMEM;
                 for (int j = 0; j < ky; j++) {
@@ -507,13 +528,10 @@ static int work_eliminate(Work *w, int deg2, int *n_elim)
                 int ky = w->n[y].k, kz = w->n[z].k;
                 if ((long)ky * kz > ELIM2_MAX_PAIRS)
                     continue;
-                int *arg = malloc((size_t)ky * kz * sizeof(int));
-                double *r = malloc((size_t)ky * kz * sizeof(double));
-                if (!arg || !r) {
-                    free(arg);
-                    free(r);
+                int *arg = ilp_arena_alloc(&w->arena, (size_t)ky * kz * sizeof(int));
+                double *r = ilp_arena_alloc(&w->arena, (size_t)ky * kz * sizeof(double));
+                if (!arg || !r)
                     return APPROF_ENOMEM;
-                }
                 for (int j = 0; j < ky; j++)
                     for (int l = 0; l < kz; l++) {
                         double best = INFINITY;
@@ -531,10 +549,8 @@ static int work_eliminate(Work *w, int deg2, int *n_elim)
                 e1->alive = 0;
                 e2->alive = 0;
                 rc = work_add_edge(w, y, z, r);
-                if (rc) {
-                    free(arg);
+                if (rc)
                     return rc;
-                }
                 rc = push_elim(w, EL_DEG2, x, y, z, arg, &cap_el);
             } else {
                 continue;
@@ -701,8 +717,7 @@ done:
     }
     if (stats)
         *stats = st;
-    if (w.n || w.e)
-        work_free(&w);
+    work_free(&w);
     free(core);
     return rc;
 }

@@ -12,8 +12,21 @@
 
 #include "sharding/ilp.h"
 
+/* A bump allocator whose blocks are freed all at once: the problem's and
+ * the working problem's cost vectors and matrices, which live exactly as
+ * long as their problem (ilp.c). */
+typedef struct IlpBlock IlpBlock;
+typedef struct IlpArena {
+    IlpBlock *head;
+} IlpArena;
+
+/* n bytes, aligned for any type, or NULL without memory. */
+void *ilp_arena_alloc(IlpArena *a, size_t n);
+void ilp_arena_free(IlpArena *a);
+
 /* The problem as given (ilp.c builds it; ilp_pareto.c weighs its memory). */
 struct ApprofIlp {
+    IlpArena arena;             /* cost, mem and r */
     int n_nodes, cap_nodes;
     int *k;
     double **cost, **mem;       /* mem[v] NULL when not given */
@@ -49,6 +62,7 @@ typedef struct Elim {
 } Elim;
 
 typedef struct Work {
+    IlpArena arena;             /* orig, c, m, the edges' r, the eliminations' arg */
     WNode *n;
     int nn;
     WEdge *e;
