@@ -163,6 +163,10 @@ struct ApprofShardContext {
     KernelMemo kmemo;
     StratMemo stmemo;
     SpecMemo spmemo;
+    /* the structure key the last program key hashed, and its stage */
+    int skey_stage[8];
+    ApprofHash128 skey;
+    int skey_valid;
     /* per graph op: 1 when its name's first path component is that of
      * the op before it (shard_stage_blocks), computed once */
     unsigned char *same_prefix;
@@ -205,6 +209,9 @@ const char *shard_spec_text(ApprofShardContext *ctx, const CostdbLayout *l, char
 void shard_spec_memo_free(SpecMemo *m);
 
 /* sharding.c */
+/* The stage a request names, as 8 ints: its range, mesh, logical mesh,
+ * forced batch axis, memory levels and ILP method. */
+void shard_stage_key(const ApprofShardRequest *req, int levels, int *key);
 int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, ShardStage *st,
                       char *err, size_t errlen);
 void shard_stage_free(ShardStage *st);

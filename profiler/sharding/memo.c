@@ -484,6 +484,9 @@ int approf_shard_program_key(ApprofShardContext *ctx, const ApprofShardRequest *
         if (levels > SHARD_MAX_LEVELS)
             levels = SHARD_MAX_LEVELS;
         ApprofHash128 h = shard_struct_key(ctx, &st, levels, (int)req->method);
+        shard_stage_key(req, levels, ctx->skey_stage);
+        ctx->skey = h;
+        ctx->skey_valid = 1;
         int64_t v[9] = {req->memory_level, req->recompute, req->zero, req->mesh_hosts,
                         req->mesh_gpus, req->logical_a, req->logical_b, req->force_batch_dim,
                         st.n_ops};

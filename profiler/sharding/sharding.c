@@ -482,7 +482,7 @@ static int stage_tensors(ShardStage *st, const int *last_reader)
 
 
 
-static void memo_key(const ApprofShardRequest *req, int levels, int *key)
+void shard_stage_key(const ApprofShardRequest *req, int levels, int *key)
 {
     int k[8] = {req->start_layer, req->end_layer, req->mesh_hosts, req->mesh_gpus,
                 req->logical_a, req->logical_b, req->force_batch_dim,
@@ -536,12 +536,15 @@ static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, const Approf
         rc = APPROF_ENOMEM;
         goto cleanup;
     }
-    memo_key(req, levels, key);
+    shard_stage_key(req, levels, key);
     ApprofHash128 skey = {0, 0};
     StructEntry *se = NULL;
     int fresh = !(memo->valid && memo->n_ops == st->n_ops && !memcmp(memo->key, key, sizeof key));
     if (fresh) {
-        skey = shard_struct_key(ctx, st, levels, (int)req->method);
+        /* the program key of this very stage has just hashed its structure */
+        skey = ctx->skey_valid && !memcmp(ctx->skey_stage, key, sizeof key)
+                   ? ctx->skey
+                   : shard_struct_key(ctx, st, levels, (int)req->method);
         se = shard_smemo_slot(&ctx->smemo, skey, 0);
         if (se && se->n_ops != st->n_ops)
             se = NULL;
