@@ -400,6 +400,97 @@ static void test_spec_text(void)
     CU_ASSERT_STRING_EQUAL(s, "ShardingSpec((Chunked(8), NoSharding()), (ShardedAxis(axis=0),))");
 }
 
+/* The two programs are the same, field by field. */
+static void check_same_program(const ApprofStageProgram *a, const ApprofStageProgram *b)
+{
+    CU_ASSERT_STRING_EQUAL(a->signature, b->signature);
+    for (int ph = 0; ph < 2; ph++) {
+        CU_ASSERT_EQUAL_FATAL(a->n_kernels[ph], b->n_kernels[ph]);
+        for (size_t i = 0; i < a->n_kernels[ph]; i++) {
+            const ApprofKernel *x = &a->kernels[ph][i], *y = &b->kernels[ph][i];
+            CU_ASSERT(x->kind == y->kind && x->op == y->op && x->dtype == y->dtype &&
+                      x->flops == y->flops && x->bytes == y->bytes && x->batch == y->batch &&
+                      x->m == y->m && x->n == y->n && x->k == y->k && x->elements == y->elements);
+        }
+        CU_ASSERT_EQUAL_FATAL(a->n_colls[ph], b->n_colls[ph]);
+        for (size_t i = 0; i < a->n_colls[ph]; i++)
+            CU_ASSERT(a->colls[ph][i].kind == b->colls[ph][i].kind &&
+                      a->colls[ph][i].bytes == b->colls[ph][i].bytes &&
+                      a->colls[ph][i].group_size == b->colls[ph][i].group_size &&
+                      a->colls[ph][i].op == b->colls[ph][i].op);
+        CU_ASSERT_EQUAL(a->peak_memory[ph], b->peak_memory[ph]);
+        CU_ASSERT_EQUAL(a->temp_buffer_size[ph], b->temp_buffer_size[ph]);
+    }
+    CU_ASSERT_EQUAL_FATAL(a->n_placements, b->n_placements);
+    for (size_t i = 0; i < a->n_placements; i++) {
+        CU_ASSERT_EQUAL(a->placements[i].tensor, b->placements[i].tensor);
+        CU_ASSERT_EQUAL(a->placements[i].role, b->placements[i].role);
+        CU_ASSERT_EQUAL(a->placements[i].local_bytes, b->placements[i].local_bytes);
+        CU_ASSERT_STRING_EQUAL(a->placements[i].spec, b->placements[i].spec);
+    }
+    CU_ASSERT_EQUAL(a->grad_sync.bytes, b->grad_sync.bytes);
+    CU_ASSERT_EQUAL(a->ilp_objective, b->ilp_objective);
+}
+
+/* What a context keeps across stages (strategies, kernels, spec texts,
+ * edge matrices, Pareto sets by structure, the ILP cache, the structure key
+ * of the program key) changes no program: every range of a 4-layer MLP on
+ * six configs (logical meshes (4,1), (2,2), (1,4), (4,2); (4,1) also with
+ * the batch forced and full recomputation, and with ZeRO-3), built in one
+ * warm context after its program key, equals the range built in a fresh
+ * one. Each memo key without the axis sizes or the forced axis fails it. */
+static void test_warm_context_same_programs(void)
+{
+    ApprofGraph *g = build_mlp(64, 4, 16);
+    ApprofHardwareSpec hw;
+    ApprofLayering l;
+    int n = (int)g->n_ops;
+    int *begin = calloc(g->n_ops, sizeof(int)), *endv = calloc(g->n_ops, sizeof(int));
+    ApprofShardContext *warm = NULL;
+    char err[256];
+    const int cfg[][7] = {/* hosts gpus a b force recompute zero */
+                          {1, 4, 4, 1, -1, 0, 0}, {1, 4, 2, 2, -1, 0, 0},
+                          {1, 4, 4, 1, 0, COSTDB_RECOMPUTE_FULL, 0}, {1, 4, 4, 1, -1, 0, 3},
+                          {1, 4, 1, 4, -1, 0, 0}, {2, 4, 4, 2, -1, 0, 0}};
+    int built = 0;
+    CU_ASSERT_FATAL(begin && endv);
+    CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &hw) == 0);
+    one_layer_per_op(g, &l, begin, endv);
+    CU_ASSERT_FATAL(approf_shard_context_new(g, &l, &hw, 4, &warm) == 0);
+    for (size_t c = 0; c < sizeof(cfg) / sizeof(cfg[0]); c++)
+        for (int start = 0; start < n; start++)
+            for (int end = start; end < n; end++) {
+                ApprofShardRequest req = {start, end, cfg[c][0], cfg[c][1], cfg[c][2],
+                                          cfg[c][3], cfg[c][4],
+                                          APPROF_ILP_ELIMINATE_TREES_THEN_CBC, 0, 1,
+                                          cfg[c][5], cfg[c][6]};
+                ApprofShardContext *fresh = NULL;
+                ApprofStageProgram a, b;
+                uint64_t key[2];
+                int *order = NULL, n_order = 0;
+                memset(&a, 0, sizeof a);
+                memset(&b, 0, sizeof b);
+                CU_ASSERT_EQUAL(approf_shard_program_key(warm, &req, key, &order, &n_order), 0);
+                free(order);
+                int ra = approf_shard_stage(warm, &req, &a, err, sizeof err);
+                CU_ASSERT_FATAL(approf_shard_context_new(g, &l, &hw, 4, &fresh) == 0);
+                int rb = approf_shard_stage(fresh, &req, &b, err, sizeof err);
+                approf_shard_context_free(&fresh);
+                CU_ASSERT_EQUAL(ra, rb);
+                if (ra == 0 && rb == 0) {
+                    check_same_program(&a, &b);
+                    built++;
+                }
+                approf_stage_program_clear(&a);
+                approf_stage_program_clear(&b);
+            }
+    CU_ASSERT(built > n * (n + 1) / 2); /* most ranges build on every mesh */
+    approf_shard_context_free(&warm);
+    free(begin);
+    free(endv);
+    approf_graph_free(&g);
+}
+
 static void test_bad_request(void)
 {
     ApprofGraph *g = build_mlp(64, 2, 16);
@@ -422,6 +513,8 @@ int main(void)
     CU_add_test(s, "ILP optimum equals exhaustive search", test_ilp_equals_brute_force);
     CU_add_test(s, "force_batch_dim_to_mesh_dim 0 on (2,4)", test_force_batch_axis0);
     CU_add_test(s, "bad requests", test_bad_request);
+    CU_add_test(s, "a warm context builds the programs a fresh one does",
+                test_warm_context_same_programs);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();
