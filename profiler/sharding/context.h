@@ -54,6 +54,16 @@ typedef struct MemoSlot {
     int used;
 } MemoSlot;
 
+/* An open-addressing table of entries of one type, each beginning with a
+ * MemoSlot (memo.c finds and claims them). An entry's payload (choices,
+ * a matrix, a list, a text) is counted in bytes; inserts stop at the
+ * table's cap, which only costs a later computation. */
+typedef struct MemoTable {
+    void *e;
+    size_t n, cap;                /* cap a power of two, at most half full */
+    size_t bytes;
+} MemoTable;
+
 typedef struct StructEntry {
     MemoSlot s;
     int n_ops, n_points;
@@ -61,11 +71,6 @@ typedef struct StructEntry {
     unsigned char *choices;       /* n_points * n_ops strategy indices */
 } StructEntry;
 
-typedef struct StructMemo {
-    StructEntry *e;
-    size_t n, cap;                /* open addressing, cap a power of two */
-    size_t bytes;                 /* held by choices; inserts stop at the cap */
-} StructMemo;
 
 #define SHARD_STRUCT_MEMO_BYTES ((size_t)256 << 20)
 
@@ -81,11 +86,6 @@ typedef struct EdgeEntry {
     double *r;                    /* kp * kc seconds */
 } EdgeEntry;
 
-typedef struct EdgeMemo {
-    EdgeEntry *e;
-    size_t n, cap;                /* open addressing, cap a power of two */
-    size_t bytes;                 /* held by the matrices; inserts stop at the cap */
-} EdgeMemo;
 
 #define SHARD_EDGE_MEMO_BYTES ((size_t)64 << 20)
 
@@ -97,11 +97,6 @@ typedef struct StratEntry {
     ShardStrat *v;
 } StratEntry;
 
-typedef struct StratMemo {
-    StratEntry *e;
-    size_t n, cap;                /* open addressing, cap a power of two */
-    size_t bytes;                 /* held by the lists; inserts stop at the cap */
-} StratMemo;
 
 #define SHARD_STRAT_MEMO_BYTES ((size_t)16 << 20)
 
@@ -115,11 +110,6 @@ typedef struct SpecEntry {
     char *text;
 } SpecEntry;
 
-typedef struct SpecMemo {
-    SpecEntry *e;
-    size_t n, cap;                /* open addressing, cap a power of two */
-    size_t bytes;                 /* held by the texts; inserts stop at the cap */
-} SpecMemo;
 
 #define SHARD_SPEC_MEMO_BYTES ((size_t)4 << 20)
 
@@ -134,11 +124,6 @@ typedef struct KernelEntry {
     ApprofHash128 *dig;           /* per kernel, shard_kernel_digest */
 } KernelEntry;
 
-typedef struct KernelMemo {
-    KernelEntry *e;
-    size_t n, cap;                /* open addressing, cap a power of two */
-    size_t bytes;                 /* held by the kernels; inserts stop at the cap */
-} KernelMemo;
 
 #define SHARD_KERNEL_MEMO_BYTES ((size_t)32 << 20)
 
@@ -158,11 +143,11 @@ struct ApprofShardContext {
     int *last_reader;             /* per tensor: the last op that reads it, -1 none */
     void *prog_scratch;           /* program.c's per-tensor scratch, all zero at rest */
     size_t prog_scratch_n;
-    StructMemo smemo;
-    EdgeMemo ememo;
-    KernelMemo kmemo;
-    StratMemo stmemo;
-    SpecMemo spmemo;
+    MemoTable smemo;              /* StructEntry */
+    MemoTable ememo;              /* EdgeEntry */
+    MemoTable kmemo;              /* KernelEntry */
+    MemoTable stmemo;             /* StratEntry */
+    MemoTable spmemo;             /* SpecEntry */
     /* the structure key the last program key hashed, and its stage */
     int skey_stage[8];
     ApprofHash128 skey;
@@ -182,10 +167,11 @@ const ApprofIterSpace *shard_cached_iter_space(ApprofShardContext *ctx, int op, 
  * (not memoised; *k 0 or a negative error from the enumeration); NULL
  * with *k APPROF_ENOMEM. */
 const ShardStrat *shard_op_strategies(ApprofShardContext *ctx, ShardStage *st, int o, int *k);
-void shard_strat_memo_free(StratMemo *m);
+
 ApprofHash128 shard_struct_key(ApprofShardContext *ctx, const ShardStage *st, int levels,
                                int method);
-StructEntry *shard_smemo_slot(StructMemo *m, ApprofHash128 key, int insert);
+/* The Pareto set of a stage of structure key, or NULL. */
+const StructEntry *shard_structure_find(const ApprofShardContext *ctx, ApprofHash128 key);
 void shard_remember_structure(ApprofShardContext *ctx, ApprofHash128 k, const ParetoMemo *memo,
                               int maxk);
 ApprofHash128 shard_edge_key(ApprofShardContext *ctx, const ShardStage *st, int op_p, int op_c,
@@ -193,20 +179,21 @@ ApprofHash128 shard_edge_key(ApprofShardContext *ctx, const ShardStage *st, int 
 const double *shard_edge_find(const ApprofShardContext *ctx, ApprofHash128 k, int kp, int kc);
 void shard_edge_remember(ApprofShardContext *ctx, ApprofHash128 k, int kp, int kc,
                          const double *r);
-void shard_edge_memo_free(EdgeMemo *m);
+
 /* The kernels of stage op o (stage-local) under strategy s, both phases:
  * the memo's entry, or (not memoised: no context, past the cap, out of
  * memory) *own filled from the caller's buffers k (2 * APPROF_MAX_KERNELS)
  * and dig; NULL with *rc set on a lowering error. */
 const KernelEntry *shard_op_kernels(ApprofShardContext *ctx, const ShardStage *st, int o,
                                     const ShardStrat *s, KernelEntry *own, int *rc);
-void shard_kernel_memo_free(KernelMemo *m);
+
 /* The ShardingSpec text of layout l (costdb_spec_format) with its length
  * and digest: the memo's, or formatted into own (own_len bytes) when not
  * memoised (no context, past the cap, out of memory). */
 const char *shard_spec_text(ApprofShardContext *ctx, const CostdbLayout *l, char *own,
                             size_t own_len, size_t *len, ApprofHash128 *dig);
-void shard_spec_memo_free(SpecMemo *m);
+/* Frees every memo table of the context and what their entries hold. */
+void shard_memos_free(ApprofShardContext *ctx);
 
 /* sharding.c */
 /* The stage a request names, as 8 ints: its range, mesh, logical mesh,

@@ -126,48 +126,68 @@ ApprofHash128 shard_struct_key(ApprofShardContext *ctx, const ShardStage *st, in
     return h;
 }
 
-/* The entry of key in the table *tab of *cap entries of esize bytes, each
- * beginning with a MemoSlot (cap a power of two, kept at most half full),
- * or with insert a free entry for it, the table grown from first_cap as
- * needed; NULL when absent, or out of memory. */
-static void *shard_memo_slot(void **tab, size_t *n, size_t *cap, size_t esize, size_t first_cap,
-                             ApprofHash128 key, int insert)
+#define SLOT(base, i, esize) ((MemoSlot *)((unsigned char *)(base) + (i) * (esize)))
+
+/* The entry of key in t (entries of esize bytes), or with insert a free
+ * entry for it, the table grown from 64 entries as needed; NULL when
+ * absent, or out of memory. */
+static void *memo_slot(MemoTable *t, size_t esize, ApprofHash128 key, int insert)
 {
-    unsigned char *e = *tab;
-#define SLOT(base, i) ((MemoSlot *)((base) + (i) * esize))
-    if (insert && (*n + 1) * 2 > *cap) {
-        size_t ncap = *cap ? *cap * 2 : first_cap;
-        unsigned char *ne = calloc(ncap, esize);
+    if (insert && (t->n + 1) * 2 > t->cap) {
+        size_t ncap = t->cap ? t->cap * 2 : 64;
+        void *ne = calloc(ncap, esize);
         if (!ne)
             return NULL;
-        for (size_t i = 0; i < *cap; i++) {
-            if (!SLOT(e, i)->used)
+        for (size_t i = 0; i < t->cap; i++) {
+            if (!SLOT(t->e, i, esize)->used)
                 continue;
-            size_t k = (size_t)SLOT(e, i)->key.a & (ncap - 1);
-            while (SLOT(ne, k)->used)
+            size_t k = (size_t)SLOT(t->e, i, esize)->key.a & (ncap - 1);
+            while (SLOT(ne, k, esize)->used)
                 k = (k + 1) & (ncap - 1);
-            memcpy(SLOT(ne, k), SLOT(e, i), esize);
+            memcpy(SLOT(ne, k, esize), SLOT(t->e, i, esize), esize);
         }
-        free(e);
-        *tab = e = ne;
-        *cap = ncap;
+        free(t->e);
+        t->e = ne;
+        t->cap = ncap;
     }
-    if (!*cap)
+    if (!t->cap)
         return NULL;
-    assert((*cap & (*cap - 1)) == 0);
-    size_t k = (size_t)key.a & (*cap - 1);
-    while (SLOT(e, k)->used) {
-        if (SLOT(e, k)->key.a == key.a && SLOT(e, k)->key.b == key.b)
-            return SLOT(e, k);
-        k = (k + 1) & (*cap - 1);
+    assert((t->cap & (t->cap - 1)) == 0);
+    size_t k = (size_t)key.a & (t->cap - 1);
+    while (SLOT(t->e, k, esize)->used) {
+        if (SLOT(t->e, k, esize)->key.a == key.a && SLOT(t->e, k, esize)->key.b == key.b)
+            return SLOT(t->e, k, esize);
+        k = (k + 1) & (t->cap - 1);
     }
-    return insert ? SLOT(e, k) : NULL;
-#undef SLOT
+    return insert ? SLOT(t->e, k, esize) : NULL;
 }
 
-StructEntry *shard_smemo_slot(StructMemo *m, ApprofHash128 key, int insert)
+static void *memo_find(const MemoTable *t, size_t esize, ApprofHash128 key)
 {
-    return shard_memo_slot((void **)&m->e, &m->n, &m->cap, sizeof *m->e, 256, key, insert);
+    return memo_slot((MemoTable *)t, esize, key, 0);
+}
+
+/* A new entry for key in t whose payload holds bytes, marked used and
+ * counted; NULL (the caller keeps its payload) when the key is there
+ * already, the table would pass max_bytes, or without memory. */
+static void *memo_claim(MemoTable *t, size_t esize, ApprofHash128 key, size_t bytes,
+                        size_t max_bytes)
+{
+    if (t->bytes + bytes > max_bytes)
+        return NULL;
+    MemoSlot *s = memo_slot(t, esize, key, 1);
+    if (!s || s->used)
+        return NULL;
+    s->key = key;
+    s->used = 1;
+    t->n++;
+    t->bytes += bytes;
+    return s;
+}
+
+const StructEntry *shard_structure_find(const ApprofShardContext *ctx, ApprofHash128 key)
+{
+    return memo_find(&ctx->smemo, sizeof(StructEntry), key);
 }
 
 /* Stores the memo's Pareto set under structure key k (strategy indices fit
@@ -176,28 +196,19 @@ StructEntry *shard_smemo_slot(StructMemo *m, ApprofHash128 key, int insert)
 void shard_remember_structure(ApprofShardContext *ctx, ApprofHash128 k, const ParetoMemo *memo,
                                int maxk)
 {
-    StructMemo *m = &ctx->smemo;
     size_t n = (size_t)memo->n_points * (size_t)memo->n_ops;
-    if (maxk > 256 || m->bytes + n > SHARD_STRUCT_MEMO_BYTES)
-        return;
-    unsigned char *c = malloc(n ? n : 1);
-    if (!c)
-        return;
-    StructEntry *e = shard_smemo_slot(m, k, 1);
-    if (!e || e->s.used) {
+    unsigned char *c = maxk <= 256 ? malloc(n ? n : 1) : NULL;
+    StructEntry *e = c ? memo_claim(&ctx->smemo, sizeof *e, k, n, SHARD_STRUCT_MEMO_BYTES) : NULL;
+    if (!e) {
         free(c);
         return;
     }
     for (size_t i = 0; i < n; i++)
         c[i] = (unsigned char)memo->choices[i];
-    e->s.key = k;
-    e->s.used = 1;
     e->n_ops = memo->n_ops;
     e->n_points = memo->n_points;
     memcpy(e->times, memo->times, sizeof e->times);
     e->choices = c;
-    m->n++;
-    m->bytes += n;
 }
 
 /* ---- edge matrices ---------------------------------------------------- */
@@ -217,14 +228,9 @@ ApprofHash128 shard_edge_key(ApprofShardContext *ctx, const ShardStage *st, int 
     return h;
 }
 
-static EdgeEntry *edge_slot(EdgeMemo *m, ApprofHash128 key, int insert)
-{
-    return shard_memo_slot((void **)&m->e, &m->n, &m->cap, sizeof *m->e, 1024, key, insert);
-}
-
 const double *shard_edge_find(const ApprofShardContext *ctx, ApprofHash128 k, int kp, int kc)
 {
-    EdgeEntry *e = edge_slot((EdgeMemo *)&ctx->ememo, k, 0);
+    const EdgeEntry *e = memo_find(&ctx->ememo, sizeof *e, k);
     /* a different shape under the same key would be a hash collision */
     return e && e->kp == kp && e->kc == kc ? e->r : NULL;
 }
@@ -234,42 +240,20 @@ const double *shard_edge_find(const ApprofShardContext *ctx, ApprofHash128 k, in
 void shard_edge_remember(ApprofShardContext *ctx, ApprofHash128 k, int kp, int kc,
                          const double *r)
 {
-    EdgeMemo *m = &ctx->ememo;
     size_t n = (size_t)kp * (size_t)kc * sizeof(double);
-    if (m->bytes + n > SHARD_EDGE_MEMO_BYTES)
-        return;
     double *c = malloc(n ? n : 1);
-    if (!c)
-        return;
-    EdgeEntry *e = edge_slot(m, k, 1);
-    if (!e || e->s.used) {
+    EdgeEntry *e = c ? memo_claim(&ctx->ememo, sizeof *e, k, n, SHARD_EDGE_MEMO_BYTES) : NULL;
+    if (!e) {
         free(c);
         return;
     }
     memcpy(c, r, n);
-    e->s.key = k;
-    e->s.used = 1;
     e->kp = kp;
     e->kc = kc;
     e->r = c;
-    m->n++;
-    m->bytes += n;
-}
-
-void shard_edge_memo_free(EdgeMemo *m)
-{
-    for (size_t i = 0; i < m->cap; i++)
-        free(m->e[i].r);
-    free(m->e);
-    memset(m, 0, sizeof *m);
 }
 
 /* ---- ShardingSpec texts ------------------------------------------------ */
-
-static SpecEntry *spec_slot(SpecMemo *m, ApprofHash128 key, int insert)
-{
-    return shard_memo_slot((void **)&m->e, &m->n, &m->cap, sizeof *m->e, 64, key, insert);
-}
 
 const char *shard_spec_text(ApprofShardContext *ctx, const CostdbLayout *l, char *own,
                             size_t own_len, size_t *len, ApprofHash128 *dig)
@@ -280,7 +264,7 @@ const char *shard_spec_text(ApprofShardContext *ctx, const CostdbLayout *l, char
     for (int d = 0; d < l->ndim && d < COSTDB_MAX_DIMS; d++)
         w[3 + d] = l->mesh_axis_of_dim[d];
     approf_hash128_update(&key, w, sizeof w);
-    SpecEntry *e = ctx ? spec_slot(&ctx->spmemo, key, 0) : NULL;
+    SpecEntry *e = ctx ? memo_find(&ctx->spmemo, sizeof *e, key) : NULL;
     if (e) {
         *len = e->len;
         *dig = e->dig;
@@ -290,39 +274,20 @@ const char *shard_spec_text(ApprofShardContext *ctx, const CostdbLayout *l, char
     *len = strlen(own);
     approf_hash128_init(dig, 0x5bec7);
     approf_hash128_update(dig, own, *len);
-    if (!ctx || ctx->spmemo.bytes + *len + 1 > SHARD_SPEC_MEMO_BYTES)
-        return own;
-    char *text = malloc(*len + 1);
-    e = text ? spec_slot(&ctx->spmemo, key, 1) : NULL;
-    if (!e || e->s.used) {
+    char *text = ctx ? malloc(*len + 1) : NULL;
+    e = text ? memo_claim(&ctx->spmemo, sizeof *e, key, *len + 1, SHARD_SPEC_MEMO_BYTES) : NULL;
+    if (!e) {
         free(text);
         return own;
     }
     memcpy(text, own, *len + 1);
-    e->s.key = key;
-    e->s.used = 1;
     e->len = *len;
     e->dig = *dig;
     e->text = text;
-    ctx->spmemo.n++;
-    ctx->spmemo.bytes += *len + 1;
     return text;
 }
 
-void shard_spec_memo_free(SpecMemo *m)
-{
-    for (size_t i = 0; i < m->cap; i++)
-        free(m->e[i].text);
-    free(m->e);
-    memset(m, 0, sizeof *m);
-}
-
 /* ---- strategies -------------------------------------------------------- */
-
-static StratEntry *strat_slot(StratMemo *m, ApprofHash128 key, int insert)
-{
-    return shard_memo_slot((void **)&m->e, &m->n, &m->cap, sizeof *m->e, 256, key, insert);
-}
 
 const ShardStrat *shard_op_strategies(ApprofShardContext *ctx, ShardStage *st, int o, int *k)
 {
@@ -331,7 +296,7 @@ const ShardStrat *shard_op_strategies(ApprofShardContext *ctx, ShardStage *st, i
     approf_hash128_init(&key, 0x57a7);
     int64_t w[4] = {(int64_t)op_desc(ctx, so->op), st->mesh.n[0], st->mesh.n[1], st->force};
     approf_hash128_update(&key, w, sizeof w);
-    StratEntry *e = strat_slot(&ctx->stmemo, key, 0);
+    StratEntry *e = memo_find(&ctx->stmemo, sizeof *e, key);
     if (e) {
         *k = e->k;
         return e->v;
@@ -349,38 +314,19 @@ const ShardStrat *shard_op_strategies(ApprofShardContext *ctx, ShardStage *st, i
     if (*k <= 0)
         return own;
     size_t bytes = (size_t)*k * sizeof(ShardStrat);
-    if (ctx->stmemo.bytes + bytes > SHARD_STRAT_MEMO_BYTES)
-        return own;
     ShardStrat *v = malloc(bytes);
-    e = v ? strat_slot(&ctx->stmemo, key, 1) : NULL;
-    if (!e || e->s.used) {
+    e = v ? memo_claim(&ctx->stmemo, sizeof *e, key, bytes, SHARD_STRAT_MEMO_BYTES) : NULL;
+    if (!e) {
         free(v);
         return own;
     }
     memcpy(v, own, bytes);
-    e->s.key = key;
-    e->s.used = 1;
     e->k = *k;
     e->v = v;
-    ctx->stmemo.n++;
-    ctx->stmemo.bytes += bytes;
     return v;
 }
 
-void shard_strat_memo_free(StratMemo *m)
-{
-    for (size_t i = 0; i < m->cap; i++)
-        free(m->e[i].v);
-    free(m->e);
-    memset(m, 0, sizeof *m);
-}
-
 /* ---- kernels ----------------------------------------------------------- */
-
-static KernelEntry *kernel_slot(KernelMemo *m, ApprofHash128 key, int insert)
-{
-    return shard_memo_slot((void **)&m->e, &m->n, &m->cap, sizeof *m->e, 1024, key, insert);
-}
 
 /* Lowers stage op o under s into k (both phases) with the digests. */
 static int lower_op(const ShardStage *st, int o, const ShardStrat *s, ApprofKernel *k,
@@ -414,7 +360,7 @@ const KernelEntry *shard_op_kernels(ApprofShardContext *ctx, const ShardStage *s
         int64_t w[5] = {(int64_t)op_desc(ctx, st->ops[o].op), s->ax[0], s->ax[1],
                         st->mesh.n[0], st->mesh.n[1]};
         approf_hash128_update(&key, w, sizeof w);
-        e = kernel_slot(&ctx->kmemo, key, 0);
+        e = memo_find(&ctx->kmemo, sizeof *e, key);
         if (e)
             return e;
     }
@@ -423,37 +369,49 @@ const KernelEntry *shard_op_kernels(ApprofShardContext *ctx, const ShardStage *s
         return NULL;
     size_t tot = (size_t)own->n[0] + (size_t)own->n[1];
     size_t bytes = tot * (sizeof(ApprofKernel) + sizeof(ApprofHash128));
-    if (!memo || ctx->kmemo.bytes + bytes > SHARD_KERNEL_MEMO_BYTES)
-        return own;
-    ApprofKernel *kc = malloc(tot ? tot * sizeof *kc : 1);
-    ApprofHash128 *dc = malloc(tot ? tot * sizeof *dc : 1);
-    e = kc && dc ? kernel_slot(&ctx->kmemo, key, 1) : NULL;
-    if (!e || e->s.used) {
+    ApprofKernel *kc = memo ? malloc(tot ? tot * sizeof *kc : 1) : NULL;
+    ApprofHash128 *dc = memo ? malloc(tot ? tot * sizeof *dc : 1) : NULL;
+    e = kc && dc ? memo_claim(&ctx->kmemo, sizeof *e, key, bytes, SHARD_KERNEL_MEMO_BYTES) : NULL;
+    if (!e) {
         free(kc);
         free(dc);
         return own;
     }
     memcpy(kc, own->k, tot * sizeof *kc);
     memcpy(dc, own->dig, tot * sizeof *dc);
-    e->s.key = key;
-    e->s.used = 1;
     e->n[0] = own->n[0];
     e->n[1] = own->n[1];
     e->k = kc;
     e->dig = dc;
-    ctx->kmemo.n++;
-    ctx->kmemo.bytes += bytes;
     return e;
 }
 
-void shard_kernel_memo_free(KernelMemo *m)
+/* ---- freeing ------------------------------------------------------------ */
+
+/* Each used entry of table t, whose entries are of type type, in turn. */
+#define FOR_USED(t, type, e)                                                          \
+    for (type *e = (t)->e; e && e < (type *)(t)->e + (t)->cap; e++)                  \
+        if (e->s.used)
+
+void shard_memos_free(ApprofShardContext *ctx)
 {
-    for (size_t i = 0; i < m->cap; i++) {
-        free(m->e[i].k);
-        free(m->e[i].dig);
+    FOR_USED(&ctx->smemo, StructEntry, e)
+        free(e->choices);
+    FOR_USED(&ctx->ememo, EdgeEntry, e)
+        free(e->r);
+    FOR_USED(&ctx->kmemo, KernelEntry, e) {
+        free(e->k);
+        free(e->dig);
     }
-    free(m->e);
-    memset(m, 0, sizeof *m);
+    FOR_USED(&ctx->stmemo, StratEntry, e)
+        free(e->v);
+    FOR_USED(&ctx->spmemo, SpecEntry, e)
+        free(e->text);
+    MemoTable *all[] = {&ctx->smemo, &ctx->ememo, &ctx->kmemo, &ctx->stmemo, &ctx->spmemo};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        free(all[i]->e);
+        memset(all[i], 0, sizeof *all[i]);
+    }
 }
 
 int approf_shard_program_key(ApprofShardContext *ctx, const ApprofShardRequest *req,

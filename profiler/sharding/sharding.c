@@ -53,13 +53,7 @@ void approf_shard_context_free(ApprofShardContext **ctx)
     free((*ctx)->op_desc);
     free((*ctx)->last_reader);
     free((*ctx)->prog_scratch);
-    for (size_t i = 0; i < (*ctx)->smemo.cap; i++)
-        free((*ctx)->smemo.e[i].choices);
-    free((*ctx)->smemo.e);
-    shard_edge_memo_free(&(*ctx)->ememo);
-    shard_kernel_memo_free(&(*ctx)->kmemo);
-    shard_strat_memo_free(&(*ctx)->stmemo);
-    shard_spec_memo_free(&(*ctx)->spmemo);
+    shard_memos_free(*ctx);
     free((*ctx)->same_prefix);
     for (int i = 0; i < (*ctx)->n_tables; i++)
         free((*ctx)->tables[i].cost);
@@ -538,14 +532,14 @@ static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, const Approf
     }
     shard_stage_key(req, levels, key);
     ApprofHash128 skey = {0, 0};
-    StructEntry *se = NULL;
+    const StructEntry *se = NULL;
     int fresh = !(memo->valid && memo->n_ops == st->n_ops && !memcmp(memo->key, key, sizeof key));
     if (fresh) {
         /* the program key of this very stage has just hashed its structure */
         skey = ctx->skey_valid && !memcmp(ctx->skey_stage, key, sizeof key)
                    ? ctx->skey
                    : shard_struct_key(ctx, st, levels, (int)req->method);
-        se = shard_smemo_slot(&ctx->smemo, skey, 0);
+        se = shard_structure_find(ctx, skey);
         if (se && se->n_ops != st->n_ops)
             se = NULL;
     }
