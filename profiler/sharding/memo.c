@@ -355,6 +355,7 @@ const KernelEntry *shard_op_kernels(ApprofShardContext *ctx, const ShardStage *s
     ApprofHash128 key = {0, 0};
     int memo = ctx && ctx->op_desc;
     KernelEntry *e;
+    *rc = 0;
     if (memo) {
         approf_hash128_init(&key, 0x6e7e1);
         int64_t w[5] = {(int64_t)op_desc(ctx, st->ops[o].op), s->ax[0], s->ax[1],
