@@ -41,14 +41,8 @@ typedef struct NodeCostTable {
     double *cost;                 /* n_ops * SHARD_COST_SLOTS, NaN: not computed */
 } NodeCostTable;
 
-/* Pareto sets by stage structure: two stages whose ops, shapes, in-stage
- * edges, boundary facts (stage inputs and outputs, first consumers of
- * parameters, saved tensors) and mesh are alike have the same sharding ILP,
- * term for term, so the same Pareto set (a transformer's interior ranges
- * [i, j] and [i+1, j+1]). The key is computed in one pass over the stage's
- * ops; a hit skips the node costs, the edge matrices and the ILP. */
 /* The head of an entry of an open-addressing table keyed by a 128-bit
- * hash (memo.c's shard_memo_slot). */
+ * hash. */
 typedef struct MemoSlot {
     ApprofHash128 key;
     int used;
@@ -64,13 +58,18 @@ typedef struct MemoTable {
     size_t bytes;
 } MemoTable;
 
+/* Pareto sets by stage structure: two stages whose ops, shapes, in-stage
+ * edges, boundary facts (stage inputs and outputs, first consumers of
+ * parameters, saved tensors) and mesh are alike have the same sharding ILP,
+ * term for term, so the same Pareto set (a transformer's interior ranges
+ * [i, j] and [i+1, j+1]). The key is computed in one pass over the stage's
+ * ops; a hit skips the node costs, the edge matrices and the ILP. */
 typedef struct StructEntry {
     MemoSlot s;
     int n_ops, n_points;
     double times[SHARD_MAX_LEVELS];
     unsigned char *choices;       /* n_points * n_ops strategy indices */
 } StructEntry;
-
 
 #define SHARD_STRUCT_MEMO_BYTES ((size_t)256 << 20)
 
@@ -86,7 +85,6 @@ typedef struct EdgeEntry {
     double *r;                    /* kp * kc seconds */
 } EdgeEntry;
 
-
 #define SHARD_EDGE_MEMO_BYTES ((size_t)64 << 20)
 
 /* Strategies by what they depend on: the op's descriptor (its iteration
@@ -96,7 +94,6 @@ typedef struct StratEntry {
     int k;
     ShardStrat *v;
 } StratEntry;
-
 
 #define SHARD_STRAT_MEMO_BYTES ((size_t)16 << 20)
 
@@ -110,7 +107,6 @@ typedef struct SpecEntry {
     char *text;
 } SpecEntry;
 
-
 #define SHARD_SPEC_MEMO_BYTES ((size_t)4 << 20)
 
 /* Kernels by what they depend on: the op's descriptor, the loops its
@@ -123,7 +119,6 @@ typedef struct KernelEntry {
     ApprofKernel *k;              /* n[0] + n[1]; the op field is the caller's */
     ApprofHash128 *dig;           /* per kernel, shard_kernel_digest */
 } KernelEntry;
-
 
 #define SHARD_KERNEL_MEMO_BYTES ((size_t)32 << 20)
 

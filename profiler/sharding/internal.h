@@ -60,9 +60,7 @@ typedef struct ShardStage {
     unsigned char *t_out, *t_saved;
     const int *layer_begin;  /* first op of each layer of the stage (n_layers entries) */
     double *node_costs;      /* the context's table for this mesh, or NULL */
-    struct ApprofShardContext *ctx; /* its kernel memo for the program (NULL: none) */
-    void **scratch;          /* the context's per-tensor scratch of the program */
-    size_t *scratch_n;       /* (entries; NULL: the program allocates its own) */
+    struct ApprofShardContext *ctx; /* its memos and the program's scratch (NULL: none) */
     int n_layers;
 } ShardStage;
 

@@ -150,7 +150,6 @@ static void layout_axes(ShardLayout L, int ndim, int *axis_of_dim)
     }
 }
 
-
 /* Appends the placement of tensor t (room for it reserved), and its spec
  * text's digest to dig (the signature's). */
 static void add_placement(const ShardStage *st, ApprofStageProgram *p, ApprofHash128 *dig, int t,
@@ -448,18 +447,20 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     size_t nt = g->n_tensors ? g->n_tensors : 1;
     /* Per-tensor facts live in the context's scratch (all zero between
      * programs: only the tensors this stage touches are written, and reset
-     * at the end), so a program costs its stage's size, not the graph's. */
+     * at the end), so a program costs its stage's size, not the graph's;
+     * without a context the program allocates its own. */
+    ApprofShardContext *ctx = st->ctx;
     TInfo *ti = NULL;
-    if (st->scratch && *st->scratch_n < nt) {
-        free(*st->scratch);
-        *st->scratch = calloc(nt, sizeof(TInfo));
-        *st->scratch_n = *st->scratch ? nt : 0;
+    if (ctx && ctx->prog_scratch_n < nt) {
+        free(ctx->prog_scratch);
+        ctx->prog_scratch = calloc(nt, sizeof(TInfo));
+        ctx->prog_scratch_n = ctx->prog_scratch ? nt : 0;
     }
-    ti = st->scratch ? *st->scratch : calloc(nt, sizeof(TInfo));
+    ti = ctx ? ctx->prog_scratch : calloc(nt, sizeof(TInfo));
     int *touched = malloc((size_t)(st->n_ops > 0 ? st->n_ops : 1) *
                           (APPROF_MAX_INPUTS + APPROF_MAX_OUTPUTS) * sizeof(int));
     if (!ti || !touched) {
-        if (!st->scratch)
+        if (!ctx)
             free(ti);
         free(touched);
         return APPROF_ENOMEM;
@@ -742,7 +743,7 @@ cleanup:
     free(kdig[0]);
     free(kdig[1]);
     free(pdig);
-    if (st->scratch)
+    if (ctx)
         for (int k = 0; k < n_touched; k++)
             memset(&ti[touched[k]], 0, offsetof(TInfo, use));
     else

@@ -18,9 +18,6 @@
 #include "sharding/context.h"
 #include "sharding/internal.h"
 
-
-
-
 int approf_shard_context_new(const ApprofGraph *g, const ApprofLayering *l,
                              const ApprofHardwareSpec *hw, int num_micro_batches,
                              ApprofShardContext **out)
@@ -248,17 +245,17 @@ static double node_compute_cost(const ShardStage *st, int o, const ShardStrat *s
     const ApprofGraph *g = st->g;
     const ShardOp *so = &st->ops[o];
     const ApprofOp *op = &g->ops[so->op];
-    int64_t local[APPROF_MAX_ITER];
-    ApprofKernel k[APPROF_MAX_KERNELS];
+    ApprofKernel kbuf[2 * APPROF_MAX_KERNELS];
+    ApprofHash128 dbuf[2 * APPROF_MAX_KERNELS];
+    KernelEntry own = {.k = kbuf, .dig = dbuf};
+    int rc;
     double t = 0.0;
-    shard_local_sizes(so->sp, s, &st->mesh, local);
-    for (int ph = 0; ph < 2; ph++) {
-        int n = approf_op_kernels_in(g, so->op, so->sp, local, ph, k, APPROF_MAX_KERNELS);
-        if (n < 0)
-            return INFINITY;
-        for (int i = 0; i < n; i++)
-            t += approf_kernel_seconds(st->hw, &k[i]);
-    }
+    /* the kernels the program will hold (memo.c lowers them, once) */
+    const KernelEntry *ke = shard_op_kernels(st->ctx, st, o, s, &own, &rc);
+    if (!ke)
+        return INFINITY;
+    for (int i = 0; i < ke->n[0] + ke->n[1]; i++)
+        t += approf_kernel_seconds(st->hw, &ke->k[i]);
     for (int x = 0; x < 2; x++) {
         if (s->ax[x] < 0 || so->sp->kind[s->ax[x]] != APPROF_ITER_REDUCE)
             continue;
@@ -472,10 +469,6 @@ static int stage_tensors(ShardStage *st, const int *last_reader)
     return 0;
 }
 
-
-
-
-
 void shard_stage_key(const ApprofShardRequest *req, int levels, int *key)
 {
     int k[8] = {req->start_layer, req->end_layer, req->mesh_hosts, req->mesh_gpus,
@@ -687,9 +680,6 @@ int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, Sh
     return rc;
 }
 
-
-
-
 int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
                        ApprofStageProgram *out, char *err, size_t errlen)
 {
@@ -726,8 +716,6 @@ int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
     out->memory_level = req->memory_level;
     out->recompute = req->recompute;
     out->zero = req->zero;
-    st.scratch = &ctx->prog_scratch;
-    st.scratch_n = &ctx->prog_scratch_n;
     rc = shard_build_program(&st, out);
     if (rc == APPROF_ENOVARIANT) {
         snprintf(err, errlen, "%s", st.zero ? "ZeRO: the stage has no data-parallel replicas"
