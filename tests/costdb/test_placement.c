@@ -120,12 +120,36 @@ static void test_rollback_drops_cached_ids(void)
     costdb_close(&db);
 }
 
+/* After sql damages pl3.db, reading the set of layers 0-1 (submesh 0,
+ * config 0) of sweep id fails: with want (any error when want is 0), and
+ * naming msg when given. */
+static void expect_damaged(int64_t id, const char *sql, int want, const char *msg)
+{
+    Costdb *db = NULL;
+    CostdbPlacement *out = NULL;
+    size_t n = 0;
+    char err[512];
+    CU_ASSERT_EQUAL_FATAL(tu_exec(tu_path("pl3.db"), sql), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path("pl3.db"), COSTDB_OPEN_NOCREATE, &db, err, sizeof err), 0);
+    int rc = costdb_placements_get(db, id, 0, 1, 0, 0, &out, &n);
+    if (want) {
+        CU_ASSERT_EQUAL(rc, want);
+    } else {
+        CU_ASSERT(rc < 0);
+    }
+    if (msg) {
+        CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), msg));
+    }
+    free(out);
+    costdb_close(&db);
+}
+
 static void test_bad_rows_and_damaged_sets(void)
 {
     Costdb *db = open_new("pl3.db");
     int64_t id = make_sweep(db);
-    CostdbPlacement p = row(1, 0, "grad", 2, "S"), *out = NULL;
-    size_t n = 0;
+    CostdbPlacement p = row(1, 0, "grad", 2, "S");
+    char err[512];
     CU_ASSERT_EQUAL(costdb_placements_put(db, id, &p, 1), COSTDB_ECONSTRAINT);
     p = row(1, 0, "param", -1, "S");
     CU_ASSERT_EQUAL(costdb_placements_put(db, id, &p, 1), COSTDB_ECONSTRAINT);
@@ -133,49 +157,22 @@ static void test_bad_rows_and_damaged_sets(void)
     CU_ASSERT_EQUAL_FATAL(costdb_placements_put(db, id, &p, 1), 0);
     costdb_close(&db);
     /* a spec id that names no text */
-    CU_ASSERT_EQUAL_FATAL(tu_exec(tu_path("pl3.db"), "UPDATE placement_set SET items = '[[0,2,99999]]', first_tensor = NULL, tail_id = NULL"), 0);
-    char err[512];
-    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path("pl3.db"), COSTDB_OPEN_NOCREATE, &db, err, sizeof err), 0);
-    CU_ASSERT_EQUAL(costdb_placements_get(db, id, 0, 1, 0, 0, &out, &n), COSTDB_ECORRUPT);
-    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "sharding_spec"));
-    free(out);
-    out = NULL;
-    costdb_close(&db);
+    expect_damaged(id, "UPDATE placement_set SET items = '[[0,2,99999]]', first_tensor = NULL, "
+                   "tail_id = NULL", COSTDB_ECORRUPT, "sharding_spec");
     /* not JSON at all */
-    CU_ASSERT_EQUAL_FATAL(tu_exec(tu_path("pl3.db"), "UPDATE placement_set SET items = '[[0,'"), 0);
-    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path("pl3.db"), COSTDB_OPEN_NOCREATE, &db, err, sizeof err), 0);
-    CU_ASSERT(costdb_placements_get(db, id, 0, 1, 0, 0, &out, &n) < 0);
-    free(out);
-    out = NULL;
-    costdb_close(&db);
+    expect_damaged(id, "UPDATE placement_set SET items = '[[0,'", 0, NULL);
     /* a reference to a shared list that is not there, and a damaged list
      * (schema 7); the shell's sqlite3 does not enforce foreign keys */
-    p = row(1, 0, "param", 2, "S");
     CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path("pl3.db"), COSTDB_OPEN_NOCREATE, &db, err, sizeof err), 0);
     CU_ASSERT_EQUAL_FATAL(costdb_placements_put(db, id, &p, 1), 0);
     costdb_close(&db);
-    CU_ASSERT_EQUAL_FATAL(tu_exec(tu_path("pl3.db"), "UPDATE placement_set SET tail_id = 99999"), 0);
-    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path("pl3.db"), COSTDB_OPEN_NOCREATE, &db, err, sizeof err), 0);
-    CU_ASSERT_EQUAL(costdb_placements_get(db, id, 0, 1, 0, 0, &out, &n), COSTDB_ECORRUPT);
-    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "missing placement_tail"));
-    free(out);
-    out = NULL;
-    costdb_close(&db);
-    CU_ASSERT_EQUAL_FATAL(tu_exec(tu_path("pl3.db"), "UPDATE placement_set SET tail_id = "
-                                  "(SELECT max(id) FROM placement_tail); UPDATE placement_tail "
-                                  "SET items = '[1,0,0,-7,1]'"), 0);
-    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path("pl3.db"), COSTDB_OPEN_NOCREATE, &db, err, sizeof err), 0);
-    CU_ASSERT_EQUAL(costdb_placements_get(db, id, 0, 1, 0, 0, &out, &n), COSTDB_ECORRUPT);
-    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "not a placement list"));
-    free(out);
-    out = NULL;
-    costdb_close(&db);
+    expect_damaged(id, "UPDATE placement_set SET tail_id = 99999", COSTDB_ECORRUPT,
+                   "missing placement_tail");
+    expect_damaged(id, "UPDATE placement_set SET tail_id = (SELECT max(id) FROM placement_tail); "
+                   "UPDATE placement_tail SET items = '[1,0,0,-7,1]'", COSTDB_ECORRUPT,
+                   "not a placement list");
     /* a shared list in schema 3's form, which would ignore first_tensor */
-    CU_ASSERT_EQUAL_FATAL(tu_exec(tu_path("pl3.db"), "UPDATE placement_tail SET items = '[[0,2,1]]'"), 0);
-    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path("pl3.db"), COSTDB_OPEN_NOCREATE, &db, err, sizeof err), 0);
-    CU_ASSERT_EQUAL(costdb_placements_get(db, id, 0, 1, 0, 0, &out, &n), COSTDB_ECORRUPT);
-    free(out);
-    costdb_close(&db);
+    expect_damaged(id, "UPDATE placement_tail SET items = '[[0,2,1]]'", COSTDB_ECORRUPT, NULL);
 }
 
 /* Schema 7: sets whose items differ only by where their tensors start
