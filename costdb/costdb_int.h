@@ -37,6 +37,7 @@ struct Costdb {
     CdbCachedStmt *cache;
     size_t n_cache, cap_cache;
     CdbPlacementCache *placement_cache; /* placement.c's interned ids, NULL: none */
+    struct CdbCostCache *cost_cache;    /* entry_costs.c's cost rows, NULL: none */
     char errmsg[2048];
 };
 
@@ -59,9 +60,23 @@ int cdb_exec(Costdb *db, const char *sql);
 /* Starts a unit of work: BEGIN IMMEDIATE if no transaction is open, else a
  * savepoint. cdb_txn_leave commits/releases when rc >= 0, otherwise rolls
  * the unit back; it returns rc (or the commit error). */
-/* Drops the placement writer's cached ids (placement.c): after any rollback,
- * since a rolled-back insert leaves them pointing nowhere, and on close. */
+/* Drop the writers' cached ids: the placement writer's (placement.c) and
+ * the entry costs' (entry_costs.c). cdb_caches_clear drops both: after any
+ * rollback, since a rolled-back insert leaves them pointing nowhere, after
+ * a sweep is deleted, and on close. */
 void cdb_placement_cache_clear(Costdb *db);
+void cdb_cost_cache_clear(Costdb *db);
+void cdb_caches_clear(Costdb *db);
+
+/* Refuses the entry of the current row of st (columns 0-4: start_layer,
+ * end_layer, submesh_index, config_index, phase), whose cost_id (column
+ * cost_col; < 0: not selected) names no stage_cost row: COSTDB_ECORRUPT,
+ * naming the entry. */
+int cdb_entry_without_costs(Costdb *db, sqlite3_stmt *st, int cost_col);
+
+/* The id of the sweep's stage_cost row that holds e's costs (schema 8):
+ * one this connection wrote for the sweep, or a new one. */
+int cdb_entry_cost_id(Costdb *db, int64_t sweep_id, const CostdbEntry *e, int64_t *id);
 
 int cdb_txn_enter(Costdb *db);
 int cdb_txn_leave(Costdb *db, int rc);

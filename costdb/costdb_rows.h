@@ -29,8 +29,9 @@ typedef struct CostdbStageRow {
 typedef int (*CostdbStageRowFn)(void *ctx, const CostdbStageRow *row);
 
 /* Calls fn for every stage_profile row of the sweep whose status is 'ok',
- * in primary-key order (start_layer, end_layer, submesh_index, config_index,
- * phase): the two phases of one (i, j, s, c) come one after the other.
+ * in stage_entry's primary-key order (schema 8: submesh_index descending,
+ * start_layer, end_layer, config_index, phase): the two phases of one
+ * (i, j, s, c) come one after the other.
  * Returns 0, fn's non-zero return, or a negative COSTDB_E* code: a row it
  * reads that costdb_entries_get would refuse, with the same message, a
  * status that is not a known name included. */

@@ -540,7 +540,7 @@ void costdb_close(Costdb **pdb)
     for (size_t i = 0; i < db->n_cache; i++)
         sqlite3_finalize(db->cache[i].st);
     free(db->cache);
-    cdb_placement_cache_clear(db);
+    cdb_caches_clear(db);
     if (db->sql) {
         if (!sqlite3_get_autocommit(db->sql))
             sqlite3_exec(db->sql, cdb_sql_rollback, NULL, NULL, NULL);

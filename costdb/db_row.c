@@ -87,25 +87,18 @@ double cdb_column_double(sqlite3_stmt *st, int col)
 
 /* ---- checked reading ---------------------------------------------------- */
 
-/* "table T, row (k1=v1, k2=v2)": the primary-key columns of col's table that
- * the statement selected, so a refusal names the row. Error path only. */
-static void row_key(Costdb *db, sqlite3_stmt *st, int col, char *buf, size_t cap)
-{
 #if COSTDB_COLUMN_METADATA
-    static const char sql_pk[] = "SELECT pk FROM pragma_table_info(?1) WHERE name = ?2";
-    const char *table = sqlite3_column_table_name(st, col);
-    sqlite3_stmt *pk = NULL;
-    size_t len;
+/* Appends "k1=v1, k2=v2" to buf: the primary-key columns of table that the
+ * statement selected; the number appended. */
+static int table_key(sqlite3_stmt *pk, sqlite3_stmt *st, const char *table, char *buf,
+                     size_t cap)
+{
     int nkey = 0;
-    if (!table || sqlite3_prepare_v2(db->sql, sql_pk, -1, &pk, NULL) != SQLITE_OK) {
-        snprintf(buf, cap, "a row");
-        return;
-    }
-    snprintf(buf, cap, "table %s, row (", table);
     for (int i = 0; i < sqlite3_column_count(st); i++) {
         const char *t = sqlite3_column_table_name(st, i);
         const char *name = sqlite3_column_origin_name(st, i);
         const unsigned char *val;
+        size_t len;
         if (!t || !name || strcmp(t, table))
             continue;
         sqlite3_reset(pk);
@@ -118,9 +111,40 @@ static void row_key(Costdb *db, sqlite3_stmt *st, int col, char *buf, size_t cap
         snprintf(buf + len, cap - len, "%s%s=%.40s", nkey++ ? ", " : "", name,
                  val ? (const char *)val : "NULL");
     }
+    return nkey;
+}
+#endif
+
+/* "table T, row (k1=v1, k2=v2)": the primary-key columns of col's table that
+ * the statement selected, so a refusal names the row. A column read through
+ * a join (schema 8's stage_profile view: an entry's key in stage_entry, its
+ * costs in stage_cost) is named by the row of the statement's first table:
+ * "table stage_entry, row (...), its row in table stage_cost". Error path
+ * only. */
+static void row_key(Costdb *db, sqlite3_stmt *st, int col, char *buf, size_t cap)
+{
+#if COSTDB_COLUMN_METADATA
+    static const char sql_pk[] = "SELECT pk FROM pragma_table_info(?1) WHERE name = ?2";
+    const char *table = sqlite3_column_table_name(st, col);
+    const char *first = sqlite3_column_table_name(st, 0);
+    sqlite3_stmt *pk = NULL;
+    size_t len;
+    if (!table || sqlite3_prepare_v2(db->sql, sql_pk, -1, &pk, NULL) != SQLITE_OK) {
+        snprintf(buf, cap, "a row");
+        return;
+    }
+    if (first && strcmp(first, table)) {
+        snprintf(buf, cap, "table %s, row (", first);
+        table_key(pk, st, first, buf, cap);
+        len = strlen(buf);
+        snprintf(buf + len, cap - len, "), its row in table %s", table);
+    } else {
+        snprintf(buf, cap, "table %s, row (", table);
+        table_key(pk, st, table, buf, cap);
+        len = strlen(buf);
+        snprintf(buf + len, cap - len, ")");
+    }
     sqlite3_finalize(pk);
-    len = strlen(buf);
-    snprintf(buf + len, cap - len, ")");
 #else
     (void)db;
     (void)st;

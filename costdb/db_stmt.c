@@ -236,7 +236,7 @@ int cdb_txn_leave(Costdb *db, int rc)
     }
     /* Keep the message of the failure, not of the rollback. */
     memcpy(keep, db->errmsg, sizeof keep);
-    cdb_placement_cache_clear(db);
+    cdb_caches_clear(db);
     if (outer) {
         if (!sqlite3_get_autocommit(db->sql))
             cdb_exec(db, cdb_sql_rollback);
@@ -273,7 +273,7 @@ int costdb_commit(Costdb *db)
     if (rc == 0 || sqlite3_get_autocommit(db->sql))
         db->in_txn = 0;
     if (rc != 0)
-        cdb_placement_cache_clear(db);
+        cdb_caches_clear(db);
     return rc;
 }
 
@@ -285,6 +285,6 @@ int costdb_rollback(Costdb *db)
     if (!sqlite3_get_autocommit(db->sql))
         rc = cdb_exec(db, cdb_sql_rollback);
     db->in_txn = 0;
-    cdb_placement_cache_clear(db);
+    cdb_caches_clear(db);
     return rc;
 }

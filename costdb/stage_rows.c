@@ -1,52 +1,63 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * costdb_stage_rows (costdb_rows.h): a sweep's stage costs streamed to the
- * solver in primary-key order (no sort), with no per-row allocation and no
- * copy of texts. The SELECT reads only the rows (status 'ok') and columns
- * the stage DP uses; a fast path clears each value with the checks
- * costdb_entries_get's reader applies to it (type, range, status), and a
- * row it does not clear is read again with cdb_row_check and the cdb_col_*
- * readers, whose refusal names the table, the row key and the column, as
- * costdb_entries_get's does.
+ * solver in stage_entry's key order (no sort), with no per-row allocation
+ * and no copy of texts. Schema 8 keeps each distinct cost row once
+ * (stage_cost) and each entry's key with the id of its costs (stage_entry):
+ * the reader takes the sweep's cost rows first, each checked once, into an
+ * array by id, then walks the entries, instead of one join lookup per
+ * entry. Only the columns the stage DP uses are read. A fast path clears
+ * each value with the checks costdb_entries_get's reader applies to it
+ * (type, range, status); an entry whose key or costs it does not clear is
+ * read again, through the stage_profile view, with cdb_row_check and the
+ * cdb_col_* readers, whose refusal names the table, the row key and the
+ * column, as costdb_entries_get's does.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "costdb_int.h"
 #include "costdb_rows.h"
 
-/* Columns: 0-4 the key, 5 compute_cost, 6-9 the sizes, 10 apply_cost,
- * 11 status. The rows whose status is one of the other names, byte for
- * byte, are left out unread (the solver uses none of them); any other
- * status (a name not known, a blob, text with a NUL byte) is read, and
- * refused by the checked path; the names are costdb_status_parse's
- * (sweep.c), and one added there is read and skipped here, only slower.
- * (Comparisons in a chain: a NOT IN list costs a lookup per row.) */
-static const char sql_stage_rows[] =
+/* The cost rows, then the entries, of one sweep. The names of the other
+ * statuses are costdb_status_parse's (sweep.c): a row whose status is one
+ * of them, byte for byte, is no stage and is not read further (the solver
+ * uses none of them); any other status (a name not known, a blob, text with
+ * a NUL byte) sends the entries that use the row to the checked path. */
+static const char sql_costs[] =
+    "SELECT cost_id, compute_cost, peak_memory, available_memory, intermediate_size,"
+    " initial_size, apply_cost, status FROM stage_cost WHERE sweep_id = ?1";
+static const char sql_entries[] =
+    "SELECT start_layer, end_layer, submesh_index, config_index, phase, cost_id"
+    " FROM stage_entry WHERE sweep_id = ?1"
+    " ORDER BY submesh_index DESC, start_layer, end_layer, config_index, phase";
+/* The checked path: one entry through the view. Columns: 0-4 the key,
+ * 5 compute_cost, 6-9 the sizes, 10 apply_cost, 11 status. */
+static const char sql_one_row[] =
     "SELECT start_layer, end_layer, submesh_index, config_index, phase, compute_cost,"
     " peak_memory, available_memory, intermediate_size, initial_size, apply_cost, status"
-    " FROM stage_profile WHERE sweep_id = ?1"
-    " AND (status = 'ok' OR status <> 'oom' AND status <> 'failed'"
-    " AND status <> 'timeout' AND status <> 'skipped')"
-    " ORDER BY start_layer, end_layer, submesh_index, config_index, phase";
+    " FROM stage_profile WHERE sweep_id = ?1 AND submesh_index = ?2 AND start_layer = ?3"
+    " AND end_layer = ?4 AND config_index = ?5 AND phase = ?6";
 
 /* The fast path reads each value once through sqlite3_column_value (the
- * statement is this thread's alone, as is the handle) and clears it with
+ * statements are this thread's alone, as is the handle) and clears it with
  * the rules of cdb_row_check and the cdb_col_* readers, for the declared
  * types of approf's schema (checked once per scan in decls_match). */
-static const char *const decl_types[] = {
-    "INTEGER", "INTEGER", "INTEGER", "INTEGER", "INTEGER", "REAL",
-    "INTEGER", "INTEGER", "INTEGER", "INTEGER", "REAL",    "TEXT",
+static const char *const cost_decls[] = {
+    "INTEGER", "REAL", "INTEGER", "INTEGER", "INTEGER", "INTEGER", "REAL", "TEXT",
 };
-#define N_COLS (int)(sizeof decl_types / sizeof decl_types[0])
+static const char *const entry_decls[] = {
+    "INTEGER", "INTEGER", "INTEGER", "INTEGER", "INTEGER", "INTEGER",
+};
 
-static int decls_match(sqlite3_stmt *st)
+static int decls_match(sqlite3_stmt *st, const char *const *decl, int n)
 {
-    if (sqlite3_column_count(st) != N_COLS)
+    if (sqlite3_column_count(st) != n)
         return 0;
-    for (int i = 0; i < N_COLS; i++) {
+    for (int i = 0; i < n; i++) {
         const char *d = sqlite3_column_decltype(st, i);
-        if (!d || strcmp(d, decl_types[i]))
+        if (!d || strcmp(d, decl[i]))
             return 0;
     }
     return 1;
@@ -76,34 +87,109 @@ static int cost_ok(sqlite3_stmt *st, int col, int null_ok, double *v)
     return !isnan(*v) && !(isfinite(*v) && fabs(*v) > COSTDB_MAX_SECONDS);
 }
 
-static int fast_row(sqlite3_stmt *st, CostdbStageRow *r)
+/* A cost row as the fast path found it. */
+enum { COST_NONE, COST_OK, COST_NO_STAGE, COST_CHECK };
+typedef struct CostRow {
+    double compute_cost, apply_cost;
+    int64_t peak_memory, available_memory, intermediate_size, initial_size;
+    int kind; /* COST_*: none (no such row), cleared, another status, to check */
+} CostRow;
+
+typedef struct CostTable {
+    CostRow *row; /* by cost_id */
+    size_t n;
+} CostTable;
+
+/* Past this many ids (and past 16 per cost row read) the array is not
+ * built and every entry takes the checked path: ids are approf's 1, 2, 3,
+ * ..., and a file with others is read correctly, only slower. */
+#define MAX_COST_IDS ((int64_t)1 << 24)
+
+static int is_no_stage_status(const unsigned char *s, int n)
 {
-    int64_t v[10];
-    sqlite3_value *x;
-    const unsigned char *s;
-    if (!int_in(st, 0, 0, COSTDB_MAX_LAYERS - 1, &v[0]) ||
-        !int_in(st, 1, v[0], COSTDB_MAX_LAYERS - 1, &v[1]) ||
-        !int_in(st, 2, 0, COSTDB_MAX_INDEX - 1, &v[2]) ||
-        !int_in(st, 3, 0, COSTDB_MAX_INDEX - 1, &v[3]) || !int_in(st, 4, 0, 1, &v[4]) ||
-        !cost_ok(st, 5, 0, &r->compute_cost) || !int_in(st, 6, 0, COSTDB_MAX_BYTES, &v[6]) ||
-        !int_in(st, 7, 0, COSTDB_MAX_BYTES, &v[7]) || !int_in(st, 8, 0, COSTDB_MAX_BYTES, &v[8]) ||
-        !int_in(st, 9, 0, COSTDB_MAX_BYTES, &v[9]) || !cost_ok(st, 10, 1, &r->apply_cost))
-        return 0;
-    /* status: exactly the text "ok" (two bytes, no NUL) */
-    x = sqlite3_column_value(st, 11);
-    if (sqlite3_value_type(x) != SQLITE_TEXT || sqlite3_value_bytes(x) != 2 ||
-        !(s = sqlite3_value_text(x)) || memcmp(s, "ok", 2))
-        return 0;
-    r->start_layer = (int)v[0];
-    r->end_layer = (int)v[1];
-    r->submesh_index = (int)v[2];
-    r->config_index = (int)v[3];
-    r->phase = v[4] ? COSTDB_BWD : COSTDB_FWD;
-    r->peak_memory = v[6];
-    r->available_memory = v[7];
-    r->intermediate_size = v[8];
-    r->initial_size = v[9];
-    return 1;
+    static const char *const other[] = {"oom", "failed", "timeout", "skipped"};
+    for (size_t k = 0; k < sizeof other / sizeof other[0]; k++)
+        if ((size_t)n == strlen(other[k]) && !memcmp(s, other[k], (size_t)n))
+            return 1;
+    return 0;
+}
+
+static int cost_kind(sqlite3_stmt *st, int fast, CostRow *c)
+{
+    sqlite3_value *x = sqlite3_column_value(st, 7);
+    const unsigned char *s = NULL;
+    int n = 0;
+    if (sqlite3_value_type(x) == SQLITE_TEXT) {
+        n = sqlite3_value_bytes(x);
+        s = sqlite3_value_text(x);
+    }
+    if (s && is_no_stage_status(s, n))
+        return COST_NO_STAGE;
+    if (!fast || !s || n != 2 || memcmp(s, "ok", 2))
+        return COST_CHECK;
+    {
+        int64_t v[4];
+        if (!cost_ok(st, 1, 0, &c->compute_cost) || !int_in(st, 2, 0, COSTDB_MAX_BYTES, &v[0]) ||
+            !int_in(st, 3, 0, COSTDB_MAX_BYTES, &v[1]) ||
+            !int_in(st, 4, 0, COSTDB_MAX_BYTES, &v[2]) ||
+            !int_in(st, 5, 0, COSTDB_MAX_BYTES, &v[3]) || !cost_ok(st, 6, 1, &c->apply_cost))
+            return COST_CHECK;
+        c->peak_memory = v[0];
+        c->available_memory = v[1];
+        c->intermediate_size = v[2];
+        c->initial_size = v[3];
+    }
+    return COST_OK;
+}
+
+/* The sweep's cost rows by id; t->row NULL (with 0): ids that do not fit
+ * the array, every entry checked. */
+static int read_costs(Costdb *db, int64_t sweep_id, CostTable *t)
+{
+    sqlite3_stmt *st = NULL;
+    int rc, fast;
+    size_t read = 0;
+    memset(t, 0, sizeof *t);
+    if ((rc = cdb_prepare(db, sql_costs, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    fast = decls_match(st, cost_decls, 8);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        sqlite3_value *x = sqlite3_column_value(st, 0);
+        int64_t id = sqlite3_value_int64(x);
+        read++;
+        if (sqlite3_value_type(x) != SQLITE_INTEGER || id < 1 || id >= MAX_COST_IDS ||
+            (size_t)id > 16 * read + 1024)
+            goto too_sparse;
+        if ((size_t)id >= t->n) {
+            size_t n = t->n ? t->n : 1024;
+            while (n <= (size_t)id)
+                n *= 2;
+            CostRow *r = realloc(t->row, n * sizeof *r);
+            if (!r) {
+                rc = cdb_err(db, COSTDB_ENOMEM, "%s: out of memory reading stage costs",
+                             db->path);
+                goto out;
+            }
+            memset(r + t->n, 0, (n - t->n) * sizeof *r);
+            t->row = r;
+            t->n = n;
+        }
+        t->row[id].kind = cost_kind(st, fast, &t->row[id]);
+    }
+    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_costs);
+    goto out;
+too_sparse:
+    free(t->row);
+    memset(t, 0, sizeof *t);
+    rc = 0;
+out:
+    cdb_release(st);
+    if (rc < 0) {
+        free(t->row);
+        memset(t, 0, sizeof *t);
+    }
+    return rc;
 }
 
 /* A row the fast path does not clear: costdb_entries_get's own checks on
@@ -154,30 +240,83 @@ static int checked_row(Costdb *db, sqlite3_stmt *st, CostdbStageRow *r)
     return stat != COSTDB_STATUS_OK;
 }
 
+/* An entry the fast path did not clear, read again through the view:
+ * 0 and *r set, 1 (no stage: another known status, or the row is gone), or
+ * the refusal. */
+static int checked_entry(Costdb *db, int64_t sweep_id, sqlite3_stmt *entry, CostdbStageRow *r)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if ((rc = cdb_prepare(db, sql_one_row, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    sqlite3_bind_value(st, 2, sqlite3_column_value(entry, 2));
+    sqlite3_bind_value(st, 3, sqlite3_column_value(entry, 0));
+    sqlite3_bind_value(st, 4, sqlite3_column_value(entry, 1));
+    sqlite3_bind_value(st, 5, sqlite3_column_value(entry, 3));
+    sqlite3_bind_value(st, 6, sqlite3_column_value(entry, 4));
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && sqlite3_column_type(st, 11) == SQLITE_NULL)
+        rc = cdb_entry_without_costs(db, entry, 5);
+    else if (rc == SQLITE_ROW) {
+        memset(r, 0, sizeof *r);
+        rc = checked_row(db, st, r);
+    } else {
+        rc = rc == SQLITE_DONE ? 1 : cdb_fail(db, rc, sql_one_row);
+    }
+    cdb_release(st);
+    return rc;
+}
+
 int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *ctx)
 {
     sqlite3_stmt *st = NULL;
     CostdbStageRow r;
+    CostTable costs;
     int rc, fast;
     if (!db || !fn)
         return COSTDB_EINVAL;
-    if ((rc = cdb_prepare(db, sql_stage_rows, &st)) < 0)
+    if ((rc = read_costs(db, sweep_id, &costs)) < 0)
         return rc;
+    if ((rc = cdb_prepare(db, sql_entries, &st)) < 0) {
+        free(costs.row);
+        return rc;
+    }
     sqlite3_bind_int64(st, 1, sweep_id);
-    fast = decls_match(st);
+    fast = decls_match(st, entry_decls, 6);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (!(fast && fast_row(st, &r))) {
-            memset(&r, 0, sizeof r);
-            if ((rc = checked_row(db, st, &r)) < 0)
-                goto out;
-            if (rc > 0)
-                continue; /* a known status other than ok */
+        int64_t v[6];
+        const CostRow *c = NULL;
+        if (fast && int_in(st, 5, 1, (int64_t)costs.n - 1, &v[5]))
+            c = &costs.row[v[5]];
+        if (c && c->kind == COST_NO_STAGE)
+            continue;
+        if (c && c->kind == COST_OK && int_in(st, 0, 0, COSTDB_MAX_LAYERS - 1, &v[0]) &&
+            int_in(st, 1, v[0], COSTDB_MAX_LAYERS - 1, &v[1]) &&
+            int_in(st, 2, 0, COSTDB_MAX_INDEX - 1, &v[2]) &&
+            int_in(st, 3, 0, COSTDB_MAX_INDEX - 1, &v[3]) && int_in(st, 4, 0, 1, &v[4])) {
+            r.start_layer = (int)v[0];
+            r.end_layer = (int)v[1];
+            r.submesh_index = (int)v[2];
+            r.config_index = (int)v[3];
+            r.phase = v[4] ? COSTDB_BWD : COSTDB_FWD;
+            r.compute_cost = c->compute_cost;
+            r.apply_cost = c->apply_cost;
+            r.peak_memory = c->peak_memory;
+            r.available_memory = c->available_memory;
+            r.intermediate_size = c->intermediate_size;
+            r.initial_size = c->initial_size;
+        } else if ((rc = checked_entry(db, sweep_id, st, &r)) < 0) {
+            goto out;
+        } else if (rc > 0) {
+            continue; /* a known status other than ok */
         }
         if ((rc = fn(ctx, &r)) != 0)
             goto out;
     }
-    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_stage_rows);
+    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_entries);
 out:
     cdb_release(st);
+    free(costs.row);
     return rc;
 }

@@ -377,6 +377,9 @@ int costdb_sweep_delete(Costdb *db, int64_t id)
         rc = write_by_id(db, sql_sweep_delete, st, id);
         cdb_release(st);
     }
+    /* the sweep's id may be given to the next sweep made: its cached cost
+     * and tensor ids name rows that are gone */
+    cdb_caches_clear(db);
     return cdb_txn_leave(db, rc);
 }
 
@@ -459,14 +462,13 @@ int costdb_sweep_configs(Costdb *db, int64_t sweep_id, CostdbConfig **out, size_
 
 /* ---- stage profile entries ---------------------------------------------- */
 
+/* Schema 8: an entry is its key in stage_entry and the id of its costs in
+ * stage_cost (entry_costs.c); readers go through the stage_profile view. */
 #define ENTRY_COLUMNS                                                                \
     " (sweep_id, start_layer, end_layer, submesh_index, config_index, phase,"       \
-    " compute_cost, peak_memory, invar_size, outvar_size, temp_buffer_size,"        \
-    " available_memory, intermediate_size, initial_size, repeats, spread, reused,"  \
-    " status, error, apply_cost) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,"  \
-    " ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)"
-static const char sql_entry_insert[] = "INSERT INTO stage_profile" ENTRY_COLUMNS;
-static const char sql_entry_replace[] = "INSERT OR REPLACE INTO stage_profile" ENTRY_COLUMNS;
+    " cost_id, reused) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+static const char sql_entry_insert[] = "INSERT INTO stage_entry" ENTRY_COLUMNS;
+static const char sql_entry_replace[] = "INSERT OR REPLACE INTO stage_entry" ENTRY_COLUMNS;
 static const char sql_entries_get[] =
     "SELECT start_layer, end_layer, submesh_index, config_index, phase, compute_cost,"
     " peak_memory, invar_size, outvar_size, temp_buffer_size, available_memory,"
@@ -520,7 +522,9 @@ int costdb_entries_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, size_
         return rc;
     for (size_t i = 0; i < n && rc >= 0; i++) {
         const CostdbEntry *x = &e[i];
-        if ((rc = cdb_prepare(db, sql, &st)) < 0)
+        int64_t cost_id = 0;
+        if ((rc = cdb_entry_cost_id(db, sweep_id, x, &cost_id)) < 0 ||
+            (rc = cdb_prepare(db, sql, &st)) < 0)
             break;
         sqlite3_bind_int64(st, 1, sweep_id);
         sqlite3_bind_int(st, 2, x->start_layer);
@@ -528,24 +532,8 @@ int costdb_entries_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, size_
         sqlite3_bind_int(st, 4, x->submesh_index);
         sqlite3_bind_int(st, 5, x->config_index);
         sqlite3_bind_int(st, 6, (int)x->phase);
-        sqlite3_bind_double(st, 7, x->compute_cost);
-        sqlite3_bind_int64(st, 8, x->peak_memory);
-        sqlite3_bind_int64(st, 9, x->invar_size);
-        sqlite3_bind_int64(st, 10, x->outvar_size);
-        sqlite3_bind_int64(st, 11, x->temp_buffer_size);
-        sqlite3_bind_int64(st, 12, x->available_memory);
-        sqlite3_bind_int64(st, 13, x->intermediate_size);
-        sqlite3_bind_int64(st, 14, x->initial_size);
-        sqlite3_bind_int(st, 15, x->repeats);
-        sqlite3_bind_double(st, 16, x->spread);
-        sqlite3_bind_int(st, 17, x->reused ? 1 : 0);
-        sqlite3_bind_text(st, 18, entry_status_names[x->status], -1, SQLITE_STATIC);
-        cdb_bind_text(st, 19, x->error, 1);
-        /* Unknown (< 0) and non-finite apply costs are stored as NULL. */
-        if (x->apply_cost >= 0 && isfinite(x->apply_cost))
-            sqlite3_bind_double(st, 20, x->apply_cost);
-        else
-            sqlite3_bind_null(st, 20);
+        sqlite3_bind_int64(st, 7, cost_id);
+        sqlite3_bind_int(st, 8, x->reused ? 1 : 0);
         rc = cdb_exec_stmt(db, st, sql);
         cdb_release(st);
     }
@@ -571,6 +559,10 @@ static int entry_row(Costdb *db, sqlite3_stmt *st, void *row)
         (rc = cdb_col_int(db, st, 4, 0, 1, NULL, &phase)) < 0)
         return rc;
     x->phase = phase ? COSTDB_BWD : COSTDB_FWD;
+    /* status is NOT NULL in stage_cost: NULL is the view's join finding no
+     * cost row */
+    if (sqlite3_column_type(st, 16) == SQLITE_NULL)
+        return cdb_entry_without_costs(db, st, -1);
     if ((rc = cdb_column_text(db, st, 16, status, sizeof status, "status")) < 0 ||
         (rc = cdb_column_text(db, st, 17, x->error, sizeof x->error, "error")) < 0)
         return rc;

@@ -88,13 +88,16 @@ static void test_planted_objects(void)
     static const struct {
         const char *sql, *name;
     } planted[] = {
-        {"CREATE TRIGGER x1000 AFTER INSERT ON stage_profile BEGIN UPDATE stage_profile SET"
-         " compute_cost = compute_cost * 1000; END;", "trigger 'x1000' on stage_profile"},
+        {"CREATE TRIGGER x1000 AFTER INSERT ON stage_cost BEGIN UPDATE stage_cost SET"
+         " compute_cost = compute_cost * 1000; END;", "trigger 'x1000' on stage_cost"},
+        {"CREATE TRIGGER halve INSTEAD OF INSERT ON stage_profile BEGIN SELECT 1; END;",
+         "trigger 'halve' on stage_profile"},
         {"CREATE TRIGGER wipe BEFORE INSERT ON plan BEGIN DELETE FROM plan_stage; END;",
          "trigger 'wipe' on plan"},
         {"CREATE VIEW v AS SELECT 1;", "view 'v'"},
         {"CREATE TABLE extra (x);", "table 'extra'"},
-        {"CREATE INDEX by_cost ON stage_profile(compute_cost);", "index 'by_cost' on stage_profile"},
+        {"CREATE INDEX by_cost ON stage_cost(compute_cost);", "index 'by_cost' on stage_cost"},
+        {"DROP TRIGGER stage_profile_update;", "missing or altered trigger 'stage_profile_update'"},
         {"DROP TRIGGER strict_plan_insert;", "missing or altered trigger 'strict_plan_insert'"},
     };
     for (size_t k = 0; k < sizeof planted / sizeof planted[0]; k++) {
@@ -123,7 +126,7 @@ static void test_typeof_triggers(void)
     CU_ASSERT_EQUAL_FATAL(sqlite3_open(p, &h), SQLITE_OK);
     CU_ASSERT_NOT_EQUAL(sqlite3_exec(h, "UPDATE stage_profile SET peak_memory = 'lots'", NULL,
                                      NULL, &msg), SQLITE_OK);
-    CU_ASSERT_PTR_NOT_NULL(msg && strstr(msg, "stage_profile.peak_memory"));
+    CU_ASSERT_PTR_NOT_NULL(msg && strstr(msg, "stage_cost.peak_memory"));
     sqlite3_free(msg);
     msg = NULL;
     CU_ASSERT_NOT_EQUAL(sqlite3_exec(h, "UPDATE sweep SET cluster_hosts = x'01'", NULL, NULL,
@@ -144,11 +147,13 @@ static void test_wrong_types_on_read(void)
     CostdbSweep s;
     size_t n = 0;
     const char *p = make_db("types.db");
-    CU_ASSERT_EQUAL_FATAL(raw(p, "UPDATE stage_profile SET peak_memory = 'lots' WHERE phase = 1"), 0);
+    CU_ASSERT_EQUAL_FATAL(tu_exec_untyped(p, "UPDATE stage_profile SET peak_memory = 'lots'"
+                                          " WHERE phase = 1"), 0);
     CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
     CU_ASSERT_EQUAL(costdb_entries_get(db, 1, &e, &n), COSTDB_ECORRUPT);
     CU_ASSERT_PTR_NULL(e);
-    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "stage_profile"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "table stage_entry, row (start_layer=0"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "its row in table stage_cost"));
     CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "peak_memory"));
     CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "phase=1"));
     CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "'lots'"));
@@ -164,8 +169,8 @@ static void test_wrong_types_on_read(void)
 
     /* text with a NUL byte in a TEXT column ('ok\0garbage') */
     p = make_db("types3.db");
-    CU_ASSERT_EQUAL_FATAL(raw(p, "UPDATE stage_profile SET status = CAST(x'6f6b0067617262616765'"
-                                 " AS TEXT)"), 0);
+    CU_ASSERT_EQUAL_FATAL(tu_exec_untyped(p, "UPDATE stage_profile SET status ="
+                                             " CAST(x'6f6b0067617262616765' AS TEXT)"), 0);
     CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
     CU_ASSERT_EQUAL(costdb_entries_get(db, 1, &e, &n), COSTDB_ECORRUPT);
     CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "NUL"));
@@ -199,7 +204,7 @@ static void test_bounds(void)
         void *arr = NULL;
         size_t n = 0;
         int rc = 0;
-        CU_ASSERT_EQUAL_FATAL(raw(p, cases[k].sql), 0);
+        CU_ASSERT_EQUAL_FATAL(tu_exec_untyped(p, cases[k].sql), 0);
         CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
         switch (cases[k].which) {
         case 0: rc = costdb_sweep_get(db, 1, &s); break;
@@ -323,11 +328,12 @@ static void test_migrate_schema2(void)
     CU_ASSERT_EQUAL(e[0].apply_cost, 0.125);
     free(e);
     costdb_close(&db);
-    /* 15 tables of schema 4, sweep_owner of schema 5 and placement_tail of
-     * schema 7, insert and update each, and placement_set's references of
-     * schema 7 */
+    /* 15 tables of schema 4 (less stage_profile, a view since schema 8),
+     * sweep_owner of schema 5, placement_tail of schema 7, stage_cost and
+     * stage_entry of schema 8, insert and update each, and placement_set's
+     * references of schema 7 */
     CU_ASSERT_EQUAL(tu_count(p, "sqlite_master WHERE type = 'trigger' AND name LIKE 'strict_%'"),
-                    2 * 17 + 2);
+                    2 * 18 + 2);
     /* and the migrated file refuses text in a number column */
     CU_ASSERT_NOT_EQUAL(tu_exec(p, "UPDATE stage_profile SET peak_memory = 'lots'"), 0);
     /* a schema-2 file with a planted trigger is refused before migrating */

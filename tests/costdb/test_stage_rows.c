@@ -34,23 +34,6 @@ static int collect(void *ctx, const CostdbStageRow *r)
     return g->stop_after && g->n == g->stop_after ? 7 : 0;
 }
 
-/* Runs SQL with CHECK constraints, foreign keys and triggers off: what a
- * hostile author can write with the sqlite3 shell. */
-static int raw(const char *path, const char *sql)
-{
-    sqlite3 *h = NULL;
-    int rc = sqlite3_open(path, &h);
-    if (rc == SQLITE_OK)
-        sqlite3_db_config(h, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(h, "PRAGMA ignore_check_constraints=ON; PRAGMA foreign_keys=OFF;", NULL,
-                          NULL, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(h, sql, NULL, NULL, NULL);
-    sqlite3_close(h);
-    return rc == SQLITE_OK ? 0 : -1;
-}
-
 /* A sweep of L layers on NS submeshes x NC configs with both phases of
  * every range, statuses and costs varied by a fixed pseudo-random walk. */
 static const char *make_db(const char *name)
@@ -110,10 +93,12 @@ static const char *make_db(const char *name)
     return p;
 }
 
+/* stage_entry's key order: submesh_index descending, then start, end,
+ * config, phase */
 static int key_less(const CostdbEntry *a, const CostdbEntry *b)
 {
-    int ka[5] = {a->start_layer, a->end_layer, a->submesh_index, a->config_index, a->phase};
-    int kb[5] = {b->start_layer, b->end_layer, b->submesh_index, b->config_index, b->phase};
+    int ka[5] = {-a->submesh_index, a->start_layer, a->end_layer, a->config_index, a->phase};
+    int kb[5] = {-b->submesh_index, b->start_layer, b->end_layer, b->config_index, b->phase};
     for (int k = 0; k < 5; k++)
         if (ka[k] != kb[k])
             return ka[k] < kb[k];
@@ -198,12 +183,12 @@ static void test_refusals(void)
         Got *g = calloc(1, sizeof *g);
         int rc;
         CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-        CU_ASSERT_EQUAL_FATAL(raw(p, "UPDATE stage_profile SET status = 'ok' WHERE start_layer = 0"
+        CU_ASSERT_EQUAL_FATAL(tu_exec_untyped(p, "UPDATE stage_profile SET status = 'ok' WHERE start_layer = 0"
                                      " AND end_layer = 0 AND submesh_index = 0 AND"
                                      " config_index = 0 AND phase = 0"), 0);
         snprintf(sql, sizeof sql, "%s WHERE start_layer = 0 AND end_layer = 0 AND"
                  " submesh_index = 0 AND config_index = 0 AND phase = 0", cases[k].sql);
-        CU_ASSERT_EQUAL_FATAL(raw(p, sql), 0);
+        CU_ASSERT_EQUAL_FATAL(tu_exec_untyped(p, sql), 0);
         CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
         rc = costdb_stage_rows(db, 1, collect, g);
         if (cases[k].msg) {
@@ -220,6 +205,58 @@ static void test_refusals(void)
     }
 }
 
+/* Cost ids approf would not write (far apart) send every entry through
+ * the checked path, which reads the same rows; a cost_id that names no
+ * cost row is refused by both readers. */
+static void test_odd_cost_ids(void)
+{
+    const char *p = make_db("sparse.db");
+    Got *want = calloc(1, sizeof *want), *got = calloc(1, sizeof *got);
+    Costdb *db = NULL;
+    CostdbEntry *e = NULL;
+    size_t n = 0;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_stage_rows(db, 1, collect, want), 0);
+    costdb_close(&db);
+    CU_ASSERT_EQUAL_FATAL(tu_exec(p, "UPDATE stage_cost SET cost_id = cost_id * 1000003;"
+                                     " UPDATE stage_entry SET cost_id = cost_id * 1000003"), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
+    CU_ASSERT_EQUAL(costdb_stage_rows(db, 1, collect, got), 0);
+    CU_ASSERT_EQUAL(got->n, want->n);
+    CU_ASSERT(want->n > 0 && memcmp(got->r, want->r, want->n * sizeof want->r[0]) == 0);
+    costdb_close(&db);
+
+    CU_ASSERT_EQUAL_FATAL(tu_exec(p, "UPDATE stage_entry SET cost_id = 7 WHERE start_layer = 1"
+                                     " AND end_layer = 2 AND submesh_index = 1"
+                                     " AND config_index = 0 AND phase = 1"), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
+    got->n = 0;
+    CU_ASSERT_EQUAL(costdb_stage_rows(db, 1, collect, got), COSTDB_ECORRUPT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "table stage_entry, row (start_layer=1,"
+                                  " end_layer=2, submesh_index=1, config_index=0, phase=1):"
+                                  " its cost_id 7 names no row of table stage_cost"));
+    CU_ASSERT_EQUAL(costdb_entries_get(db, 1, &e, &n), COSTDB_ECORRUPT);
+    CU_ASSERT_PTR_NULL(e);
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "phase=1): its cost_id names no row of"
+                                  " table stage_cost"));
+    costdb_close(&db);
+    /* the same on the fast path: an id inside the array that no row has */
+    p = make_db("dangling.db");
+    CU_ASSERT_EQUAL_FATAL(tu_exec(p, "UPDATE stage_entry SET cost_id = (SELECT max(cost_id) + 1"
+                                     " FROM stage_cost) WHERE start_layer = 1 AND end_layer = 2"
+                                     " AND submesh_index = 1 AND config_index = 0"
+                                     " AND phase = 1"), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
+    got->n = 0;
+    CU_ASSERT_EQUAL(costdb_stage_rows(db, 1, collect, got), COSTDB_ECORRUPT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "names no row of table stage_cost"));
+    costdb_close(&db);
+    free(want);
+    free(got);
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -228,7 +265,8 @@ int main(void)
         return 2;
     s = CU_add_suite("costdb stage rows", NULL, NULL);
     if (!s || !CU_add_test(s, "the 'ok' rows of costdb_entries_get", test_equals_entries_get) ||
-        !CU_add_test(s, "refusals of the rows it reads", test_refusals)) {
+        !CU_add_test(s, "refusals of the rows it reads", test_refusals) ||
+        !CU_add_test(s, "odd cost ids", test_odd_cost_ids)) {
         CU_cleanup_registry();
         return 2;
     }

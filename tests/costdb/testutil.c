@@ -114,6 +114,46 @@ int tu_exec(const char *db_path, const char *sql)
     return rc;
 }
 
+int tu_exec_untyped(const char *db_path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    char *(*keep)[2] = NULL; /* name, then the SQL that made it */
+    size_t n = 0;
+    int ok = sqlite3_open(db_path, &db) == SQLITE_OK &&
+             sqlite3_exec(db, "PRAGMA ignore_check_constraints=ON; PRAGMA foreign_keys=OFF;"
+                          " BEGIN", NULL, NULL, NULL) == SQLITE_OK &&
+             sqlite3_prepare_v2(db, "SELECT name, sql FROM sqlite_master WHERE type = 'trigger'"
+                                " AND name LIKE 'strict!_%' ESCAPE '!'", -1, &st,
+                                NULL) == SQLITE_OK;
+    while (ok && sqlite3_step(st) == SQLITE_ROW) {
+        __typeof__(keep) k = realloc(keep, (n + 1) * sizeof *keep);
+        if (!(ok = k != NULL))
+            break;
+        keep = k;
+        keep[n][0] = strdup((const char *)sqlite3_column_text(st, 0));
+        keep[n][1] = strdup((const char *)sqlite3_column_text(st, 1));
+        ok = keep[n][0] && keep[n][1];
+        n++;
+    }
+    sqlite3_finalize(st);
+    for (size_t i = 0; i < n && ok; i++) {
+        char drop[256];
+        snprintf(drop, sizeof drop, "DROP TRIGGER \"%s\"", keep[i][0]);
+        ok = sqlite3_exec(db, drop, NULL, NULL, NULL) == SQLITE_OK;
+    }
+    ok = ok && sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK;
+    for (size_t i = 0; i < n; i++) {
+        ok = ok && sqlite3_exec(db, keep[i][1], NULL, NULL, NULL) == SQLITE_OK;
+        free(keep[i][0]);
+        free(keep[i][1]);
+    }
+    free(keep);
+    ok = ok && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
+    sqlite3_close(db);
+    return ok ? 0 : -1;
+}
+
 void tu_cleanup(void)
 {
     DIR *d;

@@ -24,6 +24,12 @@ void tu_unlink_db(const char *path);
 int64_t tu_count(const char *db_path, const char *table);
 /* Runs SQL through a raw connection; 0 or -1. */
 int tu_exec(const char *db_path, const char *sql);
+/* Runs SQL through a raw connection as a careless writer would: no CHECK
+ * constraints, no foreign keys and none of schema 4's typeof triggers
+ * (strict_*: dropped for the statement and put back as they were), while
+ * the triggers that make the stage_profile view writable still run; 0 or
+ * -1. */
+int tu_exec_untyped(const char *db_path, const char *sql);
 /* 1 if the file exists. */
 int tu_exists(const char *path);
 /* Removes the temporary directory and everything in it. */

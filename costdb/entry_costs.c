@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The costs of stage entries, each distinct one stored once per sweep
+ * (schema 8, schemas/README.md "stage_profile"). stage_entry holds an
+ * entry's key and the id of its cost row in stage_cost; the writer
+ * (costdb_entries_put, sweep.c) asks here for that id. A connection
+ * remembers the cost rows it has written for the sweep it writes (a cache:
+ * a cost it does not know is written again under a new id, which costs
+ * space, never a wrong answer), and forgets them after a rollback, a sweep
+ * deleted or a close (cdb_caches_clear).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costdb_int.h"
+
+/* Everything of an entry that its cost row holds, in a form compared
+ * byte for byte (padding cleared). apply_cost as stored: < 0 for NULL. */
+typedef struct CostFields {
+    double compute_cost, spread, apply_cost;
+    int64_t sizes[7];
+    int32_t repeats, status;
+} CostFields;
+
+typedef struct CostSlot {
+    uint64_t hash;    /* 0: empty */
+    int64_t id;
+    CostFields f;
+    char *error;      /* NULL: none */
+} CostSlot;
+
+struct CdbCostCache {
+    int64_t sweep_id;
+    CostSlot *slot;
+    size_t n, cap;    /* cap a power of two */
+};
+
+/* Columns in schema 8's order; ?2 is the new id: one past the sweep's
+ * largest (a writer through the stage_profile view numbers the same way). */
+static const char sql_cost_insert[] =
+    "INSERT INTO stage_cost (sweep_id, cost_id, compute_cost, peak_memory, invar_size,"
+    " outvar_size, temp_buffer_size, available_memory, intermediate_size, initial_size,"
+    " repeats, spread, status, error, apply_cost) VALUES (?1,"
+    " (SELECT coalesce(max(cost_id), 0) + 1 FROM stage_cost WHERE sweep_id = ?1),"
+    " ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) RETURNING cost_id";
+
+static void cache_free(struct CdbCostCache *c)
+{
+    for (size_t i = 0; i < c->cap; i++)
+        free(c->slot[i].error);
+    free(c->slot);
+    c->slot = NULL;
+    c->n = c->cap = 0;
+}
+
+void cdb_cost_cache_clear(Costdb *db)
+{
+    if (!db || !db->cost_cache)
+        return;
+    cache_free(db->cost_cache);
+    free(db->cost_cache);
+    db->cost_cache = NULL;
+}
+
+void cdb_caches_clear(Costdb *db)
+{
+    cdb_placement_cache_clear(db);
+    cdb_cost_cache_clear(db);
+}
+
+static void fields_of(const CostdbEntry *e, CostFields *f)
+{
+    memset(f, 0, sizeof *f);
+    f->compute_cost = e->compute_cost;
+    f->spread = e->spread;
+    /* Unknown (< 0) and non-finite apply costs are stored as NULL. */
+    f->apply_cost = e->apply_cost >= 0 && isfinite(e->apply_cost) ? e->apply_cost : -1.0;
+    f->sizes[0] = e->peak_memory;
+    f->sizes[1] = e->invar_size;
+    f->sizes[2] = e->outvar_size;
+    f->sizes[3] = e->temp_buffer_size;
+    f->sizes[4] = e->available_memory;
+    f->sizes[5] = e->intermediate_size;
+    f->sizes[6] = e->initial_size;
+    f->repeats = e->repeats;
+    f->status = (int32_t)e->status;
+}
+
+static uint64_t fields_hash(const CostFields *f, const char *error)
+{
+    const unsigned char *p = (const unsigned char *)f;
+    uint64_t h = 0x9e3779b97f4a7c15ULL, w;
+    for (size_t k = 0; k + 8 <= sizeof *f; k += 8) {
+        memcpy(&w, p + k, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    for (; *error; error++)
+        h = (h ^ (unsigned char)*error) * 0x100000001b3ULL;
+    h ^= h >> 29;
+    return h ? h : 1;
+}
+
+static CostSlot *find(struct CdbCostCache *c, const CostFields *f, const char *error, uint64_t h)
+{
+    if (!c->cap)
+        return NULL;
+    for (size_t k = (size_t)h & (c->cap - 1);; k = (k + 1) & (c->cap - 1)) {
+        CostSlot *s = &c->slot[k];
+        if (!s->hash)
+            return s;
+        if (s->hash == h && !memcmp(&s->f, f, sizeof *f) &&
+            !strcmp(s->error ? s->error : "", error))
+            return s;
+    }
+}
+
+/* Remembers f -> id; without memory it forgets (the next one is written
+ * again). */
+static void remember(struct CdbCostCache *c, const CostFields *f, const char *error, uint64_t h,
+                     int64_t id)
+{
+    CostSlot *s;
+    if ((c->n + 1) * 2 > c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 1024;
+        CostSlot *ns = calloc(ncap, sizeof *ns);
+        if (!ns)
+            return;
+        for (size_t i = 0; i < c->cap; i++) {
+            if (!c->slot[i].hash)
+                continue;
+            size_t k = (size_t)c->slot[i].hash & (ncap - 1);
+            while (ns[k].hash)
+                k = (k + 1) & (ncap - 1);
+            ns[k] = c->slot[i];
+        }
+        free(c->slot);
+        c->slot = ns;
+        c->cap = ncap;
+    }
+    s = find(c, f, error, h);
+    if (s->hash)
+        return;
+    s->error = *error ? strdup(error) : NULL;
+    if (*error && !s->error)
+        return;
+    s->hash = h;
+    s->id = id;
+    s->f = *f;
+    c->n++;
+}
+
+static struct CdbCostCache *cache_for(Costdb *db, int64_t sweep_id)
+{
+    struct CdbCostCache *c = db->cost_cache;
+    if (!c && !(c = db->cost_cache = calloc(1, sizeof *c)))
+        return NULL;
+    if (c->sweep_id != sweep_id) {
+        cache_free(c);
+        c->sweep_id = sweep_id;
+    }
+    return c;
+}
+
+int cdb_entry_cost_id(Costdb *db, int64_t sweep_id, const CostdbEntry *e, int64_t *id)
+{
+    struct CdbCostCache *c = cache_for(db, sweep_id);
+    sqlite3_stmt *st = NULL;
+    CostFields f;
+    CostSlot *s;
+    uint64_t h;
+    int rc;
+    fields_of(e, &f);
+    h = fields_hash(&f, e->error);
+    if (c && (s = find(c, &f, e->error, h)) && s->hash) {
+        *id = s->id;
+        return 0;
+    }
+    if ((rc = cdb_prepare(db, sql_cost_insert, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    sqlite3_bind_double(st, 2, e->compute_cost);
+    for (int k = 0; k < 7; k++)
+        sqlite3_bind_int64(st, 3 + k, f.sizes[k]);
+    sqlite3_bind_int(st, 10, e->repeats);
+    sqlite3_bind_double(st, 11, e->spread);
+    sqlite3_bind_text(st, 12, costdb_status_name(e->status), -1, SQLITE_STATIC);
+    cdb_bind_text(st, 13, e->error, 1);
+    if (f.apply_cost >= 0)
+        sqlite3_bind_double(st, 14, f.apply_cost);
+    else
+        sqlite3_bind_null(st, 14);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *id = sqlite3_column_int64(st, 0);
+        rc = sqlite3_step(st) == SQLITE_DONE ? 0 : cdb_fail(db, sqlite3_errcode(db->sql),
+                                                           sql_cost_insert);
+    } else {
+        rc = cdb_fail(db, rc, sql_cost_insert);
+    }
+    cdb_release(st);
+    if (rc == 0 && c)
+        remember(c, &f, e->error, h, *id);
+    return rc;
+}
+
+static const char *text_or_null(sqlite3_stmt *st, int col)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    return t ? (const char *)t : "NULL";
+}
+
+int cdb_entry_without_costs(Costdb *db, sqlite3_stmt *st, int cost_col)
+{
+    char id[40] = "";
+    if (cost_col >= 0)
+        snprintf(id, sizeof id, " %.20s", text_or_null(st, cost_col));
+    return cdb_err(db, COSTDB_ECORRUPT, "%s: table stage_entry, row (start_layer=%.20s,"
+                   " end_layer=%.20s, submesh_index=%.20s, config_index=%.20s, phase=%.20s):"
+                   " its cost_id%s names no row of table stage_cost", db->path,
+                   text_or_null(st, 0), text_or_null(st, 1), text_or_null(st, 2),
+                   text_or_null(st, 3), text_or_null(st, 4), id);
+}

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Stage costs stored once (schema 8, costdb/entry_costs.c): entries with
+ * the same costs share one stage_cost row and read back field for field;
+ * a cost the writer saw in a transaction that was rolled back, or in a
+ * sweep that was deleted, is written again rather than referenced; the
+ * stage_profile view takes INSERT, UPDATE and DELETE as schema 7's table
+ * did, an UPDATE touching one entry only; a schema-7 file migrates with
+ * every entry intact.
+ */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costdb.h"
+#include "testutil.h"
+
+static int64_t make_sweep(Costdb *db, int layers)
+{
+    static const CostdbSubmesh sm[] = {{0, 1, 2}};
+    static const CostdbConfig cf[] = {{0, 0, 2, 1, 0, 0, COSTDB_RECOMPUTE_NONE, 0},
+                                      {0, 1, 1, 2, -1, 0, COSTDB_RECOMPUTE_NONE, 0}};
+    CostdbSweep s;
+    memset(&s, 0, sizeof s);
+    snprintf(s.name, sizeof s.name, "costs");
+    s.cluster_hosts = 1;
+    s.cluster_gpus = 2;
+    s.global_batch = 8;
+    s.micro_batches = 2;
+    s.num_layers = layers;
+    snprintf(s.backend, sizeof s.backend, "model");
+    CU_ASSERT_EQUAL_FATAL(costdb_sweep_create(db, &s, sm, 1, cf, 2), 0);
+    return s.id;
+}
+
+static CostdbEntry entry(int i, int j, int c, int phase, double cost)
+{
+    CostdbEntry e;
+    memset(&e, 0, sizeof e);
+    e.start_layer = i;
+    e.end_layer = j;
+    e.config_index = c;
+    e.phase = (CostdbPhase)phase;
+    e.compute_cost = cost;
+    e.peak_memory = 1000;
+    e.invar_size = 10;
+    e.outvar_size = 20;
+    e.temp_buffer_size = 30;
+    e.available_memory = 5000;
+    e.intermediate_size = 40;
+    e.initial_size = 50;
+    e.repeats = 1;
+    e.apply_cost = 0.25;
+    return e;
+}
+
+static int same_entry(const CostdbEntry *a, const CostdbEntry *b)
+{
+    return a->start_layer == b->start_layer && a->end_layer == b->end_layer &&
+           a->submesh_index == b->submesh_index && a->config_index == b->config_index &&
+           a->phase == b->phase && !memcmp(&a->compute_cost, &b->compute_cost, sizeof(double)) &&
+           a->peak_memory == b->peak_memory && a->invar_size == b->invar_size &&
+           a->outvar_size == b->outvar_size && a->temp_buffer_size == b->temp_buffer_size &&
+           a->available_memory == b->available_memory &&
+           a->intermediate_size == b->intermediate_size && a->initial_size == b->initial_size &&
+           a->repeats == b->repeats && a->spread == b->spread && a->reused == b->reused &&
+           a->status == b->status && !strcmp(a->error, b->error) &&
+           (a->apply_cost < 0 ? b->apply_cost < 0 : a->apply_cost == b->apply_cost);
+}
+
+/* Every entry of in[] (any order) is read back by costdb_entries_get. */
+static void expect_entries(Costdb *db, int64_t sweep, const CostdbEntry *in, size_t n)
+{
+    CostdbEntry *out = NULL;
+    size_t m = 0;
+    CU_ASSERT_EQUAL_FATAL(costdb_entries_get(db, sweep, &out, &m), 0);
+    CU_ASSERT_EQUAL(m, n);
+    for (size_t i = 0; i < n; i++) {
+        int found = 0;
+        for (size_t k = 0; k < m && !found; k++)
+            found = same_entry(&in[i], &out[k]);
+        if (!found)
+            fprintf(stderr, "\nentry %zu (%d, %d, c%d, ph%d) not read back\n", i,
+                    in[i].start_layer, in[i].end_layer, in[i].config_index, (int)in[i].phase);
+        CU_ASSERT(found);
+    }
+    free(out);
+}
+
+static void test_shared(void)
+{
+    const char *p = tu_path("shared.db");
+    Costdb *db = NULL;
+    CostdbEntry e[8];
+    int64_t id;
+    tu_unlink_db(p);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
+    id = make_sweep(db, 4);
+    /* 8 entries, 5 distinct costs: same numbers share, while a different
+     * error text, status, unknown apply cost or reused flag... */
+    e[0] = entry(0, 0, 0, 0, 0.5);
+    e[1] = entry(1, 1, 0, 0, 0.5);        /* shares e[0]'s */
+    e[2] = entry(2, 2, 0, 0, 0.5);
+    e[2].reused = 1;                      /* reused is the entry's: shares too */
+    e[3] = entry(0, 0, 0, 1, 0.5);
+    e[3].apply_cost = -1;                 /* NULL: its own */
+    e[4] = entry(1, 1, 0, 1, 0.5);
+    e[4].apply_cost = INFINITY;           /* stored as NULL: shares e[3]'s */
+    e[5] = entry(0, 1, 0, 0, INFINITY);
+    e[5].status = COSTDB_STATUS_OOM;
+    snprintf(e[5].error, sizeof e[5].error, "needs 2 GiB");
+    e[6] = e[5];
+    e[6].start_layer = 1;
+    e[6].end_layer = 2;
+    snprintf(e[6].error, sizeof e[6].error, "needs 3 GiB"); /* its own */
+    e[7] = entry(0, 0, 1, 0, 0.5);
+    e[7].peak_memory = 1001;              /* its own */
+    CU_ASSERT_EQUAL_FATAL(costdb_entries_put(db, id, e, 8, 0), 0);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_entry"), 8);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_cost"), 5);
+    e[4].apply_cost = -1; /* read back as unknown */
+    expect_entries(db, id, e, 8);
+    /* replacing an entry with known costs adds no row */
+    e[1].compute_cost = INFINITY;
+    e[1].status = COSTDB_STATUS_OOM;
+    snprintf(e[1].error, sizeof e[1].error, "needs 2 GiB");
+    e[1].end_layer = 1;
+    e[1].phase = COSTDB_FWD;
+    {
+        CostdbEntry x = e[5];
+        x.start_layer = 1;
+        x.end_layer = 1;
+        e[1] = x;
+    }
+    CU_ASSERT_EQUAL(costdb_entries_put(db, id, &e[1], 1, 1), 0);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_cost"), 5);
+    expect_entries(db, id, e, 8);
+    costdb_close(&db);
+}
+
+/* A rolled-back cost row is written again, not referenced; so is one of a
+ * deleted sweep whose id the next sweep takes. */
+static void test_rollback_and_delete(void)
+{
+    const char *p = tu_path("rollback.db");
+    Costdb *db = NULL;
+    CostdbEntry a = entry(0, 0, 0, 0, 0.75), b = entry(1, 1, 0, 0, 0.75);
+    int64_t id, id2;
+    tu_unlink_db(p);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
+    id = make_sweep(db, 2);
+    CU_ASSERT_EQUAL_FATAL(costdb_begin(db), 0);
+    CU_ASSERT_EQUAL(costdb_entries_put(db, id, &a, 1, 0), 0);
+    CU_ASSERT_EQUAL(costdb_rollback(db), 0);
+    CU_ASSERT_EQUAL(costdb_entries_put(db, id, &b, 1, 0), 0);
+    expect_entries(db, id, &b, 1);
+    /* a batch that fails half way (a duplicate key) leaves nothing */
+    {
+        CostdbEntry two[2] = {entry(0, 0, 0, 0, 0.125), b};
+        CU_ASSERT_EQUAL(costdb_entries_put(db, id, two, 2, 0), COSTDB_ECONSTRAINT);
+        CU_ASSERT_EQUAL(costdb_entries_put(db, id, two, 1, 0), 0);
+        expect_entries(db, id, two, 2);
+    }
+    /* the connection now knows b's costs (the rollback above made it forget
+     * them, and this puts them back) */
+    {
+        CostdbEntry c = entry(1, 1, 1, 0, 0.75);
+        CU_ASSERT_EQUAL(costdb_entries_put(db, id, &c, 1, 0), 0);
+    }
+    CU_ASSERT_EQUAL(costdb_sweep_delete(db, id), 0);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_cost"), 0);
+    id2 = make_sweep(db, 2);
+    CU_ASSERT_EQUAL(id2, id); /* the id is given again */
+    CU_ASSERT_EQUAL(costdb_entries_put(db, id2, &b, 1, 0), 0);
+    expect_entries(db, id2, &b, 1);
+    costdb_close(&db);
+}
+
+/* Writes through the view, as a user with the sqlite3 shell makes them. */
+static void test_view_writes(void)
+{
+    const char *p = tu_path("view.db");
+    Costdb *db = NULL;
+    CostdbEntry e[3];
+    int64_t id;
+    tu_unlink_db(p);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
+    id = make_sweep(db, 2);
+    e[0] = entry(0, 0, 0, 0, 0.5);
+    e[1] = entry(1, 1, 0, 0, 0.5); /* shares e[0]'s cost row */
+    CU_ASSERT_EQUAL_FATAL(costdb_entries_put(db, id, e, 2, 0), 0);
+    costdb_close(&db);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_cost"), 1);
+    /* an UPDATE of one entry leaves the other sharing the row alone */
+    CU_ASSERT_EQUAL_FATAL(tu_exec(p, "UPDATE stage_profile SET compute_cost = 2.0,"
+                                     " peak_memory = 7 WHERE start_layer = 1"), 0);
+    e[1].compute_cost = 2.0;
+    e[1].peak_memory = 7;
+    /* an INSERT that leaves columns out takes schema 7's defaults */
+    CU_ASSERT_EQUAL_FATAL(tu_exec(p, "INSERT INTO stage_profile (sweep_id, start_layer, end_layer,"
+                                     " submesh_index, config_index, phase, compute_cost,"
+                                     " peak_memory, invar_size, outvar_size, temp_buffer_size,"
+                                     " available_memory, intermediate_size, initial_size)"
+                                     " VALUES (1, 0, 1, 0, 1, 1, 0.5, 1, 2, 3, 4, 5, 6, 7)"), 0);
+    memset(&e[2], 0, sizeof e[2]);
+    e[2].end_layer = 1;
+    e[2].config_index = 1;
+    e[2].phase = COSTDB_BWD;
+    e[2].compute_cost = 0.5;
+    e[2].peak_memory = 1;
+    e[2].invar_size = 2;
+    e[2].outvar_size = 3;
+    e[2].temp_buffer_size = 4;
+    e[2].available_memory = 5;
+    e[2].intermediate_size = 6;
+    e[2].initial_size = 7;
+    e[2].repeats = 1;
+    e[2].apply_cost = -1;
+    /* still typed: text in a number column is refused through the view */
+    CU_ASSERT_NOT_EQUAL(tu_exec(p, "UPDATE stage_profile SET peak_memory = 'lots'"), 0);
+    /* a key that exists is refused, or replaced with OR REPLACE */
+    CU_ASSERT_NOT_EQUAL(tu_exec(p, "INSERT INTO stage_profile SELECT * FROM stage_profile"
+                                   " WHERE start_layer = 0 AND end_layer = 0"), 0);
+    CU_ASSERT_EQUAL(tu_exec(p, "INSERT OR REPLACE INTO stage_profile SELECT * FROM stage_profile"
+                               " WHERE start_layer = 0 AND end_layer = 0"), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
+    expect_entries(db, id, e, 3);
+    costdb_close(&db);
+    CU_ASSERT_EQUAL(tu_exec(p, "DELETE FROM stage_profile WHERE config_index = 1"), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
+    expect_entries(db, id, e, 2);
+    costdb_close(&db);
+}
+
+/* A schema-7 file (migrations 001-007 run by hand) with entries migrates
+ * to schema 8 with each entry as it was. */
+static void test_migrate_schema7(void)
+{
+    static const char *const files[] = {"001_initial", "002_variants", "003_placement_sets",
+                                        "004_strict", "005_sweep_owner", "006_placement_items",
+                                        "007_placement_tails"};
+    const char *p = tu_path("schema7.db");
+    Costdb *db = NULL;
+    CostdbEntry e[4];
+    int v = 0;
+    tu_unlink_db(p);
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+        char path[512], *sql;
+        snprintf(path, sizeof path, "%s/%s.sql", COSTDB_SCHEMA_DIR, files[k]);
+        sql = tu_read(path, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(sql);
+        CU_ASSERT_EQUAL_FATAL(tu_exec(p, sql), 0);
+        free(sql);
+    }
+    CU_ASSERT_EQUAL_FATAL(tu_exec(p,
+        "PRAGMA user_version = 7;"
+        "INSERT INTO sweep (id, cluster_hosts, cluster_gpus, global_batch, micro_batches,"
+        " num_layers, layer_option, submesh_space, logical_space, profile_mode, dtype,"
+        " backend, tool_version, started_at, status) VALUES (3, 1, 2, 8, 2, 2, 'manual',"
+        " 'all', 'all', 'composition', 'f32', 'model', '0.1', '2025-01-01T00:00:00Z',"
+        " 'complete');"
+        "INSERT INTO sweep_submesh VALUES (3, 0, 1, 2);"
+        "INSERT INTO sweep_config (sweep_id, submesh_index, config_index, logical_a, logical_b,"
+        " force_batch_dim) VALUES (3, 0, 0, 2, 1, 0);"
+        "INSERT INTO stage_profile (sweep_id, start_layer, end_layer, submesh_index,"
+        " config_index, phase, compute_cost, peak_memory, invar_size, outvar_size,"
+        " temp_buffer_size, available_memory, intermediate_size, initial_size, repeats,"
+        " spread, reused, status, error, apply_cost) VALUES"
+        " (3, 0, 0, 0, 0, 0, 0.25, 10, 1, 2, 3, 4, 5, 6, 3, 0.5, 0, 'ok', NULL, 0.125),"
+        " (3, 0, 0, 0, 0, 1, 0.25, 10, 1, 2, 3, 4, 5, 6, 3, 0.5, 1, 'ok', NULL, 0.125),"
+        " (3, 0, 1, 0, 0, 0, 9e999, 99, 1, 2, 3, 4, 5, 6, 1, 0.0, 0, 'oom', 'too big', NULL),"
+        " (3, 1, 1, 0, 0, 1, 0.0, 0, 0, 0, 0, 0, 0, 0, 1, 0.0, 0, 'skipped', 'n/a', 0.0);"), 0);
+    memset(e, 0, sizeof e);
+    for (int k = 0; k < 2; k++) {
+        e[k] = entry(0, 0, 0, k, 0.25);
+        e[k].peak_memory = 10;
+        e[k].invar_size = 1;
+        e[k].outvar_size = 2;
+        e[k].temp_buffer_size = 3;
+        e[k].available_memory = 4;
+        e[k].intermediate_size = 5;
+        e[k].initial_size = 6;
+        e[k].repeats = 3;
+        e[k].spread = 0.5;
+        e[k].reused = k;
+        e[k].apply_cost = 0.125;
+    }
+    e[2] = e[0];
+    e[2].end_layer = 1;
+    e[2].compute_cost = INFINITY;
+    e[2].peak_memory = 99;
+    e[2].repeats = 1;
+    e[2].spread = 0;
+    e[2].status = COSTDB_STATUS_OOM;
+    snprintf(e[2].error, sizeof e[2].error, "too big");
+    e[2].apply_cost = -1;
+    memset(&e[3], 0, sizeof e[3]);
+    e[3].start_layer = e[3].end_layer = 1;
+    e[3].phase = COSTDB_BWD;
+    e[3].repeats = 1;
+    e[3].status = COSTDB_STATUS_SKIPPED;
+    snprintf(e[3].error, sizeof e[3].error, "n/a");
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_NOCREATE, &db, NULL, 0), 0);
+    CU_ASSERT_EQUAL(costdb_file_version(db, &v), 0);
+    CU_ASSERT_EQUAL(v, 8);
+    expect_entries(db, 3, e, 4);
+    costdb_close(&db);
+    /* each entry got a cost row of its own, numbered from 1 in key order */
+    CU_ASSERT_EQUAL(tu_count(p, "stage_cost WHERE sweep_id = 3"), 4);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_entry e JOIN stage_cost c USING (sweep_id, cost_id)"), 4);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_entry WHERE start_layer = 0 AND end_layer = 1"
+                               " AND cost_id = 3"), 1);
+    CU_ASSERT_EQUAL(tu_count(p, "sqlite_master WHERE name = 'stage_profile' AND type = 'view'"),
+                    1);
+}
+
+int main(void)
+{
+    CU_pSuite s;
+    int failed;
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    s = CU_add_suite("costdb entry costs", NULL, NULL);
+    if (!s || !CU_add_test(s, "equal costs share a row", test_shared) ||
+        !CU_add_test(s, "after a rollback or a deleted sweep", test_rollback_and_delete) ||
+        !CU_add_test(s, "writes through the stage_profile view", test_view_writes) ||
+        !CU_add_test(s, "a schema-7 file migrates", test_migrate_schema7)) {
+        CU_cleanup_registry();
+        return 2;
+    }
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    failed = (int)CU_get_number_of_failures();
+    CU_cleanup_registry();
+    tu_cleanup();
+    return failed ? 1 : 0;
+}
