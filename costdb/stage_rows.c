@@ -32,6 +32,15 @@ static const char sql_entries[] =
     "SELECT start_layer, end_layer, submesh_index, config_index, phase, cost_id"
     " FROM stage_entry WHERE sweep_id = ?1"
     " ORDER BY submesh_index DESC, start_layer, end_layer, config_index, phase";
+/* A file before schema 8 (read-only opens do not migrate): the table
+ * stage_profile, every row through the checked path. */
+static const char sql_rows_v7[] =
+    "SELECT start_layer, end_layer, submesh_index, config_index, phase, compute_cost,"
+    " peak_memory, available_memory, intermediate_size, initial_size, apply_cost, status"
+    " FROM stage_profile WHERE sweep_id = ?1"
+    " AND (status = 'ok' OR status <> 'oom' AND status <> 'failed'"
+    " AND status <> 'timeout' AND status <> 'skipped')"
+    " ORDER BY submesh_index DESC, start_layer, end_layer, config_index, phase";
 /* The checked path: one entry through the view. Columns: 0-4 the key,
  * 5 compute_cost, 6-9 the sizes, 10 apply_cost, 11 status. */
 static const char sql_one_row[] =
@@ -268,6 +277,27 @@ static int checked_entry(Costdb *db, int64_t sweep_id, sqlite3_stmt *entry, Cost
     return rc;
 }
 
+static int rows_v7(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *ctx)
+{
+    sqlite3_stmt *st = NULL;
+    CostdbStageRow r;
+    int rc;
+    if ((rc = cdb_prepare(db, sql_rows_v7, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        memset(&r, 0, sizeof r);
+        if ((rc = checked_row(db, st, &r)) < 0)
+            goto out;
+        if (rc == 0 && (rc = fn(ctx, &r)) != 0)
+            goto out;
+    }
+    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_rows_v7);
+out:
+    cdb_release(st);
+    return rc;
+}
+
 int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *ctx)
 {
     sqlite3_stmt *st = NULL;
@@ -276,6 +306,8 @@ int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *c
     int rc, fast;
     if (!db || !fn)
         return COSTDB_EINVAL;
+    if (db->version < 8)
+        return rows_v7(db, sweep_id, fn, ctx);
     if ((rc = read_costs(db, sweep_id, &costs)) < 0)
         return rc;
     if ((rc = cdb_prepare(db, sql_entries, &st)) < 0) {

@@ -9,9 +9,9 @@
 -- view that joins the two, with the columns and the order of schema 7's
 -- table, and INSTEAD OF triggers make INSERT, UPDATE and DELETE on it work
 -- as they did (an insert or update through the view adds a cost row of its
--- own; approf's writer shares them). Existing entries are copied, each
--- with a cost row of its own. The version bump keeps an older approf from
--- opening a file whose stage_profile is a view.
+-- own; approf's writer shares them). Existing entries are copied with
+-- their costs shared the same way. The version bump keeps an older approf
+-- from opening a file whose stage_profile is a view.
 
 CREATE TABLE stage_cost (
   sweep_id            INTEGER NOT NULL REFERENCES sweep(id) ON DELETE CASCADE,
@@ -53,22 +53,48 @@ CREATE TABLE stage_entry (
     REFERENCES sweep_config(sweep_id, submesh_index, config_index) ON DELETE CASCADE
 ) WITHOUT ROWID;
 
+-- The entries already there: each distinct cost row of a sweep once,
+-- numbered by its columns, then every entry pointing at its row (found
+-- through an index made for the copy and dropped after it). Values are
+-- copied as they are, with SQL's IS (NULL equals NULL): a row a careless
+-- writer left with a wrong type is refused on read, as before, and the
+-- typeof triggers below only check what is written from now on.
 INSERT INTO stage_cost (sweep_id, cost_id, compute_cost, peak_memory, invar_size, outvar_size,
                         temp_buffer_size, available_memory, intermediate_size, initial_size,
                         repeats, spread, status, error, apply_cost)
-  SELECT sweep_id, row_number() OVER (PARTITION BY sweep_id ORDER BY start_layer, end_layer,
-                                      submesh_index, config_index, phase),
+  SELECT sweep_id,
+         row_number() OVER (PARTITION BY sweep_id ORDER BY compute_cost, peak_memory,
+                            invar_size, outvar_size, temp_buffer_size, available_memory,
+                            intermediate_size, initial_size, repeats, spread, status, error,
+                            apply_cost),
          compute_cost, peak_memory, invar_size, outvar_size, temp_buffer_size, available_memory,
          intermediate_size, initial_size, repeats, spread, status, error, apply_cost
-  FROM stage_profile;
+  FROM (SELECT DISTINCT sweep_id, compute_cost, peak_memory, invar_size, outvar_size,
+               temp_buffer_size, available_memory, intermediate_size, initial_size, repeats,
+               spread, status, error, apply_cost
+        FROM stage_profile);
+
+CREATE INDEX stage_cost_copy ON stage_cost (sweep_id, compute_cost, peak_memory, invar_size,
+  outvar_size, temp_buffer_size, available_memory, intermediate_size, initial_size, repeats,
+  spread, status, error, apply_cost);
 
 INSERT INTO stage_entry (sweep_id, start_layer, end_layer, submesh_index, config_index, phase,
                          cost_id, reused)
-  SELECT sweep_id, start_layer, end_layer, submesh_index, config_index, phase,
-         row_number() OVER (PARTITION BY sweep_id ORDER BY start_layer, end_layer,
-                            submesh_index, config_index, phase),
-         reused
-  FROM stage_profile;
+  SELECT p.sweep_id, p.start_layer, p.end_layer, p.submesh_index, p.config_index, p.phase,
+         (SELECT c.cost_id FROM stage_cost c
+          WHERE c.sweep_id = p.sweep_id AND c.compute_cost IS p.compute_cost
+            AND c.peak_memory IS p.peak_memory AND c.invar_size IS p.invar_size
+            AND c.outvar_size IS p.outvar_size AND c.temp_buffer_size IS p.temp_buffer_size
+            AND c.available_memory IS p.available_memory
+            AND c.intermediate_size IS p.intermediate_size
+            AND c.initial_size IS p.initial_size AND c.repeats IS p.repeats
+            AND c.spread IS p.spread AND c.status IS p.status AND c.error IS p.error
+            AND c.apply_cost IS p.apply_cost),
+         p.reused
+  FROM stage_profile p
+  ORDER BY p.sweep_id, p.submesh_index DESC, p.start_layer, p.end_layer, p.config_index, p.phase;
+
+DROP INDEX stage_cost_copy;
 
 DROP TABLE stage_profile;
 

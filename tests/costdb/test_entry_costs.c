@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "costdb.h"
+#include "costdb_rows.h"
 #include "testutil.h"
 
 static int64_t make_sweep(Costdb *db, int layers)
@@ -234,17 +235,14 @@ static void test_view_writes(void)
     costdb_close(&db);
 }
 
-/* A schema-7 file (migrations 001-007 run by hand) with entries migrates
- * to schema 8 with each entry as it was. */
-static void test_migrate_schema7(void)
+/* A schema-7 file (migrations 001-007 run by hand) with sweep 3, its
+ * submesh and config, and no entries. */
+static const char *schema7_file(const char *name)
 {
     static const char *const files[] = {"001_initial", "002_variants", "003_placement_sets",
                                         "004_strict", "005_sweep_owner", "006_placement_items",
                                         "007_placement_tails"};
-    const char *p = tu_path("schema7.db");
-    Costdb *db = NULL;
-    CostdbEntry e[4];
-    int v = 0;
+    const char *p = tu_path(name);
     tu_unlink_db(p);
     for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
         char path[512], *sql;
@@ -263,7 +261,21 @@ static void test_migrate_schema7(void)
         " 'complete');"
         "INSERT INTO sweep_submesh VALUES (3, 0, 1, 2);"
         "INSERT INTO sweep_config (sweep_id, submesh_index, config_index, logical_a, logical_b,"
-        " force_batch_dim) VALUES (3, 0, 0, 2, 1, 0);"
+        " force_batch_dim) VALUES (3, 0, 0, 2, 1, 0);"), 0);
+    return p;
+}
+
+/* A schema-7 file with entries migrates to schema 8 with each entry as it
+ * was and equal costs shared; one with a value of a wrong type (written
+ * with the typeof triggers off) migrates too, and the value is refused on
+ * read as before. */
+static void test_migrate_schema7(void)
+{
+    const char *p = schema7_file("schema7.db");
+    Costdb *db = NULL;
+    CostdbEntry e[4];
+    int v = 0;
+    CU_ASSERT_EQUAL_FATAL(tu_exec(p,
         "INSERT INTO stage_profile (sweep_id, start_layer, end_layer, submesh_index,"
         " config_index, phase, compute_cost, peak_memory, invar_size, outvar_size,"
         " temp_buffer_size, available_memory, intermediate_size, initial_size, repeats,"
@@ -307,13 +319,70 @@ static void test_migrate_schema7(void)
     CU_ASSERT_EQUAL(v, 8);
     expect_entries(db, 3, e, 4);
     costdb_close(&db);
-    /* each entry got a cost row of its own, numbered from 1 in key order */
-    CU_ASSERT_EQUAL(tu_count(p, "stage_cost WHERE sweep_id = 3"), 4);
+    /* the two phases of (0, 0) have equal costs (reused is the entry's):
+     * three cost rows, numbered by their columns (compute_cost first) */
+    CU_ASSERT_EQUAL(tu_count(p, "stage_cost WHERE sweep_id = 3"), 3);
     CU_ASSERT_EQUAL(tu_count(p, "stage_entry e JOIN stage_cost c USING (sweep_id, cost_id)"), 4);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_entry WHERE start_layer = 0 AND end_layer = 0"
+                               " AND cost_id = 2"), 2);
     CU_ASSERT_EQUAL(tu_count(p, "stage_entry WHERE start_layer = 0 AND end_layer = 1"
                                " AND cost_id = 3"), 1);
     CU_ASSERT_EQUAL(tu_count(p, "sqlite_master WHERE name = 'stage_profile' AND type = 'view'"),
                     1);
+    CU_ASSERT_EQUAL(tu_count(p, "sqlite_master WHERE name = 'stage_cost_copy'"), 0);
+
+    p = schema7_file("schema7-lots.db");
+    CU_ASSERT_EQUAL_FATAL(tu_exec_untyped(p,
+        "INSERT INTO stage_profile (sweep_id, start_layer, end_layer, submesh_index,"
+        " config_index, phase, compute_cost, peak_memory, invar_size, outvar_size,"
+        " temp_buffer_size, available_memory, intermediate_size, initial_size) VALUES"
+        " (3, 0, 0, 0, 0, 0, 0.5, 'lots', 1, 2, 3, 4, 5, 6),"
+        " (3, 0, 0, 0, 0, 1, 0.5, 'lots', 1, 2, 3, 4, 5, 6)"), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_NOCREATE, &db, NULL, 0), 0);
+    {
+        CostdbEntry *out = NULL;
+        size_t n = 0;
+        CU_ASSERT_EQUAL(costdb_entries_get(db, 3, &out, &n), COSTDB_ECORRUPT);
+        CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "peak_memory holds text 'lots'"));
+        free(out);
+    }
+    costdb_close(&db);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_cost"), 1);
+}
+
+static int count_row(void *ctx, const CostdbStageRow *r)
+{
+    (void)r;
+    ++*(int *)ctx;
+    return 0;
+}
+
+/* A read-only open does not migrate: the solver's read of a schema-7 file
+ * goes to its stage_profile table. */
+static void test_read_schema7(void)
+{
+    const char *p = schema7_file("schema7-ro.db");
+    Costdb *db = NULL;
+    CostdbEntry *out = NULL;
+    size_t n = 0;
+    int rows = 0, v = 0;
+    CU_ASSERT_EQUAL_FATAL(tu_exec(p,
+        "INSERT INTO stage_profile (sweep_id, start_layer, end_layer, submesh_index,"
+        " config_index, phase, compute_cost, peak_memory, invar_size, outvar_size,"
+        " temp_buffer_size, available_memory, intermediate_size, initial_size, status) VALUES"
+        " (3, 0, 0, 0, 0, 0, 0.5, 1, 1, 2, 3, 4, 5, 6, 'ok'),"
+        " (3, 0, 0, 0, 0, 1, 0.5, 1, 1, 2, 3, 4, 5, 6, 'ok'),"
+        " (3, 0, 1, 0, 0, 0, 9e999, 1, 1, 2, 3, 4, 5, 6, 'oom')"), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
+    CU_ASSERT_EQUAL(costdb_file_version(db, &v), 0);
+    CU_ASSERT_EQUAL(v, 7);
+    CU_ASSERT_EQUAL(costdb_stage_rows(db, 3, count_row, &rows), 0);
+    CU_ASSERT_EQUAL(rows, 2);
+    CU_ASSERT_EQUAL(costdb_entries_get(db, 3, &out, &n), 0);
+    CU_ASSERT_EQUAL(n, 3);
+    free(out);
+    costdb_close(&db);
+    CU_ASSERT_EQUAL(tu_count(p, "sqlite_master WHERE name = 'stage_cost'"), 0);
 }
 
 int main(void)
@@ -326,7 +395,8 @@ int main(void)
     if (!s || !CU_add_test(s, "equal costs share a row", test_shared) ||
         !CU_add_test(s, "after a rollback or a deleted sweep", test_rollback_and_delete) ||
         !CU_add_test(s, "writes through the stage_profile view", test_view_writes) ||
-        !CU_add_test(s, "a schema-7 file migrates", test_migrate_schema7)) {
+        !CU_add_test(s, "a schema-7 file migrates", test_migrate_schema7) ||
+        !CU_add_test(s, "a schema-7 file read without migrating", test_read_schema7)) {
         CU_cleanup_registry();
         return 2;
     }

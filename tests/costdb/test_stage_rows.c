@@ -205,6 +205,23 @@ static void test_refusals(void)
     }
 }
 
+/* Field by field (the struct's padding is not part of a row). */
+static int same_rows(const CostdbStageRow *a, const CostdbStageRow *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i].start_layer != b[i].start_layer || a[i].end_layer != b[i].end_layer ||
+            a[i].submesh_index != b[i].submesh_index || a[i].config_index != b[i].config_index ||
+            a[i].phase != b[i].phase ||
+            memcmp(&a[i].compute_cost, &b[i].compute_cost, sizeof(double)) ||
+            memcmp(&a[i].apply_cost, &b[i].apply_cost, sizeof(double)) ||
+            a[i].peak_memory != b[i].peak_memory ||
+            a[i].available_memory != b[i].available_memory ||
+            a[i].intermediate_size != b[i].intermediate_size ||
+            a[i].initial_size != b[i].initial_size)
+            return 0;
+    return 1;
+}
+
 /* Cost ids approf would not write (far apart) send every entry through
  * the checked path, which reads the same rows; a cost_id that names no
  * cost row is refused by both readers. */
@@ -225,7 +242,7 @@ static void test_odd_cost_ids(void)
     CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
     CU_ASSERT_EQUAL(costdb_stage_rows(db, 1, collect, got), 0);
     CU_ASSERT_EQUAL(got->n, want->n);
-    CU_ASSERT(want->n > 0 && memcmp(got->r, want->r, want->n * sizeof want->r[0]) == 0);
+    CU_ASSERT(want->n > 0 && same_rows(got->r, want->r, want->n));
     costdb_close(&db);
 
     CU_ASSERT_EQUAL_FATAL(tu_exec(p, "UPDATE stage_entry SET cost_id = 7 WHERE start_layer = 1"
