@@ -471,7 +471,11 @@ int costdb_status_parse(const char *s, CostdbStatus *out);
 /* Stores placements in one unit; a row with the same (i, j, s, c, role,
  * tensor_index) is replaced (a re-profiled stage overwrites its
  * placements). A role other than param, input or output, or a negative
- * tensor_index, is ECONSTRAINT. */
+ * tensor_index, is ECONSTRAINT; a role or spec not NUL-terminated in its
+ * field is EINVAL, and so is a tensor_name, shape or dtype of a tensor the
+ * sweep does not hold yet. A tensor keeps the name, shape and dtype it was
+ * first stored with: those fields of a row whose tensor the sweep holds
+ * are not read. */
 int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p, size_t n);
 /* Placements of one (i, j, s, c) ordered by role (param, input, output),
  * then tensor_index. For a variant config c these are the placements stored

@@ -296,7 +296,10 @@ static int ensure_tensor(Costdb *db, int64_t sweep_id, const CostdbPlacement *p)
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         return cdb_fail(db, rc, sql_tensor_find);
     if (rc == SQLITE_DONE) {
-        if ((rc = intern_text(db, p->tensor_name, &name)) < 0 ||
+        if ((rc = cdb_check_text(db, p->tensor_name, sizeof p->tensor_name, "tensor_name")) < 0 ||
+            (rc = cdb_check_text(db, p->shape, sizeof p->shape, "shape")) < 0 ||
+            (rc = cdb_check_text(db, p->dtype, sizeof p->dtype, "dtype")) < 0 ||
+            (rc = intern_text(db, p->tensor_name, &name)) < 0 ||
             (rc = intern_text(db, p->shape, &shape)) < 0 ||
             (rc = intern_text(db, p->dtype, &dtype)) < 0)
             return rc;
@@ -433,10 +436,10 @@ int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p
     if (!rows)
         return COSTDB_ENOMEM;
     for (size_t i = 0; i < n && rc >= 0; i++) {
-        if ((rc = cdb_check_text(db, p[i].tensor_name, sizeof p[i].tensor_name, "tensor_name")) < 0 ||
-            (rc = cdb_check_text(db, p[i].role, sizeof p[i].role, "role")) < 0 ||
-            (rc = cdb_check_text(db, p[i].shape, sizeof p[i].shape, "shape")) < 0 ||
-            (rc = cdb_check_text(db, p[i].dtype, sizeof p[i].dtype, "dtype")) < 0 ||
+        /* name, shape and dtype are read (and checked: ensure_tensor) only
+         * for a tensor the sweep does not hold yet; a sweep hands over
+         * millions of rows, mostly of tensors already stored */
+        if ((rc = cdb_check_text(db, p[i].role, sizeof p[i].role, "role")) < 0 ||
             (rc = cdb_check_text(db, p[i].sharding_spec, sizeof p[i].sharding_spec,
                                  "sharding_spec")) < 0)
             break;

@@ -35,11 +35,16 @@ typedef struct {
     const char *spec;             /* interned in the table's spec pool */
 } TemplatePlacement;
 
+/* A slot of the template table. The entries (1.2 kB with their error
+ * texts) live in a block of their own, written once: the table is probed
+ * across slots before any is written, and a page of it first read (the
+ * kernel's shared zero page) then written costs a copy-on-write fault
+ * whose TLB flush interrupts the other workers' processors. */
 typedef struct {
     uint64_t key[2];
     int used;
     int measured;                 /* the entries came from a program (not an error) */
-    CostdbEntry e[2];
+    CostdbEntry *e;               /* [2] */
     int n_pl;
     TemplatePlacement *pl;
 } ProgTemplate;

@@ -63,8 +63,10 @@ static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
 void approf_sweep_reuse_free(ReuseTable *t)
 {
     free(t->slots);
-    for (size_t i = 0; i < t->tpl_cap; i++)
+    for (size_t i = 0; i < t->tpl_cap; i++) {
         free(t->tpl[i].pl);
+        free(t->tpl[i].e);
+    }
     free(t->tpl);
     for (size_t i = 0; i < t->spec_cap; i++)
         free(t->specs[i]);
@@ -328,10 +330,12 @@ static void template_record(Sweep *sw, const uint64_t key[2], const CostdbEntry 
             rt->ordinal_of[order[k]] = -1;
     }
     ProgTemplate *tp = ok ? template_find(rt, key, 1) : NULL;
-    if (!tp || tp->used) {
+    CostdbEntry *pair = tp && !tp->used ? malloc(2 * sizeof *pair) : NULL;
+    if (!pair) {
         free(pl);
         return;
     }
+    tp->e = pair;
     tp->key[0] = key[0];
     tp->key[1] = key[1];
     tp->used = 1;

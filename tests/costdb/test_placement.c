@@ -153,6 +153,22 @@ static void test_bad_rows_and_damaged_sets(void)
     CU_ASSERT_EQUAL(costdb_placements_put(db, id, &p, 1), COSTDB_ECONSTRAINT);
     p = row(1, 0, "param", -1, "S");
     CU_ASSERT_EQUAL(costdb_placements_put(db, id, &p, 1), COSTDB_ECONSTRAINT);
+    /* texts not NUL-terminated in their fields: a spec always, and the
+     * name, shape or dtype of a tensor the sweep does not hold yet (those
+     * of a tensor it holds are not read: it keeps what it was first stored
+     * with) */
+    p = row(1, 0, "param", 2, "S");
+    memset(p.sharding_spec, 'S', sizeof p.sharding_spec);
+    CU_ASSERT_EQUAL(costdb_placements_put(db, id, &p, 1), COSTDB_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "sharding_spec"));
+    p = row(1, 0, "param", 2, "S");
+    memset(p.shape, '9', sizeof p.shape);
+    CU_ASSERT_EQUAL(costdb_placements_put(db, id, &p, 1), COSTDB_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "shape"));
+    p = row(1, 0, "param", 2, "S");
+    CU_ASSERT_EQUAL_FATAL(costdb_placements_put(db, id, &p, 1), 0);
+    memset(p.tensor_name, 'n', sizeof p.tensor_name);
+    CU_ASSERT_EQUAL(costdb_placements_put(db, id, &p, 1), 0);
     p = row(1, 0, "param", 2, "S");
     CU_ASSERT_EQUAL_FATAL(costdb_placements_put(db, id, &p, 1), 0);
     costdb_close(&db);
