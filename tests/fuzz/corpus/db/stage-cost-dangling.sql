@@ -1,0 +1,1 @@
+UPDATE stage_entry SET cost_id = cost_id + 1000;

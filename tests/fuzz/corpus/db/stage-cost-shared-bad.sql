@@ -1,0 +1,1 @@
+UPDATE stage_cost SET status = 'bogus', compute_cost = -3 WHERE cost_id = 1;
