@@ -117,6 +117,12 @@ static CostSlot *find(struct CdbCostCache *c, const CostFields *f, const char *e
     }
 }
 
+/* At most this many slots (112 bytes each, 58 MB): past half of them a
+ * connection stops remembering new cost rows, which are then written
+ * again each time, as without memory. A 32-layer GPT sweep with every
+ * variant has 73,792 distinct cost rows. */
+#define MAX_SLOTS ((size_t)1 << 19)
+
 /* Remembers f -> id; without memory it forgets (the next one is written
  * again). */
 static void remember(struct CdbCostCache *c, const CostFields *f, const char *error, uint64_t h,
@@ -125,6 +131,8 @@ static void remember(struct CdbCostCache *c, const CostFields *f, const char *er
     CostSlot *s;
     if ((c->n + 1) * 2 > c->cap) {
         size_t ncap = c->cap ? c->cap * 2 : 1024;
+        if (ncap > MAX_SLOTS)
+            return;
         CostSlot *ns = calloc(ncap, sizeof *ns);
         if (!ns)
             return;
