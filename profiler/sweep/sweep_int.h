@@ -136,16 +136,33 @@ int approf_sweep_use_curves(Sweep *sw, ApprofSweepSummary *sum);
 /* A hash of the work derived from cfg (graph, layers, tuples, backend,
  * hardware, solver options), equal on ranks that agree. */
 uint64_t approf_sweep_work_hash(const Sweep *sw, const ApprofSweepConfig *cfg);
+/* A placement row as approf_sweep_profile_tuple hands it on: 16 bytes
+ * instead of a CostdbPlacement's kilobyte of text fields, so that results
+ * waiting to be written (sweep_workers.c) are small and another thread
+ * reads little of what a worker wrote. spec is interned in the reuse table
+ * of the Sweep that profiled the tuple and lives as long as that Sweep;
+ * approf_sweep_expand_placements makes the costdb rows. */
+typedef struct ApprofSlotPlacement {
+    int tensor;                   /* graph tensor index */
+    int role;                     /* ApprofRole */
+    const char *spec;
+} ApprofSlotPlacement;
+
 /* Shards and costs one tuple: entries[2] receive fwd/bwd, the placements
  * the first *n_placements rows of *placements, a buffer of *cap rows that
  * the caller owns (NULL/0 at first) and frees: grown with realloc when a
- * tuple needs more (the new rows zeroed) and otherwise reused, so that a
- * sweep allocates it a few times rather than once per tuple. A failure of
- * the tuple itself is stored in the entries; only ENOMEM and the like are
- * returned. */
+ * tuple needs more and otherwise reused, so that a sweep allocates it a
+ * few times rather than once per tuple. A failure of the tuple itself is
+ * stored in the entries; only ENOMEM and the like are returned. */
 int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const ApprofTuple *t,
-                               CostdbEntry entries[2], CostdbPlacement **placements,
+                               CostdbEntry entries[2], ApprofSlotPlacement **placements,
                                size_t *cap, int *n_placements, ApprofSweepSummary *sum);
+/* The costdb rows of tuple t's n placements (in), into *buf of *cap rows
+ * (the caller's, grown as needed, new rows zeroed: MPI sends whole rows);
+ * returns n or APPROF_ENOMEM. */
+int approf_sweep_expand_placements(const Sweep *sw, const ApprofTuple *t,
+                                   const ApprofSlotPlacement *in, int n, CostdbPlacement **buf,
+                                   size_t *cap);
 /* Profile mode individual: writes the range entries composed from the
  * single-layer entries of the sweep (compose.h) through w. */
 int approf_sweep_compose(Sweep *sw, int64_t sweep_id, ApprofSweepWriter *w,

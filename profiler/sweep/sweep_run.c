@@ -148,6 +148,8 @@ typedef struct {
     const ApprofSweepCallbacks *cb;
     int *worker_status, *worker_rank;
     int last_submesh;
+    CostdbPlacement *pl;          /* the costdb rows of the tuple handed on */
+    size_t pl_cap;
 } RunHooks;
 
 static int run_poll(void *ctx)
@@ -170,18 +172,21 @@ static int run_poll(void *ctx)
     return 0;
 }
 
-static int run_put(void *ctx, size_t k, const CostdbEntry e[2], const CostdbPlacement *pl,
+static int run_put(void *ctx, size_t k, const CostdbEntry e[2], const ApprofSlotPlacement *pl,
                    size_t n_pl)
 {
     RunHooks *h = ctx;
     const ApprofTuple *t = &h->s->sw->tuples[k];
+    int n = approf_sweep_expand_placements(h->s->sw, t, pl, (int)n_pl, &h->pl, &h->pl_cap);
+    if (n < 0)
+        return n;
     if (t->submesh != h->last_submesh) {
         h->last_submesh = t->submesh;
         if (h->cb && h->cb->submesh)
             h->cb->submesh(h->cb->ctx, t->submesh, h->s->sw->submeshes[t->submesh].n,
                            h->s->sw->submeshes[t->submesh].m);
     }
-    return sink_put(h->s, k, e, pl, n_pl);
+    return sink_put(h->s, k, e, h->pl, (size_t)n);
 }
 
 static int run_tuples_workers(Sink *s, const ApprofSweepConfig *cfg,
@@ -189,7 +194,7 @@ static int run_tuples_workers(Sink *s, const ApprofSweepConfig *cfg,
                               int *worker_rank, char *err, size_t errlen)
 {
     Sweep *sw = s->sw;
-    RunHooks h = {s, cb, worker_status, worker_rank, -1};
+    RunHooks h = {s, cb, worker_status, worker_rank, -1, NULL, 0};
     ApprofSweepWorkHooks hooks = {&h, run_poll, run_put};
     size_t *todo = malloc((sw->n_tuples ? sw->n_tuples : 1) * sizeof *todo);
     size_t n = 0, todo_index = 0;
@@ -209,6 +214,7 @@ static int run_tuples_workers(Sink *s, const ApprofSweepConfig *cfg,
         rc = approf_sweep_workers_run(sw, cfg, cb, todo, n, workers, &hooks, s->sum, err,
                                       errlen);
     free(todo);
+    free(h.pl);
     return rc;
 }
 
@@ -220,8 +226,9 @@ static int run_tuples(Sink *s, const ApprofSweepConfig *cfg, const ApprofSweepCa
     size_t todo_index = 0;
     int last_submesh = -1, rc = 0;
     int workers = cfg->workers > 0 ? cfg->workers : approf_sweep_default_workers(sw);
-    CostdbPlacement *pl = NULL; /* one buffer for every tuple's placements */
-    size_t pl_cap = 0;
+    ApprofSlotPlacement *rows = NULL; /* one buffer for every tuple's placements */
+    CostdbPlacement *pl = NULL;       /* and one for their costdb rows */
+    size_t rows_cap = 0, pl_cap = 0;
     s->sum->workers = workers;
     if (workers > 1)
         return run_tuples_workers(s, cfg, cb, workers, worker_status, worker_rank, err, errlen);
@@ -254,7 +261,9 @@ static int run_tuples(Sink *s, const ApprofSweepConfig *cfg, const ApprofSweepCa
                 cb->submesh(cb->ctx, t->submesh, sw->submeshes[t->submesh].n,
                             sw->submeshes[t->submesh].m);
         }
-        rc = approf_sweep_profile_tuple(sw, cfg, t, e, &pl, &pl_cap, &npl, s->sum);
+        rc = approf_sweep_profile_tuple(sw, cfg, t, e, &rows, &rows_cap, &npl, s->sum);
+        if (rc >= 0)
+            rc = npl = approf_sweep_expand_placements(sw, t, rows, npl, &pl, &pl_cap);
         if (rc < 0) {
             snprintf(err, errlen, "tuple (%d, %d, %d, %d): %s", t->start, t->end, t->submesh,
                      t->config, approf_strerror(rc));
@@ -262,6 +271,7 @@ static int run_tuples(Sink *s, const ApprofSweepConfig *cfg, const ApprofSweepCa
         }
         rc = sink_put(s, k, e, pl, (size_t)npl);
     }
+    free(rows);
     free(pl);
     return rc < 0 ? rc : 0;
 }

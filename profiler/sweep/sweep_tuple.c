@@ -216,32 +216,63 @@ static int reserve_placements(CostdbPlacement **buf, size_t *cap, size_t n)
     return 0;
 }
 
-static int make_placements(const Sweep *sw, const ApprofTuple *t, const ApprofStageProgram *p,
-                           CostdbPlacement **buf, size_t *cap)
+static int reserve_slot_rows(ApprofSlotPlacement **buf, size_t *cap, size_t n)
 {
-    static const char *const roles[] = {"param", "input", "output"};
-    CostdbPlacement *pl;
+    ApprofSlotPlacement *nb;
+    size_t nc;
+    if (n <= *cap)
+        return 0;
+    nc = *cap * 2 > n ? *cap * 2 : n;
+    if (nc > SIZE_MAX / sizeof **buf || !(nb = realloc(*buf, nc * sizeof **buf)))
+        return APPROF_ENOMEM;
+    *buf = nb;
+    *cap = nc;
+    return 0;
+}
+
+/* The placement rows of a program built for the tuple, specs interned. */
+static int program_placements(Sweep *sw, const ApprofStageProgram *p, ApprofSlotPlacement **buf,
+                              size_t *cap)
+{
     if (!p->n_placements)
         return 0;
-    if (reserve_placements(buf, cap, p->n_placements) < 0)
+    if (reserve_slot_rows(buf, cap, p->n_placements) < 0)
         return APPROF_ENOMEM;
-    pl = *buf;
     for (size_t k = 0; k < p->n_placements; k++) {
         const ApprofPlacement *src = &p->placements[k];
-        const ApprofTensor *tt = &sw->graph->tensors[src->tensor];
-        CostdbPlacement *d = &pl[k];
+        ApprofSlotPlacement *d = &(*buf)[k];
+        d->tensor = src->tensor;
+        d->role = (int)src->role;
+        if (!(d->spec = intern_spec(&sw->reuse, src->spec)))
+            return APPROF_ENOMEM;
+    }
+    return (int)p->n_placements;
+}
+
+int approf_sweep_expand_placements(const Sweep *sw, const ApprofTuple *t,
+                                   const ApprofSlotPlacement *in, int n, CostdbPlacement **buf,
+                                   size_t *cap)
+{
+    static const char *const roles[] = {"param", "input", "output"};
+    if (n <= 0)
+        return 0;
+    if (reserve_placements(buf, cap, (size_t)n) < 0)
+        return APPROF_ENOMEM;
+    for (int k = 0; k < n; k++) {
+        const ApprofTensor *tt = &sw->graph->tensors[in[k].tensor];
+        CostdbPlacement *d = &(*buf)[k];
         d->start_layer = t->start;
         d->end_layer = t->end;
         d->submesh_index = t->submesh;
         d->config_index = t->config;
-        d->tensor_index = src->tensor;
+        d->tensor_index = in[k].tensor;
         copy_text(d->tensor_name, sizeof d->tensor_name, tt->name);
-        copy_text(d->role, sizeof d->role, roles[src->role]);
-        copy_text(d->shape, sizeof d->shape, sw->shape_texts[src->tensor]);
+        copy_text(d->role, sizeof d->role, roles[in[k].role]);
+        copy_text(d->shape, sizeof d->shape, sw->shape_texts[in[k].tensor]);
         copy_text(d->dtype, sizeof d->dtype, approf_dtype_name(tt->dtype));
-        copy_text(d->sharding_spec, sizeof d->sharding_spec, src->spec);
+        copy_text(d->sharding_spec, sizeof d->sharding_spec, in[k].spec);
     }
-    return (int)p->n_placements;
+    return n;
 }
 
 /* Shards and costs one tuple; entries[2] receive fwd/bwd. */
@@ -263,36 +294,22 @@ static int wants_placements(const Sweep *sw, const ApprofTuple *t, const CostdbE
     return owner == t->config && !(both_failed && (!variants || !memory_only));
 }
 
-/* Placement rows of tuple t from a template, its tensors read through the
- * stage's tensor order. */
-static int template_placements(const Sweep *sw, const ApprofTuple *t, const ProgTemplate *tp,
-                               const int *order, int n_order, CostdbPlacement **buf,
-                               size_t *cap)
+/* Placement rows of a template, its tensors read through the stage's
+ * tensor order. */
+static int template_placements(const ProgTemplate *tp, const int *order, int n_order,
+                               ApprofSlotPlacement **buf, size_t *cap)
 {
-    static const char *const roles[] = {"param", "input", "output"};
-    CostdbPlacement *pl;
     if (!tp->n_pl)
         return 0;
-    if (reserve_placements(buf, cap, (size_t)tp->n_pl) < 0)
+    if (reserve_slot_rows(buf, cap, (size_t)tp->n_pl) < 0)
         return APPROF_ENOMEM;
-    pl = *buf;
     for (int k = 0; k < tp->n_pl; k++) {
         const TemplatePlacement *src = &tp->pl[k];
         if (src->ordinal < 0 || src->ordinal >= n_order)
             return APPROF_EINVAL;
-        int tensor = order[src->ordinal];
-        const ApprofTensor *tt = &sw->graph->tensors[tensor];
-        CostdbPlacement *d = &pl[k];
-        d->start_layer = t->start;
-        d->end_layer = t->end;
-        d->submesh_index = t->submesh;
-        d->config_index = t->config;
-        d->tensor_index = tensor;
-        copy_text(d->tensor_name, sizeof d->tensor_name, tt->name);
-        copy_text(d->role, sizeof d->role, roles[src->role]);
-        copy_text(d->shape, sizeof d->shape, sw->shape_texts[tensor]);
-        copy_text(d->dtype, sizeof d->dtype, approf_dtype_name(tt->dtype));
-        copy_text(d->sharding_spec, sizeof d->sharding_spec, src->spec);
+        (*buf)[k].tensor = order[src->ordinal];
+        (*buf)[k].role = src->role;
+        (*buf)[k].spec = src->spec;
     }
     return tp->n_pl;
 }
@@ -348,7 +365,7 @@ static void template_record(Sweep *sw, const uint64_t key[2], const CostdbEntry 
 }
 
 int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const ApprofTuple *t,
-                               CostdbEntry entries[2], CostdbPlacement **placements,
+                               CostdbEntry entries[2], ApprofSlotPlacement **placements,
                                size_t *cap, int *n_placements, ApprofSweepSummary *sum)
 {
     ApprofShardRequest req;
@@ -394,7 +411,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
             sum->reused += 2;
         approf_shard_note_reuse(sw->shard);
         rc = wants_placements(sw, t, entries)
-                 ? template_placements(sw, t, tp, order, n_order, placements, cap)
+                 ? template_placements(tp, order, n_order, placements, cap)
                  : 0;
         free(order);
         sum->t_sharding += costdb_monotonic_seconds() - t0;
@@ -460,8 +477,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     if (have_key)
         template_record(sw, key, entries, 1, &prog, order, n_order);
     free(order);
-    rc = wants_placements(sw, t, entries) ? make_placements(sw, t, &prog, placements, cap)
-                                          : 0;
+    rc = wants_placements(sw, t, entries) ? program_placements(sw, &prog, placements, cap) : 0;
     approf_stage_program_clear(&prog);
     if (rc < 0)
         return rc;

@@ -25,12 +25,16 @@ typedef enum { SLOT_EMPTY, SLOT_BUSY, SLOT_READY, SLOT_FAILED } SlotState;
 
 /* A slot's placement buffer stays with the slot: the worker that takes
  * index i profiles into slot i % window's buffer (grown as needed) and the
- * main thread hands it on without freeing it, so that no tuple allocates,
- * zeroes or frees its placements, nor frees memory of another thread. */
+ * main thread hands it on without freeing it, so that no tuple allocates
+ * or frees its placements, nor frees memory of another thread. The rows
+ * are the compact ones (tensor, role, interned spec: sweep_int.h); the
+ * main thread makes the costdb rows as it hands them on (sweep_run.c), so
+ * a result waiting in the window is small and the main thread reads 16
+ * bytes per placement that another processor wrote, not a kilobyte. */
 typedef struct {
     SlotState state;
     CostdbEntry e[2];
-    CostdbPlacement *pl;
+    ApprofSlotPlacement *pl;
     size_t pl_cap;
     int n_pl;
 } Slot;
@@ -384,11 +388,12 @@ int approf_sweep_workers_run(Sweep *sw, const ApprofSweepConfig *cfg,
     p.n_todo = n_todo;
     /* enough for tuples of uneven cost (a cached stage takes microseconds,
      * a new ILP tens of milliseconds) not to idle the workers behind the
-     * head of the order: gpt3-39b 32 layers 8x8 with 2 workers, each waited
-     * 0.5 s of 2 s with 24 slots, 0.2 s with 96; few enough that the slots'
-     * placement buffers (up to ~1 KB per tensor of the largest stage each)
-     * stay small: 96 slots hold about 50 MB there */
-    p.window = 32 * (size_t)n + 32;
+     * head of the order: gpt3-39b 64 layers 8x8 with 2 workers, each waited
+     * 0.38 s of 1.8 s with 96 slots, 0.05 s with 1,056 (1.62 s against
+     * 1.82 s; 4,128 slots: 1.67 s). A slot is its two entries (1.2 kB) and
+     * 16 bytes per placement (ApprofSlotPlacement): 1,056 slots add about
+     * 10 MB there. */
+    p.window = 512 * (size_t)n + 32;
     p.slots = calloc(p.window, sizeof *p.slots);
     p.lane = malloc(n_todo * sizeof *p.lane);
     w = calloc((size_t)n, sizeof *w);

@@ -29,8 +29,10 @@ typedef struct ApprofSweepWorkHooks {
      * code to stop and hand on nothing more. */
     int (*poll)(void *ctx);
     /* One tuple's result: k indexes sw->tuples; called in the order of
-     * todo[]. A negative return stops the run with that code. */
-    int (*put)(void *ctx, size_t k, const CostdbEntry e[2], const CostdbPlacement *pl,
+     * todo[]; the placements as the worker made them (their specs live
+     * until the run returns). A negative return stops the run with that
+     * code. */
+    int (*put)(void *ctx, size_t k, const CostdbEntry e[2], const ApprofSlotPlacement *pl,
                size_t n_pl);
 } ApprofSweepWorkHooks;
 
