@@ -133,9 +133,14 @@ static void remember(struct CdbCostCache *c, const CostFields *f, const char *er
         size_t ncap = c->cap ? c->cap * 2 : 1024;
         if (ncap > MAX_SLOTS)
             return;
-        CostSlot *ns = calloc(ncap, sizeof *ns);
+        /* written at once, not calloc'd: a probe of a never-written page
+         * maps the kernel's zero page, and the write that follows costs a
+         * copy-on-write fault that flushes the TLB of every processor the
+         * process runs on (the sweep's workers) */
+        CostSlot *ns = malloc(ncap * sizeof *ns);
         if (!ns)
             return;
+        memset(ns, 0, ncap * sizeof *ns);
         for (size_t i = 0; i < c->cap; i++) {
             if (!c->slot[i].hash)
                 continue;

@@ -36,10 +36,8 @@ typedef struct {
 } TemplatePlacement;
 
 /* A slot of the template table. The entries (1.2 kB with their error
- * texts) live in a block of their own, written once: the table is probed
- * across slots before any is written, and a page of it first read (the
- * kernel's shared zero page) then written costs a copy-on-write fault
- * whose TLB flush interrupts the other workers' processors. */
+ * texts) live in a block of their own, so that the table, probed across
+ * many slots, stays small. */
 typedef struct {
     uint64_t key[2];
     int used;

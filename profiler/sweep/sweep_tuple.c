@@ -22,6 +22,18 @@
 #include "sweep.h"
 #include "sweep_int.h"
 
+/* A table of n zeroed slots for open addressing, written at once: calloc
+ * hands back fresh pages unwritten, a probe then maps the kernel's zero
+ * page, and the slot's first write replaces it with a copy-on-write fault
+ * whose TLB flush interrupts the processors of the other workers. */
+static void *table_alloc(size_t n, size_t size)
+{
+    void *t = n && size <= SIZE_MAX / n ? malloc(n * size) : NULL;
+    if (t)
+        memset(t, 0, n * size);
+    return t;
+}
+
 static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
 {
     size_t i;
@@ -29,7 +41,7 @@ static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
         return NULL;
     if (insert && (t->n + 1) * 2 > t->cap) {
         size_t ncap = t->cap ? t->cap * 2 : 1024;
-        ReuseSlot *ns = calloc(ncap, sizeof *ns);
+        ReuseSlot *ns = table_alloc(ncap, sizeof *ns);
         if (!ns)
             return NULL;
         for (size_t k = 0; k < t->cap; k++) {
@@ -81,7 +93,7 @@ static ProgTemplate *template_find(ReuseTable *t, const uint64_t key[2], int ins
 {
     if (insert && (t->tpl_n + 1) * 2 > t->tpl_cap) {
         size_t ncap = t->tpl_cap ? t->tpl_cap * 2 : 1024;
-        ProgTemplate *nt = calloc(ncap, sizeof *nt);
+        ProgTemplate *nt = table_alloc(ncap, sizeof *nt);
         if (!nt)
             return NULL;
         for (size_t i = 0; i < t->tpl_cap; i++) {
@@ -111,7 +123,7 @@ static const char *intern_spec(ReuseTable *t, const char *spec)
 {
     if ((t->spec_n + 1) * 2 > t->spec_cap) {
         size_t ncap = t->spec_cap ? t->spec_cap * 2 : 256;
-        char **ns = calloc(ncap, sizeof *ns);
+        char **ns = table_alloc(ncap, sizeof *ns);
         if (!ns)
             return NULL;
         for (size_t i = 0; i < t->spec_cap; i++) {
