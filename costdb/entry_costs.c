@@ -133,14 +133,17 @@ static void remember(struct CdbCostCache *c, const CostFields *f, const char *er
         size_t ncap = c->cap ? c->cap * 2 : 1024;
         if (ncap > MAX_SLOTS)
             return;
-        /* written at once, not calloc'd: a probe of a never-written page
-         * maps the kernel's zero page, and the write that follows costs a
+        /* every page written once: a probe of a never-written page maps
+         * the kernel's zero page, and the write that follows costs a
          * copy-on-write fault that flushes the TLB of every processor the
-         * process runs on (the sweep's workers) */
-        CostSlot *ns = malloc(ncap * sizeof *ns);
+         * process runs on (the sweep's workers); through a volatile
+         * pointer, since the compiler turns malloc + memset of zeros into
+         * calloc */
+        CostSlot *ns = calloc(ncap, sizeof *ns);
         if (!ns)
             return;
-        memset(ns, 0, ncap * sizeof *ns);
+        for (size_t off = 0; off < ncap * sizeof *ns; off += 4096)
+            ((volatile char *)ns)[off] = 0;
         for (size_t i = 0; i < c->cap; i++) {
             if (!c->slot[i].hash)
                 continue;

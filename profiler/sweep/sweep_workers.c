@@ -394,7 +394,8 @@ int approf_sweep_workers_run(Sweep *sw, const ApprofSweepConfig *cfg,
      * 16 bytes per placement (ApprofSlotPlacement): 1,056 slots add about
      * 10 MB there. */
     p.window = 512 * (size_t)n + 32;
-    p.slots = calloc(p.window, sizeof *p.slots);
+    /* a worker reads its slot before it writes it */
+    p.slots = approf_sweep_table_alloc(p.window, sizeof *p.slots);
     p.lane = malloc(n_todo * sizeof *p.lane);
     w = calloc((size_t)n, sizeof *w);
     if (!p.slots || !w || !p.lane) {
