@@ -208,36 +208,23 @@ static void copy_text(char *dst, size_t len, const char *src)
     dst[n] = '\0';
 }
 
-/* Makes room for n rows in the caller's buffer (approf_sweep_profile_tuple):
- * grown, never shrunk; the rows added are zeroed, so that every byte of
- * the buffer is defined (MPI sends whole rows). */
-static int reserve_placements(CostdbPlacement **buf, size_t *cap, size_t n)
+/* Makes room for n > 0 rows of size bytes in a caller's buffer of *cap
+ * rows: grown (doubled at least), never shrunk; the rows added are zeroed,
+ * so that every byte of the buffer is defined (MPI sends whole rows).
+ * Returns the buffer (buf, or where it moved), or NULL without memory
+ * (buf then stays the caller's, unchanged). */
+static void *reserve_rows(void *buf, size_t *cap, size_t n, size_t size)
 {
-    CostdbPlacement *nb;
+    unsigned char *nb;
     size_t nc;
     if (n <= *cap)
-        return 0;
+        return buf;
     nc = *cap * 2 > n ? *cap * 2 : n;
-    if (nc > SIZE_MAX / sizeof **buf || !(nb = realloc(*buf, nc * sizeof **buf)))
-        return APPROF_ENOMEM;
-    memset(nb + *cap, 0, (nc - *cap) * sizeof *nb);
-    *buf = nb;
+    if (nc > SIZE_MAX / size || !(nb = realloc(buf, nc * size)))
+        return NULL;
+    memset(nb + *cap * size, 0, (nc - *cap) * size);
     *cap = nc;
-    return 0;
-}
-
-static int reserve_slot_rows(ApprofSlotPlacement **buf, size_t *cap, size_t n)
-{
-    ApprofSlotPlacement *nb;
-    size_t nc;
-    if (n <= *cap)
-        return 0;
-    nc = *cap * 2 > n ? *cap * 2 : n;
-    if (nc > SIZE_MAX / sizeof **buf || !(nb = realloc(*buf, nc * sizeof **buf)))
-        return APPROF_ENOMEM;
-    *buf = nb;
-    *cap = nc;
-    return 0;
+    return nb;
 }
 
 /* The placement rows of a program built for the tuple, specs interned. */
@@ -246,8 +233,10 @@ static int program_placements(Sweep *sw, const ApprofStageProgram *p, ApprofSlot
 {
     if (!p->n_placements)
         return 0;
-    if (reserve_slot_rows(buf, cap, p->n_placements) < 0)
+    ApprofSlotPlacement *rows = reserve_rows(*buf, cap, p->n_placements, sizeof **buf);
+    if (!rows)
         return APPROF_ENOMEM;
+    *buf = rows;
     for (size_t k = 0; k < p->n_placements; k++) {
         const ApprofPlacement *src = &p->placements[k];
         ApprofSlotPlacement *d = &(*buf)[k];
@@ -266,8 +255,10 @@ int approf_sweep_expand_placements(const Sweep *sw, const ApprofTuple *t,
     static const char *const roles[] = {"param", "input", "output"};
     if (n <= 0)
         return 0;
-    if (reserve_placements(buf, cap, (size_t)n) < 0)
+    CostdbPlacement *rows = reserve_rows(*buf, cap, (size_t)n, sizeof **buf);
+    if (!rows)
         return APPROF_ENOMEM;
+    *buf = rows;
     for (int k = 0; k < n; k++) {
         const ApprofTensor *tt = &sw->graph->tensors[in[k].tensor];
         CostdbPlacement *d = &(*buf)[k];
@@ -311,8 +302,10 @@ static int template_placements(const ProgTemplate *tp, const int *order, int n_o
 {
     if (!tp->n_pl)
         return 0;
-    if (reserve_slot_rows(buf, cap, (size_t)tp->n_pl) < 0)
+    ApprofSlotPlacement *rows = reserve_rows(*buf, cap, (size_t)tp->n_pl, sizeof **buf);
+    if (!rows)
         return APPROF_ENOMEM;
+    *buf = rows;
     for (int k = 0; k < tp->n_pl; k++) {
         const TemplatePlacement *src = &tp->pl[k];
         if (src->ordinal < 0 || src->ordinal >= n_order)
