@@ -57,12 +57,9 @@ int cdb_exec_stmt(Costdb *db, sqlite3_stmt *st, const char *sql);
 /* Runs literal SQL that takes no parameters (transaction control). */
 int cdb_exec(Costdb *db, const char *sql);
 
-/* Starts a unit of work: BEGIN IMMEDIATE if no transaction is open, else a
- * savepoint. cdb_txn_leave commits/releases when rc >= 0, otherwise rolls
- * the unit back; it returns rc (or the commit error). */
 /* Drop the writers' cached ids: the placement writer's (placement.c) and
- * the entry costs' (entry_costs.c). cdb_caches_clear drops both: after any
- * rollback, since a rolled-back insert leaves them pointing nowhere, after
+ * the entry costs' (entry_costs.c). cdb_caches_clear (db_stmt.c) drops
+ * both: after any rollback, since a rolled-back insert leaves them pointing nowhere, after
  * a sweep is deleted, and on close. */
 void cdb_placement_cache_clear(Costdb *db);
 void cdb_cost_cache_clear(Costdb *db);
@@ -78,6 +75,9 @@ int cdb_entry_without_costs(Costdb *db, sqlite3_stmt *st, int cost_col);
  * one this connection wrote for the sweep, or a new one. */
 int cdb_entry_cost_id(Costdb *db, int64_t sweep_id, const CostdbEntry *e, int64_t *id);
 
+/* Starts a unit of work: BEGIN IMMEDIATE if no transaction is open, else a
+ * savepoint. cdb_txn_leave commits/releases when rc >= 0, otherwise rolls
+ * the unit back; it returns rc (or the commit error). */
 int cdb_txn_enter(Costdb *db);
 int cdb_txn_leave(Costdb *db, int rc);
 

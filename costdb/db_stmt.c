@@ -221,6 +221,12 @@ int cdb_txn_enter(Costdb *db)
     return rc;
 }
 
+void cdb_caches_clear(Costdb *db)
+{
+    cdb_placement_cache_clear(db);
+    cdb_cost_cache_clear(db);
+}
+
 int cdb_txn_leave(Costdb *db, int rc)
 {
     int outer = (db->savepoints == 1 && db->own_txn);

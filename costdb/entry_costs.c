@@ -37,8 +37,9 @@ struct CdbCostCache {
     size_t n, cap;    /* cap a power of two */
 };
 
-/* Columns in schema 8's order; ?2 is the new id: one past the sweep's
- * largest (a writer through the stage_profile view numbers the same way). */
+/* Columns in schema 8's order; the new cost_id is one past the sweep's
+ * largest (a writer through the stage_profile view numbers the same way),
+ * and ?2 .. ?14 are compute_cost .. apply_cost. */
 static const char sql_cost_insert[] =
     "INSERT INTO stage_cost (sweep_id, cost_id, compute_cost, peak_memory, invar_size,"
     " outvar_size, temp_buffer_size, available_memory, intermediate_size, initial_size,"
@@ -62,12 +63,6 @@ void cdb_cost_cache_clear(Costdb *db)
     cache_free(db->cost_cache);
     free(db->cost_cache);
     db->cost_cache = NULL;
-}
-
-void cdb_caches_clear(Costdb *db)
-{
-    cdb_placement_cache_clear(db);
-    cdb_cost_cache_clear(db);
 }
 
 static void fields_of(const CostdbEntry *e, CostFields *f)

@@ -32,21 +32,23 @@ static const char sql_entries[] =
     "SELECT start_layer, end_layer, submesh_index, config_index, phase, cost_id"
     " FROM stage_entry WHERE sweep_id = ?1"
     " ORDER BY submesh_index DESC, start_layer, end_layer, config_index, phase";
+/* An entry's columns the solver uses, through the stage_profile view (a
+ * table before schema 8). Columns: 0-4 the key, 5 compute_cost, 6-9 the
+ * sizes, 10 apply_cost, 11 status. */
+#define SELECT_PROFILE_ROWS                                                               \
+    "SELECT start_layer, end_layer, submesh_index, config_index, phase, compute_cost,"   \
+    " peak_memory, available_memory, intermediate_size, initial_size, apply_cost, status" \
+    " FROM stage_profile WHERE sweep_id = ?1"
 /* A file before schema 8 (read-only opens do not migrate): the table
  * stage_profile, every row through the checked path. */
 static const char sql_rows_v7[] =
-    "SELECT start_layer, end_layer, submesh_index, config_index, phase, compute_cost,"
-    " peak_memory, available_memory, intermediate_size, initial_size, apply_cost, status"
-    " FROM stage_profile WHERE sweep_id = ?1"
+    SELECT_PROFILE_ROWS
     " AND (status = 'ok' OR status <> 'oom' AND status <> 'failed'"
     " AND status <> 'timeout' AND status <> 'skipped')"
     " ORDER BY submesh_index DESC, start_layer, end_layer, config_index, phase";
-/* The checked path: one entry through the view. Columns: 0-4 the key,
- * 5 compute_cost, 6-9 the sizes, 10 apply_cost, 11 status. */
+/* The checked path: one entry. */
 static const char sql_one_row[] =
-    "SELECT start_layer, end_layer, submesh_index, config_index, phase, compute_cost,"
-    " peak_memory, available_memory, intermediate_size, initial_size, apply_cost, status"
-    " FROM stage_profile WHERE sweep_id = ?1 AND submesh_index = ?2 AND start_layer = ?3"
+    SELECT_PROFILE_ROWS " AND submesh_index = ?2 AND start_layer = ?3"
     " AND end_layer = ?4 AND config_index = ?5 AND phase = ?6";
 
 /* The fast path reads each value once through sqlite3_column_value (the
@@ -114,13 +116,13 @@ typedef struct CostTable {
  * ..., and a file with others is read correctly, only slower. */
 #define MAX_COST_IDS ((int64_t)1 << 24)
 
+/* A status that names one of costdb_status_parse's statuses other than
+ * ok, byte for byte (n bytes, no NUL inside). */
 static int is_no_stage_status(const unsigned char *s, int n)
 {
-    static const char *const other[] = {"oom", "failed", "timeout", "skipped"};
-    for (size_t k = 0; k < sizeof other / sizeof other[0]; k++)
-        if ((size_t)n == strlen(other[k]) && !memcmp(s, other[k], (size_t)n))
-            return 1;
-    return 0;
+    CostdbStatus st;
+    return strlen((const char *)s) == (size_t)n &&
+           costdb_status_parse((const char *)s, &st) == 0 && st != COSTDB_STATUS_OK;
 }
 
 static int cost_kind(sqlite3_stmt *st, int fast, CostRow *c)
