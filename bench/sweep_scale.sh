@@ -92,25 +92,33 @@ LOAD=1 scale_case "gpt3-39b, 64 layers, 8x8" --model gpt --preset gpt3-39b --lay
 scale_case "gpt3-39b, 32 layers, 8x8, --variants all" --model gpt --preset gpt3-39b \
   --layers 32 --cluster 8x8 --dtype f16 --variants all
 # --workers on this build: the same sweep with 1 and 2 profiling threads,
-# in WORKER_PAIRS pairs (default 9; a pair is one run of each, in turn, on
-# fresh databases, so that a slow spell of the machine hits both), printed
-# as the medians of each and the median of the pairs' ratios, with the load
+# in pairs (a pair is one run of each, in turn, on fresh databases, so that
+# a slow spell of the machine hits both), printed as the medians of each
+# and the median of the pairs' ratios with their range, and the load
 # average, since other work on the machine takes the second core from the
-# second worker (the issue's target is the 64-layer case; 32 layers for
-# comparison). Three runs of each were too few: the 64-layer ratio moved
-# between 1.75x and 1.81x from one series to the next.
-wsweep() { rm -f "$tmp"/w.db*; "$approf" sweep --model gpt --preset gpt3-39b --layers "$1" \
-  --cluster 8x8 --dtype f32 --backend model --quiet --workers "$2" --db "$tmp/w.db"; }
-pairs=${WORKER_PAIRS:-9}
-for layers in 32 64; do
+# second worker. The issue's target is the 64-layer case, with the larger
+# search space too (`--variants all`, 32 layers: about 18 s a pair, so
+# VARIANT_PAIRS, default 3); 32 layers for comparison. WORKER_PAIRS
+# (default 9) for the plain cases: three runs of each were too few, the
+# 64-layer ratio moved between 1.75x and 1.81x from one series to the next.
+wsweep() { local layers=$1 w=$2; shift 2; rm -f "$tmp"/w.db*
+  "$approf" sweep --model gpt --preset gpt3-39b --layers "$layers" --cluster 8x8 \
+    --backend model --quiet --workers "$w" --db "$tmp/w.db" "$@"; }
+worker_pairs() { # LABEL PAIRS LAYERS SWEEP-OPTIONS...
+  local label=$1 pairs=$2 layers=$3 k
+  shift 3
   for ((k = 0; k < pairs; k++)); do
-    echo "$(seconds wsweep "$layers" 1) $(seconds wsweep "$layers" 2)"
-  done | awk -v layers="$layers" -v cores="$(nproc)" -v n="$pairs" '
+    echo "$(seconds wsweep "$layers" 1 "$@") $(seconds wsweep "$layers" 2 "$@")"
+  done | awk -v label="$label" -v cores="$(nproc)" -v n="$pairs" '
     function med(v, m,   i, j, t) { for (i = 2; i <= m; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
                                    return v[int((m + 1) / 2)] }
     { a[NR] = $1; b[NR] = $2; r[NR] = ($2 > 0 ? $1 / $2 : 0) }
     END { ma = med(a, NR); mb = med(b, NR); mr = med(r, NR)  # r is sorted now
-          printf "gpt3-39b, %s layers, 8x8, --workers 1 vs 2 (%s cores), %d pairs: medians %.3f s | %.3f s, median ratio %.2fx (%.2fx .. %.2fx);",
-                 layers, cores, n, ma, mb, mr, r[1], r[NR] }'
+          printf "%s, --workers 1 vs 2 (%s cores), %d pair%s: medians %.3f s | %.3f s, median ratio %.2fx (%.2fx .. %.2fx);",
+                 label, cores, n, n == 1 ? "" : "s", ma, mb, mr, r[1], r[NR] }'
   echo " load average $(cut -d' ' -f1-3 /proc/loadavg)"
-done
+}
+worker_pairs "gpt3-39b, 32 layers, 8x8" "${WORKER_PAIRS:-9}" 32 --dtype f32
+worker_pairs "gpt3-39b, 64 layers, 8x8" "${WORKER_PAIRS:-9}" 64 --dtype f32
+worker_pairs "gpt3-39b, 32 layers, 8x8, --variants all" "${VARIANT_PAIRS:-3}" 32 --dtype f16 \
+  --variants all

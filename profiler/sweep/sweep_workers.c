@@ -397,13 +397,16 @@ int approf_sweep_workers_run(Sweep *sw, const ApprofSweepConfig *cfg,
     p.n_todo = n_todo;
     /* enough for tuples of uneven cost (a cached stage takes microseconds,
      * a new ILP tens of milliseconds) not to idle the workers behind the
-     * head of the order: gpt3-39b 64 layers 8x8 with 2 workers, each waited
-     * 0.38 s of 1.8 s with 96 slots, 0.02 to 0.09 s with 1,056 (1.62 s
-     * against 1.82 s; 4,128 slots: 1.67 s). A slot is its two entries
-     * (1.2 kB) and 16 bytes per placement of the largest stage it held
-     * (ApprofSlotPlacement): the run's resident memory went from 243 MB
-     * with 96 fat slots to 179 MB with 1,056 compact ones. */
-    p.window = 512 * (size_t)n + 32;
+     * head of the order. gpt3-39b 64 layers 8x8 with 2 workers: each waited
+     * 0.38 s of 1.8 s with 96 slots, 0.02 to 0.09 s with 1,056. The
+     * 32-layer `--variants all` sweep (16 times the tuples) still waited
+     * 1.4 s each of 6.8 s with 1,056 slots; with 4,128 the run takes 6.3 s
+     * instead of 7.1 s (medians of 3), at 601 MB resident instead of 588,
+     * and the 64-layer run is unchanged (1.48 s; 8,224 slots: 1.53 s,
+     * 204 MB). A slot is its two entries (1.3 kB) and 16 bytes per
+     * placement of the largest stage it held (ApprofSlotPlacement). The
+     * total stays at most what 256 workers had with 512 slots each. */
+    p.window = (n < 64 ? 2048 * (size_t)n : 512 * (size_t)256) + 32;
     /* a worker reads its slot before it writes it */
     p.slots = approf_sweep_table_alloc(p.window, sizeof *p.slots);
     p.lane = malloc(n_todo * sizeof *p.lane);
