@@ -24,10 +24,10 @@
 /* How often the main thread looks for ready results. Woken by each result
  * instead, the run switched context 17,500 times on gpt3-39b 64 layers 8x8
  * with 2 workers (0.26 s of system time); looking every millisecond, 2,200
- * to 3,100 times (0.14 to 0.16 s), and the run took 1.39 s against 1.44 s
- * (medians of 5; docs/performance.md). The window holds hundreds of
- * results per worker, so a millisecond's delay idles no worker; it also
- * bounds how late a stop is seen. */
+ * to 3,100 times (0.14 to 0.16 s), and the run took 1.39 s against 1.43 s
+ * (medians of 10, each build in turn; docs/performance.md). The window
+ * holds thousands of results per worker, so a millisecond's delay idles no
+ * worker; it also bounds how late a stop is seen. */
 #define HAND_ON_US 1000L
 
 typedef enum { SLOT_EMPTY, SLOT_BUSY, SLOT_READY, SLOT_FAILED } SlotState;
@@ -407,6 +407,8 @@ int approf_sweep_workers_run(Sweep *sw, const ApprofSweepConfig *cfg,
      * placement of the largest stage it held (ApprofSlotPlacement). The
      * total stays at most what 256 workers had with 512 slots each. */
     p.window = (n < 64 ? 2048 * (size_t)n : 512 * (size_t)256) + 32;
+    if (p.window > n_todo)
+        p.window = n_todo; /* every tuple has its slot: none is reused */
     /* a worker reads its slot before it writes it */
     p.slots = approf_sweep_table_alloc(p.window, sizeof *p.slots);
     p.lane = malloc(n_todo * sizeof *p.lane);
