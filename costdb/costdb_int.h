@@ -10,6 +10,8 @@
 
 #include <sqlite3.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "costdb.h"
 
@@ -56,6 +58,25 @@ void cdb_release(sqlite3_stmt *st);
 int cdb_exec_stmt(Costdb *db, sqlite3_stmt *st, const char *sql);
 /* Runs literal SQL that takes no parameters (transaction control). */
 int cdb_exec(Costdb *db, const char *sql);
+
+/* costdb's hash of n bytes for its in-memory tables, eight bytes a step,
+ * continuing from seed (0 to start). Never stored, so free to change
+ * between versions; what is stored or compared across processes uses
+ * fnv.h. */
+static inline uint64_t cdb_mem_hash(uint64_t seed, const void *data, size_t n)
+{
+    const unsigned char *s = data;
+    uint64_t h = 0x9e3779b97f4a7c15ULL ^ seed ^ (uint64_t)n, w;
+    for (; n >= 8; n -= 8, s += 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 29);
+}
 
 /* Drop the writers' cached ids: the placement writer's (placement.c) and
  * the entry costs' (entry_costs.c). cdb_caches_clear (db_stmt.c) drops

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "costdb_int.h"
+#include "table_alloc.h"
 
 /* Everything of an entry that its cost row holds, in a form compared
  * byte for byte (padding cleared). apply_cost as stored: < 0 for NULL. */
@@ -85,17 +86,8 @@ static void fields_of(const CostdbEntry *e, CostFields *f)
 
 static uint64_t fields_hash(const CostFields *f, const char *error)
 {
-    const unsigned char *p = (const unsigned char *)f;
-    uint64_t h = 0x9e3779b97f4a7c15ULL, w;
-    for (size_t k = 0; k + 8 <= sizeof *f; k += 8) {
-        memcpy(&w, p + k, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdULL;
-        h ^= h >> 32;
-    }
-    for (; *error; error++)
-        h = (h ^ (unsigned char)*error) * 0x100000001b3ULL;
-    h ^= h >> 29;
-    return h ? h : 1;
+    uint64_t h = cdb_mem_hash(cdb_mem_hash(0, f, sizeof *f), error, strlen(error));
+    return h ? h : 1; /* 0 marks an empty slot */
 }
 
 static CostSlot *find(struct CdbCostCache *c, const CostFields *f, const char *error, uint64_t h)
@@ -128,17 +120,9 @@ static void remember(struct CdbCostCache *c, const CostFields *f, const char *er
         size_t ncap = c->cap ? c->cap * 2 : 1024;
         if (ncap > MAX_SLOTS)
             return;
-        /* every page written once: a probe of a never-written page maps
-         * the kernel's zero page, and the write that follows costs a
-         * copy-on-write fault that flushes the TLB of every processor the
-         * process runs on (the sweep's workers); through a volatile
-         * pointer, since the compiler turns malloc + memset of zeros into
-         * calloc */
-        CostSlot *ns = calloc(ncap, sizeof *ns);
+        CostSlot *ns = costdb_table_alloc(ncap, sizeof *ns); /* probed before written */
         if (!ns)
             return;
-        for (size_t off = 0; off < ncap * sizeof *ns; off += 4096)
-            ((volatile char *)ns)[off] = 0;
         for (size_t i = 0; i < c->cap; i++) {
             if (!c->slot[i].hash)
                 continue;

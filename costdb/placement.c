@@ -126,21 +126,11 @@ static uint64_t tail_hash(const char *s)
     return costdb_fnv1a_str(COSTDB_FNV_BASIS_V1, s);
 }
 
-/* The in-memory maps' hash: eight bytes a step (never stored, so free to
- * differ from the stored one). */
+/* The in-memory maps' hash (never stored, so free to differ from the
+ * stored one). */
 static uint64_t map_hash(const char *s)
 {
-    size_t n = strlen(s);
-    uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)n, w;
-    for (; n >= 8; n -= 8, s += 8) {
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdULL;
-        h ^= h >> 32;
-    }
-    w = 0;
-    memcpy(&w, s, n);
-    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
-    return h ^ (h >> 29);
+    return cdb_mem_hash(0, s, strlen(s));
 }
 
 static CdbPlacementCache *cache_of(Costdb *db)

@@ -57,14 +57,6 @@ typedef struct {
     int *ordinal_of;              /* per graph tensor, -1 outside a build */
 } ReuseTable;
 
-/* n zeroed slots of size bytes for a table that is read before it is
- * written (open addressing, the workers' window), every page written once
- * (sweep_tuple.c): calloc hands back fresh pages unwritten; a read then
- * maps the kernel's zero page, and the first write replaces it with a
- * copy-on-write fault whose TLB flush interrupts the processors of the
- * other workers. NULL without memory. */
-void *approf_sweep_table_alloc(size_t n, size_t size);
-
 /* Frees the reuse table and its program templates (sweep_tuple.c). */
 void approf_sweep_reuse_free(ReuseTable *t);
 

@@ -21,16 +21,7 @@
 #include "sharding/sharding.h"
 #include "sweep.h"
 #include "sweep_int.h"
-
-void *approf_sweep_table_alloc(size_t n, size_t size)
-{
-    char *t = n && size <= SIZE_MAX / n ? calloc(n, size) : NULL;
-    /* one write per page, through a volatile pointer (a memset of zeros
-     * after malloc is turned back into calloc by the compiler) */
-    for (size_t off = 0; t && off < n * size; off += 4096)
-        ((volatile char *)t)[off] = 0;
-    return t;
-}
+#include "table_alloc.h"
 
 static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
 {
@@ -39,7 +30,7 @@ static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
         return NULL;
     if (insert && (t->n + 1) * 2 > t->cap) {
         size_t ncap = t->cap ? t->cap * 2 : 1024;
-        ReuseSlot *ns = approf_sweep_table_alloc(ncap, sizeof *ns);
+        ReuseSlot *ns = costdb_table_alloc(ncap, sizeof *ns);
         if (!ns)
             return NULL;
         for (size_t k = 0; k < t->cap; k++) {
@@ -91,7 +82,7 @@ static ProgTemplate *template_find(ReuseTable *t, const uint64_t key[2], int ins
 {
     if (insert && (t->tpl_n + 1) * 2 > t->tpl_cap) {
         size_t ncap = t->tpl_cap ? t->tpl_cap * 2 : 1024;
-        ProgTemplate *nt = approf_sweep_table_alloc(ncap, sizeof *nt);
+        ProgTemplate *nt = costdb_table_alloc(ncap, sizeof *nt);
         if (!nt)
             return NULL;
         for (size_t i = 0; i < t->tpl_cap; i++) {
@@ -121,7 +112,7 @@ static const char *intern_spec(ReuseTable *t, const char *spec)
 {
     if ((t->spec_n + 1) * 2 > t->spec_cap) {
         size_t ncap = t->spec_cap ? t->spec_cap * 2 : 256;
-        char **ns = approf_sweep_table_alloc(ncap, sizeof *ns);
+        char **ns = costdb_table_alloc(ncap, sizeof *ns);
         if (!ns)
             return NULL;
         for (size_t i = 0; i < t->spec_cap; i++) {

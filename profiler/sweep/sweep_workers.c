@@ -21,6 +21,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "table_alloc.h"
+
 /* How often the main thread looks for ready results. Woken by each result
  * instead, the run switched context 17,500 times on gpt3-39b 64 layers 8x8
  * with 2 workers (0.26 s of system time); looking every millisecond, 2,200
@@ -410,7 +412,7 @@ int approf_sweep_workers_run(Sweep *sw, const ApprofSweepConfig *cfg,
     if (p.window > n_todo)
         p.window = n_todo; /* every tuple has its slot: none is reused */
     /* a worker reads its slot before it writes it */
-    p.slots = approf_sweep_table_alloc(p.window, sizeof *p.slots);
+    p.slots = costdb_table_alloc(p.window, sizeof *p.slots);
     p.lane = malloc(n_todo * sizeof *p.lane);
     w = calloc((size_t)n, sizeof *w);
     if (!p.slots || !w || !p.lane) {
