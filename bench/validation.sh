@@ -25,9 +25,12 @@
 #                            [--no-plans | --plans-output FILE] [--markdown]
 # --plans-output reads a saved bench/plans.sh output instead of running it
 # (it takes minutes); --markdown prints the rows as a docs/validation.md table.
-# The workload column says whether the measured program ran the fixed-length
-# samples approf prices ("fixed") or length-binned ones ("binned", BERT phase
-# 2); the summary gives each set whole and without the binned rows.
+# The workload column says whether the measured program ran fixed-length
+# samples ("fixed") or length-binned ones ("binned", BERT phase 2 on LDDL's
+# bins of 64 tokens).  A binned row is priced as the expectation over the
+# padded lengths its micro-batches take, from the sample lengths in
+# bench/bert_wikipedia_lengths.tsv (one sweep per padded length); the summary
+# gives each set whole and without the binned rows.
 # Printed, never asserted.  See docs/validation.md.
 set -u
 cd "$(dirname "$0")/.." || exit 1
@@ -46,7 +49,7 @@ while [ $# -gt 0 ]; do
         --no-plans) PLANS=no; shift ;;
         --plans-output) PLANS=file; PLANS_OUT=$2; shift 2 ;;
         --markdown) MARKDOWN=1; shift ;;
-        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
         *) echo "validation.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -111,7 +114,9 @@ def spec_files(name):
     specs[name] = (path, avail)
     return specs[name]
 
-def price(c):
+def price(c, seq=None, mlm=None):
+    """(full_cost, memory needed, why not) of case c at sequence length seq
+    and masked positions mlm (both from the case when None)."""
     hosts, m = int(c["hosts"]), int(c["gpus_per_host"])
     n, mbs, acc = hosts * m, int(c["mbs"]), int(c["accum"])
     batch = mbs * n * acc
@@ -123,10 +128,14 @@ def price(c):
            "--logical-space", "data_parallel_only", "--dtype", c["dtype"], "--db", db, "--quiet"]
     if c["preset"] != "-":
         cmd += ["--preset", c["preset"]]
-    if c["seq"] != "-":
-        cmd += ["--seq-len", c["seq"]]
-    if c.get("model_options", "-") not in ("-", "", None):
-        cmd += c["model_options"].split()
+    if seq is not None or c["seq"] != "-":
+        cmd += ["--seq-len", str(seq) if seq is not None else c["seq"]]
+    opts = c["model_options"].split() if c.get("model_options", "-") not in ("-", "", None) else []
+    if mlm is not None:
+        opts = [o for i, o in enumerate(opts)
+                if o != "--mlm-positions" and (i == 0 or opts[i - 1] != "--mlm-positions")]
+        opts += ["--mlm-positions", str(mlm)]
+    cmd += opts
     rc, _, err = run(cmd)
     if rc:
         return None, None, "sweep failed: " + first_line(err)
@@ -147,13 +156,110 @@ with open(os.environ["CASES"]) as f:
 if ONLY:
     cases = [c for c in cases if re.search(ONLY, c["id"])]
 
+# Length-binned BERT phase 2 (workload "binned"; docs/validation.md, "Binned
+# phase 2 priced by its length distribution").  LDDL, which feeds the
+# measured runs, writes a sample of L tokens to bin (L - 1) // 64 (the last
+# bin takes the rest; bin size 64 is DeepLearningExamples' phase2_bin_size);
+# each micro-batch takes all its samples from one bin, chosen with
+# probability proportional to the samples the bin has left and the same on
+# every rank (lddl/torch/dataloader.py, Binned), and is padded to its longest
+# sample rounded up to a multiple of 8 (sequence_length_alignment); a sample
+# has max(1, round(0.15 L)) masked positions (static masking,
+# create_masked_lm_predictions).  The sample lengths are those of
+# bench/bert_wikipedia_lengths.tsv.
+LENGTHS_FILE = "bench/bert_wikipedia_lengths.tsv"
+BIN_SIZE, ALIGN, MASKED_LM_RATIO = 64, 8, 0.15
+
+def read_lengths(path):
+    """counts[L - 1] = samples of L tokens; exits naming the line and field."""
+    counts = {}
+    try:
+        f = open(path)
+    except OSError as e:
+        sys.exit("validation.sh: %s: %s" % (path, e.strerror))
+    with f:
+        header = None
+        for no, line in enumerate(f, 1):
+            if line.startswith("#") or not line.strip():
+                continue
+            t = line.rstrip("\n").split("\t")
+            if header is None:
+                if t != ["length", "count"]:
+                    sys.exit("validation.sh: %s:%d: expected the header 'length<TAB>count'" % (path, no))
+                header = t
+                continue
+            if len(t) != 2:
+                sys.exit("validation.sh: %s:%d: expected 2 fields, found %d" % (path, no, len(t)))
+            for name, v in zip(header, t):
+                if not v.isdigit():
+                    sys.exit("validation.sh: %s:%d: field %s: '%s' is not a whole number" % (path, no, name, v))
+            L = int(t[0])
+            if L < 1 or L in counts:
+                sys.exit("validation.sh: %s:%d: field length: %d is %s" %
+                         (path, no, L, "a repeat" if L in counts else "below 1"))
+            counts[L] = int(t[1])
+    if not counts or sum(counts.values()) == 0:
+        sys.exit("validation.sh: %s: no samples" % path)
+    return [counts.get(L, 0) for L in range(1, max(counts) + 1)]
+
+def binned_mix(counts, nmax, mbs):
+    """[(padded length, masked positions per sequence, probability)] of one
+    micro-batch of mbs samples at most nmax tokens long."""
+    total, nbins, mix = sum(counts), nmax // BIN_SIZE, []
+    for k in range(nbins):
+        lo, hi = k * BIN_SIZE + 1, (k + 1) * BIN_SIZE if k < nbins - 1 else len(counts)
+        c = counts[lo - 1:hi]
+        nk = sum(c)
+        if nk == 0:
+            continue
+        masked = sum(ci * max(1, round(MASKED_LM_RATIO * (lo + i))) for i, ci in enumerate(c)) / nk
+        # P(longest of mbs samples <= L) = F(L)^mbs over the bin's lengths
+        cum, prev = 0, 0.0
+        for i, ci in enumerate(c):
+            L = lo + i
+            cum += ci
+            if L % ALIGN == 0 or L == hi:
+                f = (cum / nk) ** mbs
+                if f > prev:
+                    mix.append((-(-L // ALIGN) * ALIGN, max(1, round(masked)), nk / total * (f - prev)))
+                prev = f
+    return mix
+
+lengths = None
+def price_case(c):
+    """(predicted s/iter, memory needed, why not, note) of case c."""
+    global lengths
+    if c.get("workload", "fixed") != "binned":
+        return price(c) + ("",)
+    if lengths is None:
+        lengths = read_lengths(LENGTHS_FILE)
+    nmax = int(c["seq"])
+    if len(lengths) != nmax:
+        return None, None, "%s holds lengths up to %d, the case's sequence is %d" % (
+            LENGTHS_FILE, len(lengths), nmax), ""
+    pred, need, done = 0.0, 0, {}
+    mix = binned_mix(lengths, nmax, int(c["mbs"]))
+    for padded, mlm, w in mix:
+        if (padded, mlm) not in done:
+            done[(padded, mlm)] = price(c, padded, mlm)
+        cost, nd, why = done[(padded, mlm)]
+        if cost is None:
+            return None, None, "at %d tokens: %s" % (padded, why), ""
+        pred += w * cost
+        need = max(need, nd)
+    fixed = price(c)[0]
+    mean = sum(w * p for p, _, w in mix)
+    note = "binned: %d padded lengths priced, mean %.0f tokens; at %d tokens every step: %s s" % (
+        len(done), mean, nmax, "%.4g" % fixed if fixed is not None else "n/a")
+    return pred, need, "", note
+
 rows = []
 for c in cases:
     n = int(c["hosts"]) * int(c["gpus_per_host"])
     meas = int(c["mbs"]) * int(c["accum"]) * n / float(c["measured"])
-    pred, need, why = price(c)
+    pred, need, why, note = price_case(c)
     avail = spec_files(c["hardware"])[1]
-    rows.append(dict(c, n=n, meas=meas, pred=pred, need=need, avail=avail, why=why))
+    rows.append(dict(c, n=n, meas=meas, pred=pred, need=need, avail=avail, why=why, note=note))
 
 def err(r):
     return (r["pred"] - r["meas"]) / r["meas"] if r["pred"] is not None else None
@@ -193,6 +299,8 @@ for r in rows:
                      "%.4g" % r["meas"], ps, es, mem))
     if r["why"]:
         print("    n/a: " + r["why"])
+    elif r["note"] and not MARKDOWN:
+        print("    " + r["note"])
 
 # Held-out LLM runs of bench/plans.sh: its as-run estimate against its measurement.
 plans_rows = []
@@ -213,9 +321,8 @@ if os.environ["PLANS"] != "no" and os.environ["PLANS_OUT"]:
 print()
 cal = [r for r in rows if r["set"] == "calibration"]
 held = [r for r in rows if r["set"] == "heldout"]
-# Rows whose measured workload is not the fixed-length one approf prices
-# (workload "binned": BERT phase 2 on sequences binned by length, most
-# shorter than 512) are in the sets above and left out of the lines below.
+# The lines below leave out the rows priced from a length distribution
+# (workload "binned"), which the sets above include.
 def fixed(rs):
     return [r for r in rs if r.get("workload", "fixed") == "fixed"]
 for name, rs in (("calibration (1 GPU)", cal), ("held-out DLE (multi-GPU)", held),
