@@ -36,13 +36,16 @@ static double largest_op_share(const ShardStage *st, const TInfo *ti)
     return total > 0.0 ? worst / total : 1.0;
 }
 
-/* ZeRO-3's parameter all-gathers in phase ph: one per module (an operator
- * that holds parameters), as DeepSpeed's stage-3 hooks fetch each
- * submodule's parameters before it runs, each of its share of the S bytes
- * (so the bandwidth terms add up to one gather of S, and the per-step ring
- * latency is paid once per module). */
-static int push_module_gathers(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
-                               int ph, size_t *cap, const ApprofCollective *c, double S)
+/* ZeRO-3's per-module collectives of kind c->kind in phase ph: one per
+ * module (an operator that holds parameters), each of its share of the S
+ * bytes (so the bandwidth terms add up to one collective of S, and the
+ * per-step ring latency is paid once per module). DeepSpeed's stage 3
+ * works module by module both ways (docs/variants.md, "ZeRO"): its hooks
+ * all-gather each submodule's parameters before the submodule runs, and it
+ * reduce-scatters the gradients one parameter at a time
+ * (reduce_gradients_at_owner). */
+static int push_module_colls(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                             int ph, size_t *cap, const ApprofCollective *c, double S)
 {
     double total = 0.0;
     int rc = 0;
@@ -67,8 +70,9 @@ static int push_module_gathers(const ShardStage *st, const TInfo *ti, ApprofStag
 /* ZeRO over the gradient-synchronisation group (docs/variants.md): the
  * apply-grad collectives, the optimizer bytes, and for ZeRO >= 1 the
  * optimizer state, >= 2 the gradients (reduce-scattered every
- * micro-batch), 3 the parameters (all-gathered before the forward and the
- * backward, one module at a time) divided by the group size G. read_share
+ * micro-batch; ZeRO-3 one module at a time), 3 the parameters
+ * (all-gathered before the forward and the backward, one module at a time)
+ * divided by the group size G. read_share
  * is the part of the parameter bytes the backward module reads.
  * APPROF_ENOVARIANT for ZeRO >= 1 without replicas (G = 1). */
 int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
@@ -100,8 +104,10 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
         p->invar_size[1] -= (int64_t)llround(cut);
         p->outvar_size[1] -= (int64_t)llround(cut);
         p->donated_size[1] -= (int64_t)llround(cut);
+        /* ZeRO-2 reduce-scatters gradient buckets, ZeRO-3 module by module */
         c.kind = APPROF_COLL_REDUCE_SCATTER;
-        rc = shard_push_coll(p, 1, &ccap[1], &c);
+        rc = z == 3 ? push_module_colls(st, ti, p, 1, &ccap[1], &c, S)
+                    : shard_push_coll(p, 1, &ccap[1], &c);
     }
     if (z == 3 && !rc) {
         /* the gathered module and the next one prefetched; in the
@@ -113,9 +119,9 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
         p->temp_buffer_size[0] += (int64_t)llround(2.0 * module);
         p->temp_buffer_size[1] += (int64_t)llround(3.0 * module);
         c.kind = APPROF_COLL_ALL_GATHER;
-        rc = push_module_gathers(st, ti, p, 0, &ccap[0], &c, S);
+        rc = push_module_colls(st, ti, p, 0, &ccap[0], &c, S);
         if (!rc)
-            rc = push_module_gathers(st, ti, p, 1, &ccap[1], &c, S);
+            rc = push_module_colls(st, ti, p, 1, &ccap[1], &c, S);
     }
     p->optimizer_bytes = (param_elems - S_elems + S_elems / (z >= 1 ? G : 1)) * (24.0 + esize);
     return rc;
