@@ -252,15 +252,35 @@ static void test_full_recompute(void)
     approf_graph_free(&g4);
 }
 
+/* The count and the bytes of the collectives of kind k in phase ph of a
+ * minus those of b (the same sharding without ZeRO). */
+static void extra_colls(const ApprofStageProgram *a, const ApprofStageProgram *b, int ph,
+                        ApprofCollKind k, int *n, double *bytes)
+{
+    *n = 0;
+    *bytes = 0.0;
+    for (size_t i = 0; i < a->n_colls[ph]; i++)
+        if (a->colls[ph][i].kind == k) {
+            (*n)++;
+            *bytes += a->colls[ph][i].bytes;
+        }
+    for (size_t i = 0; i < b->n_colls[ph]; i++)
+        if (b->colls[ph][i].kind == k) {
+            (*n)--;
+            *bytes -= b->colls[ph][i].bytes;
+        }
+}
+
 /* ZeRO-3 at dp = 8 divides parameter and optimizer bytes by 8 and adds an
  * all-gather of the parameters to the forward and the backward. */
 static void test_zero3(void)
 {
     ApprofGraph *g = build_gpt(APPROF_F16);
-    ApprofStageProgram z0, z1, z3;
+    ApprofStageProgram z0, z1, z2, z3;
     int64_t P = param_total(g);
     CU_ASSERT_FATAL(shard_all(g, 8, 1, 0, 1, 0, 0, &z0) == 0);
     CU_ASSERT_FATAL(shard_all(g, 8, 1, 0, 1, 0, 1, &z1) == 0);
+    CU_ASSERT_FATAL(shard_all(g, 8, 1, 0, 1, 0, 2, &z2) == 0);
     CU_ASSERT_FATAL(shard_all(g, 8, 1, 0, 1, 0, 3, &z3) == 0);
     CU_ASSERT_EQUAL(z0.grad_sync.group_size, 8);
     /* f16 Adam state: 12 bytes per 2-byte element, sharded 8 ways */
@@ -294,14 +314,30 @@ static void test_zero3(void)
         CU_ASSERT_EQUAL(gathers[ph], modules);
         CU_ASSERT(fabs(gathered[ph] - S) <= 1e-9 * S);
     }
+    /* the gradients are reduce-scattered in the backward of every
+     * micro-batch: ZeRO-2 in one collective of S (its buckets), ZeRO-3 one
+     * per module as DeepSpeed's stage 3 does, together S; none in the
+     * forward */
+    int n;
+    double bytes;
+    extra_colls(&z2, &z0, 1, APPROF_COLL_REDUCE_SCATTER, &n, &bytes);
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT(fabs(bytes - S) <= 1e-9 * S);
+    extra_colls(&z3, &z0, 1, APPROF_COLL_REDUCE_SCATTER, &n, &bytes);
+    CU_ASSERT_EQUAL(n, modules);
+    CU_ASSERT(fabs(bytes - S) <= 1e-9 * S);
+    extra_colls(&z3, &z0, 0, APPROF_COLL_REDUCE_SCATTER, &n, &bytes);
+    CU_ASSERT_EQUAL(n, 0);
     /* apply-grad: all-reduce (ZeRO-0), reduce-scatter + all-gather (1), nothing (3) */
     CU_ASSERT_EQUAL(z0.n_apply_colls, 1);
     CU_ASSERT_EQUAL(z1.n_apply_colls, 2);
+    CU_ASSERT_EQUAL(z2.n_apply_colls, 1);
     CU_ASSERT_EQUAL(z3.n_apply_colls, 0);
     CU_ASSERT(z3.optimizer_bytes < z0.optimizer_bytes / 7);
     /* no replicas on (1, 8) forced with the parameters split: ZeRO needs some */
     approf_stage_program_clear(&z0);
     approf_stage_program_clear(&z1);
+    approf_stage_program_clear(&z2);
     approf_stage_program_clear(&z3);
     approf_graph_free(&g);
 }
