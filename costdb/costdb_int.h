@@ -80,8 +80,8 @@ static inline uint64_t cdb_mem_hash(uint64_t seed, const void *data, size_t n)
 
 /* Drop the writers' cached ids: the placement writer's (placement.c) and
  * the entry costs' (entry_costs.c). cdb_caches_clear (db_stmt.c) drops
- * both: after any rollback, since a rolled-back insert leaves them pointing nowhere, after
- * a sweep is deleted, and on close. */
+ * both: after any rollback, since a rolled-back insert leaves them
+ * pointing nowhere, after a sweep is deleted, and on close. */
 void cdb_placement_cache_clear(Costdb *db);
 void cdb_cost_cache_clear(Costdb *db);
 void cdb_caches_clear(Costdb *db);

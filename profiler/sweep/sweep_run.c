@@ -140,9 +140,9 @@ static int share_curves(Sweep *sw, ApprofSweepMpi *mpi, int rank, ApprofSweepSum
     return sw->comm_pts ? approf_sweep_use_curves(sw, sum) : APPROF_ENOMEM;
 }
 
-/* run_tuples with --workers N > 1 (sweep_workers.h): the same tuples, the
- * same checks between them and the same hand-over, here on the main thread
- * while the workers profile. */
+/* What both ways of running the tuples share (one thread below, or
+ * --workers N > 1 through sweep_workers.h): the same tuples, the same
+ * checks between them and the same hand-over, on the main thread. */
 typedef struct {
     Sink *s;
     const ApprofSweepCallbacks *cb;
@@ -152,6 +152,23 @@ typedef struct {
     size_t pl_cap;
 } RunHooks;
 
+/* The tuples this rank profiles into todo[] (room for every tuple): those
+ * of this shard not yet complete, every size-th one from rank on. */
+static size_t select_todo(const Sink *s, const ApprofSweepConfig *cfg, size_t *todo)
+{
+    size_t n = 0, todo_index = 0;
+    for (size_t k = 0; k < s->sw->n_tuples; k++) {
+        if ((int)(k % (size_t)cfg->shard_n) != cfg->shard_k || s->have[k] == 3)
+            continue;
+        if ((int)(todo_index++ % (size_t)s->size) != s->rank)
+            continue;
+        todo[n++] = k;
+    }
+    return n;
+}
+
+/* The checks before each tuple: a stop, and the MPI root's polling of its
+ * ranks. */
 static int run_poll(void *ctx)
 {
     RunHooks *h = ctx;
@@ -172,107 +189,78 @@ static int run_poll(void *ctx)
     return 0;
 }
 
+/* Tells the callbacks when the tuples move to another submesh. */
+static void announce_submesh(RunHooks *h, const ApprofTuple *t)
+{
+    const Sweep *sw = h->s->sw;
+    if (t->submesh == h->last_submesh)
+        return;
+    h->last_submesh = t->submesh;
+    if (h->cb && h->cb->submesh)
+        h->cb->submesh(h->cb->ctx, t->submesh, sw->submeshes[t->submesh].n,
+                       sw->submeshes[t->submesh].m);
+}
+
+/* Hands tuple k's result on: its costdb placement rows, then the sink. */
+static int hand_on(RunHooks *h, size_t k, const CostdbEntry e[2], const ApprofSlotPlacement *pl,
+                   size_t n_pl)
+{
+    int n = approf_sweep_expand_placements(h->s->sw, &h->s->sw->tuples[k], pl, (int)n_pl,
+                                           &h->pl, &h->pl_cap);
+    return n < 0 ? n : sink_put(h->s, k, e, h->pl, (size_t)n);
+}
+
+/* The workers' hand-over: announced when handed on, as the workers profile
+ * ahead of it. */
 static int run_put(void *ctx, size_t k, const CostdbEntry e[2], const ApprofSlotPlacement *pl,
                    size_t n_pl)
 {
     RunHooks *h = ctx;
-    const ApprofTuple *t = &h->s->sw->tuples[k];
-    int n = approf_sweep_expand_placements(h->s->sw, t, pl, (int)n_pl, &h->pl, &h->pl_cap);
-    if (n < 0)
-        return n;
-    if (t->submesh != h->last_submesh) {
-        h->last_submesh = t->submesh;
-        if (h->cb && h->cb->submesh)
-            h->cb->submesh(h->cb->ctx, t->submesh, h->s->sw->submeshes[t->submesh].n,
-                           h->s->sw->submeshes[t->submesh].m);
-    }
-    return sink_put(h->s, k, e, h->pl, (size_t)n);
+    announce_submesh(h, &h->s->sw->tuples[k]);
+    return hand_on(h, k, e, pl, n_pl);
 }
 
-static int run_tuples_workers(Sink *s, const ApprofSweepConfig *cfg,
-                              const ApprofSweepCallbacks *cb, int workers, int *worker_status,
-                              int *worker_rank, char *err, size_t errlen)
-{
-    Sweep *sw = s->sw;
-    RunHooks h = {s, cb, worker_status, worker_rank, -1, NULL, 0};
-    ApprofSweepWorkHooks hooks = {&h, run_poll, run_put};
-    size_t *todo = malloc((sw->n_tuples ? sw->n_tuples : 1) * sizeof *todo);
-    size_t n = 0, todo_index = 0;
-    int rc;
-    if (!todo)
-        return APPROF_ENOMEM;
-    for (size_t k = 0; k < sw->n_tuples; k++) {
-        if ((int)(k % (size_t)cfg->shard_n) != cfg->shard_k || s->have[k] == 3)
-            continue;
-        if ((int)(todo_index++ % (size_t)s->size) != s->rank)
-            continue;
-        todo[n++] = k;
-    }
-    /* the checks run_tuples makes before its first tuple */
-    rc = n ? run_poll(&h) : 0;
-    if (rc == 0)
-        rc = approf_sweep_workers_run(sw, cfg, cb, todo, n, workers, &hooks, s->sum, err,
-                                      errlen);
-    free(todo);
-    free(h.pl);
-    return rc;
-}
-
-/* The tuples of this shard not yet complete, every size-th one from rank on. */
 static int run_tuples(Sink *s, const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
                       int *worker_status, int *worker_rank, char *err, size_t errlen)
 {
     Sweep *sw = s->sw;
-    size_t todo_index = 0;
-    int last_submesh = -1, rc = 0;
+    RunHooks h = {s, cb, worker_status, worker_rank, -1, NULL, 0};
     int workers = cfg->workers > 0 ? cfg->workers : approf_sweep_default_workers(sw);
     ApprofSlotPlacement *rows = NULL; /* one buffer for every tuple's placements */
-    CostdbPlacement *pl = NULL;       /* and one for their costdb rows */
-    size_t rows_cap = 0, pl_cap = 0;
+    size_t rows_cap = 0, n;
+    size_t *todo = malloc((sw->n_tuples ? sw->n_tuples : 1) * sizeof *todo);
+    int rc = 0;
     s->sum->workers = workers;
-    if (workers > 1)
-        return run_tuples_workers(s, cfg, cb, workers, worker_status, worker_rank, err, errlen);
-    for (size_t k = 0; k < sw->n_tuples && rc >= 0; k++) {
-        const ApprofTuple *t = &sw->tuples[k];
-        CostdbEntry e[2];
-        int npl = 0;
-        if ((int)(k % (size_t)cfg->shard_n) != cfg->shard_k || s->have[k] == 3)
-            continue;
-        if ((int)(todo_index++ % (size_t)s->size) != s->rank)
-            continue;
-        if (cb && cb->stop && *cb->stop) {
-            rc = APPROF_EINTR;
-            break;
-        }
-        if (s->size > 1 && s->rank == 0) {
-            rc = approf_sweep_mpi_root_poll(s->mpi, 0, sink_store, s, worker_status,
-                                            worker_rank);
-            if (rc == 0 && *worker_status)
-                rc = APPROF_EINTR;
-            if (rc < 0)
+    if (!todo)
+        return APPROF_ENOMEM;
+    n = select_todo(s, cfg, todo);
+    if (workers > 1) {
+        ApprofSweepWorkHooks hooks = {&h, run_poll, run_put};
+        /* the checks the loop below makes before its first tuple */
+        rc = n ? run_poll(&h) : 0;
+        if (rc == 0)
+            rc = approf_sweep_workers_run(sw, cfg, cb, todo, n, workers, &hooks, s->sum, err,
+                                          errlen);
+    } else {
+        for (size_t i = 0; i < n && rc >= 0; i++) {
+            const ApprofTuple *t = &sw->tuples[todo[i]];
+            CostdbEntry e[2];
+            int npl = 0;
+            if ((rc = run_poll(&h)) < 0)
                 break;
-        } else if (s->size > 1 && approf_sweep_mpi_stop_requested(s->mpi)) {
-            rc = APPROF_EINTR;
-            break;
+            announce_submesh(&h, t);
+            rc = approf_sweep_profile_tuple(sw, cfg, t, e, &rows, &rows_cap, &npl, s->sum);
+            if (rc < 0) {
+                snprintf(err, errlen, "tuple (%d, %d, %d, %d): %s", t->start, t->end, t->submesh,
+                         t->config, approf_strerror(rc));
+                break;
+            }
+            rc = hand_on(&h, todo[i], e, rows, (size_t)npl);
         }
-        if (t->submesh != last_submesh) {
-            last_submesh = t->submesh;
-            if (cb && cb->submesh)
-                cb->submesh(cb->ctx, t->submesh, sw->submeshes[t->submesh].n,
-                            sw->submeshes[t->submesh].m);
-        }
-        rc = approf_sweep_profile_tuple(sw, cfg, t, e, &rows, &rows_cap, &npl, s->sum);
-        if (rc >= 0)
-            rc = npl = approf_sweep_expand_placements(sw, t, rows, npl, &pl, &pl_cap);
-        if (rc < 0) {
-            snprintf(err, errlen, "tuple (%d, %d, %d, %d): %s", t->start, t->end, t->submesh,
-                     t->config, approf_strerror(rc));
-            break;
-        }
-        rc = sink_put(s, k, e, pl, (size_t)npl);
     }
+    free(todo);
     free(rows);
-    free(pl);
+    free(h.pl);
     return rc < 0 ? rc : 0;
 }
 

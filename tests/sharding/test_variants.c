@@ -297,29 +297,18 @@ static void test_zero3(void)
      * operator that holds parameters) in the forward and again in the
      * backward, on top of ZeRO-0's program (the same sharding); together
      * they move S */
-    int gathers[2] = {0, 0}, modules = param_modules(g);
-    double gathered[2] = {0.0, 0.0};
+    int n, modules = param_modules(g);
+    double bytes;
     CU_ASSERT(modules > 1);
     for (int ph = 0; ph < 2; ph++) {
-        for (size_t i = 0; i < z3.n_colls[ph]; i++)
-            if (z3.colls[ph][i].kind == APPROF_COLL_ALL_GATHER) {
-                gathers[ph]++;
-                gathered[ph] += z3.colls[ph][i].bytes;
-            }
-        for (size_t i = 0; i < z0.n_colls[ph]; i++)
-            if (z0.colls[ph][i].kind == APPROF_COLL_ALL_GATHER) {
-                gathers[ph]--;
-                gathered[ph] -= z0.colls[ph][i].bytes;
-            }
-        CU_ASSERT_EQUAL(gathers[ph], modules);
-        CU_ASSERT(fabs(gathered[ph] - S) <= 1e-9 * S);
+        extra_colls(&z3, &z0, ph, APPROF_COLL_ALL_GATHER, &n, &bytes);
+        CU_ASSERT_EQUAL(n, modules);
+        CU_ASSERT(fabs(bytes - S) <= 1e-9 * S);
     }
     /* the gradients are reduce-scattered in the backward of every
      * micro-batch: ZeRO-2 in one collective of S (its buckets), ZeRO-3 one
      * per module as DeepSpeed's stage 3 does, together S; none in the
      * forward */
-    int n;
-    double bytes;
     extra_colls(&z2, &z0, 1, APPROF_COLL_REDUCE_SCATTER, &n, &bytes);
     CU_ASSERT_EQUAL(n, 1);
     CU_ASSERT(fabs(bytes - S) <= 1e-9 * S);
