@@ -168,6 +168,9 @@ typedef struct ApprofKernel {
     double bytes;              /* bytes read + written from device memory */
     int64_t batch, m, n, k;    /* GEMM (batch = 1 for plain); a fused attention
                                 * lowers to GEMMs whose bytes are the fused kernel's */
+    double store_bytes;        /* GEMM: the bytes of C (part of bytes) its epilogue
+                                * stores after the main loop; 0 for a fused kernel's
+                                * GEMMs, whose outputs stay on chip */
     int64_t conv_n, conv_c, conv_h, conv_w, conv_k, conv_r, conv_s;
     int conv_stride[2], conv_pad[2], conv_groups;
     int64_t elements;          /* elementwise / reduction / gather / copy */

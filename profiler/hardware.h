@@ -69,6 +69,9 @@ typedef struct ApprofHardwareSpec {
     double grad_overlap;           /* share of one micro-batch's backward (forward for the
                                     * ZeRO all-gather) that hides the apply-grad collectives */
     double grad_bucket_bytes;      /* gradient bucket: the last one is never hidden; 0: none */
+    double gemm_store_overlap;     /* share of a GEMM's epilogue store (C) hidden under the
+                                    * math of other tiles; 0: exposed, after the main loop
+                                    * (hw/cost.c, "GEMM epilogue") */
     /* Measured collective curves to use instead of the alpha-beta model
      * where they cover a collective (borrowed, NULL: none). Not part of the
      * spec's fingerprint: the sweep records them in its options. */

@@ -161,6 +161,31 @@ void approf_kernel_rate(const ApprofHardwareSpec *hw, ApprofKernelKind kind, App
         *eff = e;
 }
 
+/* GEMM epilogue (schemas/hardware-spec.md, "GEMM epilogue"): a tiled GEMM
+ * kernel streams A and B under its math (the main loop), then stores its C
+ * tile once the tile's K loop is done. In the multistage kernels of Volta
+ * and Ampere (CUTLASS 2.x, cuBLAS) the threadblock's math waits for that
+ * store; only Hopper's warp-specialized ping-pong kernels overlap one
+ * tile's epilogue with another's math (CUTLASS media/docs/efficient_gemm.md,
+ * "Warp-Specialized Persistent Ping-Pong"). So a GEMM takes
+ * max(math, loads) + the exposed part of the store, where the plain
+ * roofline took max(math, loads + store). */
+static double gemm_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k, double compute_t,
+                           double mem_rate, double mem_t)
+{
+    double store, load_t, store_t, hidden;
+    if (!(k->store_bytes > 0) || k->store_bytes > k->bytes || !(mem_rate > 0))
+        return compute_t > mem_t ? compute_t : mem_t;
+    store = k->store_bytes;
+    load_t = (k->bytes - store) / mem_rate;
+    store_t = store / mem_rate;
+    /* the hidden part of the store runs under the math the loads leave */
+    hidden = hw->gemm_store_overlap * store_t;
+    if (hidden > compute_t - load_t)
+        hidden = compute_t > load_t ? compute_t - load_t : 0.0;
+    return (compute_t > load_t ? compute_t : load_t) + store_t - hidden;
+}
+
 double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k)
 {
     double mem_rate, mem_t, eff, peak, compute_t, t;
@@ -177,7 +202,11 @@ double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k
         approf_kernel_rate(hw, k->kind, k->dtype, &peak, &eff);
         peak *= eff;
         compute_t = k->flops > 0 ? (peak > 0 ? k->flops / peak : INFINITY) : 0.0;
-        t = (compute_t > mem_t ? compute_t : mem_t) + hw->kernel_launch_overhead;
+        if (k->kind == APPROF_K_GEMM)
+            t = gemm_seconds(hw, k, compute_t, mem_rate, mem_t);
+        else
+            t = compute_t > mem_t ? compute_t : mem_t;
+        t += hw->kernel_launch_overhead;
         break;
     default:
         /* elementwise, reduction, gather, copy: memory bound */

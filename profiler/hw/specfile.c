@@ -76,6 +76,7 @@ static const Field fields[] = {
     {"bus_efficiency", F_NUM, OFF(bus_efficiency), 0, 0, 1, 0, 1, 0, 0, ""},
     {"grad_overlap", F_NUM, OFF(grad_overlap), 0, 0, 1, 0, 1, 0, 0, ""},
     {"grad_bucket_mib", F_NUM, OFF(grad_bucket_bytes), 0, 0, 1048576.0, 0, 1e6, 0, 0, "MiB"},
+    {"gemm_store_overlap", F_NUM, OFF(gemm_store_overlap), 0, 0, 1, 0, 1, 0, 0, ""},
     {"source", F_TEXT, TXT(source), 0, 0, 0, 0, 0, 0, ""},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])

@@ -388,6 +388,7 @@ static void gemm(ApprofKernel *k, int op, ApprofDtype dt, int64_t batch, int64_t
     k->k = kk;
     k->flops = 2.0 * (double)m * (double)n * (double)kk * (double)batch;
     k->bytes = es * (double)batch * ((double)m * kk + (double)kk * n + (double)m * n);
+    k->store_bytes = es * (double)batch * (double)m * (double)n;
 }
 
 static void simple(ApprofKernel *k, ApprofKernelKind kind, int op, ApprofDtype dt, int64_t elems,
@@ -507,7 +508,8 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
          * dK = dS^T Q. The causal mask skips the upper triangle: half the
          * key columns on average. Scores stay on chip, so the kernels'
          * bytes are the fused kernel's (q, k, v, o, dO, the f32
-         * log-sum-exp rows; dq, dk, dv) on the first GEMM, none on the rest. */
+         * log-sum-exp rows; dq, dk, dv) on the first GEMM, none on the rest,
+         * and no epilogue store of their own (store_bytes 0). */
         int64_t bh = loc[0] * loc[2] * loc[3], sq = loc[1], skv = loc[4], d = loc[5];
         int64_t kv = op->attrs.causal ? (skv + 1) / 2 : skv;
         double qo = es * (double)bh * sq * d, kvb = 2.0 * es * (double)loc[0] * loc[2] * skv * d;
@@ -527,6 +529,8 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
             for (int i = nk - 4; i < nk; i++)
                 ks[i].bytes = 0;
         }
+        for (int i = 0; i < nk; i++)
+            ks[i].store_bytes = 0;
         break;
     }
     case APPROF_OP_SLICE: case APPROF_OP_SPLIT: {

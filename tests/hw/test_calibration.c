@@ -122,6 +122,46 @@ static void test_kernel_time(void)
     CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), 1e3 / 1e12 + 2e-6));
 }
 
+/* The GEMM epilogue: C is stored after the main loop, so its store adds to
+ * max(math, loads) unless gemm_store_overlap hides it under the math. */
+static void test_gemm_store(void)
+{
+    ApprofHardwareSpec hw;
+    ApprofKernel k;
+    double mem = 2000e9 * 0.5, math, loads, store;
+    spec(&hw);
+    hw.kernel_launch_overhead = 0;
+    memset(&k, 0, sizeof k);
+    k.kind = APPROF_K_GEMM;
+    k.dtype = APPROF_F32;
+    /* 2048 x 1024 x 1024 in f32 on TF32 tensor cores (150e12 * 0.5) */
+    k.batch = 1, k.m = 2048, k.n = 1024, k.k = 1024;
+    k.flops = 2.0 * 2048 * 1024 * 1024;
+    k.bytes = 4.0 * (2048.0 * 1024 + 1024.0 * 1024 + 2048.0 * 1024);
+    k.store_bytes = 4.0 * 2048 * 1024;
+    math = k.flops / 75e12;
+    loads = (k.bytes - k.store_bytes) / mem;
+    store = k.store_bytes / mem;
+    CU_ASSERT_FATAL(math > loads + store); /* compute bound under the plain roofline */
+    /* exposed (the default): math, then the store */
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), math + store));
+    /* hidden: the plain roofline */
+    hw.gemm_store_overlap = 1.0;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), math));
+    hw.gemm_store_overlap = 0.5;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), math + 0.5 * store));
+    /* a memory-bound GEMM: the store cannot hide under math it does not have */
+    hw.gemm_store_overlap = 1.0;
+    k.flops = 1e6;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), loads + store));
+    hw.gemm_store_overlap = 0;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), loads + store));
+    /* no store (a fused kernel's GEMM): the plain roofline */
+    k.flops = 2.0 * 2048 * 1024 * 1024;
+    k.store_bytes = 0;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), math));
+}
+
 static void test_fabric(void)
 {
     ApprofHardwareSpec hw;
@@ -243,7 +283,7 @@ static void test_spec_keys(void)
              "%speak_tflops_tf32 = 156\ngemm_efficiency_tf32 = 0.6\nconv_efficiency_f16 = 0.5\n"
              "conv_bwd_data_factor = 0.9\nhost_overhead_us = 12\nnics_per_host = 8\n"
              "nic_bandwidth_gbs = 25\nbus_efficiency = 0.85\ngrad_overlap = 0.9\n"
-             "grad_bucket_mib = 25\npeak_tflops_fp8 = 0\n",
+             "grad_bucket_mib = 25\npeak_tflops_fp8 = 0\ngemm_store_overlap = 0.5\n",
              base_spec);
     CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(path, &a, err, sizeof err), APPROF_OK);
@@ -254,6 +294,7 @@ static void test_spec_keys(void)
     CU_ASSERT(REL(a.host_overhead, 12e-6));
     CU_ASSERT(REL(a.nic_bandwidth, 25e9));
     CU_ASSERT(REL(a.grad_bucket_bytes, 25.0 * 1048576));
+    CU_ASSERT(REL(a.gemm_store_overlap, 0.5));
     CU_ASSERT_EQUAL(approf_math_class(&a, APPROF_F32), APPROF_MATH_TF32);
     approf_hardware_fingerprint(&a, fp1, sizeof fp1);
     CU_ASSERT_STRING_NOT_EQUAL(fp0, fp1);
@@ -278,6 +319,7 @@ static void test_spec_keys(void)
     approf_hardware_fingerprint(&b, fp2, sizeof fp2);
     CU_ASSERT_STRING_EQUAL(fp1, fp2);
     CU_ASSERT(REL(b.grad_bucket_bytes, a.grad_bucket_bytes));
+    CU_ASSERT(REL(b.gemm_store_overlap, a.gemm_store_overlap));
 
     /* out of range */
     snprintf(text, sizeof text, "%sallow_tf32 = 2\n", base_spec);
@@ -289,6 +331,11 @@ static void test_spec_keys(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
     CU_ASSERT_EQUAL(approf_hardware_load(path, &b, err, sizeof err), APPROF_EPARSE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "bus_efficiency"));
+    unlink(path);
+    snprintf(text, sizeof text, "%sgemm_store_overlap = 1.2\n", base_spec);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
+    CU_ASSERT_EQUAL(approf_hardware_load(path, &b, err, sizeof err), APPROF_EPARSE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "gemm_store_overlap"));
     unlink(path);
 }
 
@@ -361,6 +408,7 @@ int main(void)
     s = CU_add_suite("hw-calibration", NULL, NULL);
     if (!s || !CU_add_test(s, "math_class", test_math_class) ||
         !CU_add_test(s, "rates", test_rates) || !CU_add_test(s, "kernel_time", test_kernel_time) ||
+        !CU_add_test(s, "gemm_store", test_gemm_store) ||
         !CU_add_test(s, "fabric", test_fabric) ||
         !CU_add_test(s, "grad_overlap", test_grad_overlap) ||
         !CU_add_test(s, "spec_keys", test_spec_keys) ||

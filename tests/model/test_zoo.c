@@ -247,7 +247,12 @@ static void test_new_op_semantics(void)
                             APPROF_SAVED_OUTPUT(0));
             CU_ASSERT_EQUAL(approf_op_kernels(g, (int)i, NULL, 0, ks, APPROF_MAX_KERNELS), 2);
             CU_ASSERT_EQUAL(ks[0].n, 128);                /* causal: half the 256 keys */
+            /* the scores stay on chip: no GEMM of the fused kernel stores C */
+            CU_ASSERT_EQUAL(ks[0].store_bytes, 0);
+            CU_ASSERT_EQUAL(ks[1].store_bytes, 0);
             CU_ASSERT_EQUAL(approf_op_kernels(g, (int)i, NULL, 1, ks, APPROF_MAX_KERNELS), 5);
+            for (int j = 0; j < 5; j++)
+                CU_ASSERT_EQUAL(ks[j].store_bytes, 0);
             seen |= 1;
             break;
         case APPROF_OP_MOE_DISPATCH:
@@ -277,6 +282,12 @@ static void test_new_op_semantics(void)
             CU_ASSERT_EQUAL(ks[1].batch, 8);
             CU_ASSERT_EQUAL(ks[1].k, m * 2);
             CU_ASSERT_DOUBLE_EQUAL(ks[1].flops, 2.0 * 2 * 8 * m * n * k, 1);
+            /* a plain GEMM's epilogue stores its C: batch x m x n elements */
+            for (int j = 0; j < 2; j++)
+                CU_ASSERT_DOUBLE_EQUAL(ks[j].store_bytes,
+                                       (double)approf_dtype_size(g->tensors[op->outputs[0]].dtype) *
+                                           (double)ks[j].batch * (double)ks[j].m * (double)ks[j].n,
+                                       1e-6);
             seen |= 8;
             break;
         }
