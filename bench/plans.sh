@@ -16,6 +16,10 @@
 #
 # Usage: bench/plans.sh [--build DIR] [--cases FILE] [--only REGEX] [--keep DIR]
 #                       [--sweep-timeout S] [--budget S]
+# The grad_sync column says when the measured framework reduced gradients:
+# "after-backward" (once the last micro-batch's backward is done) prices the
+# case on a copy of its spec with grad_overlap = 0, "overlapped" and "-" on
+# the built-in (gradient buckets reduced under the backward).
 # PLANS_SWEEP_OPTS="..." adds options to every approf sweep.
 # Printed, never asserted.  See docs/plans.md.
 set -u
@@ -124,8 +128,33 @@ def apsolve(db, args):
     auto = next((p for p in ps if p.get("kind") == "auto"), None)
     return rc, d3, auto, err
 
+GRAD_SYNC = ("overlapped", "after-backward", "-")
 with open(os.environ["CASES"]) as f:
     cases = [r for r in csv.DictReader(f, delimiter="\t")]
+for line, c in enumerate(cases, start=2):
+    if c.get("grad_sync", "-") not in GRAD_SYNC:
+        sys.exit("plans.sh: %s:%d: field 'grad_sync': %r is not one of %s" %
+                 (os.environ["CASES"], line, c["grad_sync"], ", ".join(GRAD_SYNC)))
+
+specs = {}
+def hardware_for(c):
+    """The --hardware of case c: the built-in spec, or for a framework that
+    reduces gradients once the backward is done (grad_sync after-backward:
+    Megatron-LM's local DDP of 2021-22, DeepSpeed's pipeline engine) a copy
+    of it with grad_overlap = 0."""
+    name = c["hardware"]
+    if c.get("grad_sync", "-") != "after-backward":
+        return name
+    if name not in specs:
+        rc, out, err = run([APPROF, "hardware", "show", name], 30)
+        if rc:
+            sys.exit("plans.sh: approf hardware show %s: %s" % (name, first_line(err)))
+        path = os.path.join(TMP, name + "-after-backward.spec")
+        with open(path, "w") as f:
+            for l in out.splitlines():
+                f.write(("grad_overlap = 0" if l.startswith("grad_overlap = ") else l) + "\n")
+        specs[name] = path
+    return specs[name]
 if ONLY:
     cases = [c for c in cases if re.search(ONLY, c["id"])]
 
@@ -172,7 +201,7 @@ for c in cases:
              "--seq-len", c["seq"], "--vocab", c["vocab"], "--layers", str(L),
              "--cluster", "%dx%d" % (n // GPUS_PER_HOST, GPUS_PER_HOST),
              "--batch", str(G), "--micro-batches", str(K), "--dtype", c["dtype"],
-             "--hardware", c["hardware"],
+             "--hardware", hardware_for(c),
              "--submesh-space", "manual:" + ",".join("%dx%d" % s for s in shapes),
              "--logical-space", "all", "--stage-imbalance-tolerance", "1.0",
              "--db", db, "--quiet"]

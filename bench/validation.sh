@@ -25,6 +25,11 @@
 #                            [--no-plans | --plans-output FILE] [--markdown]
 # --plans-output reads a saved bench/plans.sh output instead of running it
 # (it takes minutes); --markdown prints the rows as a docs/validation.md table.
+# The grad_sync column says when the measured framework reduced gradients:
+# "overlapped" (PyTorch DDP's 25 MB buckets under the backward) or
+# "after-backward" (DeepLearningExamples' BERT: DDP with one bucket the size
+# of the GPU's memory, i.e. once the backward is done), which prices the
+# case with grad_overlap = 0.
 # The workload column says whether the measured program ran fixed-length
 # samples ("fixed") or length-binned ones ("binned", BERT phase 2 on LDDL's
 # bins of 64 tokens).  A binned row is priced as the expectation over the
@@ -96,23 +101,28 @@ def first_line(err):
     return "(no message)"
 
 specs = {}
-def spec_files(name):
-    """(unbounded-memory copy of the spec, the spec's available bytes)."""
-    if name in specs:
-        return specs[name]
+def spec_files(name, grad_sync="overlapped"):
+    """(unbounded-memory copy of the spec, the spec's available bytes); for a
+    framework that reduces gradients once the backward is done (grad_sync
+    "after-backward") the copy also has grad_overlap = 0."""
+    key = (name, grad_sync)
+    if key in specs:
+        return specs[key]
     rc, out, err = run([APPROF, "hardware", "show", name])
     if rc:
         sys.exit("validation.sh: approf hardware show %s: %s" % (name, first_line(err)))
     vals = dict(l.split(" = ", 1) for l in out.splitlines() if " = " in l and not l.startswith("#"))
     avail = (float(vals["memory_gib"]) - float(vals.get("memory_reserve_gib", "1"))) * 2**30
-    path = os.path.join(TMP, name + "-unbounded.spec")
+    path = os.path.join(TMP, "%s-%s-unbounded.spec" % (name, grad_sync))
     with open(path, "w") as f:
         for l in out.splitlines():
             if l.startswith("memory_gib = "):
                 l = "memory_gib = 65536"
+            elif l.startswith("grad_overlap = ") and grad_sync == "after-backward":
+                l = "grad_overlap = 0"
             f.write(l + "\n")
-    specs[name] = (path, avail)
-    return specs[name]
+    specs[key] = (path, avail)
+    return specs[key]
 
 def price(c, seq=None, mlm=None):
     """(full_cost, memory needed, why not) of case c at sequence length seq
@@ -120,7 +130,7 @@ def price(c, seq=None, mlm=None):
     hosts, m = int(c["hosts"]), int(c["gpus_per_host"])
     n, mbs, acc = hosts * m, int(c["mbs"]), int(c["accum"])
     batch = mbs * n * acc
-    spec, avail = spec_files(c["hardware"])
+    spec, avail = spec_files(c["hardware"], c["grad_sync"])
     db = os.path.join(TMP, c["id"] + ".db")
     cmd = [APPROF, "sweep", "--model", c["model"], "--backend", "model", "--hardware", spec,
            "--cluster", "%dx%d" % (hosts, m), "--batch", str(batch), "--micro-batches", str(acc),
@@ -153,6 +163,12 @@ def price(c, seq=None, mlm=None):
 
 with open(os.environ["CASES"]) as f:
     cases = [r for r in csv.DictReader(f, delimiter="\t")]
+for line, c in enumerate(cases, start=2):
+    # grad_sync: when the measured framework reduced gradients (PyTorch DDP's
+    # buckets under the backward, or once the backward is done)
+    if c.get("grad_sync") not in ("overlapped", "after-backward"):
+        sys.exit("validation.sh: %s:%d: field 'grad_sync': %r is not 'overlapped' or 'after-backward'"
+                 % (os.environ["CASES"], line, c.get("grad_sync")))
 if ONLY:
     cases = [c for c in cases if re.search(ONLY, c["id"])]
 

@@ -52,7 +52,9 @@ typedef struct ApprofHardwareSpec {
      * schemas/hardware-spec.md "Efficiencies by math class"). Every field
      * below reads 0 as "not given": the spec then prices as before them
      * (gemm_efficiency / conv_efficiency for every class, no TF32, no host
-     * overhead, per-GPU inter-host bandwidth, nominal links, no overlap). */
+     * overhead, per-GPU inter-host bandwidth, nominal links, no overlap),
+     * but for gemm_store_overlap, whose 0 is the exposed GEMM epilogue
+     * every spec pays. */
     double peak_flops_tf32;        /* FLOP/s dense on TF32 tensor cores; 0: the card has none */
     double peak_flops_fp8;         /* FLOP/s dense FP8; 0: none (recorded: no FP8 dtype yet) */
     int allow_tf32;                /* f32 GEMMs and convolutions use TF32 where the card has it

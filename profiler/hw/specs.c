@@ -57,6 +57,11 @@
  * - Achievable bus bandwidth 0.8 of the link's: NCCL's protocol overhead is
  *   about 20 % (NCCL maintainer, NVIDIA/nccl-tests issue 212: 370 of 450 GB/s
  *   on NVLink4).
+ * - GEMM epilogue exposed (gemm_store_overlap 0 on every card, H100 and
+ *   H200 included): the store of C follows the main loop (hw/cost.c,
+ *   gemm_seconds). Hopper's ping-pong kernels can hide it, but the one
+ *   single-GPU H100 stage measurement (docs/validation.md) finds the
+ *   analytic model too fast already, so no card is given the overlap.
  * - Gradient synchronisation overlapped with the backward, 25 MiB buckets:
  *   PyTorch DDP (bucket_cap_mb = 25 by default) and Megatron
  *   (--overlap-grad-reduce) reduce buckets as the backward produces them.
