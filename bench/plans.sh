@@ -19,7 +19,9 @@
 # The grad_sync column says when the measured framework reduced gradients:
 # "after-backward" (once the last micro-batch's backward is done) prices the
 # case on a copy of its spec with grad_overlap = 0, "overlapped" and "-" on
-# the built-in (gradient buckets reduced under the backward).
+# the built-in (gradient buckets reduced under the backward); tp_comm
+# "overlapped" (tensor-parallel collectives pipelined with the GEMMs) on a
+# copy with tp_comm_overlap = 1, "serial" on the built-in.
 # PLANS_SWEEP_OPTS="..." adds options to every approf sweep.
 # Printed, never asserted.  See docs/plans.md.
 set -u
@@ -128,33 +130,46 @@ def apsolve(db, args):
     auto = next((p for p in ps if p.get("kind") == "auto"), None)
     return rc, d3, auto, err
 
-GRAD_SYNC = ("overlapped", "after-backward", "-")
+# How the measured framework ran its communication (columns grad_sync and
+# tp_comm; docs/plans.md, "Communication as the framework ran it").
+FRAMEWORK = {"grad_sync": ("overlapped", "after-backward", "-"), "tp_comm": ("serial", "overlapped")}
 with open(os.environ["CASES"]) as f:
     cases = [r for r in csv.DictReader(f, delimiter="\t")]
 for line, c in enumerate(cases, start=2):
-    if c.get("grad_sync", "-") not in GRAD_SYNC:
-        sys.exit("plans.sh: %s:%d: field 'grad_sync': %r is not one of %s" %
-                 (os.environ["CASES"], line, c["grad_sync"], ", ".join(GRAD_SYNC)))
+    for field, allowed in FRAMEWORK.items():
+        if c.get(field, allowed[0]) not in allowed:
+            sys.exit("plans.sh: %s:%d: field '%s': %r is not one of %s" %
+                     (os.environ["CASES"], line, field, c[field], ", ".join(allowed)))
 
 specs = {}
 def hardware_for(c):
-    """The --hardware of case c: the built-in spec, or for a framework that
-    reduces gradients once the backward is done (grad_sync after-backward:
-    Megatron-LM's local DDP of 2021-22, DeepSpeed's pipeline engine) a copy
-    of it with grad_overlap = 0."""
+    """The --hardware of case c: the built-in spec, or a copy of it with
+    grad_overlap = 0 for a framework that reduces gradients once the
+    backward is done (grad_sync after-backward: Megatron-LM's local DDP of
+    2021-22, DeepSpeed's pipeline engine) and tp_comm_overlap = 1 for one
+    that overlaps its tensor-parallel collectives with the GEMMs (tp_comm
+    overlapped: Megatron-Core's --tp-comm-overlap)."""
     name = c["hardware"]
-    if c.get("grad_sync", "-") != "after-backward":
+    after = c.get("grad_sync", "-") == "after-backward"
+    tp = c.get("tp_comm", "serial") == "overlapped"
+    if not after and not tp:
         return name
-    if name not in specs:
+    key = (name, after, tp)
+    if key not in specs:
         rc, out, err = run([APPROF, "hardware", "show", name], 30)
         if rc:
             sys.exit("plans.sh: approf hardware show %s: %s" % (name, first_line(err)))
-        path = os.path.join(TMP, name + "-after-backward.spec")
+        path = os.path.join(TMP, "%s-%s-%s.spec" % (name, "after" if after else "ddp",
+                                                    "tpoverlap" if tp else "tpserial"))
         with open(path, "w") as f:
             for l in out.splitlines():
-                f.write(("grad_overlap = 0" if l.startswith("grad_overlap = ") else l) + "\n")
-        specs[name] = path
-    return specs[name]
+                if after and l.startswith("grad_overlap = "):
+                    l = "grad_overlap = 0"
+                elif tp and l.startswith("tp_comm_overlap = "):
+                    l = "tp_comm_overlap = 1"
+                f.write(l + "\n")
+        specs[key] = path
+    return specs[key]
 if ONLY:
     cases = [c for c in cases if re.search(ONLY, c["id"])]
 

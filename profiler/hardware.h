@@ -71,6 +71,9 @@ typedef struct ApprofHardwareSpec {
     double grad_overlap;           /* share of one micro-batch's backward (forward for the
                                     * ZeRO all-gather) that hides the apply-grad collectives */
     double grad_bucket_bytes;      /* gradient bucket: the last one is never hidden; 0: none */
+    double tp_comm_overlap;        /* share of a micro-batch's collectives hidden under the
+                                    * same phase's GEMMs (Megatron-Core --tp-comm-overlap);
+                                    * 0: serial */
     double gemm_store_overlap;     /* share of a GEMM's epilogue store (C) hidden under the
                                     * math of other tiles; 0: exposed, after the main loop
                                     * (hw/cost.c, "GEMM epilogue") */
@@ -126,7 +129,8 @@ double approf_collective_seconds(const ApprofHardwareSpec *hw, ApprofCollKind ki
                                  double bytes, int group_size, int crosses_hosts);
 /* Roofline time of one kernel with the spec's efficiency factors: GEMM
  * and convolutions max(flops/(peak*eff), bytes/(mem_bw*mem_eff)) with the
- * peak and efficiency of approf_kernel_rate (math class, kernel class),
+ * peak and efficiency of approf_kernel_rate (math class, kernel class)
+ * (a GEMM's epilogue store of C after its main loop: hw/cost.c),
  * memory-bound kinds (elementwise, reduction, gather, copy)
  * bytes/(mem_bw*mem_eff) only; plus kernel_launch_overhead; at least the
  * spec's host_overhead. */
@@ -203,5 +207,12 @@ int approf_nccl_tests_parse(FILE *f, const char *path, const char *collective,
  * optimizer step, p->optimizer_bytes at the memory bandwidth. */
 struct ApprofStageProgram;
 double approf_stage_apply_seconds(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p);
+/* Seconds of one micro-batch's phase ph (0 forward, 1 backward) of p: its
+ * kernels (approf_kernel_seconds) and its collectives
+ * (approf_collective_cost), summed in program order, less the part of the
+ * collectives hidden under the phase's GEMMs: min(tp_comm_overlap x
+ * collectives, GEMMs) (schemas/hardware-spec.md, "Communication overlap
+ * inside a micro-batch"). */
+double approf_phase_seconds(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p, int ph);
 
 #endif

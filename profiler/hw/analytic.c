@@ -3,8 +3,9 @@
  * The analytic backend: estimates a stage module's ModuleProfileResult from
  * a hardware spec instead of running it. compute_cost is the sum of the
  * roofline times of the phase's kernels plus the ring times of its
- * collectives (the once-per-iteration gradient all-reduce excluded, as in
- * Alpa); the memory figures come from the stage program; a module whose
+ * collectives, less what the spec's tp_comm_overlap hides under the GEMMs
+ * (approf_phase_seconds; the once-per-iteration gradient all-reduce
+ * excluded, as in Alpa); the memory figures come from the stage program; a module whose
  * peak exceeds the spec's available memory is reported out of memory with
  * cost +inf. Sums run in program order, so equal inputs give bit-identical
  * results. Also the generic approf_backend_destroy.
@@ -19,19 +20,14 @@
 static int analytic_measure(void *ctx, const ApprofStageProgram *p, int phase,
                             const ApprofHardwareSpec *hw, ApprofMeasurement *out)
 {
-    double cost = 0.0;
+    double cost;
     int64_t avail;
 
     (void)ctx;
     if (!p || !hw || !out || phase < 0 || phase > 1)
         return APPROF_EINVAL;
     memset(out, 0, sizeof *out);
-    for (size_t i = 0; i < p->n_kernels[phase]; i++)
-        cost += approf_kernel_seconds(hw, &p->kernels[phase][i]);
-    for (size_t i = 0; i < p->n_colls[phase]; i++) {
-        const ApprofCollective *c = &p->colls[phase][i];
-        cost += approf_collective_cost(hw, c);
-    }
+    cost = approf_phase_seconds(hw, p, phase);
     avail = approf_hardware_available_memory(hw);
     out->peak_memory = p->peak_memory[phase];
     out->available_memory = avail;

@@ -253,14 +253,32 @@ double approf_collective_seconds_curve(const CostdbCommPoint *pts, size_t n, dou
     return t > b->seconds ? t : b->seconds;
 }
 
-/* Device time of one micro-batch's phase of p (kernels and collectives). */
-static double phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph)
+double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph)
 {
-    double t = 0.0;
-    for (size_t i = 0; i < p->n_kernels[ph]; i++)
-        t += approf_kernel_seconds(hw, &p->kernels[ph][i]);
-    for (size_t i = 0; i < p->n_colls[ph]; i++)
-        t += approf_collective_cost(hw, &p->colls[ph][i]);
+    double t = 0.0, gemm = 0.0, colls = 0.0, hidden;
+    if (!hw || !p || ph < 0 || ph > 1)
+        return 0.0;
+    for (size_t i = 0; i < p->n_kernels[ph]; i++) {
+        double k = approf_kernel_seconds(hw, &p->kernels[ph][i]);
+        t += k;
+        if (p->kernels[ph][i].kind == APPROF_K_GEMM)
+            gemm += k;
+    }
+    for (size_t i = 0; i < p->n_colls[ph]; i++) {
+        double c = approf_collective_cost(hw, &p->colls[ph][i]);
+        t += c;
+        colls += c;
+    }
+    /* Megatron-Core's --tp-comm-overlap (Transformer Engine's userbuffers)
+     * splits each sequence-parallel all-gather / reduce-scatter into chunks
+     * pipelined with the GEMM next to it: the collectives run under the
+     * phase's GEMMs, as far as those last. */
+    if (hw->tp_comm_overlap > 0 && colls > 0) {
+        hidden = hw->tp_comm_overlap * colls;
+        if (hidden > gemm)
+            hidden = gemm;
+        t -= hidden;
+    }
     return t;
 }
 
@@ -274,8 +292,8 @@ double approf_stage_apply_seconds(const ApprofHardwareSpec *hw, const ApprofStag
          * while the last micro-batch's backward still runs; the ZeRO
          * all-gather of updated parameters (--overlap-param-gather) runs
          * under the next forward. */
-        hide[0] = hw->grad_overlap * phase_seconds(hw, p, 0);
-        hide[1] = hw->grad_overlap * phase_seconds(hw, p, 1);
+        hide[0] = hw->grad_overlap * approf_phase_seconds(hw, p, 0);
+        hide[1] = hw->grad_overlap * approf_phase_seconds(hw, p, 1);
     }
     for (size_t i = 0; i < p->n_apply_colls && i < 2; i++) {
         const ApprofCollective *c = &p->apply_colls[i];

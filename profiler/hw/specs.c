@@ -308,7 +308,8 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             hw->conv_eff[0], hw->conv_eff[1], hw->conv_eff[2], hw->conv_eff[3],
             hw->conv_bwd_data_factor, hw->conv_bwd_filter_factor, hw->host_overhead / US,
             (double)hw->nics_per_host, hw->nic_bandwidth / GBS, hw->bus_efficiency,
-            hw->grad_overlap, hw->grad_bucket_bytes / (double)MIB, hw->gemm_store_overlap};
+            hw->grad_overlap, hw->grad_bucket_bytes / (double)MIB, hw->gemm_store_overlap,
+            hw->tp_comm_overlap};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
@@ -401,7 +402,8 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"host_overhead", hw->host_overhead}, {"nics_per_host", (double)hw->nics_per_host},
             {"nic_bandwidth", hw->nic_bandwidth}, {"bus_efficiency", hw->bus_efficiency},
             {"grad_overlap", hw->grad_overlap}, {"grad_bucket_bytes", hw->grad_bucket_bytes},
-            {"gemm_store_overlap", hw->gemm_store_overlap}};
+            {"gemm_store_overlap", hw->gemm_store_overlap},
+            {"tp_comm_overlap", hw->tp_comm_overlap}};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i].v == 0.0)

@@ -195,6 +195,53 @@ static void test_fabric(void)
     CU_ASSERT(REL(approf_collective_cost(&hw, &c), 2.0 * 15 / 16 * 1.6e9 / 160e9 + 30 * 1e-5));
 }
 
+/* A micro-batch's phase: kernels plus collectives, less what
+ * tp_comm_overlap hides under the phase's GEMMs (never more than they last). */
+static void test_phase_overlap(void)
+{
+    ApprofHardwareSpec hw;
+    ApprofStageProgram p;
+    ApprofKernel ks[2];
+    ApprofCollective c;
+    double gemm, ew, coll;
+    spec(&hw);
+    hw.kernel_launch_overhead = 0;
+    memset(&p, 0, sizeof p);
+    memset(ks, 0, sizeof ks);
+    ks[0].kind = APPROF_K_GEMM;
+    ks[0].dtype = APPROF_F32;
+    ks[0].flops = 7.5e12; /* 0.1 s at 150e12 * 0.5 */
+    ks[1].kind = APPROF_K_ELEMENTWISE;
+    ks[1].bytes = 0.05e12; /* 0.05 s at 2000e9 * 0.5 */
+    memset(&c, 0, sizeof c);
+    c.kind = APPROF_COLL_ALL_GATHER;
+    c.group_size = 8;
+    c.hosts = 1;
+    c.bytes = 8e9;
+    p.kernels[1] = ks;
+    p.n_kernels[1] = 2;
+    p.colls[1] = &c;
+    p.n_colls[1] = 1;
+    gemm = approf_kernel_seconds(&hw, &ks[0]);
+    ew = approf_kernel_seconds(&hw, &ks[1]);
+    coll = approf_collective_cost(&hw, &c);
+    CU_ASSERT_FATAL(coll > 0.01 && coll < gemm);
+    /* serial (the default): everything adds up; the empty forward is 0 */
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &p, 1), gemm + ew + coll));
+    CU_ASSERT_EQUAL(approf_phase_seconds(&hw, &p, 0), 0.0);
+    /* overlapped: the collective runs under the GEMM */
+    hw.tp_comm_overlap = 1.0;
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &p, 1), gemm + ew));
+    hw.tp_comm_overlap = 0.5;
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &p, 1), gemm + ew + 0.5 * coll));
+    /* never more hidden than the GEMMs last (not under the elementwise kernel) */
+    hw.tp_comm_overlap = 1.0;
+    c.bytes = 8e11;
+    coll = approf_collective_cost(&hw, &c);
+    CU_ASSERT_FATAL(coll > gemm + ew);
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &p, 1), ew + coll));
+}
+
 static void test_grad_overlap(void)
 {
     ApprofHardwareSpec hw;
@@ -283,7 +330,8 @@ static void test_spec_keys(void)
              "%speak_tflops_tf32 = 156\ngemm_efficiency_tf32 = 0.6\nconv_efficiency_f16 = 0.5\n"
              "conv_bwd_data_factor = 0.9\nhost_overhead_us = 12\nnics_per_host = 8\n"
              "nic_bandwidth_gbs = 25\nbus_efficiency = 0.85\ngrad_overlap = 0.9\n"
-             "grad_bucket_mib = 25\npeak_tflops_fp8 = 0\ngemm_store_overlap = 0.5\n",
+             "grad_bucket_mib = 25\npeak_tflops_fp8 = 0\ngemm_store_overlap = 0.5\n"
+             "tp_comm_overlap = 0.75\n",
              base_spec);
     CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(path, &a, err, sizeof err), APPROF_OK);
@@ -295,6 +343,7 @@ static void test_spec_keys(void)
     CU_ASSERT(REL(a.nic_bandwidth, 25e9));
     CU_ASSERT(REL(a.grad_bucket_bytes, 25.0 * 1048576));
     CU_ASSERT(REL(a.gemm_store_overlap, 0.5));
+    CU_ASSERT(REL(a.tp_comm_overlap, 0.75));
     CU_ASSERT_EQUAL(approf_math_class(&a, APPROF_F32), APPROF_MATH_TF32);
     approf_hardware_fingerprint(&a, fp1, sizeof fp1);
     CU_ASSERT_STRING_NOT_EQUAL(fp0, fp1);
@@ -320,6 +369,7 @@ static void test_spec_keys(void)
     CU_ASSERT_STRING_EQUAL(fp1, fp2);
     CU_ASSERT(REL(b.grad_bucket_bytes, a.grad_bucket_bytes));
     CU_ASSERT(REL(b.gemm_store_overlap, a.gemm_store_overlap));
+    CU_ASSERT(REL(b.tp_comm_overlap, a.tp_comm_overlap));
 
     /* out of range */
     snprintf(text, sizeof text, "%sallow_tf32 = 2\n", base_spec);
@@ -410,6 +460,7 @@ int main(void)
         !CU_add_test(s, "rates", test_rates) || !CU_add_test(s, "kernel_time", test_kernel_time) ||
         !CU_add_test(s, "gemm_store", test_gemm_store) ||
         !CU_add_test(s, "fabric", test_fabric) ||
+        !CU_add_test(s, "phase_overlap", test_phase_overlap) ||
         !CU_add_test(s, "grad_overlap", test_grad_overlap) ||
         !CU_add_test(s, "spec_keys", test_spec_keys) ||
         !CU_add_test(s, "builtins_classes", test_builtins_classes) ||
