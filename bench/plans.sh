@@ -131,7 +131,7 @@ def apsolve(db, args):
     return rc, d3, auto, err
 
 # How the measured framework ran its communication (columns grad_sync and
-# tp_comm; docs/plans.md, "Communication as the framework ran it").
+# tp_comm; docs/validation.md, "Communication as the framework ran it").
 FRAMEWORK = {"grad_sync": ("overlapped", "after-backward", "-"), "tp_comm": ("serial", "overlapped")}
 with open(os.environ["CASES"]) as f:
     cases = [r for r in csv.DictReader(f, delimiter="\t")]

@@ -5,9 +5,9 @@
  * roofline times of the phase's kernels plus the ring times of its
  * collectives, less what the spec's tp_comm_overlap hides under the GEMMs
  * (approf_phase_seconds; the once-per-iteration gradient all-reduce
- * excluded, as in Alpa); the memory figures come from the stage program; a module whose
- * peak exceeds the spec's available memory is reported out of memory with
- * cost +inf. Sums run in program order, so equal inputs give bit-identical
+ * excluded, as in Alpa); the memory figures come from the stage program; a
+ * module whose peak exceeds the spec's available memory is reported out of
+ * memory with cost +inf. Sums run in program order, so equal inputs give bit-identical
  * results. Also the generic approf_backend_destroy.
  */
 #include <math.h>
