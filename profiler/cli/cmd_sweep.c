@@ -280,6 +280,7 @@ static void print_summary(const ApprofSweepSummary *s, const char *db_path)
             " - backend %s%s%s%s on %s, %d worker%s; sharding ILPs solved %zu, reused %zu\n"
             "%s%s%s"
             " - collectives: %s\n"
+            "%s%s%s"
             " - time: build %.3f s, enumeration %.3f s, sharding %.3f s, costing %.3f s, "
             "writing %.3f s, total %.3f s\n"
             " - database: %s\n",
@@ -294,6 +295,8 @@ static void print_summary(const ApprofSweepSummary *s, const char *db_path)
                   "default for transformer models on this GPU; --dtype f32 for full precision\n"
                 : "\n",
             s->collectives[0] ? s->collectives : "the alpha-beta model",
+            s->comm_timing[0] ? " - communication: " : "", s->comm_timing,
+            s->comm_timing[0] ? "\n" : "",
             s->t_build, s->t_enumerate, s->t_sharding, s->t_costing,
             s->t_writing, s->t_total, db_path);
 }

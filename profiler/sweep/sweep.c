@@ -394,6 +394,14 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
     rc = resolve_hardware(sw, cfg, cb, err, errlen);
     if (rc < 0)
         return rc;
+    /* the framework's communication timing the spec assumes: a plan for
+     * another framework needs a spec file that says so */
+    snprintf(sum->comm_timing, sizeof sum->comm_timing,
+             "gradient sync %s (grad_overlap %g), tensor-parallel collectives %s "
+             "(tp_comm_overlap %g)",
+             sw->hw.grad_overlap > 0 ? "under the backward" : "after the backward",
+             sw->hw.grad_overlap, sw->hw.tp_comm_overlap > 0 ? "under the GEMMs" : "after the kernels",
+             sw->hw.tp_comm_overlap);
     if (cfg->dtype_default && !cfg->model_file && approf_zoo_trains_mixed(cfg->model_name)) {
         eff.dtype = approf_mixed_precision_dtype(&sw->hw);
         sum->dtype_mixed_default = eff.dtype != APPROF_F32;

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The framework's communication timing, end to end: a spec file's
+# grad_overlap and tp_comm_overlap (schemas/hardware-spec.md) reach the
+# sweep's summary and its entries.
+#  1. The summary says what the spec assumes (gradient sync under or after
+#     the backward, tensor-parallel collectives after the kernels or under
+#     the GEMMs).
+#  2. Sweeping the same model with the tensor-parallel collectives hidden
+#     under the GEMMs: every entry on one GPU (no collective) costs the
+#     same, every entry on 2, 4 or 8 GPUs (tensor-parallel collectives)
+#     costs less, and none more.
+#  3. With the gradient sync after the backward (grad_overlap 0), the
+#     apply-grad cost of every entry whose replicated parameters are
+#     synchronised grows, and the one-GPU entries' does not change.
+# Usage: comm_timing.sh APPROF SQLITE3 WORKDIR
+set -euo pipefail
+approf=$(realpath "$1") sqlite=$2 work=$3
+. "$(dirname "$0")/../lib.sh"
+fresh_dir "$work"; cd "$work" || fail "cd $work"
+
+"$approf" hardware show h100-sxm > a.spec || fail "hardware show"
+grep -qx 'grad_overlap = 1' a.spec || fail "h100-sxm: expected grad_overlap = 1"
+grep -qx 'tp_comm_overlap = 0' a.spec || fail "h100-sxm: expected tp_comm_overlap = 0"
+sed -e 's/^tp_comm_overlap = 0$/tp_comm_overlap = 1/' -e 's/^grad_overlap = 1$/grad_overlap = 0/' \
+  a.spec > b.spec
+for s in a b; do
+  "$approf" sweep --model gpt --preset gpt2-small --layers 2 --cluster 1x8 --batch 16 \
+    --micro-batches 2 --logical-space model_parallel_only --backend model \
+    --hardware "$s.spec" --db "$s.db" >/dev/null 2>"$s.err" || fail_with "$s.err" "sweep $s"
+done
+grep -qF ' - communication: gradient sync under the backward (grad_overlap 1), tensor-parallel collectives after the kernels (tp_comm_overlap 0)' a.err ||
+  fail_with a.err "summary of the built-in's timing"
+grep -qF ' - communication: gradient sync after the backward (grad_overlap 0), tensor-parallel collectives under the GEMMs (tp_comm_overlap 1)' b.err ||
+  fail_with b.err "summary of the spec file's timing"
+
+# submesh 0 is 1x1; the others hold 2, 4 and 8 GPUs
+rows() { "$sqlite" "$1" "SELECT start_layer, end_layer, submesh_index, config_index, phase,
+  compute_cost, apply_cost FROM stage_profile ORDER BY 1, 2, 3, 4, 5"; }
+rows a.db > a.rows
+rows b.db > b.rows
+[ "$(wc -l < a.rows)" -eq 20 ] || fail "expected 20 entries, got $(wc -l < a.rows)"
+paste -d'|' a.rows b.rows | awk -F'|' '
+  { key = $1 "," $2 "," $3 "," $4 "," $5
+    if (key != $8 "," $9 "," $10 "," $11 "," $12) { print "entries differ: " key; bad = 1; next }
+    if ($3 == 0) {
+      if ($6 != $13) { print key ": one GPU, cost " $6 " -> " $13; bad = 1 }
+      if ($7 != $14) { print key ": one GPU, apply " $7 " -> " $14; bad = 1 }
+      one++
+    } else {
+      if (!($13 < $6)) { print key ": tensor-parallel cost " $6 " -> " $13 " (expected less)"; bad = 1 }
+      if (!($14 > $7)) { print key ": apply " $7 " -> " $14 " (expected more)"; bad = 1 }
+      tp++
+    } }
+  END { if (one != 6 || tp != 14) { print "one-GPU " one ", tensor-parallel " tp; bad = 1 }
+        exit bad }' || fail "entries with the tensor-parallel collectives overlapped"
+echo "ok: communication timing"
