@@ -11,7 +11,8 @@
 #include "hardware.h"
 #include "stage.h"
 
-#define APPROF_BACKEND_ABI 2 /* 2: ApprofHardwareSpec.curves */
+#define APPROF_BACKEND_ABI 3 /* 2: ApprofHardwareSpec.curves; 3: ApprofKernel.store_bytes,
+                              * ApprofHardwareSpec.tp_comm_overlap, gemm_store_overlap */
 
 typedef struct ApprofMeasurement {
     double compute_cost;         /* seconds; +inf when status != 0 */
