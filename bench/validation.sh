@@ -321,14 +321,14 @@ for r in rows:
 # Held-out LLM runs of bench/plans.sh: its as-run estimate against its measurement.
 plans_rows = []
 if os.environ["PLANS"] != "no" and os.environ["PLANS_OUT"]:
-    ids = set()
     with open("bench/plans_cases.tsv") as f:
-        ids = {r["id"] for r in csv.DictReader(f, delimiter="\t")}
+        source_of = {r["id"]: r["source"] for r in csv.DictReader(f, delimiter="\t")}
     with open(os.environ["PLANS_OUT"]) as f:
         for line in f:
             t = line.split()
-            if len(t) >= 8 and t[0] in ids and t[5] != "n/a":
-                plans_rows.append(dict(id=t[0], meas=float(t[4]), pred=float(t[5]), fits=t[7]))
+            if len(t) >= 8 and t[0] in source_of and t[5] != "n/a":
+                plans_rows.append(dict(id=t[0], meas=float(t[4]), pred=float(t[5]), fits=t[7],
+                                       source=source_of[t[0]]))
     print("\nbench/plans.sh held-out LLM runs (as-run estimate): %d priced" % len(plans_rows))
     for r in plans_rows:
         print("  %-26s measured %8.4g  predicted %8.4g  error %+6.1f%%  fits %s" %
@@ -352,5 +352,25 @@ for name, rs in (("calibration (1 GPU)", cal), ("held-out DLE (multi-GPU)", held
           [r for r in rs if r.get("fits") == "no"]
     print("%-31s MAPE %s over %d rows; judged out of memory: %d" %
           (name, "%.1f%%" % m if m is not None else "n/a", k, len(fit)))
+
+# The held-out rows by group: DeepLearningExamples by model and precision,
+# the LLM runs by source (what the sections of docs/validation.md quote).
+def by_group(title, rs, key):
+    groups = {}
+    for r in rs:
+        groups.setdefault(key(r), []).append(r)
+    if not groups:
+        return
+    print("\n" + title)
+    for g, grs in groups.items():
+        m, k = mape(grs)
+        es = [err(r) for r in grs if err(r) is not None]
+        rng = "%+.1f..%+.1f%%" % (100 * min(es), 100 * max(es)) if es else "n/a"
+        print("  MAPE %6s over %2d rows, errors %-15s %s" %
+              ("%.1f%%" % m if m is not None else "n/a", k, rng, g))
+by_group("held-out DLE by model and precision:", held,
+         lambda r: "%s %s" % (r["model"] + ("-" + r["preset"] + "/" + r["seq"] if r["preset"] != "-" else ""),
+                              "AMP" if r["precision"] == "AMP" else "TF32/FP32"))
+by_group("held-out LLM by source:", plans_rows, lambda r: r["source"])
 PY
 exit $?
