@@ -41,7 +41,7 @@ while [ $# -gt 0 ]; do
         --keep) KEEP=$2; shift 2 ;;
         --sweep-timeout) SWEEP_TIMEOUT=$2; shift 2 ;;
         --budget) BUDGET=$2; shift 2 ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,/^set -u/{/^#/p}' "$0"; exit 0 ;;
         *) echo "plans.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -66,6 +66,8 @@ export APPROF="$BUILD/profiler/cli/approf" APSOLVE="$BUILD/solver/apsolve"
 export CASES ONLY KEEP TMP SWEEP_TIMEOUT BUDGET
 python3 - <<'PY'
 import csv, json, math, os, re, subprocess, sys, time
+sys.path.insert(0, "bench")
+import framework_spec
 
 APPROF, APSOLVE = os.environ["APPROF"], os.environ["APSOLVE"]
 TMP, KEEP, ONLY = os.environ["TMP"], os.environ["KEEP"], os.environ["ONLY"]
@@ -131,45 +133,23 @@ def apsolve(db, args):
     return rc, d3, auto, err
 
 # How the measured framework ran its communication (columns grad_sync and
-# tp_comm; docs/validation.md, "Communication as the framework ran it").
-FRAMEWORK = {"grad_sync": ("overlapped", "after-backward", "-"), "tp_comm": ("serial", "overlapped")}
+# tp_comm, bench/framework_spec.py).
 with open(os.environ["CASES"]) as f:
     cases = [r for r in csv.DictReader(f, delimiter="\t")]
-for line, c in enumerate(cases, start=2):
-    for field, allowed in FRAMEWORK.items():
-        if c.get(field, allowed[0]) not in allowed:
-            sys.exit("plans.sh: %s:%d: field '%s': %r is not one of %s" %
-                     (os.environ["CASES"], line, field, c[field], ", ".join(allowed)))
+framework_spec.check("plans.sh", os.environ["CASES"], cases, {"grad_sync": "-", "tp_comm": "serial"})
 
 specs = {}
 def hardware_for(c):
     """The --hardware of case c: the built-in spec, or a copy of it with
-    grad_overlap = 0 for a framework that reduces gradients once the
-    backward is done (grad_sync after-backward: Megatron-LM's local DDP of
-    2021-22, DeepSpeed's pipeline engine) and tp_comm_overlap = 1 for one
-    that overlaps its tensor-parallel collectives with the GEMMs (tp_comm
-    overlapped: Megatron-Core's --tp-comm-overlap)."""
-    name = c["hardware"]
-    after = c.get("grad_sync", "-") == "after-backward"
-    tp = c.get("tp_comm", "serial") == "overlapped"
-    if not after and not tp:
+    the fields its framework sets otherwise (framework_spec.overrides)."""
+    name, fields = c["hardware"], framework_spec.overrides(c)
+    if not fields:
         return name
-    key = (name, after, tp)
-    if key not in specs:
-        rc, out, err = run([APPROF, "hardware", "show", name], 30)
-        if rc:
-            sys.exit("plans.sh: approf hardware show %s: %s" % (name, first_line(err)))
-        path = os.path.join(TMP, "%s-%s-%s.spec" % (name, "after" if after else "ddp",
-                                                    "tpoverlap" if tp else "tpserial"))
-        with open(path, "w") as f:
-            for l in out.splitlines():
-                if after and l.startswith("grad_overlap = "):
-                    l = "grad_overlap = 0"
-                elif tp and l.startswith("tp_comm_overlap = "):
-                    l = "tp_comm_overlap = 1"
-                f.write(l + "\n")
-        specs[key] = path
-    return specs[key]
+    path = framework_spec.spec_name(TMP, name, fields)
+    if path not in specs:
+        framework_spec.write_spec("plans.sh", APPROF, name, fields, path)
+        specs[path] = path
+    return path
 if ONLY:
     cases = [c for c in cases if re.search(ONLY, c["id"])]
 

@@ -29,7 +29,7 @@
 # "overlapped" (PyTorch DDP's 25 MB buckets under the backward) or
 # "after-backward" (DeepLearningExamples' BERT: DDP with one bucket the size
 # of the GPU's memory, i.e. once the backward is done), which prices the
-# case with grad_overlap = 0.
+# case with grad_overlap = 0 (bench/framework_spec.py).
 # The workload column says whether the measured program ran fixed-length
 # samples ("fixed") or length-binned ones ("binned", BERT phase 2 on LDDL's
 # bins of 64 tokens).  A binned row is priced as the expectation over the
@@ -54,7 +54,7 @@ while [ $# -gt 0 ]; do
         --no-plans) PLANS=no; shift ;;
         --plans-output) PLANS=file; PLANS_OUT=$2; shift 2 ;;
         --markdown) MARKDOWN=1; shift ;;
-        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,/^set -u/{/^#/p}' "$0"; exit 0 ;;
         *) echo "validation.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -83,6 +83,8 @@ export APPROF="$BUILD/profiler/cli/approf" APSOLVE="$BUILD/solver/apsolve"
 export CASES ONLY TMP PLANS PLANS_OUT MARKDOWN
 python3 - <<'PY'
 import csv, json, os, re, subprocess, sys
+sys.path.insert(0, "bench")
+import framework_spec
 
 APPROF, APSOLVE, TMP = os.environ["APPROF"], os.environ["APSOLVE"], os.environ["TMP"]
 ONLY, MARKDOWN = os.environ["ONLY"], os.environ["MARKDOWN"] == "1"
@@ -101,28 +103,17 @@ def first_line(err):
     return "(no message)"
 
 specs = {}
-def spec_files(name, grad_sync="overlapped"):
-    """(unbounded-memory copy of the spec, the spec's available bytes); for a
-    framework that reduces gradients once the backward is done (grad_sync
-    "after-backward") the copy also has grad_overlap = 0."""
-    key = (name, grad_sync)
-    if key in specs:
-        return specs[key]
-    rc, out, err = run([APPROF, "hardware", "show", name])
-    if rc:
-        sys.exit("validation.sh: approf hardware show %s: %s" % (name, first_line(err)))
-    vals = dict(l.split(" = ", 1) for l in out.splitlines() if " = " in l and not l.startswith("#"))
-    avail = (float(vals["memory_gib"]) - float(vals.get("memory_reserve_gib", "1"))) * 2**30
-    path = os.path.join(TMP, "%s-%s-unbounded.spec" % (name, grad_sync))
-    with open(path, "w") as f:
-        for l in out.splitlines():
-            if l.startswith("memory_gib = "):
-                l = "memory_gib = 65536"
-            elif l.startswith("grad_overlap = ") and grad_sync == "after-backward":
-                l = "grad_overlap = 0"
-            f.write(l + "\n")
-    specs[key] = (path, avail)
-    return specs[key]
+def spec_files(c):
+    """(copy of case c's spec with unbounded memory and the fields its
+    framework sets otherwise (framework_spec.overrides), the spec's
+    available bytes)."""
+    fields = dict(framework_spec.overrides(c), memory_gib="65536")
+    path = framework_spec.spec_name(TMP, c["hardware"], fields)
+    if path not in specs:
+        vals = framework_spec.write_spec("validation.sh", APPROF, c["hardware"], fields, path)
+        avail = (float(vals["memory_gib"]) - float(vals.get("memory_reserve_gib", "1"))) * 2**30
+        specs[path] = (path, avail)
+    return specs[path]
 
 def price(c, seq=None, mlm=None):
     """(full_cost, memory needed, why not) of case c at sequence length seq
@@ -130,7 +121,7 @@ def price(c, seq=None, mlm=None):
     hosts, m = int(c["hosts"]), int(c["gpus_per_host"])
     n, mbs, acc = hosts * m, int(c["mbs"]), int(c["accum"])
     batch = mbs * n * acc
-    spec, avail = spec_files(c["hardware"], c["grad_sync"])
+    spec, avail = spec_files(c)
     db = os.path.join(TMP, c["id"] + ".db")
     cmd = [APPROF, "sweep", "--model", c["model"], "--backend", "model", "--hardware", spec,
            "--cluster", "%dx%d" % (hosts, m), "--batch", str(batch), "--micro-batches", str(acc),
@@ -163,12 +154,9 @@ def price(c, seq=None, mlm=None):
 
 with open(os.environ["CASES"]) as f:
     cases = [r for r in csv.DictReader(f, delimiter="\t")]
-for line, c in enumerate(cases, start=2):
-    # grad_sync: when the measured framework reduced gradients (PyTorch DDP's
-    # buckets under the backward, or once the backward is done)
-    if c.get("grad_sync") not in ("overlapped", "after-backward"):
-        sys.exit("validation.sh: %s:%d: field 'grad_sync': %r is not 'overlapped' or 'after-backward'"
-                 % (os.environ["CASES"], line, c.get("grad_sync")))
+# grad_sync: when the measured framework reduced gradients (required here);
+# these runs have no tensor parallelism
+framework_spec.check("validation.sh", os.environ["CASES"], cases, {"tp_comm": "serial"})
 if ONLY:
     cases = [c for c in cases if re.search(ONLY, c["id"])]
 
@@ -274,8 +262,11 @@ for c in cases:
     n = int(c["hosts"]) * int(c["gpus_per_host"])
     meas = int(c["mbs"]) * int(c["accum"]) * n / float(c["measured"])
     pred, need, why, note = price_case(c)
-    avail = spec_files(c["hardware"])[1]
+    avail = spec_files(c)[1]
     rows.append(dict(c, n=n, meas=meas, pred=pred, need=need, avail=avail, why=why, note=note))
+
+def model_label(r):
+    return r["model"] + ("-" + r["preset"] + "/" + r["seq"] if r["preset"] != "-" else "")
 
 def err(r):
     return (r["pred"] - r["meas"]) / r["meas"] if r["pred"] is not None else None
@@ -303,7 +294,7 @@ for r in rows:
     ps = "%.4g" % r["pred"] if r["pred"] is not None else "n/a"
     mem = "%s/%s%s" % (gib(r["need"]), gib(r["avail"]),
                        "" if r["need"] is None else (" ok" if r["need"] <= r["avail"] else " OOM"))
-    model = r["model"] + ("-" + r["preset"] + "/" + r["seq"] if r["preset"] != "-" else "")
+    model = model_label(r)
     if MARKDOWN:
         print("| %s | %s | %s | %s | %d | %s x %s | %s | %s %s | %.4g | %s | %s | %s | %s | %s |" % (
             r["id"], r["set"], model, r["hardware"], r["n"], r["mbs"], r["accum"], r["precision"],
@@ -369,8 +360,7 @@ def by_group(title, rs, key):
         print("  MAPE %6s over %2d rows, errors %-15s %s" %
               ("%.1f%%" % m if m is not None else "n/a", k, rng, g))
 by_group("held-out DLE by model and precision:", held,
-         lambda r: "%s %s" % (r["model"] + ("-" + r["preset"] + "/" + r["seq"] if r["preset"] != "-" else ""),
-                              "AMP" if r["precision"] == "AMP" else "TF32/FP32"))
+         lambda r: "%s %s" % (model_label(r), "AMP" if r["precision"] == "AMP" else "TF32/FP32"))
 by_group("held-out LLM by source:", plans_rows, lambda r: r["source"])
 PY
 exit $?

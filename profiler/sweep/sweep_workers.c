@@ -408,7 +408,7 @@ int approf_sweep_workers_run(Sweep *sw, const ApprofSweepConfig *cfg,
      * 204 MB). A slot is its two entries (1.3 kB) and 16 bytes per
      * placement of the largest stage it held (ApprofSlotPlacement). The
      * total stays at most what 256 workers had with 512 slots each. */
-    p.window = (n < 64 ? 2048 * (size_t)n : 512 * (size_t)256) + 32;
+    p.window = 2048 * (size_t)(n < 64 ? n : 64) + 32;
     if (p.window > n_todo)
         p.window = n_todo; /* every tuple has its slot: none is reused */
     /* a worker reads its slot before it writes it */

@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: Apache-2.0
+"""How a measured framework ran its communication, written as a copy of a
+hardware spec (docs/validation.md, "Communication as the framework ran
+it"). Shared by bench/plans.sh and bench/validation.sh, which import it
+from bench/ (their working directory is the repository root).
+
+Columns of the case lists:
+  grad_sync  overlapped (gradient buckets reduced under the backward: the
+             built-in specs), after-backward (one reduction once the last
+             micro-batch's backward is done: grad_overlap = 0), or - (as
+             the built-in spec)
+  tp_comm    serial (the built-in specs) or overlapped (tensor-parallel
+             collectives pipelined with the GEMMs: tp_comm_overlap = 1)
+"""
+import os
+import subprocess
+import sys
+
+COLUMNS = {"grad_sync": ("overlapped", "after-backward", "-"),
+           "tp_comm": ("serial", "overlapped")}
+
+
+def check(prog, path, cases, defaults):
+    """Exits naming the file, line and field of the first value that is not
+    one of COLUMNS; a column a case lacks takes defaults[column], and is an
+    error where defaults has no entry for it."""
+    for line, c in enumerate(cases, start=2):
+        for field, allowed in COLUMNS.items():
+            v = c.get(field, defaults.get(field))
+            if v not in allowed:
+                sys.exit("%s: %s:%d: field '%s': %r is not one of %s" %
+                         (prog, path, line, field, v, ", ".join(allowed)))
+
+
+def overrides(c):
+    """The spec fields that case c's framework sets otherwise than the
+    built-in specs: {field: value as the spec file writes it}."""
+    out = {}
+    if c.get("grad_sync", "-") == "after-backward":
+        out["grad_overlap"] = "0"
+    if c.get("tp_comm", "serial") == "overlapped":
+        out["tp_comm_overlap"] = "1"
+    return out
+
+
+def write_spec(prog, approf, name, fields, path):
+    """Writes `approf hardware show NAME` to path with the given fields
+    replaced; returns the spec's own values {field: text}. Exits when the
+    spec cannot be shown or lacks one of the fields."""
+    try:
+        p = subprocess.run([approf, "hardware", "show", name], capture_output=True, text=True,
+                           timeout=60)
+    except subprocess.TimeoutExpired:
+        sys.exit("%s: approf hardware show %s: timed out" % (prog, name))
+    if p.returncode:
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        sys.exit("%s: approf hardware show %s: %s" % (prog, name,
+                                                        lines[0] if lines else "(no message)"))
+    values, seen = {}, set()
+    with open(path, "w") as f:
+        for l in p.stdout.splitlines():
+            if " = " in l and not l.startswith("#"):
+                key, val = l.split(" = ", 1)
+                values[key] = val
+                if key in fields:
+                    l = "%s = %s" % (key, fields[key])
+                    seen.add(key)
+            f.write(l + "\n")
+    missing = sorted(set(fields) - seen)
+    if missing:
+        sys.exit("%s: approf hardware show %s has no field %s" % (prog, name, ", ".join(missing)))
+    return values
+
+
+def spec_name(tmp, name, fields):
+    """A file name in tmp for the copy of spec name with fields."""
+    tail = "-".join("%s%s" % (k, v) for k, v in sorted(fields.items()))
+    return os.path.join(tmp, "%s%s.spec" % (name, "-" + tail if tail else ""))
