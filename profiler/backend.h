@@ -11,8 +11,9 @@
 #include "hardware.h"
 #include "stage.h"
 
-#define APPROF_BACKEND_ABI 3 /* 2: ApprofHardwareSpec.curves; 3: ApprofKernel.store_bytes,
-                              * ApprofHardwareSpec.tp_comm_overlap, gemm_store_overlap */
+#define APPROF_BACKEND_ABI 4 /* 2: ApprofHardwareSpec.curves; 3: ApprofKernel.store_bytes,
+                              * ApprofHardwareSpec.tp_comm_overlap, gemm_store_overlap;
+                              * 4: ApprofKernel.attention, ApprofHardwareSpec.attention_efficiency */
 
 typedef struct ApprofMeasurement {
     double compute_cost;         /* seconds; +inf when status != 0 */

@@ -171,6 +171,8 @@ typedef struct ApprofKernel {
     double store_bytes;        /* GEMM: the bytes of C (part of bytes) its epilogue
                                 * stores after the main loop; 0 for a fused kernel's
                                 * GEMMs, whose outputs stay on chip */
+    int attention;             /* 1: one of a fused attention's GEMMs (priced at the
+                                * spec's attention_efficiency) */
     int64_t conv_n, conv_c, conv_h, conv_w, conv_k, conv_r, conv_s;
     int conv_stride[2], conv_pad[2], conv_groups;
     int64_t elements;          /* elementwise / reduction / gather / copy */

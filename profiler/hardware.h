@@ -77,6 +77,9 @@ typedef struct ApprofHardwareSpec {
     double gemm_store_overlap;     /* share of a GEMM's epilogue store (C) hidden under the
                                     * math of other tiles; 0: exposed, after the main loop
                                     * (hw/cost.c, "GEMM epilogue") */
+    double attention_efficiency;   /* a fused attention's GEMMs (flash / cuDNN attention):
+                                    * share of the math class's peak; 0: the class's GEMM
+                                    * efficiency (schemas/hardware-spec.md "Fused attention") */
     /* Measured collective curves to use instead of the alpha-beta model
      * where they cover a collective (borrowed, NULL: none). Not part of the
      * spec's fingerprint: the sweep records them in its options. */

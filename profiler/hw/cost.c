@@ -200,6 +200,12 @@ double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k
     case APPROF_K_CONV_BWD_DATA:
     case APPROF_K_CONV_BWD_FILTER:
         approf_kernel_rate(hw, k->kind, k->dtype, &peak, &eff);
+        /* A fused attention kernel (flash / cuDNN) runs its GEMMs between
+         * the softmax's exponentials and rescaling on chip: it reaches a
+         * lower share of the tensor-core peak than a plain GEMM
+         * (schemas/hardware-spec.md, "Fused attention"). */
+        if (k->kind == APPROF_K_GEMM && k->attention && hw->attention_efficiency > 0)
+            eff = hw->attention_efficiency;
         peak *= eff;
         compute_t = k->flops > 0 ? (peak > 0 ? k->flops / peak : INFINITY) : 0.0;
         if (k->kind == APPROF_K_GEMM)

@@ -78,6 +78,7 @@ static const Field fields[] = {
     {"grad_bucket_mib", F_NUM, OFF(grad_bucket_bytes), 0, 0, 1048576.0, 0, 1e6, 0, 0, "MiB"},
     {"gemm_store_overlap", F_NUM, OFF(gemm_store_overlap), 0, 0, 1, 0, 1, 0, 0, ""},
     {"tp_comm_overlap", F_NUM, OFF(tp_comm_overlap), 0, 0, 1, 0, 1, 0, 0, ""},
+    {"attention_efficiency", F_NUM, OFF(attention_efficiency), 0, 0, 1, 0, 1, 0, 0, ""},
     {"source", F_TEXT, TXT(source), 0, 0, 0, 0, 0, 0, ""},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])

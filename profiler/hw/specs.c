@@ -57,11 +57,21 @@
  * - Achievable bus bandwidth 0.8 of the link's: NCCL's protocol overhead is
  *   about 20 % (NCCL maintainer, NVIDIA/nccl-tests issue 212: 370 of 450 GB/s
  *   on NVLink4).
- * - GEMM epilogue exposed (gemm_store_overlap 0 on every card, H100 and
- *   H200 included): the store of C follows the main loop (hw/cost.c,
- *   gemm_seconds). Hopper's ping-pong kernels can hide it, but the one
- *   single-GPU H100 stage measurement (docs/validation.md) finds the
- *   analytic model too fast already, so no card is given the overlap.
+ * - GEMM epilogue exposed on Volta and Ampere (gemm_store_overlap 0): the
+ *   store of C follows the main loop (hw/cost.c, gemm_seconds).
+ * - Hopper (H100 measured, H200 the same GH100 chip; docs/validation.md
+ *   "Kernel-level figures on an H100"): the GEMMs and fused attention of
+ *   one GPT layer's per-device program, timed kernel by kernel on an H100
+ *   SXM at 9 Megatron-Core shapes (bench/gpu_kernels.py, bench/h100/):
+ *   bf16 GEMMs inside the layer reach 0.82-0.88 of the dense peak with their
+ *   store hidden in a short burst and 0.77 once the clocks have settled at
+ *   the 700 W power limit (the largest layer after 8 s; training runs in
+ *   that state), so 0.77 and gemm_store_overlap 1 (CUTLASS's ping-pong
+ *   kernels overlap the epilogue); cuDNN's fused attention (the kernel
+ *   Transformer Engine runs on Hopper) 0.36-0.45 forward + backward (0.38
+ *   settled), so attention_efficiency 0.4. TF32 and FP8 keep 0.7 (not
+ *   measured in a layer). Other cards have no kernel-level attention
+ *   figure: their fused attention is priced at the GEMM efficiency.
  * - Gradient synchronisation overlapped with the backward, 25 MiB buckets:
  *   PyTorch DDP (bucket_cap_mb = 25 by default) and Megatron
  *   (--overlap-grad-reduce) reduce buckets as the backward produces them.
@@ -73,9 +83,12 @@
 #define BUS_EFF 0.8
 #define GRAD_OVERLAP 1.0
 #define GRAD_BUCKET (25.0 * (double)MIB)
-#define REFINED(tf32, gemm_tc)                                                              \
+#define EFF_GEMM_HOPPER_F16 0.77
+#define EFF_ATTENTION_HOPPER 0.4
+/* gemm_tf32 also serves FP8 (recorded only: no FP8 dtype yet) */
+#define REFINED(tf32, gemm_tf32, gemm_f16)                                                  \
     .allow_tf32 = 1, .peak_flops_tf32 = (tf32),                                              \
-    .gemm_eff = {EFF_GEMM_FP32, (gemm_tc), (gemm_tc), (gemm_tc)},                            \
+    .gemm_eff = {EFF_GEMM_FP32, (gemm_tf32), (gemm_f16), (gemm_tf32)},                       \
     .conv_eff = {EFF_CONV_FP32, EFF_CONV_TF32, EFF_CONV_F16, 0},                             \
     .bus_efficiency = BUS_EFF, .grad_overlap = GRAD_OVERLAP,                                 \
     .grad_bucket_bytes = GRAD_BUCKET
@@ -120,7 +133,7 @@ static const ApprofHardwareSpec builtins[] = {
         .inter_host_latency = LAT_IB,
         .gemm_efficiency = 0.75, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
         .kernel_launch_overhead = LAUNCH,
-        REFINED(0, 0.75), .nics_per_host = 4, .nic_bandwidth = 12.5 * GBS,
+        REFINED(0, 0.75, 0.75), .nics_per_host = 4, .nic_bandwidth = 12.5 * GBS,
         .source = "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOP/s FP32, 125 TFLOP/s tensor "
                   "(FP16), 16 GB HBM2 at 900 GB/s, NVLink 300 GB/s (150 each way). Volta has "
                   "no bf16: bf16 uses the FP32 rate. DGX-1 host: 8 GPUs, 4x100 Gb/s EDR "
@@ -141,7 +154,7 @@ static const ApprofHardwareSpec builtins[] = {
         .inter_host_latency = LAT_IB,
         .gemm_efficiency = 0.75, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
         .kernel_launch_overhead = LAUNCH,
-        REFINED(0, 0.75), .nics_per_host = 4, .nic_bandwidth = 12.5 * GBS,
+        REFINED(0, 0.75, 0.75), .nics_per_host = 4, .nic_bandwidth = 12.5 * GBS,
         .source = "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOP/s FP32, 125 TFLOP/s tensor "
                   "(FP16), 32 GB HBM2 at 900 GB/s, NVLink 300 GB/s (150 each way). Volta has "
                   "no bf16: bf16 uses the FP32 rate. DGX-1 host: 8 GPUs, 4x100 Gb/s EDR "
@@ -162,7 +175,7 @@ static const ApprofHardwareSpec builtins[] = {
         .inter_host_latency = LAT_IB,
         .gemm_efficiency = 0.75, .conv_efficiency = 0.55, .memory_efficiency = 0.85,
         .kernel_launch_overhead = LAUNCH,
-        REFINED(156 * TFLOPS, 0.75), .nics_per_host = 8, .nic_bandwidth = 25 * GBS,
+        REFINED(156 * TFLOPS, 0.75, 0.75), .nics_per_host = 8, .nic_bandwidth = 25 * GBS,
         .source = "NVIDIA A100 Tensor Core GPU datasheet (SXM4 40GB): 19.5 TFLOP/s FP32, "
                   "156 TF32 tensor dense, 312 TFLOP/s FP16 and BF16 tensor dense, 40 GB HBM2 "
                   "at 1555 GB/s, NVLink 600 GB/s (300 each way). DGX A100 host: 8 GPUs, one "
@@ -183,7 +196,7 @@ static const ApprofHardwareSpec builtins[] = {
         .inter_host_latency = LAT_IB,
         .gemm_efficiency = 0.75, .conv_efficiency = 0.55, .memory_efficiency = 0.85,
         .kernel_launch_overhead = LAUNCH,
-        REFINED(156 * TFLOPS, 0.75), .nics_per_host = 8, .nic_bandwidth = 25 * GBS,
+        REFINED(156 * TFLOPS, 0.75, 0.75), .nics_per_host = 8, .nic_bandwidth = 25 * GBS,
         .source = "NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB): 19.5 TFLOP/s FP32, "
                   "156 TF32 tensor dense, 312 TFLOP/s FP16 and BF16 tensor dense, 80 GB HBM2e "
                   "at 2039 GB/s, NVLink 600 GB/s (300 each way). DGX A100 host: 8 GPUs, one "
@@ -204,7 +217,8 @@ static const ApprofHardwareSpec builtins[] = {
         .inter_host_latency = LAT_IB,
         .gemm_efficiency = 0.7, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
         .kernel_launch_overhead = LAUNCH,
-        REFINED(494.7 * TFLOPS, 0.7), .peak_flops_fp8 = 1978.9 * TFLOPS, .nics_per_host = 8,
+        REFINED(494.7 * TFLOPS, 0.7, EFF_GEMM_HOPPER_F16), .gemm_store_overlap = 1.0,
+        .attention_efficiency = EFF_ATTENTION_HOPPER, .peak_flops_fp8 = 1978.9 * TFLOPS, .nics_per_host = 8,
         .nic_bandwidth = 50 * GBS,
         .source = "NVIDIA H100 datasheet and Hopper whitepaper (SXM5): 67 TFLOP/s FP32, 494.7 TF32 "
                   "and 1978.9 FP8 tensor dense, 989.4 TFLOP/s FP16 and BF16 tensor dense (1979 is with sparsity), 80 GB "
@@ -226,7 +240,8 @@ static const ApprofHardwareSpec builtins[] = {
         .inter_host_latency = LAT_IB,
         .gemm_efficiency = 0.7, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
         .kernel_launch_overhead = LAUNCH,
-        REFINED(494.7 * TFLOPS, 0.7), .peak_flops_fp8 = 1978.9 * TFLOPS, .nics_per_host = 8,
+        REFINED(494.7 * TFLOPS, 0.7, EFF_GEMM_HOPPER_F16), .gemm_store_overlap = 1.0,
+        .attention_efficiency = EFF_ATTENTION_HOPPER, .peak_flops_fp8 = 1978.9 * TFLOPS, .nics_per_host = 8,
         .nic_bandwidth = 50 * GBS,
         .source = "NVIDIA H200 datasheet (SXM): 67 TFLOP/s FP32, 494.7 TF32, 1978.9 FP8, 989.4 TFLOP/s FP16 and BF16 "
                   "tensor dense (1979 with sparsity), 141 GB HBM3e (the driver reports "
@@ -309,7 +324,7 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             hw->conv_bwd_data_factor, hw->conv_bwd_filter_factor, hw->host_overhead / US,
             (double)hw->nics_per_host, hw->nic_bandwidth / GBS, hw->bus_efficiency,
             hw->grad_overlap, hw->grad_bucket_bytes / (double)MIB, hw->gemm_store_overlap,
-            hw->tp_comm_overlap};
+            hw->tp_comm_overlap, hw->attention_efficiency};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
@@ -403,7 +418,8 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"nic_bandwidth", hw->nic_bandwidth}, {"bus_efficiency", hw->bus_efficiency},
             {"grad_overlap", hw->grad_overlap}, {"grad_bucket_bytes", hw->grad_bucket_bytes},
             {"gemm_store_overlap", hw->gemm_store_overlap},
-            {"tp_comm_overlap", hw->tp_comm_overlap}};
+            {"tp_comm_overlap", hw->tp_comm_overlap},
+            {"attention_efficiency", hw->attention_efficiency}};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i].v == 0.0)

@@ -529,8 +529,10 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
             for (int i = nk - 4; i < nk; i++)
                 ks[i].bytes = 0;
         }
-        for (int i = 0; i < nk; i++)
+        for (int i = 0; i < nk; i++) {
             ks[i].store_bytes = 0;
+            ks[i].attention = 1;
+        }
         break;
     }
     case APPROF_OP_SLICE: case APPROF_OP_SPLIT: {

@@ -162,6 +162,34 @@ static void test_gemm_store(void)
     CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), math));
 }
 
+/* A fused attention's GEMMs take the spec's attention_efficiency in place
+ * of the math class's GEMM efficiency; 0 leaves them at the GEMM's. */
+static void test_attention_efficiency(void)
+{
+    ApprofHardwareSpec hw;
+    ApprofKernel k;
+    spec(&hw);
+    hw.kernel_launch_overhead = 0;
+    memset(&k, 0, sizeof k);
+    k.kind = APPROF_K_GEMM;
+    k.dtype = APPROF_BF16;
+    k.batch = 16, k.m = 4096, k.n = 2048, k.k = 128;
+    k.flops = 2.0 * 16 * 4096 * 2048 * 128;
+    k.bytes = 1e6; /* compute bound */
+    k.attention = 1;
+    /* not given: the f16 class's GEMM efficiency (300e12 x 0.5) */
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), k.flops / 150e12));
+    hw.attention_efficiency = 0.4;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), k.flops / 120e12));
+    /* a plain GEMM keeps its own */
+    k.attention = 0;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), k.flops / 150e12));
+    /* a fused attention of an f32 model: the TF32 class's peak (150e12) */
+    k.attention = 1;
+    k.dtype = APPROF_F32;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), k.flops / 60e12));
+}
+
 static void test_fabric(void)
 {
     ApprofHardwareSpec hw;
@@ -331,7 +359,7 @@ static void test_spec_keys(void)
              "conv_bwd_data_factor = 0.9\nhost_overhead_us = 12\nnics_per_host = 8\n"
              "nic_bandwidth_gbs = 25\nbus_efficiency = 0.85\ngrad_overlap = 0.9\n"
              "grad_bucket_mib = 25\npeak_tflops_fp8 = 0\ngemm_store_overlap = 0.5\n"
-             "tp_comm_overlap = 0.75\n",
+             "tp_comm_overlap = 0.75\nattention_efficiency = 0.4\n",
              base_spec);
     CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(path, &a, err, sizeof err), APPROF_OK);
@@ -344,6 +372,7 @@ static void test_spec_keys(void)
     CU_ASSERT(REL(a.grad_bucket_bytes, 25.0 * 1048576));
     CU_ASSERT(REL(a.gemm_store_overlap, 0.5));
     CU_ASSERT(REL(a.tp_comm_overlap, 0.75));
+    CU_ASSERT(REL(a.attention_efficiency, 0.4));
     CU_ASSERT_EQUAL(approf_math_class(&a, APPROF_F32), APPROF_MATH_TF32);
     approf_hardware_fingerprint(&a, fp1, sizeof fp1);
     CU_ASSERT_STRING_NOT_EQUAL(fp0, fp1);
@@ -370,6 +399,7 @@ static void test_spec_keys(void)
     CU_ASSERT(REL(b.grad_bucket_bytes, a.grad_bucket_bytes));
     CU_ASSERT(REL(b.gemm_store_overlap, a.gemm_store_overlap));
     CU_ASSERT(REL(b.tp_comm_overlap, a.tp_comm_overlap));
+    CU_ASSERT(REL(b.attention_efficiency, a.attention_efficiency));
 
     /* out of range */
     snprintf(text, sizeof text, "%sallow_tf32 = 2\n", base_spec);
@@ -386,6 +416,11 @@ static void test_spec_keys(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
     CU_ASSERT_EQUAL(approf_hardware_load(path, &b, err, sizeof err), APPROF_EPARSE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "gemm_store_overlap"));
+    unlink(path);
+    snprintf(text, sizeof text, "%sattention_efficiency = -0.1\n", base_spec);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
+    CU_ASSERT_EQUAL(approf_hardware_load(path, &b, err, sizeof err), APPROF_EPARSE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "attention_efficiency"));
     unlink(path);
 }
 
@@ -459,6 +494,7 @@ int main(void)
     if (!s || !CU_add_test(s, "math_class", test_math_class) ||
         !CU_add_test(s, "rates", test_rates) || !CU_add_test(s, "kernel_time", test_kernel_time) ||
         !CU_add_test(s, "gemm_store", test_gemm_store) ||
+        !CU_add_test(s, "attention_efficiency", test_attention_efficiency) ||
         !CU_add_test(s, "fabric", test_fabric) ||
         !CU_add_test(s, "phase_overlap", test_phase_overlap) ||
         !CU_add_test(s, "grad_overlap", test_grad_overlap) ||

@@ -250,9 +250,13 @@ static void test_new_op_semantics(void)
             /* the scores stay on chip: no GEMM of the fused kernel stores C */
             CU_ASSERT_EQUAL(ks[0].store_bytes, 0);
             CU_ASSERT_EQUAL(ks[1].store_bytes, 0);
+            /* ... and every one is the fused attention's (attention_efficiency) */
+            CU_ASSERT(ks[0].attention == 1 && ks[1].attention == 1);
             CU_ASSERT_EQUAL(approf_op_kernels(g, (int)i, NULL, 1, ks, APPROF_MAX_KERNELS), 5);
-            for (int j = 0; j < 5; j++)
+            for (int j = 0; j < 5; j++) {
                 CU_ASSERT_EQUAL(ks[j].store_bytes, 0);
+                CU_ASSERT_EQUAL(ks[j].attention, 1);
+            }
             seen |= 1;
             break;
         case APPROF_OP_MOE_DISPATCH:
@@ -282,7 +286,10 @@ static void test_new_op_semantics(void)
             CU_ASSERT_EQUAL(ks[1].batch, 8);
             CU_ASSERT_EQUAL(ks[1].k, m * 2);
             CU_ASSERT_DOUBLE_EQUAL(ks[1].flops, 2.0 * 2 * 8 * m * n * k, 1);
-            /* a plain GEMM's epilogue stores its C: batch x m x n elements */
+            /* a plain GEMM's epilogue stores its C: batch x m x n elements;
+             * it is no attention kernel */
+            for (int j = 0; j < 2; j++)
+                CU_ASSERT_EQUAL(ks[j].attention, 0);
             for (int j = 0; j < 2; j++)
                 CU_ASSERT_DOUBLE_EQUAL(ks[j].store_bytes,
                                        (double)approf_dtype_size(g->tensors[op->outputs[0]].dtype) *
