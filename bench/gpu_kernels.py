@@ -9,6 +9,11 @@
 #   memory      op dtype rows cols bytes seconds gbs: copy, add, GELU,
 #               LayerNorm, softmax, dropout (bytes: the fewest each must
 #               move, each input read once and each output written once)
+#   reduction   op dtype shape pass bytes seconds gbs: LayerNorm, RMSNorm,
+#               softmax, bias gradient, batch norm (NCHW f32, NHWC bf16),
+#               max pool, global average pool, forward and backward, with
+#               the bytes approf counts (forward inputs + output, backward
+#               inputs + twice the output)
 #   attention   backend dtype heads seq head_dim causal pass seconds tflops:
 #               scaled_dot_product_attention on the cuDNN, flash and
 #               memory-efficient backends
@@ -496,15 +501,88 @@ def steady_section(f, budget):
     log("steady: done")
 
 
+def reduction_section(f, budget):
+    """The kernels approf's reduction class prices (norms, softmax, pooling,
+    bias gradients), forward and backward, in bf16 and f32, with the bytes
+    approf counts for them: forward inputs + output, backward inputs + twice
+    the output (norms and softmax: 2 and 3 passes of the tensor)."""
+    t0 = time.time()
+    f.write("op\tdtype\tshape\tpass\tbytes\tseconds\tgbs\n")
+    for dtype in ("bf16", "f32"):
+        t = torch.bfloat16 if dtype == "bf16" else torch.float32
+        el = 2 if dtype == "bf16" else 4
+        cases = []
+        for rows, cols in ((8192, 1024), (4096, 4096), (8192, 8192), (4096, 18432)):
+            cases.append(("layernorm", (rows, cols)))
+            cases.append(("rmsnorm", (rows, cols)))
+            cases.append(("softmax", (rows, cols)))
+            cases.append(("bias_grad", (rows, cols)))
+        for shp in ((256, 64, 112, 112), (256, 256, 56, 56), (256, 512, 28, 28), (256, 1024, 14, 14),
+                    (256, 2048, 7, 7)):
+            cases.append(("batchnorm", shp))
+        cases.append(("maxpool", (256, 64, 112, 112)))
+        cases.append(("avgpool_global", (256, 2048, 7, 7)))
+        for op, shp in cases:
+            if time.time() - t0 > budget:
+                log("reduction: budget spent")
+                return
+            try:
+                E = 1
+                for d in shp:
+                    E *= d
+                cl = torch.channels_last if len(shp) == 4 and dtype == "bf16" else torch.contiguous_format
+                x = torch.randn(*shp, device=dev, dtype=t).contiguous(memory_format=cl).requires_grad_(True)
+                if op == "layernorm":
+                    w = torch.randn(shp[-1], device=dev, dtype=t)
+                    fn = lambda: F.layer_norm(x, (shp[-1],), w, w)
+                    out_e = E
+                elif op == "rmsnorm":
+                    w = torch.randn(shp[-1], device=dev, dtype=t)
+                    fn = lambda: F.rms_norm(x, (shp[-1],), w)
+                    out_e = E
+                elif op == "softmax":
+                    fn = lambda: torch.softmax(x, dim=-1)
+                    out_e = E
+                elif op == "bias_grad":
+                    fn = lambda: x.sum(0)
+                    out_e = shp[-1]
+                elif op == "batchnorm":
+                    c = shp[1]
+                    w = torch.ones(c, device=dev, dtype=torch.float32)   # f32 parameters, as AMP keeps them
+                    rm = torch.zeros(c, device=dev, dtype=torch.float32)
+                    rv = torch.ones_like(rm)
+                    fn = lambda: F.batch_norm(x, rm, rv, w, w, training=True)
+                    out_e = E
+                elif op == "maxpool":
+                    fn = lambda: F.max_pool2d(x, 3, 2, 1)
+                    out_e = E // 4
+                else:
+                    fn = lambda: x.mean((2, 3))
+                    out_e = E // (shp[2] * shp[3])
+                fw = timeit(lambda: fn())
+                y = fn()
+                g = torch.randn_like(y)
+                bw = timeit(lambda: torch.autograd.grad(y, x, g, retain_graph=True))
+                for ps, sec, nb in (("fwd", fw, (E + out_e) * el), ("bwd", bw, (E + 2 * out_e) * el)):
+                    f.write("%s\t%s\t%s\t%s\t%d\t%.6e\t%.1f\n" % (op, dtype, "x".join(map(str, shp)), ps, nb, sec,
+                                                                 nb / sec / 1e9))
+                del x, y, g
+            except RuntimeError as ex:
+                log("reduction %s %s: %s" % (op, dtype, str(ex).splitlines()[0]))
+            torch.cuda.empty_cache()
+    f.flush()
+    log("reduction: %.0f s" % (time.time() - t0))
+
+
 def main():
     p = torch.cuda.get_device_properties(0)
     log("device: %s, %d SMs, %.1f GiB, torch %s, cuda %s, cudnn %s" % (
         p.name, p.multi_processor_count, p.total_memory / 2**30, torch.__version__,
         torch.version.cuda, torch.backends.cudnn.version()))
     torch.manual_seed(0)
-    budgets = {"gemm": float(os.environ.get("GK_GEMM_S", 150)), "memory": 30, "attention": 60, "layer": 90, "profile": 60, "gemm_paths": 90, "steady": 60}
-    only = os.environ.get("GK_SECTIONS", "memory,attention,layer,profile,gemm_paths,steady,gemm").split(",")
-    for sec, fn in (("memory", memory_section), ("attention", attention_section),
+    budgets = {"gemm": float(os.environ.get("GK_GEMM_S", 150)), "memory": 30, "attention": 60, "layer": 90, "profile": 60, "gemm_paths": 90, "steady": 60, "reduction": 60}
+    only = os.environ.get("GK_SECTIONS", "memory,reduction,attention,layer,profile,gemm_paths,steady,gemm").split(",")
+    for sec, fn in (("memory", memory_section), ("reduction", reduction_section), ("attention", attention_section),
                     ("layer", layer_section), ("profile", profile_section),
                     ("gemm_paths", gemm_paths_section), ("steady", steady_section), ("gemm", gemm_section)):
         if sec not in only:

@@ -126,6 +126,19 @@ def main():
         xs = [float(r["gbs"]) * 1e9 / HBM for r in mem if r["op"] == op and int(r["bytes"]) >= 64 << 20]
         print("  %-14s %s" % (op, summary(xs)))
 
+    print("\n== reduction kernels (the bytes approf counts / time / %.0f GB/s), 64 MiB or more" % (HBM / 1e9))
+    red = rows(os.path.join(d, "reduction.tsv"))
+    allv = []
+    for op in ("layernorm", "rmsnorm", "softmax", "batchnorm", "maxpool", "avgpool_global", "bias_grad"):
+        for dt in ("bf16", "f32"):
+            # the backward of a bias gradient (a sum) is a broadcast, not a reduction kernel
+            xs = [float(r["gbs"]) * 1e9 / HBM for r in red if r["op"] == op and r["dtype"] == dt
+                  and int(r["bytes"]) >= 64 << 20 and not (op == "bias_grad" and r["pass"] == "bwd")]
+            if xs:
+                allv += xs
+                print("  %-14s %-4s %s" % (op, dt, summary(xs)))
+    print("  all reductions      %s" % summary(allv))
+
     if not a.approf:
         return
     print("\n== one layer per device: analytic (%s, links free) against measured (cuDNN attention)" % a.hardware)

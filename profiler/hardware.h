@@ -80,6 +80,9 @@ typedef struct ApprofHardwareSpec {
     double attention_efficiency;   /* a fused attention's GEMMs (flash / cuDNN attention):
                                     * share of the math class's peak; 0: the class's GEMM
                                     * efficiency (schemas/hardware-spec.md "Fused attention") */
+    double reduction_efficiency;   /* reduction kernels (norms, softmax, pooling, losses,
+                                    * bias gradients): share of the memory bandwidth;
+                                    * 0: memory_efficiency */
     /* Measured collective curves to use instead of the alpha-beta model
      * where they cover a collective (borrowed, NULL: none). Not part of the
      * spec's fingerprint: the sweep records them in its options. */

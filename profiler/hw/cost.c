@@ -214,8 +214,17 @@ double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k
             t = compute_t > mem_t ? compute_t : mem_t;
         t += hw->kernel_launch_overhead;
         break;
+    case APPROF_K_REDUCTION:
+        /* norms, softmax, pooling, losses, bias gradients: block-wide
+         * reductions between their loads and stores reach a lower share of
+         * the bandwidth than a streaming kernel (schemas/hardware-spec.md,
+         * "Reductions") */
+        if (hw->reduction_efficiency > 0 && k->bytes > 0)
+            mem_t = k->bytes / (hw->memory_bandwidth * hw->reduction_efficiency);
+        t = mem_t + hw->kernel_launch_overhead;
+        break;
     default:
-        /* elementwise, reduction, gather, copy: memory bound */
+        /* elementwise, gather, copy: memory bound */
         t = mem_t + hw->kernel_launch_overhead;
         break;
     }

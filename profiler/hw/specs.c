@@ -69,9 +69,14 @@
  *   that state), so 0.77 and gemm_store_overlap 1 (CUTLASS's ping-pong
  *   kernels overlap the epilogue); cuDNN's fused attention (the kernel
  *   Transformer Engine runs on Hopper) 0.36-0.45 forward + backward (0.38
- *   settled), so attention_efficiency 0.4. TF32 and FP8 keep 0.7 (not
- *   measured in a layer). Other cards have no kernel-level attention
- *   figure: their fused attention is priced at the GEMM efficiency.
+ *   settled), so attention_efficiency 0.4; the reduction kernels (LayerNorm,
+ *   RMSNorm, softmax, batch norm, pooling, bias gradients; bf16 and f32)
+ *   0.47 of the HBM bandwidth in the median of 73 timings over 64 MiB or
+ *   more, where copies and elementwise kernels reach 0.82-0.89, so
+ *   reduction_efficiency 0.47. TF32 and FP8 keep 0.7 (not measured in a
+ *   layer). Other cards have no kernel-level attention or reduction
+ *   figure: they price fused attention at the GEMM efficiency and
+ *   reductions at memory_efficiency.
  * - Gradient synchronisation overlapped with the backward, 25 MiB buckets:
  *   PyTorch DDP (bucket_cap_mb = 25 by default) and Megatron
  *   (--overlap-grad-reduce) reduce buckets as the backward produces them.
@@ -85,6 +90,7 @@
 #define GRAD_BUCKET (25.0 * (double)MIB)
 #define EFF_GEMM_HOPPER_F16 0.77
 #define EFF_ATTENTION_HOPPER 0.4
+#define EFF_REDUCTION_HOPPER 0.47
 /* gemm_tf32 also serves FP8 (recorded only: no FP8 dtype yet) */
 #define REFINED(tf32, gemm_tf32, gemm_f16)                                                  \
     .allow_tf32 = 1, .peak_flops_tf32 = (tf32),                                              \
@@ -218,7 +224,8 @@ static const ApprofHardwareSpec builtins[] = {
         .gemm_efficiency = 0.7, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
         .kernel_launch_overhead = LAUNCH,
         REFINED(494.7 * TFLOPS, 0.7, EFF_GEMM_HOPPER_F16), .gemm_store_overlap = 1.0,
-        .attention_efficiency = EFF_ATTENTION_HOPPER, .peak_flops_fp8 = 1978.9 * TFLOPS, .nics_per_host = 8,
+        .attention_efficiency = EFF_ATTENTION_HOPPER, .reduction_efficiency = EFF_REDUCTION_HOPPER,
+        .peak_flops_fp8 = 1978.9 * TFLOPS, .nics_per_host = 8,
         .nic_bandwidth = 50 * GBS,
         .source = "NVIDIA H100 datasheet and Hopper whitepaper (SXM5): 67 TFLOP/s FP32, 494.7 TF32 "
                   "and 1978.9 FP8 tensor dense, 989.4 TFLOP/s FP16 and BF16 tensor dense (1979 is with sparsity), 80 GB "
@@ -241,7 +248,8 @@ static const ApprofHardwareSpec builtins[] = {
         .gemm_efficiency = 0.7, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
         .kernel_launch_overhead = LAUNCH,
         REFINED(494.7 * TFLOPS, 0.7, EFF_GEMM_HOPPER_F16), .gemm_store_overlap = 1.0,
-        .attention_efficiency = EFF_ATTENTION_HOPPER, .peak_flops_fp8 = 1978.9 * TFLOPS, .nics_per_host = 8,
+        .attention_efficiency = EFF_ATTENTION_HOPPER, .reduction_efficiency = EFF_REDUCTION_HOPPER,
+        .peak_flops_fp8 = 1978.9 * TFLOPS, .nics_per_host = 8,
         .nic_bandwidth = 50 * GBS,
         .source = "NVIDIA H200 datasheet (SXM): 67 TFLOP/s FP32, 494.7 TF32, 1978.9 FP8, 989.4 TFLOP/s FP16 and BF16 "
                   "tensor dense (1979 with sparsity), 141 GB HBM3e (the driver reports "
@@ -324,7 +332,7 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             hw->conv_bwd_data_factor, hw->conv_bwd_filter_factor, hw->host_overhead / US,
             (double)hw->nics_per_host, hw->nic_bandwidth / GBS, hw->bus_efficiency,
             hw->grad_overlap, hw->grad_bucket_bytes / (double)MIB, hw->gemm_store_overlap,
-            hw->tp_comm_overlap, hw->attention_efficiency};
+            hw->tp_comm_overlap, hw->attention_efficiency, hw->reduction_efficiency};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
@@ -419,7 +427,8 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"grad_overlap", hw->grad_overlap}, {"grad_bucket_bytes", hw->grad_bucket_bytes},
             {"gemm_store_overlap", hw->gemm_store_overlap},
             {"tp_comm_overlap", hw->tp_comm_overlap},
-            {"attention_efficiency", hw->attention_efficiency}};
+            {"attention_efficiency", hw->attention_efficiency},
+            {"reduction_efficiency", hw->reduction_efficiency}};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i].v == 0.0)

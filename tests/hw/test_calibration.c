@@ -190,6 +190,29 @@ static void test_attention_efficiency(void)
     CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), k.flops / 60e12));
 }
 
+/* Reduction kernels take reduction_efficiency of the bandwidth when it is
+ * given; streaming kernels keep memory_efficiency. */
+static void test_reduction_efficiency(void)
+{
+    ApprofHardwareSpec hw;
+    ApprofKernel k;
+    spec(&hw);
+    hw.kernel_launch_overhead = 0;
+    memset(&k, 0, sizeof k);
+    k.kind = APPROF_K_REDUCTION;
+    k.dtype = APPROF_BF16;
+    k.elements = 1 << 20;
+    k.flops = 5.0 * (1 << 20);
+    k.bytes = 4e6;
+    /* not given: memory_efficiency (2000e9 x 0.5) */
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), 4e6 / 1000e9));
+    hw.reduction_efficiency = 0.25;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), 4e6 / 500e9));
+    /* an elementwise kernel keeps the streaming figure */
+    k.kind = APPROF_K_ELEMENTWISE;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), 4e6 / 1000e9));
+}
+
 static void test_fabric(void)
 {
     ApprofHardwareSpec hw;
@@ -359,7 +382,7 @@ static void test_spec_keys(void)
              "conv_bwd_data_factor = 0.9\nhost_overhead_us = 12\nnics_per_host = 8\n"
              "nic_bandwidth_gbs = 25\nbus_efficiency = 0.85\ngrad_overlap = 0.9\n"
              "grad_bucket_mib = 25\npeak_tflops_fp8 = 0\ngemm_store_overlap = 0.5\n"
-             "tp_comm_overlap = 0.75\nattention_efficiency = 0.4\n",
+             "tp_comm_overlap = 0.75\nattention_efficiency = 0.4\nreduction_efficiency = 0.48\n",
              base_spec);
     CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(path, &a, err, sizeof err), APPROF_OK);
@@ -373,6 +396,7 @@ static void test_spec_keys(void)
     CU_ASSERT(REL(a.gemm_store_overlap, 0.5));
     CU_ASSERT(REL(a.tp_comm_overlap, 0.75));
     CU_ASSERT(REL(a.attention_efficiency, 0.4));
+    CU_ASSERT(REL(a.reduction_efficiency, 0.48));
     CU_ASSERT_EQUAL(approf_math_class(&a, APPROF_F32), APPROF_MATH_TF32);
     approf_hardware_fingerprint(&a, fp1, sizeof fp1);
     CU_ASSERT_STRING_NOT_EQUAL(fp0, fp1);
@@ -400,6 +424,7 @@ static void test_spec_keys(void)
     CU_ASSERT(REL(b.gemm_store_overlap, a.gemm_store_overlap));
     CU_ASSERT(REL(b.tp_comm_overlap, a.tp_comm_overlap));
     CU_ASSERT(REL(b.attention_efficiency, a.attention_efficiency));
+    CU_ASSERT(REL(b.reduction_efficiency, a.reduction_efficiency));
 
     /* out of range */
     snprintf(text, sizeof text, "%sallow_tf32 = 2\n", base_spec);
@@ -421,6 +446,11 @@ static void test_spec_keys(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
     CU_ASSERT_EQUAL(approf_hardware_load(path, &b, err, sizeof err), APPROF_EPARSE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "attention_efficiency"));
+    unlink(path);
+    snprintf(text, sizeof text, "%sreduction_efficiency = 2\n", base_spec);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
+    CU_ASSERT_EQUAL(approf_hardware_load(path, &b, err, sizeof err), APPROF_EPARSE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "reduction_efficiency"));
     unlink(path);
 }
 
@@ -495,6 +525,7 @@ int main(void)
         !CU_add_test(s, "rates", test_rates) || !CU_add_test(s, "kernel_time", test_kernel_time) ||
         !CU_add_test(s, "gemm_store", test_gemm_store) ||
         !CU_add_test(s, "attention_efficiency", test_attention_efficiency) ||
+        !CU_add_test(s, "reduction_efficiency", test_reduction_efficiency) ||
         !CU_add_test(s, "fabric", test_fabric) ||
         !CU_add_test(s, "phase_overlap", test_phase_overlap) ||
         !CU_add_test(s, "grad_overlap", test_grad_overlap) ||
