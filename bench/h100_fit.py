@@ -97,6 +97,7 @@ def main():
         xs = [float(r["tflops"]) * 1e12 / PEAK_BF16 for r in gp if r["path"] == path and int(r["N"]) % 8 == 0]
         print("  %-20s bf16 %s" % (path, summary(xs)))
     grid = rows(os.path.join(d, "gemm.tsv"))
+    ratios = []
     for dt, peak in (("bf16", PEAK_BF16), ("f16", PEAK_BF16), ("tf32", PEAK_TF32)):
         ok = [float(r["tflops"]) * 1e12 / peak for r in grid if r["dtype"] == dt and
               min(int(r["M"]), int(r["N"])) >= 2048 and all(int(r[k]) % 8 == 0 for k in "MNK")]
@@ -105,6 +106,8 @@ def main():
         if ok:
             print("  grid %-5s M, N >= 2048: %s%s" % (dt, summary(ok), "; a dimension not a multiple of 8: "
                                                       + summary(bad) if bad else ""))
+            ratios += [b / st.median(ok) for b in bad]
+    print("  misaligned / the dtype's aligned median (gemm_unaligned_factor): %s" % summary(ratios))
     f32 = [float(r["tflops"]) * 1e12 / 67e12 for r in grid if r["dtype"] == "f32"]
     print("  f32 (CUDA cores, 67 TFLOP/s): %s" % summary(f32))
 

@@ -80,6 +80,9 @@ typedef struct ApprofHardwareSpec {
     double attention_efficiency;   /* a fused attention's GEMMs (flash / cuDNN attention):
                                     * share of the math class's peak; 0: the class's GEMM
                                     * efficiency (schemas/hardware-spec.md "Fused attention") */
+    double gemm_unaligned_factor;  /* a tensor-core GEMM with a dimension that is not a
+                                    * multiple of 16 bytes runs at this share of its
+                                    * efficiency; 0: no penalty (hw/cost.c) */
     double reduction_efficiency;   /* reduction kernels (norms, softmax, pooling, losses,
                                     * bias gradients): share of the memory bandwidth;
                                     * 0: memory_efficiency */

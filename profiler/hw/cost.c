@@ -186,6 +186,24 @@ static double gemm_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k, 
     return (compute_t > load_t ? compute_t : load_t) + store_t - hidden;
 }
 
+/* A tensor-core GEMM whose M, N or K is not a multiple of 16 bytes cannot
+ * use the kernels that load its operands 16 bytes at a time (NVIDIA,
+ * "Matrix Multiplication Background User's Guide", "Tensor Core
+ * Requirements"): 1 when the spec prices that (gemm_unaligned_factor > 0)
+ * and this GEMM is one. */
+static int gemm_unaligned(const ApprofHardwareSpec *hw, const ApprofKernel *k)
+{
+    ApprofMathClass mc;
+    int64_t a;
+    if (!(hw->gemm_unaligned_factor > 0))
+        return 0;
+    mc = approf_math_class(hw, k->dtype);
+    if (mc != APPROF_MATH_F16 && mc != APPROF_MATH_TF32)
+        return 0;
+    a = mc == APPROF_MATH_TF32 ? 4 : 8; /* elements in 16 bytes: f32, f16/bf16 */
+    return (k->m > 0 && k->m % a) || (k->n > 0 && k->n % a) || (k->k > 0 && k->k % a);
+}
+
 double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k)
 {
     double mem_rate, mem_t, eff, peak, compute_t, t;
@@ -206,6 +224,8 @@ double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k
          * (schemas/hardware-spec.md, "Fused attention"). */
         if (k->kind == APPROF_K_GEMM && k->attention && hw->attention_efficiency > 0)
             eff = hw->attention_efficiency;
+        else if (k->kind == APPROF_K_GEMM && !k->attention && gemm_unaligned(hw, k))
+            eff *= hw->gemm_unaligned_factor;
         peak *= eff;
         compute_t = k->flops > 0 ? (peak > 0 ? k->flops / peak : INFINITY) : 0.0;
         if (k->kind == APPROF_K_GEMM)

@@ -73,10 +73,13 @@
  *   RMSNorm, softmax, batch norm, pooling, bias gradients; bf16 and f32)
  *   0.47 of the HBM bandwidth in the median of 73 timings over 64 MiB or
  *   more, where copies and elementwise kernels reach 0.82-0.89, so
- *   reduction_efficiency 0.47. TF32 and FP8 keep 0.7 (not measured in a
+ *   reduction_efficiency 0.47; GEMMs with a dimension that is not a
+ *   multiple of 16 bytes (vocabulary 30522 or 50257) ran at 0.13-0.41 of
+ *   the rate of aligned ones, median 0.33 over 21 timings, so
+ *   gemm_unaligned_factor 0.33. TF32 and FP8 keep 0.7 (not measured in a
  *   layer). Other cards have no kernel-level attention or reduction
- *   figure: they price fused attention at the GEMM efficiency and
- *   reductions at memory_efficiency.
+ *   figure: they price fused attention at the GEMM efficiency,
+ *   reductions at memory_efficiency and misaligned GEMMs like the others.
  * - Gradient synchronisation overlapped with the backward, 25 MiB buckets:
  *   PyTorch DDP (bucket_cap_mb = 25 by default) and Megatron
  *   (--overlap-grad-reduce) reduce buckets as the backward produces them.
@@ -91,6 +94,7 @@
 #define EFF_GEMM_HOPPER_F16 0.77
 #define EFF_ATTENTION_HOPPER 0.4
 #define EFF_REDUCTION_HOPPER 0.47
+#define UNALIGNED_HOPPER 0.33
 /* gemm_tf32 also serves FP8 (recorded only: no FP8 dtype yet) */
 #define REFINED(tf32, gemm_tf32, gemm_f16)                                                  \
     .allow_tf32 = 1, .peak_flops_tf32 = (tf32),                                              \
@@ -225,7 +229,7 @@ static const ApprofHardwareSpec builtins[] = {
         .kernel_launch_overhead = LAUNCH,
         REFINED(494.7 * TFLOPS, 0.7, EFF_GEMM_HOPPER_F16), .gemm_store_overlap = 1.0,
         .attention_efficiency = EFF_ATTENTION_HOPPER, .reduction_efficiency = EFF_REDUCTION_HOPPER,
-        .peak_flops_fp8 = 1978.9 * TFLOPS, .nics_per_host = 8,
+        .gemm_unaligned_factor = UNALIGNED_HOPPER, .peak_flops_fp8 = 1978.9 * TFLOPS, .nics_per_host = 8,
         .nic_bandwidth = 50 * GBS,
         .source = "NVIDIA H100 datasheet and Hopper whitepaper (SXM5): 67 TFLOP/s FP32, 494.7 TF32 "
                   "and 1978.9 FP8 tensor dense, 989.4 TFLOP/s FP16 and BF16 tensor dense (1979 is with sparsity), 80 GB "
@@ -249,7 +253,7 @@ static const ApprofHardwareSpec builtins[] = {
         .kernel_launch_overhead = LAUNCH,
         REFINED(494.7 * TFLOPS, 0.7, EFF_GEMM_HOPPER_F16), .gemm_store_overlap = 1.0,
         .attention_efficiency = EFF_ATTENTION_HOPPER, .reduction_efficiency = EFF_REDUCTION_HOPPER,
-        .peak_flops_fp8 = 1978.9 * TFLOPS, .nics_per_host = 8,
+        .gemm_unaligned_factor = UNALIGNED_HOPPER, .peak_flops_fp8 = 1978.9 * TFLOPS, .nics_per_host = 8,
         .nic_bandwidth = 50 * GBS,
         .source = "NVIDIA H200 datasheet (SXM): 67 TFLOP/s FP32, 494.7 TF32, 1978.9 FP8, 989.4 TFLOP/s FP16 and BF16 "
                   "tensor dense (1979 with sparsity), 141 GB HBM3e (the driver reports "
@@ -332,7 +336,8 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             hw->conv_bwd_data_factor, hw->conv_bwd_filter_factor, hw->host_overhead / US,
             (double)hw->nics_per_host, hw->nic_bandwidth / GBS, hw->bus_efficiency,
             hw->grad_overlap, hw->grad_bucket_bytes / (double)MIB, hw->gemm_store_overlap,
-            hw->tp_comm_overlap, hw->attention_efficiency, hw->reduction_efficiency};
+            hw->tp_comm_overlap, hw->attention_efficiency, hw->reduction_efficiency,
+            hw->gemm_unaligned_factor};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
@@ -428,7 +433,8 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"gemm_store_overlap", hw->gemm_store_overlap},
             {"tp_comm_overlap", hw->tp_comm_overlap},
             {"attention_efficiency", hw->attention_efficiency},
-            {"reduction_efficiency", hw->reduction_efficiency}};
+            {"reduction_efficiency", hw->reduction_efficiency},
+            {"gemm_unaligned_factor", hw->gemm_unaligned_factor}};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i].v == 0.0)

@@ -213,6 +213,48 @@ static void test_reduction_efficiency(void)
     CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), 4e6 / 1000e9));
 }
 
+/* A tensor-core GEMM with M, N or K not a multiple of 16 bytes runs at
+ * gemm_unaligned_factor of its efficiency; aligned GEMMs, CUDA-core GEMMs
+ * and a fused attention's GEMMs keep theirs. */
+static void test_gemm_unaligned(void)
+{
+    ApprofHardwareSpec hw;
+    ApprofKernel k;
+    double t;
+    spec(&hw);
+    hw.kernel_launch_overhead = 0;
+    memset(&k, 0, sizeof k);
+    k.kind = APPROF_K_GEMM;
+    k.dtype = APPROF_BF16;
+    k.batch = 1, k.m = 8192, k.n = 50257, k.k = 1024;
+    k.flops = 2.0 * 8192 * 50257 * 1024;
+    k.bytes = 1e6; /* compute bound */
+    t = k.flops / 150e12; /* 300e12 x 0.5 */
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), t)); /* not given: no penalty */
+    hw.gemm_unaligned_factor = 0.25;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), t / 0.25));
+    k.n = 50264; /* a multiple of 8 elements */
+    k.flops = 2.0 * 8192 * 50264 * 1024;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), k.flops / 150e12));
+    k.k = 1020; /* K counts too */
+    k.flops = 2.0 * 8192 * 50264 * 1020;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), k.flops / 150e12 / 0.25));
+    /* TF32: 16 bytes are 4 elements, so 1020 is aligned */
+    k.dtype = APPROF_F32;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), k.flops / 75e12));
+    k.k = 1022;
+    k.flops = 2.0 * 8192 * 50264 * 1022;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), k.flops / 75e12 / 0.25));
+    /* strict FP32 on CUDA cores: no tensor-core alignment */
+    hw.allow_tf32 = 0;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), k.flops / 10e12));
+    hw.allow_tf32 = 1;
+    /* a fused attention's GEMM is priced by attention_efficiency alone */
+    k.attention = 1;
+    k.dtype = APPROF_BF16;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), k.flops / 150e12));
+}
+
 static void test_fabric(void)
 {
     ApprofHardwareSpec hw;
@@ -382,7 +424,8 @@ static void test_spec_keys(void)
              "conv_bwd_data_factor = 0.9\nhost_overhead_us = 12\nnics_per_host = 8\n"
              "nic_bandwidth_gbs = 25\nbus_efficiency = 0.85\ngrad_overlap = 0.9\n"
              "grad_bucket_mib = 25\npeak_tflops_fp8 = 0\ngemm_store_overlap = 0.5\n"
-             "tp_comm_overlap = 0.75\nattention_efficiency = 0.4\nreduction_efficiency = 0.48\n",
+             "tp_comm_overlap = 0.75\nattention_efficiency = 0.4\nreduction_efficiency = 0.48\n"
+             "gemm_unaligned_factor = 0.33\n",
              base_spec);
     CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(path, &a, err, sizeof err), APPROF_OK);
@@ -397,6 +440,7 @@ static void test_spec_keys(void)
     CU_ASSERT(REL(a.tp_comm_overlap, 0.75));
     CU_ASSERT(REL(a.attention_efficiency, 0.4));
     CU_ASSERT(REL(a.reduction_efficiency, 0.48));
+    CU_ASSERT(REL(a.gemm_unaligned_factor, 0.33));
     CU_ASSERT_EQUAL(approf_math_class(&a, APPROF_F32), APPROF_MATH_TF32);
     approf_hardware_fingerprint(&a, fp1, sizeof fp1);
     CU_ASSERT_STRING_NOT_EQUAL(fp0, fp1);
@@ -425,6 +469,7 @@ static void test_spec_keys(void)
     CU_ASSERT(REL(b.tp_comm_overlap, a.tp_comm_overlap));
     CU_ASSERT(REL(b.attention_efficiency, a.attention_efficiency));
     CU_ASSERT(REL(b.reduction_efficiency, a.reduction_efficiency));
+    CU_ASSERT(REL(b.gemm_unaligned_factor, a.gemm_unaligned_factor));
 
     /* out of range */
     snprintf(text, sizeof text, "%sallow_tf32 = 2\n", base_spec);
@@ -451,6 +496,11 @@ static void test_spec_keys(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
     CU_ASSERT_EQUAL(approf_hardware_load(path, &b, err, sizeof err), APPROF_EPARSE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "reduction_efficiency"));
+    unlink(path);
+    snprintf(text, sizeof text, "%sgemm_unaligned_factor = 1.5\n", base_spec);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
+    CU_ASSERT_EQUAL(approf_hardware_load(path, &b, err, sizeof err), APPROF_EPARSE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "gemm_unaligned_factor"));
     unlink(path);
 }
 
@@ -526,6 +576,7 @@ int main(void)
         !CU_add_test(s, "gemm_store", test_gemm_store) ||
         !CU_add_test(s, "attention_efficiency", test_attention_efficiency) ||
         !CU_add_test(s, "reduction_efficiency", test_reduction_efficiency) ||
+        !CU_add_test(s, "gemm_unaligned", test_gemm_unaligned) ||
         !CU_add_test(s, "fabric", test_fabric) ||
         !CU_add_test(s, "phase_overlap", test_phase_overlap) ||
         !CU_add_test(s, "grad_overlap", test_grad_overlap) ||
