@@ -14,6 +14,9 @@
 #               max pool, global average pool, forward and backward, with
 #               the bytes approf counts (forward inputs + output, backward
 #               inputs + twice the output)
+#   loss        impl tokens vocab pass seconds logit_bytes: the GPT loss
+#               over one micro-batch's logits, Megatron-Core's f32
+#               cross-entropy and PyTorch's on the bf16 logits
 #   attention   backend dtype heads seq head_dim causal pass seconds tflops:
 #               scaled_dot_product_attention on the cuDNN, flash and
 #               memory-efficient backends
@@ -574,15 +577,70 @@ def reduction_section(f, budget):
     log("reduction: %.0f s" % (time.time() - t0))
 
 
+class _MegatronCE(torch.autograd.Function):
+    """Megatron-Core's unfused vocab_parallel_cross_entropy on one rank
+    (megatron/core/tensor_parallel/cross_entropy.py at f2e5db402c): an f32
+    copy of the logits, max, in-place subtraction, exp, sum, division (the
+    softmax kept for the backward), then grad = softmax - onehot times the
+    output gradient, cast back by autograd."""
+    @staticmethod
+    def forward(ctx, logits, target):
+        x = logits.float()
+        mx = torch.max(x, dim=-1)[0]
+        x -= mx.unsqueeze(-1)
+        pred = x.gather(-1, target.unsqueeze(-1)).squeeze(-1)
+        torch.exp(x, out=x)
+        s = x.sum(dim=-1)
+        loss = torch.log(s) - pred
+        x.div_(s.unsqueeze(-1))
+        ctx.sm, ctx.target = x, target   # no version check: the backward updates it in place
+        return loss
+
+    @staticmethod
+    def backward(ctx, g):
+        sm, target = ctx.sm, ctx.target
+        grad = sm           # in place on the saved softmax, as Megatron does
+        grad.scatter_add_(-1, target.unsqueeze(-1), -torch.ones_like(target, dtype=grad.dtype).unsqueeze(-1))
+        grad.mul_(g.unsqueeze(-1))
+        return grad, None
+
+
+def loss_section(f, budget):
+    """The GPT loss over the logits of one micro-batch: Megatron's f32
+    cross-entropy and PyTorch's F.cross_entropy on the 16-bit logits,
+    forward and backward (the backward includes the cast back to bf16)."""
+    t0 = time.time()
+    f.write("impl\ttokens\tvocab\tpass\tseconds\tlogit_bytes\n")
+    for T, V in ((4096, 131072), (4096, 65536), (4096, 32768), (2048, 51200)):
+        if time.time() - t0 > budget:
+            break
+        logits = torch.randn(T, V, device=dev, dtype=torch.bfloat16, requires_grad=True)
+        target = torch.randint(0, V, (T,), device=dev)
+        g = torch.randn(T, device=dev)
+        for impl, fn in (("megatron_f32", lambda: _MegatronCE.apply(logits, target)),
+                         ("torch_bf16", lambda: F.cross_entropy(logits, target, reduction="none"))):
+            fw = timeit(fn)
+            y = fn()
+            fb = timeit(lambda: torch.autograd.grad(y, logits, g.to(y.dtype), retain_graph=True))
+            f.write("%s\t%d\t%d\tfwd\t%.6e\t%d\n%s\t%d\t%d\tbwd\t%.6e\t%d\n" % (impl, T, V, fw, T * V * 2, impl, T, V,
+                                                                                fb, T * V * 2))
+            del y
+        del logits, target, g
+        torch.cuda.empty_cache()
+    f.flush()
+    log("loss: %.0f s" % (time.time() - t0))
+
+
 def main():
     p = torch.cuda.get_device_properties(0)
     log("device: %s, %d SMs, %.1f GiB, torch %s, cuda %s, cudnn %s" % (
         p.name, p.multi_processor_count, p.total_memory / 2**30, torch.__version__,
         torch.version.cuda, torch.backends.cudnn.version()))
     torch.manual_seed(0)
-    budgets = {"gemm": float(os.environ.get("GK_GEMM_S", 150)), "memory": 30, "attention": 60, "layer": 90, "profile": 60, "gemm_paths": 90, "steady": 60, "reduction": 60}
-    only = os.environ.get("GK_SECTIONS", "memory,reduction,attention,layer,profile,gemm_paths,steady,gemm").split(",")
-    for sec, fn in (("memory", memory_section), ("reduction", reduction_section), ("attention", attention_section),
+    budgets = {"gemm": float(os.environ.get("GK_GEMM_S", 150)), "memory": 30, "attention": 60, "layer": 90, "profile": 60, "gemm_paths": 90, "steady": 60, "reduction": 60, "loss": 40}
+    only = os.environ.get("GK_SECTIONS", "memory,reduction,loss,attention,layer,profile,gemm_paths,steady,gemm").split(",")
+    for sec, fn in (("memory", memory_section), ("reduction", reduction_section), ("loss", loss_section),
+                    ("attention", attention_section),
                     ("layer", layer_section), ("profile", profile_section),
                     ("gemm_paths", gemm_paths_section), ("steady", steady_section), ("gemm", gemm_section)):
         if sec not in only:

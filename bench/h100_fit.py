@@ -142,6 +142,16 @@ def main():
                 print("  %-14s %-4s %s" % (op, dt, summary(xs)))
     print("  all reductions      %s" % summary(allv))
 
+    print("\n== the GPT loss over one micro-batch's logits, forward + backward")
+    loss = rows(os.path.join(d, "loss.tsv"))
+    for T, V in sorted(set((int(r["tokens"]), int(r["vocab"])) for r in loss), reverse=True):
+        t = {}
+        for r in loss:
+            if int(r["tokens"]) == T and int(r["vocab"]) == V:
+                t[r["impl"]] = t.get(r["impl"], 0.0) + float(r["seconds"])
+        print("  %5d tokens x %6d: Megatron's f32 cross-entropy %.2f ms, PyTorch's on bf16 logits %.2f ms" % (
+            T, V, t["megatron_f32"] * 1e3, t["torch_bf16"] * 1e3))
+
     if not a.approf:
         return
     print("\n== one layer per device: analytic (%s, links free) against measured (cuDNN attention)" % a.hardware)
