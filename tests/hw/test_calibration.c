@@ -162,20 +162,28 @@ static void test_gemm_store(void)
     CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), math));
 }
 
+/* A compute-bound GEMM kernel batch x (m x k) @ (k x n) on the test spec,
+ * without launch overhead. */
+static void compute_gemm(ApprofHardwareSpec *hw, ApprofKernel *k, ApprofDtype dt, int64_t batch,
+                         int64_t m, int64_t n, int64_t kk)
+{
+    spec(hw);
+    hw->kernel_launch_overhead = 0;
+    memset(k, 0, sizeof *k);
+    k->kind = APPROF_K_GEMM;
+    k->dtype = dt;
+    k->batch = batch, k->m = m, k->n = n, k->k = kk;
+    k->flops = 2.0 * (double)batch * (double)m * (double)n * (double)kk;
+    k->bytes = 1e6;
+}
+
 /* A fused attention's GEMMs take the spec's attention_efficiency in place
  * of the math class's GEMM efficiency; 0 leaves them at the GEMM's. */
 static void test_attention_efficiency(void)
 {
     ApprofHardwareSpec hw;
     ApprofKernel k;
-    spec(&hw);
-    hw.kernel_launch_overhead = 0;
-    memset(&k, 0, sizeof k);
-    k.kind = APPROF_K_GEMM;
-    k.dtype = APPROF_BF16;
-    k.batch = 16, k.m = 4096, k.n = 2048, k.k = 128;
-    k.flops = 2.0 * 16 * 4096 * 2048 * 128;
-    k.bytes = 1e6; /* compute bound */
+    compute_gemm(&hw, &k, APPROF_BF16, 16, 4096, 2048, 128);
     k.attention = 1;
     /* not given: the f16 class's GEMM efficiency (300e12 x 0.5) */
     CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), k.flops / 150e12));
@@ -221,14 +229,7 @@ static void test_gemm_unaligned(void)
     ApprofHardwareSpec hw;
     ApprofKernel k;
     double t;
-    spec(&hw);
-    hw.kernel_launch_overhead = 0;
-    memset(&k, 0, sizeof k);
-    k.kind = APPROF_K_GEMM;
-    k.dtype = APPROF_BF16;
-    k.batch = 1, k.m = 8192, k.n = 50257, k.k = 1024;
-    k.flops = 2.0 * 8192 * 50257 * 1024;
-    k.bytes = 1e6; /* compute bound */
+    compute_gemm(&hw, &k, APPROF_BF16, 1, 8192, 50257, 1024);
     t = k.flops / 150e12; /* 300e12 x 0.5 */
     CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), t)); /* not given: no penalty */
     hw.gemm_unaligned_factor = 0.25;
