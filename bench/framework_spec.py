@@ -11,13 +11,17 @@ Columns of the case lists:
              the built-in spec)
   tp_comm    serial (the built-in specs) or overlapped (tensor-parallel
              collectives pipelined with the GEMMs: tp_comm_overlap = 1)
+  grad_dtype - (gradients reduced in the model's dtype: the built-in
+             specs) or f32 (reduced in f32 whatever the model's dtype:
+             grad_reduce_bytes = 4)
 """
 import os
 import subprocess
 import sys
 
 COLUMNS = {"grad_sync": ("overlapped", "after-backward", "-"),
-           "tp_comm": ("serial", "overlapped")}
+           "tp_comm": ("serial", "overlapped"),
+           "grad_dtype": ("-", "f32")}
 
 
 def check(prog, path, cases, defaults):
@@ -40,6 +44,8 @@ def overrides(c):
         out["grad_overlap"] = "0"
     if c.get("tp_comm", "serial") == "overlapped":
         out["tp_comm_overlap"] = "1"
+    if c.get("grad_dtype", "-") == "f32":
+        out["grad_reduce_bytes"] = "4"
     return out
 
 

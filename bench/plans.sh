@@ -21,7 +21,9 @@
 # case on a copy of its spec with grad_overlap = 0, "overlapped" and "-" on
 # the built-in (gradient buckets reduced under the backward); tp_comm
 # "overlapped" (tensor-parallel collectives pipelined with the GEMMs) on a
-# copy with tp_comm_overlap = 1, "serial" on the built-in.
+# copy with tp_comm_overlap = 1, "serial" on the built-in; grad_dtype "f32"
+# (gradients reduced in f32 whatever the model's dtype) on a copy with
+# grad_reduce_bytes = 4, "-" on the built-in.
 # PLANS_SWEEP_OPTS="..." adds options to every approf sweep.
 # Printed, never asserted.  See docs/plans.md.
 set -u
@@ -132,11 +134,12 @@ def apsolve(db, args):
     auto = next((p for p in ps if p.get("kind") == "auto"), None)
     return rc, d3, auto, err
 
-# How the measured framework ran its communication (columns grad_sync and
-# tp_comm, bench/framework_spec.py).
+# How the measured framework ran its communication (columns grad_sync,
+# tp_comm and grad_dtype, bench/framework_spec.py).
 with open(os.environ["CASES"]) as f:
     cases = [r for r in csv.DictReader(f, delimiter="\t")]
-framework_spec.check("plans.sh", os.environ["CASES"], cases, {"grad_sync": "-", "tp_comm": "serial"})
+framework_spec.check("plans.sh", os.environ["CASES"], cases,
+                     {"grad_sync": "-", "tp_comm": "serial", "grad_dtype": "-"})
 
 specs = {}
 def hardware_for(c):

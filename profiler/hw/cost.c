@@ -335,7 +335,16 @@ double approf_stage_apply_seconds(const ApprofHardwareSpec *hw, const ApprofStag
         double full, last, h;
         if (c->group_size <= 1 || !(c->bytes > 0))
             continue;
-        full = approf_collective_cost(hw, c);
+        if (hw->grad_reduce_bytes > 0 && c->kind != APPROF_COLL_ALL_GATHER) {
+            /* gradients reduced in another width than the model's dtype
+             * (Megatron reduces bf16 models' gradients in f32); ZeRO's
+             * all-gather moves parameters, in the model's dtype */
+            ApprofCollective w = *c;
+            w.bytes *= hw->grad_reduce_bytes / (p->dtype == APPROF_F32 ? 4.0 : 2.0);
+            full = approf_collective_cost(hw, &w);
+        } else {
+            full = approf_collective_cost(hw, c);
+        }
         h = c->kind == APPROF_COLL_ALL_GATHER ? hide[0] : hide[1];
         if (h > 0) {
             /* the last bucket (the first layers' gradients) starts after the

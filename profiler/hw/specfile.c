@@ -81,6 +81,7 @@ static const Field fields[] = {
     {"attention_efficiency", F_NUM, OFF(attention_efficiency), 0, 0, 1, 0, 1, 0, 0, ""},
     {"reduction_efficiency", F_NUM, OFF(reduction_efficiency), 0, 0, 1, 0, 1, 0, 0, ""},
     {"gemm_unaligned_factor", F_NUM, OFF(gemm_unaligned_factor), 0, 0, 1, 0, 1, 0, 0, ""},
+    {"grad_reduce_bytes", F_NUM, OFF(grad_reduce_bytes), 0, 0, 1, 0, 8, 0, 0, ""},
     {"source", F_TEXT, TXT(source), 0, 0, 0, 0, 0, 0, ""},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])

@@ -398,10 +398,14 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
      * another framework needs a spec file that says so */
     snprintf(sum->comm_timing, sizeof sum->comm_timing,
              "gradient sync %s (grad_overlap %g), tensor-parallel collectives %s "
-             "(tp_comm_overlap %g)",
+             "(tp_comm_overlap %g), gradients reduced in %s",
              sw->hw.grad_overlap > 0 ? "under the backward" : "after the backward",
              sw->hw.grad_overlap, sw->hw.tp_comm_overlap > 0 ? "under the GEMMs" : "after the kernels",
-             sw->hw.tp_comm_overlap);
+             sw->hw.tp_comm_overlap,
+             sw->hw.grad_reduce_bytes == 4   ? "f32 (grad_reduce_bytes 4)"
+             : sw->hw.grad_reduce_bytes == 2 ? "16 bits (grad_reduce_bytes 2)"
+             : sw->hw.grad_reduce_bytes > 0  ? "another width (grad_reduce_bytes set)"
+                                             : "the model's dtype");
     if (cfg->dtype_default && !cfg->model_file && approf_zoo_trains_mixed(cfg->model_name)) {
         eff.dtype = approf_mixed_precision_dtype(&sw->hw);
         sum->dtype_mixed_default = eff.dtype != APPROF_F32;

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The framework's communication timing, end to end: a spec file's
-# grad_overlap and tp_comm_overlap (schemas/hardware-spec.md) reach the
-# sweep's summary and its entries.
+# grad_overlap, tp_comm_overlap and grad_reduce_bytes
+# (schemas/hardware-spec.md) reach the sweep's summary and its entries.
 #  1. The summary says what the spec assumes (gradient sync under or after
 #     the backward, tensor-parallel collectives after the kernels or under
-#     the GEMMs).
+#     the GEMMs, gradients reduced in the model's dtype or in f32).
 #  2. Sweeping the same model with the tensor-parallel collectives hidden
 #     under the GEMMs: every entry on one GPU (no collective) costs the
 #     same, every entry on 2, 4 or 8 GPUs (tensor-parallel collectives)
@@ -22,16 +22,17 @@ fresh_dir "$work"; cd "$work" || fail "cd $work"
 "$approf" hardware show h100-sxm > a.spec || fail "hardware show"
 grep -qx 'grad_overlap = 1' a.spec || fail "h100-sxm: expected grad_overlap = 1"
 grep -qx 'tp_comm_overlap = 0' a.spec || fail "h100-sxm: expected tp_comm_overlap = 0"
+grep -qx 'grad_reduce_bytes = 0' a.spec || fail "h100-sxm: expected grad_reduce_bytes = 0"
 sed -e 's/^tp_comm_overlap = 0$/tp_comm_overlap = 1/' -e 's/^grad_overlap = 1$/grad_overlap = 0/' \
-  a.spec > b.spec
+  -e 's/^grad_reduce_bytes = 0$/grad_reduce_bytes = 4/' a.spec > b.spec
 for s in a b; do
   "$approf" sweep --model gpt --preset gpt2-small --layers 2 --cluster 1x8 --batch 16 \
     --micro-batches 2 --logical-space model_parallel_only --backend model \
     --hardware "$s.spec" --db "$s.db" >/dev/null 2>"$s.err" || fail_with "$s.err" "sweep $s"
 done
-grep -qF ' - communication: gradient sync under the backward (grad_overlap 1), tensor-parallel collectives after the kernels (tp_comm_overlap 0)' a.err ||
+grep -qF ' - communication: gradient sync under the backward (grad_overlap 1), tensor-parallel collectives after the kernels (tp_comm_overlap 0), gradients reduced in the model'"'"'s dtype' a.err ||
   fail_with a.err "summary of the built-in's timing"
-grep -qF ' - communication: gradient sync after the backward (grad_overlap 0), tensor-parallel collectives under the GEMMs (tp_comm_overlap 1)' b.err ||
+grep -qF ' - communication: gradient sync after the backward (grad_overlap 0), tensor-parallel collectives under the GEMMs (tp_comm_overlap 1), gradients reduced in f32 (grad_reduce_bytes 4)' b.err ||
   fail_with b.err "summary of the spec file's timing"
 
 # submesh 0 is 1x1; the others hold 2, 4 and 8 GPUs

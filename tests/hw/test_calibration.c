@@ -379,6 +379,22 @@ static void test_grad_overlap(void)
     p.apply_colls[1].kind = APPROF_COLL_ALL_GATHER;
     p.apply_colls[0].bytes = p.apply_colls[1].bytes = 60e9; /* 7/8*60e9/300e9 = 0.175 s */
     CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &p), (0.175 - 0.1) + (0.175 - 0.05)));
+    /* gradients reduced in f32 for a bf16 model (grad_reduce_bytes 4): the
+     * reduce-scatter moves twice the bytes, the all-gather of parameters
+     * the same */
+    p.dtype = APPROF_BF16;
+    hw.grad_reduce_bytes = 4;
+    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &p), (0.35 - 0.1) + (0.175 - 0.05)));
+    /* an f32 model's gradients are f32 already */
+    p.dtype = APPROF_F32;
+    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &p), (0.175 - 0.1) + (0.175 - 0.05)));
+    /* and the plain all-reduce of data parallelism doubles too */
+    p.dtype = APPROF_BF16;
+    hw.grad_overlap = 0;
+    p.n_apply_colls = 1;
+    p.apply_colls[0].kind = APPROF_COLL_ALL_REDUCE;
+    p.apply_colls[0].bytes = 15e9;
+    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &p), 2.0 * sync));
 }
 
 static const char *write_spec(const char *text, char *path, size_t len)
@@ -426,7 +442,7 @@ static void test_spec_keys(void)
              "nic_bandwidth_gbs = 25\nbus_efficiency = 0.85\ngrad_overlap = 0.9\n"
              "grad_bucket_mib = 25\npeak_tflops_fp8 = 0\ngemm_store_overlap = 0.5\n"
              "tp_comm_overlap = 0.75\nattention_efficiency = 0.4\nreduction_efficiency = 0.48\n"
-             "gemm_unaligned_factor = 0.33\n",
+             "gemm_unaligned_factor = 0.33\ngrad_reduce_bytes = 4\n",
              base_spec);
     CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(path, &a, err, sizeof err), APPROF_OK);
@@ -442,6 +458,7 @@ static void test_spec_keys(void)
     CU_ASSERT(REL(a.attention_efficiency, 0.4));
     CU_ASSERT(REL(a.reduction_efficiency, 0.48));
     CU_ASSERT(REL(a.gemm_unaligned_factor, 0.33));
+    CU_ASSERT(REL(a.grad_reduce_bytes, 4.0));
     CU_ASSERT_EQUAL(approf_math_class(&a, APPROF_F32), APPROF_MATH_TF32);
     approf_hardware_fingerprint(&a, fp1, sizeof fp1);
     CU_ASSERT_STRING_NOT_EQUAL(fp0, fp1);
@@ -471,6 +488,7 @@ static void test_spec_keys(void)
     CU_ASSERT(REL(b.attention_efficiency, a.attention_efficiency));
     CU_ASSERT(REL(b.reduction_efficiency, a.reduction_efficiency));
     CU_ASSERT(REL(b.gemm_unaligned_factor, a.gemm_unaligned_factor));
+    CU_ASSERT(REL(b.grad_reduce_bytes, a.grad_reduce_bytes));
 
     /* out of range */
     snprintf(text, sizeof text, "%sallow_tf32 = 2\n", base_spec);
@@ -502,6 +520,11 @@ static void test_spec_keys(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
     CU_ASSERT_EQUAL(approf_hardware_load(path, &b, err, sizeof err), APPROF_EPARSE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "gemm_unaligned_factor"));
+    unlink(path);
+    snprintf(text, sizeof text, "%sgrad_reduce_bytes = 16\n", base_spec);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
+    CU_ASSERT_EQUAL(approf_hardware_load(path, &b, err, sizeof err), APPROF_EPARSE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "grad_reduce_bytes"));
     unlink(path);
 }
 
