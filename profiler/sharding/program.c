@@ -539,6 +539,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     }
     p->grad_sync.kind = APPROF_COLL_ALL_REDUCE;
     p->grad_sync.op = -1;
+    double grad_set_bytes[4] = {0}; /* by axis set (APPROF_AXIS0 | APPROF_AXIS1) */
     for (int o = 0; o < st->n_ops && !rc; o++) {
         const ShardOp *so = &st->ops[o];
         const ShardStrat *s = &so->s[st->choice[o]];
@@ -611,18 +612,21 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             }
             if (t->role == APPROF_TENSOR_INPUT)
                 continue;
+            if (t->role == APPROF_TENSOR_PARAM) {
+                /* the gradient is partial over the axes its consumer splits
+                 * the batch on: it joins the gradient bytes of that axis set */
+                int set = (partial[0] ? APPROF_AXIS0 : 0) | (partial[1] ? APPROF_AXIS1 : 0);
+                if (set)
+                    grad_set_bytes[set] += shard_local_bytes(t, lc, m);
+                continue;
+            }
             for (int x = 0; x < 2 && !rc; x++) {
                 if (!partial[x])
                     continue;
-                double bytes = shard_local_bytes(t, lc, m);
-                if (t->role == APPROF_TENSOR_PARAM) {
-                    p->grad_sync.bytes += bytes;
-                    p->grad_sync.axes |= x ? APPROF_AXIS1 : APPROF_AXIS0;
-                } else {
-                    ApprofCollective c = {APPROF_COLL_ALL_REDUCE, x ? APPROF_AXIS1 : APPROF_AXIS0,
-                                          m->n[x], m->cross[x], bytes, so->op, m->hosts[x]};
-                    rc = shard_push_coll(p, 1, &ccap[1], &c);
-                }
+                ApprofCollective c = {APPROF_COLL_ALL_REDUCE, x ? APPROF_AXIS1 : APPROF_AXIS0,
+                                      m->n[x], m->cross[x], shard_local_bytes(t, lc, m), so->op,
+                                      m->hosts[x]};
+                rc = shard_push_coll(p, 1, &ccap[1], &c);
             }
         }
     }
@@ -636,6 +640,20 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     }
     if (rc)
         goto cleanup;
+    /* One gradient synchronisation, over the group of the axis set that
+     * holds most of the gradient bytes. Tensor-parallel weights (split over
+     * one axis) are reduced over the other axis alone, while the few
+     * replicated parameters (norms, biases) are partial over both: pricing
+     * all of them over both axes would give the big weights' ring every GPU
+     * of a host, and so every network adapter of the host, where each
+     * tensor-parallel rank's data-parallel ring has one (docs/variants.md,
+     * "ZeRO", "The group"). */
+    for (int set = APPROF_AXIS0; set <= (APPROF_AXIS0 | APPROF_AXIS1); set++) {
+        p->grad_sync.bytes += grad_set_bytes[set];
+        if (grad_set_bytes[set] > 0 &&
+            (!p->grad_sync.axes || grad_set_bytes[set] > grad_set_bytes[p->grad_sync.axes]))
+            p->grad_sync.axes = set;
+    }
     if (p->grad_sync.axes == (APPROF_AXIS0 | APPROF_AXIS1)) {
         p->grad_sync.group_size = m->n[0] * m->n[1];
         p->grad_sync.crosses_hosts = m->cross_both;

@@ -192,6 +192,38 @@ static void test_megatron_layout(void)
     approf_graph_free(&g);
 }
 
+/* GPT block on (2, 4), batch on axis 0: with replicated weights every
+ * gradient is partial over both axes and synchronised over all 8 devices;
+ * with the weights split over axis 1 (Megatron's layout) the gradient sync
+ * runs over axis 0 alone (group 2), as each tensor-parallel rank's
+ * data-parallel group does, although the few replicated parameters (the
+ * LayerNorms' and some biases) are still partial over both. */
+static void test_grad_sync_group(void)
+{
+    ApprofGraph *g = build_gpt(APPROF_F16);
+    ApprofStageProgram fast, lean;
+    int levels = 3, last = levels - 1;
+    CU_ASSERT_FATAL(shard_all(g, 2, 4, 0, levels, 0, 0, &fast) == 0);
+    while (last > 0 && shard_all(g, 2, 4, last, levels, 0, 0, &lean) == APPROF_ENOVARIANT)
+        last--;
+    CU_ASSERT_FATAL(last > 0);
+    const ApprofPlacement *rep = param_named(g, &fast, "fc1"), *tp = param_named(g, &lean, "fc1");
+    CU_ASSERT_FATAL(rep != NULL && tp != NULL);
+    CU_ASSERT(rep->mesh_axis_of_dim[0] < 0 && rep->mesh_axis_of_dim[1] < 0);
+    CU_ASSERT_EQUAL(fast.grad_sync.axes, APPROF_AXIS0 | APPROF_AXIS1);
+    CU_ASSERT_EQUAL(fast.grad_sync.group_size, 8);
+    CU_ASSERT_EQUAL(tp->mesh_axis_of_dim[1], 1);
+    CU_ASSERT_EQUAL(lean.grad_sync.axes, APPROF_AXIS0);
+    CU_ASSERT_EQUAL(lean.grad_sync.group_size, 2);
+    /* every local parameter's gradient, the replicated ones included (the
+     * tied embedding once per reader: ZeRO takes min(bytes, param_bytes)) */
+    CU_ASSERT(lean.grad_sync.bytes >= (double)lean.param_bytes);
+    CU_ASSERT(fast.grad_sync.bytes >= (double)fast.param_bytes);
+    approf_stage_program_clear(&fast);
+    approf_stage_program_clear(&lean);
+    approf_graph_free(&g);
+}
+
 /* Full recomputation keeps only the inputs of each checkpoint block (a
  * transformer layer) and runs the forward kernels once more inside the
  * backward. */
@@ -416,6 +448,8 @@ int main(void)
     CU_add_test(s, "negligible memory savings are not levels", test_pareto_negligible);
     CU_add_test(s, "GPT block on (1,8): weights split 8 ways at the least-memory level",
                 test_megatron_layout);
+    CU_add_test(s, "GPT block on (2,4): the gradient sync group of split weights",
+                test_grad_sync_group);
     CU_add_test(s, "full and selective recomputation", test_full_recompute);
     CU_add_test(s, "ZeRO-1 and ZeRO-3 at dp = 8", test_zero3);
     CU_basic_set_mode(CU_BRM_VERBOSE);
