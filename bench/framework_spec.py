@@ -14,6 +14,9 @@ Columns of the case lists:
   grad_dtype - (gradients reduced in the model's dtype: the built-in
              specs) or f32 (reduced in f32 whatever the model's dtype:
              grad_reduce_bytes = 4)
+  loss       - (the cross-entropy as one kernel in the model's dtype: the
+             built-in specs) or f32 (over an f32 copy of 16-bit logits, as
+             Megatron-LM computes it: loss_f32 = 1)
 """
 import os
 import subprocess
@@ -21,7 +24,8 @@ import sys
 
 COLUMNS = {"grad_sync": ("overlapped", "after-backward", "-"),
            "tp_comm": ("serial", "overlapped"),
-           "grad_dtype": ("-", "f32")}
+           "grad_dtype": ("-", "f32"),
+           "loss": ("-", "f32")}
 
 
 def check(prog, path, cases, defaults):
@@ -46,6 +50,8 @@ def overrides(c):
         out["tp_comm_overlap"] = "1"
     if c.get("grad_dtype", "-") == "f32":
         out["grad_reduce_bytes"] = "4"
+    if c.get("loss", "-") == "f32":
+        out["loss_f32"] = "1"
     return out
 
 

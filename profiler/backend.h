@@ -14,7 +14,8 @@
 #define APPROF_BACKEND_ABI 4 /* 2: ApprofHardwareSpec.curves; 3: ApprofKernel.store_bytes,
                               * ApprofHardwareSpec.tp_comm_overlap, gemm_store_overlap;
                               * 4: ApprofKernel.attention, ApprofHardwareSpec.attention_efficiency,
-                              * reduction_efficiency, gemm_unaligned_factor, grad_reduce_bytes */
+                              * reduction_efficiency, gemm_unaligned_factor, grad_reduce_bytes,
+                              * loss_f32; ApprofKernel.loss */
 
 typedef struct ApprofMeasurement {
     double compute_cost;         /* seconds; +inf when status != 0 */

@@ -173,6 +173,9 @@ typedef struct ApprofKernel {
                                 * GEMMs, whose outputs stay on chip */
     int attention;             /* 1: one of a fused attention's GEMMs (priced at the
                                 * spec's attention_efficiency) */
+    int loss;                  /* 1 / 2: the forward / backward kernel of a cross-entropy
+                                * over logits (the spec's loss_f32 prices it as an f32
+                                * copy's kernels); 0: any other */
     int64_t conv_n, conv_c, conv_h, conv_w, conv_k, conv_r, conv_s;
     int conv_stride[2], conv_pad[2], conv_groups;
     int64_t elements;          /* elementwise / reduction / gather / copy */

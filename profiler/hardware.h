@@ -83,6 +83,9 @@ typedef struct ApprofHardwareSpec {
     double gemm_unaligned_factor;  /* a tensor-core GEMM with a dimension that is not a
                                     * multiple of 16 bytes runs at this share of its
                                     * efficiency; 0: no penalty (hw/cost.c) */
+    int loss_f32;                  /* 1: the framework computes a cross-entropy over 16-bit
+                                    * logits on an f32 copy (Megatron-LM); 0: as one
+                                    * kernel in the model's dtype (hw/cost.c) */
     double grad_reduce_bytes;      /* bytes per gradient element the apply-grad all-reduce /
                                     * reduce-scatter moves (4: reduced in f32, as Megatron
                                     * does for bf16); 0: the model dtype's */

@@ -204,12 +204,39 @@ static int gemm_unaligned(const ApprofHardwareSpec *hw, const ApprofKernel *k)
     return (k->m > 0 && k->m % a) || (k->n > 0 && k->n % a) || (k->k > 0 && k->k % a);
 }
 
+/* A cross-entropy over 16-bit logits computed as Megatron-LM's
+ * vocab_parallel_cross_entropy does (megatron/core/tensor_parallel/
+ * cross_entropy.py at f2e5db402c): forward an f32 copy of the logits, its
+ * maximum, an in-place subtraction, exponential, sum and division (the
+ * softmax kept for the backward); backward the softmax times the output
+ * gradient in place, then the cast back to 16 bits. Bytes per logit:
+ * 2 + 4 | 4 | 8 | 8 | 4 | 8 forward, 8 | 4 + 2 backward; the maximum and
+ * the sum are reductions. Each kernel at least the host overhead. */
+static double loss_f32_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k)
+{
+    static const double fwd[6] = {6, 4, 8, 8, 4, 8}, bwd[2] = {8, 6};
+    static const int fwd_red[6] = {0, 1, 0, 0, 1, 0};
+    double stream = hw->memory_bandwidth * hw->memory_efficiency, red, t = 0.0, e = (double)k->elements;
+    int n = k->loss == 1 ? 6 : 2;
+    red = hw->reduction_efficiency > 0 ? hw->memory_bandwidth * hw->reduction_efficiency : stream;
+    if (!(stream > 0) || !(red > 0))
+        return INFINITY;
+    for (int i = 0; i < n; i++) {
+        double b = (k->loss == 1 ? fwd[i] : bwd[i]) * e;
+        double s = b / (k->loss == 1 && fwd_red[i] ? red : stream) + hw->kernel_launch_overhead;
+        t += s > hw->host_overhead ? s : hw->host_overhead;
+    }
+    return t;
+}
+
 double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k)
 {
     double mem_rate, mem_t, eff, peak, compute_t, t;
 
     if (!hw || !k)
         return 0.0;
+    if (k->loss && hw->loss_f32 && k->dtype != APPROF_F32 && k->elements > 0)
+        return loss_f32_seconds(hw, k);
     mem_rate = hw->memory_bandwidth * hw->memory_efficiency;
     mem_t = k->bytes > 0 ? (mem_rate > 0 ? k->bytes / mem_rate : INFINITY) : 0.0;
     switch (k->kind) {

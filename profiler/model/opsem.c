@@ -622,6 +622,8 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
         }
         simple(&ks[nk++], kk, opi, dt, work, flops,
                phase ? in_bytes + 2.0 * (double)eo * es : in_bytes + (double)eo * es);
+        if (op->kind == APPROF_OP_CROSS_ENTROPY)
+            ks[nk - 1].loss = phase ? 2 : 1;
         break;
     }
     }

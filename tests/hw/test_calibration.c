@@ -256,6 +256,34 @@ static void test_gemm_unaligned(void)
     CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), k.flops / 150e12));
 }
 
+/* loss_f32: a cross-entropy over 16-bit logits priced as Megatron-LM's
+ * kernels over an f32 copy (6 forward, 2 backward); f32 logits and specs
+ * without it keep the one kernel. */
+static void test_loss_f32(void)
+{
+    ApprofHardwareSpec hw;
+    ApprofKernel k;
+    double e = 1 << 24, stream = 2000e9 * 0.5, red = 2000e9 * 0.25, one;
+    spec(&hw);
+    hw.kernel_launch_overhead = 1e-6;
+    memset(&k, 0, sizeof k);
+    k.kind = APPROF_K_REDUCTION;
+    k.dtype = APPROF_BF16;
+    k.elements = (int64_t)e;
+    k.bytes = 2 * e;
+    k.loss = 1;
+    one = 2 * e / stream + 1e-6;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), one)); /* not given */
+    hw.loss_f32 = 1;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), (6 + 8 + 8 + 8) * e / stream + 8 * e / stream + 6e-6));
+    hw.reduction_efficiency = 0.25; /* the maximum and the sum are reductions */
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), (6 + 8 + 8 + 8) * e / stream + 8 * e / red + 6e-6));
+    k.loss = 2;
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), (8 + 6) * e / stream + 2e-6));
+    k.dtype = APPROF_F32; /* f32 logits: nothing to copy */
+    CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), 2 * e / red + 1e-6));
+}
+
 static void test_fabric(void)
 {
     ApprofHardwareSpec hw;
@@ -442,7 +470,7 @@ static void test_spec_keys(void)
              "nic_bandwidth_gbs = 25\nbus_efficiency = 0.85\ngrad_overlap = 0.9\n"
              "grad_bucket_mib = 25\npeak_tflops_fp8 = 0\ngemm_store_overlap = 0.5\n"
              "tp_comm_overlap = 0.75\nattention_efficiency = 0.4\nreduction_efficiency = 0.48\n"
-             "gemm_unaligned_factor = 0.33\ngrad_reduce_bytes = 4\n",
+             "gemm_unaligned_factor = 0.33\ngrad_reduce_bytes = 4\nloss_f32 = 1\n",
              base_spec);
     CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(path, &a, err, sizeof err), APPROF_OK);
@@ -459,6 +487,7 @@ static void test_spec_keys(void)
     CU_ASSERT(REL(a.reduction_efficiency, 0.48));
     CU_ASSERT(REL(a.gemm_unaligned_factor, 0.33));
     CU_ASSERT(REL(a.grad_reduce_bytes, 4.0));
+    CU_ASSERT_EQUAL(a.loss_f32, 1);
     CU_ASSERT_EQUAL(approf_math_class(&a, APPROF_F32), APPROF_MATH_TF32);
     approf_hardware_fingerprint(&a, fp1, sizeof fp1);
     CU_ASSERT_STRING_NOT_EQUAL(fp0, fp1);
@@ -489,6 +518,7 @@ static void test_spec_keys(void)
     CU_ASSERT(REL(b.reduction_efficiency, a.reduction_efficiency));
     CU_ASSERT(REL(b.gemm_unaligned_factor, a.gemm_unaligned_factor));
     CU_ASSERT(REL(b.grad_reduce_bytes, a.grad_reduce_bytes));
+    CU_ASSERT_EQUAL(b.loss_f32, a.loss_f32);
 
     /* out of range */
     snprintf(text, sizeof text, "%sallow_tf32 = 2\n", base_spec);
@@ -525,6 +555,11 @@ static void test_spec_keys(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
     CU_ASSERT_EQUAL(approf_hardware_load(path, &b, err, sizeof err), APPROF_EPARSE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "grad_reduce_bytes"));
+    unlink(path);
+    snprintf(text, sizeof text, "%sloss_f32 = 2\n", base_spec);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
+    CU_ASSERT_EQUAL(approf_hardware_load(path, &b, err, sizeof err), APPROF_EPARSE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "loss_f32"));
     unlink(path);
 }
 
@@ -601,6 +636,7 @@ int main(void)
         !CU_add_test(s, "attention_efficiency", test_attention_efficiency) ||
         !CU_add_test(s, "reduction_efficiency", test_reduction_efficiency) ||
         !CU_add_test(s, "gemm_unaligned", test_gemm_unaligned) ||
+        !CU_add_test(s, "loss_f32", test_loss_f32) ||
         !CU_add_test(s, "fabric", test_fabric) ||
         !CU_add_test(s, "phase_overlap", test_phase_overlap) ||
         !CU_add_test(s, "grad_overlap", test_grad_overlap) ||

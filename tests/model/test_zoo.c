@@ -609,6 +609,20 @@ static void test_gpt_flash(void)
         }
     }
     CU_ASSERT_EQUAL(attention, 2);
+    /* the loss's kernels say which pass they are (the spec's loss_f32
+     * prices them as an f32 copy's kernels); no other kernel does */
+    int losses = 0;
+    for (size_t i = 0; i < f->n_ops; i++)
+        for (int ph = 0; ph < 2; ph++) {
+            ApprofKernel ks[APPROF_MAX_KERNELS];
+            int n = approf_op_kernels(f, (int)i, NULL, ph, ks, APPROF_MAX_KERNELS);
+            for (int j = 0; j < n; j++) {
+                CU_ASSERT_EQUAL(ks[j].loss,
+                                f->ops[i].kind == APPROF_OP_CROSS_ENTROPY ? ph + 1 : 0);
+                losses += ks[j].loss > 0;
+            }
+        }
+    CU_ASSERT_EQUAL(losses, 2);
     /* eager scores + context: 2 x 2 S^2 H per layer; fused: half of it */
     double eager_attn = gemm_flops(e, APPROF_OP_BATCH_MATMUL, 0);
     CU_ASSERT(fabs(eager_attn / (L * 2 * 2 * S * S * H) - 1) < 1e-12);
