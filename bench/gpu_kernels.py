@@ -128,6 +128,10 @@ CASES = [
 ]
 
 
+# attention heads of the Megatron-Core cases by hidden size
+HEADS = {2048: 16, 4096: 32, 6144: 48, 7168: 56, 8192: 64, 10240: 80, 12288: 96, 16384: 128, 18432: 144}
+
+
 def case_gemms(h, tp, T, vocab):
     """(M, N, K) of the per-device forward GEMMs of one layer and the head."""
     out = [(T, 3 * h // tp, h), (T, h, h // tp), (T, 4 * h // tp, h), (T, h, 4 * h // tp)]
@@ -295,7 +299,6 @@ class Layer(torch.nn.Module):
 def layer_section(f, budget):
     t0 = time.time()
     f.write("case\tbackend\thidden\ttp\ttokens\tpass\tseconds\n")
-    heads_of = {2048: 16, 4096: 32, 6144: 48, 7168: 56, 8192: 64, 10240: 80, 12288: 96, 16384: 128, 18432: 144}
     for name, h, tp, T, v, backend in [c + (b,) for c in CASES for b in BACKENDS]:
         if not name.startswith("mc08"):
             continue
@@ -304,7 +307,7 @@ def layer_section(f, budget):
             break
         sp = tp > 1
         try:
-            m = Layer(h, heads_of[h], tp, sp).to(dev, torch.bfloat16)
+            m = Layer(h, HEADS[h], tp, sp).to(dev, torch.bfloat16)
             x = torch.randn(T // tp if sp else T, h, device=dev, dtype=torch.bfloat16, requires_grad=True)
             g = torch.randn_like(x)
             with torch.no_grad(), sdpa_ctx(backend):
@@ -336,20 +339,39 @@ def kernel_class(name):
     return "other"
 
 
+def class_times(prof, iters, detail=None, name=""):
+    """{class: [us per iteration, calls per iteration]} of a torch.profiler
+    run over iters iterations; each kernel also appended to detail as a
+    "name class us calls kernel" line when detail is a list."""
+    agg = {}
+    for e in prof.key_averages():
+        us = getattr(e, "self_device_time_total", None)
+        if us is None:
+            us = e.self_cuda_time_total
+        if us <= 0:
+            continue
+        c = kernel_class(e.key)
+        a = agg.setdefault(c, [0.0, 0.0])
+        a[0] += us / iters
+        a[1] += e.count / iters
+        if detail is not None:
+            detail.append("%s\t%s\t%.1f\t%.1f\t%s" % (name, c, us / iters, e.count / iters, e.key[:120]))
+    return agg
+
+
 def profile_section(f, budget):
     """The kernels of each Megatron-Core case's layer forward + backward
     (cuDNN attention), from torch.profiler over 5 iterations: CUDA time per
     iteration by class (GEMM, attention, other) and the heaviest kernels."""
     from torch.profiler import ProfilerActivity, profile
     t0 = time.time()
-    heads_of = {2048: 16, 4096: 32, 6144: 48, 7168: 56, 8192: 64, 10240: 80, 12288: 96, 16384: 128, 18432: 144}
     f.write("case\thidden\ttp\tclass\tus_per_iter\tcalls_per_iter\n")
     detail = []
     for name, h, tp, T, v in CASES:
         if not name.startswith("mc08") or time.time() - t0 > budget:
             continue
         sp = tp > 1
-        m = Layer(h, heads_of[h], tp, sp).to(dev, torch.bfloat16)
+        m = Layer(h, HEADS[h], tp, sp).to(dev, torch.bfloat16)
         x = torch.randn(T // tp if sp else T, h, device=dev, dtype=torch.bfloat16, requires_grad=True)
         g = torch.randn_like(x)
 
@@ -363,18 +385,7 @@ def profile_section(f, budget):
             for _ in range(5):
                 fb()
             torch.cuda.synchronize()
-        agg = {}
-        for e in prof.key_averages():
-            us = getattr(e, "self_device_time_total", None)
-            if us is None:
-                us = e.self_cuda_time_total
-            if us <= 0:
-                continue
-            c = kernel_class(e.key)
-            a = agg.setdefault(c, [0.0, 0])
-            a[0] += us / 5
-            a[1] += e.count / 5
-            detail.append("%s\t%s\t%.1f\t%.1f\t%s" % (name, c, us / 5, e.count / 5, e.key[:120]))
+        agg = class_times(prof, 5, detail, name)
         for c in ("gemm", "attention", "other"):
             a = agg.get(c, [0.0, 0])
             f.write("%s\t%d\t%d\t%s\t%.1f\t%.1f\n" % (name, h, tp, c, a[0], a[1]))
@@ -436,10 +447,9 @@ def steady_section(f, budget):
     from torch.profiler import ProfilerActivity, profile
     dur = float(os.environ.get("GK_STEADY_S", 8))
     f.write("workload\tsecond\titer_s\tsm_mhz\tpower_w\n")
-    heads_of = {2048: 16, 18432: 144}
     loads = []
     for name, h, tp in (("layer-1.7b", 2048, 1), ("layer-462b", 18432, 8)):
-        m = Layer(h, heads_of[h], tp, tp > 1).to(dev, torch.bfloat16)
+        m = Layer(h, HEADS[h], tp, tp > 1).to(dev, torch.bfloat16)
         x = torch.randn(4096 // tp, h, device=dev, dtype=torch.bfloat16, requires_grad=True)
         g = torch.randn_like(x)
 
@@ -492,14 +502,9 @@ def steady_section(f, budget):
             chunk = samples[i * per:(i + 1) * per] or [(-1, -1.0)]
             f.write("%s\t%d\t%.6e\t%.0f\t%.0f\n" % (name, sc, it, sum(c for c, _ in chunk) / len(chunk),
                                                       sum(p for _, p in chunk) / len(chunk)))
-        agg = {}
-        for e in prof.key_averages():
-            us = getattr(e, "self_device_time_total", None)
-            if us is None:
-                us = e.self_cuda_time_total
-            if us > 0:
-                agg[kernel_class(e.key)] = agg.get(kernel_class(e.key), 0.0) + us / 5
-        f.write("# %s after %g s: %s\n" % (name, dur, ", ".join("%s %.1f us/iter" % kv for kv in sorted(agg.items()))))
+        agg = class_times(prof, 5)
+        f.write("# %s after %g s: %s\n" % (name, dur, ", ".join("%s %.1f us/iter" % (c, a[0])
+                                                                  for c, a in sorted(agg.items()))))
         f.flush()
     log("steady: done")
 

@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 
+import framework_spec  # bench/, beside this script
+
 PEAK_BF16 = 989.4e12        # H100 SXM dense bf16 (datasheet)
 PEAK_TF32 = 494.7e12
 HBM = 3350e9                # H100 SXM HBM3 (datasheet)
@@ -159,19 +161,10 @@ def main():
             if r["backend"] == "cudnn" and r["pass"] == "fwd+bwd"}
     with tempfile.TemporaryDirectory() as tmp:
         spec = os.path.join(tmp, "free-links.spec")
-        shown = subprocess.run([a.approf, "hardware", "show", a.hardware], capture_output=True, text=True,
-                               check=True).stdout
-        with open(spec, "w") as f:
-            for line in shown.splitlines():
-                k = line.split("=")[0].strip()
-                if k == "name":
-                    line = "name = %s-free-links" % a.hardware
-                elif k == "intra_host_bandwidth_gbs":
-                    line = "intra_host_bandwidth_gbs = 100000"
-                elif k == "intra_host_latency_us":
-                    line = "intra_host_latency_us = 0"
-                if not line.startswith("#"):
-                    f.write(line + "\n")
+        framework_spec.write_spec("h100_fit.py", a.approf, a.hardware,
+                                  {"name": a.hardware + "-free-links",
+                                   "intra_host_bandwidth_gbs": "100000",
+                                   "intra_host_latency_us": "0"}, spec)
         print("%-10s %3s %11s %11s %6s" % ("case", "tp", "analytic ms", "measured ms", "ratio"))
         for c, h, tp in sorted(prof, key=lambda k: k[1]):
             cost = []
