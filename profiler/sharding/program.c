@@ -749,7 +749,8 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     /* Adam: two f32 moments, plus an f32 master copy for 16-bit training. */
     double per_elem = 8.0 + (g->dtype == APPROF_F32 ? 0.0 : 4.0);
     p->initial_size = (int64_t)llround(param_elems * per_elem);
-    rc = shard_apply_zero(st, ti, p, param_elems, params > 0.0 ? params_read / params : 0.0, ccap);
+    rc = shard_apply_zero(st, ti, p, param_elems, params > 0.0 ? params_read / params : 0.0,
+                          blk, n_blk, ccap);
     if (rc)
         goto cleanup;
     /* Alpa: temp = peak - invars - outvars + donated */

@@ -42,6 +42,7 @@ int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofColl
 
 /* ZeRO over the gradient-synchronisation group (program_zero.c). */
 int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
-                     double param_elems, double read_share, size_t *ccap);
+                     double param_elems, double read_share, const int *blk, int n_blk,
+                     size_t *ccap);
 
 #endif

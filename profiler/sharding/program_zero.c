@@ -7,6 +7,7 @@
  */
 #include <math.h>
 
+#include "costdb.h"
 #include "sharding/program_int.h"
 
 /* The parameter bytes of operator o of the stage (those it is the first
@@ -67,16 +68,59 @@ static int push_module_colls(const ShardStage *st, const TInfo *ti, ApprofStageP
     return rc;
 }
 
+/* DeepSpeed's default stage3_max_reuse_distance, in parameter elements
+ * (deepspeed/runtime/zero/constants.py, ZERO_OPTIMIZATION_MAX_REUSE_DISTANCE_DEFAULT,
+ * 1e9 from the first stage-3 release of March 2021 on). */
+#define ZERO3_MAX_REUSE_DISTANCE 1e9
+
+/* ZeRO-3's second gathers in a backward that reruns the forward (full
+ * recomputation; docs/variants.md, "ZeRO-3 and recomputation"). The rerun
+ * forward of a block gathers each module before it runs; DeepSpeed then
+ * keeps a module gathered for its backward only when the modules used in
+ * between hold fewer than ZERO3_MAX_REUSE_DISTANCE parameter elements
+ * (PartitionedParameterCoordinator._keep_for_later): those are the
+ * block's later modules, once in the rerun and once more in the backward,
+ * which runs them in reverse. Any other module is released and gathered
+ * again for its backward: one more all-gather of its share of S. */
+static int push_regathers(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                          size_t *cap, const ApprofCollective *c, double S, const int *blk,
+                          int n_blk)
+{
+    double total = 0.0, esize = (double)approf_dtype_size(st->g->dtype);
+    int rc = 0;
+    for (int o = st->op_begin; o < st->op_end; o++)
+        total += op_param_bytes(st, ti, o);
+    if (st->recompute != COSTDB_RECOMPUTE_FULL || !(total > 0.0))
+        return 0;
+    for (int b = 0; b < n_blk && !rc; b++) {
+        int end = b + 1 < n_blk ? blk[b + 1] : st->op_end;
+        double later = 0.0; /* bytes of the block's modules after o */
+        for (int o = end - 1; o >= blk[b] && !rc; o--) {
+            double sum = op_param_bytes(st, ti, o);
+            if (sum > 0.0 && 2.0 * later / esize >= ZERO3_MAX_REUSE_DISTANCE) {
+                ApprofCollective m = *c;
+                m.bytes = S * (sum / total);
+                rc = shard_push_coll(p, 1, cap, &m);
+            }
+            later += sum;
+        }
+    }
+    return rc;
+}
+
 /* ZeRO over the gradient-synchronisation group (docs/variants.md): the
  * apply-grad collectives, the optimizer bytes, and for ZeRO >= 1 the
  * optimizer state, >= 2 the gradients (reduce-scattered every
  * micro-batch; ZeRO-3 one module at a time), 3 the parameters
- * (all-gathered before the forward and the backward, one module at a time)
- * divided by the group size G. read_share
+ * (all-gathered before the forward and the backward, one module at a time,
+ * and again before a module's backward where the recomputed forward let
+ * it go: push_regathers) divided by the group size G. blk[] holds the
+ * first op of each of the n_blk checkpoint blocks. read_share
  * is the part of the parameter bytes the backward module reads.
  * APPROF_ENOVARIANT for ZeRO >= 1 without replicas (G = 1). */
 int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
-                     double param_elems, double read_share, size_t *ccap)
+                     double param_elems, double read_share, const int *blk, int n_blk,
+                     size_t *ccap)
 {
     const ApprofCollective *gs = &p->grad_sync;
     int G = gs->group_size > 1 && gs->bytes > 0 ? gs->group_size : 1, z = st->zero, rc = 0;
@@ -122,6 +166,8 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
         rc = push_module_colls(st, ti, p, 0, &ccap[0], &c, S);
         if (!rc)
             rc = push_module_colls(st, ti, p, 1, &ccap[1], &c, S);
+        if (!rc)
+            rc = push_regathers(st, ti, p, &ccap[1], &c, S, blk, n_blk);
     }
     p->optimizer_bytes = (param_elems - S_elems + S_elems / (z >= 1 ? G : 1)) * (24.0 + esize);
     return rc;

@@ -20,24 +20,30 @@
 #include "sharding/sharding.h"
 #include "stage.h"
 
-static ApprofGraph *build_gpt_layers(ApprofDtype dt, int layers)
+static ApprofGraph *build_gpt_sized(ApprofDtype dt, int layers, int hidden, int heads,
+                                    int seq_len, int batch)
 {
     ApprofZooOptions o;
     ApprofGraph *g = NULL;
     char err[256];
     memset(&o, 0, sizeof o);
     o.num_layers = layers;
-    o.hidden = 1024;
-    o.heads = 16;
-    o.seq_len = 512;
+    o.hidden = hidden;
+    o.heads = heads;
+    o.seq_len = seq_len;
     o.vocab = 1024;
-    o.batch = 8;
+    o.batch = batch;
     o.dtype = approf_dtype_name(dt);
     int rc = approf_zoo_build("gpt", &o, &g, err, sizeof err);
     if (rc)
         fprintf(stderr, "gpt: %s\n", err);
     CU_ASSERT_FATAL(rc == 0);
     return g;
+}
+
+static ApprofGraph *build_gpt_layers(ApprofDtype dt, int layers)
+{
+    return build_gpt_sized(dt, layers, 1024, 16, 512, 8);
 }
 
 static ApprofGraph *build_gpt(ApprofDtype dt)
@@ -363,6 +369,87 @@ static void test_zero3(void)
     approf_graph_free(&g);
 }
 
+/* The bytes of the parameters whose names start with prefix, less those
+ * whose names start with one of the n_skip prefixes in skip[]. */
+static double params_under(const ApprofGraph *g, const char *prefix, const char *const *skip,
+                           int n_skip)
+{
+    double s = 0.0;
+    for (size_t t = 0; t < g->n_tensors; t++) {
+        const char *name = g->tensors[t].name;
+        int skipped = 0;
+        if (g->tensors[t].role != APPROF_TENSOR_PARAM || strncmp(name, prefix, strlen(prefix)))
+            continue;
+        for (int k = 0; k < n_skip; k++)
+            skipped |= !strncmp(name, skip[k], strlen(skip[k]));
+        if (!skipped)
+            s += (double)approf_tensor_bytes(&g->tensors[t]);
+    }
+    return s;
+}
+
+/* ZeRO-3 under full recomputation (docs/variants.md, "ZeRO-3 and
+ * recomputation"): the backward's rerun forward gathers every module, and
+ * DeepSpeed gathers a module again for its backward when the block's later
+ * modules, used twice in between, hold 1e9 parameter elements or more
+ * (stage3_max_reuse_distance). One f16 GPT block at dp = 8: with hidden
+ * 12288 only fc2 (nothing after it) is kept; at 11008 fc1 is kept too (its
+ * distance 2 x (4 h^2 + h) is 0.97e9); at 1024 every module is. */
+static void test_zero3_regather(void)
+{
+    static const struct {
+        int hidden, heads;
+        int n_kept;             /* the block's modules kept for the backward */
+        const char *kept[2];    /* their parameter prefixes */
+        int regathers;          /* 0: none expected */
+    } cases[] = {
+        {12288, 96, 1, {"h.0/fc2/"}, 1},
+        {11008, 86, 2, {"h.0/fc2/", "h.0/fc1/"}, 1},
+        {1024, 16, 0, {NULL}, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        ApprofGraph *g = build_gpt_sized(APPROF_F16, 1, cases[c].hidden, cases[c].heads, 128, 8);
+        ApprofStageProgram z0, z3, z0n, z3n;
+        int n, m;
+        double bytes, bytes_n;
+        CU_ASSERT_FATAL(shard_all(g, 8, 1, 0, 1, COSTDB_RECOMPUTE_FULL, 0, &z0) == 0);
+        CU_ASSERT_FATAL(shard_all(g, 8, 1, 0, 1, COSTDB_RECOMPUTE_FULL, 3, &z3) == 0);
+        CU_ASSERT_FATAL(shard_all(g, 8, 1, 0, 1, COSTDB_RECOMPUTE_NONE, 0, &z0n) == 0);
+        CU_ASSERT_FATAL(shard_all(g, 8, 1, 0, 1, COSTDB_RECOMPUTE_NONE, 3, &z3n) == 0);
+        double S = fmin(z0.grad_sync.bytes, (double)z0.param_bytes);
+        /* the forward gathers S once whatever the recomputation */
+        extra_colls(&z3, &z0, 0, APPROF_COLL_ALL_GATHER, &n, &bytes);
+        CU_ASSERT(fabs(bytes - S) <= 1e-9 * S);
+        /* the backward: S once for the rerun, then the block's modules
+         * that were let go, each one more all-gather of its bytes */
+        extra_colls(&z3, &z0, 1, APPROF_COLL_ALL_GATHER, &n, &bytes);
+        double again = cases[c].regathers
+                           ? params_under(g, "h.0/", cases[c].kept, cases[c].n_kept)
+                           : 0.0;
+        CU_ASSERT(fabs(bytes - (S + again)) <= 1e-6 * S);
+        if (cases[c].regathers) {
+            /* every parameter replicated (dp = 8): a module's share of S
+             * is its bytes */
+            CU_ASSERT(S > 0.99 * (double)param_total(g));
+            CU_ASSERT(again > 0.0);
+            /* query, key, value, proj, ln_1, ln_2 and (12288) fc1 */
+            CU_ASSERT_EQUAL(n - param_modules(g), cases[c].hidden == 12288 ? 7 : 6);
+        } else {
+            CU_ASSERT_EQUAL(n, param_modules(g));
+        }
+        /* without recomputation the backward gathers S once */
+        extra_colls(&z3n, &z0n, 1, APPROF_COLL_ALL_GATHER, &m, &bytes_n);
+        CU_ASSERT_EQUAL(m, param_modules(g));
+        CU_ASSERT(fabs(bytes_n - fmin(z0n.grad_sync.bytes, (double)z0n.param_bytes)) <=
+                  1e-6 * S);
+        approf_stage_program_clear(&z0);
+        approf_stage_program_clear(&z3);
+        approf_stage_program_clear(&z0n);
+        approf_stage_program_clear(&z3n);
+        approf_graph_free(&g);
+    }
+}
+
 /* Random ILPs: the Pareto points are not dominated by any combination, the
  * first is the fastest and the last the least memory. */
 static void test_pareto_brute_force(void)
@@ -452,6 +539,8 @@ int main(void)
                 test_grad_sync_group);
     CU_add_test(s, "full and selective recomputation", test_full_recompute);
     CU_add_test(s, "ZeRO-1 and ZeRO-3 at dp = 8", test_zero3);
+    CU_add_test(s, "ZeRO-3 under full recomputation: DeepSpeed's second gathers",
+                test_zero3_regather);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();
