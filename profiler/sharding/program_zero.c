@@ -70,7 +70,7 @@ static int push_module_colls(const ShardStage *st, const TInfo *ti, ApprofStageP
 
 /* DeepSpeed's default stage3_max_reuse_distance, in parameter elements
  * (deepspeed/runtime/zero/constants.py, ZERO_OPTIMIZATION_MAX_REUSE_DISTANCE_DEFAULT,
- * 1e9 from the first stage-3 release of March 2021 on). */
+ * 1e9 from v0.3.13, March 2021, on). */
 #define ZERO3_MAX_REUSE_DISTANCE 1e9
 
 /* ZeRO-3's second gathers in a backward that reruns the forward (full
