@@ -24,13 +24,21 @@ static double op_param_bytes(const ShardStage *st, const TInfo *ti, int o)
     return sum;
 }
 
+/* The stage's parameter bytes, each parameter once (op_param_bytes). */
+static double stage_param_bytes(const ShardStage *st, const TInfo *ti)
+{
+    double total = 0.0;
+    for (int o = st->op_begin; o < st->op_end; o++)
+        total += op_param_bytes(st, ti, o);
+    return total;
+}
+
 /* The largest operator's share of the stage's parameter bytes. */
 static double largest_op_share(const ShardStage *st, const TInfo *ti)
 {
-    double total = 0.0, worst = 0.0;
+    double total = stage_param_bytes(st, ti), worst = 0.0;
     for (int o = st->op_begin; o < st->op_end; o++) {
         double sum = op_param_bytes(st, ti, o);
-        total += sum;
         if (sum > worst)
             worst = sum;
     }
@@ -48,10 +56,8 @@ static double largest_op_share(const ShardStage *st, const TInfo *ti)
 static int push_module_colls(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
                              int ph, size_t *cap, const ApprofCollective *c, double S)
 {
-    double total = 0.0;
+    double total = stage_param_bytes(st, ti);
     int rc = 0;
-    for (int o = st->op_begin; o < st->op_end; o++)
-        total += op_param_bytes(st, ti, o);
     if (!(total > 0.0)) {
         ApprofCollective one = *c;
         one.bytes = S;
@@ -86,10 +92,8 @@ static int push_regathers(const ShardStage *st, const TInfo *ti, ApprofStageProg
                           size_t *cap, const ApprofCollective *c, double S, const int *blk,
                           int n_blk)
 {
-    double total = 0.0, esize = (double)approf_dtype_size(st->g->dtype);
+    double total = stage_param_bytes(st, ti), esize = (double)approf_dtype_size(st->g->dtype);
     int rc = 0;
-    for (int o = st->op_begin; o < st->op_end; o++)
-        total += op_param_bytes(st, ti, o);
     if (st->recompute != COSTDB_RECOMPUTE_FULL || !(total > 0.0))
         return 0;
     for (int b = 0; b < n_blk && !rc; b++) {

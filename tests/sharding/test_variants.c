@@ -4,7 +4,8 @@
  * sharding ILP against exhaustive search, the Megatron layout of a GPT block
  * on (1, 8) once memory counts, full recomputation (layer inputs kept, one
  * more forward in the backward) and ZeRO-3 at dp = 8 (parameters and
- * optimizer state divided by 8, all-gathers added).
+ * optimizer state divided by 8, all-gathers added; under full
+ * recomputation DeepSpeed's second gathers of large modules).
  */
 #include <CUnit/Basic.h>
 #include <math.h>
