@@ -188,6 +188,13 @@ typedef enum {
     COSTDB_RECOMPUTE_COUNT
 } CostdbRecompute;
 
+/* What the price of a ZeRO-3 variant assumes of the runtime: DeepSpeed's
+ * stage3_max_reuse_distance in parameter elements, its default since
+ * v0.3.13 (docs/variants.md, "ZeRO-3 and recomputation"). The stage
+ * program prices the second gathers under full recomputation with it;
+ * apreport's DeepSpeed export writes it. */
+#define COSTDB_ZERO3_MAX_REUSE_DISTANCE 1000000000LL
+
 /* "none" | "selective" | "full" (NULL for an out-of-range value). */
 const char *costdb_recompute_name(int r);
 /* The CostdbRecompute of name, or -1. */

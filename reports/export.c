@@ -608,7 +608,13 @@ int apreport_write_deepspeed(const ApreportReport *r, FILE *f)
                                    "\"initial_scale_power\": 16}");
     else
         json_line(f, 2, "fp16", 0, "{\"enabled\": false}");
-    json_line(f, 2, "zero_optimization", 0, "{\"stage\": %d}", L.zero);
+    if (L.zero == 3)
+        /* the reuse distance the plan was priced with (costdb.h) */
+        json_line(f, 2, "zero_optimization", 0,
+                  "{\"stage\": 3, \"stage3_max_reuse_distance\": %lld}",
+                  (long long)COSTDB_ZERO3_MAX_REUSE_DISTANCE);
+    else
+        json_line(f, 2, "zero_optimization", 0, "{\"stage\": %d}", L.zero);
     if (L.pp > 1)
         json_line(f, 2, "pipeline", 0, "{\"stages\": %d, \"partition\": \"uniform\"}", L.pp);
     if (L.recompute)

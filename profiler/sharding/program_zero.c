@@ -74,17 +74,14 @@ static int push_module_colls(const ShardStage *st, const TInfo *ti, ApprofStageP
     return rc;
 }
 
-/* DeepSpeed's default stage3_max_reuse_distance, in parameter elements
- * (deepspeed/runtime/zero/constants.py, ZERO_OPTIMIZATION_MAX_REUSE_DISTANCE_DEFAULT,
- * 1e9 from v0.3.13, March 2021, on). */
-#define ZERO3_MAX_REUSE_DISTANCE 1e9
-
 /* ZeRO-3's second gathers in a backward that reruns the forward (full
  * recomputation; docs/variants.md, "ZeRO-3 and recomputation"). The rerun
  * forward of a block gathers each module before it runs; DeepSpeed then
  * keeps a module gathered for its backward only when the modules used in
- * between hold fewer than ZERO3_MAX_REUSE_DISTANCE parameter elements
- * (PartitionedParameterCoordinator._keep_for_later): those are the
+ * between hold fewer than COSTDB_ZERO3_MAX_REUSE_DISTANCE parameter
+ * elements (stage3_max_reuse_distance, 1e9 by default:
+ * deepspeed/runtime/zero/constants.py from v0.3.13, March 2021, on;
+ * PartitionedParameterCoordinator._keep_for_later): those are the
  * block's later modules, once in the rerun and once more in the backward,
  * which runs them in reverse. Any other module is released and gathered
  * again for its backward: one more all-gather of its share of S. */
@@ -101,7 +98,7 @@ static int push_regathers(const ShardStage *st, const TInfo *ti, ApprofStageProg
         double later = 0.0; /* bytes of the block's modules after o */
         for (int o = end - 1; o >= blk[b] && !rc; o--) {
             double sum = op_param_bytes(st, ti, o);
-            if (sum > 0.0 && 2.0 * later / esize >= ZERO3_MAX_REUSE_DISTANCE) {
+            if (sum > 0.0 && 2.0 * later / esize >= (double)COSTDB_ZERO3_MAX_REUSE_DISTANCE) {
                 ApprofCollective m = *c;
                 m.bytes = S * (sum / total);
                 rc = shard_push_coll(p, 1, cap, &m);

@@ -332,6 +332,17 @@ static void test_exports(void)
     HAS(buf, "pipeline_parallel_layers_per_stage = 1\n");
     HAS(buf, "mode = \"selective\"\nselective_ac_option = \"op\"\n");
     free(buf);
+    /* one stage: DeepSpeed runs ZeRO-3, with the reuse distance the plan
+     * was priced with (docs/variants.md, "ZeRO-3 and recomputation") */
+    g.r.n_stages = 1;
+    g.r.schedule = APREPORT_SCHED_1F1B;
+    g.r.virtual_stages = 1;
+    g.st[0].recompute = COSTDB_RECOMPUTE_FULL;
+    buf = export_of(&g.r, apreport_write_deepspeed);
+    LACKS(buf, "cannot express ZeRO-3");
+    HAS(buf, "\"zero_optimization\": {\"stage\": 3, \"stage3_max_reuse_distance\": 1000000000}");
+    free(buf);
+    g.r.n_stages = 4;
 
     /* mixture of experts: 8 experts split 4 ways over the tensor axis */
     gpt_plan(&g, 3);
