@@ -406,6 +406,15 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
              : sw->hw.grad_reduce_bytes == 2 ? "16 bits (grad_reduce_bytes 2)"
              : sw->hw.grad_reduce_bytes > 0  ? "another width (grad_reduce_bytes set)"
                                              : "the model's dtype");
+    if ((cfg->zero_mask & 8u) && strlen(sum->comm_timing) < sizeof sum->comm_timing) {
+        /* ZeRO-3's gathers follow DeepSpeed's stage 3 (docs/variants.md) */
+        size_t used = strlen(sum->comm_timing);
+        snprintf(sum->comm_timing + used, sizeof sum->comm_timing - used,
+                 "; ZeRO-3 gathers module by module, again for the backward under full "
+                 "recomputation where the block's later modules hold %lld elements or more "
+                 "(DeepSpeed's stage3_max_reuse_distance)",
+                 (long long)COSTDB_ZERO3_MAX_REUSE_DISTANCE);
+    }
     if (cfg->dtype_default && !cfg->model_file && approf_zoo_trains_mixed(cfg->model_name)) {
         eff.dtype = approf_mixed_precision_dtype(&sw->hw);
         sum->dtype_mixed_default = eff.dtype != APPROF_F32;

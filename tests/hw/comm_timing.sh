@@ -10,7 +10,9 @@
 #     under the GEMMs: every entry on one GPU (no collective) costs the
 #     same, every entry on 2, 4 or 8 GPUs (tensor-parallel collectives)
 #     costs less, and none more.
-#  3. With the gradient sync after the backward (grad_overlap 0), the
+#  3. A sweep with ZeRO-3 says how its gathers are timed; one without,
+#     nothing about it.
+#  4. With the gradient sync after the backward (grad_overlap 0), the
 #     apply-grad cost of every entry whose replicated parameters are
 #     synchronised grows, and the one-GPU entries' does not change.
 # Usage: comm_timing.sh APPROF SQLITE3 WORKDIR
@@ -34,6 +36,15 @@ grep -qF ' - communication: gradient sync under the backward (grad_overlap 1), t
   fail_with a.err "summary of the built-in's timing"
 grep -qF ' - communication: gradient sync after the backward (grad_overlap 0), tensor-parallel collectives under the GEMMs (tp_comm_overlap 1), gradients reduced in f32 (grad_reduce_bytes 4)' b.err ||
   fail_with b.err "summary of the spec file's timing"
+
+# ZeRO-3 in the sweep: the summary says how its gathers are timed
+# (docs/variants.md, "ZeRO-3 and recomputation"); without it, nothing
+! grep -qF 'ZeRO-3' a.err || fail_with a.err "ZeRO-3 named in a sweep without it"
+"$approf" sweep --model gpt --preset gpt2-small --layers 2 --cluster 1x8 --batch 16 \
+  --micro-batches 2 --submesh-space manual:1x8 --zero 0,3 --recompute full --backend model \
+  --hardware a.spec --db c.db >/dev/null 2>c.err || fail_with c.err "sweep with ZeRO-3"
+grep -qF "gradients reduced in the model's dtype; ZeRO-3 gathers module by module, again for the backward under full recomputation where the block's later modules hold 1000000000 elements or more (DeepSpeed's stage3_max_reuse_distance)" c.err ||
+  fail_with c.err "summary of a sweep with ZeRO-3"
 
 # submesh 0 is 1x1; the others hold 2, 4 and 8 GPUs
 rows() { "$sqlite" "$1" "SELECT start_layer, end_layer, submesh_index, config_index, phase,
