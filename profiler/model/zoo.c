@@ -41,8 +41,9 @@ static const ZooModel zoo[] = {
      zoo_gpt, 32, ZOO_PRESETS | ZOO_ATTENTION | ZOO_MIXED},
     {{"bert", "BERT for masked LM (post-LN, tied decoder, no pooler)",
       "batch 32, --preset base (12 layers, 768, 12 heads) | large (24, 1024, 16), seq 512, vocab 30522, mixed precision (bf16; f16 on V100); "
-      "head on every position and no dropout unless --mlm-positions P / --dropout R (pre-training)"},
-     zoo_bert, 32, ZOO_PRESETS | ZOO_MIXED | ZOO_PRETRAIN},
+      "head on every position and no dropout unless --mlm-positions P / --dropout R (pre-training); "
+      "--attention flash: one fused bidirectional attention op per layer"},
+     zoo_bert, 32, ZOO_PRESETS | ZOO_ATTENTION | ZOO_MIXED | ZOO_PRETRAIN},
     {{"swin", "Swin Transformer Tiny (patch 4, window 7, depths 2-2-6-2, heads 3-6-12-24)",
       "batch 128, imagenet 224x224 1000 classes (--dataset cifar100: 100 classes, LiBai config), f32"},
      zoo_swin, 128, ZOO_DATASETS},
@@ -128,7 +129,7 @@ int approf_zoo_build(const char *name, const ApprofZooOptions *opt, ApprofGraph 
                        "(see 'approf models')", name, o.preset);
     if (o.attention && !(m->takes & ZOO_ATTENTION))
         return zb_fail(&b, APPROF_EINVAL, "model '%s' has no attention choice: --attention %s "
-                       "does not apply (gpt and the llama family have it)", name, o.attention);
+                       "does not apply (gpt, bert and the llama family have it)", name, o.attention);
     if (o.mlm_positions && !(m->takes & ZOO_PRETRAIN))
         return zb_fail(&b, APPROF_EINVAL, "model '%s' has no masked-LM head: --mlm-positions %d "
                        "does not apply (bert has it)", name, o.mlm_positions);

@@ -203,10 +203,12 @@ static int lm_loss(Zb *b, int x, int wte, int bias, int untied, const char *name
     return b->rc;
 }
 
-/* Causal multi-head attention as one fused (flash) operator: the query as
- * [B, S, H, 1, D] (one query head per key/value head), no S x S tensor
- * kept (Megatron-Core's and PyTorch's fused attention). */
-static int flash_attention(Zb *b, const char *pre, int x, int64_t heads)
+/* Multi-head attention as one fused (flash) operator, causal (a decoder)
+ * or not (an encoder): the query as [B, S, H, 1, D] (one query head per
+ * key/value head), no S x S tensor kept (Megatron-Core's and PyTorch's
+ * fused attention; a dropout on the probabilities runs inside the kernel,
+ * from its random seed, and is not an operator of its own). */
+static int flash_attention(Zb *b, const char *pre, int x, int64_t heads, int causal)
 {
     char p[128];
     int q, k, v, o;
@@ -226,7 +228,7 @@ static int flash_attention(Zb *b, const char *pre, int x, int64_t heads)
     snprintf(p, sizeof p, "%s/value", pre);
     v = zb_reshape(b, p, "split_heads", zb_dense(b, p, x, c, 1), 4, k4);
     {
-        ApprofOpAttrs a = {.causal = 1};
+        ApprofOpAttrs a = {.causal = causal};
         int in[3] = {q, k, v};
         snprintf(p, sizeof p, "%s/attention", pre);
         o = zb_op(b, APPROF_OP_ATTENTION, p, in, 3, &a);
@@ -259,7 +261,7 @@ int zoo_gpt(Zb *b, const ApprofZooOptions *o)
         int y;
         snprintf(pre, sizeof pre, "h.%d", l);
         snprintf(p, sizeof p, "%s/ln_1", pre);
-        y = flash ? flash_attention(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), c.heads)
+        y = flash ? flash_attention(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), c.heads, 1)
                   : attention(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), c.heads, -1, -1, 0);
         x = zb_binary(b, APPROF_OP_ADD, pre, "residual_1", x, y);
         snprintf(p, sizeof p, "%s/ln_2", pre);
@@ -281,6 +283,10 @@ int zoo_bert(Zb *b, const ApprofZooOptions *o)
     TfPreset c;
     int x, wte, bias;
     int64_t v;
+    int flash = o->attention && !strcmp(o->attention, "flash");
+    if (o->attention && !flash && strcmp(o->attention, "eager"))
+        return zb_fail(b, APPROF_EINVAL, "%s: unknown attention '%s' (eager, flash)",
+                       b->g->name, o->attention);
     if (resolve(b, o, ps, sizeof ps / sizeof ps[0], "base", &c) < 0)
         return b->rc;
     if (o->dropout < 0 || o->dropout >= 1)
@@ -292,7 +298,8 @@ int zoo_bert(Zb *b, const ApprofZooOptions *o)
         char pre[32], p[64];
         int y;
         snprintf(pre, sizeof pre, "encoder.layer.%d", l);
-        y = attention(b, pre, x, c.heads, -1, -1, o->dropout);
+        y = flash ? flash_attention(b, pre, x, c.heads, 0)
+                  : attention(b, pre, x, c.heads, -1, -1, o->dropout);
         y = dropout(b, pre, "attention_output_dropout", y, o->dropout);
         snprintf(p, sizeof p, "%s/attention_LayerNorm", pre);
         x = zb_norm(b, APPROF_OP_LAYER_NORM, p, zb_binary(b, APPROF_OP_ADD, pre, "residual_1", x, y));

@@ -641,11 +641,13 @@ static void test_gpt_flash(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "fast"));
 }
 
-static ApprofGraph *bert_pretrain(int mlm, double drop, char *err, size_t errlen)
+static ApprofGraph *bert_attention(int mlm, double drop, const char *attn, char *err,
+                                   size_t errlen)
 {
     ApprofZooOptions o;
     ApprofGraph *g = NULL;
     memset(&o, 0, sizeof o);
+    o.attention = attn;
     o.preset = "base";
     o.num_layers = 2;
     o.seq_len = 128;
@@ -656,6 +658,54 @@ static ApprofGraph *bert_pretrain(int mlm, double drop, char *err, size_t errlen
         return NULL;
     CU_ASSERT_EQUAL(approf_graph_validate(g, err, errlen), 0);
     return g;
+}
+
+static ApprofGraph *bert_pretrain(int mlm, double drop, char *err, size_t errlen)
+{
+    return bert_attention(mlm, drop, NULL, err, errlen);
+}
+
+/* BERT with --attention flash: the same parameters, no softmax and no
+ * S x S tensor, one fused bidirectional (not causal) attention op per
+ * layer with all of the eager scores and context matmuls; the
+ * probabilities' dropout runs inside it, so two dropouts per layer are
+ * left; every other matmul unchanged. */
+static void test_bert_flash(void)
+{
+    char err[256] = "";
+    ApprofGraph *e = bert_attention(20, 0.1, NULL, err, sizeof err);
+    ApprofGraph *f = bert_attention(20, 0.1, "flash", err, sizeof err);
+    const double S = 128, H = 768, L = 2;
+    int attention = 0, n_drop = 0;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(approf_graph_num_params(e), approf_graph_num_params(f));
+    for (size_t i = 0; i < f->n_ops; i++) {
+        CU_ASSERT(f->ops[i].kind != APPROF_OP_SOFTMAX);
+        if (f->ops[i].kind == APPROF_OP_ATTENTION) {
+            attention++;
+            CU_ASSERT_EQUAL(f->ops[i].attrs.causal, 0);
+        }
+        n_drop += f->ops[i].kind == APPROF_OP_DROPOUT;
+        for (int j = 0; j < f->ops[i].n_outputs; j++) {
+            const ApprofTensor *t = &f->tensors[f->ops[i].outputs[j]];
+            CU_ASSERT(!(t->ndim >= 3 && t->dims[t->ndim - 1] == S && t->dims[t->ndim - 2] == S));
+        }
+    }
+    CU_ASSERT_EQUAL(attention, 2);
+    CU_ASSERT_EQUAL(n_drop, 1 + 2 * 2);
+    /* eager scores + context: 2 x 2 S^2 H per layer; fused and not
+     * causal: all of it */
+    double eager_attn = gemm_flops(e, APPROF_OP_BATCH_MATMUL, 0);
+    CU_ASSERT(fabs(eager_attn / (L * 2 * 2 * S * S * H) - 1) < 1e-12);
+    CU_ASSERT(fabs(gemm_flops(f, APPROF_OP_ATTENTION, 0) / eager_attn - 1) < 1e-12);
+    CU_ASSERT(fabs((gemm_flops(f, -1, 0) - gemm_flops(f, APPROF_OP_ATTENTION, 0)) /
+                   (gemm_flops(e, -1, 0) - eager_attn) - 1) < 1e-12);
+    approf_graph_free(&e);
+    approf_graph_free(&f);
+    /* an unknown attention is an error naming it */
+    CU_ASSERT_PTR_NULL(bert_attention(0, 0, "sdpa", err, sizeof err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "sdpa"));
 }
 
 /* NVIDIA's BERT pre-training: the masked-LM head on the masked positions
@@ -735,6 +785,7 @@ int main(void)
     CU_add_test(s, "decoder parameter counts", test_decoder_params);
     CU_add_test(s, "decoder flops per token", test_decoder_flops);
     CU_add_test(s, "gpt with fused attention", test_gpt_flash);
+    CU_add_test(s, "bert with fused (bidirectional) attention", test_bert_flash);
     CU_add_test(s, "bert pre-training head and dropout", test_bert_pretraining);
     CU_add_test(s, "llama-era operator semantics", test_new_op_semantics);
     CU_add_test(s, "llama-era operator shapes", test_new_op_shapes);
