@@ -17,6 +17,10 @@ Columns of the case lists:
   loss       - (the cross-entropy as one kernel in the model's dtype: the
              built-in specs) or f32 (over an f32 copy of 16-bit logits, as
              Megatron-LM computes it: loss_f32 = 1)
+  grad_accum - (each micro-batch's gradients added into the accumulation
+             buffer by an add kernel: the built-in specs) or fused (inside
+             the weight-gradient GEMM, Megatron's
+             gradient_accumulation_fusion: grad_accum_fusion = 1)
 """
 import os
 import subprocess
@@ -25,7 +29,8 @@ import sys
 COLUMNS = {"grad_sync": ("overlapped", "after-backward", "-"),
            "tp_comm": ("serial", "overlapped"),
            "grad_dtype": ("-", "f32"),
-           "loss": ("-", "f32")}
+           "loss": ("-", "f32"),
+           "grad_accum": ("-", "fused")}
 
 
 def check(prog, path, cases, defaults):
@@ -52,6 +57,8 @@ def overrides(c):
         out["grad_reduce_bytes"] = "4"
     if c.get("loss", "-") == "f32":
         out["loss_f32"] = "1"
+    if c.get("grad_accum", "-") == "fused":
+        out["grad_accum_fusion"] = "1"
     return out
 
 

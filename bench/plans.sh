@@ -24,7 +24,9 @@
 # copy with tp_comm_overlap = 1, "serial" on the built-in; grad_dtype "f32"
 # (gradients reduced in f32 whatever the model's dtype) on a copy with
 # grad_reduce_bytes = 4, "-" on the built-in; loss "f32" (the cross-entropy
-# over an f32 copy of the logits) on a copy with loss_f32 = 1.
+# over an f32 copy of the logits) on a copy with loss_f32 = 1; grad_accum
+# "fused" (each micro-batch's gradients added into the buffer inside the
+# weight-gradient GEMM) on a copy with grad_accum_fusion = 1.
 # PLANS_SWEEP_OPTS="..." adds options to every approf sweep.
 # Printed, never asserted.  See docs/plans.md.
 set -u
@@ -136,11 +138,12 @@ def apsolve(db, args):
     return rc, d3, auto, err
 
 # How the measured framework ran its communication (columns grad_sync,
-# tp_comm, grad_dtype and loss, bench/framework_spec.py).
+# tp_comm, grad_dtype, loss and grad_accum, bench/framework_spec.py).
 with open(os.environ["CASES"]) as f:
     cases = [r for r in csv.DictReader(f, delimiter="\t")]
 framework_spec.check("plans.sh", os.environ["CASES"], cases,
-                     {"grad_sync": "-", "tp_comm": "serial", "grad_dtype": "-", "loss": "-"})
+                     {"grad_sync": "-", "tp_comm": "serial", "grad_dtype": "-", "loss": "-",
+                      "grad_accum": "-"})
 
 specs = {}
 def hardware_for(c):

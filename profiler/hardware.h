@@ -86,6 +86,11 @@ typedef struct ApprofHardwareSpec {
     int loss_f32;                  /* 1: the framework computes a cross-entropy over 16-bit
                                     * logits on an f32 copy (Megatron-LM); 0: as one
                                     * kernel in the model's dtype (hw/cost.c) */
+    int grad_accum_fusion;         /* 1: each micro-batch's weight gradients are added into
+                                    * the accumulation buffer inside the weight-gradient
+                                    * GEMM (Megatron's gradient_accumulation_fusion); 0: by
+                                    * an add kernel per parameter (PyTorch's autograd,
+                                    * DDP; sharding/program.c) */
     double grad_reduce_bytes;      /* bytes per gradient element the apply-grad all-reduce /
                                     * reduce-scatter moves (4: reduced in f32, as Megatron
                                     * does for bf16); 0: the model dtype's */

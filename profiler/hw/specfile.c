@@ -83,6 +83,7 @@ static const Field fields[] = {
     {"gemm_unaligned_factor", F_NUM, OFF(gemm_unaligned_factor), 0, 0, 1, 0, 1, 0, 0, ""},
     {"grad_reduce_bytes", F_NUM, OFF(grad_reduce_bytes), 0, 0, 1, 0, 8, 0, 0, ""},
     {"loss_f32", F_INT, OFF(loss_f32), 0, 0, 1, 0, 1, 0, 0, ""},
+    {"grad_accum_fusion", F_INT, OFF(grad_accum_fusion), 0, 0, 1, 0, 1, 0, 0, ""},
     {"source", F_TEXT, TXT(source), 0, 0, 0, 0, 0, 0, ""},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])

@@ -337,7 +337,8 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             (double)hw->nics_per_host, hw->nic_bandwidth / GBS, hw->bus_efficiency,
             hw->grad_overlap, hw->grad_bucket_bytes / (double)MIB, hw->gemm_store_overlap,
             hw->tp_comm_overlap, hw->attention_efficiency, hw->reduction_efficiency,
-            hw->gemm_unaligned_factor, hw->grad_reduce_bytes, (double)hw->loss_f32};
+            hw->gemm_unaligned_factor, hw->grad_reduce_bytes, (double)hw->loss_f32,
+            (double)hw->grad_accum_fusion};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
@@ -436,7 +437,8 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"reduction_efficiency", hw->reduction_efficiency},
             {"gemm_unaligned_factor", hw->gemm_unaligned_factor},
             {"grad_reduce_bytes", hw->grad_reduce_bytes},
-            {"loss_f32", (double)hw->loss_f32}};
+            {"loss_f32", (double)hw->loss_f32},
+            {"grad_accum_fusion", (double)hw->grad_accum_fusion}};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i].v == 0.0)

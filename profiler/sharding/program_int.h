@@ -40,6 +40,10 @@ typedef struct TInfo {
  * nothing); 0 or APPROF_ENOMEM. */
 int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofCollective *c);
 
+/* The parameter bytes of operator o of the stage, per device (those it is
+ * the first to read, so a tied parameter counts once; program_zero.c). */
+double shard_op_param_bytes(const ShardStage *st, const TInfo *ti, int o);
+
 /* ZeRO over the gradient-synchronisation group (program_zero.c). */
 int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
                      double param_elems, double read_share, const int *blk, int n_blk,

@@ -12,7 +12,7 @@
 
 /* The parameter bytes of operator o of the stage (those it is the first
  * to read, so a tied parameter counts once). */
-static double op_param_bytes(const ShardStage *st, const TInfo *ti, int o)
+double shard_op_param_bytes(const ShardStage *st, const TInfo *ti, int o)
 {
     const ApprofGraph *g = st->g;
     double sum = 0.0;
@@ -24,12 +24,12 @@ static double op_param_bytes(const ShardStage *st, const TInfo *ti, int o)
     return sum;
 }
 
-/* The stage's parameter bytes, each parameter once (op_param_bytes). */
+/* The stage's parameter bytes, each parameter once (shard_op_param_bytes). */
 static double stage_param_bytes(const ShardStage *st, const TInfo *ti)
 {
     double total = 0.0;
     for (int o = st->op_begin; o < st->op_end; o++)
-        total += op_param_bytes(st, ti, o);
+        total += shard_op_param_bytes(st, ti, o);
     return total;
 }
 
@@ -38,7 +38,7 @@ static double largest_op_share(const ShardStage *st, const TInfo *ti)
 {
     double total = stage_param_bytes(st, ti), worst = 0.0;
     for (int o = st->op_begin; o < st->op_end; o++) {
-        double sum = op_param_bytes(st, ti, o);
+        double sum = shard_op_param_bytes(st, ti, o);
         if (sum > worst)
             worst = sum;
     }
@@ -64,7 +64,7 @@ static int push_module_colls(const ShardStage *st, const TInfo *ti, ApprofStageP
         return shard_push_coll(p, ph, cap, &one);
     }
     for (int o = st->op_begin; o < st->op_end && !rc; o++) {
-        double sum = op_param_bytes(st, ti, o);
+        double sum = shard_op_param_bytes(st, ti, o);
         ApprofCollective m = *c;
         if (!(sum > 0.0))
             continue;
@@ -97,7 +97,7 @@ static int push_regathers(const ShardStage *st, const TInfo *ti, ApprofStageProg
         int end = b + 1 < n_blk ? blk[b + 1] : st->op_end;
         double later = 0.0; /* bytes of the block's modules after o */
         for (int o = end - 1; o >= blk[b] && !rc; o--) {
-            double sum = op_param_bytes(st, ti, o);
+            double sum = shard_op_param_bytes(st, ti, o);
             if (sum > 0.0 && 2.0 * later / esize >= (double)COSTDB_ZERO3_MAX_REUSE_DISTANCE) {
                 ApprofCollective m = *c;
                 m.bytes = S * (sum / total);

@@ -472,7 +472,8 @@ static void test_spec_keys(void)
              "nic_bandwidth_gbs = 25\nbus_efficiency = 0.85\ngrad_overlap = 0.9\n"
              "grad_bucket_mib = 25\npeak_tflops_fp8 = 0\ngemm_store_overlap = 0.5\n"
              "tp_comm_overlap = 0.75\nattention_efficiency = 0.4\nreduction_efficiency = 0.48\n"
-             "gemm_unaligned_factor = 0.33\ngrad_reduce_bytes = 4\nloss_f32 = 1\n",
+             "gemm_unaligned_factor = 0.33\ngrad_reduce_bytes = 4\nloss_f32 = 1\n"
+             "grad_accum_fusion = 1\n",
              base_spec);
     CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(path, &a, err, sizeof err), APPROF_OK);
@@ -490,6 +491,7 @@ static void test_spec_keys(void)
     CU_ASSERT(REL(a.gemm_unaligned_factor, 0.33));
     CU_ASSERT(REL(a.grad_reduce_bytes, 4.0));
     CU_ASSERT_EQUAL(a.loss_f32, 1);
+    CU_ASSERT_EQUAL(a.grad_accum_fusion, 1);
     CU_ASSERT_EQUAL(approf_math_class(&a, APPROF_F32), APPROF_MATH_TF32);
     approf_hardware_fingerprint(&a, fp1, sizeof fp1);
     CU_ASSERT_STRING_NOT_EQUAL(fp0, fp1);
@@ -521,12 +523,13 @@ static void test_spec_keys(void)
     CU_ASSERT(REL(b.gemm_unaligned_factor, a.gemm_unaligned_factor));
     CU_ASSERT(REL(b.grad_reduce_bytes, a.grad_reduce_bytes));
     CU_ASSERT_EQUAL(b.loss_f32, a.loss_f32);
+    CU_ASSERT_EQUAL(b.grad_accum_fusion, a.grad_accum_fusion);
 
     /* out of range: refused, the message naming the field */
     static const char *const bad[] = {
         "allow_tf32 = 2",           "bus_efficiency = 1.5",    "gemm_store_overlap = 1.2",
         "attention_efficiency = -0.1", "reduction_efficiency = 2", "gemm_unaligned_factor = 1.5",
-        "grad_reduce_bytes = 16",   "loss_f32 = 2"};
+        "grad_reduce_bytes = 16",   "loss_f32 = 2",            "grad_accum_fusion = 3"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char field[64];
         snprintf(field, sizeof field, "%.*s", (int)strcspn(bad[i], " "), bad[i]);

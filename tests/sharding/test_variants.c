@@ -52,9 +52,9 @@ static ApprofGraph *build_gpt(ApprofDtype dt)
     return build_gpt_layers(dt, 1);
 }
 
-/* The whole graph as one layer (one stage). */
-static int shard_all(const ApprofGraph *g, int a, int b, int level, int levels, int recompute,
-                     int zero, ApprofStageProgram *p)
+/* The whole graph as one layer (one stage), on hw (NULL: a100-40g). */
+static int shard_all_hw(const ApprofGraph *g, const ApprofHardwareSpec *on, int a, int b,
+                        int level, int levels, int recompute, int zero, ApprofStageProgram *p)
 {
     ApprofHardwareSpec hw;
     ApprofLayering l;
@@ -65,7 +65,10 @@ static int shard_all(const ApprofGraph *g, int a, int b, int level, int levels, 
     l.n_layers = 1;
     l.op_begin = &begin;
     l.op_end = &end;
-    CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &hw) == 0);
+    if (on)
+        hw = *on;
+    else
+        CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &hw) == 0);
     CU_ASSERT_FATAL(approf_shard_context_new(g, &l, &hw, 8, &ctx) == 0);
     ApprofShardRequest req;
     memset(&req, 0, sizeof req);
@@ -86,6 +89,12 @@ static int shard_all(const ApprofGraph *g, int a, int b, int level, int levels, 
         fprintf(stderr, "shard: %s\n", err);
     approf_shard_context_free(&ctx);
     return rc;
+}
+
+static int shard_all(const ApprofGraph *g, int a, int b, int level, int levels, int recompute,
+                     int zero, ApprofStageProgram *p)
+{
+    return shard_all_hw(g, NULL, a, b, level, levels, recompute, zero, p);
 }
 
 static const ApprofPlacement *param_named(const ApprofGraph *g, const ApprofStageProgram *p,
@@ -451,6 +460,81 @@ static void test_zero3_regather(void)
     }
 }
 
+/* Gradient accumulation (sharding/program.c, push_grad_accum): the
+ * backward adds every parameter's fresh gradient into its accumulation
+ * buffer, one elementwise kernel per operator that holds parameters,
+ * reading the buffer and the gradient and writing the buffer: 3 x 2 bytes
+ * per local element in f16, 4 + 2 + 4 with the buffer in f32
+ * (grad_reduce_bytes 4), on the device's partition under ZeRO-2. With
+ * grad_accum_fusion the weight-gradient GEMMs read and write the f32
+ * buffer in their epilogue instead (6 more bytes stored per element of
+ * their C than the 16-bit gradient) and only the operators without one
+ * (norms, embeddings) keep an add kernel. */
+static double accum_tail(const ApprofStageProgram *p, int n, double per_elem)
+{
+    double elems = 0.0;
+    CU_ASSERT_FATAL(p->n_kernels[1] >= (size_t)n);
+    for (size_t i = p->n_kernels[1] - (size_t)n; i < p->n_kernels[1]; i++) {
+        const ApprofKernel *k = &p->kernels[1][i];
+        CU_ASSERT_EQUAL(k->kind, APPROF_K_ELEMENTWISE);
+        CU_ASSERT(fabs(k->bytes - per_elem * (double)k->elements) <= 1e-9 * k->bytes);
+        elems += (double)k->elements;
+    }
+    return elems;
+}
+
+static double gemm_store(const ApprofStageProgram *p)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < p->n_kernels[1]; i++)
+        if (p->kernels[1][i].kind == APPROF_K_GEMM)
+            s += p->kernels[1][i].store_bytes;
+    return s;
+}
+
+static void test_grad_accum(void)
+{
+    ApprofGraph *g = build_gpt(APPROF_F16);
+    ApprofHardwareSpec hw;
+    ApprofStageProgram a, f32, fused, z2;
+    int modules = param_modules(g);
+    CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &hw) == 0);
+    CU_ASSERT_FATAL(shard_all_hw(g, &hw, 8, 1, 0, 1, 0, 0, &a) == 0);
+    /* every local parameter element once, 6 bytes each */
+    CU_ASSERT(fabs(accum_tail(&a, modules, 6.0) - (double)a.param_bytes / 2.0) <= 1.0 * modules);
+    hw.grad_reduce_bytes = 4;
+    CU_ASSERT_FATAL(shard_all_hw(g, &hw, 8, 1, 0, 1, 0, 0, &f32) == 0);
+    CU_ASSERT(fabs(accum_tail(&f32, modules, 10.0) - (double)a.param_bytes / 2.0) <= 1.0 * modules);
+    CU_ASSERT_EQUAL(f32.n_kernels[1], a.n_kernels[1]);
+    /* fused: the six weight-gradient GEMMs (query, key, value, proj, fc1,
+     * fc2) store 6 more bytes per element of their C (the weights); their
+     * biases and the other modules keep an add kernel */
+    hw.grad_accum_fusion = 1;
+    CU_ASSERT_FATAL(shard_all_hw(g, &hw, 8, 1, 0, 1, 0, 0, &fused) == 0);
+    CU_ASSERT_EQUAL(fused.n_kernels[1], a.n_kernels[1]);
+    double weights = 0.0;
+    for (size_t t = 0; t < g->n_tensors; t++)
+        if (g->tensors[t].role == APPROF_TENSOR_PARAM && g->tensors[t].ndim == 2 &&
+            strncmp(g->tensors[t].name, "h.0/", 4) == 0)
+            weights += (double)approf_tensor_bytes(&g->tensors[t]) / 2.0;
+    CU_ASSERT(weights > 0.0);
+    CU_ASSERT(fabs(gemm_store(&fused) - gemm_store(&f32) - 6.0 * weights) <= 1e-9 * weights);
+    CU_ASSERT(fabs(accum_tail(&fused, modules, 10.0) + weights - (double)a.param_bytes / 2.0) <=
+              1.0 * modules);
+    /* ZeRO-2: the partition of the replicated parameters */
+    hw.grad_accum_fusion = 0;
+    hw.grad_reduce_bytes = 0;
+    CU_ASSERT_FATAL(shard_all_hw(g, &hw, 8, 1, 0, 1, 0, 2, &z2) == 0);
+    double S = fmin(a.grad_sync.bytes, (double)a.param_bytes);
+    CU_ASSERT(fabs(accum_tail(&z2, modules, 6.0) -
+                   ((double)a.param_bytes - S * 7.0 / 8.0) / 2.0) <= 1.0 * modules);
+    approf_stage_program_clear(&a);
+    approf_stage_program_clear(&f32);
+    approf_stage_program_clear(&fused);
+    approf_stage_program_clear(&z2);
+    approf_graph_free(&g);
+}
+
 /* Random ILPs: the Pareto points are not dominated by any combination, the
  * first is the fastest and the last the least memory. */
 static void test_pareto_brute_force(void)
@@ -542,6 +626,8 @@ int main(void)
     CU_add_test(s, "ZeRO-1 and ZeRO-3 at dp = 8", test_zero3);
     CU_add_test(s, "ZeRO-3 under full recomputation: DeepSpeed's second gathers",
                 test_zero3_regather);
+    CU_add_test(s, "gradient accumulation: add kernels, f32 buffer, fused, ZeRO-2",
+                test_grad_accum);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();
