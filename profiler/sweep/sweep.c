@@ -398,14 +398,16 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
      * another framework needs a spec file that says so */
     snprintf(sum->comm_timing, sizeof sum->comm_timing,
              "gradient sync %s (grad_overlap %g), tensor-parallel collectives %s "
-             "(tp_comm_overlap %g), gradients reduced in %s",
+             "(tp_comm_overlap %g), gradients reduced in %s and accumulated %s",
              sw->hw.grad_overlap > 0 ? "under the backward" : "after the backward",
              sw->hw.grad_overlap, sw->hw.tp_comm_overlap > 0 ? "under the GEMMs" : "after the kernels",
              sw->hw.tp_comm_overlap,
              sw->hw.grad_reduce_bytes == 4   ? "f32 (grad_reduce_bytes 4)"
              : sw->hw.grad_reduce_bytes == 2 ? "16 bits (grad_reduce_bytes 2)"
              : sw->hw.grad_reduce_bytes > 0  ? "another width (grad_reduce_bytes set)"
-                                             : "the model's dtype");
+                                             : "the model's dtype",
+             sw->hw.grad_accum_fusion ? "inside the weight-gradient GEMMs (grad_accum_fusion 1)"
+                                      : "by add kernels (grad_accum_fusion 0)");
     if ((cfg->zero_mask & 8u) && strlen(sum->comm_timing) < sizeof sum->comm_timing) {
         /* ZeRO-3's gathers follow DeepSpeed's stage 3 (docs/variants.md) */
         size_t used = strlen(sum->comm_timing);

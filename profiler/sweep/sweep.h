@@ -112,8 +112,9 @@ typedef struct ApprofSweepSummary {
     char dtype[8];                /* the compute dtype the sweep profiled */
     int dtype_mixed_default;      /* dtype is the mixed-precision default (no --dtype) */
     char collectives[128];        /* how collectives were priced */
-    char comm_timing[400];        /* when the framework's communication runs (the
-                                   * spec's grad_overlap and tp_comm_overlap) */
+    char comm_timing[480];        /* when the framework's communication runs (the
+                                   * spec's grad_overlap, tp_comm_overlap,
+                                   * grad_reduce_bytes, grad_accum_fusion; ZeRO-3) */
     int workers;                  /* profiling threads used */
     char devices[128];            /* CUDA: "2 x Fake GPU 40GB (devices 0,1)", else "" */
     int interrupted;

@@ -5,15 +5,17 @@
 # (schemas/hardware-spec.md) reach the sweep's summary and its entries.
 #  1. The summary says what the spec assumes (gradient sync under or after
 #     the backward, tensor-parallel collectives after the kernels or under
-#     the GEMMs, gradients reduced in the model's dtype or in f32).
+#     the GEMMs, gradients reduced in the model's dtype or in f32, and
+#     accumulated by add kernels or inside the GEMMs).
 #  2. Sweeping the same model with the tensor-parallel collectives hidden
 #     under the GEMMs and the gradients accumulated and reduced in f32:
 #     every forward entry on one GPU (no collective) costs the same and
 #     every backward one more (its gradient accumulation reads and writes
 #     f32), every entry on 2, 4 or 8 GPUs (tensor-parallel collectives)
 #     costs less, and none more.
-#  3. A sweep with ZeRO-3 says how its gathers are timed; one without,
-#     nothing about it.
+#  3. A sweep with ZeRO-3 (and a spec with grad_accum_fusion = 1) says
+#     how its gathers are timed (and that the gradients are accumulated
+#     inside the GEMMs); one without, nothing about ZeRO-3.
 #  4. With the gradient sync after the backward (grad_overlap 0), the
 #     apply-grad cost of every entry whose replicated parameters are
 #     synchronised grows, and the one-GPU entries' does not change.
@@ -27,6 +29,8 @@ fresh_dir "$work"; cd "$work" || fail "cd $work"
 grep -qx 'grad_overlap = 1' a.spec || fail "h100-sxm: expected grad_overlap = 1"
 grep -qx 'tp_comm_overlap = 0' a.spec || fail "h100-sxm: expected tp_comm_overlap = 0"
 grep -qx 'grad_reduce_bytes = 0' a.spec || fail "h100-sxm: expected grad_reduce_bytes = 0"
+grep -qx 'grad_accum_fusion = 0' a.spec || fail "h100-sxm: expected grad_accum_fusion = 0"
+sed -e 's/^grad_accum_fusion = 0$/grad_accum_fusion = 1/' a.spec > c.spec
 sed -e 's/^tp_comm_overlap = 0$/tp_comm_overlap = 1/' -e 's/^grad_overlap = 1$/grad_overlap = 0/' \
   -e 's/^grad_reduce_bytes = 0$/grad_reduce_bytes = 4/' a.spec > b.spec
 for s in a b; do
@@ -34,9 +38,9 @@ for s in a b; do
     --micro-batches 2 --logical-space model_parallel_only --backend model \
     --hardware "$s.spec" --db "$s.db" >/dev/null 2>"$s.err" || fail_with "$s.err" "sweep $s"
 done
-grep -qF ' - communication: gradient sync under the backward (grad_overlap 1), tensor-parallel collectives after the kernels (tp_comm_overlap 0), gradients reduced in the model'"'"'s dtype' a.err ||
+grep -qF ' - communication: gradient sync under the backward (grad_overlap 1), tensor-parallel collectives after the kernels (tp_comm_overlap 0), gradients reduced in the model'"'"'s dtype and accumulated by add kernels (grad_accum_fusion 0)' a.err ||
   fail_with a.err "summary of the built-in's timing"
-grep -qF ' - communication: gradient sync after the backward (grad_overlap 0), tensor-parallel collectives under the GEMMs (tp_comm_overlap 1), gradients reduced in f32 (grad_reduce_bytes 4)' b.err ||
+grep -qF ' - communication: gradient sync after the backward (grad_overlap 0), tensor-parallel collectives under the GEMMs (tp_comm_overlap 1), gradients reduced in f32 (grad_reduce_bytes 4) and accumulated by add kernels (grad_accum_fusion 0)' b.err ||
   fail_with b.err "summary of the spec file's timing"
 
 # ZeRO-3 in the sweep: the summary says how its gathers are timed
@@ -44,8 +48,8 @@ grep -qF ' - communication: gradient sync after the backward (grad_overlap 0), t
 ! grep -qF 'ZeRO-3' a.err || fail_with a.err "ZeRO-3 named in a sweep without it"
 "$approf" sweep --model gpt --preset gpt2-small --layers 2 --cluster 1x8 --batch 16 \
   --micro-batches 2 --submesh-space manual:1x8 --zero 0,3 --recompute full --backend model \
-  --hardware a.spec --db c.db >/dev/null 2>c.err || fail_with c.err "sweep with ZeRO-3"
-grep -qF "gradients reduced in the model's dtype; ZeRO-3 gathers module by module, again for the backward under full recomputation where the block's later modules hold 1000000000 elements or more (DeepSpeed's stage3_max_reuse_distance)" c.err ||
+  --hardware c.spec --db c.db >/dev/null 2>c.err || fail_with c.err "sweep with ZeRO-3"
+grep -qF "gradients reduced in the model's dtype and accumulated inside the weight-gradient GEMMs (grad_accum_fusion 1); ZeRO-3 gathers module by module, again for the backward under full recomputation where the block's later modules hold 1000000000 elements or more (DeepSpeed's stage3_max_reuse_distance)" c.err ||
   fail_with c.err "summary of a sweep with ZeRO-3"
 
 # submesh 0 is 1x1; the others hold 2, 4 and 8 GPUs
