@@ -98,6 +98,11 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p);
  * (program.c owns the rule; every field but the source operator). */
 ApprofHash128 shard_kernel_digest(const ApprofKernel *k);
 
+/* The add kernel that puts elems fresh gradient elements into their
+ * accumulation buffer, in the widths of st's spec (program.c,
+ * push_grad_accum); the ILP prices the same kernel per strategy. */
+void shard_grad_accum_kernel(const ShardStage *st, double elems, ApprofKernel *k);
+
 /* The first op of each checkpoint block of the stage (program.c, the one
  * owner of the rule: docs/variants.md); begin has n_ops entries. Returns
  * the number of blocks. */

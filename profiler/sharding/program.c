@@ -145,6 +145,20 @@ static double fuse_grad_accum(ApprofStageProgram *p, ApprofHash128 **dig, int o,
     return 0.0;
 }
 
+void shard_grad_accum_kernel(const ShardStage *st, double elems, ApprofKernel *k)
+{
+    const ApprofHardwareSpec *hw = st->hw;
+    double gw = (double)approf_dtype_size(st->g->dtype);
+    double aw = hw && hw->grad_reduce_bytes > 0 ? hw->grad_reduce_bytes : gw;
+    memset(k, 0, sizeof *k);
+    k->kind = APPROF_K_ELEMENTWISE;
+    k->dtype = aw == 4.0 ? APPROF_F32 : st->g->dtype;
+    k->batch = 1;
+    k->elements = (int64_t)llround(elems);
+    k->flops = elems;
+    k->bytes = elems * (2.0 * aw + gw);
+}
+
 /* Gradient accumulation (docs/alpa-semantics.md, "The backward module"):
  * every micro-batch's backward adds each parameter's fresh gradient into
  * its accumulation buffer. PyTorch's autograd (AccumulateGrad) and
@@ -178,13 +192,7 @@ static int push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStagePro
             elems -= fuse_grad_accum(p, dig, o, elems, 2.0 * aw - gw);
         if (!(elems >= 1.0))
             continue;
-        memset(&k, 0, sizeof k);
-        k.kind = APPROF_K_ELEMENTWISE;
-        k.dtype = aw == 4.0 ? APPROF_F32 : st->g->dtype;
-        k.batch = 1;
-        k.elements = (int64_t)llround(elems);
-        k.flops = elems;
-        k.bytes = elems * (2.0 * aw + gw);
+        shard_grad_accum_kernel(st, elems, &k);
         rc = push_kernel(p, 1, cap, dig, &k, shard_kernel_digest(&k), o);
     }
     return rc;

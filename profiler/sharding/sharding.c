@@ -256,6 +256,29 @@ static double node_compute_cost(const ShardStage *st, int o, const ShardStrat *s
         return INFINITY;
     for (int i = 0; i < ke->n[0] + ke->n[1]; i++)
         t += approf_kernel_seconds(st->hw, &ke->k[i]);
+    /* every micro-batch adds the fresh gradients of the parameters o is the
+     * first to read into their accumulation buffers: the program's add
+     * kernel (program.c, push_grad_accum) on this strategy's shards, so
+     * that a replicated table pays for its whole gradient. Not for ZeRO-2/3
+     * (their buffers are partitions) nor, with grad_accum_fusion, for
+     * matrices (the weight-gradient GEMM accumulates them itself). */
+    if (st->zero < 2) {
+        double elems = 0.0;
+        for (int i = 0; i < op->n_inputs; i++) {
+            int tn = op->inputs[i];
+            const ApprofTensor *it = &g->tensors[tn];
+            if (it->role != APPROF_TENSOR_PARAM || st->t_first[tn] != so->op ||
+                (st->hw && st->hw->grad_accum_fusion && it->ndim >= 2))
+                continue;
+            ShardLayout L = shard_operand_layout(s, so->sp->in_map[i], it->ndim);
+            elems += shard_local_bytes(it, L, &st->mesh) / (double)approf_dtype_size(it->dtype);
+        }
+        if (elems >= 1.0) {
+            ApprofKernel k;
+            shard_grad_accum_kernel(st, elems, &k);
+            t += approf_kernel_seconds(st->hw, &k);
+        }
+    }
     for (int x = 0; x < 2; x++) {
         if (s->ax[x] < 0 || so->sp->kind[s->ax[x]] != APPROF_ITER_REDUCE)
             continue;

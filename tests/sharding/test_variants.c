@@ -22,7 +22,7 @@
 #include "stage.h"
 
 static ApprofGraph *build_gpt_sized(ApprofDtype dt, int layers, int hidden, int heads,
-                                    int seq_len, int batch)
+                                    int seq_len, int batch, int vocab)
 {
     ApprofZooOptions o;
     ApprofGraph *g = NULL;
@@ -32,7 +32,7 @@ static ApprofGraph *build_gpt_sized(ApprofDtype dt, int layers, int hidden, int 
     o.hidden = hidden;
     o.heads = heads;
     o.seq_len = seq_len;
-    o.vocab = 1024;
+    o.vocab = vocab;
     o.batch = batch;
     o.dtype = approf_dtype_name(dt);
     int rc = approf_zoo_build("gpt", &o, &g, err, sizeof err);
@@ -44,7 +44,7 @@ static ApprofGraph *build_gpt_sized(ApprofDtype dt, int layers, int hidden, int 
 
 static ApprofGraph *build_gpt_layers(ApprofDtype dt, int layers)
 {
-    return build_gpt_sized(dt, layers, 1024, 16, 512, 8);
+    return build_gpt_sized(dt, layers, 1024, 16, 512, 8, 1024);
 }
 
 static ApprofGraph *build_gpt(ApprofDtype dt)
@@ -52,8 +52,9 @@ static ApprofGraph *build_gpt(ApprofDtype dt)
     return build_gpt_layers(dt, 1);
 }
 
-/* The whole graph as one layer (one stage), on hw (NULL: a100-40g). */
-static int shard_all_hw(const ApprofGraph *g, const ApprofHardwareSpec *on, int a, int b,
+/* The whole graph as one layer (one stage), on hw (NULL: a100-40g), with
+ * mb micro-batches. */
+static int shard_all_hw(const ApprofGraph *g, const ApprofHardwareSpec *on, int mb, int a, int b,
                         int level, int levels, int recompute, int zero, ApprofStageProgram *p)
 {
     ApprofHardwareSpec hw;
@@ -69,7 +70,7 @@ static int shard_all_hw(const ApprofGraph *g, const ApprofHardwareSpec *on, int 
         hw = *on;
     else
         CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &hw) == 0);
-    CU_ASSERT_FATAL(approf_shard_context_new(g, &l, &hw, 8, &ctx) == 0);
+    CU_ASSERT_FATAL(approf_shard_context_new(g, &l, &hw, mb, &ctx) == 0);
     ApprofShardRequest req;
     memset(&req, 0, sizeof req);
     req.end_layer = 0;
@@ -94,7 +95,7 @@ static int shard_all_hw(const ApprofGraph *g, const ApprofHardwareSpec *on, int 
 static int shard_all(const ApprofGraph *g, int a, int b, int level, int levels, int recompute,
                      int zero, ApprofStageProgram *p)
 {
-    return shard_all_hw(g, NULL, a, b, level, levels, recompute, zero, p);
+    return shard_all_hw(g, NULL, 8, a, b, level, levels, recompute, zero, p);
 }
 
 static const ApprofPlacement *param_named(const ApprofGraph *g, const ApprofStageProgram *p,
@@ -418,7 +419,8 @@ static void test_zero3_regather(void)
         {1024, 16, 0, {NULL}, 0},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        ApprofGraph *g = build_gpt_sized(APPROF_F16, 1, cases[c].hidden, cases[c].heads, 128, 8);
+        ApprofGraph *g = build_gpt_sized(APPROF_F16, 1, cases[c].hidden, cases[c].heads, 128, 8,
+                                         1024);
         ApprofStageProgram z0, z3, z0n, z3n;
         int n, m;
         double bytes, bytes_n;
@@ -499,18 +501,18 @@ static void test_grad_accum(void)
     ApprofStageProgram a, f32, fused, z2;
     int modules = param_modules(g);
     CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &hw) == 0);
-    CU_ASSERT_FATAL(shard_all_hw(g, &hw, 8, 1, 0, 1, 0, 0, &a) == 0);
+    CU_ASSERT_FATAL(shard_all_hw(g, &hw, 8, 8, 1, 0, 1, 0, 0, &a) == 0);
     /* every local parameter element once, 6 bytes each */
     CU_ASSERT(fabs(accum_tail(&a, modules, 6.0) - (double)a.param_bytes / 2.0) <= 1.0 * modules);
     hw.grad_reduce_bytes = 4;
-    CU_ASSERT_FATAL(shard_all_hw(g, &hw, 8, 1, 0, 1, 0, 0, &f32) == 0);
+    CU_ASSERT_FATAL(shard_all_hw(g, &hw, 8, 8, 1, 0, 1, 0, 0, &f32) == 0);
     CU_ASSERT(fabs(accum_tail(&f32, modules, 10.0) - (double)a.param_bytes / 2.0) <= 1.0 * modules);
     CU_ASSERT_EQUAL(f32.n_kernels[1], a.n_kernels[1]);
     /* fused: the six weight-gradient GEMMs (query, key, value, proj, fc1,
      * fc2) store 6 more bytes per element of their C (the weights); their
      * biases and the other modules keep an add kernel */
     hw.grad_accum_fusion = 1;
-    CU_ASSERT_FATAL(shard_all_hw(g, &hw, 8, 1, 0, 1, 0, 0, &fused) == 0);
+    CU_ASSERT_FATAL(shard_all_hw(g, &hw, 8, 8, 1, 0, 1, 0, 0, &fused) == 0);
     CU_ASSERT_EQUAL(fused.n_kernels[1], a.n_kernels[1]);
     double weights = 0.0;
     for (size_t t = 0; t < g->n_tensors; t++)
@@ -524,7 +526,7 @@ static void test_grad_accum(void)
     /* ZeRO-2: the partition of the replicated parameters */
     hw.grad_accum_fusion = 0;
     hw.grad_reduce_bytes = 0;
-    CU_ASSERT_FATAL(shard_all_hw(g, &hw, 8, 1, 0, 1, 0, 2, &z2) == 0);
+    CU_ASSERT_FATAL(shard_all_hw(g, &hw, 8, 8, 1, 0, 1, 0, 2, &z2) == 0);
     double S = fmin(a.grad_sync.bytes, (double)a.param_bytes);
     CU_ASSERT(fabs(accum_tail(&z2, modules, 6.0) -
                    ((double)a.param_bytes - S * 7.0 / 8.0) / 2.0) <= 1.0 * modules);
@@ -532,6 +534,25 @@ static void test_grad_accum(void)
     approf_stage_program_clear(&f32);
     approf_stage_program_clear(&fused);
     approf_stage_program_clear(&z2);
+    approf_graph_free(&g);
+}
+
+/* The ILP prices the gradient accumulation of each strategy's shards
+ * (sharding.c, node_compute_cost): at the width of N21's 1T model on
+ * (1, 8), keeping the 51200 x 25600 word embedding replicated would add
+ * its whole gradient every micro-batch, so the fastest level splits it,
+ * as Megatron's vocabulary-parallel embedding does. */
+static void test_accum_splits_tables(void)
+{
+    ApprofGraph *g = build_gpt_sized(APPROF_F16, 2, 25600, 160, 2048, 1, 51200);
+    ApprofHardwareSpec hw;
+    ApprofStageProgram p;
+    CU_ASSERT_FATAL(approf_hardware_builtin("a100-80g", &hw) == 0);
+    CU_ASSERT_FATAL(shard_all_hw(g, &hw, 1, 1, 8, 0, 1, 0, 0, &p) == 0);
+    const ApprofPlacement *pl = param_named(g, &p, "embeddings/word");
+    CU_ASSERT_FATAL(pl != NULL);
+    CU_ASSERT(pl->mesh_axis_of_dim[0] == 1 || pl->mesh_axis_of_dim[1] == 1);
+    approf_stage_program_clear(&p);
     approf_graph_free(&g);
 }
 
@@ -628,6 +649,8 @@ int main(void)
                 test_zero3_regather);
     CU_add_test(s, "gradient accumulation: add kernels, f32 buffer, fused, ZeRO-2",
                 test_grad_accum);
+    CU_add_test(s, "the ILP splits a large table whose gradient it would accumulate whole",
+                test_accum_splits_tables);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();
