@@ -260,15 +260,16 @@ static double node_compute_cost(const ShardStage *st, int o, const ShardStrat *s
      * first to read into their accumulation buffers: the program's add
      * kernel (program.c, push_grad_accum) on this strategy's shards, so
      * that a replicated table pays for its whole gradient. Not for ZeRO-2/3
-     * (their buffers are partitions) nor, with grad_accum_fusion, for
-     * matrices (the weight-gradient GEMM accumulates them itself). */
+     * (their buffers are partitions) nor, with grad_accum_fusion, for a
+     * dense layer's weight (its weight-gradient GEMM accumulates it). */
     if (st->zero < 2) {
         double elems = 0.0;
         for (int i = 0; i < op->n_inputs; i++) {
             int tn = op->inputs[i];
             const ApprofTensor *it = &g->tensors[tn];
             if (it->role != APPROF_TENSOR_PARAM || st->t_first[tn] != so->op ||
-                (st->hw && st->hw->grad_accum_fusion && it->ndim >= 2))
+                (st->hw && st->hw->grad_accum_fusion && op->kind == APPROF_OP_MATMUL &&
+                 it->ndim >= 2))
                 continue;
             ShardLayout L = shard_operand_layout(s, so->sp->in_map[i], it->ndim);
             elems += shard_local_bytes(it, L, &st->mesh) / (double)approf_dtype_size(it->dtype);
