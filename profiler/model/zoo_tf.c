@@ -238,6 +238,19 @@ static int flash_attention(Zb *b, const char *pre, int x, int64_t heads, int cau
     return zb_dense(b, p, o, c, 1);
 }
 
+/* --attention of gpt and bert: 1 flash, 0 eager (the default), -1 after
+ * failing b on any other name. */
+static int attention_is_flash(Zb *b, const ApprofZooOptions *o)
+{
+    if (!o->attention || !strcmp(o->attention, "eager"))
+        return 0;
+    if (!strcmp(o->attention, "flash"))
+        return 1;
+    zb_fail(b, APPROF_EINVAL, "%s: unknown attention '%s' (eager, flash)", b->g->name,
+            o->attention);
+    return -1;
+}
+
 int zoo_gpt(Zb *b, const ApprofZooOptions *o)
 {
     static const TfPreset ps[] = {
@@ -249,10 +262,9 @@ int zoo_gpt(Zb *b, const ApprofZooOptions *o)
     };
     TfPreset c;
     int x, wte;
-    int flash = o->attention && !strcmp(o->attention, "flash");
-    if (o->attention && !flash && strcmp(o->attention, "eager"))
-        return zb_fail(b, APPROF_EINVAL, "%s: unknown attention '%s' (eager, flash)",
-                       b->g->name, o->attention);
+    int flash = attention_is_flash(b, o);
+    if (flash < 0)
+        return b->rc;
     if (resolve(b, o, ps, sizeof ps / sizeof ps[0], "gpt2-small", &c) < 0)
         return b->rc;
     x = embeddings(b, &c, 0, &wte);
@@ -283,10 +295,9 @@ int zoo_bert(Zb *b, const ApprofZooOptions *o)
     TfPreset c;
     int x, wte, bias;
     int64_t v;
-    int flash = o->attention && !strcmp(o->attention, "flash");
-    if (o->attention && !flash && strcmp(o->attention, "eager"))
-        return zb_fail(b, APPROF_EINVAL, "%s: unknown attention '%s' (eager, flash)",
-                       b->g->name, o->attention);
+    int flash = attention_is_flash(b, o);
+    if (flash < 0)
+        return b->rc;
     if (resolve(b, o, ps, sizeof ps / sizeof ps[0], "base", &c) < 0)
         return b->rc;
     if (o->dropout < 0 || o->dropout >= 1)

@@ -145,11 +145,17 @@ static double fuse_grad_accum(ApprofStageProgram *p, ApprofHash128 **dig, int o,
     return 0.0;
 }
 
+/* Bytes per element of the accumulation buffer: the width the gradients
+ * are reduced in (the spec's grad_reduce_bytes), else the model's. */
+static double accum_width(const ShardStage *st)
+{
+    double gw = (double)approf_dtype_size(st->g->dtype);
+    return st->hw && st->hw->grad_reduce_bytes > 0 ? st->hw->grad_reduce_bytes : gw;
+}
+
 void shard_grad_accum_kernel(const ShardStage *st, double elems, ApprofKernel *k)
 {
-    const ApprofHardwareSpec *hw = st->hw;
-    double gw = (double)approf_dtype_size(st->g->dtype);
-    double aw = hw && hw->grad_reduce_bytes > 0 ? hw->grad_reduce_bytes : gw;
+    double gw = (double)approf_dtype_size(st->g->dtype), aw = accum_width(st);
     memset(k, 0, sizeof *k);
     k->kind = APPROF_K_ELEMENTWISE;
     k->dtype = aw == 4.0 ? APPROF_F32 : st->g->dtype;
@@ -178,7 +184,7 @@ static int push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStagePro
 {
     const ApprofHardwareSpec *hw = st->hw;
     double gw = (double)approf_dtype_size(st->g->dtype);
-    double aw = hw && hw->grad_reduce_bytes > 0 ? hw->grad_reduce_bytes : gw;
+    double aw = accum_width(st);
     double share = p->param_bytes > 0 ? (double)p->donated_size[1] / (double)p->param_bytes : 0.0;
     int rc = 0;
     if (!(share > 0.0))
