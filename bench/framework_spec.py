@@ -9,8 +9,11 @@ Columns of the case lists:
              built-in specs), after-backward (one reduction once the last
              micro-batch's backward is done: grad_overlap = 0), or - (as
              the built-in spec)
-  tp_comm    serial (the built-in specs) or overlapped (tensor-parallel
-             collectives pipelined with the GEMMs: tp_comm_overlap = 1)
+  tp_comm    serial (the built-in specs), async (a linear layer's backward
+             collectives run under its own backward GEMMs, Megatron-LM
+             2022's asynchronous tensor-parallel communication:
+             tp_async_grad = 1) or overlapped (tensor-parallel collectives
+             pipelined with the GEMMs: tp_comm_overlap = 1)
   grad_dtype - (gradients reduced in the model's dtype: the built-in
              specs) or f32 (reduced in f32 whatever the model's dtype:
              grad_reduce_bytes = 4)
@@ -27,7 +30,7 @@ import subprocess
 import sys
 
 COLUMNS = {"grad_sync": ("overlapped", "after-backward", "-"),
-           "tp_comm": ("serial", "overlapped"),
+           "tp_comm": ("serial", "async", "overlapped"),
            "grad_dtype": ("-", "f32"),
            "loss": ("-", "f32"),
            "grad_accum": ("-", "fused")}
@@ -53,6 +56,8 @@ def overrides(c):
         out["grad_overlap"] = "0"
     if c.get("tp_comm", "serial") == "overlapped":
         out["tp_comm_overlap"] = "1"
+    if c.get("tp_comm", "serial") == "async":
+        out["tp_async_grad"] = "1"
     if c.get("grad_dtype", "-") == "f32":
         out["grad_reduce_bytes"] = "4"
     if c.get("loss", "-") == "f32":

@@ -179,6 +179,12 @@ typedef struct ApprofKernel {
     int64_t conv_n, conv_c, conv_h, conv_w, conv_k, conv_r, conv_s;
     int conv_stride[2], conv_pad[2], conv_groups;
     int64_t elements;          /* elementwise / reduction / gather / copy */
+    int async_group;           /* backward GEMM of a linear layer: the collectives of the
+                                * same group (ApprofCollective.async_group) may run under it
+                                * (the spec's tp_async_grad); 0: none */
+    int async_wgrad;           /* 1: that GEMM computes the weight gradient (it hides the
+                                * input gradient's reduction); 0: the input gradient (it
+                                * hides the input's re-gather) */
 } ApprofKernel;
 
 #define APPROF_SAVED_INPUT(i) (1u << (i))

@@ -74,6 +74,11 @@ typedef struct ApprofHardwareSpec {
     double tp_comm_overlap;        /* share of a micro-batch's collectives hidden under the
                                     * same phase's GEMMs (Megatron-Core --tp-comm-overlap);
                                     * 0: serial */
+    double tp_async_grad;          /* share of a linear layer's backward collectives (its
+                                    * input gradient's reduction, the input's re-gather) run
+                                    * asynchronously under its backward GEMMs (Megatron-LM
+                                    * 2022's async tensor-parallel all-reduce; hw/cost.c,
+                                    * sharding/program.c); 0: serial */
     double gemm_store_overlap;     /* share of a GEMM's epilogue store (C) hidden under the
                                     * math of other tiles; 0: exposed, after the main loop
                                     * (hw/cost.c, "GEMM epilogue") */

@@ -34,6 +34,11 @@ typedef struct ApprofCollective {
     int op;               /* operator that needs it (-1: resharding) */
     int hosts;            /* hosts one group spans, group_size / hosts devices on each
                            * (0: not known; measured curves are then not used) */
+    int async_group;      /* a linear layer's backward collective that may run under the
+                           * GEMMs of the same group (ApprofKernel.async_group); 0: none */
+    int async_wgrad;      /* 1: under the group's weight-gradient GEMMs (a reduction of
+                           * the input gradient); 0: under its input-gradient GEMMs (the
+                           * input's re-gather) */
 } ApprofCollective;
 
 typedef enum { APPROF_ROLE_PARAM = 0, APPROF_ROLE_INPUT, APPROF_ROLE_OUTPUT } ApprofRole;

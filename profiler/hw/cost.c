@@ -8,6 +8,8 @@
  * inputs give bit-identical results.
  */
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "costdb.h"
 #include "hardware.h"
@@ -315,31 +317,78 @@ double approf_collective_seconds_curve(const CostdbCommPoint *pts, size_t n, dou
     return t > b->seconds ? t : b->seconds;
 }
 
+/* Largest async group of phase ph's collectives (0: none, or the spec
+ * does not price them). */
+static int async_groups(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph)
+{
+    int n = 0;
+    if (!(hw->tp_async_grad > 0))
+        return 0;
+    for (size_t i = 0; i < p->n_colls[ph]; i++)
+        if (p->colls[ph][i].async_group > n)
+            n = p->colls[ph][i].async_group;
+    return n;
+}
+
 double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph)
 {
-    double t = 0.0, gemm = 0.0, colls = 0.0, hidden;
+    double t = 0.0, gemm = 0.0, colls = 0.0, hidden, async_hidden = 0.0;
+    double stack_win[2 * 64], *win = stack_win;
+    int ng;
     if (!hw || !p || ph < 0 || ph > 1)
         return 0.0;
+    /* Windows of the asynchronous backward collectives (Megatron-LM 2022's
+     * LinearWithGradAccumulationAndAsyncCommunication, sharding/program.c
+     * mark_async_gemms): per group, the seconds of its linear layers'
+     * input-gradient GEMMs [2g] and weight-gradient GEMMs [2g + 1]. */
+    ng = async_groups(hw, p, ph);
+    if (ng >= 64) {
+        win = calloc(2 * ((size_t)ng + 1), sizeof *win);
+        if (!win)
+            ng = 0, win = stack_win;
+    }
+    if (ng > 0 && ng < 64)
+        memset(win, 0, 2 * ((size_t)ng + 1) * sizeof *win);
     for (size_t i = 0; i < p->n_kernels[ph]; i++) {
-        double k = approf_kernel_seconds(hw, &p->kernels[ph][i]);
+        const ApprofKernel *kr = &p->kernels[ph][i];
+        double k = approf_kernel_seconds(hw, kr);
         t += k;
-        if (p->kernels[ph][i].kind == APPROF_K_GEMM)
+        if (kr->kind == APPROF_K_GEMM)
             gemm += k;
+        if (kr->async_group > 0 && kr->async_group <= ng)
+            win[2 * kr->async_group + (kr->async_wgrad ? 1 : 0)] += k;
     }
     for (size_t i = 0; i < p->n_colls[ph]; i++) {
-        double c = approf_collective_cost(hw, &p->colls[ph][i]);
+        const ApprofCollective *cl = &p->colls[ph][i];
+        double c = approf_collective_cost(hw, cl);
         t += c;
         colls += c;
+        if (cl->async_group > 0 && cl->async_group <= ng) {
+            /* issued asynchronously, waited for after the GEMM it runs
+             * under: hidden as far as that GEMM (with the others of its
+             * group not yet used) lasts */
+            double *w = &win[2 * cl->async_group + (cl->async_wgrad ? 1 : 0)];
+            double h = hw->tp_async_grad * c;
+            if (h > *w)
+                h = *w;
+            *w -= h;
+            async_hidden += h;
+        }
     }
+    if (win != stack_win)
+        free(win);
+    t -= async_hidden;
     /* Megatron-Core's --tp-comm-overlap (Transformer Engine's userbuffers)
      * splits each sequence-parallel all-gather / reduce-scatter into chunks
      * pipelined with the GEMM next to it: the collectives run under the
-     * phase's GEMMs, as far as those last. */
-    if (hw->tp_comm_overlap > 0 && colls > 0) {
-        hidden = hw->tp_comm_overlap * colls;
-        if (hidden > gemm)
-            hidden = gemm;
-        t -= hidden;
+     * phase's GEMMs, as far as those last (less what the asynchronous ones
+     * already took). */
+    if (hw->tp_comm_overlap > 0 && colls > async_hidden) {
+        hidden = hw->tp_comm_overlap * (colls - async_hidden);
+        if (hidden > gemm - async_hidden)
+            hidden = gemm - async_hidden;
+        if (hidden > 0)
+            t -= hidden;
     }
     return t;
 }

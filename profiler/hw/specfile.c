@@ -78,6 +78,7 @@ static const Field fields[] = {
     {"grad_bucket_mib", F_NUM, OFF(grad_bucket_bytes), 0, 0, 1048576.0, 0, 1e6, 0, 0, "MiB"},
     {"gemm_store_overlap", F_NUM, OFF(gemm_store_overlap), 0, 0, 1, 0, 1, 0, 0, ""},
     {"tp_comm_overlap", F_NUM, OFF(tp_comm_overlap), 0, 0, 1, 0, 1, 0, 0, ""},
+    {"tp_async_grad", F_NUM, OFF(tp_async_grad), 0, 0, 1, 0, 1, 0, 0, ""},
     {"attention_efficiency", F_NUM, OFF(attention_efficiency), 0, 0, 1, 0, 1, 0, 0, ""},
     {"reduction_efficiency", F_NUM, OFF(reduction_efficiency), 0, 0, 1, 0, 1, 0, 0, ""},
     {"gemm_unaligned_factor", F_NUM, OFF(gemm_unaligned_factor), 0, 0, 1, 0, 1, 0, 0, ""},

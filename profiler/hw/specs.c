@@ -338,7 +338,7 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             hw->grad_overlap, hw->grad_bucket_bytes / (double)MIB, hw->gemm_store_overlap,
             hw->tp_comm_overlap, hw->attention_efficiency, hw->reduction_efficiency,
             hw->gemm_unaligned_factor, hw->grad_reduce_bytes, (double)hw->loss_f32,
-            (double)hw->grad_accum_fusion};
+            (double)hw->grad_accum_fusion, hw->tp_async_grad};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
@@ -438,7 +438,8 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"gemm_unaligned_factor", hw->gemm_unaligned_factor},
             {"grad_reduce_bytes", hw->grad_reduce_bytes},
             {"loss_f32", (double)hw->loss_f32},
-            {"grad_accum_fusion", (double)hw->grad_accum_fusion}};
+            {"grad_accum_fusion", (double)hw->grad_accum_fusion},
+            {"tp_async_grad", hw->tp_async_grad}};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i].v == 0.0)

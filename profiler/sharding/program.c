@@ -74,6 +74,7 @@ static void group_uses(const ShardStage *st, TInfo *ti, const unsigned char *rec
                 t->use[u].partial[0] = partial[0];
                 t->use[u].partial[1] = partial[1];
                 t->use[u].regather = 0;
+                t->use[u].async_group = 0;
                 t->use[u].op = o;
                 t->use[u].slot = i;
                 t->n_use++;
@@ -105,7 +106,39 @@ static int push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128
     ApprofKernel *to = &p->kernels[ph][p->n_kernels[ph]++];
     *to = *k;
     to->op = op;
+    to->async_group = to->async_wgrad = 0;
     return 0;
+}
+
+/* Asynchronous backward collectives of a linear layer (Megatron-LM's
+ * LinearWithGradAccumulationAndAsyncCommunication, on by default since
+ * 2022): the reduction of the input's gradient runs while the layer
+ * computes its weight gradient, and the re-gather of a sharded input
+ * while it computes the input gradient. Marks the backward GEMMs
+ * [b0, b1) of linear layer o (weight w) as group g's windows: the weight
+ * gradient's (its C has the weight's local elements) and the others.
+ * The collectives of group g are marked where they are issued; the spec's
+ * tp_async_grad prices the overlap (hw/cost.c). */
+static void mark_async_gemms(ApprofStageProgram *p, const TInfo *ti, const ApprofGraph *g, int w,
+                             size_t b0, size_t b1, int group)
+{
+    double welems = ti[w].local / (double)approf_dtype_size(g->tensors[w].dtype);
+    for (size_t i = b0; i < b1; i++) {
+        ApprofKernel *k = &p->kernels[1][i];
+        if (k->kind != APPROF_K_GEMM || k->attention)
+            continue;
+        k->async_group = group;
+        k->async_wgrad = shard_is_wgrad_gemm(k, welems);
+    }
+}
+
+/* Marks backward collective c of a reshard as group g's: a re-gather (a
+ * copy of one of the reshard's forward collectives f[0..nf)) runs under
+ * the input-gradient GEMMs, the rest under the weight-gradient GEMMs. */
+static void mark_async_coll(ApprofCollective *c, const ApprofCollective *f, int nf, int group)
+{
+    c->async_group = group;
+    c->async_wgrad = !shard_is_regather(c, f, nf);
 }
 
 ApprofHash128 shard_kernel_digest(const ApprofKernel *k)
@@ -272,6 +305,9 @@ static void signature(ApprofStageProgram *p, ApprofHash128 *const dig[2],
         for (size_t i = 0; i < p->n_kernels[ph]; i++) {
             approf_hash128_word(&h, dig[ph][i].a);
             approf_hash128_word(&h, dig[ph][i].b);
+            if (p->kernels[ph][i].async_group)
+                approf_hash128_word(&h, (uint64_t)p->kernels[ph][i].async_group * 2 +
+                                            (uint64_t)p->kernels[ph][i].async_wgrad);
         }
         approf_hash128_word(&h, p->n_colls[ph]);
         for (size_t i = 0; i < p->n_colls[ph]; i++) {
@@ -279,6 +315,8 @@ static void signature(ApprofStageProgram *p, ApprofHash128 *const dig[2],
             int64_t w[5] = {c->kind, c->axes, c->group_size, c->crosses_hosts, 0};
             memcpy(&w[4], &c->bytes, sizeof(double));
             approf_hash128_update(&h, w, sizeof(w));
+            if (c->async_group)
+                approf_hash128_word(&h, (uint64_t)c->async_group * 2 + (uint64_t)c->async_wgrad);
         }
         int64_t mem[4] = {p->invar_size[ph], p->outvar_size[ph], p->temp_buffer_size[ph],
                           p->peak_memory[ph]};
@@ -624,6 +662,9 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     p->grad_sync.kind = APPROF_COLL_ALL_REDUCE;
     p->grad_sync.op = -1;
     double grad_set_bytes[4] = {0}; /* by axis set (APPROF_AXIS0 | APPROF_AXIS1) */
+    /* asynchronous backward collectives are marked only when the spec
+     * prices them (a program without marks keeps its signature) */
+    int async = st->hw && st->hw->tp_async_grad > 0, async_groups = 0;
     for (int o = 0; o < st->n_ops && !rc; o++) {
         const ShardOp *so = &st->ops[o];
         const ShardStrat *s = &so->s[st->choice[o]];
@@ -632,7 +673,12 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         ApprofHash128 dbuf[2 * APPROF_MAX_KERNELS];
         KernelEntry own = {.k = kbuf, .dig = dbuf};
         const KernelEntry *ke = shard_op_kernels(st->ctx, st, o, s, &own, &rc);
+        int wslot = async ? shard_linear_weight_slot(g, so->op) : -1;
+        int weight = wslot >= 0 ? op->inputs[wslot] : -1;
+        size_t bw0 = p->n_kernels[1];
         for (int ph = 0, at = 0; ke && ph < 2 && !rc; at += ke->n[ph], ph++) {
+            if (ph == 1)
+                bw0 = p->n_kernels[1];
             for (int i = at; i < at + ke->n[ph] && !rc; i++)
                 rc = push_kernel(p, ph, &kcap[ph], kdig, &ke->k[i], ke->dig[i], so->op);
             /* the recomputed forward runs inside the backward module */
@@ -670,13 +716,19 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             if (ti[tix].in_range) {
                 /* one reshard per distinct layout, issued by its first consumer */
                 const TInfo *inf = &ti[tix];
-                int u = find_use(inf, lc, partial), regather, first = 1;
+                int u = find_use(inf, lc, partial), regather, first = 1, group = 0;
                 if (u < inf->n_use) {
                     first = inf->use[u].op == o && inf->use[u].slot == i;
                     regather = inf->use[u].regather;
+                    if (async && !ti[tix].use[u].async_group)
+                        ti[tix].use[u].async_group = ++async_groups;
+                    group = ti[tix].use[u].async_group;
                 } else {
                     regather = rereads_input(st, o, i, recomp);
+                    group = async ? ++async_groups : 0;
                 }
+                if (weight >= 0 && tix != weight)
+                    mark_async_gemms(p, ti, g, weight, bw0, p->n_kernels[1], group);
                 if (!first)
                     continue;
                 const ShardOp *pp = &st->ops[t->producer - st->op_begin];
@@ -690,8 +742,11 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                 shard_reshard(m, t, lp, lc, partial, regather, f, &nf, b, &nb);
                 for (int q = 0; q < nf && !rc; q++)
                     rc = shard_push_coll(p, 0, &ccap[0], &f[q]);
-                for (int q = 0; q < nb && !rc; q++)
+                for (int q = 0; q < nb && !rc; q++) {
+                    if (group)
+                        mark_async_coll(&b[q], f, nf, group);
                     rc = shard_push_coll(p, 1, &ccap[1], &b[q]);
+                }
                 continue;
             }
             if (t->role == APPROF_TENSOR_INPUT)
@@ -704,12 +759,16 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                     grad_set_bytes[set] += shard_local_bytes(t, lc, m);
                 continue;
             }
+            /* a stage input: its gradient's reduction is this consumer's */
+            int group = async ? ++async_groups : 0;
+            if (weight >= 0)
+                mark_async_gemms(p, ti, g, weight, bw0, p->n_kernels[1], group);
             for (int x = 0; x < 2 && !rc; x++) {
                 if (!partial[x])
                     continue;
                 ApprofCollective c = {APPROF_COLL_ALL_REDUCE, x ? APPROF_AXIS1 : APPROF_AXIS0,
                                       m->n[x], m->cross[x], shard_local_bytes(t, lc, m), so->op,
-                                      m->hosts[x]};
+                                      m->hosts[x], group, 1};
                 rc = shard_push_coll(p, 1, &ccap[1], &c);
             }
         }

@@ -33,6 +33,9 @@ typedef struct TInfo {
         int partial[2];
         int regather;  /* some consumer in this layout reads it in the backward */
         int op, slot;  /* the first consumer: it issues the collectives */
+        int async_group; /* the group of its backward collectives (ApprofCollective
+                          * .async_group): the linear layers among its consumers hide
+                          * them under their backward GEMMs; 0: not issued yet */
     } use[4];
 } TInfo;
 

@@ -175,6 +175,36 @@ int shard_reshard(const ShardMesh *m, const ApprofTensor *t, ShardLayout lp, Sha
     return 0;
 }
 
+int shard_linear_weight_slot(const ApprofGraph *g, int o)
+{
+    const ApprofOp *op = &g->ops[o];
+    int w = -1;
+    if (op->kind != APPROF_OP_MATMUL)
+        return -1;
+    for (int i = 0; i < op->n_inputs; i++) {
+        const ApprofTensor *t = &g->tensors[op->inputs[i]];
+        if (t->role == APPROF_TENSOR_PARAM &&
+            (w < 0 || approf_tensor_elements(t) >
+                          approf_tensor_elements(&g->tensors[op->inputs[w]])))
+            w = i;
+    }
+    return w;
+}
+
+int shard_is_wgrad_gemm(const ApprofKernel *k, double welems)
+{
+    double c = (double)k->batch * (double)k->m * (double)k->n;
+    return c >= 0.9 * welems && c <= 1.1 * welems;
+}
+
+int shard_is_regather(const ApprofCollective *c, const ApprofCollective *f, int nf)
+{
+    for (int r = 0; r < nf; r++)
+        if (f[r].kind == c->kind && f[r].axes == c->axes && f[r].bytes == c->bytes)
+            return 1;
+    return 0;
+}
+
 /* ---- strategies -------------------------------------------------------- */
 
 static int loop_ok(const ApprofIterSpace *sp, int l, int64_t div)
@@ -236,6 +266,33 @@ int shard_tensor_slot(const int *list, int n, int t)
         if (list[i] == t)
             return i;
     return -1;
+}
+
+/* Seconds of the backward GEMMs of linear layer o (stage-local) under
+ * strategy s, weight in input slot ws: win[0] the input gradient's,
+ * win[1] the weight gradient's (the windows of its asynchronous backward
+ * collectives, program.c mark_async_gemms). */
+static void linear_windows(const ShardStage *st, int o, const ShardStrat *s, int ws, double win[2])
+{
+    const ApprofGraph *g = st->g;
+    const ShardOp *so = &st->ops[o];
+    const ApprofTensor *w = &g->tensors[g->ops[so->op].inputs[ws]];
+    ApprofKernel kbuf[2 * APPROF_MAX_KERNELS];
+    ApprofHash128 dbuf[2 * APPROF_MAX_KERNELS];
+    KernelEntry own = {.k = kbuf, .dig = dbuf};
+    int rc;
+    win[0] = win[1] = 0.0;
+    const KernelEntry *ke = shard_op_kernels(st->ctx, st, o, s, &own, &rc);
+    if (!ke)
+        return;
+    ShardLayout L = shard_operand_layout(s, so->sp->in_map[ws], w->ndim);
+    double welems = shard_local_bytes(w, L, &st->mesh) / (double)approf_dtype_size(w->dtype);
+    for (int i = ke->n[0]; i < ke->n[0] + ke->n[1]; i++) {
+        const ApprofKernel *k = &ke->k[i];
+        if (k->kind != APPROF_K_GEMM || k->attention)
+            continue;
+        win[shard_is_wgrad_gemm(k, welems)] += approf_kernel_seconds(st->hw, k);
+    }
 }
 
 /* Node cost of strategy s of op o: compute, forward all-reduces, partial
@@ -311,11 +368,17 @@ static double node_cost(const ShardStage *st, int o, const ShardStrat *s)
         if (slot)
             *slot = t;
     }
+    int ws = st->hw && st->hw->tp_async_grad > 0 ? shard_linear_weight_slot(g, so->op) : -1;
     for (int i = 0; i < op->n_inputs; i++) {
         const ApprofTensor *it = &g->tensors[op->inputs[i]];
         int in_range = it->producer >= st->op_begin && it->producer < st->op_end;
+        double win[2] = {0.0, 0.0};
         if (in_range || it->role == APPROF_TENSOR_INPUT)
             continue;
+        /* a stage input's gradient reduction: under a linear layer's
+         * weight-gradient GEMMs with tp_async_grad (program.c) */
+        if (ws >= 0 && i != ws && it->role != APPROF_TENSOR_PARAM)
+            linear_windows(st, o, s, ws, win);
         ShardLayout L = shard_operand_layout(s, so->sp->in_map[i], it->ndim);
         for (int x = 0; x < 2; x++) {
             if (s->ax[x] < 0 || L.d[x] >= 0)
@@ -323,6 +386,11 @@ static double node_cost(const ShardStage *st, int o, const ShardStrat *s)
             ApprofCollective c = coll(&st->mesh, APPROF_COLL_ALL_REDUCE, x,
                                       shard_local_bytes(it, L, &st->mesh), so->op);
             double sec = shard_coll_seconds(st->hw, &c);
+            if (it->role != APPROF_TENSOR_PARAM && win[1] > 0.0) {
+                double h = fmin(st->hw->tp_async_grad * sec, win[1]);
+                win[1] -= h;
+                sec -= h;
+            }
             t += it->role == APPROF_TENSOR_PARAM ? sec / st->micro_batches : sec;
         }
     }
@@ -390,6 +458,18 @@ static int edge_matrix(const ShardStage *st, int op_p, int op_c, int in_slot, do
      * backward re-gather of saved inputs (exact for none and selective;
      * full recomputation reruns the forward gathers instead). */
     int regather = (approf_op_saved_mask(g, op_c) & APPROF_SAVED_INPUT(in_slot)) != 0;
+    /* A linear layer's backward collectives of this input run under its
+     * own backward GEMMs when the spec says so (tp_async_grad), as the
+     * program prices them (each edge with its consumer's GEMMs). */
+    int ws = st->hw && st->hw->tp_async_grad > 0 ? shard_linear_weight_slot(g, op_c) : -1;
+    double *wins = NULL;
+    if (ws >= 0 && ws != in_slot) {
+        wins = malloc((size_t)sc->k * 2 * sizeof *wins);
+        if (!wins)
+            return APPROF_ENOMEM;
+        for (int b = 0; b < sc->k; b++)
+            linear_windows(st, op_c - st->op_begin, &sc->s[b], ws, &wins[2 * b]);
+    }
     for (int a = 0; a < sp->k; a++) {
         ShardLayout lp = shard_operand_layout(&sp->s[a], sp->sp->out_map[j], ten->ndim);
         for (int b = 0; b < sc->k; b++) {
@@ -400,11 +480,23 @@ static int edge_matrix(const ShardStage *st, int op_p, int op_c, int in_slot, do
             ApprofCollective f[2], bw[4];
             int nf, nb;
             shard_reshard(&st->mesh, ten, lp, lc, partial, regather, f, &nf, bw, &nb);
-            double sec = 0.0;
+            double sec = 0.0, win[2] = {0.0, 0.0};
+            if (wins) {
+                win[0] = wins[2 * b];
+                win[1] = wins[2 * b + 1];
+            }
             for (int q = 0; q < nf; q++)
                 sec += shard_coll_seconds(st->hw, &f[q]);
-            for (int q = 0; q < nb; q++)
-                sec += shard_coll_seconds(st->hw, &bw[q]);
+            for (int q = 0; q < nb; q++) {
+                double c = shard_coll_seconds(st->hw, &bw[q]);
+                if (wins) {
+                    double *w = &win[!shard_is_regather(&bw[q], f, nf)];
+                    double h = fmin(st->hw->tp_async_grad * c, *w);
+                    *w -= h;
+                    c -= h;
+                }
+                sec += c;
+            }
             /* Sequence parallelism: the producer's all-reduce (in its node
              * cost) becomes a reduce-scatter when this consumer wants the
              * tensor split over the same axis. */
@@ -419,6 +511,7 @@ static int edge_matrix(const ShardStage *st, int op_p, int op_c, int in_slot, do
             r[(size_t)a * sc->k + b] = sec;
         }
     }
+    free(wins);
     return 0;
 }
 

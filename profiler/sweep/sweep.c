@@ -398,10 +398,13 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
      * another framework needs a spec file that says so */
     snprintf(sum->comm_timing, sizeof sum->comm_timing,
              "gradient sync %s (grad_overlap %g), tensor-parallel collectives %s "
-             "(tp_comm_overlap %g), gradients reduced in %s and accumulated %s",
+             "(tp_comm_overlap %g)%s, gradients reduced in %s and accumulated %s",
              sw->hw.grad_overlap > 0 ? "under the backward" : "after the backward",
              sw->hw.grad_overlap, sw->hw.tp_comm_overlap > 0 ? "under the GEMMs" : "after the kernels",
              sw->hw.tp_comm_overlap,
+             sw->hw.tp_async_grad > 0 ? " except a linear layer's backward ones, issued "
+                                        "asynchronously under its own GEMMs (tp_async_grad set)"
+                                      : "",
              sw->hw.grad_reduce_bytes == 4   ? "f32 (grad_reduce_bytes 4)"
              : sw->hw.grad_reduce_bytes == 2 ? "16 bits (grad_reduce_bytes 2)"
              : sw->hw.grad_reduce_bytes > 0  ? "another width (grad_reduce_bytes set)"

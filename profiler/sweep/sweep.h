@@ -112,7 +112,7 @@ typedef struct ApprofSweepSummary {
     char dtype[8];                /* the compute dtype the sweep profiled */
     int dtype_mixed_default;      /* dtype is the mixed-precision default (no --dtype) */
     char collectives[128];        /* how collectives were priced */
-    char comm_timing[480];        /* when the framework's communication runs (the
+    char comm_timing[640];        /* when the framework's communication runs (the
                                    * spec's grad_overlap, tp_comm_overlap,
                                    * grad_reduce_bytes, grad_accum_fusion; ZeRO-3) */
     int workers;                  /* profiling threads used */

@@ -19,6 +19,12 @@
 #  4. With the gradient sync after the backward (grad_overlap 0), the
 #     apply-grad cost of every entry whose replicated parameters are
 #     synchronised grows, and the one-GPU entries' does not change.
+#  5. With a linear layer's backward collectives issued asynchronously
+#     (tp_async_grad = 1, Megatron-LM 2022) the summary says so; with the
+#     leaner (Megatron-style) shardings in the sweep (--memory-levels 3),
+#     the one-GPU entries cost the same, the tensor-parallel ones less in
+#     all (the ILP weighs the overlap too, so it may shard otherwise: an
+#     entry can move either way), and some backward entries less.
 # Usage: comm_timing.sh APPROF SQLITE3 WORKDIR
 set -euo pipefail
 approf=$(realpath "$1") sqlite=$2 work=$3
@@ -31,6 +37,8 @@ grep -qx 'tp_comm_overlap = 0' a.spec || fail "h100-sxm: expected tp_comm_overla
 grep -qx 'grad_reduce_bytes = 0' a.spec || fail "h100-sxm: expected grad_reduce_bytes = 0"
 grep -qx 'grad_accum_fusion = 0' a.spec || fail "h100-sxm: expected grad_accum_fusion = 0"
 sed -e 's/^grad_accum_fusion = 0$/grad_accum_fusion = 1/' a.spec > c.spec
+grep -qx 'tp_async_grad = 0' a.spec || fail "h100-sxm: expected tp_async_grad = 0"
+sed -e 's/^tp_async_grad = 0$/tp_async_grad = 1/' a.spec > d.spec
 sed -e 's/^tp_comm_overlap = 0$/tp_comm_overlap = 1/' -e 's/^grad_overlap = 1$/grad_overlap = 0/' \
   -e 's/^grad_reduce_bytes = 0$/grad_reduce_bytes = 4/' a.spec > b.spec
 for s in a b; do
@@ -75,4 +83,25 @@ paste -d'|' a.rows b.rows | awk -F'|' '
     } }
   END { if (one != 6 || tp != 14) { print "one-GPU " one ", tensor-parallel " tp; bad = 1 }
         exit bad }' || fail "entries with the tensor-parallel collectives overlapped"
+
+# asynchronous backward collectives of the linear layers
+for s in a d; do
+  "$approf" sweep --model gpt --preset gpt2-small --layers 2 --cluster 1x8 --batch 16 \
+    --micro-batches 2 --logical-space model_parallel_only --memory-levels 3 --backend model \
+    --hardware "$s.spec" --db "${s}3.db" >/dev/null 2>"$s.err" || fail_with "$s.err" "sweep $s"
+done
+grep -qF ' - communication: gradient sync under the backward (grad_overlap 1), tensor-parallel collectives after the kernels (tp_comm_overlap 0) except a linear layer'"'"'s backward ones, issued asynchronously under its own GEMMs (tp_async_grad set), gradients reduced' d.err ||
+  fail_with d.err "summary of asynchronous backward collectives"
+grep -qF 'tp_async_grad' a.err && fail_with a.err "tp_async_grad named where the spec leaves it 0"
+rows a3.db > a3.rows
+rows d3.db > d3.rows
+paste -d'|' a3.rows d3.rows | awk -F'|' '
+  { key = $1 "," $2 "," $3 "," $4 "," $5
+    if (key != $8 "," $9 "," $10 "," $11 "," $12) { print "entries differ: " key; bad = 1; next }
+    if ($3 == 0 && $6 != $13) { print key ": one GPU, cost " $6 " -> " $13; bad = 1 }
+    if ($3 != 0) { serial += $6; async += $13 }
+    if ($5 == 1 && $13 < $6) less++ }
+  END { if (less < 1) { print "no backward entry costs less"; bad = 1 }
+        if (!(async < serial)) { print "tensor-parallel entries " serial " s -> " async " s"; bad = 1 }
+        exit bad }' || fail "entries with asynchronous backward collectives"
 echo "ok: communication timing"

@@ -366,6 +366,92 @@ static void test_phase_overlap(void)
     CU_ASSERT(REL(approf_phase_seconds(&hw, &p, 1), ew + coll));
 }
 
+/* Megatron-LM's asynchronous backward collectives (tp_async_grad): a
+ * collective of async group g runs under that group's GEMMs, the input
+ * gradient's reduction under the weight-gradient ones and the input's
+ * re-gather under the input-gradient ones, each window spent once and
+ * never more hidden than it lasts; unmarked collectives stay serial even
+ * beside unmarked GEMMs. */
+static void test_phase_async(void)
+{
+    ApprofHardwareSpec hw;
+    ApprofStageProgram p;
+    ApprofKernel ks[4];
+    ApprofCollective cs[4];
+    double k[4], c[4], serial, want;
+    spec(&hw);
+    hw.kernel_launch_overhead = 0;
+    memset(&p, 0, sizeof p);
+    memset(ks, 0, sizeof ks);
+    memset(cs, 0, sizeof cs);
+    for (int i = 0; i < 3; i++) {
+        ks[i].kind = APPROF_K_GEMM;
+        ks[i].dtype = APPROF_F32;
+    }
+    ks[0].flops = 7.5e12; /* input gradient: 0.1 s */
+    ks[0].async_group = 1;
+    ks[1].flops = 3.0e12; /* weight gradient: 0.04 s */
+    ks[1].async_group = 1;
+    ks[1].async_wgrad = 1;
+    ks[2].flops = 15e12;  /* a GEMM of no group: 0.2 s */
+    ks[3].kind = APPROF_K_ELEMENTWISE;
+    ks[3].bytes = 0.05e12;
+    for (int i = 0; i < 4; i++) {
+        cs[i].kind = i == 1 ? APPROF_COLL_ALL_GATHER : APPROF_COLL_ALL_REDUCE;
+        cs[i].group_size = 8;
+        cs[i].hosts = 1;
+        cs[i].bytes = 2e9;
+    }
+    cs[0].async_group = 1; /* the reduction: under the 0.04 s weight gradient */
+    cs[0].async_wgrad = 1;
+    cs[1].async_group = 1; /* the re-gather: under the 0.1 s input gradient */
+    cs[3].async_group = 1; /* a second reduction of the group: what is left */
+    cs[3].async_wgrad = 1;
+    cs[3].bytes = 6e9;
+    p.kernels[1] = ks;
+    p.n_kernels[1] = 4;
+    p.colls[1] = cs;
+    p.n_colls[1] = 4;
+    serial = 0.0;
+    for (int i = 0; i < 4; i++) {
+        k[i] = approf_kernel_seconds(&hw, &ks[i]);
+        c[i] = approf_collective_cost(&hw, &cs[i]);
+        serial += k[i] + c[i];
+    }
+    CU_ASSERT_FATAL(c[0] < k[1] && c[0] + c[3] > k[1] && c[1] < k[0]);
+    /* serial (the default): the marks change nothing */
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &p, 1), serial));
+    hw.tp_async_grad = 1.0;
+    want = serial - c[0] - c[1] - (k[1] - c[0]);
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &p, 1), want));
+    /* half of each hidden: the windows are no longer the limit */
+    hw.tp_async_grad = 0.5;
+    want = serial - 0.5 * (c[0] + c[1] + c[3]);
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &p, 1), want));
+    /* a reduction longer than the weight-gradient GEMM hides only that long,
+     * never under the input gradient or the unmarked GEMM */
+    hw.tp_async_grad = 1.0;
+    cs[0].bytes = 2e11;
+    cs[3].async_group = 0;
+    c[0] = approf_collective_cost(&hw, &cs[0]);
+    serial = k[0] + k[1] + k[2] + k[3] + c[0] + c[1] + c[2] + c[3];
+    CU_ASSERT_FATAL(c[0] > k[0] + k[1]);
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &p, 1), serial - k[1] - c[1]));
+    /* with tp_comm_overlap too, the rest hides under what the GEMMs have
+     * left */
+    hw.tp_comm_overlap = 1.0;
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &p, 1), k[0] + k[1] + k[2] + k[3] + c[0] + c[1] +
+                                                        c[2] + c[3] - (k[0] + k[1] + k[2])));
+    hw.tp_comm_overlap = 0.0;
+    /* group numbers past the stack's windows (heap path) price the same */
+    ks[0].async_group = ks[1].async_group = cs[0].async_group = cs[1].async_group = 200;
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &p, 1), serial - k[1] - c[1]));
+    /* the forward has no async collectives: unchanged */
+    p.kernels[0] = ks + 2;
+    p.n_kernels[0] = 1;
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &p, 0), k[2]));
+}
+
 static void test_grad_overlap(void)
 {
     ApprofHardwareSpec hw;
@@ -473,7 +559,7 @@ static void test_spec_keys(void)
              "grad_bucket_mib = 25\npeak_tflops_fp8 = 0\ngemm_store_overlap = 0.5\n"
              "tp_comm_overlap = 0.75\nattention_efficiency = 0.4\nreduction_efficiency = 0.48\n"
              "gemm_unaligned_factor = 0.33\ngrad_reduce_bytes = 4\nloss_f32 = 1\n"
-             "grad_accum_fusion = 1\n",
+             "grad_accum_fusion = 1\ntp_async_grad = 0.6\n",
              base_spec);
     CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(path, &a, err, sizeof err), APPROF_OK);
@@ -486,6 +572,7 @@ static void test_spec_keys(void)
     CU_ASSERT(REL(a.grad_bucket_bytes, 25.0 * 1048576));
     CU_ASSERT(REL(a.gemm_store_overlap, 0.5));
     CU_ASSERT(REL(a.tp_comm_overlap, 0.75));
+    CU_ASSERT(REL(a.tp_async_grad, 0.6));
     CU_ASSERT(REL(a.attention_efficiency, 0.4));
     CU_ASSERT(REL(a.reduction_efficiency, 0.48));
     CU_ASSERT(REL(a.gemm_unaligned_factor, 0.33));
@@ -518,6 +605,7 @@ static void test_spec_keys(void)
     CU_ASSERT(REL(b.grad_bucket_bytes, a.grad_bucket_bytes));
     CU_ASSERT(REL(b.gemm_store_overlap, a.gemm_store_overlap));
     CU_ASSERT(REL(b.tp_comm_overlap, a.tp_comm_overlap));
+    CU_ASSERT(REL(b.tp_async_grad, a.tp_async_grad));
     CU_ASSERT(REL(b.attention_efficiency, a.attention_efficiency));
     CU_ASSERT(REL(b.reduction_efficiency, a.reduction_efficiency));
     CU_ASSERT(REL(b.gemm_unaligned_factor, a.gemm_unaligned_factor));
@@ -529,7 +617,8 @@ static void test_spec_keys(void)
     static const char *const bad[] = {
         "allow_tf32 = 2",           "bus_efficiency = 1.5",    "gemm_store_overlap = 1.2",
         "attention_efficiency = -0.1", "reduction_efficiency = 2", "gemm_unaligned_factor = 1.5",
-        "grad_reduce_bytes = 16",   "loss_f32 = 2",            "grad_accum_fusion = 3"};
+        "grad_reduce_bytes = 16",   "loss_f32 = 2",            "grad_accum_fusion = 3",
+        "tp_async_grad = 1.5"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char field[64];
         snprintf(field, sizeof field, "%.*s", (int)strcspn(bad[i], " "), bad[i]);
@@ -617,6 +706,7 @@ int main(void)
         !CU_add_test(s, "loss_f32", test_loss_f32) ||
         !CU_add_test(s, "fabric", test_fabric) ||
         !CU_add_test(s, "phase_overlap", test_phase_overlap) ||
+        !CU_add_test(s, "phase_async", test_phase_async) ||
         !CU_add_test(s, "grad_overlap", test_grad_overlap) ||
         !CU_add_test(s, "spec_keys", test_spec_keys) ||
         !CU_add_test(s, "builtins_classes", test_builtins_classes) ||

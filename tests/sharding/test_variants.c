@@ -209,6 +209,105 @@ static void test_megatron_layout(void)
     approf_graph_free(&g);
 }
 
+/* Megatron-LM's asynchronous backward collectives (tp_async_grad;
+ * sharding/program.c, mark_async_gemms): in the Megatron layout of the
+ * test above, the reduce-scatter of QKV's and of fc1's input gradient
+ * runs under the weight-gradient GEMMs of QKV (the three projections
+ * share it) and of fc1, the re-gather of their input under the
+ * input-gradient GEMMs; the out-projection's and fc2's gradient
+ * all-gathers and every forward collective stay serial. Without the
+ * setting nothing is marked and the program is the one it always was. */
+static void test_async_backward(void)
+{
+    ApprofGraph *g = build_gpt(APPROF_F16);
+    ApprofHardwareSpec hw;
+    ApprofStageProgram plain, as;
+    int level = 2;
+    CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &hw) == 0);
+    while (level > 0 && shard_all_hw(g, &hw, 8, 1, 8, level, 3, 0, 0, &plain) == APPROF_ENOVARIANT)
+        level--;
+    CU_ASSERT_FATAL(level > 0);
+    for (int ph = 0; ph < 2; ph++) {
+        for (size_t i = 0; i < plain.n_kernels[ph]; i++)
+            CU_ASSERT_EQUAL(plain.kernels[ph][i].async_group, 0);
+        for (size_t i = 0; i < plain.n_colls[ph]; i++)
+            CU_ASSERT_EQUAL(plain.colls[ph][i].async_group, 0);
+    }
+    hw.tp_async_grad = 1.0;
+    CU_ASSERT_FATAL(shard_all_hw(g, &hw, 8, 1, 8, level, 3, 0, 0, &as) == 0);
+    CU_ASSERT(strcmp(as.signature, plain.signature) != 0);
+    CU_ASSERT_EQUAL(as.n_colls[1], plain.n_colls[1]);
+    /* the ILP weighs the overlap too (sharding.c, linear_windows): the
+     * same layout, a smaller objective */
+    CU_ASSERT(as.ilp_objective < plain.ilp_objective);
+    for (size_t i = 0; i < as.n_colls[0]; i++)
+        CU_ASSERT_EQUAL(as.colls[0][i].async_group, 0);
+    const double act = 8.0 * 512 * 1024 * 2; /* B x S x H in f16 */
+    int rs = 0, regather = 0, other = 0;
+    double hidden = 0.0;
+    for (size_t i = 0; i < as.n_colls[1]; i++) {
+        const ApprofCollective *c = &as.colls[1][i];
+        double wgrad = 0.0, dgrad = 0.0;
+        int wgrads = 0, dgrads = 0;
+        if (fabs(c->bytes - act) > 1.0)
+            continue;
+        CU_ASSERT_FATAL(c->async_group > 0);
+        for (size_t k = 0; k < as.n_kernels[1]; k++) {
+            const ApprofKernel *kr = &as.kernels[1][k];
+            if (kr->async_group != c->async_group)
+                continue;
+            CU_ASSERT_EQUAL(kr->kind, APPROF_K_GEMM);
+            CU_ASSERT_EQUAL(g->ops[kr->op].kind, APPROF_OP_MATMUL);
+            if (kr->async_wgrad) {
+                /* C of a weight gradient: a [1024, 1024 / 8] shard */
+                CU_ASSERT_EQUAL(kr->batch * kr->m * kr->n,
+                                strstr(g->ops[kr->op].name, "fc1") ? 1024 * 4096 / 8
+                                                                  : 1024 * 1024 / 8);
+                wgrad += approf_kernel_seconds(&hw, kr);
+                wgrads++;
+            } else {
+                dgrad += approf_kernel_seconds(&hw, kr);
+                dgrads++;
+            }
+        }
+        if (getenv("APPROF_TEST_VERBOSE"))
+            fprintf(stderr, "coll kind %d op %s group %d wgrad %d: wgrads %d dgrads %d\n", c->kind,
+                    c->op >= 0 ? g->ops[c->op].name : "-", c->async_group, c->async_wgrad, wgrads,
+                    dgrads);
+        if (c->kind == APPROF_COLL_REDUCE_SCATTER) {
+            CU_ASSERT_EQUAL(c->async_wgrad, 1);
+            CU_ASSERT(wgrads == 3 || wgrads == 1); /* query, key, value; fc1 */
+            CU_ASSERT_EQUAL(dgrads, wgrads);
+            hidden += fmin(approf_collective_cost(&hw, c), wgrad);
+            rs++;
+        } else if (c->kind == APPROF_COLL_ALL_GATHER && dgrads > 0) {
+            CU_ASSERT_EQUAL(c->async_wgrad, 0);
+            hidden += fmin(approf_collective_cost(&hw, c), dgrad);
+            regather++;
+        } else {
+            /* the out-projection's and fc2's output gradient (and the
+             * embeddings' reshard): no linear layer in its group */
+            CU_ASSERT_EQUAL(wgrads + dgrads, 0);
+            other += c->kind == APPROF_COLL_ALL_GATHER;
+        }
+    }
+    CU_ASSERT_EQUAL(rs, 2);
+    CU_ASSERT_EQUAL(regather, 2);
+    CU_ASSERT_EQUAL(other, 2);
+    /* the phase is the serial one less what those four hide */
+    CU_ASSERT(hidden > 0.0);
+    hw.tp_async_grad = 0.0;
+    double serial = approf_phase_seconds(&hw, &as, 1);
+    CU_ASSERT(fabs(serial - approf_phase_seconds(&hw, &plain, 1)) <= 1e-12 * serial);
+    hw.tp_async_grad = 1.0;
+    CU_ASSERT(fabs(approf_phase_seconds(&hw, &as, 1) - (serial - hidden)) <= 1e-9 * serial);
+    CU_ASSERT(fabs(approf_phase_seconds(&hw, &as, 0) - approf_phase_seconds(&hw, &plain, 0)) <=
+              1e-12 * serial);
+    approf_stage_program_clear(&plain);
+    approf_stage_program_clear(&as);
+    approf_graph_free(&g);
+}
+
 /* GPT block on (2, 4), batch on axis 0: with replicated weights every
  * gradient is partial over both axes and synchronised over all 8 devices;
  * with the weights split over axis 1 (Megatron's layout) the gradient sync
@@ -643,6 +742,8 @@ int main(void)
                 test_megatron_layout);
     CU_add_test(s, "GPT block on (2,4): the gradient sync group of split weights",
                 test_grad_sync_group);
+    CU_add_test(s, "Megatron's asynchronous backward collectives (tp_async_grad)",
+                test_async_backward);
     CU_add_test(s, "full and selective recomputation", test_full_recompute);
     CU_add_test(s, "ZeRO-1 and ZeRO-3 at dp = 8", test_zero3);
     CU_add_test(s, "ZeRO-3 under full recomputation: DeepSpeed's second gathers",
