@@ -81,7 +81,9 @@ double shard_coll_seconds(const ApprofHardwareSpec *hw, const ApprofCollective *
  * sum over axis x). regather: the consumer's backward reads this input, and
  * what is kept is the producer's shard, so the backward repeats the forward
  * gather (Megatron's sequence parallelism: docs/variants.md). At most 2
- * forward and 4 backward collectives. */
+ * forward and 4 backward collectives; the backward ones that move the
+ * gradient have async_wgrad set, the re-gathers not (their async_group is
+ * 0: the stage program sets it under the spec's tp_async_grad). */
 int shard_reshard(const ShardMesh *m, const ApprofTensor *t, ShardLayout lp, ShardLayout lc,
                   const int partial[2], int regather, ApprofCollective *fwd, int *nf,
                   ApprofCollective *bwd, int *nb);
@@ -93,11 +95,6 @@ int shard_linear_weight_slot(const ApprofGraph *g, int o);
 /* 1 when backward GEMM k of a linear layer computes the weight gradient:
  * its C holds the weight's local elements (welems), else 0. */
 int shard_is_wgrad_gemm(const ApprofKernel *k, double welems);
-/* 1 when backward collective c of a reshard repeats one of its forward
- * collectives f[0..nf) (a re-gather: it runs under the consumer's
- * input-gradient GEMMs), 0 when it moves the gradient (under the
- * weight-gradient GEMMs). */
-int shard_is_regather(const ApprofCollective *c, const ApprofCollective *f, int nf);
 /* Strategies of an op (see sharding.h); the count or a negative error. */
 int shard_enum_strategies(const ApprofIterSpace *sp, const ShardMesh *m, int force,
                           ShardStrat *out, int max);

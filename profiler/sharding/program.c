@@ -132,15 +132,6 @@ static void mark_async_gemms(ApprofStageProgram *p, const TInfo *ti, const Appro
     }
 }
 
-/* Marks backward collective c of a reshard as group g's: a re-gather (a
- * copy of one of the reshard's forward collectives f[0..nf)) runs under
- * the input-gradient GEMMs, the rest under the weight-gradient GEMMs. */
-static void mark_async_coll(ApprofCollective *c, const ApprofCollective *f, int nf, int group)
-{
-    c->async_group = group;
-    c->async_wgrad = !shard_is_regather(c, f, nf);
-}
-
 ApprofHash128 shard_kernel_digest(const ApprofKernel *k)
 {
     ApprofHash128 h;
@@ -742,9 +733,11 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                 shard_reshard(m, t, lp, lc, partial, regather, f, &nf, b, &nb);
                 for (int q = 0; q < nf && !rc; q++)
                     rc = shard_push_coll(p, 0, &ccap[0], &f[q]);
+                /* a re-gather runs under the group's input-gradient GEMMs,
+                 * the gradient's collective (async_wgrad, shard_reshard)
+                 * under its weight-gradient GEMMs */
                 for (int q = 0; q < nb && !rc; q++) {
-                    if (group)
-                        mark_async_coll(&b[q], f, nf, group);
+                    b[q].async_group = group;
                     rc = shard_push_coll(p, 1, &ccap[1], &b[q]);
                 }
                 continue;

@@ -162,7 +162,9 @@ int shard_reshard(const ShardMesh *m, const ApprofTensor *t, ShardLayout lp, Sha
             fwd[(*nf)++] = coll(m, APPROF_COLL_ALL_TO_ALL, x, gb, -1);
         if (regather && *nf > g0)
             bwd[(*nb)++] = fwd[g0];
-        /* backward: the gradient flows from layout lc back to lp */
+        /* backward: the gradient flows from layout lc back to lp (marked
+         * async_wgrad: a linear layer's weight gradient can hide it) */
+        int g1 = *nb;
         if (partial[x]) {
             bwd[(*nb)++] = coll(m, p >= 0 ? APPROF_COLL_REDUCE_SCATTER : APPROF_COLL_ALL_REDUCE, x,
                                 gb, -1);
@@ -171,6 +173,8 @@ int shard_reshard(const ShardMesh *m, const ApprofTensor *t, ShardLayout lp, Sha
         } else if (p >= 0 && c >= 0 && p != c) {
             bwd[(*nb)++] = coll(m, APPROF_COLL_ALL_TO_ALL, x, gb, -1);
         }
+        if (*nb > g1)
+            bwd[g1].async_wgrad = 1;
     }
     return 0;
 }
@@ -195,14 +199,6 @@ int shard_is_wgrad_gemm(const ApprofKernel *k, double welems)
 {
     double c = (double)k->batch * (double)k->m * (double)k->n;
     return c >= 0.9 * welems && c <= 1.1 * welems;
-}
-
-int shard_is_regather(const ApprofCollective *c, const ApprofCollective *f, int nf)
-{
-    for (int r = 0; r < nf; r++)
-        if (f[r].kind == c->kind && f[r].axes == c->axes && f[r].bytes == c->bytes)
-            return 1;
-    return 0;
 }
 
 /* ---- strategies -------------------------------------------------------- */
@@ -490,7 +486,7 @@ static int edge_matrix(const ShardStage *st, int op_p, int op_c, int in_slot, do
             for (int q = 0; q < nb; q++) {
                 double c = shard_coll_seconds(st->hw, &bw[q]);
                 if (wins) {
-                    double *w = &win[!shard_is_regather(&bw[q], f, nf)];
+                    double *w = &win[bw[q].async_wgrad];
                     double h = fmin(st->hw->tp_async_grad * c, *w);
                     *w -= h;
                     c -= h;
