@@ -146,6 +146,17 @@ with open(os.environ["CASES"]) as f:
 framework_spec.check("plans.sh", os.environ["CASES"], cases,
                      {"grad_sync": "-", "tp_comm": "serial", "grad_dtype": "-", "loss": "-",
                       "grad_accum": "-"})
+# The model's dropout rate as the run trained it (column dropout: a
+# probability, or - for none).
+for line, c in enumerate(cases, start=2):
+    v = c.get("dropout", "-")
+    try:
+        ok = v == "-" or 0.0 <= float(v) < 1.0
+    except ValueError:
+        ok = False
+    if not ok:
+        sys.exit("plans.sh: %s:%d: field 'dropout': %r is not a probability in [0, 1) or -" %
+                 (os.environ["CASES"], line, v))
 
 specs = {}
 def hardware_for(c):
@@ -218,6 +229,8 @@ for c in cases:
         extra += ["--micro-batch-sizes", str(mbs * dp)]
     if "--attention" in sweep_help and c.get("attention", "") in ("flash", "eager"):
         extra += ["--attention", c["attention"]]
+    if "--dropout" in sweep_help and c.get("dropout", "-") != "-":
+        extra += ["--dropout", c["dropout"]]
     if "--recompute" in sweep_help:
         extra += ["--recompute", c["recompute"]]
     if "--zero" in sweep_help:

@@ -74,7 +74,7 @@ static void model_help(FILE *f)
           "                        gpt, bert: eager (default) | flash\n"
           "  --capacity-factor C   mixture of experts: expert slots = C x tokens x top_k / experts (1)\n"
           "  --mlm-positions P     bert: the masked-LM head scores P positions per sequence (all)\n"
-          "  --dropout P           bert: its four dropouts at rate P (0: none)\n"
+          "  --dropout P           bert, gpt: their dropouts at rate P (0: none)\n"
           "  --dataset D           resnet50: imagenet|cifar10; wide_resnet: cifar10|imagenet; swin: imagenet|cifar100\n"
           "  --dtype T             f32|f16|bf16 (default: bf16 for the language transformers and\n"
           "                        --hf-config, as the sweep on bf16 GPUs; f32 for the others)\n"

@@ -13,15 +13,18 @@
 
 typedef int (*ZooFn)(Zb *b, const ApprofZooOptions *o);
 
-enum { ZOO_PRESETS = 1, ZOO_DATASETS = 2, ZOO_ATTENTION = 4, ZOO_MIXED = 8, ZOO_PRETRAIN = 16 };
+enum {
+    ZOO_PRESETS = 1, ZOO_DATASETS = 2, ZOO_ATTENTION = 4, ZOO_MIXED = 8, ZOO_PRETRAIN = 16,
+    ZOO_DROPOUT = 32
+};
 
 typedef struct {
     ApprofZooEntry e;
     ZooFn fn;
     int64_t batch;
     unsigned takes;          /* ZOO_PRESETS, ZOO_DATASETS, ZOO_ATTENTION, ZOO_PRETRAIN (bert's
-                              * masked-LM head and dropout): which choice
-                              * options apply;
+                              * masked-LM head), ZOO_DROPOUT (bert's and gpt's
+                              * dropouts): which choice options apply;
                               * ZOO_MIXED: trained in mixed precision by default */
 } ZooModel;
 
@@ -38,12 +41,12 @@ static const ZooModel zoo[] = {
     {{"gpt", "GPT decoder (pre-LN, learned positions, tied LM head)",
       "batch 32, --preset gpt2-small (12 layers, 768, 12 heads, seq 1024, vocab 50257); "
       "gpt3-1.3b|gpt3-2.7b|gpt3-6.7b (seq 2048, vocab 50257); gpt3-39b (48, 8192, 64, 1024, 51200), mixed precision (bf16; f16 on V100)"},
-     zoo_gpt, 32, ZOO_PRESETS | ZOO_ATTENTION | ZOO_MIXED},
+     zoo_gpt, 32, ZOO_PRESETS | ZOO_ATTENTION | ZOO_MIXED | ZOO_DROPOUT},
     {{"bert", "BERT for masked LM (post-LN, tied decoder, no pooler)",
       "batch 32, --preset base (12 layers, 768, 12 heads) | large (24, 1024, 16), seq 512, vocab 30522, mixed precision (bf16; f16 on V100); "
       "head on every position and no dropout unless --mlm-positions P / --dropout R (pre-training); "
       "--attention flash: one fused bidirectional attention op per layer"},
-     zoo_bert, 32, ZOO_PRESETS | ZOO_ATTENTION | ZOO_MIXED | ZOO_PRETRAIN},
+     zoo_bert, 32, ZOO_PRESETS | ZOO_ATTENTION | ZOO_MIXED | ZOO_PRETRAIN | ZOO_DROPOUT},
     {{"swin", "Swin Transformer Tiny (patch 4, window 7, depths 2-2-6-2, heads 3-6-12-24)",
       "batch 128, imagenet 224x224 1000 classes (--dataset cifar100: 100 classes, LiBai config), f32"},
      zoo_swin, 128, ZOO_DATASETS},
@@ -133,9 +136,9 @@ int approf_zoo_build(const char *name, const ApprofZooOptions *opt, ApprofGraph 
     if (o.mlm_positions && !(m->takes & ZOO_PRETRAIN))
         return zb_fail(&b, APPROF_EINVAL, "model '%s' has no masked-LM head: --mlm-positions %d "
                        "does not apply (bert has it)", name, o.mlm_positions);
-    if (o.dropout != 0 && !(m->takes & ZOO_PRETRAIN))
+    if (o.dropout != 0 && !(m->takes & ZOO_DROPOUT))
         return zb_fail(&b, APPROF_EINVAL, "model '%s' has no dropout option: --dropout %g "
-                       "does not apply (bert has it)", name, o.dropout);
+                       "does not apply (bert and gpt have it)", name, o.dropout);
     if (o.dataset && !(m->takes & ZOO_DATASETS))
         return zb_fail(&b, APPROF_EINVAL, "model '%s' has no datasets: --dataset %s does not apply "
                        "(see 'approf models')", name, o.dataset);

@@ -45,7 +45,7 @@ typedef struct ApprofZooOptions {
     int mlm_positions;       /* bert: the masked-LM head scores this many positions per
                               * sequence (the masked ones, gathered first), not all of
                               * them; 0: every position (Hugging Face's BertForMaskedLM) */
-    double dropout;          /* bert: dropout rate of its four dropouts (0: none) */
+    double dropout;          /* bert, gpt: rate of their dropouts (0: none; zoo_tf.c) */
     int manual_boundaries;   /* mlp: a pipeline boundary after the middle layer;
                               * gpt/bert/swin: one after every block */
 } ApprofZooOptions;

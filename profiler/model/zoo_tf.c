@@ -8,9 +8,14 @@
  * projection. Swin adds its relative position bias: an embedding lookup of
  * the bias table by the (constant) relative position index, transposed to
  * [heads, N, N] and added to the scores. Dropout is represented in bert
- * only (its dropout option); gpt and swin have none.
+ * and gpt (their dropout option); swin has none.
  *  - gpt: GPT-2 layout (pre-LN, learned positions, final LN); the LM head
  *    reuses the token embedding (tied, one parameter tensor read twice).
+ *    With dropout > 0, the dropouts GPT-2 and Megatron-LM train with
+ *    (--hidden-dropout, --attention-dropout, 0.1 by default): after the
+ *    embeddings, on the attention probabilities (inside the kernel with
+ *    --attention flash), on the attention output and on the MLP output
+ *    (each before its residual add).
  *  - bert: HF BertForMaskedLM (post-LN, token type embeddings, MLM head:
  *    dense + gelu + LN, tied decoder with its own bias, no pooler). With
  *    mlm_positions P the head scores P positions per sequence, gathered
@@ -265,19 +270,25 @@ int zoo_gpt(Zb *b, const ApprofZooOptions *o)
     int flash = attention_is_flash(b, o);
     if (flash < 0)
         return b->rc;
+    if (o->dropout < 0 || o->dropout >= 1)
+        return zb_fail(b, APPROF_EINVAL, "gpt: --dropout %g is not a probability in [0, 1)", o->dropout);
     if (resolve(b, o, ps, sizeof ps / sizeof ps[0], "gpt2-small", &c) < 0)
         return b->rc;
     x = embeddings(b, &c, 0, &wte);
+    x = dropout(b, "embeddings", "dropout", x, o->dropout);
     for (int l = 0; l < c.layers; l++) {
         char pre[32], p[48];
         int y;
         snprintf(pre, sizeof pre, "h.%d", l);
         snprintf(p, sizeof p, "%s/ln_1", pre);
         y = flash ? flash_attention(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), c.heads, 1)
-                  : attention(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), c.heads, -1, -1, 0);
+                  : attention(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), c.heads, -1, -1,
+                              o->dropout);
+        y = dropout(b, pre, "attention_output_dropout", y, o->dropout);
         x = zb_binary(b, APPROF_OP_ADD, pre, "residual_1", x, y);
         snprintf(p, sizeof p, "%s/ln_2", pre);
-        y = mlp_block(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), c.ffn);
+        y = dropout(b, pre, "output_dropout", mlp_block(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), c.ffn),
+                    o->dropout);
         x = zb_binary(b, APPROF_OP_ADD, pre, "residual_2", x, y);
         if (o->manual_boundaries && l + 1 < c.layers)
             x = zb_boundary(b, pre, x);

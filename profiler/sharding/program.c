@@ -402,6 +402,21 @@ static int mark_recompute(const ShardStage *st, unsigned char *recomp)
             continue;
         found = 1;
         recomp[o] = 1;
+        /* the dropout of the probabilities is part of the core too
+         * (Megatron's CoreAttention, rerun from its saved RNG state): its
+         * mask and output are not kept either */
+        int probs = g->ops[st->op_begin + o].outputs[0];
+        for (int c = o + 1; c < st->n_ops; c++) {
+            const ApprofOp *co = &g->ops[st->op_begin + c];
+            int reads = 0;
+            for (int i = 0; i < co->n_inputs; i++)
+                reads |= co->inputs[i] == probs;
+            if (!reads)
+                continue;
+            if (co->kind == APPROF_OP_DROPOUT)
+                recomp[c] = 1;
+            break;
+        }
         int q = g->tensors[g->ops[st->op_begin + o].inputs[0]].producer;
         while (q >= st->op_begin && q < st->op_end) {
             ApprofOpKind k = g->ops[q].kind;

@@ -708,6 +708,68 @@ static void test_bert_flash(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "sdpa"));
 }
 
+/* gpt with --dropout (Megatron-LM's --hidden-dropout and
+ * --attention-dropout): one after the embeddings and, per layer, on the
+ * attention probabilities (eager only: inside the fused kernel with
+ * --attention flash), the attention output and the MLP output; the same
+ * parameters and FLOPs; a model without dropouts refuses the option,
+ * naming the models that have it. */
+static ApprofGraph *gpt_dropout(double drop, const char *attn, const char *model, char *err,
+                                size_t errlen)
+{
+    ApprofZooOptions o;
+    ApprofGraph *g = NULL;
+    memset(&o, 0, sizeof o);
+    o.attention = attn;
+    o.num_layers = 2;
+    o.hidden = 256;
+    o.heads = 4;
+    o.seq_len = 64;
+    o.vocab = 512;
+    o.batch = 2;
+    o.dropout = drop;
+    if (approf_zoo_build(model, &o, &g, err, errlen) < 0)
+        return NULL;
+    CU_ASSERT_EQUAL(approf_graph_validate(g, err, errlen), 0);
+    return g;
+}
+
+static void test_gpt_dropout(void)
+{
+    char err[256] = "";
+    ApprofGraph *plain = gpt_dropout(0, NULL, "gpt", err, sizeof err);
+    ApprofGraph *eager = gpt_dropout(0.1, NULL, "gpt", err, sizeof err);
+    ApprofGraph *flash = gpt_dropout(0.1, "flash", "gpt", err, sizeof err);
+    int n[3] = {0, 0, 0}, probs = 0;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(plain);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(eager);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(flash);
+    ApprofGraph *gs[3] = {plain, eager, flash};
+    for (int k = 0; k < 3; k++)
+        for (size_t i = 0; i < gs[k]->n_ops; i++)
+            if (gs[k]->ops[i].kind == APPROF_OP_DROPOUT) {
+                n[k]++;
+                CU_ASSERT(fabs(gs[k]->ops[i].attrs.rate - 0.1) < 1e-12);
+                /* the probabilities' dropout reads the softmax */
+                int x = gs[k]->ops[i].inputs[0];
+                probs += gs[k]->tensors[x].producer >= 0 &&
+                         gs[k]->ops[gs[k]->tensors[x].producer].kind == APPROF_OP_SOFTMAX;
+            }
+    CU_ASSERT_EQUAL(n[0], 0);
+    CU_ASSERT_EQUAL(n[1], 1 + 3 * 2);
+    CU_ASSERT_EQUAL(n[2], 1 + 2 * 2);
+    CU_ASSERT_EQUAL(probs, 2);
+    CU_ASSERT_EQUAL(approf_graph_num_params(eager), approf_graph_num_params(plain));
+    CU_ASSERT(fabs(gemm_flops(eager, -1, 0) / gemm_flops(plain, -1, 0) - 1) < 1e-12);
+    approf_graph_free(&plain);
+    approf_graph_free(&eager);
+    approf_graph_free(&flash);
+    CU_ASSERT_PTR_NULL(gpt_dropout(1.0, NULL, "gpt", err, sizeof err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "--dropout"));
+    CU_ASSERT_PTR_NULL(gpt_dropout(0.1, NULL, "llama", err, sizeof err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "bert and gpt have it"));
+}
+
 /* NVIDIA's BERT pre-training: the masked-LM head on the masked positions
  * only, and BERT's four dropouts. */
 static void test_bert_pretraining(void)
@@ -787,6 +849,7 @@ int main(void)
     CU_add_test(s, "gpt with fused attention", test_gpt_flash);
     CU_add_test(s, "bert with fused (bidirectional) attention", test_bert_flash);
     CU_add_test(s, "bert pre-training head and dropout", test_bert_pretraining);
+    CU_add_test(s, "gpt with dropout", test_gpt_dropout);
     CU_add_test(s, "llama-era operator semantics", test_new_op_semantics);
     CU_add_test(s, "llama-era operator shapes", test_new_op_shapes);
     CU_basic_set_mode(CU_BRM_VERBOSE);

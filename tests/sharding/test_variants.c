@@ -21,13 +21,14 @@
 #include "sharding/sharding.h"
 #include "stage.h"
 
-static ApprofGraph *build_gpt_sized(ApprofDtype dt, int layers, int hidden, int heads,
-                                    int seq_len, int batch, int vocab)
+static ApprofGraph *build_gpt_dropout(ApprofDtype dt, int layers, int hidden, int heads,
+                                      int seq_len, int batch, int vocab, double dropout)
 {
     ApprofZooOptions o;
     ApprofGraph *g = NULL;
     char err[256];
     memset(&o, 0, sizeof o);
+    o.dropout = dropout;
     o.num_layers = layers;
     o.hidden = hidden;
     o.heads = heads;
@@ -40,6 +41,12 @@ static ApprofGraph *build_gpt_sized(ApprofDtype dt, int layers, int hidden, int 
         fprintf(stderr, "gpt: %s\n", err);
     CU_ASSERT_FATAL(rc == 0);
     return g;
+}
+
+static ApprofGraph *build_gpt_sized(ApprofDtype dt, int layers, int hidden, int heads,
+                                    int seq_len, int batch, int vocab)
+{
+    return build_gpt_dropout(dt, layers, hidden, heads, seq_len, batch, vocab, 0.0);
 }
 
 static ApprofGraph *build_gpt_layers(ApprofDtype dt, int layers)
@@ -398,6 +405,33 @@ static void test_full_recompute(void)
     approf_stage_program_clear(&full4);
     approf_stage_program_clear(&none4);
     approf_graph_free(&g4);
+
+    /* With dropout (Megatron's 0.1): selective recomputation reruns the
+     * dropout of the probabilities with the core (Megatron's CoreAttention),
+     * so what it keeps more than without dropout is the two hidden
+     * dropouts' outputs (the mask's stand-in), B x S x H each, and no
+     * S x S tensor; without recomputation the probabilities' dropout output
+     * is kept too (B x heads x S x S). */
+    ApprofGraph *gd = build_gpt_dropout(APPROF_F32, 1, 1024, 16, 512, 8, 1024, 0.1);
+    ApprofGraph *g0 = build_gpt(APPROF_F32);
+    ApprofStageProgram seld, sel0, noned, none0;
+    CU_ASSERT_FATAL(shard_all(gd, 8, 1, 0, 1, COSTDB_RECOMPUTE_SELECTIVE, 0, &seld) == 0);
+    CU_ASSERT_FATAL(shard_all(g0, 8, 1, 0, 1, COSTDB_RECOMPUTE_SELECTIVE, 0, &sel0) == 0);
+    CU_ASSERT_FATAL(shard_all(gd, 8, 1, 0, 1, COSTDB_RECOMPUTE_NONE, 0, &noned) == 0);
+    CU_ASSERT_FATAL(shard_all(g0, 8, 1, 0, 1, COSTDB_RECOMPUTE_NONE, 0, &none0) == 0);
+    const int64_t probs = (int64_t)8 * 16 * 512 * 512 * 4 / 8;
+    if (seld.intermediate_size - sel0.intermediate_size != 2 * act)
+        fprintf(stderr, "selective with dropout keeps %lld more bytes, act %lld probs %lld\n",
+                (long long)(seld.intermediate_size - sel0.intermediate_size), (long long)act,
+                (long long)probs);
+    CU_ASSERT_EQUAL(seld.intermediate_size - sel0.intermediate_size, 2 * act);
+    CU_ASSERT_EQUAL(noned.intermediate_size - none0.intermediate_size, 2 * act + probs);
+    approf_stage_program_clear(&seld);
+    approf_stage_program_clear(&sel0);
+    approf_stage_program_clear(&noned);
+    approf_stage_program_clear(&none0);
+    approf_graph_free(&gd);
+    approf_graph_free(&g0);
 }
 
 /* The count and the bytes of the collectives of kind k in phase ph of a
