@@ -139,6 +139,9 @@ int approf_zoo_build(const char *name, const ApprofZooOptions *opt, ApprofGraph 
     if (o.dropout != 0 && !(m->takes & ZOO_DROPOUT))
         return zb_fail(&b, APPROF_EINVAL, "model '%s' has no dropout option: --dropout %g "
                        "does not apply (bert and gpt have it)", name, o.dropout);
+    if (!(o.dropout >= 0 && o.dropout < 1))
+        return zb_fail(&b, APPROF_EINVAL, "%s: --dropout %g is not a probability in [0, 1)", name,
+                       o.dropout);
     if (o.dataset && !(m->takes & ZOO_DATASETS))
         return zb_fail(&b, APPROF_EINVAL, "model '%s' has no datasets: --dataset %s does not apply "
                        "(see 'approf models')", name, o.dataset);

@@ -270,8 +270,6 @@ int zoo_gpt(Zb *b, const ApprofZooOptions *o)
     int flash = attention_is_flash(b, o);
     if (flash < 0)
         return b->rc;
-    if (o->dropout < 0 || o->dropout >= 1)
-        return zb_fail(b, APPROF_EINVAL, "gpt: --dropout %g is not a probability in [0, 1)", o->dropout);
     if (resolve(b, o, ps, sizeof ps / sizeof ps[0], "gpt2-small", &c) < 0)
         return b->rc;
     x = embeddings(b, &c, 0, &wte);
@@ -311,8 +309,6 @@ int zoo_bert(Zb *b, const ApprofZooOptions *o)
         return b->rc;
     if (resolve(b, o, ps, sizeof ps / sizeof ps[0], "base", &c) < 0)
         return b->rc;
-    if (o->dropout < 0 || o->dropout >= 1)
-        return zb_fail(b, APPROF_EINVAL, "bert: --dropout %g is not a probability in [0, 1)", o->dropout);
     x = embeddings(b, &c, 1, &wte);
     x = zb_norm(b, APPROF_OP_LAYER_NORM, "embeddings/LayerNorm", x);
     x = dropout(b, "embeddings", "dropout", x, o->dropout);
