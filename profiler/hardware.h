@@ -239,5 +239,11 @@ double approf_stage_apply_seconds(const ApprofHardwareSpec *hw, const struct App
  * collectives, GEMMs) (schemas/hardware-spec.md, "Communication overlap
  * inside a micro-batch"). */
 double approf_phase_seconds(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p, int ph);
+/* Seconds of an asynchronous backward collective of `seconds` that the
+ * spec's tp_async_grad hides under *window (what is left of its GEMMs'
+ * seconds), taken from *window: min(tp_async_grad x seconds, *window).
+ * The one rule for the stage program (approf_phase_seconds) and the
+ * sharding ILP. */
+double approf_async_hidden(const ApprofHardwareSpec *hw, double seconds, double *window);
 
 #endif

@@ -317,6 +317,17 @@ double approf_collective_seconds_curve(const CostdbCommPoint *pts, size_t n, dou
     return t > b->seconds ? t : b->seconds;
 }
 
+double approf_async_hidden(const ApprofHardwareSpec *hw, double seconds, double *window)
+{
+    double h = hw->tp_async_grad * seconds;
+    if (!(h > 0.0) || !(*window > 0.0))
+        return 0.0;
+    if (h > *window)
+        h = *window;
+    *window -= h;
+    return h;
+}
+
 /* Largest async group of phase ph's collectives (0: none, or the spec
  * does not price them). */
 static int async_groups(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph)
@@ -367,12 +378,8 @@ double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgr
             /* issued asynchronously, waited for after the GEMM it runs
              * under: hidden as far as that GEMM (with the others of its
              * group not yet used) lasts */
-            double *w = &win[2 * cl->async_group + (cl->async_wgrad ? 1 : 0)];
-            double h = hw->tp_async_grad * c;
-            if (h > *w)
-                h = *w;
-            *w -= h;
-            async_hidden += h;
+            async_hidden += approf_async_hidden(
+                hw, c, &win[2 * cl->async_group + (cl->async_wgrad ? 1 : 0)]);
         }
     }
     if (win != stack_win)

@@ -382,11 +382,8 @@ static double node_cost(const ShardStage *st, int o, const ShardStrat *s)
             ApprofCollective c = coll(&st->mesh, APPROF_COLL_ALL_REDUCE, x,
                                       shard_local_bytes(it, L, &st->mesh), so->op);
             double sec = shard_coll_seconds(st->hw, &c);
-            if (it->role != APPROF_TENSOR_PARAM && win[1] > 0.0) {
-                double h = fmin(st->hw->tp_async_grad * sec, win[1]);
-                win[1] -= h;
-                sec -= h;
-            }
+            if (ws >= 0 && it->role != APPROF_TENSOR_PARAM)
+                sec -= approf_async_hidden(st->hw, sec, &win[1]);
             t += it->role == APPROF_TENSOR_PARAM ? sec / st->micro_batches : sec;
         }
     }
@@ -485,12 +482,8 @@ static int edge_matrix(const ShardStage *st, int op_p, int op_c, int in_slot, do
                 sec += shard_coll_seconds(st->hw, &f[q]);
             for (int q = 0; q < nb; q++) {
                 double c = shard_coll_seconds(st->hw, &bw[q]);
-                if (wins) {
-                    double *w = &win[bw[q].async_wgrad];
-                    double h = fmin(st->hw->tp_async_grad * c, *w);
-                    *w -= h;
-                    c -= h;
-                }
+                if (wins)
+                    c -= approf_async_hidden(st->hw, c, &win[bw[q].async_wgrad]);
                 sec += c;
             }
             /* Sequence parallelism: the producer's all-reduce (in its node

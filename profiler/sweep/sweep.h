@@ -114,7 +114,8 @@ typedef struct ApprofSweepSummary {
     char collectives[128];        /* how collectives were priced */
     char comm_timing[640];        /* when the framework's communication runs (the
                                    * spec's grad_overlap, tp_comm_overlap,
-                                   * grad_reduce_bytes, grad_accum_fusion; ZeRO-3) */
+                                   * tp_async_grad, grad_reduce_bytes,
+                                   * grad_accum_fusion; ZeRO-3) */
     int workers;                  /* profiling threads used */
     char devices[128];            /* CUDA: "2 x Fake GPU 40GB (devices 0,1)", else "" */
     int interrupted;
