@@ -641,11 +641,22 @@ static void test_gpt_flash(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "fast"));
 }
 
+/* The zoo model name built with o, validated; NULL (err says why) when
+ * the build refuses it. */
+static ApprofGraph *built_or_null(const char *name, const ApprofZooOptions *o, char *err,
+                                  size_t errlen)
+{
+    ApprofGraph *g = NULL;
+    if (approf_zoo_build(name, o, &g, err, errlen) < 0)
+        return NULL;
+    CU_ASSERT_EQUAL(approf_graph_validate(g, err, errlen), 0);
+    return g;
+}
+
 static ApprofGraph *bert_attention(int mlm, double drop, const char *attn, char *err,
                                    size_t errlen)
 {
     ApprofZooOptions o;
-    ApprofGraph *g = NULL;
     memset(&o, 0, sizeof o);
     o.attention = attn;
     o.preset = "base";
@@ -654,10 +665,7 @@ static ApprofGraph *bert_attention(int mlm, double drop, const char *attn, char 
     o.batch = 1;
     o.mlm_positions = mlm;
     o.dropout = drop;
-    if (approf_zoo_build("bert", &o, &g, err, errlen) < 0)
-        return NULL;
-    CU_ASSERT_EQUAL(approf_graph_validate(g, err, errlen), 0);
-    return g;
+    return built_or_null("bert", &o, err, errlen);
 }
 
 static ApprofGraph *bert_pretrain(int mlm, double drop, char *err, size_t errlen)
@@ -718,7 +726,6 @@ static ApprofGraph *gpt_dropout(double drop, const char *attn, const char *model
                                 size_t errlen)
 {
     ApprofZooOptions o;
-    ApprofGraph *g = NULL;
     memset(&o, 0, sizeof o);
     o.attention = attn;
     o.num_layers = 2;
@@ -728,10 +735,7 @@ static ApprofGraph *gpt_dropout(double drop, const char *attn, const char *model
     o.vocab = 512;
     o.batch = 2;
     o.dropout = drop;
-    if (approf_zoo_build(model, &o, &g, err, errlen) < 0)
-        return NULL;
-    CU_ASSERT_EQUAL(approf_graph_validate(g, err, errlen), 0);
-    return g;
+    return built_or_null(model, &o, err, errlen);
 }
 
 static void test_gpt_dropout(void)
