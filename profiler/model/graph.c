@@ -458,9 +458,11 @@ static int infer(const ApprofGraph *g, const char *name, ApprofOpKind kind, cons
     case APPROF_OP_SLICE:
         if (a->axis < 0 || a->axis >= x->ndim)
             return approf_op_fail(err, errlen, name, "field axis: %d out of range for %s", a->axis, s1);
-        if (a->start < 0 || a->length < 1 || a->start + a->length > x->dims[a->axis])
-            return approf_op_fail(err, errlen, name, "field length: [%lld, %lld) is not inside dimension %d of %s",
-                        (long long)a->start, (long long)(a->start + a->length), a->axis, s1);
+        /* start <= dim first, so that dim - start cannot overflow */
+        if (a->start < 0 || a->length < 1 || a->start > x->dims[a->axis] ||
+            a->length > x->dims[a->axis] - a->start)
+            return approf_op_fail(err, errlen, name, "field length: %lld elements from %lld are not inside "
+                        "dimension %d of %s", (long long)a->length, (long long)a->start, a->axis, s1);
         o->dims[0][a->axis] = a->length;
         if (x->batch_dim == a->axis && a->length != x->dims[a->axis])
             o->batch_dim[0] = -1;
@@ -470,8 +472,14 @@ static int infer(const ApprofGraph *g, const char *name, ApprofOpKind kind, cons
         int n = 0;
         if (a->axis < 0 || a->axis >= x->ndim)
             return approf_op_fail(err, errlen, name, "field axis: %d out of range for %s", a->axis, s1);
-        while (n < APPROF_MAX_OUTPUTS && a->sizes[n] > 0)
+        /* each size at most what is left of the dimension: the sum never overflows */
+        while (n < APPROF_MAX_OUTPUTS && a->sizes[n] > 0 && sum <= x->dims[a->axis]) {
+            if (a->sizes[n] > x->dims[a->axis] - sum) {
+                sum = -1;
+                break;
+            }
             sum += a->sizes[n++];
+        }
         if (n < 2 || sum != x->dims[a->axis])
             return approf_op_fail(err, errlen, name, "field sizes: 2 to %d sizes summing to dimension %d of %s needed",
                         APPROF_MAX_OUTPUTS, a->axis, s1);

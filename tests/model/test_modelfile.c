@@ -203,6 +203,13 @@ static void test_bad_files(void)
                  APPROF_EINVAL, "op 's'", "field length");
     expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"s\", \"op\": \"split\", \"inputs\": [\"x\"], \"axis\": 1, \"sizes\": [3, 4]}]}",
                  APPROF_EINVAL, "op 's'", "field sizes");
+    /* start + length and the sum of sizes never overflow into a fit */
+    expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"s\", \"op\": \"slice\", \"inputs\": [\"x\"], \"axis\": 1, "
+                 "\"start\": 9223372036854775807, \"length\": 1}]}",
+                 APPROF_EINVAL, "op 's'", "field length");
+    expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"s\", \"op\": \"split\", \"inputs\": [\"x\"], \"axis\": 1, "
+                 "\"sizes\": [9223372036854775807, 9223372036854775807, 10]}]}",
+                 APPROF_EINVAL, "op 's'", "field sizes");
     expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"d\", \"op\": \"dropout\", \"inputs\": [\"x\"], \"rate\": 1.5}]}",
                  APPROF_EINVAL, "op 'd'", "field rate");
     expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"d\", \"op\": \"dropout\", \"inputs\": [\"x\"], \"rate\": \"high\"}]}",
