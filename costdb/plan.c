@@ -32,6 +32,37 @@ static const char sql_stages_get[] =
 static const char sql_plan_latest_any[] = "SELECT max(id) FROM plan";
 static const char sql_plan_latest_sweep[] = "SELECT max(id) FROM plan WHERE sweep_id = ?1";
 
+/* What plan_stages_row accepts, checked before a stage is stored: never
+ * write a row the readers refuse. 0 or COSTDB_EINVAL naming stage i. */
+static int plan_stage_check(Costdb *db, const CostdbPlanStage *s, size_t i)
+{
+    const char *what = NULL;
+    if (s->stage_index != (int)i)
+        what = "stage_index (the stages are numbered 0..n-1 in order)";
+    else if (s->start_layer < 0 || s->end_layer < s->start_layer ||
+             s->end_layer >= COSTDB_MAX_LAYERS)
+        what = "start_layer..end_layer (0 <= start <= end < COSTDB_MAX_LAYERS)";
+    else if (s->submesh_index < -1 || s->submesh_index >= COSTDB_MAX_INDEX ||
+             s->config_index < -1 || s->config_index >= COSTDB_MAX_INDEX)
+        what = "submesh_index or config_index (-1 .. COSTDB_MAX_INDEX - 1)";
+    else if (s->submesh_hosts < 1 || s->submesh_gpus < 1 || s->logical_a < 1 ||
+             s->logical_b < 1 ||
+             (int64_t)s->submesh_hosts * s->submesh_gpus > COSTDB_MAX_DEVICES ||
+             (int64_t)s->logical_a * s->logical_b > COSTDB_MAX_DEVICES)
+        what = "submesh_hosts x submesh_gpus or logical_a x logical_b (1 .. COSTDB_MAX_DEVICES)";
+    else if (s->force_batch_dim < -1 || s->force_batch_dim > 1)
+        what = "force_batch_dim (-1, 0 or 1)";
+    else if (s->peak_memory < 0 || s->peak_memory > COSTDB_MAX_BYTES || s->memory_needed < 0 ||
+             s->available_memory < 0 || s->available_memory > COSTDB_MAX_BYTES)
+        what = "peak_memory, memory_needed or available_memory (0 .. COSTDB_MAX_BYTES)";
+    if (!what)
+        return 0;
+    return cdb_err(db, COSTDB_EINVAL,
+                   "%s: plan stage %zu (stage_index=%d, submesh %d x %d, logical %d x %d): field %s"
+                   " is out of range", db->path, i, s->stage_index, s->submesh_hosts,
+                   s->submesh_gpus, s->logical_a, s->logical_b, what);
+}
+
 int costdb_plan_put(Costdb *db, CostdbPlan *p, const CostdbPlanStage *stages, size_t n)
 {
     sqlite3_stmt *st = NULL;
@@ -47,8 +78,13 @@ int costdb_plan_put(Costdb *db, CostdbPlan *p, const CostdbPlanStage *stages, si
         (rc = isnan(p->full_cost) ? 0 : cdb_check_double(db, p->full_cost, "full_cost")) < 0 ||
         (rc = cdb_check_double(db, p->solve_seconds, "solve_seconds")) < 0)
         return rc;
+    if (p->micro_batches < 1 || p->micro_batches > COSTDB_MAX_MICRO_BATCHES)
+        return cdb_err(db, COSTDB_EINVAL, "%s: plan: micro_batches %d is outside 1..%d"
+                       " (COSTDB_MAX_MICRO_BATCHES)", db->path, p->micro_batches,
+                       COSTDB_MAX_MICRO_BATCHES);
     for (size_t i = 0; i < n; i++)
-        if ((rc = cdb_check_double(db, stages[i].fwd_cost, "fwd_cost")) < 0 ||
+        if ((rc = plan_stage_check(db, &stages[i], i)) < 0 ||
+            (rc = cdb_check_double(db, stages[i].fwd_cost, "fwd_cost")) < 0 ||
             (rc = cdb_check_double(db, stages[i].bwd_cost, "bwd_cost")) < 0)
             return rc;
     if (!p->created_at[0])
@@ -162,7 +198,24 @@ static int plan_stages(Costdb *db, int64_t id, CostdbPlanStage **out, size_t *n)
     if ((rc = cdb_prepare(db, sql_stages_get, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, id);
-    return cdb_collect(db, st, sql_stages_get, sizeof **out, plan_stages_row, (void **)out, n);
+    if ((rc = cdb_collect(db, st, sql_stages_get, sizeof **out, plan_stages_row, (void **)out,
+                          n)) < 0)
+        return rc;
+    /* Readers index the stage array by stage_index (a resharding task's
+     * src_stage/dst_stage too): the rows must number 0..n-1 without a gap. */
+    for (size_t i = 0; i < *n; i++)
+        if ((*out)[i].stage_index != (int)i) {
+            rc = cdb_err(db, COSTDB_ECORRUPT,
+                         "%s: table plan_stage, row (plan_id=%lld, stage_index=%d): column"
+                         " stage_index = %d where %zu was expected (a plan's stages are"
+                         " numbered 0..n-1 without gaps)", db->path, (long long)id,
+                         (*out)[i].stage_index, (*out)[i].stage_index, i);
+            free(*out);
+            *out = NULL;
+            *n = 0;
+            return rc;
+        }
+    return 0;
 }
 
 int costdb_plan_get(Costdb *db, int64_t id, CostdbPlan *out, CostdbPlanStage **stages, size_t *n)
@@ -258,13 +311,43 @@ static const char sql_task_get[] =
     " dst_spec, bytes, strategy, seconds FROM resharding_task WHERE plan_id = ?1"
     " ORDER BY task_index";
 
-int costdb_resharding_put(Costdb *db, int64_t plan_id, const CostdbReshardingTask *t, size_t n)
+static const char sql_stage_count[] = "SELECT count(*) FROM plan_stage WHERE plan_id = ?1";
+
+/* *count = the number of stages plan_id has (0 for no such plan). */
+static int plan_stage_count(Costdb *db, int64_t plan_id, int *count)
 {
     sqlite3_stmt *st = NULL;
     int rc;
+    if ((rc = cdb_prepare(db, sql_stage_count, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, plan_id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        int64_t c = sqlite3_column_int64(st, 0);
+        *count = c > COSTDB_MAX_INDEX ? COSTDB_MAX_INDEX : (int)c;
+        rc = 0;
+    } else {
+        rc = cdb_fail(db, rc, sql_stage_count);
+    }
+    cdb_release(st);
+    return rc;
+}
+
+int costdb_resharding_put(Costdb *db, int64_t plan_id, const CostdbReshardingTask *t, size_t n)
+{
+    sqlite3_stmt *st = NULL;
+    int rc, nst = 0;
     if (!db || (n && !t))
         return COSTDB_EINVAL;
+    if (n && (rc = plan_stage_count(db, plan_id, &nst)) < 0)
+        return rc;
     for (size_t i = 0; i < n; i++) {
+        if (t[i].src_stage < 0 || t[i].src_stage >= nst || t[i].dst_stage < 0 ||
+            t[i].dst_stage >= nst)
+            return cdb_err(db, COSTDB_EINVAL, "%s: resharding task %zu: src_stage %d or dst_stage"
+                           " %d is not a stage of plan %lld (%d stage%s)", db->path, i,
+                           t[i].src_stage, t[i].dst_stage, (long long)plan_id, nst,
+                           nst == 1 ? "" : "s");
         if ((rc = cdb_check_text(db, t[i].tensor_name, sizeof t[i].tensor_name, "tensor_name")) < 0 ||
             (rc = cdb_check_text(db, t[i].shape, sizeof t[i].shape, "shape")) < 0 ||
             (rc = cdb_check_text(db, t[i].dtype, sizeof t[i].dtype, "dtype")) < 0 ||
@@ -322,11 +405,34 @@ static int resharding_get_row(Costdb *db, sqlite3_stmt *st, void *row)
 int costdb_resharding_get(Costdb *db, int64_t plan_id, CostdbReshardingTask **out, size_t *n)
 {
     sqlite3_stmt *st = NULL;
-    int rc;
+    int rc, nst = 0;
     if (!db || !out || !n)
         return COSTDB_EINVAL;
     if ((rc = cdb_prepare(db, sql_task_get, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, plan_id);
-    return cdb_collect(db, st, sql_task_get, sizeof **out, resharding_get_row, (void **)out, n);
+    if ((rc = cdb_collect(db, st, sql_task_get, sizeof **out, resharding_get_row, (void **)out,
+                          n)) < 0 || *n == 0)
+        return rc;
+    /* the reports index the plan's stage array by both stages */
+    if ((rc = plan_stage_count(db, plan_id, &nst)) < 0)
+        goto refuse;
+    for (size_t i = 0; i < *n; i++) {
+        const CostdbReshardingTask *t = &(*out)[i];
+        const char *col = t->src_stage >= nst ? "src_stage" : t->dst_stage >= nst ? "dst_stage" : NULL;
+        if (col) {
+            rc = cdb_err(db, COSTDB_ECORRUPT,
+                         "%s: table resharding_task, row (plan_id=%lld, task_index=%d): column"
+                         " %s = %d is not a stage of the plan (it has %d stage%s)", db->path,
+                         (long long)plan_id, t->task_index, col,
+                         col[0] == 's' ? t->src_stage : t->dst_stage, nst, nst == 1 ? "" : "s");
+            goto refuse;
+        }
+    }
+    return 0;
+refuse:
+    free(*out);
+    *out = NULL;
+    *n = 0;
+    return rc;
 }

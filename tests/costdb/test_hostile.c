@@ -256,6 +256,111 @@ static void test_plan_bounds(void)
     costdb_close(&db);
 }
 
+/* A plan's stages are numbered 0..n-1, and a resharding task names two of
+ * them: a gap, a duplicate or a task past the last stage is refused on
+ * read, naming table, row and column (apreport read past its stage array:
+ * exit 139, ASan in find_tensor). The same rules hold on write. */
+static void test_plan_indices(void)
+{
+    static const struct {
+        const char *sql, *want[3];
+        int tasks; /* 0: costdb_plan_get refuses, 1: costdb_resharding_get */
+    } cases[] = {
+        {"DELETE FROM plan_stage WHERE stage_index = 0", {"plan_stage", "stage_index = 1", "0"}, 0},
+        {"UPDATE plan_stage SET stage_index = 5 WHERE stage_index = 1",
+         {"plan_stage", "stage_index = 5", "1"}, 0},
+        {"UPDATE resharding_task SET dst_stage = 60000", {"resharding_task", "task_index=0",
+         "dst_stage = 60000"}, 1},
+        {"UPDATE resharding_task SET dst_stage = 2", {"resharding_task", "dst_stage = 2",
+         "2 stages"}, 1},
+        {"UPDATE resharding_task SET src_stage = 7", {"resharding_task", "src_stage = 7",
+         "2 stages"}, 1},
+        {"DELETE FROM plan_stage WHERE stage_index = 1", {"resharding_task", "dst_stage = 1",
+         "1 stage"}, 1},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const char *p = make_db("indices.db");
+        Costdb *db = NULL;
+        CostdbPlan plan;
+        CostdbPlanStage st[2], *got = NULL;
+        CostdbReshardingTask t, *tasks = NULL;
+        size_t n = 0;
+        int rc;
+        CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
+        memset(&plan, 0, sizeof plan);
+        memset(st, 0, sizeof st);
+        memset(&t, 0, sizeof t);
+        plan.sweep_id = 1;
+        snprintf(plan.kind, sizeof plan.kind, "auto");
+        snprintf(plan.objective, sizeof plan.objective, "training");
+        plan.micro_batches = 2;
+        plan.cost = 1.0;
+        plan.feasible = 1;
+        for (int i = 0; i < 2; i++) {
+            st[i].stage_index = i;
+            st[i].start_layer = st[i].end_layer = i;
+            st[i].submesh_hosts = st[i].submesh_gpus = 1;
+            st[i].logical_a = st[i].logical_b = 1;
+            st[i].submesh_index = st[i].config_index = st[i].force_batch_dim = -1;
+        }
+        CU_ASSERT_EQUAL_FATAL(costdb_plan_put(db, &plan, st, 2), 0);
+        t.dst_stage = 1;
+        snprintf(t.tensor_name, sizeof t.tensor_name, "x");
+        snprintf(t.strategy, sizeof t.strategy, "send-recv");
+        CU_ASSERT_EQUAL_FATAL(costdb_resharding_put(db, plan.id, &t, 1), 0);
+        costdb_close(&db);
+        CU_ASSERT_EQUAL_FATAL(raw(p, cases[k].sql), 0);
+        CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
+        rc = costdb_plan_get(db, plan.id, &plan, &got, &n);
+        if (cases[k].tasks) {
+            CU_ASSERT_EQUAL(rc, 0);
+            free(got);
+            got = NULL;
+            rc = costdb_resharding_get(db, plan.id, &tasks, &n);
+        }
+        CU_ASSERT_EQUAL(rc, COSTDB_ECORRUPT);
+        CU_ASSERT_PTR_NULL(got);
+        CU_ASSERT_PTR_NULL(tasks);
+        for (int w = 0; w < 3; w++) {
+            if (!strstr(costdb_errmsg(db), cases[k].want[w]))
+                fprintf(stderr, "case %zu: '%s' not in: %s\n", k, cases[k].want[w],
+                        costdb_errmsg(db));
+            CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), cases[k].want[w]));
+        }
+        free(got);
+        free(tasks);
+        costdb_close(&db);
+    }
+    /* on write: stages out of order, a task past the plan's stages */
+    {
+        const char *p = make_db("indices_put.db");
+        Costdb *db = NULL;
+        CostdbPlan plan;
+        CostdbPlanStage st;
+        CostdbReshardingTask t;
+        CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
+        memset(&plan, 0, sizeof plan);
+        memset(&st, 0, sizeof st);
+        memset(&t, 0, sizeof t);
+        plan.sweep_id = 1;
+        snprintf(plan.kind, sizeof plan.kind, "auto");
+        snprintf(plan.objective, sizeof plan.objective, "training");
+        plan.micro_batches = 2;
+        plan.cost = 1.0;
+        st.stage_index = 1;
+        st.submesh_hosts = st.submesh_gpus = st.logical_a = st.logical_b = 1;
+        st.submesh_index = st.config_index = st.force_batch_dim = -1;
+        CU_ASSERT_EQUAL(costdb_plan_put(db, &plan, &st, 1), COSTDB_EINVAL);
+        CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "stage_index"));
+        st.stage_index = 0;
+        CU_ASSERT_EQUAL_FATAL(costdb_plan_put(db, &plan, &st, 1), 0);
+        t.dst_stage = 1;
+        CU_ASSERT_EQUAL(costdb_resharding_put(db, plan.id, &t, 1), COSTDB_EINVAL);
+        CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "dst_stage"));
+        costdb_close(&db);
+    }
+}
+
 /* Costs past COSTDB_MAX_SECONDS are refused on write; inf stays a failed entry. */
 static void test_cost_limits_on_write(void)
 {
@@ -400,6 +505,7 @@ int main(void)
         !CU_add_test(s, "wrong types refused on read", test_wrong_types_on_read) ||
         !CU_add_test(s, "bounds on read", test_bounds) ||
         !CU_add_test(s, "plan stage bounds on read", test_plan_bounds) ||
+        !CU_add_test(s, "plan stage and resharding task indices", test_plan_indices) ||
         !CU_add_test(s, "cost and size limits on write", test_cost_limits_on_write) ||
         !CU_add_test(s, "schema 2 migrates", test_migrate_schema2) ||
         !CU_add_test(s, "read-only opens leave nothing", test_readonly_leaves_nothing)) {
