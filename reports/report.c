@@ -356,9 +356,16 @@ static int simulate(ApreportReport *r)
     for (int k = 0; k < S; k++) {
         RepStage *s = &r->stages[k];
         const ApreportSchedule *sc = rep_schedule(r);
-        /* interleaved: peak_in_flight counts model chunks of 1/v each */
-        s->memory_implied = s->st.peak_memory + s->initial +
-                            (int64_t)sc->peak_in_flight[k] * s->intermediate / sc->virtual_stages;
+        /* apsolve's rule (solver/schedule.h), under the plan's objective:
+         * the schedule's in-flight count in closed form, which the
+         * simulation's peak_in_flight matches (tests/reports) */
+        ApsolveMemoryRule rule = r->opts.objective == COSTDB_OBJECTIVE_FULL
+                                     ? APSOLVE_MEMORY_EXACT : APSOLVE_MEMORY_ALPA;
+        s->mem_in_flight = apsolve_stage_in_flight(rule, (ApsolveSchedule)r->schedule,
+                                                   sc->virtual_stages, r->plan.micro_batches,
+                                                   S, k);
+        s->memory_implied = apsolve_stage_memory_need(rule, s->st.peak_memory, s->initial,
+                                                      s->intermediate, s->mem_in_flight);
     }
     rc = 0;
 cleanup:
@@ -388,7 +395,7 @@ static void collect_warnings(ApreportReport *r)
             rep_schedule_label(r, label, sizeof(label));
             snprintf(msg, sizeof(msg),
                      "stage %zu needs %.3f GB with %.4g micro-batches in flight (%s) but has %.3f GB",
-                     k, rep_gb(s->memory_implied), rep_schedule(r)->in_flight[k], label,
+                     k, rep_gb(s->memory_implied), s->mem_in_flight, label,
                      rep_gb(s->st.available_memory));
             add_warning(r, msg);
         }
@@ -436,6 +443,13 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
         rc = APREPORT_ENOTFOUND;
         goto cleanup;
     }
+    if (rc == 0 && costdb_plan_options_parse(r->plan.options, &r->opts, err, errlen) < 0) {
+        char why[256];
+        snprintf(why, sizeof(why), "plan %lld %s", (long long)plan_id, err ? err : "");
+        seterr(err, errlen, "%s: %s", costdb_path(db), why);
+        rc = APREPORT_EDB;
+        goto cleanup;
+    }
     if (rc < 0 || costdb_sweep_get(db, r->plan.sweep_id, &r->sweep) < 0 ||
         costdb_entries_get(db, r->plan.sweep_id, &e, &ne) < 0) {
         db_error(err, errlen, db);
@@ -466,16 +480,10 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
     ApreportOptions eff = *opt;
     if (opt->schedule_from_plan) {
         /* the schedule apsolve stored with the plan */
-        const char *sc = strstr(r->plan.options, "\"schedule\": \"");
-        const char *vs = strstr(r->plan.options, "\"virtual_stages\": ");
-        char nm[16] = "";
-        int k;
-        if (sc && sscanf(sc + strlen("\"schedule\": \""), "%15[a-z0-9]", nm) == 1 &&
-            (k = apsolve_schedule_parse(nm)) >= 0) {
+        int k = apsolve_schedule_parse(r->opts.schedule);
+        if (k >= 0) {
             eff.schedule = (ApreportScheduleKind)k;
-            eff.virtual_stages = 2;
-            if (vs)
-                eff.virtual_stages = (int)strtol(vs + strlen("\"virtual_stages\": "), NULL, 10);
+            eff.virtual_stages = r->opts.virtual_stages >= 2 ? r->opts.virtual_stages : 2;
         }
     }
     opt = &eff;

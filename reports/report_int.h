@@ -11,6 +11,7 @@
 
 #include "apreport.h"
 #include "costdb.h"
+#include "plan_options.h"
 
 typedef struct RepTensor {
     CostdbPlacement pl;
@@ -28,7 +29,8 @@ typedef struct RepStage {
     int have_entries;                 /* fwd and bwd entries found */
     int64_t intermediate, initial;
     int first_host, first_gpu;        /* device block: hosts x gpus from here */
-    int64_t memory_implied;           /* peak + initial + in-flight (selected schedule) * intermediate */
+    int64_t memory_implied;           /* apsolve's memory rule (schedule.h) under the selected schedule */
+    double mem_in_flight;             /* micro-batches in flight that rule counts */
     int variant_known;                /* the stage's config was found in the sweep */
     int memory_level, recompute, zero;/* its variant (docs/variants.md) */
 } RepStage;
@@ -62,6 +64,7 @@ struct ApreportReport {
     char db_label[COSTDB_TEXT_MAX];   /* basename of the database file */
     char name[COSTDB_NAME_MAX];
     CostdbPlan plan;
+    CostdbPlanOptions opts;           /* plan.options, decoded (costdb/plan_options.h) */
     CostdbSweep sweep;
     int has_model, has_hw;
     CostdbModel model;

@@ -31,31 +31,26 @@ int apsolve_config_allowed(const ApsolveProblem *p, const ApsolveOptions *opt, i
     return cf->valid && (opt->objective == APSOLVE_OBJECTIVE_FULL || apsolve_config_plain(cf));
 }
 
-double apsolve_in_flight(const ApsolveOptions *opt, int n, int k)
+ApsolveMemoryRule apsolve_memory_rule(const ApsolveOptions *opt)
 {
-    if (opt->schedule == APSOLVE_SCHEDULE_1F1B || n < 1 || k < 0 || k >= n)
-        return (double)(n - k); /* Alpa's rule: every stage after it, itself included */
-    return apsolve_schedule_in_flight((ApsolveSchedule)opt->schedule, opt->virtual_stages,
-                                      opt->micro_batches, n, k);
+    return opt->objective == APSOLVE_OBJECTIVE_FULL ? APSOLVE_MEMORY_EXACT : APSOLVE_MEMORY_ALPA;
 }
 
-/* need = peak + initial + f * intermediate <= avail, in long double. */
-static int fits(const ApsolveMemory *m, int64_t avail, double f)
+double apsolve_in_flight(const ApsolveOptions *opt, int n, int k)
+{
+    if (n < 1 || k < 0 || k >= n)
+        return (double)(n - k);
+    return apsolve_stage_in_flight(apsolve_memory_rule(opt), (ApsolveSchedule)opt->schedule,
+                                   opt->virtual_stages, opt->micro_batches, n, k);
+}
+
+/* need <= avail under the plan's memory rule with f in flight. */
+static int fits(const ApsolveOptions *opt, const ApsolveMemory *m, int64_t avail, double f)
 {
     if (avail <= 0)
         return 1;
-    return (long double)m->peak + (long double)m->initial +
-           (long double)f * (long double)m->intermediate <= (long double)avail;
-}
-
-/* Micro-batches of saved activations a stage holds on top of its peak,
- * with f in flight. The peak already holds one (the backward module's
- * invars include the saved activations): approf's own objective counts the
- * other f - 1; Alpa's rule (--objective alpa) counts all f, as Alpa's
- * max_n_succ_stages does (docs/solver.md, "Memory"). */
-static double resident_extra(const ApsolveOptions *opt, double f)
-{
-    return opt->objective == APSOLVE_OBJECTIVE_FULL && f >= 1.0 ? f - 1.0 : f;
+    return apsolve_stage_memory_need(apsolve_memory_rule(opt), m->peak, m->initial,
+                                     m->intermediate, f) <= avail;
 }
 
 int apsolve_entry_mnss(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx, int n)
@@ -67,27 +62,29 @@ int apsolve_entry_mnss(const ApsolveProblem *p, const ApsolveOptions *opt, size_
         if (opt->objective != APSOLVE_OBJECTIVE_FULL || !p->memory ||
             mnss == APSOLVE_UNBOUNDED)
             return mnss;
-        /* s stages from it to the end fit when peak + initial + (s - 1) x
-         * intermediate <= avail: one more than Alpa's count, when the peak
-         * itself fits */
+        /* s stages from it to the end keep min(s, B) in flight, and the
+         * peak holds one of them: any s fits when B does; else s fits when
+         * peak + initial + (s - 1) x intermediate <= avail, one more than
+         * Alpa's count, when the peak itself fits */
         m = &p->memory[idx];
-        if (!fits(m, m->avail, 0.0))
+        if (!fits(opt, m, m->avail, 1.0))
             return -1;
+        if (fits(opt, m, m->avail, (double)opt->micro_batches))
+            return APSOLVE_UNBOUNDED;
         return mnss + 1 >= APSOLVE_UNBOUNDED ? APSOLVE_UNBOUNDED : mnss + 1;
     }
     m = &p->memory[idx];
     if (opt->schedule == APSOLVE_SCHEDULE_GPIPE)
-        return fits(m, m->avail, resident_extra(opt, (double)opt->micro_batches))
-                   ? APSOLVE_UNBOUNDED : -1;
+        return fits(opt, m, m->avail, (double)opt->micro_batches) ? APSOLVE_UNBOUNDED : -1;
     /* Interleaved: in-flight grows with the stages after it; the largest s
      * (stages from it to the end) that fits, by bisection over 1..n. */
-    if (n < 1 || !fits(m, m->avail, resident_extra(opt, apsolve_in_flight(opt, n, n - 1))))
+    if (n < 1 || !fits(opt, m, m->avail, apsolve_in_flight(opt, n, n - 1)))
         return -1;
     lo = 1;
     hi = n;
     while (lo < hi) {
         int mid = lo + (hi - lo + 1) / 2;
-        if (fits(m, m->avail, resident_extra(opt, apsolve_in_flight(opt, n, n - mid))))
+        if (fits(opt, m, m->avail, apsolve_in_flight(opt, n, n - mid)))
             lo = mid;
         else
             hi = mid - 1;
@@ -137,9 +134,8 @@ void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
     if (p->memory) {
         const ApsolveMemory *m = &p->memory[idx];
         st->available_memory = opt->memory_budget > 0 ? opt->memory_budget : m->avail;
-        st->memory_needed = m->peak + m->initial +
-                            (int64_t)llround(resident_extra(opt, st->in_flight) *
-                                             (double)m->intermediate);
+        st->memory_needed = apsolve_stage_memory_need(apsolve_memory_rule(opt), m->peak,
+                                                      m->initial, m->intermediate, st->in_flight);
     }
 }
 

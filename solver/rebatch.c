@@ -17,6 +17,7 @@
 
 #include "apsolve.h"
 #include "costdb.h"
+#include "schedule.h"
 
 int apsolve_rebatch_plan(const ApsolveProblem *p, const ApsolvePlan *plan, int64_t old_micro,
                          int64_t new_micro, ApsolvePlan **out)
@@ -57,8 +58,11 @@ int apsolve_rebatch_plan(const ApsolveProblem *p, const ApsolvePlan *plan, int64
                                                               s->submesh, s->config)];
             double inter = (double)m->intermediate * ratio;
             double peak = (double)m->peak + (double)m->intermediate * (ratio - 1);
-            double need = peak + (double)m->initial + (double)s->succ_stages * inter;
-            s->memory_needed = (int64_t)llround(need > 0 ? need : 0);
+            /* the same rule and in-flight count the plan was priced with */
+            ApsolveMemoryRule rule = plan->objective == APSOLVE_OBJECTIVE_FULL
+                                         ? APSOLVE_MEMORY_EXACT : APSOLVE_MEMORY_ALPA;
+            s->memory_needed = apsolve_stage_memory_need(
+                rule, llround(peak > 0 ? peak : 0), m->initial, llround(inter), s->in_flight);
             s->memory_ok = s->available_memory <= 0 || s->memory_needed <= s->available_memory;
         }
         if (s->force_batch_dim == 0 && s->logical_a > 0 && new_micro % s->logical_a)

@@ -14,6 +14,7 @@
  * for the first device that is n + (n - 1)/v micro-batches' worth, the
  * (1 + (n - 1)/(n v)) factor of Korthikanti et al. 2022 (section 4.2.3).
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -67,6 +68,38 @@ double apsolve_schedule_in_flight(ApsolveSchedule s, int vpp, int B, int n, int 
     }
     /* 1F1B; one chunk per stage is plain 1F1B too */
     return n - k < B ? n - k : B;
+}
+
+double apsolve_stage_in_flight(ApsolveMemoryRule rule, ApsolveSchedule s, int vpp, int B, int n,
+                               int k)
+{
+    if (rule == APSOLVE_MEMORY_ALPA && s == APSOLVE_SCHEDULE_1F1B && n >= 1 && k >= 0 && k < n)
+        return n - k;
+    return apsolve_schedule_in_flight(s, vpp, B, n, k);
+}
+
+double apsolve_stage_extra_copies(ApsolveMemoryRule rule, double f)
+{
+    if (isnan(f))
+        return f;
+    if (rule == APSOLVE_MEMORY_ALPA)
+        return f;
+    return f >= 1.0 ? f - 1.0 : 0.0;
+}
+
+long long apsolve_stage_memory_need(ApsolveMemoryRule rule, long long peak, long long initial,
+                                    long long intermediate, double f)
+{
+    long double need;
+    if (peak <= 0 && initial <= 0 && intermediate <= 0)
+        return 0;
+    need = (long double)peak + (long double)initial +
+           (long double)apsolve_stage_extra_copies(rule, f) * (long double)intermediate;
+    if (!(need > 0))
+        return 0;
+    if (need >= (long double)LLONG_MAX)
+        return LLONG_MAX;
+    return llroundl(need);
 }
 
 double apsolve_schedule_transfer_factor(ApsolveSchedule s, int vpp)

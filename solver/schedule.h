@@ -45,6 +45,30 @@ double apsolve_schedule_time(ApsolveSchedule s, int vpp, int B, const double *st
  * 1/vpp of the stage's activations). NaN when k is not in 0..n-1 or B < 1. */
 double apsolve_schedule_in_flight(ApsolveSchedule s, int vpp, int B, int n, int k);
 
+/* The one memory rule every tool judges a stage by (docs/solver.md,
+ * "Memory"). EXACT, approf's: a stage keeps apsolve_schedule_in_flight()
+ * micro-batches of saved activations, and its profiled peak already holds
+ * the one whose backward runs, so f - 1 come on top. ALPA, Alpa's
+ * max_n_succ_stages: under 1F1B f is the number of stages from it to the
+ * end (also when B is smaller), and all f come on top. */
+typedef enum {
+    APSOLVE_MEMORY_EXACT = 0,
+    APSOLVE_MEMORY_ALPA
+} ApsolveMemoryRule;
+
+/* Micro-batches of activations stage k of n keeps in flight under rule;
+ * NaN as apsolve_schedule_in_flight(). */
+double apsolve_stage_in_flight(ApsolveMemoryRule rule, ApsolveSchedule s, int vpp, int B, int n,
+                               int k);
+/* Copies of the intermediate activations on top of the peak with f in
+ * flight: f - 1 under EXACT (never below 0), f under ALPA. */
+double apsolve_stage_extra_copies(ApsolveMemoryRule rule, double f);
+/* Bytes a stage needs on each device: peak + initial + extra copies x
+ * intermediate, rounded to the nearest byte and saturated at INT64_MAX; 0
+ * when peak is 0 (no memory figures). */
+long long apsolve_stage_memory_need(ApsolveMemoryRule rule, long long peak, long long initial,
+                                    long long intermediate, double f);
+
 /* How many times one micro-batch's activation crosses each stage boundary
  * in the forward pass (and its gradient in the backward pass): vpp for
  * interleaved (>= 1), else 1. */

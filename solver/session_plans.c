@@ -12,6 +12,7 @@
 #include "apsolve.h"
 #include "config.h"
 #include "costdb.h"
+#include "plan_options.h"
 #include "schedule.h"
 #include "session.h"
 #include "session_int.h"
@@ -113,24 +114,31 @@ int apsolve_request_store(Costdb *db, const ApsolveRequest *a, const ApsolveProb
                           const ApsolveOptions *o, const ApsolvePlan *pl, const char *kind,
                           int64_t *id)
 {
-    char js[COSTDB_TEXT_MAX], par[160] = "";
-    int is3d = a->parallel && !strcmp(kind, "3d");
-    if (is3d)
-        snprintf(par, sizeof par, ", \"parallel\": {\"dp\": %d, \"tp\": %d, \"pp\": %d, "
-                 "\"sp\": %d, \"zero\": %d, \"recompute\": \"%s\", \"vpp\": %d, \"mbs\": %d}",
-                 a->par.dp, a->par.tp, a->par.pp, a->par.sp, a->par.zero,
-                 costdb_recompute_name(a->par.recompute), a->par.vpp ? a->par.vpp : 1,
-                 a->par.mbs);
-    snprintf(js, sizeof js, "{\"tool\": \"apsolve %s\", \"stage_option\": \"%s\", "
-             "\"micro_batches\": %d, \"global_batch\": %lld, \"micro_batch_size\": %lld, "
-             "\"memory_budget\": %lld, \"max_stages\": %d, \"inference\": %s, "
-             "\"objective\": \"%s\", \"schedule\": \"%s\", \"virtual_stages\": %d%s}",
-             APPROF_VERSION, kind, o->micro_batches, (long long)pl->global_batch,
-             (long long)pl->micro_batch_size, (long long)o->memory_budget, o->max_stages,
-             o->inference ? "true" : "false",
-             o->objective == APSOLVE_OBJECTIVE_FULL ? "full" : "alpa",
-             apsolve_schedule_name((ApsolveSchedule)o->schedule),
-             o->virtual_stages > 1 ? o->virtual_stages : 1, par);
+    char js[COSTDB_TEXT_MAX];
+    CostdbPlanOptions po = {.micro_batches = o->micro_batches,
+                            .global_batch = pl->global_batch,
+                            .micro_batch_size = pl->micro_batch_size,
+                            .memory_budget = o->memory_budget,
+                            .max_stages = o->max_stages,
+                            .inference = o->inference,
+                            .objective = o->objective == APSOLVE_OBJECTIVE_FULL
+                                             ? COSTDB_OBJECTIVE_FULL : COSTDB_OBJECTIVE_ALPA,
+                            .virtual_stages = o->virtual_stages > 1 ? o->virtual_stages : 1};
+    snprintf(po.tool, sizeof po.tool, "apsolve %s", APPROF_VERSION);
+    snprintf(po.stage_option, sizeof po.stage_option, "%s", kind);
+    snprintf(po.schedule, sizeof po.schedule, "%s",
+             apsolve_schedule_name((ApsolveSchedule)o->schedule));
+    if (a->parallel && !strcmp(kind, "3d")) {
+        po.has_layout = 1;
+        po.layout = (CostdbPlanLayout){a->par.dp, a->par.tp, a->par.pp, a->par.sp, a->par.zero,
+                                       a->par.vpp ? a->par.vpp : 1, a->par.mbs, ""};
+        snprintf(po.layout.recompute, sizeof po.layout.recompute, "%s",
+                 costdb_recompute_name(a->par.recompute));
+    }
+    if (costdb_plan_options_format(&po, js, sizeof js)) {
+        apsolve_say(a, "cannot store the plan: its options do not fit %zu bytes", sizeof js);
+        return 1;
+    }
     if (apsolve_plan_store(db, p, o, pl, kind, js, id)) {
         apsolve_say(a, "cannot store the plan: %s", costdb_errmsg(db));
         return 1;
@@ -179,20 +187,22 @@ int apsolve_request_load_plan(Costdb *db, ApsolveRequest *a, int64_t *sweep,
         a->opt.inference = 1;
     /* The stored options name the objective and schedule the plan was made
      * with; the command line wins. */
-    if (a->objective < 0 && strstr(cp.options, "\"objective\": \"full\""))
-        a->objective = APSOLVE_OBJECTIVE_FULL;
-    else if (a->objective < 0 && strstr(cp.options, "\"objective\": \"alpa\""))
-        a->objective = APSOLVE_OBJECTIVE_ALPA;
-    if (!a->schedule_set) {
-        const char *sc = strstr(cp.options, "\"schedule\": \"");
-        const char *vs = strstr(cp.options, "\"virtual_stages\": ");
-        char name[16] = "";
-        if (sc && sscanf(sc + strlen("\"schedule\": \""), "%15[a-z0-9]", name) == 1 &&
-            apsolve_schedule_parse(name) >= 0)
-            a->schedule = apsolve_schedule_parse(name);
-        if (vs && a->schedule == APSOLVE_SCHEDULE_INTERLEAVED && a->virtual_stages < 2) {
-            long v = strtol(vs + strlen("\"virtual_stages\": "), NULL, 10);
-            a->virtual_stages = v >= 2 && v <= 1024 ? (int)v : 2;
+    {
+        CostdbPlanOptions po;
+        char why[200];
+        if (costdb_plan_options_parse(cp.options, &po, why, sizeof why)) {
+            free(ps);
+            apsolve_say(a, "plan %lld: %s", (long long)a->plan, why);
+            return 1;
+        }
+        if (a->objective < 0 && po.objective == COSTDB_OBJECTIVE_FULL)
+            a->objective = APSOLVE_OBJECTIVE_FULL;
+        else if (a->objective < 0 && po.objective == COSTDB_OBJECTIVE_ALPA)
+            a->objective = APSOLVE_OBJECTIVE_ALPA;
+        if (!a->schedule_set && apsolve_schedule_parse(po.schedule) >= 0) {
+            a->schedule = apsolve_schedule_parse(po.schedule);
+            if (a->schedule == APSOLVE_SCHEDULE_INTERLEAVED && a->virtual_stages < 2)
+                a->virtual_stages = po.virtual_stages >= 2 ? po.virtual_stages : 2;
         }
     }
     snprintf(kind, kindlen, "%s", cp.kind);

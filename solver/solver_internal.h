@@ -23,6 +23,9 @@ int apsolve_entry_mnss(const ApsolveProblem *p, const ApsolveOptions *opt, size_
 /* Micro-batches of activations stage k (of n) keeps under opt's schedule;
  * 1F1B: Alpa's n - k. */
 double apsolve_in_flight(const ApsolveOptions *opt, int n, int k);
+/* The memory rule of the plan's objective (schedule.h): EXACT under full,
+ * ALPA under alpa. */
+ApsolveMemoryRule apsolve_memory_rule(const ApsolveOptions *opt);
 /* Fills cost, fwd/bwd, memory fields of st (whose layers, submesh and config
  * are set; submesh/config may be -1) for a position with succ stages from it
  * to the end of a plan of n stages. */

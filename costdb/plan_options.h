@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A plan's options, the JSON object stored in plan.options: which tool made
+ * the plan, its batch, memory budget, objective, schedule and, for a plan
+ * given as a framework layout (apsolve --parallel), that layout. This
+ * module is the one writer and the one reader of that text: every tool
+ * reads the typed struct, never the text.
+ */
+#ifndef COSTDB_PLAN_OPTIONS_H
+#define COSTDB_PLAN_OPTIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The memory rule a plan was judged by (docs/solver.md, "Memory"). */
+typedef enum {
+    COSTDB_OBJECTIVE_UNKNOWN = 0,     /* written before the field existed: Alpa's */
+    COSTDB_OBJECTIVE_ALPA,
+    COSTDB_OBJECTIVE_FULL
+} CostdbObjective;
+
+/* The framework layout of a plan given as one (apsolve --parallel). */
+typedef struct CostdbPlanLayout {
+    int dp, tp, pp, sp, zero, vpp, mbs;
+    char recompute[16];               /* none | selective | full */
+} CostdbPlanLayout;
+
+typedef struct CostdbPlanOptions {
+    char tool[64];                    /* "apsolve VERSION" */
+    char stage_option[16];            /* auto | manual | uniform | 3d */
+    int micro_batches;
+    int64_t global_batch, micro_batch_size, memory_budget;
+    int max_stages;
+    int inference;
+    CostdbObjective objective;
+    char schedule[16];                /* 1f1b | gpipe | interleaved; "" unknown */
+    int virtual_stages;               /* >= 1 */
+    int has_layout;
+    CostdbPlanLayout layout;
+} CostdbPlanOptions;
+
+/* Writes o as the stored JSON object into out (len bytes, always
+ * terminated). Text fields are JSON-escaped. 0, or COSTDB_EINVAL when out
+ * is too small. */
+int costdb_plan_options_format(const CostdbPlanOptions *o, char *out, size_t len);
+
+/* Reads stored options text into *o (zeroed first; virtual_stages 1 when
+ * absent). Unknown keys are skipped (a newer writer), values are range
+ * checked. 0; COSTDB_EPARSE with "options: column N: ..." in err (if given)
+ * for text that is not a JSON object of the expected types; "" and NULL read
+ * as no options. */
+int costdb_plan_options_parse(const char *text, CostdbPlanOptions *o, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
