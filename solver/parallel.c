@@ -4,6 +4,7 @@
  * "dp=2,tp=2,pp=2[,sp=0|1][,zero=0..3][,recompute=none|selective|full]
  * [,vpp=V][,mbs=M]" in any order, each knob at most once.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -96,6 +97,15 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
     }
     if (!seen[0] || !seen[1] || !seen[2]) {
         snprintf(errbuf, errlen, "dp, tp and pp are required");
+        return -1;
+    }
+    /* Every later step multiplies the degrees in int: refuse a product no
+     * cluster has before any of it runs (each factor <= 2^16: exact in
+     * int64). */
+    int64_t devices = (int64_t)par->dp * par->tp * par->pp;
+    if (devices > COSTDB_MAX_DEVICES) {
+        snprintf(errbuf, errlen, "dp x tp x pp = %lld devices is more than %d (COSTDB_MAX_DEVICES,"
+                 " the largest cluster)", (long long)devices, COSTDB_MAX_DEVICES);
         return -1;
     }
     return 0;

@@ -27,6 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         FUZZ_CHECK(p.dp >= 1 && p.dp <= 65536 && p.tp >= 1 && p.tp <= 65536 && p.pp >= 1 &&
                    p.pp <= 65536);
+        FUZZ_CHECK((int64_t)p.dp * p.tp * p.pp <= COSTDB_MAX_DEVICES); /* int products */
         FUZZ_CHECK(p.sp == 0 || p.sp == 1);
         FUZZ_CHECK(p.zero >= 0 && p.zero <= 3);
         FUZZ_CHECK(p.recompute >= 0 && p.recompute < COSTDB_RECOMPUTE_COUNT);

@@ -174,11 +174,18 @@ assert opts["micro_batch_size"] == 4
 PY
 for bad in "dp=2,tp=1,pp=2,mbs=3:mbs=3" "dp=2,tp=1,pp=2,zero=5:zero must be" \
            "dp=2,tp=1,pp=2,recompute=some:recompute must be" "dp=2,tp=1,pp=2,sp=2:sp must be" \
-           "dp=2,tp=1,pp=2,vpp=0:vpp must be" "dp=2,tp=1,pp=2,foo=1:unknown knob 'foo'" "dp=2,tp=1:dp, tp and pp"; do
+           "dp=2,tp=1,pp=2,vpp=0:vpp must be" "dp=2,tp=1,pp=2,foo=1:unknown knob 'foo'" "dp=2,tp=1:dp, tp and pp" \
+           "dp=54161,tp=39650,pp=2:dp x tp x pp = 4294967300 devices is more than"; do
   arg=${bad%%:*}; msg=${bad#*:}
   rc=0; "$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --parallel "$arg" 2>"$tmp/err" >/dev/null || rc=$?
   [ "$rc" = 2 ] && grep -q -- "$msg" "$tmp/err" || fail_with "$tmp/err" "--parallel $arg: exit $rc"
 done
+# the product overflowed int: never stored (it was, with submesh_gpus < 0)
+n0=$(sqlite3 "$tmp/hw.db" "SELECT count(*) FROM plan" 2>/dev/null || echo none)
+rc=0; "$apsolve" --db "$tmp/hw.db" --sweep 1 --parallel dp=54161,tp=39650,pp=2 2>"$tmp/err" >/dev/null || rc=$?
+[ "$rc" = 2 ] || fail_with "$tmp/err" "--parallel dp=54161,tp=39650,pp=2 (stored): exit $rc"
+[ "$(sqlite3 "$tmp/hw.db" "SELECT count(*) FROM plan" 2>/dev/null || echo none)" = "$n0" ] ||
+  fail "--parallel with an overflowing product stored a plan"
 rc=0; "$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --micro-batches 3 \
   --parallel dp=2,tp=1,pp=2,vpp=2 2>"$tmp/err" >/dev/null || rc=$?
 [ "$rc" = 2 ] && grep -q "vpp=2" "$tmp/err" || fail "vpp with B not a multiple of pp: exit $rc"

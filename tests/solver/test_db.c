@@ -441,6 +441,10 @@ static void test_parallel_text(void)
         {"dp=2,tp=1,pp=1,sp", "'sp' is not KNOB=VALUE"},
         {"dp=2,tp=1,pp=1,tensor=2", "unknown knob 'tensor'"},
         {"dp=99999999999,tp=1,pp=1", "not '99999999999'"},
+        /* the product wrapped an int to 4 and passed the fit check */
+        {"dp=54161,tp=39650,pp=2", "dp x tp x pp = 4294967300 devices is more than 1048576"},
+        {"dp=65536,tp=65536,pp=65536", "is more than 1048576"},
+        {"dp=1024,tp=1024,pp=2", "dp x tp x pp = 2097152"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
