@@ -11,6 +11,7 @@
 
 #include "costdb.h"
 #include "costdb_text.h"
+#include "plan_options.h"
 
 static CostdbLayout lay(int ndim, int a, int b, const int *axes)
 {
@@ -164,6 +165,69 @@ static void test_dtype_bytes(void)
     CU_ASSERT_EQUAL(costdb_dtype_bytes(NULL), 4);
 }
 
+/* Plan options: the writer's text is what apsolve always stored (byte for
+ * byte), the reader gives it back, and malformed or out-of-range text is
+ * refused with its column. */
+static void test_plan_options(void)
+{
+    CostdbPlanOptions o = {.micro_batches = 16, .global_batch = 256, .micro_batch_size = 16,
+                           .memory_budget = 0, .max_stages = 0, .inference = 0,
+                           .objective = COSTDB_OBJECTIVE_FULL, .virtual_stages = 1}, back;
+    char text[1024], err[200];
+    snprintf(o.tool, sizeof o.tool, "apsolve 1.0");
+    snprintf(o.stage_option, sizeof o.stage_option, "3d");
+    snprintf(o.schedule, sizeof o.schedule, "interleaved");
+    o.virtual_stages = 2;
+    o.has_layout = 1;
+    o.layout = (CostdbPlanLayout){2, 4, 2, 1, 1, 2, 4, "selective"};
+    CU_ASSERT_FATAL(costdb_plan_options_format(&o, text, sizeof text) == 0);
+    CU_ASSERT_STRING_EQUAL(text,
+        "{\"tool\": \"apsolve 1.0\", \"stage_option\": \"3d\", \"micro_batches\": 16, "
+        "\"global_batch\": 256, \"micro_batch_size\": 16, \"memory_budget\": 0, "
+        "\"max_stages\": 0, \"inference\": false, \"objective\": \"full\", "
+        "\"schedule\": \"interleaved\", \"virtual_stages\": 2, \"parallel\": {\"dp\": 2, "
+        "\"tp\": 4, \"pp\": 2, \"sp\": 1, \"zero\": 1, \"recompute\": \"selective\", "
+        "\"vpp\": 2, \"mbs\": 4}}");
+    CU_ASSERT_FATAL(costdb_plan_options_parse(text, &back, err, sizeof err) == 0);
+    CU_ASSERT(back.objective == COSTDB_OBJECTIVE_FULL && back.virtual_stages == 2 &&
+              back.has_layout && back.layout.tp == 4 && back.layout.zero == 1 &&
+              back.layout.mbs == 4 && back.micro_batches == 16 && back.global_batch == 256);
+    CU_ASSERT_STRING_EQUAL(back.schedule, "interleaved");
+    CU_ASSERT_STRING_EQUAL(back.layout.recompute, "selective");
+    CU_ASSERT_STRING_EQUAL(back.tool, "apsolve 1.0");
+    /* spacing, unknown keys (a newer writer) and no options at all */
+    CU_ASSERT(costdb_plan_options_parse("{\"schedule\":\"gpipe\",\"x\":[1,{\"y\":null}],"
+                                        "\"objective\":\"alpa\"}", &back, err, sizeof err) == 0);
+    CU_ASSERT(back.objective == COSTDB_OBJECTIVE_ALPA && !strcmp(back.schedule, "gpipe") &&
+              back.virtual_stages == 1 && !back.has_layout);
+    CU_ASSERT(costdb_plan_options_parse("", &back, err, sizeof err) == 0);
+    CU_ASSERT(back.objective == COSTDB_OBJECTIVE_UNKNOWN && back.schedule[0] == '\0');
+    /* a hostile tool name is escaped by the writer and read back whole */
+    snprintf(o.tool, sizeof o.tool, "a\"b\\c\n");
+    CU_ASSERT_FATAL(costdb_plan_options_format(&o, text, sizeof text) == 0);
+    CU_ASSERT(costdb_plan_options_parse(text, &back, err, sizeof err) == 0);
+    CU_ASSERT_STRING_EQUAL(back.tool, "a\"b\\c\n");
+    /* refused: bad syntax, unknown schedule, out of range, too deep, trailing */
+    CU_ASSERT(costdb_plan_options_parse("{\"schedule\": \"zigzag\"}", &back, err, sizeof err) ==
+              COSTDB_EPARSE);
+    CU_ASSERT(strstr(err, "column") && strstr(err, "zigzag"));
+    CU_ASSERT(costdb_plan_options_parse("{\"virtual_stages\": 99999}", &back, err, sizeof err) ==
+              COSTDB_EPARSE);
+    CU_ASSERT(costdb_plan_options_parse("{\"micro_batches\": 1.5}", &back, err, sizeof err) ==
+              COSTDB_EPARSE);
+    CU_ASSERT(costdb_plan_options_parse("{\"parallel\": {\"zero\": 4}}", &back, err,
+                                        sizeof err) == COSTDB_EPARSE);
+    CU_ASSERT(costdb_plan_options_parse("{\"a\": [[[[[[[[[[1]]]]]]]]]]}", &back, err,
+                                        sizeof err) == COSTDB_EPARSE);
+    CU_ASSERT(costdb_plan_options_parse("{} x", &back, err, sizeof err) == COSTDB_EPARSE);
+    CU_ASSERT(costdb_plan_options_parse("{\"tool\": \"x", &back, err, sizeof err) ==
+              COSTDB_EPARSE);
+    CU_ASSERT(costdb_plan_options_parse("{\"objective\" \"full\"}", &back, err, sizeof err) ==
+              COSTDB_EPARSE);
+    /* a buffer too small for the text */
+    CU_ASSERT(costdb_plan_options_format(&o, text, 40) == COSTDB_EINVAL);
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -177,6 +241,7 @@ int main(void)
     CU_add_test(s, "shape parse", test_shape_parse);
     CU_add_test(s, "shape format", test_shape_format);
     CU_add_test(s, "dtype sizes", test_dtype_bytes);
+    CU_add_test(s, "plan options", test_plan_options);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     fails = CU_get_number_of_failures();
