@@ -611,10 +611,10 @@ static int read_set(Costdb *db, sqlite3_stmt *st, const Dict *d, int relabel, in
                            "config %d): tail_id %lld refers to a missing placement_tail",
                            db->path, key[0], key[1], key[2], key[3],
                            (long long)sqlite3_column_int64(st, 6));
-        if (sqlite3_column_type(st, 5) != SQLITE_INTEGER || base < 0)
+        if (sqlite3_column_type(st, 5) != SQLITE_INTEGER || base < 0 || base > INT32_MAX)
             return cdb_err(db, COSTDB_ECORRUPT, "%s: placement_set (layers %d-%d, submesh %d, "
-                           "config %d): first_tensor is not a tensor index", db->path, key[0],
-                           key[1], key[2], key[3]);
+                           "config %d): first_tensor = %lld is not a tensor index (0..%d)",
+                           db->path, key[0], key[1], key[2], key[3], (long long)base, INT32_MAX);
     }
     if (!items || cdb_items_decode((const char *)items, shared, base, &it, &ni) < 0)
         return cdb_err(db, COSTDB_ECORRUPT, "%s: placement_set (layers %d-%d, submesh %d, config "

@@ -121,6 +121,8 @@ int cdb_items_decode(const char *s, int shared, int64_t base, CdbItem **out, siz
         }
     } else {                                          /* schema 6 */
         int64_t count[3], total, tensor = shared ? base : 0;
+        if (tensor < 0 || tensor > INT32_MAX)          /* the base is a tensor index too */
+            goto bad;
         for (int k = 0; k < 3; k++)
             if ((k && expect(&p, ',') < 0) || read_int(&p, &count[k]) < 0 || count[k] < 0 ||
                 count[k] > (INT64_C(1) << 32))
@@ -136,9 +138,8 @@ int cdb_items_decode(const char *s, int shared, int64_t base, CdbItem **out, siz
             if (expect(&p, ',') < 0 || read_int(&p, &d) < 0 || expect(&p, ',') < 0 ||
                 read_int(&p, &spec) < 0)
                 goto bad;
-            tensor += d;
-            /* every partial sum is a tensor index: no overflow past it */
-            if (tensor < 0 || tensor > INT32_MAX)
+            /* every partial sum is a tensor index: checked, no overflow past it */
+            if (__builtin_add_overflow(tensor, d, &tensor) || tensor < 0 || tensor > INT32_MAX)
                 goto bad;
             it[cnt++] = (CdbItem){k < count[0] ? 0 : k < count[0] + count[1] ? 1 : 2, tensor, spec};
         }

@@ -23,8 +23,8 @@ int cdb_items_reserve(char **buf, size_t len, size_t *cap);
 /* The items of text s in schema 3's form ([[role, tensor, spec], ...]) or
  * schema 6's ([n_param, n_input, n_output, d1, spec1, ...]; tensor k is
  * d1 + ... + dk), sorted by role then tensor, in *out (the caller frees
- * it); -1 when the text is neither or a tensor index leaves [0,
- * INT32_MAX]. shared: s is a list of placement_tail (schema 7), which only
+ * it); -1 when the text is neither or a tensor index (base included)
+ * leaves [0, INT32_MAX]. shared: s is a list of placement_tail (schema 7), which only
  * schema 6's form may be, its tensors counted from base (first_tensor). */
 int cdb_items_decode(const char *s, int shared, int64_t base, CdbItem **out, size_t *n);
 

@@ -187,6 +187,14 @@ static void test_bad_rows_and_damaged_sets(void)
     expect_damaged(id, "UPDATE placement_set SET tail_id = (SELECT max(id) FROM placement_tail); "
                    "UPDATE placement_tail SET items = '[1,0,0,-7,1]'", COSTDB_ECORRUPT,
                    "not a placement list");
+    /* first_tensor near INT64_MAX plus a delta overflowed in the decoder
+     * (UBSan; refused only by luck): the base is a tensor index or refused */
+    expect_damaged(id, "UPDATE placement_set SET first_tensor = 9223372036854775800 WHERE "
+                   "tail_id IS NOT NULL; UPDATE placement_tail SET items = '[1,0,0,100,1]'",
+                   COSTDB_ECORRUPT, "first_tensor");
+    expect_damaged(id, "UPDATE placement_set SET first_tensor = 2147483648 WHERE "
+                   "tail_id IS NOT NULL; UPDATE placement_tail SET items = '[1,0,0,-1,1]'",
+                   COSTDB_ECORRUPT, "first_tensor");
     /* a shared list in schema 3's form, which would ignore first_tensor */
     expect_damaged(id, "UPDATE placement_tail SET items = '[[0,2,1]]'", COSTDB_ECORRUPT, NULL);
 }
