@@ -29,6 +29,82 @@
 #include "onnx_int.h"
 
 #define MAX_BATCH ((int64_t)1 << 24)
+/* protobuf-c unpacks (and frees) nested messages recursively, one stack
+ * frame per level: about 3000 subgraphs (Graph -> Node -> Attribute ->
+ * Graph ...) overflowed an 8 MiB stack. Real models nest a handful of
+ * subgraphs (If and Loop bodies: 3 levels each) and shapes (5 levels). */
+#define MAX_NEST 100
+
+/* One varint at *pos below end; 0, or -1 when it runs past end or 10 bytes. */
+static int wire_varint(const uint8_t *p, size_t *pos, size_t end, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 70 && *pos < end; shift += 7) {
+        uint8_t c = p[(*pos)++];
+        v |= (uint64_t)(c & 0x7f) << (shift < 64 ? shift : 0);
+        if (!(c & 0x80)) {
+            *out = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* How deep len bytes of protobuf nest, without recursion: every
+ * length-delimited field whose bytes read as a message counts as one level
+ * (a string that happens to read as one too, so this is an upper bound of
+ * what an unpacker would recurse through). A field that does not read as a
+ * message is a leaf. 1 when some field lies more than limit levels deep,
+ * else 0. */
+static int wire_too_deep(const uint8_t *p, size_t len, int limit)
+{
+    struct { size_t pos, end; } st[MAX_NEST + 1];
+    int top = 0;
+    if (limit > MAX_NEST)
+        limit = MAX_NEST;
+    st[0].pos = 0;
+    st[0].end = len;
+    while (top >= 0) {
+        uint64_t tag, v;
+        size_t *pos = &st[top].pos, end = st[top].end;
+        if (*pos >= end || wire_varint(p, pos, end, &tag) < 0 || (tag >> 3) == 0) {
+            top--;      /* the end of this message, or it is not one */
+            continue;
+        }
+        switch (tag & 7) {
+        case 0:
+            if (wire_varint(p, pos, end, &v) < 0)
+                top--;
+            break;
+        case 1: case 5: {
+            size_t w = (tag & 7) == 1 ? 8 : 4;
+            if (end - *pos < w)
+                top--;
+            else
+                *pos += w;
+            break;
+        }
+        case 2:
+            if (wire_varint(p, pos, end, &v) < 0 || v > end - *pos) {
+                top--;
+                break;
+            }
+            if (v > 0) {
+                if (top + 1 > limit)
+                    return 1;
+                st[top + 1].pos = *pos;
+                st[top + 1].end = *pos + (size_t)v;
+                *pos += (size_t)v;
+                top++;
+            }
+            break;
+        default:
+            top--;      /* groups and unknown wire types: not a message */
+            break;
+        }
+    }
+    return 0;
+}
 
 
 int ox_err(Ox *c, int rc, const char *fmt, ...)
@@ -84,13 +160,95 @@ int ox_val_def(Ox *c, const char *name, int kind, int idx, const Onnx__TensorPro
     return 0;
 }
 
-static const char *node_name(const Onnx__NodeProto *n, size_t i, char *buf, size_t len)
+/* 1 when s is valid UTF-8 (no overlong forms, surrogates or code points
+ * above U+10FFFF), as the JSON writer and reader require. */
+static int utf8_ok(const char *s)
 {
-    if (n->name && *n->name)
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        unsigned c = *p++;
+        int more;
+        unsigned cp, min;
+        if (c < 0x80)
+            continue;
+        if ((c & 0xe0) == 0xc0) {
+            more = 1, cp = c & 0x1f, min = 0x80;
+        } else if ((c & 0xf0) == 0xe0) {
+            more = 2, cp = c & 0x0f, min = 0x800;
+        } else if ((c & 0xf8) == 0xf0) {
+            more = 3, cp = c & 0x07, min = 0x10000;
+        } else {
+            return 0;
+        }
+        while (more--) {
+            if ((*p & 0xc0) != 0x80)
+                return 0;
+            cp = cp << 6 | (*p++ & 0x3f);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+            return 0;
+    }
+    return 1;
+}
+
+/* A name from the file that becomes an IR name: valid UTF-8 and at most
+ * max bytes, never cut short (two names cut to one would export a model
+ * that does not load back). 0 or APPROF_EPARSE naming what and field. */
+int ox_name_ok(Ox *c, const char *what, const char *field, const char *name, size_t max)
+{
+    size_t n = strlen(name);
+    if (!utf8_ok(name))
+        return ox_err(c, APPROF_EPARSE, "%s: field %s: not valid UTF-8", what, field);
+    if (n > max)
+        return ox_err(c, APPROF_EPARSE, "%s: field %s: %zu bytes, at most %zu ('%.40s...')", what, field, n, max, name);
+    return 0;
+}
+
+/* The IR name of node i (its own name, else OpType_i), checked: the IR adds
+ * ":outN" (and "/keepdims") to it and keeps at most APPROF_NAME_MAX - 1. */
+static int node_name(Ox *c, const Onnx__NodeProto *n, size_t i, char *buf, size_t len)
+{
+    char what[64];
+    if (n->name && *n->name) {
+        snprintf(what, sizeof what, "graph.node[%zu]", i);
+        if (ox_name_ok(c, what, "name", n->name, OX_NODE_NAME_MAX) < 0)
+            return APPROF_EPARSE;
         snprintf(buf, len, "%s", n->name);
-    else
-        snprintf(buf, len, "%s_%zu", n->op_type ? n->op_type : "node", i);
-    return buf;
+    } else {
+        snprintf(buf, len, "%.40s_%zu", n->op_type ? n->op_type : "node", i);
+        snprintf(what, sizeof what, "graph.node[%zu]", i);
+        if (n->op_type && ox_name_ok(c, what, "op_type", n->op_type, 40) < 0)
+            return APPROF_EPARSE;
+    }
+    return 0;
+}
+
+/* Every IR tensor name once (the JSON reader refuses a second definition),
+ * and at least one operator; 0 or APPROF_EPARSE / APPROF_ENOMEM. */
+static int check_ir_names(Ox *c)
+{
+    const ApprofGraph *g = c->g;
+    size_t cap = 64;
+    int *slot, rc = 0;
+    if (!g->n_ops)
+        return ox_err(c, APPROF_EPARSE, "field graph.node: no operator left once Identity, Cast, Constant and "
+                      "the folded scalings are removed: nothing to profile");
+    while (cap < 2 * g->n_tensors + 2)
+        cap *= 2;
+    slot = calloc(cap, sizeof *slot);
+    if (!slot)
+        return APPROF_ENOMEM;
+    for (size_t t = 0; t < g->n_tensors && !rc; t++) {
+        size_t i = (size_t)(approf_hash_text(g->tensors[t].name) & (cap - 1));
+        while (slot[i] && strcmp(g->tensors[slot[i] - 1].name, g->tensors[t].name))
+            i = (i + 1) & (cap - 1);
+        if (slot[i])
+            rc = ox_err(c, APPROF_EPARSE, "tensor '%s' defined twice (two nodes of one name, or an input "
+                        "named like a node's output)", g->tensors[t].name);
+        slot[i] = (int)t + 1;
+    }
+    free(slot);
+    return rc;
 }
 
 int ox_dtype_of(int32_t et, ApprofDtype def, ApprofDtype *out)
@@ -112,6 +270,8 @@ static int load_input(Ox *c, const Onnx__ValueInfoProto *vi, size_t i, int first
     const char *nm = vi->name ? vi->name : "";
     if (!*nm || strlen(nm) >= APPROF_NAME_MAX)
         return ox_err(c, APPROF_EPARSE, "graph.input[%zu]: field name: expected a name of 1 to %d bytes", i, APPROF_NAME_MAX - 1);
+    if (!utf8_ok(nm))
+        return ox_err(c, APPROF_EPARSE, "graph.input[%zu]: field name: not valid UTF-8", i);
     if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type->shape)
         return ox_err(c, APPROF_EPARSE, "input '%s': field type.tensor_type.shape: expected a tensor with a shape", nm);
     sh = tp->tensor_type->shape;
@@ -156,12 +316,13 @@ static int load_input(Ox *c, const Onnx__ValueInfoProto *vi, size_t i, int first
     return ox_val_def(c, nm, V_TENSOR, r, NULL) < 0 ? ox_err(c, APPROF_EINVAL, "too many values") : 0;
 }
 
-static int is_initializer(const Onnx__GraphProto *gp, const char *name)
+/* Through the value table, where only initializers are defined yet when
+ * the inputs are read (a scan of the initializers per input was quadratic:
+ * 6.4 s for a 1.1 MB file). */
+static int is_initializer(const Ox *c, const char *name)
 {
-    for (size_t i = 0; i < gp->n_initializer; i++)
-        if (gp->initializer[i]->name && !strcmp(gp->initializer[i]->name, name))
-            return 1;
-    return 0;
+    int v = ox_val_find(c, name);
+    return v >= 0 && c->vals[v].kind == V_INIT;
 }
 
 static int convert(Ox *c, int64_t batch)
@@ -197,7 +358,7 @@ static int convert(Ox *c, int64_t batch)
     }
     c->batch = batch > 0 ? batch : 1;
     for (size_t i = 0; i < gp->n_input; i++) {
-        if (gp->input[i]->name && is_initializer(gp, gp->input[i]->name))
+        if (gp->input[i]->name && is_initializer(c, gp->input[i]->name))
             continue;
         if ((rc = load_input(c, gp->input[i], i, (int)first)) < 0)
             return rc;
@@ -238,7 +399,9 @@ static int convert(Ox *c, int64_t batch)
         if (c->skip[i])
             continue;
         nd.n = gp->node[i];
-        nd.name = node_name(nd.n, i, nm, sizeof nm);
+        if ((rc = node_name(c, nd.n, i, nm, sizeof nm)) < 0)
+            return rc;
+        nd.name = nm;
         snprintf(nd.what, sizeof nd.what, "node '%s' (%s)", nd.name, nd.n->op_type ? nd.n->op_type : "");
         for (size_t k = 0; k < nd.n->n_input; k++) {
             int v = ox_val_find(c, nd.n->input[k]);
@@ -275,6 +438,9 @@ int approf_onnx_parse(const void *data, size_t len, const char *origin, int64_t 
     if (!data || !out)
         return APPROF_EINVAL;
     *out = NULL;
+    if (wire_too_deep(data, len, MAX_NEST))
+        return ox_err(&c, APPROF_EPARSE, "field graph: messages nested deeper than %d levels (subgraphs in "
+                      "node attributes, nested types); refused before unpacking", MAX_NEST);
     mp = onnx__model_proto__unpack(NULL, len, data);
     if (!mp)
         return ox_err(&c, APPROF_EPARSE, "field (ModelProto): not a valid ONNX protobuf message (truncated or not ONNX)");
@@ -283,10 +449,14 @@ int approf_onnx_parse(const void *data, size_t len, const char *origin, int64_t 
         goto cleanup;
     }
     c.gp = mp->graph;
+    if (mp->graph->name && (rc = ox_name_ok(&c, "graph", "graph.name", mp->graph->name, APPROF_NAME_MAX - 1)) < 0)
+        goto cleanup;
     rc = approf_graph_new(mp->graph->name && *mp->graph->name ? mp->graph->name : "onnx", APPROF_F32, 1, &c.g);
     if (rc < 0)
         goto cleanup;
     rc = convert(&c, batch);
+    if (rc == 0)
+        rc = check_ir_names(&c);
     if (rc < 0)
         goto cleanup;
     rc = approf_graph_validate(c.g, emsg, sizeof emsg);

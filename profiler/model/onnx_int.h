@@ -51,8 +51,15 @@ typedef struct {
     char what[192];     /* "node 'NAME' (OpType)" */
 } OxNode;
 
+/* The longest node name kept: the IR appends "/keepdims" and ":outN" to
+ * it and keeps names of at most APPROF_NAME_MAX - 1 bytes. */
+#define OX_NODE_NAME_MAX ((size_t)APPROF_NAME_MAX - 18)
+
 /* Records "ORIGIN: " and the formatted message in c->err; returns rc. */
 int ox_err(Ox *c, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* 0 when name is valid UTF-8 of at most max bytes, else APPROF_EPARSE
+ * with "WHAT: field FIELD: ..." recorded. */
+int ox_name_ok(Ox *c, const char *what, const char *field, const char *name, size_t max);
 /* The value named name, or -1 (also for NULL or ""). */
 int ox_val_find(const Ox *c, const char *name);
 /* Defines (or redefines) name; APPROF_EINVAL when the table is full. */

@@ -40,6 +40,24 @@ static int attr_ints(const Onnx__NodeProto *n, const char *name, int64_t *out, i
     return (int)a->n_ints;
 }
 
+/* The largest conv or pooling window, stride and padding, and conv group
+ * count: the bounds the JSON model files have. */
+#define MAX_WINDOW ((int64_t)1 << 16)
+#define MAX_GROUPS ((int64_t)1 << 20)
+
+/* Checks n values of int64 attribute name against lo..hi before anything
+ * narrows them to int (2^32 + 3 would read as 3); 0 or APPROF_EPARSE with
+ * the node and the attribute named. */
+static int attr_range(Ox *c, const OxNode *nd, const char *name, const int64_t *v, int n,
+                      int64_t lo, int64_t hi)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] < lo || v[i] > hi)
+            return ox_err(c, APPROF_EPARSE, "%s: field attribute %s: value %lld outside %lld..%lld",
+                          nd->what, name, (long long)v[i], (long long)lo, (long long)hi);
+    return 0;
+}
+
 /* Elements of a constant, or -1 when a dim is negative or the count is
  * absurd (above 2^42: the IR's own bound). */
 static int64_t tp_elements(const Onnx__TensorProto *tp)
@@ -114,8 +132,8 @@ static int operand(Ox *c, const OxNode *nd, int k, int *t)
         int r;
         if (tp->n_dims > APPROF_MAX_DIMS)
             return ox_err(c, APPROF_EPARSE, "initializer '%s': field dims: rank %zu above %d", vn, tp->n_dims, APPROF_MAX_DIMS);
-        if (strlen(vn) >= APPROF_NAME_MAX)
-            return ox_err(c, APPROF_EPARSE, "initializer '%.40s...': field name: longer than %d bytes", vn, APPROF_NAME_MAX - 1);
+        if (ox_name_ok(c, "initializer", "name", vn, APPROF_NAME_MAX - 1) < 0)
+            return APPROF_EPARSE;
         for (size_t d = 0; d < tp->n_dims; d++)
             dims[d] = tp->dims[d];
         ox_dtype_of(tp->data_type, c->g->dtype, &dt);
@@ -261,6 +279,8 @@ static int window(Ox *c, const OxNode *nd, ApprofOpAttrs *a, int need_kernel)
         return ox_err(c, APPROF_EPARSE, "%s: field attribute auto_pad: only NOTSET and VALID are supported (give pads)", nd->what);
     n = attr_ints(nd->n, "kernel_shape", v, 2);
     if (n == 2) {
+        if (attr_range(c, nd, "kernel_shape", v, 2, 1, MAX_WINDOW) < 0)
+            return APPROF_EPARSE;
         a->kernel[0] = (int)v[0];
         a->kernel[1] = (int)v[1];
     } else if (n != -1 || need_kernel) {
@@ -269,6 +289,8 @@ static int window(Ox *c, const OxNode *nd, ApprofOpAttrs *a, int need_kernel)
     a->stride[0] = a->stride[1] = 1;
     n = attr_ints(nd->n, "strides", v, 2);
     if (n == 2) {
+        if (attr_range(c, nd, "strides", v, 2, 1, MAX_WINDOW) < 0)
+            return APPROF_EPARSE;
         a->stride[0] = (int)v[0];
         a->stride[1] = (int)v[1];
     } else if (n != -1) {
@@ -276,6 +298,8 @@ static int window(Ox *c, const OxNode *nd, ApprofOpAttrs *a, int need_kernel)
     }
     n = attr_ints(nd->n, "pads", v, 4);
     if (n == 4) {
+        if (attr_range(c, nd, "pads", v, 4, 0, MAX_WINDOW) < 0)
+            return APPROF_EPARSE;
         if (v[0] != v[2] || v[1] != v[3])
             return ox_err(c, APPROF_EPARSE, "%s: field attribute pads: asymmetric padding is not supported", nd->what);
         a->padding[0] = (int)v[0];
@@ -344,10 +368,15 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
         if (T(c, in[1])->ndim != 4)
             return ox_err(c, APPROF_EPARSE, "%s: field input[1]: expected a 4-D weight (2-D convolutions only)", nd->what);
         if (!a.kernel[0]) {
+            if (attr_range(c, nd, "kernel_shape (from the weight's dims)", &T(c, in[1])->dims[2], 2, 1, MAX_WINDOW) < 0)
+                return APPROF_EPARSE;
             a.kernel[0] = (int)T(c, in[1])->dims[2];
             a.kernel[1] = (int)T(c, in[1])->dims[3];
         }
-        a.groups = (int)attr_i(n, "group", 1);
+        v[0] = attr_i(n, "group", 1);
+        if (attr_range(c, nd, "group", v, 1, 1, MAX_GROUPS) < 0)
+            return APPROF_EPARSE;
+        a.groups = (int)v[0];
         k = 2;
         if (has_input(nd, 2)) {
             if (operand(c, nd, 2, &in[2]) < 0)
@@ -429,7 +458,7 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
             /* ONNX keeps the [N, C, 1, 1] shape */
             char nm[APPROF_NAME_MAX];
             OxNode rn = *nd;
-            snprintf(nm, sizeof nm, "%.100s/keepdims", nd->name);
+            snprintf(nm, sizeof nm, "%s/keepdims", nd->name);  /* fits: OX_NODE_NAME_MAX */
             rn.name = nm;
             return emit(c, &rn, APPROF_OP_RESHAPE, &x, 1, NULL, d, 4);
         }
@@ -453,11 +482,12 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
         int ax;
         if (operand(c, nd, 0, &x) < 0)
             return APPROF_EPARSE;
-        ax = (int)attr_i(n, "axis", 1);
+        v[0] = attr_i(n, "axis", 1);
+        if (attr_range(c, nd, "axis", v, 1, -T(c, x)->ndim, T(c, x)->ndim) < 0)
+            return APPROF_EPARSE;
+        ax = (int)v[0];
         if (ax < 0)
             ax += T(c, x)->ndim;
-        if (ax < 0 || ax > T(c, x)->ndim)
-            return ox_err(c, APPROF_EPARSE, "%s: field attribute axis: out of range", nd->what);
         v[0] = v[1] = 1;
         for (int d = 0; d < T(c, x)->ndim; d++)
             v[d >= ax] *= T(c, x)->dims[d];
@@ -474,6 +504,8 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
                 v[k] = nd_ - 1 - k;
         if (k != nd_)
             return ox_err(c, APPROF_EPARSE, "%s: field attribute perm: expected %d values", nd->what, nd_);
+        if (attr_range(c, nd, "perm", v, nd_, 0, nd_ - 1) < 0)
+            return APPROF_EPARSE;
         for (int d = 0; d < nd_; d++)
             a.perm[d] = (int)v[d];
         return emit(c, nd, APPROF_OP_TRANSPOSE, &x, 1, &a, NULL, 0);
@@ -537,6 +569,8 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
         }
         if (k != cnt)
             return ox_err(c, APPROF_EPARSE, "%s: field split: %d sizes for %d outputs", nd->what, k, cnt);
+        if (attr_range(c, nd, "split", a.sizes, k, 1, T(c, x)->dims[a.axis]) < 0)
+            return APPROF_EPARSE;
         return emit(c, nd, APPROF_OP_SPLIT, &x, 1, &a, NULL, 0);
     }
     if (!strcmp(op, "Gather")) {
