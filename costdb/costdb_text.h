@@ -51,6 +51,11 @@ int costdb_shape_parse(const char *s, int64_t *dims, int cap);
 /* Bytes per element of a stored dtype name ("f32", "bf16", "float16",
  * "i8", ...); 4 for an unknown name. */
 int costdb_dtype_bytes(const char *dtype);
+/* Database text for a terminal or a text table: s copied into out with
+ * every control character (below 0x20, and 0x7f) replaced by '?', so a
+ * stored name cannot move the cursor, retitle the window or break a row.
+ * Truncates to len - 1 bytes (NULL s: ""); returns out. */
+const char *costdb_text_mask(const char *s, char *out, size_t len);
 
 #ifdef __cplusplus
 }

@@ -376,3 +376,16 @@ int costdb_dtype_bytes(const char *dtype)
         return 1;
     return 4;
 }
+
+/* ---- text for a terminal --------------------------------------------------- */
+
+const char *costdb_text_mask(const char *s, char *out, size_t len)
+{
+    size_t i = 0;
+    if (!out || len == 0)
+        return "";
+    for (; s && *s && i + 1 < len; s++)
+        out[i++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
+    out[i] = '\0';
+    return out;
+}

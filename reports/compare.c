@@ -275,10 +275,16 @@ static void key_text(const Key *k, char *out, size_t len)
              k->force >= 0 ? " f" : "");
 }
 
+/* The names come from the database (and the path from the user): masked
+ * for the terminal as approf list masks them. */
 static void side_desc(FILE *f, const char *tag, const Side *s)
 {
-    fprintf(f, "%s: %s sweep %lld (%s%s%s, %dx%d, B=%d)\n", tag, s->label, (long long)s->sweep.id,
-            s->model_name[0] ? s->model_name : "imported table", s->gpu[0] ? " on " : "", s->gpu,
+    char label[4096], model[COSTDB_NAME_MAX], gpu[sizeof s->gpu];
+    fprintf(f, "%s: %s sweep %lld (%s%s%s, %dx%d, B=%d)\n", tag,
+            costdb_text_mask(s->label, label, sizeof label), (long long)s->sweep.id,
+            s->model_name[0] ? costdb_text_mask(s->model_name, model, sizeof model)
+                             : "imported table",
+            s->gpu[0] ? " on " : "", costdb_text_mask(s->gpu, gpu, sizeof gpu),
             s->sweep.cluster_hosts, s->sweep.cluster_gpus, s->sweep.micro_batches);
 }
 
@@ -316,7 +322,9 @@ static int write_text(const ApreportCompare *c, FILE *f)
             }
         }
     for (int w = 0; w < 2; w++) {
-        fprintf(f, "\nplan on %c (%s):\n", w ? 'B' : 'A', c->side[w].label);
+        char label[4096];
+        fprintf(f, "\nplan on %c (%s):\n", w ? 'B' : 'A',
+                costdb_text_mask(c->side[w].label, label, sizeof label));
         if (c->side[w].plan) {
             ApsolveOutput o = {"auto", "auto", c->side[w].plan, 0};
             apsolve_write(f, "text", &o, 1);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "costdb_text.h"
 #include "outfile.h"
 
 enum { OPT_DB = 1000, OPT_SWEEP, OPT_FORMAT, OPT_OUTPUT, OPT_CLUSTER, OPT_MICRO, OPT_BATCH,
@@ -64,15 +65,6 @@ static void csv_field(const char *s)
     putchar('"');
 }
 
-/* Database text for the table: control characters become '?', so a name
- * cannot break the row or move the cursor. */
-static void text_field(const char *s, char *out, size_t len)
-{
-    size_t i = 0;
-    for (; *s && i + 1 < len; s++)
-        out[i++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
-    out[i] = '\0';
-}
 
 /* ---- list --------------------------------------------------------------- */
 
@@ -170,12 +162,12 @@ int approf_cmd_list(int argc, char **argv)
             putchar('\n');
         } else {
             /* a table row: control characters in database text shown as '?' */
-            text_field(s->name[0] ? s->name : "-", text[0], sizeof text[0]);
-            text_field(model.name, text[1], sizeof text[1]);
-            text_field(hwname, text[2], sizeof text[2]);
-            text_field(s->dtype[0] ? s->dtype : "-", text[3], sizeof text[3]);
-            text_field(s->shard[0] ? s->shard : "-", text[4], sizeof text[4]);
-            text_field(s->backend, text[5], sizeof text[5]);
+            costdb_text_mask(s->name[0] ? s->name : "-", text[0], sizeof text[0]);
+            costdb_text_mask(model.name, text[1], sizeof text[1]);
+            costdb_text_mask(hwname, text[2], sizeof text[2]);
+            costdb_text_mask(s->dtype[0] ? s->dtype : "-", text[3], sizeof text[3]);
+            costdb_text_mask(s->shard[0] ? s->shard : "-", text[4], sizeof text[4]);
+            costdb_text_mask(s->backend, text[5], sizeof text[5]);
             printf("%-4lld %-24s %-16s %-16s %-5s %-5s %-7s %7lld %7d %6d %-7s %-11s %7lld %s\n",
                    (long long)s->id, text[0], text[1], text[2], text[3], text[4], cluster,
                    (long long)s->global_batch, s->micro_batches, s->num_layers, text[5],

@@ -66,6 +66,27 @@ if "$approf" --help | grep -q "^  compare"; then
   grep -q "geomean 1.0000, min 1.0000, max 1.0000" "$dir/cmp.text" || fail "self-compare ratios"
   [ "$(grep -c ',both$' "$dir/cmp.csv")" -eq 62 ] || fail "csv rows"
   grep -q '"only_a": 0' "$dir/cmp.json" || fail "json summary"
+  # database text reaches the terminal masked, as approf list masks it: a
+  # model and GPU name with ESC sequences, a database path with one
+  esc=$(printf '\033')
+  "$approf" sweep --model mlp --layers 2 --cluster 1x2 --backend model --db "$dir/e${esc}[2J.db" \
+    --quiet 2>"$dir/err" || fail_with "$dir/err" "mlp sweep"
+  python3 - "$dir/e${esc}[2J.db" <<'PY' || fail "planting escapes"
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("UPDATE model SET name = 'm\x1b]0;pwned\x07\x1b[31mred\r\n'")
+c.execute("UPDATE hardware SET gpu_model = 'g\x1b[2Jx'")
+c.commit()
+PY
+  for fmt in text csv; do
+    "$approf" compare "$dir/e${esc}[2J.db" "$dir/e${esc}[2J.db" --format $fmt >"$dir/esc.$fmt" 2>"$dir/err" ||
+      fail_with "$dir/err" "compare $fmt with escapes"
+    if tr -d '\n' <"$dir/esc.$fmt" | LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')"; then
+      fail "compare --format $fmt printed a control character from the database"
+    fi
+  done
+  grep -q "^A: .*sweep 1 (m?]0;pwned??\[31mred?? on g?\[2Jx," "$dir/esc.text" ||
+    fail_with "$dir/esc.text" "compare text: the masked names"
   "$approf" compare "$dir/w/mlp.db" "$dir/none.db" 2>/dev/null; rc=$?
   [ $rc -eq 1 ] || fail "compare with a missing database: exit $rc"
 fi
