@@ -48,14 +48,15 @@ int main(int argc, char **argv)
         return cli_usage_error(NULL, "no command given");
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
-        return APPROF_EXIT_OK;
+        return cli_stdout_finish(APPROF_EXIT_OK);
     }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
         printf("approf %s\n", APPROF_VERSION);
-        return APPROF_EXIT_OK;
+        return cli_stdout_finish(APPROF_EXIT_OK);
     }
+    /* every command's output is checked once here, before the exit */
     for (const Command *c = commands; c->name; c++)
         if (!strcmp(c->name, argv[1]))
-            return c->fn(argc - 1, argv + 1);
+            return cli_stdout_finish(c->fn(argc - 1, argv + 1));
     return cli_usage_error(NULL, "unknown command '%s'", argv[1]);
 }

@@ -47,5 +47,10 @@ int approf_cmd_compare(int argc, char **argv);
 int cli_open_db(const char *path, int flags, Costdb **out);
 /* The sweep to use: the given id (checked), else the newest. Prints errors. */
 int cli_pick_sweep(Costdb *db, int64_t requested, int64_t *out);
+/* The exit status of a command that returned rc, once standard output is
+ * flushed: a command that succeeded but whose output could not be written
+ * ('approf models > /dev/full') prints "write error on standard output:
+ * why" and fails (APPROF_EXIT_FAIL); any other rc comes back as it is. */
+int cli_stdout_finish(int rc);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "outfile.h"
 
 int cli_open_db(const char *path, int flags, Costdb **out)
 {
@@ -41,4 +42,14 @@ int cli_pick_sweep(Costdb *db, int64_t requested, int64_t *out)
     }
     *out = requested;
     return 0;
+}
+
+int cli_stdout_finish(int rc)
+{
+    char err[256];
+    if (apsolve_stdout_check(err, sizeof err) < 0 && rc == APPROF_EXIT_OK) {
+        cli_fail("%s", err);
+        return APPROF_EXIT_FAIL;
+    }
+    return rc;
 }

@@ -80,6 +80,15 @@ if [ -w /dev/full ]; then
         expect_rc 1 $? "$tmp/err" "$args > /dev/full"
         says_text "$tmp/err" "approf: write error on standard output: No space left on device" "$args > /dev/full"
     done
+    # every other command that prints: the program's help and version, the
+    # zoo, a model, a command's help, a sweep (exit 0 before)
+    for args in "--help" "--version" "models" "model show mlp" "model export mlp" "list --help" "merge --help" \
+                "sweep --model mlp --layers 2 --cluster 1x2 --backend model --db $tmp/full.db"; do
+        # shellcheck disable=SC2086
+        "$approf" $args >/dev/full 2>"$tmp/err"
+        expect_rc 1 $? "$tmp/err" "$args > /dev/full"
+        says_text "$tmp/err" "approf: write error on standard output: No space left on device" "$args > /dev/full"
+    done
 fi
 
 # export --output: a symbolic link there is refused and its target kept; the
@@ -89,6 +98,15 @@ ln -s "$tmp/victim" "$tmp/link.csv"
 expect 1 "export through a symlink" -- "$approf" export --db "$db" --output "$tmp/link.csv" &&
     says_text "$tmp/err" "approf: $tmp/link.csv: is a symbolic link" "symlink message"
 [ "$(cat "$tmp/victim")" = precious ] || fail "export wrote through a symbolic link"
+# model export -o: the same refusal (it followed the link and overwrote
+# the target), and a whole file in place
+ln -s "$tmp/victim" "$tmp/link.json"
+expect 1 "model export through a symlink" -- "$approf" model export mlp -o "$tmp/link.json" &&
+    says_text "$tmp/err" "approf: $tmp/link.json: is a symbolic link" "model export symlink message"
+[ "$(cat "$tmp/victim")" = precious ] || fail "model export wrote through a symbolic link"
+echo old >"$tmp/m.json"
+expect 0 "model export over a file" -- "$approf" model export mlp -o "$tmp/m.json" &&
+    grep -q '"name"' "$tmp/m.json" || fail "model export -o: $(head -c 200 "$tmp/m.json")"
 echo old >"$tmp/e3.csv"
 expect 0 "export over a file" -- "$approf" export --db "$db" --output "$tmp/e3.csv" &&
     same_file "$tmp/e3.csv" "$tmp/export" "export over a file"
