@@ -15,6 +15,7 @@
 #include "model/hfconfig.h"
 #include "model/modelfile.h"
 #include "model/zoo.h"
+#include "outfile.h"
 
 enum {
     OPT_PRESET = 256, OPT_DATASET, OPT_DTYPE, OPT_BATCH, OPT_NUM_LAYERS, OPT_HIDDEN, OPT_HEADS,
@@ -327,7 +328,8 @@ static int model_show(const ModelArgs *a, const char *name)
 static int model_export(const ModelArgs *a, const char *name)
 {
     ApprofGraph *g = NULL;
-    char *text = NULL;
+    ApsolveOutfile *of = NULL;
+    char *text = NULL, err[1024];
     FILE *f = stdout;
     int rc = load_graph(a, name, &g);
     if (rc)
@@ -336,15 +338,20 @@ static int model_export(const ModelArgs *a, const char *name)
     approf_graph_free(&g);
     if (rc < 0)
         return cli_fail("cannot serialise the model: %s", approf_strerror(rc));
-    if (a->output && !(f = fopen(a->output, "w"))) {
+    /* -o as every other writer: a temporary file renamed into place, a
+     * symbolic link at the path refused (it was followed) */
+    if (a->output && apsolve_outfile_open(a->output, &of, &f, err, sizeof err) < 0) {
         free(text);
-        return cli_fail("%s: cannot open for writing", a->output);
+        return cli_fail("%s", err);
     }
-    if (fputs(text, f) < 0 || fputc('\n', f) == EOF || (f != stdout && fclose(f) != 0)) {
+    if (fputs(text, f) < 0 || fputc('\n', f) == EOF) {
         free(text);
+        apsolve_outfile_abort(&of);
         return cli_fail("%s: write failed", a->output ? a->output : "stdout");
     }
     free(text);
+    if (of && apsolve_outfile_commit(&of, err, sizeof err) < 0)
+        return cli_fail("%s", err);
     return APPROF_EXIT_OK;
 }
 
