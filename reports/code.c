@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_int.h"
+#include "launch.h"
 
 #define MAX_KEY 96
 
@@ -36,6 +36,15 @@ static void block_key(const char *name, char *key, size_t len)
         return;
     memcpy(key, name, n);
     key[n] = '\0';
+}
+
+/* Whether a parameter path is an attention weight: "attn" / "attention"
+ * (Hugging Face, Flax) or the zoo gpt's and bert's "h.N/query",
+ * "encoder.layer.N/key" projections. */
+static int is_attention(const char *name)
+{
+    return strstr(name, "attn") || strstr(name, "attention") || strstr(name, "/query/") ||
+           strstr(name, "/key/") || strstr(name, "/value/");
 }
 
 typedef struct {
@@ -81,8 +90,7 @@ int rep_stage_blocks(const ApreportReport *r, int *blocks, char *why, size_t why
                          key, b[j].stage, k);
                 goto cleanup;
             }
-            if (strstr(s->tensors[i].pl.tensor_name, "attn") ||
-                strstr(s->tensors[i].pl.tensor_name, "attention"))
+            if (is_attention(s->tensors[i].pl.tensor_name))
                 b[j].attention = 1;
         }
         if (!params) {
@@ -122,7 +130,7 @@ int rep_total_blocks(const ApreportReport *r)
             block_key(pl->tensor_name, key, sizeof(key));
             if (!key[0])
                 continue;
-            attention |= strstr(pl->tensor_name, "attn") || strstr(pl->tensor_name, "attention");
+            attention |= is_attention(pl->tensor_name);
             for (j = 0; j < nk && strcmp(keys[j], key); j++)
                 ;
             if (j == nk)
@@ -149,35 +157,15 @@ int rep_plan_knob(const ApreportReport *r, const char *name)
 
 void rep_write_framework_args(const ApreportReport *r, FILE *f)
 {
-    const CostdbPlanStage *s0 = &r->stages[0].st;
-    int dp = s0->logical_a, tp = s0->logical_b, pp = (int)r->n_stages, B = r->plan.micro_batches;
-    int v = r->schedule == APREPORT_SCHED_INTERLEAVED ? r->virtual_stages : 1;
-    int64_t mbs = r->global_batch / B / (dp > 0 ? dp : 1);
-    int *blocks = calloc(r->n_stages, sizeof(int)), known = 0, total = 0, equal = 1;
-    int recompute = 0, zero = 0, differ = 0, variants = 1, sp = rep_plan_knob(r, "sp");
-    char why[200] = "out of memory";
-    const char *dt = r->sweep.dtype;
-    const char *prec = !strcmp(dt, "bf16") || !strcmp(dt, "bfloat16") ? "--bf16"
-                       : !strcmp(dt, "f16") || !strcmp(dt, "fp16") || !strcmp(dt, "float16")
-                           ? "--fp16"
-                           : NULL;
-    if (blocks && rep_stage_blocks(r, blocks, why, sizeof(why)) == 0) {
-        known = 1;
-        for (size_t k = 0; k < r->n_stages; k++) {
-            total += blocks[k];
-            equal &= blocks[k] == blocks[0];
-        }
-    }
-    for (size_t k = 0; k < r->n_stages; k++) {
-        const RepStage *s = &r->stages[k];
-        if (!s->variant_known) {
-            variants = 0;
-            continue;
-        }
-        differ |= s->recompute != r->stages[0].recompute || s->zero != r->stages[0].zero;
-        recompute = s->recompute > recompute ? s->recompute : recompute;
-        zero = s->zero > zero ? s->zero : zero;
-    }
+    RepLaunchBasics lb;
+    rep_launch_basics(r, &lb);
+    int dp = lb.dp, tp = lb.tp, pp = lb.pp, B = lb.B, v = lb.v;
+    int64_t mbs = lb.mbs;
+    int *blocks = lb.blocks, known = lb.blocks_known, total = lb.blocks_total;
+    int equal = lb.blocks_equal, recompute = lb.recompute, zero = lb.zero;
+    int differ = lb.variants_differ, variants = lb.variants_known, sp = lb.sp_knob;
+    const char *why = lb.blocks_why, *dt = r->sweep.dtype;
+    const char *prec = !lb.prec ? NULL : lb.prec[0] == 'b' ? "--bf16" : "--fp16";
     fputs("\n# The plan is uniform: the same 3-D layout in LiBai's config\n", f);
     fprintf(f, "# train.dist.data_parallel_size = %d\n"
                "# train.dist.tensor_parallel_size = %d\n"
@@ -253,5 +241,5 @@ void rep_write_framework_args(const ApreportReport *r, FILE *f)
         rep_py_text(f, dt[0] ? dt : "unknown");
         fputs(": no --bf16/--fp16 (fp32)\n", f);
     }
-    free(blocks);
+    rep_launch_basics_free(&lb);
 }

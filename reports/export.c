@@ -1,451 +1,28 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Launch configurations of a stored plan (docs/reports.md "Launch the
- * plan"): Megatron-LM / NeMo arguments (<name>_megatron.args, one argument
- * per line, shell-quoted, '#' comments), a DeepSpeed JSON config
- * (<name>_deepspeed.json) and a torchtitan TOML job config
- * (<name>_torchtitan.toml). A plan maps onto the runtimes' 3-D layout as
- * in "The plan as code": dp = logical axis 0, tp = logical axis 1, pp = the
- * stages, Megatron's micro-batch = approf's micro-batch / dp. Where a
- * runtime cannot express the plan (stages on different submeshes or
- * logical meshes or of unequal size, a ZeRO stage, recomputation or
- * schedule the runtime lacks, per-stage variants) the file says so first
- * and gives the closest plan the runtime can run: uniform stages with the
- * layout most of the plan's stages have, priced when the report was loaded
- * with the solver's own evaluation (apsolve_evaluate over the plan's
- * sweep). Every string goes through its format's writer: shell words
- * (rep_sh_word), JSON strings (rep_json_string), TOML strings
- * (rep_toml_string); comments quote database text with rep_py_text, which
- * never lets a newline end a comment.
+ * The launch files of a stored plan (docs/reports.md "Launch the plan",
+ * docs/export-megatron.md, docs/export-deepspeed.md,
+ * docs/export-torchtitan.md): Megatron-LM / NeMo arguments
+ * (<name>_megatron.args, one argument per line, shell-quoted, '#'
+ * comments), a DeepSpeed JSON config (<name>_deepspeed.json) and a
+ * torchtitan TOML job config (<name>_torchtitan.toml), each written from
+ * the one launch derivation (reports/launch.c: layout, batch, variant,
+ * what the runtime cannot express and the closest plan) and the model's
+ * shape (reports/launch_model.c), and each naming the framework version
+ * its keys and rules were checked against (reports/manifests/). A value
+ * the database cannot give is a '# UNKNOWN <flag>: <why>' line the
+ * manifest checker (tests/reports/check_launch.py) reports. Every string
+ * goes through its format's writer: shell words (rep_sh_word), JSON
+ * strings (rep_json_string), TOML strings (rep_toml_string); comments
+ * quote database text with rep_py_text, which never lets a newline end a
+ * comment.
  */
-#include <math.h>
 #include <stdarg.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "apsolve.h"
-#include "report_int.h"
-#include "schedule.h"
+#include "launch.h"
 
-enum { RT_MEGATRON = 0, RT_DEEPSPEED, RT_TORCHTITAN };
-
-static const char *const rt_names[] = {"Megatron-LM", "DeepSpeed", "torchtitan"};
-
-#define MAX_LINES 24
-#define LINE_LEN 480
-
-/* What one runtime file states: the layout it runs, its settings, and
- * the header lines (notes, cost) that say how it relates to the plan. */
-typedef struct Launch {
-    int rt;
-    int hosts, gpus;                  /* the cluster */
-    int dp, tp, pp, v;                /* v: interleaved chunks per stage (1 otherwise) */
-    ApreportScheduleKind sched;
-    int recompute, zero, sp, ep, experts;
-    int B;
-    int64_t global, mbs, local;       /* mbs: per replica micro-batch; local: per replica step */
-    const char *prec;                 /* "bf16" | "fp16" | NULL (fp32) */
-    int blocks_known, blocks_total, blocks_equal, blocks0;
-    int changed;                      /* the closest plan, not the plan as priced */
-    int repriced;                     /* the plan under another schedule than it was priced */
-    char lines[MAX_LINES][LINE_LEN];
-    int n_lines;
-} Launch;
-
-static void line(Launch *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void line(Launch *L, const char *fmt, ...)
-{
-    va_list ap;
-    if (L->n_lines >= MAX_LINES)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(L->lines[L->n_lines++], LINE_LEN, fmt, ap);
-    va_end(ap);
-}
-
-static int same_layout(const CostdbPlanStage *a, const CostdbPlanStage *b)
-{
-    return a->submesh_hosts == b->submesh_hosts && a->submesh_gpus == b->submesh_gpus &&
-           a->logical_a == b->logical_a && a->logical_b == b->logical_b &&
-           (a->force_batch_dim >= 0) == (b->force_batch_dim >= 0);
-}
-
-/* The stage whose layout most stages share (ties: the first). */
-static size_t majority_stage(const ApreportReport *r, int *count)
-{
-    size_t best = 0;
-    int bestn = 0;
-    for (size_t k = 0; k < r->n_stages; k++) {
-        int n = 0;
-        for (size_t j = 0; j < r->n_stages; j++)
-            n += same_layout(&r->stages[k].st, &r->stages[j].st);
-        if (n > bestn) {
-            bestn = n;
-            best = k;
-        }
-    }
-    *count = bestn;
-    return best;
-}
-
-void rep_closest_price(Costdb *db, ApreportReport *r)
-{
-    RepClosest *c = &r->closest;
-    ApsolveProblem *p = NULL;
-    ApsolveStageSpec *specs = NULL;
-    ApsolveOptions o;
-    char msg[200] = "";
-    int count, dev, D = r->sweep.cluster_hosts * r->sweep.cluster_gpus, rc;
-    memset(c, 0, sizeof(*c));
-    if (!r->n_stages)
-        return;
-    const CostdbPlanStage *s = &r->stages[majority_stage(r, &count)].st;
-    c->hosts = s->submesh_hosts;
-    c->gpus = s->submesh_gpus;
-    c->logical_a = s->logical_a;
-    c->logical_b = s->logical_b;
-    c->force_batch_dim = s->force_batch_dim;
-    dev = c->hosts * c->gpus;
-    if (dev <= 0 || D <= 0 || D % dev) {
-        snprintf(c->why, sizeof(c->why), "the submesh (%d, %d) of most stages does not divide "
-                 "the %d devices", c->hosts, c->gpus, D);
-        return;
-    }
-    c->pp = D / dev;
-    if (c->pp > r->num_layers) {
-        snprintf(c->why, sizeof(c->why), "%d stages of (%d, %d) would need more than the %d "
-                 "layers", c->pp, c->hosts, c->gpus, r->num_layers);
-        return;
-    }
-    c->have = 1;
-    memset(&o, 0, sizeof(o));
-    o.micro_batches = r->plan.micro_batches > 0 ? r->plan.micro_batches : 1;
-    o.memory_budget = r->plan.memory_budget;
-    o.inference = !strcmp(r->plan.objective, "inference");
-    o.objective = strstr(r->plan.options, "\"objective\": \"full\"") ? APSOLVE_OBJECTIVE_FULL
-                                                                     : APSOLVE_OBJECTIVE_ALPA;
-    if (!db || (rc = apsolve_problem_from_db_msg(db, r->sweep.id, &o, &p, msg, sizeof(msg))) < 0) {
-        snprintf(c->why, sizeof(c->why), "not priced: %s",
-                 !db ? "no database" : msg[0] ? msg : "the sweep cannot be loaded");
-        return;
-    }
-    specs = calloc((size_t)c->pp, sizeof(*specs));
-    if (!specs) {
-        snprintf(c->why, sizeof(c->why), "not priced: out of memory");
-        goto cleanup;
-    }
-    for (int si = 0; si < 2; si++) {
-        o.schedule = si == 0 ? (int)r->schedule : APSOLVE_SCHEDULE_1F1B;
-        o.virtual_stages = o.schedule == APSOLVE_SCHEDULE_INTERLEAVED ? r->virtual_stages : 1;
-        for (int rec = 0; rec < 3; rec++)
-            for (int z = 0; z < 4; z++) {
-                ApsolvePlan *plan = NULL;
-                char eb[200] = "";
-                if (apsolve_uniform_specs(r->num_layers, c->pp, c->hosts, c->gpus, c->logical_a,
-                                          c->logical_b, c->force_batch_dim, specs) < 0)
-                    goto cleanup;
-                for (int k = 0; k < c->pp; k++) {
-                    specs[k].recompute = rec;
-                    specs[k].zero = z;
-                }
-                if (apsolve_evaluate(p, &o, specs, (size_t)c->pp, &plan, eb, sizeof(eb)) == 0) {
-                    c->priced[si][rec][z] = 1;
-                    c->cost[si][rec][z] = plan->cost;
-                    c->total[si][rec][z] = plan->total_cost;
-                    c->feasible[si][rec][z] = plan->feasible;
-                } else if (!c->why[0]) {
-                    snprintf(c->why, sizeof(c->why), "not priced: %s", eb[0] ? eb : "evaluation failed");
-                }
-                apsolve_plan_free(&plan);
-            }
-    }
-cleanup:
-    free(specs);
-    apsolve_problem_free(&p);
-}
-
-/* "(1, 2), (1, 2), (1, 4)" of the stages' submeshes (logical 0) or logical
- * meshes (1), or their layer counts (2). */
-static void stage_list(const ApreportReport *r, int what, char *out, size_t len)
-{
-    size_t pos = 0;
-    out[0] = '\0';
-    for (size_t k = 0; k < r->n_stages && pos < len; k++) {
-        const CostdbPlanStage *s = &r->stages[k].st;
-        if (what == 2)
-            pos += (size_t)snprintf(out + pos, len - pos, "%s%d", k ? ", " : "",
-                                    s->end_layer - s->start_layer + 1);
-        else
-            pos += (size_t)snprintf(out + pos, len - pos, "%s(%d, %d)", k ? ", " : "",
-                                    what ? s->logical_a : s->submesh_hosts,
-                                    what ? s->logical_b : s->submesh_gpus);
-    }
-}
-
-/* Expert parallelism: the pieces the expert dimension of the expert weights
- * ([.., E, in, out], a path holding "/experts/") is split into; *experts
- * gets E. 0 when the model has no experts. */
-static int expert_parallel(const ApreportReport *r, int *experts)
-{
-    int ep = 0;
-    *experts = 0;
-    for (size_t k = 0; k < r->n_stages; k++) {
-        const RepStage *s = &r->stages[k];
-        for (size_t i = 0; i < s->n_tensors; i++) {
-            const RepTensor *t = &s->tensors[i];
-            int64_t dims[APREPORT_MAX_DIMS];
-            int n, d, axis, pieces;
-            if (strcmp(t->pl.role, "param") || !strstr(t->pl.tensor_name, "/experts/") ||
-                !t->layout_ok || t->layout.ndim < 3)
-                continue;
-            d = t->layout.ndim - 3;
-            axis = t->layout.mesh_axis_of_dim[d];
-            pieces = axis == 0 ? t->layout.logical_a : axis == 1 ? t->layout.logical_b
-                     : axis == 2 ? t->layout.logical_a * t->layout.logical_b : 1;
-            ep = pieces > ep ? pieces : ep;
-            n = costdb_shape_parse(t->pl.shape, dims, APREPORT_MAX_DIMS);
-            if (n == t->layout.ndim && dims[d] > *experts && dims[d] < 1 << 20)
-                *experts = (int)dims[d];
-        }
-    }
-    return ep;
-}
-
-static const char *sched_label(ApreportScheduleKind k)
-{
-    return k == APREPORT_SCHED_GPIPE ? "GPipe" : k == APREPORT_SCHED_INTERLEAVED ? "interleaved 1F1B"
-                                                                               : "1F1B";
-}
-
-/* Fills L for runtime rt: the layout and settings the file states, and its
- * header lines. */
-static void launch_of(const ApreportReport *r, int rt, Launch *L)
-{
-    const RepClosest *c = &r->closest;
-    const CostdbPlanStage *s0 = &r->stages[0].st;
-    const char *name = rt_names[rt], *dt = r->sweep.dtype;
-    int uni = rep_plan_uniform(r), differ = 0, variants = 1, *blocks;
-    int rec_plan = 0, zero_plan = 0;
-    char why[200] = "out of memory", notes[8][LINE_LEN];
-    int n_notes = 0;
-    memset(L, 0, sizeof(*L));
-    L->rt = rt;
-    L->hosts = r->sweep.cluster_hosts;
-    L->gpus = r->sweep.cluster_gpus;
-    L->sched = r->schedule;
-    L->v = r->schedule == APREPORT_SCHED_INTERLEAVED ? r->virtual_stages : 1;
-#define NOTE(...) \
-    do { \
-        if (n_notes < 8 && snprintf(notes[n_notes++], LINE_LEN, __VA_ARGS__) >= LINE_LEN) \
-            notes[n_notes - 1][LINE_LEN - 2] = '.'; /* cut: the list is too long */ \
-    } while (0)
-    if (uni) {
-        L->dp = s0->logical_a;
-        L->tp = s0->logical_b;
-        L->pp = (int)r->n_stages;
-    } else {
-        char sub[160], lg[160], ly[160];
-        stage_list(r, 0, sub, sizeof(sub));
-        stage_list(r, 1, lg, sizeof(lg));
-        stage_list(r, 2, ly, sizeof(ly));
-        L->changed = 1;
-        NOTE("%s cannot express this plan: its stages are not uniform (submeshes %s; logical "
-             "meshes %s; layers %s) and %s runs one layout on equal stages", name, sub, lg, ly,
-             name);
-        if (c->have) {
-            L->dp = c->logical_a;
-            L->tp = c->logical_b;
-            L->pp = c->pp;
-            NOTE("closest expressible plan: %d uniform stages on (%d, %d) submeshes with logical "
-                 "mesh (%d, %d), the layout most of the plan's stages have", c->pp, c->hosts,
-                 c->gpus, c->logical_a, c->logical_b);
-        } else {
-            L->dp = s0->logical_a;
-            L->tp = s0->logical_b;
-            L->pp = (int)r->n_stages;
-            NOTE("no uniform plan with the plan's layouts uses every device (%s): the layout "
-                 "below is stage 0's on every stage, not priced", c->why);
-        }
-    }
-    for (size_t k = 0; k < r->n_stages; k++) {
-        const RepStage *s = &r->stages[k];
-        if (!s->variant_known) {
-            variants = 0;
-            continue;
-        }
-        differ |= s->recompute != r->stages[0].recompute || s->zero != r->stages[0].zero;
-        rec_plan = s->recompute > rec_plan ? s->recompute : rec_plan;
-        zero_plan = s->zero > zero_plan ? s->zero : zero_plan;
-    }
-    L->recompute = rec_plan;
-    L->zero = zero_plan;
-    if (differ) {
-        L->changed = 1;
-        NOTE("%s cannot set recomputation or ZeRO per stage and the stages differ: the most "
-             "conservative (recompute %s, ZeRO %d) on every stage", name,
-             costdb_recompute_name(rec_plan), zero_plan);
-    }
-    if (rt == RT_MEGATRON && L->zero >= 2) {
-        L->changed = 1;
-        NOTE("Megatron-LM cannot express ZeRO-%d (its distributed optimizer shards the "
-             "optimizer states only): ZeRO-1 instead", L->zero);
-        L->zero = 1;
-    }
-    if (rt == RT_MEGATRON && L->sched == APREPORT_SCHED_GPIPE) {
-        L->changed = 1;
-        NOTE("Megatron-LM cannot express the GPipe schedule: 1F1B instead");
-        L->sched = APREPORT_SCHED_1F1B;
-    }
-    if (rt == RT_DEEPSPEED && L->pp > 1 && L->zero >= 2) {
-        L->changed = 1;
-        NOTE("DeepSpeed's pipeline engine cannot express ZeRO-%d with pipeline parallelism "
-             "(stage 0 or 1 only): ZeRO-1 instead", L->zero);
-        L->zero = 1;
-    }
-    if (rt == RT_DEEPSPEED && L->pp > 1 && L->sched != APREPORT_SCHED_1F1B) {
-        L->changed = 1;
-        NOTE("DeepSpeed's pipeline engine cannot express the %s schedule (it runs its own "
-             "1F1B): 1F1B instead", sched_label(L->sched));
-        L->sched = APREPORT_SCHED_1F1B;
-    }
-    if (rt == RT_DEEPSPEED && L->recompute == COSTDB_RECOMPUTE_SELECTIVE) {
-        L->changed = 1;
-        NOTE("DeepSpeed's activation checkpointing cannot express selective recomputation "
-             "(it checkpoints whole layers): full instead");
-        L->recompute = COSTDB_RECOMPUTE_FULL;
-    }
-    if (rt == RT_TORCHTITAN && L->zero == 1) {
-        L->changed = 1;
-        NOTE("torchtitan cannot express ZeRO-1 (FSDP shards gradients too): ZeRO-2, FSDP "
-             "without resharding after the forward, instead");
-        L->zero = 2;
-    }
-    if (L->sched != APREPORT_SCHED_INTERLEAVED)
-        L->v = 1;
-    if (L->pp == 1 && L->sched != APREPORT_SCHED_1F1B) {
-        L->sched = APREPORT_SCHED_1F1B;
-        L->v = 1;
-    }
-    if (!variants)
-        NOTE("the sweep's configs of some stages are unknown: no recomputation or ZeRO "
-             "assumed for them");
-    L->sp = rep_plan_knob(r, "sp") && L->tp > 1;
-    L->ep = expert_parallel(r, &L->experts);
-    L->B = r->plan.micro_batches > 0 ? r->plan.micro_batches : 1;
-    L->global = r->global_batch;
-    L->mbs = L->global / L->B / (L->dp > 0 ? L->dp : 1);
-    /* torchtitan: one step of a replica; without a pipeline it accumulates
-     * global / (local x dp) steps, with one its micro-batches are local / mbs */
-    L->local = L->pp > 1 ? L->mbs * L->B : L->mbs;
-    if (L->global % ((int64_t)L->B * (L->dp > 0 ? L->dp : 1)))
-        NOTE("the global batch %lld is not a multiple of micro-batches x data parallel size "
-             "(%d x %d): the micro-batch size is rounded down", (long long)L->global, L->B,
-             L->dp);
-    L->prec = !strcmp(dt, "bf16") || !strcmp(dt, "bfloat16") ? "bf16"
-              : !strcmp(dt, "f16") || !strcmp(dt, "fp16") || !strcmp(dt, "float16") ? "fp16"
-                                                                                  : NULL;
-    blocks = calloc(r->n_stages, sizeof(int));
-    if (blocks && rep_stage_blocks(r, blocks, why, sizeof(why)) == 0) {
-        L->blocks_known = 1;
-        L->blocks_equal = 1;
-        for (size_t k = 0; k < r->n_stages; k++) {
-            L->blocks_total += blocks[k];
-            L->blocks_equal &= blocks[k] == blocks[0];
-        }
-        L->blocks0 = blocks[0];
-        if (L->changed || !uni) {
-            L->blocks_equal = L->pp > 0 && L->blocks_total % L->pp == 0;
-            L->blocks0 = L->pp > 0 ? L->blocks_total / L->pp : 0;
-        }
-    } else if ((L->blocks_total = rep_total_blocks(r)) > 0) {
-        /* a block split between the plan's stages: the runtime splits the
-         * model's blocks evenly over its stages */
-        L->blocks_known = 1;
-        L->blocks_equal = L->pp > 0 && L->blocks_total % L->pp == 0;
-        L->blocks0 = L->pp > 0 ? L->blocks_total / L->pp : 0;
-        if (!L->changed)
-            NOTE("%s; %s splits the model's %d transformer blocks evenly", why, name,
-                 L->blocks_total);
-    } else {
-        L->blocks_total = 0;
-        NOTE("transformer blocks unknown (%s): set the layer counts to the model's", why);
-    }
-    free(blocks);
-
-    {
-        /* the schedule the plan was priced with (apsolve stores it; 1F1B
-         * before it did): reported under another, it is priced anew */
-        const char *sc = strstr(r->plan.options, "\"schedule\": \"");
-        int stored = APREPORT_SCHED_1F1B, stored_v = rep_plan_knob(r, "virtual_stages");
-        char nm[16] = "";
-        if (sc && sscanf(sc + strlen("\"schedule\": \""), "%15[a-z0-9]", nm) == 1 &&
-            apsolve_schedule_parse(nm) >= 0)
-            stored = apsolve_schedule_parse(nm);
-        if (!L->changed && uni &&
-            (stored != (int)r->schedule ||
-             (r->schedule == APREPORT_SCHED_INTERLEAVED && stored_v != r->virtual_stages))) {
-            L->repriced = 1;
-            NOTE("the plan was priced under %s; reported under %s, it is priced anew",
-                 sched_label((ApreportScheduleKind)stored), sched_label(r->schedule));
-        }
-    }
-    /* the header */
-    if (!r->plan.feasible)
-        line(L, "INFEASIBLE PLAN: apsolve found no plan that fits; this one does not fit the "
-                "devices or their memory. Do not run it as it is.");
-    line(L, "%s launch configuration of plan %lld of %s (sweep %lld), written by apreport.",
-         name, (long long)r->plan.id, r->db_label, (long long)r->sweep.id);
-    if (L->changed)
-        line(L, "NOTE: %s cannot express this plan as priced; below is the closest plan it "
-                "can run:", name);
-    else
-        line(L, "%s runs this plan%s:", name, L->repriced ? "" : " as priced");
-    for (int i = 0; i < n_notes; i++)
-        line(L, "- %s", notes[i]);
-    {
-        char sl[48];
-        if (L->v > 1)
-            snprintf(sl, sizeof(sl), "interleaved 1F1B (%d chunks per stage)", L->v);
-        else
-            snprintf(sl, sizeof(sl), "%s", sched_label(L->sched));
-        line(L, "layout: dp %d x tp %d x pp %d on %d x %d GPUs, %s, micro-batch %lld per "
-                "replica x %d micro-batches = global batch %lld, recompute %s, ZeRO %d, %s",
-             L->dp, L->tp, L->pp, L->hosts, L->gpus, sl, (long long)L->mbs, L->B,
-             (long long)L->global, costdb_recompute_name(L->recompute), L->zero,
-             L->prec ? L->prec : "fp32");
-    }
-    if (!L->changed && !L->repriced) {
-        if (isfinite(r->plan.full_cost) && r->plan.full_cost > 0)
-            line(L, "estimated iteration time (the plan's): T = %.6f s, full estimate %.6f s",
-                 r->plan.cost, r->plan.full_cost);
-        else
-            line(L, "estimated iteration time (the plan's): T = %.6f s", r->plan.cost);
-    } else {
-        int si = L->sched == r->schedule ? 0 : 1;
-        if (c->have && c->priced[si][L->recompute][L->zero] &&
-            (uni || (L->dp == c->logical_a && L->tp == c->logical_b && L->pp == c->pp))) {
-            double t = c->cost[si][L->recompute][L->zero];
-            if (isfinite(t))
-                line(L, "estimated iteration time of this %s: T = %.6f s, objective "
-                        "%.6f s%s (the plan: T = %.6f s)", L->changed ? "closest plan" : "plan",
-                     t, c->total[si][L->recompute][L->zero],
-                     c->feasible[si][L->recompute][L->zero] ? "" : ", INFEASIBLE (memory)",
-                     r->plan.cost);
-            else
-                line(L, "estimated iteration time of this %s: unknown, the sweep has no entry "
-                        "for its layout or variant (the plan: T = %.6f s)",
-                     L->changed ? "closest plan" : "plan", r->plan.cost);
-        } else {
-            line(L, "estimated iteration time of this %s: unknown (%s) (the plan: T = %.6f s)",
-                 L->changed ? "closest plan" : "plan", c->why[0] ? c->why : "not priced",
-                 r->plan.cost);
-        }
-    }
-#undef NOTE
-}
-
-static void comment_header(const Launch *L, FILE *f)
+static void comment_header(const RepLaunch *L, FILE *f)
 {
     for (int i = 0; i < L->n_lines; i++) {
         fputs("# ", f);
@@ -477,12 +54,78 @@ static void arg_int(FILE *f, const char *flag, long long v)
     arg(f, flag, b);
 }
 
+/* A value the database cannot give: a marked comment instead of the
+ * argument (the checker reports it). */
+static void unknown(FILE *f, const char *what, const char *why)
+{
+    fprintf(f, "# UNKNOWN %s: ", what);
+    rep_py_text(f, why);
+    fputc('\n', f);
+}
+
+/* The facts a file's checker needs and the file cannot hold (the world
+ * size, the model's blocks), as one comment line. */
+static void context_text(const RepLaunch *L, char *out, size_t len)
+{
+    snprintf(out, len, "launch context: nodes=%d gpus_per_node=%d world_size=%d tp=%d pp=%d "
+                       "layers=%d", L->hosts, L->gpus, L->hosts * L->gpus, L->tp, L->pp,
+             L->blocks_known ? L->blocks_total : 0);
+}
+
+/* The Megatron-LM model shape arguments (docs/export-megatron.md). */
+static void megatron_shape(const RepLaunch *L, FILE *f)
+{
+    const RepModelShape *m = &L->model;
+    if (L->blocks_known)
+        arg_int(f, "--num-layers", L->blocks_total);
+    else
+        unknown(f, "--num-layers", "the parameter names show no transformer blocks");
+    if (m->hidden)
+        arg_int(f, "--hidden-size", m->hidden);
+    else
+        unknown(f, "--hidden-size", "no token embedding among the placements");
+    if (m->ffn)
+        arg_int(f, "--ffn-hidden-size", m->ffn);
+    else
+        unknown(f, "--ffn-hidden-size", "no MLP weight among the placements");
+    if (m->heads)
+        arg_int(f, "--num-attention-heads", m->heads);
+    else
+        unknown(f, "--num-attention-heads", m->heads_why);
+    if (m->query_groups && m->heads && m->query_groups != m->heads) {
+        arg(f, "--group-query-attention", NULL);
+        arg_int(f, "--num-query-groups", m->query_groups);
+    }
+    if (m->seq)
+        arg_int(f, "--seq-length", m->seq);
+    else
+        unknown(f, "--seq-length", "no input_ids among the placements");
+    if (m->positions)
+        arg_int(f, "--max-position-embeddings", m->positions);
+    else
+        unknown(f, "--max-position-embeddings", "no sequence length or position table known");
+    if (m->vocab)
+        arg_int(f, "--vocab-size", m->vocab);
+    if (m->family && !strcmp(m->family, "llama")) {
+        arg(f, "--normalization", "RMSNorm");
+        arg(f, "--swiglu", NULL);
+        arg(f, "--position-embedding-type", "rope");
+        arg(f, "--untie-embeddings-and-output-weights", NULL);
+        arg(f, "--disable-bias-linear", NULL);
+        if (m->qkv_bias)
+            arg(f, "--add-qkv-bias", NULL);
+    } else if (m->family) {
+        arg(f, "--position-embedding-type", "learned_absolute");
+    }
+}
+
 int apreport_write_megatron(const ApreportReport *r, FILE *f)
 {
-    Launch L;
+    RepLaunch L;
+    char ctx[200];
     if (refuse(r))
         return r && r->n_stages ? APREPORT_EINFEASIBLE : APREPORT_EINVAL;
-    launch_of(r, RT_MEGATRON, &L);
+    rep_launch_of(r, REP_RT_MEGATRON, &L);
     comment_header(&L, f);
     fputs("# One argument per line, shell-quoted; lines starting with # are comments. Use:\n"
           "#   eval \"set -- $(sed '/^#/d' ", f);
@@ -491,9 +134,18 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
         snprintf(file, sizeof(file), "%s_megatron.args", r->name);
         rep_sh_word(f, file);
     }
-    fprintf(f, " | tr '\\n' ' ')\"\n"
-               "#   torchrun --nnodes %d --nproc-per-node %d pretrain_gpt.py \"$@\" "
-               "<model, data and optimizer arguments>\n", L.hosts, L.gpus);
+    fputs(" | tr '\\n' ' ')\"\n", f);
+    if (L.hosts > 1)
+        fprintf(f, "#   on each host i of %d: torchrun --nnodes %d --nproc-per-node %d --node-rank i "
+                   "--rdzv-backend c10d --rdzv-endpoint HOST0:29500 pretrain_gpt.py \"$@\" "
+                   "<data, tokenizer and optimizer arguments>\n", L.hosts, L.hosts, L.gpus);
+    else
+        fprintf(f, "#   torchrun --standalone --nnodes 1 --nproc-per-node %d pretrain_gpt.py \"$@\" "
+                   "<data, tokenizer and optimizer arguments>\n", L.gpus);
+    fputs("#   (--vocab-size is the model's; with --tokenizer-type NullTokenizer --mock-data it "
+          "runs on synthetic data)\n", f);
+    context_text(&L, ctx, sizeof(ctx));
+    fprintf(f, "# %s\n", ctx);
     fprintf(f, "# NeMo: trainer.num_nodes=%d trainer.devices=%d "
                "model.tensor_model_parallel_size=%d model.pipeline_model_parallel_size=%d",
             L.hosts, L.gpus, L.tp, L.pp);
@@ -510,11 +162,15 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
               "model.activations_checkpoint_method=uniform model.activations_checkpoint_num_layers=1", f);
     if (L.zero)
         fputs(" model.optim.name=distributed_fused_adam", f);
-    if (L.ep > 1)
-        fprintf(f, " model.expert_model_parallel_size=%d", L.ep);
+    if (L.ep > 0)
+        fprintf(f, " model.expert_model_parallel_size=%d model.expert_tensor_parallel_size=%d",
+                L.ep, L.etp);
     if (L.prec)
         fprintf(f, " trainer.precision=%s-mixed", L.prec[0] == 'b' ? "bf16" : "16");
     fputc('\n', f);
+    if (L.model.preset)
+        fprintf(f, "# model shape: the placements' sizes, the heads of zoo preset %s\n",
+                L.model.preset);
     if (L.v > 1 && !(L.blocks_known && L.blocks_equal && L.blocks0 % L.v == 0))
         fprintf(f, "# --num-layers-per-virtual-pipeline-stage: the blocks of a stage / %d, "
                    "not a whole number known for this plan\n", L.v);
@@ -522,8 +178,7 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
     arg_int(f, "--pipeline-model-parallel-size", L.pp);
     if (L.v > 1 && L.blocks_known && L.blocks_equal && L.blocks0 % L.v == 0)
         arg_int(f, "--num-layers-per-virtual-pipeline-stage", L.blocks0 / L.v);
-    if (L.blocks_known)
-        arg_int(f, "--num-layers", L.blocks_total);
+    megatron_shape(&L, f);
     arg_int(f, "--micro-batch-size", L.mbs);
     arg_int(f, "--global-batch-size", L.global);
     if (L.sp)
@@ -538,9 +193,14 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
     if (L.zero)
         arg(f, "--use-distributed-optimizer", NULL);
     if (L.ep > 0) {
-        arg_int(f, "--expert-model-parallel-size", L.ep);
         if (L.experts > 0)
             arg_int(f, "--num-experts", L.experts);
+        arg_int(f, "--expert-model-parallel-size", L.ep);
+        arg_int(f, "--expert-tensor-parallel-size", L.etp);
+        if (L.model.topk > 0)
+            arg_int(f, "--moe-router-topk", L.model.topk);
+        if (L.model.moe_ffn > 0)
+            arg_int(f, "--moe-ffn-hidden-size", L.model.moe_ffn);
     }
     if (L.prec)
         arg(f, L.prec[0] == 'b' ? "--bf16" : "--fp16", NULL);
@@ -562,34 +222,57 @@ static void json_line(FILE *f, int indent, const char *key, int last, const char
     fputs(last ? "\n" : ",\n", f);
 }
 
+/* The DeepSpeed comment lines beyond the header: where the model
+ * parallelism is set, the launcher and its hostfile, the context. */
+static void deepspeed_notes(const ApreportReport *r, RepLaunch *L)
+{
+    char ctx[200];
+    if (L->tp > 1 || L->pp > 1 || L->ep > 0) {
+        char b[REP_LAUNCH_LINE_LEN];
+        size_t pos = (size_t)snprintf(b, sizeof(b), "the JSON holds no model parallelism:");
+        if (L->tp > 1)
+            pos += (size_t)snprintf(b + pos, sizeof(b) - pos, " tensor parallel size %d comes "
+                                    "from Megatron-DeepSpeed (--tensor-model-parallel-size %d);",
+                                    L->tp, L->tp);
+        if (L->pp > 1 && pos < sizeof(b))
+            pos += (size_t)snprintf(b + pos, sizeof(b) - pos, " pipeline: "
+                                    "deepspeed.pipe.PipelineModule(num_stages=%d, "
+                                    "partition_method='uniform');", L->pp);
+        if (L->ep > 0 && pos < sizeof(b))
+            pos += (size_t)snprintf(b + pos, sizeof(b) - pos, " experts: "
+                                    "deepspeed.moe.layer.MoE(ep_size=%d);", L->ep);
+        if (pos < sizeof(b))
+            b[pos - 1] = '.';
+        rep_launch_line(L, "%s", b);
+    }
+    if (L->recompute && L->pp == 1)
+        rep_launch_line(L, "recomputation: wrap each transformer block's forward in "
+                           "deepspeed.checkpointing.checkpoint (the section below configures it)");
+    if (L->hosts > 1) {
+        rep_launch_line(L, "launch: deepspeed --hostfile hostfile --num_nodes %d --num_gpus %d "
+                           "train.py --deepspeed --deepspeed_config %s_deepspeed.json",
+                        L->hosts, L->gpus, r->name);
+        rep_launch_line(L, "hostfile: one line per host, 'NAME slots=%d' (HOST0 slots=%d ... "
+                           "HOST%d slots=%d), reachable by passwordless ssh; without it "
+                           "DeepSpeed refuses --num_nodes %d", L->gpus, L->gpus, L->hosts - 1,
+                        L->gpus, L->hosts);
+    } else {
+        rep_launch_line(L, "launch: deepspeed --num_gpus %d train.py --deepspeed "
+                           "--deepspeed_config %s_deepspeed.json", L->gpus, r->name);
+    }
+    context_text(L, ctx, sizeof(ctx));
+    rep_launch_line(L, "%s", ctx);
+}
+
 int apreport_write_deepspeed(const ApreportReport *r, FILE *f)
 {
-    Launch L;
+    RepLaunch L;
     int dp;
     if (refuse(r))
         return r && r->n_stages ? APREPORT_EINFEASIBLE : APREPORT_EINVAL;
-    launch_of(r, RT_DEEPSPEED, &L);
+    rep_launch_of(r, REP_RT_DEEPSPEED, &L);
     dp = L.dp > 0 ? L.dp : 1;
-    if (L.tp > 1 || L.pp > 1 || L.ep > 0) {
-        char b[LINE_LEN];
-        size_t pos = (size_t)snprintf(b, sizeof(b), "the JSON holds no model parallelism:");
-        if (L.tp > 1)
-            pos += (size_t)snprintf(b + pos, sizeof(b) - pos, " tensor parallel size %d comes "
-                                    "from Megatron-DeepSpeed (--tensor-model-parallel-size %d);",
-                                    L.tp, L.tp);
-        if (L.pp > 1 && pos < sizeof(b))
-            pos += (size_t)snprintf(b + pos, sizeof(b) - pos, " pipeline: "
-                                    "deepspeed.pipe.PipelineModule(num_stages=%d, "
-                                    "partition_method='uniform');", L.pp);
-        if (L.ep > 0 && pos < sizeof(b))
-            pos += (size_t)snprintf(b + pos, sizeof(b) - pos, " experts: "
-                                    "deepspeed.moe.layer.MoE(ep_size=%d);", L.ep);
-        if (pos < sizeof(b))
-            b[pos - 1] = '.';
-        line(&L, "%s", b);
-    }
-    line(&L, "launch: deepspeed --num_nodes %d --num_gpus %d train.py --deepspeed "
-             "--deepspeed_config %s_deepspeed.json", L.hosts, L.gpus, r->name);
+    deepspeed_notes(r, &L);
     fputs("{\n  ", f);
     rep_json_string(f, "_comment");
     fputs(": [\n", f);
@@ -616,7 +299,10 @@ int apreport_write_deepspeed(const ApreportReport *r, FILE *f)
     else
         json_line(f, 2, "zero_optimization", 0, "{\"stage\": %d}", L.zero);
     if (L.pp > 1)
-        json_line(f, 2, "pipeline", 0, "{\"stages\": %d, \"partition\": \"uniform\"}", L.pp);
+        /* the pipeline engine reads activation_checkpoint_interval (and
+         * the partitioning switches); its stages come from PipelineModule */
+        json_line(f, 2, "pipeline", 0, "{\"activation_checkpoint_interval\": %d}",
+                  L.recompute == COSTDB_RECOMPUTE_FULL ? 1 : 0);
     if (L.recompute)
         json_line(f, 2, "activation_checkpointing", 0,
                   "{\"partition_activations\": %s, \"contiguous_memory_optimization\": false, "
@@ -628,63 +314,112 @@ int apreport_write_deepspeed(const ApreportReport *r, FILE *f)
     return ferror(f) ? APREPORT_EIO : 0;
 }
 
+/* torchtitan's launcher lines and the note on its current main. */
+static void torchtitan_notes(const ApreportReport *r, RepLaunch *L)
+{
+    char ctx[200];
+    if (L->sp == 0 && L->tp > 1)
+        rep_launch_line(L, "torchtitan's tensor parallelism always shards the norms' activations "
+                           "over the sequence (sequence parallelism); the plan was priced "
+                           "without it");
+    if (L->hosts > 1)
+        rep_launch_line(L, "launch: on each host i of %d: torchrun --nnodes %d --nproc_per_node %d "
+                           "--node_rank i --rdzv_backend c10d --rdzv_endpoint HOST0:29500 -m "
+                           "torchtitan.train --job.config_file %s_torchtitan.toml",
+                        L->hosts, L->hosts, L->gpus, r->name);
+    else
+        rep_launch_line(L, "launch: NGPU=%d CONFIG_FILE=%s_torchtitan.toml ./run_train.sh",
+                        L->gpus, r->name);
+    rep_launch_line(L, "%s reads Python configs (--module NAME --config FUNCTION), not TOML: "
+                       "there pass [parallelism] and [activation_checkpoint] below as "
+                       "--parallelism.KEY VALUE overrides; its [training] keys differ "
+                       "(docs/export-torchtitan.md)", REP_TORCHTITAN_MAIN);
+    context_text(L, ctx, sizeof(ctx));
+    rep_launch_line(L, "%s", ctx);
+}
+
+static void toml_kv(FILE *f, const char *key, const char *value)
+{
+    fprintf(f, "%s = ", key);
+    rep_toml_string(f, value);
+    fputc('\n', f);
+}
+
+/* [parallelism] of the TOML. */
+static void torchtitan_parallelism(FILE *f, const RepLaunch *L)
+{
+    const char *sched;
+    fputs("\n[parallelism]\n", f);
+    fprintf(f, "data_parallel_replicate_degree = %d\n"
+               "data_parallel_shard_degree = %d\n", L->zero ? 1 : L->dp, L->zero ? L->dp : 1);
+    if (L->zero)
+        toml_kv(f, "fsdp_reshard_after_forward", L->zero == 3 ? "always" : "never");
+    fprintf(f, "tensor_parallel_degree = %d\n", L->tp);
+    fprintf(f, "context_parallel_degree = 1\n");
+    fprintf(f, "pipeline_parallel_degree = %d\n", L->pp);
+    sched = L->sched == APREPORT_SCHED_GPIPE ? "GPipe"
+            : L->sched == APREPORT_SCHED_INTERLEAVED ? "Interleaved1F1B" : "1F1B";
+    if (L->pp > 1) {
+        toml_kv(f, "pipeline_parallel_schedule", sched);
+        fprintf(f, "pipeline_parallel_microbatch_size = %lld\n", (long long)L->mbs);
+        /* the plan's even split of the blocks, embedding and head not
+         * counted as layers: (blocks + 0 + 0) / per stage = pp x v stages */
+        if (L->blocks_known && L->blocks_total % (L->pp * L->v) == 0) {
+            fprintf(f, "pipeline_parallel_layers_per_stage = %d\n",
+                    L->blocks_total / (L->pp * L->v));
+            fputs("pipeline_parallel_first_stage_less_layers = 0\n"
+                  "pipeline_parallel_last_stage_less_layers = 0\n", f);
+        } else {
+            fprintf(f, "# the blocks (%d) do not split into %d x %d equal stages: torchtitan "
+                       "splits them itself\n", L->blocks_total, L->pp, L->v);
+        }
+    }
+    if (L->ep > 0) {
+        fprintf(f, "expert_parallel_degree = %d\n", L->ep);
+        fprintf(f, "expert_tensor_parallel_degree = %d\n", L->etp == L->tp ? L->tp : 1);
+    }
+}
+
 int apreport_write_torchtitan(const ApreportReport *r, FILE *f)
 {
-    Launch L;
-    char desc[LINE_LEN];
-    const char *sched;
+    RepLaunch L;
+    char desc[REP_LAUNCH_LINE_LEN];
     if (refuse(r))
         return r && r->n_stages ? APREPORT_EINFEASIBLE : APREPORT_EINVAL;
-    launch_of(r, RT_TORCHTITAN, &L);
-    if (L.sp == 0 && L.tp > 1)
-        line(&L, "torchtitan's tensor parallelism always shards the norms' activations over the "
-                 "sequence (sequence parallelism); the plan was priced without it");
-    line(&L, "launch: NGPU=%d CONFIG_FILE=%s_torchtitan.toml ./run_train.sh on each of the %d "
-             "host(s), with the [model] section of your model", L.gpus, r->name, L.hosts);
+    rep_launch_of(r, REP_RT_TORCHTITAN, &L);
+    if (L.ep > 0 && L.etp != 1 && L.etp != L.tp)
+        rep_launch_line(&L, "torchtitan takes expert tensor parallelism 1 or the tensor "
+                            "parallel size: 1 instead of %d", L.etp);
+    torchtitan_notes(r, &L);
     comment_header(&L, f);
     if (snprintf(desc, sizeof(desc), "approf plan %lld of %s (sweep %lld)",
                  (long long)r->plan.id, r->db_label, (long long)r->sweep.id) >= (int)sizeof(desc))
         desc[sizeof(desc) - 2] = '.'; /* a long database name, cut */
-    fputs("\n[job]\ndescription = ", f);
-    rep_toml_string(f, desc);
-    fputs("\n\n[parallelism]\n", f);
-    fprintf(f, "data_parallel_replicate_degree = %d\n"
-               "data_parallel_shard_degree = %d\n", L.zero ? 1 : L.dp, L.zero ? L.dp : 1);
-    if (L.zero) {
-        fputs("fsdp_reshard_after_forward = ", f);
-        rep_toml_string(f, L.zero == 3 ? "always" : "never");
+    fputs("\n[job]\n", f);
+    toml_kv(f, "description", desc);
+    if (L.model.titan_name) {
+        fputs("\n[model]\n", f);
+        toml_kv(f, "name", L.model.titan_name);
+        toml_kv(f, "flavor", L.model.titan_flavor);
+    } else {
         fputc('\n', f);
+        unknown(f, "[model] name/flavor", L.model.titan_why);
     }
-    fprintf(f, "tensor_parallel_degree = %d\n", L.tp);
-    fprintf(f, "context_parallel_degree = 1\n");
-    fprintf(f, "pipeline_parallel_degree = %d\n", L.pp);
-    sched = L.sched == APREPORT_SCHED_GPIPE ? "GPipe"
-            : L.sched == APREPORT_SCHED_INTERLEAVED ? "Interleaved1F1B" : "1F1B";
-    if (L.pp > 1) {
-        fputs("pipeline_parallel_schedule = ", f);
-        rep_toml_string(f, sched);
-        fprintf(f, "\npipeline_parallel_microbatch_size = %lld\n", (long long)L.mbs);
-        if (L.v > 1 && L.blocks_known && L.blocks_equal && L.blocks0 % L.v == 0)
-            fprintf(f, "pipeline_parallel_layers_per_stage = %d\n", L.blocks0 / L.v);
-    }
-    if (L.ep > 0)
-        fprintf(f, "expert_parallel_degree = %d\n", L.ep);
+    torchtitan_parallelism(f, &L);
     fputs("\n[training]\n", f);
     fprintf(f, "local_batch_size = %lld\nglobal_batch_size = %lld\n", (long long)L.local,
             (long long)L.global);
-    fputs("mixed_precision_param = ", f);
-    rep_toml_string(f, !L.prec ? "float32" : L.prec[0] == 'b' ? "bfloat16" : "float16");
-    fputs("\nmixed_precision_reduce = ", f);
-    rep_toml_string(f, "float32");
-    fputs("\n\n[activation_checkpoint]\nmode = ", f);
-    rep_toml_string(f, L.recompute == COSTDB_RECOMPUTE_FULL ? "full"
+    if (L.model.seq)
+        fprintf(f, "seq_len = %d\n", L.model.seq);
+    else
+        unknown(f, "[training] seq_len", "no input_ids among the placements");
+    toml_kv(f, "mixed_precision_param", L.prec ? "bfloat16" : "float32");
+    toml_kv(f, "mixed_precision_reduce", "float32");
+    fputs("\n[activation_checkpoint]\n", f);
+    toml_kv(f, "mode", L.recompute == COSTDB_RECOMPUTE_FULL ? "full"
                        : L.recompute == COSTDB_RECOMPUTE_SELECTIVE ? "selective" : "none");
-    fputc('\n', f);
-    if (L.recompute == COSTDB_RECOMPUTE_SELECTIVE) {
-        fputs("selective_ac_option = ", f);
-        rep_toml_string(f, "op");
-        fputc('\n', f);
-    }
+    if (L.recompute == COSTDB_RECOMPUTE_SELECTIVE)
+        toml_kv(f, "selective_ac_option", "op");
     return ferror(f) ? APREPORT_EIO : 0;
 }
 

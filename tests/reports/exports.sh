@@ -81,8 +81,9 @@ d = json.load(open(u + "/llama3_deepspeed.json"))
 assert d["zero_optimization"]["stage"] == 1, d
 assert d["train_micro_batch_size_per_gpu"] == 1 and d["gradient_accumulation_steps"] == 16, d
 assert d["train_batch_size"] == 32 and d["bf16"]["enabled"] is True, d
-assert "activation_checkpointing" in d and d["pipeline"]["stages"] == 2, d
-assert "runs this plan as priced" in d["_comment"][1], d["_comment"]
+assert "activation_checkpointing" in d and d["pipeline"]["activation_checkpoint_interval"] == 1, d
+assert "stages" not in d["pipeline"] and "partition" not in d["pipeline"], d
+assert "runs this plan as priced" in d["_comment"][2], d["_comment"]
 
 if tomllib:
     t = tomllib.load(open(u + "/llama3_torchtitan.toml", "rb"))
@@ -108,7 +109,7 @@ assert a["--tensor-model-parallel-size"] == "1" and a["--pipeline-model-parallel
 d = json.load(open(n + "/nonuni_deepspeed.json"))
 c = " ".join(d["_comment"])
 assert "cannot express this plan" in c and "closest expressible plan: 4 uniform stages" in c, c
-assert d["pipeline"]["stages"] == 4, d
+assert "pipeline" in d and "closest expressible plan: 4 uniform stages" in c, d
 if tomllib:
     t = tomllib.load(open(n + "/nonuni_torchtitan.toml", "rb"))
     assert t["parallelism"]["pipeline_parallel_degree"] == 4, t

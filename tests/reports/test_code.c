@@ -260,8 +260,13 @@ static void test_exports(void)
     HAS(g.r.closest.why, "not priced: no database");
     buf = export_of(&g.r, apreport_write_megatron);
     HAS(buf, "# Megatron-LM runs this plan as priced:\n");
-    HAS(buf, "\n--tensor-model-parallel-size 4\n--pipeline-model-parallel-size 4\n--num-layers 12\n"
-             "--micro-batch-size 32\n--global-batch-size 512\n--bf16\n");
+    HAS(buf, "\n--tensor-model-parallel-size 4\n--pipeline-model-parallel-size 4\n--num-layers 12\n");
+    HAS(buf, "\n--micro-batch-size 32\n--global-batch-size 512\n--bf16\n");
+    HAS(buf, "# checked against Megatron-LM core_v0.19.0");
+    /* no model in the database: the shape is marked unknown, not guessed */
+    HAS(buf, "# UNKNOWN --num-attention-heads: model 'unknown' is not a zoo transformer");
+    HAS(buf, "# launch context: nodes=4 gpus_per_node=8 world_size=32 tp=4 pp=4 layers=12\n");
+    HAS(buf, "--rdzv-endpoint HOST0:29500");
     HAS(buf, "T = 1.500000 s");
     LACKS(buf, "cannot express");
     LACKS(buf, "--expert");
@@ -274,7 +279,11 @@ static void test_exports(void)
     LACKS(buf, "activation_checkpointing");
     free(buf);
     buf = export_of(&g.r, apreport_write_torchtitan);
-    HAS(buf, "data_parallel_replicate_degree = 2\ndata_parallel_shard_degree = 1\n");
+    /* ZeRO-0 with tp and pp: torchtitan's DDP refuses, FSDP instead */
+    HAS(buf, "data_parallel_replicate_degree = 1\ndata_parallel_shard_degree = 2\n"
+             "fsdp_reshard_after_forward = \"never\"\n");
+    HAS(buf, "\"DDP has not supported > 1D parallelism\"");
+    HAS(buf, "--rdzv_endpoint HOST0:29500");
     HAS(buf, "tensor_parallel_degree = 4\n");
     HAS(buf, "pipeline_parallel_degree = 4\npipeline_parallel_schedule = \"1F1B\"\n"
              "pipeline_parallel_microbatch_size = 32\n");
@@ -292,7 +301,8 @@ static void test_exports(void)
     HAS(buf, "\"bf16\": {\"enabled\": false},\n  \"fp16\": {\"enabled\": true, \"loss_scale\": 0");
     free(buf);
     buf = export_of(&g.r, apreport_write_torchtitan);
-    HAS(buf, "mixed_precision_param = \"float16\"\n");
+    HAS(buf, "mixed_precision_param = \"bfloat16\"\n");
+    HAS(buf, "bfloat16 instead of float16");
     free(buf);
     snprintf(g.r.sweep.dtype, sizeof(g.r.sweep.dtype), "f32");
     buf = export_of(&g.r, apreport_write_megatron);
@@ -360,7 +370,8 @@ static void test_exports(void)
         t->layout.mesh_axis_of_dim[1] = 1;
     }
     buf = export_of(&g.r, apreport_write_megatron);
-    HAS(buf, "--expert-model-parallel-size 4\n--num-experts 8\n");
+    HAS(buf, "--num-experts 8\n--expert-model-parallel-size 4\n--expert-tensor-parallel-size 1\n");
+    HAS(buf, "--sequence-parallel\n");       /* Megatron's MoE with tp > 1 */
     free(buf);
     buf = export_of(&g.r, apreport_write_torchtitan);
     HAS(buf, "expert_parallel_degree = 4\n");

@@ -1,0 +1,550 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The one launch derivation of a stored plan (docs/reports.md "Launch the
+ * plan"): the layout, batch split, precision and variant every framework
+ * output starts from (rep_launch_basics, read by the plan as code in
+ * reports/code.c and by the launch files in reports/export.c), and per
+ * runtime what its file states (rep_launch_of): where the runtime cannot
+ * express the plan (stages on different submeshes or logical meshes or of
+ * unequal size, a ZeRO stage, recomputation or schedule the runtime lacks,
+ * per-stage variants) the closest plan it can run, uniform stages with the
+ * layout most of the plan's stages have, priced when the report was loaded
+ * with the solver's own evaluation (rep_closest_price: apsolve_evaluate
+ * over the plan's sweep); the settings a runtime needs beyond the plan
+ * (Megatron's expert tensor parallel size, sequence parallelism for MoE
+ * with tensor parallelism, torchtitan's FSDP where DDP cannot combine with
+ * TP/PP) with a note for each.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apsolve.h"
+#include "launch.h"
+#include "schedule.h"
+
+static const char *const rt_names[] = {"Megatron-LM", "DeepSpeed", "torchtitan"};
+
+void rep_launch_line(RepLaunch *L, const char *fmt, ...)
+{
+    va_list ap;
+    if (L->n_lines >= REP_LAUNCH_LINES)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(L->lines[L->n_lines++], REP_LAUNCH_LINE_LEN, fmt, ap);
+    va_end(ap);
+}
+
+static int same_layout(const CostdbPlanStage *a, const CostdbPlanStage *b)
+{
+    return a->submesh_hosts == b->submesh_hosts && a->submesh_gpus == b->submesh_gpus &&
+           a->logical_a == b->logical_a && a->logical_b == b->logical_b &&
+           (a->force_batch_dim >= 0) == (b->force_batch_dim >= 0);
+}
+
+/* The stage whose layout most stages share (ties: the first). */
+static size_t majority_stage(const ApreportReport *r, int *count)
+{
+    size_t best = 0;
+    int bestn = 0;
+    for (size_t k = 0; k < r->n_stages; k++) {
+        int n = 0;
+        for (size_t j = 0; j < r->n_stages; j++)
+            n += same_layout(&r->stages[k].st, &r->stages[j].st);
+        if (n > bestn) {
+            bestn = n;
+            best = k;
+        }
+    }
+    *count = bestn;
+    return best;
+}
+
+void rep_closest_price(Costdb *db, ApreportReport *r)
+{
+    RepClosest *c = &r->closest;
+    ApsolveProblem *p = NULL;
+    ApsolveStageSpec *specs = NULL;
+    ApsolveOptions o;
+    char msg[200] = "";
+    int count, dev, D = r->sweep.cluster_hosts * r->sweep.cluster_gpus, rc;
+    memset(c, 0, sizeof(*c));
+    if (!r->n_stages)
+        return;
+    const CostdbPlanStage *s = &r->stages[majority_stage(r, &count)].st;
+    c->hosts = s->submesh_hosts;
+    c->gpus = s->submesh_gpus;
+    c->logical_a = s->logical_a;
+    c->logical_b = s->logical_b;
+    c->force_batch_dim = s->force_batch_dim;
+    dev = c->hosts * c->gpus;
+    if (dev <= 0 || D <= 0 || D % dev) {
+        snprintf(c->why, sizeof(c->why), "the submesh (%d, %d) of most stages does not divide "
+                 "the %d devices", c->hosts, c->gpus, D);
+        return;
+    }
+    c->pp = D / dev;
+    if (c->pp > r->num_layers) {
+        snprintf(c->why, sizeof(c->why), "%d stages of (%d, %d) would need more than the %d "
+                 "layers", c->pp, c->hosts, c->gpus, r->num_layers);
+        return;
+    }
+    c->have = 1;
+    memset(&o, 0, sizeof(o));
+    o.micro_batches = r->plan.micro_batches > 0 ? r->plan.micro_batches : 1;
+    o.memory_budget = r->plan.memory_budget;
+    o.inference = !strcmp(r->plan.objective, "inference");
+    o.objective = strstr(r->plan.options, "\"objective\": \"full\"") ? APSOLVE_OBJECTIVE_FULL
+                                                                     : APSOLVE_OBJECTIVE_ALPA;
+    if (!db || (rc = apsolve_problem_from_db_msg(db, r->sweep.id, &o, &p, msg, sizeof(msg))) < 0) {
+        snprintf(c->why, sizeof(c->why), "not priced: %s",
+                 !db ? "no database" : msg[0] ? msg : "the sweep cannot be loaded");
+        return;
+    }
+    specs = calloc((size_t)c->pp, sizeof(*specs));
+    if (!specs) {
+        snprintf(c->why, sizeof(c->why), "not priced: out of memory");
+        goto cleanup;
+    }
+    for (int si = 0; si < 2; si++) {
+        o.schedule = si == 0 ? (int)r->schedule : APSOLVE_SCHEDULE_1F1B;
+        o.virtual_stages = o.schedule == APSOLVE_SCHEDULE_INTERLEAVED ? r->virtual_stages : 1;
+        for (int rec = 0; rec < 3; rec++)
+            for (int z = 0; z < 4; z++) {
+                ApsolvePlan *plan = NULL;
+                char eb[200] = "";
+                if (apsolve_uniform_specs(r->num_layers, c->pp, c->hosts, c->gpus, c->logical_a,
+                                          c->logical_b, c->force_batch_dim, specs) < 0)
+                    goto cleanup;
+                for (int k = 0; k < c->pp; k++) {
+                    specs[k].recompute = rec;
+                    specs[k].zero = z;
+                }
+                if (apsolve_evaluate(p, &o, specs, (size_t)c->pp, &plan, eb, sizeof(eb)) == 0) {
+                    c->priced[si][rec][z] = 1;
+                    c->cost[si][rec][z] = plan->cost;
+                    c->total[si][rec][z] = plan->total_cost;
+                    c->feasible[si][rec][z] = plan->feasible;
+                } else if (!c->why[0]) {
+                    snprintf(c->why, sizeof(c->why), "not priced: %s", eb[0] ? eb : "evaluation failed");
+                }
+                apsolve_plan_free(&plan);
+            }
+    }
+cleanup:
+    free(specs);
+    apsolve_problem_free(&p);
+}
+
+/* "(1, 2), (1, 2), (1, 4)" of the stages' submeshes (logical 0) or logical
+ * meshes (1), or their layer counts (2). */
+static void stage_list(const ApreportReport *r, int what, char *out, size_t len)
+{
+    size_t pos = 0;
+    out[0] = '\0';
+    for (size_t k = 0; k < r->n_stages && pos < len; k++) {
+        const CostdbPlanStage *s = &r->stages[k].st;
+        if (what == 2)
+            pos += (size_t)snprintf(out + pos, len - pos, "%s%d", k ? ", " : "",
+                                    s->end_layer - s->start_layer + 1);
+        else
+            pos += (size_t)snprintf(out + pos, len - pos, "%s(%d, %d)", k ? ", " : "",
+                                    what ? s->logical_a : s->submesh_hosts,
+                                    what ? s->logical_b : s->submesh_gpus);
+    }
+}
+
+static int axis_pieces(const CostdbLayout *l, int axis)
+{
+    return axis == 0 ? l->logical_a : axis == 1 ? l->logical_b
+           : axis == 2 ? l->logical_a * l->logical_b : 1;
+}
+
+/* Expert parallelism from the expert weights ([.., E, in, out], a path
+ * holding "/experts/"): *ep the pieces their expert dimension is split
+ * into (0 when the model has no experts), *etp the pieces of their largest
+ * in/out split (Megatron's expert tensor parallel size), *experts E. */
+static void expert_parallel(const ApreportReport *r, int *ep, int *etp, int *experts)
+{
+    *ep = 0;
+    *etp = 1;
+    *experts = 0;
+    for (size_t k = 0; k < r->n_stages; k++) {
+        const RepStage *s = &r->stages[k];
+        for (size_t i = 0; i < s->n_tensors; i++) {
+            const RepTensor *t = &s->tensors[i];
+            int64_t dims[APREPORT_MAX_DIMS];
+            int n, d, pieces;
+            if (strcmp(t->pl.role, "param") || !strstr(t->pl.tensor_name, "/experts/") ||
+                !t->layout_ok || t->layout.ndim < 3 || t->layout.ndim > APREPORT_MAX_DIMS)
+                continue;
+            d = t->layout.ndim - 3;
+            pieces = axis_pieces(&t->layout, t->layout.mesh_axis_of_dim[d]);
+            *ep = pieces > *ep ? pieces : *ep;
+            for (int j = d + 1; j < t->layout.ndim; j++) {
+                int inner = axis_pieces(&t->layout, t->layout.mesh_axis_of_dim[j]);
+                *etp = inner > *etp ? inner : *etp;
+            }
+            n = costdb_shape_parse(t->pl.shape, dims, APREPORT_MAX_DIMS);
+            if (n == t->layout.ndim && dims[d] > *experts && dims[d] < 1 << 20)
+                *experts = (int)dims[d];
+        }
+    }
+}
+
+/* Whether a stage with tensor parallelism keeps an activation ([B, S, H],
+ * a stage input or output) split on the sequence over the tensor-parallel
+ * axis: the sharding ILP chose Megatron's sequence parallelism. */
+static int seq_split(const ApreportReport *r)
+{
+    for (size_t k = 0; k < r->n_stages; k++) {
+        const RepStage *s = &r->stages[k];
+        if (s->st.logical_b <= 1)
+            continue;
+        for (size_t i = 0; i < s->n_tensors; i++) {
+            const RepTensor *t = &s->tensors[i];
+            int axis;
+            if (!strcmp(t->pl.role, "param") || !t->layout_ok || t->layout.ndim != 3)
+                continue;
+            axis = t->layout.mesh_axis_of_dim[1];
+            if (axis == 1 || axis == 2)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static const char *sched_label(ApreportScheduleKind k)
+{
+    return k == APREPORT_SCHED_GPIPE ? "GPipe" : k == APREPORT_SCHED_INTERLEAVED ? "interleaved 1F1B"
+                                                                               : "1F1B";
+}
+
+void rep_launch_basics(const ApreportReport *r, RepLaunchBasics *b)
+{
+    const char *dt = r->sweep.dtype;
+    int d;
+    memset(b, 0, sizeof(*b));
+    b->dp = b->tp = b->pp = b->v = b->B = 1;
+    b->variants_known = 1;
+    snprintf(b->blocks_why, sizeof(b->blocks_why), "the plan has no stages");
+    if (!r->n_stages)
+        return;
+    b->dp = r->stages[0].st.logical_a > 0 ? r->stages[0].st.logical_a : 1;
+    b->tp = r->stages[0].st.logical_b > 0 ? r->stages[0].st.logical_b : 1;
+    b->pp = (int)r->n_stages;
+    b->v = r->schedule == APREPORT_SCHED_INTERLEAVED && r->virtual_stages > 1 ? r->virtual_stages : 1;
+    b->B = r->plan.micro_batches > 0 ? r->plan.micro_batches : 1;
+    b->global = r->global_batch;
+    d = b->dp;
+    b->mbs = b->global / b->B / d;
+    b->batch_exact = b->global % ((int64_t)b->B * d) == 0;
+    b->prec = !strcmp(dt, "bf16") || !strcmp(dt, "bfloat16") ? "bf16"
+              : !strcmp(dt, "f16") || !strcmp(dt, "fp16") || !strcmp(dt, "float16") ? "fp16"
+                                                                                  : NULL;
+    for (size_t k = 0; k < r->n_stages; k++) {
+        const RepStage *s = &r->stages[k];
+        if (!s->variant_known) {
+            b->variants_known = 0;
+            continue;
+        }
+        b->variants_differ |= s->recompute != r->stages[0].recompute ||
+                              s->zero != r->stages[0].zero;
+        b->recompute = s->recompute > b->recompute ? s->recompute : b->recompute;
+        b->zero = s->zero > b->zero ? s->zero : b->zero;
+    }
+    b->sp_knob = rep_plan_knob(r, "sp");
+    b->seq_split = seq_split(r);
+    b->blocks = calloc(r->n_stages, sizeof(int));
+    snprintf(b->blocks_why, sizeof(b->blocks_why), "out of memory");
+    if (b->blocks && rep_stage_blocks(r, b->blocks, b->blocks_why, sizeof(b->blocks_why)) == 0) {
+        b->blocks_known = 1;
+        b->blocks_equal = 1;
+        for (size_t k = 0; k < r->n_stages; k++) {
+            b->blocks_total += b->blocks[k];
+            b->blocks_equal &= b->blocks[k] == b->blocks[0];
+        }
+    } else {
+        free(b->blocks);
+        b->blocks = NULL;
+    }
+}
+
+void rep_launch_basics_free(RepLaunchBasics *b)
+{
+    free(b->blocks);
+    b->blocks = NULL;
+}
+
+/* The notes of one file: what the runtime cannot express or needs beyond
+ * the plan, each a "- ..." header line. */
+typedef struct Notes {
+    char text[10][REP_LAUNCH_LINE_LEN];
+    int n;
+} Notes;
+
+static void note(Notes *N, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void note(Notes *N, const char *fmt, ...)
+{
+    va_list ap;
+    if (N->n >= 10)
+        return;
+    va_start(ap, fmt);
+    if (vsnprintf(N->text[N->n++], REP_LAUNCH_LINE_LEN, fmt, ap) >= REP_LAUNCH_LINE_LEN)
+        N->text[N->n - 1][REP_LAUNCH_LINE_LEN - 2] = '.'; /* cut: the list is too long */
+    va_end(ap);
+}
+
+/* The layout: the plan's when uniform, else the closest plan's. */
+static void layout_of(const ApreportReport *r, const RepLaunchBasics *b, RepLaunch *L, Notes *N)
+{
+    const RepClosest *c = &r->closest;
+    const char *name = rt_names[L->rt];
+    char sub[160], lg[160], ly[160];
+    L->dp = b->dp;
+    L->tp = b->tp;
+    L->pp = b->pp;
+    if (rep_plan_uniform(r))
+        return;
+    stage_list(r, 0, sub, sizeof(sub));
+    stage_list(r, 1, lg, sizeof(lg));
+    stage_list(r, 2, ly, sizeof(ly));
+    L->changed = 1;
+    note(N, "%s cannot express this plan: its stages are not uniform (submeshes %s; logical "
+            "meshes %s; layers %s) and %s runs one layout on equal stages", name, sub, lg, ly,
+         name);
+    if (c->have) {
+        L->dp = c->logical_a;
+        L->tp = c->logical_b;
+        L->pp = c->pp;
+        note(N, "closest expressible plan: %d uniform stages on (%d, %d) submeshes with logical "
+                "mesh (%d, %d), the layout most of the plan's stages have", c->pp, c->hosts,
+             c->gpus, c->logical_a, c->logical_b);
+    } else {
+        note(N, "no uniform plan with the plan's layouts uses every device (%s): the layout "
+                "below is stage 0's on every stage, not priced", c->why);
+    }
+}
+
+/* What each runtime cannot run as the plan has it: the closest it can. */
+static void runtime_limits(RepLaunch *L, Notes *N)
+{
+    int rt = L->rt;
+    if (rt == REP_RT_MEGATRON && L->zero >= 2) {
+        L->changed = 1;
+        note(N, "Megatron-LM cannot express ZeRO-%d (its distributed optimizer shards the "
+                "optimizer states only): ZeRO-1 instead", L->zero);
+        L->zero = 1;
+    }
+    if (rt == REP_RT_MEGATRON && L->sched == APREPORT_SCHED_GPIPE) {
+        L->changed = 1;
+        note(N, "Megatron-LM cannot express the GPipe schedule: 1F1B instead");
+        L->sched = APREPORT_SCHED_1F1B;
+    }
+    if (rt == REP_RT_DEEPSPEED && L->pp > 1 && L->zero >= 2) {
+        L->changed = 1;
+        note(N, "DeepSpeed's pipeline engine cannot express ZeRO-%d with pipeline parallelism "
+                "(stage 0 or 1 only): ZeRO-1 instead", L->zero);
+        L->zero = 1;
+    }
+    if (rt == REP_RT_DEEPSPEED && L->pp > 1 && L->sched != APREPORT_SCHED_1F1B) {
+        L->changed = 1;
+        note(N, "DeepSpeed's pipeline engine cannot express the %s schedule (it runs its own "
+                "1F1B): 1F1B instead", sched_label(L->sched));
+        L->sched = APREPORT_SCHED_1F1B;
+    }
+    if (rt == REP_RT_DEEPSPEED && L->recompute == COSTDB_RECOMPUTE_SELECTIVE) {
+        L->changed = 1;
+        note(N, "DeepSpeed's activation checkpointing cannot express selective recomputation "
+                "(it checkpoints whole layers): full instead");
+        L->recompute = COSTDB_RECOMPUTE_FULL;
+    }
+    if (rt == REP_RT_TORCHTITAN && L->zero == 1) {
+        L->changed = 1;
+        note(N, "torchtitan cannot express ZeRO-1 (FSDP shards gradients too): ZeRO-2, FSDP "
+                "without resharding after the forward, instead");
+        L->zero = 2;
+    }
+    if (rt == REP_RT_TORCHTITAN && L->zero == 0 && L->dp > 1 && (L->tp > 1 || L->pp > 1)) {
+        L->changed = 1;
+        note(N, "torchtitan refuses plain data parallelism (DDP) with tensor or pipeline "
+                "parallelism (\"DDP has not supported > 1D parallelism\"): ZeRO-2, FSDP "
+                "without resharding after the forward, instead of ZeRO-0");
+        L->zero = 2;
+    }
+    if (rt == REP_RT_TORCHTITAN && L->zero == 0 && L->ep > 1) {
+        L->changed = 1;
+        note(N, "torchtitan builds expert parallelism inside FSDP's data-parallel shards: "
+                "ZeRO-2, FSDP without resharding after the forward, instead of ZeRO-0");
+        L->zero = 2;
+    }
+    if (rt == REP_RT_TORCHTITAN && L->prec && L->prec[0] == 'f') {
+        L->changed = 1;
+        note(N, "torchtitan's mixed_precision_param takes bfloat16 or float32 only: bfloat16 "
+                "instead of float16 (the GPUs must support bfloat16; V100 does not)");
+        L->prec = "bf16";
+    }
+    if (rt == REP_RT_TORCHTITAN && L->prec && L->dp == 1 && (L->tp > 1 || L->pp > 1))
+        note(N, "torchtitan applies mixed precision through FSDP or under DDP or one device "
+                "only: with tensor or pipeline parallelism and no data parallelism it trains "
+                "in float32 and mixed_precision_param has no effect");
+}
+
+void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
+{
+    const RepClosest *c = &r->closest;
+    const char *name = rt_names[rt];
+    int uni = rep_plan_uniform(r);
+    RepLaunchBasics b;
+    Notes N;
+    memset(L, 0, sizeof(*L));
+    memset(&N, 0, sizeof(N));
+    rep_launch_basics(r, &b);
+    L->rt = rt;
+    L->hosts = r->sweep.cluster_hosts;
+    L->gpus = r->sweep.cluster_gpus;
+    L->sched = r->schedule;
+    L->v = b.v;
+    layout_of(r, &b, L, &N);
+    L->recompute = b.recompute;
+    L->zero = b.zero;
+    L->prec = b.prec;
+    if (b.variants_differ) {
+        L->changed = 1;
+        note(&N, "%s cannot set recomputation or ZeRO per stage and the stages differ: the most "
+                 "conservative (recompute %s, ZeRO %d) on every stage", name,
+             costdb_recompute_name(b.recompute), b.zero);
+    }
+    expert_parallel(r, &L->ep, &L->etp, &L->experts);
+    runtime_limits(L, &N);
+    if (L->sched != APREPORT_SCHED_INTERLEAVED)
+        L->v = 1;
+    if (L->pp == 1 && L->sched != APREPORT_SCHED_1F1B) {
+        L->sched = APREPORT_SCHED_1F1B;
+        L->v = 1;
+    }
+    if (!b.variants_known)
+        note(&N, "the sweep's configs of some stages are unknown: no recomputation or ZeRO "
+                 "assumed for them");
+    L->sp = (b.sp_knob || b.seq_split) && L->tp > 1;
+    if (rt == REP_RT_MEGATRON && L->ep > 0 && L->tp > 1 && !L->sp) {
+        L->sp = 1;
+        L->changed = 1;
+        note(&N, "Megatron-LM's MoE layer refuses tensor parallelism without sequence "
+                 "parallelism in training: --sequence-parallel is set, the plan was priced "
+                 "without it");
+    }
+    rep_model_shape(r, &L->model);
+    L->B = b.B;
+    L->global = b.global;
+    L->mbs = L->global / L->B / (L->dp > 0 ? L->dp : 1);
+    /* torchtitan: one step of a replica; without a pipeline it accumulates
+     * global / (local x dp) steps, with one its micro-batches are local / mbs */
+    L->local = L->pp > 1 ? L->mbs * L->B : L->mbs;
+    if (L->global % ((int64_t)L->B * (L->dp > 0 ? L->dp : 1)))
+        note(&N, "the global batch %lld is not a multiple of micro-batches x data parallel size "
+                 "(%d x %d): the micro-batch size is rounded down", (long long)L->global, L->B,
+             L->dp);
+    if (b.blocks_known) {
+        L->blocks_known = 1;
+        L->blocks_total = b.blocks_total;
+        L->blocks_equal = b.blocks_equal;
+        L->blocks0 = b.blocks[0];
+        if (L->changed || !uni) {
+            L->blocks_equal = L->pp > 0 && L->blocks_total % L->pp == 0;
+            L->blocks0 = L->pp > 0 ? L->blocks_total / L->pp : 0;
+        }
+    } else if ((L->blocks_total = rep_total_blocks(r)) > 0) {
+        /* a block split between the plan's stages: the runtime splits the
+         * model's blocks evenly over its stages */
+        L->blocks_known = 1;
+        L->blocks_equal = L->pp > 0 && L->blocks_total % L->pp == 0;
+        L->blocks0 = L->pp > 0 ? L->blocks_total / L->pp : 0;
+        if (!L->changed)
+            note(&N, "%s; %s splits the model's %d transformer blocks evenly", b.blocks_why, name,
+                 L->blocks_total);
+    } else {
+        L->blocks_total = 0;
+        note(&N, "transformer blocks unknown (%s): set the layer counts to the model's",
+             b.blocks_why);
+    }
+    rep_launch_basics_free(&b);
+
+    {
+        /* the schedule the plan was priced with (apsolve stores it; 1F1B
+         * before it did): reported under another, it is priced anew */
+        const char *sc = strstr(r->plan.options, "\"schedule\": \"");
+        int stored = APREPORT_SCHED_1F1B, stored_v = rep_plan_knob(r, "virtual_stages");
+        char nm[16] = "";
+        if (sc && sscanf(sc + strlen("\"schedule\": \""), "%15[a-z0-9]", nm) == 1 &&
+            apsolve_schedule_parse(nm) >= 0)
+            stored = apsolve_schedule_parse(nm);
+        if (!L->changed && uni &&
+            (stored != (int)r->schedule ||
+             (r->schedule == APREPORT_SCHED_INTERLEAVED && stored_v != r->virtual_stages))) {
+            L->repriced = 1;
+            note(&N, "the plan was priced under %s; reported under %s, it is priced anew",
+                 sched_label((ApreportScheduleKind)stored), sched_label(r->schedule));
+        }
+    }
+    /* the header */
+    if (!r->plan.feasible)
+        rep_launch_line(L, "INFEASIBLE PLAN: apsolve found no plan that fits; this one does not "
+                           "fit the devices or their memory. Do not run it as it is.");
+    rep_launch_line(L, "%s launch configuration of plan %lld of %s (sweep %lld), written by "
+                       "apreport.", name, (long long)r->plan.id, r->db_label,
+                    (long long)r->sweep.id);
+    rep_launch_line(L, "checked against %s", rt == REP_RT_MEGATRON ? REP_MEGATRON_VERSION
+                                             : rt == REP_RT_DEEPSPEED ? REP_DEEPSPEED_VERSION
+                                                                      : REP_TORCHTITAN_VERSION);
+    if (L->changed)
+        rep_launch_line(L, "NOTE: %s cannot express this plan as priced; below is the closest "
+                           "plan it can run:", name);
+    else
+        rep_launch_line(L, "%s runs this plan%s:", name, L->repriced ? "" : " as priced");
+    for (int i = 0; i < N.n; i++)
+        rep_launch_line(L, "- %s", N.text[i]);
+    {
+        char sl[48];
+        if (L->v > 1)
+            snprintf(sl, sizeof(sl), "interleaved 1F1B (%d chunks per stage)", L->v);
+        else
+            snprintf(sl, sizeof(sl), "%s", sched_label(L->sched));
+        rep_launch_line(L, "layout: dp %d x tp %d x pp %d on %d x %d GPUs, %s, micro-batch %lld "
+                           "per replica x %d micro-batches = global batch %lld, recompute %s, "
+                           "ZeRO %d, %s", L->dp, L->tp, L->pp, L->hosts, L->gpus, sl,
+                        (long long)L->mbs, L->B, (long long)L->global,
+                        costdb_recompute_name(L->recompute), L->zero, L->prec ? L->prec : "fp32");
+    }
+    if (!L->changed && !L->repriced) {
+        if (isfinite(r->plan.full_cost) && r->plan.full_cost > 0)
+            rep_launch_line(L, "estimated iteration time (the plan's): T = %.6f s, full estimate "
+                               "%.6f s", r->plan.cost, r->plan.full_cost);
+        else
+            rep_launch_line(L, "estimated iteration time (the plan's): T = %.6f s", r->plan.cost);
+    } else {
+        int si = L->sched == r->schedule ? 0 : 1;
+        if (c->have && c->priced[si][L->recompute][L->zero] &&
+            (uni || (L->dp == c->logical_a && L->tp == c->logical_b && L->pp == c->pp))) {
+            double t = c->cost[si][L->recompute][L->zero];
+            if (isfinite(t))
+                rep_launch_line(L, "estimated iteration time of this %s: T = %.6f s, objective "
+                                   "%.6f s%s (the plan: T = %.6f s)",
+                                L->changed ? "closest plan" : "plan", t,
+                                c->total[si][L->recompute][L->zero],
+                                c->feasible[si][L->recompute][L->zero] ? ""
+                                                                        : ", INFEASIBLE (memory)",
+                                r->plan.cost);
+            else
+                rep_launch_line(L, "estimated iteration time of this %s: unknown, the sweep has "
+                                   "no entry for its layout or variant (the plan: T = %.6f s)",
+                                L->changed ? "closest plan" : "plan", r->plan.cost);
+        } else {
+            rep_launch_line(L, "estimated iteration time of this %s: unknown (%s) (the plan: "
+                               "T = %.6f s)", L->changed ? "closest plan" : "plan",
+                            c->why[0] ? c->why : "not priced", r->plan.cost);
+        }
+    }
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Internal: the one launch derivation of a stored plan (reports/launch.c)
+ * and the model's shape as the database shows it (reports/launch_model.c).
+ * The plan as code (reports/code.c) and the launch files (reports/export.c)
+ * read their parallel sizes, batch sizes, precision, recomputation and
+ * ZeRO from here, never computing them a second time. Not installed.
+ */
+#ifndef APREPORT_LAUNCH_H
+#define APREPORT_LAUNCH_H
+
+#include "report_int.h"
+
+/* What every framework output of a plan starts from: the uniform layout
+ * (stage 0's logical mesh, the stages), the batch split, the precision and
+ * the most conservative variant over the stages. */
+typedef struct RepLaunchBasics {
+    int dp, tp, pp;                   /* stage 0's logical (dp, tp), the stages */
+    int v;                            /* interleaved chunks per stage (1 otherwise) */
+    int B;                            /* micro-batches (accumulation steps) */
+    int64_t global, mbs;              /* global batch, per-replica micro-batch */
+    int batch_exact;                  /* global is a multiple of B x dp */
+    const char *prec;                 /* "bf16" | "fp16" | NULL (fp32) */
+    int recompute, zero;              /* the most conservative over the stages */
+    int variants_differ;              /* the stages differ in recompute or ZeRO */
+    int variants_known;               /* every stage's variant is known */
+    int sp_knob;                      /* the plan records sp=1 (apsolve --parallel) */
+    int seq_split;                    /* a stage's activations are split on the sequence */
+    int blocks_known, blocks_total, blocks_equal;
+    int *blocks;                      /* [n_stages] blocks per stage (owned; NULL when unknown) */
+    char blocks_why[200];             /* why the per-stage blocks are unknown */
+} RepLaunchBasics;
+
+/* Fills b from r (any plan; the layout is stage 0's). Owns b->blocks:
+ * release with rep_launch_basics_free. Never fails: what cannot be known
+ * is said in the fields. */
+void rep_launch_basics(const ApreportReport *r, RepLaunchBasics *b);
+void rep_launch_basics_free(RepLaunchBasics *b);
+
+/* The model's shape for a launch file: read from the stored placements
+ * (the block count, hidden size, vocabulary, sequence length, FFN width,
+ * key/value width, learned positions, experts) and, for what placements
+ * cannot show (attention heads, router top-k, the architecture), from the
+ * zoo preset the sweep recorded (model name and options.preset), accepted
+ * only when the preset's hidden size is the placements'. 0 / NULL: unknown,
+ * with the reason in the matching why text. */
+typedef struct RepModelShape {
+    const char *family;               /* "gpt" | "bert" | "llama" (the llama family) | NULL */
+    const char *preset;               /* the zoo preset used (NULL: none matched) */
+    int layers, hidden, ffn, moe_ffn, heads, query_groups, seq, vocab, positions;
+    int experts, topk;
+    int qkv_bias;                     /* qwen2: q/k/v biases */
+    const char *titan_name, *titan_flavor; /* torchtitan's model and flavor (NULL: none) */
+    char heads_why[200];              /* why heads is unknown */
+    char titan_why[200];              /* why no torchtitan flavor */
+} RepModelShape;
+
+void rep_model_shape(const ApreportReport *r, RepModelShape *m);
+
+#define REP_LAUNCH_LINES 28
+#define REP_LAUNCH_LINE_LEN 480
+
+enum { REP_RT_MEGATRON = 0, REP_RT_DEEPSPEED, REP_RT_TORCHTITAN };
+
+/* What one runtime file states: the layout it runs, its settings, and
+ * the header lines (notes, cost) that say how it relates to the plan. */
+typedef struct RepLaunch {
+    int rt;
+    int hosts, gpus;                  /* the cluster */
+    int dp, tp, pp, v;                /* v: interleaved chunks per stage (1 otherwise) */
+    ApreportScheduleKind sched;
+    int recompute, zero, sp, ep, etp, experts;
+    int B;
+    int64_t global, mbs, local;       /* mbs: per replica micro-batch; local: per replica step */
+    const char *prec;                 /* "bf16" | "fp16" | NULL (fp32) */
+    int blocks_known, blocks_total, blocks_equal, blocks0;
+    int changed;                      /* the closest plan, not the plan as priced */
+    int repriced;                     /* the plan under another schedule than it was priced */
+    RepModelShape model;
+    char lines[REP_LAUNCH_LINES][REP_LAUNCH_LINE_LEN];
+    int n_lines;
+} RepLaunch;
+
+/* Fills L for runtime rt (REP_RT_*): the layout and settings the file
+ * states, and its header lines (what the runtime cannot express and the
+ * closest plan, the layout, the estimated time). */
+void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L);
+/* Appends one header line to L (dropped when L is full). */
+void rep_launch_line(RepLaunch *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The framework versions the launch files were checked against
+ * (reports/manifests/, docs/export-*.md). */
+#define REP_MEGATRON_VERSION "Megatron-LM core_v0.19.0 (5be9626709af)"
+#define REP_DEEPSPEED_VERSION "DeepSpeed v0.16.4 (e2dc3eeb1923)"
+#define REP_TORCHTITAN_VERSION "torchtitan v0.2.2 (73a0e6979dd1), the last release that reads TOML"
+#define REP_TORCHTITAN_MAIN "torchtitan main b5bcd76c66d0 (2026-08-21)"
+
+#endif
