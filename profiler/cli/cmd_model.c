@@ -104,6 +104,15 @@ typedef struct {
     double eps;
 } ModelArgs;
 
+/* The long name of option code c, for messages. */
+static const char *opt_name(int c)
+{
+    for (const struct option *o = model_opts; o->name; o++)
+        if (o->val == c)
+            return o->name;
+    return "?";
+}
+
 static int parse_opts(int argc, char **argv, ModelArgs *a)
 {
     int c;
@@ -124,7 +133,12 @@ static int parse_opts(int argc, char **argv, ModelArgs *a)
                 return cli_usage_error("model", "--batch needs an integer in 1..16777216, got '%s'", optarg);
             a->zoo.batch = v;
             break;
-        case OPT_NUM_LAYERS: ip = &a->zoo.num_layers; break;
+        case OPT_NUM_LAYERS:
+            if (cli_parse_int(optarg, 1, APPROF_ZOO_MAX_LAYERS, &v) < 0)
+                return cli_usage_error("model", "--num-layers needs an integer in 1..%d, got '%s'",
+                                       APPROF_ZOO_MAX_LAYERS, optarg);
+            a->zoo.num_layers = (int)v;
+            break;
         case OPT_HIDDEN: ip = &a->zoo.hidden; break;
         case OPT_HEADS: ip = &a->zoo.heads; break;
         case OPT_SEQ_LEN: ip = &a->zoo.seq_len; break;
@@ -163,7 +177,8 @@ static int parse_opts(int argc, char **argv, ModelArgs *a)
         }
         if (ip) {
             if (cli_parse_int(optarg, 1, 1 << 24, &v) < 0)
-                return cli_usage_error("model", "a size option needs a positive integer, got '%s'", optarg);
+                return cli_usage_error("model", "--%s needs an integer in 1..16777216, got '%s'",
+                                       opt_name(c), optarg);
             *ip = (int)v;
         }
     }

@@ -460,7 +460,7 @@ int approf_cmd_sweep(int argc, char **argv)
         case OPT_DATASET: cfg.dataset = optarg; break;
         case OPT_HF_CONFIG: hf = optarg; break;
         case OPT_NUM_LAYERS:
-            if (int_opt("num-layers", optarg, 1, 100000, &v)) return 2;
+            if (int_opt("num-layers", optarg, 1, APPROF_ZOO_MAX_LAYERS, &v)) return 2;
             cfg.zoo_num_layers = (int)v;
             break;
         case OPT_HIDDEN:

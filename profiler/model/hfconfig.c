@@ -106,7 +106,7 @@ static int read_decoder(Rd *r, json_t *root, ApprofHfConfig *c)
     static const char *const silu[] = {"silu", "swish", NULL};
     const char *mt = c->model_type;
     int bias = 0, window = 0;
-    if (get_int(r, root, "num_hidden_layers", 1, 100000, -1, &c->layers) ||
+    if (get_int(r, root, "num_hidden_layers", 1, APPROF_ZOO_MAX_LAYERS, -1, &c->layers) ||
         get_int(r, root, "hidden_size", 1, MAX_SIZE, -1, &c->hidden) ||
         get_int(r, root, "num_attention_heads", 1, 65536, -1, &c->heads) ||
         get_int(r, root, "num_key_value_heads", 1, 65536, c->heads, &c->kv_heads) ||
@@ -121,6 +121,10 @@ static int read_decoder(Rd *r, json_t *root, ApprofHfConfig *c)
         return rerr(r, "field num_attention_heads: %d does not divide hidden_size %d", c->heads, c->hidden);
     if (get_int(r, root, "head_dim", 1, 65536, c->hidden / c->heads, &c->head_dim))
         return APPROF_EPARSE;
+    if (c->head_dim % 2)
+        return rerr(r, "field head_dim: %d is odd; rotary position embeddings rotate pairs of "
+                    "dimensions%s", c->head_dim, json_object_get(root, "head_dim") ? "" :
+                    " (hidden_size / num_attention_heads when head_dim is absent)");
     if (c->heads % c->kv_heads)
         return rerr(r, "field num_key_value_heads: %d does not divide num_attention_heads %d",
                     c->kv_heads, c->heads);
@@ -162,6 +166,11 @@ static int read_decoder(Rd *r, json_t *root, ApprofHfConfig *c)
             get_int(r, root, "first_k_dense_replace", 0, 100000, 0, &c->first_dense) ||
             get_int(r, root, "moe_layer_freq", 1, 1, 1, &freq))
             return APPROF_EPARSE;
+        /* in 64 bits: 257 x 2^24 wrapped to the FFN of one expert in an int */
+        if ((int64_t)shared * c->moe_ffn > MAX_SIZE)
+            return rerr(r, "field n_shared_experts: %d shared experts of moe_intermediate_size %d make "
+                        "an intermediate size of %lld, above %lld", shared, c->moe_ffn,
+                        (long long)shared * c->moe_ffn, (long long)MAX_SIZE);
         c->shared_ffn = shared * c->moe_ffn;
         if (c->first_dense > c->layers)
             return rerr(r, "field first_k_dense_replace: %d exceeds num_hidden_layers %d",
@@ -175,7 +184,7 @@ static int read_decoder(Rd *r, json_t *root, ApprofHfConfig *c)
 static int read_gpt2(Rd *r, json_t *root, ApprofHfConfig *c)
 {
     static const char *const gelu[] = {"gelu_new", "gelu", NULL};
-    if (get_int(r, root, "n_layer", 1, 100000, -1, &c->layers) ||
+    if (get_int(r, root, "n_layer", 1, APPROF_ZOO_MAX_LAYERS, -1, &c->layers) ||
         get_int(r, root, "n_embd", 1, MAX_SIZE, -1, &c->hidden) ||
         get_int(r, root, "n_head", 1, 65536, -1, &c->heads) ||
         get_int(r, root, "n_positions", 1, MAX_SIZE, -1, &c->positions) ||
@@ -196,7 +205,7 @@ static int read_bert(Rd *r, json_t *root, ApprofHfConfig *c)
 {
     static const char *const gelu[] = {"gelu", "gelu_new", NULL};
     static const char *const abs[] = {"absolute", NULL};
-    if (get_int(r, root, "num_hidden_layers", 1, 100000, -1, &c->layers) ||
+    if (get_int(r, root, "num_hidden_layers", 1, APPROF_ZOO_MAX_LAYERS, -1, &c->layers) ||
         get_int(r, root, "hidden_size", 1, MAX_SIZE, -1, &c->hidden) ||
         get_int(r, root, "num_attention_heads", 1, 65536, -1, &c->heads) ||
         get_int(r, root, "intermediate_size", 1, MAX_SIZE, -1, &c->ffn) ||

@@ -127,6 +127,9 @@ int approf_zoo_build(const char *name, const ApprofZooOptions *opt, ApprofGraph 
         o.seq_len < 0 || o.vocab < 0 || o.width_factor < 0 || o.depth < 0 || o.num_filters < 0 ||
         o.image_size < 0 || o.num_classes < 0 || o.capacity_factor < 0 || o.mlm_positions < 0)
         return zb_fail(&b, APPROF_EINVAL, "negative or absurd model option");
+    if (o.num_layers > APPROF_ZOO_MAX_LAYERS)
+        return zb_fail(&b, APPROF_EINVAL, "%s: %d layers, above the limit of %d", name, o.num_layers,
+                       APPROF_ZOO_MAX_LAYERS);
     if (o.preset && !(m->takes & ZOO_PRESETS))
         return zb_fail(&b, APPROF_EINVAL, "model '%s' has no presets: --preset %s does not apply "
                        "(see 'approf models')", name, o.preset);

@@ -15,6 +15,11 @@
 
 #include "graph.h"
 
+/* The most transformer blocks (or mlp layers) a zoo model or a Hugging Face
+ * config may ask for: ten times the deepest model trained so far, and what
+ * layer construction handles in about a second (docs/reliability.md). */
+#define APPROF_ZOO_MAX_LAYERS 4096
+
 typedef struct ApprofZooOptions {
     const char *preset;      /* gpt: gpt2-small (default) | gpt3-1.3b | gpt3-2.7b | gpt3-6.7b |
                               * gpt3-39b; bert: base (default) | large; llama: llama-3-8b

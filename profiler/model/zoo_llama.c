@@ -103,6 +103,9 @@ static int resolve(Zb *b, const ApprofZooOptions *o, ApprofHfConfig *c)
         if (c->hidden % c->heads)
             return zb_fail(b, APPROF_EINVAL, "%s: hidden %d not divisible by %d heads", fam, c->hidden, c->heads);
         c->head_dim = c->hidden / c->heads;
+        if (c->head_dim % 2)
+            return zb_fail(b, APPROF_EINVAL, "%s: hidden %d in %d heads is a head_dim of %d; rotary "
+                           "position embeddings need an even one", fam, c->hidden, c->heads, c->head_dim);
         if (c->kv_heads > c->heads || c->heads % c->kv_heads)
             c->kv_heads = c->heads;
     }

@@ -127,6 +127,54 @@ static void test_errors(void)
     CU_ASSERT_PTR_NULL(g);
 }
 
+/* A config written from text: refused naming the file and want, by the
+ * reader and by the builder. */
+static void expect_text(const char *text, const char *want)
+{
+    const char *file = "test_hfconfig_hostile.json";
+    FILE *f = fopen(file, "w");
+    ApprofHfConfig c;
+    ApprofGraph *g = NULL;
+    char err[512] = "";
+    int rc;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+    rc = approf_hf_config_load(file, &c, err, sizeof err);
+    CU_ASSERT_EQUAL(rc, APPROF_EPARSE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, file));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
+    if (rc != APPROF_EPARSE || !strstr(err, want))
+        fprintf(stderr, "\n  rc %d, got: %s\n", rc, err);
+    CU_ASSERT_EQUAL(approf_zoo_build_hf(file, NULL, &g, err, sizeof err), APPROF_EPARSE);
+    CU_ASSERT_PTR_NULL(g);
+    approf_graph_free(&g);
+    remove(file);
+}
+
+#define DEEPSEEK(SHARED, MOE_FFN) \
+    "{\"model_type\": \"deepseek\", \"hidden_size\": 64, \"num_attention_heads\": 4, " \
+    "\"num_hidden_layers\": 2, \"intermediate_size\": 128, \"vocab_size\": 100, " \
+    "\"max_position_embeddings\": 32, \"n_routed_experts\": 4, \"num_experts_per_tok\": 2, " \
+    "\"moe_intermediate_size\": " #MOE_FFN ", \"n_shared_experts\": " #SHARED "}"
+#define LLAMA(EXTRA) \
+    "{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_attention_heads\": 4, " \
+    "\"intermediate_size\": 128, \"vocab_size\": 100, \"max_position_embeddings\": 32" EXTRA "}"
+
+/* Sizes that overflow an int or that no builder can use are refused as
+ * fields of the file, never built into another model. */
+static void test_hostile_sizes(void)
+{
+    /* 257 x 2^24 wrapped to the FFN of one expert, 65536 x 2^24 to none, 128 x 2^24 to INT_MIN */
+    expect_text(DEEPSEEK(257, 16777216), "field n_shared_experts");
+    expect_text(DEEPSEEK(65536, 16777216), "field n_shared_experts");
+    expect_text(DEEPSEEK(128, 16777216), "field n_shared_experts");
+    /* rotary embeddings rotate pairs */
+    expect_text(LLAMA(", \"num_hidden_layers\": 2, \"head_dim\": 3"), "field head_dim: 3");
+    /* layers: a documented maximum */
+    expect_text(LLAMA(", \"num_hidden_layers\": 100000"), "field num_hidden_layers");
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -137,6 +185,7 @@ int main(void)
     CU_add_test(s, "config.json of every preset", test_presets);
     CU_add_test(s, "fields", test_fields);
     CU_add_test(s, "bad configs", test_errors);
+    CU_add_test(s, "hostile sizes", test_hostile_sizes);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     fails = CU_get_number_of_failures();
