@@ -25,6 +25,16 @@ if [ "$HAVE_ONNX" != yes ]; then
 fi
 grep -q "garbage.onnx: field (ModelProto): not a valid ONNX protobuf" "$T/err" || fail "garbage message: $(cat "$T/err")"
 
+# 3000 subgraphs nested Graph -> Node -> Attribute -> Graph (110 KB) crashed
+# protobuf-c's recursive unpacker: refused before unpacking, exit 1
+python3 "$(dirname "$0")/../fuzz/onnx_seeds.py" nested 3000 "$T/nested.onnx" || fail "writing nested.onnx"
+"$APPROF" model show --model-file "$T/nested.onnx" > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "nested ONNX, model show"
+says_text "$T/err" "nested.onnx: field graph: messages nested deeper than 100 levels" "nested ONNX"
+"$APPROF" sweep --model-file "$T/nested.onnx" --db "$T/n.db" --backend model > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "nested ONNX, sweep"
+says_text "$T/err" "nested.onnx: field graph: messages nested deeper" "nested ONNX, sweep"
+
 PY=
 for p in /usr/bin/python3 python3; do
     if "$p" -c 'import onnx' 2>/dev/null; then PY=$p; break; fi
