@@ -3,7 +3,8 @@
  * report.html: one self-contained page (inline CSS and SVG, no script, no
  * network): the plan and its warnings, the cluster mesh with the devices of
  * each stage, the simulated 1F1B timeline (Gantt), memory per stage against
- * the memory available, the cost breakdown, the per-tensor sharding table
+ * the memory available (timeline, mesh and tables bounded: REP_SHOWN_MICRO,
+ * REP_MESH_MAX, REP_HTML_MAX_ROWS, each cut said on the page), the cost breakdown, the per-tensor sharding table
  * with verdicts, layout conversions (flagged ones in red), resharding tasks
  * and the plan as code.
  *
@@ -134,54 +135,93 @@ static const char css[] =
     ".legend span{display:inline-block;margin-right:14px;font-size:12px}"
     ".sw{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:middle}";
 
+/* A note under a table cut at REP_HTML_MAX_ROWS rows: what was left out. */
+static void rows_left_out(FILE *f, size_t total, const char *what)
+{
+    if (total > REP_HTML_MAX_ROWS)
+        rep_html(f, "<p class=\"warn\">%zu more %s are not shown (report.json lists all %zu).</p>\n",
+                 total - REP_HTML_MAX_ROWS, what, total);
+}
+
 static void mesh_svg(const ApreportReport *r, FILE *f)
 {
     int N = r->sweep.cluster_hosts, M = r->sweep.cluster_gpus, cell = 56;
-    int w = 90 + M * cell, h = 10 + N * cell;
+    int n = N < REP_MESH_MAX ? N : REP_MESH_MAX, m = M < REP_MESH_MAX ? M : REP_MESH_MAX;
+    int w = 90 + m * cell, h = 10 + n * cell;
+    int owner[REP_MESH_MAX][REP_MESH_MAX];
+    /* the owner of each drawn device, the first stage holding it */
+    for (int host = 0; host < n; host++)
+        for (int g = 0; g < m; g++)
+            owner[host][g] = -1;
+    for (size_t k = r->n_stages; k-- > 0;) {
+        const RepStage *s = &r->stages[k];
+        if (s->first_host < 0)
+            continue;
+        for (int host = s->first_host; host < s->first_host + s->st.submesh_hosts && host < n; host++)
+            for (int g = s->first_gpu; g < s->first_gpu + s->st.submesh_gpus && g < m; g++)
+                owner[host][g] = (int)k;
+    }
     rep_html(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\">\n", w, h);
-    for (int host = 0; host < N; host++) {
+    for (int host = 0; host < n; host++) {
         rep_html(f, "<text x=\"4\" y=\"%d\" font-size=\"12\">host %d</text>\n",
                 10 + host * cell + cell / 2, host);
-        for (int g = 0; g < M; g++) {
-            int owner = -1;
-            for (size_t k = 0; k < r->n_stages && owner < 0; k++) {
-                const RepStage *s = &r->stages[k];
-                if (s->first_host >= 0 && host >= s->first_host &&
-                    host < s->first_host + s->st.submesh_hosts && g >= s->first_gpu &&
-                    g < s->first_gpu + s->st.submesh_gpus)
-                    owner = (int)k;
-            }
+        for (int g = 0; g < m; g++) {
+            int o = owner[host][g];
             rep_html(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" rx=\"4\" fill=\"%s\" "
                        "stroke=\"#333\"/>\n<text x=\"%d\" y=\"%d\" font-size=\"11\" "
                        "text-anchor=\"middle\" fill=\"%s\">%s%d</text>\n",
                     84 + g * cell, 6 + host * cell, cell - 8, cell - 8,
-                    owner >= 0 ? palette[owner % NPAL] : "#eee", 84 + g * cell + (cell - 8) / 2,
-                    6 + host * cell + (cell - 8) / 2 + 4, owner >= 0 ? "#fff" : "#666",
-                    owner >= 0 ? "S" : "gpu", owner >= 0 ? owner : host * M + g);
+                    o >= 0 ? palette[o % NPAL] : "#eee", 84 + g * cell + (cell - 8) / 2,
+                    6 + host * cell + (cell - 8) / 2 + 4, o >= 0 ? "#fff" : "#666",
+                    o >= 0 ? "S" : "gpu", o >= 0 ? o : host * M + g);
         }
     }
-    rep_html(f, "</svg>\n<div class=\"legend\">");
-    for (size_t k = 0; k < r->n_stages; k++)
+    rep_html(f, "</svg>\n");
+    if (n < N || m < M) {
+        rep_html(f, "<p class=\"warn\">The cluster has %d &times; %d devices: ", N, M);
+        if (n < N)
+            rep_html(f, "hosts %d to %d%s", n, N - 1, m < M ? " and " : "");
+        if (m < M)
+            rep_html(f, "GPUs %d to %d of each host", m, M - 1);
+        rep_html(f, " are not drawn (report.json lists every stage's devices).</p>\n");
+    }
+    rep_html(f, "<div class=\"legend\">");
+    for (size_t k = 0; k < r->n_stages && k < REP_HTML_MAX_ROWS; k++)
         rep_html(f, "<span><i class=\"sw\" style=\"background:%s\"></i>stage %zu: layers %d-%d on "
                    "(%d, %d), logical (%d, %d)</span>",
                 palette[k % NPAL], k, r->stages[k].st.start_layer, r->stages[k].st.end_layer,
                 r->stages[k].st.submesh_hosts, r->stages[k].st.submesh_gpus,
                 r->stages[k].st.logical_a, r->stages[k].st.logical_b);
     rep_html(f, "</div>\n");
+    rows_left_out(f, r->n_stages, "stages");
 }
 
-static void gantt_svg(const ApreportReport *r, const ApreportSchedule *s, FILE *f)
+static int gantt_svg(const ApreportReport *r, const ApreportSchedule *s, FILE *f)
 {
-    int W = 1100, row = 28, left = 70, h = 30 + row * s->n_stages;
+    int W = 1100, row = 28, left = 70, h = 30 + row * s->n_stages, lo, hi;
     double T = s->iteration_time > 0 ? s->iteration_time : 1, sx = W / T;
+    RepSummary *sum = NULL;
+    if (rep_summaries(s, &sum) < 0)
+        return APREPORT_ENOMEM;
     rep_html(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\">\n",
             left + W + 20, h);
     for (int k = 0; k < s->n_stages; k++)
         rep_html(f, "<text x=\"4\" y=\"%d\" font-size=\"12\">stage %d</text>\n", 18 + k * row + 4, k);
+    /* the summarised micro-batches: one grey bar per stage, under the rest */
+    for (int k = 0; sum && rep_micro_summarised(s, &lo, &hi) && k < s->n_stages; k++) {
+        const RepSummary *u = &sum[k * 2];
+        if (u->events)
+            rep_html(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"#bbb\">"
+                       "<title>micro-batches %d-%d: %zu passes, %.6f-%.6f s (summarised)</title>"
+                       "</rect>\n", left + u->start * sx, 4 + k * row,
+                     (u->end - u->start) * sx > 0.5 ? (u->end - u->start) * sx : 0.5, row - 6,
+                     lo, hi, u->events, u->start, u->end);
+    }
+    free(sum);
     for (size_t i = 0; i < s->n_events; i++) {
         const ApreportEvent *e = &s->events[i];
         double x = left + e->start * sx, w = (e->end - e->start) * sx;
-        if (e->kind > APREPORT_EV_BWD)
+        if (e->kind > APREPORT_EV_BWD || !rep_micro_shown(s, e->micro_batch))
             continue;
         rep_html(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
                    "fill-opacity=\"%s\" stroke=\"#fff\" stroke-width=\"0.5\"><title>%s mb %d: "
@@ -200,7 +240,12 @@ static void gantt_svg(const ApreportReport *r, const ApreportSchedule *s, FILE *
                "<text x=\"%d\" y=\"%d\" font-size=\"11\">0</text>"
                "<text x=\"%d\" y=\"%d\" font-size=\"11\" text-anchor=\"end\">%.6f s</text>\n</svg>\n",
             left, h - 16, left + W, h - 16, left, h - 3, left + W, h - 3, s->iteration_time);
+    if (rep_micro_summarised(s, &lo, &hi))
+        rep_html(f, "<p class=\"warn\">Micro-batches %d to %d (%d of %d) are summarised: one grey "
+                    "bar per stage spans their passes; trace.json makes the same cut.</p>\n",
+                 lo, hi, hi - lo + 1, s->micro_batches);
     (void)r;
+    return 0;
 }
 
 static void memory_svg(const ApreportReport *r, FILE *f)
@@ -245,7 +290,7 @@ static void cost_table(const ApreportReport *r, FILE *f)
         rep_html(f, "%s", label);
     }
     rep_html(f, ")</th></tr>\n");
-    for (size_t k = 0; k < r->n_stages; k++) {
+    for (size_t k = 0; k < r->n_stages && k < REP_HTML_MAX_ROWS; k++) {
         const CostdbPlanStage *s = &r->stages[k].st;
         rep_html(f, "<tr><td>%zu</td><td>%d-%d</td><td class=\"n\">%.6f</td><td class=\"n\">%.6f"
                    "</td><td class=\"n\">%.6f</td><td class=\"n\">%.6f</td><td class=\"n\">%.4g</td>"
@@ -254,7 +299,9 @@ static void cost_table(const ApreportReport *r, FILE *f)
                 B * (s->fwd_cost + s->bwd_cost), k + 1 < r->n_stages ? r->xfer[k] : 0.0,
                 rep_schedule(r)->in_flight[k]);
     }
-    rep_html(f, "</table>\n<p>Alpa objective T = &Sigma; stage costs + (B &minus; 1) &middot; max "
+    rep_html(f, "</table>\n");
+    rows_left_out(f, r->n_stages, "stages");
+    rep_html(f, "<p>Alpa objective T = &Sigma; stage costs + (B &minus; 1) &middot; max "
                "stage cost = <b>%.6f s</b>; simulated iteration with transfers: 1F1B <b>%.6f s</b> "
                "(bubble %.1f%%), GPipe <b>%.6f s</b> (bubble %.1f%%).</p>\n",
             r->plan.cost, r->sched[0]->iteration_time, 100 * r->sched[0]->bubble_fraction,
@@ -269,9 +316,12 @@ static void sharding_table(const ApreportReport *r, FILE *f)
 {
     rep_html(f, "<table><tr><th>stage</th><th>tensor</th><th>role</th><th>shape</th><th>dtype</th>"
           "<th>sharding spec</th><th>per device</th><th>verdict</th></tr>\n");
+    size_t rows = 0;
     for (size_t k = 0; k < r->n_stages; k++)
         for (size_t i = 0; i < r->stages[k].n_tensors; i++) {
             const RepTensor *t = &r->stages[k].tensors[i];
+            if (rows++ >= REP_HTML_MAX_ROWS)
+                continue;
             rep_html(f, "<tr><td>%zu</td><td><code>", k);
             rep_html(f, "%s", t->pl.tensor_name);
             rep_html(f, "</code></td><td>%s</td><td>", t->pl.role);
@@ -285,6 +335,7 @@ static void sharding_table(const ApreportReport *r, FILE *f)
                     t->layout_ok ? apreport_verdict_name(t->verdict) : "unreadable spec");
         }
     rep_html(f, "</table>\n");
+    rows_left_out(f, rows, "tensor placements");
 }
 
 static void conversions_table(const ApreportReport *r, FILE *f)
@@ -295,7 +346,7 @@ static void conversions_table(const ApreportReport *r, FILE *f)
     }
     rep_html(f, "<table><tr><th>stage</th><th>from</th><th>tensor</th><th>role</th><th>mesh axis</th>"
           "<th>conversion</th><th>collective</th><th>why</th></tr>\n");
-    for (size_t i = 0; i < r->n_convs; i++) {
+    for (size_t i = 0; i < r->n_convs && i < REP_HTML_MAX_ROWS; i++) {
         const RepConversion *c = &r->convs[i];
         rep_html(f, c->flagged ? "<tr class=\"flag\"><td>%d</td><td>" : "<tr><td>%d</td><td>",
                  c->stage);
@@ -316,6 +367,7 @@ static void conversions_table(const ApreportReport *r, FILE *f)
         rep_html(f, "</td></tr>\n");
     }
     rep_html(f, "</table>\n");
+    rows_left_out(f, r->n_convs, "layout conversions");
 }
 
 static void tasks_table(const ApreportReport *r, FILE *f)
@@ -326,7 +378,7 @@ static void tasks_table(const ApreportReport *r, FILE *f)
     }
     rep_html(f, "<table><tr><th>mesh</th><th>tensor</th><th>shape</th><th>bytes</th><th>strategy</th>"
           "<th>estimated (s)</th><th>source spec</th><th>destination spec</th></tr>\n");
-    for (size_t i = 0; i < r->n_tasks; i++) {
+    for (size_t i = 0; i < r->n_tasks && i < REP_HTML_MAX_ROWS; i++) {
         const CostdbReshardingTask *t = &r->tasks[i];
         rep_html(f, "<tr><td>%d&rarr;%d</td><td><code>", t->src_stage, t->dst_stage);
         rep_html(f, "%s", t->tensor_name);
@@ -340,6 +392,7 @@ static void tasks_table(const ApreportReport *r, FILE *f)
         rep_html(f, "</code></td></tr>\n");
     }
     rep_html(f, "</table>\n");
+    rows_left_out(f, r->n_tasks, "resharding tasks");
 }
 
 static int code_block(const ApreportReport *r, FILE *f)
@@ -395,7 +448,8 @@ int apreport_write_html(const ApreportReport *r, FILE *f)
         rep_schedule_label(r, label, sizeof(label));
         rep_html(f, "<h2>Pipeline timeline (simulated %s, one iteration)</h2>\n", label);
     }
-    gantt_svg(r, rep_schedule(r), f);
+    if ((rc = gantt_svg(r, rep_schedule(r), f)) < 0)
+        return rc;
     rep_html(f, "<h2>Memory per stage (peak + optimizer state + in-flight activations)</h2>\n");
     memory_svg(r, f);
     rep_html(f, "<h2>Cost breakdown</h2>\n");

@@ -2,12 +2,14 @@
 /*
  * report.json (schemas/report.schema.json) and the simulated 1F1B timeline
  * as a Chrome trace (trace.json: "traceEvents" with complete "X" events in
- * microseconds, pid = stage, tid 0 = compute, tid 1 = sends), the format
- * chrome://tracing and Perfetto open. Numbers go through
+ * microseconds, pid = stage, tid 0 = compute, tid 1 = sends, tid 2 = the
+ * summary of the micro-batches not drawn in full: REP_SHOWN_MICRO), the
+ * format chrome://tracing and Perfetto open. Numbers go through
  * costdb_json_number (shortest text that reads back exactly; a non-finite
  * number is null).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report_int.h"
@@ -234,11 +236,43 @@ int apreport_write_json(const ApreportReport *r, FILE *f)
     return ferror(f) ? APREPORT_EIO : 0;
 }
 
+/* One complete event per stage and thread on tid 2 for the summarised
+ * micro-batches (their own track: they overlap the events drawn in full). */
+static void trace_summaries(const ApreportSchedule *s, const RepSummary *sum, FILE *f)
+{
+    int first, last;
+    if (!sum || !rep_micro_summarised(s, &first, &last))
+        return;
+    for (int k = 0; k < s->n_stages; k++)
+        for (int t = 0; t < 2; t++) {
+            const RepSummary *u = &sum[k * 2 + t];
+            if (!u->events)
+                continue;
+            fprintf(f, ",\n{\"name\": \"micro-batches %d-%d (summarised)\", \"cat\": \"summarised\", "
+                       "\"ph\": \"X\", \"ts\": ", first, last);
+            num_us(f, u->start * 1e6);
+            fputs(", \"dur\": ", f);
+            num_us(f, (u->end - u->start) * 1e6);
+            fprintf(f, ", \"pid\": %d, \"tid\": 2, \"args\": {\"what\": \"%s\", "
+                       "\"first_micro_batch\": %d, \"last_micro_batch\": %d, \"events\": %zu}}",
+                    k, t ? "send" : "compute", first, last, u->events);
+        }
+}
+
 int apreport_write_trace(const ApreportReport *r, FILE *f)
 {
     const ApreportSchedule *s = rep_schedule(r);
-    int first = 1;
-    fputs("{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n", f);
+    RepSummary *sum = NULL;
+    int first = 1, lo, hi;
+    if (rep_summaries(s, &sum) < 0)
+        return APREPORT_ENOMEM;
+    fputs("{\"displayTimeUnit\": \"ms\", ", f);
+    if (rep_micro_summarised(s, &lo, &hi))
+        fprintf(f, "\"otherData\": {\"summarised_micro_batches\": [%d, %d], \"note\": "
+                   "\"micro-batches %d to %d of %d are one event per stage and thread on tid 2 "
+                   "(approf bounds the trace; docs/reports.md)\"},\n", lo, hi, lo, hi,
+                s->micro_batches);
+    fputs("\"traceEvents\": [\n", f);
     for (size_t k = 0; k < r->n_stages; k++) {
         fprintf(f, "%s{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %zu, \"tid\": 0, "
                    "\"args\": {\"name\": \"stage %zu (%d, %d) layers %d-%d\"}}",
@@ -250,9 +284,14 @@ int apreport_write_trace(const ApreportReport *r, FILE *f)
                    "\"args\": {\"name\": \"compute\"}}", k);
         fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %zu, \"tid\": 1, "
                    "\"args\": {\"name\": \"send\"}}", k);
+        if (sum)
+            fprintf(f, ",\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %zu, \"tid\": 2, "
+                       "\"args\": {\"name\": \"summarised micro-batches\"}}", k);
     }
     for (size_t i = 0; i < s->n_events; i++) {
         const ApreportEvent *e = &s->events[i];
+        if (!rep_micro_shown(s, e->micro_batch))
+            continue;
         static const char *const kinds[] = {"forward", "backward", "send activation",
                                             "send gradient"};
         static const char *const letters[] = {"F", "B", "A", "G"};
@@ -272,6 +311,8 @@ int apreport_write_trace(const ApreportReport *r, FILE *f)
             fprintf(f, ", \"to_stage\": %d", e->peer);
         fputs("}}", f);
     }
+    trace_summaries(s, sum, f);
+    free(sum);
     fputs("\n]}\n", f);
     return ferror(f) ? APREPORT_EIO : 0;
 }

@@ -510,6 +510,18 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
         rc = APREPORT_EINVAL;
         goto cleanup;
     }
+    /* The simulation holds every pass of every schedule: bounded before it
+     * starts (the outputs are bounded by their writers) */
+    if ((double)nst * r->plan.micro_batches * r->virtual_stages > REP_MAX_PASSES) {
+        char what[160];
+        snprintf(what, sizeof(what), "plan %lld: %zu stages x %d micro-batches x %d chunks is %.0f "
+                 "passes to simulate", (long long)plan_id, nst, r->plan.micro_batches,
+                 r->virtual_stages, (double)nst * r->plan.micro_batches * r->virtual_stages);
+        seterr(err, errlen, "%s, more than %s (REP_MAX_PASSES; re-plan with fewer micro-batches)",
+               what, REP_MAX_PASSES_TEXT);
+        rc = APREPORT_EINVAL;
+        goto cleanup;
+    }
     r->stages = calloc(nst, sizeof(RepStage));
     if (!r->stages) {
         rc = APREPORT_ENOMEM;

@@ -121,6 +121,38 @@ const char *rep_dtype_jax(const char *dtype);
 void rep_shape_text(const char *shape, int jax, char *out, size_t len);
 /* GB = 2^30 with three decimals, as Alpa prints. */
 double rep_gb(int64_t bytes);
+
+/* Bounds of the outputs (docs/reports.md "Bounded outputs"): what a plan
+ * of 2^20 micro-batches or a cluster of 2^20 devices would make gigabytes
+ * of is summarised or cut, and the output says so. trace.json and the HTML
+ * timeline draw the first and the last REP_SHOWN_MICRO micro-batches in
+ * full and one summary per stage for those between; the HTML mesh draws
+ * at most REP_MESH_MAX hosts and GPUs per host; an HTML table at most
+ * REP_HTML_MAX_ROWS rows. report.json and the dumps keep everything. */
+#define REP_SHOWN_MICRO 32
+/* Stage x micro-batch x chunk passes apreport simulates at most (each
+ * schedule holds all of them: about 300 bytes a pass for 1F1B and GPipe
+ * together); a larger plan is refused before the simulation. */
+#define REP_MAX_PASSES (1 << 22)
+#define REP_MAX_PASSES_TEXT "4194304"
+#define REP_MESH_MAX 64
+#define REP_HTML_MAX_ROWS 1000
+
+/* The summarised events of one stage and thread (0 compute, 1 send). */
+typedef struct RepSummary {
+    size_t events;
+    double start, end;                /* earliest start, latest end */
+} RepSummary;
+
+/* Whether micro-batch mb of schedule s is drawn in full. */
+int rep_micro_shown(const ApreportSchedule *s, int mb);
+/* The micro-batches summarised, first..last; 0 when none is (*first and
+ * *last untouched). */
+int rep_micro_summarised(const ApreportSchedule *s, int *first, int *last);
+/* Per stage and thread, the summarised events of s: *out malloc'd
+ * [n_stages][2] (the caller frees it), NULL when nothing is summarised.
+ * 0 or APREPORT_ENOMEM. */
+int rep_summaries(const ApreportSchedule *s, RepSummary **out);
 /* The HTML writer (reports/html.c): writes fmt to f as printf would, the
  * format being markup and every %s / %c argument escaped (< > & " '); a
  * non-finite %f / %g prints "n/a". Conversions: d i u x c s f g e with

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Small helpers the report writers share: dtype JAX names, shape
- * text, Alpa's GB, Python string literals (the one escaping function of
+ * text, Alpa's GB, the micro-batches the timelines draw in full and
+ * their summaries, Python string literals (the one escaping function of
  * plan.py and the dumps), canonical sharding specs, Python option dicts.
  */
 #include <stdlib.h>
@@ -45,6 +46,45 @@ void rep_shape_text(const char *shape, int jax, char *out, size_t len)
 double rep_gb(int64_t bytes)
 {
     return (double)bytes / (double)(1LL << 30);
+}
+
+int rep_micro_shown(const ApreportSchedule *s, int mb)
+{
+    return mb < REP_SHOWN_MICRO || mb >= s->micro_batches - REP_SHOWN_MICRO;
+}
+
+int rep_micro_summarised(const ApreportSchedule *s, int *first, int *last)
+{
+    if (s->micro_batches <= 2 * REP_SHOWN_MICRO)
+        return 0;
+    *first = REP_SHOWN_MICRO;
+    *last = s->micro_batches - REP_SHOWN_MICRO - 1;
+    return 1;
+}
+
+int rep_summaries(const ApreportSchedule *s, RepSummary **out)
+{
+    int first, last;
+    RepSummary *sum;
+    *out = NULL;
+    if (!rep_micro_summarised(s, &first, &last))
+        return 0;
+    if (!(sum = calloc((size_t)s->n_stages * 2, sizeof(*sum))))
+        return APREPORT_ENOMEM;
+    for (size_t i = 0; i < s->n_events; i++) {
+        const ApreportEvent *e = &s->events[i];
+        RepSummary *u;
+        if (rep_micro_shown(s, e->micro_batch) || e->stage < 0 || e->stage >= s->n_stages)
+            continue;
+        u = &sum[e->stage * 2 + (e->kind >= APREPORT_EV_SEND_ACT)];
+        if (!u->events || e->start < u->start)
+            u->start = e->start;
+        if (!u->events || e->end > u->end)
+            u->end = e->end;
+        u->events++;
+    }
+    *out = sum;
+    return 0;
 }
 
 /* Decodes one UTF-8 sequence at s (at most n bytes): its code point and
