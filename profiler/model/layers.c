@@ -17,9 +17,13 @@
  * sizes, then the smaller imbalance term imb[k][q-1] + k²/q − r²/(q+1) +
  * (r−k)², exactly Alpa's recurrence; candidates k are tried in ascending
  * order and only a strict improvement replaces the incumbent.
- * Implementation: inbound sizes and the allowed spans are computed one left
- * end k at a time (O(ops + tensors) each) so memory stays O(ops · L); the
- * whole DP is O(L · ops · (ops + tensors)).
+ * Implementation: one left end k at a time, the inbound sizes kept up to
+ * date as k moves (O(ops + edges) in all) and only the span Alpa's scan
+ * allows from k visited, for the layer counts q reachable at k. The DP is
+ * O(ops · span · q), span ≈ ops / L · (1 + eps): still quadratic in the ops,
+ * as Alpa's own recurrence is (its ties are broken in candidate order, so a
+ * faster search would change the cuts); the zoo bounds the model's layers
+ * (APPROF_ZOO_MAX_LAYERS). Memory O(ops · L).
  */
 #include <math.h>
 #include <stdio.h>
@@ -115,43 +119,52 @@ static int uses_build(const ApprofGraph *g, Uses *u)
     return 0;
 }
 
-/* row[r] for r in (k, n]: bytes produced by ops < k and read by ops in [k, r). */
-static void inbound_row(const ApprofGraph *g, const Uses *u, int k, double *row, double *delta)
+/* Inbound bytes of the spans that start at op k, kept from one k to the
+ * next: every tensor produced by an op before k that an op at or after k
+ * reads sits at its first such reader c, as delta[c + 1] += its bytes, so
+ * that the inbound size of the span [k, r) is delta[k + 1] + ... + delta[r].
+ * Moving k forward touches only the tensors op k - 1 reads or writes: O(ops
+ * + edges) over all k, where recomputing the row for each k was quadratic. */
+typedef struct {
+    int *next;             /* per tensor: index into cons of its first reader >= k */
+    int64_t *delta;        /* [n + 2] */
+} Inbound;
+
+static void inbound_place(const Uses *u, Inbound *in, int t, int k)
 {
-    int n = u->n;
-    for (int r = 0; r <= n + 1; r++)
-        delta[r] = 0;
-    for (int p = 0; p < k; p++) {
-        const ApprofOp *op = &g->ops[p];
-        for (int j = 0; j < op->n_outputs; j++) {
-            int t = op->outputs[j];
-            int lo = u->cons_start[t], hi = u->cons_start[t + 1];
-            /* First consumer >= k: consumers are ascending. */
-            while (lo < hi) {
-                int mid = (lo + hi) / 2;
-                if (u->cons[mid] < k)
-                    lo = mid + 1;
-                else
-                    hi = mid;
-            }
-            if (lo < u->cons_start[t + 1])
-                delta[u->cons[lo] + 1] += u->tbytes[t];
-        }
-    }
-    row[k] = 0;
-    for (int r = k + 1; r <= n; r++)
-        row[r] = row[r - 1] + delta[r];
+    int end = u->cons_start[t + 1];
+    while (in->next[t] < end && u->cons[in->next[t]] < k)
+        in->next[t]++;
+    if (in->next[t] < end)
+        in->delta[u->cons[in->next[t]] + 1] += (int64_t)u->tbytes[t];
 }
 
-/* allowed[r] for the span of ops [k, r) (Alpa's blocked[k+1][r] == 0). */
-static void allowed_row(int n, int k, const double *cost, const char *heavy, double bound, int lb,
+/* From left end k - 1 to k (k >= 1). */
+static void inbound_advance(const ApprofGraph *g, const Uses *u, Inbound *in, int k)
+{
+    const ApprofOp *op = &g->ops[k - 1];
+    for (int i = 0; i < op->n_inputs; i++) {
+        int t = op->inputs[i], p = g->tensors[t].producer;
+        /* a tensor op k - 1 reads twice moves once: its reader is then >= k */
+        if (p < 0 || p >= k - 1 || in->next[t] >= u->cons_start[t + 1] || u->cons[in->next[t]] != k - 1)
+            continue;
+        in->delta[k] -= (int64_t)u->tbytes[t];
+        inbound_place(u, in, t, k);
+    }
+    for (int j = 0; j < op->n_outputs; j++)
+        inbound_place(u, in, op->outputs[j], k);
+}
+
+/* The last r of the span [k, r) worth scanning, with allowed[r] set for
+ * r in (k, last] (Alpa's blocked[k+1][r] == 0); the scan stops where
+ * Alpa's does. */
+static int allowed_span(int n, int k, const double *cost, const char *heavy, double bound, int lb,
                         char *allowed)
 {
-    int cnt = 0;
+    int cnt = 0, r;
     double c = 0;
-    for (int r = 0; r <= n; r++)
+    for (r = k + 1; r <= n; r++) {
         allowed[r] = 0;
-    for (int r = k + 1; r <= n; r++) {
         if (heavy[r - 1]) {
             cnt++;
             c += cost[r - 1];
@@ -165,15 +178,24 @@ static void allowed_row(int n, int k, const double *cost, const char *heavy, dou
             break;
         allowed[r] = 1;
     }
+    return r - 1;
 }
+
+/* One DP state (ops covered r, layers q). */
+typedef struct {
+    double maxc, sumc, imb;
+    int arg;
+} Cell;
 
 int approf_layers_auto(const ApprofGraph *g, int layer_num, double eps, ApprofLayering *out)
 {
-    int n, L = layer_num, rc = 0, lb = 3, n_heavy = 0;
+    int n, L = layer_num, rc = 0, lb = 3, n_heavy = 0, n_q;
     double total = 0, bound;
-    double *cost = NULL, *maxc = NULL, *sumc = NULL, *imb = NULL, *row = NULL, *delta = NULL;
-    int *arg = NULL;
+    double *cost = NULL, *row = NULL;
+    int *qs = NULL;
     char *heavy = NULL, *allowed = NULL;
+    Cell *cell = NULL;
+    Inbound in = {NULL, NULL};
     Uses u;
 
     if (!g || !out || layer_num < 1 || !(eps >= 0) || !isfinite(eps))
@@ -188,12 +210,11 @@ int approf_layers_auto(const ApprofGraph *g, int layer_num, double eps, ApprofLa
     heavy = calloc((size_t)n + 1, 1);
     allowed = calloc((size_t)n + 2, 1);
     row = calloc((size_t)n + 2, sizeof *row);
-    delta = calloc((size_t)n + 2, sizeof *delta);
-    maxc = malloc(sizeof *maxc * (size_t)(n + 1) * (size_t)(L + 1));
-    sumc = malloc(sizeof *sumc * (size_t)(n + 1) * (size_t)(L + 1));
-    imb = malloc(sizeof *imb * (size_t)(n + 1) * (size_t)(L + 1));
-    arg = malloc(sizeof *arg * (size_t)(n + 1) * (size_t)(L + 1));
-    if (!cost || !heavy || !allowed || !row || !delta || !maxc || !sumc || !imb || !arg) {
+    qs = calloc((size_t)L + 1, sizeof *qs);
+    in.next = malloc((g->n_tensors + 1) * sizeof *in.next);
+    in.delta = calloc((size_t)n + 2, sizeof *in.delta);
+    cell = malloc(sizeof *cell * (size_t)(n + 1) * (size_t)(L + 1));
+    if (!cost || !heavy || !allowed || !row || !qs || !in.next || !in.delta || !cell) {
         rc = APPROF_ENOMEM;
         goto cleanup;
     }
@@ -204,54 +225,61 @@ int approf_layers_auto(const ApprofGraph *g, int layer_num, double eps, ApprofLa
         total += cost[i];
         n_heavy += heavy[i];
     }
+    for (size_t t = 0; t < g->n_tensors; t++)
+        in.next[t] = u.cons_start[t];
     bound = total / L * (1.0 + eps);
     if ((double)n_heavy / L < lb)
         lb = (int)((double)n_heavy / L);
 
-#define AT(a, r, q) (a)[(size_t)(r) * (size_t)(L + 1) + (size_t)(q)]
+#define AT(r, q) cell[(size_t)(r) * (size_t)(L + 1) + (size_t)(q)]
     for (int r = 0; r <= n; r++)
-        for (int q = 0; q <= L; q++) {
-            AT(maxc, r, q) = INFINITY;
-            AT(sumc, r, q) = INFINITY;
-            AT(imb, r, q) = q == 0 ? 0 : INFINITY;
-            AT(arg, r, q) = -1;
-        }
-    AT(maxc, 0, 0) = 0;
-    AT(sumc, 0, 0) = 0;
+        for (int q = 0; q <= L; q++)
+            AT(r, q) = (Cell){INFINITY, INFINITY, q == 0 ? 0 : INFINITY, -1};
+    AT(0, 0).maxc = 0;
+    AT(0, 0).sumc = 0;
+    /* For each state (r, q) the candidates k are tried in ascending order
+     * and only a strict improvement replaces the incumbent: each k updates
+     * states with r > k only, so the order of r and q within one k does
+     * not change the result. */
     for (int k = 0; k < n; k++) {
-        int any = 0;
+        int last;
+        int64_t acc = 0;
+        if (k > 0)
+            inbound_advance(g, &u, &in, k);
+        n_q = 0;
         for (int q = 1; q <= L; q++)
-            if (isfinite(AT(maxc, k, q - 1)))
-                any = 1;
-        if (!any)
+            if (isfinite(AT(k, q - 1).maxc))
+                qs[n_q++] = q;
+        if (!n_q)
             continue;
-        allowed_row(n, k, cost, heavy, bound, lb, allowed);
-        inbound_row(g, &u, k, row, delta);
-        for (int q = 1; q <= L; q++) {
-            double prev = AT(maxc, k, q - 1);
-            if (!isfinite(prev))
+        last = allowed_span(n, k, cost, heavy, bound, lb, allowed);
+        for (int r = k + 1; r <= last; r++) {
+            acc += in.delta[r];
+            row[r] = (double)acc;
+        }
+        for (int r = k + 1; r <= last; r++) {
+            if (!allowed[r])
                 continue;
-            for (int r = k + 1; r <= n; r++) {
-                double nv, ns, ni, cur, curs;
-                if (!allowed[r])
-                    continue;
-                nv = prev > row[r] ? prev : row[r];
-                ns = AT(sumc, k, q - 1) + row[r];
-                ni = AT(imb, k, q - 1) + (double)k * k / q - (double)r * r / (q + 1) +
-                     (double)(r - k) * (r - k);
-                cur = AT(maxc, r, q);
-                curs = AT(sumc, r, q);
-                if (nv < cur || (nv <= cur * (1 + 1e-4) &&
-                                 (ns < curs || (ns <= curs * (1 + 1e-4) && ni < AT(imb, r, q))))) {
-                    AT(maxc, r, q) = nv;
-                    AT(sumc, r, q) = ns;
-                    AT(imb, r, q) = ni;
-                    AT(arg, r, q) = k;
+            for (int i = 0; i < n_q; i++) {
+                int q = qs[i];
+                const Cell *p = &AT(k, q - 1);
+                Cell *cur = &AT(r, q);
+                double nv = p->maxc > row[r] ? p->maxc : row[r];
+                double ns, ni;
+                if (nv > cur->maxc * (1 + 1e-4))
+                    continue;   /* neither test below can pass */
+                ns = p->sumc + row[r];
+                ni = p->imb + (double)k * k / q - (double)r * r / (q + 1) + (double)(r - k) * (r - k);
+                if (nv < cur->maxc || (ns < cur->sumc || (ns <= cur->sumc * (1 + 1e-4) && ni < cur->imb))) {
+                    cur->maxc = nv;
+                    cur->sumc = ns;
+                    cur->imb = ni;
+                    cur->arg = k;
                 }
             }
         }
     }
-    if (!isfinite(AT(maxc, n, L))) {
+    if (!isfinite(AT(n, L).maxc)) {
         rc = APPROF_EINFEASIBLE;
         goto cleanup;
     }
@@ -259,7 +287,7 @@ int approf_layers_auto(const ApprofGraph *g, int layer_num, double eps, ApprofLa
     if (rc < 0)
         goto cleanup;
     for (int q = L, r = n; q >= 1; q--) {
-        int k = AT(arg, r, q);
+        int k = AT(r, q).arg;
         out->op_begin[q - 1] = k;
         out->op_end[q - 1] = r;
         r = k;
@@ -272,11 +300,10 @@ cleanup:
     free(heavy);
     free(allowed);
     free(row);
-    free(delta);
-    free(maxc);
-    free(sumc);
-    free(imb);
-    free(arg);
+    free(qs);
+    free(in.next);
+    free(in.delta);
+    free(cell);
     return rc;
 }
 

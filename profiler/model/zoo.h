@@ -16,9 +16,10 @@
 #include "graph.h"
 
 /* The most transformer blocks (or mlp layers) a zoo model or a Hugging Face
- * config may ask for: ten times the deepest model trained so far, and what
- * layer construction handles in about a second (docs/reliability.md). */
-#define APPROF_ZOO_MAX_LAYERS 4096
+ * config may ask for: eight times the deepest model trained so far (126
+ * blocks), and what layer construction, quadratic in the operators, does in
+ * about a second (docs/reliability.md). */
+#define APPROF_ZOO_MAX_LAYERS 1024
 
 typedef struct ApprofZooOptions {
     const char *preset;      /* gpt: gpt2-small (default) | gpt3-1.3b | gpt3-2.7b | gpt3-6.7b |

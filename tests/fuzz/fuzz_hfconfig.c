@@ -2,7 +2,7 @@
 /*
  * Fuzz harness for Hugging Face config.json files (approf_hf_config_load and
  * approf_zoo_build_hf). Properties: a refusal names the file; an accepted
- * config has every size in the documented range (layers 1..4096, sizes
+ * config has every size in the documented range (layers 1..1024, sizes
  * 1..2^24, heads dividing the hidden size, an even head_dim, the shared
  * experts' intermediate size at most 2^24), and a small one (up to 8
  * layers, hidden 4096) builds a graph that validates, or is refused with a

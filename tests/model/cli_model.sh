@@ -59,14 +59,14 @@ grep -q "gpt3-39b" "$T/err" || fail "preset conflict message"
 "$APPROF" sweep --hf-config "$DATA/bad-missing.json" --db "$T/x.db" 2> "$T/err"; [ $? -eq 1 ] || fail "sweep bad config exits 1"
 grep -q "bad-missing.json: field intermediate_size" "$T/err" || fail "sweep config message"
 [ ! -e "$T/x.db" ] || fail "a refused sweep must not create the database"
-# Sizes: the limit is said; layers have a documented maximum (4096); a
+# Sizes: the limit is said; layers have a documented maximum (1024); a
 # Hugging Face config whose sizes overflow or cannot be built exits 1 naming
 # the file and the field, never a different model or an internal operator.
 "$APPROF" model show gpt --hidden 1e9 2> "$T/err" >/dev/null; expect_rc 2 $? "$T/err" "--hidden 1e9"
 says_text "$T/err" "--hidden needs an integer in 1..16777216, got '1e9'" "--hidden 1e9"
-"$APPROF" model show gpt --num-layers 5000 2> "$T/err" >/dev/null; expect_rc 2 $? "$T/err" "--num-layers 5000"
-says_text "$T/err" "--num-layers needs an integer in 1..4096" "--num-layers 5000"
-"$APPROF" sweep --model gpt --num-layers 5000 --db "$T/x.db" 2> "$T/err" >/dev/null; expect_rc 2 $? "$T/err" "sweep --num-layers 5000"
+"$APPROF" model show gpt --num-layers 2000 2> "$T/err" >/dev/null; expect_rc 2 $? "$T/err" "--num-layers 2000"
+says_text "$T/err" "--num-layers needs an integer in 1..1024" "--num-layers 2000"
+"$APPROF" sweep --model gpt --num-layers 2000 --db "$T/x.db" 2> "$T/err" >/dev/null; expect_rc 2 $? "$T/err" "sweep --num-layers 2000"
 "$APPROF" model show llama --hidden 48 --heads 16 --num-layers 1 2> "$T/err" >/dev/null; expect_rc 2 $? "$T/err" "odd head_dim"
 says_text "$T/err" "head_dim of 3" "odd head_dim"
 sed 's/"n_shared_experts": 2/"n_shared_experts": 257/; s/"moe_intermediate_size": 1408/"moe_intermediate_size": 16777216/' \
@@ -78,7 +78,7 @@ sed 's/"num_attention_heads": 32,/"num_attention_heads": 32, "head_dim": 3,/' "$
 says_text "$T/err" "hd.json: field head_dim: 3 is odd" "head_dim 3"
 sed 's/"num_hidden_layers": 32/"num_hidden_layers": 100000/' "$DATA/llama-3-8b.json" > "$T/nl.json"
 "$APPROF" model show --hf-config "$T/nl.json" 2> "$T/err" >/dev/null; expect_rc 1 $? "$T/err" "100000 layers"
-says_text "$T/err" "nl.json: field num_hidden_layers: expected an integer in 1..4096" "100000 layers"
+says_text "$T/err" "nl.json: field num_hidden_layers: expected an integer in 1..1024" "100000 layers"
 # Every option 'approf models' advertises is one sweep and model show take.
 for opt in $(grep -o -- '--[a-z][a-z-]*' "$T/models" | sort -u); do
     "$APPROF" sweep --help | grep -q -- "$opt" || fail "approf models advertises $opt, which sweep lacks"

@@ -6,6 +6,8 @@
  * exactly one layer, and layer statistics.
  */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <CUnit/Basic.h>
@@ -228,6 +230,301 @@ static void test_partition_all(void)
     }
 }
 
+/* ---- the reference: the first, quadratic implementation of Alpa's layer
+ * construction (O(L . ops . (ops + tensors))), kept as the oracle that the
+ * fast one must match exactly ------------------------------------------- */
+
+static int ref_alloc(ApprofLayering *l, int n)
+{
+    memset(l, 0, sizeof *l);
+    l->op_begin = calloc((size_t)n, sizeof(int));
+    l->op_end = calloc((size_t)n, sizeof(int));
+    if (!l->op_begin || !l->op_end)
+        return APPROF_ENOMEM;
+    l->n_layers = n;
+    return 0;
+}
+
+static double heavy_cost(const ApprofGraph *g, int op)
+{
+    ApprofKernel ks[APPROF_MAX_KERNELS];
+    double c = 0;
+    int n;
+    ApprofOpKind k = g->ops[op].kind;
+    if (k != APPROF_OP_MATMUL && k != APPROF_OP_BATCH_MATMUL && k != APPROF_OP_CONV2D)
+        return 0;
+    n = approf_op_kernels(g, op, NULL, 0, ks, APPROF_MAX_KERNELS);
+    for (int i = 0; i < n; i++)
+        if (ks[i].kind == APPROF_K_GEMM || ks[i].kind == APPROF_K_CONV_FWD)
+            c += ks[i].flops;
+    return c;
+}
+
+typedef struct {
+    int n;                 /* ops */
+    int *cons_start;       /* CSR of consumers per tensor (ascending op index) */
+    int *cons;
+    double *tbytes;
+} Uses;
+
+static void uses_free(Uses *u)
+{
+    free(u->cons_start);
+    free(u->cons);
+    free(u->tbytes);
+}
+
+static int uses_build(const ApprofGraph *g, Uses *u)
+{
+    size_t nt = g->n_tensors, total = 0;
+    int *fill = NULL;
+    memset(u, 0, sizeof *u);
+    u->n = (int)g->n_ops;
+    u->cons_start = calloc(nt + 1, sizeof(int));
+    u->tbytes = calloc(nt + 1, sizeof(double));
+    for (size_t i = 0; i < g->n_ops; i++)
+        total += (size_t)g->ops[i].n_inputs;
+    u->cons = calloc(total + 1, sizeof(int));
+    fill = calloc(nt + 1, sizeof(int));
+    if (!u->cons_start || !u->tbytes || !u->cons || !fill) {
+        free(fill);
+        uses_free(u);
+        return APPROF_ENOMEM;
+    }
+    for (size_t i = 0; i < g->n_ops; i++)
+        for (int k = 0; k < g->ops[i].n_inputs; k++)
+            u->cons_start[g->ops[i].inputs[k] + 1]++;
+    for (size_t t = 0; t < nt; t++) {
+        u->cons_start[t + 1] += u->cons_start[t];
+        u->tbytes[t] = (double)approf_tensor_bytes(&g->tensors[t]);
+    }
+    for (size_t i = 0; i < g->n_ops; i++)
+        for (int k = 0; k < g->ops[i].n_inputs; k++) {
+            int t = g->ops[i].inputs[k];
+            int pos = u->cons_start[t] + fill[t]++;
+            /* An op reading the same tensor twice is listed twice; harmless. */
+            u->cons[pos] = (int)i;
+        }
+    free(fill);
+    return 0;
+}
+
+/* row[r] for r in (k, n]: bytes produced by ops < k and read by ops in [k, r). */
+static void inbound_row(const ApprofGraph *g, const Uses *u, int k, double *row, double *delta)
+{
+    int n = u->n;
+    for (int r = 0; r <= n + 1; r++)
+        delta[r] = 0;
+    for (int p = 0; p < k; p++) {
+        const ApprofOp *op = &g->ops[p];
+        for (int j = 0; j < op->n_outputs; j++) {
+            int t = op->outputs[j];
+            int lo = u->cons_start[t], hi = u->cons_start[t + 1];
+            /* First consumer >= k: consumers are ascending. */
+            while (lo < hi) {
+                int mid = (lo + hi) / 2;
+                if (u->cons[mid] < k)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo < u->cons_start[t + 1])
+                delta[u->cons[lo] + 1] += u->tbytes[t];
+        }
+    }
+    row[k] = 0;
+    for (int r = k + 1; r <= n; r++)
+        row[r] = row[r - 1] + delta[r];
+}
+
+/* allowed[r] for the span of ops [k, r) (Alpa's blocked[k+1][r] == 0). */
+static void allowed_row(int n, int k, const double *cost, const char *heavy, double bound, int lb,
+                        char *allowed)
+{
+    int cnt = 0;
+    double c = 0;
+    for (int r = 0; r <= n; r++)
+        allowed[r] = 0;
+    for (int r = k + 1; r <= n; r++) {
+        if (heavy[r - 1]) {
+            cnt++;
+            c += cost[r - 1];
+        }
+        if (cnt < lb) {
+            if (c >= bound)
+                allowed[r] = 1;
+            continue;
+        }
+        if (c >= bound && heavy[r - 1] && cnt > lb)
+            break;
+        allowed[r] = 1;
+    }
+}
+
+static int ref_layers_auto(const ApprofGraph *g, int layer_num, double eps, ApprofLayering *out)
+{
+    int n, L = layer_num, rc = 0, lb = 3, n_heavy = 0;
+    double total = 0, bound;
+    double *cost = NULL, *maxc = NULL, *sumc = NULL, *imb = NULL, *row = NULL, *delta = NULL;
+    int *arg = NULL;
+    char *heavy = NULL, *allowed = NULL;
+    Uses u;
+
+    if (!g || !out || layer_num < 1 || !(eps >= 0) || !isfinite(eps))
+        return APPROF_EINVAL;
+    memset(out, 0, sizeof *out);
+    n = (int)g->n_ops;
+    if (n < L)
+        return APPROF_EINVAL;
+    if (uses_build(g, &u) < 0)
+        return APPROF_ENOMEM;
+    cost = calloc((size_t)n + 1, sizeof *cost);
+    heavy = calloc((size_t)n + 1, 1);
+    allowed = calloc((size_t)n + 2, 1);
+    row = calloc((size_t)n + 2, sizeof *row);
+    delta = calloc((size_t)n + 2, sizeof *delta);
+    maxc = malloc(sizeof *maxc * (size_t)(n + 1) * (size_t)(L + 1));
+    sumc = malloc(sizeof *sumc * (size_t)(n + 1) * (size_t)(L + 1));
+    imb = malloc(sizeof *imb * (size_t)(n + 1) * (size_t)(L + 1));
+    arg = malloc(sizeof *arg * (size_t)(n + 1) * (size_t)(L + 1));
+    if (!cost || !heavy || !allowed || !row || !delta || !maxc || !sumc || !imb || !arg) {
+        rc = APPROF_ENOMEM;
+        goto cleanup;
+    }
+    for (int i = 0; i < n; i++) {
+        ApprofOpKind k = g->ops[i].kind;
+        heavy[i] = k == APPROF_OP_MATMUL || k == APPROF_OP_BATCH_MATMUL || k == APPROF_OP_CONV2D;
+        cost[i] = heavy_cost(g, i);
+        total += cost[i];
+        n_heavy += heavy[i];
+    }
+    bound = total / L * (1.0 + eps);
+    if ((double)n_heavy / L < lb)
+        lb = (int)((double)n_heavy / L);
+
+#define AT(a, r, q) (a)[(size_t)(r) * (size_t)(L + 1) + (size_t)(q)]
+    for (int r = 0; r <= n; r++)
+        for (int q = 0; q <= L; q++) {
+            AT(maxc, r, q) = INFINITY;
+            AT(sumc, r, q) = INFINITY;
+            AT(imb, r, q) = q == 0 ? 0 : INFINITY;
+            AT(arg, r, q) = -1;
+        }
+    AT(maxc, 0, 0) = 0;
+    AT(sumc, 0, 0) = 0;
+    for (int k = 0; k < n; k++) {
+        int any = 0;
+        for (int q = 1; q <= L; q++)
+            if (isfinite(AT(maxc, k, q - 1)))
+                any = 1;
+        if (!any)
+            continue;
+        allowed_row(n, k, cost, heavy, bound, lb, allowed);
+        inbound_row(g, &u, k, row, delta);
+        for (int q = 1; q <= L; q++) {
+            double prev = AT(maxc, k, q - 1);
+            if (!isfinite(prev))
+                continue;
+            for (int r = k + 1; r <= n; r++) {
+                double nv, ns, ni, cur, curs;
+                if (!allowed[r])
+                    continue;
+                nv = prev > row[r] ? prev : row[r];
+                ns = AT(sumc, k, q - 1) + row[r];
+                ni = AT(imb, k, q - 1) + (double)k * k / q - (double)r * r / (q + 1) +
+                     (double)(r - k) * (r - k);
+                cur = AT(maxc, r, q);
+                curs = AT(sumc, r, q);
+                if (nv < cur || (nv <= cur * (1 + 1e-4) &&
+                                 (ns < curs || (ns <= curs * (1 + 1e-4) && ni < AT(imb, r, q))))) {
+                    AT(maxc, r, q) = nv;
+                    AT(sumc, r, q) = ns;
+                    AT(imb, r, q) = ni;
+                    AT(arg, r, q) = k;
+                }
+            }
+        }
+    }
+    if (!isfinite(AT(maxc, n, L))) {
+        rc = APPROF_EINFEASIBLE;
+        goto cleanup;
+    }
+    rc = ref_alloc(out, L);
+    if (rc < 0)
+        goto cleanup;
+    for (int q = L, r = n; q >= 1; q--) {
+        int k = AT(arg, r, q);
+        out->op_begin[q - 1] = k;
+        out->op_end[q - 1] = r;
+        r = k;
+    }
+#undef AT
+    snprintf(out->option, sizeof out->option, "auto:eps=%g", eps);
+cleanup:
+    uses_free(&u);
+    free(cost);
+    free(heavy);
+    free(allowed);
+    free(row);
+    free(delta);
+    free(maxc);
+    free(sumc);
+    free(imb);
+    free(arg);
+    return rc;
+}
+
+
+/* The fast construction equals the reference on every zoo model (and on
+ * deeper transformers, where it matters) for many layer counts and slacks:
+ * same cuts, op for op. */
+static void test_matches_reference(void)
+{
+    static const struct { const char *name; int num_layers; } models[] = {
+        {"mlp", 0}, {"resnet50", 0}, {"wide_resnet", 0}, {"gpt", 0}, {"bert", 0}, {"swin", 0},
+        {"llama", 2}, {"mixtral", 2}, {"deepseek_moe", 3}, {"qwen2", 2}, {"gpt", 40}, {"bert", 30},
+    };
+    static const double eps[] = {0.0, 0.5, 1.0};
+    static const int Ls[] = {1, 2, 3, 4, 7, 8, 16, 24, 32};
+    int compared = 0;
+    for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
+        ApprofZooOptions o;
+        ApprofGraph *g = NULL;
+        char err[256];
+        memset(&o, 0, sizeof o);
+        o.num_layers = models[m].num_layers;
+        if (o.num_layers && strcmp(models[m].name, "gpt") && strcmp(models[m].name, "bert"))
+            o.seq_len = 256;
+        CU_ASSERT_EQUAL_FATAL(approf_zoo_build(models[m].name, &o, &g, err, sizeof err), 0);
+        for (size_t e = 0; e < sizeof eps / sizeof eps[0]; e++)
+            for (size_t i = 0; i < sizeof Ls / sizeof Ls[0]; i++) {
+                ApprofLayering a, b;
+                int ra, rb;
+                if ((size_t)Ls[i] > g->n_ops)
+                    continue;
+                memset(&a, 0, sizeof a);
+                memset(&b, 0, sizeof b);
+                ra = approf_layers_auto(g, Ls[i], eps[e], &a);
+                rb = ref_layers_auto(g, Ls[i], eps[e], &b);
+                CU_ASSERT_EQUAL(ra, rb);
+                if (ra == 0 && rb == 0) {
+                    int same = a.n_layers == b.n_layers;
+                    for (int k = 0; same && k < a.n_layers; k++)
+                        same = a.op_begin[k] == b.op_begin[k] && a.op_end[k] == b.op_end[k];
+                    CU_ASSERT(same);
+                    if (!same)
+                        fprintf(stderr, "\n  %s (%zu ops) L=%d eps=%g: cuts differ from the reference\n",
+                                models[m].name, g->n_ops, Ls[i], eps[e]);
+                    compared++;
+                }
+                approf_layering_free(&a);
+                approf_layering_free(&b);
+            }
+        approf_graph_free(&g);
+    }
+    CU_ASSERT(compared > 200);
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -240,6 +537,7 @@ int main(void)
     CU_add_test(s, "gpt splits evenly", test_gpt_even);
     CU_add_test(s, "mlp manual boundary", test_mlp_manual);
     CU_add_test(s, "partition of every zoo model", test_partition_all);
+    CU_add_test(s, "fast construction = reference", test_matches_reference);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     fails = CU_get_number_of_failures();
