@@ -1,0 +1,1 @@
+UPDATE plan SET micro_batches = 0;

@@ -1,0 +1,1 @@
+UPDATE plan SET options = '{"schedule": "interleaved", "virtual_stages": 1000}';

@@ -1,0 +1,1 @@
+UPDATE plan SET sweep_id = 77;

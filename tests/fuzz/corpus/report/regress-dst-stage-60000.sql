@@ -1,0 +1,1 @@
+UPDATE resharding_task SET dst_stage = 60000 WHERE task_index = 0;

@@ -1,0 +1,1 @@
+UPDATE resharding_task SET dst_stage = 7;

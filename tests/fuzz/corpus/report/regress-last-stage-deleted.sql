@@ -1,0 +1,1 @@
+DELETE FROM plan_stage WHERE stage_index = 1 AND plan_id = (SELECT max(id) FROM plan);

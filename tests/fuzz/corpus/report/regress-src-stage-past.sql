@@ -1,0 +1,1 @@
+UPDATE resharding_task SET src_stage = 5;

@@ -1,0 +1,1 @@
+UPDATE plan_stage SET stage_index = stage_index + 3;

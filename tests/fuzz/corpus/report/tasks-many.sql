@@ -1,0 +1,1 @@
+WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 3000) INSERT INTO resharding_task SELECT plan_id, i, src_stage, dst_stage, tensor_name || i, shape, dtype, src_spec, dst_spec, bytes, strategy, seconds FROM resharding_task, k;
