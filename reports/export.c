@@ -123,6 +123,7 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
 {
     RepLaunch L;
     char ctx[200];
+    const char *script;
     if (refuse(r))
         return r && r->n_stages ? APREPORT_EINFEASIBLE : APREPORT_EINVAL;
     rep_launch_of(r, REP_RT_MEGATRON, &L);
@@ -135,13 +136,16 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
         rep_sh_word(f, file);
     }
     fputs(" | tr '\\n' ' ')\"\n", f);
+    script = L.model.family && !strcmp(L.model.family, "bert") ? "pretrain_bert.py"
+                                                                : "pretrain_gpt.py";
     if (L.hosts > 1)
         fprintf(f, "#   on each host i of %d: torchrun --nnodes %d --nproc-per-node %d --node-rank i "
-                   "--rdzv-backend c10d --rdzv-endpoint HOST0:29500 pretrain_gpt.py \"$@\" "
-                   "<data, tokenizer and optimizer arguments>\n", L.hosts, L.hosts, L.gpus);
+                   "--rdzv-backend c10d --rdzv-endpoint HOST0:29500 %s \"$@\" "
+                   "<data, tokenizer and optimizer arguments>\n", L.hosts, L.hosts, L.gpus,
+                script);
     else
-        fprintf(f, "#   torchrun --standalone --nnodes 1 --nproc-per-node %d pretrain_gpt.py \"$@\" "
-                   "<data, tokenizer and optimizer arguments>\n", L.gpus);
+        fprintf(f, "#   torchrun --standalone --nnodes 1 --nproc-per-node %d %s \"$@\" "
+                   "<data, tokenizer and optimizer arguments>\n", L.gpus, script);
     fputs("#   (--vocab-size is the model's; with --tokenizer-type NullTokenizer --mock-data it "
           "runs on synthetic data)\n", f);
     context_text(&L, ctx, sizeof(ctx));

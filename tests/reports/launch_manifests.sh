@@ -1,0 +1,146 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# Every launch file of a set of plans against the framework manifests
+# (reports/manifests/, checked by check_launch.py): dense Llama plans
+# (ZeRO-0..3, full recomputation, the interleaved schedule, the auto plan),
+# the full Llama-3-8B (a torchtitan flavour), Mixtral (MoE: expert and
+# expert tensor parallelism, sequence parallelism), a GPT in fp16 on 2 x 8
+# V100s (more than one host) and one in bf16 with the blocks named
+# h.N/query. Each Megatron-LM, DeepSpeed and torchtitan file must pass;
+# the only unknown a file may report is torchtitan's [model] flavour of a
+# model torchtitan has none of. Then the negative cases: a file with a
+# required flag removed, or a rule broken, must fail the check.
+#   launch_manifests.sh APPROF APSOLVE APREPORT PYTHON MANIFEST_DIR
+set -eu
+approf=$1 apsolve=$2 apreport=$3 python=$4 manifests=$5
+check=$(dirname "$0")/check_launch.py
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/../lib.sh"
+meg=$manifests/megatron-lm-core_v0.19.0.json
+ds=$manifests/deepspeed-v0.16.4.json
+tt=$manifests/torchtitan-v0.2.2.json
+if ! "$python" -c 'import tomllib' 2>/dev/null; then
+  echo "tomllib missing (Python < 3.11): skipped"
+  exit 77
+fi
+
+sweep() {
+  db=$1
+  shift
+  "$approf" sweep "$@" --backend model --db "$dir/$db" --quiet >/dev/null 2>"$dir/err" ||
+    fail_with "$dir/err" "approf sweep $*"
+}
+# plan DB ARGS...: runs apsolve, sets $id to the first plan it stored
+plan() {
+  db=$1
+  shift
+  "$apsolve" --db "$dir/$db" "$@" >"$dir/out" 2>"$dir/err" || fail_with "$dir/err" "apsolve $*"
+  id=$(sed -n 's/^Stored as plan \([0-9]*\)$/\1/p' "$dir/out" | head -1)
+  [ -n "$id" ] || fail_with "$dir/out" "apsolve $*: no plan stored"
+}
+# report NAME DB [apreport options]: the three launch files of plan $id
+report() {
+  name=$1 db=$2
+  shift 2
+  "$apreport" --db "$dir/$db" --plan "$id" --name "$name" --out "$dir/f" --quiet "$@" \
+    2>"$dir/err" || fail_with "$dir/err" "apreport $name"
+  echo "$name" >>"$dir/names"
+}
+
+mkdir -p "$dir/f"
+: >"$dir/names"
+sweep l.db --model llama --preset llama-3-8b --num-layers 4 --manual-boundaries --manual-layers \
+  --cluster 1x8 --dtype bf16 --variants all --hardware a100-40g
+plan l.db --parallel dp=2,tp=2,pp=2,sp=1,zero=1,recompute=full; report zero1 l.db
+plan l.db --parallel dp=2,tp=2,pp=2,zero=0; report zero0 l.db
+plan l.db --parallel dp=2,tp=2,pp=2,zero=2,recompute=full; report zero2 l.db
+plan l.db --parallel dp=2,tp=4,pp=1,zero=3; report zero3 l.db
+plan l.db --parallel dp=2,tp=2,pp=2,vpp=2,zero=1; report vpp2 l.db
+plan l.db --parallel dp=2,tp=2,pp=2,zero=1; report il l.db --schedule interleaved --virtual-stages 2
+plan l.db; report auto l.db
+sweep f.db --model llama --preset llama-3-8b --layers 4 --cluster 1x8 --dtype bf16 \
+  --variants all --hardware a100-80g
+plan f.db --parallel dp=2,tp=2,pp=2,zero=1,recompute=full; report full8b f.db
+sweep m.db --model mixtral --num-layers 4 --manual-boundaries --manual-layers --cluster 1x8 \
+  --variants all --hardware a100-40g
+plan m.db --parallel dp=2,tp=2,pp=2,zero=1,recompute=full; report moe3d m.db
+plan m.db; report moeauto m.db
+sweep g.db --model gpt --num-layers 4 --manual-boundaries --manual-layers --cluster 2x8 --micro-batches 4 \
+  --dtype f16 --variants all --hardware v100-32g
+plan g.db --parallel dp=4,tp=2,pp=2,zero=1; report gpt2x8 g.db
+plan g.db; report gptauto g.db
+sweep b.db --model gpt --num-layers 4 --manual-boundaries --manual-layers --cluster 1x4 \
+  --dtype bf16 --hardware a100-40g
+plan b.db --parallel dp=2,tp=2,pp=1; report gptbf16 b.db
+
+# check FILE MANIFEST: passes (exit 0), or reports only torchtitan's
+# missing flavour (exit 3) where the model has none
+check() {
+  rc=0
+  "$python" "$check" "$2" "$1" >"$dir/check.out" 2>&1 || rc=$?
+  case $rc in
+    0) ;;
+    3) if grep -v '^unknown: model\.\(name\|flavor\): \|^warn: ' "$dir/check.out" | grep -q .; then
+         fail_with "$dir/check.out" "$1: unknowns beyond torchtitan's flavour"
+       fi
+       case $1 in *full8b_torchtitan.toml) fail_with "$dir/check.out" "$1: Llama-3-8B has a flavour";; esac ;;
+    *) fail_with "$dir/check.out" "$1 against $(basename "$2"): exit $rc" ;;
+  esac
+}
+n=0
+while read -r name; do
+  check "$dir/f/${name}_megatron.args" "$meg"
+  check "$dir/f/${name}_deepspeed.json" "$ds"
+  check "$dir/f/${name}_torchtitan.toml" "$tt"
+  n=$((n + 3))
+done <"$dir/names"
+[ "$n" -ge 39 ] || fail "only $n files checked"
+
+# what the set must contain for the checks to mean something
+f=$dir/f
+grep -qx -- '--expert-tensor-parallel-size 1' "$f/moeauto_megatron.args" || fail "moeauto: no ETP 1"
+grep -qx -- '--sequence-parallel' "$f/moeauto_megatron.args" || fail "moeauto: no SP"
+grep -qx -- '--num-layers 4' "$f/gpt2x8_megatron.args" || fail "gpt: no --num-layers"
+grep -qx -- '--fp16' "$f/gpt2x8_megatron.args" || fail "gpt2x8: not fp16"
+grep -qx -- '--num-layers-per-virtual-pipeline-stage 1' "$f/il_megatron.args" || fail "il: no vpp"
+grep -q -- '--hostfile hostfile --num_nodes 2' "$f/gpt2x8_deepspeed.json" || fail "gpt2x8: no hostfile"
+grep -q -- '--rdzv_endpoint' "$f/gpt2x8_torchtitan.toml" || fail "gpt2x8: no rendezvous"
+grep -qx 'pipeline_parallel_layers_per_stage = 1' "$f/il_torchtitan.toml" || fail "il: layers per stage"
+grep -qx 'flavor = "8B"' "$f/full8b_torchtitan.toml" || fail "full8b: no flavour"
+grep -q '"activation_checkpoint_interval": 1' "$f/zero2_deepspeed.json" || fail "zero2: no interval"
+grep -q '"stage": 3' "$f/zero3_deepspeed.json" || fail "zero3: not ZeRO-3"
+grep -qx 'mixed_precision_param = "bfloat16"' "$f/gpt2x8_torchtitan.toml" || fail "fp16 -> bf16"
+grep -q 'DDP has not supported' "$f/zero0_torchtitan.toml" || fail "zero0: no DDP note"
+
+# negative cases: each edit must make the check fail (exit 1) naming the cause
+# neg FILE MANIFEST WANT SED_SCRIPT
+neg() {
+  sed "$4" "$1" >"$dir/neg.${1##*.}"
+  cmp -s "$1" "$dir/neg.${1##*.}" && fail "negative case '$4' changed nothing in $1"
+  rc=0
+  "$python" "$check" "$2" "$dir/neg.${1##*.}" >"$dir/check.out" 2>&1 || rc=$?
+  [ "$rc" = 1 ] || fail_with "$dir/check.out" "'$4' on $1: exit $rc, want 1"
+  grep -q "$3" "$dir/check.out" || fail_with "$dir/check.out" "'$4' on $1: no '$3'"
+}
+neg "$f/zero1_megatron.args" "$meg" 'required --num-layers missing' '/^--num-layers /d'
+neg "$f/zero1_megatron.args" "$meg" 'required --seq-length missing' '/^--seq-length /d'
+neg "$f/full8b_megatron.args" "$meg" 'required --num-attention-heads missing' '/^--num-attention-heads /d'
+neg "$f/moeauto_megatron.args" "$meg" 'rule expert-grid' '/^--expert-tensor-parallel-size /d'
+neg "$f/moeauto_megatron.args" "$meg" 'rule moe-sp' '/^--sequence-parallel$/d'
+neg "$f/il_megatron.args" "$meg" 'rule layers-vpp' 's/^--num-layers-per-virtual-pipeline-stage 1/--num-layers-per-virtual-pipeline-stage 3/'
+neg "$f/zero1_megatron.args" "$meg" 'rule recompute-full' '/^--recompute-method /d'
+neg "$f/zero1_megatron.args" "$meg" 'unknown flag --tensor-parallel-size' 's/^--tensor-model-parallel-size/--tensor-parallel-size/'
+neg "$f/gpt2x8_megatron.args" "$meg" 'rule launcher-hosts' 's/--rdzv-endpoint HOST0:29500//'
+neg "$f/zero2_deepspeed.json" "$ds" 'rule pipe-checkpointing' 's/"activation_checkpoint_interval": 1/"activation_checkpoint_interval": 0/'
+neg "$f/zero2_deepspeed.json" "$ds" 'a dead key' 's/"activation_checkpoint_interval": 1/"stages": 2/'
+neg "$f/zero1_deepspeed.json" "$ds" 'rule batch-triple' 's/"train_batch_size": 32/"train_batch_size": 64/'
+neg "$f/zero1_deepspeed.json" "$ds" 'rule pipe-zero' 's/"stage": 1/"stage": 2/'
+neg "$f/gpt2x8_deepspeed.json" "$ds" 'rule launcher-hosts' 's/--hostfile hostfile //'
+neg "$f/zero1_torchtitan.toml" "$tt" 'is not one of' 's/mixed_precision_param = "bfloat16"/mixed_precision_param = "float16"/'
+neg "$f/zero1_torchtitan.toml" "$tt" 'required training.seq_len missing' '/^seq_len = /d'
+neg "$f/zero0_torchtitan.toml" "$tt" 'rule ddp-1d' 's/^data_parallel_replicate_degree = 1/data_parallel_replicate_degree = 2/; s/^data_parallel_shard_degree = 2/data_parallel_shard_degree = 1/'
+neg "$f/il_torchtitan.toml" "$tt" 'rule pp-virtual-stages' 's/^pipeline_parallel_first_stage_less_layers = 0/pipeline_parallel_first_stage_less_layers = 1/'
+neg "$f/full8b_torchtitan.toml" "$tt" 'unknown key parallelism.pipeline_parallel_stages' 's/^pipeline_parallel_degree = /pipeline_parallel_stages = /'
+neg "$f/gpt2x8_torchtitan.toml" "$tt" 'rule launcher-hosts' 's/--rdzv_endpoint HOST0:29500//'
+echo "launch manifests: $n files ok, 20 negative cases fail"
