@@ -14,7 +14,8 @@
  * the placements' (a sweep with --hidden or a model file has no preset that
  * fits: the heads are then unknown and the files say so). The preset rows
  * restate profiler/model/zoo_llama.c and zoo_tf.c (the Hugging Face configs
- * of those models); tests/reports/exports.sh compares them with the zoo.
+ * of those models); tests/reports/launch_manifests.sh compares the heads
+ * the files take from them with the zoo's graphs.
  */
 #include <stdlib.h>
 #include <string.h>

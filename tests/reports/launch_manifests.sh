@@ -113,6 +113,29 @@ grep -q '"stage": 3' "$f/zero3_deepspeed.json" || fail "zero3: not ZeRO-3"
 grep -qx 'mixed_precision_param = "bfloat16"' "$f/gpt2x8_torchtitan.toml" || fail "fp16 -> bf16"
 grep -q 'DDP has not supported' "$f/zero0_torchtitan.toml" || fail "zero0: no DDP note"
 
+# the heads and query groups the files take from the zoo presets are the
+# zoo's own (its graph's split_heads reshapes: [B, S, kv, group, d] or
+# [B, S, heads, d])
+for pair in "llama llama-3-8b zero1" "mixtral mixtral-8x7b moeauto" "gpt gpt2-small gpt2x8"; do
+  set -- $pair
+  "$approf" model export "$1" --preset "$2" --num-layers 1 >"$dir/model.json" 2>"$dir/err" ||
+    fail_with "$dir/err" "approf model export $1 --preset $2"
+  "$python" - "$dir/model.json" "$f/$3_megatron.args" <<'PY' || fail "$2: heads differ from the zoo's"
+import json, math, shlex, sys
+ops = json.load(open(sys.argv[1]))["ops"]
+q = next(o for o in ops if o["op"] == "reshape" and o["name"].endswith("split_heads")
+         and ("query" in o["name"] or "q_proj" in o["name"]))
+k = next(o for o in ops if o["op"] == "reshape" and o["name"].endswith("split_heads")
+         and ("/key/" in o["name"] or "k_proj" in o["name"]))
+heads = math.prod(q["outputs"][0]["shape"][2:-1])
+groups = k["outputs"][0]["shape"][2]
+w = shlex.split(open(sys.argv[2]).read(), comments=True)
+a = {w[i]: w[i + 1] for i in range(len(w) - 1) if w[i].startswith("--")}
+assert int(a["--num-attention-heads"]) == heads, (a["--num-attention-heads"], heads)
+assert int(a.get("--num-query-groups", heads)) == groups, (a.get("--num-query-groups"), groups)
+PY
+done
+
 # negative cases: each edit must make the check fail (exit 1) naming the cause
 # neg FILE MANIFEST WANT SED_SCRIPT
 neg() {
