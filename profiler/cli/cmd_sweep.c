@@ -156,6 +156,8 @@ static void usage(void)
         "  --db FILE                cost database (default results.db)\n"
         "  --resume                 continue the unfinished sweep with the same inputs\n"
         "                           (starts one when there is none)\n"
+        "  --allow-large            run a sweep of more than 2000000 tuples (counted before it\n"
+        "                           starts; above 100000 a notice says how many)\n"
         "  --take-over              resume a sweep another process holds (one on another\n"
         "                           host that is gone; a holder on this host that is gone\n"
         "                           is taken over without it)\n"
@@ -182,7 +184,7 @@ enum {
     OPT_MODEL_FILE = 256, OPT_PRESET, OPT_DATASET, OPT_NUM_LAYERS, OPT_HIDDEN, OPT_HEADS,
     OPT_SEQ_LEN, OPT_VOCAB, OPT_DEPTH, OPT_WIDTH, OPT_MANUAL_BOUNDARY, OPT_LAYERS, OPT_EPS,
     OPT_MANUAL_LAYERS, OPT_CLUSTER, OPT_BATCH, OPT_MICRO, OPT_DTYPE, OPT_SUBMESH, OPT_LOGICAL,
-    OPT_MODE, OPT_IMBALANCE, OPT_HARDWARE, OPT_BACKEND, OPT_DB, OPT_RESUME, OPT_SHARD,
+    OPT_MODE, OPT_IMBALANCE, OPT_HARDWARE, OPT_BACKEND, OPT_DB, OPT_RESUME, OPT_ALLOW_LARGE, OPT_SHARD,
     OPT_QUIET, OPT_COMMIT_EVERY, OPT_SHARDING_SOLVER, OPT_WORKERS, OPT_MEMORY_LEVELS,
     OPT_RECOMPUTE, OPT_ZERO, OPT_VARIANTS, OPT_MBS, OPT_HF_CONFIG, OPT_ATTENTION, OPT_TAKE_OVER,
     OPT_MLM_POSITIONS, OPT_DROPOUT,
@@ -256,6 +258,7 @@ static const struct option long_opts[] = {
     {"backend", required_argument, NULL, OPT_BACKEND},
     {"db", required_argument, NULL, OPT_DB},
     {"resume", no_argument, NULL, OPT_RESUME},
+    {"allow-large", no_argument, NULL, OPT_ALLOW_LARGE},
     {"shard", required_argument, NULL, OPT_SHARD},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"commit-every", required_argument, NULL, OPT_COMMIT_EVERY},
@@ -562,6 +565,7 @@ int approf_cmd_sweep(int argc, char **argv)
         }
         case OPT_DB: cfg.db_path = optarg; break;
         case OPT_RESUME: cfg.resume = 1; break;
+        case OPT_ALLOW_LARGE: cfg.allow_large = 1; break;
         case OPT_SHARD: {
             char *end = NULL;
             long a = strtol(optarg, &end, 10);

@@ -226,60 +226,139 @@ int approf_config_choices(ApprofMeshShape submesh, ApprofLogicalSpace space,
     return n < max ? n : max;
 }
 
+/* The last layers j of the ranges [i, j] a submesh profiles: [*lo, *hi],
+ * empty when *lo > *hi. Alpa's rules: a submesh of the whole cluster takes
+ * only the whole model, profile mode individual single layers, and the
+ * stage-imbalance filter (prefix != NULL) keeps the ranges whose share of
+ * the FLOPs is within (1 + tol) of the submesh's share of the devices. That
+ * share grows with j, so each of the filter's two tests flips once and a
+ * binary search finds the same ends as testing every j. */
+static void range_ends(int n_layers, int i, int whole, int individual, const double *prefix,
+                       double total_flops, double device_ratio, double tol, int *lo, int *hi)
+{
+    int a, b;
+    *lo = i;
+    *hi = individual ? i : n_layers - 1;
+    if (!individual && whole) {
+        if (i != 0) {
+            *lo = 1;
+            *hi = 0;
+            return;
+        }
+        *lo = n_layers - 1;
+    }
+    if (!prefix || !(total_flops > 0))
+        return;
+    /* first j no longer too few FLOPs for the devices */
+    for (a = *lo, b = *hi + 1; a < b;) {
+        int m = a + (b - a) / 2;
+        double flops_ratio = (prefix[m + 1] - prefix[i]) / total_flops;
+        if (device_ratio > flops_ratio * (1 + tol))
+            a = m + 1;
+        else
+            b = m;
+    }
+    *lo = a;
+    /* first j with too many FLOPs for the devices */
+    for (b = *hi + 1; a < b;) {
+        int m = a + (b - a) / 2;
+        double flops_ratio = (prefix[m + 1] - prefix[i]) / total_flops;
+        if (!(device_ratio < flops_ratio / (1 + tol)))
+            a = m + 1;
+        else
+            b = m;
+    }
+    *hi = a - 1;
+}
+
+/* Counts the tuples and, when t is not NULL, writes them in order. */
+static size_t walk(int n_layers, const ApprofMeshShape *submeshes, int n_submeshes,
+                   const int *configs_per_submesh, int total_devices, int individual,
+                   double imbalance_tol, const double *prefix, ApprofTuple *t)
+{
+    size_t n = 0;
+    double total_flops = prefix ? prefix[n_layers] : 0;
+    for (int s = n_submeshes - 1; s >= 0; s--) {
+        int devices = submeshes[s].n * submeshes[s].m;
+        int whole = devices == total_devices;
+        double device_ratio = (double)devices / total_devices;
+        for (int i = 0; i < n_layers; i++) {
+            int lo, hi;
+            range_ends(n_layers, i, whole, individual, prefix, total_flops, device_ratio,
+                       imbalance_tol, &lo, &hi);
+            if (lo > hi)
+                continue;
+            if (!t) {
+                n += (size_t)(hi - lo + 1) * (size_t)configs_per_submesh[s];
+                continue;
+            }
+            for (int j = lo; j <= hi; j++)
+                for (int c = 0; c < configs_per_submesh[s]; c++)
+                    t[n++] = (ApprofTuple){i, j, s, c};
+        }
+    }
+    return n;
+}
+
+/* Prefix sums of the layers' FLOPs for the imbalance filter (NULL when it
+ * is off): 0, or -1 on a missing input or no memory. */
+static int flops_prefix(int n_layers, double imbalance_tol, const double *layer_flops,
+                        double **prefix)
+{
+    *prefix = NULL;
+    if (imbalance_tol < 0)
+        return 0;
+    if (!layer_flops)
+        return -1;
+    *prefix = calloc((size_t)n_layers + 1, sizeof **prefix);
+    if (!*prefix)
+        return -1;
+    for (int i = 0; i < n_layers; i++)
+        (*prefix)[i + 1] = (*prefix)[i] + layer_flops[i];
+    return 0;
+}
+
+int64_t approf_count_tuples(int n_layers, const ApprofMeshShape *submeshes, int n_submeshes,
+                            const int *configs_per_submesh, int cluster_hosts, int cluster_gpus,
+                            int individual, double imbalance_tol, const double *layer_flops)
+{
+    double *prefix;
+    size_t n;
+    if (n_layers <= 0 || n_submeshes <= 0 || cluster_hosts <= 0 || cluster_gpus <= 0 ||
+        flops_prefix(n_layers, imbalance_tol, layer_flops, &prefix) < 0)
+        return -1;
+    n = walk(n_layers, submeshes, n_submeshes, configs_per_submesh, cluster_hosts * cluster_gpus,
+             individual, imbalance_tol, prefix, NULL);
+    free(prefix);
+    return (int64_t)n;
+}
+
 int approf_enumerate_tuples(int n_layers, const ApprofMeshShape *submeshes, int n_submeshes,
                             const int *configs_per_submesh, int cluster_hosts,
                             int cluster_gpus, int individual, double imbalance_tol,
                             const double *layer_flops, ApprofTuple **out, size_t *n_out)
 {
-    size_t cap = 0, n = 0;
-    ApprofTuple *t = NULL;
-    double total_flops = 0, *prefix = NULL;
+    size_t n;
+    ApprofTuple *t;
+    double *prefix;
     int total_devices = cluster_hosts * cluster_gpus;
 
     *out = NULL;
     *n_out = 0;
-    if (n_layers <= 0 || n_submeshes <= 0)
+    if (n_layers <= 0 || n_submeshes <= 0 || total_devices <= 0 ||
+        flops_prefix(n_layers, imbalance_tol, layer_flops, &prefix) < 0)
         return -1;
-    if (imbalance_tol >= 0) {
-        if (!layer_flops)
-            return -1;
-        prefix = calloc((size_t)n_layers + 1, sizeof *prefix);
-        if (!prefix)
-            return -1;
-        for (int i = 0; i < n_layers; i++)
-            prefix[i + 1] = prefix[i] + layer_flops[i];
-        total_flops = prefix[n_layers];
-    }
-    for (size_t s = 0; s < (size_t)n_submeshes; s++)
-        cap += (size_t)configs_per_submesh[s] * (size_t)n_layers * (size_t)(n_layers + 1) / 2;
-    t = malloc((cap ? cap : 1) * sizeof *t);
+    /* counted first: exactly what is kept is allocated (the bound of every
+     * range on every submesh was gigabytes for thousands of layers) */
+    n = walk(n_layers, submeshes, n_submeshes, configs_per_submesh, total_devices, individual,
+             imbalance_tol, prefix, NULL);
+    t = malloc((n ? n : 1) * sizeof *t);
     if (!t) {
         free(prefix);
         return -1;
     }
-    for (int s = n_submeshes - 1; s >= 0; s--) {
-        int devices = submeshes[s].n * submeshes[s].m;
-        int whole = devices == total_devices;
-        for (int i = 0; i < n_layers; i++) {
-            for (int j = i; j < n_layers; j++) {
-                if (individual) {
-                    if (i != j)
-                        continue;
-                } else if (whole && !(i == 0 && j == n_layers - 1)) {
-                    continue;
-                }
-                if (prefix && total_flops > 0) {
-                    double flops_ratio = (prefix[j + 1] - prefix[i]) / total_flops;
-                    double device_ratio = (double)devices / total_devices;
-                    if (device_ratio > flops_ratio * (1 + imbalance_tol) ||
-                        device_ratio < flops_ratio / (1 + imbalance_tol))
-                        continue;
-                }
-                for (int c = 0; c < configs_per_submesh[s]; c++)
-                    t[n++] = (ApprofTuple){i, j, s, c};
-            }
-        }
-    }
+    walk(n_layers, submeshes, n_submeshes, configs_per_submesh, total_devices, individual,
+         imbalance_tol, prefix, t);
     free(prefix);
     *out = t;
     *n_out = n;

@@ -83,4 +83,11 @@ int approf_enumerate_tuples(int n_layers, const ApprofMeshShape *submeshes, int 
                             int cluster_gpus, int individual, double imbalance_tol,
                             const double *layer_flops, ApprofTuple **out, size_t *n_out);
 
+/* The number of tuples approf_enumerate_tuples returns for the same
+ * arguments, without listing them (O(submeshes x layers x log layers)), or
+ * -1 on bad arguments or no memory. */
+int64_t approf_count_tuples(int n_layers, const ApprofMeshShape *submeshes, int n_submeshes,
+                            const int *configs_per_submesh, int cluster_hosts, int cluster_gpus,
+                            int individual, double imbalance_tol, const double *layer_flops);
+
 #endif

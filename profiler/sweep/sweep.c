@@ -266,6 +266,7 @@ static int enumerate(Sweep *sw, const ApprofSweepConfig *cfg, char *err, size_t 
 {
     int counts[APPROF_MAX_SUBMESHES];
     double *flops = NULL;
+    int64_t n;
     int rc;
     sw->n_submeshes = approf_submesh_choices(sw->cluster_hosts, sw->cluster_gpus,
                                              cfg->submesh_space, cfg->manual_submeshes,
@@ -301,6 +302,25 @@ static int enumerate(Sweep *sw, const ApprofSweepConfig *cfg, char *err, size_t 
             if (approf_layer_stats(sw->graph, &sw->layering, i, &st) == 0)
                 flops[i] = st.fwd_flops + st.bwd_flops;
         }
+    }
+    /* counted before anything is listed: thousands of layers on a large
+     * cluster are billions of tuples, which ran out of memory */
+    n = approf_count_tuples(sw->layering.n_layers, sw->submeshes, sw->n_submeshes, counts,
+                            sw->cluster_hosts, sw->cluster_gpus, cfg->individual,
+                            cfg->imbalance_tol, flops);
+    if (n < 0) {
+        free(flops);
+        snprintf(err, errlen, "enumeration failed");
+        return APPROF_ENOMEM;
+    }
+    if (n > APPROF_SWEEP_MAX_TUPLES && !cfg->allow_large) {
+        free(flops);
+        snprintf(err, errlen, "%s: %lld tuples to profile (%d layers on %d submeshes of a %dx%d "
+                 "cluster), above the limit of %d: fewer --layers, a smaller --cluster, "
+                 "--submesh-space or --logical-space, or --allow-large to run it anyway",
+                 sw->graph->name, (long long)n, sw->layering.n_layers, sw->n_submeshes,
+                 sw->cluster_hosts, sw->cluster_gpus, APPROF_SWEEP_MAX_TUPLES);
+        return APPROF_EINVAL;
     }
     rc = approf_enumerate_tuples(sw->layering.n_layers, sw->submeshes, sw->n_submeshes, counts,
                                  sw->cluster_hosts, sw->cluster_gpus, cfg->individual,
@@ -468,6 +488,12 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
     rc = enumerate(sw, cfg, err, errlen);
     if (rc < 0)
         return rc;
+    if (sw->n_tuples > APPROF_SWEEP_WARN_TUPLES)
+        approf_sweep_notice(cb, "a large sweep: %zu tuples (%d layers on %d submeshes), more than "
+                            "%d; --shard K/N spreads them over processes (approf merge), fewer "
+                            "--layers or a smaller --cluster shrinks them%s", sw->n_tuples,
+                            sw->layering.n_layers, sw->n_submeshes, APPROF_SWEEP_WARN_TUPLES,
+                            sw->n_tuples > APPROF_SWEEP_MAX_TUPLES ? " (--allow-large given)" : "");
     sum->t_enumerate = costdb_monotonic_seconds() - t0;
     rc = approf_shard_context_new(sw->graph, &sw->layering, &sw->hw, cfg->micro_batches,
                                   &sw->shard);

@@ -25,6 +25,11 @@
 
 /* Most profiling threads of one sweep process (ApprofSweepConfig.workers). */
 #define APPROF_SWEEP_MAX_WORKERS 256
+/* Tuples counted before a sweep starts: above WARN a notice says how many
+ * and how to shrink or spread them; above MAX the sweep is refused unless
+ * ApprofSweepConfig.allow_large (docs/reliability.md has the figures). */
+#define APPROF_SWEEP_WARN_TUPLES 100000
+#define APPROF_SWEEP_MAX_TUPLES 2000000
 
 typedef struct ApprofSweepConfig {
     const char *db_path;
@@ -73,6 +78,7 @@ typedef struct ApprofSweepConfig {
      * Alpa's plain space. */
     int memory_levels;
     unsigned recompute_mask, zero_mask;
+    int allow_large;              /* run even above APPROF_SWEEP_MAX_TUPLES tuples */
     const char *tool_version;
 } ApprofSweepConfig;
 

@@ -2,6 +2,8 @@
 /* Enumeration against the lists docs/alpa-semantics.md gives for Alpa: submesh choices,
  * autosharding configs and tuple order. */
 #include <CUnit/Basic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,6 +154,71 @@ static void test_tuples(void)
     free(t);
 }
 
+/* Every (i, j, s, c) in Alpa's order, testing each range: the oracle the
+ * enumeration (which finds the kept ends by binary search) must equal. */
+static size_t reference_tuples(int L, const ApprofMeshShape *sm, int S, const int *cps, int devices,
+                               int individual, double tol, const double *flops, ApprofTuple *t)
+{
+    double total = 0, *prefix = calloc((size_t)L + 1, sizeof *prefix);
+    size_t n = 0;
+    for (int i = 0; i < L; i++)
+        prefix[i + 1] = prefix[i] + (flops ? flops[i] : 0);
+    total = prefix[L];
+    for (int s = S - 1; s >= 0; s--) {
+        int d = sm[s].n * sm[s].m, whole = d == devices;
+        for (int i = 0; i < L; i++)
+            for (int j = i; j < L; j++) {
+                if (individual ? i != j : whole && !(i == 0 && j == L - 1))
+                    continue;
+                if (tol >= 0 && total > 0) {
+                    double fr = (prefix[j + 1] - prefix[i]) / total, dr = (double)d / devices;
+                    if (dr > fr * (1 + tol) || dr < fr / (1 + tol))
+                        continue;
+                }
+                for (int c = 0; c < cps[s]; c++)
+                    t[n++] = (ApprofTuple){i, j, s, c};
+            }
+    }
+    free(prefix);
+    return n;
+}
+
+/* Random layer FLOPs (zeros included), tolerances and modes: the same
+ * tuples in the same order as the oracle, and approf_count_tuples agrees
+ * without listing them. */
+static void test_tuples_match_reference(void)
+{
+    ApprofMeshShape sm[5] = {{1, 1}, {1, 2}, {1, 4}, {1, 8}, {2, 8}};
+    int cps[5] = {1, 2, 3, 2, 4};
+    static const double tols[] = {-1, 0, 0.1, 0.5, 2, 1e9};
+    unsigned seed = 12345;
+    for (int trial = 0; trial < 300; trial++) {
+        int L = 1 + trial % 37, individual = trial % 7 == 0, S = 1 + trial % 5;
+        double tol = tols[trial % 6], flops[40];
+        ApprofTuple *t = NULL, *r = malloc(sizeof *r * 40 * 41 / 2 * 16 + 16);
+        size_t n = 0, nr;
+        int64_t cnt;
+        for (int i = 0; i < L; i++) {
+            seed = seed * 1103515245u + 12345u;
+            flops[i] = (seed >> 16) % 5 == 0 ? 0 : (double)((seed >> 8) % 1000) * 1e9;
+        }
+        nr = reference_tuples(L, sm, S, cps, 16, individual, tol, flops, r);
+        CU_ASSERT_FATAL(approf_enumerate_tuples(L, sm, S, cps, 2, 8, individual, tol, flops, &t, &n) == 0);
+        cnt = approf_count_tuples(L, sm, S, cps, 2, 8, individual, tol, flops);
+        CU_ASSERT_EQUAL(n, nr);
+        CU_ASSERT_EQUAL(cnt, (int64_t)nr);
+        CU_ASSERT(n == nr && (n == 0 || !memcmp(t, r, n * sizeof *t)));
+        free(t);
+        free(r);
+    }
+    /* 10^5 layers on 2x8: counted without listing 5 x 10^9 ranges */
+    {
+        int cps1[5] = {1, 1, 1, 1, 1};
+        CU_ASSERT_EQUAL(approf_count_tuples(100000, sm, 5, cps1, 2, 8, 0, -1, NULL),
+                        (int64_t)4 * 100000 * 100001 / 2 + 1);
+    }
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -163,6 +230,7 @@ int main(void)
     CU_add_test(s, "submesh errors and manual", test_submesh_errors_and_manual);
     CU_add_test(s, "config choices", test_config_choices);
     CU_add_test(s, "tuples", test_tuples);
+    CU_add_test(s, "tuples = reference, counted", test_tuples_match_reference);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
