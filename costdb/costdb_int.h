@@ -123,6 +123,18 @@ double cdb_column_double(sqlite3_stmt *st, int col);
  * reader): ECORRUPT naming table, row key and column otherwise. Every row a
  * reader decodes passes here first (cdb_collect does it). */
 int cdb_row_check(Costdb *db, sqlite3_stmt *st);
+/* *layers = the num_layers of sweep_id, what its entries' layer indices
+ * index (COSTDB_MAX_LAYERS when there is no such sweep or the value is out
+ * of range: the sweep's own reader refuses that). 0 or a database error. */
+int cdb_sweep_layers(Costdb *db, int64_t sweep_id, int *layers);
+/* 0 when the entry keyed (start, end, submesh, config, phase) lies inside
+ * the sweep's layers; else code (EINVAL on write, ECORRUPT on read) naming
+ * the stage_entry row and column. */
+int cdb_entry_layers_check(Costdb *db, int code, int64_t sweep_id, int layers, int start,
+                           int end, int submesh, int config, int phase);
+/* The same check over the *n entries read for sweep_id: 0, or ECORRUPT
+ * with *out freed and set to NULL, *n to 0. */
+int cdb_entries_layers_check(Costdb *db, int64_t sweep_id, CostdbEntry **out, size_t *n);
 /* Column col as an integer in lo..hi, else ECORRUPT naming table, row key,
  * column, value and limit (e.g. "(COSTDB_MAX_LAYERS)"). */
 int cdb_col_range(Costdb *db, sqlite3_stmt *st, int col, int64_t lo, int64_t hi,

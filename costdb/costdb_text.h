@@ -51,6 +51,10 @@ int costdb_shape_parse(const char *s, int64_t *dims, int cap);
 /* Bytes per element of a stored dtype name ("f32", "bf16", "float16",
  * "i8", ...); 4 for an unknown name. */
 int costdb_dtype_bytes(const char *dtype);
+/* Parses a sweep's shard text as approf sweep --shard writes it, "K/N":
+ * decimal digits without sign, blank or leading zero, 0 <= K < N <= 2^20.
+ * 0 with *k and *n set, or -1. */
+int costdb_shard_parse(const char *s, int *k, int *n);
 /* Database text for a terminal or a text table: s copied into out with
  * every control character (below 0x20, and 0x7f) replaced by '?', so a
  * stored name cannot move the cursor, retitle the window or break a row.

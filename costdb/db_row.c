@@ -6,6 +6,7 @@
  * declared type, ranges), whose refusals name the table, row key and column.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "costdb_int.h"
@@ -274,4 +275,56 @@ int cdb_col_seconds(Costdb *db, sqlite3_stmt *st, int col, int allow_inf, double
     return cdb_err(db, COSTDB_ECORRUPT,
                    "%s: %s: column %s = %g s is outside 0..%g%s (COSTDB_MAX_SECONDS)", db->path,
                    key, col_name(st, col), v, COSTDB_MAX_SECONDS, allow_inf ? " or +inf" : "");
+}
+
+static const char sql_sweep_layers[] = "SELECT num_layers FROM sweep WHERE id = ?1";
+
+int cdb_sweep_layers(Costdb *db, int64_t sweep_id, int *layers)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    *layers = COSTDB_MAX_LAYERS;
+    if ((rc = cdb_prepare(db, sql_sweep_layers, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        int64_t v = sqlite3_column_int64(st, 0);
+        if (sqlite3_column_type(st, 0) == SQLITE_INTEGER && v >= 1 && v <= COSTDB_MAX_LAYERS)
+            *layers = (int)v;
+        rc = 0;
+    } else {
+        rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_sweep_layers);
+    }
+    cdb_release(st);
+    return rc;
+}
+
+int cdb_entry_layers_check(Costdb *db, int code, int64_t sweep_id, int layers, int start,
+                           int end, int submesh, int config, int phase)
+{
+    if (end < layers)
+        return 0;
+    return cdb_err(db, code, "%s: table stage_entry, row (sweep_id=%lld, start_layer=%d, "
+                   "end_layer=%d, submesh_index=%d, config_index=%d, phase=%d): column end_layer"
+                   " = %d is past the sweep's %d layers (0..%d)", db->path, (long long)sweep_id,
+                   start, end, submesh, config, phase, end, layers, layers - 1);
+}
+
+int cdb_entries_layers_check(Costdb *db, int64_t sweep_id, CostdbEntry **out, size_t *n)
+{
+    int layers = COSTDB_MAX_LAYERS, rc;
+    if (*n == 0)
+        return 0;
+    if ((rc = cdb_sweep_layers(db, sweep_id, &layers)) == 0)
+        for (const CostdbEntry *x = *out; x < *out + *n && rc == 0; x++)
+            rc = cdb_entry_layers_check(db, COSTDB_ECORRUPT, sweep_id, layers, x->start_layer,
+                                        x->end_layer, x->submesh_index, x->config_index,
+                                        (int)x->phase);
+    if (rc < 0) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
 }

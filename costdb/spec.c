@@ -377,6 +377,34 @@ int costdb_dtype_bytes(const char *dtype)
     return 4;
 }
 
+/* ---- shard text -------------------------------------------------------------- */
+
+/* A canonical decimal in 0..max at *s (no sign, no blank, no leading zero):
+ * its end, or NULL. */
+static const char *shard_number(const char *s, long max, long *out)
+{
+    long v = 0;
+    const char *p = s;
+    if (*p < '0' || *p > '9' || (p[0] == '0' && p[1] >= '0' && p[1] <= '9'))
+        return NULL;
+    for (; *p >= '0' && *p <= '9'; p++)
+        if ((v = v * 10 + (*p - '0')) > max)
+            return NULL;
+    *out = v;
+    return p;
+}
+
+int costdb_shard_parse(const char *s, int *k, int *n)
+{
+    long a, b;
+    const char *p = s ? shard_number(s, 1L << 20, &a) : NULL;
+    if (!p || *p != '/' || !(p = shard_number(p + 1, 1L << 20, &b)) || *p || a >= b)
+        return -1;
+    *k = (int)a;
+    *n = (int)b;
+    return 0;
+}
+
 /* ---- text for a terminal --------------------------------------------------- */
 
 const char *costdb_text_mask(const char *s, char *out, size_t len)

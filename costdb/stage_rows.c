@@ -305,12 +305,14 @@ int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *c
     sqlite3_stmt *st = NULL;
     CostdbStageRow r;
     CostTable costs;
-    int rc, fast;
+    int rc, fast, layers = COSTDB_MAX_LAYERS;
     if (!db || !fn)
         return COSTDB_EINVAL;
     if (db->version < 8)
         return rows_v7(db, sweep_id, fn, ctx);
-    if ((rc = read_costs(db, sweep_id, &costs)) < 0)
+    /* layer indices index the sweep's layers */
+    if ((rc = cdb_sweep_layers(db, sweep_id, &layers)) < 0 ||
+        (rc = read_costs(db, sweep_id, &costs)) < 0)
         return rc;
     if ((rc = cdb_prepare(db, sql_entries, &st)) < 0) {
         free(costs.row);
@@ -345,7 +347,10 @@ int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *c
         } else if (rc > 0) {
             continue; /* a known status other than ok */
         }
-        if ((rc = fn(ctx, &r)) != 0)
+        if ((rc = cdb_entry_layers_check(db, COSTDB_ECORRUPT, sweep_id, layers, r.start_layer,
+                                         r.end_layer, r.submesh_index, r.config_index,
+                                         (int)r.phase)) < 0 ||
+            (rc = fn(ctx, &r)) != 0)
             goto out;
     }
     rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_entries);

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "costdb_int.h"
+#include "costdb_text.h"
 
 static const char *const sweep_status_names[] = {
     "running", "complete", "interrupted", "failed", "imported",
@@ -265,6 +266,10 @@ static int sweep_read(Costdb *db, sqlite3_stmt *st, CostdbSweep *o)
     TEXT(15, tool_version);
     TEXT(16, options);
     TEXT(17, shard);
+    if (!rc && o->shard[0] && costdb_shard_parse(o->shard, &(int){0}, &(int){0}) < 0)
+        rc = cdb_err(db, COSTDB_ECORRUPT, "%s: table sweep, row (id=%lld): column shard = '%.40s'"
+                     " is not K/N (0 <= K < N, as approf sweep --shard writes it)", db->path,
+                     (long long)o->id, o->shard);
     TEXT(18, source);
     TEXT(19, started_at);
     TEXT(20, finished_at);
@@ -513,10 +518,16 @@ int costdb_entries_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, size_
     const char *sql = replace ? sql_entry_replace : sql_entry_insert;
     sqlite3_stmt *st = NULL;
     int rc;
+    int layers = COSTDB_MAX_LAYERS;
     if (!db || (n && !e))
         return COSTDB_EINVAL;
+    if (n && (rc = cdb_sweep_layers(db, sweep_id, &layers)) < 0)
+        return rc;
     for (size_t i = 0; i < n; i++)
-        if ((rc = entry_check(db, &e[i])) < 0)
+        if ((rc = entry_check(db, &e[i])) < 0 ||
+            (rc = cdb_entry_layers_check(db, COSTDB_EINVAL, sweep_id, layers, e[i].start_layer,
+                                         e[i].end_layer, e[i].submesh_index, e[i].config_index,
+                                         (int)e[i].phase)) < 0)
             return rc;
     if ((rc = cdb_txn_enter(db)) < 0)
         return rc;
@@ -613,7 +624,9 @@ int costdb_entries_get(Costdb *db, int64_t sweep_id, CostdbEntry **out, size_t *
     if ((rc = cdb_prepare(db, sql_entries_get, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
-    return cdb_collect(db, st, sql_entries_get, sizeof **out, entry_row, (void **)out, n);
+    if ((rc = cdb_collect(db, st, sql_entries_get, sizeof **out, entry_row, (void **)out, n)) < 0)
+        return rc;
+    return cdb_entries_layers_check(db, sweep_id, out, n);
 }
 
 int costdb_entry_exists(Costdb *db, int64_t sweep_id, int start, int end, int submesh,

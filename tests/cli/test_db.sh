@@ -112,6 +112,26 @@ expect 0 "export over a file" -- "$approf" export --db "$db" --output "$tmp/e3.c
     same_file "$tmp/e3.csv" "$tmp/export" "export over a file"
 ls -A "$tmp" | grep -q '\.tmp$' && fail "export left a temporary file"
 
+# merge refuses shard sweeps with a malformed shard text or an entry past
+# the sweep's layers, naming the row (both were merged, exit 0)
+if command -v sqlite3 >/dev/null; then
+    for k in 0 1; do
+        expect 0 "shard $k/2" -- "$approf" sweep --model mlp --layers 2 --cluster 1x2 --backend model \
+            --shard $k/2 --db "$tmp/s$k.db" --quiet
+    done
+    cp "$tmp/s0.db" "$tmp/bad0.db"
+    sqlite3 "$tmp/bad0.db" "UPDATE sweep SET shard = ' +0/2'"
+    expect 1 "merge of shard ' +0/2'" -- "$approf" merge --db "$tmp/m1.db" "$tmp/bad0.db" "$tmp/s1.db" &&
+        says_text "$tmp/err" "table sweep, row (id=1): column shard = ' +0/2' is not K/N" "merge shard message"
+    cp "$tmp/s0.db" "$tmp/bad1.db"
+    sqlite3 "$tmp/bad1.db" "UPDATE stage_entry SET end_layer = 7 WHERE start_layer = 1 AND phase = 0"
+    expect 1 "merge of end_layer 7" -- "$approf" merge --db "$tmp/m2.db" "$tmp/bad1.db" "$tmp/s1.db" &&
+        says_text "$tmp/err" "column end_layer = 7 is past the sweep's 2 layers" "merge end_layer message"
+    [ -e "$tmp/m1.db" ] && [ "$(sqlite3 "$tmp/m1.db" "SELECT count(*) FROM sweep")" != 0 ] &&
+        fail "a refused merge wrote a sweep"
+    expect 0 "merge of good shards" -- "$approf" merge --db "$tmp/m3.db" "$tmp/s0.db" "$tmp/s1.db"
+fi
+
 # A bad CSV: exit 1, FILE:LINE:COLUMN and the field, nothing imported.
 expect 1 "bad csv" -- "$approf" import --db "$db" "$data/bad.csv" &&
     says_text "$tmp/err" "approf: $data/bad.csv:4:8: field 'peak_memory': -807403520 is negative" "bad csv message"

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "costdb.h"
+#include "costdb_rows.h"
 #include "testutil.h"
 
 #ifndef COSTDB_SCHEMA_DIR
@@ -178,11 +179,18 @@ static void test_wrong_types_on_read(void)
 }
 
 /* Counts, indices and sizes past the documented limits. */
+static int count_row(void *ctx, const CostdbStageRow *r)
+{
+    (void)r;
+    ++*(size_t *)ctx;
+    return 0;
+}
+
 static void test_bounds(void)
 {
     static const struct {
         const char *sql, *field;
-        int which; /* 0 sweep_get, 1 entries, 2 submeshes, 3 configs */
+        int which; /* 0 sweep_get, 1 entries, 2 submeshes, 3 configs, 4 stage rows */
     } cases[] = {
         {"UPDATE sweep SET cluster_hosts = 3, cluster_gpus = 1073741824", "cluster_gpus", 0},
         {"UPDATE sweep SET cluster_hosts = 100000, cluster_gpus = 100000", "COSTDB_MAX_DEVICES", 0},
@@ -196,6 +204,15 @@ static void test_bounds(void)
         {"UPDATE sweep_submesh SET gpus_per_host = 1073741824", "gpus_per_host", 2},
         {"UPDATE sweep_config SET logical_a = -2", "logical_a", 3},
         {"UPDATE sweep_config SET zero = 7", "zero", 3},
+        /* shard text as approf writes it, K/N; ' +0/2' passed merge's strtol */
+        {"UPDATE sweep SET shard = ' +0/2'", "column shard = ' +0/2' is not K/N", 0},
+        {"UPDATE sweep SET shard = '2/2'", "column shard = '2/2'", 0},
+        {"UPDATE sweep SET shard = '0/2x'", "column shard", 0},
+        /* layer indices against the sweep's layers (merge accepted them) */
+        {"UPDATE stage_entry SET end_layer = 5 WHERE phase = 0",
+         "column end_layer = 5 is past the sweep's 2 layers", 1},
+        {"UPDATE stage_entry SET start_layer = 3, end_layer = 3 WHERE phase = 1",
+         "column end_layer = 3 is past the sweep's 2 layers", 4},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const char *p = make_db("bounds.db");
@@ -210,6 +227,7 @@ static void test_bounds(void)
         case 0: rc = costdb_sweep_get(db, 1, &s); break;
         case 1: rc = costdb_entries_get(db, 1, (CostdbEntry **)&arr, &n); break;
         case 2: rc = costdb_sweep_submeshes(db, 1, (CostdbSubmesh **)&arr, &n); break;
+        case 4: rc = costdb_stage_rows(db, 1, count_row, &n); break;
         default: rc = costdb_sweep_configs(db, 1, (CostdbConfig **)&arr, &n); break;
         }
         CU_ASSERT_EQUAL(rc, COSTDB_ECORRUPT);
