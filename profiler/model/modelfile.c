@@ -401,6 +401,12 @@ int approf_model_parse(const char *text, const char *origin, ApprofGraph **out,
         rc = perr(&c, APPROF_EPARSE, "field name: expected a string");
         goto cleanup;
     }
+    /* kept whole or refused: a name cut to fit would not be the file's */
+    if (v && json_string_length(v) >= APPROF_NAME_MAX) {
+        rc = perr(&c, APPROF_EPARSE, "field name: %zu bytes, at most %d", json_string_length(v),
+                  APPROF_NAME_MAX - 1);
+        goto cleanup;
+    }
     tensors = json_object_get(root, "tensors");
     ops = json_object_get(root, "ops");
     if (!json_is_array(tensors) || !json_is_array(ops) || json_array_size(ops) == 0) {

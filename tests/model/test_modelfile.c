@@ -203,6 +203,17 @@ static void test_bad_files(void)
                  APPROF_EINVAL, "op 's'", "field length");
     expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"s\", \"op\": \"split\", \"inputs\": [\"x\"], \"axis\": 1, \"sizes\": [3, 4]}]}",
                  APPROF_EINVAL, "op 's'", "field sizes");
+    /* a model name is kept whole or refused, never cut to 127 bytes */
+    {
+        char *text = malloc(6000);
+        char name[5001];
+        memset(name, 'n', 5000);
+        name[5000] = '\0';
+        snprintf(text, 6000, "{\"format\": \"approf-model\", \"version\": 1, \"name\": \"%s\", \"batch_size\": 2,\n"
+                 TENSORS "\"ops\": [{\"name\": \"dense\", \"op\": \"matmul\", \"inputs\": [\"x\", \"w\"]}]}", name);
+        expect_error(text, APPROF_EPARSE, "field name: 5000 bytes, at most 127", NULL);
+        free(text);
+    }
     /* start + length and the sum of sizes never overflow into a fit */
     expect_error(HEAD TENSORS "\"ops\": [{\"name\": \"s\", \"op\": \"slice\", \"inputs\": [\"x\"], \"axis\": 1, "
                  "\"start\": 9223372036854775807, \"length\": 1}]}",
