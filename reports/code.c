@@ -4,15 +4,18 @@
  * code"): LiBai's train.* config and Megatron-LM's arguments, with
  * everything needed to run the plan as it was priced: the parallel sizes,
  * the schedule (interleaved: --num-layers-per-virtual-pipeline-stage),
- * sequence parallelism when the plan records it, each stage's variant
- * (activation recomputation, ZeRO; Megatron takes one setting for all
- * stages, so differing stages get the most conservative one and a
- * comment), the sweep's dtype and the batch sizes (Alpa's micro-batch is
- * the whole pipeline micro-batch that data parallelism splits). Layer
- * counts are transformer blocks, found from the parameter names of each
- * stage's placements (a block is the first path segment ending in
- * ".<index>", e.g. "h.3" or "encoder.layer.3", holding an attention
- * parameter); when they cannot be found the snippet says so in a comment
+ * sequence parallelism when the plan records it or its placements split
+ * activations on the sequence, each stage's variant (activation
+ * recomputation, ZeRO; Megatron takes one setting for all stages, so
+ * differing stages get the most conservative one and a comment), the
+ * sweep's dtype and the batch sizes (Alpa's micro-batch is the whole
+ * pipeline micro-batch that data parallelism splits), all read from the
+ * one launch derivation (rep_launch_basics, reports/launch.c) the launch
+ * files use. Layer counts are transformer blocks, found here from the
+ * parameter names of each stage's placements (a block is the first path
+ * segment ending in ".<index>", e.g. "h.3" or "encoder.layer.3", holding an
+ * attention parameter: "attn", "attention" or the zoo's query/key/value
+ * projections); when they cannot be found the snippet says so in a comment
  * instead of printing approf layers.
  */
 #include <ctype.h>
@@ -163,7 +166,8 @@ void rep_write_framework_args(const ApreportReport *r, FILE *f)
     int64_t mbs = lb.mbs;
     int *blocks = lb.blocks, known = lb.blocks_known, total = lb.blocks_total;
     int equal = lb.blocks_equal, recompute = lb.recompute, zero = lb.zero;
-    int differ = lb.variants_differ, variants = lb.variants_known, sp = lb.sp_knob;
+    int differ = lb.variants_differ, variants = lb.variants_known;
+    int sp = lb.sp_knob || (lb.seq_split && tp > 1);
     const char *why = lb.blocks_why, *dt = r->sweep.dtype;
     const char *prec = !lb.prec ? NULL : lb.prec[0] == 'b' ? "--bf16" : "--fp16";
     fputs("\n# The plan is uniform: the same 3-D layout in LiBai's config\n", f);
