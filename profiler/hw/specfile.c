@@ -136,6 +136,18 @@ static int valid_name(const char *s)
 }
 
 /* Parses and stores one value; on error writes "what is wrong" to why. */
+
+/* The smallest non-zero value of a rate, a memory size or an efficiency:
+ * a millionth of its largest (1e-300 TFLOP/s passed "> 0" and then failed
+ * every entry); 0 for the other fields. */
+static double tiny(const Field *f)
+{
+    if (f->type == F_NUM || f->type == F_BYTES)
+        if (f->lo_open || !strcmp(f->unit, "TFLOP/s") || !strcmp(f->unit, "GB/s") ||
+            strstr(f->key, "efficiency"))
+            return f->hi * 1e-6;
+    return 0;
+}
 static int set_field(const Field *f, char *val, ApprofHardwareSpec *hw, char *why, size_t wlen)
 {
     char *base = (char *)hw + f->offset;
@@ -180,6 +192,11 @@ static int set_field(const Field *f, char *val, ApprofHardwareSpec *hw, char *wh
     }
     if (v > f->hi) {
         snprintf(why, wlen, "%g is absurd (at most %g%s%s)", v, f->hi, f->unit[0] ? " " : "",
+                 f->unit);
+        return -1;
+    }
+    if (v != 0 && v < tiny(f)) {
+        snprintf(why, wlen, "%g is absurd (at least %g%s%s)", v, tiny(f), f->unit[0] ? " " : "",
                  f->unit);
         return -1;
     }
