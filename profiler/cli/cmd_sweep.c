@@ -616,6 +616,12 @@ int approf_cmd_sweep(int argc, char **argv)
             if (n_mbs <= 0)
                 return cli_usage_error("sweep", "--micro-batch-sizes: '%s' is not a list of "
                                        "positive integers (at most 16)", optarg);
+            /* one sweep per size: the same size twice is the same sweep twice */
+            for (int q = 1; q < n_mbs; q++)
+                for (int p = 0; p < q; p++)
+                    if (mbs[p] == mbs[q])
+                        return cli_usage_error("sweep", "--micro-batch-sizes: %lld is given "
+                                               "twice", (long long)mbs[q]);
             break;
         case OPT_SHARDING_SOLVER: {
             static const CliChoice solvers[] = {{"series-parallel", APPROF_ILP_SERIES_PARALLEL},

@@ -46,6 +46,12 @@ rc=0; "$approf" sweep --model mlp --cluster 100000x8 --backend model --db "$work
   2>"$work/cbig.err" || rc=$?
 expect_rc 2 $rc "$work/cbig.err" "--cluster 100000x8"
 says_text "$work/cbig.err" "at most 65536" "--cluster 100000x8 not explained"
+# The same micro-batch size twice ran two identical sweeps: refused
+rc=0; "$approf" sweep --model mlp --layers 2 --cluster 1x2 --backend model --micro-batch-sizes 2,4,2 \
+  --db "$work/mbs.db" 2>"$work/mbs.err" || rc=$?
+expect_rc 2 $rc "$work/mbs.err" "--micro-batch-sizes 2,4,2"
+says_text "$work/mbs.err" "--micro-batch-sizes: 2 is given twice" "--micro-batch-sizes 2,4,2 not explained"
+[ -e "$work/mbs.db" ] && fail "--micro-batch-sizes 2,4,2 created the database"
 
 # The database deleted while the sweep runs: exit 1 saying so, not a
 # success naming a file that no longer holds the entries.
