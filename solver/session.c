@@ -194,6 +194,54 @@ static int better(const ApsolvePlan *x, const ApsolvePlan *y)
            (x->total_cost == y->total_cost && x->cost < y->cost);
 }
 
+/* The full estimate of pl (transfers, gradient sync, optimizer), or its
+ * objective where the sweep has no placements to estimate from. */
+static double plan_price(Costdb *db, int64_t sweep, const ApsolvePlan *pl)
+{
+    ApsolveFullEstimate f;
+    if (apsolve_full_estimate_ex(db, sweep, pl, 1.0, &f, NULL) == 0 && f.available &&
+        isfinite(f.total))
+        return f.total;
+    return pl->total_cost;
+}
+
+/* The auto search's schedule choice when --schedule is not given (docs/
+ * solver.md, "Schedules"): beside the 1F1B plan *pl of candidate c, the
+ * best interleaved plan with 2 model chunks per device (Megatron-LM's
+ * virtual pipeline; the DP keeps only stage counts that divide B), kept
+ * only when every stage's layers split into whole chunks; the
+ * interleaved plan replaces *pl, and c's options follow, when its full
+ * estimate (which pays v times the stage-boundary transfers) is lower.
+ * 0, or an apsolve error other than infeasibility. */
+static int try_interleaved(Costdb *db, Cand *c, ApsolvePlan **pl)
+{
+    ApsolveOptions io = c->opt;
+    ApsolvePlan *il = NULL;
+    int e;
+    if (c->opt.inference || c->opt.micro_batches < 2 || c->p->num_devices < 2)
+        return 0;
+    io.schedule = APSOLVE_SCHEDULE_INTERLEAVED;
+    io.virtual_stages = 2;
+    e = apsolve_solve(c->p, &io, &il);
+    if (e == APSOLVE_EINFEASIBLE)
+        return 0;
+    if (e)
+        return e;
+    /* each stage splits into v chunks of whole layers (Megatron-LM: layers
+     * per virtual stage), else the plan cannot run interleaved */
+    for (size_t k = 0; k < il->n_stages; k++)
+        if ((il->stages[k].end_layer - il->stages[k].start_layer + 1) % io.virtual_stages)
+            il->feasible = 0;
+    if (il->feasible && plan_price(db, c->sweep, il) < plan_price(db, c->sweep, *pl)) {
+        apsolve_plan_free(pl);
+        *pl = il;
+        c->opt = io;
+    } else {
+        apsolve_plan_free(&il);
+    }
+    return 0;
+}
+
 struct ApsolveSession {
     ApsolvePlan *autop, *given;       /* the auto plan, the given (stored, manual, 3-D) one */
     ApsolveOutput outs[2];
@@ -501,6 +549,8 @@ int apsolve_session_run(ApsolveRequest *a, ApsolveSession **out)
             c.opt.virtual_stages = a->virtual_stages;
             tried++;
             e = apsolve_solve(c.p, &c.opt, &pl);
+            if (e == 0 && !a->schedule_set)
+                e = try_interleaved(db, &c, &pl);
             if (e && e != APSOLVE_EINFEASIBLE) {
                 apsolve_say(a, "solving sweep %lld (micro-batch size %lld): %s",
                         (long long)c.sweep, (long long)m, apsolve_strerror(e));
@@ -545,10 +595,10 @@ int apsolve_session_run(ApsolveRequest *a, ApsolveSession **out)
         } else {
             out_c[s->nout] = have_auto_c ? &auto_c : &main_c;
             if (!have_auto_c) {
-                /* the main candidate with the search's schedule */
+                /* the main candidate with the schedule its plan chose */
                 auto_c = main_c;
-                auto_c.opt.schedule = a->schedule;
-                auto_c.opt.virtual_stages = a->virtual_stages;
+                auto_c.opt.schedule = s->autop->schedule;
+                auto_c.opt.virtual_stages = s->autop->virtual_stages;
                 out_c[s->nout] = &auto_c;
             }
             s->outs[s->nout++] = (ApsolveOutput){.label = "auto", .kind = "auto", .plan = s->autop};
