@@ -182,6 +182,14 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
     arg_int(f, "--pipeline-model-parallel-size", L.pp);
     if (L.v > 1 && L.blocks_known && L.blocks_equal && L.blocks0 % L.v == 0)
         arg_int(f, "--num-layers-per-virtual-pipeline-stage", L.blocks0 / L.v);
+    if (L.blocks_uneven && L.v == 1 && (L.pp == 2 || L.blocks_mid > 0)) {
+        /* the plan's own split: first and last stage, the rest evenly */
+        int mid = L.pp == 2 ? -1 : L.blocks_mid;
+        if (L.blocks_first != mid)
+            arg_int(f, "--decoder-first-pipeline-num-layers", L.blocks_first);
+        if (L.blocks_last != mid)
+            arg_int(f, "--decoder-last-pipeline-num-layers", L.blocks_last);
+    }
     megatron_shape(&L, f);
     arg_int(f, "--micro-batch-size", L.mbs);
     arg_int(f, "--global-batch-size", L.global);

@@ -392,6 +392,32 @@ static void runtime_limits(RepLaunch *L, Notes *N)
                 "in float32 and mixed_precision_param has no effect");
 }
 
+/* A uniform plan whose stages hold unequal blocks: Megatron-LM states the
+ * first and last stage's blocks (--decoder-first/last-pipeline-num-layers)
+ * when the stages between agree and there is no interleaving; the others
+ * split the blocks evenly, which the file says. */
+static void uneven_blocks(const ApreportReport *r, const RepLaunchBasics *b, RepLaunch *L,
+                          Notes *N)
+{
+    size_t pos = 0, n = r->n_stages;
+    L->blocks_uneven = 1;
+    L->blocks_first = b->blocks[0];
+    L->blocks_last = b->blocks[n - 1];
+    L->blocks_mid = n > 2 ? b->blocks[1] : -1;
+    for (size_t k = 0; k < n; k++) {
+        if (k > 0 && k + 1 < n && b->blocks[k] != L->blocks_mid)
+            L->blocks_mid = -1;
+        if (pos < sizeof(L->blocks_list))
+            pos += (size_t)snprintf(L->blocks_list + pos, sizeof(L->blocks_list) - pos, "%s%d",
+                                    k ? ", " : "", b->blocks[k]);
+    }
+    if (L->rt == REP_RT_MEGATRON && L->v == 1 && (n == 2 || L->blocks_mid > 0))
+        return;
+    L->changed = 1;
+    note(N, "%s splits the %d blocks evenly over the stages; this plan's stages hold %s",
+         rt_names[L->rt], L->blocks_total, L->blocks_list);
+}
+
 void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
 {
     const RepClosest *c = &r->closest;
@@ -452,9 +478,11 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
         L->blocks_total = b.blocks_total;
         L->blocks_equal = b.blocks_equal;
         L->blocks0 = b.blocks[0];
-        if (L->changed || !uni) {
+        if (!uni) {
             L->blocks_equal = L->pp > 0 && L->blocks_total % L->pp == 0;
             L->blocks0 = L->pp > 0 ? L->blocks_total / L->pp : 0;
+        } else if (!b.blocks_equal) {
+            uneven_blocks(r, &b, L, &N);
         }
     } else if ((L->blocks_total = rep_total_blocks(r)) > 0) {
         /* a block split between the plan's stages: the runtime splits the

@@ -74,6 +74,11 @@ typedef struct RepLaunch {
     int64_t global, mbs, local;       /* mbs: per replica micro-batch; local: per replica step */
     const char *prec;                 /* "bf16" | "fp16" | NULL (fp32) */
     int blocks_known, blocks_total, blocks_equal, blocks0;
+    /* the plan's own stages hold unequal blocks (uniform plan): the first
+     * and last stage's and, when the stages between agree, theirs (-1:
+     * they differ or there are none) */
+    int blocks_uneven, blocks_first, blocks_last, blocks_mid;
+    char blocks_list[160];            /* "3, 1" */
     int changed;                      /* the closest plan, not the plan as priced */
     int repriced;                     /* the plan under another schedule than it was priced */
     RepModelShape model;

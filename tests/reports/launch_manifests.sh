@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # Every launch file of a set of plans against the framework manifests
 # (reports/manifests/, checked by check_launch.py): dense Llama plans
-# (ZeRO-0..3, full recomputation, the interleaved schedule, the auto plan),
+# (ZeRO-0..3, full recomputation, the interleaved schedule, the auto plan,
+# 3 blocks on 2 stages),
 # the full Llama-3-8B (a torchtitan flavour), Mixtral (MoE: expert and
 # expert tensor parallelism, sequence parallelism), a GPT in fp16 on 2 x 8
 # V100s (more than one host) and one in bf16 with the blocks named
@@ -59,6 +60,9 @@ plan l.db --parallel dp=2,tp=4,pp=1,zero=3; report zero3 l.db
 plan l.db --parallel dp=2,tp=2,pp=2,vpp=2,zero=1; report vpp2 l.db
 plan l.db --parallel dp=2,tp=2,pp=2,zero=1; report il l.db --schedule interleaved --virtual-stages 2
 plan l.db; report auto l.db
+sweep u.db --model llama --preset llama-3-8b --num-layers 3 --manual-boundaries --manual-layers \
+  --cluster 1x8 --dtype bf16 --variants all --hardware a100-40g
+plan u.db --parallel dp=2,tp=2,pp=2,zero=1; report uneven u.db
 sweep f.db --model llama --preset llama-3-8b --layers 4 --cluster 1x8 --dtype bf16 \
   --variants all --hardware a100-80g
 plan f.db --parallel dp=2,tp=2,pp=2,zero=1,recompute=full; report full8b f.db
@@ -95,7 +99,7 @@ while read -r name; do
   check "$dir/f/${name}_torchtitan.toml" "$tt"
   n=$((n + 3))
 done <"$dir/names"
-[ "$n" -ge 39 ] || fail "only $n files checked"
+[ "$n" -ge 42 ] || fail "only $n files checked"
 
 # what the set must contain for the checks to mean something
 f=$dir/f
@@ -108,6 +112,9 @@ grep -q -- '--hostfile hostfile --num_nodes 2' "$f/gpt2x8_deepspeed.json" || fai
 grep -q -- '--rdzv_endpoint' "$f/gpt2x8_torchtitan.toml" || fail "gpt2x8: no rendezvous"
 grep -qx 'pipeline_parallel_layers_per_stage = 1' "$f/il_torchtitan.toml" || fail "il: layers per stage"
 grep -qx 'flavor = "8B"' "$f/full8b_torchtitan.toml" || fail "full8b: no flavour"
+grep -qx -- '--decoder-first-pipeline-num-layers 2' "$f/uneven_megatron.args" || fail "uneven: first stage"
+grep -q 'splits the 3 blocks evenly over the stages; this plan.s stages hold 2, 1' \
+  "$f/uneven_deepspeed.json" || fail "uneven: DeepSpeed note"
 grep -q '"activation_checkpoint_interval": 1' "$f/zero2_deepspeed.json" || fail "zero2: no interval"
 grep -q '"stage": 3' "$f/zero3_deepspeed.json" || fail "zero3: not ZeRO-3"
 grep -qx 'mixed_precision_param = "bfloat16"' "$f/gpt2x8_torchtitan.toml" || fail "fp16 -> bf16"
@@ -152,6 +159,8 @@ neg "$f/full8b_megatron.args" "$meg" 'required --num-attention-heads missing' '/
 neg "$f/moeauto_megatron.args" "$meg" 'rule expert-grid' '/^--expert-tensor-parallel-size /d'
 neg "$f/moeauto_megatron.args" "$meg" 'rule moe-sp' '/^--sequence-parallel$/d'
 neg "$f/il_megatron.args" "$meg" 'rule layers-vpp' 's/^--num-layers-per-virtual-pipeline-stage 1/--num-layers-per-virtual-pipeline-stage 3/'
+neg "$f/uneven_megatron.args" "$meg" 'rule layers-uneven' 's/^--decoder-last-pipeline-num-layers 1/--decoder-last-pipeline-num-layers 2/'
+neg "$f/uneven_megatron.args" "$meg" 'rule layers-pp' '/^--decoder-/d'
 neg "$f/zero1_megatron.args" "$meg" 'rule recompute-full' '/^--recompute-method /d'
 neg "$f/zero1_megatron.args" "$meg" 'unknown flag --tensor-parallel-size' 's/^--tensor-model-parallel-size/--tensor-parallel-size/'
 neg "$f/gpt2x8_megatron.args" "$meg" 'rule launcher-hosts' 's/--rdzv-endpoint HOST0:29500//'
@@ -166,4 +175,4 @@ neg "$f/zero0_torchtitan.toml" "$tt" 'rule ddp-1d' 's/^data_parallel_replicate_d
 neg "$f/il_torchtitan.toml" "$tt" 'rule pp-virtual-stages' 's/^pipeline_parallel_first_stage_less_layers = 0/pipeline_parallel_first_stage_less_layers = 1/'
 neg "$f/full8b_torchtitan.toml" "$tt" 'unknown key parallelism.pipeline_parallel_stages' 's/^pipeline_parallel_degree = /pipeline_parallel_stages = /'
 neg "$f/gpt2x8_torchtitan.toml" "$tt" 'rule launcher-hosts' 's/--rdzv_endpoint HOST0:29500//'
-echo "launch manifests: $n files ok, 20 negative cases fail"
+echo "launch manifests: $n files ok, 22 negative cases fail"
