@@ -413,6 +413,37 @@ static int run_one(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
     return 0;
 }
 
+/* A sweep at one micro-batch size limits the plans apsolve can find: a
+ * stage can be at most b-way data parallel on a micro-batch of b samples,
+ * and without a micro-batch of the whole batch no plan is plain data
+ * parallelism (docs/solver.md, "Micro-batch sizes"). Names the option that
+ * adds the sizes that matter for this global batch. */
+static void one_size_notice(const ApprofSweepConfig *cfg)
+{
+    int64_t gb = 0;
+    char err[256], list[160] = "";
+    size_t at = 0;
+    if (approf_sweep_global_batch(cfg, &gb, err, sizeof err) < 0 || gb <= 0 ||
+        cfg->micro_batches < 1 || gb % cfg->micro_batches)
+        return;
+    for (int b = 1; b <= 16; b *= 2)
+        if (gb % b == 0 && at < sizeof list) {
+            int w = snprintf(list + at, sizeof list - at, "%s%lld", at ? "," : "",
+                             (long long)(gb / b));
+            at += w > 0 ? (size_t)w : 0;
+        }
+    if (cfg->micro_batches == 1 || !list[0])
+        return;
+    fprintf(stderr,
+            "approf: one micro-batch size (%lld samples, %d micro-batches of the global batch "
+            "%lld): a stage can be at most %lld-way data parallel and every plan accumulates "
+            "gradients over %d micro-batches; --micro-batch-sizes %s profiles the sizes that "
+            "matter for this batch (%lld: plain data parallelism in one step) and apsolve "
+            "chooses among them\n",
+            (long long)(gb / cfg->micro_batches), cfg->micro_batches, (long long)gb,
+            (long long)(gb / cfg->micro_batches), cfg->micro_batches, list, (long long)gb);
+}
+
 int approf_cmd_sweep(int argc, char **argv)
 {
     ApprofSweepConfig cfg;
@@ -709,6 +740,8 @@ int approf_cmd_sweep(int argc, char **argv)
         if (rc)
             break;
     }
+    if (rc == 0 && n_mbs == 0)
+        one_size_notice(&cfg);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);

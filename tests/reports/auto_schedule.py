@@ -5,7 +5,8 @@
 H100 the interleaved plan (v = 2) is cheaper by the full estimate, so the
 default picks it, every stage holds whole chunks, the stored plan says so
 and apreport reports it under that schedule; --schedule 1f1b keeps 1F1B
-and costs more. On ResNet-50 (where 1F1B wins) the default stays 1F1B.
+and costs more. On ResNet-50 (where 1F1B wins) the default stays 1F1B, and
+the sweep at one micro-batch size names the option that adds the others.
 
 Usage: auto_schedule.py APPROF APSOLVE APREPORT
 """
@@ -19,11 +20,11 @@ approf, apsolve, apreport = sys.argv[1:4]
 tmp = tempfile.mkdtemp()
 
 
-def run(*args):
+def run(*args, stderr=False):
     p = subprocess.run(list(args), capture_output=True, text=True)
     if p.returncode:
         raise SystemExit("FAIL: %s exited %d\n%s" % (" ".join(args), p.returncode, p.stderr))
-    return p.stdout
+    return p.stderr if stderr else p.stdout
 
 
 def solve(db, *extra):
@@ -49,6 +50,8 @@ again = again.get("plans", [again])[0]
 assert again["schedule"] == "interleaved" and abs(again["cost"] - auto["cost"]) < 1e-9
 
 resnet = os.path.join(tmp, "r.db")
-run(approf, "sweep", "--db", resnet, "--quiet", "--model", "resnet50")
+notice = run(approf, "sweep", "--db", resnet, "--quiet", "--model", "resnet50", stderr=True)
+# a sweep at one micro-batch size names the option that adds the others
+assert "--micro-batch-sizes 256,128,64,32,16 " in notice, notice
 assert solve(resnet, "--no-store")["schedule"] == "1f1b"
 print("auto schedule: ok")
