@@ -82,7 +82,8 @@ static int tp_ints(const Onnx__TensorProto *tp, int64_t *out, int max)
         return -1;
     if (tp->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT64) {
         if (tp->n_int64_data == (size_t)n) {
-            memcpy(out, tp->int64_data, sizeof(int64_t) * (size_t)n);
+            if (n)  /* a tensor of no elements has no int64_data at all */
+                memcpy(out, tp->int64_data, sizeof(int64_t) * (size_t)n);
             return (int)n;
         }
         if (tp->has_raw_data && tp->raw_data.len == (size_t)n * 8) {
