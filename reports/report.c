@@ -375,6 +375,45 @@ cleanup:
     return rc;
 }
 
+/* A stage on logical mesh (a, b), b > 1, is launched as dp a x tp b (the
+ * launch files), and a framework's tensor parallelism holds 1/b of each
+ * weight matrix. When the priced sharding (the ILP's) keeps weight matrices
+ * whole over axis 1, the price is not that framework's: say so, with the
+ * count (issue "One plan, one truth"; docs/reports.md). */
+static void tp_layout_warning(ApreportReport *r, const RepStage *s)
+{
+    char msg[512];
+    size_t weights = 0, whole = 0;
+    const char *first = NULL;
+    int tp = s->st.logical_b;
+    if (tp <= 1)
+        return;
+    for (size_t i = 0; i < s->n_tensors; i++) {
+        const RepTensor *t = &s->tensors[i];
+        int split = 0;
+        if (!t->layout_ok || strcmp(t->pl.role, "param") || t->layout.ndim < 2)
+            continue;
+        weights++;
+        for (int d = 0; d < t->layout.ndim && d < COSTDB_MAX_DIMS; d++)
+            if (t->layout.mesh_axis_of_dim[d] == 1 || t->layout.mesh_axis_of_dim[d] == 2)
+                split = 1;
+        if (!split) {
+            whole++;
+            if (!first)
+                first = t->pl.tensor_name;
+        }
+    }
+    if (!whole)
+        return;
+    snprintf(msg, sizeof(msg),
+             "stage %d runs as tp %d in the launch files, but %zu of its %zu weight matrices "
+             "(e.g. %.60s) are priced whole on every device of the tp axis, not split %d ways "
+             "as tensor parallelism holds them: its memory and collectives are the sharding "
+             "ILP's, not a tp %d run's",
+             s->st.stage_index, tp, whole, weights, first, tp, tp);
+    add_warning(r, msg);
+}
+
 static void collect_warnings(ApreportReport *r)
 {
     char msg[256];
@@ -405,6 +444,8 @@ static void collect_warnings(ApreportReport *r)
             add_warning(r, msg);
         }
     }
+    for (size_t k = 0; k < r->n_stages; k++)
+        tp_layout_warning(r, &r->stages[k]);
     for (size_t i = 0; i < r->n_convs; i++)
         if (r->convs[i].flagged) {
             snprintf(msg, sizeof(msg),

@@ -7,11 +7,14 @@ default picks it, every stage holds whole chunks, the stored plan says so
 and apreport reports it under that schedule; --schedule 1f1b keeps 1F1B
 and costs more. On ResNet-50 (where 1F1B wins) the default stays 1F1B, and
 the sweep at one micro-batch size names the option that adds the others.
+A stage launched as tp b whose weights are priced whole over the tp axis
+gets apreport's warning.
 
 Usage: auto_schedule.py APPROF APSOLVE APREPORT
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -45,6 +48,23 @@ out = os.path.join(tmp, "r")
 run(apreport, "--db", llama, "--out", out, "--quiet", "--export", "none")
 rep = json.load(open(os.path.join(out, "report.json")))
 assert rep["schedules"]["selected"] == "interleaved", rep["schedules"]["selected"]
+# A stage launched as tp b > 1 whose priced weight matrices are not split
+# over the tp axis (logical axis 1) is named in a warning, and only then.
+for st in rep["stages"]:
+    a, b = st["logical_mesh"]
+    whole = 0
+    for t in st["tensors"]:
+        if t["role"] != "param" or len(t["shape"]) < 2:
+            continue
+        mapping = re.findall(r"(ShardedAxis|Replicated)", t["sharding_spec"].split("), (")[-1])
+        on_tp = mapping[-1] == "ShardedAxis" if b > 1 and mapping else False
+        whole += 0 if on_tp else 1
+    said = [w for w in rep["warnings"] if w.startswith("stage %d runs as tp" % st["index"])]
+    assert bool(said) == (b > 1 and whole > 0), (st["index"], b, whole, said)
+    if said:
+        assert " %d of its " % whole in said[0], (whole, said[0])
+# today's ILP keeps this plan's weights whole over its (2, 2) meshes' axis 1
+assert any(" runs as tp " in w for w in rep["warnings"]), rep["warnings"]
 again = solve(llama, "--plan", str(auto["plan_id"]), "--no-store")
 again = again.get("plans", [again])[0]
 assert again["schedule"] == "interleaved" and abs(again["cost"] - auto["cost"]) < 1e-9
