@@ -40,7 +40,7 @@ static int writer(const char *path, int who, int go_fd)
     snprintf(s.name, sizeof s.name, "writer-%d", who);
     s.cluster_hosts = s.cluster_gpus = 1;
     s.global_batch = s.micro_batches = 1;
-    s.num_layers = LAYERS;
+    s.num_layers = 2 * LAYERS; /* entries reach layer 9 + 19 (costdb refuses past num_layers) */
     snprintf(s.backend, sizeof s.backend, "model");
     if ((rc = costdb_sweep_create(db, &s, sm, 1, cf, 1)) < 0)
         goto fail;
