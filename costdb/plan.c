@@ -34,14 +34,14 @@ static const char sql_plan_latest_sweep[] = "SELECT max(id) FROM plan WHERE swee
 
 /* What plan_stages_row accepts, checked before a stage is stored: never
  * write a row the readers refuse. 0 or COSTDB_EINVAL naming stage i. */
-static int plan_stage_check(Costdb *db, const CostdbPlanStage *s, size_t i)
+static int plan_stage_check(Costdb *db, const CostdbPlanStage *s, size_t i, int layers)
 {
     const char *what = NULL;
     if (s->stage_index != (int)i)
         what = "stage_index (the stages are numbered 0..n-1 in order)";
-    else if (s->start_layer < 0 || s->end_layer < s->start_layer ||
-             s->end_layer >= COSTDB_MAX_LAYERS)
-        what = "start_layer..end_layer (0 <= start <= end < COSTDB_MAX_LAYERS)";
+    else if (s->start_layer < 0 || s->end_layer < s->start_layer || s->end_layer >= layers ||
+             (i > 0 && s->start_layer != s[-1].end_layer + 1))
+        what = "start_layer..end_layer (consecutive ranges inside the sweep's layers)";
     else if (s->submesh_index < -1 || s->submesh_index >= COSTDB_MAX_INDEX ||
              s->config_index < -1 || s->config_index >= COSTDB_MAX_INDEX)
         what = "submesh_index or config_index (-1 .. COSTDB_MAX_INDEX - 1)";
@@ -66,7 +66,7 @@ static int plan_stage_check(Costdb *db, const CostdbPlanStage *s, size_t i)
 int costdb_plan_put(Costdb *db, CostdbPlan *p, const CostdbPlanStage *stages, size_t n)
 {
     sqlite3_stmt *st = NULL;
-    int rc;
+    int rc, layers = COSTDB_MAX_LAYERS;
     if (!db || !p || (n && !stages))
         return COSTDB_EINVAL;
     if ((rc = cdb_check_text(db, p->kind, sizeof p->kind, "kind")) < 0 ||
@@ -82,8 +82,10 @@ int costdb_plan_put(Costdb *db, CostdbPlan *p, const CostdbPlanStage *stages, si
         return cdb_err(db, COSTDB_EINVAL, "%s: plan: micro_batches %d is outside 1..%d"
                        " (COSTDB_MAX_MICRO_BATCHES)", db->path, p->micro_batches,
                        COSTDB_MAX_MICRO_BATCHES);
+    if (n && (rc = cdb_sweep_layers(db, p->sweep_id, &layers)) < 0)
+        return rc;
     for (size_t i = 0; i < n; i++)
-        if ((rc = plan_stage_check(db, &stages[i], i)) < 0 ||
+        if ((rc = plan_stage_check(db, &stages[i], i, layers)) < 0 ||
             (rc = cdb_check_double(db, stages[i].fwd_cost, "fwd_cost")) < 0 ||
             (rc = cdb_check_double(db, stages[i].bwd_cost, "bwd_cost")) < 0)
             return rc;
@@ -191,7 +193,39 @@ static int plan_stages_row(Costdb *db, sqlite3_stmt *st, void *row)
     return 0;
 }
 
-static int plan_stages(Costdb *db, int64_t id, CostdbPlanStage **out, size_t *n)
+/* What the reports index by a plan's stages and layers: stage_index i in
+ * row i, consecutive layer ranges inside the sweep's layers (dp_result.txt
+ * lists each stage's layers). 0 or ECORRUPT naming the row. */
+static int plan_stages_check(Costdb *db, int64_t id, int64_t sweep_id, const CostdbPlanStage *s,
+                             size_t n)
+{
+    int layers = COSTDB_MAX_LAYERS, rc;
+    if ((rc = cdb_sweep_layers(db, sweep_id, &layers)) < 0)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        const char *col = NULL;
+        long long got = 0, want = 0;
+        if (s[i].stage_index != (int)i)
+            col = "stage_index", got = s[i].stage_index, want = (long long)i;
+        else if (i > 0 && s[i].start_layer != s[i - 1].end_layer + 1)
+            col = "start_layer", got = s[i].start_layer, want = s[i - 1].end_layer + 1;
+        if (col)
+            return cdb_err(db, COSTDB_ECORRUPT,
+                           "%s: table plan_stage, row (plan_id=%lld, stage_index=%d): column %s"
+                           " = %lld where %lld was expected (a plan's stages are numbered 0..n-1"
+                           " and cover consecutive layers)", db->path, (long long)id,
+                           s[i].stage_index, col, got, want);
+        if (s[i].end_layer >= layers)
+            return cdb_err(db, COSTDB_ECORRUPT,
+                           "%s: table plan_stage, row (plan_id=%lld, stage_index=%d): column"
+                           " end_layer = %d is past the sweep's %d layers (0..%d)", db->path,
+                           (long long)id, s[i].stage_index, s[i].end_layer, layers, layers - 1);
+    }
+    return 0;
+}
+
+static int plan_stages(Costdb *db, int64_t id, int64_t sweep_id, CostdbPlanStage **out,
+                       size_t *n)
 {
     sqlite3_stmt *st = NULL;
     int rc;
@@ -202,20 +236,13 @@ static int plan_stages(Costdb *db, int64_t id, CostdbPlanStage **out, size_t *n)
                           n)) < 0)
         return rc;
     /* Readers index the stage array by stage_index (a resharding task's
-     * src_stage/dst_stage too): the rows must number 0..n-1 without a gap. */
-    for (size_t i = 0; i < *n; i++)
-        if ((*out)[i].stage_index != (int)i) {
-            rc = cdb_err(db, COSTDB_ECORRUPT,
-                         "%s: table plan_stage, row (plan_id=%lld, stage_index=%d): column"
-                         " stage_index = %d where %zu was expected (a plan's stages are"
-                         " numbered 0..n-1 without gaps)", db->path, (long long)id,
-                         (*out)[i].stage_index, (*out)[i].stage_index, i);
-            free(*out);
-            *out = NULL;
-            *n = 0;
-            return rc;
-        }
-    return 0;
+     * src_stage/dst_stage too) */
+    if ((rc = plan_stages_check(db, id, sweep_id, *out, *n)) < 0) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return rc;
 }
 
 int costdb_plan_get(Costdb *db, int64_t id, CostdbPlan *out, CostdbPlanStage **stages, size_t *n)
@@ -270,7 +297,7 @@ int costdb_plan_get(Costdb *db, int64_t id, CostdbPlan *out, CostdbPlanStage **s
     cdb_release(st);
     st = NULL;
     if (rc == 0 && stages)
-        rc = plan_stages(db, id, stages, n);
+        rc = plan_stages(db, id, out->sweep_id, stages, n);
 cleanup:
     cdb_release(st);
     return rc;

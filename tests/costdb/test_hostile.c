@@ -295,6 +295,12 @@ static void test_plan_indices(void)
          "2 stages"}, 1},
         {"DELETE FROM plan_stage WHERE stage_index = 1", {"resharding_task", "dst_stage = 1",
          "1 stage"}, 1},
+        /* layers: within the sweep's and consecutive (dp_result.txt printed
+         * every layer of every stage: 65536 per row) */
+        {"UPDATE plan_stage SET end_layer = 65535 WHERE stage_index = 1",
+         {"plan_stage", "column end_layer = 65535", "past the sweep's 2 layers"}, 0},
+        {"UPDATE plan_stage SET start_layer = 0 WHERE stage_index = 1",
+         {"plan_stage", "column start_layer = 0", "1 was expected"}, 0},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const char *p = make_db("indices.db");
@@ -371,6 +377,10 @@ static void test_plan_indices(void)
         CU_ASSERT_EQUAL(costdb_plan_put(db, &plan, &st, 1), COSTDB_EINVAL);
         CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "stage_index"));
         st.stage_index = 0;
+        st.end_layer = 2; /* the sweep has 2 layers */
+        CU_ASSERT_EQUAL(costdb_plan_put(db, &plan, &st, 1), COSTDB_EINVAL);
+        CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "end_layer"));
+        st.end_layer = 1;
         CU_ASSERT_EQUAL_FATAL(costdb_plan_put(db, &plan, &st, 1), 0);
         t.dst_stage = 1;
         CU_ASSERT_EQUAL(costdb_resharding_put(db, plan.id, &t, 1), COSTDB_EINVAL);

@@ -50,6 +50,10 @@ case_refused "DELETE FROM plan_stage WHERE stage_index = 1" \
   "table resharding_task" "column dst_stage = 1" "1 stage)"
 case_refused "UPDATE plan_stage SET stage_index = 9 WHERE stage_index = 1" \
   "table plan_stage" "stage_index = 9 where 1 was expected"
+case_refused "UPDATE plan_stage SET end_layer = 65535 WHERE stage_index = 1" \
+  "table plan_stage, row (plan_id=1, stage_index=1): column end_layer = 65535 is past the sweep's"
+case_refused "UPDATE plan_stage SET start_layer = 0 WHERE stage_index = 1" \
+  "table plan_stage" "column start_layer = 0 where"
 # without stored tasks, derived ones: a missing stage still refused first
 case_refused "DELETE FROM resharding_task; DELETE FROM plan_stage WHERE stage_index = 0" \
   "table plan_stage" "stage_index = 1 where 0 was expected"
