@@ -343,8 +343,7 @@ static void torchtitan_notes(const ApreportReport *r, RepLaunch *L)
         rep_launch_line(L, "launch: NGPU=%d CONFIG_FILE=%s_torchtitan.toml ./run_train.sh",
                         L->gpus, r->name);
     rep_launch_line(L, "%s reads Python configs (--module NAME --config FUNCTION), not TOML: "
-                       "there pass [parallelism] and [activation_checkpoint] below as "
-                       "--parallelism.KEY VALUE overrides; its [training] keys differ "
+                       "the same layout as its overrides is the 'main:' block at the end "
                        "(docs/export-torchtitan.md)", REP_TORCHTITAN_MAIN);
     context_text(L, ctx, sizeof(ctx));
     rep_launch_line(L, "%s", ctx);
@@ -392,6 +391,56 @@ static void torchtitan_parallelism(FILE *f, const RepLaunch *L)
     }
 }
 
+/* The layout of the file for torchtitan main, which reads Python config
+ * registries: one command-line override per '# main: ' comment line (the
+ * manifest torchtitan-main-*.json checks them). main reads the token
+ * counts of a micro-batch and of a step where v0.2.2 reads batch sizes. */
+static void torchtitan_main(FILE *f, const RepLaunch *L)
+{
+    const RepModelShape *m = &L->model;
+    char cfg[96];
+    if (m->titan_config)
+        snprintf(cfg, sizeof(cfg), "--module %s --config %s", m->titan_name, m->titan_config);
+    else
+        snprintf(cfg, sizeof(cfg), "--module NAME --config FUNCTION");
+    fprintf(f, "\n# %s: torchrun ... -m torchtitan.train %s (a config registry function of "
+               "this model) with the overrides below, one per 'main:' line; recomputation is "
+               "the function's activation_checkpoint (FullAC or SelectiveAC config, or None)\n",
+            REP_TORCHTITAN_MAIN, cfg);
+    fprintf(f, "# main: --parallelism.data_parallel_replicate_degree %d\n"
+               "# main: --parallelism.data_parallel_shard_degree %d\n",
+            L->zero ? 1 : L->dp, L->zero ? L->dp : 1);
+    if (L->zero)
+        fprintf(f, "# main: --parallelism.fsdp_reshard_after_forward %s\n",
+                L->zero == 3 ? "always" : "never");
+    fprintf(f, "# main: --parallelism.tensor_parallel_degree %d\n"
+               "# main: --parallelism.pipeline_parallel_degree %d\n", L->tp, L->pp);
+    if (L->pp > 1) {
+        fprintf(f, "# main: --parallelism.pipeline_parallel_schedule %s\n"
+                   "# main: --parallelism.num_pp_microbatches %d\n",
+                L->sched == APREPORT_SCHED_GPIPE ? "GPipe"
+                : L->sched == APREPORT_SCHED_INTERLEAVED ? "Interleaved1F1B" : "1F1B", L->B);
+        if (L->blocks_known && L->blocks_total % (L->pp * L->v) == 0)
+            fprintf(f, "# main: --parallelism.pipeline_parallel_layers_per_stage %d\n"
+                       "# main: --parallelism.pipeline_parallel_first_stage_less_layers 0\n"
+                       "# main: --parallelism.pipeline_parallel_last_stage_less_layers 0\n",
+                    L->blocks_total / (L->pp * L->v));
+    }
+    if (L->ep > 0)
+        fprintf(f, "# main: --parallelism.expert_parallel_degree %d\n", L->ep);
+    if (m->seq) {
+        fprintf(f, "# main: --training.num_tokens_per_microbatch_per_dp_rank %lld\n"
+                   "# main: --training.num_tokens_per_train_step %lld\n"
+                   "# main: --training.max_context_length %d\n",
+                (long long)L->mbs * m->seq, (long long)L->global * m->seq, m->seq);
+    } else {
+        unknown(f, "--training.num_tokens_per_microbatch_per_dp_rank",
+                "no input_ids among the placements");
+        unknown(f, "--training.max_context_length", "no input_ids among the placements");
+    }
+    fprintf(f, "# main: --training.mixed_precision_param %s\n", L->prec ? "bfloat16" : "float32");
+}
+
 int apreport_write_torchtitan(const ApreportReport *r, FILE *f)
 {
     RepLaunch L;
@@ -432,6 +481,7 @@ int apreport_write_torchtitan(const ApreportReport *r, FILE *f)
                        : L.recompute == COSTDB_RECOMPUTE_SELECTIVE ? "selective" : "none");
     if (L.recompute == COSTDB_RECOMPUTE_SELECTIVE)
         toml_kv(f, "selective_ac_option", "op");
+    torchtitan_main(f, &L);
     return ferror(f) ? APREPORT_EIO : 0;
 }
 

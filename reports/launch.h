@@ -51,6 +51,7 @@ typedef struct RepModelShape {
     int experts, topk;
     int qkv_bias;                     /* qwen2: q/k/v biases */
     const char *titan_name, *titan_flavor; /* torchtitan's model and flavor (NULL: none) */
+    const char *titan_config;         /* torchtitan main's config registry function */
     char heads_why[200];              /* why heads is unknown */
     char titan_why[200];              /* why no torchtitan flavor */
 } RepModelShape;

@@ -27,24 +27,25 @@ typedef struct ShapePreset {
     int hidden, heads, topk, positions;
     const char *titan_name, *titan_flavor; /* torchtitan v0.2.2 llama3 flavours */
     int titan_layers;
+    const char *titan_config;         /* torchtitan main's registry function of it */
 } ShapePreset;
 
 static const ShapePreset presets[] = {
-    {"gpt", "gpt2-small", 768, 12, 0, 1024, NULL, NULL, 0},
-    {"gpt", "gpt3-1.3b", 2048, 16, 0, 2048, NULL, NULL, 0},
-    {"gpt", "gpt3-2.7b", 2560, 32, 0, 2048, NULL, NULL, 0},
-    {"gpt", "gpt3-6.7b", 4096, 32, 0, 2048, NULL, NULL, 0},
-    {"gpt", "gpt3-39b", 8192, 64, 0, 1024, NULL, NULL, 0},
-    {"bert", "base", 768, 12, 0, 512, NULL, NULL, 0},
-    {"bert", "large", 1024, 16, 0, 512, NULL, NULL, 0},
-    {"llama", "llama-2-7b", 4096, 32, 0, 4096, NULL, NULL, 0},
-    {"llama", "llama-3-8b", 4096, 32, 0, 8192, "llama3", "8B", 32},
-    {"llama", "llama-3-70b", 8192, 64, 0, 8192, "llama3", "70B", 80},
-    {"llama", "llama-3.1-405b", 16384, 128, 0, 131072, "llama3", "405B", 126},
-    {"mistral", "mistral-7b", 4096, 32, 0, 32768, NULL, NULL, 0},
-    {"mixtral", "mixtral-8x7b", 4096, 32, 2, 32768, NULL, NULL, 0},
-    {"qwen2", "qwen2.5-7b", 3584, 28, 0, 131072, NULL, NULL, 0},
-    {"deepseek_moe", "deepseek-moe-16b", 2048, 16, 6, 4096, NULL, NULL, 0},
+    {"gpt", "gpt2-small", 768, 12, 0, 1024, NULL, NULL, 0, NULL},
+    {"gpt", "gpt3-1.3b", 2048, 16, 0, 2048, NULL, NULL, 0, NULL},
+    {"gpt", "gpt3-2.7b", 2560, 32, 0, 2048, NULL, NULL, 0, NULL},
+    {"gpt", "gpt3-6.7b", 4096, 32, 0, 2048, NULL, NULL, 0, NULL},
+    {"gpt", "gpt3-39b", 8192, 64, 0, 1024, NULL, NULL, 0, NULL},
+    {"bert", "base", 768, 12, 0, 512, NULL, NULL, 0, NULL},
+    {"bert", "large", 1024, 16, 0, 512, NULL, NULL, 0, NULL},
+    {"llama", "llama-2-7b", 4096, 32, 0, 4096, NULL, NULL, 0, NULL},
+    {"llama", "llama-3-8b", 4096, 32, 0, 8192, "llama3", "8B", 32, "llama3_8b"},
+    {"llama", "llama-3-70b", 8192, 64, 0, 8192, "llama3", "70B", 80, "llama3_70b"},
+    {"llama", "llama-3.1-405b", 16384, 128, 0, 131072, "llama3", "405B", 126, "llama3_405b"},
+    {"mistral", "mistral-7b", 4096, 32, 0, 32768, NULL, NULL, 0, NULL},
+    {"mixtral", "mixtral-8x7b", 4096, 32, 2, 32768, NULL, NULL, 0, NULL},
+    {"qwen2", "qwen2.5-7b", 3584, 28, 0, 131072, NULL, NULL, 0, NULL},
+    {"deepseek_moe", "deepseek-moe-16b", 2048, 16, 6, 4096, NULL, NULL, 0, NULL},
 };
 
 /* The zoo's default preset of each model (approf models). */
@@ -189,6 +190,7 @@ void rep_model_shape(const ApreportReport *r, RepModelShape *m)
     if (p && m->preset && p->titan_name && m->layers == p->titan_layers && !m->experts) {
         m->titan_name = p->titan_name;
         m->titan_flavor = p->titan_flavor;
+        m->titan_config = p->titan_config;
     } else if (p && m->preset && p->titan_name) {
         snprintf(m->titan_why, sizeof(m->titan_why), "the model has %d blocks, torchtitan's "
                  "%s flavour %s has %d: register a flavour of this size", m->layers,

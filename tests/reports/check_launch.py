@@ -187,7 +187,12 @@ def main(argv):
     keys = man["keys"]
     findings = []
     data = None
-    if fmt == "args":
+    if fmt == "args" and man.get("comment_prefix"):
+        # the flags are comment lines '# <prefix>--flag value' of another file
+        pre = man["comment_prefix"]
+        lines = [l.lstrip("#").strip() for l in text.splitlines() if l.startswith("#")]
+        raw = parse_args("\n".join(l[len(pre):] for l in lines if l.startswith(pre)), findings)
+    elif fmt == "args":
         raw = parse_args(text, findings)
     elif fmt == "json":
         try:
@@ -255,7 +260,7 @@ def main(argv):
     for k, spec in keys.items():
         v = values.get(k, False if spec.get("type") == "flag" else spec.get("default"))
         if fmt == "args":
-            ns[k.lstrip("-").replace("-", "_")] = v
+            ns[k.lstrip("-").replace("-", "_").replace(".", "_")] = v
         elif spec.get("type") != "object":
             d = nested
             parts = k.split(".")

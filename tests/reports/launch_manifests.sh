@@ -9,7 +9,9 @@
 # V100s (more than one host) and one in bf16 with the blocks named
 # h.N/query. Each Megatron-LM, DeepSpeed and torchtitan file must pass;
 # the only unknown a file may report is torchtitan's [model] flavour of a
-# model torchtitan has none of. Then the negative cases: a file with a
+# model torchtitan has none of. The torchtitan files' '# main:' lines (the
+# layout for torchtitan main's Python configs) are checked against main's
+# manifest. Then the negative cases: a file with a
 # required flag removed, or a rule broken, must fail the check.
 #   launch_manifests.sh APPROF APSOLVE APREPORT PYTHON MANIFEST_DIR
 set -eu
@@ -21,6 +23,7 @@ trap 'rm -rf "$dir"' EXIT
 meg=$manifests/megatron-lm-core_v0.19.0.json
 ds=$manifests/deepspeed-v0.16.4.json
 tt=$manifests/torchtitan-v0.2.2.json
+ttmain=$manifests/torchtitan-main-b5bcd76.json
 if ! "$python" -c 'import tomllib' 2>/dev/null; then
   echo "tomllib missing (Python < 3.11): skipped"
   exit 77
@@ -97,6 +100,7 @@ while read -r name; do
   check "$dir/f/${name}_megatron.args" "$meg"
   check "$dir/f/${name}_deepspeed.json" "$ds"
   check "$dir/f/${name}_torchtitan.toml" "$tt"
+  check "$dir/f/${name}_torchtitan.toml" "$ttmain"     # its '# main:' lines
   n=$((n + 3))
 done <"$dir/names"
 [ "$n" -ge 42 ] || fail "only $n files checked"
@@ -112,6 +116,7 @@ grep -q -- '--hostfile hostfile --num_nodes 2' "$f/gpt2x8_deepspeed.json" || fai
 grep -q -- '--rdzv_endpoint' "$f/gpt2x8_torchtitan.toml" || fail "gpt2x8: no rendezvous"
 grep -qx 'pipeline_parallel_layers_per_stage = 1' "$f/il_torchtitan.toml" || fail "il: layers per stage"
 grep -qx 'flavor = "8B"' "$f/full8b_torchtitan.toml" || fail "full8b: no flavour"
+grep -q -- '--module llama3 --config llama3_8b' "$f/full8b_torchtitan.toml" || fail "full8b: main config"
 grep -qx -- '--decoder-first-pipeline-num-layers 2' "$f/uneven_megatron.args" || fail "uneven: first stage"
 grep -q 'splits the 3 blocks evenly over the stages; this plan.s stages hold 2, 1' \
   "$f/uneven_deepspeed.json" || fail "uneven: DeepSpeed note"
@@ -175,4 +180,6 @@ neg "$f/zero0_torchtitan.toml" "$tt" 'rule ddp-1d' 's/^data_parallel_replicate_d
 neg "$f/il_torchtitan.toml" "$tt" 'rule pp-virtual-stages' 's/^pipeline_parallel_first_stage_less_layers = 0/pipeline_parallel_first_stage_less_layers = 1/'
 neg "$f/full8b_torchtitan.toml" "$tt" 'unknown key parallelism.pipeline_parallel_stages' 's/^pipeline_parallel_degree = /pipeline_parallel_stages = /'
 neg "$f/gpt2x8_torchtitan.toml" "$tt" 'rule launcher-hosts' 's/--rdzv_endpoint HOST0:29500//'
-echo "launch manifests: $n files ok, 22 negative cases fail"
+neg "$f/zero1_torchtitan.toml" "$ttmain" 'rule tokens-step' 's/^# main: --training.num_tokens_per_train_step 131072/# main: --training.num_tokens_per_train_step 130000/'
+neg "$f/zero1_torchtitan.toml" "$ttmain" 'unknown flag --training.seq_len' 's/^# main: --training.max_context_length/# main: --training.seq_len/'
+echo "launch manifests: $n files ok (torchtitan's also for main), 24 negative cases fail"
