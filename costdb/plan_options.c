@@ -14,9 +14,8 @@
 #include <string.h>
 
 #include "costdb.h"
+#include "json_read.h"
 #include "plan_options.h"
-
-#define MAX_DEPTH 8
 
 static const char *objective_name(CostdbObjective o)
 {
@@ -98,222 +97,16 @@ int costdb_plan_options_format(const CostdbPlanOptions *o, char *out, size_t len
     return at < len ? 0 : COSTDB_EINVAL;
 }
 
-/* ---- reader ------------------------------------------------------------ */
-
-typedef struct Parser {
-    const char *s, *p;
-    char *err;
-    size_t errlen;
-    int failed;
-} Parser;
-
-static int fail(Parser *ps, const char *fmt, ...)
-{
-    char msg[160];
-    va_list ap;
-    if (ps->failed)
-        return COSTDB_EPARSE;
-    ps->failed = 1;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (ps->err && ps->errlen)
-        snprintf(ps->err, ps->errlen, "options: column %zu: %s", (size_t)(ps->p - ps->s) + 1, msg);
-    return COSTDB_EPARSE;
-}
-
-static void skip_ws(Parser *ps)
-{
-    while (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r')
-        ps->p++;
-}
-
-/* A string literal into out (len bytes; longer strings fail). \uXXXX
- * escapes below 0x80 are decoded, others refused (the writer never makes
- * them). */
-static int read_string(Parser *ps, char *out, size_t len)
-{
-    size_t n = 0;
-    if (*ps->p != '"')
-        return fail(ps, "a string expected");
-    ps->p++;
-    for (;;) {
-        unsigned char c = (unsigned char)*ps->p;
-        if (c == '\0')
-            return fail(ps, "unterminated string");
-        if (c == '"') {
-            ps->p++;
-            break;
-        }
-        if (c < 0x20)
-            return fail(ps, "control character in a string");
-        if (c == '\\') {
-            char e = ps->p[1];
-            ps->p += 2;
-            if (e == 'u') {
-                unsigned v = 0;
-                for (int i = 0; i < 4; i++) {
-                    char h = ps->p[i];
-                    int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10
-                            : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
-                    if (d < 0)
-                        return fail(ps, "bad \\u escape");
-                    v = v * 16 + (unsigned)d;
-                }
-                if (v == 0 || v >= 0x80)
-                    return fail(ps, "unsupported \\u escape");
-                ps->p += 4;
-                c = (unsigned char)v;
-            } else {
-                const char *from = "\"\\/bfnrt", *to = "\"\\/\b\f\n\r\t";
-                const char *q = e ? strchr(from, e) : NULL;
-                if (!q)
-                    return fail(ps, "bad escape");
-                c = (unsigned char)to[q - from];
-            }
-        } else {
-            ps->p++;
-        }
-        if (n + 1 >= len)
-            return fail(ps, "string longer than %zu bytes", len - 1);
-        out[n++] = (char)c;
-    }
-    out[n] = '\0';
-    return 0;
-}
-
-/* An integer in [lo, hi]. */
-static int read_int(Parser *ps, long long lo, long long hi, long long *v)
-{
-    char *end;
-    errno = 0;
-    long long x = strtoll(ps->p, &end, 10);
-    if (end == ps->p || *end == '.' || *end == 'e' || *end == 'E')
-        return fail(ps, "an integer expected");
-    if (errno == ERANGE || x < lo || x > hi)
-        return fail(ps, "%lld is outside %lld..%lld", x, lo, hi);
-    ps->p = end;
-    *v = x;
-    return 0;
-}
-
-static int read_bool(Parser *ps, int *v)
-{
-    if (!strncmp(ps->p, "true", 4)) {
-        ps->p += 4;
-        *v = 1;
-        return 0;
-    }
-    if (!strncmp(ps->p, "false", 5)) {
-        ps->p += 5;
-        *v = 0;
-        return 0;
-    }
-    return fail(ps, "true or false expected");
-}
-
-/* Skips any JSON value (a key this reader does not know). */
-static int skip_value(Parser *ps, int depth)
-{
-    char tmp[4096];
-    skip_ws(ps);
-    if (depth > MAX_DEPTH)
-        return fail(ps, "nested deeper than %d", MAX_DEPTH);
-    if (*ps->p == '"')
-        return read_string(ps, tmp, sizeof tmp);
-    if (*ps->p == '{' || *ps->p == '[') {
-        char close = *ps->p == '{' ? '}' : ']';
-        int first = 1;
-        ps->p++;
-        for (;;) {
-            skip_ws(ps);
-            if (*ps->p == close) {
-                ps->p++;
-                return 0;
-            }
-            if (!first) {
-                if (*ps->p != ',')
-                    return fail(ps, "',' or '%c' expected", close);
-                ps->p++;
-                skip_ws(ps);
-            }
-            first = 0;
-            if (close == '}') {
-                if (read_string(ps, tmp, sizeof tmp))
-                    return COSTDB_EPARSE;
-                skip_ws(ps);
-                if (*ps->p != ':')
-                    return fail(ps, "':' expected");
-                ps->p++;
-            }
-            if (skip_value(ps, depth + 1))
-                return COSTDB_EPARSE;
-        }
-    }
-    if (!strncmp(ps->p, "null", 4)) {
-        ps->p += 4;
-        return 0;
-    }
-    if (*ps->p == 't' || *ps->p == 'f') {
-        int b;
-        return read_bool(ps, &b);
-    }
-    {
-        char *end;
-        (void)strtod(ps->p, &end);
-        if (end == ps->p)
-            return fail(ps, "a value expected");
-        ps->p = end;
-    }
-    return 0;
-}
-
-typedef int (*MemberFn)(Parser *ps, const char *key, void *ctx, int depth);
-
-/* An object whose members go to fn, one key at a time. */
-static int read_object(Parser *ps, MemberFn fn, void *ctx, int depth)
-{
-    char key[64];
-    int first = 1;
-    skip_ws(ps);
-    if (*ps->p != '{')
-        return fail(ps, "'{' expected");
-    ps->p++;
-    for (;;) {
-        skip_ws(ps);
-        if (*ps->p == '}') {
-            ps->p++;
-            return 0;
-        }
-        if (!first) {
-            if (*ps->p != ',')
-                return fail(ps, "',' or '}' expected");
-            ps->p++;
-            skip_ws(ps);
-        }
-        first = 0;
-        if (read_string(ps, key, sizeof key))
-            return COSTDB_EPARSE;
-        skip_ws(ps);
-        if (*ps->p != ':')
-            return fail(ps, "':' expected after \"%s\"", key);
-        ps->p++;
-        skip_ws(ps);
-        if (fn(ps, key, ctx, depth))
-            return COSTDB_EPARSE;
-    }
-}
-
 #define INT_MEMBER(name, lo, hi, field)                                                        \
     if (!strcmp(key, name)) {                                                                  \
         long long v_;                                                                          \
-        if (read_int(ps, lo, hi, &v_))                                                         \
+        if (cjr_int(ps, lo, hi, &v_))                                                         \
             return COSTDB_EPARSE;                                                              \
         field = v_;                                                                            \
         return 0;                                                                              \
     }
 
-static int layout_member(Parser *ps, const char *key, void *ctx, int depth)
+static int layout_member(CjrParser *ps, const char *key, void *ctx, int depth)
 {
     CostdbPlanLayout *l = ctx;
     INT_MEMBER("dp", 1, 1 << 24, l->dp)
@@ -324,23 +117,23 @@ static int layout_member(Parser *ps, const char *key, void *ctx, int depth)
     INT_MEMBER("vpp", 1, 1024, l->vpp)
     INT_MEMBER("mbs", 0, 1 << 24, l->mbs)
     if (!strcmp(key, "recompute")) {
-        if (read_string(ps, l->recompute, sizeof l->recompute))
+        if (cjr_string(ps, l->recompute, sizeof l->recompute))
             return COSTDB_EPARSE;
         if (strcmp(l->recompute, "none") && strcmp(l->recompute, "selective") &&
             strcmp(l->recompute, "full"))
-            return fail(ps, "recompute \"%s\" is not none, selective or full", l->recompute);
+            return cjr_fail(ps, "recompute \"%s\" is not none, selective or full", l->recompute);
         return 0;
     }
-    return skip_value(ps, depth + 1);
+    return cjr_skip_value(ps, depth + 1);
 }
 
-static int options_member(Parser *ps, const char *key, void *ctx, int depth)
+static int options_member(CjrParser *ps, const char *key, void *ctx, int depth)
 {
     CostdbPlanOptions *o = ctx;
     if (!strcmp(key, "tool"))
-        return read_string(ps, o->tool, sizeof o->tool);
+        return cjr_string(ps, o->tool, sizeof o->tool);
     if (!strcmp(key, "stage_option"))
-        return read_string(ps, o->stage_option, sizeof o->stage_option);
+        return cjr_string(ps, o->stage_option, sizeof o->stage_option);
     INT_MEMBER("micro_batches", 0, 1 << 24, o->micro_batches)
     INT_MEMBER("global_batch", 0, (long long)1 << 40, o->global_batch)
     INT_MEMBER("micro_batch_size", 0, (long long)1 << 40, o->micro_batch_size)
@@ -348,38 +141,38 @@ static int options_member(Parser *ps, const char *key, void *ctx, int depth)
     INT_MEMBER("max_stages", 0, 1 << 24, o->max_stages)
     INT_MEMBER("virtual_stages", 1, 1024, o->virtual_stages)
     if (!strcmp(key, "inference"))
-        return read_bool(ps, &o->inference);
+        return cjr_bool(ps, &o->inference);
     if (!strcmp(key, "objective")) {
         char v[16];
-        if (read_string(ps, v, sizeof v))
+        if (cjr_string(ps, v, sizeof v))
             return COSTDB_EPARSE;
         if (!strcmp(v, "full"))
             o->objective = COSTDB_OBJECTIVE_FULL;
         else if (!strcmp(v, "alpa"))
             o->objective = COSTDB_OBJECTIVE_ALPA;
         else
-            return fail(ps, "objective \"%s\" is not full or alpa", v);
+            return cjr_fail(ps, "objective \"%s\" is not full or alpa", v);
         return 0;
     }
     if (!strcmp(key, "schedule")) {
-        if (read_string(ps, o->schedule, sizeof o->schedule))
+        if (cjr_string(ps, o->schedule, sizeof o->schedule))
             return COSTDB_EPARSE;
         if (strcmp(o->schedule, "1f1b") && strcmp(o->schedule, "gpipe") &&
             strcmp(o->schedule, "interleaved"))
-            return fail(ps, "schedule \"%s\" is not 1f1b, gpipe or interleaved", o->schedule);
+            return cjr_fail(ps, "schedule \"%s\" is not 1f1b, gpipe or interleaved", o->schedule);
         return 0;
     }
     if (!strcmp(key, "parallel")) {
         o->has_layout = 1;
         o->layout = (CostdbPlanLayout){1, 1, 1, 0, 0, 1, 0, "none"};
-        return read_object(ps, layout_member, &o->layout, depth + 1);
+        return cjr_object(ps, layout_member, &o->layout, depth + 1);
     }
-    return skip_value(ps, depth + 1);
+    return cjr_skip_value(ps, depth + 1);
 }
 
 int costdb_plan_options_parse(const char *text, CostdbPlanOptions *o, char *err, size_t errlen)
 {
-    Parser ps = {text, text, err, errlen, 0};
+    CjrParser ps = {text, text, "options", err, errlen, 0};
     if (!o)
         return COSTDB_EINVAL;
     memset(o, 0, sizeof *o);
@@ -388,13 +181,13 @@ int costdb_plan_options_parse(const char *text, CostdbPlanOptions *o, char *err,
         err[0] = '\0';
     if (!text)
         return 0;
-    skip_ws(&ps);
+    cjr_skip_ws(&ps);
     if (*ps.p == '\0')
         return 0;
-    if (read_object(&ps, options_member, o, 0))
+    if (cjr_object(&ps, options_member, o, 0))
         return COSTDB_EPARSE;
-    skip_ws(&ps);
+    cjr_skip_ws(&ps);
     if (*ps.p)
-        return fail(&ps, "text after the object");
+        return cjr_fail(&ps, "text after the object");
     return 0;
 }

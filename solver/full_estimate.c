@@ -8,19 +8,19 @@
  *    outputs (matched by tensor index; j the latest such stage) is sent
  *    j -> k as an activation and its gradient k -> j, each micro-batch. Per
  *    device the shard of the receiving spec (bytes / Π Chunked(k)); per stage
- *    pair and direction one message of latency + bytes / bandwidth, on the
- *    intra-host link when both submeshes lie on one host (stages laid out in
- *    order on host-major device numbers), else the inter-host link;
+ *    pair and direction one send-recv, on the intra-host link when both
+ *    submeshes lie on one host (stages laid out in order on host-major
+ *    device numbers), else across hosts;
  *  - the gradient all-reduce, once per iteration: parameters whose spec has
  *    Replicated(replicas=r) entries are grouped by the logical mesh axes they
- *    are replicated over; each group costs the ring all-reduce
- *    2(r−1)/r·bytes/bw + 2(r−1)·latency on the link that axis crosses
- *    (axis 0 crosses hosts iff a > 1 and the submesh spans hosts, axis 1 iff
- *    b > M, both axes iff the submesh spans hosts);
- *  - the optimizer step, once per iteration: Adam reads the f32 parameter,
- *    its gradient and two f32 moments and writes the parameter and the
- *    moments: 24 + sizeof(grad) bytes per local parameter element at the
- *    device memory bandwidth.
+ *    are replicated over; each group costs a ring all-reduce on the link that
+ *    axis crosses (axis 0 crosses hosts iff a > 1 and the submesh spans
+ *    hosts, axis 1 iff b > M, both axes iff the submesh spans hosts);
+ *  - the optimizer step, once per iteration: Adam's bytes per local
+ *    parameter element through device memory.
+ *    Every message, collective and Adam step is priced by costdb/collective.c,
+ *    the functions the profiler prices its entries with, on the fabric of the
+ *    sweep's hardware row (its multi-rail adapters and bus efficiency too).
  * With no overlap of communication and compute, every stage's steady-state
  * period grows by the sends it makes per micro-batch:
  *   full = Σ c_k + Σ_pairs 2·t_pair + (B − 1)·max_k (c_k + send_fwd_k +
@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "apsolve.h"
+#include "collective.h"
 #include "costdb.h"
 #include "costdb_text.h"
 #include "schedule.h"
@@ -100,23 +101,12 @@ static double local_bytes(const CostdbPlacement *pl, int a, int b)
     return shape_elements(pl->shape) * costdb_dtype_bytes(pl->dtype) / si.chunks;
 }
 
-static double link_seconds(const CostdbHardware *hw, int inter, double bytes)
+/* One message of bytes between two stages, priced as the profiler prices a
+ * send-recv (costdb/collective.c): on the intra-host link, or across hosts
+ * on one GPU's share of the host's adapters. */
+static double link_seconds(const CostdbFabric *f, int inter, double bytes)
 {
-    double bw = inter ? hw->inter_host_bandwidth : hw->intra_host_bandwidth;
-    double lat = inter ? hw->inter_host_latency : hw->intra_host_latency;
-    if (bytes <= 0)
-        return 0;
-    return lat + (bw > 0 ? bytes / bw : 0);
-}
-
-/* Ring all-reduce of bytes over r devices. */
-static double allreduce_seconds(const CostdbHardware *hw, int inter, double bytes, int r)
-{
-    double bw = inter ? hw->inter_host_bandwidth : hw->intra_host_bandwidth;
-    double lat = inter ? hw->inter_host_latency : hw->intra_host_latency;
-    if (r <= 1 || bytes <= 0)
-        return 0;
-    return 2.0 * (r - 1) / r * (bw > 0 ? bytes / bw : 0) + 2.0 * (r - 1) * lat;
+    return costdb_collective_seconds(f, COSTDB_COLL_SEND_RECV, bytes, 2, inter ? 2 : 1, inter);
 }
 
 /* Does the ring over the logical axes in mask leave one host? */
@@ -141,7 +131,7 @@ static int pair_inter(int oj, int dj, int ok, int dk, int M)
 }
 
 /* Apply-grad of one stage: the all-reduce per replication group and Adam. */
-static void stage_apply_grad(const CostdbHardware *hw, const ApsolveStage *s, int M,
+static void stage_apply_grad(const CostdbFabric *hw, const ApsolveStage *s, int M,
                              const CostdbPlacement *pl, size_t n, ApsolveStageEstimate *e)
 {
     double group_bytes[4] = {0, 0, 0, 0}, opt_bytes = 0;
@@ -155,7 +145,7 @@ static void stage_apply_grad(const CostdbHardware *hw, const ApsolveStage *s, in
         g = costdb_dtype_bytes(pl[a].dtype);
         b = shape_elements(pl[a].shape) * g / si.chunks;
         e->param_bytes += b;
-        opt_bytes += b / g * (24.0 + g);
+        opt_bytes += costdb_adam_bytes(b / g, g);
         if (si.mask) {
             group_bytes[si.mask] += b;
             if (si.replicas > group_r[si.mask])
@@ -168,12 +158,13 @@ static void stage_apply_grad(const CostdbHardware *hw, const ApsolveStage *s, in
             continue;
         inter = axes_cross_hosts(m, s, M);
         e->grad_bytes += group_bytes[m];
-        e->grad_sync += allreduce_seconds(hw, inter, group_bytes[m], group_r[m]);
+        e->grad_sync += costdb_collective_seconds(hw, COSTDB_COLL_ALL_REDUCE, group_bytes[m],
+                                                  group_r[m], inter ? s->hosts : 1, inter);
         if (group_r[m] > e->replicas)
             e->replicas = group_r[m];
         e->grad_inter |= inter;
     }
-    e->optimizer = hw->memory_bandwidth > 0 ? opt_bytes / hw->memory_bandwidth : 0;
+    e->optimizer = costdb_memory_seconds(hw, opt_bytes);
 }
 
 int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolvePlan *plan,
@@ -182,6 +173,7 @@ int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolveP
 {
     CostdbSweep sw;
     CostdbHardware hw;
+    CostdbFabric fabric;
     CostdbPlacement **pls = NULL;
     ApsolveStageEstimate *est = NULL;
     size_t *npl = NULL, K;
@@ -206,6 +198,7 @@ int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolveP
         return APSOLVE_OK;
     }
     M = sw.cluster_gpus;
+    costdb_fabric_from_hardware(&hw, &fabric);
     pls = calloc(K, sizeof *pls);
     npl = calloc(K, sizeof *npl);
     offset = calloc(K + 1, sizeof *offset);
@@ -253,7 +246,7 @@ int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolveP
                 continue;
             inter = pair_inter(offset[j], sj->hosts * sj->gpus, offset[k],
                                sk->hosts * sk->gpus, M);
-            t = link_seconds(&hw, inter, bytes);
+            t = link_seconds(&fabric, inter, bytes);
             est[j].send_fwd_bytes += bytes;
             est[j].send_fwd += t;
             est[j].send_inter |= inter;
@@ -272,7 +265,7 @@ int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolveP
         out->apply_from_entries = from_entries;
         for (size_t k = 0; k < K; k++) {
             double apply;
-            stage_apply_grad(&hw, &plan->stages[k], M, pls[k], npl[k], &est[k]);
+            stage_apply_grad(&fabric, &plan->stages[k], M, pls[k], npl[k], &est[k]);
             est[k].period = est[k].compute + est[k].send_fwd + est[k].send_bwd;
             apply = from_entries ? plan->stages[k].apply_cost
                                  : est[k].grad_sync + est[k].optimizer;

@@ -11,87 +11,52 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collective.h"
 #include "costdb.h"
 #include "hardware.h"
 #include "stage.h"
 
+/* The spec's fabric in costdb's terms: the one price of a collective
+ * (costdb/collective.c), which the solver's full estimate uses too. */
+static void fabric_of(const ApprofHardwareSpec *hw, CostdbFabric *f)
+{
+    memset(f, 0, sizeof *f);
+    f->intra_bandwidth = hw->intra_host_bandwidth;
+    f->intra_latency = hw->intra_host_latency;
+    f->inter_bandwidth = hw->inter_host_bandwidth;
+    f->inter_latency = hw->inter_host_latency;
+    f->gpus_per_host = hw->gpus_per_host;
+    f->nics_per_host = hw->nics_per_host;
+    f->nic_bandwidth = hw->nic_bandwidth;
+    f->bus_efficiency = hw->bus_efficiency;
+    f->memory_bandwidth = hw->memory_bandwidth;
+    f->memory_efficiency = hw->memory_efficiency;
+}
+
 double approf_link_bandwidth(const ApprofHardwareSpec *hw, int group_size, int hosts,
                              int crosses_hosts)
 {
-    double bw;
-
+    CostdbFabric f;
     if (!hw)
         return 0.0;
-    if (!crosses_hosts) {
-        bw = hw->intra_host_bandwidth;
-    } else if (hw->nics_per_host > 0 && hw->nic_bandwidth > 0 && hw->gpus_per_host > 0) {
-        /* The groups of one collective run side by side: a group with g of
-         * the host's M GPUs gets g/M of the host's adapters (NCCL drives
-         * one channel per adapter), and its ring also crosses the
-         * intra-host link. */
-        int g = hosts > 0 && group_size % hosts == 0 ? group_size / hosts : 1;
-        double share = (double)(g < hw->gpus_per_host ? g : hw->gpus_per_host) /
-                       (double)hw->gpus_per_host;
-        bw = (double)hw->nics_per_host * hw->nic_bandwidth * share;
-        if (hw->intra_host_bandwidth > 0 && g > 1 && bw > hw->intra_host_bandwidth)
-            bw = hw->intra_host_bandwidth;
-    } else {
-        bw = hw->inter_host_bandwidth;
-    }
-    if (hw->bus_efficiency > 0)
-        bw *= hw->bus_efficiency;
-    return bw;
-}
-
-/* Ring time of kind over group_size devices at bandwidth bw and per-step
- * latency lat (formulas in hardware.h). */
-static double ring_seconds(ApprofCollKind kind, double bytes, int group_size, double bw,
-                           double lat)
-{
-    double n = (double)group_size, traffic, steps;
-
-    if (group_size <= 1 || !(bytes > 0))
-        return 0.0;
-    if (!(bw > 0))
-        return INFINITY;
-    switch (kind) {
-    case APPROF_COLL_ALL_REDUCE:
-        /* reduce-scatter then all-gather: 2(n-1) ring steps */
-        traffic = 2.0 * (n - 1.0) / n * bytes;
-        steps = 2.0 * (n - 1.0);
-        break;
-    case APPROF_COLL_ALL_GATHER:
-    case APPROF_COLL_REDUCE_SCATTER:
-        traffic = (n - 1.0) / n * bytes;
-        steps = n - 1.0;
-        break;
-    case APPROF_COLL_ALL_TO_ALL:
-        /* docs/alpa-semantics.md's (Alpa's) model; n-1 pairwise exchange rounds */
-        traffic = (n - 1.0) / (n * n) * bytes;
-        steps = n - 1.0;
-        break;
-    case APPROF_COLL_SEND_RECV:
-        traffic = bytes;
-        steps = 1.0;
-        break;
-    default:
-        return 0.0;
-    }
-    return traffic / bw + steps * lat;
+    fabric_of(hw, &f);
+    return costdb_fabric_bandwidth(&f, group_size, hosts, crosses_hosts);
 }
 
 double approf_collective_seconds(const ApprofHardwareSpec *hw, ApprofCollKind kind,
                                  double bytes, int group_size, int crosses_hosts)
 {
+    CostdbFabric f;
     if (!hw || group_size <= 1 || !(bytes > 0))
         return 0.0;
-    return ring_seconds(kind, bytes, group_size,
-                        approf_link_bandwidth(hw, group_size, 0, crosses_hosts),
-                        crosses_hosts ? hw->inter_host_latency : hw->intra_host_latency);
+    fabric_of(hw, &f);
+    return costdb_collective_seconds(&f, (CostdbCollKind)kind, bytes, group_size, 0,
+                                     crosses_hosts);
 }
 
 double approf_collective_cost(const ApprofHardwareSpec *hw, const ApprofCollective *c)
 {
+    CostdbFabric f;
     if (!hw || !c)
         return 0.0;
     if (hw->curves && c->group_size > 1 && c->bytes > 0 && c->hosts > 0 &&
@@ -103,9 +68,9 @@ double approf_collective_cost(const ApprofHardwareSpec *hw, const ApprofCollecti
     }
     if (c->group_size <= 1 || !(c->bytes > 0))
         return 0.0;
-    return ring_seconds(c->kind, c->bytes, c->group_size,
-                        approf_link_bandwidth(hw, c->group_size, c->hosts, c->crosses_hosts),
-                        c->crosses_hosts ? hw->inter_host_latency : hw->intra_host_latency);
+    fabric_of(hw, &f);
+    return costdb_collective_seconds(&f, (CostdbCollKind)c->kind, c->bytes, c->group_size,
+                                     c->hosts, c->crosses_hosts);
 }
 
 ApprofDtype approf_mixed_precision_dtype(const ApprofHardwareSpec *hw)
@@ -402,7 +367,7 @@ double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgr
 
 double approf_stage_apply_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p)
 {
-    double t = 0.0, rate, hide[2] = {0.0, 0.0};
+    double t = 0.0, hide[2] = {0.0, 0.0};
     if (!hw || !p)
         return 0.0;
     if (hw->grad_overlap > 0) {
@@ -443,8 +408,10 @@ double approf_stage_apply_seconds(const ApprofHardwareSpec *hw, const ApprofStag
         }
         t += full;
     }
-    rate = hw->memory_bandwidth * hw->memory_efficiency;
-    if (rate > 0 && p->optimizer_bytes > 0)
-        t += p->optimizer_bytes / rate;
+    if (p->optimizer_bytes > 0) {
+        CostdbFabric f;
+        fabric_of(hw, &f);
+        t += costdb_memory_seconds(&f, p->optimizer_bytes);
+    }
     return t;
 }

@@ -7,6 +7,7 @@
  */
 #include <math.h>
 
+#include "collective.h"
 #include "costdb.h"
 #include "sharding/program_int.h"
 
@@ -170,7 +171,8 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
         if (!rc)
             rc = push_regathers(st, ti, p, &ccap[1], &c, S, blk, n_blk);
     }
-    p->optimizer_bytes = (param_elems - S_elems + S_elems / (z >= 1 ? G : 1)) * (24.0 + esize);
+    p->optimizer_bytes = costdb_adam_bytes(param_elems - S_elems + S_elems / (z >= 1 ? G : 1),
+                                           esize);
     return rc;
 }
 

@@ -17,6 +17,7 @@
 
 #include <CUnit/Basic.h>
 
+#include "collective.h"
 #include "costdb.h"
 #include "hardware.h"
 #include "stage.h"
@@ -284,6 +285,51 @@ static void test_loss_f32(void)
     CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), (8 + 6) * e / stream + 2e-6));
     k.dtype = APPROF_F32; /* f32 logits: nothing to copy */
     CU_ASSERT(REL(approf_kernel_seconds(&hw, &k), 2 * e / red + 1e-6));
+}
+
+/* One price per collective: the profiler's collectives and the fabric the
+ * solver rebuilds from the stored hardware row (costdb/collective.c) give
+ * the same seconds, multi-rail adapters and bus efficiency included, for
+ * every built-in spec, kind, group and host count. */
+static void test_one_collective_price(void)
+{
+    static const char *const names[] = {"a100-40g", "a100-80g", "h100-sxm", "v100-16g"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        ApprofHardwareSpec hw;
+        CostdbHardware row;
+        CostdbFabric f;
+        char err[256];
+        CU_ASSERT_FATAL(approf_hardware_resolve(names[i], &hw, err, sizeof err) == 0);
+        hw.nics_per_host = 8;
+        hw.nic_bandwidth = 50e9;
+        hw.bus_efficiency = 0.85;
+        approf_hardware_to_costdb(&hw, &row);
+        costdb_fabric_from_hardware(&row, &f);
+        CU_ASSERT(f.nics_per_host == 8 && f.nic_bandwidth == 50e9 && f.bus_efficiency == 0.85);
+        CU_ASSERT(f.memory_efficiency == hw.memory_efficiency);
+        for (int kind = 0; kind <= (int)APPROF_COLL_SEND_RECV; kind++)
+            for (int hosts = 1; hosts <= 4; hosts *= 2)
+                for (int g = 2; g <= 16; g *= 2) {
+                    ApprofCollective c = {(ApprofCollKind)kind, APPROF_AXIS0, g * hosts,
+                                          hosts > 1, 3e8, -1, hosts, 0, 0};
+                    double p = approf_collective_cost(&hw, &c);
+                    double q = costdb_collective_seconds(&f, (CostdbCollKind)kind, 3e8,
+                                                         g * hosts, hosts, hosts > 1);
+                    CU_ASSERT(p == q && p > 0);
+                }
+    }
+    /* a row whose capabilities are not the profiler's object keeps the
+     * plain link figures */
+    {
+        CostdbHardware row;
+        CostdbFabric f;
+        memset(&row, 0, sizeof row);
+        row.inter_host_bandwidth = 12.5e9;
+        snprintf(row.capabilities, sizeof row.capabilities, "{\"nics_per_host\": \"x\"}");
+        costdb_fabric_from_hardware(&row, &f);
+        CU_ASSERT(f.nics_per_host == 0 && f.inter_bandwidth == 12.5e9);
+        CU_ASSERT(REL(costdb_collective_seconds(&f, COSTDB_COLL_SEND_RECV, 12.5e9, 2, 2, 1), 1.0));
+    }
 }
 
 static void test_fabric(void)
@@ -705,6 +751,7 @@ int main(void)
         !CU_add_test(s, "gemm_unaligned", test_gemm_unaligned) ||
         !CU_add_test(s, "loss_f32", test_loss_f32) ||
         !CU_add_test(s, "fabric", test_fabric) ||
+        !CU_add_test(s, "one_collective_price", test_one_collective_price) ||
         !CU_add_test(s, "phase_overlap", test_phase_overlap) ||
         !CU_add_test(s, "phase_async", test_phase_async) ||
         !CU_add_test(s, "grad_overlap", test_grad_overlap) ||

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The one price of a collective and of Adam's step (collective.h): the ring
+ * formulas, the link a group crosses, and the fabric of a stored hardware
+ * row. The profiler (hw/cost.c) and the solver (full_estimate.c) both call
+ * these; the evaluation order is fixed, so equal inputs give bit-identical
+ * results in both.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "collective.h"
+#include "json_read.h"
+
+double costdb_fabric_bandwidth(const CostdbFabric *f, int group_size, int hosts,
+                               int crosses_hosts)
+{
+    double bw;
+
+    if (!f)
+        return 0.0;
+    if (!crosses_hosts) {
+        bw = f->intra_bandwidth;
+    } else if (f->nics_per_host > 0 && f->nic_bandwidth > 0 && f->gpus_per_host > 0) {
+        /* The groups of one collective run side by side: a group with g of
+         * the host's M GPUs gets g/M of the host's adapters (NCCL drives
+         * one channel per adapter), and its ring also crosses the
+         * intra-host link. */
+        int g = hosts > 0 && group_size % hosts == 0 ? group_size / hosts : 1;
+        double share = (double)(g < f->gpus_per_host ? g : f->gpus_per_host) /
+                       (double)f->gpus_per_host;
+        bw = (double)f->nics_per_host * f->nic_bandwidth * share;
+        if (f->intra_bandwidth > 0 && g > 1 && bw > f->intra_bandwidth)
+            bw = f->intra_bandwidth;
+    } else {
+        bw = f->inter_bandwidth;
+    }
+    if (f->bus_efficiency > 0)
+        bw *= f->bus_efficiency;
+    return bw;
+}
+
+double costdb_ring_seconds(CostdbCollKind kind, double bytes, int group_size, double bw,
+                           double lat)
+{
+    double n = (double)group_size, traffic, steps;
+
+    if (group_size <= 1 || !(bytes > 0))
+        return 0.0;
+    if (!(bw > 0))
+        return INFINITY;
+    switch (kind) {
+    case COSTDB_COLL_ALL_REDUCE:
+        /* reduce-scatter then all-gather: 2(n-1) ring steps */
+        traffic = 2.0 * (n - 1.0) / n * bytes;
+        steps = 2.0 * (n - 1.0);
+        break;
+    case COSTDB_COLL_ALL_GATHER:
+    case COSTDB_COLL_REDUCE_SCATTER:
+        traffic = (n - 1.0) / n * bytes;
+        steps = n - 1.0;
+        break;
+    case COSTDB_COLL_ALL_TO_ALL:
+        /* docs/alpa-semantics.md's (Alpa's) model; n-1 pairwise exchange rounds */
+        traffic = (n - 1.0) / (n * n) * bytes;
+        steps = n - 1.0;
+        break;
+    case COSTDB_COLL_SEND_RECV:
+        traffic = bytes;
+        steps = 1.0;
+        break;
+    default:
+        return 0.0;
+    }
+    return traffic / bw + steps * lat;
+}
+
+double costdb_collective_seconds(const CostdbFabric *f, CostdbCollKind kind, double bytes,
+                                 int group_size, int hosts, int crosses_hosts)
+{
+    if (!f || group_size <= 1 || !(bytes > 0))
+        return 0.0;
+    return costdb_ring_seconds(kind, bytes, group_size,
+                               costdb_fabric_bandwidth(f, group_size, hosts, crosses_hosts),
+                               crosses_hosts ? f->inter_latency : f->intra_latency);
+}
+
+double costdb_adam_bytes(double elements, double grad_bytes)
+{
+    return elements * (24.0 + grad_bytes);
+}
+
+double costdb_memory_seconds(const CostdbFabric *f, double bytes)
+{
+    double rate;
+    if (!f || !(bytes > 0))
+        return 0.0;
+    rate = f->memory_bandwidth * (f->memory_efficiency > 0 ? f->memory_efficiency : 1.0);
+    return rate > 0 ? bytes / rate : 0.0;
+}
+
+/* The refinements of capabilities the fabric reads; others are skipped. */
+static int capability_member(CjrParser *ps, const char *key, void *ctx, int depth)
+{
+    CostdbFabric *f = ctx;
+    double v;
+    if (strcmp(key, "nics_per_host") && strcmp(key, "nic_bandwidth") &&
+        strcmp(key, "bus_efficiency") && strcmp(key, "memory_efficiency"))
+        return cjr_skip_value(ps, depth + 1);
+    if (cjr_number(ps, &v))
+        return COSTDB_EPARSE;
+    if (!(v >= 0) || v > 1e18)
+        return cjr_fail(ps, "%s %g is out of range", key, v);
+    if (!strcmp(key, "nics_per_host"))
+        f->nics_per_host = v <= 1024 ? (int)v : 0;
+    else if (!strcmp(key, "nic_bandwidth"))
+        f->nic_bandwidth = v;
+    else if (!strcmp(key, "bus_efficiency"))
+        f->bus_efficiency = v <= 1 ? v : 0;
+    else
+        f->memory_efficiency = v <= 1 ? v : 0;
+    return 0;
+}
+
+void costdb_fabric_from_hardware(const CostdbHardware *hw, CostdbFabric *out)
+{
+    CostdbFabric f;
+    CjrParser ps;
+    if (!out)
+        return;
+    memset(out, 0, sizeof *out);
+    if (!hw)
+        return;
+    memset(&f, 0, sizeof f);
+    f.intra_bandwidth = hw->intra_host_bandwidth;
+    f.intra_latency = hw->intra_host_latency;
+    f.inter_bandwidth = hw->inter_host_bandwidth;
+    f.inter_latency = hw->inter_host_latency;
+    f.gpus_per_host = hw->gpus_per_host;
+    f.memory_bandwidth = hw->memory_bandwidth;
+    *out = f;
+    /* the refinements, when the capabilities are the profiler's object; a
+     * row that holds anything else keeps the plain link figures */
+    ps = (CjrParser){hw->capabilities, hw->capabilities, "capabilities", NULL, 0, 0};
+    cjr_skip_ws(&ps);
+    if (*ps.p == '{' && cjr_object(&ps, capability_member, &f, 0) == 0)
+        *out = f;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The one price of a collective and of a step of the optimizer: ring
+ * collectives on the link a group crosses (the host's network adapters
+ * shared among the groups that cross hosts, the bus efficiency of NCCL's
+ * rings), Adam's bytes, and the fabric these read, built from a hardware
+ * spec (the profiler) or from the stored hardware row and its capabilities
+ * (the solver's full estimate). Formulas in docs/alpa-semantics.md; pure
+ * functions of their arguments, so that the profiler's entries and the
+ * solver's estimate price the same message the same.
+ */
+#ifndef COSTDB_COLLECTIVE_H
+#define COSTDB_COLLECTIVE_H
+
+#include "costdb.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Same order as the profiler's ApprofCollKind. */
+typedef enum {
+    COSTDB_COLL_ALL_REDUCE = 0,
+    COSTDB_COLL_ALL_GATHER,
+    COSTDB_COLL_REDUCE_SCATTER,
+    COSTDB_COLL_ALL_TO_ALL,
+    COSTDB_COLL_SEND_RECV
+} CostdbCollKind;
+
+/* What prices communication and a memory-bound step on one kind of host. */
+typedef struct CostdbFabric {
+    double intra_bandwidth, intra_latency;  /* bytes/s one direction, s */
+    double inter_bandwidth, inter_latency;
+    int gpus_per_host;
+    int nics_per_host;                      /* 0: inter_bandwidth as given */
+    double nic_bandwidth;                   /* bytes/s per adapter */
+    double bus_efficiency;                  /* 0: 1 */
+    double memory_bandwidth;                /* bytes/s */
+    double memory_efficiency;               /* 0: 1 */
+} CostdbFabric;
+
+/* Bandwidth one ring of group_size devices over hosts hosts gets: the
+ * intra-host link inside a host; across hosts, with nics_per_host, the
+ * host's adapters times the share g/M of its GPUs the group holds (g =
+ * group_size / hosts, one when hosts is 0 or does not divide), at most the
+ * intra-host link when g > 1; else inter_bandwidth; times bus_efficiency. */
+double costdb_fabric_bandwidth(const CostdbFabric *f, int group_size, int hosts,
+                               int crosses_hosts);
+
+/* Ring time of kind over group_size devices at bw and per-step latency lat:
+ * all-reduce 2(n-1)/n bytes/bw + 2(n-1) lat; all-gather, reduce-scatter
+ * (n-1)/n bytes/bw + (n-1) lat; all-to-all (n-1)/n^2 bytes/bw + (n-1) lat;
+ * send-recv bytes/bw + lat. 0 for n <= 1 or bytes <= 0; +inf when bw <= 0. */
+double costdb_ring_seconds(CostdbCollKind kind, double bytes, int group_size, double bw,
+                           double lat);
+
+/* costdb_ring_seconds on the link costdb_fabric_bandwidth gives, with that
+ * link's latency. */
+double costdb_collective_seconds(const CostdbFabric *f, CostdbCollKind kind, double bytes,
+                                 int group_size, int hosts, int crosses_hosts);
+
+/* Bytes Adam moves per step for elements parameters whose gradient is
+ * grad_bytes wide: it reads the f32 parameter (or master copy), the
+ * gradient and two f32 moments and writes the parameter and the moments:
+ * elements x (24 + grad_bytes). */
+double costdb_adam_bytes(double elements, double grad_bytes);
+
+/* Seconds to stream bytes through device memory at memory_bandwidth x
+ * memory_efficiency; 0 when the rate is unknown. */
+double costdb_memory_seconds(const CostdbFabric *f, double bytes);
+
+/* The fabric of a stored hardware row: its link figures, and the
+ * refinements the profiler wrote into capabilities (nics_per_host,
+ * nic_bandwidth, bus_efficiency, memory_efficiency) when present. */
+void costdb_fabric_from_hardware(const CostdbHardware *hw, CostdbFabric *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
