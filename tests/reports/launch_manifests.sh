@@ -125,6 +125,20 @@ grep -q '"stage": 3' "$f/zero3_deepspeed.json" || fail "zero3: not ZeRO-3"
 grep -qx 'mixed_precision_param = "bfloat16"' "$f/gpt2x8_torchtitan.toml" || fail "fp16 -> bf16"
 grep -q 'DDP has not supported' "$f/zero0_torchtitan.toml" || fail "zero0: no DDP note"
 
+# a shape the database cannot give (a gpt swept with --hidden: no preset
+# fits, so no heads) is a marked UNKNOWN line that the check reports (exit 3)
+sweep h.db --model gpt --num-layers 2 --hidden 512 --heads 8 --manual-boundaries --manual-layers \
+  --cluster 1x4 --dtype bf16 --hardware a100-40g
+plan h.db --parallel dp=2,tp=2,pp=1
+"$apreport" --db "$dir/h.db" --plan "$id" --name hid --out "$dir/f" --quiet 2>"$dir/err" ||
+  fail_with "$dir/err" "apreport hid"
+grep -q '^# UNKNOWN --num-attention-heads: ' "$f/hid_megatron.args" || fail "hid: no UNKNOWN line"
+rc=0
+"$python" "$check" "$meg" "$f/hid_megatron.args" >"$dir/check.out" 2>&1 || rc=$?
+[ "$rc" = 3 ] || fail_with "$dir/check.out" "hid: exit $rc, want 3 (unknown)"
+grep -q '^unknown: --num-attention-heads: ' "$dir/check.out" || fail_with "$dir/check.out" "hid: not reported"
+grep -q '^error:' "$dir/check.out" && fail_with "$dir/check.out" "hid: errors"
+
 # the heads and query groups the files take from the zoo presets are the
 # zoo's own (its graph's split_heads reshapes: [B, S, kv, group, d] or
 # [B, S, heads, d])
