@@ -237,9 +237,9 @@ int main(int argc, char **argv)
             break;
         }
         case O_GB:
-            if (cli_parse_int(optarg, 1, 1L << 40, &v))
-                return cli_usage_error(NULL, "bad --global-batch '%s' (a positive integer)",
-                                       optarg);
+            if (cli_parse_int(optarg, 1, COSTDB_MAX_BATCH, &v))
+                return cli_usage_error(NULL, "bad --global-batch '%s' (an integer in 1..%lld,"
+                                       " COSTDB_MAX_BATCH)", optarg, (long long)COSTDB_MAX_BATCH);
             a.global_batch = v;
             break;
         case O_MBS:

@@ -382,6 +382,14 @@ int apsolve_session_run(ApsolveRequest *a, ApsolveSession **out)
                 rc = APSOLVE_EXIT_USAGE;
                 goto cleanup;
             }
+            if (G / micro > COSTDB_MAX_MICRO_BATCHES) {
+                apsolve_say(a, "global batch %lld / micro-batch size %lld of sweep %lld = %lld "
+                        "micro-batches, more than %d (COSTDB_MAX_MICRO_BATCHES)\nTry 'apsolve "
+                        "--help'", (long long)G, (long long)micro, (long long)sweep,
+                        (long long)(G / micro), COSTDB_MAX_MICRO_BATCHES);
+                rc = APSOLVE_EXIT_USAGE;
+                goto cleanup;
+            }
             B = (int)(G / micro);
         }
     }
@@ -536,7 +544,8 @@ int apsolve_session_run(ApsolveRequest *a, ApsolveSession **out)
             int own = nbs == 0 || bs[k].sweep_id == main_c.sweep;
             if (asked > 0 && m != asked)
                 continue;
-            if (!own && (G <= 0 || m <= 0 || G % m || a->micro_batches > 0))
+            if (!own && (G <= 0 || m <= 0 || G % m || a->micro_batches > 0 ||
+                         G / m > COSTDB_MAX_MICRO_BATCHES))
                 continue;
             if (own) {
                 c = main_c;

@@ -180,6 +180,11 @@ for bad in "dp=2,tp=1,pp=2,mbs=3:mbs=3" "dp=2,tp=1,pp=2,zero=5:zero must be" \
   rc=0; "$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --parallel "$arg" 2>"$tmp/err" >/dev/null || rc=$?
   [ "$rc" = 2 ] && grep -q -- "$msg" "$tmp/err" || fail_with "$tmp/err" "--parallel $arg: exit $rc"
 done
+# a global batch of 2^40 is 2^33 micro-batches of this sweep's size: a usage
+# error naming the limit (exit 1, "invalid argument" before)
+rc=0; "$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --global-batch 1099511627776 2>"$tmp/err" >/dev/null || rc=$?
+[ "$rc" = 2 ] && grep -q "micro-batches, more than 1048576 (COSTDB_MAX_MICRO_BATCHES)" "$tmp/err" ||
+  fail_with "$tmp/err" "--global-batch 2^40: exit $rc"
 # the product overflowed int: never stored (it was, with submesh_gpus < 0)
 n0=$(sqlite3 "$tmp/hw.db" "SELECT count(*) FROM plan" 2>/dev/null || echo none)
 rc=0; "$apsolve" --db "$tmp/hw.db" --sweep 1 --parallel dp=54161,tp=39650,pp=2 2>"$tmp/err" >/dev/null || rc=$?
