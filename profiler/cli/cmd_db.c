@@ -40,12 +40,7 @@ static int parse_sweep_id(const char *cmd, const char *s, int64_t *id)
  * list > /dev/full'): prints the reason and returns 1, else 0. */
 static int stdout_failed(void)
 {
-    char err[256];
-    if (apsolve_stdout_check(err, sizeof err) < 0) {
-        cli_fail("%s", err);
-        return 1;
-    }
-    return 0;
+    return cli_stdout_finish(APPROF_EXIT_OK) != APPROF_EXIT_OK;
 }
 
 /* One CSV field: as it is when it holds no comma, quote, CR or LF, else in
