@@ -242,6 +242,54 @@ static int try_interleaved(Costdb *db, Cand *c, ApsolvePlan **pl)
     return 0;
 }
 
+/* Why the sweep has no config for a --parallel stage, and the sweep option
+ * that adds one: the micro-batch cannot be split dp ways (the sweep profiles
+ * a batch-forced mesh only when dp divides the micro-batch), the logical
+ * space has no such mesh, or the variant (recompute, ZeRO) was not profiled. */
+static void missing_layout_reason(const ApsolveProblem *p, const CostdbSweep *sw,
+                                  const ApsolveStage *st, const ApsolveParallel *par,
+                                  int64_t micro, int64_t G, char *out, size_t len)
+{
+    int mesh = 0, variant = 0, s;
+    for (s = 0; s < p->num_submeshes; s++)
+        if (p->submeshes[s].hosts == st->hosts && p->submeshes[s].gpus == st->gpus)
+            break;
+    for (int c = 0; s < p->num_submeshes && c < p->num_configs; c++) {
+        const ApsolveConfig *cf = &p->configs[(size_t)s * (size_t)p->num_configs + (size_t)c];
+        if (!cf->valid || cf->logical_a != par->dp || cf->logical_b != par->tp ||
+            cf->force_batch_dim != st->force_batch_dim)
+            continue;
+        mesh = 1;
+        if (cf->recompute == par->recompute && cf->zero == par->zero)
+            variant = 1;
+    }
+    if (s == p->num_submeshes) {
+        snprintf(out, len, "the sweep has no submesh (%d, %d) (approf sweep --submesh-space)",
+                 st->hosts, st->gpus);
+    } else if (!mesh && micro > 0 && par->dp > 1 && micro % par->dp) {
+        char sizes[160] = "";
+        size_t at = 0;
+        for (int b = 1; G > 0 && b <= 16; b *= 2)
+            if (G % b == 0 && (G / b) % par->dp == 0 && at < sizeof sizes) {
+                int w = snprintf(sizes + at, sizeof sizes - at, "%s%lld", at ? "," : "",
+                                 (long long)(G / b));
+                at += w > 0 ? (size_t)w : 0;
+            }
+        snprintf(out, len, "a micro-batch of %lld samples cannot be split %d ways (dp=%d)%s%s",
+                 (long long)micro, par->dp, par->dp,
+                 sizes[0] ? "; approf sweep --micro-batch-sizes " : "", sizes);
+    } else if (!mesh) {
+        snprintf(out, len, "the sweep's logical space '%s' has no mesh (%d, %d) "
+                 "(approf sweep --logical-space all)", sw->logical_space, par->dp, par->tp);
+    } else if (!variant) {
+        snprintf(out, len, "the sweep did not profile this variant (approf sweep --variants all, "
+                 "or --recompute and --zero)");
+    } else {
+        snprintf(out, len, "its configs are not allowed under this objective "
+                 "(--objective full reads the variants)");
+    }
+}
+
 struct ApsolveSession {
     ApsolvePlan *autop, *given;       /* the auto plan, the given (stored, manual, 3-D) one */
     ApsolveOutput outs[2];
@@ -519,10 +567,20 @@ int apsolve_session_run(ApsolveRequest *a, ApsolveSession **out)
         }
         if (s->given->n_stages && specs[0].recompute >= 0 && a->parallel)
             for (size_t k = 0; k < s->given->n_stages; k++)
-                if (s->given->stages[k].config < 0 && !a->quiet)
+                if (s->given->stages[k].config < 0 && !a->quiet) {
+                    char why[400];
+                    missing_layout_reason(out_c[s->nout]->p, &out_c[s->nout]->sw,
+                                          &s->given->stages[k], &a->par,
+                                          s->given->micro_batch_size > 0
+                                              ? s->given->micro_batch_size
+                                              : out_c[s->nout]->opt.micro_batches > 0 && G > 0
+                                                    ? G / out_c[s->nout]->opt.micro_batches : 0,
+                                          G, why, sizeof why);
                     apsolve_say(a, "warning: 3-D stage %zu: no config with logical "
-                            "(%d, %d), recompute %s, zero %d in the sweep", k, a->par.dp,
-                            a->par.tp, costdb_recompute_name(a->par.recompute), a->par.zero);
+                            "(%d, %d), recompute %s, zero %d in the sweep: %s", k, a->par.dp,
+                            a->par.tp, costdb_recompute_name(a->par.recompute), a->par.zero,
+                            why);
+                }
         plan_batch(s->given, out_c[s->nout]);
         s->outs[s->nout++] = (ApsolveOutput){.label = s->label, .kind = kind, .plan = s->given};
         warn_batches(a, s->given, s->label);

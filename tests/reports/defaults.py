@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""The auto search chooses the schedule when --schedule is not given
+"""What the defaults give a newcomer, and what they say. The auto search chooses the schedule when --schedule is not given
 (docs/solver.md, "Schedules"): on a Llama-3-8B sweep of 16 layers on 1x8
 H100 the interleaved plan (v = 2) is cheaper by the full estimate, so the
 default picks it, every stage holds whole chunks, the stored plan says so
@@ -10,7 +10,10 @@ the sweep at one micro-batch size names the option that adds the others.
 A stage launched as tp b whose weights are priced whole over the tp axis
 gets apreport's warning.
 
-Usage: auto_schedule.py APPROF APSOLVE APREPORT
+A --parallel layout the sweep lacks is named with its reason and the sweep
+option that adds it.
+
+Usage: defaults.py APPROF APSOLVE APREPORT
 """
 import json
 import os
@@ -74,4 +77,16 @@ notice = run(approf, "sweep", "--db", resnet, "--quiet", "--model", "resnet50", 
 # a sweep at one micro-batch size names the option that adds the others
 assert "--micro-batch-sizes 256,128,64,32,16 " in notice, notice
 assert solve(resnet, "--no-store")["schedule"] == "1f1b"
-print("auto schedule: ok")
+# BERT-large at its 32 samples in 16 micro-batches: dp=8 cannot split 2
+bert = os.path.join(tmp, "b.db")
+run(approf, "sweep", "--db", bert, "--quiet", "--model", "bert", "--preset", "large",
+    "--layers", "4")
+p = subprocess.run([apsolve, "--db", bert, "--parallel", "dp=8,tp=1,pp=1", "--no-store"],
+                   capture_output=True, text=True)
+assert p.returncode == 3, p.returncode
+assert ("a micro-batch of 2 samples cannot be split 8 ways (dp=8); approf sweep "
+        "--micro-batch-sizes 32,16,8") in p.stderr, p.stderr
+p = subprocess.run([apsolve, "--db", bert, "--parallel", "dp=1,tp=8,pp=1,recompute=full",
+                    "--no-store"], capture_output=True, text=True)
+assert "the sweep did not profile this variant (approf sweep --variants all" in p.stderr, p.stderr
+print("defaults: ok")
