@@ -333,6 +333,9 @@ static void test_exports(void)
     HAS(buf, "cannot express selective recomputation");
     HAS(buf, "\"zero_optimization\": {\"stage\": 1}");
     HAS(buf, "\"activation_checkpointing\": {\"partition_activations\": true");
+    /* the pipeline engine recomputes only with an interval (full, 1 layer) */
+    HAS(buf, "\"pipeline\": {\"activation_checkpoint_interval\": 1}");
+    LACKS(buf, "\"stages\"");
     free(buf);
     buf = export_of(&g.r, apreport_write_torchtitan);
     LACKS(buf, "cannot express");
@@ -375,6 +378,19 @@ static void test_exports(void)
     free(buf);
     buf = export_of(&g.r, apreport_write_torchtitan);
     HAS(buf, "expert_parallel_degree = 4\n");
+    free(buf);
+    /* experts over the data axis, their FFN dimension over the tensor
+     * axis: Megatron's expert tensor parallel size is tp */
+    {
+        RepTensor *t = &g.st[0].tensors[g.st[0].n_tensors - 1];
+        t->layout.mesh_axis_of_dim[1] = 0;
+        t->layout.mesh_axis_of_dim[3] = 1;
+    }
+    buf = export_of(&g.r, apreport_write_megatron);
+    HAS(buf, "--num-experts 8\n--expert-model-parallel-size 2\n--expert-tensor-parallel-size 4\n");
+    free(buf);
+    buf = export_of(&g.r, apreport_write_torchtitan);
+    HAS(buf, "expert_parallel_degree = 2\nexpert_tensor_parallel_degree = 4\n");
     free(buf);
 
     /* non-uniform: stage 3 on another logical mesh; the closest plan is
