@@ -215,10 +215,9 @@ static int node_name(Ox *c, const Onnx__NodeProto *n, size_t i, char *buf, size_
             return APPROF_EPARSE;
         snprintf(buf, len, "%s", n->name);
     } else {
+        /* unique by its index; only supported (short, ASCII) op types
+         * become operators, the others are refused by name later */
         snprintf(buf, len, "%.40s_%zu", n->op_type ? n->op_type : "node", i);
-        snprintf(what, sizeof what, "graph.node[%zu]", i);
-        if (n->op_type && ox_name_ok(c, what, "op_type", n->op_type, 40) < 0)
-            return APPROF_EPARSE;
     }
     return 0;
 }
