@@ -185,6 +185,13 @@ done
 rc=0; "$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --global-batch 1099511627776 2>"$tmp/err" >/dev/null || rc=$?
 [ "$rc" = 2 ] && grep -q "micro-batches, more than 1048576 (COSTDB_MAX_MICRO_BATCHES)" "$tmp/err" ||
   fail_with "$tmp/err" "--global-batch 2^40: exit $rc"
+# a budget nothing fits in: exit 3 with the reason, never a 'nan s' latency
+for fmt in text json; do
+  rc=0; "$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --memory-budget 1 --format $fmt \
+    >"$tmp/mb.out" 2>"$tmp/err" || rc=$?
+  [ "$rc" = 3 ] && grep -q "no feasible plan" "$tmp/err" || fail_with "$tmp/err" "--memory-budget 1 ($fmt): exit $rc"
+  if grep -qi "nan" "$tmp/mb.out"; then fail_with "$tmp/mb.out" "--memory-budget 1 ($fmt) printed nan"; fi
+done
 # the product overflowed int: never stored (it was, with submesh_gpus < 0)
 n0=$(sqlite3 "$tmp/hw.db" "SELECT count(*) FROM plan" 2>/dev/null || echo none)
 rc=0; "$apsolve" --db "$tmp/hw.db" --sweep 1 --parallel dp=54161,tp=39650,pp=2 2>"$tmp/err" >/dev/null || rc=$?
