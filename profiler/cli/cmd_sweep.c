@@ -18,6 +18,7 @@
 #include "model/hfconfig.h"
 #include "model/zoo.h"
 #include "sweep/sweep.h"
+#include "sweep/sweep_mpi.h"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -35,6 +36,7 @@ typedef struct {
     int tty;
     double started;
     size_t last_done;
+    char last_notice[512];            /* said once per command, not once per sweep */
 } Progress;
 
 static void cb_submesh(void *ctx, int index, int n, int m)
@@ -81,6 +83,9 @@ static void cb_progress(void *ctx, size_t done, size_t total)
 static void cb_notice(void *ctx, const char *msg)
 {
     Progress *p = ctx;
+    if (!strncmp(p->last_notice, msg, sizeof p->last_notice - 1))
+        return;
+    snprintf(p->last_notice, sizeof p->last_notice, "%s", msg);
     if (p->tty)
         fputs("\r\033[K", stderr);
     fprintf(stderr, "approf: %s\n", msg);
@@ -122,7 +127,9 @@ static void usage(void)
         "  --cluster NxM            N hosts x M GPUs (default: the local GPUs with CUDA,\n"
         "                           1 x the GPU count; mpirun: hosts x GPUs; else 1x8)\n"
         "  --batch B                global batch size (default: the model's)\n"
-        "  --micro-batches K        micro-batches per iteration (default 16)\n"
+        "  --micro-batches K        micro-batches per iteration: one sweep at K\n"
+        "                           (default: one sweep each at 1, 2, 4, 8 and 16\n"
+        "                           micro-batches, those that divide the batch)\n"
         "  --micro-batch-sizes b1,b2,..  one sweep per micro-batch size b (samples per\n"
         "                           pipeline micro-batch), each with --batch/b micro-batches\n"
         "                           (apsolve then chooses the size for the global batch)\n"
@@ -444,6 +451,19 @@ static void one_size_notice(const ApprofSweepConfig *cfg)
             (long long)(gb / cfg->micro_batches), cfg->micro_batches, list, (long long)gb);
 }
 
+/* The default micro-batch sizes of a global batch gb: gb / B for B = 1, 2,
+ * 4, 8, 16 micro-batches where B divides gb (16 last: the newest sweep,
+ * which plans given by hand use, is the one Alpa's default of 16
+ * micro-batches makes). Returns how many, at most max. */
+static int default_micro_batch_sizes(int64_t gb, int64_t *out, int max)
+{
+    int n = 0;
+    for (int b = 1; b <= 16 && n < max; b *= 2)
+        if (gb % b == 0)
+            out[n++] = gb / b;
+    return n;
+}
+
 int approf_cmd_sweep(int argc, char **argv)
 {
     ApprofSweepConfig cfg;
@@ -452,7 +472,7 @@ int approf_cmd_sweep(int argc, char **argv)
     Progress prog = {0};
     char err[1024] = "";
     int64_t v;
-    int opt, rc, manual_layers = 0, n_mbs = 0;
+    int opt, rc, manual_layers = 0, n_mbs = 0, micro_set = 0, auto_sizes = 0;
     const char *hf = NULL;
     char hf_preset[4200];
     int64_t mbs[16];
@@ -558,6 +578,7 @@ int approf_cmd_sweep(int argc, char **argv)
         case OPT_MICRO:
             if (int_opt("micro-batches", optarg, 1, 1 << 20, &v)) return 2;
             cfg.micro_batches = (int)v;
+            micro_set = 1;
             break;
         case OPT_DTYPE:
             if (approf_dtype_parse(optarg, &cfg.dtype) < 0)
@@ -704,6 +725,28 @@ int approf_cmd_sweep(int argc, char **argv)
                 return cli_usage_error("sweep", "--micro-batch-sizes: %lld does not divide the "
                                        "global batch %lld", (long long)mbs[q], (long long)gb);
         cfg.global_batch = gb;
+    } else if (!micro_set && cfg.shard_n <= 1 && !approf_sweep_mpi_launched() &&
+               (cfg.global_batch > 0 || !cfg.model_file) &&
+               approf_sweep_global_batch(&cfg, &gb, err, sizeof err) == 0 && gb > 0) {
+        /* the default: the micro-batch sizes that matter for this batch
+         * (docs/solver.md, "Micro-batch sizes"), 16 micro-batches last */
+        n_mbs = default_micro_batch_sizes(gb, mbs, (int)(sizeof mbs / sizeof mbs[0]));
+        auto_sizes = n_mbs > 1;
+        if (n_mbs == 1)
+            n_mbs = 0;
+        cfg.global_batch = gb;
+        if (auto_sizes) {
+            char list[200] = "";
+            size_t at = 0;
+            for (int q = 0; q < n_mbs && at < sizeof list; q++) {
+                int w = snprintf(list + at, sizeof list - at, "%s%lld", q ? "," : "",
+                                 (long long)mbs[q]);
+                at += w > 0 ? (size_t)w : 0;
+            }
+            fprintf(stderr, "approf: one sweep per micro-batch size that matters for the global "
+                    "batch %lld: %s (1, 2, 4, 8 and 16 micro-batches; apsolve chooses among "
+                    "them; --micro-batches K profiles one)\n", (long long)gb, list);
+        }
     } else if (cfg.global_batch > 0 || !cfg.model_file) {
         /* an impossible split is a usage error, as in apsolve */
         if (approf_sweep_global_batch(&cfg, &gb, err, sizeof err) < 0)
@@ -740,7 +783,7 @@ int approf_cmd_sweep(int argc, char **argv)
         if (rc)
             break;
     }
-    if (rc == 0 && n_mbs == 0)
+    if (rc == 0 && n_mbs == 0 && micro_set)
         one_size_notice(&cfg);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);

@@ -39,7 +39,7 @@ def solve(db, *extra):
 
 llama = os.path.join(tmp, "l.db")
 run(approf, "sweep", "--db", llama, "--quiet", "--model", "llama", "--preset", "llama-3-8b",
-    "--cluster", "1x8", "--hardware", "h100-sxm")
+    "--cluster", "1x8", "--hardware", "h100-sxm", "--micro-batches", "16")
 auto = solve(llama)
 one = solve(llama, "--schedule", "1f1b", "--no-store")
 assert auto["schedule"] == "interleaved" and auto["virtual_stages"] == 2, auto["schedule"]
@@ -73,14 +73,26 @@ again = again.get("plans", [again])[0]
 assert again["schedule"] == "interleaved" and abs(again["cost"] - auto["cost"]) < 1e-9
 
 resnet = os.path.join(tmp, "r.db")
-notice = run(approf, "sweep", "--db", resnet, "--quiet", "--model", "resnet50", stderr=True)
+notice = run(approf, "sweep", "--db", resnet, "--quiet", "--model", "resnet50",
+             "--micro-batches", "16", stderr=True)
 # a sweep at one micro-batch size names the option that adds the others
 assert "--micro-batch-sizes 256,128,64,32,16 " in notice, notice
 assert solve(resnet, "--no-store")["schedule"] == "1f1b"
+# the defaults profile the micro-batch sizes that matter, and a newcomer's
+# ResNet-50 on 1x8 gets data parallelism: one stage, 8-way, one micro-batch
+default = os.path.join(tmp, "rd.db")
+said = run(approf, "sweep", "--db", default, "--quiet", "--model", "resnet50", stderr=True)
+assert "one sweep per micro-batch size that matters for the global batch 256: " \
+       "256,128,64,32,16" in said, said
+assert said.count("no CUDA device") <= 1, said
+dp = solve(default, "--no-store")
+assert len(dp["stages"]) == 1 and dp["stages"][0]["logical_mesh"] == [8, 1], dp["stages"]
+assert dp["micro_batches"] == 1 and dp["stages"][0]["options"] == \
+       {"force_batch_dim_to_mesh_dim": 0}, dp
 # BERT-large at its 32 samples in 16 micro-batches: dp=8 cannot split 2
 bert = os.path.join(tmp, "b.db")
 run(approf, "sweep", "--db", bert, "--quiet", "--model", "bert", "--preset", "large",
-    "--layers", "4")
+    "--layers", "4", "--micro-batches", "16")
 p = subprocess.run([apsolve, "--db", bert, "--parallel", "dp=8,tp=1,pp=1", "--no-store"],
                    capture_output=True, text=True)
 assert p.returncode == 3, p.returncode

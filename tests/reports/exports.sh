@@ -17,7 +17,7 @@ trap 'rm -rf "$dir"' EXIT
 . "$(dirname "$0")/../lib.sh"
 db=$dir/llama.db
 "$approf" sweep --model llama --preset llama-3-8b --num-layers 4 --manual-boundaries --manual-layers --cluster 1x8 \
-  --dtype bf16 --variants all --backend model --hardware a100-40g --db "$db" --quiet \
+  --micro-batches 16 --dtype bf16 --variants all --backend model --hardware a100-40g --db "$db" --quiet \
   >/dev/null 2>"$dir/sweep.err" || fail_with "$dir/sweep.err" "sweep"
 # plan 1: the 3-D plan, plan 2: the auto plan
 "$apsolve" --db "$db" --quiet --parallel dp=2,tp=2,pp=2,sp=1,zero=1,recompute=full >/dev/null ||

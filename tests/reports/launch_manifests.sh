@@ -32,7 +32,7 @@ fi
 sweep() {
   db=$1
   shift
-  "$approf" sweep "$@" --backend model --db "$dir/$db" --quiet >/dev/null 2>"$dir/err" ||
+  "$approf" sweep --micro-batches 16 "$@" --backend model --db "$dir/$db" --quiet >/dev/null 2>"$dir/err" ||
     fail_with "$dir/err" "approf sweep $*"
 }
 # plan DB ARGS...: runs apsolve, sets $id to the first plan it stored

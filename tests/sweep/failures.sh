@@ -11,7 +11,7 @@ approf=$1 apsolve=$2 sqlite=$3 work=$4
 fresh_dir "$work"
 
 "$approf" sweep --model gpt --preset gpt3-1.3b --layers 4 --cluster 1x2 --hardware gtx-1080ti \
-  --backend model --quiet --db "$work/o.db" 2>"$work/o.err" || fail_with "$work/o.err" "sweep"
+  --micro-batches 16 --backend model --quiet --db "$work/o.db" 2>"$work/o.err" || fail_with "$work/o.err" "sweep"
 grep -q "failed" "$work/o.err" || fail "summary does not count failures"
 st=$("$sqlite" "$work/o.db" "SELECT status FROM sweep")
 [ "$st" = complete ] || fail "sweep status $st"
