@@ -36,7 +36,9 @@ typedef struct {
     int tty;
     double started;
     size_t last_done;
-    char last_notice[512];            /* said once per command, not once per sweep */
+    unsigned long said[16];           /* hashes of the notices said: once per command,
+                                       * not once per sweep */
+    int n_said;
 } Progress;
 
 static void cb_submesh(void *ctx, int index, int n, int m)
@@ -83,9 +85,14 @@ static void cb_progress(void *ctx, size_t done, size_t total)
 static void cb_notice(void *ctx, const char *msg)
 {
     Progress *p = ctx;
-    if (!strncmp(p->last_notice, msg, sizeof p->last_notice - 1))
-        return;
-    snprintf(p->last_notice, sizeof p->last_notice, "%s", msg);
+    unsigned long h = 5381;
+    for (const unsigned char *c = (const unsigned char *)msg; *c; c++)
+        h = h * 33 + *c;
+    for (int i = 0; i < p->n_said; i++)
+        if (p->said[i] == h)
+            return;
+    if (p->n_said < (int)(sizeof p->said / sizeof p->said[0]))
+        p->said[p->n_said++] = h;
     if (p->tty)
         fputs("\r\033[K", stderr);
     fprintf(stderr, "approf: %s\n", msg);

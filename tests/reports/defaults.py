@@ -81,7 +81,8 @@ assert solve(resnet, "--no-store")["schedule"] == "1f1b"
 # the defaults profile the micro-batch sizes that matter, and a newcomer's
 # ResNet-50 on 1x8 gets data parallelism: one stage, 8-way, one micro-batch
 default = os.path.join(tmp, "rd.db")
-said = run(approf, "sweep", "--db", default, "--quiet", "--model", "resnet50", stderr=True)
+said = run(approf, "sweep", "--db", default, "--quiet", "--model", "resnet50", "--resume",
+           stderr=True)
 assert "one sweep per micro-batch size that matters for the global batch 256: " \
        "256,128,64,32,16" in said, said
 assert said.count("no CUDA device") <= 1, said
