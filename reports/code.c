@@ -143,21 +143,6 @@ int rep_total_blocks(const ApreportReport *r)
     return attention ? (int)nk : -1;
 }
 
-/* Reads the integer after "\"name\": " in the plan's options JSON (written
- * by apsolve --parallel); 0 when absent. Bounded: the database is input. */
-int rep_plan_knob(const ApreportReport *r, const char *name)
-{
-    char pat[32];
-    const char *p;
-    snprintf(pat, sizeof(pat), "\"%s\": ", name);
-    p = strstr(r->plan.options, pat);
-    if (!p)
-        return 0;
-    char *end;
-    long v = strtol(p + strlen(pat), &end, 10);
-    return end != p + strlen(pat) && v >= 0 && v < 1 << 20 ? (int)v : 0;
-}
-
 void rep_write_framework_args(const ApreportReport *r, FILE *f)
 {
     RepLaunchBasics lb;
@@ -236,10 +221,10 @@ void rep_write_framework_args(const ApreportReport *r, FILE *f)
     if (!variants)
         fputs("# (the sweep's configs of some stages are unknown: no recomputation or ZeRO "
               "assumed for them)\n", f);
-    if (rep_plan_knob(r, "vpp") > 1 && v == 1)
+    if (r->opts.has_layout && r->opts.layout.vpp > 1 && v == 1)
         fprintf(f, "# the plan was priced with vpp=%d: apreport --schedule interleaved "
-                   "--virtual-stages %d gives its arguments\n", rep_plan_knob(r, "vpp"),
-                rep_plan_knob(r, "vpp"));
+                   "--virtual-stages %d gives its arguments\n", r->opts.layout.vpp,
+                r->opts.layout.vpp);
     if (!prec) {
         fputs("# dtype ", f);
         rep_py_text(f, dt[0] ? dt : "unknown");

@@ -95,8 +95,8 @@ void rep_closest_price(Costdb *db, ApreportReport *r)
     o.micro_batches = r->plan.micro_batches > 0 ? r->plan.micro_batches : 1;
     o.memory_budget = r->plan.memory_budget;
     o.inference = !strcmp(r->plan.objective, "inference");
-    o.objective = strstr(r->plan.options, "\"objective\": \"full\"") ? APSOLVE_OBJECTIVE_FULL
-                                                                     : APSOLVE_OBJECTIVE_ALPA;
+    o.objective = r->opts.objective == COSTDB_OBJECTIVE_FULL ? APSOLVE_OBJECTIVE_FULL
+                                                             : APSOLVE_OBJECTIVE_ALPA;
     if (!db || (rc = apsolve_problem_from_db_msg(db, r->sweep.id, &o, &p, msg, sizeof(msg))) < 0) {
         snprintf(c->why, sizeof(c->why), "not priced: %s",
                  !db ? "no database" : msg[0] ? msg : "the sweep cannot be loaded");
@@ -254,7 +254,7 @@ void rep_launch_basics(const ApreportReport *r, RepLaunchBasics *b)
         b->recompute = s->recompute > b->recompute ? s->recompute : b->recompute;
         b->zero = s->zero > b->zero ? s->zero : b->zero;
     }
-    b->sp_knob = rep_plan_knob(r, "sp");
+    b->sp_knob = r->opts.has_layout && r->opts.layout.sp;
     b->seq_split = seq_split(r);
     b->blocks = calloc(r->n_stages, sizeof(int));
     snprintf(b->blocks_why, sizeof(b->blocks_why), "out of memory");
@@ -503,12 +503,9 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
     {
         /* the schedule the plan was priced with (apsolve stores it; 1F1B
          * before it did): reported under another, it is priced anew */
-        const char *sc = strstr(r->plan.options, "\"schedule\": \"");
-        int stored = APREPORT_SCHED_1F1B, stored_v = rep_plan_knob(r, "virtual_stages");
-        char nm[16] = "";
-        if (sc && sscanf(sc + strlen("\"schedule\": \""), "%15[a-z0-9]", nm) == 1 &&
-            apsolve_schedule_parse(nm) >= 0)
-            stored = apsolve_schedule_parse(nm);
+        int stored = APREPORT_SCHED_1F1B, stored_v = r->opts.virtual_stages;
+        if (apsolve_schedule_parse(r->opts.schedule) >= 0)
+            stored = apsolve_schedule_parse(r->opts.schedule);
         if (!L->changed && uni &&
             (stored != (int)r->schedule ||
              (r->schedule == APREPORT_SCHED_INTERLEAVED && stored_v != r->virtual_stages))) {

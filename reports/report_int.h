@@ -110,9 +110,6 @@ int rep_stage_blocks(const ApreportReport *r, int *blocks, char *why, size_t why
  * rep_stage_blocks finds them, a block split between stages counted once);
  * -1 when the parameter names show none. */
 int rep_total_blocks(const ApreportReport *r);
-/* The integer after "\"name\": " in the plan's options JSON (apsolve
- * --parallel writes sp, vpp, ...); 0 when absent or out of range. */
-int rep_plan_knob(const ApreportReport *r, const char *name);
 /* The LiBai / Megatron-LM settings of a uniform plan as comments. */
 void rep_write_framework_args(const ApreportReport *r, FILE *f);
 /* "float32" for "f32" etc. */

@@ -176,6 +176,7 @@ static void test_gpt(void)
     g.r.virtual_stages = 3;
     snprintf(g.r.plan.options, sizeof(g.r.plan.options),
              "{\"parallel\": {\"dp\": 2, \"tp\": 4, \"pp\": 4, \"sp\": 1, \"zero\": 1}}");
+    CU_ASSERT_FATAL(costdb_plan_options_parse(g.r.plan.options, &g.r.opts, NULL, 0) == 0);
     for (int k = 0; k < 4; k++)
         g.st[k].recompute = COSTDB_RECOMPUTE_SELECTIVE, g.st[k].zero = 1;
     buf = code_of(&g.r);
@@ -318,6 +319,7 @@ static void test_exports(void)
     g.r.schedule = APREPORT_SCHED_INTERLEAVED;
     g.r.virtual_stages = 3;
     snprintf(g.r.plan.options, sizeof(g.r.plan.options), "{\"parallel\": {\"sp\": 1}}");
+    CU_ASSERT_FATAL(costdb_plan_options_parse(g.r.plan.options, &g.r.opts, NULL, 0) == 0);
     for (int k = 0; k < 4; k++)
         g.st[k].recompute = COSTDB_RECOMPUTE_SELECTIVE, g.st[k].zero = 3;
     buf = export_of(&g.r, apreport_write_megatron);
