@@ -60,6 +60,12 @@ int costdb_shard_parse(const char *s, int *k, int *n);
  * stored name cannot move the cursor, retitle the window or break a row.
  * Truncates to len - 1 bytes (NULL s: ""); returns out. */
 const char *costdb_text_mask(const char *s, char *out, size_t len);
+/* The string member key of a stored JSON object (a model's or sweep's
+ * options, as the profiler writes them) into out (len bytes), read by the
+ * one reader of stored JSON (costdb/json_read.c). 0 when found; -1 with out
+ * "" when absent, not a string, longer than len - 1 or the text is not an
+ * object. */
+int costdb_json_member_text(const char *json, const char *key, char *out, size_t len);
 
 #ifdef __cplusplus
 }

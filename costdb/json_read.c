@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "costdb.h"
+#include "costdb_text.h"
 #include "json_read.h"
 
 int cjr_fail(CjrParser *ps, const char *fmt, ...)
@@ -220,4 +221,39 @@ int cjr_object(CjrParser *ps, CjrMemberFn fn, void *ctx, int depth)
         if (fn(ps, key, ctx, depth))
             return COSTDB_EPARSE;
     }
+}
+
+typedef struct MemberText {
+    const char *key;
+    char *out;
+    size_t len;
+    int found;
+} MemberText;
+
+static int member_text(CjrParser *ps, const char *key, void *ctx, int depth)
+{
+    MemberText *m = ctx;
+    if (strcmp(key, m->key) || *ps->p != '"')
+        return cjr_skip_value(ps, depth + 1);
+    if (cjr_string(ps, m->out, m->len))
+        return COSTDB_EPARSE;
+    m->found = 1;
+    return 0;
+}
+
+int costdb_json_member_text(const char *json, const char *key, char *out, size_t len)
+{
+    MemberText m = {key, out, len, 0};
+    CjrParser ps = {json, json, "json", NULL, 0, 0};
+    if (!out || len == 0)
+        return -1;
+    out[0] = '\0';
+    if (!json || !key)
+        return -1;
+    cjr_skip_ws(&ps);
+    if (*ps.p != '{' || cjr_object(&ps, member_text, &m, 0) || !m.found) {
+        out[0] = '\0';
+        return -1;
+    }
+    return 0;
 }

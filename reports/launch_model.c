@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "costdb_text.h"
 #include "launch.h"
 
 typedef struct ShapePreset {
@@ -60,28 +61,6 @@ static const char *default_preset(const char *model)
         if (!strcmp(d[i].model, model))
             return d[i].preset;
     return NULL;
-}
-
-/* The string value of "key" in the model's options JSON (written by the
- * sweep: {"preset":"...",...}) into out; "" when absent. Bounded. */
-static void option_text(const char *json, const char *key, char *out, size_t len)
-{
-    char pat[48];
-    const char *p;
-    size_t n = 0;
-    out[0] = '\0';
-    snprintf(pat, sizeof(pat), "\"%s\":", key);
-    if (!(p = strstr(json, pat)))
-        return;
-    p += strlen(pat);
-    while (*p == ' ')
-        p++;
-    if (*p++ != '"')
-        return;
-    while (p[n] && p[n] != '"' && n + 1 < len)
-        n++;
-    memcpy(out, p, n);
-    out[n] = '\0';
 }
 
 static int has(const char *name, const char *part)
@@ -158,7 +137,8 @@ void rep_model_shape(const ApreportReport *r, RepModelShape *m)
         m->layers = 0;
     if (!m->ffn && m->moe_ffn)
         m->ffn = m->moe_ffn;
-    option_text(r->has_model ? r->model.options : "", "preset", preset, sizeof(preset));
+    costdb_json_member_text(r->has_model ? r->model.options : "", "preset", preset,
+                            sizeof(preset));
     if (!preset[0] && default_preset(model))
         snprintf(preset, sizeof(preset), "%s", default_preset(model));
     for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)

@@ -224,6 +224,19 @@ static void test_plan_options(void)
               COSTDB_EPARSE);
     CU_ASSERT(costdb_plan_options_parse("{\"objective\" \"full\"}", &back, err, sizeof err) ==
               COSTDB_EPARSE);
+    /* one string member of a stored object (a model's options) */
+    {
+        char v[16];
+        CU_ASSERT(costdb_json_member_text("{\"preset\": \"llama-3-8b\", \"x\": {\"preset\": 1}}",
+                                          "preset", v, sizeof v) == 0);
+        CU_ASSERT_STRING_EQUAL(v, "llama-3-8b");
+        CU_ASSERT(costdb_json_member_text("{\"x\": \"\\\"preset\\\": \\\"no\\\"\"}", "preset", v,
+                                          sizeof v) == -1 && v[0] == '\0');
+        CU_ASSERT(costdb_json_member_text("{\"preset\": 3}", "preset", v, sizeof v) == -1);
+        CU_ASSERT(costdb_json_member_text("{\"preset\": \"a-name-longer-than-16\"}", "preset", v,
+                                          sizeof v) == -1);
+        CU_ASSERT(costdb_json_member_text("not json", "preset", v, sizeof v) == -1);
+    }
     /* a buffer too small for the text */
     CU_ASSERT(costdb_plan_options_format(&o, text, 40) == COSTDB_EINVAL);
 }
