@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "headline.h"
 #include "report_int.h"
 
 static void html_escape(FILE *f, const char *s, size_t n)
@@ -421,6 +422,73 @@ static int code_block(const ApreportReport *r, FILE *f)
     return rc;
 }
 
+/* The answer first: time, throughput, MFU, layout, memory per stage and
+ * the launch files (headline.h). */
+static int headline_html(const ApreportReport *r, FILE *f)
+{
+    RepHeadline h;
+    static const struct {
+        unsigned bit;
+        const char *suffix, *what;
+    } files[] = {{APREPORT_EXPORT_MEGATRON, "_megatron.args", "Megatron-LM"},
+                 {APREPORT_EXPORT_DEEPSPEED, "_deepspeed.json", "DeepSpeed"},
+                 {APREPORT_EXPORT_TORCHTITAN, "_torchtitan.toml", "torchtitan"}};
+    int any = 0;
+    if (rep_headline(r, &h) < 0)
+        return APREPORT_ENOMEM;
+    rep_html(f, "<h2>At a glance</h2>\n<table class=\"glance\">\n");
+    rep_html(f, "<tr><th>iteration</th><td><b>%.4g s</b> (%s)</td></tr>\n", h.iteration,
+             h.source);
+    if (h.samples_per_gpu > 0)
+        rep_html(f, "<tr><th>throughput</th><td><b>%.4g samples/s per GPU</b>", h.samples_per_gpu);
+    if (h.samples_per_gpu > 0 && h.tokens_per_gpu > 0)
+        rep_html(f, ", %.4g tokens/s per GPU (%d tokens a sample)", h.tokens_per_gpu, h.seq);
+    if (h.samples_per_gpu > 0)
+        rep_html(f, " on %d GPUs</td></tr>\n", h.gpus);
+    if (h.mfu > 0)
+        rep_html(f, "<tr><th>MFU</th><td><b>%.1f%%</b> of %.4g TFLOP/s per GPU (model FLOPs, "
+                 "recomputation not counted)</td></tr>\n", 100 * h.mfu, h.peak_flops / 1e12);
+    rep_html(f, "<tr><th>layout</th><td>");
+    rep_html(f, "%s", h.layout);
+    rep_html(f, "</td></tr>\n<tr><th>launch files</th><td>");
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+        if (r->exports & files[i].bit) {
+            rep_html(f, "%s<a href=\"", any++ ? ", " : "");
+            rep_html(f, "%s", r->name);
+            rep_html(f, "%s\">%s</a>", files[i].suffix, files[i].what);
+        }
+    if (!any)
+        rep_html(f, "none written (apreport --export)");
+    if (any && !r->plan.feasible && !r->allow_infeasible)
+        rep_html(f, " (not written for an infeasible plan)");
+    rep_html(f, "</td></tr>\n</table>\n");
+    rep_html(f, "<table><tr><th>stage</th><th>parameters</th><th>optimizer state</th>"
+                "<th>activations in flight</th><th>gradients, outputs, temporaries</th>"
+                "<th>needed</th><th>available</th><th>headroom</th></tr>\n");
+    for (size_t k = 0; k < h.n_stages && k < REP_HTML_MAX_ROWS; k++) {
+        const RepStageMemory *m = &h.mem[k];
+        rep_html(f, "<tr><td>%zu</td>", k);
+        if (m->exact)
+            rep_html(f, "<td class=\"n\">%.3f GB</td><td class=\"n\">%.3f GB</td>"
+                        "<td class=\"n\">%.3f GB</td><td class=\"n\">%.3f GB</td>",
+                     m->params / 1073741824.0, m->optimizer / 1073741824.0,
+                     m->activations / 1073741824.0, m->rest / 1073741824.0);
+        else
+            rep_html(f, "<td colspan=\"4\">not separable (Alpa's memory rule)</td>");
+        rep_html(f, "<td class=\"n\"><b>%.3f GB</b></td>", m->total / 1073741824.0);
+        if (m->available > 0)
+            rep_html(f, "<td class=\"n\">%.3f GB</td><td class=\"n\">%s%.3f GB</td></tr>\n",
+                     m->available / 1073741824.0, m->total > m->available ? "&minus;" : "",
+                     fabs(m->available - m->total) / 1073741824.0);
+        else
+            rep_html(f, "<td>unknown</td><td>&ndash;</td></tr>\n");
+    }
+    rep_html(f, "</table>\n");
+    rows_left_out(f, h.n_stages, "stages");
+    rep_headline_free(&h);
+    return 0;
+}
+
 int apreport_write_html(const ApreportReport *r, FILE *f)
 {
     int rc;
@@ -441,6 +509,8 @@ int apreport_write_html(const ApreportReport *r, FILE *f)
         rep_html(f, "%s", r->warnings[i]);
         rep_html(f, "</div>\n");
     }
+    if ((rc = headline_html(r, f)) < 0)
+        return rc;
     rep_html(f, "<h2>Cluster mesh: devices of each stage</h2>\n");
     mesh_svg(r, f);
     {
@@ -454,10 +524,13 @@ int apreport_write_html(const ApreportReport *r, FILE *f)
     memory_svg(r, f);
     rep_html(f, "<h2>Cost breakdown</h2>\n");
     cost_table(r, f);
-    rep_html(f, "<h2>Sharding per parameter and activation</h2>\n");
+    rep_html(f, "<h2>Sharding per parameter and activation</h2>\n<details><summary>every "
+                "placement of every stage (open)</summary>\n");
     sharding_table(r, f);
-    rep_html(f, "<h2>Layout conversions</h2>\n");
+    rep_html(f, "</details>\n<h2>Layout conversions</h2>\n<details><summary>every conversion "
+                "(open)</summary>\n");
     conversions_table(r, f);
+    rep_html(f, "</details>\n");
     rep_html(f, "<h2>Resharding between stages</h2>\n");
     tasks_table(r, f);
     rep_html(f, "<h2>The plan as code</h2>\n");

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "headline.h"
 #include "report_int.h"
 
 static void num(FILE *f, double v)
@@ -120,6 +121,48 @@ static void sched_json(FILE *f, const ApreportSchedule *s)
         }
     }
     fputs("]}", f);
+}
+
+/* The headline (headline.h): null for a figure that is not known. */
+static int headline_json(const ApreportReport *r, FILE *f)
+{
+    RepHeadline h;
+    if (rep_headline(r, &h) < 0)
+        return APREPORT_ENOMEM;
+    fputs("{\"iteration_seconds\": ", f);
+    num(f, h.iteration);
+    fputs(", \"iteration_source\": ", f);
+    rep_json_string(f, h.source);
+    fprintf(f, ", \"gpus\": %d, \"samples_per_second_per_gpu\": ", h.gpus);
+    h.samples_per_gpu > 0 ? num(f, h.samples_per_gpu) : (void)fputs("null", f);
+    fputs(", \"tokens_per_second_per_gpu\": ", f);
+    h.tokens_per_gpu > 0 ? num(f, h.tokens_per_gpu) : (void)fputs("null", f);
+    fputs(", \"mfu\": ", f);
+    h.mfu > 0 ? num(f, h.mfu) : (void)fputs("null", f);
+    fputs(", \"layout\": ", f);
+    rep_json_string(f, h.layout);
+    fputs(", \"memory\": [", f);
+    for (size_t k = 0; k < h.n_stages; k++) {
+        const RepStageMemory *m = &h.mem[k];
+        fprintf(f, "%s{\"stage\": %zu, \"needed\": ", k ? ", " : "", k);
+        num(f, m->total);
+        fputs(", \"available\": ", f);
+        m->available > 0 ? num(f, m->available) : (void)fputs("null", f);
+        if (m->exact) {
+            fputs(", \"parameters\": ", f);
+            num(f, m->params);
+            fputs(", \"optimizer_state\": ", f);
+            num(f, m->optimizer);
+            fputs(", \"activations\": ", f);
+            num(f, m->activations);
+            fputs(", \"rest\": ", f);
+            num(f, m->rest);
+        }
+        fputs("}", f);
+    }
+    fputs("]}", f);
+    rep_headline_free(&h);
+    return 0;
 }
 
 int apreport_write_json(const ApreportReport *r, FILE *f)
@@ -232,7 +275,10 @@ int apreport_write_json(const ApreportReport *r, FILE *f)
         fputs(i ? ", " : "", f);
         rep_json_string(f, r->warnings[i]);
     }
-    fputs("]\n}\n", f);
+    fputs("],\n  \"headline\": ", f);
+    if (headline_json(r, f) < 0)
+        return APREPORT_ENOMEM;
+    fputs("\n}\n", f);
     return ferror(f) ? APREPORT_EIO : 0;
 }
 

@@ -497,8 +497,22 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
         rc = APREPORT_EDB;
         goto cleanup;
     }
-    if (r->sweep.model_id > 0 && costdb_model_get(db, r->sweep.model_id, &r->model) == 0)
+    if (r->sweep.model_id > 0 && costdb_model_get(db, r->sweep.model_id, &r->model) == 0) {
+        CostdbLayer *ly = NULL;
+        size_t nl = 0;
         r->has_model = 1;
+        /* the model's FLOPs (the layers' counts at the graph's batch), for
+         * the headline's MFU; a row that cannot say leaves it unknown */
+        if (r->model.batch_size > 0 && costdb_model_layers(db, r->sweep.model_id, &ly, &nl) == 0) {
+            double sum = 0;
+            for (size_t i = 0; i < nl; i++)
+                if (isfinite(ly[i].fwd_flops) && isfinite(ly[i].bwd_flops) &&
+                    ly[i].fwd_flops >= 0 && ly[i].bwd_flops >= 0)
+                    sum += ly[i].fwd_flops + ly[i].bwd_flops;
+            r->flops_per_sample = sum / (double)r->model.batch_size;
+        }
+        free(ly);
+    }
     if (r->sweep.hardware_id > 0 && costdb_hardware_get(db, r->sweep.hardware_id, &r->hw) == 0)
         r->has_hw = 1;
     r->bw_intra = r->has_hw && r->hw.intra_host_bandwidth > 0 ? r->hw.intra_host_bandwidth : DEF_BW_INTRA;

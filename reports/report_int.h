@@ -71,6 +71,7 @@ struct ApreportReport {
     CostdbHardware hw;
     int num_layers;
     int64_t global_batch;
+    double flops_per_sample;          /* forward + backward model FLOPs of one sample; 0 unknown */
     RepStage *stages;
     size_t n_stages;
     CostdbReshardingTask *tasks;

@@ -66,6 +66,20 @@ for st in rep["stages"]:
     assert bool(said) == (b > 1 and whole > 0), (st["index"], b, whole, said)
     if said:
         assert " %d of its " % whole in said[0], (whole, said[0])
+# the headline: apsolve's full estimate, throughput, MFU, the layout, and
+# memory parts that add up to apsolve's need per stage
+hl = rep["headline"]
+assert abs(hl["iteration_seconds"] - auto["full_cost"]) <= 1e-9 * auto["full_cost"], hl
+assert hl["gpus"] == 8 and 0 < hl["mfu"] < 1, hl
+assert abs(hl["samples_per_second_per_gpu"] * hl["iteration_seconds"] * 8 - 32) < 1e-6, hl
+assert abs(hl["tokens_per_second_per_gpu"] - 4096 * hl["samples_per_second_per_gpu"]) < 1e-3
+assert hl["layout"].startswith("dp 2 x tp 2 x pp 2, interleaved vpp 2"), hl["layout"]
+for m, st in zip(hl["memory"], auto["stages"]):
+    assert m["needed"] == st["memory_needed"], (m, st["memory_needed"])
+    parts = m["parameters"] + m["optimizer_state"] + m["activations"] + m["rest"]
+    assert abs(parts - m["needed"]) <= 1, (parts, m)
+html = open(os.path.join(out, "report.html")).read()
+assert html.index("At a glance") < html.index("Cluster mesh"), "the headline comes first"
 # today's ILP keeps this plan's weights whole over its (2, 2) meshes' axis 1
 assert any(" runs as tp " in w for w in rep["warnings"]), rep["warnings"]
 again = solve(llama, "--plan", str(auto["plan_id"]), "--no-store")

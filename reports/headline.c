@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The headline of a report (headline.h): the figures a reader wants first,
+ * derived once from the loaded report and the launch derivation.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "headline.h"
+#include "launch.h"
+#include "schedule.h"
+
+/* The layout in the frameworks' words, from the launch derivation. */
+static void layout_text(const ApreportReport *r, char *out, size_t len)
+{
+    RepLaunchBasics b;
+    size_t at = 0;
+    int w;
+    rep_launch_basics(r, &b);
+#define PUT(...)                                                                              \
+    do {                                                                                      \
+        w = at < len ? snprintf(out + at, len - at, __VA_ARGS__) : 0;                         \
+        at += w > 0 ? (size_t)w : 0;                                                          \
+    } while (0)
+    out[0] = '\0';
+    if (rep_plan_uniform(r)) {
+        PUT("dp %d x tp %d x pp %d", b.dp, b.tp, b.pp);
+    } else {
+        PUT("pp %d with stages of their own layout:", b.pp);
+        for (size_t k = 0; k < r->n_stages && k < 8; k++)
+            PUT("%s %zu: dp %d x tp %d on (%d, %d)", k ? ";" : "", k,
+                r->stages[k].st.logical_a, r->stages[k].st.logical_b,
+                r->stages[k].st.submesh_hosts, r->stages[k].st.submesh_gpus);
+        if (r->n_stages > 8)
+            PUT("; ...");
+    }
+    if (b.v > 1)
+        PUT(", interleaved vpp %d", b.v);
+    PUT(", %d micro-batches of %lld samples per replica (global batch %lld)", b.B,
+        (long long)b.mbs, (long long)b.global);
+    if (!b.variants_known) {
+        PUT(", recompute and ZeRO unknown for some stages");
+    } else if (b.variants_differ) {
+        PUT(", per stage:");
+        for (size_t k = 0; k < r->n_stages && k < 8; k++)
+            PUT("%s %s/ZeRO-%d", k ? ";" : "", costdb_recompute_name(r->stages[k].recompute),
+                r->stages[k].zero);
+    } else {
+        PUT(", recompute %s, ZeRO-%d", costdb_recompute_name(b.recompute), b.zero);
+    }
+    PUT(", %s", b.prec ? b.prec : "fp32");
+#undef PUT
+    rep_launch_basics_free(&b);
+}
+
+/* Peak FLOP/s of one GPU in the model's dtype; 0 unknown. */
+static double peak_of(const ApreportReport *r)
+{
+    const char *dt = r->sweep.dtype;
+    if (!r->has_hw)
+        return 0;
+    if (!strcmp(dt, "bf16") || !strcmp(dt, "bfloat16"))
+        return r->hw.peak_flops_bf16;
+    if (!strcmp(dt, "f16") || !strcmp(dt, "fp16") || !strcmp(dt, "float16"))
+        return r->hw.peak_flops_f16;
+    return r->hw.peak_flops_f32;
+}
+
+int rep_headline(const ApreportReport *r, RepHeadline *h)
+{
+    int stored = apsolve_schedule_parse(r->opts.schedule);
+    int same_schedule = (stored < 0 ? APREPORT_SCHED_1F1B : stored) == (int)r->schedule &&
+                        (r->schedule != APREPORT_SCHED_INTERLEAVED ||
+                         r->opts.virtual_stages == r->virtual_stages);
+    memset(h, 0, sizeof(*h));
+    h->gpus = r->sweep.cluster_hosts * r->sweep.cluster_gpus;
+    if (isfinite(r->plan.full_cost) && r->plan.full_cost > 0 && same_schedule) {
+        h->iteration = r->plan.full_cost;
+        h->source = "apsolve's full estimate: the pipeline with its transfers, gradient sync "
+                    "and the optimizer step";
+    } else {
+        h->iteration = rep_schedule(r)->iteration_time;
+        h->source = "the simulated schedule with its transfers, without gradient sync and "
+                    "the optimizer step";
+    }
+    if (h->iteration > 0 && isfinite(h->iteration) && h->gpus > 0 && r->global_batch > 0) {
+        RepModelShape m;
+        h->samples_per_gpu = (double)r->global_batch / h->iteration / h->gpus;
+        rep_model_shape(r, &m);
+        if (m.family && m.seq > 0) {
+            h->seq = m.seq;
+            h->tokens_per_gpu = h->samples_per_gpu * m.seq;
+        }
+        h->peak_flops = peak_of(r);
+        if (h->peak_flops > 0 && r->flops_per_sample > 0)
+            h->mfu = r->flops_per_sample * h->samples_per_gpu / h->peak_flops;
+    }
+    layout_text(r, h->layout, sizeof(h->layout));
+    h->n_stages = r->n_stages;
+    h->mem = calloc(r->n_stages ? r->n_stages : 1, sizeof(*h->mem));
+    if (!h->mem)
+        return APREPORT_ENOMEM;
+    for (size_t k = 0; k < r->n_stages; k++) {
+        const RepStage *s = &r->stages[k];
+        RepStageMemory *m = &h->mem[k];
+        double params = 0;
+        m->total = (double)s->memory_implied;
+        m->available = (double)s->st.available_memory;
+        if (r->opts.objective != COSTDB_OBJECTIVE_FULL)
+            continue;
+        for (size_t i = 0; i < s->n_tensors; i++)
+            if (!strcmp(s->tensors[i].pl.role, "param"))
+                params += (double)s->tensors[i].local_bytes;
+        m->exact = 1;
+        m->optimizer = (double)s->initial;
+        m->activations = (s->mem_in_flight > 1 ? s->mem_in_flight : 1) * (double)s->intermediate;
+        m->params = params;
+        m->rest = m->total - m->optimizer - m->activations - m->params;
+        if (m->rest < 0) {
+            /* the peak does not hold all of them at once: say the sum */
+            m->exact = 0;
+            m->rest = 0;
+        }
+    }
+    return 0;
+}
+
+void rep_headline_free(RepHeadline *h)
+{
+    free(h->mem);
+    h->mem = NULL;
+}
