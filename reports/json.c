@@ -30,6 +30,19 @@ static void num_us(FILE *f, double v)
         fputs("null", f);
 }
 
+/* "ts" and "dur" of a complete event from start to end (seconds), in
+ * microseconds rounded to the nanosecond: the duration is the difference of
+ * the rounded ends, so an event never reaches past the rounded start of one
+ * that begins where it ends (Perfetto drops overlapping complete events). */
+static void ts_dur(FILE *f, double start, double end)
+{
+    double a = nearbyint(start * 1e9) / 1e3, b = nearbyint(end * 1e9) / 1e3;
+    fputs("\"ts\": ", f);
+    num_us(f, a);
+    fputs(", \"dur\": ", f);
+    num_us(f, isfinite(a) && isfinite(b) && b > a ? b - a : isfinite(a) && isfinite(b) ? 0 : NAN);
+}
+
 static void key(FILE *f, const char *k)
 {
     rep_json_string(f, k);
@@ -295,10 +308,8 @@ static void trace_summaries(const ApreportSchedule *s, const RepSummary *sum, FI
             if (!u->events)
                 continue;
             fprintf(f, ",\n{\"name\": \"micro-batches %d-%d (summarised)\", \"cat\": \"summarised\", "
-                       "\"ph\": \"X\", \"ts\": ", first, last);
-            num_us(f, u->start * 1e6);
-            fputs(", \"dur\": ", f);
-            num_us(f, (u->end - u->start) * 1e6);
+                       "\"ph\": \"X\", ", first, last);
+            ts_dur(f, u->start, u->end);
             fprintf(f, ", \"pid\": %d, \"tid\": 2, \"args\": {\"what\": \"%s\", "
                        "\"first_micro_batch\": %d, \"last_micro_batch\": %d, \"events\": %zu}}",
                     k, t ? "send" : "compute", first, last, u->events);
@@ -344,11 +355,9 @@ int apreport_write_trace(const ApreportReport *r, FILE *f)
         char chunk[32] = "";
         if (s->virtual_stages > 1)
             snprintf(chunk, sizeof(chunk), ".%d", e->chunk);
-        fprintf(f, ",\n{\"name\": \"%s%d%s\", \"cat\": \"%s\", \"ph\": \"X\", \"ts\": ",
+        fprintf(f, ",\n{\"name\": \"%s%d%s\", \"cat\": \"%s\", \"ph\": \"X\", ",
                 letters[e->kind], e->micro_batch, chunk, kinds[e->kind]);
-        num_us(f, e->start * 1e6);
-        fputs(", \"dur\": ", f);
-        num_us(f, (e->end - e->start) * 1e6);
+        ts_dur(f, e->start, e->end);
         fprintf(f, ", \"pid\": %d, \"tid\": %d, \"args\": {\"micro_batch\": %d", e->stage,
                 e->kind >= APREPORT_EV_SEND_ACT, e->micro_batch);
         if (s->virtual_stages > 1)

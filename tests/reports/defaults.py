@@ -80,6 +80,19 @@ for m, st in zip(hl["memory"], auto["stages"]):
     assert abs(parts - m["needed"]) <= 1, (parts, m)
 html = open(os.path.join(out, "report.html")).read()
 assert html.index("At a glance") < html.index("Cluster mesh"), "the headline comes first"
+# trace.json: no complete event reaches past the start of the next one on
+# its track (Perfetto drops overlapping events), in the printed decimals
+trace = json.load(open(os.path.join(out, "trace.json")))
+events = trace["traceEvents"] if isinstance(trace, dict) else trace
+tracks = {}
+for e in events:
+    if e.get("ph") == "X":
+        tracks.setdefault((e["pid"], e["tid"]), []).append((round(e["ts"] * 1000),
+                                                              round(e["dur"] * 1000)))
+for key, evs in tracks.items():
+    evs.sort()
+    for (t0, d0), (t1, _) in zip(evs, evs[1:]):
+        assert t0 + d0 <= t1, (key, t0, d0, t1)
 # today's ILP keeps this plan's weights whole over its (2, 2) meshes' axis 1
 assert any(" runs as tp " in w for w in rep["warnings"]), rep["warnings"]
 again = solve(llama, "--plan", str(auto["plan_id"]), "--no-store")

@@ -586,6 +586,52 @@ static void test_html_fields(void)
     unlink(path);
 }
 
+/* trace.json: complete events of sub-nanosecond stages never reach past
+ * the next event's start on their track once printed (rounded ts and dur
+ * each made the end of F1 land after the start of F2). */
+static void test_trace_rounding(void)
+{
+    const double fwd[2] = {0.6e-9, 0.6e-9}, bwd[2] = {0.6e-9, 0.6e-9};
+    ApreportPipeline pl = {2, 8, fwd, bwd, NULL, 1};
+    ApreportReport *r = calloc(1, sizeof(*r));
+    RepStage *st = calloc(2, sizeof(*st));
+    char *buf = NULL;
+    size_t len = 0;
+    CU_ASSERT_FATAL(r && st);
+    r->n_stages = 2;
+    r->stages = st;
+    r->schedule = APREPORT_SCHED_1F1B;
+    CU_ASSERT_FATAL(apreport_simulate(&pl, APREPORT_SCHED_1F1B, &r->sched[0]) == 0);
+    FILE *f = open_memstream(&buf, &len);
+    CU_ASSERT_FATAL(f != NULL);
+    CU_ASSERT(apreport_write_trace(r, f) == 0);
+    fclose(f);
+    /* per (pid, tid): the events in order, each ending at or before the next starts */
+    for (int pid = 0; pid < 2; pid++)
+        for (int tid = 0; tid < 2; tid++) {
+            long ends = -1, n = 0;
+            char key[48];
+            snprintf(key, sizeof(key), "\"pid\": %d, \"tid\": %d,", pid, tid);
+            for (const char *p = buf; (p = strstr(p, "\"ph\": \"X\", \"ts\": ")) != NULL; p++) {
+                double ts, dur;
+                const char *eol = strchr(p, '\n');
+                const char *k = strstr(p, key);
+                if (!k || (eol && k > eol))
+                    continue;
+                CU_ASSERT_FATAL(sscanf(p, "\"ph\": \"X\", \"ts\": %lf, \"dur\": %lf", &ts,
+                                       &dur) == 2);
+                CU_ASSERT(llround(ts * 1000) >= ends);
+                ends = llround(ts * 1000) + llround(dur * 1000);
+                n++;
+            }
+            CU_ASSERT(tid == 1 || n == 16);
+        }
+    free(buf);
+    apreport_schedule_free(&r->sched[0]);
+    free(st);
+    free(r);
+}
+
 int main(int argc, char **argv)
 {
     CU_pSuite s;
@@ -608,6 +654,7 @@ int main(int argc, char **argv)
     CU_add_test(s, "shell words and TOML strings; --export lists", test_sh_toml);
     CU_add_test(s, "Python string literals (rep_py_quote)", test_py_quote);
     CU_add_test(s, "HTML: every database field escaped", test_html_fields);
+    CU_add_test(s, "trace.json: no overlap through rounding", test_trace_rounding);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     fails = CU_get_number_of_failures();
