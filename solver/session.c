@@ -626,10 +626,14 @@ int apsolve_session_run(ApsolveRequest *a, ApsolveSession **out)
                 goto cleanup;
             }
             obj = e ? NAN : pl->total_cost;
-            if (!a->quiet && nbs > 1 && !asked)
+            if (!a->quiet && nbs > 1 && !asked && e)
                 apsolve_say(a, "micro-batch size %lld (sweep %lld, %d micro-batches): "
-                        "%s %.6g s", (long long)m, (long long)c.sweep, c.opt.micro_batches,
-                        e ? "infeasible," : "objective", obj);
+                        "infeasible", (long long)m, (long long)c.sweep, c.opt.micro_batches);
+            else if (!a->quiet && nbs > 1 && !asked)
+                apsolve_say(a, "micro-batch size %lld (sweep %lld, %d micro-batches): "
+                        "objective %.6g s%s", (long long)m, (long long)c.sweep,
+                        c.opt.micro_batches, obj,
+                        pl->schedule == APSOLVE_SCHEDULE_INTERLEAVED ? " (interleaved)" : "");
             if (!e && better(pl, s->autop)) {
                 apsolve_plan_free(&s->autop);
                 s->autop = pl;

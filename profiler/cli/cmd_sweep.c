@@ -414,17 +414,22 @@ static int run_one(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
     if (rc < 0)
         return cli_fail("%s", err[0] ? err : approf_strerror(rc));
     print_summary(sum, cfg->db_path);
-    /* Alpa's plain space replicates what its fastest sharding replicates:
-     * say what adds the memory-saving variants (docs/variants.md). */
-    if (sum->out_of_memory > 0 && approf_sweep_memory_levels(cfg) == 1 &&
+    return 0;
+}
+
+/* Alpa's plain space replicates what its fastest sharding replicates: say
+ * once, for every sweep of the command, what adds the memory-saving
+ * variants (docs/variants.md). */
+static void out_of_memory_notice(const ApprofSweepConfig *cfg, size_t out_of_memory, int sweeps)
+{
+    if (out_of_memory > 0 && approf_sweep_memory_levels(cfg) == 1 &&
         (cfg->recompute_mask | 1u) == 1u && (cfg->zero_mask | 1u) == 1u)
         fprintf(stderr,
-                "approf: %zu entries are out of memory in Alpa's plain space (each stage's "
+                "approf: %zu entries%s are out of memory in Alpa's plain space (each stage's "
                 "fastest sharding); --memory-levels 3 adds the leaner shardings (Megatron-style "
                 "tensor parallelism) and --variants all also recomputation and ZeRO, for "
                 "apsolve to choose from (docs/variants.md)\n",
-                sum->out_of_memory);
-    return 0;
+                out_of_memory, sweeps > 1 ? " of these sweeps" : "");
 }
 
 /* A sweep at one micro-batch size limits the plans apsolve can find: a
@@ -480,6 +485,7 @@ int approf_cmd_sweep(int argc, char **argv)
     char err[1024] = "";
     int64_t v;
     int opt, rc, manual_layers = 0, n_mbs = 0, micro_set = 0, auto_sizes = 0;
+    size_t oom_total = 0;
     const char *hf = NULL;
     char hf_preset[4200];
     int64_t mbs[16];
@@ -789,7 +795,10 @@ int approf_cmd_sweep(int argc, char **argv)
         rc = run_one(&cfg, &cb, &sum, err, sizeof err);
         if (rc)
             break;
+        oom_total += sum.out_of_memory;
     }
+    if (rc == 0 && sum.mpi_rank == 0)
+        out_of_memory_notice(&cfg, oom_total, n_mbs ? n_mbs : 1);
     if (rc == 0 && n_mbs == 0 && micro_set)
         one_size_notice(&cfg);
     sigaction(SIGINT, &old_int, NULL);

@@ -113,6 +113,10 @@ said = run(approf, "sweep", "--db", default, "--quiet", "--model", "resnet50", "
 assert "one sweep per micro-batch size that matters for the global batch 256: " \
        "256,128,64,32,16" in said, said
 assert said.count("no CUDA device") <= 1, said
+# the notices are said once for all the sweeps
+assert said.count("out of memory in Alpa's plain space") <= 1, said
+p = subprocess.run([apsolve, "--db", default, "--no-store"], capture_output=True, text=True)
+assert "nan" not in p.stderr and p.stderr.count("micro-batch size ") == 5, p.stderr
 dp = solve(default, "--no-store")
 assert len(dp["stages"]) == 1 and dp["stages"][0]["logical_mesh"] == [8, 1], dp["stages"]
 assert dp["micro_batches"] == 1 and dp["stages"][0]["options"] == \
