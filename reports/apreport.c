@@ -18,11 +18,12 @@
 
 static void help(void)
 {
-    puts("Usage: apreport --db FILE --out DIR [OPTIONS]\n"
+    puts("Usage: apreport [--db FILE] --out DIR [OPTIONS]\n"
          "Explain a plan: Alpa-compatible dumps, report.json, report.html, trace.json,\n"
          "the plan as code and its launch configuration for Megatron-LM / NeMo,\n"
          "DeepSpeed and torchtitan.\n\n"
-         "  --db FILE      the cost database (with a plan from apsolve)\n"
+         "  --db FILE      the cost database (with a plan from apsolve; default\n"
+         "                 results.db, as approf sweep)\n"
          "  --plan ID      the plan to report (default: the newest)\n"
          "  --out DIR      where to write the files (created if missing)\n"
          "  --name NAME    prefix of the Alpa dump files (default: plan<ID>)\n"
@@ -112,7 +113,7 @@ int main(int argc, char **argv)
     if (optind < argc)
         return cli_usage_error(NULL, "unexpected argument '%s'", argv[optind]);
     if (!dbpath)
-        return cli_usage_error(NULL, "--db FILE is required");
+        dbpath = "results.db"; /* approf sweep's default */
     if (!outdir)
         return cli_usage_error(NULL, "--out DIR is required");
     if (vset && opt.schedule != APREPORT_SCHED_INTERLEAVED)

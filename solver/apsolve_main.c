@@ -24,10 +24,10 @@
 
 static void usage(FILE *out)
 {
-    fputs("Usage: apsolve --db FILE [options]\n"
+    fputs("Usage: apsolve [--db FILE] [options]\n"
           "Find the stage/mesh plan minimising Alpa's objective over a profiled sweep,\n"
           "or price a given plan, and report a full estimate beyond Alpa's objective.\n\n"
-          "  --db FILE                 the cost database (required)\n"
+          "  --db FILE                 the cost database (default results.db, as approf sweep)\n"
           "  --sweep ID                sweep to plan (default: the newest)\n"
           "  --micro-batches B         micro-batches per iteration (default: the sweep's)\n"
           "  --memory-budget BYTES     per-device memory instead of available_memory\n"
@@ -51,7 +51,7 @@ static void usage(FILE *out)
           "                            this model, hardware and cluster, B = G / b\n"
           "  --micro-batch-size b      only micro-batch size b (a sweep at b must exist)\n"
           "  --schedule 1f1b|gpipe|interleaved  pipeline schedule (default 1f1b);\n"
-          "  --virtual-stages V        interleaved: V model chunks per device (V >= 2)\n"
+          "  --virtual-stages V        interleaved: V model chunks per device (V >= 2, default 2)\n"
           "  --parallel dp=D,tp=T,pp=P[,sp=0|1][,zero=0..3][,recompute=none|selective|full]\n"
           "             [,vpp=V][,mbs=M]  Megatron-style 3-D plan, printed next to the auto plan;\n"
           "                            each stage takes logical (dp, tp), batch forced, the given\n"
@@ -299,13 +299,12 @@ int main(int argc, char **argv)
     if (optind < argc)
         return cli_usage_error(NULL, "unexpected argument '%s'", argv[optind]);
     if (!a.db)
-        return cli_usage_error(NULL, "--db FILE is required");
+        a.db = "results.db"; /* approf sweep's default */
     if (a.plan > 0 && (a.parallel || strcmp(a.stage_option, "auto")))
         return cli_usage_error(NULL, "--plan cannot be combined with --parallel or "
                                "--stage-option");
     if (a.schedule == APSOLVE_SCHEDULE_INTERLEAVED && a.virtual_stages < 2)
-        return cli_usage_error(NULL, "--schedule interleaved needs --virtual-stages V "
-                               "(V >= 2)");
+        a.virtual_stages = 2; /* as apreport: two model chunks per device */
     if (a.virtual_stages >= 2 && a.schedule != APSOLVE_SCHEDULE_INTERLEAVED)
         return cli_usage_error(NULL, "--virtual-stages needs --schedule interleaved");
     if (a.parallel && strcmp(a.stage_option, "auto"))

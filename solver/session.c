@@ -374,6 +374,27 @@ int apsolve_session_run(ApsolveRequest *a, ApsolveSession **out)
      * the auto search may try other sizes below). */
     micro = sw.micro_batches > 0 && sw.global_batch > 0 ? sw.global_batch / sw.micro_batches : 0;
     G = a->global_batch > 0 ? a->global_batch : sw.global_batch;
+    if (G > 0 && micro > 0 && G % micro && a->global_batch > 0 && a->sweep <= 0 && a->plan <= 0 &&
+        a->micro_batch_size <= 0 && a->micro_batches <= 0) {
+        /* the newest sweep's size does not divide the asked batch: the main
+         * sweep is the newest of the family whose size does (the choice
+         * does not depend on which sweep was made last) */
+        int64_t best = 0, best_micro = 0;
+        for (size_t k = 0; k < nbs; k++)
+            if (bs[k].micro_batch_size > 0 && G % bs[k].micro_batch_size == 0 &&
+                bs[k].sweep_id > best) {
+                best = bs[k].sweep_id;
+                best_micro = bs[k].micro_batch_size;
+            }
+        if (best > 0) {
+            sweep = best;
+            micro = best_micro;
+            if (costdb_sweep_get(db, sweep, &sw)) {
+                apsolve_say(a, "sweep %lld: %s", (long long)sweep, costdb_errmsg(db));
+                goto cleanup;
+            }
+        }
+    }
     if (a->micro_batch_size > 0 || (a->micro_batches > 0 && a->global_batch > 0)) {
         int64_t want = a->micro_batch_size;
         size_t k;

@@ -12,9 +12,13 @@ trap 'rm -rf "$dir"' EXIT
 
 "$apreport" --help >"$dir/help" || fail "apreport --help"
 grep -q "^Usage: apreport" "$dir/help" || fail "help text"
-"$apreport" --out "$dir/x" 2>"$dir/err"; rc=$?
-[ $rc -eq 2 ] || fail "missing --db: exit $rc"
-grep -q "^apreport: --db FILE is required" "$dir/err" || fail "usage message"
+# without --db: approf sweep's results.db, here absent (exit 1, named)
+abs=$(cd "$(dirname "$apreport")" && pwd)/$(basename "$apreport")
+(cd "$dir" && "$abs" --out x 2>"$dir/err"); rc=$?
+[ $rc -eq 1 ] || fail "missing results.db: exit $rc"
+grep -q "results.db" "$dir/err" || fail_with "$dir/err" "results.db not named"
+"$apreport" --db "$dir/x.db" 2>"$dir/err"; rc=$?
+[ $rc -eq 2 ] || fail "missing --out: exit $rc"
 grep -q "Try 'apreport --help'" "$dir/err" || fail "help hint"
 "$apreport" --db "$dir/x.db" --plan zero --out "$dir/x" 2>/dev/null; rc=$?
 [ $rc -eq 2 ] || fail "bad --plan: exit $rc"

@@ -63,8 +63,18 @@ done
 rc=0; "$apsolve" --db "$tmp/f.db" --bogus 2>"$tmp/err" || rc=$?
 [ "$rc" = 2 ] || fail "unknown option: exit $rc, expected 2"
 grep -q "Try 'apsolve --help'" "$tmp/err" || fail "usage hint"
-rc=0; "$apsolve" --no-store 2>/dev/null || rc=$?
-[ "$rc" = 2 ] || fail "missing --db: exit $rc"
+# without --db: approf sweep's results.db (absent here: exit 1, named)
+abs=$(cd "$(dirname "$apsolve")" && pwd)/$(basename "$apsolve")
+rc=0; (cd "$tmp" && "$abs" --no-store 2>"$tmp/err") || rc=$?
+[ "$rc" = 1 ] || fail "missing results.db: exit $rc"
+grep -q "results.db" "$tmp/err" || fail "results.db not named"
+cp "$tmp/f.db" "$tmp/results.db"
+(cd "$tmp" && "$abs" --no-store --quiet >/dev/null) || fail "the default results.db"
+rm -f "$tmp/results.db"
+# --schedule interleaved alone takes two chunks per device, as apreport
+"$apsolve" --db "$tmp/f.db" --no-store --quiet --schedule interleaved --micro-batches 4 \
+  --format json >"$tmp/il2.json" || fail "--schedule interleaved without --virtual-stages"
+grep -q '"virtual_stages": 2' "$tmp/il2.json" || fail "interleaved default chunks"
 rc=0; "$apsolve" --db "$tmp/f.db" --stage-option manual --forward-stage-layer-ids '[[0, 2]]' \
   --submesh-shapes '[(1, 4)]' --no-store 2>/dev/null || rc=$?
 [ "$rc" = 2 ] || fail "bad layer ids: exit $rc"
@@ -205,8 +215,8 @@ rc=0; "$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --micro-batches 3 \
 grep -q "(GPipe: sum of stage costs" "$tmp/gp.txt" || fail "--schedule gpipe"
 "$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --quiet --schedule interleaved --virtual-stages 2 >"$tmp/il.txt"
 grep -q "(interleaved 1F1B, v = 2:" "$tmp/il.txt" || fail "--schedule interleaved"
-rc=0; "$apsolve" --db "$tmp/hw.db" --schedule interleaved 2>/dev/null || rc=$?
-[ "$rc" = 2 ] || fail "interleaved without --virtual-stages: exit $rc"
+rc=0; "$apsolve" --db "$tmp/hw.db" --schedule gpipe --virtual-stages 2 2>/dev/null || rc=$?
+[ "$rc" = 2 ] || fail "--virtual-stages without interleaved: exit $rc"
 # --plan re-evaluates a stored plan with the schedule it was made with,
 # unless --schedule says otherwise
 "$apsolve" --db "$tmp/hw.db" --sweep 1 --quiet --schedule interleaved --virtual-stages 2 \
