@@ -121,6 +121,13 @@ dp = solve(default, "--no-store")
 assert len(dp["stages"]) == 1 and dp["stages"][0]["logical_mesh"] == [8, 1], dp["stages"]
 assert dp["micro_batches"] == 1 and dp["stages"][0]["options"] == \
        {"force_batch_dim_to_mesh_dim": 0}, dp
+# --global-batch picks the family's sweep whose size divides it, whichever
+# sweep is newest (here 256, which 128 does not divide)
+fam = os.path.join(tmp, "fam.db")
+run(approf, "sweep", "--db", fam, "--quiet", "--model", "resnet50", "--layers", "4",
+    "--micro-batch-sizes", "16,256")
+half = solve(fam, "--no-store", "--global-batch", "128")
+assert half["global_batch"] == 128 and half["micro_batch_size"] == 16, half["micro_batch_size"]
 # BERT-large at its 32 samples in 16 micro-batches: dp=8 cannot split 2
 bert = os.path.join(tmp, "b.db")
 run(approf, "sweep", "--db", bert, "--quiet", "--model", "bert", "--preset", "large",
