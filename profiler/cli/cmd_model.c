@@ -305,6 +305,8 @@ static int model_show(const ModelArgs *a, const char *name)
         rc = approf_layers_manual(g, &l);
     } else {
         int L = a->layers ? a->layers : 4;
+        if (!a->layers && (size_t)L > g->n_ops)
+            L = (int)g->n_ops; /* the default on a small graph: one layer per operator */
         if ((size_t)L > g->n_ops) {
             size_t n_ops = g->n_ops; /* read before the graph is freed */
             approf_graph_free(&g);

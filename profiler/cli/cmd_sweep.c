@@ -496,6 +496,7 @@ int approf_cmd_sweep(int argc, char **argv)
     cfg.sharding_method = APPROF_ILP_SERIES_PARALLEL;
     cfg.db_path = "results.db";
     cfg.layers = 16;
+    cfg.layers_default = 1;
     cfg.eps = 0.5;
     cfg.cluster_hosts = 0;  /* the sweep's default: the local GPUs with CUDA, else 1x8 */
     cfg.cluster_gpus = 0;
@@ -566,6 +567,7 @@ int approf_cmd_sweep(int argc, char **argv)
         case OPT_LAYERS:
             if (int_opt("layers", optarg, 1, 4096, &v)) return 2;
             cfg.layers = (int)v;
+            cfg.layers_default = 0;
             break;
         case OPT_EPS:
             if (cli_parse_double(optarg, 0, 1e6, &cfg.eps) < 0)
@@ -714,11 +716,18 @@ int approf_cmd_sweep(int argc, char **argv)
      * spec: --hardware, else the analytic default) */
     const char *spec = cfg.hardware ? cfg.hardware
                                     : !strcmp(cfg.backend, "model") ? "a100-40g" : NULL;
-    if (cfg.cluster_gpus > 0 && spec) {
+    if (spec) {
         ApprofHardwareSpec hw;
         char herr[512] = "";
-        if (approf_hardware_resolve(spec, &hw, herr, sizeof herr) < 0)
+        if (approf_hardware_resolve(spec, &hw, herr, sizeof herr) < 0) {
+            /* a name that is neither built in nor a file is a bad option
+             * value (exit 2, as an unknown model); a spec file that does not
+             * load is bad input (exit 1) */
+            if (access(spec, F_OK) != 0)
+                return cli_usage_error("sweep", "--hardware: %s",
+                                       herr[0] ? herr : "cannot load the spec");
             return cli_fail("%s", herr[0] ? herr : "--hardware: cannot load the spec");
+        }
         if (hw.gpus_per_host > 0 && cfg.cluster_gpus > hw.gpus_per_host)
             return cli_usage_error("sweep", "--cluster %dx%d: hosts of %s have %d GPUs; give "
                                    "hosts x GPUs per host (e.g. --cluster %dx%d)",

@@ -105,7 +105,22 @@ int approf_zoo_build(const char *name, const ApprofZooOptions *opt, ApprofGraph 
         if (!strcmp(zoo[i].e.name, name))
             m = &zoo[i];
     if (!m) {
-        if (err && errlen)
+        /* a preset's name given as the model's: name the model it belongs to */
+        const char *family = NULL;
+        for (size_t i = 0; !family && i < sizeof zoo / sizeof zoo[0]; i++) {
+            ApprofZooOptions po;
+            ApprofGraph *g = NULL;
+            memset(&po, 0, sizeof po);
+            po.preset = name;
+            if (approf_zoo_build(zoo[i].e.name, &po, &g, NULL, 0) == 0)
+                family = zoo[i].e.name;
+            approf_graph_free(&g);
+        }
+        if (err && errlen && family)
+            snprintf(err, errlen, "unknown model '%s': it is a preset of %s (--model %s "
+                     "--preset %s; 'approf model show %s --preset %s')", name, family, family,
+                     name, family, name);
+        else if (err && errlen)
             snprintf(err, errlen, "unknown model '%s' (see 'approf models')", name);
         return APPROF_EINVAL;
     }

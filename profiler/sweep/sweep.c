@@ -452,6 +452,24 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
         rc = approf_layers_auto(sw->graph, cfg->layers, cfg->eps, &sw->layering);
     else
         rc = approf_layers_manual(sw->graph, &sw->layering);
+    if (rc < 0 && cfg->layers > 1 && cfg->layers_default) {
+        /* the default count is more than this model splits into: the most
+         * layers that satisfy the construction, said */
+        int L = (size_t)cfg->layers - 1 < sw->graph->n_ops ? cfg->layers - 1
+                                                           : (int)sw->graph->n_ops;
+        for (; L >= 1; L--) {
+            approf_layering_free(&sw->layering);
+            if ((rc = approf_layers_auto(sw->graph, L, cfg->eps, &sw->layering)) == 0)
+                break;
+            if (rc == APPROF_ENOMEM)
+                break;
+        }
+        if (rc == 0)
+            approf_sweep_notice(cb, "%s: its %zu operators do not split into the default %d layers "
+                                "(Alpa's layer construction, eps %g): %d layers, the most that do "
+                                "(--layers L to choose)", sw->graph->name, sw->graph->n_ops,
+                                cfg->layers, cfg->eps, L);
+    }
     if (rc < 0) {
         if (cfg->layers > 0)
             snprintf(err, errlen,

@@ -44,6 +44,8 @@ typedef struct ApprofSweepConfig {
     double zoo_dropout;           /* bert: dropout rate; 0 = none */
     int manual_boundary;          /* mlp: with the boundary marker */
     int layers;                   /* layer_num for auto layering; 0 = manual */
+    int layers_default;           /* layers is the default, not asked for: a model that cannot
+                                   * be split into it takes the most layers it can (a notice) */
     double eps;
     int cluster_hosts, cluster_gpus;
     int64_t global_batch;         /* 0: the model's default */

@@ -100,4 +100,14 @@ for opt in $(grep -o -- '--[a-z][a-z-]*' "$T/models" | sort -u); do
     "$APPROF" sweep --help | grep -q -- "$opt" || fail "approf models advertises $opt, which sweep lacks"
     "$APPROF" model --help | grep -q -- "$opt" || fail "approf models advertises $opt, which model lacks"
 done
+# a preset's name given as a model's: the model it belongs to is named
+"$APPROF" model show llama-3-8b 2>"$T/err"; [ $? -eq 2 ] || fail "preset as model exits 2"
+grep -q -- "it is a preset of llama (--model llama --preset llama-3-8b" "$T/err" ||
+    fail "preset as model: the family is not named"
+# the default layer count on a model of fewer operators: the most it splits into
+"$APPROF" sweep --model mlp --backend model --micro-batches 1 --db "$T/mlp.db" --quiet \
+    2>"$T/err" || fail "sweep --model mlp with the default layers"
+grep -q "do not split into the default 16 layers" "$T/err" || fail "default layers: no notice"
+"$APPROF" sweep --model mlp --backend model --micro-batches 1 --layers 16 --db "$T/mlp2.db" \
+    --quiet 2>/dev/null; [ $? -eq 1 ] || fail "--layers 16 asked for on mlp must still fail"
 echo ok

@@ -24,7 +24,7 @@ rc=$?
 [ $rc = 3 ] || fail "apsolve exit $rc, want 3"
 says_text "$work/s.err" "no finite entry" "apsolve message"
 
-for bad in "--cluster 2x3" "--cluster 0x4" "--layers 0" "--backend gpu" "--dtype f64" \
+for bad in "--hardware nosuch" "--cluster 2x3" "--cluster 0x4" "--layers 0" "--backend gpu" "--dtype f64" \
            "--submesh-space manual:1x3x" "--micro-batches -1" "--shard 2/2" "--bogus"; do
   # shellcheck disable=SC2086
   "$approf" sweep --model mlp $bad --db "$work/u.db" >/dev/null 2>"$work/u.err"
