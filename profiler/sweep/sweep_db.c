@@ -269,6 +269,13 @@ static int create_or_resume(Sweep *sw, const ApprofSweepConfig *cfg,
             return 0;
         }
         approf_sweep_notice(cb, "--resume: no unfinished sweep with these inputs; starting one");
+    } else if (approf_sweep_find_resumable(sw->db, row, &existing, &complete) == 0 && existing) {
+        /* a second identical sweep is what was asked for; say it, and what
+         * reuses the first */
+        approf_sweep_notice(cb, "sweep %lld with these inputs is already %s in this database; "
+                            "this adds another (--resume %s it)", (long long)existing,
+                            complete ? "complete" : "there, unfinished",
+                            complete ? "reuses" : "continues");
     }
     confs = calloc((size_t)sw->n_submeshes * APPROF_MAX_CONFIGS, sizeof *confs);
     if (!confs)

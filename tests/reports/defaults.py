@@ -126,6 +126,10 @@ assert dp["micro_batches"] == 1 and dp["stages"][0]["options"] == \
 fam = os.path.join(tmp, "fam.db")
 run(approf, "sweep", "--db", fam, "--quiet", "--model", "resnet50", "--layers", "4",
     "--micro-batch-sizes", "16,256")
+again = run(approf, "sweep", "--db", fam, "--quiet", "--model", "resnet50", "--layers", "4",
+            "--micro-batches", "1", stderr=True)
+assert "sweep 2 with these inputs is already complete in this database; this adds another " \
+       "(--resume reuses it)" in again, again
 half = solve(fam, "--no-store", "--global-batch", "128")
 assert half["global_batch"] == 128 and half["micro_batch_size"] == 16, half["micro_batch_size"]
 # BERT-large at its 32 samples in 16 micro-batches: dp=8 cannot split 2
