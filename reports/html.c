@@ -273,7 +273,7 @@ static void memory_svg(const ApreportReport *r, FILE *f)
                     left, y, wa, row - 10);
         rep_html(f, "<rect x=\"%d\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\"/>\n", left,
                 y + 4, wn, row - 18, over ? "#d62728" : palette[k % NPAL]);
-        rep_html(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\">%.3f GB needed / %.3f GB "
+        rep_html(f, "<text x=\"%d\" y=\"%d\" font-size=\"11\">%.3f GiB needed / %.3f GiB "
                    "available</text>\n",
                 left + W + 8, y + 16, rep_gb(s->memory_implied), rep_gb(s->st.available_memory));
     }
@@ -469,15 +469,15 @@ static int headline_html(const ApreportReport *r, FILE *f)
         const RepStageMemory *m = &h.mem[k];
         rep_html(f, "<tr><td>%zu</td>", k);
         if (m->exact)
-            rep_html(f, "<td class=\"n\">%.3f GB</td><td class=\"n\">%.3f GB</td>"
-                        "<td class=\"n\">%.3f GB</td><td class=\"n\">%.3f GB</td>",
+            rep_html(f, "<td class=\"n\">%.3f GiB</td><td class=\"n\">%.3f GiB</td>"
+                        "<td class=\"n\">%.3f GiB</td><td class=\"n\">%.3f GiB</td>",
                      m->params / 1073741824.0, m->optimizer / 1073741824.0,
                      m->activations / 1073741824.0, m->rest / 1073741824.0);
         else
             rep_html(f, "<td colspan=\"4\">not separable (Alpa's memory rule)</td>");
-        rep_html(f, "<td class=\"n\"><b>%.3f GB</b></td>", m->total / 1073741824.0);
+        rep_html(f, "<td class=\"n\"><b>%.3f GiB</b></td>", m->total / 1073741824.0);
         if (m->available > 0)
-            rep_html(f, "<td class=\"n\">%.3f GB</td><td class=\"n\">%s%.3f GB</td></tr>\n",
+            rep_html(f, "<td class=\"n\">%.3f GiB</td><td class=\"n\">%s%.3f GiB</td></tr>\n",
                      m->available / 1073741824.0, m->total > m->available ? "&minus;" : "",
                      fabs(m->available - m->total) / 1073741824.0);
         else

@@ -433,7 +433,7 @@ static void collect_warnings(ApreportReport *r)
             char label[64];
             rep_schedule_label(r, label, sizeof(label));
             snprintf(msg, sizeof(msg),
-                     "stage %zu needs %.3f GB with %.4g micro-batches in flight (%s) but has %.3f GB",
+                     "stage %zu needs %.3f GiB with %.4g micro-batches in flight (%s) but has %.3f GiB",
                      k, rep_gb(s->memory_implied), s->mem_in_flight, label,
                      rep_gb(s->st.available_memory));
             add_warning(r, msg);

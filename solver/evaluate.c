@@ -443,7 +443,7 @@ static void least_memory_explain(const ApsolveProblem *p, const ApsolveOptions *
     mem = malloc(n * sizeof(*mem));
     mnss = malloc(n * sizeof(*mnss));
     if (!mem || !mnss || solve_at_budget(p, opt, hi, mem, mnss, n, &best) != APSOLVE_OK) {
-        snprintf(buf, len, "memory: the fastest plan needs %.3f GB per device but %.3f GB are "
+        snprintf(buf, len, "memory: the fastest plan needs %.3f GiB per device but %.3f GiB are "
                  "available; no plan fits in memory", gib(hi), gib(avail));
         goto cleanup;
     }
@@ -478,8 +478,8 @@ static void least_memory_explain(const ApsolveProblem *p, const ApsolveOptions *
                 break;
             used += (size_t)wr;
         }
-        snprintf(buf, len, "memory: the plan needing the least memory needs %.3f GB per device "
-                 "(stage %zu, layers %d-%d on (%d, %d); stages %s) but %.3f GB are available; "
+        snprintf(buf, len, "memory: the plan needing the least memory needs %.3f GiB per device "
+                 "(stage %zu, layers %d-%d on (%d, %d); stages %s) but %.3f GiB are available; "
                  "no plan fits in memory", gib(need), wk, w->start_layer, w->end_layer,
                  w->hosts, w->gpus, stages, gib(avail));
     }

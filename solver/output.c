@@ -86,7 +86,7 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
         fprintf(out, "Plan is NOT feasible (%d devices used; see the stage table)\n",
                 pl->devices_used);
     fprintf(out, "%-5s %-9s %-8s %-8s %-34s %-16s %12s %22s %10s\n", "stage", "layers",
-            "submesh", "logical", "options", "variant", "cost (s)", "memory need/avail GB",
+            "submesh", "logical", "options", "variant", "cost (s)", "memory need/avail GiB",
             "headroom");
     for (size_t k = 0; k < pl->n_stages; k++) {
         const ApsolveStage *st = &pl->stages[k];
@@ -176,17 +176,17 @@ static void text_rebatch(FILE *out, const ApsolveOutput *o)
         fprintf(out, "NO ENTRY: stage %d has no finite entry at this batch",
                 r->missing_stage - 1);
     else if (!r->fits)
-        fprintf(out, "DOES NOT FIT: stage %d needs %.3f GB, %.3f GB available",
+        fprintf(out, "DOES NOT FIT: stage %d needs %.3f GiB, %.3f GiB available",
                 r->worst_stage, r->worst_need / GIB, r->worst_avail / GIB);
     else if (r->worst_stage >= 0)
-        fprintf(out, "fits in memory (tightest: stage %d, %.3f of %.3f GB)", r->worst_stage,
+        fprintf(out, "fits in memory (tightest: stage %d, %.3f of %.3f GiB)", r->worst_stage,
                 r->worst_need / GIB, r->worst_avail / GIB);
     else
         fputs("memory unknown", out);
     fputc('\n', out);
     if (!np)
         return;
-    fprintf(out, "  %-5s %12s %22s %10s  %s\n", "stage", "cost (s)", "memory need/avail GB",
+    fprintf(out, "  %-5s %12s %22s %10s  %s\n", "stage", "cost (s)", "memory need/avail GiB",
             "headroom", "status");
     for (size_t k = 0; k < np->n_stages; k++) {
         const ApsolveStage *st = &np->stages[k];

@@ -48,7 +48,7 @@ PY
 # Exit codes.
 rc=0; "$apsolve" --db "$tmp/f.db" --no-store --memory-budget 1536M 2>"$tmp/err" >/dev/null || rc=$?
 [ "$rc" = 3 ] || fail "infeasible budget: exit $rc, expected 3"
-grep -q "the plan needing the least memory needs 3.000 GB per device (stage 0, layers 0-3 on (1, 4); stages 0-3 on (1, 4)) but 1.500 GB are available" "$tmp/err" || fail "memory message"
+grep -q "the plan needing the least memory needs 3.000 GiB per device (stage 0, layers 0-3 on (1, 4); stages 0-3 on (1, 4)) but 1.500 GiB are available" "$tmp/err" || fail "memory message"
 # a byte size: the suffixes K/M/G (binary), optionally B or iB after them;
 # 'iB' alone is no unit (it was read as 5 bytes)
 for v in 5iB 5Gi 5iK 1.5G 0 -1G; do
@@ -110,7 +110,7 @@ rc=0; "$apsolve" --db "$tmp/hw.db" --plan 1 --batch 4 --quiet >"$tmp/b4.txt" || 
 says_text "$tmp/b4.txt" "INVALID: stage 0 forces the batch over a data-parallel axis of 2 that does not divide the micro-batch of 1" "no INVALID line at --batch 4"
 rc=0; "$apsolve" --db "$tmp/hw.db" --plan 1 --batch 128 --quiet >"$tmp/b128.txt" || rc=$?
 [ "$rc" = 3 ] || fail_with "$tmp/b128.txt" "--batch 128 should not fit: exit $rc, expected 3"
-says_text "$tmp/b128.txt" "DOES NOT FIT: stage 0 needs 6.750 GB, 4.000 GB available" "--batch 128 should not fit"
+says_text "$tmp/b128.txt" "DOES NOT FIT: stage 0 needs 6.750 GiB, 4.000 GiB available" "--batch 128 should not fit"
 rc=0; "$apsolve" --db "$tmp/hw.db" --plan 1 --parallel dp=2,tp=1,pp=2 2>/dev/null || rc=$?
 [ "$rc" = 2 ] || fail "--plan with --parallel: exit $rc, expected 2"
 rc=0; "$apsolve" --db "$tmp/hw.db" --plan 99 2>/dev/null || rc=$?

@@ -319,11 +319,11 @@ static void test_explain(void)
     o = (ApsolveOptions){2, 0, 0, 0, 0};
     CU_ASSERT(apsolve_solve(p, &o, &pl) == APSOLVE_EINFEASIBLE);
     apsolve_explain(p, &o, msg, sizeof msg);
-    if (!strstr(msg, "needs 26.000 GB per device"))
+    if (!strstr(msg, "needs 26.000 GiB per device"))
         fprintf(stderr, "\nexplain: %s\n", msg);
-    CU_ASSERT(strstr(msg, "the plan needing the least memory needs 26.000 GB per device") != NULL);
+    CU_ASSERT(strstr(msg, "the plan needing the least memory needs 26.000 GiB per device") != NULL);
     CU_ASSERT(strstr(msg, "stages 0-0 on (1, 1), 1-1 on (1, 1)") != NULL);
-    CU_ASSERT(strstr(msg, "but 20.000 GB are available") != NULL);
+    CU_ASSERT(strstr(msg, "but 20.000 GiB are available") != NULL);
     CU_ASSERT(strstr(msg, "40.000") == NULL);
     /* With 5 GB no entry fits even as the last stage: the message names the
      * layers and still quotes the least memory a plan needs (26 GB). */
@@ -336,8 +336,8 @@ static void test_explain(void)
     CU_ASSERT(apsolve_solve(p, &o, &pl) == APSOLVE_EINFEASIBLE);
     apsolve_explain(p, &o, msg, sizeof msg);
     CU_ASSERT(strstr(msg, "every entry covering them exceeds the available memory") != NULL);
-    CU_ASSERT(strstr(msg, "the plan needing the least memory needs 26.000 GB per device") != NULL);
-    CU_ASSERT(strstr(msg, "but 5.000 GB are available") != NULL);
+    CU_ASSERT(strstr(msg, "the plan needing the least memory needs 26.000 GiB per device") != NULL);
+    CU_ASSERT(strstr(msg, "but 5.000 GiB are available") != NULL);
     apsolve_problem_free(&p);
 }
 
