@@ -112,6 +112,8 @@ int cli_parse_bytes(const char *s, int64_t lo, int64_t hi, int64_t *out)
         mul = (int64_t)1 << 20;
     else if (*end == 'G' || *end == 'g')
         mul = (int64_t)1 << 30;
+    else if (*end == 'T' || *end == 't')
+        mul = (int64_t)1 << 40;
     if (mul > 1) {
         end++;
         if (end[0] == 'i' && end[1] == 'B')

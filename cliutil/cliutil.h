@@ -35,7 +35,7 @@ int cli_parse_double(const char *s, double lo, double hi, double *out);
 /* "NxM", both in 1 .. 2^20. 0 or -1. */
 int cli_parse_mesh(const char *s, int *n, int *m);
 /* A byte count in [lo, hi]: an integer with an optional binary suffix K,
- * M or G (either case), which may be followed by "iB" or "B" (KiB, KB:
+ * M, G or T (either case), which may be followed by "iB" or "B" (KiB, KB:
  * 1024); a plain count may end in "B". Digits first: no sign, no
  * blanks. 0 or -1 (also on overflow). */
 int cli_parse_bytes(const char *s, int64_t lo, int64_t hi, int64_t *out);

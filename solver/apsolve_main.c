@@ -31,7 +31,7 @@ static void usage(FILE *out)
           "  --sweep ID                sweep to plan (default: the newest)\n"
           "  --micro-batches B         micro-batches per iteration (default: the sweep's)\n"
           "  --memory-budget BYTES     per-device memory instead of available_memory\n"
-          "                            (suffixes K, M, G = KiB, MiB, GiB)\n"
+          "                            (suffixes K, M, G, T = KiB ... TiB)\n"
           "  --max-stages K            at most K pipeline stages\n"
           "  --inference               minimise stages x max stage cost (no memory term)\n"
           "  --format text|json        output format (default text)\n"
