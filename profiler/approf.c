@@ -46,6 +46,15 @@ int main(int argc, char **argv)
     cli_set_program("approf");
     if (argc < 2)
         return cli_usage_error(NULL, "no command given");
+    if (!strcmp(argv[1], "help") && argc > 2) {
+        /* 'approf help sweep' is 'approf sweep --help' */
+        for (const Command *c = commands; c->name; c++)
+            if (!strcmp(c->name, argv[2])) {
+                char *args[] = {argv[2], "--help", NULL};
+                return cli_stdout_finish(c->fn(2, args));
+            }
+        return cli_usage_error(NULL, "unknown command '%s'", argv[2]);
+    }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
         return cli_stdout_finish(APPROF_EXIT_OK);

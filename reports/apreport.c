@@ -13,6 +13,7 @@
 
 #include "apreport.h"
 #include "cliutil.h"
+#include "config.h"
 #include "outfile.h"
 #include "schedule.h"
 
@@ -44,7 +45,8 @@ static void help(void)
          "                 gets the closest one it can, with its estimated cost\n"
          "                 (infeasible plans: as the plan code)\n"
          "  --quiet        print nothing on success\n"
-         "  --help         this text\n\n"
+         "  --help         this text\n"
+         "  --version      the version\n\n"
          "Exit status: 0 ok, 1 runtime failure, 2 usage error.");
 }
 
@@ -56,7 +58,8 @@ int main(int argc, char **argv)
         {"no-store", no_argument, NULL, 'S'},   {"quiet", no_argument, NULL, 'q'},
         {"schedule", required_argument, NULL, 's'}, {"virtual-stages", required_argument, NULL, 'v'},
         {"allow-infeasible", no_argument, NULL, 'I'}, {"export", required_argument, NULL, 'e'},
-        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},       {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
     };
     const char *dbpath = NULL, *outdir = NULL;
     ApreportOptions opt = {0, NULL, 1, APREPORT_SCHED_1F1B, 0};
@@ -81,6 +84,9 @@ int main(int argc, char **argv)
                 return cli_usage_error(NULL, "--export: %s", err);
             break;
         case 'h': help(); return 0;
+        case 'V':
+            printf("apreport %s\n", APPROF_VERSION);
+            return 0;
         case 's': {
             /* the solver's names, in the order of ApreportScheduleKind */
             int k = apsolve_schedule_parse(optarg);

@@ -100,6 +100,9 @@ for opt in $(grep -o -- '--[a-z][a-z-]*' "$T/models" | sort -u); do
     "$APPROF" sweep --help | grep -q -- "$opt" || fail "approf models advertises $opt, which sweep lacks"
     "$APPROF" model --help | grep -q -- "$opt" || fail "approf models advertises $opt, which model lacks"
 done
+# 'approf help COMMAND' is the command's --help
+"$APPROF" help sweep | head -1 | grep -q "^Usage: approf sweep" || fail "approf help sweep"
+"$APPROF" help nosuch 2>/dev/null; [ $? -eq 2 ] || fail "approf help nosuch exits 2"
 # a preset's name given as a model's: the model it belongs to is named
 "$APPROF" model show llama-3-8b 2>"$T/err"; [ $? -eq 2 ] || fail "preset as model exits 2"
 grep -q -- "it is a preset of llama (--model llama --preset llama-3-8b" "$T/err" ||

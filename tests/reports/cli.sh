@@ -10,6 +10,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 . "$(dirname "$0")/../lib.sh"
 
+"$apreport" --version | grep -q "^apreport [0-9]" || fail "apreport --version"
 "$apreport" --help >"$dir/help" || fail "apreport --help"
 grep -q "^Usage: apreport" "$dir/help" || fail "help text"
 # without --db: approf sweep's results.db, here absent (exit 1, named)
