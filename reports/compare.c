@@ -280,12 +280,14 @@ static void key_text(const Key *k, char *out, size_t len)
 static void side_desc(FILE *f, const char *tag, const Side *s)
 {
     char label[4096], model[COSTDB_NAME_MAX], gpu[sizeof s->gpu];
-    fprintf(f, "%s: %s sweep %lld (%s%s%s, %dx%d, B=%d)\n", tag,
+    fprintf(f, "%s: %s sweep %lld (%s%s%s, %dx%d, %d micro-batches of %lld)\n", tag,
             costdb_text_mask(s->label, label, sizeof label), (long long)s->sweep.id,
             s->model_name[0] ? costdb_text_mask(s->model_name, model, sizeof model)
                              : "imported table",
             s->gpu[0] ? " on " : "", costdb_text_mask(s->gpu, gpu, sizeof gpu),
-            s->sweep.cluster_hosts, s->sweep.cluster_gpus, s->sweep.micro_batches);
+            s->sweep.cluster_hosts, s->sweep.cluster_gpus, s->sweep.micro_batches,
+            (long long)(s->sweep.micro_batches > 0 ? s->sweep.global_batch /
+                                                         s->sweep.micro_batches : 0));
 }
 
 static int write_text(const ApreportCompare *c, FILE *f)

@@ -117,8 +117,8 @@ int approf_cmd_list(int argc, char **argv)
         puts("id,name,model,hardware,dtype,shard,cluster,batch,micro_batches,layers,backend,"
              "status,entries,started");
     else
-        printf("%-4s %-24s %-16s %-16s %-5s %-5s %-7s %7s %7s %6s %-7s %-11s %7s %s\n", "id",
-               "name", "model", "hardware", "dtype", "shard", "cluster", "batch", "micro",
+        printf("%-4s %-24s %-16s %-16s %-5s %-5s %-7s %7s %-16s %6s %-7s %-11s %7s %s\n", "id",
+               "name", "model", "hardware", "dtype", "shard", "cluster", "batch", "micro-batches",
                "layers", "backend", "status", "entries", "started");
     for (size_t i = 0; i < n; i++) {
         const CostdbSweep *s = &sweeps[i];
@@ -163,9 +163,17 @@ int approf_cmd_list(int argc, char **argv)
             costdb_text_mask(s->dtype[0] ? s->dtype : "-", text[3], sizeof text[3]);
             costdb_text_mask(s->shard[0] ? s->shard : "-", text[4], sizeof text[4]);
             costdb_text_mask(s->backend, text[5], sizeof text[5]);
-            printf("%-4lld %-24s %-16s %-16s %-5s %-5s %-7s %7lld %7d %6d %-7s %-11s %7lld %s\n",
+            char micro[48];
+            /* the count and the size: "16 of 2" is 16 micro-batches of 2 samples */
+            if (s->micro_batches > 0 && s->global_batch > 0 &&
+                s->global_batch % s->micro_batches == 0)
+                snprintf(micro, sizeof micro, "%d of %lld", s->micro_batches,
+                         (long long)(s->global_batch / s->micro_batches));
+            else
+                snprintf(micro, sizeof micro, "%d", s->micro_batches);
+            printf("%-4lld %-24s %-16s %-16s %-5s %-5s %-7s %7lld %-16s %6d %-7s %-11s %7lld %s\n",
                    (long long)s->id, text[0], text[1], text[2], text[3], text[4], cluster,
-                   (long long)s->global_batch, s->micro_batches, s->num_layers, text[5],
+                   (long long)s->global_batch, micro, s->num_layers, text[5],
                    costdb_sweep_status_name(s->status), (long long)entries, s->started_at);
         }
     }

@@ -52,6 +52,8 @@ if expect 0 list -- "$approf" list --db "$db" --format csv; then
     says_text "$tmp/out" "2,e1.csv,-,-,f32,,1x2,1,1,2,import,imported,14," "list row 2"
 fi
 expect 0 "list text" -- "$approf" list --db "$db" && says_text "$tmp/out" "small.csv" "list text"
+# the text table gives the micro-batch count and size: 4 of 8 for batch 32
+says_text "$tmp/out" " 4 of 8 " "list text micro-batches"
 expect 0 "list text columns" -- "$approf" list --db "$db" &&
     says_text "$tmp/out" "hardware         dtype shard cluster" "list text header"
 
