@@ -324,6 +324,16 @@ int approf_cmd_export(int argc, char **argv)
             cli_fail("%s", err);
         goto cleanup;
     }
+    {
+        /* the CSV holds the entries, not the sweep's batch and cluster: say
+         * what brings them back, or an import plans another batch */
+        CostdbSweep sw;
+        if (costdb_sweep_get(db, id, &sw) == 0)
+            fprintf(stderr, "approf: sweep %lld exported; 'approf import --cluster %dx%d --batch "
+                    "%lld --micro-batches %d' restores its cluster and batch\n", (long long)id,
+                    sw.cluster_hosts, sw.cluster_gpus, (long long)sw.global_batch,
+                    sw.micro_batches);
+    }
     ret = APPROF_EXIT_OK;
 cleanup:
     costdb_close(&db);

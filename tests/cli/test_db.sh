@@ -39,6 +39,9 @@ expect 0 "show --sweep" -- "$approf" show --db "$db" --sweep 1 && same_file "$tm
 expect 0 export -- "$approf" export --db "$db" --format csv && cp "$tmp/out" "$tmp/export"
 expect 0 "export --output" -- "$approf" export --db "$db" --sweep 1 --output "$tmp/e1.csv" &&
     same_file "$tmp/e1.csv" "$tmp/export" "export --output"
+# what the CSV leaves out is said: the import that restores cluster and batch
+says_text "$tmp/err" "'approf import --cluster 1x2 --batch 32 --micro-batches 4' restores" \
+    "export names the import options"
 expect 0 "re-import" -- "$approf" import --db "$db" --quiet "$tmp/e1.csv" &&
     { [ "$(cat "$tmp/out")" = "2" ] || fail "re-import printed '$(cat "$tmp/out")'"; }
 [ -s "$tmp/err" ] && fail "import --quiet wrote to stderr"
