@@ -12,6 +12,7 @@
 
 #include "compose.h"
 #include "costdb.h"
+#include "costdb_text.h"
 #include "graph.h"
 #include "merge.h"
 
@@ -28,23 +29,6 @@ typedef struct {
     Shard *v;
     size_t n, cap;
 } ShardList;
-
-/* Parses "K/N" with 0 <= K < N; 0 or -1. */
-static int parse_shard(const char *s, int *k, int *n)
-{
-    char *end = NULL;
-    long a, b;
-    a = strtol(s, &end, 10);
-    if (end == s || *end != '/')
-        return -1;
-    s = end + 1;
-    b = strtol(s, &end, 10);
-    if (end == s || *end || a < 0 || b <= 0 || a >= b || b > 1 << 20)
-        return -1;
-    *k = (int)a;
-    *n = (int)b;
-    return 0;
-}
 
 /* The first provenance field in which a and b differ, or NULL. Model and
  * hardware are compared by signature and fingerprint (ids are per file). */
@@ -85,7 +69,7 @@ static int shard_load(Costdb *db, const char *path, const CostdbSweep *s, Shard 
     out->path = path;
     out->db = db;
     out->sweep = *s;
-    if (parse_shard(s->shard, &out->k, &out->n) < 0)
+    if (costdb_shard_parse(s->shard, &out->k, &out->n) < 0)
         return COSTDB_EINVAL;
     if (s->model_id && (rc = costdb_model_get(db, s->model_id, &out->model)) < 0)
         return rc;
