@@ -36,6 +36,15 @@ int approf_cmd_hardware(int argc, char **argv);
 int approf_cmd_curves(int argc, char **argv);
 /* cmd_sweep.c */
 int approf_cmd_sweep(int argc, char **argv);
+/* sweep_summary.c: what a sweep says at its end (stderr) */
+struct ApprofSweepSummary;
+struct ApprofSweepConfig;
+void cli_sweep_print_summary(const struct ApprofSweepSummary *s, const char *db_path);
+/* entries out of memory in Alpa's plain space over the command's sweeps,
+ * and what adds the memory-saving variants */
+void cli_sweep_oom_notice(const struct ApprofSweepConfig *cfg, size_t out_of_memory, int sweeps);
+/* a sweep at one micro-batch size: what it leaves out, and the sizes to add */
+void cli_sweep_one_size_notice(const struct ApprofSweepConfig *cfg);
 /* cmd_merge.c */
 int approf_cmd_merge(int argc, char **argv);
 /* cmd_probe.c */

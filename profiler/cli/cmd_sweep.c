@@ -292,35 +292,6 @@ static int int_opt(const char *name, const char *v, int64_t lo, int64_t hi, int6
     return 0;
 }
 
-static void print_summary(const ApprofSweepSummary *s, const char *db_path)
-{
-    fprintf(stderr,
-            "approf: sweep %lld %s: %zu tuples, %zu entries written, %zu already present, "
-            "%zu failed, %zu reused\n"
-            " - backend %s%s%s%s on %s, %d worker%s; sharding ILPs solved %zu, reused %zu\n"
-            "%s%s%s"
-            " - collectives: %s\n"
-            "%s%s%s"
-            " - time: build %.3f s, enumeration %.3f s, sharding %.3f s, costing %.3f s, "
-            "writing %.3f s, total %.3f s\n"
-            " - database: %s\n",
-            (long long)s->sweep_id, s->resumed ? "resumed" : "done", s->tuples, s->entries,
-            s->existing, s->failures, s->reused, s->backend, s->devices[0] ? " (" : "", s->devices,
-            s->devices[0] ? ")" : "", s->hardware, s->workers > 0 ? s->workers : 1,
-            s->workers > 1 ? "s" : "", s->sharding_solved,
-            s->sharding_cached, s->dtype[0] ? " - dtype " : "", s->dtype,
-            !s->dtype[0] ? ""
-            : s->dtype_mixed_default
-                ? ": mixed precision (16-bit compute, f32 master weights and Adam state), the "
-                  "default for transformer models on this GPU; --dtype f32 for full precision\n"
-                : "\n",
-            s->collectives[0] ? s->collectives : "the alpha-beta model",
-            s->comm_timing[0] ? " - communication: " : "", s->comm_timing,
-            s->comm_timing[0] ? "\n" : "",
-            s->t_build, s->t_enumerate, s->t_sharding, s->t_costing,
-            s->t_writing, s->t_total, db_path);
-}
-
 /* Checks the model choice before anything runs: one source (zoo name,
  * model file or config.json), choice options that apply to it, a known
  * name and preset. A config.json becomes its zoo family with preset
@@ -413,67 +384,8 @@ static int run_one(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
     }
     if (rc < 0)
         return cli_fail("%s", err[0] ? err : approf_strerror(rc));
-    print_summary(sum, cfg->db_path);
+    cli_sweep_print_summary(sum, cfg->db_path);
     return 0;
-}
-
-/* Alpa's plain space replicates what its fastest sharding replicates: say
- * once, for every sweep of the command, what adds the memory-saving
- * variants (docs/variants.md). */
-static void out_of_memory_notice(const ApprofSweepConfig *cfg, size_t out_of_memory, int sweeps)
-{
-    if (out_of_memory > 0 && approf_sweep_memory_levels(cfg) == 1 &&
-        (cfg->recompute_mask | 1u) == 1u && (cfg->zero_mask | 1u) == 1u)
-        fprintf(stderr,
-                "approf: %zu entries%s are out of memory in Alpa's plain space (each stage's "
-                "fastest sharding); --memory-levels 3 adds the leaner shardings (Megatron-style "
-                "tensor parallelism) and --variants all also recomputation and ZeRO, for "
-                "apsolve to choose from (docs/variants.md)\n",
-                out_of_memory, sweeps > 1 ? " of these sweeps" : "");
-}
-
-/* A sweep at one micro-batch size limits the plans apsolve can find: a
- * stage can be at most b-way data parallel on a micro-batch of b samples,
- * and without a micro-batch of the whole batch no plan is plain data
- * parallelism (docs/solver.md, "Micro-batch sizes"). Names the option that
- * adds the sizes that matter for this global batch. */
-static void one_size_notice(const ApprofSweepConfig *cfg)
-{
-    int64_t gb = 0;
-    char err[256], list[160] = "";
-    size_t at = 0;
-    if (approf_sweep_global_batch(cfg, &gb, err, sizeof err) < 0 || gb <= 0 ||
-        cfg->micro_batches < 1 || gb % cfg->micro_batches)
-        return;
-    for (int b = 1; b <= 16; b *= 2)
-        if (gb % b == 0 && at < sizeof list) {
-            int w = snprintf(list + at, sizeof list - at, "%s%lld", at ? "," : "",
-                             (long long)(gb / b));
-            at += w > 0 ? (size_t)w : 0;
-        }
-    if (cfg->micro_batches == 1 || !list[0])
-        return;
-    fprintf(stderr,
-            "approf: one micro-batch size (%lld samples, %d micro-batches of the global batch "
-            "%lld): a stage can be at most %lld-way data parallel and every plan accumulates "
-            "gradients over %d micro-batches; --micro-batch-sizes %s profiles the sizes that "
-            "matter for this batch (%lld: plain data parallelism in one step) and apsolve "
-            "chooses among them\n",
-            (long long)(gb / cfg->micro_batches), cfg->micro_batches, (long long)gb,
-            (long long)(gb / cfg->micro_batches), cfg->micro_batches, list, (long long)gb);
-}
-
-/* The default micro-batch sizes of a global batch gb: gb / B for B = 1, 2,
- * 4, 8, 16 micro-batches where B divides gb (16 last: the newest sweep,
- * which plans given by hand use, is the one Alpa's default of 16
- * micro-batches makes). Returns how many, at most max. */
-static int default_micro_batch_sizes(int64_t gb, int64_t *out, int max)
-{
-    int n = 0;
-    for (int b = 1; b <= 16 && n < max; b *= 2)
-        if (gb % b == 0)
-            out[n++] = gb / b;
-    return n;
 }
 
 int approf_cmd_sweep(int argc, char **argv)
@@ -752,7 +664,7 @@ int approf_cmd_sweep(int argc, char **argv)
                approf_sweep_global_batch(&cfg, &gb, err, sizeof err) == 0 && gb > 0) {
         /* the default: the micro-batch sizes that matter for this batch
          * (docs/solver.md, "Micro-batch sizes"), 16 micro-batches last */
-        n_mbs = default_micro_batch_sizes(gb, mbs, (int)(sizeof mbs / sizeof mbs[0]));
+        n_mbs = approf_sweep_micro_batch_family(gb, mbs, (int)(sizeof mbs / sizeof mbs[0]));
         auto_sizes = n_mbs > 1;
         if (n_mbs == 1)
             n_mbs = 0;
@@ -807,9 +719,9 @@ int approf_cmd_sweep(int argc, char **argv)
         oom_total += sum.out_of_memory;
     }
     if (rc == 0 && sum.mpi_rank == 0)
-        out_of_memory_notice(&cfg, oom_total, n_mbs ? n_mbs : 1);
+        cli_sweep_oom_notice(&cfg, oom_total, n_mbs ? n_mbs : 1);
     if (rc == 0 && n_mbs == 0 && micro_set)
-        one_size_notice(&cfg);
+        cli_sweep_one_size_notice(&cfg);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     sigaction(SIGHUP, &old_hup, NULL);

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What approf sweep says when a sweep ends (cli.h): the summary of one
+ * sweep, and the notices about the whole command's sweeps — entries out of
+ * memory in Alpa's plain space, and a sweep at one micro-batch size.
+ */
+#include <stdio.h>
+
+#include "cli.h"
+#include "sweep/sweep.h"
+
+void cli_sweep_print_summary(const ApprofSweepSummary *s, const char *db_path)
+{
+    fprintf(stderr,
+            "approf: sweep %lld %s: %zu tuples, %zu entries written, %zu already present, "
+            "%zu failed, %zu reused\n"
+            " - backend %s%s%s%s on %s, %d worker%s; sharding ILPs solved %zu, reused %zu\n"
+            "%s%s%s"
+            " - collectives: %s\n"
+            "%s%s%s"
+            " - time: build %.3f s, enumeration %.3f s, sharding %.3f s, costing %.3f s, "
+            "writing %.3f s, total %.3f s\n"
+            " - database: %s\n",
+            (long long)s->sweep_id, s->resumed ? "resumed" : "done", s->tuples, s->entries,
+            s->existing, s->failures, s->reused, s->backend, s->devices[0] ? " (" : "", s->devices,
+            s->devices[0] ? ")" : "", s->hardware, s->workers > 0 ? s->workers : 1,
+            s->workers > 1 ? "s" : "", s->sharding_solved,
+            s->sharding_cached, s->dtype[0] ? " - dtype " : "", s->dtype,
+            !s->dtype[0] ? ""
+            : s->dtype_mixed_default
+                ? ": mixed precision (16-bit compute, f32 master weights and Adam state), the "
+                  "default for transformer models on this GPU; --dtype f32 for full precision\n"
+                : "\n",
+            s->collectives[0] ? s->collectives : "the alpha-beta model",
+            s->comm_timing[0] ? " - communication: " : "", s->comm_timing,
+            s->comm_timing[0] ? "\n" : "",
+            s->t_build, s->t_enumerate, s->t_sharding, s->t_costing,
+            s->t_writing, s->t_total, db_path);
+}
+
+/* Alpa's plain space replicates what its fastest sharding replicates: say
+ * once, for every sweep of the command, what adds the memory-saving
+ * variants (docs/variants.md). */
+void cli_sweep_oom_notice(const ApprofSweepConfig *cfg, size_t out_of_memory, int sweeps)
+{
+    if (out_of_memory > 0 && approf_sweep_memory_levels(cfg) == 1 &&
+        (cfg->recompute_mask | 1u) == 1u && (cfg->zero_mask | 1u) == 1u)
+        fprintf(stderr,
+                "approf: %zu entries%s are out of memory in Alpa's plain space (each stage's "
+                "fastest sharding); --memory-levels 3 adds the leaner shardings (Megatron-style "
+                "tensor parallelism) and --variants all also recomputation and ZeRO, for "
+                "apsolve to choose from (docs/variants.md)\n",
+                out_of_memory, sweeps > 1 ? " of these sweeps" : "");
+}
+
+/* A sweep at one micro-batch size limits the plans apsolve can find: a
+ * stage can be at most b-way data parallel on a micro-batch of b samples,
+ * and without a micro-batch of the whole batch no plan is plain data
+ * parallelism (docs/solver.md, "Micro-batch sizes"). Names the option that
+ * adds the sizes that matter for this global batch. */
+void cli_sweep_one_size_notice(const ApprofSweepConfig *cfg)
+{
+    int64_t gb = 0;
+    char err[256], list[160] = "";
+    size_t at = 0;
+    if (approf_sweep_global_batch(cfg, &gb, err, sizeof err) < 0 || gb <= 0 ||
+        cfg->micro_batches < 1 || gb % cfg->micro_batches)
+        return;
+    int64_t sizes[8];
+    int n = approf_sweep_micro_batch_family(gb, sizes, 8);
+    for (int q = 0; q < n && at < sizeof list; q++) {
+        int w = snprintf(list + at, sizeof list - at, "%s%lld", at ? "," : "", (long long)sizes[q]);
+        at += w > 0 ? (size_t)w : 0;
+    }
+    if (cfg->micro_batches == 1 || !list[0])
+        return;
+    fprintf(stderr,
+            "approf: one micro-batch size (%lld samples, %d micro-batches of the global batch "
+            "%lld): a stage can be at most %lld-way data parallel and every plan accumulates "
+            "gradients over %d micro-batches; --micro-batch-sizes %s profiles the sizes that "
+            "matter for this batch (%lld: plain data parallelism in one step) and apsolve "
+            "chooses among them\n",
+            (long long)(gb / cfg->micro_batches), cfg->micro_batches, (long long)gb,
+            (long long)(gb / cfg->micro_batches), cfg->micro_batches, list, (long long)gb);
+}
