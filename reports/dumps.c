@@ -25,8 +25,7 @@ typedef struct {
 static void infeasible_note(const ApreportReport *r, FILE *f)
 {
     if (!r->plan.feasible)
-        fputs("# INFEASIBLE PLAN: apsolve found no plan that fits (exit 3); this one does not "
-              "fit the devices or their memory. Do not run it as it is.\n", f);
+        fprintf(f, "# %s\n", rep_infeasible_text(r));
 }
 
 /* A dtype as a Python token: the JAX name when it is an identifier (1),

@@ -516,8 +516,7 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
     }
     /* the header */
     if (!r->plan.feasible)
-        rep_launch_line(L, "INFEASIBLE PLAN: apsolve found no plan that fits; this one does not "
-                           "fit the devices or their memory. Do not run it as it is.");
+        rep_launch_line(L, "%s", rep_infeasible_text(r));
     rep_launch_line(L, "%s launch configuration of plan %lld of %s (sweep %lld), written by "
                        "apreport.", name, (long long)r->plan.id, r->db_label,
                     (long long)r->sweep.id);

@@ -119,6 +119,9 @@ const char *rep_dtype_jax(const char *dtype);
 void rep_shape_text(const char *shape, int jax, char *out, size_t len);
 /* GB = 2^30 with three decimals, as Alpa prints. */
 double rep_gb(int64_t bytes);
+/* The first line of every output of an infeasible plan, naming why: the
+ * search found no plan, or the plan given by hand does not fit. */
+const char *rep_infeasible_text(const ApreportReport *r);
 
 /* Bounds of the outputs (docs/reports.md "Bounded outputs"): what a plan
  * of 2^20 micro-batches or a cluster of 2^20 devices would make gigabytes

@@ -290,3 +290,14 @@ void rep_toml_string(FILE *f, const char *s)
     }
     fputc('"', f);
 }
+
+const char *rep_infeasible_text(const ApreportReport *r)
+{
+    /* an auto plan stored as infeasible: the search found none that fits;
+     * a plan given by hand (3-D, manual, uniform): this one does not */
+    if (!strcmp(r->plan.kind, "auto"))
+        return "INFEASIBLE PLAN: apsolve found no plan that fits (exit 3); this one does not fit "
+               "the devices or their memory. Do not run it as it is.";
+    return "INFEASIBLE PLAN: this plan, given to apsolve, does not fit the devices or their "
+           "memory (apsolve's auto plan, priced beside it, may). Do not run it as it is.";
+}

@@ -733,6 +733,10 @@ int apsolve_session_run(ApsolveRequest *a, ApsolveSession **out)
         for (size_t k = 0; k < s->nout; k++) {
             const Cand *c = out_c[k];
             int is_auto = s->outs[k].plan == s->autop;
+            /* beside a --parallel plan the auto plan is a comparison: stored
+             * by a run without --parallel, not again by each layout tried */
+            if (is_auto && a->parallel)
+                continue;
             if (apsolve_request_store(db, a, c->p, &c->opt, s->outs[k].plan,
                                       is_auto ? "auto" : kind,
                                       is_auto ? &id_auto : &id_given))

@@ -19,14 +19,14 @@ db=$dir/llama.db
 "$approf" sweep --model llama --preset llama-3-8b --num-layers 4 --manual-boundaries --manual-layers --cluster 1x8 \
   --micro-batches 16 --dtype bf16 --variants all --backend model --hardware a100-40g --db "$db" --quiet \
   >/dev/null 2>"$dir/sweep.err" || fail_with "$dir/sweep.err" "sweep"
-# plan 1: the 3-D plan, plan 2: the auto plan
+# plan 1: the 3-D plan (the auto plan beside it is not stored again)
 "$apsolve" --db "$db" --quiet --parallel dp=2,tp=2,pp=2,sp=1,zero=1,recompute=full >/dev/null ||
   fail "apsolve --parallel"
-# plan 3: stages on (1, 2), (1, 2), (1, 4) with different logical meshes
+# plan 2: stages on (1, 2), (1, 2), (1, 4) with different logical meshes
 "$apsolve" --db "$db" --quiet --stage-option manual --forward-stage-layer-ids '[[0],[1],[2,3]]' \
   --submesh-shapes '[(1,2),(1,2),(1,4)]' --logical-shapes '[(2,1),(2,1),(2,2)]' >/dev/null ||
   fail "apsolve manual"
-# plan 4: a 3-D plan with a variant the sweep lacks (selective): infeasible
+# plan 3: a 3-D plan with a variant the sweep lacks (selective): infeasible
 "$apsolve" --db "$db" --quiet --parallel dp=2,tp=2,pp=2,recompute=selective >/dev/null 2>&1 || true
 
 "$apreport" --db "$db" --plan 1 --name llama3 --out "$dir/u" --quiet || fail "apreport plan 1"
@@ -42,7 +42,7 @@ for f in llama3_megatron.args llama3_deepspeed.json llama3_torchtitan.toml; do
   same_file "$dir/norm/$f" "$golden/$f" "$f"
 done
 
-"$apreport" --db "$db" --plan 3 --name nonuni --out "$dir/n" --quiet || fail "apreport plan 3"
+"$apreport" --db "$db" --plan 2 --name nonuni --out "$dir/n" --quiet || fail "apreport plan 2"
 for f in nonuni_megatron.args nonuni_deepspeed.json nonuni_torchtitan.toml; do
   [ -s "$dir/n/$f" ] || fail "$f not written"
 done
@@ -142,11 +142,16 @@ rc=0
 grep -q "unknown export 'bogus'" "$dir/err" || fail "--export bogus: $(cat "$dir/err")"
 
 # an infeasible plan: no launch files, unless --allow-infeasible (then marked)
-"$apreport" --db "$db" --plan 4 --name inf --out "$dir/i" --quiet || fail "apreport plan 4"
+"$apreport" --db "$db" --plan 3 --name inf --out "$dir/i" --quiet || fail "apreport plan 3"
 ls "$dir/i" | grep -q 'args\|deepspeed\|toml' && fail "launch files of an infeasible plan"
-"$apreport" --db "$db" --plan 4 --name inf --out "$dir/j" --allow-infeasible --quiet ||
-  fail "apreport plan 4 --allow-infeasible"
+"$apreport" --db "$db" --plan 3 --name inf --out "$dir/j" --allow-infeasible --quiet ||
+  fail "apreport plan 3 --allow-infeasible"
 head -1 "$dir/j/inf_megatron.args" | grep -q '^# INFEASIBLE PLAN' || fail "args: no INFEASIBLE line"
+# a plan given by hand is not called the search's failure
+head -1 "$dir/j/inf_megatron.args" | grep -q 'this plan, given to apsolve, does not fit' ||
+  fail "args: the infeasible 3-D plan is not named as given"
+# the two --parallel runs stored their 3-D plans, not the auto plan again: 3 plans
+"$apreport" --db "$db" --plan 4 --out "$dir/k" --quiet 2>/dev/null && fail "a plan 4 was stored"
 head -1 "$dir/j/inf_torchtitan.toml" | grep -q '^# INFEASIBLE PLAN' || fail "toml: no INFEASIBLE line"
 "$python" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["_comment"][0].startswith("INFEASIBLE PLAN")' \
   "$dir/j/inf_deepspeed.json" || fail "json: no INFEASIBLE comment"
