@@ -6,6 +6,7 @@
  * layers, sweep, submeshes, configs, entries, placements, plan, stages)
  * has rows.
  */
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,4 +79,44 @@ uint8_t *fuzz_base_db(const char *path, size_t *len)
     fclose(f);
     *len = (size_t)n;
     return buf;
+}
+
+static int progress_stop(void *ctx)
+{
+    long *steps = ctx;
+    return ++*steps > 5000; /* x 100 VM instructions: keeps each input fast */
+}
+
+/* Only the working database: no ATTACH (nor VACUUM INTO, which attaches). */
+static int authorize(void *ctx, int action, const char *a, const char *b, const char *c,
+                     const char *d)
+{
+    (void)ctx, (void)a, (void)b, (void)c, (void)d;
+    return action == SQLITE_ATTACH || action == SQLITE_DETACH ? SQLITE_DENY : SQLITE_OK;
+}
+
+void fuzz_craft_db(const char *work_path, const uint8_t *base, size_t base_len,
+                   const uint8_t *data, size_t size, int no_triggers)
+{
+    sqlite3 *h = NULL;
+    char *sql;
+    long steps = 0;
+    FILE *f = fopen(work_path, "wb");
+    FUZZ_CHECK(f != NULL);
+    FUZZ_CHECK(fwrite(base, 1, base_len, f) == base_len);
+    FUZZ_CHECK(fclose(f) == 0);
+    FUZZ_CHECK(sqlite3_open_v2(work_path, &h, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK);
+    sqlite3_limit(h, SQLITE_LIMIT_LENGTH, 1 << 20);
+    sqlite3_limit(h, SQLITE_LIMIT_ATTACHED, 0);
+    sqlite3_progress_handler(h, 100, progress_stop, &steps);
+    sqlite3_set_authorizer(h, authorize, NULL);
+    if (no_triggers)
+        sqlite3_db_config(h, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
+    sqlite3_exec(h, "PRAGMA foreign_keys=OFF; PRAGMA ignore_check_constraints=ON;", NULL, NULL,
+                 NULL);
+    sql = fuzz_strndup(data, size);
+    sqlite3_exec(h, sql, NULL, NULL, NULL); /* errors are part of the game */
+    free(sql);
+    sqlite3_exec(h, "COMMIT", NULL, NULL, NULL); /* an open BEGIN of the input */
+    sqlite3_close_v2(h);
 }

@@ -11,4 +11,11 @@
  * aborts on failure. */
 uint8_t *fuzz_base_db(const char *path, size_t *len);
 
+/* Writes base (len bytes) to work_path and runs the input's SQL on it as
+ * someone crafting a database would: bounded (no ATTACH, a step budget, 1
+ * MB values), foreign keys and CHECK constraints off, triggers off when
+ * no_triggers; SQL errors are part of the game. */
+void fuzz_craft_db(const char *work_path, const uint8_t *base, size_t base_len,
+                   const uint8_t *sql, size_t size, int no_triggers);
+
 #endif

@@ -66,43 +66,6 @@ static void remove_work(void)
     unlink(p);
 }
 
-static int progress_stop(void *ctx)
-{
-    long *steps = ctx;
-    return ++*steps > 5000; /* x 100 VM instructions: keeps each input fast */
-}
-
-/* Only the working database: no ATTACH (nor VACUUM INTO, which attaches). */
-static int authorize(void *ctx, int action, const char *a, const char *b, const char *c,
-                     const char *d)
-{
-    (void)ctx, (void)a, (void)b, (void)c, (void)d;
-    return action == SQLITE_ATTACH || action == SQLITE_DETACH ? SQLITE_DENY : SQLITE_OK;
-}
-
-static void craft(const uint8_t *data, size_t size)
-{
-    sqlite3 *h = NULL;
-    char *sql;
-    long steps = 0;
-    FILE *f = fopen(work_path, "wb");
-    FUZZ_CHECK(f != NULL);
-    FUZZ_CHECK(fwrite(base, 1, base_len, f) == base_len);
-    FUZZ_CHECK(fclose(f) == 0);
-    FUZZ_CHECK(sqlite3_open_v2(work_path, &h, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK);
-    sqlite3_limit(h, SQLITE_LIMIT_LENGTH, 1 << 20);
-    sqlite3_limit(h, SQLITE_LIMIT_ATTACHED, 0);
-    sqlite3_progress_handler(h, 100, progress_stop, &steps);
-    sqlite3_set_authorizer(h, authorize, NULL);
-    sqlite3_exec(h, "PRAGMA foreign_keys=OFF; PRAGMA ignore_check_constraints=ON;", NULL, NULL,
-                 NULL);
-    sql = fuzz_strndup(data, size);
-    sqlite3_exec(h, sql, NULL, NULL, NULL); /* errors are part of the game */
-    free(sql);
-    sqlite3_exec(h, "COMMIT", NULL, NULL, NULL); /* an open BEGIN of the input */
-    sqlite3_close_v2(h);
-}
-
 static void check_plan(const ApsolvePlan *plan)
 {
     FUZZ_CHECK(!isnan(plan->cost));
@@ -230,7 +193,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(fwrite(data, 1, size, f) == size);
         FUZZ_CHECK(fclose(f) == 0);
     } else {
-        craft(data, size);
+        fuzz_craft_db(work_path, base, base_len, data, size, 0);
     }
     rc = costdb_open(work_path, COSTDB_OPEN_NOCREATE, &db, err, sizeof err);
     if (rc != 0) {
