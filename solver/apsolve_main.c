@@ -180,9 +180,9 @@ int main(int argc, char **argv)
             a.sweep = v;
             break;
         case O_MB:
-            if (cli_parse_int(optarg, 1, 1 << 24, &v))
-                return cli_usage_error(NULL, "bad --micro-batches '%s' (expected an integer >= 1)",
-                                       optarg);
+            if (cli_parse_int(optarg, 1, COSTDB_MAX_MICRO_BATCHES, &v))
+                return cli_usage_error(NULL, "bad --micro-batches '%s' (expected an integer from "
+                                       "1 to %d, as approf's)", optarg, COSTDB_MAX_MICRO_BATCHES);
             a.micro_batches = (int)v;
             break;
         case O_BUDGET:

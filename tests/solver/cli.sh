@@ -236,4 +236,7 @@ assert re["schedule"] == "interleaved" and re["virtual_stages"] == 2, re
 assert abs(re["cost"] - first["cost"]) <= 1e-12 * first["cost"], (re["cost"], first["cost"])
 assert gp["schedule"] == "gpipe" and gp["cost"] != first["cost"], gp
 PY
+# --micro-batches has approf's bound (COSTDB_MAX_MICRO_BATCHES), not a wider one
+rc=0; "$apsolve" --db "$tmp/f.db" --no-store --micro-batches 1048577 2>"$tmp/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "from 1 to 1048576" "$tmp/err" || fail "--micro-batches past 2^20"
 echo "apsolve CLI: ok"
