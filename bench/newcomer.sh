@@ -27,7 +27,7 @@ args_of() { # the model options of a bench name
     swin) echo "--model swin" ;;
     bert-large) echo "--model bert --preset large" ;;
     gpt3-6.7b) echo "--model gpt --preset gpt3-6.7b" ;;
-    llama-3-8b) echo "--model llama --preset llama-3-8b --hardware h100-sxm" ;;
+    llama-3-8b) echo "--model llama --preset llama-3-8b" ;;
     *) return 1 ;;
   esac
 }
@@ -51,11 +51,13 @@ print("%d stage(s) [%s]; B=%d x mbs %s; %s; objective %.4g s; full %.4g s; most 
 echo "== the newcomer's path: default options vs the whole space =="
 for m in "${models[@]}"; do
   margs=$(args_of "$m") || { echo "$m: unknown bench model"; continue; }
+  hw=
+  [ "$m" = llama-3-8b ] && hw="--hardware h100-sxm"
   # shellcheck disable=SC2086
   gb=$("$approf" model show ${margs#--model } 2>/dev/null | sed -n "s/.* batch \([0-9]*\) .*/\1/p" | head -1)
   t0=$(date +%s.%N)
   # shellcheck disable=SC2086
-  "$approf" sweep $margs --db "$tmp/$m-default.db" --quiet >/dev/null 2>"$tmp/err" ||
+  "$approf" sweep $margs $hw --db "$tmp/$m-default.db" --quiet >/dev/null 2>"$tmp/err" ||
     { echo "$m: default sweep failed: $(tail -1 "$tmp/err")"; continue; }
   t1=$(date +%s.%N)
   def=$("$apsolve" --db "$tmp/$m-default.db" --format json --no-store --quiet 2>/dev/null | summary)
@@ -64,7 +66,7 @@ g = int('${gb:-0}' or 0)
 print(','.join(str(g // b) for b in (1, 2, 4, 8, 16, 32) if g and g % b == 0))")
   [ -n "$sizes" ] || { echo "$m: cannot read the model's global batch"; continue; }
   # shellcheck disable=SC2086
-  "$approf" sweep $margs --db "$tmp/$m-all.db" --quiet --variants all \
+  "$approf" sweep $margs $hw --db "$tmp/$m-all.db" --quiet --variants all \
     --micro-batch-sizes "$sizes" >/dev/null 2>"$tmp/err" ||
     { echo "$m: full sweep failed: $(tail -1 "$tmp/err")"; continue; }
   t2=$(date +%s.%N)
