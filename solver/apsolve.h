@@ -109,6 +109,10 @@ typedef struct ApsolveOptions {
     int objective;                    /* ApsolveObjective (0: alpa) */
     int schedule;                     /* ApsolveSchedule (schedule.h; 0: 1F1B) */
     int virtual_stages;               /* interleaved: model chunks per device (< 2: 1) */
+    int whole_chunks;                 /* interleaved: only stages whose layers split into
+                                       * virtual_stages chunks of whole layers (the auto
+                                       * search's own interleaving; a layer may hold several
+                                       * transformer blocks, so a given plan is not held to it) */
 } ApsolveOptions;
 
 typedef struct ApsolveStage {

@@ -94,6 +94,9 @@ static int dp_prepare(Dp *dp)
     for (i = 0; i < L; i++) {
         dp->opt_off[i] = (int)n_opts;
         for (j = L - 1; j >= i; j--) {
+            /* interleaved: a stage splits into v chunks of whole layers */
+            if (!apsolve_chunks_whole(dp->opt, i, j))
+                continue;
             for (s = 0; s < S; s++) {
                 int dev = p->submeshes[s].hosts * p->submeshes[s].gpus;
                 int nt = 0, k, kept = 0, top = -2;

@@ -152,7 +152,8 @@ void apsolve_plan_price(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
         if (st->apply_cost > apply)
             apply = st->apply_cost;
         dev += st->hosts * st->gpus;
-        if (isinf(st->cost) || !st->memory_ok)
+        if (isinf(st->cost) || !st->memory_ok ||
+            (!opt->inference && !apsolve_chunks_whole(opt, st->start_layer, st->end_layer)))
             ok = 0;
     }
     if (dev != p->num_devices)

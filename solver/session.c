@@ -208,8 +208,8 @@ static double plan_price(Costdb *db, int64_t sweep, const ApsolvePlan *pl)
 /* The auto search's schedule choice when --schedule is not given (docs/
  * solver.md, "Schedules"): beside the 1F1B plan *pl of candidate c, the
  * best interleaved plan with 2 model chunks per device (Megatron-LM's
- * virtual pipeline; the DP keeps only stage counts that divide B), kept
- * only when every stage's layers split into whole chunks; the
+ * virtual pipeline; the DP keeps only stage counts that divide B and
+ * stages of whole chunks); the
  * interleaved plan replaces *pl, and c's options follow, when its full
  * estimate (which pays v times the stage-boundary transfers) is lower.
  * 0, or an apsolve error other than infeasibility. */
@@ -222,16 +222,12 @@ static int try_interleaved(Costdb *db, Cand *c, ApsolvePlan **pl)
         return 0;
     io.schedule = APSOLVE_SCHEDULE_INTERLEAVED;
     io.virtual_stages = 2;
+    io.whole_chunks = 1;
     e = apsolve_solve(c->p, &io, &il);
     if (e == APSOLVE_EINFEASIBLE)
         return 0;
     if (e)
         return e;
-    /* each stage splits into v chunks of whole layers (Megatron-LM: layers
-     * per virtual stage), else the plan cannot run interleaved */
-    for (size_t k = 0; k < il->n_stages; k++)
-        if ((il->stages[k].end_layer - il->stages[k].start_layer + 1) % io.virtual_stages)
-            il->feasible = 0;
     if (il->feasible && plan_price(db, c->sweep, il) < plan_price(db, c->sweep, *pl)) {
         apsolve_plan_free(pl);
         *pl = il;

@@ -42,5 +42,13 @@ static inline int apsolve_virtual(const ApsolveOptions *opt)
     return opt->schedule == APSOLVE_SCHEDULE_INTERLEAVED && opt->virtual_stages > 1
                ? opt->virtual_stages : 1;
 }
+/* Whether a stage of layers i..j may run under opt: with whole_chunks, its
+ * layers split into the interleaved schedule's chunks of whole layers
+ * (Megatron-LM's layers per virtual stage; docs/solver.md, "Schedules");
+ * always under 1F1B and GPipe. */
+static inline int apsolve_chunks_whole(const ApsolveOptions *opt, int i, int j)
+{
+    return !opt->whole_chunks || (j - i + 1) % apsolve_virtual(opt) == 0;
+}
 
 #endif

@@ -72,6 +72,8 @@ static void brute_eval(Brute *b, int n)
         double c = p->cost[idx];
         if (!brute_fits(b, idx, n, k))
             return;
+        if (b->o.whole_chunks && (b->st_j[k] - b->st_i[k] + 1) % v) /* whole chunks */
+            return;
         sum += c;
         if (c > mx)
             mx = c;
@@ -298,7 +300,8 @@ static void test_full_brute(void)
 }
 
 /* GPipe (B micro-batches in flight) and interleaved (schedule.h's in-flight
- * counts, n | B, T = (sum + (vB - 1) max) / v), both objectives. */
+ * counts, n | B, T = (sum + (vB - 1) max) / v; half of them with stages of
+ * whole chunks only), both objectives. */
 static void test_schedules_brute(void)
 {
     uint64_t rng = 0x5C4Eull;
@@ -317,6 +320,7 @@ static void test_schedules_brute(void)
             o.schedule = APSOLVE_SCHEDULE_INTERLEAVED;
             o.virtual_stages = 2 + (int)(oracle_rand(&rng) % 2);
             o.micro_batches = 2 * (1 + (int)(oracle_rand(&rng) % 3));
+            o.whole_chunks = t % 4 == 2; /* the auto search's rule: whole chunks per stage */
         }
         compare(p, &o, o.schedule == APSOLVE_SCHEDULE_GPIPE ? "gpipe" : "interleaved");
         apsolve_problem_free(&p);
