@@ -40,6 +40,14 @@ void costdb_spec_format(const CostdbLayout *l, char *out, size_t len);
  * "column N: ..." in err when the text is malformed or does not fit the
  * mesh (a chunk count that is no mesh axis size, a mapping entry too many
  * or too few). */
+struct CostdbPlacement;
+/* Whether a placement on logical mesh (a, b) is a weight matrix (a
+ * parameter of two or more dimensions) kept whole on every device of
+ * logical axis 1, the axis a framework runs as tensor parallelism: 1 whole,
+ * 0 split over axis 1 (alone or with axis 0: 1/b of it per device), -1 not
+ * a weight matrix or a spec that does not parse. The one rule of apsolve's
+ * and apreport's "priced whole over the tp axis" warnings. */
+int costdb_weight_whole_on_axis1(const struct CostdbPlacement *pl, int a, int b);
 int costdb_spec_parse(const char *text, int logical_a, int logical_b, CostdbLayout *out,
                       char *err, size_t errlen);
 /* Writes dims as shape text, "2048,8192" ("" for a scalar); truncates to

@@ -417,3 +417,18 @@ const char *costdb_text_mask(const char *s, char *out, size_t len)
     out[i] = '\0';
     return out;
 }
+
+int costdb_weight_whole_on_axis1(const CostdbPlacement *pl, int a, int b)
+{
+    CostdbLayout l;
+    char err[8];
+    int64_t dims[COSTDB_MAX_DIMS];
+    int nd = costdb_shape_parse(pl->shape, dims, COSTDB_MAX_DIMS);
+    if (strcmp(pl->role, "param") || nd < 2 ||
+        costdb_spec_parse(pl->sharding_spec, a, b, &l, err, sizeof err) < 0 || l.ndim != nd)
+        return -1;
+    for (int d = 0; d < l.ndim && d < COSTDB_MAX_DIMS; d++)
+        if (l.mesh_axis_of_dim[d] == 1 || l.mesh_axis_of_dim[d] == 2)
+            return 0;
+    return 1;
+}

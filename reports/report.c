@@ -389,19 +389,11 @@ static void tp_layout_warning(ApreportReport *r, const RepStage *s)
     if (tp <= 1)
         return;
     for (size_t i = 0; i < s->n_tensors; i++) {
-        const RepTensor *t = &s->tensors[i];
-        int split = 0;
-        if (!t->layout_ok || strcmp(t->pl.role, "param") || t->layout.ndim < 2)
-            continue;
-        weights++;
-        for (int d = 0; d < t->layout.ndim && d < COSTDB_MAX_DIMS; d++)
-            if (t->layout.mesh_axis_of_dim[d] == 1 || t->layout.mesh_axis_of_dim[d] == 2)
-                split = 1;
-        if (!split) {
-            whole++;
-            if (!first)
-                first = t->pl.tensor_name;
-        }
+        int w = costdb_weight_whole_on_axis1(&s->tensors[i].pl, s->st.logical_a, tp);
+        weights += w >= 0;
+        whole += w == 1;
+        if (w == 1 && !first)
+            first = s->tensors[i].pl.tensor_name;
     }
     if (!whole)
         return;

@@ -16,6 +16,7 @@
 #include "apsolve.h"
 #include "config.h"
 #include "costdb.h"
+#include "costdb_text.h"
 #include "schedule.h"
 #include "session.h"
 #include "session_int.h"
@@ -236,54 +237,6 @@ static int try_interleaved(Costdb *db, Cand *c, ApsolvePlan **pl)
         apsolve_plan_free(&il);
     }
     return 0;
-}
-
-/* Why the sweep has no config for a --parallel stage, and the sweep option
- * that adds one: the micro-batch cannot be split dp ways (the sweep profiles
- * a batch-forced mesh only when dp divides the micro-batch), the logical
- * space has no such mesh, or the variant (recompute, ZeRO) was not profiled. */
-static void missing_layout_reason(const ApsolveProblem *p, const CostdbSweep *sw,
-                                  const ApsolveStage *st, const ApsolveParallel *par,
-                                  int64_t micro, int64_t G, char *out, size_t len)
-{
-    int mesh = 0, variant = 0, s;
-    for (s = 0; s < p->num_submeshes; s++)
-        if (p->submeshes[s].hosts == st->hosts && p->submeshes[s].gpus == st->gpus)
-            break;
-    for (int c = 0; s < p->num_submeshes && c < p->num_configs; c++) {
-        const ApsolveConfig *cf = &p->configs[(size_t)s * (size_t)p->num_configs + (size_t)c];
-        if (!cf->valid || cf->logical_a != par->dp || cf->logical_b != par->tp ||
-            cf->force_batch_dim != st->force_batch_dim)
-            continue;
-        mesh = 1;
-        if (cf->recompute == par->recompute && cf->zero == par->zero)
-            variant = 1;
-    }
-    if (s == p->num_submeshes) {
-        snprintf(out, len, "the sweep has no submesh (%d, %d) (approf sweep --submesh-space)",
-                 st->hosts, st->gpus);
-    } else if (!mesh && micro > 0 && par->dp > 1 && micro % par->dp) {
-        char sizes[160] = "";
-        size_t at = 0;
-        for (int b = 1; G > 0 && b <= 16; b *= 2)
-            if (G % b == 0 && (G / b) % par->dp == 0 && at < sizeof sizes) {
-                int w = snprintf(sizes + at, sizeof sizes - at, "%s%lld", at ? "," : "",
-                                 (long long)(G / b));
-                at += w > 0 ? (size_t)w : 0;
-            }
-        snprintf(out, len, "a micro-batch of %lld samples cannot be split %d ways (dp=%d)%s%s",
-                 (long long)micro, par->dp, par->dp,
-                 sizes[0] ? "; approf sweep --micro-batch-sizes " : "", sizes);
-    } else if (!mesh) {
-        snprintf(out, len, "the sweep's logical space '%s' has no mesh (%d, %d) "
-                 "(approf sweep --logical-space all)", sw->logical_space, par->dp, par->tp);
-    } else if (!variant) {
-        snprintf(out, len, "the sweep did not profile this variant (approf sweep --variants all, "
-                 "or --recompute and --zero)");
-    } else {
-        snprintf(out, len, "its configs are not allowed under this objective "
-                 "(--objective full reads the variants)");
-    }
 }
 
 struct ApsolveSession {
@@ -586,7 +539,7 @@ int apsolve_session_run(ApsolveRequest *a, ApsolveSession **out)
             for (size_t k = 0; k < s->given->n_stages; k++)
                 if (s->given->stages[k].config < 0 && !a->quiet) {
                     char why[400];
-                    missing_layout_reason(out_c[s->nout]->p, &out_c[s->nout]->sw,
+                    apsolve_missing_layout_reason(out_c[s->nout]->p, &out_c[s->nout]->sw,
                                           &s->given->stages[k], &a->par,
                                           s->given->micro_batch_size > 0
                                               ? s->given->micro_batch_size
@@ -598,6 +551,8 @@ int apsolve_session_run(ApsolveRequest *a, ApsolveSession **out)
                             a->par.tp, costdb_recompute_name(a->par.recompute), a->par.zero,
                             why);
                 }
+        if (a->parallel && !a->quiet)
+            apsolve_tp_whole_warning(db, a, out_c[s->nout]->sweep, s->given);
         plan_batch(s->given, out_c[s->nout]);
         s->outs[s->nout++] = (ApsolveOutput){.label = s->label, .kind = kind, .plan = s->given};
         warn_batches(a, s->given, s->label);

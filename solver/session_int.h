@@ -24,6 +24,18 @@ void apsolve_say(const ApsolveRequest *a, const char *fmt, ...)
  * returns APSOLVE_EXIT_USAGE. */
 int apsolve_usage_error(const ApsolveRequest *a, const char *fmt, const char *arg);
 
+/* session_warn.c: why the sweep has no config for --parallel stage st (the
+ * micro-batch cannot split dp ways, the logical space lacks the mesh, the
+ * variant was not profiled) and the sweep option that adds it, into out. */
+void apsolve_missing_layout_reason(const ApsolveProblem *p, const CostdbSweep *sw,
+                                   const ApsolveStage *st, const ApsolveParallel *par,
+                                   int64_t micro, int64_t G, char *out, size_t len);
+/* session_warn.c: a warning per stage of a --parallel plan whose priced
+ * sharding keeps weight matrices whole over the tp axis (placements read
+ * from db, sweep). */
+void apsolve_tp_whole_warning(struct Costdb *db, const ApsolveRequest *a, int64_t sweep,
+                              const ApsolvePlan *pl);
+
 /* The specs of a manual or uniform plan from the request's lists (layer
  * ids, submesh and logical shapes, option dicts; or num_stages, submesh,
  * logical). 0 with *out malloc'd, else an exit status after a message. */

@@ -95,6 +95,11 @@ for key, evs in tracks.items():
         assert t0 + d0 <= t1, (key, t0, d0, t1)
 # today's ILP keeps this plan's weights whole over its (2, 2) meshes' axis 1
 assert any(" runs as tp " in w for w in rep["warnings"]), rep["warnings"]
+# apsolve --parallel says the same of the layout it prices (one rule)
+p = subprocess.run([apsolve, "--db", llama, "--parallel", "dp=2,tp=2,pp=2", "--no-store"],
+                   capture_output=True, text=True)
+said = [l for l in p.stderr.splitlines() if "priced whole on every device of the tp axis" in l]
+assert len(said) == 2 and "3-D stage 0: 112 of its 113 weight matrices" in said[0], p.stderr
 again = solve(llama, "--plan", str(auto["plan_id"]), "--no-store")
 again = again.get("plans", [again])[0]
 assert again["schedule"] == "interleaved" and abs(again["cost"] - auto["cost"]) < 1e-9

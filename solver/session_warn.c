@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What apsolve says about a --parallel plan beside its price
+ * (session_int.h): why the sweep lacks a stage's layout and the sweep option
+ * that adds it, and where the priced sharding keeps weight matrices whole
+ * over the tensor-parallel axis.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "costdb.h"
+#include "costdb_text.h"
+#include "session_int.h"
+
+/* Why the sweep has no config for a --parallel stage, and the sweep option
+ * that adds one: the micro-batch cannot be split dp ways (the sweep profiles
+ * a batch-forced mesh only when dp divides the micro-batch), the logical
+ * space has no such mesh, or the variant (recompute, ZeRO) was not profiled. */
+void apsolve_missing_layout_reason(const ApsolveProblem *p, const CostdbSweep *sw,
+                                  const ApsolveStage *st, const ApsolveParallel *par,
+                                  int64_t micro, int64_t G, char *out, size_t len)
+{
+    int mesh = 0, variant = 0, s;
+    for (s = 0; s < p->num_submeshes; s++)
+        if (p->submeshes[s].hosts == st->hosts && p->submeshes[s].gpus == st->gpus)
+            break;
+    for (int c = 0; s < p->num_submeshes && c < p->num_configs; c++) {
+        const ApsolveConfig *cf = &p->configs[(size_t)s * (size_t)p->num_configs + (size_t)c];
+        if (!cf->valid || cf->logical_a != par->dp || cf->logical_b != par->tp ||
+            cf->force_batch_dim != st->force_batch_dim)
+            continue;
+        mesh = 1;
+        if (cf->recompute == par->recompute && cf->zero == par->zero)
+            variant = 1;
+    }
+    if (s == p->num_submeshes) {
+        snprintf(out, len, "the sweep has no submesh (%d, %d) (approf sweep --submesh-space)",
+                 st->hosts, st->gpus);
+    } else if (!mesh && micro > 0 && par->dp > 1 && micro % par->dp) {
+        char sizes[160] = "";
+        size_t at = 0;
+        for (int b = 1; G > 0 && b <= 16; b *= 2)
+            if (G % b == 0 && (G / b) % par->dp == 0 && at < sizeof sizes) {
+                int w = snprintf(sizes + at, sizeof sizes - at, "%s%lld", at ? "," : "",
+                                 (long long)(G / b));
+                at += w > 0 ? (size_t)w : 0;
+            }
+        snprintf(out, len, "a micro-batch of %lld samples cannot be split %d ways (dp=%d)%s%s",
+                 (long long)micro, par->dp, par->dp,
+                 sizes[0] ? "; approf sweep --micro-batch-sizes " : "", sizes);
+    } else if (!mesh) {
+        snprintf(out, len, "the sweep's logical space '%s' has no mesh (%d, %d) "
+                 "(approf sweep --logical-space all)", sw->logical_space, par->dp, par->tp);
+    } else if (!variant) {
+        snprintf(out, len, "the sweep did not profile this variant (approf sweep --variants all, "
+                 "or --recompute and --zero)");
+    } else {
+        snprintf(out, len, "its configs are not allowed under this objective "
+                 "(--objective full reads the variants)");
+    }
+}
+
+/* A --parallel plan with tp > 1 is priced with the sharding the ILP chose
+ * for that mesh: say where it keeps weight matrices whole over the tp axis,
+ * which a framework's tensor parallelism splits (the rule apreport warns by
+ * too, costdb_weight_whole_on_axis1). */
+void apsolve_tp_whole_warning(Costdb *db, const ApsolveRequest *a, int64_t sweep,
+                             const ApsolvePlan *pl)
+{
+    for (size_t k = 0; k < pl->n_stages; k++) {
+        const ApsolveStage *st = &pl->stages[k];
+        CostdbPlacement *ps = NULL;
+        size_t n = 0, weights = 0, whole = 0;
+        if (st->logical_b <= 1 || st->submesh < 0 || st->config < 0 ||
+            costdb_placements_get(db, sweep, st->start_layer, st->end_layer, st->submesh,
+                                  st->config, &ps, &n) < 0)
+            continue;
+        for (size_t i = 0; i < n; i++) {
+            int w = costdb_weight_whole_on_axis1(&ps[i], st->logical_a, st->logical_b);
+            weights += w >= 0;
+            whole += w == 1;
+        }
+        free(ps);
+        if (whole)
+            apsolve_say(a, "warning: 3-D stage %zu: %zu of its %zu weight matrices are priced "
+                        "whole on every device of the tp axis (the sharding ILP's layout for "
+                        "logical (%d, %d), memory level %d), not split %d ways as tensor "
+                        "parallelism holds them", k, whole, weights, st->logical_a,
+                        st->logical_b, st->memory_level, st->logical_b);
+    }
+}
