@@ -47,6 +47,24 @@ int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofColl
  * the first to read, so a tied parameter counts once; program_zero.c). */
 double shard_op_param_bytes(const ShardStage *st, const TInfo *ti, int o);
 
+/* program_memory.c: what a stage program keeps. The peak of transient
+ * bytes over a forward (dir 0) or backward (dir 1) walk. */
+double shard_transient_peak(const ShardStage *st, const TInfo *ti, int dir);
+/* Marks in recomp the ops the backward reruns (none, every op, or the
+ * attention core); APPROF_ENOVARIANT when selective finds no softmax. */
+int shard_mark_recompute(const ShardStage *st, unsigned char *recomp);
+/* Marks the parameters the backward module reads (docs/alpa-semantics.md,
+ * "The backward module"). */
+void shard_mark_param_reads(const ShardStage *st, TInfo *ti, const unsigned char *recomp);
+/* Marks what stays alive from forward to backward: what the backward
+ * reads, less the outputs of recomputed ops; with full recomputation only
+ * the inputs of each checkpoint block. */
+void shard_mark_kept(const ShardStage *st, TInfo *ti, const int *touched, int n_touched,
+                     const unsigned char *recomp, const int *blk, int n_blk);
+/* Extra backward temporaries of recomputation: the largest block's
+ * recomputed activations. */
+double shard_recompute_temp(const ShardStage *st, const TInfo *ti, const int *blk, int n_blk);
+
 /* ZeRO over the gradient-synchronisation group (program_zero.c). */
 int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
                      double param_elems, double read_share, const int *blk, int n_blk,

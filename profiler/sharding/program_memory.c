@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What a stage program keeps in memory (program_int.h): the transient peak
+ * of a forward or backward walk, which operators recomputation reruns and
+ * which tensors it keeps, the parameters each operator reads first, the
+ * transformer blocks of a stage (by name prefix) and the temporary bytes a
+ * recomputed block needs. Used by shard_build_program (program.c).
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costdb.h"
+#include "sharding/context.h"
+#include "sharding/internal.h"
+#include "sharding/program_int.h"
+#include "sharding/sharding.h"
+
+/* Peak of transient bytes over a forward (dir 0) or backward (dir 1) walk. */
+double shard_transient_peak(const ShardStage *st, const TInfo *ti, int dir)
+{
+    const ApprofGraph *g = st->g;
+    double live = 0.0, peak = 0.0;
+    for (int q = 0; q < st->n_ops; q++) {
+        int o = dir == 0 ? st->op_begin + q : st->op_end - 1 - q;
+        const ApprofOp *op = &g->ops[o];
+        if (dir == 0) {
+            /* an in-place op's output is its input's buffer */
+            int alias = op->attrs.inplace ? op->inputs[0] : -1;
+            for (int i = 0; i < op->n_inputs; i++) {
+                const TInfo *t = &ti[op->inputs[i]];
+                if (op->inputs[i] == alias && t->in_range && t->last_use == o &&
+                    !t->stage_out && !t->keep)
+                    live -= t->local;
+            }
+            for (int j = 0; j < op->n_outputs; j++) {
+                const TInfo *t = &ti[op->outputs[j]];
+                if (!t->stage_out && !t->keep)
+                    live += t->local;
+            }
+            if (live > peak)
+                peak = live;
+            for (int i = 0; i < op->n_inputs; i++) {
+                const TInfo *t = &ti[op->inputs[i]];
+                if (op->inputs[i] != alias && t->in_range && t->last_use == o &&
+                    !t->stage_out && !t->keep)
+                    live -= t->local;
+            }
+        } else {
+            /* Gradients of internal tensors: allocated at their last
+             * consumer (first in reverse), freed after their producer.
+             * A parameter's fresh gradient lives only while its op runs:
+             * it is added into the accumulation buffer at once. */
+            double fresh = 0.0;
+            for (int i = 0; i < op->n_inputs; i++) {
+                const TInfo *t = &ti[op->inputs[i]];
+                if (t->in_range && t->last_use == o && !t->stage_out)
+                    live += t->local;
+                if (g->tensors[op->inputs[i]].role == APPROF_TENSOR_PARAM)
+                    fresh += t->local;
+            }
+            if (live + fresh > peak)
+                peak = live + fresh;
+            for (int j = 0; j < op->n_outputs; j++) {
+                const TInfo *t = &ti[op->outputs[j]];
+                if (t->used && !t->stage_out)
+                    live -= t->local;
+            }
+        }
+    }
+    return peak;
+}
+
+/* Ops the backward reruns: none, every op (full), or the attention core
+ * (selective, as Megatron's): each softmax, the chain of elementwise ops
+ * (scale, mask) back to the batched matmul that produces the scores, and
+ * that matmul. APPROF_ENOVARIANT when selective finds no softmax. */
+int shard_mark_recompute(const ShardStage *st, unsigned char *recomp)
+{
+    const ApprofGraph *g = st->g;
+    int found = 0;
+    if (st->recompute == COSTDB_RECOMPUTE_NONE)
+        return 0;
+    for (int o = 0; o < st->n_ops; o++) {
+        if (st->recompute == COSTDB_RECOMPUTE_FULL) {
+            recomp[o] = 1;
+            continue;
+        }
+        if (g->ops[st->op_begin + o].kind != APPROF_OP_SOFTMAX)
+            continue;
+        found = 1;
+        recomp[o] = 1;
+        /* the dropout of the probabilities is part of the core too
+         * (Megatron's CoreAttention, rerun from its saved RNG state): its
+         * mask and output are not kept either */
+        int probs = g->ops[st->op_begin + o].outputs[0];
+        for (int c = o + 1; c < st->n_ops; c++) {
+            const ApprofOp *co = &g->ops[st->op_begin + c];
+            int reads = 0;
+            for (int i = 0; i < co->n_inputs; i++)
+                reads |= co->inputs[i] == probs;
+            if (!reads)
+                continue;
+            if (co->kind == APPROF_OP_DROPOUT)
+                recomp[c] = 1;
+            break;
+        }
+        int q = g->tensors[g->ops[st->op_begin + o].inputs[0]].producer;
+        while (q >= st->op_begin && q < st->op_end) {
+            ApprofOpKind k = g->ops[q].kind;
+            if (k != APPROF_OP_ADD && k != APPROF_OP_MUL && k != APPROF_OP_BATCH_MATMUL)
+                break;
+            recomp[q - st->op_begin] = 1;
+            if (k == APPROF_OP_BATCH_MATMUL)
+                break;
+            q = g->tensors[g->ops[q].inputs[0]].producer;
+        }
+    }
+    return st->recompute == COSTDB_RECOMPUTE_SELECTIVE && !found ? APPROF_ENOVARIANT : 0;
+}
+
+/* Parameters the backward module reads (docs/alpa-semantics.md, "The
+ * backward module"): a parameter is read when its op saves it for the
+ * backward and another saved input of the op needs a gradient (x @ W
+ * reads W to compute dx; dW needs only x and dy, the bias gradient only
+ * dy), or when recomputation reruns its op. So the weight of a first layer
+ * on model data, a bias and an embedding table are not read. */
+void shard_mark_param_reads(const ShardStage *st, TInfo *ti, const unsigned char *recomp)
+{
+    const ApprofGraph *g = st->g;
+    for (int o = 0; o < st->n_ops; o++) {
+        const ApprofOp *op = &g->ops[st->op_begin + o];
+        unsigned saved = approf_op_saved_mask(g, st->op_begin + o);
+        for (int i = 0; i < op->n_inputs; i++) {
+            if (g->tensors[op->inputs[i]].role != APPROF_TENSOR_PARAM)
+                continue;
+            int other = 0;
+            for (int j = 0; j < op->n_inputs; j++)
+                other |= j != i && (saved & APPROF_SAVED_INPUT(j)) &&
+                         g->tensors[op->inputs[j]].requires_grad;
+            if (recomp[o] || ((saved & APPROF_SAVED_INPUT(i)) && other))
+                ti[op->inputs[i]].bwd_read = 1;
+        }
+    }
+}
+
+/* Checkpoint blocks of the stage: the units that full recomputation keeps
+ * the inputs of and reruns one at a time, and that ZeRO-3 gathers one at a
+ * time. A block is a run of consecutive ops inside one approf layer whose
+ * names share the first path component ("h.7" of "h.7/fc1", "layer2.1" of
+ * "layer2.1/conv2"): a transformer layer or a residual block, as Megatron's
+ * per-layer checkpointing and DeepSpeed's per-module gathering use, however
+ * coarse the approf layers are (docs/variants.md). Ops without a '/' are
+ * blocks of their own name. Returns the number of blocks; begin[] (n_ops
+ * entries) receives the first op of each. */
+static int prefix_len(const char *name)
+{
+    const char *slash = strchr(name, '/');
+    return slash ? (int)(slash - name) : (int)strlen(name);
+}
+
+/* 1 when op o's name has the first path component of op o - 1's. */
+static int same_prefix(const ApprofGraph *g, int o)
+{
+    const char *a = g->ops[o].name, *b = g->ops[o - 1].name;
+    int la = prefix_len(a);
+    return la == prefix_len(b) && !strncmp(a, b, (size_t)la);
+}
+
+/* The context's same_prefix facts of every op, made on first use (NULL
+ * without a context or memory: computed from the names). */
+static const unsigned char *same_prefixes(const ShardStage *st)
+{
+    ApprofShardContext *ctx = st->ctx;
+    if (!ctx || ctx->same_prefix)
+        return ctx ? ctx->same_prefix : NULL;
+    const ApprofGraph *g = st->g;
+    ctx->same_prefix = calloc(g->n_ops ? g->n_ops : 1, 1);
+    for (size_t o = 1; ctx->same_prefix && o < g->n_ops; o++)
+        ctx->same_prefix[o] = (unsigned char)same_prefix(g, (int)o);
+    return ctx->same_prefix;
+}
+
+int shard_stage_blocks(const ShardStage *st, int *begin)
+{
+    const unsigned char *same = same_prefixes(st);
+    int n = 0, k = 0;
+    for (int o = st->op_begin; o < st->op_end; o++) {
+        int layer_start = 0;
+        while (k < st->n_layers && st->layer_begin[k] <= o) {
+            layer_start |= st->layer_begin[k] == o;
+            k++;
+        }
+        if (o == st->op_begin || layer_start || !(same ? same[o] : same_prefix(st->g, o)))
+            begin[n++] = o;
+    }
+    return n;
+}
+
+static int block_end(const ShardStage *st, const int *begin, int n, int b)
+{
+    return b + 1 < n ? begin[b + 1] : st->op_end;
+}
+
+/* What stays alive from forward to backward: what the backward reads, less
+ * the outputs of recomputed ops; with full recomputation only the inputs
+ * of each checkpoint block (activations produced before the block, graph
+ * inputs). */
+void shard_mark_kept(const ShardStage *st, TInfo *ti, const int *touched, int n_touched,
+                      const unsigned char *recomp, const int *blk, int n_blk)
+{
+    const ApprofGraph *g = st->g;
+    for (int k = 0; k < n_touched; k++) {
+        int t = touched[k];
+        int pr = g->tensors[t].producer;
+        ti[t].keep = ti[t].saved;
+        if (st->recompute == COSTDB_RECOMPUTE_FULL)
+            ti[t].keep = 0;
+        else if (ti[t].saved && ti[t].in_range && pr >= st->op_begin && pr < st->op_end &&
+                 recomp[pr - st->op_begin])
+            ti[t].keep = 0;
+    }
+    if (st->recompute != COSTDB_RECOMPUTE_FULL)
+        return;
+    for (int b = 0; b < n_blk; b++)
+        for (int o = blk[b]; o < block_end(st, blk, n_blk, b); o++)
+            for (int i = 0; i < g->ops[o].n_inputs; i++) {
+                int t = g->ops[o].inputs[i];
+                if (g->tensors[t].role != APPROF_TENSOR_PARAM && g->tensors[t].producer < blk[b])
+                    ti[t].keep = 1;
+            }
+}
+
+/* Extra backward temporaries of recomputation: one block's recomputed
+ * activations are alive at a time, the largest such block. */
+double shard_recompute_temp(const ShardStage *st, const TInfo *ti, const int *blk, int n_blk)
+{
+    const ApprofGraph *g = st->g;
+    double worst = 0.0;
+    for (int b = 0; b < n_blk; b++) {
+        double sum = 0.0;
+        for (int o = blk[b]; o < block_end(st, blk, n_blk, b); o++)
+            for (int j = 0; j < g->ops[o].n_outputs; j++) {
+                const TInfo *t = &ti[g->ops[o].outputs[j]];
+                if (t->saved && !t->keep)
+                    sum += t->local;
+            }
+        if (sum > worst)
+            worst = sum;
+    }
+    return worst;
+}
