@@ -95,6 +95,10 @@ int shard_linear_weight_slot(const ApprofGraph *g, int o);
 /* 1 when backward GEMM k of a linear layer computes the weight gradient:
  * its C holds the weight's local elements (welems), else 0. */
 int shard_is_wgrad_gemm(const ApprofKernel *k, double welems);
+/* A collective of kind over logical axis x of mesh m (its group size,
+ * hosts and whether it crosses them), bytes per device, for operator op
+ * (-1: resharding); sharding_mesh.c. */
+ApprofCollective shard_coll(const ShardMesh *m, ApprofCollKind kind, int x, double bytes, int op);
 /* Strategies of an op (see sharding.h); the count or a negative error. */
 int shard_enum_strategies(const ApprofIterSpace *sp, const ShardMesh *m, int force,
                           ShardStrat *out, int max);
