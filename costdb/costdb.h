@@ -77,6 +77,13 @@ enum {
 #define COSTDB_MAX_INDEX (1 << 16)     /* submesh, config, stage, task, tensor indices */
 #define COSTDB_MAX_OPS (1 << 24)       /* operator indices of a layer */
 #define COSTDB_MAX_MICRO_BATCHES (1 << 20)
+/* The micro-batch sizes that matter for a global batch gb, the family
+ * approf sweep profiles by default and apsolve's messages name
+ * (docs/solver.md, "Micro-batch sizes"): gb / B for B = 1, 2, 4, 8, 16
+ * micro-batches that divide gb, in that order (16 last: the newest sweep,
+ * which plans given by hand use, is the one Alpa's default of 16 makes).
+ * Writes at most max; returns how many (0 for gb <= 0). */
+int costdb_micro_batch_family(int64_t gb, int64_t *sizes, int max);
 #define COSTDB_MAX_BATCH (INT64_C(1) << 40)
 #define COSTDB_MAX_BYTES (INT64_C(1) << 50) /* any size: 1 PiB */
 #define COSTDB_MAX_SECONDS 1e9          /* any finite time: about 31 years */

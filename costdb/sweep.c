@@ -282,6 +282,17 @@ static int sweep_read(Costdb *db, sqlite3_stmt *st, CostdbSweep *o)
     return rc;
 }
 
+int costdb_micro_batch_family(int64_t gb, int64_t *sizes, int max)
+{
+    int n = 0;
+    if (!sizes || gb <= 0)
+        return 0;
+    for (int b = 1; b <= 16 && n < max; b *= 2)
+        if (gb % b == 0)
+            sizes[n++] = gb / b;
+    return n;
+}
+
 int costdb_sweep_get(Costdb *db, int64_t id, CostdbSweep *out)
 {
     sqlite3_stmt *st = NULL;

@@ -39,10 +39,12 @@ void apsolve_missing_layout_reason(const ApsolveProblem *p, const CostdbSweep *s
     } else if (!mesh && micro > 0 && par->dp > 1 && micro % par->dp) {
         char sizes[160] = "";
         size_t at = 0;
-        for (int b = 1; G > 0 && b <= 16; b *= 2)
-            if (G % b == 0 && (G / b) % par->dp == 0 && at < sizeof sizes) {
+        int64_t fam[8];
+        int nf = costdb_micro_batch_family(G, fam, 8);
+        for (int q = 0; q < nf && at < sizeof sizes; q++)
+            if (fam[q] % par->dp == 0) {
                 int w = snprintf(sizes + at, sizeof sizes - at, "%s%lld", at ? "," : "",
-                                 (long long)(G / b));
+                                 (long long)fam[q]);
                 at += w > 0 ? (size_t)w : 0;
             }
         snprintf(out, len, "a micro-batch of %lld samples cannot be split %d ways (dp=%d)%s%s",

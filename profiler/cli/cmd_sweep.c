@@ -664,7 +664,7 @@ int approf_cmd_sweep(int argc, char **argv)
                approf_sweep_global_batch(&cfg, &gb, err, sizeof err) == 0 && gb > 0) {
         /* the default: the micro-batch sizes that matter for this batch
          * (docs/solver.md, "Micro-batch sizes"), 16 micro-batches last */
-        n_mbs = approf_sweep_micro_batch_family(gb, mbs, (int)(sizeof mbs / sizeof mbs[0]));
+        n_mbs = costdb_micro_batch_family(gb, mbs, (int)(sizeof mbs / sizeof mbs[0]));
         auto_sizes = n_mbs > 1;
         if (n_mbs == 1)
             n_mbs = 0;

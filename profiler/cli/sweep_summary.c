@@ -67,7 +67,7 @@ void cli_sweep_one_size_notice(const ApprofSweepConfig *cfg)
         cfg->micro_batches < 1 || gb % cfg->micro_batches)
         return;
     int64_t sizes[8];
-    int n = approf_sweep_micro_batch_family(gb, sizes, 8);
+    int n = costdb_micro_batch_family(gb, sizes, 8);
     for (int q = 0; q < n && at < sizeof list; q++) {
         int w = snprintf(list + at, sizeof list - at, "%s%lld", at ? "," : "", (long long)sizes[q]);
         at += w > 0 ? (size_t)w : 0;

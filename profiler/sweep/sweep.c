@@ -121,17 +121,6 @@ static int build_graph(const ApprofSweepConfig *cfg, int64_t *global_batch, Appr
     }
 }
 
-int approf_sweep_micro_batch_family(int64_t gb, int64_t *sizes, int max)
-{
-    int n = 0;
-    if (!sizes || gb <= 0)
-        return 0;
-    for (int b = 1; b <= 16 && n < max; b *= 2)
-        if (gb % b == 0)
-            sizes[n++] = gb / b;
-    return n;
-}
-
 int approf_sweep_global_batch(const ApprofSweepConfig *cfg, int64_t *out, char *err,
                               size_t errlen)
 {

@@ -89,12 +89,6 @@ int approf_sweep_memory_levels(const ApprofSweepConfig *cfg);
 
 /* The global batch a sweep with cfg uses: cfg->global_batch, else the zoo
  * model's default (a model file needs an explicit one). */
-/* The micro-batch family a sweep command profiles by default for a global
- * batch gb (docs/solver.md, "Micro-batch sizes"): the sizes gb / B for B =
- * 1, 2, 4, 8, 16 micro-batches that divide gb, in that order (16 last: the
- * newest sweep, which plans given by hand use, is the one Alpa's default of
- * 16 micro-batches makes). Writes at most max; returns how many. */
-int approf_sweep_micro_batch_family(int64_t gb, int64_t *sizes, int max);
 int approf_sweep_global_batch(const ApprofSweepConfig *cfg, int64_t *out, char *err,
                               size_t errlen);
 

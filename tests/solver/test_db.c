@@ -347,9 +347,9 @@ static char g_msgs[4096];
 
 static void collect(void *ctx, const char *msg)
 {
+    size_t at = strlen(g_msgs);
     (void)ctx;
-    strncat(g_msgs, msg, sizeof g_msgs - strlen(g_msgs) - 2);
-    strcat(g_msgs, "|");
+    snprintf(g_msgs + at, sizeof g_msgs - at, "%s|", msg);
 }
 
 static void session_request(ApsolveRequest *r)
