@@ -10,15 +10,14 @@
 
 #include "headline.h"
 #include "launch.h"
+#include "report_int.h"
 #include "schedule.h"
 
-/* The layout in the frameworks' words, from the launch derivation. */
-static void layout_text(const ApreportReport *r, char *out, size_t len)
+/* The layout in the frameworks' words, from the launch derivation b. */
+static void layout_text(const ApreportReport *r, const RepLaunchBasics *b, char *out, size_t len)
 {
-    RepLaunchBasics b;
     size_t at = 0;
     int w;
-    rep_launch_basics(r, &b);
 #define PUT(...)                                                                              \
     do {                                                                                      \
         w = at < len ? snprintf(out + at, len - at, __VA_ARGS__) : 0;                         \
@@ -26,9 +25,9 @@ static void layout_text(const ApreportReport *r, char *out, size_t len)
     } while (0)
     out[0] = '\0';
     if (rep_plan_uniform(r)) {
-        PUT("dp %d x tp %d x pp %d", b.dp, b.tp, b.pp);
+        PUT("dp %d x tp %d x pp %d", b->dp, b->tp, b->pp);
     } else {
-        PUT("pp %d with stages of their own layout:", b.pp);
+        PUT("pp %d with stages of their own layout:", b->pp);
         for (size_t k = 0; k < r->n_stages && k < 8; k++)
             PUT("%s %zu: dp %d x tp %d on (%d, %d)", k ? ";" : "", k,
                 r->stages[k].st.logical_a, r->stages[k].st.logical_b,
@@ -36,34 +35,32 @@ static void layout_text(const ApreportReport *r, char *out, size_t len)
         if (r->n_stages > 8)
             PUT("; ...");
     }
-    if (b.v > 1)
-        PUT(", interleaved vpp %d", b.v);
-    PUT(", %d micro-batches of %lld samples per replica (global batch %lld)", b.B,
-        (long long)b.mbs, (long long)b.global);
-    if (!b.variants_known) {
+    if (b->v > 1)
+        PUT(", interleaved vpp %d", b->v);
+    PUT(", %d micro-batches of %lld samples per replica (global batch %lld)", b->B,
+        (long long)b->mbs, (long long)b->global);
+    if (!b->variants_known) {
         PUT(", recompute and ZeRO unknown for some stages");
-    } else if (b.variants_differ) {
+    } else if (b->variants_differ) {
         PUT(", per stage:");
         for (size_t k = 0; k < r->n_stages && k < 8; k++)
             PUT("%s %s/ZeRO-%d", k ? ";" : "", costdb_recompute_name(r->stages[k].recompute),
                 r->stages[k].zero);
     } else {
-        PUT(", recompute %s, ZeRO-%d", costdb_recompute_name(b.recompute), b.zero);
+        PUT(", recompute %s, ZeRO-%d", costdb_recompute_name(b->recompute), b->zero);
     }
-    PUT(", %s", b.prec ? b.prec : "fp32");
+    PUT(", %s", b->prec ? b->prec : "fp32");
 #undef PUT
-    rep_launch_basics_free(&b);
 }
 
-/* Peak FLOP/s of one GPU in the model's dtype; 0 unknown. */
-static double peak_of(const ApreportReport *r)
+/* Peak FLOP/s of one GPU in the launch derivation's precision; 0 unknown. */
+static double peak_of(const ApreportReport *r, const char *prec)
 {
-    const char *dt = r->sweep.dtype;
     if (!r->has_hw)
         return 0;
-    if (!strcmp(dt, "bf16") || !strcmp(dt, "bfloat16"))
+    if (prec && !strcmp(prec, "bf16"))
         return r->hw.peak_flops_bf16;
-    if (!strcmp(dt, "f16") || !strcmp(dt, "fp16") || !strcmp(dt, "float16"))
+    if (prec && !strcmp(prec, "fp16"))
         return r->hw.peak_flops_f16;
     return r->hw.peak_flops_f32;
 }
@@ -74,7 +71,9 @@ int rep_headline(const ApreportReport *r, RepHeadline *h)
     int same_schedule = (stored < 0 ? APREPORT_SCHED_1F1B : stored) == (int)r->schedule &&
                         (r->schedule != APREPORT_SCHED_INTERLEAVED ||
                          r->opts.virtual_stages == r->virtual_stages);
+    RepLaunchBasics b;
     memset(h, 0, sizeof(*h));
+    rep_launch_basics(r, &b);
     h->gpus = r->sweep.cluster_hosts * r->sweep.cluster_gpus;
     if (isfinite(r->plan.full_cost) && r->plan.full_cost > 0 && same_schedule) {
         h->iteration = r->plan.full_cost;
@@ -93,11 +92,12 @@ int rep_headline(const ApreportReport *r, RepHeadline *h)
             h->seq = m.seq;
             h->tokens_per_gpu = h->samples_per_gpu * m.seq;
         }
-        h->peak_flops = peak_of(r);
+        h->peak_flops = peak_of(r, b.prec);
         if (h->peak_flops > 0 && r->flops_per_sample > 0)
             h->mfu = r->flops_per_sample * h->samples_per_gpu / h->peak_flops;
     }
-    layout_text(r, h->layout, sizeof(h->layout));
+    layout_text(r, &b, h->layout, sizeof(h->layout));
+    rep_launch_basics_free(&b);
     h->n_stages = r->n_stages;
     h->mem = calloc(r->n_stages ? r->n_stages : 1, sizeof(*h->mem));
     if (!h->mem)

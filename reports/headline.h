@@ -8,7 +8,9 @@
 #ifndef REPORTS_HEADLINE_H
 #define REPORTS_HEADLINE_H
 
-#include "report_int.h"
+#include <stddef.h>
+
+struct ApreportReport;
 
 /* What one stage's memory need (apsolve's figure) is made of. Under the
  * exact rule: parameters (the stage's placements, per device), optimizer
@@ -36,8 +38,9 @@ typedef struct RepHeadline {
     size_t n_stages;
 } RepHeadline;
 
-/* Fills h from r. 0, or APREPORT_ENOMEM; release with rep_headline_free. */
-int rep_headline(const ApreportReport *r, RepHeadline *h);
+/* Fills h from r (apreport_load does, once, into r->headline). 0, or
+ * APREPORT_ENOMEM; release with rep_headline_free. */
+int rep_headline(const struct ApreportReport *r, RepHeadline *h);
 void rep_headline_free(RepHeadline *h);
 
 #endif

@@ -424,9 +424,9 @@ static int code_block(const ApreportReport *r, FILE *f)
 
 /* The answer first: time, throughput, MFU, layout, memory per stage and
  * the launch files (headline.h). */
-static int headline_html(const ApreportReport *r, FILE *f)
+static void headline_html(const ApreportReport *r, FILE *f)
 {
-    RepHeadline h;
+    const RepHeadline *h = &r->headline;
     static const struct {
         unsigned bit;
         const char *suffix, *what;
@@ -434,22 +434,20 @@ static int headline_html(const ApreportReport *r, FILE *f)
                  {APREPORT_EXPORT_DEEPSPEED, "_deepspeed.json", "DeepSpeed"},
                  {APREPORT_EXPORT_TORCHTITAN, "_torchtitan.toml", "torchtitan"}};
     int any = 0;
-    if (rep_headline(r, &h) < 0)
-        return APREPORT_ENOMEM;
     rep_html(f, "<h2>At a glance</h2>\n<table class=\"glance\">\n");
-    rep_html(f, "<tr><th>iteration</th><td><b>%.4g s</b> (%s)</td></tr>\n", h.iteration,
-             h.source);
-    if (h.samples_per_gpu > 0)
-        rep_html(f, "<tr><th>throughput</th><td><b>%.4g samples/s per GPU</b>", h.samples_per_gpu);
-    if (h.samples_per_gpu > 0 && h.tokens_per_gpu > 0)
-        rep_html(f, ", %.4g tokens/s per GPU (%d tokens a sample)", h.tokens_per_gpu, h.seq);
-    if (h.samples_per_gpu > 0)
-        rep_html(f, " on %d GPUs</td></tr>\n", h.gpus);
-    if (h.mfu > 0)
+    rep_html(f, "<tr><th>iteration</th><td><b>%.4g s</b> (%s)</td></tr>\n", h->iteration,
+             h->source);
+    if (h->samples_per_gpu > 0)
+        rep_html(f, "<tr><th>throughput</th><td><b>%.4g samples/s per GPU</b>", h->samples_per_gpu);
+    if (h->samples_per_gpu > 0 && h->tokens_per_gpu > 0)
+        rep_html(f, ", %.4g tokens/s per GPU (%d tokens a sample)", h->tokens_per_gpu, h->seq);
+    if (h->samples_per_gpu > 0)
+        rep_html(f, " on %d GPUs</td></tr>\n", h->gpus);
+    if (h->mfu > 0)
         rep_html(f, "<tr><th>MFU</th><td><b>%.1f%%</b> of %.4g TFLOP/s per GPU (model FLOPs, "
-                 "recomputation not counted)</td></tr>\n", 100 * h.mfu, h.peak_flops / 1e12);
+                 "recomputation not counted)</td></tr>\n", 100 * h->mfu, h->peak_flops / 1e12);
     rep_html(f, "<tr><th>layout</th><td>");
-    rep_html(f, "%s", h.layout);
+    rep_html(f, "%s", h->layout);
     rep_html(f, "</td></tr>\n<tr><th>launch files</th><td>");
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
         if (r->exports & files[i].bit) {
@@ -465,8 +463,8 @@ static int headline_html(const ApreportReport *r, FILE *f)
     rep_html(f, "<table><tr><th>stage</th><th>parameters</th><th>optimizer state</th>"
                 "<th>activations in flight</th><th>gradients, outputs, temporaries</th>"
                 "<th>needed</th><th>available</th><th>headroom</th></tr>\n");
-    for (size_t k = 0; k < h.n_stages && k < REP_HTML_MAX_ROWS; k++) {
-        const RepStageMemory *m = &h.mem[k];
+    for (size_t k = 0; k < h->n_stages && k < REP_HTML_MAX_ROWS; k++) {
+        const RepStageMemory *m = &h->mem[k];
         rep_html(f, "<tr><td>%zu</td>", k);
         if (m->exact)
             rep_html(f, "<td class=\"n\">%.3f GiB</td><td class=\"n\">%.3f GiB</td>"
@@ -484,9 +482,7 @@ static int headline_html(const ApreportReport *r, FILE *f)
             rep_html(f, "<td>unknown</td><td>&ndash;</td></tr>\n");
     }
     rep_html(f, "</table>\n");
-    rows_left_out(f, h.n_stages, "stages");
-    rep_headline_free(&h);
-    return 0;
+    rows_left_out(f, h->n_stages, "stages");
 }
 
 int apreport_write_html(const ApreportReport *r, FILE *f)
@@ -509,8 +505,7 @@ int apreport_write_html(const ApreportReport *r, FILE *f)
         rep_html(f, "%s", r->warnings[i]);
         rep_html(f, "</div>\n");
     }
-    if ((rc = headline_html(r, f)) < 0)
-        return rc;
+    headline_html(r, f);
     rep_html(f, "<h2>Cluster mesh: devices of each stage</h2>\n");
     mesh_svg(r, f);
     {

@@ -137,26 +137,24 @@ static void sched_json(FILE *f, const ApreportSchedule *s)
 }
 
 /* The headline (headline.h): null for a figure that is not known. */
-static int headline_json(const ApreportReport *r, FILE *f)
+static void headline_json(const ApreportReport *r, FILE *f)
 {
-    RepHeadline h;
-    if (rep_headline(r, &h) < 0)
-        return APREPORT_ENOMEM;
+    const RepHeadline *h = &r->headline;
     fputs("{\"iteration_seconds\": ", f);
-    num(f, h.iteration);
+    num(f, h->iteration);
     fputs(", \"iteration_source\": ", f);
-    rep_json_string(f, h.source);
-    fprintf(f, ", \"gpus\": %d, \"samples_per_second_per_gpu\": ", h.gpus);
-    h.samples_per_gpu > 0 ? num(f, h.samples_per_gpu) : (void)fputs("null", f);
+    rep_json_string(f, h->source);
+    fprintf(f, ", \"gpus\": %d, \"samples_per_second_per_gpu\": ", h->gpus);
+    h->samples_per_gpu > 0 ? num(f, h->samples_per_gpu) : (void)fputs("null", f);
     fputs(", \"tokens_per_second_per_gpu\": ", f);
-    h.tokens_per_gpu > 0 ? num(f, h.tokens_per_gpu) : (void)fputs("null", f);
+    h->tokens_per_gpu > 0 ? num(f, h->tokens_per_gpu) : (void)fputs("null", f);
     fputs(", \"mfu\": ", f);
-    h.mfu > 0 ? num(f, h.mfu) : (void)fputs("null", f);
+    h->mfu > 0 ? num(f, h->mfu) : (void)fputs("null", f);
     fputs(", \"layout\": ", f);
-    rep_json_string(f, h.layout);
+    rep_json_string(f, h->layout);
     fputs(", \"memory\": [", f);
-    for (size_t k = 0; k < h.n_stages; k++) {
-        const RepStageMemory *m = &h.mem[k];
+    for (size_t k = 0; k < h->n_stages; k++) {
+        const RepStageMemory *m = &h->mem[k];
         fprintf(f, "%s{\"stage\": %zu, \"needed\": ", k ? ", " : "", k);
         num(f, m->total);
         fputs(", \"available\": ", f);
@@ -174,8 +172,6 @@ static int headline_json(const ApreportReport *r, FILE *f)
         fputs("}", f);
     }
     fputs("]}", f);
-    rep_headline_free(&h);
-    return 0;
 }
 
 int apreport_write_json(const ApreportReport *r, FILE *f)
@@ -289,8 +285,7 @@ int apreport_write_json(const ApreportReport *r, FILE *f)
         rep_json_string(f, r->warnings[i]);
     }
     fputs("],\n  \"headline\": ", f);
-    if (headline_json(r, f) < 0)
-        return APREPORT_ENOMEM;
+    headline_json(r, f);
     fputs("\n}\n", f);
     return ferror(f) ? APREPORT_EIO : 0;
 }

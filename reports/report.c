@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "headline.h"
 #include "report_int.h"
 #include "schedule.h"
 
@@ -629,6 +630,8 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
     r->exports = opt->exports ? opt->exports & APREPORT_EXPORT_ALL : APREPORT_EXPORT_ALL;
     if (r->exports)
         rep_closest_price(db, r);     /* the solver prices what a runtime can run */
+    if ((rc = rep_headline(r, &r->headline)) < 0) /* once, for report.html and report.json */
+        goto cleanup;
     *out = r;
     r = NULL;
     rc = 0;
@@ -673,6 +676,7 @@ void apreport_free(ApreportReport **rp)
     apreport_schedule_free(&r->sched[0]);
     apreport_schedule_free(&r->sched[1]);
     apreport_schedule_free(&r->sched[2]);
+    rep_headline_free(&r->headline);
     free(r);
     *rp = NULL;
 }

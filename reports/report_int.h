@@ -11,6 +11,7 @@
 
 #include "apreport.h"
 #include "costdb.h"
+#include "headline.h"
 #include "plan_options.h"
 
 typedef struct RepTensor {
@@ -90,6 +91,7 @@ struct ApreportReport {
     int allow_infeasible;             /* plan code for an infeasible plan too */
     unsigned exports;                 /* APREPORT_EXPORT_* bits written by apreport_write_all */
     RepClosest closest;
+    RepHeadline headline;             /* what the report answers first (headline.h) */
 };
 
 /* Whether every stage has the same submesh, logical mesh and option and
