@@ -41,9 +41,6 @@ uint8_t *fuzz_base_db(const char *path, size_t *len)
     ApprofSweepCallbacks cb;
     ApprofSweepSummary sum;
     char err[1024];
-    uint8_t *buf;
-    FILE *f;
-    long n;
 
     remove(path);
     memset(&cfg, 0, sizeof cfg);
@@ -67,7 +64,14 @@ uint8_t *fuzz_base_db(const char *path, size_t *len)
         abort();
     }
     store_plan(path); /* closing the last connection checkpoints the WAL */
-    f = fopen(path, "rb");
+    return fuzz_read_file(path, len);
+}
+
+uint8_t *fuzz_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    uint8_t *buf;
+    long n;
     FUZZ_CHECK(f != NULL);
     FUZZ_CHECK(fseek(f, 0, SEEK_END) == 0);
     n = ftell(f);

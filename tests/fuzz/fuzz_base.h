@@ -11,6 +11,10 @@
  * aborts on failure. */
 uint8_t *fuzz_base_db(const char *path, size_t *len);
 
+/* The bytes of the file at path (malloc'd; *len set); aborts when it cannot
+ * be read or is empty. */
+uint8_t *fuzz_read_file(const char *path, size_t *len);
+
 /* Writes base (len bytes) to work_path and runs the input's SQL on it as
  * someone crafting a database would: bounded (no ATTACH, a step budget, 1
  * MB values), foreign keys and CHECK constraints off, triggers off when

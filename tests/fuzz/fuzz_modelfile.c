@@ -16,29 +16,11 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "fuzz_graph.h"
 #include "graph.h"
 #include "hardware.h"
 #include "model/modelfile.h"
 #include "sweep/sweep.h"
-
-static void check_layering(const ApprofGraph *g, const ApprofLayering *l)
-{
-    int next = 0;
-    FUZZ_CHECK(l->n_layers >= 1);
-    for (int k = 0; k < l->n_layers; k++) {
-        ApprofLayerStats st;
-        FUZZ_CHECK(l->op_begin[k] == next);
-        FUZZ_CHECK(l->op_end[k] > l->op_begin[k]);
-        next = l->op_end[k];
-        if (approf_layer_stats(g, l, k, &st) == 0) {
-            FUZZ_CHECK(isfinite(st.fwd_flops) && st.fwd_flops >= 0);
-            FUZZ_CHECK(isfinite(st.bwd_flops) && st.bwd_flops >= 0);
-            FUZZ_CHECK(st.param_bytes >= 0 && st.activation_bytes >= 0 &&
-                       st.inbound_bytes >= 0);
-        }
-    }
-    FUZZ_CHECK((size_t)next == g->n_ops);
-}
 
 static void check_ops(const ApprofGraph *g)
 {
@@ -104,7 +86,6 @@ static void sweep(const char *text)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     ApprofGraph *g = NULL, *g2 = NULL;
-    ApprofLayering l;
     char err[1024] = "", h1[128], h2[128];
     char *text, *json = NULL;
     int rc;
@@ -131,14 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(strcmp(h1, h2) == 0);
     check_ops(g);
 
-    memset(&l, 0, sizeof l);
-    if (approf_layers_auto(g, 2, 0.5, &l) == 0)
-        check_layering(g, &l);
-    approf_layering_free(&l);
-    memset(&l, 0, sizeof l);
-    if (approf_layers_manual(g, &l) == 0)
-        check_layering(g, &l);
-    approf_layering_free(&l);
+    fuzz_check_layerings(g);
 
     if (g->n_ops <= 48)
         sweep(text);

@@ -13,26 +13,14 @@
 #include <string.h>
 
 #include "fuzz.h"
+#include "fuzz_graph.h"
 #include "graph.h"
 #include "model/modelfile.h"
 #include "model/onnx.h"
 
-static void check_layering(const ApprofGraph *g, const ApprofLayering *l)
-{
-    int next = 0;
-    FUZZ_CHECK(l->n_layers >= 1);
-    for (int k = 0; k < l->n_layers; k++) {
-        FUZZ_CHECK(l->op_begin[k] == next);
-        FUZZ_CHECK(l->op_end[k] > l->op_begin[k]);
-        next = l->op_end[k];
-    }
-    FUZZ_CHECK((size_t)next == g->n_ops);
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     ApprofGraph *g = NULL, *g2 = NULL;
-    ApprofLayering l;
     char err[1024] = "", h1[128], h2[128];
     char *json = NULL;
     int rc;
@@ -60,14 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     approf_graph_hash(g2, h2, sizeof h2);
     FUZZ_CHECK(strcmp(h1, h2) == 0);
 
-    memset(&l, 0, sizeof l);
-    if (approf_layers_auto(g, 2, 0.5, &l) == 0)
-        check_layering(g, &l);
-    approf_layering_free(&l);
-    memset(&l, 0, sizeof l);
-    if (approf_layers_manual(g, &l) == 0)
-        check_layering(g, &l);
-    approf_layering_free(&l);
+    fuzz_check_layerings(g);
 cleanup:
     approf_graph_free(&g);
     approf_graph_free(&g2);

@@ -75,8 +75,6 @@ static void add_plan(const char *path)
 static void make_base(void)
 {
     char path[1024];
-    FILE *f;
-    long n;
     if (base)
         return;
     snprintf(path, sizeof path, "%s/report_base.db", fuzz_tmpdir());
@@ -84,17 +82,7 @@ static void make_base(void)
     snprintf(out_dir, sizeof out_dir, "%s/report_out", fuzz_tmpdir());
     free(fuzz_base_db(path, &base_len));
     add_plan(path);
-    f = fopen(path, "rb");
-    FUZZ_CHECK(f != NULL);
-    FUZZ_CHECK(fseek(f, 0, SEEK_END) == 0);
-    n = ftell(f);
-    FUZZ_CHECK(n > 0);
-    rewind(f);
-    base = malloc((size_t)n);
-    FUZZ_CHECK(base != NULL);
-    FUZZ_CHECK(fread(base, 1, (size_t)n, f) == (size_t)n);
-    fclose(f);
-    base_len = (size_t)n;
+    base = fuzz_read_file(path, &base_len);
     atexit(free_base);
 }
 
