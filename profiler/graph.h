@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel_op.h"
+
 #define APPROF_MAX_DIMS 6      /* tensor rank */
 #define APPROF_MAX_INPUTS 4    /* operator inputs */
 #define APPROF_MAX_OUTPUTS 4   /* operator outputs (split) */
@@ -185,6 +187,16 @@ typedef struct ApprofKernel {
     int async_wgrad;           /* 1: that GEMM computes the weight gradient (it hides the
                                 * input gradient's reduction); 0: the input gradient (it
                                 * hides the input's re-gather) */
+    /* The operator a memory-bound kernel implements, for a backend that runs
+     * it (kernel_op.h; the CUDA module's op_shape.h says what each reads and
+     * writes): kop (APPROF_CUDA_OP_NONE: none of its own), its direction,
+     * the row-wise view rows x cols, extent (a broadcast operand's
+     * elements, an embedding's table rows, rotary positions), the dropout
+     * rate; batch norm and pooling use the conv_* fields for their NCHW
+     * input and window. Pricing reads none of these. */
+    int kop, kop_backward;
+    int64_t rows, cols, extent;
+    double rate;
 } ApprofKernel;
 
 #define APPROF_SAVED_INPUT(i) (1u << (i))

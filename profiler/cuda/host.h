@@ -17,6 +17,7 @@
 
 #include "../graph.h"
 #include "../stage.h"
+#include "op_shape.h"
 
 /* ---- repeat statistics ---------------------------------------------------- */
 
@@ -139,13 +140,18 @@ typedef enum { APPROF_BW_STREAM = 0, APPROF_BW_GATHER = 1 } ApprofBwPattern;
  * Memory-bound kinds: [0] input, [1] output, in_elems/out_elems elements of
  * the dtype: the kernel's bytes (2 * elements when 0) split as
  * elementwise, copy, gather: write min(elements, bytes/2), read the rest;
- * reduction: read min(elements, bytes), write the rest (at least one). */
+ * reduction: read min(elements, bytes), write the rest (at least one).
+ * A memory-bound kernel that names its operator (ApprofKernel.kop) runs
+ * that operator's kernel instead (real = 1, op its shape): [0] in, [1]
+ * out, [2] aux of op_shape.h's layout. */
 typedef struct ApprofKernelBuffers {
     int n;                   /* buffers used */
     int64_t bytes[3];
     int64_t out_h, out_w;    /* convolutions */
     int64_t in_elems, out_elems;
     ApprofBwPattern pattern;
+    int real;                /* runs op's kernel, not the bandwidth kernel */
+    ApprofOpShape op;
 } ApprofKernelBuffers;
 
 int approf_kernel_buffers(const ApprofKernel *k, ApprofDtype dt, ApprofKernelBuffers *out);

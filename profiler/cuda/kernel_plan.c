@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "host.h"
+#include "op_shape.h"
 
 static int64_t dtsize(ApprofDtype dt)
 {
@@ -91,6 +92,54 @@ static int conv_buffers(const ApprofKernel *k, ApprofDtype dt, ApprofKernelBuffe
     return APPROF_OK;
 }
 
+/* The shape of the operator k names and its arrays; -1 when k names none
+ * or its sizes do not make a layout (then the bandwidth kernel runs). */
+static int op_buffers(const ApprofKernel *k, ApprofDtype dt, ApprofKernelBuffers *out)
+{
+    ApprofOpShape *s = &out->op;
+    ApprofOpArrays l[3];
+    if (k->kop <= APPROF_CUDA_OP_NONE || k->kop >= APPROF_CUDA_OP_COUNT)
+        return -1;
+    memset(s, 0, sizeof *s);
+    s->op = k->kop;
+    s->backward = k->kop_backward != 0;
+    s->dtype = (int)dt;
+    s->rows = k->rows;
+    s->cols = k->cols;
+    s->extent = k->extent;
+    s->rate = (float)k->rate;
+    s->n = k->conv_n;
+    s->c = k->conv_c;
+    s->h = k->conv_h;
+    s->w = k->conv_w;
+    if (k->kop == APPROF_CUDA_OP_BATCH_NORM || k->kop == APPROF_CUDA_OP_MAX_POOL ||
+        k->kop == APPROF_CUDA_OP_AVG_POOL) {
+        s->rows = k->conv_c;
+        s->cols = mul(mul(k->conv_n, k->conv_h), k->conv_w);
+    }
+    if (k->kop == APPROF_CUDA_OP_MAX_POOL || k->kop == APPROF_CUDA_OP_AVG_POOL) {
+        /* PyTorch's default floor mode. */
+        s->r = (int)k->conv_r;
+        s->s = (int)k->conv_s;
+        s->stride[0] = k->conv_stride[0];
+        s->stride[1] = k->conv_stride[1];
+        s->pad[0] = k->conv_pad[0];
+        s->pad[1] = k->conv_pad[1];
+        if (s->stride[0] <= 0 || s->stride[1] <= 0 || k->conv_h + 2 * s->pad[0] < s->r ||
+            k->conv_w + 2 * s->pad[1] < s->s)
+            return -1;
+        s->oh = (k->conv_h + 2 * s->pad[0] - s->r) / s->stride[0] + 1;
+        s->ow = (k->conv_w + 2 * s->pad[1] - s->s) / s->stride[1] + 1;
+    }
+    if (approf_op_layout(s, l) < 0)
+        return -1;
+    out->n = 3;
+    for (int i = 0; i < 3; i++)
+        out->bytes[i] = l[i].total;
+    out->real = 1;
+    return 0;
+}
+
 int approf_kernel_buffers(const ApprofKernel *k, ApprofDtype dt, ApprofKernelBuffers *out)
 {
     int64_t es = dtsize(dt), total, elem_bytes, rd, wr;
@@ -113,6 +162,9 @@ int approf_kernel_buffers(const ApprofKernel *k, ApprofDtype dt, ApprofKernelBuf
     case APPROF_K_CONV_FWD: case APPROF_K_CONV_BWD_DATA: case APPROF_K_CONV_BWD_FILTER:
         return conv_buffers(k, dt, out);
     case APPROF_K_ELEMENTWISE: case APPROF_K_REDUCTION: case APPROF_K_GATHER: case APPROF_K_COPY:
+        if (op_buffers(k, dt, out) == 0)
+            return APPROF_OK;
+        memset(out, 0, sizeof *out);
         break;
     default:
         return APPROF_EINVAL;
@@ -162,4 +214,130 @@ int64_t approf_cuda_available_memory(int64_t free_bytes, int64_t total)
 {
     int64_t a = free_bytes - approf_cuda_memory_reserve(total);
     return a > 0 ? a : 0;
+}
+
+/* ---- the arrays of one operator's kernels (kernels.h) --------------------- */
+
+/* Appends an array of elems elements of esz bytes to a; -1 when a size is
+ * not positive or overflows. */
+static int arr(ApprofOpArrays *a, int64_t elems, int64_t esz)
+{
+    int64_t b = mul(elems, esz);
+    if (b < 0 || a->n >= APPROF_OP_MAX_ARRAYS || a->total > INT64_MAX / 2 - b)
+        return -1;
+    a->offset[a->n] = a->total;
+    a->bytes[a->n] = b;
+    a->n++;
+    a->total += approf_cuda_align(b);
+    return 0;
+}
+
+int approf_op_layout(const ApprofOpShape *s, ApprofOpArrays out[3])
+{
+    ApprofOpArrays *in = &out[0], *o = &out[1], *aux = &out[2];
+    int64_t es, rc, n, e, x, y;
+    int bw, bad = 0;
+
+    if (!s || !out)
+        return -1;
+    memset(out, 0, 3 * sizeof *out);
+    if (s->dtype < 0 || s->dtype > 2)
+        return -1;
+    es = s->dtype == 0 ? 4 : 2;
+    bw = s->backward != 0;
+    n = mul(s->rows, s->cols);
+    e = s->extent;
+    switch (s->op) {
+    case APPROF_CUDA_OP_LAYER_NORM: case APPROF_CUDA_OP_RMS_NORM:
+        bad |= arr(in, n, es);
+        if (bw)
+            bad |= arr(in, n, es);
+        bad |= arr(o, n, es);
+        bad |= arr(aux, s->cols, es) | arr(aux, s->cols, es) | arr(aux, s->rows, 4) |
+               arr(aux, s->rows, 4);
+        if (bw)
+            bad |= arr(aux, s->cols, 4) | arr(aux, s->cols, 4);
+        break;
+    case APPROF_CUDA_OP_SOFTMAX: case APPROF_CUDA_OP_GELU: case APPROF_CUDA_OP_SILU:
+    case APPROF_CUDA_OP_RELU: case APPROF_CUDA_OP_DROPOUT:
+        bad |= arr(in, n, es);
+        if (bw)
+            bad |= arr(in, n, es);
+        bad |= arr(o, n, es);
+        if (s->op == APPROF_CUDA_OP_DROPOUT && !(s->rate >= 0.0f && s->rate < 1.0f))
+            bad = -1;
+        break;
+    case APPROF_CUDA_OP_ADD: case APPROF_CUDA_OP_MUL:
+        if (n < 0 || e <= 0 || (e != n && e != s->cols))
+            return -1;
+        if (!bw) {
+            bad |= arr(in, n, es) | arr(in, e, es) | arr(o, n, es);
+        } else if (s->op == APPROF_CUDA_OP_ADD) {
+            bad |= arr(in, n, es) | arr(o, e, e < n ? 4 : es);
+        } else {
+            bad |= arr(in, n, es) | arr(in, e, es) | arr(in, n, es);
+            bad |= arr(o, n, es) | arr(o, e, e < n ? 4 : es);
+        }
+        break;
+    case APPROF_CUDA_OP_BIAS:
+        bad |= arr(in, n, es);
+        if (bw) {
+            bad |= arr(o, s->cols, 4);
+        } else {
+            bad |= arr(o, n, es) | arr(aux, s->cols, es);
+        }
+        break;
+    case APPROF_CUDA_OP_EMBEDDING:
+        bad |= arr(in, s->rows, 4);
+        if (bw) {
+            bad |= arr(in, n, es) | arr(o, mul(e, s->cols), 4);
+        } else {
+            bad |= arr(o, n, es) | arr(aux, mul(e, s->cols), es);
+        }
+        break;
+    case APPROF_CUDA_OP_CROSS_ENTROPY:
+        bad |= arr(in, n, es);
+        bad |= arr(o, bw ? n : s->rows, bw ? es : 4);
+        bad |= arr(aux, s->rows, 4) | arr(aux, s->rows, 4);
+        break;
+    case APPROF_CUDA_OP_BATCH_NORM:
+        x = mul(mul(mul(s->n, s->c), s->h), s->w);
+        bad |= arr(in, x, es);
+        if (bw)
+            bad |= arr(in, x, es);
+        bad |= arr(o, x, es);
+        bad |= arr(aux, s->c, es) | arr(aux, s->c, es) | arr(aux, s->c, 4) | arr(aux, s->c, 4);
+        if (bw)
+            bad |= arr(aux, s->c, 4) | arr(aux, s->c, 4);
+        break;
+    case APPROF_CUDA_OP_MAX_POOL: case APPROF_CUDA_OP_AVG_POOL:
+        if (s->r <= 0 || s->s <= 0 || s->stride[0] <= 0 || s->stride[1] <= 0 || s->pad[0] < 0 ||
+            s->pad[1] < 0 || s->oh <= 0 || s->ow <= 0)
+            return -1;
+        x = mul(mul(mul(s->n, s->c), s->h), s->w);
+        y = mul(mul(mul(s->n, s->c), s->oh), s->ow);
+        bad |= arr(in, x, es);
+        if (bw)
+            bad |= arr(in, y, es) | arr(o, x, 4);
+        else
+            bad |= arr(o, y, es);
+        break;
+    case APPROF_CUDA_OP_GLOBAL_POOL:
+        if (bw)
+            bad |= arr(in, s->rows, es) | arr(o, n, es);
+        else
+            bad |= arr(in, n, es) | arr(o, s->rows, es);
+        break;
+    case APPROF_CUDA_OP_ROPE:
+        if (s->cols % 2 || e < 0)
+            return -1;
+        bad |= arr(in, n, es) | arr(o, n, es);
+        break;
+    default:
+        return -1;
+    }
+    rc = bad ? -1 : 0;
+    if (rc < 0)
+        memset(out, 0, 3 * sizeof *out);
+    return (int)rc;
 }

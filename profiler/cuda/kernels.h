@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The small CUDA kernels of the approf-cuda module (kernels.cu, compiled by
- * nvcc): a bandwidth kernel standing in for elementwise, reduction, gather
- * and copy kernels (it reads n_in and writes n_out elements of the dtype),
- * and a fill kernel that gives buffers finite pseudo-random values.
- * Launchers return the cudaError_t of the launch as an int.
+ * The CUDA kernels of the approf-cuda module (kernels.cu, compiled by
+ * nvcc): the memory-bound operators as the frameworks run them (norms,
+ * softmax, activations, dropout, bias, embedding, cross-entropy, batch
+ * norm, pooling, rotary embedding; forward and backward), a bandwidth
+ * kernel for what has no kernel of its own (copies, the MoE dispatch, the
+ * gradient accumulation add), and a fill kernel. Launchers return the
+ * cudaError_t of the launch as an int. Plain C types only: this header is
+ * read by nvcc (C++), the module and tests/cuda/test_kernels.c.
  */
 #ifndef APPROF_CUDA_KERNELS_H
 #define APPROF_CUDA_KERNELS_H
@@ -12,6 +15,8 @@
 #include <stdint.h>
 
 #include <cuda_runtime_api.h>
+
+#include "op_shape.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -23,6 +28,16 @@ int approf_cuda_launch_bw(int dtype, int pattern, const void *in, int64_t n_in, 
                           int64_t n_out, cudaStream_t stream);
 /* Fills n elements with values in [-1, 1) derived from seed. */
 int approf_cuda_launch_fill(int dtype, void *p, int64_t n, uint32_t seed, cudaStream_t stream);
+
+/* Writes what the kernels index with (ids, labels: hash(i) mod E or C) into
+ * the buffers; call once before approf_cuda_launch_op. Other arrays keep
+ * whatever they hold (the fill kernel's values). */
+int approf_cuda_op_init(const ApprofOpShape *s, void *in, void *out, void *aux,
+                        cudaStream_t stream);
+/* Runs shape s's kernel(s) on the stream (the zeroing of a scatter-add's
+ * output included). */
+int approf_cuda_launch_op(const ApprofOpShape *s, void *in, void *out, void *aux,
+                          cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -29,6 +29,8 @@ typedef struct CudaCtx {
     int warmup, repeats;
     int allow_tf32;              /* this measurement: env_tf32 and the spec's allow_tf32 */
     int env_tf32;                /* APPROF_CUDA_TF32 (default 1): 0 forbids TF32 */
+    int standin;                 /* APPROF_CUDA_STANDIN (default 0): 1 runs every memory-bound
+                                  * kernel as the bandwidth kernel */
     size_t workspace_limit;      /* bytes for cuBLASLt/cuDNN workspace */
 } CudaCtx;
 
@@ -36,7 +38,7 @@ typedef struct CudaCtx {
 typedef struct CudaOp {
     ApprofKernel k;
     ApprofKernelBuffers b;
-    void *buf[3];
+    void *buf[3];                /* GEMM A B C; conv x w y; operator in out aux */
     /* GEMM */
     cublasLtMatmulDesc_t mm;
     cublasLtMatrixLayout_t la, lb, lc;

@@ -526,6 +526,98 @@ static void test_probe_store(void)
     }
 }
 
+/* The operators' arrays (op_shape.h): sizes, 256-byte offsets, the
+ * direction's extra arrays, and shapes the kernels do not take. */
+static void test_op_layout(void)
+{
+    ApprofOpShape s;
+    ApprofOpArrays l[3];
+    memset(&s, 0, sizeof s);
+    s.op = APPROF_CUDA_OP_LAYER_NORM;
+    s.dtype = 2;
+    s.rows = 3;
+    s.cols = 100;
+    CU_ASSERT_EQUAL(approf_op_layout(&s, l), 0);
+    CU_ASSERT_EQUAL(l[0].n, 1);
+    CU_ASSERT_EQUAL(l[0].bytes[0], 600);
+    CU_ASSERT_EQUAL(l[1].bytes[0], 600);
+    CU_ASSERT_EQUAL(l[2].n, 4);
+    CU_ASSERT_EQUAL(l[2].offset[1], 256);          /* gamma's 200 bytes, aligned */
+    CU_ASSERT_EQUAL(l[2].bytes[2], 12);            /* mean: f32 per row */
+    CU_ASSERT_EQUAL(l[2].total, 4 * 256);
+    s.backward = 1;
+    CU_ASSERT_EQUAL(approf_op_layout(&s, l), 0);
+    CU_ASSERT_EQUAL(l[0].n, 2);                    /* x and dy */
+    CU_ASSERT_EQUAL(l[0].offset[1], 768);
+    CU_ASSERT_EQUAL(l[2].n, 6);                    /* dgamma, dbeta */
+    CU_ASSERT_EQUAL(l[2].bytes[5], 400);
+    /* A broadcast operand must be the row or the whole tensor. */
+    s.op = APPROF_CUDA_OP_MUL;
+    s.backward = 0;
+    s.extent = 100;
+    CU_ASSERT_EQUAL(approf_op_layout(&s, l), 0);
+    CU_ASSERT_EQUAL(l[0].bytes[1], 200);
+    s.extent = 7;
+    CU_ASSERT_EQUAL(approf_op_layout(&s, l), -1);
+    CU_ASSERT_EQUAL(l[0].total, 0);
+    /* Embedding backward: a f32 table gradient of E rows. */
+    memset(&s, 0, sizeof s);
+    s.op = APPROF_CUDA_OP_EMBEDDING;
+    s.backward = 1;
+    s.dtype = 0;
+    s.rows = 10;
+    s.cols = 8;
+    s.extent = 50;
+    CU_ASSERT_EQUAL(approf_op_layout(&s, l), 0);
+    CU_ASSERT_EQUAL(l[1].bytes[0], 50 * 8 * 4);
+    s.extent = 0;
+    CU_ASSERT_EQUAL(approf_op_layout(&s, l), -1);
+    s.extent = INT64_MAX / 2;
+    CU_ASSERT_EQUAL(approf_op_layout(&s, l), -1);
+    s.op = APPROF_CUDA_OP_COUNT;
+    CU_ASSERT_EQUAL(approf_op_layout(&s, l), -1);
+    s.op = APPROF_CUDA_OP_DROPOUT;
+    s.extent = 0;
+    s.rate = 1.0f;
+    CU_ASSERT_EQUAL(approf_op_layout(&s, l), -1);
+    s.rate = 0.1f;
+    CU_ASSERT_EQUAL(approf_op_layout(&s, l), 0);
+}
+
+/* A memory-bound kernel that names its operator gets that operator's
+ * buffers; one whose shape the kernels do not take falls back to the
+ * bandwidth kernel's. */
+static void test_op_buffers(void)
+{
+    ApprofKernel k;
+    ApprofKernelBuffers b;
+    memset(&k, 0, sizeof k);
+    k.kind = APPROF_K_REDUCTION;
+    k.elements = 64 * 512;
+    k.bytes = 2.0 * 64 * 512 * 2;
+    k.kop = APPROF_CUDA_OP_SOFTMAX;
+    k.rows = 64;
+    k.cols = 512;
+    CU_ASSERT_EQUAL(approf_kernel_buffers(&k, APPROF_BF16, &b), 0);
+    CU_ASSERT_EQUAL(b.real, 1);
+    CU_ASSERT_EQUAL(b.n, 3);
+    CU_ASSERT_EQUAL(b.bytes[0], 64 * 512 * 2);
+    CU_ASSERT_EQUAL(b.bytes[2], 0);
+    CU_ASSERT_EQUAL(b.op.rows, 64);
+    k.kop = APPROF_CUDA_OP_MAX_POOL;   /* no window: not a pooling shape */
+    CU_ASSERT_EQUAL(approf_kernel_buffers(&k, APPROF_BF16, &b), 0);
+    CU_ASSERT_EQUAL(b.real, 0);
+    CU_ASSERT_EQUAL(b.n, 2);
+    k.conv_n = 2; k.conv_c = 3; k.conv_h = 9; k.conv_w = 9;
+    k.conv_r = k.conv_s = 3;
+    k.conv_stride[0] = k.conv_stride[1] = 2;
+    k.conv_pad[0] = k.conv_pad[1] = 1;
+    CU_ASSERT_EQUAL(approf_kernel_buffers(&k, APPROF_F32, &b), 0);
+    CU_ASSERT_EQUAL(b.real, 1);
+    CU_ASSERT_EQUAL(b.op.oh, 5);
+    CU_ASSERT_EQUAL(b.bytes[1], approf_cuda_align(2 * 3 * 5 * 5 * 4));   /* a whole buffer */
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -538,6 +630,8 @@ int main(void)
     CU_add_test(s, "track_alloc", test_track_alloc);
     CU_add_test(s, "gemm_desc", test_gemm_desc);
     CU_add_test(s, "buffers", test_buffers);
+    CU_add_test(s, "op_layout", test_op_layout);
+    CU_add_test(s, "op_buffers", test_op_buffers);
     CU_add_test(s, "reserve", test_reserve);
     CU_add_test(s, "probe_sizes", test_probe_sizes);
     CU_add_test(s, "coll_counts", test_coll_counts);

@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Kernel-level comparison of the measuring backend with the analytic one,
+ * per operator class (docs/validation.md, "The operators' own kernels").
+ *
+ *   bench_kernel_classes ops MODEL PRESET LAYERS BATCH DTYPE HARDWARE
+ *     Every kernel of the whole model on one device (no sharding), forward
+ *     and backward: identical kernels measured once and counted as often as
+ *     they occur. Prints per (operator kind, direction): kernels, measured
+ *     ms, analytic ms and analytic / measured. Run it once as is and once
+ *     with APPROF_CUDA_STANDIN=1 (the bandwidth kernel for every
+ *     memory-bound operator) to see what the operators' kernels change.
+ *   bench_kernel_classes gemm DTYPE HARDWARE
+ *     The per-shape GEMM table: square GEMMs 1024..4096 in steps of 128
+ *     (tile and wave quantization) and the linear layers of Llama-3-8B and
+ *     GPT-2 at 4096 and 8192 tokens; measured and analytic TFLOP/s.
+ *
+ * Each kernel is measured as COPIES (10) back-to-back copies of itself in a
+ * one-phase program and divided by COPIES, so that the timing events'
+ * overhead (a few microseconds) does not swamp a small kernel; its operands
+ * then stay in L2 between copies when they fit (50 MB on an H100), as a
+ * kernel reading its producer's output often does in a real phase. Without
+ * a GPU (or the module) the measured columns say why and the analytic ones
+ * are printed alone. Figures only: nothing here fails on time.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "hardware.h"
+#include "model/zoo.h"
+
+#define COPIES 10
+#define MAX_CLASSES 128
+
+typedef struct {
+    char name[64];
+    int phase;
+    long kernels;
+    double measured, analytic;   /* seconds, all kernels of the class */
+    int failed;
+} Class;
+
+static ApprofBackend be;
+static int have_be;
+static char be_err[256];
+
+/* Seconds one kernel takes on the device; NAN when not measured. */
+static double measure(const ApprofKernel *k, ApprofDtype dt, const ApprofHardwareSpec *hw)
+{
+    ApprofKernel ks[COPIES];
+    ApprofStageProgram p;
+    ApprofMeasurement m;
+    if (!have_be)
+        return NAN;
+    for (int i = 0; i < COPIES; i++)
+        ks[i] = *k;
+    memset(&p, 0, sizeof p);
+    p.dtype = dt;
+    p.kernels[0] = ks;
+    p.n_kernels[0] = COPIES;
+    if (be.measure(be.ctx, &p, 0, hw, &m) < 0 || m.status != 0) {
+        fprintf(stderr, "  measure failed: %s\n", m.error);
+        return NAN;
+    }
+    return m.compute_cost / COPIES;
+}
+
+static Class *class_of(Class *cl, int *n, const char *name, int phase)
+{
+    for (int i = 0; i < *n; i++)
+        if (cl[i].phase == phase && !strcmp(cl[i].name, name))
+            return &cl[i];
+    if (*n == MAX_CLASSES)
+        return NULL;
+    memset(&cl[*n], 0, sizeof cl[*n]);
+    snprintf(cl[*n].name, sizeof cl[*n].name, "%s", name);
+    cl[*n].phase = phase;
+    return &cl[(*n)++];
+}
+
+/* Kernels that differ only in their source operator measure the same. */
+static int same(const ApprofKernel *a, const ApprofKernel *b)
+{
+    ApprofKernel x = *a, y = *b;
+    x.op = y.op = 0;
+    x.async_group = y.async_group = 0;
+    x.async_wgrad = y.async_wgrad = 0;
+    return !memcmp(&x, &y, sizeof x);
+}
+
+static int run_ops(int argc, char **argv)
+{
+    ApprofZooOptions o;
+    ApprofGraph *g = NULL;
+    ApprofHardwareSpec hw;
+    ApprofDtype dt;
+    char err[256];
+    static Class cl[MAX_CLASSES];
+    int ncl = 0;
+    ApprofKernel *seen = NULL;
+    double *seen_t = NULL;
+    size_t nseen = 0, capseen = 0;
+
+    if (argc < 8) {
+        fprintf(stderr, "usage: bench_kernel_classes ops MODEL PRESET LAYERS BATCH DTYPE HARDWARE\n");
+        return 2;
+    }
+    memset(&o, 0, sizeof o);
+    o.preset = strcmp(argv[3], "-") ? argv[3] : NULL;
+    o.num_layers = atoi(argv[4]);
+    o.batch = atoi(argv[5]);
+    o.dtype = argv[6];
+    if (approf_dtype_parse(argv[6], &dt) < 0 || approf_hardware_builtin(argv[7], &hw) < 0 ||
+        approf_zoo_build(argv[2], &o, &g, err, sizeof err) < 0) {
+        fprintf(stderr, "bench_kernel_classes: bad model, dtype or hardware (%s)\n", err);
+        return 2;
+    }
+    for (size_t op = 0; op < g->n_ops; op++) {
+        for (int ph = 0; ph < 2; ph++) {
+            ApprofKernel ks[APPROF_MAX_KERNELS];
+            int nk = approf_op_kernels(g, (int)op, NULL, ph, ks, APPROF_MAX_KERNELS);
+            for (int i = 0; i < nk; i++) {
+                char name[64];
+                double t = NAN;
+                size_t j;
+                snprintf(name, sizeof name, "%s%s", approf_op_kind_name(g->ops[op].kind),
+                         ks[i].kind == APPROF_K_GEMM ? " gemm"
+                         : ks[i].kop == APPROF_CUDA_OP_BIAS ? " bias" : "");
+                for (j = 0; j < nseen; j++)
+                    if (same(&seen[j], &ks[i]))
+                        break;
+                if (j < nseen) {
+                    t = seen_t[j];
+                } else {
+                    t = measure(&ks[i], dt, &hw);
+                    if (nseen == capseen) {
+                        capseen = capseen ? 2 * capseen : 64;
+                        seen = realloc(seen, capseen * sizeof *seen);
+                        seen_t = realloc(seen_t, capseen * sizeof *seen_t);
+                        if (!seen || !seen_t)
+                            return 1;
+                    }
+                    seen[nseen] = ks[i];
+                    seen_t[nseen++] = t;
+                }
+                Class *c = class_of(cl, &ncl, name, ph);
+                if (!c)
+                    continue;
+                c->kernels++;
+                c->analytic += approf_kernel_seconds(&hw, &ks[i]);
+                if (isnan(t))
+                    c->failed = 1;
+                else
+                    c->measured += t;
+            }
+        }
+    }
+    printf("# %s %s, %s layers, batch %s, %s, analytic %s; measured: %s%s\n", argv[2], argv[3],
+           argv[4], argv[5], argv[6], argv[7],
+           have_be ? "this GPU" : be_err,
+           have_be && getenv("APPROF_CUDA_STANDIN") && !strcmp(getenv("APPROF_CUDA_STANDIN"), "1")
+               ? " (APPROF_CUDA_STANDIN=1: bandwidth kernel for the memory-bound operators)" : "");
+    printf("%-22s %-4s %8s %12s %12s %9s\n", "class", "dir", "kernels", "measured ms",
+           "analytic ms", "an/meas");
+    double tm = 0, ta = 0;
+    for (int i = 0; i < ncl; i++) {
+        Class *c = &cl[i];
+        ta += c->analytic;
+        if (!c->failed)
+            tm += c->measured;
+        if (c->failed || !have_be)
+            printf("%-22s %-4s %8ld %12s %12.4f %9s\n", c->name, c->phase ? "bwd" : "fwd",
+                   c->kernels, "n/a", c->analytic * 1e3, "n/a");
+        else
+            printf("%-22s %-4s %8ld %12.4f %12.4f %9.3f\n", c->name, c->phase ? "bwd" : "fwd",
+                   c->kernels, c->measured * 1e3, c->analytic * 1e3,
+                   c->measured > 0 ? c->analytic / c->measured : NAN);
+    }
+    printf("%-22s %-4s %8s %12.4f %12.4f %9.3f\n", "total", "", "", tm * 1e3, ta * 1e3,
+           have_be && tm > 0 ? ta / tm : NAN);
+    free(seen);
+    free(seen_t);
+    approf_graph_free(&g);
+    return 0;
+}
+
+static void gemm_row(int64_t m, int64_t n, int64_t k, ApprofDtype dt, const ApprofHardwareSpec *hw)
+{
+    ApprofKernel g;
+    double es = (double)approf_dtype_size(dt);
+    memset(&g, 0, sizeof g);
+    g.kind = APPROF_K_GEMM;
+    g.dtype = dt;
+    g.batch = 1;
+    g.m = m;
+    g.n = n;
+    g.k = k;
+    g.flops = 2.0 * (double)m * (double)n * (double)k;
+    g.bytes = es * ((double)m * k + (double)k * n + (double)m * n);
+    g.store_bytes = es * (double)m * n;
+    double t = measure(&g, dt, hw), a = approf_kernel_seconds(hw, &g);
+    printf("%6lld %6lld %6lld %12.1f %12.1f %9.3f\n", (long long)m, (long long)n, (long long)k,
+           isnan(t) ? NAN : g.flops / t * 1e-12, g.flops / a * 1e-12, isnan(t) ? NAN : a / t);
+}
+
+static int run_gemm(int argc, char **argv)
+{
+    ApprofHardwareSpec hw;
+    ApprofDtype dt;
+    static const int64_t lin[][2] = {{4096, 4096}, {4096, 1024}, {4096, 14336}, {14336, 4096},
+                                     {768, 2304}, {768, 3072}, {3072, 768}, {4096, 128256}};
+    if (argc < 4 || approf_dtype_parse(argv[2], &dt) < 0 ||
+        approf_hardware_builtin(argv[3], &hw) < 0) {
+        fprintf(stderr, "usage: bench_kernel_classes gemm DTYPE HARDWARE\n");
+        return 2;
+    }
+    printf("# GEMM %s, analytic %s; measured: %s\n", argv[2], argv[3], have_be ? "this GPU" : be_err);
+    printf("%6s %6s %6s %12s %12s %9s\n", "m", "n", "k", "meas TF/s", "anal TF/s", "an/meas");
+    for (int64_t s = 1024; s <= 4096; s += 128)
+        gemm_row(s, s, s, dt, &hw);
+    for (int t = 4096; t <= 8192; t *= 2)
+        for (size_t i = 0; i < sizeof lin / sizeof lin[0]; i++)
+            gemm_row(t, lin[i][1], lin[i][0], dt, &hw);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    int rc;
+    if (argc < 2 || (strcmp(argv[1], "ops") && strcmp(argv[1], "gemm"))) {
+        fprintf(stderr, "usage: bench_kernel_classes ops|gemm ...\n");
+        return 2;
+    }
+    have_be = approf_backend_cuda(&be, be_err, sizeof be_err) == 0;
+    rc = !strcmp(argv[1], "ops") ? run_ops(argc, argv) : run_gemm(argc, argv);
+    if (have_be)
+        approf_backend_destroy(&be);
+    return rc;
+}
