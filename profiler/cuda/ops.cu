@@ -21,9 +21,13 @@
 // Ids and labels are read modulo the table rows or the vocabulary: the
 // module places every kernel of a phase at the start of one arena, so a
 // later kernel may have overwritten what approf_cuda_op_init wrote.
-// They are straightforward (scalar loads, no vectorisation), so they are
-// an upper bound on what tuned kernels take; docs/validation.md keeps the
-// comparison.
+// Rows, elementwise passes and broadcasts step 16 bytes per thread where the
+// sizes allow it (PyTorch's vectorised elementwise kernels and Apex's norms
+// do), scalar elements otherwise; softmax and cross-entropy find a row's
+// maximum and sum in one online pass. Batch norm, pooling, rotary and the
+// scatter-adds are scalar: what they measure is an upper bound on what
+// tuned kernels (cuDNN's batch norm, PyTorch's) take; docs/validation.md
+// keeps the comparison.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -38,6 +42,45 @@ __device__ inline float ld(const __nv_bfloat16 *p, int64_t i) { return __bfloat1
 __device__ inline void st(float *p, int64_t i, float v) { p[i] = v; }
 __device__ inline void st(__half *p, int64_t i, float v) { p[i] = __float2half(v); }
 __device__ inline void st(__nv_bfloat16 *p, int64_t i, float v) { p[i] = __float2bfloat16(v); }
+
+// V consecutive elements: one 16-byte access when V > 1 (the caller checks
+// alignment: every array starts at 256 bytes and the row length or count is
+// a multiple of V), V scalar accesses otherwise. PyTorch's elementwise and
+// Apex's norm kernels load vectors the same way.
+template <typename T, int V> struct Pack {
+    float v[V];
+};
+template <typename T, int V> __device__ inline Pack<T, V> ldv(const T *p, int64_t i)
+{
+    Pack<T, V> r;
+    if (V == 1) {
+        r.v[0] = ld(p, i);
+    } else {
+        uint4 u = *reinterpret_cast<const uint4 *>(p + i);
+        const T *t = reinterpret_cast<const T *>(&u);
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            r.v[j] = ld(t, j);
+    }
+    return r;
+}
+template <typename T, int V> __device__ inline void stv(T *p, int64_t i, const float *v)
+{
+    if (V == 1) {
+        st(p, i, v[0]);
+    } else {
+        uint4 u;
+        T *t = reinterpret_cast<T *>(&u);
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            st(t, j, v[j]);
+        *reinterpret_cast<uint4 *>(p + i) = u;
+    }
+}
+template <typename T> constexpr int vec_of() { return (int)(16 / sizeof(T)); }
+
+// A row of C in steps of V per thread.
+#define FOR_ROW(c) for (int64_t c = (int64_t)threadIdx.x * V; c < C; c += (int64_t)blockDim.x * V)
 
 __device__ inline uint32_t mix(uint32_t x)
 {
@@ -72,7 +115,7 @@ __device__ float block_reduce(float v, float *sh, bool is_max)
 
 // ---- norms ------------------------------------------------------------------
 
-template <typename T>
+template <typename T, int V>
 __global__ void norm_fwd(const T *x, T *y, const T *gamma, const T *beta, float *mean,
                          float *rstd, int64_t C, bool rms)
 {
@@ -80,10 +123,13 @@ __global__ void norm_fwd(const T *x, T *y, const T *gamma, const T *beta, float 
     int64_t row = blockIdx.x;
     const T *xr = x + row * C;
     float s = 0, s2 = 0;
-    for (int64_t c = threadIdx.x; c < C; c += blockDim.x) {
-        float v = ld(xr, c);
-        s += v;
-        s2 += v * v;
+    FOR_ROW(c) {
+        Pack<T, V> a = ldv<T, V>(xr, c);
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            s += a.v[j];
+            s2 += a.v[j] * a.v[j];
+        }
     }
     s = block_reduce(s, sh, false);
     s2 = block_reduce(s2, sh, false);
@@ -94,31 +140,43 @@ __global__ void norm_fwd(const T *x, T *y, const T *gamma, const T *beta, float 
         mean[row] = mu;
         rstd[row] = r;
     }
-    for (int64_t c = threadIdx.x; c < C; c += blockDim.x) {
-        float v = (ld(xr, c) - mu) * r * ld(gamma, c);
+    FOR_ROW(c) {
+        Pack<T, V> a = ldv<T, V>(xr, c), g = ldv<T, V>(gamma, c), b;
         if (!rms)
-            v += ld(beta, c);
-        st(y, row * C + c, v);
+            b = ldv<T, V>(beta, c);
+        float o[V];
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            o[j] = (a.v[j] - mu) * r * g.v[j] + (rms ? 0.0f : b.v[j]);
+        stv<T, V>(y, row * C + c, o);
     }
 }
 
-template <typename T>
+template <typename T, int V>
 __global__ void norm_bwd_dx(const T *x, const T *dy, T *dx, const T *gamma, const float *mean,
                             const float *rstd, int64_t C, bool rms)
 {
     __shared__ float sh[32];
     int64_t row = blockIdx.x, o = row * C;
     float mu = mean[row], r = rstd[row], s1 = 0, s2 = 0;
-    for (int64_t c = threadIdx.x; c < C; c += blockDim.x) {
-        float g = ld(dy, o + c) * ld(gamma, c), xh = (ld(x, o + c) - mu) * r;
-        s1 += g;
-        s2 += g * xh;
+    FOR_ROW(c) {
+        Pack<T, V> d = ldv<T, V>(dy, o + c), w = ldv<T, V>(gamma, c), a = ldv<T, V>(x, o + c);
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            float g = d.v[j] * w.v[j];
+            s1 += g;
+            s2 += g * (a.v[j] - mu) * r;
+        }
     }
     s1 = rms ? 0.0f : block_reduce(s1, sh, false);
     s2 = block_reduce(s2, sh, false);
-    for (int64_t c = threadIdx.x; c < C; c += blockDim.x) {
-        float g = ld(dy, o + c) * ld(gamma, c), xh = (ld(x, o + c) - mu) * r;
-        st(dx, o + c, r * (g - (s1 + xh * s2) / (float)C));
+    FOR_ROW(c) {
+        Pack<T, V> d = ldv<T, V>(dy, o + c), w = ldv<T, V>(gamma, c), a = ldv<T, V>(x, o + c);
+        float out[V];
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            out[j] = r * (d.v[j] * w.v[j] - (s1 + (a.v[j] - mu) * r * s2) / (float)C);
+        stv<T, V>(dx, o + c, out);
     }
 }
 
@@ -161,46 +219,77 @@ __global__ void col_sums(const T *dy, const T *a, const float *mean, const float
 
 // ---- softmax, cross-entropy, global pool --------------------------------------
 
-template <typename T> __global__ void softmax_fwd(const T *x, T *y, int64_t C)
+// Row maximum and sum of exp(x - max) in one pass (the online softmax of
+// Milakov & Gimelshein 2018, as Megatron's fused softmax and FlashAttention
+// use): each thread keeps its own running pair, the block merges them.
+template <typename T, int V>
+__device__ void row_max_sum(const T *xr, int64_t C, float *sh, float *m_out, float *s_out)
+{
+    float m = -INFINITY, s = 0;
+    FOR_ROW(c) {
+        Pack<T, V> a = ldv<T, V>(xr, c);
+#pragma unroll
+        for (int j = 0; j < V; j++) {
+            if (a.v[j] > m) {
+                s = s * __expf(m - a.v[j]) + 1.0f;
+                m = a.v[j];
+            } else {
+                s += __expf(a.v[j] - m);
+            }
+        }
+    }
+    float bm = block_reduce(m, sh, true);
+    s = m == -INFINITY ? 0.0f : s * __expf(m - bm);
+    *s_out = block_reduce(s, sh, false);
+    *m_out = bm;
+}
+
+template <typename T, int V> __global__ void softmax_fwd(const T *x, T *y, int64_t C)
 {
     __shared__ float sh[32];
     int64_t o = (int64_t)blockIdx.x * C;
-    float m = -INFINITY, s = 0;
-    for (int64_t c = threadIdx.x; c < C; c += blockDim.x)
-        m = fmaxf(m, ld(x, o + c));
-    m = block_reduce(m, sh, true);
-    for (int64_t c = threadIdx.x; c < C; c += blockDim.x)
-        s += __expf(ld(x, o + c) - m);
-    s = block_reduce(s, sh, false);
+    float m, s;
+    row_max_sum<T, V>(x + o, C, sh, &m, &s);
     float inv = 1.0f / s;
-    for (int64_t c = threadIdx.x; c < C; c += blockDim.x)
-        st(y, o + c, __expf(ld(x, o + c) - m) * inv);
+    FOR_ROW(c) {
+        Pack<T, V> a = ldv<T, V>(x, o + c);
+        float out[V];
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            out[j] = __expf(a.v[j] - m) * inv;
+        stv<T, V>(y, o + c, out);
+    }
 }
 
-template <typename T> __global__ void softmax_bwd(const T *y, const T *dy, T *dx, int64_t C)
+template <typename T, int V> __global__ void softmax_bwd(const T *y, const T *dy, T *dx, int64_t C)
 {
     __shared__ float sh[32];
     int64_t o = (int64_t)blockIdx.x * C;
     float s = 0;
-    for (int64_t c = threadIdx.x; c < C; c += blockDim.x)
-        s += ld(dy, o + c) * ld(y, o + c);
+    FOR_ROW(c) {
+        Pack<T, V> a = ldv<T, V>(y, o + c), d = ldv<T, V>(dy, o + c);
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            s += a.v[j] * d.v[j];
+    }
     s = block_reduce(s, sh, false);
-    for (int64_t c = threadIdx.x; c < C; c += blockDim.x)
-        st(dx, o + c, ld(y, o + c) * (ld(dy, o + c) - s));
+    FOR_ROW(c) {
+        Pack<T, V> a = ldv<T, V>(y, o + c), d = ldv<T, V>(dy, o + c);
+        float out[V];
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            out[j] = a.v[j] * (d.v[j] - s);
+        stv<T, V>(dx, o + c, out);
+    }
 }
 
-template <typename T>
+template <typename T, int V>
 __global__ void xent_fwd(const T *x, float *loss, const int32_t *label, float *lse, int64_t C)
 {
     __shared__ float sh[32];
     int64_t row = blockIdx.x, o = row * C;
-    float m = -INFINITY, s = 0;
-    for (int64_t c = threadIdx.x; c < C; c += blockDim.x)
-        m = fmaxf(m, ld(x, o + c));
-    m = block_reduce(m, sh, true);
-    for (int64_t c = threadIdx.x; c < C; c += blockDim.x)
-        s += __expf(ld(x, o + c) - m);
-    s = block_reduce(s, sh, false);
+    float m, s;
+    row_max_sum<T, V>(x + o, C, sh, &m, &s);
     if (threadIdx.x == 0) {
         float l = m + __logf(s);
         lse[row] = l;
@@ -208,14 +297,20 @@ __global__ void xent_fwd(const T *x, float *loss, const int32_t *label, float *l
     }
 }
 
-template <typename T>
+template <typename T, int V>
 __global__ void xent_bwd(const T *x, T *dx, const int32_t *label, const float *lse, int64_t C)
 {
     int64_t row = blockIdx.x, o = row * C;
     float l = lse[row];
     int64_t lab = (uint32_t)label[row] % (uint32_t)C;
-    for (int64_t c = threadIdx.x; c < C; c += blockDim.x)
-        st(dx, o + c, __expf(ld(x, o + c) - l) - (c == lab ? 1.0f : 0.0f));
+    FOR_ROW(c) {
+        Pack<T, V> a = ldv<T, V>(x, o + c);
+        float out[V];
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            out[j] = __expf(a.v[j] - l) - (c + j == lab ? 1.0f : 0.0f);
+        stv<T, V>(dx, o + c, out);
+    }
 }
 
 template <typename T> __global__ void row_mean(const T *x, T *y, int64_t C)
@@ -242,45 +337,61 @@ __device__ inline float gelu_f(float x, float *d)
     return 0.5f * x * (1.0f + t);
 }
 
-template <typename T>
+__device__ inline float unary_one(int op, bool bwd, float v, float g, int64_t i, float keep,
+                                  uint32_t thresh)
+{
+    float d = 1.0f, r;
+    switch (op) {
+    case EW_GELU: r = gelu_f(v, &d); break;
+    case EW_SILU: {
+        float sg = 1.0f / (1.0f + __expf(-v));
+        r = v * sg;
+        d = sg * (1.0f + v * (1.0f - sg));
+        break;
+    }
+    case EW_RELU: r = fmaxf(v, 0.0f); d = v > 0.0f ? 1.0f : 0.0f; break;
+    default:  // dropout: forward keeps by hash; backward reads the output
+        if (!bwd)
+            return mix((uint32_t)i * 0x9e3779b9U ^ (uint32_t)(i >> 32) ^ 0x5eedU) >= thresh
+                       ? v * keep : 0.0f;
+        d = v != 0.0f ? keep : 0.0f;
+        r = 0;
+        break;
+    }
+    return bwd ? d * g : r;
+}
+
+// n elements in steps of V per thread (n a multiple of V).
+template <typename T, int V>
 __global__ void unary(int op, bool bwd, const T *x, const T *dy, T *y, int64_t n, float rate)
 {
-    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    int64_t stride = (int64_t)gridDim.x * blockDim.x * V;
     float keep = 1.0f / (1.0f - rate);
     uint32_t thresh = (uint32_t)((double)rate * 4294967296.0);
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        float v = ld(x, i), d = 1.0f, r;
-        switch (op) {
-        case EW_GELU: r = gelu_f(v, &d); break;
-        case EW_SILU: {
-            float sg = 1.0f / (1.0f + __expf(-v));
-            r = v * sg;
-            d = sg * (1.0f + v * (1.0f - sg));
-            break;
-        }
-        case EW_RELU: r = fmaxf(v, 0.0f); d = v > 0.0f ? 1.0f : 0.0f; break;
-        default:  // dropout: forward keeps by hash; backward reads the output
-            if (!bwd) {
-                r = mix((uint32_t)i * 0x9e3779b9U ^ (uint32_t)(i >> 32) ^ 0x5eedU) >= thresh
-                        ? v * keep : 0.0f;
-            } else {
-                d = v != 0.0f ? keep : 0.0f;
-                r = 0;
-            }
-            break;
-        }
-        st(y, i, bwd ? d * ld(dy, i) : r);
+    for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * V; i < n; i += stride) {
+        Pack<T, V> a = ldv<T, V>(x, i), g;
+        if (bwd)
+            g = ldv<T, V>(dy, i);
+        float out[V];
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            out[j] = unary_one(op, bwd, a.v[j], bwd ? g.v[j] : 0.0f, i + j, keep, thresh);
+        stv<T, V>(y, i, out);
     }
 }
 
-// y = a op b[i % e] (mul when is_mul); with dy: the product's da = dy * b.
-template <typename T>
+// y = a op b[i % e] (mul when is_mul); n and e multiples of V.
+template <typename T, int V>
 __global__ void binary(bool is_mul, const T *a, const T *b, int64_t e, T *y, int64_t n)
 {
-    int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        float bv = ld(b, e == n ? i : i % e);
-        st(y, i, is_mul ? ld(a, i) * bv : ld(a, i) + bv);
+    int64_t stride = (int64_t)gridDim.x * blockDim.x * V;
+    for (int64_t i = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) * V; i < n; i += stride) {
+        Pack<T, V> x = ldv<T, V>(a, i), w = ldv<T, V>(b, e == n ? i : i % e);
+        float out[V];
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            out[j] = is_mul ? x.v[j] * w.v[j] : x.v[j] + w.v[j];
+        stv<T, V>(y, i, out);
     }
 }
 
@@ -330,7 +441,10 @@ __global__ void bn_sums(const T *x, const T *dy, const float *mean, const float 
     float a = 0, b = 0;
     for (int64_t j = (int64_t)blockIdx.y * blockDim.x + threadIdx.x; j < m;
          j += (int64_t)gridDim.y * blockDim.x) {
-        int64_t i = ((j / HW) * Cn + c) * HW + j % HW;
+        int64_t i = m <= 0xffffffffLL
+                        ? ((int64_t)((uint32_t)j / (uint32_t)HW) * Cn + c) * HW +
+                              (uint32_t)j % (uint32_t)HW
+                        : ((j / HW) * Cn + c) * HW + j % HW;
         float v = ld(x, i);
         if (!dy) {
             a += v;
@@ -366,7 +480,8 @@ __global__ void bn_apply(const T *x, const T *dy, T *y, const T *gamma, const T 
 {
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        int64_t c = (i / HW) % Cn;
+        int64_t c = n <= 0xffffffffLL ? (int64_t)(((uint32_t)i / (uint32_t)HW) % (uint32_t)Cn)
+                                      : (i / HW) % Cn;
         float xh = (ld(x, i) - mean[c]) * rstd[c], g = ld(gamma, c);
         if (!dy)
             st(y, i, xh * g + ld(beta, c));
@@ -462,6 +577,24 @@ int run(const ApprofOpShape *s, const ApprofOpArrays *l, void *in, void *out, vo
     int64_t R = s->rows, C = s->cols, n = R * C, E = s->extent;
     bool bw = s->backward != 0;
     unsigned rt = row_threads(C);
+    // Vector steps where the row (and so every array) allows them.
+    const int VN = vec_of<T>();
+    bool rv = C % VN == 0;
+    unsigned rtv = rv ? row_threads(C / VN) : rt;
+#define ROW_LAUNCH(K, ...)                                                       \
+    do {                                                                         \
+        if (rv)                                                                  \
+            K<T, vec_of<T>()><<<(unsigned)R, rtv, 0, st>>>(__VA_ARGS__);         \
+        else                                                                     \
+            K<T, 1><<<(unsigned)R, rt, 0, st>>>(__VA_ARGS__);                    \
+    } while (0)
+#define FLAT_LAUNCH(K, N, E, ...)                                                \
+    do {                                                                         \
+        if ((N) % VN == 0 && (E) % VN == 0)                                      \
+            K<T, vec_of<T>()><<<grid_for((N) / VN), 256, 0, st>>>(__VA_ARGS__);  \
+        else                                                                     \
+            K<T, 1><<<grid_for(N), 256, 0, st>>>(__VA_ARGS__);                   \
+    } while (0)
     dim3 cb(32, 8), cg((unsigned)((C + 31) / 32), col_chunks(R));
     cudaError_t e = cudaSuccess;
 
@@ -471,12 +604,11 @@ int run(const ApprofOpShape *s, const ApprofOpArrays *l, void *in, void *out, vo
         const T *g = A.p<T>(2, 0), *b = A.p<T>(2, 1);
         float *mu = A.p<float>(2, 2), *rs = A.p<float>(2, 3);
         if (!bw) {
-            norm_fwd<T><<<(unsigned)R, rt, 0, st>>>(A.p<T>(0, 0), A.p<T>(1, 0),
-                                                    g, b, mu, rs, C, rms);
+            ROW_LAUNCH(norm_fwd, A.p<T>(0, 0), A.p<T>(1, 0), g, b, mu, rs, C, rms);
             break;
         }
         const T *x = A.p<T>(0, 0), *dy = A.p<T>(0, 1);
-        norm_bwd_dx<T><<<(unsigned)R, rt, 0, st>>>(x, dy, A.p<T>(1, 0), g, mu, rs, C, rms);
+        ROW_LAUNCH(norm_bwd_dx, x, dy, A.p<T>(1, 0), g, mu, rs, C, rms);
         float *dg = A.p<float>(2, 4), *db = A.p<float>(2, 5);
         if ((e = cudaMemsetAsync(dg, 0, (size_t)C * 4, st)) != cudaSuccess ||
             (!rms && (e = cudaMemsetAsync(db, 0, (size_t)C * 4, st)) != cudaSuccess))
@@ -486,25 +618,22 @@ int run(const ApprofOpShape *s, const ApprofOpArrays *l, void *in, void *out, vo
     }
     case APPROF_CUDA_OP_SOFTMAX:
         if (!bw)
-            softmax_fwd<T><<<(unsigned)R, rt, 0, st>>>(A.p<T>(0, 0), A.p<T>(1, 0), C);
+            ROW_LAUNCH(softmax_fwd, A.p<T>(0, 0), A.p<T>(1, 0), C);
         else
-            softmax_bwd<T><<<(unsigned)R, rt, 0, st>>>(A.p<T>(0, 0), A.p<T>(0, 1),
-                                                       A.p<T>(1, 0), C);
+            ROW_LAUNCH(softmax_bwd, A.p<T>(0, 0), A.p<T>(0, 1), A.p<T>(1, 0), C);
         break;
     case APPROF_CUDA_OP_GELU: case APPROF_CUDA_OP_SILU: case APPROF_CUDA_OP_RELU:
     case APPROF_CUDA_OP_DROPOUT: {
         int op = s->op == APPROF_CUDA_OP_GELU ? EW_GELU : s->op == APPROF_CUDA_OP_SILU ? EW_SILU
                  : s->op == APPROF_CUDA_OP_RELU ? EW_RELU : EW_DROPOUT;
-        unary<T><<<grid_for(n), 256, 0, st>>>(op, bw, A.p<T>(0, 0),
-                                              bw ? A.p<T>(0, 1) : nullptr,
-                                              A.p<T>(1, 0), n, s->rate);
+        FLAT_LAUNCH(unary, n, n, op, bw, A.p<T>(0, 0), bw ? A.p<T>(0, 1) : nullptr, A.p<T>(1, 0),
+                    n, s->rate);
         break;
     }
     case APPROF_CUDA_OP_ADD: case APPROF_CUDA_OP_MUL: {
         bool mul = s->op == APPROF_CUDA_OP_MUL;
         if (!bw) {
-            binary<T><<<grid_for(n), 256, 0, st>>>(mul, A.p<T>(0, 0), A.p<T>(0, 1),
-                                                   E, A.p<T>(1, 0), n);
+            FLAT_LAUNCH(binary, n, E, mul, A.p<T>(0, 0), A.p<T>(0, 1), E, A.p<T>(1, 0), n);
             break;
         }
         if (!mul) {
@@ -518,9 +647,9 @@ int run(const ApprofOpShape *s, const ApprofOpArrays *l, void *in, void *out, vo
             break;
         }
         const T *a = A.p<T>(0, 0), *b = A.p<T>(0, 1), *dy = A.p<T>(0, 2);
-        binary<T><<<grid_for(n), 256, 0, st>>>(true, dy, b, E, A.p<T>(1, 0), n);
+        FLAT_LAUNCH(binary, n, E, true, dy, b, E, A.p<T>(1, 0), n);
         if (E == n) {
-            binary<T><<<grid_for(n), 256, 0, st>>>(true, dy, a, n, A.p<T>(1, 1), n);
+            FLAT_LAUNCH(binary, n, n, true, dy, a, n, A.p<T>(1, 1), n);
         } else {
             float *db = A.p<float>(1, 1);
             if ((e = cudaMemsetAsync(db, 0, (size_t)E * 4, st)) != cudaSuccess)
@@ -531,8 +660,7 @@ int run(const ApprofOpShape *s, const ApprofOpArrays *l, void *in, void *out, vo
     }
     case APPROF_CUDA_OP_BIAS:
         if (!bw) {
-            binary<T><<<grid_for(n), 256, 0, st>>>(false, A.p<T>(0, 0), A.p<T>(2, 0),
-                                                   C, A.p<T>(1, 0), n);
+            FLAT_LAUNCH(binary, n, C, false, A.p<T>(0, 0), A.p<T>(2, 0), C, A.p<T>(1, 0), n);
         } else {
             float *db = A.p<float>(1, 0);
             if ((e = cudaMemsetAsync(db, 0, (size_t)C * 4, st)) != cudaSuccess)
@@ -555,13 +683,11 @@ int run(const ApprofOpShape *s, const ApprofOpArrays *l, void *in, void *out, vo
         break;
     case APPROF_CUDA_OP_CROSS_ENTROPY:
         if (!bw)
-            xent_fwd<T><<<(unsigned)R, rt, 0, st>>>(A.p<T>(0, 0), A.p<float>(1, 0),
-                                                    A.p<int32_t>(2, 0),
-                                                    A.p<float>(2, 1), C);
+            ROW_LAUNCH(xent_fwd, A.p<T>(0, 0), A.p<float>(1, 0), A.p<int32_t>(2, 0),
+                       A.p<float>(2, 1), C);
         else
-            xent_bwd<T><<<(unsigned)R, rt, 0, st>>>(A.p<T>(0, 0), A.p<T>(1, 0),
-                                                    A.p<int32_t>(2, 0),
-                                                    A.p<float>(2, 1), C);
+            ROW_LAUNCH(xent_bwd, A.p<T>(0, 0), A.p<T>(1, 0), A.p<int32_t>(2, 0), A.p<float>(2, 1),
+                       C);
         break;
     case APPROF_CUDA_OP_BATCH_NORM: {
         int64_t HW = s->h * s->w, m = s->n * HW, tot = m * s->c;
