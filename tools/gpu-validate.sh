@@ -13,11 +13,15 @@
 #    resnet50 (16 layers), each beside the analytic sweep (approf compare).
 # CUDA, cuBLASLt, cuDNN and NCCL are the machine's (the toolkit's lib64 and
 # the nvidia-* Python packages). Results and databases go to $OUT (default
-# /tmp/out). Usage: bash BUNDLE/gpu-validate.sh [HARDWARE] (default h100-sxm)
+# /tmp/out). Usage: bash BUNDLE/gpu-validate.sh [HARDWARE [MODELS]]: HARDWARE
+# the built-in spec to compare with (default h100-sxm), MODELS which of
+# gpt, llama, rn (resnet50) sections 2 and 4 run (default all three).
 set -u
 G=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT:-/tmp/out}
 HW=${1:-h100-sxm}
+MODELS=${2:-gpt llama rn}
+want() { case " $MODELS " in *" $1 "*) return 0;; esac; return 1; }
 mkdir -p "$OUT"
 CL=""
 for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do [ -d "$d" ] && CL="$CL:$d"; done
@@ -39,10 +43,11 @@ t timeout 90 "$G/test_cuda_device" 2>&1 | grep -E "Test:|FAIL|asserts|tests |ski
 echo "== 1 probe"; t timeout 120 "$A" probe --db "$OUT/probe.db" --max-bytes 256M 2>&1 | tail -12
 echo "== 2 operator classes: the operators' kernels, then the stand-in"
 for m in "gpt gpt2-small 4 16 bf16" "llama llama-3-8b 2 2 bf16" "resnet50 - 0 32 f32"; do
+  case $m in gpt*) want gpt || continue;; llama*) want llama || continue;; *) want rn || continue;; esac
   t timeout 100 "$B" ops $m "$HW" 2>&1 | tee -a "$OUT/classes.txt"
   APPROF_CUDA_STANDIN=1 t timeout 100 "$B" ops $m "$HW" 2>&1 | tee -a "$OUT/classes.txt"
 done
-echo "== 3 GEMM per shape"; t timeout 100 "$B" gemm bf16 "$HW" 2>&1 | tee "$OUT/gemm.txt"
+echo "== 3 GEMM per shape"; [ "$MODELS" = "gpt llama rn" ] && t timeout 100 "$B" gemm bf16 "$HW" 2>&1 | tee "$OUT/gemm.txt"
 echo "== 4 measured sweeps beside analytic ones"
 sw() { # name, then sweep options
   local n=$1; shift
@@ -51,13 +56,15 @@ sw() { # name, then sweep options
   t timeout 60 "$A" sweep "$@" --backend model --hardware "$HW" --quiet --db "$OUT/$n-m.db" 2>&1 | tail -1
   t "$A" compare "$OUT/$n-c.db" "$OUT/$n-m.db" --no-plan 2>&1 | head -14
 }
-sw gpt --model gpt --preset gpt2-small --layers 4 --cluster 1x8 --batch 16 --micro-batches 2
-cp "$OUT/probe.db" "$OUT/gpt-s.db"
-APPROF_CUDA_STANDIN=1 t timeout 60 "$A" sweep --model gpt --preset gpt2-small --layers 4 --cluster 1x8 \
-  --batch 16 --micro-batches 2 --backend cuda --quiet --db "$OUT/gpt-s.db" 2>&1 | tail -1
-t "$A" compare "$OUT/gpt-s.db" "$OUT/gpt-m.db" --no-plan 2>&1 | sed -n 4,5p
-sw llama --model llama --preset llama-3-8b --num-layers 4 --layers 4 --cluster 1x4 --batch 8 --micro-batches 4
-sw rn --model resnet50 --layers 16 --cluster 2x4 --micro-batches 16
+want gpt && sw gpt --model gpt --preset gpt2-small --layers 4 --cluster 1x8 --batch 16 --micro-batches 2
+if want gpt; then
+  cp "$OUT/probe.db" "$OUT/gpt-s.db"
+  APPROF_CUDA_STANDIN=1 t timeout 60 "$A" sweep --model gpt --preset gpt2-small --layers 4 --cluster 1x8 \
+    --batch 16 --micro-batches 2 --backend cuda --quiet --db "$OUT/gpt-s.db" 2>&1 | tail -1
+  t "$A" compare "$OUT/gpt-s.db" "$OUT/gpt-m.db" --no-plan 2>&1 | sed -n 4,5p
+fi
+want llama && sw llama --model llama --preset llama-3-8b --num-layers 4 --layers 4 --cluster 1x4 --batch 8 --micro-batches 4
+want rn && sw rn --model resnet50 --layers 16 --cluster 2x4 --micro-batches 16
 rm -f "$OUT"/*.db-wal "$OUT"/*.db-shm "$OUT"/*-m.db "$OUT"/*-s.db "$OUT"/probe.db
 gzip -f "$OUT"/*.db 2>/dev/null
 ls -la "$OUT"

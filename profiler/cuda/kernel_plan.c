@@ -306,9 +306,8 @@ int approf_op_layout(const ApprofOpShape *s, ApprofOpArrays out[3])
         if (bw)
             bad |= arr(in, x, es);
         bad |= arr(o, x, es);
-        bad |= arr(aux, s->c, es) | arr(aux, s->c, es) | arr(aux, s->c, 4) | arr(aux, s->c, 4);
-        if (bw)
-            bad |= arr(aux, s->c, 4) | arr(aux, s->c, 4);
+        for (int i = 0; i < (bw ? 8 : 6); i++)
+            bad |= arr(aux, s->c, 4);
         break;
     case APPROF_CUDA_OP_MAX_POOL: case APPROF_CUDA_OP_AVG_POOL:
         if (s->r <= 0 || s->s <= 0 || s->stride[0] <= 0 || s->stride[1] <= 0 || s->pad[0] < 0 ||

@@ -75,6 +75,27 @@ unsigned blocks_for(int64_t n)
 
 } // namespace
 
+__global__ void fill_fp8_kernel(uint8_t *p, int64_t n, uint32_t seed)
+{
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        uint32_t x = (uint32_t)i * 747796405u + seed;
+        x ^= x >> 16;
+        x *= 2246822519u;
+        x ^= x >> 13;
+        p[i] = (uint8_t)(x & 0x77u);   // sign 0, exponent below 1111: finite, never NaN
+    }
+}
+
+extern "C" int approf_cuda_launch_fill_fp8(void *p, int64_t n, uint32_t seed, cudaStream_t stream)
+{
+    if (!p || n <= 0)
+        return (int)cudaErrorInvalidValue;
+    unsigned b = (unsigned)((n + 255) / 256 > 65536 ? 65536 : (n + 255) / 256);
+    fill_fp8_kernel<<<b, 256, 0, stream>>>((uint8_t *)p, n, seed);
+    return (int)cudaGetLastError();
+}
+
 extern "C" int approf_cuda_launch_bw(int dtype, int pattern, const void *in, int64_t n_in,
                                      void *out, int64_t n_out, cudaStream_t stream)
 {

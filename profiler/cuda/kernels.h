@@ -29,6 +29,10 @@ int approf_cuda_launch_bw(int dtype, int pattern, const void *in, int64_t n_in, 
 /* Fills n elements with values in [-1, 1) derived from seed. */
 int approf_cuda_launch_fill(int dtype, void *p, int64_t n, uint32_t seed, cudaStream_t stream);
 
+/* Fills n bytes with E4M3 values from seed: positive, finite (the
+ * exponent never all ones), so an FP8 GEMM reads no NaN. */
+int approf_cuda_launch_fill_fp8(void *p, int64_t n, uint32_t seed, cudaStream_t stream);
+
 /* Writes what the kernels index with (ids, labels: hash(i) mod E or C) into
  * the buffers; call once before approf_cuda_launch_op. Other arrays keep
  * whatever they hold (the fill kernel's values). */

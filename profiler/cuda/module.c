@@ -92,6 +92,8 @@ static int run_op(CudaCtx *c, CudaOp *op, ApprofDtype dt, void *ws, size_t ws_si
     case APPROF_K_CONV_FWD: case APPROF_K_CONV_BWD_DATA: case APPROF_K_CONV_BWD_FILTER:
         return cuda_conv_run(c, op, ws, ws_size, err, errlen);
     default:
+        if (op->b.real && op->b.op.op == APPROF_CUDA_OP_BATCH_NORM)
+            return cuda_bn_run(c, op, dt, err, errlen);
         if (op->b.real)
             return cuda_ck((cudaError_t)approf_cuda_launch_op(&op->b.op, op->buf[0], op->buf[1],
                                                               op->buf[2], c->stream),
@@ -211,6 +213,8 @@ static int cuda_measure(void *vctx, const ApprofStageProgram *p, int phase,
                                    out->error, sizeof out->error);
         else if (ops[i].k.kind >= APPROF_K_CONV_FWD && ops[i].k.kind <= APPROF_K_CONV_BWD_FILTER)
             rc = cuda_conv_prepare(c, &ops[i], dt, ws, ws_size, out->error, sizeof out->error);
+        else if (ops[i].b.real && ops[i].b.op.op == APPROF_CUDA_OP_BATCH_NORM)
+            rc = cuda_bn_prepare(c, &ops[i], dt, out->error, sizeof out->error);
         else if (ops[i].b.real)
             rc = cuda_ck((cudaError_t)approf_cuda_op_init(&ops[i].b.op, ops[i].buf[0],
                                                           ops[i].buf[1], ops[i].buf[2], c->stream),
@@ -255,6 +259,7 @@ cleanup:
     for (size_t i = 0; ops && i < n; i++) {
         cuda_gemm_release(&ops[i]);
         cuda_conv_release(&ops[i]);
+        cuda_bn_release(&ops[i]);
     }
     approf_track_release_all(&t);
     out->peak_memory = t.peak;

@@ -49,6 +49,9 @@ typedef struct CudaOp {
     cudnnConvolutionDescriptor_t cd;
     int conv_algo;
     size_t ws_need;
+    /* batch norm through cuDNN (bnorm.c) */
+    cudnnTensorDescriptor_t bn_x, bn_p;
+    ApprofOpArrays arrays[3];
 } CudaOp;
 
 /* The module links no core library, so it names dtypes itself. */
@@ -74,6 +77,16 @@ int cuda_conv_prepare(CudaCtx *c, CudaOp *op, ApprofDtype dt, void *ws, size_t w
                       char *err, size_t errlen);
 int cuda_conv_run(CudaCtx *c, CudaOp *op, void *ws, size_t ws_size, char *err, size_t errlen);
 void cuda_conv_release(CudaOp *op);
+
+/* Batch norm (an operator kernel of kind BATCH_NORM) through cuDNN's
+ * batch norm API: descriptors and the operator's array offsets, the call. */
+int cuda_bn_prepare(CudaCtx *c, CudaOp *op, ApprofDtype dt, char *err, size_t errlen);
+int cuda_bn_run(CudaCtx *c, CudaOp *op, ApprofDtype dt, char *err, size_t errlen);
+void cuda_bn_release(CudaOp *op);
+
+/* Median seconds of one s x s x s FP8 (E4M3 in, bf16 out) GEMM on
+ * cuBLASLt (gemm_fp8.c); APPROF_EUNSUPPORTED without FP8 tensor cores. */
+int cuda_time_gemm_fp8(CudaCtx *c, int s, int repeats, double *sec, char *err, size_t errlen);
 
 /* Both read APPROF_CUDA_* environment variables: an integer in [lo, hi] or
  * def when unset or malformed. */

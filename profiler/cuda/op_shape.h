@@ -55,8 +55,12 @@ extern "C" {
  *   (written). bwd in logits[R*C]; out dlogits[R*C] = softmax - onehot;
  *   aux labels, lse (read).
  * BATCH_NORM (NCHW x of n, c, h, w; per channel; cuDNN's spatial mode):
- *   fwd in x; out y; aux gamma[c] es, beta[c] es, mean[c] f32, rstd[c] f32.
- *   bwd in x, dy; out dx; aux as fwd then dgamma[c] f32, dbeta[c] f32.
+ *   fwd in x; out y; aux gamma[c], beta[c], mean[c], rstd[c], running
+ *   mean[c], running var[c], all f32 (PyTorch keeps a batch norm's
+ *   parameters and statistics in f32 under mixed precision, and cuDNN takes
+ *   f32 scale and bias for 16-bit data; the own kernel leaves the running
+ *   statistics alone, cuDNN updates them). bwd in x, dy; out dx; aux as fwd
+ *   then dgamma[c] f32, dbeta[c] f32.
  * MAX_POOL, AVG_POOL (NCHW, window r x s, stride, pad; output oh x ow;
  *   average over the whole window, padding counted): fwd in x; out y.
  *   bwd in x, dy[n*c*oh*ow]; out dx[n*c*h*w] f32, zeroed then
@@ -80,7 +84,7 @@ typedef struct ApprofOpShape {
     float rate;           /* dropout */
 } ApprofOpShape;
 
-#define APPROF_OP_MAX_ARRAYS 6
+#define APPROF_OP_MAX_ARRAYS 8
 
 /* Where the arrays of one buffer lie: offset[i] and bytes[i] of its n
  * arrays (each offset a multiple of 256), total the buffer's size. */

@@ -474,7 +474,7 @@ __global__ void bn_finish(float *mean, float *rstd, int64_t Cn, float m)
 }
 
 template <typename T>
-__global__ void bn_apply(const T *x, const T *dy, T *y, const T *gamma, const T *beta,
+__global__ void bn_apply(const T *x, const T *dy, T *y, const float *gamma, const float *beta,
                          const float *mean, const float *rstd, const float *dg, const float *db,
                          int64_t Cn, int64_t HW, int64_t n, float m)
 {
@@ -482,9 +482,9 @@ __global__ void bn_apply(const T *x, const T *dy, T *y, const T *gamma, const T 
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         int64_t c = n <= 0xffffffffLL ? (int64_t)(((uint32_t)i / (uint32_t)HW) % (uint32_t)Cn)
                                       : (i / HW) % Cn;
-        float xh = (ld(x, i) - mean[c]) * rstd[c], g = ld(gamma, c);
+        float xh = (ld(x, i) - mean[c]) * rstd[c], g = gamma[c];
         if (!dy)
-            st(y, i, xh * g + ld(beta, c));
+            st(y, i, xh * g + beta[c]);
         else
             st(y, i, g * rstd[c] * (ld(dy, i) - db[c] / m - xh * dg[c] / m));
     }
@@ -691,7 +691,8 @@ int run(const ApprofOpShape *s, const ApprofOpArrays *l, void *in, void *out, vo
         break;
     case APPROF_CUDA_OP_BATCH_NORM: {
         int64_t HW = s->h * s->w, m = s->n * HW, tot = m * s->c;
-        const T *x = A.p<T>(0, 0), *g = A.p<T>(2, 0), *b = A.p<T>(2, 1);
+        const T *x = A.p<T>(0, 0);
+        const float *g = A.p<float>(2, 0), *b = A.p<float>(2, 1);
         float *mu = A.p<float>(2, 2), *rs = A.p<float>(2, 3);
         int64_t chunks = (m + 256 * 8 - 1) / (256 * 8);
         dim3 bg((unsigned)s->c, (unsigned)(chunks < 1 ? 1 : chunks > 64 ? 64 : chunks));
@@ -705,7 +706,7 @@ int run(const ApprofOpShape *s, const ApprofOpArrays *l, void *in, void *out, vo
                                                        nullptr, nullptr, s->c, HW, tot, (float)m);
         } else {
             const T *dy = A.p<T>(0, 1);
-            float *dg = A.p<float>(2, 4), *db = A.p<float>(2, 5);
+            float *dg = A.p<float>(2, 6), *db = A.p<float>(2, 7);
             if ((e = cudaMemsetAsync(dg, 0, (size_t)s->c * 4, st)) != cudaSuccess ||
                 (e = cudaMemsetAsync(db, 0, (size_t)s->c * 4, st)) != cudaSuccess)
                 return (int)e;

@@ -486,6 +486,27 @@ int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeI
                 progress(req, "gemm %s %d: %.1f TFLOP/s", cuda_dtype_name(dts[d]), s, rate / 1e12);
         }
     }
+    /* FP8 on the same sizes, where the device has FP8 tensor cores
+     * (stored as dtype "f8e4m3"; the hardware row keeps no FP8 peak yet). */
+    for (int i = 0; i < req->n_gemm_sizes && i < APPROF_PROBE_MAX_GEMM_SIZES && rc == 0 && report;
+         i++) {
+        int s = req->gemm_sizes[i];
+        double sec = 0, rate;
+        if (s <= 0 || s % 16)
+            continue;
+        rc = cuda_time_gemm_fp8(&c, s, repeats, &sec, err, errlen);
+        if (rc == APPROF_EUNSUPPORTED) {
+            progress(req, "gemm f8e4m3: skipped (%s)", err);
+            err[0] = '\0';
+            rc = 0;
+            break;
+        }
+        rate = sec > 0 ? 2.0 * s * (double)s * s / sec : 0;
+        if (rc == 0 && req->on_compute)
+            rc = req->on_compute(req->user, "gemm", "f8e4m3", s, rate);
+        if (rc == 0)
+            progress(req, "gemm f8e4m3 %d: %.1f TFLOP/s", s, rate / 1e12);
+    }
     /* Message and copy sizes are capped by what device 0 can hold twice over. */
     if (rc == 0)
         rc = cuda_ck(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo", err, errlen);

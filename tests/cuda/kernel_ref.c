@@ -122,11 +122,13 @@ int ref_describe(const ApprofOpShape *s, RefOp *d)
         if (bw)
             add(d, 0, "dy", REF_ES, ROLE_IN, x);
         add(d, 1, bw ? "dx" : "y", REF_ES, ROLE_SUM, x);
-        add(d, 2, "gamma", REF_ES, ROLE_IN, s->c);
-        add(d, 2, "beta", REF_ES, ROLE_IN, s->c);
+        add(d, 2, "gamma", REF_F32, ROLE_IN, s->c);
+        add(d, 2, "beta", REF_F32, ROLE_IN, s->c);
         /* Not documented as written by the forward (unlike layer norm's). */
         add(d, 2, "mean", REF_F32, bw ? ROLE_STAT : ROLE_FREE, s->c);
         add(d, 2, "rstd", REF_F32, bw ? ROLE_STAT : ROLE_FREE, s->c);
+        add(d, 2, "running_mean", REF_F32, ROLE_FREE, s->c);
+        add(d, 2, "running_var", REF_F32, ROLE_FREE, s->c);
         if (bw) {
             add(d, 2, "dgamma", REF_F32, ROLE_SUM, s->c);
             add(d, 2, "dbeta", REF_F32, ROLE_SUM, s->c);
@@ -340,8 +342,8 @@ static void batch_norm(const ApprofOpShape *s, RefVals v, RefVals r)
             }
         if (!s->backward)
             continue;
-        r[2][4][ch] = sdyx;
-        r[2][5][ch] = sdy;
+        r[2][6][ch] = sdyx;
+        r[2][7][ch] = sdy;
         mg = gamma[ch] * sdy / (double)m;
         mgx = gamma[ch] * sdyx / (double)m;
         for (int64_t b = 0; b < s->n; b++)

@@ -3,7 +3,8 @@
  * The CUDA backend on a real GPU: every kernel kind in every dtype measures
  * with status ok, a finite positive cost and a tracked peak at least the
  * operands' size; an entry that cannot fit is status oom with +inf and a
- * message, and the next entry measures normally again. Exits 77 (skipped)
+ * message, and the next entry measures normally again; every operator
+ * kernel (kernel_op.h) measures too. Exits 77 (skipped)
  * when no module or device is available.
  */
 #include <CUnit/Basic.h>
@@ -68,6 +69,48 @@ static void test_kinds(void)
     }
 }
 
+/* A memory-bound kernel that names its operator runs that operator's
+ * kernel (batch norm through cuDNN): every operator, both directions, every
+ * dtype measures with status ok and a peak at least its arrays. */
+static void test_operators(void)
+{
+    for (int dt = APPROF_F32; dt <= APPROF_BF16; dt++) {
+        for (int op = APPROF_CUDA_OP_NONE + 1; op < APPROF_CUDA_OP_COUNT; op++) {
+            for (int bw = 0; bw < 2; bw++) {
+                ApprofKernel k = kern(APPROF_K_REDUCTION);
+                ApprofKernelBuffers b;
+                ApprofStageProgram p;
+                ApprofMeasurement m;
+                k.dtype = (ApprofDtype)dt;
+                k.kop = op;
+                k.kop_backward = bw;
+                k.rows = 4096;
+                k.cols = 1024;
+                k.extent = op == APPROF_CUDA_OP_EMBEDDING ? 50304
+                           : op == APPROF_CUDA_OP_ADD || op == APPROF_CUDA_OP_MUL ? 1024 : 0;
+                k.rate = 0.1;
+                k.conv_n = 16; k.conv_c = 64; k.conv_h = 56; k.conv_w = 56;
+                k.conv_r = k.conv_s = 3;
+                k.conv_stride[0] = k.conv_stride[1] = 2;
+                k.conv_pad[0] = k.conv_pad[1] = 1;
+                memset(&p, 0, sizeof p);
+                p.dtype = (ApprofDtype)dt;
+                p.kernels[0] = &k;
+                p.n_kernels[0] = 1;
+                CU_ASSERT_EQUAL_FATAL(approf_kernel_buffers(&k, p.dtype, &b), 0);
+                CU_ASSERT_EQUAL(b.real, 1);
+                CU_ASSERT_EQUAL(be.measure(be.ctx, &p, 0, &hw, &m), 0);
+                if (m.status != 0)
+                    printf("\n  dtype %d operator %d %s: %s\n", dt, op, bw ? "bwd" : "fwd",
+                           m.error);
+                CU_ASSERT_EQUAL(m.status, 0);
+                CU_ASSERT(isfinite(m.compute_cost) && m.compute_cost > 0);
+                CU_ASSERT(m.peak_memory >= approf_kernel_buffers_total(&b));
+            }
+        }
+    }
+}
+
 static void test_oom_then_ok(void)
 {
     ApprofKernel k = kern(APPROF_K_GEMM);
@@ -107,6 +150,7 @@ int main(void)
         return 1;
     s = CU_add_suite("cuda-device", NULL, NULL);
     CU_add_test(s, "kinds", test_kinds);
+    CU_add_test(s, "operators", test_operators);
     CU_add_test(s, "oom_then_ok", test_oom_then_ok);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
