@@ -101,16 +101,24 @@ static void print_notice(void *ctx, const char *msg)
     fprintf(stderr, "apsolve: %s\n", msg);
 }
 
-/* Runs the request, writes its outputs to standard output. */
+/* Runs the request, writes its outputs to standard output. The library
+ * gives no command-line hints: after its usage errors (the message already
+ * printed by print_notice) the command points to its --help. */
 static int run(ApsolveRequest *a, const char *format)
 {
     ApsolveSession *s = NULL;
+    ApsolveError error;
     const ApsolveOutput *outs;
     size_t n;
     char err[256];
-    int rc = apsolve_session_run(a, &s);
-    if (rc)
+    int rc;
+    a->error = &error;
+    rc = apsolve_session_run(a, &s);
+    if (rc) {
+        if (error.code == APSOLVE_ERROR_USAGE)
+            fputs("Try 'apsolve --help'\n", stderr);
         return rc;
+    }
     outs = apsolve_session_outputs(s, &n);
     if (apsolve_write(stdout, format, outs, n)) {
         if (apsolve_stdout_check(err, sizeof err) < 0)

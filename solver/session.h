@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * One apsolve run as a library call (session.c). The CLI parses options
- * into an ApsolveRequest, runs it, writes the outputs and prints the
- * messages; the library prints nothing and exits nowhere. The request's
+ * One apsolve run as a library call (session.c, a pipeline of steps over
+ * session_search.c and session_price.c). The CLI parses options into an
+ * ApsolveRequest, runs it, writes the outputs and prints the messages, and
+ * after a usage error the pointer to its --help; the library prints
+ * nothing, exits nowhere and gives no command-line hints. The request's
  * notice callback receives every notice, warning and error, one message
- * per call, without the "apsolve: " prefix (a message may span lines).
+ * per call, without the "apsolve: " prefix (a message may span lines); a
+ * failure also comes back as a typed error (ApsolveError).
  */
 #ifndef APSOLVE_SESSION_H
 #define APSOLVE_SESSION_H
@@ -43,6 +46,30 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
 
 typedef void (*ApsolveNotice)(void *ctx, const char *msg);
 
+/* Why a run failed. The code gives the exit status and tells a command
+ * line whether to point to its --help: the library never prints such a
+ * hint, the CLI does (apsolve_main.c). */
+typedef enum {
+    APSOLVE_ERROR_NONE = 0,
+    APSOLVE_ERROR_FAILED,             /* a runtime failure (database, memory): exit 1 */
+    APSOLVE_ERROR_USAGE,              /* options that do not go together, or not with the
+                                       * sweep: exit 2, and the CLI points to --help */
+    APSOLVE_ERROR_INPUT,              /* a plan list that does not parse, a size, layout or
+                                       * plan the database cannot serve: exit 2, no pointer */
+    APSOLVE_ERROR_INFEASIBLE,         /* no feasible plan, or the given one is not: exit 3 */
+} ApsolveErrorCode;
+
+/* A failed run's typed error: its code and its message (the one the
+ * notice callback received, without the prefix; "" when the run failed
+ * without one, as on running out of memory). */
+typedef struct ApsolveError {
+    ApsolveErrorCode code;
+    char msg[1024];
+} ApsolveError;
+
+/* The exit status (ApsolveExit) of an error code. */
+int apsolve_error_exit(ApsolveErrorCode code);
+
 /* One run's request: what apsolve's options say (docs/solver.md). The
  * strings are borrowed for the run and the session's lifetime. */
 typedef struct ApsolveRequest {
@@ -66,6 +93,8 @@ typedef struct ApsolveRequest {
                                        * fills in schedule, virtual_stages, objective */
     ApsolveNotice notice;             /* NULL: messages are dropped */
     void *notice_ctx;
+    ApsolveError *error;              /* NULL, or where a run (and apsolve_session_finish)
+                                       * that fails leaves its typed error */
 } ApsolveRequest;
 
 typedef struct ApsolveSession ApsolveSession;
@@ -73,13 +102,15 @@ typedef struct ApsolveSession ApsolveSession;
 /* Runs req: opens the database (read-only with no_store), picks the sweep
  * and batch, builds, prices and (unless no_store or plan) stores the
  * plans. APSOLVE_EXIT_OK with *out holding the outputs to write; else the
- * exit status, *out NULL, after a message to req->notice. */
+ * exit status, *out NULL, after a message to req->notice, with the typed
+ * error in *req->error. */
 int apsolve_session_run(ApsolveRequest *req, ApsolveSession **out);
 /* The outputs to write with apsolve_write, *n of them; owned by s. */
 const ApsolveOutput *apsolve_session_outputs(const ApsolveSession *s, size_t *n);
 /* After the outputs are written: APSOLVE_EXIT_INFEASIBLE, with its
- * messages, when the --batch re-evaluation or the given plan is not usable
- * as it is; else APSOLVE_EXIT_OK. */
+ * messages (and APSOLVE_ERROR_INFEASIBLE in *req->error), when the --batch
+ * re-evaluation or the given plan is not usable as it is; else
+ * APSOLVE_EXIT_OK. */
 int apsolve_session_finish(const ApsolveSession *s, const ApsolveRequest *req);
 void apsolve_session_free(ApsolveSession **s);
 

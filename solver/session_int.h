@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Inside the session (session.c, session_plans.c): messages and the plans
- * a request gives rather than searches.
+ * Inside the session: messages and typed errors, the state one run's steps
+ * share (session.c runs them; session_search.c, session_price.c), and the
+ * plans a request gives rather than searches (session_plans.c).
  */
 #ifndef APSOLVE_SESSION_INT_H
 #define APSOLVE_SESSION_INT_H
@@ -10,6 +11,7 @@
 #include <stdint.h>
 
 #include "apsolve.h"
+#include "costdb.h"
 #include "session.h"
 
 struct Costdb;
@@ -20,9 +22,79 @@ void apsolve_say(const ApsolveRequest *a, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* A usage error: fmt with arg (one %s), then the pointer to --help;
- * returns APSOLVE_EXIT_USAGE. */
-int apsolve_usage_error(const ApsolveRequest *a, const char *fmt, const char *arg);
+/* A failure: the message to the callback, as apsolve_say, and with code
+ * into the request's typed error; returns the exit status of code. No
+ * command-line hint: the CLI adds one for APSOLVE_ERROR_USAGE. */
+int apsolve_fail(const ApsolveRequest *a, ApsolveErrorCode code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Pipeline-bubble warnings for a plan with few micro-batches per stage. */
+void apsolve_warn_batches(const ApsolveRequest *a, const ApsolvePlan *pl, const char *label);
+
+/* One sweep at one micro-batch size with its loaded problem. */
+typedef struct ApsolveCand {
+    int64_t sweep;
+    CostdbSweep sw;
+    ApsolveProblem *p;
+    ApsolveOptions opt;
+    int64_t global_batch, micro;
+} ApsolveCand;
+
+/* What one written plan carries beyond Alpa's T. */
+typedef struct ApsolveExtra {
+    ApsolveFullEstimate full, rfull;
+    ApsolveStageEstimate *stages;     /* per-stage parts of full */
+    ApsolveRebatch reb;
+    ApsolvePlan *rplan;               /* the plan at --batch */
+    ApsolveProblem *xp;               /* the exact sweep's problem, if used */
+} ApsolveExtra;
+
+struct ApsolveSession {
+    ApsolvePlan *autop, *given;       /* the auto plan, the given (stored, manual, 3-D) one */
+    ApsolveOutput outs[2];
+    size_t nout;
+    ApsolveExtra extra[2];            /* what outs[k] carries beyond Alpa's T */
+    char label[96], stored_kind[16];
+    int rebatch_bad;                  /* --batch: a plan is not usable as it is */
+    int given_whole;                  /* the given plan uses exactly all devices */
+};
+
+/* One run in progress: what each step of apsolve_session_run decides, for
+ * the steps after it. */
+typedef struct ApsolveRun {
+    ApsolveRequest *a;
+    ApsolveSession *s;                /* what the run hands back */
+    struct Costdb *db;
+    int64_t sweep;                    /* the main sweep */
+    CostdbSweep sw;                   /* its row */
+    ApsolveBatchSweep *bs;            /* its family: one sweep per micro-batch size */
+    size_t nbs;
+    int64_t G, micro;                 /* global batch (0: unknown), micro-batch size */
+    int B;                            /* micro-batches per iteration */
+    ApsolveCand main_c;               /* the main sweep at B */
+    ApsolveCand auto_c, par_c;        /* the auto plan's, the 3-D plan's (when not main_c) */
+    int have_auto_c, have_par_c;      /* auto_c, par_c own their problems */
+    ApsolveStageSpec *specs;          /* the given plan's stages; NULL: none given */
+    int *plan_configs;                /* --plan: each stored stage's config index */
+    size_t nspec;
+    const char *kind;                 /* the given plan's kind */
+    const ApsolveCand *out_c[2];      /* the candidate outs[k] was made on */
+} ApsolveRun;
+
+/* session_search.c: loads sweep id as a candidate with B micro-batches of
+ * micro samples (global_batch in all); 0, or 1 after a message. */
+int apsolve_cand_load(struct Costdb *db, const ApsolveRequest *a, int64_t id,
+                      int64_t global_batch, int64_t micro, int B, ApsolveCand *c);
+void apsolve_cand_free(ApsolveCand *c);
+/* session_search.c: the batch a plan was made for, from its candidate. */
+void apsolve_plan_batch(ApsolvePlan *pl, const ApsolveCand *c);
+/* session_search.c: the auto search step (see there); 0 or an exit status. */
+int apsolve_run_auto_search(ApsolveRun *r);
+/* session_price.c: the pricing step (see there); 0 or an exit status. */
+int apsolve_run_price(ApsolveRun *r);
+void apsolve_extra_free(ApsolveExtra *x);
 
 /* session_warn.c: why the sweep has no config for --parallel stage st (the
  * micro-batch cannot split dp ways, the logical space lacks the mesh, the

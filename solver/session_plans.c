@@ -29,8 +29,8 @@ int apsolve_request_specs(const ApsolveRequest *a, const ApsolveProblem *p,
     if (!strcmp(a->stage_option, "uniform")) {
         int h, g, la1 = 0, lb1 = 0, f = -2;
         if (a->num_stages < 1 || a->submesh_hosts < 1 || a->submesh_gpus < 1)
-            return apsolve_usage_error(a, "--stage-option uniform needs --num-stages and "
-                                       "--submesh%s", NULL);
+            return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--stage-option uniform needs "
+                                "--num-stages and --submesh");
         h = a->submesh_hosts;
         g = a->submesh_gpus;
         if (a->logical_a > 0 && a->logical_b > 0) {
@@ -38,14 +38,14 @@ int apsolve_request_specs(const ApsolveRequest *a, const ApsolveProblem *p,
             lb1 = a->logical_b;
         }
         if (a->num_stages > p->num_layers)
-            return apsolve_usage_error(a, "--num-stages is larger than the number of "
-                                       "layers%s", NULL);
+            return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--num-stages is larger than the "
+                                "number of layers");
         if (a->dicts) {
             if (apsolve_parse_option_dicts(a->dicts, &fb, &nf, err, sizeof err) || nf != 1) {
                 free(fb);
-                apsolve_say(a, "--option-dicts: %s", nf != 1 && !err[0]
-                        ? "give exactly one dict for a uniform plan" : err);
-                return APSOLVE_EXIT_USAGE;
+                return apsolve_fail(a, APSOLVE_ERROR_INPUT, "--option-dicts: %s",
+                                    nf != 1 && !err[0] ? "give exactly one dict for a uniform "
+                                                         "plan" : err);
             }
             f = fb[0];
             free(fb);
@@ -59,27 +59,27 @@ int apsolve_request_specs(const ApsolveRequest *a, const ApsolveProblem *p,
         return 0;
     }
     if (!a->layer_ids || !a->submeshes)
-        return apsolve_usage_error(a, "--stage-option manual needs --forward-stage-layer-ids and "
-                           "--submesh-shapes%s", NULL);
+        return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--stage-option manual needs "
+                            "--forward-stage-layer-ids and --submesh-shapes");
     if (apsolve_parse_layer_ids(a->layer_ids, &st, &en, &n, err, sizeof err)) {
-        apsolve_say(a, "--forward-stage-layer-ids: %s", err);
+        rc = apsolve_fail(a, APSOLVE_ERROR_INPUT, "--forward-stage-layer-ids: %s", err);
         goto cleanup;
     }
     if (apsolve_parse_shapes(a->submeshes, &sa, &sb, &ns, err, sizeof err)) {
-        apsolve_say(a, "--submesh-shapes: %s", err);
+        rc = apsolve_fail(a, APSOLVE_ERROR_INPUT, "--submesh-shapes: %s", err);
         goto cleanup;
     }
     if (a->logicals && apsolve_parse_shapes(a->logicals, &la, &lb, &nl, err, sizeof err)) {
-        apsolve_say(a, "--logical-shapes: %s", err);
+        rc = apsolve_fail(a, APSOLVE_ERROR_INPUT, "--logical-shapes: %s", err);
         goto cleanup;
     }
     if (a->dicts && apsolve_parse_option_dicts(a->dicts, &fb, &nf, err, sizeof err)) {
-        apsolve_say(a, "--option-dicts: %s", err);
+        rc = apsolve_fail(a, APSOLVE_ERROR_INPUT, "--option-dicts: %s", err);
         goto cleanup;
     }
     if (n == 0 || ns != n || (a->logicals && nl != n) || (a->dicts && nf != n)) {
-        apsolve_say(a, "the manual plan lists must all have one entry per stage "
-                "(%zu stages)\nTry 'apsolve --help'", n);
+        rc = apsolve_fail(a, APSOLVE_ERROR_USAGE, "the manual plan lists must all have one "
+                          "entry per stage (%zu stages)", n);
         goto cleanup;
     }
     specs = calloc(n, sizeof *specs);
@@ -136,12 +136,12 @@ int apsolve_request_store(Costdb *db, const ApsolveRequest *a, const ApsolveProb
                  costdb_recompute_name(a->par.recompute));
     }
     if (costdb_plan_options_format(&po, js, sizeof js)) {
-        apsolve_say(a, "cannot store the plan: its options do not fit %zu bytes", sizeof js);
-        return 1;
+        return apsolve_fail(a, APSOLVE_ERROR_FAILED, "cannot store the plan: its options do "
+                            "not fit %zu bytes", sizeof js);
     }
     if (apsolve_plan_store(db, p, o, pl, kind, js, id)) {
-        apsolve_say(a, "cannot store the plan: %s", costdb_errmsg(db));
-        return 1;
+        return apsolve_fail(a, APSOLVE_ERROR_FAILED, "cannot store the plan: %s",
+                            costdb_errmsg(db));
     }
     return 0;
 }
@@ -154,20 +154,19 @@ int apsolve_request_load_plan(Costdb *db, ApsolveRequest *a, int64_t *sweep,
     CostdbPlanStage *ps = NULL;
     size_t np = 0;
     if (costdb_plan_get(db, a->plan, &cp, &ps, &np)) {
-        apsolve_say(a, "plan %lld: %s", (long long)a->plan, costdb_errmsg(db));
-        return 1;
+        return apsolve_fail(a, APSOLVE_ERROR_FAILED, "plan %lld: %s", (long long)a->plan,
+                            costdb_errmsg(db));
     }
     if (a->sweep > 0 && a->sweep != cp.sweep_id) {
         free(ps);
-        apsolve_say(a, "plan %lld belongs to sweep %lld, not %lld\nTry 'apsolve "
-                "--help'", (long long)a->plan, (long long)cp.sweep_id, (long long)a->sweep);
-        return APSOLVE_EXIT_USAGE;
+        return apsolve_fail(a, APSOLVE_ERROR_USAGE, "plan %lld belongs to sweep %lld, not %lld",
+                            (long long)a->plan, (long long)cp.sweep_id, (long long)a->sweep);
     }
     if (np == 0 || !(*specs = calloc(np, sizeof **specs)) ||
         !(*configs = calloc(np, sizeof **configs))) {
         free(ps);
-        apsolve_say(a, "plan %lld has no stages", (long long)a->plan);
-        return 1;
+        return apsolve_fail(a, APSOLVE_ERROR_FAILED, "plan %lld has no stages",
+                            (long long)a->plan);
     }
     for (size_t k = 0; k < np; k++) {
         (*specs)[k] = (ApsolveStageSpec){ps[k].start_layer, ps[k].end_layer, ps[k].submesh_hosts,
@@ -192,8 +191,8 @@ int apsolve_request_load_plan(Costdb *db, ApsolveRequest *a, int64_t *sweep,
         char why[200];
         if (costdb_plan_options_parse(cp.options, &po, why, sizeof why)) {
             free(ps);
-            apsolve_say(a, "plan %lld: %s", (long long)a->plan, why);
-            return 1;
+            return apsolve_fail(a, APSOLVE_ERROR_FAILED, "plan %lld: %s", (long long)a->plan,
+                                why);
         }
         if (a->objective < 0 && po.objective == COSTDB_OBJECTIVE_FULL)
             a->objective = APSOLVE_OBJECTIVE_FULL;

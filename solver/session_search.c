@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The auto search step of a session (session_int.h): candidates (a sweep
+ * at one micro-batch size with its loaded problem), the schedule choice
+ * when --schedule is not given, and the search over every micro-batch size
+ * with a sweep, keeping the best plan with the candidate it was made on.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apsolve.h"
+#include "costdb.h"
+#include "schedule.h"
+#include "session.h"
+#include "session_int.h"
+
+void apsolve_cand_free(ApsolveCand *c)
+{
+    apsolve_problem_free(&c->p);
+}
+
+/* Loads sweep id as a candidate with B = global_batch / micro. */
+int apsolve_cand_load(Costdb *db, const ApsolveRequest *a, int64_t id, int64_t global_batch,
+                      int64_t micro, int B, ApsolveCand *c)
+{
+    char why[256];
+    int e;
+    memset(c, 0, sizeof *c);
+    c->sweep = id;
+    if (costdb_sweep_get(db, id, &c->sw))
+        return apsolve_fail(a, APSOLVE_ERROR_FAILED, "sweep %lld: %s", (long long)id,
+                            costdb_errmsg(db));
+    c->opt = a->opt;
+    c->opt.micro_batches = B;
+    c->global_batch = global_batch;
+    c->micro = micro;
+    e = apsolve_problem_from_db_msg(db, id, &c->opt, &c->p, why, sizeof why);
+    if (e)
+        return apsolve_fail(a, APSOLVE_ERROR_FAILED, "sweep %lld: %s", (long long)id,
+                            e == APSOLVE_EDB ? costdb_errmsg(db)
+                                             : why[0] ? why : apsolve_strerror(e));
+    return 0;
+}
+
+void apsolve_plan_batch(ApsolvePlan *pl, const ApsolveCand *c)
+{
+    pl->global_batch = c->global_batch;
+    pl->micro_batch_size = c->micro;
+}
+
+static int better(const ApsolvePlan *x, const ApsolvePlan *y)
+{
+    return !y || x->total_cost < y->total_cost ||
+           (x->total_cost == y->total_cost && x->cost < y->cost);
+}
+
+/* The full estimate of pl (transfers, gradient sync, optimizer), or its
+ * objective where the sweep has no placements to estimate from. */
+static double plan_price(Costdb *db, int64_t sweep, const ApsolvePlan *pl)
+{
+    ApsolveFullEstimate f;
+    if (apsolve_full_estimate_ex(db, sweep, pl, 1.0, &f, NULL) == 0 && f.available &&
+        isfinite(f.total))
+        return f.total;
+    return pl->total_cost;
+}
+
+/* The auto search's schedule choice when --schedule is not given (docs/
+ * solver.md, "Schedules"): beside the 1F1B plan *pl of candidate c, the
+ * best interleaved plan with 2 model chunks per device (Megatron-LM's
+ * virtual pipeline; the DP keeps only stage counts that divide B and
+ * stages of whole chunks); the
+ * interleaved plan replaces *pl, and c's options follow, when its full
+ * estimate (which pays v times the stage-boundary transfers) is lower.
+ * 0, or an apsolve error other than infeasibility. */
+static int try_interleaved(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
+{
+    ApsolveOptions io = c->opt;
+    ApsolvePlan *il = NULL;
+    int e;
+    if (c->opt.inference || c->opt.micro_batches < 2 || c->p->num_devices < 2)
+        return 0;
+    io.schedule = APSOLVE_SCHEDULE_INTERLEAVED;
+    io.virtual_stages = 2;
+    io.whole_chunks = 1;
+    e = apsolve_solve(c->p, &io, &il);
+    if (e == APSOLVE_EINFEASIBLE)
+        return 0;
+    if (e)
+        return e;
+    if (il->feasible && plan_price(db, c->sweep, il) < plan_price(db, c->sweep, *pl)) {
+        apsolve_plan_free(pl);
+        *pl = il;
+        c->opt = io;
+    } else {
+        apsolve_plan_free(&il);
+    }
+    return 0;
+}
+
+/* Decides the best plan at micro-batch size m (the family's sweep k, own:
+ * the main sweep): its candidate (main_c, or the sweep at B = G / m), solved
+ * under the request's schedule or, without --schedule, the cheaper of 1F1B
+ * and interleaved; says its objective when the search spans sizes; keeps
+ * the plan, with its candidate, when it beats the best so far. An
+ * infeasible size is skipped; any other solver error ends the run. */
+static int search_size(ApsolveRun *r, size_t k, int64_t m, int own, int64_t asked)
+{
+    const ApsolveRequest *a = r->a;
+    ApsolveSession *s = r->s;
+    ApsolveCand c;
+    ApsolvePlan *pl = NULL;
+    int e;
+    if (own) {
+        c = r->main_c;
+    } else {
+        if (apsolve_cand_load(r->db, a, r->bs[k].sweep_id, r->G, m, (int)(r->G / m), &c))
+            return 1;
+        c.opt.objective = a->opt.objective;
+    }
+    c.opt.schedule = a->schedule;
+    c.opt.virtual_stages = a->virtual_stages;
+    e = apsolve_solve(c.p, &c.opt, &pl);
+    if (e == 0 && !a->schedule_set)
+        e = try_interleaved(r->db, &c, &pl);
+    if (e && e != APSOLVE_EINFEASIBLE) {
+        apsolve_fail(a, APSOLVE_ERROR_FAILED, "solving sweep %lld (micro-batch size %lld): %s",
+                     (long long)c.sweep, (long long)m, apsolve_strerror(e));
+        apsolve_plan_free(&pl);
+        if (!own)
+            apsolve_cand_free(&c);
+        return 1;
+    }
+    if (!a->quiet && r->nbs > 1 && !asked && e)
+        apsolve_say(a, "micro-batch size %lld (sweep %lld, %d micro-batches): infeasible",
+                    (long long)m, (long long)c.sweep, c.opt.micro_batches);
+    else if (!a->quiet && r->nbs > 1 && !asked)
+        apsolve_say(a, "micro-batch size %lld (sweep %lld, %d micro-batches): objective %.6g s%s",
+                    (long long)m, (long long)c.sweep, c.opt.micro_batches, pl->total_cost,
+                    pl->schedule == APSOLVE_SCHEDULE_INTERLEAVED ? " (interleaved)" : "");
+    if (!e && better(pl, s->autop)) {
+        apsolve_plan_free(&s->autop);
+        s->autop = pl;
+        apsolve_plan_batch(s->autop, &c);
+        if (r->have_auto_c)
+            apsolve_cand_free(&r->auto_c);
+        r->have_auto_c = !own;
+        r->auto_c = c;
+    } else {
+        apsolve_plan_free(&pl);
+        if (!own)
+            apsolve_cand_free(&c);
+    }
+    return 0;
+}
+
+/* Decides what an empty search means: why no plan (no size divides the
+ * global batch, or apsolve_explain on the main candidate); without a given
+ * plan that ends the run (exit 3), beside one it is said and the run goes
+ * on with the given plan alone. */
+static int no_auto_plan(ApsolveRun *r, size_t tried)
+{
+    const ApsolveRequest *a = r->a;
+    ApsolveOptions o = r->main_c.opt;
+    char err[512];
+    o.schedule = a->schedule;
+    o.virtual_stages = a->virtual_stages;
+    if (!tried)
+        snprintf(err, sizeof err, "no sweep's micro-batch size divides the global batch %lld",
+                 (long long)r->G);
+    else
+        apsolve_explain(r->main_c.p, &o, err, sizeof err);
+    if (!r->s->given)
+        return apsolve_fail(a, APSOLVE_ERROR_INFEASIBLE, "no feasible plan: %s", err);
+    apsolve_say(a, "no feasible plan: %s", err);
+    return 0;
+}
+
+/* Decides the auto plan's output: made on auto_c (when the main sweep won,
+ * main_c with the schedule its plan chose), after the given plan; its
+ * bubble warnings and the solve time. */
+static void keep_auto_plan(ApsolveRun *r)
+{
+    const ApsolveRequest *a = r->a;
+    ApsolveSession *s = r->s;
+    if (!r->have_auto_c) {
+        r->auto_c = r->main_c;
+        r->auto_c.opt.schedule = s->autop->schedule;
+        r->auto_c.opt.virtual_stages = s->autop->virtual_stages;
+    }
+    r->out_c[s->nout] = &r->auto_c;
+    s->outs[s->nout++] = (ApsolveOutput){.label = "auto", .kind = "auto", .plan = s->autop};
+    apsolve_warn_batches(a, s->autop, "auto");
+    if (!a->quiet)
+        apsolve_say(a, "solved in %.3f ms (%ld threshold DPs over %ld distinct stage costs)",
+                    s->autop->solve_seconds * 1e3, s->autop->dp_evaluations,
+                    s->autop->candidates);
+}
+
+/* The auto search step: decides which micro-batch sizes to try (every size
+ * with a sweep in the family whose size divides the global batch, or only
+ * the one asked for) and keeps the best objective over them. */
+int apsolve_run_auto_search(ApsolveRun *r)
+{
+    const ApsolveRequest *a = r->a;
+    size_t tried = 0;
+    /* --micro-batch-size and --micro-batches pin the size, and so does
+     * --sweep unless --global-batch asks for the search. */
+    int64_t asked = a->micro_batch_size > 0 || a->micro_batches > 0 ||
+                            (a->sweep > 0 && a->global_batch <= 0)
+                        ? r->micro : 0;
+    for (size_t k = 0; k < r->nbs || (r->nbs == 0 && k == 0); k++) {
+        int64_t m = r->nbs ? r->bs[k].micro_batch_size : r->micro;
+        int own = r->nbs == 0 || r->bs[k].sweep_id == r->main_c.sweep, rc;
+        if (asked > 0 && m != asked)
+            continue;
+        if (!own && (r->G <= 0 || m <= 0 || r->G % m || a->micro_batches > 0 ||
+                     r->G / m > COSTDB_MAX_MICRO_BATCHES))
+            continue;
+        tried++;
+        if ((rc = search_size(r, k, m, own, asked)) != 0)
+            return rc;
+    }
+    if (!r->s->autop)
+        return no_auto_plan(r, tried);
+    keep_auto_plan(r);
+    return 0;
+}
