@@ -259,6 +259,16 @@ typedef struct CostdbComputePoint {
     double rate;                      /* FLOP/s or bytes/s */
 } CostdbComputePoint;
 
+/* One measured GEMM shape (table gemm_profile, schema 9): C[m x n] =
+ * A[m x k] B[k x n] in dtype, timed whole (main loop, epilogue, the gap to
+ * the next GEMM) as `approf probe` times it. */
+typedef struct CostdbGemmPoint {
+    char dtype[8];                    /* bf16 | f16 | ... */
+    int64_t m, n, k;                  /* 1..COSTDB_MAX_GEMM_DIM */
+    double rate;                      /* FLOP/s: 2 m n k / seconds; finite, > 0 */
+} CostdbGemmPoint;
+#define COSTDB_MAX_GEMM_DIM (INT64_C(1) << 31)
+
 typedef struct CostdbPlacement {
     int start_layer, end_layer, submesh_index, config_index;
     int tensor_index;
@@ -390,6 +400,22 @@ int costdb_compute_put(Costdb *db, int64_t hardware_id, const CostdbComputePoint
  * caller frees it), *n may be 0. */
 int costdb_compute_get(Costdb *db, int64_t hardware_id, const char *op, const char *dtype,
                        CostdbComputePoint **out, size_t *n);
+/* For every dtype that occurs in pts, replaces that GEMM shape table of
+ * hardware_id by the points of pts, in one transaction (n == 0: nothing
+ * changes). Every point is checked first: dtype text, m, n, k in
+ * 1..COSTDB_MAX_GEMM_DIM, rate finite and > 0 (EINVAL naming the point and
+ * field; nothing is written); a shape twice in pts keeps the last. */
+int costdb_gemm_put(Costdb *db, int64_t hardware_id, const CostdbGemmPoint *pts, size_t n);
+/* The GEMM points of (hardware, dtype) ordered by m, n, k; *out malloc'd
+ * (the caller frees it), *n may be 0 (also for a file of schema 8 or
+ * older, which has no table). A stored value that is not what
+ * costdb_gemm_put accepts is ECORRUPT naming table gemm_profile, the row's
+ * key and the column. */
+int costdb_gemm_get(Costdb *db, int64_t hardware_id, const char *dtype, CostdbGemmPoint **out,
+                    size_t *n);
+/* Every GEMM point of a hardware row, ordered by dtype, m, n, k; checked as
+ * costdb_gemm_get checks them. */
+int costdb_gemm_list(Costdb *db, int64_t hardware_id, CostdbGemmPoint **out, size_t *n);
 
 /* ---- models ------------------------------------------------------------- */
 

@@ -144,6 +144,9 @@ int cdb_col_int(Costdb *db, sqlite3_stmt *st, int col, int lo, int hi, const cha
 /* Column col as seconds: finite in 0..COSTDB_MAX_SECONDS, or +inf when
  * allow_inf; ECORRUPT otherwise. */
 int cdb_col_seconds(Costdb *db, sqlite3_stmt *st, int col, int allow_inf, double *out);
+/* Column col as a rate (FLOP/s, bytes/s): a finite number > 0, else
+ * ECORRUPT naming table, row key and column. */
+int cdb_col_rate(Costdb *db, sqlite3_stmt *st, int col, double *out);
 /* A stage cost as stored: any number but a finite one past
  * COSTDB_MAX_SECONDS (a sum of those is not exact); infinite and negative
  * ones are the solver's "no stage". */

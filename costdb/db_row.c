@@ -277,6 +277,24 @@ int cdb_col_seconds(Costdb *db, sqlite3_stmt *st, int col, int allow_inf, double
                    key, col_name(st, col), v, COSTDB_MAX_SECONDS, allow_inf ? " or +inf" : "");
 }
 
+int cdb_col_rate(Costdb *db, sqlite3_stmt *st, int col, double *out)
+{
+    int t = sqlite3_column_type(st, col);
+    double v = sqlite3_column_double(st, col);
+    char key[512];
+    *out = 0.0;
+    if ((t == SQLITE_FLOAT || t == SQLITE_INTEGER) && isfinite(v) && v > 0) {
+        *out = v;
+        return 0;
+    }
+    row_key(db, st, col, key, sizeof key);
+    if (t != SQLITE_FLOAT && t != SQLITE_INTEGER)
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: %s: column %s holds %s, not a rate",
+                       db->path, key, col_name(st, col), type_name(t));
+    return cdb_err(db, COSTDB_ECORRUPT, "%s: %s: column %s = %g is not a finite rate > 0",
+                   db->path, key, col_name(st, col), v);
+}
+
 static const char sql_sweep_layers[] = "SELECT num_layers FROM sweep WHERE id = ?1";
 
 int cdb_sweep_layers(Costdb *db, int64_t sweep_id, int *layers)
