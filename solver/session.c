@@ -373,6 +373,11 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
         r->specs[k].recompute = pr->recompute;
         r->specs[k].zero = pr->zero;
     }
+    /* Tensor parallelism splits every weight matrix over the tp ranks: each
+     * stage is priced with the memory level of its mesh that does, where
+     * the sweep has one (tp_layout.c). */
+    if (pr->tp > 1)
+        apsolve_3d_tp_levels(r->db, pc->sweep, pc->p, r->specs, (size_t)pr->pp);
     r->nspec = (size_t)pr->pp;
     r->kind = "3d";
     snprintf(s->label, sizeof s->label, "3-D %s", a->parallel);

@@ -130,4 +130,12 @@ int apsolve_request_load_plan(struct Costdb *db, ApsolveRequest *a, int64_t *swe
 void apsolve_specs_variants(const ApsolveProblem *p, ApsolveStageSpec *sp, const int *configs,
                             size_t n);
 
+/* A --parallel plan with tp > 1: sets each stage's memory_level to the
+ * level of its mesh, recompute and ZeRO whose stored placements keep the
+ * fewest weight matrices whole on the tp axis, as the framework's tensor
+ * parallelism splits them (tp_layout.c). Returns how many stages got a
+ * level that splits every weight matrix. */
+size_t apsolve_3d_tp_levels(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                            ApsolveStageSpec *sp, size_t n);
+
 #endif
