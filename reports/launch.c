@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "apsolve.h"
+#include "costdb_text.h"
 #include "launch.h"
 #include "schedule.h"
 
@@ -329,6 +330,27 @@ static void layout_of(const ApreportReport *r, const RepLaunchBasics *b, RepLaun
 }
 
 /* What each runtime cannot run as the plan has it: the closest it can. */
+/* Weight matrices the priced sharding keeps whole on the tp axis, over the
+ * stages with tp > 1 (costdb_weight_whole_on_axis1, apreport's warning
+ * rule); *weights counts the weight matrices of those stages. */
+static size_t tp_whole_weights(const ApreportReport *r, size_t *weights)
+{
+    size_t whole = 0;
+    *weights = 0;
+    for (size_t k = 0; k < r->n_stages; k++) {
+        const RepStage *s = &r->stages[k];
+        if (s->st.logical_b <= 1)
+            continue;
+        for (size_t i = 0; i < s->n_tensors; i++) {
+            int w = costdb_weight_whole_on_axis1(&s->tensors[i].pl, s->st.logical_a,
+                                                 s->st.logical_b);
+            *weights += w >= 0;
+            whole += w == 1;
+        }
+    }
+    return whole;
+}
+
 static void runtime_limits(RepLaunch *L, Notes *N)
 {
     int rt = L->rt;
@@ -454,6 +476,19 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
     if (!b.variants_known)
         note(&N, "the sweep's configs of some stages are unknown: no recomputation or ZeRO "
                  "assumed for them");
+    if (L->tp > 1) {
+        /* A framework's tensor parallelism splits every weight matrix over
+         * the tp ranks: a plan priced with some whole is not run as priced. */
+        size_t weights, whole = tp_whole_weights(r, &weights);
+        if (whole) {
+            L->changed = 1;
+            note(&N, "the plan was priced with %zu of its %zu weight matrices whole on every "
+                     "device of the tp axis (the sharding ILP's layout); %s's tensor parallelism "
+                     "splits them %d ways, so the run holds less memory and pays other "
+                     "collectives than priced (apsolve --parallel on a sweep of --memory-levels 3 "
+                     "or --variants all prices the split layout)", whole, weights, name, L->tp);
+        }
+    }
     L->sp = (b.sp_knob || b.seq_split) && L->tp > 1;
     if (rt == REP_RT_MEGATRON && L->ep > 0 && L->tp > 1 && !L->sp) {
         L->sp = 1;

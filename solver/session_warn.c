@@ -88,8 +88,8 @@ void apsolve_tp_whole_warning(Costdb *db, const ApsolveRequest *a, int64_t sweep
                         "whole on every device of the tp axis (the sharding ILP's layout for "
                         "logical (%d, %d), memory level %d, the level of this sweep that "
                         "splits the most), not split %d ways as tensor parallelism holds "
-                        "them; approf sweep --variants all profiles the memory levels that "
-                        "split them", k, whole, weights, st->logical_a, st->logical_b,
+                        "them; approf sweep --memory-levels 3 (or --variants all) profiles the "
+                        "memory levels that split them", k, whole, weights, st->logical_a, st->logical_b,
                         st->memory_level, st->logical_b);
     }
 }

@@ -7,7 +7,8 @@ level whose placements split every weight matrix over the tp axis, says
 nothing about weights kept whole, and apreport's report.json holds each
 weight matrix at a quarter (or less) per device. On a sweep of the default
 variants, where no such level exists, apsolve warns and names the sweep
-option that adds it.
+option that adds it, and the Megatron file says Megatron cannot run the plan
+as priced (reports/launch.c).
 
 Usage: tp_layout.py APPROF APSOLVE APREPORT
 """
@@ -59,9 +60,17 @@ def main():
         plain = os.path.join(tmp, "plain.db")
         run([approf, "sweep"] + sweep + ["--db", plain])
         out = run([apsolve, "--db", plain, "--parallel", "dp=2,tp=4,pp=2"])
-        if "priced whole" not in out or "--variants all" not in out:
-            fails.append("without the memory levels apsolve must warn and name --variants all:\n"
-                         + out)
+        if "priced whole" not in out or "--memory-levels 3" not in out:
+            fails.append("without the memory levels apsolve must warn and name --memory-levels 3:"
+                         "\n" + out)
+        # and the launch files say the framework does not run it as priced
+        rep = os.path.join(tmp, "rep-plain")
+        run([apreport, "--db", plain, "--out", rep])
+        with open(os.path.join(rep, "plan1_megatron.args")) as f:
+            args = f.read()
+        if "cannot express this plan as priced" not in args or "weight matrices whole" not in args:
+            fails.append("the Megatron file of a plan priced with whole weights claims it runs as "
+                         "priced:\n" + "\n".join(args.splitlines()[:6]))
     if fails:
         print("FAIL:\n" + "\n".join(fails))
         return 1
