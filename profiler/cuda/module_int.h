@@ -3,7 +3,7 @@
  * Internals of the approf-cuda module (only the module includes this): the
  * per-device context, one prepared kernel, the GEMM (cuBLASLt) and
  * convolution (cuDNN) helpers and the error conversion shared by module.c,
- * gemm.c, conv.c and probe_run.c. Every helper returns 0, APPROF_ENOMEM
+ * gemm.c, conv.c, probe_run.c and probe_gemm.c. Every helper returns 0, APPROF_ENOMEM
  * when CUDA, cuBLAS or cuDNN ran out of memory, or APPROF_EIO for any other
  * failure, with the library's message in err.
  */
@@ -83,6 +83,20 @@ void cuda_conv_release(CudaOp *op);
 int cuda_bn_prepare(CudaCtx *c, CudaOp *op, ApprofDtype dt, char *err, size_t errlen);
 int cuda_bn_run(CudaCtx *c, CudaOp *op, ApprofDtype dt, char *err, size_t errlen);
 void cuda_bn_release(CudaOp *op);
+
+/* Median seconds of one m x n x k GEMM in dt (probe_gemm.c): operands at
+ * bufs (A' k x n, B' m x k, C m x n, as approf_kernel_buffers lays them
+ * out, each at least that large), warmup untimed GEMMs, then repeats
+ * batches of iters back-to-back GEMMs between CUDA events; repeats 1..64. */
+int cuda_time_gemm_shape(CudaCtx *c, ApprofDtype dt, int64_t m, int64_t n, int64_t k,
+                         void *const bufs[3], void *ws, size_t ws_size, int warmup, int iters,
+                         int repeats, double *sec, char *err, size_t errlen);
+/* The probe's GEMM shape grid (req->gemm_grid, probe.h) to req->on_gemm_shape
+ * and a progress line per dtype (probe_gemm.c). 0, a callback's non-zero
+ * value or an error. */
+struct ApprofProbeRequest;
+int cuda_probe_gemm_grid(CudaCtx *c, const struct ApprofProbeRequest *req, int repeats,
+                         char *err, size_t errlen);
 
 /* Median seconds of one s x s x s FP8 (E4M3 in, bf16 out) GEMM on
  * cuBLASLt (gemm_fp8.c); APPROF_EUNSUPPORTED without FP8 tensor cores. */

@@ -17,8 +17,10 @@
 
 #include "../backend.h"
 
-#define APPROF_PROBE_ABI 2 /* 2: process groups, HxG groups in on_comm */
+#define APPROF_PROBE_ABI 3 /* 2: process groups, HxG groups in on_comm; 3: the GEMM shape
+                            * grid (gemm_grid, on_gemm_shape) */
 #define APPROF_PROBE_MAX_GEMM_SIZES 8
+#define APPROF_PROBE_MAX_GEMM_GRID 12
 
 /* What the probe found; strings are NUL-terminated, "" when unknown. */
 typedef struct ApprofProbeInfo {
@@ -46,7 +48,8 @@ typedef struct ApprofProbeInfo {
  * H x G >= 2; approf_probe_mpi_groups): the first H hosts' first G ranks
  * join one NCCL communicator, bootstrapped by broadcasting rank 0's
  * ncclUniqueId through pg->bcast. on_info runs on every rank; on_compute,
- * on_comm and on_progress on rank 0 only (its device and its timings). */
+ * on_gemm_shape, on_comm and on_progress on rank 0 only (its device and its
+ * timings). */
 typedef struct ApprofProbeRequest {
     int64_t min_bytes, max_bytes;  /* collective message sizes (nccl-tests "size") */
     int gemm_sizes[APPROF_PROBE_MAX_GEMM_SIZES]; /* square GEMM sizes m = n = k */
@@ -67,6 +70,18 @@ typedef struct ApprofProbeRequest {
     void (*on_progress)(void *user, const char *line);
     /* The processes of `mpirun -np R approf probe`, or NULL. */
     const ApprofProcessGroup *pg;
+    /* The GEMM shape grid (ABI 3): every (m, n, k) with each of m, n, k
+     * one of gemm_grid[0..n_gemm_grid) (entries <= 0 skipped; none: no
+     * grid), in bf16, f16 and f32 (on TF32 tensor cores unless
+     * APPROF_CUDA_TF32=0: dtype "tf32", else "f32"); a shape whose operands
+     * do not fit half the free device memory is skipped. */
+    int gemm_grid[APPROF_PROBE_MAX_GEMM_GRID];
+    int n_gemm_grid;
+    /* One shape of the grid: rate = 2 m n k / t in FLOP/s, t the median
+     * of the repeats of back-to-back GEMMs (main loop, epilogue and the gap
+     * between launches, all of it). */
+    int (*on_gemm_shape)(void *user, const char *dtype, int64_t m, int64_t n, int64_t k,
+                         double rate);
 } ApprofProbeRequest;
 
 /* Entry point "approf_probe_module_run": 0, APPROF_ENODEV with a one-line

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The hardware probe inside the approf-cuda module ("approf_probe_module_run"):
- * square GEMM FLOP/s per dtype on cuBLASLt, device-to-device cudaMemcpy
+ * square GEMM FLOP/s per dtype on cuBLASLt, the GEMM shape grid
+ * (probe_gemm.c), device-to-device cudaMemcpy
  * bandwidth, and NCCL all-reduce, all-gather, reduce-scatter, all-to-all
  * (grouped ncclSend/ncclRecv to every peer, self included, as nccl-tests
  * does) and send-recv (a ring: rank r sends to r+1) over the 1xG groups of
@@ -95,52 +96,25 @@ static void fill_info(ApprofProbeInfo *info, int count)
 static int time_gemm(CudaCtx *c, ApprofDtype dt, int s, int repeats, double *sec, char *err,
                      size_t errlen)
 {
-    CudaOp op;
-    void *ws = NULL;
+    void *buf[3] = {NULL, NULL, NULL}, *ws = NULL;
     size_t ws_size = 32u << 20;
-    double samples[64], spread;
-    int iters = s <= 1024 ? 50 : s <= 2048 ? 20 : s <= 4096 ? 5 : 2, rc;
+    int iters = s <= 1024 ? 50 : s <= 2048 ? 20 : s <= 4096 ? 5 : 2, rc = 0;
     size_t es = dt == APPROF_F32 ? 4 : 2, bytes = (size_t)s * (size_t)s * es;
 
-    memset(&op, 0, sizeof op);
-    op.k.kind = APPROF_K_GEMM;
-    op.k.batch = 1;
-    op.k.m = op.k.n = op.k.k = s;
-    rc = cuda_ck(cudaMalloc(&op.buf[0], bytes), "cudaMalloc", err, errlen);
-    if (rc == 0)
-        rc = cuda_ck(cudaMalloc(&op.buf[1], bytes), "cudaMalloc", err, errlen);
-    if (rc == 0)
-        rc = cuda_ck(cudaMalloc(&op.buf[2], bytes), "cudaMalloc", err, errlen);
+    for (int i = 0; i < 3 && rc == 0; i++)
+        rc = cuda_ck(cudaMalloc(&buf[i], bytes), "cudaMalloc", err, errlen);
     if (rc == 0)
         rc = cuda_ck(cudaMalloc(&ws, ws_size), "cudaMalloc", err, errlen);
     for (int i = 0; i < 2 && rc == 0; i++)
-        rc = cuda_ck((cudaError_t)approf_cuda_launch_fill((int)dt, op.buf[i], (int64_t)(bytes / es),
+        rc = cuda_ck((cudaError_t)approf_cuda_launch_fill((int)dt, buf[i], (int64_t)(bytes / es),
                                                           7u + (uint32_t)i, c->stream),
                      "fill kernel", err, errlen);
     if (rc == 0)
-        rc = cuda_gemm_prepare(c, &op, dt, ws_size, err, errlen);
-    for (int i = 0; i < 3 && rc == 0; i++)
-        rc = cuda_gemm_run(c, &op, ws, ws_size, err, errlen);
-    for (int r = 0; r < repeats && rc == 0; r++) {
-        float ms = 0;
-        rc = cuda_ck(cudaEventRecord(c->ev_start, c->stream), "cudaEventRecord", err, errlen);
-        for (int i = 0; i < iters && rc == 0; i++)
-            rc = cuda_gemm_run(c, &op, ws, ws_size, err, errlen);
-        if (rc == 0)
-            rc = cuda_ck(cudaEventRecord(c->ev_stop, c->stream), "cudaEventRecord", err, errlen);
-        if (rc == 0)
-            rc = cuda_ck(cudaEventSynchronize(c->ev_stop), "GEMM", err, errlen);
-        if (rc == 0)
-            rc = cuda_ck(cudaEventElapsedTime(&ms, c->ev_start, c->ev_stop), "cudaEventElapsedTime",
-                         err, errlen);
-        samples[r] = (double)ms * 1e-3 / iters;
-    }
-    if (rc == 0 && approf_cuda_stats(samples, repeats, sec, &spread) < 0)
-        rc = APPROF_EIO;
+        rc = cuda_time_gemm_shape(c, dt, s, s, s, buf, ws, ws_size, 3, iters, repeats, sec, err,
+                                  errlen);
     cudaStreamSynchronize(c->stream);
-    cuda_gemm_release(&op);
     for (int i = 0; i < 3; i++)
-        cudaFree(op.buf[i]);
+        cudaFree(buf[i]);
     cudaFree(ws);
     return rc;
 }
@@ -507,6 +481,9 @@ int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeI
         if (rc == 0)
             progress(req, "gemm f8e4m3 %d: %.1f TFLOP/s", s, rate / 1e12);
     }
+    /* The shape grid (probe_gemm.c), in the same dtypes. */
+    if (rc == 0 && report)
+        rc = cuda_probe_gemm_grid(&c, req, repeats, err, errlen);
     /* Message and copy sizes are capped by what device 0 can hold twice over. */
     if (rc == 0)
         rc = cuda_ck(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo", err, errlen);

@@ -117,6 +117,13 @@ int approf_probe_hardware_row(const ApprofProbeInfo *info, const CostdbComputePo
 int approf_probe_store(Costdb *db, CostdbHardware *hw, const CostdbComputePoint *cp, size_t n_cp,
                        const CostdbCommPoint *mp, size_t n_mp)
 {
+    return approf_probe_store_all(db, hw, cp, n_cp, mp, n_mp, NULL, 0);
+}
+
+int approf_probe_store_all(Costdb *db, CostdbHardware *hw, const CostdbComputePoint *cp,
+                           size_t n_cp, const CostdbCommPoint *mp, size_t n_mp,
+                           const CostdbGemmPoint *gp, size_t n_gp)
+{
     int rc;
     if (!db || !hw)
         return COSTDB_EINVAL;
@@ -128,6 +135,8 @@ int approf_probe_store(Costdb *db, CostdbHardware *hw, const CostdbComputePoint 
         rc = costdb_comm_put(db, hw->id, mp, n_mp);
     if (rc == 0 && n_cp)
         rc = costdb_compute_put(db, hw->id, cp, n_cp);
+    if (rc == 0 && n_gp)
+        rc = costdb_gemm_put(db, hw->id, gp, n_gp);
     if (rc < 0) {
         costdb_rollback(db);
         return rc;

@@ -2,7 +2,7 @@
 /*
  * What `approf probe` keeps: a hardware row of kind 'measured' built from
  * the probe's device information and its measured points, and the points
- * themselves as communication and compute curves. Host code only (costdb);
+ * themselves as communication and compute curves and GEMM shape tables. Host code only (costdb);
  * the module never includes this.
  */
 #ifndef APPROF_CUDA_PROBE_STORE_H
@@ -33,5 +33,10 @@ int approf_probe_hardware_row(const ApprofProbeInfo *info, const CostdbComputePo
  * one transaction. 0 or a COSTDB_E* code (costdb_errmsg has the message). */
 int approf_probe_store(Costdb *db, CostdbHardware *hw, const CostdbComputePoint *cp, size_t n_cp,
                        const CostdbCommPoint *mp, size_t n_mp);
+/* The same, and the GEMM shape tables of the dtypes in gp replaced by its
+ * points (costdb_gemm_put), in the same transaction. */
+int approf_probe_store_all(Costdb *db, CostdbHardware *hw, const CostdbComputePoint *cp,
+                           size_t n_cp, const CostdbCommPoint *mp, size_t n_mp,
+                           const CostdbGemmPoint *gp, size_t n_gp);
 
 #endif

@@ -4,7 +4,9 @@
  * loader, its collective costing and `approf probe`'s storage can be tested
  * on machines without a GPU. measure() reports 0.5 s per kernel, or out of
  * memory when the phase's peak exceeds 1 GiB; the probe reports one fake
- * device and a few deterministic points. FAKE_APPROF_NODEV=1 makes every
+ * device and a few deterministic points, and the GEMM shape grid of the
+ * request in bf16 and f16 at fake_gemm_rate (affine in log2 of each size,
+ * so that interpolation in log2 reproduces it between the grid's points). FAKE_APPROF_NODEV=1 makes every
  * entry point report no device; FAKE_APPROF_DEVICES=N (default 2) is the
  * device count. A backend on device d (init_on) measures what device 0 does
  * and counts its calls per device (fake_module_calls).
@@ -96,6 +98,33 @@ int approf_backend_module_init_on(int abi, int device, ApprofBackend *out, char 
     return approf_backend_module_init(abi, out, err, errlen);
 }
 
+/* bf16: (10 + 10 log2 m + 20 log2 n + 40 log2 k) TFLOP/s; f16 0.9 of it. */
+static double fake_gemm_rate(const char *dtype, int64_t m, int64_t n, int64_t k)
+{
+    double r = 1e12 * (10 + 10 * log2((double)m) + 20 * log2((double)n) + 40 * log2((double)k));
+    return strcmp(dtype, "f16") ? r : 0.9 * r;
+}
+
+/* Every (m, n, k) of req->gemm_grid in bf16 and f16, as the module's grid. */
+static int fake_gemm_grid(const ApprofProbeRequest *req)
+{
+    static const char *const dts[] = {"bf16", "f16"};
+    int rc = 0, ng = req->n_gemm_grid < APPROF_PROBE_MAX_GEMM_GRID ? req->n_gemm_grid
+                                                                  : APPROF_PROBE_MAX_GEMM_GRID;
+    if (!req->on_gemm_shape)
+        return 0;
+    for (int d = 0; d < 2 && rc == 0; d++)
+        for (int a = 0; a < ng && rc == 0; a++)
+            for (int b = 0; b < ng && rc == 0; b++)
+                for (int c = 0; c < ng && rc == 0; c++) {
+                    int64_t m = req->gemm_grid[a], n = req->gemm_grid[b], k = req->gemm_grid[c];
+                    if (m > 0 && n > 0 && k > 0)
+                        rc = req->on_gemm_shape(req->user, dts[d], m, n, k,
+                                                fake_gemm_rate(dts[d], m, n, k));
+                }
+    return rc;
+}
+
 /* Under mpirun (req->pg, size > 1): what the real module does around NCCL —
  * the placement check and agreements, one "unique id" per HxG group
  * broadcast from rank 0 and checked by every rank — with rank 0 reporting
@@ -159,13 +188,16 @@ int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeI
     if (req->pg && req->pg->size > 1) {
         if (rc == 0 && req->pg->rank == 0)
             rc = req->on_compute(req->user, "gemm", "f16", 4096, 250e12);
+        if (rc == 0 && req->pg->rank == 0)
+            rc = fake_gemm_grid(req);
         return fake_probe_mpi(req, rc, err, errlen);
     }
     if (rc != 0)
         return rc;
     if ((rc = req->on_compute(req->user, "gemm", "f16", 4096, 250e12)) != 0 ||
         (rc = req->on_compute(req->user, "gemm", "f16", 8192, 280e12)) != 0 ||
-        (rc = req->on_compute(req->user, "memcpy", "u8", 1 << 20, 1.2e12)) != 0)
+        (rc = req->on_compute(req->user, "memcpy", "u8", 1 << 20, 1.2e12)) != 0 ||
+        (rc = fake_gemm_grid(req)) != 0)
         return rc;
     for (int64_t b = req->min_bytes; b <= req->max_bytes; b *= 2) {
         if ((rc = req->on_comm(req->user, APPROF_COLL_ALL_REDUCE, 1, 2, "f32", b, 1e-5 + b / 1e11)) != 0 ||

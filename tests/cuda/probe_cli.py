@@ -3,7 +3,7 @@
 # `approf probe` end to end without a GPU: usage errors exit 2, a missing
 # module or device prints one line and exits 1 without creating the
 # database, and with the fake module (tests/cuda/fake_module.c) the probe
-# stores a 'measured' hardware row and its curves.
+# stores a 'measured' hardware row, its curves and its GEMM shape tables.
 # Usage: probe_cli.py APPROF FAKE_MODULE_DIR REAL_MODULE_BUILT(0|1)
 import os
 import sqlite3
@@ -87,7 +87,38 @@ with tempfile.TemporaryDirectory() as tmp:
     check(all(abs(s - (1e-5 + b / 1e11)) < 1e-15 for b, s in ar), "all-reduce seconds")
     n = con.execute("SELECT count(*) FROM compute_profile WHERE hardware_id = ?", (hid,)).fetchone()[0]
     check(n == 3, "three compute points")
+    # the GEMM shape grid: 6 x 6 x 6 shapes of the default grid, bf16 and f16
+    shapes = con.execute("SELECT dtype, m, n, k, rate FROM gemm_profile WHERE hardware_id = ?"
+                         " ORDER BY dtype, m, n, k", (hid,)).fetchall()
+    grid = [512, 1024, 2048, 4096, 8192, 16384]
+    check(len(shapes) == 2 * 216 and {d for d, *_ in shapes} == {"bf16", "f16"} and
+          {m for _, m, _, _, _ in shapes} == set(grid), "216 GEMM shapes per dtype (%d)" % len(shapes))
+    import math
+    want = lambda d, m, n, k: (0.9 if d == "f16" else 1.0) * 1e12 * (
+        10 + 10 * math.log2(m) + 20 * math.log2(n) + 40 * math.log2(k))
+    check(all(abs(r - want(d, m, n, k)) <= 1e-12 * r for d, m, n, k, r in shapes), "GEMM shape rates")
+    check("216 GEMM shape points" not in out and "432 GEMM shape points" in out,
+          "summary counts the shape points")
     con.close()
+
+    # --gemm-grid: its sizes, or none; a re-probe replaces the tables
+    rc, out, err = run(["--db", db, "--max-bytes", "8K", "--quiet", "--gemm-grid", "2048,512"],
+                       APPROF_MODULE_DIR=fake_dir)
+    con = sqlite3.connect(db)
+    shapes = con.execute("SELECT dtype, m, n, k FROM gemm_profile ORDER BY 1, 2, 3, 4").fetchall()
+    con.close()
+    check(rc == 0 and len(shapes) == 16 and shapes[0] == ("bf16", 512, 512, 512) and
+          shapes[-1] == ("f16", 2048, 2048, 2048), "--gemm-grid 2048,512: 8 shapes per dtype")
+    rc, out, err = run(["--db", db, "--max-bytes", "8K", "--quiet", "--gemm-grid", "none"],
+                       APPROF_MODULE_DIR=fake_dir)
+    con = sqlite3.connect(db)
+    n = con.execute("SELECT count(*) FROM gemm_profile").fetchone()[0]
+    con.close()
+    check(rc == 0 and n == 16 and "0 GEMM shape points" in out,
+          "--gemm-grid none measures none and keeps the stored tables")
+    for bad in ["", "0", "512,512", "512,x", "512,", "70000", ",".join(str(i) for i in range(1, 14))]:
+        rc, out, err = run(["--db", db, "--gemm-grid", bad], APPROF_MODULE_DIR=fake_dir)
+        check(rc == 2 and "--gemm-grid" in err, "--gemm-grid '%s' exits 2" % bad)
 
     # A second probe reuses the row and replaces the curves.
     rc, out, err = run(["--db", db, "--max-bytes", "2K", "--quiet"], APPROF_MODULE_DIR=fake_dir)
