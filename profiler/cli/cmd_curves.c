@@ -34,9 +34,9 @@ static void usage(FILE *f)
           "interpolation in bytes) and the others with the spec's alpha-beta model.\n"
           "'approf probe' measures and stores such curves on a GPU machine itself.\n\n"
           "Options:\n"
-          "  --db FILE            database (default results.db)\n"
+          "  --db FILE            database (default " APPROF_DEFAULT_DB ")\n"
           "  --hardware NAME|FILE the analytic spec whose row gets the curves (default\n"
-          "                       a100-40g, as approf sweep); the row is created if missing\n"
+          "                       " APPROF_DEFAULT_HARDWARE ", as approf sweep); the row is created if missing\n"
           "  --hardware-id ID     an existing hardware row instead (e.g. a measured one)\n"
           "  --collective KIND    all-reduce|all-gather|reduce-scatter|all-to-all|send-recv,\n"
           "                       when the output does not name its test\n"
@@ -225,7 +225,7 @@ int approf_cmd_curves(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    const char *db_path = "results.db", *spec = NULL, *collective = NULL, *group = NULL;
+    const char *db_path = APPROF_DEFAULT_DB, *spec = NULL, *collective = NULL, *group = NULL;
     const char *sub;
     int64_t id = 0;
     int fmt = CLI_FORMAT_TEXT;
@@ -262,7 +262,7 @@ int approf_cmd_curves(int argc, char **argv)
     if (spec && id)
         return cli_usage_error("hardware curves", "give --hardware or --hardware-id, not both");
     if (!spec)
-        spec = "a100-40g";
+        spec = APPROF_DEFAULT_HARDWARE;
     if (optind >= argc)
         return cli_usage_error("hardware curves", "missing subcommand (import or show)");
     sub = argv[optind++];

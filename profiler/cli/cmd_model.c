@@ -17,40 +17,13 @@
 #include "model/zoo.h"
 #include "outfile.h"
 
-enum {
-    OPT_PRESET = 256, OPT_DATASET, OPT_DTYPE, OPT_BATCH, OPT_NUM_LAYERS, OPT_HIDDEN, OPT_HEADS,
-    OPT_SEQ_LEN, OPT_VOCAB, OPT_WIDTH, OPT_DEPTH, OPT_FILTERS, OPT_IMAGE, OPT_CLASSES,
-    OPT_MANUAL_B, OPT_LAYERS, OPT_EPS, OPT_MANUAL, OPT_FORMAT, OPT_MODEL_FILE, OPT_OUTPUT,
-    OPT_HF_CONFIG, OPT_ATTENTION, OPT_CAPACITY, OPT_MLM, OPT_DROPOUT,
-};
+/* approf model's own options; the model and layer options are the shared
+ * table's (model_options.c). */
+enum { OPT_BATCH = 256, OPT_FORMAT };
 
-static const struct option model_opts[] = {
-    {"preset", required_argument, NULL, OPT_PRESET},
-    {"dataset", required_argument, NULL, OPT_DATASET},
-    {"dtype", required_argument, NULL, OPT_DTYPE},
+static const struct option own_opts[] = {
     {"batch", required_argument, NULL, OPT_BATCH},
-    {"num-layers", required_argument, NULL, OPT_NUM_LAYERS},
-    {"hidden", required_argument, NULL, OPT_HIDDEN},
-    {"heads", required_argument, NULL, OPT_HEADS},
-    {"seq-len", required_argument, NULL, OPT_SEQ_LEN},
-    {"vocab", required_argument, NULL, OPT_VOCAB},
-    {"width-factor", required_argument, NULL, OPT_WIDTH},
-    {"depth", required_argument, NULL, OPT_DEPTH},
-    {"num-filters", required_argument, NULL, OPT_FILTERS},
-    {"image-size", required_argument, NULL, OPT_IMAGE},
-    {"num-classes", required_argument, NULL, OPT_CLASSES},
-    {"manual-boundaries", no_argument, NULL, OPT_MANUAL_B},
-    {"manual-boundary", no_argument, NULL, OPT_MANUAL_B},
-    {"hf-config", required_argument, NULL, OPT_HF_CONFIG},
-    {"attention", required_argument, NULL, OPT_ATTENTION},
-    {"capacity-factor", required_argument, NULL, OPT_CAPACITY},
-    {"mlm-positions", required_argument, NULL, OPT_MLM},
-    {"dropout", required_argument, NULL, OPT_DROPOUT},
-    {"layers", required_argument, NULL, OPT_LAYERS},
-    {"eps", required_argument, NULL, OPT_EPS},
-    {"manual", no_argument, NULL, OPT_MANUAL},
     {"format", required_argument, NULL, OPT_FORMAT},
-    {"model-file", required_argument, NULL, OPT_MODEL_FILE},
     {"output", required_argument, NULL, 'o'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -58,128 +31,65 @@ static const struct option model_opts[] = {
 
 static void model_help(FILE *f)
 {
-    fputs("Usage: approf model show (NAME | --model-file F | --hf-config F) [MODEL OPTIONS]\n"
-          "                         [--layers L] [--eps E] [--manual] [--format text|json]\n"
-          "       approf model export (NAME | --hf-config F) [MODEL OPTIONS] [-o FILE]\n"
+    fputs("Usage: approf model show (NAME | --model NAME | --model-file F | --hf-config F)\n"
+          "                         [MODEL OPTIONS] [--layers L] [--eps E] [--manual-layers]\n"
+          "                         [--format text|json]\n"
+          "       approf model export (NAME | --model NAME | --hf-config F) [MODEL OPTIONS] [-o FILE]\n"
           "Show a model's exact parameter count and its layers (operator range, forward and\n"
           "backward FLOPs, parameter, activation and inbound bytes per layer), or write a zoo\n"
-          "model as a model file (JSON, schemas/model-format.md) to stdout or FILE.\n\n"
-          "Model options (0 or absent: the model's default, see 'approf models'):\n"
-          "  --preset P            gpt: gpt2-small|gpt3-1.3b|gpt3-2.7b|gpt3-6.7b|gpt3-39b; bert: base|large;\n"
-          "                        llama: llama-3-8b|llama-2-7b|llama-3-70b|llama-3.1-405b; mistral:\n"
-          "                        mistral-7b; mixtral: mixtral-8x7b; qwen2: qwen2.5-7b;\n"
-          "                        deepseek_moe: deepseek-moe-16b\n"
-          "  --hf-config F         the model of a Hugging Face config.json (model_type llama, mistral,\n"
-          "                        mixtral, qwen2, deepseek, gpt2, bert) instead of NAME and --preset\n"
-          "  --attention A         llama family: flash (fused attention, default) | eager;\n"
-          "                        gpt, bert: eager (default) | flash\n"
-          "  --capacity-factor C   mixture of experts: expert slots = C x tokens x top_k / experts (1)\n"
-          "  --mlm-positions P     bert: the masked-LM head scores P positions per sequence (all)\n"
-          "  --dropout P           bert, gpt: their dropouts at rate P (0: none)\n"
-          "  --dataset D           resnet50: imagenet|cifar10; wide_resnet: cifar10|imagenet; swin: imagenet|cifar100\n"
-          "  --dtype T             f32|f16|bf16 (default: bf16 for the language transformers and\n"
-          "                        --hf-config, as the sweep on bf16 GPUs; f32 for the others)\n"
-          "  --batch B             samples the graph is built for\n"
-          "  --num-layers N --hidden H --heads A --seq-len S --vocab V   transformer sizes\n"
-          "  --width-factor W --depth D --num-filters F                  wide_resnet\n"
-          "  --image-size N --num-classes N\n"
-          "  --manual-boundaries   insert pipeline boundary markers (mlp: after the middle layer;\n"
-          "                        transformers and swin: after every block)\n"
-          "Layer options:\n"
-          "  --layers L            auto layer construction into L layers (default 4, or the\n"
-          "                        manual layers when the model has boundary markers)\n"
-          "  --eps E               auto layering FLOP slack (default 0.5)\n"
-          "  --manual              layers cut at boundary markers\n"
-          "  --format text|json    output format (default text)\n"
+          "model as a model file (JSON, schemas/model-format.md) to stdout or FILE. The model\n"
+          "and layer options are approf sweep's.\n\n", f);
+    cli_model_help(f, "model", APPROF_SHOW_DEFAULT_LAYERS);
+    fputs("Other options:\n"
+          "  --batch B                samples the graph is built for (default: the model's)\n"
+          "  --format text|json       show: the output format (default text)\n"
+          "  -o, --output FILE        export: the file to write (default: stdout)\n"
+          "  -h, --help               this text\n\n"
           "Exit status: 0 ok, 1 bad model file or config.json or runtime failure, 2 usage error\n"
-          "(unknown model, preset or dataset, conflicting options).\n", f);
+          "(unknown model, preset or dataset, a bad option value, conflicting options).\n", f);
 }
 
 typedef struct {
-    ApprofZooOptions zoo;
-    const char *model_file;
-    const char *hf_config;
+    CliModelArgs m;            /* the model and layer options */
     const char *output;
-    int layers, manual, json;
-    double eps;
+    int json;
 } ModelArgs;
 
-/* The long name of option code c, for messages. */
-static const char *opt_name(int c)
-{
-    for (const struct option *o = model_opts; o->name; o++)
-        if (o->val == c)
-            return o->name;
-    return "?";
-}
-
+/* 0, 1 after --help, or the usage error's exit status. */
 static int parse_opts(int argc, char **argv, ModelArgs *a)
 {
-    int c;
+    struct option opts[CLI_MAX_LONGOPTS];
+    int c, li = -1, rc;
     int64_t v;
     memset(a, 0, sizeof *a);
-    a->eps = 0.5;
+    cli_model_args_init(&a->m);
+    if (cli_longopts_join(opts, CLI_MAX_LONGOPTS, own_opts) < 0)
+        return cli_fail("model: too many options for the option table");
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":ho:", model_opts, NULL)) != -1) {
-        int *ip = NULL;
+    while ((c = getopt_long(argc, argv, ":ho:", opts, &li)) != -1) {
+        const char *spelled = li >= 0 ? opts[li].name : NULL;
+        li = -1;
+        rc = cli_model_option("model", c, optarg, spelled, &a->m);
+        if (rc != CLI_MODEL_NOT_MINE) {
+            if (rc)
+                return rc;
+            continue;
+        }
         switch (c) {
         case 'h': model_help(stdout); return 1;
-        case OPT_PRESET: a->zoo.preset = optarg; break;
-        case OPT_DATASET: a->zoo.dataset = optarg; break;
-        case OPT_DTYPE: a->zoo.dtype = optarg; break;
         case OPT_BATCH:
-            if (cli_parse_int(optarg, 1, 1 << 24, &v) < 0)
-                return cli_usage_error("model", "--batch needs an integer in 1..16777216, got '%s'", optarg);
-            a->zoo.batch = v;
+            if ((rc = cli_int_value("model", "batch", optarg, 1, 1 << 24, &v)))
+                return rc;
+            a->m.zoo.batch = v;
             break;
-        case OPT_NUM_LAYERS:
-            if (cli_parse_int(optarg, 1, APPROF_ZOO_MAX_LAYERS, &v) < 0)
-                return cli_usage_error("model", "--num-layers needs an integer in 1..%d, got '%s'",
-                                       APPROF_ZOO_MAX_LAYERS, optarg);
-            a->zoo.num_layers = (int)v;
-            break;
-        case OPT_HIDDEN: ip = &a->zoo.hidden; break;
-        case OPT_HEADS: ip = &a->zoo.heads; break;
-        case OPT_SEQ_LEN: ip = &a->zoo.seq_len; break;
-        case OPT_VOCAB: ip = &a->zoo.vocab; break;
-        case OPT_MLM: ip = &a->zoo.mlm_positions; break;
-        case OPT_WIDTH: ip = &a->zoo.width_factor; break;
-        case OPT_DEPTH: ip = &a->zoo.depth; break;
-        case OPT_FILTERS: ip = &a->zoo.num_filters; break;
-        case OPT_IMAGE: ip = &a->zoo.image_size; break;
-        case OPT_CLASSES: ip = &a->zoo.num_classes; break;
-        case OPT_MANUAL_B: a->zoo.manual_boundaries = 1; break;
-        case OPT_LAYERS: ip = &a->layers; break;
-        case OPT_DROPOUT:
-            if (cli_parse_double(optarg, 0, 0.99, &a->zoo.dropout) < 0)
-                return cli_usage_error("model", "--dropout needs a probability in 0..0.99, got '%s'", optarg);
-            break;
-        case OPT_EPS:
-            if (cli_parse_double(optarg, 0, 100, &a->eps) < 0)
-                return cli_usage_error("model", "--eps needs a number in 0..100, got '%s'", optarg);
-            break;
-        case OPT_MANUAL: a->manual = 1; break;
         case OPT_FORMAT:
-            if (cli_choice_option("model", "format", optarg, cli_text_json, &a->json))
-                return CLI_EXIT_USAGE;
-            break;
-        case OPT_MODEL_FILE: a->model_file = optarg; break;
-        case OPT_HF_CONFIG: a->hf_config = optarg; break;
-        case OPT_ATTENTION: a->zoo.attention = optarg; break;
-        case OPT_CAPACITY:
-            if (cli_parse_double(optarg, 0.01, 64, &a->zoo.capacity_factor) < 0)
-                return cli_usage_error("model", "--capacity-factor needs a number in 0.01..64, got '%s'", optarg);
+            if ((rc = cli_choice_value("model", "format", optarg, cli_text_json, &a->json)))
+                return rc;
             break;
         case 'o': a->output = optarg; break;
         case ':': return cli_usage_error("model", "option '%s' needs a value", argv[optind - 1]);
         default: return cli_usage_error("model", "unknown option '%s'", argv[optind - 1]);
-        }
-        if (ip) {
-            if (cli_parse_int(optarg, 1, 1 << 24, &v) < 0)
-                return cli_usage_error("model", "--%s needs an integer in 1..16777216, got '%s'",
-                                       opt_name(c), optarg);
-            *ip = (int)v;
         }
     }
     return 0;
@@ -190,23 +100,23 @@ static int load_graph(const ModelArgs *a, const char *name, ApprofGraph **g)
 {
     char err[1024];
     int rc;
-    ApprofZooOptions zo = a->zoo;
+    ApprofZooOptions zo = a->m.zoo;
     /* the sweep's default on bf16 hardware: language transformers (every
      * Hugging Face family) train in mixed precision */
-    if (!zo.dtype && (a->hf_config || approf_zoo_trains_mixed(name)))
-        zo.dtype = "bf16";
-    if (a->model_file)
-        rc = approf_model_load(a->model_file, g, err, sizeof err);
-    else if (a->hf_config)
-        rc = approf_zoo_build_hf(a->hf_config, &zo, g, err, sizeof err);
+    if (!zo.dtype && (a->m.hf_config || approf_zoo_trains_mixed(name)))
+        zo.dtype = approf_dtype_name(APPROF_BF16);
+    if (a->m.model_file)
+        rc = approf_model_load(a->m.model_file, g, err, sizeof err);
+    else if (a->m.hf_config)
+        rc = approf_zoo_build_hf(a->m.hf_config, &zo, g, err, sizeof err);
     else
         rc = approf_zoo_build(name, &zo, g, err, sizeof err);
     if (rc < 0) {
         /* A bad zoo choice or size is a usage error; a bad file is not. */
         fprintf(stderr, "approf: %s\n", err[0] ? err : approf_strerror(rc));
-        if (!a->model_file && rc == APPROF_EINVAL)
+        if (!a->m.model_file && rc == APPROF_EINVAL)
             fputs("Try 'approf model --help'\n", stderr);
-        return !a->model_file && rc == APPROF_EINVAL ? APPROF_EXIT_USAGE : APPROF_EXIT_FAIL;
+        return !a->m.model_file && rc == APPROF_EINVAL ? APPROF_EXIT_USAGE : APPROF_EXIT_FAIL;
     }
     return 0;
 }
@@ -301,18 +211,18 @@ static int model_show(const ModelArgs *a, const char *name)
     for (size_t i = 0; i < g->n_ops; i++)
         has_boundary |= g->ops[i].kind == APPROF_OP_BOUNDARY;
     memset(&l, 0, sizeof l);
-    if (a->manual || (has_boundary && !a->layers)) {
+    if (a->m.manual_layers || (has_boundary && !a->m.layers)) {
         rc = approf_layers_manual(g, &l);
     } else {
-        int L = a->layers ? a->layers : 4;
-        if (!a->layers && (size_t)L > g->n_ops)
+        int L = a->m.layers ? a->m.layers : APPROF_SHOW_DEFAULT_LAYERS;
+        if (!a->m.layers && (size_t)L > g->n_ops)
             L = (int)g->n_ops; /* the default on a small graph: one layer per operator */
         if ((size_t)L > g->n_ops) {
             size_t n_ops = g->n_ops; /* read before the graph is freed */
             approf_graph_free(&g);
             return cli_usage_error("model", "--layers %d exceeds the model's %zu operators", L, n_ops);
         }
-        rc = approf_layers_auto(g, L, a->eps, &l);
+        rc = approf_layers_auto(g, L, a->m.eps, &l);
     }
     if (rc < 0) {
         approf_graph_free(&g);
@@ -393,38 +303,45 @@ int approf_cmd_model(int argc, char **argv)
         name = argv[1 + optind];
     if (optind + 1 < argc - 1)
         return cli_usage_error("model", "unexpected argument '%s'", argv[2 + optind]);
-    if (!name && !a.model_file && !a.hf_config)
+    if (name && a.m.name)
+        return cli_usage_error("model", "give the model name once: NAME or --model NAME");
+    if (name)
+        a.m.name = name;
+    if (!a.m.name && !a.m.model_file && !a.m.hf_config)
         return cli_usage_error("model", "missing model name (see 'approf models'), --model-file or --hf-config");
-    if ((name != NULL) + (a.model_file != NULL) + (a.hf_config != NULL) > 1)
-        return cli_usage_error("model", "give one of a model name, --model-file and --hf-config");
-    if (a.hf_config && a.zoo.preset)
-        return cli_usage_error("model", "--preset and --hf-config both choose the sizes: give one");
-    if (a.model_file && (a.zoo.preset || a.zoo.dataset))
-        return cli_usage_error("model", "--%s does not apply to --model-file",
-                               a.zoo.preset ? "preset" : "dataset");
-    return !strcmp(sub, "show") ? model_show(&a, name) : model_export(&a, name);
+    rc = cli_model_check_source("model", &a.m);
+    if (rc)
+        return rc;
+    return !strcmp(sub, "show") ? model_show(&a, a.m.name) : model_export(&a, a.m.name);
 }
 
 int approf_cmd_models(int argc, char **argv)
 {
+    static const struct option opts[] = {
+        {"format", required_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
     size_t n;
     const ApprofZooEntry *e = approf_zoo_list(&n);
-    int json = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+    int c, rc, json = 0;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
             fputs("Usage: approf models [--format text|json]\nList the model zoo with each model's defaults.\n", stdout);
             return APPROF_EXIT_OK;
-        }
-        if (!strcmp(argv[i], "--format") && i + 1 < argc) {
-            if (cli_choice_option("models", "format", argv[++i], cli_text_json, &json))
-                return CLI_EXIT_USAGE;
-        } else if (!strncmp(argv[i], "--format=", 9)) {
-            if (cli_choice_option("models", "format", argv[i] + 9, cli_text_json, &json))
-                return CLI_EXIT_USAGE;
-        } else {
-            return cli_usage_error("models", "unknown argument '%s'", argv[i]);
+        case 'f':
+            if ((rc = cli_choice_value("models", "format", optarg, cli_text_json, &json)))
+                return rc;
+            break;
+        case ':': return cli_usage_error("models", "option '%s' needs a value", argv[optind - 1]);
+        default: return cli_usage_error("models", "unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (optind < argc)
+        return cli_usage_error("models", "unexpected argument '%s'", argv[optind]);
     if (json)
         fputs("[", stdout);
     for (size_t i = 0; i < n; i++) {

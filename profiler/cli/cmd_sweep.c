@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "apsolve.h"
 #include "clock.h"
 #include "cli.h"
 #include "config.h"
@@ -103,33 +104,11 @@ static void usage(void)
     fputs(
         "Usage: approf sweep --model NAME | --model-file FILE | --hf-config FILE [OPTIONS]\n"
         "Profiles every (layer range, submesh, autosharding config, fwd/bwd) tuple of a\n"
-        "model into the cost database; each entry is written as soon as it exists.\n\n"
-        "Model:\n"
-        "  --model NAME             zoo model (approf models), default resnet50\n"
-        "  --model-file FILE        a model file (schemas/model-format.md)\n"
-        "  --hf-config FILE         the model of a Hugging Face config.json (llama, mistral,\n"
-        "                           mixtral, qwen2, deepseek, gpt2, bert; docs/models.md)\n"
-        "  --preset NAME            zoo preset (gpt: gpt2-small ... gpt3-39b; bert: base|large;\n"
-        "                           llama: llama-3-8b ...; approf models lists them)\n"
-        "  --dataset NAME           zoo dataset (resnet50: imagenet|cifar10; swin: imagenet|cifar100)\n"
-        "  --attention flash|eager  gpt, bert and llama families: one fused (flash) attention\n"
-        "                           operator that keeps no S x S scores, or the eager\n"
-        "                           matmul/softmax chain (default: eager for gpt and bert,\n"
-        "                           flash for llama)\n"
-"  --mlm-positions P        bert: the masked-LM head scores P positions per sequence\n"
-        "                           (the masked ones; NVIDIA's BERT pre-training: 20 at seq\n"
-        "                           128, 80 at 512), not all of them (default: all)\n"
-        "  --dropout P              bert: its four dropouts at rate P (BERT trains with 0.1);\n"
-        "                           gpt: after the embeddings, on the attention probabilities,\n"
-        "                           the attention output and the MLP output (Megatron-LM's\n"
-        "                           default 0.1) (default 0: none)\n"
-        "  --num-layers N --hidden N --heads N --seq-len N --vocab N --depth N --width N\n"
-        "  --manual-boundaries      boundary markers (mlp: in the middle; transformers and\n"
-        "                           swin: after every block); also --manual-boundary\n"
-        "Layers:\n"
-        "  --layers L               automatic layer construction into L layers (default 16)\n"
-        "  --eps E                  layer FLOP imbalance allowance (default 0.5)\n"
-        "  --manual-layers          layers from the model's boundary markers\n"
+        "model into the cost database; each entry is written as soon as it exists. The\n"
+        "model and layer options are approf model show's.\n\n",
+        stdout);
+    cli_model_help(stdout, "sweep", APPROF_SWEEP_DEFAULT_LAYERS);
+    fputs(
         "Cluster and batch:\n"
         "  --cluster NxM            N hosts x M GPUs (default: the local GPUs with CUDA,\n"
         "                           1 x the GPU count; mpirun: hosts x GPUs; else 1x8)\n"
@@ -140,11 +119,6 @@ static void usage(void)
         "  --micro-batch-sizes b1,b2,..  one sweep per micro-batch size b (samples per\n"
         "                           pipeline micro-batch), each with --batch/b micro-batches\n"
         "                           (apsolve then chooses the size for the global batch)\n"
-        "  --dtype f32|f16|bf16     compute dtype; f16/bf16 train in mixed precision (f32\n"
-        "                           master weights and Adam state). Default: the language\n"
-        "                           transformers (gpt, bert, the llama family, the MoE\n"
-        "                           models, --hf-config) bf16 where the GPU has bf16 tensor\n"
-        "                           cores, f16 on V100-class GPUs, else f32; other models f32\n"
         "Search space:\n"
         "  --submesh-space S        power_of_two (default) | small_power_of_two | all |\n"
         "                           manual:1x1,1x2,...\n"
@@ -165,9 +139,10 @@ static void usage(void)
         "Backend and database:\n"
         "  --hardware NAME|FILE     hardware spec: the analytic backend's model, and the\n"
         "                           alpha-beta collectives where no measured curves exist\n"
-        "                           (default: the built-in matching the local GPU, else a100-40g)\n"
+        "                           (default: the built-in matching the local GPU, else\n"
+        "                           " APPROF_DEFAULT_HARDWARE ")\n"
         "  --backend auto|model|cuda  auto: CUDA when a GPU is present, else the analytic model\n"
-        "  --db FILE                cost database (default results.db)\n"
+        "  --db FILE                cost database (default " APPROF_DEFAULT_DB ")\n"
         "  --resume                 continue the unfinished sweep with the same inputs\n"
         "                           (starts one when there is none)\n"
         "  --allow-large            run a sweep of more than 2000000 tuples (counted before it\n"
@@ -194,15 +169,18 @@ static void usage(void)
         stdout);
 }
 
+/* approf sweep's own options; the model and layer options are the shared
+ * table's (model_options.c). */
 enum {
-    OPT_MODEL_FILE = 256, OPT_PRESET, OPT_DATASET, OPT_NUM_LAYERS, OPT_HIDDEN, OPT_HEADS,
-    OPT_SEQ_LEN, OPT_VOCAB, OPT_DEPTH, OPT_WIDTH, OPT_MANUAL_BOUNDARY, OPT_LAYERS, OPT_EPS,
-    OPT_MANUAL_LAYERS, OPT_CLUSTER, OPT_BATCH, OPT_MICRO, OPT_DTYPE, OPT_SUBMESH, OPT_LOGICAL,
-    OPT_MODE, OPT_IMBALANCE, OPT_HARDWARE, OPT_BACKEND, OPT_DB, OPT_RESUME, OPT_ALLOW_LARGE, OPT_SHARD,
-    OPT_QUIET, OPT_COMMIT_EVERY, OPT_SHARDING_SOLVER, OPT_WORKERS, OPT_MEMORY_LEVELS,
-    OPT_RECOMPUTE, OPT_ZERO, OPT_VARIANTS, OPT_MBS, OPT_HF_CONFIG, OPT_ATTENTION, OPT_TAKE_OVER,
-    OPT_MLM_POSITIONS, OPT_DROPOUT,
+    OPT_CLUSTER = 256, OPT_BATCH, OPT_MICRO, OPT_SUBMESH, OPT_LOGICAL, OPT_MODE, OPT_IMBALANCE,
+    OPT_HARDWARE, OPT_BACKEND, OPT_DB, OPT_RESUME, OPT_ALLOW_LARGE, OPT_SHARD, OPT_QUIET,
+    OPT_COMMIT_EVERY, OPT_SHARDING_SOLVER, OPT_WORKERS, OPT_MEMORY_LEVELS, OPT_RECOMPUTE,
+    OPT_ZERO, OPT_VARIANTS, OPT_MBS, OPT_TAKE_OVER,
 };
+
+enum { BACKEND_AUTO, BACKEND_MODEL, BACKEND_CUDA };
+static const CliChoice backend_choices[] = {
+    {"auto", BACKEND_AUTO}, {"model", BACKEND_MODEL}, {"cuda", BACKEND_CUDA}, {NULL, 0}};
 
 /* Item parsers for cli_parse_list: the value of one list item, or -1. */
 static int64_t recompute_item(const char *item)
@@ -233,28 +211,8 @@ static int parse_mask(const char *s, int64_t (*item)(const char *), unsigned *ma
     return n > 0 ? 0 : -1;
 }
 
-static const struct option long_opts[] = {
-    {"model", required_argument, NULL, 'm'},
-    {"model-file", required_argument, NULL, OPT_MODEL_FILE},
-    {"preset", required_argument, NULL, OPT_PRESET},
-    {"attention", required_argument, NULL, OPT_ATTENTION},
-    {"mlm-positions", required_argument, NULL, OPT_MLM_POSITIONS},
-    {"dropout", required_argument, NULL, OPT_DROPOUT},
+static const struct option own_opts[] = {
     {"take-over", no_argument, NULL, OPT_TAKE_OVER},
-    {"dataset", required_argument, NULL, OPT_DATASET},
-    {"num-layers", required_argument, NULL, OPT_NUM_LAYERS},
-    {"hidden", required_argument, NULL, OPT_HIDDEN},
-    {"heads", required_argument, NULL, OPT_HEADS},
-    {"seq-len", required_argument, NULL, OPT_SEQ_LEN},
-    {"vocab", required_argument, NULL, OPT_VOCAB},
-    {"depth", required_argument, NULL, OPT_DEPTH},
-    {"width", required_argument, NULL, OPT_WIDTH},
-    {"manual-boundary", no_argument, NULL, OPT_MANUAL_BOUNDARY},
-    {"manual-boundaries", no_argument, NULL, OPT_MANUAL_BOUNDARY},
-    {"hf-config", required_argument, NULL, OPT_HF_CONFIG},
-    {"layers", required_argument, NULL, OPT_LAYERS},
-    {"eps", required_argument, NULL, OPT_EPS},
-    {"manual-layers", no_argument, NULL, OPT_MANUAL_LAYERS},
     {"cluster", required_argument, NULL, OPT_CLUSTER},
     {"batch", required_argument, NULL, OPT_BATCH},
     {"micro-batches", required_argument, NULL, OPT_MICRO},
@@ -263,7 +221,6 @@ static const struct option long_opts[] = {
     {"recompute", required_argument, NULL, OPT_RECOMPUTE},
     {"zero", required_argument, NULL, OPT_ZERO},
     {"variants", required_argument, NULL, OPT_VARIANTS},
-    {"dtype", required_argument, NULL, OPT_DTYPE},
     {"submesh-space", required_argument, NULL, OPT_SUBMESH},
     {"logical-space", required_argument, NULL, OPT_LOGICAL},
     {"profile-mode", required_argument, NULL, OPT_MODE},
@@ -282,51 +239,30 @@ static const struct option long_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
-static int int_opt(const char *name, const char *v, int64_t lo, int64_t hi, int64_t *out)
-{
-    if (cli_parse_int(v, lo, hi, out) < 0) {
-        cli_usage_error("sweep", "--%s: '%s' is not an integer in [%lld, %lld]", name, v,
-                        (long long)lo, (long long)hi);
-        return -1;
-    }
-    return 0;
-}
-
 /* Checks the model choice before anything runs: one source (zoo name,
  * model file or config.json), choice options that apply to it, a known
  * name and preset. A config.json becomes its zoo family with preset
  * "hf:PATH" (kept in buf). Returns 0 or the exit status: 2 for a usage
  * error, 1 for an unreadable or bad config.json. */
-static int check_model(ApprofSweepConfig *cfg, const char *hf, char *buf, size_t len)
+static int check_model(ApprofSweepConfig *cfg, const CliModelArgs *m, char *buf, size_t len)
 {
     ApprofZooOptions zo;
     ApprofGraph *probe = NULL;
     char err[1024] = "";
-    int rc;
-    if ((cfg->model_name != NULL) + (cfg->model_file != NULL) + (hf != NULL) > 1)
-        return cli_usage_error("sweep", "give one of --model, --model-file and --hf-config");
-    if (cfg->model_file) {
-        if (cfg->preset || cfg->dataset || cfg->attention || cfg->zoo_mlm_positions ||
-            cfg->zoo_dropout != 0)
-            return cli_usage_error("sweep", "--%s does not apply to --model-file",
-                                   cfg->preset ? "preset" : cfg->dataset ? "dataset"
-                                   : cfg->attention ? "attention"
-                                   : cfg->zoo_mlm_positions ? "mlm-positions" : "dropout");
-        return 0;
-    }
-    if (hf) {
+    int rc = cli_model_check_source("sweep", m);
+    if (rc || cfg->model_file)
+        return rc;
+    if (m->hf_config) {
         ApprofHfConfig c;
-        if (cfg->preset)
-            return cli_usage_error("sweep", "--preset and --hf-config both choose the sizes: give one");
-        rc = approf_hf_config_load(hf, &c, err, sizeof err);
+        rc = approf_hf_config_load(m->hf_config, &c, err, sizeof err);
         if (rc < 0)
             return cli_fail("%s", err[0] ? err : approf_strerror(rc));
-        snprintf(buf, len, "hf:%s", hf);
+        snprintf(buf, len, "hf:%s", m->hf_config);
         cfg->model_name = c.zoo_name;
         cfg->preset = buf;
     }
     if (!cfg->model_name)
-        cfg->model_name = "resnet50";
+        cfg->model_name = APPROF_DEFAULT_MODEL;
     /* The same options the sweep builds with, for one sample. */
     memset(&zo, 0, sizeof zo);
     zo.preset = cfg->preset;
@@ -350,6 +286,56 @@ static int check_model(ApprofSweepConfig *cfg, const char *hf, char *buf, size_t
     if (rc < 0)
         return cli_fail("%s", err[0] ? err : approf_strerror(rc));
     return 0;
+}
+
+/* The sweep's settings from the model and layer options. */
+static void take_model_args(ApprofSweepConfig *cfg, const CliModelArgs *m)
+{
+    const ApprofZooOptions *z = &m->zoo;
+    cfg->model_name = m->name;
+    cfg->model_file = m->model_file;
+    cfg->preset = z->preset;
+    cfg->dataset = z->dataset;
+    cfg->attention = z->attention;
+    cfg->zoo_num_layers = z->num_layers;
+    cfg->zoo_hidden = z->hidden;
+    cfg->zoo_heads = z->heads;
+    cfg->zoo_seq_len = z->seq_len;
+    cfg->zoo_vocab = z->vocab;
+    cfg->zoo_mlm_positions = z->mlm_positions;
+    cfg->zoo_dropout = z->dropout;
+    cfg->zoo_depth = z->depth;
+    cfg->zoo_width = z->width_factor;
+    cfg->manual_boundary = z->manual_boundaries;
+    if (m->layers) {
+        cfg->layers = m->layers;
+        cfg->layers_default = 0;
+    }
+    if (m->manual_layers)
+        cfg->layers = 0;
+    cfg->eps = m->eps;
+    if (m->dtype_set) {
+        cfg->dtype = m->dtype;
+        cfg->dtype_default = 0;
+    }
+}
+
+/* --hardware (or the analytic default) that cannot be resolved: a name
+ * that is neither built in nor a file is a bad option value (exit 2, as an
+ * unknown model); a spec file that does not load is bad input (exit 1). */
+static int bad_hardware(const char *spec, const char *herr)
+{
+    char names[512] = "";
+    size_t n, at = 0;
+    const ApprofHardwareSpec *b = approf_hardware_builtins(&n);
+    if (access(spec, F_OK) == 0)
+        return cli_fail("%s", herr[0] ? herr : "--hardware: cannot load the spec");
+    for (size_t i = 0; i < n && at < sizeof names; i++) {
+        int w = snprintf(names + at, sizeof names - at, "%s%s", i ? ", " : "", b[i].name);
+        at += w > 0 ? (size_t)w : 0;
+    }
+    return cli_bad_value("sweep", "hardware", spec, "a built-in spec (%s) or a readable spec file",
+                         names);
 }
 
 /* Runs one sweep and reports it; the exit status. */
@@ -388,258 +374,223 @@ static int run_one(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
     return 0;
 }
 
+/* What the command line asks beyond cfg. */
+typedef struct {
+    CliModelArgs model;           /* the model and layer options */
+    int backend;                  /* BACKEND_* */
+    int quiet;
+    int micro_set;                /* --micro-batches given */
+    int64_t mbs[16];              /* --micro-batch-sizes */
+    int n_mbs;
+} SweepArgs;
+
+/* One of the sweep's own options; 0 or the usage error's exit status. */
+static int sweep_option(int opt, const char *arg, ApprofSweepConfig *cfg, SweepArgs *a)
+{
+    static const CliChoice modes[] = {{"composition", 0}, {"individual", 1}, {NULL, 0}};
+    static const CliChoice spaces[] = {{"alpa", 0}, {"all", 1}, {NULL, 0}};
+    static const CliChoice solvers[] = {{"series-parallel", APPROF_ILP_SERIES_PARALLEL},
+                                        {"cbc", APPROF_ILP_ELIMINATE_TREES_THEN_CBC},
+                                        {NULL, 0}};
+    char err[512] = "", names[256] = "";
+    int64_t v;
+    int rc = 0, k;
+    switch (opt) {
+    case 'm': a->model.name = arg; break;
+    case OPT_TAKE_OVER: cfg->take_over = 1; break;
+    case OPT_CLUSTER:
+        if (cli_parse_mesh(arg, &cfg->cluster_hosts, &cfg->cluster_gpus) < 0)
+            return cli_bad_value("sweep", "cluster", arg, "NxM (hosts x GPUs per host)");
+        if (cfg->cluster_gpus & (cfg->cluster_gpus - 1))
+            return cli_bad_value("sweep", "cluster", arg,
+                                 "NxM with M, the GPUs per host, a power of two");
+        if ((long long)cfg->cluster_hosts * cfg->cluster_gpus > APSOLVE_MAX_DEVICES)
+            return cli_bad_value("sweep", "cluster", arg,
+                                 "at most %d devices (what apsolve plans for)",
+                                 APSOLVE_MAX_DEVICES);
+        break;
+    case OPT_BATCH:
+        if (!(rc = cli_int_value("sweep", "batch", arg, 1, (int64_t)1 << 40, &v)))
+            cfg->global_batch = v;
+        break;
+    case OPT_MICRO:
+        if (!(rc = cli_int_value("sweep", "micro-batches", arg, 1, 1 << 20, &v))) {
+            cfg->micro_batches = (int)v;
+            a->micro_set = 1;
+        }
+        break;
+    case OPT_SUBMESH:
+        if (approf_submesh_space_parse(arg, &cfg->submesh_space, cfg->manual_submeshes,
+                                       APPROF_MAX_SUBMESHES, &cfg->n_manual_submeshes, err,
+                                       sizeof err) < 0)
+            return strncmp(arg, "manual:", 7)
+                       ? cli_bad_value("sweep", "submesh-space", arg, "one of power_of_two|"
+                                       "small_power_of_two|all|manual:NxM,NxM,...")
+                       : cli_bad_value("sweep", "submesh-space", arg,
+                                       "manual:NxM,NxM,... (%s)", err);
+        break;
+    case OPT_LOGICAL:
+        if (approf_logical_space_parse(arg, &cfg->logical_space) < 0) {
+            for (int i = 0; i < 5; i++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                         i ? "|" : "", approf_logical_space_name((ApprofLogicalSpace)i));
+            return cli_bad_value("sweep", "logical-space", arg, "one of %s", names);
+        }
+        break;
+    case OPT_MODE:
+        rc = cli_choice_value("sweep", "profile-mode", arg, modes, &cfg->individual);
+        break;
+    case OPT_IMBALANCE:
+        if (cli_parse_double(arg, 0, 1e9, &cfg->imbalance_tol) < 0)
+            return cli_bad_value("sweep", "stage-imbalance-tolerance", arg, "a number >= 0");
+        break;
+    case OPT_HARDWARE: cfg->hardware = arg; break;
+    case OPT_BACKEND:
+        if (!(rc = cli_choice_value("sweep", "backend", arg, backend_choices, &a->backend)))
+            cfg->backend = backend_choices[a->backend].name;
+        break;
+    case OPT_DB: cfg->db_path = arg; break;
+    case OPT_RESUME: cfg->resume = 1; break;
+    case OPT_ALLOW_LARGE: cfg->allow_large = 1; break;
+    case OPT_SHARD: {
+        char *end = NULL;
+        long kk = strtol(arg, &end, 10);
+        if (end == arg || *end != '/' || cli_parse_int(end + 1, 1, 1 << 20, &v) < 0 || kk < 0 ||
+            kk >= v)
+            return cli_bad_value("sweep", "shard", arg, "K/N with 0 <= K < N <= %d", 1 << 20);
+        cfg->shard_k = (int)kk;
+        cfg->shard_n = (int)v;
+        break;
+    }
+    case OPT_QUIET: a->quiet = 1; break;
+    case OPT_COMMIT_EVERY:
+        if (!(rc = cli_int_value("sweep", "commit-every", arg, 1, 1 << 20, &v)))
+            cfg->commit_every = (int)v;
+        break;
+    case OPT_WORKERS:
+        if (!(rc = cli_int_value("sweep", "workers", arg, 1, APPROF_SWEEP_MAX_WORKERS, &v)))
+            cfg->workers = (int)v;
+        break;
+    case OPT_MEMORY_LEVELS:
+        if (!(rc = cli_int_value("sweep", "memory-levels", arg, 1, 8, &v)))
+            cfg->memory_levels = (int)v;
+        break;
+    case OPT_RECOMPUTE:
+        if (parse_mask(arg, recompute_item, &cfg->recompute_mask))
+            return cli_bad_value("sweep", "recompute", arg, "a list of none, selective, full");
+        break;
+    case OPT_ZERO:
+        if (parse_mask(arg, zero_item, &cfg->zero_mask))
+            return cli_bad_value("sweep", "zero", arg, "a list of 0, 1, 2, 3");
+        break;
+    case OPT_VARIANTS:
+        if (!(rc = cli_choice_value("sweep", "variants", arg, spaces, &k))) {
+            cfg->memory_levels = k ? 3 : 1;
+            cfg->recompute_mask = k ? 7u : 1u;
+            cfg->zero_mask = k ? 15u : 1u;
+        }
+        break;
+    case OPT_MBS:
+        a->n_mbs = cli_parse_list(arg, size_item, a->mbs, (int)(sizeof a->mbs / sizeof a->mbs[0]));
+        if (a->n_mbs <= 0)
+            return cli_bad_value("sweep", "micro-batch-sizes", arg,
+                                 "a list of at most 16 positive integers");
+        /* one sweep per size: the same size twice is the same sweep twice */
+        for (int q = 1; q < a->n_mbs; q++)
+            for (int p = 0; p < q; p++)
+                if (a->mbs[p] == a->mbs[q])
+                    return cli_usage_error("sweep", "--micro-batch-sizes: %lld is given twice",
+                                           (long long)a->mbs[q]);
+        break;
+    case OPT_SHARDING_SOLVER:
+        if (!(rc = cli_choice_value("sweep", "sharding-solver", arg, solvers, &k)))
+            cfg->sharding_method = k;
+        break;
+    default: return cli_usage_error("sweep", "unknown option");
+    }
+    return rc;
+}
+
 int approf_cmd_sweep(int argc, char **argv)
 {
     ApprofSweepConfig cfg;
     ApprofSweepCallbacks cb;
     ApprofSweepSummary sum;
     Progress prog = {0};
+    SweepArgs a;
+    struct option opts[CLI_MAX_LONGOPTS];
     char err[1024] = "";
-    int64_t v;
-    int opt, rc, manual_layers = 0, n_mbs = 0, micro_set = 0, auto_sizes = 0;
+    int opt, li = -1, rc, n_mbs, auto_sizes = 0;
     size_t oom_total = 0;
-    const char *hf = NULL;
     char hf_preset[4200];
-    int64_t mbs[16];
+    int64_t *mbs = a.mbs;
     int64_t gb = 0;
     struct sigaction sa, old_int, old_term, old_hup;
 
     memset(&cfg, 0, sizeof cfg);
+    memset(&a, 0, sizeof a);
+    cli_model_args_init(&a.model);
     cfg.sharding_method = APPROF_ILP_SERIES_PARALLEL;
-    cfg.db_path = "results.db";
-    cfg.layers = 16;
+    cfg.db_path = APPROF_DEFAULT_DB;
+    cfg.layers = APPROF_SWEEP_DEFAULT_LAYERS;
     cfg.layers_default = 1;
-    cfg.eps = 0.5;
+    cfg.eps = APPROF_DEFAULT_EPS;
     cfg.cluster_hosts = 0;  /* the sweep's default: the local GPUs with CUDA, else 1x8 */
     cfg.cluster_gpus = 0;
     cfg.micro_batches = 16;
     cfg.dtype = APPROF_F32;
     cfg.dtype_default = 1;  /* transformers: mixed precision (approf_zoo_trains_mixed) */
-    cfg.hardware = NULL;    /* the local GPU's built-in spec with CUDA, else a100-40g */
-    cfg.backend = "auto";
+    cfg.hardware = NULL;    /* the local GPU's spec with CUDA, else APPROF_DEFAULT_HARDWARE */
+    a.backend = BACKEND_AUTO;
+    cfg.backend = backend_choices[a.backend].name;
     cfg.imbalance_tol = -1;
     cfg.shard_n = 1;
     cfg.tool_version = APPROF_VERSION;
 
+    if (cli_longopts_join(opts, CLI_MAX_LONGOPTS, own_opts) < 0)
+        return cli_fail("sweep: too many options for the option table");
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, ":m:h", long_opts, NULL)) != -1) {
-        switch (opt) {
-        case 'm': cfg.model_name = optarg; break;
-        case OPT_MODEL_FILE: cfg.model_file = optarg; break;
-        case OPT_PRESET: cfg.preset = optarg; break;
-        case OPT_TAKE_OVER: cfg.take_over = 1; break;
-        case OPT_ATTENTION: {
-            static const CliChoice kinds[] = {{"flash", 0}, {"eager", 1}, {NULL, 0}};
-            int k;
-            if (cli_choice_option("sweep", "attention", optarg, kinds, &k))
-                return CLI_EXIT_USAGE;
-            cfg.attention = optarg;
-            break;
+    while ((opt = getopt_long(argc, argv, ":m:h", opts, &li)) != -1) {
+        const char *spelled = li >= 0 ? opts[li].name : NULL;
+        li = -1;
+        rc = cli_model_option("sweep", opt, optarg, spelled, &a.model);
+        if (rc == CLI_MODEL_NOT_MINE) {
+            switch (opt) {
+            case 'h': usage(); return 0;
+            case ':':
+                return cli_usage_error("sweep", "option '%s' needs a value", argv[optind - 1]);
+            case '?': return cli_usage_error("sweep", "unknown option '%s'", argv[optind - 1]);
+            default: rc = sweep_option(opt, optarg, &cfg, &a);
+            }
         }
-        case OPT_DATASET: cfg.dataset = optarg; break;
-        case OPT_HF_CONFIG: hf = optarg; break;
-        case OPT_NUM_LAYERS:
-            if (int_opt("num-layers", optarg, 1, APPROF_ZOO_MAX_LAYERS, &v)) return 2;
-            cfg.zoo_num_layers = (int)v;
-            break;
-        case OPT_HIDDEN:
-            if (int_opt("hidden", optarg, 1, 1 << 20, &v)) return 2;
-            cfg.zoo_hidden = (int)v;
-            break;
-        case OPT_HEADS:
-            if (int_opt("heads", optarg, 1, 4096, &v)) return 2;
-            cfg.zoo_heads = (int)v;
-            break;
-        case OPT_SEQ_LEN:
-            if (int_opt("seq-len", optarg, 1, 1 << 24, &v)) return 2;
-            cfg.zoo_seq_len = (int)v;
-            break;
-        case OPT_VOCAB:
-            if (int_opt("vocab", optarg, 1, 1 << 24, &v)) return 2;
-            cfg.zoo_vocab = (int)v;
-            break;
-        case OPT_MLM_POSITIONS:
-            if (int_opt("mlm-positions", optarg, 1, 1 << 24, &v)) return 2;
-            cfg.zoo_mlm_positions = (int)v;
-            break;
-        case OPT_DROPOUT:
-            if (cli_parse_double(optarg, 0, 0.99, &cfg.zoo_dropout) < 0)
-                return cli_usage_error("sweep", "--dropout needs a probability in 0..0.99, got '%s'", optarg);
-            break;
-        case OPT_DEPTH:
-            if (int_opt("depth", optarg, 1, 10000, &v)) return 2;
-            cfg.zoo_depth = (int)v;
-            break;
-        case OPT_WIDTH:
-            if (int_opt("width", optarg, 1, 1024, &v)) return 2;
-            cfg.zoo_width = (int)v;
-            break;
-        case OPT_MANUAL_BOUNDARY: cfg.manual_boundary = 1; break;
-        case OPT_LAYERS:
-            if (int_opt("layers", optarg, 1, 4096, &v)) return 2;
-            cfg.layers = (int)v;
-            cfg.layers_default = 0;
-            break;
-        case OPT_EPS:
-            if (cli_parse_double(optarg, 0, 1e6, &cfg.eps) < 0)
-                return cli_usage_error("sweep", "--eps: '%s' is not a number >= 0", optarg);
-            break;
-        case OPT_MANUAL_LAYERS: manual_layers = 1; break;
-        case OPT_CLUSTER:
-            if (cli_parse_mesh(optarg, &cfg.cluster_hosts, &cfg.cluster_gpus) < 0)
-                return cli_usage_error("sweep", "--cluster: '%s' is not NxM", optarg);
-            if (cfg.cluster_gpus & (cfg.cluster_gpus - 1))
-                return cli_usage_error("sweep", "--cluster %s: GPUs per host (M) must be a "
-                                       "power of two", optarg);
-            /* what apsolve can plan for (APSOLVE_MAX_DEVICES in solver/apsolve.h) */
-            if ((long long)cfg.cluster_hosts * cfg.cluster_gpus > 65536)
-                return cli_usage_error("sweep", "--cluster %s: %lld devices; apsolve plans for "
-                                       "at most 65536", optarg,
-                                       (long long)cfg.cluster_hosts * cfg.cluster_gpus);
-            break;
-        case OPT_BATCH:
-            if (int_opt("batch", optarg, 1, (int64_t)1 << 40, &v)) return 2;
-            cfg.global_batch = v;
-            break;
-        case OPT_MICRO:
-            if (int_opt("micro-batches", optarg, 1, 1 << 20, &v)) return 2;
-            cfg.micro_batches = (int)v;
-            micro_set = 1;
-            break;
-        case OPT_DTYPE:
-            if (approf_dtype_parse(optarg, &cfg.dtype) < 0)
-                return cli_usage_error("sweep", "--dtype: '%s' is not f32, f16 or bf16", optarg);
-            cfg.dtype_default = 0;
-            break;
-        case OPT_SUBMESH:
-            if (approf_submesh_space_parse(optarg, &cfg.submesh_space, cfg.manual_submeshes,
-                                           APPROF_MAX_SUBMESHES, &cfg.n_manual_submeshes, err,
-                                           sizeof err) < 0)
-                return cli_usage_error("sweep", "--submesh-space: %s", err);
-            break;
-        case OPT_LOGICAL:
-            if (approf_logical_space_parse(optarg, &cfg.logical_space) < 0)
-                return cli_usage_error("sweep", "--logical-space: unknown space '%s'", optarg);
-            break;
-        case OPT_MODE: {
-            static const CliChoice modes[] = {{"composition", 0}, {"individual", 1}, {NULL, 0}};
-            if (cli_choice_option("sweep", "profile-mode", optarg, modes, &cfg.individual))
-                return CLI_EXIT_USAGE;
-            break;
-        }
-        case OPT_IMBALANCE:
-            if (cli_parse_double(optarg, 0, 1e9, &cfg.imbalance_tol) < 0)
-                return cli_usage_error("sweep", "--stage-imbalance-tolerance: '%s' is not a "
-                                       "number >= 0", optarg);
-            break;
-        case OPT_HARDWARE: cfg.hardware = optarg; break;
-        case OPT_BACKEND: {
-            static const CliChoice backends[] = {{"auto", 0}, {"model", 1}, {"cuda", 2}, {NULL, 0}};
-            int k;
-            if (cli_choice_option("sweep", "backend", optarg, backends, &k))
-                return CLI_EXIT_USAGE;
-            cfg.backend = optarg;
-            break;
-        }
-        case OPT_DB: cfg.db_path = optarg; break;
-        case OPT_RESUME: cfg.resume = 1; break;
-        case OPT_ALLOW_LARGE: cfg.allow_large = 1; break;
-        case OPT_SHARD: {
-            char *end = NULL;
-            long a = strtol(optarg, &end, 10);
-            if (end == optarg || *end != '/')
-                return cli_usage_error("sweep", "--shard: '%s' is not K/N", optarg);
-            if (int_opt("shard", end + 1, 1, 1 << 20, &v)) return 2;
-            if (a < 0 || a >= v)
-                return cli_usage_error("sweep", "--shard %s: K must be in [0, N)", optarg);
-            cfg.shard_k = (int)a;
-            cfg.shard_n = (int)v;
-            break;
-        }
-        case OPT_QUIET: prog.quiet = 1; break;
-        case OPT_COMMIT_EVERY:
-            if (int_opt("commit-every", optarg, 1, 1 << 20, &v)) return 2;
-            cfg.commit_every = (int)v;
-            break;
-        case OPT_WORKERS:
-            if (int_opt("workers", optarg, 1, APPROF_SWEEP_MAX_WORKERS, &v)) return 2;
-            cfg.workers = (int)v;
-            break;
-        case OPT_MEMORY_LEVELS:
-            if (int_opt("memory-levels", optarg, 1, 8, &v)) return 2;
-            cfg.memory_levels = (int)v;
-            break;
-        case OPT_RECOMPUTE:
-            if (parse_mask(optarg, recompute_item, &cfg.recompute_mask))
-                return cli_usage_error("sweep", "--recompute: '%s' is not a list of none, "
-                                       "selective, full", optarg);
-            break;
-        case OPT_ZERO:
-            if (parse_mask(optarg, zero_item, &cfg.zero_mask))
-                return cli_usage_error("sweep", "--zero: '%s' is not a list of 0, 1, 2, 3",
-                                       optarg);
-            break;
-        case OPT_VARIANTS: {
-            static const CliChoice spaces[] = {{"alpa", 0}, {"all", 1}, {NULL, 0}};
-            int all;
-            if (cli_choice_option("sweep", "variants", optarg, spaces, &all))
-                return CLI_EXIT_USAGE;
-            cfg.memory_levels = all ? 3 : 1;
-            cfg.recompute_mask = all ? 7u : 1u;
-            cfg.zero_mask = all ? 15u : 1u;
-            break;
-        }
-        case OPT_MBS:
-            n_mbs = cli_parse_list(optarg, size_item, mbs, (int)(sizeof mbs / sizeof mbs[0]));
-            if (n_mbs <= 0)
-                return cli_usage_error("sweep", "--micro-batch-sizes: '%s' is not a list of "
-                                       "positive integers (at most 16)", optarg);
-            /* one sweep per size: the same size twice is the same sweep twice */
-            for (int q = 1; q < n_mbs; q++)
-                for (int p = 0; p < q; p++)
-                    if (mbs[p] == mbs[q])
-                        return cli_usage_error("sweep", "--micro-batch-sizes: %lld is given "
-                                               "twice", (long long)mbs[q]);
-            break;
-        case OPT_SHARDING_SOLVER: {
-            static const CliChoice solvers[] = {{"series-parallel", APPROF_ILP_SERIES_PARALLEL},
-                                                {"cbc", APPROF_ILP_ELIMINATE_TREES_THEN_CBC},
-                                                {NULL, 0}};
-            int k;
-            if (cli_choice_option("sweep", "sharding-solver", optarg, solvers, &k))
-                return CLI_EXIT_USAGE;
-            cfg.sharding_method = k;
-            break;
-        }
-        case 'h': usage(); return 0;
-        case ':': return cli_usage_error("sweep", "option '%s' needs a value", argv[optind - 1]);
-        default: return cli_usage_error("sweep", "unknown option '%s'", argv[optind - 1]);
-        }
+        if (rc)
+            return rc;
     }
     if (optind < argc)
         return cli_usage_error("sweep", "unexpected argument '%s'", argv[optind]);
-    if (hf && strlen(hf) >= sizeof hf_preset - 4)
+    if (a.model.model_only)
+        return cli_usage_error("sweep", "--%s: a sweep cannot carry this model option yet; "
+                               "write the model with 'approf model export ... --%s' and sweep "
+                               "it with --model-file (and --batch)", a.model.model_only,
+                               a.model.model_only);
+    if (a.model.hf_config && strlen(a.model.hf_config) >= sizeof hf_preset - 4)
         return cli_usage_error("sweep", "--hf-config: path too long");
-    rc = check_model(&cfg, hf, hf_preset, sizeof hf_preset);
+    take_model_args(&cfg, &a.model);
+    prog.quiet = a.quiet;
+    n_mbs = a.n_mbs;
+    rc = check_model(&cfg, &a.model, hf_preset, sizeof hf_preset);
     if (rc)
         return rc;
     /* a host of the cluster cannot have more GPUs than the spec's hosts (the
      * spec: --hardware, else the analytic default) */
     const char *spec = cfg.hardware ? cfg.hardware
-                                    : !strcmp(cfg.backend, "model") ? "a100-40g" : NULL;
+                                    : a.backend == BACKEND_MODEL ? APPROF_DEFAULT_HARDWARE : NULL;
     if (spec) {
         ApprofHardwareSpec hw;
         char herr[512] = "";
-        if (approf_hardware_resolve(spec, &hw, herr, sizeof herr) < 0) {
-            /* a name that is neither built in nor a file is a bad option
-             * value (exit 2, as an unknown model); a spec file that does not
-             * load is bad input (exit 1) */
-            if (access(spec, F_OK) != 0)
-                return cli_usage_error("sweep", "--hardware: %s",
-                                       herr[0] ? herr : "cannot load the spec");
-            return cli_fail("%s", herr[0] ? herr : "--hardware: cannot load the spec");
-        }
+        if (approf_hardware_resolve(spec, &hw, herr, sizeof herr) < 0)
+            return bad_hardware(spec, herr);
         if (hw.gpus_per_host > 0 && cfg.cluster_gpus > hw.gpus_per_host)
             return cli_usage_error("sweep", "--cluster %dx%d: hosts of %s have %d GPUs; give "
                                    "hosts x GPUs per host (e.g. --cluster %dx%d)",
@@ -648,8 +599,6 @@ int approf_cmd_sweep(int argc, char **argv)
                                    cfg.cluster_hosts * cfg.cluster_gpus / hw.gpus_per_host,
                                    hw.gpus_per_host);
     }
-    if (manual_layers)
-        cfg.layers = 0;
 
     if (n_mbs > 0) {
         if (approf_sweep_global_batch(&cfg, &gb, err, sizeof err) < 0)
@@ -659,12 +608,12 @@ int approf_cmd_sweep(int argc, char **argv)
                 return cli_usage_error("sweep", "--micro-batch-sizes: %lld does not divide the "
                                        "global batch %lld", (long long)mbs[q], (long long)gb);
         cfg.global_batch = gb;
-    } else if (!micro_set && cfg.shard_n <= 1 && !approf_sweep_mpi_launched() &&
+    } else if (!a.micro_set && cfg.shard_n <= 1 && !approf_sweep_mpi_launched() &&
                (cfg.global_batch > 0 || !cfg.model_file) &&
                approf_sweep_global_batch(&cfg, &gb, err, sizeof err) == 0 && gb > 0) {
         /* the default: the micro-batch sizes that matter for this batch
          * (docs/solver.md, "Micro-batch sizes"), 16 micro-batches last */
-        n_mbs = costdb_micro_batch_family(gb, mbs, (int)(sizeof mbs / sizeof mbs[0]));
+        n_mbs = costdb_micro_batch_family(gb, mbs, (int)(sizeof a.mbs / sizeof a.mbs[0]));
         auto_sizes = n_mbs > 1;
         if (n_mbs == 1)
             n_mbs = 0;
@@ -720,7 +669,7 @@ int approf_cmd_sweep(int argc, char **argv)
     }
     if (rc == 0 && sum.mpi_rank == 0)
         cli_sweep_oom_notice(&cfg, oom_total, n_mbs ? n_mbs : 1);
-    if (rc == 0 && n_mbs == 0 && micro_set)
+    if (rc == 0 && n_mbs == 0 && a.micro_set)
         cli_sweep_one_size_notice(&cfg);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);

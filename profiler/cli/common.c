@@ -53,3 +53,32 @@ int cli_stdout_finish(int rc)
     }
     return rc;
 }
+
+int cli_bad_value(const char *cmd, const char *opt, const char *value, const char *what, ...)
+{
+    char text[512];
+    va_list ap;
+    va_start(ap, what);
+    vsnprintf(text, sizeof text, what, ap);
+    va_end(ap);
+    return cli_usage_error(cmd, "--%s needs %s, got '%s'", opt, text, value ? value : "");
+}
+
+int cli_int_value(const char *cmd, const char *opt, const char *value, int64_t lo, int64_t hi,
+                  int64_t *out)
+{
+    if (cli_parse_int(value, lo, hi, out) < 0)
+        return cli_bad_value(cmd, opt, value, "an integer in %lld..%lld", (long long)lo,
+                             (long long)hi);
+    return 0;
+}
+
+int cli_choice_value(const char *cmd, const char *opt, const char *value, const CliChoice *choices,
+                     int *out)
+{
+    char names[256];
+    if (cli_parse_choice(value, choices, out) < 0)
+        return cli_bad_value(cmd, opt, value, "one of %s",
+                             cli_choice_names(choices, names, sizeof names));
+    return 0;
+}
