@@ -350,6 +350,7 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
     const ApsolveProblem *pp;
     ApsolveCand *pc;
     int pv = pr->vpp > 1 ? pr->vpp : 0, rc;
+    ApsolveTpLevels *lv = NULL;
     if ((rc = parallel_candidate(r, &pc)) != 0)
         return rc;
     pp = pc->p;
@@ -376,12 +377,20 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
     /* Tensor parallelism splits every weight matrix over the tp ranks: each
      * stage is priced with the memory level of its mesh that does, where
      * the sweep has one (tp_layout.c). */
-    if (pr->tp > 1)
-        apsolve_3d_tp_levels(r->db, pc->sweep, pc->p, r->specs, (size_t)pr->pp);
+    if (pr->tp > 1) {
+        if (!(lv = calloc((size_t)pr->pp, sizeof *lv)))
+            return 1;
+        apsolve_3d_tp_levels(r->db, pc->sweep, pc->p, r->specs, (size_t)pr->pp, lv);
+    }
     r->nspec = (size_t)pr->pp;
     r->kind = "3d";
     snprintf(s->label, sizeof s->label, "3-D %s", a->parallel);
     *e = apsolve_evaluate(pc->p, &pc->opt, r->specs, r->nspec, &s->given, err, errlen);
+    while (lv && *e == 0 && apsolve_3d_tp_bump(s->given, r->specs, lv, r->nspec)) {
+        apsolve_plan_free(&s->given);
+        *e = apsolve_evaluate(pc->p, &pc->opt, r->specs, r->nspec, &s->given, err, errlen);
+    }
+    free(lv);
     r->out_c[s->nout] = pc;
     return 0;
 }

@@ -130,12 +130,23 @@ int apsolve_request_load_plan(struct Costdb *db, ApsolveRequest *a, int64_t *swe
 void apsolve_specs_variants(const ApsolveProblem *p, ApsolveStageSpec *sp, const int *configs,
                             size_t n);
 
-/* A --parallel plan with tp > 1: sets each stage's memory_level to the
- * level of its mesh, recompute and ZeRO whose stored placements keep the
- * fewest weight matrices whole on the tp axis, as the framework's tensor
- * parallelism splits them (tp_layout.c). Returns how many stages got a
- * level that splits every weight matrix. */
+/* tp_layout.c: a --parallel plan with tp > 1 is priced with the memory
+ * levels of each stage's mesh, recompute and ZeRO whose stored placements
+ * keep the fewest weight matrices whole on the tp axis, as the framework's
+ * tensor parallelism splits them. apsolve_3d_tp_levels fills lv[k] with
+ * those levels (lowest first; none where every level ties) and pins
+ * sp[k].memory_level to the first; it returns how many stages have a level
+ * that splits every weight matrix. After an evaluation,
+ * apsolve_3d_tp_bump moves each stage that does not fit to its next such
+ * level and returns how many moved (0: keep the plan). */
+#define APSOLVE_TP_MAX_LEVELS 16
+typedef struct ApsolveTpLevels {
+    int n, next;
+    int level[APSOLVE_TP_MAX_LEVELS];
+} ApsolveTpLevels;
 size_t apsolve_3d_tp_levels(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
-                            ApsolveStageSpec *sp, size_t n);
+                            ApsolveStageSpec *sp, size_t n, ApsolveTpLevels *lv);
+size_t apsolve_3d_tp_bump(const ApsolvePlan *pl, ApsolveStageSpec *sp, ApsolveTpLevels *lv,
+                          size_t n);
 
 #endif

@@ -10,11 +10,14 @@
  * weights whole where replicating them is cheaper, the memory-saving ones
  * split them. A plan that says "tp = 4" is priced with the level that splits
  * them as the framework does: per stage, among the configs of its mesh,
- * recompute and ZeRO, the level whose stored placements keep the fewest
+ * recompute and ZeRO, the levels whose stored placements keep the fewest
  * weight matrices whole on the tp axis (costdb_weight_whole_on_axis1, the
- * rule apreport warns by), the lowest such level on a tie.
+ * rule apreport warns by), the lowest of them that fits in memory at the
+ * stage's position (the next one is tried while a stage does not fit; where
+ * every level splits as much, the evaluation's own choice stands).
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "costdb.h"
 #include "costdb_text.h"
@@ -39,11 +42,12 @@ static int whole_weights(Costdb *db, int64_t sweep, const ApsolveStageSpec *sp, 
 }
 
 size_t apsolve_3d_tp_levels(Costdb *db, int64_t sweep, const ApsolveProblem *p,
-                            ApsolveStageSpec *sp, size_t n)
+                            ApsolveStageSpec *sp, size_t n, ApsolveTpLevels *lv)
 {
     size_t split = 0;
     for (size_t k = 0; k < n; k++) {
-        int s = -1, best = -1, best_level = -1;
+        int s = -1, best = -1, seen = 0, whole[APSOLVE_TP_MAX_LEVELS], level[APSOLVE_TP_MAX_LEVELS];
+        memset(&lv[k], 0, sizeof lv[k]);
         if (sp[k].logical_b <= 1)
             continue;
         for (int q = 0; q < p->num_submeshes; q++)
@@ -51,7 +55,7 @@ size_t apsolve_3d_tp_levels(Costdb *db, int64_t sweep, const ApsolveProblem *p,
                 s = q;
         if (s < 0)
             continue;
-        for (int c = 0; c < p->num_configs; c++) {
+        for (int c = 0; c < p->num_configs && seen < APSOLVE_TP_MAX_LEVELS; c++) {
             const ApsolveConfig *cf = &p->configs[s * p->num_configs + c];
             int w;
             if (!cf->valid || cf->logical_a != sp[k].logical_a ||
@@ -63,15 +67,45 @@ size_t apsolve_3d_tp_levels(Costdb *db, int64_t sweep, const ApsolveProblem *p,
             w = whole_weights(db, sweep, &sp[k], s, c, cf);
             if (w < 0)
                 continue;
-            if (best < 0 || w < best || (w == best && cf->memory_level < best_level)) {
+            whole[seen] = w;
+            level[seen++] = cf->memory_level;
+            if (best < 0 || w < best)
                 best = w;
-                best_level = cf->memory_level;
+        }
+        /* The levels that split the most, lowest first. */
+        for (int i = 0; i < seen; i++)
+            if (whole[i] == best) {
+                int j = lv[k].n++;
+                while (j > 0 && lv[k].level[j - 1] > level[i]) {
+                    lv[k].level[j] = lv[k].level[j - 1];
+                    j--;
+                }
+                lv[k].level[j] = level[i];
             }
+        split += seen > 0 && best == 0;
+        if (lv[k].n == seen) {
+            /* every level splits as much: the evaluation's own choice
+             * (the cheapest that fits) stands */
+            lv[k].n = 0;
+            continue;
         }
-        if (best_level >= 0) {
-            sp[k].memory_level = best_level;
-            split += best == 0;
-        }
+        sp[k].memory_level = lv[k].level[0];
     }
     return split;
+}
+
+size_t apsolve_3d_tp_bump(const ApsolvePlan *pl, ApsolveStageSpec *sp, ApsolveTpLevels *lv,
+                          size_t n)
+{
+    size_t bumped = 0;
+    for (size_t k = 0; k < n && pl && k < pl->n_stages; k++) {
+        const ApsolveStage *st = &pl->stages[k];
+        int over = st->memory_needed > 0 && st->available_memory > 0 &&
+                   st->memory_needed > st->available_memory;
+        if (!over || lv[k].next + 1 >= lv[k].n)
+            continue;
+        sp[k].memory_level = lv[k].level[++lv[k].next];
+        bumped++;
+    }
+    return bumped;
 }
