@@ -19,4 +19,17 @@ int approf_op_fail(char *err, size_t errlen, const char *op, const char *fmt, ..
  * (same indices, same approf_graph_hash). 0 or APPROF_ENOMEM. */
 int approf_graph_canonicalize(ApprofGraph *g);
 
+/* kernel_op.c: per-device elements of tensor t (operand map `map` of the
+ * iteration space sp) at loop sizes local, and the extent of its dim d;
+ * the operator a memory-bound kernel k of op runs on a measuring backend
+ * (ApprofKernel.kop and its shape), and a linear layer's bias over m rows
+ * of n. */
+int64_t approf_local_elems(const ApprofTensor *t, const int *map, const ApprofIterSpace *sp,
+                           const int64_t *local);
+int64_t approf_local_dim(const ApprofTensor *t, const int *map, const ApprofIterSpace *sp,
+                         const int64_t *local, int d);
+void approf_kernel_op_set(const ApprofGraph *g, const ApprofOp *op, const ApprofIterSpace *sp,
+                          const int64_t *loc, int phase, ApprofKernel *k);
+void approf_kernel_op_bias(ApprofKernel *k, int64_t m, int64_t n, int phase);
+
 #endif

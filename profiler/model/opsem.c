@@ -49,6 +49,7 @@
 #include <string.h>
 
 #include "graph.h"
+#include "graph_internal.h"
 
 #define MAP_NONE -1
 
@@ -354,138 +355,6 @@ static int64_t ceil_div(int64_t a, int64_t b)
     return b > 0 ? (a + b - 1) / b : a;
 }
 
-/* Per-device elements of one operand given the loop sizes. */
-static int64_t local_elems(const ApprofTensor *t, const int *map, const ApprofIterSpace *sp,
-                           const int64_t *local)
-{
-    int64_t n = 1;
-    for (int d = 0; d < t->ndim; d++) {
-        int l = map[d];
-        int64_t v = t->dims[d];
-        if (l >= 0 && sp->size[l] > 0 && local[l] != sp->size[l])
-            v = ceil_div(v * local[l], sp->size[l]);
-        n *= v;
-    }
-    return n;
-}
-
-/* Extent of dim d of t on one device. */
-static int64_t local_dim(const ApprofTensor *t, const int *map, const ApprofIterSpace *sp,
-                         const int64_t *local, int d)
-{
-    int l = map[d];
-    int64_t v = t->dims[d];
-    if (l >= 0 && sp->size[l] > 0 && local[l] != sp->size[l])
-        v = ceil_div(v * local[l], sp->size[l]);
-    return v;
-}
-
-/* The operator a memory-bound kernel k of op runs on a measuring backend
- * (ApprofKernel.kop; kernel_op.h): its row-wise view (the last dim of the
- * first input, softmax's axis when it is the last), a broadcast operand,
- * an embedding's table, NCHW and the window of batch norm and pooling.
- * Operand layouts the kernels do not take stay APPROF_CUDA_OP_NONE. */
-static void set_kop(const ApprofGraph *g, const ApprofOp *op, const ApprofIterSpace *sp,
-                    const int64_t *loc, int phase, ApprofKernel *k)
-{
-    const ApprofTensor *x = &g->tensors[op->inputs[0]];
-    int last = x->ndim - 1, kop = APPROF_CUDA_OP_NONE;
-    int64_t n = last >= 0 ? local_elems(x, sp->in_map[0], sp, loc) : 0;
-    int64_t cols = last >= 0 ? local_dim(x, sp->in_map[0], sp, loc, last) : 0;
-
-    k->kop_backward = phase;
-    switch (op->kind) {
-    case APPROF_OP_LAYER_NORM: kop = APPROF_CUDA_OP_LAYER_NORM; break;
-    case APPROF_OP_RMS_NORM: kop = APPROF_CUDA_OP_RMS_NORM; break;
-    case APPROF_OP_SOFTMAX:
-        if (op->attrs.axis == last)
-            kop = APPROF_CUDA_OP_SOFTMAX;
-        break;
-    case APPROF_OP_GELU: kop = APPROF_CUDA_OP_GELU; break;
-    case APPROF_OP_SILU: kop = APPROF_CUDA_OP_SILU; break;
-    case APPROF_OP_RELU: kop = APPROF_CUDA_OP_RELU; break;
-    case APPROF_OP_DROPOUT:
-        kop = APPROF_CUDA_OP_DROPOUT;
-        k->rate = op->attrs.rate;
-        break;
-    case APPROF_OP_ROPE: kop = cols % 2 == 0 ? APPROF_CUDA_OP_ROPE : APPROF_CUDA_OP_NONE; break;
-    case APPROF_OP_CROSS_ENTROPY: kop = APPROF_CUDA_OP_CROSS_ENTROPY; break;
-    case APPROF_OP_ADD: case APPROF_OP_MUL: {
-        const ApprofTensor *b = op->n_inputs > 1 ? &g->tensors[op->inputs[1]] : NULL;
-        int64_t e = b ? local_elems(b, sp->in_map[1], sp, loc) : 0;
-        /* A full-size add's backward has no kernel of its own (PyTorch's
-         * AddBackward0 hands the gradient on), but the residual stream it
-         * belongs to fans out, and autograd sums the two gradients where it
-         * does (InputBuffer::accumulate): the bandwidth kernel over this
-         * kernel's bytes measures that add. */
-        if (op->kind == APPROF_OP_ADD && phase == 1 && e == n)
-            break;
-        if (b && (e == n || (e == cols && b->ndim >= 1 &&
-                             local_dim(b, sp->in_map[1], sp, loc, b->ndim - 1) == cols))) {
-            kop = op->kind == APPROF_OP_ADD ? APPROF_CUDA_OP_ADD : APPROF_CUDA_OP_MUL;
-            k->extent = e;
-        }
-        break;
-    }
-    case APPROF_OP_EMBEDDING: {
-        /* ids[...] and table[V, H]: rows are the looked-up ids. */
-        const ApprofTensor *t = &g->tensors[op->inputs[1]];
-        if (t->ndim == 2) {
-            kop = APPROF_CUDA_OP_EMBEDDING;
-            k->rows = n;
-            k->cols = local_dim(t, sp->in_map[1], sp, loc, 1);
-            k->extent = local_dim(t, sp->in_map[1], sp, loc, 0);
-            k->kop = kop;
-            return;
-        }
-        break;
-    }
-    case APPROF_OP_BATCH_NORM: case APPROF_OP_MAX_POOL: case APPROF_OP_AVG_POOL:
-    case APPROF_OP_GLOBAL_POOL:
-        if (x->ndim != 4)
-            break;
-        k->conv_n = local_dim(x, sp->in_map[0], sp, loc, 0);
-        k->conv_c = local_dim(x, sp->in_map[0], sp, loc, 1);
-        k->conv_h = local_dim(x, sp->in_map[0], sp, loc, 2);
-        k->conv_w = local_dim(x, sp->in_map[0], sp, loc, 3);
-        if (op->kind == APPROF_OP_GLOBAL_POOL) {
-            k->kop = APPROF_CUDA_OP_GLOBAL_POOL;
-            k->rows = k->conv_n * k->conv_c;
-            k->cols = k->conv_h * k->conv_w;
-            return;
-        }
-        if (op->kind != APPROF_OP_BATCH_NORM) {
-            k->conv_r = op->attrs.kernel[0];
-            k->conv_s = op->attrs.kernel[1];
-            k->conv_stride[0] = op->attrs.stride[0] > 0 ? op->attrs.stride[0] : 1;
-            k->conv_stride[1] = op->attrs.stride[1] > 0 ? op->attrs.stride[1] : 1;
-            k->conv_pad[0] = op->attrs.padding[0];
-            k->conv_pad[1] = op->attrs.padding[1];
-            if (k->conv_r <= 0 || k->conv_s <= 0)
-                break;
-        }
-        k->kop = op->kind == APPROF_OP_BATCH_NORM ? APPROF_CUDA_OP_BATCH_NORM
-                 : op->kind == APPROF_OP_MAX_POOL ? APPROF_CUDA_OP_MAX_POOL : APPROF_CUDA_OP_AVG_POOL;
-        return;
-    default: break;
-    }
-    if (kop == APPROF_CUDA_OP_NONE || cols <= 0 || n % cols)
-        return;
-    k->kop = kop;
-    k->rows = n / cols;
-    k->cols = cols;
-}
-
-/* A linear layer's bias over m rows of n: added forward, its gradient
- * summed over the rows backward. */
-static void bias_kop(ApprofKernel *k, int64_t m, int64_t n, int phase)
-{
-    k->kop = APPROF_CUDA_OP_BIAS;
-    k->kop_backward = phase;
-    k->rows = m;
-    k->cols = n;
-}
-
 static void kinit(ApprofKernel *k, ApprofKernelKind kind, int op, ApprofDtype dt)
 {
     memset(k, 0, sizeof *k);
@@ -590,7 +459,7 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
             gemm(&ks[nk++], opi, dt, 1, m, n, k);
             if (op->attrs.has_bias) {
                 simple(&ks[nk++], APPROF_K_ELEMENTWISE, opi, dt, m * n, (double)(m * n), es * (2.0 * m * n + n));
-                bias_kop(&ks[nk - 1], m, n, 0);
+                approf_kernel_op_bias(&ks[nk - 1], m, n, 0);
             }
         } else {
             if (need_dx)
@@ -598,7 +467,7 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
             gemm(&ks[nk++], opi, dt, 1, k, n, m);         /* dw = x^T @ dy */
             if (op->attrs.has_bias) {
                 simple(&ks[nk++], APPROF_K_REDUCTION, opi, dt, m * n, (double)(m * n), es * ((double)m * n + n));
-                bias_kop(&ks[nk - 1], m, n, 1);
+                approf_kernel_op_bias(&ks[nk - 1], m, n, 1);
             }
         }
         break;
@@ -659,9 +528,9 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
     case APPROF_OP_SLICE: case APPROF_OP_SPLIT: {
         /* A copy of the selected part forward; backward writes the input's
          * gradient (zeros outside a slice; a concat of the parts for split). */
-        int64_t e0 = local_elems(x, sp->in_map[0], sp, loc), eo = 0;
+        int64_t e0 = approf_local_elems(x, sp->in_map[0], sp, loc), eo = 0;
         for (int j = 0; j < op->n_outputs; j++)
-            eo += local_elems(&g->tensors[op->outputs[j]], sp->out_map[j], sp, loc);
+            eo += approf_local_elems(&g->tensors[op->outputs[j]], sp->out_map[j], sp, loc);
         if (op->kind == APPROF_OP_SPLIT)
             e0 = eo;
         simple(&ks[nk++], APPROF_K_COPY, opi, dt, phase ? e0 : eo, 0,
@@ -708,14 +577,14 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
         break;
     default: {
         /* Memory-bound kinds: one kernel over the local elements. */
-        int64_t eo = local_elems(y, sp->out_map[0], sp, loc);
-        int64_t e0 = local_elems(x, sp->in_map[0], sp, loc);
+        int64_t eo = approf_local_elems(y, sp->out_map[0], sp, loc);
+        int64_t e0 = approf_local_elems(x, sp->in_map[0], sp, loc);
         int64_t work = eo > e0 ? eo : e0;
         double in_bytes = 0, f, b, flops;
         ApprofKernelKind kk = APPROF_K_ELEMENTWISE;
         for (int i = 0; i < op->n_inputs; i++) {
             const ApprofTensor *t = &g->tensors[op->inputs[i]];
-            in_bytes += (double)local_elems(t, sp->in_map[i], sp, loc) * (double)approf_dtype_size(t->dtype);
+            in_bytes += (double)approf_local_elems(t, sp->in_map[i], sp, loc) * (double)approf_dtype_size(t->dtype);
         }
         ew_factors(op->kind, &f, &b);
         switch (op->kind) {
@@ -738,12 +607,12 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
         flops = (phase ? b : f) * (double)work;
         if (op->kind == APPROF_OP_EMBEDDING) {
             /* Forward reads only the looked-up rows; backward scatter-adds them. */
-            in_bytes = (double)local_elems(x, sp->in_map[0], sp, loc) * approf_dtype_size(x->dtype)
+            in_bytes = (double)approf_local_elems(x, sp->in_map[0], sp, loc) * approf_dtype_size(x->dtype)
                        + (double)eo * es;
         }
         simple(&ks[nk++], kk, opi, dt, work, flops,
                phase ? in_bytes + 2.0 * (double)eo * es : in_bytes + (double)eo * es);
-        set_kop(g, op, sp, loc, phase, &ks[nk - 1]);
+        approf_kernel_op_set(g, op, sp, loc, phase, &ks[nk - 1]);
         if (op->kind == APPROF_OP_CROSS_ENTROPY)
             ks[nk - 1].loss = phase ? 2 : 1;
         break;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cuda/host.h"
+#include "model/zoo.h"
 #include "cuda/probe_store.h"
 
 #define NEAR(a, b) CU_ASSERT_DOUBLE_EQUAL((a), (b), 1e-12 * (fabs(b) + 1.0))
@@ -618,6 +619,57 @@ static void test_op_buffers(void)
     CU_ASSERT_EQUAL(b.bytes[1], approf_cuda_align(2 * 3 * 5 * 5 * 4));   /* a whole buffer */
 }
 
+/* Every memory-bound kernel of the zoo's transformers and ResNet that names
+ * its operator gets a layout the module's kernels take (so the module runs
+ * the operator's kernel, not the stand-in), whole-graph and on one device;
+ * the kernels the operators' kernels cover are all named. */
+static void test_zoo_kops(void)
+{
+    static const char *models[][2] = {{"gpt", "gpt2-small"}, {"llama", "llama-3-8b"},
+                                      {"resnet50", NULL}};
+    for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
+        ApprofZooOptions o;
+        ApprofGraph *g = NULL;
+        char err[256];
+        int named = 0, norms = 0;
+        memset(&o, 0, sizeof o);
+        o.preset = models[m][1];
+        o.num_layers = 1;
+        o.batch = 2;
+        o.dtype = m < 2 ? "bf16" : "f32";
+        CU_ASSERT_EQUAL_FATAL(approf_zoo_build(models[m][0], &o, &g, err, sizeof err), 0);
+        for (size_t op = 0; op < g->n_ops; op++) {
+            for (int ph = 0; ph < 2; ph++) {
+                ApprofKernel ks[APPROF_MAX_KERNELS];
+                int nk = approf_op_kernels(g, (int)op, NULL, ph, ks, APPROF_MAX_KERNELS);
+                for (int i = 0; i < nk; i++) {
+                    ApprofKernelBuffers b;
+                    ApprofOpKind kind = g->ops[op].kind;
+                    if (ks[i].kind < APPROF_K_ELEMENTWISE)
+                        continue;
+                    if (kind == APPROF_OP_LAYER_NORM || kind == APPROF_OP_RMS_NORM ||
+                        kind == APPROF_OP_BATCH_NORM) {
+                        norms++;
+                        CU_ASSERT(ks[i].kop != APPROF_CUDA_OP_NONE);
+                    }
+                    if (ks[i].kop == APPROF_CUDA_OP_NONE)
+                        continue;
+                    named++;
+                    CU_ASSERT_EQUAL(ks[i].kop_backward, ph);
+                    CU_ASSERT_EQUAL(approf_kernel_buffers(&ks[i], g->dtype, &b), 0);
+                    if (!b.real)
+                        printf("\n  %s op %zu (%s) kop %d: no layout\n", models[m][0], op,
+                               approf_op_kind_name(kind), ks[i].kop);
+                    CU_ASSERT_EQUAL(b.real, 1);
+                }
+            }
+        }
+        CU_ASSERT(named > 0);
+        CU_ASSERT(norms > 0);
+        approf_graph_free(&g);
+    }
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -632,6 +684,7 @@ int main(void)
     CU_add_test(s, "buffers", test_buffers);
     CU_add_test(s, "op_layout", test_op_layout);
     CU_add_test(s, "op_buffers", test_op_buffers);
+    CU_add_test(s, "zoo_kops", test_zoo_kops);
     CU_add_test(s, "reserve", test_reserve);
     CU_add_test(s, "probe_sizes", test_probe_sizes);
     CU_add_test(s, "coll_counts", test_coll_counts);
