@@ -51,16 +51,21 @@ __global__ void bw_kernel(const T *__restrict__ in, int64_t n_in, T *__restrict_
         out[0] = from_f<T>(acc);
 }
 
+// The fill kernels' pseudo-random bits of element i.
+__device__ inline uint32_t fill_bits(int64_t i, uint32_t seed)
+{
+    uint32_t x = (uint32_t)i * 747796405u + seed;
+    x ^= x >> 16;
+    x *= 2246822519u;
+    x ^= x >> 13;
+    return x;
+}
+
 template <typename T> __global__ void fill_kernel(T *p, int64_t n, uint32_t seed)
 {
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        uint32_t x = (uint32_t)i * 747796405u + seed;
-        x ^= x >> 16;
-        x *= 2246822519u;
-        x ^= x >> 13;
-        p[i] = from_f<T>((float)(x & 0xffffu) / 32768.0f - 1.0f);
-    }
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        p[i] = from_f<T>((float)(fill_bits(i, seed) & 0xffffu) / 32768.0f - 1.0f);
 }
 
 unsigned blocks_for(int64_t n)
@@ -78,13 +83,9 @@ unsigned blocks_for(int64_t n)
 __global__ void fill_fp8_kernel(uint8_t *p, int64_t n, uint32_t seed)
 {
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        uint32_t x = (uint32_t)i * 747796405u + seed;
-        x ^= x >> 16;
-        x *= 2246822519u;
-        x ^= x >> 13;
-        p[i] = (uint8_t)(x & 0x77u);   // sign 0, exponent below 1111: finite, never NaN
-    }
+    // sign 0, exponent below 1111: finite, never NaN
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        p[i] = (uint8_t)(fill_bits(i, seed) & 0x77u);
 }
 
 extern "C" int approf_cuda_launch_fill_fp8(void *p, int64_t n, uint32_t seed, cudaStream_t stream)
