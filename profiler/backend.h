@@ -11,14 +11,15 @@
 #include "hardware.h"
 #include "stage.h"
 
-#define APPROF_BACKEND_ABI 7 /* 2: ApprofHardwareSpec.curves; 3: ApprofKernel.store_bytes,
+#define APPROF_BACKEND_ABI 8 /* 2: ApprofHardwareSpec.curves; 3: ApprofKernel.store_bytes,
                               * ApprofHardwareSpec.tp_comm_overlap, gemm_store_overlap;
                               * 4: ApprofKernel.attention, ApprofHardwareSpec.attention_efficiency,
                               * reduction_efficiency, gemm_unaligned_factor, grad_reduce_bytes,
                               * loss_f32; ApprofKernel.loss; 5: ApprofHardwareSpec.grad_accum_fusion;
                               * 6: ApprofHardwareSpec.tp_async_grad, ApprofKernel.async_group,
                               * async_wgrad, ApprofCollective.async_group; 7: ApprofKernel.kop,
-                              * kop_backward, rows, cols, extent, rate */
+                              * kop_backward, rows, cols, extent, rate; 8:
+                              * ApprofHardwareSpec.gemm_table */
 
 typedef struct ApprofMeasurement {
     double compute_cost;         /* seconds; +inf when status != 0 */

@@ -16,9 +16,12 @@
 
 struct CostdbHardware;
 struct CostdbCommPoint;
+struct CostdbGemmPoint;
 
 /* Measured communication curves (hw/comm_curves.c), opaque. */
 typedef struct ApprofCommCurves ApprofCommCurves;
+/* Measured GEMM rates per shape (hw/gemm_table.c), opaque. */
+typedef struct ApprofGemmTable ApprofGemmTable;
 
 /* What a kernel's arithmetic runs on: CUDA cores in FP32, TF32 tensor
  * cores (f32 with allow_tf32 on a card that has them), FP16/BF16 tensor
@@ -106,6 +109,12 @@ typedef struct ApprofHardwareSpec {
      * where they cover a collective (borrowed, NULL: none). Not part of the
      * spec's fingerprint: the sweep records them in its options. */
     const ApprofCommCurves *curves;
+    /* Measured GEMM rates per shape (`approf probe`'s grid, table
+     * gemm_profile) to price GEMMs with instead of the roofline, in the
+     * dtypes it holds (borrowed, NULL: none; hw/cost.c, "Measured GEMM
+     * rates"). Not part of the fingerprint: the sweep records its hash in
+     * its options. */
+    const ApprofGemmTable *gemm_table;
 } ApprofHardwareSpec;
 
 /* Built-in spec by name; APPROF_EINVAL when unknown. */
@@ -158,7 +167,12 @@ double approf_collective_seconds(const ApprofHardwareSpec *hw, ApprofCollKind ki
  * (a GEMM's epilogue store of C after its main loop: hw/cost.c),
  * memory-bound kinds (elementwise, reduction, gather, copy)
  * bytes/(mem_bw*mem_eff) only; plus kernel_launch_overhead; at least the
- * spec's host_overhead. */
+ * spec's host_overhead. A GEMM (not a fused attention's) whose dtype
+ * hw->gemm_table holds a complete grid for instead takes
+ * max(flops / rate, bytes/(mem_bw*mem_eff) + kernel_launch_overhead) with
+ * rate approf_gemm_table_rate of (batch * m, n, k) (times
+ * gemm_unaligned_factor where that applies): the measured time already
+ * holds the epilogue and the launch gap. */
 double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k);
 /* The math class of dtype dt on hw: f32 -> TF32 when hw->allow_tf32 and
  * peak_flops_tf32 > 0, else FP32; f16/bf16 -> F16 when the card's rate for
@@ -193,6 +207,35 @@ int64_t approf_hardware_available_memory(const ApprofHardwareSpec *hw);
  * proportionally). Returns 0 for n == 0 or bytes <= 0: the caller then falls
  * back to approf_collective_seconds. */
 double approf_collective_seconds_curve(const struct CostdbCommPoint *pts, size_t n, double bytes);
+
+/* ---- measured GEMM rates per shape -------------------------------------- */
+
+/* Builds a table from points (any order) of one hardware row, as
+ * costdb_gemm_get/list return them: per dtype the grid of the distinct m,
+ * n and k given. A dtype whose points do not fill that grid (a probe
+ * stopped half way, a table written by hand) is kept but prices nothing.
+ * *out is NULL for n == 0. 0, APPROF_EINVAL (a size < 1, a rate not finite
+ * and > 0, a dtype not NUL-terminated) or APPROF_ENOMEM. */
+int approf_gemm_table_new(const struct CostdbGemmPoint *pts, size_t n, ApprofGemmTable **out);
+void approf_gemm_table_free(ApprofGemmTable **t);
+/* Distinct shapes of dtype in t (0: none); *complete 1 when they fill the
+ * grid of sizes[0] x sizes[1] x sizes[2] distinct m, n, k (either may be
+ * NULL). */
+size_t approf_gemm_table_count(const ApprofGemmTable *t, const char *dtype, int *complete,
+                               int sizes[3]);
+/* A 16-hex-digit hash of every grid (dtype, sizes, rates; bit-exact), for
+ * the provenance of a sweep that used it. */
+void approf_gemm_table_hash(const ApprofGemmTable *t, char *out, size_t len);
+/* The table dtype that prices a GEMM of dt on hw: "bf16", "f16", and for
+ * f32 "tf32" when approf_math_class says TF32, else "f32" (approf probe
+ * stores its f32 grid under the one it ran on). */
+const char *approf_gemm_table_dtype(const ApprofHardwareSpec *hw, ApprofDtype dt);
+/* FLOP/s of an m x n x k GEMM in the grid of dtype: trilinear in log2(m),
+ * log2(n), log2(k) between the grid's neighbours on each axis, each size
+ * clamped to the grid's range (hw/gemm_table.c); exact at a grid point. 0
+ * when t has no complete grid of dtype or a size is < 1. */
+double approf_gemm_table_rate(const ApprofGemmTable *t, const char *dtype, double m, double n,
+                              double k);
 
 /* ---- measured communication curves ------------------------------------ */
 

@@ -3,7 +3,8 @@
  * The analytic cost formulas: ring collectives on the link a mesh axis
  * crosses (docs/alpa-semantics.md, exact formulas in hardware.h) unless the spec carries
  * a measured curve for the collective (comm_curves.c), the roofline time of one
- * kernel, and interpolation in a measured communication curve. Pure
+ * kernel (or a GEMM's from the measured rates per shape, gemm_table.c), and
+ * interpolation in a measured communication curve. Pure
  * functions of their arguments, evaluated in a fixed order so that equal
  * inputs give bit-identical results.
  */
@@ -171,6 +172,42 @@ static int gemm_unaligned(const ApprofHardwareSpec *hw, const ApprofKernel *k)
     return (k->m > 0 && k->m % a) || (k->n > 0 && k->n % a) || (k->k > 0 && k->k % a);
 }
 
+/* Measured GEMM rates (schemas/hardware-spec.md, "Measured GEMM rates"):
+ * a GEMM whose dtype the spec's table holds a complete grid for takes
+ * flops / rate, the rate interpolated in the grid (hw/gemm_table.c). The
+ * probe timed whole GEMMs back to back, so the rate already holds what
+ * gemm_seconds adds to the main loop (the epilogue's store of C) and the
+ * gap between launches (kernel_launch_overhead): neither is added again.
+ * What the roofline charges the kernel's bytes (memory time plus the
+ * launch overhead) stays a floor: it binds off the grid, where a size
+ * clamped to the grid's edge would give a skinny or tiny GEMM the rate of
+ * a 512^3 one (approf probe's smallest). A fused attention's GEMMs are no
+ * cuBLAS GEMMs and keep attention_efficiency; an unaligned GEMM keeps its
+ * gemm_unaligned_factor (the grid's sizes are all aligned). Negative: the
+ * table does not price k. */
+static double gemm_table_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k, double mem_t)
+{
+    double m, rate, t, floor_t;
+    if (!hw->gemm_table || k->kind != APPROF_K_GEMM || k->attention || !(k->flops > 0))
+        return -1.0;
+    /* A strided batch of b GEMMs of m x n x k is one kernel over b times
+     * one GEMM's tiles: its grid of output tiles, its waves over the SMs
+     * and its one launch are those of a (b m) x n x k GEMM, which is what
+     * it is priced as. The rate of one m x n x k GEMM would price a kernel
+     * that fills a fraction of the GPU and b launches (an attention's
+     * 1024 x 1024 x 64 heads, 32 of them per sample). */
+    m = (double)(k->batch > 1 ? k->batch : 1) * (double)k->m;
+    rate = approf_gemm_table_rate(hw->gemm_table, approf_gemm_table_dtype(hw, k->dtype), m,
+                                  (double)k->n, (double)k->k);
+    if (!(rate > 0))
+        return -1.0;
+    if (gemm_unaligned(hw, k))
+        rate *= hw->gemm_unaligned_factor;
+    t = k->flops / rate;
+    floor_t = mem_t + hw->kernel_launch_overhead;
+    return t > floor_t ? t : floor_t;
+}
+
 /* A cross-entropy over 16-bit logits computed as Megatron-LM's
  * vocab_parallel_cross_entropy does (megatron/core/tensor_parallel/
  * cross_entropy.py at f2e5db402c): forward an f32 copy of the logits, its
@@ -211,6 +248,8 @@ double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k
     case APPROF_K_CONV_FWD:
     case APPROF_K_CONV_BWD_DATA:
     case APPROF_K_CONV_BWD_FILTER:
+        if ((t = gemm_table_seconds(hw, k, mem_t)) >= 0)
+            break; /* a measured GEMM rate */
         approf_kernel_rate(hw, k->kind, k->dtype, &peak, &eff);
         /* A fused attention kernel (flash / cuDNN) runs its GEMMs between
          * the softmax's exponentials and rescaling on chip: it reaches a

@@ -252,14 +252,21 @@ static int write_sweep(Costdb *out, const ShardList *l, int64_t *id)
         if ((rc = costdb_hardware_upsert(out, &hw)) < 0)
             goto cleanup;
         row.hardware_id = hw.id;
-        /* the measured curves the sweep was priced with travel along */
+        /* the measured curves and GEMM rates the sweep was priced with
+         * travel along */
         {
             CostdbCommPoint *pts = NULL;
-            size_t np = 0;
+            CostdbGemmPoint *gp = NULL;
+            size_t np = 0, ng = 0;
             rc = costdb_comm_list(r->db, r->sweep.hardware_id, &pts, &np);
             if (rc == 0 && np)
                 rc = costdb_comm_put(out, hw.id, pts, np);
+            if (rc == 0)
+                rc = costdb_gemm_list(r->db, r->sweep.hardware_id, &gp, &ng);
+            if (rc == 0 && ng)
+                rc = costdb_gemm_put(out, hw.id, gp, ng);
             free(pts);
+            free(gp);
             if (rc < 0)
                 goto cleanup;
         }

@@ -385,11 +385,42 @@ int approf_sweep_use_curves(Sweep *sw, ApprofSweepSummary *sum)
     return 0;
 }
 
+int approf_sweep_use_gemm(Sweep *sw, const ApprofSweepCallbacks *cb, int64_t hardware_id)
+{
+    const char *dt = approf_gemm_table_dtype(&sw->hw, sw->graph->dtype);
+    int complete = 0, sz[3] = {0, 0, 0}, rc;
+    size_t n;
+    sw->hw.gemm_table = NULL;
+    approf_gemm_table_free(&sw->gemm_table);
+    rc = approf_gemm_table_new(sw->gemm_pts, sw->n_gemm_pts, &sw->gemm_table);
+    if (rc < 0 || !sw->gemm_table)
+        return rc;
+    n = approf_gemm_table_count(sw->gemm_table, dt, &complete, sz);
+    if (complete) {
+        sw->hw.gemm_table = sw->gemm_table;
+        if (cb)
+            approf_sweep_notice(cb, "GEMMs in %s from %zu measured shapes of hardware %lld (%d x %d"
+                                " x %d sizes of m, n, k; interpolated, clamped outside); fused"
+                                " attention by the spec '%s'", dt, n, (long long)hardware_id,
+                                sz[0], sz[1], sz[2], sw->hw.name);
+    } else {
+        approf_gemm_table_free(&sw->gemm_table);
+        if (cb && n)
+            approf_sweep_notice(cb, "the %zu %s GEMM shapes of hardware %lld do not fill their %d"
+                                " x %d x %d grid: GEMMs use the roofline of '%s'", n, dt,
+                                (long long)hardware_id, sz[0], sz[1], sz[2], sw->hw.name);
+    }
+    return 0;
+}
+
 void approf_sweep_free(Sweep *sw)
 {
     sw->hw.curves = NULL;
     approf_comm_curves_free(&sw->curves);
     free(sw->comm_pts);
+    sw->hw.gemm_table = NULL;
+    approf_gemm_table_free(&sw->gemm_table);
+    free(sw->gemm_pts);
     approf_shard_context_free(&sw->shard);
     approf_backend_destroy(&sw->backend);
     approf_layering_free(&sw->layering);

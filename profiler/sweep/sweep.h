@@ -55,6 +55,11 @@ typedef struct ApprofSweepConfig {
                                    * trains in approf_mixed_precision_dtype of the hardware,
                                    * every other model in dtype */
     const char *hardware;         /* spec name or file */
+    int64_t hardware_id;          /* > 0: price on this stored hardware row (approf probe's
+                                   * measured one, say): its measured communication curves
+                                   * and GEMM rates, the spec for everything else; the sweep
+                                   * records that row. 0: the spec's own row (with CUDA:
+                                   * this machine's measured row) */
     const char *backend;          /* auto | model | cuda */
     ApprofSubmeshSpace submesh_space;
     ApprofMeshShape manual_submeshes[APPROF_MAX_SUBMESHES];

@@ -226,6 +226,12 @@ static void fill_sweep_row(const Sweep *sw, const ApprofSweepConfig *cfg, const 
             off += (size_t)snprintf(s->options + off, sizeof s->options - off,
                                     ",\"comm_curves\":\"%s\"", h);
         }
+        if (sw->hw.gemm_table && off < sizeof s->options) {
+            char h[32];
+            approf_gemm_table_hash(sw->hw.gemm_table, h, sizeof h);
+            off += (size_t)snprintf(s->options + off, sizeof s->options - off,
+                                    ",\"gemm_table\":\"%s\"", h);
+        }
         if (off < sizeof s->options)
             snprintf(s->options + off, sizeof s->options - off, "}");
     }
@@ -315,7 +321,23 @@ int approf_sweep_open_db(Sweep *sw, const ApprofSweepConfig *cfg,
         snprintf(err, errlen, "%s", dberrbuf);
         return APPROF_EDB;
     }
-    if (sw->have_gpu_info && sw->n_devices > 0 && !strcmp(sw->backend.name, "cuda")) {
+    if (cfg->hardware_id > 0) {
+        /* a stored row (approf probe's, say): its measured curves and GEMM
+         * rates, the spec for the rest */
+        rc = costdb_hardware_get(sw->db, cfg->hardware_id, &hwrow);
+        if (rc == COSTDB_ENOTFOUND) {
+            snprintf(err, errlen, "%s: no hardware row %lld", cfg->db_path,
+                     (long long)cfg->hardware_id);
+            return APPROF_EINVAL;
+        }
+        if (rc < 0) {
+            approf_sweep_db_error(sw, cfg, err, errlen);
+            return APPROF_EDB;
+        }
+        approf_sweep_notice(cb, "hardware row %lld (%s): its measured curves and GEMM rates where"
+                            " it has them, the spec '%s' for the rest", (long long)hwrow.id,
+                            hwrow.fingerprint, sw->hw.name);
+    } else if (sw->have_gpu_info && sw->n_devices > 0 && !strcmp(sw->backend.name, "cuda")) {
         /* measured on this machine: its measured: row (approf probe's, with
          * the curves it stored; else a new one, without curves) */
         char fp[COSTDB_TEXT_MAX];
@@ -338,9 +360,16 @@ int approf_sweep_open_db(Sweep *sw, const ApprofSweepConfig *cfg,
         approf_hardware_to_costdb(&sw->hw, &hwrow);
     }
     if (costdb_hardware_upsert(sw->db, &hwrow) < 0 ||
-        costdb_comm_list(sw->db, hwrow.id, &sw->comm_pts, &sw->n_comm_pts) < 0) {
+        costdb_comm_list(sw->db, hwrow.id, &sw->comm_pts, &sw->n_comm_pts) < 0 ||
+        costdb_gemm_get(sw->db, hwrow.id, approf_gemm_table_dtype(&sw->hw, sw->graph->dtype),
+                        &sw->gemm_pts, &sw->n_gemm_pts) < 0) {
         approf_sweep_db_error(sw, cfg, err, errlen);
         return APPROF_EDB;
+    }
+    rc = approf_sweep_use_gemm(sw, cb, hwrow.id);
+    if (rc < 0) {
+        snprintf(err, errlen, "GEMM rates: %s", approf_strerror(rc));
+        return rc;
     }
     rc = approf_sweep_use_curves(sw, sum);
     if (rc < 0) {

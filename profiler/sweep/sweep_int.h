@@ -88,6 +88,13 @@ typedef struct {
     CostdbCommPoint *comm_pts;
     size_t n_comm_pts;
     ApprofCommCurves *curves;
+    /* Measured GEMM rates of the row in the sweep's dtype (table name
+     * approf_gemm_table_dtype), likewise: read by rank 0, handed to the
+     * others; hw.gemm_table points at gemm_table when it holds a complete
+     * grid (approf_sweep_use_gemm). */
+    CostdbGemmPoint *gemm_pts;
+    size_t n_gemm_pts;
+    ApprofGemmTable *gemm_table;
     /* The cluster as resolved (--cluster, else the local GPUs with CUDA,
      * else 1x8). */
     int cluster_hosts, cluster_gpus;
@@ -131,6 +138,11 @@ int approf_sweep_open_db(Sweep *sw, const ApprofSweepConfig *cfg,
  * by sw from here on) and points sw->hw.curves at them; the sharding context
  * borrows sw->hw, so this must precede the first tuple. 0 or APPROF_ENOMEM. */
 int approf_sweep_use_curves(Sweep *sw, ApprofSweepSummary *sum);
+/* Builds sw->gemm_table from sw->gemm_pts (owned by sw from here on) and
+ * points sw->hw.gemm_table at it when it is a complete grid of the sweep's
+ * dtype; a notice through cb says which (cb NULL: none). Like the curves,
+ * before the first tuple. 0 or APPROF_ENOMEM / APPROF_EINVAL. */
+int approf_sweep_use_gemm(Sweep *sw, const ApprofSweepCallbacks *cb, int64_t hardware_id);
 /* A hash of the work derived from cfg (graph, layers, tuples, backend,
  * hardware, solver options), equal on ranks that agree. */
 uint64_t approf_sweep_work_hash(const Sweep *sw, const ApprofSweepConfig *cfg);

@@ -140,6 +140,35 @@ static int share_curves(Sweep *sw, ApprofSweepMpi *mpi, int rank, ApprofSweepSum
     return sw->comm_pts ? approf_sweep_use_curves(sw, sum) : APPROF_ENOMEM;
 }
 
+/* Rank 0's measured GEMM points to every rank (the analytic backend and
+ * the sharding solver price GEMMs with them on every rank), as
+ * share_curves does. Collective. */
+static int share_gemm(Sweep *sw, ApprofSweepMpi *mpi, int rank)
+{
+    CostdbGemmPoint scratch[32];
+    uint64_t n = sw->n_gemm_pts;
+    size_t bytes;
+    int rc = approf_sweep_mpi_bcast(mpi, &n, sizeof n);
+    if (rc < 0 || n == 0)
+        return rc;
+    if (n > SIZE_MAX / sizeof *sw->gemm_pts)
+        return APPROF_EIO;
+    bytes = (size_t)n * sizeof *sw->gemm_pts;
+    if (rank > 0) {
+        free(sw->gemm_pts);
+        sw->gemm_pts = malloc(bytes);
+        sw->n_gemm_pts = sw->gemm_pts ? (size_t)n : 0;
+    }
+    for (size_t off = 0; off < bytes && rc == 0; off += sizeof scratch) {
+        size_t len = bytes - off < sizeof scratch ? bytes - off : sizeof scratch;
+        rc = approf_sweep_mpi_bcast(mpi, sw->gemm_pts ? (char *)sw->gemm_pts + off
+                                                      : (char *)scratch, len);
+    }
+    if (rc < 0 || rank == 0)
+        return rc;
+    return sw->gemm_pts ? approf_sweep_use_gemm(sw, NULL, 0) : APPROF_ENOMEM;
+}
+
 /* What both ways of running the tuples share (one thread below, or
  * --workers N > 1 through sweep_workers.h): the same tuples, the same
  * checks between them and the same hand-over, on the main thread. */
@@ -335,8 +364,10 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
         if (rc == 0)
             rc = approf_sweep_mpi_bcast(mpi, sink.have, sw.n_tuples);
         if (rc == 0) {
+            int grc;
             rc = share_curves(&sw, mpi, sink.rank, sum);
-            rc = approf_sweep_mpi_agree(mpi, rc, 0, err, errlen);
+            grc = share_gemm(&sw, mpi, sink.rank); /* on every rank, whatever rc */
+            rc = approf_sweep_mpi_agree(mpi, rc < 0 ? rc : grc, 0, err, errlen);
         }
         if (rc == 0 && sw.backend.join) {
             pg.rank = sink.rank;

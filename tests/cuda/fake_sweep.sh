@@ -3,7 +3,8 @@
 # approf sweep --backend cuda end to end against the fake module (no GPU
 # needed): the machine's defaults and records.
 #  1. After approf probe: the sweep records the probe's measured: hardware
-#     row, prices collectives with its curves (options name them), takes the
+#     row, prices collectives with its curves and GEMMs with its shape grid
+#     (options name both), takes the
 #     cluster 1 x the GPU count and one worker per device, and its rows equal
 #     a --workers 1 sweep.
 #  2. No probe yet: a new measured: row without curves and a notice saying so;
@@ -14,7 +15,8 @@
 #  5. With MPI: mpirun -np 4 approf probe over 2 "hosts" of 2 ranks
 #     (APPROF_MPI_RANKS_PER_HOST=2) stores 1x2, 2x1 and 2x2 curves and the
 #     inter-host figures; mpirun -np 4 approf sweep --backend cuda then takes
-#     the 2x2 cluster, prices with those curves, and equals one process.
+#     the 2x2 cluster, prices with those curves (and rank 0's GEMM grid on
+#     every rank), and equals one process.
 # Usage: fake_sweep.sh APPROF SQLITE3 FAKE_MODULE_DIR WORKDIR [MPIRUN HAVE_MPI]
 set -euo pipefail
 approf=$(realpath "$1") sqlite=$2 work=$4 mpirun=${5:-mpirun} have_mpi=${6:-0}
@@ -44,7 +46,10 @@ says_text probed.db.err "collectives from 2 measured curves" "curves not used"
 [ "$("$sqlite" probed.db "SELECT count(*) FROM hardware")" = 1 ] || fail "a second hardware row"
 [ "$("$sqlite" probed.db "SELECT h.kind || ' ' || s.cluster_hosts || 'x' || s.cluster_gpus
   FROM sweep s JOIN hardware h ON h.id = s.hardware_id")" = "measured 1x2" ] || fail "sweep row"
-case $("$sqlite" probed.db "SELECT options FROM sweep") in *comm_curves*) ;; *) fail "options";; esac
+case $("$sqlite" probed.db "SELECT options FROM sweep") in *comm_curves*gemm_table*) ;; *) fail "options";; esac
+# the probe's GEMM shape grid (bf16, the sweep's dtype) prices the sharding
+# solver's GEMMs
+says_text probed.db.err "GEMMs in bf16 from 216 measured shapes of hardware 1" "GEMM table not used"
 [ "$(rows probed.db)" = "$(rows one.db)" ] || fail "2 workers differ from 1"
 [ -n "$(rows probed.db)" ] || fail "no rows"
 
@@ -109,6 +114,7 @@ mpi "$approf" sweep --model gpt --num-layers 2 --layers 2 --micro-batches 2 --qu
   --backend cuda --db mpi.db 2>mpi-sweep.err || fail_with mpi-sweep.err "mpirun sweep"
 says_text mpi-sweep.err "cluster 2x2: this machine's GPUs on every mpirun host" "mpirun default cluster"
 grep -q "collectives from 6 measured curves" mpi-sweep.err || fail "mpirun sweep curves"
+grep -q "GEMMs in bf16 from 216 measured shapes" mpi-sweep.err || fail "mpirun sweep GEMM grid"
 unset APPROF_MPI_RANKS_PER_HOST
 sweep single.db --backend cuda --cluster 2x2 --workers 1
 [ "$(rows mpi.db)" = "$(rows single.db)" ] || fail "mpirun sweep differs from one process"
