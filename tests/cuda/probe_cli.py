@@ -116,6 +116,26 @@ with tempfile.TemporaryDirectory() as tmp:
     con.close()
     check(rc == 0 and n == 16 and "0 GEMM shape points" in out,
           "--gemm-grid none measures none and keeps the stored tables")
+    # approf hardware show counts the row's GEMM shape points per dtype
+    show = subprocess.run([approf, "hardware", "show", "--db", db, "--hardware-id", "1"],
+                          capture_output=True, text=True)
+    check(show.returncode == 0 and
+          "GEMM shape points bf16: 8 (2 x 2 x 2 sizes of m, n, k)\n" in show.stdout and
+          "GEMM shape points f16: 8 (2 x 2 x 2 sizes of m, n, k)\n" in show.stdout,
+          "hardware show: GEMM shape points per dtype (%r)" % show.stdout)
+    show = subprocess.run([approf, "hardware", "show", "--db", db, "--hardware-id", "1",
+                           "--format", "json"], capture_output=True, text=True)
+    import json
+    try:
+        shapes = json.loads(show.stdout)["gemm_shapes"]
+    except (ValueError, KeyError):
+        shapes = None
+    check(shapes == {"bf16": {"points": 8, "grid": [2, 2, 2], "complete": True},
+                     "f16": {"points": 8, "grid": [2, 2, 2], "complete": True}},
+          "hardware show --format json: gemm_shapes (%r)" % show.stdout)
+    show = subprocess.run([approf, "hardware", "show", "--db", db, "--hardware-id", "7"],
+                          capture_output=True, text=True)
+    check(show.returncode == 1 and "no hardware row 7" in show.stderr, "hardware show: unknown row")
     for bad in ["", "0", "512,512", "512,x", "512,", "70000", ",".join(str(i) for i in range(1, 14))]:
         rc, out, err = run(["--db", db, "--gemm-grid", bad], APPROF_MODULE_DIR=fake_dir)
         check(rc == 2 and "--gemm-grid" in err, "--gemm-grid '%s' exits 2" % bad)
