@@ -141,6 +141,9 @@ static void usage(void)
         "                           alpha-beta collectives where no measured curves exist\n"
         "                           (default: the built-in matching the local GPU, else\n"
         "                           " APPROF_DEFAULT_HARDWARE ")\n"
+        "  --hardware-id ID         price on stored hardware row ID of the database (approf\n"
+        "                           probe's measured one; approf hardware list): its measured\n"
+        "                           curves and GEMM rates, the spec for everything else\n"
         "  --backend auto|model|cuda  auto: CUDA when a GPU is present, else the analytic model\n"
         "  --db FILE                cost database (default " APPROF_DEFAULT_DB ")\n"
         "  --resume                 continue the unfinished sweep with the same inputs\n"
@@ -175,7 +178,7 @@ enum {
     OPT_CLUSTER = 256, OPT_BATCH, OPT_MICRO, OPT_SUBMESH, OPT_LOGICAL, OPT_MODE, OPT_IMBALANCE,
     OPT_HARDWARE, OPT_BACKEND, OPT_DB, OPT_RESUME, OPT_ALLOW_LARGE, OPT_SHARD, OPT_QUIET,
     OPT_COMMIT_EVERY, OPT_SHARDING_SOLVER, OPT_WORKERS, OPT_MEMORY_LEVELS, OPT_RECOMPUTE,
-    OPT_ZERO, OPT_VARIANTS, OPT_MBS, OPT_TAKE_OVER,
+    OPT_ZERO, OPT_VARIANTS, OPT_MBS, OPT_TAKE_OVER, OPT_HARDWARE_ID,
 };
 
 enum { BACKEND_AUTO, BACKEND_MODEL, BACKEND_CUDA };
@@ -226,6 +229,7 @@ static const struct option own_opts[] = {
     {"profile-mode", required_argument, NULL, OPT_MODE},
     {"stage-imbalance-tolerance", required_argument, NULL, OPT_IMBALANCE},
     {"hardware", required_argument, NULL, OPT_HARDWARE},
+    {"hardware-id", required_argument, NULL, OPT_HARDWARE_ID},
     {"backend", required_argument, NULL, OPT_BACKEND},
     {"db", required_argument, NULL, OPT_DB},
     {"resume", no_argument, NULL, OPT_RESUME},
@@ -445,6 +449,9 @@ static int sweep_option(int opt, const char *arg, ApprofSweepConfig *cfg, SweepA
             return cli_bad_value("sweep", "stage-imbalance-tolerance", arg, "a number >= 0");
         break;
     case OPT_HARDWARE: cfg->hardware = arg; break;
+    case OPT_HARDWARE_ID:
+        rc = cli_int_value("sweep", "hardware-id", arg, 1, INT64_MAX, &cfg->hardware_id);
+        break;
     case OPT_BACKEND:
         if (!(rc = cli_choice_value("sweep", "backend", arg, backend_choices, &a->backend)))
             cfg->backend = backend_choices[a->backend].name;

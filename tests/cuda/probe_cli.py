@@ -136,6 +136,17 @@ with tempfile.TemporaryDirectory() as tmp:
     show = subprocess.run([approf, "hardware", "show", "--db", db, "--hardware-id", "7"],
                           capture_output=True, text=True)
     check(show.returncode == 1 and "no hardware row 7" in show.stderr, "hardware show: unknown row")
+    # approf sweep --hardware-id prices an analytic sweep on that stored row
+    sw = ["sweep", "--model", "gpt", "--preset", "gpt2-small", "--num-layers", "2", "--layers",
+          "2", "--cluster", "1x2", "--hardware", "h100-sxm", "--backend", "model",
+          "--micro-batches", "2", "--quiet", "--db", db]
+    p = subprocess.run([approf] + sw + ["--hardware-id", "1"], capture_output=True, text=True)
+    check(p.returncode == 0 and "GEMMs in bf16 from 8 measured shapes of hardware 1" in p.stderr,
+          "sweep --hardware-id 1 prices GEMMs from the row's shapes (%r)" % p.stderr[-400:])
+    p = subprocess.run([approf] + sw + ["--hardware-id", "99"], capture_output=True, text=True)
+    check(p.returncode != 0 and "no hardware row 99" in p.stderr, "sweep --hardware-id 99 refused")
+    p = subprocess.run([approf] + sw + ["--hardware-id", "x"], capture_output=True, text=True)
+    check(p.returncode == 2 and "--hardware-id" in p.stderr, "sweep --hardware-id x exits 2")
     for bad in ["", "0", "512,512", "512,x", "512,", "70000", ",".join(str(i) for i in range(1, 14))]:
         rc, out, err = run(["--db", db, "--gemm-grid", bad], APPROF_MODULE_DIR=fake_dir)
         check(rc == 2 and "--gemm-grid" in err, "--gemm-grid '%s' exits 2" % bad)
