@@ -63,7 +63,7 @@ static void cb_entry(void *ctx, const CostdbEntry *e)
     puts(line);
 }
 
-static void cb_progress(void *ctx, size_t done, size_t total)
+static void cb_progress(void *ctx, size_t done, size_t total, double work_done, double work_total)
 {
     Progress *p = ctx;
     double el, eta;
@@ -74,7 +74,9 @@ static void cb_progress(void *ctx, size_t done, size_t total)
         return;
     p->last_done = done;
     el = costdb_monotonic_seconds() - p->started;
-    eta = done ? el * (double)(total - done) / (double)done : 0;
+    /* by work (the operators of the ranges done), not by tuple count: the
+     * tuples of long ranges cost more */
+    eta = work_done > 0 && work_total >= work_done ? el * (work_total - work_done) / work_done : 0;
     fill = (int)((double)width * (double)done / (double)total);
     fprintf(stderr, "\r[%.*s%*s] %zu/%zu  %.1fs elapsed, ETA %.1fs", fill,
             "##############################", width - fill, "", done, total, el, eta);

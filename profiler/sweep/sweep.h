@@ -103,7 +103,10 @@ typedef struct ApprofSweepCallbacks {
     void (*submesh)(void *ctx, int index, int n, int m);
     /* One entry was computed and written (or found already written on resume). */
     void (*entry)(void *ctx, const CostdbEntry *e);
-    void (*progress)(void *ctx, size_t done, size_t total);
+    /* done of total tuples, and their work: a tuple weighs the operators of
+     * its layer range (the size of the sharding ILP that dominates its cost),
+     * so an ETA from work_done / work_total follows the cost, not the count. */
+    void (*progress)(void *ctx, size_t done, size_t total, double work_done, double work_total);
     /* One-line notices (backend fallback, resume). */
     void (*notice)(void *ctx, const char *msg);
     /* Set asynchronously (signal handler) to stop after the tuple in flight. */

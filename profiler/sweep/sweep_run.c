@@ -28,12 +28,23 @@ typedef struct {
     ApprofSweepWriter writer;
     unsigned char *have;
     size_t done;
+    double work_done, work_total;  /* tuple_work of the tuples done, of all of the shard */
     ApprofSweepMpi *mpi;
     int rank, size;
 } Sink;
 
 /* Rank 0: writes one tuple's entries (the phases not yet present) and, for
  * a tuple not half-written before, its placements. */
+/* What tuple k weighs in the progress: the operators of its layer range. */
+static double tuple_work(const Sweep *sw, size_t k)
+{
+    const ApprofTuple *t = &sw->tuples[k];
+    const ApprofLayering *l = &sw->layering;
+    if (t->start < 0 || t->end >= l->n_layers || t->start > t->end)
+        return 1.0;
+    return 1.0 + (double)(l->op_end[t->end] - l->op_begin[t->start]);
+}
+
 static int sink_store(void *ctx, size_t k, const CostdbEntry e[2], const CostdbPlacement *pl,
                       size_t n_pl)
 {
@@ -67,8 +78,9 @@ static int sink_store(void *ctx, size_t k, const CostdbEntry e[2], const CostdbP
             s->cb->entry(s->cb->ctx, &todo[i]);
     }
     s->done++;
+    s->work_done += tuple_work(s->sw, k);
     if (s->cb && s->cb->progress)
-        s->cb->progress(s->cb->ctx, s->done, s->sum->tuples);
+        s->cb->progress(s->cb->ctx, s->done, s->sum->tuples, s->work_done, s->work_total);
     return 0;
 }
 
@@ -388,15 +400,17 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
     for (size_t k = 0; k < sw.n_tuples; k++)
         if ((int)(k % (size_t)cfg->shard_n) == cfg->shard_k) {
             sum->tuples++;
+            sink.work_total += tuple_work(&sw, k);
             if (sink.have[k] == 3) {
                 sum->existing += 2;
                 sink.done++;
+                sink.work_done += tuple_work(&sw, k);
             }
         }
     if (sink.rank == 0) {
         approf_sweep_writer_init(&sink.writer, sw.db, row.id, cfg->commit_every);
         if (sink.done && cb && cb->progress)
-            cb->progress(cb->ctx, sink.done, sum->tuples);
+            cb->progress(cb->ctx, sink.done, sum->tuples, sink.work_done, sink.work_total);
     }
     rc = run_tuples(&sink, cfg, cb, &wstatus, &wrank, err, errlen);
 
