@@ -106,7 +106,7 @@ static int load_graph(const ModelArgs *a, const char *name, ApprofGraph **g)
     if (!zo.dtype && (a->m.hf_config || approf_zoo_trains_mixed(name)))
         zo.dtype = approf_dtype_name(APPROF_BF16);
     if (a->m.model_file)
-        rc = approf_model_load(a->m.model_file, g, err, sizeof err);
+        rc = approf_model_load_batch(a->m.model_file, a->m.zoo.batch, g, err, sizeof err);
     else if (a->m.hf_config)
         rc = approf_zoo_build_hf(a->m.hf_config, &zo, g, err, sizeof err);
     else

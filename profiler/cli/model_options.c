@@ -13,6 +13,7 @@
 
 #include "apsolve.h"
 #include "cli.h"
+#include "model/onnx.h"
 
 typedef enum {
     ARG_FLAG,     /* no value: the int is set to 1 */
@@ -21,6 +22,7 @@ typedef enum {
     ARG_DOUBLE,   /* a double in [dlo, dhi] */
     ARG_CHOICE,   /* one of choices: its canonical name is stored */
     ARG_DTYPE,    /* f32|f16|bf16 (and approf_dtype_parse's spellings) */
+    ARG_ONNX_DIM, /* NAME=N, repeatable: kept by the ONNX reader (approf_onnx_bind) */
 } ArgKind;
 
 typedef struct {
@@ -93,6 +95,10 @@ static const ModelOpt model_opts[] = {
      "attention heads", 0},
     {"seq-len", NULL, ARG_INT, ZOO(seq_len), 1, SIZE_MAX_ARG, 0, 0, NULL, NULL, 0, "N",
      "sequence length", 0},
+    {"dim", NULL, ARG_ONNX_DIM, 0, 0, 0, 0, 0, NULL, NULL, 0, "NAME=N",
+     "--model-file of an ONNX graph: its symbolic dimension NAME (dim_param) "
+     "is N; repeatable. The batch's name takes --batch, the sequence names "
+     "(seq, seq_len, sequence_length, ...) also --seq-len (docs/models.md)", 0},
     {"vocab", NULL, ARG_INT, ZOO(vocab), 1, SIZE_MAX_ARG, 0, 0, NULL, NULL, 0, "N",
      "vocabulary size", 0},
     {"depth", NULL, ARG_INT, ZOO(depth), 1, SIZE_MAX_ARG, 0, 0, NULL, NULL, 0, "N",
@@ -118,6 +124,9 @@ static const ModelOpt model_opts[] = {
 };
 
 #define N_OPTS (sizeof model_opts / sizeof model_opts[0])
+
+/* --dim was given: it applies to --model-file only */
+static int onnx_dims_given;
 
 void cli_model_args_init(CliModelArgs *m)
 {
@@ -189,6 +198,13 @@ int cli_model_option(const char *cmd, int code, const char *value, const char *s
         m->dtype_set = 1;
         m->zoo.dtype = approf_dtype_name(m->dtype);
         break;
+    case ARG_ONNX_DIM: {
+        char why[128];
+        if (approf_onnx_bind(value, why, sizeof why) < 0)
+            return cli_bad_value(cmd, spelled, value, "%s", why);
+        onnx_dims_given = 1;
+        break;
+    }
     }
     if (o->model_only && !m->model_only)
         m->model_only = o->name;
@@ -210,6 +226,10 @@ int cli_model_check_source(const char *cmd, const CliModelArgs *m)
                           : z->dropout != 0 ? "dropout" : NULL;
         if (opt)
             return cli_usage_error(cmd, "--%s does not apply to --model-file", opt);
+        /* an ONNX graph's sequence dimension: approf_model_load carries no options */
+        approf_onnx_set_seq_len(z->seq_len);
+    } else if (onnx_dims_given) {
+        return cli_usage_error(cmd, "--dim applies to --model-file (an ONNX graph's symbolic dimensions)");
     }
     return 0;
 }

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config.h"
 #include "graph_internal.h"
@@ -259,6 +260,52 @@ int ox_dtype_of(int32_t et, ApprofDtype def, ApprofDtype *out)
     default: *out = def; return 0;  /* ids, labels: 4-byte elements like f32 */
     }
 }
+static int name_in(const char *name, const char *const *list)
+{
+    for (; *list; list++)
+        if (!strcasecmp(name, *list))
+            return 1;
+    return 0;
+}
+
+static const char *const batch_names[] = {"batch", "batch_size", "batchsize", NULL};
+static const char *const seq_names[] = {"seq", "seq_len", "seqlen", "seq_length", "sequence",
+                                        "sequence_len", "sequence_length", "decoder_sequence_length",
+                                        "encoder_sequence_length", NULL};
+
+/* The value of symbolic dim d (named p) of input nm: 1 when it is the
+ * batch, 0 another bound dim (*val), or APPROF_EPARSE naming the input, the
+ * dim and the name. */
+static int bind_dim(Ox *c, const char *nm, size_t d, const char *p, int first, int64_t *val)
+{
+    const ApprofOnnxDims *b = c->dims;
+    int batchish = name_in(p, batch_names) || (c->batch_sym && !strcmp(p, c->batch_sym)) ||
+                   (first && d == 0 && !c->batch_sym && !name_in(p, seq_names));
+    for (int j = 0; b && j < b->n && j < APPROF_ONNX_MAX_BINDINGS; j++)
+        if (!strcmp(b->names[j], p)) {
+            if (batchish)
+                return ox_err(c, APPROF_EPARSE, "input '%s': field type.tensor_type.shape.dim[%zu]: symbolic dimension "
+                              "'%s' is the batch: give the batch (--batch), not --dim %s=%lld", nm, d, p, p,
+                              (long long)b->values[j]);
+            c->dim_used[j] = 1;
+            *val = b->values[j];
+            return 0;
+        }
+    if (batchish) {
+        if (first && d == 0 && !c->batch_sym)
+            c->batch_sym = p;
+        *val = c->batch;
+        return 1;
+    }
+    if (name_in(p, seq_names) && b && b->seq_len > 0) {
+        *val = b->seq_len;
+        return 0;
+    }
+    return ox_err(c, APPROF_EPARSE, "input '%s': field type.tensor_type.shape.dim[%zu]: symbolic dimension '%s' is "
+                  "not bound (give %s%s=N%s)", nm, d, p, name_in(p, seq_names) ? "--seq-len N or --dim " : "--dim ",
+                  p, d == 0 && first ? "" : "; only the batch is bound by default");
+}
+
 static int load_input(Ox *c, const Onnx__ValueInfoProto *vi, size_t i, int first)
 {
     const Onnx__TypeProto *tp = vi->type;
@@ -288,18 +335,16 @@ static int load_input(Ox *c, const Onnx__ValueInfoProto *vi, size_t i, int first
             }
             if (d == 0 && !c->batch_sym && dims[0] == c->batch)
                 batch_dim = 0;
-        } else if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
-                   d == 0 && (first || (c->batch_sym && !strcmp(c->batch_sym, dm->dim_param)))) {
-            if (first)
-                c->batch_sym = dm->dim_param;
-            dims[0] = c->batch;
-            batch_dim = 0;
+        } else if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dm->dim_param &&
+                   *dm->dim_param) {
+            r = bind_dim(c, nm, d, dm->dim_param, first, &dims[d]);
+            if (r < 0)
+                return r;
+            if (r == 1 && batch_dim < 0)
+                batch_dim = (int)d;
         } else {
-            return ox_err(c, APPROF_EPARSE, "input '%s': field type.tensor_type.shape.dim[%zu]: %s%s%s (only the first dim of the "
-                        "first input, the batch, may be symbolic)", nm, d,
-                        dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? "symbolic dimension '" : "unknown dimension",
-                        dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? dm->dim_param : "",
-                        dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM ? "'" : "");
+            return ox_err(c, APPROF_EPARSE, "input '%s': field type.tensor_type.shape.dim[%zu]: unknown dimension (neither "
+                          "a value nor a symbolic name)", nm, d);
         }
     }
     if (first) {
@@ -367,6 +412,10 @@ static int convert(Ox *c, int64_t batch)
     }
     if (first)
         return ox_err(c, APPROF_EPARSE, "field graph.input: no input besides the initializers");
+    for (int j = 0; c->dims && j < c->dims->n && j < APPROF_ONNX_MAX_BINDINGS; j++)
+        if (!c->dim_used[j])
+            return ox_err(c, APPROF_EPARSE, "field graph.input: no input has a symbolic dimension '%s' (--dim %s=%lld)",
+                          c->dims->names[j], c->dims->names[j], (long long)c->dims->values[j]);
     /* consumers, for the fusions */
     for (size_t i = 0; i < gp->n_node; i++) {
         const Onnx__NodeProto *n = gp->node[i];
@@ -420,8 +469,9 @@ int approf_onnx_available(void)
     return 1;
 }
 
-int approf_onnx_parse(const void *data, size_t len, const char *origin, int64_t batch,
-                      ApprofGraph **out, char *err, size_t errlen)
+int approf_onnx_parse_dims(const void *data, size_t len, const char *origin,
+                           const ApprofOnnxDims *dims, ApprofGraph **out, char *err,
+                           size_t errlen)
 {
     Ox c;
     Onnx__ModelProto *mp = NULL;
@@ -430,6 +480,7 @@ int approf_onnx_parse(const void *data, size_t len, const char *origin, int64_t 
 
     memset(&c, 0, sizeof c);
     c.origin = origin;
+    c.dims = dims;
     c.err = err;
     c.errlen = errlen;
     if (err && errlen)
@@ -453,7 +504,7 @@ int approf_onnx_parse(const void *data, size_t len, const char *origin, int64_t 
     rc = approf_graph_new(mp->graph->name && *mp->graph->name ? mp->graph->name : "onnx", APPROF_F32, 1, &c.g);
     if (rc < 0)
         goto cleanup;
-    rc = convert(&c, batch);
+    rc = convert(&c, dims ? dims->batch : 1);
     if (rc == 0)
         rc = check_ir_names(&c);
     if (rc < 0)
@@ -490,12 +541,13 @@ int approf_onnx_available(void)
     return 0;
 }
 
-int approf_onnx_parse(const void *data, size_t len, const char *origin, int64_t batch,
-                      ApprofGraph **out, char *err, size_t errlen)
+int approf_onnx_parse_dims(const void *data, size_t len, const char *origin,
+                           const ApprofOnnxDims *dims, ApprofGraph **out, char *err,
+                           size_t errlen)
 {
     (void)data;
     (void)len;
-    (void)batch;
+    (void)dims;
     if (out)
         *out = NULL;
     if (err && errlen)
@@ -506,3 +558,55 @@ int approf_onnx_parse(const void *data, size_t len, const char *origin, int64_t 
 }
 
 #endif
+
+/* The bindings of the model commands' --seq-len and --dim (onnx.h). */
+static ApprofOnnxDims process_dims;
+
+int approf_onnx_parse(const void *data, size_t len, const char *origin, int64_t batch,
+                      ApprofGraph **out, char *err, size_t errlen)
+{
+    ApprofOnnxDims d = process_dims;
+    d.batch = batch > 0 ? batch : 1;
+    return approf_onnx_parse_dims(data, len, origin, &d, out, err, errlen);
+}
+
+int approf_onnx_bind(const char *spec, char *err, size_t errlen)
+{
+    const char *eq = spec ? strchr(spec, '=') : NULL;
+    size_t n = eq ? (size_t)(eq - spec) : 0;
+    char *end;
+    long long v;
+    int j;
+    if (!eq || n == 0 || n >= APPROF_ONNX_DIM_NAME_MAX) {
+        if (err && errlen) snprintf(err, errlen, "NAME=N with a name of 1 to %d bytes", APPROF_ONNX_DIM_NAME_MAX - 1);
+        return APPROF_EINVAL;
+    }
+    v = strtoll(eq + 1, &end, 10);
+    if (!eq[1] || *end || v < 1 || v > ((long long)1 << 24)) {
+        if (err && errlen) snprintf(err, errlen, "NAME=N with N in 1..%lld", (long long)1 << 24);
+        return APPROF_EINVAL;
+    }
+    for (j = 0; j < process_dims.n; j++)
+        if (strlen(process_dims.names[j]) == n && !memcmp(process_dims.names[j], spec, n))
+            break;
+    if (j == APPROF_ONNX_MAX_BINDINGS) {
+        if (err && errlen) snprintf(err, errlen, "at most %d names", APPROF_ONNX_MAX_BINDINGS);
+        return APPROF_EINVAL;
+    }
+    memcpy(process_dims.names[j], spec, n);
+    process_dims.names[j][n] = '\0';
+    process_dims.values[j] = v;
+    if (j == process_dims.n)
+        process_dims.n++;
+    return 0;
+}
+
+void approf_onnx_set_seq_len(int64_t seq_len)
+{
+    process_dims.seq_len = seq_len > 0 ? seq_len : 0;
+}
+
+int approf_onnx_bound(void)
+{
+    return process_dims.n;
+}

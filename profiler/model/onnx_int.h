@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "graph.h"
+#include "onnx.h"
 #include "onnx.pb-c.h"
 
 /* What a value name stands for: an IR tensor, an initializer not yet read,
@@ -42,6 +43,8 @@ typedef struct {
     unsigned char *skip;            /* per node: fused into an earlier node */
     const char *batch_sym;
     int64_t batch;
+    const ApprofOnnxDims *dims;     /* symbolic dimensions' values */
+    unsigned char dim_used[APPROF_ONNX_MAX_BINDINGS];
 } Ox;
 
 /* The node being mapped. */

@@ -97,6 +97,7 @@ cases = {
     "--dataset": (["--model", "resnet50"], "cifar10", "nosuch"),
     "--hf-config": ([], os.path.join(data, "gpt2.json"), "missing.json"),
     "--model-file": (["--batch", "8"], "MODEL_FILE", "missing.json"),
+    "--dim": (["--model-file", "MODEL_FILE", "--batch", "8"], "seq=16", "seq"),
 }
 named_things = {"--model": 2, "--preset": 2, "--dataset": 2, "--hf-config": 1, "--model-file": 1}
 for o in sorted(model_opts - set(cases)):
@@ -127,7 +128,7 @@ with tempfile.TemporaryDirectory(prefix="approf-model-options-") as tmp:
 
     for opt in sorted(cases):
         base, good, bad = cases[opt]
-        with_good = base + [opt] + ([] if good is None else [good.replace("MODEL_FILE", mfile)])
+        with_good = [a.replace("MODEL_FILE", mfile) for a in base] + [opt] + ([] if good is None else [good.replace("MODEL_FILE", mfile)])
         # a good value: model show prints the model; a sweep passes every
         # check and stops at opening the database (a directory: exit 1)
         rc, _, err = show(with_good)

@@ -90,6 +90,30 @@ grep -q "unsupported.onnx: node 'my_erf' (Erf): unsupported operator 'Erf'" "$T/
 [ $? -eq 1 ] || fail "symbolic non-batch dim must exit 1"
 grep -q "symbolic.onnx: input 'x': field type.tensor_type.shape.dim\[1\]: symbolic dimension 'seq'" "$T/err" ||
     fail "symbolic message: $(cat "$T/err")"
+grep -q "is not bound (give --seq-len N or --dim seq=N" "$T/err" || fail "symbolic hint: $(cat "$T/err")"
+# symbolic dims bound: --batch (the batch symbol), --seq-len (a sequence
+# name), --dim NAME=N (any name); an unused --dim and --dim of the batch are refused
+"$APPROF" model show --model-file "$T/symbolic.onnx" --batch 3 --seq-len 8 --format json > "$T/b.json" ||
+    fail "symbolic.onnx --batch 3 --seq-len 8"
+a=$(totals < "$T/b.json")
+[ "$a" = "0 48 48 3" ] || fail "symbolic.onnx --batch 3 --seq-len 8: '$a' (two relus of 3 x 8)"
+"$APPROF" model show --model-file "$T/symbolic.onnx" --dim seq=5 --seq-len 8 --format json > "$T/b.json" ||
+    fail "symbolic.onnx --dim seq=5"
+a=$(totals < "$T/b.json")
+[ "$a" = "0 10 10 1" ] || fail "symbolic.onnx --dim seq=5 (over --seq-len 8): '$a'"
+"$APPROF" model show --model-file "$T/symbolic.onnx" --dim seq=5 --dim hidden=3 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "unused --dim"
+says_text "$T/err" "symbolic.onnx: field graph.input: no input has a symbolic dimension 'hidden' (--dim hidden=3)" "unused --dim"
+"$APPROF" model show --model-file "$T/symbolic.onnx" --dim batch=4 --dim seq=5 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "--dim of the batch"
+says_text "$T/err" "symbolic dimension 'batch' is the batch: give the batch (--batch)" "--dim of the batch"
+"$APPROF" model show mlp --dim seq=5 > /dev/null 2> "$T/err"
+expect_rc 2 $? "$T/err" "--dim without --model-file"
+"$APPROF" model show --model-file "$T/gpt2.onnx" --batch 2 --format json > "$T/g.json" || fail "show gpt2.onnx --batch 2"
+"$APPROF" model show gpt --num-layers 1 --hidden 64 --heads 4 --seq-len 16 --vocab 100 --batch 2 \
+    --format json > "$T/gz.json" || fail "show gpt --batch 2"
+a=$(totals < "$T/g.json") b=$(totals < "$T/gz.json")
+[ "$a" = "$b" ] || fail "GPT-2 block --batch 2: ONNX '$a' vs zoo '$b'"
 "$APPROF" sweep --model-file "$T/unsupported.onnx" --batch 2 --micro-batches 1 --backend model --quiet --db "$T/u.db" 2> "$T/err"
 [ $? -eq 1 ] || fail "sweep of an unsupported model must exit 1"
 grep -q "node 'my_erf' (Erf)" "$T/err" || fail "sweep message: $(cat "$T/err")"
