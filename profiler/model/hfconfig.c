@@ -181,6 +181,174 @@ static int read_decoder(Rd *r, json_t *root, ApprofHfConfig *c)
     return 0;
 }
 
+/* The names an architectures list may hold for model_type mt: approf builds
+ * the causal LM head, so "<Class>ForCausalLM" of that family. */
+static int check_archs(Rd *r, json_t *root, const char *cls)
+{
+    json_t *v = json_object_get(root, "architectures"), *a;
+    size_t i;
+    char want[48];
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_array(v))
+        return rerr(r, "field architectures: expected a list of strings");
+    snprintf(want, sizeof want, "%sForCausalLM", cls);
+    json_array_foreach(v, i, a) {
+        if (!json_is_string(a))
+            return rerr(r, "field architectures: expected a list of strings");
+        if (strcmp(json_string_value(a), want))
+            return rerr(r, "field architectures: '%s' is not supported (%s: approf builds the "
+                        "causal LM head)", json_string_value(a), want);
+    }
+    return 0;
+}
+
+/* rope_theta at the top level (older files) or in rope_parameters (newer
+ * transformers); recorded only. */
+static int get_rope(Rd *r, json_t *root, double def, double *out)
+{
+    json_t *rp = json_object_get(root, "rope_parameters");
+    if (get_num(r, root, "rope_theta", def, out))
+        return APPROF_EPARSE;
+    if (rp && !json_is_null(rp)) {
+        if (!json_is_object(rp))
+            return rerr(r, "field rope_parameters: expected an object or null");
+        if (json_object_get(rp, "rope_theta") && get_num(r, rp, "rope_theta", def, out))
+            return rerr(r, "field rope_parameters.rope_theta: expected a positive number");
+    }
+    rp = json_object_get(root, "rope_scaling");
+    if (rp && !json_is_null(rp) && !json_is_object(rp))
+        return rerr(r, "field rope_scaling: expected an object or null");
+    return 0;
+}
+
+/* The decoders that vary the Llama layout. Each branch follows the
+ * transformers files named beside it (huggingface/transformers,
+ * src/transformers/models/<model>/configuration_<model>.py for the fields
+ * and their class defaults, modeling_<model>.py for the layers). The core
+ * sizes are required as for the Llama family; dropout rates, epsilons,
+ * softcapping and token ids do not change the parameters and are ignored. */
+static int read_variant(Rd *r, json_t *root, ApprofHfConfig *c)
+{
+    static const char *const silu[] = {"silu", "swish", NULL};
+    static const char *const gelu[] = {"gelu_pytorch_tanh", "gelu", "gelu_new", "gelu_fast", NULL};
+    const char *mt = c->model_type, *cls;
+    int moe = !strcmp(mt, "qwen3_moe"), gemma2 = !strcmp(mt, "gemma2");
+    int gemma = gemma2 || !strcmp(mt, "gemma"), qwen3 = moe || !strcmp(mt, "qwen3");
+    int olmo2 = !strcmp(mt, "olmo2"), sc2 = !strcmp(mt, "starcoder2");
+    int kv_def, hd_def = 0, tied_def = gemma || sc2, bias = 0, use = 1, window = 0;
+
+    if (get_int(r, root, "num_hidden_layers", 1, APPROF_ZOO_MAX_LAYERS, -1, &c->layers) ||
+        get_int(r, root, "hidden_size", 1, MAX_SIZE, -1, &c->hidden) ||
+        get_int(r, root, "num_attention_heads", 1, 65536, -1, &c->heads) ||
+        get_int(r, root, "intermediate_size", 1, MAX_SIZE, -1, &c->ffn) ||
+        get_int(r, root, "vocab_size", 1, MAX_SIZE, -1, &c->vocab) ||
+        get_int(r, root, "max_position_embeddings", 1, MAX_SIZE, -1, &c->positions) ||
+        get_rope(r, root, 10000.0, &c->rope_theta))
+        return APPROF_EPARSE;
+    /* num_key_value_heads: Qwen3Config 32, Qwen3MoeConfig 4, GemmaConfig 16,
+     * Gemma2Config 4, Starcoder2Config 2; Phi3Config and Olmo2Config None,
+     * then num_attention_heads. head_dim: Qwen3Config 128, Gemma(2)Config
+     * 256; the others have none and the attention takes
+     * getattr(config, "head_dim", hidden_size // num_attention_heads). */
+    kv_def = !strcmp(mt, "qwen3") ? 32 : moe ? 4 : !strcmp(mt, "gemma") ? 16 : gemma2 ? 4 : sc2 ? 2 : c->heads;
+    if (!strcmp(mt, "qwen3"))
+        hd_def = 128;
+    else if (gemma)
+        hd_def = 256;
+    if (get_int(r, root, "num_key_value_heads", 1, 65536, kv_def, &c->kv_heads) ||
+        get_bool(r, root, "tie_word_embeddings", tied_def, &c->tied))
+        return APPROF_EPARSE;
+    if (!hd_def && (!json_object_get(root, "head_dim") || json_is_null(json_object_get(root, "head_dim"))) &&
+        c->hidden % c->heads)
+        return rerr(r, "field num_attention_heads: %d does not divide hidden_size %d", c->heads, c->hidden);
+    if (get_int(r, root, "head_dim", 1, 65536, hd_def ? hd_def : c->hidden / c->heads, &c->head_dim))
+        return APPROF_EPARSE;
+    if (c->head_dim % 2)
+        return rerr(r, "field head_dim: %d is odd; rotary position embeddings rotate pairs of "
+                    "dimensions", c->head_dim);
+    if (c->heads % c->kv_heads)
+        return rerr(r, "field num_key_value_heads: %d does not divide num_attention_heads %d",
+                    c->kv_heads, c->heads);
+    if ((int64_t)c->heads * c->head_dim > MAX_SIZE)
+        return rerr(r, "field head_dim: %d heads of %d are above %lld", c->heads, c->head_dim,
+                    (long long)MAX_SIZE);
+    if (sc2) {
+        /* starcoder2: use_bias (default true) on q, k, v, o, c_fc and c_proj;
+         * nn.LayerNorm (weight and bias) everywhere; c_fc -> act -> c_proj */
+        if (get_bool(r, root, "use_bias", 1, &bias) || check_str(r, root, "hidden_act", gelu))
+            return APPROF_EPARSE;
+        c->attn_bias = c->mlp_bias = bias;
+        c->layer_norm = 1;
+        c->mlp = 2;
+    } else {
+        /* attention_bias: q, k, v and o (Qwen3Attention, GemmaAttention,
+         * Olmo2Attention); Phi3 has no such field (qkv_proj bias=False) */
+        if (strcmp(mt, "phi3") && get_bool(r, root, "attention_bias", 0, &c->attn_bias))
+            return APPROF_EPARSE;
+        if (gemma) {
+            /* GemmaMLP: ACT2FN[config.hidden_act]; Gemma2MLP:
+             * ACT2FN[config.hidden_activation] (gelu_pytorch_tanh) */
+            if (check_str(r, root, "hidden_act", gelu) || check_str(r, root, "hidden_activation", gelu))
+                return APPROF_EPARSE;
+            c->mlp = 1;
+        } else if (check_str(r, root, "hidden_act", silu)) {
+            return APPROF_EPARSE;
+        }
+    }
+    if (qwen3) {
+        /* Qwen3Attention: q_norm, k_norm = RMSNorm(head_dim) */
+        c->qk_norm = 1;
+        if (get_bool(r, root, "use_sliding_window", 0, &use))
+            return APPROF_EPARSE;
+    }
+    if (olmo2) {
+        /* Olmo2Attention: q_norm = RMSNorm(heads * head_dim), k_norm =
+         * RMSNorm(kv_heads * head_dim); Olmo2DecoderLayer: post_attention_
+         * and post_feedforward_layernorm on the outputs, no input norm */
+        c->qk_norm = 2;
+        c->norms = 2;
+    }
+    if (gemma2)
+        c->norms = 1;   /* Gemma2DecoderLayer: input, post_attention, pre_ and post_feedforward */
+    if (!olmo2 && strcmp(mt, "gemma")) {
+        /* sliding_window: Qwen3 and Qwen3Moe 4096 when use_sliding_window,
+         * Gemma2 4096 (every other layer), Phi3 and Starcoder2 None */
+        if (get_int(r, root, "sliding_window", 1, MAX_SIZE, qwen3 || gemma2 ? 4096 : 0, &window))
+            return APPROF_EPARSE;
+        c->sliding_window = use ? window : 0;
+    }
+    if (moe) {
+        /* Qwen2MoeDecoderLayer (Qwen3MoeDecoderLayer): experts in layer l
+         * when l not in mlp_only_layers and num_experts > 0 and (l + 1) %
+         * decoder_sparse_step == 0, else Qwen3MoeMLP(intermediate_size); the
+         * router is a Linear(hidden, num_experts), no shared expert */
+        json_t *only = json_object_get(root, "mlp_only_layers"), *v;
+        size_t i;
+        if (get_int(r, root, "num_experts", 0, 65536, -1, &c->experts) ||
+            get_int(r, root, "num_experts_per_tok", 1, 65536, -1, &c->top_k) ||
+            get_int(r, root, "moe_intermediate_size", 1, MAX_SIZE, -1, &c->moe_ffn) ||
+            get_int(r, root, "decoder_sparse_step", 1, APPROF_ZOO_MAX_LAYERS, 1, &c->sparse_step))
+            return APPROF_EPARSE;
+        if (only && !json_is_null(only)) {
+            if (!json_is_array(only))
+                return rerr(r, "field mlp_only_layers: expected a list of layer indices");
+            json_array_foreach(only, i, v) {
+                if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= c->layers)
+                    return rerr(r, "field mlp_only_layers: expected layer indices in 0..%d", c->layers - 1);
+                c->mlp_only[json_integer_value(v) / 8] |= (unsigned char)(1u << (json_integer_value(v) % 8));
+            }
+        }
+        if (c->experts && c->top_k > c->experts)
+            return rerr(r, "field num_experts_per_tok: %d exceeds the %d experts", c->top_k, c->experts);
+    } else if (qwen3 && json_object_get(root, "num_experts")) {
+        return rerr(r, "field num_experts: model_type qwen3 is dense (qwen3_moe has experts)");
+    }
+    cls = moe ? "Qwen3Moe" : qwen3 ? "Qwen3" : gemma2 ? "Gemma2" : gemma ? "Gemma" : olmo2 ? "Olmo2" :
+          sc2 ? "Starcoder2" : "Phi3";
+    return check_archs(r, root, cls);
+}
+
 static int read_gpt2(Rd *r, json_t *root, ApprofHfConfig *c)
 {
     static const char *const gelu[] = {"gelu_new", "gelu", NULL};
@@ -232,6 +400,13 @@ static const struct {
     {"mixtral", "mixtral", read_decoder},
     {"qwen2", "qwen2", read_decoder},
     {"deepseek", "deepseek_moe", read_decoder},
+    {"qwen3", "qwen2", read_variant},
+    {"qwen3_moe", "mixtral", read_variant},
+    {"gemma", "llama", read_variant},
+    {"gemma2", "llama", read_variant},
+    {"phi3", "llama", read_variant},
+    {"olmo2", "llama", read_variant},
+    {"starcoder2", "llama", read_variant},
     {"gpt2", "gpt", read_gpt2},
     {"bert", "bert", read_bert},
 };
@@ -280,7 +455,8 @@ int approf_hf_config_load(const char *path, ApprofHfConfig *out, char *err, size
             rc = families[i].read(&r, root, out);
             goto cleanup;
         }
-    rerr(&r, "field model_type: unsupported '%s' (llama, mistral, mixtral, qwen2, deepseek, gpt2, bert)",
+    rerr(&r, "field model_type: unsupported '%s' (llama, mistral, mixtral, qwen2, "
+         "qwen3, qwen3_moe, gemma, gemma2, phi3, olmo2, starcoder2, deepseek, gpt2, bert)",
          json_string_value(mt));
 cleanup:
     json_decref(root);

@@ -2,8 +2,10 @@
 /*
  * Hugging Face config.json files as zoo models: the reader maps a
  * transformers config (model_type llama, mistral, mixtral, qwen2, deepseek,
- * gpt2, bert) onto the sizes of the zoo builder of that family, so that a
- * config equal to a preset builds the identical graph (docs/models.md).
+ * gpt2, bert; and as variants of the decoder layout qwen3, qwen3_moe, gemma,
+ * gemma2, phi3, olmo2, starcoder2) onto the sizes of the zoo builder of that
+ * family, so that a config equal to a preset builds the identical graph
+ * (docs/models.md).
  */
 #ifndef APPROF_HFCONFIG_H
 #define APPROF_HFCONFIG_H
@@ -17,7 +19,9 @@
 typedef struct ApprofHfConfig {
     char model_type[32];     /* as in the file */
     const char *zoo_name;    /* the zoo builder: llama, mistral, mixtral, qwen2,
-                              * deepseek_moe, gpt, bert (static storage) */
+                              * deepseek_moe, gpt, bert (static storage); qwen3 builds
+                              * qwen2, qwen3_moe mixtral, gemma, gemma2, phi3, olmo2 and
+                              * starcoder2 llama, with the variants below */
     int layers, hidden, heads, kv_heads, head_dim, ffn, vocab, positions;
     int type_vocab;          /* bert: token type embeddings */
     int tied;                /* the LM head reads the token embedding */
@@ -28,6 +32,19 @@ typedef struct ApprofHfConfig {
     int first_dense;         /* the first layers keep a dense MLP (deepseek) */
     double rope_theta;       /* recorded; the cost does not depend on it */
     int sliding_window;      /* 0: full attention */
+    /* Variants of the decoder layout, 0 for Llama's (zoo_llama.c): */
+    int qk_norm;             /* RMSNorm of q and k: 1 over the head dim (qwen3), 2 over
+                              * the whole projection (olmo2) */
+    int norms;               /* 0: pre-norms; 1: pre- and post-norms around attention and
+                              * MLP (gemma2); 2: post-norms only (olmo2) */
+    int layer_norm;          /* LayerNorm with a bias instead of RMSNorm (starcoder2) */
+    int attn_bias;           /* q, k, v and o projections have a bias */
+    int mlp;                 /* 0: SwiGLU; 1: GeGLU (gelu(gate) * up, gemma); 2: up, GELU,
+                              * down (starcoder2's c_fc, c_proj) */
+    int mlp_bias;            /* the MLP projections have a bias */
+    int sparse_step;         /* qwen3_moe: layer l has experts when (l + 1) % step == 0
+                              * (0 or 1: every layer) and l is not in mlp_only */
+    unsigned char mlp_only[APPROF_ZOO_MAX_LAYERS / 8]; /* bit l: layer l keeps a dense MLP */
 } ApprofHfConfig;
 
 /* Reads the config.json at path. Returns 0; APPROF_EIO when the file

@@ -14,7 +14,14 @@
  * experts as batched GEMMs over [1, E, ...] weights, combine, plus the
  * shared experts as a dense SwiGLU (DeepSeekMoE). Presets and Hugging Face
  * configs go through the same ApprofHfConfig, so equal sizes give equal
- * graphs.
+ * graphs. The variants of the Hugging Face families that change this
+ * layout (hfconfig.h: qk_norm, norms, layer_norm, attn_bias, mlp, mlp_bias,
+ * sparse_step, mlp_only) follow their transformers modeling_<model>.py:
+ * q/k RMSNorms (qwen3 per head, olmo2 over the projection), gemma2's
+ * sandwich norms, olmo2's post-norms, starcoder2's LayerNorms and biased
+ * GELU MLP, gemma's GeGLU, qwen3_moe's dense layers between sparse ones.
+ * phi3's fused qkv_proj and gate_up_proj are built as the separate
+ * projections they hold (the same weights, GEMM flops and parameters).
  */
 #include <stdio.h>
 #include <string.h>
@@ -126,19 +133,56 @@ static int rms(Zb *b, const char *prefix, int x)
     return zb_op(b, APPROF_OP_RMS_NORM, prefix, in, 2, NULL);
 }
 
-static int swiglu(Zb *b, const char *pre, int x, int64_t ffn)
+/* RMSNorm, or LayerNorm with a bias (starcoder2) */
+static int norm(Zb *b, const ApprofHfConfig *c, const char *prefix, int x)
+{
+    return c->layer_norm ? zb_norm(b, APPROF_OP_LAYER_NORM, prefix, x) : rms(b, prefix, x);
+}
+
+/* SwiGLU, or GeGLU with gelu (gemma's gelu_pytorch_tanh) when gelu is set */
+static int glu(Zb *b, const char *pre, int x, int64_t ffn, int gelu)
 {
     char p[128];
     int g, u;
     int64_t h = x >= 0 ? b->g->tensors[x].dims[2] : 0;
     snprintf(p, sizeof p, "%s/gate_proj", pre);
-    g = zb_unary(b, APPROF_OP_SILU, p, "silu", zb_dense(b, p, x, ffn, 0));
+    g = zb_dense(b, p, x, ffn, 0);
+    g = gelu ? zb_unary(b, APPROF_OP_GELU, p, "gelu", g) : zb_unary(b, APPROF_OP_SILU, p, "silu", g);
     snprintf(p, sizeof p, "%s/up_proj", pre);
     u = zb_dense(b, p, x, ffn, 0);
     snprintf(p, sizeof p, "%s/mul", pre);
     x = zb_binary(b, APPROF_OP_MUL, p, NULL, g, u);
     snprintf(p, sizeof p, "%s/down_proj", pre);
     return zb_dense(b, p, x, h, 0);
+}
+
+static int swiglu(Zb *b, const char *pre, int x, int64_t ffn)
+{
+    return glu(b, pre, x, ffn, 0);
+}
+
+/* The dense MLP of the config: SwiGLU, GeGLU, or starcoder2's c_fc -> GELU
+ * -> c_proj (Starcoder2MLP, biases per use_bias). */
+static int mlp(Zb *b, const char *pre, int x, const ApprofHfConfig *c)
+{
+    char p[128];
+    if (c->mlp != 2)
+        return glu(b, pre, x, c->ffn, c->mlp == 1);
+    snprintf(p, sizeof p, "%s/c_fc", pre);
+    x = zb_unary(b, APPROF_OP_GELU, p, "gelu", zb_dense(b, p, x, c->ffn, c->mlp_bias));
+    snprintf(p, sizeof p, "%s/c_proj", pre);
+    return zb_dense(b, p, x, c->hidden, c->mlp_bias);
+}
+
+/* Layer l has routed experts (DeepSeekMoE's first_k_dense_replace,
+ * Qwen3-MoE's decoder_sparse_step and mlp_only_layers). */
+static int sparse_layer(const ApprofHfConfig *c, int l)
+{
+    if (!c->experts || l < c->first_dense)
+        return 0;
+    if (l < APPROF_ZOO_MAX_LAYERS && (c->mlp_only[l / 8] >> (l % 8)) & 1)
+        return 0;
+    return c->sparse_step <= 1 || (l + 1) % c->sparse_step == 0;
 }
 
 /* One expert GEMM: x[B, E, C, k] @ w[1, E, k, n]. */
@@ -202,15 +246,28 @@ static int attention(Zb *b, const char *pre, int x, const ApprofHfConfig *c, int
     int64_t bs = b->g->batch_size, s = x >= 0 ? b->g->tensors[x].dims[1] : 0;
     int64_t kv = c->kv_heads, grp = c->heads / c->kv_heads, d = c->head_dim;
     int64_t q5[5] = {bs, s, kv, grp, d}, k4[4] = {bs, s, kv, d}, merged[3] = {bs, s, c->heads * d};
-    int q, k, v, o;
+    int q, k, v, o, bias = c->qkv_bias || c->attn_bias;
+    char qn[128], kn[128];
+    snprintf(qn, sizeof qn, "%s/q_norm", pre);
+    snprintf(kn, sizeof kn, "%s/k_norm", pre);
     snprintf(p, sizeof p, "%s/q_proj", pre);
-    q = zb_reshape(b, p, "split_heads", zb_dense(b, p, x, c->heads * d, c->qkv_bias), 5, q5);
+    q = zb_dense(b, p, x, c->heads * d, bias);
+    if (c->qk_norm == 2)
+        q = rms(b, qn, q);
+    q = zb_reshape(b, p, "split_heads", q, 5, q5);
+    if (c->qk_norm == 1)
+        q = rms(b, qn, q);
     q = zb_unary(b, APPROF_OP_ROPE, p, "rope", q);
     snprintf(p, sizeof p, "%s/k_proj", pre);
-    k = zb_reshape(b, p, "split_heads", zb_dense(b, p, x, kv * d, c->qkv_bias), 4, k4);
+    k = zb_dense(b, p, x, kv * d, bias);
+    if (c->qk_norm == 2)
+        k = rms(b, kn, k);
+    k = zb_reshape(b, p, "split_heads", k, 4, k4);
+    if (c->qk_norm == 1)
+        k = rms(b, kn, k);
     k = zb_unary(b, APPROF_OP_ROPE, p, "rope", k);
     snprintf(p, sizeof p, "%s/v_proj", pre);
-    v = zb_reshape(b, p, "split_heads", zb_dense(b, p, x, kv * d, c->qkv_bias), 4, k4);
+    v = zb_reshape(b, p, "split_heads", zb_dense(b, p, x, kv * d, bias), 4, k4);
     if (!eager) {
         ApprofOpAttrs a = {.causal = 1};
         int in[3] = {q, k, v};
@@ -241,7 +298,7 @@ static int attention(Zb *b, const char *pre, int x, const ApprofHfConfig *c, int
     }
     o = zb_reshape(b, pre, "merge_heads", o, 3, merged);
     snprintf(p, sizeof p, "%s/o_proj", pre);
-    return zb_dense(b, p, o, c->hidden, 0);
+    return zb_dense(b, p, o, c->hidden, c->attn_bias);
 }
 
 int zoo_decoder(Zb *b, const ApprofZooOptions *o)
@@ -274,23 +331,34 @@ int zoo_decoder(Zb *b, const ApprofZooOptions *o)
         char pre[48], p[80];
         int y;
         snprintf(pre, sizeof pre, "model.layers.%d", l);
+        /* norms 0: x + attn(norm(x)), x + mlp(norm(x)); 1 (gemma2): x +
+         * norm(attn(norm(x))), x + norm(mlp(norm(x))); 2 (olmo2): x +
+         * norm(attn(x)), x + norm(mlp(x)) */
         snprintf(p, sizeof p, "%s/input_layernorm", pre);
-        y = rms(b, p, x);
+        y = c.norms == 2 ? x : norm(b, &c, p, x);
         snprintf(p, sizeof p, "%s/self_attn", pre);
         y = attention(b, p, y, &c, eager);
+        if (c.norms) {
+            snprintf(p, sizeof p, "%s/post_attention_layernorm", pre);
+            y = norm(b, &c, p, y);
+        }
         x = zb_binary(b, APPROF_OP_ADD, pre, "residual_1", x, y);
-        snprintf(p, sizeof p, "%s/post_attention_layernorm", pre);
-        y = rms(b, p, x);
+        snprintf(p, sizeof p, "%s/%s", pre, c.norms == 1 ? "pre_feedforward_layernorm" : "post_attention_layernorm");
+        y = c.norms == 2 ? x : norm(b, &c, p, x);
         snprintf(p, sizeof p, "%s/mlp", pre);
-        if (c.experts && l >= c.first_dense)
+        if (sparse_layer(&c, l))
             y = moe(b, p, y, &c, cf);
         else
-            y = swiglu(b, p, y, c.ffn);
+            y = mlp(b, p, y, &c);
+        if (c.norms) {
+            snprintf(p, sizeof p, "%s/post_feedforward_layernorm", pre);
+            y = norm(b, &c, p, y);
+        }
         x = zb_binary(b, APPROF_OP_ADD, pre, "residual_2", x, y);
         if (o->manual_boundaries && l + 1 < c.layers)
             x = zb_boundary(b, pre, x);
     }
-    x = rms(b, "model.norm", x);
+    x = norm(b, &c, "model.norm", x);
     {
         int logits, labels;
         if (c.tied) {

@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Parameter counts of the Hugging Face configs under tests/model/hf/.
+
+For each config.json the count is computed here from its fields with the
+shapes transformers' modeling_<model>.py gives the weights (written out
+below, no transformers import), then compared with
+  1. what 'approf model show --hf-config FILE' reports (exactly), and
+  2. the count the model card publishes (to its rounding).
+
+Usage: hf_params.py APPROF HF_DIR
+"""
+import json
+import subprocess
+import sys
+
+# file, the published count and where it is published: the model card (or
+# the hub's safetensors total, which is the same figure) at
+# huggingface.co/<repo>.
+CASES = [
+    # Qwen/Qwen3-8B: "Number of Parameters: 8.2B" (non-embedding 6.95B)
+    ("qwen3-8b.json", 8.2e9, 0.05e9),
+    # Qwen/Qwen3-30B-A3B: "30.5B in total and 3.3B activated" (non-embedding 29.9B)
+    ("qwen3-30b-a3b.json", 30.5e9, 0.05e9),
+    # google/gemma-7b: 8.54B on the hub (the "7b" counts no embedding)
+    ("gemma-7b.json", 8.54e9, 0.005e9),
+    # google/gemma-2-9b: 9.24B on the hub
+    ("gemma-2-9b.json", 9.24e9, 0.005e9),
+    # microsoft/Phi-3-mini-4k-instruct: "3.8B parameters" (3.82B on the hub)
+    ("phi-3-mini-4k-instruct.json", 3.82e9, 0.005e9),
+    # allenai/OLMo-2-1124-7B: 7.3B on the hub
+    ("olmo-2-1124-7b.json", 7.3e9, 0.05e9),
+    # bigcode/starcoder2-7b: 7.17B on the hub (tied embedding)
+    ("starcoder2-7b.json", 7.17e9, 0.005e9),
+]
+
+# Class defaults of the fields these formulas read when a file omits them
+# (configuration_<model>.py).
+DEFAULTS = {
+    "qwen3": {"num_key_value_heads": 32, "head_dim": 128, "tie_word_embeddings": False,
+              "attention_bias": False},
+    "qwen3_moe": {"num_key_value_heads": 4, "tie_word_embeddings": False, "attention_bias": False,
+                  "decoder_sparse_step": 1, "mlp_only_layers": []},
+    "gemma": {"num_key_value_heads": 16, "head_dim": 256, "tie_word_embeddings": True,
+              "attention_bias": False},
+    "gemma2": {"num_key_value_heads": 4, "head_dim": 256, "tie_word_embeddings": True,
+               "attention_bias": False},
+    "phi3": {"tie_word_embeddings": False},
+    "olmo2": {"tie_word_embeddings": False, "attention_bias": False},
+    "starcoder2": {"num_key_value_heads": 2, "tie_word_embeddings": True, "use_bias": True},
+}
+
+
+def linear(i, o, bias):
+    """nn.Linear(i, o, bias)"""
+    return i * o + (o if bias else 0)
+
+
+def count(cfg):
+    mt = cfg["model_type"]
+    c = dict(DEFAULTS[mt])
+    c.update({k: v for k, v in cfg.items() if v is not None})
+    h, n_layers, v = c["hidden_size"], c["num_hidden_layers"], c["vocab_size"]
+    heads = c["num_attention_heads"]
+    kv = c.get("num_key_value_heads", heads)
+    d = c.get("head_dim", h // heads)
+    ffn = c["intermediate_size"]
+    attn_bias = c.get("use_bias", c.get("attention_bias", False))
+
+    # attention: q_proj, k_proj, v_proj, o_proj (phi3's qkv_proj is
+    # Linear(h, (heads + 2 kv) d), the same weights)
+    attn = (linear(h, heads * d, attn_bias) + 2 * linear(h, kv * d, attn_bias) +
+            linear(heads * d, h, attn_bias))
+    if mt in ("qwen3", "qwen3_moe"):
+        attn += 2 * d                       # q_norm, k_norm: RMSNorm(head_dim)
+    if mt == "olmo2":
+        attn += heads * d + kv * d          # RMSNorm(heads d), RMSNorm(kv d)
+
+    if mt == "starcoder2":
+        dense = linear(h, ffn, c["use_bias"]) + linear(ffn, h, c["use_bias"])  # c_fc, c_proj
+        norm = 2 * h                        # nn.LayerNorm: weight and bias
+    else:
+        dense = 3 * h * ffn                 # gate_proj, up_proj, down_proj (phi3: gate_up_proj, down_proj)
+        norm = h                            # RMSNorm weight
+    norms_per_layer = {"gemma2": 4, "olmo2": 2}.get(mt, 2)
+
+    total = 0
+    for layer in range(n_layers):
+        total += attn + norms_per_layer * norm
+        if mt == "qwen3_moe" and layer not in c["mlp_only_layers"] and c["num_experts"] > 0 and \
+                (layer + 1) % c["decoder_sparse_step"] == 0:
+            e, f = c["num_experts"], c["moe_intermediate_size"]
+            total += h * e + e * 3 * h * f  # gate (router), experts' gate, up, down
+        else:
+            total += dense
+    total += v * h                          # embed_tokens
+    total += norm                           # model.norm
+    if not c["tie_word_embeddings"]:
+        total += v * h                      # lm_head
+    return total
+
+
+def main():
+    approf, hf_dir = sys.argv[1], sys.argv[2]
+    bad = 0
+    for name, published, tol in CASES:
+        path = hf_dir + "/" + name
+        with open(path) as f:
+            want = count(json.load(f))
+        out = subprocess.run([approf, "model", "show", "--hf-config", path, "--layers", "1"],
+                             capture_output=True, text=True)
+        got = None
+        for line in out.stdout.splitlines():
+            if line.startswith("parameters: "):
+                got = int(line.split()[1])
+        status = "ok"
+        if out.returncode != 0 or got != want:
+            status = "FAIL (approf %s, exit %d: %s)" % (got, out.returncode, out.stderr.strip())
+            bad += 1
+        elif abs(want - published) > tol:
+            status = "FAIL (published %.2fB)" % (published / 1e9)
+            bad += 1
+        print("%-30s %14d  published %.2fB  %s" % (name, want, published / 1e9, status))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
