@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The Hugging Face families built as variants of the decoder (qwen3,
+ * qwen3_moe, gemma, gemma2, phi3, olmo2, starcoder2; docs/models.md): on
+ * small configs written here, the parameters transformers' modeling files
+ * create are in the graph with their shapes (q/k norms per head or per
+ * projection, sandwich and post norms, LayerNorm biases, the MLP's biases,
+ * which layers have experts), the class defaults apply to absent fields,
+ * and bad fields are refused naming the file and the field. The published
+ * models' counts are tests/model/hf_params.py's (test model_hf_params).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <CUnit/Basic.h>
+
+#include "config.h"
+#include "graph.h"
+#include "model/hfconfig.h"
+#include "model/zoo.h"
+
+static const char *const FILE_NAME = "test_hfconfig_variants.json";
+
+/* 2 layers of 64, 4 heads unless HEADS(n) follows */
+#define BASE(MT) \
+    "{\"model_type\": \"" MT "\", \"hidden_size\": 64, " \
+    "\"num_hidden_layers\": 2, \"intermediate_size\": 128, \"vocab_size\": 100, " \
+    "\"max_position_embeddings\": 32"
+#define SIZES(MT) BASE(MT) ", \"num_attention_heads\": 4"
+#define HEADS(MT, N) BASE(MT) ", \"num_attention_heads\": " #N
+
+static void write_text(const char *text)
+{
+    FILE *f = fopen(FILE_NAME, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Builds the config text; NULL on failure (reported). */
+static ApprofGraph *build(const char *text)
+{
+    ApprofGraph *g = NULL;
+    ApprofZooOptions o;
+    char err[512] = "";
+    write_text(text);
+    memset(&o, 0, sizeof o);
+    o.batch = 1;
+    if (approf_zoo_build_hf(FILE_NAME, &o, &g, err, sizeof err) < 0)
+        fprintf(stderr, "\n  %s\n", err);
+    CU_ASSERT_PTR_NOT_NULL(g);
+    return g;
+}
+
+/* The number of elements of parameter name, 0 when absent. */
+static int64_t param(const ApprofGraph *g, const char *name)
+{
+    for (size_t i = 0; g && i < g->n_tensors; i++)
+        if (g->tensors[i].role == APPROF_TENSOR_PARAM && !strcmp(g->tensors[i].name, name)) {
+            int64_t n = 1;
+            for (int d = 0; d < g->tensors[i].ndim; d++)
+                n *= g->tensors[i].dims[d];
+            return n;
+        }
+    return 0;
+}
+
+static int count_ops(const ApprofGraph *g, ApprofOpKind kind)
+{
+    int n = 0;
+    for (size_t i = 0; g && i < g->n_ops; i++)
+        n += g->ops[i].kind == kind;
+    return n;
+}
+
+static void test_qwen3(void)
+{
+    /* head_dim 32 while hidden / heads is 16; kv heads 2 */
+    ApprofGraph *g = build(SIZES("qwen3") ", \"num_key_value_heads\": 2, \"head_dim\": 32, "
+                           "\"architectures\": [\"Qwen3ForCausalLM\"]}");
+    int64_t attn = 64 * 128 + 2 * 64 * 64 + 128 * 64 + 2 * 32;
+    CU_ASSERT_STRING_EQUAL(g->name, "qwen2");
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/q_norm/scale"), 32);
+    CU_ASSERT_EQUAL(param(g, "model.layers.1/self_attn/k_norm/scale"), 32);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/q_proj/kernel"), 64 * 128);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/q_proj/bias"), 0);
+    CU_ASSERT_EQUAL(param(g, "lm_head/kernel"), 100 * 64);   /* tie_word_embeddings false */
+    CU_ASSERT_EQUAL(approf_graph_num_params(g),
+                    2 * (attn + 3 * 64 * 128 + 2 * 64) + 2 * 100 * 64 + 64);
+    approf_graph_free(&g);
+    /* attention_bias: q, k, v and o */
+    g = build(SIZES("qwen3") ", \"num_key_value_heads\": 4, \"head_dim\": 16, \"attention_bias\": true}");
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/q_proj/bias"), 64);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/o_proj/bias"), 64);
+    approf_graph_free(&g);
+}
+
+static void test_qwen3_moe(void)
+{
+    /* 4 layers, experts where (l + 1) % 2 == 0 and l not in [3]: layer 1 only */
+    ApprofGraph *g = build(
+        "{\"model_type\": \"qwen3_moe\", \"hidden_size\": 64, \"num_attention_heads\": 4, "
+        "\"num_hidden_layers\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, "
+        "\"max_position_embeddings\": 32, \"num_experts\": 8, \"num_experts_per_tok\": 2, "
+        "\"moe_intermediate_size\": 24, \"decoder_sparse_step\": 2, \"mlp_only_layers\": [3], "
+        "\"num_key_value_heads\": 2}");
+    CU_ASSERT_STRING_EQUAL(g->name, "mixtral");
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/mlp/gate_proj/kernel"), 64 * 128);
+    CU_ASSERT_EQUAL(param(g, "model.layers.1/mlp/gate/kernel"), 64 * 8);
+    CU_ASSERT_EQUAL(param(g, "model.layers.1/mlp/experts/gate_proj/kernel"), 8 * 64 * 24);
+    CU_ASSERT_EQUAL(param(g, "model.layers.1/mlp/gate_proj/kernel"), 0);
+    CU_ASSERT_EQUAL(param(g, "model.layers.2/mlp/gate_proj/kernel"), 64 * 128);
+    CU_ASSERT_EQUAL(param(g, "model.layers.3/mlp/experts/gate_proj/kernel"), 0);
+    CU_ASSERT_EQUAL(param(g, "model.layers.3/mlp/gate_proj/kernel"), 64 * 128);
+    CU_ASSERT_EQUAL(param(g, "model.layers.3/self_attn/q_norm/scale"), 16);
+    CU_ASSERT_EQUAL(count_ops(g, APPROF_OP_TOPK_ROUTER), 1);
+    approf_graph_free(&g);
+}
+
+static void test_gemma(void)
+{
+    /* defaults: head_dim 256, 16 kv heads (gemma) / 4 (gemma2), tied */
+    ApprofGraph *g = build(HEADS("gemma", 16) "}");
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/k_proj/kernel"), 64 * 16 * 256);
+    CU_ASSERT_EQUAL(param(g, "lm_head/kernel"), 0);
+    CU_ASSERT_EQUAL(count_ops(g, APPROF_OP_GELU), 2);
+    CU_ASSERT_EQUAL(count_ops(g, APPROF_OP_SILU), 0);
+    CU_ASSERT_EQUAL(count_ops(g, APPROF_OP_RMS_NORM), 2 * 2 + 1);
+    approf_graph_free(&g);
+    g = build(HEADS("gemma2", 8) "}");
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/k_proj/kernel"), 64 * 4 * 256);
+    CU_ASSERT_EQUAL(param(g, "model.layers.1/pre_feedforward_layernorm/scale"), 64);
+    CU_ASSERT_EQUAL(param(g, "model.layers.1/post_feedforward_layernorm/scale"), 64);
+    CU_ASSERT_EQUAL(count_ops(g, APPROF_OP_RMS_NORM), 2 * 4 + 1);
+    CU_ASSERT_EQUAL(param(g, "lm_head/kernel"), 0);
+    approf_graph_free(&g);
+    /* an explicit untied head */
+    g = build(SIZES("gemma") ", \"num_key_value_heads\": 4, \"head_dim\": 16, \"tie_word_embeddings\": false}");
+    CU_ASSERT_EQUAL(param(g, "lm_head/kernel"), 100 * 64);
+    approf_graph_free(&g);
+}
+
+static void test_phi3_olmo2_starcoder2(void)
+{
+    ApprofGraph *g = build(SIZES("phi3") "}");
+    /* the fused qkv_proj and gate_up_proj as their parts */
+    CU_ASSERT_EQUAL(approf_graph_num_params(g),
+                    2 * (4 * 64 * 64 + 3 * 64 * 128 + 2 * 64) + 2 * 100 * 64 + 64);
+    approf_graph_free(&g);
+    g = build(SIZES("olmo2") ", \"num_key_value_heads\": 2}");
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/q_norm/scale"), 64);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/k_norm/scale"), 32);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/input_layernorm/scale"), 0);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/post_feedforward_layernorm/scale"), 64);
+    CU_ASSERT_EQUAL(count_ops(g, APPROF_OP_RMS_NORM), 2 * 4 + 1);
+    approf_graph_free(&g);
+    /* use_bias true by default, 2 kv heads by default, tied */
+    g = build(SIZES("starcoder2") "}");
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/k_proj/kernel"), 64 * 32);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/o_proj/bias"), 64);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/mlp/c_fc/bias"), 128);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/mlp/c_proj/bias"), 64);
+    CU_ASSERT_EQUAL(param(g, "model.norm/bias"), 64);
+    CU_ASSERT_EQUAL(param(g, "lm_head/kernel"), 0);
+    CU_ASSERT_EQUAL(count_ops(g, APPROF_OP_LAYER_NORM), 2 * 2 + 1);
+    CU_ASSERT_EQUAL(count_ops(g, APPROF_OP_RMS_NORM), 0);
+    approf_graph_free(&g);
+    g = build(SIZES("starcoder2") ", \"use_bias\": false}");
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/o_proj/bias"), 0);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/mlp/c_fc/bias"), 0);
+    CU_ASSERT_EQUAL(param(g, "model.norm/bias"), 64);   /* nn.LayerNorm keeps its bias */
+    approf_graph_free(&g);
+}
+
+static void expect(const char *text, const char *want)
+{
+    ApprofHfConfig c;
+    ApprofGraph *g = NULL;
+    char err[512] = "";
+    int rc;
+    write_text(text);
+    rc = approf_hf_config_load(FILE_NAME, &c, err, sizeof err);
+    CU_ASSERT_EQUAL(rc, APPROF_EPARSE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, FILE_NAME));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
+    if (rc != APPROF_EPARSE || !strstr(err, want))
+        fprintf(stderr, "\n  rc %d, got: %s (want %s)\n", rc, err, want);
+    CU_ASSERT_EQUAL(approf_zoo_build_hf(FILE_NAME, NULL, &g, err, sizeof err), APPROF_EPARSE);
+    CU_ASSERT_PTR_NULL(g);
+}
+
+static void test_errors(void)
+{
+    expect(SIZES("qwen3") ", \"num_key_value_heads\": 4, \"architectures\": [\"Qwen3Model\"]}", "field architectures: 'Qwen3Model'");
+    expect(HEADS("gemma2", 8) ", \"architectures\": \"Gemma2ForCausalLM\"}", "field architectures");
+    expect(SIZES("qwen3") ", \"num_key_value_heads\": 4, \"num_experts\": 8}", "field num_experts");
+    expect(SIZES("qwen3_moe") ", \"num_experts\": 8, \"num_experts_per_tok\": 2, "
+           "\"moe_intermediate_size\": 16, \"mlp_only_layers\": [2]}", "field mlp_only_layers");
+    expect(SIZES("qwen3_moe") ", \"num_experts\": 8, \"num_experts_per_tok\": 2, "
+           "\"moe_intermediate_size\": 16, \"decoder_sparse_step\": 0}", "field decoder_sparse_step");
+    expect(SIZES("qwen3_moe") ", \"num_experts\": 2, \"num_experts_per_tok\": 4, "
+           "\"moe_intermediate_size\": 16}", "field num_experts_per_tok");
+    expect(SIZES("qwen3_moe") ", \"num_experts\": 8}", "field num_experts_per_tok: missing");
+    expect(HEADS("gemma", 16) ", \"hidden_act\": \"relu\"}", "field hidden_act: 'relu'");
+    expect(SIZES("starcoder2") ", \"hidden_act\": \"silu\"}", "field hidden_act");
+    expect(SIZES("phi3") ", \"head_dim\": 15}", "field head_dim: 15");
+    expect(SIZES("olmo2") ", \"num_key_value_heads\": 3}", "field num_key_value_heads");
+    /* Qwen3Config's num_key_value_heads is 32 when absent, as transformers has it */
+    expect(SIZES("qwen3") "}", "field num_key_value_heads: 32 does not divide");
+    expect(SIZES("olmo2") ", \"rope_parameters\": 5}", "field rope_parameters");
+    expect(SIZES("qwen3") ", \"num_key_value_heads\": 4, \"head_dim\": 16777216}", "field head_dim");
+    /* hidden / heads is the head_dim only when head_dim is absent */
+    expect("{\"model_type\": \"phi3\", \"hidden_size\": 66, \"num_attention_heads\": 4, "
+           "\"num_hidden_layers\": 2, \"intermediate_size\": 128, \"vocab_size\": 100, "
+           "\"max_position_embeddings\": 32}", "field num_attention_heads");
+    remove(FILE_NAME);
+}
+
+int main(void)
+{
+    CU_pSuite s;
+    unsigned fails;
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    s = CU_add_suite("hfconfig variants", NULL, NULL);
+    CU_add_test(s, "qwen3", test_qwen3);
+    CU_add_test(s, "qwen3_moe", test_qwen3_moe);
+    CU_add_test(s, "gemma, gemma2", test_gemma);
+    CU_add_test(s, "phi3, olmo2, starcoder2", test_phi3_olmo2_starcoder2);
+    CU_add_test(s, "bad fields", test_errors);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    fails = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return fails ? 1 : 0;
+}
