@@ -70,6 +70,52 @@ int ox_val_def(Ox *c, const char *name, int kind, int idx, const Onnx__TensorPro
 /* The IR dtype of an ONNX element type: 1 when it is a float type, else 0
  * with def (ids and labels count as 4-byte elements). */
 int ox_dtype_of(int32_t et, ApprofDtype def, ApprofDtype *out);
+/* onnx_ops.c's helpers, shared with onnx_cnn.c. */
+/* The largest conv or pooling window, stride and padding, and conv group
+ * count: the bounds the JSON model files have. */
+#define MAX_WINDOW ((int64_t)1 << 16)
+#define MAX_GROUPS ((int64_t)1 << 20)
+static inline const ApprofTensor *T(const Ox *c, int t)
+{
+    return &c->g->tensors[t];
+}
+static inline int norm_axis(int64_t axis, int ndim)
+{
+    if (axis < 0)
+        axis += ndim;
+    return axis >= 0 && axis < ndim ? (int)axis : -1;
+}
+/* Attribute name of n, or NULL; its int (def when absent); its ints (at
+ * most max: their count, -1 absent, -2 too many). */
+const Onnx__AttributeProto *ox_attr(const Onnx__NodeProto *n, const char *name);
+int64_t ox_attr_i(const Onnx__NodeProto *n, const char *name, int64_t def);
+int ox_attr_ints(const Onnx__NodeProto *n, const char *name, int64_t *out, int max);
+/* n values of attribute name within lo..hi: 0, else APPROF_EPARSE naming it. */
+int ox_attr_range(Ox *c, const OxNode *nd, const char *name, const int64_t *v, int n,
+                  int64_t lo, int64_t hi);
+/* A constant's element count (-1: absurd) and integer values (count or -1). */
+int64_t ox_tp_elements(const Onnx__TensorProto *tp);
+int ox_tp_ints(const Onnx__TensorProto *tp, int64_t *out, int max);
+/* The IR tensor of input k (an initializer becomes a parameter): 0 or
+ * APPROF_EPARSE; the constant behind input k or NULL; 1 when input k is given. */
+int ox_operand(Ox *c, const OxNode *nd, int k, int *t);
+const Onnx__TensorProto *ox_const_in(Ox *c, const OxNode *nd, int k);
+int ox_has_input(const OxNode *nd, int k);
+/* 1 when a node reads output k of nd. */
+int ox_output_used(const Ox *c, const OxNode *nd, int k);
+/* Adds an op named nd->name, its outputs bound to the node's: the first
+ * output's tensor or a negative code. ox_alias binds output 0 to t. */
+int ox_emit(Ox *c, const OxNode *nd, ApprofOpKind kind, const int *in, int n_in,
+            const ApprofOpAttrs *a, const int64_t *shape, int shape_n);
+int ox_alias(Ox *c, const OxNode *nd, int t);
+/* x reshaped to want[0..n) (0: keep that dim, -1: inferred); an alias when
+ * nothing changes. n < 0: no constant shape, refused. */
+int ox_reshape(Ox *c, const OxNode *nd, int x, const int64_t *want, int n);
+/* onnx_cnn.c: Conv and pooling (pads, auto_pad), LRN, Sum, Squeeze,
+ * Unsqueeze, Gemm. 1 with *rc (a tensor or a negative code) when op is one
+ * of them, else 0. */
+int ox_map_more(Ox *c, const OxNode *nd, int *rc);
+
 /* Maps node nd (index at in the graph) onto IR operators: the IR tensor of
  * its first output (>= 0) or a negative APPROF_E* code, message recorded. */
 int ox_map_node(Ox *c, const OxNode *nd, size_t at);

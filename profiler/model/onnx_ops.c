@@ -5,7 +5,8 @@
  * attributes and constant tensors, resolves operands (an initializer becomes
  * a parameter the first time an operator reads it) and fuses the exporter
  * patterns: MatMul + Add of a bias vector, x * Sigmoid(x), and a Mul or Div
- * by a one-element constant.
+ * by a one-element constant. Conv, pooling, LRN, Sum, Squeeze, Unsqueeze
+ * and Gemm are in onnx_cnn.c; the helpers both use are in onnx_int.h.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@
 
 #include "onnx_int.h"
 
-static const Onnx__AttributeProto *attr(const Onnx__NodeProto *n, const char *name)
+const Onnx__AttributeProto *ox_attr(const Onnx__NodeProto *n, const char *name)
 {
     for (size_t i = 0; i < n->n_attribute; i++)
         if (n->attribute[i]->name && !strcmp(n->attribute[i]->name, name))
@@ -21,16 +22,16 @@ static const Onnx__AttributeProto *attr(const Onnx__NodeProto *n, const char *na
     return NULL;
 }
 
-static int64_t attr_i(const Onnx__NodeProto *n, const char *name, int64_t def)
+int64_t ox_attr_i(const Onnx__NodeProto *n, const char *name, int64_t def)
 {
-    const Onnx__AttributeProto *a = attr(n, name);
+    const Onnx__AttributeProto *a = ox_attr(n, name);
     return a && a->has_i ? a->i : def;
 }
 
 /* The ints of attribute name (at most max), or -1 when absent. */
-static int attr_ints(const Onnx__NodeProto *n, const char *name, int64_t *out, int max)
+int ox_attr_ints(const Onnx__NodeProto *n, const char *name, int64_t *out, int max)
 {
-    const Onnx__AttributeProto *a = attr(n, name);
+    const Onnx__AttributeProto *a = ox_attr(n, name);
     if (!a)
         return -1;
     if (a->n_ints > (size_t)max)
@@ -40,15 +41,10 @@ static int attr_ints(const Onnx__NodeProto *n, const char *name, int64_t *out, i
     return (int)a->n_ints;
 }
 
-/* The largest conv or pooling window, stride and padding, and conv group
- * count: the bounds the JSON model files have. */
-#define MAX_WINDOW ((int64_t)1 << 16)
-#define MAX_GROUPS ((int64_t)1 << 20)
-
 /* Checks n values of int64 attribute name against lo..hi before anything
  * narrows them to int (2^32 + 3 would read as 3); 0 or APPROF_EPARSE with
  * the node and the attribute named. */
-static int attr_range(Ox *c, const OxNode *nd, const char *name, const int64_t *v, int n,
+int ox_attr_range(Ox *c, const OxNode *nd, const char *name, const int64_t *v, int n,
                       int64_t lo, int64_t hi)
 {
     for (int i = 0; i < n; i++)
@@ -60,7 +56,7 @@ static int attr_range(Ox *c, const OxNode *nd, const char *name, const int64_t *
 
 /* Elements of a constant, or -1 when a dim is negative or the count is
  * absurd (above 2^42: the IR's own bound). */
-static int64_t tp_elements(const Onnx__TensorProto *tp)
+int64_t ox_tp_elements(const Onnx__TensorProto *tp)
 {
     int64_t n = 1;
     for (size_t d = 0; d < tp->n_dims; d++) {
@@ -75,9 +71,9 @@ static int64_t tp_elements(const Onnx__TensorProto *tp)
 
 /* The integer values of a constant tensor (int64 or int32, in the typed
  * field or raw little-endian bytes); count or -1. */
-static int tp_ints(const Onnx__TensorProto *tp, int64_t *out, int max)
+int ox_tp_ints(const Onnx__TensorProto *tp, int64_t *out, int max)
 {
-    int64_t n = tp_elements(tp);
+    int64_t n = ox_tp_elements(tp);
     if (n < 0 || n > max)
         return -1;
     if (tp->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__INT64) {
@@ -117,7 +113,7 @@ static int tp_ints(const Onnx__TensorProto *tp, int64_t *out, int max)
 
 /* The IR tensor of input k; an initializer becomes a parameter (a Constant
  * a non-trainable input) the first time it is read. */
-static int operand(Ox *c, const OxNode *nd, int k, int *t)
+int ox_operand(Ox *c, const OxNode *nd, int k, int *t)
 {
     const char *vn = (size_t)k < nd->n->n_input ? nd->n->input[k] : NULL;
     int v = ox_val_find(c, vn);
@@ -153,19 +149,19 @@ static int operand(Ox *c, const OxNode *nd, int k, int *t)
 }
 
 /* The constant (initializer or Constant output) behind input k, or NULL. */
-static const Onnx__TensorProto *const_in(Ox *c, const OxNode *nd, int k)
+const Onnx__TensorProto *ox_const_in(Ox *c, const OxNode *nd, int k)
 {
     int v = (size_t)k < nd->n->n_input ? ox_val_find(c, nd->n->input[k]) : -1;
     return v >= 0 && (c->vals[v].kind == V_INIT || c->vals[v].kind == V_CONST) ? c->vals[v].tp : NULL;
 }
 
-static int has_input(const OxNode *nd, int k)
+int ox_has_input(const OxNode *nd, int k)
 {
     return (size_t)k < nd->n->n_input && nd->n->input[k] && *nd->n->input[k];
 }
 
 /* Adds the op and binds the node's outputs to the op's outputs. */
-static int emit(Ox *c, const OxNode *nd, ApprofOpKind kind, const int *in, int n_in,
+int ox_emit(Ox *c, const OxNode *nd, ApprofOpKind kind, const int *in, int n_in,
                 const ApprofOpAttrs *a, const int64_t *shape, int shape_n)
 {
     char emsg[512];
@@ -182,22 +178,16 @@ static int emit(Ox *c, const OxNode *nd, ApprofOpKind kind, const int *in, int n
     return c->g->ops[r].outputs[0];
 }
 
-static int alias(Ox *c, const OxNode *nd, int t)
+int ox_output_used(const Ox *c, const OxNode *nd, int k)
+{
+    int v = (size_t)k < nd->n->n_output ? ox_val_find(c, nd->n->output[k]) : -1;
+    return v >= 0 && c->uses[v] > 0;
+}
+
+int ox_alias(Ox *c, const OxNode *nd, int t)
 {
     int rc = nd->n->n_output ? ox_val_def(c, nd->n->output[0], V_TENSOR, t, NULL) : 0;
     return rc < 0 ? ox_err(c, rc, "%s: field output[0]: too many values", nd->what) : t;
-}
-
-static const ApprofTensor *T(const Ox *c, int t)
-{
-    return &c->g->tensors[t];
-}
-
-static int norm_axis(int64_t axis, int ndim)
-{
-    if (axis < 0)
-        axis += ndim;
-    return axis >= 0 && axis < ndim ? (int)axis : -1;
 }
 
 /* The only consumer of node nd's output 0, when there is exactly one. */
@@ -215,108 +205,43 @@ static int is_op(const Onnx__NodeProto *n, const char *op)
     return n && n->op_type && !strcmp(n->op_type, op);
 }
 
-static int map_matmul(Ox *c, const OxNode *nd, int gemm)
+/* MatMul; a 2-D right operand is a dense layer (matmul), and the Add of a
+ * bias vector that is its only consumer is its bias. Gemm: onnx_cnn.c. */
+static int map_matmul(Ox *c, const OxNode *nd)
 {
     ApprofOpAttrs a = {0};
-    int in[3], x, w, n_in = 2;
+    int in[3], x, w;
     size_t at;
     const Onnx__NodeProto *u;
-    int bias_k = -1;
-    if (operand(c, nd, 0, &x) < 0 || operand(c, nd, 1, &w) < 0)
+    if (ox_operand(c, nd, 0, &x) < 0 || ox_operand(c, nd, 1, &w) < 0)
         return APPROF_EPARSE;
-    if (gemm) {
-        if (attr_i(nd->n, "transA", 0))
-            return ox_err(c, APPROF_EPARSE, "%s: field attribute transA: 1 is not supported (transpose A first)", nd->what);
-        a.transpose_b = attr_i(nd->n, "transB", 0) != 0;
-        if (has_input(nd, 2))
-            bias_k = 2;
-    }
     in[0] = x;
     in[1] = w;
     if (T(c, w)->ndim == 2 && T(c, x)->ndim >= 1) {
-        int64_t n = T(c, w)->dims[a.transpose_b ? 0 : 1];
-        /* MatMul followed by the Add of a bias vector: one matmul with bias */
-        if (!gemm && (u = sole_user(c, nd, &at)) && is_op(u, "Add") && u->n_input == 2) {
+        int64_t n = T(c, w)->dims[1];
+        if ((u = sole_user(c, nd, &at)) && is_op(u, "Add") && u->n_input == 2) {
             int other = !strcmp(u->input[0], nd->n->output[0]) ? 1 : 0;
             int v = ox_val_find(c, u->input[other]);
             if (v >= 0 && c->vals[v].kind == V_INIT && c->vals[v].tp->n_dims == 1 &&
                 c->vals[v].tp->dims[0] == n) {
                 OxNode bn = {u, nd->name, ""};
                 snprintf(bn.what, sizeof bn.what, "%s", nd->what);
-                if (operand(c, &bn, other, &in[2]) < 0)
+                if (ox_operand(c, &bn, other, &in[2]) < 0)
                     return APPROF_EPARSE;
                 c->skip[at] = 1;
-                n_in = 3;
                 a.has_bias = 1;
-                x = emit(c, nd, APPROF_OP_MATMUL, in, n_in, &a, NULL, 0);
+                x = ox_emit(c, nd, APPROF_OP_MATMUL, in, 3, &a, NULL, 0);
                 if (x < 0)
                     return x;
-                return alias(c, &bn, x) < 0 ? APPROF_EPARSE : x;
+                return ox_alias(c, &bn, x) < 0 ? APPROF_EPARSE : x;
             }
         }
-        if (bias_k >= 0) {
-            if (operand(c, nd, bias_k, &in[2]) < 0)
-                return APPROF_EPARSE;
-            if (T(c, in[2])->ndim != 1 || T(c, in[2])->dims[0] != n)
-                return ox_err(c, APPROF_EPARSE, "%s: field input[2]: the bias must be a vector of %lld", nd->what, (long long)n);
-            n_in = 3;
-            a.has_bias = 1;
-        }
-        return emit(c, nd, APPROF_OP_MATMUL, in, n_in, &a, NULL, 0);
+        return ox_emit(c, nd, APPROF_OP_MATMUL, in, 2, &a, NULL, 0);
     }
-    if (gemm)
-        return ox_err(c, APPROF_EPARSE, "%s: field input[1]: Gemm needs a matrix", nd->what);
-    return emit(c, nd, APPROF_OP_BATCH_MATMUL, in, 2, &a, NULL, 0);
+    return ox_emit(c, nd, APPROF_OP_BATCH_MATMUL, in, 2, &a, NULL, 0);
 }
 
-/* kernel_shape, strides, pads (symmetric) of a 2-D conv or pool. */
-static int window(Ox *c, const OxNode *nd, ApprofOpAttrs *a, int need_kernel)
-{
-    int64_t v[8];
-    int n;
-    const Onnx__AttributeProto *ap = attr(nd->n, "auto_pad");
-    if (ap && ap->has_s && ap->s.len && !(ap->s.len == 6 && !memcmp(ap->s.data, "NOTSET", 6)) &&
-        !(ap->s.len == 5 && !memcmp(ap->s.data, "VALID", 5)))
-        return ox_err(c, APPROF_EPARSE, "%s: field attribute auto_pad: only NOTSET and VALID are supported (give pads)", nd->what);
-    n = attr_ints(nd->n, "kernel_shape", v, 2);
-    if (n == 2) {
-        if (attr_range(c, nd, "kernel_shape", v, 2, 1, MAX_WINDOW) < 0)
-            return APPROF_EPARSE;
-        a->kernel[0] = (int)v[0];
-        a->kernel[1] = (int)v[1];
-    } else if (n != -1 || need_kernel) {
-        return ox_err(c, APPROF_EPARSE, "%s: field attribute kernel_shape: expected 2 values (2-D only)", nd->what);
-    }
-    a->stride[0] = a->stride[1] = 1;
-    n = attr_ints(nd->n, "strides", v, 2);
-    if (n == 2) {
-        if (attr_range(c, nd, "strides", v, 2, 1, MAX_WINDOW) < 0)
-            return APPROF_EPARSE;
-        a->stride[0] = (int)v[0];
-        a->stride[1] = (int)v[1];
-    } else if (n != -1) {
-        return ox_err(c, APPROF_EPARSE, "%s: field attribute strides: expected 2 values", nd->what);
-    }
-    n = attr_ints(nd->n, "pads", v, 4);
-    if (n == 4) {
-        if (attr_range(c, nd, "pads", v, 4, 0, MAX_WINDOW) < 0)
-            return APPROF_EPARSE;
-        if (v[0] != v[2] || v[1] != v[3])
-            return ox_err(c, APPROF_EPARSE, "%s: field attribute pads: asymmetric padding is not supported", nd->what);
-        a->padding[0] = (int)v[0];
-        a->padding[1] = (int)v[1];
-    } else if (n != -1) {
-        return ox_err(c, APPROF_EPARSE, "%s: field attribute pads: expected 4 values", nd->what);
-    }
-    n = attr_ints(nd->n, "dilations", v, 2);
-    if (n >= 0 && (n != 2 || v[0] != 1 || v[1] != 1))
-        return ox_err(c, APPROF_EPARSE, "%s: field attribute dilations: only 1 is supported", nd->what);
-    if (attr_i(nd->n, "ceil_mode", 0))
-        return ox_err(c, APPROF_EPARSE, "%s: field attribute ceil_mode: only 0 is supported", nd->what);
-    return 0;
-}
-
-static int map_reshape(Ox *c, const OxNode *nd, int x, const int64_t *want, int n)
+int ox_reshape(Ox *c, const OxNode *nd, int x, const int64_t *want, int n)
 {
     int64_t d[APPROF_MAX_DIMS], known = 1, total = approf_tensor_elements(T(c, x));
     int infer = -1;
@@ -339,8 +264,8 @@ static int map_reshape(Ox *c, const OxNode *nd, int x, const int64_t *want, int 
         d[infer] = total / known;
     }
     if (n == T(c, x)->ndim && !memcmp(d, T(c, x)->dims, sizeof(int64_t) * (size_t)n))
-        return alias(c, nd, x);
-    return emit(c, nd, APPROF_OP_RESHAPE, &x, 1, NULL, d, n);
+        return ox_alias(c, nd, x);
+    return ox_emit(c, nd, APPROF_OP_RESHAPE, &x, 1, NULL, d, n);
 }
 
 int ox_map_node(Ox *c, const OxNode *nd, size_t at)
@@ -353,55 +278,37 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
     int k;
 
     if (!strcmp(op, "Constant")) {
-        const Onnx__AttributeProto *ap = attr(n, "value");
+        const Onnx__AttributeProto *ap = ox_attr(n, "value");
         if (!ap || !ap->t || !n->n_output)
             return ox_err(c, APPROF_EPARSE, "%s: field attribute value: expected a tensor", nd->what);
         return ox_val_def(c, n->output[0], V_CONST, -1, ap->t) < 0
                    ? ox_err(c, APPROF_EINVAL, "%s: too many values", nd->what) : 0;
     }
     if (!strcmp(op, "Identity") || !strcmp(op, "Cast"))
-        return operand(c, nd, 0, &x) < 0 ? APPROF_EPARSE : alias(c, nd, x);
-    if (!strcmp(op, "MatMul") || !strcmp(op, "Gemm"))
-        return map_matmul(c, nd, op[0] == 'G');
-    if (!strcmp(op, "Conv")) {
-        if (operand(c, nd, 0, &in[0]) < 0 || operand(c, nd, 1, &in[1]) < 0 || window(c, nd, &a, 0) < 0)
-            return APPROF_EPARSE;
-        if (T(c, in[1])->ndim != 4)
-            return ox_err(c, APPROF_EPARSE, "%s: field input[1]: expected a 4-D weight (2-D convolutions only)", nd->what);
-        if (!a.kernel[0]) {
-            if (attr_range(c, nd, "kernel_shape (from the weight's dims)", &T(c, in[1])->dims[2], 2, 1, MAX_WINDOW) < 0)
-                return APPROF_EPARSE;
-            a.kernel[0] = (int)T(c, in[1])->dims[2];
-            a.kernel[1] = (int)T(c, in[1])->dims[3];
-        }
-        v[0] = attr_i(n, "group", 1);
-        if (attr_range(c, nd, "group", v, 1, 1, MAX_GROUPS) < 0)
-            return APPROF_EPARSE;
-        a.groups = (int)v[0];
-        k = 2;
-        if (has_input(nd, 2)) {
-            if (operand(c, nd, 2, &in[2]) < 0)
-                return APPROF_EPARSE;
-            a.has_bias = 1;
-            k = 3;
-        }
-        return emit(c, nd, APPROF_OP_CONV2D, in, k, &a, NULL, 0);
-    }
+        return ox_operand(c, nd, 0, &x) < 0 ? APPROF_EPARSE : ox_alias(c, nd, x);
+    if (!strcmp(op, "MatMul"))
+        return map_matmul(c, nd);
+    if (ox_map_more(c, nd, &x))
+        return x;
     if (!strcmp(op, "BatchNormalization") || !strcmp(op, "LayerNormalization")) {
         int ln = op[0] == 'L';
-        if (operand(c, nd, 0, &in[0]) < 0 || operand(c, nd, 1, &in[1]) < 0)
+        if (ox_operand(c, nd, 0, &in[0]) < 0 || ox_operand(c, nd, 1, &in[1]) < 0)
             return APPROF_EPARSE;
-        if (!has_input(nd, 2))
+        if (!ox_has_input(nd, 2))
             return ox_err(c, APPROF_EPARSE, "%s: field input[2]: the IR's norms have a bias: give B", nd->what);
-        if (operand(c, nd, 2, &in[2]) < 0)
+        if (ox_operand(c, nd, 2, &in[2]) < 0)
             return APPROF_EPARSE;
-        if (ln && norm_axis(attr_i(n, "axis", -1), T(c, in[0])->ndim) != T(c, in[0])->ndim - 1)
+        if (ln && norm_axis(ox_attr_i(n, "axis", -1), T(c, in[0])->ndim) != T(c, in[0])->ndim - 1)
             return ox_err(c, APPROF_EPARSE, "%s: field attribute axis: only the last axis is supported", nd->what);
-        return emit(c, nd, ln ? APPROF_OP_LAYER_NORM : APPROF_OP_BATCH_NORM, in, 3, NULL, NULL, 0);
+        return ox_emit(c, nd, ln ? APPROF_OP_LAYER_NORM : APPROF_OP_BATCH_NORM, in, 3, NULL, NULL, 0);
     }
-    if (!strcmp(op, "Relu") || !strcmp(op, "Gelu"))
-        return operand(c, nd, 0, &x) < 0 ? APPROF_EPARSE
-               : emit(c, nd, op[0] == 'R' ? APPROF_OP_RELU : APPROF_OP_GELU, &x, 1, NULL, NULL, 0);
+    /* standalone activations: LeakyRelu costs what relu does (a compare and
+     * a multiply), Tanh and a lone Sigmoid what silu does (one exponential
+     * and a few operations an element; the IR has no sigmoid of its own) */
+    if (!strcmp(op, "Relu") || !strcmp(op, "Gelu") || !strcmp(op, "LeakyRelu") || !strcmp(op, "Tanh"))
+        return ox_operand(c, nd, 0, &x) < 0 ? APPROF_EPARSE
+               : ox_emit(c, nd, op[0] == 'G' ? APPROF_OP_GELU : op[0] == 'T' ? APPROF_OP_SILU : APPROF_OP_RELU,
+                         &x, 1, NULL, NULL, 0);
     if (!strcmp(op, "Sigmoid")) {
         size_t u_at;
         const Onnx__NodeProto *u = sole_user(c, nd, &u_at);
@@ -409,24 +316,23 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
             (!strcmp(u->input[0], n->input[0]) || !strcmp(u->input[1], n->input[0]))) {
             OxNode un = {u, nd->name, ""};
             snprintf(un.what, sizeof un.what, "%s", nd->what);
-            if (operand(c, nd, 0, &x) < 0)
+            if (ox_operand(c, nd, 0, &x) < 0)
                 return APPROF_EPARSE;
             c->skip[u_at] = 1;
-            x = emit(c, nd, APPROF_OP_SILU, &x, 1, NULL, NULL, 0);
-            return x < 0 ? x : alias(c, &un, x);
+            x = ox_emit(c, nd, APPROF_OP_SILU, &x, 1, NULL, NULL, 0);
+            return x < 0 ? x : ox_alias(c, &un, x);
         }
-        return ox_err(c, APPROF_EPARSE, "%s: unsupported operator: Sigmoid only as x * Sigmoid(x) (SiLU), "
-                    "the IR has no sigmoid of its own", nd->what);
+        return ox_operand(c, nd, 0, &x) < 0 ? APPROF_EPARSE : ox_emit(c, nd, APPROF_OP_SILU, &x, 1, NULL, NULL, 0);
     }
     if (!strcmp(op, "Add") || !strcmp(op, "Mul") || !strcmp(op, "Div")) {
-        const Onnx__TensorProto *c0 = const_in(c, nd, 0), *c1 = const_in(c, nd, 1);
-        if (op[0] != 'A' && c1 && tp_elements(c1) == 1)
-            return operand(c, nd, 0, &x) < 0 ? APPROF_EPARSE : alias(c, nd, x);
-        if (op[0] == 'M' && c0 && tp_elements(c0) == 1)
-            return operand(c, nd, 1, &x) < 0 ? APPROF_EPARSE : alias(c, nd, x);
+        const Onnx__TensorProto *c0 = ox_const_in(c, nd, 0), *c1 = ox_const_in(c, nd, 1);
+        if (op[0] != 'A' && c1 && ox_tp_elements(c1) == 1)
+            return ox_operand(c, nd, 0, &x) < 0 ? APPROF_EPARSE : ox_alias(c, nd, x);
+        if (op[0] == 'M' && c0 && ox_tp_elements(c0) == 1)
+            return ox_operand(c, nd, 1, &x) < 0 ? APPROF_EPARSE : ox_alias(c, nd, x);
         if (op[0] == 'D')
             return ox_err(c, APPROF_EPARSE, "%s: unsupported operator: Div only by a one-element constant", nd->what);
-        if (operand(c, nd, 0, &in[0]) < 0 || operand(c, nd, 1, &in[1]) < 0)
+        if (ox_operand(c, nd, 0, &in[0]) < 0 || ox_operand(c, nd, 1, &in[1]) < 0)
             return APPROF_EPARSE;
         if (T(c, in[1])->ndim > T(c, in[0])->ndim ||
             approf_tensor_elements(T(c, in[1])) > approf_tensor_elements(T(c, in[0]))) {
@@ -434,25 +340,18 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
             in[0] = in[1];
             in[1] = x;
         }
-        return emit(c, nd, op[0] == 'A' ? APPROF_OP_ADD : APPROF_OP_MUL, in, 2, NULL, NULL, 0);
-    }
-    if (!strcmp(op, "MaxPool") || !strcmp(op, "AveragePool")) {
-        if (operand(c, nd, 0, &x) < 0 || window(c, nd, &a, 1) < 0)
-            return APPROF_EPARSE;
-        if (n->n_output > 1 && n->output[1] && *n->output[1])
-            return ox_err(c, APPROF_EPARSE, "%s: field output[1]: MaxPool indices are not supported", nd->what);
-        return emit(c, nd, op[0] == 'M' ? APPROF_OP_MAX_POOL : APPROF_OP_AVG_POOL, &x, 1, &a, NULL, 0);
+        return ox_emit(c, nd, op[0] == 'A' ? APPROF_OP_ADD : APPROF_OP_MUL, in, 2, NULL, NULL, 0);
     }
     if (!strcmp(op, "GlobalAveragePool")) {
         int64_t d[4];
-        if (operand(c, nd, 0, &x) < 0)
+        if (ox_operand(c, nd, 0, &x) < 0)
             return APPROF_EPARSE;
         if (T(c, x)->ndim != 4)
             return ox_err(c, APPROF_EPARSE, "%s: field input[0]: expected NCHW", nd->what);
         d[0] = T(c, x)->dims[0];
         d[1] = T(c, x)->dims[1];
         d[2] = d[3] = 1;
-        x = emit(c, nd, APPROF_OP_GLOBAL_POOL, &x, 1, NULL, NULL, 0);
+        x = ox_emit(c, nd, APPROF_OP_GLOBAL_POOL, &x, 1, NULL, NULL, 0);
         if (x < 0)
             return x;
         {
@@ -461,30 +360,31 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
             OxNode rn = *nd;
             snprintf(nm, sizeof nm, "%s/keepdims", nd->name);  /* fits: OX_NODE_NAME_MAX */
             rn.name = nm;
-            return emit(c, &rn, APPROF_OP_RESHAPE, &x, 1, NULL, d, 4);
+            return ox_emit(c, &rn, APPROF_OP_RESHAPE, &x, 1, NULL, d, 4);
         }
     }
     if (!strcmp(op, "Softmax")) {
-        if (operand(c, nd, 0, &x) < 0)
+        if (ox_operand(c, nd, 0, &x) < 0)
             return APPROF_EPARSE;
-        a.axis = norm_axis(attr_i(n, "axis", -1), T(c, x)->ndim);
+        a.axis = norm_axis(ox_attr_i(n, "axis", -1), T(c, x)->ndim);
         if (a.axis < 0)
             return ox_err(c, APPROF_EPARSE, "%s: field attribute axis: out of range", nd->what);
-        return emit(c, nd, APPROF_OP_SOFTMAX, &x, 1, &a, NULL, 0);
+        return ox_emit(c, nd, APPROF_OP_SOFTMAX, &x, 1, &a, NULL, 0);
     }
     if (!strcmp(op, "Reshape")) {
-        const Onnx__TensorProto *s = const_in(c, nd, 1);
-        if (operand(c, nd, 0, &x) < 0)
+        const Onnx__TensorProto *s = ox_const_in(c, nd, 1);
+        if (ox_operand(c, nd, 0, &x) < 0)
             return APPROF_EPARSE;
-        k = s ? tp_ints(s, v, APPROF_MAX_DIMS) : -1;
-        return map_reshape(c, nd, x, v, k);
+        /* opset < 5: the shape is an attribute */
+        k = s ? ox_tp_ints(s, v, APPROF_MAX_DIMS) : ox_has_input(nd, 1) ? -1 : ox_attr_ints(n, "shape", v, APPROF_MAX_DIMS);
+        return ox_reshape(c, nd, x, v, k);
     }
     if (!strcmp(op, "Flatten")) {
         int ax;
-        if (operand(c, nd, 0, &x) < 0)
+        if (ox_operand(c, nd, 0, &x) < 0)
             return APPROF_EPARSE;
-        v[0] = attr_i(n, "axis", 1);
-        if (attr_range(c, nd, "axis", v, 1, -T(c, x)->ndim, T(c, x)->ndim) < 0)
+        v[0] = ox_attr_i(n, "axis", 1);
+        if (ox_attr_range(c, nd, "axis", v, 1, -T(c, x)->ndim, T(c, x)->ndim) < 0)
             return APPROF_EPARSE;
         ax = (int)v[0];
         if (ax < 0)
@@ -492,46 +392,46 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
         v[0] = v[1] = 1;
         for (int d = 0; d < T(c, x)->ndim; d++)
             v[d >= ax] *= T(c, x)->dims[d];
-        return map_reshape(c, nd, x, v, 2);
+        return ox_reshape(c, nd, x, v, 2);
     }
     if (!strcmp(op, "Transpose")) {
         int nd_ = 0;
-        if (operand(c, nd, 0, &x) < 0)
+        if (ox_operand(c, nd, 0, &x) < 0)
             return APPROF_EPARSE;
         nd_ = T(c, x)->ndim;
-        k = attr_ints(n, "perm", v, APPROF_MAX_DIMS);
+        k = ox_attr_ints(n, "perm", v, APPROF_MAX_DIMS);
         if (k == -1)
             for (k = 0; k < nd_; k++)
                 v[k] = nd_ - 1 - k;
         if (k != nd_)
             return ox_err(c, APPROF_EPARSE, "%s: field attribute perm: expected %d values", nd->what, nd_);
-        if (attr_range(c, nd, "perm", v, nd_, 0, nd_ - 1) < 0)
+        if (ox_attr_range(c, nd, "perm", v, nd_, 0, nd_ - 1) < 0)
             return APPROF_EPARSE;
         for (int d = 0; d < nd_; d++)
             a.perm[d] = (int)v[d];
-        return emit(c, nd, APPROF_OP_TRANSPOSE, &x, 1, &a, NULL, 0);
+        return ox_emit(c, nd, APPROF_OP_TRANSPOSE, &x, 1, &a, NULL, 0);
     }
     if (!strcmp(op, "Concat")) {
         if (n->n_input < 2 || n->n_input > APPROF_MAX_INPUTS)
             return ox_err(c, APPROF_EPARSE, "%s: field input: 2 to %d inputs supported", nd->what, APPROF_MAX_INPUTS);
         for (k = 0; k < (int)n->n_input; k++)
-            if (operand(c, nd, k, &in[k]) < 0)
+            if (ox_operand(c, nd, k, &in[k]) < 0)
                 return APPROF_EPARSE;
-        a.axis = norm_axis(attr_i(n, "axis", 0), T(c, in[0])->ndim);
+        a.axis = norm_axis(ox_attr_i(n, "axis", 0), T(c, in[0])->ndim);
         if (a.axis < 0)
             return ox_err(c, APPROF_EPARSE, "%s: field attribute axis: out of range", nd->what);
-        return emit(c, nd, APPROF_OP_CONCAT, in, k, &a, NULL, 0);
+        return ox_emit(c, nd, APPROF_OP_CONCAT, in, k, &a, NULL, 0);
     }
     if (!strcmp(op, "Slice")) {
         int64_t st, en, ax = 0, step = 1, dim;
-        const Onnx__TensorProto *ts = const_in(c, nd, 1), *te = const_in(c, nd, 2);
-        const Onnx__TensorProto *ta = has_input(nd, 3) ? const_in(c, nd, 3) : NULL;
-        const Onnx__TensorProto *tt = has_input(nd, 4) ? const_in(c, nd, 4) : NULL;
-        if (operand(c, nd, 0, &x) < 0)
+        const Onnx__TensorProto *ts = ox_const_in(c, nd, 1), *te = ox_const_in(c, nd, 2);
+        const Onnx__TensorProto *ta = ox_has_input(nd, 3) ? ox_const_in(c, nd, 3) : NULL;
+        const Onnx__TensorProto *tt = ox_has_input(nd, 4) ? ox_const_in(c, nd, 4) : NULL;
+        if (ox_operand(c, nd, 0, &x) < 0)
             return APPROF_EPARSE;
-        if (!ts || !te || tp_ints(ts, &st, 1) != 1 || tp_ints(te, &en, 1) != 1 ||
-            (has_input(nd, 3) && (!ta || tp_ints(ta, &ax, 1) != 1)) ||
-            (has_input(nd, 4) && (!tt || tp_ints(tt, &step, 1) != 1)))
+        if (!ts || !te || ox_tp_ints(ts, &st, 1) != 1 || ox_tp_ints(te, &en, 1) != 1 ||
+            (ox_has_input(nd, 3) && (!ta || ox_tp_ints(ta, &ax, 1) != 1)) ||
+            (ox_has_input(nd, 4) && (!tt || ox_tp_ints(tt, &step, 1) != 1)))
             return ox_err(c, APPROF_EPARSE, "%s: field input[1..4]: expected constant starts, ends, axes, steps over one axis", nd->what);
         a.axis = norm_axis(ax, T(c, x)->ndim);
         if (a.axis < 0 || step != 1)
@@ -545,21 +445,21 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
         a.start = st;
         a.length = en - st;
         if (a.length == dim)
-            return alias(c, nd, x);
-        return emit(c, nd, APPROF_OP_SLICE, &x, 1, &a, NULL, 0);
+            return ox_alias(c, nd, x);
+        return ox_emit(c, nd, APPROF_OP_SLICE, &x, 1, &a, NULL, 0);
     }
     if (!strcmp(op, "Split")) {
-        const Onnx__TensorProto *ts = has_input(nd, 1) ? const_in(c, nd, 1) : NULL;
+        const Onnx__TensorProto *ts = ox_has_input(nd, 1) ? ox_const_in(c, nd, 1) : NULL;
         int cnt = (int)n->n_output;
-        if (operand(c, nd, 0, &x) < 0)
+        if (ox_operand(c, nd, 0, &x) < 0)
             return APPROF_EPARSE;
-        a.axis = norm_axis(attr_i(n, "axis", 0), T(c, x)->ndim);
+        a.axis = norm_axis(ox_attr_i(n, "axis", 0), T(c, x)->ndim);
         if (a.axis < 0)
             return ox_err(c, APPROF_EPARSE, "%s: field attribute axis: out of range", nd->what);
         if (cnt < 2 || cnt > APPROF_MAX_OUTPUTS)
             return ox_err(c, APPROF_EPARSE, "%s: field output: 2 to %d outputs supported", nd->what, APPROF_MAX_OUTPUTS);
-        k = ts ? tp_ints(ts, a.sizes, APPROF_MAX_OUTPUTS) : attr_ints(n, "split", a.sizes, APPROF_MAX_OUTPUTS);
-        if (has_input(nd, 1) && !ts)
+        k = ts ? ox_tp_ints(ts, a.sizes, APPROF_MAX_OUTPUTS) : ox_attr_ints(n, "split", a.sizes, APPROF_MAX_OUTPUTS);
+        if (ox_has_input(nd, 1) && !ts)
             return ox_err(c, APPROF_EPARSE, "%s: field input[1]: expected constant split sizes", nd->what);
         if (k < 0) {
             int64_t dim = T(c, x)->dims[a.axis];
@@ -570,22 +470,22 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
         }
         if (k != cnt)
             return ox_err(c, APPROF_EPARSE, "%s: field split: %d sizes for %d outputs", nd->what, k, cnt);
-        if (attr_range(c, nd, "split", a.sizes, k, 1, T(c, x)->dims[a.axis]) < 0)
+        if (ox_attr_range(c, nd, "split", a.sizes, k, 1, T(c, x)->dims[a.axis]) < 0)
             return APPROF_EPARSE;
-        return emit(c, nd, APPROF_OP_SPLIT, &x, 1, &a, NULL, 0);
+        return ox_emit(c, nd, APPROF_OP_SPLIT, &x, 1, &a, NULL, 0);
     }
     if (!strcmp(op, "Gather")) {
-        const Onnx__TensorProto *tab = const_in(c, nd, 0);
-        if (!tab || tab->n_dims != 2 || attr_i(n, "axis", 0) != 0)
+        const Onnx__TensorProto *tab = ox_const_in(c, nd, 0);
+        if (!tab || tab->n_dims != 2 || ox_attr_i(n, "axis", 0) != 0)
             return ox_err(c, APPROF_EPARSE, "%s: unsupported operator: Gather only as an embedding (axis 0 of a 2-D initializer)", nd->what);
-        if (operand(c, nd, 1, &in[0]) < 0 || operand(c, nd, 0, &in[1]) < 0)
+        if (ox_operand(c, nd, 1, &in[0]) < 0 || ox_operand(c, nd, 0, &in[1]) < 0)
             return APPROF_EPARSE;
-        return emit(c, nd, APPROF_OP_EMBEDDING, in, 2, NULL, NULL, 0);
+        return ox_emit(c, nd, APPROF_OP_EMBEDDING, in, 2, NULL, NULL, 0);
     }
     if (!strcmp(op, "Dropout")) {
-        const Onnx__TensorProto *r = has_input(nd, 1) ? const_in(c, nd, 1) : NULL;
-        const Onnx__AttributeProto *ra = attr(n, "ratio");
-        if (operand(c, nd, 0, &x) < 0)
+        const Onnx__TensorProto *r = ox_has_input(nd, 1) ? ox_const_in(c, nd, 1) : NULL;
+        const Onnx__AttributeProto *ra = ox_attr(n, "ratio");
+        if (ox_operand(c, nd, 0, &x) < 0)
             return APPROF_EPARSE;
         a.rate = 0.5;
         if (ra && ra->has_f)
@@ -598,14 +498,15 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
             memcpy(&f, r->raw_data.data, 4);
             a.rate = f;
         }
-        if (n->n_output > 1 && n->output[1] && *n->output[1])
-            return ox_err(c, APPROF_EPARSE, "%s: field output[1]: the dropout mask is not supported", nd->what);
-        return emit(c, nd, APPROF_OP_DROPOUT, &x, 1, &a, NULL, 0);
+        /* the mask output (opset >= 7 exporters write it) when nothing reads it */
+        if (ox_output_used(c, nd, 1))
+            return ox_err(c, APPROF_EPARSE, "%s: field output[1]: a dropout mask that a node reads is not supported", nd->what);
+        return ox_emit(c, nd, APPROF_OP_DROPOUT, &x, 1, &a, NULL, 0);
     }
     if (!strcmp(op, "SoftmaxCrossEntropyLoss")) {
-        if (operand(c, nd, 0, &in[0]) < 0 || operand(c, nd, 1, &in[1]) < 0)
+        if (ox_operand(c, nd, 0, &in[0]) < 0 || ox_operand(c, nd, 1, &in[1]) < 0)
             return APPROF_EPARSE;
-        return emit(c, nd, APPROF_OP_CROSS_ENTROPY, in, 2, NULL, NULL, 0);
+        return ox_emit(c, nd, APPROF_OP_CROSS_ENTROPY, in, 2, NULL, NULL, 0);
     }
     (void)at;
     return ox_err(c, APPROF_EPARSE, "%s: unsupported operator '%s%s%s'", nd->what,

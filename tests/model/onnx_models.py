@@ -8,6 +8,9 @@
                               vocabulary 100, 1024 positions, symbolic batch (HF's layout:
                               fused c_attn + Split, 1/sqrt(d) scale, tied head)
 
+  onnx_models.py gpt2-dynamic OUT  the same with a symbolic sequence length
+                                   ("sequence_length") as well as batch
+
   onnx_models.py unsupported OUT   Relu then an Erf node named "my_erf"
   onnx_models.py symbolic OUT      an input with a symbolic second dim ("seq")
 
@@ -85,8 +88,11 @@ def resnet(path):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
-def gpt2(path):
+def gpt2(path, seq=None):
+    """seq: a symbolic sequence length ("sequence_length", as Hugging Face's
+    exporters name it) instead of 16."""
     C, H, S, V, F, P = 64, 4, 16, 100, 256, 1024
+    S = seq or S
     D = C // H
     b = Builder()
     wte = b.init("transformer.wte.weight", [V, C])
@@ -140,6 +146,6 @@ def tiny(path, op, dims):
 
 
 if __name__ == "__main__":
-    {"resnet": resnet, "gpt2": gpt2,
+    {"resnet": resnet, "gpt2": gpt2, "gpt2-dynamic": lambda p: gpt2(p, "sequence_length"),
      "unsupported": lambda p: tiny(p, "Erf", [2, 8]),
      "symbolic": lambda p: tiny(p, "Relu", ["batch", "seq"])}[sys.argv[1]](sys.argv[2])

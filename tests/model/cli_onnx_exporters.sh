@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# ONNX graphs as exporters write them (onnx_exporters.py, onnx_models.py
+# gpt2-dynamic, written with Debian's python3-onnx at test time):
+# - every new operator and pattern at opset 11 and 13 (Squeeze / Unsqueeze
+#   axes and Dropout ratio as attributes, then as inputs) and a model-zoo
+#   style CNN (auto_pad, LRN, asymmetric pads, Sum, Gemm, Dropout with its
+#   mask output) load with the parameter count the generator computes and
+#   the forward and backward FLOPs of the same network written op by op in
+#   approf's model format (with ONNX's output sizes computed by the script);
+# - a decoder with a symbolic batch and sequence length is refused naming
+#   the input, dim and name until --seq-len (or --dim) binds it, then equals
+#   the zoo's GPT block at two sequence lengths, and a sweep runs on it;
+# - a dropout mask that a node reads, pads no symmetric padding matches and
+#   a Squeeze of a dim that is not 1 exit 1 naming the node and operator.
+# Usage: cli_onnx_exporters.sh APPROF yes|no DIR_OF_GENERATORS
+set -u
+APPROF=$1 HAVE_ONNX=$2 GEN=$3
+. "$(dirname "$0")/../lib.sh"
+if [ "$HAVE_ONNX" != yes ]; then
+    echo "skip: this build has no ONNX reader"
+    exit 77
+fi
+temp_dir T
+PY=
+for p in /usr/bin/python3 python3; do
+    if "$p" -c 'import onnx' 2>/dev/null; then PY=$p; break; fi
+done
+[ -n "$PY" ] || fail "python3-onnx is needed to write the test models (tools/install-deps.sh installs it)"
+"$PY" "$GEN/onnx_exporters.py" "$T" || fail "onnx_exporters.py"
+"$PY" "$GEN/onnx_models.py" gpt2-dynamic "$T/decoder.onnx" || fail "writing decoder.onnx"
+
+# parameters, fwd_flops, bwd_flops, batch of approf model show --format json
+totals() {
+    "$PY" -c 'import json, sys; d = json.load(sys.stdin); t = d["totals"]
+print(d["parameters"], t["fwd_flops"], t["bwd_flops"], d["batch_size"])'
+}
+for m in ops11 ops13 cnn; do
+    "$APPROF" model show --model-file "$T/$m.onnx" --format json > "$T/$m.onnx.out" 2> "$T/err" ||
+        fail "$m.onnx: $(cat "$T/err")"
+    "$APPROF" model show --model-file "$T/$m.json" --format json > "$T/$m.json.out" 2> "$T/err" ||
+        fail "$m.json: $(cat "$T/err")"
+    a=$(totals < "$T/$m.onnx.out") b=$(totals < "$T/$m.json.out")
+    [ "$a" = "$b" ] || fail "$m: ONNX '$a' vs written op by op '$b' (parameters fwd bwd batch)"
+    p=$(cat "$T/$m.params")
+    [ "${a%% *}" = "$p" ] || fail "$m: $a parameters, the initializers read as weights hold $p"
+    echo "ok: $m.onnx = its IR: $a"
+done
+
+# the decoder: symbolic batch and sequence_length
+"$APPROF" model show --model-file "$T/decoder.onnx" > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "unbound sequence_length"
+says_text "$T/err" "decoder.onnx: input 'input_ids': field type.tensor_type.shape.dim[1]: symbolic dimension 'sequence_length' is not bound (give --seq-len N or --dim sequence_length=N" "unbound sequence_length"
+for s in 16 32; do
+    "$APPROF" model show --model-file "$T/decoder.onnx" --batch 2 --seq-len $s --format json > "$T/d.json" ||
+        fail "decoder.onnx --seq-len $s"
+    "$APPROF" model show gpt --num-layers 1 --hidden 64 --heads 4 --seq-len $s --vocab 100 --batch 2 \
+        --format json > "$T/dz.json" || fail "gpt --seq-len $s"
+    a=$(totals < "$T/d.json") b=$(totals < "$T/dz.json")
+    [ "$a" = "$b" ] || fail "decoder at seq $s: ONNX '$a' vs zoo '$b'"
+    echo "ok: decoder.onnx --seq-len $s = zoo: $a"
+done
+"$APPROF" model show --model-file "$T/decoder.onnx" --batch 2 --dim sequence_length=32 --format json > "$T/d.json" ||
+    fail "decoder.onnx --dim sequence_length=32"
+a=$(totals < "$T/d.json")
+[ "$a" = "$b" ] || fail "decoder --dim sequence_length=32: '$a' vs zoo '$b'"
+"$APPROF" sweep --model-file "$T/decoder.onnx" --seq-len 16 --layers 2 --cluster 1x2 --batch 4 --micro-batches 2 \
+    --backend model --quiet --db "$T/s.db" 2> "$T/sweep.err" || fail "sweep: $(cat "$T/sweep.err")"
+"$APPROF" sweep --model-file "$T/decoder.onnx" --layers 2 --cluster 1x2 --batch 4 --micro-batches 2 \
+    --backend model --quiet --db "$T/s2.db" > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "sweep, unbound sequence_length"
+says_text "$T/err" "symbolic dimension 'sequence_length' is not bound" "sweep, unbound sequence_length"
+
+# refusals name the node and the operator
+refused() {
+    "$APPROF" model show --model-file "$T/$1.onnx" > /dev/null 2> "$T/err"
+    expect_rc 1 $? "$T/err" "$1"
+    says_text "$T/err" "$1.onnx: $2" "$1"
+}
+refused mask_used "node 'drop' (Dropout): field output[1]: a dropout mask that a node reads is not supported"
+refused pad_misfit "node 'pool' (MaxPool): field attribute pads: no symmetric padding gives the output size 4"
+refused squeeze_bad "node 'sq' (Squeeze): field axes: axis 1 is not of size 1"
+echo "ok: ONNX graphs as exporters write them"
