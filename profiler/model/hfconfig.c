@@ -295,6 +295,9 @@ static int read_variant(Rd *r, json_t *root, ApprofHfConfig *c)
         } else if (check_str(r, root, "hidden_act", silu)) {
             return APPROF_EPARSE;
         }
+        /* Phi3Attention: qkv_proj = Linear(h, (heads + 2 kv) head_dim) sliced
+         * into q, k, v; Phi3MLP: gate_up_proj = Linear(h, 2 ffn), chunk(2) */
+        c->fused = !strcmp(mt, "phi3");
     }
     if (qwen3) {
         /* Qwen3Attention: q_norm, k_norm = RMSNorm(head_dim) */

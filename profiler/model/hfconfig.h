@@ -42,6 +42,7 @@ typedef struct ApprofHfConfig {
     int mlp;                 /* 0: SwiGLU; 1: GeGLU (gelu(gate) * up, gemma); 2: up, GELU,
                               * down (starcoder2's c_fc, c_proj) */
     int mlp_bias;            /* the MLP projections have a bias */
+    int fused;               /* phi3: qkv_proj and gate_up_proj are one GEMM each, split */
     int sparse_step;         /* qwen3_moe: layer l has experts when (l + 1) % step == 0
                               * (0 or 1: every layer) and l is not in mlp_only */
     unsigned char mlp_only[APPROF_ZOO_MAX_LAYERS / 8]; /* bit l: layer l keeps a dense MLP */

@@ -20,8 +20,9 @@
  * q/k RMSNorms (qwen3 per head, olmo2 over the projection), gemma2's
  * sandwich norms, olmo2's post-norms, starcoder2's LayerNorms and biased
  * GELU MLP, gemma's GeGLU, qwen3_moe's dense layers between sparse ones.
- * phi3's fused qkv_proj and gate_up_proj are built as the separate
- * projections they hold (the same weights, GEMM flops and parameters).
+ * phi3's fused qkv_proj and gate_up_proj are one GEMM each whose output a
+ * split op cuts into q, k, v and gate, up (the same parameters as separate
+ * projections).
  */
 #include <stdio.h>
 #include <string.h>
@@ -139,17 +140,45 @@ static int norm(Zb *b, const ApprofHfConfig *c, const char *prefix, int x)
     return c->layer_norm ? zb_norm(b, APPROF_OP_LAYER_NORM, prefix, x) : rms(b, prefix, x);
 }
 
-/* SwiGLU, or GeGLU with gelu (gemma's gelu_pytorch_tanh) when gelu is set */
-static int glu(Zb *b, const char *pre, int x, int64_t ffn, int gelu)
+/* prefix/split: x cut along its last dim into n parts of sizes, out[i]. */
+static void split_last(Zb *b, const char *prefix, int x, int n, const int64_t *sizes, int *out)
+{
+    char p[160];
+    ApprofOpAttrs a;
+    int y;
+    memset(&a, 0, sizeof a);
+    a.axis = x >= 0 ? b->g->tensors[x].ndim - 1 : 0;
+    for (int i = 0; i < n; i++)
+        a.sizes[i] = sizes[i];
+    snprintf(p, sizeof p, "%s/split", prefix);
+    y = zb_op(b, APPROF_OP_SPLIT, p, &x, 1, &a);
+    for (int i = 0; i < n; i++)
+        out[i] = y < 0 ? -1 : b->g->ops[b->g->n_ops - 1].outputs[i];
+}
+
+/* SwiGLU, or GeGLU with gelu (gemma's gelu_pytorch_tanh) when gelu is set;
+ * fused: one gate_up_proj GEMM split in two (Phi3MLP's chunk(2): gate first) */
+static int glu(Zb *b, const char *pre, int x, int64_t ffn, int gelu, int fused)
 {
     char p[128];
     int g, u;
     int64_t h = x >= 0 ? b->g->tensors[x].dims[2] : 0;
-    snprintf(p, sizeof p, "%s/gate_proj", pre);
-    g = zb_dense(b, p, x, ffn, 0);
+    if (fused) {
+        int64_t sz[2] = {ffn, ffn};
+        int parts[2];
+        snprintf(p, sizeof p, "%s/gate_up_proj", pre);
+        split_last(b, p, zb_dense(b, p, x, 2 * ffn, 0), 2, sz, parts);
+        g = parts[0];
+        u = parts[1];
+    } else {
+        snprintf(p, sizeof p, "%s/gate_proj", pre);
+        g = zb_dense(b, p, x, ffn, 0);
+    }
     g = gelu ? zb_unary(b, APPROF_OP_GELU, p, "gelu", g) : zb_unary(b, APPROF_OP_SILU, p, "silu", g);
-    snprintf(p, sizeof p, "%s/up_proj", pre);
-    u = zb_dense(b, p, x, ffn, 0);
+    if (!fused) {
+        snprintf(p, sizeof p, "%s/up_proj", pre);
+        u = zb_dense(b, p, x, ffn, 0);
+    }
     snprintf(p, sizeof p, "%s/mul", pre);
     x = zb_binary(b, APPROF_OP_MUL, p, NULL, g, u);
     snprintf(p, sizeof p, "%s/down_proj", pre);
@@ -158,7 +187,7 @@ static int glu(Zb *b, const char *pre, int x, int64_t ffn, int gelu)
 
 static int swiglu(Zb *b, const char *pre, int x, int64_t ffn)
 {
-    return glu(b, pre, x, ffn, 0);
+    return glu(b, pre, x, ffn, 0, 0);
 }
 
 /* The dense MLP of the config: SwiGLU, GeGLU, or starcoder2's c_fc -> GELU
@@ -167,7 +196,7 @@ static int mlp(Zb *b, const char *pre, int x, const ApprofHfConfig *c)
 {
     char p[128];
     if (c->mlp != 2)
-        return glu(b, pre, x, c->ffn, c->mlp == 1);
+        return glu(b, pre, x, c->ffn, c->mlp == 1, c->fused);
     snprintf(p, sizeof p, "%s/c_fc", pre);
     x = zb_unary(b, APPROF_OP_GELU, p, "gelu", zb_dense(b, p, x, c->ffn, c->mlp_bias));
     snprintf(p, sizeof p, "%s/c_proj", pre);
@@ -246,12 +275,23 @@ static int attention(Zb *b, const char *pre, int x, const ApprofHfConfig *c, int
     int64_t bs = b->g->batch_size, s = x >= 0 ? b->g->tensors[x].dims[1] : 0;
     int64_t kv = c->kv_heads, grp = c->heads / c->kv_heads, d = c->head_dim;
     int64_t q5[5] = {bs, s, kv, grp, d}, k4[4] = {bs, s, kv, d}, merged[3] = {bs, s, c->heads * d};
-    int q, k, v, o, bias = c->qkv_bias || c->attn_bias;
+    int q = -1, k = -1, v = -1, o, bias = c->qkv_bias || c->attn_bias;
     char qn[128], kn[128];
     snprintf(qn, sizeof qn, "%s/q_norm", pre);
     snprintf(kn, sizeof kn, "%s/k_norm", pre);
+    if (c->fused) {
+        /* Phi3Attention: qkv[..., :H D], then the k and the v columns */
+        int64_t sz[3] = {c->heads * d, kv * d, kv * d};
+        int parts[3];
+        snprintf(p, sizeof p, "%s/qkv_proj", pre);
+        split_last(b, p, zb_dense(b, p, x, sz[0] + 2 * sz[1], bias), 3, sz, parts);
+        q = parts[0];
+        k = parts[1];
+        v = parts[2];
+    }
     snprintf(p, sizeof p, "%s/q_proj", pre);
-    q = zb_dense(b, p, x, c->heads * d, bias);
+    if (!c->fused)
+        q = zb_dense(b, p, x, c->heads * d, bias);
     if (c->qk_norm == 2)
         q = rms(b, qn, q);
     q = zb_reshape(b, p, "split_heads", q, 5, q5);
@@ -259,7 +299,8 @@ static int attention(Zb *b, const char *pre, int x, const ApprofHfConfig *c, int
         q = rms(b, qn, q);
     q = zb_unary(b, APPROF_OP_ROPE, p, "rope", q);
     snprintf(p, sizeof p, "%s/k_proj", pre);
-    k = zb_dense(b, p, x, kv * d, bias);
+    if (!c->fused)
+        k = zb_dense(b, p, x, kv * d, bias);
     if (c->qk_norm == 2)
         k = rms(b, kn, k);
     k = zb_reshape(b, p, "split_heads", k, 4, k4);
@@ -267,7 +308,9 @@ static int attention(Zb *b, const char *pre, int x, const ApprofHfConfig *c, int
         k = rms(b, kn, k);
     k = zb_unary(b, APPROF_OP_ROPE, p, "rope", k);
     snprintf(p, sizeof p, "%s/v_proj", pre);
-    v = zb_reshape(b, p, "split_heads", zb_dense(b, p, x, kv * d, bias), 4, k4);
+    if (!c->fused)
+        v = zb_dense(b, p, x, kv * d, bias);
+    v = zb_reshape(b, p, "split_heads", v, 4, k4);
     if (!eager) {
         ApprofOpAttrs a = {.causal = 1};
         int in[3] = {q, k, v};

@@ -142,10 +142,16 @@ static void test_gemma(void)
 
 static void test_phi3_olmo2_starcoder2(void)
 {
-    ApprofGraph *g = build(SIZES("phi3") "}");
-    /* the fused qkv_proj and gate_up_proj as their parts */
+    ApprofGraph *g = build(SIZES("phi3") ", \"num_key_value_heads\": 2}");
+    /* one qkv_proj GEMM, one gate_up_proj, each split: the parameters of
+     * the separate projections */
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/qkv_proj/kernel"), 64 * (64 + 2 * 32));
+    CU_ASSERT_EQUAL(param(g, "model.layers.1/mlp/gate_up_proj/kernel"), 64 * 2 * 128);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/q_proj/kernel"), 0);
+    CU_ASSERT_EQUAL(count_ops(g, APPROF_OP_SPLIT), 2 * 2);
+    CU_ASSERT_EQUAL(count_ops(g, APPROF_OP_SILU), 2);
     CU_ASSERT_EQUAL(approf_graph_num_params(g),
-                    2 * (4 * 64 * 64 + 3 * 64 * 128 + 2 * 64) + 2 * 100 * 64 + 64);
+                    2 * (2 * 64 * 64 + 2 * 64 * 32 + 3 * 64 * 128 + 2 * 64) + 2 * 100 * 64 + 64);
     approf_graph_free(&g);
     g = build(SIZES("olmo2") ", \"num_key_value_heads\": 2}");
     CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/q_norm/scale"), 64);
