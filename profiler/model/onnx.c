@@ -499,6 +499,11 @@ int approf_onnx_parse_dims(const void *data, size_t len, const char *origin,
         goto cleanup;
     }
     c.gp = mp->graph;
+    for (size_t i = 0; i < mp->n_opset_import; i++)
+        if (!mp->opset_import[i]->domain || !*mp->opset_import[i]->domain ||
+            !strcmp(mp->opset_import[i]->domain, "ai.onnx"))
+            c.opset = mp->opset_import[i]->version > 0 && mp->opset_import[i]->version < 1000
+                          ? (int)mp->opset_import[i]->version : 0;
     if (mp->graph->name && (rc = ox_name_ok(&c, "graph", "graph.name", mp->graph->name, APPROF_NAME_MAX - 1)) < 0)
         goto cleanup;
     rc = approf_graph_new(mp->graph->name && *mp->graph->name ? mp->graph->name : "onnx", APPROF_F32, 1, &c.g);
@@ -530,6 +535,9 @@ cleanup:
     free(c.uses);
     free(c.first_user);
     free(c.skip);
+    for (size_t i = 0; i < c.n_folds; i++)
+        free(c.folds[i]);
+    free(c.folds);
     onnx__model_proto__free_unpacked(mp, NULL);
     return rc;
 }

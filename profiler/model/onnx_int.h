@@ -45,6 +45,9 @@ typedef struct {
     int64_t batch;
     const ApprofOnnxDims *dims;     /* symbolic dimensions' values */
     unsigned char dim_used[APPROF_ONNX_MAX_BINDINGS];
+    void **folds;                   /* onnx_fold.c's constants, freed with Ox */
+    size_t n_folds, cap_folds;
+    int opset;                      /* of the default domain; 0 unknown */
 } Ox;
 
 /* The node being mapped. */
@@ -115,6 +118,11 @@ int ox_reshape(Ox *c, const OxNode *nd, int x, const int64_t *want, int n);
  * Unsqueeze, Gemm. 1 with *rc (a tensor or a negative code) when op is one
  * of them, else 0. */
 int ox_map_more(Ox *c, const OxNode *nd, int *rc);
+
+/* onnx_fold.c: shape arithmetic on small integer constants (Shape,
+ * Gather, Unsqueeze, Squeeze, Concat, Slice, Add, Sub, Mul, Div, Cast,
+ * Identity) defines a constant: 1 with *rc (0 or a negative code), else 0. */
+int ox_fold(Ox *c, const OxNode *nd, int *rc);
 
 /* Maps node nd (index at in the graph) onto IR operators: the IR tensor of
  * its first output (>= 0) or a negative APPROF_E* code, message recorded. */

@@ -284,6 +284,8 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
         return ox_val_def(c, n->output[0], V_CONST, -1, ap->t) < 0
                    ? ox_err(c, APPROF_EINVAL, "%s: too many values", nd->what) : 0;
     }
+    if (ox_fold(c, nd, &x))
+        return x;
     if (!strcmp(op, "Identity") || !strcmp(op, "Cast"))
         return ox_operand(c, nd, 0, &x) < 0 ? APPROF_EPARSE : ox_alias(c, nd, x);
     if (!strcmp(op, "MatMul"))
@@ -366,7 +368,8 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
     if (!strcmp(op, "Softmax")) {
         if (ox_operand(c, nd, 0, &x) < 0)
             return APPROF_EPARSE;
-        a.axis = norm_axis(ox_attr_i(n, "axis", -1), T(c, x)->ndim);
+        /* before opset 13 the default axis is 1 (of the input coerced to 2-D) */
+        a.axis = norm_axis(ox_attr_i(n, "axis", c->opset && c->opset < 13 ? 1 : -1), T(c, x)->ndim);
         if (a.axis < 0)
             return ox_err(c, APPROF_EPARSE, "%s: field attribute axis: out of range", nd->what);
         return ox_emit(c, nd, APPROF_OP_SOFTMAX, &x, 1, &a, NULL, 0);

@@ -10,7 +10,9 @@
 #   approf's model format (with ONNX's output sizes computed by the script);
 # - a decoder with a symbolic batch and sequence length is refused naming
 #   the input, dim and name until --seq-len (or --dim) binds it, then equals
-#   the zoo's GPT block at two sequence lengths, and a sweep runs on it;
+#   the zoo's GPT block at two sequence lengths, and a sweep runs on it; so
+#   does one whose head reshapes compute their shape from the tensor as
+#   torch.onnx writes it (Shape, Gather, Div, Unsqueeze, Concat);
 # - a dropout mask that a node reads, pads no symmetric padding matches and
 #   a Squeeze of a dim that is not 1 exit 1 naming the node and operator.
 # Usage: cli_onnx_exporters.sh APPROF yes|no DIR_OF_GENERATORS
@@ -29,6 +31,7 @@ done
 [ -n "$PY" ] || fail "python3-onnx is needed to write the test models (tools/install-deps.sh installs it)"
 "$PY" "$GEN/onnx_exporters.py" "$T" || fail "onnx_exporters.py"
 "$PY" "$GEN/onnx_models.py" gpt2-dynamic "$T/decoder.onnx" || fail "writing decoder.onnx"
+"$PY" "$GEN/onnx_models.py" gpt2-torch "$T/torch.onnx" || fail "writing torch.onnx"
 
 # parameters, fwd_flops, bwd_flops, batch of approf model show --format json
 totals() {
@@ -59,6 +62,12 @@ for s in 16 32; do
     a=$(totals < "$T/d.json") b=$(totals < "$T/dz.json")
     [ "$a" = "$b" ] || fail "decoder at seq $s: ONNX '$a' vs zoo '$b'"
     echo "ok: decoder.onnx --seq-len $s = zoo: $a"
+    # the head reshapes' shapes computed from the tensors (Shape, Gather,
+    # Div, Unsqueeze, Concat): folded once the dims are bound
+    "$APPROF" model show --model-file "$T/torch.onnx" --batch 2 --seq-len $s --format json > "$T/t.json" ||
+        fail "torch.onnx --seq-len $s"
+    a=$(totals < "$T/t.json")
+    [ "$a" = "$b" ] || fail "torch-style shapes at seq $s: ONNX '$a' vs zoo '$b'"
 done
 "$APPROF" model show --model-file "$T/decoder.onnx" --batch 2 --dim sequence_length=32 --format json > "$T/d.json" ||
     fail "decoder.onnx --dim sequence_length=32"

@@ -10,6 +10,10 @@
 
   onnx_models.py gpt2-dynamic OUT  the same with a symbolic sequence length
                                    ("sequence_length") as well as batch
+  onnx_models.py gpt2-torch OUT    gpt2-dynamic with the head reshapes' shapes
+                                   computed from the tensors, as torch.onnx
+                                   writes them (Shape, Gather, Div, Unsqueeze,
+                                   Concat)
 
   onnx_models.py unsupported OUT   Relu then an Erf node named "my_erf"
   onnx_models.py symbolic OUT      an input with a symbolic second dim ("seq")
@@ -88,9 +92,12 @@ def resnet(path):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
-def gpt2(path, seq=None):
+def gpt2(path, seq=None, torch_shapes=False):
     """seq: a symbolic sequence length ("sequence_length", as Hugging Face's
-    exporters name it) instead of 16."""
+    exporters name it) instead of 16; torch_shapes: the head reshapes take
+    their shape from the tensor, as torch.onnx writes x.view(x.size(0),
+    x.size(1), heads, x.size(2) // heads): Shape, Gather, Div, Unsqueeze,
+    Concat (and Constant nodes for the indices)."""
     C, H, S, V, F, P = 64, 4, 16, 100, 256, 1024
     S = seq or S
     D = C // H
@@ -111,10 +118,26 @@ def gpt2(path, seq=None):
 
     y = linear(ln(x, pre + ".ln_1"), pre + ".attn.c_attn", C, 3 * C)
     q, k, v = b.node("Split", [y, b.const_ints("split_sizes", [C, C, C])], pre + "/split", n_out=3, axis=2)
-    heads = b.const_ints("heads_shape", [0, 0, H, D])
-    q = b.node("Transpose", [b.node("Reshape", [q, heads], pre + "/q/Reshape")], pre + "/q/Transpose", perm=[0, 2, 1, 3])
-    k = b.node("Transpose", [b.node("Reshape", [k, heads], pre + "/k/Reshape")], pre + "/k/Transpose", perm=[0, 2, 3, 1])
-    v = b.node("Transpose", [b.node("Reshape", [v, heads], pre + "/v/Reshape")], pre + "/v/Transpose", perm=[0, 2, 1, 3])
+    def const(name, vals, dims):
+        return b.node("Constant", [], name, value=helper.make_tensor(name, TensorProto.INT64, dims, vals))
+
+    def heads_of(x, name):
+        if not torch_shapes:
+            return "heads_shape"
+        shape = b.node("Shape", [x], name + "/Shape")
+        dim = [b.node("Gather", [shape, const(name + "/c%d" % i, [i], [])], name + "/Gather%d" % i, axis=0)
+               for i in range(3)]
+        dim[2] = b.node("Div", [dim[2], const(name + "/heads", [H], [])], name + "/Div")
+        axes = const(name + "/axes", [0], [1])
+        parts = [b.node("Unsqueeze", [dim[i], axes], name + "/Unsqueeze%d" % i) for i in range(3)]
+        parts.insert(2, const(name + "/h", [H], [1]))
+        return b.node("Concat", parts, name + "/Concat", axis=0)
+
+    if not torch_shapes:
+        b.const_ints("heads_shape", [0, 0, H, D])
+    q = b.node("Transpose", [b.node("Reshape", [q, heads_of(q, pre + "/q")], pre + "/q/Reshape")], pre + "/q/Transpose", perm=[0, 2, 1, 3])
+    k = b.node("Transpose", [b.node("Reshape", [k, heads_of(k, pre + "/k")], pre + "/k/Reshape")], pre + "/k/Transpose", perm=[0, 2, 3, 1])
+    v = b.node("Transpose", [b.node("Reshape", [v, heads_of(v, pre + "/v")], pre + "/v/Reshape")], pre + "/v/Transpose", perm=[0, 2, 1, 3])
     s = b.node("MatMul", [q, k], pre + "/scores")
     b.inits.append(helper.make_tensor("scale", TensorProto.FLOAT, [], [float(D) ** 0.5]))
     s = b.node("Softmax", [b.node("Div", [s, "scale"], pre + "/scale")], pre + "/softmax", axis=-1)
@@ -147,5 +170,6 @@ def tiny(path, op, dims):
 
 if __name__ == "__main__":
     {"resnet": resnet, "gpt2": gpt2, "gpt2-dynamic": lambda p: gpt2(p, "sequence_length"),
+     "gpt2-torch": lambda p: gpt2(p, "sequence_length", True),
      "unsupported": lambda p: tiny(p, "Erf", [2, 8]),
      "symbolic": lambda p: tiny(p, "Relu", ["batch", "seq"])}[sys.argv[1]](sys.argv[2])

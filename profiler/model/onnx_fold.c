@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Shape arithmetic folded to constants (docs/models.md, section ONNX): the
+ * chains exporters write for a reshape of dynamic dims, such as PyTorch's
+ * x.view(x.size(0), x.size(1), heads, -1) -- Shape, Gather, Unsqueeze,
+ * Concat, Reshape -- are computed here once the input shapes are bound, so
+ * that Reshape sees a constant shape. A node folds when its operands are
+ * small integer constants (initializers, Constant outputs, folded values)
+ * or, for Shape, any tensor; it then defines a constant and adds no
+ * operator. Called first by onnx_ops.c's ox_map_node.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_int.h"
+
+/* The longest folded vector: shapes and indices, not data. */
+#define FOLD_MAX 16
+/* At most this many folded values in one graph (each one allocation). */
+#define FOLD_LIMIT ((size_t)1 << 16)
+
+typedef struct {
+    Onnx__TensorProto tp;
+    int64_t dims[1];
+    int64_t vals[FOLD_MAX];
+} OxFold;
+
+/* The integer constant behind input k of at most FOLD_MAX elements and at
+ * most rank 1: its count (0..FOLD_MAX) with *rank, or -1. */
+static int int_in(Ox *c, const OxNode *nd, int k, int64_t *v, int *rank)
+{
+    const Onnx__TensorProto *tp = ox_has_input(nd, k) ? ox_const_in(c, nd, k) : NULL;
+    int n;
+    if (!tp || tp->n_dims > 1)
+        return -1;
+    n = ox_tp_ints(tp, v, FOLD_MAX);
+    *rank = (int)tp->n_dims;
+    return n;
+}
+
+/* Defines output 0 of nd as the int64 constant v[0..n) of rank 0 or 1. */
+static int define(Ox *c, const OxNode *nd, const int64_t *v, int n, int rank)
+{
+    OxFold *f;
+    void **grown;
+    if (!nd->n->n_output || !nd->n->output[0] || !*nd->n->output[0])
+        return 0;
+    if (c->n_folds >= FOLD_LIMIT)
+        return ox_err(c, APPROF_EINVAL, "%s: more than %zu folded shape constants", nd->what, FOLD_LIMIT);
+    if (c->n_folds == c->cap_folds) {
+        size_t cap = c->cap_folds ? 2 * c->cap_folds : 16;
+        if (!(grown = realloc(c->folds, cap * sizeof *grown)))
+            return APPROF_ENOMEM;
+        c->folds = grown;
+        c->cap_folds = cap;
+    }
+    if (!(f = calloc(1, sizeof *f)))
+        return APPROF_ENOMEM;
+    c->folds[c->n_folds++] = f;
+    onnx__tensor_proto__init(&f->tp);
+    f->tp.has_data_type = 1;
+    f->tp.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__INT64;
+    f->dims[0] = n;
+    f->tp.n_dims = rank ? 1 : 0;
+    f->tp.dims = f->dims;
+    memcpy(f->vals, v, sizeof(int64_t) * (size_t)n);
+    f->tp.n_int64_data = (size_t)n;
+    f->tp.int64_data = f->vals;
+    return ox_val_def(c, nd->n->output[0], V_CONST, -1, &f->tp) < 0
+               ? ox_err(c, APPROF_EINVAL, "%s: too many values", nd->what) : 0;
+}
+
+/* Shape of a tensor or a constant, with opset 15's start and end. */
+static int fold_shape(Ox *c, const OxNode *nd)
+{
+    int vi = nd->n->n_input ? ox_val_find(c, nd->n->input[0]) : -1;
+    int64_t d[APPROF_MAX_DIMS], st, en;
+    int r;
+    if (vi < 0 || c->vals[vi].kind < 0)
+        return 1;
+    if (c->vals[vi].kind == V_TENSOR) {
+        r = T(c, c->vals[vi].idx)->ndim;
+        memcpy(d, T(c, c->vals[vi].idx)->dims, sizeof(int64_t) * (size_t)r);
+    } else {
+        const Onnx__TensorProto *tp = c->vals[vi].tp;
+        if (!tp || tp->n_dims > APPROF_MAX_DIMS)
+            return 1;
+        r = (int)tp->n_dims;
+        for (int i = 0; i < r; i++)
+            d[i] = tp->dims[i];
+    }
+    st = ox_attr_i(nd->n, "start", 0);
+    en = ox_attr_i(nd->n, "end", r);
+    if (st < 0)
+        st += r;
+    if (en < 0)
+        en += r;
+    st = st < 0 ? 0 : st > r ? r : st;
+    en = en < st ? st : en > r ? r : en;
+    return define(c, nd, d + st, (int)(en - st), 1);
+}
+
+/* Elementwise Add, Sub, Mul, Div of integer vectors (a scalar or [1]
+ * broadcasts). */
+static int fold_arith(Ox *c, const OxNode *nd, char op)
+{
+    int64_t a[FOLD_MAX], b[FOLD_MAX], y[FOLD_MAX];
+    int ra, rb, na = int_in(c, nd, 0, a, &ra), nb = int_in(c, nd, 1, b, &rb), n;
+    if (na < 1 || nb < 1 || (na != nb && na != 1 && nb != 1))
+        return 1;
+    n = na > nb ? na : nb;
+    for (int i = 0; i < n; i++) {
+        int64_t x = a[na == 1 ? 0 : i], z = b[nb == 1 ? 0 : i];
+        if (op == 'D' && z == 0)
+            return ox_err(c, APPROF_EINVAL, "%s: division by zero in a shape computation", nd->what);
+        /* shape arithmetic stays far below 2^62: wrap rather than overflow */
+        y[i] = op == 'A' ? (int64_t)((uint64_t)x + (uint64_t)z) : op == 'S' ? (int64_t)((uint64_t)x - (uint64_t)z)
+               : op == 'M' ? (int64_t)((uint64_t)x * (uint64_t)z) : (x == INT64_MIN && z == -1 ? x : x / z);
+    }
+    return define(c, nd, y, n, ra || rb);
+}
+
+int ox_fold(Ox *c, const OxNode *nd, int *rc)
+{
+    const char *op = nd->n->op_type ? nd->n->op_type : "";
+    int64_t v[FOLD_MAX], w[FOLD_MAX], y[FOLD_MAX];
+    int r, n, m;
+    *rc = 1;
+    if (!strcmp(op, "Shape")) {
+        *rc = fold_shape(c, nd);
+    } else if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div")) {
+        *rc = fold_arith(c, nd, op[0]);
+    } else if (!strcmp(op, "Identity") || !strcmp(op, "Cast")) {
+        if ((n = int_in(c, nd, 0, v, &r)) >= 0)
+            *rc = define(c, nd, v, n, r);
+    } else if (!strcmp(op, "Unsqueeze")) {
+        /* a scalar to [1] (a vector would become a matrix: not folded) */
+        if ((n = int_in(c, nd, 0, v, &r)) == 1 && r == 0)
+            *rc = define(c, nd, v, 1, 1);
+    } else if (!strcmp(op, "Squeeze")) {
+        if ((n = int_in(c, nd, 0, v, &r)) == 1)
+            *rc = define(c, nd, v, 1, 0);
+    } else if (!strcmp(op, "Gather")) {
+        int ri;
+        if ((n = int_in(c, nd, 0, v, &r)) >= 0 && r == 1 && (m = int_in(c, nd, 1, w, &ri)) >= 0) {
+            for (int i = 0; i < m; i++) {
+                int64_t j = w[i] < 0 ? w[i] + n : w[i];
+                if (j < 0 || j >= n) {
+                    *rc = ox_err(c, APPROF_EINVAL, "%s: field input[1]: index %lld outside %d", nd->what,
+                                 (long long)w[i], n);
+                    return 1;
+                }
+                y[i] = v[j];
+            }
+            *rc = define(c, nd, y, m, ri);
+        }
+    } else if (!strcmp(op, "Concat")) {
+        n = 0;
+        for (size_t k = 0; k < nd->n->n_input; k++) {
+            m = int_in(c, nd, (int)k, w, &r);
+            if (m < 0 || n + m > FOLD_MAX)
+                return 0;
+            memcpy(y + n, w, sizeof(int64_t) * (size_t)m);
+            n += m;
+        }
+        *rc = nd->n->n_input ? define(c, nd, y, n, 1) : 1;
+    } else if (!strcmp(op, "Slice")) {
+        int64_t st, en, step = 1, ax = 0;
+        int rs;
+        if ((n = int_in(c, nd, 0, v, &r)) >= 0 && r == 1 && int_in(c, nd, 1, &st, &rs) == 1 &&
+            int_in(c, nd, 2, &en, &rs) == 1 && (!ox_has_input(nd, 3) || int_in(c, nd, 3, &ax, &rs) == 1) &&
+            (!ox_has_input(nd, 4) || int_in(c, nd, 4, &step, &rs) == 1) && step == 1 && (ax == 0 || ax == -1)) {
+            st = st < 0 ? st + n : st;
+            en = en < 0 ? en + n : en;
+            st = st < 0 ? 0 : st > n ? n : st;
+            en = en < st ? st : en > n ? n : en;
+            *rc = define(c, nd, v + st, (int)(en - st), 1);
+        }
+    }
+    return *rc != 1;
+}
