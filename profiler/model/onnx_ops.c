@@ -304,10 +304,11 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
             return ox_err(c, APPROF_EPARSE, "%s: field attribute axis: only the last axis is supported", nd->what);
         return ox_emit(c, nd, ln ? APPROF_OP_LAYER_NORM : APPROF_OP_BATCH_NORM, in, 3, NULL, NULL, 0);
     }
-    /* standalone activations: LeakyRelu costs what relu does (a compare and
-     * a multiply), Tanh and a lone Sigmoid what silu does (one exponential
+    /* standalone activations: LeakyRelu and Clip (ReLU6) cost what relu
+     * does (a compare and a multiply or a second compare), Tanh and a lone Sigmoid what silu does (one exponential
      * and a few operations an element; the IR has no sigmoid of its own) */
-    if (!strcmp(op, "Relu") || !strcmp(op, "Gelu") || !strcmp(op, "LeakyRelu") || !strcmp(op, "Tanh"))
+    if (!strcmp(op, "Relu") || !strcmp(op, "Gelu") || !strcmp(op, "LeakyRelu") || !strcmp(op, "Tanh") ||
+        !strcmp(op, "Clip"))
         return ox_operand(c, nd, 0, &x) < 0 ? APPROF_EPARSE
                : ox_emit(c, nd, op[0] == 'G' ? APPROF_OP_GELU : op[0] == 'T' ? APPROF_OP_SILU : APPROF_OP_RELU,
                          &x, 1, NULL, NULL, 0);
@@ -326,14 +327,14 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
         }
         return ox_operand(c, nd, 0, &x) < 0 ? APPROF_EPARSE : ox_emit(c, nd, APPROF_OP_SILU, &x, 1, NULL, NULL, 0);
     }
-    if (!strcmp(op, "Add") || !strcmp(op, "Mul") || !strcmp(op, "Div")) {
+    /* Sub costs what add does, Div by a tensor what mul does */
+    if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div")) {
         const Onnx__TensorProto *c0 = ox_const_in(c, nd, 0), *c1 = ox_const_in(c, nd, 1);
+        int add = op[0] == 'A' || op[0] == 'S';
         if (op[0] != 'A' && c1 && ox_tp_elements(c1) == 1)
             return ox_operand(c, nd, 0, &x) < 0 ? APPROF_EPARSE : ox_alias(c, nd, x);
-        if (op[0] == 'M' && c0 && ox_tp_elements(c0) == 1)
+        if ((op[0] == 'M' || op[0] == 'S') && c0 && ox_tp_elements(c0) == 1)
             return ox_operand(c, nd, 1, &x) < 0 ? APPROF_EPARSE : ox_alias(c, nd, x);
-        if (op[0] == 'D')
-            return ox_err(c, APPROF_EPARSE, "%s: unsupported operator: Div only by a one-element constant", nd->what);
         if (ox_operand(c, nd, 0, &in[0]) < 0 || ox_operand(c, nd, 1, &in[1]) < 0)
             return APPROF_EPARSE;
         if (T(c, in[1])->ndim > T(c, in[0])->ndim ||
@@ -342,7 +343,7 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
             in[0] = in[1];
             in[1] = x;
         }
-        return ox_emit(c, nd, op[0] == 'A' ? APPROF_OP_ADD : APPROF_OP_MUL, in, 2, NULL, NULL, 0);
+        return ox_emit(c, nd, add ? APPROF_OP_ADD : APPROF_OP_MUL, in, 2, NULL, NULL, 0);
     }
     if (!strcmp(op, "GlobalAveragePool")) {
         int64_t d[4];

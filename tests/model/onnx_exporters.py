@@ -15,7 +15,8 @@ The test compares approf's parameters and FLOPs of NAME.onnx with those.
                  Unsqueeze axes, Dropout ratio as attributes) and opset 13
                  (as inputs): Conv with auto_pad SAME_UPPER, VALID and
                  asymmetric pads, LRN, MaxPool SAME_LOWER, AveragePool, Sum
-                 of three, LeakyRelu, Tanh, a lone Sigmoid, Dropout with its
+                 of three, LeakyRelu, Tanh, a lone Sigmoid, Clip, Sub, Div by
+                 a tensor, Dropout with its
                  unused mask output, GlobalAveragePool + Squeeze, Unsqueeze +
                  Squeeze, Gemm with a [n] bias, transB + alpha + a [1, n]
                  bias, transA + an [m, n] bias, beta 0
@@ -141,8 +142,8 @@ def ops(out, opset):
     t3 = conv(ir, t, "c3", 4, 8, 8, 3, 2, onnx_out(4, 3, 2, 0, 1), bias=False)
     y4 = b.node("AveragePool", [y], "a1", kernel_shape=[2, 2], strides=[2, 2])
     t4 = pool(ir, t, "a1", "avg_pool", 8, 4, 2, 2, onnx_out(4, 2, 2, 0, 0))
-    y = b.node("Sum", [y2, y3, y4], "sum")
-    t = ir.op("sum", "add", [ir.op("sum/add1", "add", [t2, t3]), t4])
+    y = ys = b.node("Sum", [y2, y3, y4], "sum")
+    t = ts = ir.op("sum", "add", [ir.op("sum/add1", "add", [t2, t3]), t4])
     # standalone activations
     y = b.node("LeakyRelu", [y], "lrelu", alpha=0.1)
     t = ir.op("lrelu", "relu", [t])
@@ -150,6 +151,14 @@ def ops(out, opset):
     t = ir.op("tanh", "silu", [t])
     y = b.node("Sigmoid", [y], "sigmoid")
     t = ir.op("sigmoid", "silu", [t])
+    # Clip (ReLU6, min and max as inputs from opset 11 on), Sub, Div by a tensor
+    b.inits += [helper.make_tensor(n, TensorProto.FLOAT, [], [v]) for n, v in (("lo", 0.0), ("hi", 6.0))]
+    y = b.node("Clip", [y, "lo", "hi"], "relu6")
+    t = ir.op("relu6", "relu", [t])
+    z = b.node("Sub", [y, ys], "sub")
+    tz = ir.op("sub", "add", [t, ts])
+    y = b.node("Div", [y, z], "div")
+    t = ir.op("div", "mul", [t, tz])
     # Dropout with its mask output, which nothing reads
     if opset >= 12:
         b.inits.append(helper.make_tensor("ratio", TensorProto.FLOAT, [], [0.1]))
