@@ -35,17 +35,17 @@ static int pad_gives(int64_t in, int64_t k, int64_t s, int64_t p, int64_t want)
 /* A symmetric padding p with floor((in + 2p - k) / s) + 1 == want (the IR
  * pads both ends alike; a conv's or pool's cost depends on its output size
  * and window, not on where the padding lies): half the total pads when that
- * fits (rounded down, then up), else the smallest that does; or -1. */
+ * fits (rounded down, then up), else the smallest that does (the least p
+ * with in + 2p - k >= (want - 1) s); or -1. */
 static int64_t fit_pad(int64_t in, int64_t k, int64_t s, int64_t total, int64_t want)
 {
+    int64_t lo = (want - 1) * s + k - in;
     if (pad_gives(in, k, s, total / 2, want))
         return total / 2;
     if (pad_gives(in, k, s, (total + 1) / 2, want))
         return (total + 1) / 2;
-    for (int64_t p = 0; p <= k + s && p <= MAX_WINDOW; p++)
-        if (pad_gives(in, k, s, p, want))
-            return p;
-    return -1;
+    lo = lo > 0 ? (lo + 1) / 2 : 0;
+    return lo <= MAX_WINDOW && pad_gives(in, k, s, lo, want) ? lo : -1;
 }
 
 static int attr_is(const Onnx__AttributeProto *ap, const char *s)
@@ -162,10 +162,11 @@ static int map_pool(Ox *c, const OxNode *nd, int max)
  * add broadcasts its second operand); the last one carries the node's name. */
 static int map_sum(Ox *c, const OxNode *nd)
 {
-    int t[APPROF_MAX_INPUTS] = {0}, n = (int)nd->n->n_input, big = 0, acc;
+    enum { MAX_SUM = 64 };
+    int t[MAX_SUM] = {0}, n = (int)(nd->n->n_input < MAX_SUM + 1 ? nd->n->n_input : MAX_SUM + 1), big = 0, acc;
     char nm[APPROF_NAME_MAX];
-    if (n < 1 || n > APPROF_MAX_INPUTS)
-        return ox_err(c, APPROF_EPARSE, "%s: field input: 1 to %d inputs supported", nd->what, APPROF_MAX_INPUTS);
+    if (n < 1 || n > MAX_SUM)
+        return ox_err(c, APPROF_EPARSE, "%s: field input: 1 to %d inputs supported", nd->what, MAX_SUM);
     for (int k = 0; k < n; k++) {
         if (ox_operand(c, nd, k, &t[k]) < 0)
             return APPROF_EPARSE;
