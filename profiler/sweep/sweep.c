@@ -147,6 +147,13 @@ static void shape_text(const ApprofTensor *t, char *buf, size_t len)
     costdb_shape_format(t->dims, t->ndim, buf, len);
 }
 
+/* 1 when the NVIDIA driver's control device exists (a GPU machine, even
+ * where this process cannot use it). */
+static int gpu_device_node(void)
+{
+    return access("/dev/nvidiactl", F_OK) == 0;
+}
+
 int approf_sweep_open_backend(Sweep *sw, const ApprofSweepConfig *cfg,
                               const ApprofSweepCallbacks *cb, char *err, size_t errlen)
 {
@@ -167,8 +174,15 @@ int approf_sweep_open_backend(Sweep *sw, const ApprofSweepConfig *cfg,
         snprintf(err, errlen, "--backend cuda: %s", why[0] ? why : approf_strerror(rc));
         return rc;
     }
-    approf_sweep_notice(cb, "%s; using the analytic model of '%s'", why[0] ? why : "no CUDA device",
-           sw->hw.name);
+    if (!gpu_device_node() && strstr(why, "cudaGetDeviceCount"))
+        /* No NVIDIA device node: the machine has no GPU, and the CUDA
+         * runtime's reason ("driver version is insufficient", "no
+         * CUDA-capable device") says nothing the user needs. */
+        approf_sweep_notice(cb, "no GPU on this machine; using the analytic model of '%s'",
+                            sw->hw.name);
+    else
+        approf_sweep_notice(cb, "%s; using the analytic model of '%s'",
+                            why[0] ? why : "no CUDA device", sw->hw.name);
     sw->n_devices = 0;
     sw->have_gpu_info = 0;
     return approf_backend_analytic(&sw->backend);
