@@ -95,6 +95,34 @@ static int parse_opts(int argc, char **argv, ModelArgs *a)
     return 0;
 }
 
+/* What a Hugging Face config's reading has to say (a duplicated key's
+ * last value taken), and a snapshot's checkpoint size against the count:
+ * model.safetensors.index.json's total_size over torch_dtype's element
+ * size is the checkpoint's parameter count. */
+static void hf_notes(const char *path, const ApprofGraph *g)
+{
+    ApprofHfConfig c;
+    char err[256];
+    int64_t n = approf_graph_num_params(g);
+    if (approf_hf_config_load(path, &c, err, sizeof err) < 0)
+        return;
+    if (c.note[0])
+        fprintf(stderr, "approf: %s\n", c.note);
+    if (c.checkpoint_bytes > 0 && c.checkpoint_elem_size > 0) {
+        int64_t ck = c.checkpoint_bytes / c.checkpoint_elem_size;
+        if (ck == n)
+            fprintf(stderr, "approf: %s: the checkpoint's total_size, %lld bytes, is %lld "
+                    "parameters of %d bytes: the count agrees\n", path,
+                    (long long)c.checkpoint_bytes, (long long)ck, c.checkpoint_elem_size);
+        else
+            fprintf(stderr, "approf: %s: the checkpoint's total_size, %lld bytes, is %lld "
+                    "parameters of %d bytes; approf counts %lld (%+lld): the checkpoint holds "
+                    "tensors the model does not (or lacks some)\n", path,
+                    (long long)c.checkpoint_bytes, (long long)ck, c.checkpoint_elem_size,
+                    (long long)n, (long long)(ck - n));
+    }
+}
+
 /* Builds the graph from a zoo name or a model file; prints errors. */
 static int load_graph(const ModelArgs *a, const char *name, ApprofGraph **g)
 {
@@ -111,6 +139,8 @@ static int load_graph(const ModelArgs *a, const char *name, ApprofGraph **g)
         rc = approf_zoo_build_hf(a->m.hf_config, &zo, g, err, sizeof err);
     else
         rc = approf_zoo_build(name, &zo, g, err, sizeof err);
+    if (rc == 0 && a->m.hf_config)
+        hf_notes(a->m.hf_config, *g);
     if (rc < 0) {
         /* A bad zoo choice or size is a usage error; a bad file is not. */
         fprintf(stderr, "approf: %s\n", err[0] ? err : approf_strerror(rc));

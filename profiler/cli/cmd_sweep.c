@@ -263,6 +263,8 @@ static int check_model(ApprofSweepConfig *cfg, const CliModelArgs *m, char *buf,
         rc = approf_hf_config_load(m->hf_config, &c, err, sizeof err);
         if (rc < 0)
             return cli_fail("%s", err[0] ? err : approf_strerror(rc));
+        if (c.note[0])
+            fprintf(stderr, "approf: %s\n", c.note);
         snprintf(buf, len, "hf:%s", m->hf_config);
         cfg->model_name = c.zoo_name;
         cfg->preset = buf;

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "config.h"
 #include "hfconfig.h"
@@ -414,12 +415,44 @@ static const struct {
     {"bert", "bert", read_bert},
 };
 
+/* A snapshot's checkpoint index: metadata.total_size (bytes of every
+ * tensor in the checkpoint's dtype), 0 when the file is absent or has
+ * none; a malformed one is an error naming it. */
+static int read_index(const char *dir, ApprofHfConfig *out, char *err, size_t errlen)
+{
+    char p[4096];
+    json_error_t je;
+    json_t *root, *ts;
+    FILE *f;
+    if (snprintf(p, sizeof p, "%s/model.safetensors.index.json", dir) >= (int)sizeof p)
+        return 0;
+    if (!(f = fopen(p, "rb")))
+        return 0;
+    root = json_loadf(f, 0, &je);
+    fclose(f);
+    if (!root) {
+        snprintf(err, errlen, "%s: line %d, column %d: %s", p, je.line, je.column, je.text);
+        return APPROF_EPARSE;
+    }
+    ts = json_object_get(json_object_get(root, "metadata"), "total_size");
+    if (ts && (!json_is_integer(ts) || json_integer_value(ts) <= 0)) {
+        snprintf(err, errlen, "%s: field metadata.total_size: expected a positive integer", p);
+        json_decref(root);
+        return APPROF_EPARSE;
+    }
+    out->checkpoint_bytes = ts ? (int64_t)json_integer_value(ts) : 0;
+    json_decref(root);
+    return 0;
+}
+
 int approf_hf_config_load(const char *path, ApprofHfConfig *out, char *err, size_t errlen)
 {
+    char cfgpath[4096];
     Rd r = {path ? path : "config.json", err, errlen};
     json_error_t je;
-    json_t *root, *mt;
+    json_t *root, *mt, *td;
     int rc = APPROF_EPARSE;
+    struct stat sb;
     FILE *f;
 
     if (err && errlen)
@@ -427,6 +460,20 @@ int approf_hf_config_load(const char *path, ApprofHfConfig *out, char *err, size
     if (!path || !out)
         return APPROF_EINVAL;
     memset(out, 0, sizeof *out);
+    /* A snapshot directory (what huggingface_hub downloads): its
+     * config.json, and the checkpoint index beside it. */
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        if (snprintf(cfgpath, sizeof cfgpath, "%s/config.json", path) >= (int)sizeof cfgpath) {
+            if (err && errlen)
+                snprintf(err, errlen, "%s: path too long", path);
+            return APPROF_EINVAL;
+        }
+        if ((rc = read_index(path, out, err, errlen)) < 0)
+            return rc;
+        rc = APPROF_EPARSE;
+        path = cfgpath;
+        r.path = cfgpath;
+    }
     f = fopen(path, "rb");
     if (!f) {
         if (err && errlen)
@@ -434,9 +481,23 @@ int approf_hf_config_load(const char *path, ApprofHfConfig *out, char *err, size
         return APPROF_EIO;
     }
     root = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+    if (!root && strstr(je.text, "duplicate")) {
+        /* transformers reads config.json with Python's json: the last of
+         * a duplicated key wins; so does jansson without the flag */
+        snprintf(out->note, sizeof out->note, "%.120s: line %d: %.100s; its last value is used, "
+                 "as transformers does", path, je.line, je.text);
+        rewind(f);
+        root = json_loadf(f, 0, &je);
+    }
     fclose(f);
     if (!root)
         return rerr(&r, "line %d, column %d: %s", je.line, je.column, je.text);
+    td = json_object_get(root, "torch_dtype");
+    if (json_is_string(td)) {
+        const char *t = json_string_value(td);
+        out->checkpoint_elem_size = !strcmp(t, "float32") ? 4
+                                    : !strcmp(t, "bfloat16") || !strcmp(t, "float16") ? 2 : 0;
+    }
     if (!json_is_object(root)) {
         rerr(&r, "expected a JSON object");
         goto cleanup;

@@ -46,12 +46,22 @@ typedef struct ApprofHfConfig {
     int sparse_step;         /* qwen3_moe: layer l has experts when (l + 1) % step == 0
                               * (0 or 1: every layer) and l is not in mlp_only */
     unsigned char mlp_only[APPROF_ZOO_MAX_LAYERS / 8]; /* bit l: layer l keeps a dense MLP */
+    /* A snapshot directory's checkpoint (model.safetensors.index.json beside
+     * config.json): metadata.total_size in bytes, 0 when there is none, and
+     * torch_dtype's element size (0 when the config names none). */
+    int64_t checkpoint_bytes;
+    int checkpoint_elem_size;
+    char note[320];          /* what the user should hear (a duplicate key's last value
+                              * taken), "" when nothing */
 } ApprofHfConfig;
 
-/* Reads the config.json at path. Returns 0; APPROF_EIO when the file
- * cannot be read; APPROF_EPARSE for malformed JSON, an unsupported
- * model_type or a missing or ill-typed field, with "PATH: field F: ..." in
- * err; APPROF_EUNSUPPORTED without jansson. */
+/* Reads the config.json at path, or in the snapshot directory path (then
+ * its model.safetensors.index.json's total_size too). A key given twice
+ * takes its last value, as Python's json (and so transformers) does, and
+ * out->note says so. Returns 0; APPROF_EIO when the file cannot be read;
+ * APPROF_EPARSE for malformed JSON, an unsupported model_type or a missing
+ * or ill-typed field, with "PATH: field F: ..." in err;
+ * APPROF_EUNSUPPORTED without jansson. */
 int approf_hf_config_load(const char *path, ApprofHfConfig *out, char *err, size_t errlen);
 
 /* Builds the model of the config.json at path with the size overrides and
