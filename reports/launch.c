@@ -329,7 +329,6 @@ static void layout_of(const ApreportReport *r, const RepLaunchBasics *b, RepLaun
     }
 }
 
-/* What each runtime cannot run as the plan has it: the closest it can. */
 /* Weight matrices the priced sharding keeps whole on the tp axis, over the
  * stages with tp > 1 (costdb_weight_whole_on_axis1, apreport's warning
  * rule); *weights counts the weight matrices of those stages. */
@@ -351,6 +350,7 @@ static size_t tp_whole_weights(const ApreportReport *r, size_t *weights)
     return whole;
 }
 
+/* What each runtime cannot run as the plan has it: the closest it can. */
 static void runtime_limits(RepLaunch *L, Notes *N)
 {
     int rt = L->rt;
