@@ -178,6 +178,34 @@ static int no_auto_plan(ApsolveRun *r, size_t tried)
     return 0;
 }
 
+/* A sweep of Alpa's plain space only (no memory levels, recomputation or
+ * ZeRO) whose auto plan pipelines the model or fills a device: the plans
+ * an expert would weigh (ZeRO/FSDP data parallelism, recomputation,
+ * Megatron-style sharding) are not in it; say which sweep option adds
+ * them (on llama-3-8b 1x8 the whole space's plan is ZeRO-2 data
+ * parallelism, 16 % faster than the plain space's two-stage pipeline:
+ * bench/newcomer.sh). */
+static void plain_space_note(const ApsolveRun *r)
+{
+    const ApsolveProblem *p = r->auto_c.p;
+    const ApsolvePlan *pl = r->s->autop;
+    int tight = 0;
+    for (int i = 0; p && i < p->num_submeshes * p->num_configs; i++)
+        if (p->configs[i].valid && !apsolve_config_plain(&p->configs[i]))
+            return;
+    for (size_t k = 0; pl && k < pl->n_stages; k++)
+        if (pl->stages[k].available_memory > 0 &&
+            pl->stages[k].memory_needed > pl->stages[k].available_memory / 10 * 8)
+            tight = 1;
+    if (!pl || (pl->n_stages <= 1 && !tight))
+        return;
+    apsolve_say(r->a, "note: sweep %lld holds Alpa's plain space only (no memory levels, "
+                "recomputation or ZeRO) and its best plan %s; approf sweep --variants all adds "
+                "ZeRO (FSDP-style) data parallelism, recomputation and Megatron-style sharding "
+                "for apsolve to choose from (docs/variants.md)", (long long)r->auto_c.sweep,
+                pl->n_stages > 1 ? "is a pipeline" : "fills a device to 80 % or more");
+}
+
 /* Decides the auto plan's output: made on auto_c (when the main sweep won,
  * main_c with the schedule its plan chose), after the given plan; its
  * bubble warnings and the solve time. */
@@ -193,6 +221,8 @@ static void keep_auto_plan(ApsolveRun *r)
     r->out_c[s->nout] = &r->auto_c;
     s->outs[s->nout++] = (ApsolveOutput){.label = "auto", .kind = "auto", .plan = s->autop};
     apsolve_warn_batches(a, s->autop, "auto");
+    if (!a->quiet)
+        plain_space_note(r);
     if (!a->quiet)
         apsolve_say(a, "solved in %.3f ms (%ld threshold DPs over %ld distinct stage costs)",
                     s->autop->solve_seconds * 1e3, s->autop->dp_evaluations,

@@ -122,6 +122,11 @@ assert said.count("no CUDA device") <= 1, said
 assert said.count("out of memory in Alpa's plain space") <= 1, said
 p = subprocess.run([apsolve, "--db", default, "--no-store"], capture_output=True, text=True)
 assert "nan" not in p.stderr and p.stderr.count("micro-batch size ") == 5, p.stderr
+# one data-parallel stage that fits with room: no note about the plain space
+assert "plain space only" not in p.stderr, p.stderr
+# a pipeline from the plain space: the note names the sweep option that adds the rest
+p = subprocess.run([apsolve, "--db", llama, "--no-store"], capture_output=True, text=True)
+assert "holds Alpa's plain space only" in p.stderr and "--variants all" in p.stderr, p.stderr
 dp = solve(default, "--no-store")
 assert len(dp["stages"]) == 1 and dp["stages"][0]["logical_mesh"] == [8, 1], dp["stages"]
 assert dp["micro_batches"] == 1 and dp["stages"][0]["options"] == \
