@@ -353,6 +353,117 @@ static int read_variant(Rd *r, json_t *root, ApprofHfConfig *c)
     return check_archs(r, root, cls);
 }
 
+/* gpt_neox (Pythia, GPT-NeoX-20B): transformers' models/gpt_neox/
+ * configuration_gpt_neox.py and modeling_gpt_neox.py. GPTNeoXAttention:
+ * query_key_value = Linear(h, 3 h, bias=attention_bias (true)), laid out
+ * [heads, 3, head_dim] and sliced into q, k, v; dense = Linear(h, h, bias);
+ * rotary over rotary_pct of each head (no parameters). GPTNeoXMLP:
+ * dense_h_to_4h = Linear(h, intermediate_size) and dense_4h_to_h, both
+ * biased, GELU between. GPTNeoXLayer: input_layernorm and post_attention_
+ * layernorm (nn.LayerNorm), x + attn(ln1(x)) + mlp(ln2(x)) when
+ * use_parallel_residual (true), else sequential; final_layer_norm; embed_out
+ * = Linear(h, vocab, bias=False), untied (tie_word_embeddings false). */
+static int read_neox(Rd *r, json_t *root, ApprofHfConfig *c)
+{
+    static const char *const gelu[] = {"gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh", NULL};
+    int par = 1;
+    if (get_int(r, root, "num_hidden_layers", 1, APPROF_ZOO_MAX_LAYERS, -1, &c->layers) ||
+        get_int(r, root, "hidden_size", 1, MAX_SIZE, -1, &c->hidden) ||
+        get_int(r, root, "num_attention_heads", 1, 65536, -1, &c->heads) ||
+        get_int(r, root, "intermediate_size", 1, MAX_SIZE, -1, &c->ffn) ||
+        get_int(r, root, "vocab_size", 1, MAX_SIZE, -1, &c->vocab) ||
+        get_int(r, root, "max_position_embeddings", 1, MAX_SIZE, 2048, &c->positions) ||
+        get_bool(r, root, "tie_word_embeddings", 0, &c->tied) ||
+        get_bool(r, root, "use_parallel_residual", 1, &par) ||
+        get_bool(r, root, "attention_bias", 1, &c->attn_bias) ||
+        get_num(r, root, "rotary_emb_base", 10000.0, &c->rope_theta) ||
+        get_num(r, root, "rotary_pct", 0.25, &c->rotary_pct) ||
+        check_str(r, root, "hidden_act", gelu))
+        return APPROF_EPARSE;
+    if (c->rotary_pct > 1)
+        return rerr(r, "field rotary_pct: %g is above 1", c->rotary_pct);
+    if (c->hidden % c->heads)
+        return rerr(r, "field num_attention_heads: %d does not divide hidden_size %d", c->heads, c->hidden);
+    c->kv_heads = c->heads;
+    c->head_dim = c->hidden / c->heads;
+    c->layer_norm = 1;
+    c->fused = 1;
+    c->mlp = 2;
+    c->mlp_bias = 1;
+    c->parallel = par ? 2 : 0;
+    return check_archs(r, root, "GPTNeoX");
+}
+
+/* An integer under its name or under the older alias transformers still
+ * reads (FalconConfig's n_layer, n_head, n_embed). */
+static int get_int2(Rd *r, json_t *root, const char *key, const char *alias, int64_t lo, int64_t hi,
+                    int64_t def, int *out)
+{
+    json_t *v = json_object_get(root, key);
+    return get_int(r, root, (!v || json_is_null(v)) && json_object_get(root, alias) ? alias : key, lo, hi,
+                   def, out);
+}
+
+/* falcon: models/falcon/configuration_falcon.py (every field has a class
+ * default: Falcon-7B's sizes) and modeling_falcon.py. FalconAttention:
+ * query_key_value = Linear(h, qkv, bias=config.bias (false)), qkv = (2
+ * num_kv_heads + heads) head_dim with new_decoder_architecture, h + 2
+ * head_dim with multi_query (true: one k and v head), else 3 h; dense =
+ * Linear(h, h, bias); rotary unless alibi. FalconMLP: dense_h_to_4h =
+ * Linear(h, ffn_hidden_size (4 h)), GELU, dense_4h_to_h, bias=config.bias.
+ * FalconDecoderLayer: ln_attn and ln_mlp (new decoder with
+ * num_ln_in_parallel_attn 2, its default there) or input_layernorm, plus
+ * post_attention_layernorm when not parallel_attn; the new decoder and
+ * parallel_attn add attention and MLP to the residual together. ln_f;
+ * FalconForCausalLM's lm_head is tied (tie_word_embeddings true). */
+static int read_falcon(Rd *r, json_t *root, ApprofHfConfig *c)
+{
+    static const char *const gelu[] = {"gelu", NULL};
+    int alibi = 0, newdec = 0, mq = 1, par = 1, bias = 0, nln = 0;
+    if (get_int2(r, root, "num_hidden_layers", "n_layer", 1, APPROF_ZOO_MAX_LAYERS, 32, &c->layers) ||
+        get_int2(r, root, "hidden_size", "n_embed", 1, MAX_SIZE, 4544, &c->hidden) ||
+        get_int2(r, root, "num_attention_heads", "n_head", 1, 65536, 71, &c->heads) ||
+        get_int(r, root, "vocab_size", 1, MAX_SIZE, 65024, &c->vocab) ||
+        get_int(r, root, "max_position_embeddings", 1, MAX_SIZE, 2048, &c->positions) ||
+        get_bool(r, root, "tie_word_embeddings", 1, &c->tied) ||
+        get_bool(r, root, "alibi", 0, &alibi) ||
+        get_bool(r, root, "new_decoder_architecture", 0, &newdec) ||
+        get_bool(r, root, "multi_query", 1, &mq) ||
+        get_bool(r, root, "parallel_attn", 1, &par) ||
+        get_bool(r, root, "bias", 0, &bias) ||
+        get_rope(r, root, 10000.0, &c->rope_theta) ||
+        check_str(r, root, "activation", gelu))
+        return APPROF_EPARSE;
+    if (alibi)
+        return rerr(r, "field alibi: true is not supported (ALiBi position biases; rotary is)");
+    if (c->hidden % c->heads)
+        return rerr(r, "field num_attention_heads: %d does not divide hidden_size %d", c->heads, c->hidden);
+    c->head_dim = c->hidden / c->heads;
+    if (get_int(r, root, "num_kv_heads", 1, 65536, c->heads, &c->kv_heads) ||
+        get_int(r, root, "ffn_hidden_size", 1, MAX_SIZE, 4 * (int64_t)c->hidden, &c->ffn) ||
+        get_int(r, root, "num_ln_in_parallel_attn", 1, 2, newdec ? 2 : 1, &nln))
+        return APPROF_EPARSE;
+    if (!newdec && mq)
+        c->kv_heads = 1;
+    if (c->heads % c->kv_heads)
+        return rerr(r, "field num_kv_heads: %d does not divide num_attention_heads %d", c->kv_heads, c->heads);
+    if (c->head_dim % 2)
+        return rerr(r, "field num_attention_heads: a head_dim of %d is odd; rotary position "
+                    "embeddings rotate pairs of dimensions", c->head_dim);
+    if (newdec && nln == 2)
+        c->parallel = 2;
+    else if (newdec && !par)
+        return rerr(r, "field parallel_attn: false with new_decoder_architecture and one layer norm "
+                    "(num_ln_in_parallel_attn 1) leaves FalconDecoderLayer without an MLP input");
+    else
+        c->parallel = par || newdec;
+    c->layer_norm = 1;
+    c->fused = 1;
+    c->mlp = 2;
+    c->attn_bias = c->mlp_bias = bias;
+    return check_archs(r, root, "Falcon");
+}
+
 static int read_gpt2(Rd *r, json_t *root, ApprofHfConfig *c)
 {
     static const char *const gelu[] = {"gelu_new", "gelu", NULL};
@@ -411,6 +522,8 @@ static const struct {
     {"phi3", "llama", read_variant},
     {"olmo2", "llama", read_variant},
     {"starcoder2", "llama", read_variant},
+    {"gpt_neox", "llama", read_neox},
+    {"falcon", "llama", read_falcon},
     {"gpt2", "gpt", read_gpt2},
     {"bert", "bert", read_bert},
 };
@@ -520,7 +633,8 @@ int approf_hf_config_load(const char *path, ApprofHfConfig *out, char *err, size
             goto cleanup;
         }
     rerr(&r, "field model_type: unsupported '%s' (llama, mistral, mixtral, qwen2, "
-         "qwen3, qwen3_moe, gemma, gemma2, phi3, olmo2, starcoder2, deepseek, gpt2, bert)",
+         "qwen3, qwen3_moe, gemma, gemma2, phi3, olmo2, starcoder2, gpt_neox, falcon, deepseek, "
+         "gpt2, bert)",
          json_string_value(mt));
 cleanup:
     json_decref(root);

@@ -3,8 +3,8 @@
  * Hugging Face config.json files as zoo models: the reader maps a
  * transformers config (model_type llama, mistral, mixtral, qwen2, deepseek,
  * gpt2, bert; and as variants of the decoder layout qwen3, qwen3_moe, gemma,
- * gemma2, phi3, olmo2, starcoder2) onto the sizes of the zoo builder of that
- * family, so that a config equal to a preset builds the identical graph
+ * gemma2, phi3, olmo2, starcoder2, gpt_neox, falcon) onto the sizes of the
+ * zoo builder of that family, so that a config equal to a preset builds the identical graph
  * (docs/models.md).
  */
 #ifndef APPROF_HFCONFIG_H
@@ -20,8 +20,9 @@ typedef struct ApprofHfConfig {
     char model_type[32];     /* as in the file */
     const char *zoo_name;    /* the zoo builder: llama, mistral, mixtral, qwen2,
                               * deepseek_moe, gpt, bert (static storage); qwen3 builds
-                              * qwen2, qwen3_moe mixtral, gemma, gemma2, phi3, olmo2 and
-                              * starcoder2 llama, with the variants below */
+                              * qwen2, qwen3_moe mixtral, gemma, gemma2, phi3, olmo2,
+                              * starcoder2, gpt_neox and falcon llama, with the variants
+                              * below */
     int layers, hidden, heads, kv_heads, head_dim, ffn, vocab, positions;
     int type_vocab;          /* bert: token type embeddings */
     int tied;                /* the LM head reads the token embedding */
@@ -42,10 +43,16 @@ typedef struct ApprofHfConfig {
     int mlp;                 /* 0: SwiGLU; 1: GeGLU (gelu(gate) * up, gemma); 2: up, GELU,
                               * down (starcoder2's c_fc, c_proj) */
     int mlp_bias;            /* the MLP projections have a bias */
-    int fused;               /* phi3: qkv_proj and gate_up_proj are one GEMM each, split */
+    int fused;               /* phi3: qkv_proj and gate_up_proj are one GEMM each, split;
+                              * gpt_neox, falcon: query_key_value (the MLP is mlp 2) */
     int sparse_step;         /* qwen3_moe: layer l has experts when (l + 1) % step == 0
                               * (0 or 1: every layer) and l is not in mlp_only */
     unsigned char mlp_only[APPROF_ZOO_MAX_LAYERS / 8]; /* bit l: layer l keeps a dense MLP */
+    int parallel;            /* 0: attention then MLP; 1: x + attn(n(x)) + mlp(n(x)), one
+                              * norm (falcon's parallel_attn); 2: the same with a norm each
+                              * (gpt_neox's use_parallel_residual, falcon's new decoder) */
+    double rotary_pct;       /* gpt_neox: the rotated share of a head (recorded; the rope op
+                              * is costed over the whole head) */
     /* A snapshot directory's checkpoint (model.safetensors.index.json beside
      * config.json): metadata.total_size in bytes, 0 when there is none, and
      * torch_dtype's element size (0 when the config names none). */

@@ -22,7 +22,10 @@
  * GELU MLP, gemma's GeGLU, qwen3_moe's dense layers between sparse ones.
  * phi3's fused qkv_proj and gate_up_proj are one GEMM each whose output a
  * split op cuts into q, k, v and gate, up (the same parameters as separate
- * projections).
+ * projections). gpt_neox and falcon (hfconfig.h: fused with mlp 2) have
+ * query_key_value split the same way, LayerNorms, a biased GELU MLP
+ * (dense_h_to_4h, dense_4h_to_h) and, with parallel, attention and MLP
+ * added to the residual together.
  */
 #include <stdio.h>
 #include <string.h>
@@ -195,11 +198,12 @@ static int swiglu(Zb *b, const char *pre, int x, int64_t ffn)
 static int mlp(Zb *b, const char *pre, int x, const ApprofHfConfig *c)
 {
     char p[128];
+    int neox = c->fused;   /* GPTNeoXMLP, FalconMLP */
     if (c->mlp != 2)
         return glu(b, pre, x, c->ffn, c->mlp == 1, c->fused);
-    snprintf(p, sizeof p, "%s/c_fc", pre);
+    snprintf(p, sizeof p, "%s/%s", pre, neox ? "dense_h_to_4h" : "c_fc");
     x = zb_unary(b, APPROF_OP_GELU, p, "gelu", zb_dense(b, p, x, c->ffn, c->mlp_bias));
-    snprintf(p, sizeof p, "%s/c_proj", pre);
+    snprintf(p, sizeof p, "%s/%s", pre, neox ? "dense_4h_to_h" : "c_proj");
     return zb_dense(b, p, x, c->hidden, c->mlp_bias);
 }
 
@@ -280,10 +284,12 @@ static int attention(Zb *b, const char *pre, int x, const ApprofHfConfig *c, int
     snprintf(qn, sizeof qn, "%s/q_norm", pre);
     snprintf(kn, sizeof kn, "%s/k_norm", pre);
     if (c->fused) {
-        /* Phi3Attention: qkv[..., :H D], then the k and the v columns */
+        /* Phi3Attention: qkv[..., :H D], then the k and the v columns;
+         * GPTNeoX and Falcon's query_key_value interleave them per head (or
+         * per kv group), the same GEMM and split sizes */
         int64_t sz[3] = {c->heads * d, kv * d, kv * d};
         int parts[3];
-        snprintf(p, sizeof p, "%s/qkv_proj", pre);
+        snprintf(p, sizeof p, "%s/%s", pre, c->mlp == 2 ? "query_key_value" : "qkv_proj");
         split_last(b, p, zb_dense(b, p, x, sz[0] + 2 * sz[1], bias), 3, sz, parts);
         q = parts[0];
         k = parts[1];
@@ -340,7 +346,7 @@ static int attention(Zb *b, const char *pre, int x, const ApprofHfConfig *c, int
         o = zb_transpose(b, pre, "context_back", o, 5, back);
     }
     o = zb_reshape(b, pre, "merge_heads", o, 3, merged);
-    snprintf(p, sizeof p, "%s/o_proj", pre);
+    snprintf(p, sizeof p, "%s/%s", pre, c->fused && c->mlp == 2 ? "dense" : "o_proj");
     return zb_dense(b, p, o, c->hidden, c->attn_bias);
 }
 
@@ -379,6 +385,25 @@ int zoo_decoder(Zb *b, const ApprofZooOptions *o)
          * norm(attn(x)), x + norm(mlp(x)) */
         snprintf(p, sizeof p, "%s/input_layernorm", pre);
         y = c.norms == 2 ? x : norm(b, &c, p, x);
+        if (c.parallel) {
+            /* GPTNeoXLayer (use_parallel_residual), FalconDecoderLayer
+             * (parallel_attn, new decoder): x + attn(n1(x)) + mlp(n2(x)),
+             * n2 = n1 with one norm */
+            int m = y, a;
+            snprintf(p, sizeof p, "%s/self_attn", pre);
+            a = attention(b, p, y, &c, eager);
+            if (c.parallel == 2) {
+                snprintf(p, sizeof p, "%s/post_attention_layernorm", pre);
+                m = norm(b, &c, p, x);
+            }
+            snprintf(p, sizeof p, "%s/mlp", pre);
+            m = mlp(b, p, m, &c);
+            x = zb_binary(b, APPROF_OP_ADD, pre, "residual_1", x, a);
+            x = zb_binary(b, APPROF_OP_ADD, pre, "residual_2", x, m);
+            if (o->manual_boundaries && l + 1 < c.layers)
+                x = zb_boundary(b, pre, x);
+            continue;
+        }
         snprintf(p, sizeof p, "%s/self_attn", pre);
         y = attention(b, p, y, &c, eager);
         if (c.norms) {

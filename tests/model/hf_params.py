@@ -32,6 +32,14 @@ CASES = [
     ("olmo-2-1124-7b.json", 7.3e9, 0.05e9),
     # bigcode/starcoder2-7b: 7.17B on the hub (tied embedding)
     ("starcoder2-7b.json", 7.17e9, 0.005e9),
+    # EleutherAI/pythia-1.4b: the Pythia paper's table gives 1,414,647,808
+    # total parameters (the card's "1.4B")
+    ("pythia-1.4b.json", 1414647808, 0),
+    # EleutherAI/gpt-neox-20b: the GPT-NeoX-20B paper, 20,554,567,680
+    ("gpt-neox-20b.json", 20554567680, 0),
+    # tiiuae/falcon-7b: "Falcon-7B is a 7B parameters causal decoder-only
+    # model" (6.92B on the hub)
+    ("falcon-7b.json", 6.92e9, 0.005e9),
 ]
 
 # Class defaults of the fields these formulas read when a file omits them
@@ -56,8 +64,47 @@ def linear(i, o, bias):
     return i * o + (o if bias else 0)
 
 
+def count_neox(c):
+    """GPTNeoXForCausalLM (modeling_gpt_neox.py): per layer two LayerNorms,
+    query_key_value Linear(h, 3h) and dense Linear(h, h) with bias
+    (attention_bias, default true), dense_h_to_4h / dense_4h_to_h with bias;
+    embed_in, final_layer_norm, embed_out Linear(h, v) without bias."""
+    h, v, f = c["hidden_size"], c["vocab_size"], c["intermediate_size"]
+    b = c.get("attention_bias", True)
+    layer = 2 * 2 * h + linear(h, 3 * h, b) + linear(h, h, b) + linear(h, f, True) + linear(f, h, True)
+    tied = c.get("tie_word_embeddings", False)
+    return c["num_hidden_layers"] * layer + v * h + 2 * h + (0 if tied else v * h)
+
+
+def count_falcon(c):
+    """FalconForCausalLM (modeling_falcon.py, FalconConfig's defaults):
+    query_key_value Linear(h, (2 kv + heads) d) (new decoder), (heads + 2) d
+    (multi_query), else 3h; dense Linear(h, h); the MLP 4h; all with
+    bias=config.bias; ln_attn + ln_mlp (new decoder) or input_layernorm (+
+    post_attention_layernorm unless parallel_attn); ln_f; lm_head tied."""
+    h = c.get("hidden_size", c.get("n_embed", 4544))
+    heads = c.get("num_attention_heads", c.get("n_head", 71))
+    n_layers = c.get("num_hidden_layers", c.get("n_layer", 32))
+    v, b, d = c.get("vocab_size", 65024), c.get("bias", False), h // heads
+    new, mq = c.get("new_decoder_architecture", False), c.get("multi_query", True)
+    f = c.get("ffn_hidden_size") or 4 * h
+    if new:
+        qkv = (2 * c.get("num_kv_heads", heads) + heads) * d
+        lns = 2 if c.get("num_ln_in_parallel_attn", 2) == 2 else 1
+    else:
+        qkv = h + 2 * d if mq else 3 * h
+        lns = 1 if c.get("parallel_attn", True) else 2
+    layer = lns * 2 * h + linear(h, qkv, b) + linear(h, h, b) + linear(h, f, b) + linear(f, h, b)
+    tied = c.get("tie_word_embeddings", True)
+    return n_layers * layer + v * h + 2 * h + (0 if tied else v * h)
+
+
 def count(cfg):
     mt = cfg["model_type"]
+    if mt == "gpt_neox":
+        return count_neox(cfg)
+    if mt == "falcon":
+        return count_falcon(cfg)
     c = dict(DEFAULTS[mt])
     c.update({k: v for k, v in cfg.items() if v is not None})
     h, n_layers, v = c["hidden_size"], c["num_hidden_layers"], c["vocab_size"]

@@ -112,7 +112,7 @@ static void test_errors(void)
     ApprofZooOptions o;
     ApprofGraph *g = NULL;
     char p[512], err[512], pre[600];
-    expect("bad-model-type.json", APPROF_EPARSE, "field model_type: unsupported 'falcon'");
+    expect("bad-model-type.json", APPROF_EPARSE, "field model_type: unsupported 'mamba'");
     expect("bad-missing.json", APPROF_EPARSE, "field intermediate_size: missing");
     expect("bad-type.json", APPROF_EPARSE, "field num_key_value_heads");
     expect("no-such-config.json", APPROF_EIO, "no-such-config.json");

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The Hugging Face families built as variants of the decoder (qwen3,
- * qwen3_moe, gemma, gemma2, phi3, olmo2, starcoder2; docs/models.md): on
+ * qwen3_moe, gemma, gemma2, phi3, olmo2, starcoder2, gpt_neox, falcon;
+ * docs/models.md): on
  * small configs written here, the parameters transformers' modeling files
  * create are in the graph with their shapes (q/k norms per head or per
  * projection, sandwich and post norms, LayerNorm biases, the MLP's biases,
@@ -178,6 +179,74 @@ static void test_phi3_olmo2_starcoder2(void)
     approf_graph_free(&g);
 }
 
+/* gpt_neox: query_key_value and dense with biases, LayerNorms, biased GELU
+ * MLP, the parallel residual (two adds per layer, both from x), untied
+ * embed_out; falcon: multi_query's one k/v head, no biases, one shared
+ * norm (parallel_attn), the new decoder's kv heads and two norms, tied */
+static void test_neox_falcon(void)
+{
+    int64_t h = 64, f = 128, v = 100;
+    ApprofGraph *g = build(SIZES("gpt_neox") ", \"architectures\": [\"GPTNeoXForCausalLM\"]}");
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/query_key_value/kernel"), h * 3 * h);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/query_key_value/bias"), 3 * h);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/dense/bias"), h);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/mlp/dense_h_to_4h/bias"), f);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/mlp/dense_4h_to_h/bias"), h);
+    CU_ASSERT_EQUAL(param(g, "model.layers.1/post_attention_layernorm/bias"), h);
+    CU_ASSERT_EQUAL(param(g, "lm_head/kernel"), h * v);
+    CU_ASSERT_EQUAL(count_ops(g, APPROF_OP_LAYER_NORM), 2 * 2 + 1);
+    CU_ASSERT_EQUAL(count_ops(g, APPROF_OP_SPLIT), 2);
+    CU_ASSERT_EQUAL(approf_graph_num_params(g),
+                    2 * (4 * h + 3 * h * h + 3 * h + h * h + h + 2 * h * f + f + h) + 2 * v * h + 2 * h);
+    /* the parallel residual: the MLP's norm reads the layer's input */
+    {
+        int in1 = -1, in2 = -2;
+        for (size_t i = 0; g && i < g->n_ops; i++) {
+            if (!strcmp(g->ops[i].name, "model.layers.1/input_layernorm"))
+                in1 = g->ops[i].inputs[0];
+            if (!strcmp(g->ops[i].name, "model.layers.1/post_attention_layernorm"))
+                in2 = g->ops[i].inputs[0];
+        }
+        CU_ASSERT_EQUAL(in1, in2);
+    }
+    approf_graph_free(&g);
+    g = build(SIZES("gpt_neox") ", \"use_parallel_residual\": false, \"attention_bias\": false, "
+              "\"tie_word_embeddings\": true}");
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/query_key_value/bias"), 0);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/mlp/dense_h_to_4h/bias"), f);
+    CU_ASSERT_EQUAL(param(g, "lm_head/kernel"), 0);
+    approf_graph_free(&g);
+    /* falcon: multi_query (true by default), parallel_attn, no bias, tied,
+     * ffn 4 h */
+    g = build("{\"model_type\": \"falcon\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+              "\"num_attention_heads\": 4, \"vocab_size\": 100}");
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/query_key_value/kernel"), h * (h + 2 * 16));
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/query_key_value/bias"), 0);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/mlp/dense_h_to_4h/kernel"), h * 4 * h);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/post_attention_layernorm/scale"), 0);
+    CU_ASSERT_EQUAL(param(g, "lm_head/kernel"), 0);
+    CU_ASSERT_EQUAL(count_ops(g, APPROF_OP_LAYER_NORM), 2 + 1);
+    CU_ASSERT_EQUAL(approf_graph_num_params(g),
+                    2 * (2 * h + h * (h + 32) + h * h + 8 * h * h) + v * h + 2 * h);
+    approf_graph_free(&g);
+    /* the new decoder: num_kv_heads 2, ln_attn and ln_mlp, biases */
+    g = build("{\"model_type\": \"falcon\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+              "\"num_attention_heads\": 4, \"vocab_size\": 100, \"new_decoder_architecture\": true, "
+              "\"num_kv_heads\": 2, \"bias\": true, \"ffn_hidden_size\": 128}");
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/query_key_value/kernel"), h * (h + 2 * 32));
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/dense/bias"), h);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/mlp/dense_4h_to_h/bias"), h);
+    CU_ASSERT_EQUAL(count_ops(g, APPROF_OP_LAYER_NORM), 2 * 2 + 1);
+    approf_graph_free(&g);
+    /* sequential (parallel_attn false): post_attention_layernorm */
+    g = build("{\"model_type\": \"falcon\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+              "\"num_attention_heads\": 4, \"vocab_size\": 100, \"parallel_attn\": false, "
+              "\"multi_query\": false}");
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/post_attention_layernorm/scale"), h);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/query_key_value/kernel"), h * 3 * h);
+    approf_graph_free(&g);
+}
+
 static void expect(const char *text, const char *want)
 {
     ApprofHfConfig c;
@@ -219,6 +288,13 @@ static void test_errors(void)
     expect("{\"model_type\": \"phi3\", \"hidden_size\": 66, \"num_attention_heads\": 4, "
            "\"num_hidden_layers\": 2, \"intermediate_size\": 128, \"vocab_size\": 100, "
            "\"max_position_embeddings\": 32}", "field num_attention_heads");
+    expect(SIZES("gpt_neox") ", \"rotary_pct\": 2}", "field rotary_pct");
+    expect(SIZES("gpt_neox") ", \"architectures\": [\"GPTNeoXModel\"]}", "field architectures");
+    expect("{\"model_type\": \"falcon\", \"alibi\": true}", "field alibi");
+    expect("{\"model_type\": \"falcon\", \"new_decoder_architecture\": true, \"num_kv_heads\": 3}",
+           "field num_kv_heads");
+    expect("{\"model_type\": \"falcon\", \"new_decoder_architecture\": true, \"parallel_attn\": false, "
+           "\"num_ln_in_parallel_attn\": 1}", "field parallel_attn");
     remove(FILE_NAME);
 }
 
@@ -233,6 +309,7 @@ int main(void)
     CU_add_test(s, "qwen3_moe", test_qwen3_moe);
     CU_add_test(s, "gemma, gemma2", test_gemma);
     CU_add_test(s, "phi3, olmo2, starcoder2", test_phi3_olmo2_starcoder2);
+    CU_add_test(s, "gpt_neox, falcon", test_neox_falcon);
     CU_add_test(s, "bad fields", test_errors);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
