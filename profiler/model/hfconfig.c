@@ -464,6 +464,82 @@ static int read_falcon(Rd *r, json_t *root, ApprofHfConfig *c)
     return check_archs(r, root, "Falcon");
 }
 
+/* deepseek_v2, deepseek_v3: transformers' models/deepseek_v3/
+ * configuration_deepseek_v3.py and modeling_deepseek_v3.py (deepseek_v2:
+ * modular_deepseek_v2.py, the same layers). DeepseekV3Attention (Multi-head
+ * Latent Attention): q_proj = Linear(h, heads (qk_nope + qk_rope)) when
+ * q_lora_rank is null, else q_a_proj = Linear(h, q_lora_rank, bias=
+ * attention_bias), q_a_layernorm = RMSNorm(q_lora_rank), q_b_proj =
+ * Linear(q_lora_rank, heads (qk_nope + qk_rope)); kv_a_proj_with_mqa =
+ * Linear(h, kv_lora_rank + qk_rope, bias=attention_bias), kv_a_layernorm =
+ * RMSNorm(kv_lora_rank), kv_b_proj = Linear(kv_lora_rank, heads (qk_nope +
+ * v_head_dim)); o_proj = Linear(heads v_head_dim, h, bias=attention_bias).
+ * DeepseekV3DecoderLayer: experts when layer_idx >= first_k_dense_replace
+ * (moe_layer_freq, in DeepSeek's own configs, must then be 1), else an MLP
+ * of intermediate_size; DeepseekV3MoE: the router's weight [E, h] and
+ * e_score_correction_bias [E] (v3; v2's gate is a bias-free Linear), routed
+ * experts of moe_intermediate_size, shared experts of n_shared_experts x
+ * moe_intermediate_size. The multi-token prediction layers of the
+ * checkpoint (num_nextn_predict_layers) are not part of the model. */
+static int read_mla(Rd *r, json_t *root, ApprofHfConfig *c)
+{
+    int v3 = !strcmp(c->model_type, "deepseek_v3"), shared = 0, freq = 1, bias = 0;
+    json_t *ql = json_object_get(root, "q_lora_rank");
+    if (get_int(r, root, "num_hidden_layers", 1, APPROF_ZOO_MAX_LAYERS, -1, &c->layers) ||
+        get_int(r, root, "hidden_size", 1, MAX_SIZE, -1, &c->hidden) ||
+        get_int(r, root, "num_attention_heads", 1, 65536, -1, &c->heads) ||
+        get_int(r, root, "intermediate_size", 1, MAX_SIZE, -1, &c->ffn) ||
+        get_int(r, root, "vocab_size", 1, MAX_SIZE, -1, &c->vocab) ||
+        get_int(r, root, "max_position_embeddings", 1, MAX_SIZE, v3 ? 4096 : 2048, &c->positions) ||
+        get_bool(r, root, "tie_word_embeddings", 0, &c->tied) ||
+        get_bool(r, root, "attention_bias", 0, &c->attn_bias) ||
+        get_bool(r, root, "mlp_bias", 0, &bias) ||
+        get_rope(r, root, 10000.0, &c->rope_theta) ||
+        get_int(r, root, "kv_lora_rank", 1, MAX_SIZE, 512, &c->kv_lora) ||
+        get_int(r, root, "qk_nope_head_dim", 0, 65536, 128, &c->qk_nope) ||
+        get_int(r, root, "qk_rope_head_dim", 2, 65536, 64, &c->qk_rope) ||
+        get_int(r, root, "v_head_dim", 1, 65536, 128, &c->v_dim) ||
+        get_int(r, root, "n_routed_experts", 0, 65536, v3 ? 256 : 64, &c->experts) ||
+        get_int(r, root, "num_experts_per_tok", 1, 65536, v3 ? 8 : 1, &c->top_k) ||
+        get_int(r, root, "moe_intermediate_size", 1, MAX_SIZE, v3 ? 2048 : 1407, &c->moe_ffn) ||
+        get_int(r, root, "n_shared_experts", 0, 65536, v3 ? 1 : 2, &shared) ||
+        get_int(r, root, "first_k_dense_replace", 0, APPROF_ZOO_MAX_LAYERS, v3 ? 3 : 0, &c->first_dense) ||
+        get_int(r, root, "moe_layer_freq", 1, 1, 1, &freq))
+        return APPROF_EPARSE;
+    if (bias)
+        return rerr(r, "field mlp_bias: true is not supported");
+    /* q_lora_rank: null is a plain q_proj; absent, the class default 1536 */
+    if (!ql)
+        c->q_lora = 1536;
+    else if (!json_is_null(ql) && get_int(r, root, "q_lora_rank", 1, MAX_SIZE, 0, &c->q_lora))
+        return APPROF_EPARSE;
+    {
+        static const char *const silu[] = {"silu", "swish", NULL};
+        if (check_str(r, root, "hidden_act", silu))
+            return APPROF_EPARSE;
+    }
+    if (c->qk_rope % 2)
+        return rerr(r, "field qk_rope_head_dim: %d is odd; rotary position embeddings rotate pairs "
+                    "of dimensions", c->qk_rope);
+    if ((int64_t)c->heads * (c->qk_nope + c->qk_rope + c->v_dim) > MAX_SIZE)
+        return rerr(r, "field num_attention_heads: %d heads of %d + %d + %d are above %lld", c->heads,
+                    c->qk_nope, c->qk_rope, c->v_dim, (long long)MAX_SIZE);
+    if ((int64_t)shared * c->moe_ffn > MAX_SIZE)
+        return rerr(r, "field n_shared_experts: %d shared experts of moe_intermediate_size %d are above "
+                    "%lld", shared, c->moe_ffn, (long long)MAX_SIZE);
+    if (c->first_dense > c->layers)
+        return rerr(r, "field first_k_dense_replace: %d exceeds num_hidden_layers %d", c->first_dense,
+                    c->layers);
+    if (c->experts && c->top_k > c->experts)
+        return rerr(r, "field num_experts_per_tok: %d exceeds the %d experts", c->top_k, c->experts);
+    c->shared_ffn = shared * c->moe_ffn;
+    c->kv_heads = c->heads;
+    c->head_dim = c->qk_nope + c->qk_rope;
+    c->score_bias = v3;
+    c->moe_freq = freq;
+    return check_archs(r, root, v3 ? "DeepseekV3" : "DeepseekV2");
+}
+
 static int read_gpt2(Rd *r, json_t *root, ApprofHfConfig *c)
 {
     static const char *const gelu[] = {"gelu_new", "gelu", NULL};
@@ -515,6 +591,8 @@ static const struct {
     {"mixtral", "mixtral", read_decoder},
     {"qwen2", "qwen2", read_decoder},
     {"deepseek", "deepseek_moe", read_decoder},
+    {"deepseek_v2", "deepseek_moe", read_mla},
+    {"deepseek_v3", "deepseek_moe", read_mla},
     {"qwen3", "qwen2", read_variant},
     {"qwen3_moe", "mixtral", read_variant},
     {"gemma", "llama", read_variant},
@@ -634,7 +712,7 @@ int approf_hf_config_load(const char *path, ApprofHfConfig *out, char *err, size
         }
     rerr(&r, "field model_type: unsupported '%s' (llama, mistral, mixtral, qwen2, "
          "qwen3, qwen3_moe, gemma, gemma2, phi3, olmo2, starcoder2, gpt_neox, falcon, deepseek, "
-         "gpt2, bert)",
+         "deepseek_v2, deepseek_v3, gpt2, bert)",
          json_string_value(mt));
 cleanup:
     json_decref(root);

@@ -3,9 +3,10 @@
  * Hugging Face config.json files as zoo models: the reader maps a
  * transformers config (model_type llama, mistral, mixtral, qwen2, deepseek,
  * gpt2, bert; and as variants of the decoder layout qwen3, qwen3_moe, gemma,
- * gemma2, phi3, olmo2, starcoder2, gpt_neox, falcon) onto the sizes of the
- * zoo builder of that family, so that a config equal to a preset builds the identical graph
- * (docs/models.md).
+ * gemma2, phi3, olmo2, starcoder2, gpt_neox, falcon; deepseek_v2 and
+ * deepseek_v3 with Multi-head Latent Attention) onto the sizes of the zoo
+ * builder of that family, so that a config equal to a preset builds the
+ * identical graph (docs/models.md).
  */
 #ifndef APPROF_HFCONFIG_H
 #define APPROF_HFCONFIG_H
@@ -51,6 +52,11 @@ typedef struct ApprofHfConfig {
     int parallel;            /* 0: attention then MLP; 1: x + attn(n(x)) + mlp(n(x)), one
                               * norm (falcon's parallel_attn); 2: the same with a norm each
                               * (gpt_neox's use_parallel_residual, falcon's new decoder) */
+    /* Multi-head Latent Attention (deepseek_v2, deepseek_v3; kv_lora 0: none):
+     * q_lora 0 is a plain q_proj; q/k heads of qk_nope + qk_rope, v heads of v_dim */
+    int q_lora, kv_lora, qk_nope, qk_rope, v_dim;
+    int score_bias;          /* deepseek_v3: the router's e_score_correction_bias[E] */
+    int moe_freq;            /* layer l >= first_dense has experts when l % moe_freq == 0 */
     double rotary_pct;       /* gpt_neox: the rotated share of a head (recorded; the rope op
                               * is costed over the whole head) */
     /* A snapshot directory's checkpoint (model.safetensors.index.json beside

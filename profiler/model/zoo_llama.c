@@ -215,6 +215,8 @@ static int sparse_layer(const ApprofHfConfig *c, int l)
         return 0;
     if (l < APPROF_ZOO_MAX_LAYERS && (c->mlp_only[l / 8] >> (l % 8)) & 1)
         return 0;
+    if (c->moe_freq > 1 && l % c->moe_freq)
+        return 0;
     return c->sparse_step <= 1 || (l + 1) % c->sparse_step == 0;
 }
 
@@ -244,6 +246,12 @@ static int moe(Zb *b, const char *pre, int x, const ApprofHfConfig *c, double cf
         cap = 1;
     snprintf(p, sizeof p, "%s/gate", pre);
     w = zb_dense(b, p, x, e, 0);
+    if (c->score_bias) {
+        /* DeepseekV3TopkRouter: sigmoid(logits) + e_score_correction_bias
+         * choose the experts */
+        int64_t ed = e;
+        w = zb_binary(b, APPROF_OP_ADD, p, "add_bias", w, zb_param(b, p, "e_score_correction_bias", 1, &ed));
+    }
     {
         ApprofOpAttrs a = {.top_k = c->top_k};
         snprintf(p, sizeof p, "%s/router", pre);
@@ -273,8 +281,155 @@ static int moe(Zb *b, const char *pre, int x, const ApprofHfConfig *c, double cf
     return y;
 }
 
+/* x copied n times along axis (torch's expand, materialized by the cat
+ * that reads it) as concats of doubling copies. */
+static int repeat_axis(Zb *b, const char *pre, int x, int axis, int64_t n)
+{
+    char leaf[32];
+    int acc = -1, i = 0;
+    ApprofOpAttrs a;
+    memset(&a, 0, sizeof a);
+    a.axis = axis;
+    while (n > 0 && b->rc >= 0) {
+        if (n & 1) {
+            int in[2] = {acc, x};
+            snprintf(leaf, sizeof leaf, "%s/expand_%d", pre, i++);
+            acc = acc < 0 ? x : zb_op(b, APPROF_OP_CONCAT, leaf, in, 2, &a);
+        }
+        n >>= 1;
+        if (n) {
+            int in[2] = {x, x};
+            snprintf(leaf, sizeof leaf, "%s/expand_%d", pre, i++);
+            x = zb_op(b, APPROF_OP_CONCAT, leaf, in, 2, &a);
+        }
+    }
+    return acc;
+}
+
+/* Multi-head Latent Attention (DeepseekV3Attention in transformers'
+ * models/deepseek_v3/modeling_deepseek_v3.py; hfconfig.c read_mla): q
+ * through q_a_proj, q_a_layernorm, q_b_proj (or q_proj), split into the
+ * qk_nope and the rotated qk_rope parts; kv_a_proj_with_mqa split into the
+ * kv_lora latent (kv_a_layernorm, kv_b_proj: k_nope and v per head) and one
+ * rotated k_rope shared by the heads. flash: q and k concatenated to qk_nope
+ * + qk_rope per head (k_rope expanded over the heads), v padded to that
+ * width for the fused op and the output cut back to v_head_dim, as
+ * transformers' flash_attention_2 path does (F.pad of v, then [..., :v]);
+ * its P V GEMM runs over the padded width. eager: the scores as q_nope
+ * k_nope^T + q_rope k_rope^T (the shared k_rope broadcast over the heads),
+ * softmax, times v: exactly the eager FLOPs. */
+static int mla_attention(Zb *b, const char *pre, int x, const ApprofHfConfig *c, int eager)
+{
+    char p[128];
+    int64_t bs = b->g->batch_size, s = x >= 0 ? b->g->tensors[x].dims[1] : 0, H = c->heads;
+    int64_t dn = c->qk_nope, dr = c->qk_rope, dv = c->v_dim, dq = dn + dr, lat = c->kv_lora;
+    int64_t q5[5] = {bs, s, H, 1, dq}, kv4[4] = {bs, s, H, dn + dv}, kr4[4] = {bs, s, 1, dr};
+    int64_t qsz[2] = {dn, dr}, kvsz[2] = {lat, dr}, ksz[2] = {dn, dv}, merged[3] = {bs, s, H * dv};
+    int q, kv, qp[2], kvp[2], kp[2], kr, o;
+    if (c->q_lora) {
+        snprintf(p, sizeof p, "%s/q_a_proj", pre);
+        q = zb_dense(b, p, x, c->q_lora, c->attn_bias);
+        snprintf(p, sizeof p, "%s/q_a_layernorm", pre);
+        q = rms(b, p, q);
+        snprintf(p, sizeof p, "%s/q_b_proj", pre);
+        q = zb_dense(b, p, q, H * dq, 0);
+    } else {
+        snprintf(p, sizeof p, "%s/q_proj", pre);
+        q = zb_dense(b, p, x, H * dq, 0);
+    }
+    q = zb_reshape(b, p, "split_heads", q, 5, q5);
+    if (dn)
+        split_last(b, p, q, 2, qsz, qp);
+    else
+        qp[0] = -1, qp[1] = q;
+    qp[1] = zb_unary(b, APPROF_OP_ROPE, p, "rope", qp[1]);
+    snprintf(p, sizeof p, "%s/kv_a_proj_with_mqa", pre);
+    kv = zb_dense(b, p, x, lat + dr, c->attn_bias);
+    split_last(b, p, kv, 2, kvsz, kvp);
+    kr = zb_unary(b, APPROF_OP_ROPE, p, "rope", zb_reshape(b, p, "k_rope", kvp[1], 4, kr4));
+    snprintf(p, sizeof p, "%s/kv_a_layernorm", pre);
+    kv = rms(b, p, kvp[0]);
+    snprintf(p, sizeof p, "%s/kv_b_proj", pre);
+    kv = zb_reshape(b, p, "split_heads", zb_dense(b, p, kv, H * (dn + dv), 0), 4, kv4);
+    split_last(b, p, kv, 2, ksz, kp);
+    if (!eager) {
+        ApprofOpAttrs a;
+        int in[3], k, v = kp[1];
+        if (dv > dq)
+            return zb_fail(b, APPROF_EINVAL, "%s: v_head_dim %lld is wider than the %lld of q and k; the "
+                           "fused attention op takes v as wide as k (--attention eager builds it)",
+                           b->g->name, (long long)dv, (long long)dq);
+        memset(&a, 0, sizeof a);
+        kr = repeat_axis(b, pre, kr, 2, H);
+        a.axis = 4;
+        in[0] = qp[0];
+        in[1] = qp[1];
+        snprintf(p, sizeof p, "%s/q_cat", pre);
+        q = dn ? zb_op(b, APPROF_OP_CONCAT, p, in, 2, &a) : qp[1];
+        a.axis = 3;
+        in[0] = kp[0];
+        in[1] = kr;
+        snprintf(p, sizeof p, "%s/k_cat", pre);
+        k = dn ? zb_op(b, APPROF_OP_CONCAT, p, in, 2, &a) : kr;
+        /* F.pad(v, [0, dq - dv]): any columns do, the output's are cut */
+        for (int64_t have = dv; have < dq && b->rc >= 0;) {
+            ApprofOpAttrs sl;
+            int cat[2];
+            memset(&sl, 0, sizeof sl);
+            sl.axis = 3;
+            sl.length = dq - have < dv ? dq - have : dv;
+            snprintf(p, sizeof p, "%s/v_pad_%lld", pre, (long long)have);
+            cat[0] = v;
+            cat[1] = zb_op(b, APPROF_OP_SLICE, p, &kp[1], 1, &sl);
+            v = zb_op(b, APPROF_OP_CONCAT, p, cat, 2, &a);
+            have += sl.length;
+        }
+        memset(&a, 0, sizeof a);
+        a.causal = 1;
+        in[0] = q;
+        in[1] = k;
+        in[2] = v;
+        snprintf(p, sizeof p, "%s/attention", pre);
+        o = zb_op(b, APPROF_OP_ATTENTION, p, in, 3, &a);
+        if (dv < dq) {
+            memset(&a, 0, sizeof a);
+            a.axis = 4;
+            a.length = dv;
+            snprintf(p, sizeof p, "%s/attention_unpad", pre);
+            o = zb_op(b, APPROF_OP_SLICE, p, &o, 1, &a);
+        }
+    } else {
+        static const int to_heads[4] = {0, 2, 1, 3};
+        int64_t q4[4] = {bs, s, H, dn}, qr4[4] = {bs, s, H, dr};
+        ApprofOpAttrs t = {.transpose_b = 1};
+        int in[2], sc, rot;
+        in[0] = zb_transpose(b, pre, "qr_heads", zb_reshape(b, pre, "q_rope_4d", qp[1], 4, qr4), 4, to_heads);
+        in[1] = zb_transpose(b, pre, "kr_heads", kr, 4, to_heads);
+        snprintf(p, sizeof p, "%s/scores_rope", pre);
+        sc = rot = zb_op(b, APPROF_OP_BATCH_MATMUL, p, in, 2, &t);
+        if (dn) {
+            in[0] = zb_transpose(b, pre, "q_heads", zb_reshape(b, pre, "q_nope_4d", qp[0], 4, q4), 4, to_heads);
+            in[1] = zb_transpose(b, pre, "k_heads", kp[0], 4, to_heads);
+            snprintf(p, sizeof p, "%s/scores", pre);
+            sc = zb_op(b, APPROF_OP_BATCH_MATMUL, p, in, 2, &t);
+            sc = zb_binary(b, APPROF_OP_ADD, pre, "scores_add", sc, rot);
+        }
+        sc = zb_softmax(b, pre, sc, 3);
+        in[0] = sc;
+        in[1] = zb_transpose(b, pre, "v_heads", kp[1], 4, to_heads);
+        snprintf(p, sizeof p, "%s/context", pre);
+        o = zb_op(b, APPROF_OP_BATCH_MATMUL, p, in, 2, NULL);
+        o = zb_transpose(b, pre, "context_back", o, 4, to_heads);
+    }
+    o = zb_reshape(b, pre, "merge_heads", o, 3, merged);
+    snprintf(p, sizeof p, "%s/o_proj", pre);
+    return zb_dense(b, p, o, c->hidden, c->attn_bias);
+}
+
 static int attention(Zb *b, const char *pre, int x, const ApprofHfConfig *c, int eager)
 {
+    if (c->kv_lora)
+        return mla_attention(b, pre, x, c, eager);
     char p[128];
     int64_t bs = b->g->batch_size, s = x >= 0 ? b->g->tensors[x].dims[1] : 0;
     int64_t kv = c->kv_heads, grp = c->heads / c->kv_heads, d = c->head_dim;

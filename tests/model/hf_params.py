@@ -40,6 +40,11 @@ CASES = [
     # tiiuae/falcon-7b: "Falcon-7B is a 7B parameters causal decoder-only
     # model" (6.92B on the hub)
     ("falcon-7b.json", 6.92e9, 0.005e9),
+    # deepseek-ai/DeepSeek-V3: "671B total parameters" (the hub's 685B adds
+    # the 14B multi-token prediction module, which approf does not build)
+    ("deepseek-v3.json", 671e9, 0.5e9),
+    # deepseek-ai/DeepSeek-V2-Lite: "15.7B total parameters"
+    ("deepseek-v2-lite.json", 15.7e9, 0.05e9),
 ]
 
 # Class defaults of the fields these formulas read when a file omits them
@@ -99,8 +104,41 @@ def count_falcon(c):
     return n_layers * layer + v * h + 2 * h + (0 if tied else v * h)
 
 
+def count_mla(c):
+    """DeepseekV3ForCausalLM / DeepseekV2ForCausalLM (modeling_deepseek_v3.py,
+    modular_deepseek_v2.py). Attention (MLA): q_proj Linear(h, heads *
+    (nope + rope)) when q_lora_rank is null, else q_a_proj Linear(h, q_lora),
+    q_a_layernorm, q_b_proj Linear(q_lora, heads (nope + rope));
+    kv_a_proj_with_mqa Linear(h, kv_lora + rope), kv_a_layernorm,
+    kv_b_proj Linear(kv_lora, heads (nope + v)), o_proj Linear(heads v, h);
+    no biases. Layers < first_k_dense_replace: MLP(intermediate_size); the
+    others: gate weight [E, h] (+ e_score_correction_bias [E] in v3), E
+    experts and a shared MLP of n_shared * moe_intermediate_size."""
+    v3 = c["model_type"] == "deepseek_v3"
+    h, heads, v = c["hidden_size"], c["num_attention_heads"], c["vocab_size"]
+    nope, rope, vd = c.get("qk_nope_head_dim", 128), c.get("qk_rope_head_dim", 64), c.get("v_head_dim", 128)
+    lat, ql = c.get("kv_lora_rank", 512), c.get("q_lora_rank", 1536)
+    if ql is None:
+        attn = h * heads * (nope + rope)
+    else:
+        attn = h * ql + ql + ql * heads * (nope + rope)
+    attn += h * (lat + rope) + lat + lat * heads * (nope + vd) + heads * vd * h
+    e = c.get("n_routed_experts", 256 if v3 else 64)
+    f = c.get("moe_intermediate_size", 2048 if v3 else 1407)
+    shared = c.get("n_shared_experts", 1 if v3 else 2) or 0
+    moe = h * e + (e if v3 else 0) + e * 3 * h * f + 3 * h * shared * f
+    dense = 3 * h * c["intermediate_size"]
+    k = c.get("first_k_dense_replace", 3 if v3 else 0)
+    total = 0
+    for layer in range(c["num_hidden_layers"]):
+        total += attn + 2 * h + (dense if layer < k or e == 0 else moe)
+    return total + v * h + h + (0 if c.get("tie_word_embeddings", False) else v * h)
+
+
 def count(cfg):
     mt = cfg["model_type"]
+    if mt in ("deepseek_v2", "deepseek_v3"):
+        return count_mla(cfg)
     if mt == "gpt_neox":
         return count_neox(cfg)
     if mt == "falcon":

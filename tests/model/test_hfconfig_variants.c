@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The Hugging Face families built as variants of the decoder (qwen3,
- * qwen3_moe, gemma, gemma2, phi3, olmo2, starcoder2, gpt_neox, falcon;
- * docs/models.md): on
+ * qwen3_moe, gemma, gemma2, phi3, olmo2, starcoder2, gpt_neox, falcon,
+ * deepseek_v2, deepseek_v3; docs/models.md): on
  * small configs written here, the parameters transformers' modeling files
  * create are in the graph with their shapes (q/k norms per head or per
  * projection, sandwich and post norms, LayerNorm biases, the MLP's biases,
@@ -247,6 +247,79 @@ static void test_neox_falcon(void)
     approf_graph_free(&g);
 }
 
+/* The forward FLOPs of the ops whose name holds part and are of kind. */
+static double flops_of(const ApprofGraph *g, ApprofOpKind kind, const char *part)
+{
+    double f = 0;
+    for (size_t i = 0; g && i < g->n_ops; i++)
+        if (g->ops[i].kind == kind && strstr(g->ops[i].name, part))
+            f += approf_op_flops(g, (int)i, 0);
+    return f;
+}
+
+/* deepseek_v3 / deepseek_v2: Multi-head Latent Attention's parameters with
+ * their shapes (q_lora_rank or a plain q_proj, the kv latent and its norm,
+ * kv_b_proj, o_proj over heads x v_head_dim), the router's correction bias
+ * (v3 only), dense layers before first_k_dense_replace, and the attention's
+ * FLOPs: eager exactly q_nope k_nope^T + q_rope k_rope^T and P v; flash
+ * over q/k heads of qk_nope + qk_rope with v padded to that width. */
+static void test_mla(void)
+{
+    int64_t h = 64, H = 4, dn = 8, dr = 4, dv = 6, ql = 24, lat = 16, S = 16, e = 4, mf = 16;
+    const char *cfg = "{\"model_type\": \"deepseek_v3\", \"hidden_size\": 64, \"num_hidden_layers\": 3, "
+        "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, "
+        "\"max_position_embeddings\": 16, \"q_lora_rank\": 24, \"kv_lora_rank\": 16, "
+        "\"qk_nope_head_dim\": 8, \"qk_rope_head_dim\": 4, \"v_head_dim\": 6, \"first_k_dense_replace\": 1, "
+        "\"n_routed_experts\": 4, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 16, "
+        "\"n_shared_experts\": 1, \"architectures\": [\"DeepseekV3ForCausalLM\"]}";
+    int64_t attn = h * ql + ql + ql * H * (dn + dr) + h * (lat + dr) + lat + lat * H * (dn + dv) + H * dv * h;
+    int64_t dense = 3 * h * 128, sparse = h * e + e + e * 3 * h * mf + 3 * h * mf;
+    ApprofGraph *g = build(cfg);
+    double d = (double)dn + dr;
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/q_a_proj/kernel"), h * ql);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/q_a_layernorm/scale"), ql);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/q_b_proj/kernel"), ql * H * (dn + dr));
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/kv_a_proj_with_mqa/kernel"), h * (lat + dr));
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/kv_a_layernorm/scale"), lat);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/kv_b_proj/kernel"), lat * H * (dn + dv));
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/o_proj/kernel"), H * dv * h);
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/mlp/gate_proj/kernel"), h * 128);
+    CU_ASSERT_EQUAL(param(g, "model.layers.1/mlp/gate/e_score_correction_bias"), e);
+    CU_ASSERT_EQUAL(param(g, "model.layers.1/mlp/experts/gate_proj/kernel"), e * h * mf);
+    CU_ASSERT_EQUAL(param(g, "model.layers.1/mlp/shared_experts/up_proj/kernel"), h * mf);
+    CU_ASSERT_EQUAL(approf_graph_num_params(g),
+                    3 * (attn + 2 * h) + dense + 2 * sparse + 2 * 100 * h + h);
+    /* flash: S = Q K^T and O = P V over qk_nope + qk_rope, causal (half the
+     * keys: (S + 1) / 2) */
+    CU_ASSERT_DOUBLE_EQUAL(flops_of(g, APPROF_OP_ATTENTION, "layers.0/"),
+                           2.0 * 2 * H * S * ((S + 1) / 2) * d, 1e-6);
+    approf_graph_free(&g);
+    {
+        ApprofZooOptions o;
+        char err[512] = "";
+        memset(&o, 0, sizeof o);
+        o.batch = 1;
+        o.attention = "eager";
+        write_text(cfg);
+        CU_ASSERT_EQUAL(approf_zoo_build_hf(FILE_NAME, &o, &g, err, sizeof err), 0);
+        CU_ASSERT_EQUAL(approf_graph_num_params(g), 3 * (attn + 2 * h) + dense + 2 * sparse + 2 * 100 * h + h);
+        /* q_nope k_nope^T, q_rope k_rope^T (k_rope one head, broadcast), P v */
+        CU_ASSERT_DOUBLE_EQUAL(flops_of(g, APPROF_OP_BATCH_MATMUL, "layers.0/self_attn"),
+                               2.0 * H * S * S * (dn + dr + dv), 1e-6);
+        approf_graph_free(&g);
+    }
+    /* deepseek_v2: q_lora_rank null is a plain q_proj; no correction bias */
+    g = build("{\"model_type\": \"deepseek_v2\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+              "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, "
+              "\"q_lora_rank\": null, \"kv_lora_rank\": 16, \"n_routed_experts\": 4, "
+              "\"num_experts_per_tok\": 2, \"moe_intermediate_size\": 16, \"first_k_dense_replace\": 1}");
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/q_proj/kernel"), h * H * (128 + 64));
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/q_a_proj/kernel"), 0);
+    CU_ASSERT_EQUAL(param(g, "model.layers.1/mlp/gate/e_score_correction_bias"), 0);
+    CU_ASSERT_EQUAL(param(g, "model.layers.1/mlp/shared_experts/up_proj/kernel"), h * 2 * 16);
+    approf_graph_free(&g);
+}
+
 static void expect(const char *text, const char *want)
 {
     ApprofHfConfig c;
@@ -295,6 +368,20 @@ static void test_errors(void)
            "field num_kv_heads");
     expect("{\"model_type\": \"falcon\", \"new_decoder_architecture\": true, \"parallel_attn\": false, "
            "\"num_ln_in_parallel_attn\": 1}", "field parallel_attn");
+    expect("{\"model_type\": \"deepseek_v3\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+           "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, "
+           "\"moe_layer_freq\": 2}", "field moe_layer_freq");
+    expect("{\"model_type\": \"deepseek_v2\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+           "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, "
+           "\"qk_rope_head_dim\": 5}", "field qk_rope_head_dim");
+    expect("{\"model_type\": \"deepseek_v3\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+           "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, "
+           "\"first_k_dense_replace\": 0, \"architectures\": [\"DeepseekV2ForCausalLM\"]}",
+           "field architectures");
+    /* DeepseekV3Config's first_k_dense_replace is 3 when absent */
+    expect("{\"model_type\": \"deepseek_v3\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+           "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100}",
+           "field first_k_dense_replace: 3 exceeds");
     remove(FILE_NAME);
 }
 
@@ -310,6 +397,7 @@ int main(void)
     CU_add_test(s, "gemma, gemma2", test_gemma);
     CU_add_test(s, "phi3, olmo2, starcoder2", test_phi3_olmo2_starcoder2);
     CU_add_test(s, "gpt_neox, falcon", test_neox_falcon);
+    CU_add_test(s, "deepseek_v2, deepseek_v3 (MLA)", test_mla);
     CU_add_test(s, "bad fields", test_errors);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
