@@ -477,10 +477,12 @@ static int read_falcon(Rd *r, json_t *root, ApprofHfConfig *c)
  * DeepseekV3DecoderLayer: experts when layer_idx >= first_k_dense_replace
  * (moe_layer_freq, in DeepSeek's own configs, must then be 1), else an MLP
  * of intermediate_size; DeepseekV3MoE: the router's weight [E, h] and
- * e_score_correction_bias [E] (v3; v2's gate is a bias-free Linear), routed
+ * e_score_correction_bias [E] (v3: a buffer there, held by the checkpoint and
+ * counted here as a parameter; v2's gate is a bias-free Linear), routed
  * experts of moe_intermediate_size, shared experts of n_shared_experts x
  * moe_intermediate_size. The multi-token prediction layers of the
- * checkpoint (num_nextn_predict_layers) are not part of the model. */
+ * checkpoint (num_nextn_predict_layers; DeepseekV3Model ignores
+ * model.layers.61.*) are not part of the model. */
 static int read_mla(Rd *r, json_t *root, ApprofHfConfig *c)
 {
     int v3 = !strcmp(c->model_type, "deepseek_v3"), shared = 0, freq = 1, bias = 0;
