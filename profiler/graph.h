@@ -197,6 +197,10 @@ typedef struct ApprofKernel {
     int kop, kop_backward;
     int64_t rows, cols, extent;
     double rate;
+    int fp8;                   /* GEMM: 1 when its A and B operands are FP8 (Transformer
+                                * Engine's linear layers under approf sweep --fp8): priced
+                                * at the spec's peak_flops_fp8 (hw/cost.c, docs/fp8.md);
+                                * 0: its dtype's */
 } ApprofKernel;
 
 #define APPROF_SAVED_INPUT(i) (1u << (i))

@@ -59,7 +59,8 @@ typedef struct ApprofHardwareSpec {
      * but for gemm_store_overlap, whose 0 is the exposed GEMM epilogue
      * every spec pays. */
     double peak_flops_tf32;        /* FLOP/s dense on TF32 tensor cores; 0: the card has none */
-    double peak_flops_fp8;         /* FLOP/s dense FP8; 0: none (recorded: no FP8 dtype yet) */
+    double peak_flops_fp8;         /* FLOP/s dense FP8; 0: none (approf sweep --fp8 refuses
+                                    * the spec) */
     int allow_tf32;                /* f32 GEMMs and convolutions use TF32 where the card has it
                                     * (PyTorch convolutions, XLA, the CUDA backend by default) */
     double gemm_eff[4];            /* by ApprofMathClass; 0: gemm_efficiency */
@@ -115,6 +116,11 @@ typedef struct ApprofHardwareSpec {
      * rates"). Not part of the fingerprint: the sweep records its hash in
      * its options. */
     const ApprofGemmTable *gemm_table;
+    /* The training's precision, not the card's: 1 when the linear layers'
+     * GEMMs run in FP8 as Transformer Engine's delayed-scaling recipe runs
+     * them (approf sweep --fp8; sharding/program_fp8.c, docs/fp8.md). Not
+     * part of the fingerprint: the sweep records it in its options. */
+    int fp8;
 } ApprofHardwareSpec;
 
 /* Built-in spec by name; APPROF_EINVAL when unknown. */

@@ -16,6 +16,18 @@
 #include "cli/cli.h"
 #include "outfile.h"
 
+/* 1 when sweep id (0: the newest) of db prices FP8 training (its options'
+ * "precision", profiler/sweep/sweep_db.c); 0 otherwise or unknown. */
+static int precision_of(Costdb *db, int64_t id)
+{
+    CostdbSweep s;
+    if (!id && costdb_sweep_latest(db, &id) < 0)
+        return 0;
+    if (!id || costdb_sweep_get(db, id, &s) < 0)
+        return 0;
+    return strstr(s.options, "\"precision\":\"fp8\"") != NULL;
+}
+
 static void compare_help(void)
 {
     puts("Usage: approf compare A.db B.db [OPTIONS]\n"
@@ -24,6 +36,8 @@ static void compare_help(void)
          "  --sweep-b ID      sweep of B (default: the newest)\n"
          "  --format FMT      text (default), csv, json or html\n"
          "  --no-plan         do not run the solver on each side\n"
+         "  --across-precision  compare an FP8 sweep (approf sweep --fp8) with a 16-bit\n"
+         "                    one: the ratios are then what FP8 changes (refused without)\n"
          "  --help            this text\n\n"
          "Exit status: 0 ok, 1 runtime failure, 2 usage error.");
 }
@@ -33,14 +47,15 @@ int approf_cmd_compare(int argc, char **argv)
     static const struct option longopts[] = {
         {"sweep-a", required_argument, NULL, 'a'}, {"sweep-b", required_argument, NULL, 'b'},
         {"format", required_argument, NULL, 'f'},  {"no-plan", no_argument, NULL, 'P'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},          {"across-precision", no_argument, NULL, 'X'},
+        {NULL, 0, NULL, 0},
     };
     ApreportCompareOptions opt = {0, 0, NULL, NULL, 1};
     const char *format = "text";
     Costdb *a = NULL, *b = NULL;
     ApreportCompare *cmp = NULL;
     char err[1024] = "";
-    int c, wrc, rc = APPROF_EXIT_FAIL;
+    int c, wrc, rc = APPROF_EXIT_FAIL, across = 0;
     int64_t v;
     optind = 1;
     opterr = 0;
@@ -62,6 +77,9 @@ int approf_cmd_compare(int argc, char **argv)
         case 'P':
             opt.solve = 0;
             break;
+        case 'X':
+            across = 1;
+            break;
         case 'h':
             compare_help();
             return APPROF_EXIT_OK;
@@ -79,6 +97,12 @@ int approf_cmd_compare(int argc, char **argv)
     if (cli_open_db(argv[optind], COSTDB_OPEN_READONLY, &a) < 0 ||
         cli_open_db(argv[optind + 1], COSTDB_OPEN_READONLY, &b) < 0)
         goto cleanup;
+    if (!across && precision_of(a, opt.sweep_a) != precision_of(b, opt.sweep_b)) {
+        rc = cli_usage_error("compare", "one sweep prices FP8 training (approf sweep --fp8), the "
+                             "other 16-bit: the ratios would be what FP8 changes, not two "
+                             "measurements of one program (--across-precision to compare them)");
+        goto cleanup;
+    }
     if (apreport_compare(a, b, &opt, &cmp, err, sizeof(err)) < 0) {
         cli_fail("%s", err[0] ? err : "comparison failed");
         goto cleanup;

@@ -136,6 +136,15 @@ static void usage(void)
         "                           (default none; selective only where there is attention)\n"
         "  --zero LIST              ZeRO stages among 0,1,2,3 across data-parallel replicas\n"
         "                           (default 0)\n"
+        "Precision:\n"
+        "  --fp8                    FP8 training as Transformer Engine's delayed-scaling recipe\n"
+        "                           runs it (Megatron-Core --fp8-format hybrid): the linear\n"
+        "                           layers' forward, dgrad and wgrad GEMMs at the spec's FP8\n"
+        "                           peak (not attention's, not the LM head's), the casts of\n"
+        "                           their inputs and output gradients, FP8 copies of saved\n"
+        "                           inputs and of the weights (cast once per step); a 16-bit\n"
+        "                           model, a spec with peak_tflops_fp8, the analytic backend;\n"
+        "                           recorded in the sweep's options (docs/fp8.md)\n"
         "  --stage-imbalance-tolerance T   skip ranges whose FLOP share differs from their\n"
         "                           device share by more than (1+T) (default: off)\n"
         "Backend and database:\n"
@@ -180,7 +189,7 @@ enum {
     OPT_CLUSTER = 256, OPT_BATCH, OPT_MICRO, OPT_SUBMESH, OPT_LOGICAL, OPT_MODE, OPT_IMBALANCE,
     OPT_HARDWARE, OPT_BACKEND, OPT_DB, OPT_RESUME, OPT_ALLOW_LARGE, OPT_SHARD, OPT_QUIET,
     OPT_COMMIT_EVERY, OPT_SHARDING_SOLVER, OPT_WORKERS, OPT_MEMORY_LEVELS, OPT_RECOMPUTE,
-    OPT_ZERO, OPT_VARIANTS, OPT_MBS, OPT_TAKE_OVER, OPT_HARDWARE_ID,
+    OPT_ZERO, OPT_VARIANTS, OPT_MBS, OPT_TAKE_OVER, OPT_HARDWARE_ID, OPT_FP8,
 };
 
 enum { BACKEND_AUTO, BACKEND_MODEL, BACKEND_CUDA };
@@ -218,6 +227,7 @@ static int parse_mask(const char *s, int64_t (*item)(const char *), unsigned *ma
 
 static const struct option own_opts[] = {
     {"take-over", no_argument, NULL, OPT_TAKE_OVER},
+    {"fp8", no_argument, NULL, OPT_FP8},
     {"cluster", required_argument, NULL, OPT_CLUSTER},
     {"batch", required_argument, NULL, OPT_BATCH},
     {"micro-batches", required_argument, NULL, OPT_MICRO},
@@ -406,6 +416,7 @@ static int sweep_option(int opt, const char *arg, ApprofSweepConfig *cfg, SweepA
     switch (opt) {
     case 'm': a->model.name = arg; break;
     case OPT_TAKE_OVER: cfg->take_over = 1; break;
+    case OPT_FP8: cfg->fp8 = 1; break;
     case OPT_CLUSTER:
         if (cli_parse_mesh(arg, &cfg->cluster_hosts, &cfg->cluster_gpus) < 0)
             return cli_bad_value("sweep", "cluster", arg, "NxM (hosts x GPUs per host)");
@@ -580,6 +591,13 @@ int approf_cmd_sweep(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error("sweep", "unexpected argument '%s'", argv[optind]);
+    if (cfg.fp8 && a.backend == BACKEND_CUDA)
+        return cli_usage_error("sweep", "--fp8: priced by the analytic model only; the cuda "
+                               "backend times no FP8 programs yet (--backend model)");
+    if (cfg.fp8) { /* the analytic model prices FP8 (docs/fp8.md) */
+        a.backend = BACKEND_MODEL;
+        cfg.backend = backend_choices[a.backend].name;
+    }
     if (a.model.model_only)
         return cli_usage_error("sweep", "--%s: a sweep cannot carry this model option yet; "
                                "write the model with 'approf model export ... --%s' and sweep "
@@ -602,6 +620,10 @@ int approf_cmd_sweep(int argc, char **argv)
         char herr[512] = "";
         if (approf_hardware_resolve(spec, &hw, herr, sizeof herr) < 0)
             return bad_hardware(spec, herr);
+        if (cfg.fp8 && !(hw.peak_flops_fp8 > 0))
+            return cli_usage_error("sweep", "--fp8: hardware '%s' has no FP8 tensor cores (its "
+                                   "spec gives no peak_tflops_fp8; e.g. --hardware h100-sxm)",
+                                   hw.name);
         if (hw.gpus_per_host > 0 && cfg.cluster_gpus > hw.gpus_per_host)
             return cli_usage_error("sweep", "--cluster %dx%d: hosts of %s have %d GPUs; give "
                                    "hosts x GPUs per host (e.g. --cluster %dx%d)",

@@ -15,7 +15,7 @@ void cli_sweep_print_summary(const ApprofSweepSummary *s, const char *db_path)
             "approf: sweep %lld %s: %zu tuples, %zu entries written, %zu already present, "
             "%zu failed, %zu reused\n"
             " - backend %s%s%s%s on %s, %d worker%s; sharding ILPs solved %zu, reused %zu\n"
-            "%s%s%s"
+            "%s%s%s%s"
             " - collectives: %s\n"
             "%s%s%s"
             " - time: build %.3f s, enumeration %.3f s, sharding %.3f s, costing %.3f s, "
@@ -31,6 +31,9 @@ void cli_sweep_print_summary(const ApprofSweepSummary *s, const char *db_path)
                 ? ": mixed precision (16-bit compute, f32 master weights and Adam state), the "
                   "default for transformer models on this GPU; --dtype f32 for full precision\n"
                 : "\n",
+            s->fp8 ? " - precision: FP8 (Transformer Engine's delayed scaling: the linear layers' "
+                     "GEMMs in E4M3 forward, E5M2 gradients, with their casts; docs/fp8.md)\n"
+                   : "",
             s->collectives[0] ? s->collectives : "the alpha-beta model",
             s->comm_timing[0] ? " - communication: " : "", s->comm_timing,
             s->comm_timing[0] ? "\n" : "",

@@ -165,10 +165,11 @@ static int gemm_unaligned(const ApprofHardwareSpec *hw, const ApprofKernel *k)
     int64_t a;
     if (!(hw->gemm_unaligned_factor > 0))
         return 0;
-    mc = approf_math_class(hw, k->dtype);
-    if (mc != APPROF_MATH_F16 && mc != APPROF_MATH_TF32)
+    mc = k->fp8 ? APPROF_MATH_FP8 : approf_math_class(hw, k->dtype);
+    if (mc != APPROF_MATH_F16 && mc != APPROF_MATH_TF32 && mc != APPROF_MATH_FP8)
         return 0;
-    a = mc == APPROF_MATH_TF32 ? 4 : 8; /* elements in 16 bytes: f32, f16/bf16 */
+    /* elements in 16 bytes: f32, f16/bf16, FP8 */
+    a = mc == APPROF_MATH_TF32 ? 4 : mc == APPROF_MATH_FP8 ? 16 : 8;
     return (k->m > 0 && k->m % a) || (k->n > 0 && k->n % a) || (k->k > 0 && k->k % a);
 }
 
@@ -188,8 +189,9 @@ static int gemm_unaligned(const ApprofHardwareSpec *hw, const ApprofKernel *k)
 static double gemm_table_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k, double mem_t)
 {
     double m, rate, t, floor_t;
-    if (!hw->gemm_table || k->kind != APPROF_K_GEMM || k->attention || !(k->flops > 0))
-        return -1.0;
+    if (!hw->gemm_table || k->kind != APPROF_K_GEMM || k->attention || !(k->flops > 0) ||
+        k->fp8)
+        return -1.0; /* an FP8 GEMM: the roofline at the FP8 peak (docs/fp8.md) */
     /* A strided batch of b GEMMs of m x n x k is one kernel over b times
      * one GEMM's tiles: its grid of output tiles, its waves over the SMs
      * and its one launch are those of a (b m) x n x k GEMM, which is what
@@ -251,6 +253,15 @@ double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k
         if ((t = gemm_table_seconds(hw, k, mem_t)) >= 0)
             break; /* a measured GEMM rate */
         approf_kernel_rate(hw, k->kind, k->dtype, &peak, &eff);
+        if (k->fp8 && k->kind == APPROF_K_GEMM && hw->peak_flops_fp8 > 0) {
+            /* FP8 tensor cores (Transformer Engine's linear layers,
+             * docs/fp8.md): the FP8 peak at the FP8 class's GEMM
+             * efficiency, else the spec's one GEMM efficiency, as the
+             * 16-bit GEMMs take theirs */
+            peak = hw->peak_flops_fp8;
+            eff = hw->gemm_eff[APPROF_MATH_FP8] > 0 ? hw->gemm_eff[APPROF_MATH_FP8]
+                                                    : hw->gemm_efficiency;
+        }
         /* A fused attention kernel (flash / cuDNN) runs its GEMMs between
          * the softmax's exponentials and rescaling on chip: it reaches a
          * lower share of the tensor-core peak than a plain GEMM

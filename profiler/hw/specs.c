@@ -95,7 +95,7 @@
 #define EFF_ATTENTION_HOPPER 0.4
 #define EFF_REDUCTION_HOPPER 0.47
 #define UNALIGNED_HOPPER 0.33
-/* gemm_tf32 also serves FP8 (recorded only: no FP8 dtype yet) */
+/* gemm_tf32 also serves FP8 (approf sweep --fp8, docs/fp8.md) */
 #define REFINED(tf32, gemm_tf32, gemm_f16)                                                  \
     .allow_tf32 = 1, .peak_flops_tf32 = (tf32),                                              \
     .gemm_eff = {EFF_GEMM_FP32, (gemm_tf32), (gemm_f16), (gemm_tf32)},                       \

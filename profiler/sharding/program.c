@@ -87,8 +87,8 @@ static void group_uses(const ShardStage *st, TInfo *ti, const unsigned char *rec
 
 /* Appends kernel k of op to phase ph, and its digest to dig[ph] (the
  * signature's, same length). */
-static int push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
-                       const ApprofKernel *k, ApprofHash128 d, int op)
+int shard_push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
+                      const ApprofKernel *k, ApprofHash128 d, int op)
 {
     if (p->n_kernels[ph] == *cap) {
         size_t nc = *cap ? *cap * 2 : 32;
@@ -223,7 +223,7 @@ static int push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStagePro
         if (!(elems >= 1.0))
             continue;
         shard_grad_accum_kernel(st, elems, &k);
-        rc = push_kernel(p, 1, cap, dig, &k, shard_kernel_digest(&k), o);
+        rc = shard_push_kernel(p, 1, cap, dig, &k, shard_kernel_digest(&k), o);
     }
     return rc;
 }
@@ -374,6 +374,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             t->set = t->in_range = 1;
         }
         unsigned saved = approf_op_saved_mask(g, so->op);
+        int fp8w = shard_fp8_linear(st, so->op);
         for (int i = 0; i < op->n_inputs; i++) {
             TInfo *t = &ti[op->inputs[i]];
             if (!t->set) {
@@ -384,12 +385,17 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             }
             t->used = 1;
             t->last_use = so->op;
-            if (saved & APPROF_SAVED_INPUT(i))
+            if (saved & APPROF_SAVED_INPUT(i)) {
                 t->saved = 1;
+                if (fp8w >= 0 && i != fp8w)
+                    t->fp8_saved = 1;
+                else
+                    t->nonfp8_saved = 1;
+            }
         }
         for (int j = 0; j < op->n_outputs; j++)
             if (saved & APPROF_SAVED_OUTPUT(j))
-                ti[op->outputs[j]].saved = 1;
+                ti[op->outputs[j]].saved = ti[op->outputs[j]].nonfp8_saved = 1;
     }
     /* A stage output: produced here and used after the stage, or used
      * nowhere inside it (a model output such as the loss): st->t_out. */
@@ -436,6 +442,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     /* asynchronous backward collectives are marked only when the spec
      * prices them (a program without marks keeps its signature) */
     int async = st->hw && st->hw->tp_async_grad > 0, async_groups = 0;
+    int fp8 = st->hw && st->hw->fp8;
     for (int o = 0; o < st->n_ops && !rc; o++) {
         const ShardOp *so = &st->ops[o];
         const ShardStrat *s = &so->s[st->choice[o]];
@@ -448,13 +455,18 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         int weight = wslot >= 0 ? op->inputs[wslot] : -1;
         size_t bw0 = p->n_kernels[1];
         for (int ph = 0, at = 0; ke && ph < 2 && !rc; at += ke->n[ph], ph++) {
+            size_t k0 = p->n_kernels[ph], r0 = p->n_kernels[1];
             if (ph == 1)
                 bw0 = p->n_kernels[1];
             for (int i = at; i < at + ke->n[ph] && !rc; i++)
-                rc = push_kernel(p, ph, &kcap[ph], kdig, &ke->k[i], ke->dig[i], so->op);
+                rc = shard_push_kernel(p, ph, &kcap[ph], kdig, &ke->k[i], ke->dig[i], so->op);
+            if (fp8 && !rc) /* FP8 GEMMs and their casts (program_fp8.c) */
+                rc = shard_fp8_op(st, ti, p, ph, k0, so->op, ph == 0, &kcap[ph], kdig);
             /* the recomputed forward runs inside the backward module */
             for (int i = at; ph == 0 && recomp[o] && i < at + ke->n[ph] && !rc; i++)
-                rc = push_kernel(p, 1, &kcap[1], kdig, &ke->k[i], ke->dig[i], so->op);
+                rc = shard_push_kernel(p, 1, &kcap[1], kdig, &ke->k[i], ke->dig[i], so->op);
+            if (fp8 && ph == 0 && recomp[o] && !rc)
+                rc = shard_fp8_op(st, ti, p, 1, r0, so->op, 1, &kcap[1], kdig);
         }
         for (int x = 0; x < 2 && !rc; x++) {
             if (s->ax[x] < 0 || so->sp->kind[s->ax[x]] != APPROF_ITER_REDUCE)
@@ -643,6 +655,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         if (ti[t].in_range && ti[t].keep && !ti[t].stage_out)
             saved_act += ti[t].local;
     }
+    shard_fp8_saved(st, ti, touched, n_touched, &saved_act, &sin_saved);
     /* The two modules as Alpa compiles them for pipeshard training with
      * gradient accumulation (docs/alpa-semantics.md, "The backward
      * module"). Forward: invars are the stage inputs and every parameter,
@@ -669,6 +682,8 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                           blk, n_blk, ccap);
     if (!rc)
         rc = push_grad_accum(st, ti, p, &kcap[1], kdig);
+    if (!rc)
+        shard_fp8_weights(st, ti, p);
     if (rc)
         goto cleanup;
     /* Alpa: temp = peak - invars - outvars + donated */

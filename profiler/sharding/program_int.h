@@ -23,6 +23,9 @@ typedef struct TInfo {
     int bwd_read;     /* a parameter the backward module reads (bwd_reads_param) */
     int last_use;     /* last consuming op inside the stage */
     double local;     /* bytes per device */
+    int fp8_saved;    /* an FP8 linear layer saves it (--fp8; program_fp8.c) */
+    int nonfp8_saved; /* some other op saves it */
+    unsigned fp8_cast; /* cast to FP8 in the forward (1) / recomputed forward (2) */
     int n_use;        /* entries of use[]; those past it are never read (so a
                        * reset clears only what comes before use[]) */
     /* Distinct layouts its consumers inside the stage want it in: each is
@@ -69,5 +72,24 @@ double shard_recompute_temp(const ShardStage *st, const TInfo *ti, const int *bl
 int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
                      double param_elems, double read_share, const int *blk, int n_blk,
                      size_t *ccap);
+
+/* Appends kernel k of op to phase ph with digest d (program.c). */
+int shard_push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
+                      const ApprofKernel *k, ApprofHash128 d, int op);
+
+/* FP8 training as Transformer Engine runs it (program_fp8.c, docs/fp8.md).
+ * The weight slot of graph op o when its GEMMs run in FP8 (the spec's fp8
+ * set, a linear layer that is no LM head or router), else -1. */
+int shard_fp8_linear(const ShardStage *st, int o);
+/* Turns the GEMMs of op o pushed to phase ph from k0 on into FP8 GEMMs and
+ * appends the cast of their 16-bit operand: the input (forward, once per
+ * tensor and pass) or the output gradient (backward). */
+int shard_fp8_op(const ShardStage *st, TInfo *ti, ApprofStageProgram *p, int ph, size_t k0,
+                 int o, int forward, size_t *cap, ApprofHash128 **dig);
+/* Saved activations that only FP8 linear layers keep: one byte each. */
+void shard_fp8_saved(const ShardStage *st, const TInfo *ti, const int *touched, int n_touched,
+                     double *saved_act, double *sin_saved);
+/* The FP8 weight copies: resident bytes and their once-per-step cast. */
+void shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p);
 
 #endif

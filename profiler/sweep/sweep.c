@@ -459,6 +459,13 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
     rc = resolve_hardware(sw, cfg, cb, err, errlen);
     if (rc < 0)
         return rc;
+    if (cfg->fp8 && !(sw->hw.peak_flops_fp8 > 0)) {
+        snprintf(err, errlen, "--fp8: hardware '%s' has no FP8 tensor cores (its spec gives no "
+                 "peak_tflops_fp8)", sw->hw.name);
+        return APPROF_EINVAL;
+    }
+    sw->hw.fp8 = cfg->fp8 ? 1 : 0;
+    sum->fp8 = sw->hw.fp8;
     /* the framework's communication timing the spec assumes: a plan for
      * another framework needs a spec file that says so */
     snprintf(sum->comm_timing, sizeof sum->comm_timing,
@@ -493,6 +500,11 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
     if (rc < 0)
         return rc;
     snprintf(sum->dtype, sizeof sum->dtype, "%s", approf_dtype_name(sw->graph->dtype));
+    if (cfg->fp8 && sw->graph->dtype == APPROF_F32) {
+        snprintf(err, errlen, "--fp8: the model computes in f32; FP8 training is a 16-bit "
+                 "(mixed-precision) model's linear layers in FP8 (--dtype bf16)");
+        return APPROF_EINVAL;
+    }
     if (cfg->layers > 0)
         rc = approf_layers_auto(sw->graph, cfg->layers, cfg->eps, &sw->layering);
     else
@@ -537,6 +549,11 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
     rc = approf_sweep_open_backend(sw, cfg, cb, err, errlen);
     if (rc < 0)
         return rc;
+    if (cfg->fp8 && strcmp(sw->backend.name, "model")) {
+        snprintf(err, errlen, "--fp8: priced by the analytic model only (--backend model); "
+                 "the %s backend times no FP8 programs yet", sw->backend.name);
+        return APPROF_EINVAL;
+    }
     resolve_cluster(sw, cfg, cb);
     snprintf(sum->backend, sizeof sum->backend, "%s", sw->backend.name);
     snprintf(sum->hardware, sizeof sum->hardware, "%s", sw->hw.name);

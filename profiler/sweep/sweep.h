@@ -87,6 +87,9 @@ typedef struct ApprofSweepConfig {
     unsigned recompute_mask, zero_mask;
     int allow_large;              /* run even above APPROF_SWEEP_MAX_TUPLES tuples */
     const char *tool_version;
+    int fp8;                      /* --fp8: the linear layers' GEMMs in FP8 as Transformer
+                                   * Engine runs them (docs/fp8.md); the analytic backend of
+                                   * a spec with peak_flops_fp8, a 16-bit model */
 } ApprofSweepConfig;
 
 /* The memory levels a sweep with cfg profiles (cfg->memory_levels or 1). */
@@ -127,6 +130,7 @@ typedef struct ApprofSweepSummary {
     char hardware[64];
     char dtype[8];                /* the compute dtype the sweep profiled */
     int dtype_mixed_default;      /* dtype is the mixed-precision default (no --dtype) */
+    int fp8;                      /* --fp8 priced */
     char collectives[128];        /* how collectives were priced */
     char comm_timing[640];        /* when the framework's communication runs (the
                                    * spec's grad_overlap, tp_comm_overlap,

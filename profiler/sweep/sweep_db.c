@@ -232,6 +232,10 @@ static void fill_sweep_row(const Sweep *sw, const ApprofSweepConfig *cfg, const 
             off += (size_t)snprintf(s->options + off, sizeof s->options - off,
                                     ",\"gemm_table\":\"%s\"", h);
         }
+        /* the precision (docs/fp8.md): a 16-bit sweep keeps its options */
+        if (sw->hw.fp8 && off < sizeof s->options)
+            off += (size_t)snprintf(s->options + off, sizeof s->options - off,
+                                    ",\"precision\":\"fp8\",\"fp8_recipe\":\"delayed\"");
         if (off < sizeof s->options)
             snprintf(s->options + off, sizeof s->options - off, "}");
     }

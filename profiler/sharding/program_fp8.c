@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * FP8 training as NVIDIA Transformer Engine runs it (approf sweep --fp8,
+ * docs/fp8.md): the linear layers' GEMMs on FP8 tensor cores, the casts TE
+ * adds before them, the FP8 copy of the inputs the weight gradient reads
+ * and the FP8 weight copies. Sources (TransformerEngine at d0067d0da6,
+ * Megatron-LM at d98e8a64dd):
+ * - transformer_engine/common/recipe/__init__.py, DelayedScaling: format
+ *   HYBRID (E4M3 forward, E5M2 gradients), the amax taken in the cast
+ *   kernels and reduced once per step (reduce_amax);
+ * - transformer_engine/pytorch/module/linear.py, _linear_forward: the input
+ *   is quantized with row-wise and column-wise (on Hopper: transposed)
+ *   usage when the backward needs it (input_quantizer.set_usage), and only
+ *   the column-wise copy is saved for the weight gradient
+ *   (update_usage(rowwise_usage=False, columnwise_usage=True)); the weight
+ *   is quantized into a cached workspace only when is_first_microbatch is
+ *   None or True (update_ws), with the column-wise copy when the input
+ *   needs a gradient;
+ * - transformer_engine/pytorch/module/base.py, grad_output_preprocess: the
+ *   output gradient quantized (row-wise for dgrad, column-wise for wgrad);
+ * - Megatron-LM megatron/core/extensions/transformer_engine.py TELinear
+ *   .forward passes is_first_microbatch, which
+ *   megatron/core/pipeline_parallel/schedules.py sets on the first
+ *   micro-batch of each step (set_is_first_microbatch): the weights are
+ *   cast once per step;
+ * - megatron/core/models/gpt/gpt_model.py: the output layer (LM head) is
+ *   tensor_parallel.ColumnParallelLinear, not a TE module: it stays 16-bit.
+ */
+#include <string.h>
+
+#include "sharding/program_int.h"
+
+/* Consumers whose producer TE does not run in FP8: the LM head (its
+ * logits feed the loss), an MoE router (Megatron's TopKRouter is a plain
+ * torch linear). */
+static int bf16_consumer(ApprofOpKind k)
+{
+    return k == APPROF_OP_CROSS_ENTROPY || k == APPROF_OP_MSE_LOSS ||
+           k == APPROF_OP_TOPK_ROUTER;
+}
+
+int shard_fp8_linear(const ShardStage *st, int o)
+{
+    const ApprofGraph *g = st->g;
+    int ws, y;
+    if (!st->hw || !st->hw->fp8 || !(st->hw->peak_flops_fp8 > 0) || g->dtype == APPROF_F32)
+        return -1;
+    ws = shard_linear_weight_slot(g, o);
+    if (ws < 0)
+        return -1;
+    y = g->ops[o].outputs[0];
+    if (st->t_first[y] >= 0)
+        return bf16_consumer(g->ops[st->t_first[y]].kind) ? -1 : ws;
+    for (size_t q = (size_t)o + 1; q < g->n_ops; q++)
+        for (int i = 0; i < g->ops[q].n_inputs; i++)
+            if (g->ops[q].inputs[i] == y)
+                return bf16_consumer(g->ops[q].kind) ? -1 : ws;
+    return ws;
+}
+
+/* A cast kernel of elems elements (Transformer Engine's cast / cast-
+ * transpose with its fused amax): reads 2 bytes, writes `out` bytes per
+ * element (1 per FP8 copy: row-wise, column-wise). */
+static void cast_kernel(ApprofKernel *k, ApprofDtype dt, int op, double rows, double cols,
+                        double out)
+{
+    memset(k, 0, sizeof *k);
+    k->kind = APPROF_K_ELEMENTWISE;
+    k->op = op;
+    k->dtype = dt;
+    k->batch = 1;
+    k->rows = (int64_t)rows;
+    k->cols = (int64_t)cols;
+    k->elements = (int64_t)(rows * cols);
+    k->flops = 2.0 * rows * cols; /* scale, amax */
+    k->bytes = ((double)approf_dtype_size(dt) + out) * rows * cols;
+}
+
+int shard_fp8_op(const ShardStage *st, TInfo *ti, ApprofStageProgram *p, int ph, size_t k0,
+                 int o, int forward, size_t *cap, ApprofHash128 **dig)
+{
+    const ApprofGraph *g = st->g;
+    const ApprofOp *op = &g->ops[o];
+    int ws = shard_fp8_linear(st, o), n_gemm = 0, xin = -1;
+    size_t k1 = p->n_kernels[ph];
+    ApprofKernel cast;
+    double rows = 0, cols = 0;
+    if (ws < 0)
+        return 0;
+    for (int i = 0; i < op->n_inputs; i++)
+        if (i != ws && g->tensors[op->inputs[i]].role != APPROF_TENSOR_PARAM)
+            xin = op->inputs[i];
+    for (size_t i = k0; i < k1; i++) {
+        ApprofKernel *k = &p->kernels[ph][i];
+        double es = (double)approf_dtype_size(k->dtype), b = (double)k->batch;
+        if (k->kind != APPROF_K_GEMM || k->attention)
+            continue;
+        /* A and B in FP8, C in the model's dtype (TE's GEMM output) */
+        k->fp8 = 1;
+        k->bytes = b * ((double)k->m * (double)k->k + (double)k->k * (double)k->n) +
+                   es * b * (double)k->m * (double)k->n;
+        k->store_bytes = es * b * (double)k->m * (double)k->n;
+        dig[ph][i] = shard_kernel_digest(k);
+        dig[ph][i].a ^= 0xf8f8f8f8f8f8f8f8ull;
+        if (forward && n_gemm == 0)
+            rows = (double)k->batch * (double)k->m, cols = (double)k->k; /* x: m x k */
+        if (!forward) /* the last is the wgrad, dw = x^T dy: k x n over m, so dy is m x n */
+            rows = (double)k->k, cols = (double)k->n;
+        n_gemm++;
+    }
+    if (!n_gemm)
+        return 0;
+    if (forward) {
+        /* the input, once per stage and pass where several linear layers
+         * read it (q, k, v); row-wise for the GEMM, column-wise kept for
+         * the weight gradient */
+        unsigned bit = ph ? 2u : 1u;
+        if (xin >= 0 && (ti[xin].fp8_cast & bit))
+            return 0;
+        if (xin >= 0)
+            ti[xin].fp8_cast |= bit;
+        cast_kernel(&cast, g->dtype, o, rows, cols, 2.0);
+    } else {
+        /* the output gradient in E5M2: row-wise for dgrad, column-wise for
+         * wgrad (rows x cols from the last GEMM, the wgrad's, above) */
+        cast_kernel(&cast, g->dtype, o, rows, cols, n_gemm > 1 ? 2.0 : 1.0);
+    }
+    ApprofHash128 d = shard_kernel_digest(&cast);
+    d.b ^= 0xf8f8f8f8f8f8f8f8ull;
+    return shard_push_kernel(p, ph, cap, dig, &cast, d, o);
+}
+
+void shard_fp8_saved(const ShardStage *st, const TInfo *ti, const int *touched, int n_touched,
+                     double *saved_act, double *sin_saved)
+{
+    const ApprofGraph *g = st->g;
+    if (!st->hw || !st->hw->fp8)
+        return;
+    /* saved inputs that only FP8 linear layers save: one byte per element
+     * (the column-wise FP8 copy) instead of the dtype's */
+    for (int k = 0; k < n_touched; k++) {
+        int t = touched[k];
+        double es = (double)approf_dtype_size(g->tensors[t].dtype);
+        if (!ti[t].keep || !ti[t].fp8_saved || ti[t].nonfp8_saved || ti[t].stage_out || es <= 1)
+            continue;
+        if (ti[t].in_range)
+            *saved_act -= ti[t].local * (1.0 - 1.0 / es);
+        else
+            *sin_saved -= ti[t].local * (1.0 - 1.0 / es);
+    }
+}
+
+void shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p)
+{
+    const ApprofGraph *g = st->g;
+    double welems = 0.0;
+    if (!st->hw || !st->hw->fp8)
+        return;
+    /* the FP8 weights (row-wise and column-wise copies, cached for the
+     * step): resident in both modules; cast once per step, read 2 bytes
+     * and write 2 per element, with the optimizer's bytes */
+    for (int o = st->op_begin; o < st->op_end; o++) {
+        int ws = shard_fp8_linear(st, o);
+        if (ws >= 0) {
+            int w = g->ops[o].inputs[ws];
+            welems += ti[w].local / (double)approf_dtype_size(g->tensors[w].dtype);
+        }
+    }
+    p->invar_size[0] += (int64_t)(2.0 * welems);
+    p->invar_size[1] += (int64_t)(2.0 * welems);
+    p->optimizer_bytes += 4.0 * welems;
+}

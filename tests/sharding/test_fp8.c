@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * FP8 training as Transformer Engine runs it (approf sweep --fp8,
+ * docs/fp8.md): an FP8 GEMM costs flops / (peak_flops_fp8 x the FP8 GEMM
+ * efficiency) where it is compute bound; in a GPT stage the linear
+ * layers' GEMMs (not attention's, not the LM head's) become FP8 GEMMs
+ * with 1-byte operands, each forward input and each output gradient gets
+ * a cast kernel reading 2 and writing 2 bytes per element, the saved
+ * inputs shrink, the FP8 weights are resident and cast once per step, and
+ * the stage costs less.
+ */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costdb.h"
+#include "graph.h"
+#include "hardware.h"
+#include "model/zoo.h"
+#include "sharding/sharding.h"
+#include "stage.h"
+
+static void test_fp8_gemm_price(void)
+{
+    ApprofHardwareSpec hw;
+    ApprofKernel k;
+    double n = 8192, t8, t16, e8, e16;
+    CU_ASSERT_FATAL(approf_hardware_builtin("h100-sxm", &hw) == 0);
+    CU_ASSERT_FATAL(hw.peak_flops_fp8 > 0);
+    memset(&k, 0, sizeof k);
+    k.kind = APPROF_K_GEMM;
+    k.dtype = APPROF_BF16;
+    k.batch = 1;
+    k.m = k.n = k.k = (int64_t)n;
+    k.flops = 2 * n * n * n;
+    k.bytes = 2 * (3 * n * n);
+    k.store_bytes = 2 * n * n;
+    t16 = approf_kernel_seconds(&hw, &k);
+    e16 = hw.gemm_eff[APPROF_MATH_F16] > 0 ? hw.gemm_eff[APPROF_MATH_F16] : hw.gemm_efficiency;
+    CU_ASSERT_DOUBLE_EQUAL(t16, k.flops / (hw.peak_flops[APPROF_BF16] * e16) +
+                                    hw.kernel_launch_overhead, 1e-12);
+    k.fp8 = 1;
+    k.bytes = 2 * n * n + 2 * n * n; /* A, B one byte; C two */
+    t8 = approf_kernel_seconds(&hw, &k);
+    e8 = hw.gemm_eff[APPROF_MATH_FP8] > 0 ? hw.gemm_eff[APPROF_MATH_FP8] : hw.gemm_efficiency;
+    CU_ASSERT_DOUBLE_EQUAL(t8, k.flops / (hw.peak_flops_fp8 * e8) + hw.kernel_launch_overhead,
+                           1e-12);
+    CU_ASSERT(t8 < t16);
+}
+
+/* One stage of the whole graph on a (1, 1) mesh of h100-sxm, fp8 or not. */
+static int shard_one(const ApprofGraph *g, int fp8, ApprofHardwareSpec *hw, ApprofStageProgram *p)
+{
+    ApprofLayering l;
+    int begin = 0, end = (int)g->n_ops;
+    ApprofShardContext *ctx = NULL;
+    ApprofShardRequest req;
+    char err[256];
+    memset(&l, 0, sizeof l);
+    l.n_layers = 1;
+    l.op_begin = &begin;
+    l.op_end = &end;
+    CU_ASSERT_FATAL(approf_hardware_builtin("h100-sxm", hw) == 0);
+    hw->fp8 = fp8;
+    CU_ASSERT_FATAL(approf_shard_context_new(g, &l, hw, 1, &ctx) == 0);
+    memset(&req, 0, sizeof req);
+    req.mesh_hosts = req.mesh_gpus = req.logical_a = req.logical_b = 1;
+    req.force_batch_dim = 0;
+    req.method = APPROF_ILP_SERIES_PARALLEL;
+    memset(p, 0, sizeof *p);
+    int rc = approf_shard_stage(ctx, &req, p, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "shard: %s\n", err);
+    approf_shard_context_free(&ctx);
+    return rc;
+}
+
+static void test_fp8_stage(void)
+{
+    ApprofZooOptions o;
+    ApprofGraph *g = NULL;
+    ApprofHardwareSpec h16, h8;
+    ApprofStageProgram a, b;
+    char err[256];
+    int vocab = 2048 + 8, n_lin = 0, n_lin_bwd = 0, head = 0;
+    double welems = 0;
+    memset(&o, 0, sizeof o);
+    o.num_layers = 1;
+    o.hidden = 4096; /* GEMM-bound: 4096 x 4096 x 4096 and larger */
+    o.heads = 32;
+    o.seq_len = 2048;
+    o.vocab = vocab;
+    o.batch = 2;
+    o.dtype = "bf16";
+    CU_ASSERT_FATAL(approf_zoo_build("gpt", &o, &g, err, sizeof err) == 0);
+    CU_ASSERT_FATAL(shard_one(g, 0, &h16, &a) == 0);
+    CU_ASSERT_FATAL(shard_one(g, 1, &h8, &b) == 0);
+    /* the linear layers: MATMUL with a weight; the LM head's N is the vocabulary */
+    for (size_t i = 0; i < b.n_kernels[0]; i++) {
+        const ApprofKernel *k = &b.kernels[0][i];
+        if (k->kind != APPROF_K_GEMM)
+            continue;
+        if (k->attention || g->ops[k->op].kind != APPROF_OP_MATMUL) {
+            CU_ASSERT(!k->fp8);
+        } else if (k->n == vocab) {
+            CU_ASSERT(!k->fp8);
+            head++;
+        } else {
+            CU_ASSERT(k->fp8);
+            CU_ASSERT_DOUBLE_EQUAL(k->bytes, (double)k->m * k->k + (double)k->k * k->n +
+                                                 2.0 * k->m * k->n, 0.5);
+            n_lin++;
+        }
+    }
+    CU_ASSERT(head == 1);
+    CU_ASSERT(n_lin >= 4); /* q, k, v (or fused), out, fc1, fc2 */
+    for (size_t i = 0; i < b.n_kernels[1]; i++)
+        n_lin_bwd += b.kernels[1][i].fp8;
+    CU_ASSERT(n_lin_bwd >= n_lin); /* dgrad and wgrad of each (no dgrad where the input
+                                    * needs no gradient) */
+    /* the casts: the forward's per distinct input, the backward's per layer; each
+     * reads 2 bytes and writes 2 (row-wise and column-wise FP8 copies) */
+    {
+        size_t extra0 = b.n_kernels[0] - a.n_kernels[0], extra1 = b.n_kernels[1] - a.n_kernels[1];
+        size_t casts0 = 0, casts1 = 0;
+        CU_ASSERT(extra0 >= 1 && extra0 <= (size_t)n_lin);
+        CU_ASSERT(extra1 == (size_t)n_lin);
+        for (int ph = 0; ph < 2; ph++)
+            for (size_t i = 0; i < b.n_kernels[ph]; i++) {
+                const ApprofKernel *k = &b.kernels[ph][i];
+                if (k->kind != APPROF_K_ELEMENTWISE || g->ops[k->op].kind != APPROF_OP_MATMUL ||
+                    !(k->bytes == 4.0 * (double)k->elements || k->bytes == 3.0 * (double)k->elements))
+                    continue;
+                /* a cast is the size of the layer's input (forward) or output */
+                CU_ASSERT(k->elements > 0);
+                {
+                    int found = 0;
+                    for (size_t j = 0; j < b.n_kernels[0]; j++) {
+                        const ApprofKernel *f = &b.kernels[0][j];
+                        if (f->op == k->op && f->fp8 &&
+                            (double)k->elements == (ph ? (double)f->m * f->n : (double)f->m * f->k))
+                            found = 1;
+                    }
+                    CU_ASSERT(found);
+                }
+                if (ph)
+                    casts1++;
+                else
+                    casts0++;
+            }
+        CU_ASSERT(casts0 >= extra0);
+        CU_ASSERT(casts1 >= extra1);
+    }
+    /* memory: saved inputs in FP8, the FP8 weights resident, cast once per step */
+    for (size_t i = 0; i < b.n_kernels[0]; i++)
+        if (b.kernels[0][i].fp8)
+            welems += (double)b.kernels[0][i].k * (double)b.kernels[0][i].n; /* w: k x n */
+    CU_ASSERT(welems > 0);
+    CU_ASSERT(b.intermediate_size < a.intermediate_size);
+    CU_ASSERT_DOUBLE_EQUAL(b.optimizer_bytes - a.optimizer_bytes, 4.0 * welems, 1.0);
+    CU_ASSERT(strcmp(a.signature, b.signature) != 0);
+    /* cheaper: the GEMMs are at twice the peak */
+    CU_ASSERT(approf_phase_seconds(&h8, &b, 0) < approf_phase_seconds(&h16, &a, 0));
+    CU_ASSERT(approf_phase_seconds(&h8, &b, 1) < approf_phase_seconds(&h16, &a, 1));
+    approf_stage_program_clear(&a);
+    approf_stage_program_clear(&b);
+    approf_graph_free(&g);
+}
+
+int main(void)
+{
+    CU_pSuite s;
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    s = CU_add_suite("fp8", NULL, NULL);
+    CU_add_test(s, "an FP8 GEMM at the FP8 peak", test_fp8_gemm_price);
+    CU_add_test(s, "a GPT stage in FP8", test_fp8_stage);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned f = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return f ? 1 : 0;
+}
