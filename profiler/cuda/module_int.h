@@ -95,6 +95,9 @@ int cuda_time_gemm_shape(CudaCtx *c, ApprofDtype dt, int64_t m, int64_t n, int64
  * and a progress line per dtype (probe_gemm.c). 0, a callback's non-zero
  * value or an error. */
 struct ApprofProbeRequest;
+/* One progress line of the probe to req->on_progress (probe_gemm.c). */
+void cuda_probe_say(const struct ApprofProbeRequest *req, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 int cuda_probe_gemm_grid(CudaCtx *c, const struct ApprofProbeRequest *req, int repeats,
                          char *err, size_t errlen);
 

@@ -74,10 +74,7 @@ int cuda_time_gemm_shape(CudaCtx *c, ApprofDtype dt, int64_t m, int64_t n, int64
     return rc;
 }
 
-static void say(const ApprofProbeRequest *req, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void say(const ApprofProbeRequest *req, const char *fmt, ...)
+void cuda_probe_say(const ApprofProbeRequest *req, const char *fmt, ...)
 {
     char line[256];
     va_list ap;
@@ -132,7 +129,7 @@ static int grid_dtype(CudaCtx *c, const ApprofProbeRequest *req, ApprofDtype dt,
                 done++;
             }
     if (rc == 0)
-        say(req, "gemm shapes %s: %d of %dx%dx%d, %.1f-%.1f TFLOP/s (%.1f s)%s", name, done, ng,
+        cuda_probe_say(req, "gemm shapes %s: %d of %dx%dx%d, %.1f-%.1f TFLOP/s (%.1f s)%s", name, done, ng,
             ng, ng, done ? lo / 1e12 : 0.0, hi / 1e12, costdb_monotonic_seconds() - t0,
             skipped ? "; larger ones do not fit the free memory" : "");
     return rc;
@@ -163,7 +160,7 @@ int cuda_probe_gemm_grid(CudaCtx *c, const ApprofProbeRequest *req, int repeats,
     if (free_b / 2 < ws_size + 3 * (size_t)cap * 4)
         cap = free_b / 2 > ws_size ? (int64_t)((free_b / 2 - ws_size) / 12) : 0;
     if (cap < 1) {
-        say(req, "gemm shapes: skipped (no free device memory)");
+        cuda_probe_say(req, "gemm shapes: skipped (no free device memory)");
         return 0;
     }
     for (int i = 0; i < 3 && rc == 0; i++)

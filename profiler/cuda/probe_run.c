@@ -48,20 +48,7 @@ static int nccl_ck(ncclResult_t r, const char *what, char *err, size_t errlen)
     return APPROF_EIO;
 }
 
-static void progress(const ApprofProbeRequest *req, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 
-static void progress(const ApprofProbeRequest *req, const char *fmt, ...)
-{
-    char line[256];
-    va_list ap;
-    if (!req->on_progress)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    req->on_progress(req->user, line);
-}
 
 static void fill_info(ApprofProbeInfo *info, int count)
 {
@@ -277,7 +264,7 @@ static int measure_group(const ApprofProbeRequest *req, Group *g, int hosts, int
             last_bus = approf_algbw(cc.bytes, sec) * approf_busbw_factor(kinds[k], g->size);
         }
         if (rc == 0 && report)
-            progress(req, "%s %dx%d: bus bandwidth %.1f GB/s at %lld bytes", names[k], hosts,
+            cuda_probe_say(req, "%s %dx%d: bus bandwidth %.1f GB/s at %lld bytes", names[k], hosts,
                      gpus, last_bus / 1e9, (long long)sizes[ns - 1]);
     }
     return rc;
@@ -457,7 +444,7 @@ int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeI
             if (rc == 0 && req->on_compute)
                 rc = req->on_compute(req->user, "gemm", cuda_dtype_name(dts[d]), s, rate);
             if (rc == 0)
-                progress(req, "gemm %s %d: %.1f TFLOP/s", cuda_dtype_name(dts[d]), s, rate / 1e12);
+                cuda_probe_say(req, "gemm %s %d: %.1f TFLOP/s", cuda_dtype_name(dts[d]), s, rate / 1e12);
         }
     }
     /* FP8 on the same sizes, where the device has FP8 tensor cores
@@ -470,7 +457,7 @@ int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeI
             continue;
         rc = cuda_time_gemm_fp8(&c, s, repeats, &sec, err, errlen);
         if (rc == APPROF_EUNSUPPORTED) {
-            progress(req, "gemm f8e4m3: skipped (%s)", err);
+            cuda_probe_say(req, "gemm f8e4m3: skipped (%s)", err);
             err[0] = '\0';
             rc = 0;
             break;
@@ -479,7 +466,7 @@ int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeI
         if (rc == 0 && req->on_compute)
             rc = req->on_compute(req->user, "gemm", "f8e4m3", s, rate);
         if (rc == 0)
-            progress(req, "gemm f8e4m3 %d: %.1f TFLOP/s", s, rate / 1e12);
+            cuda_probe_say(req, "gemm f8e4m3 %d: %.1f TFLOP/s", s, rate / 1e12);
     }
     /* The shape grid (probe_gemm.c), in the same dtypes. */
     if (rc == 0 && report)
@@ -507,7 +494,7 @@ int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeI
         if (rc == 0 && req->on_compute)
             rc = req->on_compute(req->user, "memcpy", "u8", s, rate);
         if (rc == 0 && s > maxb / 2)
-            progress(req, "memcpy device to device %lld bytes: %.1f GB/s", (long long)s, rate / 1e9);
+            cuda_probe_say(req, "memcpy device to device %lld bytes: %.1f GB/s", (long long)s, rate / 1e9);
     }
     cudaFree(a);
     cudaFree(b);
