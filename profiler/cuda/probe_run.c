@@ -48,8 +48,6 @@ static int nccl_ck(ncclResult_t r, const char *what, char *err, size_t errlen)
     return APPROF_EIO;
 }
 
-
-
 static void fill_info(ApprofProbeInfo *info, int count)
 {
     struct cudaDeviceProp prop;
