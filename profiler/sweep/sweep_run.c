@@ -122,63 +122,55 @@ static int root_close(Sink *s, int store, int final, int *worker_status, int *wo
     return rc;
 }
 
+/* Rank 0's array of *n elements of elem bytes to every rank: the count,
+ * then the bytes in chunks of the same size on every rank; a rank that
+ * could not allocate still takes part (into scratch) and reports after,
+ * with *arr NULL and APPROF_ENOMEM. Collective. */
+static int share_array(ApprofSweepMpi *mpi, int rank, void **arr, size_t *n, size_t elem)
+{
+    char scratch[2048];
+    uint64_t count = *n;
+    size_t bytes;
+    int rc = approf_sweep_mpi_bcast(mpi, &count, sizeof count);
+    if (rc < 0 || count == 0)
+        return rc;
+    if (count > SIZE_MAX / elem)
+        return APPROF_EIO;
+    bytes = (size_t)count * elem;
+    if (rank > 0) {
+        free(*arr);
+        *arr = malloc(bytes);
+        *n = *arr ? (size_t)count : 0;
+    }
+    for (size_t off = 0; off < bytes && rc == 0; off += sizeof scratch) {
+        size_t len = bytes - off < sizeof scratch ? bytes - off : sizeof scratch;
+        rc = approf_sweep_mpi_bcast(mpi, *arr ? (char *)*arr + off : scratch, len);
+    }
+    if (rc == 0 && rank > 0 && !*arr)
+        rc = APPROF_ENOMEM;
+    return rc;
+}
+
 /* Rank 0's measured communication curves to every rank (the sharding solver
  * prices collectives with them on every rank). Collective. */
 static int share_curves(Sweep *sw, ApprofSweepMpi *mpi, int rank, ApprofSweepSummary *sum)
 {
-    CostdbCommPoint scratch[64];
-    uint64_t n = sw->n_comm_pts;
-    size_t bytes;
-    int rc = approf_sweep_mpi_bcast(mpi, &n, sizeof n);
-    if (rc < 0 || n == 0)
+    int rc = share_array(mpi, rank, (void **)&sw->comm_pts, &sw->n_comm_pts,
+                         sizeof *sw->comm_pts);
+    if (rc < 0 || rank == 0 || sw->n_comm_pts == 0)
         return rc;
-    if (n > SIZE_MAX / sizeof *sw->comm_pts)
-        return APPROF_EIO;
-    bytes = (size_t)n * sizeof *sw->comm_pts;
-    if (rank > 0) {
-        free(sw->comm_pts);
-        sw->comm_pts = malloc(bytes);
-        sw->n_comm_pts = sw->comm_pts ? (size_t)n : 0;
-    }
-    /* in chunks of the same size on every rank; a rank that could not
-     * allocate still takes part (into scratch) and reports afterwards */
-    for (size_t off = 0; off < bytes && rc == 0; off += sizeof scratch) {
-        size_t len = bytes - off < sizeof scratch ? bytes - off : sizeof scratch;
-        rc = approf_sweep_mpi_bcast(mpi, sw->comm_pts ? (char *)sw->comm_pts + off
-                                                      : (char *)scratch, len);
-    }
-    if (rc < 0 || rank == 0)
-        return rc;
-    return sw->comm_pts ? approf_sweep_use_curves(sw, sum) : APPROF_ENOMEM;
+    return approf_sweep_use_curves(sw, sum);
 }
 
 /* Rank 0's measured GEMM points to every rank (the analytic backend and
- * the sharding solver price GEMMs with them on every rank), as
- * share_curves does. Collective. */
+ * the sharding solver price GEMMs with them on every rank). Collective. */
 static int share_gemm(Sweep *sw, ApprofSweepMpi *mpi, int rank)
 {
-    CostdbGemmPoint scratch[32];
-    uint64_t n = sw->n_gemm_pts;
-    size_t bytes;
-    int rc = approf_sweep_mpi_bcast(mpi, &n, sizeof n);
-    if (rc < 0 || n == 0)
+    int rc = share_array(mpi, rank, (void **)&sw->gemm_pts, &sw->n_gemm_pts,
+                         sizeof *sw->gemm_pts);
+    if (rc < 0 || rank == 0 || sw->n_gemm_pts == 0)
         return rc;
-    if (n > SIZE_MAX / sizeof *sw->gemm_pts)
-        return APPROF_EIO;
-    bytes = (size_t)n * sizeof *sw->gemm_pts;
-    if (rank > 0) {
-        free(sw->gemm_pts);
-        sw->gemm_pts = malloc(bytes);
-        sw->n_gemm_pts = sw->gemm_pts ? (size_t)n : 0;
-    }
-    for (size_t off = 0; off < bytes && rc == 0; off += sizeof scratch) {
-        size_t len = bytes - off < sizeof scratch ? bytes - off : sizeof scratch;
-        rc = approf_sweep_mpi_bcast(mpi, sw->gemm_pts ? (char *)sw->gemm_pts + off
-                                                      : (char *)scratch, len);
-    }
-    if (rc < 0 || rank == 0)
-        return rc;
-    return sw->gemm_pts ? approf_sweep_use_gemm(sw, NULL, 0) : APPROF_ENOMEM;
+    return approf_sweep_use_gemm(sw, NULL, 0);
 }
 
 /* What both ways of running the tuples share (one thread below, or
