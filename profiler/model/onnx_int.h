@@ -124,6 +124,11 @@ int ox_map_more(Ox *c, const OxNode *nd, int *rc);
  * Identity) defines a constant: 1 with *rc (0 or a negative code), else 0. */
 int ox_fold(Ox *c, const OxNode *nd, int *rc);
 
+/* onnx_fuse.c: a decomposed LayerNorm starting at ReduceMean nd, GELU as
+ * Erf at Erf nd (index at): 1 with *rc (a tensor or a negative code), the
+ * pattern's other nodes skipped; 0 when nd starts none. */
+int ox_fuse(Ox *c, const OxNode *nd, size_t at, int *rc);
+
 /* Maps node nd (index at in the graph) onto IR operators: the IR tensor of
  * its first output (>= 0) or a negative APPROF_E* code, message recorded. */
 int ox_map_node(Ox *c, const OxNode *nd, size_t at);

@@ -5,7 +5,8 @@
  * attributes and constant tensors, resolves operands (an initializer becomes
  * a parameter the first time an operator reads it) and fuses the exporter
  * patterns: MatMul + Add of a bias vector, x * Sigmoid(x), and a Mul or Div
- * by a one-element constant. Conv, pooling, LRN, Sum, Squeeze, Unsqueeze
+ * by a one-element constant; decomposed LayerNorm and GELU as Erf are
+ * onnx_fuse.c's. Conv, pooling, LRN, Sum, Squeeze, Unsqueeze
  * and Gemm are in onnx_cnn.c; the helpers both use are in onnx_int.h.
  */
 #include <stdio.h>
@@ -284,7 +285,7 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
         return ox_val_def(c, n->output[0], V_CONST, -1, ap->t) < 0
                    ? ox_err(c, APPROF_EINVAL, "%s: too many values", nd->what) : 0;
     }
-    if (ox_fold(c, nd, &x))
+    if (ox_fold(c, nd, &x) || ox_fuse(c, nd, at, &x))
         return x;
     if (!strcmp(op, "Identity") || !strcmp(op, "Cast"))
         return ox_operand(c, nd, 0, &x) < 0 ? APPROF_EPARSE : ox_alias(c, nd, x);
@@ -512,7 +513,6 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
             return APPROF_EPARSE;
         return ox_emit(c, nd, APPROF_OP_CROSS_ENTROPY, in, 2, NULL, NULL, 0);
     }
-    (void)at;
     return ox_err(c, APPROF_EPARSE, "%s: unsupported operator '%s%s%s'", nd->what,
                 n->domain && *n->domain ? n->domain : "", n->domain && *n->domain ? "." : "", op);
 }

@@ -8,13 +8,19 @@
 #   mask output) load with the parameter count the generator computes and
 #   the forward and backward FLOPs of the same network written op by op in
 #   approf's model format (with ONNX's output sizes computed by the script);
+# - a decoder block written with decomposed LayerNorm and Erf GELU, as
+#   torch.onnx writes them before opset 17 (dec13, dec17: ReduceMean axes
+#   as attribute; dec18: as input), equals its IR and the same block with
+#   LayerNormalization and Gelu (ref17);
 # - a decoder with a symbolic batch and sequence length is refused naming
 #   the input, dim and name until --seq-len (or --dim) binds it, then equals
 #   the zoo's GPT block at two sequence lengths, and a sweep runs on it; so
 #   does one whose head reshapes compute their shape from the tensor as
 #   torch.onnx writes it (Shape, Gather, Div, Unsqueeze, Concat);
-# - a dropout mask that a node reads, pads no symmetric padding matches and
-#   a Squeeze of a dim that is not 1 exit 1 naming the node and operator.
+# - a dropout mask that a node reads, pads no symmetric padding matches, a
+#   Squeeze of a dim that is not 1, and a decomposed LayerNorm or Erf GELU
+#   whose intermediate a node outside reads exit 1 naming the node and
+#   operator.
 # Usage: cli_onnx_exporters.sh APPROF yes|no DIR_OF_GENERATORS
 set -u
 APPROF=$1 HAVE_ONNX=$2 GEN=$3
@@ -38,7 +44,7 @@ totals() {
     "$PY" -c 'import json, sys; d = json.load(sys.stdin); t = d["totals"]
 print(d["parameters"], t["fwd_flops"], t["bwd_flops"], d["batch_size"])'
 }
-for m in ops11 ops13 cnn; do
+for m in ops11 ops13 cnn dec13 dec17 dec18 ref17; do
     "$APPROF" model show --model-file "$T/$m.onnx" --format json > "$T/$m.onnx.out" 2> "$T/err" ||
         fail "$m.onnx: $(cat "$T/err")"
     "$APPROF" model show --model-file "$T/$m.json" --format json > "$T/$m.json.out" 2> "$T/err" ||
@@ -48,6 +54,14 @@ for m in ops11 ops13 cnn; do
     p=$(cat "$T/$m.params")
     [ "${a%% *}" = "$p" ] || fail "$m: $a parameters, the initializers read as weights hold $p"
     echo "ok: $m.onnx = its IR: $a"
+done
+
+# decomposed LayerNorm and GELU as Erf = LayerNormalization and Gelu
+r=$(totals < "$T/ref17.onnx.out")
+for m in dec13 dec17 dec18; do
+    a=$(totals < "$T/$m.onnx.out")
+    [ "$a" = "$r" ] || fail "$m (decomposed) '$a' vs ref17 (LayerNormalization, Gelu) '$r'"
+    echo "ok: $m.onnx (decomposed LayerNorm, Erf GELU) = ref17.onnx: $a"
 done
 
 # the decoder: symbolic batch and sequence_length
@@ -89,4 +103,6 @@ refused() {
 refused mask_used "node 'drop' (Dropout): field output[1]: a dropout mask that a node reads is not supported"
 refused pad_misfit "node 'pool' (MaxPool): field attribute pads: no symmetric padding gives the output size 4"
 refused squeeze_bad "node 'sq' (Squeeze): field axes: axis 1 is not of size 1"
+refused ln_leak "node 'ln.sub' (Sub): field output[0]: read by node 'leak' (Add) outside the decomposed LayerNormalization it is part of"
+refused gelu_leak "node 'gelu.erf' (Erf): field output[0]: read by node 'leak' (Add) outside the GELU written with Erf it is part of"
 echo "ok: ONNX graphs as exporters write them"

@@ -25,10 +25,21 @@ The test compares approf's parameters and FLOPs of NAME.onnx with those.
                  stride 2, LRN, MaxPool with pads [0, 0, 1, 1], a grouped
                  Conv, Sum of a residual and two branches, Reshape, Gemm
                  (transB) + Relu + Dropout with its mask output, Softmax
+  dec13, dec17,  a decoder block (self-attention and an MLP) as torch.onnx
+  dec18          writes it before LayerNormalization and Gelu: LayerNorm
+                 decomposed (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt,
+                 Div, Mul, Add; the ReduceMean axes as attribute at opset
+                 13 and 17, as input at 18) and GELU as Erf (Div or Mul by
+                 1/sqrt 2; the products by x and 0.5 in three orders)
+  ref17          the same block with LayerNormalization and Gelu
   mask_used      refused: a Dropout mask that a Mul reads
   pad_misfit     refused: MaxPool pads [0, 0, 1, 1] at stride 1 (no
                  symmetric padding gives that output)
   squeeze_bad    refused: Squeeze of an axis that is not 1
+  ln_leak        refused: a decomposed LayerNorm whose Sub output a node
+                 outside it reads
+  gelu_leak      refused: an Erf GELU whose Erf output a node outside it
+                 reads
 """
 import json
 import os
@@ -238,6 +249,110 @@ def cnn(out):
     ir.save(out)
 
 
+def fconst(b, name, v, as_node=False):
+    """A float scalar: an initializer, or a Constant node (as torch writes
+    them, just before their reader)."""
+    t = helper.make_tensor(name, TensorProto.FLOAT, [], [v])
+    if as_node:
+        b.nodes.append(helper.make_node("Constant", [], [name], name=name, value=t))
+    else:
+        b.inits.append(t)
+    return name
+
+
+def layer_norm(b, x, name, opset, leak=False):
+    """LayerNorm over the last axis as torch.onnx writes it before opset 17."""
+    def mean(v, nm):
+        if opset >= 18:
+            return b.node("ReduceMean", [v, b.const_ints(nm + ".axes", [-1])], nm)
+        return b.node("ReduceMean", [v], nm, axes=[-1])
+    m = mean(x, name + ".mean")
+    d = b.node("Sub", [x, m], name + ".sub")
+    p = b.node("Pow", [d, fconst(b, name + ".two", 2.0, as_node=True)], name + ".pow")
+    v = mean(p, name + ".var")
+    v = b.node("Add", [v, fconst(b, name + ".eps", 1e-5)], name + ".addeps")
+    s = b.node("Sqrt", [v], name + ".sqrt")
+    y = b.node("Div", [d, s], name + ".div")
+    y = b.node("Mul", [y, b.init(name + ".g", [x_dim(b, x)])], name + ".mul")
+    y = b.node("Add", [y, b.init(name + ".b", [x_dim(b, x)])], name + ".add")
+    if leak:
+        y = b.node("Add", [y, d], "leak")
+    return y
+
+
+def x_dim(b, x):
+    return b.hidden
+
+
+def gelu_erf(b, x, name, order, leak=False):
+    """x * 0.5 * (1 + erf(x / sqrt 2)), the products in order 0: (x * a) *
+    0.5, 1: (x * 0.5) * a, 2: x * (a * 0.5) (and x * (1 / sqrt 2))."""
+    h = b.node("Mul", [x, fconst(b, name + ".half0", 0.5)], name + ".xhalf") if order == 1 else None
+    if order == 2:
+        q = b.node("Mul", [x, fconst(b, name + ".rsqrt2", 0.7071067811865476, as_node=True)], name + ".div")
+    else:
+        q = b.node("Div", [x, fconst(b, name + ".sqrt2", 1.4142135623730951, as_node=True)], name + ".div")
+    e = b.node("Erf", [q], name + ".erf")
+    a = b.node("Add", [e, fconst(b, name + ".one", 1.0, as_node=True)], name + ".add1")
+    if order == 0:
+        y = b.node("Mul", [b.node("Mul", [x, a], name + ".mulx"), fconst(b, name + ".half", 0.5)], name + ".mulh")
+    elif order == 1:
+        y = b.node("Mul", [h, a], name + ".mul")
+    else:
+        y = b.node("Mul", [x, b.node("Mul", [a, fconst(b, name + ".half", 0.5)], name + ".mulh")], name + ".mulx")
+    if leak:
+        y = b.node("Add", [y, e], "leak")
+    return y
+
+
+def decoder(out, name, opset, ref=False):
+    """A decoder block: LayerNorm, self-attention (one head), residual,
+    LayerNorm, MLP with GELU, residual."""
+    B, S, H = 2, 16, 32
+    b, ir = Builder(), IR(name, B)
+    b.hidden = H
+    x = ir.input("x", [B, S, H])
+
+    def ln(y, t, nm):
+        if ref:
+            y = b.node("LayerNormalization", [y, b.init(nm + ".g", [H]), b.init(nm + ".b", [H])], nm, axis=-1)
+        else:
+            y = layer_norm(b, y, nm, opset)
+        return y, ir.op(nm, "layer_norm", [t, ir.param(nm + ".g", [H]), ir.param(nm + ".b", [H])])
+
+    def linear(y, t, nm, cin, cout):
+        y = b.node("MatMul", [y, b.init(nm + ".w", [cin, cout])], nm)
+        y = b.node("Add", [y, b.init(nm + ".bias", [cout])], nm + ".add")
+        return y, ir.op(nm, "matmul", [t, ir.param(nm + ".w", [cin, cout]), ir.param(nm + ".bias", [cout])],
+                        bias=True)
+
+    y, t = ln("x", x, "ln1")
+    q, tq = linear(y, t, "q", H, H)
+    k, tk = linear(y, t, "k", H, H)
+    v, tv = linear(y, t, "v", H, H)
+    kt = b.node("Transpose", [k], "kt", perm=[0, 2, 1])
+    tkt = ir.op("kt", "transpose", [tk], perm=[0, 2, 1])
+    s = b.node("Softmax", [b.node("MatMul", [q, kt], "scores")], "probs", axis=-1)
+    ts = ir.op("probs", "softmax", [ir.op("scores", "batch_matmul", [tq, tkt])], axis=2)
+    y = b.node("MatMul", [s, v], "ctx")
+    t = ir.op("ctx", "batch_matmul", [ts, tv])
+    y, t = linear(y, t, "proj", H, H)
+    r = b.node("Add", ["x", y], "res1")
+    tr = ir.op("res1", "add", [x, t])
+    y, t = ln(r, tr, "ln2")
+    y, t = linear(y, t, "fc1", H, 4 * H)
+    if ref:
+        y = b.node("Gelu", [y], "gelu")
+    else:
+        y = gelu_erf(b, y, "gelu", {13: 0, 17: 1}.get(opset, 2))
+    t = ir.op("gelu", "gelu", [t])
+    y, t = linear(y, t, "fc2", 4 * H, H)
+    y = b.node("Add", [r, y], "res2")
+    ir.op("res2", "add", [tr, t])
+    save(b, out, name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [B, S, H])], y, opset)
+    ir.save(out)
+
+
 def refused(out, which):
     b = Builder()
     shape = [2, 8] if which != "pad_misfit" else [1, 1, 4, 4]
@@ -248,6 +363,13 @@ def refused(out, which):
     elif which == "pad_misfit":
         y = b.node("MaxPool", ["x"], "pool", kernel_shape=[2, 2], pads=[0, 0, 1, 1])
         opset = 11
+    elif which == "ln_leak":
+        b.hidden = 8
+        y = layer_norm(b, "x", "ln", 13, leak=True)
+        opset = 13
+    elif which == "gelu_leak":
+        y = gelu_erf(b, "x", "gelu", 0, leak=True)
+        opset = 13
     else:
         y = b.node("Squeeze", ["x", b.const_ints("axes", [1])], "sq")
         opset = 13
@@ -259,5 +381,8 @@ if __name__ == "__main__":
     ops(os.path.join(d, "ops11"), 11)
     ops(os.path.join(d, "ops13"), 13)
     cnn(os.path.join(d, "cnn"))
-    for w in ("mask_used", "pad_misfit", "squeeze_bad"):
+    for o in (13, 17, 18):
+        decoder(os.path.join(d, "dec%d" % o), "dec%d" % o, o)
+    decoder(os.path.join(d, "ref17"), "ref17", 17, ref=True)
+    for w in ("mask_used", "pad_misfit", "squeeze_bad", "ln_leak", "gelu_leak"):
         refused(os.path.join(d, w), w)
