@@ -1,23 +1,26 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Decomposed operators older exporters write (docs/models.md, section
- * ONNX), fused back into one IR operator when their first node is mapped:
+ * ONNX), fused back into one IR operator when their first node (for GELU
+ * as Erf, the Erf: the Div before it is an alias of x) is mapped:
  *   LayerNorm (torch.onnx before opset 17): ReduceMean(x) = m; Sub(x, m) =
  *     d; Pow(d, 2) = p; ReduceMean(p) = v; Add(v, eps); Sqrt; Div(d, sqrt);
  *     Mul by a scale; Add of a bias -> layer_norm (axes over the last axis,
  *     as attribute before opset 18 or as input);
  *   GELU as Erf: Div(x, sqrt 2) (or Mul by 1/sqrt 2); Erf; Add(1); the
- *     products by x and by 0.5 in any order -> gelu.
+ *     products by x and by 0.5 in any order -> gelu;
+ *   GELU's tanh form: Pow(x, 3) or x * (x * x); * 0.044715; + x;
+ *     * sqrt(2 / pi); Tanh; + 1; the same products -> gelu.
  * A pattern is fused only when nothing outside it reads an intermediate;
  * otherwise the node whose output is read elsewhere is named and refused.
- * Called by onnx_ops.c's ox_map_node for ReduceMean and Erf.
+ * Called by onnx_ops.c's ox_map_node for ReduceMean, Erf, Pow and Mul.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "onnx_int.h"
 
-#define MAX_PAT 10
+#define MAX_PAT 12
 
 static const char *nname(const Onnx__NodeProto *n)
 {
@@ -264,14 +267,63 @@ static int by_half(const Ox *c, const Onnx__NodeProto *m, const char *name, size
     return o && scalar_is(c, o, near, 0.5, 1e-6);
 }
 
+/* From the Add of 1 (node ad) on: the products by x and 0.5 in any order.
+ * Appends ad and the products to pat (the Mul x * 0.5 of the third order,
+ * written before, last: *h); *fin is the last node. 1 when they match. */
+static int gelu_tail(const Ox *c, const char *x, long ad, size_t at, long *pat, int *np, long *fin, long *h)
+{
+    const char *a = out0(c->gp->node[ad]), *o;
+    const Onnx__NodeProto *m1;
+    long r1;
+    *h = -1;
+    if ((r1 = reader(c, a, "Mul", (size_t)ad)) < 0 || !(o = other(c->gp->node[r1], a)))
+        return 0;
+    m1 = c->gp->node[r1];
+    if (!strcmp(o, x)) {                                /* (x * a) * 0.5 */
+        if ((*fin = reader(c, out0(m1), "Mul", (size_t)r1)) < 0 || !by_half(c, c->gp->node[*fin], out0(m1), at))
+            return 0;
+    } else if (scalar_is(c, o, at, 0.5, 1e-6)) {        /* x * (a * 0.5) */
+        if ((*fin = reader(c, out0(m1), "Mul", (size_t)r1)) < 0 || !(o = other(c->gp->node[*fin], out0(m1))) ||
+            strcmp(o, x))
+            return 0;
+    } else if ((*h = producer(c, o, at)) >= 0 && is(c->gp->node[*h], "Mul") && reads(c->gp->node[*h], x, 2) &&
+               by_half(c, c->gp->node[*h], x, at)) {   /* (x * 0.5) * a */
+        *fin = r1;
+    } else {
+        return 0;
+    }
+    pat[(*np)++] = ad;
+    pat[(*np)++] = r1;
+    if (*fin != r1)
+        pat[(*np)++] = *fin;
+    if (*h >= 0)
+        pat[(*np)++] = *h;
+    return 1;
+}
+
+/* Checks that nothing outside pat reads an intermediate (every node but
+ * fin), skips pat[skip0..np) but the x * 0.5 node h (mapped on its own, an
+ * alias of x) and emits the gelu of tensor xt at nd. */
+static int gelu_emit(Ox *c, const OxNode *nd, long *pat, int np, int skip0, long fin, long h, int xt,
+                     const char *what)
+{
+    int rc;
+    for (int j = 0; j < np; j++)
+        if (pat[j] != fin && (rc = inside(c, pat[j], pat, np, what)) < 0)
+            return rc;
+    if (h >= 0)
+        np--;   /* h is last */
+    return finish(c, nd, pat + skip0, np - skip0, fin, ox_emit(c, nd, APPROF_OP_GELU, &xt, 1, NULL, NULL, 0));
+}
+
 /* Erf nd (index at) inside x * 0.5 * (1 + erf(x / sqrt 2)): 1 with *rc, or
  * 0 when it is not. */
 static int fuse_gelu(Ox *c, const OxNode *nd, size_t at, int *rc)
 {
-    const Onnx__NodeProto *n = nd->n, *dn, *m1;
-    long pat[MAX_PAT], dv, ad, r1, fin, h = -1;
-    const char *x, *e = out0(n), *a, *o;
-    int np = 0, v, xt;
+    const Onnx__NodeProto *n = nd->n, *dn;
+    long pat[MAX_PAT], dv, ad, fin, h;
+    const char *x, *e = out0(n), *o;
+    int np = 0, v;
     if (n->n_input != 1 || (dv = producer(c, n->input[0], at)) < 0)
         return 0;
     dn = c->gp->node[dv];
@@ -282,44 +334,64 @@ static int fuse_gelu(Ox *c, const OxNode *nd, size_t at, int *rc)
     v = ox_val_find(c, x);
     if (v < 0 || c->vals[v].kind != V_TENSOR)
         return 0;
-    xt = c->vals[v].idx;
     if ((ad = reader(c, e, "Add", at)) < 0 || !(o = other(c->gp->node[ad], e)) || !scalar_is(c, o, at, 1.0, 1e-6))
         return 0;
-    a = out0(c->gp->node[ad]);
-    if ((r1 = reader(c, a, "Mul", (size_t)ad)) < 0 || !(o = other(c->gp->node[r1], a)))
+    pat[np++] = dv;     /* ran already, an alias of x: not skipped */
+    pat[np++] = (long)at;
+    if (!gelu_tail(c, x, ad, at, pat, &np, &fin, &h))
         return 0;
-    m1 = c->gp->node[r1];
-    if (!strcmp(o, x)) {                                /* (x * a) * 0.5 */
-        if ((fin = reader(c, out0(m1), "Mul", (size_t)r1)) < 0 || !by_half(c, c->gp->node[fin], out0(m1), at))
-            return 0;
-    } else if (scalar_is(c, o, at, 0.5, 1e-6)) {            /* x * (a * 0.5) */
-        if ((fin = reader(c, out0(m1), "Mul", (size_t)r1)) < 0 || !(o = other(c->gp->node[fin], out0(m1))) ||
+    *rc = gelu_emit(c, nd, pat, np, 1, fin, h, c->vals[v].idx, GELU_WHAT);
+    return 1;
+}
+
+#define TANH_WHAT "GELU written with Tanh"
+
+/* Pow(x, 3) or Mul(x, x) nd (index at) starting x * 0.5 * (1 + tanh(
+ * sqrt(2 / pi) * (x + 0.044715 * x^3))): 1 with *rc, or 0 when it is not. */
+static int fuse_gelu_tanh(Ox *c, const OxNode *nd, size_t at, int *rc)
+{
+    const Onnx__NodeProto *n = nd->n;
+    long pat[MAX_PAT], k, ad, fin, h;
+    const char *x, *cur, *o;
+    int np = 0, v;
+    if (n->n_input != 2 || !(x = n->input[0]) || (v = ox_val_find(c, x)) < 0 || c->vals[v].kind != V_TENSOR)
+        return 0;
+    pat[np++] = (long)at;
+    cur = out0(n);
+    if (is(n, "Mul")) {         /* x * x, then times x */
+        if (strcmp(n->input[1], x) || (k = reader(c, cur, "Mul", at)) < 0 || !(o = other(c->gp->node[k], cur)) ||
             strcmp(o, x))
             return 0;
-    } else if ((h = producer(c, o, at)) >= 0 && is(c->gp->node[h], "Mul") && by_half(c, c->gp->node[h], x, at) &&
-               reads(c->gp->node[h], x, 2)) {              /* (x * 0.5) * a */
-        fin = r1;
-    } else {
+        pat[np++] = k;
+        cur = out0(c->gp->node[k]);
+    } else if (!scalar_is(c, n->input[1], at, 3.0, 0)) {
         return 0;
     }
-    pat[np++] = dv;
-    pat[np++] = (long)at;
-    pat[np++] = ad;
-    pat[np++] = r1;
-    if (fin != r1)
-        pat[np++] = fin;
-    if (h >= 0)
-        pat[np++] = h;
-    /* every node but the last one (fin) is an intermediate */
-    for (int j = 0; j < np; j++)
-        if (pat[j] != fin && (*rc = inside(c, pat[j], pat, np, GELU_WHAT)) < 0)
-            return 1;
-    /* the Div (and x * 0.5) ran already, as aliases of x; pat[0] is the
-     * Div, not this node: skip from the Add on */
-    pat[0] = (long)at;
-    if (h >= 0)
-        np--;
-    *rc = finish(c, nd, pat, np, fin, ox_emit(c, nd, APPROF_OP_GELU, &xt, 1, NULL, NULL, 0));
+    /* * 0.044715, + x, * sqrt(2 / pi), Tanh, + 1 */
+    if ((k = reader(c, cur, "Mul", (size_t)pat[np - 1])) < 0 || !(o = other(c->gp->node[k], cur)) ||
+        !scalar_is(c, o, at, 0.044715, 1e-6))
+        return 0;
+    pat[np++] = k;
+    cur = out0(c->gp->node[k]);
+    if ((k = reader(c, cur, "Add", (size_t)k)) < 0 || !(o = other(c->gp->node[k], cur)) || strcmp(o, x))
+        return 0;
+    pat[np++] = k;
+    cur = out0(c->gp->node[k]);
+    if ((k = reader(c, cur, "Mul", (size_t)k)) < 0 || !(o = other(c->gp->node[k], cur)) ||
+        !scalar_is(c, o, at, 0.7978845608028654, 1e-4))
+        return 0;
+    pat[np++] = k;
+    cur = out0(c->gp->node[k]);
+    if ((k = reader(c, cur, "Tanh", (size_t)k)) < 0)
+        return 0;
+    pat[np++] = k;
+    cur = out0(c->gp->node[k]);
+    if ((ad = reader(c, cur, "Add", (size_t)k)) < 0 || !(o = other(c->gp->node[ad], cur)) ||
+        !scalar_is(c, o, at, 1.0, 1e-6))
+        return 0;
+    if (!gelu_tail(c, x, ad, at, pat, &np, &fin, &h))
+        return 0;
+    *rc = gelu_emit(c, nd, pat, np, 0, fin, h, c->vals[v].idx, TANH_WHAT);
     return 1;
 }
 
@@ -329,5 +401,7 @@ int ox_fuse(Ox *c, const OxNode *nd, size_t at, int *rc)
         return fuse_layer_norm(c, nd, at, rc);
     if (is(nd->n, "Erf"))
         return fuse_gelu(c, nd, at, rc);
+    if (is(nd->n, "Pow") || is(nd->n, "Mul"))
+        return fuse_gelu_tanh(c, nd, at, rc);
     return 0;
 }

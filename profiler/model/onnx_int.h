@@ -125,8 +125,9 @@ int ox_map_more(Ox *c, const OxNode *nd, int *rc);
 int ox_fold(Ox *c, const OxNode *nd, int *rc);
 
 /* onnx_fuse.c: a decomposed LayerNorm starting at ReduceMean nd, GELU as
- * Erf at Erf nd (index at): 1 with *rc (a tensor or a negative code), the
- * pattern's other nodes skipped; 0 when nd starts none. */
+ * Erf at Erf nd, GELU's tanh form at its Pow or Mul(x, x) nd (index at):
+ * 1 with *rc (a tensor or a negative code), the pattern's other nodes
+ * skipped; 0 when nd starts none. */
 int ox_fuse(Ox *c, const OxNode *nd, size_t at, int *rc);
 
 /* Maps node nd (index at in the graph) onto IR operators: the IR tensor of

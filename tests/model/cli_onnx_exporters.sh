@@ -11,14 +11,15 @@
 # - a decoder block written with decomposed LayerNorm and Erf GELU, as
 #   torch.onnx writes them before opset 17 (dec13, dec17: ReduceMean axes
 #   as attribute; dec18: as input), equals its IR and the same block with
-#   LayerNormalization and Gelu (ref17);
+#   LayerNormalization and Gelu (ref17); so does it with GELU's tanh form
+#   (tanh13: x^3 a Pow, tanh17: x * (x * x));
 # - a decoder with a symbolic batch and sequence length is refused naming
 #   the input, dim and name until --seq-len (or --dim) binds it, then equals
 #   the zoo's GPT block at two sequence lengths, and a sweep runs on it; so
 #   does one whose head reshapes compute their shape from the tensor as
 #   torch.onnx writes it (Shape, Gather, Div, Unsqueeze, Concat);
 # - a dropout mask that a node reads, pads no symmetric padding matches, a
-#   Squeeze of a dim that is not 1, and a decomposed LayerNorm or Erf GELU
+#   Squeeze of a dim that is not 1, and a decomposed LayerNorm or GELU
 #   whose intermediate a node outside reads exit 1 naming the node and
 #   operator.
 # Usage: cli_onnx_exporters.sh APPROF yes|no DIR_OF_GENERATORS
@@ -44,7 +45,7 @@ totals() {
     "$PY" -c 'import json, sys; d = json.load(sys.stdin); t = d["totals"]
 print(d["parameters"], t["fwd_flops"], t["bwd_flops"], d["batch_size"])'
 }
-for m in ops11 ops13 cnn dec13 dec17 dec18 ref17; do
+for m in ops11 ops13 cnn dec13 dec17 dec18 tanh13 tanh17 ref17; do
     "$APPROF" model show --model-file "$T/$m.onnx" --format json > "$T/$m.onnx.out" 2> "$T/err" ||
         fail "$m.onnx: $(cat "$T/err")"
     "$APPROF" model show --model-file "$T/$m.json" --format json > "$T/$m.json.out" 2> "$T/err" ||
@@ -58,10 +59,10 @@ done
 
 # decomposed LayerNorm and GELU as Erf = LayerNormalization and Gelu
 r=$(totals < "$T/ref17.onnx.out")
-for m in dec13 dec17 dec18; do
+for m in dec13 dec17 dec18 tanh13 tanh17; do
     a=$(totals < "$T/$m.onnx.out")
     [ "$a" = "$r" ] || fail "$m (decomposed) '$a' vs ref17 (LayerNormalization, Gelu) '$r'"
-    echo "ok: $m.onnx (decomposed LayerNorm, Erf GELU) = ref17.onnx: $a"
+    echo "ok: $m.onnx (decomposed LayerNorm, Erf or tanh GELU) = ref17.onnx: $a"
 done
 
 # the decoder: symbolic batch and sequence_length
@@ -105,4 +106,5 @@ refused pad_misfit "node 'pool' (MaxPool): field attribute pads: no symmetric pa
 refused squeeze_bad "node 'sq' (Squeeze): field axes: axis 1 is not of size 1"
 refused ln_leak "node 'ln.sub' (Sub): field output[0]: read by node 'leak' (Add) outside the decomposed LayerNormalization it is part of"
 refused gelu_leak "node 'gelu.erf' (Erf): field output[0]: read by node 'leak' (Add) outside the GELU written with Erf it is part of"
+refused tanh_leak "node 'gelu.tanh' (Tanh): field output[0]: read by node 'leak' (Add) outside the GELU written with Tanh it is part of"
 echo "ok: ONNX graphs as exporters write them"

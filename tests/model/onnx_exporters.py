@@ -31,6 +31,8 @@ The test compares approf's parameters and FLOPs of NAME.onnx with those.
                  Div, Mul, Add; the ReduceMean axes as attribute at opset
                  13 and 17, as input at 18) and GELU as Erf (Div or Mul by
                  1/sqrt 2; the products by x and 0.5 in three orders)
+  tanh13, tanh17 the same with GELU's tanh form: x^3 as a Pow (Hugging
+                 Face's NewGELU) at 13, as x * (x * x) (torch.onnx) at 17
   ref17          the same block with LayerNormalization and Gelu
   mask_used      refused: a Dropout mask that a Mul reads
   pad_misfit     refused: MaxPool pads [0, 0, 1, 1] at stride 1 (no
@@ -39,6 +41,8 @@ The test compares approf's parameters and FLOPs of NAME.onnx with those.
   ln_leak        refused: a decomposed LayerNorm whose Sub output a node
                  outside it reads
   gelu_leak      refused: an Erf GELU whose Erf output a node outside it
+                 reads
+  tanh_leak      refused: a tanh GELU whose Tanh output a node outside it
                  reads
 """
 import json
@@ -305,7 +309,28 @@ def gelu_erf(b, x, name, order, leak=False):
     return y
 
 
-def decoder(out, name, opset, ref=False):
+def gelu_tanh(b, x, name, cube_by_pow, order, leak=False):
+    """x * 0.5 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))), x^3 a Pow
+    (Hugging Face's NewGELU) or x * (x * x) (torch.onnx's tanh GELU)."""
+    h = b.node("Mul", [x, fconst(b, name + ".half0", 0.5)], name + ".xhalf") if order == 1 else None
+    if cube_by_pow:
+        c = b.node("Pow", [x, fconst(b, name + ".three", 3.0, as_node=True)], name + ".pow")
+    else:
+        c = b.node("Mul", [x, b.node("Mul", [x, x], name + ".sq")], name + ".cube")
+    c = b.node("Mul", [fconst(b, name + ".kappa", 0.044715, as_node=True), c], name + ".kappa_x3")
+    c = b.node("Add", [x, c], name + ".inner")
+    c = b.node("Mul", [fconst(b, name + ".beta", 0.7978845608028654), c], name + ".scaled")
+    a = b.node("Add", [fconst(b, name + ".one", 1.0), b.node("Tanh", [c], name + ".tanh")], name + ".add1")
+    if order == 0:
+        y = b.node("Mul", [fconst(b, name + ".half", 0.5), b.node("Mul", [x, a], name + ".mulx")], name + ".mulh")
+    else:
+        y = b.node("Mul", [h, a], name + ".mul")
+    if leak:
+        y = b.node("Add", [y, name + ".tanh"], "leak")
+    return y
+
+
+def decoder(out, name, opset, ref=False, tanh=None):
     """A decoder block: LayerNorm, self-attention (one head), residual,
     LayerNorm, MLP with GELU, residual."""
     B, S, H = 2, 16, 32
@@ -343,6 +368,8 @@ def decoder(out, name, opset, ref=False):
     y, t = linear(y, t, "fc1", H, 4 * H)
     if ref:
         y = b.node("Gelu", [y], "gelu")
+    elif tanh is not None:
+        y = gelu_tanh(b, y, "gelu", tanh == "pow", {13: 0}.get(opset, 1))
     else:
         y = gelu_erf(b, y, "gelu", {13: 0, 17: 1}.get(opset, 2))
     t = ir.op("gelu", "gelu", [t])
@@ -370,6 +397,9 @@ def refused(out, which):
     elif which == "gelu_leak":
         y = gelu_erf(b, "x", "gelu", 0, leak=True)
         opset = 13
+    elif which == "tanh_leak":
+        y = gelu_tanh(b, "x", "gelu", False, 0, leak=True)
+        opset = 13
     else:
         y = b.node("Squeeze", ["x", b.const_ints("axes", [1])], "sq")
         opset = 13
@@ -384,5 +414,7 @@ if __name__ == "__main__":
     for o in (13, 17, 18):
         decoder(os.path.join(d, "dec%d" % o), "dec%d" % o, o)
     decoder(os.path.join(d, "ref17"), "ref17", 17, ref=True)
-    for w in ("mask_used", "pad_misfit", "squeeze_bad", "ln_leak", "gelu_leak"):
+    decoder(os.path.join(d, "tanh13"), "tanh13", 13, tanh="pow")
+    decoder(os.path.join(d, "tanh17"), "tanh17", 17, tanh="mul")
+    for w in ("mask_used", "pad_misfit", "squeeze_bad", "ln_leak", "gelu_leak", "tanh_leak"):
         refused(os.path.join(d, w), w)
