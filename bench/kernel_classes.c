@@ -23,6 +23,7 @@
  * a GPU (or the module) the measured columns say why and the analytic ones
  * are printed alone. Figures only: nothing here fails on time.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,19 @@ static double measure(const ApprofKernel *k, ApprofDtype dt, const ApprofHardwar
     return m.compute_cost / COPIES;
 }
 
+/* A count argument in [0, max] (0: the model's default); -1 otherwise. */
+static int count_arg(const char *s, long max, int *out)
+{
+    char *end;
+    long v;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < 0 || v > max)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
 static Class *class_of(Class *cl, int *n, const char *name, int phase)
 {
     for (int i = 0; i < *n; i++)
@@ -103,6 +117,7 @@ static int run_ops(int argc, char **argv)
     ApprofKernel *seen = NULL;
     double *seen_t = NULL;
     size_t nseen = 0, capseen = 0;
+    int batch = 0;
 
     if (argc < 8) {
         fprintf(stderr, "usage: bench_kernel_classes ops MODEL PRESET LAYERS BATCH DTYPE HARDWARE\n");
@@ -110,9 +125,13 @@ static int run_ops(int argc, char **argv)
     }
     memset(&o, 0, sizeof o);
     o.preset = strcmp(argv[3], "-") ? argv[3] : NULL;
-    o.num_layers = atoi(argv[4]);
-    o.batch = atoi(argv[5]);
     o.dtype = argv[6];
+    if (count_arg(argv[4], 4096, &o.num_layers) < 0 || count_arg(argv[5], 1 << 24, &batch) < 0) {
+        fprintf(stderr, "bench_kernel_classes: LAYERS and BATCH are integers >= 0 (got '%s', "
+                "'%s')\n", argv[4], argv[5]);
+        return 2;
+    }
+    o.batch = batch;
     if (approf_dtype_parse(argv[6], &dt) < 0 || approf_hardware_builtin(argv[7], &hw) < 0 ||
         approf_zoo_build(argv[2], &o, &g, err, sizeof err) < 0) {
         fprintf(stderr, "bench_kernel_classes: bad model, dtype or hardware (%s)\n", err);

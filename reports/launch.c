@@ -21,7 +21,6 @@
 #include <string.h>
 
 #include "apsolve.h"
-#include "costdb_text.h"
 #include "launch.h"
 #include "schedule.h"
 
@@ -330,22 +329,15 @@ static void layout_of(const ApreportReport *r, const RepLaunchBasics *b, RepLaun
 }
 
 /* Weight matrices the priced sharding keeps whole on the tp axis, over the
- * stages with tp > 1 (costdb_weight_whole_on_axis1, apreport's warning
- * rule); *weights counts the weight matrices of those stages. */
+ * stages with tp > 1 (counted at load: RepStage.tp_whole); *weights counts
+ * the weight matrices of those stages. */
 static size_t tp_whole_weights(const ApreportReport *r, size_t *weights)
 {
     size_t whole = 0;
     *weights = 0;
     for (size_t k = 0; k < r->n_stages; k++) {
-        const RepStage *s = &r->stages[k];
-        if (s->st.logical_b <= 1)
-            continue;
-        for (size_t i = 0; i < s->n_tensors; i++) {
-            int w = costdb_weight_whole_on_axis1(&s->tensors[i].pl, s->st.logical_a,
-                                                 s->st.logical_b);
-            *weights += w >= 0;
-            whole += w == 1;
-        }
+        *weights += r->stages[k].tp_weights;
+        whole += r->stages[k].tp_whole;
     }
     return whole;
 }

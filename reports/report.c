@@ -381,7 +381,7 @@ cleanup:
  * weight matrix. When the priced sharding (the ILP's) keeps weight matrices
  * whole over axis 1, the price is not that framework's: say so, with the
  * count (issue "One plan, one truth"; docs/reports.md). */
-static void tp_layout_warning(ApreportReport *r, const RepStage *s)
+static void tp_layout_warning(ApreportReport *r, RepStage *s)
 {
     char msg[512];
     size_t weights = 0, whole = 0;
@@ -396,6 +396,8 @@ static void tp_layout_warning(ApreportReport *r, const RepStage *s)
         if (w == 1 && !first)
             first = s->tensors[i].pl.tensor_name;
     }
+    s->tp_weights = weights;
+    s->tp_whole = whole;
     if (!whole)
         return;
     snprintf(msg, sizeof(msg),

@@ -135,8 +135,7 @@ void apsolve_specs_variants(const ApsolveProblem *p, ApsolveStageSpec *sp, const
  * keep the fewest weight matrices whole on the tp axis, as the framework's
  * tensor parallelism splits them. apsolve_3d_tp_levels fills lv[k] with
  * those levels (lowest first; none where every level ties) and pins
- * sp[k].memory_level to the first; it returns how many stages have a level
- * that splits every weight matrix. After an evaluation,
+ * sp[k].memory_level to the first. After an evaluation,
  * apsolve_3d_tp_bump moves each stage that does not fit to its next such
  * level and returns how many moved (0: keep the plan). */
 #define APSOLVE_TP_MAX_LEVELS 16
@@ -144,8 +143,14 @@ typedef struct ApsolveTpLevels {
     int n, next;
     int level[APSOLVE_TP_MAX_LEVELS];
 } ApsolveTpLevels;
-size_t apsolve_3d_tp_levels(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
-                            ApsolveStageSpec *sp, size_t n, ApsolveTpLevels *lv);
+void apsolve_3d_tp_levels(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                          ApsolveStageSpec *sp, size_t n, ApsolveTpLevels *lv);
+/* Weight matrices of the stage (start..end, submesh, config) that its
+ * stored placements keep whole on axis 1 of logical mesh (a, b), the rule
+ * apreport warns by (costdb_weight_whole_on_axis1); *weights counts its
+ * weight matrices. -1 when the placements cannot be read. */
+int apsolve_whole_weights(struct Costdb *db, int64_t sweep, int start, int end, int submesh,
+                          int config, int a, int b, size_t *weights);
 size_t apsolve_3d_tp_bump(const ApsolvePlan *pl, ApsolveStageSpec *sp, ApsolveTpLevels *lv,
                           size_t n);
 

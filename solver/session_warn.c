@@ -71,25 +71,19 @@ void apsolve_tp_whole_warning(Costdb *db, const ApsolveRequest *a, int64_t sweep
 {
     for (size_t k = 0; k < pl->n_stages; k++) {
         const ApsolveStage *st = &pl->stages[k];
-        CostdbPlacement *ps = NULL;
-        size_t n = 0, weights = 0, whole = 0;
-        if (st->logical_b <= 1 || st->submesh < 0 || st->config < 0 ||
-            costdb_placements_get(db, sweep, st->start_layer, st->end_layer, st->submesh,
-                                  st->config, &ps, &n) < 0)
+        size_t weights = 0;
+        int whole;
+        if (st->logical_b <= 1 || st->submesh < 0 || st->config < 0)
             continue;
-        for (size_t i = 0; i < n; i++) {
-            int w = costdb_weight_whole_on_axis1(&ps[i], st->logical_a, st->logical_b);
-            weights += w >= 0;
-            whole += w == 1;
-        }
-        free(ps);
-        if (whole)
+        whole = apsolve_whole_weights(db, sweep, st->start_layer, st->end_layer, st->submesh,
+                                      st->config, st->logical_a, st->logical_b, &weights);
+        if (whole > 0)
             apsolve_say(a, "warning: 3-D stage %zu: %zu of its %zu weight matrices are priced "
                         "whole on every device of the tp axis (the sharding ILP's layout for "
                         "logical (%d, %d), memory level %d, the level of this sweep that "
                         "splits the most), not split %d ways as tensor parallelism holds "
                         "them; approf sweep --memory-levels 3 (or --variants all) profiles the "
-                        "memory levels that split them", k, whole, weights, st->logical_a, st->logical_b,
+                        "memory levels that split them", k, (size_t)whole, weights, st->logical_a, st->logical_b,
                         st->memory_level, st->logical_b);
     }
 }

@@ -23,30 +23,29 @@
 #include "costdb_text.h"
 #include "session_int.h"
 
-/* Weight matrices of (start..end, submesh s, config c) kept whole on the tp
- * axis; -1 when the placements cannot be read or hold no weight matrix. */
-static int whole_weights(Costdb *db, int64_t sweep, const ApsolveStageSpec *sp, int s, int c,
-                         const ApsolveConfig *cf)
+int apsolve_whole_weights(struct Costdb *db, int64_t sweep, int start, int end, int submesh,
+                          int config, int a, int b, size_t *weights)
 {
     CostdbPlacement *ps = NULL;
-    size_t n = 0, weights = 0, whole = 0;
-    if (costdb_placements_get(db, sweep, sp->start_layer, sp->end_layer, s, c, &ps, &n) < 0)
+    size_t n = 0, whole = 0;
+    *weights = 0;
+    if (costdb_placements_get(db, sweep, start, end, submesh, config, &ps, &n) < 0)
         return -1;
     for (size_t i = 0; i < n; i++) {
-        int w = costdb_weight_whole_on_axis1(&ps[i], cf->logical_a, cf->logical_b);
-        weights += w >= 0;
+        int w = costdb_weight_whole_on_axis1(&ps[i], a, b);
+        *weights += w >= 0;
         whole += w == 1;
     }
     free(ps);
-    return weights ? (int)whole : -1;
+    return (int)whole;
 }
 
-size_t apsolve_3d_tp_levels(Costdb *db, int64_t sweep, const ApsolveProblem *p,
-                            ApsolveStageSpec *sp, size_t n, ApsolveTpLevels *lv)
+void apsolve_3d_tp_levels(Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                          ApsolveStageSpec *sp, size_t n, ApsolveTpLevels *lv)
 {
-    size_t split = 0;
     for (size_t k = 0; k < n; k++) {
         int s = -1, best = -1, seen = 0, whole[APSOLVE_TP_MAX_LEVELS], level[APSOLVE_TP_MAX_LEVELS];
+        size_t weights;
         memset(&lv[k], 0, sizeof lv[k]);
         if (sp[k].logical_b <= 1)
             continue;
@@ -64,8 +63,9 @@ size_t apsolve_3d_tp_levels(Costdb *db, int64_t sweep, const ApsolveProblem *p,
                 (sp[k].recompute >= 0 && cf->recompute != sp[k].recompute) ||
                 (sp[k].zero >= 0 && cf->zero != sp[k].zero))
                 continue;
-            w = whole_weights(db, sweep, &sp[k], s, c, cf);
-            if (w < 0)
+            w = apsolve_whole_weights(db, sweep, sp[k].start_layer, sp[k].end_layer, s, c,
+                                      cf->logical_a, cf->logical_b, &weights);
+            if (w < 0 || weights == 0)
                 continue;
             whole[seen] = w;
             level[seen++] = cf->memory_level;
@@ -82,7 +82,6 @@ size_t apsolve_3d_tp_levels(Costdb *db, int64_t sweep, const ApsolveProblem *p,
                 }
                 lv[k].level[j] = level[i];
             }
-        split += seen > 0 && best == 0;
         if (lv[k].n == seen) {
             /* every level splits as much: the evaluation's own choice
              * (the cheapest that fits) stands */
@@ -91,7 +90,6 @@ size_t apsolve_3d_tp_levels(Costdb *db, int64_t sweep, const ApsolveProblem *p,
         }
         sp[k].memory_level = lv[k].level[0];
     }
-    return split;
 }
 
 size_t apsolve_3d_tp_bump(const ApsolvePlan *pl, ApsolveStageSpec *sp, ApsolveTpLevels *lv,

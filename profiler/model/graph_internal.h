@@ -19,6 +19,12 @@ int approf_op_fail(char *err, size_t errlen, const char *op, const char *fmt, ..
  * (same indices, same approf_graph_hash). 0 or APPROF_ENOMEM. */
 int approf_graph_canonicalize(ApprofGraph *g);
 
+/* a / b rounded up (b > 0), a for b <= 0: a dimension split b ways. */
+static inline int64_t approf_ceil_div(int64_t a, int64_t b)
+{
+    return b > 0 ? (a + b - 1) / b : a;
+}
+
 /* kernel_op.c: per-device elements of tensor t (operand map `map` of the
  * iteration space sp) at loop sizes local, and the extent of its dim d;
  * the operator a memory-bound kernel k of op runs on a measuring backend

@@ -10,11 +10,6 @@
 
 #include "graph_internal.h"
 
-static int64_t ceil_div(int64_t a, int64_t b)
-{
-    return b > 0 ? (a + b - 1) / b : a;
-}
-
 /* Per-device elements of one operand given the loop sizes. */
 int64_t approf_local_elems(const ApprofTensor *t, const int *map, const ApprofIterSpace *sp,
                            const int64_t *local)
@@ -24,7 +19,7 @@ int64_t approf_local_elems(const ApprofTensor *t, const int *map, const ApprofIt
         int l = map[d];
         int64_t v = t->dims[d];
         if (l >= 0 && sp->size[l] > 0 && local[l] != sp->size[l])
-            v = ceil_div(v * local[l], sp->size[l]);
+            v = approf_ceil_div(v * local[l], sp->size[l]);
         n *= v;
     }
     return n;
@@ -37,7 +32,7 @@ int64_t approf_local_dim(const ApprofTensor *t, const int *map, const ApprofIter
     int l = map[d];
     int64_t v = t->dims[d];
     if (l >= 0 && sp->size[l] > 0 && local[l] != sp->size[l])
-        v = ceil_div(v * local[l], sp->size[l]);
+        v = approf_ceil_div(v * local[l], sp->size[l]);
     return v;
 }
 

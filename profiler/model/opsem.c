@@ -350,11 +350,6 @@ int approf_op_iter_space(const ApprofGraph *g, int opi, ApprofIterSpace *sp)
 
 /* ---- lowering ------------------------------------------------------------ */
 
-static int64_t ceil_div(int64_t a, int64_t b)
-{
-    return b > 0 ? (a + b - 1) / b : a;
-}
-
 static void kinit(ApprofKernel *k, ApprofKernelKind kind, int op, ApprofDtype dt)
 {
     memset(k, 0, sizeof *k);
@@ -541,7 +536,7 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
         const ApprofTensor *w = &g->tensors[op->inputs[1]];
         int groups = op->attrs.groups > 0 ? op->attrs.groups : 1;
         int64_t n = loc[0], kk = loc[1], cg = loc[2], ho = loc[3], wo = loc[4];
-        int64_t h = ceil_div(x->dims[2] * ho, sp->size[3]), wi = ceil_div(x->dims[3] * wo, sp->size[4]);
+        int64_t h = approf_ceil_div(x->dims[2] * ho, sp->size[3]), wi = approf_ceil_div(x->dims[3] * wo, sp->size[4]);
         int64_t r = w->dims[2], s = w->dims[3];
         double flops = 2.0 * n * kk * ho * wo * (double)cg * r * s;
         double bytes = es * ((double)n * cg * groups * h * wi + (double)kk * cg * r * s + (double)n * kk * ho * wo);
