@@ -56,8 +56,9 @@ static const ModelOpt model_opts[] = {
      "a model file (schemas/model-format.md, or ONNX)", 0},
     {"hf-config", NULL, ARG_STRING, AT(hf_config), 0, 0, 0, 0, NULL, NULL, 0, "FILE",
      "the model of a Hugging Face config.json or snapshot directory (llama, mistral, "
-     "mixtral, qwen2, qwen3, qwen3_moe, gemma, gemma2, phi3, olmo2, starcoder2, gpt_neox, "
-     "falcon, deepseek, deepseek_v2, deepseek_v3, gpt2, bert; docs/models.md) instead of a "
+     "mixtral, qwen2, qwen3, qwen3_moe, gemma, gemma2, gemma3(_text), phi3, olmo2, starcoder2, "
+     "gpt_neox, falcon, deepseek, deepseek_v2, deepseek_v3, llama4(_text), gpt2, bert; "
+     "docs/models.md) instead of a "
      "name and --preset", 0},
     {"preset", NULL, ARG_STRING, ZOO(preset), 0, 0, 0, 0, NULL, NULL, 0, "P",
      "gpt: gpt2-small, gpt3-1.3b, gpt3-2.7b, gpt3-6.7b, gpt3-39b; bert: base, large; "

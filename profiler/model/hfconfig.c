@@ -273,11 +273,86 @@ static const struct {
     {"phi3", "llama", hf_read_variant},
     {"olmo2", "llama", hf_read_variant},
     {"starcoder2", "llama", hf_read_variant},
+    {"gemma3_text", "llama", hf_read_variant},
     {"gpt_neox", "llama", hf_read_neox},
     {"falcon", "llama", hf_read_falcon},
+    {"llama4_text", "mixtral", hf_read_llama4},
     {"gpt2", "gpt", read_gpt2},
     {"bert", "bert", read_bert},
 };
+
+/* The multimodal models whose language model approf builds: their
+ * text_config is a config of text_type (transformers' Gemma3Config and
+ * Llama4Config hold a Gemma3TextConfig and a Llama4TextConfig), and their
+ * vision encoder and projector are not built. */
+static const struct {
+    const char *model_type, *text_type, *cls;
+} wrappers[] = {
+    {"gemma3", "gemma3_text", "Gemma3ForConditionalGeneration"},
+    {"llama4", "llama4_text", "Llama4ForConditionalGeneration"},
+};
+
+/* The model of a parsed config.json: its model_type's family reads the
+ * fields; a multimodal wrapper's text_config instead, with a note. */
+static int read_root(HfRd *r, json_t *root, ApprofHfConfig *out)
+{
+    json_t *mt;
+    const char *type;
+    char tpath[4200];
+    HfRd tr;
+    if (!json_is_object(root))
+        return hf_err(r, "expected a JSON object");
+    mt = json_object_get(root, "model_type");
+    if (!mt)
+        return hf_err(r, "field model_type: missing");
+    if (!json_is_string(mt))
+        return hf_err(r, "field model_type: expected a string");
+    type = json_string_value(mt);
+    for (size_t i = 0; i < sizeof wrappers / sizeof wrappers[0]; i++) {
+        json_t *tc = json_object_get(root, "text_config"), *archs = json_object_get(root, "architectures");
+        json_t *a, *tm;
+        size_t k;
+        size_t n;
+        if (strcmp(type, wrappers[i].model_type))
+            continue;
+        if (archs && !json_is_null(archs)) {
+            if (!json_is_array(archs))
+                return hf_err(r, "field architectures: expected a list of strings");
+            json_array_foreach(archs, k, a)
+                if (!json_is_string(a) || strcmp(json_string_value(a), wrappers[i].cls))
+                    return hf_err(r, "field architectures: '%s' is not supported (%s)",
+                                  json_is_string(a) ? json_string_value(a) : "?", wrappers[i].cls);
+        }
+        if (!json_is_object(tc))
+            return hf_err(r, "field text_config: expected an object (the %s config of %s's "
+                          "language model)", wrappers[i].text_type, wrappers[i].cls);
+        tm = json_object_get(tc, "model_type");
+        if (tm && (!json_is_string(tm) || strcmp(json_string_value(tm), wrappers[i].text_type)))
+            return hf_err(r, "field text_config.model_type: expected '%s'", wrappers[i].text_type);
+        snprintf(tpath, sizeof tpath, "%s, text_config", r->path);
+        tr = *r;
+        tr.path = tpath;
+        r = &tr;
+        root = tc;
+        type = wrappers[i].text_type;
+        n = strlen(out->note);
+        snprintf(out->note + n, sizeof out->note - n, "%s%s: model_type %s: the language model "
+                 "(text_config) with its LM head; the vision encoder and the multi-modal "
+                 "projector are not built", n ? "; " : "", wrappers[i].cls, wrappers[i].model_type);
+        break;
+    }
+    snprintf(out->model_type, sizeof out->model_type, "%s", type);
+    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+        if (!strcmp(families[i].model_type, type)) {
+            out->zoo_name = families[i].zoo;
+            out->type_vocab = 2;
+            return families[i].read(r, root, out);
+        }
+    return hf_err(r, "field model_type: unsupported '%s' (llama, mistral, mixtral, qwen2, "
+                  "qwen3, qwen3_moe, gemma, gemma2, gemma3, gemma3_text, phi3, olmo2, starcoder2, "
+                  "gpt_neox, falcon, deepseek, deepseek_v2, deepseek_v3, llama4, llama4_text, gpt2, "
+                  "bert)", type);
+}
 
 /* A snapshot's checkpoint index: metadata.total_size (bytes of every
  * tensor in the checkpoint's dtype), 0 when the file is absent or has
@@ -314,7 +389,7 @@ int approf_hf_config_load(const char *path, ApprofHfConfig *out, char *err, size
     char cfgpath[4096];
     HfRd r = {path ? path : "config.json", err, errlen};
     json_error_t je;
-    json_t *root, *mt, *td;
+    json_t *root, *td;
     int rc = APPROF_EPARSE;
     struct stat sb;
     FILE *f;
@@ -362,32 +437,7 @@ int approf_hf_config_load(const char *path, ApprofHfConfig *out, char *err, size
         out->checkpoint_elem_size = !strcmp(t, "float32") ? 4
                                     : !strcmp(t, "bfloat16") || !strcmp(t, "float16") ? 2 : 0;
     }
-    if (!json_is_object(root)) {
-        hf_err(&r, "expected a JSON object");
-        goto cleanup;
-    }
-    mt = json_object_get(root, "model_type");
-    if (!mt) {
-        hf_err(&r, "field model_type: missing");
-        goto cleanup;
-    }
-    if (!json_is_string(mt)) {
-        hf_err(&r, "field model_type: expected a string");
-        goto cleanup;
-    }
-    snprintf(out->model_type, sizeof out->model_type, "%s", json_string_value(mt));
-    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
-        if (!strcmp(families[i].model_type, json_string_value(mt))) {
-            out->zoo_name = families[i].zoo;
-            out->type_vocab = 2;
-            rc = families[i].read(&r, root, out);
-            goto cleanup;
-        }
-    hf_err(&r, "field model_type: unsupported '%s' (llama, mistral, mixtral, qwen2, "
-         "qwen3, qwen3_moe, gemma, gemma2, phi3, olmo2, starcoder2, gpt_neox, falcon, deepseek, "
-         "deepseek_v2, deepseek_v3, gpt2, bert)",
-         json_string_value(mt));
-cleanup:
+    rc = read_root(&r, root, out);
     json_decref(root);
     return rc;
 }

@@ -3,8 +3,9 @@
  * Hugging Face config.json files as zoo models: the reader maps a
  * transformers config (model_type llama, mistral, mixtral, qwen2, deepseek,
  * gpt2, bert; and as variants of the decoder layout qwen3, qwen3_moe, gemma,
- * gemma2, phi3, olmo2, starcoder2, gpt_neox, falcon; deepseek_v2 and
- * deepseek_v3 with Multi-head Latent Attention) onto the sizes of the zoo
+ * gemma2, gemma3_text, phi3, olmo2, starcoder2, gpt_neox, falcon, llama4_text;
+ * deepseek_v2 and deepseek_v3 with Multi-head Latent Attention; the language
+ * model of the multimodal gemma3 and llama4) onto the sizes of the zoo
  * builder of that family, so that a config equal to a preset builds the
  * identical graph (docs/models.md).
  */

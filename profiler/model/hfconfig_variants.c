@@ -27,7 +27,8 @@ int hf_read_variant(HfRd *r, json_t *root, ApprofHfConfig *c)
     static const char *const silu[] = {"silu", "swish", NULL};
     static const char *const gelu[] = {"gelu_pytorch_tanh", "gelu", "gelu_new", "gelu_fast", NULL};
     const char *mt = c->model_type, *cls;
-    int moe = !strcmp(mt, "qwen3_moe"), gemma2 = !strcmp(mt, "gemma2");
+    int moe = !strcmp(mt, "qwen3_moe"), gemma3 = !strcmp(mt, "gemma3_text");
+    int gemma2 = gemma3 || !strcmp(mt, "gemma2");   /* gemma3: gemma2's layer and q/k norms */
     int gemma = gemma2 || !strcmp(mt, "gemma"), qwen3 = moe || !strcmp(mt, "qwen3");
     int olmo2 = !strcmp(mt, "olmo2"), sc2 = !strcmp(mt, "starcoder2");
     int kv_def, hd_def = 0, tied_def = gemma || sc2, bias = 0, use = 1, window = 0;
@@ -37,13 +38,14 @@ int hf_read_variant(HfRd *r, json_t *root, ApprofHfConfig *c)
         hf_get_int(r, root, "num_attention_heads", 1, 65536, -1, &c->heads) ||
         hf_get_int(r, root, "intermediate_size", 1, MAX_SIZE, -1, &c->ffn) ||
         hf_get_int(r, root, "vocab_size", 1, MAX_SIZE, -1, &c->vocab) ||
-        hf_get_int(r, root, "max_position_embeddings", 1, MAX_SIZE, -1, &c->positions) ||
-        hf_get_rope(r, root, 10000.0, &c->rope_theta))
+        /* Gemma3TextConfig: max_position_embeddings 131072 */
+        hf_get_int(r, root, "max_position_embeddings", 1, MAX_SIZE, gemma3 ? 131072 : -1, &c->positions) ||
+        hf_get_rope(r, root, gemma3 ? 1000000.0 : 10000.0, &c->rope_theta))
         return APPROF_EPARSE;
     /* num_key_value_heads: Qwen3Config 32, Qwen3MoeConfig 4, GemmaConfig 16,
-     * Gemma2Config 4, Starcoder2Config 2; Phi3Config and Olmo2Config None,
-     * then num_attention_heads. head_dim: Qwen3Config 128, Gemma(2)Config
-     * 256; the others have none and the attention takes
+     * Gemma2Config and Gemma3TextConfig 4, Starcoder2Config 2; Phi3Config and Olmo2Config None,
+     * then num_attention_heads. head_dim: Qwen3Config 128, GemmaConfig,
+     * Gemma2Config and Gemma3TextConfig 256; the others have none and the attention takes
      * getattr(config, "head_dim", hidden_size // num_attention_heads). */
     kv_def = !strcmp(mt, "qwen3") ? 32 : moe ? 4 : !strcmp(mt, "gemma") ? 16 : gemma2 ? 4 : sc2 ? 2 : c->heads;
     if (!strcmp(mt, "qwen3"))
@@ -93,6 +95,8 @@ int hf_read_variant(HfRd *r, json_t *root, ApprofHfConfig *c)
          * into q, k, v; Phi3MLP: gate_up_proj = Linear(h, 2 ffn), chunk(2) */
         c->fused = !strcmp(mt, "phi3");
     }
+    if (gemma3)
+        c->qk_norm = 1;   /* Gemma3Attention: q_norm, k_norm = Gemma3RMSNorm(head_dim) */
     if (qwen3) {
         /* Qwen3Attention: q_norm, k_norm = RMSNorm(head_dim) */
         c->qk_norm = 1;
@@ -107,10 +111,12 @@ int hf_read_variant(HfRd *r, json_t *root, ApprofHfConfig *c)
         c->norms = 2;
     }
     if (gemma2)
-        c->norms = 1;   /* Gemma2DecoderLayer: input, post_attention, pre_ and post_feedforward */
+        c->norms = 1;   /* Gemma2DecoderLayer (Gemma3DecoderLayer): input, post_attention,
+                         * pre_ and post_feedforward */
     if (!olmo2 && strcmp(mt, "gemma")) {
         /* sliding_window: Qwen3 and Qwen3Moe 4096 when use_sliding_window,
-         * Gemma2 4096 (every other layer), Phi3 and Starcoder2 None */
+         * Gemma2 4096 (every other layer), Gemma3Text 4096 (five layers of
+         * six: sliding_window_pattern 6), Phi3 and Starcoder2 None */
         if (hf_get_int(r, root, "sliding_window", 1, MAX_SIZE, qwen3 || gemma2 ? 4096 : 0, &window))
             return APPROF_EPARSE;
         c->sliding_window = use ? window : 0;
@@ -141,7 +147,7 @@ int hf_read_variant(HfRd *r, json_t *root, ApprofHfConfig *c)
     } else if (qwen3 && json_object_get(root, "num_experts")) {
         return hf_err(r, "field num_experts: model_type qwen3 is dense (qwen3_moe has experts)");
     }
-    cls = moe ? "Qwen3Moe" : qwen3 ? "Qwen3" : gemma2 ? "Gemma2" : gemma ? "Gemma" : olmo2 ? "Olmo2" :
+    cls = moe ? "Qwen3Moe" : qwen3 ? "Qwen3" : gemma3 ? "Gemma3" : gemma2 ? "Gemma2" : gemma ? "Gemma" : olmo2 ? "Olmo2" :
           sc2 ? "Starcoder2" : "Phi3";
     return hf_check_archs(r, root, cls);
 }
@@ -333,6 +339,80 @@ int hf_read_mla(HfRd *r, json_t *root, ApprofHfConfig *c)
     c->score_bias = v3;
     c->moe_freq = freq;
     return hf_check_archs(r, root, v3 ? "DeepseekV3" : "DeepseekV2");
+}
+
+/* llama4_text: transformers' models/llama4/configuration_llama4.py
+ * (Llama4TextConfig, every field with a class default: Llama 4 Scout's
+ * sizes) and modeling_llama4.py. Llama4TextAttention: q_proj, k_proj,
+ * v_proj, o_proj (bias=attention_bias, false), heads of head_dim (128); its
+ * qk_norm (use_qk_norm) is an L2 norm without weights, and the NoPE layers
+ * (no_rope_layers, no_rope_layer_interval) and chunked attention
+ * (attention_chunk_size) change no parameter. Llama4TextDecoderLayer:
+ * input_layernorm and post_attention_layernorm (RMSNorm); feed_forward is
+ * Llama4TextMoe in the layers of moe_layers (default: range(step - 1,
+ * layers, interleave_moe_layer_step)), else Llama4TextMLP of
+ * intermediate_size_mlp (16384). Llama4TextMoe: router = Linear(h,
+ * num_local_experts (16), bias=False), experts' gate_up_proj [E, h, 2 f]
+ * and down_proj [E, f, h] with f = intermediate_size (8192), and
+ * shared_expert = Llama4TextMLP(config), also of intermediate_size; top
+ * num_experts_per_tok (1). Llama4ForCausalLM: model.norm, an untied lm_head
+ * (tie_word_embeddings false). */
+int hf_read_llama4(HfRd *r, json_t *root, ApprofHfConfig *c)
+{
+    static const char *const silu[] = {"silu", "swish", NULL};
+    json_t *ml = json_object_get(root, "moe_layers"), *v;
+    int step = 1, dense = 0, qk = 1;
+    size_t i;
+    unsigned char moe[APPROF_ZOO_MAX_LAYERS / 8];
+    if (hf_get_int(r, root, "num_hidden_layers", 1, APPROF_ZOO_MAX_LAYERS, 48, &c->layers) ||
+        hf_get_int(r, root, "hidden_size", 1, MAX_SIZE, 5120, &c->hidden) ||
+        hf_get_int(r, root, "num_attention_heads", 1, 65536, 40, &c->heads) ||
+        hf_get_int(r, root, "num_key_value_heads", 1, 65536, 8, &c->kv_heads) ||
+        hf_get_int(r, root, "head_dim", 2, 65536, 128, &c->head_dim) ||
+        hf_get_int(r, root, "intermediate_size", 1, MAX_SIZE, 8192, &c->moe_ffn) ||
+        hf_get_int(r, root, "intermediate_size_mlp", 1, MAX_SIZE, 16384, &dense) ||
+        hf_get_int(r, root, "vocab_size", 1, MAX_SIZE, 202048, &c->vocab) ||
+        hf_get_int(r, root, "max_position_embeddings", 1, MAX_SIZE, 131072, &c->positions) ||
+        hf_get_int(r, root, "num_local_experts", 1, 65536, 16, &c->experts) ||
+        hf_get_int(r, root, "num_experts_per_tok", 1, 65536, 1, &c->top_k) ||
+        hf_get_int(r, root, "interleave_moe_layer_step", 1, APPROF_ZOO_MAX_LAYERS, 1, &step) ||
+        hf_get_bool(r, root, "tie_word_embeddings", 0, &c->tied) ||
+        hf_get_bool(r, root, "attention_bias", 0, &c->attn_bias) ||
+        hf_get_bool(r, root, "use_qk_norm", 1, &qk) ||
+        hf_get_rope(r, root, 500000.0, &c->rope_theta) ||
+        hf_check_str(r, root, "hidden_act", silu))
+        return APPROF_EPARSE;
+    if (c->head_dim % 2)
+        return hf_err(r, "field head_dim: %d is odd; rotary position embeddings rotate pairs of "
+                      "dimensions", c->head_dim);
+    if (c->heads % c->kv_heads)
+        return hf_err(r, "field num_key_value_heads: %d does not divide num_attention_heads %d",
+                      c->kv_heads, c->heads);
+    if ((int64_t)c->heads * c->head_dim > MAX_SIZE)
+        return hf_err(r, "field head_dim: %d heads of %d are above %lld", c->heads, c->head_dim,
+                      (long long)MAX_SIZE);
+    if (c->top_k > c->experts)
+        return hf_err(r, "field num_experts_per_tok: %d exceeds the %d experts", c->top_k, c->experts);
+    memset(moe, 0, sizeof moe);
+    if (ml && !json_is_null(ml)) {
+        if (!json_is_array(ml))
+            return hf_err(r, "field moe_layers: expected a list of layer indices");
+        json_array_foreach(ml, i, v) {
+            if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) >= c->layers)
+                return hf_err(r, "field moe_layers: expected layer indices in 0..%d", c->layers - 1);
+            moe[json_integer_value(v) / 8] |= (unsigned char)(1u << (json_integer_value(v) % 8));
+        }
+    } else {
+        for (int l = step - 1; l < c->layers; l += step)
+            moe[l / 8] |= (unsigned char)(1u << (l % 8));
+    }
+    /* the builder marks the dense layers (mlp_only) */
+    for (int l = 0; l < c->layers; l++)
+        if (!((moe[l / 8] >> (l % 8)) & 1))
+            c->mlp_only[l / 8] |= (unsigned char)(1u << (l % 8));
+    c->ffn = dense;
+    c->shared_ffn = c->moe_ffn;
+    return hf_check_archs(r, root, "Llama4");
 }
 
 #endif

@@ -52,6 +52,13 @@ CASES = [
     ("deepseek-v3.json", 671e9, 0.5e9),
     # deepseek-ai/DeepSeek-V2-Lite: "15.7B total parameters"
     ("deepseek-v2-lite.json", 15.7e9, 0.05e9),
+    # google/gemma-3-1b-pt: keras-hub gemma3_presets.py gemma3_1b 999885952
+    ("gemma-3-1b-pt.json", 999885952, 0),
+    # meta-llama/Llama-4-Scout-17B-16E: "17B active, 109B total"; the total
+    # includes the vision encoder and projector (about 0.87B by
+    # vision_config's shapes), which approf does not build: the language
+    # model is 107.77B
+    ("llama-4-scout-17b-16e.json", 109e9, 1.5e9),
 ]
 
 # Class defaults of the fields these formulas read when a file omits them
@@ -68,7 +75,16 @@ DEFAULTS = {
     "phi3": {"tie_word_embeddings": False},
     "olmo2": {"tie_word_embeddings": False, "attention_bias": False},
     "starcoder2": {"num_key_value_heads": 2, "tie_word_embeddings": True, "use_bias": True},
+    "gemma3_text": {"num_key_value_heads": 4, "head_dim": 256, "tie_word_embeddings": True,
+                    "attention_bias": False},
 }
+
+# Llama4TextConfig's defaults (configuration_llama4.py): Llama 4 Scout's sizes.
+LLAMA4_DEFAULTS = {"num_hidden_layers": 48, "hidden_size": 5120, "num_attention_heads": 40,
+                   "num_key_value_heads": 8, "head_dim": 128, "intermediate_size": 8192,
+                   "intermediate_size_mlp": 16384, "vocab_size": 202048, "num_local_experts": 16,
+                   "interleave_moe_layer_step": 1, "moe_layers": None, "tie_word_embeddings": False,
+                   "attention_bias": False}
 
 
 def linear(i, o, bias):
@@ -142,8 +158,44 @@ def count_mla(c):
     return total + v * h + h + (0 if c.get("tie_word_embeddings", False) else v * h)
 
 
+def count_llama4(cfg):
+    """Llama4ForCausalLM (modeling_llama4.py): per layer input_layernorm and
+    post_attention_layernorm, q/k/v/o projections (bias=attention_bias; the
+    q/k norm is an L2 norm without weights); in the layers of moe_layers
+    (default range(step - 1, layers, step)) Llama4TextMoe: router
+    Linear(h, E, bias=False), experts' gate_up_proj [E, h, 2f] and down_proj
+    [E, f, h], shared_expert Llama4TextMLP(f) (f = intermediate_size); in
+    the others Llama4TextMLP(intermediate_size_mlp); model.norm; lm_head
+    untied unless tie_word_embeddings."""
+    c = dict(LLAMA4_DEFAULTS)
+    c.update({k: v for k, v in cfg.items() if v is not None})
+    h, n_layers, v = c["hidden_size"], c["num_hidden_layers"], c["vocab_size"]
+    heads, kv, d, b = c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"], c["attention_bias"]
+    f, fd, e = c["intermediate_size"], c["intermediate_size_mlp"], c["num_local_experts"]
+    moe_layers = c["moe_layers"]
+    if moe_layers is None:
+        step = c["interleave_moe_layer_step"]
+        moe_layers = list(range(step - 1, n_layers, step))
+    attn = linear(h, heads * d, b) + 2 * linear(h, kv * d, b) + linear(heads * d, h, b)
+    total = 0
+    for layer in range(n_layers):
+        total += attn + 2 * h
+        if layer in moe_layers:
+            total += h * e + e * h * 2 * f + e * f * h + 3 * h * f
+        else:
+            total += 3 * h * fd
+    return total + v * h + h + (0 if c["tie_word_embeddings"] else v * h)
+
+
 def count(cfg):
     mt = cfg["model_type"]
+    if mt in ("gemma3", "llama4"):
+        # Gemma3ForConditionalGeneration, Llama4ForConditionalGeneration:
+        # the language model of text_config (approf builds no vision tower)
+        cfg = dict(cfg["text_config"], model_type=mt + "_text")
+        mt = cfg["model_type"]
+    if mt == "llama4_text":
+        return count_llama4(cfg)
     if mt in ("deepseek_v2", "deepseek_v3"):
         return count_mla(cfg)
     if mt == "gpt_neox":
@@ -163,7 +215,7 @@ def count(cfg):
     # Linear(h, (heads + 2 kv) d), the same weights)
     attn = (linear(h, heads * d, attn_bias) + 2 * linear(h, kv * d, attn_bias) +
             linear(heads * d, h, attn_bias))
-    if mt in ("qwen3", "qwen3_moe"):
+    if mt in ("qwen3", "qwen3_moe", "gemma3_text"):
         attn += 2 * d                       # q_norm, k_norm: RMSNorm(head_dim)
     if mt == "olmo2":
         attn += heads * d + kv * d          # RMSNorm(heads d), RMSNorm(kv d)
@@ -174,7 +226,7 @@ def count(cfg):
     else:
         dense = 3 * h * ffn                 # gate_proj, up_proj, down_proj (phi3: gate_up_proj, down_proj)
         norm = h                            # RMSNorm weight
-    norms_per_layer = {"gemma2": 4, "olmo2": 2}.get(mt, 2)
+    norms_per_layer = {"gemma2": 4, "gemma3_text": 4, "olmo2": 2}.get(mt, 2)
 
     total = 0
     for layer in range(n_layers):

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The Hugging Face families built as variants of the decoder (qwen3,
- * qwen3_moe, gemma, gemma2, phi3, olmo2, starcoder2, gpt_neox, falcon,
- * deepseek_v2, deepseek_v3; docs/models.md): on
+ * qwen3_moe, gemma, gemma2, gemma3, phi3, olmo2, starcoder2, gpt_neox,
+ * falcon, deepseek_v2, deepseek_v3, llama4; docs/models.md): on
  * small configs written here, the parameters transformers' modeling files
  * create are in the graph with their shapes (q/k norms per head or per
  * projection, sandwich and post norms, LayerNorm biases, the MLP's biases,
@@ -139,6 +139,84 @@ static void test_gemma(void)
     g = build(SIZES("gemma") ", \"num_key_value_heads\": 4, \"head_dim\": 16, \"tie_word_embeddings\": false}");
     CU_ASSERT_EQUAL(param(g, "lm_head/kernel"), 100 * 64);
     approf_graph_free(&g);
+}
+
+/* gemma3_text (Gemma3TextConfig's defaults: head_dim 256, 4 kv heads, tied)
+ * is gemma2's layer with q/k RMSNorms over the head dim; a gemma3 file
+ * (Gemma3ForConditionalGeneration) builds its text_config's model */
+static void test_gemma3(void)
+{
+    ApprofHfConfig c;
+    char err[512] = "";
+    ApprofGraph *g = build(HEADS("gemma3_text", 8) "}");
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/k_proj/kernel"), 64 * 4 * 256);
+    CU_ASSERT_EQUAL(param(g, "model.layers.1/self_attn/q_norm/scale"), 256);
+    CU_ASSERT_EQUAL(param(g, "model.layers.1/self_attn/k_norm/scale"), 256);
+    CU_ASSERT_EQUAL(param(g, "model.layers.1/pre_feedforward_layernorm/scale"), 64);
+    CU_ASSERT_EQUAL(count_ops(g, APPROF_OP_RMS_NORM), 2 * (4 + 2) + 1);
+    CU_ASSERT_EQUAL(count_ops(g, APPROF_OP_GELU), 2);
+    CU_ASSERT_EQUAL(param(g, "lm_head/kernel"), 0);
+    approf_graph_free(&g);
+    /* max_position_embeddings is optional (131072) */
+    g = build("{\"model_type\": \"gemma3_text\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+              "\"intermediate_size\": 128, \"vocab_size\": 100, \"num_attention_heads\": 8}");
+    CU_ASSERT_PTR_NOT_NULL(g);
+    approf_graph_free(&g);
+    write_text("{\"model_type\": \"gemma3\", \"architectures\": [\"Gemma3ForConditionalGeneration\"], "
+               "\"text_config\": " HEADS("gemma3_text", 8) "}, \"vision_config\": {\"hidden_size\": 1152}}");
+    CU_ASSERT_EQUAL(approf_hf_config_load(FILE_NAME, &c, err, sizeof err), 0);
+    CU_ASSERT_STRING_EQUAL(c.model_type, "gemma3_text");
+    CU_ASSERT_EQUAL(c.qk_norm, 1);
+    CU_ASSERT_EQUAL(c.norms, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(c.note, "vision encoder"));
+}
+
+/* llama4_text: routed experts (intermediate_size) and a shared expert of
+ * the same size in the layers of moe_layers, or every
+ * interleave_moe_layer_step-th (from step - 1); the others a dense MLP of
+ * intermediate_size_mlp; no q/k norm weights (an L2 norm) */
+static void test_llama4(void)
+{
+#define L4 "{\"model_type\": \"llama4_text\", \"hidden_size\": 64, \"num_hidden_layers\": 4, " \
+    "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"head_dim\": 16, " \
+    "\"intermediate_size\": 24, \"intermediate_size_mlp\": 128, \"vocab_size\": 100, " \
+    "\"num_local_experts\": 8, \"num_experts_per_tok\": 1"
+    ApprofHfConfig c;
+    char err[512] = "";
+    ApprofGraph *g = build(L4 ", \"interleave_moe_layer_step\": 2}");
+    for (int l = 0; l < 4; l++) {
+        char name[96];
+        int moe = l % 2 == 1;
+        snprintf(name, sizeof name, "model.layers.%d/mlp/gate_proj/kernel", l);
+        CU_ASSERT_EQUAL(param(g, name), moe ? 0 : 64 * 128);
+        snprintf(name, sizeof name, "model.layers.%d/mlp/experts/gate_proj/kernel", l);
+        CU_ASSERT_EQUAL(param(g, name), moe ? 8 * 64 * 24 : 0);
+        snprintf(name, sizeof name, "model.layers.%d/mlp/shared_experts/up_proj/kernel", l);
+        CU_ASSERT_EQUAL(param(g, name), moe ? 64 * 24 : 0);
+        snprintf(name, sizeof name, "model.layers.%d/mlp/gate/kernel", l);
+        CU_ASSERT_EQUAL(param(g, name), moe ? 64 * 8 : 0);
+    }
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/q_norm/scale"), 0);
+    CU_ASSERT_EQUAL(param(g, "lm_head/kernel"), 100 * 64);
+    CU_ASSERT_EQUAL(count_ops(g, APPROF_OP_TOPK_ROUTER), 2);
+    approf_graph_free(&g);
+    /* moe_layers overrides the step */
+    g = build(L4 ", \"interleave_moe_layer_step\": 2, \"moe_layers\": [0]}");
+    CU_ASSERT_EQUAL(param(g, "model.layers.0/mlp/experts/down_proj/kernel"), 8 * 24 * 64);
+    CU_ASSERT_EQUAL(param(g, "model.layers.1/mlp/experts/down_proj/kernel"), 0);
+    CU_ASSERT_EQUAL(count_ops(g, APPROF_OP_TOPK_ROUTER), 1);
+    approf_graph_free(&g);
+    /* Llama4TextConfig's defaults are Llama 4 Scout's sizes */
+    write_text("{\"model_type\": \"llama4\", \"text_config\": {}}");
+    CU_ASSERT_EQUAL(approf_hf_config_load(FILE_NAME, &c, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(c.layers, 48);
+    CU_ASSERT_EQUAL(c.hidden, 5120);
+    CU_ASSERT_EQUAL(c.experts, 16);
+    CU_ASSERT_EQUAL(c.moe_ffn, 8192);
+    CU_ASSERT_EQUAL(c.shared_ffn, 8192);
+    CU_ASSERT_EQUAL(c.ffn, 16384);
+    CU_ASSERT_EQUAL(c.vocab, 202048);
+#undef L4
 }
 
 static void test_phi3_olmo2_starcoder2(void)
@@ -382,6 +460,19 @@ static void test_errors(void)
     expect("{\"model_type\": \"deepseek_v3\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
            "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100}",
            "field first_k_dense_replace: 3 exceeds");
+    expect(HEADS("gemma3_text", 8) ", \"architectures\": [\"Gemma3ForConditionalGeneration\"]}",
+           "field architectures");
+    expect("{\"model_type\": \"gemma3\", \"architectures\": [\"Gemma3ForCausalLM\"], "
+           "\"text_config\": {}}", "field architectures: 'Gemma3ForCausalLM'");
+    expect("{\"model_type\": \"gemma3\"}", "field text_config");
+    expect("{\"model_type\": \"llama4\", \"text_config\": {\"model_type\": \"llama\"}}",
+           "field text_config.model_type");
+    expect("{\"model_type\": \"llama4\", \"text_config\": {\"hidden_size\": 0}}",
+           "text_config: field hidden_size");
+    expect("{\"model_type\": \"llama4_text\", \"num_hidden_layers\": 4, \"moe_layers\": [4]}",
+           "field moe_layers");
+    expect("{\"model_type\": \"llama4_text\", \"num_local_experts\": 2, \"num_experts_per_tok\": 3}",
+           "field num_experts_per_tok");
     remove(FILE_NAME);
 }
 
@@ -395,6 +486,8 @@ int main(void)
     CU_add_test(s, "qwen3", test_qwen3);
     CU_add_test(s, "qwen3_moe", test_qwen3_moe);
     CU_add_test(s, "gemma, gemma2", test_gemma);
+    CU_add_test(s, "gemma3", test_gemma3);
+    CU_add_test(s, "llama4", test_llama4);
     CU_add_test(s, "phi3, olmo2, starcoder2", test_phi3_olmo2_starcoder2);
     CU_add_test(s, "gpt_neox, falcon", test_neox_falcon);
     CU_add_test(s, "deepseek_v2, deepseek_v3 (MLA)", test_mla);
