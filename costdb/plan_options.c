@@ -91,7 +91,15 @@ int costdb_plan_options_format(const CostdbPlanOptions *o, char *out, size_t len
                 "\"zero\": %d, \"recompute\": ",
                 l->dp, l->tp, l->pp, l->sp, l->zero);
         put_string(out, len, &at, l->recompute[0] ? l->recompute : "none");
-        put_raw(out, len, &at, ", \"vpp\": %d, \"mbs\": %d}", l->vpp > 0 ? l->vpp : 1, l->mbs);
+        put_raw(out, len, &at, ", \"vpp\": %d, \"mbs\": %d", l->vpp > 0 ? l->vpp : 1, l->mbs);
+        /* context parallelism only when used: plans without it keep their text */
+        if (l->cp > 1) {
+            put_raw(out, len, &at, ", \"cp\": %d, \"cp_comm\": ", l->cp);
+            put_string(out, len, &at, l->cp_comm[0] ? l->cp_comm : "p2p");
+            if (l->cp_a2a > 1)
+                put_raw(out, len, &at, ", \"cp_a2a\": %d", l->cp_a2a);
+        }
+        put_raw(out, len, &at, "}");
     }
     put_raw(out, len, &at, "}");
     return at < len ? 0 : COSTDB_EINVAL;
@@ -116,6 +124,16 @@ static int layout_member(CjrParser *ps, const char *key, void *ctx, int depth)
     INT_MEMBER("zero", 0, 3, l->zero)
     INT_MEMBER("vpp", 1, 1024, l->vpp)
     INT_MEMBER("mbs", 0, 1 << 24, l->mbs)
+    INT_MEMBER("cp", 1, 1 << 16, l->cp)
+    INT_MEMBER("cp_a2a", 1, 1 << 16, l->cp_a2a)
+    if (!strcmp(key, "cp_comm")) {
+        if (cjr_string(ps, l->cp_comm, sizeof l->cp_comm))
+            return COSTDB_EPARSE;
+        if (strcmp(l->cp_comm, "p2p") && strcmp(l->cp_comm, "a2a") &&
+            strcmp(l->cp_comm, "a2a+p2p"))
+            return cjr_fail(ps, "cp_comm \"%s\" is not p2p, a2a or a2a+p2p", l->cp_comm);
+        return 0;
+    }
     if (!strcmp(key, "recompute")) {
         if (cjr_string(ps, l->recompute, sizeof l->recompute))
             return COSTDB_EPARSE;
@@ -164,7 +182,7 @@ static int options_member(CjrParser *ps, const char *key, void *ctx, int depth)
     }
     if (!strcmp(key, "parallel")) {
         o->has_layout = 1;
-        o->layout = (CostdbPlanLayout){1, 1, 1, 0, 0, 1, 0, "none"};
+        o->layout = (CostdbPlanLayout){1, 1, 1, 0, 0, 1, 0, "none", 1, "p2p", 0};
         return cjr_object(ps, layout_member, &o->layout, depth + 1);
     }
     return cjr_skip_value(ps, depth + 1);

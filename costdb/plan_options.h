@@ -27,6 +27,9 @@ typedef enum {
 typedef struct CostdbPlanLayout {
     int dp, tp, pp, sp, zero, vpp, mbs;
     char recompute[16];               /* none | selective | full */
+    int cp;                           /* context parallelism; 0 or 1: none (not written) */
+    char cp_comm[16];                 /* p2p | a2a | a2a+p2p (docs/context-parallel.md) */
+    int cp_a2a;                       /* a2a+p2p: the a2a (inner) group of cp; else 0 */
 } CostdbPlanLayout;
 
 typedef struct CostdbPlanOptions {

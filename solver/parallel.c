@@ -2,12 +2,14 @@
 /*
  * The --parallel text: Megatron's degrees and knobs of a 3-D plan,
  * "dp=2,tp=2,pp=2[,sp=0|1][,zero=0..3][,recompute=none|selective|full]
- * [,vpp=V][,mbs=M]" in any order, each knob at most once.
+ * [,vpp=V][,mbs=M][,cp=C][,cp_comm=p2p|a2a|a2a+p2p]" in any order, each knob
+ * at most once.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "context_parallel.h"
 #include "costdb.h"
 #include "session.h"
 
@@ -36,6 +38,7 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
     } knobs[] = {
         {"dp", 1, 65536}, {"tp", 1, 65536}, {"pp", 1, 65536}, {"sp", 0, 1},
         {"zero", 0, 3},   {"recompute", 0, 0}, {"vpp", 1, 1024}, {"mbs", 1, 1 << 24},
+        {"cp", 1, 65536}, {"cp_comm", 0, 0},
     };
     enum { N_KNOBS = sizeof knobs / sizeof knobs[0] };
     int seen[N_KNOBS] = {0};
@@ -61,7 +64,7 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
                 break;
         if (k == N_KNOBS) {
             snprintf(errbuf, errlen, "unknown knob '%.*s' (dp, tp, pp, sp, zero, recompute, vpp, "
-                     "mbs)", (int)klen, s);
+                     "mbs, cp, cp_comm)", (int)klen, s);
             return -1;
         }
         if (seen[k]++) {
@@ -78,6 +81,16 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
                          (int)vlen, eq + 1);
                 return -1;
             }
+        } else if (!strcmp(knobs[k].name, "cp_comm")) {
+            char val[16];
+            snprintf(val, sizeof val, "%.*s", (int)(vlen < sizeof val ? vlen : sizeof val - 1),
+                     eq + 1);
+            v = vlen < sizeof val ? apsolve_cp_comm_parse(val) : -1;
+            if (v < 0) {
+                snprintf(errbuf, errlen, "cp_comm must be p2p, a2a or a2a+p2p, not '%.*s'",
+                         (int)vlen, eq + 1);
+                return -1;
+            }
         } else if (parse_count(eq + 1, vlen, knobs[k].lo, knobs[k].hi, &v)) {
             snprintf(errbuf, errlen, "%s must be an integer in %ld..%ld, not '%.*s'",
                      knobs[k].name, knobs[k].lo, knobs[k].hi, (int)vlen, eq + 1);
@@ -91,7 +104,9 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
         case 4: par->zero = (int)v; break;
         case 5: par->recompute = (int)v; break;
         case 6: par->vpp = (int)v; break;
-        default: par->mbs = (int)v; break;
+        case 7: par->mbs = (int)v; break;
+        case 8: par->cp = (int)v; break;
+        default: par->cp_comm = (int)v; break;
         }
         s = *end ? end + 1 : end;
     }
@@ -99,13 +114,22 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
         snprintf(errbuf, errlen, "dp, tp and pp are required");
         return -1;
     }
+    if (seen[9] && par->cp <= 1) {
+        snprintf(errbuf, errlen, "cp_comm needs context parallelism (cp >= 2)");
+        return -1;
+    }
+    if (par->cp < 1)
+        par->cp = 1;
     /* Every later step multiplies the degrees in int: refuse a product no
      * cluster has before any of it runs (each factor <= 2^16: exact in
-     * int64). */
+     * int64, four of them under 2^64). */
     int64_t devices = (int64_t)par->dp * par->tp * par->pp;
+    if (devices <= COSTDB_MAX_DEVICES)
+        devices *= par->cp;
     if (devices > COSTDB_MAX_DEVICES) {
-        snprintf(errbuf, errlen, "dp x tp x pp = %lld devices is more than %d (COSTDB_MAX_DEVICES,"
-                 " the largest cluster)", (long long)devices, COSTDB_MAX_DEVICES);
+        snprintf(errbuf, errlen, "dp x tp x pp%s = %lld devices is more than %d "
+                 "(COSTDB_MAX_DEVICES, the largest cluster)", par->cp > 1 ? " x cp" : "",
+                 (long long)devices, COSTDB_MAX_DEVICES);
         return -1;
     }
     return 0;

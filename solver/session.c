@@ -313,16 +313,19 @@ static int parallel_candidate(ApsolveRun *r, ApsolveCand **pc)
 {
     const ApsolveRequest *a = r->a;
     const ApsolveParallel *pr = &a->par;
-    int64_t want = (int64_t)pr->mbs * pr->dp;
+    /* with cp, the sweep of the equivalent layout (dp cp, tp): session_cp.c */
+    int cp = pr->cp > 1 ? pr->cp : 1;
+    int64_t want = (int64_t)pr->mbs * pr->dp * cp;
     size_t k;
     *pc = &r->main_c;
     if (pr->mbs <= 0)
         return 0;
     if ((k = family_index(r, want)) == r->nbs)
-        return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: mbs=%d x dp=%d is a "
+        return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: mbs=%d x dp=%d%s is a "
                             "micro-batch of %lld samples, and the database has no sweep of "
                             "this model, hardware and cluster at that micro-batch size",
-                            a->parallel, pr->mbs, pr->dp, (long long)want);
+                            a->parallel, pr->mbs, pr->dp, cp > 1 ? " x cp" : "",
+                            (long long)want);
     if (r->G <= 0 || r->G % want)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: the global batch %lld is "
                             "not a multiple of mbs x dp = %lld", a->parallel, (long long)r->G,
@@ -350,15 +353,23 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
     const ApsolveProblem *pp;
     ApsolveCand *pc;
     int pv = pr->vpp > 1 ? pr->vpp : 0, rc;
+    int edp = pr->dp * (pr->cp > 1 ? pr->cp : 1); /* dp x cp: the equivalent layout */
     ApsolveTpLevels *lv = NULL;
     if ((rc = parallel_candidate(r, &pc)) != 0)
         return rc;
     pp = pc->p;
-    if (pr->pp > pp->num_layers || pr->dp * pr->tp * pr->pp != pp->num_devices ||
-        (pr->dp * pr->tp > pp->cluster_gpus && (pr->dp * pr->tp) % pp->cluster_gpus))
-        return apsolve_fail(a, APSOLVE_ERROR_INPUT, "--parallel %s does not fit: dp x tp x pp "
+    if (pr->pp > pp->num_layers || edp * pr->tp * pr->pp != pp->num_devices ||
+        (edp * pr->tp > pp->cluster_gpus && (edp * pr->tp) % pp->cluster_gpus))
+        return apsolve_fail(a, APSOLVE_ERROR_INPUT, "--parallel %s does not fit: dp x tp x pp%s "
                             "must be %d (the %dx%d cluster) and pp <= %d layers", a->parallel,
-                            pp->num_devices, pp->cluster_hosts, pp->cluster_gpus, pp->num_layers);
+                            pr->cp > 1 ? " x cp" : "", pp->num_devices, pp->cluster_hosts,
+                            pp->cluster_gpus, pp->num_layers);
+    if (!(r->specs = calloc((size_t)pr->pp, sizeof *r->specs)))
+        return 1;
+    apsolve_3d_specs(pp->num_layers, pp->cluster_gpus, edp, pr->tp, pr->pp, r->specs);
+    r->nspec = (size_t)pr->pp;
+    if ((rc = apsolve_run_cp(r, &pc)) != 0)
+        return rc;
     if (pv > 1 && !apsolve_schedule_valid(APSOLVE_SCHEDULE_INTERLEAVED, pv,
                                           pc->opt.micro_batches, pr->pp, err, errlen))
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: vpp=%d: %s", a->parallel, pv,
@@ -367,9 +378,6 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
         pc->opt.schedule = APSOLVE_SCHEDULE_INTERLEAVED;
         pc->opt.virtual_stages = pv;
     }
-    if (!(r->specs = calloc((size_t)pr->pp, sizeof *r->specs)))
-        return 1;
-    apsolve_3d_specs(pp->num_layers, pp->cluster_gpus, pr->dp, pr->tp, pr->pp, r->specs);
     for (int k = 0; k < pr->pp; k++) {
         r->specs[k].recompute = pr->recompute;
         r->specs[k].zero = pr->zero;
@@ -382,7 +390,6 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
             return 1;
         apsolve_3d_tp_levels(r->db, pc->sweep, pc->p, r->specs, (size_t)pr->pp, lv);
     }
-    r->nspec = (size_t)pr->pp;
     r->kind = "3d";
     snprintf(s->label, sizeof s->label, "3-D %s", a->parallel);
     *e = apsolve_evaluate(pc->p, &pc->opt, r->specs, r->nspec, &s->given, err, errlen);
@@ -425,18 +432,21 @@ static void warn_parallel(ApsolveRun *r)
     const ApsolveRequest *a = r->a;
     const ApsolvePlan *g = r->s->given;
     const ApsolveCand *c = r->out_c[r->s->nout];
+    ApsolveParallel eq = a->par; /* with cp, the layout its entries are (dp cp, tp) */
     if (!a->parallel)
         return;
+    eq.dp *= a->par.cp > 1 ? a->par.cp : 1;
     for (size_t k = 0; k < g->n_stages && r->specs[0].recompute >= 0; k++)
         if (g->stages[k].config < 0 && !a->quiet) {
             char why[400];
             int64_t micro = g->micro_batch_size > 0 ? g->micro_batch_size
                             : c->opt.micro_batches > 0 && r->G > 0 ? r->G / c->opt.micro_batches
                                                                    : 0;
-            apsolve_missing_layout_reason(c->p, &c->sw, &g->stages[k], &a->par, micro, r->G, why,
+            micro *= a->par.cp > 1 ? a->par.cp : 1;
+            apsolve_missing_layout_reason(c->p, &c->sw, &g->stages[k], &eq, micro, r->G, why,
                                           sizeof why);
             apsolve_say(a, "warning: 3-D stage %zu: no config with logical (%d, %d), recompute "
-                        "%s, zero %d in the sweep: %s", k, a->par.dp, a->par.tp,
+                        "%s, zero %d in the sweep: %s", k, eq.dp, a->par.tp,
                         costdb_recompute_name(a->par.recompute), a->par.zero, why);
         }
     if (!a->quiet)
@@ -503,6 +513,8 @@ static ApsolveSession *run_close(ApsolveRun *r, int rc)
         apsolve_cand_free(&r->auto_c);
     if (r->have_par_c)
         apsolve_cand_free(&r->par_c);
+    if (r->have_cp_c)
+        apsolve_cand_free(&r->cp_c);
     apsolve_cand_free(&r->main_c);
     costdb_close(&r->db);
     if (rc) {

@@ -36,10 +36,13 @@ typedef struct ApsolveParallel {
     int recompute;                    /* CostdbRecompute */
     int vpp;                          /* interleaved chunks per device; 0/1: plain 1F1B */
     int mbs;                          /* Megatron's per-replica micro-batch; 0: the sweep's */
+    int cp;                           /* context parallelism (0 or 1: none); world dp*tp*pp*cp */
+    int cp_comm;                      /* ApsolveCpComm (context_parallel.h) */
 } ApsolveParallel;
 
 /* Parses the --parallel text "dp=D,tp=T,pp=P[,sp=0|1][,zero=0..3]
- * [,recompute=none|selective|full][,vpp=V][,mbs=M]" (any order, each knob
+ * [,recompute=none|selective|full][,vpp=V][,mbs=M][,cp=C][,cp_comm=p2p|a2a|a2a+p2p]"
+ * (any order, each knob
  * at most once; dp, tp, pp required) into *par. 0, or -1 with errbuf
  * naming the knob and what it must be. */
 int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, size_t errlen);

@@ -75,7 +75,9 @@ typedef struct ApsolveRun {
     int B;                            /* micro-batches per iteration */
     ApsolveCand main_c;               /* the main sweep at B */
     ApsolveCand auto_c, par_c;        /* the auto plan's, the 3-D plan's (when not main_c) */
-    int have_auto_c, have_par_c;      /* auto_c, par_c own their problems */
+    ApsolveCand cp_c;                 /* a 3-D plan with cp > 1: its entries as cp stages
+                                       * (context_parallel.h), cp x the micro-batches */
+    int have_auto_c, have_par_c, have_cp_c; /* auto_c, par_c, cp_c own their problems */
     ApsolveStageSpec *specs;          /* the given plan's stages; NULL: none given */
     int *plan_configs;                /* --plan: each stored stage's config index */
     size_t nspec;
@@ -95,6 +97,14 @@ int apsolve_run_auto_search(ApsolveRun *r);
 /* session_price.c: the pricing step (see there); 0 or an exit status. */
 int apsolve_run_price(ApsolveRun *r);
 void apsolve_extra_free(ApsolveExtra *x);
+
+/* session_cp.c: with cp > 1, makes r->cp_c from *pc, the candidate of
+ * the equivalent layout (dp cp, tp) whose specs are r->specs: its entries
+ * as cp stages, cp x the micro-batches; *pc becomes &r->cp_c. Refuses
+ * inference, --batch, a micro-batch that cp does not divide, a plan
+ * without attention, a sequence that 2 x cp does not divide. 0 or an exit
+ * status after a message. */
+int apsolve_run_cp(ApsolveRun *r, ApsolveCand **pc);
 
 /* session_warn.c: why the sweep has no config for --parallel stage st (the
  * micro-batch cannot split dp ways, the logical space lacks the mesh, the

@@ -11,6 +11,7 @@
 
 #include "apsolve.h"
 #include "config.h"
+#include "context_parallel.h"
 #include "costdb.h"
 #include "plan_options.h"
 #include "schedule.h"
@@ -134,6 +135,11 @@ int apsolve_request_store(Costdb *db, const ApsolveRequest *a, const ApsolveProb
                                        a->par.vpp ? a->par.vpp : 1, a->par.mbs, ""};
         snprintf(po.layout.recompute, sizeof po.layout.recompute, "%s",
                  costdb_recompute_name(a->par.recompute));
+        po.layout.cp = a->par.cp > 1 ? a->par.cp : 1;
+        snprintf(po.layout.cp_comm, sizeof po.layout.cp_comm, "%s",
+                 apsolve_cp_comm_name(a->par.cp_comm));
+        if (po.layout.cp > 1 && a->par.cp_comm == APSOLVE_CP_A2A_P2P)
+            po.layout.cp_a2a = apsolve_cp_a2a_size(a->par.cp, a->par.tp, p->cluster_gpus);
     }
     if (costdb_plan_options_format(&po, js, sizeof js)) {
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "cannot store the plan: its options do "

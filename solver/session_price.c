@@ -107,7 +107,10 @@ static int price_one(ApsolveRun *r, size_t k)
     x->stages = calloc(pl->n_stages ? pl->n_stages : 1, sizeof *x->stages);
     if (!x->stages)
         return 1;
-    if (apsolve_full_estimate_ex(r->db, c->sweep, pl, 1.0, &x->full, x->stages))
+    /* a cp plan's stages send 1/cp of the activations of the entries'
+     * (the sequence is split; context_parallel.h) */
+    double scale = pl == s->given && a->parallel && a->par.cp > 1 ? 1.0 / a->par.cp : 1.0;
+    if (apsolve_full_estimate_ex(r->db, c->sweep, pl, scale, &x->full, x->stages))
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "full estimate: %s", costdb_errmsg(r->db));
     s->outs[k].full = &x->full;
     if (x->full.available) {

@@ -17,6 +17,7 @@
 
 #include <CUnit/Basic.h>
 
+#include "context_parallel.h"
 #include "costdb.h"
 #include "oracle.h"
 #include "session.h"
@@ -431,7 +432,15 @@ static void test_parallel_text(void)
                                            "mbs=1,sp=1", &par, err, sizeof err), 0);
     CU_ASSERT(par.dp == 2 && par.tp == 8 && par.pp == 4 && par.zero == 1 && par.vpp == 2 &&
               par.mbs == 1 && par.sp == 1 && par.recompute == COSTDB_RECOMPUTE_SELECTIVE);
+    CU_ASSERT(par.cp == 1 && par.cp_comm == APSOLVE_CP_P2P);
+    CU_ASSERT_EQUAL(apsolve_parallel_parse("dp=2,cp_comm=a2a+p2p,tp=1,pp=1,cp=4", &par, err,
+                                           sizeof err), 0);
+    CU_ASSERT(par.cp == 4 && par.cp_comm == APSOLVE_CP_A2A_P2P);
     static const struct { const char *text, *says; } bad[] = {
+        {"dp=2,tp=1,pp=1,cp=0", "cp must be an integer in 1..65536, not '0'"},
+        {"dp=2,tp=1,pp=1,cp=2,cp_comm=ring", "cp_comm must be p2p, a2a or a2a+p2p, not 'ring'"},
+        {"dp=2,tp=1,pp=1,cp_comm=a2a", "cp_comm needs context parallelism (cp >= 2)"},
+        {"dp=1024,tp=1024,pp=1,cp=2", "dp x tp x pp x cp = 2097152 devices"},
         {"dp=2,tp=1", "dp, tp and pp are required"},
         {"", "dp, tp and pp are required"},
         {"dp=2,tp=1,pp=1,dp=2", "dp given twice"},

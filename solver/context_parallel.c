@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Context parallelism of a --parallel plan (context_parallel.h; the model,
+ * with the Megatron-Core and Transformer Engine code it follows, is in
+ * docs/context-parallel.md). Collectives are priced by costdb/collective.c,
+ * the one price of a message.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collective.h"
+#include "context_parallel.h"
+#include "costdb.h"
+#include "costdb_text.h"
+
+int apsolve_cp_comm_parse(const char *s)
+{
+    if (!s)
+        return -1;
+    if (!strcmp(s, "p2p"))
+        return APSOLVE_CP_P2P;
+    if (!strcmp(s, "a2a"))
+        return APSOLVE_CP_A2A;
+    if (!strcmp(s, "a2a+p2p"))
+        return APSOLVE_CP_A2A_P2P;
+    return -1;
+}
+
+const char *apsolve_cp_comm_name(int comm)
+{
+    return comm == APSOLVE_CP_A2A ? "a2a" : comm == APSOLVE_CP_A2A_P2P ? "a2a+p2p" : "p2p";
+}
+
+int apsolve_cp_a2a_size(int cp, int tp, int gpus_per_host)
+{
+    int best = 1;
+    for (int a = 2; a <= cp; a++)
+        if (cp % a == 0 && (int64_t)tp * a <= gpus_per_host)
+            best = a;
+    return best;
+}
+
+static int ends(const char *name, const char *tail)
+{
+    size_t n = strlen(name), t = strlen(tail);
+    return n >= t && !strcmp(name + n - t, tail);
+}
+
+/* The ring's hosts: a group of n ranks strided by stride consecutive
+ * devices spans stride x n of them (Megatron's order tp-cp-dp-pp). */
+static int group_hosts(int stride, int n, int M)
+{
+    int64_t span = (int64_t)stride * n;
+    return M > 0 && span > M ? (int)((span + M - 1) / M) : 1;
+}
+
+static double coll(const CostdbFabric *f, CostdbCollKind k, double bytes, int n, int stride,
+                   int M)
+{
+    int h = group_hosts(stride, n, M);
+    return costdb_collective_seconds(f, k, bytes, n, h, h > 1);
+}
+
+/* The ring of n ranks over one layer's local K + V (kv bytes), Transformer
+ * Engine's AttnFuncWithCPAndKVP2P: forward n - 1 send-recvs of K and V;
+ * backward n send-recvs, the first of K and V, the n - 2 middle ones of
+ * K, V and their gradients, the last of the gradients. */
+static void ring(const CostdbFabric *f, double kv, int n, int stride, int M, ApsolveCpStage *o)
+{
+    if (n <= 1)
+        return;
+    o->comm_fwd += (n - 1) * coll(f, COSTDB_COLL_SEND_RECV, kv, n, stride, M);
+    o->traffic_fwd += (n - 1) * kv;
+    o->comm_bwd += 2 * coll(f, COSTDB_COLL_SEND_RECV, kv, n, stride, M) +
+                   (n - 2) * coll(f, COSTDB_COLL_SEND_RECV, 2 * kv, n, stride, M);
+    o->traffic_bwd += 2 * (n - 1) * kv;
+}
+
+/* The all-to-alls of n ranks, AttnFuncWithCPAndQKVOA2A: forward one each
+ * for Q, K, V before the attention and one for its output after;
+ * backward one for the output's gradient and one each for the gradients
+ * of Q, K, V. A rank holds 1/n of each tensor the formula's bytes name. */
+static void a2a(const CostdbFabric *f, double q, double kv, int n, int stride, int M,
+                ApsolveCpStage *o)
+{
+    double t;
+    if (n <= 1)
+        return;
+    t = 2 * coll(f, COSTDB_COLL_ALL_TO_ALL, q * n, n, stride, M) +
+        2 * coll(f, COSTDB_COLL_ALL_TO_ALL, kv / 2 * n, n, stride, M);
+    o->comm_fwd += t;
+    o->comm_bwd += t;
+    o->traffic_fwd += (n - 1.0) / n * (2 * q + kv);
+    o->traffic_bwd += (n - 1.0) / n * (2 * q + kv);
+}
+
+int apsolve_cp_stage(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, int start,
+                     int end, int s, int c, const ApsolveCpLayout *l, ApsolveCpStage *out,
+                     char *why, size_t len)
+{
+    CostdbPlacement *pl = NULL;
+    CostdbSweep sw;
+    CostdbHardware hw;
+    CostdbFabric f;
+    size_t n = 0;
+    int64_t batch = 0;
+    double qw = 0, kvw = 0, dsize = 2;
+    int M = p->cluster_gpus, layers = 0;
+    memset(out, 0, sizeof *out);
+    if (costdb_sweep_get(db, sweep, &sw) < 0 || sw.hardware_id <= 0 ||
+        costdb_hardware_get(db, sw.hardware_id, &hw) < 0) {
+        snprintf(why, len, "sweep %lld has no hardware row to price the cp communication",
+                 (long long)sweep);
+        return -1;
+    }
+    costdb_fabric_from_hardware(&hw, &f);
+    if (costdb_placements_get(db, sweep, start, end, s, c, &pl, &n) < 0) {
+        snprintf(why, len, "layers %d-%d: placements: %s", start, end, costdb_errmsg(db));
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int64_t d[8];
+        int nd = costdb_shape_parse(pl[i].shape, d, 8);
+        if (nd < 2)
+            continue;
+        if (!strcmp(pl[i].role, "input") && !out->seq && d[0] > 0 && d[1] > 0) {
+            batch = d[0];
+            out->seq = d[1];
+        } else if (!strcmp(pl[i].role, "param") && nd == 2) {
+            const char *t = pl[i].tensor_name;
+            if (ends(t, "/key/kernel") || ends(t, "/k_proj/kernel")) {
+                layers++;
+                kvw = (double)d[1];
+                if (costdb_dtype_bytes(pl[i].dtype) > 0)
+                    dsize = costdb_dtype_bytes(pl[i].dtype);
+            } else if (ends(t, "/query/kernel") || ends(t, "/q_proj/kernel")) {
+                qw = (double)d[1];
+            }
+        }
+    }
+    free(pl);
+    out->attention_layers = layers;
+    if (!layers || out->seq <= 0 || batch <= 0)
+        return 0;
+    /* the equivalent entry's micro-batch holds batch samples over dp x cp
+     * replicas: Megatron's mbs = batch / (dp cp); a cp GPU holds mbs x
+     * seq / cp tokens, the heads split tp ways */
+    out->tokens = (double)batch / ((double)l->dp * l->cp) * (double)out->seq / l->cp;
+    out->q_bytes = out->tokens * qw / l->tp * dsize;
+    out->kv_bytes = out->tokens * 2 * kvw / l->tp * dsize;
+    {
+        ApsolveCpStage one;
+        double kv = out->kv_bytes, q = out->q_bytes, buf = 0;
+        int a = l->comm == APSOLVE_CP_A2A_P2P ? (l->a2a > 0 ? l->a2a : 1) : 1;
+        memset(&one, 0, sizeof one);
+        if (l->comm == APSOLVE_CP_A2A) {
+            a2a(&f, q, kv, l->cp, l->tp, M, &one);
+            buf = q + kv;
+        } else {
+            int ring_n = l->cp / a;
+            if (a > 1) {
+                a2a(&f, q, kv, a, l->tp, M, &one);
+                buf += q + kv;
+            }
+            ring(&f, kv, ring_n, l->tp * a, M, &one);
+            /* forward: the list of received blocks lives until the
+             * layer's forward returns (n - 1 of them); backward: two
+             * buffers of K, V and their gradients */
+            if (ring_n > 1)
+                buf += fmax((ring_n - 1) * kv, 4 * kv);
+        }
+        out->comm_fwd = layers * one.comm_fwd;
+        out->comm_bwd = layers * one.comm_bwd;
+        out->traffic_fwd = layers * one.traffic_fwd;
+        out->traffic_bwd = layers * one.traffic_bwd;
+        out->buffers = (int64_t)llround(buf);
+    }
+    return 0;
+}
+
+static int clone(const ApsolveProblem *p, ApsolveProblem **out)
+{
+    ApsolveProblem *q = NULL;
+    size_t cells = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+                   (size_t)p->num_configs;
+    int with = p->fwd_cost && p->bwd_cost && p->memory;
+    if (apsolve_problem_new(p->num_layers, p->cluster_hosts, p->cluster_gpus, p->num_submeshes,
+                            p->num_configs, with, &q))
+        return APSOLVE_ENOMEM;
+    memcpy(q->submeshes, p->submeshes, (size_t)p->num_submeshes * sizeof *q->submeshes);
+    memcpy(q->configs, p->configs,
+           (size_t)p->num_submeshes * (size_t)p->num_configs * sizeof *q->configs);
+    memcpy(q->cost, p->cost, cells * sizeof *q->cost);
+    memcpy(q->max_n_succ_stages, p->max_n_succ_stages, cells * sizeof *q->max_n_succ_stages);
+    memcpy(q->apply_cost, p->apply_cost, cells * sizeof *q->apply_cost);
+    if (with) {
+        memcpy(q->fwd_cost, p->fwd_cost, cells * sizeof *q->fwd_cost);
+        memcpy(q->bwd_cost, p->bwd_cost, cells * sizeof *q->bwd_cost);
+        memcpy(q->memory, p->memory, cells * sizeof *q->memory);
+    }
+    q->sweep_id = p->sweep_id;
+    *out = q;
+    return APSOLVE_OK;
+}
+
+/* Entry idx of q as the cp stage: per micro-batch compute / cp + the cp
+ * communication, saved activations / cp (out of the peak too, which holds
+ * one micro-batch's), the receive buffers on the peak. */
+static void transform(ApsolveProblem *q, size_t idx, int cp, const ApsolveCpStage *x)
+{
+    double r = 1.0 / cp;
+    if (!isfinite(q->cost[idx]))
+        return;
+    if (q->fwd_cost && q->bwd_cost) {
+        q->fwd_cost[idx] = q->fwd_cost[idx] * r + x->comm_fwd;
+        q->bwd_cost[idx] = q->bwd_cost[idx] * r + x->comm_bwd;
+    }
+    q->cost[idx] = q->cost[idx] * r + x->comm_fwd + x->comm_bwd;
+    if (q->memory) {
+        ApsolveMemory *m = &q->memory[idx];
+        int64_t inter = (m->intermediate + cp - 1) / cp;
+        m->peak = m->peak - (m->intermediate - inter) + x->buffers;
+        m->intermediate = inter;
+        if (m->avail > 0)
+            q->max_n_succ_stages[idx] =
+                apsolve_max_n_succ_stages(m->avail, m->peak, m->initial, m->intermediate);
+    }
+}
+
+int apsolve_cp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                       const ApsolveStageSpec *specs, size_t n, const ApsolveCpLayout *l,
+                       ApsolveProblem **out, int64_t *seq, int *attention, char *why,
+                       size_t len)
+{
+    ApsolveProblem *q = NULL;
+    int rc;
+    *out = NULL;
+    *seq = 0;
+    *attention = 0;
+    if ((rc = clone(p, &q)) != APSOLVE_OK)
+        return rc;
+    for (size_t k = 0; k < n; k++) {
+        const ApsolveStageSpec *sp = &specs[k];
+        int s = -1;
+        for (int t = 0; t < q->num_submeshes; t++)
+            if (q->submeshes[t].hosts == sp->hosts && q->submeshes[t].gpus == sp->gpus)
+                s = t;
+        if (s < 0)
+            continue;
+        for (int c = 0; c < q->num_configs; c++) {
+            const ApsolveConfig *cf = &q->configs[(size_t)s * q->num_configs + c];
+            size_t idx = apsolve_index(q, sp->start_layer, sp->end_layer, s, c);
+            ApsolveCpStage x;
+            if (!cf->valid || cf->logical_a != l->dp * l->cp || cf->logical_b != l->tp ||
+                cf->force_batch_dim != 0 || !isfinite(q->cost[idx]))
+                continue;
+            if (apsolve_cp_stage(db, sweep, q, sp->start_layer, sp->end_layer, s, c, l, &x, why,
+                                 len)) {
+                apsolve_problem_free(&q);
+                return APSOLVE_EDB;
+            }
+            if (x.seq > 0 && !*seq)
+                *seq = x.seq;
+            if (x.attention_layers > *attention)
+                *attention = x.attention_layers;
+            transform(q, idx, l->cp, &x);
+        }
+    }
+    *out = q;
+    return APSOLVE_OK;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Context parallelism (cp) of a --parallel plan, as Megatron-Core runs it
+ * through Transformer Engine's context-parallel attention: the sequence of
+ * every layer split over cp GPUs, the attention's keys and values passed
+ * round a ring (p2p), or heads and sequence swapped by all-to-alls (a2a,
+ * DeepSpeed-Ulysses' scheme), or both in two levels (a2a+p2p). The model
+ * and its sources: docs/context-parallel.md.
+ *
+ * A cp stage of layout (dp, tp, cp) is priced from the stored entry of the
+ * same devices run as data parallelism dp x cp (logical mesh (dp cp, tp),
+ * batch forced on axis 0) at the sweep whose micro-batch is cp times the
+ * plan's: that entry holds, per GPU, cp times the tokens a cp GPU holds,
+ * the same weights, and its gradient all-reduce and ZeRO sharding run over
+ * dp x cp, Megatron's dp-cp group. Per micro-batch its compute and saved
+ * activations are divided by cp (exact in FLOPs, causal attention included
+ * under load balancing; the time assumes kernels' time proportional to
+ * their work), the cp communication and receive buffers are added, and
+ * the plan runs cp times as many micro-batches.
+ */
+#ifndef APSOLVE_CONTEXT_PARALLEL_H
+#define APSOLVE_CONTEXT_PARALLEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "apsolve.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct Costdb;
+
+/* Megatron's --cp-comm-type choices approf prices. */
+typedef enum {
+    APSOLVE_CP_P2P = 0,               /* ring exchange of K/V blocks */
+    APSOLVE_CP_A2A = 1,               /* Ulysses: all-to-all of Q, K, V and of the output */
+    APSOLVE_CP_A2A_P2P = 2,           /* a2a inside a host, p2p ring across */
+} ApsolveCpComm;
+
+/* "p2p", "a2a", "a2a+p2p" -> ApsolveCpComm; -1 for anything else. */
+int apsolve_cp_comm_parse(const char *s);
+const char *apsolve_cp_comm_name(int comm);
+
+/* The a2a (inner) group of a2a+p2p: the largest divisor a of cp whose tp x a
+ * consecutive ranks fit in one host of gpus_per_host GPUs (Megatron's rank
+ * order tp-cp-dp-pp); Megatron's --hierarchical-context-parallel-sizes a
+ * cp/a. 1 when none larger fits. */
+int apsolve_cp_a2a_size(int cp, int tp, int gpus_per_host);
+
+/* What context parallelism adds to one stage, per micro-batch of the cp
+ * plan and per GPU. */
+typedef struct ApsolveCpStage {
+    int attention_layers;             /* key projections among the stage's parameters */
+    int64_t seq;                      /* the sequence length; 0 unknown */
+    double tokens;                    /* tokens of one GPU's share: mbs x seq / cp */
+    double q_bytes, kv_bytes;         /* one layer's local Q, and K + V, on one GPU */
+    double comm_fwd, comm_bwd;        /* seconds, all the stage's attention layers */
+    double traffic_fwd, traffic_bwd;  /* bytes one GPU sends, all layers */
+    int64_t buffers;                  /* receive buffers alive at the peak, bytes */
+} ApsolveCpStage;
+
+/* The layout a cp stage is priced with. */
+typedef struct ApsolveCpLayout {
+    int dp, tp, cp, comm, a2a;        /* a2a: the inner group of a2a+p2p, else 0 */
+} ApsolveCpLayout;
+
+/* Prices what cp adds to stage (start..end, submesh s, config c) of the
+ * equivalent sweep from its placements and the sweep's hardware row. 0;
+ * -1 with why set when the placements or hardware cannot be read. */
+int apsolve_cp_stage(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, int start,
+                     int end, int s, int c, const ApsolveCpLayout *l, ApsolveCpStage *out,
+                     char *why, size_t len);
+
+/* A copy of p in which every entry the 3-D specs name (their layers, their
+ * submesh, each config of logical (dp cp, tp) with the batch forced on
+ * axis 0) is the cp stage's: compute and saved activations divided by cp,
+ * plus the communication and buffers of apsolve_cp_stage; its memory
+ * limits recomputed. *seq gets the sequence length (0 unknown), *attention
+ * the attention layers of the plan. 0; APSOLVE_ENOMEM; APSOLVE_EDB with
+ * why. */
+int apsolve_cp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                       const ApsolveStageSpec *specs, size_t n, const ApsolveCpLayout *l,
+                       ApsolveProblem **out, int64_t *seq, int *attention, char *why,
+                       size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
