@@ -167,6 +167,11 @@ typedef struct CostdbSweep {
     int cluster_hosts, cluster_gpus;  /* N x M */
     int64_t global_batch;
     int micro_batches;
+    /* samples per micro-batch, the batch the model's graph is built for
+     * (schema 10); global_batch = micro_batch_size x micro_batches. 0:
+     * unknown (a CSV import whose count does not divide its batch). On
+     * create, 0 is derived from the two when the count divides the batch. */
+    int64_t micro_batch_size;
     int num_layers;
     char layer_option[64];
     char submesh_space[COSTDB_NAME_MAX];
@@ -456,6 +461,48 @@ int costdb_sweep_configs(Costdb *db, int64_t sweep_id, CostdbConfig **out, size_
 /* Deletes a sweep and everything hanging off it (entries, placements,
  * plans); ENOTFOUND when there is no such sweep. */
 int costdb_sweep_delete(Costdb *db, int64_t id);
+
+/* "The same setup": whether one sweep stands for another, defined once
+ * (costdb/sweep_setup.c) for resume, merge and the micro-batch family, each
+ * naming what it ignores. The fields of the sweep, model and hardware rows
+ * that must agree, in the order they are compared: */
+typedef enum {
+    COSTDB_SETUP_CLUSTER = 1u << 0,        /* cluster_hosts x cluster_gpus */
+    COSTDB_SETUP_GLOBAL_BATCH = 1u << 1,
+    COSTDB_SETUP_MICRO_BATCHES = 1u << 2,  /* micro_batches, micro_batch_size */
+    COSTDB_SETUP_LAYERS = 1u << 3,         /* num_layers, layer_option */
+    COSTDB_SETUP_SUBMESH_SPACE = 1u << 4,
+    COSTDB_SETUP_LOGICAL_SPACE = 1u << 5,
+    COSTDB_SETUP_PROFILE_MODE = 1u << 6,
+    COSTDB_SETUP_DTYPE = 1u << 7,
+    COSTDB_SETUP_BACKEND = 1u << 8,
+    COSTDB_SETUP_OPTIONS = 1u << 9,        /* the sweep's options (solver, variants, ...) */
+    COSTDB_SETUP_SHARD = 1u << 10,         /* "K/N" or "" */
+    COSTDB_SETUP_HARDWARE = 1u << 11,      /* the hardware row's fingerprint */
+    /* The model row's signature (graph + layer split; the graph is built
+     * for the micro-batch). With the batch fields ignored: what the
+     * signature covers apart from the batch, the model's name, options and
+     * layer boundaries (operator ranges). */
+    COSTDB_SETUP_MODEL = 1u << 12,
+} CostdbSetupField;
+#define COSTDB_SETUP_BATCH (COSTDB_SETUP_GLOBAL_BATCH | COSTDB_SETUP_MICRO_BATCHES)
+/* What each use ignores. Never part of the setup: a sweep's id, name,
+ * tool_version, source, times and status (the record of a run; each use
+ * filters statuses itself). */
+#define COSTDB_SETUP_IGNORE_RESUME 0u                    /* continue this very sweep */
+#define COSTDB_SETUP_IGNORE_MERGE COSTDB_SETUP_SHARD     /* shards of one sweep */
+#define COSTDB_SETUP_IGNORE_FAMILY COSTDB_SETUP_BATCH    /* one sweep per micro-batch size */
+/* Compares sweep a of database da with sweep b of database dbb (the same
+ * handle or two files; ids are only compared within one file): *differ =
+ * the first field above, outside ignore, in which they differ, 0 when they
+ * have the same setup. The model and hardware rows are read (by the
+ * sweeps' model_id and hardware_id, 0 = none) only when every sweep field
+ * agrees. Returns 0, or the error of reading a row. */
+int costdb_setup_diff(Costdb *da, const CostdbSweep *a, Costdb *dbb, const CostdbSweep *b,
+                      unsigned ignore, unsigned *differ);
+/* The name of one CostdbSetupField for messages ("global batch", "logical
+ * space", ...); "" for anything else. Static. */
+const char *costdb_setup_field_name(unsigned field);
 
 /* Who writes a sweep (schema 5, sweep_owner). */
 typedef struct CostdbSweepOwner {

@@ -77,9 +77,9 @@ static const char sql_sweep_insert[] =
     "INSERT INTO sweep (name, model_id, hardware_id, cluster_hosts, cluster_gpus,"
     " global_batch, micro_batches, num_layers, layer_option, submesh_space,"
     " logical_space, profile_mode, dtype, backend, tool_version, options, shard,"
-    " source, started_at, finished_at, status)"
+    " source, started_at, finished_at, status, micro_batch_size)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15,"
-    " ?16, ?17, ?18, ?19, ?20, ?21)";
+    " ?16, ?17, ?18, ?19, ?20, ?21, ?22)";
 static const char sql_submesh_insert[] =
     "INSERT INTO sweep_submesh (sweep_id, submesh_index, hosts, gpus_per_host)"
     " VALUES (?1, ?2, ?3, ?4)";
@@ -87,13 +87,22 @@ static const char sql_config_insert[] =
     "INSERT INTO sweep_config (sweep_id, submesh_index, config_index, logical_a,"
     " logical_b, force_batch_dim, memory_level, recompute, zero)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
-#define SWEEP_SELECT                                                                 \
+#define SWEEP_SELECT(mbs)                                                            \
     "SELECT id, name, model_id, hardware_id, cluster_hosts, cluster_gpus,"          \
     " global_batch, micro_batches, num_layers, layer_option, submesh_space,"        \
     " logical_space, profile_mode, dtype, backend, tool_version, options, shard,"   \
-    " source, started_at, finished_at, status FROM sweep "
-static const char sql_sweep_get[] = SWEEP_SELECT "WHERE id = ?1";
-static const char sql_sweep_list[] = SWEEP_SELECT "ORDER BY id";
+    " source, started_at, finished_at, status, " mbs " FROM sweep "
+/* Up to schema 9 the micro-batch size was not stored: a read-only reader
+ * (which does not migrate) derives it as migration 010 does. */
+#define SWEEP_MBS9                                                                   \
+    "CASE WHEN typeof(global_batch) = 'integer' AND typeof(micro_batches) = 'integer'" \
+    " AND micro_batches > 0 AND global_batch % micro_batches = 0"                    \
+    " THEN global_batch / micro_batches END"
+#define MBS_SCHEMA 10
+static const char sql_sweep_get[] = SWEEP_SELECT("micro_batch_size") "WHERE id = ?1";
+static const char sql_sweep_list[] = SWEEP_SELECT("micro_batch_size") "ORDER BY id";
+static const char sql_sweep_get9[] = SWEEP_SELECT(SWEEP_MBS9) "WHERE id = ?1";
+static const char sql_sweep_list9[] = SWEEP_SELECT(SWEEP_MBS9) "ORDER BY id";
 static const char sql_sweep_latest[] = "SELECT max(id) FROM sweep";
 static const char sql_sweep_status[] =
     "UPDATE sweep SET status = ?2, finished_at = CASE WHEN ?3 THEN ?4 ELSE finished_at END"
@@ -127,6 +136,12 @@ static int sweep_check(Costdb *db, const CostdbSweep *s)
 #undef CHECK_TEXT
     if ((unsigned)s->status >= N_SWEEP_STATUS)
         return cdb_err(db, COSTDB_EINVAL, "%s: bad sweep status %d", db->path, (int)s->status);
+    if (s->micro_batch_size < 0 ||
+        (s->micro_batch_size > 0 && s->micro_batch_size * s->micro_batches != s->global_batch))
+        return cdb_err(db, COSTDB_EINVAL,
+                       "%s: sweep micro_batch_size %lld: %d micro-batches of it are not the"
+                       " global batch %lld", db->path, (long long)s->micro_batch_size,
+                       s->micro_batches, (long long)s->global_batch);
     return 0;
 }
 
@@ -152,6 +167,11 @@ int costdb_sweep_create(Costdb *db, CostdbSweep *s,
     int rc;
     if (!db || !s || (n_submeshes && !submeshes) || (n_configs && !configs))
         return COSTDB_EINVAL;
+    /* a writer that does not say derives it (a CSV import, a merge of an
+     * older file's sweep) */
+    if (!s->micro_batch_size && s->micro_batches > 0 && s->global_batch > 0 &&
+        s->global_batch % s->micro_batches == 0)
+        s->micro_batch_size = s->global_batch / s->micro_batches;
     if ((rc = sweep_check(db, s)) < 0)
         return rc;
     for (size_t i = 0; i < n_configs; i++)
@@ -190,6 +210,7 @@ int costdb_sweep_create(Costdb *db, CostdbSweep *s,
     cdb_bind_text(st, 19, s->started_at, 0);
     cdb_bind_text(st, 20, s->finished_at, 1);
     cdb_bind_text(st, 21, sweep_status_names[s->status], 0);
+    cdb_bind_int_or_null(st, 22, s->micro_batch_size, 0);
     rc = cdb_exec_stmt(db, st, sql_sweep_insert);
     cdb_release(st);
     if (rc < 0)
@@ -276,6 +297,15 @@ static int sweep_read(Costdb *db, sqlite3_stmt *st, CostdbSweep *o)
 #undef TEXT
     if (!rc)
         rc = cdb_column_text(db, st, 21, status, sizeof status, "status");
+    if (!rc && sqlite3_column_type(st, 22) != SQLITE_NULL &&
+        (rc = cdb_col_range(db, st, 22, 1, COSTDB_MAX_BATCH, "(COSTDB_MAX_BATCH)",
+                            &o->micro_batch_size)) == 0 &&
+        o->micro_batch_size * o->micro_batches != o->global_batch)
+        rc = cdb_err(db, COSTDB_ECORRUPT,
+                     "%s: table sweep, row (id=%lld): column micro_batch_size = %lld times"
+                     " micro_batches %d is not global_batch %lld", db->path, (long long)o->id,
+                     (long long)o->micro_batch_size, o->micro_batches,
+                     (long long)o->global_batch);
     if (!rc && costdb_sweep_status_parse(status, &o->status) < 0)
         rc = cdb_err(db, COSTDB_ECORRUPT, "%s: sweep %lld has unknown status '%s'",
                      db->path, (long long)o->id, status);
@@ -296,10 +326,12 @@ int costdb_micro_batch_family(int64_t gb, int64_t *sizes, int max)
 int costdb_sweep_get(Costdb *db, int64_t id, CostdbSweep *out)
 {
     sqlite3_stmt *st = NULL;
+    const char *sql;
     int rc;
     if (!db || !out)
         return COSTDB_EINVAL;
-    if ((rc = cdb_prepare(db, sql_sweep_get, &st)) < 0)
+    sql = db->version >= MBS_SCHEMA ? sql_sweep_get : sql_sweep_get9;
+    if ((rc = cdb_prepare(db, sql, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, id);
     rc = sqlite3_step(st);
@@ -308,7 +340,7 @@ int costdb_sweep_get(Costdb *db, int64_t id, CostdbSweep *out)
     else if (rc == SQLITE_DONE)
         rc = cdb_err(db, COSTDB_ENOTFOUND, "%s: no sweep %lld", db->path, (long long)id);
     else
-        rc = cdb_fail(db, rc, sql_sweep_get);
+        rc = cdb_fail(db, rc, sql);
     cdb_release(st);
     return rc;
 }
@@ -342,12 +374,14 @@ static int sweep_row(Costdb *db, sqlite3_stmt *st, void *row)
 int costdb_sweep_list(Costdb *db, CostdbSweep **out, size_t *n)
 {
     sqlite3_stmt *st = NULL;
+    const char *sql;
     int rc;
     if (!db || !out || !n)
         return COSTDB_EINVAL;
-    if ((rc = cdb_prepare(db, sql_sweep_list, &st)) < 0)
+    sql = db->version >= MBS_SCHEMA ? sql_sweep_list : sql_sweep_list9;
+    if ((rc = cdb_prepare(db, sql, &st)) < 0)
         return rc;
-    return cdb_collect(db, st, sql_sweep_list, sizeof **out, sweep_row, (void **)out, n);
+    return cdb_collect(db, st, sql, sizeof **out, sweep_row, (void **)out, n);
 }
 
 /* Runs a one-row write keyed by sweep id; ENOTFOUND when no row changed. */

@@ -286,8 +286,7 @@ static void side_desc(FILE *f, const char *tag, const Side *s)
                              : "imported table",
             s->gpu[0] ? " on " : "", costdb_text_mask(s->gpu, gpu, sizeof gpu),
             s->sweep.cluster_hosts, s->sweep.cluster_gpus, s->sweep.micro_batches,
-            (long long)(s->sweep.micro_batches > 0 ? s->sweep.global_batch /
-                                                         s->sweep.micro_batches : 0));
+            (long long)s->sweep.micro_batch_size);
 }
 
 static int write_text(const ApreportCompare *c, FILE *f)

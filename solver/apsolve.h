@@ -354,23 +354,24 @@ int apsolve_rebatch_plan(const ApsolveProblem *p, const ApsolvePlan *plan, int64
  * problem): costs, memory fit, the dp rule and stages without an entry. */
 void apsolve_rebatch_summary(const ApsolvePlan *np, int64_t old_micro, int64_t new_micro,
                              ApsolveRebatch *out);
-/* A sweep profiled at micro-batch size new_micro of the same model (name,
- * options, layer boundaries), hardware, cluster, dtype, backend and submesh
- * space as sweep_id: the newest such, sweep_id itself when its micro-batch
- * is new_micro. *found is 0 when there is none. */
+/* A sweep profiled at micro-batch size new_micro of sweep_id's micro-batch
+ * family (the same setup but for the batch: costdb_setup_diff with
+ * COSTDB_SETUP_IGNORE_FAMILY), finished: the newest such, sweep_id itself
+ * when its micro-batch is new_micro. *found is 0 when there is none. */
 int apsolve_find_batch_sweep(struct Costdb *db, int64_t sweep_id, int64_t new_micro,
                              int64_t *found);
 
 /* A sweep usable for another micro-batch size (apsolve_batch_sweeps). */
 typedef struct ApsolveBatchSweep {
     int64_t sweep_id;
-    int64_t micro_batch_size;         /* the sweep's global_batch / micro_batches */
+    int64_t micro_batch_size;         /* the sweep's stored micro-batch size */
     int64_t global_batch;             /* the sweep's own global batch */
 } ApsolveBatchSweep;
 
-/* The sweeps of the same model, hardware, cluster, dtype, backend and
- * layers as sweep_id (itself included), one per micro-batch size (the
- * newest; sweep_id for its own size), by ascending micro-batch size.
+/* sweep_id's micro-batch family (itself included; the same setup but for
+ * the batch, as apsolve_find_batch_sweep), one finished sweep per
+ * micro-batch size (the newest; sweep_id for its own size), by ascending
+ * micro-batch size.
  * *out malloc'd (free()); an imported table lists only itself. */
 int apsolve_batch_sweeps(struct Costdb *db, int64_t sweep_id, ApsolveBatchSweep **out,
                          size_t *n);

@@ -138,54 +138,28 @@ int apsolve_rebatch(const ApsolveProblem *p, const ApsolvePlan *plan, int64_t ol
     return APSOLVE_OK;
 }
 
-/* Layer boundaries of two models are the same. */
-static int same_layers(struct Costdb *db, int64_t m1, int64_t m2, int *same)
+/* t is a finished sweep of me's micro-batch family: the same setup but
+ * for the batch (costdb_setup_diff with COSTDB_SETUP_IGNORE_FAMILY: model
+ * name, options and layer boundaries, hardware, cluster, layers, spaces,
+ * profile mode, dtype, backend, options and shard), with a known
+ * micro-batch size. */
+static int same_setup(struct Costdb *db, const CostdbSweep *me, const CostdbSweep *t, int *same)
 {
-    CostdbLayer *a = NULL, *b = NULL;
-    size_t na = 0, nb = 0;
-    int rc = APSOLVE_OK;
+    unsigned differ = 0;
     *same = 0;
-    if (costdb_model_layers(db, m1, &a, &na) || costdb_model_layers(db, m2, &b, &nb)) {
-        rc = APSOLVE_EDB;
-        goto cleanup;
-    }
-    *same = na == nb;
-    for (size_t k = 0; k < na && *same; k++)
-        *same = a[k].op_begin == b[k].op_begin && a[k].op_end == b[k].op_end;
-cleanup:
-    free(a);
-    free(b);
-    return rc;
-}
-
-/* t is a usable sweep of the same model (name, options, layer boundaries),
- * hardware, cluster, dtype, backend, submesh space and layer option as me. */
-static int same_setup(struct Costdb *db, const CostdbSweep *me, const CostdbModel *mm,
-                      const CostdbSweep *t, int *same)
-{
-    CostdbModel om;
-    *same = 0;
-    if (t->micro_batches <= 0 || t->global_batch <= 0 ||
-        t->global_batch % t->micro_batches || t->model_id <= 0 ||
-        t->hardware_id != me->hardware_id || t->cluster_hosts != me->cluster_hosts ||
-        t->cluster_gpus != me->cluster_gpus || t->num_layers != me->num_layers ||
-        strcmp(t->dtype, me->dtype) || strcmp(t->backend, me->backend) ||
-        strcmp(t->submesh_space, me->submesh_space) ||
-        strcmp(t->layer_option, me->layer_option) || t->status == COSTDB_SWEEP_RUNNING ||
+    if (t->micro_batch_size <= 0 || t->model_id <= 0 || t->status == COSTDB_SWEEP_RUNNING ||
         t->status == COSTDB_SWEEP_FAILED)
         return APSOLVE_OK;
-    if (costdb_model_get(db, t->model_id, &om))
+    if (costdb_setup_diff(db, me, db, t, COSTDB_SETUP_IGNORE_FAMILY, &differ) < 0)
         return APSOLVE_EDB;
-    if (strcmp(om.name, mm->name) || strcmp(om.options, mm->options))
-        return APSOLVE_OK;
-    return same_layers(db, me->model_id, t->model_id, same);
+    *same = !differ;
+    return APSOLVE_OK;
 }
 
 int apsolve_find_batch_sweep(struct Costdb *db, int64_t sweep_id, int64_t new_micro,
                              int64_t *found)
 {
     CostdbSweep me, *all = NULL;
-    CostdbModel mm;
     size_t n = 0;
     int rc = APSOLVE_OK;
 
@@ -194,23 +168,22 @@ int apsolve_find_batch_sweep(struct Costdb *db, int64_t sweep_id, int64_t new_mi
     *found = 0;
     if (costdb_sweep_get(db, sweep_id, &me))
         return APSOLVE_EDB;
-    if (me.micro_batches > 0 && me.global_batch == new_micro * me.micro_batches) {
+    if (me.micro_batch_size == new_micro) {
         *found = sweep_id;
         return APSOLVE_OK;
     }
     if (me.model_id <= 0 || me.hardware_id <= 0)
         return APSOLVE_OK; /* an imported table: nothing says what "the same model" is */
-    if (costdb_model_get(db, me.model_id, &mm) || costdb_sweep_list(db, &all, &n)) {
+    if (costdb_sweep_list(db, &all, &n)) {
         rc = APSOLVE_EDB;
         goto cleanup;
     }
     for (size_t k = n; k-- > 0;) {
         const CostdbSweep *t = &all[k];
         int same = 0;
-        if (t->id == sweep_id || t->micro_batches <= 0 ||
-            t->global_batch != new_micro * t->micro_batches)
+        if (t->id == sweep_id || t->micro_batch_size != new_micro)
             continue;
-        if ((rc = same_setup(db, &me, &mm, t, &same)) != APSOLVE_OK)
+        if ((rc = same_setup(db, &me, t, &same)) != APSOLVE_OK)
             goto cleanup;
         if (same) {
             *found = t->id;
@@ -226,7 +199,6 @@ int apsolve_batch_sweeps(struct Costdb *db, int64_t sweep_id, ApsolveBatchSweep 
                          size_t *n_out)
 {
     CostdbSweep me, *all = NULL;
-    CostdbModel mm;
     ApsolveBatchSweep *list = NULL;
     size_t n = 0, m = 0;
     int rc = APSOLVE_OK;
@@ -237,8 +209,7 @@ int apsolve_batch_sweeps(struct Costdb *db, int64_t sweep_id, ApsolveBatchSweep 
     *n_out = 0;
     if (costdb_sweep_get(db, sweep_id, &me))
         return APSOLVE_EDB;
-    if (me.model_id > 0 && me.hardware_id > 0 &&
-        (costdb_model_get(db, me.model_id, &mm) || costdb_sweep_list(db, &all, &n)))
+    if (me.model_id > 0 && me.hardware_id > 0 && costdb_sweep_list(db, &all, &n))
         return APSOLVE_EDB;
     list = calloc(n + 1, sizeof *list);
     if (!list) {
@@ -246,22 +217,21 @@ int apsolve_batch_sweeps(struct Costdb *db, int64_t sweep_id, ApsolveBatchSweep 
         goto cleanup;
     }
     list[m].sweep_id = sweep_id;
-    list[m].micro_batch_size = me.micro_batches > 0 ? me.global_batch / me.micro_batches : 0;
+    list[m].micro_batch_size = me.micro_batch_size;
     list[m++].global_batch = me.global_batch;
     /* Newest first, one sweep per micro-batch size; the given sweep wins
      * for its own size. */
     for (size_t k = n; me.model_id > 0 && me.hardware_id > 0 && k-- > 0;) {
         const CostdbSweep *t = &all[k];
         int same = 0, dup = 0;
-        int64_t micro;
-        if (t->id == sweep_id || t->micro_batches <= 0)
+        int64_t micro = t->micro_batch_size;
+        if (t->id == sweep_id || micro <= 0)
             continue;
-        micro = t->global_batch / t->micro_batches;
         for (size_t q = 0; q < m && !dup; q++)
             dup = list[q].micro_batch_size == micro;
         if (dup)
             continue;
-        if ((rc = same_setup(db, &me, &mm, t, &same)) != APSOLVE_OK)
+        if ((rc = same_setup(db, &me, t, &same)) != APSOLVE_OK)
             goto cleanup;
         if (!same)
             continue;

@@ -168,8 +168,7 @@ static int main_sweep(ApsolveRun *r)
     if (apsolve_batch_sweeps(r->db, r->sweep, &r->bs, &r->nbs))
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "sweeps at other micro-batch sizes: %s",
                             costdb_errmsg(r->db));
-    r->micro = r->sw.micro_batches > 0 && r->sw.global_batch > 0
-                   ? r->sw.global_batch / r->sw.micro_batches : 0;
+    r->micro = r->sw.micro_batch_size;
     r->G = a->global_batch > 0 ? a->global_batch : r->sw.global_batch;
     if (!(r->G > 0 && r->micro > 0 && r->G % r->micro && a->global_batch > 0 && a->sweep <= 0 &&
           a->plan <= 0 && a->micro_batch_size <= 0 && a->micro_batches <= 0))

@@ -67,7 +67,7 @@ static int rebatch_one(Costdb *db, const ApsolveRequest *a, const ApsolveCand *c
 {
     const CostdbSweep *sw = &c->sw;
     int64_t sweep = c->sweep;
-    int64_t old_micro = sw->global_batch / (sw->micro_batches > 0 ? sw->micro_batches : 1);
+    int64_t old_micro = sw->micro_batch_size;
     int64_t new_micro = a->batch / pl->micro_batches, xs = 0;
 
     if (old_micro <= 0)

@@ -165,10 +165,9 @@ int approf_cmd_list(int argc, char **argv)
             costdb_text_mask(s->backend, text[5], sizeof text[5]);
             char micro[48];
             /* the count and the size: "16 of 2" is 16 micro-batches of 2 samples */
-            if (s->micro_batches > 0 && s->global_batch > 0 &&
-                s->global_batch % s->micro_batches == 0)
+            if (s->micro_batch_size > 0)
                 snprintf(micro, sizeof micro, "%d of %lld", s->micro_batches,
-                         (long long)(s->global_batch / s->micro_batches));
+                         (long long)s->micro_batch_size);
             else
                 snprintf(micro, sizeof micro, "%d", s->micro_batches);
             printf("%-4lld %-24s %-16s %-16s %-5s %-5s %-7s %7lld %-16s %6d %-7s %-11s %7lld %s\n",

@@ -30,36 +30,15 @@ typedef struct {
     size_t n, cap;
 } ShardList;
 
-/* The first provenance field in which a and b differ, or NULL. Model and
- * hardware are compared by signature and fingerprint (ids are per file). */
-static const char *provenance_diff(const Shard *a, const Shard *b)
+/* The first field of the setup in which a and b differ, or NULL: everything
+ * but the shard (costdb_setup_diff; model and hardware by signature and
+ * fingerprint, ids are per file). *rc is the error of reading a row. */
+static const char *provenance_diff(const Shard *a, const Shard *b, int *rc)
 {
-    const CostdbSweep *x = &a->sweep, *y = &b->sweep;
-    if (x->cluster_hosts != y->cluster_hosts || x->cluster_gpus != y->cluster_gpus)
-        return "cluster";
-    if (x->global_batch != y->global_batch)
-        return "global batch";
-    if (x->micro_batches != y->micro_batches)
-        return "micro-batches";
-    if (x->num_layers != y->num_layers || strcmp(x->layer_option, y->layer_option))
-        return "layers";
-    if (strcmp(x->submesh_space, y->submesh_space))
-        return "submesh space";
-    if (strcmp(x->logical_space, y->logical_space))
-        return "logical space";
-    if (strcmp(x->profile_mode, y->profile_mode))
-        return "profile mode";
-    if (strcmp(x->dtype, y->dtype))
-        return "dtype";
-    if (strcmp(x->backend, y->backend))
-        return "backend";
-    if (strcmp(x->options, y->options))
-        return "options (sharding solver, imbalance tolerance)";
-    if (strcmp(a->hw.fingerprint, b->hw.fingerprint))
-        return "hardware (fingerprint)";
-    if (strcmp(a->model.signature, b->model.signature))
-        return "model (graph or layer split)";
-    return NULL;
+    unsigned differ = 0;
+    *rc = costdb_setup_diff(a->db, &a->sweep, b->db, &b->sweep, COSTDB_SETUP_IGNORE_MERGE,
+                            &differ);
+    return *rc < 0 || !differ ? NULL : costdb_setup_field_name(differ);
 }
 
 static int shard_load(Costdb *db, const char *path, const CostdbSweep *s, Shard *out)
@@ -125,8 +104,13 @@ static int collect_shards(Costdb *db, const char *path, ShardList *out, char *er
             rc = shards_push(out, &ref);
             continue;
         }
-        if (provenance_diff(&ref, &cand) || cand.n != ref.n)
+        if (provenance_diff(&ref, &cand, &rc) || rc < 0 || cand.n != ref.n) {
+            if (rc < 0) {
+                snprintf(err, errlen, "%s: %s", path, costdb_errmsg(db));
+                rc = APPROF_EDB;
+            }
             continue;
+        }
         {
             int seen = 0;
             for (size_t j = first; j < out->n; j++)
@@ -199,7 +183,13 @@ static int check_shards(const ShardList *l, char *err, size_t errlen)
                      r->sweep.shard, s->path, (long long)s->sweep.id, s->sweep.shard);
             return APPROF_EINVAL;
         }
-        if ((d = provenance_diff(r, s)) != NULL) {
+        if ((d = provenance_diff(r, s, &rc)) == NULL && rc < 0) {
+            /* shard_load read both rows before: hardly reachable */
+            snprintf(err, errlen, "%s: %s; %s: %s", r->path, costdb_errmsg(r->db), s->path,
+                     costdb_errmsg(s->db));
+            return APPROF_EDB;
+        }
+        if (d) {
             snprintf(err, errlen, "%s sweep %lld (shard %s) and %s sweep %lld (shard %s) are "
                      "not shards of one sweep: they differ in %s", r->path,
                      (long long)r->sweep.id, r->sweep.shard, s->path, (long long)s->sweep.id,

@@ -23,19 +23,6 @@ static uint64_t fnv1a(const char *s)
     return costdb_fnv1a_str(COSTDB_FNV_BASIS_V1, s);
 }
 
-static int same_provenance(const CostdbSweep *a, const CostdbSweep *b)
-{
-    return a->model_id == b->model_id && a->hardware_id == b->hardware_id &&
-           a->cluster_hosts == b->cluster_hosts && a->cluster_gpus == b->cluster_gpus &&
-           a->global_batch == b->global_batch && a->micro_batches == b->micro_batches &&
-           a->num_layers == b->num_layers && !strcmp(a->layer_option, b->layer_option) &&
-           !strcmp(a->submesh_space, b->submesh_space) &&
-           !strcmp(a->logical_space, b->logical_space) &&
-           !strcmp(a->profile_mode, b->profile_mode) && !strcmp(a->dtype, b->dtype) &&
-           !strcmp(a->backend, b->backend) && !strcmp(a->shard, b->shard) &&
-           !strcmp(a->options, b->options);
-}
-
 int approf_sweep_find_resumable(Costdb *db, const CostdbSweep *want, int64_t *id,
                                 int *complete)
 {
@@ -48,15 +35,21 @@ int approf_sweep_find_resumable(Costdb *db, const CostdbSweep *want, int64_t *id
         return rc;
     for (size_t i = n; i-- > 0;) {
         CostdbSweepStatus st = all[i].status;
-        if ((st == COSTDB_SWEEP_RUNNING || st == COSTDB_SWEEP_INTERRUPTED ||
-             st == COSTDB_SWEEP_COMPLETE) && same_provenance(&all[i], want)) {
+        unsigned differ = 0;
+        if (st != COSTDB_SWEEP_RUNNING && st != COSTDB_SWEEP_INTERRUPTED &&
+            st != COSTDB_SWEEP_COMPLETE)
+            continue;
+        if ((rc = costdb_setup_diff(db, &all[i], db, want, COSTDB_SETUP_IGNORE_RESUME,
+                                    &differ)) < 0)
+            break;
+        if (!differ) {
             *id = all[i].id;
             *complete = st == COSTDB_SWEEP_COMPLETE;
             break;
         }
     }
     free(all);
-    return 0;
+    return rc;
 }
 
 int approf_sweep_writer_init(ApprofSweepWriter *w, Costdb *db, int64_t sweep_id, int commit_every)
@@ -182,6 +175,7 @@ static void fill_sweep_row(const Sweep *sw, const ApprofSweepConfig *cfg, const 
     s->cluster_gpus = sw->cluster_gpus;
     s->global_batch = global_batch;
     s->micro_batches = cfg->micro_batches;
+    s->micro_batch_size = sw->graph->batch_size; /* the graph is built for one micro-batch */
     s->num_layers = sw->layering.n_layers;
     snprintf(s->layer_option, sizeof s->layer_option, "%s", sw->layering.option);
     if (cfg->submesh_space == APPROF_SUBMESH_MANUAL) {

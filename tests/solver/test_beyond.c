@@ -85,8 +85,8 @@ static void placement(CostdbPlacement *p, int i, int j, int s, int c, int t, con
 
 /* One sweep of the toy model on 2x2: micro-batch `micro` (x 4 micro-batches);
  * costs multiplied by `scale`. Submeshes (1,1), (1,2), (2,2). */
-static int put_sweep(Costdb *db, int64_t model, int64_t hw, int micro, double scale,
-                     int64_t *id)
+static int put_sweep_setup(Costdb *db, int64_t model, int64_t hw, int micro, double scale,
+                           const char *logical_space, const char *options, int64_t *id)
 {
     CostdbSubmesh subs[3] = {{0, 1, 1}, {1, 1, 2}, {2, 2, 2}};
     CostdbConfig cfgs[8] = {{0, 0, 1, 1, 0}, {0, 1, 1, 1, -1},
@@ -110,6 +110,8 @@ static int put_sweep(Costdb *db, int64_t model, int64_t hw, int micro, double sc
     snprintf(sw.submesh_space, sizeof sw.submesh_space, "power_of_two");
     snprintf(sw.dtype, sizeof sw.dtype, "f32");
     snprintf(sw.backend, sizeof sw.backend, "analytic");
+    snprintf(sw.logical_space, sizeof sw.logical_space, "%s", logical_space);
+    snprintf(sw.options, sizeof sw.options, "%s", options);
     sw.status = COSTDB_SWEEP_COMPLETE;
     if (costdb_sweep_create(db, &sw, subs, 3, cfgs, 8))
         return -1;
@@ -149,6 +151,12 @@ static int put_sweep(Costdb *db, int64_t model, int64_t hw, int micro, double sc
         return -1;
     *id = sw.id;
     return 0;
+}
+
+static int put_sweep(Costdb *db, int64_t model, int64_t hw, int micro, double scale,
+                     int64_t *id)
+{
+    return put_sweep_setup(db, model, hw, micro, scale, "", "", id);
 }
 
 /* Sweep 1: micro-batch 8 (global 32); sweep 2: the same model at micro 4
@@ -323,6 +331,42 @@ static void test_rebatch(void)
     costdb_close(&db);
 }
 
+/* The micro-batch family is the same setup but for the batch: a sweep at
+ * another micro-batch size of another logical space or with other options
+ * (another search space) is not one of it (issue 37: the family rule used
+ * to ignore both); one that differs only in the batch is. */
+static void test_family_setup(void)
+{
+    int64_t ids[3], m2, hw, other_space, other_opts, same = 0, found = -1;
+    ApsolveBatchSweep *bs = NULL;
+    Costdb *db = NULL;
+    size_t n = 0;
+    char err[256];
+
+    CU_ASSERT_FATAL(make_fixture(g_path, ids) == 0);
+    CU_ASSERT_FATAL(costdb_open(g_path, COSTDB_OPEN_NOCREATE, &db, err, sizeof err) == 0);
+    CU_ASSERT_FATAL((hw = put_hardware(db, "toy-a")) > 0);
+    CU_ASSERT_FATAL((m2 = put_model(db, "toy@2", 2)) > 0);
+    CU_ASSERT_FATAL(put_sweep_setup(db, m2, hw, 2, 0.25, "all", "", &other_space) == 0);
+    CU_ASSERT_FATAL(put_sweep_setup(db, m2, hw, 2, 0.25, "", "{\"sharding_solver\":\"cbc\"}",
+                                    &other_opts) == 0);
+    CU_ASSERT(apsolve_find_batch_sweep(db, ids[0], 2, &found) == 0 && found == 0);
+    CU_ASSERT_FATAL(apsolve_batch_sweeps(db, ids[0], &bs, &n) == 0);
+    CU_ASSERT_EQUAL(n, 2); /* micro-batch 4 (sweep 2) and 8 (itself) */
+    CU_ASSERT(n == 2 && bs[0].sweep_id == ids[1] && bs[0].micro_batch_size == 4 &&
+              bs[1].sweep_id == ids[0] && bs[1].micro_batch_size == 8);
+    free(bs);
+    /* the family of the sweep in the other logical space has no sweep 1 */
+    CU_ASSERT(apsolve_find_batch_sweep(db, other_space, 8, &found) == 0 && found == 0);
+    /* differing in the batch only: one family */
+    CU_ASSERT_FATAL(put_sweep_setup(db, m2, hw, 2, 0.25, "", "", &same) == 0);
+    CU_ASSERT(apsolve_find_batch_sweep(db, ids[0], 2, &found) == 0 && found == same);
+    CU_ASSERT_FATAL(apsolve_batch_sweeps(db, ids[0], &bs, &n) == 0);
+    CU_ASSERT(n == 3 && bs[0].sweep_id == same && bs[0].micro_batch_size == 2);
+    free(bs);
+    costdb_close(&db);
+}
+
 /* A plan without a full estimate stores full_cost as SQL NULL; one with an
  * estimate stores it. */
 static void test_store_null(void)
@@ -370,6 +414,7 @@ int main(int argc, char **argv)
     s = CU_add_suite("solver_beyond", NULL, NULL);
     if (!s || !CU_add_test(s, "full estimate, hand-computed", test_full_estimate) ||
         !CU_add_test(s, "--batch: scaled, exact sweep, dp rule", test_rebatch) ||
+        !CU_add_test(s, "micro-batch family: the same setup but the batch", test_family_setup) ||
         !CU_add_test(s, "full_cost NULL when not estimated", test_store_null)) {
         CU_cleanup_registry();
         return 1;
