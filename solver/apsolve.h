@@ -113,7 +113,23 @@ typedef struct ApsolveOptions {
                                        * virtual_stages chunks of whole layers (the auto
                                        * search's own interleaving; a layer may hold several
                                        * transformer blocks, so a given plan is not held to it) */
+    /* Memory left free on each device for the allocator's fragmentation
+     * (docs/solver.md, "Memory headroom"): headroom_bytes when > 0, else
+     * headroom_percent of the stage's available memory (0: none). With
+     * search_headroom a stage fits only when its need (the one figure of
+     * apsolve_stage_memory_need) leaves that much free: the auto search's
+     * budget. Without it the headroom is only reported (stage
+     * memory_reserve) and a given plan is judged by the raw capacity. */
+    double headroom_percent;
+    int64_t headroom_bytes;
+    int search_headroom;
 } ApsolveOptions;
+
+/* The auto search's default headroom: 5 % of each device's memory. */
+#define APSOLVE_DEFAULT_HEADROOM_PERCENT 5.0
+/* The headroom (bytes) opt keeps free of avail bytes: 0 when avail is
+ * unknown (<= 0) or no headroom is set, never more than avail. */
+int64_t apsolve_memory_reserve(const ApsolveOptions *opt, int64_t avail);
 
 typedef struct ApsolveStage {
     int start_layer, end_layer;       /* inclusive */
@@ -130,6 +146,7 @@ typedef struct ApsolveStage {
     int memory_ok;                    /* succ_stages - 1 <= max_n_succ_stages */
     int64_t memory_needed;            /* peak + initial + in_flight * intermediate; 0 unknown */
     int64_t available_memory;         /* 0 unknown */
+    int64_t memory_reserve;           /* the headroom for fragmentation (apsolve_memory_reserve) */
 } ApsolveStage;
 
 typedef struct ApsolvePlan {

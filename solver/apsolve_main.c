@@ -32,6 +32,9 @@ static void usage(FILE *out)
           "  --micro-batches B         micro-batches per iteration (default: the sweep's)\n"
           "  --memory-budget BYTES     per-device memory instead of available_memory\n"
           "                            (suffixes K, M, G, T = KiB ... TiB)\n"
+          "  --memory-headroom P%|BYTES  memory the auto search leaves free on each device\n"
+          "                            for allocator fragmentation (default 5%; 0: none);\n"
+          "                            plans given by hand are warned about, not refused\n"
           "  --max-stages K            at most K pipeline stages\n"
           "  --inference               minimise stages x max stage cost (no memory term)\n"
           "  --format text|json        output format (default text)\n"
@@ -137,13 +140,14 @@ int main(int argc, char **argv)
 {
     enum { O_SWEEP = 256, O_MB, O_BUDGET, O_MAXST, O_INF, O_FMT, O_NOSTORE, O_STOPT, O_IDS,
            O_SUBS, O_LOGS, O_DICTS, O_PAR, O_NST, O_SUB, O_LOG, O_QUIET, O_VER, O_BATCH,
-           O_PLAN, O_OBJ, O_GB, O_MBS, O_SCHED, O_VS };
+           O_PLAN, O_OBJ, O_GB, O_MBS, O_SCHED, O_VS, O_HEADROOM };
     static const struct option longopts[] = {
         {"db", required_argument, NULL, 'd'},
         {"sweep", required_argument, NULL, O_SWEEP},
         {"micro-batches", required_argument, NULL, O_MB},
         {"memory-budget", required_argument, NULL, O_BUDGET},
         {"max-stages", required_argument, NULL, O_MAXST},
+        {"memory-headroom", required_argument, NULL, O_HEADROOM},
         {"inference", no_argument, NULL, O_INF},
         {"format", required_argument, NULL, O_FMT},
         {"no-store", no_argument, NULL, O_NOSTORE},
@@ -177,6 +181,7 @@ int main(int argc, char **argv)
     a.notice = print_notice;
     a.stage_option = "auto";
     a.objective = -1;
+    a.opt.headroom_percent = APSOLVE_DEFAULT_HEADROOM_PERCENT;
     cli_set_program("apsolve");
     opterr = 0;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -198,6 +203,23 @@ int main(int argc, char **argv)
                 return cli_usage_error(NULL, "bad --memory-budget '%s' (bytes, or with K/M/G)",
                                        optarg);
             break;
+        case O_HEADROOM: {
+            size_t len = strlen(optarg);
+            char pct[32];
+            a.opt.headroom_percent = 0;
+            a.opt.headroom_bytes = 0;
+            if (len > 1 && len < sizeof pct && optarg[len - 1] == '%') {
+                memcpy(pct, optarg, len - 1);
+                pct[len - 1] = '\0';
+                if (cli_parse_double(pct, 0, 50, &a.opt.headroom_percent))
+                    return cli_usage_error(NULL, "bad --memory-headroom '%s' (a percentage "
+                                           "from 0%% to 50%%, or bytes with K/M/G)", optarg);
+            } else if (cli_parse_bytes(optarg, 0, INT64_MAX, &a.opt.headroom_bytes)) {
+                return cli_usage_error(NULL, "bad --memory-headroom '%s' (a percentage from "
+                                       "0%% to 50%%, or bytes with K/M/G)", optarg);
+            }
+            break;
+        }
         case O_MAXST:
             if (cli_parse_int(optarg, 1, APSOLVE_MAX_LAYERS, &v))
                 return cli_usage_error(NULL, "bad --max-stages '%s'", optarg);

@@ -44,13 +44,33 @@ double apsolve_in_flight(const ApsolveOptions *opt, int n, int k)
                                    opt->virtual_stages, opt->micro_batches, n, k);
 }
 
+int64_t apsolve_memory_reserve(const ApsolveOptions *opt, int64_t avail)
+{
+    long double r;
+    if (!opt || avail <= 0)
+        return 0;
+    if (opt->headroom_bytes > 0)
+        return opt->headroom_bytes < avail ? opt->headroom_bytes : avail;
+    if (!(opt->headroom_percent > 0))
+        return 0;
+    r = (long double)avail * (long double)opt->headroom_percent / 100.0L;
+    return r >= (long double)avail ? avail : (int64_t)llroundl(r);
+}
+
+/* The memory a stage may need under opt: avail less the headroom when the
+ * search keeps it (a budget, not a second figure: the need is the same). */
+static int64_t search_avail(const ApsolveOptions *opt, int64_t avail)
+{
+    return opt->search_headroom ? avail - apsolve_memory_reserve(opt, avail) : avail;
+}
+
 /* need <= avail under the plan's memory rule with f in flight. */
 static int fits(const ApsolveOptions *opt, const ApsolveMemory *m, int64_t avail, double f)
 {
     if (avail <= 0)
         return 1;
     return apsolve_stage_memory_need(apsolve_memory_rule(opt), m->peak, m->initial,
-                                     m->intermediate, f) <= avail;
+                                     m->intermediate, f) <= search_avail(opt, avail);
 }
 
 int apsolve_entry_mnss(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx, int n)
@@ -59,6 +79,12 @@ int apsolve_entry_mnss(const ApsolveProblem *p, const ApsolveOptions *opt, size_
     int lo, hi;
     if (opt->schedule == APSOLVE_SCHEDULE_1F1B || !p->memory) {
         int mnss = p->max_n_succ_stages[idx];
+        if (p->memory && search_avail(opt, p->memory[idx].avail) != p->memory[idx].avail) {
+            /* Alpa's count on the budget the headroom leaves */
+            m = &p->memory[idx];
+            mnss = apsolve_max_n_succ_stages(search_avail(opt, m->avail), m->peak, m->initial,
+                                             m->intermediate);
+        }
         if (opt->objective != APSOLVE_OBJECTIVE_FULL || !p->memory ||
             mnss == APSOLVE_UNBOUNDED)
             return mnss;
@@ -101,7 +127,7 @@ void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
     st->apply_cost = -1;
     st->max_n_succ_stages = -1;
     st->memory_ok = 0;
-    st->memory_needed = st->available_memory = 0;
+    st->memory_needed = st->available_memory = st->memory_reserve = 0;
     st->in_flight = apsolve_in_flight(opt, n, n - succ);
     if (st->submesh >= 0) {
         st->hosts = p->submeshes[st->submesh].hosts;
@@ -134,6 +160,7 @@ void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
     if (p->memory) {
         const ApsolveMemory *m = &p->memory[idx];
         st->available_memory = opt->memory_budget > 0 ? opt->memory_budget : m->avail;
+        st->memory_reserve = apsolve_memory_reserve(opt, st->available_memory);
         st->memory_needed = apsolve_stage_memory_need(apsolve_memory_rule(opt), m->peak,
                                                       m->initial, m->intermediate, st->in_flight);
     }

@@ -85,9 +85,14 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
     if (!pl->feasible)
         fprintf(out, "Plan is NOT feasible (%d devices used; see the stage table)\n",
                 pl->devices_used);
-    fprintf(out, "%-5s %-9s %-8s %-8s %-34s %-16s %12s %22s %10s\n", "stage", "layers",
+    /* the headroom for fragmentation kept free (docs/solver.md, "Memory
+     * headroom"), a column when any stage knows its device's memory */
+    int reserve = 0;
+    for (size_t k = 0; k < pl->n_stages; k++)
+        reserve |= pl->stages[k].memory_reserve > 0;
+    fprintf(out, "%-5s %-9s %-8s %-8s %-34s %-16s %12s %22s %10s%s\n", "stage", "layers",
             "submesh", "logical", "options", "variant", "cost (s)", "memory need/avail GiB",
-            "headroom");
+            "headroom", reserve ? "    reserve" : "");
     for (size_t k = 0; k < pl->n_stages; k++) {
         const ApsolveStage *st = &pl->stages[k];
         char layers[32], sub[24], logical[24], mem[48], head[24], var[48];
@@ -110,8 +115,14 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
             snprintf(mem, sizeof mem, "fits %d stages", st->max_n_succ_stages + 1);
             snprintf(head, sizeof head, "%d stages", st->max_n_succ_stages + 1 - st->succ_stages);
         }
-        fprintf(out, "%-5zu %-9s %-8s %-8s %-34s %-16s %12.6g %22s %10s%s\n", k, layers, sub,
-                logical, opts, var, st->cost, mem, head,
+        char res[32] = "";
+        if (reserve)
+            snprintf(res, sizeof res, " %10.3f%s", st->memory_reserve / GIB,
+                     !isinf(st->cost) && st->memory_reserve > 0 && st->memory_needed > 0 &&
+                             st->available_memory - st->memory_needed < st->memory_reserve
+                         ? "!" : "");
+        fprintf(out, "%-5zu %-9s %-8s %-8s %-34s %-16s %12.6g %22s %10s%s%s\n", k, layers, sub,
+                logical, opts, var, st->cost, mem, head, res,
                 st->submesh < 0 ? "  (submesh not in sweep)"
                 : st->config < 0 ? "  (config not in sweep)"
                 : isinf(st->cost) ? "  (no finite entry)"
@@ -383,9 +394,10 @@ static void json_plan(FILE *out, const ApsolveOutput *o)
             fputs("null", out);
         else
             fprintf(out, "%d", st->max_n_succ_stages);
-        fprintf(out, ", \"memory_ok\": %s, \"memory_needed\": %lld, \"available_memory\": %lld}",
+        fprintf(out, ", \"memory_ok\": %s, \"memory_needed\": %lld, \"available_memory\": %lld, "
+                "\"memory_reserve\": %lld}",
                 st->memory_ok ? "true" : "false", (long long)st->memory_needed,
-                (long long)st->available_memory);
+                (long long)st->available_memory, (long long)st->memory_reserve);
     }
     fputs("], \"solve_seconds\": ", out);
     json_num(out, pl->solve_seconds);

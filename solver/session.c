@@ -473,6 +473,7 @@ static int given_plan(ApsolveRun *r)
     apsolve_plan_batch(s->given, r->out_c[s->nout]);
     s->outs[s->nout++] = (ApsolveOutput){.label = s->label, .kind = r->kind, .plan = s->given};
     apsolve_warn_batches(a, s->given, s->label);
+    apsolve_warn_headroom(a, s->given, s->label);
     return 0;
 }
 

@@ -32,6 +32,10 @@ int apsolve_fail(const ApsolveRequest *a, ApsolveErrorCode code, const char *fmt
     ;
 /* Pipeline-bubble warnings for a plan with few micro-batches per stage. */
 void apsolve_warn_batches(const ApsolveRequest *a, const ApsolvePlan *pl, const char *label);
+/* session_warn.c: a warning per stage of pl that fits in its device's
+ * memory but leaves less free than the headroom (ApsolveStage
+ * memory_reserve) the auto search keeps. */
+void apsolve_warn_headroom(const ApsolveRequest *a, const ApsolvePlan *pl, const char *label);
 
 /* One sweep at one micro-batch size with its loaded problem. */
 typedef struct ApsolveCand {

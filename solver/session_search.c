@@ -122,7 +122,14 @@ static int search_size(ApsolveRun *r, size_t k, int64_t m, int own, int64_t aske
     }
     c.opt.schedule = a->schedule;
     c.opt.virtual_stages = a->virtual_stages;
+    /* the search keeps the memory headroom; where no plan leaves it, the
+     * best plan within the raw capacity is searched (and warned about) */
+    c.opt.search_headroom = c.opt.headroom_bytes > 0 || c.opt.headroom_percent > 0;
     e = apsolve_solve(c.p, &c.opt, &pl);
+    if (e == APSOLVE_EINFEASIBLE && c.opt.search_headroom) {
+        c.opt.search_headroom = 0;
+        e = apsolve_solve(c.p, &c.opt, &pl);
+    }
     if (e == 0 && !a->schedule_set)
         e = try_interleaved(r->db, &c, &pl);
     if (e && e != APSOLVE_EINFEASIBLE) {
@@ -140,7 +147,10 @@ static int search_size(ApsolveRun *r, size_t k, int64_t m, int own, int64_t aske
         apsolve_say(a, "micro-batch size %lld (sweep %lld, %d micro-batches): objective %.6g s%s",
                     (long long)m, (long long)c.sweep, c.opt.micro_batches, pl->total_cost,
                     pl->schedule == APSOLVE_SCHEDULE_INTERLEAVED ? " (interleaved)" : "");
-    if (!e && better(pl, s->autop)) {
+    /* a plan that keeps the headroom beats one that does not */
+    if (!e && (!s->autop || c.opt.search_headroom > r->auto_c.opt.search_headroom ||
+               (c.opt.search_headroom == r->auto_c.opt.search_headroom &&
+                better(pl, s->autop)))) {
         apsolve_plan_free(&s->autop);
         s->autop = pl;
         apsolve_plan_batch(s->autop, &c);
@@ -214,13 +224,16 @@ static void keep_auto_plan(ApsolveRun *r)
     const ApsolveRequest *a = r->a;
     ApsolveSession *s = r->s;
     if (!r->have_auto_c) {
+        int headroom = r->auto_c.opt.search_headroom;
         r->auto_c = r->main_c;
+        r->auto_c.opt.search_headroom = headroom;
         r->auto_c.opt.schedule = s->autop->schedule;
         r->auto_c.opt.virtual_stages = s->autop->virtual_stages;
     }
     r->out_c[s->nout] = &r->auto_c;
     s->outs[s->nout++] = (ApsolveOutput){.label = "auto", .kind = "auto", .plan = s->autop};
     apsolve_warn_batches(a, s->autop, "auto");
+    apsolve_warn_headroom(a, s->autop, "auto");
     if (!a->quiet)
         plain_space_note(r);
     if (!a->quiet)

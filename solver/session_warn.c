@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "costdb.h"
 #include "costdb_text.h"
@@ -85,5 +86,29 @@ void apsolve_tp_whole_warning(Costdb *db, const ApsolveRequest *a, int64_t sweep
                         "them; approf sweep --memory-levels 3 (or --variants all) profiles the "
                         "memory levels that split them", k, (size_t)whole, weights, st->logical_a, st->logical_b,
                         st->memory_level, st->logical_b);
+    }
+}
+
+/* A plan at the memory edge: a stage that fits in its device's memory but
+ * leaves less free than the headroom for the allocator's fragmentation
+ * (docs/solver.md, "Memory headroom"). A given plan is judged by the raw
+ * capacity and only warned about; an auto plan is here only when no plan
+ * of the search leaves the headroom. */
+void apsolve_warn_headroom(const ApsolveRequest *a, const ApsolvePlan *pl, const char *label)
+{
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    if (a->quiet || pl->inference)
+        return;
+    for (size_t k = 0; k < pl->n_stages; k++) {
+        const ApsolveStage *st = &pl->stages[k];
+        int64_t left = st->available_memory - st->memory_needed;
+        if (st->memory_reserve <= 0 || st->memory_needed <= 0 || left < 0 ||
+            left >= st->memory_reserve)
+            continue;
+        apsolve_say(a, "warning: %s plan, stage %zu: leaves %.3f GiB of %.3f GiB free, less "
+                    "than the %.3f GiB headroom for allocator fragmentation%s (--memory-headroom)",
+                    label, k, left / gib, st->available_memory / gib, st->memory_reserve / gib,
+                    strcmp(label, "auto") ? " the auto search keeps"
+                                          : ": no plan of the search leaves it");
     }
 }
