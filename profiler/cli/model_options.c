@@ -63,7 +63,8 @@ static const ModelOpt model_opts[] = {
     {"preset", NULL, ARG_STRING, ZOO(preset), 0, 0, 0, 0, NULL, NULL, 0, "P",
      "gpt: gpt2-small, gpt3-1.3b, gpt3-2.7b, gpt3-6.7b, gpt3-39b; bert: base, large; "
      "llama: llama-3-8b, llama-2-7b, llama-3-70b, llama-3.1-405b; mistral: mistral-7b; "
-     "mixtral: mixtral-8x7b; qwen2: qwen2.5-7b; deepseek_moe: deepseek-moe-16b", 0},
+     "mixtral: mixtral-8x7b; qwen2: qwen2.5-7b; deepseek_moe: deepseek-moe-16b; the Hugging "
+     "Face families (qwen3: qwen3-8b, ...; deepseek: deepseek-v3, ...): 'approf models'", 0},
     {"dataset", NULL, ARG_STRING, ZOO(dataset), 0, 0, 0, 0, NULL, NULL, 0, "D",
      "resnet50: imagenet, cifar10; wide_resnet: cifar10, imagenet; "
      "swin: imagenet, cifar100", 0},

@@ -78,6 +78,11 @@ typedef struct ApprofHfConfig {
  * APPROF_EUNSUPPORTED without jansson. */
 int approf_hf_config_load(const char *path, ApprofHfConfig *out, char *err, size_t errlen);
 
+/* The same from the text of a config.json (a zoo preset's), errors named
+ * "name: field F: ...". */
+int approf_hf_config_parse(const char *name, const char *text, ApprofHfConfig *out, char *err,
+                           size_t errlen);
+
 /* Builds the model of the config.json at path with the size overrides and
  * batch of opt (its preset ignored). The zoo name of the family is the
  * graph's name. Errors as approf_hf_config_load and approf_zoo_build; the

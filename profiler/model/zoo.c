@@ -68,6 +68,38 @@ static const ZooModel zoo[] = {
       "batch 32, seq 4096, --preset deepseek-moe-16b (28 layers, 2048, 64 experts of 1408 top 6, "
       "2 shared, first layer dense), capacity factor 1, mixed precision (bf16; f16 on V100)"},
      zoo_decoder, 32, ZOO_PRESETS | ZOO_ATTENTION | ZOO_MIXED},
+    /* The Hugging Face families (hfconfig_variants.c), presets in zoo_presets.c */
+#define HF_FAMILY(NAME, DESC, PRESETS) \
+    {{NAME, DESC, "batch 32, seq 4096 (or the context), --preset " PRESETS "; flash attention, " \
+      "mixed precision (bf16; f16 on V100)"}, zoo_decoder, 32, ZOO_PRESETS | ZOO_ATTENTION | ZOO_MIXED}
+    HF_FAMILY("qwen3", "Qwen3 decoder (Llama layout, q/k RMSNorm per head)",
+              "qwen3-8b (36 layers, 4096, 32 heads, 8 kv, ffn 12288) | qwen3-0.6b | qwen3-1.7b | "
+              "qwen3-4b | qwen3-14b | qwen3-32b"),
+    HF_FAMILY("qwen3_moe", "Qwen3-MoE (qwen3 attention, 128 experts, no shared expert)",
+              "qwen3-30b-a3b (48 layers, 2048, 128 experts of 768 top 8) | qwen3-235b-a22b"),
+    HF_FAMILY("gemma", "Gemma decoder (GeGLU, head_dim 256, tied head)",
+              "gemma-7b (28 layers, 3072, 16 heads, ffn 24576) | gemma-2b"),
+    HF_FAMILY("gemma2", "Gemma 2 decoder (gemma with pre- and post-norms, sliding window recorded)",
+              "gemma-2-9b (42 layers, 3584, 16 heads, 8 kv, ffn 14336) | gemma-2-2b | gemma-2-27b"),
+    HF_FAMILY("gemma3", "Gemma 3 text decoder (gemma2 with q/k RMSNorm per head)",
+              "gemma-3-1b (26 layers, 1152, 4 heads, 1 kv, ffn 6912, vocab 262144)"),
+    HF_FAMILY("phi3", "Phi-3 decoder (fused qkv_proj and gate_up_proj)",
+              "phi-3-mini (32 layers, 3072, 32 heads, ffn 8192, vocab 32064)"),
+    HF_FAMILY("olmo2", "OLMo 2 decoder (post-norms, q/k RMSNorm over the projections)",
+              "olmo-2-7b (32 layers, 4096, 32 heads, ffn 11008) | olmo-2-13b"),
+    HF_FAMILY("starcoder2", "StarCoder2 decoder (LayerNorm, biased GELU MLP, tied head)",
+              "starcoder2-7b (32 layers, 4608, 36 heads, 4 kv, ffn 18432) | starcoder2-3b"),
+    HF_FAMILY("gpt_neox", "GPT-NeoX decoder (fused query_key_value, parallel residual, LayerNorm)",
+              "gpt-neox-20b (44 layers, 6144, 64 heads, ffn 24576) | pythia-1.4b | pythia-6.9b | "
+              "pythia-12b"),
+    HF_FAMILY("falcon", "Falcon decoder (multi-query attention, parallel attention and MLP)",
+              "falcon-7b (32 layers, 4544, 71 heads, 1 kv)"),
+    HF_FAMILY("deepseek", "DeepSeek-V2/V3 (Multi-head Latent Attention, routed and shared experts)",
+              "deepseek-v3 (61 layers, 7168, 128 heads, 256 experts of 2048 top 8, 3 dense) | "
+              "deepseek-v2-lite"),
+    HF_FAMILY("llama4", "Llama 4 text decoder (routed and shared experts, interleaved MoE layers)",
+              "llama-4-scout (48 layers, 5120, 40 heads, 8 kv, 16 experts of 8192 top 1)"),
+#undef HF_FAMILY
 };
 
 int approf_zoo_trains_mixed(const char *name)

@@ -49,5 +49,10 @@ int zoo_swin(Zb *b, const ApprofZooOptions *o);
 int zoo_decoder(Zb *b, const ApprofZooOptions *o);
 /* The presets of a decoder family as "a|b|c" in buf. */
 const char *zoo_decoder_presets(const char *family, char *buf, size_t len);
+/* zoo_presets.c: the config.json text of preset name (NULL: the default)
+ * of a Hugging Face family with a zoo name of its own, NULL when there is
+ * none; and the family's presets as "a|b|c" in buf. */
+const char *zoo_hf_preset(const char *family, const char *name);
+const char *zoo_hf_presets(const char *family, char *buf, size_t len);
 
 #endif

@@ -92,6 +92,19 @@ static int resolve(Zb *b, const ApprofZooOptions *o, ApprofHfConfig *c)
         if (strcmp(c->zoo_name, fam))
             return zb_fail(b, APPROF_EINVAL, "%s: field model_type: '%s' builds model '%s', not '%s'",
                            o->hf_config, c->model_type, c->zoo_name, fam);
+    } else if (zoo_hf_preset(fam, NULL)) {
+        /* a Hugging Face family's preset: its config.json, read as one */
+        const char *json = zoo_hf_preset(fam, o->preset);
+        char name[128];
+        int rc;
+        if (!json) {
+            char list[512];
+            return zb_fail(b, APPROF_EINVAL, "%s: unknown preset '%s' (%s)", fam, o->preset,
+                           zoo_hf_presets(fam, list, sizeof list));
+        }
+        snprintf(name, sizeof name, "%.40s preset %.60s", fam, o->preset ? o->preset : "(default)");
+        if ((rc = approf_hf_config_parse(name, json, c, b->err, b->errlen)) < 0)
+            return b->rc = rc;
     } else {
         const DecoderPreset *p = NULL;
         /* Each family's default is its first preset, llama's is llama-3-8b. */

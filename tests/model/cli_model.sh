@@ -9,7 +9,8 @@ APPROF=$1
 temp_dir T
 
 "$APPROF" models > "$T/models" || fail "approf models"
-for m in mlp resnet50 wide_resnet gpt bert swin llama mistral mixtral qwen2 deepseek_moe; do
+for m in mlp resnet50 wide_resnet gpt bert swin llama mistral mixtral qwen2 deepseek_moe qwen3 qwen3_moe \
+         gemma gemma2 gemma3 phi3 olmo2 starcoder2 gpt_neox falcon deepseek llama4; do
     grep -q "^$m " "$T/models" || fail "models lacks $m"
 done
 "$APPROF" model show resnet50 --layers 4 > "$T/show" || fail "model show"

@@ -34,6 +34,21 @@ static void test_presets(void)
         {"deepseek-moe-16b.json", "deepseek_moe", "deepseek-moe-16b"},
         {"gpt2.json", "gpt", "gpt2-small"},
         {"bert-base-uncased.json", "bert", "base"},
+        /* the Hugging Face families' presets and their hub files (../hf) */
+        {"../hf/qwen3-8b.json", "qwen3", "qwen3-8b"},
+        {"../hf/qwen3-30b-a3b.json", "qwen3_moe", "qwen3-30b-a3b"},
+        {"../hf/gemma-7b.json", "gemma", "gemma-7b"},
+        {"../hf/gemma-2-9b.json", "gemma2", "gemma-2-9b"},
+        {"../hf/gemma-3-1b-pt.json", "gemma3", "gemma-3-1b"},
+        {"../hf/phi-3-mini-4k-instruct.json", "phi3", "phi-3-mini"},
+        {"../hf/olmo-2-1124-7b.json", "olmo2", "olmo-2-7b"},
+        {"../hf/starcoder2-7b.json", "starcoder2", "starcoder2-7b"},
+        {"../hf/pythia-1.4b.json", "gpt_neox", "pythia-1.4b"},
+        {"../hf/gpt-neox-20b.json", "gpt_neox", "gpt-neox-20b"},
+        {"../hf/falcon-7b.json", "falcon", "falcon-7b"},
+        {"../hf/deepseek-v3.json", "deepseek", "deepseek-v3"},
+        {"../hf/deepseek-v2-lite.json", "deepseek", "deepseek-v2-lite"},
+        {"../hf/llama-4-scout-17b-16e.json", "llama4", "llama-4-scout"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ApprofZooOptions o;

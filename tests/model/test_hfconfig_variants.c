@@ -80,7 +80,7 @@ static void test_qwen3(void)
     ApprofGraph *g = build(SIZES("qwen3") ", \"num_key_value_heads\": 2, \"head_dim\": 32, "
                            "\"architectures\": [\"Qwen3ForCausalLM\"]}");
     int64_t attn = 64 * 128 + 2 * 64 * 64 + 128 * 64 + 2 * 32;
-    CU_ASSERT_STRING_EQUAL(g->name, "qwen2");
+    CU_ASSERT_STRING_EQUAL(g->name, "qwen3");
     CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/q_norm/scale"), 32);
     CU_ASSERT_EQUAL(param(g, "model.layers.1/self_attn/k_norm/scale"), 32);
     CU_ASSERT_EQUAL(param(g, "model.layers.0/self_attn/q_proj/kernel"), 64 * 128);
@@ -105,7 +105,7 @@ static void test_qwen3_moe(void)
         "\"max_position_embeddings\": 32, \"num_experts\": 8, \"num_experts_per_tok\": 2, "
         "\"moe_intermediate_size\": 24, \"decoder_sparse_step\": 2, \"mlp_only_layers\": [3], "
         "\"num_key_value_heads\": 2}");
-    CU_ASSERT_STRING_EQUAL(g->name, "mixtral");
+    CU_ASSERT_STRING_EQUAL(g->name, "qwen3_moe");
     CU_ASSERT_EQUAL(param(g, "model.layers.0/mlp/gate_proj/kernel"), 64 * 128);
     CU_ASSERT_EQUAL(param(g, "model.layers.1/mlp/gate/kernel"), 64 * 8);
     CU_ASSERT_EQUAL(param(g, "model.layers.1/mlp/experts/gate_proj/kernel"), 8 * 64 * 24);

@@ -147,6 +147,78 @@ static void test_decoder_params(void)
                     16375728128LL);
 }
 
+/* The presets of the Hugging Face families (zoo_presets.c), each under
+ * its own zoo name: the count of the published checkpoint where one is
+ * published exactly (keras-team/keras-hub's preset tables, "params"; the
+ * Pythia and GPT-NeoX-20B papers; OLMo-2-1124-13B's
+ * model.safetensors.index.json total_size / 4), else the formula of
+ * tests/model/hf_params.py over the hub's config (docs/models.md, "Presets
+ * of the Hugging Face families"). */
+static void test_hf_family_presets(void)
+{
+    static const struct {
+        const char *family, *preset;
+        int64_t params;
+    } cases[] = {
+        {"qwen3", NULL, 8190735360LL},            /* qwen3-8b, keras-hub qwen3_8b_en */
+        {"qwen3", "qwen3-0.6b", 596049920LL},     /* keras-hub qwen3_0.6b_en */
+        {"qwen3", "qwen3-1.7b", 1720574976LL},    /* keras-hub qwen3_1.7b_en */
+        {"qwen3", "qwen3-4b", 4022468096LL},      /* keras-hub qwen3_4b_en */
+        {"qwen3", "qwen3-14b", 14768307200LL},    /* keras-hub qwen3_14b_en */
+        {"qwen3", "qwen3-32b", 32762123264LL},    /* keras-hub qwen3_32b_en */
+        {"qwen3_moe", NULL, 30532122624LL},       /* keras-hub qwen3_moe_30b_a3b_en */
+        {"qwen3_moe", "qwen3-235b-a22b", 235093634560LL}, /* keras-hub qwen3_moe_235b_a22b_en */
+        {"gemma", NULL, 8537680896LL},            /* gemma-7b, keras-hub gemma_7b_en */
+        {"gemma", "gemma-2b", 2506172416LL},      /* keras-hub gemma_2b_en */
+        {"gemma2", NULL, 9241705984LL},           /* gemma-2-9b, keras-hub gemma2_9b_en */
+        {"gemma2", "gemma-2-2b", 2614341888LL},   /* keras-hub gemma2_2b_en */
+        {"gemma2", "gemma-2-27b", 27227128320LL}, /* keras-hub gemma2_27b_en */
+        {"gemma3", NULL, 999885952LL},            /* gemma-3-1b, keras-hub gemma3_1b */
+        {"phi3", NULL, 3821079552LL},             /* keras-hub phi3_mini_4k_instruct_en */
+        {"olmo2", NULL, 7298617344LL},            /* hf_params.py; the hub's 7.3B */
+        {"olmo2", "olmo-2-13b", 13716198400LL},   /* checkpoint index 54864793600 B / 4 */
+        {"starcoder2", NULL, 7173923840LL},       /* hf_params.py; the hub's 7.17B */
+        {"starcoder2", "starcoder2-3b", 3030371328LL}, /* the formula; the hub's 3.03B */
+        {"gpt_neox", NULL, 20554567680LL},        /* gpt-neox-20b, its paper */
+        {"gpt_neox", "pythia-1.4b", 1414647808LL},   /* the Pythia paper */
+        {"gpt_neox", "pythia-6.9b", 6857302016LL},   /* the Pythia paper */
+        {"gpt_neox", "pythia-12b", 11846072320LL},   /* the Pythia paper */
+        {"falcon", NULL, 6921720704LL},           /* hf_params.py; the hub's 6.92B */
+        {"deepseek", NULL, 671026419200LL},       /* deepseek-v3, hf_params.py; 671B */
+        {"deepseek", "deepseek-v2-lite", 15706484224LL}, /* hf_params.py; 15.7B */
+        {"llama4", NULL, 107769861120LL},         /* llama-4-scout's language model */
+    };
+    char err[512];
+    ApprofGraph *g = NULL;
+    ApprofZooOptions o;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        memset(&o, 0, sizeof o);
+        o.batch = 1;
+        o.seq_len = 64;
+        o.preset = cases[i].preset;
+        err[0] = '\0';
+        CU_ASSERT_EQUAL(approf_zoo_build(cases[i].family, &o, &g, err, sizeof err), 0);
+        if (!g) {
+            fprintf(stderr, "\n  %s %s: %s\n", cases[i].family, cases[i].preset ? cases[i].preset : "", err);
+            continue;
+        }
+        CU_ASSERT_STRING_EQUAL(g->name, cases[i].family);
+        CU_ASSERT_EQUAL(approf_graph_num_params(g), cases[i].params);
+        if (approf_graph_num_params(g) != cases[i].params)
+            fprintf(stderr, "\n  %s %s: %lld\n", cases[i].family, cases[i].preset ? cases[i].preset : "",
+                    (long long)approf_graph_num_params(g));
+        approf_graph_free(&g);
+    }
+    /* an unknown preset names the family's */
+    memset(&o, 0, sizeof o);
+    o.preset = "qwen3-9b";
+    CU_ASSERT_EQUAL(approf_zoo_build("qwen3", &o, &g, err, sizeof err), APPROF_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "qwen3-8b|qwen3-0.6b"));
+    /* a preset given as the model's name says whose it is */
+    CU_ASSERT_EQUAL(approf_zoo_build("deepseek-v3", NULL, &g, err, sizeof err), APPROF_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "--model deepseek --preset deepseek-v3"));
+}
+
 /* Forward or backward FLOPs of the GEMM kernels of ops of kind k (all
  * kinds when k < 0). */
 static double gemm_flops(const ApprofGraph *g, int kind, int phase)
@@ -849,6 +921,7 @@ int main(void)
     CU_add_test(s, "matmul space and shape errors", test_matmul_space);
     CU_add_test(s, "zoo errors", test_zoo_errors);
     CU_add_test(s, "decoder parameter counts", test_decoder_params);
+    CU_add_test(s, "Hugging Face family presets", test_hf_family_presets);
     CU_add_test(s, "decoder flops per token", test_decoder_flops);
     CU_add_test(s, "gpt with fused attention", test_gpt_flash);
     CU_add_test(s, "bert with fused (bidirectional) attention", test_bert_flash);
