@@ -85,6 +85,14 @@ double costdb_collective_seconds(const CostdbFabric *f, CostdbCollKind kind, dou
                                crosses_hosts ? f->inter_latency : f->intra_latency);
 }
 
+int costdb_group_hosts(int stride, int n, int gpus_per_host)
+{
+    int64_t span = (int64_t)(stride > 0 ? stride : 1) * (n > 0 ? n : 1);
+    return gpus_per_host > 0 && span > gpus_per_host
+               ? (int)((span + gpus_per_host - 1) / gpus_per_host)
+               : 1;
+}
+
 double costdb_adam_bytes(double elements, double grad_bytes)
 {
     return elements * (24.0 + grad_bytes);
@@ -105,7 +113,8 @@ static int capability_member(CjrParser *ps, const char *key, void *ctx, int dept
     CostdbFabric *f = ctx;
     double v;
     if (strcmp(key, "nics_per_host") && strcmp(key, "nic_bandwidth") &&
-        strcmp(key, "bus_efficiency") && strcmp(key, "memory_efficiency"))
+        strcmp(key, "bus_efficiency") && strcmp(key, "memory_efficiency") &&
+        strcmp(key, "grad_overlap"))
         return cjr_skip_value(ps, depth + 1);
     if (cjr_number(ps, &v))
         return COSTDB_EPARSE;
@@ -115,6 +124,8 @@ static int capability_member(CjrParser *ps, const char *key, void *ctx, int dept
         f->nics_per_host = v <= 1024 ? (int)v : 0;
     else if (!strcmp(key, "nic_bandwidth"))
         f->nic_bandwidth = v;
+    else if (!strcmp(key, "grad_overlap"))
+        f->grad_overlap = v <= 1 ? v : 0;
     else if (!strcmp(key, "bus_efficiency"))
         f->bus_efficiency = v <= 1 ? v : 0;
     else

@@ -37,6 +37,9 @@ typedef struct CostdbFabric {
     double bus_efficiency;                  /* 0: 1 */
     double memory_bandwidth;                /* bytes/s */
     double memory_efficiency;               /* 0: 1 */
+    double grad_overlap;                    /* share of the backward that hides the gradient
+                                             * reduction (a hardware row's capability; the
+                                             * profiler's own pricing reads its spec) */
 } CostdbFabric;
 
 /* Bandwidth one ring of group_size devices over hosts hosts gets: the
@@ -59,6 +62,12 @@ double costdb_ring_seconds(CostdbCollKind kind, double bytes, int group_size, do
 double costdb_collective_seconds(const CostdbFabric *f, CostdbCollKind kind, double bytes,
                                  int group_size, int hosts, int crosses_hosts);
 
+/* Hosts a group of n ranks spans when its ranks are stride consecutive
+ * devices apart (a framework's rank order: Megatron-Core puts tp fastest,
+ * then cp or, for experts, etp then ep): stride x n devices from a host
+ * boundary, over gpus_per_host GPUs a host; 1 when they fit in one. */
+int costdb_group_hosts(int stride, int n, int gpus_per_host);
+
 /* Bytes Adam moves per step for elements parameters whose gradient is
  * grad_bytes wide: it reads the f32 parameter (or master copy), the
  * gradient and two f32 moments and writes the parameter and the moments:
@@ -71,7 +80,8 @@ double costdb_memory_seconds(const CostdbFabric *f, double bytes);
 
 /* The fabric of a stored hardware row: its link figures, and the
  * refinements the profiler wrote into capabilities (nics_per_host,
- * nic_bandwidth, bus_efficiency, memory_efficiency) when present. */
+ * nic_bandwidth, bus_efficiency, memory_efficiency, grad_overlap) when
+ * present. */
 void costdb_fabric_from_hardware(const CostdbHardware *hw, CostdbFabric *out);
 
 #ifdef __cplusplus

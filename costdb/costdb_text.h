@@ -48,6 +48,14 @@ struct CostdbPlacement;
  * a weight matrix or a spec that does not parse. The one rule of apsolve's
  * and apreport's "priced whole over the tp axis" warnings. */
 int costdb_weight_whole_on_axis1(const struct CostdbPlacement *pl, int a, int b);
+/* Whether a placement on logical mesh (a, b) is an expert weight (a
+ * parameter [.., E, in, out] whose path holds "/experts/", as the zoo's
+ * and Hugging Face MoE layers name them): 0 with *ep the pieces its expert
+ * dimension E is cut into, *etp those of its larger in/out split and
+ * *experts E; -1 for any other placement or a spec that does not parse.
+ * The one rule of apsolve's ep= and apreport's expert layout. */
+int costdb_expert_split(const struct CostdbPlacement *pl, int a, int b, int *ep, int *etp,
+                        int64_t *experts);
 int costdb_spec_parse(const char *text, int logical_a, int logical_b, CostdbLayout *out,
                       char *err, size_t errlen);
 /* Writes dims as shape text, "2048,8192" ("" for a scalar); truncates to
@@ -74,6 +82,10 @@ const char *costdb_text_mask(const char *s, char *out, size_t len);
  * "" when absent, not a string, longer than len - 1 or the text is not an
  * object. */
 int costdb_json_member_text(const char *json, const char *key, char *out, size_t len);
+/* The whole non-negative number member key (at most 2^53) of a stored JSON
+ * object into *out, by the same reader. 0 when found; -1 with *out 0 when
+ * absent, not such a number or the text is not an object. */
+int costdb_json_member_int(const char *json, const char *key, long long *out);
 
 #ifdef __cplusplus
 }

@@ -257,3 +257,37 @@ int costdb_json_member_text(const char *json, const char *key, char *out, size_t
     }
     return 0;
 }
+
+typedef struct MemberInt {
+    const char *key;
+    long long *out;
+    int found;
+} MemberInt;
+
+static int member_int(CjrParser *ps, const char *key, void *ctx, int depth)
+{
+    MemberInt *m = ctx;
+    if (strcmp(key, m->key) || *ps->p < '0' || *ps->p > '9')
+        return cjr_skip_value(ps, depth + 1);
+    if (cjr_int(ps, 0, (long long)1 << 53, m->out))
+        return COSTDB_EPARSE;
+    m->found = 1;
+    return 0;
+}
+
+int costdb_json_member_int(const char *json, const char *key, long long *out)
+{
+    long long v = 0;
+    MemberInt m = {key, &v, 0};
+    CjrParser ps = {json, json, "json", NULL, 0, 0};
+    if (!out)
+        return -1;
+    *out = 0;
+    if (!json || !key)
+        return -1;
+    cjr_skip_ws(&ps);
+    if (*ps.p != '{' || cjr_object(&ps, member_int, &m, 0) || !m.found)
+        return -1;
+    *out = v;
+    return 0;
+}

@@ -432,3 +432,30 @@ int costdb_weight_whole_on_axis1(const CostdbPlacement *pl, int a, int b)
             return 0;
     return 1;
 }
+
+/* Pieces a dimension mapped to mesh axis x of (a, b) is cut into. */
+static int axis_pieces(int x, int a, int b)
+{
+    return x == 0 ? a : x == 1 ? b : x == 2 ? a * b : 1;
+}
+
+int costdb_expert_split(const CostdbPlacement *pl, int a, int b, int *ep, int *etp,
+                        int64_t *experts)
+{
+    CostdbLayout l;
+    char err[8];
+    int64_t dims[COSTDB_MAX_DIMS];
+    int nd = costdb_shape_parse(pl->shape, dims, COSTDB_MAX_DIMS), d;
+    if (strcmp(pl->role, "param") || !strstr(pl->tensor_name, "/experts/") || nd < 3 ||
+        costdb_spec_parse(pl->sharding_spec, a, b, &l, err, sizeof err) < 0 || l.ndim != nd)
+        return -1;
+    d = nd - 3;
+    *ep = axis_pieces(l.mesh_axis_of_dim[d], a, b);
+    *etp = 1;
+    for (int j = d + 1; j < nd; j++) {
+        int inner = axis_pieces(l.mesh_axis_of_dim[j], a, b);
+        *etp = inner > *etp ? inner : *etp;
+    }
+    *experts = dims[d];
+    return 0;
+}

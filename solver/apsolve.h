@@ -188,6 +188,10 @@ const char *apsolve_strerror(int err);
  * allocated when with_details is set. The caller owns *out. */
 int apsolve_problem_new(int num_layers, int hosts, int gpus, int num_submeshes,
                         int num_configs, int with_details, ApsolveProblem **out);
+/* A deep copy of p (every table, its submeshes, configs and sweep id) into
+ * *out, which the caller owns. APSOLVE_OK, APSOLVE_EINVAL or
+ * APSOLVE_ENOMEM. */
+int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out);
 /* Frees the problem and sets *p to NULL; NULL is fine. */
 void apsolve_problem_free(ApsolveProblem **p);
 /* Alpa's submesh list for N x M (M a power of two): (1,1), (1,2) .. (1,M),

@@ -2,8 +2,8 @@
 /*
  * The --parallel text: Megatron's degrees and knobs of a 3-D plan,
  * "dp=2,tp=2,pp=2[,sp=0|1][,zero=0..3][,recompute=none|selective|full]
- * [,vpp=V][,mbs=M][,cp=C][,cp_comm=p2p|a2a|a2a+p2p]" in any order, each knob
- * at most once.
+ * [,vpp=V][,mbs=M][,cp=C][,cp_comm=p2p|a2a|a2a+p2p][,ep=E][,etp=T]" in any
+ * order, each knob at most once.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -38,7 +38,7 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
     } knobs[] = {
         {"dp", 1, 65536}, {"tp", 1, 65536}, {"pp", 1, 65536}, {"sp", 0, 1},
         {"zero", 0, 3},   {"recompute", 0, 0}, {"vpp", 1, 1024}, {"mbs", 1, 1 << 24},
-        {"cp", 1, 65536}, {"cp_comm", 0, 0},
+        {"cp", 1, 65536}, {"cp_comm", 0, 0}, {"ep", 1, 65536}, {"etp", 1, 65536},
     };
     enum { N_KNOBS = sizeof knobs / sizeof knobs[0] };
     int seen[N_KNOBS] = {0};
@@ -64,7 +64,7 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
                 break;
         if (k == N_KNOBS) {
             snprintf(errbuf, errlen, "unknown knob '%.*s' (dp, tp, pp, sp, zero, recompute, vpp, "
-                     "mbs, cp, cp_comm)", (int)klen, s);
+                     "mbs, cp, cp_comm, ep, etp)", (int)klen, s);
             return -1;
         }
         if (seen[k]++) {
@@ -106,7 +106,9 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
         case 6: par->vpp = (int)v; break;
         case 7: par->mbs = (int)v; break;
         case 8: par->cp = (int)v; break;
-        default: par->cp_comm = (int)v; break;
+        case 9: par->cp_comm = (int)v; break;
+        case 10: par->ep = (int)v; break;
+        default: par->etp = (int)v; break;
         }
         s = *end ? end + 1 : end;
     }
@@ -131,6 +133,22 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
                  "(COSTDB_MAX_DEVICES, the largest cluster)", par->cp > 1 ? " x cp" : "",
                  (long long)devices, COSTDB_MAX_DEVICES);
         return -1;
+    }
+    /* Megatron-Core's MoE parallel folding: the experts of a pipeline
+     * stage run on its dp x tp (x cp) GPUs as etp x ep x expert-dp
+     * (initialize_model_parallel: world % (etp x ep x pp) == 0) */
+    if (par->ep < 1)
+        par->ep = 1;
+    {
+        int64_t stage = (int64_t)par->dp * par->tp * par->cp,
+                grid = (int64_t)par->ep * (par->etp > 0 ? par->etp : par->tp);
+        if (stage % grid) {
+            snprintf(errbuf, errlen, "etp x ep = %lld does not divide dp x tp%s = %lld: the "
+                     "expert grid etp x ep x pp must divide the world size (Megatron's "
+                     "initialize_model_parallel; etp defaults to tp)", (long long)grid,
+                     par->cp > 1 ? " x cp" : "", (long long)stage);
+            return -1;
+        }
     }
     return 0;
 }

@@ -6,6 +6,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "apsolve.h"
 
@@ -76,6 +77,36 @@ int apsolve_problem_new(int num_layers, int hosts, int gpus, int num_submeshes,
 cleanup:
     apsolve_problem_free(&p);
     return rc;
+}
+
+int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out)
+{
+    ApsolveProblem *q = NULL;
+    size_t cells;
+    int with, rc;
+    if (!p || !out)
+        return APSOLVE_EINVAL;
+    *out = NULL;
+    with = p->fwd_cost && p->bwd_cost && p->memory;
+    if ((rc = apsolve_problem_new(p->num_layers, p->cluster_hosts, p->cluster_gpus,
+                                  p->num_submeshes, p->num_configs, with, &q)) != APSOLVE_OK)
+        return rc;
+    cells = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+            (size_t)p->num_configs;
+    memcpy(q->submeshes, p->submeshes, (size_t)p->num_submeshes * sizeof *q->submeshes);
+    memcpy(q->configs, p->configs,
+           (size_t)p->num_submeshes * (size_t)p->num_configs * sizeof *q->configs);
+    memcpy(q->cost, p->cost, cells * sizeof *q->cost);
+    memcpy(q->max_n_succ_stages, p->max_n_succ_stages, cells * sizeof *q->max_n_succ_stages);
+    memcpy(q->apply_cost, p->apply_cost, cells * sizeof *q->apply_cost);
+    if (with) {
+        memcpy(q->fwd_cost, p->fwd_cost, cells * sizeof *q->fwd_cost);
+        memcpy(q->bwd_cost, p->bwd_cost, cells * sizeof *q->bwd_cost);
+        memcpy(q->memory, p->memory, cells * sizeof *q->memory);
+    }
+    q->sweep_id = p->sweep_id;
+    *out = q;
+    return APSOLVE_OK;
 }
 
 void apsolve_problem_free(ApsolveProblem **pp)

@@ -367,7 +367,7 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
         return 1;
     apsolve_3d_specs(pp->num_layers, pp->cluster_gpus, edp, pr->tp, pr->pp, r->specs);
     r->nspec = (size_t)pr->pp;
-    if ((rc = apsolve_run_cp(r, &pc)) != 0)
+    if ((rc = apsolve_run_cp(r, &pc)) != 0 || (rc = apsolve_run_ep(r, &pc)) != 0)
         return rc;
     if (pv > 1 && !apsolve_schedule_valid(APSOLVE_SCHEDULE_INTERLEAVED, pv,
                                           pc->opt.micro_batches, pr->pp, err, errlen))
@@ -515,6 +515,8 @@ static ApsolveSession *run_close(ApsolveRun *r, int rc)
         apsolve_cand_free(&r->par_c);
     if (r->have_cp_c)
         apsolve_cand_free(&r->cp_c);
+    if (r->have_ep_c)
+        apsolve_cand_free(&r->ep_c);
     apsolve_cand_free(&r->main_c);
     costdb_close(&r->db);
     if (rc) {

@@ -38,6 +38,8 @@ typedef struct ApsolveParallel {
     int mbs;                          /* Megatron's per-replica micro-batch; 0: the sweep's */
     int cp;                           /* context parallelism (0 or 1: none); world dp*tp*pp*cp */
     int cp_comm;                      /* ApsolveCpComm (context_parallel.h) */
+    int ep;                           /* expert parallelism (0 or 1: none) */
+    int etp;                          /* expert tensor parallelism; 0: tp (Megatron's default) */
 } ApsolveParallel;
 
 /* Parses the --parallel text "dp=D,tp=T,pp=P[,sp=0|1][,zero=0..3]

@@ -82,6 +82,9 @@ typedef struct ApsolveRun {
     ApsolveCand cp_c;                 /* a 3-D plan with cp > 1: its entries as cp stages
                                        * (context_parallel.h), cp x the micro-batches */
     int have_auto_c, have_par_c, have_cp_c; /* auto_c, par_c, cp_c own their problems */
+    ApsolveCand ep_c;                 /* a 3-D plan with ep/etp: its entries as ep stages
+                                       * (expert_parallel.h) */
+    int have_ep_c;
     ApsolveStageSpec *specs;          /* the given plan's stages; NULL: none given */
     int *plan_configs;                /* --plan: each stored stage's config index */
     size_t nspec;
@@ -110,6 +113,13 @@ void apsolve_extra_free(ApsolveExtra *x);
  * status after a message. */
 int apsolve_run_cp(ApsolveRun *r, ApsolveCand **pc);
 
+/* session_ep.c: with ep > 1 or etp other than tp, makes r->ep_c from *pc
+ * (whose specs are r->specs): its entries as ep stages, the figures each
+ * stage adds said as messages; *pc becomes &r->ep_c. Refuses inference,
+ * --batch, cp, ZeRO-2/3, a model without experts or without its recorded
+ * routing, ep not dividing the experts, a stage no stored level can price.
+ * 0 or an exit status after a message. */
+int apsolve_run_ep(ApsolveRun *r, ApsolveCand **pc);
 /* session_warn.c: why the sweep has no config for --parallel stage st (the
  * micro-batch cannot split dp ways, the logical space lacks the mesh, the
  * variant was not profiled) and the sweep option that adds it, into out. */

@@ -16,6 +16,7 @@
  * stage's position (the next one is tried while a stage does not fit; where
  * every level splits as much, the evaluation's own choice stands).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,8 +62,9 @@ void apsolve_3d_tp_levels(Costdb *db, int64_t sweep, const ApsolveProblem *p,
                 cf->logical_b != sp[k].logical_b ||
                 (sp[k].force_batch_dim >= -1 && cf->force_batch_dim != sp[k].force_batch_dim) ||
                 (sp[k].recompute >= 0 && cf->recompute != sp[k].recompute) ||
-                (sp[k].zero >= 0 && cf->zero != sp[k].zero))
-                continue;
+                (sp[k].zero >= 0 && cf->zero != sp[k].zero) ||
+                !isfinite(p->cost[apsolve_index(p, sp[k].start_layer, sp[k].end_layer, s, c)]))
+                continue; /* no entry (or none the plan's expert layout can run) */
             w = apsolve_whole_weights(db, sweep, sp[k].start_layer, sp[k].end_layer, s, c,
                                       cf->logical_a, cf->logical_b, &weights);
             if (w < 0 || weights == 0)

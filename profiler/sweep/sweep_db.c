@@ -126,10 +126,32 @@ static int record_model(Sweep *sw, const ApprofSweepConfig *cfg, CostdbModel *m,
     m->num_params = approf_graph_num_params(sw->graph);
     m->num_layers = sw->layering.n_layers;
     snprintf(m->layer_option, sizeof m->layer_option, "%s", sw->layering.option);
-    snprintf(m->options, sizeof m->options,
-             "{\"preset\":\"%s\",\"dataset\":\"%s\",\"model_file\":\"%s\"}",
-             cfg->preset ? cfg->preset : "", cfg->dataset ? cfg->dataset : "",
-             cfg->model_file ? "yes" : "");
+    {
+        /* A mixture of experts' routing, which no placement shows: top_k
+         * and the slots per expert and sample of its dispatch (apsolve's
+         * ep= prices the token all-to-all from them, docs/expert-parallel.md);
+         * recorded when every router and dispatch of the graph agree. */
+        int top_k = 0, agree = 1;
+        int64_t cap = 0;
+        char moe[96] = "";
+        for (size_t o = 0; o < sw->graph->n_ops; o++) {
+            const ApprofOp *op = &sw->graph->ops[o];
+            if (op->kind == APPROF_OP_TOPK_ROUTER) {
+                agree &= !top_k || top_k == op->attrs.top_k;
+                top_k = op->attrs.top_k;
+            } else if (op->kind == APPROF_OP_MOE_DISPATCH) {
+                agree &= !cap || cap == op->attrs.capacity;
+                cap = op->attrs.capacity;
+            }
+        }
+        if (agree && top_k > 0 && cap > 0)
+            snprintf(moe, sizeof moe, ",\"moe_top_k\":%d,\"moe_capacity\":%lld", top_k,
+                     (long long)cap);
+        snprintf(m->options, sizeof m->options,
+                 "{\"preset\":\"%s\",\"dataset\":\"%s\",\"model_file\":\"%s\"%s}",
+                 cfg->preset ? cfg->preset : "", cfg->dataset ? cfg->dataset : "",
+                 cfg->model_file ? "yes" : "", moe);
+    }
     layers = calloc((size_t)m->num_layers, sizeof *layers);
     if (!layers)
         return APPROF_ENOMEM;

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Expert parallelism of a --parallel plan (expert_parallel.h; the model,
+ * with the Megatron-Core code it follows, is in docs/expert-parallel.md).
+ * Collectives are priced by costdb/collective.c, the one price of a
+ * message; Adam's bytes by costdb_adam_bytes.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collective.h"
+#include "costdb.h"
+#include "costdb_text.h"
+#include "expert_parallel.h"
+
+/* costdb_collective_seconds of a group of n ranks stride devices apart. */
+static double coll(const CostdbFabric *f, CostdbCollKind k, double bytes, int n, int stride,
+                   int M)
+{
+    int h = costdb_group_hosts(stride, n, M);
+    return costdb_collective_seconds(f, k, bytes, n, h, h > 1);
+}
+
+/* The expert gradients' reduction once per iteration over a group of g
+ * ranks stride apart, of bytes: an all-reduce, or under ZeRO-1 (Megatron's
+ * distributed optimizer) a reduce-scatter and an all-gather of the
+ * updated shard; full = 0 leaves out the collectives' latency (the bytes
+ * were part of the stage's one gradient collective, whose latency stays). */
+static double reduce_part(const CostdbFabric *f, double bytes, int g, int stride, int M, int zero,
+                          int full)
+{
+    double t = 0;
+    CostdbCollKind k[2] = {zero ? COSTDB_COLL_REDUCE_SCATTER : COSTDB_COLL_ALL_REDUCE,
+                           COSTDB_COLL_ALL_GATHER};
+    for (int i = 0; i < (zero ? 2 : 1); i++)
+        t += full ? coll(f, k[i], bytes, g, stride, M)
+                  : coll(f, k[i], 2 * bytes, g, stride, M) - coll(f, k[i], bytes, g, stride, M);
+    return t;
+}
+
+int apsolve_ep_stage(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, int start,
+                     int end, int s, int c, const ApsolveEpLayout *l, ApsolveEpStage *out,
+                     char *why, size_t len)
+{
+    CostdbPlacement *pl = NULL;
+    CostdbSweep sw;
+    CostdbHardware hw;
+    CostdbFabric f;
+    size_t n = 0;
+    int64_t batch = 0, hidden = 0;
+    double esize = 2, per_elem, devices = (double)l->dp * l->tp;
+    int M = p->cluster_gpus, whole_e = 1, exact = 1, same_inner = 1;
+    char last[COSTDB_NAME_MAX * 2] = "";
+    memset(out, 0, sizeof *out);
+    if (costdb_sweep_get(db, sweep, &sw) < 0 || sw.hardware_id <= 0 ||
+        costdb_hardware_get(db, sw.hardware_id, &hw) < 0) {
+        snprintf(why, len, "sweep %lld has no hardware row to price the token all-to-all",
+                 (long long)sweep);
+        return -1;
+    }
+    costdb_fabric_from_hardware(&hw, &f);
+    if (costdb_placements_get(db, sweep, start, end, s, c, &pl, &n) < 0) {
+        snprintf(why, len, "layers %d-%d: placements: %s", start, end, costdb_errmsg(db));
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        int64_t d[8], e;
+        int nd = costdb_shape_parse(pl[i].shape, d, 8), pe, pt;
+        double el = 1;
+        const char *cut;
+        if (!strcmp(pl[i].role, "input") && !batch && nd >= 2 && d[0] > 0)
+            batch = d[0];
+        if (costdb_expert_split(&pl[i], l->dp, l->tp, &pe, &pt, &e) < 0)
+            continue;
+        for (int k = 0; k < nd; k++)
+            el *= (double)d[k];
+        /* one block per path before "/experts/" (gate, up and down of one
+         * layer share it) */
+        cut = strstr(pl[i].tensor_name, "/experts/");
+        if ((size_t)(cut - pl[i].tensor_name) != strlen(last) ||
+            strncmp(last, pl[i].tensor_name, strlen(last))) {
+            snprintf(last, sizeof last, "%.*s", (int)(cut - pl[i].tensor_name),
+                     pl[i].tensor_name);
+            out->moe_layers++;
+        }
+        if (strstr(pl[i].tensor_name, "up_proj") && nd >= 2)
+            hidden = d[nd - 2];
+        if (costdb_dtype_bytes(pl[i].dtype) > 0)
+            esize = costdb_dtype_bytes(pl[i].dtype);
+        out->experts = (int)(e > out->experts ? e : out->experts);
+        out->stored_ep = pe > out->stored_ep ? pe : out->stored_ep;
+        out->stored_etp = pt > out->stored_etp ? pt : out->stored_etp;
+        whole_e &= pe == 1;
+        exact &= pe == l->ep && pt == l->etp;
+        same_inner &= pt == l->etp;
+        out->elements += el;
+        out->local_before += el / ((double)pe * pt);
+    }
+    free(pl);
+    if (!out->moe_layers)
+        return 0;
+    out->local_after = out->elements / ((double)l->ep * l->etp);
+    if (exact)
+        out->usable = 1;
+    else if (whole_e && same_inner && batch > 0 && hidden > 0)
+        out->usable = 2;
+    /* The tokens one GPU holds enter the MoE layer split over dp and, under
+     * the sequence parallelism Megatron requires with MoE and tp > 1, over
+     * tp; each fills top_k of the E x capacity slots of its sample (the
+     * capacity factor's padding included, dropless at factor 1). One
+     * all-to-all over the ep group carries them to their experts' GPUs and
+     * one brings them back, and the backward sends their gradients both
+     * ways (token_dispatch and token_combine of MoEAlltoAllTokenDispatcher).
+     * The ring formula takes the group's bytes, ep x one GPU's. */
+    out->a2a_bytes = (double)batch / devices * (double)out->experts * (double)l->capacity *
+                     (double)hidden * esize;
+    {
+        double t = coll(&f, COSTDB_COLL_ALL_TO_ALL, out->a2a_bytes * l->ep, l->ep, l->etp, M);
+        double sent = (l->ep - 1.0) / l->ep * out->a2a_bytes;
+        out->comm_fwd = out->moe_layers * 2 * t;
+        out->comm_bwd = out->moe_layers * 2 * t;
+        out->traffic_fwd = out->moe_layers * 2 * sent;
+        out->traffic_bwd = out->moe_layers * 2 * sent;
+    }
+    if (out->usable != 2)
+        return 0; /* as profiled, or not usable */
+    /* Memory: the weights and, in the backward, their gradient buffers
+     * (two copies of the local weights on the backward's peak), Adam's f32
+     * moments (and master copy in 16-bit training) in the initial state,
+     * which ZeRO-1 shards over the gradients' group: the weight's replicas
+     * as stored, the expert-data-parallel group under ep. */
+    {
+        int g_old = (int)(devices / ((double)out->stored_ep * out->stored_etp) + 0.5);
+        int edp = (int)(devices / ((double)l->ep * l->etp) + 0.5);
+        double zo = l->zero && g_old > 1 ? g_old : 1, zn = l->zero && edp > 1 ? edp : 1;
+        double dl = out->local_after - out->local_before;
+        per_elem = 8.0 + (esize < 4 ? 4.0 : 0.0);
+        out->peak_delta = (int64_t)llround(2.0 * esize * dl);
+        out->initial_delta = (int64_t)llround(per_elem * (out->local_after / zn -
+                                                          out->local_before / zo));
+        /* Adam over the expert elements one GPU updates (ZeRO-1: its
+         * shard), the profiler's optimizer_bytes count */
+        out->apply_delta =
+            costdb_memory_seconds(&f, costdb_adam_bytes(out->local_after / zn, esize)) -
+            costdb_memory_seconds(&f, costdb_adam_bytes(out->local_before / zo, esize));
+        /* Under the gradient overlap of the hardware row (DDP's and
+         * Megatron's --overlap-grad-reduce) the reduction runs under the
+         * backward, and the stored entry's exposed part (its last bucket)
+         * stands; else the expert bytes leave the stored collective over
+         * their g_old replicas (the data-parallel axis 0, stride tp) and
+         * their own reduction over the expert-data-parallel group (stride
+         * etp x ep, Megatron's expert rank order etp-ep-dp) comes in. */
+        if (!(f.grad_overlap > 0))
+            out->apply_delta +=
+                reduce_part(&f, out->local_after * esize, edp, l->etp * l->ep, M, l->zero, 1) -
+                reduce_part(&f, out->local_before * esize, g_old, l->tp, M, l->zero, 0);
+    }
+    return 0;
+}
+
+/* Entry idx of q under the ep layout x. */
+static void transform(ApsolveProblem *q, size_t idx, const ApsolveEpStage *x)
+{
+    if (x->usable == 1 || !isfinite(q->cost[idx]))
+        return;
+    if (x->usable == 0) {
+        q->cost[idx] = INFINITY;
+        return;
+    }
+    if (q->fwd_cost && q->bwd_cost) {
+        q->fwd_cost[idx] += x->comm_fwd;
+        q->bwd_cost[idx] += x->comm_bwd;
+    }
+    q->cost[idx] += x->comm_fwd + x->comm_bwd;
+    if (q->apply_cost[idx] >= 0)
+        q->apply_cost[idx] = fmax(0.0, q->apply_cost[idx] + x->apply_delta);
+    if (q->memory) {
+        ApsolveMemory *m = &q->memory[idx];
+        m->peak += x->peak_delta;
+        m->initial += x->initial_delta;
+        if (m->initial < 0)
+            m->initial = 0;
+        if (m->avail > 0)
+            q->max_n_succ_stages[idx] =
+                apsolve_max_n_succ_stages(m->avail, m->peak, m->initial, m->intermediate);
+    }
+}
+
+int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                       const ApsolveStageSpec *specs, size_t n, const ApsolveEpLayout *l,
+                       ApsolveProblem **out, ApsolveEpStage *first, char *why, size_t len)
+{
+    ApsolveProblem *q = NULL;
+    ApsolveEpStage *xs;
+    int rc;
+    *out = NULL;
+    if ((rc = apsolve_problem_clone(p, &q)) != APSOLVE_OK)
+        return rc;
+    if (!(xs = calloc((size_t)q->num_configs, sizeof *xs))) {
+        apsolve_problem_free(&q);
+        return APSOLVE_ENOMEM;
+    }
+    for (size_t k = 0; k < n; k++) {
+        const ApsolveStageSpec *sp = &specs[k];
+        int s = -1, best = -1;
+        memset(&first[k], 0, sizeof first[k]);
+        for (int t = 0; t < q->num_submeshes; t++)
+            if (q->submeshes[t].hosts == sp->hosts && q->submeshes[t].gpus == sp->gpus)
+                s = t;
+        if (s < 0)
+            continue;
+        memset(xs, 0, (size_t)q->num_configs * sizeof *xs);
+        for (int c = 0; c < q->num_configs; c++) {
+            const ApsolveConfig *cf = &q->configs[(size_t)s * q->num_configs + c];
+            size_t idx = apsolve_index(q, sp->start_layer, sp->end_layer, s, c);
+            if (!cf->valid || cf->logical_a != l->dp || cf->logical_b != l->tp ||
+                cf->force_batch_dim != 0 || !isfinite(q->cost[idx]))
+                continue;
+            if (apsolve_ep_stage(db, sweep, q, sp->start_layer, sp->end_layer, s, c, l, &xs[c],
+                                 why, len)) {
+                free(xs);
+                apsolve_problem_free(&q);
+                return APSOLVE_EDB;
+            }
+        }
+        /* A variant (recompute, ZeRO) the sweep profiled with the experts
+         * split as asked is priced as profiled: its transformed levels
+         * stand aside. */
+        for (int c = 0; c < q->num_configs; c++) {
+            const ApsolveConfig *cf = &q->configs[(size_t)s * q->num_configs + c];
+            for (int d = 0; d < q->num_configs && xs[c].usable == 2; d++) {
+                const ApsolveConfig *df = &q->configs[(size_t)s * q->num_configs + d];
+                if (xs[d].usable == 1 && df->recompute == cf->recompute && df->zero == cf->zero)
+                    xs[c].usable = 0;
+            }
+        }
+        for (int c = 0; c < q->num_configs; c++) {
+            const ApsolveConfig *cf = &q->configs[(size_t)s * q->num_configs + c];
+            if (!xs[c].moe_layers)
+                continue;
+            transform(q, apsolve_index(q, sp->start_layer, sp->end_layer, s, c), &xs[c]);
+            if (xs[c].usable && (best < 0 || cf->memory_level < best ||
+                                 (cf->memory_level == best && xs[c].usable < first[k].usable))) {
+                best = cf->memory_level;
+                first[k] = xs[c];
+            } else if (!first[k].moe_layers) {
+                first[k] = xs[c];
+            }
+        }
+    }
+    free(xs);
+    *out = q;
+    return APSOLVE_OK;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Expert parallelism (ep, etp) of a --parallel plan, as Megatron-Core's MoE
+ * parallel folding runs it: attention and the dense layers on the stage's
+ * (dp, tp) mesh, the experts on etp x ep of the same GPUs, each GPU holding
+ * 1/(ep etp) of every expert weight (E/ep experts, their in/out dimension
+ * split etp ways), the tokens sent to their experts' GPUs and back by
+ * all-to-alls over the ep group (MoEAlltoAllTokenDispatcher), the expert
+ * gradients reduced over the expert-data-parallel group of
+ * dp tp / (ep etp) GPUs. The model and its sources: docs/expert-parallel.md.
+ *
+ * A stage is priced from the stored entries of its (dp, tp) mesh. An entry
+ * whose expert weights the sharding ILP already split ep ways on the
+ * expert dimension and etp ways on their in/out dimensions is the layout
+ * itself, priced as profiled. An entry that keeps the expert dimension
+ * whole (every GPU runs every expert on its own tokens) and splits the
+ * in/out dimensions etp ways is transformed: its expert weights, their
+ * gradients and optimizer state divided by ep, the token all-to-alls
+ * added, the expert gradients' reduction moved to the expert-data-parallel
+ * group. Any other entry cannot be run as the layout asks: +inf.
+ */
+#ifndef APSOLVE_EXPERT_PARALLEL_H
+#define APSOLVE_EXPERT_PARALLEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "apsolve.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct Costdb;
+
+/* The layout an ep stage is priced with. */
+typedef struct ApsolveEpLayout {
+    int dp, tp, ep, etp, zero;
+    int top_k;                        /* experts per token (the model's router) */
+    int64_t capacity;                 /* slots per expert and sample of the dispatch */
+} ApsolveEpLayout;
+
+/* One stage entry under the layout, per GPU. */
+typedef struct ApsolveEpStage {
+    int moe_layers;                   /* expert blocks among the stage's parameters */
+    int experts;                      /* E */
+    int stored_ep, stored_etp;        /* the entry's split of the expert weights (largest) */
+    int usable;                       /* 1 as stored (exact), 2 transformed, 0 neither */
+    double elements;                  /* expert weight elements of the stage, whole */
+    double local_before, local_after; /* of them on one GPU, stored and under the layout */
+    double a2a_bytes;                 /* one GPU's tokens of one all-to-all of one layer */
+    double comm_fwd, comm_bwd;        /* all-to-alls added per micro-batch, seconds */
+    double traffic_fwd, traffic_bwd;  /* bytes one GPU sends in them, per micro-batch */
+    int64_t peak_delta, initial_delta; /* memory change, bytes */
+    double apply_delta;               /* once per iteration: expert grad reduction + Adam */
+} ApsolveEpStage;
+
+/* Prices stage entry (start..end, submesh s, config c) under layout l from
+ * its placements and the sweep's hardware row into *out. 0; -1 with why
+ * set when the placements or the hardware row cannot be read. */
+int apsolve_ep_stage(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, int start,
+                     int end, int s, int c, const ApsolveEpLayout *l, ApsolveEpStage *out,
+                     char *why, size_t len);
+
+/* A copy of p in which every entry of the 3-D specs' stages on logical
+ * (dp, tp) with the batch forced on axis 0 is the ep stage's (above):
+ * unchanged when exact, transformed, or +inf. first[k] (n of them) gets
+ * the figures of spec k's lowest usable config (usable 0 when it has
+ * none). 0; APSOLVE_ENOMEM; APSOLVE_EDB with why. */
+int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                       const ApsolveStageSpec *specs, size_t n, const ApsolveEpLayout *l,
+                       ApsolveProblem **out, ApsolveEpStage *first, char *why, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

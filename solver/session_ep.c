@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The expert-parallel step of a --parallel plan (session_int.h): the
+ * candidate whose entries are ep stages (expert_parallel.h), the figures
+ * it adds per stage as messages, and the refusals of a layout the model or
+ * the request cannot take (docs/expert-parallel.md).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apsolve.h"
+#include "costdb.h"
+#include "costdb_text.h"
+#include "expert_parallel.h"
+#include "session.h"
+#include "session_int.h"
+
+int apsolve_run_ep(ApsolveRun *r, ApsolveCand **pc)
+{
+    const ApsolveRequest *a = r->a;
+    const ApsolveParallel *pr = &a->par;
+    const ApsolveCand *eq = *pc;
+    ApsolveEpLayout l = {pr->dp, pr->tp, pr->ep > 1 ? pr->ep : 1, pr->etp > 0 ? pr->etp : pr->tp,
+                         pr->zero, 0, 0};
+    ApsolveEpStage *st;
+    CostdbModel m;
+    char why[400] = "";
+    long long topk = 0, cap = 0;
+    int moe = 0, rc;
+    if (l.ep == 1 && l.etp == pr->tp)
+        return 0;
+    if (a->opt.inference)
+        return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: ep/etp price training (the "
+                            "token all-to-alls of the backward pass, the expert gradients); not "
+                            "with --inference", a->parallel);
+    if (pr->cp > 1)
+        return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: ep/etp with cp > 1 is not "
+                            "priced (docs/expert-parallel.md, \"Open\")", a->parallel);
+    if (pr->zero >= 2)
+        return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: ep/etp price Megatron-Core's "
+                            "expert layout, whose distributed optimizer shards optimizer state "
+                            "only (ZeRO-1); zero=%d with experts is not priced", a->parallel,
+                            pr->zero);
+    if (a->batch > 0)
+        return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: --batch does not re-price an "
+                            "ep plan (give the new batch with --global-batch)", a->parallel);
+    if (eq->sw.model_id > 0 && costdb_model_get(r->db, eq->sw.model_id, &m) == 0 &&
+        costdb_json_member_int(m.options, "moe_top_k", &topk) == 0 &&
+        costdb_json_member_int(m.options, "moe_capacity", &cap) == 0 && topk > 0 && cap > 0) {
+        l.top_k = (int)topk;
+        l.capacity = cap;
+    }
+    if (!(st = calloc(r->nspec ? r->nspec : 1, sizeof *st)))
+        return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
+    rc = apsolve_ep_problem(r->db, eq->sweep, eq->p, r->specs, r->nspec, &l, &r->ep_c.p, st, why,
+                            sizeof why);
+    if (rc) {
+        free(st);
+        return apsolve_fail(a, APSOLVE_ERROR_FAILED, rc == APSOLVE_ENOMEM ? "out of memory"
+                            : "--parallel %s: %s", a->parallel, why);
+    }
+    r->have_ep_c = 1;
+    for (size_t k = 0; k < r->nspec; k++) {
+        const ApsolveEpStage *x = &st[k];
+        if (!x->moe_layers)
+            continue;
+        moe = 1;
+        if (!l.capacity) {
+            rc = apsolve_fail(a, APSOLVE_ERROR_INPUT, "--parallel %s: the sweep's model records "
+                              "no routing (moe_top_k and moe_capacity in its options: a sweep "
+                              "made before approf recorded them); sweep the model again",
+                              a->parallel);
+            break;
+        }
+        if (x->experts % l.ep) {
+            rc = apsolve_fail(a, APSOLVE_ERROR_INPUT, "--parallel %s: ep=%d does not divide the "
+                              "%d experts (Megatron's validate_args: num_experts %% "
+                              "expert_model_parallel_size == 0)", a->parallel, l.ep, x->experts);
+            break;
+        }
+        if (!x->usable) {
+            rc = apsolve_fail(a, APSOLVE_ERROR_INPUT, "--parallel %s: 3-D stage %zu (layers "
+                              "%d-%d): no stored level of logical (%d, %d) splits the expert "
+                              "weights as ep=%d, etp=%d, nor keeps their expert dimension whole "
+                              "with their in/out dimensions in %d pieces (the stored split: "
+                              "experts in %d, in/out in %d pieces)", a->parallel, k,
+                              r->specs[k].start_layer, r->specs[k].end_layer, l.dp, l.tp, l.ep,
+                              l.etp, l.etp, x->stored_ep, x->stored_etp);
+            break;
+        }
+        if (!a->quiet && x->usable == 1)
+            apsolve_say(a, "expert parallelism ep=%d etp=%d, 3-D stage %zu (layers %d-%d): %d MoE "
+                        "layers of %d experts, %.0f of their %.0f weight elements per GPU: a "
+                        "stored level splits them so, priced as profiled", l.ep, l.etp, k,
+                        r->specs[k].start_layer, r->specs[k].end_layer, x->moe_layers,
+                        x->experts, x->local_after, x->elements);
+        else if (!a->quiet)
+            apsolve_say(a, "expert parallelism ep=%d etp=%d, 3-D stage %zu (layers %d-%d): %d MoE "
+                        "layers of %d experts, %.0f of their %.0f weight elements per GPU (from "
+                        "a stored level that keeps the experts whole); token all-to-all of %.0f "
+                        "bytes per GPU, %d forward and %d backward per micro-batch over %d GPUs "
+                        "(+%.6g s forward, +%.6g s backward); expert gradients reduced over %d "
+                        "GPUs", l.ep, l.etp, k, r->specs[k].start_layer, r->specs[k].end_layer,
+                        x->moe_layers, x->experts, x->local_after, x->elements, x->a2a_bytes,
+                        2 * x->moe_layers, 2 * x->moe_layers, l.ep, x->comm_fwd, x->comm_bwd,
+                        l.dp * l.tp / (l.ep * l.etp));
+    }
+    free(st);
+    if (rc)
+        return rc;
+    if (!moe)
+        return apsolve_fail(a, APSOLVE_ERROR_INPUT, "--parallel %s: ep/etp split the expert "
+                            "weights, and the model has none (no parameter of the plan's stages "
+                            "under a path holding /experts/)", a->parallel);
+    r->ep_c.sweep = eq->sweep;
+    r->ep_c.sw = eq->sw;
+    r->ep_c.opt = eq->opt;
+    r->ep_c.global_batch = eq->global_batch;
+    r->ep_c.micro = eq->micro;
+    *pc = &r->ep_c;
+    return 0;
+}

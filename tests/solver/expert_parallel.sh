@@ -1,0 +1,97 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# apsolve --parallel ...,ep=E[,etp=T] (docs/expert-parallel.md) on a small
+# Mixtral (2 blocks of 8 experts, top 2, hidden 256, expert FFN 14336,
+# sequence 128) swept on 1x4 H100: ep=2 holds half the expert weights per
+# GPU (their weights, gradients and Adam state: 16 bytes an element in
+# bf16 mixed precision) and adds the token all-to-alls computed here by
+# hand; the refusals (ep not dividing dp x tp or the experts, a model
+# without experts, a sweep without its routing, ZeRO-2/3, inference).
+# Usage: expert_parallel.sh APPROF APSOLVE PYTHON SQLITE3
+. "$(dirname "$0")/../lib.sh"
+approf=$1 apsolve=$2 py=$3 sq=$4
+w=$(mktemp -d) || fail "mktemp"
+trap 'rm -rf "$w"' EXIT
+db=$w/m.db
+mix="--model mixtral --num-layers 2 --hidden 256 --heads 4 --seq-len 128 --vocab 1000"
+# shellcheck disable=SC2086
+"$approf" sweep --db "$db" $mix --cluster 1x4 --hardware h100-sxm --batch 16 \
+  --micro-batches 4 --layers 2 >"$w/out" 2>&1 || fail_with "$w/out" "mixtral sweep"
+# the routing the a2a is priced from: top 2, capacity ceil(1 x 128 x 2 / 8) = 32
+"$sq" "$db" "select options from model" | grep -q '"moe_top_k":2,"moe_capacity":32' ||
+  fail "the model's options do not record its routing: $("$sq" "$db" "select options from model")"
+
+"$apsolve" --db "$db" --no-store --format json --parallel dp=4,tp=1,pp=1 >"$w/plain.json" \
+  2>"$w/err" || fail_with "$w/err" "plain dp=4"
+"$apsolve" --db "$db" --no-store --format json --parallel dp=4,tp=1,pp=1,ep=2 >"$w/ep.json" \
+  2>"$w/err" || fail_with "$w/err" "dp=4,ep=2"
+grep -q "expert parallelism ep=2 etp=1, 3-D stage 0 (layers 0-1): 2 MoE layers of 8 experts, 88080384 of their 176160768 weight elements per GPU.*token all-to-all of 131072 bytes per GPU, 4 forward and 4 backward per micro-batch over 2 GPUs" "$w/err" ||
+  fail_with "$w/err" "the ep=2 figures"
+bw=$("$sq" "$db" "select intra_host_bandwidth from hardware")
+lat=$("$sq" "$db" "select intra_host_latency from hardware")
+"$py" - "$w/plain.json" "$w/ep.json" "$bw" "$lat" <<'EOF' || fail "ep=2 pricing"
+import json, sys
+plain = json.load(open(sys.argv[1]))["plans"][0]["stages"][0]
+ep = json.load(open(sys.argv[2]))["plans"][0]["stages"][0]
+bw, lat = float(sys.argv[3]) * 0.8, float(sys.argv[4])  # h100-sxm bus efficiency 0.8
+# expert weights: 2 blocks x (gate, up, down) x 8 x 256 x 14336 elements; ep=2
+# keeps half of them on a GPU, 16 bytes each (bf16 weight and gradient, f32
+# master and two moments)
+half = 2 * 3 * 8 * 256 * 14336 // 2
+assert half == 88080384
+assert plain["in_flight"] == ep["in_flight"] == 1
+got = plain["memory_needed"] - ep["memory_needed"]
+assert got == 16 * half, (got, 16 * half)
+# the tokens: micro-batch 4 over dp 4 = 1 sample of 8 experts x 32 slots x
+# 256 hidden x 2 bytes = 131072 bytes a GPU sends to the other (half) and
+# back, per MoE layer; forward: dispatch + combine; backward: their gradients.
+# Alpa's all-to-all formula: (n-1)/n^2 of the group's n x 131072 bytes + (n-1) lat
+n, b = 2, 1 * 8 * 32 * 256 * 2
+a2a = (n - 1) / n**2 * (n * b) / bw + (n - 1) * lat
+for ph in ("fwd_cost", "bwd_cost"):
+    d = ep[ph] - plain[ph]
+    assert abs(d - 2 * 2 * a2a) <= 1e-12, (ph, d, 4 * a2a)
+assert abs(ep["cost"] - plain["cost"] - 8 * a2a) <= 1e-12
+print("ep=2: memory -%d bytes, a2a %.6g s each" % (got, a2a))
+EOF
+
+# refusals
+"$apsolve" --db "$db" --no-store --parallel dp=4,tp=1,pp=1,ep=3 >/dev/null 2>"$w/err"
+expect_rc 2 $? "$w/err" "ep=3 on dp x tp = 4"
+grep -q "etp x ep = 3 does not divide dp x tp = 4" "$w/err" || fail_with "$w/err" "ep=3 message"
+"$apsolve" --db "$db" --no-store --parallel dp=4,tp=1,pp=1,ep=2,zero=2 >/dev/null 2>"$w/err"
+expect_rc 2 $? "$w/err" "ep with zero=2"
+grep -q "ZeRO-1" "$w/err" || fail_with "$w/err" "zero=2 message"
+"$apsolve" --db "$db" --no-store --inference --parallel dp=4,tp=1,pp=1,ep=2 >/dev/null \
+  2>"$w/err"
+expect_rc 2 $? "$w/err" "ep with --inference"
+cp "$db" "$w/old.db"
+"$sq" "$w/old.db" "update model set options = '{\"preset\":\"\",\"dataset\":\"\",\"model_file\":\"\"}'"
+"$apsolve" --db "$w/old.db" --no-store --parallel dp=4,tp=1,pp=1,ep=2 >/dev/null 2>"$w/err"
+expect_rc 2 $? "$w/err" "a sweep without its routing"
+grep -q "records no routing" "$w/err" || fail_with "$w/err" "no routing message"
+
+# a model without experts
+"$approf" sweep --db "$w/l.db" --model llama --num-layers 2 --hidden 256 --heads 4 \
+  --seq-len 128 --vocab 1000 --cluster 1x4 --hardware h100-sxm --batch 16 --micro-batches 4 \
+  --layers 2 >"$w/out" 2>&1 || fail_with "$w/out" "llama sweep"
+"$apsolve" --db "$w/l.db" --no-store --parallel dp=4,tp=1,pp=1,ep=2 >/dev/null 2>"$w/err"
+expect_rc 2 $? "$w/err" "ep on a dense model"
+grep -q "the model has none" "$w/err" || fail_with "$w/err" "dense model message"
+
+# ep must divide the experts: a Qwen3-MoE of 6 experts on dp=4, ep=4
+cat >"$w/q.json" <<'EOF'
+{"model_type": "qwen3_moe", "num_hidden_layers": 2, "hidden_size": 128,
+ "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32,
+ "intermediate_size": 256, "moe_intermediate_size": 64, "num_experts": 6,
+ "num_experts_per_tok": 2, "vocab_size": 512, "max_position_embeddings": 256}
+EOF
+"$approf" sweep --db "$w/q.db" --hf-config "$w/q.json" --seq-len 64 --cluster 1x4 \
+  --hardware h100-sxm --batch 16 --micro-batches 4 --layers 2 >"$w/out" 2>&1 ||
+  fail_with "$w/out" "qwen3_moe sweep"
+"$apsolve" --db "$w/q.db" --no-store --parallel dp=4,tp=1,pp=1,ep=4 >/dev/null 2>"$w/err"
+expect_rc 2 $? "$w/err" "ep=4 of 6 experts"
+grep -q "ep=4 does not divide the 6 experts" "$w/err" || fail_with "$w/err" "experts message"
+"$apsolve" --db "$w/q.db" --no-store --parallel dp=4,tp=1,pp=1,ep=2 >/dev/null 2>"$w/err" ||
+  fail_with "$w/err" "ep=2 of 6 experts"
+echo "ok"
