@@ -406,6 +406,21 @@ int approf_sweep_open_db(Sweep *sw, const ApprofSweepConfig *cfg,
     rc = record_model(sw, cfg, &model, err, errlen);
     if (rc < 0)
         return rc;
+    {
+        /* A model row written before the graph's family had a zoo name of
+         * its own (qwen3 was built as qwen2, ...; docs/models.md, "Graph
+         * names") is found by its signature and keeps its name: this sweep
+         * takes it too, and says so. */
+        CostdbModel stored;
+        if (costdb_model_get(sw->db, model.id, &stored) == 0 && strcmp(stored.name, model.name)) {
+            approf_sweep_notice(cb, "model %lld is stored as '%s', this graph's name when it was "
+                                "written (approf now names it '%s'); this sweep keeps '%s'. A sweep "
+                                "of another batch size is stored as '%s' and apsolve does not join "
+                                "it with these", (long long)model.id, stored.name, model.name,
+                                stored.name, model.name);
+            snprintf(model.name, sizeof model.name, "%s", stored.name);
+        }
+    }
     fill_sweep_row(sw, cfg, &model, hwrow.id, global_batch, row);
     rc = create_or_resume(sw, cfg, cb, row, sum, err, errlen);
     if (rc < 0)
