@@ -11,7 +11,7 @@
 #include "hardware.h"
 #include "stage.h"
 
-#define APPROF_BACKEND_ABI 9 /* 2: ApprofHardwareSpec.curves; 3: ApprofKernel.store_bytes,
+#define APPROF_BACKEND_ABI 10 /* 2: ApprofHardwareSpec.curves; 3: ApprofKernel.store_bytes,
                               * ApprofHardwareSpec.tp_comm_overlap, gemm_store_overlap;
                               * 4: ApprofKernel.attention, ApprofHardwareSpec.attention_efficiency,
                               * reduction_efficiency, gemm_unaligned_factor, grad_reduce_bytes,
@@ -20,7 +20,8 @@
                               * async_wgrad, ApprofCollective.async_group; 7: ApprofKernel.kop,
                               * kop_backward, rows, cols, extent, rate; 8:
                               * ApprofHardwareSpec.gemm_table; 9: ApprofKernel.fp8,
-                              * ApprofHardwareSpec.fp8 */
+                              * ApprofHardwareSpec.fp8; 10: ApprofCollective.zero3_unit,
+                              * zero3_issue, ApprofHardwareSpec.zero3_schedule */
 
 typedef struct ApprofMeasurement {
     double compute_cost;         /* seconds; +inf when status != 0 */

@@ -121,7 +121,31 @@ typedef struct ApprofHardwareSpec {
      * them (approf sweep --fp8; sharding/program_fp8.c, docs/fp8.md). Not
      * part of the fingerprint: the sweep records it in its options. */
     int fp8;
+    /* How the training framework schedules ZeRO-3's parameter all-gathers
+     * and gradient reduce-scatters against compute (approf sweep
+     * --zero3-schedule; an ApprofZero3Schedule; hw/zero3_overlap.c,
+     * docs/variants.md "ZeRO-3 overlap"). Not part of the fingerprint: the
+     * sweep records it in its options. */
+    int zero3_schedule;
 } ApprofHardwareSpec;
+
+/* ZeRO-3 schedules (ApprofHardwareSpec.zero3_schedule). SERIAL: every
+ * gather and reduce-scatter adds to the phase (the model before
+ * 2026-11-28); FSDP2: PyTorch's fully_shard, one all-gather and one
+ * reduce-scatter per checkpoint block, the next block's all-gather under
+ * the current block's compute both ways, each block's reduce-scatter under
+ * the next one's backward; DEEPSPEED: DeepSpeed stage 3 (v0.16.4 defaults:
+ * overlap_comm, stage3_prefetch_bucket_size 5e7 elements, reduce_bucket_size
+ * 5e8 elements), module by module. */
+typedef enum {
+    APPROF_ZERO3_SERIAL = 0,
+    APPROF_ZERO3_FSDP2 = 1,
+    APPROF_ZERO3_DEEPSPEED = 2
+} ApprofZero3Schedule;
+/* "serial", "fsdp2", "deepspeed"; NULL for another value. */
+const char *approf_zero3_schedule_name(int schedule);
+/* The schedule named s; -1 when unknown. */
+int approf_zero3_schedule_parse(const char *s);
 
 /* Built-in spec by name; APPROF_EINVAL when unknown. */
 int approf_hardware_builtin(const char *name, ApprofHardwareSpec *out);
@@ -288,6 +312,15 @@ double approf_stage_apply_seconds(const ApprofHardwareSpec *hw, const struct App
  * collectives, GEMMs) (schemas/hardware-spec.md, "Communication overlap
  * inside a micro-batch"). */
 double approf_phase_seconds(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p, int ph);
+/* ZeRO-3 under an overlapping schedule (hw->zero3_schedule, the
+ * collectives' zero3_unit marks; hw/zero3_overlap.c): the seconds of phase
+ * ph's marked collectives that compute does not hide, from a two-stream
+ * replay of the phase (one compute stream running the units' kernels, one
+ * communication stream running the marked collectives in the order the
+ * framework issues them). *marked (may be NULL) gets the seconds of the
+ * marked collectives themselves. 0 when nothing is marked. */
+double approf_zero3_exposed(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p,
+                            int ph, double *marked);
 /* Seconds of an asynchronous backward collective of `seconds` that the
  * spec's tp_async_grad hides under *window (what is left of its GEMMs'
  * seconds), taken from *window: min(tp_async_grad x seconds, *window).

@@ -39,6 +39,19 @@ typedef struct ApprofCollective {
     int async_wgrad;      /* 1: under the group's weight-gradient GEMMs (a reduction of
                            * the input gradient); 0: under its input-gradient GEMMs (the
                            * input's re-gather) */
+    /* ZeRO-3 under an overlapping schedule (ApprofHardwareSpec.zero3_schedule;
+     * hw/zero3_overlap.c). zero3_unit: the unit (1..n in forward order: a
+     * checkpoint block for FSDP2, a module for DeepSpeed) whose parameters
+     * this all-gather brings or whose gradients this reduce-scatter
+     * reduces; op is then the unit's first operator (kernels of ops from
+     * there to the next unit's first are the unit's compute); 0: not
+     * scheduled (priced serially). zero3_issue: when it is issued, as a
+     * unit in forward order: an all-gather when that unit's compute starts
+     * (the unit itself: when the unit before it in execution order ends;
+     * 0: at the start of the phase); a reduce-scatter when that unit's
+     * backward ends (0: when the phase's compute ends). */
+    int zero3_unit;
+    int zero3_issue;
 } ApprofCollective;
 
 typedef enum { APPROF_ROLE_PARAM = 0, APPROF_ROLE_INPUT, APPROF_ROLE_OUTPUT } ApprofRole;

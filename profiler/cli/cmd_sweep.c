@@ -136,6 +136,16 @@ static void usage(void)
         "                           (default none; selective only where there is attention)\n"
         "  --zero LIST              ZeRO stages among 0,1,2,3 across data-parallel replicas\n"
         "                           (default 0)\n"
+        "  --zero3-schedule serial|fsdp2|deepspeed   how ZeRO-3's parameter all-gathers and\n"
+        "                           gradient reduce-scatters overlap compute: serial (default;\n"
+        "                           every collective adds to the stage's time), fsdp2\n"
+        "                           (PyTorch fully_shard per checkpoint block: the next block's\n"
+        "                           all-gather under the current block's compute, each block's\n"
+        "                           reduce-scatter under the next block's backward), deepspeed\n"
+        "                           (stage 3 with overlap_comm, stage3_prefetch_bucket_size\n"
+        "                           5e7, reduce_bucket_size 5e8, module by module); the\n"
+        "                           analytic backend; recorded in the sweep's options\n"
+        "                           (docs/variants.md, \"ZeRO-3 overlap\")\n"
         "Precision:\n"
         "  --fp8                    FP8 training as Transformer Engine's delayed-scaling recipe\n"
         "                           runs it (Megatron-Core --fp8-format hybrid): the linear\n"
@@ -189,7 +199,7 @@ enum {
     OPT_CLUSTER = 256, OPT_BATCH, OPT_MICRO, OPT_SUBMESH, OPT_LOGICAL, OPT_MODE, OPT_IMBALANCE,
     OPT_HARDWARE, OPT_BACKEND, OPT_DB, OPT_RESUME, OPT_ALLOW_LARGE, OPT_SHARD, OPT_QUIET,
     OPT_COMMIT_EVERY, OPT_SHARDING_SOLVER, OPT_WORKERS, OPT_MEMORY_LEVELS, OPT_RECOMPUTE,
-    OPT_ZERO, OPT_VARIANTS, OPT_MBS, OPT_TAKE_OVER, OPT_HARDWARE_ID, OPT_FP8,
+    OPT_ZERO, OPT_VARIANTS, OPT_MBS, OPT_TAKE_OVER, OPT_HARDWARE_ID, OPT_FP8, OPT_ZERO3_SCHEDULE,
 };
 
 enum { BACKEND_AUTO, BACKEND_MODEL, BACKEND_CUDA };
@@ -228,6 +238,7 @@ static int parse_mask(const char *s, int64_t (*item)(const char *), unsigned *ma
 static const struct option own_opts[] = {
     {"take-over", no_argument, NULL, OPT_TAKE_OVER},
     {"fp8", no_argument, NULL, OPT_FP8},
+    {"zero3-schedule", required_argument, NULL, OPT_ZERO3_SCHEDULE},
     {"cluster", required_argument, NULL, OPT_CLUSTER},
     {"batch", required_argument, NULL, OPT_BATCH},
     {"micro-batches", required_argument, NULL, OPT_MICRO},
@@ -407,6 +418,10 @@ static int sweep_option(int opt, const char *arg, ApprofSweepConfig *cfg, SweepA
 {
     static const CliChoice modes[] = {{"composition", 0}, {"individual", 1}, {NULL, 0}};
     static const CliChoice spaces[] = {{"alpa", 0}, {"all", 1}, {NULL, 0}};
+    static const CliChoice zero3_schedules[] = {{"serial", APPROF_ZERO3_SERIAL},
+                                                {"fsdp2", APPROF_ZERO3_FSDP2},
+                                                {"deepspeed", APPROF_ZERO3_DEEPSPEED},
+                                                {NULL, 0}};
     static const CliChoice solvers[] = {{"series-parallel", APPROF_ILP_SERIES_PARALLEL},
                                         {"cbc", APPROF_ILP_ELIMINATE_TREES_THEN_CBC},
                                         {NULL, 0}};
@@ -417,6 +432,10 @@ static int sweep_option(int opt, const char *arg, ApprofSweepConfig *cfg, SweepA
     case 'm': a->model.name = arg; break;
     case OPT_TAKE_OVER: cfg->take_over = 1; break;
     case OPT_FP8: cfg->fp8 = 1; break;
+    case OPT_ZERO3_SCHEDULE:
+        rc = cli_choice_value("sweep", "zero3-schedule", arg, zero3_schedules,
+                              &cfg->zero3_schedule);
+        break;
     case OPT_CLUSTER:
         if (cli_parse_mesh(arg, &cfg->cluster_hosts, &cfg->cluster_gpus) < 0)
             return cli_bad_value("sweep", "cluster", arg, "NxM (hosts x GPUs per host)");
@@ -594,6 +613,10 @@ int approf_cmd_sweep(int argc, char **argv)
     if (cfg.fp8 && a.backend == BACKEND_CUDA)
         return cli_usage_error("sweep", "--fp8: priced by the analytic model only; the cuda "
                                "backend times no FP8 programs yet (--backend model)");
+    if (cfg.zero3_schedule && a.backend == BACKEND_CUDA)
+        return cli_usage_error("sweep", "--zero3-schedule: priced by the analytic model only; "
+                               "the cuda backend adds every collective to the measured "
+                               "kernels (--backend model)");
     if (cfg.fp8) { /* the analytic model prices FP8 (docs/fp8.md) */
         a.backend = BACKEND_MODEL;
         cfg.backend = backend_choices[a.backend].name;

@@ -386,7 +386,10 @@ double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgr
     }
     for (size_t i = 0; i < p->n_colls[ph]; i++) {
         const ApprofCollective *cl = &p->colls[ph][i];
-        double c = approf_collective_cost(hw, cl);
+        double c;
+        if (cl->zero3_unit > 0 && hw->zero3_schedule > APPROF_ZERO3_SERIAL)
+            continue; /* overlapped with compute: approf_zero3_exposed below */
+        c = approf_collective_cost(hw, cl);
         t += c;
         colls += c;
         if (cl->async_group > 0 && cl->async_group <= ng) {
@@ -412,6 +415,10 @@ double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgr
         if (hidden > 0)
             t -= hidden;
     }
+    /* ZeRO-3's gathers and reduce-scatters as the framework overlaps them
+     * (hw/zero3_overlap.c): only what the compute does not hide */
+    if (hw->zero3_schedule > APPROF_ZERO3_SERIAL)
+        t += approf_zero3_exposed(hw, p, ph, NULL);
     return t;
 }
 

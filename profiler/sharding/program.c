@@ -308,6 +308,10 @@ static void signature(ApprofStageProgram *p, ApprofHash128 *const dig[2],
             approf_hash128_update(&h, w, sizeof(w));
             if (c->async_group)
                 approf_hash128_word(&h, (uint64_t)c->async_group * 2 + (uint64_t)c->async_wgrad);
+            if (c->zero3_unit) { /* an overlapping ZeRO-3 schedule (program_zero.c) */
+                int64_t z[3] = {c->zero3_unit, c->zero3_issue, c->op - p->op_begin};
+                approf_hash128_update(&h, z, sizeof(z));
+            }
         }
         int64_t mem[4] = {p->invar_size[ph], p->outvar_size[ph], p->temp_buffer_size[ph],
                           p->peak_memory[ph]};

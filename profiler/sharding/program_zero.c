@@ -6,6 +6,7 @@
  * apply-grad collectives and the per-micro-batch collectives.
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "collective.h"
 #include "costdb.h"
@@ -40,6 +41,22 @@ static double largest_op_share(const ShardStage *st, const TInfo *ti)
     double total = stage_param_bytes(st, ti), worst = 0.0;
     for (int o = st->op_begin; o < st->op_end; o++) {
         double sum = shard_op_param_bytes(st, ti, o);
+        if (sum > worst)
+            worst = sum;
+    }
+    return total > 0.0 ? worst / total : 1.0;
+}
+
+/* The largest checkpoint block's share of the stage's parameter bytes
+ * (FSDP2 gathers a whole block). */
+static double largest_unit_share(const ShardStage *st, const TInfo *ti, const int *blk, int n_blk)
+{
+    double total = stage_param_bytes(st, ti), worst = 0.0;
+    for (int b = 0; b < n_blk; b++) {
+        int end = b + 1 < n_blk ? blk[b + 1] : st->op_end;
+        double sum = 0.0;
+        for (int o = blk[b]; o < end; o++)
+            sum += shard_op_param_bytes(st, ti, o);
         if (sum > worst)
             worst = sum;
     }
@@ -110,6 +127,175 @@ static int push_regathers(const ShardStage *st, const TInfo *ti, ApprofStageProg
     return rc;
 }
 
+/* DeepSpeed stage 3's defaults at v0.16.4 (deepspeed/runtime/zero/config.py,
+ * DeepSpeedZeroConfig): stage3_prefetch_bucket_size 5e7 parameter elements
+ * fetched ahead of use, reduce_bucket_size 5e8 gradient elements per
+ * reduce-scatter (docs/variants.md, "ZeRO-3 overlap"). */
+#define DS_PREFETCH_BUCKET_ELEMS 5e7
+#define DS_REDUCE_BUCKET_ELEMS 5e8
+
+/* The units of an overlapping ZeRO-3 schedule (hw/zero3_overlap.c): FSDP2
+ * shards whole checkpoint blocks (torchtitan applies fully_shard to each
+ * transformer block), DeepSpeed gathers module by module (an operator that
+ * holds parameters). first[u] is unit u's first operator, bytes[u] its
+ * parameter bytes, units without parameters are left out. Returns n. */
+static int zero3_units(const ShardStage *st, const TInfo *ti, int fsdp2, const int *blk,
+                       int n_blk, int *first, double *bytes)
+{
+    int n = 0;
+    if (fsdp2) {
+        for (int b = 0; b < n_blk; b++) {
+            int end = b + 1 < n_blk ? blk[b + 1] : st->op_end;
+            double sum = 0.0;
+            for (int o = blk[b]; o < end; o++)
+                sum += shard_op_param_bytes(st, ti, o);
+            if (sum > 0.0) {
+                first[n] = blk[b];
+                bytes[n++] = sum;
+            }
+        }
+        return n;
+    }
+    for (int o = st->op_begin; o < st->op_end; o++) {
+        double sum = shard_op_param_bytes(st, ti, o);
+        if (sum > 0.0) {
+            first[n] = o;
+            bytes[n++] = sum;
+        }
+    }
+    return n;
+}
+
+/* When unit k's all-gather is issued (zero3_issue), for n units of elems[]
+ * elements taken in the phase's order (forward: 1..n; backward: n..1). FSDP2
+ * prefetches one unit ahead: the next unit's all-gather is issued as the
+ * current one's compute starts (implicit forward prefetching: the
+ * all-gather stream runs one all-gather ahead, the next copy-in waiting
+ * for the current copy-out; FSDPParamGroup._backward_prefetch in the
+ * backward), the first at the start of the phase. DeepSpeed
+ * (PartitionedParameterCoordinator.fetch_sub_module) fetches the module it
+ * needs when it is not yet in flight (issue = the unit itself), waits for
+ * it, then prefetches the next modules of its trace while the elements
+ * it prefetches stay under stage3_prefetch_bucket_size (the one that
+ * crosses the budget included). */
+static void zero3_gather_issue(int n, const double *elems, int fsdp2, int backward, int *issue)
+{
+    for (int i = 0, q = 0; i < n; i++) {
+        int k = backward ? n - 1 - i : i; /* k-th unit run (0-based unit index) */
+        if (fsdp2) {
+            issue[k] = i == 0 ? 0 : (backward ? k + 2 : k); /* the unit run before, 1-based */
+            continue;
+        }
+        if (q <= i) {
+            issue[k] = k + 1; /* on demand */
+            q = i + 1;
+        }
+        for (double numel = 0.0; q < n && numel < DS_PREFETCH_BUCKET_ELEMS; q++) {
+            int u = backward ? n - 1 - q : q;
+            issue[u] = k + 1;
+            numel += elems[u];
+        }
+    }
+}
+
+/* ZeRO-3's collectives under an overlapping schedule (hw->zero3_schedule;
+ * docs/variants.md, "ZeRO-3 overlap"): per unit an all-gather in the
+ * forward and again in the backward (FSDP2's reshard_after_forward, True
+ * for every block; DeepSpeed releases a module after use), each marked
+ * with its unit and when it is issued, and the gradients' reduce-scatters:
+ * FSDP2 one per block, issued as the block's backward ends
+ * (FSDPParamGroup.post_backward on the reduce-scatter stream); DeepSpeed
+ * in buckets of reduce_bucket_size elements in backward order
+ * (DeepSpeedZeroOptimizer_Stage3.reduce_independent_p_g_buckets_and_remove_grads
+ * flushes the bucket when the next gradient would overflow it, on the
+ * reduce_and_partition_stream since overlap_comm is on for stage 3; the
+ * last bucket when the backward ends). Under full recomputation DeepSpeed's
+ * second gathers (push_regathers' rule) are issued on demand. */
+static int push_zero3_scheduled(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                                size_t *ccap, const ApprofCollective *c, double S,
+                                const int *blk, int n_blk)
+{
+    int fsdp2 = st->hw->zero3_schedule == APPROF_ZERO3_FSDP2, rc = 0, n;
+    double total = stage_param_bytes(st, ti), esize = (double)approf_dtype_size(st->g->dtype);
+    int cap = st->op_end - st->op_begin > 0 ? st->op_end - st->op_begin : 1;
+    int *first = malloc(3 * (size_t)cap * sizeof *first);
+    double *bytes = malloc(2 * (size_t)cap * sizeof *bytes);
+    if (!first || !bytes) {
+        free(first);
+        free(bytes);
+        return APPROF_ENOMEM;
+    }
+    int *issue = first + cap, *unit_of = first + 2 * cap;
+    double *elems = bytes + cap;
+    n = zero3_units(st, ti, fsdp2, blk, n_blk, first, bytes);
+    for (int u = 0; u < n; u++)
+        elems[u] = bytes[u] / esize;
+    for (int ph = 0; ph < 2 && !rc; ph++) {
+        zero3_gather_issue(n, elems, fsdp2, ph, issue);
+        for (int u = 0; u < n && !rc; u++) {
+            ApprofCollective m = *c;
+            m.kind = APPROF_COLL_ALL_GATHER;
+            m.bytes = S * (bytes[u] / total);
+            m.op = first[u];
+            m.zero3_unit = u + 1;
+            m.zero3_issue = issue[u];
+            rc = shard_push_coll(p, ph, &ccap[ph], &m);
+        }
+    }
+    if (!fsdp2 && !rc && st->recompute == COSTDB_RECOMPUTE_FULL) {
+        /* the second gathers, on demand (push_regathers' rule) */
+        for (int u = 0; u < n; u++)
+            unit_of[u] = 0;
+        for (int b = 0; b < n_blk && !rc; b++) {
+            int end = b + 1 < n_blk ? blk[b + 1] : st->op_end;
+            double later = 0.0;
+            for (int o = end - 1; o >= blk[b] && !rc; o--) {
+                double sum = shard_op_param_bytes(st, ti, o);
+                if (sum > 0.0 && 2.0 * later / esize >= (double)COSTDB_ZERO3_MAX_REUSE_DISTANCE) {
+                    int u = 0;
+                    while (u < n && first[u] != o)
+                        u++;
+                    ApprofCollective m = *c;
+                    m.kind = APPROF_COLL_ALL_GATHER;
+                    m.bytes = S * (sum / total);
+                    m.op = o;
+                    m.zero3_unit = m.zero3_issue = u + 1;
+                    rc = shard_push_coll(p, 1, &ccap[1], &m);
+                }
+                later += sum;
+            }
+        }
+    }
+    /* the reduce-scatters, in backward order: units k down to lo */
+    for (int k = n - 1, lo; k >= 0 && !rc; k = lo - 1) {
+        double bucket = 0.0, bucket_bytes = 0.0;
+        lo = k;
+        if (fsdp2) {
+            bucket_bytes = bytes[k];
+        } else {
+            /* DeepSpeed's bucket: units k, k-1, ... while they fit (at least one) */
+            for (; lo >= 0 && (lo == k || bucket + elems[lo] <= DS_REDUCE_BUCKET_ELEMS); lo--) {
+                bucket += elems[lo];
+                bucket_bytes += bytes[lo];
+            }
+            lo++;
+        }
+        ApprofCollective m = *c;
+        m.kind = APPROF_COLL_REDUCE_SCATTER;
+        m.bytes = S * (bucket_bytes / total);
+        m.op = first[lo];
+        m.zero3_unit = lo + 1;
+        /* FSDP2: as the block's backward ends; DeepSpeed: as the backward
+         * of the unit that overflows the bucket (unit lo - 1, 1-based lo)
+         * ends, the last bucket as the backward ends (0) */
+        m.zero3_issue = fsdp2 ? k + 1 : lo;
+        rc = shard_push_coll(p, 1, &ccap[1], &m);
+    }
+    free(first);
+    free(bytes);
+    return rc;
+}
+
 /* ZeRO over the gradient-synchronisation group (docs/variants.md): the
  * apply-grad collectives, the optimizer bytes, and for ZeRO >= 1 the
  * optimizer state, >= 2 the gradients (reduce-scattered every
@@ -126,6 +312,8 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
 {
     const ApprofCollective *gs = &p->grad_sync;
     int G = gs->group_size > 1 && gs->bytes > 0 ? gs->group_size : 1, z = st->zero, rc = 0;
+    /* ZeRO-3 overlapped as a framework schedules it (0: serial) */
+    int sched = st->hw && G > 1 ? st->hw->zero3_schedule : APPROF_ZERO3_SERIAL;
     /* a parameter read by several ops (tied embeddings) is counted once */
     double S = G > 1 ? fmin(gs->bytes, (double)p->param_bytes) : 0.0, esize = (double)approf_dtype_size(st->g->dtype);
     double S_elems = S / esize, per_elem = 8.0 + (st->g->dtype == APPROF_F32 ? 0.0 : 4.0);
@@ -150,26 +338,34 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
         p->invar_size[1] -= (int64_t)llround(cut);
         p->outvar_size[1] -= (int64_t)llround(cut);
         p->donated_size[1] -= (int64_t)llround(cut);
-        /* ZeRO-2 reduce-scatters gradient buckets, ZeRO-3 module by module */
+        /* ZeRO-2 reduce-scatters gradient buckets, ZeRO-3 module by module
+         * (an overlapping schedule: push_zero3_scheduled, below) */
         c.kind = APPROF_COLL_REDUCE_SCATTER;
-        rc = z == 3 ? push_module_colls(st, ti, p, 1, &ccap[1], &c, S)
-                    : shard_push_coll(p, 1, &ccap[1], &c);
+        if (z < 3)
+            rc = shard_push_coll(p, 1, &ccap[1], &c);
+        else if (!sched)
+            rc = push_module_colls(st, ti, p, 1, &ccap[1], &c, S);
     }
     if (z == 3 && !rc) {
         /* the gathered module and the next one prefetched; in the
          * backward also the module's full gradient before its
          * reduce-scatter */
-        double module = S * largest_op_share(st, ti);
+        double module = S * (sched == APPROF_ZERO3_FSDP2 ? largest_unit_share(st, ti, blk, n_blk)
+                                                        : largest_op_share(st, ti));
         p->invar_size[0] -= (int64_t)llround(cut);
         p->invar_size[1] -= (int64_t)llround(cut * read_share);
         p->temp_buffer_size[0] += (int64_t)llround(2.0 * module);
         p->temp_buffer_size[1] += (int64_t)llround(3.0 * module);
         c.kind = APPROF_COLL_ALL_GATHER;
-        rc = push_module_colls(st, ti, p, 0, &ccap[0], &c, S);
-        if (!rc)
-            rc = push_module_colls(st, ti, p, 1, &ccap[1], &c, S);
-        if (!rc)
-            rc = push_regathers(st, ti, p, &ccap[1], &c, S, blk, n_blk);
+        if (sched && S > 0.0 && stage_param_bytes(st, ti) > 0.0) {
+            rc = push_zero3_scheduled(st, ti, p, ccap, &c, S, blk, n_blk);
+        } else {
+            rc = push_module_colls(st, ti, p, 0, &ccap[0], &c, S);
+            if (!rc)
+                rc = push_module_colls(st, ti, p, 1, &ccap[1], &c, S);
+            if (!rc)
+                rc = push_regathers(st, ti, p, &ccap[1], &c, S, blk, n_blk);
+        }
     }
     p->optimizer_bytes = costdb_adam_bytes(param_elems - S_elems + S_elems / (z >= 1 ? G : 1),
                                            esize);

@@ -466,6 +466,12 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
     }
     sw->hw.fp8 = cfg->fp8 ? 1 : 0;
     sum->fp8 = sw->hw.fp8;
+    if (!approf_zero3_schedule_name(cfg->zero3_schedule)) {
+        snprintf(err, errlen, "--zero3-schedule: unknown schedule %d", cfg->zero3_schedule);
+        return APPROF_EINVAL;
+    }
+    sw->hw.zero3_schedule = cfg->zero3_schedule;
+    sum->zero3_schedule = cfg->zero3_schedule;
     /* the framework's communication timing the spec assumes: a plan for
      * another framework needs a spec file that says so */
     snprintf(sum->comm_timing, sizeof sum->comm_timing,
@@ -483,7 +489,18 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
                                              : "the model's dtype",
              sw->hw.grad_accum_fusion ? "inside the weight-gradient GEMMs (grad_accum_fusion 1)"
                                       : "by add kernels (grad_accum_fusion 0)");
-    if ((cfg->zero_mask & 8u) && strlen(sum->comm_timing) < sizeof sum->comm_timing) {
+    if ((cfg->zero_mask & 8u) && cfg->zero3_schedule &&
+        strlen(sum->comm_timing) < sizeof sum->comm_timing) {
+        /* ZeRO-3 overlapped as a framework schedules it (docs/variants.md) */
+        size_t used = strlen(sum->comm_timing);
+        snprintf(sum->comm_timing + used, sizeof sum->comm_timing - used,
+                 "; ZeRO-3's gathers and reduce-scatters overlap compute as %s schedules them "
+                 "(--zero3-schedule %s)",
+                 cfg->zero3_schedule == APPROF_ZERO3_FSDP2
+                     ? "PyTorch FSDP2 (fully_shard per checkpoint block, one block ahead)"
+                     : "DeepSpeed stage 3 (overlap_comm, prefetch and reduce buckets)",
+                 approf_zero3_schedule_name(cfg->zero3_schedule));
+    } else if ((cfg->zero_mask & 8u) && strlen(sum->comm_timing) < sizeof sum->comm_timing) {
         /* ZeRO-3's gathers follow DeepSpeed's stage 3 (docs/variants.md) */
         size_t used = strlen(sum->comm_timing);
         snprintf(sum->comm_timing + used, sizeof sum->comm_timing - used,
@@ -549,6 +566,11 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
     rc = approf_sweep_open_backend(sw, cfg, cb, err, errlen);
     if (rc < 0)
         return rc;
+    if (cfg->zero3_schedule && strcmp(sw->backend.name, "model")) {
+        snprintf(err, errlen, "--zero3-schedule: priced by the analytic model only (--backend "
+                 "model); the %s backend adds every collective to its kernels", sw->backend.name);
+        return APPROF_EINVAL;
+    }
     if (cfg->fp8 && strcmp(sw->backend.name, "model")) {
         snprintf(err, errlen, "--fp8: priced by the analytic model only (--backend model); "
                  "the %s backend times no FP8 programs yet", sw->backend.name);

@@ -90,6 +90,9 @@ typedef struct ApprofSweepConfig {
     int fp8;                      /* --fp8: the linear layers' GEMMs in FP8 as Transformer
                                    * Engine runs them (docs/fp8.md); the analytic backend of
                                    * a spec with peak_flops_fp8, a 16-bit model */
+    int zero3_schedule;           /* --zero3-schedule: how ZeRO-3's collectives overlap
+                                   * compute (an ApprofZero3Schedule; 0: serial, the
+                                   * pricing before 2026-11-28); the analytic backend */
 } ApprofSweepConfig;
 
 /* The memory levels a sweep with cfg profiles (cfg->memory_levels or 1). */
@@ -131,6 +134,7 @@ typedef struct ApprofSweepSummary {
     char dtype[8];                /* the compute dtype the sweep profiled */
     int dtype_mixed_default;      /* dtype is the mixed-precision default (no --dtype) */
     int fp8;                      /* --fp8 priced */
+    int zero3_schedule;           /* --zero3-schedule priced (ApprofZero3Schedule) */
     char collectives[128];        /* how collectives were priced */
     char comm_timing[640];        /* when the framework's communication runs (the
                                    * spec's grad_overlap, tp_comm_overlap,

@@ -252,6 +252,12 @@ static void fill_sweep_row(const Sweep *sw, const ApprofSweepConfig *cfg, const 
         if (sw->hw.fp8 && off < sizeof s->options)
             off += (size_t)snprintf(s->options + off, sizeof s->options - off,
                                     ",\"precision\":\"fp8\",\"fp8_recipe\":\"delayed\"");
+        /* ZeRO-3's overlap (docs/variants.md, "ZeRO-3 overlap"): a serial
+         * sweep keeps its options */
+        if (sw->hw.zero3_schedule && off < sizeof s->options)
+            off += (size_t)snprintf(s->options + off, sizeof s->options - off,
+                                    ",\"zero3_schedule\":\"%s\"",
+                                    approf_zero3_schedule_name(sw->hw.zero3_schedule));
         if (off < sizeof s->options)
             snprintf(s->options + off, sizeof s->options - off, "}");
     }

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ZeRO-3 overlapped with compute as the frameworks schedule it
+ * (docs/variants.md, "ZeRO-3 overlap"): a replay of one phase of a stage
+ * program on two streams. The compute stream runs the units' kernels in
+ * the phase's order (forward: unit 1 .. n; backward: n .. 1, each after
+ * the kernels of operators before the first unit, which the backward runs
+ * last); the communication stream runs the collectives the stage program
+ * marked (ApprofCollective.zero3_unit) one at a time in the order they are
+ * issued (FSDP2's all-gather and reduce-scatter streams are two CUDA
+ * streams, but both move bytes over the same links, so one runs at the
+ * other's expense; they are priced as one queue). A unit's compute starts
+ * when the unit before it ended and its all-gathers are done; under FSDP2
+ * a block's backward also waits for the reduce-scatter issued two blocks
+ * before (FSDPParamGroup.post_backward makes the compute stream wait for
+ * the previous reduce-scatter before it issues its own). The phase ends
+ * when both streams are idle: the first gather of the forward and the last
+ * reduce-scatter of the backward are exposed, and so is the part of any
+ * gather longer than the compute it runs under. What the replay leaves
+ * out: the slowdown of GEMMs while NCCL kernels share the SMs (no sourced
+ * figure), DeepSpeed's stage3_max_live_parameters cap (1e9 elements) on
+ * prefetching, and the CPU running behind the device.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "hardware.h"
+#include "stage.h"
+
+static const char *const schedule_names[] = {"serial", "fsdp2", "deepspeed"};
+
+const char *approf_zero3_schedule_name(int schedule)
+{
+    if (schedule < 0 || schedule > APPROF_ZERO3_DEEPSPEED)
+        return NULL;
+    return schedule_names[schedule];
+}
+
+int approf_zero3_schedule_parse(const char *s)
+{
+    for (int i = 0; s && i <= APPROF_ZERO3_DEEPSPEED; i++)
+        if (!strcmp(s, schedule_names[i]))
+            return i;
+    return -1;
+}
+
+/* The unit (0: before the first) of operator op; first[1..n] ascending. */
+static int unit_of(const int *first, int n, int op)
+{
+    int lo = 0, hi = n; /* the largest u with first[u] <= op, 0 if none */
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (first[mid] <= op)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Places a collective of dur seconds, issued at time t, on the
+ * communication stream; *end gets when it is done. */
+static void issue(double t, double dur, double *comm_free, double *end)
+{
+    double start = t > *comm_free ? t : *comm_free;
+    *comm_free = start + dur;
+    *end = *comm_free;
+}
+
+double approf_zero3_exposed(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph,
+                            double *marked)
+{
+    const ApprofCollective *cl;
+    size_t nc;
+    int n = 0, fsdp2;
+    double sum_marked = 0.0, exposed = 0.0;
+
+    if (marked)
+        *marked = 0.0;
+    if (!hw || !p || ph < 0 || ph > 1 || hw->zero3_schedule <= APPROF_ZERO3_SERIAL)
+        return 0.0;
+    cl = p->colls[ph];
+    nc = p->n_colls[ph];
+    for (size_t i = 0; i < nc; i++)
+        if (cl[i].zero3_unit > n)
+            n = cl[i].zero3_unit;
+    if (n == 0)
+        return 0.0;
+    fsdp2 = hw->zero3_schedule == APPROF_ZERO3_FSDP2;
+
+    /* per unit (0..n): first operator, compute seconds, start, end, the end
+     * of its gathers and of its reduce-scatter; per collective: seconds */
+    size_t nu = (size_t)n + 1;
+    int *first = malloc(nu * sizeof *first);
+    double *buf = calloc(5 * nu + nc, sizeof *buf);
+    if (!first || !buf) {
+        free(first);
+        free(buf);
+        return 0.0;
+    }
+    double *C = buf, *S = C + nu, *E = S + nu, *ready = E + nu, *rs_end = ready + nu;
+    double *dur = rs_end + nu;
+    for (size_t u = 0; u < nu; u++)
+        first[u] = -1;
+    first[0] = p->op_begin;
+    for (size_t i = 0; i < nc; i++) {
+        if (cl[i].zero3_unit <= 0)
+            continue;
+        first[cl[i].zero3_unit] = cl[i].op;
+        dur[i] = approf_collective_cost(hw, &cl[i]);
+        sum_marked += dur[i];
+    }
+    for (int u = 1; u <= n; u++) /* a unit without a collective here is empty */
+        if (first[u] < first[u - 1])
+            first[u] = first[u - 1];
+    for (size_t i = 0; i < p->n_kernels[ph]; i++)
+        C[unit_of(first, n, p->kernels[ph][i].op)] += approf_kernel_seconds(hw, &p->kernels[ph][i]);
+
+    /* the replay: execution order of units (0 first in the forward, last
+     * in the backward); a collective is issued at an event of the unit
+     * its zero3_issue names (see stage.h) */
+    double t = 0.0, comm = 0.0, total = 0.0;
+    for (int u = 0; u <= n; u++)
+        total += C[u];
+    for (size_t i = 0; i < nc; i++) /* issued at the start of the phase */
+        if (cl[i].zero3_unit > 0 && cl[i].kind == APPROF_COLL_ALL_GATHER && cl[i].zero3_issue == 0)
+            issue(0.0, dur[i], &comm, &ready[cl[i].zero3_unit]);
+    if (ph == 0)
+        t += C[0];
+    for (int r = 1; r <= n; r++) {
+        int u = ph == 0 ? r : n + 1 - r;
+        int prev2 = ph == 0 ? u - 2 : u + 2; /* the unit run two before */
+        double s = t;
+        /* on-demand gathers: issued as the unit before ends */
+        for (size_t i = 0; i < nc; i++)
+            if (cl[i].zero3_unit == u && cl[i].kind == APPROF_COLL_ALL_GATHER &&
+                cl[i].zero3_issue == u)
+                issue(t, dur[i], &comm, &ready[u]);
+        if (ready[u] > s)
+            s = ready[u];
+        if (fsdp2 && ph == 1 && prev2 >= 1 && prev2 <= n && rs_end[prev2] > s)
+            s = rs_end[prev2];
+        S[u] = s;
+        /* prefetches issued as the unit's compute starts */
+        for (size_t i = 0; i < nc; i++)
+            if (cl[i].zero3_unit > 0 && cl[i].kind == APPROF_COLL_ALL_GATHER &&
+                cl[i].zero3_issue == u && cl[i].zero3_unit != u)
+                issue(s, dur[i], &comm, &ready[cl[i].zero3_unit]);
+        E[u] = t = s + C[u];
+        /* reduce-scatters issued as the unit's backward ends */
+        for (size_t i = 0; i < nc; i++)
+            if (cl[i].zero3_unit > 0 && cl[i].kind != APPROF_COLL_ALL_GATHER &&
+                cl[i].zero3_issue == u)
+                issue(t, dur[i], &comm, &rs_end[cl[i].zero3_unit]);
+    }
+    if (ph == 1)
+        t += C[0];
+    for (size_t i = 0; i < nc; i++) /* issued as the backward's compute ends */
+        if (cl[i].zero3_unit > 0 && cl[i].kind != APPROF_COLL_ALL_GATHER && cl[i].zero3_issue == 0)
+            issue(t, dur[i], &comm, &rs_end[cl[i].zero3_unit]);
+    exposed = (comm > t ? comm : t) - total;
+    if (exposed < 0.0)
+        exposed = 0.0;
+    if (marked)
+        *marked = sum_marked;
+    free(first);
+    free(buf);
+    return exposed;
+}

@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ZeRO-3 overlapped with compute as the frameworks schedule it
+ * (approf sweep --zero3-schedule, hw/zero3_overlap.c, docs/variants.md
+ * "ZeRO-3 overlap"). The model: the zoo's mlp (four dense layers of equal
+ * size, each a checkpoint block of its own) as one stage on 8 GPUs of data
+ * parallelism with ZeRO-3. Hand counts of the phases' seconds:
+ * - compute longer than every collective: the forward costs its kernels
+ *   plus the first block's all-gather; the backward its kernels plus the
+ *   last block's all-gather (the first of the backward) and the first
+ *   block's reduce-scatter (the last of the backward);
+ * - collectives longer than any block's compute: the forward costs every
+ *   all-gather plus the last block's compute; the backward every all-gather
+ *   and reduce-scatter back to back;
+ * - serial (the default): kernels plus every collective, unmarked.
+ */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costdb.h"
+#include "graph.h"
+#include "hardware.h"
+#include "model/zoo.h"
+#include "sharding/sharding.h"
+#include "stage.h"
+
+static ApprofGraph *mlp(int64_t batch)
+{
+    ApprofZooOptions o;
+    ApprofGraph *g = NULL;
+    char err[256];
+    memset(&o, 0, sizeof o);
+    o.batch = batch;
+    o.dtype = "f16";
+    if (approf_zoo_build("mlp", &o, &g, err, sizeof err))
+        fprintf(stderr, "mlp: %s\n", err);
+    return g;
+}
+
+/* The whole graph as one stage with ZeRO-3 over 8 GPUs of one a100-80g
+ * host, priced with schedule; *hw gets the spec. */
+static int shard(const ApprofGraph *g, int schedule, ApprofHardwareSpec *hw,
+                 ApprofStageProgram *p)
+{
+    ApprofLayering l;
+    int begin = 0, end = (int)g->n_ops;
+    ApprofShardContext *ctx = NULL;
+    ApprofShardRequest req;
+    char err[256];
+    memset(&l, 0, sizeof l);
+    l.n_layers = 1;
+    l.op_begin = &begin;
+    l.op_end = &end;
+    CU_ASSERT_FATAL(approf_hardware_builtin("a100-80g", hw) == 0);
+    hw->zero3_schedule = schedule;
+    CU_ASSERT_FATAL(approf_shard_context_new(g, &l, hw, 1, &ctx) == 0);
+    memset(&req, 0, sizeof req);
+    req.mesh_hosts = 1;
+    req.mesh_gpus = 8;
+    req.logical_a = 8;
+    req.logical_b = 1;
+    req.force_batch_dim = 0;
+    req.method = APPROF_ILP_SERIES_PARALLEL;
+    req.zero = 3;
+    memset(p, 0, sizeof *p);
+    int rc = approf_shard_stage(ctx, &req, p, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "shard: %s\n", err);
+    approf_shard_context_free(&ctx);
+    return rc;
+}
+
+static double kernels(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph,
+                      int from_op)
+{
+    double t = 0.0;
+    for (size_t i = 0; i < p->n_kernels[ph]; i++)
+        if (p->kernels[ph][i].op >= from_op)
+            t += approf_kernel_seconds(hw, &p->kernels[ph][i]);
+    return t;
+}
+
+/* The seconds of phase ph's collectives no schedule moves (the loss's
+ * all-reduce of the data-parallel mean): serial in every schedule. */
+static double unmarked(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph)
+{
+    double t = 0.0;
+    for (size_t i = 0; i < p->n_colls[ph]; i++)
+        if (p->colls[ph][i].zero3_unit == 0)
+            t += approf_collective_cost(hw, &p->colls[ph][i]);
+    return t;
+}
+
+/* Phase ph's marked collectives of kind k: their number, seconds in *sum,
+ * the seconds of unit u's in *of_u, the largest first op in *last_op. */
+static int marked(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph,
+                  ApprofCollKind k, int u, double *sum, double *of_u, int *last_op)
+{
+    int n = 0;
+    *sum = *of_u = 0.0;
+    *last_op = -1;
+    for (size_t i = 0; i < p->n_colls[ph]; i++) {
+        const ApprofCollective *c = &p->colls[ph][i];
+        if (c->kind != k || c->zero3_unit <= 0)
+            continue;
+        double s = approf_collective_cost(hw, c);
+        n++;
+        *sum += s;
+        if (c->zero3_unit == u)
+            *of_u += s;
+        if (c->op > *last_op)
+            *last_op = c->op;
+    }
+    return n;
+}
+
+/* The least (most = 0) or the most (most = 1) compute of a block in phase ph. */
+static double block_compute(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph,
+                            int most)
+{
+    int first[8], n = 0;
+    double pick = most ? 0.0 : INFINITY;
+    for (size_t i = 0; i < p->n_colls[0] && n < 8; i++)
+        if (p->colls[0][i].zero3_unit > 0)
+            first[n++] = p->colls[0][i].op;
+    for (int u = 0; u < n; u++) {
+        double t = 0.0;
+        for (size_t i = 0; i < p->n_kernels[ph]; i++) {
+            int op = p->kernels[ph][i].op;
+            if (op >= first[u] && (u + 1 == n || op < first[u + 1]))
+                t += approf_kernel_seconds(hw, &p->kernels[ph][i]);
+        }
+        if (most ? t > pick : t < pick)
+            pick = t;
+    }
+    return pick;
+}
+
+/* The shortest marked collective of phase ph. */
+static double shortest(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph)
+{
+    double least = INFINITY;
+    for (size_t i = 0; i < p->n_colls[ph]; i++)
+        if (p->colls[ph][i].zero3_unit > 0) {
+            double s = approf_collective_cost(hw, &p->colls[ph][i]);
+            if (s < least)
+                least = s;
+        }
+    return least;
+}
+
+static void test_serial_unmarked(void)
+{
+    ApprofGraph *g = mlp(8);
+    ApprofHardwareSpec hw;
+    ApprofStageProgram p;
+    CU_ASSERT_FATAL(g != NULL);
+    CU_ASSERT_FATAL(shard(g, APPROF_ZERO3_SERIAL, &hw, &p) == 0);
+    for (int ph = 0; ph < 2; ph++) {
+        double colls = 0.0;
+        CU_ASSERT(p.n_colls[ph] > 0);
+        for (size_t i = 0; i < p.n_colls[ph]; i++) {
+            CU_ASSERT(p.colls[ph][i].zero3_unit == 0);
+            colls += approf_collective_cost(&hw, &p.colls[ph][i]);
+        }
+        CU_ASSERT_DOUBLE_EQUAL(approf_phase_seconds(&hw, &p, ph), kernels(&hw, &p, ph, 0) + colls,
+                               1e-12);
+    }
+    approf_stage_program_clear(&p);
+    approf_graph_free(&g);
+}
+
+static void test_fsdp2_compute_bound(void)
+{
+    ApprofGraph *g = mlp(8 * 4096);
+    ApprofHardwareSpec hw;
+    ApprofStageProgram p;
+    double ag, ag1, ag4, rs, rs1, rs4;
+    int last;
+    CU_ASSERT_FATAL(g != NULL);
+    CU_ASSERT_FATAL(shard(g, APPROF_ZERO3_FSDP2, &hw, &p) == 0);
+    /* one all-gather per dense layer each way, one reduce-scatter each */
+    CU_ASSERT_EQUAL(marked(&hw, &p, 0, APPROF_COLL_ALL_GATHER, 1, &ag, &ag1, &last), 4);
+    CU_ASSERT_EQUAL(marked(&hw, &p, 1, APPROF_COLL_ALL_GATHER, 4, &ag, &ag4, &last), 4);
+    CU_ASSERT_EQUAL(marked(&hw, &p, 1, APPROF_COLL_REDUCE_SCATTER, 1, &rs, &rs1, &last), 4);
+    (void)marked(&hw, &p, 1, APPROF_COLL_REDUCE_SCATTER, 4, &rs, &rs4, &last);
+    CU_ASSERT(ag1 > 0 && ag4 > 0 && rs1 > 0);
+    /* the precondition: every block computes longer than what it hides
+     * (in the backward a gather and a reduce-scatter) */
+    CU_ASSERT_FATAL(block_compute(&hw, &p, 0, 0) > ag1);
+    CU_ASSERT_FATAL(block_compute(&hw, &p, 1, 0) > ag4 + rs4);
+    CU_ASSERT_DOUBLE_EQUAL(approf_phase_seconds(&hw, &p, 0), kernels(&hw, &p, 0, 0) + unmarked(&hw, &p, 0) + ag1,
+                           1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(approf_phase_seconds(&hw, &p, 1),
+                           kernels(&hw, &p, 1, 0) + unmarked(&hw, &p, 1) + ag4 + rs1, 1e-9);
+    approf_stage_program_clear(&p);
+    approf_graph_free(&g);
+}
+
+static void test_fsdp2_comm_bound(void)
+{
+    ApprofGraph *g = mlp(8);
+    ApprofHardwareSpec hw;
+    ApprofStageProgram p;
+    double ag0, agb, rs, x;
+    int last;
+    CU_ASSERT_FATAL(g != NULL);
+    CU_ASSERT_FATAL(shard(g, APPROF_ZERO3_FSDP2, &hw, &p) == 0);
+    CU_ASSERT_EQUAL(marked(&hw, &p, 0, APPROF_COLL_ALL_GATHER, 1, &ag0, &x, &last), 4);
+    CU_ASSERT_EQUAL(marked(&hw, &p, 1, APPROF_COLL_ALL_GATHER, 1, &agb, &x, &last), 4);
+    CU_ASSERT_EQUAL(marked(&hw, &p, 1, APPROF_COLL_REDUCE_SCATTER, 1, &rs, &x, &last), 4);
+    /* the precondition: every collective is longer than any block's compute */
+    CU_ASSERT_FATAL(shortest(&hw, &p, 0) > block_compute(&hw, &p, 0, 1));
+    CU_ASSERT_FATAL(shortest(&hw, &p, 1) > block_compute(&hw, &p, 1, 1));
+    /* forward: the gathers one after the other, then the last block's compute */
+    (void)marked(&hw, &p, 0, APPROF_COLL_ALL_GATHER, 4, &ag0, &x, &last);
+    CU_ASSERT_DOUBLE_EQUAL(approf_phase_seconds(&hw, &p, 0), ag0 + kernels(&hw, &p, 0, last) +
+                                                           unmarked(&hw, &p, 0), 1e-9);
+    /* backward: every gather and reduce-scatter back to back */
+    CU_ASSERT_DOUBLE_EQUAL(approf_phase_seconds(&hw, &p, 1), agb + rs + unmarked(&hw, &p, 1), 1e-9);
+    /* and less than the serial sum of the same program */
+    CU_ASSERT(approf_phase_seconds(&hw, &p, 1) < kernels(&hw, &p, 1, 0) + agb + rs);
+    approf_stage_program_clear(&p);
+    approf_graph_free(&g);
+}
+
+/* DeepSpeed: the first module is fetched on demand; at its start the
+ * coordinator prefetches the next modules while under
+ * stage3_prefetch_bucket_size (5e7 elements): the mlp's modules hold
+ * 2048 x 8192 + 8192 or + 2048 elements (about 1.68e7), so modules 2, 3
+ * and 4 are all issued as module 1 starts (1.68e7 x 2 < 5e7 <= x 3). With
+ * compute longer than the gathers only the first is exposed. */
+static void test_deepspeed_prefetch(void)
+{
+    ApprofGraph *g = mlp(8 * 4096);
+    ApprofHardwareSpec hw;
+    ApprofStageProgram p;
+    double ag, ag1;
+    int last, n = 0;
+    CU_ASSERT_FATAL(g != NULL);
+    CU_ASSERT_FATAL(shard(g, APPROF_ZERO3_DEEPSPEED, &hw, &p) == 0);
+    for (size_t i = 0; i < p.n_colls[0]; i++) {
+        const ApprofCollective *c = &p.colls[0][i];
+        if (c->zero3_unit <= 0)
+            continue;
+        n++;
+        CU_ASSERT_EQUAL(c->zero3_issue, 1);
+    }
+    CU_ASSERT_EQUAL(n, 4);
+    CU_ASSERT_EQUAL(marked(&hw, &p, 0, APPROF_COLL_ALL_GATHER, 1, &ag, &ag1, &last), 4);
+    /* the three prefetched gathers run under the first module's compute */
+    CU_ASSERT_FATAL(block_compute(&hw, &p, 0, 0) > ag - ag1);
+    CU_ASSERT_DOUBLE_EQUAL(approf_phase_seconds(&hw, &p, 0), kernels(&hw, &p, 0, 0) + unmarked(&hw, &p, 0) + ag1,
+                           1e-9);
+    approf_stage_program_clear(&p);
+    approf_graph_free(&g);
+}
+
+int main(void)
+{
+    CU_pSuite s;
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    s = CU_add_suite("zero3_overlap", NULL, NULL);
+    CU_add_test(s, "serial: every collective adds, none marked", test_serial_unmarked);
+    CU_add_test(s, "fsdp2, compute-bound: first gather and last reduce-scatter exposed",
+                test_fsdp2_compute_bound);
+    CU_add_test(s, "fsdp2, communication-bound: the collectives back to back",
+                test_fsdp2_comm_bound);
+    CU_add_test(s, "deepspeed: prefetch bucket, first gather exposed", test_deepspeed_prefetch);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned f = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return f ? 1 : 0;
+}
