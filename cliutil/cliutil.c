@@ -33,7 +33,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
         fprintf(stderr, "\nTry '%s %s --help'\n", program, cmd);
     else
         fprintf(stderr, "\nTry '%s --help'\n", program);
-    return CLI_EXIT_USAGE;
+    return APPROF_EXIT_USAGE;
 }
 
 int cli_fail(const char *fmt, ...)
@@ -44,7 +44,7 @@ int cli_fail(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
-    return CLI_EXIT_FAIL;
+    return APPROF_EXIT_FAIL;
 }
 
 int cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)

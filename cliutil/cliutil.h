@@ -11,9 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CLI_EXIT_OK 0
-#define CLI_EXIT_FAIL 1
-#define CLI_EXIT_USAGE 2
+#include "exit_status.h" /* util/: the one family of exit statuses */
 
 /* The name messages start with ("approf: ..."); a main() sets it before
  * anything else. */
@@ -21,10 +19,10 @@ void cli_set_program(const char *name);
 const char *cli_program(void);
 
 /* Prints "<program>: <message>" and "Try '<program> [cmd] --help'" to
- * stderr (cmd NULL or "": the program's own help); returns CLI_EXIT_USAGE. */
+ * stderr (cmd NULL or "": the program's own help); returns APPROF_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Prints "<program>: <message>" to stderr; returns CLI_EXIT_FAIL. */
+/* Prints "<program>: <message>" to stderr; returns APPROF_EXIT_FAIL. */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A whole decimal integer in [lo, hi] (digits and an optional leading
@@ -62,7 +60,7 @@ int cli_parse_choice(const char *s, const CliChoice *choices, int *out);
 const char *cli_choice_names(const CliChoice *choices, char *buf, size_t len);
 /* Option --opt of command cmd (NULL: the program's own) set to s: 0 with
  * *out set, or the usage error "--opt: 's' is not one of a|b|c" (exit
- * status CLI_EXIT_USAGE). */
+ * status APPROF_EXIT_USAGE). */
 int cli_choice_option(const char *cmd, const char *opt, const char *s, const CliChoice *choices,
                       int *out);
 

@@ -25,6 +25,10 @@
 extern "C" {
 #endif
 
+/* apreport's error codes. A costdb failure crosses into them as
+ * APREPORT_EDB (message in costdb_errmsg), a solver failure as
+ * APREPORT_ESOLVE or a message from apsolve_strerror, never as its own
+ * number (the spaces overlap: -2 is COSTDB_ENOTDB and APSOLVE_EINVAL). */
 enum {
     APREPORT_OK = 0,
     APREPORT_ENOMEM = -1,

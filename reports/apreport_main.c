@@ -83,10 +83,10 @@ int main(int argc, char **argv)
             if (apreport_export_parse(optarg, &opt.exports, err, sizeof(err)) < 0)
                 return cli_usage_error(NULL, "--export: %s", err);
             break;
-        case 'h': help(); return 0;
+        case 'h': help(); return APPROF_EXIT_OK;
         case 'V':
             printf("apreport %s\n", APPROF_VERSION);
-            return 0;
+            return APPROF_EXIT_OK;
         case 's': {
             /* the solver's names, in the order of ApreportScheduleKind */
             int k = apsolve_schedule_parse(optarg);
@@ -133,7 +133,7 @@ int main(int argc, char **argv)
                      &db, err, sizeof(err));
     if (rc < 0) {
         fprintf(stderr, "apreport: %s\n", err[0] ? err : costdb_strerror(rc));
-        return 1;
+        return APPROF_EXIT_FAIL;
     }
     rc = apreport_load(db, &opt, &r, err, sizeof(err));
     if (rc == 0)
@@ -153,5 +153,5 @@ int main(int argc, char **argv)
     }
     apreport_free(&r);
     costdb_close(&db);
-    return rc < 0 ? 1 : 0;
+    return rc < 0 ? APPROF_EXIT_FAIL : APPROF_EXIT_OK;
 }

@@ -23,6 +23,10 @@
 extern "C" {
 #endif
 
+/* apsolve's error codes. A costdb failure crosses into them as APSOLVE_EDB
+ * (its message stays in costdb_errmsg), never as its own number: the two
+ * spaces overlap (-2 is COSTDB_ENOTDB). Exit statuses are util/
+ * exit_status.h's (APPROF_EXIT_*, apsolve_error_exit in session.h). */
 enum {
     APSOLVE_OK = 0,
     APSOLVE_ENOMEM = -1,

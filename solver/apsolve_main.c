@@ -85,14 +85,14 @@ static void usage(FILE *out)
           out);
 }
 
-/* rc, or 1 when standard output could not be written (apsolve > /dev/full):
+/* rc, or APPROF_EXIT_FAIL when standard output could not be written (apsolve > /dev/full):
  * data that did not arrive is a failure, whatever was computed. */
 static int stdout_status(int rc)
 {
     char err[256];
     if (apsolve_stdout_check(err, sizeof err) < 0) {
         fprintf(stderr, "apsolve: %s\n", err);
-        return 1;
+        return APPROF_EXIT_FAIL;
     }
     return rc;
 }
@@ -129,7 +129,7 @@ static int run(ApsolveRequest *a, const char *format)
         else
             fprintf(stderr, "apsolve: cannot write the output\n");
         apsolve_session_free(&s);
-        return 1;
+        return APPROF_EXIT_FAIL;
     }
     rc = apsolve_session_finish(s, a);
     apsolve_session_free(&s);
@@ -229,7 +229,7 @@ int main(int argc, char **argv)
         case O_FMT: {
             int k;
             if (cli_choice_option(NULL, "format", optarg, cli_text_json, &k))
-                return CLI_EXIT_USAGE;
+                return APPROF_EXIT_USAGE;
             format = optarg;
             break;
         }
@@ -238,7 +238,7 @@ int main(int argc, char **argv)
             static const CliChoice options[] = {{"auto", 0}, {"manual", 1}, {"uniform", 2}, {NULL, 0}};
             int k;
             if (cli_choice_option(NULL, "stage-option", optarg, options, &k))
-                return CLI_EXIT_USAGE;
+                return APPROF_EXIT_USAGE;
             a.stage_option = optarg;
             break;
         }
@@ -262,7 +262,7 @@ int main(int argc, char **argv)
                                                    {"full", APSOLVE_OBJECTIVE_FULL}, {NULL, 0}};
             int k;
             if (cli_choice_option(NULL, "objective", optarg, objectives, &k))
-                return CLI_EXIT_USAGE;
+                return APPROF_EXIT_USAGE;
             a.objective = k;
             break;
         }

@@ -44,11 +44,11 @@ void apsolve_say(const ApsolveRequest *a, const char *fmt, ...)
 int apsolve_error_exit(ApsolveErrorCode code)
 {
     switch (code) {
-    case APSOLVE_ERROR_NONE: return APSOLVE_EXIT_OK;
+    case APSOLVE_ERROR_NONE: return APPROF_EXIT_OK;
     case APSOLVE_ERROR_USAGE:
-    case APSOLVE_ERROR_INPUT: return APSOLVE_EXIT_USAGE;
-    case APSOLVE_ERROR_INFEASIBLE: return APSOLVE_EXIT_INFEASIBLE;
-    default: return APSOLVE_EXIT_FAILED;
+    case APSOLVE_ERROR_INPUT: return APPROF_EXIT_USAGE;
+    case APSOLVE_ERROR_INFEASIBLE: return APPROF_EXIT_INFEASIBLE;
+    default: return APPROF_EXIT_FAIL;
     }
 }
 
@@ -562,7 +562,7 @@ const ApsolveOutput *apsolve_session_outputs(const ApsolveSession *s, size_t *n)
 
 int apsolve_session_finish(const ApsolveSession *s, const ApsolveRequest *a)
 {
-    int rc = APSOLVE_EXIT_OK;
+    int rc = APPROF_EXIT_OK;
     if (s->rebatch_bad)
         rc = apsolve_fail(a, APSOLVE_ERROR_INFEASIBLE, "at --batch %lld the plan is not usable "
                           "as it is (see above)", (long long)a->batch);

@@ -15,18 +15,11 @@
 #include <stdint.h>
 
 #include "apsolve.h"
+#include "exit_status.h" /* util/: APPROF_EXIT_*, the apsolve command's exit status */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* What a run ends with: the apsolve command's exit status. */
-typedef enum {
-    APSOLVE_EXIT_OK = 0,
-    APSOLVE_EXIT_FAILED = 1,          /* a runtime failure (database, memory) */
-    APSOLVE_EXIT_USAGE = 2,           /* the request does not fit the database */
-    APSOLVE_EXIT_INFEASIBLE = 3,      /* no feasible plan, or the given one is not */
-} ApsolveExit;
 
 /* Megatron's degrees and knobs (--parallel). */
 typedef struct ApsolveParallel {
@@ -72,7 +65,7 @@ typedef struct ApsolveError {
     char msg[1024];
 } ApsolveError;
 
-/* The exit status (ApsolveExit) of an error code. */
+/* The exit status (APPROF_EXIT_*) of an error code. */
 int apsolve_error_exit(ApsolveErrorCode code);
 
 /* One run's request: what apsolve's options say (docs/solver.md). The
@@ -106,16 +99,16 @@ typedef struct ApsolveSession ApsolveSession;
 
 /* Runs req: opens the database (read-only with no_store), picks the sweep
  * and batch, builds, prices and (unless no_store or plan) stores the
- * plans. APSOLVE_EXIT_OK with *out holding the outputs to write; else the
+ * plans. APPROF_EXIT_OK with *out holding the outputs to write; else the
  * exit status, *out NULL, after a message to req->notice, with the typed
  * error in *req->error. */
 int apsolve_session_run(ApsolveRequest *req, ApsolveSession **out);
 /* The outputs to write with apsolve_write, *n of them; owned by s. */
 const ApsolveOutput *apsolve_session_outputs(const ApsolveSession *s, size_t *n);
-/* After the outputs are written: APSOLVE_EXIT_INFEASIBLE, with its
+/* After the outputs are written: APPROF_EXIT_INFEASIBLE, with its
  * messages (and APSOLVE_ERROR_INFEASIBLE in *req->error), when the --batch
  * re-evaluation or the given plan is not usable as it is; else
- * APSOLVE_EXIT_OK. */
+ * APPROF_EXIT_OK. */
 int apsolve_session_finish(const ApsolveSession *s, const ApsolveRequest *req);
 void apsolve_session_free(ApsolveSession **s);
 

@@ -25,7 +25,7 @@ int apsolve_request_specs(const ApsolveRequest *a, const ApsolveProblem *p,
     int *st = NULL, *en = NULL, *sa = NULL, *sb = NULL, *la = NULL, *lb = NULL, *fb = NULL;
     size_t n = 0, ns = 0, nl = 0, nf = 0;
     ApsolveStageSpec *specs = NULL;
-    int rc = APSOLVE_EXIT_USAGE;
+    int rc = APPROF_EXIT_USAGE;
 
     if (!strcmp(a->stage_option, "uniform")) {
         int h, g, la1 = 0, lb1 = 0, f = -2;

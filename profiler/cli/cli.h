@@ -18,11 +18,6 @@
 #include "costdb.h"
 #include "model/zoo.h"
 
-#define APPROF_EXIT_OK 0
-#define APPROF_EXIT_FAIL 1
-#define APPROF_EXIT_USAGE 2
-#define APPROF_EXIT_INFEASIBLE 3
-
 typedef int (*ApprofCommandFn)(int argc, char **argv);
 
 /* Defaults, each named once: the commands and their --help texts use these.

@@ -247,7 +247,7 @@ int approf_cmd_curves(int argc, char **argv)
         case OPT_GROUP: group = optarg; break;
         case 'f':
             if (cli_choice_option("hardware curves", "format", optarg, cli_text_json, &fmt))
-                return CLI_EXIT_USAGE;
+                return APPROF_EXIT_USAGE;
             break;
         case 'h':
             usage(stdout);

@@ -105,7 +105,7 @@ int approf_cmd_list(int argc, char **argv)
     {
         static const CliChoice formats[] = {{"text", 0}, {"csv", 1}, {NULL, 0}};
         if (cli_choice_option("list", "format", format, formats, &csv))
-            return CLI_EXIT_USAGE;
+            return APPROF_EXIT_USAGE;
     }
     if (cli_open_db(path, COSTDB_OPEN_READONLY, &db) < 0)
         return APPROF_EXIT_FAIL;
@@ -284,7 +284,7 @@ int approf_cmd_export(int argc, char **argv)
             static const CliChoice formats[] = {{"csv", 0}, {NULL, 0}};
             int v;
             if (cli_choice_option("export", "format", optarg, formats, &v))
-                return CLI_EXIT_USAGE;
+                return APPROF_EXIT_USAGE;
             break;
         }
         case 'o':

@@ -283,7 +283,7 @@ int approf_cmd_hardware(int argc, char **argv)
         switch (c) {
         case 'f':
             if (cli_choice_option("hardware", "format", optarg, cli_text_json, &fmt))
-                return CLI_EXIT_USAGE;
+                return APPROF_EXIT_USAGE;
             break;
         case OPT_DB: db_path = optarg; break;
         case OPT_HARDWARE_ID:

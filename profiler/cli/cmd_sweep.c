@@ -383,9 +383,9 @@ static int run_one(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
             fprintf(stderr, "approf: rank %d interrupted by %s; rank 0 marks the sweep "
                     "interrupted\n", sum->mpi_rank,
                     sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGINT");
-            return 128 + sig;
+            return APPROF_EXIT_SIGNAL(sig);
         }
-        return rc < 0 ? cli_fail("%s", err[0] ? err : approf_strerror(rc)) : 0;
+        return rc < 0 ? cli_fail("%s", err[0] ? err : approf_strerror(rc)) : APPROF_EXIT_OK;
     }
     if (rc == APPROF_EINTR) {
         int sig = stop_signal ? (int)stop_signal : SIGINT;
@@ -395,7 +395,7 @@ static int run_one(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
                 sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGINT",
                 (long long)sum->sweep_id,
                 sum->entries + sum->existing, cfg->db_path);
-        return 128 + sig;
+        return APPROF_EXIT_SIGNAL(sig);
     }
     if (rc < 0)
         return cli_fail("%s", err[0] ? err : approf_strerror(rc));

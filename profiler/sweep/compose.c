@@ -83,16 +83,16 @@ int approf_compose_individual(const CostdbEntry *have, size_t n_have, int n_laye
     uint64_t *present = NULL;
     CostdbEntry *res = NULL;
     size_t n_present = 0, n_res = 0, cap = 0;
-    int max_configs = 1, rc = COSTDB_OK;
+    int max_configs = 1, rc = APPROF_OK;
 
     *out = NULL;
     *n_out = 0;
     if (n_layers <= 0 || n_layers > 65535 || n_submeshes <= 0 ||
         n_submeshes > APPROF_MAX_SUBMESHES || (n_have && !have))
-        return COSTDB_EINVAL;
+        return APPROF_EINVAL;
     for (int s = 0; s < n_submeshes; s++) {
         if (n_configs[s] < 0 || n_configs[s] > APPROF_MAX_CONFIGS)
-            return COSTDB_EINVAL;
+            return APPROF_EINVAL;
         if (n_configs[s] > max_configs)
             max_configs = n_configs[s];
     }
@@ -100,7 +100,7 @@ int approf_compose_individual(const CostdbEntry *have, size_t n_have, int n_laye
                     sizeof *single);
     present = malloc((n_have ? n_have : 1) * sizeof *present);
     if (!single || !present) {
-        rc = COSTDB_ENOMEM;
+        rc = APPROF_ENOMEM;
         goto cleanup;
     }
     for (size_t k = 0; k < n_have; k++) {
@@ -134,7 +134,7 @@ int approf_compose_individual(const CostdbEntry *have, size_t n_have, int n_laye
                             size_t ncap = cap ? cap * 2 : 256;
                             CostdbEntry *nr = realloc(res, ncap * sizeof *nr);
                             if (!nr) {
-                                rc = COSTDB_ENOMEM;
+                                rc = APPROF_ENOMEM;
                                 goto cleanup;
                             }
                             res = nr;

@@ -12,6 +12,7 @@
 
 #include "costdb.h"
 #include "enumerate.h"
+#include "graph.h" /* APPROF_E* */
 
 /* Composes, from the single-layer entries among have[0..n_have), one entry
  * per (i < j, submesh s, config c < n_configs[s], phase) — only (0, L-1) on a
@@ -20,7 +21,8 @@
  * and spread take the largest, available memory and repeats the smallest;
  * the first failing layer's status and reason carry over (cost +inf).
  * Output order: submesh descending, then i, j, c, phase. *out is malloc'd
- * (NULL when *n_out is 0). 0 or COSTDB_ENOMEM / COSTDB_EINVAL. */
+ * (NULL when *n_out is 0). 0, APPROF_ENOMEM, or APPROF_EINVAL for sizes out
+ * of range (profiler code: approf's codes, never costdb's). */
 int approf_compose_individual(const CostdbEntry *have, size_t n_have, int n_layers,
                               const ApprofMeshShape *submeshes, int n_submeshes,
                               const int *n_configs, int cluster_devices,

@@ -12,6 +12,7 @@
 
 #include "compose.h"
 #include "costdb.h"
+#include "costdb_error.h"
 #include "costdb_text.h"
 #include "graph.h"
 #include "merge.h"
@@ -290,7 +291,8 @@ cleanup:
 }
 
 /* Composes the range entries of an individual-mode sweep from the merged
- * single-layer entries. */
+ * single-layer entries. 0, APPROF_EDB (costdb_errmsg(out) says why),
+ * APPROF_ENOMEM, or APPROF_EINVAL for a submesh table compose cannot take. */
 static int compose_merged(Costdb *out, const Shard *r, int64_t id, size_t *composed)
 {
     CostdbSubmesh *subs = NULL;
@@ -302,15 +304,17 @@ static int compose_merged(Costdb *out, const Shard *r, int64_t id, size_t *compo
     int rc;
     if ((rc = costdb_sweep_submeshes(out, id, &subs, &ns)) < 0 ||
         (rc = costdb_sweep_configs(out, id, &confs, &nc)) < 0 ||
-        (rc = costdb_entries_get(out, id, &all, &n)) < 0)
+        (rc = costdb_entries_get(out, id, &all, &n)) < 0) {
+        rc = approf_from_costdb(rc);
         goto cleanup;
+    }
     if (ns == 0 || ns > APPROF_MAX_SUBMESHES) {
-        rc = COSTDB_EINVAL;
+        rc = APPROF_EINVAL;
         goto cleanup;
     }
     for (size_t i = 0; i < ns; i++) {
         if (subs[i].index < 0 || (size_t)subs[i].index >= ns) {
-            rc = COSTDB_EINVAL;
+            rc = APPROF_EINVAL;
             goto cleanup;
         }
         shapes[subs[i].index] = (ApprofMeshShape){subs[i].hosts, subs[i].gpus_per_host};
@@ -322,7 +326,7 @@ static int compose_merged(Costdb *out, const Shard *r, int64_t id, size_t *compo
     rc = approf_compose_individual(all, n, r->sweep.num_layers, shapes, (int)ns, n_configs,
                                    r->sweep.cluster_hosts * r->sweep.cluster_gpus, &res, &nres);
     if (rc == 0 && nres)
-        rc = costdb_entries_put(out, id, res, nres, 0);
+        rc = approf_from_costdb(costdb_entries_put(out, id, res, nres, 0));
     if (rc == 0)
         *composed = nres;
 cleanup:
@@ -421,9 +425,12 @@ int approf_merge_shards(const char *out_path, const char *const *inputs, size_t 
     if (rc < 0)
         goto cleanup;
     if (!strcmp(l.v[0].sweep.profile_mode, "individual") &&
-        compose_merged(out, &l.v[0], id, &sum->composed) < 0) {
-        rc = APPROF_EDB;
-        goto dberror;
+        (rc = compose_merged(out, &l.v[0], id, &sum->composed)) < 0) {
+        if (rc == APPROF_EDB)
+            goto dberror;
+        snprintf(err, errlen, "%s: composing the range entries of sweep %lld: %s", out_path,
+                 (long long)id, approf_strerror(rc));
+        goto cleanup;
     }
     if (costdb_commit(out) < 0) {
         rc = APPROF_EDB;

@@ -22,6 +22,7 @@
 #include "costdb_text.h"
 #include "backend.h"
 #include "compose.h"
+#include "costdb_error.h"
 #include "cuda/probe_store.h"
 #include "hardware.h"
 #include "model/modelfile.h"
@@ -355,14 +356,14 @@ int approf_sweep_compose(Sweep *sw, int64_t sweep_id, ApprofSweepWriter *w,
 {
     CostdbEntry *all = NULL, *out = NULL;
     size_t n = 0, n_out = 0;
-    int rc = costdb_entries_get(sw->db, sweep_id, &all, &n);
+    int rc = approf_from_costdb(costdb_entries_get(sw->db, sweep_id, &all, &n));
     if (rc < 0)
         return rc;
     rc = approf_compose_individual(all, n, sw->layering.n_layers, sw->submeshes,
                                    sw->n_submeshes, sw->n_configs, sw->cluster_devices, &out,
                                    &n_out);
     if (rc == 0 && n_out)
-        rc = approf_sweep_writer_put(w, out, n_out, NULL, 0);
+        rc = approf_from_costdb(approf_sweep_writer_put(w, out, n_out, NULL, 0));
     if (rc == 0) {
         sum->entries += n_out;
         for (size_t k = 0; k < n_out; k++) {

@@ -174,7 +174,8 @@ int approf_sweep_expand_placements(const Sweep *sw, const ApprofTuple *t,
                                    const ApprofSlotPlacement *in, int n, CostdbPlacement **buf,
                                    size_t *cap);
 /* Profile mode individual: writes the range entries composed from the
- * single-layer entries of the sweep (compose.h) through w. */
+ * single-layer entries of the sweep (compose.h) through w. 0, APPROF_EDB
+ * (a database failure: costdb_errmsg), APPROF_ENOMEM or APPROF_EINVAL. */
 int approf_sweep_compose(Sweep *sw, int64_t sweep_id, ApprofSweepWriter *w,
                          ApprofSweepSummary *sum);
 /* Frees everything sw holds (graph, layers, backend, database, tables). */

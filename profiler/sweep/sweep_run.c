@@ -441,9 +441,17 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
     }
     t0 = costdb_monotonic_seconds();
     if (rc != APPROF_EINTR && cfg->individual && cfg->shard_n == 1) {
-        if (approf_sweep_writer_flush(&sink.writer) < 0 ||
-            approf_sweep_compose(&sw, row.id, &sink.writer, sum) < 0) {
+        /* a database failure says costdb's message; any other its own */
+        int crc = approf_sweep_writer_flush(&sink.writer) < 0
+                      ? APPROF_EDB : approf_sweep_compose(&sw, row.id, &sink.writer, sum);
+        if (crc == APPROF_EDB) {
             dberr = 1;
+            goto out;
+        }
+        if (crc < 0) {
+            snprintf(err, errlen, "composing the range entries: %s", approf_strerror(crc));
+            costdb_sweep_set_status(sw.db, row.id, COSTDB_SWEEP_INTERRUPTED, 0);
+            rc = crc;
             goto out;
         }
     }

@@ -91,16 +91,16 @@ static void test_usage_message(void)
     fflush(stderr);
     dup2(fd, 2);
     cli_set_program("apsolve");
-    CU_ASSERT_EQUAL(cli_usage_error(NULL, "bad --sweep '%s'", "x"), CLI_EXIT_USAGE);
+    CU_ASSERT_EQUAL(cli_usage_error(NULL, "bad --sweep '%s'", "x"), APPROF_EXIT_USAGE);
     cli_set_program("approf");
-    CU_ASSERT_EQUAL(cli_usage_error("probe", "--max-bytes: %d", 7), CLI_EXIT_USAGE);
-    CU_ASSERT_EQUAL(cli_fail("%s", "gone"), CLI_EXIT_FAIL);
+    CU_ASSERT_EQUAL(cli_usage_error("probe", "--max-bytes: %d", 7), APPROF_EXIT_USAGE);
+    CU_ASSERT_EQUAL(cli_fail("%s", "gone"), APPROF_EXIT_FAIL);
     {
         static const CliChoice backends[] = {{"auto", 0}, {"model", 1}, {"cuda", 2}, {NULL, 0}};
         int v = -1;
         CU_ASSERT_EQUAL(cli_choice_option("sweep", "backend", "cuda", backends, &v), 0);
         CU_ASSERT_EQUAL(v, 2);
-        CU_ASSERT_EQUAL(cli_choice_option("sweep", "backend", "gpu", backends, &v), CLI_EXIT_USAGE);
+        CU_ASSERT_EQUAL(cli_choice_option("sweep", "backend", "gpu", backends, &v), APPROF_EXIT_USAGE);
         CU_ASSERT_EQUAL(v, 2);
     }
     fflush(stderr);

@@ -374,7 +374,7 @@ static void test_session(void)
     /* auto, not stored: the fixture has no apply costs, so objective alpa */
     session_request(&r);
     r.no_store = 1;
-    CU_ASSERT_EQUAL_FATAL(apsolve_session_run(&r, &s), APSOLVE_EXIT_OK);
+    CU_ASSERT_EQUAL_FATAL(apsolve_session_run(&r, &s), APPROF_EXIT_OK);
     o = apsolve_session_outputs(s, &n);
     CU_ASSERT_EQUAL(n, 1);
     CU_ASSERT_STRING_EQUAL(o[0].kind, "auto");
@@ -384,7 +384,7 @@ static void test_session(void)
     CU_ASSERT(strstr(g_msgs, "without apply_cost") != NULL);
     CU_ASSERT(strstr(g_msgs, "solved in") != NULL);
     CU_ASSERT(strstr(g_msgs, "apsolve: ") == NULL);
-    CU_ASSERT_EQUAL(apsolve_session_finish(s, &r), APSOLVE_EXIT_OK);
+    CU_ASSERT_EQUAL(apsolve_session_finish(s, &r), APPROF_EXIT_OK);
     apsolve_session_free(&s);
     CU_ASSERT_PTR_NULL(s);
 
@@ -394,7 +394,7 @@ static void test_session(void)
     r.layer_ids = "[[0, 1], [2, 3]]";
     r.submeshes = "[(1, 2), (1, 2)]";
     r.quiet = 1;
-    CU_ASSERT_EQUAL_FATAL(apsolve_session_run(&r, &s), APSOLVE_EXIT_OK);
+    CU_ASSERT_EQUAL_FATAL(apsolve_session_run(&r, &s), APPROF_EXIT_OK);
     o = apsolve_session_outputs(s, &n);
     CU_ASSERT_EQUAL(n, 1);
     CU_ASSERT_STRING_EQUAL(o[0].kind, "manual");
@@ -405,19 +405,19 @@ static void test_session(void)
     /* usage errors: no session, one message each, with the --help hint */
     session_request(&r);
     r.micro_batch_size = 3;
-    CU_ASSERT_EQUAL(apsolve_session_run(&r, &s), APSOLVE_EXIT_USAGE);
+    CU_ASSERT_EQUAL(apsolve_session_run(&r, &s), APPROF_EXIT_USAGE);
     CU_ASSERT_PTR_NULL(s);
     CU_ASSERT(strstr(g_msgs, "at micro-batch size 3") != NULL);
     session_request(&r);
     r.stage_option = "uniform";
-    CU_ASSERT_EQUAL(apsolve_session_run(&r, &s), APSOLVE_EXIT_USAGE);
+    CU_ASSERT_EQUAL(apsolve_session_run(&r, &s), APPROF_EXIT_USAGE);
     CU_ASSERT_PTR_NULL(s);
     CU_ASSERT(strstr(g_msgs, "needs --num-stages and --submesh|") != NULL);
     CU_ASSERT(strstr(g_msgs, "Try 'apsolve") == NULL);   /* the CLI prints the hint */
     /* a missing database is a runtime failure */
     session_request(&r);
     r.db = "/nonexistent/apsolve-session.db";
-    CU_ASSERT_EQUAL(apsolve_session_run(&r, &s), APSOLVE_EXIT_FAILED);
+    CU_ASSERT_EQUAL(apsolve_session_run(&r, &s), APPROF_EXIT_FAIL);
     CU_ASSERT_PTR_NULL(s);
     CU_ASSERT(strstr(g_msgs, "/nonexistent/apsolve-session.db") != NULL);
     unlink(g_path);
