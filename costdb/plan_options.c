@@ -99,6 +99,9 @@ int costdb_plan_options_format(const CostdbPlanOptions *o, char *out, size_t len
             if (l->cp_a2a > 1)
                 put_raw(out, len, &at, ", \"cp_a2a\": %d", l->cp_a2a);
         }
+        /* expert parallelism only when given: plans without it keep their text */
+        if (l->ep > 0 && l->etp > 0)
+            put_raw(out, len, &at, ", \"ep\": %d, \"etp\": %d", l->ep, l->etp);
         put_raw(out, len, &at, "}");
     }
     put_raw(out, len, &at, "}");
@@ -126,6 +129,8 @@ static int layout_member(CjrParser *ps, const char *key, void *ctx, int depth)
     INT_MEMBER("mbs", 0, 1 << 24, l->mbs)
     INT_MEMBER("cp", 1, 1 << 16, l->cp)
     INT_MEMBER("cp_a2a", 1, 1 << 16, l->cp_a2a)
+    INT_MEMBER("ep", 1, 1 << 16, l->ep)
+    INT_MEMBER("etp", 1, 1 << 16, l->etp)
     if (!strcmp(key, "cp_comm")) {
         if (cjr_string(ps, l->cp_comm, sizeof l->cp_comm))
             return COSTDB_EPARSE;

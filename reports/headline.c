@@ -35,6 +35,10 @@ static void layout_text(const ApreportReport *r, const RepLaunchBasics *b, char 
         if (r->n_stages > 8)
             PUT("; ...");
     }
+    /* Megatron-Core's MoE parallel folding: the experts of each stage on
+     * etp x ep of its GPUs (docs/expert-parallel.md) */
+    if (r->opts.has_layout && r->opts.layout.ep > 0 && r->opts.layout.etp > 0)
+        PUT(", experts on ep %d x etp %d", r->opts.layout.ep, r->opts.layout.etp);
     if (b->v > 1)
         PUT(", interleaved vpp %d", b->v);
     PUT(", %d micro-batches of %lld samples per replica (global batch %lld)", b->B,

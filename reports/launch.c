@@ -155,16 +155,12 @@ static void stage_list(const ApreportReport *r, int what, char *out, size_t len)
     }
 }
 
-static int axis_pieces(const CostdbLayout *l, int axis)
-{
-    return axis == 0 ? l->logical_a : axis == 1 ? l->logical_b
-           : axis == 2 ? l->logical_a * l->logical_b : 1;
-}
-
-/* Expert parallelism from the expert weights ([.., E, in, out], a path
- * holding "/experts/"): *ep the pieces their expert dimension is split
- * into (0 when the model has no experts), *etp the pieces of their largest
- * in/out split (Megatron's expert tensor parallel size), *experts E. */
+/* Expert parallelism: as the plan gives it (apsolve --parallel ...,ep=E,etp=T,
+ * priced so: solver/expert_parallel.h), else from the expert weights'
+ * placements (costdb_expert_split): *ep the pieces their expert dimension
+ * is split into (0 when the model has no experts), *etp the pieces of their
+ * largest in/out split (Megatron's expert tensor parallel size); *experts
+ * E either way. */
 static void expert_parallel(const ApreportReport *r, int *ep, int *etp, int *experts)
 {
     *ep = 0;
@@ -174,22 +170,19 @@ static void expert_parallel(const ApreportReport *r, int *ep, int *etp, int *exp
         const RepStage *s = &r->stages[k];
         for (size_t i = 0; i < s->n_tensors; i++) {
             const RepTensor *t = &s->tensors[i];
-            int64_t dims[APREPORT_MAX_DIMS];
-            int n, d, pieces;
-            if (strcmp(t->pl.role, "param") || !strstr(t->pl.tensor_name, "/experts/") ||
-                !t->layout_ok || t->layout.ndim < 3 || t->layout.ndim > APREPORT_MAX_DIMS)
+            int pe, pt;
+            int64_t e;
+            if (costdb_expert_split(&t->pl, s->st.logical_a, s->st.logical_b, &pe, &pt, &e) < 0)
                 continue;
-            d = t->layout.ndim - 3;
-            pieces = axis_pieces(&t->layout, t->layout.mesh_axis_of_dim[d]);
-            *ep = pieces > *ep ? pieces : *ep;
-            for (int j = d + 1; j < t->layout.ndim; j++) {
-                int inner = axis_pieces(&t->layout, t->layout.mesh_axis_of_dim[j]);
-                *etp = inner > *etp ? inner : *etp;
-            }
-            n = costdb_shape_parse(t->pl.shape, dims, APREPORT_MAX_DIMS);
-            if (n == t->layout.ndim && dims[d] > *experts && dims[d] < 1 << 20)
-                *experts = (int)dims[d];
+            *ep = pe > *ep ? pe : *ep;
+            *etp = pt > *etp ? pt : *etp;
+            if (e > *experts && e < 1 << 20)
+                *experts = (int)e;
         }
+    }
+    if (*experts && r->opts.has_layout && r->opts.layout.ep > 0 && r->opts.layout.etp > 0) {
+        *ep = r->opts.layout.ep;
+        *etp = r->opts.layout.etp;
     }
 }
 

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expert_parallel.h"
 #include "headline.h"
 #include "report_int.h"
 #include "schedule.h"
@@ -130,6 +131,20 @@ static int load_stage(Costdb *db, ApreportReport *r, RepStage *s, const CostdbEn
             if (e[i].initial_size > s->initial)
                 s->initial = e[i].initial_size;
         }
+    /* an ep plan's stage holds 1/(ep etp) of the expert weights' state
+     * where apsolve transformed its entry (solver/expert_parallel.h: the
+     * peak is the stored stage's; the initial state comes from here) */
+    if (r->opts.has_layout && r->opts.layout.ep > 0 && r->opts.layout.etp > 0 &&
+        s->st.submesh_index >= 0 && s->st.config_index >= 0) {
+        ApsolveEpLayout l = {s->st.logical_a, s->st.logical_b, r->opts.layout.ep,
+                             r->opts.layout.etp, s->zero, 0, 0};
+        ApsolveEpStage x;
+        char why[200];
+        if (apsolve_ep_stage(db, r->sweep.id, r->sweep.cluster_gpus, s->st.start_layer,
+                             s->st.end_layer, s->st.submesh_index, s->st.config_index, &l, &x,
+                             why, sizeof why) == 0 && x.usable == 2)
+            s->initial = s->initial + x.initial_delta > 0 ? s->initial + x.initial_delta : 0;
+    }
     if (s->st.submesh_index < 0 || s->st.config_index < 0)
         return 0;
     rc = costdb_placements_get(db, r->sweep.id, s->st.start_layer, s->st.end_layer,

@@ -39,9 +39,9 @@ static double reduce_part(const CostdbFabric *f, double bytes, int g, int stride
     return t;
 }
 
-int apsolve_ep_stage(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, int start,
-                     int end, int s, int c, const ApsolveEpLayout *l, ApsolveEpStage *out,
-                     char *why, size_t len)
+int apsolve_ep_stage(struct Costdb *db, int64_t sweep, int gpus_per_host, int start, int end,
+                     int s, int c, const ApsolveEpLayout *l, ApsolveEpStage *out, char *why,
+                     size_t len)
 {
     CostdbPlacement *pl = NULL;
     CostdbSweep sw;
@@ -50,7 +50,7 @@ int apsolve_ep_stage(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, 
     size_t n = 0;
     int64_t batch = 0, hidden = 0;
     double esize = 2, per_elem, devices = (double)l->dp * l->tp;
-    int M = p->cluster_gpus, whole_e = 1, exact = 1, same_inner = 1;
+    int M = gpus_per_host, whole_e = 1, exact = 1, same_inner = 1;
     char last[COSTDB_NAME_MAX * 2] = "";
     memset(out, 0, sizeof *out);
     if (costdb_sweep_get(db, sweep, &sw) < 0 || sw.hardware_id <= 0 ||
@@ -217,7 +217,7 @@ int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
             if (!cf->valid || cf->logical_a != l->dp || cf->logical_b != l->tp ||
                 cf->force_batch_dim != 0 || !isfinite(q->cost[idx]))
                 continue;
-            if (apsolve_ep_stage(db, sweep, q, sp->start_layer, sp->end_layer, s, c, l, &xs[c],
+            if (apsolve_ep_stage(db, sweep, q->cluster_gpus, sp->start_layer, sp->end_layer, s, c, l, &xs[c],
                                  why, len)) {
                 free(xs);
                 apsolve_problem_free(&q);

@@ -55,12 +55,14 @@ typedef struct ApsolveEpStage {
     double apply_delta;               /* once per iteration: expert grad reduction + Adam */
 } ApsolveEpStage;
 
-/* Prices stage entry (start..end, submesh s, config c) under layout l from
- * its placements and the sweep's hardware row into *out. 0; -1 with why
- * set when the placements or the hardware row cannot be read. */
-int apsolve_ep_stage(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, int start,
-                     int end, int s, int c, const ApsolveEpLayout *l, ApsolveEpStage *out,
-                     char *why, size_t len);
+/* Prices stage entry (start..end, submesh s, config c) of a sweep on hosts
+ * of gpus_per_host GPUs under layout l from its placements and the sweep's
+ * hardware row into *out. apreport takes the memory from it too (the one
+ * rule). 0; -1 with why set when the placements or the hardware row cannot
+ * be read. */
+int apsolve_ep_stage(struct Costdb *db, int64_t sweep, int gpus_per_host, int start, int end,
+                     int s, int c, const ApsolveEpLayout *l, ApsolveEpStage *out, char *why,
+                     size_t len);
 
 /* A copy of p in which every entry of the 3-D specs' stages on logical
  * (dp, tp) with the batch forced on axis 0 is the ep stage's (above):

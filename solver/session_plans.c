@@ -140,6 +140,11 @@ int apsolve_request_store(Costdb *db, const ApsolveRequest *a, const ApsolveProb
                  apsolve_cp_comm_name(a->par.cp_comm));
         if (po.layout.cp > 1 && a->par.cp_comm == APSOLVE_CP_A2A_P2P)
             po.layout.cp_a2a = apsolve_cp_a2a_size(a->par.cp, a->par.tp, p->cluster_gpus);
+        if (a->par.ep > 1 || a->par.etp > 0) {
+            /* as priced (session_ep.c): etp defaults to tp, Megatron's default */
+            po.layout.ep = a->par.ep > 1 ? a->par.ep : 1;
+            po.layout.etp = a->par.etp > 0 ? a->par.etp : a->par.tp;
+        }
     }
     if (costdb_plan_options_format(&po, js, sizeof js)) {
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "cannot store the plan: its options do "

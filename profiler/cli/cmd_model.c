@@ -14,6 +14,7 @@
 #include "graph.h"
 #include "model/hfconfig.h"
 #include "model/modelfile.h"
+#include "model/onnx.h"
 #include "model/zoo.h"
 #include "outfile.h"
 
@@ -141,6 +142,8 @@ static int load_graph(const ModelArgs *a, const char *name, ApprofGraph **g)
         rc = approf_zoo_build(name, &zo, g, err, sizeof err);
     if (rc == 0 && a->m.hf_config)
         hf_notes(a->m.hf_config, *g);
+    if (rc == 0 && a->m.model_file && approf_onnx_notice()[0])
+        fprintf(stderr, "approf: warning: %s\n", approf_onnx_notice());
     if (rc < 0) {
         /* A bad zoo choice or size is a usage error; a bad file is not. */
         fprintf(stderr, "approf: %s\n", err[0] ? err : approf_strerror(rc));

@@ -397,6 +397,8 @@ static int convert(Ox *c, int64_t batch)
         for (size_t d = 0; d < tp->n_dims; d++)
             if (tp->dims[d] < 0 || tp->dims[d] > ((int64_t)1 << 31))
                 return ox_err(c, APPROF_EPARSE, "initializer '%s': field dims: dimension %lld out of range", tp->name, (long long)tp->dims[d]);
+        if ((rc = ox_check_external(c, gp->initializer[i])) < 0)
+            return rc;
         if ((rc = ox_val_def(c, tp->name, V_INIT, -1, tp)) < 0)
             return ox_err(c, rc, "too many values");
     }
@@ -479,6 +481,7 @@ int approf_onnx_parse_dims(const void *data, size_t len, const char *origin,
     char emsg[512];
 
     memset(&c, 0, sizeof c);
+    ox_notice_reset();
     c.origin = origin;
     c.dims = dims;
     c.err = err;
@@ -524,6 +527,7 @@ int approf_onnx_parse_dims(const void *data, size_t len, const char *origin,
     rc = approf_graph_canonicalize(c.g);
     if (rc < 0)
         goto cleanup;
+    ox_notice_end();
     *out = c.g;
     c.g = NULL;
 cleanup:

@@ -61,4 +61,12 @@ int approf_onnx_bind(const char *spec, char *err, size_t errlen);
 void approf_onnx_set_seq_len(int64_t seq_len);
 int approf_onnx_bound(void);
 
+/* What the last parse of this process has to warn about, one line ("" when
+ * nothing):
+ * initializers whose external data file (external_data.location) is not
+ * beside the model, shorter than offset + length, or whose length is not
+ * the tensor's size. Only shapes and dtypes are read, so none of these
+ * stops the load; the commands print it. */
+const char *approf_onnx_notice(void);
+
 #endif

@@ -50,6 +50,14 @@ typedef struct {
     int opset;                      /* of the default domain; 0 unknown */
 } Ox;
 
+/* onnx_external.c: an initializer's external data (data_location
+ * EXTERNAL) looked at beside the model, warnings into approf_onnx_notice;
+ * a malformed offset or length is an error. ox_notice_reset before a
+ * parse, ox_notice_end after it. */
+int ox_check_external(Ox *c, Onnx__TensorProto *tp);
+void ox_notice_reset(void);
+void ox_notice_end(void);
+
 /* The node being mapped. */
 typedef struct {
     const Onnx__NodeProto *n;

@@ -77,6 +77,49 @@ same_file "$T/g.json" "$T/g2.json" "ONNX named .json loads differently"
     --backend model --quiet --db "$T/s4.db" 2> "$T/sweep4.err" ||
     fail "sweep at micro-batch 4: $(cat "$T/sweep4.err")"
 
+# external data (onnx.save_model(..., save_as_external_data=True)): only
+# shapes and dtypes are read, so the model equals its inline copy; a small
+# constant (the Reshape's shape) is read from the file; a missing or short
+# file is a warning, not an error
+mkdir -p "$T/ext" || fail "mkdir"
+for m in external external-big inline; do
+    "$PY" "$MODELS" "$m" "$T/ext/$m.onnx" || fail "writing $m.onnx"
+done
+[ -s "$T/ext/external.onnx.data" ] && [ -s "$T/ext/external-big.onnx.data" ] || fail "no external data written"
+"$APPROF" model show --model-file "$T/ext/inline.onnx" --layers 1 --format json > "$T/ei.json" || fail "show inline.onnx"
+for m in external external-big; do
+    "$APPROF" model show --model-file "$T/ext/$m.onnx" --layers 1 --format json > "$T/e.json" 2> "$T/err" ||
+        fail "show $m.onnx: $(cat "$T/err")"
+    [ ! -s "$T/err" ] || fail "$m.onnx with its data: $(cat "$T/err")"
+    a=$(totals < "$T/e.json") b=$(totals < "$T/ei.json")
+    [ "$a" = "$b" ] || fail "$m.onnx '$a' vs inline '$b'"
+done
+[ "$(totals < "$T/ei.json")" = "808 1608 2120 1" ] || fail "the MLP: $(totals < "$T/ei.json")"
+mv "$T/ext/external-big.onnx.data" "$T/ext/moved" || fail "mv"
+"$APPROF" model show --model-file "$T/ext/external-big.onnx" --layers 1 --format json > "$T/e.json" 2> "$T/err"
+expect_rc 0 $? "$T/err" "external data missing"
+says_text "$T/err" "approf: warning: $T/ext/external-big.onnx: initializer 'w1': its external data 'external-big.onnx.data' is not beside the model" "external data missing"
+[ "$(totals < "$T/e.json")" = "$(totals < "$T/ei.json")" ] || fail "external data missing: other counts"
+head -c 100 "$T/ext/moved" > "$T/ext/external-big.onnx.data"
+"$APPROF" model show --model-file "$T/ext/external-big.onnx" --layers 1 > /dev/null 2> "$T/err"
+expect_rc 0 $? "$T/err" "external data short"
+says_text "$T/err" "initializer 'w2': its external data 'external-big.onnx.data' holds 100 bytes, fewer than offset 2048 + length 1024" "external data short"
+"$APPROF" sweep --model-file "$T/ext/external-big.onnx" --layers 1 --cluster 1x2 --batch 2 --micro-batches 1 \
+    --backend model --quiet --db "$T/ext.db" 2> "$T/err" || fail "sweep with short external data: $(cat "$T/err")"
+says_text "$T/err" "approf: warning: $T/ext/external-big.onnx: initializer 'w1'" "sweep, external data short"
+"$PY" - "$T/ext/external-big.onnx" <<'PYEOF' || fail "writing a bad length"
+import sys, onnx
+m = onnx.load(sys.argv[1], load_external_data=False)
+for e in m.graph.initializer[0].external_data:
+    if e.key == "length":
+        e.value = "12x"
+onnx.save(m, sys.argv[1])
+PYEOF
+"$APPROF" model show --model-file "$T/ext/external-big.onnx" --layers 1 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "bad external_data.length"
+says_text "$T/err" "external-big.onnx: initializer 'w1': field external_data.length: '12x' is not a byte count" "bad length"
+echo "ok: external data"
+
 # bad files: exit 1, the file and what is wrong named
 head -c 2000 "$T/resnet.onnx" > "$T/truncated.onnx"
 "$APPROF" model show --model-file "$T/truncated.onnx" > /dev/null 2> "$T/err"

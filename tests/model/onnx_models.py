@@ -15,6 +15,14 @@
                                    writes them (Shape, Gather, Div, Unsqueeze,
                                    Concat)
 
+  onnx_models.py external OUT      a two-layer MLP (16 -> 32 -> 8, symbolic batch)
+                                   whose real initializers onnx.save_model writes
+                                   as external data, all of them (the Reshape's
+                                   shape too), to OUT.data beside OUT
+  onnx_models.py external-big OUT  the same with onnx's default threshold: only
+                                   the two weight matrices (1 KiB or more) external
+  onnx_models.py inline OUT        the same MLP with its weights in the file
+
   onnx_models.py unsupported OUT   Relu then an Erf node named "my_erf"
   onnx_models.py symbolic OUT      an input with a symbolic second dim ("seq")
 
@@ -168,8 +176,37 @@ def tiny(path, op, dims):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
+def mlp(path, external, threshold=0):
+    """MatMul + Add, Relu, MatMul + Add with real float32 weights (and an
+    int64 shape constant for a Reshape), saved with save_as_external_data
+    when external: every initializer in one file, OUT.data."""
+    import os
+    import numpy as np
+    from onnx import numpy_helper
+    rng = np.random.default_rng(0)
+    inits = [numpy_helper.from_array(rng.standard_normal(s).astype(np.float32), n)
+             for n, s in (("w1", (16, 32)), ("b1", (32,)), ("w2", (32, 8)), ("b2", (8,)))]
+    inits.append(numpy_helper.from_array(np.array([-1, 8], dtype=np.int64), "shape"))
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h0"], name="fc1"),
+             helper.make_node("Add", ["h0", "b1"], ["h1"], name="fc1_bias"),
+             helper.make_node("Relu", ["h1"], ["h2"], name="relu"),
+             helper.make_node("MatMul", ["h2", "w2"], ["h3"], name="fc2"),
+             helper.make_node("Add", ["h3", "b2"], ["h4"], name="fc2_bias"),
+             helper.make_node("Reshape", ["h4", "shape"], ["y"], name="out")]
+    g = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 8])], inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    if external:
+        onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                        location=os.path.basename(path) + ".data", size_threshold=threshold)
+    else:
+        onnx.save(model, path)
+
+
 if __name__ == "__main__":
     {"resnet": resnet, "gpt2": gpt2, "gpt2-dynamic": lambda p: gpt2(p, "sequence_length"),
      "gpt2-torch": lambda p: gpt2(p, "sequence_length", True),
      "unsupported": lambda p: tiny(p, "Erf", [2, 8]),
-     "symbolic": lambda p: tiny(p, "Relu", ["batch", "seq"])}[sys.argv[1]](sys.argv[2])
+     "symbolic": lambda p: tiny(p, "Relu", ["batch", "seq"]),
+     "external": lambda p: mlp(p, True), "external-big": lambda p: mlp(p, True, 1024),
+     "inline": lambda p: mlp(p, False)}[sys.argv[1]](sys.argv[2])

@@ -73,6 +73,9 @@ sweep m.db --model mixtral --num-layers 4 --manual-boundaries --manual-layers --
   --variants all --hardware a100-40g
 plan m.db --parallel dp=2,tp=2,pp=2,zero=1,recompute=full; report moe3d m.db
 plan m.db; report moeauto m.db
+# expert parallelism as the plan gives it (docs/expert-parallel.md): the files
+# take ep and etp from the stored plan, not from the placements
+plan m.db --parallel dp=2,tp=2,pp=2,zero=1,recompute=full,ep=2,etp=1; report moeep m.db
 sweep g.db --model gpt --num-layers 4 --manual-boundaries --manual-layers --cluster 2x8 --micro-batches 4 \
   --dtype f16 --variants all --hardware v100-32g
 plan g.db --parallel dp=4,tp=2,pp=2,zero=1; report gpt2x8 g.db
@@ -124,6 +127,12 @@ grep -q '"activation_checkpoint_interval": 1' "$f/zero2_deepspeed.json" || fail 
 grep -q '"stage": 3' "$f/zero3_deepspeed.json" || fail "zero3: not ZeRO-3"
 grep -qx 'mixed_precision_param = "bfloat16"' "$f/gpt2x8_torchtitan.toml" || fail "fp16 -> bf16"
 grep -q 'DDP has not supported' "$f/zero0_torchtitan.toml" || fail "zero0: no DDP note"
+grep -qx -- '--expert-model-parallel-size 2' "$f/moeep_megatron.args" || fail "moeep: no ep 2"
+grep -qx -- '--expert-tensor-parallel-size 1' "$f/moeep_megatron.args" || fail "moeep: no etp 1"
+grep -qx -- '--sequence-parallel' "$f/moeep_megatron.args" || fail "moeep: no SP"
+grep -qx 'expert_parallel_degree = 2' "$f/moeep_torchtitan.toml" || fail "moeep: torchtitan ep"
+grep -qx 'expert_tensor_parallel_degree = 1' "$f/moeep_torchtitan.toml" || fail "moeep: torchtitan etp"
+grep -q 'MoE(ep_size=2)' "$f/moeep_deepspeed.json" || fail "moeep: DeepSpeed ep_size"
 
 # a shape the database cannot give (a gpt swept with --hidden: no preset
 # fits, so no heads) is a marked UNKNOWN line that the check reports (exit 3)
@@ -196,4 +205,12 @@ neg "$f/full8b_torchtitan.toml" "$tt" 'unknown key parallelism.pipeline_parallel
 neg "$f/gpt2x8_torchtitan.toml" "$tt" 'rule launcher-hosts' 's/--rdzv_endpoint HOST0:29500//'
 neg "$f/zero1_torchtitan.toml" "$ttmain" 'rule tokens-step' 's/^# main: --training.num_tokens_per_train_step 131072/# main: --training.num_tokens_per_train_step 130000/'
 neg "$f/zero1_torchtitan.toml" "$ttmain" 'unknown flag --training.seq_len' 's/^# main: --training.max_context_length/# main: --training.seq_len/'
+# an ep plan's files broken as Megatron's validate_args and
+# initialize_model_parallel and torchtitan's ParallelDims refuse them
+neg "$f/moeep_megatron.args" "$meg" 'rule ep-experts' 's/^--expert-model-parallel-size 2$/--expert-model-parallel-size 3/'
+neg "$f/moeep_megatron.args" "$meg" 'rule expert-grid' 's/^--expert-model-parallel-size 2$/--expert-model-parallel-size 8/; s/^--expert-tensor-parallel-size 1$/--expert-tensor-parallel-size 2/'
+neg "$f/moeep_megatron.args" "$meg" 'rule moe-sp' '/^--sequence-parallel$/d'
+neg "$f/moeep_torchtitan.toml" "$tt" 'rule ep-region' 's/^expert_parallel_degree = 2$/expert_parallel_degree = 8/'
+neg "$f/moeep_torchtitan.toml" "$tt" 'rule ep-etp' 's/^expert_tensor_parallel_degree = 1$/expert_tensor_parallel_degree = 4/'
+echo "expert parallelism: 5 negative cases fail"
 echo "launch manifests: $n files ok (torchtitan's also for main), 24 negative cases fail"

@@ -7,9 +7,12 @@
 # bf16 mixed precision) and adds the token all-to-alls computed here by
 # hand; the refusals (ep not dividing dp x tp or the experts, a model
 # without experts, a sweep without its routing, ZeRO-2/3, inference).
-# Usage: expert_parallel.sh APPROF APSOLVE PYTHON SQLITE3
+# The stored plan records ep and etp, and apreport takes them from it
+# (the placements of the level it was priced from keep the experts whole):
+# the headline, the launch files and the memory apsolve stored.
+# Usage: expert_parallel.sh APPROF APSOLVE PYTHON SQLITE3 APREPORT
 . "$(dirname "$0")/../lib.sh"
-approf=$1 apsolve=$2 py=$3 sq=$4
+approf=$1 apsolve=$2 py=$3 sq=$4 apreport=$5
 w=$(mktemp -d) || fail "mktemp"
 trap 'rm -rf "$w"' EXIT
 db=$w/m.db
@@ -54,6 +57,27 @@ for ph in ("fwd_cost", "bwd_cost"):
 assert abs(ep["cost"] - plain["cost"] - 8 * a2a) <= 1e-12
 print("ep=2: memory -%d bytes, a2a %.6g s each" % (got, a2a))
 EOF
+
+# the stored plan, its report and launch files
+"$apsolve" --db "$db" --quiet --parallel dp=4,tp=1,pp=1,ep=2 >/dev/null 2>"$w/err" ||
+  fail_with "$w/err" "storing the ep=2 plan"
+"$sq" "$db" "select options from plan" | grep -q '"ep": 2, "etp": 1}' ||
+  fail "the stored options lack ep and etp: $("$sq" "$db" "select options from plan")"
+"$apreport" --db "$db" --out "$w/r" --name ep --quiet 2>"$w/err" || fail_with "$w/err" "apreport"
+grep -qx -- '--expert-model-parallel-size 2' "$w/r/ep_megatron.args" ||
+  fail_with "$w/r/ep_megatron.args" "Megatron's ep is not the plan's"
+grep -qx -- '--expert-tensor-parallel-size 1' "$w/r/ep_megatron.args" ||
+  fail_with "$w/r/ep_megatron.args" "Megatron's etp is not the plan's"
+grep -qx 'expert_parallel_degree = 2' "$w/r/ep_torchtitan.toml" ||
+  fail_with "$w/r/ep_torchtitan.toml" "torchtitan's ep is not the plan's"
+"$py" - "$w/r/report.json" "$("$sq" "$db" "select memory_needed from plan_stage")" <<'EOF' ||
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert "experts on ep 2 x etp 1" in r["headline"]["layout"], r["headline"]["layout"]
+got = r["stages"][0]["memory_needed"]
+assert got == int(sys.argv[2]), (got, sys.argv[2])
+EOF
+  fail "report.json: the ep layout or apsolve's memory"
 
 # refusals
 "$apsolve" --db "$db" --no-store --parallel dp=4,tp=1,pp=1,ep=3 >/dev/null 2>"$w/err"
