@@ -110,7 +110,7 @@ int ox_check_external(Ox *c, Onnx__TensorProto *tp)
 {
     const char *loc = NULL, *slash;
     char path[4096];
-    int64_t off, len, n = 1, want;
+    int64_t off, len, n = ox_tp_elements(tp), want;
     struct stat st;
     int rc;
     if (!tp->has_data_location || tp->data_location != ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL)
@@ -123,9 +123,7 @@ int ox_check_external(Ox *c, Onnx__TensorProto *tp)
         return rc;
     if (!loc || !*loc)
         return 0;   /* no file named: the shape is all there is to read */
-    for (size_t d = 0; d < tp->n_dims; d++)
-        n *= tp->dims[d];
-    want = data_bytes(tp->data_type, n);
+    want = n < 0 ? -1 : data_bytes(tp->data_type, n);
     if (len >= 0 && want >= 0 && len != want) {
         ox_warn(c, "initializer '%s': external_data.length %lld is not its %lld bytes (its shape "
                 "and dtype are used)", tp->name, (long long)len, (long long)want);
@@ -152,7 +150,7 @@ int ox_check_external(Ox *c, Onnx__TensorProto *tp)
         off = 0;
     if (len < 0)
         len = want >= 0 ? want : 0;
-    if (off + len > (int64_t)st.st_size) {
+    if (off > (int64_t)st.st_size || len > (int64_t)st.st_size - off) {
         ox_warn(c, "initializer '%s': its external data '%s' holds %lld bytes, fewer than offset %lld "
                 "+ length %lld (truncated?)", tp->name, loc, (long long)st.st_size, (long long)off,
                 (long long)len);

@@ -107,6 +107,18 @@ says_text "$T/err" "initializer 'w2': its external data 'external-big.onnx.data'
 "$APPROF" sweep --model-file "$T/ext/external-big.onnx" --layers 1 --cluster 1x2 --batch 2 --micro-batches 1 \
     --backend model --quiet --db "$T/ext.db" 2> "$T/err" || fail "sweep with short external data: $(cat "$T/err")"
 says_text "$T/err" "approf: warning: $T/ext/external-big.onnx: initializer 'w1'" "sweep, external data short"
+"$PY" - "$T/ext/external-big.onnx" <<'PYEOF' || fail "writing a huge offset"
+import sys, onnx
+m = onnx.load(sys.argv[1], load_external_data=False)
+for e in m.graph.initializer[0].external_data:
+    if e.key == "offset":
+        e.value = "9223372036854775807"
+onnx.save(m, sys.argv[1])
+PYEOF
+cp "$T/ext/moved" "$T/ext/external-big.onnx.data" || fail "cp"
+"$APPROF" model show --model-file "$T/ext/external-big.onnx" --layers 1 > /dev/null 2> "$T/err"
+expect_rc 0 $? "$T/err" "huge external_data.offset"
+says_text "$T/err" "holds 3072 bytes, fewer than offset 9223372036854775807 + length 2048" "huge offset"
 "$PY" - "$T/ext/external-big.onnx" <<'PYEOF' || fail "writing a bad length"
 import sys, onnx
 m = onnx.load(sys.argv[1], load_external_data=False)
