@@ -180,6 +180,17 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
                    "not a whole number known for this plan\n", L.v);
     arg_int(f, "--tensor-model-parallel-size", L.tp);
     arg_int(f, "--pipeline-model-parallel-size", L.pp);
+    if (L.cp > 1) {
+        /* docs/context-parallel.md: the plan was priced with this comm type */
+        arg_int(f, "--context-parallel-size", L.cp);
+        arg(f, "--cp-comm-type", L.cp_comm);
+        if (!strcmp(L.cp_comm, "a2a+p2p")) {
+            char sizes[32];
+            int a = L.cp_a2a > 0 ? L.cp_a2a : 1;
+            snprintf(sizes, sizeof sizes, "%d %d", a, L.cp / a);
+            fprintf(f, "--hierarchical-context-parallel-sizes %s\n", sizes);
+        }
+    }
     if (L.v > 1 && L.blocks_known && L.blocks_equal && L.blocks0 % L.v == 0)
         arg_int(f, "--num-layers-per-virtual-pipeline-stage", L.blocks0 / L.v);
     if (L.blocks_uneven && L.v == 1 && (L.pp == 2 || L.blocks_mid > 0)) {
@@ -366,7 +377,7 @@ static void torchtitan_parallelism(FILE *f, const RepLaunch *L)
     if (L->zero)
         toml_kv(f, "fsdp_reshard_after_forward", L->zero == 3 ? "always" : "never");
     fprintf(f, "tensor_parallel_degree = %d\n", L->tp);
-    fprintf(f, "context_parallel_degree = 1\n");
+    fprintf(f, "context_parallel_degree = %d\n", L->cp > 1 ? L->cp : 1);
     fprintf(f, "pipeline_parallel_degree = %d\n", L->pp);
     sched = L->sched == APREPORT_SCHED_GPIPE ? "GPipe"
             : L->sched == APREPORT_SCHED_INTERLEAVED ? "Interleaved1F1B" : "1F1B";
@@ -413,6 +424,8 @@ static void torchtitan_main(FILE *f, const RepLaunch *L)
     if (L->zero)
         fprintf(f, "# main: --parallelism.fsdp_reshard_after_forward %s\n",
                 L->zero == 3 ? "always" : "never");
+    if (L->cp > 1)
+        fprintf(f, "# main: --parallelism.context_parallel_degree %d\n", L->cp);
     fprintf(f, "# main: --parallelism.tensor_parallel_degree %d\n"
                "# main: --parallelism.pipeline_parallel_degree %d\n", L->tp, L->pp);
     if (L->pp > 1) {

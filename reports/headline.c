@@ -26,6 +26,8 @@ static void layout_text(const ApreportReport *r, const RepLaunchBasics *b, char 
     out[0] = '\0';
     if (rep_plan_uniform(r)) {
         PUT("dp %d x tp %d x pp %d", b->dp, b->tp, b->pp);
+        if (b->cp > 1)
+            PUT(" x cp %d (%s)", b->cp, b->cp_comm);
     } else {
         PUT("pp %d with stages of their own layout:", b->pp);
         for (size_t k = 0; k < r->n_stages && k < 8; k++)

@@ -226,6 +226,16 @@ void rep_launch_basics(const ApreportReport *r, RepLaunchBasics *b)
         return;
     b->dp = r->stages[0].st.logical_a > 0 ? r->stages[0].st.logical_a : 1;
     b->tp = r->stages[0].st.logical_b > 0 ? r->stages[0].st.logical_b : 1;
+    /* a cp plan's stages are priced on the entries of (dp x cp, tp)
+     * (solver/context_parallel.h): the replicas are dp, each cp GPUs wide */
+    b->cp = 1;
+    b->cp_comm = "p2p";
+    if (r->opts.has_layout && r->opts.layout.cp > 1 && b->dp % r->opts.layout.cp == 0) {
+        b->cp = r->opts.layout.cp;
+        b->dp /= b->cp;
+        b->cp_comm = r->opts.layout.cp_comm;
+        b->cp_a2a = r->opts.layout.cp_a2a;
+    }
     b->pp = (int)r->n_stages;
     b->v = r->schedule == APREPORT_SCHED_INTERLEAVED && r->virtual_stages > 1 ? r->virtual_stages : 1;
     b->B = r->plan.micro_batches > 0 ? r->plan.micro_batches : 1;
@@ -299,6 +309,9 @@ static void layout_of(const ApreportReport *r, const RepLaunchBasics *b, RepLaun
     L->dp = b->dp;
     L->tp = b->tp;
     L->pp = b->pp;
+    L->cp = b->cp;
+    L->cp_comm = b->cp_comm;
+    L->cp_a2a = b->cp_a2a;
     if (rep_plan_uniform(r))
         return;
     stage_list(r, 0, sub, sizeof(sub));
@@ -339,6 +352,19 @@ static size_t tp_whole_weights(const ApreportReport *r, size_t *weights)
 static void runtime_limits(RepLaunch *L, Notes *N)
 {
     int rt = L->rt;
+    /* DeepSpeed's config has no context parallelism (its Ulysses sequence
+     * parallelism is Megatron-DeepSpeed's, outside the config); the closest
+     * plan is the layout the cp plan was priced from, data parallelism over
+     * dp x cp with 1/cp of the accumulation steps (docs/context-parallel.md) */
+    if (rt == REP_RT_DEEPSPEED && L->cp > 1 && L->B % L->cp == 0) {
+        L->changed = 1;
+        note(N, "DeepSpeed cannot express context parallelism (cp %d, %s): data parallelism "
+                "over dp x cp = %d with %d accumulation steps instead, the layout whose entries "
+                "the plan was priced from", L->cp, L->cp_comm, L->dp * L->cp, L->B / L->cp);
+        L->dp *= L->cp;
+        L->B /= L->cp;
+        L->cp = 1;
+    }
     if (rt == REP_RT_MEGATRON && L->zero >= 2) {
         L->changed = 1;
         note(N, "Megatron-LM cannot express ZeRO-%d (its distributed optimizer shards the "
@@ -451,6 +477,7 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
              costdb_recompute_name(b.recompute), b.zero);
     }
     expert_parallel(r, &L->ep, &L->etp, &L->experts);
+    L->B = b.B; /* before runtime_limits: DeepSpeed's closest plan to cp changes it */
     runtime_limits(L, &N);
     if (L->sched != APREPORT_SCHED_INTERLEAVED)
         L->v = 1;
@@ -483,7 +510,6 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
                  "without it");
     }
     rep_model_shape(r, &L->model);
-    L->B = b.B;
     L->global = b.global;
     L->mbs = L->global / L->B / (L->dp > 0 ? L->dp : 1);
     /* torchtitan: one step of a replica; without a pipeline it accumulates

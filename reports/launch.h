@@ -25,6 +25,8 @@ typedef struct RepLaunchBasics {
     int variants_differ;              /* the stages differ in recompute or ZeRO */
     int variants_known;               /* every stage's variant is known */
     int sp_knob;                      /* the plan records sp=1 (apsolve --parallel) */
+    int cp, cp_a2a;                   /* context parallelism (1: none), a2a+p2p's a2a group */
+    const char *cp_comm;              /* p2p | a2a | a2a+p2p */
     int seq_split;                    /* a stage's activations are split on the sequence */
     int blocks_known, blocks_total, blocks_equal;
     int *blocks;                      /* [n_stages] blocks per stage (owned; NULL when unknown) */
@@ -71,6 +73,8 @@ typedef struct RepLaunch {
     int dp, tp, pp, v;                /* v: interleaved chunks per stage (1 otherwise) */
     ApreportScheduleKind sched;
     int recompute, zero, sp, ep, etp, experts;
+    int cp, cp_a2a;                   /* context parallelism (1: none), a2a+p2p's a2a group */
+    const char *cp_comm;              /* Megatron's --cp-comm-type */
     int B;
     int64_t global, mbs, local;       /* mbs: per replica micro-batch; local: per replica step */
     const char *prec;                 /* "bf16" | "fp16" | NULL (fp32) */

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "expert_parallel.h"
+#include "context_parallel.h"
 #include "headline.h"
 #include "report_int.h"
 #include "schedule.h"
@@ -131,6 +132,10 @@ static int load_stage(Costdb *db, ApreportReport *r, RepStage *s, const CostdbEn
             if (e[i].initial_size > s->initial)
                 s->initial = e[i].initial_size;
         }
+    /* a cp plan's entries are those of (dp x cp, tp): a cp stage saves
+     * 1/cp of their activations (solver/context_parallel.h) */
+    if (r->opts.has_layout && r->opts.layout.cp > 1)
+        s->intermediate = apsolve_cp_intermediate(s->intermediate, r->opts.layout.cp);
     /* an ep plan's stage holds 1/(ep etp) of the expert weights' state
      * where apsolve transformed its entry (solver/expert_parallel.h: the
      * peak is the stored stage's; the initial state comes from here) */

@@ -41,6 +41,11 @@ int apsolve_cp_a2a_size(int cp, int tp, int gpus_per_host)
     return best;
 }
 
+int64_t apsolve_cp_intermediate(int64_t intermediate, int cp)
+{
+    return cp > 1 && intermediate > 0 ? (intermediate + cp - 1) / cp : intermediate;
+}
+
 static int ends(const char *name, const char *tail)
 {
     size_t n = strlen(name), t = strlen(tail);
@@ -219,7 +224,7 @@ static void transform(ApsolveProblem *q, size_t idx, int cp, const ApsolveCpStag
     q->cost[idx] = q->cost[idx] * r + x->comm_fwd + x->comm_bwd;
     if (q->memory) {
         ApsolveMemory *m = &q->memory[idx];
-        int64_t inter = (m->intermediate + cp - 1) / cp;
+        int64_t inter = apsolve_cp_intermediate(m->intermediate, cp);
         m->peak = m->peak - (m->intermediate - inter) + x->buffers;
         m->intermediate = inter;
         if (m->avail > 0)

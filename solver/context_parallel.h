@@ -61,6 +61,11 @@ typedef struct ApsolveCpStage {
     int64_t buffers;                  /* receive buffers alive at the peak, bytes */
 } ApsolveCpStage;
 
+/* The saved activations of one micro-batch of a cp stage whose entry (dp
+ * cp, tp) saves intermediate bytes: 1/cp of them, rounded up. apsolve's
+ * cp problem and apreport's stages both take it from here. */
+int64_t apsolve_cp_intermediate(int64_t intermediate, int cp);
+
 /* The layout a cp stage is priced with. */
 typedef struct ApsolveCpLayout {
     int dp, tp, cp, comm, a2a;        /* a2a: the inner group of a2a+p2p, else 0 */

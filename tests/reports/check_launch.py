@@ -57,8 +57,9 @@ def comments_of(fmt, text, data):
     return out
 
 
-def parse_args(text, findings):
-    """Megatron-LM args file: {flag: value or True}."""
+def parse_args(text, findings, multi=()):
+    """Megatron-LM args file: {flag: value or True}; a flag in multi (nargs
+    '+') takes every word up to the next flag, as a list."""
     try:
         words = shlex.split(text, comments=True)
     except ValueError as e:
@@ -73,7 +74,13 @@ def parse_args(text, findings):
             continue
         if w in out:
             findings.append(("error", "%s given twice" % w))
-        if i + 1 < len(words) and not words[i + 1].startswith("--"):
+        if w in multi:
+            j = i + 1
+            while j < len(words) and not words[j].startswith("--"):
+                j += 1
+            out[w] = words[i + 1:j] or True
+            i = j
+        elif i + 1 < len(words) and not words[i + 1].startswith("--"):
             out[w] = words[i + 1]
             i += 2
         else:
@@ -193,7 +200,8 @@ def main(argv):
         lines = [l.lstrip("#").strip() for l in text.splitlines() if l.startswith("#")]
         raw = parse_args("\n".join(l[len(pre):] for l in lines if l.startswith(pre)), findings)
     elif fmt == "args":
-        raw = parse_args(text, findings)
+        raw = parse_args(text, findings,
+                         {k for k, s in keys.items() if s.get("nargs") == "+"})
     elif fmt == "json":
         try:
             data = json.loads(text)
@@ -238,6 +246,15 @@ def main(argv):
         if spec.get("read") is False:
             findings.append(("error", "%s is accepted but never read by %s %s (a dead key)"
                              % (k, man["framework"], man["version"])))
+        if fmt == "args" and spec.get("nargs") == "+":
+            cv = [convert_arg(spec, x) for x in v] if isinstance(v, list) else None
+            if cv is None or None in cv:
+                findings.append(("error", "%s %r is not a list of %s" % (k, v, spec["type"])))
+                continue
+            for x in cv:
+                check_value(k, spec, x, findings)
+            values[k] = cv
+            continue
         if fmt == "args":
             cv = convert_arg(spec, v)
             if cv is None:
@@ -270,7 +287,8 @@ def main(argv):
     for k, v in nested.items():
         ns[k] = NS(v) if isinstance(v, dict) else v
     ns.update(ctx)
-    env = {"__builtins__": {}, "ceil": math.ceil, "min": min, "max": max,
+    env = {"__builtins__": {}, "ceil": math.ceil, "min": min, "max": max, "prod": math.prod,
+           "len": len,
            "has": lambda path: path in raw}
     for name, expr in man.get("derived", {}).items():
         try:

@@ -6,8 +6,9 @@
 # 3 blocks on 2 stages),
 # the full Llama-3-8B (a torchtitan flavour), Mixtral (MoE: expert and
 # expert tensor parallelism, sequence parallelism), a GPT in fp16 on 2 x 8
-# V100s (more than one host) and one in bf16 with the blocks named
-# h.N/query. Each Megatron-LM, DeepSpeed and torchtitan file must pass;
+# V100s (more than one host), one in bf16 with the blocks named
+# h.N/query, and context parallelism (the ring on 2 stages; a2a+p2p with
+# the cp group across 2 hosts). Each Megatron-LM, DeepSpeed and torchtitan file must pass;
 # the only unknown a file may report is torchtitan's [model] flavour of a
 # model torchtitan has none of. The torchtitan files' '# main:' lines (the
 # layout for torchtitan main's Python configs) are checked against main's
@@ -83,6 +84,12 @@ plan g.db; report gptauto g.db
 sweep b.db --model gpt --num-layers 4 --manual-boundaries --manual-layers --cluster 1x4 \
   --dtype bf16 --hardware a100-40g
 plan b.db --parallel dp=2,tp=2,pp=1; report gptbf16 b.db
+# context parallelism (solver/context_parallel.c): the ring on 2 stages, and
+# the hierarchical a2a+p2p with the cp group across the two hosts
+sweep c.db --model llama --preset llama-3-8b --num-layers 4 --manual-boundaries --manual-layers \
+  --cluster 2x4 --micro-batches 4 --dtype bf16 --hardware a100-40g
+plan c.db --parallel dp=1,tp=2,pp=2,cp=2; report cp2 c.db
+plan c.db --parallel dp=1,tp=2,pp=1,cp=4,cp_comm=a2a+p2p; report cphier c.db
 
 # check FILE MANIFEST: passes (exit 0), or reports only torchtitan's
 # missing flavour (exit 3) where the model has none
@@ -106,7 +113,7 @@ while read -r name; do
   check "$dir/f/${name}_torchtitan.toml" "$ttmain"     # its '# main:' lines
   n=$((n + 3))
 done <"$dir/names"
-[ "$n" -ge 42 ] || fail "only $n files checked"
+[ "$n" -ge 48 ] || fail "only $n files checked"
 
 # what the set must contain for the checks to mean something
 f=$dir/f
@@ -133,6 +140,14 @@ grep -qx -- '--sequence-parallel' "$f/moeep_megatron.args" || fail "moeep: no SP
 grep -qx 'expert_parallel_degree = 2' "$f/moeep_torchtitan.toml" || fail "moeep: torchtitan ep"
 grep -qx 'expert_tensor_parallel_degree = 1' "$f/moeep_torchtitan.toml" || fail "moeep: torchtitan etp"
 grep -q 'MoE(ep_size=2)' "$f/moeep_deepspeed.json" || fail "moeep: DeepSpeed ep_size"
+grep -qx -- '--context-parallel-size 2' "$f/cp2_megatron.args" || fail "cp2: no cp"
+grep -qx -- '--cp-comm-type p2p' "$f/cp2_megatron.args" || fail "cp2: no cp comm type"
+grep -qx -- '--cp-comm-type a2a+p2p' "$f/cphier_megatron.args" || fail "cphier: not a2a+p2p"
+grep -qx -- '--hierarchical-context-parallel-sizes 2 2' "$f/cphier_megatron.args" ||
+  fail "cphier: no hierarchical sizes"
+grep -qx 'context_parallel_degree = 2' "$f/cp2_torchtitan.toml" || fail "cp2: torchtitan cp"
+grep -q 'DeepSpeed cannot express context parallelism' "$f/cp2_deepspeed.json" ||
+  fail "cp2: no DeepSpeed note"
 
 # a shape the database cannot give (a gpt swept with --hidden: no preset
 # fits, so no heads) is a marked UNKNOWN line that the check reports (exit 3)
@@ -213,4 +228,11 @@ neg "$f/moeep_megatron.args" "$meg" 'rule moe-sp' '/^--sequence-parallel$/d'
 neg "$f/moeep_torchtitan.toml" "$tt" 'rule ep-region' 's/^expert_parallel_degree = 2$/expert_parallel_degree = 8/'
 neg "$f/moeep_torchtitan.toml" "$tt" 'rule ep-etp' 's/^expert_tensor_parallel_degree = 1$/expert_tensor_parallel_degree = 4/'
 echo "expert parallelism: 5 negative cases fail"
-echo "launch manifests: $n files ok (torchtitan's also for main), 24 negative cases fail"
+neg "$f/cp2_megatron.args" "$meg" 'rule seq-cp' 's/^--seq-length \([0-9]*\)/--seq-length 8190/'
+neg "$f/cp2_megatron.args" "$meg" 'rule world-size' 's/^--context-parallel-size 2/--context-parallel-size 3/'
+neg "$f/cp2_megatron.args" "$meg" 'rule cp-a2a-heads' 's/^--context-parallel-size 2/--context-parallel-size 8/; s/^--cp-comm-type p2p/--cp-comm-type a2a/'
+neg "$f/cp2_megatron.args" "$meg" "is not one of" 's/^--cp-comm-type p2p/--cp-comm-type ring/'
+neg "$f/cphier_megatron.args" "$meg" 'rule cp-hierarchical:' '/^--hierarchical-context-parallel-sizes/d'
+neg "$f/cphier_megatron.args" "$meg" 'rule cp-hierarchical-product' 's/^--hierarchical-context-parallel-sizes 2 2/--hierarchical-context-parallel-sizes 2 4/'
+neg "$f/cp2_torchtitan.toml" "$tt" 'rule world-size' 's/^context_parallel_degree = 2/context_parallel_degree = 4/'
+echo "launch manifests: $n files ok (torchtitan's also for main), 31 negative cases fail"

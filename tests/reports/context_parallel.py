@@ -1,0 +1,166 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Context parallelism of a --parallel plan (solver/context_parallel.c,
+docs/context-parallel.md), checked by hand on Llama-3-8B's shape with two
+blocks at sequence 4096 on 1x2 A100-40GB, global batch 8:
+
+- cp=2 (dp=1) runs on the entry of dp=2 at the sweep of micro-batch 2: per
+  micro-batch its forward and backward times are half that entry's plus the
+  ring's send-recvs of one GPU's K and V (2048 tokens x 2 x 1024 x 2 bytes
+  = 8 MiB per block: one per block forward, two backward), each priced as
+  costdb/collective.c prices a send-recv on the intra-host link; twice the
+  micro-batches (8 of 4 samples... of 1 sample each, dp 1);
+- its memory need is the dp=2 plan's less half the saved activations
+  (intermediate) plus the ring's receive buffers (4 x K/V);
+- the gradient all-reduce (apply) is the dp=2 entry's (dp x cp = 2);
+- a2a prices all-to-alls instead; the stored plan records cp, and apreport's
+  headline says "cp 2";
+- refusals: a sequence 2 x cp does not divide, a model without attention,
+  cp_comm without cp, a cluster dp x tp x pp x cp does not fill.
+
+Usage: context_parallel.py APPROF APSOLVE APREPORT
+"""
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+
+def run(cmd, rc=0):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != rc:
+        sys.exit("FAIL: %s exited %d (not %d)\n%s%s" % (" ".join(cmd), p.returncode, rc,
+                                                        p.stdout, p.stderr))
+    return p.stdout + p.stderr
+
+
+def plan(apsolve, db, par, *extra):
+    out = run([apsolve, "--db", db, "--no-store", "--format", "json", "--quiet",
+               "--micro-batch-size", "2", "--parallel", par] + list(extra))
+    return json.loads(out)["plans"][0]
+
+
+def close(a, b, tol=1e-9):
+    return abs(a - b) <= tol * max(1.0, abs(a), abs(b))
+
+
+def main():
+    approf, apsolve, apreport = sys.argv[1:4]
+    fails = []
+    with tempfile.TemporaryDirectory() as tmp:
+        db = os.path.join(tmp, "llama.db")
+        run([approf, "sweep", "--db", db, "--quiet", "--model", "llama", "--preset", "llama-3-8b",
+             "--num-layers", "2", "--layers", "2", "--seq-len", "4096", "--cluster", "1x2",
+             "--hardware", "a100-40g", "--backend", "model", "--batch", "8",
+             "--micro-batch-sizes", "2,4"])
+        dp2 = plan(apsolve, db, "dp=2,tp=1,pp=1")
+        cp2 = plan(apsolve, db, "dp=1,tp=1,pp=1,cp=2")
+        a2a = plan(apsolve, db, "dp=1,tp=1,pp=1,cp=2,cp_comm=a2a")
+        con = sqlite3.connect(db)
+        bw, lat, caps = con.execute("SELECT intra_host_bandwidth, intra_host_latency, "
+                                    "capabilities FROM hardware").fetchone()
+        eff = json.loads(caps).get("bus_efficiency", 0) or 1.0
+        s0 = dp2["stages"][0]
+        inter = con.execute("SELECT max(intermediate_size) FROM stage_profile p JOIN sweep s "
+                            "ON s.id = p.sweep_id WHERE s.global_batch / s.micro_batches = 2 "
+                            "AND start_layer = 0 AND end_layer = 1 AND submesh_index = ? AND "
+                            "config_index = ?", (s0["submesh_index"], s0["config_index"])
+                            ).fetchone()[0]
+        con.close()
+        # one GPU's K + V of one block: mbs 1 x 4096 / 2 tokens x (K, V) x 8 heads x 128 x bf16
+        kv = 1 * 4096 // 2 * 2 * 1024 * 2
+        t = kv / (bw * eff) + lat
+        c = cp2["stages"][0]
+        want_fwd = s0["fwd_cost"] / 2 + 2 * 1 * t
+        want_bwd = s0["bwd_cost"] / 2 + 2 * 2 * t
+        if not (close(c["fwd_cost"], want_fwd) and close(c["bwd_cost"], want_bwd)):
+            fails.append("cp=2 stage: fwd %r bwd %r, by hand %r %r" % (
+                c["fwd_cost"], c["bwd_cost"], want_fwd, want_bwd))
+        if cp2["micro_batches"] != 2 * dp2["micro_batches"]:
+            fails.append("cp=2: %d micro-batches, not 2 x %d" % (cp2["micro_batches"],
+                                                                  dp2["micro_batches"]))
+        want_need = s0["memory_needed"] - (inter - (inter + 1) // 2) + 4 * kv
+        if c["memory_needed"] != want_need or not inter:
+            fails.append("cp=2 memory need %d, by hand %d (intermediate %d)" % (
+                c["memory_needed"], want_need, inter))
+        if not close(c["apply_cost"], s0["apply_cost"]):
+            fails.append("cp=2 apply %r is not the dp x cp entry's %r" % (c["apply_cost"],
+                                                                          s0["apply_cost"]))
+        # Ulysses: one all-to-all each for Q (4096 wide), K, V and the output,
+        # both directions; the formula's bytes are the whole tensor (2 GPUs' shares)
+        q = 1 * 4096 // 2 * 4096 * 2
+        ta = 2 * ((2 - 1) / 4 * (2 * q) / (bw * eff) + lat) + 2 * ((2 - 1) / 4 * kv / (bw * eff)
+                                                                 + lat)
+        ca = a2a["stages"][0]
+        if not close(ca["fwd_cost"], s0["fwd_cost"] / 2 + 2 * ta):
+            fails.append("cp=2 a2a fwd %r, by hand %r" % (ca["fwd_cost"],
+                                                           s0["fwd_cost"] / 2 + 2 * ta))
+        # stored: the options and apreport's headline
+        out = run([apsolve, "--db", db, "--quiet", "--micro-batch-size", "2", "--parallel",
+                   "dp=1,tp=1,pp=1,cp=2"])
+        con = sqlite3.connect(db)
+        pid, opts = con.execute("SELECT id, options FROM plan ORDER BY id DESC LIMIT 1").fetchone()
+        con.close()
+        par = json.loads(opts).get("parallel", {})
+        if par.get("cp") != 2 or par.get("cp_comm") != "p2p":
+            fails.append("stored options lack cp 2 p2p: " + opts)
+        rep = os.path.join(tmp, "rep")
+        run([apreport, "--db", db, "--plan", str(pid), "--out", rep, "--quiet"])
+        with open(os.path.join(rep, "report.json")) as f:
+            text = f.read()
+        if "cp 2" not in text:
+            fails.append("report.json's layout does not say cp 2")
+        # one figure everywhere: a 2-stage cp plan (each stage keeps more than
+        # one micro-batch in flight) has the same memory need in apsolve's
+        # output and apreport's report.json
+        four = os.path.join(tmp, "four.db")
+        run([approf, "sweep", "--db", four, "--quiet", "--model", "llama", "--preset",
+             "llama-3-8b", "--num-layers", "2", "--layers", "2", "--seq-len", "4096",
+             "--cluster", "1x4", "--hardware", "a100-40g", "--backend", "model", "--batch", "8",
+             "--micro-batch-sizes", "2"])
+        out = run([apsolve, "--db", four, "--quiet", "--format", "json", "--parallel",
+                   "dp=1,tp=1,pp=2,cp=2"])
+        pl = json.loads(out)["plans"][0]
+        rep4 = os.path.join(tmp, "rep4")
+        run([apreport, "--db", four, "--plan", str(pl["plan_id"]), "--out", rep4, "--quiet"])
+        with open(os.path.join(rep4, "report.json")) as f:
+            rj = json.load(f)
+        got = [st["memory_needed"] for st in rj["stages"]]
+        want = [st["memory_needed"] for st in pl["stages"]]
+        if got != want or pl["stages"][0]["in_flight"] < 2:
+            fails.append("2-stage cp plan: apreport's memory %r, apsolve's %r" % (got, want))
+        # refusals
+        for par_text, says in [
+                ("dp=1,tp=1,pp=1,cp=2,cp_comm=ring", "cp_comm must be p2p, a2a or a2a+p2p"),
+                ("dp=2,tp=1,pp=1,cp_comm=a2a", "cp_comm needs context parallelism"),
+                ("dp=2,tp=1,pp=1,cp=2", "dp x tp x pp x cp must be 2")]:
+            out = run([apsolve, "--db", db, "--no-store", "--micro-batch-size", "2",
+                       "--parallel", par_text], rc=2)
+            if says not in out:
+                fails.append("%s: %s" % (par_text, out))
+        odd = os.path.join(tmp, "odd.db")
+        run([approf, "sweep", "--db", odd, "--quiet", "--model", "llama", "--preset",
+             "llama-3-8b", "--num-layers", "2", "--layers", "2", "--seq-len", "4094",
+             "--cluster", "1x2", "--hardware", "a100-40g", "--backend", "model", "--batch", "8",
+             "--micro-batch-sizes", "2"])
+        out = run([apsolve, "--db", odd, "--no-store", "--parallel", "dp=1,tp=1,pp=1,cp=2"], rc=2)
+        if "sequence length 4094 does not divide by 2 x cp = 4" not in out:
+            fails.append("seq 4094: " + out)
+        mlp = os.path.join(tmp, "mlp.db")
+        run([approf, "sweep", "--db", mlp, "--quiet", "--model", "resnet50", "--cluster", "1x2",
+             "--hardware", "a100-40g", "--backend", "model", "--batch", "8",
+             "--micro-batch-sizes", "2"])
+        out = run([apsolve, "--db", mlp, "--no-store", "--parallel", "dp=1,tp=1,pp=1,cp=2"], rc=2)
+        if "no stage of the plan holds an attention layer" not in out:
+            fails.append("resnet50: " + out)
+    for f in fails:
+        print("FAIL:", f)
+    if fails:
+        sys.exit(1)
+    print("ok: cp=2 ring and a2a by hand, memory, apply, stored options, refusals")
+
+
+if __name__ == "__main__":
+    main()
