@@ -20,11 +20,11 @@
  * zoo builders take them from a preset or from a config.json. */
 typedef struct ApprofHfConfig {
     char model_type[32];     /* as in the file */
-    const char *zoo_name;    /* the zoo builder: llama, mistral, mixtral, qwen2,
-                              * deepseek_moe, gpt, bert (static storage); qwen3 builds
-                              * qwen2, qwen3_moe mixtral, gemma, gemma2, phi3, olmo2,
-                              * starcoder2, gpt_neox and falcon llama, with the variants
-                              * below */
+    const char *zoo_name;    /* the zoo model, the graph's name (static storage):
+                              * llama, mistral, mixtral, qwen2, deepseek_moe, gpt, bert;
+                              * the variants below build qwen3, qwen3_moe, gemma, gemma2,
+                              * gemma3, phi3, olmo2, starcoder2, gpt_neox, falcon,
+                              * deepseek (deepseek_v2/v3) and llama4 */
     int layers, hidden, heads, kv_heads, head_dim, ffn, vocab, positions;
     int type_vocab;          /* bert: token type embeddings */
     int tied;                /* the LM head reads the token embedding */

@@ -4,7 +4,8 @@
  * the preset's graph (same approf_graph_hash and parameter count), the
  * family's fields are honoured (kv heads, intermediate size, tied head,
  * experts), and a bad config is refused naming the file and the field.
- * The configs are under tests/model/data (MODEL_DATA_DIR).
+ * The configs are under tests/model/data (MODEL_DATA_DIR), those of the
+ * Hugging Face families with zoo names of their own under tests/model/hf.
  */
 #include <stdio.h>
 #include <string.h>

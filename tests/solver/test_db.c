@@ -436,7 +436,19 @@ static void test_parallel_text(void)
     CU_ASSERT_EQUAL(apsolve_parallel_parse("dp=2,cp_comm=a2a+p2p,tp=1,pp=1,cp=4", &par, err,
                                            sizeof err), 0);
     CU_ASSERT(par.cp == 4 && par.cp_comm == APSOLVE_CP_A2A_P2P);
+    CU_ASSERT(par.ep == 1 && par.etp == 0);
+    /* the expert grid folded into the stage: etp x ep divides dp x tp */
+    CU_ASSERT_EQUAL(apsolve_parallel_parse("dp=8,tp=2,pp=4,ep=8,etp=2", &par, err, sizeof err),
+                    0);
+    CU_ASSERT(par.ep == 8 && par.etp == 2);
+    CU_ASSERT_EQUAL(apsolve_parallel_parse("dp=4,tp=2,pp=1,ep=8,etp=1", &par, err, sizeof err),
+                    0);
     static const struct { const char *text, *says; } bad[] = {
+        {"dp=4,tp=1,pp=1,ep=3", "etp x ep = 3 does not divide dp x tp = 4"},
+        {"dp=4,tp=2,pp=1,ep=8", "etp x ep = 16 does not divide dp x tp = 8"},
+        {"dp=2,tp=2,pp=1,ep=2,etp=4", "etp x ep = 8 does not divide dp x tp = 4"},
+        {"dp=2,tp=1,pp=1,ep=0", "ep must be an integer in 1..65536, not '0'"},
+        {"dp=2,tp=1,pp=1,etp=0", "etp must be an integer in 1..65536, not '0'"},
         {"dp=2,tp=1,pp=1,cp=0", "cp must be an integer in 1..65536, not '0'"},
         {"dp=2,tp=1,pp=1,cp=2,cp_comm=ring", "cp_comm must be p2p, a2a or a2a+p2p, not 'ring'"},
         {"dp=2,tp=1,pp=1,cp_comm=a2a", "cp_comm needs context parallelism (cp >= 2)"},
