@@ -61,7 +61,9 @@ static void usage(FILE *out)
           "                            recompute and ZeRO stage and the cheapest memory level that\n"
           "                            fits; vpp: interleaved schedule; mbs: Megatron's\n"
           "                            micro-batch per replica (approf micro-batch = mbs x dp);\n"
-          "                            sp is recorded (the sharding ILP picks it by itself)\n"
+          "                            sp is recorded (the sharding ILP picks it by itself);\n"
+          "                            ep=E[,etp=T]: MoE experts on etp x ep of each stage's\n"
+          "                            GPUs (etp default tp; docs/expert-parallel.md)\n"
           "  --plan ID                 re-evaluate stored plan ID on its sweep (its micro-batches,\n"
           "                            budget and objective unless given); never stores\n"
           "  --batch B                 also re-evaluate the plan(s) at global batch B (e.g. the\n"
@@ -250,7 +252,8 @@ int main(int argc, char **argv)
             char perr[200], msg[512];
             if (apsolve_parallel_parse(optarg, &a.par, perr, sizeof perr)) {
                 snprintf(msg, sizeof msg, "bad --parallel '%s': %s (expected dp=N,tp=N,pp=N"
-                         "[,sp=0|1][,zero=0..3][,recompute=none|selective|full][,vpp=V][,mbs=M])",
+                         "[,sp=0|1][,zero=0..3][,recompute=none|selective|full][,vpp=V][,mbs=M]"
+                         "[,ep=E][,etp=T])",
                          optarg, perr);
                 return cli_usage_error(NULL, "%s", msg);
             }
