@@ -17,6 +17,9 @@
 #include "json_read.h"
 #include "plan_options.h"
 
+const char *const costdb_framework_keys[COSTDB_FW_COUNT] = {"megatron", "deepspeed",
+                                                             "torchtitan"};
+
 static const char *objective_name(CostdbObjective o)
 {
     return o == COSTDB_OBJECTIVE_FULL ? "full" : "alpa";
@@ -104,6 +107,20 @@ int costdb_plan_options_format(const CostdbPlanOptions *o, char *out, size_t len
             put_raw(out, len, &at, ", \"ep\": %d, \"etp\": %d", l->ep, l->etp);
         put_raw(out, len, &at, "}");
     }
+    if (o->headroom_bytes > 0)
+        put_raw(out, len, &at, ", \"memory_headroom\": \"%lld\"", (long long)o->headroom_bytes);
+    else
+        put_raw(out, len, &at, ", \"memory_headroom\": \"%.17g%%\"",
+                o->headroom_percent > 0 ? o->headroom_percent : 0.0);
+    put_raw(out, len, &at, ", \"headroom_kept\": %s", o->headroom_kept ? "true" : "false");
+    if (o->has_frameworks) {
+        int n = 0;
+        put_raw(out, len, &at, ", \"frameworks\": \"");
+        for (int f = 0; f < COSTDB_FW_COUNT; f++)
+            if (o->frameworks & (1u << f))
+                put_raw(out, len, &at, "%s%s", n++ ? "," : "", costdb_framework_keys[f]);
+        put_raw(out, len, &at, "\"");
+    }
     put_raw(out, len, &at, "}");
     return at < len ? 0 : COSTDB_EINVAL;
 }
@@ -183,6 +200,45 @@ static int options_member(CjrParser *ps, const char *key, void *ctx, int depth)
         if (strcmp(o->schedule, "1f1b") && strcmp(o->schedule, "gpipe") &&
             strcmp(o->schedule, "interleaved"))
             return cjr_fail(ps, "schedule \"%s\" is not 1f1b, gpipe or interleaved", o->schedule);
+        return 0;
+    }
+    if (!strcmp(key, "memory_headroom")) {
+        char v[40], *end;
+        size_t n;
+        if (cjr_string(ps, v, sizeof v))
+            return COSTDB_EPARSE;
+        n = strlen(v);
+        errno = 0;
+        if (n > 1 && v[n - 1] == '%') {
+            o->headroom_percent = strtod(v, &end);
+            if (end != v + n - 1 || errno || !(o->headroom_percent >= 0) ||
+                o->headroom_percent > 100)
+                return cjr_fail(ps, "memory_headroom \"%s\" is not a percentage", v);
+        } else {
+            long long b = strtoll(v, &end, 10);
+            if (!n || *end || errno || b < 0)
+                return cjr_fail(ps, "memory_headroom \"%s\" is not a byte count", v);
+            o->headroom_bytes = b;
+        }
+        return 0;
+    }
+    if (!strcmp(key, "headroom_kept"))
+        return cjr_bool(ps, &o->headroom_kept);
+    if (!strcmp(key, "frameworks")) {
+        char v[96], *tok, *save = NULL;
+        if (cjr_string(ps, v, sizeof v))
+            return COSTDB_EPARSE;
+        o->has_frameworks = 1;
+        o->frameworks = 0;
+        for (tok = strtok_r(v, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            int f = 0;
+            while (f < COSTDB_FW_COUNT && strcmp(tok, costdb_framework_keys[f]))
+                f++;
+            if (f == COSTDB_FW_COUNT)
+                return cjr_fail(ps, "frameworks: \"%s\" is not megatron, deepspeed or "
+                                "torchtitan", tok);
+            o->frameworks |= 1u << f;
+        }
         return 0;
     }
     if (!strcmp(key, "parallel")) {

@@ -47,7 +47,22 @@ typedef struct CostdbPlanOptions {
     int virtual_stages;               /* >= 1 */
     int has_layout;
     CostdbPlanLayout layout;
+    /* The memory headroom for allocator fragmentation (apsolve
+     * --memory-headroom): headroom_bytes when > 0, else headroom_percent
+     * of each device's memory; headroom_kept: the auto search kept it. */
+    double headroom_percent;
+    int64_t headroom_bytes;
+    int headroom_kept;
+    /* Which frameworks run the plan as priced (solver/frameworks.h): bit
+     * COSTDB_FW_* set; has_frameworks 0 for a plan stored before. */
+    int has_frameworks;
+    unsigned frameworks;
 } CostdbPlanOptions;
+
+/* The frameworks of CostdbPlanOptions.frameworks, stored by these names
+ * (solver/frameworks.h numbers them the same way). */
+enum { COSTDB_FW_MEGATRON = 0, COSTDB_FW_DEEPSPEED, COSTDB_FW_TORCHTITAN, COSTDB_FW_COUNT };
+extern const char *const costdb_framework_keys[COSTDB_FW_COUNT];
 
 /* Writes o as the stored JSON object into out (len bytes, always
  * terminated). Text fields are JSON-escaped. 0, or COSTDB_EINVAL when out

@@ -114,6 +114,11 @@ int rep_headline(const ApreportReport *r, RepHeadline *h)
         double params = 0;
         m->total = (double)s->memory_implied;
         m->available = (double)s->st.available_memory;
+        {
+            ApsolveOptions ho = {.headroom_percent = r->opts.headroom_percent,
+                                 .headroom_bytes = r->opts.headroom_bytes};
+            m->reserve = (double)apsolve_memory_reserve(&ho, s->st.available_memory);
+        }
         if (r->opts.objective != COSTDB_OBJECTIVE_FULL)
             continue;
         for (size_t i = 0; i < s->n_tensors; i++)

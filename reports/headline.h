@@ -22,6 +22,8 @@ typedef struct RepStageMemory {
     int exact;
     double params, optimizer, activations, rest, total; /* bytes per device */
     double available;                                   /* 0 unknown */
+    double reserve;   /* the headroom for fragmentation the plan was made with (apsolve
+                       * --memory-headroom; 0 unknown or none) */
 } RepStageMemory;
 
 typedef struct RepHeadline {

@@ -459,10 +459,22 @@ static void headline_html(const ApreportReport *r, FILE *f)
         rep_html(f, "none written (apreport --export)");
     if (any && !r->plan.feasible && !r->allow_infeasible)
         rep_html(f, " (not written for an infeasible plan)");
+    rep_html(f, "</td></tr>\n<tr><th>runs as priced in</th><td>");
+    {
+        char runs[96];
+        apsolve_frameworks_list(r->frameworks.runs, runs, sizeof(runs));
+        rep_html(f, "%s", runs);
+        for (int fw = 0; fw < APSOLVE_FW_COUNT; fw++)
+            if (!(r->frameworks.runs & (1u << fw))) {
+                rep_html(f, "<br>not %s: ", apsolve_framework_name(fw));
+                rep_html(f, "%s", r->frameworks.why[fw]);
+            }
+    }
     rep_html(f, "</td></tr>\n</table>\n");
     rep_html(f, "<table><tr><th>stage</th><th>parameters</th><th>optimizer state</th>"
                 "<th>activations in flight</th><th>gradients, outputs, temporaries</th>"
-                "<th>needed</th><th>available</th><th>headroom</th></tr>\n");
+                "<th>needed</th><th>available</th><th>headroom</th>"
+                "<th>reserve for fragmentation</th></tr>\n");
     for (size_t k = 0; k < h->n_stages && k < REP_HTML_MAX_ROWS; k++) {
         const RepStageMemory *m = &h->mem[k];
         rep_html(f, "<tr><td>%zu</td>", k);
@@ -475,11 +487,14 @@ static void headline_html(const ApreportReport *r, FILE *f)
             rep_html(f, "<td colspan=\"4\">not separable (Alpa's memory rule)</td>");
         rep_html(f, "<td class=\"n\"><b>%.3f GiB</b></td>", m->total / 1073741824.0);
         if (m->available > 0)
-            rep_html(f, "<td class=\"n\">%.3f GiB</td><td class=\"n\">%s%.3f GiB</td></tr>\n",
+            rep_html(f, "<td class=\"n\">%.3f GiB</td><td class=\"n\">%s%.3f GiB%s</td>"
+                        "<td class=\"n\">%.3f GiB</td></tr>\n",
                      m->available / 1073741824.0, m->total > m->available ? "&minus;" : "",
-                     fabs(m->available - m->total) / 1073741824.0);
+                     fabs(m->available - m->total) / 1073741824.0,
+                     m->available - m->total < m->reserve ? " (under the reserve)" : "",
+                     m->reserve / 1073741824.0);
         else
-            rep_html(f, "<td>unknown</td><td>&ndash;</td></tr>\n");
+            rep_html(f, "<td>unknown</td><td>&ndash;</td><td>&ndash;</td></tr>\n");
     }
     rep_html(f, "</table>\n");
     rows_left_out(f, h->n_stages, "stages");

@@ -159,6 +159,10 @@ static void headline_json(const ApreportReport *r, FILE *f)
         num(f, m->total);
         fputs(", \"available\": ", f);
         m->available > 0 ? num(f, m->available) : (void)fputs("null", f);
+        fputs(", \"headroom\": ", f);
+        m->available > 0 ? num(f, m->available - m->total) : (void)fputs("null", f);
+        fputs(", \"reserve\": ", f);
+        num(f, m->reserve);
         if (m->exact) {
             fputs(", \"parameters\": ", f);
             num(f, m->params);
@@ -171,7 +175,17 @@ static void headline_json(const ApreportReport *r, FILE *f)
         }
         fputs("}", f);
     }
-    fputs("]}", f);
+    fputs("], \"frameworks\": {\"runs\": [", f);
+    for (int fw = 0, n = 0; fw < APSOLVE_FW_COUNT; fw++)
+        if (r->frameworks.runs & (1u << fw))
+            fprintf(f, "%s\"%s\"", n++ ? ", " : "", apsolve_framework_key(fw));
+    fputs("], \"why_not\": {", f);
+    for (int fw = 0, n = 0; fw < APSOLVE_FW_COUNT; fw++)
+        if (!(r->frameworks.runs & (1u << fw))) {
+            fprintf(f, "%s\"%s\": ", n++ ? ", " : "", apsolve_framework_key(fw));
+            rep_json_string(f, r->frameworks.why[fw]);
+        }
+    fputs("}}}", f);
 }
 
 int apreport_write_json(const ApreportReport *r, FILE *f)

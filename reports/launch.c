@@ -121,7 +121,12 @@ void rep_closest_price(Costdb *db, ApreportReport *r)
                     specs[k].recompute = rec;
                     specs[k].zero = z;
                 }
-                if (apsolve_evaluate(p, &o, specs, (size_t)c->pp, &plan, eb, sizeof(eb)) == 0) {
+                /* as the frameworks run it: tp stages at the memory level
+                 * that splits the weights (solver/frameworks.h) */
+                if (apsolve_evaluate_as_run(db, r->sweep.id, p, &o, specs, (size_t)c->pp, &plan,
+                                            eb, sizeof(eb)) == 0) {
+                    apsolve_plan_frameworks(db, r->sweep.id, r->sweep.dtype, plan,
+                                            &c->fw[si][rec][z]);
                     c->priced[si][rec][z] = 1;
                     c->cost[si][rec][z] = plan->cost;
                     c->total[si][rec][z] = plan->total_cost;
@@ -135,6 +140,41 @@ void rep_closest_price(Costdb *db, ApreportReport *r)
 cleanup:
     free(specs);
     apsolve_problem_free(&p);
+}
+
+void rep_frameworks(const ApreportReport *r, ApsolveFwVerdict *v)
+{
+    ApsolveFwStage *st = calloc(r->n_stages ? r->n_stages : 1, sizeof(*st));
+    int stored = apsolve_schedule_parse(r->opts.schedule);
+    ApsolveFwPlan p;
+    memset(v, 0, sizeof(*v));
+    if (!st) {
+        for (int f = 0; f < APSOLVE_FW_COUNT; f++)
+            snprintf(v->why[f], sizeof(v->why[f]), "out of memory");
+        return;
+    }
+    for (size_t k = 0; k < r->n_stages; k++) {
+        const RepStage *s = &r->stages[k];
+        st[k] = (ApsolveFwStage){s->st.end_layer - s->st.start_layer + 1, s->st.submesh_hosts,
+                                 s->st.submesh_gpus, s->st.logical_a, s->st.logical_b,
+                                 s->st.force_batch_dim, s->variant_known ? s->recompute : -1,
+                                 s->variant_known ? s->zero : -1, (int)s->tp_whole};
+    }
+    p = (ApsolveFwPlan){st, r->n_stages, stored < 0 ? APSOLVE_SCHEDULE_1F1B : stored,
+                        r->opts.virtual_stages, apsolve_fw_dtype_fp16(r->sweep.dtype)};
+    apsolve_frameworks(&p, v);
+    free(st);
+    if (!r->opts.has_frameworks)
+        return;
+    /* apsolve's stored verdict decides; the rule gives the reasons */
+    for (int f = 0; f < APSOLVE_FW_COUNT; f++) {
+        unsigned bit = 1u << f;
+        if ((r->opts.frameworks & bit) && !(v->runs & bit))
+            v->why[f][0] = '\0';
+        else if (!(r->opts.frameworks & bit) && (v->runs & bit))
+            snprintf(v->why[f], sizeof(v->why[f]), "apsolve judged so when it stored the plan");
+    }
+    v->runs = r->opts.frameworks;
 }
 
 /* "(1, 2), (1, 2), (1, 4)" of the stages' submeshes (logical 0) or logical
@@ -451,9 +491,50 @@ static void uneven_blocks(const ApreportReport *r, const RepLaunchBasics *b, Rep
          rt_names[L->rt], L->blocks_total, L->blocks_list);
 }
 
-void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
+/* The file's price line: the plan's own T (and full estimate) when the
+ * runtime runs it as priced, else the closest plan's, priced when the
+ * report was loaded (rep_closest_price); *t2 that T (NaN when unknown). */
+static void price_text(const ApreportReport *r, const RepLaunch *L, int uni, char *out,
+                       size_t len, double *t2)
 {
     const RepClosest *c = &r->closest;
+    *t2 = NAN;
+    if (!L->changed && !L->repriced) {
+        *t2 = r->plan.cost;
+        if (isfinite(r->plan.full_cost) && r->plan.full_cost > 0)
+            snprintf(out, len, "estimated iteration time (the plan's): T = %.6f s, full estimate "
+                               "%.6f s", r->plan.cost, r->plan.full_cost);
+        else
+            snprintf(out, len, "estimated iteration time (the plan's): T = %.6f s", r->plan.cost);
+        return;
+    }
+    int si = L->sched == r->schedule ? 0 : 1;
+    if (c->have && c->priced[si][L->recompute][L->zero] &&
+        (uni || (L->dp == c->logical_a && L->tp == c->logical_b && L->pp == c->pp))) {
+        double t = c->cost[si][L->recompute][L->zero];
+        if (isfinite(t)) {
+            const ApsolveFwVerdict *v = &c->fw[si][L->recompute][L->zero];
+            *t2 = t;
+            snprintf(out, len, "estimated iteration time of this %s: T = %.6f s, objective "
+                               "%.6f s%s (the plan: T = %.6f s)%s%s",
+                     L->changed ? "closest plan" : "plan", t, c->total[si][L->recompute][L->zero],
+                     c->feasible[si][L->recompute][L->zero] ? "" : ", INFEASIBLE (memory)",
+                     r->plan.cost, (v->runs >> L->rt) & 1u ? "" : "; not exact either: ",
+                     (v->runs >> L->rt) & 1u ? "" : v->why[L->rt]);
+        } else {
+            snprintf(out, len, "estimated iteration time of this %s: unknown, the sweep has "
+                               "no entry for its layout or variant (the plan: T = %.6f s)",
+                     L->changed ? "closest plan" : "plan", r->plan.cost);
+        }
+    } else {
+        snprintf(out, len, "estimated iteration time of this %s: unknown (%s) (the plan: "
+                           "T = %.6f s)", L->changed ? "closest plan" : "plan",
+                 c->why[0] ? c->why : "not priced", r->plan.cost);
+    }
+}
+
+void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
+{
     const char *name = rt_names[rt];
     int uni = rep_plan_uniform(r);
     RepLaunchBasics b;
@@ -497,8 +578,9 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
             note(&N, "the plan was priced with %zu of its %zu weight matrices whole on every "
                      "device of the tp axis (the sharding ILP's layout); %s's tensor parallelism "
                      "splits them %d ways, so the run holds less memory and pays other "
-                     "collectives than priced (apsolve --parallel on a sweep of --memory-levels 3 "
-                     "or --variants all prices the split layout)", whole, weights, name, L->tp);
+                     "collectives than priced: the plan below is priced at the memory level "
+                     "that splits them, where the sweep has one (approf sweep --memory-levels 3 "
+                     "or --variants all profiles them)", whole, weights, name, L->tp);
         }
     }
     L->sp = (b.sp_knob || b.seq_split) && L->tp > 1;
@@ -561,6 +643,9 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
         }
     }
     /* the header */
+    char price[REP_LAUNCH_LINE_LEN];
+    double t2;
+    ApsolveFwVerdict fw;
     if (!r->plan.feasible)
         rep_launch_line(L, "%s", rep_infeasible_text(r));
     rep_launch_line(L, "%s launch configuration of plan %lld of %s (sweep %lld), written by "
@@ -569,11 +654,28 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
     rep_launch_line(L, "checked against %s", rt == REP_RT_MEGATRON ? REP_MEGATRON_VERSION
                                              : rt == REP_RT_DEEPSPEED ? REP_DEEPSPEED_VERSION
                                                                       : REP_TORCHTITAN_VERSION);
-    if (L->changed)
+    /* the plan's verdict (rep_frameworks: the one rule apsolve stores) */
+    rep_frameworks(r, &fw);
+    if (!((fw.runs >> rt) & 1u))
+        L->changed = 1;
+    price_text(r, L, uni, price, sizeof(price), &t2);
+    if (!((fw.runs >> rt) & 1u)) {
+        rep_launch_line(L, "NOTE: %s cannot express this plan as priced: the %s plan %lld "
+                           "(T = %.6f s) is not expressible in %s because %s", name,
+                        r->plan.kind, (long long)r->plan.id, r->plan.cost, name,
+                        fw.why[rt][0] ? fw.why[rt] : "of the notes below");
+        if (isfinite(t2))
+            rep_launch_line(L, "this file runs the closest plan %s can run, priced by apsolve's "
+                               "evaluation at T = %.6f s:", name, t2);
+        else
+            rep_launch_line(L, "this file runs the closest plan %s can run (its price: see "
+                               "below):", name);
+    } else if (L->changed) {
         rep_launch_line(L, "NOTE: %s cannot express this plan as priced; below is the closest "
                            "plan it can run:", name);
-    else
+    } else {
         rep_launch_line(L, "%s runs this plan%s:", name, L->repriced ? "" : " as priced");
+    }
     for (int i = 0; i < N.n; i++)
         rep_launch_line(L, "- %s", N.text[i]);
     {
@@ -588,33 +690,5 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
                         (long long)L->mbs, L->B, (long long)L->global,
                         costdb_recompute_name(L->recompute), L->zero, L->prec ? L->prec : "fp32");
     }
-    if (!L->changed && !L->repriced) {
-        if (isfinite(r->plan.full_cost) && r->plan.full_cost > 0)
-            rep_launch_line(L, "estimated iteration time (the plan's): T = %.6f s, full estimate "
-                               "%.6f s", r->plan.cost, r->plan.full_cost);
-        else
-            rep_launch_line(L, "estimated iteration time (the plan's): T = %.6f s", r->plan.cost);
-    } else {
-        int si = L->sched == r->schedule ? 0 : 1;
-        if (c->have && c->priced[si][L->recompute][L->zero] &&
-            (uni || (L->dp == c->logical_a && L->tp == c->logical_b && L->pp == c->pp))) {
-            double t = c->cost[si][L->recompute][L->zero];
-            if (isfinite(t))
-                rep_launch_line(L, "estimated iteration time of this %s: T = %.6f s, objective "
-                                   "%.6f s%s (the plan: T = %.6f s)",
-                                L->changed ? "closest plan" : "plan", t,
-                                c->total[si][L->recompute][L->zero],
-                                c->feasible[si][L->recompute][L->zero] ? ""
-                                                                        : ", INFEASIBLE (memory)",
-                                r->plan.cost);
-            else
-                rep_launch_line(L, "estimated iteration time of this %s: unknown, the sweep has "
-                                   "no entry for its layout or variant (the plan: T = %.6f s)",
-                                L->changed ? "closest plan" : "plan", r->plan.cost);
-        } else {
-            rep_launch_line(L, "estimated iteration time of this %s: unknown (%s) (the plan: "
-                               "T = %.6f s)", L->changed ? "closest plan" : "plan",
-                            c->why[0] ? c->why : "not priced", r->plan.cost);
-        }
-    }
+    rep_launch_line(L, "%s", price);
 }

@@ -650,6 +650,7 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
     }
     collect_warnings(r);
     r->exports = opt->exports ? opt->exports & APREPORT_EXPORT_ALL : APREPORT_EXPORT_ALL;
+    rep_frameworks(r, &r->frameworks); /* which frameworks run it as priced */
     if (r->exports)
         rep_closest_price(db, r);     /* the solver prices what a runtime can run */
     if ((rc = rep_headline(r, &r->headline)) < 0) /* once, for report.html and report.json */

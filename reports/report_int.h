@@ -11,6 +11,7 @@
 
 #include "apreport.h"
 #include "costdb.h"
+#include "frameworks.h"
 #include "headline.h"
 #include "plan_options.h"
 
@@ -62,6 +63,7 @@ typedef struct RepClosest {
     double cost[2][3][4];             /* the pipeline time T */
     double total[2][3][4];            /* the objective (T + apply-grad under full) */
     int feasible[2][3][4];
+    ApsolveFwVerdict fw[2][3][4];     /* which frameworks run that plan as priced */
     char why[240];                    /* no layout / not priced: why */
 } RepClosest;
 
@@ -95,6 +97,9 @@ struct ApreportReport {
     int allow_infeasible;             /* plan code for an infeasible plan too */
     unsigned exports;                 /* APREPORT_EXPORT_* bits written by apreport_write_all */
     RepClosest closest;
+    /* which frameworks run the plan as priced: apsolve's stored verdict,
+     * the reasons from the same rule (rep_frameworks, reports/launch.c) */
+    ApsolveFwVerdict frameworks;
     RepHeadline headline;             /* what the report answers first (headline.h) */
 };
 
@@ -104,6 +109,10 @@ int rep_plan_uniform(const ApreportReport *r);
 /* Finds and prices r->closest from the plan's sweep in db (reports/export.c);
  * never fails the load: what cannot be priced is said in closest.why. */
 void rep_closest_price(Costdb *db, ApreportReport *r);
+/* Which frameworks run the loaded plan as priced (solver/frameworks.h's
+ * rule over its stages, stored schedule and dtype), into v; the stored
+ * verdict (plan options) decides where it is present. */
+void rep_frameworks(const ApreportReport *r, ApsolveFwVerdict *v);
 
 /* The selected schedule (never NULL after apreport_load). */
 const ApreportSchedule *rep_schedule(const ApreportReport *r);

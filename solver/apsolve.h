@@ -173,6 +173,8 @@ typedef struct ApsolvePlan {
     long candidates;                  /* distinct stage costs considered */
     double full_cost;                 /* full estimate (full_estimate.c) */
     int has_full_cost;                /* 0: not estimated (stored as NULL) */
+    unsigned frameworks;              /* bit f: framework f runs it as priced (frameworks.h) */
+    int has_frameworks;               /* 0: not judged */
 } ApsolvePlan;
 
 /* Entry index of (i, j, s, c). */
@@ -415,6 +417,7 @@ typedef struct ApsolveOutput {
     const ApsolveStageEstimate *full_stages; /* [plan->n_stages] or NULL */
     const ApsolvePlan *rebatch_plan;  /* the plan re-priced at --batch, or NULL */
     const ApsolveFullEstimate *rebatch_full; /* its full estimate, or NULL */
+    const struct ApsolveFwVerdict *frameworks; /* which frameworks run it as priced, or NULL */
 } ApsolveOutput;
 
 /* Writes n plans side by side in format "text" (Alpa's lines, latency,

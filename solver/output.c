@@ -11,6 +11,7 @@
 
 #include "apsolve.h"
 #include "costdb.h"
+#include "frameworks.h"
 #include "schedule.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -56,6 +57,34 @@ static void variant_text(const ApsolveStage *st, char *buf, size_t len)
 static const char *objective_name(int objective)
 {
     return objective == APSOLVE_OBJECTIVE_FULL ? "full" : "alpa";
+}
+
+/* Which frameworks run the plan as priced, and why the others do not. */
+static void text_frameworks(FILE *out, const ApsolveFwVerdict *v)
+{
+    char runs[96];
+    apsolve_frameworks_list(v->runs, runs, sizeof runs);
+    fprintf(out, "Frameworks that run this plan as priced: %s\n", runs);
+    for (int f = 0; f < APSOLVE_FW_COUNT; f++)
+        if (!(v->runs & (1u << f)))
+            fprintf(out, "  not %s: %s\n", apsolve_framework_name(f), v->why[f]);
+}
+
+static void json_frameworks(FILE *out, const ApsolveFwVerdict *v)
+{
+    int n = 0;
+    fputs(", \"frameworks\": {\"runs\": [", out);
+    for (int f = 0; f < APSOLVE_FW_COUNT; f++)
+        if (v->runs & (1u << f))
+            fprintf(out, "%s\"%s\"", n++ ? ", " : "", apsolve_framework_key(f));
+    fputs("], \"why_not\": {", out);
+    n = 0;
+    for (int f = 0; f < APSOLVE_FW_COUNT; f++)
+        if (!(v->runs & (1u << f))) {
+            fprintf(out, "%s\"%s\": ", n++ ? ", " : "", apsolve_framework_key(f));
+            costdb_json_string(out, v->why[f]);
+        }
+    fputs("}}", out);
 }
 
 static void text_plan(FILE *out, const ApsolveOutput *o)
@@ -128,6 +157,8 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
                 : isinf(st->cost) ? "  (no finite entry)"
                 : !st->memory_ok ? "  (OUT OF MEMORY)" : "");
     }
+    if (o->frameworks && !pl->inference)
+        text_frameworks(out, o->frameworks);
 }
 
 static void text_full(FILE *out, const ApsolveFullEstimate *f, const ApsolveStageEstimate *se,
@@ -405,6 +436,8 @@ static void json_plan(FILE *out, const ApsolveOutput *o)
             pl->candidates);
     if (o->plan_id > 0)
         fprintf(out, ", \"plan_id\": %lld", (long long)o->plan_id);
+    if (o->frameworks && !pl->inference)
+        json_frameworks(out, o->frameworks);
     if (o->full)
         json_full(out, o->full, o->full_stages, pl->n_stages, "full_cost");
     if (o->rebatch)

@@ -12,6 +12,7 @@
 
 #include "apsolve.h"
 #include "costdb.h"
+#include "frameworks.h"
 #include "session.h"
 
 struct Costdb;
@@ -53,6 +54,7 @@ typedef struct ApsolveExtra {
     ApsolveRebatch reb;
     ApsolvePlan *rplan;               /* the plan at --batch */
     ApsolveProblem *xp;               /* the exact sweep's problem, if used */
+    ApsolveFwVerdict fw;              /* which frameworks run the plan as priced */
 } ApsolveExtra;
 
 struct ApsolveSession {

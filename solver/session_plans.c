@@ -146,6 +146,11 @@ int apsolve_request_store(Costdb *db, const ApsolveRequest *a, const ApsolveProb
             po.layout.etp = a->par.etp > 0 ? a->par.etp : a->par.tp;
         }
     }
+    po.headroom_percent = o->headroom_percent;
+    po.headroom_bytes = o->headroom_bytes;
+    po.headroom_kept = !strcmp(kind, "auto") && o->search_headroom;
+    po.has_frameworks = pl->has_frameworks;
+    po.frameworks = pl->frameworks;
     if (costdb_plan_options_format(&po, js, sizeof js)) {
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "cannot store the plan: its options do "
                             "not fit %zu bytes", sizeof js);

@@ -113,6 +113,11 @@ static int price_one(ApsolveRun *r, size_t k)
     if (apsolve_full_estimate_ex(r->db, c->sweep, pl, scale, &x->full, x->stages))
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "full estimate: %s", costdb_errmsg(r->db));
     s->outs[k].full = &x->full;
+    /* which frameworks run it as priced (frameworks.h), stored with it */
+    apsolve_plan_frameworks(r->db, c->sweep, c->sw.dtype, pl, &x->fw);
+    pl->frameworks = x->fw.runs;
+    pl->has_frameworks = 1;
+    s->outs[k].frameworks = &x->fw;
     if (x->full.available) {
         s->outs[k].full_stages = x->stages;
         pl->full_cost = x->full.total;

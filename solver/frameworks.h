@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Which frameworks run a plan as it was priced (docs/solver.md, "Which
+ * frameworks run a plan"): one rule over the plan's layout, per stage its
+ * submesh, logical mesh, layers, recomputation, ZeRO stage and the weight
+ * matrices its priced sharding keeps whole over the tensor-parallel axis,
+ * and the plan's schedule and precision. apsolve prints and stores the
+ * verdict (costdb plan options), apreport shows it and its launch files
+ * say why a framework cannot run the plan. The frameworks' limits were
+ * read at the versions of reports/manifests/ (docs/export-*.md).
+ */
+#ifndef APSOLVE_FRAMEWORKS_H
+#define APSOLVE_FRAMEWORKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "apsolve.h"
+#include "plan_options.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The stored plan options number them (costdb_framework_keys). */
+enum {
+    APSOLVE_FW_MEGATRON = COSTDB_FW_MEGATRON,     /* Megatron-LM core_v0.19.0 */
+    APSOLVE_FW_DEEPSPEED = COSTDB_FW_DEEPSPEED,   /* DeepSpeed v0.16.4 */
+    APSOLVE_FW_TORCHTITAN = COSTDB_FW_TORCHTITAN, /* torchtitan v0.2.2 */
+    APSOLVE_FW_COUNT = COSTDB_FW_COUNT
+};
+
+/* One stage as the rule sees it. */
+typedef struct ApsolveFwStage {
+    int layers;                       /* approf layers in the stage */
+    int hosts, gpus;                  /* submesh */
+    int logical_a, logical_b;         /* dp, tp */
+    int force_batch_dim;              /* -1: {} */
+    int recompute, zero;              /* CostdbRecompute, ZeRO stage; -1: unknown */
+    int tp_whole;                     /* weight matrices whole over the tp axis; -1 unknown */
+} ApsolveFwStage;
+
+typedef struct ApsolveFwPlan {
+    const ApsolveFwStage *stages;
+    size_t n;
+    int schedule, virtual_stages;     /* ApsolveSchedule, chunks per device */
+    int fp16;                         /* the sweep's dtype is float16 */
+} ApsolveFwPlan;
+
+#define APSOLVE_FW_WHY 320
+typedef struct ApsolveFwVerdict {
+    unsigned runs;                    /* bit f: framework f runs the plan as priced */
+    char why[APSOLVE_FW_COUNT][APSOLVE_FW_WHY]; /* why f does not; "" when it does */
+} ApsolveFwVerdict;
+
+/* "Megatron-LM", "DeepSpeed", "torchtitan"; NULL out of range. */
+const char *apsolve_framework_name(int f);
+/* "megatron", "deepspeed", "torchtitan" (the stored and JSON names,
+ * costdb_framework_keys). */
+const char *apsolve_framework_key(int f);
+
+/* The rule: which frameworks run p as priced, and why the others do not. */
+void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v);
+
+/* The verdict of a priced plan of sweep (its placements give each tp
+ * stage's whole weight matrices; dtype is the sweep's). 0, or -1 when out
+ * of memory (v then says no framework, with the reason). */
+int apsolve_plan_frameworks(struct Costdb *db, int64_t sweep, const char *dtype,
+                            const ApsolvePlan *pl, ApsolveFwVerdict *v);
+
+/* Prices the plan specs (n stages) as the frameworks run it: stages with
+ * tp > 1 at the memory level whose stored placements split the weight
+ * matrices over the tp axis (tp_layout.c; the next such level while a
+ * stage does not fit), else as apsolve_evaluate. specs' memory levels are
+ * set. The closest plan of a launch file is priced so. */
+int apsolve_evaluate_as_run(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                            const ApsolveOptions *opt, ApsolveStageSpec *specs, size_t n,
+                            ApsolvePlan **out, char *err, size_t errlen);
+
+/* Whether a sweep's dtype name is float16 ("f16", "fp16", "float16"). */
+int apsolve_fw_dtype_fp16(const char *dtype);
+
+/* "Megatron-LM, torchtitan" (or "none") of the runs mask, into out. */
+void apsolve_frameworks_list(unsigned runs, char *out, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

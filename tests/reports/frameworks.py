@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Which frameworks run a plan as priced, and the closest plan a framework
+can run (docs/solver.md, "Which frameworks run a plan"; docs/reports.md,
+"Launch the plan"). The default auto plan of the zoo GPT on 1x8 has stages
+of different layer counts and options: apsolve says no framework runs it
+as priced and stores that; apreport's headline says the same; its Megatron
+file runs the closest uniform plan, says why the auto plan is not
+expressible, carries the closest plan's own price, which equals apsolve's
+evaluation of that uniform plan, and passes the manifest check. A uniform
+pipeline plan runs as priced everywhere and its files say so.
+
+Usage: frameworks.py APPROF APSOLVE APREPORT MANIFESTS CHECK_LAUNCH
+"""
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+approf, apsolve, apreport, manifests, check = sys.argv[1:6]
+tmp = tempfile.mkdtemp()
+
+
+def run(*args, code=0):
+    p = subprocess.run(list(args), capture_output=True, text=True)
+    if p.returncode != code:
+        raise SystemExit("FAIL: %s exited %d\n%s%s" % (" ".join(args), p.returncode, p.stdout,
+                                                       p.stderr))
+    return p
+
+
+def solve(*extra):
+    return json.loads(run(apsolve, "--db", db, "--format", "json", "--quiet", *extra).stdout)
+
+
+def report(plan_id, name):
+    out = os.path.join(tmp, name)
+    run(apreport, "--db", db, "--plan", str(plan_id), "--out", out, "--quiet")
+    return out, json.load(open(os.path.join(out, "report.json")))
+
+
+def stored(plan_id):
+    with sqlite3.connect(db) as c:
+        return json.loads(c.execute("SELECT options FROM plan WHERE id = ?",
+                                    (plan_id,)).fetchone()[0])
+
+
+db = os.path.join(tmp, "g.db")
+run(approf, "sweep", "--db", db, "--quiet", "--model", "gpt", "--cluster", "1x8",
+    "--micro-batches", "16")
+
+# The auto plan: stages that differ; no framework runs it as priced.
+auto = solve()
+layers = [len(s["layers"]) for s in auto["stages"]]
+assert max(layers) - min(layers) > 1 or len({json.dumps(s["options"]) for s in auto["stages"]}) > 1, \
+    auto["stages"]
+assert auto["frameworks"]["runs"] == [], auto["frameworks"]
+for f in ("megatron", "deepspeed", "torchtitan"):
+    assert "not uniform" in auto["frameworks"]["why_not"][f], auto["frameworks"]
+assert stored(auto["plan_id"])["frameworks"] == "", stored(auto["plan_id"])
+text = run(apsolve, "--db", db, "--no-store").stdout
+assert "Frameworks that run this plan as priced: none" in text, text
+
+out, rep = report(auto["plan_id"], "auto")
+assert rep["headline"]["frameworks"] == auto["frameworks"], (rep["headline"]["frameworks"],
+                                                             auto["frameworks"])
+html = open(os.path.join(out, "report.html")).read()
+assert "runs as priced in" in html
+
+# The Megatron file: the closest uniform plan with its own price.
+name = "plan%d_megatron.args" % auto["plan_id"]
+args = open(os.path.join(out, name)).read()
+head = [l for l in args.splitlines() if l.startswith("#")]
+note = [l for l in head if l.startswith("# NOTE: Megatron-LM cannot express this plan as priced")]
+assert note and "the auto plan %d (T = %.6f s) is not expressible in Megatron-LM because its " \
+    "stages are not uniform" % (auto["plan_id"], auto["cost"]) in note[0], head
+m = re.search(r"# this file runs the closest plan Megatron-LM can run, priced by apsolve's "
+              r"evaluation at T = ([0-9.]+) s:", args)
+assert m, head
+t2 = float(m.group(1))
+lay = re.search(r"# layout: dp (\d+) x tp (\d+) x pp (\d+) on .*?, (1F1B|interleaved 1F1B \((\d+) "
+                r"chunks per stage\)),", args)
+assert lay, head
+dp, tp, pp = int(lay.group(1)), int(lay.group(2)), int(lay.group(3))
+assert "--pipeline-model-parallel-size %d\n" % pp in args
+assert "--tensor-model-parallel-size %d\n" % tp in args
+# apsolve's own evaluation of that uniform plan gives the same T
+c = re.search(r"closest expressible plan: (\d+) uniform stages on \((\d+), (\d+)\) submeshes with "
+              r"logical mesh \((\d+), (\d+)\)", args)
+assert c, head
+assert int(c.group(2)) == 1 and int(c.group(3)) == dp * tp, c.group(0)
+par = "dp=%d,tp=%d,pp=%d" % (dp, tp, pp) + (",vpp=%s" % lay.group(5) if lay.group(5) else "")
+uni = solve("--no-store", "--parallel", par)
+uni = [p for p in uni["plans"] if p["kind"] == "3d"][0] if "plans" in uni else uni
+assert abs(uni["cost"] - t2) <= 5e-7 * max(1.0, t2), (uni["cost"], t2)
+assert abs(t2 - auto["cost"]) > 1e-6, "the closest plan carries the auto plan's price"
+run(sys.executable, check, os.path.join(manifests, "megatron-lm-core_v0.19.0.json"),
+    os.path.join(out, name))
+run(sys.executable, check, os.path.join(manifests, "deepspeed-v0.16.4.json"),
+    os.path.join(out, "plan%d_deepspeed.json" % auto["plan_id"]))
+
+# A uniform pipeline of 8 stages runs as priced everywhere, and says so.
+dp8 = solve("--parallel", "dp=1,tp=1,pp=8")
+dp8 = [p for p in dp8["plans"] if p["kind"] == "3d"][0] if "plans" in dp8 else dp8
+assert sorted(dp8["frameworks"]["runs"]) == ["deepspeed", "megatron", "torchtitan"], dp8
+assert stored(dp8["plan_id"])["frameworks"] == "megatron,deepspeed,torchtitan"
+out, rep = report(dp8["plan_id"], "dp8")
+assert rep["headline"]["frameworks"]["runs"] == ["megatron", "deepspeed", "torchtitan"]
+args = open(os.path.join(out, "plan%d_megatron.args" % dp8["plan_id"])).read()
+assert "# Megatron-LM runs this plan as priced:" in args, args[:600]
+print("ok: auto plan T = %.6f s, Megatron's closest plan dp %d x tp %d x pp %d T = %.6f s"
+      % (auto["cost"], dp, tp, pp, t2))

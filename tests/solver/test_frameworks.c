@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The rule of which frameworks run a plan as priced (solver/frameworks.h),
+ * one case per limit it knows, and the stored verdict's round trip through
+ * the plan options (costdb/plan_options.c).
+ */
+#include <CUnit/Basic.h>
+#include <string.h>
+
+#include "costdb.h"
+#include "frameworks.h"
+#include "plan_options.h"
+#include "schedule.h"
+
+#define MEG (1u << APSOLVE_FW_MEGATRON)
+#define DS (1u << APSOLVE_FW_DEEPSPEED)
+#define TT (1u << APSOLVE_FW_TORCHTITAN)
+
+static ApsolveFwStage st[4];
+
+/* pp uniform stages of dp x tp on (1, dp tp), layers each, variant (rec, zero). */
+static ApsolveFwPlan plan(int pp, int dp, int tp, int layers, int rec, int zero)
+{
+    for (int k = 0; k < pp; k++)
+        st[k] = (ApsolveFwStage){layers, 1, dp * tp, dp, tp, 0, rec, zero, 0};
+    return (ApsolveFwPlan){st, (size_t)pp, APSOLVE_SCHEDULE_1F1B, 1, 0};
+}
+
+static unsigned runs(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
+{
+    apsolve_frameworks(p, v);
+    for (int f = 0; f < APSOLVE_FW_COUNT; f++)
+        CU_ASSERT((v->runs >> f & 1u) == (v->why[f][0] == '\0'));
+    return v->runs;
+}
+
+static void test_rule(void)
+{
+    ApsolveFwVerdict v;
+    ApsolveFwPlan p;
+    /* data parallelism with ZeRO-0, one stage: everyone */
+    p = plan(1, 8, 1, 4, 0, 0);
+    CU_ASSERT_EQUAL(runs(&p, &v), MEG | DS | TT);
+    /* 3-D with ZeRO-0: torchtitan's DDP takes one dimension only */
+    p = plan(2, 2, 2, 2, 0, 0);
+    CU_ASSERT_EQUAL(runs(&p, &v), MEG | DS);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_TORCHTITAN], "DDP"));
+    /* ZeRO-1 with a pipeline: Megatron's distributed optimizer, DeepSpeed;
+     * FSDP has no ZeRO-1 */
+    p = plan(2, 2, 2, 2, 0, 1);
+    CU_ASSERT_EQUAL(runs(&p, &v), MEG | DS);
+    /* ZeRO-3 with a pipeline: torchtitan's FSDP only (DeepSpeed's
+     * PipelineEngine asserts stage < 2, Megatron has ZeRO-1) */
+    p = plan(2, 4, 1, 2, 0, 3);
+    CU_ASSERT_EQUAL(runs(&p, &v), TT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "PipelineEngine"));
+    /* ZeRO-2 without a pipeline: DeepSpeed and torchtitan */
+    p = plan(1, 8, 1, 4, 0, 2);
+    CU_ASSERT_EQUAL(runs(&p, &v), DS | TT);
+    /* selective recomputation: not DeepSpeed */
+    p = plan(1, 8, 1, 4, COSTDB_RECOMPUTE_SELECTIVE, 2);
+    CU_ASSERT_EQUAL(runs(&p, &v), TT);
+    /* GPipe with a pipeline: torchtitan only; interleaved: not DeepSpeed */
+    p = plan(2, 4, 1, 2, 0, 1);
+    p.schedule = APSOLVE_SCHEDULE_GPIPE;
+    CU_ASSERT_EQUAL(runs(&p, &v), 0u);
+    p = plan(2, 4, 1, 2, 0, 2);
+    p.schedule = APSOLVE_SCHEDULE_GPIPE;
+    CU_ASSERT_EQUAL(runs(&p, &v), TT);
+    p = plan(2, 2, 2, 2, 0, 1);
+    p.schedule = APSOLVE_SCHEDULE_INTERLEAVED;
+    p.virtual_stages = 2;
+    CU_ASSERT_EQUAL(runs(&p, &v), MEG);
+    /* float16: not torchtitan */
+    p = plan(1, 8, 1, 4, 0, 2);
+    p.fp16 = 1;
+    CU_ASSERT_EQUAL(runs(&p, &v), DS);
+    /* weights whole over the tp axis: no one */
+    p = plan(2, 2, 2, 2, 0, 1);
+    st[1].tp_whole = 3;
+    CU_ASSERT_EQUAL(runs(&p, &v), 0u);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_MEGATRON], "whole"));
+    /* stages on different meshes, or of different variants: no one */
+    p = plan(2, 2, 2, 2, 0, 1);
+    st[1].logical_a = 4, st[1].logical_b = 1;
+    CU_ASSERT_EQUAL(runs(&p, &v), 0u);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "not uniform"));
+    p = plan(2, 2, 2, 2, 0, 1);
+    st[1].zero = 0;
+    CU_ASSERT_EQUAL(runs(&p, &v), 0u);
+    p = plan(2, 2, 2, 2, 0, 1);
+    st[0].recompute = -1;
+    CU_ASSERT_EQUAL(runs(&p, &v), 0u);
+    /* unequal layers: Megatron states the first and last stage's; the
+     * others split evenly; more than one apart: no one */
+    p = plan(3, 2, 2, 2, 0, 1);
+    st[0].layers = 3;
+    CU_ASSERT_EQUAL(runs(&p, &v), MEG);
+    p = plan(4, 2, 1, 2, 0, 1);
+    st[1].layers = 3;
+    CU_ASSERT_EQUAL(runs(&p, &v), 0u);
+    p = plan(2, 2, 2, 2, 0, 1);
+    st[0].layers = 4;
+    CU_ASSERT_EQUAL(runs(&p, &v), 0u);
+    /* no stages */
+    p.n = 0;
+    CU_ASSERT_EQUAL(runs(&p, &v), 0u);
+}
+
+static void test_stored(void)
+{
+    CostdbPlanOptions o, back;
+    char js[512], err[200];
+    char list[64];
+    memset(&o, 0, sizeof o);
+    snprintf(o.tool, sizeof o.tool, "apsolve test");
+    snprintf(o.stage_option, sizeof o.stage_option, "auto");
+    o.headroom_percent = 5;
+    o.headroom_kept = 1;
+    o.has_frameworks = 1;
+    o.frameworks = MEG | TT;
+    CU_ASSERT_EQUAL(costdb_plan_options_format(&o, js, sizeof js), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(js, "\"frameworks\": \"megatron,torchtitan\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(js, "\"memory_headroom\": \"5%\""));
+    CU_ASSERT_EQUAL(costdb_plan_options_parse(js, &back, err, sizeof err), 0);
+    CU_ASSERT(back.has_frameworks && back.frameworks == (MEG | TT));
+    CU_ASSERT(back.headroom_percent == 5 && back.headroom_bytes == 0 && back.headroom_kept);
+    o.headroom_percent = 0;
+    o.headroom_bytes = 1 << 30;
+    o.has_frameworks = 1;
+    o.frameworks = 0;
+    CU_ASSERT_EQUAL(costdb_plan_options_format(&o, js, sizeof js), 0);
+    CU_ASSERT_EQUAL(costdb_plan_options_parse(js, &back, err, sizeof err), 0);
+    CU_ASSERT(back.has_frameworks && back.frameworks == 0 && back.headroom_bytes == 1 << 30);
+    /* a plan stored before: no verdict */
+    CU_ASSERT_EQUAL(costdb_plan_options_parse("{\"tool\": \"x\"}", &back, err, sizeof err), 0);
+    CU_ASSERT(!back.has_frameworks && back.headroom_percent == 0);
+    /* refused: an unknown framework, a bad headroom */
+    CU_ASSERT_NOT_EQUAL(costdb_plan_options_parse("{\"frameworks\": \"megatron,jax\"}", &back,
+                                                  err, sizeof err), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "jax"));
+    CU_ASSERT_NOT_EQUAL(costdb_plan_options_parse("{\"memory_headroom\": \"5x%\"}", &back, err,
+                                                  sizeof err), 0);
+    apsolve_frameworks_list(MEG | DS, list, sizeof list);
+    CU_ASSERT_STRING_EQUAL(list, "Megatron-LM, DeepSpeed");
+    apsolve_frameworks_list(0, list, sizeof list);
+    CU_ASSERT_STRING_EQUAL(list, "none");
+}
+
+static void test_reserve(void)
+{
+    ApsolveOptions o;
+    memset(&o, 0, sizeof o);
+    CU_ASSERT_EQUAL(apsolve_memory_reserve(&o, 1000), 0);
+    o.headroom_percent = 5;
+    CU_ASSERT_EQUAL(apsolve_memory_reserve(&o, 1000), 50);
+    CU_ASSERT_EQUAL(apsolve_memory_reserve(&o, 0), 0); /* unknown capacity */
+    o.headroom_bytes = 300;
+    CU_ASSERT_EQUAL(apsolve_memory_reserve(&o, 1000), 300);
+    CU_ASSERT_EQUAL(apsolve_memory_reserve(&o, 200), 200);
+}
+
+int main(void)
+{
+    CU_pSuite s;
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    s = CU_add_suite("frameworks", NULL, NULL);
+    CU_add_test(s, "which frameworks run a plan as priced", test_rule);
+    CU_add_test(s, "the stored verdict and headroom", test_stored);
+    CU_add_test(s, "the memory headroom in bytes", test_reserve);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    {
+        unsigned failed = CU_get_number_of_failures();
+        CU_cleanup_registry();
+        return failed ? 1 : 0;
+    }
+}
