@@ -263,7 +263,10 @@ static void deepspeed_notes(const ApreportReport *r, RepLaunch *L)
                                     "partition_method='uniform');", L->pp);
         if (L->ep > 0 && pos < sizeof(b))
             pos += (size_t)snprintf(b + pos, sizeof(b) - pos, " experts: "
-                                    "deepspeed.moe.layer.MoE(ep_size=%d);", L->ep);
+                                    "deepspeed.moe.layer.MoE(ep_size=%d%s);", L->ep,
+                                    L->tp > 1 && L->etp == L->tp
+                                        ? ", enable_expert_tensor_parallelism=True"
+                                        : "");
         if (pos < sizeof(b))
             b[pos - 1] = '.';
         rep_launch_line(L, "%s", b);

@@ -405,6 +405,22 @@ static void runtime_limits(RepLaunch *L, Notes *N)
         L->B /= L->cp;
         L->cp = 1;
     }
+    /* DeepSpeed's MoE layer (v0.16.4: deepspeed/moe/layer.py, utils/groups.py
+     * _create_expert_data_and_model_parallel) takes its ep_size ranks from
+     * the data-parallel group (ep_size divides dp under Megatron-DeepSpeed's
+     * mpu) and splits the experts over the tp ranks as the dense layers
+     * (enable_expert_tensor_parallelism) or not at all: experts folded over
+     * tp ranks (Megatron-Core's etp < tp) are not expressible */
+    if (rt == REP_RT_DEEPSPEED && L->ep > 1 &&
+        (L->dp % L->ep || (L->tp > 1 && L->etp != L->tp))) {
+        L->changed = 1;
+        note(N, "DeepSpeed's MoE layer takes ep_size ranks of the %d data-parallel ones and "
+                "splits the experts over all tp %d ranks or none: it cannot run experts on ep %d "
+                "x etp %d as priced; ep_size 1 (experts data parallel) instead", L->dp, L->tp,
+             L->ep, L->etp);
+        L->ep = 1;
+        L->etp = L->tp;
+    }
     if (rt == REP_RT_MEGATRON && L->zero >= 2) {
         L->changed = 1;
         note(N, "Megatron-LM cannot express ZeRO-%d (its distributed optimizer shards the "

@@ -70,6 +70,8 @@ grep -qx -- '--expert-tensor-parallel-size 1' "$w/r/ep_megatron.args" ||
   fail_with "$w/r/ep_megatron.args" "Megatron's etp is not the plan's"
 grep -qx 'expert_parallel_degree = 2' "$w/r/ep_torchtitan.toml" ||
   fail_with "$w/r/ep_torchtitan.toml" "torchtitan's ep is not the plan's"
+grep -q 'MoE(ep_size=2)' "$w/r/ep_deepspeed.json" ||
+  fail_with "$w/r/ep_deepspeed.json" "DeepSpeed's ep_size is not the plan's"
 "$py" - "$w/r/report.json" "$("$sq" "$db" "select memory_needed from plan_stage")" <<'EOF' ||
 import json, sys
 r = json.load(open(sys.argv[1]))
