@@ -29,6 +29,9 @@
 # over an f32 copy of the logits) on a copy with loss_f32 = 1; grad_accum
 # "fused" (each micro-batch's gradients added into the buffer inside the
 # weight-gradient GEMM) on a copy with grad_accum_fusion = 1.
+# The zero3_schedule column says how the run's framework overlapped ZeRO-3's
+# gathers and reduce-scatters with compute (approf sweep --zero3-schedule:
+# deepspeed, fsdp2); "-" sweeps with the default, serial.
 # PLANS_SWEEP_OPTS="..." adds options to every approf sweep.
 # Printed, never asserted.  See docs/plans.md.
 set -u
@@ -235,6 +238,10 @@ for c in cases:
         extra += ["--recompute", c["recompute"]]
     if "--zero" in sweep_help:
         extra += ["--zero", c["zero"]]
+    # how the run's framework overlapped ZeRO-3's collectives with compute
+    # (docs/variants.md, "ZeRO-3 overlap"); "-": serial, the sweep's default
+    if "--zero3-schedule" in sweep_help and c.get("zero3_schedule", "-") not in ("-", ""):
+        extra += ["--zero3-schedule", c["zero3_schedule"]]
     # three memory levels (the fastest, the least-memory sharding and one
     # between), so a layout that only fits when sharded like Megatron is in
     # the database
