@@ -353,7 +353,6 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
     ApsolveCand *pc;
     int pv = pr->vpp > 1 ? pr->vpp : 0, rc;
     int edp = pr->dp * (pr->cp > 1 ? pr->cp : 1); /* dp x cp: the equivalent layout */
-    ApsolveTpLevels *lv = NULL;
     if ((rc = parallel_candidate(r, &pc)) != 0)
         return rc;
     pp = pc->p;
@@ -383,20 +382,14 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
     }
     /* Tensor parallelism splits every weight matrix over the tp ranks: each
      * stage is priced with the memory level of its mesh that does, where
-     * the sweep has one (tp_layout.c). */
-    if (pr->tp > 1) {
-        if (!(lv = calloc((size_t)pr->pp, sizeof *lv)))
-            return 1;
-        apsolve_3d_tp_levels(r->db, pc->sweep, pc->p, r->specs, (size_t)pr->pp, lv);
-    }
+     * the sweep has one (tp_layout.c), as the frameworks run it
+     * (frameworks.h; a launch file's closest plan is priced the same way). */
     r->kind = "3d";
     snprintf(s->label, sizeof s->label, "3-D %s", a->parallel);
-    *e = apsolve_evaluate(pc->p, &pc->opt, r->specs, r->nspec, &s->given, err, errlen);
-    while (lv && *e == 0 && apsolve_3d_tp_bump(s->given, r->specs, lv, r->nspec)) {
-        apsolve_plan_free(&s->given);
-        *e = apsolve_evaluate(pc->p, &pc->opt, r->specs, r->nspec, &s->given, err, errlen);
-    }
-    free(lv);
+    *e = apsolve_evaluate_as_run(r->db, pc->sweep, pc->p, &pc->opt, r->specs, r->nspec,
+                                 &s->given, err, errlen);
+    if (*e == APSOLVE_ENOMEM)
+        return 1;
     r->out_c[s->nout] = pc;
     return 0;
 }
