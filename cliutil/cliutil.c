@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Command-line helpers shared by the three tools (cliutil.h). */
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -51,6 +52,7 @@ int cli_parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
     char *end = NULL;
     long long v;
+    assert(out && lo <= hi);  /* the option's own range; s is the user's text */
     /* digits, with a leading '-' at most: no blanks, no '+' */
     if (!s || !(isdigit((unsigned char)s[0]) || (s[0] == '-' && isdigit((unsigned char)s[1]))))
         return -1;
@@ -66,6 +68,7 @@ int cli_parse_double(const char *s, double lo, double hi, double *out)
 {
     char *end = NULL;
     double v;
+    assert(out && lo <= hi);
     if (!s || !*s)
         return -1;
     errno = 0;
@@ -80,6 +83,7 @@ int cli_parse_mesh(const char *s, int *n, int *m)
 {
     char *end = NULL;
     long a, b;
+    assert(n && m);
     if (!s || !*s)
         return -1;
     errno = 0;
@@ -100,6 +104,7 @@ int cli_parse_bytes(const char *s, int64_t lo, int64_t hi, int64_t *out)
     char *end = NULL;
     long long v;
     int64_t mul = 1;
+    assert(out && lo <= hi);
     if (!s || !isdigit((unsigned char)s[0]))
         return -1;
     errno = 0;
@@ -133,6 +138,7 @@ int cli_parse_list(const char *s, int64_t (*item)(const char *), int64_t *out, i
 {
     char buf[64];
     int n = 0;
+    assert(item && out && max >= 0);
     if (!s || !*s)
         return -1;
     for (;;) {
@@ -154,6 +160,7 @@ const CliChoice cli_text_json[] = {{"text", CLI_FORMAT_TEXT}, {"json", CLI_FORMA
 
 int cli_parse_choice(const char *s, const CliChoice *choices, int *out)
 {
+    assert(choices && out);
     for (const CliChoice *c = choices; s && c->name; c++)
         if (!strcmp(s, c->name)) {
             *out = c->value;
@@ -165,6 +172,7 @@ int cli_parse_choice(const char *s, const CliChoice *choices, int *out)
 const char *cli_choice_names(const CliChoice *choices, char *buf, size_t len)
 {
     size_t off = 0;
+    assert(choices && (buf || !len));
     if (!len)
         return buf;
     buf[0] = '\0';

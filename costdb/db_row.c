@@ -5,6 +5,7 @@
  * COSTDB_MAX_SECONDS) and checked reading (every selected column against its
  * declared type, ranges), whose refusals name the table, row key and column.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 
 int cdb_check_text(Costdb *db, const char *s, size_t cap, const char *field)
 {
+    assert(db && cap > 0 && field);
     if (!s)
         return cdb_err(db, COSTDB_EINVAL, "%s: field '%s' is NULL", db->path, field);
     if (strnlen(s, cap) >= cap)
@@ -41,6 +43,7 @@ int cdb_check_seconds(Costdb *db, double v, const char *field)
 
 void cdb_bind_text(sqlite3_stmt *st, int idx, const char *s, int null_if_empty)
 {
+    assert(st && idx >= 1 && idx <= sqlite3_bind_parameter_count(st));
     if (!s || (null_if_empty && !*s))
         sqlite3_bind_null(st, idx);
     else
@@ -49,6 +52,7 @@ void cdb_bind_text(sqlite3_stmt *st, int idx, const char *s, int null_if_empty)
 
 void cdb_bind_int_or_null(sqlite3_stmt *st, int idx, int64_t v, int64_t null_value)
 {
+    assert(st && idx >= 1 && idx <= sqlite3_bind_parameter_count(st));
     if (v == null_value)
         sqlite3_bind_null(st, idx);
     else
@@ -58,8 +62,12 @@ void cdb_bind_int_or_null(sqlite3_stmt *st, int idx, int64_t v, int64_t null_val
 int cdb_column_text(Costdb *db, sqlite3_stmt *st, int col, char *dst, size_t cap,
                     const char *field)
 {
-    const unsigned char *t = sqlite3_column_text(st, col);
-    size_t n = t ? (size_t)sqlite3_column_bytes(st, col) : 0;
+    const unsigned char *t;
+    size_t n;
+    /* the column is one the reader's own SELECT names */
+    assert(db && st && dst && cap > 0 && field && col >= 0 && col < sqlite3_column_count(st));
+    t = sqlite3_column_text(st, col);
+    n = t ? (size_t)sqlite3_column_bytes(st, col) : 0;
     if (n >= cap) {
         dst[0] = '\0';
         return cdb_err(db, COSTDB_EINVAL, "%s: stored '%s' is %zu bytes, longer than %zu",
@@ -73,6 +81,7 @@ int cdb_column_text(Costdb *db, sqlite3_stmt *st, int col, char *dst, size_t cap
 
 int64_t cdb_column_int_or(sqlite3_stmt *st, int col, int64_t null_value)
 {
+    assert(st && col >= 0 && col < sqlite3_column_count(st));
     if (sqlite3_column_type(st, col) == SQLITE_NULL)
         return null_value;
     return (int64_t)sqlite3_column_int64(st, col);
@@ -177,6 +186,7 @@ static const char *type_name(int t)
 
 int cdb_row_check(Costdb *db, sqlite3_stmt *st)
 {
+    assert(db && st);
     for (int i = 0; i < sqlite3_column_count(st); i++) {
         const char *decl = sqlite3_column_decltype(st, i);
         int t = sqlite3_column_type(st, i), ok;
@@ -212,8 +222,10 @@ int cdb_row_check(Costdb *db, sqlite3_stmt *st)
 int cdb_col_range(Costdb *db, sqlite3_stmt *st, int col, int64_t lo, int64_t hi,
                   const char *limit, int64_t *out)
 {
-    int64_t v = (int64_t)sqlite3_column_int64(st, col);
+    int64_t v;
     char key[512];
+    assert(db && st && out && lo <= hi && col >= 0 && col < sqlite3_column_count(st));
+    v = (int64_t)sqlite3_column_int64(st, col);
     if (sqlite3_column_type(st, col) == SQLITE_INTEGER && v >= lo && v <= hi) {
         *out = v;
         return 0;

@@ -39,6 +39,7 @@ int cdb_map_rc(int sqlite_rc)
 int cdb_err(Costdb *db, int code, const char *fmt, ...)
 {
     va_list ap;
+    assert(db && fmt && code < 0);  /* a failure, said on a handle */
     va_start(ap, fmt);
     vsnprintf(db->errmsg, sizeof db->errmsg, fmt, ap);
     va_end(ap);
@@ -48,6 +49,7 @@ int cdb_err(Costdb *db, int code, const char *fmt, ...)
 int cdb_fail(Costdb *db, int sqlite_rc, const char *sql)
 {
     int code = cdb_map_rc(sqlite_rc);
+    assert(db && db->sql);
     if (code == COSTDB_OK)
         code = COSTDB_ESQL;
     if (sql)
@@ -97,6 +99,7 @@ int cdb_grow(Costdb *db, void **arr, size_t *cap, size_t need, size_t elem)
 {
     size_t ncap;
     void *p;
+    assert(arr && cap && elem > 0 && (*arr != NULL || *cap == 0));
     if (need <= *cap)
         return 0;
     ncap = *cap ? *cap : 16;
@@ -116,6 +119,7 @@ int cdb_collect(Costdb *db, sqlite3_stmt *st, const char *sql, size_t elem, CdbR
     unsigned char *arr = NULL;
     size_t cnt = 0, cap = 0;
     int rc;
+    assert(db && st && sql && elem > 0 && read && out && n);
     *out = NULL;
     *n = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -142,6 +146,7 @@ int cdb_prepare(Costdb *db, const char *sql, sqlite3_stmt **out)
 {
     sqlite3_stmt *st = NULL;
     int rc;
+    assert(db && db->sql && sql && out);
     for (size_t i = 0; i < db->n_cache; i++) {
         if (db->cache[i].sql == sql) {
             /* The key is the address of a static text: the same address
@@ -174,7 +179,9 @@ void cdb_release(sqlite3_stmt *st)
 
 int cdb_exec_stmt(Costdb *db, sqlite3_stmt *st, const char *sql)
 {
-    int rc = sqlite3_step(st);
+    int rc;
+    assert(db && st);
+    rc = sqlite3_step(st);
     if (rc == SQLITE_DONE || rc == SQLITE_ROW)
         return 0;
     rc = cdb_fail(db, rc, sql);
@@ -205,6 +212,7 @@ static const char sql_rollback_to[] = "ROLLBACK TO costdb_unit";
 int cdb_txn_enter(Costdb *db)
 {
     int rc;
+    assert(db && db->savepoints >= 0);
     if (db->readonly)
         return cdb_err(db, COSTDB_EREADONLY, "%s: opened read-only", db->path);
     if (db->in_txn || db->savepoints > 0 || !sqlite3_get_autocommit(db->sql)) {
@@ -231,6 +239,7 @@ int cdb_txn_leave(Costdb *db, int rc)
 {
     int outer = (db->savepoints == 1 && db->own_txn);
     char keep[sizeof db->errmsg];
+    assert(db->savepoints > 0);  /* each leave closes one cdb_txn_enter */
     db->savepoints--;
     if (outer)
         db->own_txn = 0;

@@ -9,6 +9,7 @@
  * space, never a wrong answer), and forgets them after a rollback, a sweep
  * deleted or a close (cdb_caches_clear).
  */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +95,8 @@ static CostSlot *find(struct CdbCostCache *c, const CostFields *f, const char *e
 {
     if (!c->cap)
         return NULL;
+    /* a mask, and a free slot ends the probe: remember keeps it at most half full */
+    assert((c->cap & (c->cap - 1)) == 0 && c->n * 2 <= c->cap && h != 0 && error);
     for (size_t k = (size_t)h & (c->cap - 1);; k = (k + 1) & (c->cap - 1)) {
         CostSlot *s = &c->slot[k];
         if (!s->hash)
@@ -149,7 +152,9 @@ static void remember(struct CdbCostCache *c, const CostFields *f, const char *er
 
 static struct CdbCostCache *cache_for(Costdb *db, int64_t sweep_id)
 {
-    struct CdbCostCache *c = db->cost_cache;
+    struct CdbCostCache *c;
+    assert(db);
+    c = db->cost_cache;
     if (!c && !(c = db->cost_cache = calloc(1, sizeof *c)))
         return NULL;
     if (c->sweep_id != sweep_id) {

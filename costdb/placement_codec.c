@@ -2,6 +2,7 @@
 /*
  * The text encodings of a placement set's items (placement_codec.h).
  */
+#include <assert.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@ char *cdb_put_int(char *p, int64_t v)
     char tmp[24];
     int n = 0;
     uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    assert(p);  /* with room for 21 bytes: cdb_items_reserve's 80 */
     do
         tmp[n++] = (char)('0' + u % 10);
     while (u /= 10);
@@ -26,6 +28,7 @@ char *cdb_put_int(char *p, int64_t v)
 
 int cdb_items_reserve(char **buf, size_t len, size_t *cap)
 {
+    assert(buf && cap && (*buf || !*cap) && len <= *cap);
     if (len + 80 > *cap) {
         size_t nc = *cap ? *cap * 2 : 4096;
         char *nb = realloc(*buf, nc);

@@ -67,9 +67,14 @@ static void unknown(FILE *f, const char *what, const char *why)
  * size, the model's blocks), as one comment line. */
 static void context_text(const RepLaunch *L, char *out, size_t len)
 {
-    snprintf(out, len, "launch context: nodes=%d gpus_per_node=%d world_size=%d tp=%d pp=%d "
-                       "layers=%d", L->hosts, L->gpus, L->hosts * L->gpus, L->tp, L->pp,
-             L->blocks_known ? L->blocks_total : 0);
+    int at = snprintf(out, len, "launch context: nodes=%d gpus_per_node=%d world_size=%d tp=%d "
+                                "pp=%d layers=%d", L->hosts, L->gpus, L->hosts * L->gpus, L->tp,
+                      L->pp, L->blocks_known ? L->blocks_total : 0);
+    /* a mixture of experts: what DeepSpeed's MoE layer is built with, which
+     * its config cannot hold (the manifest's MoE rules) */
+    if (L->experts > 0 && at > 0 && (size_t)at < len)
+        snprintf(out + at, len - (size_t)at, " experts=%d ep=%d etp=%d", L->experts,
+                 L->ep > 0 ? L->ep : 1, L->etp > 0 ? L->etp : 1);
 }
 
 /* The Megatron-LM model shape arguments (docs/export-megatron.md). */

@@ -14,6 +14,7 @@
  * become markup, whichever call site prints it. Non-finite numbers print
  * as "n/a".
  */
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 
 static void html_escape(FILE *f, const char *s, size_t n)
 {
+    assert(f && (s || !n));
     for (size_t i = 0; i < n && s[i]; i++) {
         switch (s[i]) {
         case '<': fputs("&lt;", f); break;
@@ -39,6 +41,7 @@ static void html_escape(FILE *f, const char *s, size_t n)
 void rep_html(FILE *f, const char *fmt, ...)
 {
     va_list ap;
+    assert(f && fmt);  /* fmt is the program's, the arguments the database's */
     va_start(ap, fmt);
     while (*fmt) {
         char spec[32], conv, buf[128];

@@ -5,6 +5,7 @@
  * their summaries, Python string literals (the one escaping function of
  * plan.py and the dumps), canonical sharding specs, Python option dicts.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,8 +26,10 @@ const char *rep_dtype_jax(const char *dtype)
 void rep_shape_text(const char *shape, int jax, char *out, size_t len)
 {
     int64_t dims[APREPORT_MAX_DIMS];
-    int n = costdb_shape_parse(shape, dims, APREPORT_MAX_DIMS);
+    int n;
     size_t pos = 0;
+    assert(out || !len);
+    n = costdb_shape_parse(shape, dims, APREPORT_MAX_DIMS);
     if (!len)
         return;
     out[0] = '\0';
@@ -50,6 +53,7 @@ double rep_gb(int64_t bytes)
 
 int rep_micro_shown(const ApreportSchedule *s, int mb)
 {
+    assert(s);
     return mb < REP_SHOWN_MICRO || mb >= s->micro_batches - REP_SHOWN_MICRO;
 }
 
@@ -113,6 +117,7 @@ void rep_py_quote(const char *s, size_t n, char *out, size_t len)
 {
     const unsigned char *u = (const unsigned char *)(s ? s : "");
     size_t pos = 0;
+    assert(out || !len);
     if (len < 3) {
         if (len)
             out[0] = '\0';
@@ -158,6 +163,7 @@ void rep_json_string(FILE *f, const char *s)
     unsigned long cp;
     char *clean;
     int k, valid = 1;
+    assert(f);
     for (size_t i = 0; i < n && valid; i += k > 0 ? (size_t)k : 1) {
         k = u[i] < 0x80 ? 1 : utf8_decode(u + i, n - i, &cp);
         valid = k > 0;
@@ -191,7 +197,9 @@ void rep_json_string(FILE *f, const char *s)
 void rep_py_string(FILE *f, const char *s)
 {
     size_t n = s ? strlen(s) : 0, len = 4 * n + 3;
-    char *buf = malloc(len);
+    char *buf;
+    assert(f);
+    buf = malloc(len);
     if (!buf) {
         fputs("''", f);
         return;
@@ -223,6 +231,7 @@ void rep_spec_text(const char *spec, int logical_a, int logical_b, char *out, si
 
 void rep_option_dict(int force_batch_dim, char *out, size_t len)
 {
+    assert(out && len > 0);
     if (force_batch_dim < 0)
         snprintf(out, len, "{}");
     else
@@ -240,6 +249,7 @@ void rep_sh_word(FILE *f, const char *s)
 {
     const unsigned char *u = (const unsigned char *)(s ? s : "");
     int safe = *u != '\0';
+    assert(f);
     for (const unsigned char *p = u; *p && safe; p++)
         safe = sh_safe(*p);
     if (safe) {
@@ -260,6 +270,7 @@ void rep_toml_string(FILE *f, const char *s)
 {
     const unsigned char *u = (const unsigned char *)(s ? s : "");
     size_t n = strlen((const char *)u);
+    assert(f);
     fputc('"', f);
     for (size_t i = 0; i < n;) {
         unsigned long cp;

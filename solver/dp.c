@@ -275,8 +275,10 @@ static int dp_run(Dp *dp, double t)
 static int dp_extract(Dp *dp, int n, ApsolvePlan **out)
 {
     const ApsolveProblem *p = dp->p;
-    ApsolvePlan *plan = calloc(1, sizeof *plan);
+    ApsolvePlan *plan;
     int i = 0, d = dp->D, k;
+    assert(n >= 1 && n < dp->NS && out);  /* a stage count dp_run found */
+    plan = calloc(1, sizeof *plan);
     if (!plan)
         return APSOLVE_ENOMEM;
     plan->stages = calloc((size_t)n, sizeof *plan->stages);
@@ -325,8 +327,10 @@ static double dp_bound(const Dp *dp, double g, double t)
 static double dp_eval(Dp *dp, size_t k, int *err)
 {
     ApsolvePlan *plan = NULL;
-    int n = dp_run(dp, dp->cands[k]);
+    int n;
     double g;
+    assert(k < dp->n_cands && err);
+    n = dp_run(dp, dp->cands[k]);
     if (n < 0)
         return INFINITY;
     g = dp->opt->inference ? (double)n
@@ -353,6 +357,7 @@ static void dp_search(Dp *dp, long a, double ga, long b, double gb, int *err)
 {
     long lo = a + 1, hi = b - 1, mid;
     double gm;
+    assert(a >= -1 && a < b && (size_t)b < dp->n_cands && err);  /* b was evaluated */
     if (lo > hi || *err || isinf(gb))
         return;
     if (ga == gb)
@@ -491,8 +496,10 @@ static double apply_eval(ApplySearch *as, size_t k)
 {
     ApsolvePlan *pl = NULL;
     double t;
-    int rc = solve_core(as->p, as->opt, as->vals[k], as->mem_n, as->exact_n, &pl, &as->evals,
-                        &as->cands);
+    int rc;
+    assert(k < as->n_vals);
+    rc = solve_core(as->p, as->opt, as->vals[k], as->mem_n, as->exact_n, &pl, &as->evals,
+                    &as->cands);
     if (rc == APSOLVE_EINFEASIBLE)
         return INFINITY;
     if (rc) {
@@ -508,6 +515,7 @@ static void apply_search(ApplySearch *as, long a, double ta, long b, double tb)
 {
     long lo = a + 1, hi = b - 1, mid;
     double tm;
+    assert(a >= -1 && a < b && (size_t)b < as->n_vals);  /* b was evaluated */
     if (lo > hi || as->err || isinf(tb) || ta == tb || !as->best)
         return;
     if (tb + as->vals[lo] >= as->best->total_cost)

@@ -6,6 +6,7 @@
  * Megatron-style 3-D parallelism), and the explanation of an infeasible
  * problem that names its tightest constraint.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +19,13 @@
 
 double apsolve_entry_cost(const ApsolveProblem *p, size_t idx)
 {
-    double c = p->cost[idx];
-    size_t cfg = idx % ((size_t)p->num_submeshes * (size_t)p->num_configs);
+    double c;
+    size_t cfg;
+    /* an index of apsolve_index over the problem's own ranges */
+    assert(p && idx < (size_t)p->num_layers * (size_t)p->num_layers *
+                          (size_t)p->num_submeshes * (size_t)p->num_configs);
+    c = p->cost[idx];
+    cfg = idx % ((size_t)p->num_submeshes * (size_t)p->num_configs);
     if (!p->configs[cfg].valid || isnan(c) || c < 0)
         return INFINITY;
     return c;
@@ -27,7 +33,9 @@ double apsolve_entry_cost(const ApsolveProblem *p, size_t idx)
 
 int apsolve_config_allowed(const ApsolveProblem *p, const ApsolveOptions *opt, int s, int c)
 {
-    const ApsolveConfig *cf = &p->configs[(size_t)s * (size_t)p->num_configs + (size_t)c];
+    const ApsolveConfig *cf;
+    assert(p && opt && s >= 0 && s < p->num_submeshes && c >= 0 && c < p->num_configs);
+    cf = &p->configs[(size_t)s * (size_t)p->num_configs + (size_t)c];
     return cf->valid && (opt->objective == APSOLVE_OBJECTIVE_FULL || apsolve_config_plain(cf));
 }
 
@@ -122,6 +130,13 @@ void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
                         int succ, int n)
 {
     size_t idx;
+    /* a stage of the solver's plan or of a given plan apsolve_evaluate
+     * checked: its layers in range, its submesh and config found or -1 */
+    assert(p && opt && st && n >= 1 && st->submesh < p->num_submeshes &&
+           st->config < p->num_configs &&
+           (st->submesh < 0 || st->config < 0 ||
+            (st->start_layer >= 0 && st->start_layer <= st->end_layer &&
+             st->end_layer < p->num_layers)));
     st->succ_stages = succ;
     st->cost = st->fwd_cost = st->bwd_cost = INFINITY;
     st->apply_cost = -1;

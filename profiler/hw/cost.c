@@ -8,6 +8,7 @@
  * functions of their arguments, evaluated in a fixed order so that equal
  * inputs give bit-identical results.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
  * (costdb/collective.c), which the solver's full estimate uses too. */
 static void fabric_of(const ApprofHardwareSpec *hw, CostdbFabric *f)
 {
+    assert(hw && f);
     memset(f, 0, sizeof *f);
     f->intra_bandwidth = hw->intra_host_bandwidth;
     f->intra_latency = hw->intra_host_latency;
@@ -142,6 +144,7 @@ static double gemm_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k, 
                            double mem_rate, double mem_t)
 {
     double store, load_t, store_t, hidden;
+    assert(hw && k && k->kind == APPROF_K_GEMM);
     if (!(k->store_bytes > 0) || k->store_bytes > k->bytes || !(mem_rate > 0))
         return compute_t > mem_t ? compute_t : mem_t;
     store = k->store_bytes;
@@ -163,6 +166,7 @@ static int gemm_unaligned(const ApprofHardwareSpec *hw, const ApprofKernel *k)
 {
     ApprofMathClass mc;
     int64_t a;
+    assert(hw && k);
     if (!(hw->gemm_unaligned_factor > 0))
         return 0;
     mc = k->fp8 ? APPROF_MATH_FP8 : approf_math_class(hw, k->dtype);
@@ -189,6 +193,7 @@ static int gemm_unaligned(const ApprofHardwareSpec *hw, const ApprofKernel *k)
 static double gemm_table_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k, double mem_t)
 {
     double m, rate, t, floor_t;
+    assert(hw && k);
     if (!hw->gemm_table || k->kind != APPROF_K_GEMM || k->attention || !(k->flops > 0) ||
         k->fp8)
         return -1.0; /* an FP8 GEMM: the roofline at the FP8 peak (docs/fp8.md) */

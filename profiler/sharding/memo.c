@@ -17,7 +17,9 @@
 /* The node-cost table of mesh m (created, or recycled round-robin). */
 double *shard_cost_table(ApprofShardContext *ctx, const ShardMesh *m)
 {
-    size_t n = (ctx->g->n_ops ? ctx->g->n_ops : 1) * (size_t)SHARD_COST_SLOTS;
+    size_t n;
+    assert(ctx && ctx->g && m);
+    n = (ctx->g->n_ops ? ctx->g->n_ops : 1) * (size_t)SHARD_COST_SLOTS;
     for (int i = 0; i < ctx->n_tables; i++)
         if (!memcmp(&ctx->tables[i].mesh, m, sizeof *m))
             return ctx->tables[i].cost;
@@ -40,6 +42,7 @@ double *shard_cost_table(ApprofShardContext *ctx, const ShardMesh *m)
 
 const ApprofIterSpace *shard_cached_iter_space(ApprofShardContext *ctx, int op, int *rc)
 {
+    assert(ctx && ctx->g && rc && op >= 0 && (size_t)op < ctx->g->n_ops);
     if (!ctx->spaces) {
         size_t n = ctx->g->n_ops ? ctx->g->n_ops : 1;
         ctx->spaces = malloc(n * sizeof *ctx->spaces);
@@ -133,6 +136,7 @@ ApprofHash128 shard_struct_key(ApprofShardContext *ctx, const ShardStage *st, in
  * absent, or out of memory. */
 static void *memo_slot(MemoTable *t, size_t esize, ApprofHash128 key, int insert)
 {
+    assert(t && esize >= sizeof(MemoSlot) && t->n * 2 <= t->cap);
     if (insert && (t->n + 1) * 2 > t->cap) {
         size_t ncap = t->cap ? t->cap * 2 : 64;
         void *ne = calloc(ncap, esize);
@@ -216,9 +220,14 @@ void shard_remember_structure(ApprofShardContext *ctx, ApprofHash128 k, const Pa
 ApprofHash128 shard_edge_key(ApprofShardContext *ctx, const ShardStage *st, int op_p, int op_c,
                              int in_slot)
 {
-    const ApprofGraph *g = st->g;
-    int t = g->ops[op_c].inputs[in_slot];
-    int j = shard_tensor_slot(g->ops[op_p].outputs, g->ops[op_p].n_outputs, t);
+    const ApprofGraph *g;
+    int t, j;
+    /* an edge of the stage: producer op_p feeds input in_slot of op_c */
+    assert(ctx && st && st->g && op_p >= 0 && (size_t)op_p < st->g->n_ops && op_c >= 0 &&
+           (size_t)op_c < st->g->n_ops && in_slot >= 0 && in_slot < st->g->ops[op_c].n_inputs);
+    g = st->g;
+    t = g->ops[op_c].inputs[in_slot];
+    j = shard_tensor_slot(g->ops[op_p].outputs, g->ops[op_p].n_outputs, t);
     ApprofHash128 h;
     approf_hash128_init(&h, 0xed6e);
     int64_t w[6] = {(int64_t)op_desc(ctx, op_p), (int64_t)op_desc(ctx, op_c), in_slot, j,
@@ -241,7 +250,9 @@ void shard_edge_remember(ApprofShardContext *ctx, ApprofHash128 k, int kp, int k
                          const double *r)
 {
     size_t n = (size_t)kp * (size_t)kc * sizeof(double);
-    double *c = malloc(n ? n : 1);
+    double *c;
+    assert(ctx && kp > 0 && kc > 0 && r);
+    c = malloc(n ? n : 1);
     EdgeEntry *e = c ? memo_claim(&ctx->ememo, sizeof *e, k, n, SHARD_EDGE_MEMO_BYTES) : NULL;
     if (!e) {
         free(c);
@@ -291,7 +302,9 @@ const char *shard_spec_text(ApprofShardContext *ctx, const CostdbLayout *l, char
 
 const ShardStrat *shard_op_strategies(ApprofShardContext *ctx, ShardStage *st, int o, int *k)
 {
-    const ShardOp *so = &st->ops[o];
+    const ShardOp *so;
+    assert(ctx && st && k && o >= 0 && o < st->n_ops);
+    so = &st->ops[o];
     ApprofHash128 key;
     approf_hash128_init(&key, 0x57a7);
     int64_t w[4] = {(int64_t)op_desc(ctx, so->op), st->mesh.n[0], st->mesh.n[1], st->force};
@@ -332,9 +345,11 @@ const ShardStrat *shard_op_strategies(ApprofShardContext *ctx, ShardStage *st, i
 static int lower_op(const ShardStage *st, int o, const ShardStrat *s, ApprofKernel *k,
                     ApprofHash128 *dig, int n[2])
 {
-    const ShardOp *so = &st->ops[o];
+    const ShardOp *so;
     int64_t local[APPROF_MAX_ITER];
     int tot = 0;
+    assert(st && s && k && dig && n && o >= 0 && o < st->n_ops);
+    so = &st->ops[o];
     shard_local_sizes(so->sp, s, &st->mesh, local);
     for (int ph = 0; ph < 2; ph++) {
         int c = approf_op_kernels_in(st->g, so->op, so->sp, local, ph, k + tot,

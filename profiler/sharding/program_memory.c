@@ -6,6 +6,7 @@
  * transformer blocks of a stage (by name prefix) and the temporary bytes a
  * recomputed block needs. Used by shard_build_program (program.c).
  */
+#include <assert.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -21,7 +22,11 @@
 /* Peak of transient bytes over a forward (dir 0) or backward (dir 1) walk. */
 double shard_transient_peak(const ShardStage *st, const TInfo *ti, int dir)
 {
-    const ApprofGraph *g = st->g;
+    const ApprofGraph *g;
+    /* the stage's ops are a range of the graph's */
+    assert(st && st->g && ti && (dir == 0 || dir == 1) && st->op_begin >= 0 &&
+           st->op_end - st->op_begin == st->n_ops && (size_t)st->op_end <= st->g->n_ops);
+    g = st->g;
     double live = 0.0, peak = 0.0;
     for (int q = 0; q < st->n_ops; q++) {
         int o = dir == 0 ? st->op_begin + q : st->op_end - 1 - q;
@@ -79,7 +84,9 @@ double shard_transient_peak(const ShardStage *st, const TInfo *ti, int dir)
  * that matmul. APPROF_ENOVARIANT when selective finds no softmax. */
 int shard_mark_recompute(const ShardStage *st, unsigned char *recomp)
 {
-    const ApprofGraph *g = st->g;
+    const ApprofGraph *g;
+    assert(st && st->g && recomp);  /* recomp holds st->n_ops flags */
+    g = st->g;
     int found = 0;
     if (st->recompute == COSTDB_RECOMPUTE_NONE)
         return 0;
@@ -129,7 +136,9 @@ int shard_mark_recompute(const ShardStage *st, unsigned char *recomp)
  * on model data, a bias and an embedding table are not read. */
 void shard_mark_param_reads(const ShardStage *st, TInfo *ti, const unsigned char *recomp)
 {
-    const ApprofGraph *g = st->g;
+    const ApprofGraph *g;
+    assert(st && st->g && ti && recomp);
+    g = st->g;
     for (int o = 0; o < st->n_ops; o++) {
         const ApprofOp *op = &g->ops[st->op_begin + o];
         unsigned saved = approf_op_saved_mask(g, st->op_begin + o);
@@ -185,7 +194,9 @@ static const unsigned char *same_prefixes(const ShardStage *st)
 
 int shard_stage_blocks(const ShardStage *st, int *begin)
 {
-    const unsigned char *same = same_prefixes(st);
+    const unsigned char *same;
+    assert(st && st->g && begin && st->n_layers >= 0);  /* begin holds st->n_ops */
+    same = same_prefixes(st);
     int n = 0, k = 0;
     for (int o = st->op_begin; o < st->op_end; o++) {
         int layer_start = 0;
@@ -201,6 +212,7 @@ int shard_stage_blocks(const ShardStage *st, int *begin)
 
 static int block_end(const ShardStage *st, const int *begin, int n, int b)
 {
+    assert(b >= 0 && b < n);
     return b + 1 < n ? begin[b + 1] : st->op_end;
 }
 
@@ -211,7 +223,9 @@ static int block_end(const ShardStage *st, const int *begin, int n, int b)
 void shard_mark_kept(const ShardStage *st, TInfo *ti, const int *touched, int n_touched,
                       const unsigned char *recomp, const int *blk, int n_blk)
 {
-    const ApprofGraph *g = st->g;
+    const ApprofGraph *g;
+    assert(st && st->g && ti && (touched || !n_touched) && recomp && (blk || !n_blk));
+    g = st->g;
     for (int k = 0; k < n_touched; k++) {
         int t = touched[k];
         int pr = g->tensors[t].producer;
@@ -237,7 +251,9 @@ void shard_mark_kept(const ShardStage *st, TInfo *ti, const int *touched, int n_
  * activations are alive at a time, the largest such block. */
 double shard_recompute_temp(const ShardStage *st, const TInfo *ti, const int *blk, int n_blk)
 {
-    const ApprofGraph *g = st->g;
+    const ApprofGraph *g;
+    assert(st && st->g && ti && (blk || !n_blk));
+    g = st->g;
     double worst = 0.0;
     for (int b = 0; b < n_blk; b++) {
         double sum = 0.0;

@@ -286,6 +286,7 @@ def main(argv):
             d[parts[-1]] = v
     for k, v in nested.items():
         ns[k] = NS(v) if isinstance(v, dict) else v
+    ns.update(man.get("context_defaults", {}))
     ns.update(ctx)
     env = {"__builtins__": {}, "ceil": math.ceil, "min": min, "max": max, "prod": math.prod,
            "len": len,

@@ -228,7 +228,10 @@ neg "$f/moeep_megatron.args" "$meg" 'rule expert-grid' 's/^--expert-model-parall
 neg "$f/moeep_megatron.args" "$meg" 'rule moe-sp' '/^--sequence-parallel$/d'
 neg "$f/moeep_torchtitan.toml" "$tt" 'rule ep-region' 's/^expert_parallel_degree = 2$/expert_parallel_degree = 8/'
 neg "$f/moeep_torchtitan.toml" "$tt" 'rule ep-etp' 's/^expert_tensor_parallel_degree = 1$/expert_tensor_parallel_degree = 4/'
-echo "expert parallelism: 5 negative cases fail"
+neg "$f/moeep_deepspeed.json" "$ds" 'rule moe-ep-dp' 's/ ep=1 etp=2"/ ep=4 etp=2"/'
+neg "$f/moeep_deepspeed.json" "$ds" 'rule moe-etp' 's/ ep=1 etp=2"/ ep=2 etp=1"/'
+neg "$f/moeep_deepspeed.json" "$ds" 'rule moe-ep-experts' 's/ experts=8 ep=1 etp=2"/ experts=6 ep=4 etp=2"/'
+echo "expert parallelism: 8 negative cases fail"
 neg "$f/cp2_megatron.args" "$meg" 'rule seq-cp' 's/^--seq-length \([0-9]*\)/--seq-length 8190/'
 neg "$f/cp2_megatron.args" "$meg" 'rule world-size' 's/^--context-parallel-size 2/--context-parallel-size 3/'
 neg "$f/cp2_megatron.args" "$meg" 'rule cp-a2a-heads' 's/^--context-parallel-size 2/--context-parallel-size 8/; s/^--cp-comm-type p2p/--cp-comm-type a2a/'
