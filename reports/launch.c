@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "apsolve.h"
+#include "context_parallel.h"
 #include "launch.h"
 #include "schedule.h"
 
@@ -163,6 +164,8 @@ void rep_frameworks(const ApreportReport *r, ApsolveFwVerdict *v)
     p = (ApsolveFwPlan){st, r->n_stages, stored < 0 ? APSOLVE_SCHEDULE_1F1B : stored,
                         r->opts.virtual_stages, apsolve_fw_dtype_fp16(r->sweep.dtype)};
     apsolve_frameworks(&p, v);
+    if (r->opts.has_layout)
+        apsolve_cp_frameworks(r->opts.layout.cp, apsolve_cp_comm_parse(r->opts.layout.cp_comm), v);
     free(st);
     if (!r->opts.has_frameworks)
         return;
@@ -396,6 +399,12 @@ static void runtime_limits(RepLaunch *L, Notes *N)
      * parallelism is Megatron-DeepSpeed's, outside the config); the closest
      * plan is the layout the cp plan was priced from, data parallelism over
      * dp x cp with 1/cp of the accumulation steps (docs/context-parallel.md) */
+    if (rt == REP_RT_TORCHTITAN && L->cp > 1 && strcmp(L->cp_comm, "p2p")) {
+        L->changed = 1;
+        note(N, "torchtitan's context parallelism is ring attention (K/V shards all-gathered or "
+                "passed on), not the all-to-alls of %s: its ring instead", L->cp_comm);
+        L->cp_comm = "p2p";
+    }
     if (rt == REP_RT_DEEPSPEED && L->cp > 1 && L->B % L->cp == 0) {
         L->changed = 1;
         note(N, "DeepSpeed cannot express context parallelism (cp %d, %s): data parallelism "

@@ -13,6 +13,7 @@
 #include "context_parallel.h"
 #include "costdb.h"
 #include "costdb_text.h"
+#include "frameworks.h"
 
 int apsolve_cp_comm_parse(const char *s)
 {
@@ -44,6 +45,23 @@ int apsolve_cp_a2a_size(int cp, int tp, int gpus_per_host)
 int64_t apsolve_cp_intermediate(int64_t intermediate, int cp)
 {
     return cp > 1 && intermediate > 0 ? (intermediate + cp - 1) / cp : intermediate;
+}
+
+void apsolve_cp_frameworks(int cp, int comm, ApsolveFwVerdict *v)
+{
+    static const int fw[2] = {APSOLVE_FW_DEEPSPEED, APSOLVE_FW_TORCHTITAN};
+    for (int i = 0; i < 2 && cp > 1; i++) {
+        unsigned bit = 1u << fw[i];
+        if (!(v->runs & bit) || (fw[i] == APSOLVE_FW_TORCHTITAN && comm == APSOLVE_CP_P2P))
+            continue;
+        v->runs &= ~bit;
+        snprintf(v->why[fw[i]], sizeof v->why[fw[i]], "%s",
+                 fw[i] == APSOLVE_FW_DEEPSPEED
+                     ? "context parallelism: DeepSpeed's config has none (its Ulysses sequence "
+                       "parallelism is Megatron-DeepSpeed's)"
+                     : "context parallelism by all-to-all (a2a, a2a+p2p): torchtitan's is "
+                       "ring attention (K/V shards all-gathered or passed on)");
+    }
 }
 
 static int ends(const char *name, const char *tail)

@@ -66,6 +66,14 @@ typedef struct ApsolveCpStage {
  * cp problem and apreport's stages both take it from here. */
 int64_t apsolve_cp_intermediate(int64_t intermediate, int cp);
 
+struct ApsolveFwVerdict;
+/* Which frameworks run a cp plan as priced (frameworks.h): DeepSpeed's
+ * config has no context parallelism; torchtitan's (PyTorch's ring
+ * attention, K/V shards all-gathered or passed on) is not Ulysses, so not
+ * a2a or a2a+p2p. Clears their bits of v with the reason; nothing for cp
+ * <= 1. */
+void apsolve_cp_frameworks(int cp, int comm, struct ApsolveFwVerdict *v);
+
 /* The layout a cp stage is priced with. */
 typedef struct ApsolveCpLayout {
     int dp, tp, cp, comm, a2a;        /* a2a: the inner group of a2a+p2p, else 0 */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "apsolve.h"
+#include "context_parallel.h"
 #include "costdb.h"
 #include "session.h"
 #include "session_int.h"
@@ -115,6 +116,8 @@ static int price_one(ApsolveRun *r, size_t k)
     s->outs[k].full = &x->full;
     /* which frameworks run it as priced (frameworks.h), stored with it */
     apsolve_plan_frameworks(r->db, c->sweep, c->sw.dtype, pl, &x->fw);
+    if (pl == s->given && a->parallel)
+        apsolve_cp_frameworks(a->par.cp, a->par.cp_comm, &x->fw);
     pl->frameworks = x->fw.runs;
     pl->has_frameworks = 1;
     s->outs[k].frameworks = &x->fw;

@@ -97,6 +97,12 @@ def main():
         if not close(ca["fwd_cost"], s0["fwd_cost"] / 2 + 2 * ta):
             fails.append("cp=2 a2a fwd %r, by hand %r" % (ca["fwd_cost"],
                                                            s0["fwd_cost"] / 2 + 2 * ta))
+        # which frameworks run it as priced: not DeepSpeed (no cp in its
+        # config), torchtitan only the ring
+        if cp2.get("frameworks", {}).get("runs") != ["megatron", "torchtitan"]:
+            fails.append("cp=2 p2p frameworks: %r" % cp2.get("frameworks"))
+        if a2a.get("frameworks", {}).get("runs") != ["megatron"]:
+            fails.append("cp=2 a2a frameworks: %r" % a2a.get("frameworks"))
         # stored: the options and apreport's headline
         out = run([apsolve, "--db", db, "--quiet", "--micro-batch-size", "2", "--parallel",
                    "dp=1,tp=1,pp=1,cp=2"])
@@ -112,6 +118,18 @@ def main():
             text = f.read()
         if "cp 2" not in text:
             fails.append("report.json's layout does not say cp 2")
+        out = run([apsolve, "--db", db, "--quiet", "--micro-batch-size", "2", "--parallel",
+                   "dp=1,tp=1,pp=1,cp=2,cp_comm=a2a"])
+        con = sqlite3.connect(db)
+        pid2 = con.execute("SELECT max(id) FROM plan").fetchone()[0]
+        con.close()
+        rep2 = os.path.join(tmp, "rep2")
+        run([apreport, "--db", db, "--plan", str(pid2), "--out", rep2, "--quiet"])
+        with open(os.path.join(rep2, "plan%d_torchtitan.toml" % pid2)) as f:
+            tt = f.read()
+        if "torchtitan's context parallelism is ring attention" not in tt or \
+                "context_parallel_degree = 2" not in tt:
+            fails.append("a2a plan's torchtitan file does not say it runs the ring:\n" + tt)
         # one figure everywhere: a 2-stage cp plan (each stage keeps more than
         # one micro-batch in flight) has the same memory need in apsolve's
         # output and apreport's report.json
