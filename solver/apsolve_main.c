@@ -63,7 +63,10 @@ static void usage(FILE *out)
           "                            micro-batch per replica (approf micro-batch = mbs x dp);\n"
           "                            sp is recorded (the sharding ILP picks it by itself);\n"
           "                            ep=E[,etp=T]: MoE experts on etp x ep of each stage's\n"
-          "                            GPUs (etp default tp; docs/expert-parallel.md)\n"
+          "                            GPUs (etp default tp; docs/expert-parallel.md);\n"
+          "                            cp=C[,cp_comm=p2p|a2a|a2a+p2p]: context parallelism, the\n"
+          "                            sequence split over C GPUs, world dp x tp x pp x C\n"
+          "                            (docs/context-parallel.md)\n"
           "  --plan ID                 re-evaluate stored plan ID on its sweep (its micro-batches,\n"
           "                            budget and objective unless given); never stores\n"
           "  --batch B                 also re-evaluate the plan(s) at global batch B (e.g. the\n"
@@ -253,7 +256,7 @@ int main(int argc, char **argv)
             if (apsolve_parallel_parse(optarg, &a.par, perr, sizeof perr)) {
                 snprintf(msg, sizeof msg, "bad --parallel '%s': %s (expected dp=N,tp=N,pp=N"
                          "[,sp=0|1][,zero=0..3][,recompute=none|selective|full][,vpp=V][,mbs=M]"
-                         "[,ep=E][,etp=T])",
+                         "[,ep=E][,etp=T][,cp=C][,cp_comm=p2p|a2a|a2a+p2p])",
                          optarg, perr);
                 return cli_usage_error(NULL, "%s", msg);
             }
