@@ -14,6 +14,37 @@
 #include "session.h"
 #include "session_int.h"
 
+/* What cp adds to each stage, said once per stage (its first config of
+ * the equivalent layout; the variants share the attention's shapes). */
+static void say_stages(const ApsolveRun *r, const ApsolveCand *eq, const ApsolveCpLayout *l)
+{
+    const ApsolveProblem *p = eq->p;
+    for (size_t k = 0; k < r->nspec; k++) {
+        const ApsolveStageSpec *sp = &r->specs[k];
+        ApsolveCpStage x;
+        char why[200];
+        int s = -1, c = -1;
+        for (int t = 0; t < p->num_submeshes; t++)
+            if (p->submeshes[t].hosts == sp->hosts && p->submeshes[t].gpus == sp->gpus)
+                s = t;
+        for (int q = 0; s >= 0 && q < p->num_configs && c < 0; q++) {
+            const ApsolveConfig *cf = &p->configs[(size_t)s * p->num_configs + q];
+            if (cf->valid && cf->logical_a == l->dp * l->cp && cf->logical_b == l->tp &&
+                cf->force_batch_dim == 0)
+                c = q;
+        }
+        if (c < 0 || apsolve_cp_stage(r->db, eq->sweep, p, sp->start_layer, sp->end_layer, s, c,
+                                      l, &x, why, sizeof why))
+            continue;
+        apsolve_say(r->a, "notice: cp stage %zu (layers %d-%d): %d attention layers; per "
+                    "micro-batch and GPU the %s sends %.1f MiB forward and %.1f MiB backward "
+                    "(+%.6g s, +%.6g s), receive buffers %.1f MiB", k, sp->start_layer,
+                    sp->end_layer, x.attention_layers, apsolve_cp_comm_name(l->comm),
+                    x.traffic_fwd / 1048576.0, x.traffic_bwd / 1048576.0, x.comm_fwd,
+                    x.comm_bwd, (double)x.buffers / 1048576.0);
+    }
+}
+
 int apsolve_run_cp(ApsolveRun *r, ApsolveCand **pc)
 {
     const ApsolveRequest *a = r->a;
@@ -65,6 +96,8 @@ int apsolve_run_cp(ApsolveRun *r, ApsolveCand **pc)
                             "does not divide by 2 x cp = %d (Megatron cuts it into 2 cp chunks "
                             "for the causal load balancing)", a->parallel, (long long)seq,
                             2 * pr->cp);
+    if (!a->quiet)
+        say_stages(r, eq, &l);
     r->cp_c.sweep = eq->sweep;
     r->cp_c.sw = eq->sw;
     r->cp_c.opt = eq->opt;

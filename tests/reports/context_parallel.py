@@ -149,6 +149,12 @@ def main():
         want = [st["memory_needed"] for st in pl["stages"]]
         if got != want or pl["stages"][0]["in_flight"] < 2:
             fails.append("2-stage cp plan: apreport's memory %r, apsolve's %r" % (got, want))
+        # what each stage adds, said: 2 blocks x 8 MiB forward, x 16 backward
+        out = run([apsolve, "--db", db, "--no-store", "--micro-batch-size", "2", "--parallel",
+                   "dp=1,tp=1,pp=1,cp=2"])
+        if "2 attention layers; per micro-batch and GPU the p2p sends 16.0 MiB forward and " \
+                "32.0 MiB backward" not in out or "receive buffers 32.0 MiB" not in out:
+            fails.append("cp=2: the stage notice:\n" + out)
         # refusals
         for par_text, says in [
                 ("dp=1,tp=1,pp=1,cp=2,cp_comm=ring", "cp_comm must be p2p, a2a or a2a+p2p"),
