@@ -210,6 +210,16 @@ int apsolve_request_load_plan(Costdb *db, ApsolveRequest *a, int64_t *sweep,
             return apsolve_fail(a, APSOLVE_ERROR_FAILED, "plan %lld: %s", (long long)a->plan,
                                 why);
         }
+        /* a cp plan's stored stages are the entries of the equivalent
+         * layout (dp x cp, tp): as they are they would price data
+         * parallelism, not cp (docs/context-parallel.md) */
+        if (po.has_layout && po.layout.cp > 1) {
+            free(ps);
+            return apsolve_fail(a, APSOLVE_ERROR_USAGE, "plan %lld has context parallelism "
+                                "(cp %d, %s): --plan does not re-price it; price its layout "
+                                "again with --parallel", (long long)a->plan, po.layout.cp,
+                                po.layout.cp_comm);
+        }
         if (a->objective < 0 && po.objective == COSTDB_OBJECTIVE_FULL)
             a->objective = APSOLVE_OBJECTIVE_FULL;
         else if (a->objective < 0 && po.objective == COSTDB_OBJECTIVE_ALPA)

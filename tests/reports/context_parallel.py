@@ -112,6 +112,9 @@ def main():
         par = json.loads(opts).get("parallel", {})
         if par.get("cp") != 2 or par.get("cp_comm") != "p2p":
             fails.append("stored options lack cp 2 p2p: " + opts)
+        out = run([apsolve, "--db", db, "--plan", str(pid)], rc=2)
+        if "has context parallelism (cp 2, p2p): --plan does not re-price it" not in out:
+            fails.append("--plan of a cp plan: " + out)
         rep = os.path.join(tmp, "rep")
         run([apreport, "--db", db, "--plan", str(pid), "--out", rep, "--quiet"])
         with open(os.path.join(rep, "report.json")) as f:
