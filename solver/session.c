@@ -402,6 +402,7 @@ static int listed_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
 {
     const ApsolveRequest *a = r->a;
     ApsolveSession *s = r->s;
+    ApsolveCand *pc = &r->main_c;
     if (!r->specs && strcmp(a->stage_option, "auto")) {
         int rc = apsolve_request_specs(a, r->main_c.p, &r->specs, &r->nspec);
         if (rc)
@@ -409,10 +410,16 @@ static int listed_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
         r->kind = a->stage_option;
         snprintf(s->label, sizeof s->label, "%s", r->kind);
     }
-    *e = r->specs ? apsolve_evaluate(r->main_c.p, &r->main_c.opt, r->specs, r->nspec, &s->given,
-                                     err, errlen)
+    /* a stored plan with experts on ep x etp is priced as it was stored
+     * (solver/expert_parallel.h) */
+    if (a->plan > 0 && r->specs) {
+        int rc = apsolve_run_ep(r, &pc);
+        if (rc)
+            return rc;
+    }
+    *e = r->specs ? apsolve_evaluate(pc->p, &pc->opt, r->specs, r->nspec, &s->given, err, errlen)
                   : 0;
-    r->out_c[s->nout] = &r->main_c;
+    r->out_c[s->nout] = pc;
     return 0;
 }
 

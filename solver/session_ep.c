@@ -25,6 +25,8 @@ int apsolve_run_ep(ApsolveRun *r, ApsolveCand **pc)
                          pr->zero, 0, 0};
     ApsolveEpStage *st;
     CostdbModel m;
+    /* a --parallel layout, or that of a stored plan (--plan) */
+    const char *what = a->parallel ? a->parallel : "of the stored plan";
     char why[400] = "";
     long long topk = 0, cap = 0;
     int moe = 0, rc;
@@ -33,18 +35,18 @@ int apsolve_run_ep(ApsolveRun *r, ApsolveCand **pc)
     if (a->opt.inference)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: ep/etp price training (the "
                             "token all-to-alls of the backward pass, the expert gradients); not "
-                            "with --inference", a->parallel);
+                            "with --inference", what);
     if (pr->cp > 1)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: ep/etp with cp > 1 is not "
-                            "priced (docs/expert-parallel.md, \"Open\")", a->parallel);
+                            "priced (docs/expert-parallel.md, \"Open\")", what);
     if (pr->zero >= 2)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: ep/etp price Megatron-Core's "
                             "expert layout, whose distributed optimizer shards optimizer state "
-                            "only (ZeRO-1); zero=%d with experts is not priced", a->parallel,
+                            "only (ZeRO-1); zero=%d with experts is not priced", what,
                             pr->zero);
     if (a->batch > 0)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: --batch does not re-price an "
-                            "ep plan (give the new batch with --global-batch)", a->parallel);
+                            "ep plan (give the new batch with --global-batch)", what);
     if (eq->sw.model_id > 0 && costdb_model_get(r->db, eq->sw.model_id, &m) == 0 &&
         costdb_json_member_int(m.options, "moe_top_k", &topk) == 0 &&
         costdb_json_member_int(m.options, "moe_capacity", &cap) == 0 && topk > 0 && cap > 0) {
@@ -58,7 +60,7 @@ int apsolve_run_ep(ApsolveRun *r, ApsolveCand **pc)
     if (rc) {
         free(st);
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, rc == APSOLVE_ENOMEM ? "out of memory"
-                            : "--parallel %s: %s", a->parallel, why);
+                            : "--parallel %s: %s", what, why);
     }
     r->have_ep_c = 1;
     for (size_t k = 0; k < r->nspec; k++) {
@@ -70,13 +72,13 @@ int apsolve_run_ep(ApsolveRun *r, ApsolveCand **pc)
             rc = apsolve_fail(a, APSOLVE_ERROR_INPUT, "--parallel %s: the sweep's model records "
                               "no routing (moe_top_k and moe_capacity in its options: a sweep "
                               "made before approf recorded them); sweep the model again",
-                              a->parallel);
+                              what);
             break;
         }
         if (x->experts % l.ep) {
             rc = apsolve_fail(a, APSOLVE_ERROR_INPUT, "--parallel %s: ep=%d does not divide the "
                               "%d experts (Megatron's validate_args: num_experts %% "
-                              "expert_model_parallel_size == 0)", a->parallel, l.ep, x->experts);
+                              "expert_model_parallel_size == 0)", what, l.ep, x->experts);
             break;
         }
         if (!x->usable) {
@@ -84,7 +86,7 @@ int apsolve_run_ep(ApsolveRun *r, ApsolveCand **pc)
                               "%d-%d): no stored level of logical (%d, %d) splits the expert "
                               "weights as ep=%d, etp=%d, nor keeps their expert dimension whole "
                               "with their in/out dimensions in %d pieces (the stored split: "
-                              "experts in %d, in/out in %d pieces)", a->parallel, k,
+                              "experts in %d, in/out in %d pieces)", what, k,
                               r->specs[k].start_layer, r->specs[k].end_layer, l.dp, l.tp, l.ep,
                               l.etp, l.etp, x->stored_ep, x->stored_etp);
             break;
@@ -112,7 +114,7 @@ int apsolve_run_ep(ApsolveRun *r, ApsolveCand **pc)
     if (!moe)
         return apsolve_fail(a, APSOLVE_ERROR_INPUT, "--parallel %s: ep/etp split the expert "
                             "weights, and the model has none (no parameter of the plan's stages "
-                            "under a path holding /experts/)", a->parallel);
+                            "under a path holding /experts/)", what);
     r->ep_c.sweep = eq->sweep;
     r->ep_c.sw = eq->sw;
     r->ep_c.opt = eq->opt;

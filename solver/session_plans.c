@@ -229,6 +229,15 @@ int apsolve_request_load_plan(Costdb *db, ApsolveRequest *a, int64_t *sweep,
             if (a->schedule == APSOLVE_SCHEDULE_INTERLEAVED && a->virtual_stages < 2)
                 a->virtual_stages = po.virtual_stages >= 2 ? po.virtual_stages : 2;
         }
+        /* experts on ep x etp: re-priced as stored (session_ep.c) */
+        if (po.has_layout && po.layout.ep > 0 && po.layout.etp > 0) {
+            a->par.dp = po.layout.dp;
+            a->par.tp = po.layout.tp;
+            a->par.pp = po.layout.pp;
+            a->par.zero = po.layout.zero;
+            a->par.ep = po.layout.ep;
+            a->par.etp = po.layout.etp;
+        }
     }
     snprintf(kind, kindlen, "%s", cp.kind);
     free(ps);

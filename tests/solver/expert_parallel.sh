@@ -80,6 +80,16 @@ got = r["stages"][0]["memory_needed"]
 assert got == int(sys.argv[2]), (got, sys.argv[2])
 EOF
   fail "report.json: the ep layout or apsolve's memory"
+# apsolve --plan re-prices the stored plan as it was stored
+"$apsolve" --db "$db" --plan 1 --format json >"$w/again.json" 2>"$w/err" ||
+  fail_with "$w/err" "apsolve --plan 1"
+"$py" - "$w/again.json" "$w/ep.json" <<'EOF' || fail "--plan 1 is not the ep plan's price"
+import json, sys
+again = json.load(open(sys.argv[1]))
+ep = json.load(open(sys.argv[2]))["plans"][0]
+assert again["stages"][0]["memory_needed"] == ep["stages"][0]["memory_needed"]
+assert abs(again["cost"] - ep["cost"]) <= 1e-15, (again["cost"], ep["cost"])
+EOF
 
 # refusals
 "$apsolve" --db "$db" --no-store --parallel dp=4,tp=1,pp=1,ep=3 >/dev/null 2>"$w/err"
