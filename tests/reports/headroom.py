@@ -70,6 +70,14 @@ given = given["plans"][0] if "plans" in given else given
 assert given["feasible"], given
 assert "headroom for allocator fragmentation" in p.stderr, p.stderr
 assert worst(given) >= 0.98, worst(given)
+# No plan leaves the headroom: the search falls back to the raw capacity
+# (the plan without headroom) and says so.
+p = run(apsolve, "--db", db, "--no-store", "--format", "json", "--memory-budget", str(budget),
+        "--memory-headroom", str(budget - 2**30))
+fallback = json.loads(p.stdout)
+assert fallback["stages"] == [dict(s, memory_reserve=budget - 2**30) for s in edge["stages"]], \
+    "the fallback is not the plan without headroom"
+assert "no plan of the search leaves it" in p.stderr, p.stderr
 bad = run(apsolve, "--db", db, "--no-store", "--memory-headroom", "60%", code=2)
 assert "--memory-headroom" in bad.stderr, bad.stderr
 
