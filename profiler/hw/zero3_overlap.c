@@ -93,10 +93,15 @@ double approf_zero3_exposed(const ApprofHardwareSpec *hw, const ApprofStageProgr
     size_t nu = (size_t)n + 1;
     int *first = malloc(nu * sizeof *first);
     double *buf = calloc(5 * nu + nc, sizeof *buf);
-    if (!first || !buf) {
+    if (!first || !buf) { /* no room to replay: priced serially */
         free(first);
         free(buf);
-        return 0.0;
+        for (size_t i = 0; i < nc; i++)
+            if (cl[i].zero3_unit > 0)
+                sum_marked += approf_collective_cost(hw, &cl[i]);
+        if (marked)
+            *marked = sum_marked;
+        return sum_marked;
     }
     double *C = buf, *S = C + nu, *E = S + nu, *ready = E + nu, *rs_end = ready + nu;
     double *dur = rs_end + nu;
