@@ -112,7 +112,8 @@ int costdb_plan_options_format(const CostdbPlanOptions *o, char *out, size_t len
     else
         put_raw(out, len, &at, ", \"memory_headroom\": \"%.17g%%\"",
                 o->headroom_percent > 0 ? o->headroom_percent : 0.0);
-    put_raw(out, len, &at, ", \"headroom_kept\": %s", o->headroom_kept ? "true" : "false");
+    if (o->headroom_kept) /* written when true only: the text has a 512-byte column */
+        put_raw(out, len, &at, ", \"headroom_kept\": true");
     if (o->has_frameworks) {
         int n = 0;
         put_raw(out, len, &at, ", \"frameworks\": \"");
