@@ -390,6 +390,7 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
                                  &s->given, err, errlen);
     if (*e == APSOLVE_ENOMEM)
         return 1;
+    apsolve_ep_say(r, s->given);
     r->out_c[s->nout] = pc;
     return 0;
 }
@@ -419,6 +420,7 @@ static int listed_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
     }
     *e = r->specs ? apsolve_evaluate(pc->p, &pc->opt, r->specs, r->nspec, &s->given, err, errlen)
                   : 0;
+    apsolve_ep_say(r, s->given);
     r->out_c[s->nout] = pc;
     return 0;
 }

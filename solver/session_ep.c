@@ -16,20 +16,70 @@
 #include "session.h"
 #include "session_int.h"
 
+/* The request's expert layout, with the routing the sweep's model
+ * records (capacity 0 when it records none). */
+static void layout_of(ApsolveRun *r, int64_t model_id, ApsolveEpLayout *l)
+{
+    const ApsolveParallel *pr = &r->a->par;
+    CostdbModel m;
+    long long topk = 0, cap = 0;
+    *l = (ApsolveEpLayout){pr->dp, pr->tp, pr->ep > 1 ? pr->ep : 1,
+                           pr->etp > 0 ? pr->etp : pr->tp, pr->zero, 0, 0};
+    if (model_id > 0 && costdb_model_get(r->db, model_id, &m) == 0 &&
+        costdb_json_member_int(m.options, "moe_top_k", &topk) == 0 &&
+        costdb_json_member_int(m.options, "moe_capacity", &cap) == 0 && topk > 0 && cap > 0) {
+        l->top_k = (int)topk;
+        l->capacity = cap;
+    }
+}
+
+void apsolve_ep_say(ApsolveRun *r, const ApsolvePlan *g)
+{
+    const ApsolveCand *c = &r->ep_c;
+    ApsolveEpLayout l;
+    if (!r->have_ep_c || !g || r->a->quiet)
+        return;
+    layout_of(r, c->sw.model_id, &l);
+    for (size_t k = 0; k < g->n_stages; k++) {
+        const ApsolveStage *st = &g->stages[k];
+        ApsolveEpStage x;
+        char why[200];
+        if (st->submesh < 0 || st->config < 0 ||
+            apsolve_ep_stage(r->db, c->sweep, c->p->cluster_gpus, st->start_layer,
+                             st->end_layer, st->submesh, st->config, &l, &x, why,
+                             sizeof why) || !x.moe_layers)
+            continue;
+        if (x.usable == 1)
+            apsolve_say(r->a, "expert parallelism ep=%d etp=%d, stage %zu (layers %d-%d): %d MoE "
+                        "layers of %d experts, %.0f of their %.0f weight elements per GPU: the "
+                        "level priced splits them so, its collectives as profiled", l.ep, l.etp,
+                        k, st->start_layer, st->end_layer, x.moe_layers, x.experts,
+                        x.local_after, x.elements);
+        else if (x.usable == 2)
+            apsolve_say(r->a, "expert parallelism ep=%d etp=%d, stage %zu (layers %d-%d): %d MoE "
+                        "layers of %d experts, %.0f of their %.0f weight elements per GPU (the "
+                        "level priced keeps the experts whole: transformed); token all-to-all "
+                        "of %.0f bytes per GPU, %d forward and %d backward per micro-batch over "
+                        "%d GPUs (+%.6g s forward, +%.6g s backward); expert gradients reduced "
+                        "over %d GPUs", l.ep, l.etp, k, st->start_layer, st->end_layer,
+                        x.moe_layers, x.experts, x.local_after, x.elements, x.a2a_bytes,
+                        2 * x.moe_layers, 2 * x.moe_layers, l.ep, x.comm_fwd, x.comm_bwd,
+                        l.dp * l.tp / (l.ep * l.etp));
+    }
+}
+
 int apsolve_run_ep(ApsolveRun *r, ApsolveCand **pc)
 {
     const ApsolveRequest *a = r->a;
     const ApsolveParallel *pr = &a->par;
     const ApsolveCand *eq = *pc;
-    ApsolveEpLayout l = {pr->dp, pr->tp, pr->ep > 1 ? pr->ep : 1, pr->etp > 0 ? pr->etp : pr->tp,
-                         pr->zero, 0, 0};
+    ApsolveEpLayout l;
     ApsolveEpStage *st;
-    CostdbModel m;
     /* a --parallel layout, or that of a stored plan (--plan) */
     const char *what = a->parallel ? a->parallel : "of the stored plan";
     char why[400] = "";
-    long long topk = 0, cap = 0;
     int moe = 0, rc;
+    layout_of(r, eq->sw.model_id, &l);
     if (l.ep == 1 && l.etp == pr->tp)
         return 0;
     if (a->opt.inference)
@@ -47,12 +97,6 @@ int apsolve_run_ep(ApsolveRun *r, ApsolveCand **pc)
     if (a->batch > 0)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: --batch does not re-price an "
                             "ep plan (give the new batch with --global-batch)", what);
-    if (eq->sw.model_id > 0 && costdb_model_get(r->db, eq->sw.model_id, &m) == 0 &&
-        costdb_json_member_int(m.options, "moe_top_k", &topk) == 0 &&
-        costdb_json_member_int(m.options, "moe_capacity", &cap) == 0 && topk > 0 && cap > 0) {
-        l.top_k = (int)topk;
-        l.capacity = cap;
-    }
     if (!(st = calloc(r->nspec ? r->nspec : 1, sizeof *st)))
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
     rc = apsolve_ep_problem(r->db, eq->sweep, eq->p, r->specs, r->nspec, &l, &r->ep_c.p, st, why,
@@ -91,22 +135,6 @@ int apsolve_run_ep(ApsolveRun *r, ApsolveCand **pc)
                               l.etp, l.etp, x->stored_ep, x->stored_etp);
             break;
         }
-        if (!a->quiet && x->usable == 1)
-            apsolve_say(a, "expert parallelism ep=%d etp=%d, 3-D stage %zu (layers %d-%d): %d MoE "
-                        "layers of %d experts, %.0f of their %.0f weight elements per GPU: a "
-                        "stored level splits them so, priced as profiled", l.ep, l.etp, k,
-                        r->specs[k].start_layer, r->specs[k].end_layer, x->moe_layers,
-                        x->experts, x->local_after, x->elements);
-        else if (!a->quiet)
-            apsolve_say(a, "expert parallelism ep=%d etp=%d, 3-D stage %zu (layers %d-%d): %d MoE "
-                        "layers of %d experts, %.0f of their %.0f weight elements per GPU (from "
-                        "a stored level that keeps the experts whole); token all-to-all of %.0f "
-                        "bytes per GPU, %d forward and %d backward per micro-batch over %d GPUs "
-                        "(+%.6g s forward, +%.6g s backward); expert gradients reduced over %d "
-                        "GPUs", l.ep, l.etp, k, r->specs[k].start_layer, r->specs[k].end_layer,
-                        x->moe_layers, x->experts, x->local_after, x->elements, x->a2a_bytes,
-                        2 * x->moe_layers, 2 * x->moe_layers, l.ep, x->comm_fwd, x->comm_bwd,
-                        l.dp * l.tp / (l.ep * l.etp));
     }
     free(st);
     if (rc)

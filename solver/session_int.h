@@ -116,12 +116,16 @@ void apsolve_extra_free(ApsolveExtra *x);
 int apsolve_run_cp(ApsolveRun *r, ApsolveCand **pc);
 
 /* session_ep.c: with ep > 1 or etp other than tp, makes r->ep_c from *pc
- * (whose specs are r->specs): its entries as ep stages, the figures each
- * stage adds said as messages; *pc becomes &r->ep_c. Refuses inference,
- * --batch, cp, ZeRO-2/3, a model without experts or without its recorded
- * routing, ep not dividing the experts, a stage no stored level can price.
- * 0 or an exit status after a message. */
+ * (whose specs are r->specs): its entries as ep stages; *pc becomes
+ * &r->ep_c. Refuses inference, --batch, cp, ZeRO-2/3, a model without
+ * experts or without its recorded routing, ep not dividing the experts, a
+ * stage no stored level can price. 0 or an exit status after a message. */
 int apsolve_run_ep(ApsolveRun *r, ApsolveCand **pc);
+/* session_ep.c: what expert parallelism adds to each stage of plan g as
+ * priced (its chosen entries), as messages; nothing without r->ep_c or
+ * with --quiet. */
+void apsolve_ep_say(ApsolveRun *r, const ApsolvePlan *g);
+
 /* session_warn.c: why the sweep has no config for --parallel stage st (the
  * micro-batch cannot split dp ways, the logical space lacks the mesh, the
  * variant was not profiled) and the sweep option that adds it, into out. */
