@@ -147,7 +147,10 @@ int apsolve_cp_stage(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, 
         int nd = costdb_shape_parse(pl[i].shape, d, 8);
         if (nd < 2)
             continue;
-        if (!strcmp(pl[i].role, "input") && !out->seq && d[0] > 0 && d[1] > 0) {
+        /* the sequence: dimension 1 of the stage's inputs ([B, S] token
+         * ids, [B, S, H] activations), the largest (a mask [B, 1, S, S]
+         * has 1 there) */
+        if (!strcmp(pl[i].role, "input") && d[0] > 0 && d[1] > out->seq) {
             batch = d[0];
             out->seq = d[1];
         } else if (!strcmp(pl[i].role, "param") && nd == 2) {
