@@ -107,14 +107,16 @@ int apsolve_ep_stage(struct Costdb *db, int64_t sweep, int gpus_per_host, int st
         out->usable = 2;
     /* The tokens one GPU holds enter the MoE layer split over dp and, under
      * the sequence parallelism Megatron requires with MoE and tp > 1, over
-     * tp; each fills top_k of the E x capacity slots of its sample (the
+     * tp (and under context parallelism, whose entries are those of dp x cp
+     * replicas, over cp: a cp GPU holds 1/cp of its samples' sequence);
+     * each fills top_k of the E x capacity slots of its sample (the
      * capacity factor's padding included, dropless at factor 1). One
      * all-to-all over the ep group carries them to their experts' GPUs and
      * one brings them back, and the backward sends their gradients both
      * ways (token_dispatch and token_combine of MoEAlltoAllTokenDispatcher).
      * The ring formula takes the group's bytes, ep x one GPU's. */
     out->a2a_bytes = (double)batch / devices * (double)out->experts * (double)l->capacity *
-                     (double)hidden * esize;
+                     (double)hidden * esize / (l->cp > 1 ? l->cp : 1);
     {
         double t = coll(&f, COSTDB_COLL_ALL_TO_ALL, out->a2a_bytes * l->ep, l->ep, l->etp, M);
         double sent = (l->ep - 1.0) / l->ep * out->a2a_bytes;

@@ -35,7 +35,10 @@ struct Costdb;
 
 /* The layout an ep stage is priced with. */
 typedef struct ApsolveEpLayout {
-    int dp, tp, ep, etp, zero;
+    int dp, tp, ep, etp, zero;        /* dp: the entries' axis 0, dp x cp under cp */
+    int cp;                           /* context parallelism (1: none): the entries are
+                                       * those of a cp plan (context_parallel.h), whose
+                                       * GPUs hold 1/cp of each sample's tokens */
     int top_k;                        /* experts per token (the model's router) */
     int64_t capacity;                 /* slots per expert and sample of the dispatch */
 } ApsolveEpLayout;

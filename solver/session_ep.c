@@ -23,8 +23,11 @@ static void layout_of(ApsolveRun *r, int64_t model_id, ApsolveEpLayout *l)
     const ApsolveParallel *pr = &r->a->par;
     CostdbModel m;
     long long topk = 0, cap = 0;
-    *l = (ApsolveEpLayout){pr->dp, pr->tp, pr->ep > 1 ? pr->ep : 1,
-                           pr->etp > 0 ? pr->etp : pr->tp, pr->zero, 0, 0};
+    int cp = pr->cp > 1 ? pr->cp : 1;
+    /* under cp the stages' entries are those of logical (dp x cp, tp)
+     * (context_parallel.h), and the experts fold over dp x cp x tp */
+    *l = (ApsolveEpLayout){pr->dp * cp, pr->tp, pr->ep > 1 ? pr->ep : 1,
+                           pr->etp > 0 ? pr->etp : pr->tp, pr->zero, cp, 0, 0};
     if (model_id > 0 && costdb_model_get(r->db, model_id, &m) == 0 &&
         costdb_json_member_int(m.options, "moe_top_k", &topk) == 0 &&
         costdb_json_member_int(m.options, "moe_capacity", &cap) == 0 && topk > 0 && cap > 0) {
@@ -86,9 +89,6 @@ int apsolve_run_ep(ApsolveRun *r, ApsolveCand **pc)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: ep/etp price training (the "
                             "token all-to-alls of the backward pass, the expert gradients); not "
                             "with --inference", what);
-    if (pr->cp > 1)
-        return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: ep/etp with cp > 1 is not "
-                            "priced (docs/expert-parallel.md, \"Open\")", what);
     if (pr->zero >= 2)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: ep/etp price Megatron-Core's "
                             "expert layout, whose distributed optimizer shards optimizer state "

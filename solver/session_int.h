@@ -117,7 +117,8 @@ int apsolve_run_cp(ApsolveRun *r, ApsolveCand **pc);
 
 /* session_ep.c: with ep > 1 or etp other than tp, makes r->ep_c from *pc
  * (whose specs are r->specs): its entries as ep stages; *pc becomes
- * &r->ep_c. Refuses inference, --batch, cp, ZeRO-2/3, a model without
+ * &r->ep_c (after the cp step: ep on a cp plan's entries). Refuses
+ * inference, --batch, ZeRO-2/3, a model without
  * experts or without its recorded routing, ep not dividing the experts, a
  * stage no stored level can price. 0 or an exit status after a message. */
 int apsolve_run_ep(ApsolveRun *r, ApsolveCand **pc);

@@ -58,6 +58,28 @@ assert abs(ep["cost"] - plain["cost"] - 8 * a2a) <= 1e-12
 print("ep=2: memory -%d bytes, a2a %.6g s each" % (got, a2a))
 EOF
 
+# with context parallelism (docs/context-parallel.md): the entries are those
+# of dp x cp = 4 replicas at micro-batch 4, a cp GPU holds half a sample's
+# 128 tokens, so each all-to-all moves half the bytes: 65536; the expert
+# state per GPU halves as without cp
+"$apsolve" --db "$db" --no-store --format json --parallel dp=2,tp=1,pp=1,cp=2 \
+  >"$w/cp.json" 2>"$w/err" || fail_with "$w/err" "cp=2"
+"$apsolve" --db "$db" --no-store --format json --parallel dp=2,tp=1,pp=1,cp=2,ep=2 \
+  >"$w/cpep.json" 2>"$w/err" || fail_with "$w/err" "cp=2,ep=2"
+grep -q "token all-to-all of 65536 bytes per GPU, 4 forward and 4 backward per micro-batch over 2 GPUs" "$w/err" ||
+  fail_with "$w/err" "the cp=2,ep=2 figures"
+"$py" - "$w/cp.json" "$w/cpep.json" "$bw" "$lat" <<'EOF' || fail "cp=2,ep=2 pricing"
+import json, sys
+cp = json.load(open(sys.argv[1]))["plans"][0]["stages"][0]
+ep = json.load(open(sys.argv[2]))["plans"][0]["stages"][0]
+bw, lat = float(sys.argv[3]) * 0.8, float(sys.argv[4])
+assert cp["memory_needed"] - ep["memory_needed"] == 16 * 88080384
+n, b = 2, 1 * 8 * 32 * 256 * 2 // 2
+a2a = (n - 1) / n**2 * (n * b) / bw + (n - 1) * lat
+for ph in ("fwd_cost", "bwd_cost"):
+    assert abs(ep[ph] - cp[ph] - 4 * a2a) <= 1e-12, (ph, ep[ph] - cp[ph], 4 * a2a)
+EOF
+
 # the stored plan, its report and launch files
 "$apsolve" --db "$db" --quiet --parallel dp=4,tp=1,pp=1,ep=2 >/dev/null 2>"$w/err" ||
   fail_with "$w/err" "storing the ep=2 plan"
