@@ -111,5 +111,30 @@ out, rep = report(dp8["plan_id"], "dp8")
 assert rep["headline"]["frameworks"]["runs"] == ["megatron", "deepspeed", "torchtitan"]
 args = open(os.path.join(out, "plan%d_megatron.args" % dp8["plan_id"])).read()
 assert "# Megatron-LM runs this plan as priced:" in args, args[:600]
+# On a sweep with every variant: for each plan, the verdict apsolve prints
+# and stores is what each launch file's header says, framework by framework.
+db = os.path.join(tmp, "gv.db")
+run(approf, "sweep", "--db", db, "--quiet", "--model", "gpt", "--cluster", "1x8",
+    "--micro-batches", "16", "--variants", "all")
+files = {"megatron": "megatron.args", "deepspeed": "deepspeed.json",
+         "torchtitan": "torchtitan.toml"}
+names = {"megatron": "Megatron-LM", "deepspeed": "DeepSpeed", "torchtitan": "torchtitan"}
+expect = {"dp=2,tp=1,pp=4,zero=1": ["megatron", "deepspeed"],
+          "dp=2,tp=1,pp=4,zero=3": ["torchtitan"],
+          "dp=2,tp=1,pp=4,recompute=selective": ["megatron"],
+          "dp=2,tp=1,pp=4,vpp=2": ["megatron"],
+          "dp=2,tp=4,pp=1,zero=2": ["deepspeed", "torchtitan"]}
+for par, want in expect.items():
+    d = solve("--parallel", par)
+    plan = [p for p in d["plans"] if p["kind"] == "3d"][0]
+    assert plan["feasible"] and plan["frameworks"]["runs"] == want, (par, plan["frameworks"])
+    out, rep = report(plan["plan_id"], "v" + str(plan["plan_id"]))
+    assert rep["headline"]["frameworks"] == plan["frameworks"], par
+    for f, suffix in files.items():
+        text = open(os.path.join(out, "plan%d_%s" % (plan["plan_id"], suffix))).read()
+        runs = "%s runs this plan as priced:" % names[f] in text
+        note = "%s cannot express this plan as priced: the 3d plan %d" % (names[f],
+                                                                          plan["plan_id"]) in text
+        assert runs == (f in want) and note == (f not in want), (par, f, text[:900])
 print("ok: auto plan T = %.6f s, Megatron's closest plan dp %d x tp %d x pp %d T = %.6f s"
       % (auto["cost"], dp, tp, pp, t2))
