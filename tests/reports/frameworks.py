@@ -8,7 +8,9 @@ as priced and stores that; apreport's headline says the same; its Megatron
 file runs the closest uniform plan, says why the auto plan is not
 expressible, carries the closest plan's own price, which equals apsolve's
 evaluation of that uniform plan, and passes the manifest check. A uniform
-pipeline plan runs as priced everywhere and its files say so.
+pipeline plan runs as priced everywhere and its files say so; on a sweep
+with every variant, each plan's verdict is what each launch file's header
+says.
 
 Usage: frameworks.py APPROF APSOLVE APREPORT MANIFESTS CHECK_LAUNCH
 """
