@@ -4,6 +4,7 @@
  * summarised in docs/alpa-semantics.md): submesh choices of a cluster, autosharding
  * configs per submesh, and the (i, j, s, c) tuples in profiling order.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +165,7 @@ too_many:
 
 static int add_config(ApprofConfigChoice *out, int n, int max, int a, int b, int force)
 {
+    assert(out && n >= 0 && a >= 1 && b >= 1);  /* a logical mesh of the submesh */
     if (n < max)
         out[n] = (ApprofConfigChoice){a, b, force};
     return n + 1;
@@ -237,6 +239,8 @@ static void range_ends(int n_layers, int i, int whole, int individual, const dou
                        double total_flops, double device_ratio, double tol, int *lo, int *hi)
 {
     int a, b;
+    /* prefix holds n_layers + 1 sums when the filter is on */
+    assert(lo && hi && i >= 0 && i < n_layers);
     *lo = i;
     *hi = individual ? i : n_layers - 1;
     if (!individual && whole) {
@@ -277,7 +281,11 @@ static size_t walk(int n_layers, const ApprofMeshShape *submeshes, int n_submesh
                    double imbalance_tol, const double *prefix, ApprofTuple *t)
 {
     size_t n = 0;
-    double total_flops = prefix ? prefix[n_layers] : 0;
+    double total_flops;
+    /* the caller checked the layers, submeshes and their config counts */
+    assert(n_layers > 0 && submeshes && n_submeshes > 0 && configs_per_submesh &&
+           total_devices > 0);
+    total_flops = prefix ? prefix[n_layers] : 0;
     for (int s = n_submeshes - 1; s >= 0; s--) {
         int devices = submeshes[s].n * submeshes[s].m;
         int whole = devices == total_devices;
