@@ -107,11 +107,11 @@ int costdb_plan_options_format(const CostdbPlanOptions *o, char *out, size_t len
             put_raw(out, len, &at, ", \"ep\": %d, \"etp\": %d", l->ep, l->etp);
         put_raw(out, len, &at, "}");
     }
+    /* the headroom and the verdict only when set: other plans keep their text */
     if (o->headroom_bytes > 0)
         put_raw(out, len, &at, ", \"memory_headroom\": \"%lld\"", (long long)o->headroom_bytes);
-    else
-        put_raw(out, len, &at, ", \"memory_headroom\": \"%.17g%%\"",
-                o->headroom_percent > 0 ? o->headroom_percent : 0.0);
+    else if (o->headroom_percent > 0)
+        put_raw(out, len, &at, ", \"memory_headroom\": \"%.17g%%\"", o->headroom_percent);
     if (o->headroom_kept) /* written when true only: the text has a 512-byte column */
         put_raw(out, len, &at, ", \"headroom_kept\": true");
     if (o->has_frameworks) {
