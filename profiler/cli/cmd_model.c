@@ -56,7 +56,12 @@ typedef struct {
     int json;
 } ModelArgs;
 
-/* 0, 1 after --help, or the usage error's exit status. */
+/* parse_opts after --help: not an exit status (APPROF_EXIT_FAIL is 1, which
+ * cli_fail returns). */
+#define PARSED_HELP (-1)
+
+/* 0, PARSED_HELP after --help, or the usage error's (or failure's) exit
+ * status. */
 static int parse_opts(int argc, char **argv, ModelArgs *a)
 {
     struct option opts[CLI_MAX_LONGOPTS];
@@ -78,7 +83,7 @@ static int parse_opts(int argc, char **argv, ModelArgs *a)
             continue;
         }
         switch (c) {
-        case 'h': model_help(stdout); return 1;
+        case 'h': model_help(stdout); return PARSED_HELP;
         case OPT_BATCH:
             if ((rc = cli_int_value("model", "batch", optarg, 1, 1 << 24, &v)))
                 return rc;
@@ -331,7 +336,7 @@ int approf_cmd_model(int argc, char **argv)
         return cli_usage_error("model", "unknown subcommand '%s' (show or export)", sub);
     rc = parse_opts(argc - 1, argv + 1, &a);
     if (rc)
-        return rc == 1 ? APPROF_EXIT_OK : rc;
+        return rc == PARSED_HELP ? APPROF_EXIT_OK : rc;
     if (optind < argc - 1)
         name = argv[1 + optind];
     if (optind + 1 < argc - 1)
