@@ -36,6 +36,48 @@ static void layout_of(ApsolveRun *r, int64_t model_id, ApsolveEpLayout *l)
     }
 }
 
+/* What the levels of stage sp's mesh (batch forced on axis 0) can price,
+ * for a refusal: each distinct stored split of the expert weights, "etp=T
+ * (any ep)" for one that keeps the experts whole, "ep=E,etp=T" for one
+ * that splits them. */
+static void stored_splits(ApsolveRun *r, const ApsolveCand *eq, const ApsolveStageSpec *sp,
+                          const ApsolveEpLayout *l, char *out, size_t len)
+{
+    const ApsolveProblem *p = eq->p;
+    int seen[16][2], n = 0, s = -1;
+    size_t at = 0;
+    char list[160] = "";
+    for (int t = 0; t < p->num_submeshes; t++)
+        if (p->submeshes[t].hosts == sp->hosts && p->submeshes[t].gpus == sp->gpus)
+            s = t;
+    for (int c = 0; s >= 0 && c < p->num_configs && n < 16; c++) {
+        const ApsolveConfig *cf = &p->configs[(size_t)s * p->num_configs + c];
+        ApsolveEpStage x;
+        char why[200];
+        int dup = 0, w;
+        if (!cf->valid || cf->logical_a != l->dp || cf->logical_b != l->tp ||
+            cf->force_batch_dim != 0 ||
+            apsolve_ep_stage(r->db, eq->sweep, p->cluster_gpus, sp->start_layer, sp->end_layer,
+                             s, c, l, &x, why, sizeof why) || !x.moe_layers)
+            continue;
+        for (int i = 0; i < n; i++)
+            dup |= seen[i][0] == x.stored_ep && seen[i][1] == x.stored_etp;
+        if (dup)
+            continue;
+        seen[n][0] = x.stored_ep;
+        seen[n++][1] = x.stored_etp;
+        w = x.stored_ep == 1
+                ? snprintf(list + at, sizeof list - at, "%s etp=%d (any ep)",
+                           n > 1 ? ";" : "", x.stored_etp)
+                : snprintf(list + at, sizeof list - at, "%s ep=%d,etp=%d", n > 1 ? ";" : "",
+                           x.stored_ep, x.stored_etp);
+        if (w < 0 || (size_t)w >= sizeof list - at)
+            break;
+        at += (size_t)w;
+    }
+    snprintf(out, len, n ? "can price:%s" : "hold no expert weights with an entry", list);
+}
+
 void apsolve_ep_say(ApsolveRun *r, const ApsolvePlan *g)
 {
     const ApsolveCand *c = &r->ep_c;
@@ -126,13 +168,14 @@ int apsolve_run_ep(ApsolveRun *r, ApsolveCand **pc)
             break;
         }
         if (!x->usable) {
+            char can[200];
+            stored_splits(r, eq, &r->specs[k], &l, can, sizeof can);
             rc = apsolve_fail(a, APSOLVE_ERROR_INPUT, "--parallel %s: 3-D stage %zu (layers "
                               "%d-%d): no stored level of logical (%d, %d) splits the expert "
                               "weights as ep=%d, etp=%d, nor keeps their expert dimension whole "
-                              "with their in/out dimensions in %d pieces (the stored split: "
-                              "experts in %d, in/out in %d pieces)", what, k,
-                              r->specs[k].start_layer, r->specs[k].end_layer, l.dp, l.tp, l.ep,
-                              l.etp, l.etp, x->stored_ep, x->stored_etp);
+                              "with their in/out dimensions in %d pieces; its levels %s",
+                              what, k, r->specs[k].start_layer, r->specs[k].end_layer, l.dp,
+                              l.tp, l.ep, l.etp, l.etp, can);
             break;
         }
     }

@@ -117,6 +117,11 @@ EOF
 "$apsolve" --db "$db" --no-store --parallel dp=4,tp=1,pp=1,ep=3 >/dev/null 2>"$w/err"
 expect_rc 2 $? "$w/err" "ep=3 on dp x tp = 4"
 grep -q "etp x ep = 3 does not divide dp x tp = 4" "$w/err" || fail_with "$w/err" "ep=3 message"
+# etp=2 on tp=1: no level splits the experts' in/out dimensions; the
+# message says what the stored levels can price
+"$apsolve" --db "$db" --no-store --parallel dp=4,tp=1,pp=1,ep=2,etp=2 >/dev/null 2>"$w/err"
+expect_rc 2 $? "$w/err" "etp=2 that no level stores"
+grep -q "its levels can price: etp=1 (any ep)" "$w/err" || fail_with "$w/err" "etp=2 message"
 "$apsolve" --db "$db" --no-store --parallel dp=4,tp=1,pp=1,ep=2,zero=2 >/dev/null 2>"$w/err"
 expect_rc 2 $? "$w/err" "ep with zero=2"
 grep -q "ZeRO-1" "$w/err" || fail_with "$w/err" "zero=2 message"
