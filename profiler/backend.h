@@ -11,7 +11,7 @@
 #include "hardware.h"
 #include "stage.h"
 
-#define APPROF_BACKEND_ABI 10 /* 2: ApprofHardwareSpec.curves; 3: ApprofKernel.store_bytes,
+#define APPROF_BACKEND_ABI 11 /* 2: ApprofHardwareSpec.curves; 3: ApprofKernel.store_bytes,
                               * ApprofHardwareSpec.tp_comm_overlap, gemm_store_overlap;
                               * 4: ApprofKernel.attention, ApprofHardwareSpec.attention_efficiency,
                               * reduction_efficiency, gemm_unaligned_factor, grad_reduce_bytes,
@@ -21,7 +21,10 @@
                               * kop_backward, rows, cols, extent, rate; 8:
                               * ApprofHardwareSpec.gemm_table; 9: ApprofKernel.fp8,
                               * ApprofHardwareSpec.fp8; 10: ApprofCollective.zero3_unit,
-                              * zero3_issue, ApprofHardwareSpec.zero3_schedule */
+                              * zero3_issue, ApprofHardwareSpec.zero3_schedule; 11:
+                              * ApprofKernel.experts, experts_k,
+                              * ApprofStageProgram.optimizer_elements,
+                              * ApprofMeasurement.apply_seconds */
 
 typedef struct ApprofMeasurement {
     double compute_cost;         /* seconds; +inf when status != 0 */
@@ -31,6 +34,11 @@ typedef struct ApprofMeasurement {
     double spread;               /* (max - min) / median of the repeats */
     int status;                  /* CostdbStatus value */
     char error[256];
+    /* > 0: seconds of the optimizer step (Adam over the program's
+     * optimizer_elements) measured by the backend, which it reports with
+     * the backward phase; 0: not measured, the step is priced from
+     * optimizer_bytes (approf_stage_apply_seconds). */
+    double apply_seconds;
 } ApprofMeasurement;
 
 /* The processes of a multi-process sweep (mpirun -np R approf sweep), as a

@@ -201,6 +201,18 @@ typedef struct ApprofKernel {
                                 * Engine's linear layers under approf sweep --fp8): priced
                                 * at the spec's peak_flops_fp8 (hw/cost.c, docs/fp8.md);
                                 * 0: its dtype's */
+    /* GEMM of a MoE layer's experts (a batch matmul whose second operand
+     * is a parameter, [1, E, k, n] in the zoo: one weight per expert): the
+     * E experts on this device, which Megatron-Core runs as one grouped
+     * GEMM (TEGroupedMLP: Transformer Engine's GroupedLinear, one GEMM per
+     * expert over its own tokens_per_expert rows). Each expert's problem is
+     * (batch / experts) x m rows of m x n x k joined (the samples' slots of
+     * one expert are its tokens); experts_k 1: the tokens are the k
+     * dimension instead (the weight gradient, x_e^T dy_e), already joined.
+     * 0: not an expert GEMM. Read by the CUDA module only; pricing reads
+     * neither. */
+    int64_t experts;
+    int experts_k;
 } ApprofKernel;
 
 #define APPROF_SAVED_INPUT(i) (1u << (i))

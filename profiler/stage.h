@@ -92,6 +92,10 @@ typedef struct ApprofStageProgram {
     ApprofCollective apply_colls[2];
     size_t n_apply_colls;
     double optimizer_bytes;
+    double optimizer_elements;        /* the parameters Adam's step updates on one device
+                                       * (costdb_adam_bytes' elements; optimizer_bytes may
+                                       * hold more: FP8 weights' casts): what a measuring
+                                       * backend runs its fused Adam kernel over */
 
     /* Memory per device, bytes, following docs/alpa-semantics.md's ModuleProfileResult. */
     int64_t invar_size[2], outvar_size[2], temp_buffer_size[2], peak_memory[2];

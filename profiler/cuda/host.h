@@ -128,6 +128,45 @@ typedef struct ApprofGemmDesc {
  * APPROF_EINVAL for a non-GEMM kernel or a non-positive dimension. */
 int approf_gemm_desc(const ApprofKernel *k, ApprofDtype dt, int allow_tf32, ApprofGemmDesc *out);
 
+/* ---- grouped GEMM (a MoE layer's experts) --------------------------------- */
+
+/* One expert's GEMM of a grouped GEMM, in ApprofGemmDesc's column-major
+ * terms (C' = A' B', no transposes), and where its operands start in the
+ * kernel's three buffers (elements from the start of [0] A', [1] B', [2]
+ * C; approf_kernel_buffers' dense sizes always hold them). */
+typedef struct ApprofGemmGroup {
+    int64_t M, N, K, lda, ldb, ldc;
+    int64_t off_a, off_b, off_c;
+    int64_t tokens;                /* the expert's tokens: rows (N), or K for experts_k */
+} ApprofGemmGroup;
+
+typedef struct ApprofGroupedGemm {
+    ApprofDtype ab_type, c_type;
+    ApprofGemmCompute compute;
+    int groups;                    /* the kernel's experts */
+    ApprofGemmGroup *g;            /* groups entries (approf_grouped_gemm_free) */
+    int64_t elems_a, elems_b, elems_c;   /* what the groups use of each buffer */
+} ApprofGroupedGemm;
+
+/* The grouped GEMM of an expert GEMM k (k->experts > 0, graph.h): one
+ * GEMM per expert over its own tokens, as Transformer Engine's
+ * GroupedLinear runs Megatron-Core's TEGroupedMLP (m_splits =
+ * tokens_per_expert): expert e's x_e [T_e, k] @ w_e [k, n] (forward and
+ * input gradient: the tokens are rows), or x_e^T [m, T_e] @ dy_e [T_e, n]
+ * (experts_k: the weight gradient, the tokens are the contraction), the
+ * experts' tokens back to back and their weights one after another.
+ * tokens: each expert's count, or NULL for the uniform capacity the graph
+ * dispatches ((batch / experts) x m, or x k, for every expert: the graph
+ * carries no routing imbalance, docs/expert-parallel.md); counts may
+ * differ but not sum past the dispatch's slots (batch x m, or x k), since
+ * the operands must fit the dense buffers. Dtypes and compute as
+ * approf_gemm_desc. 0; APPROF_EINVAL for a kernel that is not an expert
+ * GEMM, batch not a multiple of experts, a non-positive size or count, too
+ * many tokens or an overflow; APPROF_ENOMEM. */
+int approf_grouped_gemm_plan(const ApprofKernel *k, ApprofDtype dt, int allow_tf32,
+                             const int64_t *tokens, ApprofGroupedGemm *out);
+void approf_grouped_gemm_free(ApprofGroupedGemm *g);
+
 /* ---- operands per kernel -------------------------------------------------- */
 
 /* Memory-bound kernels read in_elems elements and write out_elems; the

@@ -2,10 +2,12 @@
 /*
  * How the CUDA backend lays out one kernel: the cuBLASLt problem of a GEMM
  * (row-major operands passed as the transposed column-major product), the
+ * grouped GEMM of a MoE layer's experts, the
  * buffers of every kernel kind, the arena alignment, and the memory reserve
  * behind available_memory.
  */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "host.h"
@@ -58,6 +60,69 @@ int approf_gemm_desc(const ApprofKernel *k, ApprofDtype dt, int allow_tf32, Appr
     out->bytes_b = b * sb * es;
     out->bytes_c = b * sc * es;
     return APPROF_OK;
+}
+
+int approf_grouped_gemm_plan(const ApprofKernel *k, ApprofDtype dt, int allow_tf32,
+                             const int64_t *tokens, ApprofGroupedGemm *out)
+{
+    ApprofGemmDesc d;
+    int64_t E, per, total, used = 0, tok_dim;
+    int ek;
+
+    if (!out)
+        return APPROF_EINVAL;
+    memset(out, 0, sizeof *out);
+    if (!k || k->kind != APPROF_K_GEMM || k->experts <= 0 || k->experts > INT32_MAX ||
+        approf_gemm_desc(k, dt, allow_tf32, &d) < 0 || d.batch % k->experts)
+        return APPROF_EINVAL;
+    E = k->experts;
+    ek = k->experts_k != 0;
+    tok_dim = ek ? k->k : k->m;
+    per = mul(d.batch / E, tok_dim);       /* the uniform count */
+    total = mul(per, E);                   /* the dispatch's slots */
+    if (per < 0 || total < 0)
+        return APPROF_EINVAL;
+    out->g = calloc((size_t)E, sizeof *out->g);
+    if (!out->g)
+        return APPROF_ENOMEM;
+    out->ab_type = d.ab_type;
+    out->c_type = d.c_type;
+    out->compute = d.compute;
+    out->groups = (int)E;
+    for (int64_t e = 0; e < E; e++) {
+        ApprofGemmGroup *g = &out->g[e];
+        int64_t t = tokens ? tokens[e] : per;
+        if (t <= 0 || t > total - used) {
+            approf_grouped_gemm_free(out);
+            return APPROF_EINVAL;
+        }
+        /* row-major rows x kk @ kk x n as ApprofGemmDesc: M = n, N = rows */
+        int64_t rows = ek ? k->m : t, kk = ek ? t : k->k;
+        g->tokens = t;
+        g->M = k->n;
+        g->N = rows;
+        g->K = kk;
+        g->lda = k->n;
+        g->ldb = kk;
+        g->ldc = k->n;
+        g->off_a = ek ? used * k->n : e * k->k * k->n;   /* dy_e, or w_e */
+        g->off_b = used * (ek ? k->m : k->k);            /* x_e^T, or x_e */
+        g->off_c = ek ? e * k->m * k->n : used * k->n;   /* dw_e, or y_e */
+        used += t;
+    }
+    out->elems_a = ek ? used * k->n : E * k->k * k->n;
+    out->elems_b = used * (ek ? k->m : k->k);
+    out->elems_c = ek ? E * k->m * k->n : used * k->n;
+    return APPROF_OK;
+}
+
+void approf_grouped_gemm_free(ApprofGroupedGemm *g)
+{
+    if (!g)
+        return;
+    free(g->g);
+    g->g = NULL;
+    g->groups = 0;
 }
 
 int64_t approf_cuda_align(int64_t bytes)
@@ -331,6 +396,14 @@ int approf_op_layout(const ApprofOpShape *s, ApprofOpArrays out[3])
         if (s->cols % 2 || e < 0)
             return -1;
         bad |= arr(in, n, es) | arr(o, n, es);
+        break;
+    case APPROF_CUDA_OP_ADAM:
+        if (bw)
+            return -1;
+        bad |= arr(in, n, es) | arr(o, n, es);
+        if (es != 4)
+            bad |= arr(aux, n, 4);
+        bad |= arr(aux, n, 4) | arr(aux, n, 4);
         break;
     default:
         return -1;

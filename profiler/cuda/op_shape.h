@@ -70,7 +70,24 @@ extern "C" {
  * ROPE (rotate-half, head dim C even, position = row % E, or the row when
  *   E is 0, theta 10000): fwd in x; out y. bwd in dy; out dx (the inverse
  *   rotation).
+ * ADAM (APPROF_CUDA_OP_ADAM below: the optimizer step over N = R*C
+ *   parameters, no graph kernel's operator; forward only): one fused
+ *   multi-tensor AdamW step as Transformer Engine's FusedAdam
+ *   (multi_tensor/adam.cu, AdamFunctorMaster) and Apex's run it, the
+ *   hyperparameters of Megatron-LM's defaults: lr 1e-3, beta1 0.9, beta2
+ *   0.999, eps 1e-8, decoupled weight decay 0.01, step 1 (bias corrections
+ *   1 - beta^1). m' = beta1 m + (1 - beta1) g; v' = beta2 v + (1 - beta2) g^2;
+ *   p' = p - lr (m' / (1 - beta1) / (sqrt(v' / (1 - beta2)) + eps) + 0.01 p).
+ *   f32: in g[N] f32; out p[N] f32 (read and written); aux m[N] f32, v[N]
+ *   f32 (read and written). f16, bf16 (mixed precision: an f32 master copy):
+ *   in g[N] es; out p[N] es (written: the master rounded); aux master[N]
+ *   f32, m[N] f32, v[N] f32 (read and written; p in the formula is the
+ *   master).
  */
+
+/* The optimizer step's operator: after the graph kernels' (no
+ * ApprofKernel.kop names it, so approf_kernel_buffers never runs it). */
+#define APPROF_CUDA_OP_ADAM APPROF_CUDA_OP_COUNT
 
 typedef struct ApprofOpShape {
     int op;               /* APPROF_CUDA_OP_* */

@@ -475,6 +475,7 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
             ba *= sp->in_map[0][d] >= 0 ? loc[d] : 1;
             bb *= sp->in_map[1][d] >= 0 ? loc[d] : 1;
         }
+        int first = nk, expert = g->tensors[op->inputs[1]].role == APPROF_TENSOR_PARAM;
         if (phase == 0) {
             gemm(&ks[nk++], opi, dt, b, m, n, k);
         } else {
@@ -482,9 +483,15 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
              * along: they join the contraction. */
             if (x->role != APPROF_TENSOR_INPUT)
                 gemm(&ks[nk++], opi, dt, ba, m, k, n * (b / ba)); /* da = dc @ b^T */
-            if (g->tensors[op->inputs[1]].role != APPROF_TENSOR_INPUT)
+            if (g->tensors[op->inputs[1]].role != APPROF_TENSOR_INPUT) {
                 gemm(&ks[nk++], opi, dt, bb, k, n, m * (b / bb)); /* db = a^T @ dc */
+                ks[nk - 1].experts_k = expert;
+            }
         }
+        /* A weight per batch entry (the experts' [1, E, k, n]): the bb
+         * experts on this device, one grouped GEMM (graph.h) */
+        for (int i = first; i < nk && expert; i++)
+            ks[i].experts = bb;
         break;
     }
     case APPROF_OP_ATTENTION: {

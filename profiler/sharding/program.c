@@ -322,6 +322,11 @@ static void signature(ApprofStageProgram *p, ApprofHash128 *const dig[2],
     memcpy(&more[6], &p->grad_sync.bytes, sizeof(double));
     memcpy(&more[7], &p->ilp_objective, sizeof(double));
     approf_hash128_update(&h, more, sizeof(more));
+    /* what a measuring backend's Adam step runs over (its measurement is
+     * reused with the phases') */
+    uint64_t opt;
+    memcpy(&opt, &p->optimizer_elements, sizeof opt);
+    approf_hash128_word(&h, opt);
     approf_hash128_word(&h, p->n_placements);
     for (size_t i = 0; i < p->n_placements; i++) {
         int64_t w[4] = {p->placements[i].role, p->placements[i].local_bytes,

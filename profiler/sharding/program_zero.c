@@ -367,8 +367,8 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
                 rc = push_regathers(st, ti, p, &ccap[1], &c, S, blk, n_blk);
         }
     }
-    p->optimizer_bytes = costdb_adam_bytes(param_elems - S_elems + S_elems / (z >= 1 ? G : 1),
-                                           esize);
+    p->optimizer_elements = param_elems - S_elems + S_elems / (z >= 1 ? G : 1);
+    p->optimizer_bytes = costdb_adam_bytes(p->optimizer_elements, esize);
     return rc;
 }
 

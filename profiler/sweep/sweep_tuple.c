@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "collective.h"
 #include "costdb.h"
 #include "backend.h"
 #include "hardware.h"
@@ -140,13 +141,33 @@ static const char *intern_spec(ReuseTable *t, const char *spec)
     return t->specs[k];
 }
 
+/* The apply-grad seconds of p: approf_stage_apply_seconds, except that
+ * a backend that measured the optimizer step (measured > 0: Adam over
+ * p->optimizer_elements, ApprofMeasurement.apply_seconds) puts its time
+ * in place of the Adam bytes at the memory bandwidth; what
+ * optimizer_bytes holds beyond Adam's (the FP8 weights' casts) stays
+ * priced so. */
+static double apply_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
+                            double measured)
+{
+    ApprofStageProgram q;
+    double adam;
+    if (!(measured > 0) || !(p->optimizer_elements > 0))
+        return approf_stage_apply_seconds(hw, p);
+    q = *p;
+    adam = costdb_adam_bytes(p->optimizer_elements, (double)approf_dtype_size(p->dtype));
+    q.optimizer_bytes = p->optimizer_bytes > adam ? p->optimizer_bytes - adam : 0.0;
+    return approf_stage_apply_seconds(hw, &q) + measured;
+}
+
 static void fill_entry(CostdbEntry *e, const ApprofTuple *t, int phase,
                        const ApprofStageProgram *p, const ApprofMeasurement *m,
-                       const ApprofHardwareSpec *hw)
+                       const ApprofHardwareSpec *hw, double apply_measured)
 {
     memset(e, 0, sizeof *e);
-    e->apply_cost = p && hw && m->status == COSTDB_STATUS_OK ? approf_stage_apply_seconds(hw, p)
-                                                             : -1.0;
+    e->apply_cost = p && hw && m->status == COSTDB_STATUS_OK
+                        ? apply_seconds(hw, p, apply_measured)
+                        : -1.0;
     e->start_layer = t->start;
     e->end_layer = t->end;
     e->submesh_index = t->submesh;
@@ -431,7 +452,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
             snprintf(m[ph].error, sizeof m[ph].error, "%s: %.245s",
                      rc == APPROF_ENOVARIANT ? "variant" : "sharding",
                      why[0] ? why : approf_strerror(rc));
-            fill_entry(&entries[ph], t, ph, NULL, &m[ph], NULL);
+            fill_entry(&entries[ph], t, ph, NULL, &m[ph], NULL, 0.0);
         }
         if (have_key)
             template_record(sw, key, entries, 0, NULL, order, n_order);
@@ -463,7 +484,8 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     }
     sum->t_costing += costdb_monotonic_seconds() - t1;
     for (int ph = 0; ph < 2; ph++) {
-        fill_entry(&entries[ph], t, ph, &prog, &m[ph], &sw->hw);
+        fill_entry(&entries[ph], t, ph, &prog, &m[ph], &sw->hw,
+                   m[1].status == COSTDB_STATUS_OK ? m[1].apply_seconds : 0.0);
         entries[ph].reused = slot != NULL;
     }
     if (slot)

@@ -53,6 +53,11 @@ static int fake_measure(void *ctx, const ApprofStageProgram *p, int phase,
     }
     out->compute_cost = 0.5 * (double)p->n_kernels[phase];
     out->repeats = 3;
+    /* FAKE_APPROF_APPLY_SECONDS: the optimizer step "measured" with the
+     * backward phase (ApprofMeasurement.apply_seconds), as the real module
+     * does */
+    if (phase == 1 && p->optimizer_elements > 0 && getenv("FAKE_APPROF_APPLY_SECONDS"))
+        out->apply_seconds = atof(getenv("FAKE_APPROF_APPLY_SECONDS"));
     return 0;
 }
 

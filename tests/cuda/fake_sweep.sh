@@ -6,7 +6,8 @@
 #     row, prices collectives with its curves and GEMMs with its shape grid
 #     (options name both), takes the
 #     cluster 1 x the GPU count and one worker per device, and its rows equal
-#     a --workers 1 sweep.
+#     a --workers 1 sweep. 1b: an optimizer step the module measured
+#     replaces Adam's analytic bytes in apply_cost.
 #  2. No probe yet: a new measured: row without curves and a notice saying so;
 #     3 devices -> cluster 1x2 (power of two), 3 workers on devices 0,1,2.
 #  3. --workers above the device count: a notice that workers share devices.
@@ -52,6 +53,26 @@ case $("$sqlite" probed.db "SELECT options FROM sweep") in *comm_curves*gemm_tab
 says_text probed.db.err "GEMMs in bf16 from 216 measured shapes of hardware 1" "GEMM table not used"
 [ "$(rows probed.db)" = "$(rows one.db)" ] || fail "2 workers differ from 1"
 [ -n "$(rows probed.db)" ] || fail "no rows"
+
+# 1b. A measured optimizer step (FAKE_APPROF_APPLY_SECONDS: 1000 s) takes
+# the place of Adam's bytes at the memory bandwidth in every entry's
+# apply_cost, both phases; the apply collectives stay priced. (A model
+# small enough for the fake module's 1 GiB.)
+small="--hidden 128 --heads 2 --seq-len 64 --vocab 512 --batch 8"
+for d in adam.db plain.db; do
+  "$approf" probe --db $d 2>probe.err || fail_with probe.err "probe"
+done
+# shellcheck disable=SC2086
+FAKE_APPROF_APPLY_SECONDS=1000 sweep adam.db --backend cuda --workers 1 $small
+# shellcheck disable=SC2086
+sweep plain.db --backend cuda --workers 1 $small
+bad=$("$sqlite" adam.db "ATTACH 'plain.db' AS o; SELECT count(*) FROM stage_profile a
+  JOIN o.stage_profile b USING (start_layer, end_layer, submesh_index, config_index, phase)
+  WHERE a.status != b.status OR (a.status = 'ok' AND
+    NOT (a.apply_cost >= 1000 AND a.apply_cost - 1000 < b.apply_cost))")
+[ "$bad" = 0 ] || fail "$bad entries without the measured optimizer step in apply_cost"
+[ "$("$sqlite" adam.db "SELECT count(*) FROM stage_profile WHERE status = 'ok' AND apply_cost >= 1000")" -gt 0 ] ||
+  fail "no entry with a measured optimizer step"
 
 # --- 2 ---------------------------------------------------------------------------
 export FAKE_APPROF_DEVICES=3
