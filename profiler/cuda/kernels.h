@@ -3,7 +3,8 @@
  * The CUDA kernels of the approf-cuda module (kernels.cu, compiled by
  * nvcc): the memory-bound operators as the frameworks run them (norms,
  * softmax, activations, dropout, bias, embedding, cross-entropy, batch
- * norm, pooling, rotary embedding; forward and backward), a bandwidth
+ * norm, pooling, rotary embedding; forward and backward), the optimizer
+ * step (adam.cu: a fused multi-tensor AdamW), a bandwidth
  * kernel for what has no kernel of its own (copies, the MoE dispatch, the
  * gradient accumulation add), and a fill kernel. Launchers return the
  * cudaError_t of the launch as an int. Plain C types only: this header is
@@ -39,9 +40,13 @@ int approf_cuda_launch_fill_fp8(void *p, int64_t n, uint32_t seed, cudaStream_t 
 int approf_cuda_op_init(const ApprofOpShape *s, void *in, void *out, void *aux,
                         cudaStream_t stream);
 /* Runs shape s's kernel(s) on the stream (the zeroing of a scatter-add's
- * output included). */
+ * output included); APPROF_CUDA_OP_ADAM through approf_cuda_launch_adam. */
 int approf_cuda_launch_op(const ApprofOpShape *s, void *in, void *out, void *aux,
                           cudaStream_t stream);
+/* The optimizer step (adam.cu; op_shape.h, ADAM): one fused AdamW step
+ * over s->rows * s->cols parameters, in place. */
+int approf_cuda_launch_adam(const ApprofOpShape *s, void *in, void *out, void *aux,
+                            cudaStream_t stream);
 
 #ifdef __cplusplus
 }

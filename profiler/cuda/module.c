@@ -9,9 +9,11 @@
  * operands are placed, plus one cuBLASLt/cuDNN workspace; the tracked peak
  * is the entry's peak_memory. The phase runs warmup times, then repeats
  * times between CUDA events; the median is the cost, (max - min) / median
- * the spread. Out of memory gives status oom, any other CUDA error status
- * failed, both with the error text and everything freed. Collectives are
- * costed by the loader, not here.
+ * the spread. A MoE layer's expert GEMMs run as one grouped GEMM
+ * (grouped_gemm.c); with the backward phase the module also times the
+ * stage's optimizer step (adam_step.c: apply_seconds). Out of memory gives
+ * status oom, any other CUDA error status failed, both with the error text
+ * and everything freed. Collectives are costed by the loader, not here.
  */
 #include <errno.h>
 #include <math.h>
@@ -88,6 +90,8 @@ static int run_op(CudaCtx *c, CudaOp *op, ApprofDtype dt, void *ws, size_t ws_si
 {
     switch (op->k.kind) {
     case APPROF_K_GEMM:
+        if (op->grouped)
+            return cuda_grouped_run(c, op, err, errlen);
         return cuda_gemm_run(c, op, ws, ws_size, err, errlen);
     case APPROF_K_CONV_FWD: case APPROF_K_CONV_BWD_DATA: case APPROF_K_CONV_BWD_FILTER:
         return cuda_conv_run(c, op, ws, ws_size, err, errlen);
@@ -135,7 +139,7 @@ static int cuda_measure(void *vctx, const ApprofStageProgram *p, int phase,
     double *samples = NULL;
     void *arena = NULL, *ws = NULL;
     size_t n, ws_size = 0, free_b = 0, total_b = 0;
-    int64_t arena_bytes = 0;
+    int64_t arena_bytes = 0, phase_peak = -1;
     ApprofDtype dt;
     int rc = 0;
 
@@ -208,7 +212,9 @@ static int cuda_measure(void *vctx, const ApprofStageProgram *p, int phase,
     }
     for (size_t i = 0; i < n && rc == 0; i++) {
         place(&ops[i], arena);
-        if (ops[i].k.kind == APPROF_K_GEMM)
+        if (ops[i].k.kind == APPROF_K_GEMM && ops[i].k.experts > 0 && c->grouped)
+            rc = cuda_grouped_prepare(c, &ops[i], dt, ws, ws_size, out->error, sizeof out->error);
+        else if (ops[i].k.kind == APPROF_K_GEMM)
             rc = cuda_gemm_prepare(c, &ops[i], dt, ws_size < 32 * MIB ? ws_size : 32 * MIB,
                                    out->error, sizeof out->error);
         else if (ops[i].k.kind >= APPROF_K_CONV_FWD && ops[i].k.kind <= APPROF_K_CONV_BWD_FILTER)
@@ -253,16 +259,33 @@ static int cuda_measure(void *vctx, const ApprofStageProgram *p, int phase,
         snprintf(out->error, sizeof out->error, "invalid timings");
         rc = APPROF_EIO;
     }
+    /* The optimizer step, once per iteration after the last backward: with
+     * the backward phase, after its peak is taken. Without room for its
+     * arrays it is left to the analytic price (apply_seconds 0). */
+    if (rc == 0 && phase == 1 && c->adam && p->optimizer_elements >= 1.0) {
+        char why[256];
+        int arc;
+        phase_peak = t.peak;
+        arc = cuda_time_adam(c, &t, &arena, arena_bytes, dt, p->optimizer_elements,
+                             &out->apply_seconds, why, sizeof why);
+        if (arc == APPROF_ENOMEM) {
+            out->apply_seconds = 0.0;
+        } else if (arc < 0) {
+            snprintf(out->error, sizeof out->error, "optimizer step: %.230s", why);
+            rc = arc;
+        }
+    }
 
 cleanup:
     cudaStreamSynchronize(c->stream);
     for (size_t i = 0; ops && i < n; i++) {
         cuda_gemm_release(&ops[i]);
+        cuda_grouped_release(&ops[i]);
         cuda_conv_release(&ops[i]);
         cuda_bn_release(&ops[i]);
     }
     approf_track_release_all(&t);
-    out->peak_memory = t.peak;
+    out->peak_memory = phase_peak >= 0 ? phase_peak : t.peak;
     free(ops);
     free(samples);
     /* Clears a non-sticky error so that the next entry starts clean. */
@@ -272,6 +295,7 @@ cleanup:
         out->compute_cost = INFINITY;
         out->repeats = 0;
         out->spread = 0.0;
+        out->apply_seconds = 0.0;
     } else {
         out->status = STATUS_OK;
         out->repeats = c->repeats;
@@ -287,6 +311,8 @@ static void ctx_free(CudaCtx *c)
     cudaSetDevice(c->device);
     if (c->dnn)
         cudnnDestroy(c->dnn);
+    if (c->blas)
+        cublasDestroy(c->blas);
     if (c->lt)
         cublasLtDestroy(c->lt);
     if (c->ev_start)
@@ -319,7 +345,8 @@ int approf_backend_module_init(int abi, ApprofBackend *out, char *err, size_t er
  * a backend on device (0 <= device < count; -1: APPROF_CUDA_DEVICE, else 0),
  * one per sweep worker. APPROF_CUDA_WARMUP (2) and APPROF_CUDA_REPEATS (5)
  * runs, TF32 for f32 unless the spec says allow_tf32 = 0 or APPROF_CUDA_TF32=0, workspace
- * APPROF_CUDA_WORKSPACE_MIB (256). */
+ * APPROF_CUDA_WORKSPACE_MIB (256); APPROF_CUDA_STANDIN, APPROF_CUDA_GROUPED_GEMM and
+ * APPROF_CUDA_ADAM choose kernels (below). */
 int approf_backend_module_init_on(int abi, int device, ApprofBackend *out, char *err,
                                   size_t errlen)
 {
@@ -360,6 +387,12 @@ int approf_backend_module_init_on(int abi, int device, ApprofBackend *out, char 
      * bytes (the backend before it ran the operators' own kernels; kept to
      * measure what the operators' kernels change). */
     c->standin = cuda_env_int("APPROF_CUDA_STANDIN", 0, 0, 1);
+    /* 0: a MoE layer's expert GEMMs run as cuBLASLt strided batches (one
+     * weight per sample and expert, as before backend ABI 11) instead of
+     * one grouped GEMM over the experts */
+    c->grouped = cuda_env_int("APPROF_CUDA_GROUPED_GEMM", 1, 0, 1);
+    /* 0: the optimizer step is not measured (the analytic price stays) */
+    c->adam = cuda_env_int("APPROF_CUDA_ADAM", 1, 0, 1);
     c->allow_tf32 = c->env_tf32;
     c->workspace_limit = (size_t)cuda_env_int("APPROF_CUDA_WORKSPACE_MIB", 256, 0, 1 << 20) * MIB;
     rc = cuda_ck(cudaSetDevice(c->device), "cudaSetDevice", err, errlen);
@@ -372,6 +405,10 @@ int approf_backend_module_init_on(int abi, int device, ApprofBackend *out, char 
         rc = cuda_ck(cudaEventCreate(&c->ev_stop), "cudaEventCreate", err, errlen);
     if (rc == 0)
         rc = cublas_ck(cublasLtCreate(&c->lt), "cublasLtCreate", err, errlen);
+    if (rc == 0)
+        rc = cublas_ck(cublasCreate(&c->blas), "cublasCreate", err, errlen);
+    if (rc == 0)
+        rc = cublas_ck(cublasSetStream(c->blas, c->stream), "cublasSetStream", err, errlen);
     if (rc == 0)
         rc = cudnn_ck(cudnnCreate(&c->dnn), "cudnnCreate", err, errlen);
     if (rc == 0)

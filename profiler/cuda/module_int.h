@@ -11,6 +11,7 @@
 #define APPROF_CUDA_MODULE_INT_H
 
 #include <cublasLt.h>
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
 
@@ -24,6 +25,7 @@ typedef struct CudaCtx {
     cudaStream_t stream;
     cudaEvent_t ev_start, ev_stop;
     cublasLtHandle_t lt;
+    cublasHandle_t blas;         /* grouped GEMMs (grouped_gemm.c) */
     cudnnHandle_t dnn;
     ApprofAlgoCache *algos;
     int warmup, repeats;
@@ -31,6 +33,10 @@ typedef struct CudaCtx {
     int env_tf32;                /* APPROF_CUDA_TF32 (default 1): 0 forbids TF32 */
     int standin;                 /* APPROF_CUDA_STANDIN (default 0): 1 runs every memory-bound
                                   * kernel as the bandwidth kernel */
+    int grouped;                 /* APPROF_CUDA_GROUPED_GEMM (default 1): 0 runs expert GEMMs
+                                  * as cuBLASLt strided batches, as before backend ABI 11 */
+    int adam;                    /* APPROF_CUDA_ADAM (default 1): 0 leaves the optimizer step
+                                  * to the analytic price */
     size_t workspace_limit;      /* bytes for cuBLASLt/cuDNN workspace */
 } CudaCtx;
 
@@ -49,6 +55,8 @@ typedef struct CudaOp {
     cudnnConvolutionDescriptor_t cd;
     int conv_algo;
     size_t ws_need;
+    /* an expert GEMM as one grouped GEMM (grouped_gemm.c) */
+    struct CudaGrouped *grouped;
     /* batch norm through cuDNN (bnorm.c) */
     cudnnTensorDescriptor_t bn_x, bn_p;
     ApprofOpArrays arrays[3];
@@ -70,6 +78,22 @@ int cuda_gemm_prepare(CudaCtx *c, CudaOp *op, ApprofDtype dt, size_t ws_size, ch
                       size_t errlen);
 int cuda_gemm_run(CudaCtx *c, CudaOp *op, void *ws, size_t ws_size, char *err, size_t errlen);
 void cuda_gemm_release(CudaOp *op);
+
+/* An expert GEMM (op->k.experts > 0) as one cublasGemmGroupedBatchedEx
+ * call over the experts (approf_grouped_gemm_plan, uniform tokens), with
+ * op->buf set: the per-expert arrays, the device array of operand
+ * pointers; the handle's math mode and workspace (ws, ws_size). */
+int cuda_grouped_prepare(CudaCtx *c, CudaOp *op, ApprofDtype dt, void *ws, size_t ws_size,
+                         char *err, size_t errlen);
+int cuda_grouped_run(CudaCtx *c, CudaOp *op, char *err, size_t errlen);
+void cuda_grouped_release(CudaOp *op);
+
+/* Median seconds of one fused Adam step (adam.cu) over `elements`
+ * parameters in dt (adam_step.c): its arrays at the start of the arena
+ * when they fit in arena_bytes, else in a block of their own from t (the
+ * arena freed first); warmup untimed steps, then repeats timed ones. */
+int cuda_time_adam(CudaCtx *c, ApprofTrackAlloc *t, void **arena, int64_t arena_bytes,
+                   ApprofDtype dt, double elements, double *sec, char *err, size_t errlen);
 
 /* Creates the cuDNN descriptors and chooses the algorithm with
  * cudnnFind*AlgorithmEx, once per shape (the context's cache). */

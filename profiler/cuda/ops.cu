@@ -770,6 +770,8 @@ extern "C" int approf_cuda_launch_op(const ApprofOpShape *s, void *in, void *out
                                      cudaStream_t stream)
 {
     ApprofOpArrays l[3];
+    if (s && s->op == APPROF_CUDA_OP_ADAM)
+        return approf_cuda_launch_adam(s, in, out, aux, stream);  // adam.cu
     if (!s || approf_op_layout(s, l) < 0 || (l[0].total && !in) || (l[1].total && !out) ||
         (l[2].total && !aux) || s->rows > 0x7fffffff)
         return (int)cudaErrorInvalidValue;
