@@ -20,6 +20,7 @@
 #include "model/onnx.h"
 #include "model/zoo.h"
 #include "sweep/sweep.h"
+#include "sweep/sweep_family.h"
 #include "sweep/sweep_mpi.h"
 
 static volatile sig_atomic_t stop_signal;
@@ -565,11 +566,10 @@ int approf_cmd_sweep(int argc, char **argv)
     SweepArgs a;
     struct option opts[CLI_MAX_LONGOPTS];
     char err[1024] = "";
-    int opt, li = -1, rc, n_mbs, auto_sizes = 0;
+    int opt, li = -1, rc;
     size_t oom_total = 0;
     char hf_preset[4200];
-    int64_t *mbs = a.mbs;
-    int64_t gb = 0;
+    ApprofSweepFamily fam;
     struct sigaction sa, old_int, old_term, old_hup;
 
     memset(&cfg, 0, sizeof cfg);
@@ -634,7 +634,6 @@ int approf_cmd_sweep(int argc, char **argv)
         return cli_usage_error("sweep", "--hf-config: path too long");
     take_model_args(&cfg, &a.model);
     prog.quiet = a.quiet;
-    n_mbs = a.n_mbs;
     rc = check_model(&cfg, &a.model, hf_preset, sizeof hf_preset);
     if (rc)
         return rc;
@@ -660,43 +659,21 @@ int approf_cmd_sweep(int argc, char **argv)
                                    hw.gpus_per_host);
     }
 
-    if (n_mbs > 0) {
-        if (approf_sweep_global_batch(&cfg, &gb, err, sizeof err) < 0)
-            return cli_usage_error("sweep", "--micro-batch-sizes: %s", err);
-        for (int q = 0; q < n_mbs; q++)
-            if (gb % mbs[q])
-                return cli_usage_error("sweep", "--micro-batch-sizes: %lld does not divide the "
-                                       "global batch %lld", (long long)mbs[q], (long long)gb);
-        cfg.global_batch = gb;
-    } else if (!a.micro_set && cfg.shard_n <= 1 && !approf_sweep_mpi_launched() &&
-               (cfg.global_batch > 0 || !cfg.model_file) &&
-               approf_sweep_global_batch(&cfg, &gb, err, sizeof err) == 0 && gb > 0) {
-        /* the default: the micro-batch sizes that matter for this batch
-         * (docs/solver.md, "Micro-batch sizes"), 16 micro-batches last */
-        n_mbs = costdb_micro_batch_family(gb, mbs, (int)(sizeof a.mbs / sizeof a.mbs[0]));
-        auto_sizes = n_mbs > 1;
-        if (n_mbs == 1)
-            n_mbs = 0;
-        cfg.global_batch = gb;
-        if (auto_sizes) {
-            char list[200] = "";
-            size_t at = 0;
-            for (int q = 0; q < n_mbs && at < sizeof list; q++) {
-                int w = snprintf(list + at, sizeof list - at, "%s%lld", q ? "," : "",
-                                 (long long)mbs[q]);
-                at += w > 0 ? (size_t)w : 0;
-            }
-            fprintf(stderr, "approf: one sweep per micro-batch size that matters for the global "
-                    "batch %lld: %s (1, 2, 4, 8 and 16 micro-batches; apsolve chooses among "
-                    "them; --micro-batches K profiles one)\n", (long long)gb, list);
+    /* the sizes to profile: the sweep library's family rule */
+    if (approf_sweep_family(&cfg, a.mbs, a.n_mbs, a.micro_set, &fam, err, sizeof err) < 0)
+        return cli_usage_error("sweep", "%s", err);
+    cfg.global_batch = fam.global_batch;
+    if (fam.automatic) {
+        char list[200] = "";
+        size_t at = 0;
+        for (int q = 0; q < fam.n && at < sizeof list; q++) {
+            int w = snprintf(list + at, sizeof list - at, "%s%lld", q ? "," : "",
+                             (long long)fam.sizes[q]);
+            at += w > 0 ? (size_t)w : 0;
         }
-    } else if (cfg.global_batch > 0 || !cfg.model_file) {
-        /* an impossible split is a usage error, as in apsolve */
-        if (approf_sweep_global_batch(&cfg, &gb, err, sizeof err) < 0)
-            return cli_usage_error("sweep", "%s", err);
-        if (gb % cfg.micro_batches)
-            return cli_usage_error("sweep", "--batch %lld is not divisible by --micro-batches %d",
-                                   (long long)gb, cfg.micro_batches);
+        fprintf(stderr, "approf: one sweep per micro-batch size that matters for the global "
+                "batch %lld: %s (1, 2, 4, 8 and 16 micro-batches; apsolve chooses among "
+                "them; --micro-batches K profiles one)\n", (long long)fam.global_batch, list);
     }
 
     prog.tty = isatty(STDERR_FILENO);
@@ -716,11 +693,12 @@ int approf_cmd_sweep(int argc, char **argv)
     sigaction(SIGTERM, &sa, &old_term);
     sigaction(SIGHUP, &sa, &old_hup); /* a closed terminal: stop like SIGTERM */
 
-    for (int q = 0; q < (n_mbs ? n_mbs : 1); q++) {
-        if (n_mbs) {
-            cfg.micro_batches = (int)(gb / mbs[q]);
+    for (int q = 0; q < (fam.n ? fam.n : 1); q++) {
+        if (fam.n) {
+            cfg.micro_batches = approf_sweep_family_count(&fam, q);
             fprintf(stderr, "approf: micro-batch size %lld: global batch %lld in %d "
-                    "micro-batches\n", (long long)mbs[q], (long long)gb, cfg.micro_batches);
+                    "micro-batches\n", (long long)fam.sizes[q], (long long)fam.global_batch,
+                    cfg.micro_batches);
         }
         rc = run_one(&cfg, &cb, &sum, err, sizeof err);
         if (rc)
@@ -728,8 +706,8 @@ int approf_cmd_sweep(int argc, char **argv)
         oom_total += sum.out_of_memory;
     }
     if (rc == 0 && sum.mpi_rank == 0)
-        cli_sweep_oom_notice(&cfg, oom_total, n_mbs ? n_mbs : 1);
-    if (rc == 0 && n_mbs == 0 && a.micro_set)
+        cli_sweep_oom_notice(&cfg, oom_total, fam.n ? fam.n : 1);
+    if (rc == 0 && fam.n == 0 && a.micro_set)
         cli_sweep_one_size_notice(&cfg);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
