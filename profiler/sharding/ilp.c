@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The strategy-selection ILP (ilp.h): problem building, exact elimination of
- * the parts that are trees, chains or (optionally) series-parallel, the
- * remaining core handed to CBC (ilp_cbc.c), an exhaustive fallback for
- * builds without CBC, and a solution cache keyed by a 128-bit problem hash.
+ * The strategy-selection ILP (ilp.h): problem building, the exact
+ * elimination (ilp_elim.c) of the parts that are trees, chains or
+ * (optionally) series-parallel, the remaining core handed to CBC
+ * (ilp_cbc.c), an exhaustive fallback for builds without CBC, and a
+ * solution cache keyed by a 128-bit problem hash.
  */
 #include "hash.h"
 #include "ilp.h"
@@ -19,9 +20,6 @@
 #include "config.h"
 #include "graph.h"
 #include "sharding/ilp_internal.h"
-
-/* Largest k_y * k_z matrix a degree-2 elimination may create. */
-#define ELIM2_MAX_PAIRS (1 << 14)
 
 
 /* ---- the arena --------------------------------------------------------- */
@@ -333,256 +331,6 @@ static int cache_put(ApprofIlpCache *c, Hash2 key, int n, int status, const int 
     return 0;
 }
 
-/* ---- working problem ---------------------------------------------------- */
-
-static void work_free(Work *w)
-{
-    for (int i = 0; w->n && i < w->nn; i++)
-        free(w->n[i].adj);
-    ilp_arena_free(&w->arena);
-    free(w->n);
-    free(w->e);
-    free(w->el);
-}
-
-static int find_edge(const Work *w, int u, int v)
-{
-    const WNode *a = &w->n[u];
-    for (int i = 0; i < a->n_adj; i++) {
-        const WEdge *e = &w->e[a->adj[i]];
-        if (e->alive && ((e->u == u && e->v == v) || (e->u == v && e->v == u)))
-            return a->adj[i];
-    }
-    return -1;
-}
-
-/* Adds r (k_u x k_v, in the work's arena) to edge u-v, merging with an
- * existing one. */
-static int work_add_edge(Work *w, int u, int v, double *r)
-{
-    int id = find_edge(w, u, v);
-    if (id >= 0) {
-        WEdge *e = &w->e[id];
-        int ku = w->n[u].k, kv = w->n[v].k;
-        for (int i = 0; i < ku; i++)
-            for (int j = 0; j < kv; j++) {
-                double x = r[(size_t)i * kv + j];
-                if (e->u == u)
-                    e->r[(size_t)i * kv + j] += x;
-                else
-                    e->r[(size_t)j * ku + i] += x;
-            }
-        return 0;
-    }
-    if (ilp_grow((void **)&w->e, &w->cap_e, w->ne + 1, sizeof(WEdge)))
-        return APPROF_ENOMEM;
-    int ends[2] = {u, v};
-    for (int t = 0; t < 2; t++) {
-        WNode *a = &w->n[ends[t]];
-        if (ilp_grow((void **)&a->adj, &a->cap_adj, a->n_adj + 1, sizeof(int)))
-            return APPROF_ENOMEM;
-        a->adj[a->n_adj++] = w->ne;
-    }
-    w->e[w->ne] = (WEdge){u, v, r, 1};
-    w->ne++;
-    return 0;
-}
-
-static int degree(const Work *w, int x, int *nb_edges)
-{
-    int d = 0;
-    const WNode *a = &w->n[x];
-    for (int i = 0; i < a->n_adj; i++)
-        if (w->e[a->adj[i]].alive) {
-            if (d < 2)
-                nb_edges[d] = a->adj[i];
-            d++;
-        }
-    return d;
-}
-
-/* r entry of edge e for endpoint x at local a and the other at b. */
-static double edge_at(const Work *w, const WEdge *e, int x, int a, int b)
-{
-    if (e->u == x)
-        return e->r[(size_t)a * w->n[e->v].k + b];
-    return e->r[(size_t)b * w->n[e->v].k + a];
-}
-
-static int push_elim(Work *w, ElimKind kind, int x, int y, int z, int *arg, int *cap)
-{
-    if (ilp_grow((void **)&w->el, cap, w->nel + 1, sizeof(Elim)))
-        return APPROF_ENOMEM;
-    w->el[w->nel++] = (Elim){kind, x, y, z, arg};
-    return 0;
-}
-
-static int work_build(const ApprofIlp *p, Work *w)
-{
-    memset(w, 0, sizeof(*w));
-    w->budget = p->budget;
-    w->n = calloc((size_t)(p->n_nodes > 0 ? p->n_nodes : 1), sizeof(WNode));
-    if (!w->n)
-        return APPROF_ENOMEM;
-    w->nn = p->n_nodes;
-    for (int v = 0; v < p->n_nodes; v++) {
-        WNode *a = &w->n[v];
-        a->orig = ilp_arena_alloc(&w->arena, (size_t)p->k[v] * sizeof(int));
-        a->c = ilp_arena_alloc(&w->arena, (size_t)p->k[v] * sizeof(double));
-        a->m = ilp_arena_alloc(&w->arena, (size_t)p->k[v] * sizeof(double));
-        if (!a->orig || !a->c || !a->m)
-            return APPROF_ENOMEM;
-        for (int i = 0; i < p->k[v]; i++) {
-            double m = p->mem[v] ? p->mem[v][i] : 0.0;
-            if (!isfinite(p->cost[v][i]) || (p->budget >= 0 && m > p->budget))
-                continue;
-            a->orig[a->k] = i;
-            a->c[a->k] = p->cost[v][i] + p->weight * m;
-            a->m[a->k] = m;
-            a->k++;
-        }
-        if (a->k == 0)
-            return APPROF_EINFEASIBLE;
-        a->alive = 1;
-        a->choice = -1;
-    }
-    for (int e = 0; e < p->n_edges; e++) {
-        int u = p->eu[e], v = p->ev[e];
-        int ku = w->n[u].k, kv = w->n[v].k;
-        double *r = ilp_arena_alloc(&w->arena, (size_t)ku * (size_t)kv * sizeof(double));
-        if (!r)
-            return APPROF_ENOMEM;
-        for (int i = 0; i < ku; i++)
-            for (int j = 0; j < kv; j++)
-                r[(size_t)i * kv + j] =
-                    p->r[e][(size_t)w->n[u].orig[i] * p->k[v] + w->n[v].orig[j]];
-        int rc = work_add_edge(w, u, v, r);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
-/* Exact elimination (no memory budget): single-strategy nodes, degree 0,
- * degree 1 and (with deg2) degree-2 nodes, repeated until nothing changes. */
-static int work_eliminate(Work *w, int deg2, int *n_elim)
-{
-    int cap_el = 0, changed = 1;
-    while (changed) {
-        changed = 0;
-        for (int x = 0; x < w->nn; x++) {
-            WNode *a = &w->n[x];
-            if (!a->alive)
-                continue;
-            int nb[2];
-            int d = degree(w, x, nb);
-            int rc = 0;
-            if (a->k == 1) {
-                for (int i = 0; i < a->n_adj; i++) {
-                    WEdge *e = &w->e[a->adj[i]];
-                    if (!e->alive)
-                        continue;
-                    int y = e->u == x ? e->v : e->u;
-                    for (int j = 0; j < w->n[y].k; j++)
-                        w->n[y].c[j] += edge_at(w, e, x, 0, j);
-                    e->alive = 0;
-                }
-                rc = push_elim(w, EL_FIXED, x, -1, -1, NULL, &cap_el);
-            } else if (d == 0) {
-                int *arg = ilp_arena_alloc(&w->arena, sizeof(int));
-                if (!arg)
-                    return APPROF_ENOMEM;
-                arg[0] = 0;
-                for (int i = 1; i < a->k; i++)
-                    if (a->c[i] < a->c[arg[0]])
-                        arg[0] = i;
-                if (!isfinite(a->c[arg[0]]))
-                    return APPROF_EINFEASIBLE;
-                rc = push_elim(w, EL_DEG0, x, -1, -1, arg, &cap_el);
-            } else if (d == 1) {
-                WEdge *e = &w->e[nb[0]];
-                int y = e->u == x ? e->v : e->u;
-                int ky = w->n[y].k;
-                int *arg = ilp_arena_alloc(&w->arena, (size_t)ky * sizeof(int));
-                if (!arg)
-                    return APPROF_ENOMEM;
-                for (int j = 0; j < ky; j++) {
-                    double best = INFINITY;
-                    arg[j] = 0;
-                    for (int i = 0; i < a->k; i++) {
-                        double v = a->c[i] + edge_at(w, e, x, i, j);
-                        if (v < best) {
-                            best = v;
-                            arg[j] = i;
-                        }
-                    }
-                    w->n[y].c[j] += best;
-                }
-                e->alive = 0;
-                rc = push_elim(w, EL_DEG1, x, y, -1, arg, &cap_el);
-            } else if (d == 2 && deg2) {
-                WEdge *e1 = &w->e[nb[0]], *e2 = &w->e[nb[1]];
-                int y = e1->u == x ? e1->v : e1->u;
-                int z = e2->u == x ? e2->v : e2->u;
-                assert(y != z && w->n[y].alive && w->n[z].alive);  /* no self or parallel edges */
-                int ky = w->n[y].k, kz = w->n[z].k;
-                if ((long)ky * kz > ELIM2_MAX_PAIRS)
-                    continue;
-                int *arg = ilp_arena_alloc(&w->arena, (size_t)ky * kz * sizeof(int));
-                double *r = ilp_arena_alloc(&w->arena, (size_t)ky * kz * sizeof(double));
-                if (!arg || !r)
-                    return APPROF_ENOMEM;
-                for (int j = 0; j < ky; j++)
-                    for (int l = 0; l < kz; l++) {
-                        double best = INFINITY;
-                        int bi = 0;
-                        for (int i = 0; i < a->k; i++) {
-                            double v = a->c[i] + edge_at(w, e1, x, i, j) + edge_at(w, e2, x, i, l);
-                            if (v < best) {
-                                best = v;
-                                bi = i;
-                            }
-                        }
-                        arg[(size_t)j * kz + l] = bi;
-                        r[(size_t)j * kz + l] = best;
-                    }
-                e1->alive = 0;
-                e2->alive = 0;
-                rc = work_add_edge(w, y, z, r);
-                if (rc)
-                    return rc;
-                rc = push_elim(w, EL_DEG2, x, y, z, arg, &cap_el);
-            } else {
-                continue;
-            }
-            if (rc)
-                return rc;
-            a->alive = 0;
-            (*n_elim)++;
-            changed = 1;
-        }
-    }
-    return 0;
-}
-
-static void work_backsubstitute(Work *w)
-{
-    for (int i = w->nel - 1; i >= 0; i--) {
-        Elim *el = &w->el[i];
-        assert(el->y < 0 || (w->n[el->y].choice >= 0 && w->n[el->y].choice < w->n[el->y].k));
-        assert(el->z < 0 || (w->n[el->z].choice >= 0 && w->n[el->z].choice < w->n[el->z].k));
-        switch (el->kind) {
-        case EL_FIXED: w->n[el->x].choice = 0; break;
-        case EL_DEG0: w->n[el->x].choice = el->arg[0]; break;
-        case EL_DEG1: w->n[el->x].choice = el->arg[w->n[el->y].choice]; break;
-        case EL_DEG2:
-            w->n[el->x].choice =
-                el->arg[(size_t)w->n[el->y].choice * w->n[el->z].k + w->n[el->z].choice];
-            break;
-        }
-    }
-}
-
 /* Exhaustive search over the alive nodes. */
 static int core_exhaustive(Work *w, const int *core, int nc)
 {
@@ -665,11 +413,11 @@ int approf_ilp_solve(const ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache 
             return s->status;
         }
     }
-    rc = work_build(p, &w);
+    rc = ilp_work_build(p, &w);
     if (rc)
         goto done;
     if ((method == APPROF_ILP_ELIMINATE_TREES_THEN_CBC || method == APPROF_ILP_SERIES_PARALLEL) && p->budget < 0) {
-        rc = work_eliminate(&w, method == APPROF_ILP_SERIES_PARALLEL, &st.eliminated);
+        rc = ilp_work_eliminate(&w, method == APPROF_ILP_SERIES_PARALLEL, &st);
         if (rc)
             goto done;
     }
@@ -698,7 +446,7 @@ int approf_ilp_solve(const ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache 
         if (rc)
             goto done;
     }
-    work_backsubstitute(&w);
+    ilp_work_backsubstitute(&w);
     for (int v = 0; v < p->n_nodes; v++)
         choice[v] = w.n[v].orig[w.n[v].choice];
     obj = approf_ilp_evaluate(p, choice);
@@ -717,7 +465,7 @@ done:
     }
     if (stats)
         *stats = st;
-    work_free(&w);
+    ilp_work_free(&w);
     free(core);
     return rc;
 }

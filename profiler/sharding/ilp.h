@@ -7,7 +7,8 @@
  * forbid a strategy or a pair. The solver first removes what is exactly
  * solvable by variable elimination (single-strategy nodes, degree-0/1 nodes,
  * i.e. trees and chains, and, with APPROF_ILP_SERIES_PARALLEL, degree-2
- * nodes of series-parallel parts) and hands the remaining core to CBC through its C
+ * nodes of series-parallel parts and twin pairs, ilp_elim.c) and hands the
+ * remaining core to CBC through its C
  * interface as a 0-1 program with one-hot s_v and the tight marginal
  * linearisation of e_uv. Without CBC (HAVE_CBC 0) the core is solved by
  * exhaustive search when it has at most 2^20 combinations, otherwise
@@ -40,13 +41,17 @@ typedef enum {
     APPROF_ILP_EXHAUSTIVE,
     /* AUTO plus the elimination of degree-2 nodes (series reduction): a
      * series-parallel DAG (chains with skip connections, residual blocks,
-     * attention) is solved exactly without CBC; what remains goes to CBC. */
+     * attention) is solved exactly without CBC; and of twin pairs (two
+     * adjacent nodes with the same two other neighbours, as a
+     * mixture-of-experts router's dispatch and combine make), so the
+     * expert layers are too; what remains goes to CBC. */
     APPROF_ILP_SERIES_PARALLEL,
 } ApprofIlpMethod;
 
 typedef struct ApprofIlpStats {
     int nodes, edges;           /* of the problem as given */
     int eliminated;             /* nodes removed by exact elimination */
+    int twin_pairs;             /* of them, pairs removed together (ilp_elim.c) */
     int core_nodes, core_edges; /* what went to CBC / exhaustive search */
     int cbc_cols, cbc_rows;     /* size of the CBC model (0: CBC not run) */
     int used_cbc;               /* 1 when CBC solved the core */

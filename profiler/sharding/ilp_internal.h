@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Internal interface of the strategy ILP shared by ilp.c (building,
- * elimination, exhaustive search, cache) and ilp_cbc.c (the CBC model of
- * the core that elimination leaves): the working problem in local strategy
- * indices.
+ * exhaustive search, cache), ilp_elim.c (the working problem in local
+ * strategy indices and its exact elimination) and ilp_cbc.c (the CBC model
+ * of the core that elimination leaves).
  */
 #ifndef APPROF_SHARDING_ILP_INTERNAL_H
 #define APPROF_SHARDING_ILP_INTERNAL_H
@@ -53,12 +53,16 @@ typedef struct WEdge {
     int alive;
 } WEdge;
 
-typedef enum { EL_FIXED, EL_DEG0, EL_DEG1, EL_DEG2 } ElimKind;
+typedef enum { EL_FIXED, EL_DEG0, EL_DEG1, EL_DEG2, EL_PAIR } ElimKind;
 
+/* One elimination step: x eliminated (EL_PAIR: x and twin) given y and z
+ * (-1 when absent); arg the argmin by y's and z's choices (EL_PAIR: x's
+ * choice * twin's k + twin's choice). */
 typedef struct Elim {
     ElimKind kind;
     int x, y, z;
     int *arg;
+    int twin;
 } Elim;
 
 typedef struct Work {
@@ -72,6 +76,17 @@ typedef struct Work {
     double budget;
 } Work;
 
+/* The working problem of p (its forbidden strategies removed, the memory
+ * weight in the node costs); ilp_work_free frees it, also after an error.
+ * 0, APPROF_EINFEASIBLE (a node with no strategy left) or APPROF_ENOMEM. */
+int ilp_work_build(const ApprofIlp *p, Work *w);
+void ilp_work_free(Work *w);
+/* Exact elimination (ilp_elim.c), adding the nodes it removes to
+ * st->eliminated and the twin pairs to st->twin_pairs; sp: also degree-2
+ * nodes and twin pairs. The alive nodes are the core. */
+int ilp_work_eliminate(Work *w, int sp, ApprofIlpStats *st);
+/* Sets the choice of every eliminated node, the core's being set. */
+void ilp_work_backsubstitute(Work *w);
 /* Grows *arr (elements of size elem, capacity *cap) to hold need. */
 int ilp_grow(void **arr, int *cap, int need, size_t elem);
 /* Solves the alive nodes core[0..nc) with CBC, setting their choice.

@@ -7,6 +7,9 @@
  * elimination + CBC) equals an independent
  * brute-force enumeration written here; infeasible problems are reported as
  * such; the cache answers an identical problem without solving it again.
+ * Mixture-of-experts layers as the sharding ILP sees them (not
+ * series-parallel: a K4 minor) are solved by the twin-pair elimination
+ * alone, with the brute-force optimum, whatever the node order.
  */
 #include <CUnit/Basic.h>
 #include <stdio.h>
@@ -19,8 +22,10 @@
 #include "graph.h"
 #include "sharding/ilp.h"
 
-#define MAXN 6
+#define MAXN 13
 #define MAXK 4
+/* Nodes of the random problems of random_prob. */
+#define RAND_MAXN 6
 
 typedef struct Rand {
     uint64_t s;
@@ -76,7 +81,7 @@ static double brute(const Prob *p, int *best)
 static void random_prob(Rand *r, Prob *p, int with_budget)
 {
     memset(p, 0, sizeof(*p));
-    p->n = 1 + (int)(rnd(r) % MAXN);
+    p->n = 1 + (int)(rnd(r) % RAND_MAXN);
     double total_mem = 0;
     for (int v = 0; v < p->n; v++) {
         p->k[v] = 1 + (int)(rnd(r) % MAXK);
@@ -171,6 +176,134 @@ static void test_random_no_budget(void)
 static void test_random_budget(void)
 {
     check_random(1, 0x1234567887654321ULL, 200);
+}
+
+/* Adds edge u-v (random orientation) with random costs, forbidden pairs
+ * with probability pinf. */
+static void add_rand_edge(Rand *r, Prob *p, int u, int v, double pinf)
+{
+    int e = p->ne++;
+    p->eu[e] = rnd(r) & 1 ? u : v;
+    p->ev[e] = p->eu[e] == u ? v : u;
+    for (int q = 0; q < p->k[p->eu[e]] * p->k[p->ev[e]]; q++)
+        p->r[e][q] = rnd_unit(r) < pinf ? INFINITY : (double)(rnd(r) % 60) * 0.5;
+}
+
+/* One or two mixture-of-experts layers as the sharding ILP of a stage sees
+ * them once the chains are reduced (zoo_llama.c's moe(): the expert GEMMs
+ * and their activation are a chain from the dispatch to the combine, the
+ * gate a chain from the norm to the router): x -> norm n; n -> router t,
+ * n -> dispatch d, t -> d, d -> combine c, t -> c (the routing weights),
+ * c -> residual o, x -> o; optionally shared experts (DeepSeekMoE) n -> s,
+ * c -> s, s -> o instead of c -> o. o is the next layer's x. n, t, d and c
+ * with the residual path are a K4 minor, so this is not series-parallel.
+ * Node indices are a random permutation (the elimination visits nodes in
+ * index order); strategies kmin..3, at most 2^18 combinations. */
+static void moe_prob(Rand *r, Prob *p, int kmin, double pinf, int *layers)
+{
+    int perm[MAXN], n = 0, ids[MAXN];
+    memset(p, 0, sizeof(*p));
+    *layers = 1 + (int)(rnd(r) % 2);
+    int shared = *layers == 1 && (rnd(r) & 1);
+    p->n = 1 + 5 * *layers + shared;
+    for (int v = 0; v < p->n; v++)
+        perm[v] = v;
+    for (int v = p->n - 1; v > 0; v--) {
+        int j = (int)(rnd(r) % (uint64_t)(v + 1)), t = perm[v];
+        perm[v] = perm[j];
+        perm[j] = t;
+    }
+    long combos = 1;
+    for (int v = 0; v < p->n; v++) {
+        int k = kmin + (int)(rnd(r) % (uint64_t)(3 - kmin + 1));
+        if (combos * k > (1L << 18))
+            k = 1;
+        combos *= k;
+        p->k[v] = k;
+        for (int i = 0; i < k; i++)
+            p->c[v][i] = rnd_unit(r) < pinf ? INFINITY : (double)(rnd(r) % 100) + rnd_unit(r);
+    }
+    p->budget = -1.0;
+    int x = perm[n++];
+    for (int l = 0; l < *layers; l++) {
+        for (int q = 0; q < 4 + shared; q++)
+            ids[q] = perm[n++];
+        int nn = ids[0], t = ids[1], d = ids[2], c = ids[3], o = perm[n++];
+        add_rand_edge(r, p, x, nn, pinf);
+        add_rand_edge(r, p, nn, t, pinf);
+        add_rand_edge(r, p, nn, d, pinf);
+        add_rand_edge(r, p, t, d, pinf);
+        add_rand_edge(r, p, d, c, pinf);
+        add_rand_edge(r, p, t, c, pinf);
+        if (shared) {
+            add_rand_edge(r, p, nn, ids[4], pinf);
+            add_rand_edge(r, p, c, ids[4], pinf);
+            add_rand_edge(r, p, ids[4], o, pinf);
+        } else {
+            add_rand_edge(r, p, c, o, pinf);
+        }
+        add_rand_edge(r, p, x, o, pinf);
+        x = o;
+    }
+}
+
+/* The series-parallel method solves mixture-of-experts layers without CBC
+ * (the twin-pair rule; the trees-only method leaves a core when every node
+ * has a choice), with the optimum of brute force and of CBC. */
+static void test_moe_twin_pairs(void)
+{
+    Rand r = {0x5eed0f00dULL};
+    int feasible = 0, pairs = 0;
+    for (int t = 0; t < 120; t++) {
+        Prob p;
+        int layers, kmin = t % 3 ? 2 : 1;
+        moe_prob(&r, &p, kmin, t % 2 ? 0.1 : 0.0, &layers);
+        int oracle_choice[MAXN], choice[MAXN];
+        double oracle = brute(&p, oracle_choice), obj = -1;
+        ApprofIlp *ilp = to_ilp(&p);
+        ApprofIlpStats st;
+        int rc = approf_ilp_solve(ilp, APPROF_ILP_SERIES_PARALLEL, NULL, choice, &obj, &st);
+        if (!isfinite(oracle)) {
+            CU_ASSERT_EQUAL(rc, APPROF_EINFEASIBLE);
+            approf_ilp_free(&ilp);
+            continue;
+        }
+        feasible++;
+        if (rc != 0 || fabs(obj - oracle) > 1e-9 * (1 + fabs(oracle)))
+            fprintf(stderr, "moe t=%d rc=%d obj=%.17g oracle=%.17g n=%d\n", t, rc, obj, oracle, p.n);
+        CU_ASSERT_EQUAL_FATAL(rc, 0);
+        CU_ASSERT_DOUBLE_EQUAL(obj, oracle, 1e-9 * (1 + fabs(oracle)));
+        CU_ASSERT_DOUBLE_EQUAL(approf_ilp_evaluate(ilp, choice), obj, 1e-12 * (1 + fabs(obj)));
+        CU_ASSERT_EQUAL(st.core_nodes, 0);
+        CU_ASSERT_EQUAL(st.used_cbc, 0);
+        CU_ASSERT_EQUAL(st.eliminated, p.n);
+        pairs += st.twin_pairs;
+        int all_choices = 1;
+        for (int v = 0; v < p.n; v++) {
+            int allowed = 0;
+            for (int i = 0; i < p.k[v]; i++)
+                allowed += isfinite(p.c[v][i]);
+            all_choices &= allowed > 1;
+        }
+        if (all_choices) {
+            /* the K4 needs the rule: twins found, and without them a core */
+            CU_ASSERT(st.twin_pairs >= 1);
+            ApprofIlpStats st2;
+            CU_ASSERT_EQUAL(approf_ilp_solve(ilp, APPROF_ILP_ELIMINATE_TREES_THEN_CBC, NULL, choice,
+                                             &obj, &st2), 0);
+            CU_ASSERT_DOUBLE_EQUAL(obj, oracle, 1e-6 * (1 + fabs(oracle)));
+            CU_ASSERT(st2.core_nodes >= 4);
+            CU_ASSERT_EQUAL(st2.twin_pairs, 0);
+        }
+        if (HAVE_CBC) {
+            double cbc = -1;
+            CU_ASSERT_EQUAL(approf_ilp_solve(ilp, APPROF_ILP_CBC_ONLY, NULL, choice, &cbc, NULL), 0);
+            CU_ASSERT_DOUBLE_EQUAL(cbc, oracle, 1e-6 * (1 + fabs(oracle)));
+        }
+        approf_ilp_free(&ilp);
+    }
+    CU_ASSERT(feasible > 60);
+    CU_ASSERT(pairs > 60);
 }
 
 static void test_infeasible(void)
@@ -325,6 +458,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("ilp", NULL, NULL);
     CU_add_test(s, "random problems vs brute force", test_random_no_budget);
     CU_add_test(s, "random problems with memory budget", test_random_budget);
+    CU_add_test(s, "mixture-of-experts layers by twin pairs", test_moe_twin_pairs);
     CU_add_test(s, "infeasible problems", test_infeasible);
     CU_add_test(s, "non-series-parallel grid", test_grid_known_optimum);
     CU_add_test(s, "chain by elimination", test_chain_elimination);
