@@ -71,13 +71,14 @@ int cuda_grouped_prepare(CudaCtx *c, CudaOp *op, ApprofDtype dt, void *ws, size_
         return rc == APPROF_ENOMEM ? rc : APPROF_EIO;
     }
     /* f32 on TF32 tensor cores as the other GEMMs (approf_gemm_desc): the
-     * handle's math mode with CUBLAS_COMPUTE_32F; the context's workspace */
+     * handle's math mode with CUBLAS_COMPUTE_32F; the context's workspace
+     * when there is one (else cuBLAS's own) */
     rc = cublas_ck(cublasSetMathMode(c->blas, c->allow_tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
                                                             : CUBLAS_DEFAULT_MATH),
                    "cublasSetMathMode", err, errlen);
-    if (rc == 0)
-        rc = cublas_ck(cublasSetWorkspace(c->blas, ws, ws ? ws_size : 0), "cublasSetWorkspace",
-                       err, errlen);
+    if (rc == 0 && ws && ws_size > 0)
+        rc = cublas_ck(cublasSetWorkspace(c->blas, ws, ws_size), "cublasSetWorkspace", err,
+                       errlen);
     if (rc < 0)
         return rc;
     n = g->plan.groups;

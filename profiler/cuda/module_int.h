@@ -2,7 +2,7 @@
 /*
  * Internals of the approf-cuda module (only the module includes this): the
  * per-device context, one prepared kernel, the GEMM (cuBLASLt) and
- * convolution (cuDNN) helpers and the error conversion shared by module.c,
+ * convolution (cuDNN) helpers and the error conversion (ck.c) shared by module.c,
  * gemm.c, conv.c, probe_run.c and probe_gemm.c. Every helper returns 0, APPROF_ENOMEM
  * when CUDA, cuBLAS or cuDNN ran out of memory, or APPROF_EIO for any other
  * failure, with the library's message in err.

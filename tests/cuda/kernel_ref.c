@@ -17,6 +17,8 @@
 
 const char *ref_op_name(int op)
 {
+    if (op == APPROF_CUDA_OP_ADAM)
+        return "ADAM";
     static const char *const names[APPROF_CUDA_OP_COUNT] = {
         "NONE", "LAYER_NORM", "RMS_NORM", "SOFTMAX", "GELU", "SILU", "RELU", "DROPOUT",
         "ADD", "MUL", "BIAS", "EMBEDDING", "CROSS_ENTROPY", "BATCH_NORM", "MAX_POOL",
@@ -151,6 +153,18 @@ int ref_describe(const ApprofOpShape *s, RefOp *d)
         add(d, 0, bw ? "dy" : "x", REF_ES, ROLE_IN, n);
         add(d, 1, bw ? "dx" : "y", REF_ES, ROLE_OUT, n);
         return 0;
+    case APPROF_CUDA_OP_ADAM:
+        if (bw)
+            return -1;
+        add(d, 0, "g", REF_ES, ROLE_IN, n);
+        /* f32: the parameter itself is read and written; 16-bit: written
+         * from the f32 master */
+        add(d, 1, "p", REF_ES, s->dtype == 0 ? ROLE_INOUT : ROLE_OUT, n);
+        if (s->dtype != 0)
+            add(d, 2, "master", REF_F32, ROLE_INOUT, n);
+        add(d, 2, "m", REF_F32, ROLE_INOUT, n);
+        add(d, 2, "v", REF_F32, ROLE_INOUT, n);
+        return 0;
     default:
         return -1;
     }
@@ -246,6 +260,13 @@ void ref_prepare(const ApprofOpShape *s, const RefOp *d, RefVals v, uint64_t see
             for (int64_t i = 0; i < n0; i++)
                 if (((uint32_t)i * 2654435761u >> 16) % 10 == 0)
                     v[0][0][i] = 0;
+        break;
+    case APPROF_CUDA_OP_ADAM:
+        /* A second moment is never negative. */
+        for (int64_t i = 0; i < n0; i++) {
+            double *v2 = s->dtype == 0 ? v[2][1] : v[2][2];
+            v2[i] = fabs(v2[i]);
+        }
         break;
     case APPROF_CUDA_OP_MAX_POOL: {
         /* Distinct values (a random permutation of an even grid), so that
@@ -545,6 +566,43 @@ static void rope(const ApprofOpShape *s, RefVals v, RefVals r)
     }
 }
 
+/* op_shape.h's ADAM: one AdamW step at step 1, the constants it names. */
+static void adam(const ApprofOpShape *s, RefVals v, RefVals r)
+{
+    const double lr = 1e-3, b1 = 0.9, b2 = 0.999, eps = 1e-8, wd = 0.01;
+    int mixed = s->dtype != 0;
+    int64_t n = s->rows * s->cols;
+    for (int64_t i = 0; i < n; i++) {
+        double g = v[0][0][i], p = mixed ? v[2][0][i] : v[1][0][i];
+        double m = b1 * v[2][mixed][i] + (1 - b1) * g;
+        double v2 = b2 * v[2][mixed + 1][i] + (1 - b2) * g * g;
+        p -= lr * ((m / (1 - b1)) / (sqrt(v2 / (1 - b2)) + eps) + wd * p);
+        r[1][0][i] = p;
+        if (mixed)
+            r[2][0][i] = p;
+        r[2][mixed][i] = m;
+        r[2][mixed + 1][i] = v2;
+    }
+}
+
+void ref_expert_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t experts,
+                     int experts_k, const double *a, const double *b, double *c)
+{
+    int64_t t = batch / experts * (experts_k ? k : m);
+    int64_t rows = experts_k ? m : t, inner = experts_k ? t : k;
+    for (int64_t e = 0; e < experts; e++) {
+        const double *ae = a + e * inner * n, *be = b + e * rows * inner;
+        double *ce = c + e * rows * n;
+        for (int64_t i = 0; i < rows; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double acc = 0;
+                for (int64_t q = 0; q < inner; q++)
+                    acc += be[i * inner + q] * ae[q * n + j];
+                ce[i * n + j] = acc;
+            }
+    }
+}
+
 int ref_compute(const ApprofOpShape *s, RefVals v, RefVals r)
 {
     switch (s->op) {
@@ -566,6 +624,7 @@ int ref_compute(const ApprofOpShape *s, RefVals v, RefVals r)
     case APPROF_CUDA_OP_MAX_POOL: case APPROF_CUDA_OP_AVG_POOL: pool(s, v, r); break;
     case APPROF_CUDA_OP_GLOBAL_POOL: global_pool(s, v, r); break;
     case APPROF_CUDA_OP_ROPE: rope(s, v, r); break;
+    case APPROF_CUDA_OP_ADAM: adam(s, v, r); break;
     default: break;
     }
     return 0;

@@ -26,6 +26,8 @@ enum {
                    * partial sums added atomically (column sums, batch-norm
                    * statistics): as ROLE_OUT, but rounding may vary between runs */
     ROLE_KEEP,    /* documented as not written: must keep what it held */
+    ROLE_INOUT,   /* read and written in place (the optimizer step's state): an input
+                   * of the kernel, checked as ROLE_OUT against the reference */
     ROLE_FREE     /* not documented either way (RMS norm's mean): not checked */
 };
 
@@ -64,5 +66,14 @@ void ref_prepare(const ApprofOpShape *s, const RefOp *d, RefVals v, uint64_t see
  * or 1 when the result is random (dropout forward: the caller checks its
  * properties). */
 int ref_compute(const ApprofOpShape *s, RefVals v, RefVals r);
+
+/* A MoE layer's expert GEMM as graph.h describes it (batch, m, n, k,
+ * experts, experts_k), from the semantics alone: expert e's operands back
+ * to back in the three buffers as approf_grouped_gemm_plan documents them
+ * (host.h), uniform tokens T = batch / experts x m (or x k). Forward and
+ * input gradient: c[e] (T x n) = b[e] (T x k) @ a[e] (k x n); experts_k:
+ * c[e] (m x n) = b[e] (m x T) @ a[e] (T x n). Row-major, double. */
+void ref_expert_gemm(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t experts,
+                     int experts_k, const double *a, const double *b, double *c);
 
 #endif

@@ -10,8 +10,11 @@
  * not change between the runs (what may be summed with atomics excepted: it
  * rounds in any order) and that what is documented as untouched is.
  * Failures name the operator, direction, dtype, shape, array and first bad
- * index, so a device run's log is enough to diagnose it. Exits 77 (skipped)
- * without a CUDA device.
+ * index, so a device run's log is enough to diagnose it. The optimizer step
+ * (ADAM, in place: run 2 starts from run 1's inputs again) is one of them;
+ * the module's grouped GEMM of a MoE layer's experts (grouped_gemm.c) is
+ * checked against ref_expert_gemm. Exits 77 (skipped) without a CUDA
+ * device.
  */
 #include <CUnit/Basic.h>
 #include <math.h>
@@ -23,6 +26,7 @@
 #include <cuda_runtime_api.h>
 
 #include "cuda/kernels.h"
+#include "cuda/module_int.h"
 #include "kernel_ref.h"
 
 /* Relative tolerances: f32 math against double; bf16 also rounds every
@@ -43,6 +47,7 @@ typedef struct Case {
     ApprofOpArrays lay[3];
     unsigned char *host[3];  /* the buffers as last uploaded / downloaded */
     unsigned char *saved[3]; /* before init, then after the first run */
+    unsigned char *init[3];  /* after init: what a run in place starts from */
     void *dev[3];
     RefVals v, r, got; /* inputs (and initial contents), references, results */
     double tol;
@@ -236,7 +241,8 @@ static int case_setup(Case *c)
         size_t total = (size_t)c->lay[b].total;
         c->host[b] = calloc(total ? total : 1, 1);
         c->saved[b] = calloc(total ? total : 1, 1);
-        if (!c->host[b] || !c->saved[b])
+        c->init[b] = calloc(total ? total : 1, 1);
+        if (!c->host[b] || !c->saved[b] || !c->init[b])
             abort();
         for (int k = 0; k < c->d.n[b]; k++) {
             size_t n = (size_t)c->d.a[b][k].n;
@@ -269,6 +275,7 @@ static void case_free(Case *c)
             cudaFree(c->dev[b]);
         free(c->host[b]);
         free(c->saved[b]);
+        free(c->init[b]);
         for (int k = 0; k < APPROF_OP_MAX_ARRAYS; k++) {
             free(c->v[b][k]);
             free(c->r[b][k]);
@@ -381,7 +388,8 @@ static void check_dropout(Case *c, const char *run)
 
 static int checked(int role)
 {
-    return role == ROLE_OUT || role == ROLE_SCATTER || role == ROLE_SUM || role == ROLE_KEEP;
+    return role == ROLE_OUT || role == ROLE_SCATTER || role == ROLE_SUM || role == ROLE_KEEP ||
+           role == ROLE_INOUT;
 }
 
 /* The second run against the first: bit for bit, except what atomics may
@@ -416,6 +424,15 @@ static void check_rerun(Case *c, int random)
         }
 }
 
+static int in_place(const Case *c)
+{
+    for (int b = 0; b < 3; b++)
+        for (int k = 0; k < c->d.n[b]; k++)
+            if (c->d.a[b][k].role == ROLE_INOUT)
+                return 1;
+    return 0;
+}
+
 static void run_case(const ApprofOpShape *s)
 {
     Case c;
@@ -428,6 +445,8 @@ static void run_case(const ApprofOpShape *s)
     cases_run++;
     if (case_setup(&c) < 0 || case_init(&c) < 0)
         goto out;
+    for (int b = 0; b < 3; b++)
+        memcpy(c.init[b], c.host[b], (size_t)c.lay[b].total);
     random = ref_compute(&c.s, c.v, c.r);
     for (int b = 0; b < 3; b++)
         for (int k = 0; k < c.d.n[b]; k++)
@@ -447,6 +466,13 @@ static void run_case(const ApprofOpShape *s)
         }
     for (int b = 0; b < 3; b++)
         memcpy(c.saved[b], c.host[b], (size_t)c.lay[b].total);
+    /* a kernel that updates its inputs in place starts again from them */
+    if (in_place(&c)) {
+        for (int b = 0; b < 3; b++)
+            memcpy(c.host[b], c.init[b], (size_t)c.lay[b].total);
+        if (transfer(&c, 1) < 0)
+            goto out;
+    }
     if (case_launch(&c) < 0)
         goto out;
     check_rerun(&c, random);
@@ -558,6 +584,134 @@ static void test_rope(void)
     run_dirs(rowwise(APPROF_CUDA_OP_ROPE, 37, 300, 0), BOTH, BOTH);  /* position = row */
 }
 
+/* The optimizer step (forward only), over 5 chunks of 65536 and a part. */
+static void test_adam(void)
+{
+    run_dirs(rowwise(APPROF_CUDA_OP_ADAM, 1, 4 * 65536 + 12345, 0), BOTH, 0);
+}
+
+/* ---- grouped GEMM (grouped_gemm.c) ---------------------------------------- */
+
+/* One expert GEMM through the module's grouped GEMM (cuda_grouped_prepare
+ * and _run: the plan, the device pointers, cublasGemmGroupedBatchedEx)
+ * against ref_expert_gemm, which knows the layout from the semantics only.
+ * Every buffer byte gets a value, so a GEMM that reads outside its expert's
+ * operands shows. */
+static void run_grouped(int dt, int64_t batch, int64_t m, int64_t n, int64_t k, int64_t experts,
+                        int experts_k)
+{
+    Case c; /* for the failure messages and the element encoding */
+    ApprofKernel kern;
+    ApprofKernelBuffers kb;
+    ApprofGroupedGemm plan;
+    CudaCtx ctx;
+    CudaOp op;
+    char err[256];
+    double *v[3] = {NULL, NULL, NULL}, *want = NULL, *got = NULL;
+    unsigned char *h[3] = {NULL, NULL, NULL};
+    uint64_t st = 0x6e6e0000u + ++case_counter;
+    int64_t n_el[3], es = dt == 0 ? 4 : 2;
+
+    memset(&c, 0, sizeof c);
+    memset(&kern, 0, sizeof kern);
+    memset(&ctx, 0, sizeof ctx);
+    memset(&op, 0, sizeof op);
+    memset(&plan, 0, sizeof plan);
+    c.s.dtype = dt;
+    c.tol = dt == 0 ? TOL_F32 : TOL_BF16;
+    snprintf(c.name, sizeof c.name, "grouped GEMM %s (batch %lld, %lld x %lld x %lld, %lld experts%s)",
+             dtype_name(dt), (long long)batch, (long long)m, (long long)n, (long long)k,
+             (long long)experts, experts_k ? ", tokens in k" : "");
+    cases_run++;
+    kern.kind = APPROF_K_GEMM;
+    kern.batch = batch;
+    kern.m = m;
+    kern.n = n;
+    kern.k = k;
+    kern.experts = experts;
+    kern.experts_k = experts_k;
+    if (approf_kernel_buffers(&kern, (ApprofDtype)dt, &kb) < 0 ||
+        approf_grouped_gemm_plan(&kern, (ApprofDtype)dt, 0, NULL, &plan) < 0) {
+        FAIL(&c, "no buffers or no grouped plan");
+        goto out;
+    }
+    for (int b = 0; b < 3; b++) {
+        n_el[b] = kb.bytes[b] / es;
+        v[b] = calloc((size_t)n_el[b], sizeof(double));
+        h[b] = calloc((size_t)kb.bytes[b], 1);
+        if (!v[b] || !h[b])
+            abort();
+        for (int64_t i = 0; i < n_el[b]; i++) {
+            put_elem(&c, h[b], REF_ES, i, (double)((ref_rand(&st) >> 40) * 2 + 1) / 16777216.0 - 1);
+            v[b][i] = get_elem(&c, h[b], REF_ES, i);
+        }
+        if (CK(&c, cudaMalloc(&op.buf[b], (size_t)kb.bytes[b])) < 0 ||
+            CK(&c, cudaMemcpy(op.buf[b], h[b], (size_t)kb.bytes[b], cudaMemcpyHostToDevice)) < 0)
+            goto out;
+    }
+    want = calloc((size_t)n_el[2], sizeof(double));
+    got = calloc((size_t)n_el[2], sizeof(double));
+    if (!want || !got)
+        abort();
+    ref_expert_gemm(batch, m, n, k, experts, experts_k, v[0], v[1], want);
+    ctx.stream = stream;
+    if (cublasCreate(&ctx.blas) != CUBLAS_STATUS_SUCCESS ||
+        cublasSetStream(ctx.blas, stream) != CUBLAS_STATUS_SUCCESS) {
+        FAIL(&c, "cublasCreate");
+        goto out;
+    }
+    op.k = kern;
+    if (cuda_grouped_prepare(&ctx, &op, (ApprofDtype)dt, NULL, 0, err, sizeof err) < 0 ||
+        cuda_grouped_run(&ctx, &op, err, sizeof err) < 0) {
+        FAIL(&c, "%s", err);
+        goto out;
+    }
+    if (CK(&c, cudaMemcpyAsync(h[2], op.buf[2], (size_t)kb.bytes[2], cudaMemcpyDeviceToHost,
+                               stream)) < 0 ||
+        CK(&c, cudaStreamSynchronize(stream)) < 0)
+        goto out;
+    {
+        /* compare() over C's used part, as array 0 of "out" */
+        int64_t used = plan.elems_c;
+        for (int64_t i = 0; i < used; i++)
+            got[i] = get_elem(&c, h[2], REF_ES, i);
+        c.d.n[1] = 1;
+        c.d.a[1][0].name = "C";
+        c.d.a[1][0].n = used;
+        c.got[1][0] = got;
+        c.r[1][0] = want;
+        compare(&c, 1, 0, "run 1");
+        c.got[1][0] = c.r[1][0] = NULL;
+    }
+out:
+    if (!c.failed)
+        CU_PASS("case ok");
+    cuda_grouped_release(&op);
+    if (ctx.blas)
+        cublasDestroy(ctx.blas);
+    approf_grouped_gemm_free(&plan);
+    for (int b = 0; b < 3; b++) {
+        if (op.buf[b])
+            cudaFree(op.buf[b]);
+        free(v[b]);
+        free(h[b]);
+    }
+    free(want);
+    free(got);
+}
+
+/* Mixtral's experts in small: 2 samples x 3 experts of 5 slots, forward /
+ * input gradient (tokens in m) and weight gradient (tokens in k); odd sizes. */
+static void test_grouped_gemm(void)
+{
+    for (int dt = 0; dt <= 2; dt += 2) {
+        run_grouped(dt, 6, 5, 24, 40, 3, 0);
+        run_grouped(dt, 6, 5, 40, 24, 3, 0);
+        run_grouped(dt, 3, 40, 24, 10, 3, 1);
+        run_grouped(dt, 8, 33, 17, 29, 8, 0);
+    }
+}
+
 int main(void)
 {
     static const struct {
@@ -570,6 +724,7 @@ int main(void)
         {"bias", test_bias}, {"embedding", test_embedding},
         {"cross_entropy", test_cross_entropy}, {"batch_norm", test_batch_norm},
         {"pooling", test_pooling}, {"rope", test_rope},
+        {"adam", test_adam}, {"grouped_gemm", test_grouped_gemm},
     };
     CU_pSuite suite;
     unsigned fails;
