@@ -10,6 +10,13 @@
  *     ms, analytic ms and analytic / measured. Run it once as is and once
  *     with APPROF_CUDA_STANDIN=1 (the bandwidth kernel for every
  *     memory-bound operator) to see what the operators' kernels change.
+ *     An expert GEMM of a MoE layer (ApprofKernel.experts) is a class of its
+ *     own ("... expert gemm"); APPROF_CUDA_GROUPED_GEMM=0 runs it as the
+ *     strided batch it was before backend ABI 11.
+ *   bench_kernel_classes adam DTYPE HARDWARE
+ *     The optimizer step: the module's fused Adam over 1e6 .. 1e9
+ *     parameters against Adam's bytes (costdb_adam_bytes) at the spec's
+ *     memory rate, as approf_stage_apply_seconds prices it.
  *   bench_kernel_classes gemm DTYPE HARDWARE
  *     The per-shape GEMM table: square GEMMs 1024..4096 in steps of 128
  *     (tile and wave quantization) and the linear layers of Llama-3-8B and
@@ -30,6 +37,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "collective.h"
 #include "hardware.h"
 #include "model/zoo.h"
 
@@ -146,7 +154,8 @@ static int run_ops(int argc, char **argv)
                 double t = NAN;
                 size_t j;
                 snprintf(name, sizeof name, "%s%s", approf_op_kind_name(g->ops[op].kind),
-                         ks[i].kind == APPROF_K_GEMM ? " gemm"
+                         ks[i].experts > 0 ? " expert gemm"
+                         : ks[i].kind == APPROF_K_GEMM ? " gemm"
                          : ks[i].kop == APPROF_CUDA_OP_BIAS ? " bias" : "");
                 for (j = 0; j < nseen; j++)
                     if (same(&seen[j], &ks[i]))
@@ -246,15 +255,57 @@ static int run_gemm(int argc, char **argv)
     return 0;
 }
 
+/* The optimizer step: the module's fused Adam (ApprofMeasurement.apply_seconds
+ * of a backward phase) against Adam's bytes at the spec's memory rate. */
+static int run_adam(int argc, char **argv)
+{
+    ApprofHardwareSpec hw;
+    ApprofDtype dt;
+    if (argc < 4 || approf_dtype_parse(argv[2], &dt) < 0 ||
+        approf_hardware_builtin(argv[3], &hw) < 0) {
+        fprintf(stderr, "usage: bench_kernel_classes adam DTYPE HARDWARE\n");
+        return 2;
+    }
+    printf("# Adam step %s, analytic %s; measured: %s\n", argv[2], argv[3],
+           have_be ? "this GPU" : be_err);
+    printf("%12s %12s %12s %9s %12s\n", "parameters", "meas ms", "anal ms", "an/meas",
+           "meas GB/s");
+    for (double n = 1e6; n <= 1e9; n *= 10) {
+        ApprofKernel k;
+        ApprofStageProgram p;
+        ApprofMeasurement m;
+        double t = NAN, a, bytes = costdb_adam_bytes(n, (double)approf_dtype_size(dt));
+        memset(&k, 0, sizeof k);
+        k.kind = APPROF_K_COPY;
+        k.dtype = dt;
+        k.elements = 1024;
+        memset(&p, 0, sizeof p);
+        p.dtype = dt;
+        p.kernels[1] = &k;
+        p.n_kernels[1] = 1;
+        p.optimizer_elements = n;
+        p.optimizer_bytes = bytes;
+        a = approf_stage_apply_seconds(&hw, &p);
+        if (have_be && be.measure(be.ctx, &p, 1, &hw, &m) == 0 && m.status == 0 &&
+            m.apply_seconds > 0)
+            t = m.apply_seconds;
+        printf("%12.0f %12.4f %12.4f %9.3f %12.1f\n", n, t * 1e3, a * 1e3, a / t, bytes / t * 1e-9);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int rc;
-    if (argc < 2 || (strcmp(argv[1], "ops") && strcmp(argv[1], "gemm"))) {
-        fprintf(stderr, "usage: bench_kernel_classes ops|gemm ...\n");
+    if (argc < 2 || (strcmp(argv[1], "ops") && strcmp(argv[1], "gemm") &&
+                     strcmp(argv[1], "adam"))) {
+        fprintf(stderr, "usage: bench_kernel_classes ops|gemm|adam ...\n");
         return 2;
     }
     have_be = approf_backend_cuda(&be, be_err, sizeof be_err) == 0;
-    rc = !strcmp(argv[1], "ops") ? run_ops(argc, argv) : run_gemm(argc, argv);
+    rc = !strcmp(argv[1], "ops")    ? run_ops(argc, argv)
+         : !strcmp(argv[1], "gemm") ? run_gemm(argc, argv)
+                                    : run_adam(argc, argv);
     if (have_be)
         approf_backend_destroy(&be);
     return rc;

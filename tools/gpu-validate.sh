@@ -10,17 +10,23 @@
 #    gpt2-small, llama-3-8b and resnet50 (bench_kernel_classes ops),
 #  3 the per-shape GEMM table (bench_kernel_classes gemm),
 #  4 measured sweeps of gpt2-small (4 layers), llama-3-8b (4 layers) and
-#    resnet50 (16 layers), each beside the analytic sweep (approf compare).
+#    resnet50 (16 layers), each beside the analytic sweep (approf compare),
+#  5 a MoE layer's expert GEMMs as one grouped GEMM and as the strided batch
+#    (APPROF_CUDA_GROUPED_GEMM=0) per class (bench_kernel_classes ops
+#    mixtral), the optimizer step against its analytic price
+#    (bench_kernel_classes adam), and a small mixtral's measured sweep
+#    beside the analytic one: compute_cost (approf compare) and apply_cost
+#    per entry (measured Adam step against Adam's bytes at the memory rate).
 # CUDA, cuBLASLt, cuDNN and NCCL are the machine's (the toolkit's lib64 and
 # the nvidia-* Python packages). Results and databases go to $OUT (default
 # /tmp/out). Usage: bash BUNDLE/gpu-validate.sh [HARDWARE [MODELS]]: HARDWARE
 # the built-in spec to compare with (default h100-sxm), MODELS which of
-# gpt, llama, rn (resnet50) sections 2 and 4 run (default all three).
+# gpt, llama, rn (resnet50) sections 2 and 4 run, moe section 5 (default all four).
 set -u
 G=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT:-/tmp/out}
 HW=${1:-h100-sxm}
-MODELS=${2:-gpt llama rn}
+MODELS=${2:-gpt llama rn moe}
 want() { case " $MODELS " in *" $1 "*) return 0;; esac; return 1; }
 mkdir -p "$OUT"
 CL=""
@@ -47,7 +53,7 @@ for m in "gpt gpt2-small 4 16 bf16" "llama llama-3-8b 2 2 bf16" "resnet50 - 0 32
   t timeout 100 "$B" ops $m "$HW" 2>&1 | tee -a "$OUT/classes.txt"
   APPROF_CUDA_STANDIN=1 t timeout 100 "$B" ops $m "$HW" 2>&1 | tee -a "$OUT/classes.txt"
 done
-echo "== 3 GEMM per shape"; [ "$MODELS" = "gpt llama rn" ] && t timeout 100 "$B" gemm bf16 "$HW" 2>&1 | tee "$OUT/gemm.txt"
+echo "== 3 GEMM per shape"; [ "$MODELS" = "gpt llama rn moe" ] && t timeout 100 "$B" gemm bf16 "$HW" 2>&1 | tee "$OUT/gemm.txt"
 echo "== 4 measured sweeps beside analytic ones"
 sw() { # name, then sweep options
   local n=$1; shift
@@ -65,6 +71,30 @@ if want gpt; then
 fi
 want llama && sw llama --model llama --preset llama-3-8b --num-layers 4 --layers 4 --cluster 1x4 --batch 8 --micro-batches 4
 want rn && sw rn --model resnet50 --layers 16 --cluster 2x4 --micro-batches 16
+if want moe; then
+  echo "== 5 MoE expert GEMMs (grouped, then the strided batch) and the optimizer step"
+  t timeout 120 "$B" ops mixtral mixtral-8x7b 1 2 bf16 "$HW" 2>&1 | tee -a "$OUT/moe.txt"
+  APPROF_CUDA_GROUPED_GEMM=0 t timeout 120 "$B" ops mixtral mixtral-8x7b 1 2 bf16 "$HW" 2>&1 |
+    grep -E "^#|expert" | tee -a "$OUT/moe.txt"
+  for d in bf16 f32; do t timeout 60 "$B" adam $d "$HW" 2>&1 | tee -a "$OUT/adam.txt"; done
+  sw moe --model mixtral --num-layers 2 --hidden 1024 --heads 8 --seq-len 1024 --vocab 32000 \
+    --layers 2 --cluster 1x4 --batch 8 --micro-batches 4
+  python3 - "$OUT/moe-c.db" "$OUT/moe-m.db" <<'PY'
+import sqlite3, statistics, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("ATTACH ? AS m", (sys.argv[2],))
+r = [a / b for a, b in c.execute(
+    "SELECT x.apply_cost, y.apply_cost FROM stage_profile x JOIN m.stage_profile y USING "
+    "(start_layer, end_layer, submesh_index, config_index, phase) WHERE x.status = 'ok' "
+    "AND y.status = 'ok' AND x.phase = 1 AND x.apply_cost > 0 AND y.apply_cost > 0")]
+if r:
+    r.sort()
+    print("apply_cost measured / analytic: %d entries, median %.3f, min %.3f, max %.3f"
+          % (len(r), statistics.median(r), r[0], r[-1]))
+else:
+    print("apply_cost: no entries to compare")
+PY
+fi
 rm -f "$OUT"/*.db-wal "$OUT"/*.db-shm "$OUT"/*-m.db "$OUT"/*-s.db "$OUT"/probe.db
 gzip -f "$OUT"/*.db 2>/dev/null
 ls -la "$OUT"
