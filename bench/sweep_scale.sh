@@ -5,7 +5,9 @@
 # BENCH_BASELINE, default 7c7d421: before the sweep speed work, built in a
 # temporary worktree; skipped with a note where git or the revision is not
 # available); for the 64-layer case also apsolve --no-store on each build's
-# database and the load alone (bench_load). Printed, never asserted.
+# database and the load alone (bench_load); mixtral's sweeps beside the
+# commit before the twin-pair elimination (MOE_BASELINE, default c5396ea;
+# MOE=0 skips them). Printed, never asserted.
 # Usage: bench/sweep_scale.sh [BUILD_DIR]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +19,7 @@ apsolve=$dir/solver/apsolve
 tmp=$(mktemp -d)
 cleanup() {
   git worktree remove --force "$tmp/base" >/dev/null 2>&1
+  git worktree remove --force "$tmp/moe" >/dev/null 2>&1
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -91,6 +94,28 @@ LOAD=1 scale_case "gpt3-39b, 64 layers, 8x8" --model gpt --preset gpt3-39b --lay
   --dtype f32
 scale_case "gpt3-39b, 32 layers, 8x8, --variants all" --model gpt --preset gpt3-39b \
   --layers 32 --cluster 8x8 --dtype f16 --variants all
+# Mixture of experts (issue 38): before the twin-pair elimination of the
+# sharding ILP (profiler/sharding/ilp_elim.c) every mixtral stage went to
+# CBC. The baseline of these lines is the commit before it, MOE_BASELINE
+# (7c7d421 has no mixtral); the baseline runs take minutes.
+if [ "${MOE:-1}" = 1 ]; then
+  moe_rev=${MOE_BASELINE:-c5396ea}
+  base_approf=
+  base_rev=$moe_rev
+  if git rev-parse --verify -q "$moe_rev^{commit}" >/dev/null 2>&1 &&
+     git worktree add --detach -q "$tmp/moe" "$moe_rev" >/dev/null 2>&1 &&
+     meson setup "$tmp/moe/b" "$tmp/moe" --buildtype=release >/dev/null 2>&1 &&
+     ninja -C "$tmp/moe/b" profiler/cli/approf >/dev/null 2>&1; then
+    base_approf=$tmp/moe/b/profiler/cli/approf
+  fi
+  echo "-- mixtral-8x7b on h100-sxm, baseline $moe_rev --"
+  for layers in 16 32; do
+    scale_case "mixtral-8x7b, $layers layers, 8x8" --model mixtral --preset mixtral-8x7b \
+      --layers "$layers" --cluster 8x8 --hardware h100-sxm
+  done
+  scale_case "mixtral-8x7b, 16 layers, 8x8, --variants all" --model mixtral \
+    --preset mixtral-8x7b --layers 16 --cluster 8x8 --hardware h100-sxm --variants all
+fi
 # --workers on this build: the same sweep with 1 and 2 profiling threads,
 # in pairs (a pair is one run of each, in turn, on fresh databases, so that
 # a slow spell of the machine hits both), printed as the medians of each
