@@ -46,6 +46,7 @@ static int reprice_exact(Costdb *db, const ApsolveRequest *a, const ApsolveOptio
     int e;
     o.micro_batches = pl->micro_batches;
     o.inference = pl->inference;
+    o.search_headroom = 0; /* the plan at --batch is judged by the raw capacity, as scaled */
     if (apsolve_problem_from_db(db, xs, &o, &x->xp) || !(sp = exact_specs(pl))) {
         free(sp);
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "sweep %lld: %s", (long long)xs,
