@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "expert_parallel.h"
 #include "context_parallel.h"
+#include "expert_parallel.h"
 #include "headline.h"
 #include "report_int.h"
 #include "schedule.h"
