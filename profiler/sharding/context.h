@@ -122,6 +122,20 @@ typedef struct KernelEntry {
 
 #define SHARD_KERNEL_MEMO_BYTES ((size_t)32 << 20)
 
+/* A ZeRO variant derived from its stage's program, waiting to be asked
+ * for (zero_family.c). */
+typedef struct ZeroDerived {
+    int used;
+    ApprofShardRequest req;   /* the request it answers (zero_family ignored) */
+    int rc;                   /* 0, or APPROF_ENOVARIANT (no replicas) */
+    ApprofStageProgram prog;  /* rc 0: the program */
+} ZeroDerived;
+
+/* Derived variants kept at once: the zero variants of Alpa's configs of a
+ * submesh (up to 9 logical meshes, 3 each) wait while the other configs'
+ * plain entries are built; a miss only means building again. */
+#define SHARD_ZERO_SLOTS 32
+
 struct ApprofShardContext {
     const ApprofGraph *g;
     const ApprofLayering *l;
@@ -150,7 +164,18 @@ struct ApprofShardContext {
     /* per graph op: 1 when its name's first path component is that of
      * the op before it (shard_stage_blocks), computed once */
     unsigned char *same_prefix;
+    ZeroDerived *zfam;            /* SHARD_ZERO_SLOTS, allocated on first use */
+    int zfam_next;                /* the slot the next one replaces */
 };
+
+/* zero_family.c: keeps the derived ZeRO variants (prog moved in; without
+ * memory it is dropped), and hands one back for a request equal to req but
+ * for zero_family (1, *rc and out moved out; 0 when none is kept). */
+void shard_zero_family_put(ApprofShardContext *ctx, const ApprofShardRequest *req, int rc,
+                           ApprofStageProgram *prog);
+int shard_zero_family_take(ApprofShardContext *ctx, const ApprofShardRequest *req,
+                           ApprofStageProgram *out, int *rc);
+void shard_zero_family_free(ApprofShardContext *ctx);
 
 /* memo.c */
 double *shard_cost_table(ApprofShardContext *ctx, const ShardMesh *m);

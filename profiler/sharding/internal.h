@@ -53,6 +53,8 @@ typedef struct ShardStage {
     double objective;
     int recompute;     /* CostdbRecompute */
     int zero;          /* 0..3 */
+    unsigned zero_family; /* ApprofShardRequest.zero_family */
+    const struct ApprofShardRequest *req; /* what the stage was asked as */
     /* Per graph tensor (n_tensors entries): consumers inside the stage, the
      * first of them, 1 for a stage output (used after the stage or never),
      * 1 when some op of the stage saves it for the backward pass. */

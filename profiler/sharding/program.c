@@ -337,6 +337,83 @@ static void signature(ApprofStageProgram *p, ApprofHash128 *const dig[2],
              (unsigned long long)h.b);
 }
 
+/* What the end of a program needs besides its stage, tensors and program
+ * (finish_program). */
+typedef struct ZeroTail {
+    double param_elems, read_share;
+    const int *blk;
+    int n_blk;
+    const ApprofHash128 *pdig;
+} ZeroTail;
+
+/* The end of a stage program, where its variants' programs part: ZeRO
+ * (program_zero.c), gradient accumulation, FP8 weights, the peaks and the
+ * signature. */
+static int finish_program(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                          const ZeroTail *tl, size_t kcap[2], size_t ccap[2],
+                          ApprofHash128 *kdig[2])
+{
+    int rc = shard_apply_zero(st, ti, p, tl->param_elems, tl->read_share, tl->blk, tl->n_blk,
+                              ccap);
+    if (!rc)
+        rc = push_grad_accum(st, ti, p, &kcap[1], kdig);
+    if (!rc)
+        shard_fp8_weights(st, ti, p);
+    if (rc)
+        return rc;
+    /* Alpa: temp = peak - invars - outvars + donated */
+    for (int ph = 0; ph < 2; ph++)
+        p->peak_memory[ph] = p->invar_size[ph] + p->outvar_size[ph] + p->temp_buffer_size[ph] -
+                             p->donated_size[ph];
+    signature(p, kdig, tl->pdig);
+    return 0;
+}
+
+/* ZeRO stage z of the stage being built, from its program p before the end
+ * (finish_program): a copy of p and its kernel digests, ended as ZeRO z;
+ * kept in the context for the request that will ask for it (zero_family.c).
+ * Without memory nothing is kept (that request builds it). */
+static void derive_zero(const ShardStage *st, const TInfo *ti, const ApprofStageProgram *p,
+                        ApprofHash128 *const kdig[2], const ZeroTail *tl, int z)
+{
+    ApprofStageProgram q = *p;
+    ApprofHash128 *qdig[2] = {NULL, NULL};
+    size_t kcap[2] = {p->n_kernels[0], p->n_kernels[1]}, ccap[2] = {p->n_colls[0], p->n_colls[1]};
+    ShardStage sz = *st;
+    ApprofShardRequest req = *st->req;
+    int rc = 0;
+    q.kernels[0] = q.kernels[1] = NULL;
+    q.colls[0] = q.colls[1] = NULL;
+    for (int ph = 0; ph < 2 && !rc; ph++) {
+        if (!kcap[ph] && !ccap[ph])
+            continue;
+        qdig[ph] = malloc((kcap[ph] ? kcap[ph] : 1) * sizeof *qdig[ph]);
+        q.kernels[ph] = malloc((kcap[ph] ? kcap[ph] : 1) * sizeof *q.kernels[ph]);
+        q.colls[ph] = malloc((ccap[ph] ? ccap[ph] : 1) * sizeof *q.colls[ph]);
+        if (!qdig[ph] || !q.kernels[ph] || !q.colls[ph]) {
+            rc = APPROF_ENOMEM;
+            break;
+        }
+        memcpy(qdig[ph], kdig[ph], kcap[ph] * sizeof *qdig[ph]);
+        memcpy(q.kernels[ph], p->kernels[ph], kcap[ph] * sizeof *q.kernels[ph]);
+        memcpy(q.colls[ph], p->colls[ph], ccap[ph] * sizeof *q.colls[ph]);
+    }
+    sz.zero = req.zero = q.zero = z;
+    /* the placements are p's, read by the signature only: a ZeRO variant
+     * never owns its sharding group's placements (docs/variants.md,
+     * "Storage"), so the derived program keeps none */
+    if (!rc)
+        rc = finish_program(&sz, ti, &q, tl, kcap, ccap, qdig);
+    q.placements = NULL;
+    q.n_placements = 0;
+    if (rc)
+        approf_stage_program_clear(&q);
+    if (!rc || rc == APPROF_ENOVARIANT)
+        shard_zero_family_put(st->ctx, &req, rc, &q);
+    free(qdig[0]);
+    free(qdig[1]);
+}
+
 int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
 {
     const ApprofGraph *g = st->g;
@@ -687,19 +764,11 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     /* Adam: two f32 moments, plus an f32 master copy for 16-bit training. */
     double per_elem = 8.0 + (g->dtype == APPROF_F32 ? 0.0 : 4.0);
     p->initial_size = (int64_t)llround(param_elems * per_elem);
-    rc = shard_apply_zero(st, ti, p, param_elems, params > 0.0 ? params_read / params : 0.0,
-                          blk, n_blk, ccap);
-    if (!rc)
-        rc = push_grad_accum(st, ti, p, &kcap[1], kdig);
-    if (!rc)
-        shard_fp8_weights(st, ti, p);
-    if (rc)
-        goto cleanup;
-    /* Alpa: temp = peak - invars - outvars + donated */
-    for (int ph = 0; ph < 2; ph++)
-        p->peak_memory[ph] = p->invar_size[ph] + p->outvar_size[ph] + p->temp_buffer_size[ph] -
-                             p->donated_size[ph];
-    signature(p, kdig, pdig);
+    ZeroTail tail = {param_elems, params > 0.0 ? params_read / params : 0.0, blk, n_blk, pdig};
+    for (int z = st->zero + 1; z <= 3 && st->ctx && st->req; z++)
+        if (st->zero_family & (1u << z))
+            derive_zero(st, ti, p, kdig, &tail, z);
+    rc = finish_program(st, ti, p, &tail, kcap, ccap, kdig);
 cleanup:
     free(kdig[0]);
     free(kdig[1]);

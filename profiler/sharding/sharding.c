@@ -51,6 +51,7 @@ void approf_shard_context_free(ApprofShardContext **ctx)
     free((*ctx)->op_desc);
     free((*ctx)->last_reader);
     free((*ctx)->prog_scratch);
+    shard_zero_family_free(*ctx);
     shard_memos_free(*ctx);
     free((*ctx)->same_prefix);
     for (int i = 0; i < (*ctx)->n_tables; i++)
@@ -588,6 +589,8 @@ int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, Sh
     st.force = req->force_batch_dim;
     st.recompute = req->recompute;
     st.zero = req->zero;
+    st.zero_family = req->zero_family;
+    st.req = req;
     st.layer_begin = &l->op_begin[req->start_layer];
     st.n_layers = req->end_layer - req->start_layer + 1;
     shard_mesh_init(&st.mesh, req->mesh_hosts, req->mesh_gpus, req->logical_a, req->logical_b);
@@ -613,6 +616,12 @@ int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
     if (!ctx || !req || !out) {
         snprintf(err, errlen, "approf_shard_stage: missing argument");
         return APPROF_EINVAL;
+    }
+    /* a ZeRO variant derived when an earlier variant of the stage was built */
+    if (req->zero > 0 && shard_zero_family_take(ctx, req, out, &rc)) {
+        if (rc == APPROF_ENOVARIANT)
+            snprintf(err, errlen, "ZeRO: the stage has no data-parallel replicas");
+        return rc;
     }
     rc = shard_stage_setup(ctx, req, &st, err, errlen);
     if (!rc)

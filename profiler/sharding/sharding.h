@@ -63,6 +63,13 @@ typedef struct ApprofShardRequest {
     int memory_level, memory_levels;
     int recompute;
     int zero;
+    /* ZeRO stages (bit z, z > zero) the caller will ask for next for this
+     * same stage (the sweep's variants, zero innermost): the program of
+     * this request is built once and theirs derived from it, since ZeRO
+     * changes only what program_zero.c adds (docs/performance.md, "ZeRO
+     * variants derived"). The context keeps them until they are asked for;
+     * 0: none (the result is the same either way). */
+    unsigned zero_family;
 } ApprofShardRequest;
 
 typedef struct ApprofShardStats {

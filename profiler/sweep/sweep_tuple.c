@@ -211,6 +211,24 @@ static void sharding_group(const Sweep *sw, int sm, int c, int *owner, int *vari
     }
 }
 
+/* The ZeRO stages above config c's that submesh sm profiles for the same
+ * logical mesh, force flag, memory level and recomputation (bit z): the
+ * configs that follow c (zero is the innermost loop of the variants,
+ * approf_config_variants), whose programs the build of c's derives. */
+static unsigned zero_siblings(const Sweep *sw, int sm, int c)
+{
+    const ApprofConfigChoice *k = &sw->configs[sm][c];
+    unsigned mask = 0;
+    for (int i = 0; i < sw->n_configs[sm]; i++) {
+        const ApprofConfigChoice *o = &sw->configs[sm][i];
+        if (o->zero > k->zero && o->logical_a == k->logical_a &&
+            o->logical_b == k->logical_b && o->force_batch_dim == k->force_batch_dim &&
+            o->memory_level == k->memory_level && o->recompute == k->recompute)
+            mask |= 1u << o->zero;
+    }
+    return mask;
+}
+
 /* Copies text into a field of len bytes, truncating (placements hold
  * thousands of rows per sweep: no printf machinery per field). */
 static void copy_text(char *dst, size_t len, const char *src)
@@ -406,6 +424,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     req.memory_levels = sw->memory_levels;
     req.recompute = sw->configs[t->submesh][t->config].recompute;
     req.zero = sw->configs[t->submesh][t->config].zero;
+    req.zero_family = zero_siblings(sw, t->submesh, t->config);
     *n_placements = 0;
 
     /* A stage alike to one built before (same program key): its entries
