@@ -430,9 +430,12 @@ double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgr
 double approf_stage_apply_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p)
 {
     double t = 0.0, hide[2] = {0.0, 0.0};
+    int any = 0;
     if (!hw || !p)
         return 0.0;
-    if (hw->grad_overlap > 0) {
+    for (size_t i = 0; i < p->n_apply_colls && i < 2; i++)
+        any |= p->apply_colls[i].group_size > 1 && p->apply_colls[i].bytes > 0;
+    if (any && hw->grad_overlap > 0) {
         /* DDP / Megatron --overlap-grad-reduce: gradient buckets are reduced
          * while the last micro-batch's backward still runs; the ZeRO
          * all-gather of updated parameters (--overlap-param-gather) runs

@@ -131,6 +131,19 @@ typedef struct ZeroDerived {
     ApprofStageProgram prog;  /* rc 0: the program */
 } ZeroDerived;
 
+/* The variant-free part of the last program key (memo.c,
+ * approf_shard_program_key): the sweep asks for every variant of a stage
+ * in a row. */
+typedef struct ProgKeyMemo {
+    int valid;
+    int stage[8];             /* shard_stage_key */
+    ApprofHash128 h;          /* shard_struct_key */
+    int n_ops;
+    int *blk, n_blk;          /* checkpoint blocks, stage-relative */
+    int *order, n_order;      /* tensors in first-touch order */
+    size_t cap;               /* ops the arrays have room for */
+} ProgKeyMemo;
+
 /* Derived variants kept at once: the zero variants of Alpa's configs of a
  * submesh (up to 9 logical meshes, 3 each) wait while the other configs'
  * plain entries are built; a miss only means building again. */
@@ -164,6 +177,7 @@ struct ApprofShardContext {
     /* per graph op: 1 when its name's first path component is that of
      * the op before it (shard_stage_blocks), computed once */
     unsigned char *same_prefix;
+    ProgKeyMemo pkey;
     ZeroDerived *zfam;            /* SHARD_ZERO_SLOTS, allocated on first use */
     int zfam_next;                /* the slot the next one replaces */
 };
@@ -219,6 +233,8 @@ void shard_memos_free(ApprofShardContext *ctx);
 /* The stage a request names, as 8 ints: its range, mesh, logical mesh,
  * forced batch axis, memory levels and ILP method. */
 void shard_stage_key(const ApprofShardRequest *req, int levels, int *key);
+/* APPROF_EINVAL when req is not a stage of the context's layering. */
+int shard_stage_setup_check(const ApprofShardContext *ctx, const ApprofShardRequest *req);
 int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, ShardStage *st,
                       char *err, size_t errlen);
 void shard_stage_free(ShardStage *st);

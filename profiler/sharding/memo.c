@@ -430,75 +430,102 @@ void shard_memos_free(ApprofShardContext *ctx)
     }
 }
 
-int approf_shard_program_key(ApprofShardContext *ctx, const ApprofShardRequest *req,
-                             uint64_t key[2], int **tensors, int *n_tensors)
+/* The part of a program key that does not depend on the variant, for
+ * the stage of req (shard_stage_key): its structure hash, checkpoint
+ * blocks and tensors in first-touch order, computed once for the run of
+ * requests that ask for the variants of one stage (context.h, ProgKeyMemo). */
+static int stage_key_part(ApprofShardContext *ctx, const ApprofShardRequest *req, int levels)
 {
+    ProgKeyMemo *pk = &ctx->pkey;
     ShardStage st;
-    int rc, n = 0, *order = NULL;
+    int stage[8], rc, n = 0;
     char err[8];
+    shard_stage_key(req, levels, stage);
+    if (pk->valid && !memcmp(pk->stage, stage, sizeof stage))
+        return 0;
+    pk->valid = 0;
     memset(&st, 0, sizeof st);
-    if (!ctx || !req || !key || !tensors || !n_tensors)
-        return APPROF_EINVAL;
-    *tensors = NULL;
-    *n_tensors = 0;
     rc = shard_stage_setup(ctx, req, &st, err, sizeof err);
     if (!rc && !ctx->op_desc) {
         ctx->op_desc = calloc(ctx->g->n_ops ? ctx->g->n_ops : 1, sizeof *ctx->op_desc);
         if (!ctx->op_desc)
             rc = APPROF_ENOMEM;
     }
-    if (!rc) {
-        order = malloc((size_t)(st.n_ops > 0 ? st.n_ops : 1) *
-                       (APPROF_MAX_INPUTS + APPROF_MAX_OUTPUTS) * sizeof(int));
-        if (!order)
+    size_t nops = (size_t)(st.n_ops > 0 ? st.n_ops : 1);
+    if (!rc && pk->cap < nops) {
+        free(pk->order);
+        free(pk->blk);
+        pk->cap = 0;
+        pk->order = malloc(nops * (APPROF_MAX_INPUTS + APPROF_MAX_OUTPUTS) * sizeof(int));
+        pk->blk = malloc(nops * sizeof(int));
+        if (!pk->order || !pk->blk)
             rc = APPROF_ENOMEM;
+        else
+            pk->cap = nops;
     }
+    unsigned char *seen = rc ? NULL : calloc(ctx->g->n_tensors ? ctx->g->n_tensors : 1, 1);
+    if (!rc && !seen)
+        rc = APPROF_ENOMEM;
     if (!rc) {
-        int levels = req->memory_levels > 0 ? req->memory_levels : 1;
-        if (levels > SHARD_MAX_LEVELS)
-            levels = SHARD_MAX_LEVELS;
-        ApprofHash128 h = shard_struct_key(ctx, &st, levels, (int)req->method);
-        shard_stage_key(req, levels, ctx->skey_stage);
-        ctx->skey = h;
-        ctx->skey_valid = 1;
-        int64_t v[9] = {req->memory_level, req->recompute, req->zero, req->mesh_hosts,
-                        req->mesh_gpus, req->logical_a, req->logical_b, req->force_batch_dim,
-                        st.n_ops};
-        approf_hash128_update(&h, v, sizeof v);
-        /* the checkpoint blocks (program.c owns the rule), then the tensors
-         * in first-touch order (inputs, then outputs, op by op) */
-        unsigned char *seen = calloc(ctx->g->n_tensors ? ctx->g->n_tensors : 1, 1);
-        int *blk = malloc((size_t)(st.n_ops > 0 ? st.n_ops : 1) * sizeof(int));
-        if (!seen || !blk) {
-            rc = APPROF_ENOMEM;
-        } else {
-            int n_blk = shard_stage_blocks(&st, blk);
-            for (int b = 0; b < n_blk; b++)
-                approf_hash128_word(&h, (uint64_t)(blk[b] - st.op_begin));
-            for (int o = st.op_begin; o < st.op_end; o++) {
-                const ApprofOp *op = &ctx->g->ops[o];
-                for (int side = 0; side < 2; side++)
-                    for (int i = 0; i < (side ? op->n_outputs : op->n_inputs); i++) {
-                        int t = side ? op->outputs[i] : op->inputs[i];
-                        if (!seen[t]) {
-                            seen[t] = 1;
-                            order[n++] = t;
-                        }
+        pk->h = shard_struct_key(ctx, &st, levels, (int)req->method);
+        pk->n_ops = st.n_ops;
+        pk->n_blk = shard_stage_blocks(&st, pk->blk);
+        for (int b = 0; b < pk->n_blk; b++)
+            pk->blk[b] -= st.op_begin;
+        for (int o = st.op_begin; o < st.op_end; o++) {
+            const ApprofOp *op = &ctx->g->ops[o];
+            for (int side = 0; side < 2; side++)
+                for (int i = 0; i < (side ? op->n_outputs : op->n_inputs); i++) {
+                    int t = side ? op->outputs[i] : op->inputs[i];
+                    if (!seen[t]) {
+                        seen[t] = 1;
+                        pk->order[n++] = t;
                     }
-            }
-            key[0] = h.a;
-            key[1] = h.b;
+                }
         }
-        free(seen);
-        free(blk);
+        pk->n_order = n;
+        memcpy(pk->stage, stage, sizeof stage);
+        pk->valid = 1;
     }
+    free(seen);
     shard_stage_free(&st);
-    if (rc) {
-        free(order);
+    return rc;
+}
+
+int approf_shard_program_key(ApprofShardContext *ctx, const ApprofShardRequest *req,
+                             uint64_t key[2], int **tensors, int *n_tensors)
+{
+    int rc, *order = NULL;
+    if (!ctx || !req || !key || !tensors || !n_tensors)
+        return APPROF_EINVAL;
+    *tensors = NULL;
+    *n_tensors = 0;
+    int levels = req->memory_levels > 0 ? req->memory_levels : 1;
+    if (levels > SHARD_MAX_LEVELS)
+        levels = SHARD_MAX_LEVELS;
+    if ((rc = shard_stage_setup_check(ctx, req)) || (rc = stage_key_part(ctx, req, levels)))
         return rc;
-    }
+    const ProgKeyMemo *pk = &ctx->pkey;
+    order = malloc((size_t)(pk->n_order > 0 ? pk->n_order : 1) * sizeof(int));
+    if (!order)
+        return APPROF_ENOMEM;
+    memcpy(order, pk->order, (size_t)pk->n_order * sizeof(int));
+    ApprofHash128 h = pk->h;
+    memcpy(ctx->skey_stage, pk->stage, sizeof pk->stage);
+    ctx->skey = h;
+    ctx->skey_valid = 1;
+    int64_t v[9] = {req->memory_level, req->recompute, req->zero, req->mesh_hosts,
+                    req->mesh_gpus, req->logical_a, req->logical_b, req->force_batch_dim,
+                    pk->n_ops};
+    approf_hash128_update(&h, v, sizeof v);
+    /* the checkpoint blocks (program.c owns the rule), then the tensors
+     * in first-touch order (inputs, then outputs, op by op) */
+    for (int b = 0; b < pk->n_blk; b++)
+        approf_hash128_word(&h, (uint64_t)pk->blk[b]);
+    key[0] = h.a;
+    key[1] = h.b;
     *tensors = order;
-    *n_tensors = n;
+    *n_tensors = pk->n_order;
     return 0;
 }
 

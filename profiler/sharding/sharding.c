@@ -52,6 +52,8 @@ void approf_shard_context_free(ApprofShardContext **ctx)
     free((*ctx)->last_reader);
     free((*ctx)->prog_scratch);
     shard_zero_family_free(*ctx);
+    free((*ctx)->pkey.order);
+    free((*ctx)->pkey.blk);
     shard_memos_free(*ctx);
     free((*ctx)->same_prefix);
     for (int i = 0; i < (*ctx)->n_tables; i++)
@@ -560,6 +562,19 @@ cleanup:
     return rc;
 }
 
+int shard_stage_setup_check(const ApprofShardContext *ctx, const ApprofShardRequest *req)
+{
+    const ApprofLayering *l = ctx->l;
+    if (req->start_layer < 0 || req->end_layer < req->start_layer ||
+        req->end_layer >= l->n_layers || req->logical_a < 1 || req->logical_b < 1 ||
+        req->mesh_hosts < 1 || req->mesh_gpus < 1 ||
+        req->logical_a * req->logical_b != req->mesh_hosts * req->mesh_gpus ||
+        (req->force_batch_dim != -1 && req->force_batch_dim != 0) || req->zero < 0 ||
+        req->zero > 3 || req->recompute < 0 || req->recompute >= COSTDB_RECOMPUTE_COUNT)
+        return APPROF_EINVAL;
+    return 0;
+}
+
 /* Checks req and fills the stage's range, mesh and per-tensor facts. */
 int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, ShardStage *st_out,
                        char *err, size_t errlen)
@@ -568,12 +583,7 @@ int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, Sh
     int rc;
     memset(&st, 0, sizeof(st));
     const ApprofLayering *l = ctx->l;
-    if (req->start_layer < 0 || req->end_layer < req->start_layer ||
-        req->end_layer >= l->n_layers || req->logical_a < 1 || req->logical_b < 1 ||
-        req->mesh_hosts < 1 || req->mesh_gpus < 1 ||
-        req->logical_a * req->logical_b != req->mesh_hosts * req->mesh_gpus ||
-        (req->force_batch_dim != -1 && req->force_batch_dim != 0) || req->zero < 0 ||
-        req->zero > 3 || req->recompute < 0 || req->recompute >= COSTDB_RECOMPUTE_COUNT) {
+    if (shard_stage_setup_check(ctx, req)) {
         snprintf(err, errlen, "bad stage request: layers %d..%d of %d, mesh (%d, %d), logical (%d, %d)",
                  req->start_layer, req->end_layer, l->n_layers, req->mesh_hosts, req->mesh_gpus,
                  req->logical_a, req->logical_b);

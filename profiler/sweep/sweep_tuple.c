@@ -160,14 +160,13 @@ static double apply_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgr
     return approf_stage_apply_seconds(hw, &q) + measured;
 }
 
+/* apply: the stage's apply-grad seconds (apply_seconds), stored where the
+ * phase was measured. */
 static void fill_entry(CostdbEntry *e, const ApprofTuple *t, int phase,
-                       const ApprofStageProgram *p, const ApprofMeasurement *m,
-                       const ApprofHardwareSpec *hw, double apply_measured)
+                       const ApprofStageProgram *p, const ApprofMeasurement *m, double apply)
 {
     memset(e, 0, sizeof *e);
-    e->apply_cost = p && hw && m->status == COSTDB_STATUS_OK
-                        ? apply_seconds(hw, p, apply_measured)
-                        : -1.0;
+    e->apply_cost = p && m->status == COSTDB_STATUS_OK ? apply : -1.0;
     e->start_layer = t->start;
     e->end_layer = t->end;
     e->submesh_index = t->submesh;
@@ -471,7 +470,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
             snprintf(m[ph].error, sizeof m[ph].error, "%s: %.245s",
                      rc == APPROF_ENOVARIANT ? "variant" : "sharding",
                      why[0] ? why : approf_strerror(rc));
-            fill_entry(&entries[ph], t, ph, NULL, &m[ph], NULL, 0.0);
+            fill_entry(&entries[ph], t, ph, NULL, &m[ph], -1.0);
         }
         if (have_key)
             template_record(sw, key, entries, 0, NULL, order, n_order);
@@ -502,9 +501,12 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
         slot = NULL;
     }
     sum->t_costing += costdb_monotonic_seconds() - t1;
+    double apply = m[0].status == COSTDB_STATUS_OK || m[1].status == COSTDB_STATUS_OK
+                       ? apply_seconds(&sw->hw, &prog,
+                                       m[1].status == COSTDB_STATUS_OK ? m[1].apply_seconds : 0.0)
+                       : -1.0;
     for (int ph = 0; ph < 2; ph++) {
-        fill_entry(&entries[ph], t, ph, &prog, &m[ph], &sw->hw,
-                   m[1].status == COSTDB_STATUS_OK ? m[1].apply_seconds : 0.0);
+        fill_entry(&entries[ph], t, ph, &prog, &m[ph], apply);
         entries[ph].reused = slot != NULL;
     }
     if (slot)
