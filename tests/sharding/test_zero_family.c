@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ZeRO variants derived from one build of their stage
+ * (ApprofShardRequest.zero_family, profiler/sharding/zero_family.c;
+ * docs/performance.md, "ZeRO variants derived"): each derived program
+ * equals the one built for its request after the ZeRO-0 build, as the
+ * sweep asked for it before — signature, kernels,
+ * collectives, apply-grad collectives and every memory field — on meshes
+ * with and without data-parallel replicas, with and without recomputation,
+ * at two memory levels; a derived program is answered from the context
+ * (it carries no placements, which are its group owner's).
+ */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "costdb.h"
+#include "graph.h"
+#include "hardware.h"
+#include "model/zoo.h"
+#include "sharding/sharding.h"
+#include "stage.h"
+
+static ApprofGraph *gpt(int layers)
+{
+    ApprofZooOptions o;
+    ApprofGraph *g = NULL;
+    char err[256];
+    memset(&o, 0, sizeof o);
+    o.num_layers = layers;
+    o.hidden = 1024;
+    o.heads = 16;
+    o.seq_len = 512;
+    o.vocab = 1024;
+    o.batch = 8;
+    o.dtype = "f16";
+    int rc = approf_zoo_build("gpt", &o, &g, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "gpt: %s\n", err);
+    CU_ASSERT_FATAL(rc == 0);
+    return g;
+}
+
+typedef struct {
+    ApprofLayering l;
+    int begin, end;
+    ApprofHardwareSpec hw;
+} Setup;
+
+static void setup(Setup *s, const ApprofGraph *g)
+{
+    memset(s, 0, sizeof *s);
+    s->end = (int)g->n_ops;
+    s->l.n_layers = 1;
+    s->l.op_begin = &s->begin;
+    s->l.op_end = &s->end;
+    CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &s->hw) == 0);
+}
+
+static ApprofShardRequest request(int a, int b, int level, int recompute, int zero)
+{
+    ApprofShardRequest req;
+    memset(&req, 0, sizeof req);
+    req.mesh_hosts = 1;
+    req.mesh_gpus = a * b;
+    req.logical_a = a;
+    req.logical_b = b;
+    req.force_batch_dim = 0;
+    req.method = APPROF_ILP_SERIES_PARALLEL;
+    req.memory_level = level;
+    req.memory_levels = 2;
+    req.recompute = recompute;
+    req.zero = zero;
+    return req;
+}
+
+static void same_program(const ApprofStageProgram *d, const ApprofStageProgram *b)
+{
+    CU_ASSERT_STRING_EQUAL(d->signature, b->signature);
+    CU_ASSERT_EQUAL(d->zero, b->zero);
+    for (int ph = 0; ph < 2; ph++) {
+        CU_ASSERT_EQUAL(d->n_kernels[ph], b->n_kernels[ph]);
+        CU_ASSERT_EQUAL(d->n_colls[ph], b->n_colls[ph]);
+        if (d->n_kernels[ph] == b->n_kernels[ph] && d->n_kernels[ph])
+            CU_ASSERT(!memcmp(d->kernels[ph], b->kernels[ph],
+                              d->n_kernels[ph] * sizeof *d->kernels[ph]));
+        if (d->n_colls[ph] == b->n_colls[ph] && d->n_colls[ph])
+            CU_ASSERT(!memcmp(d->colls[ph], b->colls[ph], d->n_colls[ph] * sizeof *d->colls[ph]));
+        CU_ASSERT_EQUAL(d->invar_size[ph], b->invar_size[ph]);
+        CU_ASSERT_EQUAL(d->outvar_size[ph], b->outvar_size[ph]);
+        CU_ASSERT_EQUAL(d->temp_buffer_size[ph], b->temp_buffer_size[ph]);
+        CU_ASSERT_EQUAL(d->peak_memory[ph], b->peak_memory[ph]);
+        CU_ASSERT_EQUAL(d->donated_size[ph], b->donated_size[ph]);
+    }
+    CU_ASSERT_EQUAL(d->intermediate_size, b->intermediate_size);
+    CU_ASSERT_EQUAL(d->initial_size, b->initial_size);
+    CU_ASSERT_EQUAL(d->param_bytes, b->param_bytes);
+    CU_ASSERT_EQUAL(d->n_apply_colls, b->n_apply_colls);
+    CU_ASSERT(!memcmp(d->apply_colls, b->apply_colls, sizeof d->apply_colls));
+    CU_ASSERT_DOUBLE_EQUAL(d->optimizer_bytes, b->optimizer_bytes, 0.0);
+    CU_ASSERT(!memcmp(&d->grad_sync, &b->grad_sync, sizeof d->grad_sync));
+}
+
+/* Builds (a, b, level, recompute) at ZeRO 0 in a new context, asking for
+ * the ZeRO stages of family to be derived; *ctx keeps the context. */
+static int build_zero0(const ApprofGraph *g, Setup *s, ApprofShardContext **ctx, int a, int b,
+                       int level, int recompute, unsigned family)
+{
+    ApprofStageProgram p;
+    char err[256];
+    CU_ASSERT_FATAL(approf_shard_context_new(g, &s->l, &s->hw, 4, ctx) == 0);
+    ApprofShardRequest req = request(a, b, level, recompute, 0);
+    req.zero_family = family;
+    memset(&p, 0, sizeof p);
+    int rc = approf_shard_stage(*ctx, &req, &p, err, sizeof err);
+    if (!rc)
+        CU_ASSERT(p.n_placements > 0);
+    approf_stage_program_clear(&p);
+    return rc;
+}
+
+/* ZeRO 1..3 of (a, b) at level and recompute, after its ZeRO-0 build as
+ * the sweep asks for them (a context's node costs and Pareto sets are
+ * those of the first stage it solved: ZeRO 0): derived from that build in
+ * one context, and built one by one after it in another. */
+static void check_family(const ApprofGraph *g, int a, int b, int level, int recompute)
+{
+    Setup s;
+    ApprofShardContext *fam = NULL, *one = NULL;
+    setup(&s, g);
+    int r1 = build_zero0(g, &s, &fam, a, b, level, recompute, 0xEu);
+    int r2 = build_zero0(g, &s, &one, a, b, level, recompute, 0u);
+    CU_ASSERT_EQUAL(r1, r2);
+    /* selective recomputation of a stage without attention: no family */
+    CU_ASSERT(!r1 || r1 == APPROF_ENOVARIANT);
+    for (int z = 1; z <= 3 && !r1 && !r2; z++) {
+        ApprofStageProgram d, p;
+        char e1[256] = "", e2[256] = "";
+        ApprofShardRequest rz = request(a, b, level, recompute, z);
+        memset(&d, 0, sizeof d);
+        memset(&p, 0, sizeof p);
+        int rd = approf_shard_stage(fam, &rz, &d, e1, sizeof e1);
+        int rb = approf_shard_stage(one, &rz, &p, e2, sizeof e2);
+        CU_ASSERT_EQUAL(rd, rb);
+        CU_ASSERT_STRING_EQUAL(e1, e2);
+        if (!rd && !rb) {
+            same_program(&d, &p);
+            CU_ASSERT_EQUAL(d.n_placements, 0); /* answered from the family */
+            CU_ASSERT(p.n_placements > 0);
+        }
+        approf_stage_program_clear(&d);
+        approf_stage_program_clear(&p);
+    }
+    approf_shard_context_free(&fam);
+    approf_shard_context_free(&one);
+}
+
+static void test_derived_equal_built(void)
+{
+    ApprofGraph *g = gpt(2);
+    static const int meshes[][2] = {{8, 1}, {2, 4}, {1, 8}, {1, 1}};
+    for (size_t m = 0; m < sizeof meshes / sizeof meshes[0]; m++)
+        for (int level = 0; level < 2; level++)
+            for (int r = 0; r < COSTDB_RECOMPUTE_COUNT; r++)
+                check_family(g, meshes[m][0], meshes[m][1], level, r);
+    approf_graph_free(&g);
+}
+
+/* One GPU has no data-parallel replicas: every derived ZeRO stage is
+ * refused as its own build is, with the same message. */
+static void test_no_replicas(void)
+{
+    ApprofGraph *g = gpt(1);
+    Setup s;
+    ApprofShardContext *ctx = NULL;
+    ApprofStageProgram p;
+    char err[256];
+    setup(&s, g);
+    CU_ASSERT_FATAL(approf_shard_context_new(g, &s.l, &s.hw, 4, &ctx) == 0);
+    ApprofShardRequest req = request(1, 1, 0, COSTDB_RECOMPUTE_NONE, 0);
+    req.zero_family = 0xEu;
+    memset(&p, 0, sizeof p);
+    CU_ASSERT_FATAL(approf_shard_stage(ctx, &req, &p, err, sizeof err) == 0);
+    approf_stage_program_clear(&p);
+    for (int z = 1; z <= 3; z++) {
+        ApprofShardRequest rz = request(1, 1, 0, COSTDB_RECOMPUTE_NONE, z);
+        err[0] = '\0';
+        CU_ASSERT_EQUAL(approf_shard_stage(ctx, &rz, &p, err, sizeof err), APPROF_ENOVARIANT);
+        CU_ASSERT_STRING_EQUAL(err, "ZeRO: the stage has no data-parallel replicas");
+    }
+    approf_shard_context_free(&ctx);
+    approf_graph_free(&g);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("ZeRO variants derived", NULL, NULL);
+    CU_add_test(s, "derived programs equal the programs built alone", test_derived_equal_built);
+    CU_add_test(s, "no replicas: derived refusals equal the built ones", test_no_replicas);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return failed ? 1 : 0;
+}
