@@ -8,7 +8,7 @@
 # database and the load alone (bench_load); mixtral's sweeps beside the
 # commit before the twin-pair elimination (MOE_BASELINE, default c5396ea;
 # MOE=0 skips them). Printed, never asserted.
-# Usage: bench/sweep_scale.sh [BUILD_DIR]
+# Usage: bench/sweep_scale.sh [BUILD_DIR [full]]  (full: the full-space part alone)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build}
@@ -20,6 +20,7 @@ tmp=$(mktemp -d)
 cleanup() {
   git worktree remove --force "$tmp/base" >/dev/null 2>&1
   git worktree remove --force "$tmp/moe" >/dev/null 2>&1
+  git worktree remove --force "$tmp/full-${FULL_BASELINE:-623e56c}" >/dev/null 2>&1
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -84,6 +85,66 @@ scale_case() { # label, then sweep options
   [ "${LOAD:-0}" = 1 ] && load_case
   rm -f "$tmp"/sn.db* "$tmp"/sb.db*
 }
+# The full space against the plain space (issue 38): each case swept plain
+# and with --variants all by this build and by the build of FULL_BASELINE
+# (default 623e56c: before the ZeRO variants were derived), printing wall
+# and CPU seconds, peak RSS and database size, and the full/plain ratio of
+# each build, in one run. FULL_BIG=1 adds the issue's large cases (minutes
+# each). `bench/sweep_scale.sh DIR full` runs this part alone.
+full_build() { # REV: approf of that revision built in the worktree, or nothing
+  local rev=$1 wt=$tmp/full-$1
+  git rev-parse --verify -q "$rev^{commit}" >/dev/null 2>&1 || return 0
+  git worktree add --detach -q "$wt" "$rev" >/dev/null 2>&1 || return 0
+  if meson setup "$wt/b" "$wt" --buildtype=release >/dev/null 2>&1 &&
+     ninja -C "$wt/b" profiler/cli/approf >/dev/null 2>&1; then
+    echo "$wt/b/profiler/cli/approf"
+  fi
+}
+measure() { # APPROF DB SWEEP-OPTIONS...: "wall cpu rss_mb db_mb"
+  local bin=$1 db=$2 t
+  shift 2
+  rm -f "$db"*
+  t=$( { /usr/bin/time -f '%e %U %S %M' "$bin" sweep "$@" --backend model --quiet --db "$db" \
+           >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+  awk -v t="$t" -v b="$(stat -c %s "$db" 2>/dev/null || echo 0)" 'BEGIN {
+    split(t, v, " "); printf "%.2f %.2f %.0f %.1f", v[1], v[2] + v[3], v[4] / 1024, b / 1048576 }'
+}
+full_case() { # LABEL SWEEP-OPTIONS...
+  local label=$1 who bin p f
+  shift
+  for who in this base; do
+    bin=$approf
+    [ "$who" = base ] && bin=$full_base
+    [ -n "$bin" ] || continue
+    p=$(measure "$bin" "$tmp/fp.db" "$@")
+    f=$(measure "$bin" "$tmp/ff.db" "$@" --variants all)
+    printf '%-38s %-9s plain %s | full %s | full/plain %s\n' "$label" \
+      "$([ "$who" = this ] && echo this || echo "$full_rev")" \
+      "$(echo "$p" | awk '{ printf "%6.2f s wall %6.2f s cpu %5d MB %6.1f MB db", $1, $2, $3, $4 }')" \
+      "$(echo "$f" | awk '{ printf "%7.2f s wall %7.2f s cpu %5d MB %6.1f MB db", $1, $2, $3, $4 }')" \
+      "$(awk -v p="$p" -v f="$f" 'BEGIN { split(p, a, " "); split(f, b, " ");
+          printf "%.1fx cpu", a[2] > 0 ? b[2] / a[2] : 0 }')"
+  done
+  rm -f "$tmp"/fp.db* "$tmp"/ff.db*
+}
+full_rev=${FULL_BASELINE:-623e56c}
+if [ "${2:-}" = full ] || [ "${FULL:-1}" = 1 ]; then
+  full_base=$(full_build "$full_rev")
+  echo "== the full space (--variants all) against the plain space, this build and $full_rev =="
+  full_case "llama-3-8b 1x8" --model llama --preset llama-3-8b --cluster 1x8 --hardware h100-sxm \
+    --micro-batches 8
+  full_case "llama-3-70b 8x8, 40 layers" --model llama --preset llama-3-70b --layers 40 \
+    --cluster 8x8 --hardware h100-sxm --micro-batches 8
+  if [ "${FULL_BIG:-0}" = 1 ]; then
+    full_case "llama-3-70b 8x8, 80 layers" --model llama --preset llama-3-70b --layers 80 \
+      --cluster 8x8 --hardware h100-sxm --micro-batches 8
+    full_case "mixtral-8x7b 8x8, 32 layers" --model mixtral --preset mixtral-8x7b --layers 32 \
+      --cluster 8x8 --hardware h100-sxm --micro-batches 8
+    full_case "llama-3.1-405b 32x8, 126 layers" --model llama --preset llama-3.1-405b \
+      --layers 126 --cluster 32x8 --hardware h100-sxm --micro-batches 8 --allow-large
+  fi
+  [ "${2:-}" = full ] && exit 0
+fi
 printf '%-44s %8s %10s %11s\n' "case" "entries" "wall" "database"
 scale_case "resnet50, 16 layers, 1x8" --model resnet50 --layers 16 --cluster 1x8
 # --dtype f32: the issue's figures and the baseline (which predates the

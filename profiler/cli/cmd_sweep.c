@@ -129,9 +129,11 @@ static void usage(void)
         "  --logical-space S        single_node_model_parallel (default) | all |\n"
         "                           same_as_physical | data_parallel_only | model_parallel_only\n"
         "  --profile-mode M         composition (default) | individual\n"
-        "  --variants alpa|all      stage variants (docs/variants.md); alpa (default): Alpa's\n"
-        "                           plain space; all: --memory-levels 3 --recompute\n"
-        "                           none,selective,full --zero 0,1,2,3\n"
+        "  --variants auto|alpa|all stage variants (docs/variants.md); alpa: Alpa's plain\n"
+        "                           space; all: --memory-levels 3 --recompute\n"
+        "                           none,selective,full --zero 0,1,2,3; auto (default): all\n"
+        "                           when the model's training state does not fit one device,\n"
+        "                           else alpa\n"
         "  --memory-levels K        points of each stage's time/memory Pareto set of\n"
         "                           sharding solutions, 1..8 (default 1: Alpa's optimum)\n"
         "  --recompute LIST         activation recomputation variants among none,selective,full\n"
@@ -416,13 +418,49 @@ typedef struct {
     int micro_set;                /* --micro-batches given */
     int64_t mbs[16];              /* --micro-batch-sizes */
     int n_mbs;
+    int variants;                 /* --variants: 0 alpa, 1 all, 2 auto (the default);
+                                   * VARIANTS_GIVEN: --memory-levels, --recompute or --zero */
 } SweepArgs;
+
+enum { VARIANTS_AUTO = 2, VARIANTS_GIVEN = 3 };
+
+/* --variants auto: the whole space when the model's training state does
+ * not fit one device (approf_sweep_needs_whole_space), else Alpa's plain
+ * space; said either way. 0, or the usage error's exit status. */
+static int resolve_variants(ApprofSweepConfig *cfg, int quiet)
+{
+    char err[512] = "";
+    double state = 0.0, device = 0.0;
+    int rc = approf_sweep_needs_whole_space(cfg, &state, &device, err, sizeof err);
+    if (rc < 0)
+        return cli_usage_error("sweep", "%s", err);
+    if (rc) {
+        cfg->memory_levels = 3;
+        cfg->recompute_mask = 7u;
+        cfg->zero_mask = 15u;
+    }
+    if (quiet)
+        return 0;
+    if (rc) {
+        fprintf(stderr, "approf: the whole search space (--variants all: 3 memory levels, "
+                "recomputation, ZeRO 0-3): the model's training state, %.1f GiB whole on one "
+                "device (weights, gradients, Adam), does not fit its %.1f GiB, so data "
+                "parallelism alone cannot train it; --variants alpa for Alpa's plain space "
+                "(docs/variants.md)\n", state / 1073741824.0, device / 1073741824.0);
+    } else {
+        fprintf(stderr, "approf: Alpa's plain space: the model's training state, %.1f GiB whole "
+                "on one device, fits its %.1f GiB; --variants all adds memory levels, "
+                "recomputation and ZeRO (docs/variants.md)\n", state / 1073741824.0,
+                device / 1073741824.0);
+    }
+    return 0;
+}
 
 /* One of the sweep's own options; 0 or the usage error's exit status. */
 static int sweep_option(int opt, const char *arg, ApprofSweepConfig *cfg, SweepArgs *a)
 {
     static const CliChoice modes[] = {{"composition", 0}, {"individual", 1}, {NULL, 0}};
-    static const CliChoice spaces[] = {{"alpa", 0}, {"all", 1}, {NULL, 0}};
+    static const CliChoice spaces[] = {{"alpa", 0}, {"all", 1}, {"auto", 2}, {NULL, 0}};
     static const CliChoice zero3_schedules[] = {{"serial", APPROF_ZERO3_SERIAL},
                                                 {"fsdp2", APPROF_ZERO3_FSDP2},
                                                 {"deepspeed", APPROF_ZERO3_DEEPSPEED},
@@ -518,22 +556,26 @@ static int sweep_option(int opt, const char *arg, ApprofSweepConfig *cfg, SweepA
             cfg->workers = (int)v;
         break;
     case OPT_MEMORY_LEVELS:
+        a->variants = VARIANTS_GIVEN;
         if (!(rc = cli_int_value("sweep", "memory-levels", arg, 1, 8, &v)))
             cfg->memory_levels = (int)v;
         break;
     case OPT_RECOMPUTE:
+        a->variants = VARIANTS_GIVEN;
         if (parse_mask(arg, recompute_item, &cfg->recompute_mask))
             return cli_bad_value("sweep", "recompute", arg, "a list of none, selective, full");
         break;
     case OPT_ZERO:
+        a->variants = VARIANTS_GIVEN;
         if (parse_mask(arg, zero_item, &cfg->zero_mask))
             return cli_bad_value("sweep", "zero", arg, "a list of 0, 1, 2, 3");
         break;
     case OPT_VARIANTS:
         if (!(rc = cli_choice_value("sweep", "variants", arg, spaces, &k))) {
-            cfg->memory_levels = k ? 3 : 1;
-            cfg->recompute_mask = k ? 7u : 1u;
-            cfg->zero_mask = k ? 15u : 1u;
+            cfg->memory_levels = k == 1 ? 3 : 1;
+            cfg->recompute_mask = k == 1 ? 7u : 1u;
+            cfg->zero_mask = k == 1 ? 15u : 1u;
+            a->variants = (int)k;
         }
         break;
     case OPT_MBS:
@@ -574,6 +616,7 @@ int approf_cmd_sweep(int argc, char **argv)
 
     memset(&cfg, 0, sizeof cfg);
     memset(&a, 0, sizeof a);
+    a.variants = VARIANTS_AUTO;
     cli_model_args_init(&a.model);
     cfg.sharding_method = APPROF_ILP_SERIES_PARALLEL;
     cfg.db_path = APPROF_DEFAULT_DB;
@@ -659,6 +702,8 @@ int approf_cmd_sweep(int argc, char **argv)
                                    hw.gpus_per_host);
     }
 
+    if (a.variants == VARIANTS_AUTO)
+        resolve_variants(&cfg, a.quiet);
     /* the sizes to profile: the sweep library's family rule */
     if (approf_sweep_family(&cfg, a.mbs, a.n_mbs, a.micro_set, &fam, err, sizeof err) < 0)
         return cli_usage_error("sweep", "%s", err);

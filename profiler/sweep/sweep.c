@@ -448,6 +448,47 @@ void approf_sweep_free(Sweep *sw)
 
 /* Model, layers, hardware, backend, enumeration and sharding context: what
  * every rank derives from the command line on its own. */
+int approf_sweep_needs_whole_space(const ApprofSweepConfig *cfg, double *state, double *device,
+                                   char *err, size_t errlen)
+{
+    Sweep sw;
+    ApprofSweepConfig eff = *cfg;
+    ApprofGraph *g = NULL;
+    int64_t gb = 0;
+    int rc;
+    memset(&sw, 0, sizeof sw);
+    *state = *device = 0.0;
+    detect_devices(&sw, cfg);
+    if ((rc = resolve_hardware(&sw, cfg, NULL, err, errlen)) < 0)
+        return rc;
+    if (cfg->dtype_default && !cfg->model_file && approf_zoo_trains_mixed(cfg->model_name))
+        eff.dtype = approf_mixed_precision_dtype(&sw.hw);
+    if (eff.micro_batches < 1)
+        eff.micro_batches = 1;
+    if ((rc = approf_sweep_global_batch(&eff, &gb, err, errlen)) < 0)
+        return rc;
+    if (gb % eff.micro_batches)
+        eff.micro_batches = 1;
+    if ((rc = build_graph(&eff, &gb, &g, err, errlen)) < 0)
+        return rc;
+    /* weights and gradients in the model's dtype, Adam's two f32 moments
+     * and, in 16-bit training, an f32 master copy: the bytes per element
+     * the stage program keeps (program.c) */
+    double adam = 8.0 + (g->dtype == APPROF_F32 ? 0.0 : 4.0);
+    for (size_t t = 0; t < g->n_tensors; t++) {
+        const ApprofTensor *ten = &g->tensors[t];
+        double elems = 1.0;
+        if (ten->role != APPROF_TENSOR_PARAM)
+            continue;
+        for (int d = 0; d < ten->ndim; d++)
+            elems *= (double)ten->dims[d];
+        *state += elems * (2.0 * (double)approf_dtype_size(ten->dtype) + adam);
+    }
+    approf_graph_free(&g);
+    *device = (double)approf_hardware_available_memory(&sw.hw);
+    return *state > *device ? 1 : 0;
+}
+
 int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
                          const ApprofSweepCallbacks *cb, int64_t *global_batch,
                          ApprofSweepSummary *sum, double t_start, char *err, size_t errlen)

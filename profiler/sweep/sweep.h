@@ -98,6 +98,17 @@ typedef struct ApprofSweepConfig {
 /* The memory levels a sweep with cfg profiles (cfg->memory_levels or 1). */
 int approf_sweep_memory_levels(const ApprofSweepConfig *cfg);
 
+/* Whether the model of cfg needs the whole search space (--variants auto,
+ * docs/variants.md "The default space"): its training state kept whole on
+ * one device (every parameter, its gradient and Adam's state, in the
+ * precision the sweep would use) against that device's memory on cfg's
+ * hardware (the sweep's own resolution of both). 1 when it does not fit
+ * (data parallelism alone cannot train it: the memory levels, ZeRO and
+ * recomputation decide the plan), 0 when it fits, negative with err on a
+ * model or hardware the sweep would refuse. *state and *device: bytes. */
+int approf_sweep_needs_whole_space(const ApprofSweepConfig *cfg, double *state, double *device,
+                                   char *err, size_t errlen);
+
 /* The global batch a sweep with cfg uses: cfg->global_batch, else the zoo
  * model's default (a model file needs an explicit one). */
 int approf_sweep_global_batch(const ApprofSweepConfig *cfg, int64_t *out, char *err,
