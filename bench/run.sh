@@ -58,14 +58,14 @@ gp=$(seconds "$approf" sweep --model gpt --preset gpt3-39b --layers 32 --cluster
       --hardware a100-80g --backend model --quiet --variants alpa --db "$tmp/gp.db")
 db_mb() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.1f", b / 1048576 }'; }
 echo "gpt3-39b 32 layers 8x8, stage variants (--variants all): ${g} s, database $(db_mb "$tmp/g.db") MB"
-echo "  baseline, Alpa's plain space (the default): ${gp} s, database $(db_mb "$tmp/gp.db") MB"
+echo "  baseline, Alpa's plain space (--variants alpa): ${gp} s, database $(db_mb "$tmp/gp.db") MB"
 
 echo
 # llama-3-70b (80 transformer layers clustered into 32), 8x8 A100-80GB, bf16
 lt=$( { /usr/bin/time -f '%e' "$approf" model show llama --preset llama-3-70b --layers 32 \
         >/dev/null; } 2>&1 | tail -1 )
 l1=$(seconds "$approf" sweep --model llama --preset llama-3-70b --layers 32 --cluster 8x8 \
-       --dtype bf16 --hardware a100-80g --backend model --quiet --db "$tmp/l1.db")
+       --dtype bf16 --hardware a100-80g --backend model --quiet --variants alpa --db "$tmp/l1.db")
 l3=$(seconds "$approf" sweep --model llama --preset llama-3-70b --layers 32 --cluster 8x8 \
        --dtype bf16 --hardware a100-80g --backend model --quiet --memory-levels 3 --db "$tmp/l3.db")
 echo "llama-3-70b, 80 layers clustered to 32: build + layers ${lt} s; sweep on 8x8 a100-80g:" \

@@ -126,7 +126,8 @@ def price(c, seq=None, mlm=None):
     cmd = [APPROF, "sweep", "--model", c["model"], "--backend", "model", "--hardware", spec,
            "--cluster", "%dx%d" % (hosts, m), "--batch", str(batch), "--micro-batches", str(acc),
            "--layers", "1", "--submesh-space", "manual:%dx%d" % (hosts, m),
-           "--logical-space", "data_parallel_only", "--dtype", c["dtype"], "--db", db, "--quiet"]
+           "--logical-space", "data_parallel_only", "--dtype", c["dtype"], "--variants", "alpa",
+           "--db", db, "--quiet"]
     if c["preset"] != "-":
         cmd += ["--preset", c["preset"]]
     if seq is not None or c["seq"] != "-":
