@@ -39,7 +39,7 @@ echo "== sweep at scale: this build against a baseline build of the same run =="
 base_rev=${BENCH_BASELINE:-7c7d421}
 base_approf=
 base_apsolve=
-if git rev-parse --verify -q "$base_rev^{commit}" >/dev/null 2>&1 &&
+if [ "${2:-}" != full ] && git rev-parse --verify -q "$base_rev^{commit}" >/dev/null 2>&1 &&
    git worktree add --detach -q "$tmp/base" "$base_rev" >/dev/null 2>&1; then
   if meson setup "$tmp/base/b" "$tmp/base" --buildtype=release >/dev/null 2>&1 &&
      ninja -C "$tmp/base/b" profiler/cli/approf solver/apsolve >/dev/null 2>&1; then
