@@ -426,21 +426,22 @@ enum { VARIANTS_AUTO = 2, VARIANTS_GIVEN = 3 };
 
 /* --variants auto: the whole space when the model's training state does
  * not fit one device (approf_sweep_needs_whole_space), else Alpa's plain
- * space; said either way. 0, or the usage error's exit status. */
-static int resolve_variants(ApprofSweepConfig *cfg, int quiet)
+ * space; said either way (unless quiet). A model or hardware the sweep
+ * will refuse leaves the plain space, for the sweep's own message. */
+static void resolve_variants(ApprofSweepConfig *cfg, int quiet)
 {
     char err[512] = "";
     double state = 0.0, device = 0.0;
     int rc = approf_sweep_needs_whole_space(cfg, &state, &device, err, sizeof err);
     if (rc < 0)
-        return cli_usage_error("sweep", "%s", err);
+        return; /* the sweep refuses this model or hardware itself, in its words */
     if (rc) {
         cfg->memory_levels = 3;
         cfg->recompute_mask = 7u;
         cfg->zero_mask = 15u;
     }
     if (quiet)
-        return 0;
+        return;
     if (rc) {
         fprintf(stderr, "approf: the whole search space (--variants all: 3 memory levels, "
                 "recomputation, ZeRO 0-3): the model's training state, %.1f GiB whole on one "
@@ -453,7 +454,6 @@ static int resolve_variants(ApprofSweepConfig *cfg, int quiet)
                 "recomputation and ZeRO (docs/variants.md)\n", state / 1073741824.0,
                 device / 1073741824.0);
     }
-    return 0;
 }
 
 /* One of the sweep's own options; 0 or the usage error's exit status. */

@@ -84,14 +84,14 @@ says_text "$T/err" "nl.json: field num_hidden_layers: expected an integer in 1..
 # 2000000 a refusal (exit 1, nothing created) unless --allow-large. The
 # database is a directory, so each run stops at opening it, after the count.
 mkdir -p "$T/dir.db"
-"$APPROF" sweep --model gpt --num-layers 200 --manual-layers --cluster 1x8 --micro-batches 16 --backend model \
+"$APPROF" sweep --model gpt --num-layers 200 --manual-layers --cluster 1x8 --micro-batches 16 --backend model --variants alpa \
     --db "$T/dir.db" 2> "$T/err" >/dev/null; expect_rc 1 $? "$T/err" "large sweep"
 says_text "$T/err" "a large sweep: 160803 tuples (200 layers on 4 submeshes), more than 100000" "large sweep"
-"$APPROF" sweep --model gpt --num-layers 1000 --manual-layers --cluster 1x8 --micro-batches 16 --backend model \
+"$APPROF" sweep --model gpt --num-layers 1000 --manual-layers --cluster 1x8 --micro-batches 16 --backend model --variants alpa \
     --db "$T/huge.db" 2> "$T/err" >/dev/null; expect_rc 1 $? "$T/err" "huge sweep"
 says_text "$T/err" "gpt: 4004003 tuples to profile (1000 layers on 4 submeshes of a 1x8 cluster), above the limit of 2000000" "huge sweep"
 [ ! -e "$T/huge.db" ] || fail "a refused sweep must not create the database"
-"$APPROF" sweep --model gpt --num-layers 1000 --manual-layers --cluster 1x8 --micro-batches 16 --backend model --allow-large \
+"$APPROF" sweep --model gpt --num-layers 1000 --manual-layers --cluster 1x8 --micro-batches 16 --backend model --variants alpa --allow-large \
     --db "$T/dir.db" 2> "$T/err" >/dev/null; expect_rc 1 $? "$T/err" "huge sweep allowed"
 says_text "$T/err" "4004003 tuples (1000 layers on 4 submeshes), more than 100000" "huge sweep allowed"
 says_text "$T/err" "(--allow-large given)" "huge sweep allowed"

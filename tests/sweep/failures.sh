@@ -10,7 +10,7 @@ approf=$1 apsolve=$2 sqlite=$3 work=$4
 . "$(dirname "$0")/../lib.sh"
 fresh_dir "$work"
 
-"$approf" sweep --model gpt --preset gpt3-1.3b --layers 4 --cluster 1x2 --hardware gtx-1080ti \
+"$approf" sweep --model gpt --preset gpt3-1.3b --layers 4 --cluster 1x2 --hardware gtx-1080ti --variants alpa \
   --micro-batches 16 --backend model --quiet --db "$work/o.db" 2>"$work/o.err" || fail_with "$work/o.err" "sweep"
 grep -q "failed" "$work/o.err" || fail "summary does not count failures"
 st=$("$sqlite" "$work/o.db" "SELECT status FROM sweep")

@@ -68,12 +68,12 @@ done
 
 # A plain sweep with out-of-memory entries says what adds the lean variants;
 # a sweep with them does not repeat it.
-"$approf" sweep --model gpt --preset gpt3-39b --dtype f16 --layers 8 --cluster 2x8 \
+"$approf" sweep --model gpt --preset gpt3-39b --dtype f16 --layers 8 --cluster 2x8 --variants alpa \
   --hardware a100-40g --backend model --quiet --db "$work/big.db" 2>"$work/big.err" ||
   fail "plain 39B sweep"
 grep -q "out of memory in Alpa's plain space.*--memory-levels 3" "$work/big.err" ||
   fail_with "$work/big.err" "no hint towards the memory-saving variants"
-"$approf" sweep --model gpt --preset gpt3-39b --dtype f16 --layers 8 --cluster 2x8 \
+"$approf" sweep --model gpt --preset gpt3-39b --dtype f16 --layers 8 --cluster 2x8 --variants alpa \
   --hardware a100-40g --backend model --quiet --memory-levels 2 --db "$work/big2.db" \
   2>"$work/big2.err" || fail "39B sweep with memory levels"
 if grep -q "plain space" "$work/big2.err"; then fail "hint printed with variants on"; fi
