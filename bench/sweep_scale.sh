@@ -124,7 +124,7 @@ full_case() { # LABEL SWEEP-OPTIONS...
       "$(echo "$p" | awk '{ printf "%6.2f s wall %6.2f s cpu %5d MB %6.1f MB db", $1, $2, $3, $4 }')" \
       "$(echo "$f" | awk '{ printf "%7.2f s wall %7.2f s cpu %5d MB %6.1f MB db", $1, $2, $3, $4 }')" \
       "$(awk -v p="$p" -v f="$f" 'BEGIN { split(p, a, " "); split(f, b, " ");
-          printf "%.1fx cpu", a[2] > 0 ? b[2] / a[2] : 0 }')"
+          printf "%.1fx cpu", (a[2] > 0 ? b[2] / a[2] : 0) }')"
   done
   rm -f "$tmp"/fp.db* "$tmp"/ff.db*
 }
