@@ -63,6 +63,10 @@ int cuda_grouped_prepare(CudaCtx *c, CudaOp *op, ApprofDtype dt, void *ws, size_
     }
     op->grouped = g;
     rc = approf_grouped_gemm_plan(&op->k, dt, 0, NULL, &g->plan);
+    if (rc == APPROF_EINVAL) {
+        cuda_grouped_release(op);
+        return 1;
+    }
     if (rc < 0) {
         snprintf(err, errlen, "expert GEMM %lldx%lldx%lld (batch %lld, %lld experts): %s",
                  (long long)op->k.m, (long long)op->k.n, (long long)op->k.k,

@@ -172,12 +172,16 @@ static int cuda_measure(void *vctx, const ApprofStageProgram *p, int phase,
     }
     for (size_t i = 0; i < n && rc == 0; i++) {
         place(&ops[i], arena);
-        if (ops[i].k.kind == APPROF_K_GEMM && ops[i].k.experts > 0 && c->grouped)
-            rc = cuda_grouped_prepare(c, &ops[i], dt, ws, ws_size, out->error, sizeof out->error);
-        else if (ops[i].k.kind == APPROF_K_GEMM)
-            rc = cuda_gemm_prepare(c, &ops[i], dt, ws_size < 32 * MIB ? ws_size : 32 * MIB,
-                                   out->error, sizeof out->error);
-        else if (ops[i].k.kind >= APPROF_K_CONV_FWD && ops[i].k.kind <= APPROF_K_CONV_BWD_FILTER)
+        if (ops[i].k.kind == APPROF_K_GEMM) {
+            /* an expert GEMM as one grouped GEMM (1: one its plan does not
+             * take, which runs as the strided batch) */
+            if (ops[i].k.experts > 0 && c->grouped)
+                rc = cuda_grouped_prepare(c, &ops[i], dt, ws, ws_size, out->error,
+                                          sizeof out->error);
+            if (!ops[i].grouped && rc >= 0)
+                rc = cuda_gemm_prepare(c, &ops[i], dt, ws_size < 32 * MIB ? ws_size : 32 * MIB,
+                                       out->error, sizeof out->error);
+        } else if (ops[i].k.kind >= APPROF_K_CONV_FWD && ops[i].k.kind <= APPROF_K_CONV_BWD_FILTER)
             rc = cuda_conv_prepare(c, &ops[i], dt, ws, ws_size, out->error, sizeof out->error);
         else if (ops[i].b.real && ops[i].b.op.op == APPROF_CUDA_OP_BATCH_NORM)
             rc = cuda_bn_prepare(c, &ops[i], dt, out->error, sizeof out->error);

@@ -82,7 +82,9 @@ void cuda_gemm_release(CudaOp *op);
 /* An expert GEMM (op->k.experts > 0) as one cublasGemmGroupedBatchedEx
  * call over the experts (approf_grouped_gemm_plan, uniform tokens), with
  * op->buf set: the per-expert arrays, the device array of operand
- * pointers; the handle's math mode and workspace (ws, ws_size). */
+ * pointers; the handle's math mode and workspace (ws, ws_size). 1 (and
+ * nothing prepared) for a kernel the plan does not take: the caller runs
+ * it as a strided batch (cuda_gemm_prepare). */
 int cuda_grouped_prepare(CudaCtx *c, CudaOp *op, ApprofDtype dt, void *ws, size_t ws_size,
                          char *err, size_t errlen);
 int cuda_grouped_run(CudaCtx *c, CudaOp *op, char *err, size_t errlen);

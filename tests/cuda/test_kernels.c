@@ -661,9 +661,10 @@ static void run_grouped(int dt, int64_t batch, int64_t m, int64_t n, int64_t k, 
         goto out;
     }
     op.k = kern;
-    if (cuda_grouped_prepare(&ctx, &op, (ApprofDtype)dt, NULL, 0, err, sizeof err) < 0 ||
+    err[0] = '\0';
+    if (cuda_grouped_prepare(&ctx, &op, (ApprofDtype)dt, NULL, 0, err, sizeof err) != 0 ||
         cuda_grouped_run(&ctx, &op, err, sizeof err) < 0) {
-        FAIL(&c, "%s", err);
+        FAIL(&c, "%s", err[0] ? err : "cuda_grouped_prepare: not a grouped GEMM");
         goto out;
     }
     if (CK(&c, cudaMemcpyAsync(h[2], op.buf[2], (size_t)kb.bytes[2], cudaMemcpyDeviceToHost,
