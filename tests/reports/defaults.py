@@ -38,8 +38,9 @@ def solve(db, *extra):
 
 
 llama = os.path.join(tmp, "l.db")
+# Alpa's plain space (--variants alpa): its pipelines, schedules and notes
 run(approf, "sweep", "--db", llama, "--quiet", "--model", "llama", "--preset", "llama-3-8b",
-    "--cluster", "1x8", "--hardware", "h100-sxm", "--micro-batches", "16")
+    "--cluster", "1x8", "--hardware", "h100-sxm", "--micro-batches", "16", "--variants", "alpa")
 auto = solve(llama)
 one = solve(llama, "--schedule", "1f1b", "--no-store")
 assert auto["schedule"] == "interleaved" and auto["virtual_stages"] == 2, auto["schedule"]
@@ -127,6 +128,19 @@ assert "plain space only" not in p.stderr, p.stderr
 # a pipeline from the plain space: the note names the sweep option that adds the rest
 p = subprocess.run([apsolve, "--db", llama, "--no-store"], capture_output=True, text=True)
 assert "holds Alpa's plain space only" in p.stderr and "--variants all" in p.stderr, p.stderr
+# Llama-3-8B on 1x8 H100 with the defaults only: its state (120 GiB) does
+# not fit a device, so the sweep takes the whole space (--variants auto)
+# and the plan is the ZeRO/FSDP family's one data-parallel stage, as an
+# expert would run it (issue 32)
+zdb = os.path.join(tmp, "z.db")
+p = subprocess.run([approf, "sweep", "--db", zdb, "--model", "llama", "--preset", "llama-3-8b",
+                    "--cluster", "1x8", "--hardware", "h100-sxm", "--backend", "model"],
+                   capture_output=True, text=True)
+assert p.returncode == 0, p.stderr
+assert "the whole search space (--variants all" in p.stderr, p.stderr
+z = solve(zdb, "--no-store")
+assert len(z["stages"]) == 1 and z["stages"][0]["logical_mesh"] == [8, 1], z["stages"]
+assert z["stages"][0]["zero"] >= 1, z["stages"][0]
 dp = solve(default, "--no-store")
 assert len(dp["stages"]) == 1 and dp["stages"][0]["logical_mesh"] == [8, 1], dp["stages"]
 assert dp["micro_batches"] == 1 and dp["stages"][0]["options"] == \
