@@ -373,6 +373,8 @@ static void test_exports(void)
         t->layout.mesh_axis_of_dim[0] = t->layout.mesh_axis_of_dim[2] = -1;
         t->layout.mesh_axis_of_dim[3] = -1;
         t->layout.mesh_axis_of_dim[1] = 1;
+        /* the stored text the expert rule reads (costdb_expert_split) */
+        costdb_spec_format(&t->layout, t->pl.sharding_spec, sizeof(t->pl.sharding_spec));
     }
     buf = export_of(&g.r, apreport_write_megatron);
     HAS(buf, "--num-experts 8\n--expert-model-parallel-size 4\n--expert-tensor-parallel-size 1\n");
@@ -387,6 +389,7 @@ static void test_exports(void)
         RepTensor *t = &g.st[0].tensors[g.st[0].n_tensors - 1];
         t->layout.mesh_axis_of_dim[1] = 0;
         t->layout.mesh_axis_of_dim[3] = 1;
+        costdb_spec_format(&t->layout, t->pl.sharding_spec, sizeof(t->pl.sharding_spec));
     }
     buf = export_of(&g.r, apreport_write_megatron);
     HAS(buf, "--num-experts 8\n--expert-model-parallel-size 2\n--expert-tensor-parallel-size 4\n");
