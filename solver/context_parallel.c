@@ -14,6 +14,7 @@
 #include "costdb.h"
 #include "costdb_text.h"
 #include "frameworks.h"
+#include "solver_internal.h"
 
 int apsolve_cp_comm_parse(const char *s)
 {
@@ -70,18 +71,12 @@ static int ends(const char *name, const char *tail)
     return n >= t && !strcmp(name + n - t, tail);
 }
 
-/* The ring's hosts: a group of n ranks strided by stride consecutive
- * devices spans stride x n of them (Megatron's order tp-cp-dp-pp). */
-static int group_hosts(int stride, int n, int M)
-{
-    int64_t span = (int64_t)stride * n;
-    return M > 0 && span > M ? (int)((span + M - 1) / M) : 1;
-}
-
 static double coll(const CostdbFabric *f, CostdbCollKind k, double bytes, int n, int stride,
                    int M)
 {
-    int h = group_hosts(stride, n, M);
+    /* the ring's hosts: n ranks strided by stride consecutive devices
+     * (Megatron's order tp-cp-dp-pp) */
+    int h = costdb_group_hosts(stride, n, M);
     return costdb_collective_seconds(f, k, bytes, n, h, h > 1);
 }
 
@@ -123,25 +118,15 @@ int apsolve_cp_stage(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, 
                      char *why, size_t len)
 {
     CostdbPlacement *pl = NULL;
-    CostdbSweep sw;
-    CostdbHardware hw;
     CostdbFabric f;
     size_t n = 0;
     int64_t batch = 0;
     double qw = 0, kvw = 0, dsize = 2;
     int M = p->cluster_gpus, layers = 0;
     memset(out, 0, sizeof *out);
-    if (costdb_sweep_get(db, sweep, &sw) < 0 || sw.hardware_id <= 0 ||
-        costdb_hardware_get(db, sw.hardware_id, &hw) < 0) {
-        snprintf(why, len, "sweep %lld has no hardware row to price the cp communication",
-                 (long long)sweep);
+    if (apsolve_stage_inputs(db, sweep, start, end, s, c, "the cp communication", &f, &pl, &n,
+                             why, len) < 0)
         return -1;
-    }
-    costdb_fabric_from_hardware(&hw, &f);
-    if (costdb_placements_get(db, sweep, start, end, s, c, &pl, &n) < 0) {
-        snprintf(why, len, "layers %d-%d: placements: %s", start, end, costdb_errmsg(db));
-        return -1;
-    }
     for (size_t i = 0; i < n; i++) {
         int64_t d[8];
         int nd = costdb_shape_parse(pl[i].shape, d, 8);
@@ -205,31 +190,6 @@ int apsolve_cp_stage(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, 
     return 0;
 }
 
-static int clone(const ApsolveProblem *p, ApsolveProblem **out)
-{
-    ApsolveProblem *q = NULL;
-    size_t cells = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-                   (size_t)p->num_configs;
-    int with = p->fwd_cost && p->bwd_cost && p->memory;
-    if (apsolve_problem_new(p->num_layers, p->cluster_hosts, p->cluster_gpus, p->num_submeshes,
-                            p->num_configs, with, &q))
-        return APSOLVE_ENOMEM;
-    memcpy(q->submeshes, p->submeshes, (size_t)p->num_submeshes * sizeof *q->submeshes);
-    memcpy(q->configs, p->configs,
-           (size_t)p->num_submeshes * (size_t)p->num_configs * sizeof *q->configs);
-    memcpy(q->cost, p->cost, cells * sizeof *q->cost);
-    memcpy(q->max_n_succ_stages, p->max_n_succ_stages, cells * sizeof *q->max_n_succ_stages);
-    memcpy(q->apply_cost, p->apply_cost, cells * sizeof *q->apply_cost);
-    if (with) {
-        memcpy(q->fwd_cost, p->fwd_cost, cells * sizeof *q->fwd_cost);
-        memcpy(q->bwd_cost, p->bwd_cost, cells * sizeof *q->bwd_cost);
-        memcpy(q->memory, p->memory, cells * sizeof *q->memory);
-    }
-    q->sweep_id = p->sweep_id;
-    *out = q;
-    return APSOLVE_OK;
-}
-
 /* Entry idx of q as the cp stage: per micro-batch compute / cp + the cp
  * communication, saved activations / cp (out of the peak too, which holds
  * one micro-batch's), the receive buffers on the peak. */
@@ -264,7 +224,7 @@ int apsolve_cp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
     *out = NULL;
     *seq = 0;
     *attention = 0;
-    if ((rc = clone(p, &q)) != APSOLVE_OK)
+    if ((rc = apsolve_problem_clone(p, &q)) != APSOLVE_OK)
         return rc;
     for (size_t k = 0; k < n; k++) {
         const ApsolveStageSpec *sp = &specs[k];

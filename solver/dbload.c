@@ -10,8 +10,10 @@
 #include <string.h>
 
 #include "apsolve.h"
+#include "collective.h"
 #include "costdb.h"
 #include "costdb_rows.h"
+#include "solver_internal.h"
 
 static int64_t max64(int64_t a, int64_t b)
 {
@@ -252,4 +254,25 @@ int apsolve_plan_store(struct Costdb *db, const ApsolveProblem *p, const Apsolve
         *plan_id = cp.id;
     free(st);
     return rc;
+}
+
+int apsolve_stage_inputs(Costdb *db, int64_t sweep, int start, int end, int s, int c,
+                         const char *what, CostdbFabric *f, CostdbPlacement **pl, size_t *n,
+                         char *why, size_t len)
+{
+    CostdbSweep sw;
+    CostdbHardware hw;
+    *pl = NULL;
+    *n = 0;
+    if (costdb_sweep_get(db, sweep, &sw) < 0 || sw.hardware_id <= 0 ||
+        costdb_hardware_get(db, sw.hardware_id, &hw) < 0) {
+        snprintf(why, len, "sweep %lld has no hardware row to price %s", (long long)sweep, what);
+        return -1;
+    }
+    costdb_fabric_from_hardware(&hw, f);
+    if (costdb_placements_get(db, sweep, start, end, s, c, pl, n) < 0) {
+        snprintf(why, len, "layers %d-%d: placements: %s", start, end, costdb_errmsg(db));
+        return -1;
+    }
+    return 0;
 }

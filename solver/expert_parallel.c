@@ -13,6 +13,7 @@
 #include "costdb.h"
 #include "costdb_text.h"
 #include "expert_parallel.h"
+#include "solver_internal.h"
 
 /* costdb_collective_seconds of a group of n ranks stride devices apart. */
 static double coll(const CostdbFabric *f, CostdbCollKind k, double bytes, int n, int stride,
@@ -44,8 +45,6 @@ int apsolve_ep_stage(struct Costdb *db, int64_t sweep, int gpus_per_host, int st
                      size_t len)
 {
     CostdbPlacement *pl = NULL;
-    CostdbSweep sw;
-    CostdbHardware hw;
     CostdbFabric f;
     size_t n = 0;
     int64_t batch = 0, hidden = 0;
@@ -53,17 +52,9 @@ int apsolve_ep_stage(struct Costdb *db, int64_t sweep, int gpus_per_host, int st
     int M = gpus_per_host, whole_e = 1, exact = 1, same_inner = 1;
     char last[COSTDB_NAME_MAX * 2] = "";
     memset(out, 0, sizeof *out);
-    if (costdb_sweep_get(db, sweep, &sw) < 0 || sw.hardware_id <= 0 ||
-        costdb_hardware_get(db, sw.hardware_id, &hw) < 0) {
-        snprintf(why, len, "sweep %lld has no hardware row to price the token all-to-all",
-                 (long long)sweep);
+    if (apsolve_stage_inputs(db, sweep, start, end, s, c, "the token all-to-all", &f, &pl, &n,
+                             why, len) < 0)
         return -1;
-    }
-    costdb_fabric_from_hardware(&hw, &f);
-    if (costdb_placements_get(db, sweep, start, end, s, c, &pl, &n) < 0) {
-        snprintf(why, len, "layers %d-%d: placements: %s", start, end, costdb_errmsg(db));
-        return -1;
-    }
     for (size_t i = 0; i < n; i++) {
         int64_t d[8], e;
         int nd = costdb_shape_parse(pl[i].shape, d, 8), pe, pt;

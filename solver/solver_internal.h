@@ -10,6 +10,17 @@
 #include "apsolve.h"
 #include "schedule.h"
 
+struct Costdb;
+struct CostdbFabric;
+struct CostdbPlacement;
+/* What pricing a transformed stage of a sweep reads (the cp and ep steps):
+ * the fabric of the sweep's hardware row and the placements of entry
+ * (start..end, s, c); -1 with why (naming `what`, the thing to price) when
+ * either is missing. *pl is the caller's to free. */
+int apsolve_stage_inputs(struct Costdb *db, int64_t sweep, int start, int end, int s, int c,
+                         const char *what, struct CostdbFabric *f, struct CostdbPlacement **pl,
+                         size_t *n, char *why, size_t len);
+
 /* Sanitised cost of an entry: NaN, negative and padding configs -> +inf. */
 double apsolve_entry_cost(const ApsolveProblem *p, size_t idx);
 /* The config (s, c) may be used under opt: valid, and plain unless the
