@@ -175,7 +175,7 @@ if [ "${MOE:-1}" = 1 ]; then
   echo "-- mixtral-8x7b on h100-sxm, baseline $moe_rev --"
   for layers in 16 32; do
     scale_case "mixtral-8x7b, $layers layers, 8x8" --model mixtral --preset mixtral-8x7b \
-      --layers "$layers" --cluster 8x8 --hardware h100-sxm
+      --layers "$layers" --cluster 8x8 --hardware h100-sxm --variants alpa
   done
   scale_case "mixtral-8x7b, 16 layers, 8x8, --variants all" --model mixtral \
     --preset mixtral-8x7b --layers 16 --cluster 8x8 --hardware h100-sxm --variants all
