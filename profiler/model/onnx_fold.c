@@ -105,7 +105,7 @@ static int fold_shape(Ox *c, const OxNode *nd)
 static int fold_arith(Ox *c, const OxNode *nd, char op)
 {
     int64_t a[FOLD_MAX], b[FOLD_MAX], y[FOLD_MAX];
-    int ra, rb, na = int_in(c, nd, 0, a, &ra), nb = int_in(c, nd, 1, b, &rb), n;
+    int ra = 0, rb = 0, na = int_in(c, nd, 0, a, &ra), nb = int_in(c, nd, 1, b, &rb), n;
     if (na < 1 || nb < 1 || (na != nb && na != 1 && nb != 1))
         return 1;
     n = na > nb ? na : nb;

@@ -394,9 +394,12 @@ static void derive_zero(const ShardStage *st, const TInfo *ti, const ApprofStage
             rc = APPROF_ENOMEM;
             break;
         }
-        memcpy(qdig[ph], kdig[ph], kcap[ph] * sizeof *qdig[ph]);
-        memcpy(q.kernels[ph], p->kernels[ph], kcap[ph] * sizeof *q.kernels[ph]);
-        memcpy(q.colls[ph], p->colls[ph], ccap[ph] * sizeof *q.colls[ph]);
+        if (kcap[ph]) { /* a phase without kernels or collectives has no array */
+            memcpy(qdig[ph], kdig[ph], kcap[ph] * sizeof *qdig[ph]);
+            memcpy(q.kernels[ph], p->kernels[ph], kcap[ph] * sizeof *q.kernels[ph]);
+        }
+        if (ccap[ph])
+            memcpy(q.colls[ph], p->colls[ph], ccap[ph] * sizeof *q.colls[ph]);
     }
     sz.zero = req.zero = q.zero = z;
     /* the placements are p's, read by the signature only: a ZeRO variant
