@@ -170,6 +170,8 @@ static void usage(void)
         "                           probe's measured one; approf hardware list): its measured\n"
         "                           curves and GEMM rates, the spec for everything else\n"
         "  --backend auto|model|cuda  auto: CUDA when a GPU is present, else the analytic model\n"
+        "                           (a notice says so when --backend auto is given or the\n"
+        "                           machine has a GPU the CUDA module cannot use)\n"
         "  --db FILE                cost database (default " APPROF_DEFAULT_DB ")\n"
         "  --resume                 continue the unfinished sweep with the same inputs\n"
         "                           (starts one when there is none)\n"
@@ -531,8 +533,10 @@ static int sweep_option(int opt, const char *arg, ApprofSweepConfig *cfg, SweepA
         rc = cli_int_value("sweep", "hardware-id", arg, 1, INT64_MAX, &cfg->hardware_id);
         break;
     case OPT_BACKEND:
-        if (!(rc = cli_choice_value("sweep", "backend", arg, backend_choices, &a->backend)))
+        if (!(rc = cli_choice_value("sweep", "backend", arg, backend_choices, &a->backend))) {
             cfg->backend = backend_choices[a->backend].name;
+            cfg->backend_given = 1;
+        }
         break;
     case OPT_DB: cfg->db_path = arg; break;
     case OPT_RESUME: cfg->resume = 1; break;

@@ -175,7 +175,15 @@ int approf_sweep_open_backend(Sweep *sw, const ApprofSweepConfig *cfg,
         snprintf(err, errlen, "--backend cuda: %s", why[0] ? why : approf_strerror(rc));
         return rc;
     }
-    if (!gpu_device_node() && strstr(why, "cudaGetDeviceCount"))
+    if (!gpu_device_node() && !cfg->backend_given)
+        /* The default backend on a machine without a GPU (no NVIDIA
+         * device node): the analytic model is what the user gets on
+         * every run, so no notice each time; the summary's "backend
+         * model" says which backend priced the sweep. A notice stays for
+         * an explicit --backend auto and for a GPU the CUDA module
+         * cannot use (docs/reliability.md, "Backend fallback"). */
+        ;
+    else if (!gpu_device_node() && strstr(why, "cudaGetDeviceCount"))
         /* No NVIDIA device node: the machine has no GPU, and the CUDA
          * runtime's reason ("driver version is insufficient", "no
          * CUDA-capable device") says nothing the user needs. */

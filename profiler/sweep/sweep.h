@@ -61,6 +61,10 @@ typedef struct ApprofSweepConfig {
                                    * records that row. 0: the spec's own row (with CUDA:
                                    * this machine's measured row) */
     const char *backend;          /* auto | model | cuda */
+    int backend_given;            /* 1: --backend named on the command line. With the
+                                   * default (0) a machine without a GPU falls back to the
+                                   * analytic model without a notice (the summary's
+                                   * "backend model" says it); docs/reliability.md */
     ApprofSubmeshSpace submesh_space;
     ApprofMeshShape manual_submeshes[APPROF_MAX_SUBMESHES];
     int n_manual_submeshes;
