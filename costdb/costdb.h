@@ -197,6 +197,8 @@ typedef enum {
     COSTDB_RECOMPUTE_NONE = 0,        /* keep every saved activation */
     COSTDB_RECOMPUTE_SELECTIVE,       /* recompute attention scores/softmax (Megatron) */
     COSTDB_RECOMPUTE_FULL,            /* keep layer inputs, rerun the forward in backward */
+    COSTDB_RECOMPUTE_OP,              /* torchtitan's per-op selective AC: save every other
+                                       * matmul and attention, rerun the rest (schema 11) */
     COSTDB_RECOMPUTE_COUNT
 } CostdbRecompute;
 
@@ -207,10 +209,13 @@ typedef enum {
  * apreport's DeepSpeed export writes it. */
 #define COSTDB_ZERO3_MAX_REUSE_DISTANCE 1000000000LL
 
-/* "none" | "selective" | "full" (NULL for an out-of-range value). */
+/* "none" | "selective" | "full" | "op" (NULL for an out-of-range value). */
 const char *costdb_recompute_name(int r);
 /* The CostdbRecompute of name, or -1. */
 int costdb_recompute_parse(const char *name);
+/* Of two recomputation modes, the one that keeps less (the more
+ * conservative for memory): none < selective < op < full. */
+int costdb_recompute_max(int a, int b);
 
 /* One autosharding config of a submesh. Alpa's configs are (logical mesh,
  * force_batch_dim); approf adds variants of each (docs/variants.md): the

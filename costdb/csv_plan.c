@@ -138,7 +138,7 @@ static int parse_variant(const Ctx *c, Rec *r)
     }
     s = field(c, C_RECOMPUTE);
     if (*s && (r->recompute = costdb_recompute_parse(s)) < 0)
-        return field_error(c, C_RECOMPUTE, "'%s' is not none, selective or full", s);
+        return field_error(c, C_RECOMPUTE, "'%s' is not none, selective, full or op", s);
     s = field(c, C_ZERO);
     if (*s) {
         if (strcmp(s, "0") && strcmp(s, "1") && strcmp(s, "2") && strcmp(s, "3"))

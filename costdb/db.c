@@ -122,12 +122,25 @@ static int set_wal(Costdb *db)
     return 0;
 }
 
+/* Migrations that rebuild a table other tables reference (the 12-step
+ * procedure of SQLite's ALTER TABLE documentation): run with foreign keys
+ * off, so that dropping the old table does not cascade into its children,
+ * and checked with foreign_key_check before they commit. The number is the
+ * schema the migration makes. */
+static int rebuilds_parent(int to)
+{
+    return to == 11; /* 011_recompute_op.sql: sweep_config */
+}
+
 static int migrate(Costdb *db, int from)
 {
     for (int v = from; v < COSTDB_SCHEMA_VERSION; v++) {
         char bump[64];
         char *err = NULL;
-        int now = 0, rc;
+        int now = 0, rc, fk_off = rebuilds_parent(v + 1);
+        /* foreign_keys is a no-op inside a transaction: set it before */
+        if (fk_off && (rc = cdb_exec(db, "PRAGMA foreign_keys=OFF")) < 0)
+            return rc;
         rc = cdb_exec(db, cdb_sql_begin);
         if (rc < 0)
             return rc;
@@ -139,6 +152,8 @@ static int migrate(Costdb *db, int from)
             rc = cdb_exec(db, cdb_sql_commit);
             if (rc < 0)
                 goto fail;
+            if (fk_off && (rc = cdb_exec(db, "PRAGMA foreign_keys=ON")) < 0)
+                return rc;
             continue;
         }
         rc = sqlite3_exec(db->sql, costdb_migrations[v], NULL, NULL, &err);
@@ -148,6 +163,20 @@ static int migrate(Costdb *db, int from)
                          err ? err : sqlite3_errmsg(db->sql));
             sqlite3_free(err);
             goto fail;
+        }
+        if (fk_off) {
+            sqlite3_stmt *fk = NULL;
+            rc = sqlite3_prepare_v2(db->sql, "PRAGMA foreign_key_check", -1, &fk, NULL);
+            if (rc == SQLITE_OK)
+                rc = sqlite3_step(fk);
+            sqlite3_finalize(fk);
+            if (rc != SQLITE_DONE) {
+                rc = rc == SQLITE_ROW ? cdb_err(db, COSTDB_ECORRUPT,
+                                                "%s: migration to schema %d: a foreign key "
+                                                "does not hold", db->path, v + 1)
+                                      : cdb_fail(db, rc, "PRAGMA foreign_key_check");
+                goto fail;
+            }
         }
         /* PRAGMA takes no parameters; the number is ours, not user text. */
         snprintf(bump, sizeof bump, "PRAGMA user_version = %d", v + 1);
@@ -159,10 +188,14 @@ static int migrate(Costdb *db, int from)
         rc = cdb_exec(db, cdb_sql_commit);
         if (rc < 0)
             goto fail;
+        if (fk_off && (rc = cdb_exec(db, "PRAGMA foreign_keys=ON")) < 0)
+            return rc;
         continue;
 fail:
         if (!sqlite3_get_autocommit(db->sql))
             sqlite3_exec(db->sql, cdb_sql_rollback, NULL, NULL, NULL);
+        if (fk_off)
+            sqlite3_exec(db->sql, "PRAGMA foreign_keys=ON", NULL, NULL, NULL);
         return rc;
     }
     return 0;

@@ -160,9 +160,9 @@ static int layout_member(CjrParser *ps, const char *key, void *ctx, int depth)
     if (!strcmp(key, "recompute")) {
         if (cjr_string(ps, l->recompute, sizeof l->recompute))
             return COSTDB_EPARSE;
-        if (strcmp(l->recompute, "none") && strcmp(l->recompute, "selective") &&
-            strcmp(l->recompute, "full"))
-            return cjr_fail(ps, "recompute \"%s\" is not none, selective or full", l->recompute);
+        if (costdb_recompute_parse(l->recompute) < 0)
+            return cjr_fail(ps, "recompute \"%s\" is not none, selective, full or op",
+                            l->recompute);
         return 0;
     }
     return cjr_skip_value(ps, depth + 1);

@@ -21,7 +21,7 @@ static const char *const entry_status_names[] = {
     "ok", "oom", "failed", "timeout", "skipped",
 };
 static const char *const recompute_names[COSTDB_RECOMPUTE_COUNT] = {
-    "none", "selective", "full",
+    "none", "selective", "full", "op",
 };
 #define N_SWEEP_STATUS (sizeof sweep_status_names / sizeof sweep_status_names[0])
 #define N_ENTRY_STATUS (sizeof entry_status_names / sizeof entry_status_names[0])
@@ -69,6 +69,17 @@ int costdb_recompute_parse(const char *name)
         if (!strcmp(name, recompute_names[i]))
             return i;
     return -1;
+}
+
+int costdb_recompute_max(int a, int b)
+{
+    /* rank by what each keeps: selective drops the attention core, op
+     * every op but every other matmul and attention, full all but the
+     * blocks' inputs */
+    static const int rank[COSTDB_RECOMPUTE_COUNT] = {0, 1, 3, 2};
+    int ra = a >= 0 && a < COSTDB_RECOMPUTE_COUNT ? rank[a] : -1;
+    int rb = b >= 0 && b < COSTDB_RECOMPUTE_COUNT ? rank[b] : -1;
+    return ra >= rb ? a : b;
 }
 
 /* ---- sweeps ------------------------------------------------------------- */

@@ -368,7 +368,7 @@ static void test_bad_inputs(void)
         {"huge memory_level", VHEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok,5000,none,0,\n",
          "2:16: field 'memory_level': 5000 is out of range"},
         {"bad recompute", VHEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok,0,some,0,\n",
-         "2:17: field 'recompute': 'some' is not none, selective or full"},
+         "2:17: field 'recompute': 'some' is not none, selective, full or op"},
         {"bad zero", VHEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok,0,none,4,\n",
          "2:18: field 'zero': '4' is not a ZeRO stage 0, 1, 2 or 3"},
         {"zero not a number", VHEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok,0,none,01,\n",

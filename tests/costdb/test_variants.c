@@ -86,6 +86,8 @@ static void test_recompute_names(void)
     CU_ASSERT_EQUAL(costdb_recompute_parse("none"), COSTDB_RECOMPUTE_NONE);
     CU_ASSERT_EQUAL(costdb_recompute_parse("selective"), COSTDB_RECOMPUTE_SELECTIVE);
     CU_ASSERT_EQUAL(costdb_recompute_parse("full"), COSTDB_RECOMPUTE_FULL);
+    CU_ASSERT_STRING_EQUAL(costdb_recompute_name(COSTDB_RECOMPUTE_OP), "op");
+    CU_ASSERT_EQUAL(costdb_recompute_parse("op"), COSTDB_RECOMPUTE_OP);
     CU_ASSERT_EQUAL(costdb_recompute_parse("Full"), -1);
     CU_ASSERT_EQUAL(costdb_recompute_parse(""), -1);
     CU_ASSERT_EQUAL(costdb_recompute_parse(NULL), -1);
@@ -116,7 +118,7 @@ static void test_config_round_trip(void)
     /* A bad variant is refused before anything is written. */
     {
         static const CostdbSubmesh sm[] = {{0, 1, 1}};
-        CostdbConfig bad[3] = {{0, 0, 1, 1, 0, -1, 0, 0}, {0, 0, 1, 1, 0, 0, 3, 0},
+        CostdbConfig bad[3] = {{0, 0, 1, 1, 0, -1, 0, 0}, {0, 0, 1, 1, 0, 0, COSTDB_RECOMPUTE_COUNT, 0},
                                {0, 0, 1, 1, 0, 0, 0, 4}};
         for (int k = 0; k < 3; k++) {
             CostdbSweep s;
@@ -333,6 +335,66 @@ static void test_migrate_schema1(void)
     costdb_close(&db);
 }
 
+/* A file of schema 10 (migrations 001-010 run by hand) with configs,
+ * entries and costs: the migration to 11 rebuilds sweep_config without
+ * cascading into the rows that reference it, and 'op' is then stored. */
+static void test_migrate_schema10(void)
+{
+    static const char *const files[] = {"001_initial", "002_variants", "003_placement_sets",
+                                        "004_strict", "005_sweep_owner", "006_placement_items",
+                                        "007_placement_tails", "008_stage_costs",
+                                        "009_gemm_profile", "010_micro_batch_size"};
+    const char *p = tu_path("schema10.db");
+    Costdb *db = NULL;
+    int v = 0;
+    tu_unlink_db(p);
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+        char path[512], *sql;
+        snprintf(path, sizeof path, "%s/%s.sql", COSTDB_SCHEMA_DIR, files[k]);
+        sql = tu_read(path, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(sql);
+        CU_ASSERT_EQUAL_FATAL(tu_exec(p, sql), 0);
+        free(sql);
+    }
+    CU_ASSERT_EQUAL_FATAL(tu_exec(p,
+        "PRAGMA user_version = 10;"
+        "INSERT INTO sweep (id, cluster_hosts, cluster_gpus, global_batch, micro_batches,"
+        " num_layers, layer_option, submesh_space, logical_space, profile_mode, dtype,"
+        " backend, tool_version, started_at, status) VALUES"
+        " (1, 1, 2, 32, 4, 2, 'manual', 'all', 'all', 'composition', 'f32', 'model', '0.1',"
+        "  '2025-01-01T00:00:00Z', 'complete');"
+        "INSERT INTO sweep_submesh VALUES (1, 0, 1, 2);"
+        "INSERT INTO sweep_config (sweep_id, submesh_index, config_index, logical_a, logical_b,"
+        " force_batch_dim, memory_level, recompute, zero) VALUES"
+        " (1, 0, 0, 2, 1, 0, 0, 'none', 0), (1, 0, 1, 2, 1, 0, 0, 'full', 2);"
+        "INSERT INTO stage_cost (sweep_id, cost_id, compute_cost, peak_memory, invar_size,"
+        " outvar_size, temp_buffer_size, available_memory, intermediate_size, initial_size)"
+        " VALUES (1, 1, 0.5, 10, 1, 2, 3, 100, 4, 5);"
+        "INSERT INTO stage_entry (sweep_id, start_layer, end_layer, submesh_index,"
+        " config_index, phase, cost_id) VALUES (1, 0, 1, 0, 0, 0, 1), (1, 0, 1, 0, 1, 1, 1);"),
+        0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
+    CU_ASSERT_EQUAL(costdb_file_version(db, &v), 0);
+    CU_ASSERT_EQUAL(v, 11);
+    costdb_close(&db);
+    CU_ASSERT_EQUAL(tu_count(p, "sweep_config"), 2);
+    CU_ASSERT_EQUAL(tu_count(p, "sweep_config WHERE recompute = 'full' AND zero = 2"), 1);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_entry"), 2);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_profile"), 2);
+    CU_ASSERT_EQUAL(tu_exec(p, "UPDATE sweep_config SET recompute = 'op' WHERE config_index = 1"),
+                    0);
+    CU_ASSERT_EQUAL(tu_exec(p, "UPDATE sweep_config SET recompute = 'some' WHERE config_index = 1"),
+                    -1);
+    CU_ASSERT_EQUAL(tu_exec(p, "UPDATE sweep_config SET recompute = 1 WHERE config_index = 1"),
+                    -1);
+    /* the file opens again: its schema is what the migrations make */
+    CU_ASSERT_EQUAL(costdb_open(p, 0, &db, NULL, 0), 0);
+    costdb_close(&db);
+    /* and deleting a config still cascades */
+    CU_ASSERT_EQUAL(tu_exec(p, "PRAGMA foreign_keys=ON; DELETE FROM sweep_config WHERE config_index = 1"), 0);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_entry"), 1);
+}
+
 static void test_refuse_next_schema(void)
 {
     const char *p = tu_path("v3.db");
@@ -362,6 +424,7 @@ int main(void)
         {"apply_cost round trip, unknown as NULL", test_apply_cost},
         {"placements of a variant are its owner's", test_placement_owner},
         {"schema 1 opens and migrates", test_migrate_schema1},
+        {"schema 10 migrates to 11 (recompute op)", test_migrate_schema10},
         {"schema 3 is refused", test_refuse_next_schema},
     };
     CU_pSuite suite;
