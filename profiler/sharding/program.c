@@ -47,11 +47,14 @@ static int find_use(const TInfo *t, ShardLayout lc, const int partial[2])
 
 /* Consumer o's backward reads input slot i again from the shard kept in
  * the forward (so a gathered input is gathered again): it saves the input,
- * and the op is not rerun by recomputation. */
+ * and the op is not rerun by recomputation, nor inside a block whose
+ * forward the backward reruns (full; op, whose recomputation reruns the
+ * block's gathers: shard_rerun_forward_coll). */
 static int rereads_input(const ShardStage *st, int o, int i, const unsigned char *recomp)
 {
     return (approf_op_saved_mask(st->g, st->ops[o].op) & APPROF_SAVED_INPUT(i)) && !recomp[o] &&
-           st->recompute != COSTDB_RECOMPUTE_FULL;
+           st->recompute != COSTDB_RECOMPUTE_FULL &&
+           !(st->recompute == COSTDB_RECOMPUTE_OP && shard_op_checkpointed(st->g, st->ops[o].op));
 }
 
 /* Groups the in-stage consumers of each tensor by the layout they want. */
@@ -531,6 +534,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     /* asynchronous backward collectives are marked only when the spec
      * prices them (a program without marks keeps its signature) */
     int async = st->hw && st->hw->tp_async_grad > 0, async_groups = 0;
+    double rs_kept = 0.0; /* reduce-scatter outputs the op policy saves */
     int fp8 = st->hw && st->hw->fp8;
     for (int o = 0; o < st->n_ops && !rc; o++) {
         const ShardOp *so = &st->ops[o];
@@ -577,6 +581,11 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                     if (shard_fuses_to_reduce_scatter(st, t, x, ti[t].L, lc, 1))
                         c.kind = APPROF_COLL_REDUCE_SCATTER;
                 }
+                /* op: the policy saves the reduce-scatter's output, the
+                 * shard (shard_rerun_forward_coll) */
+                if (c.kind == APPROF_COLL_REDUCE_SCATTER &&
+                    st->recompute == COSTDB_RECOMPUTE_OP && shard_op_checkpointed(g, so->op))
+                    rs_kept += c.bytes / m->n[x];
                 rc = shard_push_coll(p, 0, &ccap[0], &c);
             }
         }
@@ -651,8 +660,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         goto cleanup;
     for (size_t i = 0, n0 = p->n_colls[0]; i < n0 && !rc; i++) {
         const ApprofCollective c = p->colls[0][i];
-        if (st->recompute == COSTDB_RECOMPUTE_FULL ||
-            (c.op >= st->op_begin && c.op < st->op_end && recomp[c.op - st->op_begin]))
+        if (shard_rerun_forward_coll(st, &c, recomp))
             rc = shard_push_coll(p, 1, &ccap[1], &c);
     }
     if (rc)
@@ -745,6 +753,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             saved_act += ti[t].local;
     }
     shard_fp8_saved(st, ti, touched, n_touched, &saved_act, &sin_saved);
+    saved_act += rs_kept;
     /* The two modules as Alpa compiles them for pipeshard training with
      * gradient accumulation (docs/alpa-semantics.md, "The backward
      * module"). Forward: invars are the stage inputs and every parameter,

@@ -56,6 +56,14 @@ double shard_transient_peak(const ShardStage *st, const TInfo *ti, int dir);
 /* Marks in recomp the ops the backward reruns (none, every op, or the
  * attention core); APPROF_ENOVARIANT when selective finds no softmax. */
 int shard_mark_recompute(const ShardStage *st, unsigned char *recomp);
+/* 1 when graph op o is inside a transformer block that torchtitan's
+ * per-op recomputation checkpoints (its name has a path: "model.layers.3/
+ * mlp/up_proj"); the embedding, final norm, head and loss are not. */
+int shard_op_checkpointed(const ApprofGraph *g, int o);
+/* 1 when the backward's recomputation reruns forward collective c
+ * (program_memory.c). */
+int shard_rerun_forward_coll(const ShardStage *st, const ApprofCollective *c,
+                             const unsigned char *recomp);
 /* Marks the parameters the backward module reads (docs/alpa-semantics.md,
  * "The backward module"). */
 void shard_mark_param_reads(const ShardStage *st, TInfo *ti, const unsigned char *recomp);

@@ -78,10 +78,83 @@ double shard_transient_peak(const ShardStage *st, const TInfo *ti, int dir)
     return peak;
 }
 
-/* Ops the backward reruns: none, every op (full), or the attention core
+static int prefix_len(const char *name);
+static int same_prefix(const ApprofGraph *g, int o);
+
+int shard_op_checkpointed(const ApprofGraph *g, int o)
+{
+    assert(g && o >= 0 && (size_t)o < g->n_ops);
+    return strchr(g->ops[o].name, '/') != NULL;
+}
+
+/* The weight shape (k, n) of a dense matmul (x @ w, w [k, n], or [n, k]
+ * with transpose_b). */
+static void mm_weight_shape(const ApprofGraph *g, int o, int64_t kn[2])
+{
+    const ApprofOp *op = &g->ops[o];
+    const ApprofTensor *w = &g->tensors[op->inputs[1]];
+    kn[0] = w->dims[op->attrs.transpose_b ? 1 : 0];
+    kn[1] = w->dims[op->attrs.transpose_b ? 0 : 1];
+}
+
+/* torchtitan's per-op policy (v0.2.2, torchtitan/distributed/
+ * activation_checkpoint.py _apply_op_sac with the save list of
+ * torchtitan/models/llama3/infra/parallelize.py; docs/variants.md,
+ * "Recomputation"), applied to every transformer block (a checkpoint
+ * block whose ops have a path, shard_op_checkpointed): the outputs of
+ * aten.mm (a matmul without bias; with a bias it is aten.addmm, not in
+ * the list) and of SDPA (the fused attention) are saved, except every
+ * second aten.mm of the block, counted in the forward order from the
+ * block's first op (the count restarts per block); an mm on the router
+ * gate's weight shape (per_op_sac_force_recompute_mm_shapes_by_fqns,
+ * default moe.router.gate) is recomputed and not counted; every other op
+ * is recomputed. The count runs over the whole block in the graph, so a
+ * stage that starts inside a block counts as torchtitan's block does. */
+static void mark_op_policy(const ShardStage *st, unsigned char *recomp)
+{
+    const ApprofGraph *g = st->g;
+    int q0 = st->op_begin;
+    while (q0 > 0 && same_prefix(g, q0))
+        q0--;
+    int count = 0, n_gate = 0;
+    int64_t gate[4][2];
+    for (int q = q0; q < st->op_end; q++) {
+        if (q == q0 || !same_prefix(g, q)) {
+            /* a new block: its router gates' weight shapes */
+            count = n_gate = 0;
+            for (int r = q; r < (int)g->n_ops && (r == q || same_prefix(g, r)); r++) {
+                if (g->ops[r].kind != APPROF_OP_TOPK_ROUTER || n_gate == 4)
+                    continue;
+                int pr = g->tensors[g->ops[r].inputs[0]].producer;
+                if (pr >= 0 && g->ops[pr].kind == APPROF_OP_ADD)
+                    pr = g->tensors[g->ops[pr].inputs[0]].producer;
+                if (pr >= 0 && g->ops[pr].kind == APPROF_OP_MATMUL)
+                    mm_weight_shape(g, pr, gate[n_gate++]);
+            }
+        }
+        const ApprofOp *op = &g->ops[q];
+        int save = 0;
+        if (op->kind == APPROF_OP_ATTENTION) {
+            save = 1;
+        } else if (op->kind == APPROF_OP_MATMUL && !op->attrs.has_bias) {
+            int64_t kn[2];
+            int forced = 0;
+            mm_weight_shape(g, q, kn);
+            for (int k = 0; k < n_gate; k++)
+                forced |= kn[0] == gate[k][0] && kn[1] == gate[k][1];
+            if (!forced)
+                save = ++count % 2 == 1;
+        }
+        if (q >= st->op_begin && shard_op_checkpointed(g, q) && !save)
+            recomp[q - st->op_begin] = 1;
+    }
+}
+
+/* Ops the backward reruns: none, every op (full), the attention core
  * (selective, as Megatron's): each softmax, the chain of elementwise ops
  * (scale, mask) back to the batched matmul that produces the scores, and
- * that matmul. APPROF_ENOVARIANT when selective finds no softmax. */
+ * that matmul; or what torchtitan's per-op policy does not save (op,
+ * mark_op_policy). APPROF_ENOVARIANT when selective finds no softmax. */
 int shard_mark_recompute(const ShardStage *st, unsigned char *recomp)
 {
     const ApprofGraph *g;
@@ -90,6 +163,10 @@ int shard_mark_recompute(const ShardStage *st, unsigned char *recomp)
     int found = 0;
     if (st->recompute == COSTDB_RECOMPUTE_NONE)
         return 0;
+    if (st->recompute == COSTDB_RECOMPUTE_OP) {
+        mark_op_policy(st, recomp);
+        return 0;
+    }
     for (int o = 0; o < st->n_ops; o++) {
         if (st->recompute == COSTDB_RECOMPUTE_FULL) {
             recomp[o] = 1;
@@ -126,6 +203,22 @@ int shard_mark_recompute(const ShardStage *st, unsigned char *recomp)
         }
     }
     return st->recompute == COSTDB_RECOMPUTE_SELECTIVE && !found ? APPROF_ENOVARIANT : 0;
+}
+
+/* The backward's recomputation reruns forward collective c: every one
+ * under full; under op every one of a transformer block but the
+ * reduce-scatters, whose outputs torchtitan's policy saves
+ * (_c10d_functional.reduce_scatter_tensor in the save list; all-gathers
+ * and all-reduces are rerun); else those of recomputed ops. */
+int shard_rerun_forward_coll(const ShardStage *st, const ApprofCollective *c,
+                              const unsigned char *recomp)
+{
+    int in = c->op >= st->op_begin && c->op < st->op_end;
+    if (st->recompute == COSTDB_RECOMPUTE_FULL)
+        return 1;
+    if (st->recompute == COSTDB_RECOMPUTE_OP)
+        return in && c->kind != APPROF_COLL_REDUCE_SCATTER && shard_op_checkpointed(st->g, c->op);
+    return in && recomp[c->op - st->op_begin];
 }
 
 /* Parameters the backward module reads (docs/alpa-semantics.md, "The
@@ -219,7 +312,11 @@ static int block_end(const ShardStage *st, const int *begin, int n, int b)
 /* What stays alive from forward to backward: what the backward reads, less
  * the outputs of recomputed ops; with full recomputation only the inputs
  * of each checkpoint block (activations produced before the block, graph
- * inputs). */
+ * inputs). Under op, a transformer block (shard_op_checkpointed) keeps
+ * its inputs (the checkpoint's arguments) and the output of every op the
+ * policy saves, read by the backward or not (torch.utils.checkpoint's
+ * selective mode caches each MUST_SAVE output for the recomputation);
+ * ops outside the blocks keep what the backward reads. */
 void shard_mark_kept(const ShardStage *st, TInfo *ti, const int *touched, int n_touched,
                       const unsigned char *recomp, const int *blk, int n_blk)
 {
@@ -235,11 +332,30 @@ void shard_mark_kept(const ShardStage *st, TInfo *ti, const int *touched, int n_
         else if (ti[t].saved && ti[t].in_range && pr >= st->op_begin && pr < st->op_end &&
                  recomp[pr - st->op_begin])
             ti[t].keep = 0;
+        else if (st->recompute == COSTDB_RECOMPUTE_OP && ti[t].in_range && pr >= st->op_begin &&
+                 pr < st->op_end && !recomp[pr - st->op_begin] && shard_op_checkpointed(g, pr)) {
+            /* saved by the policy: cached in its own dtype */
+            ti[t].keep = ti[t].nonfp8_saved = 1;
+        }
     }
-    if (st->recompute != COSTDB_RECOMPUTE_FULL)
+    if (st->recompute != COSTDB_RECOMPUTE_FULL && st->recompute != COSTDB_RECOMPUTE_OP)
         return;
+    /* op: a block's output is the checkpoint's return value, an ordinary
+     * tensor: an op outside the blocks (the final norm) that saves it
+     * keeps it */
+    for (int o = st->op_begin; st->recompute == COSTDB_RECOMPUTE_OP && o < st->op_end; o++) {
+        unsigned saved = approf_op_saved_mask(g, o);
+        if (shard_op_checkpointed(g, o))
+            continue;
+        for (int i = 0; i < g->ops[o].n_inputs; i++)
+            if ((saved & APPROF_SAVED_INPUT(i)) &&
+                g->tensors[g->ops[o].inputs[i]].role != APPROF_TENSOR_PARAM)
+                ti[g->ops[o].inputs[i]].keep = 1;
+    }
     for (int b = 0; b < n_blk; b++)
-        for (int o = blk[b]; o < block_end(st, blk, n_blk, b); o++)
+        for (int o = blk[b]; o < block_end(st, blk, n_blk, b) &&
+                             (st->recompute == COSTDB_RECOMPUTE_FULL ||
+                              shard_op_checkpointed(g, blk[b])); o++)
             for (int i = 0; i < g->ops[o].n_inputs; i++) {
                 int t = g->ops[o].inputs[i];
                 if (g->tensors[t].role != APPROF_TENSOR_PARAM && g->tensors[t].producer < blk[b])

@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Recomputation `op` (docs/variants.md, "Recomputation"): torchtitan's
+ * per-op selective activation checkpointing as v0.2.2 defines it. On a
+ * two-block Llama (flash attention, no biases) the policy saves, per
+ * block, the outputs of the 1st, 3rd, 5th and 7th aten.mm (q_proj,
+ * v_proj, gate_proj, down_proj: the count restarts per block) and of the
+ * SDPA; everything else of a block is rerun in the backward; the
+ * embedding, the final norm, the head and the loss are outside the
+ * blocks and keep what their backward reads. The names below are counted
+ * by hand from torchtitan's forward order (Attention: wq, wk, wv, sdpa,
+ * wo; FeedForward: w1, w3, w2), not read from the code under test.
+ */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costdb.h"
+#include "graph.h"
+#include "hardware.h"
+#include "model/zoo.h"
+#include "sharding/sharding.h"
+#include "stage.h"
+
+static ApprofGraph *build_llama(void)
+{
+    ApprofZooOptions o;
+    ApprofGraph *g = NULL;
+    char err[256];
+    memset(&o, 0, sizeof o);
+    o.num_layers = 2;
+    o.hidden = 128;
+    o.heads = 4;
+    o.seq_len = 64;
+    o.vocab = 512;
+    o.batch = 2;
+    o.dtype = "f32";
+    int rc = approf_zoo_build("llama", &o, &g, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "llama: %s\n", err);
+    CU_ASSERT_FATAL(rc == 0);
+    return g;
+}
+
+/* The whole graph as one stage on one GPU. */
+static int shard_one(const ApprofGraph *g, int recompute, int zero, int gpus,
+                     ApprofStageProgram *p)
+{
+    ApprofHardwareSpec hw;
+    ApprofLayering l;
+    int begin = 0, end = (int)g->n_ops;
+    ApprofShardContext *ctx = NULL;
+    char err[256];
+    memset(&l, 0, sizeof l);
+    l.n_layers = 1;
+    l.op_begin = &begin;
+    l.op_end = &end;
+    CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &hw) == 0);
+    CU_ASSERT_FATAL(approf_shard_context_new(g, &l, &hw, 1, &ctx) == 0);
+    ApprofShardRequest req;
+    memset(&req, 0, sizeof req);
+    req.mesh_hosts = 1;
+    req.mesh_gpus = gpus;
+    req.logical_a = gpus;
+    req.logical_b = 1;
+    req.force_batch_dim = 0;
+    req.method = APPROF_ILP_SERIES_PARALLEL;
+    req.memory_levels = 1;
+    req.recompute = recompute;
+    req.zero = zero;
+    memset(p, 0, sizeof *p);
+    int rc = approf_shard_stage(ctx, &req, p, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "shard: %s\n", err);
+    approf_shard_context_free(&ctx);
+    return rc;
+}
+
+static const char *const saved_leaf[] = {"q_proj", "v_proj", "attention", "gate_proj",
+                                         "down_proj"};
+
+/* 1 when op o is one torchtitan's policy saves (by its name's last part). */
+static int policy_saves(const ApprofGraph *g, int o)
+{
+    const char *leaf = strrchr(g->ops[o].name, '/');
+    if (!leaf)
+        return 0;
+    for (size_t i = 0; i < sizeof saved_leaf / sizeof *saved_leaf; i++)
+        if (!strcmp(leaf + 1, saved_leaf[i]))
+            return 1;
+    return 0;
+}
+
+static int in_block(const ApprofGraph *g, int o)
+{
+    return strchr(g->ops[o].name, '/') != NULL;
+}
+
+static void test_llama_two_blocks(void)
+{
+    ApprofGraph *g = build_llama();
+    ApprofStageProgram none, full, op;
+    CU_ASSERT_FATAL(shard_one(g, COSTDB_RECOMPUTE_NONE, 0, 1, &none) == 0);
+    CU_ASSERT_FATAL(shard_one(g, COSTDB_RECOMPUTE_FULL, 0, 1, &full) == 0);
+    CU_ASSERT_FATAL(shard_one(g, COSTDB_RECOMPUTE_OP, 0, 1, &op) == 0);
+    /* the saved ops: 5 per block, 2 blocks, each with one output */
+    int n_saved = 0;
+    double kept = 0.0;
+    for (size_t o = 0; o < g->n_ops; o++) {
+        if (!policy_saves(g, (int)o))
+            continue;
+        n_saved++;
+        const ApprofTensor *t = &g->tensors[g->ops[o].outputs[0]];
+        double b = (double)approf_dtype_size(t->dtype);
+        for (int d = 0; d < t->ndim; d++)
+            b *= (double)t->dims[d];
+        kept += b;
+    }
+    CU_ASSERT_EQUAL(n_saved, 10);
+    /* Kept: what full keeps (the inputs of every checkpoint block: the
+     * two transformer blocks' inputs, the ids, the final norm's, head's
+     * and loss's inputs, which the ops outside the blocks also read in
+     * their backward) plus exactly the saved ops' outputs. */
+    if ((double)op.intermediate_size != (double)full.intermediate_size + kept)
+        fprintf(stderr, "op %lld full %lld none %lld saved outputs %.0f\n",
+                (long long)op.intermediate_size, (long long)full.intermediate_size,
+                (long long)none.intermediate_size, kept);
+    CU_ASSERT_EQUAL((double)op.intermediate_size, (double)full.intermediate_size + kept);
+    CU_ASSERT(op.intermediate_size < none.intermediate_size);
+    /* Rerun: the forward kernels of every other op of the blocks, once */
+    size_t rerun = 0, rerun_gemm = 0, none_gemm = 0, op_gemm = 0;
+    for (size_t i = 0; i < none.n_kernels[0]; i++) {
+        const ApprofKernel *k = &none.kernels[0][i];
+        if (in_block(g, k->op) && !policy_saves(g, k->op)) {
+            rerun++;
+            rerun_gemm += k->kind == APPROF_K_GEMM;
+        }
+    }
+    for (size_t i = 0; i < none.n_kernels[1]; i++)
+        none_gemm += none.kernels[1][i].kind == APPROF_K_GEMM;
+    for (size_t i = 0; i < op.n_kernels[1]; i++)
+        op_gemm += op.kernels[1][i].kind == APPROF_K_GEMM;
+    CU_ASSERT_EQUAL(op.n_kernels[0], none.n_kernels[0]);
+    CU_ASSERT_EQUAL(op.n_kernels[1], none.n_kernels[1] + rerun);
+    /* the recomputed matmuls: k_proj, o_proj and up_proj of each block */
+    CU_ASSERT_EQUAL(rerun_gemm, 6);
+    CU_ASSERT_EQUAL(op_gemm, none_gemm + 6);
+    CU_ASSERT(op.n_kernels[1] < full.n_kernels[1]);
+    CU_ASSERT(op.temp_buffer_size[1] > none.temp_buffer_size[1]);
+    CU_ASSERT_EQUAL(op.recompute, COSTDB_RECOMPUTE_OP);
+    approf_stage_program_clear(&none);
+    approf_stage_program_clear(&full);
+    approf_stage_program_clear(&op);
+    approf_graph_free(&g);
+}
+
+/* Each mode's name is stored and read back by costdb, which owns them. */
+static void test_names(void)
+{
+    CU_ASSERT_STRING_EQUAL(costdb_recompute_name(COSTDB_RECOMPUTE_OP), "op");
+    CU_ASSERT_EQUAL(costdb_recompute_parse("op"), COSTDB_RECOMPUTE_OP);
+    /* keeps less than selective, more than full */
+    CU_ASSERT_EQUAL(costdb_recompute_max(COSTDB_RECOMPUTE_SELECTIVE, COSTDB_RECOMPUTE_OP),
+                    COSTDB_RECOMPUTE_OP);
+    CU_ASSERT_EQUAL(costdb_recompute_max(COSTDB_RECOMPUTE_OP, COSTDB_RECOMPUTE_FULL),
+                    COSTDB_RECOMPUTE_FULL);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("recompute_op", NULL, NULL);
+    CU_add_test(s, "llama two blocks: saved matmuls and the rerun", test_llama_two_blocks);
+    CU_add_test(s, "names", test_names);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned f = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return f ? 1 : 0;
+}
