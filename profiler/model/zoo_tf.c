@@ -146,8 +146,18 @@ static int resolve(Zb *b, const ApprofZooOptions *o, const TfPreset *ps, size_t 
         for (size_t i = 0; i < n; i++)
             if (!strcmp(ps[i].name, want))
                 p = &ps[i];
-        if (!p)
-            return zb_fail(b, APPROF_EINVAL, "%s: unknown preset '%s'", b->g->name, want);
+        if (!p) {
+            /* name the family's presets, as the decoder families do */
+            char list[256] = "";
+            size_t off = 0;
+            for (size_t i = 0; i < n && off < sizeof list; i++) {
+                int w = snprintf(list + off, sizeof list - off, "%s%s", off ? "|" : "",
+                                 ps[i].name);
+                off += w > 0 ? (size_t)w : 0;
+            }
+            return zb_fail(b, APPROF_EINVAL, "%s: unknown preset '%s' (%s)", b->g->name, want,
+                           list);
+        }
         *out = *p;
     }
     if (!out->types)

@@ -214,6 +214,13 @@ static void test_hf_family_presets(void)
     o.preset = "qwen3-9b";
     CU_ASSERT_EQUAL(approf_zoo_build("qwen3", &o, &g, err, sizeof err), APPROF_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "qwen3-8b|qwen3-0.6b"));
+    /* and so does one of gpt or bert (bert's are base and large) */
+    o.preset = "bert-large";
+    CU_ASSERT_EQUAL(approf_zoo_build("bert", &o, &g, err, sizeof err), APPROF_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "bert: unknown preset 'bert-large' (base|large)"));
+    o.preset = "gpt3-6b";
+    CU_ASSERT_EQUAL(approf_zoo_build("gpt", &o, &g, err, sizeof err), APPROF_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "gpt3-6.7b"));
     /* a preset given as the model's name says whose it is */
     CU_ASSERT_EQUAL(approf_zoo_build("deepseek-v3", NULL, &g, err, sizeof err), APPROF_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "--model deepseek --preset deepseek-v3"));
