@@ -36,6 +36,7 @@ static void model_help(FILE *f)
           "                         [MODEL OPTIONS] [--layers L] [--eps E] [--manual-layers]\n"
           "                         [--format text|json]\n"
           "       approf model export (NAME | --model NAME | --hf-config F) [MODEL OPTIONS] [-o FILE]\n"
+          "       approf model list [--format text|json]   the model zoo (as approf models)\n"
           "Show a model's exact parameter count and its layers (operator range, forward and\n"
           "backward FLOPs, parameter, activation and inbound bytes per layer), or write a zoo\n"
           "model as a model file (JSON, schemas/model-format.md) to stdout or FILE. The model\n"
@@ -326,14 +327,16 @@ int approf_cmd_model(int argc, char **argv)
     const char *sub, *name = NULL;
     int rc;
     if (argc < 2)
-        return cli_usage_error("model", "missing subcommand (show or export)");
+        return cli_usage_error("model", "missing subcommand (list, show or export)");
     sub = argv[1];
     if (!strcmp(sub, "--help") || !strcmp(sub, "-h")) {
         model_help(stdout);
         return APPROF_EXIT_OK;
     }
+    if (!strcmp(sub, "list")) /* the zoo, as 'approf hardware list' lists the specs */
+        return approf_cmd_models(argc - 1, argv + 1);
     if (strcmp(sub, "show") && strcmp(sub, "export"))
-        return cli_usage_error("model", "unknown subcommand '%s' (show or export)", sub);
+        return cli_usage_error("model", "unknown subcommand '%s' (list, show or export)", sub);
     rc = parse_opts(argc - 1, argv + 1, &a);
     if (rc)
         return rc == PARSED_HELP ? APPROF_EXIT_OK : rc;

@@ -180,6 +180,13 @@ with tempfile.TemporaryDirectory(prefix="approf-model-options-") as tmp:
     rc, _, err = run("models", "--format", "xml")
     check(rc == 2 and err.startswith("approf: --format needs one of text|json, got 'xml'\n"),
           "models --format xml: %r" % err)
+    # approf model list is approf models (as approf hardware list lists the
+    # specs), and an unknown subcommand names the three
+    a = run("models", "--format", "json")
+    b = run("model", "list", "--format", "json")
+    check(a[0] == 0 and a == b, "model list --format json differs from models --format json")
+    rc, _, err = run("model", "lst")
+    check(rc == 2 and "(list, show or export)" in err, "model lst: exit %d, %r" % (rc, err))
 
 for f in failures:
     print("FAIL:", f)
