@@ -175,6 +175,8 @@ typedef struct ApsolvePlan {
     int has_full_cost;                /* 0: not estimated (stored as NULL) */
     unsigned frameworks;              /* bit f: framework f runs it as priced (frameworks.h) */
     int has_frameworks;               /* 0: not judged */
+    int cp;                           /* context parallelism its entries were priced with by
+                                       * the auto search (session_autocp.c); 0: none */
 } ApsolvePlan;
 
 /* Entry index of (i, j, s, c). */

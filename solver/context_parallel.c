@@ -113,19 +113,25 @@ static void a2a(const CostdbFabric *f, double q, double kv, int n, int stride, i
     o->traffic_bwd += (n - 1.0) / n * (2 * q + kv);
 }
 
-int apsolve_cp_stage(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, int start,
-                     int end, int s, int c, const ApsolveCpLayout *l, ApsolveCpStage *out,
-                     char *why, size_t len)
+/* What a stage's placements show that the cp price needs (the same at
+ * every config of the stage: the shapes are the global ones). */
+typedef struct CpFacts {
+    int known, layers;
+    int64_t seq, batch;
+    double qw, kvw, dsize;
+    CostdbFabric f;
+} CpFacts;
+
+/* Reads stage (start..end, submesh s, config c)'s facts. 0; -1 with why. */
+static int read_facts(struct Costdb *db, int64_t sweep, int start, int end, int s, int c,
+                      CpFacts *x, char *why, size_t len)
 {
     CostdbPlacement *pl = NULL;
-    CostdbFabric f;
     size_t n = 0;
-    int64_t batch = 0;
-    double qw = 0, kvw = 0, dsize = 2;
-    int M = p->cluster_gpus, layers = 0;
-    memset(out, 0, sizeof *out);
-    if (apsolve_stage_inputs(db, sweep, start, end, s, c, "the cp communication", &f, &pl, &n,
-                             why, len) < 0)
+    memset(x, 0, sizeof *x);
+    x->dsize = 2;
+    if (apsolve_stage_inputs(db, sweep, start, end, s, c, "the cp communication", &x->f, &pl,
+                             &n, why, len) < 0)
         return -1;
     for (size_t i = 0; i < n; i++) {
         int64_t d[8];
@@ -135,25 +141,38 @@ int apsolve_cp_stage(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, 
         /* the sequence: dimension 1 of the stage's inputs ([B, S] token
          * ids, [B, S, H] activations), the largest (a mask [B, 1, S, S]
          * has 1 there) */
-        if (!strcmp(pl[i].role, "input") && d[0] > 0 && d[1] > out->seq) {
-            batch = d[0];
-            out->seq = d[1];
+        if (!strcmp(pl[i].role, "input") && d[0] > 0 && d[1] > x->seq) {
+            x->batch = d[0];
+            x->seq = d[1];
         } else if (!strcmp(pl[i].role, "param") && nd == 2) {
             const char *t = pl[i].tensor_name;
             if (ends(t, "/key/kernel") || ends(t, "/k_proj/kernel")) {
-                layers++;
-                kvw = (double)d[1];
+                x->layers++;
+                x->kvw = (double)d[1];
                 if (costdb_dtype_bytes(pl[i].dtype) > 0)
-                    dsize = costdb_dtype_bytes(pl[i].dtype);
+                    x->dsize = costdb_dtype_bytes(pl[i].dtype);
             } else if (ends(t, "/query/kernel") || ends(t, "/q_proj/kernel")) {
-                qw = (double)d[1];
+                x->qw = (double)d[1];
             }
         }
     }
     free(pl);
+    x->known = 1;
+    return 0;
+}
+
+/* Prices the cp stage of facts x under layout l on hosts of M GPUs. */
+static void price_stage(const CpFacts *x, const ApsolveCpLayout *l, int M, ApsolveCpStage *out)
+{
+    const CostdbFabric f = x->f;
+    int64_t batch = x->batch;
+    double qw = x->qw, kvw = x->kvw, dsize = x->dsize;
+    int layers = x->layers;
+    memset(out, 0, sizeof *out);
+    out->seq = x->seq;
     out->attention_layers = layers;
     if (!layers || out->seq <= 0 || batch <= 0)
-        return 0;
+        return;
     /* the equivalent entry's micro-batch holds batch samples over dp x cp
      * replicas: Megatron's mbs = batch / (dp cp); a cp GPU holds mbs x
      * seq / cp tokens, the heads split tp ways */
@@ -187,6 +206,17 @@ int apsolve_cp_stage(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, 
         out->traffic_bwd = layers * one.traffic_bwd;
         out->buffers = (int64_t)llround(buf);
     }
+}
+
+int apsolve_cp_stage(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, int start,
+                     int end, int s, int c, const ApsolveCpLayout *l, ApsolveCpStage *out,
+                     char *why, size_t len)
+{
+    CpFacts x;
+    memset(out, 0, sizeof *out);
+    if (read_facts(db, sweep, start, end, s, c, &x, why, len))
+        return -1;
+    price_stage(&x, l, p->cluster_gpus, out);
     return 0;
 }
 
@@ -255,4 +285,118 @@ int apsolve_cp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
     }
     *out = q;
     return APSOLVE_OK;
+}
+
+/* Facts of layers i..j from the single layers' (the layers' key
+ * projections add up; the sequence, micro-batch and widths are the
+ * model's), reading each layer's once into cache (L of them) from its first
+ * entry with a finite cost; 0 with x->known 0 when a layer has none. */
+static int range_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, CpFacts *cache,
+                       int i, int j, CpFacts *x, char *why, size_t len)
+{
+    memset(x, 0, sizeof *x);
+    for (int k = i; k <= j; k++) {
+        CpFacts *y = &cache[k];
+        for (int s = 0; !y->known && s < p->num_submeshes; s++)
+            for (int c = 0; !y->known && c < p->num_configs; c++)
+                if (p->configs[(size_t)s * p->num_configs + c].valid &&
+                    isfinite(p->cost[apsolve_index(p, k, k, s, c)]) &&
+                    read_facts(db, sweep, k, k, s, c, y, why, len))
+                    return -1;
+        if (!y->known) {
+            x->known = 0;
+            return 0;
+        }
+        if (k == i) {
+            *x = *y;
+            continue;
+        }
+        x->layers += y->layers;
+        if (y->seq > x->seq) {
+            x->seq = y->seq;
+            x->batch = y->batch;
+        }
+        if (y->layers) {
+            x->kvw = y->kvw;
+            x->qw = y->qw > 0 ? y->qw : x->qw;
+            x->dsize = y->dsize;
+        }
+    }
+    return 0;
+}
+
+/* Whether the family holds a sweep at micro-batch size m. */
+static int has_micro(const int64_t *family, size_t nfamily, int64_t m)
+{
+    for (size_t i = 0; i < nfamily; i++)
+        if (family[i] == m)
+            return 1;
+    return 0;
+}
+
+int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                            int64_t micro, const int64_t *family, size_t nfamily,
+                            const int *cps, int ncp, ApsolveProblem **out, int64_t *seq,
+                            int *attention, char *why, size_t len)
+{
+    CpFacts *cache = calloc((size_t)(p->num_layers > 0 ? p->num_layers : 1), sizeof *cache);
+    int rc = APSOLVE_OK;
+    *seq = 0;
+    *attention = 0;
+    for (int k = 0; k < ncp; k++)
+        out[k] = NULL;
+    if (!cache)
+        return APSOLVE_ENOMEM;
+    for (int k = 0; k < ncp && rc == APSOLVE_OK; k++)
+        rc = apsolve_problem_clone(p, &out[k]);
+    for (int i = 0; i < p->num_layers && rc == APSOLVE_OK; i++)
+        for (int j = i; j < p->num_layers && rc == APSOLVE_OK; j++) {
+            CpFacts x;
+            if (range_facts(db, sweep, p, cache, i, j, &x, why, len)) {
+                rc = APSOLVE_EDB;
+                break;
+            }
+            if (x.seq > 0 && !*seq)
+                *seq = x.seq;
+            if (x.layers > *attention)
+                *attention = x.layers;
+            for (int s = 0; s < p->num_submeshes; s++)
+                for (int c = 0; c < p->num_configs; c++) {
+                    const ApsolveConfig *cf = &p->configs[(size_t)s * p->num_configs + c];
+                    size_t idx = apsolve_index(p, i, j, s, c);
+                    if (!isfinite(p->cost[idx]))
+                        continue;
+                    for (int k = 0; k < ncp; k++) {
+                        ApsolveProblem *q = out[k];
+                        ApsolveCpLayout l = {0, cf->logical_b, cps[k], APSOLVE_CP_P2P, 0};
+                        ApsolveCpStage st;
+                        /* a cp plan runs every stage with cp: an entry that
+                         * is not (dp cp, tp) with the batch on axis 0, or
+                         * whose facts are unknown, has no cp stage */
+                        /* and one the plain search already prices: the
+                         * sweep at micro / cp holds the same devices' entry
+                         * with whole samples per replica, the same tokens,
+                         * FLOPs, activations and weights per GPU, measured,
+                         * and no ring */
+                        int dominated = micro % cps[k] == 0 &&
+                                        (micro / cps[k]) % cf->logical_a == 0 &&
+                                        has_micro(family, nfamily, micro / cps[k]);
+                        if (!x.known || !cf->valid || cf->force_batch_dim != 0 ||
+                            cf->logical_a % cps[k] || dominated) {
+                            q->cost[idx] = INFINITY;
+                            if (q->fwd_cost && q->bwd_cost)
+                                q->fwd_cost[idx] = q->bwd_cost[idx] = INFINITY;
+                            continue;
+                        }
+                        l.dp = cf->logical_a / cps[k];
+                        price_stage(&x, &l, p->cluster_gpus, &st);
+                        transform(q, idx, cps[k], &st);
+                    }
+                }
+        }
+    free(cache);
+    if (rc != APSOLVE_OK)
+        for (int k = 0; k < ncp; k++)
+            apsolve_problem_free(&out[k]);
+    return rc;
 }

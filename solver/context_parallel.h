@@ -98,6 +98,25 @@ int apsolve_cp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
                        ApsolveProblem **out, int64_t *seq, int *attention, char *why,
                        size_t len);
 
+/* The auto search's cp candidates (docs/solver.md, "Context parallelism
+ * in the auto search"): for each cps[k], out[k] a copy of p in which every
+ * entry of every layer range, submesh and config is the cp stage of its
+ * own layout (dp = logical_a / cp, tp = logical_b, the ring): the configs
+ * of logical (dp cp, tp) with the batch forced on axis 0 transformed as in
+ * apsolve_cp_problem, every other entry +inf (a cp plan runs each stage
+ * with cp), and so is an entry the plain search prices already: where the
+ * family (nfamily micro-batch sizes with a sweep) holds micro / cp and it
+ * splits into whole samples over the entry's logical_a replicas, that
+ * sweep's entry has the same tokens, FLOPs, activations and weights per
+ * GPU, measured, without the ring. Each layer's placements are read once (the first entry of the
+ * single layer), a range's facts summed from its layers'. *seq and
+ * *attention as apsolve_cp_problem's (the largest attention layers of a
+ * range). 0; APSOLVE_ENOMEM; APSOLVE_EDB with why (out[] all NULL). */
+int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                            int64_t micro, const int64_t *family, size_t nfamily,
+                            const int *cps, int ncp, ApsolveProblem **out, int64_t *seq,
+                            int *attention, char *why, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -103,6 +103,10 @@ void apsolve_cand_free(ApsolveCand *c);
 void apsolve_plan_batch(ApsolvePlan *pl, const ApsolveCand *c);
 /* session_search.c: the auto search step (see there); 0 or an exit status. */
 int apsolve_run_auto_search(ApsolveRun *r);
+/* session_autocp.c: context parallelism in the auto search (see there):
+ * the best cp plan replaces s->autop (and auto_c) when it is better; 0 or
+ * 1 after a message. */
+int apsolve_run_auto_cp(ApsolveRun *r);
 /* session_price.c: the pricing step (see there); 0 or an exit status. */
 int apsolve_run_price(ApsolveRun *r);
 void apsolve_extra_free(ApsolveExtra *x);

@@ -111,7 +111,9 @@ static int price_one(ApsolveRun *r, size_t k)
         return 1;
     /* a cp plan's stages send 1/cp of the activations of the entries'
      * (the sequence is split; context_parallel.h) */
-    double scale = pl == s->given && a->parallel && a->par.cp > 1 ? 1.0 / a->par.cp : 1.0;
+    double scale = pl == s->given && a->parallel && a->par.cp > 1 ? 1.0 / a->par.cp
+                   : pl->cp > 1                                  ? 1.0 / pl->cp
+                                                                 : 1.0;
     if (apsolve_full_estimate_ex(r->db, c->sweep, pl, scale, &x->full, x->stages))
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "full estimate: %s", costdb_errmsg(r->db));
     s->outs[k].full = &x->full;
@@ -119,6 +121,8 @@ static int price_one(ApsolveRun *r, size_t k)
     apsolve_plan_frameworks(r->db, c->sweep, c->sw.dtype, pl, &x->fw);
     if (pl == s->given && a->parallel)
         apsolve_cp_frameworks(a->par.cp, a->par.cp_comm, &x->fw);
+    else if (pl->cp > 1) /* an auto plan priced with cp (session_autocp.c): the ring */
+        apsolve_cp_frameworks(pl->cp, APSOLVE_CP_P2P, &x->fw);
     pl->frameworks = x->fw.runs;
     pl->has_frameworks = 1;
     s->outs[k].frameworks = &x->fw;

@@ -266,6 +266,8 @@ int apsolve_run_auto_search(ApsolveRun *r)
         if ((rc = search_size(r, k, m, own, asked)) != 0)
             return rc;
     }
+    if (tried && apsolve_run_auto_cp(r))
+        return 1;
     if (!r->s->autop)
         return no_auto_plan(r, tried);
     keep_auto_plan(r);
