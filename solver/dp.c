@@ -20,43 +20,8 @@
 #include <string.h>
 
 #include "clock.h"
+#include "dp_int.h"
 #include "solver_internal.h"
-
-typedef struct DpItem {
-    double cost;
-    int mnss;                         /* clamped to L */
-    int config;
-    int opt;                          /* index of its DpOpt */
-} DpItem;
-
-typedef struct DpOpt {
-    int end, submesh, dev;
-    int item_off, item_n;
-} DpOpt;
-
-typedef struct Dp {
-    const ApsolveProblem *p;
-    const ApsolveOptions *opt;
-    int L, D, NS;                     /* NS = most stages + 1 */
-    DpOpt *opts;
-    int *opt_off;                     /* [L + 1] */
-    DpItem *items;
-    double *cands;
-    size_t n_cands;
-    double *val;                      /* [(L+1)(D+1)NS] */
-    int32_t *arg;
-    int16_t *front;                   /* frontier n's per state */
-    int16_t *front_cnt;               /* [(L+1)(D+1)] */
-    double *best;                     /* [NS] */
-    int32_t *best_arg;
-    long evals;
-    double apply_limit;               /* FULL: only entries with apply_cost <= this */
-    int mem_n;                        /* stage count the memory rule assumes */
-    int exact_n;                      /* > 0: plans of exactly this many stages */
-    /* best plan so far */
-    ApsolvePlan *plan;
-    double plan_obj, plan_max;
-} Dp;
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -180,7 +145,9 @@ static int dp_alloc_tables(Dp *dp)
     dp->front_cnt = calloc(states, sizeof *dp->front_cnt);
     dp->best = malloc((size_t)dp->NS * sizeof *dp->best);
     dp->best_arg = malloc((size_t)dp->NS * sizeof *dp->best_arg);
-    if (!dp->val || !dp->arg || !dp->front || !dp->front_cnt || !dp->best || !dp->best_arg)
+    dp->rb = malloc(((size_t)dp->D + 1) * (size_t)dp->NS * sizeof *dp->rb);
+    dp->rba = malloc(((size_t)dp->D + 1) * (size_t)dp->NS * sizeof *dp->rba);
+    if (!dp->rb || !dp->rba || !dp->val || !dp->arg || !dp->front || !dp->front_cnt || !dp->best || !dp->best_arg)
         return APSOLVE_ENOMEM;
     /* The end state: layer L reached with every device used, no stage after. */
     {
@@ -197,64 +164,9 @@ static int dp_alloc_tables(Dp *dp)
  * (0, D) or -1 when no plan has every stage cost <= t. */
 static int dp_run(Dp *dp, double t)
 {
-    int L = dp->L, D = dp->D, NS = dp->NS;
-    int i, d, n;
+    int D = dp->D, NS = dp->NS;
     dp->evals++;
-    for (i = L - 1; i >= 0; i--) {
-        int dlo = i == 0 ? D : 1, dhi = i == 0 ? D : D - 1;
-        for (d = dlo; d <= dhi; d++) {
-            size_t st = (size_t)i * (size_t)(D + 1) + (size_t)d;
-            size_t base = st * (size_t)NS;
-            int nmax = NS - 1, cnt = 0;
-            double run = INFINITY;
-            if (nmax > L - i)
-                nmax = L - i;
-            if (nmax > d)
-                nmax = d;
-            for (n = 1; n <= nmax; n++)
-                dp->best[n] = INFINITY;
-            for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++) {
-                const DpOpt *op = &dp->opts[o];
-                const DpItem *it = &dp->items[op->item_off];
-                size_t cst, cbase;
-                int lim = 0, q = 0, ccnt;
-                if (op->dev > d || it[0].cost > t)
-                    continue;
-                while (lim < op->item_n && it[lim].cost <= t)
-                    lim++;
-                cst = (size_t)(op->end + 1) * (size_t)(D + 1) + (size_t)(d - op->dev);
-                assert(op->end >= i && op->end < L && op->dev >= 1 && d - op->dev >= 0);
-                ccnt = dp->front_cnt[cst];
-                cbase = cst * (size_t)NS;
-                for (int e = 0; e < ccnt; e++) {
-                    int nc = dp->front[cbase + (size_t)e];
-                    double cand;
-                    if (nc + 1 > nmax)
-                        break;
-                    while (q < lim && it[q].mnss < nc)
-                        q++;
-                    if (q == lim)
-                        break;
-                    cand = dp->val[cbase + (size_t)nc] + it[q].cost;
-                    if (cand < dp->best[nc + 1]) {
-                        dp->best[nc + 1] = cand;
-                        dp->best_arg[nc + 1] = op->item_off + q;
-                    }
-                }
-            }
-            for (n = 1; n <= nmax; n++) {
-                /* Exact stage count: every finite n is kept (no dominance
-                 * by fewer stages, which the count forbids). */
-                if (dp->exact_n > 0 ? dp->best[n] < INFINITY : dp->best[n] < run) {
-                    run = dp->best[n];
-                    dp->front[base + (size_t)cnt++] = (int16_t)n;
-                    dp->val[base + (size_t)n] = run;
-                    dp->arg[base + (size_t)n] = dp->best_arg[n];
-                }
-            }
-            dp->front_cnt[st] = (int16_t)cnt;
-        }
-    }
+    apsolve_dp_rows(dp, t);
     {
         size_t st = (size_t)D, base = st * (size_t)NS;
         int cnt = dp->front_cnt[st];
@@ -387,6 +299,14 @@ static void dp_free(Dp *dp)
     free(dp->opts);
     free(dp->opt_off);
     free(dp->items);
+    free(dp->live);
+    free(dp->live_off);
+    free(dp->livebits);
+    free(dp->nz);
+    free(dp->nz_cnt);
+    free(dp->rb);
+    free(dp->rba);
+    free(dp->stamp);
     free(dp->cands);
     free(dp->val);
     free(dp->arg);
@@ -401,7 +321,8 @@ static void dp_free(Dp *dp)
  * (FULL) under the memory rule for mem_n stages, of exactly exact_n stages
  * when > 0. *evals accumulates the threshold DPs run. */
 static int solve_core(const ApsolveProblem *p, const ApsolveOptions *opt, double limit,
-                      int mem_n, int exact_n, ApsolvePlan **out, long *evals, long *cands)
+                      int mem_n, int exact_n, int dense, ApsolvePlan **out, long *evals,
+                      long *cands)
 {
     Dp dp;
     double ginf;
@@ -416,6 +337,7 @@ static int solve_core(const ApsolveProblem *p, const ApsolveOptions *opt, double
     dp.apply_limit = limit;
     dp.mem_n = mem_n;
     dp.exact_n = exact_n;
+    dp.dense = dense;
     dp.NS = dp.L < dp.D ? dp.L : dp.D;
     if (opt->max_stages > 0 && opt->max_stages < dp.NS)
         dp.NS = opt->max_stages;
@@ -438,7 +360,9 @@ static int solve_core(const ApsolveProblem *p, const ApsolveOptions *opt, double
         rc = APSOLVE_EINFEASIBLE;
         goto cleanup;
     }
-    rc = dp_alloc_tables(&dp);
+    rc = apsolve_dp_live(&dp);
+    if (!rc)
+        rc = dp_alloc_tables(&dp);
     if (rc)
         goto cleanup;
     /* The largest threshold allows every entry: infeasible there means
@@ -472,7 +396,7 @@ cleanup:
 typedef struct ApplySearch {
     const ApsolveProblem *p;
     const ApsolveOptions *opt;
-    int mem_n, exact_n;
+    int mem_n, exact_n, dense;
     double *vals;
     size_t n_vals;
     ApsolvePlan *best;
@@ -498,8 +422,8 @@ static double apply_eval(ApplySearch *as, size_t k)
     double t;
     int rc;
     assert(k < as->n_vals);
-    rc = solve_core(as->p, as->opt, as->vals[k], as->mem_n, as->exact_n, &pl, &as->evals,
-                    &as->cands);
+    rc = solve_core(as->p, as->opt, as->vals[k], as->mem_n, as->exact_n, as->dense, &pl,
+                    &as->evals, &as->cands);
     if (rc == APSOLVE_EINFEASIBLE)
         return INFINITY;
     if (rc) {
@@ -540,7 +464,7 @@ static void apply_search(ApplySearch *as, long a, double ta, long b, double tb)
 /* The optimum for one memory-rule stage count (and exact count), over
  * apply limits when the objective is FULL. */
 static int solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt, int mem_n,
-                       int exact_n, ApsolvePlan **out, long *evals, long *cands)
+                       int exact_n, int dense, ApsolvePlan **out, long *evals, long *cands)
 {
     ApplySearch as;
     size_t n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
@@ -549,12 +473,13 @@ static int solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt, int m
     int rc;
 
     if (opt->objective != APSOLVE_OBJECTIVE_FULL || opt->inference)
-        return solve_core(p, opt, INFINITY, mem_n, exact_n, out, evals, cands);
+        return solve_core(p, opt, INFINITY, mem_n, exact_n, dense, out, evals, cands);
     memset(&as, 0, sizeof as);
     as.p = p;
     as.opt = opt;
     as.mem_n = mem_n;
     as.exact_n = exact_n;
+    as.dense = dense;
     as.vals = malloc((n ? n : 1) * sizeof *as.vals);
     if (!as.vals)
         return APSOLVE_ENOMEM;
@@ -590,7 +515,8 @@ static int solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt, int m
     return rc;
 }
 
-int apsolve_solve(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan **out)
+static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, int dense,
+                     ApsolvePlan **out)
 {
     double t0 = costdb_monotonic_seconds();
     ApsolvePlan *best = NULL;
@@ -617,7 +543,7 @@ int apsolve_solve(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePla
             if (!apsolve_schedule_valid(APSOLVE_SCHEDULE_INTERLEAVED, v, opt->micro_batches, n,
                                         NULL, 0))
                 continue;
-            e = solve_apply(p, opt, n, n, &pl, &evals, &cands);
+            e = solve_apply(p, opt, n, n, dense, &pl, &evals, &cands);
             if (e == APSOLVE_EINFEASIBLE)
                 continue;
             if (e) {
@@ -634,7 +560,7 @@ int apsolve_solve(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePla
         }
         rc = best ? APSOLVE_OK : APSOLVE_EINFEASIBLE;
     } else {
-        rc = solve_apply(p, opt, p->num_layers, 0, &best, &evals, &cands);
+        rc = solve_apply(p, opt, p->num_layers, 0, dense, &best, &evals, &cands);
     }
     if (rc)
         return rc;
@@ -643,4 +569,14 @@ int apsolve_solve(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePla
     best->solve_seconds = costdb_monotonic_seconds() - t0;
     *out = best;
     return APSOLVE_OK;
+}
+
+int apsolve_solve(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan **out)
+{
+    return solve_all(p, opt, 0, out);
+}
+
+int apsolve_solve_dense(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan **out)
+{
+    return solve_all(p, opt, 1, out);
 }

@@ -21,6 +21,10 @@ int apsolve_stage_inputs(struct Costdb *db, int64_t sweep, int start, int end, i
                          const char *what, struct CostdbFabric *f, struct CostdbPlacement **pl,
                          size_t *n, char *why, size_t len);
 
+/* apsolve_solve with every device count a state of the DP (the formulation
+ * before the live states of dp.c): the same plans, slower; the tests'
+ * reference for the pruning. */
+int apsolve_solve_dense(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan **out);
 /* Sanitised cost of an entry: NaN, negative and padding configs -> +inf. */
 double apsolve_entry_cost(const ApsolveProblem *p, size_t idx);
 /* The config (s, c) may be used under opt: valid, and plain unless the

@@ -16,6 +16,7 @@
 #include <CUnit/Basic.h>
 
 #include "oracle.h"
+#include "solver_internal.h"
 
 /* Checks that plan is a valid plan of p under the options and that its
  * cost is what an independent re-pricing gives. */
@@ -270,6 +271,90 @@ static void test_mnss_formula(void)
     CU_ASSERT(apsolve_max_n_succ_stages(INT64_MAX, 0, 0, 1) == APSOLVE_UNBOUNDED);
 }
 
+/* The live states of dp_rows.c against the dense formulation (every device
+ * count a state, each pulling from its children) and the plain DP, on
+ * random problems where whole submeshes have no finite entry, so that most
+ * device counts cannot be reached or cannot end: the same plan, cost and
+ * number of threshold DPs, and the plain DP's optimum bit for bit. A state
+ * pruned wrongly loses plans (or finds a different one) and fails here. */
+static void test_live_states(void)
+{
+    static const int shapes[][2] = {{2, 4}, {4, 4}, {2, 8}, {4, 8}, {8, 2}, {1, 8}};
+    uint64_t rng = 0x5EEDull;
+    int mismatches = 0, feasible = 0, pruned = 0;
+    for (int t = 0; t < 150; t++) {
+        OracleGen g;
+        ApsolveProblem *p = NULL;
+        ApsolveOptions o;
+        ApsolvePlan *live = NULL, *dense = NULL;
+        int rl, rd, keep, kept = 0;
+        double expect = NAN;
+        memset(&g, 0, sizeof g);
+        memset(&o, 0, sizeof o);
+        g.layers = 3 + (int)(oracle_rand(&rng) % 8);
+        g.hosts = shapes[t % 6][0];
+        g.gpus = shapes[t % 6][1];
+        g.inf_prob = 0.05 + 0.3 * oracle_uniform(&rng);
+        g.mem_prob = t % 3 ? 0.5 : 0.0;
+        g.max_limit = 6;
+        g.integer_costs = t % 4 == 1;
+        g.noise = 0.3;
+        g.device_exponent = t % 2 ? 0.5 : 1.0;
+        CU_ASSERT_FATAL(oracle_make_problem(&g, &rng, &p) == APSOLVE_OK);
+        /* Whole submeshes without entries: the small ones below a random
+         * size, or each with probability 1/2; one random submesh stays. */
+        keep = (int)(oracle_rand(&rng) % (uint64_t)p->num_submeshes);
+        for (int sm = 0; sm < p->num_submeshes; sm++) {
+            int cut = t % 2 ? oracle_rand(&rng) % 2 == 0 : sm < keep;
+            if (sm == keep || !cut) {
+                kept++;
+                continue;
+            }
+            for (int i = 0; i < p->num_layers; i++)
+                for (int j = i; j < p->num_layers; j++)
+                    for (int c = 0; c < p->num_configs; c++)
+                        p->cost[apsolve_index(p, i, j, sm, c)] = INFINITY;
+        }
+        pruned += kept < p->num_submeshes;
+        o.micro_batches = k_b[oracle_rand(&rng) % 7];
+        o.max_stages = t % 5 == 2 ? 1 + (int)(oracle_rand(&rng) % 4) : 0;
+        o.inference = t % 7 == 3;
+        if (t % 5 == 4 && !o.inference) { /* exact stage counts per n */
+            o.schedule = APSOLVE_SCHEDULE_INTERLEAVED;
+            o.virtual_stages = 2;
+        } else {
+            expect = o.inference ? oracle_inference(p, o.max_stages)
+                                 : oracle_training(p, o.micro_batches, o.max_stages, 0, NULL);
+        }
+        rl = apsolve_solve(p, &o, &live);
+        rd = apsolve_solve_dense(p, &o, &dense);
+        CU_ASSERT(rl == rd);
+        if (rl == APSOLVE_OK && rd == APSOLVE_OK) {
+            int same = live->n_stages == dense->n_stages && live->cost == dense->cost &&
+                       live->total_cost == dense->total_cost &&
+                       live->dp_evaluations == dense->dp_evaluations;
+            for (size_t k = 0; same && k < live->n_stages; k++)
+                same = live->stages[k].end_layer == dense->stages[k].end_layer &&
+                       live->stages[k].submesh == dense->stages[k].submesh &&
+                       live->stages[k].config == dense->stages[k].config;
+            if (!isnan(expect))
+                same = same && live->cost == expect;
+            mismatches += !same;
+            feasible++;
+            if (!isnan(expect))
+                check_plan(p, &o, live);
+        } else if (rl == APSOLVE_EINFEASIBLE && !isnan(expect)) {
+            mismatches += !isinf(expect);
+        }
+        apsolve_plan_free(&live);
+        apsolve_plan_free(&dense);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT(mismatches == 0);
+    CU_ASSERT(feasible > 50);
+    CU_ASSERT(pruned > 100);
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -284,7 +369,8 @@ int main(void)
         !CU_add_test(s, "brute force, inference", test_brute_inference) ||
         !CU_add_test(s, "plain DP, training", test_oracle_training) ||
         !CU_add_test(s, "plain DP, inference", test_oracle_inference) ||
-        !CU_add_test(s, "plain DP, L=16 on 2x8", test_oracle_2x8)) {
+        !CU_add_test(s, "plain DP, L=16 on 2x8", test_oracle_2x8) ||
+        !CU_add_test(s, "live states against the dense DP", test_live_states)) {
         CU_cleanup_registry();
         return 1;
     }

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * One threshold DP of the exact stage/mesh search (solver/dp.c has the
+ * search; docs/solver.md, "Live states"): which states (i, d) a plan can
+ * pass through, and the rows of the DP over them.
+ */
+#include <assert.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp_int.h"
+
+/* The states (i, d) a threshold DP needs (docs/solver.md, "Live states"):
+ * d devices can take layers i..L-1 (d is a sum of the devices of a chain
+ * of options from row i to the end) and some chain of options from (0, D)
+ * leaves d devices at layer i. The options hold every entry any threshold
+ * admits, so no DP at any threshold finds a plan through another state, and
+ * the states skipped are never read: a live state's child through an
+ * option is reachable from (0, D) through it, and one that cannot end is
+ * empty (front_cnt 0, as calloc left it). With dense set every d is live. */
+int apsolve_dp_live(Dp *dp)
+{
+    int L = dp->L, D = dp->D;
+    size_t W = (size_t)D / 64 + 1, n = 0;
+    uint64_t *back = calloc((size_t)(L + 1) * W, sizeof *back);
+    uint64_t *fwd = calloc((size_t)(L + 1) * W, sizeof *fwd);
+    int rc = APSOLVE_ENOMEM;
+
+    dp->words = W;
+    dp->live_off = malloc((size_t)(L + 2) * sizeof *dp->live_off);
+    dp->nz_cnt = calloc((size_t)(L + 1), sizeof *dp->nz_cnt);
+    dp->stamp = calloc((size_t)D + 1, sizeof *dp->stamp);
+    if (!back || !fwd || !dp->live_off || !dp->nz_cnt || !dp->stamp)
+        goto cleanup;
+    /* back[i]: d with a chain of options from (i, d) to (L, 0) */
+    back[(size_t)L * W] = 1;
+    for (int i = L - 1; i >= 0; i--) {
+        uint64_t *row = back + (size_t)i * W;
+        for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++) {
+            const uint64_t *src = back + (size_t)(dp->opts[o].end + 1) * W;
+            size_t ws = (size_t)dp->opts[o].dev / 64;
+            unsigned bs = (unsigned)(dp->opts[o].dev % 64);
+            /* row |= src << dev, bits above D dropped below */
+            for (size_t w = W; w-- > ws;) {
+                uint64_t v = src[w - ws] << bs;
+                if (bs && w - ws > 0)
+                    v |= src[w - ws - 1] >> (64 - bs);
+                row[w] |= v;
+            }
+        }
+    }
+    /* fwd[i]: d reached from (0, D) through states that can end */
+    fwd[D / 64] = (uint64_t)1 << (D % 64);
+    for (int i = 0; i < L; i++) {
+        uint64_t *row = fwd + (size_t)i * W;
+        for (size_t w = 0; w < W; w++)
+            row[w] &= back[(size_t)i * W + w];
+        for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++) {
+            uint64_t *dst = fwd + (size_t)(dp->opts[o].end + 1) * W;
+            size_t ws = (size_t)dp->opts[o].dev / 64;
+            unsigned bs = (unsigned)(dp->opts[o].dev % 64);
+            /* dst |= row >> dev */
+            for (size_t w = 0; w + ws < W; w++) {
+                uint64_t v = row[w + ws] >> bs;
+                if (bs && w + ws + 1 < W)
+                    v |= row[w + ws + 1] << (64 - bs);
+                dst[w] |= v;
+            }
+        }
+    }
+    for (int i = 0; i < L; i++) {
+        const uint64_t *b = back + (size_t)i * W, *f = fwd + (size_t)i * W;
+        for (int d = 1; d <= D; d++)
+            n += dp->dense ? (i == 0 ? d == D : d < D) : (size_t)((b[d / 64] & f[d / 64]) >> (d % 64) & 1);
+    }
+    dp->live = malloc((n + 1) * sizeof *dp->live);
+    dp->nz = malloc((n + 1) * sizeof *dp->nz);
+    if (!dp->live || !dp->nz)
+        goto cleanup;
+    n = 0;
+    for (int i = 0; i < L; i++) {
+        const uint64_t *b = back + (size_t)i * W;
+        uint64_t *f = fwd + (size_t)i * W; /* becomes the row's live bits */
+        dp->live_off[i] = (int)n;
+        for (size_t w = 0; w < W; w++)
+            f[w] &= b[w];
+        for (int d = 1; d <= D; d++) {
+            uint64_t bit = (uint64_t)1 << (d % 64);
+            if (dp->dense)
+                f[d / 64] = (i == 0 ? d == D : d < D) ? f[d / 64] | bit : f[d / 64] & ~bit;
+            if (f[d / 64] & bit)
+                dp->live[n++] = d;
+        }
+    }
+    dp->live_off[L] = dp->live_off[L + 1] = (int)n;
+    dp->nz[n] = 0; /* the end state */
+    dp->nz_cnt[L] = 1;
+    dp->livebits = fwd;
+    fwd = NULL;
+    rc = APSOLVE_OK;
+cleanup:
+    free(back);
+    free(fwd);
+    return rc;
+}
+
+/* The most stages a state (i, d) may hold: layers, devices and the cap. */
+static int dp_nmax(const Dp *dp, int i, int d)
+{
+    int nmax = dp->NS - 1;
+    if (nmax > dp->L - i)
+        nmax = dp->L - i;
+    return nmax > d ? d : nmax;
+}
+
+/* Ends state (i, d) of dp_run: its frontier from best[1..nmax] (the least
+ * sum per stage count n and its item), kept while the sum falls as n
+ * grows, or every finite n for an exact stage count. Returns its size. */
+static int dp_frontier(Dp *dp, int i, int d, const double *best, const int32_t *best_arg)
+{
+    size_t st = (size_t)i * (size_t)(dp->D + 1) + (size_t)d, base = st * (size_t)dp->NS;
+    int nmax = dp_nmax(dp, i, d), cnt = 0;
+    double run = INFINITY;
+    for (int n = 1; n <= nmax; n++) {
+        /* Exact stage count: every finite n is kept (no dominance by fewer
+         * stages, which the count forbids). */
+        if (dp->exact_n > 0 ? best[n] < INFINITY : best[n] < run) {
+            run = best[n];
+            dp->front[base + (size_t)cnt++] = (int16_t)n;
+            dp->val[base + (size_t)n] = run;
+            dp->arg[base + (size_t)n] = best_arg[n];
+        }
+    }
+    dp->front_cnt[st] = (int16_t)cnt;
+    return cnt;
+}
+
+/* Offers option op (its first lim items within t) of state (i, d) the
+ * frontier of its child (op->end + 1, d - op->dev): best[n] keeps the least
+ * sum of n stages, replaced only by a strictly smaller one. */
+static void dp_offer(const Dp *dp, const DpOpt *op, int lim, int d, int nmax, double *best,
+                     int32_t *best_arg)
+{
+    const DpItem *it = &dp->items[op->item_off];
+    size_t cst = (size_t)(op->end + 1) * (size_t)(dp->D + 1) + (size_t)(d - op->dev);
+    size_t cbase = cst * (size_t)dp->NS;
+    int ccnt = dp->front_cnt[cst], q = 0;
+    assert(op->end < dp->L && op->dev >= 1 && d - op->dev >= 0);
+    for (int e = 0; e < ccnt; e++) {
+        int nc = dp->front[cbase + (size_t)e];
+        double cand;
+        if (nc + 1 > nmax)
+            break;
+        while (q < lim && it[q].mnss < nc)
+            q++;
+        if (q == lim)
+            break;
+        cand = dp->val[cbase + (size_t)nc] + it[q].cost;
+        if (cand < best[nc + 1]) {
+            best[nc + 1] = cand;
+            best_arg[nc + 1] = op->item_off + q;
+        }
+    }
+}
+
+/* The items of option o with cost <= t (sorted by cost). */
+static int dp_lim(const Dp *dp, int o, double t)
+{
+    const DpItem *it = &dp->items[dp->opts[o].item_off];
+    int lim = 0;
+    while (lim < dp->opts[o].item_n && it[lim].cost <= t)
+        lim++;
+    return lim;
+}
+
+/* The former formulation (dense): every state pulls from its options'
+ * children; the tests' reference for dp_run_live. */
+static void dp_run_dense(Dp *dp, double t)
+{
+    for (int i = dp->L - 1; i >= 0; i--) {
+        for (int li = dp->live_off[i]; li < dp->live_off[i + 1]; li++) {
+            int d = dp->live[li], nmax = dp_nmax(dp, i, d);
+            for (int n = 1; n <= nmax; n++)
+                dp->best[n] = INFINITY;
+            for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++) {
+                int lim = dp_lim(dp, o, t);
+                if (dp->opts[o].dev <= d && lim)
+                    dp_offer(dp, &dp->opts[o], lim, d, nmax, dp->best, dp->best_arg);
+            }
+            dp_frontier(dp, i, d, dp->best, dp->best_arg);
+        }
+    }
+}
+
+/* The same DP pushed from the children with a non-empty frontier at t
+ * (docs/solver.md, "Live states"): option by option in the order above, so
+ * each state (i, d) is offered its candidates in the order the dense loop
+ * offers them, and gets the same frontier; a live state offered nothing is
+ * empty. */
+static void dp_run_live(Dp *dp, double t)
+{
+    int L = dp->L, D = dp->D, NS = dp->NS;
+    for (int i = L - 1; i >= 0; i--) {
+        const uint64_t *lb = dp->livebits + (size_t)i * dp->words;
+        unsigned gen = ++dp->gen;
+        int cnt = 0;
+        if (gen == 0) { /* wrapped: no stamp may look current */
+            memset(dp->stamp, 0, ((size_t)D + 1) * sizeof *dp->stamp);
+            gen = dp->gen = 1;
+        }
+        for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++) {
+            const DpOpt *op = &dp->opts[o];
+            int lim = dp_lim(dp, o, t), j1 = op->end + 1;
+            const int *ch = dp->nz + dp->live_off[j1];
+            if (!lim)
+                continue;
+            for (int k = 0; k < dp->nz_cnt[j1]; k++) {
+                int d = ch[k] + op->dev, nmax;
+                double *best = dp->rb + (size_t)d * (size_t)NS;
+                if (d > D)
+                    break; /* the children ascend */
+                if (!(lb[d / 64] >> (d % 64) & 1))
+                    continue;
+                nmax = dp_nmax(dp, i, d);
+                if (dp->stamp[d] != gen) {
+                    dp->stamp[d] = gen;
+                    for (int n = 1; n <= nmax; n++)
+                        best[n] = INFINITY;
+                }
+                dp_offer(dp, op, lim, d, nmax, best, dp->rba + (size_t)d * (size_t)NS);
+            }
+        }
+        for (int li = dp->live_off[i]; li < dp->live_off[i + 1]; li++) {
+            int d = dp->live[li];
+            if (dp->stamp[d] != gen)
+                dp->front_cnt[(size_t)i * (size_t)(D + 1) + (size_t)d] = 0;
+            else if (dp_frontier(dp, i, d, dp->rb + (size_t)d * (size_t)NS,
+                                 dp->rba + (size_t)d * (size_t)NS))
+                dp->nz[dp->live_off[i] + cnt++] = d;
+        }
+        dp->nz_cnt[i] = cnt;
+    }
+}
+
+/* One threshold DP's rows (dense: the former formulation). */
+void apsolve_dp_rows(Dp *dp, double t)
+{
+    if (dp->dense)
+        dp_run_dense(dp, t);
+    else
+        dp_run_live(dp, t);
+}
