@@ -444,8 +444,8 @@ static void warn_parallel(ApsolveRun *r)
                             : c->opt.micro_batches > 0 && r->G > 0 ? r->G / c->opt.micro_batches
                                                                    : 0;
             micro *= a->par.cp > 1 ? a->par.cp : 1;
-            apsolve_missing_layout_reason(c->p, &c->sw, &g->stages[k], &eq, micro, r->G, why,
-                                          sizeof why);
+            apsolve_missing_layout_reason(c->p, &c->sw, &g->stages[k], &eq, micro, r->G, r->bs,
+                                          r->nbs, why, sizeof why);
             apsolve_say(a, "warning: 3-D stage %zu: no config with logical (%d, %d), recompute "
                         "%s, zero %d in the sweep: %s", k, eq.dp, a->par.tp,
                         costdb_recompute_name(a->par.recompute), a->par.zero, why);

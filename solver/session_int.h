@@ -136,7 +136,8 @@ void apsolve_ep_say(ApsolveRun *r, const ApsolvePlan *g);
  * variant was not profiled) and the sweep option that adds it, into out. */
 void apsolve_missing_layout_reason(const ApsolveProblem *p, const CostdbSweep *sw,
                                    const ApsolveStage *st, const ApsolveParallel *par,
-                                   int64_t micro, int64_t G, char *out, size_t len);
+                                   int64_t micro, int64_t G, const ApsolveBatchSweep *fam,
+                                   size_t nfam, char *out, size_t len);
 /* session_warn.c: a warning per stage of a --parallel plan whose priced
  * sharding keeps weight matrices whole over the tp axis (placements read
  * from db, sweep). */

@@ -19,7 +19,8 @@
  * space has no such mesh, or the variant (recompute, ZeRO) was not profiled. */
 void apsolve_missing_layout_reason(const ApsolveProblem *p, const CostdbSweep *sw,
                                   const ApsolveStage *st, const ApsolveParallel *par,
-                                  int64_t micro, int64_t G, char *out, size_t len)
+                                  int64_t micro, int64_t G, const ApsolveBatchSweep *fam,
+                                  size_t nfam, char *out, size_t len)
 {
     int mesh = 0, variant = 0, s;
     for (s = 0; s < p->num_submeshes; s++)
@@ -38,19 +39,38 @@ void apsolve_missing_layout_reason(const ApsolveProblem *p, const CostdbSweep *s
         snprintf(out, len, "the sweep has no submesh (%d, %d) (approf sweep --submesh-space)",
                  st->hosts, st->gpus);
     } else if (!mesh && micro > 0 && par->dp > 1 && micro % par->dp) {
-        char sizes[160] = "";
-        size_t at = 0;
-        int64_t fam[8];
-        int nf = costdb_micro_batch_family(G, fam, 8);
+        char sizes[160] = "", have[160] = "";
+        size_t at = 0, hat = 0;
+        int64_t sz[8], first = 0;
+        int nf = costdb_micro_batch_family(G, sz, 8);
         for (int q = 0; q < nf && at < sizeof sizes; q++)
-            if (fam[q] % par->dp == 0) {
+            if (sz[q] % par->dp == 0) {
                 int w = snprintf(sizes + at, sizeof sizes - at, "%s%lld", at ? "," : "",
-                                 (long long)fam[q]);
+                                 (long long)sz[q]);
                 at += w > 0 ? (size_t)w : 0;
             }
-        snprintf(out, len, "a micro-batch of %lld samples cannot be split %d ways (dp=%d)%s%s",
-                 (long long)micro, par->dp, par->dp,
-                 sizes[0] ? "; approf sweep --micro-batch-sizes " : "", sizes);
+        /* the sizes that split dp ways which this database already holds
+         * (the sweep's family): --parallel's mbs picks one, no new sweep */
+        for (size_t q = 0; q < nfam && hat < sizeof have; q++) {
+            int64_t m = fam[q].micro_batch_size;
+            if (m > 0 && m % par->dp == 0 && (G <= 0 || G % m == 0)) {
+                int w = snprintf(have + hat, sizeof have - hat, "%s%lld", hat ? "," : "",
+                                 (long long)m);
+                hat += w > 0 ? (size_t)w : 0;
+                if (!first)
+                    first = m;
+            }
+        }
+        if (first)
+            snprintf(out, len, "a micro-batch of %lld samples cannot be split %d ways (dp=%d); "
+                     "this database has sweeps at micro-batch sizes %s, which --parallel's "
+                     "mbs= picks (mbs=%lld: micro-batch size %lld)",
+                     (long long)micro, par->dp, par->dp, have,
+                     (long long)(first / (par->dp > 0 ? par->dp : 1)), (long long)first);
+        else
+            snprintf(out, len, "a micro-batch of %lld samples cannot be split %d ways "
+                     "(dp=%d)%s%s", (long long)micro, par->dp, par->dp,
+                     sizes[0] ? "; approf sweep --micro-batch-sizes " : "", sizes);
     } else if (!mesh) {
         snprintf(out, len, "the sweep's logical space '%s' has no mesh (%d, %d) "
                  "(approf sweep --logical-space all)", sw->logical_space, par->dp, par->tp);

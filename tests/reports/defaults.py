@@ -165,6 +165,17 @@ p = subprocess.run([apsolve, "--db", bert, "--parallel", "dp=8,tp=1,pp=1", "--no
 assert p.returncode == 3, p.returncode
 assert ("a micro-batch of 2 samples cannot be split 8 ways (dp=8); approf sweep "
         "--micro-batch-sizes 32,16,8") in p.stderr, p.stderr
+# with a sweep at micro-batch size 8 in the database too (the newest still
+# at 2), the warning names the size the database has and the mbs that picks
+# it, not a sweep to run
+for k in ("4", "16"):
+    run(approf, "sweep", "--db", bert, "--quiet", "--model", "bert", "--preset", "large",
+        "--layers", "4", "--micro-batches", k, stderr=True)
+p = subprocess.run([apsolve, "--db", bert, "--parallel", "dp=8,tp=1,pp=1", "--no-store"],
+                   capture_output=True, text=True)
+assert ("a micro-batch of 2 samples cannot be split 8 ways (dp=8); this database has sweeps "
+        "at micro-batch sizes 8, which --parallel's mbs= picks (mbs=1: micro-batch size 8)") \
+       in p.stderr, p.stderr
 p = subprocess.run([apsolve, "--db", bert, "--parallel", "dp=1,tp=8,pp=1,recompute=full",
                     "--no-store"], capture_output=True, text=True)
 assert "the sweep did not profile this variant (approf sweep --variants all" in p.stderr, p.stderr
