@@ -189,7 +189,9 @@ void rep_write_framework_args(const ApreportReport *r, FILE *f)
         fputs(" --sequence-parallel", f);
     if (recompute == COSTDB_RECOMPUTE_SELECTIVE)
         fputs(" --recompute-granularity selective", f);
-    else if (recompute == COSTDB_RECOMPUTE_FULL)
+    else if (recompute == COSTDB_RECOMPUTE_FULL || recompute == COSTDB_RECOMPUTE_OP)
+        /* op (torchtitan's per-op policy) has no Megatron-LM form: full,
+         * as the launch file (reports/launch.c) */
         fputs(" --recompute-granularity full --recompute-method uniform --recompute-num-layers 1", f);
     if (zero == 1)
         fputs(" --use-distributed-optimizer", f);

@@ -499,8 +499,8 @@ int apreport_write_torchtitan(const ApreportReport *r, FILE *f)
     toml_kv(f, "mixed_precision_reduce", "float32");
     fputs("\n[activation_checkpoint]\n", f);
     toml_kv(f, "mode", L.recompute == COSTDB_RECOMPUTE_FULL ? "full"
-                       : L.recompute == COSTDB_RECOMPUTE_SELECTIVE ? "selective" : "none");
-    if (L.recompute == COSTDB_RECOMPUTE_SELECTIVE)
+                       : L.recompute == COSTDB_RECOMPUTE_OP ? "selective" : "none");
+    if (L.recompute == COSTDB_RECOMPUTE_OP)
         toml_kv(f, "selective_ac_option", "op");
     torchtitan_main(f, &L);
     return ferror(f) ? APREPORT_EIO : 0;

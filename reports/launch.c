@@ -111,7 +111,7 @@ void rep_closest_price(Costdb *db, ApreportReport *r)
     for (int si = 0; si < 2; si++) {
         o.schedule = si == 0 ? (int)r->schedule : APSOLVE_SCHEDULE_1F1B;
         o.virtual_stages = o.schedule == APSOLVE_SCHEDULE_INTERLEAVED ? r->virtual_stages : 1;
-        for (int rec = 0; rec < 3; rec++)
+        for (int rec = 0; rec < COSTDB_RECOMPUTE_COUNT; rec++)
             for (int z = 0; z < 4; z++) {
                 ApsolvePlan *plan = NULL;
                 char eb[200] = "";
@@ -297,7 +297,7 @@ void rep_launch_basics(const ApreportReport *r, RepLaunchBasics *b)
         }
         b->variants_differ |= s->recompute != r->stages[0].recompute ||
                               s->zero != r->stages[0].zero;
-        b->recompute = s->recompute > b->recompute ? s->recompute : b->recompute;
+        b->recompute = costdb_recompute_max(b->recompute, s->recompute);
         b->zero = s->zero > b->zero ? s->zero : b->zero;
     }
     b->sp_knob = r->opts.has_layout && r->opts.layout.sp;
@@ -458,6 +458,24 @@ static void runtime_limits(RepLaunch *L, Notes *N)
         note(N, "DeepSpeed's activation checkpointing cannot express selective recomputation "
                 "(it checkpoints whole layers): full instead");
         L->recompute = COSTDB_RECOMPUTE_FULL;
+    }
+    /* torchtitan's per-op policy (recompute op, docs/variants.md): the
+     * others recompute whole layers or whole modules */
+    if ((rt == REP_RT_DEEPSPEED || rt == REP_RT_MEGATRON) && L->recompute == COSTDB_RECOMPUTE_OP) {
+        L->changed = 1;
+        note(N, "%s cannot express torchtitan's per-op recomputation (it recomputes whole %s): "
+                "full instead", rt_names[rt], rt == REP_RT_DEEPSPEED ? "layers" : "modules");
+        L->recompute = COSTDB_RECOMPUTE_FULL;
+    }
+    /* torchtitan's selective modes are per-op or every n-th layer
+     * (activation_checkpoint.selective_ac_option): Megatron's attention
+     * core alone is none of them; the per-op policy keeps less */
+    if (rt == REP_RT_TORCHTITAN && L->recompute == COSTDB_RECOMPUTE_SELECTIVE) {
+        L->changed = 1;
+        note(N, "torchtitan cannot express selective recomputation of the attention core (its "
+                "selective modes are per-op or every n-th layer): its per-op policy (recompute "
+                "op) instead");
+        L->recompute = COSTDB_RECOMPUTE_OP;
     }
     if (rt == REP_RT_TORCHTITAN && L->zero == 1) {
         L->changed = 1;

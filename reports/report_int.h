@@ -59,11 +59,11 @@ typedef struct RepConversion {
 typedef struct RepClosest {
     int have;                         /* a layout that uses every device was found */
     int hosts, gpus, logical_a, logical_b, force_batch_dim, pp;
-    int priced[2][3][4];              /* 1: evaluated (cost may be +inf: not profiled) */
-    double cost[2][3][4];             /* the pipeline time T */
-    double total[2][3][4];            /* the objective (T + apply-grad under full) */
-    int feasible[2][3][4];
-    ApsolveFwVerdict fw[2][3][4];     /* which frameworks run that plan as priced */
+    int priced[2][COSTDB_RECOMPUTE_COUNT][4];              /* 1: evaluated (cost may be +inf: not profiled) */
+    double cost[2][COSTDB_RECOMPUTE_COUNT][4];             /* the pipeline time T */
+    double total[2][COSTDB_RECOMPUTE_COUNT][4];            /* the objective (T + apply-grad under full) */
+    int feasible[2][COSTDB_RECOMPUTE_COUNT][4];
+    ApsolveFwVerdict fw[2][COSTDB_RECOMPUTE_COUNT][4];     /* which frameworks run that plan as priced */
     char why[240];                    /* no layout / not priced: why */
 } RepClosest;
 

@@ -55,7 +55,7 @@ static void usage(FILE *out)
           "  --micro-batch-size b      only micro-batch size b (a sweep at b must exist)\n"
           "  --schedule 1f1b|gpipe|interleaved  pipeline schedule (default 1f1b);\n"
           "  --virtual-stages V        interleaved: V model chunks per device (V >= 2, default 2)\n"
-          "  --parallel dp=D,tp=T,pp=P[,sp=0|1][,zero=0..3][,recompute=none|selective|full]\n"
+          "  --parallel dp=D,tp=T,pp=P[,sp=0|1][,zero=0..3][,recompute=none|selective|full|op]\n"
           "             [,vpp=V][,mbs=M]  Megatron-style 3-D plan, printed next to the auto plan;\n"
           "                            each stage takes logical (dp, tp), batch forced, the given\n"
           "                            recompute and ZeRO stage and the cheapest memory level that\n"
@@ -255,7 +255,7 @@ int main(int argc, char **argv)
             char perr[200], msg[512];
             if (apsolve_parallel_parse(optarg, &a.par, perr, sizeof perr)) {
                 snprintf(msg, sizeof msg, "bad --parallel '%s': %s (expected dp=N,tp=N,pp=N"
-                         "[,sp=0|1][,zero=0..3][,recompute=none|selective|full][,vpp=V][,mbs=M]"
+                         "[,sp=0|1][,zero=0..3][,recompute=none|selective|full|op][,vpp=V][,mbs=M]"
                          "[,ep=E][,etp=T][,cp=C][,cp_comm=p2p|a2a|a2a+p2p])",
                          optarg, perr);
                 return cli_usage_error(NULL, "%s", msg);

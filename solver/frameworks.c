@@ -105,7 +105,7 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
             known = 0;
         else if (s->recompute != rec || s->zero != zero)
             differ = 1;
-        rec = s->recompute > rec ? s->recompute : rec;
+        rec = costdb_recompute_max(rec, s->recompute);
         zero = s->zero > zero ? s->zero : zero;
         if (s->logical_b > 1 && s->tp_whole != 0) {
             if (s->tp_whole < 0)
@@ -153,6 +153,9 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
                "optimizer states only (ZeRO-1)", zero);
     if (pipe_sched == APSOLVE_SCHEDULE_GPIPE)
         cannot(v, APSOLVE_FW_MEGATRON, "the GPipe schedule: it runs 1F1B or interleaved 1F1B");
+    if (rec == COSTDB_RECOMPUTE_OP)
+        cannot(v, APSOLVE_FW_MEGATRON, "torchtitan's per-op recomputation: its selective "
+               "granularity recomputes whole modules (--recompute-modules)");
     /* DeepSpeed */
     if (pp > 1 && zero >= 2)
         cannot(v, APSOLVE_FW_DEEPSPEED, "ZeRO-%d with pipeline parallelism: its PipelineEngine "
@@ -160,12 +163,15 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
     if (pipe_sched != APSOLVE_SCHEDULE_1F1B)
         cannot(v, APSOLVE_FW_DEEPSPEED, "the %s schedule: its pipeline engine runs its own 1F1B",
                pipe_sched == APSOLVE_SCHEDULE_GPIPE ? "GPipe" : "interleaved");
-    if (rec == COSTDB_RECOMPUTE_SELECTIVE)
-        cannot(v, APSOLVE_FW_DEEPSPEED, "selective recomputation: its activation checkpointing "
-               "takes whole layers");
+    if (rec == COSTDB_RECOMPUTE_SELECTIVE || rec == COSTDB_RECOMPUTE_OP)
+        cannot(v, APSOLVE_FW_DEEPSPEED, "%s recomputation: its activation checkpointing "
+               "takes whole layers", costdb_recompute_name(rec));
     /* torchtitan */
     if (zero == 1)
         cannot(v, APSOLVE_FW_TORCHTITAN, "ZeRO-1: FSDP shards the gradients too (ZeRO-2/3)");
+    if (rec == COSTDB_RECOMPUTE_SELECTIVE)
+        cannot(v, APSOLVE_FW_TORCHTITAN, "selective recomputation of the attention core: its "
+               "selective modes are per-op (recompute op) or every n-th layer");
     if (zero == 0 && dp > 1 && (tp > 1 || pp > 1))
         cannot(v, APSOLVE_FW_TORCHTITAN, "plain data parallelism with tensor or pipeline "
                "parallelism: its DDP refuses more than one parallel dimension");

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The --parallel text: Megatron's degrees and knobs of a 3-D plan,
- * "dp=2,tp=2,pp=2[,sp=0|1][,zero=0..3][,recompute=none|selective|full]
+ * "dp=2,tp=2,pp=2[,sp=0|1][,zero=0..3][,recompute=none|selective|full|op]
  * [,vpp=V][,mbs=M][,cp=C][,cp_comm=p2p|a2a|a2a+p2p][,ep=E][,etp=T]" in any
  * order, each knob at most once.
  */
@@ -77,7 +77,7 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
                      eq + 1);
             v = vlen < sizeof val ? costdb_recompute_parse(val) : -1;
             if (v < 0) {
-                snprintf(errbuf, errlen, "recompute must be none, selective or full, not '%.*s'",
+                snprintf(errbuf, errlen, "recompute must be none, selective, full or op, not '%.*s'",
                          (int)vlen, eq + 1);
                 return -1;
             }

@@ -36,7 +36,7 @@ typedef struct ApsolveParallel {
 } ApsolveParallel;
 
 /* Parses the --parallel text "dp=D,tp=T,pp=P[,sp=0|1][,zero=0..3]
- * [,recompute=none|selective|full][,vpp=V][,mbs=M][,cp=C][,cp_comm=p2p|a2a|a2a+p2p]"
+ * [,recompute=none|selective|full|op][,vpp=V][,mbs=M][,cp=C][,cp_comm=p2p|a2a|a2a+p2p]"
  * (any order, each knob
  * at most once; dp, tp, pp required) into *par. 0, or -1 with errbuf
  * naming the knob and what it must be. */

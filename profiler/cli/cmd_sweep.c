@@ -136,8 +136,9 @@ static void usage(void)
         "                           else alpa\n"
         "  --memory-levels K        points of each stage's time/memory Pareto set of\n"
         "                           sharding solutions, 1..8 (default 1: Alpa's optimum)\n"
-        "  --recompute LIST         activation recomputation variants among none,selective,full\n"
-        "                           (default none; selective only where there is attention)\n"
+        "  --recompute LIST         activation recomputation variants among none,selective,full,\n"
+        "                           op (default none; selective only where there is attention;\n"
+        "                           op: torchtitan's per-op selective AC, not in --variants all)\n"
         "  --zero LIST              ZeRO stages among 0,1,2,3 across data-parallel replicas\n"
         "                           (default 0)\n"
         "  --zero3-schedule serial|fsdp2|deepspeed   how ZeRO-3's parameter all-gathers and\n"
@@ -568,7 +569,7 @@ static int sweep_option(int opt, const char *arg, ApprofSweepConfig *cfg, SweepA
     case OPT_RECOMPUTE:
         a->variants = VARIANTS_GIVEN;
         if (parse_mask(arg, recompute_item, &cfg->recompute_mask))
-            return cli_bad_value("sweep", "recompute", arg, "a list of none, selective, full");
+            return cli_bad_value("sweep", "recompute", arg, "a list of none, selective, full, op");
         break;
     case OPT_ZERO:
         a->variants = VARIANTS_GIVEN;

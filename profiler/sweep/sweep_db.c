@@ -231,7 +231,7 @@ static void fill_sweep_row(const Sweep *sw, const ApprofSweepConfig *cfg, const 
             off += (size_t)snprintf(s->options + off, sizeof s->options - off,
                                     ",\"memory_levels\":%d,\"recompute_mask\":%u,"
                                     "\"zero_mask\":%u", approf_sweep_memory_levels(cfg),
-                                    cfg->recompute_mask ? cfg->recompute_mask & 7u : 1u,
+                                    cfg->recompute_mask ? cfg->recompute_mask & 15u : 1u,
                                     cfg->zero_mask ? cfg->zero_mask & 15u : 1u);
         if (cfg->imbalance_tol >= 0 && off < sizeof s->options)
             off += (size_t)snprintf(s->options + off, sizeof s->options - off,

@@ -339,14 +339,43 @@ static void test_exports(void)
     HAS(buf, "\"pipeline\": {\"activation_checkpoint_interval\": 1}");
     LACKS(buf, "\"stages\"");
     free(buf);
+    /* torchtitan has no attention-core recomputation (Megatron's
+     * selective): its per-op policy instead, said */
     buf = export_of(&g.r, apreport_write_torchtitan);
-    LACKS(buf, "cannot express");
+    HAS(buf, "torchtitan cannot express selective recomputation of the attention core");
+    LACKS(buf, "cannot express ZeRO");
     HAS(buf, "data_parallel_replicate_degree = 1\ndata_parallel_shard_degree = 2\n"
              "fsdp_reshard_after_forward = \"always\"\n");
     HAS(buf, "pipeline_parallel_schedule = \"Interleaved1F1B\"\n");
     HAS(buf, "pipeline_parallel_layers_per_stage = 1\n");
     HAS(buf, "mode = \"selective\"\nselective_ac_option = \"op\"\n");
     free(buf);
+    /* recompute op (torchtitan's per-op policy): torchtitan runs it as
+     * priced, selective_ac_option "op"; Megatron-LM and DeepSpeed cannot,
+     * and fall back to full recomputation */
+    for (int k = 0; k < 4; k++)
+        g.st[k].recompute = COSTDB_RECOMPUTE_OP;
+    buf = export_of(&g.r, apreport_write_torchtitan);
+    LACKS(buf, "cannot express");
+    HAS(buf, "mode = \"selective\"\nselective_ac_option = \"op\"\n");
+    free(buf);
+    buf = export_of(&g.r, apreport_write_megatron);
+    HAS(buf, "Megatron-LM cannot express torchtitan's per-op recomputation");
+    HAS(buf, "--recompute-granularity full\n--recompute-method uniform\n--recompute-num-layers 1\n");
+    LACKS(buf, "--recompute-granularity selective");
+    free(buf);
+    buf = export_of(&g.r, apreport_write_deepspeed);
+    HAS(buf, "DeepSpeed cannot express torchtitan's per-op recomputation");
+    free(buf);
+    /* a plan without recomputation: mode none, no option */
+    for (int k = 0; k < 4; k++)
+        g.st[k].recompute = COSTDB_RECOMPUTE_NONE;
+    buf = export_of(&g.r, apreport_write_torchtitan);
+    HAS(buf, "mode = \"none\"\n");
+    LACKS(buf, "selective_ac_option");
+    free(buf);
+    for (int k = 0; k < 4; k++)
+        g.st[k].recompute = COSTDB_RECOMPUTE_SELECTIVE;
     /* one stage: DeepSpeed runs ZeRO-3, with the reuse distance the plan
      * was priced with (docs/variants.md, "ZeRO-3 and recomputation") */
     g.r.n_stages = 1;

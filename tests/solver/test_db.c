@@ -459,7 +459,7 @@ static void test_parallel_text(void)
         {"dp=0,tp=1,pp=1", "dp must be an integer in 1..65536, not '0'"},
         {"dp=+2,tp=1,pp=1", "not '+2'"},
         {"dp=2,tp=1,pp=1,zero=4", "zero must be an integer in 0..3"},
-        {"dp=2,tp=1,pp=1,recompute=some", "recompute must be none, selective or full"},
+        {"dp=2,tp=1,pp=1,recompute=some", "recompute must be none, selective, full or op"},
         {"dp=2,tp=1,pp=1,sp", "'sp' is not KNOB=VALUE"},
         {"dp=2,tp=1,pp=1,tensor=2", "unknown knob 'tensor'"},
         {"dp=99999999999,tp=1,pp=1", "not '99999999999'"},

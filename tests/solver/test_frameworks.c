@@ -57,9 +57,19 @@ static void test_rule(void)
     /* ZeRO-2 without a pipeline: DeepSpeed and torchtitan */
     p = plan(1, 8, 1, 4, 0, 2);
     CU_ASSERT_EQUAL(runs(&p, &v), DS | TT);
-    /* selective recomputation: not DeepSpeed */
+    /* selective recomputation (Megatron's attention core): not DeepSpeed,
+     * nor torchtitan (its selective modes are per-op or per layer) */
     p = plan(1, 8, 1, 4, COSTDB_RECOMPUTE_SELECTIVE, 2);
+    CU_ASSERT_EQUAL(runs(&p, &v), 0u);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_TORCHTITAN], "per-op"));
+    p = plan(1, 8, 1, 4, COSTDB_RECOMPUTE_SELECTIVE, 1);
+    CU_ASSERT_EQUAL(runs(&p, &v), MEG);
+    /* torchtitan's per-op recomputation: torchtitan only */
+    p = plan(1, 8, 1, 4, COSTDB_RECOMPUTE_OP, 2);
     CU_ASSERT_EQUAL(runs(&p, &v), TT);
+    p = plan(1, 8, 1, 4, COSTDB_RECOMPUTE_OP, 1);
+    CU_ASSERT_EQUAL(runs(&p, &v), 0u);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_MEGATRON], "--recompute-modules"));
     /* GPipe with a pipeline: torchtitan only; interleaved: not DeepSpeed */
     p = plan(2, 4, 1, 2, 0, 1);
     p.schedule = APSOLVE_SCHEDULE_GPIPE;
