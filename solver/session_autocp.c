@@ -30,7 +30,7 @@ typedef struct Tried {
     int64_t m;
     int64_t sweep;
     int B, headroom, feasible;
-    double total;
+    double total;                     /* the plan's objective, or the pruning bound's */
 } Tried;
 
 static int better_cp(const ApsolvePlan *x, int xh, const ApsolvePlan *y, int yh)
@@ -43,28 +43,123 @@ static int better_cp(const ApsolvePlan *x, int xh, const ApsolvePlan *y, int yh)
            (x->total_cost == y->total_cost && x->cost < y->cost);
 }
 
-/* Solves candidate c's cp problem; *pl the plan or NULL; *headroom whether
- * it keeps the headroom. 0, or 1 after a message. */
-static int solve_cp(ApsolveRun *r, ApsolveCand *c, ApsolvePlan **pl, int *headroom)
+/* One solve of problem p under c's options (the headroom kept where a
+ * plan keeps it); *pl the plan or NULL, *headroom whether it keeps it. */
+static int solve_one(const ApsolveProblem *p, ApsolveOptions *o, ApsolvePlan **pl,
+                     int *headroom)
 {
-    const ApsolveRequest *a = r->a;
     int e;
-    c->opt.schedule = a->schedule;
-    c->opt.virtual_stages = a->virtual_stages;
-    c->opt.search_headroom = c->opt.headroom_bytes > 0 || c->opt.headroom_percent > 0;
-    e = apsolve_solve(c->p, &c->opt, pl);
-    if (e == APSOLVE_EINFEASIBLE && c->opt.search_headroom) {
-        c->opt.search_headroom = 0;
-        e = apsolve_solve(c->p, &c->opt, pl);
+    o->search_headroom = o->headroom_bytes > 0 || o->headroom_percent > 0;
+    e = apsolve_solve(p, o, pl);
+    if (e == APSOLVE_EINFEASIBLE && o->search_headroom) {
+        o->search_headroom = 0;
+        e = apsolve_solve(p, o, pl);
     }
-    *headroom = c->opt.search_headroom;
+    *headroom = o->search_headroom;
     if (e == APSOLVE_EINFEASIBLE || (e == 0 && !(*pl)->feasible)) {
         apsolve_plan_free(pl);
         return 0;
     }
-    if (e)
+    return e;
+}
+
+/* Solves candidate c's cp problem as plans of one layout: Megatron-Core and
+ * torchtitan run one tp x cp x dp grid on every pipeline stage, so for
+ * each submesh and logical mesh (dp cp, tp) in turn every other entry is
+ * left out and the DP finds the best pipeline of that layout; *pl the best
+ * of them (by the search's rule) or NULL, *headroom whether it keeps the
+ * headroom. 0, or 1 after a message. */
+static int solve_cp(ApsolveRun *r, ApsolveCand *c, int cp, const ApsolvePlan *bar, int bar_h,
+                    ApsolvePlan **pl, int *headroom, double *bound)
+{
+    const ApsolveRequest *a = r->a;
+    const ApsolveProblem *p = c->p;
+    ApsolvePlan *any = NULL;
+    ApsolveOptions ao;
+    int best_h = 0, any_h = 0, e;
+    *pl = NULL;
+    *headroom = 0;
+    c->opt.schedule = a->schedule;
+    c->opt.virtual_stages = a->virtual_stages;
+    /* the best plan of any layouts bounds every plan of one layout: where
+     * it does not beat the plan to beat (bar), none of them does */
+    ao = c->opt;
+    if ((e = solve_one(p, &ao, &any, &any_h)) != 0)
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "solving sweep %lld with cp: %s",
                             (long long)c->sweep, apsolve_strerror(e));
+    if (!any || !better_cp(any, any_h, bar, bar_h)) {
+        /* -1: pruned, with the bound's objective */
+        if (any) {
+            *headroom = -1;
+            c->opt.search_headroom = any_h;
+            *bound = any->total_cost;
+        }
+        apsolve_plan_free(&any);
+        return 0;
+    }
+    apsolve_plan_free(&any);
+    for (int s = 0; s < p->num_submeshes; s++)
+        for (int k = 0; k < p->num_configs; k++) {
+            const ApsolveConfig *ck = &p->configs[(size_t)s * p->num_configs + k];
+            ApsolveProblem *q = NULL;
+            ApsolvePlan *one = NULL;
+            ApsolveOptions o = c->opt;
+            int seen = 0, h = 0;
+            if (!ck->valid || ck->force_batch_dim != 0 || ck->logical_a % cp)
+                continue;
+            for (int j = 0; j < k && !seen; j++) {
+                const ApsolveConfig *cj = &p->configs[(size_t)s * p->num_configs + j];
+                seen = cj->valid && cj->force_batch_dim == 0 && cj->logical_a == ck->logical_a &&
+                       cj->logical_b == ck->logical_b;
+            }
+            if (seen)
+                continue;
+            /* a layout whose every entry is left out (dominated by the
+             * plain search's twin, or not profiled) has no plan */
+            for (int i = 0; i < p->num_layers && !seen; i++)
+                for (int j = i; j < p->num_layers && !seen; j++)
+                    for (int u = 0; u < p->num_configs && !seen; u++) {
+                        const ApsolveConfig *cu = &p->configs[(size_t)s * p->num_configs + u];
+                        seen = cu->valid && cu->logical_a == ck->logical_a && cu->logical_b == ck->logical_b &&
+                               cu->force_batch_dim == 0 &&
+                               isfinite(p->cost[apsolve_index(p, i, j, s, u)]);
+                    }
+            if (!seen)
+                continue;
+            if (apsolve_problem_clone(p, &q) != APSOLVE_OK) {
+                apsolve_plan_free(pl);
+                return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
+            }
+            for (int i = 0; i < q->num_layers; i++)
+                for (int j = i; j < q->num_layers; j++)
+                    for (int t = 0; t < q->num_submeshes; t++)
+                        for (int u = 0; u < q->num_configs; u++) {
+                            const ApsolveConfig *cu = &q->configs[(size_t)t * q->num_configs + u];
+                            size_t idx = apsolve_index(q, i, j, t, u);
+                            if (t == s && cu->logical_a == ck->logical_a &&
+                                cu->logical_b == ck->logical_b && cu->force_batch_dim == 0)
+                                continue;
+                            q->cost[idx] = INFINITY;
+                            if (q->fwd_cost && q->bwd_cost)
+                                q->fwd_cost[idx] = q->bwd_cost[idx] = INFINITY;
+                        }
+            e = solve_one(q, &o, &one, &h);
+            apsolve_problem_free(&q);
+            if (e) {
+                apsolve_plan_free(pl);
+                return apsolve_fail(a, APSOLVE_ERROR_FAILED, "solving sweep %lld with cp: %s",
+                                    (long long)c->sweep, apsolve_strerror(e));
+            }
+            if (one && better_cp(one, h, *pl, best_h)) {
+                apsolve_plan_free(pl);
+                *pl = one;
+                best_h = h;
+                c->opt.search_headroom = h;
+            } else {
+                apsolve_plan_free(&one);
+            }
+        }
+    *headroom = best_h;
     return 0;
 }
 
@@ -139,6 +234,7 @@ int apsolve_run_auto_cp(ApsolveRun *r)
             ApsolveCand c = base;
             ApsolvePlan *pl = NULL;
             int cp = cps[i], h = 0;
+            double bound = INFINITY;
             c.p = q[i];
             q[i] = NULL;
             /* Megatron's validate_args: the sequence in 2 cp chunks; the
@@ -150,7 +246,7 @@ int apsolve_run_auto_cp(ApsolveRun *r)
             }
             c.opt.micro_batches = base.opt.micro_batches * cp;
             c.micro = m / cp;
-            if (solve_cp(r, &c, &pl, &h)) {
+            if (solve_cp(r, &c, cp, best ? best : s->autop, best ? best_h : plain_h, &pl, &h, &bound)) {
                 apsolve_cand_free(&c);
                 for (int j = i + 1; j < ncp; j++)
                     apsolve_problem_free(&q[j]);
@@ -161,8 +257,8 @@ int apsolve_run_auto_cp(ApsolveRun *r)
             if (pl)
                 pl->cp = cp;
             if (nt < sizeof tried / sizeof *tried)
-                tried[nt++] = (Tried){cp, m, c.sweep, c.opt.micro_batches, h, pl != NULL,
-                                      pl ? pl->total_cost : INFINITY};
+                tried[nt++] = (Tried){cp, m, c.sweep, c.opt.micro_batches, h,
+                                      pl ? 1 : h < 0 ? -1 : 0, pl ? pl->total_cost : bound};
             if (pl && better_cp(pl, h, best, best_h)) {
                 apsolve_plan_free(&best);
                 if (bestc.p)
@@ -189,7 +285,13 @@ done:
     /* cp pays: say what was tried, then take its plan as the auto plan */
     if (!a->quiet) {
         for (size_t i = 0; i < nt; i++) {
-            if (!tried[i].feasible)
+            if (tried[i].feasible < 0)
+                apsolve_say(a, "context parallelism cp=%d on micro-batch size %lld (sweep %lld, "
+                            "%d micro-batches of %lld): its best plan of any layouts (objective "
+                            "%.6g s) does not beat the best so far, so none of one layout does",
+                            tried[i].cp, (long long)tried[i].m, (long long)tried[i].sweep,
+                            tried[i].B, (long long)(tried[i].m / tried[i].cp), tried[i].total);
+            else if (!tried[i].feasible)
                 apsolve_say(a, "context parallelism cp=%d on micro-batch size %lld (sweep %lld, "
                             "%d micro-batches of %lld): infeasible", tried[i].cp,
                             (long long)tried[i].m, (long long)tried[i].sweep, tried[i].B,
