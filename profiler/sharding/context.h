@@ -142,6 +142,7 @@ typedef struct ProgKeyMemo {
     int *blk, n_blk;          /* checkpoint blocks, stage-relative */
     int *order, n_order;      /* tensors in first-touch order */
     size_t cap;               /* ops the arrays have room for */
+    int op_parity;            /* shard_op_policy_parity of the stage's first op */
 } ProgKeyMemo;
 
 /* Derived variants kept at once: the zero variants of Alpa's configs of a

@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "costdb.h"
 #include "sharding/context.h"
+#include "sharding/program_int.h"
 
 /* The node-cost table of mesh m (created, or recycled round-robin). */
 double *shard_cost_table(ApprofShardContext *ctx, const ShardMesh *m)
@@ -469,6 +471,7 @@ static int stage_key_part(ApprofShardContext *ctx, const ApprofShardRequest *req
     if (!rc) {
         pk->h = shard_struct_key(ctx, &st, levels, (int)req->method);
         pk->n_ops = st.n_ops;
+        pk->op_parity = shard_op_policy_parity(ctx->g, st.op_begin);
         pk->n_blk = shard_stage_blocks(&st, pk->blk);
         for (int b = 0; b < pk->n_blk; b++)
             pk->blk[b] -= st.op_begin;
@@ -518,6 +521,10 @@ int approf_shard_program_key(ApprofShardContext *ctx, const ApprofShardRequest *
                     req->mesh_gpus, req->logical_a, req->logical_b, req->force_batch_dim,
                     pk->n_ops};
     approf_hash128_update(&h, v, sizeof v);
+    /* op: which of the block's mms before the stage the policy saved
+     * (only under op, so the other modes' keys stay as they were) */
+    if (req->recompute == COSTDB_RECOMPUTE_OP)
+        approf_hash128_word(&h, 0x6f70u + (uint64_t)pk->op_parity);
     /* the checkpoint blocks (program.c owns the rule), then the tensors
      * in first-touch order (inputs, then outputs, op by op) */
     for (int b = 0; b < pk->n_blk; b++)

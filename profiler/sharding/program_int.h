@@ -60,6 +60,10 @@ int shard_mark_recompute(const ShardStage *st, unsigned char *recomp);
  * per-op recomputation checkpoints (its name has a path: "model.layers.3/
  * mlp/up_proj"); the embedding, final norm, head and loss are not. */
 int shard_op_checkpointed(const ApprofGraph *g, int o);
+/* The parity of the mms the op policy counts in graph op op_begin's
+ * block before it (a stage that starts inside a block): part of the
+ * program key under op (memo.c). */
+int shard_op_policy_parity(const ApprofGraph *g, int op_begin);
 /* 1 when the backward's recomputation reruns forward collective c
  * (program_memory.c). */
 int shard_rerun_forward_coll(const ShardStage *st, const ApprofCollective *c,

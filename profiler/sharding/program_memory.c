@@ -110,15 +110,17 @@ static void mm_weight_shape(const ApprofGraph *g, int o, int64_t kn[2])
  * default moe.router.gate) is recomputed and not counted; every other op
  * is recomputed. The count runs over the whole block in the graph, so a
  * stage that starts inside a block counts as torchtitan's block does. */
-static void mark_op_policy(const ShardStage *st, unsigned char *recomp)
+/* Walks the policy over graph ops [op_begin, op_end) (marking recomp,
+ * stage-relative, when given) from the start of op_begin's block; returns
+ * the parity of the counted mms of that block before op_begin. */
+static int op_policy_walk(const ApprofGraph *g, int op_begin, int op_end, unsigned char *recomp)
 {
-    const ApprofGraph *g = st->g;
-    int q0 = st->op_begin;
-    while (q0 > 0 && same_prefix(g, q0))
+    int q0 = op_begin;
+    while (q0 > 0 && (size_t)q0 < g->n_ops && same_prefix(g, q0))
         q0--;
-    int count = 0, n_gate = 0;
+    int count = 0, n_gate = 0, before = 0;
     int64_t gate[4][2];
-    for (int q = q0; q < st->op_end; q++) {
+    for (int q = q0; q < op_end || q < op_begin; q++) {
         if (q == q0 || !same_prefix(g, q)) {
             /* a new block: its router gates' weight shapes */
             count = n_gate = 0;
@@ -132,6 +134,8 @@ static void mark_op_policy(const ShardStage *st, unsigned char *recomp)
                     mm_weight_shape(g, pr, gate[n_gate++]);
             }
         }
+        if (q == op_begin)
+            before = count % 2;
         const ApprofOp *op = &g->ops[q];
         int save = 0;
         if (op->kind == APPROF_OP_ATTENTION) {
@@ -145,9 +149,21 @@ static void mark_op_policy(const ShardStage *st, unsigned char *recomp)
             if (!forced)
                 save = ++count % 2 == 1;
         }
-        if (q >= st->op_begin && shard_op_checkpointed(g, q) && !save)
-            recomp[q - st->op_begin] = 1;
+        if (recomp && q >= op_begin && shard_op_checkpointed(g, q) && !save)
+            recomp[q - op_begin] = 1;
     }
+    return before;
+}
+
+static void mark_op_policy(const ShardStage *st, unsigned char *recomp)
+{
+    op_policy_walk(st->g, st->op_begin, st->op_end, recomp);
+}
+
+int shard_op_policy_parity(const ApprofGraph *g, int op_begin)
+{
+    assert(g && op_begin >= 0);
+    return (size_t)op_begin < g->n_ops ? op_policy_walk(g, op_begin, op_begin + 1, NULL) : 0;
 }
 
 /* Ops the backward reruns: none, every op (full), the attention core

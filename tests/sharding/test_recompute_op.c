@@ -155,6 +155,63 @@ static void test_llama_two_blocks(void)
     approf_graph_free(&g);
 }
 
+/* Backward GEMMs of graph op o. */
+static int bwd_gemms(const ApprofStageProgram *p, int o)
+{
+    int n = 0;
+    for (size_t i = 0; i < p->n_kernels[1]; i++)
+        n += p->kernels[1][i].op == o && p->kernels[1][i].kind == APPROF_K_GEMM;
+    return n;
+}
+
+static int op_named(const ApprofGraph *g, const char *name)
+{
+    for (size_t o = 0; o < g->n_ops; o++)
+        if (!strcmp(g->ops[o].name, name))
+            return (int)o;
+    return -1;
+}
+
+/* A stage that starts inside a block (at block 0's k_proj) counts the
+ * block's mms from the block's start, as torchtitan's counter does:
+ * k_proj is the 2nd mm (rerun), v_proj the 3rd (saved). */
+static void test_stage_inside_block(void)
+{
+    ApprofGraph *g = build_llama();
+    int kq = op_named(g, "model.layers.0/self_attn/k_proj");
+    int vq = op_named(g, "model.layers.0/self_attn/v_proj");
+    CU_ASSERT_FATAL(kq > 0 && vq > kq);
+    int begin[2] = {0, kq}, end[2] = {kq, (int)g->n_ops};
+    ApprofLayering l;
+    ApprofHardwareSpec hw;
+    memset(&l, 0, sizeof l);
+    l.n_layers = 2;
+    l.op_begin = begin;
+    l.op_end = end;
+    CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &hw) == 0);
+    ApprofStageProgram p[2];
+    for (int r = 0; r < 2; r++) {
+        ApprofShardContext *ctx = NULL;
+        char err[256];
+        CU_ASSERT_FATAL(approf_shard_context_new(g, &l, &hw, 1, &ctx) == 0);
+        ApprofShardRequest req;
+        memset(&req, 0, sizeof req);
+        req.start_layer = req.end_layer = 1;
+        req.mesh_hosts = req.mesh_gpus = req.logical_a = req.logical_b = 1;
+        req.method = APPROF_ILP_SERIES_PARALLEL;
+        req.memory_levels = 1;
+        req.recompute = r ? COSTDB_RECOMPUTE_OP : COSTDB_RECOMPUTE_NONE;
+        memset(&p[r], 0, sizeof p[r]);
+        CU_ASSERT_FATAL(approf_shard_stage(ctx, &req, &p[r], err, sizeof err) == 0);
+        approf_shard_context_free(&ctx);
+    }
+    CU_ASSERT_EQUAL(bwd_gemms(&p[1], kq), bwd_gemms(&p[0], kq) + 1);
+    CU_ASSERT_EQUAL(bwd_gemms(&p[1], vq), bwd_gemms(&p[0], vq));
+    approf_stage_program_clear(&p[0]);
+    approf_stage_program_clear(&p[1]);
+    approf_graph_free(&g);
+}
+
 /* Each mode's name is stored and read back by costdb, which owns them. */
 static void test_names(void)
 {
@@ -173,6 +230,7 @@ int main(void)
         return 1;
     CU_pSuite s = CU_add_suite("recompute_op", NULL, NULL);
     CU_add_test(s, "llama two blocks: saved matmuls and the rerun", test_llama_two_blocks);
+    CU_add_test(s, "a stage inside a block counts from the block", test_stage_inside_block);
     CU_add_test(s, "names", test_names);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
