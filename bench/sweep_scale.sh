@@ -8,7 +8,8 @@
 # database and the load alone (bench_load); mixtral's sweeps beside the
 # commit before the twin-pair elimination (MOE_BASELINE, default c5396ea;
 # MOE=0 skips them). Printed, never asserted.
-# Usage: bench/sweep_scale.sh [BUILD_DIR [full]]  (full: the full-space part alone)
+# Usage: bench/sweep_scale.sh [BUILD_DIR [full|apsolve]]  (full: the full-space part alone;
+# apsolve: apsolve at scale alone)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build}
@@ -20,6 +21,7 @@ tmp=$(mktemp -d)
 cleanup() {
   git worktree remove --force "$tmp/base" >/dev/null 2>&1
   git worktree remove --force "$tmp/moe" >/dev/null 2>&1
+  git worktree remove --force "$tmp/dpb" >/dev/null 2>&1
   git worktree remove --force "$tmp/full-${FULL_BASELINE:-623e56c}" >/dev/null 2>&1
   rm -rf "$tmp"
 }
@@ -39,7 +41,7 @@ echo "== sweep at scale: this build against a baseline build of the same run =="
 base_rev=${BENCH_BASELINE:-7c7d421}
 base_approf=
 base_apsolve=
-if [ "${2:-}" != full ] && git rev-parse --verify -q "$base_rev^{commit}" >/dev/null 2>&1 &&
+if [ -z "${2:-}" ] && git rev-parse --verify -q "$base_rev^{commit}" >/dev/null 2>&1 &&
    git worktree add --detach -q "$tmp/base" "$base_rev" >/dev/null 2>&1; then
   if meson setup "$tmp/base/b" "$tmp/base" --buildtype=release >/dev/null 2>&1 &&
      ninja -C "$tmp/base/b" profiler/cli/approf solver/apsolve >/dev/null 2>&1; then
@@ -85,6 +87,40 @@ scale_case() { # label, then sweep options
   [ "${LOAD:-0}" = 1 ] && load_case
   rm -f "$tmp"/sn.db* "$tmp"/sb.db*
 }
+# apsolve at scale (issue 38: under 5 s on 4,096 GPUs): llama-3-70b, 32
+# layers, plain space, swept by this build on 32x8, 64x8 and 512x8 H100s;
+# on each database `apsolve --no-store --quiet` (median of 5) with this
+# build and with the apsolve of DP_BASELINE (default the commit before the
+# live states of solver/dp_rows.c), built in a worktree, on the same file.
+# `bench/sweep_scale.sh DIR apsolve` runs this part alone.
+if [ "${2:-}" = apsolve ] || [ "${DPSCALE:-1}" = 1 ]; then
+  dp_rev=${DP_BASELINE:-5d7729d^}
+  dp_base=
+  if git rev-parse --verify -q "$dp_rev^{commit}" >/dev/null 2>&1 &&
+     git worktree add --detach -q "$tmp/dpb" "$dp_rev" >/dev/null 2>&1 &&
+     meson setup "$tmp/dpb/b" "$tmp/dpb" --buildtype=release >/dev/null 2>&1 &&
+     ninja -C "$tmp/dpb/b" solver/apsolve >/dev/null 2>&1; then
+    dp_base=$tmp/dpb/b/solver/apsolve
+  fi
+  echo "== apsolve at scale: llama-3-70b, 32 layers, --variants alpa, h100-sxm, baseline $dp_rev =="
+  for cl in 32x8 64x8 512x8; do
+    rm -f "$tmp"/dp.db*
+    "$approf" sweep --model llama --preset llama-3-70b --layers 32 --cluster "$cl" \
+      --hardware h100-sxm --backend model --variants alpa --micro-batches 16 --quiet \
+      --db "$tmp/dp.db" >/dev/null 2>&1
+    printf '%-8s %8s GPUs, %8s entries: apsolve --no-store (median of 5) %s s' "$cl" \
+      "$((${cl%x*} * ${cl#*x}))" "$(entries "$tmp/dp.db")" \
+      "$(median 5 "$apsolve" --db "$tmp/dp.db" --no-store --quiet)"
+    if [ -n "$dp_base" ]; then
+      printf ' | baseline %s s\n' "$(median 5 "$dp_base" --db "$tmp/dp.db" --no-store --quiet)"
+    else
+      printf ' | baseline n/a (%s not built)\n' "$dp_rev"
+    fi
+  done
+  rm -f "$tmp"/dp.db*
+  git worktree remove --force "$tmp/dpb" >/dev/null 2>&1
+  [ "${2:-}" = apsolve ] && exit 0
+fi
 # The full space against the plain space (issue 38): each case swept plain
 # and with --variants all by this build and by the build of FULL_BASELINE
 # (default 623e56c: before the ZeRO variants were derived), printing wall
