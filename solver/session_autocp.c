@@ -150,6 +150,13 @@ static int solve_cp(ApsolveRun *r, ApsolveCand *c, int cp, const ApsolvePlan *ba
                 return apsolve_fail(a, APSOLVE_ERROR_FAILED, "solving sweep %lld with cp: %s",
                                     (long long)c->sweep, apsolve_strerror(e));
             }
+            /* and of equal stages: Megatron-LM runs num_layers / pp layers
+             * on each, and a launch file of uneven stages is a closest plan
+             * that does not carry cp through (reports/launch.c) */
+            for (size_t t = 1; one && t < one->n_stages; t++)
+                if (one->stages[t].end_layer - one->stages[t].start_layer !=
+                    one->stages[0].end_layer - one->stages[0].start_layer)
+                    apsolve_plan_free(&one);
             if (one && better_cp(one, h, *pl, best_h)) {
                 apsolve_plan_free(pl);
                 *pl = one;
