@@ -32,12 +32,7 @@ constexpr int64_t kMaxBlocks = 320;
 // Megatron-LM's defaults (--lr is the user's; 1e-3 here), AdamW, step 1.
 constexpr float kLr = 1e-3f, kBeta1 = 0.9f, kBeta2 = 0.999f, kEps = 1e-8f, kDecay = 0.01f;
 
-__device__ inline float ld(const float *p, int64_t i) { return p[i]; }
-__device__ inline float ld(const __half *p, int64_t i) { return __half2float(p[i]); }
-__device__ inline float ld(const __nv_bfloat16 *p, int64_t i) { return __bfloat162float(p[i]); }
-__device__ inline void st(float *p, int64_t i, float v) { p[i] = v; }
-__device__ inline void st(__half *p, int64_t i, float v) { p[i] = __float2half(v); }
-__device__ inline void st(__nv_bfloat16 *p, int64_t i, float v) { p[i] = __float2bfloat16(v); }
+#include "dtype_access.cuh"
 
 // G the gradient's and the parameter's type; master: the f32 master copy
 // (nullptr when the parameter is f32 itself: p is read and written).

@@ -36,12 +36,7 @@
 
 namespace {
 
-__device__ inline float ld(const float *p, int64_t i) { return p[i]; }
-__device__ inline float ld(const __half *p, int64_t i) { return __half2float(p[i]); }
-__device__ inline float ld(const __nv_bfloat16 *p, int64_t i) { return __bfloat162float(p[i]); }
-__device__ inline void st(float *p, int64_t i, float v) { p[i] = v; }
-__device__ inline void st(__half *p, int64_t i, float v) { p[i] = __float2half(v); }
-__device__ inline void st(__nv_bfloat16 *p, int64_t i, float v) { p[i] = __float2bfloat16(v); }
+#include "dtype_access.cuh"
 
 // V consecutive elements: one 16-byte access when V > 1 (the caller checks
 // alignment: every array starts at 256 bytes and the row length or count is

@@ -22,6 +22,23 @@
  * and their class defaults, modeling_<model>.py for the layers). The core
  * sizes are required as for the Llama family; dropout rates, epsilons,
  * softcapping and token ids do not change the parameters and are ignored. */
+/* The attention shape the rotary decoders share: an even head_dim (the
+ * rotary embedding rotates pairs), kv heads dividing the heads, and the
+ * heads' width within the size limit. APPROF_EPARSE (hf_err said why). */
+static int check_heads(HfRd *r, const ApprofHfConfig *c)
+{
+    if (c->head_dim % 2)
+        return hf_err(r, "field head_dim: %d is odd; rotary position embeddings rotate pairs of "
+                      "dimensions", c->head_dim);
+    if (c->heads % c->kv_heads)
+        return hf_err(r, "field num_key_value_heads: %d does not divide num_attention_heads %d",
+                      c->kv_heads, c->heads);
+    if ((int64_t)c->heads * c->head_dim > MAX_SIZE)
+        return hf_err(r, "field head_dim: %d heads of %d are above %lld", c->heads, c->head_dim,
+                      (long long)MAX_SIZE);
+    return 0;
+}
+
 int hf_read_variant(HfRd *r, json_t *root, ApprofHfConfig *c)
 {
     static const char *const silu[] = {"silu", "swish", NULL};
@@ -60,15 +77,8 @@ int hf_read_variant(HfRd *r, json_t *root, ApprofHfConfig *c)
         return hf_err(r, "field num_attention_heads: %d does not divide hidden_size %d", c->heads, c->hidden);
     if (hf_get_int(r, root, "head_dim", 1, 65536, hd_def ? hd_def : c->hidden / c->heads, &c->head_dim))
         return APPROF_EPARSE;
-    if (c->head_dim % 2)
-        return hf_err(r, "field head_dim: %d is odd; rotary position embeddings rotate pairs of "
-                    "dimensions", c->head_dim);
-    if (c->heads % c->kv_heads)
-        return hf_err(r, "field num_key_value_heads: %d does not divide num_attention_heads %d",
-                    c->kv_heads, c->heads);
-    if ((int64_t)c->heads * c->head_dim > MAX_SIZE)
-        return hf_err(r, "field head_dim: %d heads of %d are above %lld", c->heads, c->head_dim,
-                    (long long)MAX_SIZE);
+    if (check_heads(r, c))
+        return APPROF_EPARSE;
     if (sc2) {
         /* starcoder2: use_bias (default true) on q, k, v, o, c_fc and c_proj;
          * nn.LayerNorm (weight and bias) everywhere; c_fc -> act -> c_proj */
@@ -382,15 +392,8 @@ int hf_read_llama4(HfRd *r, json_t *root, ApprofHfConfig *c)
         hf_get_rope(r, root, 500000.0, &c->rope_theta) ||
         hf_check_str(r, root, "hidden_act", silu))
         return APPROF_EPARSE;
-    if (c->head_dim % 2)
-        return hf_err(r, "field head_dim: %d is odd; rotary position embeddings rotate pairs of "
-                      "dimensions", c->head_dim);
-    if (c->heads % c->kv_heads)
-        return hf_err(r, "field num_key_value_heads: %d does not divide num_attention_heads %d",
-                      c->kv_heads, c->heads);
-    if ((int64_t)c->heads * c->head_dim > MAX_SIZE)
-        return hf_err(r, "field head_dim: %d heads of %d are above %lld", c->heads, c->head_dim,
-                      (long long)MAX_SIZE);
+    if (check_heads(r, c))
+        return APPROF_EPARSE;
     if (c->top_k > c->experts)
         return hf_err(r, "field num_experts_per_tok: %d exceeds the %d experts", c->top_k, c->experts);
     memset(moe, 0, sizeof moe);

@@ -94,7 +94,7 @@ grep -q "on h100-sxm, 4 workers" share.db.err || fail "explicit --hardware/--wor
 
 # --- 4 ---------------------------------------------------------------------------
 export FAKE_APPROF_NODEV=1
-sweep auto.db
+sweep auto.db --backend auto  # the notice: an explicit --backend auto (docs/reliability.md, "Backend fallback")
 [ "$(grep -c "no CUDA device: fake module" auto.db.err)" = 1 ] || fail_with auto.db.err "fallback notice"
 grep -q "backend model on a100-40g, 1 worker" auto.db.err || fail "fallback summary"
 [ "$("$sqlite" auto.db "SELECT kind || ' ' || s.cluster_hosts || 'x' || s.cluster_gpus
