@@ -30,7 +30,12 @@ ep=$(sed -n 's/^--expert-model-parallel-size \([0-9]*\)$/\1/p' "$work/out/mx_meg
   fail_with "$work/plan.txt" "the auto plan does not split the experts (expert parallel size '$ep')"
 grep -q -- "--num-experts 8" "$work/out/mx_megatron.args" || fail "megatron: --num-experts"
 grep -q "expert_parallel_degree = $ep" "$work/out/mx_torchtitan.toml" || fail "torchtitan: expert degree"
-grep -q "ep_size=$ep" "$work/out/mx_deepspeed.json" || fail "deepspeed: ep_size"
+# DeepSpeed's MoE layer takes its ep ranks from the data-parallel group
+# and splits the experts over all tp ranks or none (docs/export-deepspeed.md):
+# the file carries ep_size, or says it cannot run that split as priced
+grep -q "ep_size=$ep" "$work/out/mx_deepspeed.json" ||
+  grep -q "cannot run experts on ep $ep" "$work/out/mx_deepspeed.json" ||
+  fail_with "$work/out/mx_deepspeed.json" "deepspeed: neither ep_size nor why not"
 python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$work/out/mx_deepspeed.json" ||
   fail "deepspeed JSON"
 echo "ok: expert parallel size $ep"
