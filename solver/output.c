@@ -94,6 +94,11 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
     if (pl->global_batch > 0)
         fprintf(out, "Batch: global batch %lld = %d micro-batches x micro-batch size %lld\n",
                 (long long)pl->global_batch, pl->micro_batches, (long long)pl->micro_batch_size);
+    if (pl->cp > 1)
+        /* the auto search's context parallelism (session_autocp.c), as
+         * apreport's headline and the launch files state it */
+        fprintf(out, "Context parallelism: cp %d (the ring, p2p) on every stage: a logical mesh "
+                "(a, b) runs dp a/%d x cp %d x tp b\n", pl->cp, pl->cp, pl->cp);
     if (pl->inference)
         fprintf(out, "Estimated inference latency: %.6g s (%zu stages x max stage cost %.6g s)\n",
                 pl->cost, pl->n_stages, pl->max_stage_cost);
@@ -387,6 +392,8 @@ static void json_plan(FILE *out, const ApsolveOutput *o)
     json_num(out, pl->cost);
     json_field(out, "apply_cost", pl->apply_cost);
     json_field(out, "total_cost", pl->total_cost);
+    if (pl->cp > 1) /* only then: other plans keep their text */
+        fprintf(out, ", \"cp\": %d", pl->cp);
     fputs(", \"sum_cost\": ", out);
     json_num(out, pl->sum_cost);
     fputs(", \"max_stage_cost\": ", out);

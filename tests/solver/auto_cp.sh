@@ -30,6 +30,9 @@ grep -q "^apsolve: context parallelism: no plan without cp fits; the cp plan doe
   fail_with "$w/err" "why cp won"
 grep -q "^Batch: global batch 16 = 4 micro-batches x micro-batch size 4$" "$w/out" ||
   fail_with "$w/out" "the cp plan's batch"
+# the plan's own text says cp, as apreport's headline does
+grep -q "^Context parallelism: cp 2 (the ring, p2p) on every stage" "$w/out" ||
+  fail_with "$w/out" "apsolve's plan text does not say cp"
 id=$(sed -n 's/^Stored as plan \([0-9]*\)$/\1/p' "$w/out")
 [ -n "$id" ] || fail_with "$w/out" "no plan stored"
 "$py" - "$w/long.db" "$id" <<'PY' || fail "the stored options"
@@ -60,6 +63,7 @@ grep -q '^--context-parallel-size 2$' "$w/f/a_megatron.args" || fail_with "$w/f/
 for d in short r; do
   "$apsolve" --db "$w/$d.db" >"$w/out" 2>"$w/err" || fail_with "$w/err" "apsolve $d"
   if grep -q "context parallelism" "$w/err"; then fail_with "$w/err" "$d: cp lines"; fi
+  if grep -q "^Context parallelism" "$w/out"; then fail_with "$w/out" "$d: cp in the plan"; fi
   "$py" -c "import sqlite3,sys; o=sqlite3.connect(sys.argv[1]).execute('select options from plan').fetchone()[0]; sys.exit('\"cp\"' in o)" "$w/$d.db" ||
     fail "$d: the stored plan has cp"
 done
