@@ -456,6 +456,15 @@ void approf_sweep_free(Sweep *sw)
 
 /* Model, layers, hardware, backend, enumeration and sharding context: what
  * every rank derives from the command line on its own. */
+/* The dtype the sweep builds the graph in: the mixed-precision default of
+ * hw for a zoo model that trains so when --dtype was not given, else cfg's. */
+static ApprofDtype graph_dtype(const ApprofSweepConfig *cfg, const ApprofHardwareSpec *hw)
+{
+    if (cfg->dtype_default && !cfg->model_file && approf_zoo_trains_mixed(cfg->model_name))
+        return approf_mixed_precision_dtype(hw);
+    return cfg->dtype;
+}
+
 int approf_sweep_needs_whole_space(const ApprofSweepConfig *cfg, double *state, double *device,
                                    char *err, size_t errlen)
 {
@@ -469,8 +478,7 @@ int approf_sweep_needs_whole_space(const ApprofSweepConfig *cfg, double *state, 
     detect_devices(&sw, cfg);
     if ((rc = resolve_hardware(&sw, cfg, NULL, err, errlen)) < 0)
         return rc;
-    if (cfg->dtype_default && !cfg->model_file && approf_zoo_trains_mixed(cfg->model_name))
-        eff.dtype = approf_mixed_precision_dtype(&sw.hw);
+    eff.dtype = graph_dtype(cfg, &sw.hw);
     if (eff.micro_batches < 1)
         eff.micro_batches = 1;
     if ((rc = approf_sweep_global_batch(&eff, &gb, err, errlen)) < 0)
@@ -559,10 +567,8 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
                  "(DeepSpeed's stage3_max_reuse_distance)",
                  (long long)COSTDB_ZERO3_MAX_REUSE_DISTANCE);
     }
-    if (cfg->dtype_default && !cfg->model_file && approf_zoo_trains_mixed(cfg->model_name)) {
-        eff.dtype = approf_mixed_precision_dtype(&sw->hw);
-        sum->dtype_mixed_default = eff.dtype != APPROF_F32;
-    }
+    eff.dtype = graph_dtype(cfg, &sw->hw);
+    sum->dtype_mixed_default = eff.dtype != cfg->dtype && eff.dtype != APPROF_F32;
     rc = build_graph(&eff, global_batch, &sw->graph, err, errlen);
     if (rc < 0)
         return rc;

@@ -56,8 +56,17 @@ static int fake_measure(void *ctx, const ApprofStageProgram *p, int phase,
     /* FAKE_APPROF_APPLY_SECONDS: the optimizer step "measured" with the
      * backward phase (ApprofMeasurement.apply_seconds), as the real module
      * does */
-    if (phase == 1 && p->optimizer_elements > 0 && getenv("FAKE_APPROF_APPLY_SECONDS"))
-        out->apply_seconds = atof(getenv("FAKE_APPROF_APPLY_SECONDS"));
+    const char *apply = getenv("FAKE_APPROF_APPLY_SECONDS");
+    if (phase == 1 && p->optimizer_elements > 0 && apply) {
+        char *end = NULL;
+        double v = strtod(apply, &end);
+        if (end == apply || *end || !(v >= 0)) {
+            snprintf(out->error, sizeof out->error, "FAKE_APPROF_APPLY_SECONDS: not seconds: '%s'",
+                     apply);
+            return -1;
+        }
+        out->apply_seconds = v;
+    }
     return 0;
 }
 
