@@ -420,6 +420,7 @@ typedef struct ApsolveOutput {
     const ApsolvePlan *rebatch_plan;  /* the plan re-priced at --batch, or NULL */
     const ApsolveFullEstimate *rebatch_full; /* its full estimate, or NULL */
     const struct ApsolveFwVerdict *frameworks; /* which frameworks run it as priced, or NULL */
+    const struct ApsolveFwSearch *fw_search; /* --framework: the search that chose it, or NULL */
 } ApsolveOutput;
 
 /* Writes n plans side by side in format "text" (Alpa's lines, latency,

@@ -67,6 +67,12 @@ static void usage(FILE *out)
           "                            cp=C[,cp_comm=p2p|a2a|a2a+p2p]: context parallelism, the\n"
           "                            sequence split over C GPUs, world dp x tp x pp x C\n"
           "                            (docs/context-parallel.md)\n"
+          "  --framework megatron|deepspeed|torchtitan  instead of the auto plan, the best\n"
+          "                            plan that framework runs as priced: every uniform\n"
+          "                            dp x tp x pp [x vpp] layout with the micro-batch sizes,\n"
+          "                            recomputation and ZeRO stages the database holds, priced\n"
+          "                            as --parallel prices it; stored as that 3-D plan; exit 3\n"
+          "                            with the closest reasons when none fits\n"
           "  --plan ID                 re-evaluate stored plan ID on its sweep (its micro-batches,\n"
           "                            budget and objective unless given); never stores\n"
           "  --batch B                 also re-evaluate the plan(s) at global batch B (e.g. the\n"
@@ -145,7 +151,7 @@ int main(int argc, char **argv)
 {
     enum { O_SWEEP = 256, O_MB, O_BUDGET, O_MAXST, O_INF, O_FMT, O_NOSTORE, O_STOPT, O_IDS,
            O_SUBS, O_LOGS, O_DICTS, O_PAR, O_NST, O_SUB, O_LOG, O_QUIET, O_VER, O_BATCH,
-           O_PLAN, O_OBJ, O_GB, O_MBS, O_SCHED, O_VS, O_HEADROOM };
+           O_PLAN, O_OBJ, O_GB, O_MBS, O_SCHED, O_VS, O_HEADROOM, O_FW };
     static const struct option longopts[] = {
         {"db", required_argument, NULL, 'd'},
         {"sweep", required_argument, NULL, O_SWEEP},
@@ -162,6 +168,7 @@ int main(int argc, char **argv)
         {"logical-shapes", required_argument, NULL, O_LOGS},
         {"option-dicts", required_argument, NULL, O_DICTS},
         {"parallel", required_argument, NULL, O_PAR},
+        {"framework", required_argument, NULL, O_FW},
         {"num-stages", required_argument, NULL, O_NST},
         {"submesh", required_argument, NULL, O_SUB},
         {"logical", required_argument, NULL, O_LOG},
@@ -263,6 +270,7 @@ int main(int argc, char **argv)
             a.parallel = optarg;
             break;
         }
+        case O_FW: a.framework = optarg; break; /* checked by the session */
         case O_OBJ: {
             static const CliChoice objectives[] = {{"alpa", APSOLVE_OBJECTIVE_ALPA},
                                                    {"full", APSOLVE_OBJECTIVE_FULL}, {NULL, 0}};

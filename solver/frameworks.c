@@ -49,6 +49,14 @@ const char *apsolve_framework_key(int f)
     return f >= 0 && f < APSOLVE_FW_COUNT ? costdb_framework_keys[f] : NULL;
 }
 
+int apsolve_framework_parse(const char *s)
+{
+    for (int f = 0; s && f < APSOLVE_FW_COUNT; f++)
+        if (!strcmp(s, costdb_framework_keys[f]))
+            return f;
+    return -1;
+}
+
 /* Framework f cannot: the first reason is kept. */
 static void cannot(ApsolveFwVerdict *v, int f, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -80,6 +80,32 @@ int apsolve_evaluate_as_run(struct Costdb *db, int64_t sweep, const ApsolveProbl
 /* Whether a sweep's dtype name is float16 ("f16", "fp16", "float16"). */
 int apsolve_fw_dtype_fp16(const char *dtype);
 
+/* The framework whose key (apsolve_framework_key) is s: APSOLVE_FW_*, or
+ * -1 when s is none of them. */
+int apsolve_framework_parse(const char *s);
+
+/* What apsolve --framework F did (session_framework.c, docs/solver.md "The
+ * best plan a framework runs"): the uniform layouts it enumerated, how
+ * many an exact prune left out, how many it priced as the framework runs
+ * them, how many of those F runs as priced, fit in memory and keep the
+ * headroom, and the winner's --parallel text. */
+typedef struct ApsolveFwSearch {
+    int framework;                    /* APSOLVE_FW_* */
+    long layouts;                     /* uniform layouts enumerated */
+    long pruned_rule;                 /* F's rules refuse them whatever their pricing */
+    long pruned_memory;               /* a stage fits at no memory level */
+    long missing;                     /* the sweep has no entry for a stage */
+    long pruned_bound;                /* their T alone is no lower than the best's estimate */
+    long priced;                      /* priced as run (apsolve_evaluate_as_run) */
+    long runs;                        /* of those, F runs as priced */
+    long fit;                         /* of those, every stage fits in memory */
+    long headroom;                    /* of those, every stage keeps the headroom */
+    int headroom_kept;                /* the winner keeps the headroom */
+    double price;                     /* the winner's full estimate (its objective without one) */
+    double seconds;                   /* the search's time */
+    char layout[160];                 /* the winner as --parallel text */
+} ApsolveFwSearch;
+
 /* "Megatron-LM, torchtitan" (or "none") of the runs mask, into out. */
 void apsolve_frameworks_list(unsigned runs, char *out, size_t len);
 

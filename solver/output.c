@@ -87,6 +87,35 @@ static void json_frameworks(FILE *out, const ApsolveFwVerdict *v)
     fputs("}}", out);
 }
 
+/* --framework: the search that chose the plan (session_framework.c). */
+static void text_fw_search(FILE *out, const ApsolveFwSearch *f)
+{
+    fprintf(out, "Best plan %s runs as priced: --parallel %s, full estimate %.6g s%s\n"
+            "  %ld uniform layouts: %ld refused by %s's rules, %ld over memory at every level, "
+            "%ld without an entry, %ld slower than the best by T alone, %ld priced as run; "
+            "%ld of those run as priced, %ld fit (%ld with the headroom); searched in %.3f s\n",
+            apsolve_framework_name(f->framework), f->layout, f->price,
+            f->headroom_kept ? "" : " (no such plan keeps the headroom)", f->layouts,
+            f->pruned_rule, apsolve_framework_name(f->framework), f->pruned_memory, f->missing,
+            f->pruned_bound, f->priced, f->runs, f->fit, f->headroom, f->seconds);
+}
+
+static void json_fw_search(FILE *out, const ApsolveFwSearch *f)
+{
+    fprintf(out, ", \"framework_search\": {\"framework\": \"%s\", \"parallel\": ",
+            apsolve_framework_key(f->framework));
+    costdb_json_string(out, f->layout);
+    fprintf(out, ", \"layouts\": %ld, \"pruned_rule\": %ld, \"pruned_memory\": %ld, "
+            "\"missing\": %ld, \"pruned_bound\": %ld, \"priced\": %ld, \"runs\": %ld, "
+            "\"fit\": %ld, \"headroom\": %ld, \"headroom_kept\": %s, \"price\": ", f->layouts,
+            f->pruned_rule, f->pruned_memory, f->missing, f->pruned_bound, f->priced, f->runs,
+            f->fit, f->headroom, f->headroom_kept ? "true" : "false");
+    costdb_json_number(out, f->price);
+    fputs(", \"seconds\": ", out);
+    costdb_json_number(out, f->seconds);
+    fputc('}', out);
+}
+
 static void text_plan(FILE *out, const ApsolveOutput *o)
 {
     const ApsolvePlan *pl = o->plan;
@@ -164,6 +193,8 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
     }
     if (o->frameworks && !pl->inference)
         text_frameworks(out, o->frameworks);
+    if (o->fw_search)
+        text_fw_search(out, o->fw_search);
 }
 
 static void text_full(FILE *out, const ApsolveFullEstimate *f, const ApsolveStageEstimate *se,
@@ -445,6 +476,8 @@ static void json_plan(FILE *out, const ApsolveOutput *o)
         fprintf(out, ", \"plan_id\": %lld", (long long)o->plan_id);
     if (o->frameworks && !pl->inference)
         json_frameworks(out, o->frameworks);
+    if (o->fw_search)
+        json_fw_search(out, o->fw_search);
     if (o->full)
         json_full(out, o->full, o->full_stages, pl->n_stages, "full_cost");
     if (o->rebatch)

@@ -103,6 +103,7 @@ static int run_open(ApsolveRun *r, ApsolveRequest *a)
     memset(r, 0, sizeof *r);
     r->a = a;
     r->sweep = a->sweep;
+    r->req_parallel = a->parallel;
     if (!(r->s = calloc(1, sizeof *r->s)))
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
     if (costdb_open(a->db, a->no_store ? COSTDB_OPEN_READONLY : COSTDB_OPEN_NOCREATE, &r->db,
@@ -372,14 +373,7 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
                                           pc->opt.micro_batches, pr->pp, err, errlen))
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: vpp=%d: %s", a->parallel, pv,
                             err);
-    if (pv > 1) {
-        pc->opt.schedule = APSOLVE_SCHEDULE_INTERLEAVED;
-        pc->opt.virtual_stages = pv;
-    }
-    for (int k = 0; k < pr->pp; k++) {
-        r->specs[k].recompute = pr->recompute;
-        r->specs[k].zero = pr->zero;
-    }
+    apsolve_parallel_apply(pr, &pc->opt, r->specs, r->nspec);
     /* Tensor parallelism splits every weight matrix over the tp ranks: each
      * stage is priced with the memory level of its mesh that does, where
      * the sweep has one (tp_layout.c), as the frameworks run it
@@ -521,6 +515,7 @@ static ApsolveSession *run_close(ApsolveRun *r, int rc)
         apsolve_cand_free(&r->ep_c);
     apsolve_cand_free(&r->main_c);
     costdb_close(&r->db);
+    r->a->parallel = r->req_parallel; /* the framework search's text lives in the session */
     if (rc) {
         apsolve_session_free(&r->s);
         if (r->a->error && r->a->error->code == APSOLVE_ERROR_NONE)
@@ -532,19 +527,30 @@ static ApsolveSession *run_close(ApsolveRun *r, int rc)
 int apsolve_session_run(ApsolveRequest *a, ApsolveSession **out)
 {
     ApsolveRun r;
-    int rc;
+    int rc, fw;
     if (a->error)
         memset(a->error, 0, sizeof *a->error);
+    if ((rc = apsolve_framework_request(a, &fw)) != 0) {
+        *out = NULL;
+        return rc;
+    }
     rc = run_open(&r, a);
+    r.fw = fw;
     if (!rc)
         rc = stored_plan(&r);
     if (!rc)
         rc = resolve_batch(&r);
     if (!rc)
         rc = main_candidate(&r);
+    if (!rc && r.fw >= 0) /* --framework: its best layout becomes the --parallel plan */
+        rc = apsolve_run_framework(&r);
     if (!rc)
         rc = given_plan(&r);
-    if (!rc && (!r.specs || a->parallel)) /* no plan given, or a 3-D one to compare */
+    if (!rc && r.fw >= 0) {
+        snprintf(r.s->label, sizeof r.s->label, "%s %s", apsolve_framework_name(r.fw),
+                 a->parallel);
+        r.s->outs[0].fw_search = &r.s->fws;
+    } else if (!rc && (!r.specs || a->parallel)) /* no plan given, or a 3-D one to compare */
         rc = apsolve_run_auto_search(&r);
     if (!rc)
         rc = apsolve_run_price(&r);

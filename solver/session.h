@@ -75,6 +75,8 @@ typedef struct ApsolveRequest {
     const char *stage_option;         /* auto | manual | uniform */
     const char *layer_ids, *submeshes, *logicals, *dicts; /* manual plan lists */
     const char *parallel;             /* --parallel text (labels and stored options) */
+    const char *framework;            /* --framework: the best plan this framework runs as
+                                       * priced (its key, apsolve_framework_key); NULL: none */
     int submesh_hosts, submesh_gpus;  /* uniform plan: the stages' submesh (0: none) */
     int logical_a, logical_b;         /* uniform plan: their logical mesh (0: the ILP's) */
     int64_t sweep;                    /* 0: the latest sweep */

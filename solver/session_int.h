@@ -63,6 +63,7 @@ struct ApsolveSession {
     size_t nout;
     ApsolveExtra extra[2];            /* what outs[k] carries beyond Alpa's T */
     char label[96], stored_kind[16];
+    ApsolveFwSearch fws;              /* --framework: the search that chose the given plan */
     int rebatch_bad;                  /* --batch: a plan is not usable as it is */
     int given_whole;                  /* the given plan uses exactly all devices */
 };
@@ -92,6 +93,9 @@ typedef struct ApsolveRun {
     size_t nspec;
     const char *kind;                 /* the given plan's kind */
     const ApsolveCand *out_c[2];      /* the candidate outs[k] was made on */
+    int fw;                           /* --framework: APSOLVE_FW_*; -1: none */
+    const char *req_parallel;         /* the request's --parallel before the framework search
+                                       * pointed it at its winner (restored at the end) */
 } ApsolveRun;
 
 /* session_search.c: loads sweep id as a candidate with B micro-batches of
@@ -103,6 +107,30 @@ void apsolve_cand_free(ApsolveCand *c);
 void apsolve_plan_batch(ApsolvePlan *pl, const ApsolveCand *c);
 /* session_search.c: the auto search step (see there); 0 or an exit status. */
 int apsolve_run_auto_search(ApsolveRun *r);
+/* session_search.c: whether the auto search tries the family's size k
+ * (r->bs[k]; k = 0 the main sweep alone when the family is empty): 1 with
+ * *m its micro-batch size and *own whether it is the main candidate's
+ * sweep, else 0. The --framework search tries the same sizes. */
+int apsolve_size_searched(const ApsolveRun *r, size_t k, int64_t *m, int *own);
+/* session_search.c: the full estimate of pl on sweep (transfers, gradient
+ * sync, optimizer), or its objective where the sweep has no placements to
+ * estimate from: what the auto search and the --framework search compare. */
+double apsolve_full_price(struct Costdb *db, int64_t sweep, const ApsolvePlan *pl);
+/* session_framework.c: --framework F with the options it cannot go with
+ * refused (exit 2); *fw gets APSOLVE_FW_* (-1 without --framework). */
+int apsolve_framework_request(const ApsolveRequest *a, int *fw);
+/* session_framework.c: the --framework search step (see there): the best
+ * uniform layout F runs as priced becomes the request's --parallel layout
+ * (a->parallel, a->par), which the given-plan step then prices, prints and
+ * stores as --parallel would; 0 or an exit status after a message (exit 3
+ * when no layout F runs fits, naming the closest reasons). */
+int apsolve_run_framework(ApsolveRun *r);
+/* session_framework.c: the --parallel knobs that go on a 3-D plan's specs
+ * and options (after the cp and ep steps): vpp > 1 the interleaved
+ * schedule with vpp chunks, every stage the given recompute and ZeRO
+ * stage. The --parallel plan and the --framework search price with it. */
+void apsolve_parallel_apply(const ApsolveParallel *par, ApsolveOptions *opt,
+                            ApsolveStageSpec *specs, size_t n);
 /* session_autocp.c: context parallelism in the auto search (see there):
  * the best cp plan replaces s->autop (and auto_c) when it is better; 0 or
  * 1 after a message. */

@@ -56,9 +56,7 @@ static int better(const ApsolvePlan *x, const ApsolvePlan *y)
            (x->total_cost == y->total_cost && x->cost < y->cost);
 }
 
-/* The full estimate of pl (transfers, gradient sync, optimizer), or its
- * objective where the sweep has no placements to estimate from. */
-static double plan_price(Costdb *db, int64_t sweep, const ApsolvePlan *pl)
+double apsolve_full_price(Costdb *db, int64_t sweep, const ApsolvePlan *pl)
 {
     ApsolveFullEstimate f;
     if (apsolve_full_estimate_ex(db, sweep, pl, 1.0, &f, NULL) == 0 && f.available &&
@@ -90,7 +88,8 @@ static int try_interleaved(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
         return 0;
     if (e)
         return e;
-    if (il->feasible && plan_price(db, c->sweep, il) < plan_price(db, c->sweep, *pl)) {
+    if (il->feasible &&
+        apsolve_full_price(db, c->sweep, il) < apsolve_full_price(db, c->sweep, *pl)) {
         apsolve_plan_free(pl);
         *pl = il;
         c->opt = io;
@@ -242,25 +241,41 @@ static void keep_auto_plan(ApsolveRun *r)
                     s->autop->candidates);
 }
 
+/* The size the request pins: --micro-batch-size and --micro-batches pin
+ * it, and so does --sweep unless --global-batch asks for the search; 0:
+ * every size. */
+static int64_t asked_size(const ApsolveRun *r)
+{
+    const ApsolveRequest *a = r->a;
+    return a->micro_batch_size > 0 || a->micro_batches > 0 ||
+                   (a->sweep > 0 && a->global_batch <= 0)
+               ? r->micro : 0;
+}
+
+int apsolve_size_searched(const ApsolveRun *r, size_t k, int64_t *m, int *own)
+{
+    int64_t asked = asked_size(r);
+    if (k >= r->nbs && !(r->nbs == 0 && k == 0))
+        return 0;
+    *m = r->nbs ? r->bs[k].micro_batch_size : r->micro;
+    *own = r->nbs == 0 || r->bs[k].sweep_id == r->main_c.sweep;
+    if (asked > 0 && *m != asked)
+        return 0;
+    return *own || !(r->G <= 0 || *m <= 0 || r->G % *m || r->a->micro_batches > 0 ||
+                     r->G / *m > COSTDB_MAX_MICRO_BATCHES);
+}
+
 /* The auto search step: decides which micro-batch sizes to try (every size
  * with a sweep in the family whose size divides the global batch, or only
  * the one asked for) and keeps the best objective over them. */
 int apsolve_run_auto_search(ApsolveRun *r)
 {
-    const ApsolveRequest *a = r->a;
     size_t tried = 0;
-    /* --micro-batch-size and --micro-batches pin the size, and so does
-     * --sweep unless --global-batch asks for the search. */
-    int64_t asked = a->micro_batch_size > 0 || a->micro_batches > 0 ||
-                            (a->sweep > 0 && a->global_batch <= 0)
-                        ? r->micro : 0;
+    int64_t asked = asked_size(r);
     for (size_t k = 0; k < r->nbs || (r->nbs == 0 && k == 0); k++) {
-        int64_t m = r->nbs ? r->bs[k].micro_batch_size : r->micro;
-        int own = r->nbs == 0 || r->bs[k].sweep_id == r->main_c.sweep, rc;
-        if (asked > 0 && m != asked)
-            continue;
-        if (!own && (r->G <= 0 || m <= 0 || r->G % m || a->micro_batches > 0 ||
-                     r->G / m > COSTDB_MAX_MICRO_BATCHES))
+        int64_t m;
+        int own, rc;
+        if (!apsolve_size_searched(r, k, &m, &own))
             continue;
         tried++;
         if ((rc = search_size(r, k, m, own, asked)) != 0)
