@@ -408,9 +408,11 @@ static int search_cand(Search *S, const ApsolveCand *c, int64_t m)
                 continue;
             /* the layouts a --parallel plan can be: a stage holds a layer at
              * least, its submesh is (1, dp tp) or whole hosts, its
-             * micro-batch splits into dp replicas of mbs samples; a plan of
-             * more stages than --max-stages is infeasible */
+             * micro-batch splits into dp replicas of mbs samples (an mbs
+             * --parallel takes); a plan of more stages than --max-stages is
+             * infeasible */
             if (pp > L || (dp * tp > M && (dp * tp) % M) || (m > 0 && m % dp) ||
+                (m > 0 && m / dp > (1 << 24)) ||
                 (a->opt.max_stages > 0 && pp > a->opt.max_stages))
                 continue;
             memset(&par, 0, sizeof par);
