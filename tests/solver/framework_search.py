@@ -137,10 +137,19 @@ assert "--pipeline-model-parallel-size %d\n" % lay["pp"] in args, args
 run(sys.executable, check, os.path.join(manifests, "megatron-lm-core_v0.19.0.json"),
     os.path.join(out, "a_megatron.args"))
 
-# the other frameworks get plans they run
-for f in ("deepspeed", "torchtitan"):
-    d = solve(db, "--framework", f, "--no-store")
+# the other frameworks get plans they run, and their launch files say so
+for f, name, suffix in (("deepspeed", "DeepSpeed", "deepspeed.json"),
+                        ("torchtitan", "torchtitan", "torchtitan.toml")):
+    d = solve(db, "--framework", f)
     assert f in d["frameworks"]["runs"] and d["framework_search"]["framework"] == f, d
+    out = os.path.join(tmp, f)
+    run(apreport, "--db", db, "--plan", str(d["plan_id"]), "--name", "a", "--out", out,
+        "--quiet")
+    text = open(os.path.join(out, "a_" + suffix)).read()
+    assert "%s runs this plan as priced:" % name in text, text[:900]
+    assert "full estimate %.6f s" % d["full_cost"] in text, text[:900]
+run(sys.executable, check, os.path.join(manifests, "deepspeed-v0.16.4.json"),
+    os.path.join(tmp, "deepspeed", "a_deepspeed.json"))
 
 # refusals: exit 3 naming the closest reasons, nothing stored
 n = plans(db)
