@@ -103,6 +103,15 @@ refuse dp=8,tp=1,pp=1,zero=3,raf=2 "raf must be an integer in 0..1"
   >"$w/out" 2>"$w/err"
 expect_rc 2 $? "$w/err" "dp_shard with --inference"
 [ "$("$sq" "$db" "select count(*) from plan")" = 0 ] || fail "a refused layout stored a plan"
+# a sweep that prices ZeRO-3 with an overlapping schedule: its exposed
+# collectives cannot be re-priced (exit 2, nothing stored)
+"$approf" sweep --db "$w/f2.db" --model gpt --num-layers 2 --hidden 256 --heads 4 --seq-len 128 \
+  --vocab 1000 --cluster 1x8 --hardware h100-sxm --batch 16 --micro-batches 2 --layers 2 \
+  --zero 3 --zero3-schedule fsdp2 --quiet >"$w/out" 2>&1 || fail_with "$w/out" "fsdp2 sweep"
+"$apsolve" --db "$w/f2.db" --parallel dp=8,tp=1,pp=1,zero=3,dp_shard=4 >"$w/out" 2>"$w/err"
+expect_rc 2 $? "$w/err" "dp_shard on an fsdp2-schedule sweep"
+grep -q "prices ZeRO-3 with the fsdp2 overlap schedule" "$w/err" || fail_with "$w/err" "fsdp2 message"
+[ "$("$sq" "$w/f2.db" "select count(*) from plan")" = 0 ] || fail "the fsdp2 refusal stored a plan"
 
 # the stored plan: its options, --plan re-prices it the same, apreport's
 # headline and launch files
