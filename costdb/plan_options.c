@@ -105,6 +105,12 @@ int costdb_plan_options_format(const CostdbPlanOptions *o, char *out, size_t len
         /* expert parallelism only when given: plans without it keep their text */
         if (l->ep > 0 && l->etp > 0)
             put_raw(out, len, &at, ", \"ep\": %d, \"etp\": %d", l->ep, l->etp);
+        /* HSDP and FSDP2's reshard_after_forward only when given */
+        if (l->dp_shard > 0)
+            put_raw(out, len, &at, ", \"dp_shard\": %d, \"dp_replicate\": %d", l->dp_shard,
+                    l->dp / l->dp_shard > 0 ? l->dp / l->dp_shard : 1);
+        if (l->dp_shard > 0 || l->raf_off)
+            put_raw(out, len, &at, ", \"raf\": %d", !l->raf_off);
         put_raw(out, len, &at, "}");
     }
     /* the headroom and the verdict only when set: other plans keep their text */
@@ -149,6 +155,14 @@ static int layout_member(CjrParser *ps, const char *key, void *ctx, int depth)
     INT_MEMBER("cp_a2a", 1, 1 << 16, l->cp_a2a)
     INT_MEMBER("ep", 1, 1 << 16, l->ep)
     INT_MEMBER("etp", 1, 1 << 16, l->etp)
+    INT_MEMBER("dp_shard", 1, 1 << 16, l->dp_shard)
+    if (!strcmp(key, "raf")) {
+        long long v_;
+        if (cjr_int(ps, 0, 1, &v_))
+            return COSTDB_EPARSE;
+        l->raf_off = !v_;
+        return 0;
+    }
     if (!strcmp(key, "cp_comm")) {
         if (cjr_string(ps, l->cp_comm, sizeof l->cp_comm))
             return COSTDB_EPARSE;

@@ -33,6 +33,9 @@ typedef struct CostdbPlanLayout {
     int ep, etp;                      /* expert parallelism and expert tensor parallel size
                                        * (docs/expert-parallel.md); 0, 0: not given (not
                                        * written) */
+    int dp_shard;                     /* HSDP: ZeRO-3's shard group, dp / dp_shard replicas
+                                       * (docs/hsdp.md); 0: not given (not written) */
+    int raf_off;                      /* FSDP2 reshard_after_forward off ("raf": 0) */
 } CostdbPlanLayout;
 
 typedef struct CostdbPlanOptions {

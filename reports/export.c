@@ -322,8 +322,14 @@ int apreport_write_deepspeed(const ApreportReport *r, FILE *f)
                                    "\"initial_scale_power\": 16}");
     else
         json_line(f, 2, "fp16", 0, "{\"enabled\": false}");
-    if (L.zero == 3)
-        /* the reuse distance the plan was priced with (costdb.h) */
+    /* the reuse distance the plan was priced with (costdb.h) */
+    if (L.zero == 3 && L.dp_shard > 0)
+        /* HSDP as MiCS: ZeRO-3 within groups of mics_shard_size ranks, the
+         * groups replicated (deepspeed/runtime/zero/mics.py, docs/hsdp.md) */
+        json_line(f, 2, "zero_optimization", 0,
+                  "{\"stage\": 3, \"stage3_max_reuse_distance\": %lld, \"mics_shard_size\": %d}",
+                  (long long)COSTDB_ZERO3_MAX_REUSE_DISTANCE, L.dp_shard);
+    else if (L.zero == 3)
         json_line(f, 2, "zero_optimization", 0,
                   "{\"stage\": 3, \"stage3_max_reuse_distance\": %lld}",
                   (long long)COSTDB_ZERO3_MAX_REUSE_DISTANCE);
@@ -375,15 +381,28 @@ static void toml_kv(FILE *f, const char *key, const char *value)
     fputc('\n', f);
 }
 
+/* torchtitan's data-parallel degrees: DDP's replicas without ZeRO, FSDP's
+ * shards with it, HSDP's dp / dp_shard replicas of dp_shard shards
+ * (ParallelDims: dp_replicate x dp_shard; docs/hsdp.md). */
+static int titan_shard(const RepLaunch *L)
+{
+    return !L->zero ? 1 : L->dp_shard > 0 ? L->dp_shard : L->dp;
+}
+
+static int titan_replicate(const RepLaunch *L)
+{
+    return L->dp / titan_shard(L);
+}
+
 /* [parallelism] of the TOML. */
 static void torchtitan_parallelism(FILE *f, const RepLaunch *L)
 {
     const char *sched;
     fputs("\n[parallelism]\n", f);
     fprintf(f, "data_parallel_replicate_degree = %d\n"
-               "data_parallel_shard_degree = %d\n", L->zero ? 1 : L->dp, L->zero ? L->dp : 1);
+               "data_parallel_shard_degree = %d\n", titan_replicate(L), titan_shard(L));
     if (L->zero)
-        toml_kv(f, "fsdp_reshard_after_forward", L->zero == 3 ? "always" : "never");
+        toml_kv(f, "fsdp_reshard_after_forward", L->zero == 3 && !L->raf_off ? "always" : "never");
     fprintf(f, "tensor_parallel_degree = %d\n", L->tp);
     fprintf(f, "context_parallel_degree = %d\n", L->cp > 1 ? L->cp : 1);
     fprintf(f, "pipeline_parallel_degree = %d\n", L->pp);
@@ -428,10 +447,10 @@ static void torchtitan_main(FILE *f, const RepLaunch *L)
             REP_TORCHTITAN_MAIN, cfg);
     fprintf(f, "# main: --parallelism.data_parallel_replicate_degree %d\n"
                "# main: --parallelism.data_parallel_shard_degree %d\n",
-            L->zero ? 1 : L->dp, L->zero ? L->dp : 1);
+            titan_replicate(L), titan_shard(L));
     if (L->zero)
         fprintf(f, "# main: --parallelism.fsdp_reshard_after_forward %s\n",
-                L->zero == 3 ? "always" : "never");
+                L->zero == 3 && !L->raf_off ? "always" : "never");
     if (L->cp > 1)
         fprintf(f, "# main: --parallelism.context_parallel_degree %d\n", L->cp);
     fprintf(f, "# main: --parallelism.tensor_parallel_degree %d\n"

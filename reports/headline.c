@@ -41,6 +41,12 @@ static void layout_text(const ApreportReport *r, const RepLaunchBasics *b, char 
      * etp x ep of its GPUs (docs/expert-parallel.md) */
     if (r->opts.has_layout && r->opts.layout.ep > 0 && r->opts.layout.etp > 0)
         PUT(", experts on ep %d x etp %d", r->opts.layout.ep, r->opts.layout.etp);
+    /* HSDP and FSDP2's reshard_after_forward (docs/hsdp.md) */
+    if (r->opts.has_layout && r->opts.layout.zero == 3 && r->opts.layout.dp_shard > 0)
+        PUT(", HSDP shard %d x replicate %d", r->opts.layout.dp_shard,
+            r->opts.layout.dp / r->opts.layout.dp_shard);
+    if (r->opts.has_layout && r->opts.layout.zero == 3 && r->opts.layout.raf_off)
+        PUT(", raf=0 (parameters kept gathered from forward to backward)");
     if (b->v > 1)
         PUT(", interleaved vpp %d", b->v);
     PUT(", %d micro-batches of %lld samples per replica (global batch %lld)", b->B,

@@ -22,6 +22,7 @@
 
 #include "apsolve.h"
 #include "context_parallel.h"
+#include "hsdp.h"
 #include "launch.h"
 #include "schedule.h"
 
@@ -166,6 +167,9 @@ void rep_frameworks(const ApreportReport *r, ApsolveFwVerdict *v)
     apsolve_frameworks(&p, v);
     if (r->opts.has_layout)
         apsolve_cp_frameworks(r->opts.layout.cp, apsolve_cp_comm_parse(r->opts.layout.cp_comm), v);
+    if (r->opts.has_layout && r->opts.layout.zero == 3) /* HSDP, raf=0 (solver/hsdp.h) */
+        apsolve_hsdp_frameworks(r->opts.layout.dp_shard, r->opts.layout.tp,
+                                !r->opts.layout.raf_off, v);
     free(st);
     if (!r->opts.has_frameworks)
         return;
@@ -392,6 +396,38 @@ static size_t tp_whole_weights(const ApreportReport *r, size_t *weights)
 }
 
 /* What each runtime cannot run as the plan has it: the closest it can. */
+/* HSDP and raf=0 (docs/hsdp.md): torchtitan runs both; DeepSpeed shards
+ * within groups with MiCS (zero_optimization.mics_shard_size, v0.16.4's
+ * deepspeed/runtime/zero/mics.py), whose groups are consecutive global
+ * ranks (pure data parallelism only), and has no reshard_after_forward;
+ * Megatron-LM's file runs its distributed optimizer over every dp rank
+ * (core_v0.19.0's Megatron-FSDP has HSDP, --use-megatron-fsdp with
+ * --num-distributed-optimizer-instances, which approf does not write). */
+static void hsdp_limits(RepLaunch *L, Notes *N)
+{
+    if (L->rt == REP_RT_DEEPSPEED && L->raf_off) {
+        L->changed = 1;
+        note(N, "DeepSpeed's stage 3 has no reshard_after_forward (raf=0): it gathers each "
+                "module again for the backward");
+        L->raf_off = 0;
+    }
+    if (L->rt == REP_RT_DEEPSPEED && L->dp_shard > 0 && L->tp > 1) {
+        L->changed = 1;
+        note(N, "DeepSpeed's HSDP (MiCS, mics_shard_size) shards over consecutive global ranks, "
+                "which tp %d interleaves: ZeRO-3 over all %d data-parallel ranks instead", L->tp,
+             L->dp);
+        L->dp_shard = 0;
+    }
+    if (L->rt == REP_RT_MEGATRON && (L->dp_shard > 0 || L->raf_off)) {
+        note(N, "Megatron-LM: HSDP (dp_shard %d) and raf=0 are not written: its distributed "
+                "optimizer shards over all dp ranks (core_v0.19.0's Megatron-FSDP has HSDP, "
+                "--use-megatron-fsdp --num-distributed-optimizer-instances, not priced here)",
+             L->dp_shard);
+        L->dp_shard = 0;
+        L->raf_off = 0;
+    }
+}
+
 static void runtime_limits(RepLaunch *L, Notes *N)
 {
     int rt = L->rt;
@@ -430,6 +466,7 @@ static void runtime_limits(RepLaunch *L, Notes *N)
         L->ep = 1;
         L->etp = L->tp;
     }
+    hsdp_limits(L, N);
     if (rt == REP_RT_MEGATRON && L->zero >= 2) {
         L->changed = 1;
         note(N, "Megatron-LM cannot express ZeRO-%d (its distributed optimizer shards the "
@@ -601,6 +638,10 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
              costdb_recompute_name(b.recompute), b.zero);
     }
     expert_parallel(r, &L->ep, &L->etp, &L->experts);
+    if (r->opts.has_layout && b.zero == 3) { /* HSDP, raf=0 as the plan gives them */
+        L->dp_shard = r->opts.layout.dp_shard;
+        L->raf_off = r->opts.layout.raf_off;
+    }
     L->B = b.B; /* before runtime_limits: DeepSpeed's closest plan to cp changes it */
     runtime_limits(L, &N);
     if (L->sched != APREPORT_SCHED_INTERLEAVED)

@@ -75,6 +75,8 @@ typedef struct RepLaunch {
     int recompute, zero, sp, ep, etp, experts;
     int cp, cp_a2a;                   /* context parallelism (1: none), a2a+p2p's a2a group */
     const char *cp_comm;              /* Megatron's --cp-comm-type */
+    int dp_shard, raf_off;            /* HSDP's shard group (0: none), FSDP2's
+                                       * reshard_after_forward off (docs/hsdp.md) */
     int B;
     int64_t global, mbs, local;       /* mbs: per replica micro-batch; local: per replica step */
     const char *prec;                 /* "bf16" | "fp16" | NULL (fp32) */

@@ -66,7 +66,10 @@ static void usage(FILE *out)
           "                            GPUs (etp default tp; docs/expert-parallel.md);\n"
           "                            cp=C[,cp_comm=p2p|a2a|a2a+p2p]: context parallelism, the\n"
           "                            sequence split over C GPUs, world dp x tp x pp x C\n"
-          "                            (docs/context-parallel.md)\n"
+          "                            (docs/context-parallel.md);\n"
+          "                            zero=3 with dp_shard=S: HSDP, ZeRO-3 within groups of S\n"
+          "                            replicas, dp/S groups replicated; raf=0|1: FSDP2's\n"
+          "                            reshard_after_forward (default 1; docs/hsdp.md)\n"
           "  --framework megatron|deepspeed|torchtitan  instead of the auto plan, the best\n"
           "                            plan that framework runs as priced: every uniform\n"
           "                            dp x tp x pp [x vpp] layout with the micro-batch sizes,\n"
@@ -263,7 +266,7 @@ int main(int argc, char **argv)
             if (apsolve_parallel_parse(optarg, &a.par, perr, sizeof perr)) {
                 snprintf(msg, sizeof msg, "bad --parallel '%s': %s (expected dp=N,tp=N,pp=N"
                          "[,sp=0|1][,zero=0..3][,recompute=none|selective|full|op][,vpp=V][,mbs=M]"
-                         "[,ep=E][,etp=T][,cp=C][,cp_comm=p2p|a2a|a2a+p2p])",
+                         "[,ep=E][,etp=T][,cp=C][,cp_comm=p2p|a2a|a2a+p2p][,dp_shard=S][,raf=0|1])",
                          optarg, perr);
                 return cli_usage_error(NULL, "%s", msg);
             }

@@ -26,6 +26,10 @@
  *   parallelism"), so ZeRO-0 with dp > 1 and TP or PP does not run;
  *   mixed_precision_param takes bfloat16 or float32 (no float16); stages of
  *   unequal layers are split evenly.
+ *
+ * The knobs of a --parallel layout add their own limits after this rule:
+ * context parallelism (apsolve_cp_frameworks, context_parallel.c), HSDP
+ * and FSDP2's reshard_after_forward (apsolve_hsdp_frameworks, hsdp.c).
  */
 #include <stdarg.h>
 #include <stdio.h>

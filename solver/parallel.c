@@ -2,14 +2,15 @@
 /*
  * The --parallel text: Megatron's degrees and knobs of a 3-D plan,
  * "dp=2,tp=2,pp=2[,sp=0|1][,zero=0..3][,recompute=none|selective|full|op]
- * [,vpp=V][,mbs=M][,cp=C][,cp_comm=p2p|a2a|a2a+p2p][,ep=E][,etp=T]" in any
- * order, each knob at most once.
+ * [,vpp=V][,mbs=M][,cp=C][,cp_comm=p2p|a2a|a2a+p2p][,ep=E][,etp=T]
+ * [,dp_shard=S][,raf=0|1]" in any order, each knob at most once.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "context_parallel.h"
+#include "hsdp.h"
 #include "costdb.h"
 #include "session.h"
 
@@ -39,6 +40,7 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
         {"dp", 1, 65536}, {"tp", 1, 65536}, {"pp", 1, 65536}, {"sp", 0, 1},
         {"zero", 0, 3},   {"recompute", 0, 0}, {"vpp", 1, 1024}, {"mbs", 1, 1 << 24},
         {"cp", 1, 65536}, {"cp_comm", 0, 0}, {"ep", 1, 65536}, {"etp", 1, 65536},
+        {"dp_shard", 1, 65536}, {"raf", 0, 1},
     };
     enum { N_KNOBS = sizeof knobs / sizeof knobs[0] };
     int seen[N_KNOBS] = {0};
@@ -64,7 +66,7 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
                 break;
         if (k == N_KNOBS) {
             snprintf(errbuf, errlen, "unknown knob '%.*s' (dp, tp, pp, sp, zero, recompute, vpp, "
-                     "mbs, cp, cp_comm, ep, etp)", (int)klen, s);
+                     "mbs, cp, cp_comm, ep, etp, dp_shard, raf)", (int)klen, s);
             return -1;
         }
         if (seen[k]++) {
@@ -108,7 +110,9 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
         case 8: par->cp = (int)v; break;
         case 9: par->cp_comm = (int)v; break;
         case 10: par->ep = (int)v; break;
-        default: par->etp = (int)v; break;
+        case 11: par->etp = (int)v; break;
+        case 12: par->dp_shard = (int)v; break;
+        default: par->raf_off = !v; break;
         }
         s = *end ? end + 1 : end;
     }
@@ -122,6 +126,8 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
     }
     if (par->cp < 1)
         par->cp = 1;
+    if (apsolve_hsdp_parse_check(par, seen[12], seen[13], errbuf, errlen))
+        return -1;
     /* Every later step multiplies the degrees in int: refuse a product no
      * cluster has before any of it runs (each factor <= 2^16: exact in
      * int64, four of them under 2^64). */

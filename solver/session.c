@@ -367,7 +367,8 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
         return 1;
     apsolve_3d_specs(pp->num_layers, pp->cluster_gpus, edp, pr->tp, pr->pp, r->specs);
     r->nspec = (size_t)pr->pp;
-    if ((rc = apsolve_run_cp(r, &pc)) != 0 || (rc = apsolve_run_ep(r, &pc)) != 0)
+    if ((rc = apsolve_run_cp(r, &pc)) != 0 || (rc = apsolve_run_ep(r, &pc)) != 0 ||
+        (rc = apsolve_run_hsdp(r, &pc)) != 0)
         return rc;
     if (pv > 1 && !apsolve_schedule_valid(APSOLVE_SCHEDULE_INTERLEAVED, pv,
                                           pc->opt.micro_batches, pr->pp, err, errlen))
@@ -385,6 +386,7 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
     if (*e == APSOLVE_ENOMEM)
         return 1;
     apsolve_ep_say(r, s->given);
+    apsolve_hsdp_say(r, s->given);
     r->out_c[s->nout] = pc;
     return 0;
 }
@@ -409,12 +411,15 @@ static int listed_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
      * (solver/expert_parallel.h) */
     if (a->plan > 0 && r->specs) {
         int rc = apsolve_run_ep(r, &pc);
+        if (!rc)
+            rc = apsolve_run_hsdp(r, &pc); /* and HSDP's (hsdp.h) */
         if (rc)
             return rc;
     }
     *e = r->specs ? apsolve_evaluate(pc->p, &pc->opt, r->specs, r->nspec, &s->given, err, errlen)
                   : 0;
     apsolve_ep_say(r, s->given);
+    apsolve_hsdp_say(r, s->given);
     r->out_c[s->nout] = pc;
     return 0;
 }
@@ -513,6 +518,8 @@ static ApsolveSession *run_close(ApsolveRun *r, int rc)
         apsolve_cand_free(&r->cp_c);
     if (r->have_ep_c)
         apsolve_cand_free(&r->ep_c);
+    if (r->have_hsdp_c)
+        apsolve_cand_free(&r->hsdp_c);
     apsolve_cand_free(&r->main_c);
     costdb_close(&r->db);
     r->a->parallel = r->req_parallel; /* the framework search's text lives in the session */

@@ -33,11 +33,14 @@ typedef struct ApsolveParallel {
     int cp_comm;                      /* ApsolveCpComm (context_parallel.h) */
     int ep;                           /* expert parallelism (0 or 1: none) */
     int etp;                          /* expert tensor parallelism; 0: tp (Megatron's default) */
+    int dp_shard;                     /* HSDP: ZeRO-3 shards within groups of dp_shard of the
+                                       * dp replicas (0: all of them; docs/hsdp.md) */
+    int raf_off;                      /* FSDP2 reshard_after_forward off (raf=0) */
 } ApsolveParallel;
 
 /* Parses the --parallel text "dp=D,tp=T,pp=P[,sp=0|1][,zero=0..3]
- * [,recompute=none|selective|full|op][,vpp=V][,mbs=M][,cp=C][,cp_comm=p2p|a2a|a2a+p2p]"
- * (any order, each knob
+ * [,recompute=none|selective|full|op][,vpp=V][,mbs=M][,cp=C][,cp_comm=p2p|a2a|a2a+p2p]
+ * [,ep=E][,etp=T][,dp_shard=S][,raf=0|1]" (any order, each knob
  * at most once; dp, tp, pp required) into *par. 0, or -1 with errbuf
  * naming the knob and what it must be. */
 int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, size_t errlen);

@@ -88,6 +88,9 @@ typedef struct ApsolveRun {
     ApsolveCand ep_c;                 /* a 3-D plan with ep/etp: its entries as ep stages
                                        * (expert_parallel.h) */
     int have_ep_c;
+    ApsolveCand hsdp_c;               /* a 3-D ZeRO-3 plan with dp_shard or raf=0: its
+                                       * entries as HSDP stages (hsdp.h) */
+    int have_hsdp_c;
     ApsolveStageSpec *specs;          /* the given plan's stages; NULL: none given */
     int *plan_configs;                /* --plan: each stored stage's config index */
     size_t nspec;
@@ -158,6 +161,16 @@ int apsolve_run_ep(ApsolveRun *r, ApsolveCand **pc);
  * priced (its chosen entries), as messages; nothing without r->ep_c or
  * with --quiet. */
 void apsolve_ep_say(ApsolveRun *r, const ApsolvePlan *g);
+
+/* session_hsdp.c: with dp_shard or raf=0, makes r->hsdp_c from *pc
+ * (whose specs are r->specs): its ZeRO-3 entries as HSDP stages; *pc
+ * becomes &r->hsdp_c. Refuses inference, --batch, a sweep that prices
+ * ZeRO-3 with an overlapping schedule. 0 or an exit status after a
+ * message. */
+int apsolve_run_hsdp(ApsolveRun *r, ApsolveCand **pc);
+/* session_hsdp.c: what HSDP changes in each stage of plan g as priced,
+ * as messages; nothing without r->hsdp_c or with --quiet. */
+void apsolve_hsdp_say(ApsolveRun *r, const ApsolvePlan *g);
 
 /* session_warn.c: why the sweep has no config for --parallel stage st (the
  * micro-batch cannot split dp ways, the logical space lacks the mesh, the

@@ -145,6 +145,8 @@ int apsolve_request_store(Costdb *db, const ApsolveRequest *a, const ApsolveProb
             po.layout.ep = a->par.ep > 1 ? a->par.ep : 1;
             po.layout.etp = a->par.etp > 0 ? a->par.etp : a->par.tp;
         }
+        po.layout.dp_shard = a->par.dp_shard; /* HSDP (hsdp.h) */
+        po.layout.raf_off = a->par.raf_off;
     }
     if (!po.has_layout && pl->cp > 1 && pl->n_stages > 0) {
         /* an auto plan the search priced with cp (session_autocp.c): the
@@ -251,6 +253,15 @@ int apsolve_request_load_plan(Costdb *db, ApsolveRequest *a, int64_t *sweep,
             a->par.zero = po.layout.zero;
             a->par.ep = po.layout.ep;
             a->par.etp = po.layout.etp;
+        }
+        /* HSDP or raf=0: re-priced as stored (session_hsdp.c) */
+        if (po.has_layout && po.layout.zero == 3 && (po.layout.dp_shard > 0 || po.layout.raf_off)) {
+            a->par.dp = po.layout.dp;
+            a->par.tp = po.layout.tp;
+            a->par.pp = po.layout.pp;
+            a->par.zero = po.layout.zero;
+            a->par.dp_shard = po.layout.dp_shard;
+            a->par.raf_off = po.layout.raf_off;
         }
     }
     snprintf(kind, kindlen, "%s", cp.kind);

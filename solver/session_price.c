@@ -11,6 +11,7 @@
 #include "apsolve.h"
 #include "context_parallel.h"
 #include "costdb.h"
+#include "hsdp.h"
 #include "session.h"
 #include "session_int.h"
 
@@ -123,6 +124,8 @@ static int price_one(ApsolveRun *r, size_t k)
         apsolve_cp_frameworks(a->par.cp, a->par.cp_comm, &x->fw);
     else if (pl->cp > 1) /* an auto plan priced with cp (session_autocp.c): the ring */
         apsolve_cp_frameworks(pl->cp, APSOLVE_CP_P2P, &x->fw);
+    if (pl == s->given && a->par.zero == 3) /* HSDP, raf=0 (hsdp.h) */
+        apsolve_hsdp_frameworks(a->par.dp_shard, a->par.tp, !a->par.raf_off, &x->fw);
     pl->frameworks = x->fw.runs;
     pl->has_frameworks = 1;
     s->outs[k].frameworks = &x->fw;

@@ -195,6 +195,29 @@ static void test_plan_options(void)
     CU_ASSERT_STRING_EQUAL(back.schedule, "interleaved");
     CU_ASSERT_STRING_EQUAL(back.layout.recompute, "selective");
     CU_ASSERT_STRING_EQUAL(back.tool, "apsolve 1.0");
+    /* HSDP and reshard_after_forward (docs/hsdp.md): written only when
+     * given, read back; "raf": 0 is raf_off */
+    o.tool[0] = '\0';
+    o.layout.zero = 3;
+    o.layout.dp = 8;
+    o.layout.dp_shard = 4;
+    o.layout.raf_off = 1;
+    CU_ASSERT_FATAL(costdb_plan_options_format(&o, text, sizeof text) == 0);
+    CU_ASSERT(strstr(text, "\"mbs\": 4, \"dp_shard\": 4, \"dp_replicate\": 2, \"raf\": 0}") !=
+              NULL);
+    CU_ASSERT_FATAL(costdb_plan_options_parse(text, &back, err, sizeof err) == 0);
+    CU_ASSERT(back.layout.dp_shard == 4 && back.layout.raf_off == 1 && back.layout.zero == 3);
+    o.layout.raf_off = 0;
+    CU_ASSERT_FATAL(costdb_plan_options_format(&o, text, sizeof text) == 0);
+    CU_ASSERT(strstr(text, "\"raf\": 1}") != NULL);
+    CU_ASSERT_FATAL(costdb_plan_options_parse(text, &back, err, sizeof err) == 0);
+    CU_ASSERT(back.layout.dp_shard == 4 && back.layout.raf_off == 0);
+    CU_ASSERT(costdb_plan_options_parse("{\"parallel\": {\"raf\": 2}}", &back, err, sizeof err) ==
+              COSTDB_EPARSE);
+    o.layout.dp_shard = 0;
+    o.layout.zero = 1;
+    o.layout.dp = 2;
+    snprintf(o.tool, sizeof o.tool, "apsolve 1.0");
     /* spacing, unknown keys (a newer writer) and no options at all */
     CU_ASSERT(costdb_plan_options_parse("{\"schedule\":\"gpipe\",\"x\":[1,{\"y\":null}],"
                                         "\"objective\":\"alpa\"}", &back, err, sizeof err) == 0);

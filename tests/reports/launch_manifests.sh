@@ -81,6 +81,9 @@ sweep g.db --model gpt --num-layers 4 --manual-boundaries --manual-layers --clus
   --dtype f16 --variants all --hardware v100-32g
 plan g.db --parallel dp=4,tp=2,pp=2,zero=1; report gpt2x8 g.db
 plan g.db; report gptauto g.db
+# HSDP (docs/hsdp.md): ZeRO-3 within each host, the hosts replicated;
+# torchtitan's replicate x shard degrees; DeepSpeed's MiCS cannot take tp > 1
+plan g.db --parallel dp=8,tp=2,pp=1,zero=3,dp_shard=4,raf=0; report hsdp g.db
 sweep b.db --model gpt --num-layers 4 --manual-boundaries --manual-layers --cluster 1x4 \
   --dtype bf16 --hardware a100-40g
 plan b.db --parallel dp=2,tp=2,pp=1; report gptbf16 b.db

@@ -9,6 +9,7 @@
 
 #include "costdb.h"
 #include "frameworks.h"
+#include "hsdp.h"
 #include "plan_options.h"
 #include "schedule.h"
 
@@ -117,6 +118,30 @@ static void test_rule(void)
     CU_ASSERT_EQUAL(runs(&p, &v), 0u);
 }
 
+/* HSDP and raf=0 on top of the layout's verdict (solver/hsdp.c): DeepSpeed
+ * has no reshard_after_forward and its MiCS groups consecutive ranks;
+ * torchtitan and the others keep their verdict. */
+static void test_hsdp(void)
+{
+    ApsolveFwVerdict v;
+    unsigned all = (1u << APSOLVE_FW_COUNT) - 1, ds = 1u << APSOLVE_FW_DEEPSPEED;
+    memset(&v, 0, sizeof v);
+    v.runs = all;
+    apsolve_hsdp_frameworks(4, 1, 1, &v); /* HSDP, pure data parallelism: MiCS */
+    CU_ASSERT(v.runs == all);
+    apsolve_hsdp_frameworks(0, 2, 0, &v); /* raf=0 */
+    CU_ASSERT(v.runs == (all & ~ds));
+    CU_ASSERT(strstr(v.why[APSOLVE_FW_DEEPSPEED], "reshard_after_forward") != NULL);
+    v.runs = all;
+    memset(v.why, 0, sizeof v.why);
+    apsolve_hsdp_frameworks(4, 2, 1, &v); /* HSDP with tp 2 */
+    CU_ASSERT(v.runs == (all & ~ds));
+    CU_ASSERT(strstr(v.why[APSOLVE_FW_DEEPSPEED], "MiCS") != NULL);
+    /* a framework already refused keeps its first reason */
+    apsolve_hsdp_frameworks(0, 1, 0, &v);
+    CU_ASSERT(strstr(v.why[APSOLVE_FW_DEEPSPEED], "MiCS") != NULL);
+}
+
 static void test_stored(void)
 {
     CostdbPlanOptions o, back;
@@ -178,6 +203,7 @@ int main(void)
     s = CU_add_suite("frameworks", NULL, NULL);
     CU_add_test(s, "which frameworks run a plan as priced", test_rule);
     CU_add_test(s, "the stored verdict and headroom", test_stored);
+    CU_add_test(s, "HSDP and raf=0", test_hsdp);
     CU_add_test(s, "the memory headroom in bytes", test_reserve);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
