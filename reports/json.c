@@ -358,9 +358,9 @@ int apreport_write_trace(const ApreportReport *r, FILE *f)
         const ApreportEvent *e = &s->events[i];
         if (!rep_micro_shown(s, e->micro_batch))
             continue;
-        static const char *const kinds[] = {"forward", "backward", "send activation",
-                                            "send gradient"};
-        static const char *const letters[] = {"F", "B", "A", "G"};
+        static const char *const kinds[] = {"forward", "backward", "weight gradient",
+                                            "send activation", "send gradient"};
+        static const char *const letters[] = {"F", "B", "W", "A", "G"};
         char chunk[32] = "";
         if (s->virtual_stages > 1)
             snprintf(chunk, sizeof(chunk), ".%d", e->chunk);

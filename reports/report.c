@@ -570,6 +570,14 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
             rc = APREPORT_EINVAL;
             goto cleanup;
         }
+    } else if (opt->schedule == APREPORT_SCHED_ZB_H1) {
+        /* its simulation needs each stage's weight-gradient seconds, which
+         * a stored plan's stages do not carry (docs/reports.md) */
+        seterr(err, errlen, "%s: %s", r->name,
+               "the zb-h1 schedule: apreport does not simulate a stored plan's (its stages do "
+               "not carry the weight-gradient split; apsolve prices it, docs/solver.md)");
+        rc = APREPORT_EINVAL;
+        goto cleanup;
     } else if (opt->schedule != APREPORT_SCHED_1F1B && opt->schedule != APREPORT_SCHED_GPIPE) {
         rc = APREPORT_EINVAL;
         goto cleanup;

@@ -299,6 +299,14 @@ static int main_candidate(ApsolveRun *r)
                                 "import); use --objective alpa", (long long)r->sweep);
     }
     r->main_c.opt.objective = a->opt.objective;
+    /* ZB-H1 needs each backward's split (schema 12): refused, not guessed */
+    if (a->schedule == APSOLVE_SCHEDULE_ZB_H1 && !a->opt.inference &&
+        !apsolve_problem_wgrad_known(r->main_c.p))
+        return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--schedule zb-h1: sweep %lld has entries "
+                            "without the weight-gradient seconds of their backward (a database "
+                            "before schema 12, an import, or a sweep written before it): "
+                            "ZB-H1 cannot be priced exactly; profile the sweep again with this "
+                            "approf", (long long)r->sweep);
     if (r->plan_configs)
         apsolve_specs_variants(r->main_c.p, r->specs, r->plan_configs, r->nspec);
     return 0;

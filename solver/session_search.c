@@ -12,6 +12,7 @@
 
 #include "apsolve.h"
 #include "costdb.h"
+#include "frameworks.h"
 #include "schedule.h"
 #include "session.h"
 #include "session_int.h"
@@ -100,6 +101,42 @@ static int try_interleaved(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
     return 0;
 }
 
+/* The auto search's zero-bubble choice when --schedule is not given (docs/
+ * solver.md, "Schedules"): beside *pl, the best ZB-H1 plan of candidate c
+ * when its sweep has every backward's weight-gradient split (schema 12);
+ * it replaces *pl, and c's options follow, when its full estimate is lower
+ * and a framework runs it as priced (frameworks.h: at the versions read,
+ * none runs ZB-H1 on one stage per device, so the auto plan keeps its
+ * schedule until one does; --schedule zb-h1 prices it all the same).
+ * 0, or an apsolve error other than infeasibility. */
+static int try_zb(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
+{
+    ApsolveOptions zo = c->opt;
+    ApsolvePlan *zb = NULL;
+    ApsolveFwVerdict fw;
+    int e;
+    if (c->opt.inference || c->opt.micro_batches < 2 || c->p->num_devices < 2 ||
+        !apsolve_problem_wgrad_known(c->p))
+        return 0;
+    zo.schedule = APSOLVE_SCHEDULE_ZB_H1;
+    zo.virtual_stages = 1;
+    zo.whole_chunks = 0;
+    e = apsolve_solve(c->p, &zo, &zb);
+    if (e == APSOLVE_EINFEASIBLE)
+        return 0;
+    if (e)
+        return e;
+    if (zb->feasible && plan_price(db, c->sweep, zb) < plan_price(db, c->sweep, *pl) &&
+        apsolve_plan_frameworks(db, c->sweep, c->sw.dtype, zb, &fw) == 0 && fw.runs) {
+        apsolve_plan_free(pl);
+        *pl = zb;
+        c->opt = zo;
+    } else {
+        apsolve_plan_free(&zb);
+    }
+    return 0;
+}
+
 /* Decides the best plan at micro-batch size m (the family's sweep k, own:
  * the main sweep): its candidate (main_c, or the sweep at B = G / m), solved
  * under the request's schedule or, without --schedule, the cheaper of 1F1B
@@ -132,6 +169,8 @@ static int search_size(ApsolveRun *r, size_t k, int64_t m, int own, int64_t aske
     }
     if (e == 0 && !a->schedule_set)
         e = try_interleaved(r->db, &c, &pl);
+    if (e == 0 && !a->schedule_set)
+        e = try_zb(r->db, &c, &pl);
     if (e && e != APSOLVE_EINFEASIBLE) {
         apsolve_fail(a, APSOLVE_ERROR_FAILED, "solving sweep %lld (micro-batch size %lld): %s",
                      (long long)c.sweep, (long long)m, apsolve_strerror(e));
@@ -146,7 +185,8 @@ static int search_size(ApsolveRun *r, size_t k, int64_t m, int own, int64_t aske
     else if (!a->quiet && r->nbs > 1 && !asked)
         apsolve_say(a, "micro-batch size %lld (sweep %lld, %d micro-batches): objective %.6g s%s",
                     (long long)m, (long long)c.sweep, c.opt.micro_batches, pl->total_cost,
-                    pl->schedule == APSOLVE_SCHEDULE_INTERLEAVED ? " (interleaved)" : "");
+                    pl->schedule == APSOLVE_SCHEDULE_INTERLEAVED ? " (interleaved)"
+                    : pl->schedule == APSOLVE_SCHEDULE_ZB_H1   ? " (zb-h1)" : "");
     /* a plan that keeps the headroom beats one that does not */
     if (!e && (!s->autop || c.opt.search_headroom > r->auto_c.opt.search_headroom ||
                (c.opt.search_headroom == r->auto_c.opt.search_headroom &&

@@ -5,7 +5,9 @@
  * sum c / v + (B - 1/v) max c for unequal ones, equal to 1F1B at v = 1 and
  * decreasing in v; in-flight counts (1F1B min(B, n - k), GPipe B,
  * interleaved n + (n - 1)/v on the first device, capped at B, decreasing
- * along the pipeline); transfer factors; the validity rules. Agreement with
+ * along the pipeline; ZB-H1 min(B, n) on every stage); transfer factors;
+ * the validity rules; ZB-H1's closed form by hand (equal and unequal
+ * stages) and its refusals. Agreement with
  * the pass-by-pass simulation is tested in tests/reports/test_schedule.c.
  */
 #include <CUnit/Basic.h>
@@ -131,6 +133,47 @@ static void test_transfer_and_valid(void)
     CU_ASSERT_FALSE(apsolve_schedule_valid(APSOLVE_SCHEDULE_COUNT, 1, 4, 4, why, sizeof why));
 }
 
+/* ZB-H1 by hand. Equal stages F = 1, backward 2 of which W = 1, n = 4,
+ * B = 8: Alpa's T 33 less 3 x (1 + min(1, 1)) = 27 (the paper's bubble
+ * (n - 1)(F + B - W) = 3 on top of 24 s of work). Unequal stages: T =
+ * sum c + (B - 1) max c less (n - 1) min_k (W_k + min(W_k, F_k)). */
+static void test_zb(void)
+{
+    double f[4] = {1, 1, 1, 1}, b[4] = {2, 2, 2, 2}, w[4] = {1, 1, 1, 1};
+    double f2[3] = {1.0, 2.0, 0.5}, b2[3] = {2.0, 3.0, 1.5}, w2[3] = {0.8, 1.5, 0.7};
+    char why[160];
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time_zb(8, f, b, w, 4), 27, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time(APSOLVE_SCHEDULE_1F1B, 1, 8, (double[]){3, 3, 3, 3}, 4) -
+                               apsolve_schedule_time_zb(8, f, b, w, 4),
+                           6, 1e-12);
+    /* W above F: the bubble is (n - 1) x the B pass (0.5), not the paper's F + B - W */
+    w[0] = w[1] = w[2] = w[3] = 1.5;
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time_zb(8, f, b, w, 4), 8 * 3 + 3 * 0.5,
+                           1e-12);
+    /* sum (F + bwd) = 10, max 5, B = 5: 10 + 4 x 5 - 2 x min(1.6, 3.0, 1.2) = 27.6 */
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time_zb(5, f2, b2, w2, 3), 27.6, 1e-12);
+    CU_ASSERT(isnan(apsolve_schedule_time_zb(2, f2, b2, w2, 3)));     /* B < n */
+    CU_ASSERT(isnan(apsolve_schedule_time_zb(5, f2, b2, NULL, 3)));
+    CU_ASSERT(isnan(apsolve_schedule_time_zb(5, f2, b2, w2, 0)));
+    w2[1] = 3.5;                                                      /* W > backward */
+    CU_ASSERT(isnan(apsolve_schedule_time_zb(5, f2, b2, w2, 3)));
+    w2[1] = -0.1;
+    CU_ASSERT(isnan(apsolve_schedule_time_zb(5, f2, b2, w2, 3)));
+    /* the total-cost closed form cannot price it */
+    CU_ASSERT(isnan(apsolve_schedule_time(APSOLVE_SCHEDULE_ZB_H1, 1, 8, b, 4)));
+    CU_ASSERT_STRING_EQUAL(apsolve_schedule_name(APSOLVE_SCHEDULE_ZB_H1), "zb-h1");
+    for (int k = 0; k < 4; k++) {
+        CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_in_flight(APSOLVE_SCHEDULE_ZB_H1, 1, 8, 4, k), 4, 0);
+        CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_in_flight(APSOLVE_SCHEDULE_ZB_H1, 1, 3, 4, k), 3, 0);
+    }
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_in_flight(APSOLVE_SCHEDULE_ZB_H1, 1, 8, 4, 0),
+                           apsolve_schedule_in_flight(APSOLVE_SCHEDULE_1F1B, 1, 8, 4, 0), 0);
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_transfer_factor(APSOLVE_SCHEDULE_ZB_H1, 1), 1, 0);
+    CU_ASSERT_TRUE(apsolve_schedule_valid(APSOLVE_SCHEDULE_ZB_H1, 1, 4, 4, why, sizeof why));
+    CU_ASSERT_FALSE(apsolve_schedule_valid(APSOLVE_SCHEDULE_ZB_H1, 1, 3, 4, why, sizeof why));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "at least the pipeline stages"));
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -141,6 +184,7 @@ int main(void)
     CU_add_test(s, "iteration time", test_time);
     CU_add_test(s, "in-flight activations", test_in_flight);
     CU_add_test(s, "transfer factor and validity", test_transfer_and_valid);
+    CU_add_test(s, "zb-h1", test_zb);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned fails = CU_get_number_of_failures();
