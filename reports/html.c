@@ -317,6 +317,10 @@ static void cost_table(const ApreportReport *r, FILE *f)
         rep_html(f, "<p>Interleaved 1F1B with %d model chunks per stage: <b>%.6f s</b> "
                    "(bubble %.1f%%).</p>\n",
                 r->virtual_stages, r->sched[2]->iteration_time, 100 * r->sched[2]->bubble_fraction);
+    if (r->sched[3])
+        rep_html(f, "<p>ZB-H1 (zero bubble, weight gradients deferred): <b>%.6f s</b> "
+                   "(bubble %.1f%%).</p>\n",
+                r->sched[3]->iteration_time, 100 * r->sched[3]->bubble_fraction);
 }
 
 static void sharding_table(const ApreportReport *r, FILE *f)

@@ -283,6 +283,10 @@ int apreport_write_json(const ApreportReport *r, FILE *f)
         fputs(", \"interleaved\": ", f);
         sched_json(f, r->sched[2]);
     }
+    if (r->sched[3]) {
+        fputs(", \"zb-h1\": ", f);
+        sched_json(f, r->sched[3]);
+    }
     if (r->schedule != APREPORT_SCHED_1F1B) {
         fputs(", \"selected\": ", f);
         rep_json_string(f, apreport_schedule_name(r->schedule));

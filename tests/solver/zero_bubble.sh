@@ -10,12 +10,15 @@
 # micro-batch's activations: an upper bound), so the first stage needs
 # what it needs under 1F1B and the later ones more; no framework runs it
 # (the verdict), and the auto search, which tries it, keeps a schedule a
-# framework runs. Refusals: a sweep without the split (the column emptied
-# as a database before schema 12 or an import reads), and fewer
-# micro-batches than stages.
-# Usage: zero_bubble.sh APPROF APSOLVE PYTHON SQLITE3
+# framework runs. The stored plan: apsolve --plan prices it again the same,
+# apreport simulates it (ZB-H1 faster than 1F1B in its simulation too, the
+# memory per stage apsolve's) and its launch files run 1F1B, each saying
+# why. Refusals: a sweep without the split (the column emptied as a
+# database before schema 12 or an import reads), by apsolve and apreport,
+# and fewer micro-batches than stages.
+# Usage: zero_bubble.sh APPROF APSOLVE PYTHON SQLITE3 APREPORT
 . "$(dirname "$0")/../lib.sh"
-approf=$1 apsolve=$2 py=$3 sq=$4
+approf=$1 apsolve=$2 py=$3 sq=$4 apreport=$5
 w=$(mktemp -d) || fail "mktemp"
 trap 'rm -rf "$w"' EXIT
 db=$w/g.db
@@ -72,6 +75,35 @@ grep -q "Estimated iteration latency: .* (ZB-H1: sum of stage costs .* less .* o
 "$apsolve" --db "$db" --no-store --format json >"$w/auto.json" 2>"$w/err" || fail_with "$w/err" "auto"
 "$py" -c "import json,sys; p=json.load(open(sys.argv[1])); p=p['plans'][0] if 'plans' in p else p; assert p['schedule'] != 'zb-h1' and p['feasible'], p['schedule']" "$w/auto.json" ||
   fail "the auto plan took a schedule no framework runs"
+# the stored plan, priced again and reported
+"$apsolve" --db "$db" --format json --schedule zb-h1 --parallel dp=1,tp=1,pp=4 >"$w/stored.json" \
+  2>"$w/err" || fail_with "$w/err" "storing the zb-h1 plan"
+id=$("$sq" "$db" "select max(id) from plan")
+"$apsolve" --db "$db" --no-store --format json --plan "$id" >"$w/again.json" 2>"$w/err" ||
+  fail_with "$w/err" "--plan $id"
+"$apreport" --db "$db" --plan "$id" --name zb --out "$w/r" --quiet 2>"$w/err" ||
+  fail_with "$w/err" "apreport of the zb-h1 plan"
+"$py" - "$w/zb-h1.json" "$w/again.json" "$w/r/report.json" <<'PY' || fail "the stored zb-h1 plan"
+import json, sys
+zb = json.load(open(sys.argv[1]))["plans"][0]
+again = json.load(open(sys.argv[2]))
+again = again["plans"][0] if "plans" in again else again
+rep = json.load(open(sys.argv[3]))
+assert again["schedule"] == "zb-h1" and again["cost"] == zb["cost"], (again["schedule"], again["cost"], zb["cost"])
+sc = rep["schedules"]
+assert sc["selected"] == "zb-h1", sc.get("selected")
+assert sc["zb-h1"]["iteration_time"] < sc["1f1b"]["iteration_time"], sc
+assert sc["zb-h1"]["peak_in_flight"] == [4, 4, 4, 4], sc["zb-h1"]["peak_in_flight"]
+assert [s["memory_needed"] for s in rep["stages"]] == [s["memory_needed"] for s in zb["stages"]], (
+    [s["memory_needed"] for s in rep["stages"]], [s["memory_needed"] for s in zb["stages"]])
+PY
+grep -q '^pipeline_parallel_schedule = "1F1B"' "$w/r/zb_torchtitan.toml" ||
+  fail_with "$w/r/zb_torchtitan.toml" "torchtitan's file runs 1F1B"
+grep -q "torchtitan cannot express the zero-bubble ZB-H1 schedule on one stage per rank" "$w/r/zb_torchtitan.toml" ||
+  fail_with "$w/r/zb_torchtitan.toml" "torchtitan's file says why"
+grep -q "Megatron-LM cannot express the zero-bubble ZB-H1 schedule" "$w/r/zb_megatron.args" ||
+  fail_with "$w/r/zb_megatron.args" "Megatron-LM's file says why"
+grep -q '"W0", "cat": "weight gradient"' "$w/r/trace.json" || fail "no W pass in the trace"
 # fewer micro-batches than stages
 "$apsolve" --db "$db" --no-store --schedule zb-h1 --parallel dp=1,tp=1,pp=4 --micro-batches 2 \
   >"$w/out" 2>"$w/err"
@@ -86,6 +118,12 @@ expect_rc 2 $? "$w/err" "zb-h1 without the split"
 grep -q "schedule zb-h1: sweep 1 has entries without the weight-gradient seconds of their backward.*cannot be priced exactly" "$w/err" ||
   fail_with "$w/err" "the refusal names the missing split"
 [ "$(cksum <"$db")" = "$sum" ] || fail "the refused run changed the database"
+"$apreport" --db "$db" --plan "$id" --name zb --out "$w/r2" --quiet >"$w/out" 2>"$w/err"
+rc=$?
+[ $rc != 0 ] || fail "apreport simulated zb-h1 without the split"
+not_crashed "$w/err" "apreport without the split"
+grep -q "stage 0's backward has no weight-gradient seconds" "$w/err" ||
+  fail_with "$w/err" "apreport's refusal names the missing split"
 "$apsolve" --db "$db" --no-store --schedule 1f1b --parallel dp=1,tp=1,pp=4 >"$w/out" 2>"$w/err" ||
   fail_with "$w/err" "1f1b without the split"
 echo "ok"
