@@ -7,13 +7,15 @@
  * interleaved n + (n - 1)/v on the first device, capped at B, decreasing
  * along the pipeline; ZB-H1 min(B, n) on every stage); transfer factors;
  * the validity rules; ZB-H1's closed form by hand (equal and unequal
- * stages) and its refusals. Agreement with
+ * stages) and its refusals; the solver's ZB-H1 plan of four equal stages
+ * priced as the closed form, and infeasible without the split. Agreement with
  * the pass-by-pass simulation is tested in tests/reports/test_schedule.c.
  */
 #include <CUnit/Basic.h>
 #include <math.h>
 #include <string.h>
 
+#include "apsolve.h"
 #include "schedule.h"
 
 static void test_names(void)
@@ -174,6 +176,56 @@ static void test_zb(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "at least the pipeline stages"));
 }
 
+/* 4 layers, 1x4 GPUs, single-layer stages only (F 1 s, backward 2 s of
+ * which W 1 s): apsolve's plan is 4 stages of one layer under either
+ * schedule; ZB-H1's price is the closed form's (27 s against 1F1B's 33 s,
+ * the same as tests/reports' simulation) with min(B, n) = 4 in flight
+ * everywhere; with a stage's W unknown no ZB-H1 plan is feasible. */
+static void test_zb_solver(void)
+{
+    ApsolveProblem *p = NULL;
+    ApsolveOptions o;
+    ApsolvePlan *pl = NULL;
+    double f[4] = {1, 1, 1, 1}, b[4] = {2, 2, 2, 2}, w[4] = {1, 1, 1, 1};
+    CU_ASSERT_FATAL(apsolve_problem_new(4, 1, 4, 1, 1, 1, &p) == APSOLVE_OK);
+    p->submeshes[0] = (ApsolveSubmesh){1, 1};
+    p->configs[0] = (ApsolveConfig){1, 1, 1, 0, 0, 0, 0};
+    for (int i = 0; i < 4; i++) {
+        size_t idx = apsolve_index(p, i, i, 0, 0);
+        p->cost[idx] = 3;
+        p->fwd_cost[idx] = 1;
+        p->bwd_cost[idx] = 2;
+        p->wgrad_cost[idx] = 1;
+    }
+    memset(&o, 0, sizeof o);
+    o.micro_batches = 8;
+    o.objective = APSOLVE_OBJECTIVE_FULL;
+    CU_ASSERT_FATAL(apsolve_solve(p, &o, &pl) == APSOLVE_OK);
+    CU_ASSERT_EQUAL(pl->n_stages, 4);
+    CU_ASSERT_DOUBLE_EQUAL(pl->cost, 33, 1e-12);
+    apsolve_plan_free(&pl);
+    o.schedule = APSOLVE_SCHEDULE_ZB_H1;
+    CU_ASSERT_FATAL(apsolve_solve(p, &o, &pl) == APSOLVE_OK);
+    CU_ASSERT_EQUAL_FATAL(pl->n_stages, 4);
+    CU_ASSERT(pl->feasible);
+    CU_ASSERT_EQUAL(pl->schedule, APSOLVE_SCHEDULE_ZB_H1);
+    CU_ASSERT_DOUBLE_EQUAL(pl->cost, apsolve_schedule_time_zb(8, f, b, w, 4), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(pl->cost, 27, 1e-12);
+    for (int k = 0; k < 4; k++)
+        CU_ASSERT_DOUBLE_EQUAL(pl->stages[k].in_flight, 4, 0);
+    apsolve_plan_free(&pl);
+    CU_ASSERT_TRUE(apsolve_problem_wgrad_known(p));
+    p->wgrad_cost[apsolve_index(p, 2, 2, 0, 0)] = -1;
+    CU_ASSERT_FALSE(apsolve_problem_wgrad_known(p));
+    {
+        int e = apsolve_solve(p, &o, &pl);
+        /* a plan, never feasible (its cost is NaN), or none */
+        CU_ASSERT(e == APSOLVE_EINFEASIBLE || (e == APSOLVE_OK && !pl->feasible));
+    }
+    apsolve_plan_free(&pl);
+    apsolve_problem_free(&p);
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -185,6 +237,7 @@ int main(void)
     CU_add_test(s, "in-flight activations", test_in_flight);
     CU_add_test(s, "transfer factor and validity", test_transfer_and_valid);
     CU_add_test(s, "zb-h1", test_zb);
+    CU_add_test(s, "zb-h1: the solver's plan", test_zb_solver);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned fails = CU_get_number_of_failures();
