@@ -380,6 +380,12 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
                                           pc->opt.micro_batches, pr->pp, err, errlen))
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: vpp=%d: %s", a->parallel, pv,
                             err);
+    if (a->schedule == APSOLVE_SCHEDULE_ZB_H1 && !a->opt.inference &&
+        (pv > 1 || !apsolve_schedule_valid(APSOLVE_SCHEDULE_ZB_H1, 1, pc->opt.micro_batches,
+                                           pr->pp, err, errlen)))
+        return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s --schedule zb-h1: %s",
+                            a->parallel, pv > 1 ? "vpp= is the interleaved schedule; ZB-H1 runs "
+                            "one model chunk per device" : err);
     if (pv > 1) {
         pc->opt.schedule = APSOLVE_SCHEDULE_INTERLEAVED;
         pc->opt.virtual_stages = pv;

@@ -104,12 +104,16 @@ grep -q "torchtitan cannot express the zero-bubble ZB-H1 schedule on one stage p
 grep -q "Megatron-LM cannot express the zero-bubble ZB-H1 schedule" "$w/r/zb_megatron.args" ||
   fail_with "$w/r/zb_megatron.args" "Megatron-LM's file says why"
 grep -q '"W0", "cat": "weight gradient"' "$w/r/trace.json" || fail "no W pass in the trace"
-# fewer micro-batches than stages
+# fewer micro-batches than stages, and chunks: usage errors
 "$apsolve" --db "$db" --no-store --schedule zb-h1 --parallel dp=1,tp=1,pp=4 --micro-batches 2 \
   >"$w/out" 2>"$w/err"
-rc=$?
-[ $rc != 0 ] || fail_with "$w/out" "zb-h1 with 2 micro-batches on 4 stages was priced"
-not_crashed "$w/err" "B < stages"
+expect_rc 2 $? "$w/err" "zb-h1 with 2 micro-batches on 4 stages"
+grep -q "zb-h1: micro-batches (2) must be at least the pipeline stages (4)" "$w/err" ||
+  fail_with "$w/err" "the B < stages refusal"
+"$apsolve" --db "$db" --no-store --schedule zb-h1 --parallel dp=2,tp=1,pp=2,vpp=2 \
+  >"$w/out" 2>"$w/err"
+expect_rc 2 $? "$w/err" "zb-h1 with vpp=2"
+grep -q "vpp= is the interleaved schedule" "$w/err" || fail_with "$w/err" "the vpp refusal"
 # a sweep without the split: refused, database untouched
 "$sq" "$db" "update stage_cost set wgrad_cost = null" || fail "emptying wgrad_cost"
 sum=$(cksum <"$db")
