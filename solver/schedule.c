@@ -14,9 +14,10 @@
  * for the first device that is n + (n - 1)/v micro-batches' worth, the
  * (1 + (n - 1)/(n v)) factor of Korthikanti et al. 2022 (section 4.2.3).
  * ZB-H1 (Qi et al. 2024, section 2.1; the order of PyTorch's
- * _get_1f1b_rank_ops with enable_zero_bubble, v2.9
- * torch/distributed/pipelining/schedules.py): 1F1B's warm-up, then stage
- * k runs its first k backwards as B alone and every later one as B then
+ * _get_1f1b_rank_ops with enable_zero_bubble, as its
+ * ScheduleInterleavedZeroBubble calls it on one stage per rank,
+ * torch/distributed/pipelining/schedules.py at commit 1fd7abc2): 1F1B's
+ * warm-up, then stage k runs its first k backwards as B alone and every later one as B then
  * W, the W it deferred run last. The first stage waits (n - 1) B for its
  * first backward; the last runs its k deferred W in its cool-down; on
  * equal stages the bubble is (n - 1)(F + B - min(W, F)) against 1F1B's
