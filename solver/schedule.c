@@ -17,11 +17,11 @@
  * _get_1f1b_rank_ops with enable_zero_bubble, as its
  * ScheduleInterleavedZeroBubble calls it on one stage per rank,
  * torch/distributed/pipelining/schedules.py at commit 1fd7abc2): 1F1B's
- * warm-up, then stage k runs its first k backwards as B alone and every later one as B then
- * W, the W it deferred run last. The first stage waits (n - 1) B for its
- * first backward; the last runs its k deferred W in its cool-down; on
- * equal stages the bubble is (n - 1)(F + B - min(W, F)) against 1F1B's
- * (n - 1)(F + B + W).
+ * warm-up, then stage k runs its first k backwards as B alone and every
+ * later one as B then W, the W it deferred run last. The first stage
+ * waits (n - 1) B for its first backward; the last runs its k deferred W
+ * in its cool-down; on equal stages the bubble is
+ * (n - 1)(F + B - min(W, F)) against 1F1B's (n - 1)(F + B + W).
  */
 #include <limits.h>
 #include <math.h>
