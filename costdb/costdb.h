@@ -252,6 +252,12 @@ typedef struct CostdbEntry {
      * optimizer step (both already divided as ZeRO shards them). < 0:
      * unknown (stored as NULL; CSV imports, databases before schema 2). */
     double apply_cost;
+    /* Seconds of a backward entry's compute_cost that compute the
+     * parameters' gradients: the W pass of the zero-bubble schedules
+     * (schema 12; docs/solver.md, "Schedules"). < 0: unknown (stored as
+     * NULL; forward entries, CSV imports, databases before schema 12); a
+     * value outside 0..compute_cost is stored as unknown. */
+    double wgrad_cost;
 } CostdbEntry;
 
 typedef struct CostdbCommPoint {

@@ -151,6 +151,10 @@ int cdb_col_rate(Costdb *db, sqlite3_stmt *st, int col, double *out);
  * COSTDB_MAX_SECONDS (a sum of those is not exact); infinite and negative
  * ones are the solver's "no stage". */
 int cdb_col_cost(Costdb *db, sqlite3_stmt *st, int col, double *out);
+/* A cost that may be NULL (unknown, *out = -1): cdb_col_cost otherwise;
+ * text or a blob is refused, naming the entry's key (columns 0-3) and the
+ * column. */
+int cdb_col_cost_or_null(Costdb *db, sqlite3_stmt *st, int col, double *out);
 /* EINVAL when v is finite and past COSTDB_MAX_SECONDS (on write). */
 int cdb_check_seconds(Costdb *db, double v, const char *field);
 

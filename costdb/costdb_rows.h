@@ -22,6 +22,7 @@ typedef struct CostdbStageRow {
     CostdbPhase phase;
     double compute_cost;              /* seconds, as stored (may be inf or < 0) */
     double apply_cost;                /* < 0: unknown (NULL) */
+    double wgrad_cost;                /* the backward's W seconds (schema 12); < 0: unknown */
     int64_t peak_memory, available_memory, intermediate_size, initial_size;
 } CostdbStageRow;
 

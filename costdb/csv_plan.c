@@ -493,6 +493,7 @@ int cdb_csv_plan(const CdbCsvTable *t, const CostdbImportOptions *opt, CdbImport
         e->repeats = 1;
         e->status = recs[i].status;
         e->apply_cost = recs[i].apply_cost;
+        e->wgrad_cost = -1.0; /* a CSV table has no weight-gradient split */
     }
     plan->n_entries = n;
 cleanup:

@@ -269,6 +269,20 @@ int cdb_col_cost(Costdb *db, sqlite3_stmt *st, int col, double *out)
                    col_name(st, col), v, COSTDB_MAX_SECONDS);
 }
 
+int cdb_col_cost_or_null(Costdb *db, sqlite3_stmt *st, int col, double *out)
+{
+    switch (sqlite3_column_type(st, col)) {
+    case SQLITE_NULL: *out = -1.0; return 0;
+    case SQLITE_FLOAT:
+    case SQLITE_INTEGER: return cdb_col_cost(db, st, col, out);
+    default:
+        *out = -1.0;
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: entry (%d, %d, %d, %d) has a non-numeric %s",
+                       db->path, sqlite3_column_int(st, 0), sqlite3_column_int(st, 1),
+                       sqlite3_column_int(st, 2), sqlite3_column_int(st, 3), col_name(st, col));
+    }
+}
+
 int cdb_col_seconds(Costdb *db, sqlite3_stmt *st, int col, int allow_inf, double *out)
 {
     int t = sqlite3_column_type(st, col);

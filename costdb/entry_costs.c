@@ -19,9 +19,10 @@
 #include "table_alloc.h"
 
 /* Everything of an entry that its cost row holds, in a form compared
- * byte for byte (padding cleared). apply_cost as stored: < 0 for NULL. */
+ * byte for byte (padding cleared). apply_cost and wgrad_cost as stored:
+ * < 0 for NULL. */
 typedef struct CostFields {
-    double compute_cost, spread, apply_cost;
+    double compute_cost, spread, apply_cost, wgrad_cost;
     int64_t sizes[7];
     int32_t repeats, status;
 } CostFields;
@@ -41,13 +42,13 @@ struct CdbCostCache {
 
 /* Columns in schema 8's order; the new cost_id is one past the sweep's
  * largest (a writer through the stage_profile view numbers the same way),
- * and ?2 .. ?14 are compute_cost .. apply_cost. */
+ * and ?2 .. ?15 are compute_cost .. apply_cost, wgrad_cost (schema 12). */
 static const char sql_cost_insert[] =
     "INSERT INTO stage_cost (sweep_id, cost_id, compute_cost, peak_memory, invar_size,"
     " outvar_size, temp_buffer_size, available_memory, intermediate_size, initial_size,"
-    " repeats, spread, status, error, apply_cost) VALUES (?1,"
+    " repeats, spread, status, error, apply_cost, wgrad_cost) VALUES (?1,"
     " (SELECT coalesce(max(cost_id), 0) + 1 FROM stage_cost WHERE sweep_id = ?1),"
-    " ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) RETURNING cost_id";
+    " ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) RETURNING cost_id";
 
 static void cache_free(struct CdbCostCache *c)
 {
@@ -74,6 +75,12 @@ static void fields_of(const CostdbEntry *e, CostFields *f)
     f->spread = e->spread;
     /* Unknown (< 0) and non-finite apply costs are stored as NULL. */
     f->apply_cost = e->apply_cost >= 0 && isfinite(e->apply_cost) ? e->apply_cost : -1.0;
+    /* The weight-gradient seconds of a backward that was measured: within
+     * 0..compute_cost (schema 12's CHECK), else unknown (NULL). */
+    f->wgrad_cost = e->phase == COSTDB_BWD && e->status == COSTDB_STATUS_OK &&
+                            e->wgrad_cost >= 0 && e->wgrad_cost <= e->compute_cost &&
+                            isfinite(e->wgrad_cost)
+                        ? e->wgrad_cost : -1.0;
     f->sizes[0] = e->peak_memory;
     f->sizes[1] = e->invar_size;
     f->sizes[2] = e->outvar_size;
@@ -107,7 +114,7 @@ static CostSlot *find(struct CdbCostCache *c, const CostFields *f, const char *e
     }
 }
 
-/* At most this many slots (112 bytes each, 58 MB): past half of them a
+/* At most this many slots (120 bytes each, 63 MB): past half of them a
  * connection stops remembering new cost rows, which are then written
  * again each time, as without memory. A 32-layer GPT sweep with every
  * variant has 73,792 distinct cost rows. */
@@ -192,6 +199,10 @@ int cdb_entry_cost_id(Costdb *db, int64_t sweep_id, const CostdbEntry *e, int64_
         sqlite3_bind_double(st, 14, f.apply_cost);
     else
         sqlite3_bind_null(st, 14);
+    if (f.wgrad_cost >= 0)
+        sqlite3_bind_double(st, 15, f.wgrad_cost);
+    else
+        sqlite3_bind_null(st, 15);
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         *id = sqlite3_column_int64(st, 0);

@@ -212,9 +212,11 @@ static int options_member(CjrParser *ps, const char *key, void *ctx, int depth)
     if (!strcmp(key, "schedule")) {
         if (cjr_string(ps, o->schedule, sizeof o->schedule))
             return COSTDB_EPARSE;
+        /* solver/schedule.h's names (costdb does not link the solver) */
         if (strcmp(o->schedule, "1f1b") && strcmp(o->schedule, "gpipe") &&
-            strcmp(o->schedule, "interleaved"))
-            return cjr_fail(ps, "schedule \"%s\" is not 1f1b, gpipe or interleaved", o->schedule);
+            strcmp(o->schedule, "interleaved") && strcmp(o->schedule, "zb-h1"))
+            return cjr_fail(ps, "schedule \"%s\" is not 1f1b, gpipe, interleaved or zb-h1",
+                            o->schedule);
         return 0;
     }
     if (!strcmp(key, "memory_headroom")) {

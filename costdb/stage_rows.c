@@ -25,46 +25,55 @@
  * of them, byte for byte, is no stage and is not read further (the solver
  * uses none of them); any other status (a name not known, a blob, text with
  * a NUL byte) sends the entries that use the row to the checked path. */
-static const char sql_costs[] =
-    "SELECT cost_id, compute_cost, peak_memory, available_memory, intermediate_size,"
-    " initial_size, apply_cost, status FROM stage_cost WHERE sweep_id = ?1";
+#define SQL_COSTS(wgrad)                                                                  \
+    "SELECT cost_id, compute_cost, peak_memory, available_memory, intermediate_size,"     \
+    " initial_size, apply_cost, status, " wgrad " FROM stage_cost WHERE sweep_id = ?1"
+/* Schema 12 has wgrad_cost; a file opened read-only at 8..11 reads NULL
+ * (unknown) in its place, here and through the view. */
+static const char sql_costs[] = SQL_COSTS("wgrad_cost");
+static const char sql_costs_v11[] = SQL_COSTS("NULL");
 static const char sql_entries[] =
     "SELECT start_layer, end_layer, submesh_index, config_index, phase, cost_id"
     " FROM stage_entry WHERE sweep_id = ?1"
     " ORDER BY submesh_index DESC, start_layer, end_layer, config_index, phase";
 /* An entry's columns the solver uses, through the stage_profile view (a
  * table before schema 8). Columns: 0-4 the key, 5 compute_cost, 6-9 the
- * sizes, 10 apply_cost, 11 status. */
-#define SELECT_PROFILE_ROWS                                                               \
+ * sizes, 10 apply_cost, 11 status, 12 wgrad_cost (NULL before schema 12). */
+#define SELECT_PROFILE_ROWS(wgrad)                                                        \
     "SELECT start_layer, end_layer, submesh_index, config_index, phase, compute_cost,"   \
-    " peak_memory, available_memory, intermediate_size, initial_size, apply_cost, status" \
-    " FROM stage_profile WHERE sweep_id = ?1"
+    " peak_memory, available_memory, intermediate_size, initial_size, apply_cost, status," \
+    " " wgrad " FROM stage_profile WHERE sweep_id = ?1"
 /* A file before schema 8 (read-only opens do not migrate): the table
  * stage_profile, every row through the checked path. */
 static const char sql_rows_v7[] =
-    SELECT_PROFILE_ROWS
+    SELECT_PROFILE_ROWS("NULL")
     " AND (status = 'ok' OR status <> 'oom' AND status <> 'failed'"
     " AND status <> 'timeout' AND status <> 'skipped')"
     " ORDER BY submesh_index DESC, start_layer, end_layer, config_index, phase";
 /* The checked path: one entry. */
-static const char sql_one_row[] =
-    SELECT_PROFILE_ROWS " AND submesh_index = ?2 AND start_layer = ?3"
-    " AND end_layer = ?4 AND config_index = ?5 AND phase = ?6";
+#define ONE_ROW(wgrad)                                                                    \
+    SELECT_PROFILE_ROWS(wgrad) " AND submesh_index = ?2 AND start_layer = ?3"             \
+    " AND end_layer = ?4 AND config_index = ?5 AND phase = ?6"
+static const char sql_one_row[] = ONE_ROW("wgrad_cost");
+static const char sql_one_row_v11[] = ONE_ROW("NULL");
 
 /* The fast path reads each value once through sqlite3_column_value (the
  * statements are this thread's alone, as is the handle) and clears it with
  * the rules of cdb_row_check and the cdb_col_* readers, for the declared
  * types of approf's schema (checked once per scan in decls_match). */
 static const char *const cost_decls[] = {
-    "INTEGER", "REAL", "INTEGER", "INTEGER", "INTEGER", "INTEGER", "REAL", "TEXT",
+    "INTEGER", "REAL", "INTEGER", "INTEGER", "INTEGER", "INTEGER", "REAL", "TEXT", "REAL",
 };
 static const char *const entry_decls[] = {
     "INTEGER", "INTEGER", "INTEGER", "INTEGER", "INTEGER", "INTEGER",
 };
 
+/* The first n columns have approf's declared types; the statement has at
+ * least n columns (a NULL in place of a column schema 12 added has no
+ * declared type and is not compared). */
 static int decls_match(sqlite3_stmt *st, const char *const *decl, int n)
 {
-    if (sqlite3_column_count(st) != n)
+    if (sqlite3_column_count(st) < n)
         return 0;
     for (int i = 0; i < n; i++) {
         const char *d = sqlite3_column_decltype(st, i);
@@ -101,7 +110,7 @@ static int cost_ok(sqlite3_stmt *st, int col, int null_ok, double *v)
 /* A cost row as the fast path found it. */
 enum { COST_NONE, COST_OK, COST_NO_STAGE, COST_CHECK };
 typedef struct CostRow {
-    double compute_cost, apply_cost;
+    double compute_cost, apply_cost, wgrad_cost;
     int64_t peak_memory, available_memory, intermediate_size, initial_size;
     int kind; /* COST_*: none (no such row), cleared, another status, to check */
 } CostRow;
@@ -143,7 +152,8 @@ static int cost_kind(sqlite3_stmt *st, int fast, CostRow *c)
         if (!cost_ok(st, 1, 0, &c->compute_cost) || !int_in(st, 2, 0, COSTDB_MAX_BYTES, &v[0]) ||
             !int_in(st, 3, 0, COSTDB_MAX_BYTES, &v[1]) ||
             !int_in(st, 4, 0, COSTDB_MAX_BYTES, &v[2]) ||
-            !int_in(st, 5, 0, COSTDB_MAX_BYTES, &v[3]) || !cost_ok(st, 6, 1, &c->apply_cost))
+            !int_in(st, 5, 0, COSTDB_MAX_BYTES, &v[3]) || !cost_ok(st, 6, 1, &c->apply_cost) ||
+            !cost_ok(st, 8, 1, &c->wgrad_cost))
             return COST_CHECK;
         c->peak_memory = v[0];
         c->available_memory = v[1];
@@ -158,13 +168,14 @@ static int cost_kind(sqlite3_stmt *st, int fast, CostRow *c)
 static int read_costs(Costdb *db, int64_t sweep_id, CostTable *t)
 {
     sqlite3_stmt *st = NULL;
+    const char *sql = db->version >= 12 ? sql_costs : sql_costs_v11;
     int rc, fast;
     size_t read = 0;
     memset(t, 0, sizeof *t);
-    if ((rc = cdb_prepare(db, sql_costs, &st)) < 0)
+    if ((rc = cdb_prepare(db, sql, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
-    fast = decls_match(st, cost_decls, 8);
+    fast = decls_match(st, cost_decls, db->version >= 12 ? 9 : 8);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         sqlite3_value *x = sqlite3_column_value(st, 0);
         int64_t id = sqlite3_value_int64(x);
@@ -188,7 +199,7 @@ static int read_costs(Costdb *db, int64_t sweep_id, CostTable *t)
         }
         t->row[id].kind = cost_kind(st, fast, &t->row[id]);
     }
-    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_costs);
+    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql);
     goto out;
 too_sparse:
     free(t->row);
@@ -236,18 +247,9 @@ static int checked_row(Costdb *db, sqlite3_stmt *st, CostdbStageRow *r)
         if ((rc = cdb_col_range(db, st, 6 + k, 0, COSTDB_MAX_BYTES, "(COSTDB_MAX_BYTES)",
                                 sizes[k])) < 0)
             return rc;
-    switch (sqlite3_column_type(st, 10)) {
-    case SQLITE_NULL: r->apply_cost = -1.0; break;
-    case SQLITE_FLOAT:
-    case SQLITE_INTEGER:
-        if ((rc = cdb_col_cost(db, st, 10, &r->apply_cost)) < 0)
-            return rc;
-        break;
-    default:
-        return cdb_err(db, COSTDB_ECORRUPT,
-                       "%s: entry (%d, %d, %d, %d) has a non-numeric apply_cost", db->path,
-                       r->start_layer, r->end_layer, r->submesh_index, r->config_index);
-    }
+    if ((rc = cdb_col_cost_or_null(db, st, 10, &r->apply_cost)) < 0 ||
+        (rc = cdb_col_cost_or_null(db, st, 12, &r->wgrad_cost)) < 0)
+        return rc;
     return stat != COSTDB_STATUS_OK;
 }
 
@@ -257,8 +259,9 @@ static int checked_row(Costdb *db, sqlite3_stmt *st, CostdbStageRow *r)
 static int checked_entry(Costdb *db, int64_t sweep_id, sqlite3_stmt *entry, CostdbStageRow *r)
 {
     sqlite3_stmt *st = NULL;
+    const char *sql = db->version >= 12 ? sql_one_row : sql_one_row_v11;
     int rc;
-    if ((rc = cdb_prepare(db, sql_one_row, &st)) < 0)
+    if ((rc = cdb_prepare(db, sql, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
     sqlite3_bind_value(st, 2, sqlite3_column_value(entry, 2));
@@ -273,7 +276,7 @@ static int checked_entry(Costdb *db, int64_t sweep_id, sqlite3_stmt *entry, Cost
         memset(r, 0, sizeof *r);
         rc = checked_row(db, st, r);
     } else {
-        rc = rc == SQLITE_DONE ? 1 : cdb_fail(db, rc, sql_one_row);
+        rc = rc == SQLITE_DONE ? 1 : cdb_fail(db, rc, sql);
     }
     cdb_release(st);
     return rc;
@@ -338,6 +341,7 @@ int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *c
             r.phase = v[4] ? COSTDB_BWD : COSTDB_FWD;
             r.compute_cost = c->compute_cost;
             r.apply_cost = c->apply_cost;
+            r.wgrad_cost = c->wgrad_cost;
             r.peak_memory = c->peak_memory;
             r.available_memory = c->available_memory;
             r.intermediate_size = c->intermediate_size;

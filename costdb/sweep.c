@@ -530,12 +530,16 @@ int costdb_sweep_configs(Costdb *db, int64_t sweep_id, CostdbConfig **out, size_
     " cost_id, reused) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
 static const char sql_entry_insert[] = "INSERT INTO stage_entry" ENTRY_COLUMNS;
 static const char sql_entry_replace[] = "INSERT OR REPLACE INTO stage_entry" ENTRY_COLUMNS;
-static const char sql_entries_get[] =
-    "SELECT start_layer, end_layer, submesh_index, config_index, phase, compute_cost,"
-    " peak_memory, invar_size, outvar_size, temp_buffer_size, available_memory,"
-    " intermediate_size, initial_size, repeats, spread, reused, status, error,"
-    " apply_cost FROM stage_profile WHERE sweep_id = ?1"
-    " ORDER BY submesh_index DESC, start_layer, end_layer, config_index, phase";
+/* wgrad_cost is schema 12's: a file opened read-only at an older version
+ * reads NULL in its place (unknown). */
+#define SQL_ENTRIES_GET(wgrad)                                                         \
+    "SELECT start_layer, end_layer, submesh_index, config_index, phase, compute_cost,"   \
+    " peak_memory, invar_size, outvar_size, temp_buffer_size, available_memory,"        \
+    " intermediate_size, initial_size, repeats, spread, reused, status, error,"          \
+    " apply_cost, " wgrad " FROM stage_profile WHERE sweep_id = ?1"                      \
+    " ORDER BY submesh_index DESC, start_layer, end_layer, config_index, phase"
+static const char sql_entries_get[] = SQL_ENTRIES_GET("wgrad_cost");
+static const char sql_entries_get_v11[] = SQL_ENTRIES_GET("NULL");
 static const char sql_entry_exists[] =
     "SELECT 1 FROM stage_profile WHERE sweep_id = ?1 AND start_layer = ?2"
     " AND end_layer = ?3 AND submesh_index = ?4 AND config_index = ?5 AND phase = ?6";
@@ -656,18 +660,9 @@ static int entry_row(Costdb *db, sqlite3_stmt *st, void *row)
                        " finite number >= 0", db->path, x->start_layer, x->end_layer,
                        x->submesh_index, x->config_index, key);
     }
-    switch (sqlite3_column_type(st, 18)) {
-    case SQLITE_NULL: x->apply_cost = -1.0; break;
-    case SQLITE_FLOAT:
-    case SQLITE_INTEGER:
-        if ((rc = cdb_col_cost(db, st, 18, &x->apply_cost)) < 0)
-            return rc;
-        break;
-    default:
-        return cdb_err(db, COSTDB_ECORRUPT,
-                       "%s: entry (%d, %d, %d, %d) has a non-numeric apply_cost", db->path,
-                       x->start_layer, x->end_layer, x->submesh_index, x->config_index);
-    }
+    if ((rc = cdb_col_cost_or_null(db, st, 18, &x->apply_cost)) < 0 ||
+        (rc = cdb_col_cost_or_null(db, st, 19, &x->wgrad_cost)) < 0)
+        return rc;
     return 0;
 }
 
@@ -677,10 +672,11 @@ int costdb_entries_get(Costdb *db, int64_t sweep_id, CostdbEntry **out, size_t *
     int rc;
     if (!db || !out || !n)
         return COSTDB_EINVAL;
-    if ((rc = cdb_prepare(db, sql_entries_get, &st)) < 0)
+    const char *sql = db->version >= 12 ? sql_entries_get : sql_entries_get_v11;
+    if ((rc = cdb_prepare(db, sql, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
-    if ((rc = cdb_collect(db, st, sql_entries_get, sizeof **out, entry_row, (void **)out, n)) < 0)
+    if ((rc = cdb_collect(db, st, sql, sizeof **out, entry_row, (void **)out, n)) < 0)
         return rc;
     return cdb_entries_layers_check(db, sweep_id, out, n);
 }

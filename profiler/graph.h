@@ -187,6 +187,13 @@ typedef struct ApprofKernel {
     int async_wgrad;           /* 1: that GEMM computes the weight gradient (it hides the
                                 * input gradient's reduction); 0: the input gradient (it
                                 * hides the input's re-gather) */
+    int wgrad;                 /* 1: a backward kernel that computes a parameter's gradient
+                                * (a linear layer's dW and bias gradient, an expert
+                                * weight's, a convolution's filter gradient, an
+                                * embedding table's scatter-add), as the op's backward is
+                                * lowered (model/opsem.c): the W pass of the zero-bubble
+                                * schedules; 0: any other (a norm's kernel computes its
+                                * input's and its scale's gradients at once: 0) */
     /* The operator a memory-bound kernel implements, for a backend that runs
      * it (kernel_op.h; the CUDA module's op_shape.h says what each reads and
      * writes): kop (APPROF_CUDA_OP_NONE: none of its own), its direction,

@@ -312,6 +312,16 @@ double approf_stage_apply_seconds(const ApprofHardwareSpec *hw, const struct App
  * collectives, GEMMs) (schemas/hardware-spec.md, "Communication overlap
  * inside a micro-batch"). */
 double approf_phase_seconds(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p, int ph);
+/* The weight-gradient seconds (the zero-bubble schedules' W pass) of a
+ * backward that took bwd_seconds: bwd_seconds x the share of p's backward
+ * kernels flagged wgrad (ApprofKernel.wgrad, approf_kernel_seconds) in
+ * approf_phase_seconds(hw, p, 1), so that a measured backward splits as the
+ * analytic one does and the analytic one gives exactly its wgrad kernels'
+ * seconds. The collectives, recomputed forward and everything else stay
+ * with the input gradient (B). -1 (unknown) when bwd_seconds is not a
+ * finite number >= 0 or the analytic backward is 0 s. */
+double approf_wgrad_seconds(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p,
+                            double bwd_seconds);
 /* ZeRO-3 under an overlapping schedule (hw->zero3_schedule, the
  * collectives' zero3_unit marks; hw/zero3_overlap.c): the seconds of phase
  * ph's marked collectives that compute does not hide, from a two-stream

@@ -103,13 +103,15 @@ const char *apreport_verdict_name(ApreportVerdict v);
 
 /* ---- pipeline schedule simulation (reports/schedule.c) ------------------- */
 
-/* The schedules the simulator knows: 1F1B, GPipe and Megatron-LM's
- * interleaved 1F1B with virtual_stages model chunks per device (the names
- * and closed forms are the solver's, schedule.h). */
+/* The schedules the simulator knows: 1F1B, GPipe, Megatron-LM's
+ * interleaved 1F1B with virtual_stages model chunks per device and the
+ * zero-bubble ZB-H1 (the names and closed forms are the solver's,
+ * schedule.h). */
 typedef enum {
-    APREPORT_SCHED_1F1B = 0, APREPORT_SCHED_GPIPE, APREPORT_SCHED_INTERLEAVED
+    APREPORT_SCHED_1F1B = 0, APREPORT_SCHED_GPIPE, APREPORT_SCHED_INTERLEAVED,
+    APREPORT_SCHED_ZB_H1
 } ApreportScheduleKind;
-/* "1f1b" | "gpipe" | "interleaved". */
+/* "1f1b" | "gpipe" | "interleaved" | "zb-h1". */
 const char *apreport_schedule_name(ApreportScheduleKind k);
 
 /* What the simulator needs: per stage forward and backward seconds of one
@@ -118,16 +120,23 @@ const char *apreport_schedule_name(ApreportScheduleKind k);
  * virtual_stages is read by the interleaved schedule only (< 2: plain 1F1B):
  * each stage is cut into that many model chunks of 1/v of its costs; the
  * hop from the last stage back to the first (chunk c to chunk c + 1) takes
- * the largest boundary transfer. */
+ * the largest boundary transfer. wgrad is read by ZB-H1 only (which needs
+ * it): the seconds of each stage's backward that compute the weight
+ * gradients (0..bwd[s]), run as the deferred W pass; the B pass takes the
+ * rest. */
 typedef struct ApreportPipeline {
     int n_stages, micro_batches;
     const double *fwd, *bwd;          /* [n_stages] */
     const double *xfer;               /* [n_stages - 1] or NULL */
     int virtual_stages;
+    const double *wgrad;              /* [n_stages] or NULL */
 } ApreportPipeline;
 
+/* Compute events first (forward, backward, ZB's weight-gradient pass),
+ * then the transfers. Under ZB-H1 a BWD event is the B pass alone. */
 typedef enum {
-    APREPORT_EV_FWD = 0, APREPORT_EV_BWD, APREPORT_EV_SEND_ACT, APREPORT_EV_SEND_GRAD,
+    APREPORT_EV_FWD = 0, APREPORT_EV_BWD, APREPORT_EV_WGRAD, APREPORT_EV_SEND_ACT,
+    APREPORT_EV_SEND_GRAD,
 } ApreportEventKind;
 
 typedef struct ApreportEvent {
@@ -147,7 +156,8 @@ typedef struct ApreportSchedule {
     double iteration_time;
     double bubble_fraction;           /* 1 - busy / (stages * iteration time) */
     int *peak_in_flight;              /* [n_stages] micro-batches (interleaved: model chunks)
-                                         forwarded, not yet backwarded */
+                                         forwarded, not yet backwarded (ZB-H1: whose W has
+                                         not run) */
     double *busy;                     /* [n_stages] compute seconds */
     int virtual_stages;               /* model chunks per stage (1 unless interleaved) */
     double *in_flight;                /* [n_stages] peak_in_flight / virtual_stages: micro-
@@ -159,9 +169,11 @@ typedef struct ApreportSchedule {
  * backwards; 1F1B: min(S - s - 1, B) warm-up forwards, then one forward one
  * backward; interleaved: Megatron-LM's order over model chunks, warm-up of
  * min(2 (S - s - 1) + (v - 1) S, B v) chunk forwards, then one forward one
- * backward, then the cool-down), each as soon as its input has arrived.
- * Interleaved with v >= 2 needs S >= 2 and B a multiple of S
- * (APREPORT_EINVAL otherwise). The caller owns *out. */
+ * backward, then the cool-down; ZB-H1: 1F1B's warm-up, then stage s runs
+ * its first s backwards as the B pass alone and every later one as B then
+ * W, its deferred W last), each as soon as its input has arrived.
+ * Interleaved with v >= 2 needs S >= 2 and B a multiple of S; ZB-H1 needs
+ * B >= S and p->wgrad (APREPORT_EINVAL otherwise). The caller owns *out. */
 int apreport_simulate(const ApreportPipeline *p, ApreportScheduleKind kind,
                       ApreportSchedule **out);
 void apreport_schedule_free(ApreportSchedule **s);

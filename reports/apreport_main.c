@@ -29,7 +29,7 @@ static void help(void)
          "  --out DIR      where to write the files (created if missing)\n"
          "  --name NAME    prefix of the Alpa dump files (default: plan<ID>)\n"
          "  --no-store     do not store the derived resharding tasks in the database\n"
-         "  --schedule S   the schedule the plan runs: 1f1b, gpipe or interleaved\n"
+         "  --schedule S   the schedule the plan runs: 1f1b, gpipe, interleaved or zb-h1\n"
          "                 (default: the one apsolve stored with the plan, else 1f1b);\n"
          "                 the deadlock check, the memory per stage, trace.json and\n"
          "                 the plan code follow it\n"
@@ -91,7 +91,7 @@ int main(int argc, char **argv)
             /* the solver's names, in the order of ApreportScheduleKind */
             int k = apsolve_schedule_parse(optarg);
             if (k < 0)
-                return cli_usage_error(NULL, "--schedule must be 1f1b, gpipe or interleaved, not '%s'", optarg);
+                return cli_usage_error(NULL, "--schedule must be 1f1b, gpipe, interleaved or zb-h1, not '%s'", optarg);
             opt.schedule = (ApreportScheduleKind)k;
             sset = 1;
             break;

@@ -384,6 +384,9 @@ int apreport_write_summary(const ApreportReport *r, FILE *f)
     if (r->sched[2])
         fprintf(f, "simulated iteration: interleaved with %d chunks per stage %.6f s (bubble %.1f%%)\n",
                 r->virtual_stages, r->sched[2]->iteration_time, 100 * r->sched[2]->bubble_fraction);
+    if (r->sched[3])
+        fprintf(f, "simulated iteration: ZB-H1 %.6f s (bubble %.1f%%)\n",
+                r->sched[3]->iteration_time, 100 * r->sched[3]->bubble_fraction);
     for (size_t k = 0; k < r->n_stages; k++)
         for (size_t i = 0; i < r->stages[k].n_tensors; i++)
             if (r->stages[k].tensors[i].layout_ok)

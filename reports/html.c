@@ -225,20 +225,23 @@ static int gantt_svg(const ApreportReport *r, const ApreportSchedule *s, FILE *f
     for (size_t i = 0; i < s->n_events; i++) {
         const ApreportEvent *e = &s->events[i];
         double x = left + e->start * sx, w = (e->end - e->start) * sx;
-        if (e->kind > APREPORT_EV_BWD || !rep_micro_shown(s, e->micro_batch))
+        if (e->kind >= APREPORT_EV_SEND_ACT || !rep_micro_shown(s, e->micro_batch))
             continue;
         rep_html(f, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\" "
                    "fill-opacity=\"%s\" stroke=\"#fff\" stroke-width=\"0.5\"><title>%s mb %d: "
                    "%.6f-%.6f s</title></rect>\n",
                 x, 4 + e->stage * row, w > 0.5 ? w : 0.5, row - 6,
                 palette[e->stage % NPAL], e->kind == APREPORT_EV_FWD ? "0.55" : "1",
-                e->kind == APREPORT_EV_FWD ? "forward" : "backward", e->micro_batch, e->start,
+                e->kind == APREPORT_EV_FWD ? "forward"
+                : e->kind == APREPORT_EV_WGRAD ? "weight gradient" : "backward",
+                e->micro_batch, e->start,
                 e->end);
         if (w > 18)
             rep_html(f, "<text x=\"%.2f\" y=\"%d\" font-size=\"10\" fill=\"#fff\" "
                        "text-anchor=\"middle\">%c%d</text>\n",
                     x + w / 2, 4 + e->stage * row + row / 2 + 1,
-                    e->kind == APREPORT_EV_FWD ? 'F' : 'B', e->micro_batch);
+                    e->kind == APREPORT_EV_FWD ? 'F' : e->kind == APREPORT_EV_WGRAD ? 'W' : 'B',
+                    e->micro_batch);
     }
     rep_html(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n"
                "<text x=\"%d\" y=\"%d\" font-size=\"11\">0</text>"
@@ -314,6 +317,10 @@ static void cost_table(const ApreportReport *r, FILE *f)
         rep_html(f, "<p>Interleaved 1F1B with %d model chunks per stage: <b>%.6f s</b> "
                    "(bubble %.1f%%).</p>\n",
                 r->virtual_stages, r->sched[2]->iteration_time, 100 * r->sched[2]->bubble_fraction);
+    if (r->sched[3])
+        rep_html(f, "<p>ZB-H1 (zero bubble, weight gradients deferred): <b>%.6f s</b> "
+                   "(bubble %.1f%%).</p>\n",
+                r->sched[3]->iteration_time, 100 * r->sched[3]->bubble_fraction);
 }
 
 static void sharding_table(const ApreportReport *r, FILE *f)

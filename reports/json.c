@@ -283,6 +283,10 @@ int apreport_write_json(const ApreportReport *r, FILE *f)
         fputs(", \"interleaved\": ", f);
         sched_json(f, r->sched[2]);
     }
+    if (r->sched[3]) {
+        fputs(", \"zb-h1\": ", f);
+        sched_json(f, r->sched[3]);
+    }
     if (r->schedule != APREPORT_SCHED_1F1B) {
         fputs(", \"selected\": ", f);
         rep_json_string(f, apreport_schedule_name(r->schedule));
@@ -358,9 +362,9 @@ int apreport_write_trace(const ApreportReport *r, FILE *f)
         const ApreportEvent *e = &s->events[i];
         if (!rep_micro_shown(s, e->micro_batch))
             continue;
-        static const char *const kinds[] = {"forward", "backward", "send activation",
-                                            "send gradient"};
-        static const char *const letters[] = {"F", "B", "A", "G"};
+        static const char *const kinds[] = {"forward", "backward", "weight gradient",
+                                            "send activation", "send gradient"};
+        static const char *const letters[] = {"F", "B", "W", "A", "G"};
         char chunk[32] = "";
         if (s->virtual_stages > 1)
             snprintf(chunk, sizeof(chunk), ".%d", e->chunk);

@@ -257,8 +257,10 @@ static int seq_split(const ApreportReport *r)
 
 static const char *sched_label(ApreportScheduleKind k)
 {
-    return k == APREPORT_SCHED_GPIPE ? "GPipe" : k == APREPORT_SCHED_INTERLEAVED ? "interleaved 1F1B"
-                                                                               : "1F1B";
+    return k == APREPORT_SCHED_GPIPE         ? "GPipe"
+           : k == APREPORT_SCHED_INTERLEAVED ? "interleaved 1F1B"
+           : k == APREPORT_SCHED_ZB_H1       ? "zero-bubble ZB-H1"
+                                             : "1F1B";
 }
 
 void rep_launch_basics(const ApreportReport *r, RepLaunchBasics *b)
@@ -476,6 +478,19 @@ static void runtime_limits(RepLaunch *L, Notes *N)
     if (rt == REP_RT_MEGATRON && L->sched == APREPORT_SCHED_GPIPE) {
         L->changed = 1;
         note(N, "Megatron-LM cannot express the GPipe schedule: 1F1B instead");
+        L->sched = APREPORT_SCHED_1F1B;
+    }
+    /* docs/solver.md, "Which frameworks run a plan" */
+    if (rt == REP_RT_MEGATRON && L->pp > 1 && L->sched == APREPORT_SCHED_ZB_H1) {
+        L->changed = 1;
+        note(N, "Megatron-LM cannot express the zero-bubble ZB-H1 schedule (it has no "
+                "zero-bubble pipeline schedule): 1F1B instead");
+        L->sched = APREPORT_SCHED_1F1B;
+    }
+    if (rt == REP_RT_TORCHTITAN && L->pp > 1 && L->sched == APREPORT_SCHED_ZB_H1) {
+        L->changed = 1;
+        note(N, "torchtitan cannot express the zero-bubble ZB-H1 schedule on one stage per "
+                "rank (InterleavedZeroBubble and ZBVZeroBubble take 2 or more): 1F1B instead");
         L->sched = APREPORT_SCHED_1F1B;
     }
     if (rt == REP_RT_DEEPSPEED && L->pp > 1 && L->zero >= 2) {

@@ -123,10 +123,13 @@ static int load_stage(Costdb *db, ApreportReport *r, RepStage *s, const CostdbEn
     CostdbPlacement *pl = NULL;
     size_t np = 0;
     int rc;
+    s->wgrad = -1.0;
     for (size_t i = 0; i < ne; i++)
         if (e[i].start_layer == s->st.start_layer && e[i].end_layer == s->st.end_layer &&
             e[i].submesh_index == s->st.submesh_index && e[i].config_index == s->st.config_index) {
             s->have_entries++;
+            if (e[i].phase == COSTDB_BWD)
+                s->wgrad = e[i].wgrad_cost;
             if (e[i].intermediate_size > s->intermediate)
                 s->intermediate = e[i].intermediate_size;
             if (e[i].initial_size > s->initial)
@@ -134,8 +137,12 @@ static int load_stage(Costdb *db, ApreportReport *r, RepStage *s, const CostdbEn
         }
     /* a cp plan's entries are those of (dp x cp, tp): a cp stage saves
      * 1/cp of their activations (solver/context_parallel.h) */
-    if (r->opts.has_layout && r->opts.layout.cp > 1)
+    if (r->opts.has_layout && r->opts.layout.cp > 1) {
         s->intermediate = apsolve_cp_intermediate(s->intermediate, r->opts.layout.cp);
+        /* the weight GEMMs see 1/cp of the tokens (solver/context_parallel.c) */
+        if (s->wgrad > 0)
+            s->wgrad /= r->opts.layout.cp;
+    }
     /* an ep plan's stage holds 1/(ep etp) of the expert weights' state
      * where apsolve transformed its entry (solver/expert_parallel.h: the
      * peak is the stored stage's; the initial state comes from here) */
@@ -354,23 +361,28 @@ static int simulate(ApreportReport *r)
 {
     int S = (int)r->n_stages, rc = APREPORT_ENOMEM;
     double *f = calloc((size_t)S, sizeof(double)), *b = calloc((size_t)S, sizeof(double));
+    double *w = calloc((size_t)S, sizeof(double));
     ApreportCommProgram *prog = NULL;
     r->xfer = calloc((size_t)S, sizeof(double));
-    if (!f || !b || !r->xfer)
+    if (!f || !b || !w || !r->xfer)
         goto cleanup;
     for (int k = 0; k < S; k++) {
         f[k] = isfinite(r->stages[k].st.fwd_cost) ? r->stages[k].st.fwd_cost : 0;
         b[k] = isfinite(r->stages[k].st.bwd_cost) ? r->stages[k].st.bwd_cost : 0;
+        /* ZB-H1's W, within the stored backward (load checked it is known) */
+        w[k] = r->stages[k].wgrad > 0 ? fmin(r->stages[k].wgrad, b[k]) : 0;
     }
     for (size_t i = 0; i < r->n_tasks; i++)
         if (r->tasks[i].src_stage >= 0 && r->tasks[i].src_stage + 1 < S &&
             r->tasks[i].dst_stage == r->tasks[i].src_stage + 1)
             r->xfer[r->tasks[i].src_stage] += r->tasks[i].seconds;
-    ApreportPipeline p = {S, r->plan.micro_batches, f, b, r->xfer, r->virtual_stages};
+    ApreportPipeline p = {S, r->plan.micro_batches, f, b, r->xfer, r->virtual_stages, w};
     if ((rc = apreport_simulate(&p, APREPORT_SCHED_1F1B, &r->sched[0])) < 0 ||
         (rc = apreport_simulate(&p, APREPORT_SCHED_GPIPE, &r->sched[1])) < 0 ||
         (r->schedule == APREPORT_SCHED_INTERLEAVED &&
          (rc = apreport_simulate(&p, APREPORT_SCHED_INTERLEAVED, &r->sched[2])) < 0) ||
+        (r->schedule == APREPORT_SCHED_ZB_H1 &&
+         (rc = apreport_simulate(&p, APREPORT_SCHED_ZB_H1, &r->sched[3])) < 0) ||
         (rc = apreport_comm_program(rep_schedule(r), &prog)) < 0 ||
         (rc = apreport_deadlock_check(prog, &r->deadlock)) < 0)
         goto cleanup;
@@ -393,6 +405,7 @@ cleanup:
     apreport_comm_program_free(&prog);
     free(f);
     free(b);
+    free(w);
     return rc;
 }
 
@@ -570,6 +583,15 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
             rc = APREPORT_EINVAL;
             goto cleanup;
         }
+    } else if (opt->schedule == APREPORT_SCHED_ZB_H1) {
+        char why[160];
+        if (!apsolve_schedule_valid(APSOLVE_SCHEDULE_ZB_H1, 1, r->plan.micro_batches, (int)nst,
+                                    why, sizeof(why))) {
+            seterr(err, errlen, "%s: %s", r->name, why);
+            rc = APREPORT_EINVAL;
+            goto cleanup;
+        }
+        /* checked once the stages are loaded: every stage's W */
     } else if (opt->schedule != APREPORT_SCHED_1F1B && opt->schedule != APREPORT_SCHED_GPIPE) {
         rc = APREPORT_EINVAL;
         goto cleanup;
@@ -615,6 +637,15 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
             }
         if ((rc = load_stage(db, r, &r->stages[k], e, ne)) < 0) {
             db_error(err, errlen, db);
+            goto cleanup;
+        }
+        /* ZB-H1 is simulated from each stage's W, never a guessed one */
+        if (r->schedule == APREPORT_SCHED_ZB_H1 && !(r->stages[k].wgrad >= 0)) {
+            char why[200];
+            snprintf(why, sizeof(why), "the zb-h1 schedule: stage %zu's backward has no "
+                     "weight-gradient seconds (a database before schema 12, or an import)", k);
+            seterr(err, errlen, "%s: %s", r->name, why);
+            rc = APREPORT_EINVAL;
             goto cleanup;
         }
     }
@@ -680,6 +711,8 @@ void rep_schedule_label(const ApreportReport *r, char *out, size_t len)
 {
     if (r->schedule == APREPORT_SCHED_INTERLEAVED)
         snprintf(out, len, "interleaved, %d chunks per stage", r->virtual_stages);
+    else if (r->schedule == APREPORT_SCHED_ZB_H1)
+        snprintf(out, len, "ZB-H1 (zero bubble)");
     else
         snprintf(out, len, "%s", r->schedule == APREPORT_SCHED_GPIPE ? "GPipe" : "1F1B");
 }
@@ -699,6 +732,7 @@ void apreport_free(ApreportReport **rp)
     apreport_schedule_free(&r->sched[0]);
     apreport_schedule_free(&r->sched[1]);
     apreport_schedule_free(&r->sched[2]);
+    apreport_schedule_free(&r->sched[3]);
     rep_headline_free(&r->headline);
     free(r);
     *rp = NULL;

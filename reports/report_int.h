@@ -30,6 +30,8 @@ typedef struct RepStage {
     size_t n_tensors;
     int have_entries;                 /* fwd and bwd entries found */
     int64_t intermediate, initial;
+    double wgrad;                     /* the backward entry's weight-gradient seconds (schema
+                                       * 12; a cp plan's / cp), ZB-H1's W; < 0 unknown */
     int first_host, first_gpu;        /* device block: hosts x gpus from here */
     int64_t memory_implied;           /* apsolve's memory rule (schedule.h) under the selected schedule */
     double mem_in_flight;             /* micro-batches in flight that rule counts */
@@ -86,7 +88,8 @@ struct ApreportReport {
     int tasks_stored;                 /* stored by this load */
     RepConversion *convs;
     size_t n_convs, cap_convs;
-    ApreportSchedule *sched[3];       /* 1F1B, GPipe, interleaved (NULL unless selected) */
+    ApreportSchedule *sched[4];       /* 1F1B, GPipe, interleaved, ZB-H1 (the last two NULL
+                                       * unless selected) */
     ApreportScheduleKind schedule;    /* the selected one: trace, deadlock check, memory */
     int virtual_stages;               /* chunks per stage of the interleaved schedule */
     ApreportDeadlock deadlock;

@@ -11,7 +11,11 @@
  * of a neighbour). The interleaved schedule (Megatron-LM's order over model
  * chunks) is list-scheduled instead: each stage runs its next pass as soon
  * as that pass's inputs are done, which reaches the same fixed point and
- * notices an order that can never finish. The deadlock check runs a program
+ * notices an order that can never finish; so is ZB-H1, whose backward is
+ * two passes, B (the input gradient, which the previous stage waits for)
+ * and W (the weight gradient, which nothing waits for), in the order of
+ * PyTorch's ScheduleInterleavedZeroBubble on one stage per rank
+ * (docs/solver.md, "Schedules"). The deadlock check runs a program
  * of blocking sends and receives with rendezvous semantics and reports the
  * wait-for cycle.
  */
@@ -24,14 +28,14 @@
 
 _Static_assert((int)APREPORT_SCHED_1F1B == (int)APSOLVE_SCHEDULE_1F1B &&
                    (int)APREPORT_SCHED_GPIPE == (int)APSOLVE_SCHEDULE_GPIPE &&
-                   (int)APREPORT_SCHED_INTERLEAVED == (int)APSOLVE_SCHEDULE_INTERLEAVED,
+                   (int)APREPORT_SCHED_INTERLEAVED == (int)APSOLVE_SCHEDULE_INTERLEAVED &&
+                   (int)APREPORT_SCHED_ZB_H1 == (int)APSOLVE_SCHEDULE_ZB_H1,
                "apreport's schedule kinds are the solver's");
 
 const char *apreport_schedule_name(ApreportScheduleKind k)
 {
-    return k == APREPORT_SCHED_INTERLEAVED ? "interleaved"
-           : k == APREPORT_SCHED_GPIPE     ? "gpipe"
-                                           : "1f1b";
+    const char *n = apsolve_schedule_name((ApsolveSchedule)k);
+    return n ? n : "1f1b";
 }
 
 /* Order of passes of stage s: entries are mb (forward) or -(mb + 1) (backward). */
@@ -233,6 +237,188 @@ cleanup:
     return rc;
 }
 
+/* Passes of ZB-H1's stage s (see zb_pass) before its step j, counted from
+ * the end of its warm-up: each step j holds a forward while any is left
+ * (j < B - warm), the B of micro-batch j, and from j = s on a W. */
+static long zb_steps(int j, int B, int warm, int s)
+{
+    return (long)j + (j < B - warm ? j : B - warm) + (j > s ? j - s : 0);
+}
+
+/* Pass idx (0 .. 3B - 1) of stage s of ZB-H1 on S stages: *op 0 forward,
+ * 1 B, 2 W, of micro-batch *mb. PyTorch's _get_1f1b_rank_ops with
+ * enable_zero_bubble and num_1f1b_microbatches = s: min(S - s - 1, B)
+ * warm-up forwards; then each step a forward (while any is left) and a B,
+ * followed by a W from the (s + 1)-th B on; the W still owed come last. */
+static void zb_pass(int S, int B, int s, int idx, int *op, int *mb)
+{
+    int warm = S - s - 1 < B ? S - s - 1 : B, lo = 0, hi = B - 1;
+    long i = idx - warm, off;
+    if (idx < warm) {
+        *op = 0, *mb = idx;
+        return;
+    }
+    if (i >= zb_steps(B, B, warm, s)) {
+        /* the W still owed, oldest first */
+        *op = 2, *mb = (B > s ? B - s : 0) + (int)(i - zb_steps(B, B, warm, s));
+        return;
+    }
+    while (lo < hi) { /* the last step that starts at or before i */
+        int mid = lo + (hi - lo + 1) / 2;
+        if (zb_steps(mid, B, warm, s) <= i)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    off = i - zb_steps(lo, B, warm, s);
+    if (lo < B - warm && off-- == 0) {
+        *op = 0, *mb = warm + lo;
+        return;
+    }
+    *op = off == 0 ? 1 : 2;
+    *mb = off == 0 ? lo : lo - s;
+}
+
+/* ZB-H1 (see apreport_simulate): list scheduling as for interleaved. A
+ * forward waits for the previous stage's forward plus the transfer; a B
+ * for its own forward and the next stage's B plus the transfer; a W for
+ * its own B. */
+static int simulate_zb(const ApreportPipeline *p, ApreportSchedule **out)
+{
+    ApreportSchedule *sc = NULL;
+    int S = p->n_stages, B = p->micro_batches, rc = APREPORT_ENOMEM, *pos = NULL;
+    size_t n = (size_t)S * (size_t)B, per_stage = 3 * (size_t)B, done = 0;
+    double *end[3] = {NULL, NULL, NULL}, *start[3] = {NULL, NULL, NULL}, *free_at = NULL;
+    char why[160];
+    if (!p->wgrad || !apsolve_schedule_valid(APSOLVE_SCHEDULE_ZB_H1, 1, B, S, why, sizeof why) ||
+        (double)S * B > 1e8)
+        return APREPORT_EINVAL;
+    for (int k = 0; k < S; k++)
+        if (!(p->wgrad[k] >= 0) || !(p->wgrad[k] <= p->bwd[k]))
+            return APREPORT_EINVAL;
+    sc = calloc(1, sizeof(*sc));
+    for (int o = 0; o < 3; o++) {
+        end[o] = malloc(n * sizeof(double));
+        start[o] = malloc(n * sizeof(double));
+    }
+    pos = calloc((size_t)S, sizeof(int));
+    free_at = calloc((size_t)S, sizeof(double));
+    if (!sc || !end[0] || !end[1] || !end[2] || !start[0] || !start[1] || !start[2] || !pos ||
+        !free_at)
+        goto cleanup;
+    for (size_t i = 0; i < n; i++)
+        end[0][i] = end[1][i] = end[2][i] = -1;
+    sc->kind = APREPORT_SCHED_ZB_H1;
+    sc->n_stages = S;
+    sc->micro_batches = B;
+    sc->virtual_stages = 1;
+    sc->peak_in_flight = calloc((size_t)S, sizeof(int));
+    sc->in_flight = calloc((size_t)S, sizeof(double));
+    sc->busy = calloc((size_t)S, sizeof(double));
+    sc->events = calloc((size_t)S * per_stage + 2 * (size_t)(S - 1) * (size_t)B,
+                        sizeof(ApreportEvent));
+    if (!sc->peak_in_flight || !sc->in_flight || !sc->busy || !sc->events)
+        goto cleanup;
+    while (done < (size_t)S * per_stage) {
+        int progress = 0;
+        for (int s = 0; s < S; s++)
+            while ((size_t)pos[s] < per_stage) {
+                int op, m;
+                zb_pass(S, B, s, pos[s], &op, &m);
+                size_t i = (size_t)s * B + (size_t)m;
+                double ready = free_at[s], dur;
+                if (op == 0 && s > 0) {
+                    if (end[0][i - B] < 0)
+                        break;
+                    if (end[0][i - B] + (p->xfer ? p->xfer[s - 1] : 0) > ready)
+                        ready = end[0][i - B] + (p->xfer ? p->xfer[s - 1] : 0);
+                }
+                if (op == 1 && s + 1 < S) {
+                    if (end[1][i + B] < 0)
+                        break;
+                    if (end[1][i + B] + (p->xfer ? p->xfer[s] : 0) > ready)
+                        ready = end[1][i + B] + (p->xfer ? p->xfer[s] : 0);
+                }
+                if (op > 0) {
+                    if (end[op - 1][i] < 0)
+                        break;
+                    if (end[op - 1][i] > ready)
+                        ready = end[op - 1][i];
+                }
+                dur = op == 0 ? p->fwd[s] : op == 1 ? p->bwd[s] - p->wgrad[s] : p->wgrad[s];
+                start[op][i] = ready;
+                end[op][i] = free_at[s] = ready + dur;
+                pos[s]++;
+                done++;
+                progress = 1;
+            }
+        if (!progress) {
+            rc = APREPORT_EINVAL;
+            goto cleanup;
+        }
+    }
+    for (int s = 0; s < S; s++) {
+        int inflight = 0;
+        for (size_t k = 0; k < per_stage; k++) {
+            static const ApreportEventKind kinds[3] = {APREPORT_EV_FWD, APREPORT_EV_BWD,
+                                                       APREPORT_EV_WGRAD};
+            int op, m;
+            zb_pass(S, B, s, (int)k, &op, &m);
+            size_t i = (size_t)s * B + (size_t)m;
+            ApreportEvent *ev = &sc->events[sc->n_events++];
+            ev->kind = kinds[op];
+            ev->stage = s;
+            ev->peer = -1;
+            ev->micro_batch = m;
+            ev->start = start[op][i];
+            ev->end = end[op][i];
+            sc->busy[s] += ev->end - ev->start;
+            if (ev->end > sc->iteration_time)
+                sc->iteration_time = ev->end;
+            /* a micro-batch's saved inputs stay until its W has run */
+            inflight += op == 0 ? 1 : op == 2 ? -1 : 0;
+            if (inflight > sc->peak_in_flight[s])
+                sc->peak_in_flight[s] = inflight;
+        }
+        sc->in_flight[s] = sc->peak_in_flight[s];
+    }
+    for (int s = 0; s + 1 < S; s++) {
+        double x = p->xfer ? p->xfer[s] : 0;
+        for (int b = 0; b < B; b++) {
+            ApreportEvent *ev = &sc->events[sc->n_events++];
+            ev->kind = APREPORT_EV_SEND_ACT;
+            ev->stage = s;
+            ev->peer = s + 1;
+            ev->micro_batch = b;
+            ev->start = end[0][(size_t)s * B + b];
+            ev->end = ev->start + x;
+            ev = &sc->events[sc->n_events++];
+            ev->kind = APREPORT_EV_SEND_GRAD;
+            ev->stage = s + 1;
+            ev->peer = s;
+            ev->micro_batch = b;
+            ev->start = end[1][(size_t)(s + 1) * B + b];
+            ev->end = ev->start + x;
+        }
+    }
+    double busy = 0;
+    for (int s = 0; s < S; s++)
+        busy += sc->busy[s];
+    sc->bubble_fraction = sc->iteration_time > 0 ? 1.0 - busy / (S * sc->iteration_time) : 0;
+    *out = sc;
+    sc = NULL;
+    rc = 0;
+cleanup:
+    apreport_schedule_free(&sc);
+    for (int o = 0; o < 3; o++) {
+        free(end[o]);
+        free(start[o]);
+    }
+    free(pos);
+    free(free_at);
+    return rc;
+}
+
 int apreport_simulate(const ApreportPipeline *p, ApreportScheduleKind kind,
                       ApreportSchedule **out)
 {
@@ -242,9 +428,11 @@ int apreport_simulate(const ApreportPipeline *p, ApreportScheduleKind kind,
     if (!p || !out || p->n_stages < 1 || p->micro_batches < 1 || !p->fwd || !p->bwd ||
         p->n_stages > 4096 || p->micro_batches > 1 << 20 ||
         (kind != APREPORT_SCHED_1F1B && kind != APREPORT_SCHED_GPIPE &&
-         kind != APREPORT_SCHED_INTERLEAVED))
+         kind != APREPORT_SCHED_INTERLEAVED && kind != APREPORT_SCHED_ZB_H1))
         return APREPORT_EINVAL;
     *out = NULL;
+    if (kind == APREPORT_SCHED_ZB_H1)
+        return simulate_zb(p, out);
     if (kind == APREPORT_SCHED_INTERLEAVED && p->virtual_stages > 1)
         return simulate_interleaved(p, p->virtual_stages, out);
     S = p->n_stages, B = p->micro_batches;

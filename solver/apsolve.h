@@ -100,6 +100,8 @@ typedef struct ApsolveProblem {
     int *max_n_succ_stages;
     double *apply_cost;
     double *fwd_cost, *bwd_cost;      /* optional */
+    double *wgrad_cost;               /* optional, with fwd/bwd: the backward's weight-gradient
+                                       * seconds (ZB-H1's W; < 0 unknown, CostdbEntry) */
     ApsolveMemory *memory;            /* optional */
     int64_t sweep_id;                 /* 0 for in-memory problems */
 } ApsolveProblem;
@@ -143,6 +145,8 @@ typedef struct ApsolveStage {
     int force_batch_dim;              /* -1: {} */
     int memory_level, recompute, zero; /* the config's variant */
     double cost, fwd_cost, bwd_cost;  /* cost = fwd + bwd (+inf if no entry) */
+    double wgrad_cost;                /* of bwd_cost, the weight gradients' (ZB-H1's W pass);
+                                       * < 0 unknown */
     double apply_cost;                /* once per iteration; < 0 unknown */
     double in_flight;                 /* micro-batches of activations kept (schedule) */
     int max_n_succ_stages;
@@ -407,6 +411,10 @@ int apsolve_batch_sweeps(struct Costdb *db, int64_t sweep_id, ApsolveBatchSweep 
 /* 1 when every finite entry of p has a known apply_cost (>= 0) and there is
  * at least one: the full objective is then the default. */
 int apsolve_problem_apply_known(const ApsolveProblem *p);
+/* 1 when every finite entry of p has its backward's weight-gradient
+ * seconds (wgrad_cost >= 0, schema 12) and there is at least one: ZB-H1
+ * can then be priced (docs/solver.md, "Schedules"). */
+int apsolve_problem_wgrad_known(const ApsolveProblem *p);
 
 /* One plan to write, with how it was made. */
 typedef struct ApsolveOutput {

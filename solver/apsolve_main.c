@@ -53,7 +53,7 @@ static void usage(FILE *out)
           "                            search tries every micro-batch size b with a sweep of\n"
           "                            this model, hardware and cluster, B = G / b\n"
           "  --micro-batch-size b      only micro-batch size b (a sweep at b must exist)\n"
-          "  --schedule 1f1b|gpipe|interleaved  pipeline schedule (default 1f1b);\n"
+          "  --schedule 1f1b|gpipe|interleaved|zb-h1  pipeline schedule (default 1f1b);\n"
           "  --virtual-stages V        interleaved: V model chunks per device (V >= 2, default 2)\n"
           "  --parallel dp=D,tp=T,pp=P[,sp=0|1][,zero=0..3][,recompute=none|selective|full|op]\n"
           "             [,vpp=V][,mbs=M]  Megatron-style 3-D plan, printed next to the auto plan;\n"
@@ -298,7 +298,7 @@ int main(int argc, char **argv)
         case O_SCHED: {
             int sc = apsolve_schedule_parse(optarg);
             if (sc < 0)
-                return cli_usage_error(NULL, "bad --schedule '%s' (1f1b, gpipe or interleaved)",
+                return cli_usage_error(NULL, "bad --schedule '%s' (1f1b, gpipe, interleaved or zb-h1)",
                                        optarg);
             a.schedule = sc;
             a.schedule_set = 1;

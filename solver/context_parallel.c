@@ -231,6 +231,9 @@ static void transform(ApsolveProblem *q, size_t idx, int cp, const ApsolveCpStag
     if (q->fwd_cost && q->bwd_cost) {
         q->fwd_cost[idx] = q->fwd_cost[idx] * r + x->comm_fwd;
         q->bwd_cost[idx] = q->bwd_cost[idx] * r + x->comm_bwd;
+        /* the weight GEMMs see 1/cp of the tokens; the ring is B's */
+        if (q->wgrad_cost && q->wgrad_cost[idx] >= 0)
+            q->wgrad_cost[idx] *= r;
     }
     q->cost[idx] = q->cost[idx] * r + x->comm_fwd + x->comm_bwd;
     if (q->memory) {

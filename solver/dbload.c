@@ -80,6 +80,9 @@ static void put_entry(LoadCtx *c, const CostdbStageRow *e, const CostdbStageRow 
                                                                      : ph[1]->apply_cost;
     p->fwd_cost[idx] = ph[0]->compute_cost;
     p->bwd_cost[idx] = c->opt->inference ? 0 : ph[1]->compute_cost;
+    /* schema 12's split of the backward (unknown: < 0, read as NULL) */
+    p->wgrad_cost[idx] = c->opt->inference ? 0
+                         : ph[1]->wgrad_cost >= 0 ? ph[1]->wgrad_cost : -1.0;
     p->memory[idx].peak = peak;
     p->memory[idx].intermediate = inter;
     p->memory[idx].initial = init;

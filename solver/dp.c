@@ -231,6 +231,10 @@ static double dp_bound(const Dp *dp, double g, double t)
         return g * t;
     if (v > 1) /* interleaved: the DP at B' = vB, divided by v */
         return (g + (double)(v * dp->opt->micro_batches - 1) * t) / (double)v;
+    /* ZB-H1 (exactly exact_n stages): 1F1B's T less at most (n - 1) t, a
+     * stage's fill being at most its cost (apsolve_schedule_zb_fill) */
+    if (dp->opt->schedule == APSOLVE_SCHEDULE_ZB_H1 && dp->exact_n > 1)
+        return g + (double)(dp->opt->micro_batches - dp->exact_n) * t;
     return g + (double)(dp->opt->micro_batches - 1) * t;
 }
 
@@ -530,17 +534,20 @@ static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, int den
         return APSOLVE_EINVAL;
     *out = NULL;
     v = apsolve_virtual(opt);
-    if (v > 1 && !opt->inference) {
+    if ((v > 1 || opt->schedule == APSOLVE_SCHEDULE_ZB_H1) && !opt->inference) {
         /* Interleaved: the in-flight count depends on the stage count n, and
          * n must divide B; one exact-count search per valid n, each with
-         * the memory rule of n stages. */
+         * the memory rule of n stages. ZB-H1 likewise (min(B, n) on every
+         * stage, B >= n), and its saving, (n - 1) x the least fill, is
+         * outside the DP's sum: each n's candidates are priced as plans
+         * (docs/solver.md, "Schedules"). */
         int nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices;
         if (opt->max_stages > 0 && opt->max_stages < nmax)
             nmax = opt->max_stages;
         for (int n = 1; n <= nmax; n++) {
             ApsolvePlan *pl = NULL;
             int e;
-            if (!apsolve_schedule_valid(APSOLVE_SCHEDULE_INTERLEAVED, v, opt->micro_batches, n,
+            if (!apsolve_schedule_valid((ApsolveSchedule)opt->schedule, v, opt->micro_batches, n,
                                         NULL, 0))
                 continue;
             e = solve_apply(p, opt, n, n, dense, &pl, &evals, &cands);

@@ -139,6 +139,7 @@ void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
              st->end_layer < p->num_layers)));
     st->succ_stages = succ;
     st->cost = st->fwd_cost = st->bwd_cost = INFINITY;
+    st->wgrad_cost = -1;
     st->apply_cost = -1;
     st->max_n_succ_stages = -1;
     st->memory_ok = 0;
@@ -165,6 +166,7 @@ void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
     if (p->fwd_cost && p->bwd_cost && !isinf(st->cost)) {
         st->fwd_cost = p->fwd_cost[idx];
         st->bwd_cost = p->bwd_cost[idx];
+        st->wgrad_cost = p->wgrad_cost ? p->wgrad_cost[idx] : -1;
     } else if (!isinf(st->cost)) {
         st->fwd_cost = st->cost;
         st->bwd_cost = 0;
@@ -179,6 +181,18 @@ void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
         st->memory_needed = apsolve_stage_memory_need(apsolve_memory_rule(opt), m->peak,
                                                       m->initial, m->intermediate, st->in_flight);
     }
+}
+
+double apsolve_stages_zb_saving(const ApsolveStage *st, size_t n)
+{
+    double fill = INFINITY;
+    for (size_t k = 0; k < n; k++) {
+        double f = apsolve_schedule_zb_fill(st[k].fwd_cost, st[k].wgrad_cost);
+        if (isnan(f) || !(st[k].wgrad_cost <= st[k].bwd_cost))
+            return NAN;
+        fill = f < fill ? f : fill;
+    }
+    return n > 1 ? (double)(n - 1) * fill : 0.0;
 }
 
 void apsolve_plan_price(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan *plan)
@@ -206,6 +220,10 @@ void apsolve_plan_price(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
         !apsolve_schedule_valid(APSOLVE_SCHEDULE_INTERLEAVED, v, opt->micro_batches,
                                 (int)plan->n_stages, NULL, 0))
         ok = 0;
+    if (opt->schedule == APSOLVE_SCHEDULE_ZB_H1 && !opt->inference &&
+        !apsolve_schedule_valid(APSOLVE_SCHEDULE_ZB_H1, 1, opt->micro_batches,
+                                (int)plan->n_stages, NULL, 0))
+        ok = 0;
     plan->sum_cost = sum;
     plan->max_stage_cost = mx;
     plan->devices_used = dev;
@@ -223,6 +241,10 @@ void apsolve_plan_price(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
         plan->cost = (sum + (double)(v * opt->micro_batches - 1) * mx) / (double)v;
     else
         plan->cost = opt->micro_batches > 1 ? sum + (double)(opt->micro_batches - 1) * mx : sum;
+    /* ZB-H1: 1F1B's T less what the deferred W fill of its bubble; NaN
+     * (never feasible) without every stage's split */
+    if (opt->schedule == APSOLVE_SCHEDULE_ZB_H1 && !opt->inference)
+        plan->cost -= apsolve_stages_zb_saving(plan->stages, plan->n_stages);
     plan->apply_cost = opt->objective == APSOLVE_OBJECTIVE_FULL && !opt->inference ? apply : 0;
     plan->total_cost = plan->cost + plan->apply_cost;
     /* finite stages can still sum to +inf (two of 1e308 s): never feasible */

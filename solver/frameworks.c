@@ -25,7 +25,14 @@
  *   DDP refuses a second parallel dimension ("DDP has not supported > 1D
  *   parallelism"), so ZeRO-0 with dp > 1 and TP or PP does not run;
  *   mixed_precision_param takes bfloat16 or float32 (no float16); stages of
- *   unequal layers are split evenly.
+ *   unequal layers are split evenly;
+ * - the zero-bubble ZB-H1 schedule on one stage per device runs in none of
+ *   them (docs/solver.md, "Schedules"): Megatron-LM core_v0.19.0 has no
+ *   zero-bubble pipeline schedule (delay_wgrad_compute defers weight
+ *   gradients only to overlap the MoE all-to-all); DeepSpeed runs its own
+ *   1F1B; torchtitan's zero-bubble schedules are PyTorch's multi-stage
+ *   ScheduleInterleavedZeroBubble and ScheduleZBVZeroBubble, which its
+ *   pipeline_llm refuses with fewer than 2 stages per rank.
  *
  * The knobs of a --parallel layout add their own limits after this rule:
  * context parallelism (apsolve_cp_frameworks, context_parallel.c), HSDP
@@ -165,6 +172,10 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
                "optimizer states only (ZeRO-1)", zero);
     if (pipe_sched == APSOLVE_SCHEDULE_GPIPE)
         cannot(v, APSOLVE_FW_MEGATRON, "the GPipe schedule: it runs 1F1B or interleaved 1F1B");
+    if (pipe_sched == APSOLVE_SCHEDULE_ZB_H1)
+        cannot(v, APSOLVE_FW_MEGATRON, "the zero-bubble ZB-H1 schedule: it has no zero-bubble "
+               "pipeline schedule (delay_wgrad_compute defers weight gradients only to overlap "
+               "the MoE all-to-all)");
     if (rec == COSTDB_RECOMPUTE_OP)
         cannot(v, APSOLVE_FW_MEGATRON, "torchtitan's per-op recomputation: its selective "
                "granularity recomputes whole modules (--recompute-modules)");
@@ -174,7 +185,8 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
                "takes ZeRO stage 0 or 1", zero);
     if (pipe_sched != APSOLVE_SCHEDULE_1F1B)
         cannot(v, APSOLVE_FW_DEEPSPEED, "the %s schedule: its pipeline engine runs its own 1F1B",
-               pipe_sched == APSOLVE_SCHEDULE_GPIPE ? "GPipe" : "interleaved");
+               pipe_sched == APSOLVE_SCHEDULE_GPIPE ? "GPipe"
+               : pipe_sched == APSOLVE_SCHEDULE_ZB_H1 ? "zero-bubble ZB-H1" : "interleaved");
     if (rec == COSTDB_RECOMPUTE_SELECTIVE || rec == COSTDB_RECOMPUTE_OP)
         cannot(v, APSOLVE_FW_DEEPSPEED, "%s recomputation: its activation checkpointing "
                "takes whole layers", costdb_recompute_name(rec));
@@ -190,6 +202,10 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
     if (p->fp16)
         cannot(v, APSOLVE_FW_TORCHTITAN, "float16: mixed_precision_param takes bfloat16 or "
                "float32");
+    if (pipe_sched == APSOLVE_SCHEDULE_ZB_H1)
+        cannot(v, APSOLVE_FW_TORCHTITAN, "ZB-H1 on one stage per rank: its zero-bubble "
+               "schedules (InterleavedZeroBubble, ZBVZeroBubble) take 2 or more stages per rank "
+               "(pipeline_llm)");
 }
 
 int apsolve_plan_frameworks(struct Costdb *db, int64_t sweep, const char *dtype,

@@ -30,7 +30,8 @@
  * variant's ZeRO stage shards them), max_k apply_cost_k replaces the last
  * term; the placement path stays for older databases. Interleaved plans
  * (v chunks per device) use (Σ c_k + (vB − 1)·max period)/v and v times the
- * transfers (schedule.h's transfer factor).
+ * transfers (schedule.h's transfer factor); ZB-H1 plans the 1F1B figure
+ * less the weight-gradient passes' fill of the bubble (schedule.h).
  */
 #include <math.h>
 #include <stdio.h>
@@ -42,6 +43,7 @@
 #include "costdb.h"
 #include "costdb_text.h"
 #include "schedule.h"
+#include "solver_internal.h"
 
 /* Product of the dims of a stored shape ("" is a scalar); 0 when the text
  * is not a shape. */
@@ -294,6 +296,9 @@ int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolveP
             out->pipeline = sum + out->transfers;
             if (plan->micro_batches > 1) /* 0 x an infinite period would be NaN */
                 out->pipeline += (plan->micro_batches - 1) * period;
+            /* ZB-H1: the deferred W fill part of the bubble (schedule.h) */
+            if (plan->schedule == APSOLVE_SCHEDULE_ZB_H1)
+                out->pipeline -= apsolve_stages_zb_saving(plan->stages, K);
         }
         out->total = out->apply_from_entries ? out->pipeline + out->apply
                                              : out->pipeline + out->grad_sync + out->optimizer;

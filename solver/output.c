@@ -136,6 +136,12 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
                 "costs %.6g s + (vB - 1 = %d) x max stage cost %.6g s) / v)\n", pl->cost,
                 pl->virtual_stages, pl->sum_cost, pl->virtual_stages * pl->micro_batches - 1,
                 pl->max_stage_cost);
+    else if (pl->schedule == APSOLVE_SCHEDULE_ZB_H1)
+        fprintf(out, "Estimated iteration latency: %.6g s (ZB-H1: sum of stage costs %.6g s + "
+                "(B - 1 = %d) x max stage cost %.6g s, less %.6g s of the bubble the deferred "
+                "weight-gradient passes fill)\n", pl->cost, pl->sum_cost, pl->micro_batches - 1,
+                pl->max_stage_cost,
+                pl->sum_cost + (pl->micro_batches - 1) * pl->max_stage_cost - pl->cost);
     else
         fprintf(out, "Estimated iteration latency: %.6g s (%ssum of stage costs %.6g s + "
                 "(B - 1 = %d) x max stage cost %.6g s)\n", pl->cost,

@@ -59,15 +59,18 @@ int apsolve_problem_new(int num_layers, int hosts, int gpus, int num_submeshes,
     if (with_details) {
         p->fwd_cost = malloc(n * sizeof *p->fwd_cost);
         p->bwd_cost = malloc(n * sizeof *p->bwd_cost);
+        p->wgrad_cost = malloc(n * sizeof *p->wgrad_cost);
         p->memory = calloc(n, sizeof *p->memory);
-        if (!p->fwd_cost || !p->bwd_cost || !p->memory)
+        if (!p->fwd_cost || !p->bwd_cost || !p->wgrad_cost || !p->memory)
             goto cleanup;
     }
     for (k = 0; k < n; k++) {
         p->cost[k] = INFINITY;
         p->max_n_succ_stages[k] = APSOLVE_UNBOUNDED;
-        if (with_details)
+        if (with_details) {
             p->fwd_cost[k] = p->bwd_cost[k] = INFINITY;
+            p->wgrad_cost[k] = -1.0;
+        }
     }
     for (k = 0; k < (size_t)num_submeshes * (size_t)num_configs; k++)
         p->configs[k].force_batch_dim = -1;
@@ -102,6 +105,8 @@ int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out)
     if (with) {
         memcpy(q->fwd_cost, p->fwd_cost, cells * sizeof *q->fwd_cost);
         memcpy(q->bwd_cost, p->bwd_cost, cells * sizeof *q->bwd_cost);
+        if (p->wgrad_cost)
+            memcpy(q->wgrad_cost, p->wgrad_cost, cells * sizeof *q->wgrad_cost);
         memcpy(q->memory, p->memory, cells * sizeof *q->memory);
     }
     q->sweep_id = p->sweep_id;
@@ -122,6 +127,7 @@ void apsolve_problem_free(ApsolveProblem **pp)
     free(p->apply_cost);
     free(p->fwd_cost);
     free(p->bwd_cost);
+    free(p->wgrad_cost);
     free(p->memory);
     free(p);
     *pp = NULL;
@@ -139,6 +145,24 @@ int apsolve_problem_apply_known(const ApsolveProblem *p)
         if (!p->configs[cfg].valid || !isfinite(p->cost[k]) || p->cost[k] < 0)
             continue;
         if (!(p->apply_cost[k] >= 0))
+            return 0;
+        finite++;
+    }
+    return finite > 0;
+}
+
+int apsolve_problem_wgrad_known(const ApsolveProblem *p)
+{
+    size_t n, k, finite = 0;
+    if (!p || !p->wgrad_cost)
+        return 0;
+    n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+        (size_t)p->num_configs;
+    for (k = 0; k < n; k++) {
+        size_t cfg = k % ((size_t)p->num_submeshes * (size_t)p->num_configs);
+        if (!p->configs[cfg].valid || !isfinite(p->cost[k]) || p->cost[k] < 0)
+            continue;
+        if (!(p->wgrad_cost[k] >= 0))
             return 0;
         finite++;
     }

@@ -18,6 +18,7 @@
 #include "apsolve.h"
 #include "costdb.h"
 #include "schedule.h"
+#include "solver_internal.h"
 
 int apsolve_rebatch_plan(const ApsolveProblem *p, const ApsolvePlan *plan, int64_t old_micro,
                          int64_t new_micro, ApsolvePlan **out)
@@ -50,6 +51,8 @@ int apsolve_rebatch_plan(const ApsolveProblem *p, const ApsolvePlan *plan, int64
         s->cost *= ratio;
         s->fwd_cost *= ratio;
         s->bwd_cost *= ratio;
+        if (s->wgrad_cost >= 0)
+            s->wgrad_cost *= ratio;
         sum += s->cost;
         if (s->cost > mx || isinf(s->cost))
             mx = s->cost;
@@ -79,6 +82,8 @@ int apsolve_rebatch_plan(const ApsolveProblem *p, const ApsolvePlan *plan, int64
                    (double)np->virtual_stages;
     else
         np->cost = np->micro_batches > 1 ? sum + (double)(np->micro_batches - 1) * mx : sum;
+    if (np->schedule == APSOLVE_SCHEDULE_ZB_H1 && !np->inference)
+        np->cost -= apsolve_stages_zb_saving(np->stages, K);
     np->total_cost = np->cost + np->apply_cost;
     np->feasible = ok;
     *out = np;

@@ -13,6 +13,15 @@
  * 2 (n - k - 1) + (v - 1) n model chunks in Megatron-LM's interleaved order;
  * for the first device that is n + (n - 1)/v micro-batches' worth, the
  * (1 + (n - 1)/(n v)) factor of Korthikanti et al. 2022 (section 4.2.3).
+ * ZB-H1 (Qi et al. 2024, section 2.1; the order of PyTorch's
+ * _get_1f1b_rank_ops with enable_zero_bubble, as its
+ * ScheduleInterleavedZeroBubble calls it on one stage per rank,
+ * torch/distributed/pipelining/schedules.py at commit 1fd7abc2): 1F1B's
+ * warm-up, then stage k runs its first k backwards as B alone and every
+ * later one as B then W, the W it deferred run last. The first stage
+ * waits (n - 1) B for its first backward; the last runs its k deferred W
+ * in its cool-down; on equal stages the bubble is
+ * (n - 1)(F + B - min(W, F)) against 1F1B's (n - 1)(F + B + W).
  */
 #include <limits.h>
 #include <math.h>
@@ -21,7 +30,8 @@
 
 #include "schedule.h"
 
-static const char *const names[APSOLVE_SCHEDULE_COUNT] = {"1f1b", "gpipe", "interleaved"};
+static const char *const names[APSOLVE_SCHEDULE_COUNT] = {"1f1b", "gpipe", "interleaved",
+                                                                  "zb-h1"};
 
 const char *apsolve_schedule_name(ApsolveSchedule s)
 {
@@ -43,7 +53,8 @@ double apsolve_schedule_time(ApsolveSchedule s, int vpp, int B, const double *st
 {
     double sum = 0, max = 0;
     double v = s == APSOLVE_SCHEDULE_INTERLEAVED && vpp > 1 ? vpp : 1;
-    if (!stage_cost || n == 0 || B < 1 || (int)s < 0 || s >= APSOLVE_SCHEDULE_COUNT)
+    if (!stage_cost || n == 0 || B < 1 || (int)s < 0 || s >= APSOLVE_SCHEDULE_COUNT ||
+        s == APSOLVE_SCHEDULE_ZB_H1)
         return NAN;
     for (size_t k = 0; k < n; k++) {
         sum += stage_cost[k];
@@ -53,12 +64,43 @@ double apsolve_schedule_time(ApsolveSchedule s, int vpp, int B, const double *st
     return sum / v + ((double)B - 1.0 / v) * max;
 }
 
+double apsolve_schedule_zb_fill(double fwd, double wgrad)
+{
+    /* W itself, and a forward's worth of the first stage's wait for its
+     * first backward when W is at least that long */
+    if (!(wgrad >= 0))
+        return NAN;
+    return wgrad + (wgrad < fwd ? wgrad : fwd);
+}
+
+double apsolve_schedule_time_zb(int B, const double *fwd, const double *bwd,
+                                const double *wgrad, size_t n)
+{
+    double sum = 0, max = 0, fill = INFINITY;
+    if (!fwd || !bwd || !wgrad || n == 0 || B < 1 || (size_t)B < n)
+        return NAN;
+    for (size_t k = 0; k < n; k++) {
+        double c = fwd[k] + bwd[k], w = wgrad[k];
+        if (!(w >= 0) || !(w <= bwd[k]))
+            return NAN;
+        sum += c;
+        if (c > max)
+            max = c;
+        c = apsolve_schedule_zb_fill(fwd[k], w);
+        if (c < fill)
+            fill = c;
+    }
+    return sum + ((double)B - 1.0) * max - (double)(n - 1) * fill;
+}
+
 double apsolve_schedule_in_flight(ApsolveSchedule s, int vpp, int B, int n, int k)
 {
     if (B < 1 || n < 1 || k < 0 || k >= n || (int)s < 0 || s >= APSOLVE_SCHEDULE_COUNT)
         return NAN;
     if (s == APSOLVE_SCHEDULE_GPIPE)
         return B;
+    if (s == APSOLVE_SCHEDULE_ZB_H1)
+        return n < B ? n : B;
     if (s == APSOLVE_SCHEDULE_INTERLEAVED && vpp > 1) {
         /* model chunks forwarded before the first backward, plus the steady
          * state's forward that precedes its backward */
@@ -125,6 +167,9 @@ int apsolve_schedule_valid(ApsolveSchedule s, int vpp, int B, int n, char *why, 
         snprintf(buf, sizeof buf,
                  "interleaved: micro-batches (%d) must be a multiple of the pipeline stages (%d)",
                  B, n);
+    else if (s == APSOLVE_SCHEDULE_ZB_H1 && B < n)
+        snprintf(buf, sizeof buf,
+                 "zb-h1: micro-batches (%d) must be at least the pipeline stages (%d)", B, n);
     if (why && len)
         snprintf(why, len, "%s", buf);
     return buf[0] == '\0';

@@ -300,6 +300,14 @@ static int main_candidate(ApsolveRun *r)
                                 "import); use --objective alpa", (long long)r->sweep);
     }
     r->main_c.opt.objective = a->opt.objective;
+    /* ZB-H1 needs each backward's split (schema 12): refused, not guessed */
+    if (a->schedule == APSOLVE_SCHEDULE_ZB_H1 && !a->opt.inference &&
+        !apsolve_problem_wgrad_known(r->main_c.p))
+        return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--schedule zb-h1: sweep %lld has entries "
+                            "without the weight-gradient seconds of their backward (a database "
+                            "before schema 12, an import, or a sweep written before it): "
+                            "ZB-H1 cannot be priced exactly; profile the sweep again with this "
+                            "approf", (long long)r->sweep);
     if (r->plan_configs)
         apsolve_specs_variants(r->main_c.p, r->specs, r->plan_configs, r->nspec);
     return 0;
@@ -374,6 +382,12 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
                                           pc->opt.micro_batches, pr->pp, err, errlen))
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: vpp=%d: %s", a->parallel, pv,
                             err);
+    if (a->schedule == APSOLVE_SCHEDULE_ZB_H1 && !a->opt.inference &&
+        (pv > 1 || !apsolve_schedule_valid(APSOLVE_SCHEDULE_ZB_H1, 1, pc->opt.micro_batches,
+                                           pr->pp, err, errlen)))
+        return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s --schedule zb-h1: %s",
+                            a->parallel, pv > 1 ? "vpp= is the interleaved schedule; ZB-H1 runs "
+                            "one model chunk per device" : err);
     apsolve_parallel_apply(pr, &pc->opt, r->specs, r->nspec);
     /* Tensor parallelism splits every weight matrix over the tp ranks: each
      * stage is priced with the memory level of its mesh that does, where

@@ -12,6 +12,7 @@
 
 #include "apsolve.h"
 #include "costdb.h"
+#include "frameworks.h"
 #include "schedule.h"
 #include "session.h"
 #include "session_int.h"
@@ -131,6 +132,9 @@ static int search_size(ApsolveRun *r, size_t k, int64_t m, int own, int64_t aske
     }
     if (e == 0 && !a->schedule_set)
         e = try_interleaved(r->db, &c, &pl);
+    /* ZB-H1 is not tried: no framework runs it on one stage per device
+     * (frameworks.c), so it could never replace the plan; --schedule zb-h1
+     * prices it (docs/solver.md, "Schedules") */
     if (e && e != APSOLVE_EINFEASIBLE) {
         apsolve_fail(a, APSOLVE_ERROR_FAILED, "solving sweep %lld (micro-batch size %lld): %s",
                      (long long)c.sweep, (long long)m, apsolve_strerror(e));
@@ -145,7 +149,8 @@ static int search_size(ApsolveRun *r, size_t k, int64_t m, int own, int64_t aske
     else if (!a->quiet && r->nbs > 1 && !asked)
         apsolve_say(a, "micro-batch size %lld (sweep %lld, %d micro-batches): objective %.6g s%s",
                     (long long)m, (long long)c.sweep, c.opt.micro_batches, pl->total_cost,
-                    pl->schedule == APSOLVE_SCHEDULE_INTERLEAVED ? " (interleaved)" : "");
+                    pl->schedule == APSOLVE_SCHEDULE_INTERLEAVED ? " (interleaved)"
+                    : pl->schedule == APSOLVE_SCHEDULE_ZB_H1   ? " (zb-h1)" : "");
     /* a plan that keeps the headroom beats one that does not */
     if (!e && (!s->autop || c.opt.search_headroom > r->auto_c.opt.search_headroom ||
                (c.opt.search_headroom == r->auto_c.opt.search_headroom &&

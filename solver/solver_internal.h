@@ -50,6 +50,10 @@ void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
  * sum is accumulated from the last stage to the first, the order the DP
  * uses, so equal plans give bit-identical costs everywhere. */
 void apsolve_plan_price(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan *plan);
+/* ZB-H1's saving on the 1F1B time of the n stages st (docs/solver.md,
+ * "Schedules"): (n - 1) x the least apsolve_schedule_zb_fill of a stage;
+ * NaN when a stage's weight-gradient seconds are unknown. */
+double apsolve_stages_zb_saving(const ApsolveStage *st, size_t n);
 /* Model chunks per device of opt's schedule: v for interleaved with v >= 2,
  * else 1. */
 static inline int apsolve_virtual(const ApsolveOptions *opt)

@@ -427,6 +427,22 @@ double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgr
     return t;
 }
 
+double approf_wgrad_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
+                            double bwd_seconds)
+{
+    double w = 0.0, all;
+    if (!hw || !p || !isfinite(bwd_seconds) || bwd_seconds < 0)
+        return -1.0;
+    for (size_t i = 0; i < p->n_kernels[1]; i++)
+        if (p->kernels[1][i].wgrad)
+            w += approf_kernel_seconds(hw, &p->kernels[1][i]);
+    all = approf_phase_seconds(hw, p, 1);
+    if (!(all > 0))
+        return -1.0;
+    /* x <= 1, so bwd x x <= bwd: the stored W never exceeds its backward */
+    return w >= all ? bwd_seconds : bwd_seconds * (w / all);
+}
+
 double approf_stage_apply_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p)
 {
     double t = 0.0, hide[2] = {0.0, 0.0};

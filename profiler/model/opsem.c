@@ -460,9 +460,11 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
             if (need_dx)
                 gemm(&ks[nk++], opi, dt, 1, m, k, n);     /* dx = dy @ w^T */
             gemm(&ks[nk++], opi, dt, 1, k, n, m);         /* dw = x^T @ dy */
+            ks[nk - 1].wgrad = 1;
             if (op->attrs.has_bias) {
                 simple(&ks[nk++], APPROF_K_REDUCTION, opi, dt, m * n, (double)(m * n), es * ((double)m * n + n));
                 approf_kernel_op_bias(&ks[nk - 1], m, n, 1);
+                ks[nk - 1].wgrad = 1;                     /* db = sum dy */
             }
         }
         break;
@@ -486,6 +488,7 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
             if (g->tensors[op->inputs[1]].role != APPROF_TENSOR_INPUT) {
                 gemm(&ks[nk++], opi, dt, bb, k, n, m * (b / bb)); /* db = a^T @ dc */
                 ks[nk - 1].experts_k = expert;
+                ks[nk - 1].wgrad = expert;  /* a weight's gradient, not an activation's */
             }
         }
         /* A weight per batch entry (the experts' [1, E, k, n]): the bb
@@ -567,11 +570,13 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
             k->conv_groups = groups;
             k->flops = flops;
             k->bytes = bytes;
+            k->wgrad = kinds[i] == APPROF_K_CONV_BWD_FILTER;
         }
         if (op->attrs.has_bias) {
             int64_t e = n * kk * ho * wo;
             simple(&ks[nk++], phase ? APPROF_K_REDUCTION : APPROF_K_ELEMENTWISE, opi, dt, e, (double)e,
                    es * (phase ? (double)e + kk : 2.0 * e + kk));
+            ks[nk - 1].wgrad = phase;
         }
         break;
     }
@@ -615,6 +620,10 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
         simple(&ks[nk++], kk, opi, dt, work, flops,
                phase ? in_bytes + 2.0 * (double)eo * es : in_bytes + (double)eo * es);
         approf_kernel_op_set(g, op, sp, loc, phase, &ks[nk - 1]);
+        /* an embedding's backward is its table's gradient (its input is
+         * token ids, which have none) */
+        if (op->kind == APPROF_OP_EMBEDDING && phase)
+            ks[nk - 1].wgrad = 1;
         if (op->kind == APPROF_OP_CROSS_ENTROPY)
             ks[nk - 1].loss = phase ? 2 : 1;
         break;

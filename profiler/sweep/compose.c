@@ -46,11 +46,16 @@ static int compose_one(const CostdbEntry *const *single, int n_submeshes, int ma
         if (!e)
             return 0;
         x->compute_cost += e->compute_cost;
-        /* Apply costs add up over layers; one unknown makes the sum unknown. */
+        /* Apply and weight-gradient costs add up over layers; one unknown
+         * makes the sum unknown. */
         if (e->apply_cost < 0 || x->apply_cost < 0)
             x->apply_cost = -1.0;
         else
             x->apply_cost += e->apply_cost;
+        if (e->wgrad_cost < 0 || x->wgrad_cost < 0)
+            x->wgrad_cost = -1.0;
+        else
+            x->wgrad_cost += e->wgrad_cost;
         x->peak_memory += e->peak_memory;
         x->invar_size += e->invar_size;
         x->outvar_size += e->outvar_size;

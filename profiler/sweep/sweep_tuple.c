@@ -167,6 +167,7 @@ static void fill_entry(CostdbEntry *e, const ApprofTuple *t, int phase,
 {
     memset(e, 0, sizeof *e);
     e->apply_cost = p && m->status == COSTDB_STATUS_OK ? apply : -1.0;
+    e->wgrad_cost = -1.0;
     e->start_layer = t->start;
     e->end_layer = t->end;
     e->submesh_index = t->submesh;
@@ -509,6 +510,9 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
         fill_entry(&entries[ph], t, ph, &prog, &m[ph], apply);
         entries[ph].reused = slot != NULL;
     }
+    /* the backward's weight-gradient share (the zero-bubble schedules' W) */
+    if (m[1].status == COSTDB_STATUS_OK)
+        entries[1].wgrad_cost = approf_wgrad_seconds(&sw->hw, &prog, m[1].compute_cost);
     if (slot)
         sum->reused += 2;
     if (have_key)

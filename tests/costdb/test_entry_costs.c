@@ -6,7 +6,11 @@
  * sweep that was deleted, is written again rather than referenced; the
  * stage_profile view takes INSERT, UPDATE and DELETE as schema 7's table
  * did, an UPDATE touching one entry only; a schema-7 file migrates with
- * every entry intact.
+ * every entry intact. Schema 12's weight-gradient seconds of a backward
+ * (wgrad_cost): stored and read back on both read paths, NULL for a
+ * forward or a value outside 0..compute_cost; a schema-11 file migrates
+ * with its entries' split unknown (NULL), and read without migrating it
+ * reads unknown too.
  */
 #include <CUnit/Basic.h>
 #include <math.h>
@@ -351,6 +355,137 @@ static int count_row(void *ctx, const CostdbStageRow *r)
     return 0;
 }
 
+/* The solver's rows' wgrad_cost by start layer (0 or 1) and phase:
+ * [2 start + phase]. */
+static int wgrad_row(void *ctx, const CostdbStageRow *r)
+{
+    if (r->start_layer >= 0 && r->start_layer < 2)
+        ((double *)ctx)[2 * r->start_layer + (r->phase == COSTDB_BWD)] = r->wgrad_cost;
+    return 0;
+}
+
+/* wgrad_cost written, shared, and read back by both readers. */
+static void test_wgrad(void)
+{
+    const char *p;
+    int64_t sw;
+    Costdb *db = new_db("wgrad.db", 2, &p, &sw);
+    CostdbEntry e[4], *out = NULL;
+    size_t n = 0;
+    double w[4] = {0, 0, 0, 0};
+    e[0] = entry(0, 0, 0, 0, 0.5);
+    e[0].wgrad_cost = 0.2;          /* a forward has none: stored as NULL */
+    e[1] = entry(0, 0, 0, 1, 0.5);
+    e[1].wgrad_cost = 0.2;
+    e[2] = entry(1, 1, 0, 1, 0.5);
+    e[2].wgrad_cost = 0.75;         /* more than its backward: unknown */
+    e[3] = entry(1, 1, 0, 0, 0.5);
+    e[3].wgrad_cost = -1;
+    CU_ASSERT_EQUAL_FATAL(costdb_entries_put(db, sw, e, 4, 0), 0);
+    CU_ASSERT_EQUAL(costdb_entries_get(db, sw, &out, &n), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 4);
+    for (size_t k = 0; k < n; k++) {
+        int want = out[k].phase == COSTDB_BWD && out[k].start_layer == 0;
+        CU_ASSERT_DOUBLE_EQUAL(out[k].wgrad_cost, want ? 0.2 : -1.0, 0);
+    }
+    free(out);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_cost WHERE wgrad_cost IS NOT NULL"), 1);
+    /* equal costs with and without the split are two rows */
+    CU_ASSERT_EQUAL(tu_count(p, "stage_cost"), 2);
+    CU_ASSERT_EQUAL(costdb_stage_rows(db, sw, wgrad_row, w), 0);
+    CU_ASSERT_DOUBLE_EQUAL(w[0], -1.0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(w[1], 0.2, 0);
+    CU_ASSERT_DOUBLE_EQUAL(w[2], -1.0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(w[3], -1.0, 0);
+    costdb_close(&db);
+    /* the schema's CHECK and typeof trigger */
+    CU_ASSERT_NOT_EQUAL(tu_exec(p, "UPDATE stage_cost SET wgrad_cost = 'half'"), 0);
+    CU_ASSERT_NOT_EQUAL(tu_exec(p, "UPDATE stage_cost SET wgrad_cost = 9.0"), 0);
+    CU_ASSERT_NOT_EQUAL(tu_exec(p, "UPDATE stage_cost SET wgrad_cost = -0.5"), 0);
+    CU_ASSERT_EQUAL(tu_exec(p, "UPDATE stage_cost SET wgrad_cost = 0.125"), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
+    CU_ASSERT_EQUAL(costdb_stage_rows(db, sw, wgrad_row, w), 0);
+    CU_ASSERT_DOUBLE_EQUAL(w[1], 0.125, 0);
+    CU_ASSERT_DOUBLE_EQUAL(w[3], 0.125, 0);
+    costdb_close(&db);
+}
+
+/* A schema-11 file (migrations 001-011 run by hand) with one entry of
+ * each phase: read without migrating, and migrated, its backward's split
+ * is unknown; the migrated view takes writes with the column. */
+static void test_migrate_schema11(void)
+{
+    static const char *const files[] = {"001_initial", "002_variants", "003_placement_sets",
+                                        "004_strict", "005_sweep_owner", "006_placement_items",
+                                        "007_placement_tails", "008_stage_costs",
+                                        "009_gemm_profile", "010_micro_batch_size",
+                                        "011_recompute_op"};
+    const char *p = tu_path("schema11.db");
+    Costdb *db = NULL;
+    CostdbEntry *out = NULL;
+    size_t n = 0;
+    double w[4] = {0, 0, 0, 0};
+    int v = 0, rows = 0;
+    tu_unlink_db(p);
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+        char path[512], *sql;
+        snprintf(path, sizeof path, "%s/%s.sql", COSTDB_SCHEMA_DIR, files[k]);
+        sql = tu_read(path, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(sql);
+        CU_ASSERT_EQUAL_FATAL(tu_exec(p, sql), 0);
+        free(sql);
+    }
+    CU_ASSERT_EQUAL_FATAL(tu_exec(p,
+        "PRAGMA user_version = 11;"
+        "INSERT INTO sweep (id, cluster_hosts, cluster_gpus, global_batch, micro_batches,"
+        " num_layers, layer_option, submesh_space, logical_space, profile_mode, dtype,"
+        " backend, tool_version, started_at, status) VALUES (3, 1, 2, 8, 2, 2, 'manual',"
+        " 'all', 'all', 'composition', 'f32', 'model', '0.1', '2025-01-01T00:00:00Z',"
+        " 'complete');"
+        "INSERT INTO sweep_submesh VALUES (3, 0, 1, 2);"
+        "INSERT INTO sweep_config (sweep_id, submesh_index, config_index, logical_a, logical_b,"
+        " force_batch_dim) VALUES (3, 0, 0, 2, 1, 0);"
+        "INSERT INTO stage_profile (sweep_id, start_layer, end_layer, submesh_index,"
+        " config_index, phase, compute_cost, peak_memory, invar_size, outvar_size,"
+        " temp_buffer_size, available_memory, intermediate_size, initial_size, apply_cost)"
+        " VALUES (3, 0, 1, 0, 0, 0, 0.25, 10, 1, 2, 3, 4, 5, 6, 0.125),"
+        " (3, 0, 1, 0, 0, 1, 0.5, 10, 1, 2, 3, 4, 5, 6, 0.125);"), 0);
+    /* read-only: not migrated, the split reads as unknown on both paths */
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
+    CU_ASSERT_EQUAL(costdb_file_version(db, &v), 0);
+    CU_ASSERT_EQUAL(v, 11);
+    CU_ASSERT_EQUAL(costdb_stage_rows(db, 3, count_row, &rows), 0);
+    CU_ASSERT_EQUAL(rows, 2);
+    CU_ASSERT_EQUAL(costdb_stage_rows(db, 3, wgrad_row, w), 0);
+    CU_ASSERT_DOUBLE_EQUAL(w[0], -1.0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(w[1], -1.0, 0);
+    CU_ASSERT_EQUAL(costdb_entries_get(db, 3, &out, &n), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    CU_ASSERT_DOUBLE_EQUAL(out[1].wgrad_cost, -1.0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(out[1].compute_cost, 0.5, 0);
+    free(out);
+    costdb_close(&db);
+    /* migrated: version 12, every entry kept, the split NULL */
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_NOCREATE, &db, NULL, 0), 0);
+    CU_ASSERT_EQUAL(costdb_file_version(db, &v), 0);
+    CU_ASSERT_EQUAL(v, 12);
+    CU_ASSERT_EQUAL(costdb_entries_get(db, 3, &out, &n), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    CU_ASSERT_DOUBLE_EQUAL(out[0].apply_cost, 0.125, 0);
+    CU_ASSERT_DOUBLE_EQUAL(out[1].wgrad_cost, -1.0, 0);
+    free(out);
+    costdb_close(&db);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_profile WHERE wgrad_cost IS NULL"), 2);
+    /* the view made again takes writes with the new column */
+    CU_ASSERT_EQUAL(tu_exec(p, "UPDATE stage_profile SET wgrad_cost = 0.25 WHERE phase = 1"), 0);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_profile WHERE wgrad_cost = 0.25 AND phase = 1"), 1);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_profile"), 2);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
+    CU_ASSERT_EQUAL(costdb_stage_rows(db, 3, wgrad_row, w), 0);
+    CU_ASSERT_DOUBLE_EQUAL(w[1], 0.25, 0);
+    costdb_close(&db);
+}
+
 /* A read-only open does not migrate: the solver's read of a schema-7 file
  * goes to its stage_profile table. */
 static void test_read_schema7(void)
@@ -390,7 +525,9 @@ int main(void)
         !CU_add_test(s, "after a rollback or a deleted sweep", test_rollback_and_delete) ||
         !CU_add_test(s, "writes through the stage_profile view", test_view_writes) ||
         !CU_add_test(s, "a schema-7 file migrates", test_migrate_schema7) ||
-        !CU_add_test(s, "a schema-7 file read without migrating", test_read_schema7)) {
+        !CU_add_test(s, "a schema-7 file read without migrating", test_read_schema7) ||
+        !CU_add_test(s, "a backward's weight-gradient seconds", test_wgrad) ||
+        !CU_add_test(s, "a schema-11 file migrates, its split unknown", test_migrate_schema11)) {
         CU_cleanup_registry();
         return 2;
     }

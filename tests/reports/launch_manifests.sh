@@ -242,4 +242,10 @@ neg "$f/cp2_megatron.args" "$meg" "is not one of" 's/^--cp-comm-type p2p/--cp-co
 neg "$f/cphier_megatron.args" "$meg" 'rule cp-hierarchical:' '/^--hierarchical-context-parallel-sizes/d'
 neg "$f/cphier_megatron.args" "$meg" 'rule cp-hierarchical-product' 's/^--hierarchical-context-parallel-sizes 2 2/--hierarchical-context-parallel-sizes 2 4/'
 neg "$f/cp2_torchtitan.toml" "$tt" 'rule world-size' 's/^context_parallel_degree = 2/context_parallel_degree = 4/'
-echo "launch manifests: $n files ok (torchtitan's also for main), 31 negative cases fail"
+# torchtitan's zero-bubble schedules are multi-stage: with one stage per
+# rank (the plan's ZB-H1 layout) pipeline_llm refuses them
+# (docs/export-torchtitan.md)
+neg "$f/zero1_torchtitan.toml" "$tt" 'rule pp-stages-per-rank' 's/^pipeline_parallel_schedule = "1F1B"/pipeline_parallel_schedule = "InterleavedZeroBubble"/'
+neg "$f/zero1_torchtitan.toml" "$tt" 'rule pp-stages-per-rank' 's/^pipeline_parallel_schedule = "1F1B"/pipeline_parallel_schedule = "ZBVZeroBubble"/'
+neg "$f/zero1_torchtitan.toml" "$ttmain" 'rule pp-virtual-stages' 's/^# main: --parallelism.pipeline_parallel_schedule 1F1B/# main: --parallelism.pipeline_parallel_schedule InterleavedZeroBubble/'
+echo "launch manifests: $n files ok (torchtitan's also for main), 34 negative cases fail"

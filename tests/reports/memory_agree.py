@@ -50,7 +50,7 @@ for case in range(cases):
     name = rng.choice(sorted(dbs))
     path, gb = dbs[name]
     objective = rng.choice(["full", "alpa"])
-    schedule = rng.choice(["1f1b", "gpipe", "interleaved"])
+    schedule = rng.choice(["1f1b", "gpipe", "interleaved", "zb-h1"])
     args = [apsolve, "--db", path, "--format", "json", "--quiet", "--objective", objective,
             "--schedule", schedule]
     if schedule == "interleaved":

@@ -13,6 +13,13 @@
  * unequal stages and transfers every pass waits for its inputs (including
  * the wrap from the last stage to the first), the send/recv program is
  * deadlock-free, and messages that differ only in chunk do not match.
+ * ZB-H1 (the backward split into B and a deferred W): on equal stages the
+ * simulated iteration time equals apsolve_schedule_time_zb for S <= 6,
+ * B = S .. 3S + 1 and W below, at and above F; on a 4-stage pipeline it
+ * is 1F1B's less the hand-computed bubble difference; every stage keeps
+ * min(B, S) micro-batches (1F1B's first stage's, so the same peak); with
+ * unequal stages and transfers every pass waits for its inputs and the
+ * send/recv program is deadlock-free; without W, or B < S, it refuses.
  */
 #include <CUnit/Basic.h>
 #include <math.h>
@@ -269,6 +276,125 @@ static void test_deadlock_chunk(void)
     CU_ASSERT_FALSE(d.deadlocked);
 }
 
+/* ZB-H1 on equal stages against the closed form, and its in-flight count. */
+static void test_zb_closed_form(void)
+{
+    static const double fbw[][3] = {{1, 1, 1}, {1, 2, 1}, {2, 1, 1}, {1, 1, 0.5},
+                                    {1, 1, 2}, {1, 3, 3}, {3, 2, 0}};
+    double f[6], b[6], w[6];
+    for (size_t c = 0; c < sizeof fbw / sizeof fbw[0]; c++)
+        for (int S = 1; S <= 6; S++)
+            for (int B = S; B <= 3 * S + 1; B++) {
+                ApreportSchedule *s = NULL;
+                for (int k = 0; k < S; k++) {
+                    f[k] = fbw[c][0];
+                    w[k] = fbw[c][2];
+                    b[k] = fbw[c][1] + fbw[c][2]; /* the whole backward, B + W */
+                }
+                ApreportPipeline p = {S, B, f, b, NULL, 1, w};
+                CU_ASSERT_EQUAL_FATAL(apreport_simulate(&p, APREPORT_SCHED_ZB_H1, &s), 0);
+                CU_ASSERT_EQUAL(s->kind, APREPORT_SCHED_ZB_H1);
+                CU_ASSERT_EQUAL(s->n_events, 3 * (size_t)S * B + 2 * (size_t)(S - 1) * B);
+                CU_ASSERT_DOUBLE_EQUAL(s->iteration_time,
+                                       apsolve_schedule_time_zb(B, f, b, w, (size_t)S), 1e-9);
+                for (int k = 0; k < S; k++) {
+                    CU_ASSERT_EQUAL(s->peak_in_flight[k], S < B ? S : B);
+                    CU_ASSERT_DOUBLE_EQUAL(s->in_flight[k],
+                                           apsolve_schedule_in_flight(APSOLVE_SCHEDULE_ZB_H1, 1,
+                                                                      B, S, k), 0);
+                    CU_ASSERT_DOUBLE_EQUAL(s->busy[k], B * (f[k] + b[k]), 1e-9);
+                }
+                apreport_schedule_free(&s);
+            }
+}
+
+/* 4 stages, 8 micro-batches, F = 1, B = 1, W = 1 s: 1F1B takes
+ * (8 + 3) x 3 = 33 s, ZB-H1 8 x 3 + 3 x (1 + 1 - 1) = 27 s: 6 s less,
+ * (S - 1)(W + min(W, F)) = 3 x 2. Its first stage keeps as many
+ * micro-batches as 1F1B's (4), so the peak is the same. */
+static void test_zb_hand(void)
+{
+    double f[4] = {1, 1, 1, 1}, b[4] = {2, 2, 2, 2}, w[4] = {1, 1, 1, 1};
+    ApreportPipeline p = {4, 8, f, b, NULL, 1, w};
+    ApreportSchedule *one = NULL, *zb = NULL;
+    int peak1 = 0, peakz = 0;
+    CU_ASSERT_EQUAL_FATAL(apreport_simulate(&p, APREPORT_SCHED_1F1B, &one), 0);
+    CU_ASSERT_EQUAL_FATAL(apreport_simulate(&p, APREPORT_SCHED_ZB_H1, &zb), 0);
+    CU_ASSERT_DOUBLE_EQUAL(one->iteration_time, 33, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(zb->iteration_time, 27, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(one->iteration_time - zb->iteration_time, 6, 1e-12);
+    for (int k = 0; k < 4; k++) {
+        peak1 = one->peak_in_flight[k] > peak1 ? one->peak_in_flight[k] : peak1;
+        peakz = zb->peak_in_flight[k] > peakz ? zb->peak_in_flight[k] : peakz;
+    }
+    CU_ASSERT_EQUAL(peak1, 4);
+    CU_ASSERT_EQUAL(peakz, peak1);
+    apreport_schedule_free(&one);
+    apreport_schedule_free(&zb);
+}
+
+/* Unequal stages with transfers: every pass after its inputs, W after its
+ * own B, one pass at a time per stage, and no deadlock. */
+static void test_zb_dependencies(void)
+{
+    double f[5] = {1.0, 1.5, 0.7, 1.2, 0.9}, b[5] = {2.0, 2.4, 1.5, 2.6, 1.9};
+    double w[5] = {0.9, 1.1, 0.6, 1.3, 0.8}, x[4] = {0.2, 0.05, 0.3, 0.1};
+    ApreportPipeline p = {5, 11, f, b, x, 1, w};
+    ApreportSchedule *s = NULL;
+    ApreportCommProgram *cp = NULL;
+    ApreportDeadlock d;
+    double fend[5][11], bend[5][11], wstart[5][11];
+    CU_ASSERT_EQUAL_FATAL(apreport_simulate(&p, APREPORT_SCHED_ZB_H1, &s), 0);
+    for (size_t i = 0; i < s->n_events; i++) {
+        const ApreportEvent *e = &s->events[i];
+        if (e->kind == APREPORT_EV_FWD)
+            fend[e->stage][e->micro_batch] = e->end;
+        if (e->kind == APREPORT_EV_BWD)
+            bend[e->stage][e->micro_batch] = e->end;
+        if (e->kind == APREPORT_EV_WGRAD)
+            wstart[e->stage][e->micro_batch] = e->start;
+    }
+    for (size_t i = 0; i < s->n_events; i++) {
+        const ApreportEvent *e = &s->events[i];
+        int k = e->stage, m = e->micro_batch;
+        if (e->kind == APREPORT_EV_FWD && k > 0)
+            CU_ASSERT(e->start >= fend[k - 1][m] + x[k - 1] - 1e-12);
+        if (e->kind == APREPORT_EV_BWD) {
+            CU_ASSERT(e->start >= fend[k][m] - 1e-12);
+            CU_ASSERT_DOUBLE_EQUAL(e->end - e->start, b[k] - w[k], 1e-12);
+            if (k + 1 < 5)
+                CU_ASSERT(e->start >= bend[k + 1][m] + x[k] - 1e-12);
+        }
+        if (e->kind == APREPORT_EV_WGRAD) {
+            CU_ASSERT(e->start >= bend[k][m] - 1e-12);
+            CU_ASSERT_DOUBLE_EQUAL(e->end - e->start, w[k], 1e-12);
+        }
+        /* compute events of a stage come in order and do not overlap */
+        if (i > 0 && e->kind <= APREPORT_EV_WGRAD && s->events[i - 1].stage == k &&
+            s->events[i - 1].kind <= APREPORT_EV_WGRAD)
+            CU_ASSERT(e->start >= s->events[i - 1].end - 1e-12);
+    }
+    for (int k = 0; k < 5; k++)
+        for (int m = 0; m < 11; m++)
+            CU_ASSERT(wstart[k][m] >= bend[k][m] - 1e-12);
+    CU_ASSERT_EQUAL_FATAL(apreport_comm_program(s, &cp), 0);
+    CU_ASSERT_EQUAL(apreport_deadlock_check(cp, &d), 0);
+    CU_ASSERT_FALSE(d.deadlocked);
+    apreport_comm_program_free(&cp);
+    apreport_schedule_free(&s);
+    /* without the split, or with fewer micro-batches than stages: refused */
+    p.wgrad = NULL;
+    CU_ASSERT_EQUAL(apreport_simulate(&p, APREPORT_SCHED_ZB_H1, &s), APREPORT_EINVAL);
+    p.wgrad = w;
+    p.micro_batches = 4;
+    CU_ASSERT_EQUAL(apreport_simulate(&p, APREPORT_SCHED_ZB_H1, &s), APREPORT_EINVAL);
+    p.micro_batches = 11;
+    w[2] = 2.0; /* W longer than the backward */
+    CU_ASSERT_EQUAL(apreport_simulate(&p, APREPORT_SCHED_ZB_H1, &s), APREPORT_EINVAL);
+    CU_ASSERT_PTR_NULL(s);
+    CU_ASSERT_STRING_EQUAL(apreport_schedule_name(APREPORT_SCHED_ZB_H1), "zb-h1");
+}
+
 static void test_bad_input(void)
 {
     ApreportSchedule *s = NULL;
@@ -295,6 +421,9 @@ int main(void)
     CU_add_test(s, "interleaved: closed form for equal stages", test_interleaved_closed_form);
     CU_add_test(s, "interleaved: dependencies, transfers, deadlock", test_interleaved_dependencies);
     CU_add_test(s, "chunks in the deadlock check", test_deadlock_chunk);
+    CU_add_test(s, "zb-h1: closed form for equal stages", test_zb_closed_form);
+    CU_add_test(s, "zb-h1: 1F1B less the bubble, same peak", test_zb_hand);
+    CU_add_test(s, "zb-h1: dependencies, transfers, deadlock", test_zb_dependencies);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned fails = CU_get_number_of_failures();

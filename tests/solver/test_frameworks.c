@@ -82,6 +82,19 @@ static void test_rule(void)
     p.schedule = APSOLVE_SCHEDULE_INTERLEAVED;
     p.virtual_stages = 2;
     CU_ASSERT_EQUAL(runs(&p, &v), MEG);
+    /* ZB-H1 with a pipeline: no one (torchtitan's zero-bubble schedules
+     * take 2+ stages per rank); without a pipeline it is plain data
+     * parallelism, which all run */
+    p = plan(2, 1, 4, 2, 0, 0);
+    CU_ASSERT_EQUAL(runs(&p, &v), MEG | DS | TT);
+    p.schedule = APSOLVE_SCHEDULE_ZB_H1;
+    CU_ASSERT_EQUAL(runs(&p, &v), 0u);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_TORCHTITAN], "2 or more stages per rank"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_MEGATRON], "no zero-bubble"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "ZB-H1"));
+    p = plan(1, 8, 1, 4, 0, 1);
+    p.schedule = APSOLVE_SCHEDULE_ZB_H1;
+    CU_ASSERT_EQUAL(runs(&p, &v), MEG | DS);
     /* float16: not torchtitan */
     p = plan(1, 8, 1, 4, 0, 2);
     p.fp16 = 1;

@@ -5,13 +5,17 @@
  * sum c / v + (B - 1/v) max c for unequal ones, equal to 1F1B at v = 1 and
  * decreasing in v; in-flight counts (1F1B min(B, n - k), GPipe B,
  * interleaved n + (n - 1)/v on the first device, capped at B, decreasing
- * along the pipeline); transfer factors; the validity rules. Agreement with
+ * along the pipeline; ZB-H1 min(B, n) on every stage); transfer factors;
+ * the validity rules; ZB-H1's closed form by hand (equal and unequal
+ * stages) and its refusals; the solver's ZB-H1 plan of four equal stages
+ * priced as the closed form, and infeasible without the split. Agreement with
  * the pass-by-pass simulation is tested in tests/reports/test_schedule.c.
  */
 #include <CUnit/Basic.h>
 #include <math.h>
 #include <string.h>
 
+#include "apsolve.h"
 #include "schedule.h"
 
 static void test_names(void)
@@ -131,6 +135,97 @@ static void test_transfer_and_valid(void)
     CU_ASSERT_FALSE(apsolve_schedule_valid(APSOLVE_SCHEDULE_COUNT, 1, 4, 4, why, sizeof why));
 }
 
+/* ZB-H1 by hand. Equal stages F = 1, backward 2 of which W = 1, n = 4,
+ * B = 8: Alpa's T 33 less 3 x (1 + min(1, 1)) = 27 (the paper's bubble
+ * (n - 1)(F + B - W) = 3 on top of 24 s of work). Unequal stages: T =
+ * sum c + (B - 1) max c less (n - 1) min_k (W_k + min(W_k, F_k)). */
+static void test_zb(void)
+{
+    double f[4] = {1, 1, 1, 1}, b[4] = {2, 2, 2, 2}, w[4] = {1, 1, 1, 1};
+    double f2[3] = {1.0, 2.0, 0.5}, b2[3] = {2.0, 3.0, 1.5}, w2[3] = {0.8, 1.5, 0.7};
+    char why[160];
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time_zb(8, f, b, w, 4), 27, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time(APSOLVE_SCHEDULE_1F1B, 1, 8, (double[]){3, 3, 3, 3}, 4) -
+                               apsolve_schedule_time_zb(8, f, b, w, 4),
+                           6, 1e-12);
+    /* W above F: the bubble is (n - 1) x the B pass (0.5), not the paper's F + B - W */
+    w[0] = w[1] = w[2] = w[3] = 1.5;
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time_zb(8, f, b, w, 4), 8 * 3 + 3 * 0.5,
+                           1e-12);
+    /* sum (F + bwd) = 10, max 5, B = 5: 10 + 4 x 5 - 2 x min(1.6, 3.0, 1.2) = 27.6 */
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time_zb(5, f2, b2, w2, 3), 27.6, 1e-12);
+    CU_ASSERT(isnan(apsolve_schedule_time_zb(2, f2, b2, w2, 3)));     /* B < n */
+    CU_ASSERT(isnan(apsolve_schedule_time_zb(5, f2, b2, NULL, 3)));
+    CU_ASSERT(isnan(apsolve_schedule_time_zb(5, f2, b2, w2, 0)));
+    w2[1] = 3.5;                                                      /* W > backward */
+    CU_ASSERT(isnan(apsolve_schedule_time_zb(5, f2, b2, w2, 3)));
+    w2[1] = -0.1;
+    CU_ASSERT(isnan(apsolve_schedule_time_zb(5, f2, b2, w2, 3)));
+    /* the total-cost closed form cannot price it */
+    CU_ASSERT(isnan(apsolve_schedule_time(APSOLVE_SCHEDULE_ZB_H1, 1, 8, b, 4)));
+    CU_ASSERT_STRING_EQUAL(apsolve_schedule_name(APSOLVE_SCHEDULE_ZB_H1), "zb-h1");
+    for (int k = 0; k < 4; k++) {
+        CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_in_flight(APSOLVE_SCHEDULE_ZB_H1, 1, 8, 4, k), 4, 0);
+        CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_in_flight(APSOLVE_SCHEDULE_ZB_H1, 1, 3, 4, k), 3, 0);
+    }
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_in_flight(APSOLVE_SCHEDULE_ZB_H1, 1, 8, 4, 0),
+                           apsolve_schedule_in_flight(APSOLVE_SCHEDULE_1F1B, 1, 8, 4, 0), 0);
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_transfer_factor(APSOLVE_SCHEDULE_ZB_H1, 1), 1, 0);
+    CU_ASSERT_TRUE(apsolve_schedule_valid(APSOLVE_SCHEDULE_ZB_H1, 1, 4, 4, why, sizeof why));
+    CU_ASSERT_FALSE(apsolve_schedule_valid(APSOLVE_SCHEDULE_ZB_H1, 1, 3, 4, why, sizeof why));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "at least the pipeline stages"));
+}
+
+/* 4 layers, 1x4 GPUs, single-layer stages only (F 1 s, backward 2 s of
+ * which W 1 s): apsolve's plan is 4 stages of one layer under either
+ * schedule; ZB-H1's price is the closed form's (27 s against 1F1B's 33 s,
+ * the same as tests/reports' simulation) with min(B, n) = 4 in flight
+ * everywhere; with a stage's W unknown no ZB-H1 plan is feasible. */
+static void test_zb_solver(void)
+{
+    ApsolveProblem *p = NULL;
+    ApsolveOptions o;
+    ApsolvePlan *pl = NULL;
+    double f[4] = {1, 1, 1, 1}, b[4] = {2, 2, 2, 2}, w[4] = {1, 1, 1, 1};
+    CU_ASSERT_FATAL(apsolve_problem_new(4, 1, 4, 1, 1, 1, &p) == APSOLVE_OK);
+    p->submeshes[0] = (ApsolveSubmesh){1, 1};
+    p->configs[0] = (ApsolveConfig){1, 1, 1, 0, 0, 0, 0};
+    for (int i = 0; i < 4; i++) {
+        size_t idx = apsolve_index(p, i, i, 0, 0);
+        p->cost[idx] = 3;
+        p->fwd_cost[idx] = 1;
+        p->bwd_cost[idx] = 2;
+        p->wgrad_cost[idx] = 1;
+    }
+    memset(&o, 0, sizeof o);
+    o.micro_batches = 8;
+    o.objective = APSOLVE_OBJECTIVE_FULL;
+    CU_ASSERT_FATAL(apsolve_solve(p, &o, &pl) == APSOLVE_OK);
+    CU_ASSERT_EQUAL(pl->n_stages, 4);
+    CU_ASSERT_DOUBLE_EQUAL(pl->cost, 33, 1e-12);
+    apsolve_plan_free(&pl);
+    o.schedule = APSOLVE_SCHEDULE_ZB_H1;
+    CU_ASSERT_FATAL(apsolve_solve(p, &o, &pl) == APSOLVE_OK);
+    CU_ASSERT_EQUAL_FATAL(pl->n_stages, 4);
+    CU_ASSERT(pl->feasible);
+    CU_ASSERT_EQUAL(pl->schedule, APSOLVE_SCHEDULE_ZB_H1);
+    CU_ASSERT_DOUBLE_EQUAL(pl->cost, apsolve_schedule_time_zb(8, f, b, w, 4), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(pl->cost, 27, 1e-12);
+    for (int k = 0; k < 4; k++)
+        CU_ASSERT_DOUBLE_EQUAL(pl->stages[k].in_flight, 4, 0);
+    apsolve_plan_free(&pl);
+    CU_ASSERT_TRUE(apsolve_problem_wgrad_known(p));
+    p->wgrad_cost[apsolve_index(p, 2, 2, 0, 0)] = -1;
+    CU_ASSERT_FALSE(apsolve_problem_wgrad_known(p));
+    {
+        int e = apsolve_solve(p, &o, &pl);
+        /* a plan, never feasible (its cost is NaN), or none */
+        CU_ASSERT(e == APSOLVE_EINFEASIBLE || (e == APSOLVE_OK && !pl->feasible));
+    }
+    apsolve_plan_free(&pl);
+    apsolve_problem_free(&p);
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -141,6 +236,8 @@ int main(void)
     CU_add_test(s, "iteration time", test_time);
     CU_add_test(s, "in-flight activations", test_in_flight);
     CU_add_test(s, "transfer factor and validity", test_transfer_and_valid);
+    CU_add_test(s, "zb-h1", test_zb);
+    CU_add_test(s, "zb-h1: the solver's plan", test_zb_solver);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned fails = CU_get_number_of_failures();
