@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The one price of a collective and of Adam's step (collective.h): the ring
- * formulas, the link a group crosses, and the fabric of a stored hardware
- * row. The profiler (hw/cost.c) and the solver (full_estimate.c) both call
- * these; the evaluation order is fixed, so equal inputs give bit-identical
- * results in both.
+ * The one price of a collective and of Adam's step (collective.h): NCCL's
+ * tuning model (nccl_model.c) or the ring formulas, the link a group
+ * crosses, and the fabric of a stored hardware row. The profiler
+ * (hw/cost.c) and the solver (full_estimate.c) both call these; the
+ * evaluation order is fixed, so equal inputs give bit-identical results in
+ * both.
  */
 #include <math.h>
 #include <string.h>
@@ -78,11 +79,23 @@ double costdb_ring_seconds(CostdbCollKind kind, double bytes, int group_size, do
 double costdb_collective_seconds(const CostdbFabric *f, CostdbCollKind kind, double bytes,
                                  int group_size, int hosts, int crosses_hosts)
 {
+    double bw, t;
+    int nodes;
+
     if (!f || group_size <= 1 || !(bytes > 0))
         return 0.0;
-    return costdb_ring_seconds(kind, bytes, group_size,
-                               costdb_fabric_bandwidth(f, group_size, hosts, crosses_hosts),
-                               crosses_hosts ? f->inter_latency : f->intra_latency);
+    bw = costdb_fabric_bandwidth(f, group_size, hosts, crosses_hosts);
+    if (kind != COSTDB_COLL_ALL_REDUCE && kind != COSTDB_COLL_ALL_GATHER &&
+        kind != COSTDB_COLL_REDUCE_SCATTER)
+        return costdb_ring_seconds(kind, bytes, group_size, bw,
+                                   crosses_hosts ? f->inter_latency : f->intra_latency);
+    if (!(bw > 0))
+        return INFINITY;
+    /* the hosts the ring spans; unknown across hosts: one GPU a host, as
+     * costdb_fabric_bandwidth's share assumes */
+    nodes = !crosses_hosts ? 1 : hosts >= 2 ? hosts : group_size;
+    t = costdb_nccl_seconds(f, kind, bytes, group_size, nodes, bw, NULL, NULL);
+    return t >= 0 ? t : INFINITY;
 }
 
 int costdb_group_hosts(int stride, int n, int gpus_per_host)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The one price of a collective and of a step of the optimizer: ring
- * collectives on the link a group crosses (the host's network adapters
+ * The one price of a collective and of a step of the optimizer: NCCL's
+ * tuning model (ring and tree, three protocols) on the link a group crosses (the host's network adapters
  * shared among the groups that cross hosts, the bus efficiency of NCCL's
  * rings), Adam's bytes, and the fabric these read, built from a hardware
  * spec (the profiler) or from the stored hardware row and its capabilities
@@ -57,8 +57,35 @@ double costdb_fabric_bandwidth(const CostdbFabric *f, int group_size, int hosts,
 double costdb_ring_seconds(CostdbCollKind kind, double bytes, int group_size, double bw,
                            double lat);
 
-/* costdb_ring_seconds on the link costdb_fabric_bandwidth gives, with that
- * link's latency. */
+/* NCCL's algorithms and protocols, in its own order (NCCL_ALGO_TREE,
+ * NCCL_ALGO_RING; NCCL_PROTO_LL, _LL128, _SIMPLE). */
+enum { COSTDB_NCCL_TREE = 0, COSTDB_NCCL_RING = 1 };
+enum { COSTDB_NCCL_LL = 0, COSTDB_NCCL_LL128 = 1, COSTDB_NCCL_SIMPLE = 2 };
+
+/* NCCL v2.21.5-1's tuning model (costdb/nccl_model.c, docs/nccl-tuning.md):
+ * seconds of an all-reduce, all-gather or reduce-scatter of bytes (the
+ * whole buffer, as NCCL's nBytes) over n ranks on nodes hosts by algo
+ * (COSTDB_NCCL_TREE, _RING) and proto (COSTDB_NCCL_LL, _LL128, _SIMPLE),
+ * bus_bw being the Simple ring's bus bandwidth in bytes/s; the ring/Simple
+ * per-step latencies are f's intra_latency and inter_latency, the rest
+ * NCCL's constants. -1 where NCCL does not run that pair (the tree for
+ * anything but an all-reduce, LL128 off NVLink), for another kind, n <= 1,
+ * bytes <= 0 or bus_bw <= 0. */
+double costdb_nccl_time(const CostdbFabric *f, CostdbCollKind kind, double bytes, int n,
+                        int nodes, double bus_bw, int algo, int proto);
+
+/* The fastest pair of costdb_nccl_time, as NCCL's tuner picks it; its
+ * algorithm and protocol in *algo and *proto when not NULL (-1 and -1
+ * with -1 returned when no pair runs). */
+double costdb_nccl_seconds(const CostdbFabric *f, CostdbCollKind kind, double bytes, int n,
+                           int nodes, double bus_bw, int *algo, int *proto);
+
+/* A collective over group_size ranks on the link costdb_fabric_bandwidth
+ * gives: an all-reduce, all-gather or reduce-scatter as NCCL's tuner
+ * prices it (costdb_nccl_seconds; hosts ranks' hosts when crosses_hosts,
+ * one GPU a host when hosts < 2, one host when not crossing); all-to-all
+ * and send-recv, which NCCL's tuner does not model, by costdb_ring_seconds
+ * with the link's latency. */
 double costdb_collective_seconds(const CostdbFabric *f, CostdbCollKind kind, double bytes,
                                  int group_size, int hosts, int crosses_hosts);
 

@@ -8,7 +8,8 @@
  * express the plan (stages on different submeshes or logical meshes or of
  * unequal size, a ZeRO stage, recomputation or schedule the runtime lacks,
  * per-stage variants) the closest plan it can run, uniform stages with the
- * layout most of the plan's stages have, priced when the report was loaded
+ * layout most of the plan's stages have among those whose pipeline size
+ * divides the model's transformer blocks, priced when the report was loaded
  * with the solver's own evaluation (rep_closest_price: apsolve_evaluate
  * over the plan's sweep); the settings a runtime needs beyond the plan
  * (Megatron's expert tensor parallel size, sequence parallelism for MoE
@@ -45,23 +46,36 @@ static int same_layout(const CostdbPlanStage *a, const CostdbPlanStage *b)
            (a->force_batch_dim >= 0) == (b->force_batch_dim >= 0);
 }
 
-/* The stage whose layout most stages share (ties: the first). */
-static size_t majority_stage(const ApreportReport *r, int *count)
+/* Can uniform stages of stage s's submesh cover the D devices with a
+ * pipeline size that divides the model's blocks (blocks <= 0: unknown)?
+ * Megatron-LM (validate_args) and the other runtimes give each pipeline
+ * stage the same number of transformer blocks. */
+static int layout_runs(const CostdbPlanStage *s, int D, int blocks)
+{
+    int dev = s->submesh_hosts * s->submesh_gpus;
+    return dev > 0 && D > 0 && D % dev == 0 && (blocks <= 0 || blocks % (D / dev) == 0);
+}
+
+/* The stage whose layout most stages share (ties: the first), among the
+ * layouts layout_runs accepts when one does. */
+static size_t majority_stage(const ApreportReport *r, int D, int blocks, int *count)
 {
     size_t best = 0;
-    int bestn = 0;
+    int bestn = 0, best_runs = 0;
     for (size_t k = 0; k < r->n_stages; k++) {
-        int n = 0;
+        int n = 0, runs = layout_runs(&r->stages[k].st, D, blocks);
         for (size_t j = 0; j < r->n_stages; j++)
             n += same_layout(&r->stages[k].st, &r->stages[j].st);
-        if (n > bestn) {
+        if ((runs && !best_runs) || (runs == best_runs && n > bestn)) {
             bestn = n;
             best = k;
+            best_runs = runs;
         }
     }
     *count = bestn;
     return best;
 }
+
 
 void rep_closest_price(Costdb *db, ApreportReport *r)
 {
@@ -74,7 +88,8 @@ void rep_closest_price(Costdb *db, ApreportReport *r)
     memset(c, 0, sizeof(*c));
     if (!r->n_stages)
         return;
-    const CostdbPlanStage *s = &r->stages[majority_stage(r, &count)].st;
+    int blocks = rep_total_blocks(r);
+    const CostdbPlanStage *s = &r->stages[majority_stage(r, D, blocks, &count)].st;
     c->hosts = s->submesh_hosts;
     c->gpus = s->submesh_gpus;
     c->logical_a = s->logical_a;
@@ -87,6 +102,11 @@ void rep_closest_price(Costdb *db, ApreportReport *r)
         return;
     }
     c->pp = D / dev;
+    if (blocks > 0 && blocks % c->pp) {
+        snprintf(c->why, sizeof(c->why), "no layout of the plan's stages gives a pipeline size "
+                 "that divides the %d transformer blocks", blocks);
+        return;
+    }
     if (c->pp > r->num_layers) {
         snprintf(c->why, sizeof(c->why), "%d stages of (%d, %d) would need more than the %d "
                  "layers", c->pp, c->hosts, c->gpus, r->num_layers);
@@ -375,8 +395,9 @@ static void layout_of(const ApreportReport *r, const RepLaunchBasics *b, RepLaun
         L->tp = c->logical_b;
         L->pp = c->pp;
         note(N, "closest expressible plan: %d uniform stages on (%d, %d) submeshes with logical "
-                "mesh (%d, %d), the layout most of the plan's stages have", c->pp, c->hosts,
-             c->gpus, c->logical_a, c->logical_b);
+                "mesh (%d, %d), the layout most of the plan's stages have among those whose "
+                "pipeline size divides the model's blocks", c->pp, c->hosts, c->gpus,
+             c->logical_a, c->logical_b);
     } else {
         note(N, "no uniform plan with the plan's layouts uses every device (%s): the layout "
                 "below is stage 0's on every stage, not priced", c->why);

@@ -12,7 +12,8 @@
  * inter-host bandwidth is the host's InfiniBand/Ethernet capacity divided by
  * the GPUs sharing it; latencies are per ring step, taken from NCCL's own
  * tuning model (src/graph/tuning.cc, Ring/Simple: NVLink 3.4 us, PCIe
- * 5.7 us, network 9.6 us); the memory reserve is 1 GiB (CUDA context,
+ * 5.7 us, network 9.6 us as in NCCL 2.8-2.11, 2.14-2.17; the rest of that model,
+ * NCCL v2.21.5-1's, in costdb/nccl_model.c); the memory reserve is 1 GiB (CUDA context,
  * cuBLAS/cuDNN workspaces, NCCL buffers); the launch overhead is 4 us per
  * kernel (host-side cudaLaunchKernel cost of back-to-back kernels).
  */

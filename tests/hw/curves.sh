@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # Measured communication curves end to end: approf hardware curves import
 # of nccl-tests outputs, show, and sweeps priced with them.
-#  1. Curves generated from the spec's own alpha-beta formula (affine in
-#     bytes, so linear interpolation reproduces it) give a sweep equal to the
+#  1. Curves generated from the spec's own model (NCCL's tuning model for
+#     all-reduce, all-gather, reduce-scatter; sampled at its kinks, so that
+#     linear interpolation reproduces it) give a sweep equal to the
 #     plain sweep entry by entry (relative 1e-9): the curves are looked up
 #     for the right collective and group shape, inside and across hosts.
 #  2. The same curves three times slower change every entry that has a
@@ -19,13 +20,20 @@ approf=$(realpath "$1") sqlite=$2 work=$3
 fresh_dir "$work"; cd "$work" || fail "cd $work"
 
 # nccl-tests style output (2.x column layout) of one collective over an
-# HxG group, time = SCALE x the h100-sxm alpha-beta model (hardware.h,
-# approf_link_bandwidth: the spec's links, multi-rail hosts and bus
-# efficiency, read from `approf hardware show h100-sxm`).
+# HxG group, time = SCALE x the h100-sxm model: the link (approf_link_bandwidth:
+# the spec's links, multi-rail hosts and bus efficiency, read from `approf
+# hardware show h100-sxm`) and, for all-reduce, all-gather and
+# reduce-scatter, NCCL v2.21.5-1's tuning model as docs/nccl-tuning.md
+# writes it down (its own copy here, the oracle), else the ring formula.
+# The model is affine in bytes between its kinks (where the fastest
+# (algorithm, protocol) changes, and the tree's correction factor steps at
+# 64 B x 2^k), so the sizes are the powers of two plus both sides of every
+# kink: linear interpolation then reproduces it. NPTS gets the number of
+# points written.
 "$approf" hardware show h100-sxm > h100.spec
 gen() { # gen COLL BINARY H G SCALE FILE
   python3 - "$@" <<'PY'
-import sys
+import math, sys
 coll, binary, H, G, scale, path = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
 spec = dict(l.split(" = ", 1) for l in open("h100.spec").read().splitlines()
             if " = " in l and not l.startswith("#"))
@@ -43,13 +51,67 @@ else:
     bw = num("inter_host_bandwidth_gbs") * 1e9
 if num("bus_efficiency") > 0:
     bw *= num("bus_efficiency")
-lat = num("inter_host_latency_us" if cross else "intra_host_latency_us") * 1e-6
+lat_in, lat_out = num("intra_host_latency_us"), num("inter_host_latency_us")
+nodes = H if cross else 1
+# NCCL v2.21.5-1, src/graph/tuning.cc: [tree, ring][LL, LL128, Simple], us
+base = [[6.8, 14.0, 0.0], [6.6, 14.0, 8.4]]
+nvl = [[0.6, 1.25, 28.0], [0.6, 1.9, 3.4]]
+pci = [[1.0, 1.9, 28.0], [1.0, 2.5, 5.7]]
+net = [[5.0, 8.5, 28.0], [2.7, 4.0, 14.0]]
+corr = [[1, 1, 1, 1, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1, 1, 1, 1],
+        [1, 1, 1, 1, 1, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1, 1],
+        [.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9]]
+nvlink = abs(lat_in - 3.4) <= abs(lat_in - 5.7)
+hwi = nvl if nvlink else pci
+def lat(a, p):
+    li = lat_in if (a, p) == (1, 2) else hwi[a][p]
+    lo = lat_out if (a, p) == (1, 2) else net[a][p]
+    if a == 1:
+        st, ist = (2 * (n - 1), 2 * nodes if nodes > 1 else 0) if coll == "all-reduce" else (n - 1, nodes - 1)
+        if nodes > 1:
+            li = max(li, 3.0 if p == 2 else 1.0)
+        return base[a][p] + (st - ist) * li + ist * lo
+    return base[a][p] + 2 * ((n // nodes - 1) * li + (nodes.bit_length() - 1) * lo)
+def busbw(a, p):
+    if a == 0 and coll != "all-reduce":
+        return 0
+    if p == 1 and not nvlink:
+        return 0
+    if a == 1:
+        return bw * (0.5 if p == 0 else (0.7 if n / nodes < 2 else 0.92) if p == 1 else 1.0)
+    b = bw * 0.92
+    return b / 3.8 if p == 0 else b * (7 / 9 if nodes == 1 else 120 / 128) if p == 1 else b
+def pair(a, p, b):  # seconds, or None where NCCL does not run the pair
+    w = busbw(a, p)
+    if w <= 0:
+        return None
+    w *= (n / (2 * (n - 1)) if coll == "all-reduce" else n / (n - 1)) if a == 1 else 0.5
+    k = max(b // 64, 1).bit_length() - 1
+    if a == 0 and k < 23:
+        w *= corr[p][k]
+    return lat(a, p) * 1e-6 + b / w
+pairs = [(a, p) for a in (0, 1) for p in (0, 1, 2)]
 def t(b):
-    if coll == "all-reduce": tr, st = 2.0 * (n - 1.0) / n * b, 2.0 * (n - 1.0)
-    elif coll in ("all-gather", "reduce-scatter"): tr, st = (n - 1.0) / n * b, n - 1.0
-    elif coll == "all-to-all": tr, st = (n - 1.0) / (n * n) * b, n - 1.0
+    if coll in ("all-reduce", "all-gather", "reduce-scatter"):
+        return scale * min(x for x in (pair(a, p, b) for a, p in pairs) if x is not None)
+    if coll == "all-to-all": tr, st = (n - 1.0) / (n * n) * b, n - 1.0
     else: tr, st = b, 1.0
-    return scale * (tr / bw + st * lat)
+    lt = (lat_out if cross else lat_in) * 1e-6
+    return scale * (tr / bw + st * lt)
+sizes = {1 << k for k in range(33)}
+if coll in ("all-reduce", "all-gather", "reduce-scatter"):
+    edges = [1] + [64 << k for k in range(1, 24)] + [1 << 32]
+    for lo, hi in zip(edges, edges[1:]):
+        sizes.update((lo, hi - 1))
+        live = [(a, p) for a, p in pairs if pair(a, p, lo) is not None]
+        for i, x in enumerate(live):
+            for y in live[i + 1:]:
+                ta, tb = pair(*x, lo), pair(*y, lo)
+                sa, sb = (pair(*x, hi - 1) - ta) / (hi - 1 - lo), (pair(*y, hi - 1) - tb) / (hi - 1 - lo)
+                if sa != sb:
+                    c = lo + (tb - ta) / (sa - sb)
+                    if lo < c < hi - 1:
+                        sizes.update((math.floor(c), math.ceil(c)))
 with open(path, "w") as f:
     f.write("# nThread 1 nGpus %d minBytes 1 maxBytes 4294967296 step: 2(factor) warmup iters: 5 iters: 20\n#\n# Using devices\n" % G)
     for r in range(n):
@@ -57,12 +119,12 @@ with open(path, "w") as f:
     f.write("#\n# Collective test starting: %s\n" % binary)
     f.write("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n")
     f.write("#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n")
-    b = 1
-    while b <= 1 << 32:
+    for b in sorted(sizes):
         us = t(b) * 1e6
         f.write("%12d  %12d     float     sum      -1  %.17g  %6.2f  %6.2f      0  %.17g  %6.2f  %6.2f      0\n" % (b, max(b // 4, 1), us, b / us / 1e3, b / us / 1e3, us, b / us / 1e3, b / us / 1e3))
-        b *= 2
     f.write("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 1.0\n#\n")
+with open("npts", "a") as f:
+    f.write("%d\n" % len(sizes))
 PY
 }
 set_of() { # set_of SCALE DIR
@@ -75,7 +137,9 @@ set_of() { # set_of SCALE DIR
     gen all-to-all alltoall_perf $3 $4 "$1" "$2/a2a-$3x$4.log"
   done
 }
+rm -f npts
 set_of 1 same
+npts=$(awk '{s += $1} END {print s}' npts)
 set_of 3 slow
 
 sweep() { # sweep DB [more options]
@@ -102,7 +166,7 @@ grep -q "stored on hardware" import.err || fail "import says nothing: $(cat impo
 [ "$(grep -c '^all-' show.txt)" = 21 ] || fail_with show.txt "show: expected 21 all-* curves"
 grep -q '^all-to-all *2x8 *f32 *33 ' show.txt || fail_with show.txt "show: all-to-all 2x8 line"
 "$approf" hardware curves show --db same.db --hardware h100-sxm --format json > show.json
-[ "$(grep -c '"collective"' show.json)" = $((28 * 33)) ] || fail "show json: expected $((28 * 33)) points"
+[ "$(grep -c '"collective"' show.json)" = "$npts" ] || fail "show json: expected $npts points"
 sweep same.db
 says_text same.db.err "28 measured curves" "the sweep did not report its curves"
 read -r equal differ total <<<"$(cmp_entries same.db plain.db | tr '|' ' ')"

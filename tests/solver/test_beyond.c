@@ -215,20 +215,21 @@ static void test_full_estimate(void)
     NEAR(se[1].send_bwd, 1.7e-4);
     CU_ASSERT(se[0].send_bwd == 0 && se[1].send_fwd == 0 && se[0].send_inter);
     NEAR(f.transfers, 3.4e-4);
-    /* stage 0: w0 4e6 B replicated on axis 0 (2 devices, one host):
-     * 2(1)/2 * 4e6 / 1e9 + 2 * 1 us; Adam 1e6 x 28 B / 1e9 B/s */
-    NEAR(se[0].grad_sync, 0.004002);
+    /* stage 0: w0 4e6 B replicated on axis 0 (2 devices, one host), NCCL's
+     * ring in Simple (docs/nccl-tuning.md): 2(1)/2 * 4e6 / 1e9 + base
+     * latency 8.4 us + 2 x 1 us; Adam 1e6 x 28 B / 1e9 B/s */
+    NEAR(se[0].grad_sync, 0.004 + 10.4e-6);
     NEAR(se[0].optimizer, 0.028);
     CU_ASSERT(se[0].replicas == 2 && !se[0].grad_inter);
     /* stage 1: only b1 (4000 B, axis 1 of size 2 <= 2 GPUs per host) */
     NEAR(se[1].grad_bytes, 4000);
-    NEAR(se[1].grad_sync, 4e-6 + 2e-6);
+    NEAR(se[1].grad_sync, 4e-6 + 10.4e-6);
     NEAR(se[1].optimizer, 501000.0 * 28 / 1e9);
     NEAR(se[1].period, 0.04 + 1.7e-4);
-    /* 0.07 + 3.4e-4 + 3 x 0.04017, plus stage 0's apply-grad 0.032002 */
+    /* 0.07 + 3.4e-4 + 3 x 0.04017, plus stage 0's apply-grad 0.0320104 */
     NEAR(f.pipeline, 0.07 + 3.4e-4 + 3 * 0.04017);
     CU_ASSERT(f.apply_stage == 0);
-    NEAR(f.total, 0.07 + 3.4e-4 + 3 * 0.04017 + 0.032002);
+    NEAR(f.total, 0.07 + 3.4e-4 + 3 * 0.04017 + 0.0320104);
     CU_ASSERT(!f.apply_from_entries);
     /* With the entries' apply_cost (schema 2) that replaces the placement
      * path: the largest stage apply_cost, here stage 1's. */
@@ -243,7 +244,7 @@ static void test_full_estimate(void)
     pl->stages[0].apply_cost = -1;
     CU_ASSERT_FATAL(apsolve_full_estimate_ex(db, ids[0], pl, 1.0, &f, se) == 0);
     CU_ASSERT(!f.apply_from_entries);
-    NEAR(f.total, 0.07 + 3.4e-4 + 3 * 0.04017 + 0.032002);
+    NEAR(f.total, 0.07 + 3.4e-4 + 3 * 0.04017 + 0.0320104);
     apsolve_plan_free(&pl);
     /* the auto plan is the same split */
     CU_ASSERT_FATAL(apsolve_solve(p, &o, &autop) == 0);
@@ -251,23 +252,26 @@ static void test_full_estimate(void)
               autop->stages[1].config == 1);
     apsolve_plan_free(&autop);
 
-    /* one stage on both hosts, logical (4,1): axis 0 crosses hosts:
-     * 2(3)/4 * 4e6 / 1e8 + 6 x 10 us; pipeline 0.5 + 3 x 0.5 */
+    /* one stage on both hosts, logical (4,1): axis 0 crosses hosts; NCCL's
+     * ring in Simple: 2(3)/4 * 4e6 / 1e8 + 8.4 us + 2 x 2 hosts steps x 10
+     * us + 2 steps at max(1 us, 3 x 1 us network overhead); pipeline 0.5 +
+     * 3 x 0.5 */
     CU_ASSERT_FATAL(apsolve_evaluate(p, &o, &one, 1, &pl, err, sizeof err) == 0);
     CU_ASSERT_FATAL(apsolve_full_estimate_ex(db, ids[0], pl, 1.0, &f, se) == 0);
     CU_ASSERT(se[0].grad_inter && se[0].replicas == 4 && f.transfers == 0);
-    NEAR(f.grad_sync, 0.06006);
-    NEAR(f.total, 2.0 + 0.06006 + 0.028);
+    NEAR(f.grad_sync, 0.06 + 54.4e-6);
+    NEAR(f.total, 2.0 + 0.06 + 54.4e-6 + 0.028);
     apsolve_plan_free(&pl);
-    /* logical (2,2): wa on axis 1 (inside a host): 2e6 / 1e9 + 2 us; wb on
-     * both axes (leaves the host): 1.5 x 4000 / 1e8 + 6 x 10 us */
+    /* logical (2,2): wa on axis 1 (inside a host): 2e6 / 1e9 + 8.4 + 2 us;
+     * wb on both axes (leaves the host), 6000 B on the wire: NCCL's ring in
+     * LL128, 0.92 of the bus bandwidth, 14 us + 2 steps x 1.9 us + 4 x 4 us */
     one.logical_a = one.logical_b = 2;
     CU_ASSERT_FATAL(apsolve_evaluate(p, &o, &one, 1, &pl, err, sizeof err) == 0);
     CU_ASSERT_FATAL(apsolve_full_estimate_ex(db, ids[0], pl, 1.0, &f, se) == 0);
-    NEAR(se[0].grad_sync, 0.002002 + 1.2e-4);
+    NEAR(se[0].grad_sync, 0.002 + 10.4e-6 + 6000 / 0.92e8 + 33.8e-6);
     NEAR(se[0].optimizer, 501000.0 * 28 / 1e9);
     CU_ASSERT(se[0].grad_inter);
-    NEAR(f.total, 2.0 + 0.002122 + 0.014028);
+    NEAR(f.total, 2.0 + 0.002 + 10.4e-6 + 6000 / 0.92e8 + 33.8e-6 + 0.014028);
     apsolve_plan_free(&pl);
     apsolve_problem_free(&p);
     costdb_close(&db);
@@ -300,7 +304,7 @@ static void test_rebatch(void)
     /* transfers double with the activations; apply-grad does not change */
     CU_ASSERT_FATAL(apsolve_full_estimate_ex(db, ids[0], np, 2.0, &f, NULL) == 0);
     NEAR(f.transfer_bytes, 32000);
-    NEAR(f.total, 0.14 + 2 * (1e-5 + 3.2e-4) + 3 * (0.08 + 1e-5 + 3.2e-4) + 0.032002);
+    NEAR(f.total, 0.14 + 2 * (1e-5 + 3.2e-4) + 3 * (0.08 + 1e-5 + 3.2e-4) + 0.0320104);
     apsolve_plan_free(&np);
     /* x4: stage 0 needs 1 + 1.5 + 0.25 + 2 x 2 = 6.75 GB > 4: does not fit */
     CU_ASSERT(apsolve_rebatch(p, pl, 8, 32, &r) == 0);
@@ -323,7 +327,7 @@ static void test_rebatch(void)
     CU_ASSERT(r.valid && r.fits);
     /* h is 4x1000 there: 8000 B per device, 10 us + 80 us each way */
     CU_ASSERT_FATAL(apsolve_full_estimate_ex(db, ids[1], np, 1.0, &f, NULL) == 0);
-    NEAR(f.total, 0.035 + 1.8e-4 + 3 * (0.02 + 9e-5) + 0.032002);
+    NEAR(f.total, 0.035 + 1.8e-4 + 3 * (0.02 + 9e-5) + 0.0320104);
     apsolve_plan_free(&np);
     apsolve_plan_free(&pl);
     apsolve_problem_free(&p);

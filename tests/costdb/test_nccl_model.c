@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * NCCL's tuning model as costdb prices a collective (costdb/nccl_model.c,
+ * docs/nccl-tuning.md): figures computed by hand from NCCL v2.21.5-1's
+ * constants (src/graph/tuning.cc) for a ring inside one host, a ring over
+ * two hosts and a tree over 256; the tuner's choice (tree for a small
+ * all-reduce over many hosts, the ring for a large one over few, no tree
+ * for the all-gather, no LL128 off NVLink); and what grows with scale: at
+ * the same bytes per GPU an all-reduce over 2,048 ranks takes longer than
+ * over 16 by its latency, by the tree's log2 of the hosts, not by a ring's
+ * step per rank.
+ */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <string.h>
+
+#include "collective.h"
+
+#define US 1e-6
+#define REL(a, b) (fabs((a) - (b)) <= 1e-9 * fabs(b) + 1e-15)
+
+/* An NVLink host of 8 GPUs with the built-in specs' link latencies (ring,
+ * Simple: NVLink 3.4 us, network 9.6 us), links priced as given. */
+static void fabric(CostdbFabric *f)
+{
+    memset(f, 0, sizeof *f);
+    f->intra_bandwidth = 100e9;
+    f->intra_latency = 3.4 * US;
+    f->inter_bandwidth = 100e9;
+    f->inter_latency = 9.6 * US;
+    f->gpus_per_host = 8;
+}
+
+/* Hand-computed ring and tree times. */
+static void test_hand_figures(void)
+{
+    CostdbFabric f;
+    double b = 1 << 30, bus = 100e9, t;
+    fabric(&f);
+    /* all-reduce, ring, Simple, 8 ranks in one host: baseLat 8.4 + 14 steps
+     * x 3.4 us; algorithm bandwidth bus x 8/14 */
+    t = costdb_nccl_time(&f, COSTDB_COLL_ALL_REDUCE, b, 8, 1, bus, COSTDB_NCCL_RING,
+                         COSTDB_NCCL_SIMPLE);
+    CU_ASSERT(REL(t, (8.4 + 14 * 3.4) * US + b * 14.0 / (8.0 * bus)));
+    /* the same over 2 hosts of 8: 30 steps, nInterSteps 2 x nNodes = 4 at
+     * 9.6 us, 26 at max(3.4, 3 x 1 us net overhead) */
+    t = costdb_nccl_time(&f, COSTDB_COLL_ALL_REDUCE, b, 16, 2, bus, COSTDB_NCCL_RING,
+                         COSTDB_NCCL_SIMPLE);
+    CU_ASSERT(REL(t, (8.4 + 26 * 3.4 + 4 * 9.6) * US + b * 30.0 / (16.0 * bus)));
+    /* all-gather, ring, LL over 2 hosts: baseLat 6.6, 14 steps at max(0.6,
+     * 1) us, 1 at 2.7 us; half the bus bandwidth */
+    t = costdb_nccl_time(&f, COSTDB_COLL_ALL_GATHER, b, 16, 2, bus, COSTDB_NCCL_RING,
+                         COSTDB_NCCL_LL);
+    CU_ASSERT(REL(t, (6.6 + 14 * 1.0 + 1 * 2.7) * US + b * 15.0 / (16.0 * 0.5 * bus)));
+    /* LL128 ring over 2 hosts: 0.92 of the bus bandwidth, hwLat 1.9 / 4.0 */
+    t = costdb_nccl_time(&f, COSTDB_COLL_REDUCE_SCATTER, b, 16, 2, bus, COSTDB_NCCL_RING,
+                         COSTDB_NCCL_LL128);
+    CU_ASSERT(REL(t, (14.0 + 14 * 1.9 + 1 * 4.0) * US + b * 15.0 / (16.0 * 0.92 * bus)));
+    /* all-reduce, tree, LL, 2,048 ranks over 256 hosts, 1 KiB: baseLat 6.8
+     * + 2 x (7 x 0.6 + log2(256) x 5.0) us; bus x 0.92 / 3.8, algorithm
+     * bandwidth half of it, treeCorrectionFactor[LL][log2(1024/64) = 4] 0.9 */
+    t = costdb_nccl_time(&f, COSTDB_COLL_ALL_REDUCE, 1024, 2048, 256, bus, COSTDB_NCCL_TREE,
+                         COSTDB_NCCL_LL);
+    CU_ASSERT(REL(t, (6.8 + 2 * (7 * 0.6 + 8 * 5.0)) * US + 1024 / (bus * 0.92 / 3.8 * 0.5 * 0.9)));
+    /* tree, Simple: NVLink 28 us a level inside the host and 28 across,
+     * bus x 0.92, correction 0.9 (64 B << 22 = 256 MiB: log2 22) */
+    t = costdb_nccl_time(&f, COSTDB_COLL_ALL_REDUCE, 256.0 * 1024 * 1024, 2048, 256, bus,
+                         COSTDB_NCCL_TREE, COSTDB_NCCL_SIMPLE);
+    CU_ASSERT(REL(t, 2 * (7 * 28.0 + 8 * 28.0) * US +
+                         256.0 * 1024 * 1024 / (bus * 0.92 * 0.5 * 0.9)));
+}
+
+/* What NCCL's tuner picks. */
+static void test_choice(void)
+{
+    CostdbFabric f;
+    int a, p;
+    double t;
+    fabric(&f);
+    /* a small all-reduce over 256 hosts: the tree in LL, log2(256) levels */
+    t = costdb_nccl_seconds(&f, COSTDB_COLL_ALL_REDUCE, 1024, 2048, 256, 100e9, &a, &p);
+    CU_ASSERT(a == COSTDB_NCCL_TREE && p == COSTDB_NCCL_LL);
+    CU_ASSERT(t < costdb_nccl_time(&f, COSTDB_COLL_ALL_REDUCE, 1024, 2048, 256, 100e9,
+                                   COSTDB_NCCL_RING, COSTDB_NCCL_LL));
+    /* a large one over 2 hosts: the ring, Simple (full bus bandwidth) */
+    costdb_nccl_seconds(&f, COSTDB_COLL_ALL_REDUCE, 1 << 30, 16, 2, 100e9, &a, &p);
+    CU_ASSERT(a == COSTDB_NCCL_RING && p == COSTDB_NCCL_SIMPLE);
+    /* a small one inside a host: the ring, LL (6.6 + 14 x 0.6 us against
+     * the tree's 6.8 + 2 x 7 x 0.6) */
+    costdb_nccl_seconds(&f, COSTDB_COLL_ALL_REDUCE, 64, 8, 1, 100e9, &a, &p);
+    CU_ASSERT(a == COSTDB_NCCL_RING && p == COSTDB_NCCL_LL);
+    /* the all-gather and reduce-scatter have no tree */
+    CU_ASSERT(costdb_nccl_time(&f, COSTDB_COLL_ALL_GATHER, 1024, 2048, 256, 100e9,
+                               COSTDB_NCCL_TREE, COSTDB_NCCL_LL) < 0);
+    costdb_nccl_seconds(&f, COSTDB_COLL_ALL_GATHER, 1024, 2048, 256, 100e9, &a, &p);
+    CU_ASSERT(a == COSTDB_NCCL_RING && p == COSTDB_NCCL_LL);
+    /* PCIe hosts (ring Simple 5.7 us): LL128 is off */
+    f.intra_latency = 5.7 * US;
+    CU_ASSERT(costdb_nccl_time(&f, COSTDB_COLL_ALL_REDUCE, 1 << 20, 8, 1, 100e9,
+                               COSTDB_NCCL_RING, COSTDB_NCCL_LL128) < 0);
+    /* not NCCL's tuner's: all-to-all, send-recv */
+    CU_ASSERT(costdb_nccl_seconds(&f, COSTDB_COLL_ALL_TO_ALL, 1024, 8, 1, 100e9, &a, &p) < 0 &&
+              a == -1 && p == -1);
+}
+
+/* The fabric's price (costdb_collective_seconds) is the tuner's, and grows
+ * with the rank count by the latency term. */
+static void test_scale(void)
+{
+    CostdbFabric f;
+    double b = 25.0 * 1024 * 1024, t16, t2048, bw;
+    fabric(&f);
+    f.nics_per_host = 8;
+    f.nic_bandwidth = 25e9;
+    f.bus_efficiency = 0.8;
+    bw = costdb_fabric_bandwidth(&f, 16, 2, 1);
+    /* 8 adapters of 25 GB/s, capped at the 100 GB/s NVLink, x 0.8 */
+    CU_ASSERT(REL(bw, 80e9));
+    t16 = costdb_collective_seconds(&f, COSTDB_COLL_ALL_REDUCE, b, 16, 2, 1);
+    t2048 = costdb_collective_seconds(&f, COSTDB_COLL_ALL_REDUCE, b, 2048, 256, 1);
+    CU_ASSERT(REL(t16, costdb_nccl_seconds(&f, COSTDB_COLL_ALL_REDUCE, b, 16, 2, bw, NULL, NULL)));
+    CU_ASSERT(REL(t2048,
+                  costdb_nccl_seconds(&f, COSTDB_COLL_ALL_REDUCE, b, 2048, 256, bw, NULL, NULL)));
+    /* same bytes per GPU, same link: slower at 2,048 ranks ... */
+    CU_ASSERT(t2048 > t16);
+    /* ... by less than a ring's 2(n - 1) inter-host steps would add */
+    CU_ASSERT(t2048 - t16 < 2.0 * (2048 - 16) * f.inter_latency);
+    /* ... and the 25 MiB bucket at 2,048 ranks takes the tree in LL128:
+     * 14 + 2 x (7 x 1.25 + 8 x 8.5) us of latency, 0.92 x 120/128 of the
+     * bus bandwidth halved, treeCorrectionFactor[LL128][log2(25 MiB / 64)
+     * = 18] 0.9 */
+    CU_ASSERT(REL(t2048, (14.0 + 2 * (7 * 1.25 + 8 * 8.5)) * US +
+                             b / (bw * 0.92 * (120.0 / 128.0) * 0.5 * 0.9)));
+    /* a group across hosts of unknown layout: one GPU a host */
+    CU_ASSERT(REL(costdb_collective_seconds(&f, COSTDB_COLL_ALL_GATHER, b, 4, 0, 1),
+                  costdb_nccl_seconds(&f, COSTDB_COLL_ALL_GATHER, b, 4, 4,
+                                      costdb_fabric_bandwidth(&f, 4, 0, 1), NULL, NULL)));
+    /* no bandwidth: never runs */
+    f.intra_bandwidth = 0;
+    CU_ASSERT(isinf(costdb_collective_seconds(&f, COSTDB_COLL_ALL_REDUCE, b, 8, 1, 0)));
+}
+
+int main(void)
+{
+    CU_pSuite s;
+    unsigned fails;
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    s = CU_add_suite("costdb_nccl_model", NULL, NULL);
+    CU_add_test(s, "hand-computed figures", test_hand_figures);
+    CU_add_test(s, "the tuner's choice", test_choice);
+    CU_add_test(s, "what grows with scale", test_scale);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    fails = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return fails ? 1 : 0;
+}
