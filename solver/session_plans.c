@@ -146,19 +146,25 @@ int apsolve_request_store(Costdb *db, const ApsolveRequest *a, const ApsolveProb
             po.layout.etp = a->par.etp > 0 ? a->par.etp : a->par.tp;
         }
     }
-    if (!po.has_layout && pl->cp > 1 && pl->n_stages > 0) {
-        /* an auto plan the search priced with cp (session_autocp.c): the
-         * layout of its first stage, whose entries are those of logical
-         * (dp cp, tp), and the cp apreport's launch files read */
+    if (!po.has_layout && (pl->cp > 1 || pl->ep > 1) && pl->n_stages > 0) {
+        /* an auto plan the search priced with cp or ep (session_autocp.c,
+         * session_autoep.c): the layout of its first stage, whose entries
+         * are those of logical (dp cp, tp), and the cp, ep and etp
+         * apreport's launch files read */
+        int cp = pl->cp > 1 ? pl->cp : 1;
         po.has_layout = 1;
-        po.layout = (CostdbPlanLayout){pl->stages[0].logical_a / pl->cp,
+        po.layout = (CostdbPlanLayout){pl->stages[0].logical_a / cp,
                                        pl->stages[0].logical_b, (int)pl->n_stages, 0,
                                        pl->stages[0].zero,
                                        o->virtual_stages > 1 ? o->virtual_stages : 1, 0, ""};
         snprintf(po.layout.recompute, sizeof po.layout.recompute, "%s",
                  costdb_recompute_name(pl->stages[0].recompute));
-        po.layout.cp = pl->cp;
+        po.layout.cp = cp;
         snprintf(po.layout.cp_comm, sizeof po.layout.cp_comm, "p2p");
+        if (pl->ep > 1) {
+            po.layout.ep = pl->ep;
+            po.layout.etp = pl->etp;
+        }
     }
     po.headroom_percent = o->headroom_percent;
     po.headroom_bytes = o->headroom_bytes;
