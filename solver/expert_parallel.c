@@ -278,17 +278,50 @@ int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
     return APSOLVE_OK;
 }
 
-/* Facts of entry idx = (i, j, s, c) from cache, read on first use (*f the
- * fabric, read with the first entry). 0; -1 with why. */
-static int cached_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
-                        ApsolveEpFacts *cache, int i, int j, int s, int c, CostdbFabric *f,
-                        int *have_f, char *why, size_t len)
+int apsolve_ep_cache_new(const ApsolveProblem *p, ApsolveEpCache *c)
 {
-    size_t idx = apsolve_index(p, i, j, s, c);
+    size_t L = (size_t)p->num_layers, sc = (size_t)p->num_submeshes * (size_t)p->num_configs;
+    c->facts = calloc(L * L * sc + 1, sizeof *c->facts);
+    c->owner = malloc((sc + 1) * sizeof *c->owner);
+    if (!c->facts || !c->owner) {
+        apsolve_ep_cache_free(c);
+        return APSOLVE_ENOMEM;
+    }
+    for (size_t k = 0; k < sc; k++)
+        c->owner[k] = -1;
+    return APSOLVE_OK;
+}
+
+void apsolve_ep_cache_free(ApsolveEpCache *c)
+{
+    free(c->facts);
+    free(c->owner);
+    c->facts = NULL;
+    c->owner = NULL;
+}
+
+/* Facts of entry (i, j, s, c) from cache, read on first use: once per
+ * placement owner (the variants of one memory level share its
+ * placements: costdb_placements_owner); *f the fabric, read with the first
+ * entry. *x points at them. 0; -1 with why. */
+static int cached_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                        ApsolveEpCache *cache, int i, int j, int s, int c, CostdbFabric *f,
+                        int *have_f, const ApsolveEpFacts **x, char *why, size_t len)
+{
     const ApsolveConfig *cf = &p->configs[(size_t)s * p->num_configs + c];
+    int *own = &cache->owner[(size_t)s * p->num_configs + c];
     CostdbPlacement *pl = NULL;
+    ApsolveEpFacts *y;
     size_t n = 0;
-    if (cache[idx].known)
+    if (*own < 0 && costdb_placements_owner(db, sweep, s, c, own) < 0) {
+        snprintf(why, len, "placements of config %d: %s", c, costdb_errmsg(db));
+        return -1;
+    }
+    if (*own < 0 || *own >= p->num_configs)
+        *own = c;
+    y = &cache->facts[apsolve_index(p, i, j, s, *own)];
+    *x = y;
+    if (y->known)
         return 0;
     if (!*have_f) {
         if (apsolve_stage_inputs(db, sweep, i, j, s, c, "the token all-to-all", f, &pl, &n, why,
@@ -299,13 +332,13 @@ static int cached_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *
         snprintf(why, len, "layers %d-%d: placements: %s", i, j, costdb_errmsg(db));
         return -1;
     }
-    ep_facts(pl, n, cf->logical_a, cf->logical_b, &cache[idx]);
+    ep_facts(pl, n, cf->logical_a, cf->logical_b, y);
     free(pl);
     return 0;
 }
 
 int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
-                            ApsolveEpFacts *cache, const ApsolveEpLayout *l,
+                            ApsolveEpCache *cache, const ApsolveEpLayout *l,
                             ApsolveProblem **out, size_t *transformed, char *why, size_t len)
 {
     ApsolveProblem *q = NULL;
@@ -334,13 +367,15 @@ int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                     const ApsolveConfig *cf = &q->configs[(size_t)s * C + c];
                     size_t idx = apsolve_index(q, i, j, s, c);
                     ApsolveEpLayout m = *l;
+                    const ApsolveEpFacts *x = NULL;
                     use[c] = -1;
                     if (!cf->valid ||
                         cf->force_batch_dim != 0 || cf->zero >= 2 ||
                         ((int64_t)cf->logical_a * cf->logical_b) % (l->ep * l->etp) ||
                         !isfinite(q->cost[idx]))
                         continue;
-                    if (cached_facts(db, sweep, p, cache, i, j, s, c, &f, &have_f, why, len)) {
+                    if (cached_facts(db, sweep, p, cache, i, j, s, c, &f, &have_f, &x, why,
+                                     len)) {
                         free(xs);
                         free(use);
                         apsolve_problem_free(&q);
@@ -349,7 +384,7 @@ int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                     m.dp = cf->logical_a;
                     m.tp = cf->logical_b;
                     m.zero = cf->zero;
-                    ep_price(&cache[idx], &f, q->cluster_gpus, &m, &xs[c]);
+                    ep_price(x, &f, q->cluster_gpus, &m, &xs[c]);
                     if (!xs[c].moe_layers)
                         use[c] = 0;
                     else if (xs[c].experts % l->ep == 0 && xs[c].usable)

@@ -97,12 +97,19 @@ int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
  * ways and no entry of the same range, submesh, mesh and variant is as
  * profiled, +inf otherwise (batch not on axis 0, ZeRO-2/3, ep x etp not
  * dividing a x b, ep not dividing the experts, any other split). An entry
- * without experts stays as it is where its layout allows ep. cache holds
- * L x L x S x C facts of sweep's entries (zeroed before the first call,
- * filled as read). *transformed counts the transformed entries. 0;
- * APSOLVE_ENOMEM; APSOLVE_EDB with why (*out NULL). */
+ * without experts stays as it is where its layout allows ep. cache: the
+ * facts of sweep's entries, read once (apsolve_ep_cache_new). *transformed
+ * counts the transformed entries. 0; APSOLVE_ENOMEM; APSOLVE_EDB with why
+ * (*out NULL). */
+typedef struct ApsolveEpCache {
+    ApsolveEpFacts *facts;            /* L x L x S x C, indexed by the owner config */
+    int *owner;                       /* S x C: whose placements a config reads; -1 unknown */
+} ApsolveEpCache;
+/* An empty cache for problem p's entries; 0 or APSOLVE_ENOMEM. */
+int apsolve_ep_cache_new(const ApsolveProblem *p, ApsolveEpCache *c);
+void apsolve_ep_cache_free(ApsolveEpCache *c);
 int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
-                            ApsolveEpFacts *cache, const ApsolveEpLayout *l,
+                            ApsolveEpCache *cache, const ApsolveEpLayout *l,
                             ApsolveProblem **out, size_t *transformed, char *why, size_t len);
 
 #ifdef __cplusplus

@@ -284,7 +284,7 @@ int apsolve_run_auto_cp(ApsolveRun *r)
         int own = r->nbs == 0 || r->bs[k].sweep_id == r->main_c.sweep;
         ApsolveCand base;
         ApsolveProblem *q[16];
-        ApsolveEpFacts *cache = NULL;
+        ApsolveEpCache cache = {NULL, NULL};
         int64_t seq = 0;
         int attention = 0, rc, with_cp;
         char why[400] = "";
@@ -308,13 +308,10 @@ int apsolve_run_auto_cp(ApsolveRun *r)
         /* ep's facts of this sweep's entries, shared by its plain and cp
          * candidates */
         if (top_k) {
-            size_t L = (size_t)base.p->num_layers;
-            cache = calloc(L * L * (size_t)base.p->num_submeshes * (size_t)base.p->num_configs + 1,
-                           sizeof *cache);
-            if (!cache) {
+            if (apsolve_ep_cache_new(base.p, &cache)) {
                 apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
                 fail = 1;
-            } else if (apsolve_auto_ep(r, &base, 1, cache, s->autop, plain_h, NULL, 0, b)) {
+            } else if (apsolve_auto_ep(r, &base, 1, &cache, s->autop, plain_h, NULL, 0, b)) {
                 fail = 1;
             }
         }
@@ -361,13 +358,13 @@ int apsolve_run_auto_cp(ApsolveRun *r)
                 pl->cp = cp;
             /* ep on the cp candidate's entries (the cp step first, as
              * --parallel ...,cp=C,ep=E prices them) */
-            if (top_k && apsolve_auto_ep(r, &c, cp, cache, s->autop, plain_h, pl, h, b))
+            if (top_k && apsolve_auto_ep(r, &c, cp, &cache, s->autop, plain_h, pl, h, b))
                 fail = 1;
             t = (ApsolveAutoTried){cp, 0, 0, m, c.sweep, c.opt.micro_batches, h,
                                    pl ? 1 : h < 0 ? -1 : 0, pl ? pl->total_cost : bound};
             apsolve_auto_offer(b, &t, pl, h, &c);
         }
-        free(cache);
+        apsolve_ep_cache_free(&cache);
         if (!own)
             apsolve_cand_free(&base);
     }

@@ -22,7 +22,7 @@
 #include "session.h"
 #include "session_int.h"
 
-int apsolve_auto_ep(ApsolveRun *r, const ApsolveCand *c, int cp, ApsolveEpFacts *cache,
+int apsolve_auto_ep(ApsolveRun *r, const ApsolveCand *c, int cp, ApsolveEpCache *cache,
                     const ApsolvePlan *bar, int bar_h, const ApsolvePlan *twin, int twin_h,
                     ApsolveAutoBest *b)
 {

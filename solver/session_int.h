@@ -146,17 +146,18 @@ int apsolve_auto_layouts(ApsolveRun *r, ApsolveCand *c, int cp, const char *what
 void apsolve_auto_offer(ApsolveAutoBest *b, const ApsolveAutoTried *t, ApsolvePlan *pl, int h,
                         ApsolveCand *c);
 
-struct ApsolveEpFacts;
+struct ApsolveEpCache;
 /* session_autoep.c: expert parallelism in the auto search on candidate c
  * (the sweep at micro-batch size m: plain, cp 1, or a cp candidate whose
  * entries are cp stages): for each ep dividing the experts and etp, the
  * best plan of one layout with every entry made the ep stage of its own
  * layout (apsolve_ep_problem_auto), offered to b (bar: the plan to beat
  * when b has none) when it beats twin, the candidate's plan without ep
- * (NULL: none; a tie keeps the plan without ep). cache: the facts of c's sweep (L x L x S x C, zeroed
- * before the first call). Nothing for a model without recorded routing. 0,
+ * (NULL: none; a tie keeps the plan without ep). cache: the facts of c's
+ * sweep (apsolve_ep_cache_new). Nothing for a model without recorded
+ * routing. 0,
  * or 1 after a message. */
-int apsolve_auto_ep(ApsolveRun *r, const ApsolveCand *c, int cp, struct ApsolveEpFacts *cache,
+int apsolve_auto_ep(ApsolveRun *r, const ApsolveCand *c, int cp, struct ApsolveEpCache *cache,
                     const ApsolvePlan *bar, int bar_h, const ApsolvePlan *twin, int twin_h,
                     ApsolveAutoBest *b);
 /* session_ep.c: the routing a model's options record (top_k experts per
