@@ -102,9 +102,9 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
     if (pl->ep > 1)
         /* the auto search's expert parallelism (session_autoep.c), likewise */
         fprintf(out, "Expert parallelism: ep %d etp %d on every stage: the experts of a logical "
-                "mesh (a, b) on etp %d x ep %d of its a x b GPUs, %d experts' share each "
-                "(Megatron-Core's MoE parallel folding)\n", pl->ep, pl->etp, pl->etp, pl->ep,
-                pl->ep);
+                "mesh (a, b) on etp %d x ep %d of its a x b GPUs, 1/%d of every expert weight "
+                "on each (Megatron-Core's MoE parallel folding)\n", pl->ep, pl->etp, pl->etp,
+                pl->ep, pl->ep * pl->etp);
     if (pl->inference)
         fprintf(out, "Estimated inference latency: %.6g s (%zu stages x max stage cost %.6g s)\n",
                 pl->cost, pl->n_stages, pl->max_stage_cost);
