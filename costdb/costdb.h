@@ -582,6 +582,10 @@ int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p
  * malloc'd (the caller frees it), *n may be 0. */
 int costdb_placements_get(Costdb *db, int64_t sweep_id, int start, int end, int submesh,
                           int config, CostdbPlacement **out, size_t *n);
+/* The config whose placements costdb_placements_get reads for config c of
+ * submesh s (its owner, the rule above; c itself when it has none) into
+ * *owner: placements of configs with one owner are the same. 0 or < 0. */
+int costdb_placements_owner(Costdb *db, int64_t sweep_id, int submesh, int config, int *owner);
 /* Every placement of a sweep as stored (owner configs only, no variant
  * mapping) ordered by (submesh, start, end, config, role, tensor_index);
  * *out malloc'd (the caller frees it), *n may be 0. */

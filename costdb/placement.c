@@ -41,15 +41,16 @@ static const char *const role_names[] = {"param", "input", "output"};
  *             delta 0: tensor k is first_tensor + d2 + ... + dk.
  * A variant's placements are those of the lowest-index config of its
  * (logical mesh, force flag, memory level) group. */
-#define SET_GET_WHERE                                                                      \
-    " WHERE s.sweep_id = ?1 AND s.start_layer = ?2 AND s.end_layer = ?3"                     \
-    " AND s.submesh_index = ?4 AND s.config_index = coalesce(("                               \
+#define SET_OWNER                                                                          \
     "   SELECT o.config_index FROM sweep_config c JOIN sweep_config o"                        \
     "   ON o.sweep_id = c.sweep_id AND o.submesh_index = c.submesh_index"                     \
     "   AND o.logical_a = c.logical_a AND o.logical_b = c.logical_b"                          \
     "   AND o.force_batch_dim IS c.force_batch_dim AND o.memory_level = c.memory_level"       \
     "   WHERE c.sweep_id = ?1 AND c.submesh_index = ?4 AND c.config_index = ?5"               \
-    "   ORDER BY o.config_index LIMIT 1), ?5)"
+    "   ORDER BY o.config_index LIMIT 1"
+#define SET_GET_WHERE                                                                      \
+    " WHERE s.sweep_id = ?1 AND s.start_layer = ?2 AND s.end_layer = ?3"                     \
+    " AND s.submesh_index = ?4 AND s.config_index = coalesce((" SET_OWNER "), ?5)"
 #define SET_LIST_WHERE " WHERE s.sweep_id = ?1 ORDER BY s.submesh_index, s.start_layer, s.end_layer, s.config_index"
 /* Columns: the key, items, first_tensor, tail_id and the shared list;
  * files before schema 7 (read-only readers do not migrate) have no
@@ -710,6 +711,30 @@ int costdb_placements_get(Costdb *db, int64_t sweep_id, int start, int end, int 
     sqlite3_bind_int(st, 4, submesh);
     sqlite3_bind_int(st, 5, config);
     return read_sets(db, st, sql, sweep_id, 1, config, out, n);
+}
+
+int costdb_placements_owner(Costdb *db, int64_t sweep_id, int submesh, int config, int *owner)
+{
+    /* the same subquery as costdb_placements_get's */
+    static const char sql[] = "SELECT coalesce((" SET_OWNER "), ?5)";
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (!db || !owner)
+        return COSTDB_EINVAL;
+    if ((rc = cdb_prepare(db, sql, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    sqlite3_bind_int(st, 4, submesh);
+    sqlite3_bind_int(st, 5, config);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        *owner = sqlite3_column_int(st, 0);
+        rc = 0;
+    } else {
+        rc = cdb_fail(db, rc, sql);
+    }
+    cdb_release(st);
+    return rc;
 }
 
 int costdb_placements_list(Costdb *db, int64_t sweep_id, CostdbPlacement **out, size_t *n)

@@ -40,29 +40,26 @@ static double reduce_part(const CostdbFabric *f, double bytes, int g, int stride
     return t;
 }
 
-int apsolve_ep_stage(struct Costdb *db, int64_t sweep, int gpus_per_host, int start, int end,
-                     int s, int c, const ApsolveEpLayout *l, ApsolveEpStage *out, char *why,
-                     size_t len)
+/* What an entry's placements say of its experts, whatever the layout
+ * (logical (a, b) the entry's mesh): read once, priced per layout by
+ * ep_price. */
+static void ep_facts(const CostdbPlacement *pl, size_t n, int a, int b, ApsolveEpFacts *x)
 {
-    CostdbPlacement *pl = NULL;
-    CostdbFabric f;
-    size_t n = 0;
-    int64_t batch = 0, hidden = 0;
-    double esize = 2, per_elem, devices = (double)l->dp * l->tp;
-    int M = gpus_per_host, whole_e = 1, exact = 1, same_inner = 1;
     char last[COSTDB_NAME_MAX * 2] = "";
-    memset(out, 0, sizeof *out);
-    if (apsolve_stage_inputs(db, sweep, start, end, s, c, "the token all-to-all", &f, &pl, &n,
-                             why, len) < 0)
-        return -1;
+    memset(x, 0, sizeof *x);
+    x->esize = 2;
+    x->whole_e = 1;
+    x->uniform = 1;
+    x->ep0 = x->etp0 = -1;
+    x->known = 1;
     for (size_t i = 0; i < n; i++) {
         int64_t d[8], e;
         int nd = costdb_shape_parse(pl[i].shape, d, 8), pe, pt;
         double el = 1;
         const char *cut;
-        if (!strcmp(pl[i].role, "input") && !batch && nd >= 2 && d[0] > 0)
-            batch = d[0];
-        if (costdb_expert_split(&pl[i], l->dp, l->tp, &pe, &pt, &e) < 0)
+        if (!strcmp(pl[i].role, "input") && !x->batch && nd >= 2 && d[0] > 0)
+            x->batch = d[0];
+        if (costdb_expert_split(&pl[i], a, b, &pe, &pt, &e) < 0)
             continue;
         for (int k = 0; k < nd; k++)
             el *= (double)d[k];
@@ -73,28 +70,45 @@ int apsolve_ep_stage(struct Costdb *db, int64_t sweep, int gpus_per_host, int st
             strncmp(last, pl[i].tensor_name, strlen(last))) {
             snprintf(last, sizeof last, "%.*s", (int)(cut - pl[i].tensor_name),
                      pl[i].tensor_name);
-            out->moe_layers++;
+            x->moe_layers++;
         }
         if (strstr(pl[i].tensor_name, "up_proj") && nd >= 2)
-            hidden = d[nd - 2];
+            x->hidden = d[nd - 2];
         if (costdb_dtype_bytes(pl[i].dtype) > 0)
-            esize = costdb_dtype_bytes(pl[i].dtype);
-        out->experts = (int)(e > out->experts ? e : out->experts);
-        out->stored_ep = pe > out->stored_ep ? pe : out->stored_ep;
-        out->stored_etp = pt > out->stored_etp ? pt : out->stored_etp;
-        whole_e &= pe == 1;
-        exact &= pe == l->ep && pt == l->etp;
-        same_inner &= pt == l->etp;
-        out->elements += el;
-        out->local_before += el / ((double)pe * pt);
+            x->esize = costdb_dtype_bytes(pl[i].dtype);
+        x->experts = (int)(e > x->experts ? e : x->experts);
+        x->stored_ep = pe > x->stored_ep ? pe : x->stored_ep;
+        x->stored_etp = pt > x->stored_etp ? pt : x->stored_etp;
+        x->whole_e &= pe == 1;
+        if (x->ep0 < 0) {
+            x->ep0 = pe;
+            x->etp0 = pt;
+        }
+        x->uniform &= pe == x->ep0 && pt == x->etp0;
+        x->elements += el;
+        x->local_before += el / ((double)pe * pt);
     }
-    free(pl);
-    if (!out->moe_layers)
-        return 0;
+}
+
+/* Entry facts x under layout l on hosts of M GPUs with fabric f into out. */
+static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
+                     const ApsolveEpLayout *l, ApsolveEpStage *out)
+{
+    CostdbFabric f = *fab;
+    double per_elem, devices = (double)l->dp * l->tp, esize = x->esize;
+    memset(out, 0, sizeof *out);
+    if (!x->moe_layers)
+        return;
+    out->moe_layers = x->moe_layers;
+    out->experts = x->experts;
+    out->stored_ep = x->stored_ep;
+    out->stored_etp = x->stored_etp;
+    out->elements = x->elements;
+    out->local_before = x->local_before;
     out->local_after = out->elements / ((double)l->ep * l->etp);
-    if (exact)
+    if (x->uniform && x->ep0 == l->ep && x->etp0 == l->etp)
         out->usable = 1;
-    else if (whole_e && same_inner && batch > 0 && hidden > 0)
+    else if (x->whole_e && x->uniform && x->etp0 == l->etp && x->batch > 0 && x->hidden > 0)
         out->usable = 2;
     /* The tokens one GPU holds enter the MoE layer split over dp and, under
      * the sequence parallelism Megatron requires with MoE and tp > 1, over
@@ -106,8 +120,8 @@ int apsolve_ep_stage(struct Costdb *db, int64_t sweep, int gpus_per_host, int st
      * one brings them back, and the backward sends their gradients both
      * ways (token_dispatch and token_combine of MoEAlltoAllTokenDispatcher).
      * The ring formula takes the group's bytes, ep x one GPU's. */
-    out->a2a_bytes = (double)batch / devices * (double)out->experts * (double)l->capacity *
-                     (double)hidden * esize / (l->cp > 1 ? l->cp : 1);
+    out->a2a_bytes = (double)x->batch / devices * (double)out->experts * (double)l->capacity *
+                     (double)x->hidden * esize / (l->cp > 1 ? l->cp : 1);
     {
         double t = coll(&f, COSTDB_COLL_ALL_TO_ALL, out->a2a_bytes * l->ep, l->ep, l->etp, M);
         double sent = (l->ep - 1.0) / l->ep * out->a2a_bytes;
@@ -117,7 +131,7 @@ int apsolve_ep_stage(struct Costdb *db, int64_t sweep, int gpus_per_host, int st
         out->traffic_bwd = out->moe_layers * 2 * sent;
     }
     if (out->usable != 2)
-        return 0; /* as profiled, or not usable */
+        return; /* as profiled, or not usable */
     /* Memory: the weights and, in the backward, their gradient buffers
      * (two copies of the local weights on the backward's peak), Adam's f32
      * moments (and master copy in 16-bit training) in the initial state,
@@ -149,6 +163,23 @@ int apsolve_ep_stage(struct Costdb *db, int64_t sweep, int gpus_per_host, int st
                 reduce_part(&f, out->local_after * esize, edp, l->etp * l->ep, M, l->zero, 1) -
                 reduce_part(&f, out->local_before * esize, g_old, l->tp, M, l->zero, 0);
     }
+}
+
+int apsolve_ep_stage(struct Costdb *db, int64_t sweep, int gpus_per_host, int start, int end,
+                     int s, int c, const ApsolveEpLayout *l, ApsolveEpStage *out, char *why,
+                     size_t len)
+{
+    CostdbPlacement *pl = NULL;
+    CostdbFabric f;
+    ApsolveEpFacts x;
+    size_t n = 0;
+    memset(out, 0, sizeof *out);
+    if (apsolve_stage_inputs(db, sweep, start, end, s, c, "the token all-to-all", &f, &pl, &n,
+                             why, len) < 0)
+        return -1;
+    ep_facts(pl, n, l->dp, l->tp, &x);
+    free(pl);
+    ep_price(&x, &f, gpus_per_host, l, out);
     return 0;
 }
 
@@ -243,6 +274,151 @@ int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
         }
     }
     free(xs);
+    *out = q;
+    return APSOLVE_OK;
+}
+
+int apsolve_ep_cache_new(const ApsolveProblem *p, ApsolveEpCache *c)
+{
+    size_t L = (size_t)p->num_layers, sc = (size_t)p->num_submeshes * (size_t)p->num_configs;
+    c->facts = calloc(L * L * sc + 1, sizeof *c->facts);
+    c->owner = malloc((sc + 1) * sizeof *c->owner);
+    if (!c->facts || !c->owner) {
+        apsolve_ep_cache_free(c);
+        return APSOLVE_ENOMEM;
+    }
+    for (size_t k = 0; k < sc; k++)
+        c->owner[k] = -1;
+    return APSOLVE_OK;
+}
+
+void apsolve_ep_cache_free(ApsolveEpCache *c)
+{
+    free(c->facts);
+    free(c->owner);
+    c->facts = NULL;
+    c->owner = NULL;
+}
+
+/* Facts of entry (i, j, s, c) from cache, read on first use: once per
+ * placement owner (the variants of one memory level share its
+ * placements: costdb_placements_owner); *f the fabric, read with the first
+ * entry. *x points at them. 0; -1 with why. */
+static int cached_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                        ApsolveEpCache *cache, int i, int j, int s, int c, CostdbFabric *f,
+                        int *have_f, const ApsolveEpFacts **x, char *why, size_t len)
+{
+    const ApsolveConfig *cf = &p->configs[(size_t)s * p->num_configs + c];
+    int *own = &cache->owner[(size_t)s * p->num_configs + c];
+    CostdbPlacement *pl = NULL;
+    ApsolveEpFacts *y;
+    size_t n = 0;
+    if (*own < 0 && costdb_placements_owner(db, sweep, s, c, own) < 0) {
+        snprintf(why, len, "placements of config %d: %s", c, costdb_errmsg(db));
+        return -1;
+    }
+    if (*own < 0 || *own >= p->num_configs)
+        *own = c;
+    y = &cache->facts[apsolve_index(p, i, j, s, *own)];
+    *x = y;
+    if (y->known)
+        return 0;
+    if (!*have_f) {
+        if (apsolve_stage_inputs(db, sweep, i, j, s, c, "the token all-to-all", f, &pl, &n, why,
+                                 len) < 0)
+            return -1;
+        *have_f = 1;
+    } else if (costdb_placements_get(db, sweep, i, j, s, c, &pl, &n) < 0) {
+        snprintf(why, len, "layers %d-%d: placements: %s", i, j, costdb_errmsg(db));
+        return -1;
+    }
+    ep_facts(pl, n, cf->logical_a, cf->logical_b, y);
+    free(pl);
+    return 0;
+}
+
+int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                            ApsolveEpCache *cache, const ApsolveEpLayout *l,
+                            ApsolveProblem **out, size_t *transformed, char *why, size_t len)
+{
+    ApsolveProblem *q = NULL;
+    ApsolveEpStage *xs;
+    CostdbFabric f;
+    int *use;
+    int have_f = 0, rc, C = p->num_configs;
+    *out = NULL;
+    *transformed = 0;
+    if ((rc = apsolve_problem_clone(p, &q)) != APSOLVE_OK)
+        return rc;
+    xs = calloc((size_t)(C > 0 ? C : 1), sizeof *xs);
+    use = calloc((size_t)(C > 0 ? C : 1), sizeof *use);
+    if (!xs || !use) {
+        free(xs);
+        free(use);
+        apsolve_problem_free(&q);
+        return APSOLVE_ENOMEM;
+    }
+    memset(&f, 0, sizeof f);
+    for (int i = 0; i < q->num_layers; i++)
+        for (int j = i; j < q->num_layers; j++)
+            for (int s = 0; s < q->num_submeshes; s++) {
+                /* use[c]: -1 +inf, 0 no experts (kept), 1 as profiled, 2 transformed */
+                for (int c = 0; c < C; c++) {
+                    const ApsolveConfig *cf = &q->configs[(size_t)s * C + c];
+                    size_t idx = apsolve_index(q, i, j, s, c);
+                    ApsolveEpLayout m = *l;
+                    const ApsolveEpFacts *x = NULL;
+                    use[c] = -1;
+                    if (!cf->valid ||
+                        cf->force_batch_dim != 0 || cf->zero >= 2 ||
+                        ((int64_t)cf->logical_a * cf->logical_b) % (l->ep * l->etp) ||
+                        !isfinite(q->cost[idx]))
+                        continue;
+                    if (cached_facts(db, sweep, p, cache, i, j, s, c, &f, &have_f, &x, why,
+                                     len)) {
+                        free(xs);
+                        free(use);
+                        apsolve_problem_free(&q);
+                        return APSOLVE_EDB;
+                    }
+                    m.dp = cf->logical_a;
+                    m.tp = cf->logical_b;
+                    m.zero = cf->zero;
+                    ep_price(x, &f, q->cluster_gpus, &m, &xs[c]);
+                    if (!xs[c].moe_layers)
+                        use[c] = 0;
+                    else if (xs[c].experts % l->ep == 0 && xs[c].usable)
+                        use[c] = xs[c].usable;
+                }
+                /* a variant the sweep profiled with the experts split as
+                 * asked is priced as profiled: its transformed twins (same
+                 * mesh, recompute and ZeRO) stand aside, as in
+                 * apsolve_ep_problem */
+                for (int c = 0; c < C; c++) {
+                    const ApsolveConfig *cf = &q->configs[(size_t)s * C + c];
+                    for (int d = 0; d < C && use[c] == 2; d++) {
+                        const ApsolveConfig *df = &q->configs[(size_t)s * C + d];
+                        if (use[d] == 1 && df->logical_a == cf->logical_a &&
+                            df->logical_b == cf->logical_b && df->recompute == cf->recompute &&
+                            df->zero == cf->zero)
+                            use[c] = -1;
+                    }
+                }
+                for (int c = 0; c < C; c++) {
+                    size_t idx = apsolve_index(q, i, j, s, c);
+                    int u = use[c];
+                    if (u < 0) {
+                        q->cost[idx] = INFINITY;
+                        if (q->fwd_cost && q->bwd_cost)
+                            q->fwd_cost[idx] = q->bwd_cost[idx] = INFINITY;
+                    } else if (u == 2) {
+                        transform(q, idx, &xs[c]);
+                        ++*transformed;
+                    }
+                }
+            }
+    free(xs);
+    free(use);
     *out = q;
     return APSOLVE_OK;
 }

@@ -58,6 +58,17 @@ typedef struct ApsolveEpStage {
     double apply_delta;               /* once per iteration: expert grad reduction + Adam */
 } ApsolveEpStage;
 
+/* What one entry's placements say of its expert weights, whatever the
+ * layout: read once, priced under each layout the auto search tries. */
+typedef struct ApsolveEpFacts {
+    int known;                        /* read */
+    int moe_layers, experts, stored_ep, stored_etp;
+    int whole_e;                      /* every expert weight whole on E */
+    int uniform, ep0, etp0;           /* every one split alike: ep0 on E, etp0 on in/out */
+    int64_t batch, hidden;            /* the entry's micro-batch, the experts' hidden size */
+    double esize, elements, local_before;
+} ApsolveEpFacts;
+
 /* Prices stage entry (start..end, submesh s, config c) of a sweep on hosts
  * of gpus_per_host GPUs under layout l from its placements and the sweep's
  * hardware row into *out. apreport takes the memory from it too (the one
@@ -75,6 +86,31 @@ int apsolve_ep_stage(struct Costdb *db, int64_t sweep, int gpus_per_host, int st
 int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
                        const ApsolveStageSpec *specs, size_t n, const ApsolveEpLayout *l,
                        ApsolveProblem **out, ApsolveEpStage *first, char *why, size_t len);
+
+/* The auto search's ep candidate (docs/solver.md, "Expert parallelism in
+ * the auto search"): a copy of p (a sweep's problem, or a cp candidate's,
+ * whose entries are cp stages of l->cp) in which every entry of every
+ * layer range, submesh and config is the ep stage of its own layout
+ * (dp = logical_a, tp = logical_b, zero its config's; ep, etp, cp, top_k,
+ * capacity from l): as profiled where its experts are split so,
+ * transformed where it keeps them whole with their in/out dimensions etp
+ * ways and no entry of the same range, submesh, mesh and variant is as
+ * profiled, +inf otherwise (batch not on axis 0, ZeRO-2/3, ep x etp not
+ * dividing a x b, ep not dividing the experts, any other split). An entry
+ * without experts stays as it is where its layout allows ep. cache: the
+ * facts of sweep's entries, read once (apsolve_ep_cache_new). *transformed
+ * counts the transformed entries. 0; APSOLVE_ENOMEM; APSOLVE_EDB with why
+ * (*out NULL). */
+typedef struct ApsolveEpCache {
+    ApsolveEpFacts *facts;            /* L x L x S x C, indexed by the owner config */
+    int *owner;                       /* S x C: whose placements a config reads; -1 unknown */
+} ApsolveEpCache;
+/* An empty cache for problem p's entries; 0 or APSOLVE_ENOMEM. */
+int apsolve_ep_cache_new(const ApsolveProblem *p, ApsolveEpCache *c);
+void apsolve_ep_cache_free(ApsolveEpCache *c);
+int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                            ApsolveEpCache *cache, const ApsolveEpLayout *l,
+                            ApsolveProblem **out, size_t *transformed, char *why, size_t len);
 
 #ifdef __cplusplus
 }

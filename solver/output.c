@@ -128,6 +128,12 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
          * apreport's headline and the launch files state it */
         fprintf(out, "Context parallelism: cp %d (the ring, p2p) on every stage: a logical mesh "
                 "(a, b) runs dp a/%d x cp %d x tp b\n", pl->cp, pl->cp, pl->cp);
+    if (pl->ep > 1)
+        /* the auto search's expert parallelism (session_autoep.c), likewise */
+        fprintf(out, "Expert parallelism: ep %d etp %d on every stage: the experts of a logical "
+                "mesh (a, b) on etp %d x ep %d of its a x b GPUs, 1/%d of every expert weight "
+                "on each (Megatron-Core's MoE parallel folding)\n", pl->ep, pl->etp, pl->etp,
+                pl->ep, pl->ep * pl->etp);
     if (pl->inference)
         fprintf(out, "Estimated inference latency: %.6g s (%zu stages x max stage cost %.6g s)\n",
                 pl->cost, pl->n_stages, pl->max_stage_cost);
@@ -431,6 +437,8 @@ static void json_plan(FILE *out, const ApsolveOutput *o)
     json_field(out, "total_cost", pl->total_cost);
     if (pl->cp > 1) /* only then: other plans keep their text */
         fprintf(out, ", \"cp\": %d", pl->cp);
+    if (pl->ep > 1)
+        fprintf(out, ", \"ep\": %d, \"etp\": %d", pl->ep, pl->etp);
     fputs(", \"sum_cost\": ", out);
     json_num(out, pl->sum_cost);
     fputs(", \"max_stage_cost\": ", out);

@@ -421,10 +421,12 @@ static int listed_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
         r->kind = a->stage_option;
         snprintf(s->label, sizeof s->label, "%s", r->kind);
     }
-    /* a stored plan with experts on ep x etp is priced as it was stored
-     * (solver/expert_parallel.h) */
+    /* a stored plan with cp or experts on ep x etp is priced as it was
+     * stored (solver/context_parallel.h, solver/expert_parallel.h) */
     if (a->plan > 0 && r->specs) {
-        int rc = apsolve_run_ep(r, &pc);
+        int rc = apsolve_run_cp(r, &pc);
+        if (!rc)
+            rc = apsolve_run_ep(r, &pc);
         if (!rc)
             rc = apsolve_run_hsdp(r, &pc); /* and HSDP's (hsdp.h) */
         if (rc)

@@ -13,6 +13,9 @@
  * first, then the objective), so a plan cp does not improve stays exactly
  * what it was. Models with no attention, --inference and --batch runs, and
  * runs with a --parallel layout (whose auto plan is a comparison) try no cp.
+ * Expert parallelism (session_autoep.c) is tried in the same loop, on the
+ * plain sweep at each micro-batch size and on each cp candidate, and its
+ * plans compete by the same rule.
  */
 #include <math.h>
 #include <stdio.h>
@@ -22,18 +25,11 @@
 #include "apsolve.h"
 #include "context_parallel.h"
 #include "costdb.h"
+#include "expert_parallel.h"
 #include "session.h"
 #include "session_int.h"
 
-typedef struct Tried {
-    int cp;
-    int64_t m;
-    int64_t sweep;
-    int B, headroom, feasible;
-    double total;                     /* the plan's objective, or the pruning bound's */
-} Tried;
-
-static int better_cp(const ApsolvePlan *x, int xh, const ApsolvePlan *y, int yh)
+int apsolve_auto_better(const ApsolvePlan *x, int xh, const ApsolvePlan *y, int yh)
 {
     if (!y)
         return 1;
@@ -63,14 +59,14 @@ static int solve_one(const ApsolveProblem *p, ApsolveOptions *o, ApsolvePlan **p
     return e;
 }
 
-/* Solves candidate c's cp problem as plans of one layout: Megatron-Core and
- * torchtitan run one tp x cp x dp grid on every pipeline stage, so for
- * each submesh and logical mesh (dp cp, tp) in turn every other entry is
- * left out and the DP finds the best pipeline of that layout; *pl the best
- * of them (by the search's rule) or NULL, *headroom whether it keeps the
- * headroom. 0, or 1 after a message. */
-static int solve_cp(ApsolveRun *r, ApsolveCand *c, int cp, const ApsolvePlan *bar, int bar_h,
-                    ApsolvePlan **pl, int *headroom, double *bound)
+/* Solves candidate c's problem (cp or ep stages) as plans of one layout:
+ * Megatron-Core and torchtitan run one tp x cp x dp grid on every pipeline
+ * stage, so for each submesh and logical mesh (dp cp, tp) in turn every
+ * other entry is left out and the DP finds the best pipeline of that
+ * layout (session_int.h). */
+int apsolve_auto_layouts(ApsolveRun *r, ApsolveCand *c, int cp, const char *what,
+                         const ApsolvePlan *bar, int bar_h, ApsolvePlan **pl, int *headroom,
+                         double *bound)
 {
     const ApsolveRequest *a = r->a;
     const ApsolveProblem *p = c->p;
@@ -85,9 +81,9 @@ static int solve_cp(ApsolveRun *r, ApsolveCand *c, int cp, const ApsolvePlan *ba
      * it does not beat the plan to beat (bar), none of them does */
     ao = c->opt;
     if ((e = solve_one(p, &ao, &any, &any_h)) != 0)
-        return apsolve_fail(a, APSOLVE_ERROR_FAILED, "solving sweep %lld with cp: %s",
-                            (long long)c->sweep, apsolve_strerror(e));
-    if (!any || !better_cp(any, any_h, bar, bar_h)) {
+        return apsolve_fail(a, APSOLVE_ERROR_FAILED, "solving sweep %lld with %s: %s",
+                            (long long)c->sweep, what, apsolve_strerror(e));
+    if (!any || !apsolve_auto_better(any, any_h, bar, bar_h)) {
         /* -1: pruned, with the bound's objective */
         if (any) {
             *headroom = -1;
@@ -147,8 +143,8 @@ static int solve_cp(ApsolveRun *r, ApsolveCand *c, int cp, const ApsolvePlan *ba
             apsolve_problem_free(&q);
             if (e) {
                 apsolve_plan_free(pl);
-                return apsolve_fail(a, APSOLVE_ERROR_FAILED, "solving sweep %lld with cp: %s",
-                                    (long long)c->sweep, apsolve_strerror(e));
+                return apsolve_fail(a, APSOLVE_ERROR_FAILED, "solving sweep %lld with %s: %s",
+                                    (long long)c->sweep, what, apsolve_strerror(e));
             }
             /* and of equal stages: Megatron-LM runs num_layers / pp layers
              * on each, and a launch file of uneven stages is a closest plan
@@ -157,7 +153,7 @@ static int solve_cp(ApsolveRun *r, ApsolveCand *c, int cp, const ApsolvePlan *ba
                 if (one->stages[t].end_layer - one->stages[t].start_layer !=
                     one->stages[0].end_layer - one->stages[0].start_layer)
                     apsolve_plan_free(&one);
-            if (one && better_cp(one, h, *pl, best_h)) {
+            if (one && apsolve_auto_better(one, h, *pl, best_h)) {
                 apsolve_plan_free(pl);
                 *pl = one;
                 best_h = h;
@@ -170,16 +166,95 @@ static int solve_cp(ApsolveRun *r, ApsolveCand *c, int cp, const ApsolvePlan *ba
     return 0;
 }
 
+void apsolve_auto_offer(ApsolveAutoBest *b, const ApsolveAutoTried *t, ApsolvePlan *pl, int h,
+                        ApsolveCand *c)
+{
+    if (b->nt < sizeof b->tried / sizeof *b->tried)
+        b->tried[b->nt++] = *t;
+    if (pl && apsolve_auto_better(pl, h, b->best, b->best_h)) {
+        apsolve_plan_free(&b->best);
+        if (b->bestc.p)
+            apsolve_cand_free(&b->bestc);
+        b->best = pl;
+        b->best_h = h;
+        b->bestc = *c;
+    } else {
+        apsolve_plan_free(&pl);
+        apsolve_cand_free(c);
+    }
+}
+
+/* What a tried candidate was, "context parallelism cp=2", "expert
+ * parallelism ep=8 etp=1" or both, into out. */
+static const char *tried_name(const ApsolveAutoTried *t, char *out, size_t len)
+{
+    if (t->ep > 1 && t->cp > 1)
+        snprintf(out, len, "context and expert parallelism cp=%d ep=%d etp=%d", t->cp, t->ep,
+                 t->etp);
+    else if (t->ep > 1)
+        snprintf(out, len, "expert parallelism ep=%d etp=%d", t->ep, t->etp);
+    else
+        snprintf(out, len, "context parallelism cp=%d", t->cp);
+    return out;
+}
+
+/* The lines of what was tried and why the best won (b->best beats plain). */
+static void say_tried(const ApsolveRequest *a, const ApsolveAutoBest *b, const ApsolvePlan *plain,
+                      int plain_h)
+{
+    char name[96], what[24];
+    for (size_t i = 0; i < b->nt; i++) {
+        const ApsolveAutoTried *t = &b->tried[i];
+        tried_name(t, name, sizeof name);
+        if (t->feasible == -2)
+            apsolve_say(a, "%s on micro-batch size %lld (sweep %lld, %d micro-batches of %lld): "
+                        "objective %.6g s, not better than the same candidate without ep", name,
+                        (long long)t->m, (long long)t->sweep, t->B, (long long)(t->m / t->cp),
+                        t->total);
+        else if (t->feasible < 0)
+            apsolve_say(a, "%s on micro-batch size %lld (sweep %lld, %d micro-batches of %lld): "
+                        "its best plan of any layouts (objective %.6g s) does not beat the best "
+                        "so far, so none of one layout does", name, (long long)t->m,
+                        (long long)t->sweep, t->B, (long long)(t->m / t->cp), t->total);
+        else if (!t->feasible)
+            apsolve_say(a, "%s on micro-batch size %lld (sweep %lld, %d micro-batches of %lld): "
+                        "infeasible", name, (long long)t->m, (long long)t->sweep, t->B,
+                        (long long)(t->m / t->cp));
+        else
+            apsolve_say(a, "%s on micro-batch size %lld (sweep %lld, %d micro-batches of %lld): "
+                        "objective %.6g s%s", name, (long long)t->m, (long long)t->sweep, t->B,
+                        (long long)(t->m / t->cp), t->total,
+                        t->headroom ? "" : " (without the headroom)");
+    }
+    {
+        ApsolveAutoTried w = {b->best->cp > 1 ? b->best->cp : 1, b->best->ep, b->best->etp, 0, 0,
+                              0, 0, 0, 0};
+        tried_name(&w, name, sizeof name);
+        snprintf(what, sizeof what, "%s", w.ep > 1 && w.cp > 1 ? "cp or ep"
+                                          : w.ep > 1         ? "ep"
+                                                             : "cp");
+    }
+    /* "context parallelism cp=2 wins", as before ep was tried */
+    if (plain)
+        apsolve_say(a, "%s wins: objective %.6g s against %.6g s for the best plan without %s%s",
+                    name, b->best->total_cost, plain->total_cost, what,
+                    b->best_h > plain_h ? " (and it keeps the memory headroom, which that plan "
+                                          "does not)" : "");
+    else
+        apsolve_say(a, "%s: no plan without %s fits; the %s plan does (objective %.6g s)",
+                    b->best->ep > 1 ? "expert parallelism" : "context parallelism", what, what,
+                    b->best->total_cost);
+}
+
 int apsolve_run_auto_cp(ApsolveRun *r)
 {
     const ApsolveRequest *a = r->a;
     ApsolveSession *s = r->s;
-    Tried tried[64];
+    ApsolveAutoBest *b;
     int64_t family[64];
-    size_t nt = 0, nfamily = 0;
-    ApsolvePlan *best = NULL;
-    ApsolveCand bestc;
-    int best_h = 0, gph = r->main_c.p->cluster_gpus, cps[16], ncp = 0;
+    size_t nfamily = 0;
+    int gph = r->main_c.p->cluster_gpus, cps[16], ncp = 0, top_k = 0, fail = 0, no_cp = 0;
+    int64_t capacity = 0;
     int64_t asked = a->micro_batch_size > 0 || a->micro_batches > 0 ||
                             (a->sweep > 0 && a->global_batch <= 0)
                         ? r->micro : 0;
@@ -187,9 +262,15 @@ int apsolve_run_auto_cp(ApsolveRun *r)
     int plain_h = s->autop ? r->auto_c.opt.search_headroom : 0;
     if (a->parallel || a->opt.inference || a->batch > 0)
         return 0;
-    memset(&bestc, 0, sizeof bestc);
+    /* expert parallelism only for a model whose sweep recorded its routing
+     * (a dense model: one read of its row) */
+    apsolve_ep_routing(r->db, r->main_c.sw.model_id, &top_k, &capacity);
     for (int cp = 2; cp <= gph && gph % cp == 0 && ncp < 16; cp *= 2)
         cps[ncp++] = cp;
+    if (!ncp && !top_k)
+        return 0;
+    if (!(b = calloc(1, sizeof *b)))
+        return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
     /* the micro-batch sizes the plain search could use */
     for (size_t k = 0; k < r->nbs && nfamily < 64; k++) {
         int64_t m = r->bs[k].micro_batch_size;
@@ -198,141 +279,114 @@ int apsolve_run_auto_cp(ApsolveRun *r)
     }
     if (!r->nbs)
         family[nfamily++] = r->micro;
-    for (size_t k = 0; ncp && (k < r->nbs || (r->nbs == 0 && k == 0)); k++) {
+    for (size_t k = 0; !fail && (k < r->nbs || (r->nbs == 0 && k == 0)); k++) {
         int64_t m = r->nbs ? r->bs[k].micro_batch_size : r->micro;
         int own = r->nbs == 0 || r->bs[k].sweep_id == r->main_c.sweep;
         ApsolveCand base;
         ApsolveProblem *q[16];
+        ApsolveEpCache cache = {NULL, NULL};
         int64_t seq = 0;
-        int attention = 0, rc;
+        int attention = 0, rc, with_cp;
         char why[400] = "";
         if (asked > 0 && m != asked)
             continue;
         if (!own && (r->G <= 0 || m <= 0 || r->G % m || a->micro_batches > 0 ||
                      r->G / m > COSTDB_MAX_MICRO_BATCHES))
             continue;
-        if (m <= 0 || m % 2)
+        with_cp = ncp && !no_cp && m > 0 && m % 2 == 0;
+        if (!with_cp && !top_k)
             continue;
         if (own) {
             base = r->main_c;
         } else {
-            if (apsolve_cand_load(r->db, a, r->bs[k].sweep_id, r->G, m, (int)(r->G / m), &base))
-                goto fail;
+            if (apsolve_cand_load(r->db, a, r->bs[k].sweep_id, r->G, m, (int)(r->G / m), &base)) {
+                fail = 1;
+                break;
+            }
             base.opt.objective = a->opt.objective;
         }
-        rc = apsolve_cp_problem_auto(r->db, base.sweep, base.p, m, family, nfamily, cps, ncp, q,
-                                     &seq, &attention, why, sizeof why);
+        /* ep's facts of this sweep's entries, shared by its plain and cp
+         * candidates */
+        if (top_k) {
+            if (apsolve_ep_cache_new(base.p, &cache)) {
+                apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
+                fail = 1;
+            } else if (apsolve_auto_ep(r, &base, 1, &cache, s->autop, plain_h, NULL, 0, b)) {
+                fail = 1;
+            }
+        }
+        for (int i = 0; i < 16; i++)
+            q[i] = NULL;
+        rc = fail || !with_cp ? 0
+                              : apsolve_cp_problem_auto(r->db, base.sweep, base.p, m, family,
+                                                        nfamily, cps, ncp, q, &seq, &attention,
+                                                        why, sizeof why);
         if (rc == APSOLVE_ENOMEM) {
-            if (!own)
-                apsolve_cand_free(&base);
             apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
-            goto fail;
+            fail = 1;
         }
         /* placements or hardware that cannot price the cp communication,
-         * or no attention to split: no cp candidates */
-        if (rc || !attention || seq <= 0) {
-            for (int i = 0; i < ncp; i++)
-                apsolve_problem_free(&q[i]);
-            if (!own)
-                apsolve_cand_free(&base);
-            goto done;
+         * or no attention to split: no cp candidates (for any size) */
+        if (!fail && with_cp && (rc || !attention || seq <= 0)) {
+            no_cp = 1;
+            with_cp = 0;
         }
         for (int i = 0; i < ncp; i++) {
             ApsolveCand c = base;
             ApsolvePlan *pl = NULL;
             int cp = cps[i], h = 0;
             double bound = INFINITY;
+            ApsolveAutoTried t;
             c.p = q[i];
             q[i] = NULL;
             /* Megatron's validate_args: the sequence in 2 cp chunks; the
              * micro-batch split into dp x cp replicas */
-            if (seq % (2 * cp) || m % cp ||
+            if (fail || !with_cp || seq % (2 * cp) || m % cp ||
                 (int64_t)base.opt.micro_batches * cp > COSTDB_MAX_MICRO_BATCHES) {
                 apsolve_cand_free(&c);
                 continue;
             }
             c.opt.micro_batches = base.opt.micro_batches * cp;
             c.micro = m / cp;
-            if (solve_cp(r, &c, cp, best ? best : s->autop, best ? best_h : plain_h, &pl, &h, &bound)) {
+            if (apsolve_auto_layouts(r, &c, cp, "cp", b->best ? b->best : s->autop,
+                                     b->best ? b->best_h : plain_h, &pl, &h, &bound)) {
                 apsolve_cand_free(&c);
-                for (int j = i + 1; j < ncp; j++)
-                    apsolve_problem_free(&q[j]);
-                if (!own)
-                    apsolve_cand_free(&base);
-                goto fail;
+                fail = 1;
+                continue;
             }
             if (pl)
                 pl->cp = cp;
-            if (nt < sizeof tried / sizeof *tried)
-                tried[nt++] = (Tried){cp, m, c.sweep, c.opt.micro_batches, h,
-                                      pl ? 1 : h < 0 ? -1 : 0, pl ? pl->total_cost : bound};
-            if (pl && better_cp(pl, h, best, best_h)) {
-                apsolve_plan_free(&best);
-                if (bestc.p)
-                    apsolve_cand_free(&bestc);
-                best = pl;
-                best_h = h;
-                bestc = c;
-            } else {
-                apsolve_plan_free(&pl);
-                apsolve_cand_free(&c);
-            }
+            /* ep on the cp candidate's entries (the cp step first, as
+             * --parallel ...,cp=C,ep=E prices them) */
+            if (top_k && apsolve_auto_ep(r, &c, cp, &cache, s->autop, plain_h, pl, h, b))
+                fail = 1;
+            t = (ApsolveAutoTried){cp, 0, 0, m, c.sweep, c.opt.micro_batches, h,
+                                   pl ? 1 : h < 0 ? -1 : 0, pl ? pl->total_cost : bound};
+            apsolve_auto_offer(b, &t, pl, h, &c);
         }
+        apsolve_ep_cache_free(&cache);
         if (!own)
             apsolve_cand_free(&base);
     }
-done:
-    if (!best)
-        return 0;
-    if (!better_cp(best, best_h, s->autop, plain_h)) {
-        apsolve_plan_free(&best);
-        apsolve_cand_free(&bestc);
-        return 0;
+    if (fail || !b->best || !apsolve_auto_better(b->best, b->best_h, s->autop, plain_h)) {
+        apsolve_plan_free(&b->best);
+        if (b->bestc.p)
+            apsolve_cand_free(&b->bestc);
+        free(b);
+        return fail;
     }
-    /* cp pays: say what was tried, then take its plan as the auto plan */
-    if (!a->quiet) {
-        for (size_t i = 0; i < nt; i++) {
-            if (tried[i].feasible < 0)
-                apsolve_say(a, "context parallelism cp=%d on micro-batch size %lld (sweep %lld, "
-                            "%d micro-batches of %lld): its best plan of any layouts (objective "
-                            "%.6g s) does not beat the best so far, so none of one layout does",
-                            tried[i].cp, (long long)tried[i].m, (long long)tried[i].sweep,
-                            tried[i].B, (long long)(tried[i].m / tried[i].cp), tried[i].total);
-            else if (!tried[i].feasible)
-                apsolve_say(a, "context parallelism cp=%d on micro-batch size %lld (sweep %lld, "
-                            "%d micro-batches of %lld): infeasible", tried[i].cp,
-                            (long long)tried[i].m, (long long)tried[i].sweep, tried[i].B,
-                            (long long)(tried[i].m / tried[i].cp));
-            else
-                apsolve_say(a, "context parallelism cp=%d on micro-batch size %lld (sweep %lld, "
-                            "%d micro-batches of %lld): objective %.6g s%s", tried[i].cp,
-                            (long long)tried[i].m, (long long)tried[i].sweep, tried[i].B,
-                            (long long)(tried[i].m / tried[i].cp), tried[i].total,
-                            tried[i].headroom ? "" : " (without the headroom)");
-        }
-        if (s->autop)
-            apsolve_say(a, "context parallelism cp=%d wins: objective %.6g s against %.6g s for "
-                        "the best plan without cp%s", best->cp, best->total_cost,
-                        s->autop->total_cost,
-                        best_h > plain_h ? " (and it keeps the memory headroom, which that "
-                                           "plan does not)" : "");
-        else
-            apsolve_say(a, "context parallelism: no plan without cp fits; the cp plan does "
-                        "(objective %.6g s)", best->total_cost);
-    }
+    /* cp or ep pays: say what was tried, then take its plan as the auto plan */
+    if (!a->quiet)
+        say_tried(a, b, s->autop, plain_h);
     apsolve_plan_free(&s->autop);
-    s->autop = best;
-    apsolve_plan_batch(s->autop, &bestc);
+    s->autop = b->best;
+    apsolve_plan_batch(s->autop, &b->bestc);
     if (r->have_auto_c)
         apsolve_cand_free(&r->auto_c);
-    bestc.opt.schedule = best->schedule;
-    bestc.opt.virtual_stages = best->virtual_stages;
+    b->bestc.opt.schedule = b->best->schedule;
+    b->bestc.opt.virtual_stages = b->best->virtual_stages;
     r->have_auto_c = 1;
-    r->auto_c = bestc;
+    r->auto_c = b->bestc;
+    free(b);
     return 0;
-fail:
-    apsolve_plan_free(&best);
-    if (bestc.p)
-        apsolve_cand_free(&bestc);
-    return 1;
 }

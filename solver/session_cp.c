@@ -51,6 +51,8 @@ int apsolve_run_cp(ApsolveRun *r, ApsolveCand **pc)
     const ApsolveParallel *pr = &a->par;
     const ApsolveCand *eq = *pc;
     ApsolveCpLayout l = {pr->dp, pr->tp, pr->cp, pr->cp_comm, 0};
+    /* a --parallel layout, or that of a stored plan (--plan) */
+    const char *what = a->parallel ? a->parallel : "of the stored plan";
     char why[400] = "";
     int64_t seq = 0;
     int attention = 0, rc;
@@ -59,18 +61,18 @@ int apsolve_run_cp(ApsolveRun *r, ApsolveCand **pc)
     if (a->opt.inference)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: cp=%d prices training "
                             "(the cp communication of the backward pass); not with --inference",
-                            a->parallel, pr->cp);
+                            what, pr->cp);
     if (a->batch > 0)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: --batch does not re-price a "
-                            "cp plan (give the new batch with --global-batch)", a->parallel);
+                            "cp plan (give the new batch with --global-batch)", what);
     if (eq->micro > 0 && eq->micro % pr->cp)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: the sweep's micro-batch of "
                             "%lld samples does not split into dp x cp = %d replicas (give mbs=, "
-                            "with a sweep at micro-batch mbs x dp x cp)", a->parallel,
+                            "with a sweep at micro-batch mbs x dp x cp)", what,
                             (long long)eq->micro, pr->dp * pr->cp);
     if ((int64_t)eq->opt.micro_batches * pr->cp > COSTDB_MAX_MICRO_BATCHES)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: cp x %d micro-batches is "
-                            "more than %d (COSTDB_MAX_MICRO_BATCHES)", a->parallel,
+                            "more than %d (COSTDB_MAX_MICRO_BATCHES)", what,
                             eq->opt.micro_batches, COSTDB_MAX_MICRO_BATCHES);
     if (pr->cp_comm == APSOLVE_CP_A2A_P2P)
         l.a2a = apsolve_cp_a2a_size(pr->cp, pr->tp, eq->p->cluster_gpus);
@@ -79,22 +81,22 @@ int apsolve_run_cp(ApsolveRun *r, ApsolveCand **pc)
     if (rc == APSOLVE_ENOMEM)
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
     if (rc)
-        return apsolve_fail(a, APSOLVE_ERROR_FAILED, "--parallel %s: %s", a->parallel, why);
+        return apsolve_fail(a, APSOLVE_ERROR_FAILED, "--parallel %s: %s", what, why);
     r->have_cp_c = 1;
     if (!attention)
         return apsolve_fail(a, APSOLVE_ERROR_INPUT, "--parallel %s: cp=%d splits attention's "
                             "sequence, and no stage of the plan holds an attention layer (a key "
-                            "projection, key or k_proj, among its parameters)", a->parallel,
+                            "projection, key or k_proj, among its parameters)", what,
                             pr->cp);
     /* Megatron's validate_args: seq_length % (2 x cp) == 0 whenever cp > 1
      * (the causal load balancing cuts the sequence into 2 cp chunks) */
     if (seq <= 0)
         return apsolve_fail(a, APSOLVE_ERROR_INPUT, "--parallel %s: the stages' placements show "
-                            "no sequence length to split cp=%d ways", a->parallel, pr->cp);
+                            "no sequence length to split cp=%d ways", what, pr->cp);
     if (seq % (2 * pr->cp))
         return apsolve_fail(a, APSOLVE_ERROR_INPUT, "--parallel %s: the sequence length %lld "
                             "does not divide by 2 x cp = %d (Megatron cuts it into 2 cp chunks "
-                            "for the causal load balancing)", a->parallel, (long long)seq,
+                            "for the causal load balancing)", what, (long long)seq,
                             2 * pr->cp);
     if (!a->quiet)
         say_stages(r, eq, &l);

@@ -16,24 +16,31 @@
 #include "session.h"
 #include "session_int.h"
 
+void apsolve_ep_routing(struct Costdb *db, int64_t model_id, int *top_k, int64_t *capacity)
+{
+    CostdbModel m;
+    long long topk = 0, cap = 0;
+    *top_k = 0;
+    *capacity = 0;
+    if (model_id > 0 && costdb_model_get(db, model_id, &m) == 0 &&
+        costdb_json_member_int(m.options, "moe_top_k", &topk) == 0 &&
+        costdb_json_member_int(m.options, "moe_capacity", &cap) == 0 && topk > 0 && cap > 0) {
+        *top_k = (int)topk;
+        *capacity = cap;
+    }
+}
+
 /* The request's expert layout, with the routing the sweep's model
  * records (capacity 0 when it records none). */
 static void layout_of(ApsolveRun *r, int64_t model_id, ApsolveEpLayout *l)
 {
     const ApsolveParallel *pr = &r->a->par;
-    CostdbModel m;
-    long long topk = 0, cap = 0;
     int cp = pr->cp > 1 ? pr->cp : 1;
     /* under cp the stages' entries are those of logical (dp x cp, tp)
      * (context_parallel.h), and the experts fold over dp x cp x tp */
     *l = (ApsolveEpLayout){pr->dp * cp, pr->tp, pr->ep > 1 ? pr->ep : 1,
                            pr->etp > 0 ? pr->etp : pr->tp, pr->zero, cp, 0, 0};
-    if (model_id > 0 && costdb_model_get(r->db, model_id, &m) == 0 &&
-        costdb_json_member_int(m.options, "moe_top_k", &topk) == 0 &&
-        costdb_json_member_int(m.options, "moe_capacity", &cap) == 0 && topk > 0 && cap > 0) {
-        l->top_k = (int)topk;
-        l->capacity = cap;
-    }
+    apsolve_ep_routing(r->db, model_id, &l->top_k, &l->capacity);
 }
 
 /* What the levels of stage sp's mesh (batch forced on axis 0) can price,

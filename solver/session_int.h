@@ -134,10 +134,66 @@ int apsolve_run_framework(ApsolveRun *r);
  * stage. The --parallel plan and the --framework search price with it. */
 void apsolve_parallel_apply(const ApsolveParallel *par, ApsolveOptions *opt,
                             ApsolveStageSpec *specs, size_t n);
-/* session_autocp.c: context parallelism in the auto search (see there):
- * the best cp plan replaces s->autop (and auto_c) when it is better; 0 or
- * 1 after a message. */
+/* session_autocp.c: context and expert parallelism in the auto search
+ * (see there): the best cp, ep or cp + ep plan replaces s->autop (and
+ * auto_c) when it is better; 0 or 1 after a message. */
 int apsolve_run_auto_cp(ApsolveRun *r);
+
+/* One candidate the auto search's cp and ep steps tried, for its lines. */
+typedef struct ApsolveAutoTried {
+    int cp, ep, etp;                  /* 1, 0, 0: not used */
+    int64_t m, sweep;                 /* the micro-batch size, its sweep */
+    int B, headroom, feasible;        /* feasible -1: pruned by the bound, -2: an ep plan
+                                       * no better than its candidate's without ep */
+    double total;                     /* the plan's objective, or the pruning bound's */
+} ApsolveAutoTried;
+
+/* The best cp or ep plan so far (session_autocp.c, session_autoep.c). */
+typedef struct ApsolveAutoBest {
+    ApsolvePlan *best;                /* NULL: none yet */
+    int best_h;                       /* it keeps the memory headroom */
+    ApsolveCand bestc;                /* its candidate, owning its problem */
+    ApsolveAutoTried tried[128];
+    size_t nt;
+} ApsolveAutoBest;
+
+/* session_autocp.c: whether plan x (keeping the headroom: xh) beats y by
+ * the search's rule (the headroom kept first, then the objective); any
+ * plan beats NULL. */
+int apsolve_auto_better(const ApsolvePlan *x, int xh, const ApsolvePlan *y, int yh);
+/* session_autocp.c: the best plan of one layout (submesh and logical mesh
+ * with the batch on axis 0, equal stages) on candidate c's problem, whose
+ * every entry is already that of the layout it prices (+inf where none);
+ * layouts with cp not dividing logical_a are skipped. Pruned (*headroom
+ * -1, *bound its objective) when the plan of any layouts does not beat
+ * bar. *pl the plan or NULL. what names the step in a failure. 0, or 1
+ * after a message. */
+int apsolve_auto_layouts(ApsolveRun *r, ApsolveCand *c, int cp, const char *what,
+                         const ApsolvePlan *bar, int bar_h, ApsolvePlan **pl, int *headroom,
+                         double *bound);
+/* session_autocp.c: records a tried candidate, and takes pl (with its
+ * candidate c, whose problem it then owns) as b's best when it beats it;
+ * else frees both. */
+void apsolve_auto_offer(ApsolveAutoBest *b, const ApsolveAutoTried *t, ApsolvePlan *pl, int h,
+                        ApsolveCand *c);
+
+struct ApsolveEpCache;
+/* session_autoep.c: expert parallelism in the auto search on candidate c
+ * (the sweep at micro-batch size m: plain, cp 1, or a cp candidate whose
+ * entries are cp stages): for each ep dividing the experts and etp, the
+ * best plan of one layout with every entry made the ep stage of its own
+ * layout (apsolve_ep_problem_auto), offered to b (bar: the plan to beat
+ * when b has none) when it beats twin, the candidate's plan without ep
+ * (NULL: none; a tie keeps the plan without ep). cache: the facts of c's
+ * sweep (apsolve_ep_cache_new). Nothing for a model without recorded
+ * routing. 0,
+ * or 1 after a message. */
+int apsolve_auto_ep(ApsolveRun *r, const ApsolveCand *c, int cp, struct ApsolveEpCache *cache,
+                    const ApsolvePlan *bar, int bar_h, const ApsolvePlan *twin, int twin_h,
+                    ApsolveAutoBest *b);
+/* session_ep.c: the routing a model's options record (top_k experts per
+ * token, capacity slots per expert and sample); 0 both when none. */
+void apsolve_ep_routing(struct Costdb *db, int64_t model_id, int *top_k, int64_t *capacity);
 /* session_price.c: the pricing step (see there); 0 or an exit status. */
 int apsolve_run_price(ApsolveRun *r);
 void apsolve_extra_free(ApsolveExtra *x);

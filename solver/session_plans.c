@@ -148,19 +148,25 @@ int apsolve_request_store(Costdb *db, const ApsolveRequest *a, const ApsolveProb
         po.layout.dp_shard = a->par.dp_shard; /* HSDP (hsdp.h) */
         po.layout.raf_off = a->par.raf_off;
     }
-    if (!po.has_layout && pl->cp > 1 && pl->n_stages > 0) {
-        /* an auto plan the search priced with cp (session_autocp.c): the
-         * layout of its first stage, whose entries are those of logical
-         * (dp cp, tp), and the cp apreport's launch files read */
+    if (!po.has_layout && (pl->cp > 1 || pl->ep > 1) && pl->n_stages > 0) {
+        /* an auto plan the search priced with cp or ep (session_autocp.c,
+         * session_autoep.c): the layout of its first stage, whose entries
+         * are those of logical (dp cp, tp), and the cp, ep and etp
+         * apreport's launch files read */
+        int cp = pl->cp > 1 ? pl->cp : 1;
         po.has_layout = 1;
-        po.layout = (CostdbPlanLayout){pl->stages[0].logical_a / pl->cp,
+        po.layout = (CostdbPlanLayout){pl->stages[0].logical_a / cp,
                                        pl->stages[0].logical_b, (int)pl->n_stages, 0,
                                        pl->stages[0].zero,
                                        o->virtual_stages > 1 ? o->virtual_stages : 1, 0, ""};
         snprintf(po.layout.recompute, sizeof po.layout.recompute, "%s",
                  costdb_recompute_name(pl->stages[0].recompute));
-        po.layout.cp = pl->cp;
+        po.layout.cp = cp;
         snprintf(po.layout.cp_comm, sizeof po.layout.cp_comm, "p2p");
+        if (pl->ep > 1) {
+            po.layout.ep = pl->ep;
+            po.layout.etp = pl->etp;
+        }
     }
     po.headroom_percent = o->headroom_percent;
     po.headroom_bytes = o->headroom_bytes;
@@ -227,14 +233,27 @@ int apsolve_request_load_plan(Costdb *db, ApsolveRequest *a, int64_t *sweep,
                                 why);
         }
         /* a cp plan's stored stages are the entries of the equivalent
-         * layout (dp x cp, tp): as they are they would price data
-         * parallelism, not cp (docs/context-parallel.md) */
+         * layout (dp x cp, tp) on the sweep at cp times its micro-batch:
+         * re-priced through the cp step as --parallel prices them
+         * (session_cp.c), from that sweep's B = the stored count / cp
+         * (docs/context-parallel.md) */
         if (po.has_layout && po.layout.cp > 1) {
-            free(ps);
-            return apsolve_fail(a, APSOLVE_ERROR_USAGE, "plan %lld has context parallelism "
-                                "(cp %d, %s): --plan does not re-price it; price its layout "
-                                "again with --parallel", (long long)a->plan, po.layout.cp,
-                                po.layout.cp_comm);
+            int comm = apsolve_cp_comm_parse(po.layout.cp_comm[0] ? po.layout.cp_comm : "p2p");
+            if (comm < 0 || cp.micro_batches % po.layout.cp) {
+                free(ps);
+                return apsolve_fail(a, APSOLVE_ERROR_INPUT, "plan %lld: its cp %d (%s) does not "
+                                    "fit its %d micro-batches or names no cp_comm apsolve "
+                                    "prices", (long long)a->plan, po.layout.cp,
+                                    po.layout.cp_comm, cp.micro_batches);
+            }
+            if (a->micro_batches == cp.micro_batches)
+                a->micro_batches = cp.micro_batches / po.layout.cp;
+            a->par.dp = po.layout.dp;
+            a->par.tp = po.layout.tp;
+            a->par.pp = po.layout.pp;
+            a->par.zero = po.layout.zero;
+            a->par.cp = po.layout.cp;
+            a->par.cp_comm = comm;
         }
         if (a->objective < 0 && po.objective == COSTDB_OBJECTIVE_FULL)
             a->objective = APSOLVE_OBJECTIVE_FULL;

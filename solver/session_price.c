@@ -112,7 +112,8 @@ static int price_one(ApsolveRun *r, size_t k)
         return 1;
     /* a cp plan's stages send 1/cp of the activations of the entries'
      * (the sequence is split; context_parallel.h) */
-    double scale = pl == s->given && a->parallel && a->par.cp > 1 ? 1.0 / a->par.cp
+    int given_cp = pl == s->given && (a->parallel || a->plan > 0); /* --parallel, --plan */
+    double scale = given_cp && a->par.cp > 1 ? 1.0 / a->par.cp
                    : pl->cp > 1                                  ? 1.0 / pl->cp
                                                                  : 1.0;
     if (apsolve_full_estimate_ex(r->db, c->sweep, pl, scale, &x->full, x->stages))
@@ -120,7 +121,7 @@ static int price_one(ApsolveRun *r, size_t k)
     s->outs[k].full = &x->full;
     /* which frameworks run it as priced (frameworks.h), stored with it */
     apsolve_plan_frameworks(r->db, c->sweep, c->sw.dtype, pl, &x->fw);
-    if (pl == s->given && a->parallel)
+    if (given_cp)
         apsolve_cp_frameworks(a->par.cp, a->par.cp_comm, &x->fw);
     else if (pl->cp > 1) /* an auto plan priced with cp (session_autocp.c): the ring */
         apsolve_cp_frameworks(pl->cp, APSOLVE_CP_P2P, &x->fw);

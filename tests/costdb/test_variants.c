@@ -247,6 +247,17 @@ static void test_placement_owner(void)
         CU_ASSERT_EQUAL(k, 0);
         free(p);
     }
+    /* costdb_placements_owner names the config whose set those are (the
+     * auto search's ep step reads a set once per owner) */
+    {
+        const int want[] = {0, 1, 2, 0, 2, 5, 42};
+        const int cfg[] = {0, 1, 2, 3, 4, 5, 42};
+        for (size_t k = 0; k < sizeof cfg / sizeof *cfg; k++) {
+            int o = -1;
+            CU_ASSERT_EQUAL(costdb_placements_owner(db, id, 0, cfg[k], &o), 0);
+            CU_ASSERT_EQUAL(o, want[k]);
+        }
+    }
     /* The list is what is stored: owners only. */
     CU_ASSERT_EQUAL(costdb_placements_list(db, id, &all, &n), 0);
     CU_ASSERT_EQUAL(n, 6);

@@ -79,6 +79,22 @@ a2a = (n - 1) / n**2 * (n * b) / bw + (n - 1) * lat
 for ph in ("fwd_cost", "bwd_cost"):
     assert abs(ep[ph] - cp[ph] - 4 * a2a) <= 1e-12, (ph, ep[ph] - cp[ph], 4 * a2a)
 EOF
+# stored, cp=2,ep=2 is re-priced by apsolve --plan through both steps,
+# to the same objective and memory (the plan is removed again)
+"$apsolve" --db "$db" --quiet --parallel dp=2,tp=1,pp=1,cp=2,ep=2 >/dev/null 2>"$w/err" ||
+  fail_with "$w/err" "storing the cp=2,ep=2 plan"
+cpid=$("$sq" "$db" "select max(id) from plan")
+"$apsolve" --db "$db" --quiet --format json --plan "$cpid" >"$w/again.json" 2>"$w/err" ||
+  fail_with "$w/err" "apsolve --plan of the cp=2,ep=2 plan"
+"$py" - "$w/cpep.json" "$w/again.json" <<'EOF' || fail "--plan of the cp=2,ep=2 plan"
+import json, sys
+a = json.load(open(sys.argv[1]))["plans"][0]
+b = json.load(open(sys.argv[2]))
+assert b["total_cost"] == a["total_cost"], (a["total_cost"], b["total_cost"])
+assert [s["memory_needed"] for s in b["stages"]] == [s["memory_needed"] for s in a["stages"]]
+EOF
+"$sq" "$db" "delete from plan_stage where plan_id = $cpid; delete from plan where id = $cpid" ||
+  fail "removing the cp=2,ep=2 plan"
 
 # the stored plan, its report and launch files
 "$apsolve" --db "$db" --quiet --parallel dp=4,tp=1,pp=1,ep=2 >/dev/null 2>"$w/err" ||

@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Expert parallelism in the auto search (session_int.h, docs/solver.md
+ * "Expert parallelism in the auto search"): on a candidate of the loop in
+ * session_autocp.c (the sweep at one micro-batch size, plain or made cp
+ * stages), for each ep dividing the experts and each etp, the candidate's
+ * problem with every entry made the ep stage of its own layout
+ * (apsolve_ep_problem_auto: Megatron-Core's MoE parallel folding, the
+ * experts on etp x ep of the stage's dp x tp (x cp) GPUs, as
+ * --parallel ...,ep=E,etp=T prices a stage), and the best plan of one
+ * layout on it (apsolve_auto_layouts), offered to the best so far. A
+ * model whose sweep records no routing (a dense model) tries nothing.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apsolve.h"
+#include "costdb.h"
+#include "expert_parallel.h"
+#include "session.h"
+#include "session_int.h"
+
+int apsolve_auto_ep(ApsolveRun *r, const ApsolveCand *c, int cp, ApsolveEpCache *cache,
+                    const ApsolvePlan *bar, int bar_h, const ApsolvePlan *twin, int twin_h,
+                    ApsolveAutoBest *b)
+{
+    const ApsolveRequest *a = r->a;
+    const ApsolveProblem *p = c->p;
+    ApsolveEpLayout l;
+    int most = 1, gph = p->cluster_gpus;
+    memset(&l, 0, sizeof l);
+    apsolve_ep_routing(r->db, c->sw.model_id, &l.top_k, &l.capacity);
+    if (!l.top_k)
+        return 0;
+    l.cp = cp;
+    /* the largest stage mesh: ep x etp divides its logical a x b */
+    for (int s = 0; s < p->num_submeshes; s++)
+        if (p->submeshes[s].hosts * p->submeshes[s].gpus > most)
+            most = p->submeshes[s].hosts * p->submeshes[s].gpus;
+    /* ep over any of the stage's GPUs; etp within a host (Megatron's
+     * expert rank order puts etp fastest, and the auto search's tp never
+     * crosses a host either) */
+    for (int ep = 2; ep <= most; ep *= 2)
+        for (int etp = 1; etp <= gph && ep * etp <= most; etp *= 2) {
+            ApsolveCand e = *c;
+            ApsolvePlan *pl = NULL;
+            ApsolveAutoTried t;
+            size_t transformed = 0;
+            double bound = INFINITY;
+            char why[400] = "";
+            int h = 0, rc;
+            l.ep = ep;
+            l.etp = etp;
+            e.p = NULL;
+            rc = apsolve_ep_problem_auto(r->db, c->sweep, p, cache, &l, &e.p, &transformed, why,
+                                         sizeof why);
+            if (rc == APSOLVE_ENOMEM)
+                return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
+            /* placements or hardware that cannot price the all-to-all: no
+             * ep candidates on this sweep */
+            if (rc)
+                return 0;
+            /* nothing transformed: its plans are the plain search's (the
+             * entries as profiled), or there are none */
+            if (!transformed) {
+                apsolve_cand_free(&e);
+                continue;
+            }
+            if (apsolve_auto_layouts(r, &e, cp, "ep", b->best ? b->best : bar,
+                                     b->best ? b->best_h : bar_h, &pl, &h, &bound)) {
+                apsolve_cand_free(&e);
+                return 1;
+            }
+            /* ep must beat the same candidate without it: a tie (entries
+             * as profiled) keeps the plan without ep */
+            if (pl && twin && !apsolve_auto_better(pl, h, twin, twin_h)) {
+                bound = pl->total_cost;
+                apsolve_plan_free(&pl);
+                h = -2;
+            }
+            if (pl) {
+                pl->cp = cp > 1 ? cp : 0;
+                pl->ep = ep;
+                pl->etp = etp;
+            }
+            t = (ApsolveAutoTried){cp, ep, etp, c->micro * cp, c->sweep, c->opt.micro_batches, h,
+                                   pl ? 1 : h < 0 ? h : 0,
+                                   pl ? pl->total_cost : bound};
+            apsolve_auto_offer(b, &t, pl, h, &e);
+        }
+    return 0;
+}
