@@ -476,8 +476,8 @@ static void headline_html(const ApreportReport *r, FILE *f)
     rep_html(f, "</td></tr>\n</table>\n");
     rep_html(f, "<table><tr><th>stage</th><th>parameters</th><th>optimizer state</th>"
                 "<th>activations in flight</th><th>gradients, outputs, temporaries</th>"
-                "<th>needed</th><th>available</th><th>headroom</th>"
-                "<th>reserve for fragmentation</th></tr>\n");
+                "<th>needed</th><th>available</th><th>free</th>"
+                "<th>reserve for fragmentation (--memory-headroom)</th></tr>\n");
     for (size_t k = 0; k < h->n_stages && k < REP_HTML_MAX_ROWS; k++) {
         const RepStageMemory *m = &h->mem[k];
         rep_html(f, "<tr><td>%zu</td>", k);

@@ -119,14 +119,15 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
     if (!pl->feasible)
         fprintf(out, "Plan is NOT feasible (%d devices used; see the stage table)\n",
                 pl->devices_used);
-    /* the headroom for fragmentation kept free (docs/solver.md, "Memory
-     * headroom"), a column when any stage knows its device's memory */
+    /* "free": the memory a stage leaves free; "reserve": the part of it
+     * kept for fragmentation (--memory-headroom; docs/solver.md, "Memory
+     * headroom"), a column when any stage has one */
     int reserve = 0;
     for (size_t k = 0; k < pl->n_stages; k++)
         reserve |= pl->stages[k].memory_reserve > 0;
     fprintf(out, "%-5s %-9s %-8s %-8s %-34s %-16s %12s %22s %10s%s\n", "stage", "layers",
             "submesh", "logical", "options", "variant", "cost (s)", "memory need/avail GiB",
-            "headroom", reserve ? "    reserve" : "");
+            "free GiB", reserve ? "    reserve" : "");
     for (size_t k = 0; k < pl->n_stages; k++) {
         const ApsolveStage *st = &pl->stages[k];
         char layers[32], sub[24], logical[24], mem[48], head[24], var[48];
@@ -234,7 +235,7 @@ static void text_rebatch(FILE *out, const ApsolveOutput *o)
     if (!np)
         return;
     fprintf(out, "  %-5s %12s %22s %10s  %s\n", "stage", "cost (s)", "memory need/avail GiB",
-            "headroom", "status");
+            "free GiB", "status");
     for (size_t k = 0; k < np->n_stages; k++) {
         const ApsolveStage *st = &np->stages[k];
         char mem[48] = "-", head[24] = "-";

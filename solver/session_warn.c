@@ -126,7 +126,7 @@ void apsolve_warn_headroom(const ApsolveRequest *a, const ApsolvePlan *pl, const
             left >= st->memory_reserve)
             continue;
         apsolve_say(a, "warning: %s plan, stage %zu: leaves %.3f GiB of %.3f GiB free, less "
-                    "than the %.3f GiB headroom for allocator fragmentation%s (--memory-headroom)",
+                    "than the %.3f GiB reserve for allocator fragmentation%s (--memory-headroom)",
                     label, k, left / gib, st->available_memory / gib, st->memory_reserve / gib,
                     strcmp(label, "auto") ? " the auto search keeps"
                                           : ": no plan of the search leaves it");
