@@ -269,6 +269,36 @@ static int resolve_batch(ApsolveRun *r)
     return rc;
 }
 
+/* A --memory-headroom in bytes at or above the memory a device has (the
+ * entries' available memory, or --memory-budget) leaves no memory for any
+ * stage: a usage error, not a search that falls back to the raw capacity
+ * (a percentage is held below 50 % by the option's parser). */
+static int check_headroom(const ApsolveRun *r)
+{
+    const ApsolveRequest *a = r->a;
+    const ApsolveProblem *p = r->main_c.p;
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    int64_t most = 0;
+    size_t n;
+    if (a->opt.headroom_bytes <= 0 || !p->memory)
+        return 0;
+    n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+        (size_t)p->num_configs;
+    for (size_t i = 0; i < n; i++)
+        if (p->memory[i].avail > most)
+            most = p->memory[i].avail;
+    if (most <= 0 || a->opt.headroom_bytes < most)
+        return 0;
+    return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--memory-headroom %lld bytes (%.3f GiB) is not "
+                        "less than the device's memory, %lld bytes (%.3f GiB) %s: no stage "
+                        "could keep it; give a smaller size or a percentage (default %g%%)",
+                        (long long)a->opt.headroom_bytes, a->opt.headroom_bytes / gib,
+                        (long long)most, most / gib,
+                        a->opt.memory_budget > 0 ? "by --memory-budget"
+                                                 : "available in the sweep",
+                        APSOLVE_DEFAULT_HEADROOM_PERCENT);
+}
+
 /* Main candidate: the main sweep at B, and the objective: full when every
  * entry has its apply cost (else alpa, with a notice) unless --objective
  * says; --objective full without apply costs is a usage error. A stored
@@ -276,6 +306,7 @@ static int resolve_batch(ApsolveRun *r)
 static int main_candidate(ApsolveRun *r)
 {
     ApsolveRequest *a = r->a;
+    int rc;
     if (apsolve_cand_load(r->db, a, r->sweep, r->G, r->micro, r->B, &r->main_c))
         return 1;
     if (a->objective < 0) {
@@ -299,6 +330,8 @@ static int main_candidate(ApsolveRun *r)
                                 "import); use --objective alpa", (long long)r->sweep);
     }
     r->main_c.opt.objective = a->opt.objective;
+    if ((rc = check_headroom(r)) != 0)
+        return rc;
     if (r->plan_configs)
         apsolve_specs_variants(r->main_c.p, r->specs, r->plan_configs, r->nspec);
     return 0;

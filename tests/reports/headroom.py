@@ -84,6 +84,15 @@ assert fallback["stages"] == [dict(s, memory_reserve=budget - 2**30) for s in ed
 assert "no plan of the search leaves it" in p.stderr, p.stderr
 bad = run(apsolve, "--db", db, "--no-store", "--memory-headroom", "60%", code=2)
 assert "--memory-headroom" in bad.stderr, bad.stderr
+# A size at or above the device's memory (here the budget, then the
+# sweep's available memory) leaves nothing for any stage: refused (exit 2)
+# with the option and the memory named, not searched.
+for size, extra in ((budget, ["--memory-budget", str(budget)]),
+                    (budget + 1, ["--memory-budget", str(budget)]),
+                    (free["stages"][0]["available_memory"], [])):
+    bad = run(apsolve, "--db", db, "--no-store", "--memory-headroom", str(size), *extra, code=2)
+    assert "--memory-headroom %d bytes" % size in bad.stderr, bad.stderr
+    assert "device's memory" in bad.stderr, bad.stderr
 
 # apreport's headline: the free memory and the reserve per stage.
 last = solve("--memory-budget", str(budget))
