@@ -65,6 +65,19 @@ int64_t apsolve_memory_reserve(const ApsolveOptions *opt, int64_t avail)
     return r >= (long double)avail ? avail : (int64_t)llroundl(r);
 }
 
+int apsolve_solve_keep_headroom(const ApsolveProblem *p, ApsolveOptions *opt,
+                                ApsolvePlan **out)
+{
+    int e;
+    opt->search_headroom = opt->headroom_bytes > 0 || opt->headroom_percent > 0;
+    e = apsolve_solve(p, opt, out);
+    if (e == APSOLVE_EINFEASIBLE && opt->search_headroom) {
+        opt->search_headroom = 0;
+        e = apsolve_solve(p, opt, out);
+    }
+    return e;
+}
+
 /* The memory a stage may need under opt: avail less the headroom when the
  * search keeps it (a budget, not a second figure: the need is the same). */
 static int64_t search_avail(const ApsolveOptions *opt, int64_t avail)

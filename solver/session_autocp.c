@@ -48,13 +48,7 @@ static int better_cp(const ApsolvePlan *x, int xh, const ApsolvePlan *y, int yh)
 static int solve_one(const ApsolveProblem *p, ApsolveOptions *o, ApsolvePlan **pl,
                      int *headroom)
 {
-    int e;
-    o->search_headroom = o->headroom_bytes > 0 || o->headroom_percent > 0;
-    e = apsolve_solve(p, o, pl);
-    if (e == APSOLVE_EINFEASIBLE && o->search_headroom) {
-        o->search_headroom = 0;
-        e = apsolve_solve(p, o, pl);
-    }
+    int e = apsolve_solve_keep_headroom(p, o, pl);
     *headroom = o->search_headroom;
     if (e == APSOLVE_EINFEASIBLE || (e == 0 && !(*pl)->feasible)) {
         apsolve_plan_free(pl);

@@ -124,12 +124,7 @@ static int search_size(ApsolveRun *r, size_t k, int64_t m, int own, int64_t aske
     c.opt.virtual_stages = a->virtual_stages;
     /* the search keeps the memory headroom; where no plan leaves it, the
      * best plan within the raw capacity is searched (and warned about) */
-    c.opt.search_headroom = c.opt.headroom_bytes > 0 || c.opt.headroom_percent > 0;
-    e = apsolve_solve(c.p, &c.opt, &pl);
-    if (e == APSOLVE_EINFEASIBLE && c.opt.search_headroom) {
-        c.opt.search_headroom = 0;
-        e = apsolve_solve(c.p, &c.opt, &pl);
-    }
+    e = apsolve_solve_keep_headroom(c.p, &c.opt, &pl);
     if (e == 0 && !a->schedule_set)
         e = try_interleaved(r->db, &c, &pl);
     if (e && e != APSOLVE_EINFEASIBLE) {
