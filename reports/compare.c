@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "apsolve.h"
+#include "plural.h"
 #include "report_int.h"
 
 typedef struct {
@@ -295,12 +296,13 @@ static void key_text(const Key *k, char *out, size_t len)
 static void side_desc(FILE *f, const char *tag, const Side *s)
 {
     char label[4096], model[COSTDB_NAME_MAX], gpu[sizeof s->gpu];
-    fprintf(f, "%s: %s sweep %lld (%s%s%s, %dx%d, %d micro-batches of %lld)\n", tag,
+    fprintf(f, "%s: %s sweep %lld (%s%s%s, %dx%d, %d %s of %lld)\n", tag,
             costdb_text_mask(s->label, label, sizeof label), (long long)s->sweep.id,
             s->model_name[0] ? costdb_text_mask(s->model_name, model, sizeof model)
                              : "imported table",
             s->gpu[0] ? " on " : "", costdb_text_mask(s->gpu, gpu, sizeof gpu),
             s->sweep.cluster_hosts, s->sweep.cluster_gpus, s->sweep.micro_batches,
+            costdb_plural(s->sweep.micro_batches, "micro-batch", "micro-batches"),
             (long long)s->sweep.micro_batch_size);
 }
 

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "headline.h"
+#include "plural.h"
 #include "report_int.h"
 
 static void html_escape(FILE *f, const char *s, size_t n)
@@ -445,7 +446,7 @@ static void headline_html(const ApreportReport *r, FILE *f)
     if (h->samples_per_gpu > 0 && h->tokens_per_gpu > 0)
         rep_html(f, ", %.4g tokens/s per GPU (%d tokens a sample)", h->tokens_per_gpu, h->seq);
     if (h->samples_per_gpu > 0)
-        rep_html(f, " on %d GPUs</td></tr>\n", h->gpus);
+        rep_html(f, " on %d %s</td></tr>\n", h->gpus, costdb_plural(h->gpus, "GPU", "GPUs"));
     if (h->mfu > 0)
         rep_html(f, "<tr><th>MFU</th><td><b>%.1f%%</b> of %.4g TFLOP/s per GPU (model FLOPs, "
                  "recomputation not counted)</td></tr>\n", 100 * h->mfu, h->peak_flops / 1e12);

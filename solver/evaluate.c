@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "plural.h"
 #include "schedule.h"
 #include "solver_internal.h"
 
@@ -488,10 +489,10 @@ static void least_memory_explain(const ApsolveProblem *p, const ApsolveOptions *
     }
     if (!p->memory || hi <= 0 || avail <= 0) {
         const ApsolveStage *w = &plan->stages[wk];
-        snprintf(buf, len, "memory: stage %zu (layers %d-%d on (%d, %d)) has %d stages from "
+        snprintf(buf, len, "memory: stage %zu (layers %d-%d on (%d, %d)) has %d %s from "
                  "it to the end but fits at most %d; no plan fits in memory", wk,
                  w->start_layer, w->end_layer, w->hosts, w->gpus, w->succ_stages,
-                 w->max_n_succ_stages + 1);
+                 costdb_plural(w->succ_stages, "stage", "stages"), w->max_n_succ_stages + 1);
         apsolve_plan_free(&plan);
         return;
     }

@@ -18,6 +18,7 @@
 #include "apsolve.h"
 #include "costdb.h"
 #include "costdb_text.h"
+#include "plural.h"
 #include "schedule.h"
 #include "session.h"
 #include "session_int.h"
@@ -75,8 +76,8 @@ void apsolve_warn_batches(const ApsolveRequest *a, const ApsolvePlan *pl, const 
     if (a->quiet || pl->inference || n <= 1)
         return;
     if (b < n)
-        apsolve_say(a, "warning: %s plan: %d micro-batches < %d stages: the pipeline "
-                "is mostly bubble", label, b, n);
+        apsolve_say(a, "warning: %s plan: %d %s < %d stages: the pipeline is mostly bubble",
+                    label, b, costdb_plural(b, "micro-batch", "micro-batches"), n);
     else if (b < 2 * n)
         apsolve_say(a, "warning: %s plan: %d micro-batches < 2 x %d stages (rule of "
                 "thumb: micro-batches >= 2 x stages)", label, b, n);
@@ -354,10 +355,10 @@ static int parallel_candidate(ApsolveRun *r, ApsolveCand **pc)
         return 0;
     if ((k = family_index(r, want)) == r->nbs)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: mbs=%d x dp=%d%s is a "
-                            "micro-batch of %lld samples, and the database has no sweep of "
+                            "micro-batch of %lld %s, and the database has no sweep of "
                             "this model, hardware and cluster at that micro-batch size",
                             a->parallel, pr->mbs, pr->dp, cp > 1 ? " x cp" : "",
-                            (long long)want);
+                            (long long)want, costdb_plural(want, "sample", "samples"));
     if (r->G <= 0 || r->G % want)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: the global batch %lld is "
                             "not a multiple of mbs x dp = %lld", a->parallel, (long long)r->G,

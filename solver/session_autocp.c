@@ -22,6 +22,7 @@
 #include "apsolve.h"
 #include "context_parallel.h"
 #include "costdb.h"
+#include "plural.h"
 #include "session.h"
 #include "session_int.h"
 
@@ -288,19 +289,21 @@ done:
         for (size_t i = 0; i < nt; i++) {
             if (tried[i].feasible < 0)
                 apsolve_say(a, "context parallelism cp=%d on micro-batch size %lld (sweep %lld, "
-                            "%d micro-batches of %lld): its best plan of any layouts (objective "
+                            "%d %s of %lld): its best plan of any layouts (objective "
                             "%.6g s) does not beat the best so far, so none of one layout does",
                             tried[i].cp, (long long)tried[i].m, (long long)tried[i].sweep,
-                            tried[i].B, (long long)(tried[i].m / tried[i].cp), tried[i].total);
+                            tried[i].B, costdb_plural(tried[i].B, "micro-batch", "micro-batches"), (long long)(tried[i].m / tried[i].cp), tried[i].total);
             else if (!tried[i].feasible)
                 apsolve_say(a, "context parallelism cp=%d on micro-batch size %lld (sweep %lld, "
-                            "%d micro-batches of %lld): infeasible", tried[i].cp,
+                            "%d %s of %lld): infeasible", tried[i].cp,
                             (long long)tried[i].m, (long long)tried[i].sweep, tried[i].B,
+                            costdb_plural(tried[i].B, "micro-batch", "micro-batches"),
                             (long long)(tried[i].m / tried[i].cp));
             else
                 apsolve_say(a, "context parallelism cp=%d on micro-batch size %lld (sweep %lld, "
-                            "%d micro-batches of %lld): objective %.6g s%s", tried[i].cp,
+                            "%d %s of %lld): objective %.6g s%s", tried[i].cp,
                             (long long)tried[i].m, (long long)tried[i].sweep, tried[i].B,
+                            costdb_plural(tried[i].B, "micro-batch", "micro-batches"),
                             (long long)(tried[i].m / tried[i].cp), tried[i].total,
                             tried[i].headroom ? "" : " (without the headroom)");
         }

@@ -12,6 +12,7 @@
 
 #include "apsolve.h"
 #include "costdb.h"
+#include "plural.h"
 #include "schedule.h"
 #include "session.h"
 #include "session_int.h"
@@ -136,11 +137,14 @@ static int search_size(ApsolveRun *r, size_t k, int64_t m, int own, int64_t aske
         return 1;
     }
     if (!a->quiet && r->nbs > 1 && !asked && e)
-        apsolve_say(a, "micro-batch size %lld (sweep %lld, %d micro-batches): infeasible",
-                    (long long)m, (long long)c.sweep, c.opt.micro_batches);
+        apsolve_say(a, "micro-batch size %lld (sweep %lld, %d %s): infeasible",
+                    (long long)m, (long long)c.sweep, c.opt.micro_batches,
+                    costdb_plural(c.opt.micro_batches, "micro-batch", "micro-batches"));
     else if (!a->quiet && r->nbs > 1 && !asked)
-        apsolve_say(a, "micro-batch size %lld (sweep %lld, %d micro-batches): objective %.6g s%s",
-                    (long long)m, (long long)c.sweep, c.opt.micro_batches, pl->total_cost,
+        apsolve_say(a, "micro-batch size %lld (sweep %lld, %d %s): objective %.6g s%s",
+                    (long long)m, (long long)c.sweep, c.opt.micro_batches,
+                    costdb_plural(c.opt.micro_batches, "micro-batch", "micro-batches"),
+                    pl->total_cost,
                     pl->schedule == APSOLVE_SCHEDULE_INTERLEAVED ? " (interleaved)" : "");
     /* a plan that keeps the headroom beats one that does not */
     if (!e && (!s->autop || c.opt.search_headroom > r->auto_c.opt.search_headroom ||

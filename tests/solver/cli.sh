@@ -116,9 +116,14 @@ rc=0; "$apsolve" --db "$tmp/hw.db" --plan 1 --parallel dp=2,tp=1,pp=2 2>/dev/nul
 rc=0; "$apsolve" --db "$tmp/hw.db" --plan 99 2>/dev/null || rc=$?
 [ "$rc" = 1 ] || fail "--plan 99: exit $rc, expected 1"
 # Warnings for auto plans: the optimum has 2 stages.
-"$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --micro-batches 1 >/dev/null 2>"$tmp/err"
-grep -q "auto plan: 1 micro-batches < 2 stages: the pipeline is mostly bubble" "$tmp/err" ||
+# One micro-batch is singular (costdb_plural, util/plural.h), in the
+# warning and in the plan's batch line.
+"$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --micro-batches 1 >"$tmp/out" 2>"$tmp/err"
+grep -q "auto plan: 1 micro-batch < 2 stages: the pipeline is mostly bubble" "$tmp/err" ||
   fail "no B < stages warning for the auto plan"
+grep -q "^Batch: global batch [0-9]* = 1 micro-batch x micro-batch size" "$tmp/out" ||
+  fail "the batch line of one micro-batch: $(grep Batch "$tmp/out")"
+! grep -q "1 micro-batches" "$tmp/out" "$tmp/err" || fail "'1 micro-batches' printed"
 "$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --micro-batches 3 >/dev/null 2>"$tmp/err"
 grep -q "auto plan: 3 micro-batches < 2 x 2 stages" "$tmp/err" ||
   fail "no B < 2 x stages warning for the auto plan"
