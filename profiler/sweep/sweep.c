@@ -378,10 +378,10 @@ int approf_sweep_compose(Sweep *sw, int64_t sweep_id, ApprofSweepWriter *w,
     if (rc == 0) {
         sum->entries += n_out;
         for (size_t k = 0; k < n_out; k++) {
-            if (out[k].status != COSTDB_STATUS_OK)
-                sum->failures++;
             if (out[k].status == COSTDB_STATUS_OOM)
                 sum->out_of_memory++;
+            else if (out[k].status != COSTDB_STATUS_OK)
+                sum->failures++;
         }
     }
     free(out);
