@@ -51,7 +51,7 @@ void apsolve_plan_batch(ApsolvePlan *pl, const ApsolveCand *c)
     pl->micro_batch_size = c->micro;
 }
 
-static int better(const ApsolvePlan *x, const ApsolvePlan *y)
+int apsolve_plan_better(const ApsolvePlan *x, const ApsolvePlan *y)
 {
     return !y || x->total_cost < y->total_cost ||
            (x->total_cost == y->total_cost && x->cost < y->cost);
@@ -149,7 +149,7 @@ static int search_size(ApsolveRun *r, size_t k, int64_t m, int own, int64_t aske
     /* a plan that keeps the headroom beats one that does not */
     if (!e && (!s->autop || c.opt.search_headroom > r->auto_c.opt.search_headroom ||
                (c.opt.search_headroom == r->auto_c.opt.search_headroom &&
-                better(pl, s->autop)))) {
+                apsolve_plan_better(pl, s->autop)))) {
         apsolve_plan_free(&s->autop);
         s->autop = pl;
         apsolve_plan_batch(s->autop, &c);
