@@ -315,8 +315,9 @@ static int write_text(const ApreportCompare *c, FILE *f)
     if (!s->models_match)
         fputs("warning: the model signatures differ; no entry can match\n", f);
     fprintf(f, "matched %zu, only in A %zu, only in B %zu\n", s->matched, s->only_a, s->only_b);
-    fprintf(f, "compute cost B/A over %zu entries: geomean %.4f, min %.4f, max %.4f\n", s->ratios,
-            s->geomean, s->min_ratio, s->max_ratio);
+    fprintf(f, "compute cost B/A over %zu %s: geomean %.4f, min %.4f, max %.4f\n", s->ratios,
+            costdb_plural((long long)s->ratios, "entry", "entries"), s->geomean, s->min_ratio,
+            s->max_ratio);
     fprintf(f, "peak memory B-A: mean %+.3f GiB, max |diff| %.3f GiB\n\n",
             s->mean_peak_diff / (1 << 30), s->max_abs_peak_diff / (1 << 30));
     fprintf(f, "%-32s %-5s %12s %12s %8s %10s %10s\n", "entry (i, j, submesh, logical)", "phase",

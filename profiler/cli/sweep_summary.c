@@ -84,11 +84,13 @@ void cli_sweep_one_size_notice(const ApprofSweepConfig *cfg)
     if (cfg->micro_batches == 1 || !list[0])
         return;
     fprintf(stderr,
-            "approf: one micro-batch size (%lld samples, %d micro-batches of the global batch "
+            "approf: one micro-batch size (%lld %s, %d micro-batches of the global batch "
             "%lld): a stage can be at most %lld-way data parallel and every plan accumulates "
             "gradients over %d micro-batches; --micro-batch-sizes %s profiles the sizes that "
             "matter for this batch (%lld: plain data parallelism in one step) and apsolve "
             "chooses among them\n",
-            (long long)(gb / cfg->micro_batches), cfg->micro_batches, (long long)gb,
-            (long long)(gb / cfg->micro_batches), cfg->micro_batches, list, (long long)gb);
+            (long long)(gb / cfg->micro_batches),
+            costdb_plural(gb / cfg->micro_batches, "sample", "samples"), cfg->micro_batches,
+            (long long)gb, (long long)(gb / cfg->micro_batches), cfg->micro_batches, list,
+            (long long)gb);
 }
