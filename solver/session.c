@@ -522,7 +522,8 @@ static void say_mbs(const ApsolveRun *r, int tried, const char *mbs)
     else if (tried == 1)
         snprintf(why, sizeof why, "the only micro-batch size of this database that dp%s = %d "
                  "divides", cp > 1 ? " x cp" : "", a->par.dp * cp);
-    else if (a->micro_batch_size > 0 || a->micro_batches > 0 || a->sweep > 0)
+    else if (a->micro_batch_size > 0 || a->micro_batches > 0 ||
+             (a->sweep > 0 && a->global_batch <= 0))
         snprintf(why, sizeof why, "the size the options ask for");
     else
         snprintf(why, sizeof why, "the main sweep's: no micro-batch size of this database "
