@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "apsolve.h"
+#include "plural.h"
 #include "report_int.h"
 
 typedef struct {
@@ -35,6 +36,7 @@ typedef struct {
     char gpu[COSTDB_NAME_MAX];
     ApsolvePlan *plan;
     char plan_error[256];
+    int headroom_kept;                /* the plan keeps apsolve's default headroom */
 } Side;
 
 struct ApreportCompare {
@@ -146,16 +148,30 @@ static void solve_side(Costdb *db, Side *s)
     ApsolveOptions o = {0};
     int rc;
     o.micro_batches = s->sweep.micro_batches > 0 ? s->sweep.micro_batches : 1;
+    /* apsolve's auto plan: its default memory headroom, kept by its rule */
+    o.headroom_percent = APSOLVE_DEFAULT_HEADROOM_PERCENT;
     if ((rc = apsolve_problem_from_db(db, s->sweep.id, &o, &p)) < 0) {
         snprintf(s->plan_error, sizeof(s->plan_error), "%s", apsolve_strerror(rc));
         return;
     }
-    rc = apsolve_solve(p, &o, &s->plan);
+    rc = apsolve_solve_keep_headroom(p, &o, &s->plan);
+    s->headroom_kept = rc == 0 && o.search_headroom;
+    o.search_headroom = 0; /* the explanation below is by the raw capacity */
     if (rc == APSOLVE_EINFEASIBLE)
         apsolve_explain(p, &o, s->plan_error, sizeof(s->plan_error));
     else if (rc < 0)
         snprintf(s->plan_error, sizeof(s->plan_error), "%s", apsolve_strerror(rc));
     apsolve_problem_free(&p);
+}
+
+/* The memory headroom a side's plan was made with, as apsolve's auto
+ * search keeps it (docs/solver.md, "Memory headroom"). */
+static void headroom_text(FILE *f, const Side *s)
+{
+    fprintf(f, "Memory headroom: %g %% of each device's memory for allocator fragmentation "
+            "(apsolve's default, the 'reserve' column)%s\n", APSOLVE_DEFAULT_HEADROOM_PERCENT,
+            s->headroom_kept ? "" : "; no plan keeps it, so this one is made by the raw "
+                                    "capacity");
 }
 
 static void summarize(ApreportCompare *c)
@@ -280,12 +296,13 @@ static void key_text(const Key *k, char *out, size_t len)
 static void side_desc(FILE *f, const char *tag, const Side *s)
 {
     char label[4096], model[COSTDB_NAME_MAX], gpu[sizeof s->gpu];
-    fprintf(f, "%s: %s sweep %lld (%s%s%s, %dx%d, %d micro-batches of %lld)\n", tag,
+    fprintf(f, "%s: %s sweep %lld (%s%s%s, %dx%d, %d %s of %lld)\n", tag,
             costdb_text_mask(s->label, label, sizeof label), (long long)s->sweep.id,
             s->model_name[0] ? costdb_text_mask(s->model_name, model, sizeof model)
                              : "imported table",
             s->gpu[0] ? " on " : "", costdb_text_mask(s->gpu, gpu, sizeof gpu),
             s->sweep.cluster_hosts, s->sweep.cluster_gpus, s->sweep.micro_batches,
+            costdb_plural(s->sweep.micro_batches, "micro-batch", "micro-batches"),
             (long long)s->sweep.micro_batch_size);
 }
 
@@ -298,8 +315,9 @@ static int write_text(const ApreportCompare *c, FILE *f)
     if (!s->models_match)
         fputs("warning: the model signatures differ; no entry can match\n", f);
     fprintf(f, "matched %zu, only in A %zu, only in B %zu\n", s->matched, s->only_a, s->only_b);
-    fprintf(f, "compute cost B/A over %zu entries: geomean %.4f, min %.4f, max %.4f\n", s->ratios,
-            s->geomean, s->min_ratio, s->max_ratio);
+    fprintf(f, "compute cost B/A over %zu %s: geomean %.4f, min %.4f, max %.4f\n", s->ratios,
+            costdb_plural((long long)s->ratios, "entry", "entries"), s->geomean, s->min_ratio,
+            s->max_ratio);
     fprintf(f, "peak memory B-A: mean %+.3f GiB, max |diff| %.3f GiB\n\n",
             s->mean_peak_diff / (1 << 30), s->max_abs_peak_diff / (1 << 30));
     fprintf(f, "%-32s %-5s %12s %12s %8s %10s %10s\n", "entry (i, j, submesh, logical)", "phase",
@@ -328,6 +346,7 @@ static int write_text(const ApreportCompare *c, FILE *f)
                 costdb_text_mask(c->side[w].label, label, sizeof label));
         if (c->side[w].plan) {
             ApsolveOutput o = {"auto", "auto", c->side[w].plan, 0};
+            headroom_text(f, &c->side[w]);
             apsolve_write(f, "text", &o, 1);
         } else {
             fprintf(f, "no plan: %s\n", c->side[w].plan_error[0] ? c->side[w].plan_error
@@ -392,7 +411,8 @@ static int write_json(const ApreportCompare *c, FILE *f)
         rep_json_string(f, c->side[w].signature);
         fputs(", \"gpu\": ", f);
         rep_json_string(f, c->side[w].gpu);
-        fputs(", \"plan\": ", f);
+        fprintf(f, ", \"memory_headroom\": \"%g%%\", \"headroom_kept\": %s, \"plan\": ",
+                APSOLVE_DEFAULT_HEADROOM_PERCENT, c->side[w].headroom_kept ? "true" : "false");
         if (c->side[w].plan) {
             ApsolveOutput o = {"auto", "auto", c->side[w].plan, 0};
             apsolve_write(f, "json", &o, 1);
@@ -475,6 +495,7 @@ static int write_html(const ApreportCompare *c, FILE *f)
             FILE *m = open_memstream(&buf, &len);
             ApsolveOutput o = {"auto", "auto", c->side[w].plan, 0};
             if (m) {
+                headroom_text(m, &c->side[w]);
                 apsolve_write(m, "text", &o, 1);
                 fclose(m);
                 rep_html(f, "%s", buf);

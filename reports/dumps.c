@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "outfile.h"
+#include "plural.h"
 #include "report_int.h"
 
 typedef struct {
@@ -375,9 +376,10 @@ int apreport_write_code(const ApreportReport *r, FILE *f)
 int apreport_write_summary(const ApreportReport *r, FILE *f)
 {
     size_t counts[APREPORT_VERDICT_ACT_SHARDED + 1] = {0};
-    fprintf(f, "plan %lld (%s, %s): %zu stages, %d micro-batches, T = %.6f s\n",
+    fprintf(f, "plan %lld (%s, %s): %zu %s, %d %s, T = %.6f s\n",
             (long long)r->plan.id, r->plan.kind, r->plan.objective, r->n_stages,
-            r->plan.micro_batches, r->plan.cost);
+            costdb_plural((long long)r->n_stages, "stage", "stages"), r->plan.micro_batches,
+            costdb_plural(r->plan.micro_batches, "micro-batch", "micro-batches"), r->plan.cost);
     fprintf(f, "simulated iteration: 1F1B %.6f s (bubble %.1f%%), GPipe %.6f s (bubble %.1f%%)\n",
             r->sched[0]->iteration_time, 100 * r->sched[0]->bubble_fraction,
             r->sched[1]->iteration_time, 100 * r->sched[1]->bubble_fraction);

@@ -10,6 +10,7 @@
 
 #include "headline.h"
 #include "launch.h"
+#include "plural.h"
 #include "report_int.h"
 #include "schedule.h"
 
@@ -49,8 +50,9 @@ static void layout_text(const ApreportReport *r, const RepLaunchBasics *b, char 
         PUT(", raf=0 (parameters kept gathered from forward to backward)");
     if (b->v > 1)
         PUT(", interleaved vpp %d", b->v);
-    PUT(", %d micro-batches of %lld samples per replica (global batch %lld)", b->B,
-        (long long)b->mbs, (long long)b->global);
+    PUT(", %d %s of %lld %s per replica (global batch %lld)", b->B,
+        costdb_plural(b->B, "micro-batch", "micro-batches"), (long long)b->mbs,
+        costdb_plural(b->mbs, "sample", "samples"), (long long)b->global);
     if (!b->variants_known) {
         PUT(", recompute and ZeRO unknown for some stages");
     } else if (b->variants_differ) {

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "headline.h"
+#include "plural.h"
 #include "report_int.h"
 
 static void html_escape(FILE *f, const char *s, size_t n)
@@ -452,7 +453,7 @@ static void headline_html(const ApreportReport *r, FILE *f)
     if (h->samples_per_gpu > 0 && h->tokens_per_gpu > 0)
         rep_html(f, ", %.4g tokens/s per GPU (%d tokens a sample)", h->tokens_per_gpu, h->seq);
     if (h->samples_per_gpu > 0)
-        rep_html(f, " on %d GPUs</td></tr>\n", h->gpus);
+        rep_html(f, " on %d %s</td></tr>\n", h->gpus, costdb_plural(h->gpus, "GPU", "GPUs"));
     if (h->mfu > 0)
         rep_html(f, "<tr><th>MFU</th><td><b>%.1f%%</b> of %.4g TFLOP/s per GPU (model FLOPs, "
                  "recomputation not counted)</td></tr>\n", 100 * h->mfu, h->peak_flops / 1e12);
@@ -483,8 +484,8 @@ static void headline_html(const ApreportReport *r, FILE *f)
     rep_html(f, "</td></tr>\n</table>\n");
     rep_html(f, "<table><tr><th>stage</th><th>parameters</th><th>optimizer state</th>"
                 "<th>activations in flight</th><th>gradients, outputs, temporaries</th>"
-                "<th>needed</th><th>available</th><th>headroom</th>"
-                "<th>reserve for fragmentation</th></tr>\n");
+                "<th>needed</th><th>available</th><th>free</th>"
+                "<th>reserve for fragmentation (--memory-headroom)</th></tr>\n");
     for (size_t k = 0; k < h->n_stages && k < REP_HTML_MAX_ROWS; k++) {
         const RepStageMemory *m = &h->mem[k];
         rep_html(f, "<tr><td>%zu</td>", k);

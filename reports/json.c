@@ -159,7 +159,7 @@ static void headline_json(const ApreportReport *r, FILE *f)
         num(f, m->total);
         fputs(", \"available\": ", f);
         m->available > 0 ? num(f, m->available) : (void)fputs("null", f);
-        fputs(", \"headroom\": ", f);
+        fputs(", \"free\": ", f);
         m->available > 0 ? num(f, m->available - m->total) : (void)fputs("null", f);
         fputs(", \"reserve\": ", f);
         num(f, m->reserve);

@@ -25,6 +25,7 @@
 #include "context_parallel.h"
 #include "hsdp.h"
 #include "launch.h"
+#include "plural.h"
 #include "schedule.h"
 
 static const char *const rt_names[] = {"Megatron-LM", "DeepSpeed", "torchtitan"};
@@ -805,9 +806,10 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
         else
             snprintf(sl, sizeof(sl), "%s", sched_label(L->sched));
         rep_launch_line(L, "layout: dp %d x tp %d x pp %d on %d x %d GPUs, %s, micro-batch %lld "
-                           "per replica x %d micro-batches = global batch %lld, recompute %s, "
+                           "per replica x %d %s = global batch %lld, recompute %s, "
                            "ZeRO %d, %s", L->dp, L->tp, L->pp, L->hosts, L->gpus, sl,
-                        (long long)L->mbs, L->B, (long long)L->global,
+                        (long long)L->mbs, L->B,
+                        costdb_plural(L->B, "micro-batch", "micro-batches"), (long long)L->global,
                         costdb_recompute_name(L->recompute), L->zero, L->prec ? L->prec : "fp32");
     }
     rep_launch_line(L, "%s", price);

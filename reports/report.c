@@ -19,6 +19,7 @@
 #include "context_parallel.h"
 #include "expert_parallel.h"
 #include "headline.h"
+#include "plural.h"
 #include "report_int.h"
 #include "schedule.h"
 
@@ -674,8 +675,10 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
         goto cleanup;
     if ((rc = simulate(r)) < 0) {
         char what[96];
-        snprintf(what, sizeof(what), "plan %lld: cannot simulate its schedule (%d stages, %d "
-                 "micro-batches)", (long long)plan_id, (int)r->n_stages, r->plan.micro_batches);
+        snprintf(what, sizeof(what), "plan %lld: cannot simulate its schedule (%d %s, %d %s)",
+                 (long long)plan_id, (int)r->n_stages,
+                 costdb_plural((long long)r->n_stages, "stage", "stages"), r->plan.micro_batches,
+                 costdb_plural(r->plan.micro_batches, "micro-batch", "micro-batches"));
         seterr(err, errlen, "%s: %s", what, apreport_strerror(rc));
         goto cleanup;
     }

@@ -223,6 +223,13 @@ int apsolve_max_n_succ_stages(int64_t avail, int64_t peak, int64_t initial,
  * with apsolve_plan_free) holds a feasible plan. APSOLVE_EINFEASIBLE when no
  * plan exists; then apsolve_explain() names the tightest constraint. */
 int apsolve_solve(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan **out);
+/* The auto search's memory-headroom rule (docs/solver.md, "Memory
+ * headroom"), the one every auto plan is made by: apsolve_solve keeping
+ * opt's headroom when it sets one, and when no plan keeps it, against the
+ * raw capacity. opt->search_headroom says which one *out was made under
+ * (1: it keeps the headroom). Returns as apsolve_solve. */
+int apsolve_solve_keep_headroom(const ApsolveProblem *p, ApsolveOptions *opt,
+                                ApsolvePlan **out);
 /* Writes into buf a one-line reason why p has no feasible plan under opt:
  * layers without a finite entry, the device count, --max-stages, or the
  * stage whose memory need exceeds the memory available. */

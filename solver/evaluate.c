@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "plural.h"
 #include "schedule.h"
 #include "solver_internal.h"
 
@@ -63,6 +64,19 @@ int64_t apsolve_memory_reserve(const ApsolveOptions *opt, int64_t avail)
         return 0;
     r = (long double)avail * (long double)opt->headroom_percent / 100.0L;
     return r >= (long double)avail ? avail : (int64_t)llroundl(r);
+}
+
+int apsolve_solve_keep_headroom(const ApsolveProblem *p, ApsolveOptions *opt,
+                                ApsolvePlan **out)
+{
+    int e;
+    opt->search_headroom = opt->headroom_bytes > 0 || opt->headroom_percent > 0;
+    e = apsolve_solve(p, opt, out);
+    if (e == APSOLVE_EINFEASIBLE && opt->search_headroom) {
+        opt->search_headroom = 0;
+        e = apsolve_solve(p, opt, out);
+    }
+    return e;
 }
 
 /* The memory a stage may need under opt: avail less the headroom when the
@@ -497,10 +511,10 @@ static void least_memory_explain(const ApsolveProblem *p, const ApsolveOptions *
     }
     if (!p->memory || hi <= 0 || avail <= 0) {
         const ApsolveStage *w = &plan->stages[wk];
-        snprintf(buf, len, "memory: stage %zu (layers %d-%d on (%d, %d)) has %d stages from "
+        snprintf(buf, len, "memory: stage %zu (layers %d-%d on (%d, %d)) has %d %s from "
                  "it to the end but fits at most %d; no plan fits in memory", wk,
                  w->start_layer, w->end_layer, w->hosts, w->gpus, w->succ_stages,
-                 w->max_n_succ_stages + 1);
+                 costdb_plural(w->succ_stages, "stage", "stages"), w->max_n_succ_stages + 1);
         apsolve_plan_free(&plan);
         return;
     }

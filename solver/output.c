@@ -12,6 +12,7 @@
 #include "apsolve.h"
 #include "costdb.h"
 #include "frameworks.h"
+#include "plural.h"
 #include "schedule.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -121,8 +122,10 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
     const ApsolvePlan *pl = o->plan;
     apsolve_print_alpa(pl, out);
     if (pl->global_batch > 0)
-        fprintf(out, "Batch: global batch %lld = %d micro-batches x micro-batch size %lld\n",
-                (long long)pl->global_batch, pl->micro_batches, (long long)pl->micro_batch_size);
+        fprintf(out, "Batch: global batch %lld = %d %s x micro-batch size %lld\n",
+                (long long)pl->global_batch, pl->micro_batches,
+                costdb_plural(pl->micro_batches, "micro-batch", "micro-batches"),
+                (long long)pl->micro_batch_size);
     if (pl->cp > 1)
         /* the auto search's context parallelism (session_autocp.c), as
          * apreport's headline and the launch files state it */
@@ -135,8 +138,9 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
                 "on each (Megatron-Core's MoE parallel folding)\n", pl->ep, pl->etp, pl->etp,
                 pl->ep, pl->ep * pl->etp);
     if (pl->inference)
-        fprintf(out, "Estimated inference latency: %.6g s (%zu stages x max stage cost %.6g s)\n",
-                pl->cost, pl->n_stages, pl->max_stage_cost);
+        fprintf(out, "Estimated inference latency: %.6g s (%zu %s x max stage cost %.6g s)\n",
+                pl->cost, pl->n_stages, costdb_plural((long long)pl->n_stages, "stage", "stages"),
+                pl->max_stage_cost);
     else if (pl->virtual_stages > 1)
         fprintf(out, "Estimated iteration latency: %.6g s (interleaved 1F1B, v = %d: (sum of stage "
                 "costs %.6g s + (vB - 1 = %d) x max stage cost %.6g s) / v)\n", pl->cost,
@@ -158,16 +162,17 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
                 "apply-grad (gradient sync + optimizer) %.6g s\n", pl->total_cost, pl->cost,
                 pl->apply_cost);
     if (!pl->feasible)
-        fprintf(out, "Plan is NOT feasible (%d devices used; see the stage table)\n",
-                pl->devices_used);
-    /* the headroom for fragmentation kept free (docs/solver.md, "Memory
-     * headroom"), a column when any stage knows its device's memory */
+        fprintf(out, "Plan is NOT feasible (%d %s used; see the stage table)\n",
+                pl->devices_used, costdb_plural(pl->devices_used, "device", "devices"));
+    /* "free": the memory a stage leaves free; "reserve": the part of it
+     * kept for fragmentation (--memory-headroom; docs/solver.md, "Memory
+     * headroom"), a column when any stage has one */
     int reserve = 0;
     for (size_t k = 0; k < pl->n_stages; k++)
         reserve |= pl->stages[k].memory_reserve > 0;
     fprintf(out, "%-5s %-9s %-8s %-8s %-34s %-16s %12s %22s %10s%s\n", "stage", "layers",
             "submesh", "logical", "options", "variant", "cost (s)", "memory need/avail GiB",
-            "headroom", reserve ? "    reserve" : "");
+            "free GiB", reserve ? "    reserve" : "");
     for (size_t k = 0; k < pl->n_stages; k++) {
         const ApsolveStage *st = &pl->stages[k];
         char layers[32], sub[24], logical[24], mem[48], head[24], var[48];
@@ -187,8 +192,9 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
             snprintf(mem, sizeof mem, "unlimited");
             snprintf(head, sizeof head, "-");
         } else {
-            snprintf(mem, sizeof mem, "fits %d stages", st->max_n_succ_stages + 1);
-            snprintf(head, sizeof head, "%d stages", st->max_n_succ_stages + 1 - st->succ_stages);
+            int fit = st->max_n_succ_stages + 1, left = fit - st->succ_stages;
+            snprintf(mem, sizeof mem, "fits %d %s", fit, costdb_plural(fit, "stage", "stages"));
+            snprintf(head, sizeof head, "%d %s", left, costdb_plural(left, "stage", "stages"));
         }
         char res[32] = "";
         if (reserve)
@@ -277,7 +283,7 @@ static void text_rebatch(FILE *out, const ApsolveOutput *o)
     if (!np)
         return;
     fprintf(out, "  %-5s %12s %22s %10s  %s\n", "stage", "cost (s)", "memory need/avail GiB",
-            "headroom", "status");
+            "free GiB", "status");
     for (size_t k = 0; k < np->n_stages; k++) {
         const ApsolveStage *st = &np->stages[k];
         char mem[48] = "-", head[24] = "-";

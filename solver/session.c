@@ -18,6 +18,7 @@
 #include "apsolve.h"
 #include "costdb.h"
 #include "costdb_text.h"
+#include "plural.h"
 #include "schedule.h"
 #include "session.h"
 #include "session_int.h"
@@ -75,8 +76,8 @@ void apsolve_warn_batches(const ApsolveRequest *a, const ApsolvePlan *pl, const 
     if (a->quiet || pl->inference || n <= 1)
         return;
     if (b < n)
-        apsolve_say(a, "warning: %s plan: %d micro-batches < %d stages: the pipeline "
-                "is mostly bubble", label, b, n);
+        apsolve_say(a, "warning: %s plan: %d %s < %d stages: the pipeline is mostly bubble",
+                    label, b, costdb_plural(b, "micro-batch", "micro-batches"), n);
     else if (b < 2 * n)
         apsolve_say(a, "warning: %s plan: %d micro-batches < 2 x %d stages (rule of "
                 "thumb: micro-batches >= 2 x stages)", label, b, n);
@@ -270,6 +271,36 @@ static int resolve_batch(ApsolveRun *r)
     return rc;
 }
 
+/* A --memory-headroom in bytes at or above the memory a device has (the
+ * entries' available memory, or --memory-budget) leaves no memory for any
+ * stage: a usage error, not a search that falls back to the raw capacity
+ * (a percentage is held below 50 % by the option's parser). */
+static int check_headroom(const ApsolveRun *r)
+{
+    const ApsolveRequest *a = r->a;
+    const ApsolveProblem *p = r->main_c.p;
+    const double gib = 1024.0 * 1024.0 * 1024.0;
+    int64_t most = 0;
+    size_t n;
+    if (a->opt.headroom_bytes <= 0 || !p->memory)
+        return 0;
+    n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+        (size_t)p->num_configs;
+    for (size_t i = 0; i < n; i++)
+        if (p->memory[i].avail > most)
+            most = p->memory[i].avail;
+    if (most <= 0 || a->opt.headroom_bytes < most)
+        return 0;
+    return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--memory-headroom %lld bytes (%.3f GiB) is not "
+                        "less than the device's memory, %lld bytes (%.3f GiB) %s: no stage "
+                        "could keep it; give a smaller size or a percentage (default %g%%)",
+                        (long long)a->opt.headroom_bytes, a->opt.headroom_bytes / gib,
+                        (long long)most, most / gib,
+                        a->opt.memory_budget > 0 ? "by --memory-budget"
+                                                 : "available in the sweep",
+                        APSOLVE_DEFAULT_HEADROOM_PERCENT);
+}
+
 /* Main candidate: the main sweep at B, and the objective: full when every
  * entry has its apply cost (else alpa, with a notice) unless --objective
  * says; --objective full without apply costs is a usage error. A stored
@@ -277,6 +308,7 @@ static int resolve_batch(ApsolveRun *r)
 static int main_candidate(ApsolveRun *r)
 {
     ApsolveRequest *a = r->a;
+    int rc;
     if (apsolve_cand_load(r->db, a, r->sweep, r->G, r->micro, r->B, &r->main_c))
         return 1;
     if (a->objective < 0) {
@@ -308,6 +340,8 @@ static int main_candidate(ApsolveRun *r)
                             "before schema 12, an import, or a sweep written before it): "
                             "ZB-H1 cannot be priced exactly; profile the sweep again with this "
                             "approf", (long long)r->sweep);
+    if ((rc = check_headroom(r)) != 0)
+        return rc;
     if (r->plan_configs)
         apsolve_specs_variants(r->main_c.p, r->specs, r->plan_configs, r->nspec);
     return 0;
@@ -330,10 +364,10 @@ static int parallel_candidate(ApsolveRun *r, ApsolveCand **pc)
         return 0;
     if ((k = family_index(r, want)) == r->nbs)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: mbs=%d x dp=%d%s is a "
-                            "micro-batch of %lld samples, and the database has no sweep of "
+                            "micro-batch of %lld %s, and the database has no sweep of "
                             "this model, hardware and cluster at that micro-batch size",
                             a->parallel, pr->mbs, pr->dp, cp > 1 ? " x cp" : "",
-                            (long long)want);
+                            (long long)want, costdb_plural(want, "sample", "samples"));
     if (r->G <= 0 || r->G % want)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: the global batch %lld is "
                             "not a multiple of mbs x dp = %lld", a->parallel, (long long)r->G,
@@ -403,6 +437,111 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
     apsolve_hsdp_say(r, s->given);
     r->out_c[s->nout] = pc;
     return 0;
+}
+
+/* Frees what one parallel_plan made, for the next try of parallel_mbs. */
+static void parallel_undo(ApsolveRun *r)
+{
+    free(r->specs);
+    r->specs = NULL;
+    r->nspec = 0;
+    apsolve_plan_free(&r->s->given);
+    if (r->have_par_c)
+        apsolve_cand_free(&r->par_c);
+    if (r->have_cp_c)
+        apsolve_cand_free(&r->cp_c);
+    if (r->have_ep_c)
+        apsolve_cand_free(&r->ep_c);
+    r->have_par_c = r->have_cp_c = r->have_ep_c = 0;
+}
+
+/* Given plan, --parallel without mbs=: decides mbs as the auto search
+ * decides its micro-batch size (docs/solver.md, "--parallel"): every size
+ * of the family that dp x cp divides and that divides the global batch is
+ * priced, silently, and the plan with the lowest objective wins, a
+ * feasible one before an infeasible one. Sizes pinned by the request
+ * (--micro-batch-size, --micro-batches, --sweep without --global-batch)
+ * keep the main sweep's, as before. *tried: how many sizes were priced
+ * (0: none, the main sweep's is used); mbs: their list. 0, or 1 on
+ * running out of memory. */
+static int parallel_mbs(ApsolveRun *r, int *tried, char *mbs, size_t len)
+{
+    ApsolveRequest *a = r->a;
+    int64_t unit = (int64_t)a->par.dp * (a->par.cp > 1 ? a->par.cp : 1);
+    ApsolvePlan *best = NULL;
+    int best_mbs = 0;
+    size_t at = 0;
+    *tried = 0;
+    mbs[0] = '\0';
+    if (a->par.mbs > 0 || a->micro_batch_size > 0 || a->micro_batches > 0 ||
+        (a->sweep > 0 && a->global_batch <= 0) || r->G <= 0 || r->nbs < 2 || unit <= 0)
+        return 0;
+    for (size_t k = 0; k < r->nbs; k++) {
+        int64_t m = r->bs[k].micro_batch_size;
+        ApsolveOptions main_opt = r->main_c.opt;
+        ApsolveNotice notice = a->notice;
+        ApsolveError *error = a->error;
+        char err[512];
+        int e = 0, rc, w;
+        if (m <= 0 || m % unit || r->G % m || r->G / m > COSTDB_MAX_MICRO_BATCHES)
+            continue;
+        a->par.mbs = (int)(m / unit);
+        a->notice = NULL; /* a size that fails is one not chosen */
+        a->error = NULL;
+        rc = parallel_plan(r, &e, err, sizeof err);
+        a->notice = notice;
+        a->error = error;
+        r->main_c.opt = main_opt; /* a vpp plan on the main sweep sets its schedule */
+        if (!rc && !e && r->s->given) {
+            ApsolvePlan *g = r->s->given;
+            w = snprintf(mbs + at, at < len ? len - at : 0, "%s%d", *tried ? ", " : "",
+                         a->par.mbs);
+            at += w > 0 ? (size_t)w : 0;
+            ++*tried;
+            if (!best || (g->feasible && !best->feasible) ||
+                (g->feasible == best->feasible && apsolve_plan_better(g, best))) {
+                apsolve_plan_free(&best);
+                best = g;
+                r->s->given = NULL;
+                best_mbs = a->par.mbs;
+            }
+        } else if (rc == 1 && e == APSOLVE_ENOMEM) {
+            parallel_undo(r);
+            apsolve_plan_free(&best);
+            return 1;
+        }
+        parallel_undo(r);
+    }
+    apsolve_plan_free(&best);
+    a->par.mbs = best_mbs;
+    return 0;
+}
+
+/* Says which micro-batch size a --parallel plan without mbs= was priced
+ * at, why, and how to price another. */
+static void say_mbs(const ApsolveRun *r, int tried, const char *mbs)
+{
+    const ApsolveRequest *a = r->a;
+    const ApsolvePlan *g = r->s->given;
+    int cp = a->par.cp > 1 ? a->par.cp : 1;
+    char why[256];
+    if (tried > 1)
+        snprintf(why, sizeof why, "the lowest objective of mbs=%s, the micro-batch sizes of "
+                 "this database that dp%s = %d divides", mbs, cp > 1 ? " x cp" : "",
+                 a->par.dp * cp);
+    else if (tried == 1)
+        snprintf(why, sizeof why, "the only micro-batch size of this database that dp%s = %d "
+                 "divides", cp > 1 ? " x cp" : "", a->par.dp * cp);
+    else if (a->micro_batch_size > 0 || a->micro_batches > 0 ||
+             (a->sweep > 0 && a->global_batch <= 0))
+        snprintf(why, sizeof why, "the size the options ask for");
+    else
+        snprintf(why, sizeof why, "the main sweep's: no micro-batch size of this database "
+                 "is split dp%s = %d ways", cp > 1 ? " x cp" : "", a->par.dp * cp);
+    apsolve_say(a, "3-D plan: micro-batch size %lld (%d %s, sweep %lld): %s; mbs=M in "
+                "--parallel prices micro-batch size M x dp%s", (long long)g->micro_batch_size,
+                g->micro_batches, costdb_plural(g->micro_batches, "micro-batch", "micro-batches"),
+                (long long)r->out_c[r->s->nout]->sweep, why, cp > 1 ? " x cp" : "");
 }
 
 /* Given plan, manual or uniform: decides its stages from the request's
@@ -477,9 +616,11 @@ static int given_plan(ApsolveRun *r)
 {
     const ApsolveRequest *a = r->a;
     ApsolveSession *s = r->s;
-    char err[512];
-    int e = 0;
-    int rc = a->parallel ? parallel_plan(r, &e, err, sizeof err)
+    char err[512], mbs[160];
+    int e = 0, tried = 0, chose = a->parallel && a->par.mbs <= 0;
+    int rc = chose ? parallel_mbs(r, &tried, mbs, sizeof mbs) : 0;
+    if (!rc)
+        rc = a->parallel ? parallel_plan(r, &e, err, sizeof err)
                          : listed_plan(r, &e, err, sizeof err);
     if (rc || !r->specs)
         return rc;
@@ -488,6 +629,8 @@ static int given_plan(ApsolveRun *r)
                             "%s plan: %s", r->kind, e == APSOLVE_EINVAL ? err : apsolve_strerror(e));
     warn_parallel(r);
     apsolve_plan_batch(s->given, r->out_c[s->nout]);
+    if (chose && !a->quiet && r->nbs > 1)
+        say_mbs(r, tried, mbs);
     s->outs[s->nout++] = (ApsolveOutput){.label = s->label, .kind = r->kind, .plan = s->given};
     apsolve_warn_batches(a, s->given, s->label);
     apsolve_warn_headroom(a, s->given, s->label);

@@ -26,6 +26,7 @@
 #include "context_parallel.h"
 #include "costdb.h"
 #include "expert_parallel.h"
+#include "plural.h"
 #include "session.h"
 #include "session_int.h"
 
@@ -44,13 +45,7 @@ int apsolve_auto_better(const ApsolvePlan *x, int xh, const ApsolvePlan *y, int 
 static int solve_one(const ApsolveProblem *p, ApsolveOptions *o, ApsolvePlan **pl,
                      int *headroom)
 {
-    int e;
-    o->search_headroom = o->headroom_bytes > 0 || o->headroom_percent > 0;
-    e = apsolve_solve(p, o, pl);
-    if (e == APSOLVE_EINFEASIBLE && o->search_headroom) {
-        o->search_headroom = 0;
-        e = apsolve_solve(p, o, pl);
-    }
+    int e = apsolve_solve_keep_headroom(p, o, pl);
     *headroom = o->search_headroom;
     if (e == APSOLVE_EINFEASIBLE || (e == 0 && !(*pl)->feasible)) {
         apsolve_plan_free(pl);
@@ -205,25 +200,26 @@ static void say_tried(const ApsolveRequest *a, const ApsolveAutoBest *b, const A
     char name[96], what[24];
     for (size_t i = 0; i < b->nt; i++) {
         const ApsolveAutoTried *t = &b->tried[i];
+        const char *mbs = costdb_plural(t->B, "micro-batch", "micro-batches");
         tried_name(t, name, sizeof name);
         if (t->feasible == -2)
-            apsolve_say(a, "%s on micro-batch size %lld (sweep %lld, %d micro-batches of %lld): "
+            apsolve_say(a, "%s on micro-batch size %lld (sweep %lld, %d %s of %lld): "
                         "objective %.6g s, not better than the same candidate without ep", name,
-                        (long long)t->m, (long long)t->sweep, t->B, (long long)(t->m / t->cp),
+                        (long long)t->m, (long long)t->sweep, t->B, mbs, (long long)(t->m / t->cp),
                         t->total);
         else if (t->feasible < 0)
-            apsolve_say(a, "%s on micro-batch size %lld (sweep %lld, %d micro-batches of %lld): "
+            apsolve_say(a, "%s on micro-batch size %lld (sweep %lld, %d %s of %lld): "
                         "its best plan of any layouts (objective %.6g s) does not beat the best "
                         "so far, so none of one layout does", name, (long long)t->m,
-                        (long long)t->sweep, t->B, (long long)(t->m / t->cp), t->total);
+                        (long long)t->sweep, t->B, mbs, (long long)(t->m / t->cp), t->total);
         else if (!t->feasible)
-            apsolve_say(a, "%s on micro-batch size %lld (sweep %lld, %d micro-batches of %lld): "
-                        "infeasible", name, (long long)t->m, (long long)t->sweep, t->B,
+            apsolve_say(a, "%s on micro-batch size %lld (sweep %lld, %d %s of %lld): "
+                        "infeasible", name, (long long)t->m, (long long)t->sweep, t->B, mbs,
                         (long long)(t->m / t->cp));
         else
-            apsolve_say(a, "%s on micro-batch size %lld (sweep %lld, %d micro-batches of %lld): "
+            apsolve_say(a, "%s on micro-batch size %lld (sweep %lld, %d %s of %lld): "
                         "objective %.6g s%s", name, (long long)t->m, (long long)t->sweep, t->B,
-                        (long long)(t->m / t->cp), t->total,
+                        mbs, (long long)(t->m / t->cp), t->total,
                         t->headroom ? "" : " (without the headroom)");
     }
     {

@@ -11,6 +11,7 @@
 #include "apsolve.h"
 #include "context_parallel.h"
 #include "costdb.h"
+#include "plural.h"
 #include "session.h"
 #include "session_int.h"
 
@@ -67,9 +68,10 @@ int apsolve_run_cp(ApsolveRun *r, ApsolveCand **pc)
                             "cp plan (give the new batch with --global-batch)", what);
     if (eq->micro > 0 && eq->micro % pr->cp)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: the sweep's micro-batch of "
-                            "%lld samples does not split into dp x cp = %d replicas (give mbs=, "
+                            "%lld %s does not split into dp x cp = %d replicas (give mbs=, "
                             "with a sweep at micro-batch mbs x dp x cp)", what,
-                            (long long)eq->micro, pr->dp * pr->cp);
+                            (long long)eq->micro, costdb_plural(eq->micro, "sample", "samples"),
+                            pr->dp * pr->cp);
     if ((int64_t)eq->opt.micro_batches * pr->cp > COSTDB_MAX_MICRO_BATCHES)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: cp x %d micro-batches is "
                             "more than %d (COSTDB_MAX_MICRO_BATCHES)", what,

@@ -106,6 +106,9 @@ typedef struct ApsolveRun {
 int apsolve_cand_load(struct Costdb *db, const ApsolveRequest *a, int64_t id,
                       int64_t global_batch, int64_t micro, int B, ApsolveCand *c);
 void apsolve_cand_free(ApsolveCand *c);
+/* session_search.c: the search's order of two plans of one kind: x beats
+ * y (or y is NULL) by a lower objective (total_cost), then a lower T. */
+int apsolve_plan_better(const ApsolvePlan *x, const ApsolvePlan *y);
 /* session_search.c: the batch a plan was made for, from its candidate. */
 void apsolve_plan_batch(ApsolvePlan *pl, const ApsolveCand *c);
 /* session_search.c: the auto search step (see there); 0 or an exit status. */

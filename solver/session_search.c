@@ -13,6 +13,7 @@
 #include "apsolve.h"
 #include "costdb.h"
 #include "frameworks.h"
+#include "plural.h"
 #include "schedule.h"
 #include "session.h"
 #include "session_int.h"
@@ -51,7 +52,7 @@ void apsolve_plan_batch(ApsolvePlan *pl, const ApsolveCand *c)
     pl->micro_batch_size = c->micro;
 }
 
-static int better(const ApsolvePlan *x, const ApsolvePlan *y)
+int apsolve_plan_better(const ApsolvePlan *x, const ApsolvePlan *y)
 {
     return !y || x->total_cost < y->total_cost ||
            (x->total_cost == y->total_cost && x->cost < y->cost);
@@ -124,12 +125,7 @@ static int search_size(ApsolveRun *r, size_t k, int64_t m, int own, int64_t aske
     c.opt.virtual_stages = a->virtual_stages;
     /* the search keeps the memory headroom; where no plan leaves it, the
      * best plan within the raw capacity is searched (and warned about) */
-    c.opt.search_headroom = c.opt.headroom_bytes > 0 || c.opt.headroom_percent > 0;
-    e = apsolve_solve(c.p, &c.opt, &pl);
-    if (e == APSOLVE_EINFEASIBLE && c.opt.search_headroom) {
-        c.opt.search_headroom = 0;
-        e = apsolve_solve(c.p, &c.opt, &pl);
-    }
+    e = apsolve_solve_keep_headroom(c.p, &c.opt, &pl);
     if (e == 0 && !a->schedule_set)
         e = try_interleaved(r->db, &c, &pl);
     /* ZB-H1 is not tried: no framework runs it on one stage per device
@@ -144,17 +140,20 @@ static int search_size(ApsolveRun *r, size_t k, int64_t m, int own, int64_t aske
         return 1;
     }
     if (!a->quiet && r->nbs > 1 && !asked && e)
-        apsolve_say(a, "micro-batch size %lld (sweep %lld, %d micro-batches): infeasible",
-                    (long long)m, (long long)c.sweep, c.opt.micro_batches);
+        apsolve_say(a, "micro-batch size %lld (sweep %lld, %d %s): infeasible",
+                    (long long)m, (long long)c.sweep, c.opt.micro_batches,
+                    costdb_plural(c.opt.micro_batches, "micro-batch", "micro-batches"));
     else if (!a->quiet && r->nbs > 1 && !asked)
-        apsolve_say(a, "micro-batch size %lld (sweep %lld, %d micro-batches): objective %.6g s%s",
-                    (long long)m, (long long)c.sweep, c.opt.micro_batches, pl->total_cost,
+        apsolve_say(a, "micro-batch size %lld (sweep %lld, %d %s): objective %.6g s%s",
+                    (long long)m, (long long)c.sweep, c.opt.micro_batches,
+                    costdb_plural(c.opt.micro_batches, "micro-batch", "micro-batches"),
+                    pl->total_cost,
                     pl->schedule == APSOLVE_SCHEDULE_INTERLEAVED ? " (interleaved)"
                     : pl->schedule == APSOLVE_SCHEDULE_ZB_H1   ? " (zb-h1)" : "");
     /* a plan that keeps the headroom beats one that does not */
     if (!e && (!s->autop || c.opt.search_headroom > r->auto_c.opt.search_headroom ||
                (c.opt.search_headroom == r->auto_c.opt.search_headroom &&
-                better(pl, s->autop)))) {
+                apsolve_plan_better(pl, s->autop)))) {
         apsolve_plan_free(&s->autop);
         s->autop = pl;
         apsolve_plan_batch(s->autop, &c);

@@ -11,6 +11,7 @@
 
 #include "costdb.h"
 #include "costdb_text.h"
+#include "plural.h"
 #include "session_int.h"
 
 /* Why the sweep has no config for a --parallel stage, and the sweep option
@@ -62,14 +63,15 @@ void apsolve_missing_layout_reason(const ApsolveProblem *p, const CostdbSweep *s
             }
         }
         if (first)
-            snprintf(out, len, "a micro-batch of %lld samples cannot be split %d ways (dp=%d); "
+            snprintf(out, len, "a micro-batch of %lld %s cannot be split %d ways (dp=%d); "
                      "this database has sweeps at micro-batch sizes %s, which --parallel's "
                      "mbs= picks (mbs=%lld: micro-batch size %lld)",
-                     (long long)micro, par->dp, par->dp, have,
+                     (long long)micro, costdb_plural(micro, "sample", "samples"), par->dp, par->dp, have,
                      (long long)(first / (par->dp > 0 ? par->dp : 1)), (long long)first);
         else
-            snprintf(out, len, "a micro-batch of %lld samples cannot be split %d ways "
-                     "(dp=%d)%s%s", (long long)micro, par->dp, par->dp,
+            snprintf(out, len, "a micro-batch of %lld %s cannot be split %d ways "
+                     "(dp=%d)%s%s", (long long)micro, costdb_plural(micro, "sample", "samples"),
+                     par->dp, par->dp,
                      sizes[0] ? "; approf sweep --micro-batch-sizes " : "", sizes);
     } else if (!mesh) {
         snprintf(out, len, "the sweep's logical space '%s' has no mesh (%d, %d) "
@@ -126,7 +128,7 @@ void apsolve_warn_headroom(const ApsolveRequest *a, const ApsolvePlan *pl, const
             left >= st->memory_reserve)
             continue;
         apsolve_say(a, "warning: %s plan, stage %zu: leaves %.3f GiB of %.3f GiB free, less "
-                    "than the %.3f GiB headroom for allocator fragmentation%s (--memory-headroom)",
+                    "than the %.3f GiB reserve for allocator fragmentation%s (--memory-headroom)",
                     label, k, left / gib, st->available_memory / gib, st->memory_reserve / gib,
                     strcmp(label, "auto") ? " the auto search keeps"
                                           : ": no plan of the search leaves it");

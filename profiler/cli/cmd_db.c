@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "costdb_text.h"
 #include "outfile.h"
+#include "plural.h"
 
 enum { OPT_DB = 1000, OPT_SWEEP, OPT_FORMAT, OPT_OUTPUT, OPT_CLUSTER, OPT_MICRO, OPT_BATCH,
        OPT_NAME };
@@ -414,8 +415,9 @@ int approf_cmd_import(int argc, char **argv)
     if (stdout_failed())
         goto cleanup;
     if (!quiet && costdb_entries_count(db, id, &entries) == 0)
-        fprintf(stderr, "approf: imported %lld entries from %s into sweep %lld of %s\n",
-                (long long)entries, argv[optind], (long long)id, path);
+        fprintf(stderr, "approf: imported %lld %s from %s into sweep %lld of %s\n",
+                (long long)entries, costdb_plural(entries, "entry", "entries"), argv[optind],
+                (long long)id, path);
     ret = APPROF_EXIT_OK;
 cleanup:
     costdb_close(&db);

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "graph.h"
+#include "plural.h"
 #include "sweep/merge.h"
 
 static void usage(void)
@@ -68,8 +69,10 @@ int approf_cmd_merge(int argc, char **argv)
         return cli_fail("merge: %s", err[0] ? err : approf_strerror(rc));
     if (!quiet)
         fprintf(stderr,
-                "approf: merged %d shards into sweep %lld of %s: %zu entries, %zu placements"
-                "%s\n", sum.shard_n, (long long)sum.sweep_id, out, sum.entries + sum.composed,
-                sum.placements, sum.composed ? " (range entries composed: individual mode)" : "");
+                "approf: merged %d %s into sweep %lld of %s: %zu %s, %zu %s%s\n", sum.shard_n,
+                costdb_plural(sum.shard_n, "shard", "shards"), (long long)sum.sweep_id, out,
+                sum.entries + sum.composed,
+                costdb_plural((long long)(sum.entries + sum.composed), "entry", "entries"),
+                sum.placements, costdb_plural((long long)sum.placements, "placement", "placements"), sum.composed ? " (range entries composed: individual mode)" : "");
     return APPROF_EXIT_OK;
 }

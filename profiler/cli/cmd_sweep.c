@@ -19,6 +19,7 @@
 #include "model/hfconfig.h"
 #include "model/onnx.h"
 #include "model/zoo.h"
+#include "plural.h"
 #include "sweep/sweep.h"
 #include "sweep/sweep_family.h"
 #include "sweep/sweep_mpi.h"
@@ -401,11 +402,12 @@ static int run_one(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
     if (rc == APPROF_EINTR) {
         int sig = stop_signal ? (int)stop_signal : SIGINT;
         fprintf(stderr,
-                "approf: interrupted by %s: sweep %lld has %zu entries committed in %s.\n"
+                "approf: interrupted by %s: sweep %lld has %zu %s committed in %s.\n"
                 "approf: resume with the same command and --resume\n",
                 sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGINT",
-                (long long)sum->sweep_id,
-                sum->entries + sum->existing, cfg->db_path);
+                (long long)sum->sweep_id, sum->entries + sum->existing,
+                costdb_plural((long long)(sum->entries + sum->existing), "entry", "entries"),
+                cfg->db_path);
         return APPROF_EXIT_SIGNAL(sig);
     }
     if (rc < 0)
@@ -747,9 +749,9 @@ int approf_cmd_sweep(int argc, char **argv)
     for (int q = 0; q < (fam.n ? fam.n : 1); q++) {
         if (fam.n) {
             cfg.micro_batches = approf_sweep_family_count(&fam, q);
-            fprintf(stderr, "approf: micro-batch size %lld: global batch %lld in %d "
-                    "micro-batches\n", (long long)fam.sizes[q], (long long)fam.global_batch,
-                    cfg.micro_batches);
+            fprintf(stderr, "approf: micro-batch size %lld: global batch %lld in %d %s\n",
+                    (long long)fam.sizes[q], (long long)fam.global_batch, cfg.micro_batches,
+                    costdb_plural(cfg.micro_batches, "micro-batch", "micro-batches"));
         }
         rc = run_one(&cfg, &cb, &sum, err, sizeof err);
         if (rc)

@@ -7,13 +7,14 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "plural.h"
 #include "sweep/sweep.h"
 
 void cli_sweep_print_summary(const ApprofSweepSummary *s, const char *db_path)
 {
     fprintf(stderr,
-            "approf: sweep %lld %s: %zu tuples, %zu entries written, %zu already present, "
-            "%zu failed, %zu reused\n"
+            "approf: sweep %lld %s: %zu %s, %zu %s written, %zu already present, "
+            "%zu %s not fit in memory, %zu failed, %zu reused\n"
             " - backend %s%s%s%s on %s, %d worker%s; sharding ILPs solved %zu, reused %zu\n"
             "%s%s%s%s"
             " - collectives: %s\n"
@@ -21,8 +22,11 @@ void cli_sweep_print_summary(const ApprofSweepSummary *s, const char *db_path)
             " - time: build %.3f s, enumeration %.3f s, sharding %.3f s, costing %.3f s, "
             "writing %.3f s, total %.3f s\n"
             " - database: %s\n",
-            (long long)s->sweep_id, s->resumed ? "resumed" : "done", s->tuples, s->entries,
-            s->existing, s->failures, s->reused, s->backend, s->devices[0] ? " (" : "", s->devices,
+            (long long)s->sweep_id, s->resumed ? "resumed" : "done", s->tuples,
+            costdb_plural((long long)s->tuples, "tuple", "tuples"), s->entries,
+            costdb_plural((long long)s->entries, "entry", "entries"), s->existing,
+            s->out_of_memory, costdb_plural((long long)s->out_of_memory, "does", "do"),
+            s->failures, s->reused, s->backend, s->devices[0] ? " (" : "", s->devices,
             s->devices[0] ? ")" : "", s->hardware, s->workers > 0 ? s->workers : 1,
             s->workers > 1 ? "s" : "", s->sharding_solved,
             s->sharding_cached, s->dtype[0] ? " - dtype " : "", s->dtype,
@@ -49,11 +53,13 @@ void cli_sweep_oom_notice(const ApprofSweepConfig *cfg, size_t out_of_memory, in
     if (out_of_memory > 0 && approf_sweep_memory_levels(cfg) == 1 &&
         (cfg->recompute_mask | 1u) == 1u && (cfg->zero_mask | 1u) == 1u)
         fprintf(stderr,
-                "approf: %zu entries%s are out of memory in Alpa's plain space (each stage's "
+                "approf: %zu %s%s %s out of memory in Alpa's plain space (each stage's "
                 "fastest sharding); --memory-levels 3 adds the leaner shardings (Megatron-style "
                 "tensor parallelism) and --variants all also recomputation and ZeRO, for "
                 "apsolve to choose from (docs/variants.md)\n",
-                out_of_memory, sweeps > 1 ? " of these sweeps" : "");
+                out_of_memory, costdb_plural((long long)out_of_memory, "entry", "entries"),
+                sweeps > 1 ? " of these sweeps" : "",
+                costdb_plural((long long)out_of_memory, "is", "are"));
 }
 
 /* A sweep at one micro-batch size limits the plans apsolve can find: a
@@ -78,11 +84,13 @@ void cli_sweep_one_size_notice(const ApprofSweepConfig *cfg)
     if (cfg->micro_batches == 1 || !list[0])
         return;
     fprintf(stderr,
-            "approf: one micro-batch size (%lld samples, %d micro-batches of the global batch "
+            "approf: one micro-batch size (%lld %s, %d micro-batches of the global batch "
             "%lld): a stage can be at most %lld-way data parallel and every plan accumulates "
             "gradients over %d micro-batches; --micro-batch-sizes %s profiles the sizes that "
             "matter for this batch (%lld: plain data parallelism in one step) and apsolve "
             "chooses among them\n",
-            (long long)(gb / cfg->micro_batches), cfg->micro_batches, (long long)gb,
-            (long long)(gb / cfg->micro_batches), cfg->micro_batches, list, (long long)gb);
+            (long long)(gb / cfg->micro_batches),
+            costdb_plural(gb / cfg->micro_batches, "sample", "samples"), cfg->micro_batches,
+            (long long)gb, (long long)(gb / cfg->micro_batches), cfg->micro_batches, list,
+            (long long)gb);
 }

@@ -27,6 +27,7 @@
 #include "hardware.h"
 #include "model/modelfile.h"
 #include "model/zoo.h"
+#include "plural.h"
 #include "sharding/sharding.h"
 #include "sweep.h"
 #include "sweep_db.h"
@@ -88,10 +89,12 @@ static int build_graph(const ApprofSweepConfig *cfg, int64_t *global_batch, Appr
         if (*global_batch % cfg->micro_batches ||
             *global_batch / cfg->micro_batches != (*out)->batch_size) {
             snprintf(err, errlen,
-                     "%s: the model file is built for a micro-batch of %lld samples, but "
-                     "--batch %lld over %d micro-batches needs %lld (export the model with "
+                     "%s: the model file is built for a micro-batch of %lld %s, but "
+                     "--batch %lld over %d %s needs %lld (export the model with "
                      "--batch %lld)", cfg->model_file, (long long)(*out)->batch_size,
+                     costdb_plural((*out)->batch_size, "sample", "samples"),
                      (long long)*global_batch, cfg->micro_batches,
+                     costdb_plural(cfg->micro_batches, "micro-batch", "micro-batches"),
                      (long long)(*global_batch / cfg->micro_batches),
                      (long long)(*global_batch / cfg->micro_batches));
             approf_graph_free(out);
@@ -375,10 +378,10 @@ int approf_sweep_compose(Sweep *sw, int64_t sweep_id, ApprofSweepWriter *w,
     if (rc == 0) {
         sum->entries += n_out;
         for (size_t k = 0; k < n_out; k++) {
-            if (out[k].status != COSTDB_STATUS_OK)
-                sum->failures++;
             if (out[k].status == COSTDB_STATUS_OOM)
                 sum->out_of_memory++;
+            else if (out[k].status != COSTDB_STATUS_OK)
+                sum->failures++;
         }
     }
     free(out);

@@ -139,8 +139,10 @@ typedef struct ApprofSweepSummary {
     int resumed;                  /* continued an unfinished sweep */
     size_t tuples, entries;       /* tuples of this sweep/shard, entries written now */
     size_t existing;              /* entries already present (resume) */
-    size_t failures;              /* entries with status != ok */
-    size_t out_of_memory;         /* of them, status oom */
+    size_t failures;              /* entries that failed: status failed, timeout or skipped */
+    size_t out_of_memory;         /* entries that do not fit in memory: status oom (not
+                                   * counted in failures: the sweep worked, the layout is too
+                                   * big) */
     size_t reused;                /* entries copied from an identical stage program */
     size_t sharding_solved, sharding_cached;
     double t_build, t_enumerate, t_sharding, t_costing, t_writing, t_total;

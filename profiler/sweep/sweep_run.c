@@ -70,10 +70,10 @@ static int sink_store(void *ctx, size_t k, const CostdbEntry e[2], const CostdbP
         return APPROF_EDB;
     for (size_t i = 0; i < nt; i++) {
         s->sum->entries++;
-        if (todo[i].status != COSTDB_STATUS_OK)
-            s->sum->failures++;
         if (todo[i].status == COSTDB_STATUS_OOM)
             s->sum->out_of_memory++;
+        else if (todo[i].status != COSTDB_STATUS_OK)
+            s->sum->failures++;
         if (s->cb && s->cb->entry)
             s->cb->entry(s->cb->ctx, &todo[i]);
     }

@@ -166,13 +166,23 @@ assert p.returncode == 3, p.returncode
 assert ("a micro-batch of 2 samples cannot be split 8 ways (dp=8); approf sweep "
         "--micro-batch-sizes 32,16,8") in p.stderr, p.stderr
 # with a sweep at micro-batch size 8 in the database too (the newest still
-# at 2), the warning names the size the database has and the mbs that picks
-# it, not a sweep to run
+# at 2), a --parallel without mbs= is priced at 8, the one size dp=8
+# divides, and says so (docs/solver.md, "--parallel")
 for k in ("4", "16"):
     run(approf, "sweep", "--db", bert, "--quiet", "--model", "bert", "--preset", "large",
         "--layers", "4", "--micro-batches", k, stderr=True)
-p = subprocess.run([apsolve, "--db", bert, "--parallel", "dp=8,tp=1,pp=1", "--no-store"],
-                   capture_output=True, text=True)
+p = subprocess.run([apsolve, "--db", bert, "--parallel", "dp=8,tp=1,pp=1", "--no-store",
+                    "--format", "json"], capture_output=True, text=True)
+d3 = json.loads(p.stdout)["plans"][0]
+assert d3["kind"] == "3d" and d3["micro_batch_size"] == 8 and d3["micro_batches"] == 4, d3
+assert d3["stages"][0]["config_index"] >= 0, d3["stages"]
+assert ("3-D plan: micro-batch size 8 (4 micro-batches, sweep 2): the only micro-batch size of "
+        "this database that dp = 8 divides") in p.stderr, p.stderr
+assert "cannot be split" not in p.stderr, p.stderr
+# pinned at 2 (--micro-batch-size), the warning names the size the database
+# has and the mbs that picks it, not a sweep to run
+p = subprocess.run([apsolve, "--db", bert, "--parallel", "dp=8,tp=1,pp=1", "--no-store",
+                    "--micro-batch-size", "2"], capture_output=True, text=True)
 assert ("a micro-batch of 2 samples cannot be split 8 ways (dp=8); this database has sweeps "
         "at micro-batch sizes 8, which --parallel's mbs= picks (mbs=1: micro-batch size 8)") \
        in p.stderr, p.stderr

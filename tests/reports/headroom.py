@@ -58,7 +58,11 @@ assert auto["total_cost"] >= edge["total_cost"], (auto["total_cost"], edge["tota
 gib = solve("--no-store", "--memory-budget", str(budget), "--memory-headroom", str(reserve))
 assert worst(gib) <= 0.95 and gib["stages"] == auto["stages"], worst(gib)
 text = run(apsolve, "--db", db, "--no-store", "--memory-budget", str(budget)).stdout
-assert "reserve" in text, text
+# The columns: "free" the memory a stage leaves free, "reserve" the part of
+# it kept for fragmentation (--memory-headroom); no column is called
+# "headroom", the option's name, for the free memory.
+header = [l for l in text.splitlines() if l.startswith("stage ")][0]
+assert "free GiB" in header and "reserve" in header and "headroom" not in header, header
 
 # The edge plan given by hand (a stored plan re-evaluated with --plan):
 # priced (exit 0), judged by the raw capacity, and warned about.
@@ -68,7 +72,7 @@ p = run(apsolve, "--db", db, "--format", "json", "--plan", str(stored["plan_id"]
 given = json.loads(p.stdout)
 given = given["plans"][0] if "plans" in given else given
 assert given["feasible"], given
-assert "headroom for allocator fragmentation" in p.stderr, p.stderr
+assert "reserve for allocator fragmentation" in p.stderr, p.stderr
 assert worst(given) >= 0.98, worst(given)
 # No plan leaves the headroom: the search falls back to the raw capacity
 # (the plan without headroom) and says so.
@@ -80,8 +84,17 @@ assert fallback["stages"] == [dict(s, memory_reserve=budget - 2**30) for s in ed
 assert "no plan of the search leaves it" in p.stderr, p.stderr
 bad = run(apsolve, "--db", db, "--no-store", "--memory-headroom", "60%", code=2)
 assert "--memory-headroom" in bad.stderr, bad.stderr
+# A size at or above the device's memory (here the budget, then the
+# sweep's available memory) leaves nothing for any stage: refused (exit 2)
+# with the option and the memory named, not searched.
+for size, extra in ((budget, ["--memory-budget", str(budget)]),
+                    (budget + 1, ["--memory-budget", str(budget)]),
+                    (free["stages"][0]["available_memory"], [])):
+    bad = run(apsolve, "--db", db, "--no-store", "--memory-headroom", str(size), *extra, code=2)
+    assert "--memory-headroom %d bytes" % size in bad.stderr, bad.stderr
+    assert "device's memory" in bad.stderr, bad.stderr
 
-# apreport's headline: the headroom and the reserve per stage.
+# apreport's headline: the free memory and the reserve per stage.
 last = solve("--memory-budget", str(budget))
 assert last["stages"] == auto["stages"]
 out = os.path.join(tmp, "r")
@@ -90,8 +103,9 @@ run(apreport, "--db", db, "--plan", str(last["plan_id"]), "--out", out, "--quiet
 rep = json.load(open(os.path.join(out, "report.json")))
 for k, m in enumerate(rep["headline"]["memory"]):
     assert m["reserve"] == reserve, m
-    assert m["headroom"] == m["available"] - m["needed"] and m["headroom"] >= reserve, m
+    assert m["free"] == m["available"] - m["needed"] and m["free"] >= reserve, m
+    assert "headroom" not in m, m
 html = open(os.path.join(out, "report.html")).read()
-assert "reserve" in html and "headroom" in html
+assert "<th>free</th>" in html and "reserve for fragmentation (--memory-headroom)" in html
 print("ok: edge plan %.2f %% full, default plan %.2f %% (reserve %.3f GiB)"
       % (100 * worst(edge), 100 * worst(auto), reserve / 2**30))

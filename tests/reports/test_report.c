@@ -256,6 +256,7 @@ static void test_compare(void)
     char *first = strstr(buf, "Result forward_stage_layer_ids");
     CU_ASSERT(first && strstr(first + 1, "Result forward_stage_layer_ids"));
     CU_ASSERT(strstr(buf, "only in A: (0, 0, (1, 2), (2, 1) f) fwd") != NULL);
+    CU_ASSERT(strstr(buf, "Memory headroom: 5 % of each device's memory") != NULL);
     free(buf);
     buf = NULL;
     m = open_memstream(&buf, &len);
@@ -266,6 +267,24 @@ static void test_compare(void)
     CU_ASSERT_PTR_NOT_NULL(j);
     if (j)
         CU_ASSERT_EQUAL(json_integer_value(json_object_get(json_object_get(j, "summary"), "only_b")), 1);
+    /* Each side's auto plan is made by apsolve's rule with its default
+     * memory headroom: 5 % of each stage's memory is its reserve, and the
+     * plan keeps it (the fixture's stages need 2 of 16 GiB). */
+    for (size_t w = 0; j && w < 2; w++) {
+        json_t *side = json_array_get(json_object_get(j, "sides"), w);
+        json_t *st = json_object_get(json_object_get(side, "plan"), "stages");
+        CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(side, "memory_headroom")), "5%");
+        CU_ASSERT_TRUE(json_is_true(json_object_get(side, "headroom_kept")));
+        CU_ASSERT(json_array_size(st) >= 1);
+        for (size_t k = 0; k < json_array_size(st); k++) {
+            json_int_t avail = json_integer_value(json_object_get(json_array_get(st, k),
+                                                                  "available_memory"));
+            json_int_t res = json_integer_value(json_object_get(json_array_get(st, k),
+                                                                "memory_reserve"));
+            CU_ASSERT(avail > 0);
+            CU_ASSERT_EQUAL(res, (json_int_t)llround(avail * 0.05));
+        }
+    }
     json_decref(j);
     free(buf);
     CU_ASSERT_EQUAL(apreport_compare_write(c, "xml", stdout), APREPORT_EINVAL);

@@ -117,9 +117,14 @@ rc=0; "$apsolve" --db "$tmp/hw.db" --plan 1 --parallel dp=2,tp=1,pp=2 2>/dev/nul
 rc=0; "$apsolve" --db "$tmp/hw.db" --plan 99 2>/dev/null || rc=$?
 [ "$rc" = 1 ] || fail "--plan 99: exit $rc, expected 1"
 # Warnings for auto plans: the optimum has 2 stages.
-"$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --micro-batches 1 >/dev/null 2>"$tmp/err"
-grep -q "auto plan: 1 micro-batches < 2 stages: the pipeline is mostly bubble" "$tmp/err" ||
+# One micro-batch is singular (costdb_plural, util/plural.h), in the
+# warning and in the plan's batch line.
+"$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --micro-batches 1 >"$tmp/out" 2>"$tmp/err"
+grep -q "auto plan: 1 micro-batch < 2 stages: the pipeline is mostly bubble" "$tmp/err" ||
   fail "no B < stages warning for the auto plan"
+grep -q "^Batch: global batch [0-9]* = 1 micro-batch x micro-batch size" "$tmp/out" ||
+  fail "the batch line of one micro-batch: $(grep Batch "$tmp/out")"
+! grep -q "1 micro-batches" "$tmp/out" "$tmp/err" || fail "'1 micro-batches' printed"
 "$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --micro-batches 3 >/dev/null 2>"$tmp/err"
 grep -q "auto plan: 3 micro-batches < 2 x 2 stages" "$tmp/err" ||
   fail "no B < 2 x stages warning for the auto plan"
@@ -183,6 +188,26 @@ opts = json.loads(sqlite3.connect(sys.argv[2]).execute(
 assert opts["parallel"]["sp"] == 1 and opts["parallel"]["mbs"] == 2 and opts["global_batch"] == 32
 assert opts["micro_batch_size"] == 4
 PY
+# Without mbs=, the 3-D plan is priced at the micro-batch size the auto
+# search would pick for it (the lowest objective over the family's sizes
+# that dp divides: 4 at 0.215 s beats 8 at 0.23 s here, although the main
+# sweep, sweep 1, is at 8), and says which, why and how to pick another.
+"$apsolve" --db "$tmp/hw.db" --sweep 1 --global-batch 32 --no-store --parallel dp=2,tp=1,pp=2 \
+  --format json >"$tmp/pm.json" 2>"$tmp/err"
+says_text "$tmp/err" "3-D plan: micro-batch size 4 (8 micro-batches, sweep 2): the lowest objective of mbs=2, 4" \
+  "the 3-D plan's micro-batch size without mbs="
+python3 - "$tmp/pm.json" <<'PY' || fail "--parallel without mbs: the best micro-batch size"
+import json, sys
+d = json.load(open(sys.argv[1]))["plans"][0]
+assert d["kind"] == "3d" and (d["micro_batch_size"], d["micro_batches"]) == (4, 8), d
+assert abs(d["cost"] - 0.215) < 1e-12, d["cost"]
+PY
+# A size the options pin (--sweep without --global-batch) is kept, and said.
+"$apsolve" --db "$tmp/hw.db" --sweep 1 --no-store --parallel dp=2,tp=1,pp=2 >"$tmp/pm.txt" 2>"$tmp/err"
+says_text "$tmp/err" "3-D plan: micro-batch size 8 (4 micro-batches, sweep 1): the size the options ask for" \
+  "the pinned micro-batch size of --parallel"
+grep -q "^Batch: global batch 32 = 4 micro-batches x micro-batch size 8$" "$tmp/pm.txt" ||
+  fail "--parallel at the pinned micro-batch size"
 for bad in "dp=2,tp=1,pp=2,mbs=3:mbs=3" "dp=2,tp=1,pp=2,zero=5:zero must be" \
            "dp=2,tp=1,pp=2,recompute=some:recompute must be" "dp=2,tp=1,pp=2,sp=2:sp must be" \
            "dp=2,tp=1,pp=2,vpp=0:vpp must be" "dp=2,tp=1,pp=2,foo=1:unknown knob 'foo'" "dp=2,tp=1:dp, tp and pp" \
