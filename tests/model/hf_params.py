@@ -69,6 +69,9 @@ CASES = [
     # meta-llama/Llama-4-Maverick-17B-128E (its text_config): "400B total"
     # with the vision encoder and projector, which approf does not build
     ("llama-4-maverick-17b-128e.json", 400e9, 2e9),
+    # bigcode/starcoder2-15b: no exact count found; the name's 15B (tied
+    # embedding, as the config sets no tie_word_embeddings)
+    ("starcoder2-15b.json", 15e9, 1e9),
 ]
 
 # Class defaults of the fields these formulas read when a file omits them
