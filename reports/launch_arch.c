@@ -94,8 +94,8 @@ static const Family families[] = {
     {"llama4", "RMSNorm", 1, 0, 0, 1,
      {"chunked local attention on the RoPE layers (attention_chunk_size) and the attention "
       "temperature tuning of the NoPE layers: no flag"},
-     {"the llama3 rope scaling of rope_scaling (it changes no cost): --use-rope-scaling "
-      "--rope-scaling-factor"}},
+     {"the llama3 rope scaling of rope_scaling where the config sets one (Scout's; "
+      "Maverick's is null), as it changes no cost: --use-rope-scaling --rope-scaling-factor"}},
 };
 
 static const Family *family_of(const char *model)
