@@ -111,16 +111,23 @@ static void megatron_shape(const RepLaunch *L, FILE *f)
         unknown(f, "--max-position-embeddings", "no sequence length or position table known");
     if (m->vocab)
         arg_int(f, "--vocab-size", m->vocab);
-    if (m->family && !strcmp(m->family, "llama")) {
-        arg(f, "--normalization", "RMSNorm");
-        arg(f, "--swiglu", NULL);
-        arg(f, "--position-embedding-type", "rope");
-        arg(f, "--untie-embeddings-and-output-weights", NULL);
-        arg(f, "--disable-bias-linear", NULL);
-        if (m->qkv_bias)
-            arg(f, "--add-qkv-bias", NULL);
-    } else if (m->family) {
-        arg(f, "--position-embedding-type", "learned_absolute");
+    {
+        /* the architecture (reports/launch_arch.c), and what Megatron
+         * cannot express of it */
+        RepArch a;
+        rep_megatron_arch(m, &a);
+        for (int i = 0; i < a.n_missing; i++) {
+            fputs("# Megatron-LM core_v0.19.0 cannot express ", f);
+            rep_py_text(f, a.missing[i]);
+            fputc('\n', f);
+        }
+        for (int i = 0; i < a.n_unwritten; i++) {
+            fputs("# not written: ", f);
+            rep_py_text(f, a.unwritten[i]);
+            fputc('\n', f);
+        }
+        for (int i = 0; i < a.n_args; i++)
+            arg(f, a.args[i].flag, a.args[i].value[0] ? a.args[i].value : NULL);
     }
 }
 
@@ -155,6 +162,12 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
           "runs on synthetic data)\n", f);
     context_text(&L, ctx, sizeof(ctx));
     fprintf(f, "# %s\n", ctx);
+    if (L.model.model && L.model.model[0]) {
+        /* the manifest's per-model rules read it (docs/export-megatron.md) */
+        fputs("# launch context: model=", f);
+        rep_py_text(f, L.model.model);
+        fputc('\n', f);
+    }
     fprintf(f, "# NeMo: trainer.num_nodes=%d trainer.devices=%d "
                "model.tensor_model_parallel_size=%d model.pipeline_model_parallel_size=%d",
             L.hosts, L.gpus, L.tp, L.pp);

@@ -46,12 +46,27 @@ void rep_launch_basics_free(RepLaunchBasics *b);
  * zoo preset the sweep recorded (model name and options.preset), accepted
  * only when the preset's hidden size is the placements'. 0 / NULL: unknown,
  * with the reason in the matching why text. */
+#define REP_MAX_BLOCKS 256
+
 typedef struct RepModelShape {
     const char *family;               /* "gpt" | "bert" | "llama" (the llama family) | NULL */
     const char *preset;               /* the zoo preset used (NULL: none matched) */
     int layers, hidden, ffn, moe_ffn, heads, query_groups, seq, vocab, positions;
     int experts, topk;
-    int qkv_bias;                     /* qwen2: q/k/v biases */
+    int qkv_bias;                     /* q/k/v biases (qwen2, starcoder2, gpt_neox) */
+    const char *model;                /* the graph's zoo name ("" when none is stored) */
+    /* what the placements show of the architecture (0: not seen) */
+    int q_width, kv_width, fused_qkv; /* q / k projection widths, a fused q,k,v width */
+    int kv_channels;                  /* the head width: q width / heads */
+    int lm_head;                      /* an untied output layer (lm_head/kernel) */
+    int out_bias, mlp_bias;           /* biases on the attention output / the MLP */
+    int shared_ffn;                   /* the shared experts' width (deepseek, llama4) */
+    int expert_bias;                  /* a router score correction bias (deepseek_v3) */
+    int q_lora, kv_lora, kv_a_width, kv_b_width, o_in; /* MLA projections' widths */
+    int moe_blocks_known;             /* every block's index was read */
+    char moe_block[REP_MAX_BLOCKS];   /* 1: block i has routed experts */
+    double rope_theta;                /* the preset's rotary base (0: unknown) */
+    const char *preset_flags;         /* the preset's router / rotary facts as flags */
     const char *titan_name, *titan_flavor; /* torchtitan's model and flavor (NULL: none) */
     const char *titan_config;         /* torchtitan main's config registry function */
     char heads_why[200];              /* why heads is unknown */
@@ -59,6 +74,31 @@ typedef struct RepModelShape {
 } RepModelShape;
 
 void rep_model_shape(const ApreportReport *r, RepModelShape *m);
+
+/* The Megatron-LM flags that build the model's architecture
+ * (reports/launch_arch.c, docs/export-megatron.md "Model architecture"):
+ * the flags with their values, what Megatron-LM core_v0.19.0 cannot
+ * express of the family, and what it could that the file leaves out, one
+ * text each. */
+#define REP_ARCH_MAX 32
+typedef struct RepArchArg {
+    char flag[48];
+    char value[REP_MAX_BLOCKS * 2 + 8]; /* "" : a flag without value */
+} RepArchArg;
+typedef struct RepArch {
+    RepArchArg args[REP_ARCH_MAX];
+    int n_args;
+    char missing[10][260];
+    int n_missing;
+    const char *unwritten[3];         /* flags it has, left out: the text says why */
+    int n_unwritten;
+} RepArch;
+
+void rep_megatron_arch(const RepModelShape *m, RepArch *a);
+/* Whether model names a decoder of the Llama layout's kind (rotary
+ * positions; the llama family and the Hugging Face families with zoo
+ * names of their own). */
+int rep_megatron_rotary_family(const char *model);
 
 #define REP_LAUNCH_LINES 28
 #define REP_LAUNCH_LINE_LEN 480

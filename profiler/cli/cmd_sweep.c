@@ -17,7 +17,6 @@
 #include "config.h"
 #include "hardware.h"
 #include "model/hfconfig.h"
-#include "model/onnx.h"
 #include "model/zoo.h"
 #include "plural.h"
 #include "sweep/sweep.h"
@@ -383,9 +382,6 @@ static int run_one(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
     int rc;
     rc = approf_sweep_run(cfg, cb, sum, err, errlen);
     fflush(stdout);
-    /* an ONNX model's external data files (only shapes are read) */
-    if (cfg->model_file && sum->mpi_rank == 0 && approf_onnx_notice()[0])
-        fprintf(stderr, "approf: warning: %s\n", approf_onnx_notice());
 
     if (sum->mpi_rank > 0) { /* under mpirun rank 0 reports the sweep for all */
         if (rc == APPROF_EINTR) {

@@ -77,6 +77,23 @@ static const HfPreset presets[] = {
      "\"num_attention_heads\": 4, \"num_key_value_heads\": 1, \"head_dim\": 256, "
      "\"intermediate_size\": 6912, \"vocab_size\": 262144, \"max_position_embeddings\": 32768, "
      "\"sliding_window\": 512}"},
+    /* google/gemma-3-4b-pt, -12b-pt, -27b-pt: text_config (a 262208-row
+     * embedding: the tokenizer's 262144 and 64 more) */
+    {"gemma3", "gemma-3-4b",
+     "{\"model_type\": \"gemma3_text\", \"num_hidden_layers\": 34, \"hidden_size\": 2560, "
+     "\"num_attention_heads\": 8, \"num_key_value_heads\": 4, \"head_dim\": 256, "
+     "\"intermediate_size\": 10240, \"vocab_size\": 262208, \"max_position_embeddings\": 131072, "
+     "\"sliding_window\": 1024, \"rope_theta\": 1000000}"},
+    {"gemma3", "gemma-3-12b",
+     "{\"model_type\": \"gemma3_text\", \"num_hidden_layers\": 48, \"hidden_size\": 3840, "
+     "\"num_attention_heads\": 16, \"num_key_value_heads\": 8, \"head_dim\": 256, "
+     "\"intermediate_size\": 15360, \"vocab_size\": 262208, \"max_position_embeddings\": 131072, "
+     "\"sliding_window\": 1024, \"rope_theta\": 1000000}"},
+    {"gemma3", "gemma-3-27b",
+     "{\"model_type\": \"gemma3_text\", \"num_hidden_layers\": 62, \"hidden_size\": 5376, "
+     "\"num_attention_heads\": 32, \"num_key_value_heads\": 16, \"head_dim\": 128, "
+     "\"intermediate_size\": 21504, \"vocab_size\": 262208, \"max_position_embeddings\": 131072, "
+     "\"sliding_window\": 1024, \"rope_theta\": 1000000}"},
     /* microsoft/Phi-3-mini-4k-instruct */
     {"phi3", "phi-3-mini",
      "{\"model_type\": \"phi3\", \"num_hidden_layers\": 32, \"hidden_size\": 3072, "
@@ -105,6 +122,12 @@ static const HfPreset presets[] = {
      "\"num_attention_heads\": 24, \"num_key_value_heads\": 2, \"intermediate_size\": 12288, "
      "\"vocab_size\": 49152, \"max_position_embeddings\": 16384, \"sliding_window\": 4096, "
      "\"use_bias\": true, \"rope_theta\": 999999.4420358813}"},
+    /* bigcode/starcoder2-15b (no tie_word_embeddings: Starcoder2Config's true) */
+    {"starcoder2", "starcoder2-15b",
+     "{\"model_type\": \"starcoder2\", \"num_hidden_layers\": 40, \"hidden_size\": 6144, "
+     "\"num_attention_heads\": 48, \"num_key_value_heads\": 4, \"intermediate_size\": 24576, "
+     "\"vocab_size\": 49152, \"max_position_embeddings\": 16384, \"sliding_window\": 4096, "
+     "\"use_bias\": true, \"rope_theta\": 100000}"},
     /* EleutherAI/gpt-neox-20b, EleutherAI/pythia-* */
     {"gpt_neox", "gpt-neox-20b",
      "{\"model_type\": \"gpt_neox\", \"num_hidden_layers\": 44, \"hidden_size\": 6144, "
@@ -156,6 +179,15 @@ static const HfPreset presets[] = {
      "\"intermediate_size\": 8192, \"intermediate_size_mlp\": 16384, \"vocab_size\": 202048, "
      "\"max_position_embeddings\": 262144, \"num_local_experts\": 16, \"num_experts_per_tok\": 1, "
      "\"interleave_moe_layer_step\": 1, \"tie_word_embeddings\": false}"},
+    /* meta-llama/Llama-4-Maverick-17B-128E (its text_config): experts on
+     * every other layer, the dense layers' MLP intermediate_size_mlp */
+    {"llama4", "llama-4-maverick",
+     "{\"model_type\": \"llama4_text\", \"num_hidden_layers\": 48, \"hidden_size\": 5120, "
+     "\"num_attention_heads\": 40, \"num_key_value_heads\": 8, \"head_dim\": 128, "
+     "\"intermediate_size\": 8192, \"intermediate_size_mlp\": 16384, \"vocab_size\": 202048, "
+     "\"max_position_embeddings\": 1048576, \"num_local_experts\": 128, "
+     "\"num_experts_per_tok\": 1, \"interleave_moe_layer_step\": 2, \"use_qk_norm\": false, "
+     "\"rope_theta\": 500000, \"tie_word_embeddings\": false}"},
 };
 
 const char *zoo_hf_preset(const char *family, const char *name)

@@ -26,6 +26,7 @@
 #include "cuda/probe_store.h"
 #include "hardware.h"
 #include "model/modelfile.h"
+#include "model/onnx.h"
 #include "model/zoo.h"
 #include "plural.h"
 #include "sharding/sharding.h"
@@ -575,6 +576,10 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
     rc = build_graph(&eff, global_batch, &sw->graph, err, errlen);
     if (rc < 0)
         return rc;
+    /* an ONNX model's external data files (only shapes are read): said as
+     * the model is read, before any tuple runs */
+    if (cfg->model_file && approf_onnx_notice()[0])
+        approf_sweep_notice(cb, "warning: %s", approf_onnx_notice());
     snprintf(sum->dtype, sizeof sum->dtype, "%s", approf_dtype_name(sw->graph->dtype));
     if (cfg->fp8 && sw->graph->dtype == APPROF_F32) {
         snprintf(err, errlen, "--fp8: the model computes in f32; FP8 training is a 16-bit "

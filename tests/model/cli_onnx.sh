@@ -107,6 +107,13 @@ says_text "$T/err" "initializer 'w2': its external data 'external-big.onnx.data'
 "$APPROF" sweep --model-file "$T/ext/external-big.onnx" --layers 1 --cluster 1x2 --batch 2 --micro-batches 1 \
     --backend model --quiet --db "$T/ext.db" 2> "$T/err" || fail "sweep with short external data: $(cat "$T/err")"
 says_text "$T/err" "approf: warning: $T/ext/external-big.onnx: initializer 'w1'" "sweep, external data short"
+# said when the model is read, before the sweep profiles anything
+"$APPROF" sweep --model-file "$T/ext/external-big.onnx" --layers 1 --cluster 1x2 --batch 2 --micro-batches 1 \
+    --backend model --db "$T/ext2.db" 2> "$T/err" > /dev/null || fail "sweep with short external data: $(cat "$T/err")"
+w=$(grep -n "^approf: warning: .*external-big.onnx: initializer 'w1'" "$T/err" | head -1 | cut -d: -f1)
+p=$(grep -n "^- Profiling for submesh" "$T/err" | head -1 | cut -d: -f1)
+[ -n "$w" ] && [ -n "$p" ] && [ "$w" -lt "$p" ] ||
+    fail "sweep: the external data warning (line $w) is not before the profiling (line $p): $(cat "$T/err")"
 "$PY" - "$T/ext/external-big.onnx" <<'PYEOF' || fail "writing a huge offset"
 import sys, onnx
 m = onnx.load(sys.argv[1], load_external_data=False)

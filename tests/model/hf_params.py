@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Parameter counts of the Hugging Face configs under tests/model/hf/.
+"""Parameter and FLOP counts of the Hugging Face configs under tests/model/hf/.
 
 For each config.json the count is computed here from its fields with the
 shapes transformers' modeling_<model>.py gives the weights (written out
 below, no transformers import), then compared with
   1. what 'approf model show --hf-config FILE' reports (exactly), and
-  2. the count the model card publishes (to its rounding).
+  2. the count the model card publishes (to its rounding);
+and approf's forward and backward FLOPs of one 1024-token sequence with
+the GEMMs' count (expected_flops), within 0.5%.
 
 Usage: hf_params.py APPROF HF_DIR
 """
@@ -59,6 +61,17 @@ CASES = [
     # vision_config's shapes), which approf does not build: the language
     # model is 107.77B
     ("llama-4-scout-17b-16e.json", 109e9, 1.5e9),
+    # google/gemma-3-12b (Gemma3ForConditionalGeneration; its text_config):
+    # keras-hub gemma3_presets.py gemma3_12b_text 11765788416 counts Google's
+    # 262144-row embedding; the hub's text_config has vocab_size 262208,
+    # 64 rows of 3840 more
+    ("gemma-3-12b.json", 11765788416 + 64 * 3840, 0),
+    # meta-llama/Llama-4-Maverick-17B-128E (its text_config): "400B total"
+    # with the vision encoder and projector, which approf does not build
+    ("llama-4-maverick-17b-128e.json", 400e9, 2e9),
+    # bigcode/starcoder2-15b: no exact count found; the name's 15B (tied
+    # embedding, as the config sets no tie_word_embeddings)
+    ("starcoder2-15b.json", 15e9, 1e9),
 ]
 
 # Class defaults of the fields these formulas read when a file omits them
@@ -244,13 +257,98 @@ def count(cfg):
     return total
 
 
+def text_config(cfg):
+    """The language model's config: text_config of the multimodal files."""
+    mt = cfg["model_type"]
+    if mt in ("gemma3", "llama4"):
+        return dict(cfg["text_config"], model_type=mt + "_text")
+    return cfg
+
+
+def idle_expert_weights(c):
+    """The routed experts' weights a token does not pass through: per MoE
+    layer E - k of the E experts (3 h f each, SwiGLU), with the layers that
+    have experts as count() and count_mla() / count_llama4() place them."""
+    mt = c["model_type"]
+    if mt == "llama4_text":
+        d = dict(LLAMA4_DEFAULTS)
+        d.update({k: v for k, v in c.items() if v is not None})
+        n_layers, step = d["num_hidden_layers"], d["interleave_moe_layer_step"]
+        layers = len(d["moe_layers"] or range(step - 1, n_layers, step))
+        e, k, f = d["num_local_experts"], d.get("num_experts_per_tok", 1), d["intermediate_size"]
+        return layers * (e - k) * 3 * d["hidden_size"] * f
+    if mt in ("deepseek_v2", "deepseek_v3"):
+        v3 = mt == "deepseek_v3"
+        e, k = c.get("n_routed_experts", 256 if v3 else 64), c.get("num_experts_per_tok", 8)
+        f = c.get("moe_intermediate_size", 2048 if v3 else 1407)
+        layers = c["num_hidden_layers"] - c.get("first_k_dense_replace", 3 if v3 else 0)
+        return layers * (e - k) * 3 * c["hidden_size"] * f if e else 0
+    if mt == "qwen3_moe":
+        d = dict(DEFAULTS[mt])
+        d.update({k: v for k, v in c.items() if v is not None})
+        layers = sum(1 for i in range(d["num_hidden_layers"]) if i not in d["mlp_only_layers"]
+                     and (i + 1) % d["decoder_sparse_step"] == 0)
+        return layers * (d["num_experts"] - d["num_experts_per_tok"]) * 3 * d["hidden_size"] * \
+            d["moe_intermediate_size"]
+    return 0
+
+
+FLOPS_SEQ = 1024
+FLOPS_TOL = 0.005
+
+
+def expected_flops(cfg, params, seq):
+    """Forward and backward FLOPs of one sequence, counting the GEMMs only:
+    2 per multiply-add of every weight matrix a token passes through (the
+    parameters less the routed experts it skips, less the embedding table,
+    which is a lookup, unless the head reuses it) and causal attention's two
+    S x S GEMMs, halved by the mask: heads S^2 (d_qk + d_v) a layer (MLA
+    under flash attention pads v to d_qk, docs/models.md). The backward is
+    twice the weight GEMMs and 5/2 the attention ones (flash attention's
+    backward runs 5 GEMMs to the forward's 2). Norms, activations and the
+    router are left out: the remainder must be small."""
+    c = text_config(cfg)
+    mt = c["model_type"]
+    d = dict(LLAMA4_DEFAULTS if mt == "llama4_text" else DEFAULTS.get(mt, {}))
+    d.update({k: v for k, v in c.items() if v is not None})
+    h = d.get("hidden_size", d.get("n_embed", 4544))
+    v = d.get("vocab_size", 65024)
+    n_layers = d.get("num_hidden_layers", d.get("n_layer", 32))
+    heads = d.get("num_attention_heads", d.get("n_head", 71))
+    tied = d.get("tie_word_embeddings", mt == "falcon")
+    if mt in ("deepseek_v2", "deepseek_v3"):
+        dqk = dv = d.get("qk_nope_head_dim", 128) + d.get("qk_rope_head_dim", 64)
+    else:
+        dqk = dv = d.get("head_dim", h // heads)
+    weights = params - idle_expert_weights(c) - (0 if tied else v * h)
+    attn = n_layers * heads * seq * seq * (dqk + dv)
+    return 2 * seq * weights + attn, 4 * seq * weights + 2.5 * attn
+
+
+def check_flops(approf, path, cfg, params):
+    """approf's forward and backward FLOPs at FLOPS_SEQ against
+    expected_flops, within FLOPS_TOL."""
+    out = subprocess.run([approf, "model", "show", "--hf-config", path, "--format", "json",
+                          "--seq-len", str(FLOPS_SEQ), "--batch", "1"],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        return "FAIL (flops: exit %d: %s)" % (out.returncode, out.stderr.strip())
+    totals = json.loads(out.stdout)["totals"]
+    fwd, bwd = expected_flops(cfg, params, FLOPS_SEQ)
+    rf, rb = totals["fwd_flops"] / fwd, totals["bwd_flops"] / bwd
+    if abs(rf - 1) > FLOPS_TOL or abs(rb - 1) > FLOPS_TOL:
+        return "FAIL (flops: fwd %.4f, bwd %.4f of the GEMMs' count)" % (rf, rb)
+    return "flops fwd %.4f bwd %.4f" % (rf, rb)
+
+
 def main():
     approf, hf_dir = sys.argv[1], sys.argv[2]
     bad = 0
     for name, published, tol in CASES:
         path = hf_dir + "/" + name
         with open(path) as f:
-            want = count(json.load(f))
+            cfg = json.load(f)
+        want = count(cfg)
         out = subprocess.run([approf, "model", "show", "--hf-config", path, "--layers", "1"],
                              capture_output=True, text=True)
         got = None
@@ -264,6 +362,9 @@ def main():
         elif abs(want - published) > tol:
             status = "FAIL (published %.2fB)" % (published / 1e9)
             bad += 1
+        else:
+            status = check_flops(approf, path, cfg, want)
+            bad += status.startswith("FAIL")
         print("%-30s %14d  published %.2fB  %s" % (name, want, published / 1e9, status))
     return 1 if bad else 0
 

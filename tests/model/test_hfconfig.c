@@ -50,6 +50,9 @@ static void test_presets(void)
         {"../hf/deepseek-v3.json", "deepseek", "deepseek-v3"},
         {"../hf/deepseek-v2-lite.json", "deepseek", "deepseek-v2-lite"},
         {"../hf/llama-4-scout-17b-16e.json", "llama4", "llama-4-scout"},
+        {"../hf/gemma-3-12b.json", "gemma3", "gemma-3-12b"},
+        {"../hf/llama-4-maverick-17b-128e.json", "llama4", "llama-4-maverick"},
+        {"../hf/starcoder2-15b.json", "starcoder2", "starcoder2-15b"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ApprofZooOptions o;

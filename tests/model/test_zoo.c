@@ -174,11 +174,17 @@ static void test_hf_family_presets(void)
         {"gemma2", "gemma-2-2b", 2614341888LL},   /* keras-hub gemma2_2b_en */
         {"gemma2", "gemma-2-27b", 27227128320LL}, /* keras-hub gemma2_27b_en */
         {"gemma3", NULL, 999885952LL},            /* gemma-3-1b, keras-hub gemma3_1b */
+        /* keras-hub gemma3_{4b,12b,27b}_text (Google's checkpoints: a 262144-row
+         * embedding) and the hub config's 64 rows more (vocab_size 262208) */
+        {"gemma3", "gemma-3-4b", 3880099328LL + 64LL * 2560},
+        {"gemma3", "gemma-3-12b", 11765788416LL + 64LL * 3840},
+        {"gemma3", "gemma-3-27b", 27009002240LL + 64LL * 5376},
         {"phi3", NULL, 3821079552LL},             /* keras-hub phi3_mini_4k_instruct_en */
         {"olmo2", NULL, 7298617344LL},            /* hf_params.py; the hub's 7.3B */
         {"olmo2", "olmo-2-13b", 13716198400LL},   /* checkpoint index 54864793600 B / 4 */
         {"starcoder2", NULL, 7173923840LL},       /* hf_params.py; the hub's 7.17B */
         {"starcoder2", "starcoder2-3b", 3030371328LL}, /* the formula; the hub's 3.03B */
+        {"starcoder2", "starcoder2-15b", 15655899136LL}, /* the formula, tied; no exact figure */
         {"gpt_neox", NULL, 20554567680LL},        /* gpt-neox-20b, its paper */
         {"gpt_neox", "pythia-1.4b", 1414647808LL},   /* the Pythia paper */
         {"gpt_neox", "pythia-6.9b", 6857302016LL},   /* the Pythia paper */
@@ -187,6 +193,7 @@ static void test_hf_family_presets(void)
         {"deepseek", NULL, 671026419200LL},       /* deepseek-v3, hf_params.py; 671B */
         {"deepseek", "deepseek-v2-lite", 15706484224LL}, /* hf_params.py; 15.7B */
         {"llama4", NULL, 107769861120LL},         /* llama-4-scout's language model */
+        {"llama4", "llama-4-maverick", 400711848960LL}, /* the formula; the card's 400B */
     };
     char err[512];
     ApprofGraph *g = NULL;
