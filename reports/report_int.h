@@ -101,7 +101,7 @@ struct ApreportReport {
     unsigned exports;                 /* APREPORT_EXPORT_* bits written by apreport_write_all */
     RepClosest closest;
     /* which frameworks run the plan as priced: apsolve's stored verdict,
-     * the reasons from the same rule (rep_frameworks, reports/launch.c) */
+     * the reasons from the same rule (rep_frameworks, reports/launch_closest.c) */
     ApsolveFwVerdict frameworks;
     RepHeadline headline;             /* what the report answers first (headline.h) */
 };
@@ -109,7 +109,7 @@ struct ApreportReport {
 /* Whether every stage has the same submesh, logical mesh and option and
  * the layer counts differ by at most one (reports/dumps.c). */
 int rep_plan_uniform(const ApreportReport *r);
-/* Finds and prices r->closest from the plan's sweep in db (reports/export.c);
+/* Finds and prices r->closest from the plan's sweep in db (reports/launch_closest.c);
  * never fails the load: what cannot be priced is said in closest.why. */
 void rep_closest_price(Costdb *db, ApreportReport *r);
 /* Which frameworks run the loaded plan as priced (solver/frameworks.h's
