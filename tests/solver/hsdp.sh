@@ -3,23 +3,32 @@
 # apsolve --parallel ...,zero=3,dp_shard=S[,raf=0|1] (docs/hsdp.md) on a
 # small GPT (2 blocks, hidden 256, vocabulary 1000, sequence 128) swept on
 # 1x8 H100, against hand counts: the ZeRO-3 parameters (every parameter
-# the sharding keeps whole over dp: 1,836,032 bf16 elements, 18 modules)
-# held per GPU over S = 4 instead of 8 (their shard, the gradient shard
-# and Adam's 12 bytes an element), the 18 all-gathers of each phase and
-# the 18 reduce-scatters over 4 GPUs instead of 8, the shard's all-reduce
-# over the 2 replicas once per iteration; raf=0 drops the backward's
-# gathers and keeps the gathered parameters on the peak. Then the
-# refusals, the stored plan (--plan re-prices it), apreport's headline,
-# the launch files against the manifests, and the negative cases.
+# the stored entry keeps whole over dp, read from its placements: all of
+# them, 2,098,176 bf16 elements, 19 modules) held per GPU over S = 4
+# instead of 8 (their shard, the gradient shard and Adam's 12 bytes an
+# element), the 19 all-gathers of each phase and the 19 reduce-scatters
+# over 4 GPUs instead of 8, the shard's all-reduce over the 2 replicas once
+# per iteration, every collective priced by NCCL's tuning model as
+# docs/nccl-tuning.md writes it (re-implemented here); raf=0 drops the
+# backward's gathers and keeps the gathered parameters on the peak. Then
+# the refusals, the stored plan (--plan re-prices it), apreport's
+# headline, the launch files against the manifests, and the negative
+# cases.
 # Usage: hsdp.sh APPROF APSOLVE PYTHON SQLITE3 APREPORT MANIFEST_DIR CHECK_LAUNCH
 . "$(dirname "$0")/../lib.sh"
 approf=$1 apsolve=$2 py=$3 sq=$4 apreport=$5 manifests=$6 check=$7
 w=$(mktemp -d) || fail "mktemp"
 trap 'rm -rf "$w"' EXIT
 db=$w/g.db
+# --variants all but one memory level: the hand counts compare plans on one
+# stored ZeRO-3 entry, and the memory levels' entries shard differently
+# (level 1 splits the position table over dp), so that with three levels
+# plain ZeRO-3 takes level 1 and HSDP level 0, and their difference is no
+# longer HSDP's alone
 "$approf" sweep --db "$db" --model gpt --num-layers 2 --hidden 256 --heads 4 --seq-len 128 \
   --vocab 1000 --cluster 1x8 --hardware h100-sxm --batch 16 --micro-batches 2 --layers 2 \
-  --variants all --quiet >"$w/out" 2>&1 || fail_with "$w/out" "gpt sweep"
+  --memory-levels 1 --recompute none,selective,full --zero 0,1,2,3 --quiet >"$w/out" 2>&1 ||
+  fail_with "$w/out" "gpt sweep"
 
 price() { # NAME KNOBS: the plan as JSON into $w/NAME.json, messages into $w/NAME.err
   "$apsolve" --db "$db" --no-store --format json --parallel "dp=8,tp=1,pp=1,zero=3$2" \
@@ -29,43 +38,125 @@ price z3 ""
 price h4 ",dp_shard=4"
 price r0 ",raf=0"
 price h4r0 ",dp_shard=4,raf=0"
-grep -q "HSDP shard 4 x replicate 2, stage 0 (layers 0-1): 3672064 bytes of sharded parameters, 918016 per GPU (ZeRO-3 over dp=8: 459008); 18 all-gathers a phase over 4 GPUs" "$w/h4.err" ||
-  fail_with "$w/h4.err" "the dp_shard=4 figures"
-bw=$("$sq" "$db" "select intra_host_bandwidth from hardware")
+bw=$("$sq" "$db" "select intra_host_bandwidth * json_extract(capabilities, '\$.bus_efficiency') from hardware")
 lat=$("$sq" "$db" "select intra_host_latency from hardware")
-mbw=$("$sq" "$db" "select memory_bandwidth from hardware")
+mbw=$("$sq" "$db" "select memory_bandwidth * json_extract(capabilities, '\$.memory_efficiency') from hardware")
+# the stored placements of the ZeRO-3 entry the plan took (a placement set
+# is stored once per logical mesh, batch option and memory level, under the
+# lowest config index: costdb/placement.c), its parameters as name|spec
+cfg=$("$py" -c 'import json, sys; s = json.load(open(sys.argv[1]))["plans"][0]["stages"][0]
+print(s["submesh_index"], s["config_index"])' "$w/z3.json") || fail "the plan's entry"
+set -- $cfg
+"$sq" "$db" "select tensor_name || '|' || shape || '|' || sharding_spec from placement
+  where start_layer = 0 and end_layer = 1 and submesh_index = $1 and role = 'param'
+  and config_index = (select o.config_index from sweep_config c join sweep_config o
+    on o.sweep_id = c.sweep_id and o.submesh_index = c.submesh_index
+    and o.logical_a = c.logical_a and o.logical_b = c.logical_b
+    and o.force_batch_dim is c.force_batch_dim and o.memory_level = c.memory_level
+    where c.submesh_index = $1 and c.config_index = $2 order by o.config_index limit 1)
+  order by tensor_index" >"$w/params" || fail "the stored placements"
 "$py" - "$w" "$bw" "$lat" "$mbw" <<'EOF' || fail "HSDP pricing against the hand counts"
 import json, sys
-w, bw, lat, mbw = sys.argv[1], float(sys.argv[2]) * 0.8, float(sys.argv[3]), float(sys.argv[4]) * 0.85
+w, bw, lat, mbw = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 def stage(name):
     return json.load(open("%s/%s.json" % (w, name)))["plans"][0]["stages"][0]
 z3, h4, r0, h4r0 = stage("z3"), stage("h4"), stage("r0"), stage("h4r0")
-# the parameters the stored ZeRO-3 entry shards (the position embedding is
-# split over dp by the sharding and left alone): the word embedding, per
-# block ln_1, query, key, value, proj (256 x 256 + 256), ln_2, fc1, fc2, and
-# ln_f; one module (one all-gather, one reduce-scatter) each
+# the four plans on one stored entry (the deltas below are HSDP's alone)
+assert len({(s["submesh_index"], s["config_index"]) for s in (z3, h4, r0, h4r0)}) == 1, \
+    [(s["submesh_index"], s["config_index"]) for s in (z3, h4, r0, h4r0)]
+
+# Which parameters ZeRO-3 shards: those the sharding keeps whole over dp
+# (shard_apply_zero, profiler/sharding/program_zero.c); one split over dp by
+# the sharding ILP is left alone. On this mesh (dp=8, tp=1) the ILP keeps
+# every parameter whole: each stored ShardingSpec is NoSharding on every
+# dimension, replicated over the 8 GPUs. (Under Alpa's ring pricing,
+# before NCCL's model, the plans took an entry that split the position
+# table over dp: 18 modules.) If the ILP ever splits one, the hand list
+# below no longer holds: this check says so first.
+stored = [l.rstrip("\n").split("|") for l in open(w + "/params")]
+assert len(stored) == 36, stored
+for name, shape, spec in stored:
+    assert "Sharded" not in spec and spec.count("NoSharding()") == len(shape.split(",")) \
+        and "Replicated(replicas=8)" in spec, (name, spec)
+# The hand list: every parameter of the GPT (2 blocks, hidden 256, MLP 1024,
+# vocabulary 1000, position table 1024 x 256 (GPT-2's n_positions), one
+# module (operator holding parameters: one all-gather and one reduce-scatter
+# a phase) each for the word embedding, the position embedding, per block
+# ln_1, query, key, value, proj (256 x 256 + 256), ln_2, fc1, fc2, and ln_f
 blk = [2 * 256, 65792, 65792, 65792, 65792, 2 * 256, 256 * 1024 + 1024, 1024 * 256 + 256]
-mods = [1000 * 256] + blk + blk + [2 * 256]
-assert len(mods) == 18 and sum(mods) == 1836032
+mods = [1000 * 256, 1024 * 256] + blk + blk + [2 * 256]
+assert len(mods) == 19 and sum(mods) == 2098176
+# and the stored names agree, module by module (a module is a parameter's
+# path without its last component)
+names = []
+for name, _, _ in stored:
+    m = name.rsplit("/", 1)[0]
+    if m not in names:
+        names.append(m)
+assert len(names) == 19 and names[1] == "embeddings/position" and names[8] == "h.0/fc1", names
 P = 2 * sum(mods)  # bf16 bytes
-def ring(kind, nbytes, n):  # Alpa's ring on NVLink (docs/alpa-semantics.md)
-    steps = 2 * (n - 1) if kind == "ar" else n - 1
-    return steps / n * nbytes / bw + steps * lat
+
+# NCCL v2.21.5-1's tuning model as docs/nccl-tuning.md writes it (written
+# here from that page, not from costdb/nccl_model.c): every group of this
+# test stays in one host (nNodes = 1) on NVLink (the spec's ring/Simple
+# latency, 3.4 us, is NVLink's), so LL128 is enabled and no step crosses a
+# host. Time of (algorithm, protocol) = latency + bytes / algorithm
+# bandwidth; NCCL runs the fastest pair.
+US = 1e-6
+base = {"tree": {"LL": 6.8, "LL128": 14.0, "Simple": 0.0},
+        "ring": {"LL": 6.6, "LL128": 14.0, "Simple": 8.4}}
+hw = {"tree": {"LL": 0.6, "LL128": 1.25, "Simple": 28.0},
+      "ring": {"LL": 0.6, "LL128": 1.9, "Simple": lat / US}}  # NVLink; ring Simple: the spec's
+assert abs(lat / US - 3.4) < abs(lat / US - 5.7)
+corr = {"LL": [1.0] * 4 + [.9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0],
+        "LL128": [1.0] * 4 + [1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0],
+        "Simple": [.9] * 4 + [.9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9]}
+def log2i(v):
+    return int(v).bit_length() - 1 if v >= 1 else 0
+def nccl(kind, nbytes, n):
+    best = None
+    for algo in ("tree", "ring"):
+        if algo == "tree" and kind != "ar":
+            continue  # all-gather and reduce-scatter: ring only
+        for proto in ("LL", "LL128", "Simple"):
+            if algo == "ring":
+                nsteps = 2 * (n - 1) if kind == "ar" else n - 1
+                latency = base[algo][proto] + nsteps * hw[algo][proto]
+                bus = bw * {"LL": 0.5, "LL128": 0.92, "Simple": 1.0}[proto]
+                algbw = bus * n / nsteps
+            else:  # one host: 2 x (ranks - 1) intra-host levels
+                latency = base[algo][proto] + 2 * (n - 1) * hw[algo][proto]
+                bus = bw * 0.92 * {"LL": 1 / 3.8, "LL128": 7 / 9, "Simple": 1.0}[proto]
+                algbw = bus * 0.5
+                i = log2i(nbytes / 64)
+                if i < 23:
+                    algbw *= corr[proto][i]
+            t = latency * US + nbytes / algbw
+            best = t if best is None else min(best, t)
+    return best
+# the tuner's own choice at a few sizes, as the page says it: small
+# messages in LL, large ones on the Simple ring
+assert abs(nccl("ag", 64, 8) - (6.6 + 7 * 0.6) * US - 64 / (bw * 0.5 * 8 / 7)) < 1e-15
+assert abs(nccl("ag", 1 << 30, 8) - (8.4 + 7 * lat / US) * US - (1 << 30) / (bw * 8 / 7)) < 1e-12
 def gathers(n):
-    return sum(ring("ag", 2 * m, n) for m in mods)
+    return sum(nccl("ag", 2 * m, n) for m in mods)
+def scatters(n):
+    return sum(nccl("rs", 2 * m, n) for m in mods)
 x = 1 / 4 - 1 / 8
 # memory: the shard of parameters and gradients on the backward's peak, and
 # Adam's state (f32 master and two moments, 12 bytes an element) initially
 want = round(2 * P * x) + round(sum(mods) * 12 * x)
-assert h4["memory_needed"] - z3["memory_needed"] == want == 3672064, (h4["memory_needed"] - z3["memory_needed"], want)
-# forward: the 18 gathers over 4 GPUs instead of 8; backward: the same and the
-# reduce-scatters (the same ring terms)
+assert h4["memory_needed"] - z3["memory_needed"] == want == 4196352, (h4["memory_needed"] - z3["memory_needed"], want)
+# forward: the 19 gathers over 4 GPUs instead of 8; backward: the same and
+# the reduce-scatters (the same model for both kinds: ring only, nsteps n-1)
 d = gathers(4) - gathers(8)
+e = scatters(4) - scatters(8)
+assert d < 0 and abs(e - d) < 1e-15
 assert abs(h4["fwd_cost"] - z3["fwd_cost"] - d) < 1e-12, (h4["fwd_cost"] - z3["fwd_cost"], d)
-assert abs(h4["bwd_cost"] - z3["bwd_cost"] - 2 * d) < 1e-12, (h4["bwd_cost"] - z3["bwd_cost"], 2 * d)
+assert abs(h4["bwd_cost"] - z3["bwd_cost"] - d - e) < 1e-12, (h4["bwd_cost"] - z3["bwd_cost"], d + e)
 # once per iteration: the 1/4 shard all-reduced over 2 replicas (4 GPUs
-# apart, on NVLink), and Adam over 1/8 more elements (24 + 2 bytes each)
-ar = ring("ar", P / 4, 2)
+# apart, in the host), and Adam over 1/8 more elements (24 + 2 bytes each)
+ar = nccl("ar", P / 4, 2)
 adam = sum(mods) * x * 26 / mbw
 assert abs(h4["apply_cost"] - z3["apply_cost"] - ar - adam) < 1e-12, (h4["apply_cost"] - z3["apply_cost"], ar + adam)
 # raf=0: no backward gather, and the stage's gathered parameters (P) on
@@ -74,12 +165,17 @@ assert abs(h4["apply_cost"] - z3["apply_cost"] - ar - adam) < 1e-12, (h4["apply_
 assert r0["fwd_cost"] == z3["fwd_cost"]
 assert abs(z3["bwd_cost"] - r0["bwd_cost"] - gathers(8)) < 1e-12, (z3["bwd_cost"] - r0["bwd_cost"], gathers(8))
 kept = P - 2 * 2 * (256 * 1024 + 1024)
-assert r0["memory_needed"] - z3["memory_needed"] == kept == 2619392, r0["memory_needed"] - z3["memory_needed"]
+assert r0["memory_needed"] - z3["memory_needed"] == kept == 3143680, r0["memory_needed"] - z3["memory_needed"]
 assert abs(h4["bwd_cost"] - h4r0["bwd_cost"] - gathers(4)) < 1e-12
 assert h4r0["memory_needed"] - h4["memory_needed"] == kept
-print("dp_shard=4: +%d bytes, forward %+.6g s, backward %+.6g s, apply %+.6g s; raf=0: +%d bytes, backward -%.6g s"
-      % (want, d, 2 * d, ar + adam, kept, gathers(8)))
+print("dp_shard=4: +%d bytes, gathers a phase %.6g s (over 8: %.6g s), forward %+.6g s, backward %+.6g s, "
+      "all-reduce %.6g s, apply %+.6g s; raf=0: +%d bytes, backward -%.6g s"
+      % (want, gathers(4), gathers(8), d, d + e, ar, ar + adam, kept, gathers(8)))
+open(w + "/want", "w").write("%d bytes of sharded parameters, %d per GPU (ZeRO-3 over dp=8: %d); "
+                             "%d all-gathers a phase over 4 GPUs" % (P, P // 4, P // 8, len(mods)))
 EOF
+grep -qF "HSDP shard 4 x replicate 2, stage 0 (layers 0-1): $(cat "$w/want")" "$w/h4.err" ||
+  fail_with "$w/h4.err" "the dp_shard=4 figures: $(cat "$w/want")"
 "$py" - "$w/z3.json" "$w/r0.json" <<'EOF' || fail "the raf=0 verdict"
 import json, sys
 z3, r0 = (json.load(open(f))["plans"][0]["frameworks"] for f in sys.argv[1:])
