@@ -106,6 +106,13 @@ int costdb_group_hosts(int stride, int n, int gpus_per_host)
                : 1;
 }
 
+double costdb_strided_collective_seconds(const CostdbFabric *f, CostdbCollKind kind,
+                                         double bytes, int n, int stride, int gpus_per_host)
+{
+    int h = costdb_group_hosts(stride, n, gpus_per_host);
+    return costdb_collective_seconds(f, kind, bytes, n, h, h > 1);
+}
+
 double costdb_adam_bytes(double elements, double grad_bytes)
 {
     return elements * (24.0 + grad_bytes);

@@ -95,6 +95,13 @@ double costdb_collective_seconds(const CostdbFabric *f, CostdbCollKind kind, dou
  * boundary, over gpus_per_host GPUs a host; 1 when they fit in one. */
 int costdb_group_hosts(int stride, int n, int gpus_per_host);
 
+/* costdb_collective_seconds of a group of n ranks stride consecutive
+ * devices apart on hosts of gpus_per_host GPUs (costdb_group_hosts): the
+ * one pricing of the solver's transformed stages (context and expert
+ * parallelism, HSDP). */
+double costdb_strided_collective_seconds(const CostdbFabric *f, CostdbCollKind kind,
+                                         double bytes, int n, int stride, int gpus_per_host);
+
 /* Bytes Adam moves per step for elements parameters whose gradient is
  * grad_bytes wide: it reads the f32 parameter (or master copy), the
  * gradient and two f32 moments and writes the parameter and the moments:

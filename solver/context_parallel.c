@@ -71,15 +71,6 @@ static int ends(const char *name, const char *tail)
     return n >= t && !strcmp(name + n - t, tail);
 }
 
-static double coll(const CostdbFabric *f, CostdbCollKind k, double bytes, int n, int stride,
-                   int M)
-{
-    /* the ring's hosts: n ranks strided by stride consecutive devices
-     * (Megatron's order tp-cp-dp-pp) */
-    int h = costdb_group_hosts(stride, n, M);
-    return costdb_collective_seconds(f, k, bytes, n, h, h > 1);
-}
-
 /* The ring of n ranks over one layer's local K + V (kv bytes), Transformer
  * Engine's AttnFuncWithCPAndKVP2P: forward n - 1 send-recvs of K and V;
  * backward n send-recvs, the first of K and V, the n - 2 middle ones of
@@ -88,10 +79,13 @@ static void ring(const CostdbFabric *f, double kv, int n, int stride, int M, Aps
 {
     if (n <= 1)
         return;
-    o->comm_fwd += (n - 1) * coll(f, COSTDB_COLL_SEND_RECV, kv, n, stride, M);
+    /* the ring's ranks are stride consecutive devices apart (Megatron's
+     * order tp-cp-dp-pp) */
+    double one = costdb_strided_collective_seconds(f, COSTDB_COLL_SEND_RECV, kv, n, stride, M);
+    double two = costdb_strided_collective_seconds(f, COSTDB_COLL_SEND_RECV, 2 * kv, n, stride, M);
+    o->comm_fwd += (n - 1) * one;
     o->traffic_fwd += (n - 1) * kv;
-    o->comm_bwd += 2 * coll(f, COSTDB_COLL_SEND_RECV, kv, n, stride, M) +
-                   (n - 2) * coll(f, COSTDB_COLL_SEND_RECV, 2 * kv, n, stride, M);
+    o->comm_bwd += 2 * one + (n - 2) * two;
     o->traffic_bwd += 2 * (n - 1) * kv;
 }
 
@@ -105,8 +99,9 @@ static void a2a(const CostdbFabric *f, double q, double kv, int n, int stride, i
     double t;
     if (n <= 1)
         return;
-    t = 2 * coll(f, COSTDB_COLL_ALL_TO_ALL, q * n, n, stride, M) +
-        2 * coll(f, COSTDB_COLL_ALL_TO_ALL, kv / 2 * n, n, stride, M);
+    t = 2 * costdb_strided_collective_seconds(f, COSTDB_COLL_ALL_TO_ALL, q * n, n, stride, M) +
+        2 * costdb_strided_collective_seconds(f, COSTDB_COLL_ALL_TO_ALL, kv / 2 * n, n, stride,
+                                              M);
     o->comm_fwd += t;
     o->comm_bwd += t;
     o->traffic_fwd += (n - 1.0) / n * (2 * q + kv);

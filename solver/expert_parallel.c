@@ -15,14 +15,6 @@
 #include "expert_parallel.h"
 #include "solver_internal.h"
 
-/* costdb_collective_seconds of a group of n ranks stride devices apart. */
-static double coll(const CostdbFabric *f, CostdbCollKind k, double bytes, int n, int stride,
-                   int M)
-{
-    int h = costdb_group_hosts(stride, n, M);
-    return costdb_collective_seconds(f, k, bytes, n, h, h > 1);
-}
-
 /* The expert gradients' reduction once per iteration over a group of g
  * ranks stride apart, of bytes: an all-reduce, or under ZeRO-1 (Megatron's
  * distributed optimizer) a reduce-scatter and an all-gather of the
@@ -34,9 +26,10 @@ static double reduce_part(const CostdbFabric *f, double bytes, int g, int stride
     double t = 0;
     CostdbCollKind k[2] = {zero ? COSTDB_COLL_REDUCE_SCATTER : COSTDB_COLL_ALL_REDUCE,
                            COSTDB_COLL_ALL_GATHER};
-    for (int i = 0; i < (zero ? 2 : 1); i++)
-        t += full ? coll(f, k[i], bytes, g, stride, M)
-                  : coll(f, k[i], 2 * bytes, g, stride, M) - coll(f, k[i], bytes, g, stride, M);
+    for (int i = 0; i < (zero ? 2 : 1); i++) {
+        double one = costdb_strided_collective_seconds(f, k[i], bytes, g, stride, M);
+        t += full ? one : costdb_strided_collective_seconds(f, k[i], 2 * bytes, g, stride, M) - one;
+    }
     return t;
 }
 
@@ -123,7 +116,8 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
     out->a2a_bytes = (double)x->batch / devices * (double)out->experts * (double)l->capacity *
                      (double)x->hidden * esize / (l->cp > 1 ? l->cp : 1);
     {
-        double t = coll(&f, COSTDB_COLL_ALL_TO_ALL, out->a2a_bytes * l->ep, l->ep, l->etp, M);
+        double t = costdb_strided_collective_seconds(&f, COSTDB_COLL_ALL_TO_ALL,
+                                                     out->a2a_bytes * l->ep, l->ep, l->etp, M);
         double sent = (l->ep - 1.0) / l->ep * out->a2a_bytes;
         out->comm_fwd = out->moe_layers * 2 * t;
         out->comm_bwd = out->moe_layers * 2 * t;

@@ -29,10 +29,9 @@
 static double modules_seconds(const CostdbFabric *f, CostdbCollKind k, const double *bytes,
                               int count, int n, int stride, int M)
 {
-    int h = costdb_group_hosts(stride, n, M);
     double t = 0;
     for (int i = 0; i < count; i++)
-        t += costdb_collective_seconds(f, k, bytes[i], n, h, h > 1);
+        t += costdb_strided_collective_seconds(f, k, bytes[i], n, stride, M);
     return t;
 }
 
