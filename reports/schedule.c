@@ -93,6 +93,43 @@ static void simulation_free(double *a, double *b, double *c, double *d)
     free(d);
 }
 
+/* The schedule's activation and gradient sends between consecutive of V
+ * virtual stages (V = S without interleaving; wrap: the send from the last
+ * device's chunk to the first device's next chunk), each after the
+ * forward (fend) or backward (bend) that produces it (micro-batch m of
+ * virtual stage j at j x B + m), and the bubble fraction of the busy
+ * times: what every simulation ends with. */
+static void finish_simulation(ApreportSchedule *sc, const ApreportPipeline *p, int S, int V, int B,
+                              double wrap, const double *fend, const double *bend)
+{
+    double busy = 0;
+    for (int j = 0; j + 1 < V; j++) {
+        int s = j % S, t = (j + 1) % S;
+        double x = t > 0 ? (p->xfer ? p->xfer[s] : 0) : wrap;
+        for (int m = 0; m < B; m++) {
+            ApreportEvent *ev = &sc->events[sc->n_events++];
+            ev->kind = APREPORT_EV_SEND_ACT;
+            ev->stage = s;
+            ev->peer = t;
+            ev->micro_batch = m;
+            ev->chunk = j / S;
+            ev->start = fend[(size_t)j * B + m];
+            ev->end = ev->start + x;
+            ev = &sc->events[sc->n_events++];
+            ev->kind = APREPORT_EV_SEND_GRAD;
+            ev->stage = t;
+            ev->peer = s;
+            ev->micro_batch = m;
+            ev->chunk = (j + 1) / S;
+            ev->start = bend[(size_t)(j + 1) * B + m];
+            ev->end = ev->start + x;
+        }
+    }
+    for (int s = 0; s < S; s++)
+        busy += sc->busy[s];
+    sc->bubble_fraction = sc->iteration_time > 0 ? 1.0 - busy / (S * sc->iteration_time) : 0;
+}
+
 /* The interleaved schedule, v >= 2 (see apreport_simulate). Virtual stage
  * j = chunk S + s; its forward of micro-batch m waits for virtual stage
  * j - 1 plus the boundary transfer (the wrap from stage S - 1 to stage 0
@@ -200,32 +237,7 @@ static int simulate_interleaved(const ApreportPipeline *p, int v, ApreportSchedu
         }
         sc->in_flight[s] = (double)sc->peak_in_flight[s] / v;
     }
-    for (int j = 0; j + 1 < V; j++) {
-        int s = j % S, t = (j + 1) % S;
-        double x = t > 0 ? (p->xfer ? p->xfer[s] : 0) : wrap;
-        for (int m = 0; m < B; m++) {
-            ApreportEvent *ev = &sc->events[sc->n_events++];
-            ev->kind = APREPORT_EV_SEND_ACT;
-            ev->stage = s;
-            ev->peer = t;
-            ev->micro_batch = m;
-            ev->chunk = j / S;
-            ev->start = fend[(size_t)j * B + m];
-            ev->end = ev->start + x;
-            ev = &sc->events[sc->n_events++];
-            ev->kind = APREPORT_EV_SEND_GRAD;
-            ev->stage = t;
-            ev->peer = s;
-            ev->micro_batch = m;
-            ev->chunk = (j + 1) / S;
-            ev->start = bend[(size_t)(j + 1) * B + m];
-            ev->end = ev->start + x;
-        }
-    }
-    double busy = 0;
-    for (int s = 0; s < S; s++)
-        busy += sc->busy[s];
-    sc->bubble_fraction = sc->iteration_time > 0 ? 1.0 - busy / (S * sc->iteration_time) : 0;
+    finish_simulation(sc, p, S, V, B, wrap, fend, bend);
     *out = sc;
     sc = NULL;
     rc = 0;
@@ -382,29 +394,7 @@ static int simulate_zb(const ApreportPipeline *p, ApreportSchedule **out)
         }
         sc->in_flight[s] = sc->peak_in_flight[s];
     }
-    for (int s = 0; s + 1 < S; s++) {
-        double x = p->xfer ? p->xfer[s] : 0;
-        for (int b = 0; b < B; b++) {
-            ApreportEvent *ev = &sc->events[sc->n_events++];
-            ev->kind = APREPORT_EV_SEND_ACT;
-            ev->stage = s;
-            ev->peer = s + 1;
-            ev->micro_batch = b;
-            ev->start = end[0][(size_t)s * B + b];
-            ev->end = ev->start + x;
-            ev = &sc->events[sc->n_events++];
-            ev->kind = APREPORT_EV_SEND_GRAD;
-            ev->stage = s + 1;
-            ev->peer = s;
-            ev->micro_batch = b;
-            ev->start = end[1][(size_t)(s + 1) * B + b];
-            ev->end = ev->start + x;
-        }
-    }
-    double busy = 0;
-    for (int s = 0; s < S; s++)
-        busy += sc->busy[s];
-    sc->bubble_fraction = sc->iteration_time > 0 ? 1.0 - busy / (S * sc->iteration_time) : 0;
+    finish_simulation(sc, p, S, S, B, 0, end[0], end[1]);
     *out = sc;
     sc = NULL;
     rc = 0;
@@ -508,29 +498,7 @@ int apreport_simulate(const ApreportPipeline *p, ApreportScheduleKind kind,
         }
         sc->in_flight[s] = sc->peak_in_flight[s];
     }
-    for (int s = 0; s + 1 < S; s++) {
-        double x = p->xfer ? p->xfer[s] : 0;
-        for (int b = 0; b < B; b++) {
-            ApreportEvent *ev = &sc->events[sc->n_events++];
-            ev->kind = APREPORT_EV_SEND_ACT;
-            ev->stage = s;
-            ev->peer = s + 1;
-            ev->micro_batch = b;
-            ev->start = fend[(size_t)s * B + b];
-            ev->end = ev->start + x;
-            ev = &sc->events[sc->n_events++];
-            ev->kind = APREPORT_EV_SEND_GRAD;
-            ev->stage = s + 1;
-            ev->peer = s;
-            ev->micro_batch = b;
-            ev->start = bend[(size_t)(s + 1) * B + b];
-            ev->end = ev->start + x;
-        }
-    }
-    double busy = 0;
-    for (int s = 0; s < S; s++)
-        busy += sc->busy[s];
-    sc->bubble_fraction = sc->iteration_time > 0 ? 1.0 - busy / (S * sc->iteration_time) : 0;
+    finish_simulation(sc, p, S, S, B, 0, fend, bend);
     *out = sc;
     sc = NULL;
     rc = 0;
