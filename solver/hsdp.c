@@ -173,21 +173,8 @@ static void transform(ApsolveProblem *q, size_t idx, const ApsolveHsdpStage *x)
 {
     if (!isfinite(q->cost[idx]) || !(x->param_bytes > 0))
         return;
-    if (q->fwd_cost && q->bwd_cost) {
-        q->fwd_cost[idx] += x->comm_fwd;
-        q->bwd_cost[idx] += x->comm_bwd;
-    }
-    q->cost[idx] += x->comm_fwd + x->comm_bwd;
-    if (q->apply_cost[idx] >= 0)
-        q->apply_cost[idx] = fmax(0.0, q->apply_cost[idx] + x->apply_delta);
-    if (q->memory) {
-        ApsolveMemory *m = &q->memory[idx];
-        m->peak += x->peak_delta;
-        m->initial += x->initial_delta;
-        if (m->avail > 0)
-            q->max_n_succ_stages[idx] =
-                apsolve_max_n_succ_stages(m->avail, m->peak, m->initial, m->intermediate);
-    }
+    apsolve_entry_add(q, idx, &(ApsolveEntryDelta){x->comm_fwd, x->comm_bwd, x->apply_delta,
+                                                   x->peak_delta, x->initial_delta});
 }
 
 int apsolve_hsdp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,

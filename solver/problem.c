@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "apsolve.h"
+#include "solver_internal.h"
 
 const char *apsolve_strerror(int err)
 {
@@ -203,6 +204,27 @@ int apsolve_max_n_succ_stages(int64_t avail, int64_t peak, int64_t initial,
     if (q >= (long double)(APSOLVE_UNBOUNDED - 1))
         return APSOLVE_UNBOUNDED;
     return q < -1 ? -1 : (int)q;
+}
+
+void apsolve_entry_add(ApsolveProblem *q, size_t idx, const ApsolveEntryDelta *d)
+{
+    if (q->fwd_cost && q->bwd_cost) {
+        q->fwd_cost[idx] += d->comm_fwd;
+        q->bwd_cost[idx] += d->comm_bwd;
+    }
+    q->cost[idx] += d->comm_fwd + d->comm_bwd;
+    if (q->apply_cost[idx] >= 0)
+        q->apply_cost[idx] = fmax(0.0, q->apply_cost[idx] + d->apply_delta);
+    if (q->memory) {
+        ApsolveMemory *m = &q->memory[idx];
+        m->peak += d->peak_delta;
+        m->initial += d->initial_delta;
+        if (m->initial < 0)
+            m->initial = 0;
+        if (m->avail > 0)
+            q->max_n_succ_stages[idx] =
+                apsolve_max_n_succ_stages(m->avail, m->peak, m->initial, m->intermediate);
+    }
 }
 
 void apsolve_plan_free(ApsolvePlan **plan)

@@ -54,6 +54,17 @@ void apsolve_plan_price(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
  * "Schedules"): (n - 1) x the least apsolve_schedule_zb_fill of a stage;
  * NaN when a stage's weight-gradient seconds are unknown. */
 double apsolve_stages_zb_saving(const ApsolveStage *st, size_t n);
+/* What a --parallel knob priced as a transformation of stored entries
+ * (expert parallelism, HSDP) adds to an entry: communication of each
+ * phase, the apply step's change, the peak's and the initial memory's. */
+typedef struct ApsolveEntryDelta {
+    double comm_fwd, comm_bwd, apply_delta;
+    int64_t peak_delta, initial_delta;
+} ApsolveEntryDelta;
+/* Adds d to entry idx of q (a finite one): its phases and cost, its apply
+ * step (not below 0; unknown stays unknown), its memory (the initial not
+ * below 0) and the stage count that memory allows (problem.c). */
+void apsolve_entry_add(ApsolveProblem *q, size_t idx, const ApsolveEntryDelta *d);
 /* Model chunks per device of opt's schedule: v for interleaved with v >= 2,
  * else 1. */
 static inline int apsolve_virtual(const ApsolveOptions *opt)
