@@ -134,10 +134,12 @@ void apsolve_problem_free(ApsolveProblem **pp)
     *pp = NULL;
 }
 
-int apsolve_problem_apply_known(const ApsolveProblem *p)
+/* Whether every valid, finite entry of p has a value >= 0 in per_entry
+ * (and at least one such entry exists). */
+static int every_entry_known(const ApsolveProblem *p, const double *per_entry)
 {
     size_t n, k, finite = 0;
-    if (!p || !p->apply_cost)
+    if (!p || !per_entry)
         return 0;
     n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
         (size_t)p->num_configs;
@@ -145,29 +147,21 @@ int apsolve_problem_apply_known(const ApsolveProblem *p)
         size_t cfg = k % ((size_t)p->num_submeshes * (size_t)p->num_configs);
         if (!p->configs[cfg].valid || !isfinite(p->cost[k]) || p->cost[k] < 0)
             continue;
-        if (!(p->apply_cost[k] >= 0))
+        if (!(per_entry[k] >= 0))
             return 0;
         finite++;
     }
     return finite > 0;
 }
 
+int apsolve_problem_apply_known(const ApsolveProblem *p)
+{
+    return p && every_entry_known(p, p->apply_cost);
+}
+
 int apsolve_problem_wgrad_known(const ApsolveProblem *p)
 {
-    size_t n, k, finite = 0;
-    if (!p || !p->wgrad_cost)
-        return 0;
-    n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-        (size_t)p->num_configs;
-    for (k = 0; k < n; k++) {
-        size_t cfg = k % ((size_t)p->num_submeshes * (size_t)p->num_configs);
-        if (!p->configs[cfg].valid || !isfinite(p->cost[k]) || p->cost[k] < 0)
-            continue;
-        if (!(p->wgrad_cost[k] >= 0))
-            return 0;
-        finite++;
-    }
-    return finite > 0;
+    return p && every_entry_known(p, p->wgrad_cost);
 }
 
 int apsolve_default_submeshes(int hosts, int gpus, ApsolveSubmesh *out, int cap)

@@ -439,6 +439,21 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
     return 0;
 }
 
+/* Frees the candidates of a given plan's steps (--parallel's sweep, and
+ * the problems its cp, ep and HSDP knobs transformed). */
+static void free_given_cands(ApsolveRun *r)
+{
+    if (r->have_par_c)
+        apsolve_cand_free(&r->par_c);
+    if (r->have_cp_c)
+        apsolve_cand_free(&r->cp_c);
+    if (r->have_ep_c)
+        apsolve_cand_free(&r->ep_c);
+    if (r->have_hsdp_c)
+        apsolve_cand_free(&r->hsdp_c);
+    r->have_par_c = r->have_cp_c = r->have_ep_c = r->have_hsdp_c = 0;
+}
+
 /* Frees what one parallel_plan made, for the next try of parallel_mbs. */
 static void parallel_undo(ApsolveRun *r)
 {
@@ -446,13 +461,7 @@ static void parallel_undo(ApsolveRun *r)
     r->specs = NULL;
     r->nspec = 0;
     apsolve_plan_free(&r->s->given);
-    if (r->have_par_c)
-        apsolve_cand_free(&r->par_c);
-    if (r->have_cp_c)
-        apsolve_cand_free(&r->cp_c);
-    if (r->have_ep_c)
-        apsolve_cand_free(&r->ep_c);
-    r->have_par_c = r->have_cp_c = r->have_ep_c = 0;
+    free_given_cands(r);
 }
 
 /* Given plan, --parallel without mbs=: decides mbs as the auto search
@@ -671,14 +680,7 @@ static ApsolveSession *run_close(ApsolveRun *r, int rc)
     free(r->bs);
     if (r->have_auto_c)
         apsolve_cand_free(&r->auto_c);
-    if (r->have_par_c)
-        apsolve_cand_free(&r->par_c);
-    if (r->have_cp_c)
-        apsolve_cand_free(&r->cp_c);
-    if (r->have_ep_c)
-        apsolve_cand_free(&r->ep_c);
-    if (r->have_hsdp_c)
-        apsolve_cand_free(&r->hsdp_c);
+    free_given_cands(r);
     apsolve_cand_free(&r->main_c);
     costdb_close(&r->db);
     r->a->parallel = r->req_parallel; /* the framework search's text lives in the session */
