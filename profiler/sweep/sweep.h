@@ -71,6 +71,9 @@ typedef struct ApprofSweepConfig {
     ApprofLogicalSpace logical_space;
     int individual;               /* profile mode individual (else composition) */
     double imbalance_tol;         /* < 0: off */
+    int keep_unfit;               /* --keep-unfit: profile the tuples approf_sweep_skip_unfit
+                                   * (sweep_int.h) leaves out, whose every entry is out of
+                                   * memory (0, the default: left out, counted) */
     int resume;
     int take_over;                /* take a sweep over from a holder on another host */
     int shard_k, shard_n;         /* this process profiles tuples with index % n == k */
@@ -141,6 +144,8 @@ typedef struct ApprofSweepSummary {
     size_t existing;              /* entries already present (resume) */
     size_t failures;              /* entries with status != ok */
     size_t out_of_memory;         /* of them, status oom */
+    size_t unfit;                 /* tuples left out: out of memory whatever their
+                                   * configuration (approf_sweep_skip_unfit) */
     size_t reused;                /* entries copied from an identical stage program */
     size_t sharding_solved, sharding_cached;
     double t_build, t_enumerate, t_sharding, t_costing, t_writing, t_total;
