@@ -19,10 +19,20 @@
 #include "sweep.h"
 #include "sweep_db.h"
 
+/* A measurement as the reuse table keeps it: every field but the error
+ * text's fixed buffer, the text, when there is one, in a block of its own
+ * (sweep_tuple.c packs and unpacks them). */
+typedef struct ReuseMeasurement {
+    unsigned char head[offsetof(ApprofMeasurement, error)];
+    unsigned char tail[sizeof(ApprofMeasurement) - offsetof(ApprofMeasurement, error) -
+                       sizeof(((ApprofMeasurement *)0)->error)];
+    char *error;                  /* NULL: none */
+} ReuseMeasurement;
+
 /* Signature -> measured pair, for reuse of identical stage programs. */
 typedef struct {
     char signature[64];
-    ApprofMeasurement m[2];
+    ReuseMeasurement m[2];
     int used;
 } ReuseSlot;
 

@@ -56,6 +56,39 @@ static void entry_unpack(CostdbEntry *out, const TemplateEntry *in)
         snprintf(out->error, sizeof out->error, "%s", in->error);
 }
 
+static int measurement_pack(ReuseMeasurement *out, const ApprofMeasurement *m)
+{
+    const unsigned char *b = (const unsigned char *)m;
+    memcpy(out->head, b, sizeof out->head);
+    memcpy(out->tail, b + offsetof(ApprofMeasurement, error) + sizeof m->error, sizeof out->tail);
+    out->error = NULL;
+    if (m->error[0] && !(out->error = strdup(m->error)))
+        return APPROF_ENOMEM;
+    return 0;
+}
+
+static void measurement_unpack(ApprofMeasurement *out, const ReuseMeasurement *in)
+{
+    unsigned char *b = (unsigned char *)out;
+    memset(out, 0, sizeof *out);
+    memcpy(b, in->head, sizeof in->head);
+    memcpy(b + offsetof(ApprofMeasurement, error) + sizeof out->error, in->tail, sizeof in->tail);
+    if (in->error)
+        snprintf(out->error, sizeof out->error, "%s", in->error);
+}
+
+static void reuse_slots_free(ReuseTable *t)
+{
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->slots[i].used) {
+            free(t->slots[i].m[0].error);
+            free(t->slots[i].m[1].error);
+        }
+    free(t->slots);
+    t->slots = NULL;
+    t->cap = t->n = 0;
+}
+
 static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
 {
     size_t i;
@@ -96,7 +129,7 @@ static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
 
 void approf_sweep_reuse_free(ReuseTable *t)
 {
-    free(t->slots);
+    reuse_slots_free(t);
     for (size_t i = 0; i < t->tpl_cap; i++)
         template_slot_free(&t->tpl[i]);
     free(t->tpl);
@@ -111,9 +144,7 @@ void approf_sweep_reuse_free(ReuseTable *t)
  * be written point into it. */
 static void reuse_forget(ReuseTable *t)
 {
-    free(t->slots);
-    t->slots = NULL;
-    t->cap = t->n = 0;
+    reuse_slots_free(t);
     for (size_t i = 0; i < t->tpl_cap; i++)
         template_slot_free(&t->tpl[i]);
     free(t->tpl);
@@ -596,8 +627,8 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     }
     slot = reuse_find(&sw->reuse, prog.signature, 0);
     if (slot) {
-        m[0] = slot->m[0];
-        m[1] = slot->m[1];
+        measurement_unpack(&m[0], &slot->m[0]);
+        measurement_unpack(&m[1], &slot->m[1]);
     } else {
         for (int ph = 0; ph < 2; ph++) {
             memset(&m[ph], 0, sizeof m[ph]);
@@ -609,10 +640,18 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
                              approf_strerror(rc));
             }
         }
-        slot = reuse_find(&sw->reuse, prog.signature, 1);
+        /* packed first: a slot once inserted is used (without memory
+         * nothing is kept, and a later alike program is measured) */
+        ReuseMeasurement pm[2];
+        int packed = measurement_pack(&pm[0], &m[0]) == 0;
+        packed = measurement_pack(&pm[1], &m[1]) == 0 && packed;
+        slot = packed ? reuse_find(&sw->reuse, prog.signature, 1) : NULL;
         if (slot) {
-            slot->m[0] = m[0];
-            slot->m[1] = m[1];
+            slot->m[0] = pm[0];
+            slot->m[1] = pm[1];
+        } else {
+            free(pm[0].error);
+            free(pm[1].error);
         }
         slot = NULL;
     }
