@@ -36,8 +36,7 @@ void cli_sweep_print_summary(const ApprofSweepSummary *s, const char *db_path)
                      "GEMMs in E4M3 forward, E5M2 gradients, with their casts; docs/fp8.md)\n"
                    : "",
             s->unfit ? " - left out: " : "", s->unfit,
-            s->unfit ? " tuples out of memory whatever their configuration (--keep-unfit "
-                       "profiles them)\n"
+            s->unfit ? " tuples out of memory whatever their configuration (--skip-unfit)\n"
                      : "",
             s->collectives[0] ? s->collectives : "the alpha-beta model",
             s->comm_timing[0] ? " - communication: " : "", s->comm_timing,

@@ -71,9 +71,9 @@ typedef struct ApprofSweepConfig {
     ApprofLogicalSpace logical_space;
     int individual;               /* profile mode individual (else composition) */
     double imbalance_tol;         /* < 0: off */
-    int keep_unfit;               /* --keep-unfit: profile the tuples approf_sweep_skip_unfit
-                                   * (sweep_int.h) leaves out, whose every entry is out of
-                                   * memory (0, the default: left out, counted) */
+    int skip_unfit;               /* --skip-unfit: leave out (and count) the tuples whose every
+                                   * entry is out of memory by approf_sweep_skip_unfit's
+                                   * bound (sweep_int.h); 0, the default: profile them */
     int resume;
     int take_over;                /* take a sweep over from a holder on another host */
     int shard_k, shard_n;         /* this process profiles tuples with index % n == k */

@@ -209,7 +209,7 @@ int approf_sweep_compose(Sweep *sw, int64_t sweep_id, ApprofSweepWriter *w,
  * is out of memory on the analytic backend whatever its configuration,
  * by a lower bound on its forward peak (sweep_prune.c says why it is one):
  * no plan can use them. *skipped: how many. Nothing without
- * cfg->keep_unfit unset, the analytic backend and composition mode.
+ * cfg->skip_unfit, the analytic backend and not composition mode.
  * 0 or APPROF_ENOMEM. */
 int approf_sweep_skip_unfit(Sweep *sw, const ApprofSweepConfig *cfg, size_t *skipped);
 /* Fills sw->shape_end from sw->tuples (after the enumeration): the reuse

@@ -19,6 +19,11 @@
  * device's available memory out of memory (hw/analytic.c), and apsolve
  * uses no entry of which a phase is not 'ok' (solver/dbload.c), whatever
  * --memory-budget says: such a tuple can never be in a plan.
+ *
+ * Opt-in (--skip-unfit): the other tuples' entries are not always those of
+ * the whole sweep, because the sharding context's memos keep what the
+ * first stage of a kind solved (docs/performance.md, "Ranges that cannot
+ * fit"), and a stage left out is one fewer to solve first.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,7 +43,7 @@ int approf_sweep_skip_unfit(Sweep *sw, const ApprofSweepConfig *cfg, size_t *ski
     *skipped = 0;
     /* the bound is the analytic backend's rule; a measuring backend's
      * peak is what ran (and individual mode composes ranges from layers) */
-    if (cfg->keep_unfit || cfg->individual || !sw->backend.name ||
+    if (!cfg->skip_unfit || cfg->individual || !sw->backend.name ||
         strcmp(sw->backend.name, "model") || avail <= 0 || !g || !sw->n_tuples)
         return 0;
     pre = calloc(g->n_ops + 1, sizeof *pre);
