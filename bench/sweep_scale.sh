@@ -22,7 +22,7 @@ cleanup() {
   git worktree remove --force "$tmp/base" >/dev/null 2>&1
   git worktree remove --force "$tmp/moe" >/dev/null 2>&1
   git worktree remove --force "$tmp/dpb" >/dev/null 2>&1
-  git worktree remove --force "$tmp/full-${FULL_BASELINE:-623e56c}" >/dev/null 2>&1
+  git worktree remove --force "$tmp/full-${FULL_BASELINE:-86c6a00}" >/dev/null 2>&1
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -123,9 +123,10 @@ if [ "${2:-}" = apsolve ] || [ "${DPSCALE:-1}" = 1 ]; then
 fi
 # The full space against the plain space (issue 38): each case swept plain
 # and with --variants all by this build and by the build of FULL_BASELINE
-# (default 623e56c: before the ZeRO variants were derived), printing wall
-# and CPU seconds, peak RSS and database size, and the full/plain ratio of
-# each build, in one run. FULL_BIG=1 adds the issue's large cases (minutes
+# (default 86c6a00: before the reuse tables were freed per submesh shape and
+# unfit ranges left out; 623e56c is the commit before the ZeRO variants were
+# derived), printing wall and CPU seconds, peak RSS, database size and the full
+# space's entries, and the full/plain ratio of each build, in one run. FULL_BIG=1 adds the issue's large cases (minutes
 # each). `bench/sweep_scale.sh DIR full` runs this part alone.
 full_build() { # REV: approf of that revision built in the worktree, or nothing
   local rev=$1 wt=$tmp/full-$1
@@ -136,15 +137,15 @@ full_build() { # REV: approf of that revision built in the worktree, or nothing
     echo "$wt/b/profiler/cli/approf"
   fi
 }
-measure() { # APPROF DB SWEEP-OPTIONS...: "wall cpu rss_mb db_mb"
+measure() { # APPROF DB SWEEP-OPTIONS...: "wall cpu rss_mb db_mb entries"
   local bin=$1 db=$2 t
   shift 2
   rm -f "$db"* "$tmp/time.txt"
   /usr/bin/time -o "$tmp/time.txt" -f '%e %U %S %M' "$bin" sweep "$@" --backend model --quiet \
     --db "$db" >/dev/null 2>&1
   t=$(tail -1 "$tmp/time.txt" 2>/dev/null)
-  awk -v t="$t" -v b="$(stat -c %s "$db" 2>/dev/null || echo 0)" 'BEGIN {
-    split(t, v, " "); printf "%.2f %.2f %.0f %.1f", v[1], v[2] + v[3], v[4] / 1024, b / 1048576 }'
+  awk -v t="$t" -v b="$(stat -c %s "$db" 2>/dev/null || echo 0)" -v e="$(entries "$db")" 'BEGIN {
+    split(t, v, " "); printf "%.2f %.2f %.0f %.1f %s", v[1], v[2] + v[3], v[4] / 1024, b / 1048576, e }'
 }
 full_case() { # LABEL SWEEP-OPTIONS...
   local label=$1 who bin p f
@@ -158,15 +159,16 @@ full_case() { # LABEL SWEEP-OPTIONS...
     printf '%-38s %-9s plain %s | full %s | full/plain %s\n' "$label" \
       "$([ "$who" = this ] && echo this || echo "$full_rev")" \
       "$(echo "$p" | awk '{ printf "%6.2f s wall %6.2f s cpu %5d MB %6.1f MB db", $1, $2, $3, $4 }')" \
-      "$(echo "$f" | awk '{ printf "%7.2f s wall %7.2f s cpu %5d MB %6.1f MB db", $1, $2, $3, $4 }')" \
+      "$(echo "$f" | awk '{ printf "%7.2f s wall %7.2f s cpu %5d MB %6.1f MB db %9s entries", $1, $2, $3, $4, $5 }')" \
       "$(awk -v p="$p" -v f="$f" 'BEGIN { split(p, a, " "); split(f, b, " ");
           printf "%.1fx cpu", (a[2] > 0 ? b[2] / a[2] : 0) }')"
   done
   rm -f "$tmp"/fp.db* "$tmp"/ff.db*
 }
-full_rev=${FULL_BASELINE:-623e56c}
+full_rev=${FULL_BASELINE:-86c6a00}
 if [ "${2:-}" = full ] || [ "${FULL:-1}" = 1 ]; then
-  full_base=$(full_build "$full_rev")
+  # FULL_BASELINE_APPROF: an approf of that revision built before (skips the build)
+  full_base=${FULL_BASELINE_APPROF:-$(full_build "$full_rev")}
   echo "== the full space (--variants all) against the plain space, this build and $full_rev =="
   full_case "llama-3-8b 1x8" --model llama --preset llama-3-8b --cluster 1x8 --hardware h100-sxm \
     --micro-batches 8

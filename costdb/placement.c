@@ -85,14 +85,21 @@ static const char sql_tail_insert[] = "INSERT INTO placement_tail (hash, items) 
 
 /* ---- the connection's caches -------------------------------------------- */
 
-/* Text -> id, open addressing (cap a power of two). */
+/* Text -> id, open addressing (cap a power of two); bytes: the texts and
+ * their slots (two per text at most half full). */
 typedef struct TextMap {
     struct {
         char *text;
         int64_t id;
     } *e;
-    size_t n, cap;
+    size_t n, cap, bytes;
 } TextMap;
+
+/* A map that would hold more than this starts again empty: a text it
+ * forgot is found in its table (intern_in), so the ids are the same and
+ * only the lookup costs more; the sweep's memory stays bounded whatever
+ * the number of distinct placement lists. */
+#define MAP_MAX_BYTES ((size_t)32 << 20)
 
 struct CdbPlacementCache {
     TextMap texts;                  /* placement_text */
@@ -159,6 +166,11 @@ static int64_t map_get(const TextMap *m, const char *text, uint64_t h)
  * lookup. */
 static void map_put(TextMap *m, const char *text, uint64_t h, int64_t id)
 {
+    size_t need = strlen(text) + 1 + 2 * sizeof *m->e;
+    if (m->bytes + need > MAP_MAX_BYTES) {
+        map_free(m);
+        memset(m, 0, sizeof *m);
+    }
     if ((m->n + 1) * 2 > m->cap) {
         size_t ncap = m->cap ? m->cap * 2 : 256;
         __typeof__(m->e) ne = calloc(ncap, sizeof *ne);
@@ -185,6 +197,7 @@ static void map_put(TextMap *m, const char *text, uint64_t h, int64_t id)
     m->e[k].text = copy;
     m->e[k].id = id;
     m->n++;
+    m->bytes += need;
 }
 
 static int tensor_known(CdbPlacementCache *c, int64_t sweep_id, int t)

@@ -162,6 +162,10 @@ static void usage(void)
         "                           recorded in the sweep's options (docs/fp8.md)\n"
         "  --stage-imbalance-tolerance T   skip ranges whose FLOP share differs from their\n"
         "                           device share by more than (1+T) (default: off)\n"
+        "  --skip-unfit             leave out (and count) the tuples whose parameters alone\n"
+        "                           exceed a device whatever their configuration (analytic\n"
+        "                           backend; plans the same, other entries may differ:\n"
+        "                           docs/performance.md)\n"
         "Backend and database:\n"
         "  --hardware NAME|FILE     hardware spec: the analytic backend's model, and the\n"
         "                           alpha-beta collectives where no measured curves exist\n"
@@ -205,7 +209,7 @@ static void usage(void)
  * table's (model_options.c). */
 enum {
     OPT_CLUSTER = 256, OPT_BATCH, OPT_MICRO, OPT_SUBMESH, OPT_LOGICAL, OPT_MODE, OPT_IMBALANCE,
-    OPT_HARDWARE, OPT_BACKEND, OPT_DB, OPT_RESUME, OPT_ALLOW_LARGE, OPT_SHARD, OPT_QUIET,
+    OPT_HARDWARE, OPT_BACKEND, OPT_DB, OPT_RESUME, OPT_ALLOW_LARGE, OPT_SKIP_UNFIT, OPT_SHARD, OPT_QUIET,
     OPT_COMMIT_EVERY, OPT_SHARDING_SOLVER, OPT_WORKERS, OPT_MEMORY_LEVELS, OPT_RECOMPUTE,
     OPT_ZERO, OPT_VARIANTS, OPT_MBS, OPT_TAKE_OVER, OPT_HARDWARE_ID, OPT_FP8, OPT_ZERO3_SCHEDULE,
 };
@@ -265,6 +269,7 @@ static const struct option own_opts[] = {
     {"db", required_argument, NULL, OPT_DB},
     {"resume", no_argument, NULL, OPT_RESUME},
     {"allow-large", no_argument, NULL, OPT_ALLOW_LARGE},
+    {"skip-unfit", no_argument, NULL, OPT_SKIP_UNFIT},
     {"shard", required_argument, NULL, OPT_SHARD},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"commit-every", required_argument, NULL, OPT_COMMIT_EVERY},
@@ -540,6 +545,7 @@ static int sweep_option(int opt, const char *arg, ApprofSweepConfig *cfg, SweepA
     case OPT_DB: cfg->db_path = arg; break;
     case OPT_RESUME: cfg->resume = 1; break;
     case OPT_ALLOW_LARGE: cfg->allow_large = 1; break;
+    case OPT_SKIP_UNFIT: cfg->skip_unfit = 1; break;
     case OPT_SHARD: {
         char *end = NULL;
         long kk = strtol(arg, &end, 10);

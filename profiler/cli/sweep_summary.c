@@ -17,6 +17,7 @@ void cli_sweep_print_summary(const ApprofSweepSummary *s, const char *db_path)
             "%zu %s not fit in memory, %zu failed, %zu reused\n"
             " - backend %s%s%s%s on %s, %d worker%s; sharding ILPs solved %zu, reused %zu\n"
             "%s%s%s%s"
+            "%s%.0zu%s"
             " - collectives: %s\n"
             "%s%s%s"
             " - time: build %.3f s, enumeration %.3f s, sharding %.3f s, costing %.3f s, "
@@ -38,6 +39,9 @@ void cli_sweep_print_summary(const ApprofSweepSummary *s, const char *db_path)
             s->fp8 ? " - precision: FP8 (Transformer Engine's delayed scaling: the linear layers' "
                      "GEMMs in E4M3 forward, E5M2 gradients, with their casts; docs/fp8.md)\n"
                    : "",
+            s->unfit ? " - left out: " : "", s->unfit,
+            s->unfit ? " tuples out of memory whatever their configuration (--skip-unfit)\n"
+                     : "",
             s->collectives[0] ? s->collectives : "the alpha-beta model",
             s->comm_timing[0] ? " - communication: " : "", s->comm_timing,
             s->comm_timing[0] ? "\n" : "",

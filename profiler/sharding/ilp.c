@@ -275,6 +275,17 @@ void approf_ilp_cache_free(ApprofIlpCache **cp)
     *cp = NULL;
 }
 
+void approf_ilp_cache_clear(ApprofIlpCache *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->cap; i++)
+        free(c->e[i].choice);
+    free(c->e);
+    c->e = NULL;
+    c->n = c->cap = 0;
+}
+
 void approf_ilp_cache_counts(const ApprofIlpCache *c, size_t *hits, size_t *entries)
 {
     if (hits)

@@ -119,6 +119,9 @@ void approf_ilp_hash(const ApprofIlp *p, char *out, size_t len);
 /* Solution cache keyed by the problem hash and method. */
 int approf_ilp_cache_new(ApprofIlpCache **out);
 void approf_ilp_cache_free(ApprofIlpCache **c);
+/* Forgets every stored solution (the hit count stays): a later lookup of
+ * one solves the problem again, which gives the same answer. */
+void approf_ilp_cache_clear(ApprofIlpCache *c);
 /* Lookups that hit and entries stored so far. */
 void approf_ilp_cache_counts(const ApprofIlpCache *c, size_t *hits, size_t *entries);
 

@@ -40,6 +40,12 @@ int approf_shard_context_new(const ApprofGraph *g, const ApprofLayering *l,
     return 0;
 }
 
+void approf_shard_context_forget_solutions(ApprofShardContext *ctx)
+{
+    if (ctx)
+        approf_ilp_cache_clear(ctx->cache);
+}
+
 void approf_shard_context_free(ApprofShardContext **ctx)
 {
     if (!ctx || !*ctx)

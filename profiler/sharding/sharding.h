@@ -85,6 +85,11 @@ int approf_shard_context_new(const ApprofGraph *g, const ApprofLayering *l,
                              const ApprofHardwareSpec *hw, int num_micro_batches,
                              ApprofShardContext **out);
 void approf_shard_context_free(ApprofShardContext **ctx);
+/* Forgets the sharding ILP's stored solutions (approf_ilp_cache_clear):
+ * the ILP is a function of its problem, so a stage solved again gets the
+ * answer it got before; a sweep calls it when no later tuple has the
+ * submesh shape it solved for, to bound its memory. */
+void approf_shard_context_forget_solutions(ApprofShardContext *ctx);
 void approf_shard_context_stats(const ApprofShardContext *ctx, ApprofShardStats *out);
 
 /* A 128-bit key of what determines the stage program of req up to the

@@ -454,6 +454,7 @@ void approf_sweep_free(Sweep *sw)
     approf_graph_free(&sw->graph);
     costdb_close(&sw->db);
     free(sw->tuples);
+    free(sw->shape_end);
     approf_sweep_reuse_free(&sw->reuse);
     free(sw->shape_texts);
 }
@@ -654,6 +655,11 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
     rc = enumerate(sw, cfg, err, errlen);
     if (rc < 0)
         return rc;
+    if ((rc = approf_sweep_skip_unfit(sw, cfg, &sum->unfit)) < 0 ||
+        (rc = approf_sweep_shape_ends(sw)) < 0) {
+        snprintf(err, errlen, "enumeration: %s", approf_strerror(rc));
+        return rc;
+    }
     if (sw->n_tuples > APPROF_SWEEP_WARN_TUPLES)
         approf_sweep_notice(cb, "a large sweep: %zu tuples (%d layers on %d submeshes), more than "
                             "%d; --shard K/N spreads them over processes (approf merge), fewer "

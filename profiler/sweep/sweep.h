@@ -71,6 +71,9 @@ typedef struct ApprofSweepConfig {
     ApprofLogicalSpace logical_space;
     int individual;               /* profile mode individual (else composition) */
     double imbalance_tol;         /* < 0: off */
+    int skip_unfit;               /* --skip-unfit: leave out (and count) the tuples whose every
+                                   * entry is out of memory by approf_sweep_skip_unfit's
+                                   * bound (sweep_int.h); 0, the default: profile them */
     int resume;
     int take_over;                /* take a sweep over from a holder on another host */
     int shard_k, shard_n;         /* this process profiles tuples with index % n == k */
@@ -143,6 +146,8 @@ typedef struct ApprofSweepSummary {
     size_t out_of_memory;         /* entries that do not fit in memory: status oom (not
                                    * counted in failures: the sweep worked, the layout is too
                                    * big) */
+    size_t unfit;                 /* tuples left out: out of memory whatever their
+                                   * configuration (approf_sweep_skip_unfit) */
     size_t reused;                /* entries copied from an identical stage program */
     size_t sharding_solved, sharding_cached;
     double t_build, t_enumerate, t_sharding, t_costing, t_writing, t_total;

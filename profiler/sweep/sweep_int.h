@@ -19,10 +19,20 @@
 #include "sweep.h"
 #include "sweep_db.h"
 
+/* A measurement as the reuse table keeps it: every field but the error
+ * text's fixed buffer, the text, when there is one, in a block of its own
+ * (sweep_tuple.c packs and unpacks them). */
+typedef struct ReuseMeasurement {
+    unsigned char head[offsetof(ApprofMeasurement, error)];
+    unsigned char tail[sizeof(ApprofMeasurement) - offsetof(ApprofMeasurement, error) -
+                       sizeof(((ApprofMeasurement *)0)->error)];
+    char *error;                  /* NULL: none */
+} ReuseMeasurement;
+
 /* Signature -> measured pair, for reuse of identical stage programs. */
 typedef struct {
     char signature[64];
-    ApprofMeasurement m[2];
+    ReuseMeasurement m[2];
     int used;
 } ReuseSlot;
 
@@ -35,14 +45,26 @@ typedef struct {
     const char *spec;             /* interned in the table's spec pool */
 } TemplatePlacement;
 
-/* A slot of the template table. The entries (1.2 kB with their error
- * texts) live in a block of their own, so that the table, probed across
- * many slots, stays small. */
+/* An entry as a template keeps it: every field of a CostdbEntry but the
+ * error text's fixed buffer (COSTDB_TEXT_MAX bytes, most of the entry),
+ * the text, when there is one, in a block of its own (sweep_tuple.c packs
+ * and unpacks them). */
+typedef struct TemplateEntry {
+    unsigned char head[offsetof(CostdbEntry, error)];
+    unsigned char tail[sizeof(CostdbEntry) - offsetof(CostdbEntry, error) -
+                       sizeof(((CostdbEntry *)0)->error)];
+    char *error;                  /* NULL: none */
+} TemplateEntry;
+
+/* A slot of the template table. The entries live in a block of their
+ * own, so that the table, probed across many slots, stays small. */
 typedef struct {
     uint64_t key[2];
     int used;
     int measured;                 /* the entries came from a program (not an error) */
-    CostdbEntry *e;               /* [2] */
+    int pl_kept;                  /* 0: the program's placements were not kept (its config
+                                   * owns no sharding group): no use to an owner */
+    TemplateEntry *e;             /* [2] */
     int n_pl;
     TemplatePlacement *pl;
 } ProgTemplate;
@@ -55,6 +77,8 @@ typedef struct {
     char **specs;                 /* the spec pool: open addressing */
     size_t spec_cap, spec_n;
     int *ordinal_of;              /* per graph tensor, -1 outside a build */
+    size_t held_end;              /* Sweep.shape_end of the shapes the slots and templates
+                                   * hold (their largest): from that tuple on none is asked */
 } ReuseTable;
 
 /* Frees the reuse table and its program templates (sweep_tuple.c). */
@@ -78,6 +102,9 @@ typedef struct {
     int n_configs[APPROF_MAX_SUBMESHES];
     ApprofTuple *tuples;
     size_t n_tuples;
+    /* Per submesh index: one past the last tuple whose submesh has its
+     * shape (approf_sweep_shape_ends); NULL: not known, nothing is freed. */
+    size_t *shape_end;
     ReuseTable reuse;
     ApprofIlpMethod ilp_method;
     int memory_levels;            /* approf_sweep_memory_levels(cfg) */
@@ -178,6 +205,19 @@ int approf_sweep_expand_placements(const Sweep *sw, const ApprofTuple *t,
  * (a database failure: costdb_errmsg), APPROF_ENOMEM or APPROF_EINVAL. */
 int approf_sweep_compose(Sweep *sw, int64_t sweep_id, ApprofSweepWriter *w,
                          ApprofSweepSummary *sum);
+/* Takes out of sw->tuples (after the enumeration) the tuples whose stage
+ * is out of memory on the analytic backend whatever its configuration,
+ * by a lower bound on its forward peak (sweep_prune.c says why it is one):
+ * no plan can use them. *skipped: how many. Nothing without
+ * cfg->skip_unfit, the analytic backend and not composition mode.
+ * 0 or APPROF_ENOMEM. */
+int approf_sweep_skip_unfit(Sweep *sw, const ApprofSweepConfig *cfg, size_t *skipped);
+/* Fills sw->shape_end from sw->tuples (after the enumeration): the reuse
+ * table's measurements and templates are keyed by the submesh's shape, so
+ * a profiling thread frees them once its tuples are past the last one of
+ * every shape they hold (peak memory independent of the submesh count).
+ * 0 or APPROF_ENOMEM. */
+int approf_sweep_shape_ends(Sweep *sw);
 /* Frees everything sw holds (graph, layers, backend, database, tables). */
 void approf_sweep_free(Sweep *sw);
 

@@ -24,6 +24,71 @@
 #include "sweep_int.h"
 #include "table_alloc.h"
 
+static void template_slot_free(ProgTemplate *tp)
+{
+    free(tp->pl);
+    if (tp->e) {
+        free(tp->e[0].error);
+        free(tp->e[1].error);
+    }
+    free(tp->e);
+}
+
+/* e as a template keeps it (the error text copied: 0, or APPROF_ENOMEM). */
+static int entry_pack(TemplateEntry *out, const CostdbEntry *e)
+{
+    const unsigned char *b = (const unsigned char *)e;
+    memcpy(out->head, b, sizeof out->head);
+    memcpy(out->tail, b + offsetof(CostdbEntry, error) + sizeof e->error, sizeof out->tail);
+    out->error = NULL;
+    if (e->error[0] && !(out->error = strdup(e->error)))
+        return APPROF_ENOMEM;
+    return 0;
+}
+
+static void entry_unpack(CostdbEntry *out, const TemplateEntry *in)
+{
+    unsigned char *b = (unsigned char *)out;
+    memset(out, 0, sizeof *out);
+    memcpy(b, in->head, sizeof in->head);
+    memcpy(b + offsetof(CostdbEntry, error) + sizeof out->error, in->tail, sizeof in->tail);
+    if (in->error)
+        snprintf(out->error, sizeof out->error, "%s", in->error);
+}
+
+static int measurement_pack(ReuseMeasurement *out, const ApprofMeasurement *m)
+{
+    const unsigned char *b = (const unsigned char *)m;
+    memcpy(out->head, b, sizeof out->head);
+    memcpy(out->tail, b + offsetof(ApprofMeasurement, error) + sizeof m->error, sizeof out->tail);
+    out->error = NULL;
+    if (m->error[0] && !(out->error = strdup(m->error)))
+        return APPROF_ENOMEM;
+    return 0;
+}
+
+static void measurement_unpack(ApprofMeasurement *out, const ReuseMeasurement *in)
+{
+    unsigned char *b = (unsigned char *)out;
+    memset(out, 0, sizeof *out);
+    memcpy(b, in->head, sizeof in->head);
+    memcpy(b + offsetof(ApprofMeasurement, error) + sizeof out->error, in->tail, sizeof in->tail);
+    if (in->error)
+        snprintf(out->error, sizeof out->error, "%s", in->error);
+}
+
+static void reuse_slots_free(ReuseTable *t)
+{
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->slots[i].used) {
+            free(t->slots[i].m[0].error);
+            free(t->slots[i].m[1].error);
+        }
+    free(t->slots);
+    t->slots = NULL;
+    t->cap = t->n = 0;
+}
+
 static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
 {
     size_t i;
@@ -64,17 +129,80 @@ static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
 
 void approf_sweep_reuse_free(ReuseTable *t)
 {
-    free(t->slots);
-    for (size_t i = 0; i < t->tpl_cap; i++) {
-        free(t->tpl[i].pl);
-        free(t->tpl[i].e);
-    }
+    reuse_slots_free(t);
+    for (size_t i = 0; i < t->tpl_cap; i++)
+        template_slot_free(&t->tpl[i]);
     free(t->tpl);
     for (size_t i = 0; i < t->spec_cap; i++)
         free(t->specs[i]);
     free(t->specs);
     free(t->ordinal_of);
     memset(t, 0, sizeof *t);
+}
+
+/* The measurements and templates, not the spec pool: results waiting to
+ * be written point into it. */
+static void reuse_forget(ReuseTable *t)
+{
+    reuse_slots_free(t);
+    for (size_t i = 0; i < t->tpl_cap; i++)
+        template_slot_free(&t->tpl[i]);
+    free(t->tpl);
+    t->tpl = NULL;
+    t->tpl_cap = t->tpl_n = 0;
+}
+
+static int same_shape(const Sweep *sw, int a, int b)
+{
+    return sw->submeshes[a].n == sw->submeshes[b].n && sw->submeshes[a].m == sw->submeshes[b].m;
+}
+
+int approf_sweep_shape_ends(Sweep *sw)
+{
+    int S = sw->n_submeshes;
+    free(sw->shape_end);
+    sw->shape_end = NULL;
+    if (S <= 0)
+        return 0;
+    size_t *end = calloc((size_t)S, sizeof *end), *own = calloc((size_t)S, sizeof *own);
+    if (!end || !own) {
+        free(end);
+        free(own);
+        return APPROF_ENOMEM;
+    }
+    for (size_t k = 0; k < sw->n_tuples; k++)
+        if (sw->tuples[k].submesh >= 0 && sw->tuples[k].submesh < S)
+            own[sw->tuples[k].submesh] = k + 1;
+    for (int a = 0; a < S; a++)
+        for (int b = 0; b < S; b++)
+            if (same_shape(sw, a, b) && own[b] > end[a])
+                end[a] = own[b];
+    free(own);
+    sw->shape_end = end;
+    return 0;
+}
+
+/* Both the signature (program.c) and the program key (memo.c) hash the
+ * submesh's shape, so no tuple of another shape finds what one shape left
+ * in the reuse table: once this thread's tuples (taken in increasing
+ * order) are past the last tuple of every shape the table holds, nothing
+ * in it is asked for again, and it is freed. The sharding ILP's solutions
+ * go with it (a problem solved again gets the same answer; its costs are
+ * the mesh's, so in practice none is asked again either). */
+static void reuse_enter(Sweep *sw, const ApprofTuple *t)
+{
+    ReuseTable *rt = &sw->reuse;
+    if (!sw->shape_end || t < sw->tuples || t >= sw->tuples + sw->n_tuples || t->submesh < 0 ||
+        t->submesh >= sw->n_submeshes)
+        return;
+    size_t k = (size_t)(t - sw->tuples), end = sw->shape_end[t->submesh];
+    if (k >= rt->held_end) {
+        reuse_forget(rt);
+        approf_shard_context_forget_solutions(sw->shard);
+        rt->held_end = end;
+    } else if (end > rt->held_end) {
+        rt->held_end = end;
+    }
 }
 
 /* The template slot of key (insert: a free slot for it, growing the table;
@@ -349,14 +477,22 @@ static int template_placements(const ProgTemplate *tp, const int *order, int n_o
 
 /* Records the results of a stage built from scratch under its key; without
  * memory the template is simply not kept (a later alike stage is built). */
-static void template_record(Sweep *sw, const uint64_t key[2], const CostdbEntry e[2],
-                            int measured, const ApprofStageProgram *prog, const int *order,
-                            int n_order)
+static void template_record(Sweep *sw, const ApprofTuple *t, const uint64_t key[2],
+                            const CostdbEntry e[2], int measured, const ApprofStageProgram *prog,
+                            const int *order, int n_order)
 {
     ReuseTable *rt = &sw->reuse;
     size_t nt = sw->graph->n_tensors ? sw->graph->n_tensors : 1;
     TemplatePlacement *pl = NULL;
-    int n_pl = prog ? (int)prog->n_placements : 0, ok = 1;
+    int owner, variants;
+    /* The key hashes the config's logical mesh, force flag, memory level,
+     * recomputation and ZeRO stage, so tuples of this config find the
+     * template; one that is not its sharding group's owner never stores
+     * placements (wants_placements), so they are not kept (an owner of
+     * the same key, were there one, builds its stage: pl_kept). */
+    sharding_group(sw, t->submesh, t->config, &owner, &variants);
+    int keep = owner == t->config || !prog || !prog->n_placements;
+    int n_pl = prog && keep ? (int)prog->n_placements : 0, ok = 1;
     if (!rt->ordinal_of) {
         rt->ordinal_of = malloc(nt * sizeof(int));
         if (!rt->ordinal_of)
@@ -380,8 +516,13 @@ static void template_record(Sweep *sw, const uint64_t key[2], const CostdbEntry 
             rt->ordinal_of[order[k]] = -1;
     }
     ProgTemplate *tp = ok ? template_find(rt, key, 1) : NULL;
-    CostdbEntry *pair = tp && !tp->used ? malloc(2 * sizeof *pair) : NULL;
-    if (!pair) {
+    TemplateEntry *pair = tp && !tp->used ? calloc(2, sizeof *pair) : NULL;
+    if (!pair || entry_pack(&pair[0], &e[0]) || entry_pack(&pair[1], &e[1])) {
+        if (pair) {
+            free(pair[0].error);
+            free(pair[1].error);
+        }
+        free(pair);
         free(pl);
         return;
     }
@@ -390,8 +531,7 @@ static void template_record(Sweep *sw, const uint64_t key[2], const CostdbEntry 
     tp->key[1] = key[1];
     tp->used = 1;
     tp->measured = measured;
-    tp->e[0] = e[0];
-    tp->e[1] = e[1];
+    tp->pl_kept = keep;
     tp->n_pl = n_pl;
     tp->pl = pl;
     rt->tpl_n++;
@@ -410,6 +550,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     uint64_t key[2] = {0, 0};
     ReuseSlot *slot;
 
+    reuse_enter(sw, t);
     memset(&req, 0, sizeof req);
     memset(&prog, 0, sizeof prog);
     req.start_layer = t->start;
@@ -431,9 +572,15 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
      * and placements without building the program. */
     have_key = approf_shard_program_key(sw->shard, &req, key, &order, &n_order) == 0;
     const ProgTemplate *tp = have_key ? template_find(&sw->reuse, key, 0) : NULL;
+    if (tp && !tp->pl_kept) {
+        int owner, variants;
+        sharding_group(sw, t->submesh, t->config, &owner, &variants);
+        if (owner == t->config)
+            tp = NULL;
+    }
     if (tp) {
         for (int ph = 0; ph < 2; ph++) {
-            entries[ph] = tp->e[ph];
+            entry_unpack(&entries[ph], &tp->e[ph]);
             entries[ph].start_layer = t->start;
             entries[ph].end_layer = t->end;
             entries[ph].submesh_index = t->submesh;
@@ -474,15 +621,15 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
             fill_entry(&entries[ph], t, ph, NULL, &m[ph], -1.0);
         }
         if (have_key)
-            template_record(sw, key, entries, 0, NULL, order, n_order);
+            template_record(sw, t, key, entries, 0, NULL, order, n_order);
         free(order);
         approf_stage_program_clear(&prog);
         return 0;
     }
     slot = reuse_find(&sw->reuse, prog.signature, 0);
     if (slot) {
-        m[0] = slot->m[0];
-        m[1] = slot->m[1];
+        measurement_unpack(&m[0], &slot->m[0]);
+        measurement_unpack(&m[1], &slot->m[1]);
     } else {
         for (int ph = 0; ph < 2; ph++) {
             memset(&m[ph], 0, sizeof m[ph]);
@@ -494,10 +641,18 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
                              approf_strerror(rc));
             }
         }
-        slot = reuse_find(&sw->reuse, prog.signature, 1);
+        /* packed first: a slot once inserted is used (without memory
+         * nothing is kept, and a later alike program is measured) */
+        ReuseMeasurement pm[2];
+        int packed = measurement_pack(&pm[0], &m[0]) == 0;
+        packed = measurement_pack(&pm[1], &m[1]) == 0 && packed;
+        slot = packed ? reuse_find(&sw->reuse, prog.signature, 1) : NULL;
         if (slot) {
-            slot->m[0] = m[0];
-            slot->m[1] = m[1];
+            slot->m[0] = pm[0];
+            slot->m[1] = pm[1];
+        } else {
+            free(pm[0].error);
+            free(pm[1].error);
         }
         slot = NULL;
     }
@@ -516,7 +671,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     if (slot)
         sum->reused += 2;
     if (have_key)
-        template_record(sw, key, entries, 1, &prog, order, n_order);
+        template_record(sw, t, key, entries, 1, &prog, order, n_order);
     free(order);
     rc = wants_placements(sw, t, entries) ? program_placements(sw, &prog, placements, cap) : 0;
     approf_stage_program_clear(&prog);
