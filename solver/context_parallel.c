@@ -14,7 +14,7 @@
 #include "costdb.h"
 #include "costdb_text.h"
 #include "frameworks.h"
-#include "solver_internal.h"
+#include "solver_int.h"
 
 int apsolve_cp_comm_parse(const char *s)
 {

@@ -13,7 +13,7 @@
 #include "collective.h"
 #include "costdb.h"
 #include "costdb_rows.h"
-#include "solver_internal.h"
+#include "solver_int.h"
 
 static int64_t max64(int64_t a, int64_t b)
 {

@@ -21,7 +21,7 @@
 
 #include "clock.h"
 #include "dp_int.h"
-#include "solver_internal.h"
+#include "solver_int.h"
 
 static int cmp_double(const void *a, const void *b)
 {

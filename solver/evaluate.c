@@ -16,7 +16,7 @@
 #include "clock.h"
 #include "plural.h"
 #include "schedule.h"
-#include "solver_internal.h"
+#include "solver_int.h"
 
 double apsolve_entry_cost(const ApsolveProblem *p, size_t idx)
 {

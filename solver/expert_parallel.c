@@ -13,7 +13,7 @@
 #include "costdb.h"
 #include "costdb_text.h"
 #include "expert_parallel.h"
-#include "solver_internal.h"
+#include "solver_int.h"
 
 /* The expert gradients' reduction once per iteration over a group of g
  * ranks stride apart, of bytes: an all-reduce, or under ZeRO-1 (Megatron's

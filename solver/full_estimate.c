@@ -43,7 +43,7 @@
 #include "costdb.h"
 #include "costdb_text.h"
 #include "schedule.h"
-#include "solver_internal.h"
+#include "solver_int.h"
 
 /* Product of the dims of a stored shape ("" is a scalar); 0 when the text
  * is not a shape. */

@@ -21,7 +21,7 @@
 #include "costdb_text.h"
 #include "hsdp.h"
 #include "session.h"
-#include "solver_internal.h"
+#include "solver_int.h"
 
 /* The per-module collectives of kind k over a group of n ranks stride
  * devices apart: one collective_seconds per module of bytes[0..count), as

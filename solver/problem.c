@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "apsolve.h"
-#include "solver_internal.h"
+#include "solver_int.h"
 
 const char *apsolve_strerror(int err)
 {

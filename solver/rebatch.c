@@ -18,7 +18,7 @@
 #include "apsolve.h"
 #include "costdb.h"
 #include "schedule.h"
-#include "solver_internal.h"
+#include "solver_int.h"
 
 int apsolve_rebatch_plan(const ApsolveProblem *p, const ApsolvePlan *plan, int64_t old_micro,
                          int64_t new_micro, ApsolvePlan **out)

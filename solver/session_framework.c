@@ -32,7 +32,7 @@
 #include "schedule.h"
 #include "session.h"
 #include "session_int.h"
-#include "solver_internal.h"
+#include "solver_int.h"
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
 #define FW_REASONS 4

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "graph.h"
-#include "graph_internal.h"
+#include "graph_int.h"
 
 #define MAX_DIM_SIZE ((int64_t)1 << 31)
 #define MAX_ELEMENTS ((int64_t)1 << 42)

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "graph.h"
-#include "graph_internal.h"
+#include "graph_int.h"
 #include "fnv.h"
 
 int approf_graph_validate(const ApprofGraph *g, char *err, size_t errlen)

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "graph_internal.h"
+#include "graph_int.h"
 
 /* Per-device elements of one operand given the loop sizes. */
 int64_t approf_local_elems(const ApprofTensor *t, const int *map, const ApprofIterSpace *sp,

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "graph_internal.h"
+#include "graph_int.h"
 #include "modelfile.h"
 #include "onnx.h"
 #include "fnv.h"

@@ -22,7 +22,7 @@
 #include <strings.h>
 
 #include "config.h"
-#include "graph_internal.h"
+#include "graph_int.h"
 #include "hash.h"
 #include "onnx.h"
 

@@ -49,7 +49,7 @@
 #include <string.h>
 
 #include "graph.h"
-#include "graph_internal.h"
+#include "graph_int.h"
 
 #define MAP_NONE -1
 

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph_internal.h"
+#include "graph_int.h"
 #include "zoo_build.h"
 
 typedef int (*ZooFn)(Zb *b, const ApprofZooOptions *o);

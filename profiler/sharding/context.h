@@ -13,7 +13,7 @@
 
 #include "costdb_text.h"
 #include "hash.h"
-#include "sharding/internal.h"
+#include "sharding/sharding_int.h"
 #include "sharding/sharding.h"
 
 /* Most memory levels a request may ask for. */

@@ -19,7 +19,7 @@
 
 #include "config.h"
 #include "graph.h"
-#include "sharding/ilp_internal.h"
+#include "sharding/ilp_int.h"
 
 
 /* ---- the arena --------------------------------------------------------- */

@@ -27,7 +27,7 @@
 #pragma GCC diagnostic pop
 
 #include "graph.h"
-#include "sharding/ilp_internal.h"
+#include "sharding/ilp_int.h"
 
 static pthread_mutex_t cbc_lock = PTHREAD_MUTEX_INITIALIZER;
 

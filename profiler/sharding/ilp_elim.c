@@ -30,7 +30,7 @@
 #include <string.h>
 
 #include "graph.h"
-#include "sharding/ilp_internal.h"
+#include "sharding/ilp_int.h"
 
 /* Largest k_y * k_z matrix a degree-2 or pair elimination may create. */
 #define ELIM2_MAX_PAIRS (1 << 14)

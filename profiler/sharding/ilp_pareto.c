@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "graph.h"
-#include "sharding/ilp_internal.h"
+#include "sharding/ilp_int.h"
 
 /* ---- time-versus-memory Pareto points ------------------------------------ */
 

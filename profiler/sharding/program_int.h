@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "sharding/internal.h"
+#include "sharding/sharding_int.h"
 #include "sharding/sharding.h"
 
 typedef struct TInfo {

@@ -15,7 +15,7 @@
 
 #include "costdb.h"
 #include "sharding/context.h"
-#include "sharding/internal.h"
+#include "sharding/sharding_int.h"
 #include "sharding/program_int.h"
 #include "sharding/sharding.h"
 

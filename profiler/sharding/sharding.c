@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "sharding/context.h"
-#include "sharding/internal.h"
+#include "sharding/sharding_int.h"
 
 int approf_shard_context_new(const ApprofGraph *g, const ApprofLayering *l,
                              const ApprofHardwareSpec *hw, int num_micro_batches,

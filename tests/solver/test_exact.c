@@ -16,7 +16,7 @@
 #include <CUnit/Basic.h>
 
 #include "oracle.h"
-#include "solver_internal.h"
+#include "solver_int.h"
 
 /* Checks that plan is a valid plan of p under the options and that its
  * cost is what an independent re-pricing gives. */

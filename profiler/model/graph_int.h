@@ -2,8 +2,8 @@
 /*
  * Internal to profiler/model: helpers shared by the zoo and model files.
  */
-#ifndef APPROF_GRAPH_INTERNAL_H
-#define APPROF_GRAPH_INTERNAL_H
+#ifndef APPROF_GRAPH_INT_H
+#define APPROF_GRAPH_INT_H
 
 #include "graph.h"
 

@@ -5,8 +5,8 @@
  * strategy indices and its exact elimination) and ilp_cbc.c (the CBC model
  * of the core that elimination leaves).
  */
-#ifndef APPROF_SHARDING_ILP_INTERNAL_H
-#define APPROF_SHARDING_ILP_INTERNAL_H
+#ifndef APPROF_SHARDING_ILP_INT_H
+#define APPROF_SHARDING_ILP_INT_H
 
 #include <stddef.h>
 

@@ -4,8 +4,8 @@
  * the public API): filling a stage's report fields from the table, pricing
  * a finished plan, and a monotonic clock.
  */
-#ifndef APSOLVE_SOLVER_INTERNAL_H
-#define APSOLVE_SOLVER_INTERNAL_H
+#ifndef APSOLVE_SOLVER_INT_H
+#define APSOLVE_SOLVER_INT_H
 
 #include "apsolve.h"
 #include "schedule.h"

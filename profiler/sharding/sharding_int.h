@@ -4,8 +4,8 @@
  * costs, the ILP) and program.c (the per-device program, memory and
  * placements built from the chosen strategies).
  */
-#ifndef APPROF_SHARDING_INTERNAL_H
-#define APPROF_SHARDING_INTERNAL_H
+#ifndef APPROF_SHARDING_INT_H
+#define APPROF_SHARDING_INT_H
 
 #include "graph.h"
 #include "hash.h"
