@@ -256,10 +256,7 @@ int apsolve_cp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
         return rc;
     for (size_t k = 0; k < n; k++) {
         const ApsolveStageSpec *sp = &specs[k];
-        int s = -1;
-        for (int t = 0; t < q->num_submeshes; t++)
-            if (q->submeshes[t].hosts == sp->hosts && q->submeshes[t].gpus == sp->gpus)
-                s = t;
+        int s = apsolve_find_submesh(q, sp->hosts, sp->gpus);
         if (s < 0)
             continue;
         for (int c = 0; c < q->num_configs; c++) {

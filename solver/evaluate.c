@@ -266,7 +266,7 @@ void apsolve_plan_price(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
         plan->feasible = 0;
 }
 
-static int find_submesh(const ApsolveProblem *p, int hosts, int gpus)
+int apsolve_find_submesh(const ApsolveProblem *p, int hosts, int gpus)
 {
     for (int s = 0; s < p->num_submeshes; s++)
         if (p->submeshes[s].hosts == hosts && p->submeshes[s].gpus == gpus)
@@ -359,7 +359,7 @@ int apsolve_evaluate(const ApsolveProblem *p, const ApsolveOptions *opt,
         st->logical_a = sp->logical_a;
         st->logical_b = sp->logical_b;
         st->force_batch_dim = sp->force_batch_dim < -1 ? -1 : sp->force_batch_dim;
-        st->submesh = find_submesh(p, sp->hosts, sp->gpus);
+        st->submesh = apsolve_find_submesh(p, sp->hosts, sp->gpus);
         st->config = st->submesh < 0 ? -1
                                       : find_config(p, opt, st->submesh, sp->start_layer,
                                                     sp->end_layer, sp, (int)(n - k), (int)n);

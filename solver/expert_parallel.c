@@ -206,11 +206,8 @@ int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
     }
     for (size_t k = 0; k < n; k++) {
         const ApsolveStageSpec *sp = &specs[k];
-        int s = -1, best = -1;
+        int s = apsolve_find_submesh(q, sp->hosts, sp->gpus), best = -1;
         memset(&first[k], 0, sizeof first[k]);
-        for (int t = 0; t < q->num_submeshes; t++)
-            if (q->submeshes[t].hosts == sp->hosts && q->submeshes[t].gpus == sp->gpus)
-                s = t;
         if (s < 0)
             continue;
         memset(xs, 0, (size_t)q->num_configs * sizeof *xs);

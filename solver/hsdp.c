@@ -188,11 +188,8 @@ int apsolve_hsdp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem 
         return rc;
     for (size_t k = 0; k < n; k++) {
         const ApsolveStageSpec *sp = &specs[k];
-        int s = -1, best = -1;
+        int s = apsolve_find_submesh(q, sp->hosts, sp->gpus), best = -1;
         memset(&first[k], 0, sizeof first[k]);
-        for (int t = 0; t < q->num_submeshes; t++)
-            if (q->submeshes[t].hosts == sp->hosts && q->submeshes[t].gpus == sp->gpus)
-                s = t;
         for (int c = 0; s >= 0 && c < q->num_configs; c++) {
             const ApsolveConfig *cf = &q->configs[(size_t)s * q->num_configs + c];
             size_t idx = apsolve_index(q, sp->start_layer, sp->end_layer, s, c);

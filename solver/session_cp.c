@@ -14,6 +14,7 @@
 #include "plural.h"
 #include "session.h"
 #include "session_int.h"
+#include "solver_int.h"
 
 /* What cp adds to each stage, said once per stage (its first config of
  * the equivalent layout; the variants share the attention's shapes). */
@@ -24,10 +25,7 @@ static void say_stages(const ApsolveRun *r, const ApsolveCand *eq, const Apsolve
         const ApsolveStageSpec *sp = &r->specs[k];
         ApsolveCpStage x;
         char why[200];
-        int s = -1, c = -1;
-        for (int t = 0; t < p->num_submeshes; t++)
-            if (p->submeshes[t].hosts == sp->hosts && p->submeshes[t].gpus == sp->gpus)
-                s = t;
+        int s = apsolve_find_submesh(p, sp->hosts, sp->gpus), c = -1;
         for (int q = 0; s >= 0 && q < p->num_configs && c < 0; q++) {
             const ApsolveConfig *cf = &p->configs[(size_t)s * p->num_configs + q];
             if (cf->valid && cf->logical_a == l->dp * l->cp && cf->logical_b == l->tp &&

@@ -15,6 +15,7 @@
 #include "expert_parallel.h"
 #include "session.h"
 #include "session_int.h"
+#include "solver_int.h"
 
 void apsolve_ep_routing(struct Costdb *db, int64_t model_id, int *top_k, int64_t *capacity)
 {
@@ -51,12 +52,9 @@ static void stored_splits(ApsolveRun *r, const ApsolveCand *eq, const ApsolveSta
                           const ApsolveEpLayout *l, char *out, size_t len)
 {
     const ApsolveProblem *p = eq->p;
-    int seen[16][2], n = 0, s = -1;
+    int seen[16][2], n = 0, s = apsolve_find_submesh(p, sp->hosts, sp->gpus);
     size_t at = 0;
     char list[160] = "";
-    for (int t = 0; t < p->num_submeshes; t++)
-        if (p->submeshes[t].hosts == sp->hosts && p->submeshes[t].gpus == sp->gpus)
-            s = t;
     for (int c = 0; s >= 0 && c < p->num_configs && n < 16; c++) {
         const ApsolveConfig *cf = &p->configs[(size_t)s * p->num_configs + c];
         ApsolveEpStage x;

@@ -17,6 +17,7 @@
 #include "schedule.h"
 #include "session.h"
 #include "session_int.h"
+#include "solver_int.h"
 
 int apsolve_request_specs(const ApsolveRequest *a, const ApsolveProblem *p,
                           ApsolveStageSpec **out, size_t *n_out)
@@ -184,6 +185,16 @@ int apsolve_request_store(Costdb *db, const ApsolveRequest *a, const ApsolveProb
     return 0;
 }
 
+/* The dp x tp x pp layout and ZeRO stage of a stored plan, for the step
+ * that re-prices its cp, ep or HSDP knobs as stored. */
+static void stored_3d(ApsolveParallel *par, const CostdbPlanLayout *l)
+{
+    par->dp = l->dp;
+    par->tp = l->tp;
+    par->pp = l->pp;
+    par->zero = l->zero;
+}
+
 int apsolve_request_load_plan(Costdb *db, ApsolveRequest *a, int64_t *sweep,
                               ApsolveStageSpec **specs, int **configs, size_t *n, char *kind,
                               size_t kindlen)
@@ -248,10 +259,7 @@ int apsolve_request_load_plan(Costdb *db, ApsolveRequest *a, int64_t *sweep,
             }
             if (a->micro_batches == cp.micro_batches)
                 a->micro_batches = cp.micro_batches / po.layout.cp;
-            a->par.dp = po.layout.dp;
-            a->par.tp = po.layout.tp;
-            a->par.pp = po.layout.pp;
-            a->par.zero = po.layout.zero;
+            stored_3d(&a->par, &po.layout);
             a->par.cp = po.layout.cp;
             a->par.cp_comm = comm;
         }
@@ -266,19 +274,13 @@ int apsolve_request_load_plan(Costdb *db, ApsolveRequest *a, int64_t *sweep,
         }
         /* experts on ep x etp: re-priced as stored (session_ep.c) */
         if (po.has_layout && po.layout.ep > 0 && po.layout.etp > 0) {
-            a->par.dp = po.layout.dp;
-            a->par.tp = po.layout.tp;
-            a->par.pp = po.layout.pp;
-            a->par.zero = po.layout.zero;
+            stored_3d(&a->par, &po.layout);
             a->par.ep = po.layout.ep;
             a->par.etp = po.layout.etp;
         }
         /* HSDP or raf=0: re-priced as stored (session_hsdp.c) */
         if (po.has_layout && po.layout.zero == 3 && (po.layout.dp_shard > 0 || po.layout.raf_off)) {
-            a->par.dp = po.layout.dp;
-            a->par.tp = po.layout.tp;
-            a->par.pp = po.layout.pp;
-            a->par.zero = po.layout.zero;
+            stored_3d(&a->par, &po.layout);
             a->par.dp_shard = po.layout.dp_shard;
             a->par.raf_off = po.layout.raf_off;
         }
@@ -292,10 +294,7 @@ void apsolve_specs_variants(const ApsolveProblem *p, ApsolveStageSpec *sp, const
                             size_t n)
 {
     for (size_t k = 0; k < n; k++) {
-        int s = -1, c = configs[k];
-        for (int q = 0; q < p->num_submeshes; q++)
-            if (p->submeshes[q].hosts == sp[k].hosts && p->submeshes[q].gpus == sp[k].gpus)
-                s = q;
+        int s = apsolve_find_submesh(p, sp[k].hosts, sp[k].gpus), c = configs[k];
         if (s >= 0 && c >= 0 && c < p->num_configs) {
             const ApsolveConfig *cf = &p->configs[s * p->num_configs + c];
             if (cf->valid && cf->logical_a == sp[k].logical_a &&

@@ -54,6 +54,8 @@ void apsolve_plan_price(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
  * "Schedules"): (n - 1) x the least apsolve_schedule_zb_fill of a stage;
  * NaN when a stage's weight-gradient seconds are unknown. */
 double apsolve_stages_zb_saving(const ApsolveStage *st, size_t n);
+/* The index of p's submesh of hosts x gpus, or -1 (evaluate.c). */
+int apsolve_find_submesh(const ApsolveProblem *p, int hosts, int gpus);
 /* What a --parallel knob priced as a transformation of stored entries
  * (expert parallelism, HSDP) adds to an entry: communication of each
  * phase, the apply step's change, the peak's and the initial memory's. */

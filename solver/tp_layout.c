@@ -23,6 +23,7 @@
 #include "costdb.h"
 #include "costdb_text.h"
 #include "session_int.h"
+#include "solver_int.h"
 
 int apsolve_whole_weights(struct Costdb *db, int64_t sweep, int start, int end, int submesh,
                           int config, int a, int b, size_t *weights)
@@ -45,14 +46,12 @@ void apsolve_3d_tp_levels(Costdb *db, int64_t sweep, const ApsolveProblem *p,
                           ApsolveStageSpec *sp, size_t n, ApsolveTpLevels *lv)
 {
     for (size_t k = 0; k < n; k++) {
-        int s = -1, best = -1, seen = 0, whole[APSOLVE_TP_MAX_LEVELS], level[APSOLVE_TP_MAX_LEVELS];
+        int s, best = -1, seen = 0, whole[APSOLVE_TP_MAX_LEVELS], level[APSOLVE_TP_MAX_LEVELS];
         size_t weights;
         memset(&lv[k], 0, sizeof lv[k]);
         if (sp[k].logical_b <= 1)
             continue;
-        for (int q = 0; q < p->num_submeshes; q++)
-            if (p->submeshes[q].hosts == sp[k].hosts && p->submeshes[q].gpus == sp[k].gpus)
-                s = q;
+        s = apsolve_find_submesh(p, sp[k].hosts, sp[k].gpus);
         if (s < 0)
             continue;
         for (int c = 0; c < p->num_configs && seen < APSOLVE_TP_MAX_LEVELS; c++) {

@@ -34,47 +34,62 @@ static void template_slot_free(ProgTemplate *tp)
     free(tp->e);
 }
 
-/* e as a template keeps it (the error text copied: 0, or APPROF_ENOMEM). */
-static int entry_pack(TemplateEntry *out, const CostdbEntry *e)
+/* A struct of size n whose fixed error buffer (esize bytes at offset off)
+ * is left out: the bytes before it into head, those after it into tail,
+ * the text, when there is one, strdup'ed into *error (0, or
+ * APPROF_ENOMEM). TemplateEntry and ReuseMeasurement keep entries and
+ * measurements so (sweep_int.h). */
+static int pack_without_error(unsigned char *head, unsigned char *tail, char **error,
+                              const void *in, size_t n, size_t off, size_t esize)
 {
-    const unsigned char *b = (const unsigned char *)e;
-    memcpy(out->head, b, sizeof out->head);
-    memcpy(out->tail, b + offsetof(CostdbEntry, error) + sizeof e->error, sizeof out->tail);
-    out->error = NULL;
-    if (e->error[0] && !(out->error = strdup(e->error)))
+    const unsigned char *b = in;
+    const char *text = (const char *)b + off;
+    memcpy(head, b, off);
+    memcpy(tail, b + off + esize, n - off - esize);
+    *error = NULL;
+    if (text[0] && !(*error = strdup(text)))
         return APPROF_ENOMEM;
     return 0;
+}
+
+/* The struct pack_without_error kept, the error text back in its buffer. */
+static void unpack_without_error(void *out, size_t n, size_t off, size_t esize,
+                                 const unsigned char *head, const unsigned char *tail,
+                                 const char *error)
+{
+    unsigned char *b = out;
+    memset(out, 0, n);
+    memcpy(b, head, off);
+    memcpy(b + off + esize, tail, n - off - esize);
+    if (error)
+        snprintf((char *)b + off, esize, "%s", error);
+}
+
+#define PACK(out, in, T) \
+    pack_without_error((out)->head, (out)->tail, &(out)->error, (in), sizeof(T), \
+                       offsetof(T, error), sizeof((in)->error))
+#define UNPACK(out, in, T) \
+    unpack_without_error((out), sizeof(T), offsetof(T, error), sizeof((out)->error), \
+                         (in)->head, (in)->tail, (in)->error)
+
+static int entry_pack(TemplateEntry *out, const CostdbEntry *e)
+{
+    return PACK(out, e, CostdbEntry);
 }
 
 static void entry_unpack(CostdbEntry *out, const TemplateEntry *in)
 {
-    unsigned char *b = (unsigned char *)out;
-    memset(out, 0, sizeof *out);
-    memcpy(b, in->head, sizeof in->head);
-    memcpy(b + offsetof(CostdbEntry, error) + sizeof out->error, in->tail, sizeof in->tail);
-    if (in->error)
-        snprintf(out->error, sizeof out->error, "%s", in->error);
+    UNPACK(out, in, CostdbEntry);
 }
 
 static int measurement_pack(ReuseMeasurement *out, const ApprofMeasurement *m)
 {
-    const unsigned char *b = (const unsigned char *)m;
-    memcpy(out->head, b, sizeof out->head);
-    memcpy(out->tail, b + offsetof(ApprofMeasurement, error) + sizeof m->error, sizeof out->tail);
-    out->error = NULL;
-    if (m->error[0] && !(out->error = strdup(m->error)))
-        return APPROF_ENOMEM;
-    return 0;
+    return PACK(out, m, ApprofMeasurement);
 }
 
 static void measurement_unpack(ApprofMeasurement *out, const ReuseMeasurement *in)
 {
-    unsigned char *b = (unsigned char *)out;
-    memset(out, 0, sizeof *out);
-    memcpy(b, in->head, sizeof in->head);
-    memcpy(b + offsetof(ApprofMeasurement, error) + sizeof out->error, in->tail, sizeof in->tail);
-    if (in->error)
-        snprintf(out->error, sizeof out->error, "%s", in->error);
+    UNPACK(out, in, ApprofMeasurement);
 }
 
 static void reuse_slots_free(ReuseTable *t)
