@@ -2,7 +2,8 @@
 /*
  * The one price of a collective and of Adam's step (collective.h): NCCL's
  * tuning model (nccl_model.c) or the ring formulas, the link a group
- * crosses, and the fabric of a stored hardware row. The profiler
+ * crosses (a host's, or a scale-up domain's of several hosts: GB200
+ * NVL72, docs/hardware.md), and the fabric of a stored hardware row. The profiler
  * (hw/cost.c) and the solver (full_estimate.c) both call these; the
  * evaluation order is fixed, so equal inputs give bit-identical results in
  * both.
@@ -13,8 +14,51 @@
 #include "collective.h"
 #include "json_read.h"
 
-double costdb_fabric_bandwidth(const CostdbFabric *f, int group_size, int hosts,
-                               int crosses_hosts)
+/* Hosts in one scale-up domain of f; 0 when the host is the domain. */
+static int hosts_per_domain(const CostdbFabric *f)
+{
+    if (!f || f->gpus_per_host <= 0 || f->scaleup_gpus <= f->gpus_per_host ||
+        f->scaleup_gpus % f->gpus_per_host)
+        return 0;
+    return f->scaleup_gpus / f->gpus_per_host;
+}
+
+int costdb_fabric_node_gpus(const CostdbFabric *f)
+{
+    if (!f)
+        return 0;
+    return hosts_per_domain(f) ? f->scaleup_gpus : f->gpus_per_host;
+}
+
+/* f at the granularity of NCCL's nodes: a multi-node NVLink clique is one
+ * node (NCCL v2.21.5-1 src/graph/topo.cc ncclTopoGetSystem fuses the
+ * clique's topologies; src/init.cc counts nodes by the ring graph), so the
+ * domain is one "host" of scaleup_gpus GPUs holding all its hosts'
+ * network adapters. */
+static void domain_fabric(const CostdbFabric *f, CostdbFabric *d)
+{
+    int hpd = hosts_per_domain(f);
+    *d = *f;
+    if (!hpd)
+        return;
+    d->gpus_per_host = f->scaleup_gpus;
+    d->nics_per_host = f->nics_per_host * hpd;
+    d->scaleup_gpus = 0;
+}
+
+/* Domains a group over `hosts` hosts spans, placed from a domain's first
+ * host; across hosts with hosts < 2 (layout unknown), one GPU a host. */
+static int domains_spanned(const CostdbFabric *f, int group_size, int hosts, int crosses_hosts)
+{
+    int hpd = hosts_per_domain(f), h;
+    if (!crosses_hosts || hpd <= 0)
+        return 1;
+    h = hosts >= 2 ? hosts : group_size;
+    return h <= hpd ? 1 : (h - 1) / hpd + 1;
+}
+
+/* costdb_fabric_bandwidth where the host is the domain. */
+static double host_bandwidth(const CostdbFabric *f, int group_size, int hosts, int crosses_hosts)
 {
     double bw;
 
@@ -39,6 +83,20 @@ double costdb_fabric_bandwidth(const CostdbFabric *f, int group_size, int hosts,
     if (f->bus_efficiency > 0)
         bw *= f->bus_efficiency;
     return bw;
+}
+
+double costdb_fabric_bandwidth(const CostdbFabric *f, int group_size, int hosts,
+                               int crosses_hosts)
+{
+    CostdbFabric d;
+    int dom;
+    if (!f)
+        return 0.0;
+    if (!hosts_per_domain(f))
+        return host_bandwidth(f, group_size, hosts, crosses_hosts);
+    dom = domains_spanned(f, group_size, hosts, crosses_hosts);
+    domain_fabric(f, &d);
+    return host_bandwidth(&d, group_size, dom, dom > 1);
 }
 
 double costdb_ring_seconds(CostdbCollKind kind, double bytes, int group_size, double bw,
@@ -76,15 +134,14 @@ double costdb_ring_seconds(CostdbCollKind kind, double bytes, int group_size, do
     return traffic / bw + steps * lat;
 }
 
-double costdb_collective_seconds(const CostdbFabric *f, CostdbCollKind kind, double bytes,
-                                 int group_size, int hosts, int crosses_hosts)
+/* costdb_collective_seconds where the host is the domain. */
+static double host_collective(const CostdbFabric *f, CostdbCollKind kind, double bytes,
+                              int group_size, int hosts, int crosses_hosts)
 {
     double bw, t;
     int nodes;
 
-    if (!f || group_size <= 1 || !(bytes > 0))
-        return 0.0;
-    bw = costdb_fabric_bandwidth(f, group_size, hosts, crosses_hosts);
+    bw = host_bandwidth(f, group_size, hosts, crosses_hosts);
     if (kind != COSTDB_COLL_ALL_REDUCE && kind != COSTDB_COLL_ALL_GATHER &&
         kind != COSTDB_COLL_REDUCE_SCATTER)
         return costdb_ring_seconds(kind, bytes, group_size, bw,
@@ -96,6 +153,28 @@ double costdb_collective_seconds(const CostdbFabric *f, CostdbCollKind kind, dou
     nodes = !crosses_hosts ? 1 : hosts >= 2 ? hosts : group_size;
     t = costdb_nccl_seconds(f, kind, bytes, group_size, nodes, bw, NULL, NULL);
     return t >= 0 ? t : INFINITY;
+}
+
+double costdb_domain_collective_seconds(const CostdbFabric *f, CostdbCollKind kind,
+                                        double bytes, int group_size, int domains)
+{
+    CostdbFabric d;
+    if (!f || group_size <= 1 || !(bytes > 0))
+        return 0.0;
+    domain_fabric(f, &d);
+    return domains > 1 ? host_collective(&d, kind, bytes, group_size, domains, 1)
+                       : host_collective(&d, kind, bytes, group_size, 1, 0);
+}
+
+double costdb_collective_seconds(const CostdbFabric *f, CostdbCollKind kind, double bytes,
+                                 int group_size, int hosts, int crosses_hosts)
+{
+    if (!f || group_size <= 1 || !(bytes > 0))
+        return 0.0;
+    if (!hosts_per_domain(f))
+        return host_collective(f, kind, bytes, group_size, hosts, crosses_hosts);
+    return costdb_domain_collective_seconds(
+        f, kind, bytes, group_size, domains_spanned(f, group_size, hosts, crosses_hosts));
 }
 
 int costdb_group_hosts(int stride, int n, int gpus_per_host)
@@ -134,13 +213,17 @@ static int capability_member(CjrParser *ps, const char *key, void *ctx, int dept
     double v;
     if (strcmp(key, "nics_per_host") && strcmp(key, "nic_bandwidth") &&
         strcmp(key, "bus_efficiency") && strcmp(key, "memory_efficiency") &&
-        strcmp(key, "grad_overlap"))
+        strcmp(key, "grad_overlap") && strcmp(key, "scaleup_domain_gpus"))
         return cjr_skip_value(ps, depth + 1);
     if (cjr_number(ps, &v))
         return COSTDB_EPARSE;
     if (!(v >= 0) || v > 1e18)
         return cjr_fail(ps, "%s %g is out of range", key, v);
-    if (!strcmp(key, "nics_per_host"))
+    if (!strcmp(key, "scaleup_domain_gpus"))
+        /* a whole number of GPUs; anything else reads as "the host"
+         * (hosts_per_domain also checks it against gpus_per_host) */
+        f->scaleup_gpus = v <= COSTDB_MAX_DEVICES && v == floor(v) ? (int)v : 0;
+    else if (!strcmp(key, "nics_per_host"))
         f->nics_per_host = v <= 1024 ? (int)v : 0;
     else if (!strcmp(key, "nic_bandwidth"))
         f->nic_bandwidth = v;

@@ -40,10 +40,21 @@ typedef struct CostdbFabric {
     double grad_overlap;                    /* share of the backward that hides the gradient
                                              * reduction (a hardware row's capability; the
                                              * profiler's own pricing reads its spec) */
+    int scaleup_gpus;                       /* GPUs of one NVLink scale-up domain (GB200
+                                             * NVL72: 72) when it spans several hosts, a
+                                             * multiple of gpus_per_host; 0 or
+                                             * gpus_per_host: the host is the domain
+                                             * (docs/hardware.md) */
 } CostdbFabric;
 
+/* GPUs of one NCCL "node" of f: its scale-up domain when that spans
+ * several hosts (NCCL fuses a multi-node NVLink clique into one node,
+ * docs/hardware.md), else gpus_per_host. */
+int costdb_fabric_node_gpus(const CostdbFabric *f);
+
 /* Bandwidth one ring of group_size devices over hosts hosts gets: the
- * intra-host link inside a host; across hosts, with nics_per_host, the
+ * intra-host link inside a host (and inside one scale-up domain, see
+ * costdb_collective_seconds); across hosts, with nics_per_host, the
  * host's adapters times the share g/M of its GPUs the group holds (g =
  * group_size / hosts, one when hosts is 0 or does not divide), at most the
  * intra-host link when g > 1; else inter_bandwidth; times bus_efficiency. */
@@ -85,9 +96,23 @@ double costdb_nccl_seconds(const CostdbFabric *f, CostdbCollKind kind, double by
  * prices it (costdb_nccl_seconds; hosts ranks' hosts when crosses_hosts,
  * one GPU a host when hosts < 2, one host when not crossing); all-to-all
  * and send-recv, which NCCL's tuner does not model, by costdb_ring_seconds
- * with the link's latency. */
+ * with the link's latency. With a scale-up domain of several hosts
+ * (f->scaleup_gpus) the hosts are counted in domains, each of
+ * scaleup_gpus / gpus_per_host consecutive hosts, a group placed from a
+ * domain's first host (as costdb_group_hosts places it from a host's):
+ * costdb_domain_collective_seconds over that many domains. */
 double costdb_collective_seconds(const CostdbFabric *f, CostdbCollKind kind, double bytes,
                                  int group_size, int hosts, int crosses_hosts);
+
+/* A collective over group_size ranks spread over `domains` NCCL nodes
+ * (costdb_fabric_node_gpus GPUs each): inside one (domains <= 1) on the
+ * intra-host (scale-up) link; across several, on the network, the domain
+ * taken as one host of node GPUs with the adapters of all its hosts. For
+ * callers that know where a group lies (the solver's stage-to-stage
+ * transfers); equal to costdb_collective_seconds with hosts = domains
+ * when the host is the domain. */
+double costdb_domain_collective_seconds(const CostdbFabric *f, CostdbCollKind kind,
+                                        double bytes, int group_size, int domains);
 
 /* Hosts a group of n ranks spans when its ranks are stride consecutive
  * devices apart (a framework's rank order: Megatron-Core puts tp fastest,

@@ -106,6 +106,14 @@ typedef struct ApprofHardwareSpec {
     double reduction_efficiency;   /* reduction kernels (norms, softmax, pooling, losses,
                                     * bias gradients): share of the memory bandwidth;
                                     * 0: memory_efficiency */
+    double peak_flops_fp4;         /* FLOP/s dense FP4 (Blackwell's NVFP4/MXFP4); 0: none.
+                                    * Carried and shown, no training mode prices with it */
+    int scaleup_gpus;              /* GPUs of one NVLink scale-up domain when it spans
+                                    * several hosts (GB200 NVL72: 72, hosts of 4); a
+                                    * multiple of gpus_per_host. Inside it collectives
+                                    * run on the intra-host link figures (NVLink), across
+                                    * domains on the network (costdb/collective.c,
+                                    * docs/hardware.md); 0: the host is the domain */
     /* Measured collective curves to use instead of the alpha-beta model
      * where they cover a collective (borrowed, NULL: none). Not part of the
      * spec's fingerprint: the sweep records them in its options. */

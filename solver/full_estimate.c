@@ -104,11 +104,12 @@ static double local_bytes(const CostdbPlacement *pl, int a, int b)
 }
 
 /* One message of bytes between two stages, priced as the profiler prices a
- * send-recv (costdb/collective.c): on the intra-host link, or across hosts
- * on one GPU's share of the host's adapters. */
+ * send-recv (costdb/collective.c): on the intra-host (scale-up) link, or,
+ * between two NCCL nodes (hosts, or scale-up domains of several hosts),
+ * on one GPU's share of the node's adapters. */
 static double link_seconds(const CostdbFabric *f, int inter, double bytes)
 {
-    return costdb_collective_seconds(f, COSTDB_COLL_SEND_RECV, bytes, 2, inter ? 2 : 1, inter);
+    return costdb_domain_collective_seconds(f, COSTDB_COLL_SEND_RECV, bytes, 2, inter ? 2 : 1);
 }
 
 /* Does the ring over the logical axes in mask leave one host? */
@@ -121,8 +122,9 @@ static int axes_cross_hosts(int mask, const ApsolveStage *s, int M)
     return s->hosts > 1;
 }
 
-/* Stages j and k (device ranges [oj, oj+dj) and [ok, ok+dk), host-major
- * with M per host) talk inside one host only if all their devices share it. */
+/* Stages j and k (device ranges [oj, oj+dj) and [ok, ok+dk), host-major)
+ * talk inside one node of M devices (a host, or a scale-up domain of
+ * several) only if all their devices share it. */
 static int pair_inter(int oj, int dj, int ok, int dk, int M)
 {
     int h;
@@ -179,7 +181,7 @@ int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolveP
     CostdbPlacement **pls = NULL;
     ApsolveStageEstimate *est = NULL;
     size_t *npl = NULL, K;
-    int *offset = NULL, rc = APSOLVE_OK, M;
+    int *offset = NULL, rc = APSOLVE_OK, M, node;
 
     if (!db || !plan || !out || !(activation_scale > 0))
         return APSOLVE_EINVAL;
@@ -201,6 +203,13 @@ int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolveP
     }
     M = sw.cluster_gpus;
     costdb_fabric_from_hardware(&hw, &fabric);
+    /* a scale-up domain of several hosts holds that many of the cluster's
+     * hosts (costdb/collective.c counts hosts in domains the same way) */
+    node = M;
+    if (fabric.gpus_per_host > 0 && costdb_fabric_node_gpus(&fabric) > fabric.gpus_per_host) {
+        int64_t n = (int64_t)M * (costdb_fabric_node_gpus(&fabric) / fabric.gpus_per_host);
+        node = n < COSTDB_MAX_DEVICES ? (int)n : COSTDB_MAX_DEVICES;
+    }
     pls = calloc(K, sizeof *pls);
     npl = calloc(K, sizeof *npl);
     offset = calloc(K + 1, sizeof *offset);
@@ -247,7 +256,7 @@ int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolveP
             if (bytes <= 0)
                 continue;
             inter = pair_inter(offset[j], sj->hosts * sj->gpus, offset[k],
-                               sk->hosts * sk->gpus, M);
+                               sk->hosts * sk->gpus, node);
             t = link_seconds(&fabric, inter, bytes);
             est[j].send_fwd_bytes += bytes;
             est[j].send_fwd += t;

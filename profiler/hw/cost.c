@@ -34,6 +34,7 @@ static void fabric_of(const ApprofHardwareSpec *hw, CostdbFabric *f)
     f->bus_efficiency = hw->bus_efficiency;
     f->memory_bandwidth = hw->memory_bandwidth;
     f->memory_efficiency = hw->memory_efficiency;
+    f->scaleup_gpus = hw->scaleup_gpus;
 }
 
 double approf_link_bandwidth(const ApprofHardwareSpec *hw, int group_size, int hosts,

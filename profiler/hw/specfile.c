@@ -85,6 +85,9 @@ static const Field fields[] = {
     {"grad_reduce_bytes", F_NUM, OFF(grad_reduce_bytes), 0, 0, 1, 0, 8, 0, 0, ""},
     {"loss_f32", F_INT, OFF(loss_f32), 0, 0, 1, 0, 1, 0, 0, ""},
     {"grad_accum_fusion", F_INT, OFF(grad_accum_fusion), 0, 0, 1, 0, 1, 0, 0, ""},
+    {"peak_tflops_fp4", F_NUM, OFF(peak_flops_fp4), 0, 0, 1e12, 0, 1e5, 0, 0, "TFLOP/s"},
+    /* COSTDB_MAX_DEVICES (1 << 20) bounds a cluster; a domain is no larger */
+    {"scaleup_domain_gpus", F_INT, OFF(scaleup_gpus), 0, 0, 1, 0, 1048576, 0, 0, ""},
     {"source", F_TEXT, TXT(source), 0, 0, 0, 0, 0, 0, ""},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
@@ -335,6 +338,19 @@ int approf_hardware_load(const char *path, ApprofHardwareSpec *out, char *err, s
         if (err)
             snprintf(err, errlen, "%s:%d: field 'memory_reserve_gib': must be smaller than memory_gib",
                      path, at);
+        rc = APPROF_EPARSE;
+        goto cleanup;
+    }
+    /* a scale-up domain is whole hosts: NCCL's clique is made of whole
+     * nodes, and collective.c counts a group's hosts in domains */
+    if (hw.scaleup_gpus > 0 &&
+        (hw.scaleup_gpus < hw.gpus_per_host || hw.scaleup_gpus % hw.gpus_per_host)) {
+        int at = seen[field_index("scaleup_domain_gpus")];
+        if (err)
+            snprintf(err, errlen, "%s:%d: field 'scaleup_domain_gpus': %d is not a whole number "
+                     "of hosts of gpus_per_host = %d GPUs (e.g. 72 for GB200 NVL72's 18 trays "
+                     "of 4; 0 when the host is the domain)",
+                     path, at, hw.scaleup_gpus, hw.gpus_per_host);
         rc = APPROF_EPARSE;
         goto cleanup;
     }

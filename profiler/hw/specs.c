@@ -261,6 +261,62 @@ static const ApprofHardwareSpec builtins[] = {
                   "143771 MiB, used here) at 4.8 TB/s, NVLink 900 GB/s (450 each way). "
                   "DGX H200 host: 8 GPUs, one 400 Gb/s NDR ConnectX-7 per GPU = 50 GB/s.",
     },
+    /* Blackwell (docs/hardware.md): the figures from NVIDIA's datasheets and
+     * the Blackwell technical brief; the efficiencies are the h100-sxm
+     * entry's figures that were not measured on Hopper kernels (GEMM 0.7,
+     * TF32 and FP8 GEMMs 0.7, convolutions 0.5, memory 0.85) and the
+     * table's shared constants. No Blackwell kernel has been timed, so none
+     * of Hopper's kernel-level figures (0.77, attention, reductions,
+     * misaligned GEMMs, the overlapped epilogue) is carried over. */
+    {
+        .name = "b200",
+        .gpu_model = "NVIDIA B200 (HGX/DGX B200)",
+        .interconnect = "NVLink5 1.8 TB/s (DGX B200); 8x400 Gb/s ConnectX-7",
+        .peak_flops = {80 * TFLOPS, 2250 * TFLOPS, 2250 * TFLOPS},
+        .memory_bandwidth = 8000 * GBS,
+        .device_memory = 180 * GIB,
+        .memory_reserve = RESERVE,
+        .gpus_per_host = 8,
+        .intra_host_bandwidth = 900 * GBS,
+        .intra_host_latency = LAT_NVLINK,
+        .inter_host_bandwidth = 50 * GBS,
+        .inter_host_latency = LAT_IB,
+        .gemm_efficiency = 0.7, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
+        .kernel_launch_overhead = LAUNCH,
+        REFINED(1100 * TFLOPS, 0.7, 0.7), .peak_flops_fp8 = 4500 * TFLOPS,
+        .peak_flops_fp4 = 9000 * TFLOPS, .nics_per_host = 8, .nic_bandwidth = 50 * GBS,
+        .source = "NVIDIA Blackwell architecture technical brief, HGX B200 (1000 W) per GPU, "
+                  "dense: 80 TFLOP/s FP32, 1100 TF32, 2250 FP16/BF16, 4500 FP8, 9000 FP4. "
+                  "DGX B200 datasheet: 8 GPUs, 1440 GB HBM3e at 64 TB/s (180 GB, read as GiB, "
+                  "and 8 TB/s per GPU), NVLink5 1.8 TB/s per GPU (900 each way), 8x400 Gb/s "
+                  "ConnectX-7 = 50 GB/s per GPU.",
+    },
+    {
+        .name = "gb200-nvl72",
+        .gpu_model = "NVIDIA GB200 (Blackwell GPU, NVL72)",
+        .interconnect = "NVLink5 1.8 TB/s, 72 GPUs on one NVLink Switch domain (18 trays of "
+                        "4); 4x400 Gb/s ConnectX-7 per tray",
+        .peak_flops = {90 * TFLOPS, 2500 * TFLOPS, 2500 * TFLOPS},
+        .memory_bandwidth = 8000 * GBS,
+        .device_memory = 186 * GIB,
+        .memory_reserve = RESERVE,
+        .gpus_per_host = 4,
+        .intra_host_bandwidth = 900 * GBS,
+        .intra_host_latency = LAT_NVLINK,
+        .inter_host_bandwidth = 50 * GBS,
+        .inter_host_latency = LAT_IB,
+        .gemm_efficiency = 0.7, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
+        .kernel_launch_overhead = LAUNCH,
+        REFINED(1250 * TFLOPS, 0.7, 0.7), .peak_flops_fp8 = 5000 * TFLOPS,
+        .peak_flops_fp4 = 10000 * TFLOPS, .nics_per_host = 4, .nic_bandwidth = 50 * GBS,
+        .scaleup_gpus = 72,
+        .source = "NVIDIA Blackwell architecture technical brief, GB200 (1200 W) per GPU, "
+                  "dense: 90 TFLOP/s FP32, 1250 TF32, 2500 FP16/BF16, 5000 FP8, 10000 FP4. "
+                  "GB200 NVL72 datasheet: 72 GPUs, 13.4 TB HBM3e at 576 TB/s (372 GB and "
+                  "16 TB/s per 2-GPU superchip: 186 GB, read as GiB, 8 TB/s per GPU), one "
+                  "NVLink domain of 130 TB/s (1.8 TB/s per GPU, 900 each way); compute tray "
+                  "of 4 GPUs, 4x400 Gb/s ConnectX-7 = 50 GB/s per GPU.",
+    },
 };
 
 const ApprofHardwareSpec *approf_hardware_builtins(size_t *n)
@@ -339,7 +395,8 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             hw->grad_overlap, hw->grad_bucket_bytes / (double)MIB, hw->gemm_store_overlap,
             hw->tp_comm_overlap, hw->attention_efficiency, hw->reduction_efficiency,
             hw->gemm_unaligned_factor, hw->grad_reduce_bytes, (double)hw->loss_f32,
-            (double)hw->grad_accum_fusion, hw->tp_async_grad};
+            (double)hw->grad_accum_fusion, hw->tp_async_grad, hw->peak_flops_fp4 / TFLOPS,
+            (double)hw->scaleup_gpus};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
@@ -440,7 +497,9 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"grad_reduce_bytes", hw->grad_reduce_bytes},
             {"loss_f32", (double)hw->loss_f32},
             {"grad_accum_fusion", (double)hw->grad_accum_fusion},
-            {"tp_async_grad", hw->tp_async_grad}};
+            {"tp_async_grad", hw->tp_async_grad},
+            {"peak_flops_fp4", hw->peak_flops_fp4},
+            {"scaleup_domain_gpus", (double)hw->scaleup_gpus}};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i].v == 0.0)
@@ -479,6 +538,10 @@ const char *approf_hardware_match_gpu(const char *gpu_name, int64_t device_memor
     if (!gpu_name)
         return NULL;
     lower(gpu_name, n, sizeof n);
+    if (strstr(n, "gb200"))
+        return "gb200-nvl72";
+    if (strstr(n, "b200"))
+        return "b200";
     if (strstr(n, "h200"))
         return "h200";
     if (strstr(n, "h100"))

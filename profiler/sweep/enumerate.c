@@ -197,13 +197,17 @@ int approf_config_variants(ApprofConfigChoice *cfg, int n_base, int max, int dev
 }
 
 int approf_config_choices(ApprofMeshShape submesh, ApprofLogicalSpace space,
-                          int64_t micro_batch_size, ApprofConfigChoice *out, int max)
+                          int64_t micro_batch_size, int node_gpus, ApprofConfigChoice *out,
+                          int max)
 {
     int d = submesh.n * submesh.m, n = 0;
     switch (space) {
     case APPROF_LOGICAL_SINGLE_NODE_MODEL_PARALLEL:
     case APPROF_LOGICAL_ALL: {
-        int max_mp = space == APPROF_LOGICAL_ALL ? d : submesh.m;
+        /* Alpa's "single node": one host; a scale-up domain of several
+         * hosts is one node to NCCL, and mp inside it rides NVLink */
+        int node = node_gpus > submesh.m ? (node_gpus < d ? node_gpus : d) : submesh.m;
+        int max_mp = space == APPROF_LOGICAL_ALL ? d : node;
         for (int mp = 1; mp <= max_mp; mp++) {
             int dp;
             if (d % mp)

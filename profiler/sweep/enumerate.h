@@ -61,9 +61,15 @@ int approf_submesh_choices(int hosts, int gpus_per_host, ApprofSubmeshSpace spac
                            ApprofMeshShape *out, int max, char *err, size_t errlen);
 
 /* Alpa's autosharding config choices for submesh (n, m) and a micro-batch
- * size (docs/alpa-semantics.md). Returns the count written. */
+ * size (docs/alpa-semantics.md). node_gpus is the GPUs of one scale-up
+ * domain when it spans several hosts (the spec's scaleup_gpus, 0 or m
+ * otherwise): single_node_model_parallel then lets mp reach
+ * min(n x m, node_gpus), the tensor parallelism NVLink carries across
+ * trays (docs/hardware.md), where Alpa stops at one host's m. Returns the
+ * count written. */
 int approf_config_choices(ApprofMeshShape submesh, ApprofLogicalSpace space,
-                          int64_t micro_batch_size, ApprofConfigChoice *out, int max);
+                          int64_t micro_batch_size, int node_gpus, ApprofConfigChoice *out,
+                          int max);
 
 /* Appends the stage variants (docs/variants.md) of the n_base Alpa configs
  * in cfg (of a submesh with `devices` devices): for each base config, every

@@ -303,8 +303,8 @@ static int enumerate(Sweep *sw, const ApprofSweepConfig *cfg, char *err, size_t 
         return APPROF_EINVAL;
     for (int s = 0; s < sw->n_submeshes; s++) {
         sw->n_configs[s] = approf_config_choices(sw->submeshes[s], cfg->logical_space,
-                                                 sw->graph->batch_size, sw->configs[s],
-                                                 APPROF_MAX_CONFIGS);
+                                                 sw->graph->batch_size, sw->hw.scaleup_gpus,
+                                                 sw->configs[s], APPROF_MAX_CONFIGS);
         int nv = approf_config_variants(sw->configs[s], sw->n_configs[s], APPROF_MAX_CONFIGS,
                                         sw->submeshes[s].n * sw->submeshes[s].m,
                                         approf_sweep_memory_levels(cfg),

@@ -73,10 +73,10 @@ static ApprofHardwareSpec plain_spec(void)
 static void test_builtins(void)
 {
     static const char *want[] = {"gtx-1080ti", "v100-16g", "v100-32g", "a100-40g",
-                                 "a100-80g", "h100-sxm", "h200"};
+                                 "a100-80g", "h100-sxm", "h200", "b200", "gb200-nvl72"};
     size_t n = 0;
     const ApprofHardwareSpec *tab = approf_hardware_builtins(&n);
-    CU_ASSERT_EQUAL_FATAL(n, 7);
+    CU_ASSERT_EQUAL_FATAL(n, 9);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         ApprofHardwareSpec hw, back;
         char err[512], fp1[128], fp2[128];
@@ -285,7 +285,8 @@ static void test_spec_file_ok(void)
     CU_ASSERT_EQUAL(approf_hardware_resolve("/nonexistent/x.spec", &hw, err, sizeof err),
                     APPROF_EINVAL);
     CU_ASSERT(strstr(err, "'/nonexistent/x.spec'") != NULL);
-    CU_ASSERT(strstr(err, "gtx-1080ti, v100-16g, v100-32g, a100-40g, a100-80g, h100-sxm, h200") != NULL);
+    CU_ASSERT(strstr(err, "gtx-1080ti, v100-16g, v100-32g, a100-40g, a100-80g, h100-sxm, h200, b200, "
+                     "gb200-nvl72") != NULL);
     unlink(p);
     tmp_path[0] = '\0';
 }

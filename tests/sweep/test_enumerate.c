@@ -82,16 +82,24 @@ static void test_submesh_errors_and_manual(void)
     CU_ASSERT(approf_submesh_choices(2, 4, space, manual, nm, out, 32, err, sizeof err) < 0);
 }
 
-static void check_configs(int n, int m, ApprofLogicalSpace space, int64_t mb, const char *want)
+/* node: GPUs of a scale-up domain larger than a host, 0 for none */
+static void check_configs_node(int n, int m, ApprofLogicalSpace space, int64_t mb, int node,
+                               const char *want)
 {
     ApprofConfigChoice out[APPROF_MAX_CONFIGS];
     char buf[512];
-    int k = approf_config_choices((ApprofMeshShape){n, m}, space, mb, out, APPROF_MAX_CONFIGS);
+    int k = approf_config_choices((ApprofMeshShape){n, m}, space, mb, node, out,
+                                  APPROF_MAX_CONFIGS);
     configs_str(out, k, buf, sizeof buf);
     if (strcmp(buf, want))
-        fprintf(stderr, "\n(%d,%d) %s mb=%lld: got %s want %s\n", n, m,
-                approf_logical_space_name(space), (long long)mb, buf, want);
+        fprintf(stderr, "\n(%d,%d) %s mb=%lld node=%d: got %s want %s\n", n, m,
+                approf_logical_space_name(space), (long long)mb, node, buf, want);
     CU_ASSERT_STRING_EQUAL(buf, want);
+}
+
+static void check_configs(int n, int m, ApprofLogicalSpace space, int64_t mb, const char *want)
+{
+    check_configs_node(n, m, space, mb, 0, want);
 }
 
 static void test_config_choices(void)
@@ -103,6 +111,15 @@ static void test_config_choices(void)
     check_configs(2, 4, snmp, 64, "(8,1)f,(4,2)f,(2,4)f,(8,1){}");
     check_configs(1, 1, snmp, 64, "(1,1)f,(1,1){}");
     check_configs(1, 2, snmp, 64, "(2,1)f,(1,2)f,(2,1){}");
+    /* a scale-up domain of several hosts (GB200 NVL72: 72 GPUs, trays of
+     * 4): mp crosses trays inside the domain, up to the submesh */
+    check_configs_node(2, 4, snmp, 64, 72, "(8,1)f,(4,2)f,(2,4)f,(1,8)f,(8,1){}");
+    check_configs_node(1, 4, snmp, 64, 72, "(4,1)f,(2,2)f,(1,4)f,(4,1){}");
+    /* ... and no further than the domain: 32 trays, a 72-GPU domain */
+    check_configs_node(32, 4, snmp, 128,
+                       72, "(128,1)f,(64,2)f,(32,4)f,(16,8)f,(8,16)f,(4,32)f,(2,64)f,(128,1){}");
+    /* a domain that is the host changes nothing */
+    check_configs_node(2, 4, snmp, 64, 4, "(8,1)f,(4,2)f,(2,4)f,(8,1){}");
     /* divisibility of the micro-batch by dp */
     check_configs(1, 8, snmp, 4, "(4,2)f,(2,4)f,(1,8)f,(8,1){}");
     check_configs(1, 8, snmp, 1, "(1,8)f,(8,1){}");
