@@ -46,14 +46,13 @@ static void domain_fabric(const CostdbFabric *f, CostdbFabric *d)
     d->scaleup_gpus = 0;
 }
 
-/* Domains a group over `hosts` hosts spans, placed from a domain's first
- * host; across hosts with hosts < 2 (layout unknown), one GPU a host. */
-static int domains_spanned(const CostdbFabric *f, int group_size, int hosts, int crosses_hosts)
+int costdb_collective_domains(const CostdbFabric *f, int group_size, int hosts, int span_hosts,
+                              int crosses_hosts)
 {
     int hpd = hosts_per_domain(f), h;
     if (!crosses_hosts || hpd <= 0)
-        return 1;
-    h = hosts >= 2 ? hosts : group_size;
+        return crosses_hosts ? (hosts >= 2 ? hosts : group_size) : 1;
+    h = span_hosts >= 2 ? span_hosts : hosts >= 2 ? hosts : group_size;
     return h <= hpd ? 1 : (h - 1) / hpd + 1;
 }
 
@@ -94,7 +93,7 @@ double costdb_fabric_bandwidth(const CostdbFabric *f, int group_size, int hosts,
         return 0.0;
     if (!hosts_per_domain(f))
         return host_bandwidth(f, group_size, hosts, crosses_hosts);
-    dom = domains_spanned(f, group_size, hosts, crosses_hosts);
+    dom = costdb_collective_domains(f, group_size, hosts, 0, crosses_hosts);
     domain_fabric(f, &d);
     return host_bandwidth(&d, group_size, dom, dom > 1);
 }
@@ -174,7 +173,7 @@ double costdb_collective_seconds(const CostdbFabric *f, CostdbCollKind kind, dou
     if (!hosts_per_domain(f))
         return host_collective(f, kind, bytes, group_size, hosts, crosses_hosts);
     return costdb_domain_collective_seconds(
-        f, kind, bytes, group_size, domains_spanned(f, group_size, hosts, crosses_hosts));
+        f, kind, bytes, group_size, costdb_collective_domains(f, group_size, hosts, 0, crosses_hosts));
 }
 
 int costdb_group_hosts(int stride, int n, int gpus_per_host)

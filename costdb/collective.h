@@ -104,6 +104,14 @@ double costdb_nccl_seconds(const CostdbFabric *f, CostdbCollKind kind, double by
 double costdb_collective_seconds(const CostdbFabric *f, CostdbCollKind kind, double bytes,
                                  int group_size, int hosts, int crosses_hosts);
 
+/* NCCL nodes a group of group_size ranks on `hosts` hosts spans: 1 when it
+ * does not cross hosts; with a scale-up domain of several hosts, the
+ * domains its span_hosts (hosts from its first rank's to its last's; 0:
+ * hosts, consecutive) cover from a domain's first host; else the hosts
+ * (one GPU a host when hosts < 2). */
+int costdb_collective_domains(const CostdbFabric *f, int group_size, int hosts, int span_hosts,
+                              int crosses_hosts);
+
 /* A collective over group_size ranks spread over `domains` NCCL nodes
  * (costdb_fabric_node_gpus GPUs each): inside one (domains <= 1) on the
  * intra-host (scale-up) link; across several, on the network, the domain

@@ -11,7 +11,7 @@
 #include "hardware.h"
 #include "stage.h"
 
-#define APPROF_BACKEND_ABI 12 /* 2: ApprofHardwareSpec.curves; 3: ApprofKernel.store_bytes,
+#define APPROF_BACKEND_ABI 13 /* 2: ApprofHardwareSpec.curves; 3: ApprofKernel.store_bytes,
                               * ApprofHardwareSpec.tp_comm_overlap, gemm_store_overlap;
                               * 4: ApprofKernel.attention, ApprofHardwareSpec.attention_efficiency,
                               * reduction_efficiency, gemm_unaligned_factor, grad_reduce_bytes,
@@ -24,7 +24,9 @@
                               * zero3_issue, ApprofHardwareSpec.zero3_schedule; 11:
                               * ApprofKernel.experts, experts_k,
                               * ApprofStageProgram.optimizer_elements,
-                              * ApprofMeasurement.apply_seconds; 12: ApprofKernel.wgrad */
+                              * ApprofMeasurement.apply_seconds; 12: ApprofKernel.wgrad;
+                              * 13: ApprofHardwareSpec.peak_flops_fp4, scaleup_gpus,
+                              * ApprofCollective.span_hosts */
 
 typedef struct ApprofMeasurement {
     double compute_cost;         /* seconds; +inf when status != 0 */

@@ -52,6 +52,12 @@ typedef struct ApprofCollective {
      * backward ends (0: when the phase's compute ends). */
     int zero3_unit;
     int zero3_issue;
+    /* Hosts from the host of the group's first rank to that of its last:
+     * a strided group (a logical mesh's axis 0) spans more hosts than it
+     * holds GPUs on. What a scale-up domain of several hosts counts
+     * (hw/cost.c, costdb_collective_domains); 0: hosts (the group's hosts
+     * are consecutive). */
+    int span_hosts;
 } ApprofCollective;
 
 typedef enum { APPROF_ROLE_PARAM = 0, APPROF_ROLE_INPUT, APPROF_ROLE_OUTPUT } ApprofRole;

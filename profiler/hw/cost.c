@@ -73,6 +73,13 @@ double approf_collective_cost(const ApprofHardwareSpec *hw, const ApprofCollecti
     if (c->group_size <= 1 || !(c->bytes > 0))
         return 0.0;
     fabric_of(hw, &f);
+    /* a scale-up domain of several hosts: a strided group is counted by
+     * the hosts it spans, not the ones it holds GPUs on */
+    if (c->span_hosts > 0 && costdb_fabric_node_gpus(&f) > f.gpus_per_host)
+        return costdb_domain_collective_seconds(
+            &f, (CostdbCollKind)c->kind, c->bytes, c->group_size,
+            costdb_collective_domains(&f, c->group_size, c->hosts, c->span_hosts,
+                                      c->crosses_hosts));
     return costdb_collective_seconds(&f, (CostdbCollKind)c->kind, c->bytes, c->group_size,
                                      c->hosts, c->crosses_hosts);
 }

@@ -569,6 +569,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                                       m->n[x], m->cross[x], ti[op->outputs[j]].local, so->op,
                                       m->hosts[x]};
                 int t = op->outputs[j], q = st->t_first[t];
+                c.span_hosts = m->span_hosts[x];
                 if (q >= 0) {
                     const ShardOp *cs = &st->ops[q - st->op_begin];
                     const ApprofOp *cop = &g->ops[q];
@@ -652,6 +653,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                 ApprofCollective c = {APPROF_COLL_ALL_REDUCE, x ? APPROF_AXIS1 : APPROF_AXIS0,
                                       m->n[x], m->cross[x], shard_local_bytes(t, lc, m), so->op,
                                       m->hosts[x], group, 1};
+                c.span_hosts = m->span_hosts[x];
                 rc = shard_push_coll(p, 1, &ccap[1], &c);
             }
         }
@@ -683,11 +685,13 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         p->grad_sync.group_size = m->n[0] * m->n[1];
         p->grad_sync.crosses_hosts = m->cross_both;
         p->grad_sync.hosts = m->hosts_both;
+        p->grad_sync.span_hosts = m->span_hosts_both;
     } else if (p->grad_sync.axes) {
         int x = p->grad_sync.axes == APPROF_AXIS1;
         p->grad_sync.group_size = m->n[x];
         p->grad_sync.crosses_hosts = m->cross[x];
         p->grad_sync.hosts = m->hosts[x];
+        p->grad_sync.span_hosts = m->span_hosts[x];
     } else {
         p->grad_sync.group_size = 1;
     }

@@ -21,6 +21,8 @@ typedef struct ShardMesh {
     int cross_both;
     int hosts[2];      /* hosts one group over the axis spans */
     int hosts_both;
+    int span_hosts[2]; /* hosts from a group's first rank to its last (ApprofCollective) */
+    int span_hosts_both;
 } ShardMesh;
 
 /* Loop of the iteration space each logical axis splits (-1: none). */

@@ -42,6 +42,11 @@ void shard_mesh_init(ShardMesh *m, int hosts, int gpus, int a, int b)
     m->hosts[0] = hosts_spanned(hosts, gpus, b, a);
     m->hosts[1] = hosts_spanned(hosts, gpus, 1, b);
     m->hosts_both = hosts_spanned(hosts, gpus, 1, a * b);
+    /* a group over axis 0 has ranks b apart: (a - 1) b + 1 devices from
+     * its first to its last; one over axis 1 or both, consecutive ones */
+    m->span_hosts[0] = hosts > 1 && gpus > 0 ? ((a - 1) * b + gpus) / gpus : 1;
+    m->span_hosts[1] = hosts > 1 && gpus > 0 ? (b + gpus - 1) / gpus : 1;
+    m->span_hosts_both = hosts > 1 && gpus > 0 ? (a * b + gpus - 1) / gpus : 1;
 }
 
 ShardLayout shard_operand_layout(const ShardStrat *s, const int *map, int ndim)
@@ -79,6 +84,7 @@ ApprofCollective shard_coll(const ShardMesh *m, ApprofCollKind kind, int x, doub
     c.bytes = bytes;
     c.op = op;
     c.hosts = m->hosts[x];
+    c.span_hosts = m->span_hosts[x];
     return c;
 }
 

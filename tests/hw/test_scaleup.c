@@ -187,6 +187,22 @@ static void test_across_domains(void)
                   1e6 / 40e9 + g.inter_host_latency));
     CU_ASSERT(REL(costdb_domain_collective_seconds(&f, COSTDB_COLL_SEND_RECV, 1e6, 2, 1),
                   1e6 / 720e9 + g.intra_host_latency));
+    /* a strided group, the axis 0 of a (4, 32) logical mesh on 32 trays:
+     * ranks 32 apart on 4 trays (0, 8, 16, 24) but spanning 25 trays, two
+     * domains: priced on the network, where its 4 trays alone would fit
+     * one domain */
+    {
+        ApprofCollective s4 = coll(APPROF_COLL_ALL_REDUCE, b, 4, 4), d1 = s4;
+        s4.span_hosts = 25;
+        d1.span_hosts = 4;
+        CU_ASSERT_EQUAL(costdb_collective_domains(&f, 4, 4, 25, 1), 2);
+        CU_ASSERT_EQUAL(costdb_collective_domains(&f, 4, 4, 0, 1), 1);
+        CU_ASSERT(REL(approf_collective_cost(&g, &s4),
+                      costdb_domain_collective_seconds(&f, COSTDB_COLL_ALL_REDUCE, b, 4, 2)));
+        CU_ASSERT(REL(approf_collective_cost(&g, &d1),
+                      costdb_domain_collective_seconds(&f, COSTDB_COLL_ALL_REDUCE, b, 4, 1)));
+        CU_ASSERT(approf_collective_cost(&g, &s4) > 4 * approf_collective_cost(&g, &d1));
+    }
     /* without a domain, domains are hosts: the old price */
     node.gpus_per_host = 8;
     node.nics_per_host = 8;
