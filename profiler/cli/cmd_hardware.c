@@ -70,6 +70,13 @@ static void json_spec(FILE *f, const ApprofHardwareSpec *hw, int full)
                 hw->inter_host_latency * 1e6, hw->gemm_efficiency, hw->conv_efficiency,
                 hw->memory_efficiency, hw->kernel_launch_overhead * 1e6);
         costdb_json_string(f, fp);
+        /* Blackwell's rates and the NVLink domain, when the spec has them */
+        if (hw->peak_flops_fp8 > 0)
+            fprintf(f, ", \"peak_tflops_fp8\": %.15g", hw->peak_flops_fp8 / 1e12);
+        if (hw->peak_flops_fp4 > 0)
+            fprintf(f, ", \"peak_tflops_fp4\": %.15g", hw->peak_flops_fp4 / 1e12);
+        if (hw->scaleup_gpus > 0)
+            fprintf(f, ", \"scaleup_domain_gpus\": %d", hw->scaleup_gpus);
         fputs(", \"source\": ", f);
         costdb_json_string(f, hw->source);
     }

@@ -18,6 +18,12 @@ fresh_dir "$work"; cd "$work" || fail "cd $work"
 
 "$approf" hardware show gb200-nvl72 >nvl72.spec || fail "hardware show"
 grep -qx "scaleup_domain_gpus = 72" nvl72.spec || fail "show lacks scaleup_domain_gpus = 72"
+"$approf" hardware show gb200-nvl72 --format json | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+assert d['scaleup_domain_gpus'] == 72 and d['gpus_per_host'] == 4, d
+assert d['peak_tflops_fp4'] == 10000 and d['peak_tflops_bf16'] == 2500, d" ||
+  fail "hardware show --format json: the domain or the Blackwell rates"
 sed -e 's/^name = .*/name = gb200-flat/' -e 's/^scaleup_domain_gpus = .*/scaleup_domain_gpus = 0/' \
   nvl72.spec >flat.spec
 
