@@ -565,11 +565,9 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             if (s->ax[x] < 0 || so->sp->kind[s->ax[x]] != APPROF_ITER_REDUCE)
                 continue;
             for (int j = 0; j < op->n_outputs && !rc; j++) {
-                ApprofCollective c = {APPROF_COLL_ALL_REDUCE, x ? APPROF_AXIS1 : APPROF_AXIS0,
-                                      m->n[x], m->cross[x], ti[op->outputs[j]].local, so->op,
-                                      m->hosts[x]};
+                ApprofCollective c = shard_coll(m, APPROF_COLL_ALL_REDUCE, x,
+                                                ti[op->outputs[j]].local, so->op);
                 int t = op->outputs[j], q = st->t_first[t];
-                c.span_hosts = m->span_hosts[x];
                 if (q >= 0) {
                     const ShardOp *cs = &st->ops[q - st->op_begin];
                     const ApprofOp *cop = &g->ops[q];
@@ -650,10 +648,10 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             for (int x = 0; x < 2 && !rc; x++) {
                 if (!partial[x])
                     continue;
-                ApprofCollective c = {APPROF_COLL_ALL_REDUCE, x ? APPROF_AXIS1 : APPROF_AXIS0,
-                                      m->n[x], m->cross[x], shard_local_bytes(t, lc, m), so->op,
-                                      m->hosts[x], group, 1};
-                c.span_hosts = m->span_hosts[x];
+                ApprofCollective c = shard_coll(m, APPROF_COLL_ALL_REDUCE, x,
+                                                shard_local_bytes(t, lc, m), so->op);
+                c.async_group = group;
+                c.async_wgrad = 1;
                 rc = shard_push_coll(p, 1, &ccap[1], &c);
             }
         }
