@@ -307,8 +307,8 @@ static void test_izb(void)
  * virtual stages 0 and 3 and runs F0.0 F0.1 F3.0 B3.0 W3.0 F3.1 B3.1 W3.1
  * B0.0 W0.0 B0.1 W0.1; device 1 holds 1 and 2 (the V's bottom) and runs
  * F1.0 F2.0 F1.1 F2.1 B2.0 W2.0 B1.0 W1.0 B2.1 W2.1 B1.1 W1.1. Device 0
- * idles 2 .. 3 s (F3.0 waits for F2.0), 5 .. 6 s and 11 .. 12 s (B0.1
- * waits for B1.1): 12 s of work ends at 14 s. Peaks: 3 chunks on device 0
+ * idles 2 .. 3 s (F3.0 waits for F2.0) and 11 .. 12 s (B0.1 waits for
+ * B1.1), device 1 0 .. 1 s: 12 s of work each, done at 14 s. Peaks: 3 chunks on device 0
  * (F0.0 F0.1 F3.0 before W3.0), 4 on device 1: 1.5 and 2 micro-batches'
  * worth. At B = 4 the V takes 25 s, where 1F1B takes 30 s, interleaved
  * (v = 2) 27 s, ZB-H1 26 s, with 2 micro-batches' worth on each device
