@@ -92,6 +92,20 @@ static void test_rule(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_TORCHTITAN], "2 or more stages per rank"));
     CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_MEGATRON], "no zero-bubble"));
     CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "ZB-H1"));
+    /* the zero-bubble schedules on 2 or more chunks per rank: torchtitan
+     * only (InterleavedZeroBubble, ZBVZeroBubble); one chunk is ZB-H1 */
+    p.schedule = APSOLVE_SCHEDULE_INTERLEAVED_ZB;
+    p.virtual_stages = 2;
+    CU_ASSERT_EQUAL(runs(&p, &v), TT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_MEGATRON], "no zero-bubble"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "interleaved zero-bubble"));
+    p.virtual_stages = 1;
+    CU_ASSERT_EQUAL(runs(&p, &v), 0u);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_TORCHTITAN], "2 or more stages per rank"));
+    p.schedule = APSOLVE_SCHEDULE_ZBV;
+    p.virtual_stages = 2;
+    CU_ASSERT_EQUAL(runs(&p, &v), TT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_MEGATRON], "ZB-V"));
     p = plan(1, 8, 1, 4, 0, 1);
     p.schedule = APSOLVE_SCHEDULE_ZB_H1;
     CU_ASSERT_EQUAL(runs(&p, &v), MEG | DS);
