@@ -15,6 +15,7 @@
 # ZBVZeroBubble with one block per stage, passing both manifests
 # (unknowns only for v0.2.2: torchtitan has no gpt flavour). Refusals:
 # zbv with vpp=3, interleaved-zb with fewer micro-batches than stages.
+# Then the auto search (on 8 blocks) picks one where torchtitan runs it.
 # Usage: zero_bubble_multi.sh APPROF APSOLVE PYTHON APREPORT SQLITE3 MANIFEST_DIR CHECK_LAUNCH
 . "$(dirname "$0")/../lib.sh"
 approf=$1 apsolve=$2 py=$3 apreport=$4 sq=$5 manifests=$6 check=$7
@@ -94,4 +95,38 @@ grep -q "zbv: runs exactly 2 virtual stages per device, not 3" "$w/err" ||
 expect_rc 2 $? "$w/err" "interleaved-zb with 2 micro-batches on 4 stages"
 grep -q "interleaved-zb: micro-batches (2) must be at least the pipeline stages (4)" "$w/err" ||
   fail_with "$w/err" "the B < stages refusal"
+# The auto search (no --schedule) tries both where a framework runs them:
+# on 8 blocks over 1x4, two blocks a stage in bf16, ZB-V (or interleaved
+# ZB) beats 1F1B and interleaved 1F1B and torchtitan runs it; with
+# --schedule 1f1b, or without the weight-gradient seconds, it is not tried.
+db8=$w/g8.db
+"$approf" sweep --db "$db8" --quiet --model gpt --num-layers 8 --hidden 512 --heads 8 \
+  --seq-len 256 --vocab 1000 --cluster 1x4 --hardware h100-sxm --batch 32 --micro-batches 8 \
+  --layers 8 --dtype bf16 >"$w/out" 2>&1 || fail_with "$w/out" "8-block sweep"
+for s in auto interleaved 1f1b; do
+  opt="--schedule $s"
+  [ $s = auto ] && opt=
+  # shellcheck disable=SC2086
+  "$apsolve" --db "$db8" --no-store --format json $opt >"$w/a-$s.json" 2>"$w/err" ||
+    fail_with "$w/err" "auto search ($s)"
+done
+"$py" - "$w/a-auto.json" "$w/a-interleaved.json" "$w/a-1f1b.json" <<'PY' || fail "the auto search's zero bubble"
+import json, sys
+def plan(path):
+    d = json.load(open(path))
+    return d["plans"][0] if "plans" in d else d
+auto, il, one = (plan(a) for a in sys.argv[1:4])
+assert auto["schedule"] in ("interleaved-zb", "zbv"), auto["schedule"]
+assert auto["frameworks"]["runs"] == ["torchtitan"], auto["frameworks"]
+assert auto["virtual_stages"] == 2 and len(auto["stages"]) > 1, auto["virtual_stages"]
+assert all((s["layers"][1] - s["layers"][0] + 1) % 2 == 0 for s in auto["stages"]), "whole chunks"
+assert auto["cost"] < il["cost"] and auto["cost"] < one["cost"], (auto["cost"], il["cost"], one["cost"])
+assert one["schedule"] == "1f1b", one["schedule"]
+print("auto %s %.9g s, interleaved %.9g s, 1f1b %.9g s" % (auto["schedule"], auto["cost"], il["cost"], one["cost"]))
+PY
+"$sq" "$db8" "update stage_cost set wgrad_cost = null" || fail "emptying wgrad_cost"
+"$apsolve" --db "$db8" --no-store --format json >"$w/a-nowg.json" 2>"$w/err" ||
+  fail_with "$w/err" "auto search without the split"
+"$py" -c "import json,sys; p=json.load(open(sys.argv[1])); p=p['plans'][0] if 'plans' in p else p; assert p['schedule'] in ('1f1b', 'interleaved'), p['schedule']" "$w/a-nowg.json" ||
+  fail "the auto search tried a zero-bubble schedule without the split"
 echo "ok"
