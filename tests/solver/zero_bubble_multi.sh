@@ -85,6 +85,13 @@ PY
       fail_with "$w/chk" "torchtitan main manifest ($s)"
   fi
 done
+# the zbv plan reported under interleaved-zb is priced anew with its 2
+# chunks, a plan torchtitan runs as priced (not ZB-H1 on one chunk)
+"$apreport" --db "$db" --plan "$(cat "$w/zbv.id")" --name z --out "$w/r-again" --quiet \
+  --schedule interleaved-zb 2>"$w/err" || fail_with "$w/err" "apreport --schedule interleaved-zb"
+grep -q "estimated iteration time of this plan: T = .*(the plan: T = " "$w/r-again/z_torchtitan.toml" &&
+  ! grep -q "not exact either" "$w/r-again/z_torchtitan.toml" ||
+  fail_with "$w/r-again/z_torchtitan.toml" "the zbv plan priced anew under interleaved-zb"
 "$apsolve" --db "$db" --no-store --schedule zbv --parallel dp=2,tp=1,pp=2,vpp=3,zero=2 \
   >"$w/out" 2>"$w/err"
 expect_rc 2 $? "$w/err" "zbv with vpp=3"
