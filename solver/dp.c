@@ -230,10 +230,17 @@ static double dp_bound(const Dp *dp, double g, double t)
     if (dp->opt->inference)
         return g * t;
     /* interleaved ZB and ZBV: every device works B t when one stage
-     * costs t, whatever the order */
-    if (dp->opt->schedule == APSOLVE_SCHEDULE_INTERLEAVED_ZB ||
-        dp->opt->schedule == APSOLVE_SCHEDULE_ZBV)
+     * costs t, whatever the order; interleaved ZB (exactly exact_n stages,
+     * B >= n) is also the interleaved T less at most (n - 1) t / v, a
+     * stage's fill being at most its cost */
+    if (dp->opt->schedule == APSOLVE_SCHEDULE_ZBV)
         return (double)dp->opt->micro_batches * t;
+    if (dp->opt->schedule == APSOLVE_SCHEDULE_INTERLEAVED_ZB) {
+        int n = dp->exact_n > 1 ? dp->exact_n : 1;
+        double work = (double)dp->opt->micro_batches * t,
+               closed = (g + ((double)v * dp->opt->micro_batches - n) * t) / (double)v;
+        return closed > work ? closed : work;
+    }
     if (v > 1) /* interleaved: the DP at B' = vB, divided by v */
         return (g + (double)(v * dp->opt->micro_batches - 1) * t) / (double)v;
     /* ZB-H1 (exactly exact_n stages): 1F1B's T less at most (n - 1) t, a
