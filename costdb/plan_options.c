@@ -214,9 +214,10 @@ static int options_member(CjrParser *ps, const char *key, void *ctx, int depth)
             return COSTDB_EPARSE;
         /* solver/schedule.h's names (costdb does not link the solver) */
         if (strcmp(o->schedule, "1f1b") && strcmp(o->schedule, "gpipe") &&
-            strcmp(o->schedule, "interleaved") && strcmp(o->schedule, "zb-h1"))
-            return cjr_fail(ps, "schedule \"%s\" is not 1f1b, gpipe, interleaved or zb-h1",
-                            o->schedule);
+            strcmp(o->schedule, "interleaved") && strcmp(o->schedule, "zb-h1") &&
+            strcmp(o->schedule, "interleaved-zb") && strcmp(o->schedule, "zbv"))
+            return cjr_fail(ps, "schedule \"%s\" is not 1f1b, gpipe, interleaved, zb-h1, "
+                            "interleaved-zb or zbv", o->schedule);
         return 0;
     }
     if (!strcmp(key, "memory_headroom")) {

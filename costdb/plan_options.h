@@ -46,7 +46,8 @@ typedef struct CostdbPlanOptions {
     int max_stages;
     int inference;
     CostdbObjective objective;
-    char schedule[16];                /* 1f1b | gpipe | interleaved | zb-h1; "" unknown */
+    char schedule[16];                /* 1f1b | gpipe | interleaved | zb-h1 | interleaved-zb |
+                                       * zbv; "" unknown */
     int virtual_stages;               /* >= 1 */
     int has_layout;
     CostdbPlanLayout layout;

@@ -105,23 +105,26 @@ const char *apreport_verdict_name(ApreportVerdict v);
 
 /* The schedules the simulator knows: 1F1B, GPipe, Megatron-LM's
  * interleaved 1F1B with virtual_stages model chunks per device and the
- * zero-bubble ZB-H1 (the names and closed forms are the solver's,
- * schedule.h). */
+ * zero-bubble ZB-H1, PyTorch's interleaved zero bubble (virtual_stages
+ * chunks) and ZB-V (2 chunks in a V) (the names, orders and closed forms
+ * are the solver's, schedule.h). */
 typedef enum {
     APREPORT_SCHED_1F1B = 0, APREPORT_SCHED_GPIPE, APREPORT_SCHED_INTERLEAVED,
-    APREPORT_SCHED_ZB_H1
+    APREPORT_SCHED_ZB_H1, APREPORT_SCHED_INTERLEAVED_ZB, APREPORT_SCHED_ZBV,
+    APREPORT_SCHED_COUNT
 } ApreportScheduleKind;
-/* "1f1b" | "gpipe" | "interleaved" | "zb-h1". */
+/* "1f1b" | "gpipe" | "interleaved" | "zb-h1" | "interleaved-zb" | "zbv". */
 const char *apreport_schedule_name(ApreportScheduleKind k);
 
 /* What the simulator needs: per stage forward and backward seconds of one
  * micro-batch and, per boundary s -> s+1, the transfer seconds of the
  * activation (the gradient back takes as long). xfer may be NULL (zero).
- * virtual_stages is read by the interleaved schedule only (< 2: plain 1F1B):
+ * virtual_stages is read by the interleaved schedules only (< 2: plain 1F1B
+ * or ZB-H1; ZBV always runs 2):
  * each stage is cut into that many model chunks of 1/v of its costs; the
  * hop from the last stage back to the first (chunk c to chunk c + 1) takes
- * the largest boundary transfer. wgrad is read by ZB-H1 only (which needs
- * it): the seconds of each stage's backward that compute the weight
+ * the largest boundary transfer. wgrad is read by the zero-bubble
+ * schedules only (which need it): the seconds of each stage's backward that compute the weight
  * gradients (0..bwd[s]), run as the deferred W pass; the B pass takes the
  * rest. */
 typedef struct ApreportPipeline {
@@ -171,9 +174,11 @@ typedef struct ApreportSchedule {
  * min(2 (S - s - 1) + (v - 1) S, B v) chunk forwards, then one forward one
  * backward, then the cool-down; ZB-H1: 1F1B's warm-up, then stage s runs
  * its first s backwards as the B pass alone and every later one as B then
- * W, its deferred W last), each as soon as its input has arrived.
- * Interleaved with v >= 2 needs S >= 2 and B a multiple of S; ZB-H1 needs
- * B >= S and p->wgrad (APREPORT_EINVAL otherwise). The caller owns *out. */
+ * W, its deferred W last; interleaved ZB and ZBV: the solver's orders,
+ * apsolve_schedule_zb_order), each as soon as its input has arrived.
+ * Interleaved with v >= 2 needs S >= 2 and B a multiple of S; the
+ * zero-bubble schedules need p->wgrad and what apsolve_schedule_valid
+ * asks (APREPORT_EINVAL otherwise). The caller owns *out. */
 int apreport_simulate(const ApreportPipeline *p, ApreportScheduleKind kind,
                       ApreportSchedule **out);
 void apreport_schedule_free(ApreportSchedule **s);

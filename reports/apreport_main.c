@@ -29,7 +29,8 @@ static void help(void)
          "  --out DIR      where to write the files (created if missing)\n"
          "  --name NAME    prefix of the Alpa dump files (default: plan<ID>)\n"
          "  --no-store     do not store the derived resharding tasks in the database\n"
-         "  --schedule S   the schedule the plan runs: 1f1b, gpipe, interleaved or zb-h1\n"
+         "  --schedule S   the schedule the plan runs: 1f1b, gpipe, interleaved, zb-h1,\n"
+         "                 interleaved-zb or zbv\n"
          "                 (default: the one apsolve stored with the plan, else 1f1b);\n"
          "                 the deadlock check, the memory per stage, trace.json and\n"
          "                 the plan code follow it\n"
@@ -91,7 +92,8 @@ int main(int argc, char **argv)
             /* the solver's names, in the order of ApreportScheduleKind */
             int k = apsolve_schedule_parse(optarg);
             if (k < 0)
-                return cli_usage_error(NULL, "--schedule must be 1f1b, gpipe, interleaved or zb-h1, not '%s'", optarg);
+                return cli_usage_error(NULL, "--schedule must be 1f1b, gpipe, interleaved, zb-h1, "
+                                       "interleaved-zb or zbv, not '%s'", optarg);
             opt.schedule = (ApreportScheduleKind)k;
             sset = 1;
             break;
@@ -122,9 +124,12 @@ int main(int argc, char **argv)
         dbpath = "results.db"; /* approf sweep's default */
     if (!outdir)
         return cli_usage_error(NULL, "--out DIR is required");
-    if (vset && opt.schedule != APREPORT_SCHED_INTERLEAVED)
-        return cli_usage_error(NULL, "--virtual-stages needs --schedule interleaved");
-    if (opt.schedule == APREPORT_SCHED_INTERLEAVED && !vset)
+    if (vset && opt.schedule != APREPORT_SCHED_INTERLEAVED &&
+        opt.schedule != APREPORT_SCHED_INTERLEAVED_ZB)
+        return cli_usage_error(NULL, "--virtual-stages needs --schedule interleaved or "
+                               "interleaved-zb");
+    if ((opt.schedule == APREPORT_SCHED_INTERLEAVED ||
+         opt.schedule == APREPORT_SCHED_INTERLEAVED_ZB) && !vset)
         opt.virtual_stages = 2;
     opt.schedule_from_plan = !sset;
     if (opt.name && (!*opt.name || strchr(opt.name, '/')))

@@ -389,6 +389,13 @@ int apreport_write_summary(const ApreportReport *r, FILE *f)
     if (r->sched[3])
         fprintf(f, "simulated iteration: ZB-H1 %.6f s (bubble %.1f%%)\n",
                 r->sched[3]->iteration_time, 100 * r->sched[3]->bubble_fraction);
+    if (r->sched[4])
+        fprintf(f, "simulated iteration: interleaved zero bubble with %d chunks per stage "
+                "%.6f s (bubble %.1f%%)\n", r->virtual_stages, r->sched[4]->iteration_time,
+                100 * r->sched[4]->bubble_fraction);
+    if (r->sched[5])
+        fprintf(f, "simulated iteration: ZB-V %.6f s (bubble %.1f%%)\n",
+                r->sched[5]->iteration_time, 100 * r->sched[5]->bubble_fraction);
     for (size_t k = 0; k < r->n_stages; k++)
         for (size_t i = 0; i < r->stages[k].n_tensors; i++)
             if (r->stages[k].tensors[i].layout_ok)

@@ -407,6 +407,18 @@ static int titan_replicate(const RepLaunch *L)
     return L->dp / titan_shard(L);
 }
 
+/* pipeline_parallel_schedule: PyTorch's schedule class names
+ * (get_schedule_class), the zero-bubble ones included
+ * (docs/export-torchtitan.md). */
+static const char *titan_schedule(const RepLaunch *L)
+{
+    return L->sched == APREPORT_SCHED_GPIPE            ? "GPipe"
+           : L->sched == APREPORT_SCHED_INTERLEAVED    ? "Interleaved1F1B"
+           : L->sched == APREPORT_SCHED_INTERLEAVED_ZB ? "InterleavedZeroBubble"
+           : L->sched == APREPORT_SCHED_ZBV            ? "ZBVZeroBubble"
+                                                       : "1F1B";
+}
+
 /* [parallelism] of the TOML. */
 static void torchtitan_parallelism(FILE *f, const RepLaunch *L)
 {
@@ -419,8 +431,7 @@ static void torchtitan_parallelism(FILE *f, const RepLaunch *L)
     fprintf(f, "tensor_parallel_degree = %d\n", L->tp);
     fprintf(f, "context_parallel_degree = %d\n", L->cp > 1 ? L->cp : 1);
     fprintf(f, "pipeline_parallel_degree = %d\n", L->pp);
-    sched = L->sched == APREPORT_SCHED_GPIPE ? "GPipe"
-            : L->sched == APREPORT_SCHED_INTERLEAVED ? "Interleaved1F1B" : "1F1B";
+    sched = titan_schedule(L);
     if (L->pp > 1) {
         toml_kv(f, "pipeline_parallel_schedule", sched);
         fprintf(f, "pipeline_parallel_microbatch_size = %lld\n", (long long)L->mbs);
@@ -471,8 +482,7 @@ static void torchtitan_main(FILE *f, const RepLaunch *L)
     if (L->pp > 1) {
         fprintf(f, "# main: --parallelism.pipeline_parallel_schedule %s\n"
                    "# main: --parallelism.num_pp_microbatches %d\n",
-                L->sched == APREPORT_SCHED_GPIPE ? "GPipe"
-                : L->sched == APREPORT_SCHED_INTERLEAVED ? "Interleaved1F1B" : "1F1B", L->B);
+                titan_schedule(L), L->B);
         if (L->blocks_known && L->blocks_total % (L->pp * L->v) == 0)
             fprintf(f, "# main: --parallelism.pipeline_parallel_layers_per_stage %d\n"
                        "# main: --parallelism.pipeline_parallel_first_stage_less_layers 0\n"

@@ -83,7 +83,8 @@ int rep_headline(const ApreportReport *r, RepHeadline *h)
 {
     int stored = apsolve_schedule_parse(r->opts.schedule);
     int same_schedule = (stored < 0 ? APREPORT_SCHED_1F1B : stored) == (int)r->schedule &&
-                        (r->schedule != APREPORT_SCHED_INTERLEAVED ||
+                        ((r->schedule != APREPORT_SCHED_INTERLEAVED &&
+                          r->schedule != APREPORT_SCHED_INTERLEAVED_ZB) ||
                          r->opts.virtual_stages == r->virtual_stages);
     RepLaunchBasics b;
     memset(h, 0, sizeof(*h));

@@ -322,6 +322,14 @@ static void cost_table(const ApreportReport *r, FILE *f)
         rep_html(f, "<p>ZB-H1 (zero bubble, weight gradients deferred): <b>%.6f s</b> "
                    "(bubble %.1f%%).</p>\n",
                 r->sched[3]->iteration_time, 100 * r->sched[3]->bubble_fraction);
+    if (r->sched[4])
+        rep_html(f, "<p>Interleaved zero bubble with %d model chunks per stage: <b>%.6f s</b> "
+                   "(bubble %.1f%%).</p>\n",
+                r->virtual_stages, r->sched[4]->iteration_time, 100 * r->sched[4]->bubble_fraction);
+    if (r->sched[5])
+        rep_html(f, "<p>ZB-V (zero bubble, 2 model chunks per stage in a V): <b>%.6f s</b> "
+                   "(bubble %.1f%%).</p>\n",
+                r->sched[5]->iteration_time, 100 * r->sched[5]->bubble_fraction);
 }
 
 static void sharding_table(const ApreportReport *r, FILE *f)

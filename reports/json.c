@@ -126,7 +126,8 @@ static void sched_json(FILE *f, const ApreportSchedule *s)
     fputs(", \"peak_in_flight\": [", f);
     for (int k = 0; k < s->n_stages; k++)
         fprintf(f, "%s%d", k ? ", " : "", s->peak_in_flight[k]);
-    if (s->kind == APREPORT_SCHED_INTERLEAVED) {
+    if (s->kind == APREPORT_SCHED_INTERLEAVED || s->kind == APREPORT_SCHED_INTERLEAVED_ZB ||
+        s->kind == APREPORT_SCHED_ZBV) {
         fprintf(f, "], \"virtual_stages\": %d, \"in_flight\": [", s->virtual_stages);
         for (int k = 0; k < s->n_stages; k++) {
             fputs(k ? ", " : "", f);
@@ -283,10 +284,11 @@ int apreport_write_json(const ApreportReport *r, FILE *f)
         fputs(", \"interleaved\": ", f);
         sched_json(f, r->sched[2]);
     }
-    if (r->sched[3]) {
-        fputs(", \"zb-h1\": ", f);
-        sched_json(f, r->sched[3]);
-    }
+    for (int k = APREPORT_SCHED_ZB_H1; k < APREPORT_SCHED_COUNT; k++)
+        if (r->sched[k]) {
+            fprintf(f, ", \"%s\": ", apreport_schedule_name((ApreportScheduleKind)k));
+            sched_json(f, r->sched[k]);
+        }
     if (r->schedule != APREPORT_SCHED_1F1B) {
         fputs(", \"selected\": ", f);
         rep_json_string(f, apreport_schedule_name(r->schedule));

@@ -113,10 +113,12 @@ static int seq_split(const ApreportReport *r)
 
 static const char *sched_label(ApreportScheduleKind k)
 {
-    return k == APREPORT_SCHED_GPIPE         ? "GPipe"
-           : k == APREPORT_SCHED_INTERLEAVED ? "interleaved 1F1B"
-           : k == APREPORT_SCHED_ZB_H1       ? "zero-bubble ZB-H1"
-                                             : "1F1B";
+    return k == APREPORT_SCHED_GPIPE            ? "GPipe"
+           : k == APREPORT_SCHED_INTERLEAVED    ? "interleaved 1F1B"
+           : k == APREPORT_SCHED_ZB_H1          ? "zero-bubble ZB-H1"
+           : k == APREPORT_SCHED_INTERLEAVED_ZB ? "interleaved zero-bubble"
+           : k == APREPORT_SCHED_ZBV            ? "zero-bubble ZB-V"
+                                                : "1F1B";
 }
 
 void rep_launch_basics(const ApreportReport *r, RepLaunchBasics *b)
@@ -142,7 +144,7 @@ void rep_launch_basics(const ApreportReport *r, RepLaunchBasics *b)
         b->cp_a2a = r->opts.layout.cp_a2a;
     }
     b->pp = (int)r->n_stages;
-    b->v = r->schedule == APREPORT_SCHED_INTERLEAVED && r->virtual_stages > 1 ? r->virtual_stages : 1;
+    b->v = (int)apsolve_schedule_transfer_factor((ApsolveSchedule)r->schedule, r->virtual_stages);
     b->B = r->plan.micro_batches > 0 ? r->plan.micro_batches : 1;
     b->global = r->global_batch;
     d = b->dp;
@@ -338,13 +340,15 @@ static void runtime_limits(RepLaunch *L, Notes *N)
         L->sched = APREPORT_SCHED_1F1B;
     }
     /* docs/solver.md, "Which frameworks run a plan" */
-    if (rt == REP_RT_MEGATRON && L->pp > 1 && L->sched == APREPORT_SCHED_ZB_H1) {
+    if (rt == REP_RT_MEGATRON && L->pp > 1 && apsolve_schedule_zero_bubble((int)L->sched)) {
         L->changed = 1;
-        note(N, "Megatron-LM cannot express the zero-bubble ZB-H1 schedule (it has no "
-                "zero-bubble pipeline schedule): 1F1B instead");
+        note(N, "Megatron-LM cannot express the %s schedule (it has no zero-bubble pipeline "
+                "schedule): 1F1B instead", sched_label(L->sched));
         L->sched = APREPORT_SCHED_1F1B;
     }
-    if (rt == REP_RT_TORCHTITAN && L->pp > 1 && L->sched == APREPORT_SCHED_ZB_H1) {
+    if (rt == REP_RT_TORCHTITAN && L->pp > 1 &&
+        (L->sched == APREPORT_SCHED_ZB_H1 ||
+         (L->sched == APREPORT_SCHED_INTERLEAVED_ZB && L->v < 2))) {
         L->changed = 1;
         note(N, "torchtitan cannot express the zero-bubble ZB-H1 schedule on one stage per "
                 "rank (InterleavedZeroBubble and ZBVZeroBubble take 2 or more): 1F1B instead");
@@ -516,7 +520,8 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
     }
     L->B = b.B; /* before runtime_limits: DeepSpeed's closest plan to cp changes it */
     runtime_limits(L, &N);
-    if (L->sched != APREPORT_SCHED_INTERLEAVED)
+    if (L->sched != APREPORT_SCHED_INTERLEAVED && L->sched != APREPORT_SCHED_INTERLEAVED_ZB &&
+        L->sched != APREPORT_SCHED_ZBV)
         L->v = 1;
     if (L->pp == 1 && L->sched != APREPORT_SCHED_1F1B) {
         L->sched = APREPORT_SCHED_1F1B;
@@ -592,7 +597,9 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
             stored = apsolve_schedule_parse(r->opts.schedule);
         if (!L->changed && uni &&
             (stored != (int)r->schedule ||
-             (r->schedule == APREPORT_SCHED_INTERLEAVED && stored_v != r->virtual_stages))) {
+             ((r->schedule == APREPORT_SCHED_INTERLEAVED ||
+               r->schedule == APREPORT_SCHED_INTERLEAVED_ZB) &&
+              stored_v != r->virtual_stages))) {
             L->repriced = 1;
             note(&N, "the plan was priced under %s; reported under %s, it is priced anew",
                  sched_label((ApreportScheduleKind)stored), sched_label(r->schedule));

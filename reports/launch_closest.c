@@ -111,7 +111,10 @@ void rep_closest_price(Costdb *db, ApreportReport *r)
     }
     for (int si = 0; si < 2; si++) {
         o.schedule = si == 0 ? (int)r->schedule : APSOLVE_SCHEDULE_1F1B;
-        o.virtual_stages = o.schedule == APSOLVE_SCHEDULE_INTERLEAVED ? r->virtual_stages : 1;
+        o.virtual_stages = o.schedule == APSOLVE_SCHEDULE_INTERLEAVED ||
+                                   o.schedule == APSOLVE_SCHEDULE_INTERLEAVED_ZB ||
+                                   o.schedule == APSOLVE_SCHEDULE_ZBV
+                               ? r->virtual_stages : 1;
         for (int rec = 0; rec < COSTDB_RECOMPUTE_COUNT; rec++)
             for (int z = 0; z < 4; z++) {
                 ApsolvePlan *plan = NULL;

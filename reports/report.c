@@ -370,7 +370,7 @@ static int simulate(ApreportReport *r)
     for (int k = 0; k < S; k++) {
         f[k] = isfinite(r->stages[k].st.fwd_cost) ? r->stages[k].st.fwd_cost : 0;
         b[k] = isfinite(r->stages[k].st.bwd_cost) ? r->stages[k].st.bwd_cost : 0;
-        /* ZB-H1's W, within the stored backward (load checked it is known) */
+        /* the zero-bubble W, within the stored backward (load checked it is known) */
         w[k] = r->stages[k].wgrad > 0 ? fmin(r->stages[k].wgrad, b[k]) : 0;
     }
     for (size_t i = 0; i < r->n_tasks; i++)
@@ -380,10 +380,8 @@ static int simulate(ApreportReport *r)
     ApreportPipeline p = {S, r->plan.micro_batches, f, b, r->xfer, r->virtual_stages, w};
     if ((rc = apreport_simulate(&p, APREPORT_SCHED_1F1B, &r->sched[0])) < 0 ||
         (rc = apreport_simulate(&p, APREPORT_SCHED_GPIPE, &r->sched[1])) < 0 ||
-        (r->schedule == APREPORT_SCHED_INTERLEAVED &&
-         (rc = apreport_simulate(&p, APREPORT_SCHED_INTERLEAVED, &r->sched[2])) < 0) ||
-        (r->schedule == APREPORT_SCHED_ZB_H1 &&
-         (rc = apreport_simulate(&p, APREPORT_SCHED_ZB_H1, &r->sched[3])) < 0) ||
+        (r->schedule > APREPORT_SCHED_GPIPE &&
+         (rc = apreport_simulate(&p, r->schedule, &r->sched[r->schedule])) < 0) ||
         (rc = apreport_comm_program(rep_schedule(r), &prog)) < 0 ||
         (rc = apreport_deadlock_check(prog, &r->deadlock)) < 0)
         goto cleanup;
@@ -572,7 +570,10 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
     }
     opt = &eff;
     r->schedule = opt->schedule;
-    r->virtual_stages = opt->schedule == APREPORT_SCHED_INTERLEAVED ? opt->virtual_stages : 1;
+    r->virtual_stages = opt->schedule == APREPORT_SCHED_INTERLEAVED ||
+                                opt->schedule == APREPORT_SCHED_INTERLEAVED_ZB
+                            ? opt->virtual_stages
+                        : opt->schedule == APREPORT_SCHED_ZBV ? 2 : 1;
     if (opt->schedule == APREPORT_SCHED_INTERLEAVED) {
         char why[160];
         if (!apsolve_schedule_valid(APSOLVE_SCHEDULE_INTERLEAVED, opt->virtual_stages,
@@ -584,10 +585,10 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
             rc = APREPORT_EINVAL;
             goto cleanup;
         }
-    } else if (opt->schedule == APREPORT_SCHED_ZB_H1) {
+    } else if (apsolve_schedule_zero_bubble((int)opt->schedule)) {
         char why[160];
-        if (!apsolve_schedule_valid(APSOLVE_SCHEDULE_ZB_H1, 1, r->plan.micro_batches, (int)nst,
-                                    why, sizeof(why))) {
+        if (!apsolve_schedule_valid((ApsolveSchedule)opt->schedule, r->virtual_stages,
+                                    r->plan.micro_batches, (int)nst, why, sizeof(why))) {
             seterr(err, errlen, "%s: %s", r->name, why);
             rc = APREPORT_EINVAL;
             goto cleanup;
@@ -640,11 +641,13 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
             db_error(err, errlen, db);
             goto cleanup;
         }
-        /* ZB-H1 is simulated from each stage's W, never a guessed one */
-        if (r->schedule == APREPORT_SCHED_ZB_H1 && !(r->stages[k].wgrad >= 0)) {
+        /* a zero-bubble schedule is simulated from each stage's W, never a
+         * guessed one */
+        if (apsolve_schedule_zero_bubble((int)r->schedule) && !(r->stages[k].wgrad >= 0)) {
             char why[200];
-            snprintf(why, sizeof(why), "the zb-h1 schedule: stage %zu's backward has no "
-                     "weight-gradient seconds (a database before schema 12, or an import)", k);
+            snprintf(why, sizeof(why), "the %s schedule: stage %zu's backward has no "
+                     "weight-gradient seconds (a database before schema 12, or an import)",
+                     apreport_schedule_name(r->schedule), k);
             seterr(err, errlen, "%s: %s", r->name, why);
             rc = APREPORT_EINVAL;
             goto cleanup;
@@ -716,6 +719,10 @@ void rep_schedule_label(const ApreportReport *r, char *out, size_t len)
         snprintf(out, len, "interleaved, %d chunks per stage", r->virtual_stages);
     else if (r->schedule == APREPORT_SCHED_ZB_H1)
         snprintf(out, len, "ZB-H1 (zero bubble)");
+    else if (r->schedule == APREPORT_SCHED_INTERLEAVED_ZB)
+        snprintf(out, len, "interleaved zero bubble, %d chunks per stage", r->virtual_stages);
+    else if (r->schedule == APREPORT_SCHED_ZBV)
+        snprintf(out, len, "ZB-V (zero bubble, 2 chunks per stage in a V)");
     else
         snprintf(out, len, "%s", r->schedule == APREPORT_SCHED_GPIPE ? "GPipe" : "1F1B");
 }
@@ -732,10 +739,8 @@ void apreport_free(ApreportReport **rp)
     free(r->tasks);
     free(r->convs);
     free(r->xfer);
-    apreport_schedule_free(&r->sched[0]);
-    apreport_schedule_free(&r->sched[1]);
-    apreport_schedule_free(&r->sched[2]);
-    apreport_schedule_free(&r->sched[3]);
+    for (int k = 0; k < APREPORT_SCHED_COUNT; k++)
+        apreport_schedule_free(&r->sched[k]);
     rep_headline_free(&r->headline);
     free(r);
     *rp = NULL;

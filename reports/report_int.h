@@ -88,7 +88,8 @@ struct ApreportReport {
     int tasks_stored;                 /* stored by this load */
     RepConversion *convs;
     size_t n_convs, cap_convs;
-    ApreportSchedule *sched[4];       /* 1F1B, GPipe, interleaved, ZB-H1 (the last two NULL
+    ApreportSchedule *sched[APREPORT_SCHED_COUNT]; /* by kind: 1F1B, GPipe, interleaved, ZB-H1,
+                                       * interleaved ZB, ZBV (all but the first two NULL
                                        * unless selected) */
     ApreportScheduleKind schedule;    /* the selected one: trace, deadlock check, memory */
     int virtual_stages;               /* chunks per stage of the interleaved schedule */

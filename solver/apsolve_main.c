@@ -53,8 +53,10 @@ static void usage(FILE *out)
           "                            search tries every micro-batch size b with a sweep of\n"
           "                            this model, hardware and cluster, B = G / b\n"
           "  --micro-batch-size b      only micro-batch size b (a sweep at b must exist)\n"
-          "  --schedule 1f1b|gpipe|interleaved|zb-h1  pipeline schedule (default 1f1b);\n"
-          "  --virtual-stages V        interleaved: V model chunks per device (V >= 2, default 2)\n"
+          "  --schedule 1f1b|gpipe|interleaved|zb-h1|interleaved-zb|zbv  pipeline schedule\n"
+          "                            (default 1f1b; docs/solver.md, \"Schedules\")\n"
+          "  --virtual-stages V        interleaved, interleaved-zb: V model chunks per device\n"
+          "                            (V >= 2, default 2; zbv runs 2)\n"
           "  --parallel dp=D,tp=T,pp=P[,sp=0|1][,zero=0..3][,recompute=none|selective|full|op]\n"
           "             [,vpp=V][,mbs=M]  Megatron-style 3-D plan, printed next to the auto plan;\n"
           "                            each stage takes logical (dp, tp), batch forced, the given\n"
@@ -299,8 +301,8 @@ int main(int argc, char **argv)
         case O_SCHED: {
             int sc = apsolve_schedule_parse(optarg);
             if (sc < 0)
-                return cli_usage_error(NULL, "bad --schedule '%s' (1f1b, gpipe, interleaved or zb-h1)",
-                                       optarg);
+                return cli_usage_error(NULL, "bad --schedule '%s' (1f1b, gpipe, interleaved, "
+                                       "zb-h1, interleaved-zb or zbv)", optarg);
             a.schedule = sc;
             a.schedule_set = 1;
             break;
@@ -351,10 +353,16 @@ int main(int argc, char **argv)
     if (a.plan > 0 && (a.parallel || strcmp(a.stage_option, "auto")))
         return cli_usage_error(NULL, "--plan cannot be combined with --parallel or "
                                "--stage-option");
-    if (a.schedule == APSOLVE_SCHEDULE_INTERLEAVED && a.virtual_stages < 2)
+    if (a.schedule == APSOLVE_SCHEDULE_ZBV && a.virtual_stages > 2)
+        return cli_usage_error(NULL, "--schedule zbv runs exactly 2 virtual stages per device");
+    if ((a.schedule == APSOLVE_SCHEDULE_INTERLEAVED ||
+         a.schedule == APSOLVE_SCHEDULE_INTERLEAVED_ZB || a.schedule == APSOLVE_SCHEDULE_ZBV) &&
+        a.virtual_stages < 2)
         a.virtual_stages = 2; /* as apreport: two model chunks per device */
-    if (a.virtual_stages >= 2 && a.schedule != APSOLVE_SCHEDULE_INTERLEAVED)
-        return cli_usage_error(NULL, "--virtual-stages needs --schedule interleaved");
+    if (a.virtual_stages >= 2 && a.schedule != APSOLVE_SCHEDULE_INTERLEAVED &&
+        a.schedule != APSOLVE_SCHEDULE_INTERLEAVED_ZB && a.schedule != APSOLVE_SCHEDULE_ZBV)
+        return cli_usage_error(NULL, "--virtual-stages needs --schedule interleaved or "
+                               "interleaved-zb");
     if (a.parallel && strcmp(a.stage_option, "auto"))
         return cli_usage_error(NULL, "--parallel cannot be combined with --stage-option %s",
                                a.stage_option);

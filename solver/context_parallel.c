@@ -6,6 +6,7 @@
  * the one price of a message.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,6 +155,91 @@ static int read_facts(struct Costdb *db, int64_t sweep, int start, int end, int 
     free(pl);
     x->known = 1;
     return 0;
+}
+
+void apsolve_cp_heads(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, int *heads,
+                      int *kv_heads)
+{
+    CostdbSweep sw;
+    CostdbModel m;
+    long long h = 0;
+    char why[256];
+    *heads = *kv_heads = 0;
+    if (costdb_sweep_get(db, sweep, &sw) || sw.model_id <= 0 ||
+        costdb_model_get(db, sw.model_id, &m) ||
+        costdb_json_member_int(m.options, "attention_heads", &h) || h <= 0 || h > 1 << 20)
+        return;
+    *heads = (int)h;
+    /* the key/value heads: the first layer whose placements show both
+     * projections */
+    for (int k = 0; k < p->num_layers; k++)
+        for (int s = 0; s < p->num_submeshes; s++)
+            for (int c = 0; c < p->num_configs; c++) {
+                CpFacts x;
+                if (!p->configs[(size_t)s * p->num_configs + c].valid ||
+                    !isfinite(p->cost[apsolve_index(p, k, k, s, c)]))
+                    continue;
+                if (read_facts(db, sweep, k, k, s, c, &x, why, sizeof why))
+                    return;
+                if (x.layers && x.qw > 0 && x.kvw > 0) {
+                    double kv = h * x.kvw / x.qw;
+                    if (kv >= 1 && kv == floor(kv))
+                        *kv_heads = (int)kv;
+                    return;
+                }
+                s = p->num_submeshes; /* no attention in layer k: the next */
+                break;
+            }
+}
+
+int apsolve_cp_check(const ApsolveCpLayout *l, int64_t seq, int heads, int kv_heads, char *why,
+                     size_t len, char *note, size_t note_len)
+{
+    int g = l->comm == APSOLVE_CP_A2A ? l->cp : l->comm == APSOLVE_CP_A2A_P2P ? l->a2a : 1;
+    int tp = l->tp > 0 ? l->tp : 1;
+    if (note && note_len)
+        note[0] = '\0';
+    if (seq > 0 && seq % (2 * (int64_t)l->cp)) {
+        snprintf(why, len, "the sequence length %lld does not divide by 2 x cp = %d (Megatron "
+                 "cuts it into 2 cp chunks for the causal load balancing)", (long long)seq,
+                 2 * l->cp);
+        return 0;
+    }
+    if (g <= 1)
+        return 1;
+    if (heads <= 0) {
+        if (note && note_len)
+            snprintf(note, note_len, "cp_comm %s splits the attention heads over %d GPUs, and "
+                     "the sweep records no heads (a database from before approf recorded "
+                     "them, or attentions that disagree): not checked that each tp rank's "
+                     "heads divide by %d", apsolve_cp_comm_name(l->comm), g, g);
+        return 1;
+    }
+    if (heads % tp) {
+        snprintf(why, len, "cp_comm %s splits each tp rank's attention heads, and the model's "
+                 "%d query heads do not split over tp = %d", apsolve_cp_comm_name(l->comm),
+                 heads, tp);
+        return 0;
+    }
+    if ((heads / tp) % g) {
+        snprintf(why, len, "cp_comm %s splits each tp rank's attention heads over %s%d GPUs: "
+                 "the model's %d query heads over tp = %d are %d per rank, which %d does not "
+                 "divide (Transformer Engine's all-to-all context parallelism asserts it)",
+                 apsolve_cp_comm_name(l->comm),
+                 l->comm == APSOLVE_CP_A2A_P2P ? "its inner group of " : "", g, heads, tp,
+                 heads / tp, g);
+        return 0;
+    }
+    if (kv_heads > 0 && (kv_heads % tp || (kv_heads / tp) % g)) {
+        snprintf(why, len, "cp_comm %s splits each tp rank's key/value heads over %s%d GPUs: "
+                 "the model's %d key/value heads (query groups) over tp = %d are %s%d per rank, "
+                 "which %d does not divide (Transformer Engine's all-to-all context "
+                 "parallelism asserts it)", apsolve_cp_comm_name(l->comm),
+                 l->comm == APSOLVE_CP_A2A_P2P ? "its inner group of " : "", g, kv_heads, tp,
+                 kv_heads % tp ? "not a whole number: " : "", kv_heads / tp, g);
+        return 0;
+    }
+    return 1;
 }
 
 /* Prices the cp stage of facts x under layout l on hosts of M GPUs. */

@@ -79,6 +79,30 @@ typedef struct ApsolveCpLayout {
     int dp, tp, cp, comm, a2a;        /* a2a: the inner group of a2a+p2p, else 0 */
 } ApsolveCpLayout;
 
+/* The attention heads of sweep's model: *heads the query heads its
+ * sweep recorded (the model's options, attention_heads), *kv_heads the
+ * key/value heads, heads x the key projection's width over the query
+ * projection's (one head width for both) read from the first layer with
+ * both among its placements; 0 for what is unknown (a database before
+ * the record, a graph whose attentions disagree). */
+void apsolve_cp_heads(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, int *heads,
+                      int *kv_heads);
+
+/* The one check of a cp layout l on a sequence of seq tokens (0 unknown)
+ * and a model of heads query and kv_heads key/value heads (0 unknown),
+ * which --parallel and the auto search both make
+ * (docs/context-parallel.md, "Refusals"): Megatron's validate_args, the
+ * sequence in 2 cp chunks (the causal load balancing); for a2a (Ulysses),
+ * each tp rank's query and key/value heads divisible by cp, for a2a+p2p by
+ * its inner group l->a2a, the ranks its all-to-alls span (Transformer
+ * Engine's AttnFuncWithCPAndQKVOA2A asserts num_heads % cp_size == 0 for
+ * Q, K and V; its hierarchical AttnFuncWithCPAndKVP2P all-to-alls over
+ * the a2a group), and the heads divisible by tp at all. 1 when l can run
+ * (unknown heads are not refused: *note then says so when given), else 0
+ * with the reason in why. */
+int apsolve_cp_check(const ApsolveCpLayout *l, int64_t seq, int heads, int kv_heads, char *why,
+                     size_t len, char *note, size_t note_len);
+
 /* Prices what cp adds to stage (start..end, submesh s, config c) of the
  * equivalent sweep from its placements and the sweep's hardware row. 0;
  * -1 with why set when the placements or hardware cannot be read. */

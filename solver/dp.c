@@ -229,6 +229,18 @@ static double dp_bound(const Dp *dp, double g, double t)
     int v = apsolve_virtual(dp->opt);
     if (dp->opt->inference)
         return g * t;
+    /* interleaved ZB and ZBV: every device works B t when one stage
+     * costs t, whatever the order; interleaved ZB (exactly exact_n stages,
+     * B >= n) is also the interleaved T less at most (n - 1) t / v, a
+     * stage's fill being at most its cost */
+    if (dp->opt->schedule == APSOLVE_SCHEDULE_ZBV)
+        return (double)dp->opt->micro_batches * t;
+    if (dp->opt->schedule == APSOLVE_SCHEDULE_INTERLEAVED_ZB) {
+        int n = dp->exact_n > 1 ? dp->exact_n : 1;
+        double work = (double)dp->opt->micro_batches * t,
+               closed = (g + ((double)v * dp->opt->micro_batches - n) * t) / (double)v;
+        return closed > work ? closed : work;
+    }
     if (v > 1) /* interleaved: the DP at B' = vB, divided by v */
         return (g + (double)(v * dp->opt->micro_batches - 1) * t) / (double)v;
     /* ZB-H1 (exactly exact_n stages): 1F1B's T less at most (n - 1) t, a
@@ -534,13 +546,15 @@ static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, int den
         return APSOLVE_EINVAL;
     *out = NULL;
     v = apsolve_virtual(opt);
-    if ((v > 1 || opt->schedule == APSOLVE_SCHEDULE_ZB_H1) && !opt->inference) {
+    if ((v > 1 || opt->schedule == APSOLVE_SCHEDULE_ZB_H1 ||
+         opt->schedule == APSOLVE_SCHEDULE_INTERLEAVED_ZB) && !opt->inference) {
         /* Interleaved: the in-flight count depends on the stage count n, and
          * n must divide B; one exact-count search per valid n, each with
          * the memory rule of n stages. ZB-H1 likewise (min(B, n) on every
          * stage, B >= n), and its saving, (n - 1) x the least fill, is
          * outside the DP's sum: each n's candidates are priced as plans
-         * (docs/solver.md, "Schedules"). */
+         * (docs/solver.md, "Schedules"); interleaved ZB and ZBV, whose
+         * in-flight counts depend on n too, the same way. */
         int nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices;
         if (opt->max_stages > 0 && opt->max_stages < nmax)
             nmax = opt->max_stages;

@@ -197,16 +197,38 @@ void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
     }
 }
 
-double apsolve_stages_zb_saving(const ApsolveStage *st, size_t n)
+double apsolve_stages_zb_saving(int schedule, int v, int B, const ApsolveStage *st, size_t n)
 {
-    double fill = INFINITY;
+    double fill = INFINITY, sum = 0, mx = 0, *f = NULL, *b = NULL, *w = NULL, t;
+    if (schedule != APSOLVE_SCHEDULE_ZB_H1 && schedule != APSOLVE_SCHEDULE_INTERLEAVED_ZB &&
+        schedule != APSOLVE_SCHEDULE_ZBV)
+        return 0;
+    v = v > 1 ? v : 1;
     for (size_t k = 0; k < n; k++) {
-        double f = apsolve_schedule_zb_fill(st[k].fwd_cost, st[k].wgrad_cost);
-        if (isnan(f) || !(st[k].wgrad_cost <= st[k].bwd_cost))
+        double x = apsolve_schedule_zb_fill(st[k].fwd_cost, st[k].bwd_cost, st[k].wgrad_cost);
+        if (isnan(x) || !(st[k].wgrad_cost <= st[k].bwd_cost))
             return NAN;
-        fill = f < fill ? f : fill;
+        fill = x < fill ? x : fill;
+        sum += st[k].cost;
+        mx = st[k].cost > mx ? st[k].cost : mx;
     }
-    return n > 1 ? (double)(n - 1) * fill : 0.0;
+    if (schedule != APSOLVE_SCHEDULE_ZBV)
+        return n > 1 ? (double)(n - 1) * fill / v : 0.0;
+    /* the V has no closed form: its makespan, below the interleaved T of
+     * two chunks the callers start from */
+    f = malloc(n * sizeof *f);
+    b = malloc(n * sizeof *b);
+    w = malloc(n * sizeof *w);
+    t = NAN;
+    if (f && b && w) {
+        for (size_t k = 0; k < n; k++)
+            f[k] = st[k].fwd_cost, b[k] = st[k].bwd_cost, w[k] = st[k].wgrad_cost;
+        t = (sum + (2.0 * B - 1) * mx) / 2 - apsolve_schedule_time_zbv(B, f, b, w, n);
+    }
+    free(f);
+    free(b);
+    free(w);
+    return t;
 }
 
 void apsolve_plan_price(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan *plan)
@@ -230,13 +252,9 @@ void apsolve_plan_price(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
         ok = 0;
     if (opt->max_stages > 0 && plan->n_stages > (size_t)opt->max_stages)
         ok = 0;
-    if (v > 1 && !opt->inference &&
-        !apsolve_schedule_valid(APSOLVE_SCHEDULE_INTERLEAVED, v, opt->micro_batches,
-                                (int)plan->n_stages, NULL, 0))
-        ok = 0;
-    if (opt->schedule == APSOLVE_SCHEDULE_ZB_H1 && !opt->inference &&
-        !apsolve_schedule_valid(APSOLVE_SCHEDULE_ZB_H1, 1, opt->micro_batches,
-                                (int)plan->n_stages, NULL, 0))
+    if (!opt->inference && !apsolve_schedule_valid((ApsolveSchedule)opt->schedule, v,
+                                                   opt->micro_batches, (int)plan->n_stages,
+                                                   NULL, 0))
         ok = 0;
     plan->sum_cost = sum;
     plan->max_stage_cost = mx;
@@ -255,10 +273,11 @@ void apsolve_plan_price(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
         plan->cost = (sum + (double)(v * opt->micro_batches - 1) * mx) / (double)v;
     else
         plan->cost = opt->micro_batches > 1 ? sum + (double)(opt->micro_batches - 1) * mx : sum;
-    /* ZB-H1: 1F1B's T less what the deferred W fill of its bubble; NaN
+    /* zero-bubble: that T less what the deferred W fill of its bubble; NaN
      * (never feasible) without every stage's split */
-    if (opt->schedule == APSOLVE_SCHEDULE_ZB_H1 && !opt->inference)
-        plan->cost -= apsolve_stages_zb_saving(plan->stages, plan->n_stages);
+    if (!opt->inference)
+        plan->cost -= apsolve_stages_zb_saving(opt->schedule, v, opt->micro_batches,
+                                               plan->stages, plan->n_stages);
     plan->apply_cost = opt->objective == APSOLVE_OBJECTIVE_FULL && !opt->inference ? apply : 0;
     plan->total_cost = plan->cost + plan->apply_cost;
     /* finite stages can still sum to +inf (two of 1e308 s): never feasible */

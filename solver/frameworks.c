@@ -32,7 +32,11 @@
  *   gradients only to overlap the MoE all-to-all); DeepSpeed runs its own
  *   1F1B; torchtitan's zero-bubble schedules are PyTorch's multi-stage
  *   ScheduleInterleavedZeroBubble and ScheduleZBVZeroBubble, which its
- *   pipeline_llm refuses with fewer than 2 stages per rank.
+ *   pipeline_llm refuses with fewer than 2 stages per rank. Those two
+ *   (apsolve's interleaved-zb with 2 or more chunks, and zbv) torchtitan
+ *   runs (pipeline_parallel_schedule InterleavedZeroBubble, ZBVZeroBubble;
+ *   pipeline_llm places ZBV's two stages per rank in a V, v0.2.2), and
+ *   neither Megatron-LM nor DeepSpeed does.
  *
  * The knobs of a --parallel layout add their own limits after this rule:
  * context parallelism (apsolve_cp_frameworks, context_parallel.c), HSDP
@@ -172,10 +176,11 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
                "optimizer states only (ZeRO-1)", zero);
     if (pipe_sched == APSOLVE_SCHEDULE_GPIPE)
         cannot(v, APSOLVE_FW_MEGATRON, "the GPipe schedule: it runs 1F1B or interleaved 1F1B");
-    if (pipe_sched == APSOLVE_SCHEDULE_ZB_H1)
-        cannot(v, APSOLVE_FW_MEGATRON, "the zero-bubble ZB-H1 schedule: it has no zero-bubble "
+    if (apsolve_schedule_zero_bubble(pipe_sched))
+        cannot(v, APSOLVE_FW_MEGATRON, "the zero-bubble %s schedule: it has no zero-bubble "
                "pipeline schedule (delay_wgrad_compute defers weight gradients only to overlap "
-               "the MoE all-to-all)");
+               "the MoE all-to-all)", pipe_sched == APSOLVE_SCHEDULE_ZB_H1 ? "ZB-H1"
+                                      : pipe_sched == APSOLVE_SCHEDULE_ZBV ? "ZB-V" : "interleaved");
     if (rec == COSTDB_RECOMPUTE_OP)
         cannot(v, APSOLVE_FW_MEGATRON, "torchtitan's per-op recomputation: its selective "
                "granularity recomputes whole modules (--recompute-modules)");
@@ -186,7 +191,9 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
     if (pipe_sched != APSOLVE_SCHEDULE_1F1B)
         cannot(v, APSOLVE_FW_DEEPSPEED, "the %s schedule: its pipeline engine runs its own 1F1B",
                pipe_sched == APSOLVE_SCHEDULE_GPIPE ? "GPipe"
-               : pipe_sched == APSOLVE_SCHEDULE_ZB_H1 ? "zero-bubble ZB-H1" : "interleaved");
+               : pipe_sched == APSOLVE_SCHEDULE_ZB_H1 ? "zero-bubble ZB-H1"
+               : pipe_sched == APSOLVE_SCHEDULE_INTERLEAVED_ZB ? "interleaved zero-bubble"
+               : pipe_sched == APSOLVE_SCHEDULE_ZBV ? "zero-bubble ZB-V" : "interleaved");
     if (rec == COSTDB_RECOMPUTE_SELECTIVE || rec == COSTDB_RECOMPUTE_OP)
         cannot(v, APSOLVE_FW_DEEPSPEED, "%s recomputation: its activation checkpointing "
                "takes whole layers", costdb_recompute_name(rec));
@@ -202,7 +209,8 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
     if (p->fp16)
         cannot(v, APSOLVE_FW_TORCHTITAN, "float16: mixed_precision_param takes bfloat16 or "
                "float32");
-    if (pipe_sched == APSOLVE_SCHEDULE_ZB_H1)
+    if (pipe_sched == APSOLVE_SCHEDULE_ZB_H1 ||
+        (pipe_sched == APSOLVE_SCHEDULE_INTERLEAVED_ZB && p->virtual_stages < 2))
         cannot(v, APSOLVE_FW_TORCHTITAN, "ZB-H1 on one stage per rank: its zero-bubble "
                "schedules (InterleavedZeroBubble, ZBVZeroBubble) take 2 or more stages per rank "
                "(pipeline_llm)");

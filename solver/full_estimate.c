@@ -299,16 +299,16 @@ int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolveP
         }
         if (v > 1) {
             out->pipeline = (sum + (double)(v * plan->micro_batches - 1) * period) / v +
-                            out->transfers *
-                                apsolve_schedule_transfer_factor(APSOLVE_SCHEDULE_INTERLEAVED, v);
+                            out->transfers * apsolve_schedule_transfer_factor(
+                                                 (ApsolveSchedule)plan->schedule, v);
         } else {
             out->pipeline = sum + out->transfers;
             if (plan->micro_batches > 1) /* 0 x an infinite period would be NaN */
                 out->pipeline += (plan->micro_batches - 1) * period;
-            /* ZB-H1: the deferred W fill part of the bubble (schedule.h) */
-            if (plan->schedule == APSOLVE_SCHEDULE_ZB_H1)
-                out->pipeline -= apsolve_stages_zb_saving(plan->stages, K);
         }
+        /* zero-bubble: the deferred W fill part of the bubble (schedule.h) */
+        out->pipeline -= apsolve_stages_zb_saving(plan->schedule, v, plan->micro_batches,
+                                                  plan->stages, K);
         out->total = out->apply_from_entries ? out->pipeline + out->apply
                                              : out->pipeline + out->grad_sync + out->optimizer;
         out->available = isfinite(out->total);

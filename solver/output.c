@@ -141,7 +141,18 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
         fprintf(out, "Estimated inference latency: %.6g s (%zu %s x max stage cost %.6g s)\n",
                 pl->cost, pl->n_stages, costdb_plural((long long)pl->n_stages, "stage", "stages"),
                 pl->max_stage_cost);
-    else if (pl->virtual_stages > 1)
+    else if (pl->schedule == APSOLVE_SCHEDULE_INTERLEAVED_ZB ||
+             pl->schedule == APSOLVE_SCHEDULE_ZBV) {
+        int v = pl->virtual_stages > 1 ? pl->virtual_stages : 1;
+        double base = (pl->sum_cost + (double)(v * pl->micro_batches - 1) * pl->max_stage_cost) /
+                      v;
+        fprintf(out, "Estimated iteration latency: %.6g s (%s, v = %d: (sum of stage costs %.6g s "
+                "+ (vB - 1 = %d) x max stage cost %.6g s) / v, less %.6g s of the bubble the "
+                "deferred weight-gradient passes fill%s)\n", pl->cost,
+                pl->schedule == APSOLVE_SCHEDULE_ZBV ? "ZB-V" : "interleaved zero bubble", v,
+                pl->sum_cost, v * pl->micro_batches - 1, pl->max_stage_cost, base - pl->cost,
+                pl->schedule == APSOLVE_SCHEDULE_ZBV ? "; the makespan of its order" : "");
+    } else if (pl->virtual_stages > 1)
         fprintf(out, "Estimated iteration latency: %.6g s (interleaved 1F1B, v = %d: (sum of stage "
                 "costs %.6g s + (vB - 1 = %d) x max stage cost %.6g s) / v)\n", pl->cost,
                 pl->virtual_stages, pl->sum_cost, pl->virtual_stages * pl->micro_batches - 1,

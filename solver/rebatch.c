@@ -82,8 +82,9 @@ int apsolve_rebatch_plan(const ApsolveProblem *p, const ApsolvePlan *plan, int64
                    (double)np->virtual_stages;
     else
         np->cost = np->micro_batches > 1 ? sum + (double)(np->micro_batches - 1) * mx : sum;
-    if (np->schedule == APSOLVE_SCHEDULE_ZB_H1 && !np->inference)
-        np->cost -= apsolve_stages_zb_saving(np->stages, K);
+    if (!np->inference)
+        np->cost -= apsolve_stages_zb_saving(np->schedule, np->virtual_stages,
+                                             np->micro_batches, np->stages, K);
     np->total_cost = np->cost + np->apply_cost;
     np->feasible = ok;
     *out = np;

@@ -30,8 +30,8 @@
 
 #include "schedule.h"
 
-static const char *const names[APSOLVE_SCHEDULE_COUNT] = {"1f1b", "gpipe", "interleaved",
-                                                                  "zb-h1"};
+static const char *const names[APSOLVE_SCHEDULE_COUNT] = {
+    "1f1b", "gpipe", "interleaved", "zb-h1", "interleaved-zb", "zbv"};
 
 const char *apsolve_schedule_name(ApsolveSchedule s)
 {
@@ -48,13 +48,20 @@ int apsolve_schedule_parse(const char *name)
     return -1;
 }
 
+int apsolve_schedule_zero_bubble(int s)
+{
+    return s == APSOLVE_SCHEDULE_ZB_H1 || s == APSOLVE_SCHEDULE_INTERLEAVED_ZB ||
+           s == APSOLVE_SCHEDULE_ZBV;
+}
+
 double apsolve_schedule_time(ApsolveSchedule s, int vpp, int B, const double *stage_cost,
                              size_t n)
 {
     double sum = 0, max = 0;
     double v = s == APSOLVE_SCHEDULE_INTERLEAVED && vpp > 1 ? vpp : 1;
     if (!stage_cost || n == 0 || B < 1 || (int)s < 0 || s >= APSOLVE_SCHEDULE_COUNT ||
-        s == APSOLVE_SCHEDULE_ZB_H1)
+        s == APSOLVE_SCHEDULE_ZB_H1 || s == APSOLVE_SCHEDULE_INTERLEAVED_ZB ||
+        s == APSOLVE_SCHEDULE_ZBV)
         return NAN;
     for (size_t k = 0; k < n; k++) {
         sum += stage_cost[k];
@@ -64,13 +71,16 @@ double apsolve_schedule_time(ApsolveSchedule s, int vpp, int B, const double *st
     return sum / v + ((double)B - 1.0 / v) * max;
 }
 
-double apsolve_schedule_zb_fill(double fwd, double wgrad)
+double apsolve_schedule_zb_fill(double fwd, double bwd, double wgrad)
 {
-    /* W itself, and a forward's worth of the first stage's wait for its
-     * first backward when W is at least that long */
-    if (!(wgrad >= 0))
+    /* W itself, and up to a forward's worth of the first stage's wait for
+     * its first backward when W is at least that long; never more than
+     * the B the wait is made of (the last stage still waits (n - 1) F for
+     * its first input, whatever W is) */
+    double b = bwd - wgrad, m = wgrad < fwd ? wgrad : fwd;
+    if (!(wgrad >= 0) || !(b >= 0))
         return NAN;
-    return wgrad + (wgrad < fwd ? wgrad : fwd);
+    return wgrad + (b < m ? b : m);
 }
 
 double apsolve_schedule_time_zb(int B, const double *fwd, const double *bwd,
@@ -86,7 +96,7 @@ double apsolve_schedule_time_zb(int B, const double *fwd, const double *bwd,
         sum += c;
         if (c > max)
             max = c;
-        c = apsolve_schedule_zb_fill(fwd[k], w);
+        c = apsolve_schedule_zb_fill(fwd[k], bwd[k], w);
         if (c < fill)
             fill = c;
     }
@@ -101,6 +111,24 @@ double apsolve_schedule_in_flight(ApsolveSchedule s, int vpp, int B, int n, int 
         return B;
     if (s == APSOLVE_SCHEDULE_ZB_H1)
         return n < B ? n : B;
+    if (s == APSOLVE_SCHEDULE_INTERLEAVED_ZB) {
+        /* every device: (v - 1) m + n - 1 - k chunks forwarded in warm-up,
+         * the one of the first steady step, and the k whose W waits */
+        int v = vpp > 1 ? vpp : 1, rounds = B / n > 1 ? B / n : 1;
+        double chunks = (double)(v - 1) * (B / rounds) + n, all = (double)B * v;
+        return (chunks < all ? chunks : all) / v;
+    }
+    if (s == APSOLVE_SCHEDULE_ZBV) {
+        /* half chunks alive on device k: its first chunk's 2 (n - k) - 1
+         * warm-up forwards, k more pairs, and the second chunk's first
+         * forward; never more than the 2 B there are */
+        double chunks = (double)B + k + 1;
+        if (chunks > 2.0 * n)
+            chunks = 2.0 * n;
+        if (chunks > 2.0 * B)
+            chunks = 2.0 * B;
+        return chunks / 2;
+    }
     if (s == APSOLVE_SCHEDULE_INTERLEAVED && vpp > 1) {
         /* model chunks forwarded before the first backward, plus the steady
          * state's forward that precedes its backward */
@@ -146,7 +174,10 @@ long long apsolve_stage_memory_need(ApsolveMemoryRule rule, long long peak, long
 
 double apsolve_schedule_transfer_factor(ApsolveSchedule s, int vpp)
 {
-    return s == APSOLVE_SCHEDULE_INTERLEAVED && vpp > 1 ? vpp : 1;
+    if (s == APSOLVE_SCHEDULE_ZBV)
+        return 2;
+    return (s == APSOLVE_SCHEDULE_INTERLEAVED || s == APSOLVE_SCHEDULE_INTERLEAVED_ZB) && vpp > 1
+               ? vpp : 1;
 }
 
 int apsolve_schedule_valid(ApsolveSchedule s, int vpp, int B, int n, char *why, size_t len)
@@ -170,6 +201,19 @@ int apsolve_schedule_valid(ApsolveSchedule s, int vpp, int B, int n, char *why, 
     else if (s == APSOLVE_SCHEDULE_ZB_H1 && B < n)
         snprintf(buf, sizeof buf,
                  "zb-h1: micro-batches (%d) must be at least the pipeline stages (%d)", B, n);
+    else if (s == APSOLVE_SCHEDULE_INTERLEAVED_ZB && vpp < 1)
+        snprintf(buf, sizeof buf,
+                 "interleaved-zb: %d virtual stages per device: need at least 1", vpp);
+    else if (s == APSOLVE_SCHEDULE_INTERLEAVED_ZB && B < n)
+        snprintf(buf, sizeof buf,
+                 "interleaved-zb: micro-batches (%d) must be at least the pipeline stages (%d)",
+                 B, n);
+    else if (s == APSOLVE_SCHEDULE_INTERLEAVED_ZB && B % (B / n) != 0)
+        snprintf(buf, sizeof buf,
+                 "interleaved-zb: micro-batches (%d) must be a multiple of the rounds (%d = %d "
+                 "micro-batches / %d stages)", B, B / n, B, n);
+    else if (s == APSOLVE_SCHEDULE_ZBV && vpp != 2 && vpp > 1)
+        snprintf(buf, sizeof buf, "zbv: runs exactly 2 virtual stages per device, not %d", vpp);
     if (why && len)
         snprintf(why, len, "%s", buf);
     return buf[0] == '\0';

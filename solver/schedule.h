@@ -11,6 +11,14 @@
  * splits each backward into B (the input gradient) and W (the weight
  * gradient) and defers W into 1F1B's cool-down bubble: its time needs each
  * stage's forward, backward and W seconds (apsolve_schedule_time_zb).
+ * The zero-bubble schedules frameworks run on several model chunks per
+ * device are PyTorch's ScheduleInterleavedZeroBubble (ZB-H1's order over v
+ * chunks per device, placed round robin like interleaved 1F1B) and
+ * ScheduleZBVZeroBubble (two chunks per device placed in a V, Qi et al.,
+ * "Pipeline Parallelism with Controllable Memory", NeurIPS 2024), both in
+ * torch/distributed/pipelining/schedules.py at commit 1fd7abc2; their pass
+ * orders are apsolve_schedule_zb_order's, and their times
+ * apsolve_schedule_time_izb and apsolve_schedule_time_zbv.
  */
 #ifndef APSOLVE_SCHEDULE_H
 #define APSOLVE_SCHEDULE_H
@@ -26,21 +34,29 @@ typedef enum {
     APSOLVE_SCHEDULE_GPIPE,           /* all forwards, then all backwards */
     APSOLVE_SCHEDULE_INTERLEAVED,     /* 1F1B over v model chunks per device (Megatron-LM) */
     APSOLVE_SCHEDULE_ZB_H1,           /* 1F1B with the weight-gradient pass deferred (ZB-H1) */
+    APSOLVE_SCHEDULE_INTERLEAVED_ZB,  /* ZB-H1 over v model chunks per device (PyTorch) */
+    APSOLVE_SCHEDULE_ZBV,             /* zero bubble on 2 chunks per device in a V (ZB-V) */
     APSOLVE_SCHEDULE_COUNT
 } ApsolveSchedule;
 
-/* "1f1b" | "gpipe" | "interleaved" | "zb-h1"; NULL for an out-of-range value. */
+/* "1f1b" | "gpipe" | "interleaved" | "zb-h1" | "interleaved-zb" | "zbv"; NULL
+ * for an out-of-range value. */
 const char *apsolve_schedule_name(ApsolveSchedule s);
 /* The schedule named name (the names above), or -1. */
 int apsolve_schedule_parse(const char *name);
+/* 1 for the schedules that split the backward into B and W (ZB-H1,
+ * interleaved ZB, ZBV), which need each backward's weight-gradient
+ * seconds; else 0. */
+int apsolve_schedule_zero_bubble(int s);
 
 /* Iteration time of the pipeline whose stage k takes stage_cost[k] seconds
  * (forward + backward) per micro-batch, over B micro-batches. 1F1B and GPipe:
  * sum c + (B - 1) max c (Alpa's T). Interleaved with vpp model chunks per
  * device (each 1/vpp of its stage): sum c / vpp + (B - 1/vpp) max c, which is
  * T for vpp = 1 and (B + (n - 1)/vpp) t for equal costs t. vpp < 1 counts as
- * 1. NaN for n == 0, B < 1, a NULL stage_cost or ZB-H1 (whose time needs
- * the backward's split: apsolve_schedule_time_zb). */
+ * 1. NaN for n == 0, B < 1, a NULL stage_cost or a zero-bubble schedule
+ * (whose time needs the backward's split: apsolve_schedule_time_zb, _izb,
+ * _zbv). */
 double apsolve_schedule_time(ApsolveSchedule s, int vpp, int B, const double *stage_cost,
                              size_t n);
 
@@ -48,18 +64,58 @@ double apsolve_schedule_time(ApsolveSchedule s, int vpp, int B, const double *st
  * k takes fwd[k] forward and bwd[k] backward seconds per micro-batch, of
  * which wgrad[k] (0 <= wgrad[k] <= bwd[k]) compute the weight gradients
  * (the W pass; bwd[k] - wgrad[k] is the B pass): Alpa's T of the stage
- * costs fwd + bwd, less (n - 1) min over k of (W_k + min(W_k, F_k)). On
- * equal stages this is B (F + B + W) + (n - 1)(F + B - min(W, F)), the
- * paper's (n - 1)(T_F + T_B - T_W) bubble when W <= F, and the exact
- * makespan of the order apreport simulates (docs/solver.md, "Schedules").
- * NaN for n == 0, B < n, a NULL array or a W outside 0..bwd. */
+ * costs fwd + bwd, less (n - 1) min over k of apsolve_schedule_zb_fill.
+ * On equal stages this is B (F + B + W) + (n - 1)(F + B - min(W, F, B)),
+ * the paper's (n - 1)(T_F + T_B - T_W) bubble when W <= F and W <= B, and
+ * the exact makespan of the order apreport simulates (docs/solver.md,
+ * "Schedules"). NaN for n == 0, B < n, a NULL array or a W outside
+ * 0..bwd. */
 double apsolve_schedule_time_zb(int B, const double *fwd, const double *bwd,
                                 const double *wgrad, size_t n);
 /* What ZB-H1 takes out of each of the n - 1 bubble slots of 1F1B at a stage
- * of forward fwd and weight-gradient wgrad seconds: wgrad + min(wgrad, fwd);
- * the schedule's saving is (n - 1) x its minimum over the stages. NaN for a
- * wgrad that is not a number >= 0 (unknown). */
-double apsolve_schedule_zb_fill(double fwd, double wgrad);
+ * of forward fwd, backward bwd and weight-gradient wgrad seconds:
+ * W + min(W, F, B) with B = bwd - wgrad (the bubble left is never below
+ * the F the last stage waits per stage ahead of it); the schedule's saving
+ * is (n - 1) x its minimum over the stages. NaN for a wgrad that is not a
+ * number in 0..bwd (unknown). */
+double apsolve_schedule_zb_fill(double fwd, double bwd, double wgrad);
+
+/* Iteration time of PyTorch's ScheduleInterleavedZeroBubble with v >= 1
+ * model chunks per device (each 1/v of the stage's fwd, bwd and wgrad
+ * seconds) over B micro-batches on n stages: the interleaved time of the
+ * stage costs fwd + bwd, less (n - 1)/v x the least
+ * apsolve_schedule_zb_fill of a stage. On equal stages this is
+ * B (F + B + W) + (n - 1)(F + B - min(W, F, B)) / v, ZB-H1's bubble over v,
+ * and the makespan of the order apreport simulates; v = 1 is ZB-H1. NaN
+ * as apsolve_schedule_time_zb or when apsolve_schedule_valid refuses. */
+double apsolve_schedule_time_izb(int v, int B, const double *fwd, const double *bwd,
+                                 const double *wgrad, size_t n);
+/* Iteration time of PyTorch's ScheduleZBVZeroBubble over B micro-batches on
+ * n stages (2 chunks per device, each half of the stage's fwd, B and W
+ * seconds): the makespan of its pass order (apsolve_schedule_zb_order) when
+ * each pass starts as soon as its device is free and its inputs are done,
+ * transfers not counted. No closed form: its cool-down leaves gaps that
+ * depend on how F, B and W compare (on equal chunks F = B = W the bubble is
+ * (n - 1) F, the wait of the last device for its first input). NaN for
+ * n == 0, B < 1, NULL arrays, a W outside 0..bwd or no memory. */
+double apsolve_schedule_time_zbv(int B, const double *fwd, const double *bwd,
+                                 const double *wgrad, size_t n);
+
+/* One pass of a zero-bubble schedule's order: op 0 forward, 1 the input
+ * gradient (B), 2 the weight gradient (W), of micro-batch mb at virtual
+ * stage (model chunk) stage, 0 .. v n - 1. */
+typedef struct ApsolvePass {
+    int op, stage, mb;
+} ApsolvePass;
+/* Writes the 3 B v passes device rank (0 .. n - 1) runs, in order, under
+ * the zero-bubble schedule s (ZB_H1: v = 1; INTERLEAVED_ZB: v chunks
+ * placed round robin, virtual stage c n + rank; ZBV: v = 2, chunks rank
+ * and 2 n - 1 - rank) to out (3 B v entries). Returns the count, or -1
+ * when s is not zero-bubble or apsolve_schedule_valid refuses. */
+int apsolve_schedule_zb_order(ApsolveSchedule s, int v, int B, int n, int rank, ApsolvePass *out);
+/* The device that runs virtual stage j of n devices under s: j mod n, or
+ * for ZBV the V (j for j < n, else 2 n - 1 - j). -1 when j is out of range. */
+int apsolve_schedule_stage_device(ApsolveSchedule s, int v, int n, int j);
 
 /* Micro-batches' worth of the intermediate activations of stage k (0-based
  * of n) alive at its peak: 1F1B min(B, n - k); GPipe B; interleaved
@@ -69,7 +125,12 @@ double apsolve_schedule_zb_fill(double fwd, double wgrad);
  * paper's schedule holds as many micro-batches on each stage as 1F1B on the
  * first: a stage defers the W of the micro-batches it took fewer in
  * warm-up, and their saved inputs count as a whole micro-batch's
- * activations). NaN when k is not in 0..n-1 or B < 1. */
+ * activations). Interleaved ZB with v chunks: min(B v, (v - 1) m + n) / v
+ * on every stage, m = B / max(1, B / n) the micro-batches of one round
+ * (PyTorch's warm-up of (v - 1) m + n - 1 - k chunks, and the k whose W it
+ * defers); ZBV min(2 n, 2 B, B + k + 1) / 2, n for B >= 2 n - 1 (1F1B's
+ * first stage's: the V keeps 2 n half chunks on every device). NaN when k
+ * is not in 0..n-1 or B < 1. */
 double apsolve_schedule_in_flight(ApsolveSchedule s, int vpp, int B, int n, int k);
 
 /* The one memory rule every tool judges a stage by (docs/solver.md,
@@ -98,14 +159,16 @@ long long apsolve_stage_memory_need(ApsolveMemoryRule rule, long long peak, long
 
 /* How many times one micro-batch's activation crosses each stage boundary
  * in the forward pass (and its gradient in the backward pass): vpp for
- * interleaved (>= 1), else 1. */
+ * interleaved and interleaved ZB (>= 1), 2 for ZBV, else 1. */
 double apsolve_schedule_transfer_factor(ApsolveSchedule s, int vpp);
 
 /* 1 when the schedule can run B micro-batches on n stages with vpp chunks,
  * else 0 with the reason in why (if given; "" when valid). Every schedule
  * needs B >= 1 and n >= 1; interleaved needs vpp >= 1 and, for vpp >= 2,
  * n >= 2 and B a multiple of n (Megatron-LM's chunk order); vpp = 1 is
- * plain 1F1B; ZB-H1 needs B >= n (its steady phase). */
+ * plain 1F1B; ZB-H1 needs B >= n (its steady phase); interleaved ZB needs
+ * vpp >= 1, B >= n and B a multiple of B / n (PyTorch's rounds); ZBV needs
+ * vpp = 2 (below 2: unset, taken as 2). */
 int apsolve_schedule_valid(ApsolveSchedule s, int vpp, int B, int n, char *why, size_t len);
 
 #ifdef __cplusplus

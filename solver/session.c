@@ -332,14 +332,16 @@ static int main_candidate(ApsolveRun *r)
                                 "import); use --objective alpa", (long long)r->sweep);
     }
     r->main_c.opt.objective = a->opt.objective;
-    /* ZB-H1 needs each backward's split (schema 12): refused, not guessed */
-    if (a->schedule == APSOLVE_SCHEDULE_ZB_H1 && !a->opt.inference &&
+    /* a zero-bubble schedule needs each backward's split (schema 12):
+     * refused, not guessed */
+    if (apsolve_schedule_zero_bubble(a->schedule) && !a->opt.inference &&
         !apsolve_problem_wgrad_known(r->main_c.p))
-        return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--schedule zb-h1: sweep %lld has entries "
+        return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--schedule %s: sweep %lld has entries "
                             "without the weight-gradient seconds of their backward (a database "
                             "before schema 12, an import, or a sweep written before it): "
-                            "ZB-H1 cannot be priced exactly; profile the sweep again with this "
-                            "approf", (long long)r->sweep);
+                            "a zero-bubble schedule cannot be priced exactly; profile the sweep "
+                            "again with this approf", apsolve_schedule_name(a->schedule),
+                            (long long)r->sweep);
     if ((rc = check_headroom(r)) != 0)
         return rc;
     if (r->plan_configs)
@@ -412,16 +414,21 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
     if ((rc = apsolve_run_cp(r, &pc)) != 0 || (rc = apsolve_run_ep(r, &pc)) != 0 ||
         (rc = apsolve_run_hsdp(r, &pc)) != 0)
         return rc;
-    if (pv > 1 && !apsolve_schedule_valid(APSOLVE_SCHEDULE_INTERLEAVED, pv,
-                                          pc->opt.micro_batches, pr->pp, err, errlen))
+    if (apsolve_schedule_zero_bubble(a->schedule) && !a->opt.inference) {
+        /* vpp= gives interleaved ZB its chunks; ZB-H1 runs one, ZBV two */
+        int zv = a->schedule == APSOLVE_SCHEDULE_ZB_H1 ? 1 : pv > 1 ? pv : a->virtual_stages;
+        if ((a->schedule == APSOLVE_SCHEDULE_ZB_H1 && pv > 1) ||
+            !apsolve_schedule_valid(a->schedule, zv, pc->opt.micro_batches, pr->pp, err, errlen))
+            return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s --schedule %s: %s",
+                                a->parallel, apsolve_schedule_name(a->schedule),
+                                a->schedule == APSOLVE_SCHEDULE_ZB_H1 && pv > 1
+                                    ? "vpp= is the interleaved schedule; ZB-H1 runs one model "
+                                      "chunk per device"
+                                    : err);
+    } else if (pv > 1 && !apsolve_schedule_valid(APSOLVE_SCHEDULE_INTERLEAVED, pv,
+                                                 pc->opt.micro_batches, pr->pp, err, errlen))
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: vpp=%d: %s", a->parallel, pv,
                             err);
-    if (a->schedule == APSOLVE_SCHEDULE_ZB_H1 && !a->opt.inference &&
-        (pv > 1 || !apsolve_schedule_valid(APSOLVE_SCHEDULE_ZB_H1, 1, pc->opt.micro_batches,
-                                           pr->pp, err, errlen)))
-        return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s --schedule zb-h1: %s",
-                            a->parallel, pv > 1 ? "vpp= is the interleaved schedule; ZB-H1 runs "
-                            "one model chunk per device" : err);
     apsolve_parallel_apply(pr, &pc->opt, r->specs, r->nspec);
     /* Tensor parallelism splits every weight matrix over the tp ranks: each
      * stage is priced with the memory level of its mesh that does, where

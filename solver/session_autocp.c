@@ -335,9 +335,12 @@ int apsolve_run_auto_cp(ApsolveRun *r)
             ApsolveAutoTried t;
             c.p = q[i];
             q[i] = NULL;
-            /* Megatron's validate_args: the sequence in 2 cp chunks; the
-             * micro-batch split into dp x cp replicas */
-            if (fail || !with_cp || seq % (2 * cp) || m % cp ||
+            /* the one check of a cp layout (the ring's: the sequence in 2
+             * cp chunks, context_parallel.h); the micro-batch split into
+             * dp x cp replicas */
+            ApsolveCpLayout lay = {1, 1, cp, APSOLVE_CP_P2P, 0};
+            if (fail || !with_cp || !apsolve_cp_check(&lay, seq, 0, 0, why, sizeof why, NULL, 0) ||
+                m % cp ||
                 (int64_t)base.opt.micro_batches * cp > COSTDB_MAX_MICRO_BATCHES) {
                 apsolve_cand_free(&c);
                 continue;

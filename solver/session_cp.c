@@ -88,16 +88,20 @@ int apsolve_run_cp(ApsolveRun *r, ApsolveCand **pc)
                             "sequence, and no stage of the plan holds an attention layer (a key "
                             "projection, key or k_proj, among its parameters)", what,
                             pr->cp);
-    /* Megatron's validate_args: seq_length % (2 x cp) == 0 whenever cp > 1
-     * (the causal load balancing cuts the sequence into 2 cp chunks) */
     if (seq <= 0)
         return apsolve_fail(a, APSOLVE_ERROR_INPUT, "--parallel %s: the stages' placements show "
                             "no sequence length to split cp=%d ways", what, pr->cp);
-    if (seq % (2 * pr->cp))
-        return apsolve_fail(a, APSOLVE_ERROR_INPUT, "--parallel %s: the sequence length %lld "
-                            "does not divide by 2 x cp = %d (Megatron cuts it into 2 cp chunks "
-                            "for the causal load balancing)", what, (long long)seq,
-                            2 * pr->cp);
+    /* the one check of a cp layout: the sequence in 2 cp chunks, and
+     * a2a's heads per tp rank divisible by the GPUs it splits them over */
+    {
+        int heads = 0, kv_heads = 0;
+        char note[400];
+        apsolve_cp_heads(r->db, eq->sweep, eq->p, &heads, &kv_heads);
+        if (!apsolve_cp_check(&l, seq, heads, kv_heads, why, sizeof why, note, sizeof note))
+            return apsolve_fail(a, APSOLVE_ERROR_INPUT, "--parallel %s: %s", what, why);
+        if (note[0] && !a->quiet)
+            apsolve_say(a, "warning: --parallel %s: %s", what, note);
+    }
     if (!a->quiet)
         say_stages(r, eq, &l);
     r->cp_c.sweep = eq->sweep;

@@ -41,7 +41,10 @@ void apsolve_parallel_apply(const ApsolveParallel *par, ApsolveOptions *opt,
                             ApsolveStageSpec *specs, size_t n)
 {
     if (par->vpp > 1) {
-        opt->schedule = APSOLVE_SCHEDULE_INTERLEAVED;
+        /* vpp= gives the interleaved zero-bubble schedules their chunks */
+        if (opt->schedule != APSOLVE_SCHEDULE_INTERLEAVED_ZB &&
+            opt->schedule != APSOLVE_SCHEDULE_ZBV)
+            opt->schedule = APSOLVE_SCHEDULE_INTERLEAVED;
         opt->virtual_stages = par->vpp;
     }
     for (size_t k = 0; k < n; k++) {

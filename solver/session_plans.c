@@ -269,7 +269,8 @@ int apsolve_request_load_plan(Costdb *db, ApsolveRequest *a, int64_t *sweep,
             a->objective = APSOLVE_OBJECTIVE_ALPA;
         if (!a->schedule_set && apsolve_schedule_parse(po.schedule) >= 0) {
             a->schedule = apsolve_schedule_parse(po.schedule);
-            if (a->schedule == APSOLVE_SCHEDULE_INTERLEAVED && a->virtual_stages < 2)
+            if ((a->schedule == APSOLVE_SCHEDULE_INTERLEAVED ||
+                 a->schedule == APSOLVE_SCHEDULE_INTERLEAVED_ZB) && a->virtual_stages < 2)
                 a->virtual_stages = po.virtual_stages >= 2 ? po.virtual_stages : 2;
         }
         /* experts on ep x etp: re-priced as stored (session_ep.c) */

@@ -101,6 +101,48 @@ static int try_interleaved(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
     return 0;
 }
 
+/* The zero-bubble schedules a framework runs, when --schedule is not given
+ * (docs/solver.md, "Schedules"): beside the plan *pl of candidate c, the
+ * best plan under PyTorch's interleaved zero bubble with 2 model chunks per
+ * device and the best under its ZB-V, both of whole-layer chunks; either
+ * replaces *pl, and c's options follow, when its full estimate is lower and
+ * a framework runs it as priced (the verdict: torchtitan only, and only a
+ * uniform pipeline in bf16 or fp32; a plan none runs could never be
+ * launched). Not tried without every entry's weight-gradient seconds
+ * (schema 12), nor for ZB-H1, which no framework runs on one chunk per
+ * device. 0, or an apsolve error other than infeasibility. */
+static int try_zero_bubble(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
+{
+    static const int kinds[2] = {APSOLVE_SCHEDULE_INTERLEAVED_ZB, APSOLVE_SCHEDULE_ZBV};
+    if (c->opt.inference || c->opt.micro_batches < 2 || c->p->num_devices < 2 ||
+        !apsolve_problem_wgrad_known(c->p))
+        return 0;
+    for (int i = 0; i < 2; i++) {
+        ApsolveOptions zo = c->opt;
+        ApsolvePlan *zp = NULL;
+        ApsolveFwVerdict v;
+        int e;
+        zo.schedule = kinds[i];
+        zo.virtual_stages = 2;
+        zo.whole_chunks = 1;
+        e = apsolve_solve(c->p, &zo, &zp);
+        if (e == APSOLVE_EINFEASIBLE)
+            continue;
+        if (e)
+            return e;
+        if (zp->feasible && zp->n_stages > 1 &&
+            apsolve_plan_frameworks(db, c->sweep, c->sw.dtype, zp, &v) == 0 && v.runs &&
+            apsolve_full_price(db, c->sweep, zp) < apsolve_full_price(db, c->sweep, *pl)) {
+            apsolve_plan_free(pl);
+            *pl = zp;
+            c->opt = zo;
+        } else {
+            apsolve_plan_free(&zp);
+        }
+    }
+    return 0;
+}
+
 /* Decides the best plan at micro-batch size m (the family's sweep k, own:
  * the main sweep): its candidate (main_c, or the sweep at B = G / m), solved
  * under the request's schedule or, without --schedule, the cheaper of 1F1B
@@ -128,9 +170,8 @@ static int search_size(ApsolveRun *r, size_t k, int64_t m, int own, int64_t aske
     e = apsolve_solve_keep_headroom(c.p, &c.opt, &pl);
     if (e == 0 && !a->schedule_set)
         e = try_interleaved(r->db, &c, &pl);
-    /* ZB-H1 is not tried: no framework runs it on one stage per device
-     * (frameworks.c), so it could never replace the plan; --schedule zb-h1
-     * prices it (docs/solver.md, "Schedules") */
+    if (e == 0 && !a->schedule_set)
+        e = try_zero_bubble(r->db, &c, &pl);
     if (e && e != APSOLVE_EINFEASIBLE) {
         apsolve_fail(a, APSOLVE_ERROR_FAILED, "solving sweep %lld (micro-batch size %lld): %s",
                      (long long)c.sweep, (long long)m, apsolve_strerror(e));
@@ -144,12 +185,13 @@ static int search_size(ApsolveRun *r, size_t k, int64_t m, int own, int64_t aske
                     (long long)m, (long long)c.sweep, c.opt.micro_batches,
                     costdb_plural(c.opt.micro_batches, "micro-batch", "micro-batches"));
     else if (!a->quiet && r->nbs > 1 && !asked)
-        apsolve_say(a, "micro-batch size %lld (sweep %lld, %d %s): objective %.6g s%s",
+        apsolve_say(a, "micro-batch size %lld (sweep %lld, %d %s): objective %.6g s%s%s%s",
                     (long long)m, (long long)c.sweep, c.opt.micro_batches,
                     costdb_plural(c.opt.micro_batches, "micro-batch", "micro-batches"),
-                    pl->total_cost,
-                    pl->schedule == APSOLVE_SCHEDULE_INTERLEAVED ? " (interleaved)"
-                    : pl->schedule == APSOLVE_SCHEDULE_ZB_H1   ? " (zb-h1)" : "");
+                    pl->total_cost, pl->schedule != APSOLVE_SCHEDULE_1F1B ? " (" : "",
+                    pl->schedule != APSOLVE_SCHEDULE_1F1B
+                        ? apsolve_schedule_name((ApsolveSchedule)pl->schedule) : "",
+                    pl->schedule != APSOLVE_SCHEDULE_1F1B ? ")" : "");
     /* a plan that keeps the headroom beats one that does not */
     if (!e && (!s->autop || c.opt.search_headroom > r->auto_c.opt.search_headroom ||
                (c.opt.search_headroom == r->auto_c.opt.search_headroom &&

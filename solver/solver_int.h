@@ -50,10 +50,14 @@ void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
  * sum is accumulated from the last stage to the first, the order the DP
  * uses, so equal plans give bit-identical costs everywhere. */
 void apsolve_plan_price(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan *plan);
-/* ZB-H1's saving on the 1F1B time of the n stages st (docs/solver.md,
- * "Schedules"): (n - 1) x the least apsolve_schedule_zb_fill of a stage;
- * NaN when a stage's weight-gradient seconds are unknown. */
-double apsolve_stages_zb_saving(const ApsolveStage *st, size_t n);
+/* A zero-bubble schedule's saving on the time of the n stages st without
+ * it (docs/solver.md, "Schedules"): on 1F1B's T for ZB-H1, (n - 1) x the
+ * least apsolve_schedule_zb_fill of a stage; on the interleaved T of v
+ * chunks for interleaved ZB, that over v; on the interleaved T of 2 chunks
+ * for ZBV, what its makespan (apsolve_schedule_time_zbv) is below it. 0
+ * for the other schedules; NaN when a stage's weight-gradient seconds are
+ * unknown. */
+double apsolve_stages_zb_saving(int schedule, int v, int B, const ApsolveStage *st, size_t n);
 /* The index of p's submesh of hosts x gpus, or -1 (evaluate.c). */
 int apsolve_find_submesh(const ApsolveProblem *p, int hosts, int gpus);
 /* What a --parallel knob priced as a transformation of stored entries
@@ -67,12 +71,12 @@ typedef struct ApsolveEntryDelta {
  * step (not below 0; unknown stays unknown), its memory (the initial not
  * below 0) and the stage count that memory allows (problem.c). */
 void apsolve_entry_add(ApsolveProblem *q, size_t idx, const ApsolveEntryDelta *d);
-/* Model chunks per device of opt's schedule: v for interleaved with v >= 2,
- * else 1. */
+/* Model chunks per device of opt's schedule: v for interleaved and
+ * interleaved ZB with v >= 2, 2 for ZBV, else 1. */
 static inline int apsolve_virtual(const ApsolveOptions *opt)
 {
-    return opt->schedule == APSOLVE_SCHEDULE_INTERLEAVED && opt->virtual_stages > 1
-               ? opt->virtual_stages : 1;
+    return (int)apsolve_schedule_transfer_factor((ApsolveSchedule)opt->schedule,
+                                                 opt->virtual_stages);
 }
 /* Whether a stage of layers i..j may run under opt: with whole_chunks, its
  * layers split into the interleaved schedule's chunks of whole layers

@@ -147,10 +147,36 @@ static int record_model(Sweep *sw, const ApprofSweepConfig *cfg, CostdbModel *m,
         if (agree && top_k > 0 && cap > 0)
             snprintf(moe, sizeof moe, ",\"moe_top_k\":%d,\"moe_capacity\":%lld", top_k,
                      (long long)cap);
+        /* The attention's query heads, which no placement shows either
+         * (apsolve's cp_comm a2a splits them over cp, docs/context-
+         * parallel.md): the fused op's query [B, S, Hkv, G, D] holds Hkv x G,
+         * the eager softmax's scores [B, H, S, S'] H; recorded when every
+         * attention of the graph agrees. */
+        int64_t heads = 0;
+        for (size_t o = 0; o < sw->graph->n_ops; o++) {
+            const ApprofOp *op = &sw->graph->ops[o];
+            const ApprofTensor *t;
+            int64_t h = 0;
+            if ((op->kind != APPROF_OP_ATTENTION && op->kind != APPROF_OP_SOFTMAX) ||
+                op->n_inputs < 1)
+                continue;
+            t = &sw->graph->tensors[op->inputs[0]];
+            if (op->kind == APPROF_OP_ATTENTION && t->ndim == 5)
+                h = t->dims[2] * t->dims[3];
+            else if (op->kind == APPROF_OP_SOFTMAX && t->ndim == 4 && op->attrs.axis == 3)
+                h = t->dims[1];
+            if (h > 0 && heads && h != heads)
+                heads = -1;
+            else if (h > 0 && heads >= 0)
+                heads = h;
+        }
+        char att[48] = "";
+        if (heads > 0)
+            snprintf(att, sizeof att, ",\"attention_heads\":%lld", (long long)heads);
         snprintf(m->options, sizeof m->options,
-                 "{\"preset\":\"%s\",\"dataset\":\"%s\",\"model_file\":\"%s\"%s}",
+                 "{\"preset\":\"%s\",\"dataset\":\"%s\",\"model_file\":\"%s\"%s%s}",
                  cfg->preset ? cfg->preset : "", cfg->dataset ? cfg->dataset : "",
-                 cfg->model_file ? "yes" : "", moe);
+                 cfg->model_file ? "yes" : "", moe, att);
     }
     layers = calloc((size_t)m->num_layers, sizeof *layers);
     if (!layers)

@@ -15,7 +15,9 @@ blocks at sequence 4096 on 1x2 A100-40GB, global batch 8:
 - the gradient all-reduce (apply) is the dp=2 entry's (dp x cp = 2);
 - a2a prices all-to-alls instead; the stored plan records cp, and apreport's
   headline says "cp 2";
-- refusals: a sequence 2 x cp does not divide, a model without attention,
+- refusals: a sequence 2 x cp does not divide, a2a with heads per tp rank
+  cp does not divide (6 heads, tp=2, cp=2; llama-3-8b's run), a model
+  without attention,
   cp_comm without cp, a cluster dp x tp x pp x cp does not fill.
 
 Usage: context_parallel.py APPROF APSOLVE APREPORT
@@ -179,6 +181,22 @@ def main():
         out = run([apsolve, "--db", odd, "--no-store", "--parallel", "dp=1,tp=1,pp=1,cp=2"], rc=2)
         if "sequence length 4094 does not divide by 2 x cp = 4" not in out:
             fails.append("seq 4094: " + out)
+        # Ulysses splits each tp rank's heads over cp: llama-3-8b's 32 query
+        # and 8 key/value heads run tp=2, cp=2 (16 and 4 per rank); 6 heads
+        # (--heads 6) over tp=2 are 3 per rank, which cp=2 does not divide:
+        # refused for a2a, the ring takes them
+        run([apsolve, "--db", four, "--no-store", "--parallel", "dp=1,tp=2,pp=1,cp=2,cp_comm=a2a"])
+        six = os.path.join(tmp, "six.db")
+        run([approf, "sweep", "--db", six, "--quiet", "--model", "llama", "--preset",
+             "llama-3-8b", "--num-layers", "2", "--layers", "2", "--hidden", "384", "--heads", "6",
+             "--seq-len", "4096", "--cluster", "1x4", "--hardware", "a100-40g", "--backend",
+             "model", "--batch", "8", "--micro-batch-sizes", "2"])
+        out = run([apsolve, "--db", six, "--no-store", "--parallel",
+                   "dp=1,tp=2,pp=1,cp=2,cp_comm=a2a"], rc=2)
+        if "the model's 6 query heads over tp = 2 are 3 per rank, which 2 does not divide" \
+                not in out:
+            fails.append("6 heads, tp=2, cp=2, a2a: " + out)
+        run([apsolve, "--db", six, "--no-store", "--parallel", "dp=1,tp=2,pp=1,cp=2"])
         mlp = os.path.join(tmp, "mlp.db")
         run([approf, "sweep", "--db", mlp, "--quiet", "--model", "resnet50", "--cluster", "1x2",
              "--hardware", "a100-40g", "--backend", "model", "--batch", "8",

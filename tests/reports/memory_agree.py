@@ -50,10 +50,10 @@ for case in range(cases):
     name = rng.choice(sorted(dbs))
     path, gb = dbs[name]
     objective = rng.choice(["full", "alpa"])
-    schedule = rng.choice(["1f1b", "gpipe", "interleaved", "zb-h1"])
+    schedule = rng.choice(["1f1b", "gpipe", "interleaved", "zb-h1", "interleaved-zb", "zbv"])
     args = [apsolve, "--db", path, "--format", "json", "--quiet", "--objective", objective,
             "--schedule", schedule]
-    if schedule == "interleaved":
+    if schedule in ("interleaved", "interleaved-zb"):
         args += ["--virtual-stages", str(rng.choice([2, 3]))]
     if name == "gpt-variants" and objective == "full":
         args += ["--global-batch", str(gb)]

@@ -279,8 +279,9 @@ static void test_deadlock_chunk(void)
 /* ZB-H1 on equal stages against the closed form, and its in-flight count. */
 static void test_zb_closed_form(void)
 {
-    static const double fbw[][3] = {{1, 1, 1}, {1, 2, 1}, {2, 1, 1}, {1, 1, 0.5},
-                                    {1, 1, 2}, {1, 3, 3}, {3, 2, 0}};
+    /* the last two: the B pass below W and F, where the bubble is (S - 1) F */
+    static const double fbw[][3] = {{1, 1, 1}, {1, 2, 1}, {2, 1, 1}, {1, 1, 0.5}, {1, 1, 2},
+                                    {1, 3, 3}, {3, 2, 0}, {1, 0.5, 1}, {2, 1, 3}};
     double f[6], b[6], w[6];
     for (size_t c = 0; c < sizeof fbw / sizeof fbw[0]; c++)
         for (int S = 1; S <= 6; S++)
@@ -395,6 +396,156 @@ static void test_zb_dependencies(void)
     CU_ASSERT_STRING_EQUAL(apreport_schedule_name(APREPORT_SCHED_ZB_H1), "zb-h1");
 }
 
+/* The virtual stage of a compute event of a multi-chunk zero-bubble
+ * schedule: chunk c of device d is c S + d round robin, d or 2 S - 1 - d
+ * in the V. */
+static int zb_vstage(ApreportScheduleKind k, int S, const ApreportEvent *e)
+{
+    if (k == APREPORT_SCHED_ZBV)
+        return e->chunk ? 2 * S - 1 - e->stage : e->stage;
+    return e->chunk * S + e->stage;
+}
+
+/* Interleaved ZB and ZBV on equal stages against the solver's times and
+ * in-flight counts, for S <= 5, every B they take up to 3 S + 1, v <= 3,
+ * F, B and W below, at and above each other. */
+static void test_zb_multi_closed_form(void)
+{
+    static const double fbw[][3] = {{1, 1, 1}, {1, 2, 1}, {2, 1, 1}, {1, 1, 0.5},
+                                    {1, 1, 2}, {3, 2, 0}, {1, 0.5, 1}, {2, 1, 3}};
+    double f[6], b[6], w[6];
+    for (size_t c = 0; c < sizeof fbw / sizeof fbw[0]; c++)
+        for (int S = 1; S <= 5; S++)
+            for (int v = 1; v <= 4; v++)
+                for (int B = 1; B <= 3 * S + 1; B++) {
+                    ApreportScheduleKind k =
+                        v == 4 ? APREPORT_SCHED_ZBV : APREPORT_SCHED_INTERLEAVED_ZB;
+                    int vv = v == 4 ? 2 : v, V = S * vv;
+                    ApreportSchedule *s = NULL;
+                    double want;
+                    if (!apsolve_schedule_valid((ApsolveSchedule)k, vv, B, S, NULL, 0))
+                        continue;
+                    for (int j = 0; j < S; j++) {
+                        f[j] = fbw[c][0];
+                        w[j] = fbw[c][2];
+                        b[j] = fbw[c][1] + fbw[c][2];
+                    }
+                    ApreportPipeline p = {S, B, f, b, NULL, vv, w};
+                    CU_ASSERT_EQUAL_FATAL(apreport_simulate(&p, k, &s), 0);
+                    CU_ASSERT_EQUAL(s->kind, k);
+                    CU_ASSERT_EQUAL(s->virtual_stages, vv);
+                    /* V's bottom sends nothing, nor does a lone device */
+                    CU_ASSERT_EQUAL(s->n_events,
+                                    3 * (size_t)V * B +
+                                        (S > 1 ? 2 * (size_t)(V - 1 - (k == APREPORT_SCHED_ZBV)) *
+                                                     B : 0));
+                    want = k == APREPORT_SCHED_ZBV
+                               ? apsolve_schedule_time_zbv(B, f, b, w, (size_t)S)
+                               : apsolve_schedule_time_izb(vv, B, f, b, w, (size_t)S);
+                    CU_ASSERT_DOUBLE_EQUAL(s->iteration_time, want, 1e-9);
+                    for (int j = 0; j < S; j++) {
+                        CU_ASSERT_DOUBLE_EQUAL(
+                            s->in_flight[j],
+                            apsolve_schedule_in_flight((ApsolveSchedule)k, vv, B, S, j), 1e-12);
+                        CU_ASSERT_DOUBLE_EQUAL(s->busy[j], B * (f[j] + b[j]), 1e-9);
+                    }
+                    apreport_schedule_free(&s);
+                }
+}
+
+/* ZB-V by hand (tests/solver/test_schedule.c has the order): 2 devices,
+ * B = 2, chunks of 1 s a pass: 14 s; device 0 idles 2 .. 3 and
+ * 11 .. 12 s; peaks 3 and 4 chunks; F2.0 on device 1 starts when F1.0
+ * ends, nothing sent between them. */
+static void test_zbv_hand(void)
+{
+    double f[2] = {2, 2}, b[2] = {4, 4}, w[2] = {2, 2};
+    ApreportPipeline p = {2, 2, f, b, NULL, 0, w};
+    ApreportSchedule *s = NULL;
+    static const double start0[12] = {0, 1, 3, 4, 5, 6, 7, 8, 9, 10, 12, 13};
+    CU_ASSERT_EQUAL_FATAL(apreport_simulate(&p, APREPORT_SCHED_ZBV, &s), 0);
+    CU_ASSERT_DOUBLE_EQUAL(s->iteration_time, 14, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(s->bubble_fraction, 1 - 24.0 / 28, 1e-12);
+    for (int i = 0; i < 12; i++) {
+        CU_ASSERT_EQUAL(s->events[i].stage, 0);
+        CU_ASSERT_DOUBLE_EQUAL(s->events[i].start, start0[i], 1e-12);
+    }
+    CU_ASSERT_EQUAL(s->peak_in_flight[0], 3);
+    CU_ASSERT_EQUAL(s->peak_in_flight[1], 4);
+    CU_ASSERT_DOUBLE_EQUAL(s->events[13].start, 2, 1e-12); /* F2.0 right after F1.0 */
+    for (size_t i = 24; i < s->n_events; i++)
+        CU_ASSERT_NOT_EQUAL(s->events[i].stage, s->events[i].peer);
+    CU_ASSERT_STRING_EQUAL(apreport_schedule_name(APREPORT_SCHED_ZBV), "zbv");
+    apreport_schedule_free(&s);
+}
+
+/* Unequal stages with transfers under interleaved ZB (v = 2) and ZB-V:
+ * every pass after its inputs plus the transfer between their devices
+ * (none at the V's bottom, the wrap from the last device to the first for
+ * round robin), W after its own B, a device's passes one at a time, and a
+ * deadlock-free send/recv program. */
+static void test_zb_multi_dependencies(void)
+{
+    double f[5] = {1.0, 1.5, 0.7, 1.2, 0.9}, b[5] = {2.0, 2.4, 1.5, 2.6, 1.9};
+    double w[5] = {0.9, 1.1, 0.6, 1.3, 0.8}, x[4] = {0.2, 0.05, 0.3, 0.1};
+    for (int kk = 0; kk < 2; kk++) {
+        ApreportScheduleKind k = kk ? APREPORT_SCHED_ZBV : APREPORT_SCHED_INTERLEAVED_ZB;
+        ApreportPipeline p = {5, 10, f, b, x, 2, w};
+        ApreportSchedule *s = NULL;
+        ApreportCommProgram *cp = NULL;
+        ApreportDeadlock d;
+        double fend[10][10], bend[10][10];
+        CU_ASSERT_EQUAL_FATAL(apreport_simulate(&p, k, &s), 0);
+        for (size_t i = 0; i < s->n_events; i++) {
+            const ApreportEvent *e = &s->events[i];
+            if (e->kind == APREPORT_EV_FWD)
+                fend[zb_vstage(k, 5, e)][e->micro_batch] = e->end;
+            if (e->kind == APREPORT_EV_BWD)
+                bend[zb_vstage(k, 5, e)][e->micro_batch] = e->end;
+        }
+        for (size_t i = 0; i < s->n_events; i++) {
+            const ApreportEvent *e = &s->events[i];
+            int j, m = e->micro_batch, dev = e->stage;
+            if (e->kind > APREPORT_EV_WGRAD)
+                continue;
+            j = zb_vstage(k, 5, e);
+            if (e->kind == APREPORT_EV_FWD && j > 0) {
+                int pd = apsolve_schedule_stage_device((ApsolveSchedule)k, 2, 5, j - 1);
+                double xx = pd == dev ? 0 : pd - dev == 1 || dev - pd == 1 ? x[pd < dev ? pd : dev]
+                                                                           : 0.3;
+                CU_ASSERT(e->start >= fend[j - 1][m] + xx - 1e-12);
+                CU_ASSERT_DOUBLE_EQUAL(e->end - e->start, f[dev] / 2, 1e-12);
+            }
+            if (e->kind == APREPORT_EV_BWD) {
+                CU_ASSERT(e->start >= fend[j][m] - 1e-12);
+                CU_ASSERT_DOUBLE_EQUAL(e->end - e->start, (b[dev] - w[dev]) / 2, 1e-12);
+                if (j + 1 < 10) {
+                    int nd = apsolve_schedule_stage_device((ApsolveSchedule)k, 2, 5, j + 1);
+                    double xx = nd == dev                             ? 0
+                                : nd - dev == 1 || dev - nd == 1 ? x[nd < dev ? nd : dev]
+                                                                      : 0.3;
+                    CU_ASSERT(e->start >= bend[j + 1][m] + xx - 1e-12);
+                }
+            }
+            if (e->kind == APREPORT_EV_WGRAD) {
+                CU_ASSERT(e->start >= bend[j][m] - 1e-12);
+                CU_ASSERT_DOUBLE_EQUAL(e->end - e->start, w[dev] / 2, 1e-12);
+            }
+            if (i > 0 && s->events[i - 1].stage == dev &&
+                s->events[i - 1].kind <= APREPORT_EV_WGRAD)
+                CU_ASSERT(e->start >= s->events[i - 1].end - 1e-12);
+        }
+        CU_ASSERT_EQUAL_FATAL(apreport_comm_program(s, &cp), 0);
+        CU_ASSERT_EQUAL(apreport_deadlock_check(cp, &d), 0);
+        CU_ASSERT_FALSE(d.deadlocked);
+        apreport_comm_program_free(&cp);
+        apreport_schedule_free(&s);
+        p.wgrad = NULL;
+        CU_ASSERT_EQUAL(apreport_simulate(&p, k, &s), APREPORT_EINVAL);
+        CU_ASSERT_PTR_NULL(s);
+    }
+}
+
 static void test_bad_input(void)
 {
     ApreportSchedule *s = NULL;
@@ -424,6 +575,11 @@ int main(void)
     CU_add_test(s, "zb-h1: closed form for equal stages", test_zb_closed_form);
     CU_add_test(s, "zb-h1: 1F1B less the bubble, same peak", test_zb_hand);
     CU_add_test(s, "zb-h1: dependencies, transfers, deadlock", test_zb_dependencies);
+    CU_add_test(s, "interleaved-zb, zbv: the solver's times for equal stages",
+                test_zb_multi_closed_form);
+    CU_add_test(s, "zbv by hand", test_zbv_hand);
+    CU_add_test(s, "interleaved-zb, zbv: dependencies, transfers, deadlock",
+                test_zb_multi_dependencies);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned fails = CU_get_number_of_failures();

@@ -7,6 +7,7 @@
 #include <CUnit/Basic.h>
 #include <string.h>
 
+#include "context_parallel.h"
 #include "costdb.h"
 #include "frameworks.h"
 #include "hsdp.h"
@@ -92,6 +93,20 @@ static void test_rule(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_TORCHTITAN], "2 or more stages per rank"));
     CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_MEGATRON], "no zero-bubble"));
     CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "ZB-H1"));
+    /* the zero-bubble schedules on 2 or more chunks per rank: torchtitan
+     * only (InterleavedZeroBubble, ZBVZeroBubble); one chunk is ZB-H1 */
+    p.schedule = APSOLVE_SCHEDULE_INTERLEAVED_ZB;
+    p.virtual_stages = 2;
+    CU_ASSERT_EQUAL(runs(&p, &v), TT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_MEGATRON], "no zero-bubble"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "interleaved zero-bubble"));
+    p.virtual_stages = 1;
+    CU_ASSERT_EQUAL(runs(&p, &v), 0u);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_TORCHTITAN], "2 or more stages per rank"));
+    p.schedule = APSOLVE_SCHEDULE_ZBV;
+    p.virtual_stages = 2;
+    CU_ASSERT_EQUAL(runs(&p, &v), TT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_MEGATRON], "ZB-V"));
     p = plan(1, 8, 1, 4, 0, 1);
     p.schedule = APSOLVE_SCHEDULE_ZB_H1;
     CU_ASSERT_EQUAL(runs(&p, &v), MEG | DS);
@@ -208,6 +223,41 @@ static void test_reserve(void)
     CU_ASSERT_EQUAL(apsolve_memory_reserve(&o, 200), 200);
 }
 
+/* The one check of a cp layout (context_parallel.h): the sequence in 2 cp
+ * chunks; a2a's query and key/value heads per tp rank divisible by cp
+ * (a2a+p2p: by its inner group); the ring takes any heads; unknown heads
+ * pass with a note. */
+static void test_cp_check(void)
+{
+    char why[400], note[400];
+    ApsolveCpLayout ring = {1, 2, 4, APSOLVE_CP_P2P, 0}, a2a = {1, 2, 4, APSOLVE_CP_A2A, 0};
+    ApsolveCpLayout hier = {1, 2, 4, APSOLVE_CP_A2A_P2P, 2};
+    CU_ASSERT_TRUE(apsolve_cp_check(&ring, 8192, 6, 2, why, sizeof why, note, sizeof note));
+    CU_ASSERT_STRING_EQUAL(note, "");
+    CU_ASSERT_FALSE(apsolve_cp_check(&ring, 8188, 32, 8, why, sizeof why, NULL, 0));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "does not divide by 2 x cp = 8"));
+    /* 32 heads, 8 kv heads over tp = 2: 16 and 4 per rank, cp = 4 divides both */
+    CU_ASSERT_TRUE(apsolve_cp_check(&a2a, 8192, 32, 8, why, sizeof why, NULL, 0));
+    /* 24 heads: 12 per rank, cp = 4 divides; 6 kv heads: 3 per rank, no */
+    CU_ASSERT_FALSE(apsolve_cp_check(&a2a, 8192, 24, 6, why, sizeof why, NULL, 0));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "6 key/value heads (query groups) over tp = 2 are 3 per "
+                                       "rank, which 4 does not divide"));
+    /* 20 heads: 10 per rank */
+    CU_ASSERT_FALSE(apsolve_cp_check(&a2a, 8192, 20, 0, why, sizeof why, NULL, 0));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "20 query heads over tp = 2 are 10 per rank, which 4"));
+    /* a2a+p2p all-to-alls over its inner group of 2: 10 per rank divides */
+    CU_ASSERT_TRUE(apsolve_cp_check(&hier, 8192, 20, 0, why, sizeof why, NULL, 0));
+    hier.a2a = 4;
+    CU_ASSERT_FALSE(apsolve_cp_check(&hier, 8192, 20, 0, why, sizeof why, NULL, 0));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "its inner group of 4"));
+    /* heads that do not split over tp */
+    CU_ASSERT_FALSE(apsolve_cp_check(&a2a, 8192, 7, 0, why, sizeof why, NULL, 0));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "7 query heads do not split over tp = 2"));
+    /* unknown heads: not refused, said */
+    CU_ASSERT_TRUE(apsolve_cp_check(&a2a, 8192, 0, 0, why, sizeof why, note, sizeof note));
+    CU_ASSERT_PTR_NOT_NULL(strstr(note, "records no heads"));
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -218,6 +268,7 @@ int main(void)
     CU_add_test(s, "the stored verdict and headroom", test_stored);
     CU_add_test(s, "HSDP and raf=0", test_hsdp);
     CU_add_test(s, "the memory headroom in bytes", test_reserve);
+    CU_add_test(s, "the cp layout check: sequence, heads", test_cp_check);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     {

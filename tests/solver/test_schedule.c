@@ -136,9 +136,9 @@ static void test_transfer_and_valid(void)
 }
 
 /* ZB-H1 by hand. Equal stages F = 1, backward 2 of which W = 1, n = 4,
- * B = 8: Alpa's T 33 less 3 x (1 + min(1, 1)) = 27 (the paper's bubble
+ * B = 8: Alpa's T 33 less 3 x (1 + min(1, 1, 1)) = 27 (the paper's bubble
  * (n - 1)(F + B - W) = 3 on top of 24 s of work). Unequal stages: T =
- * sum c + (B - 1) max c less (n - 1) min_k (W_k + min(W_k, F_k)). */
+ * sum c + (B - 1) max c less (n - 1) min_k (W_k + min(W_k, F_k, B_k)). */
 static void test_zb(void)
 {
     double f[4] = {1, 1, 1, 1}, b[4] = {2, 2, 2, 2}, w[4] = {1, 1, 1, 1};
@@ -148,10 +148,16 @@ static void test_zb(void)
     CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time(APSOLVE_SCHEDULE_1F1B, 1, 8, (double[]){3, 3, 3, 3}, 4) -
                                apsolve_schedule_time_zb(8, f, b, w, 4),
                            6, 1e-12);
-    /* W above F: the bubble is (n - 1) x the B pass (0.5), not the paper's F + B - W */
+    /* W above F and the B pass (0.5) below it: the bubble is (n - 1) F =
+     * 3, the last stage's wait for its first input, which no order fills
+     * (it starts at 3 s and then works 8 x 3 s), not (n - 1) B = 1.5 */
     w[0] = w[1] = w[2] = w[3] = 1.5;
-    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time_zb(8, f, b, w, 4), 8 * 3 + 3 * 0.5,
-                           1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time_zb(8, f, b, w, 4), 8 * 3 + 3 * 1, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_zb_fill(1, 2, 1.5), 1.5 + 0.5, 0);
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_zb_fill(1, 2, 0.5), 0.5 + 0.5, 0);
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_zb_fill(1, 4, 2), 2 + 1, 0);
+    CU_ASSERT(isnan(apsolve_schedule_zb_fill(1, 1, 1.5))); /* W above the backward */
+    w[0] = w[1] = w[2] = w[3] = 1;
     /* sum (F + bwd) = 10, max 5, B = 5: 10 + 4 x 5 - 2 x min(1.6, 3.0, 1.2) = 27.6 */
     CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time_zb(5, f2, b2, w2, 3), 27.6, 1e-12);
     CU_ASSERT(isnan(apsolve_schedule_time_zb(2, f2, b2, w2, 3)));     /* B < n */
@@ -226,6 +232,177 @@ static void test_zb_solver(void)
     apsolve_problem_free(&p);
 }
 
+/* Interleaved ZB by hand: n = 2 devices, v = 2 chunks, B = 2, each chunk's
+ * F, B and W 1 s (a device's stage F 2 s, backward 4 s of which W 2 s).
+ * Device 0 runs F0.0 F0.1 F2.0 F2.1 B2.0 W2.0 B2.1 W2.1 B0.0 W0.0 B0.1
+ * W0.1 (virtual stage.micro-batch), device 1 F1.0 F1.1 F3.0 B3.0 F3.1 B3.1
+ * W3.0 B1.0 W3.1 B1.1 W1.0 W1.1; device 1 waits 0 .. 1 s for its first
+ * input, device 0 4 .. 5 s for B3.0: 12 s of work each, done at 13 s.
+ * The same stages take 18 s under 1F1B, 15 s interleaved (v = 2) and 14 s
+ * under ZB-H1. Every device holds 4 chunks (2 micro-batches' worth). At
+ * n = 4, B = 8 the bubble is 3 x (1 + 1 - 1) = 3 chunk seconds over 48 s
+ * of work, and every device holds (v - 1) m + n = 8 chunks, 4 micro-
+ * batches' worth, where interleaved 1F1B's first device holds 5.5. */
+static void test_izb(void)
+{
+    double f[4] = {2, 2, 2, 2}, b[4] = {4, 4, 4, 4}, w[4] = {2, 2, 2, 2}, c[4] = {6, 6, 6, 6};
+    ApsolvePass ord[24];
+    static const int want0[12][3] = {{0, 0, 0}, {0, 0, 1}, {0, 2, 0}, {0, 2, 1},
+                                     {1, 2, 0}, {2, 2, 0}, {1, 2, 1}, {2, 2, 1},
+                                     {1, 0, 0}, {2, 0, 0}, {1, 0, 1}, {2, 0, 1}};
+    static const int want1[12][3] = {{0, 1, 0}, {0, 1, 1}, {0, 3, 0}, {1, 3, 0},
+                                     {0, 3, 1}, {1, 3, 1}, {2, 3, 0}, {1, 1, 0},
+                                     {2, 3, 1}, {1, 1, 1}, {2, 1, 0}, {2, 1, 1}};
+    char why[160];
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time_izb(2, 2, f, b, w, 2), 13, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time(APSOLVE_SCHEDULE_1F1B, 1, 2, c, 2), 18, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time(APSOLVE_SCHEDULE_INTERLEAVED, 2, 2, c, 2), 15,
+                           1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time_zb(2, f, b, w, 2), 14, 1e-12);
+    /* one chunk is ZB-H1 */
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time_izb(1, 2, f, b, w, 2),
+                           apsolve_schedule_time_zb(2, f, b, w, 2), 1e-12);
+    CU_ASSERT_EQUAL_FATAL(apsolve_schedule_zb_order(APSOLVE_SCHEDULE_INTERLEAVED_ZB, 2, 2, 2, 0,
+                                                    ord), 12);
+    for (int i = 0; i < 12; i++)
+        CU_ASSERT(ord[i].op == want0[i][0] && ord[i].stage == want0[i][1] &&
+                  ord[i].mb == want0[i][2]);
+    CU_ASSERT_EQUAL_FATAL(apsolve_schedule_zb_order(APSOLVE_SCHEDULE_INTERLEAVED_ZB, 2, 2, 2, 1,
+                                                    ord), 12);
+    for (int i = 0; i < 12; i++)
+        CU_ASSERT(ord[i].op == want1[i][0] && ord[i].stage == want1[i][1] &&
+                  ord[i].mb == want1[i][2]);
+    for (int k = 0; k < 2; k++)
+        CU_ASSERT_DOUBLE_EQUAL(
+            apsolve_schedule_in_flight(APSOLVE_SCHEDULE_INTERLEAVED_ZB, 2, 2, 2, k), 2, 0);
+    /* n = 4, B = 8 */
+    for (int k = 0; k < 4; k++)
+        f[k] = 2, b[k] = 4, w[k] = 2;
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time_izb(2, 8, f, b, w, 4), 48 + 3, 1e-12);
+    for (int k = 0; k < 4; k++)
+        CU_ASSERT_DOUBLE_EQUAL(
+            apsolve_schedule_in_flight(APSOLVE_SCHEDULE_INTERLEAVED_ZB, 2, 8, 4, k), 4, 0);
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_in_flight(APSOLVE_SCHEDULE_INTERLEAVED, 2, 8, 4, 0),
+                           5.5, 0);
+    /* PyTorch's rounds: B = 10 on 4 stages is 2 rounds of 5, 11 is refused */
+    CU_ASSERT_TRUE(apsolve_schedule_valid(APSOLVE_SCHEDULE_INTERLEAVED_ZB, 2, 10, 4, why,
+                                          sizeof why));
+    CU_ASSERT_DOUBLE_EQUAL(
+        apsolve_schedule_in_flight(APSOLVE_SCHEDULE_INTERLEAVED_ZB, 2, 10, 4, 0), 4.5, 0);
+    CU_ASSERT_FALSE(apsolve_schedule_valid(APSOLVE_SCHEDULE_INTERLEAVED_ZB, 2, 11, 4, why,
+                                           sizeof why));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "multiple of the rounds"));
+    CU_ASSERT_FALSE(apsolve_schedule_valid(APSOLVE_SCHEDULE_INTERLEAVED_ZB, 2, 3, 4, why,
+                                           sizeof why));
+    CU_ASSERT(isnan(apsolve_schedule_time_izb(2, 3, f, b, w, 4)));
+    CU_ASSERT(isnan(apsolve_schedule_time(APSOLVE_SCHEDULE_INTERLEAVED_ZB, 2, 8, c, 4)));
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_transfer_factor(APSOLVE_SCHEDULE_INTERLEAVED_ZB, 3),
+                           3, 0);
+    CU_ASSERT_EQUAL(apsolve_schedule_stage_device(APSOLVE_SCHEDULE_INTERLEAVED_ZB, 2, 4, 5), 1);
+    CU_ASSERT_STRING_EQUAL(apsolve_schedule_name(APSOLVE_SCHEDULE_INTERLEAVED_ZB),
+                           "interleaved-zb");
+}
+
+/* ZB-V by hand: n = 2, B = 2, chunks of 1 s each pass. Device 0 holds
+ * virtual stages 0 and 3 and runs F0.0 F0.1 F3.0 B3.0 W3.0 F3.1 B3.1 W3.1
+ * B0.0 W0.0 B0.1 W0.1; device 1 holds 1 and 2 (the V's bottom) and runs
+ * F1.0 F2.0 F1.1 F2.1 B2.0 W2.0 B1.0 W1.0 B2.1 W2.1 B1.1 W1.1. Device 0
+ * idles 2 .. 3 s (F3.0 waits for F2.0) and 11 .. 12 s (B0.1 waits for
+ * B1.1), device 1 0 .. 1 s: 12 s of work each, done at 14 s. Peaks: 3 chunks on device 0
+ * (F0.0 F0.1 F3.0 before W3.0), 4 on device 1: 1.5 and 2 micro-batches'
+ * worth. At B = 4 the V takes 25 s, where 1F1B takes 30 s, interleaved
+ * (v = 2) 27 s, ZB-H1 26 s, with 2 micro-batches' worth on each device
+ * (1F1B's first stage's); on equal chunks F = B = W its bubble is
+ * (n - 1) F for B >= 2 n - 1 (n = 4, B = 8: 48 + 3 chunk seconds). */
+static void test_zbv(void)
+{
+    double f[4] = {2, 2, 2, 2}, b[4] = {4, 4, 4, 4}, w[4] = {2, 2, 2, 2}, c[4] = {6, 6, 6, 6};
+    ApsolvePass ord[24];
+    static const int want0[12][3] = {{0, 0, 0}, {0, 0, 1}, {0, 3, 0}, {1, 3, 0},
+                                     {2, 3, 0}, {0, 3, 1}, {1, 3, 1}, {2, 3, 1},
+                                     {1, 0, 0}, {2, 0, 0}, {1, 0, 1}, {2, 0, 1}};
+    static const int want1[12][3] = {{0, 1, 0}, {0, 2, 0}, {0, 1, 1}, {0, 2, 1},
+                                     {1, 2, 0}, {2, 2, 0}, {1, 1, 0}, {2, 1, 0},
+                                     {1, 2, 1}, {2, 2, 1}, {1, 1, 1}, {2, 1, 1}};
+    char why[160];
+    CU_ASSERT_EQUAL_FATAL(apsolve_schedule_zb_order(APSOLVE_SCHEDULE_ZBV, 2, 2, 2, 0, ord), 12);
+    for (int i = 0; i < 12; i++)
+        CU_ASSERT(ord[i].op == want0[i][0] && ord[i].stage == want0[i][1] &&
+                  ord[i].mb == want0[i][2]);
+    CU_ASSERT_EQUAL_FATAL(apsolve_schedule_zb_order(APSOLVE_SCHEDULE_ZBV, 2, 2, 2, 1, ord), 12);
+    for (int i = 0; i < 12; i++)
+        CU_ASSERT(ord[i].op == want1[i][0] && ord[i].stage == want1[i][1] &&
+                  ord[i].mb == want1[i][2]);
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time_zbv(2, f, b, w, 2), 14, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_in_flight(APSOLVE_SCHEDULE_ZBV, 2, 2, 2, 0), 1.5, 0);
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_in_flight(APSOLVE_SCHEDULE_ZBV, 2, 2, 2, 1), 2, 0);
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time_zbv(4, f, b, w, 2), 25, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time(APSOLVE_SCHEDULE_1F1B, 1, 4, c, 2), 30, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time(APSOLVE_SCHEDULE_INTERLEAVED, 2, 4, c, 2), 27,
+                           1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time_zb(4, f, b, w, 2), 26, 1e-12);
+    for (int k = 0; k < 2; k++)
+        CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_in_flight(APSOLVE_SCHEDULE_ZBV, 2, 4, 2, k),
+                               apsolve_schedule_in_flight(APSOLVE_SCHEDULE_1F1B, 1, 4, 2, 0), 0);
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_time_zbv(8, f, b, w, 4), 48 + 3, 1e-12);
+    for (int k = 0; k < 4; k++)
+        CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_in_flight(APSOLVE_SCHEDULE_ZBV, 2, 8, 4, k), 4,
+                               0);
+    /* the V: device of each virtual stage, two crossings per boundary */
+    CU_ASSERT_EQUAL(apsolve_schedule_stage_device(APSOLVE_SCHEDULE_ZBV, 2, 4, 3), 3);
+    CU_ASSERT_EQUAL(apsolve_schedule_stage_device(APSOLVE_SCHEDULE_ZBV, 2, 4, 4), 3);
+    CU_ASSERT_EQUAL(apsolve_schedule_stage_device(APSOLVE_SCHEDULE_ZBV, 2, 4, 7), 0);
+    CU_ASSERT_EQUAL(apsolve_schedule_stage_device(APSOLVE_SCHEDULE_ZBV, 2, 4, 8), -1);
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_transfer_factor(APSOLVE_SCHEDULE_ZBV, 0), 2, 0);
+    CU_ASSERT_TRUE(apsolve_schedule_valid(APSOLVE_SCHEDULE_ZBV, 2, 1, 4, why, sizeof why));
+    CU_ASSERT_FALSE(apsolve_schedule_valid(APSOLVE_SCHEDULE_ZBV, 3, 8, 4, why, sizeof why));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "exactly 2"));
+    w[1] = 5; /* W above the backward */
+    CU_ASSERT(isnan(apsolve_schedule_time_zbv(8, f, b, w, 4)));
+    CU_ASSERT_EQUAL(apsolve_schedule_zb_order(APSOLVE_SCHEDULE_1F1B, 1, 8, 4, 0, ord), -1);
+    CU_ASSERT_TRUE(apsolve_schedule_zero_bubble(APSOLVE_SCHEDULE_ZBV));
+    CU_ASSERT_FALSE(apsolve_schedule_zero_bubble(APSOLVE_SCHEDULE_INTERLEAVED));
+}
+
+/* The solver prices both on the 4 single-layer stages of test_zb_solver
+ * (F 1 s, backward 2 s of which W 1 s; chunks of half that), B = 8:
+ * interleaved ZB (v = 2) 8 x 3 + 3 x 1 / 2 = 25.5 s and the V 25.5 s (its
+ * (n - 1) F bubble of 1.5 s on equal chunks), 4 micro-batches' worth in
+ * flight on every stage under both. */
+static void test_zb_multi_solver(void)
+{
+    ApsolveProblem *p = NULL;
+    ApsolveOptions o;
+    ApsolvePlan *pl = NULL;
+    CU_ASSERT_FATAL(apsolve_problem_new(4, 1, 4, 1, 1, 1, &p) == APSOLVE_OK);
+    p->submeshes[0] = (ApsolveSubmesh){1, 1};
+    p->configs[0] = (ApsolveConfig){1, 1, 1, 0, 0, 0, 0};
+    for (int i = 0; i < 4; i++) {
+        size_t idx = apsolve_index(p, i, i, 0, 0);
+        p->cost[idx] = 3;
+        p->fwd_cost[idx] = 1;
+        p->bwd_cost[idx] = 2;
+        p->wgrad_cost[idx] = 1;
+    }
+    memset(&o, 0, sizeof o);
+    o.micro_batches = 8;
+    o.objective = APSOLVE_OBJECTIVE_FULL;
+    for (int s = APSOLVE_SCHEDULE_INTERLEAVED_ZB; s <= APSOLVE_SCHEDULE_ZBV; s++) {
+        o.schedule = s;
+        o.virtual_stages = 2;
+        CU_ASSERT_FATAL(apsolve_solve(p, &o, &pl) == APSOLVE_OK);
+        CU_ASSERT_EQUAL_FATAL(pl->n_stages, 4);
+        CU_ASSERT(pl->feasible);
+        CU_ASSERT_EQUAL(pl->schedule, s);
+        CU_ASSERT_EQUAL(pl->virtual_stages, 2);
+        CU_ASSERT_DOUBLE_EQUAL(pl->cost, 25.5, 1e-12);
+        for (int k = 0; k < 4; k++)
+            CU_ASSERT_DOUBLE_EQUAL(pl->stages[k].in_flight, 4, 0);
+        apsolve_plan_free(&pl);
+    }
+    apsolve_problem_free(&p);
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -238,6 +415,9 @@ int main(void)
     CU_add_test(s, "transfer factor and validity", test_transfer_and_valid);
     CU_add_test(s, "zb-h1", test_zb);
     CU_add_test(s, "zb-h1: the solver's plan", test_zb_solver);
+    CU_add_test(s, "interleaved-zb by hand", test_izb);
+    CU_add_test(s, "zbv by hand", test_zbv);
+    CU_add_test(s, "interleaved-zb and zbv: the solver's plans", test_zb_multi_solver);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned fails = CU_get_number_of_failures();

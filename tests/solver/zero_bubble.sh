@@ -4,7 +4,7 @@
 # swept on 1x4 H100 at 8 micro-batches, one block per stage (--parallel
 # dp=1,tp=1,pp=4): the sweep stores each backward's weight-gradient
 # seconds (schema 12, wgrad_cost); ZB-H1's iteration time is 1F1B's less
-# (4 - 1) x min over the stages of W + min(W, F), computed here by hand
+# (4 - 1) x min over the stages of W + min(W, F, B), computed here by hand
 # from the database; every stage keeps min(B, 4) = 4 micro-batches, 1F1B's
 # first stage's count (a deferred W's saved inputs counted as a whole
 # micro-batch's activations: an upper bound), so the first stage needs
@@ -50,7 +50,7 @@ for a, b in zip(one["stages"], zb["stages"]):
 # Alpa's T of the stage costs, then the fill each stage's deferred W gives
 T = sum(s["cost"] for s in one["stages"]) + (B - 1) * max(s["cost"] for s in one["stages"])
 assert abs(one["cost"] - T) <= 1e-12 * T, (one["cost"], T)
-fill = min(wg[s["layers"][0]] + min(wg[s["layers"][0]], s["fwd_cost"]) for s in zb["stages"])
+fill = min(wg[s["layers"][0]] + min(wg[s["layers"][0]], s["fwd_cost"], s["bwd_cost"] - wg[s["layers"][0]]) for s in zb["stages"])
 want = T - (S - 1) * fill
 assert abs(zb["cost"] - want) <= 1e-12 * T, (zb["cost"], want)
 assert one["cost"] - zb["cost"] > 0.05 * one["cost"], (one["cost"], zb["cost"])
