@@ -7,6 +7,7 @@
  * text, and the program signature (a hash of everything but layer and
  * operator ids, so identical stages at different depths share it).
  */
+#include <assert.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -180,6 +181,12 @@ static double accum_width(const ShardStage *st)
     return st->hw && st->hw->grad_reduce_bytes > 0 ? st->hw->grad_reduce_bytes : gw;
 }
 
+double shard_grad_buffer_ratio(const ShardStage *st)
+{
+    assert(st && st->g);
+    return accum_width(st) / (double)approf_dtype_size(st->g->dtype);
+}
+
 void shard_grad_accum_kernel(const ShardStage *st, double elems, ApprofKernel *k)
 {
     double gw = (double)approf_dtype_size(st->g->dtype), aw = accum_width(st);
@@ -212,7 +219,10 @@ static int push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStagePro
     const ApprofHardwareSpec *hw = st->hw;
     double gw = (double)approf_dtype_size(st->g->dtype);
     double aw = accum_width(st);
-    double share = p->param_bytes > 0 ? (double)p->donated_size[1] / (double)p->param_bytes : 0.0;
+    /* the buffers are the parameters' elements at the width aw */
+    double share = p->param_bytes > 0 ? (double)p->donated_size[1] /
+                                            ((double)p->param_bytes * shard_grad_buffer_ratio(st))
+                                      : 0.0;
     int rc = 0;
     if (!(share > 0.0))
         return 0;
@@ -485,9 +495,15 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                     t->nonfp8_saved = 1;
             }
         }
-        for (int j = 0; j < op->n_outputs; j++)
-            if (saved & APPROF_SAVED_OUTPUT(j))
-                ti[op->outputs[j]].saved = ti[op->outputs[j]].nonfp8_saved = 1;
+        for (int j = 0; j < op->n_outputs; j++) {
+            if (!(saved & APPROF_SAVED_OUTPUT(j)))
+                continue;
+            ti[op->outputs[j]].saved = 1;
+            if (op->kind == APPROF_OP_DROPOUT)
+                ti[op->outputs[j]].mask_saved = 1;
+            else
+                ti[op->outputs[j]].nonfp8_saved = 1;
+        }
     }
     /* A stage output: produced here and used after the stage, or used
      * nowhere inside it (a model output such as the loss): st->t_out. */
@@ -752,6 +768,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         if (ti[t].in_range && ti[t].keep && !ti[t].stage_out)
             saved_act += ti[t].local;
     }
+    shard_saved_storage(st, ti, touched, n_touched, &saved_act, &sin_saved);
     shard_fp8_saved(st, ti, touched, n_touched, &saved_act, &sin_saved);
     saved_act += rs_kept;
     /* The two modules as Alpa compiles them for pipeshard training with
@@ -761,15 +778,24 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
      * invars are the parameters it reads, one accumulation buffer per
      * parameter (donated: it comes back as an outvar), the saved
      * activations and the incoming gradients; outvars are the input
-     * gradients and the accumulation buffers. */
+     * gradients and the accumulation buffers. The buffers are as wide as
+     * the gradients are accumulated: Megatron's DDP allocates its
+     * contiguous grad buffer (main_grad) in f32 when
+     * accumulate_allreduce_grads_in_fp32 is set, which bf16 training
+     * forces (megatron/training/arguments.py; grad_reduce_in_fp32 of
+     * megatron/core/distributed/distributed_data_parallel_config.py,
+     * core_v0.19.0), and its memory estimator counts 4 bytes of gradient
+     * per parameter (theoretical_memory_usage.py: 18 bytes a parameter,
+     * 6 + 12/dp with the distributed optimizer): docs/megatron-memory.md. */
+    double buffers = params * shard_grad_buffer_ratio(st);
     p->param_bytes = (int64_t)llround(params);
     p->invar_size[0] = (int64_t)llround(sin + params);
     p->outvar_size[0] = (int64_t)llround(sout + saved_act);
     p->temp_buffer_size[0] = (int64_t)llround(shard_transient_peak(st, ti, 0));
-    p->invar_size[1] = (int64_t)llround(params_read + params + saved_act + sin_saved +
+    p->invar_size[1] = (int64_t)llround(params_read + buffers + saved_act + sin_saved +
                                         sout_saved + sout);
-    p->outvar_size[1] = (int64_t)llround(sin_grads + params);
-    p->donated_size[1] = (int64_t)llround(params);
+    p->outvar_size[1] = (int64_t)llround(sin_grads + buffers);
+    p->donated_size[1] = (int64_t)llround(buffers);
     p->temp_buffer_size[1] = (int64_t)llround(shard_transient_peak(st, ti, 1) +
                                               shard_recompute_temp(st, ti, blk, n_blk));
     p->intermediate_size = (int64_t)llround(saved_act + sin_saved + sout_saved);
