@@ -93,6 +93,13 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
                      double param_elems, double read_share, const int *blk, int n_blk,
                      size_t *ccap);
 
+/* Gradient accumulation (program_accum.c): appends to the backward the
+ * add kernels that put each operator's fresh gradients into their
+ * accumulation buffers (or, with the spec's grad_accum_fusion, moves the
+ * add into the weight-gradient GEMM's epilogue). */
+int shard_push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                          size_t *cap, ApprofHash128 **dig);
+
 /* Appends kernel k of op to phase ph with digest d (program.c). */
 int shard_push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
                       const ApprofKernel *k, ApprofHash128 d, int op);
