@@ -410,7 +410,8 @@ double shard_recompute_temp(const ShardStage *st, const TInfo *ti, const int *bl
  * norm): then the mask comes on top. Reshape: torch's view shares its
  * input's storage, so the attention's output that the fused attention
  * saves and the heads-merged view the output projection saves are one
- * tensor (Megatron's 2sbh for the projection's input). */
+ * tensor (Megatron's 2sbh for the projection's input). Under full
+ * recomputation what is kept is the blocks' inputs, whole. */
 void shard_saved_storage(const ShardStage *st, const TInfo *ti, const int *touched, int n_touched,
                          double *saved_act, double *sin_saved)
 {
@@ -424,7 +425,9 @@ void shard_saved_storage(const ShardStage *st, const TInfo *ti, const int *touch
         int pr = g->tensors[t].producer;
         if (!x->keep || x->stage_out || !(es > 0))
             continue;
-        if (x->mask_saved)
+        /* under full recomputation a kept tensor is a block's input, its
+         * producer's dropout rerun with the block: no mask is kept */
+        if (x->mask_saved && st->recompute != COSTDB_RECOMPUTE_FULL)
             delta = x->nonfp8_saved || x->fp8_saved ? x->local / es : -x->local * (1.0 - 1.0 / es);
         if (pr >= st->op_begin && pr < st->op_end && g->ops[pr].kind == APPROF_OP_RESHAPE &&
             !x->mask_saved) {
