@@ -7,7 +7,6 @@
  * text, and the program signature (a hash of everything but layer and
  * operator ids, so identical stages at different depths share it).
  */
-#include <assert.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
