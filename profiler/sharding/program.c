@@ -147,90 +147,6 @@ ApprofHash128 shard_kernel_digest(const ApprofKernel *k)
     return h;
 }
 
-/* Megatron's gradient_accumulation_fusion for operator o: its weight
- * gradient GEMM (the last GEMM of o in the backward whose C has the size
- * of o's parameters, less a bias) reads and writes the accumulation
- * buffer instead of storing the gradient: extra bytes per element of C
- * in its epilogue. Returns the elements of that C, or 0 when o has no
- * such GEMM (a norm's gradients are added by a kernel of their own, as
- * are a linear layer's bias gradients). */
-static double fuse_grad_accum(ApprofStageProgram *p, ApprofHash128 **dig, int o, double elems,
-                              double extra_per_elem)
-{
-    for (size_t i = p->n_kernels[1]; i-- > 0;) {
-        ApprofKernel *k = &p->kernels[1][i];
-        double c = (double)k->batch * (double)k->m * (double)k->n;
-        if (k->op != o || k->kind != APPROF_K_GEMM || k->attention || !(k->store_bytes > 0))
-            continue;
-        if (c <= elems && c >= 0.9 * elems) {
-            k->bytes += extra_per_elem * c;
-            k->store_bytes += extra_per_elem * c;
-            dig[1][i] = shard_kernel_digest(k);
-            return c;
-        }
-    }
-    return 0.0;
-}
-
-/* Bytes per element of the accumulation buffer: the width the gradients
- * are reduced in (the spec's grad_reduce_bytes), else the model's. */
-static double accum_width(const ShardStage *st)
-{
-    double gw = (double)approf_dtype_size(st->g->dtype);
-    return st->hw && st->hw->grad_reduce_bytes > 0 ? st->hw->grad_reduce_bytes : gw;
-}
-
-void shard_grad_accum_kernel(const ShardStage *st, double elems, ApprofKernel *k)
-{
-    double gw = (double)approf_dtype_size(st->g->dtype), aw = accum_width(st);
-    memset(k, 0, sizeof *k);
-    k->kind = APPROF_K_ELEMENTWISE;
-    k->dtype = aw == 4.0 ? APPROF_F32 : st->g->dtype;
-    k->batch = 1;
-    k->elements = (int64_t)llround(elems);
-    k->flops = elems;
-    k->bytes = elems * (2.0 * aw + gw);
-}
-
-/* Gradient accumulation (docs/alpa-semantics.md, "The backward module"):
- * every micro-batch's backward adds each parameter's fresh gradient into
- * its accumulation buffer. PyTorch's autograd (AccumulateGrad) and
- * Megatron-LM's DDP hook (`main_grad.add_(grad)`) run it as an add kernel
- * per parameter: priced as one elementwise kernel per operator that holds
- * parameters, reading the buffer and the gradient and writing the buffer.
- * The buffer is in the width the gradients are reduced in (the spec's
- * grad_reduce_bytes: Megatron's f32 main_grad for 16-bit models), else
- * the model's; under ZeRO-2/3 it is the device's partition
- * (donated_size[1] of the param_bytes). With the spec's grad_accum_fusion
- * the add runs inside the weight-gradient GEMM instead (Megatron's
- * gradient_accumulation_fusion): that GEMM's epilogue reads and writes the
- * buffer where it stored the gradient, priced as its store (hw/cost.c,
- * "GEMM epilogue"; fuse_grad_accum), and no kernel is added for it. */
-static int push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
-                           size_t *cap, ApprofHash128 **dig)
-{
-    const ApprofHardwareSpec *hw = st->hw;
-    double gw = (double)approf_dtype_size(st->g->dtype);
-    double aw = accum_width(st);
-    double share = p->param_bytes > 0 ? (double)p->donated_size[1] / (double)p->param_bytes : 0.0;
-    int rc = 0;
-    if (!(share > 0.0))
-        return 0;
-    for (int o = st->op_begin; o < st->op_end && !rc; o++) {
-        double elems = shard_op_param_bytes(st, ti, o) / gw * share;
-        ApprofKernel k;
-        if (!(elems >= 1.0))
-            continue;
-        if (hw && hw->grad_accum_fusion)
-            elems -= fuse_grad_accum(p, dig, o, elems, 2.0 * aw - gw);
-        if (!(elems >= 1.0))
-            continue;
-        shard_grad_accum_kernel(st, elems, &k);
-        rc = shard_push_kernel(p, 1, cap, dig, &k, shard_kernel_digest(&k), o);
-    }
-    return rc;
-}
-
 int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofCollective *c)
 {
     if (c->group_size <= 1 || !(c->bytes > 0))
@@ -359,7 +275,7 @@ static int finish_program(const ShardStage *st, const TInfo *ti, ApprofStageProg
     int rc = shard_apply_zero(st, ti, p, tl->param_elems, tl->read_share, tl->blk, tl->n_blk,
                               ccap);
     if (!rc)
-        rc = push_grad_accum(st, ti, p, &kcap[1], kdig);
+        rc = shard_push_grad_accum(st, ti, p, &kcap[1], kdig);
     if (!rc)
         shard_fp8_weights(st, ti, p);
     if (rc)
@@ -485,9 +401,15 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                     t->nonfp8_saved = 1;
             }
         }
-        for (int j = 0; j < op->n_outputs; j++)
-            if (saved & APPROF_SAVED_OUTPUT(j))
-                ti[op->outputs[j]].saved = ti[op->outputs[j]].nonfp8_saved = 1;
+        for (int j = 0; j < op->n_outputs; j++) {
+            if (!(saved & APPROF_SAVED_OUTPUT(j)))
+                continue;
+            ti[op->outputs[j]].saved = 1;
+            if (op->kind == APPROF_OP_DROPOUT)
+                ti[op->outputs[j]].mask_saved = 1;
+            else
+                ti[op->outputs[j]].nonfp8_saved = 1;
+        }
     }
     /* A stage output: produced here and used after the stage, or used
      * nowhere inside it (a model output such as the loss): st->t_out. */
@@ -754,6 +676,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         if (ti[t].in_range && ti[t].keep && !ti[t].stage_out)
             saved_act += ti[t].local;
     }
+    shard_saved_storage(st, ti, touched, n_touched, &saved_act, &sin_saved);
     shard_fp8_saved(st, ti, touched, n_touched, &saved_act, &sin_saved);
     saved_act += rs_kept;
     /* The two modules as Alpa compiles them for pipeshard training with
@@ -763,15 +686,25 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
      * invars are the parameters it reads, one accumulation buffer per
      * parameter (donated: it comes back as an outvar), the saved
      * activations and the incoming gradients; outvars are the input
-     * gradients and the accumulation buffers. */
+     * gradients and the accumulation buffers. The buffers are as wide as
+     * the gradients are accumulated: Megatron's DDP allocates its
+     * contiguous grad buffer (main_grad) in f32 when
+     * accumulate_allreduce_grads_in_fp32 is set, which bf16 training
+     * sets unless --grad-reduce-in-bf16 (megatron/training/arguments.py;
+     * grad_reduce_in_fp32 of
+     * megatron/core/distributed/distributed_data_parallel_config.py,
+     * core_v0.19.0), and its memory estimator counts 4 bytes of gradient
+     * per parameter (theoretical_memory_usage.py: 18 bytes a parameter,
+     * 6 + 12/dp with the distributed optimizer): docs/megatron-memory.md. */
+    double buffers = params * shard_grad_buffer_ratio(st);
     p->param_bytes = (int64_t)llround(params);
     p->invar_size[0] = (int64_t)llround(sin + params);
     p->outvar_size[0] = (int64_t)llround(sout + saved_act);
     p->temp_buffer_size[0] = (int64_t)llround(shard_transient_peak(st, ti, 0));
-    p->invar_size[1] = (int64_t)llround(params_read + params + saved_act + sin_saved +
+    p->invar_size[1] = (int64_t)llround(params_read + buffers + saved_act + sin_saved +
                                         sout_saved + sout);
-    p->outvar_size[1] = (int64_t)llround(sin_grads + params);
-    p->donated_size[1] = (int64_t)llround(params);
+    p->outvar_size[1] = (int64_t)llround(sin_grads + buffers);
+    p->donated_size[1] = (int64_t)llround(buffers);
     p->temp_buffer_size[1] = (int64_t)llround(shard_transient_peak(st, ti, 1) +
                                               shard_recompute_temp(st, ti, blk, n_blk));
     p->intermediate_size = (int64_t)llround(saved_act + sin_saved + sout_saved);

@@ -25,6 +25,8 @@ typedef struct TInfo {
     double local;     /* bytes per device */
     int fp8_saved;    /* an FP8 linear layer saves it (--fp8; program_fp8.c) */
     int nonfp8_saved; /* some other op saves it */
+    int mask_saved;   /* a dropout keeps the one-byte mask of it (not counted in
+                       * nonfp8_saved: the mask is not the tensor) */
     unsigned fp8_cast; /* cast to FP8 in the forward (1) / recomputed forward (2) */
     int n_use;        /* entries of use[]; those past it are never read (so a
                        * reset clears only what comes before use[]) */
@@ -79,11 +81,24 @@ void shard_mark_kept(const ShardStage *st, TInfo *ti, const int *touched, int n_
 /* Extra backward temporaries of recomputation: the largest block's
  * recomputed activations. */
 double shard_recompute_temp(const ShardStage *st, const TInfo *ti, const int *blk, int n_blk);
+/* The kept bytes (saved_act: produced in the stage; sin_saved: its
+ * inputs) as the framework stores them (docs/megatron-memory.md): a
+ * dropout keeps a one-byte mask of its output, not the output; a reshape's
+ * output is a view of its input, one storage when both are kept. */
+void shard_saved_storage(const ShardStage *st, const TInfo *ti, const int *touched, int n_touched,
+                         double *saved_act, double *sin_saved);
 
 /* ZeRO over the gradient-synchronisation group (program_zero.c). */
 int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
                      double param_elems, double read_share, const int *blk, int n_blk,
                      size_t *ccap);
+
+/* Gradient accumulation (program_accum.c): appends to the backward the
+ * add kernels that put each operator's fresh gradients into their
+ * accumulation buffers (or, with the spec's grad_accum_fusion, moves the
+ * add into the weight-gradient GEMM's epilogue). */
+int shard_push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                          size_t *cap, ApprofHash128 **dig);
 
 /* Appends kernel k of op to phase ph with digest d (program.c). */
 int shard_push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,

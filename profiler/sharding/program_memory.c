@@ -400,3 +400,45 @@ double shard_recompute_temp(const ShardStage *st, const TInfo *ti, const int *bl
     }
     return worst;
 }
+
+/* Dropout: PyTorch's dropout (torch.nn.functional.dropout, the kernel
+ * behind Megatron-Core's bias-dropout-add, megatron/core/fusions/
+ * fused_bias_dropout.py at core_v0.19.0) saves a bool mask, one byte per
+ * element, which is what Korthikanti et al. 2022 (section 4.1) count for
+ * each dropout: sbh bytes. The dropout's output itself is kept only when
+ * another op saves it (the embedding's dropout feeds the first layer
+ * norm): then the mask comes on top. Reshape: torch's view shares its
+ * input's storage, so the attention's output that the fused attention
+ * saves and the heads-merged view the output projection saves are one
+ * tensor (Megatron's 2sbh for the projection's input). Under full
+ * recomputation what is kept is the blocks' inputs, whole. */
+void shard_saved_storage(const ShardStage *st, const TInfo *ti, const int *touched, int n_touched,
+                         double *saved_act, double *sin_saved)
+{
+    const ApprofGraph *g;
+    assert(st && st->g && ti && (touched || !n_touched) && saved_act && sin_saved);
+    g = st->g;
+    for (int k = 0; k < n_touched; k++) {
+        int t = touched[k];
+        const TInfo *x = &ti[t];
+        double es = (double)approf_dtype_size(g->tensors[t].dtype), delta = 0.0;
+        int pr = g->tensors[t].producer;
+        if (!x->keep || x->stage_out || !(es > 0))
+            continue;
+        /* under full recomputation a kept tensor is a block's input, its
+         * producer's dropout rerun with the block: no mask is kept */
+        if (x->mask_saved && st->recompute != COSTDB_RECOMPUTE_FULL)
+            delta = x->nonfp8_saved || x->fp8_saved ? x->local / es : -x->local * (1.0 - 1.0 / es);
+        if (pr >= st->op_begin && pr < st->op_end && g->ops[pr].kind == APPROF_OP_RESHAPE &&
+            !x->mask_saved) {
+            const TInfo *in = &ti[g->ops[pr].inputs[0]];
+            if (in->keep && !in->stage_out && in->in_range && !in->mask_saved &&
+                fabs(in->local - x->local) <= 0.5)
+                delta = -x->local;
+        }
+        if (x->in_range)
+            *saved_act += delta;
+        else
+            *sin_saved += delta;
+    }
+}

@@ -334,10 +334,12 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
     if (z >= 1)
         p->initial_size -= (int64_t)llround(S_elems * per_elem * (1.0 - 1.0 / G));
     if (z >= 2) {
-        /* the backward's accumulation buffers (invar, outvar, donated) */
-        p->invar_size[1] -= (int64_t)llround(cut);
-        p->outvar_size[1] -= (int64_t)llround(cut);
-        p->donated_size[1] -= (int64_t)llround(cut);
+        /* the backward's accumulation buffers (invar, outvar, donated), at
+         * their own width */
+        double buf_cut = cut * shard_grad_buffer_ratio(st);
+        p->invar_size[1] -= (int64_t)llround(buf_cut);
+        p->outvar_size[1] -= (int64_t)llround(buf_cut);
+        p->donated_size[1] -= (int64_t)llround(buf_cut);
         /* ZeRO-2 reduce-scatters gradient buckets, ZeRO-3 module by module
          * (an overlapping schedule: push_zero3_scheduled, below) */
         c.kind = APPROF_COLL_REDUCE_SCATTER;

@@ -211,13 +211,14 @@ static double node_cost(const ShardStage *st, int o, const ShardStrat *s)
     return t;
 }
 
-/* Bytes per element that a parameter keeps resident with its gradient and
- * Adam state (two f32 moments, plus an f32 master copy in 16-bit training),
+/* Bytes per element that a parameter keeps resident with its gradient
+ * (in the accumulation buffer's width, shard_grad_buffer_ratio) and Adam
+ * state (two f32 moments, plus an f32 master copy in 16-bit training),
  * relative to the parameter's own bytes. */
-static double param_state_factor(ApprofDtype dt)
+static double param_state_factor(const ShardStage *st, ApprofDtype dt)
 {
     double e = (double)approf_dtype_size(dt);
-    return (e + e + 8.0 + (dt == APPROF_F32 ? 0.0 : 4.0)) / e;
+    return (e + e * shard_grad_buffer_ratio(st) + 8.0 + (dt == APPROF_F32 ? 0.0 : 4.0)) / e;
 }
 
 /* Node memory of strategy s of op o: what it keeps resident per device —
@@ -235,7 +236,7 @@ static double node_mem(const ShardStage *st, int o, const ShardStrat *s)
         if (it->role != APPROF_TENSOR_PARAM || st->t_first[t] != so->op)
             continue;
         ShardLayout L = shard_operand_layout(s, so->sp->in_map[i], it->ndim);
-        mem += shard_local_bytes(it, L, &st->mesh) * param_state_factor(it->dtype);
+        mem += shard_local_bytes(it, L, &st->mesh) * param_state_factor(st, it->dtype);
     }
     for (int j = 0; j < op->n_outputs; j++) {
         int t = op->outputs[j];

@@ -120,6 +120,14 @@ ApprofHash128 shard_kernel_digest(const ApprofKernel *k);
  * accumulation buffer, in the widths of st's spec (program.c,
  * push_grad_accum); the ILP prices the same kernel per strategy. */
 void shard_grad_accum_kernel(const ShardStage *st, double elems, ApprofKernel *k);
+/* Bytes of the gradient accumulation buffer per byte of a parameter of
+ * the model's dtype (program.c, the one owner): the width the gradients
+ * are accumulated and reduced in (the spec's grad_reduce_bytes: Megatron's
+ * f32 main_grad for 16-bit models, 2 for a bf16 model) over the model's
+ * width; 1 when the spec leaves it to the model's dtype. Used for the
+ * buffer's memory (program.c, program_zero.c) and the ILP's node memory
+ * (sharding.c), so that a level's bytes are those the program keeps. */
+double shard_grad_buffer_ratio(const ShardStage *st);
 
 /* The first op of each checkpoint block of the stage (program.c, the one
  * owner of the rule: docs/variants.md); begin has n_ops entries. Returns

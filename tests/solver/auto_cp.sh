@@ -42,13 +42,13 @@ o = json.loads(sqlite3.connect(sys.argv[1]).execute(
 p = o.get("parallel", {})
 assert o["stage_option"] == "auto", o
 assert p.get("cp") == 2 and p.get("cp_comm") == "p2p", o
-assert (p["dp"], p["tp"], p["pp"]) == (2, 2, 1), o
+assert (p["dp"], p["tp"], p["pp"]) == (4, 1, 1), o
 assert o["micro_batches"] == 4 and o["micro_batch_size"] == 4, o
 PY
 mkdir -p "$w/f"
 "$apreport" --db "$w/long.db" --plan "$id" --name a --out "$w/f" --quiet 2>"$w/err" ||
   fail_with "$w/err" "apreport"
-grep -q '"layout": "dp 2 x tp 2 x pp 1 x cp 2 (p2p), 4 micro-batches of 2 samples per replica' \
+grep -q '"layout": "dp 4 x tp 1 x pp 1 x cp 2 (p2p), 4 micro-batches of 1 sample per replica' \
   "$w/f/report.json" || fail "apreport's headline: $(grep -o '"layout": "[^"]*"' "$w/f/report.json")"
 grep -q '^--context-parallel-size 2$' "$w/f/a_megatron.args" || fail_with "$w/f/a_megatron.args" "cp size"
 "$py" "$check" "$man/megatron-lm-core_v0.19.0.json" "$w/f/a_megatron.args" >"$w/chk" 2>&1 ||

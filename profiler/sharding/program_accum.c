@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Gradient accumulation in a stage program (program_int.h): the width of
+ * the accumulation buffers (the one owner of the rule that sizes them,
+ * shard_grad_buffer_ratio), the add kernel that puts each micro-batch's
+ * fresh gradients into them, and Megatron's gradient_accumulation_fusion,
+ * which moves that add into the weight-gradient GEMM's epilogue. Used by
+ * shard_build_program (program.c) and the sharding ILP (sharding.c).
+ */
+#include <assert.h>
+#include <math.h>
+#include <string.h>
+
+#include "costdb.h"
+#include "sharding/context.h"
+#include "sharding/sharding_int.h"
+#include "sharding/program_int.h"
+#include "sharding/sharding.h"
+
+/* Megatron's gradient_accumulation_fusion for operator o: its weight
+ * gradient GEMM (the last GEMM of o in the backward whose C has the size
+ * of o's parameters, less a bias) reads and writes the accumulation
+ * buffer instead of storing the gradient: extra bytes per element of C
+ * in its epilogue. Returns the elements of that C, or 0 when o has no
+ * such GEMM (a norm's gradients are added by a kernel of their own, as
+ * are a linear layer's bias gradients). */
+static double fuse_grad_accum(ApprofStageProgram *p, ApprofHash128 **dig, int o, double elems,
+                              double extra_per_elem)
+{
+    for (size_t i = p->n_kernels[1]; i-- > 0;) {
+        ApprofKernel *k = &p->kernels[1][i];
+        double c = (double)k->batch * (double)k->m * (double)k->n;
+        if (k->op != o || k->kind != APPROF_K_GEMM || k->attention || !(k->store_bytes > 0))
+            continue;
+        if (c <= elems && c >= 0.9 * elems) {
+            k->bytes += extra_per_elem * c;
+            k->store_bytes += extra_per_elem * c;
+            dig[1][i] = shard_kernel_digest(k);
+            return c;
+        }
+    }
+    return 0.0;
+}
+
+/* Bytes per element of the accumulation buffer: the width the gradients
+ * are reduced in (the spec's grad_reduce_bytes), else the model's. */
+static double accum_width(const ShardStage *st)
+{
+    double gw = (double)approf_dtype_size(st->g->dtype);
+    return st->hw && st->hw->grad_reduce_bytes > 0 ? st->hw->grad_reduce_bytes : gw;
+}
+
+double shard_grad_buffer_ratio(const ShardStage *st)
+{
+    assert(st && st->g);
+    return accum_width(st) / (double)approf_dtype_size(st->g->dtype);
+}
+
+void shard_grad_accum_kernel(const ShardStage *st, double elems, ApprofKernel *k)
+{
+    double gw = (double)approf_dtype_size(st->g->dtype), aw = accum_width(st);
+    memset(k, 0, sizeof *k);
+    k->kind = APPROF_K_ELEMENTWISE;
+    k->dtype = aw == 4.0 ? APPROF_F32 : st->g->dtype;
+    k->batch = 1;
+    k->elements = (int64_t)llround(elems);
+    k->flops = elems;
+    k->bytes = elems * (2.0 * aw + gw);
+}
+
+/* Gradient accumulation (docs/alpa-semantics.md, "The backward module"):
+ * every micro-batch's backward adds each parameter's fresh gradient into
+ * its accumulation buffer. PyTorch's autograd (AccumulateGrad) and
+ * Megatron-LM's DDP hook (`main_grad.add_(grad)`) run it as an add kernel
+ * per parameter: priced as one elementwise kernel per operator that holds
+ * parameters, reading the buffer and the gradient and writing the buffer.
+ * The buffer is in the width the gradients are reduced in (the spec's
+ * grad_reduce_bytes: Megatron's f32 main_grad for 16-bit models), else
+ * the model's; under ZeRO-2/3 it is the device's partition
+ * (donated_size[1] of the param_bytes). With the spec's grad_accum_fusion
+ * the add runs inside the weight-gradient GEMM instead (Megatron's
+ * gradient_accumulation_fusion): that GEMM's epilogue reads and writes the
+ * buffer where it stored the gradient, priced as its store (hw/cost.c,
+ * "GEMM epilogue"; fuse_grad_accum), and no kernel is added for it. */
+int shard_push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                           size_t *cap, ApprofHash128 **dig)
+{
+    const ApprofHardwareSpec *hw = st->hw;
+    double gw = (double)approf_dtype_size(st->g->dtype);
+    double aw = accum_width(st);
+    /* the buffers are the parameters' elements at the width aw */
+    double share = p->param_bytes > 0 ? (double)p->donated_size[1] /
+                                            ((double)p->param_bytes * shard_grad_buffer_ratio(st))
+                                      : 0.0;
+    int rc = 0;
+    if (!(share > 0.0))
+        return 0;
+    for (int o = st->op_begin; o < st->op_end && !rc; o++) {
+        double elems = shard_op_param_bytes(st, ti, o) / gw * share;
+        ApprofKernel k;
+        if (!(elems >= 1.0))
+            continue;
+        if (hw && hw->grad_accum_fusion)
+            elems -= fuse_grad_accum(p, dig, o, elems, 2.0 * aw - gw);
+        if (!(elems >= 1.0))
+            continue;
+        shard_grad_accum_kernel(st, elems, &k);
+        rc = shard_push_kernel(p, 1, cap, dig, &k, shard_kernel_digest(&k), o);
+    }
+    return rc;
+}
+
