@@ -36,7 +36,7 @@ static const CostdbPlacement *stage_placement(const void *ctx, size_t k, size_t 
 int rep_stage_blocks(const ApreportReport *r, int *blocks, char *why, size_t whylen)
 {
     /* the one count (costdb_stage_blocks), as apsolve's verdict counts them */
-    return costdb_stage_blocks(stage_placement, r, r->n_stages, blocks, why, whylen);
+    return costdb_stage_blocks(stage_placement, r, r->n_stages, blocks, why, whylen) ? -1 : 0;
 }
 
 int rep_total_blocks(const ApreportReport *r)

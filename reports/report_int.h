@@ -123,8 +123,8 @@ const ApreportSchedule *rep_schedule(const ApreportReport *r);
 void rep_schedule_label(const ApreportReport *r, char *out, size_t len);
 /* Transformer blocks per stage from the parameter names of its placements
  * (reports/code.c, costdb_stage_blocks: apsolve's verdict counts them so)
- * into blocks[n_stages]; -2 with the reason in why when a block is split
- * between stages, -1 when they cannot be known. */
+ * into blocks[n_stages]; -1 with the reason in why when they cannot be
+ * known (a block split between stages among them). */
 int rep_stage_blocks(const ApreportReport *r, int *blocks, char *why, size_t whylen);
 /* The model's transformer blocks over all stages (distinct block keys, as
  * rep_stage_blocks finds them, a block split between stages counted once);

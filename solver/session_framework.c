@@ -451,6 +451,7 @@ static int try_knobs(Search *S, const ApsolveCand *c, ApsolveParallel *par)
     const char *keep_text = a->parallel;
     ApsolveNotice notice = a->notice;
     ApsolveError *error = a->error, err;
+    int quiet = a->quiet;
     unsigned zeros = variants(c, 1);
     int cp = par->cp > 1 ? par->cp : 1, rc = 0, built = 0;
     char text[160];
@@ -484,6 +485,7 @@ static int try_knobs(Search *S, const ApsolveCand *c, ApsolveParallel *par)
         a->par = *par;
         a->parallel = text;
         a->notice = NULL;
+        a->quiet = 1; /* nor the cp step's per-stage figures */
         memset(&err, 0, sizeof err);
         a->error = &err;
         if (!(r->specs = calloc((size_t)par->pp, sizeof *r->specs))) {
@@ -505,6 +507,7 @@ static int try_knobs(Search *S, const ApsolveCand *c, ApsolveParallel *par)
         }
         a->notice = notice;
         a->error = error;
+        a->quiet = quiet;
         if (!rc && pc)
             rc = try_variants(S, pc, par, par->ep > 1 ? z : -1);
         apsolve_parallel_undo(r);
