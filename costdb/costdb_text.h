@@ -56,6 +56,33 @@ int costdb_weight_whole_on_axis1(const struct CostdbPlacement *pl, int a, int b)
  * The one rule of apsolve's ep= and apreport's expert layout. */
 int costdb_expert_split(const struct CostdbPlacement *pl, int a, int b, int *ep, int *etp,
                         int64_t *experts);
+/* Whether a placement on logical mesh (a, b) is an activation ([B, S, H]: a
+ * stage input or output of three dimensions) split on the sequence over
+ * logical axis 1, the tensor-parallel axis: 1 when it is (the sharding ILP
+ * chose Megatron's sequence parallelism), 0 when not, -1 for a parameter,
+ * another rank or a spec that does not parse. The one rule of apsolve's
+ * verdict and apreport's launch files. */
+int costdb_activation_seq_split(const struct CostdbPlacement *pl, int a, int b);
+/* Transformer blocks, named as the frameworks count them (Megatron's
+ * --num-layers): the block key of a parameter path is its first segment
+ * when that ends in ".<digits>" ("h.3", "model.layers.3",
+ * "encoder.layer.3"; "" when none, or longer than len - 1). */
+#define COSTDB_BLOCK_KEY_MAX 96
+void costdb_block_key(const char *name, char *key, size_t len);
+/* Whether a parameter path is an attention weight: "attn" / "attention"
+ * (Hugging Face, Flax) or the zoo gpt's and bert's "h.N/query",
+ * "encoder.layer.N/key" projections. */
+int costdb_attention_name(const char *name);
+/* The placements of stage `stage`, one by one: NULL past its last. */
+typedef const struct CostdbPlacement *(*CostdbPlacementAt)(const void *ctx, size_t stage,
+                                                             size_t i);
+/* The transformer blocks of each of nstages stages (blocks[k]) from their
+ * parameters' block keys, a block holding an attention parameter
+ * somewhere: 0; -2 with why when a block is split between two stages; -1
+ * with why when the blocks are unknown (a stage without parameter
+ * placements, no block holds attention, out of memory). */
+int costdb_stage_blocks(CostdbPlacementAt at, const void *ctx, size_t nstages, int *blocks,
+                        char *why, size_t whylen);
 int costdb_spec_parse(const char *text, int logical_a, int logical_b, CostdbLayout *out,
                       char *err, size_t errlen);
 /* Writes dims as shape text, "2048,8192" ("" for a scalar); truncates to

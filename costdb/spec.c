@@ -459,3 +459,99 @@ int costdb_expert_split(const CostdbPlacement *pl, int a, int b, int *ep, int *e
     *experts = dims[d];
     return 0;
 }
+
+int costdb_activation_seq_split(const CostdbPlacement *pl, int a, int b)
+{
+    CostdbLayout l;
+    char err[8];
+    if (!strcmp(pl->role, "param") ||
+        costdb_spec_parse(pl->sharding_spec, a, b, &l, err, sizeof err) < 0 || l.ndim != 3)
+        return -1;
+    return l.mesh_axis_of_dim[1] == 1 || l.mesh_axis_of_dim[1] == 2;
+}
+
+void costdb_block_key(const char *name, char *key, size_t len)
+{
+    const char *slash = strchr(name, '/');
+    size_t n = slash ? (size_t)(slash - name) : strlen(name), d = n;
+    if (!len)
+        return;
+    key[0] = '\0';
+    while (d > 0 && isdigit((unsigned char)name[d - 1]))
+        d--;
+    if (!slash || d == n || d < 2 || name[d - 1] != '.' || n >= len)
+        return;
+    memcpy(key, name, n);
+    key[n] = '\0';
+}
+
+int costdb_attention_name(const char *name)
+{
+    return strstr(name, "attn") || strstr(name, "attention") || strstr(name, "/query/") ||
+           strstr(name, "/key/") || strstr(name, "/value/");
+}
+
+typedef struct BlockSeen {
+    char key[COSTDB_BLOCK_KEY_MAX];
+    size_t stage;
+    int attention;
+} BlockSeen;
+
+int costdb_stage_blocks(CostdbPlacementAt at, const void *ctx, size_t nstages, int *blocks,
+                        char *why, size_t whylen)
+{
+    BlockSeen *b = NULL;
+    size_t nb = 0, cap = 0;
+    int rc = -1, any_attention = 0;
+    for (size_t k = 0; k < nstages; k++) {
+        blocks[k] = 0;
+        for (size_t i = 0; at(ctx, k, i); i++)
+            cap++;
+    }
+    if (!(b = calloc(cap ? cap : 1, sizeof *b))) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    for (size_t k = 0; k < nstages; k++) {
+        const CostdbPlacement *pl;
+        int params = 0;
+        for (size_t i = 0; (pl = at(ctx, k, i)) != NULL; i++) {
+            char key[COSTDB_BLOCK_KEY_MAX];
+            size_t j;
+            if (strcmp(pl->role, "param"))
+                continue;
+            params++;
+            costdb_block_key(pl->tensor_name, key, sizeof key);
+            if (!key[0])
+                continue;
+            for (j = 0; j < nb && strcmp(b[j].key, key); j++)
+                ;
+            if (j == nb) {
+                snprintf(b[nb].key, sizeof b[nb].key, "%s", key);
+                b[nb++].stage = k;
+                blocks[k]++;
+            } else if (b[j].stage != k) {
+                snprintf(why, whylen, "transformer block %.60s is split between stages %zu and %zu",
+                         key, b[j].stage, k);
+                rc = -2;
+                goto cleanup;
+            }
+            if (costdb_attention_name(pl->tensor_name))
+                b[j].attention = 1;
+        }
+        if (!params) {
+            snprintf(why, whylen, "stage %zu has no parameter placements in the database", k);
+            goto cleanup;
+        }
+    }
+    for (size_t j = 0; j < nb; j++)
+        any_attention |= b[j].attention;
+    if (!any_attention) {
+        snprintf(why, whylen, "the parameter names show no transformer blocks");
+        goto cleanup;
+    }
+    rc = 0;
+cleanup:
+    free(b);
+    return rc;
+}

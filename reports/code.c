@@ -22,95 +22,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "costdb_text.h"
 #include "launch.h"
 
-#define MAX_KEY 96
+#define MAX_KEY COSTDB_BLOCK_KEY_MAX
 
-/* The block key of a parameter path into key ("" when none): its first
- * segment if that ends in ".<digits>". */
-static void block_key(const char *name, char *key, size_t len)
+static const CostdbPlacement *stage_placement(const void *ctx, size_t k, size_t i)
 {
-    const char *slash = strchr(name, '/');
-    size_t n = slash ? (size_t)(slash - name) : strlen(name), d = n;
-    key[0] = '\0';
-    while (d > 0 && isdigit((unsigned char)name[d - 1]))
-        d--;
-    if (!slash || d == n || d < 2 || name[d - 1] != '.' || n >= len)
-        return;
-    memcpy(key, name, n);
-    key[n] = '\0';
+    const ApreportReport *r = ctx;
+    return i < r->stages[k].n_tensors ? &r->stages[k].tensors[i].pl : NULL;
 }
-
-/* Whether a parameter path is an attention weight: "attn" / "attention"
- * (Hugging Face, Flax) or the zoo gpt's and bert's "h.N/query",
- * "encoder.layer.N/key" projections. */
-static int is_attention(const char *name)
-{
-    return strstr(name, "attn") || strstr(name, "attention") || strstr(name, "/query/") ||
-           strstr(name, "/key/") || strstr(name, "/value/");
-}
-
-typedef struct {
-    char key[MAX_KEY];
-    int stage;
-    int attention;
-} Block;
 
 int rep_stage_blocks(const ApreportReport *r, int *blocks, char *why, size_t whylen)
 {
-    Block *b = NULL;
-    size_t nb = 0, cap = 0;
-    int rc = -1, any_attention = 0;
-    for (size_t k = 0; k < r->n_stages; k++) {
-        blocks[k] = 0;
-        cap += r->stages[k].n_tensors;
-    }
-    b = calloc(cap ? cap : 1, sizeof(*b));
-    if (!b) {
-        snprintf(why, whylen, "out of memory");
-        return -1;
-    }
-    for (size_t k = 0; k < r->n_stages; k++) {
-        const RepStage *s = &r->stages[k];
-        int params = 0;
-        for (size_t i = 0; i < s->n_tensors; i++) {
-            char key[MAX_KEY];
-            size_t j;
-            if (strcmp(s->tensors[i].pl.role, "param"))
-                continue;
-            params++;
-            block_key(s->tensors[i].pl.tensor_name, key, sizeof(key));
-            if (!key[0])
-                continue;
-            for (j = 0; j < nb && strcmp(b[j].key, key); j++)
-                ;
-            if (j == nb) {
-                snprintf(b[nb].key, sizeof(b[nb].key), "%s", key);
-                b[nb++].stage = (int)k;
-                blocks[k]++;
-            } else if (b[j].stage != (int)k) {
-                snprintf(why, whylen, "transformer block %.60s is split between stages %d and %zu",
-                         key, b[j].stage, k);
-                goto cleanup;
-            }
-            if (is_attention(s->tensors[i].pl.tensor_name))
-                b[j].attention = 1;
-        }
-        if (!params) {
-            snprintf(why, whylen, "stage %zu has no parameter placements in the database", k);
-            goto cleanup;
-        }
-    }
-    for (size_t j = 0; j < nb; j++)
-        any_attention |= b[j].attention;
-    if (!any_attention) {
-        snprintf(why, whylen, "the parameter names show no transformer blocks");
-        goto cleanup;
-    }
-    rc = 0;
-cleanup:
-    free(b);
-    return rc;
+    /* the one count (costdb_stage_blocks), as apsolve's verdict counts them */
+    return costdb_stage_blocks(stage_placement, r, r->n_stages, blocks, why, whylen) ? -1 : 0;
 }
 
 int rep_total_blocks(const ApreportReport *r)
@@ -130,10 +56,10 @@ int rep_total_blocks(const ApreportReport *r)
             size_t j;
             if (strcmp(pl->role, "param"))
                 continue;
-            block_key(pl->tensor_name, key, sizeof(key));
+            costdb_block_key(pl->tensor_name, key, sizeof(key));
             if (!key[0])
                 continue;
-            attention |= is_attention(pl->tensor_name);
+            attention |= costdb_attention_name(pl->tensor_name);
             for (j = 0; j < nk && strcmp(keys[j], key); j++)
                 ;
             if (j == nk)

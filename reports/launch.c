@@ -23,6 +23,7 @@
 
 #include "apsolve.h"
 #include "context_parallel.h"
+#include "costdb_text.h"
 #include "hsdp.h"
 #include "launch.h"
 #include "plural.h"
@@ -98,15 +99,10 @@ static int seq_split(const ApreportReport *r)
         const RepStage *s = &r->stages[k];
         if (s->st.logical_b <= 1)
             continue;
-        for (size_t i = 0; i < s->n_tensors; i++) {
-            const RepTensor *t = &s->tensors[i];
-            int axis;
-            if (!strcmp(t->pl.role, "param") || !t->layout_ok || t->layout.ndim != 3)
-                continue;
-            axis = t->layout.mesh_axis_of_dim[1];
-            if (axis == 1 || axis == 2)
+        for (size_t i = 0; i < s->n_tensors; i++)
+            if (costdb_activation_seq_split(&s->tensors[i].pl, s->st.logical_a,
+                                            s->st.logical_b) == 1)
                 return 1;
-        }
     }
     return 0;
 }
@@ -545,7 +541,9 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
         }
     }
     L->sp = (b.sp_knob || b.seq_split) && L->tp > 1;
-    if (rt == REP_RT_MEGATRON && L->ep > 0 && L->tp > 1 && !L->sp) {
+    /* the verdict's rule (apsolve_frameworks): priced without the sequence
+     * split, whether or not the plan records sp=1 */
+    if (rt == REP_RT_MEGATRON && L->ep > 0 && L->tp > 1 && !b.seq_split) {
         L->sp = 1;
         L->changed = 1;
         note(&N, "Megatron-LM's MoE layer refuses tensor parallelism without sequence "

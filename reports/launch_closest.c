@@ -16,9 +16,11 @@
 
 #include "apsolve.h"
 #include "context_parallel.h"
+#include "costdb_text.h"
 #include "hsdp.h"
 #include "launch.h"
 #include "schedule.h"
+#include "session.h"
 
 static int same_layout(const CostdbPlanStage *a, const CostdbPlanStage *b)
 {
@@ -158,21 +160,39 @@ void rep_frameworks(const ApreportReport *r, ApsolveFwVerdict *v)
             snprintf(v->why[f], sizeof(v->why[f]), "out of memory");
         return;
     }
+    int *blocks = calloc(r->n_stages ? r->n_stages : 1, sizeof(*blocks)), b = -1;
+    char why[200];
+    if (blocks && r->n_stages)
+        b = rep_stage_blocks(r, blocks, why, sizeof(why));
     for (size_t k = 0; k < r->n_stages; k++) {
         const RepStage *s = &r->stages[k];
         st[k] = (ApsolveFwStage){s->st.end_layer - s->st.start_layer + 1, s->st.submesh_hosts,
                                  s->st.submesh_gpus, s->st.logical_a, s->st.logical_b,
                                  s->st.force_batch_dim, s->variant_known ? s->recompute : -1,
-                                 s->variant_known ? s->zero : -1, (int)s->tp_whole};
+                                 s->variant_known ? s->zero : -1, (int)s->tp_whole, 0, 0,
+                                 b == 0 ? blocks[k] : 0};
+        /* what the priced placements hold, as apsolve_plan_frameworks reads them */
+        for (size_t i = 0; i < s->n_tensors; i++) {
+            int e, t;
+            int64_t experts;
+            st[k].moe |= costdb_expert_split(&s->tensors[i].pl, s->st.logical_a,
+                                             s->st.logical_b, &e, &t, &experts) == 0;
+            st[k].seq_split |= costdb_activation_seq_split(&s->tensors[i].pl, s->st.logical_a,
+                                                           s->st.logical_b) == 1;
+        }
     }
+    free(blocks);
     p = (ApsolveFwPlan){st, r->n_stages, stored < 0 ? APSOLVE_SCHEDULE_1F1B : stored,
                         r->opts.virtual_stages, apsolve_fw_dtype_fp16(r->sweep.dtype)};
     apsolve_frameworks(&p, v);
-    if (r->opts.has_layout)
-        apsolve_cp_frameworks(r->opts.layout.cp, apsolve_cp_comm_parse(r->opts.layout.cp_comm), v);
-    if (r->opts.has_layout && r->opts.layout.zero == 3) /* HSDP, raf=0 (solver/hsdp.h) */
-        apsolve_hsdp_frameworks(r->opts.layout.dp_shard, r->opts.layout.tp,
-                                !r->opts.layout.raf_off, v);
+    if (r->opts.has_layout) { /* the knobs of a --parallel layout, as apsolve judged them */
+        const CostdbPlanLayout *l = &r->opts.layout;
+        ApsolveParallel par = {.dp = l->dp, .tp = l->tp, .pp = l->pp, .zero = l->zero,
+                               .cp = l->cp, .cp_comm = apsolve_cp_comm_parse(l->cp_comm),
+                               .ep = l->ep, .etp = l->etp, .dp_shard = l->dp_shard,
+                               .raf_off = l->raf_off};
+        apsolve_parallel_frameworks(&par, v);
+    }
     free(st);
     if (!r->opts.has_frameworks)
         return;

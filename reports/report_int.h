@@ -123,8 +123,9 @@ const ApreportSchedule *rep_schedule(const ApreportReport *r);
 /* "1F1B", "GPipe" or "interleaved, v chunks per stage" for a label. */
 void rep_schedule_label(const ApreportReport *r, char *out, size_t len);
 /* Transformer blocks per stage from the parameter names of its placements
- * (reports/code.c) into blocks[n_stages]; -1 with the reason in why when
- * they cannot be known. */
+ * (reports/code.c, costdb_stage_blocks: apsolve's verdict counts them so)
+ * into blocks[n_stages]; -1 with the reason in why when they cannot be
+ * known (a block split between stages among them). */
 int rep_stage_blocks(const ApreportReport *r, int *blocks, char *why, size_t whylen);
 /* The model's transformer blocks over all stages (distinct block keys, as
  * rep_stage_blocks finds them, a block split between stages counted once);

@@ -230,6 +230,17 @@ int apsolve_solve(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePla
  * (1: it keeps the headroom). Returns as apsolve_solve. */
 int apsolve_solve_keep_headroom(const ApsolveProblem *p, ApsolveOptions *opt,
                                 ApsolvePlan **out);
+/* The same rule for any way of making a plan (the one owner of it):
+ * make(ctx, opt) keeping opt's headroom when it sets one, and when that
+ * finds no plan (APSOLVE_EINFEASIBLE) or an infeasible one, make again
+ * against the raw capacity. A maker that chooses memory levels (the
+ * solver, apsolve_evaluate, the as-run pricing) so takes the cheapest
+ * level that keeps the headroom where one does, else the cheapest that
+ * fits. opt->search_headroom says which one *out was made under. Returns
+ * as make. */
+typedef int (*ApsolvePlanMaker)(void *ctx, const ApsolveOptions *opt, ApsolvePlan **out);
+int apsolve_keep_headroom(ApsolveOptions *opt, ApsolvePlanMaker make, void *ctx,
+                          ApsolvePlan **out);
 /* Writes into buf a one-line reason why p has no feasible plan under opt:
  * layers without a finite entry, the device count, --max-stages, or the
  * stage whose memory need exceeds the memory available. */

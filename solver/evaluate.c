@@ -66,17 +66,31 @@ int64_t apsolve_memory_reserve(const ApsolveOptions *opt, int64_t avail)
     return r >= (long double)avail ? avail : (int64_t)llroundl(r);
 }
 
+int apsolve_keep_headroom(ApsolveOptions *opt, ApsolvePlanMaker make, void *ctx,
+                          ApsolvePlan **out)
+{
+    int e;
+    *out = NULL;
+    opt->search_headroom = opt->headroom_bytes > 0 || opt->headroom_percent > 0;
+    e = make(ctx, opt, out);
+    if (opt->search_headroom &&
+        (e == APSOLVE_EINFEASIBLE || (e == APSOLVE_OK && *out && !(*out)->feasible))) {
+        apsolve_plan_free(out);
+        opt->search_headroom = 0;
+        e = make(ctx, opt, out);
+    }
+    return e;
+}
+
+static int solve_maker(void *ctx, const ApsolveOptions *opt, ApsolvePlan **out)
+{
+    return apsolve_solve((const ApsolveProblem *)ctx, opt, out);
+}
+
 int apsolve_solve_keep_headroom(const ApsolveProblem *p, ApsolveOptions *opt,
                                 ApsolvePlan **out)
 {
-    int e;
-    opt->search_headroom = opt->headroom_bytes > 0 || opt->headroom_percent > 0;
-    e = apsolve_solve(p, opt, out);
-    if (e == APSOLVE_EINFEASIBLE && opt->search_headroom) {
-        opt->search_headroom = 0;
-        e = apsolve_solve(p, opt, out);
-    }
-    return e;
+    return apsolve_keep_headroom(opt, solve_maker, (void *)p, out);
 }
 
 /* The memory a stage may need under opt: avail less the headroom when the

@@ -6,6 +6,7 @@
  * message; Adam's bytes by costdb_adam_bytes.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@
 #include "costdb.h"
 #include "costdb_text.h"
 #include "expert_parallel.h"
+#include "frameworks.h"
 #include "solver_int.h"
 
 /* The expert gradients' reduction once per iteration over a group of g
@@ -397,4 +399,29 @@ int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
     free(use);
     *out = q;
     return APSOLVE_OK;
+}
+
+void apsolve_ep_frameworks(int dp, int tp, int ep, int etp, int zero, struct ApsolveFwVerdict *v)
+{
+    unsigned ds = 1u << APSOLVE_FW_DEEPSPEED, tt = 1u << APSOLVE_FW_TORCHTITAN;
+    if (ep <= 1)
+        return;
+    if ((v->runs & ds) && (dp % ep || (tp > 1 && etp != tp))) {
+        v->runs &= ~ds;
+        snprintf(v->why[APSOLVE_FW_DEEPSPEED], sizeof v->why[0], "experts on ep %d x etp %d: "
+                 "its MoE layer takes ep_size ranks of the %d data-parallel ones and splits the "
+                 "experts over all %d tp ranks or none", ep, etp, dp, tp);
+    }
+    if ((v->runs & tt) && zero == 0) {
+        v->runs &= ~tt;
+        snprintf(v->why[APSOLVE_FW_TORCHTITAN], sizeof v->why[0], "expert parallelism with "
+                 "ZeRO-0: it builds expert parallelism inside FSDP's data-parallel shards "
+                 "(ZeRO-2/3)");
+    }
+    if ((v->runs & tt) && etp != 1 && etp != tp) {
+        v->runs &= ~tt;
+        snprintf(v->why[APSOLVE_FW_TORCHTITAN], sizeof v->why[0], "expert tensor parallelism "
+                 "%d: it takes 1 or the tensor-parallel size %d (ParallelDims._validate)", etp,
+                 tp);
+    }
 }

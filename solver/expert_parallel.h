@@ -112,6 +112,18 @@ int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                             ApsolveEpCache *cache, const ApsolveEpLayout *l,
                             ApsolveProblem **out, size_t *transformed, char *why, size_t len);
 
+struct ApsolveFwVerdict;
+/* Which frameworks run an ep plan as priced (frameworks.h), on top of the
+ * layout's verdict: experts on ep x etp of a (dp, tp) layout with ZeRO
+ * stage zero. DeepSpeed v0.16.4's MoE layer takes its ep_size ranks from
+ * the data-parallel group (ep divides dp) and splits the experts over all
+ * tp ranks or none (deepspeed/moe/layer.py, utils/groups.py); torchtitan
+ * v0.2.2 builds expert parallelism inside FSDP's shards (ZeRO-2/3; an ep
+ * plan is priced with ZeRO-0 or 1, apsolve_run_ep) and takes etp 1 or tp
+ * (ParallelDims._validate). Megatron-LM runs any ep and etp the pricing
+ * takes. Clears their bits of v with the reason; nothing for ep <= 1. */
+void apsolve_ep_frameworks(int dp, int tp, int ep, int etp, int zero,
+                           struct ApsolveFwVerdict *v);
 #ifdef __cplusplus
 }
 #endif

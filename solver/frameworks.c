@@ -47,9 +47,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "context_parallel.h"
 #include "costdb.h"
+#include "costdb_text.h"
+#include "expert_parallel.h"
 #include "frameworks.h"
+#include "hsdp.h"
 #include "schedule.h"
+#include "session.h"
 #include "session_int.h"
 
 static const char *const fw_names[] = {"Megatron-LM", "DeepSpeed", "torchtitan"};
@@ -97,6 +102,8 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
 {
     const ApsolveFwStage *s0;
     int lo = 1 << 30, hi = 0, pp, dp, tp, rec, zero, known = 1, differ = 0, pipe_sched;
+    int judge = 1, use_blocks = 1, moe = 0, seq_split = 0;
+    const char *unit;
     char why[APSOLVE_FW_WHY];
     memset(v, 0, sizeof *v);
     v->runs = (1u << APSOLVE_FW_COUNT) - 1;
@@ -122,8 +129,12 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
             all_cannot(v, why);
             return;
         }
-        lo = s->layers < lo ? s->layers : lo;
-        hi = s->layers > hi ? s->layers : hi;
+        if (s->blocks == APSOLVE_FW_BLOCKS_LATER)
+            judge = 0;
+        if (s->blocks <= 0)
+            use_blocks = 0;
+        moe |= s->moe;
+        seq_split |= s->logical_b > 1 && s->seq_split;
         if (s->recompute < 0 || s->zero < 0)
             known = 0;
         else if (s->recompute != rec || s->zero != zero)
@@ -141,7 +152,16 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
             all_cannot(v, why);
         }
     }
-    if (hi - lo > 1) {
+    /* the stages' sizes: transformer blocks where every stage's are known
+     * (what the launch files set: Megatron's --num-layers and its first
+     * and last stage's), else the sweep's layers */
+    for (size_t k = 0; k < p->n; k++) {
+        int c = use_blocks ? p->stages[k].blocks : p->stages[k].layers;
+        lo = c < lo ? c : lo;
+        hi = c > hi ? c : hi;
+    }
+    unit = use_blocks ? "transformer blocks" : "layers";
+    if (judge && !use_blocks && hi - lo > 1) {
         snprintf(why, sizeof why, "its stages hold %d to %d layers: every framework splits "
                  "the layers (nearly) evenly", lo, hi);
         all_cannot(v, why);
@@ -151,22 +171,34 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
     if (differ)
         all_cannot(v, "its stages differ in recomputation or ZeRO, which every framework sets "
                       "once for all stages");
-    if (hi != lo) {
-        /* Megatron states the first and last stage's layers when the
-         * stages between agree and there is no interleaving; the others
-         * split evenly */
+    if (judge && hi != lo) {
+        /* Megatron states the first and last stage's blocks
+         * (--decoder-first/last-pipeline-num-layers) when the stages
+         * between agree and there is no interleaving (validate_args'
+         * uneven split; the manifest's layers-uneven); the others split
+         * evenly */
         int mid_equal = 1;
-        for (size_t k = 2; k + 1 < p->n; k++)
-            mid_equal &= p->stages[k].layers == p->stages[1].layers;
+        for (size_t k = 2; k + 1 < p->n; k++) {
+            const ApsolveFwStage *a = &p->stages[k], *b = &p->stages[1];
+            mid_equal &= (use_blocks ? a->blocks == b->blocks : a->layers == b->layers);
+        }
         if (!mid_equal || (p->schedule == APSOLVE_SCHEDULE_INTERLEAVED && p->virtual_stages > 1))
-            cannot(v, APSOLVE_FW_MEGATRON, "its stages hold %d and %d layers: it states the "
-                   "first and last stage's layers only, with the stages between equal and no "
-                   "interleaving", lo, hi);
-        cannot(v, APSOLVE_FW_DEEPSPEED, "its stages hold %d and %d layers and PipelineModule's "
-               "uniform partition splits them evenly", lo, hi);
-        cannot(v, APSOLVE_FW_TORCHTITAN, "its stages hold %d and %d layers and torchtitan "
-               "splits them evenly", lo, hi);
+            cannot(v, APSOLVE_FW_MEGATRON, "its stages hold %d and %d %s: it states the first "
+                   "and last stage's only, with the stages between equal and no interleaving",
+                   lo, hi, unit);
+        cannot(v, APSOLVE_FW_DEEPSPEED, "its stages hold %d and %d %s and PipelineModule's "
+               "uniform partition splits them evenly", lo, hi, unit);
+        cannot(v, APSOLVE_FW_TORCHTITAN, "its stages hold %d and %d %s and torchtitan "
+               "splits them evenly", lo, hi, unit);
     }
+    /* Megatron-LM core_v0.19.0's MoE layer refuses tensor parallelism
+     * without sequence parallelism in training (MoELayer.forward; the
+     * manifest's moe-sp rule): its launch file sets --sequence-parallel,
+     * which changes the activations and collectives priced */
+    if (moe && tp > 1 && !seq_split)
+        cannot(v, APSOLVE_FW_MEGATRON, "a mixture-of-experts plan with tensor parallelism "
+               "priced without sequence parallelism: its MoE layer trains with tp > 1 only "
+               "with --sequence-parallel");
     pipe_sched = pp > 1 ? p->schedule : APSOLVE_SCHEDULE_1F1B;
     if (pipe_sched == APSOLVE_SCHEDULE_INTERLEAVED && p->virtual_stages < 2)
         pipe_sched = APSOLVE_SCHEDULE_1F1B;
@@ -216,15 +248,32 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
                "(pipeline_llm)");
 }
 
+/* Each stage's placements, for costdb_stage_blocks. */
+typedef struct StagePls {
+    CostdbPlacement **ps;
+    size_t *n;
+} StagePls;
+
+static const CostdbPlacement *stage_pl(const void *ctx, size_t k, size_t i)
+{
+    const StagePls *x = ctx;
+    return i < x->n[k] ? &x->ps[k][i] : NULL;
+}
+
 int apsolve_plan_frameworks(struct Costdb *db, int64_t sweep, const char *dtype,
                             const ApsolvePlan *pl, ApsolveFwVerdict *v)
 {
-    ApsolveFwStage *st = calloc(pl->n_stages ? pl->n_stages : 1, sizeof *st);
+    size_t n = pl->n_stages ? pl->n_stages : 1;
+    ApsolveFwStage *st = calloc(n, sizeof *st);
+    StagePls x = {calloc(n, sizeof *x.ps), calloc(n, sizeof *x.n)};
+    int *blocks = calloc(n, sizeof *blocks), read = db != NULL, rc = 0;
     ApsolveFwPlan p;
-    if (!st) {
+    char why[200];
+    if (!st || !x.ps || !x.n || !blocks) {
         memset(v, 0, sizeof *v);
         all_cannot(v, "out of memory");
-        return -1;
+        rc = -1;
+        goto done;
     }
     for (size_t k = 0; k < pl->n_stages; k++) {
         const ApsolveStage *s = &pl->stages[k];
@@ -232,19 +281,58 @@ int apsolve_plan_frameworks(struct Costdb *db, int64_t sweep, const char *dtype,
         st[k] = (ApsolveFwStage){s->end_layer - s->start_layer + 1, s->hosts, s->gpus,
                                  s->logical_a, s->logical_b, s->force_batch_dim,
                                  s->config >= 0 ? s->recompute : -1,
-                                 s->config >= 0 ? s->zero : -1, 0};
+                                 s->config >= 0 ? s->zero : -1, 0, 0, 0, 0};
+        if (s->submesh < 0 || s->config < 0 || !db ||
+            costdb_placements_get(db, sweep, s->start_layer, s->end_layer, s->submesh,
+                                  s->config, &x.ps[k], &x.n[k]) < 0) {
+            read = 0;
+            if (s->logical_b > 1)
+                st[k].tp_whole = -1;
+            continue;
+        }
         if (s->logical_b > 1)
-            st[k].tp_whole = s->submesh < 0 || s->config < 0 || !db
-                                 ? -1
-                                 : apsolve_whole_weights(db, sweep, s->start_layer, s->end_layer,
-                                                         s->submesh, s->config, s->logical_a,
-                                                         s->logical_b, &weights);
+            st[k].tp_whole = apsolve_placements_whole(x.ps[k], x.n[k], s->logical_a,
+                                                      s->logical_b, &weights);
+        for (size_t i = 0; i < x.n[k]; i++) {
+            int e, t;
+            int64_t experts;
+            st[k].moe |= costdb_expert_split(&x.ps[k][i], s->logical_a, s->logical_b, &e, &t,
+                                             &experts) == 0;
+            st[k].seq_split |= costdb_activation_seq_split(&x.ps[k][i], s->logical_a,
+                                                           s->logical_b) == 1;
+        }
+    }
+    /* transformer blocks per stage, as the launch files count them */
+    if (read && pl->n_stages) {
+        int b = costdb_stage_blocks(stage_pl, &x, pl->n_stages, blocks, why, sizeof why);
+        /* a block cut between two stages (the sweep's layers need not end
+         * where a block does): the layers are judged, as the launch files
+         * say (docs/solver.md, "Which frameworks run a plan") */
+        for (size_t k = 0; k < pl->n_stages; k++)
+            st[k].blocks = b == 0 ? blocks[k] : 0;
     }
     p = (ApsolveFwPlan){st, pl->n_stages, pl->schedule, pl->virtual_stages,
                         apsolve_fw_dtype_fp16(dtype)};
     apsolve_frameworks(&p, v);
+done:
+    for (size_t k = 0; x.ps && k < pl->n_stages; k++)
+        free(x.ps[k]);
+    free(x.ps);
+    free(x.n);
+    free(blocks);
     free(st);
-    return 0;
+    return rc;
+}
+
+void apsolve_parallel_frameworks(const struct ApsolveParallel *par, ApsolveFwVerdict *v)
+{
+    int cp = par->cp > 1 ? par->cp : 1;
+    apsolve_cp_frameworks(cp, par->cp_comm, v);
+    /* the experts fold over the entries' (dp x cp, tp) (session_ep.c) */
+    apsolve_ep_frameworks(par->dp * cp, par->tp, par->ep, par->etp > 0 ? par->etp : par->tp,
+                          par->zero, v);
+    if (par->zero == 3) /* HSDP, raf=0 (hsdp.h) */
+        apsolve_hsdp_frameworks(par->dp_shard, par->tp, !par->raf_off, v);
 }
 
 int apsolve_evaluate_as_run(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
@@ -261,11 +349,45 @@ int apsolve_evaluate_as_run(struct Costdb *db, int64_t sweep, const ApsolveProbl
         apsolve_3d_tp_levels(db, sweep, p, specs, n, lv);
     }
     e = apsolve_evaluate(p, opt, specs, n, out, err, errlen);
-    while (lv && e == 0 && apsolve_3d_tp_bump(*out, specs, lv, n)) {
+    while (lv && e == 0 && apsolve_3d_tp_bump(*out, opt, specs, lv, n)) {
         apsolve_plan_free(out);
         e = apsolve_evaluate(p, opt, specs, n, out, err, errlen);
     }
     free(lv);
+    return e;
+}
+
+/* apsolve_evaluate_as_run as a plan maker: each try from the specs as
+ * given (the pricing pins their memory levels). */
+typedef struct AsRun {
+    struct Costdb *db;
+    int64_t sweep;
+    const ApsolveProblem *p;
+    ApsolveStageSpec *specs, *given;
+    size_t n;
+    char *err;
+    size_t errlen;
+} AsRun;
+
+static int as_run_maker(void *ctx, const ApsolveOptions *opt, ApsolvePlan **out)
+{
+    AsRun *x = ctx;
+    memcpy(x->specs, x->given, x->n * sizeof *x->specs);
+    return apsolve_evaluate_as_run(x->db, x->sweep, x->p, opt, x->specs, x->n, out, x->err,
+                                   x->errlen);
+}
+
+int apsolve_evaluate_as_run_keep(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                                 ApsolveOptions *opt, ApsolveStageSpec *specs, size_t n,
+                                 ApsolvePlan **out, char *err, size_t errlen)
+{
+    AsRun x = {db, sweep, p, specs, malloc((n ? n : 1) * sizeof *specs), n, err, errlen};
+    int e;
+    if (!x.given)
+        return APSOLVE_ENOMEM;
+    memcpy(x.given, specs, n * sizeof *specs);
+    e = apsolve_keep_headroom(opt, as_run_maker, &x, out);
+    free(x.given);
     return e;
 }
 

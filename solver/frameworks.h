@@ -38,7 +38,15 @@ typedef struct ApsolveFwStage {
     int force_batch_dim;              /* -1: {} */
     int recompute, zero;              /* CostdbRecompute, ZeRO stage; -1: unknown */
     int tp_whole;                     /* weight matrices whole over the tp axis; -1 unknown */
+    int moe;                          /* the stage holds expert weights (costdb_expert_split) */
+    int seq_split;                    /* priced with an activation split on the sequence over
+                                       * the tp axis (costdb_activation_seq_split) */
+    int blocks;                       /* transformer blocks (costdb_stage_blocks); 0: unknown or
+                                       * a block cut between stages, the layers are judged;
+                                       * APSOLVE_FW_BLOCKS_LATER: not judged (a layout before
+                                       * pricing) */
 } ApsolveFwStage;
+#define APSOLVE_FW_BLOCKS_LATER (-2)
 
 typedef struct ApsolveFwPlan {
     const ApsolveFwStage *stages;
@@ -76,6 +84,23 @@ int apsolve_plan_frameworks(struct Costdb *db, int64_t sweep, const char *dtype,
 int apsolve_evaluate_as_run(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
                             const ApsolveOptions *opt, ApsolveStageSpec *specs, size_t n,
                             ApsolvePlan **out, char *err, size_t errlen);
+
+/* apsolve_evaluate_as_run under the memory-headroom rule
+ * (apsolve_keep_headroom): the memory levels that keep opt's headroom
+ * where some do (each tp stage's next splitting level while it leaves
+ * less), else as apsolve_evaluate_as_run against the raw capacity;
+ * opt->search_headroom says which. Where a search applies the headroom
+ * (apsolve --framework) a layout is priced so. */
+int apsolve_evaluate_as_run_keep(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                                 ApsolveOptions *opt, ApsolveStageSpec *specs, size_t n,
+                                 ApsolvePlan **out, char *err, size_t errlen);
+
+/* The limits a --parallel layout's knobs add to the verdict of its
+ * stages (apsolve_frameworks): context parallelism (apsolve_cp_frameworks),
+ * expert parallelism (apsolve_ep_frameworks), HSDP and raf=0 of ZeRO-3
+ * (apsolve_hsdp_frameworks). apsolve and apreport judge a layout so. */
+struct ApsolveParallel;
+void apsolve_parallel_frameworks(const struct ApsolveParallel *par, ApsolveFwVerdict *v);
 
 /* Whether a sweep's dtype name is float16 ("f16", "fp16", "float16"). */
 int apsolve_fw_dtype_fp16(const char *dtype);

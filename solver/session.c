@@ -411,8 +411,7 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
         return 1;
     apsolve_3d_specs(pp->num_layers, pp->cluster_gpus, edp, pr->tp, pr->pp, r->specs);
     r->nspec = (size_t)pr->pp;
-    if ((rc = apsolve_run_cp(r, &pc)) != 0 || (rc = apsolve_run_ep(r, &pc)) != 0 ||
-        (rc = apsolve_run_hsdp(r, &pc)) != 0)
+    if ((rc = apsolve_parallel_knobs(r, &pc)) != 0)
         return rc;
     if (apsolve_schedule_zero_bubble(a->schedule) && !a->opt.inference) {
         /* vpp= gives interleaved ZB its chunks; ZB-H1 runs one, ZBV two */
@@ -436,13 +435,29 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
      * (frameworks.h; a launch file's closest plan is priced the same way). */
     r->kind = "3d";
     snprintf(s->label, sizeof s->label, "3-D %s", a->parallel);
-    *e = apsolve_evaluate_as_run(r->db, pc->sweep, pc->p, &pc->opt, r->specs, r->nspec,
-                                 &s->given, err, errlen);
+    /* --framework's winner: priced as the search priced it, at the levels
+     * that keep the memory headroom where some do (apsolve_keep_headroom);
+     * a layout given by hand is judged by the raw capacity */
+    if (r->fw >= 0)
+        *e = apsolve_evaluate_as_run_keep(r->db, pc->sweep, pc->p, &pc->opt, r->specs, r->nspec,
+                                          &s->given, err, errlen);
+    else
+        *e = apsolve_evaluate_as_run(r->db, pc->sweep, pc->p, &pc->opt, r->specs, r->nspec,
+                                     &s->given, err, errlen);
     if (*e == APSOLVE_ENOMEM)
         return 1;
     apsolve_ep_say(r, s->given);
     apsolve_hsdp_say(r, s->given);
     r->out_c[s->nout] = pc;
+    return 0;
+}
+
+int apsolve_parallel_knobs(ApsolveRun *r, ApsolveCand **pc)
+{
+    int rc;
+    if ((rc = apsolve_run_cp(r, pc)) != 0 || (rc = apsolve_run_ep(r, pc)) != 0 ||
+        (rc = apsolve_run_hsdp(r, pc)) != 0)
+        return rc;
     return 0;
 }
 
@@ -461,8 +476,9 @@ static void free_given_cands(ApsolveRun *r)
     r->have_par_c = r->have_cp_c = r->have_ep_c = r->have_hsdp_c = 0;
 }
 
-/* Frees what one parallel_plan made, for the next try of parallel_mbs. */
-static void parallel_undo(ApsolveRun *r)
+/* Frees what one parallel_plan made, for the next try of parallel_mbs
+ * (session_int.h). */
+void apsolve_parallel_undo(ApsolveRun *r)
 {
     free(r->specs);
     r->specs = NULL;
@@ -522,11 +538,11 @@ static int parallel_mbs(ApsolveRun *r, int *tried, char *mbs, size_t len)
                 best_mbs = a->par.mbs;
             }
         } else if (rc == 1 && e == APSOLVE_ENOMEM) {
-            parallel_undo(r);
+            apsolve_parallel_undo(r);
             apsolve_plan_free(&best);
             return 1;
         }
-        parallel_undo(r);
+        apsolve_parallel_undo(r);
     }
     apsolve_plan_free(&best);
     a->par.mbs = best_mbs;

@@ -11,13 +11,19 @@
  * profiled. Each is priced exactly as --parallel prices that layout (the
  * same candidate sweep, apsolve_parallel_apply, apsolve_evaluate_as_run,
  * and the full estimate apsolve_full_price); of those F runs as priced
- * (apsolve_frameworks, the verdict stored with the plan) and that fit in
- * memory, the least full estimate wins, a layout that keeps the memory
- * headroom beating one that does not (the auto search's rule). The winner
- * becomes the request's --parallel layout, so the --parallel path itself
- * prices, prints and stores it. Context and expert parallelism are not
- * enumerated (cp = ep = 1: their steps refuse --batch and need per-layout
- * candidates of their own, session_cp.c and session_ep.c); GPipe is left
+ * (apsolve_frameworks with the knobs' rules, apsolve_parallel_frameworks:
+ * the verdict stored with the plan) and that fit in memory, the least
+ * full estimate wins, a layout that keeps the memory headroom beating one
+ * that does not (the auto search's rule). A layout is priced at the
+ * memory levels that keep the headroom where some do (the one rule,
+ * apsolve_keep_headroom, through apsolve_evaluate_as_run_keep), else at
+ * those that fit. The winner becomes the request's --parallel layout, so
+ * the --parallel path itself prices, prints and stores it. Context
+ * parallelism (the ring, cp_comm=p2p, as the auto search prices it) and
+ * expert parallelism (ep x etp, etp 1 or tp, for a model whose routing
+ * the sweep records) are enumerated too: their candidates are made by the
+ * --parallel steps themselves (apsolve_parallel_knobs: session_cp.c,
+ * session_ep.c), once per layout (and ZeRO stage, for ep). GPipe is left
  * out unless --schedule asks for it (see try_schedules).
  */
 #include <math.h>
@@ -97,13 +103,17 @@ typedef struct Search {
 /* "dp=2,tp=4,pp=1,zero=1,recompute=full[,vpp=2][,mbs=1]": --parallel's text. */
 static void layout_text(const ApsolveParallel *p, char *out, size_t len)
 {
-    char vpp[24] = "", mbs[32] = "";
+    char vpp[24] = "", mbs[32] = "", cp[24] = "", ep[40] = "";
     if (p->vpp > 1)
         snprintf(vpp, sizeof vpp, ",vpp=%d", p->vpp);
     if (p->mbs > 0)
         snprintf(mbs, sizeof mbs, ",mbs=%d", p->mbs);
-    snprintf(out, len, "dp=%d,tp=%d,pp=%d,zero=%d,recompute=%s%s%s", p->dp, p->tp, p->pp,
-             p->zero, costdb_recompute_name(p->recompute), vpp, mbs);
+    if (p->cp > 1) /* the ring (cp_comm=p2p, --parallel's default) */
+        snprintf(cp, sizeof cp, ",cp=%d", p->cp);
+    if (p->ep > 1)
+        snprintf(ep, sizeof ep, ",ep=%d,etp=%d", p->ep, p->etp > 0 ? p->etp : p->tp);
+    snprintf(out, len, "dp=%d,tp=%d,pp=%d,zero=%d,recompute=%s%s%s%s%s", p->dp, p->tp, p->pp,
+             p->zero, costdb_recompute_name(p->recompute), vpp, mbs, cp, ep);
 }
 
 static void note_rule(Search *S, const char *why)
@@ -119,12 +129,16 @@ static void note_rule(Search *S, const char *why)
     S->rule[i].n++;
 }
 
-/* F's rules on the layout alone, every weight matrix split over the tp
- * axis: pricing decides only how many it keeps whole (tp_whole), which
- * adds a reason and never removes one (apsolve_frameworks), so a layout
- * refused here is refused as priced too: an exact prune. */
-static int rule_allows(Search *S, const ApsolveCand *c, const ApsolveStageSpec *sp, size_t n,
-                       const ApsolveOptions *o)
+/* F's rules on the layout alone (its stages, and its cp and ep knobs:
+ * apsolve_parallel_frameworks), every weight matrix split over the tp
+ * axis, no experts, the stages' transformer blocks not judged: pricing
+ * decides only how many weights it keeps whole (tp_whole), whether an MoE
+ * stage is priced with the sequence split (moe, seq_split) and the
+ * stages' blocks (read from the priced placements), each of which adds a
+ * reason and never removes one (apsolve_frameworks), so a layout refused
+ * here is refused as priced too: an exact prune. */
+static int rule_allows(Search *S, const ApsolveCand *c, const ApsolveParallel *par,
+                       const ApsolveStageSpec *sp, size_t n, const ApsolveOptions *o)
 {
     ApsolveFwStage *s = calloc(n, sizeof *s);
     ApsolveFwVerdict v;
@@ -135,9 +149,11 @@ static int rule_allows(Search *S, const ApsolveCand *c, const ApsolveStageSpec *
     for (size_t k = 0; k < n; k++)
         s[k] = (ApsolveFwStage){sp[k].end_layer - sp[k].start_layer + 1, sp[k].hosts, sp[k].gpus,
                                 sp[k].logical_a, sp[k].logical_b, sp[k].force_batch_dim,
-                                sp[k].recompute, sp[k].zero, 0};
+                                sp[k].recompute, sp[k].zero, 0, 0, 0,
+                                APSOLVE_FW_BLOCKS_LATER};
     p = (ApsolveFwPlan){s, n, o->schedule, o->virtual_stages, apsolve_fw_dtype_fp16(c->sw.dtype)};
     apsolve_frameworks(&p, &v);
+    apsolve_parallel_frameworks(par, &v); /* cp, ep: their rules take the layout alone */
     ok = (v.runs >> S->fw) & 1u;
     if (!ok)
         note_rule(S, v.why[S->fw]);
@@ -244,9 +260,10 @@ static int missing_entry(const ApsolvePlan *pl)
     return 0;
 }
 
-/* One layout par on candidate c: the exact prunes, its price as --parallel
- * prices it, F's verdict, its memory; kept when it beats the best. 0, or 1
- * when memory runs out. */
+/* One layout par on candidate c (whose entries are those of par's cp and
+ * ep knobs: apsolve_parallel_knobs): the exact prunes, its price as
+ * --parallel prices it, F's verdict, its memory; kept when it beats the
+ * best. 0, or 1 when memory runs out. */
 static int try_layout(Search *S, const ApsolveCand *c, const ApsolveParallel *par)
 {
     ApsolveRun *r = S->r;
@@ -256,6 +273,7 @@ static int try_layout(Search *S, const ApsolveCand *c, const ApsolveParallel *pa
     ApsolvePlan *pl = NULL;
     ApsolveFwVerdict v;
     size_t n = (size_t)par->pp;
+    int cp = par->cp > 1 ? par->cp : 1;
     char err[256], text[160];
     int e, rc = 0, keeps;
     double price;
@@ -263,11 +281,12 @@ static int try_layout(Search *S, const ApsolveCand *c, const ApsolveParallel *pa
         return 1;
     S->st->layouts++;
     layout_text(par, text, sizeof text);
-    /* as parallel_plan (session.c) builds and prices the --parallel plan */
-    if (apsolve_3d_specs(p->num_layers, p->cluster_gpus, par->dp, par->tp, par->pp, sp))
+    /* as parallel_plan (session.c) builds and prices the --parallel plan:
+     * under cp the stages of the equivalent layout (dp cp, tp) */
+    if (apsolve_3d_specs(p->num_layers, p->cluster_gpus, par->dp * cp, par->tp, par->pp, sp))
         goto done; /* not a layout of this cluster: the enumeration makes none */
     apsolve_parallel_apply(par, &o, sp, n);
-    if ((e = rule_allows(S, c, sp, n, &o)) <= 0) {
+    if ((e = rule_allows(S, c, par, sp, n, &o)) <= 0) {
         rc = e < 0;
         S->st->pruned_rule += e == 0;
         goto done;
@@ -281,10 +300,11 @@ static int try_layout(Search *S, const ApsolveCand *c, const ApsolveParallel *pa
         goto done;
     }
     /* A stage that fits at no memory level of its mesh, recompute and ZeRO
-     * stage (evaluated with any level: the evaluation takes one that fits
-     * wherever one does) fits at none of the levels as-run pricing picks
-     * among (tp_layout.c): an exact prune before the placements are read.
-     * A stage without any entry is missing whatever the level. */
+     * stage (evaluated with any level against the raw capacity: the
+     * evaluation takes one that fits wherever one does) fits at none of
+     * the levels as-run pricing picks among (tp_layout.c), with or without
+     * the headroom: an exact prune before the placements are read. A
+     * stage without any entry is missing whatever the level. */
     e = apsolve_evaluate(p, &o, sp, n, &pl, err, sizeof err);
     if (e) {
         rc = e == APSOLVE_ENOMEM;
@@ -301,25 +321,30 @@ static int try_layout(Search *S, const ApsolveCand *c, const ApsolveParallel *pa
     }
     /* The full estimate adds transfers and the apply-grad step (>= 0) to
      * T, and T priced as run is at least this plan's (every stage as
-     * cheap or cheaper, full_estimate.c): a layout whose T here is no
-     * lower than the best full estimate cannot beat it. Exact, once the
-     * best keeps the headroom (one that keeps it wins over one that does
-     * not whatever the price). */
+     * cheap or cheaper: the levels that keep the headroom are among those
+     * that fit, full_estimate.c): a layout whose T here is no lower than
+     * the best full estimate cannot beat it. Exact, once the best keeps
+     * the headroom (one that keeps it wins over one that does not
+     * whatever the price). */
     if (S->have && S->best_headroom && pl->cost >= S->best_price) {
         S->st->pruned_bound++;
         goto done;
     }
     apsolve_plan_free(&pl);
-    e = apsolve_evaluate_as_run(r->db, c->sweep, p, &o, sp, n, &pl, err, sizeof err);
+    /* priced at the levels that keep the headroom where some do (the
+     * search's rule, apsolve_keep_headroom), else at those that fit */
+    e = apsolve_evaluate_as_run_keep(r->db, c->sweep, p, &o, sp, n, &pl, err, sizeof err);
     if (e) {
         rc = e == APSOLVE_ENOMEM;
         goto done;
     }
     S->st->priced++;
     apsolve_plan_frameworks(r->db, c->sweep, c->sw.dtype, pl, &v);
+    apsolve_parallel_frameworks(par, &v);
     if (!((v.runs >> S->fw) & 1u)) {
         /* the rule allowed the layout with every weight split: what pricing
-         * added is weights whole on the tp axis (or unknown placements) */
+         * added is weights whole on the tp axis (or unknown placements),
+         * or what the priced stages hold (frameworks.c) */
         if (!S->whole++) {
             snprintf(S->whole_eg, sizeof S->whole_eg, "%s", text);
             snprintf(S->whole_why, sizeof S->whole_why, "%s", v.why[S->fw]);
@@ -333,9 +358,11 @@ static int try_layout(Search *S, const ApsolveCand *c, const ApsolveParallel *pa
         goto done;
     }
     S->st->fit++;
-    keeps = keeps_headroom(pl);
+    keeps = o.search_headroom && keeps_headroom(pl);
     S->st->headroom += keeps;
-    price = apsolve_full_price(r->db, c->sweep, pl);
+    /* a cp plan's stages send 1/cp of the entries' activations, as the
+     * pricing step estimates it (session_price.c) */
+    price = apsolve_full_price_scaled(r->db, c->sweep, pl, 1.0 / cp);
     if (!S->have || keeps > S->best_headroom ||
         (keeps == S->best_headroom && price < S->best_price)) {
         S->have = 1;
@@ -395,46 +422,152 @@ static unsigned variants(const ApsolveCand *c, int zero)
     return bits;
 }
 
+/* The recomputation, ZeRO stages and schedules of layout par (dp, tp,
+ * pp, cp, ep, etp set) on candidate c, whose entries are those of its
+ * knobs; zero >= 0 pins the ZeRO stage. 0, or 1. */
+static int try_variants(Search *S, const ApsolveCand *c, ApsolveParallel *par, int zero)
+{
+    unsigned recs = variants(c, 0), zeros = variants(c, 1);
+    for (int rc = 0; rc < 16; rc++)
+        for (int z = 0; (recs >> rc) & 1u && z < 16; z++) {
+            if (!((zeros >> z) & 1u) || (zero >= 0 && z != zero))
+                continue;
+            par->recompute = rc;
+            par->zero = z;
+            if (try_schedules(S, c, par))
+                return 1;
+        }
+    return 0;
+}
+
+/* A layout with cp > 1 or ep > 1 on candidate c: the --parallel steps
+ * make its candidate (session_cp.c, session_ep.c: the entries as cp or ep
+ * stages, which the ep step builds for one ZeRO stage), silently; a layout
+ * they refuse (a sequence or micro-batch cp does not split, experts ep
+ * does not divide, no stored level of the expert split) counts once, with
+ * its reason. Then its variants and schedules as any layout's. 0, or 1. */
+static int try_knobs(Search *S, const ApsolveCand *c, ApsolveParallel *par)
+{
+    ApsolveRun *r = S->r;
+    ApsolveRequest *a = r->a;
+    ApsolveParallel keep_par = a->par;
+    const char *keep_text = a->parallel;
+    ApsolveNotice notice = a->notice;
+    ApsolveError *error = a->error, err;
+    int quiet = a->quiet;
+    unsigned zeros = variants(c, 1);
+    int cp = par->cp > 1 ? par->cp : 1, rc = 0, built = 0;
+    char text[160];
+    for (int z = 0; z < 16 && !rc; z++) {
+        ApsolveCand base = *c, *pc = &base;
+        ApsolveFwVerdict v;
+        if (!((zeros >> z) & 1u))
+            continue;
+        if (par->ep <= 1 && built++)
+            break; /* the cp step's entries hold every ZeRO stage */
+        par->zero = z;
+        par->recompute = 0;
+        par->vpp = 0;
+        /* the knobs' own rule first: no candidate for a layout F refuses */
+        memset(&v, 0, sizeof v);
+        v.runs = 1u << S->fw;
+        apsolve_parallel_frameworks(par, &v);
+        if (!v.runs && par->ep > 1) {
+            S->st->layouts++;
+            S->st->pruned_rule++;
+            note_rule(S, v.why[S->fw]);
+            continue;
+        }
+        if (!v.runs) { /* cp: every ZeRO stage alike */
+            S->st->layouts++;
+            S->st->pruned_rule++;
+            note_rule(S, v.why[S->fw]);
+            break;
+        }
+        layout_text(par, text, sizeof text);
+        a->par = *par;
+        a->parallel = text;
+        a->notice = NULL;
+        a->quiet = 1; /* nor the cp step's per-stage figures */
+        memset(&err, 0, sizeof err);
+        a->error = &err;
+        if (!(r->specs = calloc((size_t)par->pp, sizeof *r->specs))) {
+            rc = 1;
+        } else {
+            r->nspec = (size_t)par->pp;
+            apsolve_3d_specs(c->p->num_layers, c->p->cluster_gpus, par->dp * cp, par->tp,
+                             par->pp, r->specs);
+            if (apsolve_parallel_knobs(r, &pc)) {
+                if (!strcmp(err.msg, "out of memory")) {
+                    rc = 1;
+                } else {
+                    S->st->layouts++;
+                    S->st->pruned_rule++;
+                    note_rule(S, err.msg);
+                }
+                pc = NULL;
+            }
+        }
+        a->notice = notice;
+        a->error = error;
+        a->quiet = quiet;
+        if (!rc && pc)
+            rc = try_variants(S, pc, par, par->ep > 1 ? z : -1);
+        apsolve_parallel_undo(r);
+        a->par = keep_par;
+        a->parallel = keep_text;
+    }
+    return rc;
+}
+
 /* Every layout on candidate c, micro-batch size m (0: unknown, then the
- * --parallel plan takes the sweep's own, mbs unset). 0, or 1. */
+ * --parallel plan takes the sweep's own, mbs unset). dp x cp x tp x pp
+ * fill the devices; cp > 1 needs m to split dp x cp ways; ep > 1 (a model
+ * whose routing the sweep records) folds the experts over ep x etp of
+ * the dp x cp x tp GPUs of a stage, etp 1 or tp. 0, or 1. */
 static int search_cand(Search *S, const ApsolveCand *c, int64_t m)
 {
     const ApsolveProblem *p = c->p;
     const ApsolveRequest *a = S->r->a;
-    int D = p->num_devices, M = p->cluster_gpus, L = p->num_layers;
-    unsigned recs = variants(c, 0), zeros = variants(c, 1);
+    int D = p->num_devices, M = p->cluster_gpus, L = p->num_layers, top_k;
+    int64_t capacity;
+    apsolve_ep_routing(S->r->db, c->sw.model_id, &top_k, &capacity);
     for (int tp = 1; tp <= D; tp++)
-        for (int pp = 1; D % tp == 0 && pp <= D / tp; pp++) {
-            int dp = D / tp / pp;
-            ApsolveParallel par;
-            if ((D / tp) % pp)
-                continue;
-            /* the layouts a --parallel plan can be: a stage holds a layer at
-             * least, its submesh is (1, dp tp) or whole hosts, its
-             * micro-batch splits into dp replicas of mbs samples (an mbs
-             * --parallel takes); a plan of more stages than --max-stages is
-             * infeasible */
-            if (pp > L || (dp * tp > M && (dp * tp) % M) || (m > 0 && m % dp) ||
-                (m > 0 && m / dp > (1 << 24)) ||
-                (a->opt.max_stages > 0 && pp > a->opt.max_stages))
-                continue;
-            memset(&par, 0, sizeof par);
-            par.dp = dp;
-            par.tp = tp;
-            par.pp = pp;
-            par.mbs = m > 0 ? (int)(m / dp) : 0;
-            par.cp = 1;
-            par.ep = 1;
-            for (int rc = 0; rc < 16; rc++)
-                for (int z = 0; (recs >> rc) & 1u && z < 16; z++) {
-                    if (!((zeros >> z) & 1u))
-                        continue;
-                    par.recompute = rc;
-                    par.zero = z;
-                    if (try_schedules(S, c, &par))
-                        return 1;
-                }
-        }
+        for (int pp = 1; D % tp == 0 && pp <= D / tp; pp++)
+            for (int cp = 1; (D / tp) % pp == 0 && cp <= D / tp / pp; cp++) {
+                int dp = D / tp / pp / cp, edp = dp * cp;
+                ApsolveParallel par;
+                if ((D / tp / pp) % cp)
+                    continue;
+                /* the layouts a --parallel plan can be: a stage holds a
+                 * layer at least, its submesh is (1, dp cp tp) or whole
+                 * hosts, its micro-batch splits into dp x cp replicas of
+                 * mbs samples (an mbs --parallel takes); a plan of more
+                 * stages than --max-stages is infeasible; cp needs a
+                 * micro-batch to split (m known) */
+                if (pp > L || (edp * tp > M && (edp * tp) % M) || (m > 0 && m % edp) ||
+                    (m > 0 && m / edp > (1 << 24)) || (cp > 1 && m <= 0) ||
+                    (a->opt.max_stages > 0 && pp > a->opt.max_stages))
+                    continue;
+                memset(&par, 0, sizeof par);
+                par.dp = dp;
+                par.tp = tp;
+                par.pp = pp;
+                par.mbs = m > 0 ? (int)(m / edp) : 0;
+                par.cp = cp;
+                par.ep = 1;
+                if (cp > 1 ? try_knobs(S, c, &par) : try_variants(S, c, &par, -1))
+                    return 1;
+                for (int i = 0; top_k > 0 && m > 0 && i < (tp > 1 ? 2 : 1); i++)
+                    for (int ep = 2, etp = i ? tp : 1; ep * etp <= edp * tp; ep++) {
+                        if ((edp * tp) % (ep * etp))
+                            continue;
+                        par.ep = ep;
+                        par.etp = etp;
+                        if (try_knobs(S, c, &par))
+                            return 1;
+                    }
+            }
     return 0;
 }
 

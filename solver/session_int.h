@@ -122,6 +122,11 @@ int apsolve_size_searched(const ApsolveRun *r, size_t k, int64_t *m, int *own);
  * sync, optimizer), or its objective where the sweep has no placements to
  * estimate from: what the auto search and the --framework search compare. */
 double apsolve_full_price(struct Costdb *db, int64_t sweep, const ApsolvePlan *pl);
+/* session_search.c: the same with the cross-stage activations scaled
+ * (a cp plan's stages send 1/cp of its entries', context_parallel.h), as
+ * the pricing step estimates a --parallel cp plan (session_price.c). */
+double apsolve_full_price_scaled(struct Costdb *db, int64_t sweep, const ApsolvePlan *pl,
+                                 double activation_scale);
 /* session_framework.c: --framework F with the options it cannot go with
  * refused (exit 2); *fw gets APSOLVE_FW_* (-1 without --framework). */
 int apsolve_framework_request(const ApsolveRequest *a, int *fw);
@@ -137,6 +142,14 @@ int apsolve_run_framework(ApsolveRun *r);
  * stage. The --parallel plan and the --framework search price with it. */
 void apsolve_parallel_apply(const ApsolveParallel *par, ApsolveOptions *opt,
                             ApsolveStageSpec *specs, size_t n);
+/* session.c: the --parallel steps that transform candidate *pc for the
+ * knobs of r->a->par on r->specs (cp, ep, HSDP: apsolve_run_cp,
+ * apsolve_run_ep, apsolve_run_hsdp, in that order); *pc becomes the last
+ * transformed candidate. 0 or an exit status after a message. */
+int apsolve_parallel_knobs(ApsolveRun *r, ApsolveCand **pc);
+/* session.c: frees what a --parallel pricing made (r->specs, the given
+ * plan, the transformed candidates), for the next try. */
+void apsolve_parallel_undo(ApsolveRun *r);
 /* session_autocp.c: context and expert parallelism in the auto search
  * (see there): the best cp, ep or cp + ep plan replaces s->autop (and
  * auto_c) when it is better; 0 or 1 after a message. */
@@ -272,8 +285,8 @@ void apsolve_specs_variants(const ApsolveProblem *p, ApsolveStageSpec *sp, const
  * tensor parallelism splits them. apsolve_3d_tp_levels fills lv[k] with
  * those levels (lowest first; none where every level ties) and pins
  * sp[k].memory_level to the first. After an evaluation,
- * apsolve_3d_tp_bump moves each stage that does not fit to its next such
- * level and returns how many moved (0: keep the plan). */
+ * apsolve_3d_tp_bump moves each stage that does not fit (within the
+ * headroom when opt keeps it) to its next such level and returns how many moved (0: keep the plan). */
 #define APSOLVE_TP_MAX_LEVELS 16
 typedef struct ApsolveTpLevels {
     int n, next;
@@ -287,7 +300,11 @@ void apsolve_3d_tp_levels(struct Costdb *db, int64_t sweep, const ApsolveProblem
  * weight matrices. -1 when the placements cannot be read. */
 int apsolve_whole_weights(struct Costdb *db, int64_t sweep, int start, int end, int submesh,
                           int config, int a, int b, size_t *weights);
-size_t apsolve_3d_tp_bump(const ApsolvePlan *pl, ApsolveStageSpec *sp, ApsolveTpLevels *lv,
-                          size_t n);
+/* The same count over placements already read. */
+struct CostdbPlacement;
+int apsolve_placements_whole(const struct CostdbPlacement *ps, size_t n, int a, int b,
+                             size_t *weights);
+size_t apsolve_3d_tp_bump(const ApsolvePlan *pl, const ApsolveOptions *opt, ApsolveStageSpec *sp,
+                          ApsolveTpLevels *lv, size_t n);
 
 #endif

@@ -11,6 +11,7 @@
 #include "apsolve.h"
 #include "context_parallel.h"
 #include "costdb.h"
+#include "expert_parallel.h"
 #include "hsdp.h"
 #include "session.h"
 #include "session_int.h"
@@ -121,12 +122,17 @@ static int price_one(ApsolveRun *r, size_t k)
     s->outs[k].full = &x->full;
     /* which frameworks run it as priced (frameworks.h), stored with it */
     apsolve_plan_frameworks(r->db, c->sweep, c->sw.dtype, pl, &x->fw);
-    if (given_cp)
-        apsolve_cp_frameworks(a->par.cp, a->par.cp_comm, &x->fw);
-    else if (pl->cp > 1) /* an auto plan priced with cp (session_autocp.c): the ring */
-        apsolve_cp_frameworks(pl->cp, APSOLVE_CP_P2P, &x->fw);
-    if (pl == s->given && a->par.zero == 3) /* HSDP, raf=0 (hsdp.h) */
-        apsolve_hsdp_frameworks(a->par.dp_shard, a->par.tp, !a->par.raf_off, &x->fw);
+    if (given_cp) { /* the knobs of a --parallel or stored 3-D layout */
+        apsolve_parallel_frameworks(&a->par, &x->fw);
+    } else if (pl != s->given && pl->n_stages) {
+        /* an auto plan priced with cp (session_autocp.c: the ring) or ep
+         * (session_autoep.c) on its stages' (dp x cp, tp) */
+        const ApsolveStage *s0 = &pl->stages[0];
+        int cp = pl->cp > 1 ? pl->cp : 1;
+        apsolve_cp_frameworks(cp, APSOLVE_CP_P2P, &x->fw);
+        apsolve_ep_frameworks(s0->logical_a, s0->logical_b, pl->ep, pl->etp > 0 ? pl->etp
+                              : s0->logical_b, s0->zero, &x->fw);
+    }
     pl->frameworks = x->fw.runs;
     pl->has_frameworks = 1;
     s->outs[k].frameworks = &x->fw;

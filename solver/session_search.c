@@ -58,13 +58,19 @@ int apsolve_plan_better(const ApsolvePlan *x, const ApsolvePlan *y)
            (x->total_cost == y->total_cost && x->cost < y->cost);
 }
 
-double apsolve_full_price(Costdb *db, int64_t sweep, const ApsolvePlan *pl)
+double apsolve_full_price_scaled(Costdb *db, int64_t sweep, const ApsolvePlan *pl,
+                                 double activation_scale)
 {
     ApsolveFullEstimate f;
-    if (apsolve_full_estimate_ex(db, sweep, pl, 1.0, &f, NULL) == 0 && f.available &&
-        isfinite(f.total))
+    if (apsolve_full_estimate_ex(db, sweep, pl, activation_scale, &f, NULL) == 0 &&
+        f.available && isfinite(f.total))
         return f.total;
     return pl->total_cost;
+}
+
+double apsolve_full_price(Costdb *db, int64_t sweep, const ApsolvePlan *pl)
+{
+    return apsolve_full_price_scaled(db, sweep, pl, 1.0);
 }
 
 /* The auto search's schedule choice when --schedule is not given (docs/

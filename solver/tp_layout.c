@@ -14,7 +14,9 @@
  * weight matrices whole on the tp axis (costdb_weight_whole_on_axis1, the
  * rule apreport warns by), the lowest of them that fits in memory at the
  * stage's position (the next one is tried while a stage does not fit; where
- * every level splits as much, the evaluation's own choice stands).
+ * every level splits as much, the evaluation's own choice stands). "Fits"
+ * is the evaluation's budget: the raw capacity, or less the memory headroom
+ * where the plan is made keeping it (apsolve_evaluate_as_run_keep).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -25,21 +27,31 @@
 #include "session_int.h"
 #include "solver_int.h"
 
-int apsolve_whole_weights(struct Costdb *db, int64_t sweep, int start, int end, int submesh,
-                          int config, int a, int b, size_t *weights)
+int apsolve_placements_whole(const CostdbPlacement *ps, size_t n, int a, int b,
+                             size_t *weights)
 {
-    CostdbPlacement *ps = NULL;
-    size_t n = 0, whole = 0;
+    size_t whole = 0;
     *weights = 0;
-    if (costdb_placements_get(db, sweep, start, end, submesh, config, &ps, &n) < 0)
-        return -1;
     for (size_t i = 0; i < n; i++) {
         int w = costdb_weight_whole_on_axis1(&ps[i], a, b);
         *weights += w >= 0;
         whole += w == 1;
     }
-    free(ps);
     return (int)whole;
+}
+
+int apsolve_whole_weights(struct Costdb *db, int64_t sweep, int start, int end, int submesh,
+                          int config, int a, int b, size_t *weights)
+{
+    CostdbPlacement *ps = NULL;
+    size_t n = 0;
+    int whole;
+    *weights = 0;
+    if (costdb_placements_get(db, sweep, start, end, submesh, config, &ps, &n) < 0)
+        return -1;
+    whole = apsolve_placements_whole(ps, n, a, b, weights);
+    free(ps);
+    return whole;
 }
 
 void apsolve_3d_tp_levels(Costdb *db, int64_t sweep, const ApsolveProblem *p,
@@ -93,14 +105,17 @@ void apsolve_3d_tp_levels(Costdb *db, int64_t sweep, const ApsolveProblem *p,
     }
 }
 
-size_t apsolve_3d_tp_bump(const ApsolvePlan *pl, ApsolveStageSpec *sp, ApsolveTpLevels *lv,
-                          size_t n)
+size_t apsolve_3d_tp_bump(const ApsolvePlan *pl, const ApsolveOptions *opt, ApsolveStageSpec *sp,
+                          ApsolveTpLevels *lv, size_t n)
 {
     size_t bumped = 0;
     for (size_t k = 0; k < n && pl && k < pl->n_stages; k++) {
         const ApsolveStage *st = &pl->stages[k];
+        /* the budget the evaluation judged by: less the headroom when it
+         * keeps one (apsolve_keep_headroom) */
+        int64_t budget = st->available_memory - (opt->search_headroom ? st->memory_reserve : 0);
         int over = st->memory_needed > 0 && st->available_memory > 0 &&
-                   st->memory_needed > st->available_memory;
+                   st->memory_needed > budget;
         if (!over || lv[k].next + 1 >= lv[k].n)
             continue;
         sp[k].memory_level = lv[k].level[++lv[k].next];

@@ -14,6 +14,9 @@ budget (where the auto plan keeps weights whole on the tp axis):
 - apreport's Megatron file of the stored plan says it runs as priced, with
   the same price, and passes the manifest check (check_launch.py);
 - DeepSpeed and torchtitan get plans they run;
+- at 8 GiB, context parallelism: Megatron-LM's and torchtitan's plans use
+  cp (the auto plan's cp 2 x tp 4), DeepSpeed's none; on a small Mixtral,
+  Megatron-LM's plan uses ep and is no slower than the auto plan;
 - refusals: at 6 GiB nothing fits (exit 3, the least memory named); on a
   sweep of Alpa's plain space the tp > 1 plans keep their weights whole
   (exit 3, --variants all named); nothing is stored; usage errors exit 2.
@@ -168,6 +171,49 @@ assert "tp>1 plans: the database has no memory level that splits the weights" in
     p.stderr
 assert "--variants all" in p.stderr and "weight matrices whole" in p.stderr, p.stderr
 assert plans(plain) == 0
+
+# context parallelism (issue 32): at 8 GiB the auto plan is dp 1 x cp 2 x
+# tp 4, which Megatron-LM runs; --framework megatron searches cp too and
+# finds a plan at least as cheap (before, tp 8 at 0.720 s), priced exactly
+# as --parallel prices it; torchtitan runs the ring as well, DeepSpeed no cp
+auto8 = json.loads(run(apsolve, "--db", db, "--format", "json", "--quiet", "--no-store",
+                       "--memory-budget", "8G").stdout)
+assert auto8.get("cp") == 2 and "megatron" in auto8["frameworks"]["runs"], auto8["frameworks"]
+for f in ("megatron", "torchtitan", "deepspeed"):
+    d = json.loads(run(apsolve, "--db", db, "--format", "json", "--quiet", "--no-store",
+                       "--memory-budget", "8G", "--framework", f).stdout)
+    lay8 = d["framework_search"]["parallel"]
+    assert f in d["frameworks"]["runs"] and d["feasible"], (f, d["frameworks"])
+    assert (",cp=" in lay8) == (f != "deepspeed"), (f, lay8)
+    same = three_d(json.loads(run(apsolve, "--db", db, "--format", "json", "--quiet",
+                                  "--no-store", "--memory-budget", "8G", "--parallel",
+                                  lay8).stdout))
+    assert same["full_cost"] == d["full_cost"] == d["framework_search"]["price"], (f, same, d)
+    if f == "megatron":
+        assert d["full_cost"] <= auto8["full_cost"], (lay8, d["full_cost"], auto8["full_cost"])
+
+# expert parallelism: on a small Mixtral where ep pays, Megatron-LM's best
+# plan splits the experts and is no slower than the auto plan (which it
+# runs); torchtitan builds ep inside FSDP (ZeRO-2/3), which an ep plan is
+# not priced with, so its plan has none
+moe = os.path.join(tmp, "moe.db")
+run(approf, "sweep", "--db", moe, "--quiet", "--model", "mixtral", "--preset", "mixtral-8x7b",
+    "--num-layers", "2", "--layers", "2", "--seq-len", "1024", "--cluster", "1x4", "--hardware",
+    "h100-sxm", "--batch", "16", "--micro-batches", "4", "--logical-space",
+    "data_parallel_only")
+mauto = json.loads(run(apsolve, "--db", moe, "--format", "json", "--quiet",
+                       "--no-store").stdout)
+assert mauto.get("ep", 0) > 1 and "megatron" in mauto["frameworks"]["runs"], mauto["frameworks"]
+for f in ("megatron", "torchtitan"):
+    d = json.loads(run(apsolve, "--db", moe, "--format", "json", "--quiet", "--no-store",
+                       "--framework", f).stdout)
+    layf = d["framework_search"]["parallel"]
+    assert (",ep=" in layf) == (f == "megatron"), (f, layf)
+    same = three_d(json.loads(run(apsolve, "--db", moe, "--format", "json", "--quiet",
+                                  "--no-store", "--parallel", layf).stdout))
+    assert same["full_cost"] == d["full_cost"] and f in same["frameworks"]["runs"], (f, same)
+    if f == "megatron":
+        assert d["full_cost"] <= mauto["full_cost"], (layf, d["full_cost"], mauto["full_cost"])
 
 # usage errors
 p = run(apsolve, "--db", db, "--framework", "jax", code=2)

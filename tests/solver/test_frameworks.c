@@ -9,6 +9,7 @@
 
 #include "context_parallel.h"
 #include "costdb.h"
+#include "expert_parallel.h"
 #include "frameworks.h"
 #include "hsdp.h"
 #include "plan_options.h"
@@ -258,6 +259,115 @@ static void test_cp_check(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(note, "records no heads"));
 }
 
+/* What a launch file adapts is judged by the verdict (issue 32): an MoE
+ * stage with tp > 1 priced without the sequence split, transformer blocks
+ * split unevenly between stages, and the ep knobs. */
+static void test_adapt(void)
+{
+    ApsolveFwVerdict v;
+    ApsolveFwPlan p;
+    /* MoE with tp > 1: Megatron only with the sequence split priced */
+    p = plan(1, 4, 2, 4, 0, 1);
+    st[0].moe = 1;
+    CU_ASSERT_EQUAL(runs(&p, &v) & MEG, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_MEGATRON], "--sequence-parallel"));
+    st[0].seq_split = 1;
+    CU_ASSERT_EQUAL(runs(&p, &v) & MEG, MEG);
+    /* MoE with tp = 1 needs no sequence parallelism */
+    p = plan(1, 8, 1, 4, 0, 1);
+    st[0].moe = 1;
+    CU_ASSERT_EQUAL(runs(&p, &v) & MEG, MEG);
+    /* equal layers, unequal transformer blocks (4, 4, 3): the blocks are
+     * what the frameworks split; Megatron states the last stage's */
+    p = plan(3, 2, 1, 4, 0, 1);
+    st[0].blocks = st[1].blocks = 4;
+    st[2].blocks = 3;
+    CU_ASSERT_EQUAL(runs(&p, &v), MEG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "transformer blocks"));
+    /* ... but not with the stages between unequal (3, 4, 2, 3) */
+    p = plan(4, 2, 1, 4, 0, 1);
+    st[0].blocks = 3;
+    st[1].blocks = 4;
+    st[2].blocks = 2;
+    st[3].blocks = 3;
+    CU_ASSERT_EQUAL(runs(&p, &v), 0);
+    /* unequal layers (5, 3), equal blocks: every framework */
+    p = plan(2, 4, 1, 4, 0, 1);
+    st[0].layers = 5;
+    st[1].layers = 3;
+    st[0].blocks = st[1].blocks = 6;
+    CU_ASSERT_EQUAL(runs(&p, &v), MEG | DS);
+    /* not judged yet (a layout before pricing): no reason from the sizes */
+    st[0].blocks = st[1].blocks = APSOLVE_FW_BLOCKS_LATER;
+    CU_ASSERT_EQUAL(runs(&p, &v), MEG | DS);
+    /* the ep knobs: DeepSpeed takes ep from the dp ranks and etp 1 or tp;
+     * torchtitan builds ep inside FSDP and takes etp 1 or tp */
+    memset(&v, 0, sizeof v);
+    v.runs = MEG | DS | TT;
+    apsolve_ep_frameworks(4, 2, 4, 1, 0, &v);
+    CU_ASSERT_EQUAL(v.runs, MEG);
+    memset(&v, 0, sizeof v);
+    v.runs = MEG | DS | TT;
+    apsolve_ep_frameworks(4, 2, 2, 2, 2, &v);
+    CU_ASSERT_EQUAL(v.runs, MEG | DS | TT);
+    memset(&v, 0, sizeof v);
+    v.runs = MEG | DS | TT;
+    apsolve_ep_frameworks(2, 4, 4, 2, 2, &v);
+    CU_ASSERT_EQUAL(v.runs, MEG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_TORCHTITAN], "ParallelDims"));
+}
+
+/* The memory-headroom rule for a priced layout (apsolve_keep_headroom,
+ * apsolve_evaluate_as_run_keep): one stage, a fast level that fits the raw
+ * capacity only and a slower one that keeps the headroom. */
+static void test_keep_headroom(void)
+{
+    ApsolveProblem *p = NULL;
+    ApsolvePlan *pl = NULL;
+    ApsolveOptions o;
+    ApsolveStageSpec sp = {0, 0, 1, 1, 1, 1, 0, -1, 0, 0};
+    const int64_t peak[2] = {960, 800};
+    char err[128];
+    CU_ASSERT_FATAL(apsolve_problem_new(1, 1, 1, 1, 2, 1, &p) == APSOLVE_OK);
+    p->submeshes[0] = (ApsolveSubmesh){1, 1};
+    for (int c = 0; c < 2; c++) {
+        size_t idx = apsolve_index(p, 0, 0, 0, c);
+        p->configs[c] = (ApsolveConfig){.valid = 1, .logical_a = 1, .logical_b = 1,
+                                        .force_batch_dim = 0, .memory_level = c};
+        p->cost[idx] = c ? 1.5 : 1.0;
+        p->apply_cost[idx] = 0;
+        p->memory[idx] = (ApsolveMemory){.avail = 1000, .peak = peak[c]};
+        p->max_n_succ_stages[idx] = apsolve_max_n_succ_stages(1000, peak[c], 0, 0);
+    }
+    memset(&o, 0, sizeof o);
+    o.micro_batches = 1;
+    o.objective = APSOLVE_OBJECTIVE_FULL;
+    o.headroom_percent = 10;
+    /* judged by the raw capacity (--parallel): the fast level */
+    CU_ASSERT_FATAL(apsolve_evaluate(p, &o, &sp, 1, &pl, err, sizeof err) == APSOLVE_OK);
+    CU_ASSERT(pl->feasible && pl->stages[0].memory_level == 0);
+    apsolve_plan_free(&pl);
+    /* the search's rule: the slower level that keeps 100 bytes free */
+    CU_ASSERT_FATAL(apsolve_evaluate_as_run_keep(NULL, 0, p, &o, &sp, 1, &pl, err,
+                                                 sizeof err) == APSOLVE_OK);
+    CU_ASSERT(pl->feasible && o.search_headroom && pl->stages[0].memory_level == 1);
+    CU_ASSERT_EQUAL(sp.memory_level, -1); /* the specs as given */
+    apsolve_plan_free(&pl);
+    /* a headroom the fast level keeps: the fast level */
+    o.headroom_percent = 3;
+    CU_ASSERT_FATAL(apsolve_evaluate_as_run_keep(NULL, 0, p, &o, &sp, 1, &pl, err,
+                                                 sizeof err) == APSOLVE_OK);
+    CU_ASSERT(pl->feasible && o.search_headroom && pl->stages[0].memory_level == 0);
+    apsolve_plan_free(&pl);
+    /* a headroom no level keeps: the raw capacity, the fast level */
+    o.headroom_percent = 25;
+    CU_ASSERT_FATAL(apsolve_evaluate_as_run_keep(NULL, 0, p, &o, &sp, 1, &pl, err,
+                                                 sizeof err) == APSOLVE_OK);
+    CU_ASSERT(pl->feasible && !o.search_headroom && pl->stages[0].memory_level == 0);
+    apsolve_plan_free(&pl);
+    apsolve_problem_free(&p);
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -269,6 +379,8 @@ int main(void)
     CU_add_test(s, "HSDP and raf=0", test_hsdp);
     CU_add_test(s, "the memory headroom in bytes", test_reserve);
     CU_add_test(s, "the cp layout check: sequence, heads", test_cp_check);
+    CU_add_test(s, "what a launch file adapts", test_adapt);
+    CU_add_test(s, "a layout's levels under the headroom rule", test_keep_headroom);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     {
