@@ -147,10 +147,15 @@ static int record_model(Sweep *sw, const ApprofSweepConfig *cfg, CostdbModel *m,
         if (agree && top_k > 0 && cap > 0)
             snprintf(moe, sizeof moe, ",\"moe_top_k\":%d,\"moe_capacity\":%lld", top_k,
                      (long long)cap);
-        snprintf(m->options, sizeof m->options,
-                 "{\"preset\":\"%s\",\"dataset\":\"%s\",\"model_file\":\"%s\"%s}",
-                 cfg->preset ? cfg->preset : "", cfg->dataset ? cfg->dataset : "",
-                 cfg->model_file ? "yes" : "", moe);
+        /* a config's facts (cfg->hf_facts) only when the whole object fits:
+         * a cut one would read as no object at all */
+        for (int facts = cfg->hf_facts != NULL; facts >= 0; facts--)
+            if (snprintf(m->options, sizeof m->options,
+                         "{\"preset\":\"%s\",\"dataset\":\"%s\",\"model_file\":\"%s\"%s%s}",
+                         cfg->preset ? cfg->preset : "", cfg->dataset ? cfg->dataset : "",
+                         cfg->model_file ? "yes" : "", moe, facts ? cfg->hf_facts : "") <
+                (int)sizeof m->options)
+                break;
     }
     layers = calloc((size_t)m->num_layers, sizeof *layers);
     if (!layers)
