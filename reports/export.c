@@ -193,6 +193,9 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
     if (L.model.preset)
         fprintf(f, "# model shape: the placements' sizes, the heads of zoo preset %s\n",
                 L.model.preset);
+    else if (L.model.hf)
+        fputs("# model shape: the placements' sizes, the heads, key/value heads, rotary base and "
+              "context of the sweep's Hugging Face config\n", f);
     if (L.v > 1 && !(L.blocks_known && L.blocks_equal && L.blocks0 % L.v == 0))
         fprintf(f, "# --num-layers-per-virtual-pipeline-stage: the blocks of a stage / %d, "
                    "not a whole number known for this plan\n", L.v);

@@ -67,6 +67,9 @@ typedef struct RepModelShape {
     char moe_block[REP_MAX_BLOCKS];   /* 1: block i has routed experts */
     double rope_theta;                /* the preset's rotary base (0: unknown) */
     const char *preset_flags;         /* the preset's router / rotary facts as flags */
+    int hf;                           /* heads, rotary base, context and top-k from the
+                                       * Hugging Face config the sweep stored (no preset) */
+    char hf_flags[48];                /* its preset_flags */
     const char *titan_name, *titan_flavor; /* torchtitan's model and flavor (NULL: none) */
     const char *titan_config;         /* torchtitan main's config registry function */
     char heads_why[200];              /* why heads is unknown */

@@ -278,7 +278,7 @@ void rep_megatron_arch(const RepModelShape *m, RepArch *a)
     }
     if (m->experts)
         moe_args(F, m, a);
-    if (m->preset)
+    if (m->preset || m->hf)
         preset_flags(a, m->preset_flags);
     for (int i = 0; i < 6 && F->missing[i]; i++)
         missing(a, "%s", F->missing[i]);

@@ -12,7 +12,8 @@
  * (attention heads, router top-k, rotary position range) comes from the zoo
  * preset the sweep named, taken only when the preset's hidden size equals
  * the placements' (a sweep with --hidden or a model file has no preset that
- * fits: the heads are then unknown and the files say so). The preset rows
+ * fits: the heads are then unknown and the files say so); a sweep of a
+ * Hugging Face config.json stored the config's own (hf_facts). The preset rows
  * restate profiler/model/zoo_llama.c, zoo_tf.c and zoo_presets.c (the
  * Hugging Face configs of those models: heads, top-k, positions,
  * rope_theta); tests/reports/launch_manifests.sh and launch_families.sh
@@ -225,10 +226,52 @@ static void from_placements(const ApreportReport *r, RepModelShape *m)
     m->moe_blocks_known = blocks_seen;
 }
 
+/* A sweep of a Hugging Face config.json (preset "hf:PATH") stored what
+ * the config says that no placement shows (profiler/cli/cmd_sweep.c,
+ * check_model: hf_hidden, hf_heads, hf_kv_heads, hf_positions, hf_top_k,
+ * hf_rope_theta, hf_rotary_pct): taken as a preset's facts are, when its
+ * hidden size is the placements'. */
+static void hf_facts(const char *options, const char *preset, RepModelShape *m)
+{
+    long long hidden = 0, heads = 0, kv = 0, pos = 0, topk = 0;
+    char theta[40] = "", pct[40] = "";
+    if (costdb_json_member_int(options, "hf_hidden", &hidden) < 0 ||
+        costdb_json_member_int(options, "hf_heads", &heads) < 0 || heads < 1 ||
+        costdb_json_member_int(options, "hf_kv_heads", &kv) < 0) {
+        snprintf(m->heads_why, sizeof(m->heads_why), "the sweep of %.60s stored no heads (a "
+                 "database written before approf recorded them, or --hidden / --heads changed "
+                 "the config's)", preset);
+        return;
+    }
+    if (hidden != m->hidden) {
+        snprintf(m->heads_why, sizeof(m->heads_why), "the placements' hidden size %d is not "
+                 "the config's %lld: the database stores no attention heads", m->hidden, hidden);
+        return;
+    }
+    costdb_json_member_int(options, "hf_positions", &pos);
+    costdb_json_member_int(options, "hf_top_k", &topk);
+    costdb_json_member_text(options, "hf_rope_theta", theta, sizeof(theta));
+    costdb_json_member_text(options, "hf_rotary_pct", pct, sizeof(pct));
+    m->hf = 1;
+    m->heads = (int)heads;
+    m->query_groups = (int)kv; /* the placements' k width / head width, below, when they show it */
+    m->topk = m->experts ? (int)topk : 0;
+    if (!m->positions)
+        m->positions = (int)pos;
+    m->rope_theta = theta[0] ? strtod(theta, NULL) : 0;
+    m->preset_flags = NULL;
+    /* gpt_neox's partial rotary (rotary_pct; 0: not a field of the family) */
+    if (pct[0] && strtod(pct, NULL) > 0 && strtod(pct, NULL) < 1) {
+        snprintf(m->hf_flags, sizeof(m->hf_flags), "--rotary-percent %.6g", strtod(pct, NULL));
+        m->preset_flags = m->hf_flags;
+    }
+}
+
 void rep_model_shape(const ApreportReport *r, RepModelShape *m)
 {
     const char *model = r->has_model ? r->model.name : "";
-    char preset[64];
+    const char *options = r->has_model ? r->model.options : "";
+    char preset[COSTDB_TEXT_MAX];
     const ShapePreset *p = NULL;
     memset(m, 0, sizeof(*m));
     m->model = model;
@@ -244,8 +287,7 @@ void rep_model_shape(const ApreportReport *r, RepModelShape *m)
         m->layers = 0;
     if (!m->ffn && m->moe_ffn)
         m->ffn = m->moe_ffn;
-    costdb_json_member_text(r->has_model ? r->model.options : "", "preset", preset,
-                            sizeof(preset));
+    costdb_json_member_text(options, "preset", preset, sizeof(preset));
     if (!preset[0] && default_preset(model))
         snprintf(preset, sizeof(preset), "%s", default_preset(model));
     for (size_t i = 0; i < sizeof(presets) / sizeof(presets[0]); i++)
@@ -254,6 +296,8 @@ void rep_model_shape(const ApreportReport *r, RepModelShape *m)
     if (!m->family)
         snprintf(m->heads_why, sizeof(m->heads_why), "model '%.40s' is not a zoo transformer: "
                  "the database stores no attention heads", model[0] ? model : "unknown");
+    else if (!p && !strncmp(preset, "hf:", 3))
+        hf_facts(options, preset, m);
     else if (!p)
         snprintf(m->heads_why, sizeof(m->heads_why), "preset '%.40s' of %.40s is not a zoo preset "
                  "(a model file or Hugging Face config): the database stores no attention heads",

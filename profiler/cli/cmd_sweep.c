@@ -302,6 +302,18 @@ static int check_model(ApprofSweepConfig *cfg, const CliModelArgs *m, char *buf,
         snprintf(buf, len, "hf:%s", m->hf_config);
         cfg->model_name = c.zoo_name;
         cfg->preset = buf;
+        /* the config's facts no placement shows, for apreport's launch
+         * files (reports/launch_model.c); only for the config's own sizes:
+         * --hidden or --heads change the heads and key/value heads */
+        if (!cfg->zoo_hidden && !cfg->zoo_heads) {
+            static char facts[320];
+            snprintf(facts, sizeof facts, ",\"hf_hidden\":%d,\"hf_heads\":%d,\"hf_kv_heads\":%d,"
+                     "\"hf_positions\":%d,\"hf_top_k\":%d,\"hf_rope_theta\":\"%.17g\","
+                     "\"hf_rotary_pct\":\"%.17g\"", c.hidden, c.heads, c.kv_heads,
+                     c.positions > 0 ? c.positions : 0, c.experts ? c.top_k : 0, c.rope_theta,
+                     c.rotary_pct);
+            cfg->hf_facts = facts;
+        }
     }
     if (!cfg->model_name)
         cfg->model_name = APPROF_DEFAULT_MODEL;

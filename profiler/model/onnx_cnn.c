@@ -114,6 +114,18 @@ static int window(Ox *c, const OxNode *nd, ApprofOpAttrs *a, const ApprofTensor 
             return ox_err(c, APPROF_EINVAL, "%s: field attribute kernel_shape: window %lld does not fit input %lld",
                           nd->what, (long long)k, (long long)in);
         p = fit_pad(in, k, s, total > 0 ? total : 0, want);
+        if (p < 0 && want == 1) {
+            /* one window along d (the zoo's Caffe2 GoogLeNet: a 7x7
+             * average over 6x6 with pads [0, 0, 1, 1]): where it starts
+             * and the stride change nothing it computes, so the least
+             * symmetric padding that fits the window and a stride past the
+             * rest of the span give the one output */
+            p = k > in ? (k - in + 1) / 2 : 0;
+            if (p <= MAX_WINDOW && in + 2 * p - k + 1 <= MAX_WINDOW)
+                a->stride[d] = (int)(in + 2 * p - k + 1);
+            else
+                p = -1;
+        }
         if (p < 0)
             return ox_err(c, APPROF_EPARSE, "%s: field attribute %s: no symmetric padding gives the output size %lld "
                           "(input %lld, kernel %lld, stride %lld)", nd->what, same ? "auto_pad" : ceil ? "ceil_mode" : "pads",

@@ -36,6 +36,10 @@ typedef struct ApprofSweepConfig {
     const char *model_name;       /* zoo name ... */
     const char *model_file;       /* ... or a model file (one of the two) */
     const char *preset;           /* zoo options, NULL/0 = the model's default */
+    const char *hf_facts;         /* --hf-config: what the config says that no placement shows
+                                   * (heads, key/value heads, rope_theta, context, router
+                                   * top-k), as JSON members ",\"hf_heads\":32,...", stored in
+                                   * the model's options for the launch files; NULL: none */
     const char *attention;        /* gpt and llama families: "flash" | "eager" | NULL */
     const char *dataset;
     int zoo_num_layers, zoo_hidden, zoo_heads, zoo_seq_len, zoo_vocab;

@@ -173,10 +173,15 @@ static int record_model(Sweep *sw, const ApprofSweepConfig *cfg, CostdbModel *m,
         char att[48] = "";
         if (heads > 0)
             snprintf(att, sizeof att, ",\"attention_heads\":%lld", (long long)heads);
-        snprintf(m->options, sizeof m->options,
-                 "{\"preset\":\"%s\",\"dataset\":\"%s\",\"model_file\":\"%s\"%s%s}",
-                 cfg->preset ? cfg->preset : "", cfg->dataset ? cfg->dataset : "",
-                 cfg->model_file ? "yes" : "", moe, att);
+        /* a config's facts (cfg->hf_facts) only when the whole object fits:
+         * a cut one would read as no object at all */
+        for (int facts = cfg->hf_facts != NULL; facts >= 0; facts--)
+            if (snprintf(m->options, sizeof m->options,
+                         "{\"preset\":\"%s\",\"dataset\":\"%s\",\"model_file\":\"%s\"%s%s%s}",
+                         cfg->preset ? cfg->preset : "", cfg->dataset ? cfg->dataset : "",
+                         cfg->model_file ? "yes" : "", moe, att, facts ? cfg->hf_facts : "") <
+                (int)sizeof m->options)
+                break;
     }
     layers = calloc((size_t)m->num_layers, sizeof *layers);
     if (!layers)

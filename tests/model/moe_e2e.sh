@@ -5,7 +5,8 @@
 # shrunk to 2 layers) -> a sweep on 2x8 -> apsolve's auto plan splits the
 # experts over devices (expert parallelism, its all-to-all priced by the
 # sharding ILP) -> apreport's Megatron, DeepSpeed and torchtitan files carry
-# the expert-parallel size.
+# the expert-parallel size, and the Megatron file the config's heads, query
+# groups, rotary base and router top-k.
 # Usage: moe_e2e.sh APPROF APSOLVE APREPORT MIXTRAL_CONFIG WORKDIR
 set -u
 approf=$1 apsolve=$2 apreport=$3 base=$4 work=$5
@@ -29,6 +30,12 @@ ep=$(sed -n 's/^--expert-model-parallel-size \([0-9]*\)$/\1/p' "$work/out/mx_meg
 [ -n "$ep" ] && [ "$ep" -ge 2 ] ||
   fail_with "$work/plan.txt" "the auto plan does not split the experts (expert parallel size '$ep')"
 grep -q -- "--num-experts 8" "$work/out/mx_megatron.args" || fail "megatron: --num-experts"
+# what only the config says, stored by the sweep: heads, key/value heads,
+# rope_theta (mixtral-8x7b.json: 1000000.0), the router's top-k
+for a in "--num-attention-heads 16" "--num-query-groups 4" "--rotary-base 1000000" \
+         "--moe-router-topk 2" "--max-position-embeddings 1024"; do
+  grep -qx -- "$a" "$work/out/mx_megatron.args" || fail_with "$work/out/mx_megatron.args" "megatron: no '$a'"
+done
 grep -q "expert_parallel_degree = $ep" "$work/out/mx_torchtitan.toml" || fail "torchtitan: expert degree"
 # DeepSpeed's MoE layer takes its ep ranks from the data-parallel group
 # and splits the experts over all tp ranks or none (docs/export-deepspeed.md):

@@ -23,7 +23,9 @@ The test compares approf's parameters and FLOPs of NAME.onnx with those.
   cnn            a model-zoo style CNN at opset 9 (Caffe2's exports of
                  AlexNet / GoogLeNet): Conv with auto_pad SAME_UPPER and
                  stride 2, LRN, MaxPool with pads [0, 0, 1, 1], a grouped
-                 Conv, Sum of a residual and two branches, Reshape, Gemm
+                 Conv, Sum of a residual and two branches, an AveragePool
+                 of one window with pads [0, 0, 1, 1] at stride 1 (the zoo
+                 GoogLeNet's last pool), Reshape, Gemm
                  (transB) + Relu + Dropout with its mask output, Softmax
   dec13, dec17,  a decoder block (self-attention and an MLP) as torch.onnx
   dec18          writes it before LayerNormalization and Gelu: LayerNorm
@@ -237,10 +239,16 @@ def cnn(out):
     t = ir.op("norm3", "gelu", [ir.op("relu3", "relu", [t])])
     y = b.node("MaxPool", [y], "pool3", kernel_shape=[2, 2], strides=[2, 2])
     t = pool(ir, t, "pool3", "max_pool", 32, 8, 2, 2, onnx_out(8, 2, 2, 0, 0))
+    # pool5: one 5x5 window over 4x4 with pads [0, 0, 1, 1] at stride 1 (the
+    # zoo's GoogLeNet: 7x7 over 6x6), no symmetric padding at stride 1: the
+    # IR's one window is any padding that fits it, with any stride
+    y = b.node("AveragePool", [y], "pool5", kernel_shape=[5, 5], strides=[1, 1], pads=[0, 0, 1, 1])
+    assert onnx_out(4, 5, 1, 0, 1) == 1
+    t = ir.op("pool5", "avg_pool", [t], [1, 32, 1, 1], kernel=[5, 5], stride=[3, 3], padding=[1, 1])
     y = b.node("Reshape", [y, b.const_ints("flat_shape", [1, -1])], "flatten")
-    t = ir.op("flatten", "reshape", [t], shape=[1, 512])
-    y = b.node("Gemm", [y, b.init("fc6.w", [64, 512]), b.init("fc6.b", [64])], "fc6", transB=1)
-    t = ir.op("fc6", "matmul", [t, ir.param("fc6.w", [64, 512]), ir.param("fc6.b", [64])], bias=True,
+    t = ir.op("flatten", "reshape", [t], shape=[1, 32])
+    y = b.node("Gemm", [y, b.init("fc6.w", [64, 32]), b.init("fc6.b", [64])], "fc6", transB=1)
+    t = ir.op("fc6", "matmul", [t, ir.param("fc6.w", [64, 32]), ir.param("fc6.b", [64])], bias=True,
               transpose_b=True)
     y = b.node("Dropout", [b.node("Relu", [y], "relu6")], "drop6", n_out=2, ratio=0.5)[0]
     t = ir.op("drop6", "dropout", [ir.op("relu6", "relu", [t])], rate=0.5)

@@ -77,6 +77,42 @@ family dsv3 deepseek deepseek-v3 4 dp=2,tp=2,pp=1
 family scout llama4 llama-4-scout 2 dp=2,tp=2,pp=1
 family maverick llama4 llama-4-maverick 4 dp=4,tp=2,pp=1 1x8
 
+# a sweep of the model's Hugging Face config.json (tests/model/hf) writes
+# the same file as the sweep of its preset: the heads, query groups, rotary
+# base, partial rotary and context come from the config the sweep stored
+hf_same() {
+  name=$1 model=$2 preset=$3 cfg=$(dirname "$0")/../model/hf/$4 par=$5
+  family "$name" "$model" "$preset" 2 "$par"
+  "$approf" sweep --hf-config "$cfg" --num-layers 2 --manual-boundaries \
+    --manual-layers --cluster 1x4 --micro-batches 4 --dtype bf16 --hardware a100-80g \
+    --backend model --db "$dir/hf_$name.db" --quiet >/dev/null 2>"$dir/err" ||
+    fail_with "$dir/err" "approf sweep --hf-config $cfg"
+  "$apsolve" --db "$dir/hf_$name.db" --parallel "$par" --memory-budget 16T >"$dir/out" 2>"$dir/err" ||
+    fail_with "$dir/err" "apsolve hf $name"
+  id=$(sed -n 's/^Stored as plan \([0-9]*\)$/\1/p' "$dir/out" | head -1)
+  "$apreport" --db "$dir/hf_$name.db" --plan "$id" --name "hf_$name" --out "$dir/f" --quiet \
+    2>"$dir/err" || fail_with "$dir/err" "apreport hf $name"
+  grep -v '^#' "$dir/f/${name}_megatron.args" >"$dir/preset.args"
+  grep -v '^#' "$dir/f/hf_${name}_megatron.args" >"$dir/hf.args"
+  diff "$dir/preset.args" "$dir/hf.args" >"$dir/diff" ||
+    fail_with "$dir/diff" "$name: the --hf-config $4 file differs from preset $preset's"
+  grep -q "^# model shape: .* the sweep's Hugging Face config$" "$dir/f/hf_${name}_megatron.args" ||
+    fail_with "$dir/f/hf_${name}_megatron.args" "$name: the file does not say where its heads come from"
+}
+hf_same q8 qwen3 qwen3-8b qwen3-8b.json dp=2,tp=2,pp=1
+has_hf() {
+  grep -Fqx -- "$2" "$dir/f/hf_$1_megatron.args" || fail_with "$dir/f/hf_$1_megatron.args" "hf $1: no '$2'"
+}
+has_hf q8 '--num-attention-heads 32'
+has_hf q8 '--num-query-groups 8'
+has_hf q8 '--rotary-base 1000000'
+hf_same p14 gpt_neox pythia-1.4b pythia-1.4b.json dp=2,tp=2,pp=1
+has_hf p14 '--rotary-percent 0.25'
+has_hf p14 '--num-attention-heads 16'
+hf_same f7 falcon falcon-7b falcon-7b.json dp=4,tp=1,pp=1
+has_hf f7 '--num-query-groups 1'
+has_hf f7 '--num-attention-heads 71'
+
 # what each file must say (exact lines; Megatron-LM's own recipes where
 # it has one: examples/post_training/modelopt/conf/)
 has() {
@@ -177,4 +213,4 @@ neg dsv3 moe-layer-pattern 's/^--moe-layer-freq .*/--moe-layer-freq "[0,1]"/'
 neg maverick model-llama4 '/^--moe-apply-probs-on-input$/d'
 neg maverick no-rope-pattern 's/^--no-rope-freq .*/--no-rope-freq "[0,1]"/'
 neg scout moe-topk1 's/^--moe-router-score-function sigmoid$/--moe-router-score-function softmax/'
-echo "launch families: 14 Megatron-LM files pass, 18 negative cases fail"
+echo "launch families: 14 Megatron-LM files pass, 18 negative cases fail, 3 --hf-config files equal their presets'"
