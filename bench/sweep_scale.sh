@@ -126,16 +126,22 @@ fi
 # (default 86c6a00: before the reuse tables were freed per submesh shape and
 # unfit ranges left out; 623e56c is the commit before the ZeRO variants were
 # derived), printing wall and CPU seconds, peak RSS, database size and the full
-# space's entries, and the full/plain ratio of each build, in one run. FULL_BIG=1 adds the issue's large cases (minutes
-# each). `bench/sweep_scale.sh DIR full` runs this part alone.
-full_build() { # REV: approf of that revision built in the worktree, or nothing
+# space's entries, and the full/plain ratio of each build, in one run, and
+# whether apsolve --no-store (each build's on its own full database) prints
+# the same plan. FULL_BIG=1 adds the issue's large cases (minutes each);
+# FULL_405B="24 40" runs llama-3.1-405b on 32x8 with those layer counts
+# instead of the cases below. `bench/sweep_scale.sh DIR full` runs this part alone.
+full_build() { # REV: approf of that revision built in the worktree (its apsolve beside it), or nothing
   local rev=$1 wt=$tmp/full-$1
   git rev-parse --verify -q "$rev^{commit}" >/dev/null 2>&1 || return 0
   git worktree add --detach -q "$wt" "$rev" >/dev/null 2>&1 || return 0
   if meson setup "$wt/b" "$wt" --buildtype=release >/dev/null 2>&1 &&
-     ninja -C "$wt/b" profiler/cli/approf >/dev/null 2>&1; then
+     ninja -C "$wt/b" profiler/cli/approf solver/apsolve >/dev/null 2>&1; then
     echo "$wt/b/profiler/cli/approf"
   fi
+}
+plan_of() { # APSOLVE DB: apsolve --no-store's output less its timing line
+  "$1" --db "$2" --no-store 2>&1 | grep -v 'solved in'
 }
 measure() { # APPROF DB SWEEP-OPTIONS...: "wall cpu rss_mb db_mb entries"
   local bin=$1 db=$2 t
@@ -155,7 +161,7 @@ full_case() { # LABEL SWEEP-OPTIONS...
     [ "$who" = base ] && bin=$full_base
     [ -n "$bin" ] || continue
     p=$(measure "$bin" "$tmp/fp.db" "$@" --variants alpa)
-    f=$(measure "$bin" "$tmp/ff.db" "$@" --variants all)
+    f=$(measure "$bin" "$tmp/ff-$who.db" "$@" --variants all)
     printf '%-38s %-9s plain %s | full %s | full/plain %s\n' "$label" \
       "$([ "$who" = this ] && echo this || echo "$full_rev")" \
       "$(echo "$p" | awk '{ printf "%6.2f s wall %6.2f s cpu %5d MB %6.1f MB db", $1, $2, $3, $4 }')" \
@@ -163,13 +169,38 @@ full_case() { # LABEL SWEEP-OPTIONS...
       "$(awk -v p="$p" -v f="$f" 'BEGIN { split(p, a, " "); split(f, b, " ");
           printf "%.1fx cpu", (a[2] > 0 ? b[2] / a[2] : 0) }')"
   done
-  rm -f "$tmp"/fp.db* "$tmp"/ff.db*
+  # the plans of the full space: each build's apsolve on its own database
+  local base_aps=${full_base%/profiler/cli/approf}/solver/apsolve
+  if [ -n "$full_base" ] && [ -x "$base_aps" ] && [ -f "$tmp/ff-this.db" ] &&
+     [ -f "$tmp/ff-base.db" ]; then
+    if cmp -s <(plan_of "$apsolve" "$tmp/ff-this.db") <(plan_of "$base_aps" "$tmp/ff-base.db"); then
+      echo "  apsolve --no-store on the two full databases: the same output (but its 'solved in' line)"
+    else
+      echo "  apsolve --no-store on the two full databases: the outputs DIFFER"
+    fi
+  fi
+  # FULL_KEEP=DIR keeps the full databases there (for dbstat and the like)
+  if [ -n "${FULL_KEEP:-}" ]; then
+    for who in this base; do
+      [ -f "$tmp/ff-$who.db" ] && cp "$tmp/ff-$who.db" \
+        "$FULL_KEEP/$(echo "$label" | tr -c 'A-Za-z0-9.\n' '_')-$who.db"
+    done
+  fi
+  rm -f "$tmp"/fp.db* "$tmp"/ff-*.db*
 }
 full_rev=${FULL_BASELINE:-86c6a00}
 if [ "${2:-}" = full ] || [ "${FULL:-1}" = 1 ]; then
   # FULL_BASELINE_APPROF: an approf of that revision built before (skips the build)
   full_base=${FULL_BASELINE_APPROF:-$(full_build "$full_rev")}
   echo "== the full space (--variants all) against the plain space, this build and $full_rev =="
+  if [ -n "${FULL_405B:-}" ]; then
+    # FULL_405B="24 40": only llama-3.1-405b on 32x8 with these layer counts
+    for layers in $FULL_405B; do
+      full_case "llama-3.1-405b 32x8, $layers layers" --model llama --preset llama-3.1-405b \
+        --layers "$layers" --cluster 32x8 --hardware h100-sxm --micro-batches 8 --allow-large
+    done
+    [ "${2:-}" = full ] && exit 0
+  fi
   full_case "llama-3-8b 1x8" --model llama --preset llama-3-8b --cluster 1x8 --hardware h100-sxm \
     --micro-batches 8
   full_case "llama-3-70b 8x8, 40 layers" --model llama --preset llama-3-70b --layers 40 \

@@ -83,6 +83,9 @@ static inline uint64_t cdb_mem_hash(uint64_t seed, const void *data, size_t n)
  * both: after any rollback, since a rolled-back insert leaves them
  * pointing nowhere, after a sweep is deleted, and on close. */
 void cdb_placement_cache_clear(Costdb *db);
+/* Schema 13: rewrites the shared placement lists with repeats
+ * (placement_recode.c). */
+int cdb_placement_tails_recode(Costdb *db);
 void cdb_cost_cache_clear(Costdb *db);
 void cdb_caches_clear(Costdb *db);
 

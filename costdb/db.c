@@ -164,6 +164,9 @@ static int migrate(Costdb *db, int from)
             sqlite3_free(err);
             goto fail;
         }
+        /* 013_placement_repeats.sql: the lists already there take repeats */
+        if (v + 1 == 13 && (rc = cdb_placement_tails_recode(db)) < 0)
+            goto fail;
         if (fk_off) {
             sqlite3_stmt *fk = NULL;
             rc = sqlite3_prepare_v2(db->sql, "PRAGMA foreign_key_check", -1, &fk, NULL);

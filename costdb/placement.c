@@ -131,7 +131,7 @@ void cdb_placement_cache_clear(Costdb *db)
 /* The hash a shared list is stored under (schemas/README.md). */
 static uint64_t tail_hash(const char *s)
 {
-    return costdb_fnv1a_str(COSTDB_FNV_BASIS_V1, s);
+    return cdb_tail_hash(s);
 }
 
 /* The in-memory maps' hash (never stored, so free to differ from the
@@ -359,21 +359,18 @@ static int same_stage(const CostdbPlacement *a, const CostdbPlacement *b)
 }
 
 /* One stage's set: its items in schema 6's encoding ([n_param, n_input,
- * n_output, d1, spec1, ...], tensor deltas) with the first delta 0, stored
- * once in placement_tail and referenced with the first tensor index
- * (schema 7), built without printf per item (a sweep writes hundreds of
- * thousands). rows are sorted by role, tensor. */
-static int put_stage(Costdb *db, int64_t sweep_id, const SortRow *rows, size_t n, char **buf,
-                     size_t *cap)
+ * n_output, d1, spec1, ...], tensor deltas) with the first delta 0 and
+ * schema 13's repeats (cdb_items_encode), stored once in placement_tail and
+ * referenced with the first tensor index (schema 7), built without printf
+ * per item (a sweep writes hundreds of thousands). rows are sorted by role,
+ * tensor; pairs has room for n. */
+static int put_stage(Costdb *db, int64_t sweep_id, const SortRow *rows, size_t n, CdbPair *pairs,
+                     char **buf, size_t *cap)
 {
     sqlite3_stmt *st = NULL;
-    size_t len, counts_at;
+    size_t len, np = 0;
     int64_t count[3] = {0, 0, 0}, prev = -1, first = 0, tail = 0;
     int rc;
-    char *p;
-    /* the counts are written last, into room left at the front */
-    counts_at = 0;
-    len = 72;
     for (size_t i = 0; i < n; i++) {
         int64_t spec;
         /* of rows for the same (role, tensor), the last one given wins */
@@ -381,36 +378,17 @@ static int put_stage(Costdb *db, int64_t sweep_id, const SortRow *rows, size_t n
             rows[i + 1].p->tensor_index == rows[i].p->tensor_index)
             continue;
         if ((rc = ensure_tensor(db, sweep_id, rows[i].p)) < 0 ||
-            (rc = intern_text(db, rows[i].p->sharding_spec, &spec)) < 0 ||
-            (rc = cdb_items_reserve(buf, len, cap)) < 0)
+            (rc = intern_text(db, rows[i].p->sharding_spec, &spec)) < 0)
             return rc;
         if (prev < 0)
             first = prev = rows[i].p->tensor_index;
-        p = *buf + len;
-        *p++ = ',';
-        p = cdb_put_int(p, rows[i].p->tensor_index - prev);
-        *p++ = ',';
-        p = cdb_put_int(p, spec);
-        len = (size_t)(p - *buf);
+        pairs[np++] = (CdbPair){rows[i].p->tensor_index - prev, spec};
         prev = rows[i].p->tensor_index;
         count[rows[i].role]++;
     }
-    if ((rc = cdb_items_reserve(buf, len, cap)) < 0)
+    if ((rc = cdb_items_encode(count, pairs, np, buf, cap, &len)) < 0)
         return rc;
-    (*buf)[len++] = ']';
-    (*buf)[len] = '\0';
-    {
-        char head[72], *h = head;
-        *h++ = '[';
-        h = cdb_put_int(h, count[0]);
-        *h++ = ',';
-        h = cdb_put_int(h, count[1]);
-        *h++ = ',';
-        h = cdb_put_int(h, count[2]);
-        counts_at = 72 - (size_t)(h - head);
-        memcpy(*buf + counts_at, head, (size_t)(h - head));
-    }
-    if ((rc = intern_tail(db, *buf + counts_at, &tail)) < 0)
+    if ((rc = intern_tail(db, *buf, &tail)) < 0)
         return rc;
     if ((rc = cdb_prepare(db, sql_set_insert, &st)) < 0)
         return rc;
@@ -429,6 +407,7 @@ static int put_stage(Costdb *db, int64_t sweep_id, const SortRow *rows, size_t n
 int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p, size_t n)
 {
     SortRow *rows = NULL;
+    CdbPair *pairs = NULL;
     char *buf = NULL;
     size_t cap = 0;
     int rc = 0;
@@ -469,21 +448,26 @@ int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p
         }
     cap = 4096;
     buf = malloc(cap);
-    if (!buf) {
+    pairs = malloc(n * sizeof *pairs);
+    if (!buf || !pairs) {
         free(rows);
+        free(pairs);
+        free(buf);
         return COSTDB_ENOMEM;
     }
     if ((rc = cdb_txn_enter(db)) < 0) {
         free(rows);
+        free(pairs);
         free(buf);
         return rc;
     }
     for (size_t i = 0, j; i < n && rc >= 0; i = j) {
         for (j = i + 1; j < n && same_stage(rows[j].p, rows[i].p); j++)
             ;
-        rc = put_stage(db, sweep_id, rows + i, j - i, &buf, &cap);
+        rc = put_stage(db, sweep_id, rows + i, j - i, pairs, &buf, &cap);
     }
     free(rows);
+    free(pairs);
     free(buf);
     return cdb_txn_leave(db, rc);
 }
@@ -630,7 +614,7 @@ static int read_set(Costdb *db, sqlite3_stmt *st, const Dict *d, int relabel, in
                            "config %d): first_tensor = %lld is not a tensor index (0..%d)",
                            db->path, key[0], key[1], key[2], key[3], (long long)base, INT32_MAX);
     }
-    if (!items || cdb_items_decode((const char *)items, shared, base, &it, &ni) < 0)
+    if (!items || cdb_items_decode((const char *)items, shared, base, 3 * d->n_tensors, &it, &ni) < 0)
         return cdb_err(db, COSTDB_ECORRUPT, "%s: placement_set (layers %d-%d, submesh %d, config "
                        "%d): items is not a placement list", db->path, key[0], key[1], key[2],
                        key[3]);

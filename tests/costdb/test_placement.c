@@ -3,7 +3,10 @@
  * Unit tests of the compact placement store (schemas 3 and 6, costdb/placement.c):
  * a stage's set is replaced as a whole, the last row for a tensor wins,
  * texts and tensors are interned once, the writer's cached ids survive no
- * rollback, and a damaged set is refused with a message, not read as zero.
+ * rollback, and a damaged set is refused with a message, not read as zero;
+ * schema 13: a block of items repeated back to back is stored once with a
+ * repeat pair, read alike through the API and the view, and a schema-12
+ * file's lists take repeats as it migrates.
  */
 #include <CUnit/Basic.h>
 #include <stdio.h>
@@ -197,6 +200,155 @@ static void test_bad_rows_and_damaged_sets(void)
                    COSTDB_ECORRUPT, "first_tensor");
     /* a shared list in schema 3's form, which would ignore first_tensor */
     expect_damaged(id, "UPDATE placement_tail SET items = '[[0,2,1]]'", COSTDB_ECORRUPT, NULL);
+    /* schema 13's repeats (r, -p): a block longer than the literal pairs
+     * just before it, no repetition, more items than the counts, a repeat
+     * of a repeat */
+    expect_damaged(id, "UPDATE placement_set SET first_tensor = 2; UPDATE placement_tail SET "
+                   "items = '[3,0,0,0,1,1,-2]'", COSTDB_ECORRUPT, "not a placement list");
+    expect_damaged(id, "UPDATE placement_tail SET items = '[2,0,0,0,1,0,-1]'", COSTDB_ECORRUPT,
+                   "not a placement list");
+    expect_damaged(id, "UPDATE placement_tail SET items = '[3,0,0,0,1,3,-1]'", COSTDB_ECORRUPT,
+                   "not a placement list");
+    expect_damaged(id, "UPDATE placement_tail SET items = '[3,0,0,0,1,1,-1,1,-1]'",
+                   COSTDB_ECORRUPT, "not a placement list");
+    /* a repeat that would make far more items than the sweep has tensors */
+    expect_damaged(id, "UPDATE placement_tail SET items = '[100000,0,0,0,1,99999,-1]'",
+                   COSTDB_ECORRUPT, "not a placement list");
+    /* and a good one decodes: tensors 2, 3 and (the pair of delta 1
+     * repeated) 4, of spec 1, of which the sweep holds only 2 */
+    expect_damaged(id, "UPDATE placement_tail SET items = '[3,0,0,0,1,1,1,1,-1]'",
+                   COSTDB_ECORRUPT, "placement of tensor 3");
+}
+
+/* Four layers of three parameters each, the same deltas and specs, and an
+ * input and an output: the parameters' block is stored once and repeated
+ * (schema 13), and the set reads back item for item, through the API and
+ * the view. */
+static CostdbPlacement layered[14];
+
+static void make_layered(void)
+{
+    static const char *const spec[3] = {"S1", "S2", "S1"};
+    static const int off[3] = {0, 1, 3};
+    for (int l = 0; l < 4; l++)
+        for (int k = 0; k < 3; k++)
+            layered[3 * l + k] = row(1, 0, "param", 10 + 5 * l + off[k], spec[k]);
+    layered[12] = row(1, 0, "input", 2, "S3");
+    layered[13] = row(1, 0, "output", 40, "S3");
+}
+
+static void expect_layered(const CostdbPlacement *out, size_t n)
+{
+    CU_ASSERT_EQUAL_FATAL(n, 14);
+    for (size_t i = 0; i < n; i++) {
+        CU_ASSERT_EQUAL(out[i].tensor_index, layered[i].tensor_index);
+        CU_ASSERT_STRING_EQUAL(out[i].role, layered[i].role);
+        CU_ASSERT_STRING_EQUAL(out[i].sharding_spec, layered[i].sharding_spec);
+        CU_ASSERT_STRING_EQUAL(out[i].tensor_name, layered[i].tensor_name);
+    }
+}
+
+static void test_repeats(void)
+{
+    Costdb *db = open_new("pl6.db");
+    int64_t id = make_sweep(db);
+    CostdbPlacement *out = NULL;
+    size_t n = 0;
+    make_layered();
+    CU_ASSERT_EQUAL_FATAL(costdb_placements_put(db, id, layered, 14), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_placements_get(db, id, 0, 1, 0, 0, &out, &n), 0);
+    expect_layered(out, n);
+    free(out);
+    costdb_close(&db);
+    /* deltas 0, 1, 2, then (2, 1, 2) three times: the block of deltas
+     * (1, 2, 2) at the second pair, twice more, then 1, 2 and the input
+     * and output */
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl6.db"), "placement_tail WHERE items GLOB "
+                             "'[[]12,1,1,0,*,1,*,2,*,2,*,2,-3,1,*,2,*,-26,*,38,*]'"), 1);
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl6.db"), "placement"), 14);
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl6.db"), "placement WHERE role = 'param' AND "
+                             "sharding_spec = 'S2' AND tensor_index IN (11, 16, 21, 26)"), 4);
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl6.db"), "placement WHERE role = 'param' AND "
+                             "sharding_spec = 'S1' AND tensor_index IN (10, 13, 15, 18, 20, 23,"
+                             " 25, 28)"), 8);
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl6.db"), "placement WHERE (role = 'input' AND "
+                             "tensor_index = 2) OR (role = 'output' AND tensor_index = 40)"), 2);
+}
+
+/* A schema-12 file (migrations 001-012 run by hand) with the layered set as
+ * approf wrote it then, literal pairs only: read-only it reads as it is;
+ * migrated, its list takes the repeat in place (same id, new hash: the
+ * writer finds it again instead of storing a second copy) and reads the
+ * same through the API and the view. */
+static void test_migrate_schema12(void)
+{
+    static const char *const files[] = {"001_initial", "002_variants", "003_placement_sets",
+                                        "004_strict", "005_sweep_owner", "006_placement_items",
+                                        "007_placement_tails", "008_stage_costs",
+                                        "009_gemm_profile", "010_micro_batch_size",
+                                        "011_recompute_op", "012_wgrad_cost"};
+    const char *p = tu_path("schema12.db");
+    Costdb *db = NULL;
+    CostdbPlacement *out = NULL;
+    size_t n = 0;
+    int v = 0;
+    make_layered();
+    tu_unlink_db(p);
+    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
+        char path[512], *text;
+        snprintf(path, sizeof path, "%s/%s.sql", COSTDB_SCHEMA_DIR, files[k]);
+        text = tu_read(path, NULL);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+        CU_ASSERT_EQUAL_FATAL(tu_exec(p, text), 0);
+        free(text);
+    }
+    /* texts 1-3 the specs, 4 the dtype, then the tensors' names and shapes
+     * as row() makes them */
+    CU_ASSERT_EQUAL_FATAL(tu_exec(p,
+        "PRAGMA user_version = 12;"
+        "INSERT INTO sweep (id, cluster_hosts, cluster_gpus, global_batch, micro_batches,"
+        " num_layers, layer_option, submesh_space, logical_space, profile_mode, dtype,"
+        " backend, tool_version, started_at, status) VALUES (3, 1, 2, 8, 2, 2, 'manual',"
+        " 'all', 'all', 'composition', 'f32', 'model', '0.1', '2025-01-01T00:00:00Z',"
+        " 'complete');"
+        "INSERT INTO sweep_submesh VALUES (3, 0, 1, 2);"
+        "INSERT INTO sweep_config (sweep_id, submesh_index, config_index, logical_a, logical_b,"
+        " force_batch_dim) VALUES (3, 0, 0, 2, 1, 0);"
+        "INSERT INTO placement_text (id, text) VALUES (1, 'S1'), (2, 'S2'), (3, 'S3'),"
+        " (4, 'f16');"
+        "WITH RECURSIVE k(t) AS (SELECT 2 UNION ALL SELECT t + 1 FROM k WHERE t < 40)"
+        " INSERT INTO placement_text (text) SELECT 't' || t FROM k UNION ALL"
+        " SELECT (t + 1) || ',8' FROM k;"
+        "WITH RECURSIVE k(t) AS (SELECT 2 UNION ALL SELECT t + 1 FROM k WHERE t < 40)"
+        " INSERT INTO placement_tensor SELECT 3, t,"
+        " (SELECT id FROM placement_text WHERE text = 't' || t),"
+        " (SELECT id FROM placement_text WHERE text = (t + 1) || ',8'), 4 FROM k;"
+        "INSERT INTO placement_tail (id, hash, items) VALUES (7, 0,"
+        " '[12,1,1,0,1,1,2,2,1,2,1,1,2,2,1,2,1,1,2,2,1,2,1,1,2,2,1,-26,3,38,3]');"
+        "INSERT INTO placement_set (sweep_id, start_layer, end_layer, submesh_index,"
+        " config_index, items, first_tensor, tail_id) VALUES (3, 0, 1, 0, 0, '', 10, 7);"), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
+    CU_ASSERT_EQUAL(costdb_file_version(db, &v), 0);
+    CU_ASSERT_EQUAL(v, 12);
+    CU_ASSERT_EQUAL_FATAL(costdb_placements_get(db, 3, 0, 1, 0, 0, &out, &n), 0);
+    expect_layered(out, n);
+    free(out);
+    costdb_close(&db);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_NOCREATE, &db, NULL, 0), 0);
+    CU_ASSERT_EQUAL(costdb_file_version(db, &v), 0);
+    CU_ASSERT_EQUAL(v, 13);
+    CU_ASSERT_EQUAL_FATAL(costdb_placements_get(db, 3, 0, 1, 0, 0, &out, &n), 0);
+    expect_layered(out, n);
+    free(out);
+    /* written again, the same set finds the migrated list by hash and text */
+    CU_ASSERT_EQUAL(costdb_placements_put(db, 3, layered, 14), 0);
+    costdb_close(&db);
+    CU_ASSERT_EQUAL(tu_count(p, "placement_tail WHERE id = 7 AND items = "
+                             "'[12,1,1,0,1,1,2,2,1,2,1,2,-3,1,2,2,1,-26,3,38,3]'"), 1);
+    CU_ASSERT_EQUAL(tu_count(p, "placement_tail"), 1);
+    CU_ASSERT_EQUAL(tu_count(p, "placement"), 14);
+    CU_ASSERT_EQUAL(tu_count(p, "placement WHERE role = 'param' AND sharding_spec = 'S2' AND "
+                             "tensor_index IN (11, 16, 21, 26)"), 4);
 }
 
 /* Schema 7: sets whose items differ only by where their tensors start
@@ -314,6 +466,8 @@ int main(void)
     CU_add_test(suite, "bad rows refused; damaged sets are errors", test_bad_rows_and_damaged_sets);
     CU_add_test(suite, "schema 7, 6 and 3 encodings read alike", test_two_encodings);
     CU_add_test(suite, "shifted sets share one stored list", test_shared_lists);
+    CU_add_test(suite, "a repeated block is stored once (schema 13)", test_repeats);
+    CU_add_test(suite, "a schema-12 file's lists take repeats", test_migrate_schema12);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();

@@ -94,7 +94,7 @@ int64_t tu_count(const char *db_path, const char *table)
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
-    char sql[128];
+    char sql[1024];
     int64_t n = -1;
     snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", table);
     if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
