@@ -19,6 +19,7 @@
 #include "cuda/host.h"
 #include "grow.h"
 #include "hardware.h"
+#include "json_write.h"
 
 
 static void usage(FILE *f)

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "costdb_text.h"
 #include "hardware.h"
+#include "json_write.h"
 
 
 static void usage(FILE *f)

@@ -2,15 +2,19 @@
 /*
  * util: growable arrays (first growth, doubling, a need past the double,
  * nothing to do, zeroed growth, sizes that overflow or cannot be
- * allocated, the array left whole on failure).
+ * allocated, the array left whole on failure) and the JSON writer (one
+ * escaping rule for the stream and the buffer, cut buffers, numbers).
  */
 #include <CUnit/Basic.h>
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "grow.h"
+#include "json_write.h"
 
 typedef struct Wide {
     double v[5];
@@ -123,6 +127,98 @@ static void test_grow_overflow(void)
     free(w);
 }
 
+/* What costdb_json_string writes for s. */
+static char *json_of(const char *s)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return NULL;
+    costdb_json_string(f, s);
+    fclose(f);
+    return text;
+}
+
+static void test_json_string(void)
+{
+    static const struct { const char *in, *out; } cases[] = {
+        {"", "\"\""},
+        {"plain text", "\"plain text\""},
+        {"a\"b\\c", "\"a\\\"b\\\\c\""},
+        {"line\nnext\ttab", "\"line\\nnext\\ttab\""},
+        {"\x01\x1f\r\b", "\"\\u0001\\u001f\\u000d\\u0008\""},
+        {"\x7f/\xc3\xa9", "\"\x7f/\xc3\xa9\""}, /* DEL, '/' and UTF-8 as they are */
+    };
+    char *t;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        t = json_of(cases[i].in);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CU_ASSERT_STRING_EQUAL(t, cases[i].out);
+        free(t);
+    }
+    t = json_of(NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_STRING_EQUAL(t, "\"\"");
+    free(t);
+}
+
+/* The buffer writer follows the stream writer's rule byte for byte. */
+static void test_json_escape_same_rule(void)
+{
+    for (int c = 1; c < 256; c++) {
+        char in[4] = {'x', (char)c, 'y', '\0'}, body[16];
+        char *t = json_of(in);
+        size_t n = costdb_json_escape(body, sizeof body, in);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CU_ASSERT_EQUAL(n, strlen(body));
+        CU_ASSERT_EQUAL(strlen(t), n + 2);
+        CU_ASSERT(t[0] == '"' && !strncmp(t + 1, body, n) && t[n + 1] == '"');
+        free(t);
+    }
+}
+
+static void test_json_escape_cut(void)
+{
+    char buf[8];
+    /* the whole length comes back, as snprintf's; the text is its prefix */
+    CU_ASSERT_EQUAL(costdb_json_escape(buf, sizeof buf, "ab\"cd\nef"), 10);
+    CU_ASSERT_STRING_EQUAL(buf, "ab\\\"cd\\");
+    CU_ASSERT_EQUAL(costdb_json_escape(buf, 3, "\x01"), 6);
+    CU_ASSERT_STRING_EQUAL(buf, "\\u");
+    CU_ASSERT_EQUAL(costdb_json_escape(buf, 1, "abc"), 3);
+    CU_ASSERT_STRING_EQUAL(buf, "");
+    memset(buf, 'z', sizeof buf);
+    CU_ASSERT_EQUAL(costdb_json_escape(buf, 0, "abc"), 3);
+    CU_ASSERT_EQUAL(buf[0], 'z'); /* len 0: nothing written */
+    CU_ASSERT_EQUAL(costdb_json_escape(buf, sizeof buf, NULL), 0);
+    CU_ASSERT_STRING_EQUAL(buf, "");
+    CU_ASSERT_EQUAL(costdb_json_escape(buf, sizeof buf, "1234567"), 7); /* just fits */
+    CU_ASSERT_STRING_EQUAL(buf, "1234567");
+}
+
+/* One JSON number writer: the shortest of %.15g..%.17g that reads back
+ * exactly, null for what JSON cannot hold. */
+static void test_json_number(void)
+{
+    static const double vals[] = {0.1, 0.0576 * 1.0000000000000002, 1.0 / 3, 5e-324, 1e300,
+                                  123456789012345678.0, 1200000000000.0, -2.5, 0.0};
+    char buf[32];
+    CU_ASSERT_STRING_EQUAL(costdb_json_number_text(0.1, buf, sizeof buf), "0.1");
+    CU_ASSERT_STRING_EQUAL(costdb_json_number_text(1200000000000.0, buf, sizeof buf),
+                           "1200000000000");
+    CU_ASSERT_STRING_EQUAL(costdb_json_number_text(1.0 / 3, buf, sizeof buf),
+                           "0.3333333333333333");
+    CU_ASSERT_STRING_EQUAL(costdb_json_number_text(INFINITY, buf, sizeof buf), "null");
+    CU_ASSERT_STRING_EQUAL(costdb_json_number_text(NAN, buf, sizeof buf), "null");
+    CU_ASSERT_STRING_EQUAL(costdb_json_number_text(0.1, buf, 8), "");
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+        costdb_json_number_text(vals[i], buf, sizeof buf);
+        CU_ASSERT_EQUAL(strtod(buf, NULL), vals[i]);
+        CU_ASSERT_PTR_NULL(strpbrk(buf, "in")); /* no inf/nan text in JSON */
+    }
+}
+
 int main(void)
 {
     static const struct { const char *name; CU_TestFunc fn; } tests[] = {
@@ -130,6 +226,10 @@ int main(void)
         {"grow: first, doubled, past the double, appends", test_grow_growth},
         {"grow: added elements zeroed", test_grow_zeroed},
         {"grow: overflow and no memory", test_grow_overflow},
+        {"JSON strings", test_json_string},
+        {"JSON buffer escape: the stream's rule", test_json_escape_same_rule},
+        {"JSON buffer escape: cut", test_json_escape_cut},
+        {"JSON numbers", test_json_number},
     };
     CU_pSuite suite;
     unsigned failed;
