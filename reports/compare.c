@@ -17,6 +17,7 @@
 #include "grow.h"
 #include "plural.h"
 #include "report_int.h"
+#include "text_mask.h"
 
 typedef struct {
     int i, j, hosts, gpus, a, b, force, phase;

@@ -2,8 +2,9 @@
 /*
  * util: growable arrays (first growth, doubling, a need past the double,
  * nothing to do, zeroed growth, sizes that overflow or cannot be
- * allocated, the array left whole on failure) and the JSON writer (one
- * escaping rule for the stream and the buffer, cut buffers, numbers).
+ * allocated, the array left whole on failure), the JSON writer (one
+ * escaping rule for the stream and the buffer, cut buffers, numbers) and
+ * text masked for a terminal.
  */
 #include <CUnit/Basic.h>
 #include <errno.h>
@@ -15,6 +16,7 @@
 
 #include "grow.h"
 #include "json_write.h"
+#include "text_mask.h"
 
 typedef struct Wide {
     double v[5];
@@ -219,6 +221,20 @@ static void test_json_number(void)
     }
 }
 
+/* Text for a terminal: control characters (and DEL) masked, the rest as
+ * it is, cut to the buffer. */
+static void test_text_mask(void)
+{
+    char out[16];
+    CU_ASSERT_STRING_EQUAL(costdb_text_mask("\x1b]0;t\x07x\r\n\x7f\xc3\xa9", out, sizeof out),
+                           "?]0;t?x???\xc3\xa9");
+    CU_ASSERT_STRING_EQUAL(costdb_text_mask("0123456789abcdefgh", out, sizeof out),
+                           "0123456789abcde");
+    CU_ASSERT_STRING_EQUAL(costdb_text_mask(NULL, out, sizeof out), "");
+    CU_ASSERT_STRING_EQUAL(costdb_text_mask("abc", out, 1), "");
+    CU_ASSERT_STRING_EQUAL(costdb_text_mask("abc", NULL, 0), "");
+}
+
 int main(void)
 {
     static const struct { const char *name; CU_TestFunc fn; } tests[] = {
@@ -230,6 +246,7 @@ int main(void)
         {"JSON buffer escape: the stream's rule", test_json_escape_same_rule},
         {"JSON buffer escape: cut", test_json_escape_cut},
         {"JSON numbers", test_json_number},
+        {"text for a terminal", test_text_mask},
     };
     CU_pSuite suite;
     unsigned failed;
