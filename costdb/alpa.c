@@ -5,7 +5,6 @@
  * then one "result[(i, j, s, c), m] = ModuleProfileResult(...)" line per
  * entry with costs in seconds and sizes in GB (2^30 bytes), three decimals.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,48 +61,4 @@ cleanup:
     free(sm);
     free(e);
     return rc;
-}
-
-char *costdb_json_number_text(double v, char *buf, size_t len)
-{
-    if (len < 32) {
-        if (len)
-            buf[0] = '\0';
-        return buf;
-    }
-    if (!isfinite(v)) {
-        snprintf(buf, len, "null");
-        return buf;
-    }
-    for (int digits = 15; digits <= 17; digits++) {
-        snprintf(buf, len, "%.*g", digits, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    return buf;
-}
-
-void costdb_json_number(FILE *f, double v)
-{
-    char buf[32];
-    fputs(costdb_json_number_text(v, buf, sizeof buf), f);
-}
-
-void costdb_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c == '\n')
-            fputs("\\n", f);
-        else if (c == '\t')
-            fputs("\\t", f);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
 }

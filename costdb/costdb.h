@@ -646,18 +646,6 @@ int costdb_print_alpa(Costdb *db, int64_t sweep_id, FILE *out);
  * to len bytes and NUL-terminated (len 0: nothing written; e NULL: ""). */
 void costdb_format_entry(const CostdbEntry *e, char *buf, size_t len);
 
-/* Writes s as a JSON string literal ("..." with \", \\, \n, \t and
- * \u00XX escapes; NULL as ""). The one JSON string writer of every tool. */
-void costdb_json_string(FILE *f, const char *s);
-/* Writes v as a JSON number: the shortest of %.15g, %.16g and %.17g that
- * reads back (strtod) as exactly v, so every tool prints one value one way
- * and no digit is lost; null when v is not finite. The one JSON number
- * writer of every tool. */
-void costdb_json_number(FILE *f, double v);
-/* The text costdb_json_number writes, in buf (at least 32 bytes; else "").
- * Returns buf. */
-char *costdb_json_number_text(double v, char *buf, size_t len);
-
 #ifdef __cplusplus
 }
 #endif

@@ -161,7 +161,9 @@ int cdb_col_cost_or_null(Costdb *db, sqlite3_stmt *st, int col, double *out);
 /* EINVAL when v is finite and past COSTDB_MAX_SECONDS (on write). */
 int cdb_check_seconds(Costdb *db, double v, const char *field);
 
-/* Grows *arr (elements of size elem) so that it holds at least need. */
+/* Grows *arr (elements of size elem) so that it holds at least need:
+ * util_grow (util/grow.h), its failure said on db (when not NULL) as
+ * COSTDB_ENOMEM "out of memory". */
 int cdb_grow(Costdb *db, void **arr, size_t *cap, size_t need, size_t elem);
 
 /* Reads the current row of st into *row (an element of the array being

@@ -98,11 +98,6 @@ int costdb_dtype_bytes(const char *dtype);
  * decimal digits without sign, blank or leading zero, 0 <= K < N <= 2^20.
  * 0 with *k and *n set, or -1. */
 int costdb_shard_parse(const char *s, int *k, int *n);
-/* Database text for a terminal or a text table: s copied into out with
- * every control character (below 0x20, and 0x7f) replaced by '?', so a
- * stored name cannot move the cursor, retitle the window or break a row.
- * Truncates to len - 1 bytes (NULL s: ""); returns out. */
-const char *costdb_text_mask(const char *s, char *out, size_t len);
 /* The string member key of a stored JSON object (a model's or sweep's
  * options, as the profiler writes them) into out (len bytes), read by the
  * one reader of stored JSON (costdb/json_read.c). 0 when found; -1 with out

@@ -19,6 +19,7 @@
 
 #include "costdb_int.h"
 #include "db_txn_sql.h"
+#include "grow.h"
 #include "schema_sql.h"
 
 #define COSTDB_BUSY_TIMEOUT_MS 10000
@@ -228,14 +229,9 @@ static int schema_list(sqlite3 *h, char ***out, size_t *n)
         return rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         char *row;
-        if (cnt == cap) {
-            char **nv = realloc(v, (cap ? cap * 2 : 64) * sizeof *v);
-            if (!nv) {
-                rc = SQLITE_NOMEM;
-                break;
-            }
-            v = nv;
-            cap = cap ? cap * 2 : 64;
+        if (UTIL_GROW(v, cap, cnt + 1) < 0) {
+            rc = SQLITE_NOMEM;
+            break;
         }
         row = sqlite3_mprintf("%s\x1f%s\x1f%s\x1f%s", sqlite3_column_text(st, 0),
                               sqlite3_column_text(st, 1), sqlite3_column_text(st, 2),

@@ -12,6 +12,7 @@
 
 #include "costdb_int.h"
 #include "db_txn_sql.h"
+#include "grow.h"
 
 /* ---- errors ------------------------------------------------------------- */
 
@@ -97,19 +98,8 @@ const char *costdb_path(const Costdb *db)
 
 int cdb_grow(Costdb *db, void **arr, size_t *cap, size_t need, size_t elem)
 {
-    size_t ncap;
-    void *p;
-    assert(arr && cap && elem > 0 && (*arr != NULL || *cap == 0));
-    if (need <= *cap)
-        return 0;
-    ncap = *cap ? *cap : 16;
-    while (ncap < need)
-        ncap *= 2;
-    p = realloc(*arr, ncap * elem);
-    if (!p)
+    if (util_grow(arr, cap, need, elem) < 0)
         return db ? cdb_err(db, COSTDB_ENOMEM, "out of memory") : COSTDB_ENOMEM;
-    *arr = p;
-    *cap = ncap;
     return 0;
 }
 

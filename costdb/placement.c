@@ -23,6 +23,7 @@
 
 #include "costdb_int.h"
 #include "fnv.h"
+#include "grow.h"
 #include "placement_codec.h"
 
 static const char *const role_names[] = {"param", "input", "output"};
@@ -215,15 +216,8 @@ static void remember_tensor(CdbPlacementCache *c, int64_t sweep_id, int t)
         c->n_known = 0;
         c->sweep_id = sweep_id;
     }
-    if ((size_t)t >= c->n_known) {
-        size_t n = (size_t)t + 1 > 2 * c->n_known ? (size_t)t + 1 : 2 * c->n_known;
-        unsigned char *k = realloc(c->known, n);
-        if (!k)
-            return;
-        memset(k + c->n_known, 0, n - c->n_known);
-        c->known = k;
-        c->n_known = n;
-    }
+    if (util_grow_zero((void **)&c->known, &c->n_known, (size_t)t + 1, 1) < 0)
+        return;
     c->known[t] = 1;
 }
 

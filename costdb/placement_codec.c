@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "costdb.h"
+#include "grow.h"
 #include "placement_codec.h"
 
 char *cdb_put_int(char *p, int64_t v)
@@ -29,15 +30,7 @@ char *cdb_put_int(char *p, int64_t v)
 int cdb_items_reserve(char **buf, size_t len, size_t *cap)
 {
     assert(buf && cap && (*buf || !*cap) && len <= *cap);
-    if (len + 80 > *cap) {
-        size_t nc = *cap ? *cap * 2 : 4096;
-        char *nb = realloc(*buf, nc);
-        if (!nb)
-            return COSTDB_ENOMEM;
-        *buf = nb;
-        *cap = nc;
-    }
-    return 0;
+    return util_grow((void **)buf, cap, len + 80, 1) < 0 ? COSTDB_ENOMEM : 0;
 }
 
 /* Reads a JSON integer at *p (digits, an optional '-') of magnitude at most
@@ -129,12 +122,8 @@ int cdb_items_decode(const char *s, int shared, int64_t base, size_t max_items, 
                 read_int(&p, &v[1]) < 0 || expect(&p, ',') < 0 || read_int(&p, &v[2]) < 0 ||
                 expect(&p, ']') < 0 || v[0] < 0 || v[0] > 2)
                 goto bad;
-            if (cnt == cap) {
-                CdbItem *ni = realloc(it, (cap = cap ? cap * 2 : 64) * sizeof *it);
-                if (!ni)
-                    goto bad;
-                it = ni;
-            }
+            if (UTIL_GROW(it, cap, cnt + 1) < 0)
+                goto bad;
             it[cnt++] = (CdbItem){(int)v[0], v[1], v[2]};
             while (*p == ' ')
                 p++;

@@ -15,6 +15,7 @@
 
 #include "costdb.h"
 #include "json_read.h"
+#include "json_write.h"
 #include "plan_options.h"
 
 const char *const costdb_framework_keys[COSTDB_FW_COUNT] = {"megatron", "deepspeed",
@@ -23,36 +24,6 @@ const char *const costdb_framework_keys[COSTDB_FW_COUNT] = {"megatron", "deepspe
 static const char *objective_name(CostdbObjective o)
 {
     return o == COSTDB_OBJECTIVE_FULL ? "full" : "alpa";
-}
-
-/* Appends s to out as a JSON string literal (quotes, escapes). */
-static void put_string(char *out, size_t len, size_t *at, const char *s)
-{
-    char buf[8];
-    size_t n = *at;
-    for (const char *p = "\""; *p && n + 1 < len; p++)
-        out[n++] = *p;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        const char *e = NULL;
-        if (*p == '"')
-            e = "\\\"";
-        else if (*p == '\\')
-            e = "\\\\";
-        else if (*p < 0x20) {
-            snprintf(buf, sizeof buf, "\\u%04x", *p);
-            e = buf;
-        }
-        if (e) {
-            for (; *e && n + 1 < len; e++)
-                out[n++] = *e;
-        } else if (n + 1 < len) {
-            out[n++] = (char)*p;
-        }
-    }
-    if (n + 1 < len)
-        out[n++] = '"';
-    out[n < len ? n : len - 1] = '\0';
-    *at = n;
 }
 
 static void put_raw(char *out, size_t len, size_t *at, const char *fmt, ...)
@@ -65,6 +36,16 @@ static void put_raw(char *out, size_t len, size_t *at, const char *fmt, ...)
     w = vsnprintf(out + *at, len - *at, fmt, ap);
     va_end(ap);
     *at += w > 0 ? (size_t)w : 0;
+}
+
+/* Appends s to out as a JSON string literal (costdb_json_escape's rule);
+ * *at counts what did not fit too, as put_raw's does. */
+static void put_string(char *out, size_t len, size_t *at, const char *s)
+{
+    put_raw(out, len, at, "\"");
+    if (*at < len)
+        *at += costdb_json_escape(out + *at, len - *at, s);
+    put_raw(out, len, at, "\"");
 }
 
 int costdb_plan_options_format(const CostdbPlanOptions *o, char *out, size_t len)

@@ -405,19 +405,6 @@ int costdb_shard_parse(const char *s, int *k, int *n)
     return 0;
 }
 
-/* ---- text for a terminal --------------------------------------------------- */
-
-const char *costdb_text_mask(const char *s, char *out, size_t len)
-{
-    size_t i = 0;
-    if (!out || len == 0)
-        return "";
-    for (; s && *s && i + 1 < len; s++)
-        out[i++] = (unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s;
-    out[i] = '\0';
-    return out;
-}
-
 int costdb_weight_whole_on_axis1(const CostdbPlacement *pl, int a, int b)
 {
     CostdbLayout l;

@@ -19,6 +19,7 @@
 
 #include "costdb_int.h"
 #include "costdb_rows.h"
+#include "grow.h"
 
 /* The cost rows, then the entries, of one sweep. The names of the other
  * statuses are costdb_status_parse's (sweep.c): a row whose status is one
@@ -183,19 +184,9 @@ static int read_costs(Costdb *db, int64_t sweep_id, CostTable *t)
         if (sqlite3_value_type(x) != SQLITE_INTEGER || id < 1 || id >= MAX_COST_IDS ||
             (size_t)id > 16 * read + 1024)
             goto too_sparse;
-        if ((size_t)id >= t->n) {
-            size_t n = t->n ? t->n : 1024;
-            while (n <= (size_t)id)
-                n *= 2;
-            CostRow *r = realloc(t->row, n * sizeof *r);
-            if (!r) {
-                rc = cdb_err(db, COSTDB_ENOMEM, "%s: out of memory reading stage costs",
-                             db->path);
-                goto out;
-            }
-            memset(r + t->n, 0, (n - t->n) * sizeof *r);
-            t->row = r;
-            t->n = n;
+        if (util_grow_zero((void **)&t->row, &t->n, (size_t)id + 1, sizeof *t->row) < 0) {
+            rc = cdb_err(db, COSTDB_ENOMEM, "%s: out of memory reading stage costs", db->path);
+            goto out;
         }
         t->row[id].kind = cost_kind(st, fast, &t->row[id]);
     }

@@ -14,8 +14,10 @@
 #include <string.h>
 
 #include "apsolve.h"
+#include "grow.h"
 #include "plural.h"
 #include "report_int.h"
+#include "text_mask.h"
 
 typedef struct {
     int i, j, hosts, gpus, a, b, force, phase;
@@ -74,8 +76,8 @@ static int row_dev_cmp(const void *x, const void *y)
     return key_cmp(&a->k, &b->k);
 }
 
-static int load_side(Costdb *db, int64_t sweep_id, Side *s, Row **rows, size_t *n, int which,
-                     char *err, size_t errlen)
+static int load_side(Costdb *db, int64_t sweep_id, Side *s, Row **rows, size_t *n,
+                     size_t *cap, int which, char *err, size_t errlen)
 {
     CostdbSubmesh *sm = NULL;
     CostdbConfig *cf = NULL;
@@ -109,12 +111,11 @@ static int load_side(Costdb *db, int64_t sweep_id, Side *s, Row **rows, size_t *
         snprintf(err, errlen, "%s: %s", costdb_path(db), costdb_errmsg(db));
         goto cleanup;
     }
-    Row *q = realloc(*rows, (*n + ne + 1) * sizeof(Row));
-    if (!q) {
+    /* one row spare: never NULL, even with no entries (qsort) */
+    if (UTIL_GROW(*rows, *cap, *n + ne + 1) < 0) {
         rc = APREPORT_ENOMEM;
         goto cleanup;
     }
-    *rows = q;
     for (size_t x = 0; x < ne; x++) {
         Row *r = &(*rows)[*n];
         const CostdbSubmesh *m = NULL;
@@ -222,7 +223,7 @@ int apreport_compare(Costdb *a, Costdb *b, const ApreportCompareOptions *opt,
 {
     ApreportCompare *c;
     Row *rows = NULL;
-    size_t n = 0, m = 0;
+    size_t n = 0, m = 0, cap = 0;
     int rc;
     if (!a || !b || !opt || !out)
         return APREPORT_EINVAL;
@@ -231,8 +232,8 @@ int apreport_compare(Costdb *a, Costdb *b, const ApreportCompareOptions *opt,
         return APREPORT_ENOMEM;
     c->side[0].label = opt->label_a ? opt->label_a : costdb_path(a);
     c->side[1].label = opt->label_b ? opt->label_b : costdb_path(b);
-    if ((rc = load_side(a, opt->sweep_a, &c->side[0], &rows, &n, 0, err, errlen)) < 0 ||
-        (rc = load_side(b, opt->sweep_b, &c->side[1], &rows, &n, 1, err, errlen)) < 0)
+    if ((rc = load_side(a, opt->sweep_a, &c->side[0], &rows, &n, &cap, 0, err, errlen)) < 0 ||
+        (rc = load_side(b, opt->sweep_b, &c->side[1], &rows, &n, &cap, 1, err, errlen)) < 0)
         goto fail;
     /* Different models: nothing matches (every entry is one-sided). */
     if (strcmp(c->side[0].signature, c->side[1].signature))

@@ -18,6 +18,7 @@
 
 #include "context_parallel.h"
 #include "expert_parallel.h"
+#include "grow.h"
 #include "headline.h"
 #include "plural.h"
 #include "report_int.h"
@@ -50,14 +51,8 @@ static void db_error(char *err, size_t len, Costdb *db)
 
 static int add_conv(ApreportReport *r, const RepConversion *c)
 {
-    if (r->n_convs == r->cap_convs) {
-        size_t nc = r->cap_convs ? r->cap_convs * 2 : 16;
-        RepConversion *q = realloc(r->convs, nc * sizeof(*q));
-        if (!q)
-            return APREPORT_ENOMEM;
-        r->convs = q;
-        r->cap_convs = nc;
-    }
+    if (UTIL_GROW(r->convs, r->cap_convs, r->n_convs + 1) < 0)
+        return APREPORT_ENOMEM;
     r->convs[r->n_convs++] = *c;
     return 0;
 }

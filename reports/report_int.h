@@ -13,6 +13,7 @@
 #include "costdb.h"
 #include "frameworks.h"
 #include "headline.h"
+#include "json_write.h"
 #include "plan_options.h"
 
 typedef struct RepTensor {

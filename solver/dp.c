@@ -21,6 +21,7 @@
 
 #include "clock.h"
 #include "dp_int.h"
+#include "grow.h"
 #include "solver_int.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -89,15 +90,9 @@ static int dp_prepare(Dp *dp)
                 if (!nt)
                     continue;
                 qsort(tmp, (size_t)nt, sizeof *tmp, cmp_item);
-                if (n_items + (size_t)nt > cap_items) {
-                    /* Most configs are dominated; grow only when needed. */
-                    size_t ncap = cap_items * 2 + (size_t)nt;
-                    DpItem *grown = realloc(dp->items, ncap * sizeof *grown);
-                    if (!grown)
-                        goto cleanup;
-                    dp->items = grown;
-                    cap_items = ncap;
-                }
+                /* Most configs are dominated; grow only when needed. */
+                if (UTIL_GROW(dp->items, cap_items, n_items + (size_t)nt) < 0)
+                    goto cleanup;
                 /* Keep an item only if it fits more following stages than
                  * every cheaper (or equally cheap, lower-index) item. */
                 for (k = 0; k < nt; k++) {

@@ -12,6 +12,7 @@
 #include "apsolve.h"
 #include "costdb.h"
 #include "frameworks.h"
+#include "json_write.h"
 #include "plural.h"
 #include "schedule.h"
 

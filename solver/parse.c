@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "apsolve.h"
+#include "grow.h"
 
 typedef struct Parser {
     const char *s;
@@ -63,17 +64,7 @@ static int parse_int(Parser *ps, int *out)
 /* Grows an int array to hold at least n + 1 values. */
 static int grow(int **a, size_t n, size_t *cap)
 {
-    if (n < *cap)
-        return 0;
-    {
-        size_t nc = *cap ? *cap * 2 : 8;
-        int *na = realloc(*a, nc * sizeof *na);
-        if (!na)
-            return APSOLVE_ENOMEM;
-        *a = na;
-        *cap = nc;
-    }
-    return 0;
+    return UTIL_GROW(*a, *cap, n + 1) < 0 ? APSOLVE_ENOMEM : 0;
 }
 
 /* After an element: ',' then more (or a trailing ',' before close), or close. */

@@ -17,7 +17,9 @@
 
 #include "cli.h"
 #include "cuda/host.h"
+#include "grow.h"
 #include "hardware.h"
+#include "json_write.h"
 
 
 static void usage(FILE *f)
@@ -79,7 +81,7 @@ static int do_import(const char *db_path, const char *spec, int64_t id, const ch
                      const char *group, char **files, int n_files)
 {
     CostdbCommPoint *all = NULL;
-    size_t n_all = 0;
+    size_t n_all = 0, cap_all = 0;
     CostdbHardware row;
     Costdb *db = NULL;
     char err[1024];
@@ -87,7 +89,7 @@ static int do_import(const char *db_path, const char *spec, int64_t id, const ch
 
     /* read everything first: a bad file changes nothing */
     for (int i = 0; i < n_files; i++) {
-        CostdbCommPoint *pts = NULL, *grown;
+        CostdbCommPoint *pts = NULL;
         size_t n = 0;
         FILE *f = !strcmp(files[i], "-") ? stdin : fopen(files[i], "r");
         if (!f) {
@@ -101,14 +103,13 @@ static int do_import(const char *db_path, const char *spec, int64_t id, const ch
             free(all);
             return cli_fail("%s", err);
         }
-        grown = realloc(all, (n_all + n) * sizeof *all);
-        if (!grown) {
+        if (UTIL_GROW(all, cap_all, n_all + n) < 0) {
             free(pts);
             free(all);
             return cli_fail("out of memory");
         }
-        all = grown;
-        memcpy(all + n_all, pts, n * sizeof *pts);
+        if (n)
+            memcpy(all + n_all, pts, n * sizeof *pts);
         n_all += n;
         free(pts);
     }

@@ -12,9 +12,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "costdb_text.h"
 #include "outfile.h"
 #include "plural.h"
+#include "text_mask.h"
 
 enum { OPT_DB = 1000, OPT_SWEEP, OPT_FORMAT, OPT_OUTPUT, OPT_CLUSTER, OPT_MICRO, OPT_BATCH,
        OPT_NAME };

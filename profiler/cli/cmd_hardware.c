@@ -16,8 +16,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "costdb_text.h"
 #include "hardware.h"
+#include "json_write.h"
+#include "text_mask.h"
 
 
 static void usage(FILE *f)

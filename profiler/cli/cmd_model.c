@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "graph.h"
+#include "json_write.h"
 #include "model/hfconfig.h"
 #include "model/modelfile.h"
 #include "model/onnx.h"

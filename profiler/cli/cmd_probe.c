@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "cuda/probe.h"
 #include "cuda/probe_store.h"
+#include "grow.h"
 #include "sweep/sweep_mpi.h"
 
 #define DEFAULT_DB "results.db" /* approf sweep's default: the sweep finds the curves */
@@ -78,14 +79,8 @@ static int on_compute(void *user, const char *op, const char *dtype, int64_t siz
 {
     ProbeRun *r = user;
     CostdbComputePoint *p;
-    if (r->n_cp == r->cap_cp) {
-        size_t cap = r->cap_cp ? 2 * r->cap_cp : 32;
-        p = realloc(r->cp, cap * sizeof *p);
-        if (!p)
-            return cli_fail("out of memory");
-        r->cp = p;
-        r->cap_cp = cap;
-    }
+    if (UTIL_GROW(r->cp, r->cap_cp, r->n_cp + 1) < 0)
+        return cli_fail("out of memory");
     p = &r->cp[r->n_cp++];
     memset(p, 0, sizeof *p);
     snprintf(p->op, sizeof p->op, "%s", op);
@@ -100,14 +95,8 @@ static int on_gemm_shape(void *user, const char *dtype, int64_t m, int64_t n, in
 {
     ProbeRun *r = user;
     CostdbGemmPoint *p;
-    if (r->n_gp == r->cap_gp) {
-        size_t cap = r->cap_gp ? 2 * r->cap_gp : 256;
-        p = realloc(r->gp, cap * sizeof *p);
-        if (!p)
-            return cli_fail("out of memory");
-        r->gp = p;
-        r->cap_gp = cap;
-    }
+    if (UTIL_GROW(r->gp, r->cap_gp, r->n_gp + 1) < 0)
+        return cli_fail("out of memory");
     p = &r->gp[r->n_gp++];
     memset(p, 0, sizeof *p);
     snprintf(p->dtype, sizeof p->dtype, "%s", dtype);
@@ -150,14 +139,8 @@ static int on_comm(void *user, ApprofCollKind kind, int hosts, int gpus, const c
 {
     ProbeRun *r = user;
     CostdbCommPoint *p;
-    if (r->n_mp == r->cap_mp) {
-        size_t cap = r->cap_mp ? 2 * r->cap_mp : 64;
-        p = realloc(r->mp, cap * sizeof *p);
-        if (!p)
-            return cli_fail("out of memory");
-        r->mp = p;
-        r->cap_mp = cap;
-    }
+    if (UTIL_GROW(r->mp, r->cap_mp, r->n_mp + 1) < 0)
+        return cli_fail("out of memory");
     p = &r->mp[r->n_mp++];
     memset(p, 0, sizeof *p);
     snprintf(p->collective, sizeof p->collective, "%s", approf_coll_kind_name(kind));

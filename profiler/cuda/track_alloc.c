@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "host.h"
 
 void approf_track_init(ApprofTrackAlloc *t, ApprofRawAlloc a, ApprofRawFree f, void *user)
@@ -28,14 +29,8 @@ int approf_track_alloc(ApprofTrackAlloc *t, size_t bytes, void **ptr)
         return APPROF_EINVAL;
     *ptr = NULL;
     /* Room for the bookkeeping first, so a device block is never orphaned. */
-    if (t->n_live == t->cap_live) {
-        size_t cap = t->cap_live ? 2 * t->cap_live : 16;
-        ApprofTrackBlock *nb = realloc(t->live, cap * sizeof *nb);
-        if (!nb)
-            return APPROF_ENOMEM;
-        t->live = nb;
-        t->cap_live = cap;
-    }
+    if (UTIL_GROW(t->live, t->cap_live, t->n_live + 1) < 0)
+        return APPROF_ENOMEM;
     rc = t->raw_alloc(t->user, bytes, &p);
     if (rc < 0)
         return rc;

@@ -25,6 +25,7 @@
 
 #include "costdb.h"
 #include "fnv.h"
+#include "grow.h"
 #include "hardware.h"
 
 typedef struct {
@@ -141,6 +142,7 @@ int approf_gemm_table_new(const CostdbGemmPoint *pts, size_t n, ApprofGemmTable 
 {
     ApprofGemmTable *t;
     CostdbGemmPoint *s;
+    size_t cap_grids = 0;
     int rc = 0;
     if (!out || (n && !pts))
         return APPROF_EINVAL;
@@ -163,15 +165,12 @@ int approf_gemm_table_new(const CostdbGemmPoint *pts, size_t n, ApprofGemmTable 
     t->hash = COSTDB_FNV_BASIS;
     for (size_t i = 0; i < n && rc == 0;) {
         size_t j = i;
-        Grid *g;
         while (j < n && !strcmp(s[j].dtype, s[i].dtype))
             j++;
-        g = realloc(t->grids, (t->n + 1) * sizeof *g);
-        if (!g) {
+        if (UTIL_GROW(t->grids, cap_grids, t->n + 1) < 0) {
             rc = APPROF_ENOMEM;
             break;
         }
-        t->grids = g;
         rc = grid_build(s + i, j - i, &t->grids[t->n]);
         t->n++;
         i = j;

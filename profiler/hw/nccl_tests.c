@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "costdb.h"
+#include "grow.h"
 #include "hardware.h"
 
 #define MAX_FIELDS 24
@@ -260,16 +261,10 @@ int approf_nccl_tests_parse(FILE *f, const char *path, const char *collective,
                          path, lineno, MAX_POINTS);
                 goto fail;
             }
-            if (p.n == p.cap) {
-                size_t cap = p.cap ? 2 * p.cap : 64;
-                CostdbCommPoint *q = realloc(p.pts, cap * sizeof *q);
-                if (!q) {
-                    rc = APPROF_ENOMEM;
-                    snprintf(err, errlen, "%s: out of memory", path);
-                    goto fail;
-                }
-                p.pts = q;
-                p.cap = cap;
+            if (UTIL_GROW(p.pts, p.cap, p.n + 1) < 0) {
+                rc = APPROF_ENOMEM;
+                snprintf(err, errlen, "%s: out of memory", path);
+                goto fail;
             }
             p.pts[p.n++] = pt;
         }

@@ -25,6 +25,7 @@
 #include "costdb.h"
 #include "hardware.h"
 #include "fnv.h"
+#include "json_write.h"
 
 #define TFLOPS 1e12
 #define GBS 1e9
@@ -411,37 +412,6 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
     snprintf(out, len, "analytic:%s:%012" PRIx64, hw->name, h >> 16);
 }
 
-/* Appends s to buf as a JSON string body (no quotes); returns the new
- * length, or len unchanged when it would not fit. */
-static size_t json_escape_append(char *buf, size_t cap, size_t len, const char *s)
-{
-    size_t start = len;
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        char tmp[8];
-        size_t n;
-        if (c == '"' || c == '\\') {
-            tmp[0] = '\\';
-            tmp[1] = (char)c;
-            n = 2;
-        } else if (c < 0x20) {
-            snprintf(tmp, sizeof tmp, "\\u%04x", c);
-            n = 6;
-        } else {
-            tmp[0] = (char)c;
-            n = 1;
-        }
-        if (len + n >= cap) {
-            buf[start] = '\0';
-            return start;
-        }
-        memcpy(buf + len, tmp, n);
-        len += n;
-    }
-    buf[len] = '\0';
-    return len;
-}
-
 void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out)
 {
     size_t len, cap = sizeof out->capabilities;
@@ -514,7 +484,12 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             w += e - 11;
         }
     }
-    len = json_escape_append(out->capabilities, cap, (size_t)w, hw->source);
+    /* a source that does not fit is left out whole */
+    len = (size_t)w + costdb_json_escape(out->capabilities + w, cap - (size_t)w, hw->source);
+    if (len >= cap) {
+        len = (size_t)w;
+        out->capabilities[len] = '\0';
+    }
     if (len + 3 > cap) {
         out->capabilities[0] = '\0';
         return;

@@ -13,6 +13,7 @@
 
 #include "graph.h"
 #include "graph_int.h"
+#include "grow.h"
 
 #define MAX_DIM_SIZE ((int64_t)1 << 31)
 #define MAX_ELEMENTS ((int64_t)1 << 42)
@@ -163,14 +164,8 @@ int approf_graph_add_tensor(ApprofGraph *g, const char *name, ApprofTensorRole r
         return APPROF_EINVAL;
     if (batch_dim < -1 || batch_dim >= ndim || (int)dtype < 0 || dtype > APPROF_BF16)
         return APPROF_EINVAL;
-    if (g->n_tensors == g->cap_tensors) {
-        size_t cap = g->cap_tensors ? g->cap_tensors * 2 : 64;
-        ApprofTensor *nt = realloc(g->tensors, cap * sizeof *nt);
-        if (!nt)
-            return APPROF_ENOMEM;
-        g->tensors = nt;
-        g->cap_tensors = cap;
-    }
+    if (UTIL_GROW(g->tensors, g->cap_tensors, g->n_tensors + 1) < 0)
+        return APPROF_ENOMEM;
     t = &g->tensors[g->n_tensors];
     memset(t, 0, sizeof *t);
     snprintf(t->name, sizeof t->name, "%s", name ? name : "");
@@ -666,14 +661,8 @@ int approf_graph_add_op(ApprofGraph *g, const char *name, ApprofOpKind kind,
     rc = infer(g, nm, kind, inputs, n_inputs, &a, out_dims, out_ndim, &o, err, errlen);
     if (rc < 0)
         return rc;
-    if (g->n_ops == g->cap_ops) {
-        size_t cap = g->cap_ops ? g->cap_ops * 2 : 64;
-        ApprofOp *nops = realloc(g->ops, cap * sizeof *nops);
-        if (!nops)
-            return APPROF_ENOMEM;
-        g->ops = nops;
-        g->cap_ops = cap;
-    }
+    if (UTIL_GROW(g->ops, g->cap_ops, g->n_ops + 1) < 0)
+        return APPROF_ENOMEM;
     op = &g->ops[g->n_ops];
     memset(op, 0, sizeof *op);
     snprintf(op->name, sizeof op->name, "%s", nm);

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "graph_int.h"
+#include "grow.h"
 #include "modelfile.h"
 #include "onnx.h"
 #include "fnv.h"
@@ -667,25 +668,22 @@ int approf_model_load_batch(const char *path, int64_t batch, ApprofGraph **out, 
     }
     for (;;) {
         size_t n;
-        if (cap - len < 65536) {
-            char *nb;
-            if (cap > ((size_t)1 << 31)) {
+        /* room for 64 KiB more and the terminating NUL */
+        if (len + 65537 > cap) {
+            if (len > ((size_t)1 << 31)) {
                 free(buf);
                 fclose(f);
                 if (err && errlen)
                     snprintf(err, errlen, "%s: file larger than 2 GiB", path);
                 return APPROF_EINVAL;
             }
-            cap = cap ? cap * 2 : 1 << 16;
-            nb = realloc(buf, cap + 1);
-            if (!nb) {
+            if (util_grow((void **)&buf, &cap, len + 65537, 1) < 0) {
                 free(buf);
                 fclose(f);
                 return APPROF_ENOMEM;
             }
-            buf = nb;
         }
-        n = fread(buf + len, 1, cap - len, f);
+        n = fread(buf + len, 1, cap - 1 - len, f);
         len += n;
         if (n == 0)
             break;

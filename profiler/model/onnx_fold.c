@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "onnx_int.h"
 
 /* The longest folded vector: shapes and indices, not data. */
@@ -42,18 +43,12 @@ static int int_in(Ox *c, const OxNode *nd, int k, int64_t *v, int *rank)
 static int define(Ox *c, const OxNode *nd, const int64_t *v, int n, int rank)
 {
     OxFold *f;
-    void **grown;
     if (!nd->n->n_output || !nd->n->output[0] || !*nd->n->output[0])
         return 0;
     if (c->n_folds >= FOLD_LIMIT)
         return ox_err(c, APPROF_EINVAL, "%s: more than %zu folded shape constants", nd->what, FOLD_LIMIT);
-    if (c->n_folds == c->cap_folds) {
-        size_t cap = c->cap_folds ? 2 * c->cap_folds : 16;
-        if (!(grown = realloc(c->folds, cap * sizeof *grown)))
-            return APPROF_ENOMEM;
-        c->folds = grown;
-        c->cap_folds = cap;
-    }
+    if (UTIL_GROW(c->folds, c->cap_folds, c->n_folds + 1) < 0)
+        return APPROF_ENOMEM;
     if (!(f = calloc(1, sizeof *f)))
         return APPROF_ENOMEM;
     c->folds[c->n_folds++] = f;

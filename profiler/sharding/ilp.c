@@ -10,6 +10,7 @@
 #include "ilp.h"
 
 #include <assert.h>
+#include <limits.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,6 +20,7 @@
 
 #include "config.h"
 #include "graph.h"
+#include "grow.h"
 #include "sharding/ilp_int.h"
 
 
@@ -93,16 +95,13 @@ void approf_ilp_free(ApprofIlp **pp)
 
 int ilp_grow(void **arr, int *cap, int need, size_t elem)
 {
+    size_t c = (size_t)*cap;
     if (need <= *cap)
         return 0;
-    int nc = *cap ? *cap * 2 : 16;
-    while (nc < need)
-        nc *= 2;
-    void *q = realloc(*arr, (size_t)nc * elem);
-    if (!q)
+    /* need <= INT_MAX / 2: the new capacity (at most twice the old) is an int */
+    if (need > INT_MAX / 2 || util_grow(arr, &c, (size_t)need, elem) < 0)
         return APPROF_ENOMEM;
-    *arr = q;
-    *cap = nc;
+    *cap = (int)c;
     return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "hash.h"
 #include "costdb.h"
 #include "costdb_text.h"
+#include "grow.h"
 #include "sharding/context.h"
 #include "sharding/sharding_int.h"
 #include "sharding/program_int.h"
@@ -93,18 +94,11 @@ static void group_uses(const ShardStage *st, TInfo *ti, const unsigned char *rec
 int shard_push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
                       const ApprofKernel *k, ApprofHash128 d, int op)
 {
-    if (p->n_kernels[ph] == *cap) {
-        size_t nc = *cap ? *cap * 2 : 32;
-        ApprofKernel *q = realloc(p->kernels[ph], nc * sizeof(*q));
-        if (!q)
-            return APPROF_ENOMEM;
-        p->kernels[ph] = q;
-        ApprofHash128 *r = realloc(dig[ph], nc * sizeof(*r));
-        if (!r)
-            return APPROF_ENOMEM;
-        dig[ph] = r;
-        *cap = nc;
-    }
+    size_t ck = *cap, cd = *cap; /* the two arrays share one capacity */
+    if (UTIL_GROW(p->kernels[ph], ck, p->n_kernels[ph] + 1) < 0 ||
+        UTIL_GROW(dig[ph], cd, p->n_kernels[ph] + 1) < 0)
+        return APPROF_ENOMEM;
+    *cap = ck < cd ? ck : cd;
     dig[ph][p->n_kernels[ph]] = d;
     ApprofKernel *to = &p->kernels[ph][p->n_kernels[ph]++];
     *to = *k;
@@ -151,14 +145,8 @@ int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofColl
 {
     if (c->group_size <= 1 || !(c->bytes > 0))
         return 0;
-    if (p->n_colls[ph] == *cap) {
-        size_t nc = *cap ? *cap * 2 : 16;
-        ApprofCollective *q = realloc(p->colls[ph], nc * sizeof(*q));
-        if (!q)
-            return APPROF_ENOMEM;
-        p->colls[ph] = q;
-        *cap = nc;
-    }
+    if (UTIL_GROW(p->colls[ph], *cap, p->n_colls[ph] + 1) < 0)
+        return APPROF_ENOMEM;
     p->colls[ph][p->n_colls[ph]++] = *c;
     return 0;
 }

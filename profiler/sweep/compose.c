@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "compose.h"
+#include "grow.h"
 
 /* (i, j, s, c, phase) as one sortable key: layers take 16 bits each (the
  * caller checks n_layers), s 8 (at most APPROF_MAX_SUBMESHES), c 16. */
@@ -135,15 +136,9 @@ int approf_compose_individual(const CostdbEntry *have, size_t n_have, int n_laye
                         if (n_present &&
                             bsearch(&key, present, n_present, sizeof key, key_cmp))
                             continue;
-                        if (n_res == cap) {
-                            size_t ncap = cap ? cap * 2 : 256;
-                            CostdbEntry *nr = realloc(res, ncap * sizeof *nr);
-                            if (!nr) {
-                                rc = APPROF_ENOMEM;
-                                goto cleanup;
-                            }
-                            res = nr;
-                            cap = ncap;
+                        if (UTIL_GROW(res, cap, n_res + 1) < 0) {
+                            rc = APPROF_ENOMEM;
+                            goto cleanup;
                         }
                         if (compose_one(single, n_submeshes, max_configs, i, j, s, c, ph,
                                         &res[n_res]))

@@ -13,6 +13,7 @@
 #include "compose.h"
 #include "costdb.h"
 #include "costdb_error.h"
+#include "grow.h"
 #include "costdb_text.h"
 #include "graph.h"
 #include "merge.h"
@@ -60,14 +61,8 @@ static int shard_load(Costdb *db, const char *path, const CostdbSweep *s, Shard 
 
 static int shards_push(ShardList *l, const Shard *s)
 {
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 8;
-        Shard *nv = realloc(l->v, ncap * sizeof *nv);
-        if (!nv)
-            return APPROF_ENOMEM;
-        l->v = nv;
-        l->cap = ncap;
-    }
+    if (UTIL_GROW(l->v, l->cap, l->n + 1) < 0)
+        return APPROF_ENOMEM;
     l->v[l->n++] = *s;
     return 0;
 }

@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "graph.h"
+#include "grow.h"
 #include "sweep_mpi.h"
 
 enum { TAG_TUPLE = 1, TAG_DONE, TAG_STOP, TAG_FINAL };
@@ -244,14 +245,8 @@ int approf_sweep_mpi_send_tuple(ApprofSweepMpi *m, size_t k, const CostdbEntry e
     reap_pending(m);
     if (len > (size_t)1 << 30)
         return APPROF_EINVAL;
-    if (m->n_pending == m->cap_pending) {
-        size_t ncap = m->cap_pending ? m->cap_pending * 2 : 64;
-        PendingSend *np = realloc(m->pending, ncap * sizeof *np);
-        if (!np)
-            return APPROF_ENOMEM;
-        m->pending = np;
-        m->cap_pending = ncap;
-    }
+    if (UTIL_GROW(m->pending, m->cap_pending, m->n_pending + 1) < 0)
+        return APPROF_ENOMEM;
     buf = malloc(len);
     if (!buf)
         return APPROF_ENOMEM;

@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "collective.h"
 #include "costdb.h"
+#include "grow.h"
 #include "backend.h"
 #include "hardware.h"
 #include "hash.h"
@@ -381,35 +382,15 @@ static void copy_text(char *dst, size_t len, const char *src)
     dst[n] = '\0';
 }
 
-/* Makes room for n > 0 rows of size bytes in a caller's buffer of *cap
- * rows: grown (doubled at least), never shrunk; the rows added are zeroed,
- * so that every byte of the buffer is defined (MPI sends whole rows).
- * Returns the buffer (buf, or where it moved), or NULL without memory
- * (buf then stays the caller's, unchanged). */
-static void *reserve_rows(void *buf, size_t *cap, size_t n, size_t size)
-{
-    unsigned char *nb;
-    size_t nc;
-    if (n <= *cap)
-        return buf;
-    nc = *cap * 2 > n ? *cap * 2 : n;
-    if (nc > SIZE_MAX / size || !(nb = realloc(buf, nc * size)))
-        return NULL;
-    memset(nb + *cap * size, 0, (nc - *cap) * size);
-    *cap = nc;
-    return nb;
-}
-
 /* The placement rows of a program built for the tuple, specs interned. */
 static int program_placements(Sweep *sw, const ApprofStageProgram *p, ApprofSlotPlacement **buf,
                               size_t *cap)
 {
     if (!p->n_placements)
         return 0;
-    ApprofSlotPlacement *rows = reserve_rows(*buf, cap, p->n_placements, sizeof **buf);
-    if (!rows)
+    /* rows added zeroed: every byte defined (MPI sends whole rows) */
+    if (util_grow_zero((void **)buf, cap, p->n_placements, sizeof **buf) < 0)
         return APPROF_ENOMEM;
-    *buf = rows;
     for (size_t k = 0; k < p->n_placements; k++) {
         const ApprofPlacement *src = &p->placements[k];
         ApprofSlotPlacement *d = &(*buf)[k];
@@ -428,10 +409,9 @@ int approf_sweep_expand_placements(const Sweep *sw, const ApprofTuple *t,
     static const char *const roles[] = {"param", "input", "output"};
     if (n <= 0)
         return 0;
-    CostdbPlacement *rows = reserve_rows(*buf, cap, (size_t)n, sizeof **buf);
-    if (!rows)
+    /* rows added zeroed: every byte defined (MPI sends whole rows) */
+    if (util_grow_zero((void **)buf, cap, (size_t)n, sizeof **buf) < 0)
         return APPROF_ENOMEM;
-    *buf = rows;
     for (int k = 0; k < n; k++) {
         const ApprofTensor *tt = &sw->graph->tensors[in[k].tensor];
         CostdbPlacement *d = &(*buf)[k];
@@ -475,10 +455,9 @@ static int template_placements(const ProgTemplate *tp, const int *order, int n_o
 {
     if (!tp->n_pl)
         return 0;
-    ApprofSlotPlacement *rows = reserve_rows(*buf, cap, (size_t)tp->n_pl, sizeof **buf);
-    if (!rows)
+    /* rows added zeroed: every byte defined (MPI sends whole rows) */
+    if (util_grow_zero((void **)buf, cap, (size_t)tp->n_pl, sizeof **buf) < 0)
         return APPROF_ENOMEM;
-    *buf = rows;
     for (int k = 0; k < tp->n_pl; k++) {
         const TemplatePlacement *src = &tp->pl[k];
         if (src->ordinal < 0 || src->ordinal >= n_order)

@@ -647,28 +647,6 @@ static void test_format_entry(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "result[(0, 1, 2, 3), 0] = ModuleProfileResult(compute_cost=inf, "));
 }
 
-/* One JSON number writer: the shortest of %.15g..%.17g that reads back
- * exactly, null for what JSON cannot hold. */
-static void test_json_number(void)
-{
-    static const double vals[] = {0.1, 0.0576 * 1.0000000000000002, 1.0 / 3, 5e-324, 1e300,
-                                  123456789012345678.0, 1200000000000.0, -2.5, 0.0};
-    char buf[32];
-    CU_ASSERT_STRING_EQUAL(costdb_json_number_text(0.1, buf, sizeof buf), "0.1");
-    CU_ASSERT_STRING_EQUAL(costdb_json_number_text(1200000000000.0, buf, sizeof buf),
-                           "1200000000000");
-    CU_ASSERT_STRING_EQUAL(costdb_json_number_text(1.0 / 3, buf, sizeof buf),
-                           "0.3333333333333333");
-    CU_ASSERT_STRING_EQUAL(costdb_json_number_text(INFINITY, buf, sizeof buf), "null");
-    CU_ASSERT_STRING_EQUAL(costdb_json_number_text(NAN, buf, sizeof buf), "null");
-    CU_ASSERT_STRING_EQUAL(costdb_json_number_text(0.1, buf, 8), "");
-    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
-        costdb_json_number_text(vals[i], buf, sizeof buf);
-        CU_ASSERT_EQUAL(strtod(buf, NULL), vals[i]);
-        CU_ASSERT_PTR_NULL(strpbrk(buf, "in")); /* no inf/nan text in JSON */
-    }
-}
-
 static void test_strerror(void)
 {
     CU_ASSERT_STRING_EQUAL(costdb_strerror(COSTDB_ETOONEW), "written by a newer approf");
@@ -693,7 +671,6 @@ int main(void)
         {"placements, plans, resharding", test_placements_plans},
         {"Alpa entry format", test_format_entry},
         {"error strings", test_strerror},
-        {"JSON numbers", test_json_number},
     };
     CU_pSuite suite;
     unsigned failed;
