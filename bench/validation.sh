@@ -381,6 +381,8 @@ by_group("held-out DLE by model and precision:", held,
          lambda r: "%s %s" % (model_label(r), "AMP" if r["precision"] == "AMP" else "TF32/FP32"))
 by_group("held-out LLM by family:", llm_held, lambda r: r["family"])
 by_group("calibration LLM by family:", llm_cal, lambda r: r["family"])
-by_group("held-out LLM by source:", llm_held, lambda r: r["source"])
+# (a source's text up to its first ";": the llm-foundry rows name their
+# model's yaml after it)
+by_group("held-out LLM by source:", llm_held, lambda r: r["source"].split(";")[0])
 PY
 exit $?
