@@ -32,6 +32,24 @@
 # The zero3_schedule column says how the run's framework overlapped ZeRO-3's
 # gathers and reduce-scatters with compute (approf sweep --zero3-schedule:
 # deepspeed, fsdp2); "-" sweeps with the default, serial.
+# Columns of the newer rows (docs/plans.md, "Columns"): model_args ("-":
+# approf's gpt with the row's layers, hidden, heads and vocab; else the
+# sweep's model options, e.g. "--model llama --preset llama-3-8b" or
+# "--hf-config bench/llm_configs/F.json", with --num-layers and --seq-len
+# from the row); cp (context parallelism: the stage submesh is dp*tp*cp,
+# the sweep's micro-batch mbs*dp*cp, apsolve --parallel ...,cp=C); ep
+# (expert parallelism: ...,ep=E); etp ("-": Megatron's default, tp; else
+# ...,etp=T); dp_shard (HSDP: ...,dp_shard=S); fp8
+# ("-", "delayed": Transformer Engine's delayed scaling, or "current":
+# current scaling, both swept with approf sweep --fp8, whose recipe is
+# delayed scaling); spec_fields ("k=v;k=v": fields of the row's hardware
+# spec set otherwise, e.g. the memory of a 96 GB H100). A cp or ep case
+# that apsolve refuses on its sweep (the same GPUs without cp/ep do not
+# fit, and apsolve prices cp/ep from them) is priced again on a sweep of a
+# copy of its spec with unbounded memory; it fits when memory_needed is
+# within the real spec's memory (a note says so). set (calibration
+# or heldout) and family are read by bench/validation.sh. A missing
+# column takes its old meaning (gpt, 1, 1, -, -, -).
 # PLANS_SWEEP_OPTS="..." adds options to every approf sweep.
 # Printed, never asserted.  See docs/plans.md.
 set -u
@@ -161,18 +179,64 @@ for line, c in enumerate(cases, start=2):
         sys.exit("plans.sh: %s:%d: field 'dropout': %r is not a probability in [0, 1) or -" %
                  (os.environ["CASES"], line, v))
 
+# The columns of the newer rows (model_args, cp, ep, dp_shard, fp8,
+# spec_fields, set, family); a case list without them keeps its meaning.
+NEW_DEFAULTS = {"model_args": "-", "cp": "1", "ep": "1", "etp": "-", "dp_shard": "-", "fp8": "-",
+                "spec_fields": "-", "set": "heldout", "family": "-"}
+def bad(line, field, v, why):
+    sys.exit("plans.sh: %s:%d: field '%s': %r %s" % (os.environ["CASES"], line, field, v, why))
+for line, c in enumerate(cases, start=2):
+    for k, d in NEW_DEFAULTS.items():
+        if c.get(k) in (None, ""):
+            c[k] = d
+    for k in ("cp", "ep"):
+        if not c[k].isdigit() or int(c[k]) < 1:
+            bad(line, k, c[k], "is not a whole number >= 1")
+    if c["etp"] != "-" and (not c["etp"].isdigit() or int(c["etp"]) < 1):
+        bad(line, "etp", c["etp"], "is not a whole number >= 1 or -")
+    if c["dp_shard"] != "-" and (not c["dp_shard"].isdigit() or int(c["dp_shard"]) < 1):
+        bad(line, "dp_shard", c["dp_shard"], "is not a whole number >= 1 or -")
+    if c["fp8"] not in ("-", "delayed", "current"):
+        bad(line, "fp8", c["fp8"], "is not one of -, delayed, current")
+    if c["set"] not in ("calibration", "heldout"):
+        bad(line, "set", c["set"], "is not one of calibration, heldout")
+    if c["spec_fields"] != "-":
+        for kv in c["spec_fields"].split(";"):
+            k, eq, v = kv.partition("=")
+            if not eq or not k.strip() or not v.strip():
+                bad(line, "spec_fields", c["spec_fields"], "is not k=v;k=v or -")
+    for k in ("gpus", "tp", "pp", "dp", "mbs", "global_batch"):
+        if not c[k].isdigit() or int(c[k]) < 1:
+            bad(line, k, c[k], "is not a whole number >= 1")
+    if int(c["dp"]) * int(c["tp"]) * int(c["pp"]) * int(c["cp"]) != int(c["gpus"]):
+        bad(line, "gpus", c["gpus"], "is not dp x tp x pp x cp = %d" %
+            (int(c["dp"]) * int(c["tp"]) * int(c["pp"]) * int(c["cp"])))
+
 specs = {}
-def hardware_for(c):
+def spec_fields(c):
+    """The row's own spec fields (column spec_fields) {field: value}."""
+    if c.get("spec_fields", "-") in ("-", ""):
+        return {}
+    return dict((k.strip(), v.strip()) for k, _, v in
+                (kv.partition("=") for kv in c["spec_fields"].split(";")))
+
+def hardware_for(c, unbounded=False):
     """The --hardware of case c: the built-in spec, or a copy of it with
-    the fields its framework sets otherwise (framework_spec.overrides)."""
-    name, fields = c["hardware"], framework_spec.overrides(c)
+    the fields its framework sets otherwise (framework_spec.overrides).
+    unbounded: a copy with 65536 GiB of memory whatever the case's, and
+    the bytes the real spec makes available beside it."""
+    name, fields = c["hardware"], dict(framework_spec.overrides(c), **spec_fields(c))
+    if unbounded:
+        real = dict(fields)
+        fields = dict(fields, memory_gib="65536")
     if not fields:
         return name
     path = framework_spec.spec_name(TMP, name, fields)
     if path not in specs:
-        framework_spec.write_spec("plans.sh", APPROF, name, fields, path)
-        specs[path] = path
-    return path
+        vals = framework_spec.write_spec("plans.sh", APPROF, name, fields, path)
+        specs[path] = (float(real.get("memory_gib", vals["memory_gib"])) -
+                       float(vals.get("memory_reserve_gib", "1"))) * 2**30 if unbounded else path
+    return (path, specs[path]) if unbounded else path
 if ONLY:
     cases = [c for c in cases if re.search(ONLY, c["id"])]
 
@@ -196,13 +260,20 @@ for c in cases:
     n, tp, pp, dp = (int(c[k]) for k in ("gpus", "tp", "pp", "dp"))
     mbs, G = int(c["mbs"]), int(c["global_batch"])
     meas = float(c["measured_s_iter"])
+    cp, ep = int(c["cp"]), int(c["ep"])
     layout = "%d.%d.%d sp%s/z%s/%s/v%s/m%d" % (dp, tp, pp, c["sp"], c["zero"], c["recompute"], c["vpp"], mbs)
+    layout += "".join(",%s%s" % (k, c[k]) for k, d in (("cp", "1"), ("ep", "1"), ("etp", "-"), ("dp_shard", "-"))
+                      if c[k] != d) + (",fp8" if c["fp8"] != "-" else "")
     notes = []
     if time.time() - t_start > BUDGET:
         row([cid, n, layout, fmt(meas), "n/a", "", "", "n/a", "", "", "n/a", "", ""])
         print("    n/a: time budget (%gs) spent" % BUDGET)
         continue
-    S = dp * tp
+    # a cp stage is priced from the same GPUs run as data parallelism
+    # dp*cp (docs/context-parallel.md): the sweep's stage submesh and
+    # micro-batch are those of that layout
+    dpe = dp * cp
+    S = dpe * tp
     shapes = [s for s in (shape(S // 2) if S % 2 == 0 and S > 1 else None, shape(S),
                           shape(2 * S) if 2 * S <= n else None) if s]
     if shape(S) is None or n % GPUS_PER_HOST:
@@ -210,13 +281,17 @@ for c in cases:
         print("    n/a: stage submesh of %d devices is not (1,k | 8) or (k,8)" % S)
         continue
     L = 4 if pp == 1 else pp * max(1, math.ceil(8 / pp))
-    K = G // (mbs * dp)
+    K = G // (mbs * dpe)
     db = os.path.join(KEEP or TMP, cid + ".db")
     if os.path.exists(db):
         os.remove(db)
-    sweep = [APPROF, "sweep", "--model", "gpt", "--backend", "model",
-             "--num-layers", c["layers"], "--hidden", c["hidden"], "--heads", c["heads"],
-             "--seq-len", c["seq"], "--vocab", c["vocab"], "--layers", str(L),
+    if c["model_args"] == "-":
+        model = ["--model", "gpt", "--num-layers", c["layers"], "--hidden", c["hidden"],
+                 "--heads", c["heads"], "--vocab", c["vocab"]]
+    else:
+        model = c["model_args"].split() + ["--num-layers", c["layers"]]
+    sweep = [APPROF, "sweep"] + model + ["--backend", "model",
+             "--seq-len", c["seq"], "--layers", str(L),
              "--cluster", "%dx%d" % (n // GPUS_PER_HOST, GPUS_PER_HOST),
              "--batch", str(G), "--micro-batches", str(K), "--dtype", c["dtype"],
              "--hardware", hardware_for(c),
@@ -229,7 +304,7 @@ for c in cases:
     # recomputation and ZeRO stage.
     extra = []
     if HAS_MBS:
-        extra += ["--micro-batch-sizes", str(mbs * dp)]
+        extra += ["--micro-batch-sizes", str(mbs * dpe)]
     if "--attention" in sweep_help and c.get("attention", "") in ("flash", "eager"):
         extra += ["--attention", c["attention"]]
     if "--dropout" in sweep_help and c.get("dropout", "-") != "-":
@@ -245,6 +320,8 @@ for c in cases:
     # three memory levels (the fastest, the least-memory sharding and one
     # between), so a layout that only fits when sharded like Megatron is in
     # the database
+    if c["fp8"] != "-":
+        extra += ["--fp8"]
     if "--memory-levels" in sweep_help:
         extra += ["--memory-levels", "3"]
     t0 = time.time()
@@ -262,11 +339,49 @@ for c in cases:
         dp, tp, pp, c["sp"], c["zero"], c["recompute"], mbs)
     if c["vpp"] not in ("-", "", "1"):
         knobs += ",vpp=" + c["vpp"]
+    if cp > 1:
+        knobs += ",cp=%d" % cp
+    if ep > 1:
+        knobs += ",ep=%d" % ep
+    if c["etp"] != "-":
+        knobs += ",etp=" + c["etp"]
+    if c["dp_shard"] != "-":
+        knobs += ",dp_shard=" + c["dp_shard"]
     elif c["vpp"] == "-":
         notes.append("vpp not published: priced without interleaving")
     rc_full, d3_full, auto_full, err_full = apsolve(db, ["--parallel", knobs, "--global-batch", str(G)])
-    rc_3d, d3_only, auto_3d, err_3d = apsolve(db, ["--parallel", "dp=%d,tp=%d,pp=%d" % (dp, tp, pp)])
+    rc_3d, d3_only, auto_3d, err_3d = apsolve(db, ["--parallel", "dp=%d,tp=%d,pp=%d" % (dpe, tp, pp)])
 
+    # apsolve prices a cp or ep stage from the entry of the same GPUs
+    # without cp/ep (docs/context-parallel.md, docs/expert-parallel.md); a
+    # run that needs cp or ep to fit has that entry out of memory, its cost
+    # infinite, and apsolve refuses the layout. Such a case is priced again
+    # on a sweep of a copy of its spec with unbounded memory, and fits when
+    # the plan's memory_needed is within the real spec's memory (the rule
+    # bench/validation.sh uses for its rows).
+    if d3_full is None and (cp > 1 or ep > 1) and rc_full != 0:
+        big, avail = hardware_for(c, unbounded=True)
+        db2 = db[:-3] + "-unbounded.db"
+        if os.path.exists(db2):
+            os.remove(db2)
+        s2 = list(sweep)
+        s2[s2.index("--hardware") + 1] = big
+        s2[s2.index("--db") + 1] = db2
+        rc2, _, err2 = run(s2 + extra, SWEEP_TIMEOUT)
+        if rc2 == 0:
+            rc_u, d3_u, _, err_u = apsolve(db2, ["--parallel", knobs, "--global-batch", str(G)])
+            if d3_u is not None and d3_u.get("full_cost") is not None:
+                need = max(st.get("memory_needed", 0) for st in d3_u.get("stages") or [{}])
+                notes.append("as-run: n/a on the real spec (%s); priced on a copy with unbounded "
+                             "memory, needs %.1f of %.1f GiB" %
+                             (first_line(err_full), need / 2**30, avail / 2**30))
+                d3_full, rc_full = dict(d3_u), 0
+                for st in d3_full["stages"]:
+                    st["memory_ok"] = need <= avail
+            else:
+                notes.append("as-run: unbounded memory too: %s" % first_line(err_u))
+        else:
+            notes.append("as-run: sweep with unbounded memory failed: %s" % first_line(err2))
     if d3_full is None:
         full_s, full_fits = None, None
         notes.append("as-run: n/a: %s" % (first_line(err_full) if rc_full else "no 3-D plan in the output"))

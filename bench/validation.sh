@@ -3,7 +3,10 @@
 # (bench/validation_cases.tsv) with approf + apsolve and print predicted
 # against measured seconds per iteration, the signed error and the MAPE,
 # separately for the calibration rows (one GPU) and the held-out rows (several
-# GPUs, one or more hosts), then the held-out LLM runs of bench/plans.sh.
+# GPUs, one or more hosts), then the LLM runs of bench/plans.sh, split by
+# the set column of bench/plans_cases.tsv (calibration | heldout) and
+# summed by its family column (framework and GPU generation); a row
+# bench/plans.sh could not price is named, never dropped silently.
 #
 # A case: model (resnet50, bert --preset P --seq-len S, plus the sweep's model
 # options of the measured program in model_options), hardware spec, hosts x
@@ -314,18 +317,26 @@ for r in rows:
 # Held-out LLM runs of bench/plans.sh: its as-run estimate against its measurement.
 plans_rows = []
 if os.environ["PLANS"] != "no" and os.environ["PLANS_OUT"]:
+    # the case list's set (calibration | heldout; a list without the column:
+    # heldout) and family (the framework and GPU generation of the run)
     with open("bench/plans_cases.tsv") as f:
-        source_of = {r["id"]: r["source"] for r in csv.DictReader(f, delimiter="\t")}
+        case_of = {r["id"]: r for r in csv.DictReader(f, delimiter="\t")}
+    unpriced = []
     with open(os.environ["PLANS_OUT"]) as f:
         for line in f:
             t = line.split()
-            if len(t) >= 8 and t[0] in source_of and t[5] != "n/a":
+            if len(t) >= 8 and t[0] in case_of and t[5] != "n/a":
+                c = case_of[t[0]]
                 plans_rows.append(dict(id=t[0], meas=float(t[4]), pred=float(t[5]), fits=t[7],
-                                       source=source_of[t[0]]))
-    print("\nbench/plans.sh held-out LLM runs (as-run estimate): %d priced" % len(plans_rows))
+                                       source=c["source"], set=c.get("set") or "heldout",
+                                       family=c.get("family") or "-"))
+            elif len(t) >= 6 and t[0] in case_of:
+                unpriced.append(t[0])
+    print("\nbench/plans.sh LLM runs (as-run estimate): %d priced, %d not (%s)" %
+          (len(plans_rows), len(unpriced), ", ".join(unpriced) or "-"))
     for r in plans_rows:
-        print("  %-26s measured %8.4g  predicted %8.4g  error %+6.1f%%  fits %s" %
-              (r["id"], r["meas"], r["pred"], 100 * err(r), r["fits"]))
+        print("  %-30s %-11s %-24s measured %8.4g  predicted %8.4g  error %+6.1f%%  fits %s" %
+              (r["id"], r["set"], r["family"], r["meas"], r["pred"], 100 * err(r), r["fits"]))
 
 print()
 cal = [r for r in rows if r["set"] == "calibration"]
@@ -334,16 +345,19 @@ held = [r for r in rows if r["set"] == "heldout"]
 # (workload "binned"), which the sets above include.
 def fixed(rs):
     return [r for r in rs if r.get("workload", "fixed") == "fixed"]
+llm_cal = [r for r in plans_rows if r["set"] == "calibration"]
+llm_held = [r for r in plans_rows if r["set"] != "calibration"]
 for name, rs in (("calibration (1 GPU)", cal), ("held-out DLE (multi-GPU)", held),
-                 ("held-out LLM (bench/plans.sh)", plans_rows),
-                 ("held-out all", held + plans_rows),
+                 ("calibration LLM (bench/plans.sh)", llm_cal),
+                 ("held-out LLM (bench/plans.sh)", llm_held),
+                 ("held-out all", held + llm_held),
                  ("calibration, fixed-length", fixed(cal)),
                  ("held-out DLE, fixed-length", fixed(held)),
-                 ("held-out all, fixed-length", fixed(held) + plans_rows)):
+                 ("held-out all, fixed-length", fixed(held) + llm_held)):
     m, k = mape(rs)
     fit = [r for r in rs if r.get("need") is not None and r["need"] > r["avail"]] + \
           [r for r in rs if r.get("fits") == "no"]
-    print("%-31s MAPE %s over %d rows; judged out of memory: %d" %
+    print("%-33s MAPE %s over %d rows; judged out of memory: %d" %
           (name, "%.1f%%" % m if m is not None else "n/a", k, len(fit)))
 
 # The held-out rows by group: DeepLearningExamples by model and precision,
@@ -359,10 +373,16 @@ def by_group(title, rs, key):
         m, k = mape(grs)
         es = [err(r) for r in grs if err(r) is not None]
         rng = "%+.1f..%+.1f%%" % (100 * min(es), 100 * max(es)) if es else "n/a"
-        print("  MAPE %6s over %2d rows, errors %-15s %s" %
-              ("%.1f%%" % m if m is not None else "n/a", k, rng, g))
+        oom = sum(1 for r in grs if r.get("fits") == "no" or
+                  (r.get("need") is not None and r["need"] > r["avail"]))
+        print("  MAPE %6s over %2d rows, errors %-15s OOM %d  %s" %
+              ("%.1f%%" % m if m is not None else "n/a", k, rng, oom, g))
 by_group("held-out DLE by model and precision:", held,
          lambda r: "%s %s" % (model_label(r), "AMP" if r["precision"] == "AMP" else "TF32/FP32"))
-by_group("held-out LLM by source:", plans_rows, lambda r: r["source"])
+by_group("held-out LLM by family:", llm_held, lambda r: r["family"])
+by_group("calibration LLM by family:", llm_cal, lambda r: r["family"])
+# (a source's text up to its first ";": the llm-foundry rows name their
+# model's yaml after it)
+by_group("held-out LLM by source:", llm_held, lambda r: r["source"].split(";")[0])
 PY
 exit $?
