@@ -83,20 +83,11 @@ static int role_at(int64_t k, const int64_t count[3])
     return k < count[0] ? 0 : k < count[0] + count[1] ? 1 : 2;
 }
 
-/* Room for want items in *it (grown by doubling); 0 or -1. */
+/* Room for want items in *it (util_grow: at least doubling, overflow
+ * checked); 0 or -1. */
 static int grow_items(CdbItem **it, size_t *cap, size_t want)
 {
-    if (want > *cap) {
-        size_t nc = *cap ? *cap : 64;
-        while (nc < want)
-            nc *= 2;
-        CdbItem *ni = realloc(*it, nc * sizeof **it);
-        if (!ni)
-            return -1;
-        *it = ni;
-        *cap = nc;
-    }
-    return 0;
+    return UTIL_GROW(*it, *cap, want);
 }
 
 int cdb_items_decode(const char *s, int shared, int64_t base, size_t max_items, CdbItem **out,
