@@ -196,6 +196,11 @@ double costdb_adam_bytes(double elements, double grad_bytes)
     return elements * (24.0 + grad_bytes);
 }
 
+double costdb_grad_buffer_ratio(double grad_reduce_bytes, double param_bytes)
+{
+    return grad_reduce_bytes > 0 && param_bytes > 0 ? grad_reduce_bytes / param_bytes : 1.0;
+}
+
 double costdb_memory_seconds(const CostdbFabric *f, double bytes)
 {
     double rate;
@@ -212,7 +217,8 @@ static int capability_member(CjrParser *ps, const char *key, void *ctx, int dept
     double v;
     if (strcmp(key, "nics_per_host") && strcmp(key, "nic_bandwidth") &&
         strcmp(key, "bus_efficiency") && strcmp(key, "memory_efficiency") &&
-        strcmp(key, "grad_overlap") && strcmp(key, "scaleup_domain_gpus"))
+        strcmp(key, "grad_overlap") && strcmp(key, "scaleup_domain_gpus") &&
+        strcmp(key, "grad_reduce_bytes"))
         return cjr_skip_value(ps, depth + 1);
     if (cjr_number(ps, &v))
         return COSTDB_EPARSE;
@@ -228,6 +234,8 @@ static int capability_member(CjrParser *ps, const char *key, void *ctx, int dept
         f->nic_bandwidth = v;
     else if (!strcmp(key, "grad_overlap"))
         f->grad_overlap = v <= 1 ? v : 0;
+    else if (!strcmp(key, "grad_reduce_bytes"))
+        f->grad_reduce_bytes = v <= 8 ? v : 0; /* the spec file's bound (specfile.c) */
     else if (!strcmp(key, "bus_efficiency"))
         f->bus_efficiency = v <= 1 ? v : 0;
     else

@@ -40,6 +40,9 @@ typedef struct CostdbFabric {
     double grad_overlap;                    /* share of the backward that hides the gradient
                                              * reduction (a hardware row's capability; the
                                              * profiler's own pricing reads its spec) */
+    double grad_reduce_bytes;               /* the spec's width of the gradient buffers and
+                                             * their reduction; 0: the model's
+                                             * (costdb_grad_buffer_ratio) */
     int scaleup_gpus;                       /* GPUs of one NVLink scale-up domain (GB200
                                              * NVL72: 72) when it spans several hosts, a
                                              * multiple of gpus_per_host; 0 or
@@ -141,14 +144,23 @@ double costdb_strided_collective_seconds(const CostdbFabric *f, CostdbCollKind k
  * elements x (24 + grad_bytes). */
 double costdb_adam_bytes(double elements, double grad_bytes);
 
+/* Bytes of a gradient accumulation buffer per byte of a parameter
+ * param_bytes wide: the width the gradients are accumulated and reduced in
+ * (a spec's grad_reduce_bytes: 4 for Megatron's f32 main_grad of a 16-bit
+ * model, docs/megatron-memory.md) over param_bytes; 1 when grad_reduce_bytes
+ * is not set (<= 0) or param_bytes is unknown. The one rule of the
+ * profiler's stage program (shard_grad_buffer_ratio) and of the solver's
+ * HSDP and expert-parallel memory (solver/hsdp.c, expert_parallel.c). */
+double costdb_grad_buffer_ratio(double grad_reduce_bytes, double param_bytes);
+
 /* Seconds to stream bytes through device memory at memory_bandwidth x
  * memory_efficiency; 0 when the rate is unknown. */
 double costdb_memory_seconds(const CostdbFabric *f, double bytes);
 
 /* The fabric of a stored hardware row: its link figures, and the
  * refinements the profiler wrote into capabilities (nics_per_host,
- * nic_bandwidth, bus_efficiency, memory_efficiency, grad_overlap) when
- * present. */
+ * nic_bandwidth, bus_efficiency, memory_efficiency, grad_overlap,
+ * grad_reduce_bytes) when present. */
 void costdb_fabric_from_hardware(const CostdbHardware *hw, CostdbFabric *out);
 
 #ifdef __cplusplus

@@ -129,7 +129,9 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
     if (out->usable != 2)
         return; /* as profiled, or not usable */
     /* Memory: the weights and, in the backward, their gradient buffers
-     * (two copies of the local weights on the backward's peak), Adam's f32
+     * (on the backward's peak: the local weights and their buffers, at the
+     * width of the hardware row's grad_reduce_bytes, costdb_grad_buffer_ratio,
+     * the stage program's rule), Adam's f32
      * moments (and master copy in 16-bit training) in the initial state,
      * which ZeRO-1 shards over the gradients' group: the weight's replicas
      * as stored, the expert-data-parallel group under ep. */
@@ -139,7 +141,8 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
         double zo = l->zero && g_old > 1 ? g_old : 1, zn = l->zero && edp > 1 ? edp : 1;
         double dl = out->local_after - out->local_before;
         per_elem = 8.0 + (esize < 4 ? 4.0 : 0.0);
-        out->peak_delta = (int64_t)llround(2.0 * esize * dl);
+        out->peak_delta = (int64_t)llround(
+            esize * dl * (1.0 + costdb_grad_buffer_ratio(f.grad_reduce_bytes, esize)));
         out->initial_delta = (int64_t)llround(per_elem * (out->local_after / zn -
                                                           out->local_before / zo));
         /* Adam over the expert elements one GPU updates (ZeRO-1: its

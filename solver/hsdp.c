@@ -145,11 +145,14 @@ int apsolve_hsdp_stage(struct Costdb *db, int64_t sweep, int gpus_per_host, int 
         out->comm_bwd = out->gather_after - out->gather_before + out->rs_after - out->rs_before;
         /* The shard of the parameters (an input of the forward and of the
          * backward) and of the gradients (the backward's accumulation
-         * buffers) grows from P / G to P / S: the backward's peak by
-         * 2 P x (every parameter taken as read by the backward: the stored
-         * entry does not say which are not); the initial state by Adam's
-         * bytes of the shard (shard_apply_zero's counts) */
-        out->peak_delta = (int64_t)llround(2.0 * P * x);
+         * buffers, at the width of the hardware row's grad_reduce_bytes:
+         * costdb_grad_buffer_ratio, the stage program's rule) grows from
+         * P / G to P / S: the backward's peak by P x (1 + ratio) (every
+         * parameter taken as read by the backward: the stored entry does
+         * not say which are not); the initial state by Adam's bytes of the
+         * shard (shard_apply_zero's counts) */
+        out->peak_delta = (int64_t)llround(
+            P * x * (1.0 + costdb_grad_buffer_ratio(f.grad_reduce_bytes, esize)));
         out->initial_delta = (int64_t)llround(out->param_elems * per_elem * x);
         out->apply_delta = out->allreduce +
                            costdb_memory_seconds(&f, costdb_adam_bytes(out->param_elems * x, esize));

@@ -74,6 +74,12 @@ int apsolve_run_cp(ApsolveRun *r, ApsolveCand **pc)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: cp x %d micro-batches is "
                             "more than %d (COSTDB_MAX_MICRO_BATCHES)", what,
                             eq->opt.micro_batches, COSTDB_MAX_MICRO_BATCHES);
+    {
+        char knob[32];
+        snprintf(knob, sizeof knob, "cp=%d", pr->cp);
+        if ((rc = apsolve_twin_check(r, eq, l.dp * l.cp, l.tp, what, knob)) != 0)
+            return rc;
+    }
     if (pr->cp_comm == APSOLVE_CP_A2A_P2P)
         l.a2a = apsolve_cp_a2a_size(pr->cp, pr->tp, eq->p->cluster_gpus);
     rc = apsolve_cp_problem(r->db, eq->sweep, eq->p, r->specs, r->nspec, &l, &r->cp_c.p, &seq,

@@ -144,6 +144,12 @@ int apsolve_run_ep(ApsolveRun *r, ApsolveCand **pc)
     if (a->batch > 0)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: --batch does not re-price an "
                             "ep plan (give the new batch with --global-batch)", what);
+    {
+        char knob[48];
+        snprintf(knob, sizeof knob, l.ep > 1 ? "ep=%d" : "etp=%d", l.ep > 1 ? l.ep : l.etp);
+        if ((rc = apsolve_twin_check(r, eq, l.dp, l.tp, what, knob)) != 0)
+            return rc;
+    }
     if (!(st = calloc(r->nspec ? r->nspec : 1, sizeof *st)))
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
     rc = apsolve_ep_problem(r->db, eq->sweep, eq->p, r->specs, r->nspec, &l, &r->ep_c.p, st, why,

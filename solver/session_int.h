@@ -222,6 +222,16 @@ void apsolve_extra_free(ApsolveExtra *x);
  * status after a message. */
 int apsolve_run_cp(ApsolveRun *r, ApsolveCand **pc);
 
+/* session_twin.c: the twin a cp or ep plan is priced from, eq's entries of
+ * logical (la, lb) with the batch forced on axis 0 on each of r->specs'
+ * stages. 0 when each stage has one with a time (or none of that mesh:
+ * the plan's own refusals say so); else the exit status after a refusal
+ * naming the stage and why it has no time: stored out of memory or
+ * failed, or no entry (approf sweep --skip-unfit, an unfinished sweep).
+ * what: the layout as in the plan's messages; knob: "cp=2", "ep=4". */
+int apsolve_twin_check(ApsolveRun *r, const ApsolveCand *eq, int la, int lb, const char *what,
+                       const char *knob);
+
 /* session_ep.c: with ep > 1 or etp other than tp, makes r->ep_c from *pc
  * (whose specs are r->specs): its entries as ep stages; *pc becomes
  * &r->ep_c (after the cp step: ep on a cp plan's entries). Refuses

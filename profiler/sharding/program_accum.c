@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "collective.h"
 #include "costdb.h"
 #include "sharding/context.h"
 #include "sharding/sharding_int.h"
@@ -42,18 +43,18 @@ static double fuse_grad_accum(ApprofStageProgram *p, ApprofHash128 **dig, int o,
     return 0.0;
 }
 
+double shard_grad_buffer_ratio(const ShardStage *st)
+{
+    assert(st && st->g);
+    return costdb_grad_buffer_ratio(st->hw ? st->hw->grad_reduce_bytes : 0.0,
+                                    (double)approf_dtype_size(st->g->dtype));
+}
+
 /* Bytes per element of the accumulation buffer: the width the gradients
  * are reduced in (the spec's grad_reduce_bytes), else the model's. */
 static double accum_width(const ShardStage *st)
 {
-    double gw = (double)approf_dtype_size(st->g->dtype);
-    return st->hw && st->hw->grad_reduce_bytes > 0 ? st->hw->grad_reduce_bytes : gw;
-}
-
-double shard_grad_buffer_ratio(const ShardStage *st)
-{
-    assert(st && st->g);
-    return accum_width(st) / (double)approf_dtype_size(st->g->dtype);
+    return (double)approf_dtype_size(st->g->dtype) * shard_grad_buffer_ratio(st);
 }
 
 void shard_grad_accum_kernel(const ShardStage *st, double elems, ApprofKernel *k)

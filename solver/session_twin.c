@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The twin of a cp or ep plan (session_int.h): the stored entries a cp or
+ * ep stage is priced from, those of the same GPUs without cp/ep (logical
+ * (dp cp, tp), the batch forced on axis 0: docs/context-parallel.md,
+ * docs/expert-parallel.md). When a stage's twin has no time, the plan
+ * cannot be priced, and the refusal says why instead of the attention or
+ * experts the transformation then finds none of.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "apsolve.h"
+#include "costdb.h"
+#include "session.h"
+#include "session_int.h"
+#include "solver_int.h"
+
+int apsolve_twin_check(ApsolveRun *r, const ApsolveCand *eq, int la, int lb, const char *what,
+                       const char *knob)
+{
+    const ApsolveProblem *p = eq->p;
+    for (size_t k = 0; k < r->nspec; k++) {
+        const ApsolveStageSpec *sp = &r->specs[k];
+        int s = apsolve_find_submesh(p, sp->hosts, sp->gpus), any = 0, priced = 0, stored = 0;
+        for (int c = 0; s >= 0 && c < p->num_configs && !priced; c++) {
+            const ApsolveConfig *cf = &p->configs[(size_t)s * p->num_configs + c];
+            if (!cf->valid || cf->logical_a != la || cf->logical_b != lb ||
+                cf->force_batch_dim != 0)
+                continue;
+            any = 1;
+            if (isfinite(p->cost[apsolve_index(p, sp->start_layer, sp->end_layer, s, c)]))
+                priced = 1;
+            for (int ph = 0; ph < 2 && !priced && !stored; ph++)
+                if (costdb_entry_exists(r->db, eq->sweep, sp->start_layer, sp->end_layer, s, c,
+                                        (CostdbPhase)ph, &stored) != COSTDB_OK)
+                    stored = 0;
+        }
+        if (!any || priced)
+            continue; /* no such config: the plan's own refusals say so */
+        if (stored)
+            return apsolve_fail(r->a, APSOLVE_ERROR_INPUT,
+                                "--parallel %s: %s is priced from the stored entry of the same "
+                                "GPUs without it (logical mesh (%d, %d), batch on axis 0), and "
+                                "stage %zu's (layers %d-%d) in sweep %lld has no time: it is "
+                                "stored out of memory (or failed, timed out or skipped: its "
+                                "status says which), and such an entry keeps none. To price a "
+                                "layout that "
+                                "needs %s to fit, sweep a copy of the hardware spec with more "
+                                "memory_gib and compare the plan's memory_needed with the real "
+                                "spec's memory",
+                                what, knob, la, lb, k, sp->start_layer, sp->end_layer,
+                                (long long)eq->sweep, knob);
+        return apsolve_fail(r->a, APSOLVE_ERROR_INPUT,
+                            "--parallel %s: %s is priced from the stored entry of the same GPUs "
+                            "without it (logical mesh (%d, %d), batch on axis 0), and sweep %lld "
+                            "has no entry for stage %zu (layers %d-%d): approf sweep "
+                            "--skip-unfit leaves out the ranges whose parameters alone exceed "
+                            "a device (docs/performance.md, \"Ranges that cannot fit\"), and an "
+                            "unfinished sweep has not reached it (--resume)",
+                            what, knob, la, lb, (long long)eq->sweep, k, sp->start_layer,
+                            sp->end_layer);
+    }
+    return 0;
+}

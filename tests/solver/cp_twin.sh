@@ -1,0 +1,76 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# The twin of a cp or ep plan (solver/session_twin.c; docs/context-parallel.md,
+# docs/expert-parallel.md): the entry of the same GPUs without cp/ep that the
+# cp or ep stage is priced from.
+# - Its memory does not decide fit: at a --memory-budget between the two
+#   needs, dp=2 (the twin of cp=2) does not fit and dp=1,cp=2 does (Llama-3-8B's
+#   shape, 2 blocks at sequence 4096 on 1x2 A100-40GB).
+# - A twin stored out of memory keeps no time: cp=2 (and ep=2 on a small
+#   Mixtral) is refused naming that stage and the cause, not attention or
+#   experts (exit 2); a twin with no entry (what approf sweep --skip-unfit
+#   leaves out) names --skip-unfit.
+# Usage: cp_twin.sh APPROF APSOLVE PYTHON SQLITE3
+. "$(dirname "$0")/../lib.sh"
+approf=$1 apsolve=$2 py=$3 sq=$4
+w=$(mktemp -d) || fail "mktemp"
+trap 'rm -rf "$w"' EXIT
+llama="--model llama --preset llama-3-8b --num-layers 2 --layers 2 --seq-len 4096 --cluster 1x2
+  --backend model --batch 8 --micro-batch-sizes 2"
+
+# shellcheck disable=SC2086
+"$approf" sweep --db "$w/l.db" --quiet $llama --hardware a100-40g >"$w/out" 2>&1 ||
+  fail_with "$w/out" "llama sweep"
+plan() { # DB KNOBS [OPTION...]: --parallel KNOBS as JSON into $w/p.json
+  db=$1 knobs=$2
+  shift 2
+  "$apsolve" --db "$db" --no-store --format json --quiet --micro-batch-size 2 \
+    --parallel "$knobs" "$@" >"$w/p.json" 2>"$w/err"
+}
+plan "$w/l.db" dp=2,tp=1,pp=1 --memory-budget 26500000000
+"$py" - "$w/p.json" <<'EOF' || fail "dp=2 at the budget"
+import json, sys
+s = json.load(open(sys.argv[1]))["plans"][0]["stages"][0]
+assert not s["memory_ok"] and s["memory_needed"] > 26500000000, s
+EOF
+plan "$w/l.db" dp=1,tp=1,pp=1,cp=2 --memory-budget 26500000000 ||
+  fail_with "$w/err" "cp=2 at a budget its twin exceeds"
+"$py" - "$w/p.json" <<'EOF' || fail "cp=2 at the budget"
+import json, sys
+p = json.load(open(sys.argv[1]))["plans"][0]
+s = p["stages"][0]
+assert p["feasible"] and s["memory_ok"] and 0 < s["memory_needed"] <= 26500000000, p
+EOF
+
+# a copy of a100-40g with 9.4 GiB: dp=2's backward (9.5 GB at its peak)
+# is stored out of memory; one variant only, so no other level fits
+"$approf" hardware show a100-40g >"$w/show" 2>"$w/err" || fail_with "$w/err" "hardware show"
+sed 's/^memory_gib = .*/memory_gib = 9.4/' "$w/show" >"$w/small.spec"
+# shellcheck disable=SC2086
+"$approf" sweep --db "$w/s.db" --quiet $llama --hardware "$w/small.spec" --recompute none \
+  --zero 0 --memory-levels 1 >"$w/out" 2>&1 || fail_with "$w/out" "llama sweep, 9.4 GiB"
+plan "$w/s.db" dp=1,tp=1,pp=1,cp=2
+expect_rc 2 $? "$w/err" "cp=2 on a twin out of memory"
+grep -q "cp=2 is priced from the stored entry of the same GPUs without it (logical mesh (2, 1), batch on axis 0), and stage 0's (layers 0-1) in sweep 1 has no time: it is stored out of memory" "$w/err" ||
+  fail_with "$w/err" "the refusal of cp=2 does not name its twin out of memory"
+# the twin's rows gone, as --skip-unfit leaves a tuple out
+"$sq" "$w/s.db" "delete from stage_profile where start_layer = 0 and end_layer = 1 and
+  (submesh_index, config_index) in (select submesh_index, config_index from sweep_config
+  where logical_a = 2 and logical_b = 1 and force_batch_dim = 0)" || fail "delete the twin"
+plan "$w/s.db" dp=1,tp=1,pp=1,cp=2
+expect_rc 2 $? "$w/err" "cp=2 without its twin"
+grep -q "sweep 1 has no entry for stage 0 (layers 0-1): approf sweep --skip-unfit" "$w/err" ||
+  fail_with "$w/err" "the refusal of cp=2 does not name --skip-unfit"
+
+# ep: the small Mixtral of expert_parallel.sh on a copy of h100-sxm with
+# 1.75 GiB, under the dp=4 entry's 0.84 GB peak
+"$approf" hardware show h100-sxm >"$w/show" 2>"$w/err" || fail_with "$w/err" "hardware show"
+sed 's/^memory_gib = .*/memory_gib = 1.75/' "$w/show" >"$w/m.spec"
+"$approf" sweep --db "$w/m.db" --model mixtral --num-layers 2 --hidden 256 --heads 4 \
+  --seq-len 128 --vocab 1000 --cluster 1x4 --hardware "$w/m.spec" --batch 16 \
+  --micro-batches 4 --layers 2 --recompute none --zero 0 --memory-levels 1 --quiet \
+  >"$w/out" 2>&1 || fail_with "$w/out" "mixtral sweep"
+"$apsolve" --db "$w/m.db" --no-store --quiet --parallel dp=4,tp=1,pp=1,ep=2 >/dev/null 2>"$w/err"
+expect_rc 2 $? "$w/err" "ep=2 on a twin out of memory"
+grep -q "ep=2 is priced from the stored entry of the same GPUs without it (logical mesh (4, 1), batch on axis 0), and stage 0's (layers 0-1) in sweep 1 has no time: it is stored out of memory" "$w/err" ||
+  fail_with "$w/err" "the refusal of ep=2 does not name its twin out of memory"
