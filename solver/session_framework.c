@@ -5,7 +5,9 @@
  * which often keep weight matrices whole on the tp axis, so no framework
  * runs its plan as priced. This step searches the plans F can be told to
  * run: one layout dp x tp x pp on every stage (apsolve_3d_specs, Megatron's
- * degrees), 1F1B or the interleaved schedule with vpp model chunks, each
+ * degrees), 1F1B or the interleaved schedule with vpp model chunks (for
+ * torchtitan also PyTorch's interleaved zero bubble and ZB-V, which the
+ * auto search tries, priced as --schedule S --parallel TEXT), each
  * micro-batch size the database holds (Megatron's per-replica micro-batch
  * mbs = micro-batch / dp) and each recomputation and ZeRO stage the sweep
  * profiled. Each is priced exactly as --parallel prices that layout (the
@@ -86,6 +88,8 @@ typedef struct Search {
     int have, best_headroom;
     double best_price;
     ApsolveParallel best;
+    int sched, best_sched;            /* a zero-bubble schedule tried (try_schedules), the
+                                       * best's; 0: the layout's own (1F1B or interleaved) */
     struct {
         char why[APSOLVE_FW_WHY];
         long n;
@@ -285,14 +289,16 @@ static int try_layout(Search *S, const ApsolveCand *c, const ApsolveParallel *pa
      * under cp the stages of the equivalent layout (dp cp, tp) */
     if (apsolve_3d_specs(p->num_layers, p->cluster_gpus, par->dp * cp, par->tp, par->pp, sp))
         goto done; /* not a layout of this cluster: the enumeration makes none */
+    if (S->sched) /* vpp= gives the zero-bubble schedule its chunks */
+        o.schedule = S->sched;
     apsolve_parallel_apply(par, &o, sp, n);
     if ((e = rule_allows(S, c, par, sp, n, &o)) <= 0) {
         rc = e < 0;
         S->st->pruned_rule += e == 0;
         goto done;
     }
-    if (par->vpp > 1 &&
-        !apsolve_schedule_valid(APSOLVE_SCHEDULE_INTERLEAVED, par->vpp, o.micro_batches,
+    if ((par->vpp > 1 || S->sched) &&
+        !apsolve_schedule_valid((ApsolveSchedule)o.schedule, o.virtual_stages, o.micro_batches,
                                 par->pp, err, sizeof err)) {
         /* --parallel refuses it; the plan would be infeasible (evaluate.c) */
         note_rule(S, err);
@@ -369,6 +375,7 @@ static int try_layout(Search *S, const ApsolveCand *c, const ApsolveParallel *pa
         S->best_headroom = keeps;
         S->best_price = price;
         S->best = *par;
+        S->best_sched = S->sched;
     }
 done:
     free(sp);
@@ -403,6 +410,24 @@ static int try_schedules(Search *S, const ApsolveCand *c, ApsolveParallel *par)
         if (try_layout(S, c, par))
             return 1;
     }
+    /* torchtitan runs PyTorch's interleaved zero bubble (2 or more chunks
+     * per device) and ZB-V (2), the zero-bubble schedules the auto search
+     * tries (session_search.c), where their weight-gradient seconds are
+     * known; the verdict judges each layout as priced */
+    for (int k = 0; k < 2 && !a->schedule_set && S->fw == APSOLVE_FW_TORCHTITAN &&
+                    par->pp > 1 && apsolve_zero_bubble_known(c);
+         k++) {
+        S->sched = k ? APSOLVE_SCHEDULE_ZBV : APSOLVE_SCHEDULE_INTERLEAVED_ZB;
+        for (int v = 2; v <= (k ? 2 : vmax); v++) {
+            par->vpp = v;
+            if (try_layout(S, c, par)) {
+                S->sched = 0;
+                return 1;
+            }
+        }
+        S->sched = 0;
+    }
+    par->vpp = 0;
     return 0;
 }
 
@@ -653,11 +678,19 @@ int apsolve_run_framework(ApsolveRun *r)
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "--framework: layout '%s': %s",
                             S.st->layout, perr);
     a->parallel = S.st->layout;
+    if (S.best_sched) {
+        /* a zero-bubble winner: the --parallel plan is priced under it, as
+         * --schedule S --parallel TEXT prices it (session.c) */
+        a->schedule = a->opt.schedule = r->main_c.opt.schedule = S.best_sched;
+        a->virtual_stages = a->opt.virtual_stages = r->main_c.opt.virtual_stages = S.best.vpp;
+    }
     if (!a->quiet)
         apsolve_say(a, "--framework %s: %ld layouts, %ld priced as run, %ld run by %s as priced, "
-                    "%ld of them fit (%ld with the headroom); best %s in %.3f s",
+                    "%ld of them fit (%ld with the headroom); best %s%s%s in %.3f s",
                     a->framework, S.st->layouts, S.st->priced, S.st->runs,
                     apsolve_framework_name(r->fw), S.st->fit, S.st->headroom, S.st->layout,
+                    S.best_sched ? " --schedule " : "",
+                    S.best_sched ? apsolve_schedule_name((ApsolveSchedule)S.best_sched) : "",
                     S.st->seconds);
     return 0;
 }
