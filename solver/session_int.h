@@ -167,6 +167,7 @@ typedef struct ApsolveAutoTried {
     int B, headroom, feasible;        /* feasible -1: pruned by the bound, -2: an ep plan
                                        * no better than its candidate's without ep */
     double total;                     /* the plan's objective, or the pruning bound's */
+    int comm;                         /* the cp communication (ApsolveCpComm); 0: the ring */
 } ApsolveAutoTried;
 
 /* The best cp or ep plan so far (session_autocp.c, session_autoep.c). */
