@@ -106,6 +106,18 @@ mkdir -p "$w/m"
 grep -q '^--cp-comm-type a2a$' "$w/m/a_megatron.args" || fail_with "$w/m/a_megatron.args" "cp comm type"
 "$py" "$check" "$man/megatron-lm-core_v0.19.0.json" "$w/m/a_megatron.args" >"$w/chk" 2>&1 ||
   fail_with "$w/chk" "the Megatron file of the a2a auto plan"
+# --framework megatron searches the a2a layouts too and takes the same
+# plan; torchtitan runs the ring only (its context parallelism is ring
+# attention), so its best is the ring's
+"$apsolve" --db "$w/mha.db" --no-store --framework megatron >"$w/out" 2>"$w/err" ||
+  fail_with "$w/err" "--framework megatron (MHA)"
+grep -q "^apsolve: --framework megatron: .* best dp=4,tp=1,pp=1,zero=0,recompute=none,mbs=1,cp=2,cp_comm=a2a in " "$w/err" ||
+  fail_with "$w/err" "--framework megatron's a2a layout"
+grep -q "^Estimated iteration latency: 3.29596 s" "$w/out" || fail_with "$w/out" "--framework megatron's price"
+"$apsolve" --db "$w/mha.db" --no-store --framework torchtitan >"$w/out" 2>"$w/err" ||
+  fail_with "$w/err" "--framework torchtitan (MHA)"
+grep -q "^apsolve: --framework torchtitan: .* best dp=4,tp=1,pp=1,zero=0,recompute=none,mbs=1,cp=2 in " "$w/err" ||
+  fail_with "$w/err" "--framework torchtitan's ring layout"
 
 # where cp does not pay: no cp lines, no cp option, the same plan text
 "$approf" sweep --db "$w/short.db" --quiet --model llama --preset llama-3-8b --num-layers 2 \
