@@ -6,8 +6,9 @@
  * each micro-batch size m with a sweep that cp divides, the best plan the
  * DP finds on that sweep's problem with every entry made the cp stage of
  * its own layout (apsolve_cp_problem_auto: the same devices run as data
- * parallelism dp x cp, compute and saved activations / cp, the ring's
- * communication and buffers added), run with micro-batches of m / cp
+ * parallelism dp x cp, compute and saved activations / cp, the
+ * communication and buffers of the ring, or of a2a and a2a+p2p where the
+ * sweep records the heads and their check passes), run with micro-batches of m / cp
  * samples, cp times as many. The best of them replaces the plain plan only
  * when it is better by the search's own comparison (the headroom kept
  * first, then the objective), so a plan cp does not improve stays exactly
