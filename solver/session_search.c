@@ -96,6 +96,52 @@ static double chunk_bound(const ApsolveProblem *p, int v)
     return first > last ? first : last;
 }
 
+/* The least GPU-seconds of a stage of layers i..j, w[i L + j]: its
+ * cost times its submesh's devices, the least over submeshes and configs.
+ * NULL when out of memory (then no v is skipped by work). */
+static double *stage_work(const ApsolveProblem *p)
+{
+    int L = p->num_layers;
+    double *w = malloc((size_t)L * (size_t)L * sizeof *w);
+    for (int i = 0; w && i < L; i++)
+        for (int j = i; j < L; j++) {
+            double m = INFINITY;
+            for (int s = 0; s < p->num_submeshes; s++) {
+                double d = (double)p->submeshes[s].hosts * p->submeshes[s].gpus;
+                for (int k = 0; k < p->num_configs; k++) {
+                    double c = p->cost[apsolve_index(p, i, j, s, k)] * d;
+                    m = c < m ? c : m;
+                }
+            }
+            w[(size_t)i * L + j] = m;
+        }
+    return w;
+}
+
+/* The least work of covering the layers by stages of whole chunks of v
+ * layers (each stage a multiple of v): every such plan's stages together
+ * work at least this many GPU-seconds per micro-batch, on the problem's D
+ * devices, so its largest stage costs at least this / D, and its time is
+ * at least B times that (chunk_bound's argument). +inf when the layers do
+ * not split so. */
+static double chunk_work(const ApsolveProblem *p, const double *w, int v)
+{
+    int L = p->num_layers;
+    double *f = malloc(((size_t)L + 1) * sizeof *f), r;
+    if (!f)
+        return 0;
+    f[L] = 0; /* f[i]: the least work of covering i..L-1 */
+    for (int i = L - 1; i >= 0; i--) {
+        f[i] = INFINITY;
+        for (int j = i + v - 1; j < L; j += v)
+            if (w[(size_t)i * L + j] + f[j + 1] < f[i])
+                f[i] = w[(size_t)i * L + j] + f[j + 1];
+    }
+    r = f[0];
+    free(f);
+    return r;
+}
+
 /* One chunked schedule of the auto search (docs/solver.md, "Schedules"):
  * for v = vmin .. vmax model chunks per device (each stage's layers split
  * into whole chunks: io.whole_chunks, so v up to the layers; Megatron-LM
@@ -106,27 +152,34 @@ static double chunk_bound(const ApsolveProblem *p, int v)
  * the stage-boundary transfers) is lower and, with verdict, a framework
  * runs it as priced. The v are tried in order and stop, exactly, once B x
  * chunk_bound(v) reaches the best full estimate (no plan of v or more
- * chunks can beat it). 0, or an apsolve error other than infeasibility. */
+ * chunks can beat it); a v whose B x chunk_work / D reaches it (the
+ * layers do not split into its chunks at all, or every split works too
+ * much) is skipped. 0, or an apsolve error other than infeasibility. */
 static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, int vmin,
                       int vmax, int verdict)
 {
-    double best = apsolve_full_price(db, c->sweep, *pl);
+    double best = apsolve_full_price(db, c->sweep, *pl), B = c->opt.micro_batches;
+    double *w = stage_work(c->p);
     for (int v = vmin; v <= vmax && v <= c->p->num_layers; v++) {
         ApsolveOptions io = c->opt;
         ApsolvePlan *il = NULL;
         ApsolveFwVerdict fv;
         double price;
         int e;
-        if ((double)c->opt.micro_batches * chunk_bound(c->p, v) >= best)
+        if (B * chunk_bound(c->p, v) >= best)
             break;
+        if (w && B * chunk_work(c->p, w, v) / c->p->num_devices >= best)
+            continue;
         io.schedule = kind;
         io.virtual_stages = v;
         io.whole_chunks = 1;
         e = apsolve_solve(c->p, &io, &il);
         if (e == APSOLVE_EINFEASIBLE)
             continue;
-        if (e)
+        if (e) {
+            free(w);
             return e;
+        }
         if (il->feasible && (!verdict || il->n_stages > 1) &&
             (!verdict ||
              (apsolve_plan_frameworks(db, c->sweep, c->sw.dtype, il, &fv) == 0 && fv.runs)) &&
@@ -139,6 +192,7 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
             apsolve_plan_free(&il);
         }
     }
+    free(w);
     return 0;
 }
 
