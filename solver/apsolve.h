@@ -181,6 +181,7 @@ typedef struct ApsolvePlan {
     int has_frameworks;               /* 0: not judged */
     int cp;                           /* context parallelism its entries were priced with by
                                        * the auto search (session_autocp.c); 0: none */
+    int cp_comm;                      /* its communication (ApsolveCpComm: 0 the ring, p2p) */
     int ep, etp;                      /* expert parallelism likewise (session_autoep.c); 0: none */
 } ApsolvePlan;
 

@@ -417,8 +417,9 @@ static int has_micro(const int64_t *family, size_t nfamily, int64_t m)
 
 int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
                             int64_t micro, const int64_t *family, size_t nfamily,
-                            const int *cps, int ncp, ApsolveProblem **out, int64_t *seq,
-                            int *attention, char *why, size_t len)
+                            const int *cps, const int *comms, int heads, int kv_heads, int ncp,
+                            ApsolveProblem **out, int64_t *seq, int *attention, char *why,
+                            size_t len)
 {
     CpFacts *cache = calloc((size_t)(p->num_layers > 0 ? p->num_layers : 1), sizeof *cache);
     int rc = APSOLVE_OK;
@@ -449,8 +450,10 @@ int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                         continue;
                     for (int k = 0; k < ncp; k++) {
                         ApsolveProblem *q = out[k];
-                        ApsolveCpLayout l = {0, cf->logical_b, cps[k], APSOLVE_CP_P2P, 0};
+                        int comm = comms ? comms[k] : APSOLVE_CP_P2P;
+                        ApsolveCpLayout l = {0, cf->logical_b, cps[k], comm, 0};
                         ApsolveCpStage st;
+                        char no[200];
                         /* a cp plan runs every stage with cp: an entry that
                          * is not (dp cp, tp) with the batch on axis 0, or
                          * whose facts are unknown, has no cp stage */
@@ -462,6 +465,16 @@ int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                         int dominated = micro % cps[k] == 0 &&
                                         (micro / cps[k]) % cf->logical_a == 0 &&
                                         has_micro(family, nfamily, micro / cps[k]);
+                        /* a2a and a2a+p2p: the heads rule of the entry's
+                         * tp (apsolve_cp_check); an a2a+p2p whose inner
+                         * group is 1 or cp is the ring's or a2a's entry */
+                        if (comm == APSOLVE_CP_A2A_P2P)
+                            l.a2a = apsolve_cp_a2a_size(cps[k], cf->logical_b, p->cluster_gpus);
+                        if (comm != APSOLVE_CP_P2P &&
+                            ((comm == APSOLVE_CP_A2A_P2P && (l.a2a <= 1 || l.a2a >= cps[k])) ||
+                             !apsolve_cp_check(&l, x.seq, heads, kv_heads, no, sizeof no, NULL,
+                                               0)))
+                            dominated = 1;
                         if (!x.known || !cf->valid || cf->force_batch_dim != 0 ||
                             cf->logical_a % cps[k] || dominated) {
                             q->cost[idx] = INFINITY;

@@ -125,7 +125,10 @@ int apsolve_cp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
 /* The auto search's cp candidates (docs/solver.md, "Context parallelism
  * in the auto search"): for each cps[k], out[k] a copy of p in which every
  * entry of every layer range, submesh and config is the cp stage of its
- * own layout (dp = logical_a / cp, tp = logical_b, the ring): the configs
+ * own layout (dp = logical_a / cp, tp = logical_b, the cp communication
+ * comms[k], NULL: the ring; a2a and a2a+p2p only where apsolve_cp_check
+ * passes for heads, kv_heads at the entry's tp, and a2a+p2p only where its
+ * inner group, apsolve_cp_a2a_size, is neither 1 nor cp): the configs
  * of logical (dp cp, tp) with the batch forced on axis 0 transformed as in
  * apsolve_cp_problem, every other entry +inf (a cp plan runs each stage
  * with cp), and so is an entry the plain search prices already: where the
@@ -138,8 +141,9 @@ int apsolve_cp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
  * range). 0; APSOLVE_ENOMEM; APSOLVE_EDB with why (out[] all NULL). */
 int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
                             int64_t micro, const int64_t *family, size_t nfamily,
-                            const int *cps, int ncp, ApsolveProblem **out, int64_t *seq,
-                            int *attention, char *why, size_t len);
+                            const int *cps, const int *comms, int heads, int kv_heads, int ncp,
+                            ApsolveProblem **out, int64_t *seq, int *attention, char *why,
+                            size_t len);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "apsolve.h"
+#include "context_parallel.h"
 #include "costdb.h"
 #include "frameworks.h"
 #include "json_write.h"
@@ -130,8 +131,13 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
     if (pl->cp > 1)
         /* the auto search's context parallelism (session_autocp.c), as
          * apreport's headline and the launch files state it */
-        fprintf(out, "Context parallelism: cp %d (the ring, p2p) on every stage: a logical mesh "
-                "(a, b) runs dp a/%d x cp %d x tp b\n", pl->cp, pl->cp, pl->cp);
+        fprintf(out, "Context parallelism: cp %d (%s) on every stage: a logical mesh "
+                "(a, b) runs dp a/%d x cp %d x tp b\n", pl->cp,
+                pl->cp_comm == APSOLVE_CP_A2A       ? "all-to-all, a2a"
+                : pl->cp_comm == APSOLVE_CP_A2A_P2P ? "all-to-all in a host, the ring across, "
+                                                      "a2a+p2p"
+                                                    : "the ring, p2p",
+                pl->cp, pl->cp);
     if (pl->ep > 1)
         /* the auto search's expert parallelism (session_autoep.c), likewise */
         fprintf(out, "Expert parallelism: ep %d etp %d on every stage: the experts of a logical "
@@ -454,7 +460,8 @@ static void json_plan(FILE *out, const ApsolveOutput *o)
     json_field(out, "apply_cost", pl->apply_cost);
     json_field(out, "total_cost", pl->total_cost);
     if (pl->cp > 1) /* only then: other plans keep their text */
-        fprintf(out, ", \"cp\": %d", pl->cp);
+        fprintf(out, ", \"cp\": %d, \"cp_comm\": \"%s\"", pl->cp,
+                apsolve_cp_comm_name(pl->cp_comm));
     if (pl->ep > 1)
         fprintf(out, ", \"ep\": %d, \"etp\": %d", pl->ep, pl->etp);
     fputs(", \"sum_cost\": ", out);

@@ -6,8 +6,9 @@
  * each micro-batch size m with a sweep that cp divides, the best plan the
  * DP finds on that sweep's problem with every entry made the cp stage of
  * its own layout (apsolve_cp_problem_auto: the same devices run as data
- * parallelism dp x cp, compute and saved activations / cp, the ring's
- * communication and buffers added), run with micro-batches of m / cp
+ * parallelism dp x cp, compute and saved activations / cp, the
+ * communication and buffers of the ring, or of a2a and a2a+p2p where the
+ * sweep records the heads and their check passes), run with micro-batches of m / cp
  * samples, cp times as many. The best of them replaces the plain plan only
  * when it is better by the search's own comparison (the headroom kept
  * first, then the objective), so a plan cp does not improve stays exactly
@@ -183,7 +184,10 @@ void apsolve_auto_offer(ApsolveAutoBest *b, const ApsolveAutoTried *t, ApsolvePl
  * parallelism ep=8 etp=1" or both, into out. */
 static const char *tried_name(const ApsolveAutoTried *t, char *out, size_t len)
 {
-    if (t->ep > 1 && t->cp > 1)
+    if (t->cp > 1 && t->comm != APSOLVE_CP_P2P)
+        snprintf(out, len, "context parallelism cp=%d cp_comm=%s", t->cp,
+                 apsolve_cp_comm_name(t->comm));
+    else if (t->ep > 1 && t->cp > 1)
         snprintf(out, len, "context and expert parallelism cp=%d ep=%d etp=%d", t->cp, t->ep,
                  t->etp);
     else if (t->ep > 1)
@@ -224,7 +228,7 @@ static void say_tried(const ApsolveRequest *a, const ApsolveAutoBest *b, const A
     }
     {
         ApsolveAutoTried w = {b->best->cp > 1 ? b->best->cp : 1, b->best->ep, b->best->etp, 0, 0,
-                              0, 0, 0, 0};
+                              0, 0, 0, 0, b->best->cp_comm};
         tried_name(&w, name, sizeof name);
         snprintf(what, sizeof what, "%s", w.ep > 1 && w.cp > 1 ? "cp or ep"
                                           : w.ep > 1         ? "ep"
@@ -249,7 +253,8 @@ int apsolve_run_auto_cp(ApsolveRun *r)
     ApsolveAutoBest *b;
     int64_t family[64];
     size_t nfamily = 0;
-    int gph = r->main_c.p->cluster_gpus, cps[16], ncp = 0, top_k = 0, fail = 0, no_cp = 0;
+    int gph = r->main_c.p->cluster_gpus, cps[48], comms[48], ncp = 0, top_k = 0, fail = 0;
+    int no_cp = 0, heads = 0, kv_heads = 0;
     int64_t capacity = 0;
     int64_t asked = a->micro_batch_size > 0 || a->micro_batches > 0 ||
                             (a->sweep > 0 && a->global_batch <= 0)
@@ -261,8 +266,18 @@ int apsolve_run_auto_cp(ApsolveRun *r)
     /* expert parallelism only for a model whose sweep recorded its routing
      * (a dense model: one read of its row) */
     apsolve_ep_routing(r->db, r->main_c.sw.model_id, &top_k, &capacity);
-    for (int cp = 2; cp <= gph && gph % cp == 0 && ncp < 16; cp *= 2)
-        cps[ncp++] = cp;
+    /* the attention heads the sweep records: a2a and a2a+p2p split them,
+     * so they are tried only where the heads are known (context_parallel.h) */
+    apsolve_cp_heads(r->db, r->main_c.sweep, r->main_c.p, &heads, &kv_heads);
+    for (int cp = 2; cp <= gph && gph % cp == 0 && ncp + 3 <= 48; cp *= 2)
+        for (int comm = APSOLVE_CP_P2P; comm <= APSOLVE_CP_A2A_P2P; comm++)
+            /* a2a+p2p's ring runs across hosts: on one host its inner
+             * group is all of cp (a2a's entry) */
+            if (comm == APSOLVE_CP_P2P ||
+                (heads > 0 && (comm == APSOLVE_CP_A2A || r->main_c.p->num_devices > gph))) {
+                cps[ncp] = cp;
+                comms[ncp++] = comm;
+            }
     if (!ncp && !top_k)
         return 0;
     if (!(b = calloc(1, sizeof *b)))
@@ -279,7 +294,7 @@ int apsolve_run_auto_cp(ApsolveRun *r)
         int64_t m = r->nbs ? r->bs[k].micro_batch_size : r->micro;
         int own = r->nbs == 0 || r->bs[k].sweep_id == r->main_c.sweep;
         ApsolveCand base;
-        ApsolveProblem *q[16];
+        ApsolveProblem *q[48];
         ApsolveEpCache cache = {NULL, NULL};
         int64_t seq = 0;
         int attention = 0, rc, with_cp;
@@ -311,12 +326,13 @@ int apsolve_run_auto_cp(ApsolveRun *r)
                 fail = 1;
             }
         }
-        for (int i = 0; i < 16; i++)
+        for (int i = 0; i < 48; i++)
             q[i] = NULL;
         rc = fail || !with_cp ? 0
                               : apsolve_cp_problem_auto(r->db, base.sweep, base.p, m, family,
-                                                        nfamily, cps, ncp, q, &seq, &attention,
-                                                        why, sizeof why);
+                                                        nfamily, cps, comms, heads, kv_heads,
+                                                        ncp, q, &seq, &attention, why,
+                                                        sizeof why);
         if (rc == APSOLVE_ENOMEM) {
             apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
             fail = 1;
@@ -353,14 +369,18 @@ int apsolve_run_auto_cp(ApsolveRun *r)
                 fail = 1;
                 continue;
             }
-            if (pl)
+            if (pl) {
                 pl->cp = cp;
+                pl->cp_comm = comms[i];
+            }
             /* ep on the cp candidate's entries (the cp step first, as
-             * --parallel ...,cp=C,ep=E prices them) */
-            if (top_k && apsolve_auto_ep(r, &c, cp, &cache, s->autop, plain_h, pl, h, b))
+             * --parallel ...,cp=C,ep=E prices them); on the ring's only */
+            if (top_k && comms[i] == APSOLVE_CP_P2P &&
+                apsolve_auto_ep(r, &c, cp, &cache, s->autop, plain_h, pl, h, b))
                 fail = 1;
             t = (ApsolveAutoTried){cp, 0, 0, m, c.sweep, c.opt.micro_batches, h,
-                                   pl ? 1 : h < 0 ? -1 : 0, pl ? pl->total_cost : bound};
+                                   pl ? 1 : h < 0 ? -1 : 0, pl ? pl->total_cost : bound,
+                                   comms[i]};
             apsolve_auto_offer(b, &t, pl, h, &c);
         }
         apsolve_ep_cache_free(&cache);

@@ -5,7 +5,9 @@
  * which often keep weight matrices whole on the tp axis, so no framework
  * runs its plan as priced. This step searches the plans F can be told to
  * run: one layout dp x tp x pp on every stage (apsolve_3d_specs, Megatron's
- * degrees), 1F1B or the interleaved schedule with vpp model chunks, each
+ * degrees), 1F1B or the interleaved schedule with vpp model chunks (for
+ * torchtitan also PyTorch's interleaved zero bubble and ZB-V, which the
+ * auto search tries, priced as --schedule S --parallel TEXT), each
  * micro-batch size the database holds (Megatron's per-replica micro-batch
  * mbs = micro-batch / dp) and each recomputation and ZeRO stage the sweep
  * profiled. Each is priced exactly as --parallel prices that layout (the
@@ -19,7 +21,8 @@
  * apsolve_keep_headroom, through apsolve_evaluate_as_run_keep), else at
  * those that fit. The winner becomes the request's --parallel layout, so
  * the --parallel path itself prices, prints and stores it. Context
- * parallelism (the ring, cp_comm=p2p, as the auto search prices it) and
+ * parallelism (the ring, and Megatron's a2a and a2a+p2p where the heads
+ * rule passes, as the auto search prices them) and
  * expert parallelism (ep x etp, etp 1 or tp, for a model whose routing
  * the sweep records) are enumerated too: their candidates are made by the
  * --parallel steps themselves (apsolve_parallel_knobs: session_cp.c,
@@ -33,6 +36,7 @@
 
 #include "apsolve.h"
 #include "clock.h"
+#include "context_parallel.h"
 #include "costdb.h"
 #include "frameworks.h"
 #include "schedule.h"
@@ -86,6 +90,8 @@ typedef struct Search {
     int have, best_headroom;
     double best_price;
     ApsolveParallel best;
+    int sched, best_sched;            /* a zero-bubble schedule tried (try_schedules), the
+                                       * best's; 0: the layout's own (1F1B or interleaved) */
     struct {
         char why[APSOLVE_FW_WHY];
         long n;
@@ -103,13 +109,15 @@ typedef struct Search {
 /* "dp=2,tp=4,pp=1,zero=1,recompute=full[,vpp=2][,mbs=1]": --parallel's text. */
 static void layout_text(const ApsolveParallel *p, char *out, size_t len)
 {
-    char vpp[24] = "", mbs[32] = "", cp[24] = "", ep[40] = "";
+    char vpp[24] = "", mbs[32] = "", cp[48] = "", ep[40] = "";
     if (p->vpp > 1)
         snprintf(vpp, sizeof vpp, ",vpp=%d", p->vpp);
     if (p->mbs > 0)
         snprintf(mbs, sizeof mbs, ",mbs=%d", p->mbs);
-    if (p->cp > 1) /* the ring (cp_comm=p2p, --parallel's default) */
-        snprintf(cp, sizeof cp, ",cp=%d", p->cp);
+    if (p->cp > 1) /* cp_comm=p2p, the ring, is --parallel's default */
+        snprintf(cp, sizeof cp, ",cp=%d%s%s", p->cp,
+                 p->cp_comm != APSOLVE_CP_P2P ? ",cp_comm=" : "",
+                 p->cp_comm != APSOLVE_CP_P2P ? apsolve_cp_comm_name(p->cp_comm) : "");
     if (p->ep > 1)
         snprintf(ep, sizeof ep, ",ep=%d,etp=%d", p->ep, p->etp > 0 ? p->etp : p->tp);
     snprintf(out, len, "dp=%d,tp=%d,pp=%d,zero=%d,recompute=%s%s%s%s%s", p->dp, p->tp, p->pp,
@@ -285,14 +293,16 @@ static int try_layout(Search *S, const ApsolveCand *c, const ApsolveParallel *pa
      * under cp the stages of the equivalent layout (dp cp, tp) */
     if (apsolve_3d_specs(p->num_layers, p->cluster_gpus, par->dp * cp, par->tp, par->pp, sp))
         goto done; /* not a layout of this cluster: the enumeration makes none */
+    if (S->sched) /* vpp= gives the zero-bubble schedule its chunks */
+        o.schedule = S->sched;
     apsolve_parallel_apply(par, &o, sp, n);
     if ((e = rule_allows(S, c, par, sp, n, &o)) <= 0) {
         rc = e < 0;
         S->st->pruned_rule += e == 0;
         goto done;
     }
-    if (par->vpp > 1 &&
-        !apsolve_schedule_valid(APSOLVE_SCHEDULE_INTERLEAVED, par->vpp, o.micro_batches,
+    if ((par->vpp > 1 || S->sched) &&
+        !apsolve_schedule_valid((ApsolveSchedule)o.schedule, o.virtual_stages, o.micro_batches,
                                 par->pp, err, sizeof err)) {
         /* --parallel refuses it; the plan would be infeasible (evaluate.c) */
         note_rule(S, err);
@@ -369,6 +379,7 @@ static int try_layout(Search *S, const ApsolveCand *c, const ApsolveParallel *pa
         S->best_headroom = keeps;
         S->best_price = price;
         S->best = *par;
+        S->best_sched = S->sched;
     }
 done:
     free(sp);
@@ -403,6 +414,24 @@ static int try_schedules(Search *S, const ApsolveCand *c, ApsolveParallel *par)
         if (try_layout(S, c, par))
             return 1;
     }
+    /* torchtitan runs PyTorch's interleaved zero bubble (2 or more chunks
+     * per device) and ZB-V (2), the zero-bubble schedules the auto search
+     * tries (session_search.c), where their weight-gradient seconds are
+     * known; the verdict judges each layout as priced */
+    for (int k = 0; k < 2 && !a->schedule_set && S->fw == APSOLVE_FW_TORCHTITAN &&
+                    par->pp > 1 && apsolve_zero_bubble_known(c);
+         k++) {
+        S->sched = k ? APSOLVE_SCHEDULE_ZBV : APSOLVE_SCHEDULE_INTERLEAVED_ZB;
+        for (int v = 2; v <= (k ? 2 : vmax); v++) {
+            par->vpp = v;
+            if (try_layout(S, c, par)) {
+                S->sched = 0;
+                return 1;
+            }
+        }
+        S->sched = 0;
+    }
+    par->vpp = 0;
     return 0;
 }
 
@@ -520,6 +549,32 @@ static int try_knobs(Search *S, const ApsolveCand *c, ApsolveParallel *par)
     return rc;
 }
 
+/* Whether F runs cp layout par with its cp_comm (a2a or a2a+p2p) at all:
+ * F's rule for the comm (apsolve_cp_frameworks: torchtitan and DeepSpeed
+ * run no all-to-all cp), the heads the sweep records (heads, kv_heads; 0
+ * unknown: not tried) and the heads rule at par's tp (apsolve_cp_check),
+ * and for a2a+p2p an inner group neither 1 nor cp (else it is the ring's
+ * or a2a's layout). Silent: a comm F or the model cannot run is no
+ * layout. */
+static int comm_runs(const Search *S, const ApsolveCand *c, const ApsolveParallel *par,
+                     int heads, int kv_heads)
+{
+    ApsolveCpLayout l = {par->dp, par->tp, par->cp, par->cp_comm, 0};
+    ApsolveFwVerdict v;
+    char why[256];
+    memset(&v, 0, sizeof v);
+    v.runs = 1u << S->fw;
+    apsolve_cp_frameworks(par->cp, par->cp_comm, &v);
+    if (!v.runs || heads <= 0)
+        return 0;
+    if (par->cp_comm == APSOLVE_CP_A2A_P2P) {
+        l.a2a = apsolve_cp_a2a_size(par->cp, par->tp, c->p->cluster_gpus);
+        if (l.a2a <= 1 || l.a2a >= par->cp)
+            return 0;
+    }
+    return apsolve_cp_check(&l, 0, heads, kv_heads, why, sizeof why, NULL, 0);
+}
+
 /* Every layout on candidate c, micro-batch size m (0: unknown, then the
  * --parallel plan takes the sweep's own, mbs unset). dp x cp x tp x pp
  * fill the devices; cp > 1 needs m to split dp x cp ways; ep > 1 (a model
@@ -529,9 +584,10 @@ static int search_cand(Search *S, const ApsolveCand *c, int64_t m)
 {
     const ApsolveProblem *p = c->p;
     const ApsolveRequest *a = S->r->a;
-    int D = p->num_devices, M = p->cluster_gpus, L = p->num_layers, top_k;
+    int D = p->num_devices, M = p->cluster_gpus, L = p->num_layers, top_k, heads, kv_heads;
     int64_t capacity;
     apsolve_ep_routing(S->r->db, c->sw.model_id, &top_k, &capacity);
+    apsolve_cp_heads(S->r->db, c->sweep, p, &heads, &kv_heads);
     for (int tp = 1; tp <= D; tp++)
         for (int pp = 1; D % tp == 0 && pp <= D / tp; pp++)
             for (int cp = 1; (D / tp) % pp == 0 && cp <= D / tp / pp; cp++) {
@@ -556,7 +612,17 @@ static int search_cand(Search *S, const ApsolveCand *c, int64_t m)
                 par.mbs = m > 0 ? (int)(m / edp) : 0;
                 par.cp = cp;
                 par.ep = 1;
-                if (cp > 1 ? try_knobs(S, c, &par) : try_variants(S, c, &par, -1))
+                /* cp: the ring, and Megatron's all-to-all kinds where
+                 * F and the model's heads run them */
+                for (int cm = APSOLVE_CP_P2P; cp > 1 && cm <= APSOLVE_CP_A2A_P2P; cm++) {
+                    par.cp_comm = cm;
+                    if (cm != APSOLVE_CP_P2P && !comm_runs(S, c, &par, heads, kv_heads))
+                        continue;
+                    if (try_knobs(S, c, &par))
+                        return 1;
+                }
+                par.cp_comm = APSOLVE_CP_P2P; /* ep on the ring's layout */
+                if (cp <= 1 && try_variants(S, c, &par, -1))
                     return 1;
                 for (int i = 0; top_k > 0 && m > 0 && i < (tp > 1 ? 2 : 1); i++)
                     for (int ep = 2, etp = i ? tp : 1; ep * etp <= edp * tp; ep++) {
@@ -653,11 +719,19 @@ int apsolve_run_framework(ApsolveRun *r)
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "--framework: layout '%s': %s",
                             S.st->layout, perr);
     a->parallel = S.st->layout;
+    if (S.best_sched) {
+        /* a zero-bubble winner: the --parallel plan is priced under it, as
+         * --schedule S --parallel TEXT prices it (session.c) */
+        a->schedule = a->opt.schedule = r->main_c.opt.schedule = S.best_sched;
+        a->virtual_stages = a->opt.virtual_stages = r->main_c.opt.virtual_stages = S.best.vpp;
+    }
     if (!a->quiet)
         apsolve_say(a, "--framework %s: %ld layouts, %ld priced as run, %ld run by %s as priced, "
-                    "%ld of them fit (%ld with the headroom); best %s in %.3f s",
+                    "%ld of them fit (%ld with the headroom); best %s%s%s in %.3f s",
                     a->framework, S.st->layouts, S.st->priced, S.st->runs,
                     apsolve_framework_name(r->fw), S.st->fit, S.st->headroom, S.st->layout,
+                    S.best_sched ? " --schedule " : "",
+                    S.best_sched ? apsolve_schedule_name((ApsolveSchedule)S.best_sched) : "",
                     S.st->seconds);
     return 0;
 }

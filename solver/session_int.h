@@ -118,6 +118,11 @@ int apsolve_run_auto_search(ApsolveRun *r);
  * *m its micro-batch size and *own whether it is the main candidate's
  * sweep, else 0. The --framework search tries the same sizes. */
 int apsolve_size_searched(const ApsolveRun *r, size_t k, int64_t *m, int *own);
+/* session_search.c: whether the zero-bubble schedules can be priced on
+ * candidate c (training, 2 or more micro-batches and devices, every
+ * entry's weight-gradient seconds): the auto search and the --framework
+ * search try them only then. */
+int apsolve_zero_bubble_known(const ApsolveCand *c);
 /* session_search.c: the full estimate of pl on sweep (transfers, gradient
  * sync, optimizer), or its objective where the sweep has no placements to
  * estimate from: what the auto search and the --framework search compare. */
@@ -162,6 +167,7 @@ typedef struct ApsolveAutoTried {
     int B, headroom, feasible;        /* feasible -1: pruned by the bound, -2: an ep plan
                                        * no better than its candidate's without ep */
     double total;                     /* the plan's objective, or the pruning bound's */
+    int comm;                         /* the cp communication (ApsolveCpComm); 0: the ring */
 } ApsolveAutoTried;
 
 /* The best cp or ep plan so far (session_autocp.c, session_autoep.c). */

@@ -163,7 +163,10 @@ int apsolve_request_store(Costdb *db, const ApsolveRequest *a, const ApsolveProb
         snprintf(po.layout.recompute, sizeof po.layout.recompute, "%s",
                  costdb_recompute_name(pl->stages[0].recompute));
         po.layout.cp = cp;
-        snprintf(po.layout.cp_comm, sizeof po.layout.cp_comm, "p2p");
+        snprintf(po.layout.cp_comm, sizeof po.layout.cp_comm, "%s",
+                 apsolve_cp_comm_name(pl->cp_comm));
+        if (cp > 1 && pl->cp_comm == APSOLVE_CP_A2A_P2P)
+            po.layout.cp_a2a = apsolve_cp_a2a_size(cp, po.layout.tp, p->cluster_gpus);
         if (pl->ep > 1) {
             po.layout.ep = pl->ep;
             po.layout.etp = pl->etp;

@@ -125,11 +125,11 @@ static int price_one(ApsolveRun *r, size_t k)
     if (given_cp) { /* the knobs of a --parallel or stored 3-D layout */
         apsolve_parallel_frameworks(&a->par, &x->fw);
     } else if (pl != s->given && pl->n_stages) {
-        /* an auto plan priced with cp (session_autocp.c: the ring) or ep
+        /* an auto plan priced with cp (session_autocp.c: its cp_comm) or ep
          * (session_autoep.c) on its stages' (dp x cp, tp) */
         const ApsolveStage *s0 = &pl->stages[0];
         int cp = pl->cp > 1 ? pl->cp : 1;
-        apsolve_cp_frameworks(cp, APSOLVE_CP_P2P, &x->fw);
+        apsolve_cp_frameworks(cp, pl->cp_comm, &x->fw);
         apsolve_ep_frameworks(s0->logical_a, s0->logical_b, pl->ep, pl->etp > 0 ? pl->etp
                               : s0->logical_b, s0->zero, &x->fw);
     }

@@ -73,80 +73,165 @@ double apsolve_full_price(Costdb *db, int64_t sweep, const ApsolvePlan *pl)
     return apsolve_full_price_scaled(db, sweep, pl, 1.0);
 }
 
+/* The least cost of a stage of at least v layers that starts at layer 0
+ * or ends at layer L - 1, whichever is larger: every plan whose stages hold
+ * whole chunks of v layers has such a first and last stage, so B x this is
+ * a lower bound of its time under every chunked schedule (interleaved 1F1B
+ * and interleaved ZB take at least B x their largest stage: the bubble
+ * term (sum - max) / v, less ZB's fill of at most a stage's cost per
+ * boundary, is not negative), and of its full estimate, which adds
+ * transfers and the apply step. Non-decreasing in v (fewer ranges). */
+static double chunk_bound(const ApsolveProblem *p, int v)
+{
+    double first = INFINITY, last = INFINITY;
+    int L = p->num_layers;
+    for (int j = v - 1; j < L; j++)
+        for (int s = 0; s < p->num_submeshes; s++)
+            for (int k = 0; k < p->num_configs; k++) {
+                double a = p->cost[apsolve_index(p, 0, j, s, k)];
+                double b = p->cost[apsolve_index(p, L - 1 - j, L - 1, s, k)];
+                first = a < first ? a : first;
+                last = b < last ? b : last;
+            }
+    return first > last ? first : last;
+}
+
+/* The least GPU-seconds of a stage of layers i..j, w[i L + j]: its
+ * cost times its submesh's devices, the least over submeshes and configs.
+ * NULL when out of memory (then no v is skipped by work). */
+static double *stage_work(const ApsolveProblem *p)
+{
+    int L = p->num_layers;
+    double *w = malloc((size_t)L * (size_t)L * sizeof *w);
+    for (int i = 0; w && i < L; i++)
+        for (int j = i; j < L; j++) {
+            double m = INFINITY;
+            for (int s = 0; s < p->num_submeshes; s++) {
+                double d = (double)p->submeshes[s].hosts * p->submeshes[s].gpus;
+                for (int k = 0; k < p->num_configs; k++) {
+                    double c = p->cost[apsolve_index(p, i, j, s, k)] * d;
+                    m = c < m ? c : m;
+                }
+            }
+            w[(size_t)i * L + j] = m;
+        }
+    return w;
+}
+
+/* The least work of covering the layers by stages of whole chunks of v
+ * layers (each stage a multiple of v): every such plan's stages together
+ * work at least this many GPU-seconds per micro-batch, on the problem's D
+ * devices, so its largest stage costs at least this / D, and its time is
+ * at least B times that (chunk_bound's argument). +inf when the layers do
+ * not split so. */
+static double chunk_work(const ApsolveProblem *p, const double *w, int v)
+{
+    int L = p->num_layers;
+    double *f = malloc(((size_t)L + 1) * sizeof *f), r;
+    if (!f)
+        return 0;
+    f[L] = 0; /* f[i]: the least work of covering i..L-1 */
+    for (int i = L - 1; i >= 0; i--) {
+        f[i] = INFINITY;
+        for (int j = i + v - 1; j < L; j += v)
+            if (w[(size_t)i * L + j] + f[j + 1] < f[i])
+                f[i] = w[(size_t)i * L + j] + f[j + 1];
+    }
+    r = f[0];
+    free(f);
+    return r;
+}
+
+/* One chunked schedule of the auto search (docs/solver.md, "Schedules"):
+ * for v = vmin .. vmax model chunks per device (each stage's layers split
+ * into whole chunks: io.whole_chunks, so v up to the layers; Megatron-LM
+ * runs vpp of 2 to 20 in its published configurations), the DP's best
+ * plan under kind with v chunks, whose in-flight count is the schedule's
+ * (apsolve_schedule_in_flight with v, through the options); it replaces
+ * *pl, and c's options follow, when its full estimate (which pays v times
+ * the stage-boundary transfers) is lower and, with verdict, a framework
+ * runs it as priced. The v are tried in order and stop, exactly, once B x
+ * chunk_bound(v) reaches the best full estimate (no plan of v or more
+ * chunks can beat it); a v whose B x chunk_work / D reaches it (the
+ * layers do not split into its chunks at all, or every split works too
+ * much) is skipped. 0, or an apsolve error other than infeasibility. */
+static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, int vmin,
+                      int vmax, int verdict)
+{
+    double best = apsolve_full_price(db, c->sweep, *pl), B = c->opt.micro_batches;
+    double *w = stage_work(c->p);
+    for (int v = vmin; v <= vmax && v <= c->p->num_layers; v++) {
+        ApsolveOptions io = c->opt;
+        ApsolvePlan *il = NULL;
+        ApsolveFwVerdict fv;
+        double price;
+        int e;
+        if (B * chunk_bound(c->p, v) >= best)
+            break;
+        if (w && B * chunk_work(c->p, w, v) / c->p->num_devices >= best)
+            continue;
+        io.schedule = kind;
+        io.virtual_stages = v;
+        io.whole_chunks = 1;
+        e = apsolve_solve(c->p, &io, &il);
+        if (e == APSOLVE_EINFEASIBLE)
+            continue;
+        if (e) {
+            free(w);
+            return e;
+        }
+        if (il->feasible && (!verdict || il->n_stages > 1) &&
+            (!verdict ||
+             (apsolve_plan_frameworks(db, c->sweep, c->sw.dtype, il, &fv) == 0 && fv.runs)) &&
+            (price = apsolve_full_price(db, c->sweep, il)) < best) {
+            apsolve_plan_free(pl);
+            *pl = il;
+            c->opt = io;
+            best = price;
+        } else {
+            apsolve_plan_free(&il);
+        }
+    }
+    free(w);
+    return 0;
+}
+
 /* The auto search's schedule choice when --schedule is not given (docs/
  * solver.md, "Schedules"): beside the 1F1B plan *pl of candidate c, the
- * best interleaved plan with 2 model chunks per device (Megatron-LM's
- * virtual pipeline; the DP keeps only stage counts that divide B and
- * stages of whole chunks); the
- * interleaved plan replaces *pl, and c's options follow, when its full
- * estimate (which pays v times the stage-boundary transfers) is lower.
- * 0, or an apsolve error other than infeasibility. */
+ * best interleaved plan with v = 2 .. L model chunks per device
+ * (Megatron-LM's virtual pipeline; the DP keeps only stage counts that
+ * divide B and stages of whole chunks), by try_chunks. */
 static int try_interleaved(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
 {
-    ApsolveOptions io = c->opt;
-    ApsolvePlan *il = NULL;
-    int e;
     if (c->opt.inference || c->opt.micro_batches < 2 || c->p->num_devices < 2)
         return 0;
-    io.schedule = APSOLVE_SCHEDULE_INTERLEAVED;
-    io.virtual_stages = 2;
-    io.whole_chunks = 1;
-    e = apsolve_solve(c->p, &io, &il);
-    if (e == APSOLVE_EINFEASIBLE)
-        return 0;
-    if (e)
-        return e;
-    if (il->feasible &&
-        apsolve_full_price(db, c->sweep, il) < apsolve_full_price(db, c->sweep, *pl)) {
-        apsolve_plan_free(pl);
-        *pl = il;
-        c->opt = io;
-    } else {
-        apsolve_plan_free(&il);
-    }
-    return 0;
+    return try_chunks(db, c, pl, APSOLVE_SCHEDULE_INTERLEAVED, 2, c->p->num_layers, 0);
+}
+
+int apsolve_zero_bubble_known(const ApsolveCand *c)
+{
+    return !c->opt.inference && c->opt.micro_batches >= 2 && c->p->num_devices >= 2 &&
+           apsolve_problem_wgrad_known(c->p);
 }
 
 /* The zero-bubble schedules a framework runs, when --schedule is not given
  * (docs/solver.md, "Schedules"): beside the plan *pl of candidate c, the
- * best plan under PyTorch's interleaved zero bubble with 2 model chunks per
- * device and the best under its ZB-V, both of whole-layer chunks; either
- * replaces *pl, and c's options follow, when its full estimate is lower and
- * a framework runs it as priced (the verdict: torchtitan only, and only a
- * uniform pipeline in bf16 or fp32; a plan none runs could never be
- * launched). Not tried without every entry's weight-gradient seconds
- * (schema 12), nor for ZB-H1, which no framework runs on one chunk per
- * device. 0, or an apsolve error other than infeasibility. */
+ * best plan under PyTorch's interleaved zero bubble with v = 2 .. L model
+ * chunks per device and the best under its ZB-V (2 chunks), both of
+ * whole-layer chunks (try_chunks); either replaces *pl when its full
+ * estimate is lower and a framework runs it as priced (the verdict:
+ * torchtitan only, and only a uniform pipeline in bf16 or fp32; a plan
+ * none runs could never be launched). Not tried without every entry's
+ * weight-gradient seconds (schema 12), nor for ZB-H1, which no framework
+ * runs on one chunk per device. 0, or an apsolve error other than
+ * infeasibility. */
 static int try_zero_bubble(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
 {
-    static const int kinds[2] = {APSOLVE_SCHEDULE_INTERLEAVED_ZB, APSOLVE_SCHEDULE_ZBV};
-    if (c->opt.inference || c->opt.micro_batches < 2 || c->p->num_devices < 2 ||
-        !apsolve_problem_wgrad_known(c->p))
+    int e;
+    if (!apsolve_zero_bubble_known(c))
         return 0;
-    for (int i = 0; i < 2; i++) {
-        ApsolveOptions zo = c->opt;
-        ApsolvePlan *zp = NULL;
-        ApsolveFwVerdict v;
-        int e;
-        zo.schedule = kinds[i];
-        zo.virtual_stages = 2;
-        zo.whole_chunks = 1;
-        e = apsolve_solve(c->p, &zo, &zp);
-        if (e == APSOLVE_EINFEASIBLE)
-            continue;
-        if (e)
-            return e;
-        if (zp->feasible && zp->n_stages > 1 &&
-            apsolve_plan_frameworks(db, c->sweep, c->sw.dtype, zp, &v) == 0 && v.runs &&
-            apsolve_full_price(db, c->sweep, zp) < apsolve_full_price(db, c->sweep, *pl)) {
-            apsolve_plan_free(pl);
-            *pl = zp;
-            c->opt = zo;
-        } else {
-            apsolve_plan_free(&zp);
-        }
-    }
-    return 0;
+    e = try_chunks(db, c, pl, APSOLVE_SCHEDULE_INTERLEAVED_ZB, 2, c->p->num_layers, 1);
+    return e ? e : try_chunks(db, c, pl, APSOLVE_SCHEDULE_ZBV, 2, 2, 1);
 }
 
 /* Decides the best plan at micro-batch size m (the family's sweep k, own:

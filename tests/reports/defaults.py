@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """What the defaults give a newcomer, and what they say. The auto search chooses the schedule when --schedule is not given
 (docs/solver.md, "Schedules"): on a Llama-3-8B sweep of 16 layers on 1x8
-H100 the interleaved plan (v = 2) is cheaper by the full estimate, so the
-default picks it, every stage holds whole chunks, the stored plan says so
+H100 the interleaved plan is cheaper by the full estimate, so the
+default picks it: two stages of 8 layers with 8 chunks each, cheaper than
+the same stages with 2 (the search tries every vpp whose chunks are whole
+layers; until 2026-11-29 v = 2 alone), every stage holds whole chunks, the stored plan says so
 and apreport reports it under that schedule; --schedule 1f1b keeps 1F1B
 and costs more. On ResNet-50 (where 1F1B wins) the default stays 1F1B, and
 the sweep at one micro-batch size names the option that adds the others.
@@ -43,11 +45,14 @@ run(approf, "sweep", "--db", llama, "--quiet", "--model", "llama", "--preset", "
     "--cluster", "1x8", "--hardware", "h100-sxm", "--micro-batches", "16", "--variants", "alpa")
 auto = solve(llama)
 one = solve(llama, "--schedule", "1f1b", "--no-store")
-assert auto["schedule"] == "interleaved" and auto["virtual_stages"] == 2, auto["schedule"]
+two = solve(llama, "--schedule", "interleaved", "--virtual-stages", "2", "--no-store")
+assert auto["schedule"] == "interleaved" and auto["virtual_stages"] == 8, \
+    (auto["schedule"], auto["virtual_stages"])
 assert one["schedule"] == "1f1b", one["schedule"]
-assert auto["full_cost"] < one["full_cost"], (auto["full_cost"], one["full_cost"])
+assert auto["full_cost"] < two["full_cost"] < one["full_cost"], \
+    (auto["full_cost"], two["full_cost"], one["full_cost"])
 for s in auto["stages"]:
-    assert len(s["layers"]) % 2 == 0, s["layers"]
+    assert len(s["layers"]) % auto["virtual_stages"] == 0, s["layers"]
 out = os.path.join(tmp, "r")
 run(apreport, "--db", llama, "--out", out, "--quiet", "--export", "none")
 rep = json.load(open(os.path.join(out, "report.json")))
@@ -74,7 +79,7 @@ assert abs(hl["iteration_seconds"] - auto["full_cost"]) <= 1e-9 * auto["full_cos
 assert hl["gpus"] == 8 and 0 < hl["mfu"] < 1, hl
 assert abs(hl["samples_per_second_per_gpu"] * hl["iteration_seconds"] * 8 - 32) < 1e-6, hl
 assert abs(hl["tokens_per_second_per_gpu"] - 4096 * hl["samples_per_second_per_gpu"]) < 1e-3
-assert hl["layout"].startswith("dp 2 x tp 2 x pp 2, interleaved vpp 2"), hl["layout"]
+assert hl["layout"].startswith("dp 2 x tp 2 x pp 2, interleaved vpp 8"), hl["layout"]
 for m, st in zip(hl["memory"], auto["stages"]):
     assert m["needed"] == st["memory_needed"], (m, st["memory_needed"])
     parts = m["parameters"] + m["optimizer_state"] + m["activations"] + m["rest"]

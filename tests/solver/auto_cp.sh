@@ -12,6 +12,7 @@
 #   and ResNet-50: the auto plan has no cp, says nothing of it, and is the
 #   same plan as with cp out of reach (every cp entry at micro-batch m is
 #   the same work as the plain entry at m / cp, which the plain search has).
+# - Ulysses (cp_comm a2a) where the heads rule passes and it sends less.
 # Usage: auto_cp.sh APPROF APSOLVE APREPORT PYTHON MANIFESTS CHECK_LAUNCH
 . "$(dirname "$0")/../lib.sh"
 approf=$1 apsolve=$2 apreport=$3 py=$4 man=$5 check=$6
@@ -53,6 +54,70 @@ grep -q '"layout": "dp 4 x tp 1 x pp 1 x cp 2 (p2p), 4 micro-batches of 1 sample
 grep -q '^--context-parallel-size 2$' "$w/f/a_megatron.args" || fail_with "$w/f/a_megatron.args" "cp size"
 "$py" "$check" "$man/megatron-lm-core_v0.19.0.json" "$w/f/a_megatron.args" >"$w/chk" 2>&1 ||
   fail_with "$w/chk" "the Megatron file of the cp auto plan"
+
+# Ulysses (a2a) where the heads rule passes: a Llama of 8 blocks with as
+# many key/value heads as query heads (32, a Hugging Face config) at
+# sequence 40960: the all-to-alls move Q, K, V and the output once, the
+# ring K and V, so a2a sends less at cp 2 and wins (cp 2 ring 3.3426 s,
+# cp 2 a2a 3.31331 s); the plan is the --parallel plan of its layout with
+# cp_comm=a2a priced alike, its text, JSON and stored options say a2a,
+# only Megatron-LM runs it, and apreport's Megatron file sets
+# --cp-comm-type a2a and passes check_launch.py
+cat >"$w/mha.json" <<'EOF2'
+{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+ "intermediate_size": 11008, "num_attention_heads": 32, "num_key_value_heads": 32,
+ "num_hidden_layers": 8, "vocab_size": 32000, "max_position_embeddings": 40960,
+ "rms_norm_eps": 1e-5, "torch_dtype": "bfloat16"}
+EOF2
+"$approf" sweep --db "$w/mha.db" --quiet --hf-config "$w/mha.json" --layers 4 --seq-len 40960 \
+  --cluster 1x8 --hardware h100-sxm --batch 16 --micro-batches 2 >"$w/out" 2>&1 ||
+  fail_with "$w/out" "MHA llama sweep"
+"$apsolve" --db "$w/mha.db" --format json >"$w/mha-auto.json" 2>"$w/err" ||
+  fail_with "$w/err" "apsolve MHA"
+grep -q "^apsolve: context parallelism cp=2 cp_comm=a2a on micro-batch size 8 (sweep 1, 4 micro-batches of 4): objective" "$w/err" ||
+  fail_with "$w/err" "the cp=2 a2a candidate line"
+"$apsolve" --db "$w/mha.db" --no-store --format json --parallel dp=4,tp=1,pp=1,cp=2,cp_comm=a2a \
+  >"$w/mha-par.json" 2>"$w/err" || fail_with "$w/err" "apsolve MHA --parallel a2a"
+"$apsolve" --db "$w/mha.db" --no-store --format json --plan 1 >"$w/mha-again.json" 2>"$w/err" ||
+  fail_with "$w/err" "apsolve MHA --plan 1"
+grep -q "the a2a sends" "$w/err" || fail_with "$w/err" "--plan 1 prices a2a"
+"$apsolve" --db "$w/mha.db" --no-store >"$w/mha-text" 2>"$w/err" || fail_with "$w/err" "apsolve MHA text"
+grep -q "^Context parallelism: cp 2 (all-to-all, a2a) on every stage" "$w/mha-text" ||
+  fail_with "$w/mha-text" "the plan text does not say a2a"
+"$py" - "$w/mha-auto.json" "$w/mha-par.json" "$w/mha.db" "$w/mha-again.json" <<'PY' || fail "the a2a auto plan"
+import json, sqlite3, sys
+def plan(path):
+    d = json.load(open(path))
+    return d["plans"][0] if "plans" in d else d
+auto, par = plan(sys.argv[1]), plan(sys.argv[2])
+assert (auto.get("cp"), auto.get("cp_comm")) == (2, "a2a"), (auto.get("cp"), auto.get("cp_comm"))
+assert auto["frameworks"]["runs"] == ["megatron"], auto["frameworks"]
+assert auto["cost"] == par["cost"] and auto["total_cost"] == par["total_cost"], (auto["cost"], par["cost"])
+again = plan(sys.argv[4])
+assert again["cost"] == auto["cost"], (again["cost"], auto["cost"])
+o = json.loads(sqlite3.connect(sys.argv[3]).execute(
+    "SELECT options FROM plan WHERE id = ?", (auto["plan_id"],)).fetchone()[0])
+assert o["parallel"]["cp"] == 2 and o["parallel"]["cp_comm"] == "a2a", o
+print("cp 2 a2a %.9g s" % auto["total_cost"])
+PY
+mkdir -p "$w/m"
+"$apreport" --db "$w/mha.db" --plan 1 --name a --out "$w/m" --quiet 2>"$w/err" ||
+  fail_with "$w/err" "apreport MHA"
+grep -q '^--cp-comm-type a2a$' "$w/m/a_megatron.args" || fail_with "$w/m/a_megatron.args" "cp comm type"
+"$py" "$check" "$man/megatron-lm-core_v0.19.0.json" "$w/m/a_megatron.args" >"$w/chk" 2>&1 ||
+  fail_with "$w/chk" "the Megatron file of the a2a auto plan"
+# --framework megatron searches the a2a layouts too and takes the same
+# plan; torchtitan runs the ring only (its context parallelism is ring
+# attention), so its best is the ring's
+"$apsolve" --db "$w/mha.db" --no-store --framework megatron >"$w/out" 2>"$w/err" ||
+  fail_with "$w/err" "--framework megatron (MHA)"
+grep -q "^apsolve: --framework megatron: .* best dp=4,tp=1,pp=1,zero=0,recompute=none,mbs=1,cp=2,cp_comm=a2a in " "$w/err" ||
+  fail_with "$w/err" "--framework megatron's a2a layout"
+grep -q "^Estimated iteration latency: 3.29596 s" "$w/out" || fail_with "$w/out" "--framework megatron's price"
+"$apsolve" --db "$w/mha.db" --no-store --framework torchtitan >"$w/out" 2>"$w/err" ||
+  fail_with "$w/err" "--framework torchtitan (MHA)"
+grep -q "^apsolve: --framework torchtitan: .* best dp=4,tp=1,pp=1,zero=0,recompute=none,mbs=1,cp=2 in " "$w/err" ||
+  fail_with "$w/err" "--framework torchtitan's ring layout"
 
 # where cp does not pay: no cp lines, no cp option, the same plan text
 "$approf" sweep --db "$w/short.db" --quiet --model llama --preset llama-3-8b --num-layers 2 \

@@ -15,7 +15,8 @@
 # ZBVZeroBubble with one block per stage, passing both manifests
 # (unknowns only for v0.2.2: torchtitan has no gpt flavour). Refusals:
 # zbv with vpp=3, interleaved-zb with fewer micro-batches than stages.
-# Then the auto search (on 8 blocks) picks one where torchtitan runs it.
+# Then the auto search (on 8 blocks) picks one where torchtitan runs it,
+# and so does --framework torchtitan (not without the weight gradients).
 # Usage: zero_bubble_multi.sh APPROF APSOLVE PYTHON APREPORT SQLITE3 MANIFEST_DIR CHECK_LAUNCH
 . "$(dirname "$0")/../lib.sh"
 approf=$1 apsolve=$2 py=$3 apreport=$4 sq=$5 manifests=$6 check=$7
@@ -131,9 +132,38 @@ assert auto["cost"] < il["cost"] and auto["cost"] < one["cost"], (auto["cost"], 
 assert one["schedule"] == "1f1b", one["schedule"]
 print("auto %s %.9g s, interleaved %.9g s, 1f1b %.9g s" % (auto["schedule"], auto["cost"], il["cost"], one["cost"]))
 PY
+# --framework torchtitan tries them too (the same zero-bubble schedules):
+# its best layout is pp 4 under ZB-V or interleaved ZB, below the
+# interleaved 1F1B plan --framework megatron finds on the same layout, and
+# the stored plan is priced again the same by --plan
+for f in torchtitan megatron; do
+  "$apsolve" --db "$db8" --format json --framework $f >"$w/f-$f.json" 2>"$w/err" ||
+    fail_with "$w/err" "--framework $f"
+done
+id=$("$py" -c "import json,sys; p=json.load(open(sys.argv[1])); p=p['plans'][0] if 'plans' in p else p; print(p['plan_id'])" "$w/f-torchtitan.json") ||
+  fail "the torchtitan plan's id"
+"$apsolve" --db "$db8" --no-store --format json --plan "$id" >"$w/f-again.json" 2>"$w/err" ||
+  fail_with "$w/err" "--plan $id (torchtitan)"
+"$py" - "$w/f-torchtitan.json" "$w/f-megatron.json" "$w/f-again.json" <<'PY' || fail "--framework torchtitan's zero bubble"
+import json, sys
+def plan(path):
+    d = json.load(open(path))
+    return d["plans"][0] if "plans" in d else d
+tt, mg, again = (plan(a) for a in sys.argv[1:4])
+assert tt["schedule"] in ("interleaved-zb", "zbv"), tt["schedule"]
+assert "torchtitan" in tt["frameworks"]["runs"], tt["frameworks"]
+assert mg["schedule"] in ("1f1b", "interleaved"), mg["schedule"]
+assert tt["cost"] < mg["cost"], (tt["cost"], mg["cost"])
+assert (again["schedule"], again["virtual_stages"], again["cost"]) == (tt["schedule"], tt["virtual_stages"], tt["cost"]), (again["schedule"], again["cost"], tt["cost"])
+print("--framework torchtitan %s %.9g s, megatron %s %.9g s" % (tt["schedule"], tt["cost"], mg["schedule"], mg["cost"]))
+PY
 "$sq" "$db8" "update stage_cost set wgrad_cost = null" || fail "emptying wgrad_cost"
 "$apsolve" --db "$db8" --no-store --format json >"$w/a-nowg.json" 2>"$w/err" ||
   fail_with "$w/err" "auto search without the split"
 "$py" -c "import json,sys; p=json.load(open(sys.argv[1])); p=p['plans'][0] if 'plans' in p else p; assert p['schedule'] in ('1f1b', 'interleaved'), p['schedule']" "$w/a-nowg.json" ||
   fail "the auto search tried a zero-bubble schedule without the split"
+"$apsolve" --db "$db8" --no-store --format json --framework torchtitan >"$w/f-nowg.json" 2>"$w/err" ||
+  fail_with "$w/err" "--framework torchtitan without the split"
+"$py" -c "import json,sys; p=json.load(open(sys.argv[1])); p=p['plans'][0] if 'plans' in p else p; assert p['schedule'] in ('1f1b', 'interleaved'), p['schedule']" "$w/f-nowg.json" ||
+  fail "--framework torchtitan tried a zero-bubble schedule without the split"
 echo "ok"
