@@ -109,6 +109,43 @@ int rep_sched_chunk(ApsolveSchedule kind, int S, int j)
     return kind == APSOLVE_SCHEDULE_ZBV ? j >= S : j / S;
 }
 
+ApreportSchedule *rep_schedule_new(ApreportScheduleKind kind, int S, int B, int v, size_t n_events)
+{
+    ApreportSchedule *sc = calloc(1, sizeof(*sc));
+    if (!sc)
+        return NULL;
+    sc->kind = kind;
+    sc->n_stages = S;
+    sc->micro_batches = B;
+    sc->virtual_stages = v;
+    sc->peak_in_flight = calloc((size_t)S, sizeof(int));
+    sc->in_flight = calloc((size_t)S, sizeof(double));
+    sc->busy = calloc((size_t)S, sizeof(double));
+    sc->events = calloc(n_events, sizeof(ApreportEvent));
+    if (!sc->peak_in_flight || !sc->in_flight || !sc->busy || !sc->events)
+        apreport_schedule_free(&sc);
+    return sc;
+}
+
+void rep_add_pass(ApreportSchedule *sc, int s, ApreportEventKind ev_kind, int mb, int chunk,
+                  double start, double end, int delta, int *inflight)
+{
+    ApreportEvent *ev = &sc->events[sc->n_events++];
+    ev->kind = ev_kind;
+    ev->stage = s;
+    ev->peer = -1;
+    ev->micro_batch = mb;
+    ev->chunk = chunk;
+    ev->start = start;
+    ev->end = end;
+    sc->busy[s] += end - start;
+    if (end > sc->iteration_time)
+        sc->iteration_time = end;
+    *inflight += delta;
+    if (*inflight > sc->peak_in_flight[s])
+        sc->peak_in_flight[s] = *inflight;
+}
+
 void rep_finish_simulation(ApreportSchedule *sc, const ApreportPipeline *p, ApsolveSchedule kind,
                            int v, int V, double wrap, const double *fend, const double *bend)
 {
@@ -165,7 +202,8 @@ static int simulate_interleaved(const ApreportPipeline *p, int v, ApreportSchedu
     for (int k = 0; p->xfer && k + 1 < S; k++)
         if (p->xfer[k] > wrap)
             wrap = p->xfer[k];
-    sc = calloc(1, sizeof(*sc));
+    sc = rep_schedule_new(APREPORT_SCHED_INTERLEAVED, S, B, v,
+                          (size_t)S * per_stage + 2 * (size_t)(V - 1) * (size_t)B);
     fstart = malloc(n * sizeof(double));
     fend = malloc(n * sizeof(double));
     bstart = malloc(n * sizeof(double));
@@ -176,17 +214,6 @@ static int simulate_interleaved(const ApreportPipeline *p, int v, ApreportSchedu
         goto cleanup;
     for (size_t i = 0; i < n; i++)
         fend[i] = bend[i] = -1;
-    sc->kind = APREPORT_SCHED_INTERLEAVED;
-    sc->n_stages = S;
-    sc->micro_batches = B;
-    sc->virtual_stages = v;
-    sc->peak_in_flight = calloc((size_t)S, sizeof(int));
-    sc->in_flight = calloc((size_t)S, sizeof(double));
-    sc->busy = calloc((size_t)S, sizeof(double));
-    sc->events = calloc((size_t)S * per_stage + 2 * (size_t)(V - 1) * (size_t)B,
-                        sizeof(ApreportEvent));
-    if (!sc->peak_in_flight || !sc->in_flight || !sc->busy || !sc->events)
-        goto cleanup;
     /* List scheduling: every round runs each stage as far as its inputs
      * allow; a round without progress means the order cannot finish. */
     while (done < (size_t)S * per_stage) {
@@ -234,20 +261,9 @@ static int simulate_interleaved(const ApreportPipeline *p, int v, ApreportSchedu
             int fw, c, m;
             interleaved_pass(S, B, v, s, (int)k, &fw, &c, &m);
             size_t i = (size_t)(c * S + s) * B + m;
-            ApreportEvent *ev = &sc->events[sc->n_events++];
-            ev->kind = fw ? APREPORT_EV_FWD : APREPORT_EV_BWD;
-            ev->stage = s;
-            ev->peer = -1;
-            ev->micro_batch = m;
-            ev->chunk = c;
-            ev->start = fw ? fstart[i] : bstart[i];
-            ev->end = fw ? fend[i] : bend[i];
-            sc->busy[s] += ev->end - ev->start;
-            if (ev->end > sc->iteration_time)
-                sc->iteration_time = ev->end;
-            inflight += fw ? 1 : -1;
-            if (inflight > sc->peak_in_flight[s])
-                sc->peak_in_flight[s] = inflight;
+            rep_add_pass(sc, s, fw ? APREPORT_EV_FWD : APREPORT_EV_BWD, m, c,
+                         fw ? fstart[i] : bstart[i], fw ? fend[i] : bend[i], fw ? 1 : -1,
+                         &inflight);
         }
         sc->in_flight[s] = (double)sc->peak_in_flight[s] / v;
     }
@@ -280,23 +296,13 @@ int apreport_simulate(const ApreportPipeline *p, ApreportScheduleKind kind,
         return simulate_interleaved(p, p->virtual_stages, out);
     S = p->n_stages, B = p->micro_batches;
     size_t n = (size_t)S * (size_t)B;
-    sc = calloc(1, sizeof(*sc));
+    sc = rep_schedule_new(kind, S, B, 1, 2 * n + 2 * (size_t)(S - 1) * (size_t)B);
     order = malloc(sizeof(int) * 2 * (size_t)B);
     fend = calloc(n, sizeof(double));
     bend = calloc(n, sizeof(double));
     fstart = calloc(n, sizeof(double));
     bstart = calloc(n, sizeof(double));
     if (!sc || !order || !fend || !bend || !fstart || !bstart)
-        goto cleanup;
-    sc->kind = kind;
-    sc->n_stages = S;
-    sc->micro_batches = B;
-    sc->virtual_stages = 1;
-    sc->peak_in_flight = calloc((size_t)S, sizeof(int));
-    sc->in_flight = calloc((size_t)S, sizeof(double));
-    sc->busy = calloc((size_t)S, sizeof(double));
-    sc->events = calloc(2 * n + 2 * (size_t)(S - 1) * (size_t)B, sizeof(ApreportEvent));
-    if (!sc->peak_in_flight || !sc->in_flight || !sc->busy || !sc->events)
         goto cleanup;
     /* Fixed point: recompute every stage from its predecessors until stable.
      * Start times only grow, so this terminates. */
@@ -335,19 +341,9 @@ int apreport_simulate(const ApreportPipeline *p, ApreportScheduleKind kind,
         for (int k = 0; k < 2 * B; k++) {
             int fw = order[k] >= 0, b = fw ? order[k] : -order[k] - 1;
             size_t i = (size_t)s * B + b;
-            ApreportEvent *ev = &sc->events[sc->n_events++];
-            ev->kind = fw ? APREPORT_EV_FWD : APREPORT_EV_BWD;
-            ev->stage = s;
-            ev->peer = -1;
-            ev->micro_batch = b;
-            ev->start = fw ? fstart[i] : bstart[i];
-            ev->end = fw ? fend[i] : bend[i];
-            sc->busy[s] += ev->end - ev->start;
-            if (ev->end > sc->iteration_time)
-                sc->iteration_time = ev->end;
-            inflight += fw ? 1 : -1;
-            if (inflight > sc->peak_in_flight[s])
-                sc->peak_in_flight[s] = inflight;
+            rep_add_pass(sc, s, fw ? APREPORT_EV_FWD : APREPORT_EV_BWD, b, 0,
+                         fw ? fstart[i] : bstart[i], fw ? fend[i] : bend[i], fw ? 1 : -1,
+                         &inflight);
         }
         sc->in_flight[s] = sc->peak_in_flight[s];
     }

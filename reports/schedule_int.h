@@ -25,6 +25,16 @@ int rep_sched_chunk(ApsolveSchedule kind, int S, int j);
  * simulation ends with. */
 void rep_finish_simulation(ApreportSchedule *sc, const ApreportPipeline *p, ApsolveSchedule kind,
                            int v, int V, double wrap, const double *fend, const double *bend);
+/* A schedule of kind over S stages, B micro-batches and v chunks a device,
+ * its per-stage arrays zeroed and room for n_events events; NULL when out
+ * of memory. What every simulation starts with. */
+ApreportSchedule *rep_schedule_new(ApreportScheduleKind kind, int S, int B, int v, size_t n_events);
+/* Appends stage s's pass (an event of kind ev_kind for micro-batch mb of
+ * its chunk, from start to end), adds it to the stage's busy time and the
+ * iteration's end, and moves *inflight, the micro-batches whose saved
+ * inputs stage s holds, by delta, keeping the stage's peak. */
+void rep_add_pass(ApreportSchedule *sc, int s, ApreportEventKind ev_kind, int mb, int chunk,
+                  double start, double end, int delta, int *inflight);
 /* ZB-H1, interleaved ZB and ZBV (apreport_simulate's contract). */
 int rep_simulate_zb(const ApreportPipeline *p, ApreportScheduleKind kind, ApreportSchedule **out);
 

@@ -45,7 +45,7 @@ int rep_simulate_zb(const ApreportPipeline *p, ApreportScheduleKind kind, Aprepo
     for (int k = 0; p->xfer && k + 1 < S; k++)
         if (p->xfer[k] > wrap)
             wrap = p->xfer[k];
-    sc = calloc(1, sizeof(*sc));
+    sc = rep_schedule_new(kind, S, B, v, (size_t)S * per + 2 * (size_t)(V - 1) * (size_t)B);
     order = malloc((size_t)S * (size_t)per * sizeof *order);
     for (int o = 0; o < 3; o++) {
         end[o] = malloc(n * sizeof(double));
@@ -63,16 +63,6 @@ int rep_simulate_zb(const ApreportPipeline *p, ApreportScheduleKind kind, Aprepo
         }
     for (size_t i = 0; i < n; i++)
         end[0][i] = end[1][i] = end[2][i] = -1;
-    sc->kind = kind;
-    sc->n_stages = S;
-    sc->micro_batches = B;
-    sc->virtual_stages = v;
-    sc->peak_in_flight = calloc((size_t)S, sizeof(int));
-    sc->in_flight = calloc((size_t)S, sizeof(double));
-    sc->busy = calloc((size_t)S, sizeof(double));
-    sc->events = calloc((size_t)S * per + 2 * (size_t)(V - 1) * (size_t)B, sizeof(ApreportEvent));
-    if (!sc->peak_in_flight || !sc->in_flight || !sc->busy || !sc->events)
-        goto cleanup;
     /* List scheduling: every round runs each device as far as its inputs
      * allow; a round without progress means the order cannot finish. */
     while (done < (size_t)S * per) {
@@ -114,21 +104,10 @@ int rep_simulate_zb(const ApreportPipeline *p, ApreportScheduleKind kind, Aprepo
         for (int k = 0; k < per; k++) {
             const ApsolvePass *ps = &order[(size_t)s * per + k];
             size_t i = (size_t)ps->stage * B + (size_t)ps->mb;
-            ApreportEvent *ev = &sc->events[sc->n_events++];
-            ev->kind = kinds[ps->op];
-            ev->stage = s;
-            ev->peer = -1;
-            ev->micro_batch = ps->mb;
-            ev->chunk = rep_sched_chunk(sk, S, ps->stage);
-            ev->start = start[ps->op][i];
-            ev->end = end[ps->op][i];
-            sc->busy[s] += ev->end - ev->start;
-            if (ev->end > sc->iteration_time)
-                sc->iteration_time = ev->end;
             /* a micro-batch's saved inputs stay until its W has run */
-            inflight += ps->op == 0 ? 1 : ps->op == 2 ? -1 : 0;
-            if (inflight > sc->peak_in_flight[s])
-                sc->peak_in_flight[s] = inflight;
+            rep_add_pass(sc, s, kinds[ps->op], ps->mb, rep_sched_chunk(sk, S, ps->stage),
+                         start[ps->op][i], end[ps->op][i],
+                         ps->op == 0 ? 1 : ps->op == 2 ? -1 : 0, &inflight);
         }
         sc->in_flight[s] = (double)sc->peak_in_flight[s] / v;
     }
