@@ -110,6 +110,10 @@ typedef struct ApprofHardwareSpec {
     double optimizer_exp_avg_bytes;    /* the first moment, */
     double optimizer_exp_avg_sq_bytes; /* the second (costdb_adam_state_bytes;
                                         * docs/megatron-memory.md) */
+    int fp8_param_gather;          /* 1: under --fp8, the FP8 linear layers' weights are
+                                    * kept in FP8 (Megatron --fp8-param-gather, NeMo
+                                    * fp8_params): no 16-bit copy, and ZeRO-1/2's parameter
+                                    * all-gather moves them in one byte (program_fp8.c) */
     double reduction_efficiency;   /* reduction kernels (norms, softmax, pooling, losses,
                                     * bias gradients): share of the memory bandwidth;
                                     * 0: memory_efficiency */

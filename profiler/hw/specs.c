@@ -399,7 +399,8 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             hw->gemm_unaligned_factor, hw->grad_reduce_bytes, (double)hw->loss_f32,
             (double)hw->grad_accum_fusion, hw->tp_async_grad, hw->peak_flops_fp4 / TFLOPS,
             (double)hw->scaleup_gpus, hw->optimizer_main_param_bytes,
-            hw->optimizer_exp_avg_bytes, hw->optimizer_exp_avg_sq_bytes};
+            hw->optimizer_exp_avg_bytes, hw->optimizer_exp_avg_sq_bytes,
+            (double)hw->fp8_param_gather};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
