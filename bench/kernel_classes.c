@@ -274,7 +274,7 @@ static int run_adam(int argc, char **argv)
         ApprofKernel k;
         ApprofStageProgram p;
         ApprofMeasurement m;
-        double t = NAN, a, bytes = costdb_adam_bytes(n, (double)approf_dtype_size(dt));
+        double t = NAN, a, bytes = costdb_adam_bytes(NULL, n, (double)approf_dtype_size(dt), (double)approf_dtype_size(dt));
         memset(&k, 0, sizeof k);
         k.kind = APPROF_K_COPY;
         k.dtype = dt;

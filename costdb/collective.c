@@ -191,9 +191,34 @@ double costdb_strided_collective_seconds(const CostdbFabric *f, CostdbCollKind k
     return costdb_collective_seconds(f, kind, bytes, n, h, h > 1);
 }
 
-double costdb_adam_bytes(double elements, double grad_bytes)
+static double adam_width(double v)
 {
-    return elements * (24.0 + grad_bytes);
+    return v > 0 ? v : 4.0;
+}
+
+/* The main copy's bytes beyond the weight: none when the weight is its
+ * own main copy (an f32 model, or a main width equal to the model's). */
+static double adam_main_extra(const CostdbAdamWidths *w, double param_bytes)
+{
+    double m = adam_width(w ? w->main_param : 0.0);
+    return param_bytes >= 4.0 || m == param_bytes ? 0.0 : m;
+}
+
+double costdb_adam_state_bytes(const CostdbAdamWidths *w, double param_bytes)
+{
+    return adam_main_extra(w, param_bytes) + adam_width(w ? w->exp_avg : 0.0) +
+           adam_width(w ? w->exp_avg_sq : 0.0);
+}
+
+double costdb_adam_bytes(const CostdbAdamWidths *w, double elements, double param_bytes,
+                         double grad_bytes)
+{
+    double main = adam_main_extra(w, param_bytes);
+    if (!(main > 0))
+        main = param_bytes >= 4.0 || !(param_bytes > 0) ? 4.0 : param_bytes;
+    return elements * (2.0 * (main + adam_width(w ? w->exp_avg : 0.0) +
+                              adam_width(w ? w->exp_avg_sq : 0.0)) +
+                       grad_bytes);
 }
 
 double costdb_grad_buffer_ratio(double grad_reduce_bytes, double param_bytes)
@@ -218,7 +243,8 @@ static int capability_member(CjrParser *ps, const char *key, void *ctx, int dept
     if (strcmp(key, "nics_per_host") && strcmp(key, "nic_bandwidth") &&
         strcmp(key, "bus_efficiency") && strcmp(key, "memory_efficiency") &&
         strcmp(key, "grad_overlap") && strcmp(key, "scaleup_domain_gpus") &&
-        strcmp(key, "grad_reduce_bytes"))
+        strcmp(key, "grad_reduce_bytes") && strcmp(key, "optimizer_main_param_bytes") &&
+        strcmp(key, "optimizer_exp_avg_bytes") && strcmp(key, "optimizer_exp_avg_sq_bytes"))
         return cjr_skip_value(ps, depth + 1);
     if (cjr_number(ps, &v))
         return COSTDB_EPARSE;
@@ -236,6 +262,12 @@ static int capability_member(CjrParser *ps, const char *key, void *ctx, int dept
         f->grad_overlap = v <= 1 ? v : 0;
     else if (!strcmp(key, "grad_reduce_bytes"))
         f->grad_reduce_bytes = v <= 8 ? v : 0; /* the spec file's bound (specfile.c) */
+    else if (!strcmp(key, "optimizer_main_param_bytes"))
+        f->adam.main_param = v <= 8 ? v : 0; /* the spec file's bounds */
+    else if (!strcmp(key, "optimizer_exp_avg_bytes"))
+        f->adam.exp_avg = v <= 8 ? v : 0;
+    else if (!strcmp(key, "optimizer_exp_avg_sq_bytes"))
+        f->adam.exp_avg_sq = v <= 8 ? v : 0;
     else if (!strcmp(key, "bus_efficiency"))
         f->bus_efficiency = v <= 1 ? v : 0;
     else

@@ -27,6 +27,19 @@ typedef enum {
     COSTDB_COLL_SEND_RECV
 } CostdbCollKind;
 
+/* The widths Adam keeps its state in (a spec's optimizer_* fields,
+ * schemas/hardware-spec.md; docs/megatron-memory.md, "Optimizer state"):
+ * bytes a parameter of the main (master) copy, of the first moment
+ * (exp_avg) and of the second (exp_avg_sq); 0: f32 (4), the default of
+ * Megatron-Core (--main-params-dtype, --exp-avg-dtype, --exp-avg-sq-dtype
+ * fp32, core_v0.19.0) and PyTorch's Adam. A main width equal to the
+ * model's is the weight itself (Apex distributed_fused_adam's
+ * store_params off, as NeMo sets it when the optimizer's dtype is the
+ * model's): no separate copy. */
+typedef struct CostdbAdamWidths {
+    double main_param, exp_avg, exp_avg_sq;
+} CostdbAdamWidths;
+
 /* What prices communication and a memory-bound step on one kind of host. */
 typedef struct CostdbFabric {
     double intra_bandwidth, intra_latency;  /* bytes/s one direction, s */
@@ -43,6 +56,8 @@ typedef struct CostdbFabric {
     double grad_reduce_bytes;               /* the spec's width of the gradient buffers and
                                              * their reduction; 0: the model's
                                              * (costdb_grad_buffer_ratio) */
+    CostdbAdamWidths adam;                  /* the spec's optimizer-state widths
+                                             * (costdb_adam_state_bytes) */
     int scaleup_gpus;                       /* GPUs of one NVLink scale-up domain (GB200
                                              * NVL72: 72) when it spans several hosts, a
                                              * multiple of gpus_per_host; 0 or
@@ -138,11 +153,23 @@ int costdb_group_hosts(int stride, int n, int gpus_per_host);
 double costdb_strided_collective_seconds(const CostdbFabric *f, CostdbCollKind kind,
                                          double bytes, int n, int stride, int gpus_per_host);
 
-/* Bytes Adam moves per step for elements parameters whose gradient is
- * grad_bytes wide: it reads the f32 parameter (or master copy), the
- * gradient and two f32 moments and writes the parameter and the moments:
- * elements x (24 + grad_bytes). */
-double costdb_adam_bytes(double elements, double grad_bytes);
+/* Bytes a parameter param_bytes wide keeps resident for Adam beyond the
+ * weight itself, with its state in the widths w (NULL or 0 fields: f32):
+ * the two moments, plus the main copy when it is not the weight (a
+ * 16-bit model's f32 master: 12 bytes by default; an f32 model's 8). The
+ * one rule of the stage program's initial state (profiler/sharding),
+ * the sharding ILP's node memory, the sweep's fit check and apsolve's
+ * HSDP and expert-parallel transformations. */
+double costdb_adam_state_bytes(const CostdbAdamWidths *w, double param_bytes);
+
+/* Bytes Adam moves per step for elements parameters param_bytes wide
+ * whose gradient is grad_bytes wide, state in the widths w (NULL: f32):
+ * it reads the main copy (the weight when it is its own main copy), the
+ * gradient and the two moments and writes the main copy and the moments:
+ * elements x (2 (main + exp_avg + exp_avg_sq) + grad_bytes), 24 +
+ * grad_bytes with f32 state. */
+double costdb_adam_bytes(const CostdbAdamWidths *w, double elements, double param_bytes,
+                         double grad_bytes);
 
 /* Bytes of a gradient accumulation buffer per byte of a parameter
  * param_bytes wide: the width the gradients are accumulated and reduced in

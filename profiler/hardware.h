@@ -103,6 +103,17 @@ typedef struct ApprofHardwareSpec {
     double grad_reduce_bytes;      /* bytes per gradient element the apply-grad all-reduce /
                                     * reduce-scatter moves (4: reduced in f32, as Megatron
                                     * does for bf16); 0: the model dtype's */
+    double optimizer_main_param_bytes; /* Adam's state widths, bytes a parameter (0: f32,
+                                        * 4): the main copy (equal to the model's width:
+                                        * the weight is its own main copy, no separate
+                                        * one), */
+    double optimizer_exp_avg_bytes;    /* the first moment, */
+    double optimizer_exp_avg_sq_bytes; /* the second (costdb_adam_state_bytes;
+                                        * docs/megatron-memory.md) */
+    int fp8_param_gather;          /* 1: under --fp8, the FP8 linear layers' weights are
+                                    * kept in FP8 (Megatron --fp8-param-gather, NeMo
+                                    * fp8_params): no 16-bit copy, and ZeRO-1/2's parameter
+                                    * all-gather moves them in one byte (program_fp8.c) */
     double reduction_efficiency;   /* reduction kernels (norms, softmax, pooling, losses,
                                     * bias gradients): share of the memory bandwidth;
                                     * 0: memory_efficiency */
@@ -171,6 +182,11 @@ int approf_hardware_resolve(const char *name_or_path, ApprofHardwareSpec *out, c
                             size_t errlen);
 /* Fills a costdb hardware row (kind 'analytic', fingerprint from the spec). */
 void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, struct CostdbHardware *out);
+
+/* The optimizer-state widths of hw (NULL: all f32) as costdb's rule
+ * (costdb_adam_state_bytes, costdb_adam_bytes) takes them. */
+struct CostdbAdamWidths;
+void approf_hardware_adam_widths(const ApprofHardwareSpec *hw, struct CostdbAdamWidths *out);
 
 /* Writes hw in the user spec file format (key = value lines in the units of
  * schemas/hardware-spec.md, every field); loading the output gives a spec

@@ -20,6 +20,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "collective.h"
 #include "launch.h"
 
 static void comment_header(const RepLaunch *L, FILE *f)
@@ -131,6 +132,69 @@ static void megatron_shape(const RepLaunch *L, FILE *f)
     }
 }
 
+/* Megatron-Core's name of a state dtype of w bytes (the choices of
+ * --exp-avg-dtype and --exp-avg-sq-dtype at core_v0.19.0: fp32, fp16,
+ * bf16, fp8): 2 bytes as bf16, the width NeMo keeps Adam's state in; NULL
+ * for a width it has no dtype of. */
+static const char *megatron_state_dtype(double w)
+{
+    return w <= 0 || w == 4 ? "fp32" : w == 2 ? "bf16" : w == 1 ? "fp8" : NULL;
+}
+
+/* Adam's state widths of the hardware row (the spec's optimizer_*
+ * fields, costdb_adam_state_bytes) as Megatron-Core's precision-aware
+ * optimizer (--use-precision-aware-optimizer, --main-params-dtype,
+ * --exp-avg-dtype, --exp-avg-sq-dtype; megatron/training/arguments.py and
+ * megatron/core/optimizer/optimizer_config.py at core_v0.19.0, which
+ * allow it only with the distributed optimizer): nothing when all are
+ * f32, Megatron's default. A main copy as wide as the weights (the
+ * weight its own main copy, Apex's store_params off under NeMo) has no
+ * flag: --main-params-dtype takes fp32 or fp16, both a separate copy. */
+static void megatron_optimizer_state(const ApreportReport *r, const RepLaunch *L, FILE *f)
+{
+    CostdbFabric fab;
+    const char *m1, *m2;
+    double model = L->prec ? 2.0 : 4.0;
+    if (!r->has_hw)
+        return;
+    costdb_fabric_from_hardware(&r->hw, &fab);
+    if (costdb_adam_state_bytes(&fab.adam, model) == costdb_adam_state_bytes(NULL, model) &&
+        (fab.adam.main_param <= 0 || fab.adam.main_param == 4))
+        return;
+    m1 = megatron_state_dtype(fab.adam.exp_avg);
+    m2 = megatron_state_dtype(fab.adam.exp_avg_sq);
+    if (!L->zero) {
+        fputs("# Megatron-LM core_v0.19.0 cannot express Adam's state narrower than f32 "
+              "without the distributed optimizer (--use-precision-aware-optimizer requires "
+              "--use-distributed-optimizer); the plan was priced with it\n",
+              f);
+        return;
+    }
+    if (!m1 || !m2) {
+        fputs("# Megatron-LM core_v0.19.0 cannot express Adam's moments of this width "
+              "(--exp-avg-dtype, --exp-avg-sq-dtype: fp32, fp16, bf16, fp8)\n",
+              f);
+        return;
+    }
+    if (fab.adam.main_param > 0 && fab.adam.main_param != 4 && model < 4) {
+        if (fab.adam.main_param == model) {
+            fputs("# Megatron-LM core_v0.19.0 cannot express Adam without a main copy of "
+                  "the 16-bit weights (priced so: Apex distributed_fused_adam with "
+                  "store_params off, as NeMo runs a bf16 optimizer); --main-params-dtype "
+                  "fp32 instead\n",
+                  f);
+        } else {
+            fputs("# Megatron-LM core_v0.19.0 cannot express a main copy of this width "
+                  "(--main-params-dtype: fp32, fp16)\n",
+                  f);
+        }
+    }
+    arg(f, "--use-precision-aware-optimizer", NULL);
+    arg(f, "--main-params-dtype", "fp32");
+    arg(f, "--exp-avg-dtype", m1);
+    arg(f, "--exp-avg-sq-dtype", m2);
+}
+
 int apreport_write_megatron(const ApreportReport *r, FILE *f)
 {
     RepLaunch L;
@@ -236,6 +300,7 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
     }
     if (L.zero)
         arg(f, "--use-distributed-optimizer", NULL);
+    megatron_optimizer_state(r, &L, f);
     if (L.ep > 0) {
         if (L.experts > 0)
             arg_int(f, "--num-experts", L.experts);

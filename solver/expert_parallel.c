@@ -140,7 +140,7 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
         int edp = (int)(devices / ((double)l->ep * l->etp) + 0.5);
         double zo = l->zero && g_old > 1 ? g_old : 1, zn = l->zero && edp > 1 ? edp : 1;
         double dl = out->local_after - out->local_before;
-        per_elem = 8.0 + (esize < 4 ? 4.0 : 0.0);
+        per_elem = costdb_adam_state_bytes(&f.adam, esize);
         out->peak_delta = (int64_t)llround(
             esize * dl * (1.0 + costdb_grad_buffer_ratio(f.grad_reduce_bytes, esize)));
         out->initial_delta = (int64_t)llround(per_elem * (out->local_after / zn -
@@ -148,8 +148,8 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
         /* Adam over the expert elements one GPU updates (ZeRO-1: its
          * shard), the profiler's optimizer_bytes count */
         out->apply_delta =
-            costdb_memory_seconds(&f, costdb_adam_bytes(out->local_after / zn, esize)) -
-            costdb_memory_seconds(&f, costdb_adam_bytes(out->local_before / zo, esize));
+            costdb_memory_seconds(&f, costdb_adam_bytes(&f.adam, out->local_after / zn, esize, esize)) -
+            costdb_memory_seconds(&f, costdb_adam_bytes(&f.adam, out->local_before / zo, esize, esize));
         /* Under the gradient overlap of the hardware row (DDP's and
          * Megatron's --overlap-grad-reduce) the reduction runs under the
          * backward, and the stored entry's exposed part (its last bucket)

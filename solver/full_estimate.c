@@ -149,7 +149,7 @@ static void stage_apply_grad(const CostdbFabric *hw, const ApsolveStage *s, int 
         g = costdb_dtype_bytes(pl[a].dtype);
         b = shape_elements(pl[a].shape) * g / si.chunks;
         e->param_bytes += b;
-        opt_bytes += costdb_adam_bytes(b / g, g);
+        opt_bytes += costdb_adam_bytes(&hw->adam, b / g, g, g);
         if (si.mask) {
             group_bytes[si.mask] += b;
             if (si.replicas > group_r[si.mask])

@@ -117,7 +117,7 @@ int apsolve_hsdp_stage(struct Costdb *db, int64_t sweep, int gpus_per_host, int 
         esize = 2;
     {
         double P = out->param_bytes, x = 1.0 / S - 1.0 / G;
-        double per_elem = 8.0 + (esize < 4 ? 4.0 : 0.0); /* Adam (and the f32 master) */
+        double per_elem = costdb_adam_state_bytes(&f.adam, esize); /* Adam (and the master) */
         int R = G / S;
         /* A phase's per-module collectives over the dp axis as stored
          * (stride tp) and over the shard group of S ranks: the inner
@@ -155,7 +155,7 @@ int apsolve_hsdp_stage(struct Costdb *db, int64_t sweep, int gpus_per_host, int 
             P * x * (1.0 + costdb_grad_buffer_ratio(f.grad_reduce_bytes, esize)));
         out->initial_delta = (int64_t)llround(out->param_elems * per_elem * x);
         out->apply_delta = out->allreduce +
-                           costdb_memory_seconds(&f, costdb_adam_bytes(out->param_elems * x, esize));
+                           costdb_memory_seconds(&f, costdb_adam_bytes(&f.adam, out->param_elems * x, esize, esize));
         if (!l->raf) {
             /* reshard_after_forward off: the backward finds every module
              * gathered (no all-gather); the temporaries hold the stage's

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "collective.h"
 #include "costdb.h"
 #include "hardware.h"
 #include "fnv.h"
@@ -397,7 +398,9 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             hw->tp_comm_overlap, hw->attention_efficiency, hw->reduction_efficiency,
             hw->gemm_unaligned_factor, hw->grad_reduce_bytes, (double)hw->loss_f32,
             (double)hw->grad_accum_fusion, hw->tp_async_grad, hw->peak_flops_fp4 / TFLOPS,
-            (double)hw->scaleup_gpus};
+            (double)hw->scaleup_gpus, hw->optimizer_main_param_bytes,
+            hw->optimizer_exp_avg_bytes, hw->optimizer_exp_avg_sq_bytes,
+            (double)hw->fp8_param_gather};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
@@ -410,6 +413,15 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
     }
     h = fnv1a(buf, (size_t)w, COSTDB_FNV_BASIS);
     snprintf(out, len, "analytic:%s:%012" PRIx64, hw->name, h >> 16);
+}
+
+void approf_hardware_adam_widths(const ApprofHardwareSpec *hw, CostdbAdamWidths *out)
+{
+    if (!out)
+        return;
+    *out = hw ? (CostdbAdamWidths){hw->optimizer_main_param_bytes, hw->optimizer_exp_avg_bytes,
+                                   hw->optimizer_exp_avg_sq_bytes}
+              : (CostdbAdamWidths){0, 0, 0};
 }
 
 void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out)
@@ -469,7 +481,10 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"grad_accum_fusion", (double)hw->grad_accum_fusion},
             {"tp_async_grad", hw->tp_async_grad},
             {"peak_flops_fp4", hw->peak_flops_fp4},
-            {"scaleup_domain_gpus", (double)hw->scaleup_gpus}};
+            {"scaleup_domain_gpus", (double)hw->scaleup_gpus},
+            {"optimizer_main_param_bytes", hw->optimizer_main_param_bytes},
+            {"optimizer_exp_avg_bytes", hw->optimizer_exp_avg_bytes},
+            {"optimizer_exp_avg_sq_bytes", hw->optimizer_exp_avg_sq_bytes}};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i].v == 0.0)

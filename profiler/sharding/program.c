@@ -696,8 +696,9 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     p->temp_buffer_size[1] = (int64_t)llround(shard_transient_peak(st, ti, 1) +
                                               shard_recompute_temp(st, ti, blk, n_blk));
     p->intermediate_size = (int64_t)llround(saved_act + sin_saved + sout_saved);
-    /* Adam: two f32 moments, plus an f32 master copy for 16-bit training. */
-    double per_elem = 8.0 + (g->dtype == APPROF_F32 ? 0.0 : 4.0);
+    /* Adam: two moments, plus a master copy for 16-bit training, in the
+     * spec's optimizer widths (f32 by default: 12 bytes, 8 in f32) */
+    double per_elem = shard_adam_state_bytes(st, (double)approf_dtype_size(g->dtype));
     p->initial_size = (int64_t)llround(param_elems * per_elem);
     ZeroTail tail = {param_elems, params > 0.0 ? params_read / params : 0.0, blk, n_blk, pdig};
     for (int z = st->zero + 1; z <= 3 && st->ctx && st->req; z++)

@@ -50,6 +50,20 @@ double shard_grad_buffer_ratio(const ShardStage *st)
                                     (double)approf_dtype_size(st->g->dtype));
 }
 
+double shard_adam_state_bytes(const ShardStage *st, double param_bytes)
+{
+    CostdbAdamWidths w;
+    approf_hardware_adam_widths(st ? st->hw : NULL, &w);
+    return costdb_adam_state_bytes(&w, param_bytes);
+}
+
+double shard_adam_bytes(const ShardStage *st, double elements, double param_bytes)
+{
+    CostdbAdamWidths w;
+    approf_hardware_adam_widths(st ? st->hw : NULL, &w);
+    return costdb_adam_bytes(&w, elements, param_bytes, param_bytes);
+}
+
 /* Bytes per element of the accumulation buffer: the width the gradients
  * are reduced in (the spec's grad_reduce_bytes), else the model's. */
 static double accum_width(const ShardStage *st)

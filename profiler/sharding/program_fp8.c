@@ -166,7 +166,24 @@ void shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram
             welems += ti[w].local / (double)approf_dtype_size(g->tensors[w].dtype);
         }
     }
-    p->invar_size[0] += (int64_t)(2.0 * welems);
-    p->invar_size[1] += (int64_t)(2.0 * welems);
+    /* FP8 primary weights (the spec's fp8_param_gather: Megatron-LM's
+     * --fp8-param-gather, which validate_args allows with the distributed
+     * optimizer, megatron/training/arguments.py at core_v0.19.0; NeMo's
+     * fp8_params): the FP8 copies are the weights, no 16-bit weight is
+     * kept beside them, and the distributed optimizer's all-gather of the
+     * updated parameters (ZeRO-1/2's apply all-gather) moves one byte an
+     * element of them instead of the dtype's. The f32 main copy, the
+     * gradients and the cast once per step stay. ZeRO-3's gathers are
+     * left as they are (docs/fp8.md). */
+    double es = (double)approf_dtype_size(g->dtype);
+    double keep16 = st->hw->fp8_param_gather && st->zero <= 2 ? es * welems : 0.0;
+    p->invar_size[0] += (int64_t)(2.0 * welems - keep16);
+    p->invar_size[1] += (int64_t)(2.0 * welems - keep16);
     p->optimizer_bytes += 4.0 * welems;
+    if (keep16 > 0)
+        for (size_t i = 0; i < p->n_apply_colls; i++)
+            if (p->apply_colls[i].kind == APPROF_COLL_ALL_GATHER)
+                p->apply_colls[i].bytes = p->apply_colls[i].bytes > (es - 1.0) * welems
+                                              ? p->apply_colls[i].bytes - (es - 1.0) * welems
+                                              : 0.0;
 }

@@ -316,7 +316,7 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
     int sched = st->hw && G > 1 ? st->hw->zero3_schedule : APPROF_ZERO3_SERIAL;
     /* a parameter read by several ops (tied embeddings) is counted once */
     double S = G > 1 ? fmin(gs->bytes, (double)p->param_bytes) : 0.0, esize = (double)approf_dtype_size(st->g->dtype);
-    double S_elems = S / esize, per_elem = 8.0 + (st->g->dtype == APPROF_F32 ? 0.0 : 4.0);
+    double S_elems = S / esize, per_elem = shard_adam_state_bytes(st, esize);
     double cut = S * (1.0 - 1.0 / G);
     ApprofCollective c = *gs;
     c.bytes = S;
@@ -370,7 +370,7 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
         }
     }
     p->optimizer_elements = param_elems - S_elems + S_elems / (z >= 1 ? G : 1);
-    p->optimizer_bytes = costdb_adam_bytes(p->optimizer_elements, esize);
+    p->optimizer_bytes = shard_adam_bytes(st, p->optimizer_elements, esize);
     return rc;
 }
 

@@ -213,12 +213,11 @@ static double node_cost(const ShardStage *st, int o, const ShardStrat *s)
 
 /* Bytes per element that a parameter keeps resident with its gradient
  * (in the accumulation buffer's width, shard_grad_buffer_ratio) and Adam
- * state (two f32 moments, plus an f32 master copy in 16-bit training),
- * relative to the parameter's own bytes. */
+ * state (shard_adam_state_bytes), relative to the parameter's own bytes. */
 static double param_state_factor(const ShardStage *st, ApprofDtype dt)
 {
     double e = (double)approf_dtype_size(dt);
-    return (e + e * shard_grad_buffer_ratio(st) + 8.0 + (dt == APPROF_F32 ? 0.0 : 4.0)) / e;
+    return (e + e * shard_grad_buffer_ratio(st) + shard_adam_state_bytes(st, e)) / e;
 }
 
 /* Node memory of strategy s of op o: what it keeps resident per device —

@@ -129,6 +129,13 @@ void shard_grad_accum_kernel(const ShardStage *st, double elems, ApprofKernel *k
  * (sharding.c), so that a level's bytes are those the program keeps. */
 double shard_grad_buffer_ratio(const ShardStage *st);
 
+/* Adam's resident bytes a parameter param_bytes wide keeps beyond the
+ * weight, and the bytes its step moves over elements parameters, in the
+ * widths of the stage's spec (its optimizer_* fields): costdb's one rule
+ * (costdb_adam_state_bytes, costdb_adam_bytes; docs/megatron-memory.md). */
+double shard_adam_state_bytes(const ShardStage *st, double param_bytes);
+double shard_adam_bytes(const ShardStage *st, double elements, double param_bytes);
+
 /* The first op of each checkpoint block of the stage (program.c, the one
  * owner of the rule: docs/variants.md); begin has n_ops entries. Returns
  * the number of blocks. */

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "collective.h"
 #include "costdb.h"
 #include "costdb_text.h"
 #include "backend.h"
@@ -492,10 +493,12 @@ int approf_sweep_needs_whole_space(const ApprofSweepConfig *cfg, double *state, 
         eff.micro_batches = 1;
     if ((rc = build_graph(&eff, &gb, &g, err, errlen)) < 0)
         return rc;
-    /* weights and gradients in the model's dtype, Adam's two f32 moments
-     * and, in 16-bit training, an f32 master copy: the bytes per element
-     * the stage program keeps (program.c) */
-    double adam = 8.0 + (g->dtype == APPROF_F32 ? 0.0 : 4.0);
+    /* weights and gradients in the model's dtype, Adam's two moments
+     * and, in 16-bit training, a master copy in the spec's optimizer
+     * widths: the bytes per element the stage program keeps (program.c) */
+    CostdbAdamWidths aw;
+    approf_hardware_adam_widths(&sw.hw, &aw);
+    double adam = costdb_adam_state_bytes(&aw, (double)approf_dtype_size(g->dtype));
     for (size_t t = 0; t < g->n_tensors; t++) {
         const ApprofTensor *ten = &g->tensors[t];
         double elems = 1.0;

@@ -295,11 +295,13 @@ static double apply_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgr
                             double measured)
 {
     ApprofStageProgram q;
-    double adam;
+    double adam, e = (double)approf_dtype_size(p->dtype);
+    CostdbAdamWidths w;
     if (!(measured > 0) || !(p->optimizer_elements > 0))
         return approf_stage_apply_seconds(hw, p);
     q = *p;
-    adam = costdb_adam_bytes(p->optimizer_elements, (double)approf_dtype_size(p->dtype));
+    approf_hardware_adam_widths(hw, &w);
+    adam = costdb_adam_bytes(&w, p->optimizer_elements, e, e);
     q.optimizer_bytes = p->optimizer_bytes > adam ? p->optimizer_bytes - adam : 0.0;
     return approf_stage_apply_seconds(hw, &q) + measured;
 }

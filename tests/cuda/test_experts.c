@@ -201,7 +201,7 @@ static void test_adam_layout(void)
     /* g read, p, m, v read and written: costdb_adam_bytes' 24 + 4 a parameter */
     CU_ASSERT_DOUBLE_EQUAL((double)(l[0].bytes[0] + 2 * (l[1].bytes[0] + l[2].bytes[0] +
                                                          l[2].bytes[1])),
-                           costdb_adam_bytes(1000, 4), 0);
+                           costdb_adam_bytes(NULL, 1000, 4, 4), 0);
     s.dtype = 2;
     CU_ASSERT_EQUAL_FATAL(approf_op_layout(&s, l), 0);
     CU_ASSERT_EQUAL(l[0].bytes[0], 2000);
@@ -238,7 +238,7 @@ static void test_optimizer_elements(void)
     req.memory_levels = 1;
     CU_ASSERT_EQUAL_FATAL(approf_shard_stage(ctx, &req, &p, err, sizeof err), 0);
     CU_ASSERT_DOUBLE_EQUAL(p.optimizer_elements, (double)approf_graph_num_params(g), 0.5);
-    CU_ASSERT_DOUBLE_EQUAL(p.optimizer_bytes, costdb_adam_bytes(p.optimizer_elements, 2), 1.0);
+    CU_ASSERT_DOUBLE_EQUAL(p.optimizer_bytes, costdb_adam_bytes(NULL, p.optimizer_elements, 2, 2), 1.0);
     approf_stage_program_clear(&p);
     approf_shard_context_free(&ctx);
     approf_layering_free(&l);

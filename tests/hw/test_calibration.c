@@ -305,9 +305,22 @@ static void test_one_collective_price(void)
         hw.nics_per_host = 8;
         hw.nic_bandwidth = 50e9;
         hw.bus_efficiency = 0.85;
+        /* NeMo's Apex optimizer on a bf16 model: Adam's state in bf16 */
+        hw.optimizer_main_param_bytes = 2;
+        hw.optimizer_exp_avg_bytes = 2;
+        hw.optimizer_exp_avg_sq_bytes = 1;
         approf_hardware_to_costdb(&hw, &row);
         costdb_fabric_from_hardware(&row, &f);
         CU_ASSERT(f.nics_per_host == 8 && f.nic_bandwidth == 50e9 && f.bus_efficiency == 0.85);
+        /* the optimizer widths reach the solver's fabric: 2 + 1 bytes of
+         * moments beyond a bf16 weight that is its own main copy, 4 + 3
+         * beyond an f32 one; Adam's step moves 2 (2 + 2 + 1) + 2 */
+        CU_ASSERT(f.adam.main_param == 2 && f.adam.exp_avg == 2 && f.adam.exp_avg_sq == 1);
+        CU_ASSERT(costdb_adam_state_bytes(&f.adam, 2) == 3.0);
+        CU_ASSERT(costdb_adam_bytes(&f.adam, 10, 2, 2) == 120.0);
+        CU_ASSERT(costdb_adam_state_bytes(&f.adam, 4) == 3.0);
+        CU_ASSERT(costdb_adam_state_bytes(NULL, 2) == 12.0 && costdb_adam_state_bytes(NULL, 4) == 8.0);
+        CU_ASSERT(costdb_adam_bytes(NULL, 10, 2, 2) == 260.0);
         CU_ASSERT(f.memory_efficiency == hw.memory_efficiency);
         for (int kind = 0; kind <= (int)APPROF_COLL_SEND_RECV; kind++)
             for (int hosts = 1; hosts <= 4; hosts *= 2)
@@ -616,7 +629,8 @@ static void test_spec_keys(void)
              "grad_bucket_mib = 25\npeak_tflops_fp8 = 0\ngemm_store_overlap = 0.5\n"
              "tp_comm_overlap = 0.75\nattention_efficiency = 0.4\nreduction_efficiency = 0.48\n"
              "gemm_unaligned_factor = 0.33\ngrad_reduce_bytes = 4\nloss_f32 = 1\n"
-             "grad_accum_fusion = 1\ntp_async_grad = 0.6\n",
+             "grad_accum_fusion = 1\ntp_async_grad = 0.6\noptimizer_main_param_bytes = 2\n"
+             "optimizer_exp_avg_bytes = 2\noptimizer_exp_avg_sq_bytes = 1\n",
              base_spec);
     CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(path, &a, err, sizeof err), APPROF_OK);
@@ -634,6 +648,9 @@ static void test_spec_keys(void)
     CU_ASSERT(REL(a.reduction_efficiency, 0.48));
     CU_ASSERT(REL(a.gemm_unaligned_factor, 0.33));
     CU_ASSERT(REL(a.grad_reduce_bytes, 4.0));
+    CU_ASSERT(REL(a.optimizer_main_param_bytes, 2.0));
+    CU_ASSERT(REL(a.optimizer_exp_avg_bytes, 2.0));
+    CU_ASSERT(REL(a.optimizer_exp_avg_sq_bytes, 1.0));
     CU_ASSERT_EQUAL(a.loss_f32, 1);
     CU_ASSERT_EQUAL(a.grad_accum_fusion, 1);
     CU_ASSERT_EQUAL(approf_math_class(&a, APPROF_F32), APPROF_MATH_TF32);
@@ -667,6 +684,7 @@ static void test_spec_keys(void)
     CU_ASSERT(REL(b.reduction_efficiency, a.reduction_efficiency));
     CU_ASSERT(REL(b.gemm_unaligned_factor, a.gemm_unaligned_factor));
     CU_ASSERT(REL(b.grad_reduce_bytes, a.grad_reduce_bytes));
+    CU_ASSERT(REL(b.optimizer_exp_avg_sq_bytes, a.optimizer_exp_avg_sq_bytes));
     CU_ASSERT_EQUAL(b.loss_f32, a.loss_f32);
     CU_ASSERT_EQUAL(b.grad_accum_fusion, a.grad_accum_fusion);
 
@@ -675,7 +693,7 @@ static void test_spec_keys(void)
         "allow_tf32 = 2",           "bus_efficiency = 1.5",    "gemm_store_overlap = 1.2",
         "attention_efficiency = -0.1", "reduction_efficiency = 2", "gemm_unaligned_factor = 1.5",
         "grad_reduce_bytes = 16",   "loss_f32 = 2",            "grad_accum_fusion = 3",
-        "tp_async_grad = 1.5"};
+        "tp_async_grad = 1.5",      "optimizer_exp_avg_bytes = 9"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char field[64];
         snprintf(field, sizeof field, "%.*s", (int)strcspn(bad[i], " "), bad[i]);

@@ -93,6 +93,21 @@ sweep c.db --model llama --preset llama-3-8b --num-layers 4 --manual-boundaries 
   --cluster 2x4 --micro-batches 4 --dtype bf16 --hardware a100-40g
 plan c.db --parallel dp=1,tp=2,pp=2,cp=2; report cp2 c.db
 plan c.db --parallel dp=1,tp=2,pp=1,cp=4,cp_comm=a2a+p2p; report cphier c.db
+# Adam's state in bf16 (the spec's optimizer_* widths, docs/megatron-memory.md):
+# Megatron-Core's precision-aware optimizer with the distributed optimizer;
+# without it, and without a main copy, a line saying what cannot be expressed
+"$approf" hardware show a100-40g >"$dir/opt.spec" || fail "approf hardware show"
+sed -i 's/^name = .*/name = a100-40g-bf16-adam/; s/^optimizer_exp_avg_bytes = .*/optimizer_exp_avg_bytes = 2/
+  s/^optimizer_exp_avg_sq_bytes = .*/optimizer_exp_avg_sq_bytes = 2/' "$dir/opt.spec"
+sweep o.db --model llama --preset llama-3-8b --num-layers 4 --manual-boundaries --manual-layers \
+  --cluster 1x8 --dtype bf16 --variants all --hardware "$dir/opt.spec"
+plan o.db --parallel dp=2,tp=2,pp=2,zero=1; report optbf16 o.db
+plan o.db --parallel dp=2,tp=2,pp=2,zero=0; report optbf16z0 o.db
+sed -i 's/^name = .*/name = a100-40g-nemo-adam/; s/^optimizer_main_param_bytes = .*/optimizer_main_param_bytes = 2/' \
+  "$dir/opt.spec"
+sweep n.db --model llama --preset llama-3-8b --num-layers 4 --manual-boundaries --manual-layers \
+  --cluster 1x8 --dtype bf16 --variants all --hardware "$dir/opt.spec"
+plan n.db --parallel dp=2,tp=2,pp=2,zero=1; report optnemo n.db
 
 # check FILE MANIFEST: passes (exit 0), or reports only torchtitan's
 # missing flavour (exit 3) where the model has none
@@ -152,6 +167,19 @@ grep -qx -- '--hierarchical-context-parallel-sizes 2 2' "$f/cphier_megatron.args
 grep -qx 'context_parallel_degree = 2' "$f/cp2_torchtitan.toml" || fail "cp2: torchtitan cp"
 grep -q 'DeepSpeed cannot express context parallelism' "$f/cp2_deepspeed.json" ||
   fail "cp2: no DeepSpeed note"
+for l in --use-precision-aware-optimizer '--main-params-dtype fp32' '--exp-avg-dtype bf16' \
+  '--exp-avg-sq-dtype bf16' --use-distributed-optimizer; do
+  grep -qx -- "$l" "$f/optbf16_megatron.args" || fail "optbf16: no $l"
+  grep -qx -- "$l" "$f/optnemo_megatron.args" || fail "optnemo: no $l"
+done
+grep -q -- '--precision-aware\|--exp-avg' "$f/optbf16z0_megatron.args" &&
+  fail "optbf16z0: precision-aware flags without the distributed optimizer"
+grep -q 'cannot express Adam.s state narrower than f32 without the distributed optimizer' \
+  "$f/optbf16z0_megatron.args" || fail "optbf16z0: no note"
+grep -q 'cannot express Adam without a main copy' "$f/optnemo_megatron.args" ||
+  fail "optnemo: no note on the main copy"
+grep -q -- '--precision-aware\|--exp-avg' "$f/zero1_megatron.args" &&
+  fail "zero1: precision-aware flags with f32 state"
 
 # a shape the database cannot give (a gpt swept with --hidden: no preset
 # fits, so no heads) is a marked UNKNOWN line that the check reports (exit 3)
@@ -235,6 +263,8 @@ neg "$f/moeep_deepspeed.json" "$ds" 'rule moe-ep-dp' 's/ ep=1 etp=2"/ ep=4 etp=2
 neg "$f/moeep_deepspeed.json" "$ds" 'rule moe-etp' 's/ ep=1 etp=2"/ ep=2 etp=1"/'
 neg "$f/moeep_deepspeed.json" "$ds" 'rule moe-ep-experts' 's/ experts=8 ep=1 etp=2"/ experts=6 ep=4 etp=2"/'
 echo "expert parallelism: 8 negative cases fail"
+neg "$f/optbf16_megatron.args" "$meg" 'rule precision-aware-optimizer' '/^--use-distributed-optimizer$/d'
+neg "$f/optbf16_megatron.args" "$meg" 'rule optimizer-dtypes' '/^--use-precision-aware-optimizer$/d'
 neg "$f/cp2_megatron.args" "$meg" 'rule seq-cp' 's/^--seq-length \([0-9]*\)/--seq-length 8190/'
 neg "$f/cp2_megatron.args" "$meg" 'rule world-size' 's/^--context-parallel-size 2/--context-parallel-size 3/'
 neg "$f/cp2_megatron.args" "$meg" 'rule cp-a2a-heads' 's/^--context-parallel-size 2/--context-parallel-size 8/; s/^--cp-comm-type p2p/--cp-comm-type a2a/'

@@ -51,7 +51,18 @@ static void test_fp8_gemm_price(void)
 }
 
 /* One stage of the whole graph on a (1, 1) mesh of h100-sxm, fp8 or not. */
+static int shard_dp(const ApprofGraph *g, int fp8, int dp, int zero, int fp8_params,
+                    ApprofHardwareSpec *hw, ApprofStageProgram *p);
+
 static int shard_one(const ApprofGraph *g, int fp8, ApprofHardwareSpec *hw, ApprofStageProgram *p)
+{
+    return shard_dp(g, fp8, 1, 0, 0, hw, p);
+}
+
+/* One stage of the whole graph on a (dp, 1) mesh of h100-sxm under ZeRO
+ * stage zero, fp8 or not, with FP8 primary weights or not. */
+static int shard_dp(const ApprofGraph *g, int fp8, int dp, int zero, int fp8_params,
+                    ApprofHardwareSpec *hw, ApprofStageProgram *p)
 {
     ApprofLayering l;
     int begin = 0, end = (int)g->n_ops;
@@ -64,9 +75,12 @@ static int shard_one(const ApprofGraph *g, int fp8, ApprofHardwareSpec *hw, Appr
     l.op_end = &end;
     CU_ASSERT_FATAL(approf_hardware_builtin("h100-sxm", hw) == 0);
     hw->fp8 = fp8;
+    hw->fp8_param_gather = fp8_params;
     CU_ASSERT_FATAL(approf_shard_context_new(g, &l, hw, 1, &ctx) == 0);
     memset(&req, 0, sizeof req);
-    req.mesh_hosts = req.mesh_gpus = req.logical_a = req.logical_b = 1;
+    req.mesh_hosts = req.logical_b = 1;
+    req.mesh_gpus = req.logical_a = dp;
+    req.zero = zero;
     req.force_batch_dim = 0;
     req.method = APPROF_ILP_SERIES_PARALLEL;
     memset(p, 0, sizeof *p);
@@ -169,6 +183,55 @@ static void test_fp8_stage(void)
     approf_graph_free(&g);
 }
 
+/* FP8 primary weights (fp8_param_gather, Megatron's --fp8-param-gather):
+ * on the GPT layer of test_fp8_stage, dp 2 under ZeRO-1, each FP8 layer's
+ * weight element keeps its two FP8 copies (2 bytes) and loses its bf16
+ * weight (2 bytes): both modules' inputs are 2 x welems smaller; the
+ * distributed optimizer's all-gather of the updated parameters moves 1
+ * byte of them instead of 2: welems fewer bytes. The optimizer state and
+ * the casts are unchanged. */
+static void test_fp8_params(void)
+{
+    ApprofZooOptions o;
+    ApprofGraph *g = NULL;
+    ApprofHardwareSpec h8, hp;
+    ApprofStageProgram b, c;
+    char err[256];
+    double welems = 0, gb = 0, gc = 0;
+    memset(&o, 0, sizeof o);
+    o.num_layers = 1;
+    o.hidden = 1024;
+    o.heads = 16;
+    o.seq_len = 512;
+    o.vocab = 2048 + 8;
+    o.batch = 2;
+    o.dtype = "bf16";
+    CU_ASSERT_FATAL(approf_zoo_build("gpt", &o, &g, err, sizeof err) == 0);
+    CU_ASSERT_FATAL(shard_dp(g, 1, 2, 1, 0, &h8, &b) == 0);
+    CU_ASSERT_FATAL(shard_dp(g, 1, 2, 1, 1, &hp, &c) == 0);
+    for (size_t i = 0; i < b.n_kernels[0]; i++)
+        if (b.kernels[0][i].fp8)
+            welems += (double)b.kernels[0][i].k * (double)b.kernels[0][i].n;
+    /* the four linear layers of a GPT block: q, k, v and out (4 h^2), fc1 and fc2 (8 h^2) */
+    CU_ASSERT_DOUBLE_EQUAL(welems, 12.0 * 1024 * 1024, 0.5);
+    CU_ASSERT_DOUBLE_EQUAL((double)(b.invar_size[0] - c.invar_size[0]), 2.0 * welems, 1.0);
+    CU_ASSERT_DOUBLE_EQUAL((double)(b.invar_size[1] - c.invar_size[1]), 2.0 * welems, 1.0);
+    for (size_t i = 0; i < b.n_apply_colls; i++)
+        if (b.apply_colls[i].kind == APPROF_COLL_ALL_GATHER)
+            gb += b.apply_colls[i].bytes;
+    for (size_t i = 0; i < c.n_apply_colls; i++)
+        if (c.apply_colls[i].kind == APPROF_COLL_ALL_GATHER)
+            gc += c.apply_colls[i].bytes;
+    CU_ASSERT(gb > 0);
+    CU_ASSERT_DOUBLE_EQUAL(gb - gc, welems, 1.0);
+    CU_ASSERT_EQUAL(b.initial_size, c.initial_size);
+    CU_ASSERT_DOUBLE_EQUAL(b.optimizer_bytes, c.optimizer_bytes, 0.5);
+    CU_ASSERT(c.peak_memory[1] < b.peak_memory[1]);
+    approf_stage_program_clear(&b);
+    approf_stage_program_clear(&c);
+    approf_graph_free(&g);
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -177,6 +240,7 @@ int main(void)
     s = CU_add_suite("fp8", NULL, NULL);
     CU_add_test(s, "an FP8 GEMM at the FP8 peak", test_fp8_gemm_price);
     CU_add_test(s, "a GPT stage in FP8", test_fp8_stage);
+    CU_add_test(s, "FP8 primary weights", test_fp8_params);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned f = CU_get_number_of_failures();

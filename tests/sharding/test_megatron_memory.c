@@ -112,7 +112,8 @@ static ApprofGraph *build_stage(int dp)
  * before the final norm: with pp > 1 the stage is the first (embedding
  * and transformer layers, what Megatron's first stage holds), with pp = 1
  * both (the final norm, LM head and loss too). */
-static void shard_case(const ApprofGraph *g, const Case *c, ApprofStageProgram *p)
+static void shard_case(const ApprofGraph *g, const Case *c, const double *adam_widths,
+                       ApprofStageProgram *p)
 {
     ApprofHardwareSpec hw;
     ApprofLayering l;
@@ -126,6 +127,11 @@ static void shard_case(const ApprofGraph *g, const Case *c, ApprofStageProgram *
     CU_ASSERT_FATAL(begin[1] > 0);
     CU_ASSERT_FATAL(approf_hardware_builtin("h100-sxm", &hw) == 0);
     hw.grad_reduce_bytes = 4;
+    if (adam_widths) {
+        hw.optimizer_main_param_bytes = adam_widths[0];
+        hw.optimizer_exp_avg_bytes = adam_widths[1];
+        hw.optimizer_exp_avg_sq_bytes = adam_widths[2];
+    }
     memset(&l, 0, sizeof l);
     l.n_layers = 2;
     l.op_begin = begin;
@@ -162,7 +168,7 @@ static void test_first_stage(void)
         const Case *c = &cases[i];
         ApprofGraph *g = build_stage(c->dp);
         ApprofStageProgram p;
-        shard_case(g, c, &p);
+        shard_case(g, c, NULL, &p);
         ApsolveSchedule s = c->vpp > 1 ? APSOLVE_SCHEDULE_INTERLEAVED : APSOLVE_SCHEDULE_1F1B;
         double f = apsolve_stage_in_flight(APSOLVE_MEMORY_EXACT, s, c->vpp, c->micro_batches,
                                            c->pp, 0);
@@ -202,6 +208,51 @@ static void test_first_stage(void)
     }
 }
 
+/* Case B (dp 2, tp 4, pp 4, the distributed optimizer) with Adam's
+ * state narrower than f32: the bytes a parameter of Megatron's estimator
+ * become 6 + W/dp with W the state's bytes (main copy + two moments):
+ *   f32 everywhere (the default)             W = 4 + 4 + 4 = 12
+ *   Megatron-Core --use-precision-aware-optimizer --exp-avg-dtype bf16
+ *   --exp-avg-sq-dtype bf16 (main params fp32) W = 4 + 2 + 2 = 8
+ *   NeMo 24.07's Apex distributed_fused_adam with dtype bf16 on a bf16
+ *   model (store_params off: the weight is the main copy) W = 2 + 2 = 4
+ * so 202,442,752 x (6 + 8/2) = 2,024,427,520 and x (6 + 4/2) =
+ * 1,619,542,016 bytes; the initial state is W/12 of the default's; and
+ * Adam's step moves 2 x (main + moments) + 2 (the gradient) bytes a
+ * parameter: 26 (2 x 12 + 2), 18 (2 x 8 + 2) and 14 (2 x 6 + 2). */
+static void test_optimizer_widths(void)
+{
+    static const struct {
+        double widths[3], megatron, w, moved;
+    } v[] = {
+        {{0, 0, 0}, 2429313024.0, 12, 26},
+        {{4, 2, 2}, 2024427520.0, 8, 18},
+        {{2, 2, 2}, 1619542016.0, 4, 14},
+    };
+    const Case *c = &cases[1];
+    ApprofGraph *g = build_stage(c->dp);
+    ApprofStageProgram p0;
+    shard_case(g, c, NULL, &p0);
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        ApprofStageProgram p;
+        shard_case(g, c, v[i].widths, &p);
+        double weights = (double)p.param_bytes + (double)p.donated_size[1] + (double)p.initial_size;
+        if (!near(weights, v[i].megatron, 0.015))
+            fprintf(stderr, "widths %zu: approf %.0f Megatron %.0f\n", i, weights, v[i].megatron);
+        CU_ASSERT(near(weights, v[i].megatron, 0.015));
+        /* the state of the shard Adam updates (about half the stage's
+         * parameters at dp 2), at W bytes a parameter */
+        CU_ASSERT(near((double)p.initial_size, p.optimizer_elements * v[i].w, 1e-8));
+        CU_ASSERT(near((double)p.initial_size, (double)p0.initial_size * v[i].w / 12.0, 1e-8));
+        CU_ASSERT(near(p.optimizer_elements, p0.optimizer_elements, 1e-12));
+        /* and the bytes its step moves */
+        CU_ASSERT(near(p.optimizer_bytes, p.optimizer_elements * v[i].moved, 1e-12));
+        approf_stage_program_clear(&p);
+    }
+    approf_stage_program_clear(&p0);
+    approf_graph_free(&g);
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -209,7 +260,8 @@ int main(void)
         return 1;
     s = CU_add_suite("megatron_memory", NULL, NULL);
     if (!s || !CU_add_test(s, "the first stage against Megatron's theoretical memory",
-                           test_first_stage)) {
+                           test_first_stage) ||
+        !CU_add_test(s, "Adam's state narrower than f32", test_optimizer_widths)) {
         CU_cleanup_registry();
         return 1;
     }
