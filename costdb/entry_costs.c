@@ -74,9 +74,9 @@ static void fields_of(const CostdbEntry *e, CostFields *f)
     /* An oom row's compute_cost column holds the seconds computed for it,
      * when known (CostdbEntry.unfit_cost); its cost is +inf by its status,
      * and every reader (costdb_entries_get, costdb_stage_rows) says so. */
-    f->compute_cost = e->status == COSTDB_STATUS_OOM && e->unfit_cost > 0 &&
-                              isfinite(e->unfit_cost)
-                          ? e->unfit_cost : e->compute_cost;
+    f->compute_cost = e->status != COSTDB_STATUS_OOM ? e->compute_cost
+                      : e->unfit_cost > 0 && e->unfit_cost <= COSTDB_MAX_SECONDS
+                          ? e->unfit_cost : INFINITY;
     f->spread = e->spread;
     /* Unknown (< 0) and non-finite apply costs are stored as NULL. */
     f->apply_cost = e->apply_cost >= 0 && isfinite(e->apply_cost) ? e->apply_cost : -1.0;
