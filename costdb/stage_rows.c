@@ -25,8 +25,8 @@
 
 /* The cost rows, then the entries, of one sweep. The names of the other
  * statuses are costdb_status_parse's (sweep.c): a row whose status is one
- * of them but 'oom', byte for byte, is no stage and is not read further (the solver
- * uses none of them); any other status (a name not known, a blob, text with
+ * of them but 'oom', byte for byte, is no stage and is not read further
+ * (the solver uses none of them); any other status (a name not known, a blob, text with
  * a NUL byte) sends the entries that use the row to the checked path. */
 #define SQL_COSTS(wgrad)                                                                  \
     "SELECT cost_id, compute_cost, peak_memory, available_memory, intermediate_size,"     \

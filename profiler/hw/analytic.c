@@ -7,8 +7,8 @@
  * (approf_phase_seconds; the once-per-iteration gradient all-reduce
  * excluded, as in Alpa); the memory figures come from the stage program; a
  * module whose peak exceeds the spec's available memory is reported out of
- * memory with cost +inf, the time computed kept apart (unfit_cost). Sums run in program order, so equal inputs give bit-identical
- * results. Also the generic approf_backend_destroy.
+ * memory with cost +inf, the time computed kept apart (unfit_cost). Sums
+ * run in program order, so equal inputs give bit-identical results. Also the generic approf_backend_destroy.
  */
 #include <math.h>
 #include <stdio.h>
