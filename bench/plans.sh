@@ -44,10 +44,9 @@
 # current scaling, both swept with approf sweep --fp8, whose recipe is
 # delayed scaling); spec_fields ("k=v;k=v": fields of the row's hardware
 # spec set otherwise, e.g. the memory of a 96 GB H100). A cp or ep case
-# that apsolve refuses on its sweep (the same GPUs without cp/ep do not
-# fit, and apsolve prices cp/ep from them) is priced again on a sweep of a
-# copy of its spec with unbounded memory; it fits when memory_needed is
-# within the real spec's memory (a note says so). set (calibration
+# whose twin (the same GPUs without cp/ep) the sweep stores out of memory
+# is priced from the time the sweep kept for it (docs/context-parallel.md,
+# "Refusals"), on the real spec. set (calibration
 # or heldout) and family are read by bench/validation.sh. A missing
 # column takes its old meaning (gpt, 1, 1, -, -, -).
 # PLANS_SWEEP_OPTS="..." adds options to every approf sweep.
@@ -220,23 +219,17 @@ def spec_fields(c):
     return dict((k.strip(), v.strip()) for k, _, v in
                 (kv.partition("=") for kv in c["spec_fields"].split(";")))
 
-def hardware_for(c, unbounded=False):
+def hardware_for(c):
     """The --hardware of case c: the built-in spec, or a copy of it with
-    the fields its framework sets otherwise (framework_spec.overrides).
-    unbounded: a copy with 65536 GiB of memory whatever the case's, and
-    the bytes the real spec makes available beside it."""
+    the fields its framework sets otherwise (framework_spec.overrides)."""
     name, fields = c["hardware"], dict(framework_spec.overrides(c), **spec_fields(c))
-    if unbounded:
-        real = dict(fields)
-        fields = dict(fields, memory_gib="65536")
     if not fields:
         return name
     path = framework_spec.spec_name(TMP, name, fields)
     if path not in specs:
-        vals = framework_spec.write_spec("plans.sh", APPROF, name, fields, path)
-        specs[path] = (float(real.get("memory_gib", vals["memory_gib"])) -
-                       float(vals.get("memory_reserve_gib", "1"))) * 2**30 if unbounded else path
-    return (path, specs[path]) if unbounded else path
+        framework_spec.write_spec("plans.sh", APPROF, name, fields, path)
+        specs[path] = path
+    return path
 if ONLY:
     cases = [c for c in cases if re.search(ONLY, c["id"])]
 
@@ -352,36 +345,6 @@ for c in cases:
     rc_full, d3_full, auto_full, err_full = apsolve(db, ["--parallel", knobs, "--global-batch", str(G)])
     rc_3d, d3_only, auto_3d, err_3d = apsolve(db, ["--parallel", "dp=%d,tp=%d,pp=%d" % (dpe, tp, pp)])
 
-    # apsolve prices a cp or ep stage from the entry of the same GPUs
-    # without cp/ep (docs/context-parallel.md, docs/expert-parallel.md); a
-    # run that needs cp or ep to fit has that entry out of memory, its cost
-    # infinite, and apsolve refuses the layout. Such a case is priced again
-    # on a sweep of a copy of its spec with unbounded memory, and fits when
-    # the plan's memory_needed is within the real spec's memory (the rule
-    # bench/validation.sh uses for its rows).
-    if d3_full is None and (cp > 1 or ep > 1) and rc_full != 0:
-        big, avail = hardware_for(c, unbounded=True)
-        db2 = db[:-3] + "-unbounded.db"
-        if os.path.exists(db2):
-            os.remove(db2)
-        s2 = list(sweep)
-        s2[s2.index("--hardware") + 1] = big
-        s2[s2.index("--db") + 1] = db2
-        rc2, _, err2 = run(s2 + extra, SWEEP_TIMEOUT)
-        if rc2 == 0:
-            rc_u, d3_u, _, err_u = apsolve(db2, ["--parallel", knobs, "--global-batch", str(G)])
-            if d3_u is not None and d3_u.get("full_cost") is not None:
-                need = max(st.get("memory_needed", 0) for st in d3_u.get("stages") or [{}])
-                notes.append("as-run: n/a on the real spec (%s); priced on a copy with unbounded "
-                             "memory, needs %.1f of %.1f GiB" %
-                             (first_line(err_full), need / 2**30, avail / 2**30))
-                d3_full, rc_full = dict(d3_u), 0
-                for st in d3_full["stages"]:
-                    st["memory_ok"] = need <= avail
-            else:
-                notes.append("as-run: unbounded memory too: %s" % first_line(err_u))
-        else:
-            notes.append("as-run: sweep with unbounded memory failed: %s" % first_line(err2))
     if d3_full is None:
         full_s, full_fits = None, None
         notes.append("as-run: n/a: %s" % (first_line(err_full) if rc_full else "no 3-D plan in the output"))

@@ -258,6 +258,13 @@ typedef struct CostdbEntry {
      * NULL; forward entries, CSV imports, databases before schema 12); a
      * value outside 0..compute_cost is stored as unknown. */
     double wgrad_cost;
+    /* status OOM only: the seconds the sweep computed for the phase before
+     * judging it out of memory (the analytic backend's), which the cp and
+     * ep steps of apsolve price a plan from (docs/context-parallel.md,
+     * "Refusals"); its cost stays compute_cost, +inf. Stored in the
+     * compute_cost column of the oom row, which every costdb reader hands
+     * out as +inf. <= 0: unknown (a measured OOM, rows written before). */
+    double unfit_cost;
 } CostdbEntry;
 
 typedef struct CostdbCommPoint {

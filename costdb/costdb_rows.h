@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A sweep's stage costs for the solver, streamed: only the rows and fields
- * the stage DP reads (the entries whose status is 'ok': a failed, OOM,
+ * the stage DP reads (the entries whose status is 'ok', and those judged
+ * out of memory, 'oom', which the cp and ep steps read: a failed,
  * timed-out or skipped phase is no stage), one row at a time, with no copy
  * of the entries' texts and no array of CostdbEntry. Every value it reads is
  * checked as costdb_entries_get checks it (the same refusals and messages),
@@ -23,13 +24,18 @@ typedef struct CostdbStageRow {
     double compute_cost;              /* seconds, as stored (may be inf or < 0) */
     double apply_cost;                /* < 0: unknown (NULL) */
     double wgrad_cost;                /* the backward's W seconds (schema 12); < 0: unknown */
+    /* a row with status 'oom': compute_cost +inf, and here the seconds the
+     * sweep computed for it (CostdbEntry.unfit_cost; <= 0 unknown); 0 for
+     * 'ok' rows */
+    double unfit_cost;
     int64_t peak_memory, available_memory, intermediate_size, initial_size;
 } CostdbStageRow;
 
 /* Called for each row; a non-zero return stops the scan and is returned. */
 typedef int (*CostdbStageRowFn)(void *ctx, const CostdbStageRow *row);
 
-/* Calls fn for every stage_profile row of the sweep whose status is 'ok',
+/* Calls fn for every stage_profile row of the sweep whose status is 'ok'
+ * or 'oom' (an oom row's cost +inf, its computed time in unfit_cost),
  * in stage_entry's primary-key order (schema 8: submesh_index descending,
  * start_layer, end_layer, config_index, phase): the two phases of one
  * (i, j, s, c) come one after the other.

@@ -71,7 +71,12 @@ void cdb_cost_cache_clear(Costdb *db)
 static void fields_of(const CostdbEntry *e, CostFields *f)
 {
     memset(f, 0, sizeof *f);
-    f->compute_cost = e->compute_cost;
+    /* An oom row's compute_cost column holds the seconds computed for it,
+     * when known (CostdbEntry.unfit_cost); its cost is +inf by its status,
+     * and every reader (costdb_entries_get, costdb_stage_rows) says so. */
+    f->compute_cost = e->status != COSTDB_STATUS_OOM ? e->compute_cost
+                      : e->unfit_cost > 0 && e->unfit_cost <= COSTDB_MAX_SECONDS
+                          ? e->unfit_cost : INFINITY;
     f->spread = e->spread;
     /* Unknown (< 0) and non-finite apply costs are stored as NULL. */
     f->apply_cost = e->apply_cost >= 0 && isfinite(e->apply_cost) ? e->apply_cost : -1.0;
@@ -188,7 +193,7 @@ int cdb_entry_cost_id(Costdb *db, int64_t sweep_id, const CostdbEntry *e, int64_
     if ((rc = cdb_prepare(db, sql_cost_insert, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
-    sqlite3_bind_double(st, 2, e->compute_cost);
+    sqlite3_bind_double(st, 2, f.compute_cost);
     for (int k = 0; k < 7; k++)
         sqlite3_bind_int64(st, 3 + k, f.sizes[k]);
     sqlite3_bind_int(st, 10, e->repeats);

@@ -11,7 +11,9 @@
  * (type, range, status); an entry whose key or costs it does not clear is
  * read again, through the stage_profile view, with cdb_row_check and the
  * cdb_col_* readers, whose refusal names the table, the row key and the
- * column, as costdb_entries_get's does.
+ * column, as costdb_entries_get's does. A row judged out of memory ('oom')
+ * is handed over too, its cost +inf and the seconds its compute_cost
+ * column holds in unfit_cost (CostdbEntry), for apsolve's cp and ep steps.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -23,8 +25,8 @@
 
 /* The cost rows, then the entries, of one sweep. The names of the other
  * statuses are costdb_status_parse's (sweep.c): a row whose status is one
- * of them, byte for byte, is no stage and is not read further (the solver
- * uses none of them); any other status (a name not known, a blob, text with
+ * of them but 'oom', byte for byte, is no stage and is not read further
+ * (the solver uses none of them); any other status (a name not known, a blob, text with
  * a NUL byte) sends the entries that use the row to the checked path. */
 #define SQL_COSTS(wgrad)                                                                  \
     "SELECT cost_id, compute_cost, peak_memory, available_memory, intermediate_size,"     \
@@ -111,7 +113,7 @@ static int cost_ok(sqlite3_stmt *st, int col, int null_ok, double *v)
 /* A cost row as the fast path found it. */
 enum { COST_NONE, COST_OK, COST_NO_STAGE, COST_CHECK };
 typedef struct CostRow {
-    double compute_cost, apply_cost, wgrad_cost;
+    double compute_cost, apply_cost, wgrad_cost, unfit_cost;
     int64_t peak_memory, available_memory, intermediate_size, initial_size;
     int kind; /* COST_*: none (no such row), cleared, another status, to check */
 } CostRow;
@@ -144,9 +146,11 @@ static int cost_kind(sqlite3_stmt *st, int fast, CostRow *c)
         n = sqlite3_value_bytes(x);
         s = sqlite3_value_text(x);
     }
-    if (s && is_no_stage_status(s, n))
+    /* 'oom': read as 'ok' is, its column's seconds the unfit_cost */
+    int oom = s && n == 3 && !memcmp(s, "oom", 3);
+    if (s && !oom && is_no_stage_status(s, n))
         return COST_NO_STAGE;
-    if (!fast || !s || n != 2 || memcmp(s, "ok", 2))
+    if (!fast || !s || (!oom && (n != 2 || memcmp(s, "ok", 2))))
         return COST_CHECK;
     {
         int64_t v[4];
@@ -156,6 +160,12 @@ static int cost_kind(sqlite3_stmt *st, int fast, CostRow *c)
             !int_in(st, 5, 0, COSTDB_MAX_BYTES, &v[3]) || !cost_ok(st, 6, 1, &c->apply_cost) ||
             !cost_ok(st, 8, 1, &c->wgrad_cost))
             return COST_CHECK;
+        c->unfit_cost = 0.0;
+        if (oom) {
+            c->unfit_cost = isfinite(c->compute_cost) && c->compute_cost > 0 ? c->compute_cost
+                                                                              : 0.0;
+            c->compute_cost = INFINITY;
+        }
         c->peak_memory = v[0];
         c->available_memory = v[1];
         c->intermediate_size = v[2];
@@ -241,7 +251,12 @@ static int checked_row(Costdb *db, sqlite3_stmt *st, CostdbStageRow *r)
     if ((rc = cdb_col_cost_or_null(db, st, 10, &r->apply_cost)) < 0 ||
         (rc = cdb_col_cost_or_null(db, st, 12, &r->wgrad_cost)) < 0)
         return rc;
-    return stat != COSTDB_STATUS_OK;
+    r->unfit_cost = 0.0;
+    if (stat == COSTDB_STATUS_OOM) {
+        r->unfit_cost = isfinite(r->compute_cost) && r->compute_cost > 0 ? r->compute_cost : 0.0;
+        r->compute_cost = INFINITY;
+    }
+    return stat != COSTDB_STATUS_OK && stat != COSTDB_STATUS_OOM;
 }
 
 /* An entry the fast path did not clear, read again through the view:
@@ -333,6 +348,7 @@ int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *c
             r.compute_cost = c->compute_cost;
             r.apply_cost = c->apply_cost;
             r.wgrad_cost = c->wgrad_cost;
+            r.unfit_cost = c->unfit_cost;
             r.peak_memory = c->peak_memory;
             r.available_memory = c->available_memory;
             r.intermediate_size = c->intermediate_size;
@@ -340,7 +356,7 @@ int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *c
         } else if ((rc = checked_entry(db, sweep_id, st, &r)) < 0) {
             goto out;
         } else if (rc > 0) {
-            continue; /* a known status other than ok */
+            continue; /* a known status other than ok and oom */
         }
         if ((rc = cdb_entry_layers_check(db, COSTDB_ECORRUPT, sweep_id, layers, r.start_layer,
                                          r.end_layer, r.submesh_index, r.config_index,

@@ -645,6 +645,13 @@ static int entry_row(Costdb *db, sqlite3_stmt *st, void *row)
      * them as no stage (docs/reliability.md). */
     if ((rc = cdb_col_cost(db, st, 5, &x->compute_cost)) < 0)
         return rc;
+    /* an oom row's column holds the time computed for it (unfit_cost),
+     * its cost is +inf */
+    x->unfit_cost = 0.0;
+    if (x->status == COSTDB_STATUS_OOM) {
+        x->unfit_cost = isfinite(x->compute_cost) && x->compute_cost > 0 ? x->compute_cost : 0.0;
+        x->compute_cost = INFINITY;
+    }
     for (int k = 0; k < 7; k++)
         if ((rc = cdb_col_range(db, st, 6 + k, 0, COSTDB_MAX_BYTES, "(COSTDB_MAX_BYTES)",
                                 sizes[k])) < 0)

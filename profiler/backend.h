@@ -41,6 +41,10 @@ typedef struct ApprofMeasurement {
      * the backward phase; 0: not measured, the step is priced from
      * optimizer_bytes (approf_stage_apply_seconds). */
     double apply_seconds;
+    /* status OOM: the seconds the backend computed for the phase before
+     * judging it out of memory (the analytic backend's; kept as the entry's
+     * unfit_cost, CostdbEntry); 0: unknown (a module that ran out). */
+    double unfit_cost;
 } ApprofMeasurement;
 
 /* The processes of a multi-process sweep (mpirun -np R approf sweep), as a

@@ -80,6 +80,15 @@ typedef struct ApsolveMemory {
     int64_t peak, intermediate, initial, avail;
 } ApsolveMemory;
 
+/* An entry the sweep judged out of memory (status oom, cost +inf), as the
+ * sweep computed it (CostdbEntry.unfit_cost): what a cp or ep stage is
+ * priced from when its twin does not fit (apsolve_unfit_restore). fwd < 0:
+ * none. */
+typedef struct ApsolveUnfit {
+    double fwd, bwd, apply;
+    ApsolveMemory memory;
+} ApsolveUnfit;
+
 /* The cost table. Arrays of L * L * S * C entries are indexed by
  * apsolve_index(); only j >= i is read. cost is fwd + bwd seconds, +inf for
  * a missing or failed entry (NaN and negative values are treated as +inf).
@@ -103,6 +112,8 @@ typedef struct ApsolveProblem {
     double *wgrad_cost;               /* optional, with fwd/bwd: the backward's weight-gradient
                                        * seconds (ZB-H1's W; < 0 unknown, CostdbEntry) */
     ApsolveMemory *memory;            /* optional */
+    ApsolveUnfit *unfit;              /* optional: the out-of-memory entries' own figures; their
+                                       * cost stays +inf (apsolve_unfit_restore) */
     int64_t sweep_id;                 /* 0 for in-memory problems */
 } ApsolveProblem;
 

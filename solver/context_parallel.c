@@ -349,8 +349,10 @@ int apsolve_cp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
             const ApsolveConfig *cf = &q->configs[(size_t)s * q->num_configs + c];
             size_t idx = apsolve_index(q, sp->start_layer, sp->end_layer, s, c);
             ApsolveCpStage x;
+            /* a twin the sweep judged out of memory is priced from the time
+             * it computed; the transformed memory decides fit */
             if (!cf->valid || cf->logical_a != l->dp * l->cp || cf->logical_b != l->tp ||
-                cf->force_batch_dim != 0 || !isfinite(q->cost[idx]))
+                cf->force_batch_dim != 0 || !apsolve_unfit_restore(q, idx))
                 continue;
             if (apsolve_cp_stage(db, sweep, q, sp->start_layer, sp->end_layer, s, c, l, &x, why,
                                  len)) {

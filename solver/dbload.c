@@ -43,52 +43,94 @@ static int same_key(const CostdbStageRow *a, const CostdbStageRow *b)
            a->submesh_index == b->submesh_index && a->config_index == b->config_index;
 }
 
+/* The memory and apply seconds of an entry from its two phases. */
+static void entry_figures(const LoadCtx *c, const CostdbStageRow *ph0, const CostdbStageRow *ph1,
+                          ApsolveMemory *m, double *apply)
+{
+    m->peak = max64(ph0->peak_memory, ph1->peak_memory);
+    m->intermediate = max64(ph0->intermediate_size, ph1->intermediate_size);
+    m->initial = max64(ph0->initial_size, ph1->initial_size);
+    /* The smaller known free memory of the two phases. */
+    m->avail = ph0->available_memory > 0 && ph1->available_memory > 0
+                   ? (ph0->available_memory < ph1->available_memory ? ph0->available_memory
+                                                                    : ph1->available_memory)
+                   : max64(ph0->available_memory, ph1->available_memory);
+    if (c->opt->memory_budget > 0)
+        m->avail = c->opt->memory_budget;
+    /* apply_cost is per entry, not per phase: the larger known one; any
+     * unknown (< 0, NaN) phase makes it unknown. */
+    *apply = !(ph0->apply_cost >= 0) || !(ph1->apply_cost >= 0) || !isfinite(ph0->apply_cost) ||
+                     !isfinite(ph1->apply_cost)
+                 ? -1.0
+                 : ph0->apply_cost > ph1->apply_cost ? ph0->apply_cost : ph1->apply_cost;
+}
+
+/* The seconds of phase e: its cost, or the time computed for a phase
+ * judged out of memory (unfit_cost); < 0 none. */
+static double phase_seconds(const CostdbStageRow *e)
+{
+    return entry_ok(e) ? e->compute_cost : e->unfit_cost > 0 && isfinite(e->unfit_cost)
+                                              ? e->unfit_cost : -1.0;
+}
+
+/* An entry out of memory in a phase, both phases' times known: its figures
+ * in p->unfit (allocated at the first), its cost +inf. The same memory and
+ * objective rules as put_entry's. */
+static void put_unfit(LoadCtx *c, const CostdbStageRow *e, const CostdbStageRow *ph0,
+                      const CostdbStageRow *ph1)
+{
+    ApsolveProblem *p = c->p;
+    double t0 = phase_seconds(ph0), t1 = phase_seconds(ph1);
+    size_t idx, n;
+    ApsolveUnfit *u;
+    if (t0 < 0 || t1 < 0 || !p->fwd_cost || !p->memory)
+        return;
+    n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+        (size_t)p->num_configs;
+    if (!p->unfit) {
+        if (!(p->unfit = malloc(n * sizeof *p->unfit)))
+            return; /* without memory the entry stays +inf, as stored */
+        for (size_t k = 0; k < n; k++)
+            p->unfit[k].fwd = -1.0;
+    }
+    idx = apsolve_index(p, e->start_layer, e->end_layer, e->submesh_index, e->config_index);
+    u = &p->unfit[idx];
+    u->fwd = t0;
+    u->bwd = c->opt->inference ? 0 : t1;
+    entry_figures(c, ph0, ph1, &u->memory, &u->apply);
+}
+
 static void put_entry(LoadCtx *c, const CostdbStageRow *e, const CostdbStageRow *ph0,
                       const CostdbStageRow *ph1)
 {
     ApsolveProblem *p = c->p;
     const CostdbStageRow *ph[2] = {ph0, ph1};
-    int64_t avail, peak, inter, init;
+    ApsolveMemory m;
     size_t idx;
     if (e->start_layer < 0 || e->end_layer < e->start_layer || e->end_layer >= p->num_layers ||
         e->submesh_index < 0 || e->submesh_index >= p->num_submeshes || e->config_index < 0 ||
         e->config_index >= p->num_configs)
         return; /* outside the sweep's enumeration: ignored */
-    if (!entry_ok(ph[0]) || !entry_ok(ph[1]))
+    if (!entry_ok(ph[0]) || !entry_ok(ph[1])) {
+        put_unfit(c, e, ph0, ph1);
         return; /* non-finite or negative: stays +inf */
+    }
     idx = apsolve_index(p, e->start_layer, e->end_layer, e->submesh_index, e->config_index);
-    peak = max64(ph[0]->peak_memory, ph[1]->peak_memory);
-    inter = max64(ph[0]->intermediate_size, ph[1]->intermediate_size);
-    init = max64(ph[0]->initial_size, ph[1]->initial_size);
-    /* The smaller known free memory of the two phases. */
-    avail = ph[0]->available_memory > 0 && ph[1]->available_memory > 0
-                ? (ph[0]->available_memory < ph[1]->available_memory ? ph[0]->available_memory
-                                                                     : ph[1]->available_memory)
-                : max64(ph[0]->available_memory, ph[1]->available_memory);
-    if (c->opt->memory_budget > 0)
-        avail = c->opt->memory_budget;
+    entry_figures(c, ph0, ph1, &m, &p->apply_cost[idx]);
     /* Inference runs the forward module only (docs/solver.md
      * "Objectives"): no backward pass in the stage cost. */
     p->cost[idx] = c->opt->inference ? ph[0]->compute_cost
                                      : ph[0]->compute_cost + ph[1]->compute_cost;
-    /* apply_cost is per entry, not per phase: the larger known one; any
-     * unknown (< 0, NaN) phase makes it unknown. */
-    p->apply_cost[idx] = !(ph[0]->apply_cost >= 0) || !(ph[1]->apply_cost >= 0) ||
-                                 !isfinite(ph[0]->apply_cost) || !isfinite(ph[1]->apply_cost)
-                             ? -1.0
-                             : ph[0]->apply_cost > ph[1]->apply_cost ? ph[0]->apply_cost
-                                                                     : ph[1]->apply_cost;
     p->fwd_cost[idx] = ph[0]->compute_cost;
     p->bwd_cost[idx] = c->opt->inference ? 0 : ph[1]->compute_cost;
     /* schema 12's split of the backward (unknown: < 0, read as NULL) */
     p->wgrad_cost[idx] = c->opt->inference ? 0
                          : ph[1]->wgrad_cost >= 0 ? ph[1]->wgrad_cost : -1.0;
-    p->memory[idx].peak = peak;
-    p->memory[idx].intermediate = inter;
-    p->memory[idx].initial = init;
-    p->memory[idx].avail = avail;
-    p->max_n_succ_stages[idx] = avail > 0 ? apsolve_max_n_succ_stages(avail, peak, init, inter)
-                                          : APSOLVE_UNBOUNDED;
+    p->memory[idx] = m;
+    p->max_n_succ_stages[idx] = m.avail > 0 ? apsolve_max_n_succ_stages(m.avail, m.peak,
+                                                                        m.initial,
+                                                                        m.intermediate)
+                                            : APSOLVE_UNBOUNDED;
 }
 
 static int load_row(void *ctx, const CostdbStageRow *r)

@@ -219,8 +219,10 @@ int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
         for (int c = 0; c < q->num_configs; c++) {
             const ApsolveConfig *cf = &q->configs[(size_t)s * q->num_configs + c];
             size_t idx = apsolve_index(q, sp->start_layer, sp->end_layer, s, c);
+            /* a twin the sweep judged out of memory is priced from the time
+             * it computed; the transformed memory decides fit */
             if (!cf->valid || cf->logical_a != l->dp || cf->logical_b != l->tp ||
-                cf->force_batch_dim != 0 || !isfinite(q->cost[idx]))
+                cf->force_batch_dim != 0 || !apsolve_unfit_restore(q, idx))
                 continue;
             if (apsolve_ep_stage(db, sweep, q->cluster_gpus, sp->start_layer, sp->end_layer, s, c, l, &xs[c],
                                  why, len)) {

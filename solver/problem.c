@@ -110,6 +110,13 @@ int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out)
             memcpy(q->wgrad_cost, p->wgrad_cost, cells * sizeof *q->wgrad_cost);
         memcpy(q->memory, p->memory, cells * sizeof *q->memory);
     }
+    if (p->unfit) {
+        if (!(q->unfit = malloc(cells * sizeof *q->unfit))) {
+            apsolve_problem_free(&q);
+            return APSOLVE_ENOMEM;
+        }
+        memcpy(q->unfit, p->unfit, cells * sizeof *q->unfit);
+    }
     q->sweep_id = p->sweep_id;
     *out = q;
     return APSOLVE_OK;
@@ -130,6 +137,7 @@ void apsolve_problem_free(ApsolveProblem **pp)
     free(p->bwd_cost);
     free(p->wgrad_cost);
     free(p->memory);
+    free(p->unfit);
     free(p);
     *pp = NULL;
 }
@@ -219,6 +227,29 @@ void apsolve_entry_add(ApsolveProblem *q, size_t idx, const ApsolveEntryDelta *d
             q->max_n_succ_stages[idx] =
                 apsolve_max_n_succ_stages(m->avail, m->peak, m->initial, m->intermediate);
     }
+}
+
+int apsolve_unfit_restore(ApsolveProblem *q, size_t idx)
+{
+    const ApsolveUnfit *u;
+    if (isfinite(q->cost[idx]))
+        return 1;
+    if (!q->unfit || !q->fwd_cost || !q->bwd_cost || !q->memory || q->unfit[idx].fwd < 0)
+        return 0;
+    u = &q->unfit[idx];
+    q->cost[idx] = u->fwd + u->bwd;
+    q->fwd_cost[idx] = u->fwd;
+    q->bwd_cost[idx] = u->bwd;
+    if (q->wgrad_cost)
+        q->wgrad_cost[idx] = -1.0; /* not stored for an oom entry: unknown */
+    q->apply_cost[idx] = u->apply;
+    q->memory[idx] = u->memory;
+    q->max_n_succ_stages[idx] =
+        u->memory.avail > 0 ? apsolve_max_n_succ_stages(u->memory.avail, u->memory.peak,
+                                                        u->memory.initial,
+                                                        u->memory.intermediate)
+                            : APSOLVE_UNBOUNDED;
+    return 1;
 }
 
 void apsolve_plan_free(ApsolvePlan **plan)

@@ -29,7 +29,10 @@ int apsolve_twin_check(ApsolveRun *r, const ApsolveCand *eq, int la, int lb, con
                 cf->force_batch_dim != 0)
                 continue;
             any = 1;
-            if (isfinite(p->cost[apsolve_index(p, sp->start_layer, sp->end_layer, s, c)]))
+            size_t idx = apsolve_index(p, sp->start_layer, sp->end_layer, s, c);
+            /* an entry out of memory with the time the sweep computed is
+             * priced from that time (apsolve_unfit_restore) */
+            if (isfinite(p->cost[idx]) || (p->unfit && p->unfit[idx].fwd >= 0))
                 priced = 1;
             for (int ph = 0; ph < 2 && !priced && !stored; ph++)
                 if (costdb_entry_exists(r->db, eq->sweep, sp->start_layer, sp->end_layer, s, c,

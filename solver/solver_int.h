@@ -71,6 +71,13 @@ typedef struct ApsolveEntryDelta {
  * step (not below 0; unknown stays unknown), its memory (the initial not
  * below 0) and the stage count that memory allows (problem.c). */
 void apsolve_entry_add(ApsolveProblem *q, size_t idx, const ApsolveEntryDelta *d);
+
+/* Entry idx of q (one with memory: fwd_cost, bwd_cost, memory) as the
+ * sweep computed it before judging it out of memory (q->unfit), its cost
+ * and memory in place and its max_n_succ_stages from that memory, for a cp
+ * or ep step to transform: the transformed memory then decides fit, as an
+ * entry's own does. 1: idx has a finite cost (now or already); 0: none. */
+int apsolve_unfit_restore(ApsolveProblem *q, size_t idx);
 /* Model chunks per device of opt's schedule: v for interleaved and
  * interleaved ZB with v >= 2, 2 for ZBV, else 1. */
 static inline int apsolve_virtual(const ApsolveOptions *opt)

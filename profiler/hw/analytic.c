@@ -7,8 +7,8 @@
  * (approf_phase_seconds; the once-per-iteration gradient all-reduce
  * excluded, as in Alpa); the memory figures come from the stage program; a
  * module whose peak exceeds the spec's available memory is reported out of
- * memory with cost +inf. Sums run in program order, so equal inputs give bit-identical
- * results. Also the generic approf_backend_destroy.
+ * memory with cost +inf, the time computed kept apart (unfit_cost). Sums
+ * run in program order, so equal inputs give bit-identical results. Also the generic approf_backend_destroy.
  */
 #include <math.h>
 #include <stdio.h>
@@ -36,6 +36,7 @@ static int analytic_measure(void *ctx, const ApprofStageProgram *p, int phase,
     if (out->peak_memory > avail) {
         out->status = COSTDB_STATUS_OOM;
         out->compute_cost = INFINITY;
+        out->unfit_cost = cost; /* what apsolve's cp and ep steps price from */
         snprintf(out->error, sizeof out->error, "needs %.1f GiB, %.1f GiB available on %s",
                  (double)out->peak_memory / 1073741824.0, (double)avail / 1073741824.0,
                  hw->name);

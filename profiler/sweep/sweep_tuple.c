@@ -311,8 +311,14 @@ static double apply_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgr
 static void fill_entry(CostdbEntry *e, const ApprofTuple *t, int phase,
                        const ApprofStageProgram *p, const ApprofMeasurement *m, double apply)
 {
+    /* an entry judged out of memory keeps the time computed for it
+     * (unfit_cost) and its apply seconds, which apsolve's cp and ep steps
+     * price a twin from; its cost is +inf */
+    const int unfit =
+        m->status == COSTDB_STATUS_OOM && m->unfit_cost > 0 && isfinite(m->unfit_cost);
     memset(e, 0, sizeof *e);
-    e->apply_cost = p && m->status == COSTDB_STATUS_OK ? apply : -1.0;
+    e->apply_cost = p && (m->status == COSTDB_STATUS_OK || unfit) ? apply : -1.0;
+    e->unfit_cost = unfit ? m->unfit_cost : 0.0;
     e->wgrad_cost = -1.0;
     e->start_layer = t->start;
     e->end_layer = t->end;
@@ -435,11 +441,10 @@ int approf_sweep_expand_placements(const Sweep *sw, const ApprofTuple *t,
 /* Whether tuple t stores placements (entries filled): they belong to the
  * owner of the config's sharding group (the lowest index of its logical
  * mesh, force flag and memory level: the costdb rule); other variants read
- * the owner's. An owner that fails in both phases stores none when it has
- * no variants (it can never be chosen; most tuples of a large model on
- * small submeshes are out of memory); with variants it stores them unless
- * the failure is not a memory one, since a recomputing or ZeRO variant may
- * fit. */
+ * the owner's. An owner that fails in both phases stores none unless the
+ * failure is a memory one: a recomputing or ZeRO variant may fit, and the
+ * cp and ep steps of apsolve read an out-of-memory twin's placements
+ * (docs/context-parallel.md, "Refusals"). */
 static int wants_placements(const Sweep *sw, const ApprofTuple *t, const CostdbEntry e[2])
 {
     int owner, variants;
@@ -447,7 +452,8 @@ static int wants_placements(const Sweep *sw, const ApprofTuple *t, const CostdbE
     int both_failed = e[0].status != COSTDB_STATUS_OK && e[1].status != COSTDB_STATUS_OK;
     int memory_only = e[0].status != COSTDB_STATUS_FAILED && e[1].status != COSTDB_STATUS_FAILED &&
                       (e[0].status == COSTDB_STATUS_OOM || e[1].status == COSTDB_STATUS_OOM);
-    return owner == t->config && !(both_failed && (!variants || !memory_only));
+    (void)variants;
+    return owner == t->config && !(both_failed && !memory_only);
 }
 
 /* Placement rows of a template, its tensors read through the stage's
@@ -653,7 +659,10 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
         slot = NULL;
     }
     sum->t_costing += costdb_monotonic_seconds() - t1;
-    double apply = m[0].status == COSTDB_STATUS_OK || m[1].status == COSTDB_STATUS_OK
+    /* priced for an entry with a time: one measured, or computed before it
+     * was judged out of memory (unfit_cost, which apsolve's cp/ep steps use) */
+    double apply = m[0].status == COSTDB_STATUS_OK || m[1].status == COSTDB_STATUS_OK ||
+                           m[0].unfit_cost > 0 || m[1].unfit_cost > 0
                        ? apply_seconds(&sw->hw, &prog,
                                        m[1].status == COSTDB_STATUS_OK ? m[1].apply_seconds : 0.0)
                        : -1.0;

@@ -84,6 +84,9 @@ static const char *make_db(const char *name)
                         y->invar_size = 11;
                         y->repeats = 1;
                         y->apply_cost = (x >> 30) % 3 == 0 ? -1.0 : (double)((x >> 33) % 50) / 3;
+                        /* half the oom rows with the time computed for them */
+                        if (y->status == COSTDB_STATUS_OOM && (x >> 50) % 2)
+                            y->unfit_cost = (double)((x >> 36) % 1000 + 1) / 9;
                         if (y->status != COSTDB_STATUS_OK)
                             snprintf(y->error, sizeof y->error, "failed %d", (int)(x % 97));
                     }
@@ -115,7 +118,7 @@ static void test_equals_entries_get(void)
     const char *p = make_db("rows.db");
     Costdb *db = NULL;
     CostdbEntry *e = NULL;
-    size_t ne = 0, k = 0, ok = 0;
+    size_t ne = 0, k = 0, ok = 0, oom = 0, timed = 0;
     Got *g = calloc(1, sizeof *g);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
     CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
@@ -125,9 +128,15 @@ static void test_equals_entries_get(void)
     qsort(e, ne, sizeof *e, cmp_entry);
     for (size_t i = 0; i < ne; i++) {
         const CostdbStageRow *r;
-        if (e[i].status != COSTDB_STATUS_OK)
+        if (e[i].status != COSTDB_STATUS_OK && e[i].status != COSTDB_STATUS_OOM)
             continue;
         ok++;
+        /* an oom row: its cost +inf both ways, the time computed apart */
+        if (e[i].status == COSTDB_STATUS_OOM) {
+            oom++;
+            timed += e[i].unfit_cost > 0;
+            CU_ASSERT(isinf(e[i].compute_cost) && e[i].compute_cost > 0);
+        }
         CU_ASSERT_FATAL(k < g->n);
         r = &g->r[k++];
         CU_ASSERT_EQUAL(r->start_layer, e[i].start_layer);
@@ -141,8 +150,10 @@ static void test_equals_entries_get(void)
         CU_ASSERT_EQUAL(r->available_memory, e[i].available_memory);
         CU_ASSERT_EQUAL(r->intermediate_size, e[i].intermediate_size);
         CU_ASSERT_EQUAL(r->initial_size, e[i].initial_size);
+        CU_ASSERT(memcmp(&r->unfit_cost, &e[i].unfit_cost, sizeof(double)) == 0);
     }
     CU_ASSERT_EQUAL(g->n, ok);
+    CU_ASSERT(timed > 0 && timed < oom);
     /* the walk gives every kind of row */
     CU_ASSERT(ok > 0 && ok < ne);
     /* a callback's non-zero return stops the scan and is returned */
@@ -171,8 +182,10 @@ static void test_refusals(void)
         {"UPDATE stage_profile SET status = CAST(x'6f6b0067617262616765' AS TEXT)", "NUL"},
         {"UPDATE stage_profile SET status = CAST('ok' AS BLOB)", "blob"},
         {"UPDATE stage_profile SET end_layer = 70000", "end_layer"},
+        /* an oom row is read (apsolve's cp and ep steps price from it) */
+        {"UPDATE stage_profile SET status = 'oom', peak_memory = 'lots'", "peak_memory"},
         /* a row with another known status is not read at all */
-        {"UPDATE stage_profile SET status = 'oom', peak_memory = 'lots'", NULL},
+        {"UPDATE stage_profile SET status = 'failed', peak_memory = 'lots'", NULL},
         /* nor are the columns the solver does not use */
         {"UPDATE stage_profile SET spread = -1, error = hex(randomblob(600))", NULL},
     };

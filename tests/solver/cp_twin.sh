@@ -6,8 +6,16 @@
 # - Its memory does not decide fit: at a --memory-budget between the two
 #   needs, dp=2 (the twin of cp=2) does not fit and dp=1,cp=2 does (Llama-3-8B's
 #   shape, 2 blocks at sequence 4096 on 1x2 A100-40GB).
-# - A twin stored out of memory keeps no time: cp=2 (and ep=2 on a small
-#   Mixtral) is refused naming that stage and the cause, not attention or
+# - A twin the sweep judges out of memory keeps the time it computed
+#   (CostdbEntry.unfit_cost, in its oom row's compute_cost column; its cost
+#   stays inf) and its placements: the cp or ep stage is priced from it and
+#   fits or not on the transformed memory. On a small Llama at sequence
+#   16384 whose dp=4 backward exceeds a 4.8 GiB copy of a100-40g, cp=4 is
+#   priced as fitting (the 3-D dp=4 plan has no finite entry); at 9.4 GiB
+#   the 8B's cp=2 and at 1.75 GiB the Mixtral's ep=2 are priced and do not
+#   fit (exit 3, the stage OUT OF MEMORY).
+# - A twin out of memory without a time (a measured OOM, a database written
+#   before) is refused naming that stage and the cause, not attention or
 #   experts (exit 2); a twin with no entry (what approf sweep --skip-unfit
 #   leaves out) names --skip-unfit.
 # Usage: cp_twin.sh APPROF APSOLVE PYTHON SQLITE3
@@ -50,7 +58,20 @@ sed 's/^memory_gib = .*/memory_gib = 9.4/' "$w/show" >"$w/small.spec"
 "$approf" sweep --db "$w/s.db" --quiet $llama --hardware "$w/small.spec" --recompute none \
   --zero 0 --memory-levels 1 >"$w/out" 2>&1 || fail_with "$w/out" "llama sweep, 9.4 GiB"
 plan "$w/s.db" dp=1,tp=1,pp=1,cp=2
-expect_rc 2 $? "$w/err" "cp=2 on a twin out of memory"
+expect_rc 3 $? "$w/err" "cp=2 on a twin out of memory"
+"$py" - "$w/p.json" <<'EOF' || fail "cp=2 priced from its twin out of memory"
+import json, math, sys
+p = json.load(open(sys.argv[1]))
+s = p["stages"][0]
+assert not p["feasible"] and math.isfinite(s["cost"]) and s["cost"] > 0, p
+assert not s["memory_ok"] and s["memory_needed"] > s["available_memory"], s
+EOF
+# the twin's oom rows without a time, as a measured OOM or an older
+# database stores them
+"$sq" "$w/s.db" "update stage_profile set compute_cost = 9e999 where status = 'oom'" ||
+  fail "the oom rows' time removed"
+plan "$w/s.db" dp=1,tp=1,pp=1,cp=2
+expect_rc 2 $? "$w/err" "cp=2 on a twin out of memory without a time"
 grep -q "cp=2 is priced from the stored entry of the same GPUs without it (logical mesh (2, 1), batch on axis 0), and stage 0's (layers 0-1) in sweep 1 has no time: it is stored out of memory" "$w/err" ||
   fail_with "$w/err" "the refusal of cp=2 does not name its twin out of memory"
 # the twin's rows gone, as --skip-unfit leaves a tuple out
@@ -62,6 +83,34 @@ expect_rc 2 $? "$w/err" "cp=2 without its twin"
 grep -q "sweep 1 has no entry for stage 0 (layers 0-1): approf sweep --skip-unfit" "$w/err" ||
   fail_with "$w/err" "the refusal of cp=2 does not name --skip-unfit"
 
+# cp=4 fits where its twin does not: a small Llama at sequence 16384 on a
+# copy of a100-40g with 4.8 GiB (3.8 available), under the dp=4 backward's
+# 5.45 GB peak; cp=4 needs 3.5 GiB
+sed 's/^memory_gib = .*/memory_gib = 4.8/' "$w/show" >"$w/c4.spec"
+"$approf" sweep --db "$w/c4.db" --quiet --model llama --num-layers 2 --hidden 256 --heads 4 \
+  --seq-len 16384 --vocab 1000 --layers 2 --cluster 1x4 --backend model --batch 16 \
+  --micro-batch-sizes 4 --recompute none --zero 0 --memory-levels 1 \
+  --hardware "$w/c4.spec" >"$w/out" 2>&1 || fail_with "$w/out" "small llama sweep, 4.8 GiB"
+"$sq" "$w/c4.db" "select count(*) from stage_profile p join sweep_config c using (sweep_id,
+  submesh_index, config_index) where start_layer = 0 and end_layer = 1 and logical_a = 4
+  and force_batch_dim = 0 and status = 'oom'" >"$w/n" || fail "count the twin's oom rows"
+[ "$(cat "$w/n")" = 1 ] || fail "the dp=4 twin's backward is not stored out of memory"
+"$apsolve" --db "$w/c4.db" --no-store --format json --quiet --micro-batch-size 4 \
+  --parallel dp=1,tp=1,pp=1,cp=4 >"$w/p.json" 2>"$w/err" ||
+  fail_with "$w/err" "cp=4 on a twin out of memory"
+"$py" - "$w/p.json" <<'EOF' || fail "cp=4 fits where its twin does not"
+import json, math, sys
+p = json.load(open(sys.argv[1]))
+p = p["plans"][0] if "plans" in p else p
+s = p["stages"][0]
+assert p["feasible"] and s["memory_ok"], p
+assert 0 < s["memory_needed"] <= s["available_memory"] < 5.45e9, s
+assert math.isfinite(s["cost"]) and s["cost"] > 0, s
+EOF
+"$apsolve" --db "$w/c4.db" --no-store --format json --quiet --micro-batch-size 4 \
+  --parallel dp=4,tp=1,pp=1 >"$w/p.json" 2>"$w/err"
+expect_rc 3 $? "$w/err" "dp=4 out of memory"
+
 # ep: the small Mixtral of expert_parallel.sh on a copy of h100-sxm with
 # 1.75 GiB, under the dp=4 entry's 0.84 GB peak
 "$approf" hardware show h100-sxm >"$w/show" 2>"$w/err" || fail_with "$w/err" "hardware show"
@@ -70,7 +119,17 @@ sed 's/^memory_gib = .*/memory_gib = 1.75/' "$w/show" >"$w/m.spec"
   --seq-len 128 --vocab 1000 --cluster 1x4 --hardware "$w/m.spec" --batch 16 \
   --micro-batches 4 --layers 2 --recompute none --zero 0 --memory-levels 1 --quiet \
   >"$w/out" 2>&1 || fail_with "$w/out" "mixtral sweep"
+"$apsolve" --db "$w/m.db" --no-store --format json --quiet --parallel dp=4,tp=1,pp=1,ep=2 \
+  >"$w/p.json" 2>"$w/err"
+expect_rc 3 $? "$w/err" "ep=2 on a twin out of memory"
+"$py" - "$w/p.json" <<'EOF' || fail "ep=2 priced from its twin out of memory"
+import json, math, sys
+s = json.load(open(sys.argv[1]))["stages"][0]
+assert math.isfinite(s["cost"]) and s["cost"] > 0 and not s["memory_ok"], s
+EOF
+"$sq" "$w/m.db" "update stage_profile set compute_cost = 9e999 where status = 'oom'" ||
+  fail "the oom rows' time removed"
 "$apsolve" --db "$w/m.db" --no-store --quiet --parallel dp=4,tp=1,pp=1,ep=2 >/dev/null 2>"$w/err"
-expect_rc 2 $? "$w/err" "ep=2 on a twin out of memory"
+expect_rc 2 $? "$w/err" "ep=2 on a twin out of memory without a time"
 grep -q "ep=2 is priced from the stored entry of the same GPUs without it (logical mesh (4, 1), batch on axis 0), and stage 0's (layers 0-1) in sweep 1 has no time: it is stored out of memory" "$w/err" ||
   fail_with "$w/err" "the refusal of ep=2 does not name its twin out of memory"
