@@ -29,35 +29,45 @@ need() { # DB KNOBS: the first stage's memory_needed of --parallel KNOBS
     fail "memory_needed of --parallel $2"
 }
 
-g=$w/g.db
-"$approf" sweep --db "$g" --model gpt --num-layers 2 --hidden 256 --heads 4 --seq-len 128 \
-  --vocab 1000 --cluster 1x8 --hardware "$w/f32.spec" --batch 16 --micro-batches 2 --layers 2 \
-  --memory-levels 1 --recompute none --zero 3 --quiet >"$w/out" 2>&1 ||
-  fail_with "$w/out" "gpt sweep"
-z3=$(need "$g" dp=8,tp=1,pp=1,zero=3) || exit 1
-h4=$(need "$g" dp=8,tp=1,pp=1,zero=3,dp_shard=4) || exit 1
-"$py" - "$z3" "$h4" <<'EOF' || fail "HSDP memory with 4-byte gradient buffers"
+hsdp_case() { # SPEC ADAM_BYTES WHAT: HSDP dp_shard=4 over ZeRO-3 on 8 GPUs adds
+  # 1/4 - 1/8 of the elements at (2 + 4) bytes on the backward's peak and
+  # ADAM_BYTES of Adam's state
+  db=$w/g-$2.db
+  "$approf" sweep --db "$db" --model gpt --num-layers 2 --hidden 256 --heads 4 --seq-len 128 \
+    --vocab 1000 --cluster 1x8 --hardware "$1" --batch 16 --micro-batches 2 --layers 2 \
+    --memory-levels 1 --recompute none --zero 3 --quiet >"$w/out" 2>&1 ||
+    fail_with "$w/out" "gpt sweep, $3"
+  z3=$(need "$db" dp=8,tp=1,pp=1,zero=3) || exit 1
+  h4=$(need "$db" dp=8,tp=1,pp=1,zero=3,dp_shard=4) || exit 1
+  "$py" - "$z3" "$h4" "$2" <<'EOF' || fail "HSDP memory, $3"
 import sys
-z3, h4 = int(sys.argv[1]), int(sys.argv[2])
+z3, h4, adam = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 elems, x = 2098176, 1 / 4 - 1 / 8
-want = round(elems * 2 * x * (1 + 4 / 2)) + round(elems * 12 * x)
-assert h4 - z3 == want == 4720896, (h4 - z3, want)
-print("HSDP dp_shard=4: +%d bytes" % (h4 - z3))
+want = round(elems * 2 * x * (1 + 4 / 2)) + round(elems * adam * x)
+assert h4 - z3 == want, (h4 - z3, want)
+assert adam != 12 or want == 4720896, want
+print("HSDP dp_shard=4, Adam %d bytes: +%d bytes" % (adam, h4 - z3))
 EOF
+}
 
-m=$w/m.db
-"$approf" sweep --db "$m" --model mixtral --num-layers 2 --hidden 256 --heads 4 --seq-len 128 \
-  --vocab 1000 --cluster 1x4 --hardware "$w/f32.spec" --batch 16 --micro-batches 4 --layers 2 \
-  --quiet >"$w/out" 2>&1 || fail_with "$w/out" "mixtral sweep"
-plain=$(need "$m" dp=4,tp=1,pp=1) || exit 1
-ep=$(need "$m" dp=4,tp=1,pp=1,ep=2) || exit 1
-"$py" - "$plain" "$ep" <<'EOF' || fail "ep memory with 4-byte gradient buffers"
+ep_case() { # SPEC BYTES WHAT: ep=2 drops half the experts' elements, BYTES each
+  db=$w/m-$2.db
+  "$approf" sweep --db "$db" --model mixtral --num-layers 2 --hidden 256 --heads 4 --seq-len 128 \
+    --vocab 1000 --cluster 1x4 --hardware "$1" --batch 16 --micro-batches 4 --layers 2 \
+    --quiet >"$w/out" 2>&1 || fail_with "$w/out" "mixtral sweep, $3"
+  plain=$(need "$db" dp=4,tp=1,pp=1) || exit 1
+  ep=$(need "$db" dp=4,tp=1,pp=1,ep=2) || exit 1
+  "$py" - "$plain" "$ep" "$2" <<'EOF' || fail "ep memory, $3"
 import sys
-plain, ep = int(sys.argv[1]), int(sys.argv[2])
+plain, ep, per = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 half = 2 * 3 * 8 * 256 * 14336 // 2
-assert plain - ep == 18 * half, (plain - ep, 18 * half)
-print("ep=2: -%d bytes" % (plain - ep))
+assert plain - ep == per * half, (plain - ep, per * half)
+print("ep=2, %d bytes an element: -%d bytes" % (per, plain - ep))
 EOF
+}
+
+hsdp_case "$w/f32.spec" 12 "4-byte gradient buffers"
+ep_case "$w/f32.spec" 18 "4-byte gradient buffers"
 
 # Adam's state in bf16 with no separate main copy (the spec's optimizer_*
 # widths: NeMo's Apex distributed_fused_adam with dtype bf16 on a bf16
@@ -70,31 +80,5 @@ s/^optimizer_exp_avg_bytes = .*/optimizer_exp_avg_bytes = 2/
 s/^optimizer_exp_avg_sq_bytes = .*/optimizer_exp_avg_sq_bytes = 2/
 s/^name = .*/name = h100-nemo-adam/' "$w/f32.spec" >"$w/bf16adam.spec"
 grep -q '^optimizer_exp_avg_sq_bytes = 2$' "$w/bf16adam.spec" || fail "no optimizer widths in the spec"
-g2=$w/g2.db
-"$approf" sweep --db "$g2" --model gpt --num-layers 2 --hidden 256 --heads 4 --seq-len 128 \
-  --vocab 1000 --cluster 1x8 --hardware "$w/bf16adam.spec" --batch 16 --micro-batches 2 --layers 2 \
-  --memory-levels 1 --recompute none --zero 3 --quiet >"$w/out" 2>&1 ||
-  fail_with "$w/out" "gpt sweep, bf16 Adam"
-z3=$(need "$g2" dp=8,tp=1,pp=1,zero=3) || exit 1
-h4=$(need "$g2" dp=8,tp=1,pp=1,zero=3,dp_shard=4) || exit 1
-"$py" - "$z3" "$h4" <<'EOF2' || fail "HSDP memory with bf16 Adam state"
-import sys
-z3, h4 = int(sys.argv[1]), int(sys.argv[2])
-elems, x = 2098176, 1 / 4 - 1 / 8
-want = round(elems * 2 * x * (1 + 4 / 2)) + round(elems * 4 * x)
-assert h4 - z3 == want, (h4 - z3, want)
-print("HSDP dp_shard=4, bf16 Adam: +%d bytes" % (h4 - z3))
-EOF2
-m2=$w/m2.db
-"$approf" sweep --db "$m2" --model mixtral --num-layers 2 --hidden 256 --heads 4 --seq-len 128 \
-  --vocab 1000 --cluster 1x4 --hardware "$w/bf16adam.spec" --batch 16 --micro-batches 4 --layers 2 \
-  --quiet >"$w/out" 2>&1 || fail_with "$w/out" "mixtral sweep, bf16 Adam"
-plain=$(need "$m2" dp=4,tp=1,pp=1) || exit 1
-ep=$(need "$m2" dp=4,tp=1,pp=1,ep=2) || exit 1
-"$py" - "$plain" "$ep" <<'EOF2' || fail "ep memory with bf16 Adam state"
-import sys
-plain, ep = int(sys.argv[1]), int(sys.argv[2])
-half = 2 * 3 * 8 * 256 * 14336 // 2
-assert plain - ep == 10 * half, (plain - ep, 10 * half)
-print("ep=2, bf16 Adam: -%d bytes" % (plain - ep))
-EOF2
+hsdp_case "$w/bf16adam.spec" 4 "bf16 Adam state"
+ep_case "$w/bf16adam.spec" 10 "bf16 Adam state"
