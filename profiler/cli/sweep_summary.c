@@ -21,7 +21,7 @@ void cli_sweep_print_summary(const ApprofSweepSummary *s, const char *db_path)
             " - collectives: %s\n"
             "%s%s%s"
             " - time: build %.3f s, enumeration %.3f s, sharding %.3f s, costing %.3f s, "
-            "writing %.3f s, total %.3f s\n"
+            "writing %.3f s (handing over %.3f s), total %.3f s\n"
             " - database: %s\n",
             (long long)s->sweep_id, s->resumed ? "resumed" : "done", s->tuples,
             costdb_plural((long long)s->tuples, "tuple", "tuples"), s->entries,
@@ -46,7 +46,7 @@ void cli_sweep_print_summary(const ApprofSweepSummary *s, const char *db_path)
             s->comm_timing[0] ? " - communication: " : "", s->comm_timing,
             s->comm_timing[0] ? "\n" : "",
             s->t_build, s->t_enumerate, s->t_sharding, s->t_costing,
-            s->t_writing, s->t_total, db_path);
+            s->t_writing, s->t_handover, s->t_total, db_path);
 }
 
 /* Alpa's plain space replicates what its fastest sharding replicates: say

@@ -155,6 +155,11 @@ typedef struct ApprofSweepSummary {
     size_t reused;                /* entries copied from an identical stage program */
     size_t sharding_solved, sharding_cached;
     double t_build, t_enumerate, t_sharding, t_costing, t_writing, t_total;
+    /* t_writing: the writer thread's time in the database (sweep_writer.h)
+     * and the main thread's at the end; t_handover: the main thread's time
+     * handing results to the writer thread (placement rows made, waits on
+     * a full queue), the writing the profiling still waits for */
+    double t_handover;
     char backend[16];
     char hardware[64];
     char dtype[8];                /* the compute dtype the sweep profiled */

@@ -18,6 +18,7 @@
 #include "sweep_int.h"
 #include "sweep_mpi.h"
 #include "sweep_workers.h"
+#include "sweep_writer.h"
 
 /* Where the tuple loop's results go: rank 0 (or the only process) stores
  * them, the other ranks send them to rank 0 (sweep_mpi.h). */
@@ -26,6 +27,8 @@ typedef struct {
     const ApprofSweepCallbacks *cb;
     ApprofSweepSummary *sum;
     ApprofSweepWriter writer;
+    ApprofWriterQueue *wq;        /* rank 0, while the tuples run: the writer thread,
+                                   * which owns writer and the database meanwhile */
     unsigned char *have;
     size_t done;
     double work_done, work_total;  /* tuple_work of the tuples done, of all of the shard */
@@ -33,8 +36,6 @@ typedef struct {
     int rank, size;
 } Sink;
 
-/* Rank 0: writes one tuple's entries (the phases not yet present) and, for
- * a tuple not half-written before, its placements. */
 /* What tuple k weighs in the progress: the operators of its layer range. */
 static double tuple_work(const Sweep *sw, size_t k)
 {
@@ -45,13 +46,17 @@ static double tuple_work(const Sweep *sw, size_t k)
     return 1.0 + (double)(l->op_end[t->end] - l->op_begin[t->start]);
 }
 
-static int sink_store(void *ctx, size_t k, const CostdbEntry e[2], const CostdbPlacement *pl,
-                      size_t n_pl)
+/* Rank 0: hands one tuple's entries (the phases not yet present) and, for
+ * a tuple not half-written before, its placements to the writer thread
+ * (sweep_writer.h): full rows (another rank's) or this process's compact
+ * ones, which are expanded here straight into the queue's buffer. */
+static int sink_queue(Sink *s, size_t k, const CostdbEntry e[2], const CostdbPlacement *pl,
+                      const ApprofSlotPlacement *compact, size_t n_pl)
 {
-    Sink *s = ctx;
     const ApprofTuple *t;
     CostdbEntry todo[2];
-    size_t nt = 0;
+    CostdbPlacement *rows = NULL;
+    size_t nt = 0, need;
     double tw = costdb_monotonic_seconds();
     int rc, have;
     if (k >= s->sw->n_tuples)
@@ -64,10 +69,22 @@ static int sink_store(void *ctx, size_t k, const CostdbEntry e[2], const CostdbP
     for (int ph = 0; ph < 2; ph++)
         if (!(have & (1 << ph)))
             todo[nt++] = e[ph];
-    rc = approf_sweep_writer_put(&s->writer, todo, nt, have ? NULL : pl, have ? 0 : n_pl);
-    s->sum->t_writing += costdb_monotonic_seconds() - tw;
+    need = have ? 0 : n_pl;
+    rc = approf_writer_reserve(s->wq, need, &rows);
+    if (rc == 0 && need && compact) {
+        /* the reserved buffer holds need rows: the expansion does not move it */
+        size_t cap = need;
+        CostdbPlacement *at = rows;
+        int n = approf_sweep_expand_placements(s->sw, t, compact, (int)need, &at, &cap);
+        rc = n < 0 ? n : at != rows ? APPROF_EIO : 0;
+    } else if (rc == 0 && need) {
+        memcpy(rows, pl, need * sizeof *rows);
+    }
+    if (rc == 0)
+        approf_writer_submit(s->wq, todo, nt, need);
+    s->sum->t_handover += costdb_monotonic_seconds() - tw;
     if (rc < 0)
-        return APPROF_EDB;
+        return rc;
     for (size_t i = 0; i < nt; i++) {
         s->sum->entries++;
         if (todo[i].status == COSTDB_STATUS_OOM)
@@ -82,6 +99,13 @@ static int sink_store(void *ctx, size_t k, const CostdbEntry e[2], const CostdbP
     if (s->cb && s->cb->progress)
         s->cb->progress(s->cb->ctx, s->done, s->sum->tuples, s->work_done, s->work_total);
     return 0;
+}
+
+/* Rank 0: another rank's tuple, as MPI delivers it. */
+static int sink_store(void *ctx, size_t k, const CostdbEntry e[2], const CostdbPlacement *pl,
+                      size_t n_pl)
+{
+    return sink_queue(ctx, k, e, pl, NULL, n_pl);
 }
 
 static int sink_discard(void *ctx, size_t k, const CostdbEntry e[2], const CostdbPlacement *pl,
@@ -234,10 +258,13 @@ static void announce_submesh(RunHooks *h, const ApprofTuple *t)
                        sw->submeshes[t->submesh].m);
 }
 
-/* Hands tuple k's result on: its costdb placement rows, then the sink. */
+/* Hands tuple k's result on: to the writer on rank 0, else its costdb
+ * placement rows to rank 0. */
 static int hand_on(RunHooks *h, size_t k, const CostdbEntry e[2], const ApprofSlotPlacement *pl,
                    size_t n_pl)
 {
+    if (h->s->rank == 0)
+        return sink_queue(h->s, k, e, NULL, pl, n_pl);
     int n = approf_sweep_expand_placements(h->s->sw, &h->s->sw->tuples[k], pl, (int)n_pl,
                                            &h->pl, &h->pl_cap);
     return n < 0 ? n : sink_put(h->s, k, e, h->pl, (size_t)n);
@@ -403,8 +430,13 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
         approf_sweep_writer_init(&sink.writer, sw.db, row.id, cfg->commit_every);
         if (sink.done && cb && cb->progress)
             cb->progress(cb->ctx, sink.done, sum->tuples, sink.work_done, sink.work_total);
+        if (approf_writer_start(&sink.wq, &sink.writer) < 0) {
+            snprintf(err, errlen, "cannot start the writer thread");
+            rc = APPROF_ENOMEM;
+        }
     }
-    rc = run_tuples(&sink, cfg, cb, &wstatus, &wrank, err, errlen);
+    if (rc == 0)
+        rc = run_tuples(&sink, cfg, cb, &wstatus, &wrank, err, errlen);
 
     if (sink.rank > 0) {
         int final = 0;
@@ -423,6 +455,19 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
         int crc = root_close(&sink, rc != APPROF_EDB, rc, &wstatus, &wrank);
         if (crc < 0 && rc == 0)
             rc = crc;
+    }
+    {
+        /* what is queued is written (not after a failure); the database is
+         * this thread's again */
+        double busy = 0;
+        int wrc = approf_writer_stop(sink.wq, &busy);
+        sink.wq = NULL;
+        sum->t_writing += busy;
+        if (wrc < 0 && (rc == 0 || rc == APPROF_EINTR || rc == APPROF_EDB)) {
+            rc = wrc;
+            if (rc != APPROF_EDB)
+                snprintf(err, errlen, "the writer thread: %s", approf_strerror(rc));
+        }
     }
     if (rc == APPROF_EDB) {
         dberr = 1;
@@ -493,6 +538,8 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
         sum->sharding_cached += st.cached;
     }
 out:
+    /* a failure before the tuples were handed over */
+    approf_writer_stop(sink.wq, NULL);
     if (dberr) {
         approf_sweep_db_error(&sw, cfg, err, errlen);
         if (sw.db && sum->sweep_id)
