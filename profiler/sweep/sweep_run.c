@@ -48,8 +48,8 @@ static double tuple_work(const Sweep *sw, size_t k)
 
 /* Rank 0: hands one tuple's entries (the phases not yet present) and, for
  * a tuple not half-written before, its placements to the writer thread
- * (sweep_writer.h): full rows (another rank's) or this process's compact
- * ones, which are expanded here straight into the queue's buffer. */
+ * (sweep_writer.h): costdb rows (another rank's) or this process's compact
+ * ones, of which the writer thread makes the costdb rows. */
 static int sink_queue(Sink *s, size_t k, const CostdbEntry e[2], const CostdbPlacement *pl,
                       const ApprofSlotPlacement *compact, size_t n_pl)
 {
@@ -70,18 +70,13 @@ static int sink_queue(Sink *s, size_t k, const CostdbEntry e[2], const CostdbPla
         if (!(have & (1 << ph)))
             todo[nt++] = e[ph];
     need = have ? 0 : n_pl;
-    rc = approf_writer_reserve(s->wq, need, &rows);
-    if (rc == 0 && need && compact) {
-        /* the reserved buffer holds need rows: the expansion does not move it */
-        size_t cap = need;
-        CostdbPlacement *at = rows;
-        int n = approf_sweep_expand_placements(s->sw, t, compact, (int)need, &at, &cap);
-        rc = n < 0 ? n : at != rows ? APPROF_EIO : 0;
-    } else if (rc == 0 && need) {
-        memcpy(rows, pl, need * sizeof *rows);
-    }
-    if (rc == 0)
+    if (compact) {
+        rc = approf_writer_put_compact(s->wq, k, todo, nt, compact, need);
+    } else if ((rc = approf_writer_reserve(s->wq, need, &rows)) == 0) {
+        if (need)
+            memcpy(rows, pl, need * sizeof *rows);
         approf_writer_submit(s->wq, todo, nt, need);
+    }
     s->sum->t_handover += costdb_monotonic_seconds() - tw;
     if (rc < 0)
         return rc;
@@ -99,6 +94,14 @@ static int sink_queue(Sink *s, size_t k, const CostdbEntry e[2], const CostdbPla
     if (s->cb && s->cb->progress)
         s->cb->progress(s->cb->ctx, s->done, s->sum->tuples, s->work_done, s->work_total);
     return 0;
+}
+
+/* The writer thread's expansion of tuple k's compact rows. */
+static int sink_expand(void *ctx, size_t k, const ApprofSlotPlacement *in, int n,
+                       CostdbPlacement **buf, size_t *cap)
+{
+    const Sweep *sw = ctx;
+    return approf_sweep_expand_placements(sw, &sw->tuples[k], in, n, buf, cap);
 }
 
 /* Rank 0: another rank's tuple, as MPI delivers it. */
@@ -430,7 +433,7 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
         approf_sweep_writer_init(&sink.writer, sw.db, row.id, cfg->commit_every);
         if (sink.done && cb && cb->progress)
             cb->progress(cb->ctx, sink.done, sum->tuples, sink.work_done, sink.work_total);
-        if (approf_writer_start(&sink.wq, &sink.writer) < 0) {
+        if (approf_writer_start(&sink.wq, &sink.writer, sink_expand, &sw) < 0) {
             snprintf(err, errlen, "cannot start the writer thread");
             rc = APPROF_ENOMEM;
         }

@@ -28,23 +28,38 @@
 #include "backend.h"
 #include "clock.h"
 #include "grow.h"
+#include "sweep_int.h"
 
 /* Tuples the queue holds. 64 tuples make one transaction by default
  * (--commit-every), so the writer finds several batches' worth waiting
  * when the profiling runs ahead, and the producer blocks only when the
  * writer is that far behind. */
 #define WRITER_SLOTS 256
-/* Placement rows (about 0.9 kB each, CostdbPlacement) queued and kept in
- * the slots' buffers: 16 MiB, some 18,000 rows. */
+/* Placement rows queued, and kept in the slots' buffers: 16 MiB. A
+ * compact row (this process's tuples) is 16 bytes and its spec text; a
+ * costdb row (another rank's, through MPI) about 0.9 kB. */
 #define WRITER_BYTES ((size_t)16 << 20)
 
 typedef struct {
     CostdbEntry e[2];
     size_t n;
-    CostdbPlacement *pl;
-    size_t pl_cap;
+    size_t k;                     /* the tuple (compact rows) */
+    int compact;                  /* the rows are in cpl and text, not pl */
     size_t n_pl;
+    size_t bytes;                 /* what the rows count in queued_bytes */
+    CostdbPlacement *pl;          /* costdb rows */
+    size_t pl_cap;
+    ApprofSlotPlacement *cpl;     /* compact rows, their specs in text */
+    size_t cpl_cap;
+    char *text;
+    size_t text_cap;
 } WriterSlot;
+
+/* The bytes a slot's buffers hold. */
+static size_t slot_kept(const WriterSlot *s)
+{
+    return s->pl_cap * sizeof *s->pl + s->cpl_cap * sizeof *s->cpl + s->text_cap;
+}
 
 struct ApprofWriterQueue {
     pthread_mutex_t mu;
@@ -52,6 +67,10 @@ struct ApprofWriterQueue {
     pthread_cond_t space;         /* a slot was written, or the writer failed */
     pthread_t thread;
     ApprofSweepWriter *w;
+    ApprofWriterExpand expand;
+    void *ctx;
+    CostdbPlacement *rows;        /* the writer's: costdb rows of compact slots */
+    size_t rows_cap;
     WriterSlot slots[WRITER_SLOTS];
     size_t head, tail;            /* written up to head, queued up to tail */
     size_t queued_bytes;          /* placement rows of slots head..tail-1 */
@@ -110,21 +129,33 @@ static void *writer_main(void *arg)
 
         /* a queued slot is the writer's alone until head moves past it */
         t0 = costdb_monotonic_seconds();
-        rc = approf_sweep_writer_put(q->w, s->e, s->n, s->n_pl ? s->pl : NULL, s->n_pl);
-        bytes = s->n_pl * sizeof *s->pl;
+        if (s->compact && s->n_pl) {
+            int n = q->expand(q->ctx, s->k, s->cpl, (int)s->n_pl, &q->rows, &q->rows_cap);
+            rc = n < 0 ? n
+                       : approf_sweep_writer_put(q->w, s->e, s->n, q->rows, (size_t)n) < 0
+                             ? APPROF_EDB : 0;
+        } else {
+            rc = approf_sweep_writer_put(q->w, s->e, s->n, s->n_pl ? s->pl : NULL, s->n_pl) < 0
+                     ? APPROF_EDB : 0; /* the batch was rolled back (sweep_db.c) */
+        }
+        bytes = s->bytes;
 
         pthread_mutex_lock(&q->mu);
         q->busy += costdb_monotonic_seconds() - t0;
         q->queued_bytes -= bytes;
-        if (q->kept_bytes > WRITER_BYTES && s->pl) {
-            q->kept_bytes -= s->pl_cap * sizeof *s->pl;
+        if (q->kept_bytes > WRITER_BYTES) {
+            q->kept_bytes -= slot_kept(s);
             free(s->pl);
+            free(s->cpl);
+            free(s->text);
             s->pl = NULL;
-            s->pl_cap = 0;
+            s->cpl = NULL;
+            s->text = NULL;
+            s->pl_cap = s->cpl_cap = s->text_cap = 0;
         }
         q->head++;
         if (rc < 0 && !q->rc)
-            q->rc = APPROF_EDB; /* the batch was rolled back (sweep_db.c) */
+            q->rc = rc;
         pthread_cond_signal(&q->space);
     }
     pthread_cond_signal(&q->space);
@@ -132,7 +163,8 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-int approf_writer_start(ApprofWriterQueue **out, ApprofSweepWriter *w)
+int approf_writer_start(ApprofWriterQueue **out, ApprofSweepWriter *w, ApprofWriterExpand expand,
+                        void *ctx)
 {
     ApprofWriterQueue *q;
     pthread_condattr_t ca;
@@ -143,6 +175,8 @@ int approf_writer_start(ApprofWriterQueue **out, ApprofSweepWriter *w)
     if (!q)
         return APPROF_ENOMEM;
     q->w = w;
+    q->expand = expand;
+    q->ctx = ctx;
     if (pthread_mutex_init(&q->mu, NULL)) {
         free(q);
         return APPROF_ENOMEM;
@@ -185,31 +219,59 @@ int approf_writer_start(ApprofWriterQueue **out, ApprofSweepWriter *w)
     return 0;
 }
 
-int approf_writer_reserve(ApprofWriterQueue *q, size_t n_pl, CostdbPlacement **rows)
+/* The producer's slot once the queue has room for `need` bytes of rows:
+ * waits while every slot is queued or the rows would pass the budget (a
+ * tuple larger than the budget alone goes in once the queue is empty).
+ * 0 with *slot, or the writer's failure. */
+static int slot_wait(ApprofWriterQueue *q, size_t need, WriterSlot **slot)
 {
-    size_t need = n_pl * sizeof **rows, cap;
-    WriterSlot *s;
     int rc;
     pthread_mutex_lock(&q->mu);
-    /* full: every slot queued, or the rows past the budget (a tuple
-     * larger than the budget alone goes in once the queue is empty) */
     while (!q->rc && (q->tail - q->head == WRITER_SLOTS ||
                       (q->tail != q->head && q->queued_bytes + need > WRITER_BYTES)))
         pthread_cond_wait(&q->space, &q->mu);
     rc = q->rc;
-    s = &q->slots[q->tail % WRITER_SLOTS];
-    cap = s->pl_cap;
+    *slot = &q->slots[q->tail % WRITER_SLOTS];
     pthread_mutex_unlock(&q->mu);
+    return rc;
+}
+
+/* The slot at tail is the producer's until it is queued: its buffers
+ * grown, kept_bytes follows them. */
+static void slot_grown(ApprofWriterQueue *q, size_t before, const WriterSlot *s)
+{
+    size_t after = slot_kept(s);
+    if (after == before)
+        return;
+    pthread_mutex_lock(&q->mu);
+    q->kept_bytes += after - before;
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* Queues the producer's slot. */
+static void slot_queue(ApprofWriterQueue *q, WriterSlot *s, const CostdbEntry *e, size_t n)
+{
+    s->n = n < 2 ? n : 2;
+    memcpy(s->e, e, s->n * sizeof *e);
+    pthread_mutex_lock(&q->mu);
+    q->queued_bytes += s->bytes;
+    q->tail++;
+    pthread_cond_signal(&q->more);
+    pthread_mutex_unlock(&q->mu);
+}
+
+int approf_writer_reserve(ApprofWriterQueue *q, size_t n_pl, CostdbPlacement **rows)
+{
+    WriterSlot *s;
+    size_t before;
+    int rc = slot_wait(q, n_pl * sizeof **rows, &s);
     if (rc < 0)
         return rc;
-    /* the slot at tail is the producer's until it submits it */
-    if (n_pl > s->pl_cap && util_grow_zero((void **)&s->pl, &s->pl_cap, n_pl, sizeof *s->pl) < 0)
+    before = slot_kept(s);
+    rc = util_grow_zero((void **)&s->pl, &s->pl_cap, n_pl, sizeof *s->pl);
+    slot_grown(q, before, s);
+    if (rc < 0)
         return APPROF_ENOMEM;
-    if (s->pl_cap != cap) {
-        pthread_mutex_lock(&q->mu);
-        q->kept_bytes += (s->pl_cap - cap) * sizeof *s->pl;
-        pthread_mutex_unlock(&q->mu);
-    }
     *rows = s->pl;
     return 0;
 }
@@ -217,14 +279,43 @@ int approf_writer_reserve(ApprofWriterQueue *q, size_t n_pl, CostdbPlacement **r
 void approf_writer_submit(ApprofWriterQueue *q, const CostdbEntry *e, size_t n, size_t n_pl)
 {
     WriterSlot *s = &q->slots[q->tail % WRITER_SLOTS];
-    s->n = n < 2 ? n : 2;
-    memcpy(s->e, e, s->n * sizeof *e);
+    s->compact = 0;
     s->n_pl = n_pl;
-    pthread_mutex_lock(&q->mu);
-    q->queued_bytes += n_pl * sizeof *s->pl;
-    q->tail++;
-    pthread_cond_signal(&q->more);
-    pthread_mutex_unlock(&q->mu);
+    s->bytes = n_pl * sizeof *s->pl;
+    slot_queue(q, s, e, n);
+}
+
+int approf_writer_put_compact(ApprofWriterQueue *q, size_t k, const CostdbEntry *e, size_t n,
+                              const ApprofSlotPlacement *pl, size_t n_pl)
+{
+    WriterSlot *s;
+    size_t text = 0, before, at = 0;
+    int rc;
+    for (size_t i = 0; i < n_pl; i++)
+        text += strlen(pl[i].spec) + 1;
+    rc = slot_wait(q, n_pl * sizeof *pl + text, &s);
+    if (rc < 0)
+        return rc;
+    before = slot_kept(s);
+    rc = util_grow((void **)&s->cpl, &s->cpl_cap, n_pl, sizeof *s->cpl) < 0 ||
+         util_grow((void **)&s->text, &s->text_cap, text, 1) < 0;
+    slot_grown(q, before, s);
+    if (rc)
+        return APPROF_ENOMEM;
+    /* the specs into the slot's text, the rows pointing at them */
+    for (size_t i = 0; i < n_pl; i++) {
+        size_t len = strlen(pl[i].spec) + 1;
+        memcpy(s->text + at, pl[i].spec, len);
+        s->cpl[i] = pl[i];
+        s->cpl[i].spec = s->text + at;
+        at += len;
+    }
+    s->compact = 1;
+    s->k = k;
+    s->n_pl = n_pl;
+    s->bytes = n_pl * sizeof *pl + text;
+    slot_queue(q, s, e, n);
+    return 0;
 }
 
 int approf_writer_stop(ApprofWriterQueue *q, double *busy)
@@ -240,8 +331,12 @@ int approf_writer_stop(ApprofWriterQueue *q, double *busy)
     rc = q->rc;
     if (busy)
         *busy = q->busy;
-    for (size_t i = 0; i < WRITER_SLOTS; i++)
+    for (size_t i = 0; i < WRITER_SLOTS; i++) {
         free(q->slots[i].pl);
+        free(q->slots[i].cpl);
+        free(q->slots[i].text);
+    }
+    free(q->rows);
     pthread_cond_destroy(&q->space);
     pthread_cond_destroy(&q->more);
     pthread_mutex_destroy(&q->mu);

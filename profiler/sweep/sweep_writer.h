@@ -19,11 +19,28 @@
 #include "sweep_db.h"
 
 typedef struct ApprofWriterQueue ApprofWriterQueue;
+struct ApprofSlotPlacement;
+
+/* Makes the costdb rows of tuple k's n compact placements into *buf of
+ * *cap rows (grown as needed): n, or a negative code. Called on the
+ * writer thread (approf_sweep_expand_placements, which reads only what
+ * no thread writes while the tuples run). */
+typedef int (*ApprofWriterExpand)(void *ctx, size_t k, const struct ApprofSlotPlacement *in,
+                                  int n, CostdbPlacement **buf, size_t *cap);
 
 /* Starts the thread on w: from here until approf_writer_stop the thread
- * alone uses w and w->db. 0, or APPROF_ENOMEM (no thread, no lock) with
- * *out NULL. */
-int approf_writer_start(ApprofWriterQueue **out, ApprofSweepWriter *w);
+ * alone uses w and w->db. expand (with ctx) makes the rows of tuples
+ * queued with approf_writer_put_compact. 0, or APPROF_ENOMEM (no thread,
+ * no lock) with *out NULL. */
+int approf_writer_start(ApprofWriterQueue **out, ApprofSweepWriter *w, ApprofWriterExpand expand,
+                        void *ctx);
+
+/* Queues tuple k: n entries (n <= 2) and n_pl compact placements, copied
+ * with their spec texts (the caller's may be freed once this returns);
+ * the writer thread makes their costdb rows. Waits while the queue is
+ * full. 0, APPROF_ENOMEM, or APPROF_EDB once the writer has failed. */
+int approf_writer_put_compact(ApprofWriterQueue *q, size_t k, const CostdbEntry *e, size_t n,
+                              const struct ApprofSlotPlacement *pl, size_t n_pl);
 
 /* Room for one tuple with n_pl placement rows: waits while the queue is
  * full (back-pressure). *rows: a buffer of at least n_pl rows (when n_pl
