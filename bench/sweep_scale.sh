@@ -8,8 +8,8 @@
 # database and the load alone (bench_load); mixtral's sweeps beside the
 # commit before the twin-pair elimination (MOE_BASELINE, default c5396ea;
 # MOE=0 skips them). Printed, never asserted.
-# Usage: bench/sweep_scale.sh [BUILD_DIR [full|apsolve]]  (full: the full-space part alone;
-# apsolve: apsolve at scale alone)
+# Usage: bench/sweep_scale.sh [BUILD_DIR [full|apsolve|writer]]  (full: the full-space part
+# alone; apsolve: apsolve at scale alone; writer: the writer thread's part alone)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build}
@@ -23,6 +23,7 @@ cleanup() {
   git worktree remove --force "$tmp/moe" >/dev/null 2>&1
   git worktree remove --force "$tmp/dpb" >/dev/null 2>&1
   git worktree remove --force "$tmp/full-${FULL_BASELINE:-86c6a00}" >/dev/null 2>&1
+  git worktree remove --force "$tmp/full-${WRITER_BASELINE:-2e7bced}" >/dev/null 2>&1
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -93,7 +94,7 @@ scale_case() { # label, then sweep options
 # build and with the apsolve of DP_BASELINE (default the commit before the
 # live states of solver/dp_rows.c), built in a worktree, on the same file.
 # `bench/sweep_scale.sh DIR apsolve` runs this part alone.
-if [ "${2:-}" = apsolve ] || [ "${DPSCALE:-1}" = 1 ]; then
+if [ "${2:-}" = apsolve ] || { [ "${2:-}" != writer ] && [ "${DPSCALE:-1}" = 1 ]; }; then
   dp_rev=${DP_BASELINE:-5d7729d^}
   dp_base=
   if git rev-parse --verify -q "$dp_rev^{commit}" >/dev/null 2>&1 &&
@@ -188,6 +189,73 @@ full_case() { # LABEL SWEEP-OPTIONS...
   fi
   rm -f "$tmp"/fp.db* "$tmp"/ff-*.db*
 }
+# The writer thread (issue 38, profiler/sweep/sweep_writer.c): llama-3-70b
+# on 8x8 with WRITER_LAYERS (default "40"; the issue's: 40 80) layers, the
+# plain space and --variants all, --workers 1 and 2, by this build and by
+# the build of WRITER_BASELINE (default 2e7bced: the branch point, every
+# row written on the main thread; WRITER_BASELINE_APPROF: one built
+# before), run in turn (baseline, this, baseline, this: WRITER_PAIRS pairs,
+# default 2) so that a slow spell of the machine hits both. Printed: the
+# median wall and CPU seconds and peak RSS of each, the wall ratio, the
+# summary's writing and hand-over seconds of this build's last run, and
+# whether the two databases dump the same (sqlite3 .dump, times aside).
+# `bench/sweep_scale.sh DIR writer` runs this part alone.
+writer_dump() { # DB: a digest of its dump, the times blanked
+  sqlite3 "$1" .dump | sed -E "s/'[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9:.]+Z?'/T/g" | sha256sum |
+    cut -c1-16
+}
+writer_case() { # LABEL SWEEP-OPTIONS...
+  local label=$1 k who bin m
+  shift
+  : >"$tmp/wr-this.txt"
+  : >"$tmp/wr-base.txt"
+  for ((k = 0; k < ${WRITER_PAIRS:-2}; k++)); do
+    for who in base this; do
+      bin=$approf
+      [ "$who" = base ] && bin=$writer_base
+      rm -f "$tmp/wr-$who.db"* "$tmp/time.txt"
+      /usr/bin/time -o "$tmp/time.txt" -f '%e %U %S %M' "$bin" sweep "$@" --backend model \
+        --quiet --db "$tmp/wr-$who.db" >/dev/null 2>"$tmp/wr-$who.err"
+      tail -1 "$tmp/time.txt" >>"$tmp/wr-$who.txt"
+    done
+  done
+  for who in base this; do
+    m=$(awk '{ w[NR] = $1; c[NR] = $2 + $3; r[NR] = $4 }
+      function med(v, n,   i, j, t) { for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+                                       return v[int((n + 1) / 2)] }
+      END { printf "%.2f %.2f %.0f", med(w, NR), med(c, NR), med(r, NR) / 1024 }' "$tmp/wr-$who.txt")
+    eval "wr_$who=\$m"
+  done
+  printf '%-40s %s | baseline %s | %sx; %s; rows %s\n' "$label" \
+    "$(echo "$wr_this" | awk '{ printf "%7.2f s wall %7.2f s cpu %5d MB", $1, $2, $3 }')" \
+    "$(echo "$wr_base" | awk '{ printf "%7.2f s wall %7.2f s cpu %5d MB", $1, $2, $3 }')" \
+    "$(awk -v a="${wr_base%% *}" -v b="${wr_this%% *}" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')" \
+    "$(grep -o 'writing [0-9.]* s (handing over [0-9.]* s)' "$tmp/wr-this.err" || echo 'no summary')" \
+    "$([ "$(writer_dump "$tmp/wr-this.db")" = "$(writer_dump "$tmp/wr-base.db")" ] &&
+        echo equal || echo DIFFER)"
+  rm -f "$tmp"/wr-*.db*
+}
+if [ "${2:-}" = writer ] || [ "${WRITER:-0}" = 1 ]; then
+  writer_rev=${WRITER_BASELINE:-2e7bced}
+  writer_base=${WRITER_BASELINE_APPROF:-$(full_build "$writer_rev")}
+  echo "== the writer thread: this build and $writer_rev (rows written on the main thread)," \
+    "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) =="
+  if [ -z "$writer_base" ]; then
+    echo "baseline n/a ($writer_rev not built)"
+  else
+    for layers in ${WRITER_LAYERS:-40}; do
+      for space in alpa all; do
+        for w in 1 2; do
+          writer_case "llama-3-70b 8x8, $layers layers, $space, -w $w" --model llama \
+            --preset llama-3-70b --layers "$layers" --cluster 8x8 --hardware h100-sxm \
+            --micro-batches 8 --variants "$space" --workers "$w"
+        done
+      done
+    done
+  fi
+  echo "   (load average after: $(cut -d' ' -f1-3 /proc/loadavg))"
+  [ "${2:-}" = writer ] && exit 0
+fi
 full_rev=${FULL_BASELINE:-86c6a00}
 if [ "${2:-}" = full ] || [ "${FULL:-1}" = 1 ]; then
   # FULL_BASELINE_APPROF: an approf of that revision built before (skips the build)

@@ -9,6 +9,12 @@
  * the one it has just written instead, so that a run of large stages
  * leaves no more than that behind.
  *
+ * The two wake each other in bunches, not per tuple (on a busy machine each
+ * wake waits for a time slice): the producer, once the queue is full,
+ * sleeps until the writer has emptied half of it; the writer, once the
+ * queue is empty, sleeps until WRITER_WAKE tuples wait, the producer is
+ * stuck, the queue closes, or 50 ms have passed.
+ *
  * Why a thread: on llama-3.1-405b's full space with 2 workers the main
  * thread spent 215 of 379 s writing (SQLite and costdb), which bounded any
  * --workers speed-up at about 3x (docs/performance.md, "The writer
@@ -19,6 +25,7 @@
  */
 #include "sweep_writer.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -39,6 +46,9 @@
  * compact row (this process's tuples) is 16 bytes and its spec text; a
  * costdb row (another rank's, through MPI) about 0.9 kB. */
 #define WRITER_BYTES ((size_t)16 << 20)
+/* Tuples queued that wake a sleeping writer (fewer are written when its
+ * wait times out, after at most the batch age, 50 ms). */
+#define WRITER_WAKE 32
 
 typedef struct {
     CostdbEntry e[2];
@@ -76,6 +86,8 @@ struct ApprofWriterQueue {
     size_t queued_bytes;          /* placement rows of slots head..tail-1 */
     size_t kept_bytes;            /* capacity of every slot's buffer */
     int closing;
+    int writer_waiting;           /* the writer sleeps on more */
+    int producer_waiting;         /* the producer sleeps on space */
     int rc;                       /* first failure: APPROF_EDB or APPROF_ENOMEM */
     double busy;                  /* seconds spent writing */
 };
@@ -91,73 +103,108 @@ static void batch_deadline(const ApprofSweepWriter *w, struct timespec *ts)
         ts->tv_nsec = 999999999L;
 }
 
+/* Whether the producer may go on: the queue at most half full in slots
+ * and bytes (woken only then, not for each slot written: on a busy
+ * machine each wake waits for a time slice, and a producer woken per slot
+ * would pay one per tuple). */
+static int below_low_water(const ApprofWriterQueue *q)
+{
+    return q->tail - q->head <= WRITER_SLOTS / 2 && q->queued_bytes <= WRITER_BYTES / 2;
+}
+
+/* Writer: waits (lock held) until WRITER_WAKE tuples are queued, or the
+ * queue closes, or the time is up: the open batch's deadline (it is then
+ * committed when nothing is queued, as a put would have, so that a kill
+ * while the profiling is on a slow stretch loses no more than it did
+ * before), else max_seconds from now (what is queued is then written).
+ * 0 to write what is queued; 1 when there is nothing more to do. */
+static int writer_wait(ApprofWriterQueue *q)
+{
+    for (;;) {
+        struct timespec ts;
+        size_t queued = q->tail - q->head;
+        int e;
+        if (q->rc || (queued == 0 && q->closing))
+            return 1;
+        if (queued >= WRITER_WAKE || (queued > 0 && (q->closing || q->producer_waiting)))
+            return 0;
+        if (q->w->in_txn) {
+            batch_deadline(q->w, &ts);
+        } else {
+            ApprofSweepWriter now = *q->w;
+            now.opened_at = costdb_monotonic_seconds();
+            batch_deadline(&now, &ts);
+        }
+        q->writer_waiting = 1;
+        e = pthread_cond_timedwait(&q->more, &q->mu, &ts);
+        q->writer_waiting = 0;
+        if (e != ETIMEDOUT)
+            continue;
+        if (q->tail != q->head)
+            return 0;
+        if (q->w->in_txn &&
+            costdb_monotonic_seconds() - q->w->opened_at >= q->w->max_seconds) {
+            double t0 = costdb_monotonic_seconds();
+            int rc;
+            pthread_mutex_unlock(&q->mu);
+            rc = approf_sweep_writer_flush(q->w);
+            pthread_mutex_lock(&q->mu);
+            q->busy += costdb_monotonic_seconds() - t0;
+            if (rc < 0 && !q->rc)
+                q->rc = APPROF_EDB;
+        }
+    }
+}
+
 static void *writer_main(void *arg)
 {
     ApprofWriterQueue *q = arg;
     pthread_mutex_lock(&q->mu);
-    for (;;) {
-        WriterSlot *s;
-        size_t bytes;
-        double t0;
-        int rc;
-        while (q->head == q->tail && !q->closing && !q->rc) {
-            if (!q->w->in_txn) {
-                pthread_cond_wait(&q->more, &q->mu);
-                continue;
-            }
-            /* nothing to write: commit the open batch once it is due, as
-             * a put would have, so that a kill while the profiling is on a
-             * slow stretch loses no more than it did before */
-            struct timespec ts;
-            batch_deadline(q->w, &ts);
-            if (pthread_cond_timedwait(&q->more, &q->mu, &ts) == 0 || q->head != q->tail)
-                continue;
+    while (writer_wait(q) == 0) {
+        /* write until the queue is empty (or a failure) */
+        while (q->head != q->tail && !q->rc) {
+            WriterSlot *s = &q->slots[q->head % WRITER_SLOTS];
+            double t0;
+            int rc;
             pthread_mutex_unlock(&q->mu);
+
+            /* a queued slot is the writer's alone until head moves past it */
             t0 = costdb_monotonic_seconds();
-            rc = approf_sweep_writer_flush(q->w);
+            if (s->compact && s->n_pl) {
+                int n = q->expand(q->ctx, s->k, s->cpl, (int)s->n_pl, &q->rows, &q->rows_cap);
+                rc = n < 0 ? n
+                           : approf_sweep_writer_put(q->w, s->e, s->n, q->rows, (size_t)n) < 0
+                                 ? APPROF_EDB : 0;
+            } else {
+                rc = approf_sweep_writer_put(q->w, s->e, s->n, s->n_pl ? s->pl : NULL,
+                                             s->n_pl) < 0
+                         ? APPROF_EDB : 0; /* the batch was rolled back (sweep_db.c) */
+            }
+
             pthread_mutex_lock(&q->mu);
             q->busy += costdb_monotonic_seconds() - t0;
-            if (rc < 0 && !q->rc) {
-                q->rc = APPROF_EDB;
+            q->queued_bytes -= s->bytes;
+            if (q->kept_bytes > WRITER_BYTES) {
+                q->kept_bytes -= slot_kept(s);
+                free(s->pl);
+                free(s->cpl);
+                free(s->text);
+                s->pl = NULL;
+                s->cpl = NULL;
+                s->text = NULL;
+                s->pl_cap = s->cpl_cap = s->text_cap = 0;
+            }
+            q->head++;
+            if (rc < 0 && !q->rc)
+                q->rc = rc;
+            if (q->producer_waiting && below_low_water(q)) {
+                q->producer_waiting = 0;
                 pthread_cond_signal(&q->space);
             }
         }
-        if (q->rc || q->head == q->tail)
-            break; /* failed, or closing with the queue empty */
-        s = &q->slots[q->head % WRITER_SLOTS];
-        pthread_mutex_unlock(&q->mu);
-
-        /* a queued slot is the writer's alone until head moves past it */
-        t0 = costdb_monotonic_seconds();
-        if (s->compact && s->n_pl) {
-            int n = q->expand(q->ctx, s->k, s->cpl, (int)s->n_pl, &q->rows, &q->rows_cap);
-            rc = n < 0 ? n
-                       : approf_sweep_writer_put(q->w, s->e, s->n, q->rows, (size_t)n) < 0
-                             ? APPROF_EDB : 0;
-        } else {
-            rc = approf_sweep_writer_put(q->w, s->e, s->n, s->n_pl ? s->pl : NULL, s->n_pl) < 0
-                     ? APPROF_EDB : 0; /* the batch was rolled back (sweep_db.c) */
-        }
-        bytes = s->bytes;
-
-        pthread_mutex_lock(&q->mu);
-        q->busy += costdb_monotonic_seconds() - t0;
-        q->queued_bytes -= bytes;
-        if (q->kept_bytes > WRITER_BYTES) {
-            q->kept_bytes -= slot_kept(s);
-            free(s->pl);
-            free(s->cpl);
-            free(s->text);
-            s->pl = NULL;
-            s->cpl = NULL;
-            s->text = NULL;
-            s->pl_cap = s->cpl_cap = s->text_cap = 0;
-        }
-        q->head++;
-        if (rc < 0 && !q->rc)
-            q->rc = rc;
-        pthread_cond_signal(&q->space);
     }
+    /* failed or done: a waiting producer learns it */
+    q->producer_waiting = 0;
     pthread_cond_signal(&q->space);
     pthread_mutex_unlock(&q->mu);
     return NULL;
@@ -228,8 +275,12 @@ static int slot_wait(ApprofWriterQueue *q, size_t need, WriterSlot **slot)
     int rc;
     pthread_mutex_lock(&q->mu);
     while (!q->rc && (q->tail - q->head == WRITER_SLOTS ||
-                      (q->tail != q->head && q->queued_bytes + need > WRITER_BYTES)))
+                      (q->tail != q->head && q->queued_bytes + need > WRITER_BYTES))) {
+        q->producer_waiting = 1;
+        if (q->writer_waiting) /* full in bytes before WRITER_WAKE tuples */
+            pthread_cond_signal(&q->more);
         pthread_cond_wait(&q->space, &q->mu);
+    }
     rc = q->rc;
     *slot = &q->slots[q->tail % WRITER_SLOTS];
     pthread_mutex_unlock(&q->mu);
@@ -256,7 +307,8 @@ static void slot_queue(ApprofWriterQueue *q, WriterSlot *s, const CostdbEntry *e
     pthread_mutex_lock(&q->mu);
     q->queued_bytes += s->bytes;
     q->tail++;
-    pthread_cond_signal(&q->more);
+    if (q->writer_waiting && q->tail - q->head >= WRITER_WAKE)
+        pthread_cond_signal(&q->more);
     pthread_mutex_unlock(&q->mu);
 }
 
