@@ -84,6 +84,9 @@ for attempt in 1 2 3 4 5; do
     break
   fi
   expect_rc 0 $rc "$work/refuse.err" "refused writes (attempt $attempt)"
+  # exit 0: the sweep must have finished before the trigger, whole
+  n=$(count "$db")
+  [ "$n" = "$full" ] || fail "refused writes: exit 0 with $n of $full entries (a refused write ignored)"
 done
 [ $landed = 1 ] || fail "the trigger never landed mid-sweep (the sweep finished first)"
 not_crashed "$work/refuse.err" "refused writes"
