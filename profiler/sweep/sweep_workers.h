@@ -7,8 +7,8 @@
  * tables of the Sweep, which nobody writes while they run. Workers take the
  * next tuple from a shared counter and hand results to the calling (main)
  * thread through a bounded window; the main thread alone hands them on
- * (database writes, MPI sends), calls the callbacks and polls MPI and the
- * stop flag. Results are handed on in tuple order, so the database, the
+ * (to the writer thread, sweep_writer.h; MPI sends), calls the callbacks
+ * and polls MPI and the stop flag. Results are handed on in tuple order, so the database, the
  * entry lines and the progress are those of one thread; only the 'reused'
  * flag may differ (each worker has its own reuse table).
  */
