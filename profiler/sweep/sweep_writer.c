@@ -37,11 +37,16 @@
 #include "grow.h"
 #include "sweep_int.h"
 
-/* Tuples the queue holds. 64 tuples make one transaction by default
- * (--commit-every), so the writer finds several batches' worth waiting
- * when the profiling runs ahead, and the producer blocks only when the
- * writer is that far behind. */
-#define WRITER_SLOTS 256
+/* Tuples the queue holds. Most tuples of a full space carry entries
+ * only (a variant reads its owner's placements), and a writer thread
+ * writes one in some 35 microseconds, so 256 slots were 9 ms of its work:
+ * on a busy machine, where a woken thread waits tens of milliseconds for
+ * a processor, the writer emptied the queue and slept long before the
+ * producer ran again, and llama-3-70b 40 layers `--variants all`
+ * `--workers 1` took 102.5 s against 66.7 s at the branch point (the same
+ * processor time). A slot is 1.4 kB (two entries and three buffer
+ * pointers): 2.9 MB for 2,048. */
+#define WRITER_SLOTS 2048
 /* Placement rows queued, and kept in the slots' buffers: 4 MiB. A
  * compact row (this process's tuples) is 16 bytes and its spec text; a
  * costdb row (another rank's, through MPI) about 0.9 kB. The buffers fill
@@ -51,7 +56,7 @@
 #define WRITER_BYTES ((size_t)4 << 20)
 /* Tuples queued that wake a sleeping writer (fewer are written when its
  * wait times out, after at most the batch age, 50 ms). */
-#define WRITER_WAKE 32
+#define WRITER_WAKE 256
 
 typedef struct {
     CostdbEntry e[2];
