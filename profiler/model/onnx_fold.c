@@ -115,6 +115,31 @@ static int fold_arith(Ox *c, const OxNode *nd, char op)
     return define(c, nd, y, n, ra || rb);
 }
 
+/* An input with a dimension bound to 0: no IR tensor, but a shape that a
+ * Shape node may read (torch.onnx computes a past cache's length as
+ * Shape(past)[2]). */
+typedef struct {
+    Onnx__TensorProto tp;
+    int64_t dims[APPROF_MAX_DIMS];
+} OxEmpty;
+
+int ox_def_empty(Ox *c, const char *name, const int64_t *dims, int n)
+{
+    OxEmpty *e;
+    if (n < 0 || n > APPROF_MAX_DIMS)
+        return APPROF_EINVAL;
+    if (UTIL_GROW(c->folds, c->cap_folds, c->n_folds + 1) < 0)
+        return APPROF_ENOMEM;
+    if (!(e = calloc(1, sizeof *e)))
+        return APPROF_ENOMEM;
+    c->folds[c->n_folds++] = e;
+    onnx__tensor_proto__init(&e->tp);
+    e->tp.n_dims = (size_t)n;
+    e->tp.dims = e->dims;
+    memcpy(e->dims, dims, sizeof(int64_t) * (size_t)n);
+    return ox_val_def(c, name, V_EMPTY, -1, &e->tp);
+}
+
 int ox_fold(Ox *c, const OxNode *nd, int *rc)
 {
     const char *op = nd->n->op_type ? nd->n->op_type : "";

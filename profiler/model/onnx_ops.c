@@ -120,6 +120,9 @@ int ox_operand(Ox *c, const OxNode *nd, int k, int *t)
     int v = ox_val_find(c, vn);
     if (!vn || !*vn)
         return ox_err(c, APPROF_EPARSE, "%s: field input[%d]: missing", nd->what, k);
+    if (v >= 0 && c->vals[v].kind == V_EMPTY)
+        return ox_err(c, APPROF_EPARSE, "%s: field input[%d]: '%s' is empty (a dimension bound to 0); only the "
+                      "past of a com.microsoft Attention may be", nd->what, k, vn);
     if (v < 0 || c->vals[v].kind < 0 || (c->vals[v].kind != V_TENSOR && !c->vals[v].tp))
         return ox_err(c, APPROF_EPARSE, "%s: field input[%d]: unknown value '%s' (not an input, initializer or earlier output)",
                     nd->what, k, vn);
@@ -285,7 +288,7 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
         return ox_val_def(c, n->output[0], V_CONST, -1, ap->t) < 0
                    ? ox_err(c, APPROF_EINVAL, "%s: too many values", nd->what) : 0;
     }
-    if (ox_fold(c, nd, &x) || ox_fuse(c, nd, at, &x))
+    if (ox_map_ms(c, nd, &x) || ox_fold(c, nd, &x) || ox_fuse(c, nd, at, &x))
         return x;
     if (!strcmp(op, "Identity") || !strcmp(op, "Cast"))
         return ox_operand(c, nd, 0, &x) < 0 ? APPROF_EPARSE : ox_alias(c, nd, x);
