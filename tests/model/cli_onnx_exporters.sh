@@ -18,6 +18,16 @@
 #   the zoo's GPT block at two sequence lengths, and a sweep runs on it; so
 #   does one whose head reshapes compute their shape from the tensor as
 #   torch.onnx writes it (Shape, Gather, Div, Unsqueeze, Concat);
+# - the decoder block in the layout onnxruntime's transformer optimizer
+#   gives a torch.onnx export with past (gpt2-ort: com.microsoft
+#   EmbedLayerNormalization, Attention with attention_mask and past_0,
+#   SkipLayerNormalization, FastGelu; symbolic batch_size, seq_len,
+#   past_seq_len, total_seq_len) is refused unbound, with a past longer
+#   than 0 and with a mask longer than the sequence, then equals the zoo's
+#   GPT block with flash attention at two sequence lengths; so does it with
+#   input_ids.view(batch, total - past) computed from Shape of the mask and
+#   of the empty past (gpt2-ort-view); a sweep runs on it; an unknown
+#   com.microsoft operator (BiasGelu) is refused naming node and operator;
 # - a dropout mask that a node reads, pads no symmetric padding matches, a
 #   Squeeze of a dim that is not 1, and a decomposed LayerNorm or GELU
 #   whose intermediate a node outside reads exit 1 naming the node and
@@ -39,6 +49,9 @@ done
 "$PY" "$GEN/onnx_exporters.py" "$T" || fail "onnx_exporters.py"
 "$PY" "$GEN/onnx_models.py" gpt2-dynamic "$T/decoder.onnx" || fail "writing decoder.onnx"
 "$PY" "$GEN/onnx_models.py" gpt2-torch "$T/torch.onnx" || fail "writing torch.onnx"
+for m in gpt2-ort gpt2-ort-bad gpt2-ort-view; do
+    "$PY" "$GEN/onnx_models.py" $m "$T/$m.onnx" || fail "writing $m.onnx"
+done
 
 # parameters, fwd_flops, bwd_flops, batch of approf model show --format json
 totals() {
@@ -94,6 +107,36 @@ a=$(totals < "$T/d.json")
     --backend model --quiet --db "$T/s2.db" > /dev/null 2> "$T/err"
 expect_rc 1 $? "$T/err" "sweep, unbound sequence_length"
 says_text "$T/err" "symbolic dimension 'sequence_length' is not bound" "sweep, unbound sequence_length"
+
+# onnxruntime's fused GPT-2 layout: bound, it is the zoo's block (flash)
+O=$T/gpt2-ort.onnx
+"$APPROF" model show --model-file "$O" --seq-len 16 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "gpt2-ort unbound"
+says_text "$T/err" "input 'attention_mask': field type.tensor_type.shape.dim[1]: symbolic dimension 'total_seq_len' is not bound" "gpt2-ort unbound"
+"$APPROF" model show --model-file "$O" --seq-len 16 --dim past_seq_len=1 --dim total_seq_len=17 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "gpt2-ort past 1"
+says_text "$T/err" "gpt2-ort.onnx: node 'GptAttention_0' (Attention): field input[4]: a past key/value cache ('past_0') is inference, not a training step: bind its length to 0 (--dim past_seq_len=0)" "gpt2-ort past 1"
+"$APPROF" model show --model-file "$O" --seq-len 16 --dim past_seq_len=0 --dim total_seq_len=17 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "gpt2-ort mask 17"
+says_text "$T/err" "node 'GptAttention_0' (Attention): field input[3]: the mask 'attention_mask' has 17 key positions, the past (0) and the sequence (16) give 16" "gpt2-ort mask 17"
+"$APPROF" model show --model-file "$T/gpt2-ort-bad.onnx" --seq-len 16 --dim past_seq_len=0 --dim total_seq_len=16 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "gpt2-ort-bad"
+says_text "$T/err" "gpt2-ort-bad.onnx: node 'BiasGelu_AddBias_0' (BiasGelu): unsupported operator 'com.microsoft.BiasGelu'" "gpt2-ort-bad"
+for m in gpt2-ort gpt2-ort-view; do
+    for s in 16 32; do
+        "$APPROF" model show --model-file "$T/$m.onnx" --seq-len $s --dim past_seq_len=0 --dim total_seq_len=$s \
+            --format json > "$T/o.json" 2> "$T/err" || fail_with "$T/err" "$m.onnx --seq-len $s"
+        "$APPROF" model show gpt --num-layers 1 --hidden 64 --heads 4 --seq-len $s --vocab 100 --batch 1 \
+            --attention flash --format json > "$T/oz.json" || fail "show gpt --seq-len $s --attention flash"
+        a=$(totals < "$T/o.json") b=$(totals < "$T/oz.json")
+        [ "$a" = "$b" ] || fail "$m.onnx --seq-len $s: '$a' vs zoo (flash) '$b' (parameters fwd bwd batch)"
+        echo "ok: $m.onnx --seq-len $s = zoo (flash): $a"
+    done
+done
+"$APPROF" sweep --model-file "$O" --seq-len 16 --dim past_seq_len=0 --dim total_seq_len=16 --layers 2 \
+    --cluster 1x2 --batch 4 --micro-batches 2 --backend model --quiet --db "$T/so.db" 2> "$T/sweep.err" ||
+    fail_with "$T/sweep.err" "sweep gpt2-ort"
+not_crashed "$T/sweep.err" "sweep gpt2-ort"
 
 # refusals name the node and the operator
 refused() {

@@ -15,6 +15,23 @@
                                    writes them (Shape, Gather, Div, Unsqueeze,
                                    Concat)
 
+  onnx_models.py gpt2-ort OUT      the GPT-2 block as onnxruntime's transformer
+                                   optimizer writes a torch.onnx export with past
+                                   (onnxruntime.transformers, the layout of
+                                   onnxruntime-genai's tiny-random-gpt2 past.onnx):
+                                   Cast, com.microsoft EmbedLayerNormalization,
+                                   Attention (unidirectional, attention_mask and
+                                   past_0 inputs, present_0 output), MatMul,
+                                   SkipLayerNormalization with bias and its sum
+                                   output, FastGelu with bias; symbolic batch_size,
+                                   seq_len, past_seq_len, total_seq_len; the tied
+                                   Gemm head and loss of gpt2
+  onnx_models.py gpt2-ort-bad OUT  the same with the MLP's FastGelu as
+                                   com.microsoft BiasGelu (not read)
+  onnx_models.py gpt2-ort-view OUT gpt2-ort with input_ids.view(batch, total - past),
+                                   the lengths from Shape of attention_mask and
+                                   of past_0 (empty when past_seq_len is 0)
+
   onnx_models.py external OUT      a two-layer MLP (16 -> 32 -> 8, symbolic batch)
                                    whose real initializers onnx.save_model writes
                                    as external data, all of them (the Reshape's
@@ -167,6 +184,73 @@ def gpt2(path, seq=None, torch_shapes=False):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
+def gpt2_ort(path, gelu="FastGelu", view=False):
+    """gpt2's block with the fusions of onnxruntime's transformer optimizer
+    (onnxruntime/python/tools/transformers, fusion_embedlayer.py,
+    fusion_gpt_attention.py, fusion_skiplayernorm.py, fusion_fastgelu.py):
+    the nodes, inputs and outputs as its GPT-2 export with past lays them
+    out (inputs position_ids [batch_size, seq_len], attention_mask
+    [batch_size, total_seq_len], past_0 [2, batch_size, heads,
+    past_seq_len, head_dim])."""
+    C, H, V, F, P = 64, 4, 100, 256, 1024
+    D = C // H
+    ms = "com.microsoft"
+    b = Builder()
+
+    def node(op, inputs, outs, name, domain=ms, **attrs):
+        b.nodes.append(helper.make_node(op, inputs, outs, name=name, domain=domain, **attrs))
+        return outs[0]
+
+    ids = "input_ids"
+    if view:
+        # input_ids.view(batch, total - past): the lengths as torch.onnx
+        # computes them, Shape of the mask and of the (empty) past
+        def dim(x, i, name):
+            sh = node("Shape", [x], [name + "/shape"], name + "/Shape", domain="")
+            return node("Gather", [sh, b.const_ints(name + "/i", [i])], [name], name + "/Gather", domain="", axis=0)
+        n = node("Sub", [dim("attention_mask", 1, "total"), dim("past_0", 3, "past")], ["seq"], "seq/Sub", domain="")
+        shape = node("Concat", [dim("input_ids", 0, "batch"), n], ["view_shape"], "view/Concat", domain="", axis=0)
+        ids = node("Reshape", [ids, shape], ["ids_view"], "view/Reshape", domain="")
+    ids = node("Cast", [ids], ["ids32"], "cast_ids", domain="", to=TensorProto.INT32)
+    pos = node("Cast", ["position_ids"], ["pos32"], "cast_pos", domain="", to=TensorProto.INT32)
+    wte = b.init("transformer.wte.weight", [V, C])
+    x = node("EmbedLayerNormalization",
+             [ids, "", wte, b.init("transformer.wpe.weight", [P, C]), "", b.init("h.0.ln_1.weight", [C]),
+              b.init("h.0.ln_1.bias", [C]), "", pos],
+             ["emb", "emb_mask_index", "emb_sum"], "EmbedLayerNormalization_0", epsilon=1e-5)
+    o = node("Attention", [x, b.init("h.0.attn.c_attn.weight", [C, 3 * C]), b.init("h.0.attn.c_attn.bias", [3 * C]),
+                           "attention_mask", "past_0"], ["attn", "present_0"], "GptAttention_0",
+             num_heads=H, unidirectional=1)
+    o = node("MatMul", [o, b.init("h.0.attn.c_proj.weight", [C, C])], ["attn_proj"], "GptAttention_0_matmul",
+             domain="")
+    y = node("SkipLayerNormalization", [o, "emb_sum", b.init("h.0.ln_2.weight", [C]), b.init("h.0.ln_2.bias", [C]),
+                                        b.init("h.0.attn.c_proj.bias", [C])],
+             ["ln_2", "", "", "residual_1"], "SkipLayerNorm_AddBias_0", epsilon=1e-5)
+    y = node("MatMul", [y, b.init("h.0.mlp.c_fc.weight", [C, F])], ["fc"], "FullyConnect_MatMul_0", domain="")
+    y = node(gelu, [y, b.init("h.0.mlp.c_fc.bias", [F])], ["gelu"], gelu + "_AddBias_0")
+    y = node("MatMul", [y, b.init("h.0.mlp.c_proj.weight", [F, C])], ["fc_proj"], "FullyConnect_MatMul_1", domain="")
+    x = node("SkipLayerNormalization", [y, "residual_1", b.init("transformer.ln_f.weight", [C]),
+                                        b.init("transformer.ln_f.bias", [C]), b.init("h.0.mlp.c_proj.bias", [C])],
+             ["ln_f"], "SkipLayerNorm_AddBias_1", epsilon=1e-5)
+    x = b.node("Reshape", [x, b.const_ints("tokens_shape", [-1, C])], "lm_head/Reshape")
+    logits = b.node("Gemm", [x, wte], "lm_head", transB=1)
+    labels = b.node("Reshape", ["labels", b.const_ints("labels_shape", [-1])], "labels/Reshape")
+    loss = b.node("SoftmaxCrossEntropyLoss", [logits, labels], "loss")
+    bs = ["batch_size", "seq_len"]
+    g = helper.make_graph(b.nodes, "gpt2_ort",
+                          [helper.make_tensor_value_info("input_ids", TensorProto.INT64, bs),
+                           helper.make_tensor_value_info("position_ids", TensorProto.INT64, bs),
+                           helper.make_tensor_value_info("attention_mask", TensorProto.INT64,
+                                                         ["batch_size", "total_seq_len"]),
+                           helper.make_tensor_value_info("past_0", TensorProto.FLOAT,
+                                                         [2, "batch_size", H, "past_seq_len", D]),
+                           helper.make_tensor_value_info("labels", TensorProto.INT64, bs)],
+                          [helper.make_tensor_value_info(loss, TensorProto.FLOAT, []),
+                           helper.make_tensor_value_info("present_0", TensorProto.FLOAT,
+                                                         [2, "batch_size", H, "total_seq_len", D])], b.inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 11), helper.make_opsetid(ms, 1)]), path)
+
+
 def tiny(path, op, dims):
     b = Builder()
     y = b.node("Relu", ["x"], "relu")
@@ -206,6 +290,8 @@ def mlp(path, external, threshold=0):
 if __name__ == "__main__":
     {"resnet": resnet, "gpt2": gpt2, "gpt2-dynamic": lambda p: gpt2(p, "sequence_length"),
      "gpt2-torch": lambda p: gpt2(p, "sequence_length", True),
+     "gpt2-ort": gpt2_ort, "gpt2-ort-bad": lambda p: gpt2_ort(p, "BiasGelu"),
+     "gpt2-ort-view": lambda p: gpt2_ort(p, view=True),
      "unsupported": lambda p: tiny(p, "Erf", [2, 8]),
      "symbolic": lambda p: tiny(p, "Relu", ["batch", "seq"]),
      "external": lambda p: mlp(p, True), "external-big": lambda p: mlp(p, True, 1024),

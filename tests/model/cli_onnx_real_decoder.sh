@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# A real decoder export with symbolic dimensions (shared/onnx-real/ort-gpt2,
+# SOURCES.md there): hf-internal-testing/tiny-random-gpt2 exported with past
+# key/values by onnxruntime's transformer tools (torch.onnx, then the
+# com.microsoft fusions), from microsoft/onnxruntime-genai
+# test/models/hf-internal-testing/tiny-random-gpt2-fp32/past.onnx (snapshot
+# a0c04eb1313b886c963e415bbd974748cb89a4eb, blob c47a9327...). Checks:
+# - the file is the one SOURCES.md names (SHA-256);
+# - unbound, it is refused naming the input, dim and name; a past bound
+#   to more than 0 (a KV cache: inference) is refused naming the Attention
+#   node and the dim to bind; a mask longer than the sequence too;
+# - bound (--seq-len 8, --dim past_seq_len=0, --dim total_seq_len=8) it
+#   loads; its parameters equal python3-onnx's sum over the initializers
+#   (onnx_counts.py --params) and the hand count from the model's config
+#   (5 layers, n_embd 32, 4 heads, vocabulary 1000, 512 positions, as the
+#   file stores them: an untied copy of the head, shared equal tensors);
+# - its forward FLOPs hold the hand count of its GEMMs (2 per multiply-add
+#   of every weight matrix, causal attention as approf's flash attention
+#   prices it) plus under 5 % of elementwise work, and its forward and
+#   backward FLOPs equal the zoo's GPT-2 at the same sizes (--attention
+#   flash) less the zoo's loss, which the export does not have;
+# - approf sweep runs on it with the same bindings.
+# Skipped (77) without the ONNX reader or without the file.
+# Usage: cli_onnx_real_decoder.sh APPROF yes|no CORPUS_DIR ONNX_COUNTS_PY
+set -u
+APPROF=$1 HAVE_ONNX=$2 DIR=$3 COUNTS=$4
+. "$(dirname "$0")/../lib.sh"
+F=$DIR/ort-gpt2/tiny-random-gpt2-past.onnx
+if [ "$HAVE_ONNX" != yes ]; then
+    echo "skip: this build has no ONNX reader"
+    exit 77
+fi
+if [ ! -f "$F" ]; then
+    echo "skip: the real decoder export is not in the tree ($F)"
+    exit 77
+fi
+temp_dir T
+PY=
+for p in /usr/bin/python3 python3; do
+    if "$p" -c 'import onnx' 2>/dev/null; then PY=$p; break; fi
+done
+[ -n "$PY" ] || fail "python3-onnx is needed to count the file independently (tools/install-deps.sh installs it)"
+sum=$(sha256sum "$F" | cut -d' ' -f1)
+[ "$sum" = f618eca0cd9025bb2b834ffa21ba3755f1313e857ddd42601d8ab922016e791d ] ||
+    fail "$F is not the file of SOURCES.md (SHA-256 $sum)"
+
+S=8 L=5 H=32 HEADS=4 V=1000 P=512 FF=128
+BIND=(--seq-len $S --dim past_seq_len=0 --dim total_seq_len=$S)
+
+"$APPROF" model show --model-file "$F" > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "unbound"
+says_text "$T/err" "input 'input_ids': field type.tensor_type.shape.dim[1]: symbolic dimension 'seq_len' is not bound" "unbound"
+"$APPROF" model show --model-file "$F" --seq-len $S --dim past_seq_len=2 --dim total_seq_len=10 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "past 2"
+says_text "$T/err" "node 'GptAttention_0' (Attention): field input[4]: a past key/value cache ('past_0') is inference, not a training step: bind its length to 0 (--dim past_seq_len=0)" "past 2"
+"$APPROF" model show --model-file "$F" --seq-len $S --dim past_seq_len=0 --dim total_seq_len=9 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "mask 9"
+says_text "$T/err" "node 'GptAttention_0' (Attention): field input[3]: the mask 'attention_mask' has 9 key positions" "mask 9"
+"$APPROF" sweep --model-file "$F" --seq-len $S --dim past_seq_len=0 --layers 2 --cluster 1x2 --batch 4 \
+    --micro-batches 2 --backend model --quiet --db "$T/bad.db" > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "sweep, total_seq_len unbound"
+says_text "$T/err" "symbolic dimension 'total_seq_len' is not bound" "sweep, total_seq_len unbound"
+[ ! -e "$T/bad.db" ] || fail "a refused sweep wrote its database"
+
+"$APPROF" model show --model-file "$F" "${BIND[@]}" --format json > "$T/m.json" 2> "$T/err" ||
+    fail_with "$T/err" "model show, bound"
+read -r a fwd bwd < <("$PY" -c 'import json, sys; d = json.load(sys.stdin); t = d["totals"]
+print(d["parameters"], t["fwd_flops"], t["bwd_flops"])' < "$T/m.json") || fail "model show --format json"
+
+# parameters: python3-onnx's walk of the initializers
+p=$("$PY" "$COUNTS" --params "$F" | cut -d' ' -f2) || fail "onnx_counts.py --params"
+[ "$a" = "$p" ] || fail "approf counts $a parameters, python3-onnx $p"
+# and by hand: wte, wpe; per layer c_attn, attn.c_proj, mlp.c_fc,
+# mlp.c_proj weights; the optimizer keeps one tensor of each equal value
+# (tiny-random-gpt2's biases are zeros, its norm weights ones): a c_attn
+# bias [3H], a c_fc bias [F], one [H] of zeros (every norm bias and
+# projection bias), one [H] of ones (every norm weight); the head a
+# transposed copy of wte
+hand=$((V * H + P * H + L * (3 * H * H + H * H + 2 * H * FF) + 3 * H + FF + 2 * H + H * V))
+[ "$a" = "$hand" ] || fail "approf counts $a parameters, the config's hand count $hand"
+echo "ok: parameters $a (python3-onnx $p, by hand $hand)"
+
+# forward GEMMs of one sample: 2 per multiply-add of the weight matrices and
+# the head, and per layer the two attention GEMMs over heads x S queries of
+# (S + 1) / 2 keys on average (causal, as the IR's flash attention prices it)
+gemm=$((2 * S * (L * (3 * H * H + H * H + 2 * H * FF) + H * V) + L * 2 * 2 * S * ((S + 1) / 2) * H))
+[ "$fwd" -ge "$gemm" ] && [ $((20 * (fwd - gemm))) -lt "$fwd" ] ||
+    fail "forward FLOPs $fwd: the GEMMs' hand count is $gemm (elementwise work must be under 5 %)"
+echo "ok: forward FLOPs $fwd, of which GEMMs $gemm by hand"
+
+# the zoo's GPT-2 at the same sizes, less its loss (cross entropy over
+# S x V logits: 5 FLOPs an element forward, 3 backward, opsem.c)
+"$APPROF" model show gpt --num-layers $L --hidden $H --heads $HEADS --vocab $V --seq-len $S --batch 1 \
+    --attention flash --format json > "$T/z.json" 2> "$T/err" || fail_with "$T/err" "model show gpt"
+read -r zf zb < <("$PY" -c 'import json, sys; t = json.load(sys.stdin)["totals"]
+print(t["fwd_flops"], t["bwd_flops"])' < "$T/z.json") || fail "model show gpt --format json"
+[ "$fwd" = $((zf - 5 * S * V)) ] && [ "$bwd" = $((zb - 3 * S * V)) ] ||
+    fail "FLOPs $fwd / $bwd, the zoo's GPT-2 less its loss $((zf - 5 * S * V)) / $((zb - 3 * S * V))"
+echo "ok: forward and backward FLOPs = the zoo's GPT-2 less its loss: $fwd / $bwd"
+
+"$APPROF" sweep --model-file "$F" "${BIND[@]}" --layers 2 --cluster 1x2 --batch 4 --micro-batches 2 \
+    --backend model --quiet --db "$T/s.db" > /dev/null 2> "$T/sweep.err" || fail_with "$T/sweep.err" "sweep"
+not_crashed "$T/sweep.err" "sweep"
+says_text "$T/sweep.err" "sweep 1 done: 9 tuples, 18 entries written" "sweep"
+echo "ok: a sweep runs on it"
