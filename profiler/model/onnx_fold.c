@@ -140,11 +140,91 @@ int ox_def_empty(Ox *c, const char *name, const int64_t *dims, int n)
     return ox_val_def(c, name, V_EMPTY, -1, &e->tp);
 }
 
+/* A shape-only node (Identity, Cast, Transpose, Squeeze, Unsqueeze, Split)
+ * of an empty input: its outputs are empty too, of the shapes it gives
+ * (torch.onnx splits and squeezes a past cache before concatenating it
+ * with the new keys). 1 with *rc, else 0. */
+static int fold_empty(Ox *c, const OxNode *nd, const char *op, int *rc)
+{
+    int v = nd->n->n_input ? ox_val_find(c, nd->n->input[0]) : -1, rank, k;
+    int64_t d[APPROF_MAX_DIMS], o[APPROF_MAX_DIMS], ax[FOLD_MAX];
+    const Onnx__TensorProto *tp;
+    if (v < 0 || c->vals[v].kind != V_EMPTY || !(tp = c->vals[v].tp))
+        return 0;
+    rank = (int)tp->n_dims;
+    memcpy(d, tp->dims, sizeof(int64_t) * (size_t)rank);
+    *rc = 0;
+    if (!strcmp(op, "Identity") || !strcmp(op, "Cast")) {
+        *rc = ox_def_empty(c, nd->n->output[0], d, rank);
+    } else if (!strcmp(op, "Transpose")) {
+        k = ox_attr_ints(nd->n, "perm", ax, APPROF_MAX_DIMS);
+        for (int i = 0; k == -1 && i < rank; i++)
+            ax[i] = rank - 1 - i;
+        if (k != -1 && k != rank)
+            return *rc = ox_err(c, APPROF_EPARSE, "%s: field attribute perm: expected %d values", nd->what, rank), 1;
+        for (int i = 0; i < rank; i++) {
+            if (ax[i] < 0 || ax[i] >= rank)
+                return *rc = ox_err(c, APPROF_EPARSE, "%s: field attribute perm: out of range", nd->what), 1;
+            o[i] = d[ax[i]];
+        }
+        *rc = ox_def_empty(c, nd->n->output[0], o, rank);
+    } else if (!strcmp(op, "Squeeze") || !strcmp(op, "Unsqueeze")) {
+        /* axes: an attribute before opset 13, a constant input from it on */
+        int sq = op[0] == 'S', r1, m = 0, out, j = 0;
+        unsigned char mark[APPROF_MAX_DIMS] = {0};
+        k = ox_attr_ints(nd->n, "axes", ax, APPROF_MAX_DIMS);
+        if (k == -1 && ox_has_input(nd, 1))
+            k = int_in(c, nd, 1, ax, &r1);
+        out = sq ? rank : rank + k;
+        if (k < 1 || out > APPROF_MAX_DIMS)
+            return *rc = ox_err(c, APPROF_EPARSE, "%s: field axes: expected constant axes", nd->what), 1;
+        for (int i = 0; i < k; i++) {
+            int64_t x = ax[i] < 0 ? ax[i] + out : ax[i];
+            if (x < 0 || x >= out || mark[x])
+                return *rc = ox_err(c, APPROF_EPARSE, "%s: field axes: axis %lld out of range or repeated", nd->what,
+                                    (long long)ax[i]), 1;
+            mark[x] = 1;
+        }
+        for (int i = 0; i < out; i++) {
+            if (sq && !mark[i])
+                o[m++] = d[i];
+            else if (sq && d[i] != 1)
+                return *rc = ox_err(c, APPROF_EPARSE, "%s: field axes: axis %d is not of size 1", nd->what, i), 1;
+            else if (!sq)
+                o[m++] = mark[i] ? 1 : d[j++];
+        }
+        *rc = ox_def_empty(c, nd->n->output[0], o, m);
+    } else if (!strcmp(op, "Split")) {
+        int64_t sizes[APPROF_MAX_OUTPUTS];
+        int cnt = (int)nd->n->n_output, a = norm_axis(ox_attr_i(nd->n, "axis", 0), rank), r;
+        if (a < 0 || cnt < 1 || cnt > APPROF_MAX_OUTPUTS)
+            return *rc = ox_err(c, APPROF_EPARSE, "%s: field attribute axis: out of range", nd->what), 1;
+        k = ox_has_input(nd, 1) ? int_in(c, nd, 1, sizes, &r) : ox_attr_ints(nd->n, "split", sizes, APPROF_MAX_OUTPUTS);
+        if (k < 0 && !ox_has_input(nd, 1) && d[a] % cnt == 0)
+            for (k = 0; k < cnt; k++)
+                sizes[k] = d[a] / cnt;
+        if (k != cnt)
+            return *rc = ox_err(c, APPROF_EPARSE, "%s: field split: expected %d sizes", nd->what, cnt), 1;
+        for (int j = 0; j < cnt && *rc >= 0; j++) {
+            d[a] = sizes[j];
+            if (nd->n->output[j] && *nd->n->output[j])
+                *rc = ox_def_empty(c, nd->n->output[j], d, rank);
+        }
+    } else {
+        return 0;
+    }
+    if (*rc < 0 && *rc != APPROF_ENOMEM)
+        *rc = ox_err(c, APPROF_EINVAL, "%s: too many values", nd->what);
+    return 1;
+}
+
 int ox_fold(Ox *c, const OxNode *nd, int *rc)
 {
     const char *op = nd->n->op_type ? nd->n->op_type : "";
     int64_t v[FOLD_MAX], w[FOLD_MAX], y[FOLD_MAX];
     int r, n, m;
+    if (fold_empty(c, nd, op, rc))
+        return 1;
     *rc = 1;
     if (!strcmp(op, "Shape")) {
         *rc = fold_shape(c, nd);

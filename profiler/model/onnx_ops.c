@@ -121,8 +121,9 @@ int ox_operand(Ox *c, const OxNode *nd, int k, int *t)
     if (!vn || !*vn)
         return ox_err(c, APPROF_EPARSE, "%s: field input[%d]: missing", nd->what, k);
     if (v >= 0 && c->vals[v].kind == V_EMPTY)
-        return ox_err(c, APPROF_EPARSE, "%s: field input[%d]: '%s' is empty (a dimension bound to 0); only the "
-                      "past of a com.microsoft Attention may be", nd->what, k, vn);
+        return ox_err(c, APPROF_EPARSE, "%s: field input[%d]: '%s' is empty (a dimension bound to 0); only Shape, "
+                      "Identity, Cast, Transpose, (Un)Squeeze, Split, Concat and a com.microsoft Attention's past "
+                      "may read it", nd->what, k, vn);
     if (v < 0 || c->vals[v].kind < 0 || (c->vals[v].kind != V_TENSOR && !c->vals[v].tp))
         return ox_err(c, APPROF_EPARSE, "%s: field input[%d]: unknown value '%s' (not an input, initializer or earlier output)",
                     nd->what, k, vn);
@@ -422,13 +423,23 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
     if (!strcmp(op, "Concat")) {
         if (n->n_input < 2 || n->n_input > APPROF_MAX_INPUTS)
             return ox_err(c, APPROF_EPARSE, "%s: field input: 2 to %d inputs supported", nd->what, APPROF_MAX_INPUTS);
-        for (k = 0; k < (int)n->n_input; k++)
-            if (ox_operand(c, nd, k, &in[k]) < 0)
+        /* an empty operand (a past cache of length 0) adds nothing */
+        x = 0;
+        for (k = 0; k < (int)n->n_input; k++) {
+            int ve = ox_val_find(c, n->input[k]);
+            if (ve >= 0 && c->vals[ve].kind == V_EMPTY)
+                continue;
+            if (ox_operand(c, nd, k, &in[x++]) < 0)
                 return APPROF_EPARSE;
+        }
+        if (x == 0)
+            return ox_err(c, APPROF_EPARSE, "%s: field input: every operand is empty", nd->what);
+        if (x == 1)
+            return ox_alias(c, nd, in[0]);
         a.axis = norm_axis(ox_attr_i(n, "axis", 0), T(c, in[0])->ndim);
         if (a.axis < 0)
             return ox_err(c, APPROF_EPARSE, "%s: field attribute axis: out of range", nd->what);
-        return ox_emit(c, nd, APPROF_OP_CONCAT, in, k, &a, NULL, 0);
+        return ox_emit(c, nd, APPROF_OP_CONCAT, in, x, &a, NULL, 0);
     }
     if (!strcmp(op, "Slice")) {
         int64_t st, en, ax = 0, step = 1, dim;
