@@ -28,6 +28,14 @@
 #   input_ids.view(batch, total - past) computed from Shape of the mask and
 #   of the empty past (gpt2-ort-view); a sweep runs on it; an unknown
 #   com.microsoft operator (BiasGelu) is refused naming node and operator;
+# - a Megatron-LM GPT-2 layer as torch.onnx writes it with a past
+#   (gpt2-megatron: LayerNorm with x - mean twice and a Cast, Megatron's
+#   tanh GELU, the past split, squeezed and concatenated, the mask sliced
+#   at computed bounds and applied by Mul and Sub) is refused unbound and,
+#   its past bound to 0, has the hand count of parameters and the zoo's
+#   GPT block's FLOPs (eager) less its loss plus the masking, at two
+#   sequence lengths; with a past of 3 it loads; a sweep runs; an empty
+#   input that a Relu reads, and an empty first input, are refused;
 # - a dropout mask that a node reads, pads no symmetric padding matches, a
 #   Squeeze of a dim that is not 1, and a decomposed LayerNorm or GELU
 #   whose intermediate a node outside reads exit 1 naming the node and
@@ -49,7 +57,7 @@ done
 "$PY" "$GEN/onnx_exporters.py" "$T" || fail "onnx_exporters.py"
 "$PY" "$GEN/onnx_models.py" gpt2-dynamic "$T/decoder.onnx" || fail "writing decoder.onnx"
 "$PY" "$GEN/onnx_models.py" gpt2-torch "$T/torch.onnx" || fail "writing torch.onnx"
-for m in gpt2-ort gpt2-ort-bad gpt2-ort-view; do
+for m in gpt2-ort gpt2-ort-bad gpt2-ort-view gpt2-megatron empty-read; do
     "$PY" "$GEN/onnx_models.py" $m "$T/$m.onnx" || fail "writing $m.onnx"
 done
 
@@ -137,6 +145,45 @@ done
     --cluster 1x2 --batch 4 --micro-batches 2 --backend model --quiet --db "$T/so.db" 2> "$T/sweep.err" ||
     fail_with "$T/sweep.err" "sweep gpt2-ort"
 not_crashed "$T/sweep.err" "sweep gpt2-ort"
+
+# Megatron-LM's GPT-2 as torch.onnx writes it: the zoo's eager block less
+# its loss (5 and 3 FLOPs a logit) plus the masking (scores * m, minus
+# 10000 (1 - m): 1 FLOP an element forward each, 2 and 1 backward)
+O=$T/gpt2-megatron.onnx
+"$APPROF" model show --model-file "$O" --seq-len 16 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "gpt2-megatron unbound"
+says_text "$T/err" "input 'past_0': field type.tensor_type.shape.dim[3]: symbolic dimension 'past_seq_len' is not bound" "gpt2-megatron unbound"
+for s in 16 32; do
+    "$APPROF" model show --model-file "$O" --seq-len $s --dim past_seq_len=0 --format json > "$T/o.json" 2> "$T/err" ||
+        fail_with "$T/err" "gpt2-megatron.onnx --seq-len $s"
+    "$APPROF" model show gpt --num-layers 1 --hidden 64 --heads 4 --seq-len $s --vocab 100 --batch 1 \
+        --attention eager --format json > "$T/oz.json" || fail "show gpt --seq-len $s"
+    a=$(totals < "$T/o.json")
+    b=$("$PY" -c 'import json, sys; s = int(sys.argv[1]); t = json.load(sys.stdin)["totals"]
+print(64 * 100 + 64 * 64 + 4 * 64 + 4 * 64 * 64 + 4 * 64 + 2 * 64 * 256 + 256 + 64 + 2 * 64 + 64 * 100,
+      t["fwd_flops"] - 5 * s * 100 + 2 * 4 * s * s, t["bwd_flops"] - 3 * s * 100 + 3 * 4 * s * s, 1)' $s < "$T/oz.json")
+    [ "$a" = "$b" ] || fail "gpt2-megatron.onnx --seq-len $s: '$a' vs hand count and zoo (eager) '$b' (parameters fwd bwd batch)"
+    echo "ok: gpt2-megatron.onnx --seq-len $s = hand count, zoo (eager) less loss plus masking: $a"
+done
+"$APPROF" model show --model-file "$O" --seq-len 16 --dim past_seq_len=3 > /dev/null 2> "$T/err" ||
+    fail_with "$T/err" "gpt2-megatron.onnx with a past of 3"
+"$APPROF" sweep --model-file "$O" --seq-len 16 --dim past_seq_len=0 --layers 2 --cluster 1x2 --batch 4 \
+    --micro-batches 2 --backend model --quiet --db "$T/sm.db" 2> "$T/sweep.err" ||
+    fail_with "$T/sweep.err" "sweep gpt2-megatron"
+not_crashed "$T/sweep.err" "sweep gpt2-megatron"
+
+# an empty input (a dimension bound to 0) that another node reads; the first
+# input empty
+"$APPROF" model show --model-file "$T/empty-read.onnx" --dim past=0 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "empty read"
+says_text "$T/err" "node 'relu_p' (Relu): field input[0]: 'p' is empty (a dimension bound to 0)" "empty read"
+"$APPROF" model show --model-file "$T/empty-read.onnx" --dim past=1 > /dev/null 2> "$T/err" ||
+    fail_with "$T/err" "empty-read.onnx --dim past=1"
+"$APPROF" model show --model-file "$T/gpt2-megatron.onnx" --seq-len 0 > /dev/null 2> "$T/err"
+expect_rc 2 $? "$T/err" "--seq-len 0"
+"$APPROF" model show --model-file "$T/gpt2-megatron.onnx" --dim seq_len=0 --dim past_seq_len=0 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "first input empty"
+says_text "$T/err" "input 'input_ids': field type.tensor_type.shape.dim[1]: the first input cannot be empty" "first input empty"
 
 # refusals name the node and the operator
 refused() {

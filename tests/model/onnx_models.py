@@ -31,6 +31,13 @@
   onnx_models.py gpt2-ort-view OUT gpt2-ort with input_ids.view(batch, total - past),
                                    the lengths from Shape of attention_mask and
                                    of past_0 (empty when past_seq_len is 0)
+  onnx_models.py gpt2-megatron OUT one Megatron-LM GPT-2 layer with a past as
+                                   torch.onnx (opset 12) writes it, in the node
+                                   layout of onnxruntime's gpt2_megatron.onnx:
+                                   LayerNorm, tanh GELU and masking written out,
+                                   shape arithmetic, the past split and
+                                   concatenated; hidden 64, 4 heads, vocabulary
+                                   100, 64 positions
 
   onnx_models.py external OUT      a two-layer MLP (16 -> 32 -> 8, symbolic batch)
                                    whose real initializers onnx.save_model writes
@@ -40,6 +47,8 @@
                                    the two weight matrices (1 KiB or more) external
   onnx_models.py inline OUT        the same MLP with its weights in the file
 
+  onnx_models.py empty-read OUT    inputs x [batch, 8] and p [batch, "past"], a Relu of
+                                   each (p empty when past is bound to 0)
   onnx_models.py unsupported OUT   Relu then an Erf node named "my_erf"
   onnx_models.py symbolic OUT      an input with a symbolic second dim ("seq")
 
@@ -251,6 +260,123 @@ def gpt2_ort(path, gelu="FastGelu", view=False):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 11), helper.make_opsetid(ms, 1)]), path)
 
 
+def gpt2_megatron(path):
+    """One Megatron-LM GPT-2 layer as torch.onnx (PyTorch 1.9, opset 12)
+    exports it with a past, node for node the layout of onnxruntime's test
+    model gpt2_megatron.onnx (docs/models.md, real exports): LayerNorm
+    written out with x - mean computed twice and a Cast before the scale;
+    head reshapes from Shape/Gather/Unsqueeze/Concat; the past split,
+    squeezed and concatenated before the new keys and values; q and k each
+    divided by d^(1/4); the mask sliced out of attention_mask [batch, 1, P,
+    P] at bounds computed from the shapes, applied as scores * m - 10000 *
+    (1 - m); Megatron's tanh GELU x * 0.5 * (1 + tanh(0.79788 x (1 +
+    0.044715 x x))); an untied head; present_0 stacked from the keys and
+    values. Hidden 64, 4 heads, F 256, vocabulary 100, 64 positions;
+    symbolic batch_size, seq_len, past_seq_len."""
+    C, H, F, V, P = 64, 4, 256, 100, 64
+    D = C // H
+    b = Builder()
+    k = [0]
+
+    def node(op, inputs, n_out=1, **attrs):
+        k[0] += 1
+        name = "%s_%d" % (op, k[0])
+        outs = ["%s_out%d" % (name, i) for i in range(n_out)]
+        b.nodes.append(helper.make_node(op, inputs, outs, name=name, **attrs))
+        return outs if n_out > 1 else outs[0]
+
+    def const(vals, dims, dtype=TensorProto.INT64):
+        return node("Constant", [], value=helper.make_tensor("c%d" % (k[0] + 1), dtype, dims, vals))
+
+    def fconst(v):
+        return const([v], [], TensorProto.FLOAT)
+
+    def dim(x, i):
+        return node("Gather", [node("Shape", [x]), const([i], [])], axis=0)
+
+    def ln(x, name):
+        m = node("ReduceMean", [x], axes=[-1], keepdims=1)
+        v = node("ReduceMean", [node("Pow", [node("Sub", [x, m]), fconst(2.0)])], axes=[-1], keepdims=1)
+        d2 = node("Sub", [x, m])
+        y = node("Cast", [node("Div", [d2, node("Sqrt", [node("Add", [v, fconst(1e-5)])])])], to=TensorProto.FLOAT)
+        y = node("Mul", [b.init(name + ".weight", [C]), y])
+        return node("Add", [y, b.init(name + ".bias", [C])])
+
+    def linear(x, name, cin, cout, bias_first=False):
+        y = node("MatMul", [x, b.init(name + ".weight", [cin, cout])])
+        bias = b.init(name + ".bias", [cout])
+        return node("Add", [bias, y] if bias_first else [y, bias])
+
+    def heads(x):
+        shape = node("Concat", [node("Unsqueeze", [dim(x, 0)], axes=[0]), node("Unsqueeze", [dim(x, 1)], axes=[0]),
+                                b.const_ints("heads%d" % k[0], [H]), b.const_ints("dim%d" % k[0], [D])], axis=0)
+        return node("Transpose", [node("Reshape", [x, shape])], perm=[0, 2, 1, 3])
+
+    x = node("Add", [node("Gather", [b.init("word_embeddings.weight", [V, C]), "input_ids"]),
+                     node("Gather", [b.init("position_embeddings.weight", [P, C]), "position_ids"])])
+    x = node("Cast", [x], to=TensorProto.FLOAT)
+    pre = "transformer.layers.0."
+    h = ln(x, pre + "input_layernorm")
+    q, kk, v = node("Split", [linear(h, pre + "attention.query_key_value", C, 3 * C, True)], n_out=3, axis=2,
+                    split=[C, C, C])
+    q, kk, v = heads(q), heads(kk), heads(v)
+    pk, pv = node("Split", ["past_0"], n_out=2, axis=0, split=[1, 1])
+    kk = node("Concat", [node("Squeeze", [pk], axes=[0]), kk], axis=-2)
+    v = node("Concat", [node("Squeeze", [pv], axes=[0]), v], axis=-2)
+    root = float(D) ** 0.25
+    q = node("Div", [q, fconst(root)])
+    kt = node("Div", [node("Transpose", [kk], perm=[0, 1, 3, 2]), fconst(root)])
+    s = node("MatMul", [q, kt])
+    start = node("Sub", [dim(s, 3), dim(h, 1)])
+    m = node("Slice", ["attention_mask", node("Unsqueeze", [start], axes=[0]),
+                       node("Unsqueeze", [dim(s, 3)], axes=[0]), b.const_ints("axis2", [2]), const([1], [1])])
+    m = node("Slice", [m, b.const_ints("zero", [0]), node("Unsqueeze", [dim(s, 3)], axes=[0]),
+                       b.const_ints("axis3", [3]), const([1], [1])])
+    s = node("Mul", [node("Cast", [s], to=TensorProto.FLOAT), m])
+    s = node("Sub", [s, node("Mul", [node("Sub", [fconst(1.0), m]), fconst(10000.0)])])
+    o = node("MatMul", [node("Cast", [node("Softmax", [s], axis=3)], to=TensorProto.FLOAT), v])
+    o = node("Transpose", [o], perm=[0, 2, 1, 3])
+    shape = node("Concat", [node("Unsqueeze", [dim(o, 0)], axes=[0]), node("Unsqueeze", [dim(o, 1)], axes=[0]),
+                            b.const_ints("hidden", [C])], axis=0)
+    o = linear(node("Reshape", [o, shape]), pre + "attention.dense", C, C)
+    x = node("Add", [x, o])
+    y = node("Cast", [linear(ln(x, pre + "post_attention_layernorm"), pre + "mlp.dense_h_to_4h", C, F, True)],
+             to=TensorProto.FLOAT)
+    a = node("Mul", [y, fconst(0.5)])
+    bb = node("Mul", [y, fconst(0.7978845834732056)])
+    cc = node("Mul", [node("Mul", [y, fconst(0.044714998453855515)]), y])
+    t = node("Tanh", [node("Mul", [bb, node("Add", [cc, fconst(1.0)])])])
+    y = node("Cast", [node("Mul", [a, node("Add", [t, fconst(1.0)])])], to=TensorProto.FLOAT)
+    x = node("Cast", [node("Add", [x, linear(y, pre + "mlp.dense_4h_to_h", F, C)])], to=TensorProto.FLOAT)
+    logits = node("MatMul", [ln(x, "transformer.final_layernorm"), b.init("lm_head.weight", [C, V])])
+    present = node("Concat", [node("Unsqueeze", [kk], axes=[0]), node("Unsqueeze", [v], axes=[0])], axis=0)
+    bs = ["batch_size", "seq_len"]
+    g = helper.make_graph(b.nodes, "gpt2_megatron",
+                          [helper.make_tensor_value_info("input_ids", TensorProto.INT64, bs),
+                           helper.make_tensor_value_info("position_ids", TensorProto.INT64, bs),
+                           helper.make_tensor_value_info("attention_mask", TensorProto.FLOAT, ["batch_size", 1, P, P]),
+                           helper.make_tensor_value_info("past_0", TensorProto.FLOAT,
+                                                         [2, "batch_size", H, "past_seq_len", D])],
+                          [helper.make_tensor_value_info(logits, TensorProto.FLOAT, ["batch_size", "seq_len", V]),
+                           helper.make_tensor_value_info(present, TensorProto.FLOAT,
+                                                         [2, "batch_size", H, "total_seq_len", D])], b.inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 12)]), path)
+
+
+def empty_read(path):
+    """x [batch, 8] and p [batch, "past"]: a Relu of each; with past bound to
+    0, p is empty and the Relu reading it is refused."""
+    b = Builder()
+    y = b.node("Relu", ["x"], "relu_x")
+    z = b.node("Relu", ["p"], "relu_p")
+    g = helper.make_graph(b.nodes, "empty_read",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8]),
+                           helper.make_tensor_value_info("p", TensorProto.FLOAT, ["batch", "past"])],
+                          [helper.make_tensor_value_info(y, TensorProto.FLOAT, ["batch", 8]),
+                           helper.make_tensor_value_info(z, TensorProto.FLOAT, ["batch", "past"])])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
 def tiny(path, op, dims):
     b = Builder()
     y = b.node("Relu", ["x"], "relu")
@@ -291,7 +417,8 @@ if __name__ == "__main__":
     {"resnet": resnet, "gpt2": gpt2, "gpt2-dynamic": lambda p: gpt2(p, "sequence_length"),
      "gpt2-torch": lambda p: gpt2(p, "sequence_length", True),
      "gpt2-ort": gpt2_ort, "gpt2-ort-bad": lambda p: gpt2_ort(p, "BiasGelu"),
-     "gpt2-ort-view": lambda p: gpt2_ort(p, view=True),
+     "gpt2-ort-view": lambda p: gpt2_ort(p, view=True), "gpt2-megatron": gpt2_megatron,
+     "empty-read": empty_read,
      "unsupported": lambda p: tiny(p, "Erf", [2, 8]),
      "symbolic": lambda p: tiny(p, "Relu", ["batch", "seq"]),
      "external": lambda p: mlp(p, True), "external-big": lambda p: mlp(p, True, 1024),
