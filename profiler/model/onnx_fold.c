@@ -154,6 +154,11 @@ static int fold_empty(Ox *c, const OxNode *nd, const char *op, int *rc)
     rank = (int)tp->n_dims;
     memcpy(d, tp->dims, sizeof(int64_t) * (size_t)rank);
     *rc = 0;
+    if (strcmp(op, "Identity") && strcmp(op, "Cast") && strcmp(op, "Transpose") && strcmp(op, "Squeeze") &&
+        strcmp(op, "Unsqueeze") && strcmp(op, "Split"))
+        return 0;
+    if (strcmp(op, "Split") && (!nd->n->n_output || !nd->n->output[0] || !*nd->n->output[0]))
+        return 1;   /* no output: nothing to define */
     if (!strcmp(op, "Identity") || !strcmp(op, "Cast")) {
         *rc = ox_def_empty(c, nd->n->output[0], d, rank);
     } else if (!strcmp(op, "Transpose")) {
