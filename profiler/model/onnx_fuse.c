@@ -12,7 +12,7 @@
  *     products by x and by 0.5 in any order -> gelu;
  *   GELU's tanh form: Pow(x, 3) or x * (x * x); * 0.044715; + x;
  *     * sqrt(2 / pi); Tanh; + 1; the same products -> gelu;
- *   Megatron-LM's tanh GELU: x * 0.5, sqrt(2 / pi) * x, 0.044715 * x;
+ *   Megatron-LM's (and BLOOM's) tanh GELU: x * 0.5, sqrt(2 / pi) * x, 0.044715 * x;
  *     (0.044715 x) * x; + 1; * (sqrt(2 / pi) x); Tanh; + 1; the products
  *     -> gelu (at its first node).
  * A pattern is fused only when nothing outside it reads an intermediate;
@@ -432,9 +432,10 @@ static long mul_by(const Ox *c, const char *x, double want, double tol, size_t n
 }
 
 /* Mul nd (index at) of x by 0.5, sqrt(2 / pi) or 0.044715, the first node
- * of Megatron-LM's gelu_impl (megatron/model/fused_bias_gelu.py: x * 0.5 *
- * (1.0 + torch.tanh(0.79788456 * x * (1 + 0.044715 * x * x)))) as
- * torch.onnx writes it: 1 with *rc, or 0 when it is not. */
+ * of x * 0.5 * (1.0 + torch.tanh(0.79788456 * x * (1 + 0.044715 * x * x)))
+ * as torch.onnx writes it (Megatron-LM's bias_gelu,
+ * megatron/model/fused_bias_gelu.py; transformers' bloom_gelu_forward,
+ * models/bloom/modeling_bloom.py): 1 with *rc, or 0 when it is not. */
 static int fuse_gelu_mega(Ox *c, const OxNode *nd, size_t at, int *rc)
 {
     const Onnx__NodeProto *n = nd->n;

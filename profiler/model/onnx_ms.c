@@ -5,7 +5,9 @@
  * a torch.onnx export of GPT-2 (the fusions of
  * onnxruntime/python/tools/transformers/fusion_*.py), onto the IR, with the
  * semantics of onnxruntime's docs/ContribOperators.md (the operators'
- * reference, version 1 of the com.microsoft domain):
+ * reference, version 1 of the com.microsoft domain, as onnxruntime 1.17
+ * documents them: the producer version of the real export
+ * shared/onnx-real/ort-gpt2 was written by):
  *
  * - EmbedLayerNormalization: word (+ position, + segment) embedding lookups,
  *   their sum, a LayerNorm; output 2 is the sum before the norm;
