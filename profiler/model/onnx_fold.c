@@ -117,13 +117,19 @@ static int fold_arith(Ox *c, const OxNode *nd, char op)
 
 /* An input with a dimension bound to 0: no IR tensor, but a shape that a
  * Shape node may read (torch.onnx computes a past cache's length as
- * Shape(past)[2]). */
+ * Shape(past)[2]); also a constant of known shape and no values (a slice
+ * of a mask buffer). */
 typedef struct {
     Onnx__TensorProto tp;
     int64_t dims[APPROF_MAX_DIMS];
 } OxEmpty;
 
 int ox_def_empty(Ox *c, const char *name, const int64_t *dims, int n)
+{
+    return ox_def_shaped(c, name, V_EMPTY, 0, dims, n);
+}
+
+int ox_def_shaped(Ox *c, const char *name, int kind, int32_t dtype, const int64_t *dims, int n)
 {
     OxEmpty *e;
     if (n < 0 || n > APPROF_MAX_DIMS)
@@ -136,8 +142,10 @@ int ox_def_empty(Ox *c, const char *name, const int64_t *dims, int n)
     onnx__tensor_proto__init(&e->tp);
     e->tp.n_dims = (size_t)n;
     e->tp.dims = e->dims;
+    e->tp.has_data_type = dtype != 0;
+    e->tp.data_type = dtype;
     memcpy(e->dims, dims, sizeof(int64_t) * (size_t)n);
-    return ox_val_def(c, name, V_EMPTY, -1, &e->tp);
+    return ox_val_def(c, name, kind, -1, &e->tp);
 }
 
 /* A shape-only node (Identity, Cast, Transpose, Squeeze, Unsqueeze, Split)

@@ -141,6 +141,9 @@ int ox_fold(Ox *c, const OxNode *nd, int *rc);
 /* Defines name as an empty input (V_EMPTY) of shape dims[0..n) that Shape
  * folds: 0 or a negative code. */
 int ox_def_empty(Ox *c, const char *name, const int64_t *dims, int n);
+/* Defines name as a value of kind (V_EMPTY, V_CONST) of shape dims[0..n)
+ * and element type dtype with no values: 0 or a negative code. */
+int ox_def_shaped(Ox *c, const char *name, int kind, int32_t dtype, const int64_t *dims, int n);
 
 /* onnx_fuse.c: a decomposed LayerNorm starting at ReduceMean nd, GELU as
  * Erf at Erf nd, GELU's tanh form at its Pow or Mul(x, x) nd (index at):
