@@ -36,6 +36,13 @@
 #   GPT block's FLOPs (eager) less its loss plus the masking, at two
 #   sequence lengths; with a past of 3 it loads; a sweep runs; an empty
 #   input that a Relu reads, and an empty first input, are refused;
+# - Hugging Face's GPT-2 block as torch.onnx writes GPT2LMHeadModel
+#   (gpt2-hf: Range positions, Conv1D as Reshape / Gemm / Reshape, the
+#   causal mask sliced from the uint8 buffer and applied with Where) has
+#   the zoo's parameters (neither the uint8 buffer nor the one-element
+#   masked_bias is a parameter; python3-onnx's count agrees) and the zoo's
+#   eager FLOPs plus the Where (one operation an element each way over
+#   heads x S x S), at two sequence lengths; a sweep runs;
 # - a dropout mask that a node reads, pads no symmetric padding matches, a
 #   Squeeze of a dim that is not 1, and a decomposed LayerNorm or GELU
 #   whose intermediate a node outside reads exit 1 naming the node and
@@ -57,7 +64,7 @@ done
 "$PY" "$GEN/onnx_exporters.py" "$T" || fail "onnx_exporters.py"
 "$PY" "$GEN/onnx_models.py" gpt2-dynamic "$T/decoder.onnx" || fail "writing decoder.onnx"
 "$PY" "$GEN/onnx_models.py" gpt2-torch "$T/torch.onnx" || fail "writing torch.onnx"
-for m in gpt2-ort gpt2-ort-bad gpt2-ort-view gpt2-megatron empty-read; do
+for m in gpt2-ort gpt2-ort-bad gpt2-ort-view gpt2-megatron empty-read gpt2-hf; do
     "$PY" "$GEN/onnx_models.py" $m "$T/$m.onnx" || fail "writing $m.onnx"
 done
 
@@ -171,6 +178,26 @@ done
     --micro-batches 2 --backend model --quiet --db "$T/sm.db" 2> "$T/sweep.err" ||
     fail_with "$T/sweep.err" "sweep gpt2-megatron"
 not_crashed "$T/sweep.err" "sweep gpt2-megatron"
+
+# Hugging Face's GPT-2 as torch.onnx writes it: the zoo's eager block plus the
+# Where of the causal mask
+O=$T/gpt2-hf.onnx
+for s in 16 32; do
+    "$APPROF" model show --model-file "$O" --seq-len $s --format json > "$T/o.json" 2> "$T/err" ||
+        fail_with "$T/err" "gpt2-hf.onnx --seq-len $s"
+    "$APPROF" model show gpt --num-layers 1 --hidden 64 --heads 4 --seq-len $s --vocab 100 --batch 1 \
+        --attention eager --format json > "$T/oz.json" || fail "show gpt --seq-len $s"
+    a=$(totals < "$T/o.json")
+    b=$("$PY" -c 'import json, sys; s = int(sys.argv[1]); d = json.load(sys.stdin); t = d["totals"]
+print(d["parameters"], t["fwd_flops"] + 4 * s * s, t["bwd_flops"] + 4 * s * s, 1)' $s < "$T/oz.json")
+    [ "$a" = "$b" ] || fail "gpt2-hf.onnx --seq-len $s: '$a' vs the zoo (eager) plus the Where '$b' (parameters fwd bwd batch)"
+    echo "ok: gpt2-hf.onnx --seq-len $s = zoo (eager) plus the Where: $a"
+done
+p=$("$PY" "$GEN/onnx_counts.py" --params "$O" | cut -d' ' -f2) || fail "onnx_counts.py --params gpt2-hf.onnx"
+[ "${a%% *}" = "$p" ] || fail "gpt2-hf.onnx: approf ${a%% *} parameters, python3-onnx $p"
+"$APPROF" sweep --model-file "$O" --seq-len 16 --layers 2 --cluster 1x2 --batch 4 --micro-batches 2 \
+    --backend model --quiet --db "$T/sh.db" 2> "$T/sweep.err" || fail_with "$T/sweep.err" "sweep gpt2-hf"
+not_crashed "$T/sweep.err" "sweep gpt2-hf"
 
 # an empty input (a dimension bound to 0) that another node reads; the first
 # input empty

@@ -12,7 +12,9 @@ Parameters: the elements of every float tensor a node reads that is an
 initializer, or the output of a ConstantOfShape of a constant shape (what
 onnx's replace_initializer_by_constant_of_shape writes in place of an
 initializer), except BatchNormalization's running mean and variance
-(inputs 3 and 4: statistics, not trained); a tensor read twice counts once.
+(inputs 3 and 4: statistics, not trained), and one-element tensors (a
+scale, an epsilon, a masked fill value: constants an exporter may store as
+initializers; approf folds them); a tensor read twice counts once.
 GEMM FLOPs: 2 per multiply-add of Conv (N Cout Ho Wo Cin/group kh kw),
 Gemm (M N K) and MatMul, with the shapes onnx's shape inference gives; bias
 additions are not counted.
@@ -52,7 +54,7 @@ def counts(path, params_only=False):
                 continue
             if n.op_type == 'ConstantOfShape':
                 continue
-            if name in consts and name not in seen and consts[name][0] in FLOATS:
+            if name in consts and name not in seen and consts[name][0] in FLOATS and prod(consts[name][1]) != 1:
                 seen.add(name)
                 params += prod(consts[name][1])
     if params_only:

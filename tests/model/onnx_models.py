@@ -47,6 +47,12 @@
                                    the two weight matrices (1 KiB or more) external
   onnx_models.py inline OUT        the same MLP with its weights in the file
 
+  onnx_models.py gpt2-hf OUT       one Hugging Face GPT-2 block with its tied head and a
+                                   loss as torch.onnx writes GPT2LMHeadModel: Range
+                                   positions, Conv1D as Reshape / Gemm / Reshape, the
+                                   causal mask sliced from the uint8 buffer `bias` and
+                                   applied with Where (masked_bias a one-element
+                                   buffer); symbolic batch and sequence_length
   onnx_models.py empty-read OUT    inputs x [batch, 8] and p [batch, "past"], a Relu of
                                    each (p empty when past is bound to 0)
   onnx_models.py unsupported OUT   Relu then an Erf node named "my_erf"
@@ -363,6 +369,97 @@ def gpt2_megatron(path):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 12)]), path)
 
 
+def gpt2_hf(path):
+    """One Hugging Face GPT-2 block with its LM head as torch.onnx writes
+    GPT2LMHeadModel (transformers 2.x-4.x, the node layout of onnxruntime's
+    transform/fusion/gpt2_one_layer.onnx, topologically sorted): positions
+    from Range(0, S), ids and positions reshaped to [-1, S]; the Conv1D
+    layers as Reshape to 2-D, Gemm, Reshape back (shapes from Shape /
+    Gather / Unsqueeze / Concat); the causal mask sliced out of the uint8
+    buffer `bias` [1, 1, P, P] at bounds computed from the scores' shape,
+    Cast to bool, Where(mask, scores, masked_bias) with masked_bias a
+    one-element buffer; GELU as Erf; the head tied to wte with a loss.
+    Hidden 64, 4 heads, F 256, vocabulary 100, 1024 positions; symbolic
+    batch and sequence."""
+    C, H, F, V, P = 64, 4, 256, 100, 1024
+    D = C // H
+    b = Builder()
+    k = [0]
+
+    def node(op, inputs, n_out=1, **attrs):
+        k[0] += 1
+        name = "%s_%d" % (op, k[0])
+        outs = ["%s_out%d" % (name, i) for i in range(n_out)]
+        b.nodes.append(helper.make_node(op, inputs, outs, name=name, **attrs))
+        return outs if n_out > 1 else outs[0]
+
+    def const(vals, dims, dtype=TensorProto.INT64):
+        return node("Constant", [], value=helper.make_tensor("c%d" % (k[0] + 1), dtype, dims, vals))
+
+    def dim(x, i):
+        return node("Gather", [node("Shape", [x]), const([i], [])], axis=0)
+
+    def u(x):
+        return node("Unsqueeze", [x, const([0], [1])])
+
+    def ln(x, name):
+        return node("LayerNormalization", [x, b.init(name + ".weight", [C]), b.init(name + ".bias", [C])],
+                    axis=-1, epsilon=1e-5)
+
+    def conv1d(x, name, cin, cout):
+        # size_out = x.size()[:-1] + (nf,); x.view(-1, x.size(-1)); addmm; view(size_out)
+        out_shape = node("Concat", [u(dim(x, 0)), u(dim(x, 1)), const([cout], [1])], axis=0)
+        y = node("Reshape", [x, node("Concat", [const([-1], [1]), u(dim(x, 2))], axis=0)])
+        y = node("Gemm", [y, b.init(name + ".weight", [cin, cout]), b.init(name + ".bias", [cout])])
+        return node("Reshape", [y, out_shape])
+
+    def heads(x, perm):
+        shape = node("Concat", [u(dim(x, 0)), u(dim(x, 1)), const([H], [1]),
+                                u(node("Div", [dim(x, 2), const([H], [])]))], axis=0)
+        return node("Transpose", [node("Reshape", [x, shape])], perm=perm)
+
+    S = dim("input_ids", 1)
+    pos = node("Range", [const([0], []), S, const([1], [])])
+    pos = node("Reshape", [u(pos), node("Concat", [const([-1], [1]), u(S)], axis=0)])
+    ids = node("Reshape", ["input_ids", node("Concat", [const([-1], [1]), u(S)], axis=0)])
+    wte = b.init("transformer.wte.weight", [V, C])
+    x = node("Add", [node("Gather", [wte, ids]), node("Gather", [b.init("transformer.wpe.weight", [P, C]), pos])])
+    pre = "transformer.h.0."
+    q, kk, v = node("Split", [conv1d(ln(x, pre + "ln_1"), pre + "attn.c_attn", C, 3 * C), const([C, C, C], [3])],
+                    n_out=3, axis=2)
+    q, kk, v = heads(q, [0, 2, 1, 3]), heads(kk, [0, 2, 3, 1]), heads(v, [0, 2, 1, 3])
+    w = node("Div", [node("MatMul", [q, kk]), const([float(D) ** 0.5], [], TensorProto.FLOAT)])
+    nd, ns = dim(w, 2), dim(w, 3)
+    bias = TensorProto()
+    bias.name, bias.data_type = pre + "attn.bias", TensorProto.UINT8
+    bias.dims.extend([1, 1, P, P])
+    bias.data_location = TensorProto.EXTERNAL
+    e = bias.external_data.add()
+    e.key, e.value = "location", "weights.bin"
+    b.inits.append(bias)
+    m = node("Slice", [bias.name, u(node("Sub", [ns, nd])), u(ns), const([2], [1]), const([1], [1])])
+    m = node("Slice", [m, const([0], [1]), u(ns), const([3], [1]), const([1], [1])])
+    b.inits.append(helper.make_tensor(pre + "attn.masked_bias", TensorProto.FLOAT, [], [-10000.0]))
+    w = node("Where", [node("Cast", [m], to=TensorProto.BOOL), w, pre + "attn.masked_bias"])
+    o = node("Transpose", [node("MatMul", [node("Softmax", [w], axis=-1), v])], perm=[0, 2, 1, 3])
+    o = node("Reshape", [o, node("Concat", [u(dim(o, 0)), u(dim(o, 1)), const([C], [1])], axis=0)])
+    x = node("Add", [x, conv1d(o, pre + "attn.c_proj", C, C)])
+    y = conv1d(ln(x, pre + "ln_2"), pre + "mlp.c_fc", C, F)
+    a = node("Erf", [node("Div", [y, const([2.0 ** 0.5], [], TensorProto.FLOAT)])])
+    y = node("Mul", [node("Mul", [y, node("Add", [a, const([1.0], [], TensorProto.FLOAT)])]),
+                     const([0.5], [], TensorProto.FLOAT)])
+    x = node("Add", [x, conv1d(y, pre + "mlp.c_proj", F, C)])
+    x = node("Reshape", [ln(x, "transformer.ln_f"), const([-1, C], [2])])
+    logits = node("Gemm", [x, wte], transB=1)
+    loss = node("SoftmaxCrossEntropyLoss", [logits, node("Reshape", ["labels", const([-1], [1])])])
+    bs = ["batch", "sequence_length"]
+    g = helper.make_graph(b.nodes, "gpt2_hf",
+                          [helper.make_tensor_value_info("input_ids", TensorProto.INT64, bs),
+                           helper.make_tensor_value_info("labels", TensorProto.INT64, bs)],
+                          [helper.make_tensor_value_info(loss, TensorProto.FLOAT, [])], b.inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
 def empty_read(path):
     """x [batch, 8] and p [batch, "past"]: a Relu of each; with past bound to
     0, p is empty and the Relu reading it is refused."""
@@ -418,7 +515,7 @@ if __name__ == "__main__":
      "gpt2-torch": lambda p: gpt2(p, "sequence_length", True),
      "gpt2-ort": gpt2_ort, "gpt2-ort-bad": lambda p: gpt2_ort(p, "BiasGelu"),
      "gpt2-ort-view": lambda p: gpt2_ort(p, view=True), "gpt2-megatron": gpt2_megatron,
-     "empty-read": empty_read,
+     "empty-read": empty_read, "gpt2-hf": gpt2_hf,
      "unsupported": lambda p: tiny(p, "Erf", [2, 8]),
      "symbolic": lambda p: tiny(p, "Relu", ["batch", "seq"]),
      "external": lambda p: mlp(p, True), "external-big": lambda p: mlp(p, True, 1024),
