@@ -628,9 +628,9 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
             if (cfg[i].submesh_index == st[k].submesh_index &&
                 cfg[i].config_index == st[k].config_index) {
                 r->stages[k].variant_known = 1;
-                r->stages[k].memory_level = cfg[i].memory_level;
-                r->stages[k].recompute = cfg[i].recompute;
-                r->stages[k].zero = cfg[i].zero;
+                r->stages[k].memory_level = cfg[i].variant.memory_level;
+                r->stages[k].recompute = cfg[i].variant.recompute;
+                r->stages[k].zero = cfg[i].variant.zero;
             }
         if ((rc = load_stage(db, r, &r->stages[k], e, ne)) < 0) {
             db_error(err, errlen, db);

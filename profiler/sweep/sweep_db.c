@@ -349,9 +349,9 @@ static int create_or_resume(Sweep *sw, const ApprofSweepConfig *cfg,
             confs[nc++] = (CostdbConfig){s, c, sw->configs[s][c].logical_a,
                                          sw->configs[s][c].logical_b,
                                          sw->configs[s][c].force_batch_dim,
-                                         sw->configs[s][c].memory_level,
-                                         sw->configs[s][c].recompute,
-                                         sw->configs[s][c].zero};
+                                         {sw->configs[s][c].memory_level,
+                                          sw->configs[s][c].recompute,
+                                          sw->configs[s][c].zero}};
     }
     rc = costdb_sweep_create(sw->db, row, subs, (size_t)sw->n_submeshes, confs, nc);
     free(confs);

@@ -471,9 +471,9 @@ static int make_db(const char *path, int unknown_one, int64_t *sweep)
             memset(&cf[s * 3 + c], 0, sizeof cf[0]);
             cf[s * 3 + c] = (CostdbConfig){.submesh_index = s, .config_index = c,
                                            .logical_a = s ? 2 : 1, .logical_b = 1,
-                                           .force_batch_dim = 0, .memory_level = c == 1,
-                                           .recompute = c == 2 ? COSTDB_RECOMPUTE_FULL : 0,
-                                           .zero = c == 2 ? 1 : 0};
+                                           .force_batch_dim = 0, .variant.memory_level = c == 1,
+                                           .variant.recompute = c == 2 ? COSTDB_RECOMPUTE_FULL : 0,
+                                           .variant.zero = c == 2 ? 1 : 0};
         }
     memset(&sw, 0, sizeof sw);
     snprintf(sw.name, sizeof sw.name, "variants");
