@@ -63,6 +63,14 @@ static inline int costdb_variant_is_plain(CostdbVariant v)
     return v.memory_level == 0 && v.recompute == COSTDB_RECOMPUTE_NONE && v.zero == 0;
 }
 
+/* Whether v matches pattern: each field of pattern < 0 (any) or equal. */
+static inline int costdb_variant_matches(CostdbVariant pattern, CostdbVariant v)
+{
+    return (pattern.memory_level < 0 || pattern.memory_level == v.memory_level) &&
+           (pattern.recompute < 0 || pattern.recompute == v.recompute) &&
+           (pattern.zero < 0 || pattern.zero == v.zero);
+}
+
 /* Whether v may be stored: memory level >= 0, a known recomputation mode,
  * ZeRO 0..COSTDB_ZERO_MAX. */
 int costdb_variant_valid(CostdbVariant v);

@@ -105,6 +105,13 @@ static void test_variant_value(void)
     CU_ASSERT(!costdb_variant_equal(v, (CostdbVariant){1, COSTDB_RECOMPUTE_FULL, 2}));
     CU_ASSERT(!costdb_variant_equal(v, (CostdbVariant){1, COSTDB_RECOMPUTE_OP, 3}));
     CU_ASSERT(!costdb_variant_equal(v, (CostdbVariant){0, COSTDB_RECOMPUTE_FULL, 3}));
+    CU_ASSERT(costdb_variant_matches((CostdbVariant){-1, -1, -1}, v));
+    CU_ASSERT(costdb_variant_matches((CostdbVariant){-1, COSTDB_RECOMPUTE_FULL, 3}, v));
+    CU_ASSERT(costdb_variant_matches(v, v));
+    CU_ASSERT(!costdb_variant_matches((CostdbVariant){-1, COSTDB_RECOMPUTE_NONE, -1}, v));
+    CU_ASSERT(!costdb_variant_matches((CostdbVariant){0, -1, -1}, v));
+    CU_ASSERT(!costdb_variant_matches((CostdbVariant){-1, -1, 2}, v));
+    CU_ASSERT(!costdb_variant_matches(plain, v));
     CU_ASSERT(costdb_variant_valid(plain) && costdb_variant_valid(v));
     CU_ASSERT(!costdb_variant_valid((CostdbVariant){-1, COSTDB_RECOMPUTE_NONE, 0}));
     CU_ASSERT(!costdb_variant_valid((CostdbVariant){0, COSTDB_RECOMPUTE_COUNT, 0}));
