@@ -125,8 +125,8 @@ void rep_closest_price(Costdb *db, ApreportReport *r)
                                           c->logical_b, c->force_batch_dim, specs) < 0)
                     goto cleanup;
                 for (int k = 0; k < c->pp; k++) {
-                    specs[k].recompute = rec;
-                    specs[k].zero = z;
+                    specs[k].variant.recompute = rec;
+                    specs[k].variant.zero = z;
                 }
                 /* as the frameworks run it: tp stages at the memory level
                  * that splits the weights (solver/frameworks.h) */

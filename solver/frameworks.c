@@ -280,8 +280,8 @@ int apsolve_plan_frameworks(struct Costdb *db, int64_t sweep, const char *dtype,
         size_t weights = 0;
         st[k] = (ApsolveFwStage){s->end_layer - s->start_layer + 1, s->hosts, s->gpus,
                                  s->logical_a, s->logical_b, s->force_batch_dim,
-                                 s->config >= 0 ? s->recompute : -1,
-                                 s->config >= 0 ? s->zero : -1, 0, 0, 0, 0};
+                                 s->config >= 0 ? s->variant.recompute : -1,
+                                 s->config >= 0 ? s->variant.zero : -1, 0, 0, 0, 0};
         if (s->submesh < 0 || s->config < 0 || !db ||
             costdb_placements_get(db, sweep, s->start_layer, s->end_layer, s->submesh,
                                   s->config, &x.ps[k], &x.n[k]) < 0) {
