@@ -155,10 +155,10 @@ void rep_launch_basics(const ApreportReport *r, RepLaunchBasics *b)
             b->variants_known = 0;
             continue;
         }
-        b->variants_differ |= s->recompute != r->stages[0].recompute ||
-                              s->zero != r->stages[0].zero;
-        b->recompute = costdb_recompute_max(b->recompute, s->recompute);
-        b->zero = s->zero > b->zero ? s->zero : b->zero;
+        b->variants_differ |= s->variant.recompute != r->stages[0].variant.recompute ||
+                              s->variant.zero != r->stages[0].variant.zero;
+        b->recompute = costdb_recompute_max(b->recompute, s->variant.recompute);
+        b->zero = s->variant.zero > b->zero ? s->variant.zero : b->zero;
     }
     b->sp_knob = r->opts.has_layout && r->opts.layout.sp;
     b->seq_split = seq_split(r);
