@@ -36,6 +36,13 @@ int costdb_recompute_max(int a, int b)
     return ra >= rb ? a : b;
 }
 
+CostdbVariant costdb_variant_max(CostdbVariant a, CostdbVariant b)
+{
+    return (CostdbVariant){a.memory_level > b.memory_level ? a.memory_level : b.memory_level,
+                           costdb_recompute_max(a.recompute, b.recompute),
+                           a.zero > b.zero ? a.zero : b.zero};
+}
+
 int costdb_variant_valid(CostdbVariant v)
 {
     return v.memory_level >= 0 && costdb_recompute_name(v.recompute) && v.zero >= 0 &&

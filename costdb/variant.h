@@ -71,6 +71,12 @@ static inline int costdb_variant_matches(CostdbVariant pattern, CostdbVariant v)
            (pattern.zero < 0 || pattern.zero == v.zero);
 }
 
+/* The more conservative of a and b for memory, field by field: the higher
+ * memory level, the recomputation that keeps less (costdb_recompute_max),
+ * the higher ZeRO stage. What a plan's stages run under one framework
+ * setting (apsolve's framework rule, apreport's launch files). */
+CostdbVariant costdb_variant_max(CostdbVariant a, CostdbVariant b);
+
 /* Whether v may be stored: memory level >= 0, a known recomputation mode,
  * ZeRO 0..COSTDB_ZERO_MAX. */
 int costdb_variant_valid(CostdbVariant v);

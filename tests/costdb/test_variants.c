@@ -112,6 +112,12 @@ static void test_variant_value(void)
     CU_ASSERT(!costdb_variant_matches((CostdbVariant){0, -1, -1}, v));
     CU_ASSERT(!costdb_variant_matches((CostdbVariant){-1, -1, 2}, v));
     CU_ASSERT(!costdb_variant_matches(plain, v));
+    CU_ASSERT(costdb_variant_equal(costdb_variant_max(plain, v), v));
+    CU_ASSERT(costdb_variant_equal(costdb_variant_max((CostdbVariant){2, COSTDB_RECOMPUTE_OP, 0}, v),
+                                   (CostdbVariant){2, COSTDB_RECOMPUTE_FULL, 3}));
+    CU_ASSERT(costdb_variant_equal(costdb_variant_max((CostdbVariant){0, COSTDB_RECOMPUTE_OP, 1},
+                                                      (CostdbVariant){0, COSTDB_RECOMPUTE_SELECTIVE, 0}),
+                                   (CostdbVariant){0, COSTDB_RECOMPUTE_OP, 1}));
     CU_ASSERT(costdb_variant_valid(plain) && costdb_variant_valid(v));
     CU_ASSERT(!costdb_variant_valid((CostdbVariant){-1, COSTDB_RECOMPUTE_NONE, 0}));
     CU_ASSERT(!costdb_variant_valid((CostdbVariant){0, COSTDB_RECOMPUTE_COUNT, 0}));
