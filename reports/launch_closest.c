@@ -169,8 +169,8 @@ void rep_frameworks(const ApreportReport *r, ApsolveFwVerdict *v)
         st[k] = (ApsolveFwStage){s->st.end_layer - s->st.start_layer + 1, s->st.submesh_hosts,
                                  s->st.submesh_gpus, s->st.logical_a, s->st.logical_b,
                                  s->st.force_batch_dim,
-                                 s->variant_known ? s->variant.recompute : -1,
-                                 s->variant_known ? s->variant.zero : -1, (int)s->tp_whole, 0, 0,
+                                 s->variant_known ? s->variant : (CostdbVariant){-1, -1, -1},
+                                 (int)s->tp_whole, 0, 0,
                                  b == 0 ? blocks[k] : 0};
         /* what the priced placements hold, as apsolve_plan_frameworks reads them */
         for (size_t i = 0; i < s->n_tensors; i++) {

@@ -157,7 +157,7 @@ static int rule_allows(Search *S, const ApsolveCand *c, const ApsolveParallel *p
     for (size_t k = 0; k < n; k++)
         s[k] = (ApsolveFwStage){sp[k].end_layer - sp[k].start_layer + 1, sp[k].hosts, sp[k].gpus,
                                 sp[k].logical_a, sp[k].logical_b, sp[k].force_batch_dim,
-                                sp[k].variant.recompute, sp[k].variant.zero, 0, 0, 0,
+                                sp[k].variant, 0, 0, 0,
                                 APSOLVE_FW_BLOCKS_LATER};
     p = (ApsolveFwPlan){s, n, o->schedule, o->virtual_stages, apsolve_fw_dtype_fp16(c->sw.dtype)};
     apsolve_frameworks(&p, &v);

@@ -25,7 +25,7 @@ static ApsolveFwStage st[4];
 static ApsolveFwPlan plan(int pp, int dp, int tp, int layers, int rec, int zero)
 {
     for (int k = 0; k < pp; k++)
-        st[k] = (ApsolveFwStage){layers, 1, dp * tp, dp, tp, 0, rec, zero, 0};
+        st[k] = (ApsolveFwStage){layers, 1, dp * tp, dp, tp, 0, {0, rec, zero}, 0};
     return (ApsolveFwPlan){st, (size_t)pp, APSOLVE_SCHEDULE_1F1B, 1, 0};
 }
 
@@ -126,10 +126,10 @@ static void test_rule(void)
     CU_ASSERT_EQUAL(runs(&p, &v), 0u);
     CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "not uniform"));
     p = plan(2, 2, 2, 2, 0, 1);
-    st[1].zero = 0;
+    st[1].variant.zero = 0;
     CU_ASSERT_EQUAL(runs(&p, &v), 0u);
     p = plan(2, 2, 2, 2, 0, 1);
-    st[0].recompute = -1;
+    st[0].variant.recompute = -1;
     CU_ASSERT_EQUAL(runs(&p, &v), 0u);
     /* unequal layers: Megatron states the first and last stage's; the
      * others split evenly; more than one apart: no one */
