@@ -61,7 +61,8 @@ static void layout_text(const ApreportReport *r, const RepLaunchBasics *b, char 
             PUT("%s %s/ZeRO-%d", k ? ";" : "",
                 costdb_recompute_name(r->stages[k].variant.recompute), r->stages[k].variant.zero);
     } else {
-        PUT(", recompute %s, ZeRO-%d", costdb_recompute_name(b->recompute), b->zero);
+        PUT(", recompute %s, ZeRO-%d", costdb_recompute_name(b->variant.recompute),
+            b->variant.zero);
     }
     PUT(", %s", b->prec ? b->prec : "fp32");
 #undef PUT
