@@ -57,6 +57,13 @@ static inline int costdb_variant_equal(CostdbVariant a, CostdbVariant b)
     return a.memory_level == b.memory_level && a.recompute == b.recompute && a.zero == b.zero;
 }
 
+/* Whether a and b recompute alike and have the same ZeRO stage: what a
+ * framework sets for a run (the memory level is the sharding's). */
+static inline int costdb_variant_same_settings(CostdbVariant a, CostdbVariant b)
+{
+    return a.recompute == b.recompute && a.zero == b.zero;
+}
+
 /* Whether v is Alpa's plain config (0, none, 0). */
 static inline int costdb_variant_is_plain(CostdbVariant v)
 {

@@ -105,6 +105,9 @@ static void test_variant_value(void)
     CU_ASSERT(!costdb_variant_equal(v, (CostdbVariant){1, COSTDB_RECOMPUTE_FULL, 2}));
     CU_ASSERT(!costdb_variant_equal(v, (CostdbVariant){1, COSTDB_RECOMPUTE_OP, 3}));
     CU_ASSERT(!costdb_variant_equal(v, (CostdbVariant){0, COSTDB_RECOMPUTE_FULL, 3}));
+    CU_ASSERT(costdb_variant_same_settings(v, (CostdbVariant){0, COSTDB_RECOMPUTE_FULL, 3}));
+    CU_ASSERT(!costdb_variant_same_settings(v, (CostdbVariant){1, COSTDB_RECOMPUTE_OP, 3}));
+    CU_ASSERT(!costdb_variant_same_settings(v, (CostdbVariant){1, COSTDB_RECOMPUTE_FULL, 2}));
     CU_ASSERT(costdb_variant_matches((CostdbVariant){-1, -1, -1}, v));
     CU_ASSERT(costdb_variant_matches((CostdbVariant){-1, COSTDB_RECOMPUTE_FULL, 3}, v));
     CU_ASSERT(costdb_variant_matches(v, v));
