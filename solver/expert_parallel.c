@@ -238,8 +238,7 @@ int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
             const ApsolveConfig *cf = &q->configs[(size_t)s * q->num_configs + c];
             for (int d = 0; d < q->num_configs && xs[c].usable == 2; d++) {
                 const ApsolveConfig *df = &q->configs[(size_t)s * q->num_configs + d];
-                if (xs[d].usable == 1 && df->variant.recompute == cf->variant.recompute &&
-                    df->variant.zero == cf->variant.zero)
+                if (xs[d].usable == 1 && costdb_variant_same_settings(df->variant, cf->variant))
                     xs[c].usable = 0;
             }
         }
@@ -385,8 +384,7 @@ int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                         const ApsolveConfig *df = &q->configs[(size_t)s * C + d];
                         if (use[d] == 1 && df->logical_a == cf->logical_a &&
                             df->logical_b == cf->logical_b &&
-                            df->variant.recompute == cf->variant.recompute &&
-                            df->variant.zero == cf->variant.zero)
+                            costdb_variant_same_settings(df->variant, cf->variant))
                             use[c] = -1;
                     }
                 }

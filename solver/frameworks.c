@@ -137,7 +137,7 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
         seq_split |= s->logical_b > 1 && s->seq_split;
         if (s->variant.recompute < 0 || s->variant.zero < 0)
             known = 0;
-        else if (s->variant.recompute != most.recompute || s->variant.zero != most.zero)
+        else if (!costdb_variant_same_settings(s->variant, most))
             differ = 1;
         most = costdb_variant_max(most, s->variant);
         if (s->logical_b > 1 && s->tp_whole != 0) {

@@ -220,8 +220,7 @@ static void note_memory(Search *S, const ApsolveCand *c, const ApsolveOptions *o
             if (!apsolve_config_allowed(p, o, st->submesh, q) ||
                 cf->logical_a != sp[k].logical_a || cf->logical_b != sp[k].logical_b ||
                 cf->force_batch_dim != sp[k].force_batch_dim ||
-                cf->variant.recompute != sp[k].variant.recompute ||
-                cf->variant.zero != sp[k].variant.zero ||
+                !costdb_variant_same_settings(cf->variant, sp[k].variant) ||
                 isinf(apsolve_entry_cost(p, idx)))
                 continue;
             nd = apsolve_stage_memory_need(apsolve_memory_rule(o), m->peak, m->initial,
