@@ -155,8 +155,7 @@ void rep_launch_basics(const ApreportReport *r, RepLaunchBasics *b)
             b->variants_known = 0;
             continue;
         }
-        b->variants_differ |= s->variant.recompute != r->stages[0].variant.recompute ||
-                              s->variant.zero != r->stages[0].variant.zero;
+        b->variants_differ |= !costdb_variant_same_settings(s->variant, r->stages[0].variant);
         b->variant = costdb_variant_max(b->variant, s->variant);
     }
     b->sp_knob = r->opts.has_layout && r->opts.layout.sp;
