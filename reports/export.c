@@ -163,7 +163,7 @@ static void megatron_optimizer_state(const ApreportReport *r, const RepLaunch *L
         return;
     m1 = megatron_state_dtype(fab.adam.exp_avg);
     m2 = megatron_state_dtype(fab.adam.exp_avg_sq);
-    if (!L->zero) {
+    if (!L->variant.zero) {
         fputs("# Megatron-LM core_v0.19.0 cannot express Adam's state narrower than f32 "
               "without the distributed optimizer (--use-precision-aware-optimizer requires "
               "--use-distributed-optimizer); the plan was priced with it\n",
@@ -241,12 +241,12 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
             (long long)L.global);
     if (L.sp)
         fputs(" model.sequence_parallel=True", f);
-    if (L.recompute == COSTDB_RECOMPUTE_SELECTIVE)
+    if (L.variant.recompute == COSTDB_RECOMPUTE_SELECTIVE)
         fputs(" model.activations_checkpoint_granularity=selective", f);
-    else if (L.recompute == COSTDB_RECOMPUTE_FULL)
+    else if (L.variant.recompute == COSTDB_RECOMPUTE_FULL)
         fputs(" model.activations_checkpoint_granularity=full "
               "model.activations_checkpoint_method=uniform model.activations_checkpoint_num_layers=1", f);
-    if (L.zero)
+    if (L.variant.zero)
         fputs(" model.optim.name=distributed_fused_adam", f);
     if (L.ep > 0)
         fprintf(f, " model.expert_model_parallel_size=%d model.expert_tensor_parallel_size=%d",
@@ -291,14 +291,14 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
     arg_int(f, "--global-batch-size", L.global);
     if (L.sp)
         arg(f, "--sequence-parallel", NULL);
-    if (L.recompute == COSTDB_RECOMPUTE_SELECTIVE) {
+    if (L.variant.recompute == COSTDB_RECOMPUTE_SELECTIVE) {
         arg(f, "--recompute-granularity", "selective");
-    } else if (L.recompute == COSTDB_RECOMPUTE_FULL) {
+    } else if (L.variant.recompute == COSTDB_RECOMPUTE_FULL) {
         arg(f, "--recompute-granularity", "full");
         arg(f, "--recompute-method", "uniform");
         arg_int(f, "--recompute-num-layers", 1);
     }
-    if (L.zero)
+    if (L.variant.zero)
         arg(f, "--use-distributed-optimizer", NULL);
     megatron_optimizer_state(r, &L, f);
     if (L.ep > 0) {
@@ -357,7 +357,7 @@ static void deepspeed_notes(const ApreportReport *r, RepLaunch *L)
             b[pos - 1] = '.';
         rep_launch_line(L, "%s", b);
     }
-    if (L->recompute && L->pp == 1)
+    if (L->variant.recompute && L->pp == 1)
         rep_launch_line(L, "recomputation: wrap each transformer block's forward in "
                            "deepspeed.checkpointing.checkpoint (the section below configures it)");
     if (L->hosts > 1) {
@@ -404,24 +404,24 @@ int apreport_write_deepspeed(const ApreportReport *r, FILE *f)
     else
         json_line(f, 2, "fp16", 0, "{\"enabled\": false}");
     /* the reuse distance the plan was priced with (costdb.h) */
-    if (L.zero == 3 && L.dp_shard > 0)
+    if (L.variant.zero == 3 && L.dp_shard > 0)
         /* HSDP as MiCS: ZeRO-3 within groups of mics_shard_size ranks, the
          * groups replicated (deepspeed/runtime/zero/mics.py, docs/hsdp.md) */
         json_line(f, 2, "zero_optimization", 0,
                   "{\"stage\": 3, \"stage3_max_reuse_distance\": %lld, \"mics_shard_size\": %d}",
                   (long long)COSTDB_ZERO3_MAX_REUSE_DISTANCE, L.dp_shard);
-    else if (L.zero == 3)
+    else if (L.variant.zero == 3)
         json_line(f, 2, "zero_optimization", 0,
                   "{\"stage\": 3, \"stage3_max_reuse_distance\": %lld}",
                   (long long)COSTDB_ZERO3_MAX_REUSE_DISTANCE);
     else
-        json_line(f, 2, "zero_optimization", 0, "{\"stage\": %d}", L.zero);
+        json_line(f, 2, "zero_optimization", 0, "{\"stage\": %d}", L.variant.zero);
     if (L.pp > 1)
         /* the pipeline engine reads activation_checkpoint_interval (and
          * the partitioning switches); its stages come from PipelineModule */
         json_line(f, 2, "pipeline", 0, "{\"activation_checkpoint_interval\": %d}",
-                  L.recompute == COSTDB_RECOMPUTE_FULL ? 1 : 0);
-    if (L.recompute)
+                  L.variant.recompute == COSTDB_RECOMPUTE_FULL ? 1 : 0);
+    if (L.variant.recompute)
         json_line(f, 2, "activation_checkpointing", 0,
                   "{\"partition_activations\": %s, \"contiguous_memory_optimization\": false, "
                   "\"cpu_checkpointing\": false, \"number_checkpoints\": null, "
@@ -467,7 +467,7 @@ static void toml_kv(FILE *f, const char *key, const char *value)
  * (ParallelDims: dp_replicate x dp_shard; docs/hsdp.md). */
 static int titan_shard(const RepLaunch *L)
 {
-    return !L->zero ? 1 : L->dp_shard > 0 ? L->dp_shard : L->dp;
+    return !L->variant.zero ? 1 : L->dp_shard > 0 ? L->dp_shard : L->dp;
 }
 
 static int titan_replicate(const RepLaunch *L)
@@ -494,8 +494,9 @@ static void torchtitan_parallelism(FILE *f, const RepLaunch *L)
     fputs("\n[parallelism]\n", f);
     fprintf(f, "data_parallel_replicate_degree = %d\n"
                "data_parallel_shard_degree = %d\n", titan_replicate(L), titan_shard(L));
-    if (L->zero)
-        toml_kv(f, "fsdp_reshard_after_forward", L->zero == 3 && !L->raf_off ? "always" : "never");
+    if (L->variant.zero)
+        toml_kv(f, "fsdp_reshard_after_forward",
+                L->variant.zero == 3 && !L->raf_off ? "always" : "never");
     fprintf(f, "tensor_parallel_degree = %d\n", L->tp);
     fprintf(f, "context_parallel_degree = %d\n", L->cp > 1 ? L->cp : 1);
     fprintf(f, "pipeline_parallel_degree = %d\n", L->pp);
@@ -540,9 +541,9 @@ static void torchtitan_main(FILE *f, const RepLaunch *L)
     fprintf(f, "# main: --parallelism.data_parallel_replicate_degree %d\n"
                "# main: --parallelism.data_parallel_shard_degree %d\n",
             titan_replicate(L), titan_shard(L));
-    if (L->zero)
+    if (L->variant.zero)
         fprintf(f, "# main: --parallelism.fsdp_reshard_after_forward %s\n",
-                L->zero == 3 && !L->raf_off ? "always" : "never");
+                L->variant.zero == 3 && !L->raf_off ? "always" : "never");
     if (L->cp > 1)
         fprintf(f, "# main: --parallelism.context_parallel_degree %d\n", L->cp);
     fprintf(f, "# main: --parallelism.tensor_parallel_degree %d\n"
@@ -608,9 +609,9 @@ int apreport_write_torchtitan(const ApreportReport *r, FILE *f)
     toml_kv(f, "mixed_precision_param", L.prec ? "bfloat16" : "float32");
     toml_kv(f, "mixed_precision_reduce", "float32");
     fputs("\n[activation_checkpoint]\n", f);
-    toml_kv(f, "mode", L.recompute == COSTDB_RECOMPUTE_FULL ? "full"
-                       : L.recompute == COSTDB_RECOMPUTE_OP ? "selective" : "none");
-    if (L.recompute == COSTDB_RECOMPUTE_OP)
+    toml_kv(f, "mode", L.variant.recompute == COSTDB_RECOMPUTE_FULL ? "full"
+                       : L.variant.recompute == COSTDB_RECOMPUTE_OP ? "selective" : "none");
+    if (L.variant.recompute == COSTDB_RECOMPUTE_OP)
         toml_kv(f, "selective_ac_option", "op");
     torchtitan_main(f, &L);
     return ferror(f) ? APREPORT_EIO : 0;

@@ -238,7 +238,7 @@ int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
             const ApsolveConfig *cf = &q->configs[(size_t)s * q->num_configs + c];
             for (int d = 0; d < q->num_configs && xs[c].usable == 2; d++) {
                 const ApsolveConfig *df = &q->configs[(size_t)s * q->num_configs + d];
-                if (xs[d].usable == 1 && df->recompute == cf->recompute && df->zero == cf->zero)
+                if (xs[d].usable == 1 && costdb_variant_same_settings(df->variant, cf->variant))
                     xs[c].usable = 0;
             }
         }
@@ -247,9 +247,10 @@ int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
             if (!xs[c].moe_layers)
                 continue;
             transform(q, apsolve_index(q, sp->start_layer, sp->end_layer, s, c), &xs[c]);
-            if (xs[c].usable && (best < 0 || cf->memory_level < best ||
-                                 (cf->memory_level == best && xs[c].usable < first[k].usable))) {
-                best = cf->memory_level;
+            if (xs[c].usable &&
+                (best < 0 || cf->variant.memory_level < best ||
+                 (cf->variant.memory_level == best && xs[c].usable < first[k].usable))) {
+                best = cf->variant.memory_level;
                 first[k] = xs[c];
             } else if (!first[k].moe_layers) {
                 first[k] = xs[c];
@@ -353,7 +354,7 @@ int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                     const ApsolveEpFacts *x = NULL;
                     use[c] = -1;
                     if (!cf->valid ||
-                        cf->force_batch_dim != 0 || cf->zero >= 2 ||
+                        cf->force_batch_dim != 0 || cf->variant.zero >= 2 ||
                         ((int64_t)cf->logical_a * cf->logical_b) % (l->ep * l->etp) ||
                         !isfinite(q->cost[idx]))
                         continue;
@@ -366,7 +367,7 @@ int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                     }
                     m.dp = cf->logical_a;
                     m.tp = cf->logical_b;
-                    m.zero = cf->zero;
+                    m.zero = cf->variant.zero;
                     ep_price(x, &f, q->cluster_gpus, &m, &xs[c]);
                     if (!xs[c].moe_layers)
                         use[c] = 0;
@@ -382,8 +383,8 @@ int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                     for (int d = 0; d < C && use[c] == 2; d++) {
                         const ApsolveConfig *df = &q->configs[(size_t)s * C + d];
                         if (use[d] == 1 && df->logical_a == cf->logical_a &&
-                            df->logical_b == cf->logical_b && df->recompute == cf->recompute &&
-                            df->zero == cf->zero)
+                            df->logical_b == cf->logical_b &&
+                            costdb_variant_same_settings(df->variant, cf->variant))
                             use[c] = -1;
                     }
                 }

@@ -102,6 +102,7 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
 {
     const ApsolveFwStage *s0;
     int lo = 1 << 30, hi = 0, pp, dp, tp, rec, zero, known = 1, differ = 0, pipe_sched;
+    CostdbVariant most;
     int judge = 1, use_blocks = 1, moe = 0, seq_split = 0;
     const char *unit;
     char why[APSOLVE_FW_WHY];
@@ -115,8 +116,7 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
     pp = (int)p->n;
     dp = s0->logical_a;
     tp = s0->logical_b;
-    rec = s0->recompute;
-    zero = s0->zero;
+    most = s0->variant;
     for (size_t k = 0; k < p->n; k++) {
         const ApsolveFwStage *s = &p->stages[k];
         if (s->hosts != s0->hosts || s->gpus != s0->gpus || s->logical_a != dp ||
@@ -135,12 +135,11 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
             use_blocks = 0;
         moe |= s->moe;
         seq_split |= s->logical_b > 1 && s->seq_split;
-        if (s->recompute < 0 || s->zero < 0)
+        if (s->variant.recompute < 0 || s->variant.zero < 0)
             known = 0;
-        else if (s->recompute != rec || s->zero != zero)
+        else if (!costdb_variant_same_settings(s->variant, most))
             differ = 1;
-        rec = costdb_recompute_max(rec, s->recompute);
-        zero = s->zero > zero ? s->zero : zero;
+        most = costdb_variant_max(most, s->variant);
         if (s->logical_b > 1 && s->tp_whole != 0) {
             if (s->tp_whole < 0)
                 snprintf(why, sizeof why, "stage %zu's placements are unknown, so whether tensor "
@@ -152,6 +151,8 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
             all_cannot(v, why);
         }
     }
+    rec = most.recompute;
+    zero = most.zero;
     /* the stages' sizes: transformer blocks where every stage's are known
      * (what the launch files set: Megatron's --num-layers and its first
      * and last stage's), else the sweep's layers */
@@ -280,8 +281,8 @@ int apsolve_plan_frameworks(struct Costdb *db, int64_t sweep, const char *dtype,
         size_t weights = 0;
         st[k] = (ApsolveFwStage){s->end_layer - s->start_layer + 1, s->hosts, s->gpus,
                                  s->logical_a, s->logical_b, s->force_batch_dim,
-                                 s->config >= 0 ? s->recompute : -1,
-                                 s->config >= 0 ? s->zero : -1, 0, 0, 0, 0};
+                                 s->config >= 0 ? s->variant : (CostdbVariant){-1, -1, -1},
+                                 0, 0, 0, 0};
         if (s->submesh < 0 || s->config < 0 || !db ||
             costdb_placements_get(db, sweep, s->start_layer, s->end_layer, s->submesh,
                                   s->config, &x.ps[k], &x.n[k]) < 0) {

@@ -36,7 +36,7 @@ typedef struct ApsolveFwStage {
     int hosts, gpus;                  /* submesh */
     int logical_a, logical_b;         /* dp, tp */
     int force_batch_dim;              /* -1: {} */
-    int recompute, zero;              /* CostdbRecompute, ZeRO stage; -1: unknown */
+    CostdbVariant variant;            /* recompute, zero -1: unknown; the level is not read */
     int tp_whole;                     /* weight matrices whole over the tp axis; -1 unknown */
     int moe;                          /* the stage holds expert weights (costdb_expert_split) */
     int seq_split;                    /* priced with an activation split on the sequence over

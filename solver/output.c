@@ -50,11 +50,12 @@ void apsolve_print_alpa(const ApsolvePlan *plan, FILE *out)
 /* "m0 none z0": the variant of a stage's config. */
 static void variant_text(const ApsolveStage *st, char *buf, size_t len)
 {
-    const char *rc = costdb_recompute_name(st->recompute);
+    const char *rc = costdb_recompute_name(st->variant.recompute);
     if (st->config < 0)
         snprintf(buf, len, "-");
     else
-        snprintf(buf, len, "m%d %s z%d", st->memory_level, rc ? rc : "?", st->zero);
+        snprintf(buf, len, "m%d %s z%d", st->variant.memory_level, rc ? rc : "?",
+                 st->variant.zero);
 }
 
 static const char *objective_name(int objective)
@@ -487,8 +488,8 @@ static void json_plan(FILE *out, const ApsolveOutput *o)
         fputs(", \"bwd_cost\": ", out);
         json_num(out, st->bwd_cost);
         fprintf(out, ", \"memory_level\": %d, \"recompute\": \"%s\", \"zero\": %d",
-                st->memory_level, costdb_recompute_name(st->recompute)
-                    ? costdb_recompute_name(st->recompute) : "none", st->zero);
+                st->variant.memory_level, costdb_recompute_name(st->variant.recompute)
+                    ? costdb_recompute_name(st->variant.recompute) : "none", st->variant.zero);
         fputs(", \"apply_cost\": ", out);
         if (st->apply_cost >= 0)
             json_num(out, st->apply_cost);

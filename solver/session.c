@@ -623,7 +623,7 @@ static void warn_parallel(ApsolveRun *r)
     if (!a->parallel)
         return;
     eq.dp *= a->par.cp > 1 ? a->par.cp : 1;
-    for (size_t k = 0; k < g->n_stages && r->specs[0].recompute >= 0; k++)
+    for (size_t k = 0; k < g->n_stages && r->specs[0].variant.recompute >= 0; k++)
         if (g->stages[k].config < 0 && !a->quiet) {
             char why[400];
             int64_t micro = g->micro_batch_size > 0 ? g->micro_batch_size

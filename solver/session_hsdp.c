@@ -34,7 +34,7 @@ void apsolve_hsdp_say(ApsolveRun *r, const ApsolvePlan *g)
         const ApsolveStage *st = &g->stages[k];
         ApsolveHsdpStage x;
         char why[200];
-        if (st->submesh < 0 || st->config < 0 || st->zero != 3 ||
+        if (st->submesh < 0 || st->config < 0 || st->variant.zero != 3 ||
             apsolve_hsdp_stage(r->db, c->sweep, c->p->cluster_gpus, st->start_layer,
                                st->end_layer, st->submesh, st->config, &l, &x, why,
                                sizeof why) || !(x.param_bytes > 0))

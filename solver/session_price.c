@@ -32,7 +32,7 @@ static ApsolveStageSpec *exact_specs(const ApsolvePlan *pl)
         const ApsolveStage *st = &pl->stages[k];
         sp[k] = (ApsolveStageSpec){st->start_layer, st->end_layer, st->hosts, st->gpus,
                                    st->logical_a, st->logical_b, st->force_batch_dim,
-                                   st->memory_level, st->recompute, st->zero};
+                                   st->variant};
     }
     return sp;
 }
@@ -131,7 +131,7 @@ static int price_one(ApsolveRun *r, size_t k)
         int cp = pl->cp > 1 ? pl->cp : 1;
         apsolve_cp_frameworks(cp, pl->cp_comm, &x->fw);
         apsolve_ep_frameworks(s0->logical_a, s0->logical_b, pl->ep, pl->etp > 0 ? pl->etp
-                              : s0->logical_b, s0->zero, &x->fw);
+                              : s0->logical_b, s0->variant.zero, &x->fw);
     }
     pl->frameworks = x->fw.runs;
     pl->has_frameworks = 1;

@@ -54,8 +54,9 @@ static int find_use(const TInfo *t, ShardLayout lc, const int partial[2])
 static int rereads_input(const ShardStage *st, int o, int i, const unsigned char *recomp)
 {
     return (approf_op_saved_mask(st->g, st->ops[o].op) & APPROF_SAVED_INPUT(i)) && !recomp[o] &&
-           st->recompute != COSTDB_RECOMPUTE_FULL &&
-           !(st->recompute == COSTDB_RECOMPUTE_OP && shard_op_checkpointed(st->g, st->ops[o].op));
+           st->variant.recompute != COSTDB_RECOMPUTE_FULL &&
+           !(st->variant.recompute == COSTDB_RECOMPUTE_OP &&
+             shard_op_checkpointed(st->g, st->ops[o].op));
 }
 
 /* Groups the in-stage consumers of each tensor by the layout they want. */
@@ -224,8 +225,8 @@ static void signature(ApprofStageProgram *p, ApprofHash128 *const dig[2],
                           p->peak_memory[ph]};
         approf_hash128_update(&h, mem, sizeof(mem));
     }
-    int64_t more[8] = {p->intermediate_size, p->initial_size, p->param_bytes, p->recompute,
-                       p->zero, p->grad_sync.axes, 0, 0};
+    int64_t more[8] = {p->intermediate_size, p->initial_size, p->param_bytes, p->variant.recompute,
+                       p->variant.zero, p->grad_sync.axes, 0, 0};
     memcpy(&more[6], &p->grad_sync.bytes, sizeof(double));
     memcpy(&more[7], &p->ilp_objective, sizeof(double));
     approf_hash128_update(&h, more, sizeof(more));
@@ -308,7 +309,7 @@ static void derive_zero(const ShardStage *st, const TInfo *ti, const ApprofStage
         if (ccap[ph])
             memcpy(q.colls[ph], p->colls[ph], ccap[ph] * sizeof *q.colls[ph]);
     }
-    sz.zero = req.zero = q.zero = z;
+    sz.variant.zero = req.variant.zero = q.variant.zero = z;
     /* the placements are p's, read by the signature only: a ZeRO variant
      * never owns its sharding group's placements (docs/variants.md,
      * "Storage"), so the derived program keeps none */
@@ -493,7 +494,8 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                 /* op: the policy saves the reduce-scatter's output, the
                  * shard (shard_rerun_forward_coll) */
                 if (c.kind == APPROF_COLL_REDUCE_SCATTER &&
-                    st->recompute == COSTDB_RECOMPUTE_OP && shard_op_checkpointed(g, so->op))
+                    st->variant.recompute == COSTDB_RECOMPUTE_OP &&
+                    shard_op_checkpointed(g, so->op))
                     rs_kept += c.bytes / m->n[x];
                 rc = shard_push_coll(p, 0, &ccap[0], &c);
             }
@@ -701,7 +703,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     double per_elem = shard_adam_state_bytes(st, (double)approf_dtype_size(g->dtype));
     p->initial_size = (int64_t)llround(param_elems * per_elem);
     ZeroTail tail = {param_elems, params > 0.0 ? params_read / params : 0.0, blk, n_blk, pdig};
-    for (int z = st->zero + 1; z <= 3 && st->ctx && st->req; z++)
+    for (int z = st->variant.zero + 1; z <= 3 && st->ctx && st->req; z++)
         if (st->zero_family & (1u << z))
             derive_zero(st, ti, p, kdig, &tail, z);
     rc = finish_program(st, ti, p, &tail, kcap, ccap, kdig);

@@ -109,7 +109,7 @@ static int push_regathers(const ShardStage *st, const TInfo *ti, ApprofStageProg
 {
     double total = stage_param_bytes(st, ti), esize = (double)approf_dtype_size(st->g->dtype);
     int rc = 0;
-    if (st->recompute != COSTDB_RECOMPUTE_FULL || !(total > 0.0))
+    if (st->variant.recompute != COSTDB_RECOMPUTE_FULL || !(total > 0.0))
         return 0;
     for (int b = 0; b < n_blk && !rc; b++) {
         int end = b + 1 < n_blk ? blk[b + 1] : st->op_end;
@@ -242,7 +242,7 @@ static int push_zero3_scheduled(const ShardStage *st, const TInfo *ti, ApprofSta
             rc = shard_push_coll(p, ph, &ccap[ph], &m);
         }
     }
-    if (!fsdp2 && !rc && st->recompute == COSTDB_RECOMPUTE_FULL) {
+    if (!fsdp2 && !rc && st->variant.recompute == COSTDB_RECOMPUTE_FULL) {
         /* the second gathers, on demand (push_regathers' rule) */
         for (int u = 0; u < n; u++)
             unit_of[u] = 0;
@@ -311,7 +311,7 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
                      size_t *ccap)
 {
     const ApprofCollective *gs = &p->grad_sync;
-    int G = gs->group_size > 1 && gs->bytes > 0 ? gs->group_size : 1, z = st->zero, rc = 0;
+    int G = gs->group_size > 1 && gs->bytes > 0 ? gs->group_size : 1, z = st->variant.zero, rc = 0;
     /* ZeRO-3 overlapped as a framework schedules it (0: serial) */
     int sched = st->hw && G > 1 ? st->hw->zero3_schedule : APPROF_ZERO3_SERIAL;
     /* a parameter read by several ops (tied embeddings) is counted once */

@@ -53,8 +53,7 @@ typedef struct ShardStage {
     ShardStrat *strat_block; /* strategies not memoised (n_ops * SHARD_MAX_STRATS), or NULL */
     int *choice;       /* per op, index into ops[o].s */
     double objective;
-    int recompute;     /* CostdbRecompute */
-    int zero;          /* 0..3 */
+    CostdbVariant variant; /* the request's */
     unsigned zero_family; /* ApprofShardRequest.zero_family */
     const struct ApprofShardRequest *req; /* what the stage was asked as */
     /* Per graph tensor (n_tensors entries): consumers inside the stage, the

@@ -64,7 +64,7 @@ static int shard(const ApprofGraph *g, int schedule, ApprofHardwareSpec *hw,
     req.logical_b = 1;
     req.force_batch_dim = 0;
     req.method = APPROF_ILP_SERIES_PARALLEL;
-    req.zero = 3;
+    req.variant.zero = 3;
     memset(p, 0, sizeof *p);
     int rc = approf_shard_stage(ctx, &req, p, err, sizeof err);
     if (rc)

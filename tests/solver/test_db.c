@@ -301,8 +301,8 @@ static void test_explain(void)
     CU_ASSERT_FATAL(apsolve_problem_new(2, 1, 2, 2, 1, 1, &p) == APSOLVE_OK);
     p->submeshes[0] = (ApsolveSubmesh){1, 1};
     p->submeshes[1] = (ApsolveSubmesh){1, 2};
-    p->configs[0] = (ApsolveConfig){1, 1, 1, -1, 0, 0, 0};
-    p->configs[1] = (ApsolveConfig){1, 2, 1, -1, 0, 0, 0};
+    p->configs[0] = (ApsolveConfig){1, 1, 1, -1, {0, 0, 0}};
+    p->configs[1] = (ApsolveConfig){1, 2, 1, -1, {0, 0, 0}};
     {
         struct { int i, j, s; int64_t peak, inter; } e[] = {
             {0, 1, 1, 40 * GB, 0}, {0, 0, 0, 10 * GB, 8 * GB}, {1, 1, 0, 10 * GB, 0},

@@ -195,7 +195,7 @@ static void test_zb_solver(void)
     double f[4] = {1, 1, 1, 1}, b[4] = {2, 2, 2, 2}, w[4] = {1, 1, 1, 1};
     CU_ASSERT_FATAL(apsolve_problem_new(4, 1, 4, 1, 1, 1, &p) == APSOLVE_OK);
     p->submeshes[0] = (ApsolveSubmesh){1, 1};
-    p->configs[0] = (ApsolveConfig){1, 1, 1, 0, 0, 0, 0};
+    p->configs[0] = (ApsolveConfig){1, 1, 1, 0, {0, 0, 0}};
     for (int i = 0; i < 4; i++) {
         size_t idx = apsolve_index(p, i, i, 0, 0);
         p->cost[idx] = 3;
@@ -376,7 +376,7 @@ static void test_zb_multi_solver(void)
     ApsolvePlan *pl = NULL;
     CU_ASSERT_FATAL(apsolve_problem_new(4, 1, 4, 1, 1, 1, &p) == APSOLVE_OK);
     p->submeshes[0] = (ApsolveSubmesh){1, 1};
-    p->configs[0] = (ApsolveConfig){1, 1, 1, 0, 0, 0, 0};
+    p->configs[0] = (ApsolveConfig){1, 1, 1, 0, {0, 0, 0}};
     for (int i = 0; i < 4; i++) {
         size_t idx = apsolve_index(p, i, i, 0, 0);
         p->cost[idx] = 3;
