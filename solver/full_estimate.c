@@ -290,14 +290,31 @@ int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolveP
         }
     }
     {
-        double sum = 0, period = 0;
+        double sum = 0, period = 0, compute = 0, x = 0, cf = INFINITY, cb = INFINITY;
         int v = plan->virtual_stages > 1 ? plan->virtual_stages : 1;
         for (size_t k = K; k-- > 0;) {
+            const ApsolveStage *s = &plan->stages[k];
             sum += est[k].compute;
             if (est[k].period > period)
                 period = est[k].period;
+            if (est[k].compute > compute)
+                compute = est[k].compute;
+            x = est[k].send_fwd > x ? est[k].send_fwd : x;
+            x = est[k].send_bwd > x ? est[k].send_bwd : x;
+            cf = s->fwd_cost / v < cf ? s->fwd_cost / v : cf;
+            cb = s->bwd_cost / v < cb ? s->bwd_cost / v : cb;
         }
-        if (v > 1) {
+        if (v > 1 && plan->schedule == APSOLVE_SCHEDULE_INTERLEAVED) {
+            /* Megatron-Core's interleaved schedule: the chunks' compute in
+             * the paper's closed form, and what its warm-up, cool-down and
+             * steady state leave exposed of the exchanges (schedule.h):
+             * the largest boundary's (the wrap from the last rank to the
+             * first is one of them) against the shortest chunk's passes */
+            out->p2p_exposed = apsolve_schedule_p2p_exposed(
+                APSOLVE_SCHEDULE_INTERLEAVED, v, plan->micro_batches, (int)K, x, cf, cb);
+            out->pipeline = (sum + (double)(v * plan->micro_batches - 1) * compute) / v +
+                            out->p2p_exposed;
+        } else if (v > 1) {
             out->pipeline = (sum + (double)(v * plan->micro_batches - 1) * period) / v +
                             out->transfers * apsolve_schedule_transfer_factor(
                                                  (ApsolveSchedule)plan->schedule, v);

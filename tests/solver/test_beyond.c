@@ -20,6 +20,7 @@
 
 #include "apsolve.h"
 #include "costdb.h"
+#include "schedule.h"
 
 #define GB (1024LL * 1024 * 1024)
 #define NEAR(x, want) CU_ASSERT(fabs((double)(x) - (double)(want)) <= 1e-12 * fabs((double)(want)) + 1e-15)
@@ -245,6 +246,18 @@ static void test_full_estimate(void)
     CU_ASSERT_FATAL(apsolve_full_estimate_ex(db, ids[0], pl, 1.0, &f, se) == 0);
     CU_ASSERT(!f.apply_from_entries);
     NEAR(f.total, 0.07 + 3.4e-4 + 3 * 0.04017 + 0.0320104);
+    CU_ASSERT(f.p2p_exposed == 0);
+    /* the same stages run interleaved, v = 2, as Megatron-Core does: the
+     * chunks' compute (0.07 + (2 x 4 - 1) x 0.04) / 2 and rank 0's
+     * 2 (2 - 1) + (2 - 1) 2 = 4 blocking exchanges of 170 us in warm-up
+     * and 4 in cool-down; the 4 steady ones hide under chunks of 5 ms
+     * and more (the periods' and v x the fill's transfers are not added) */
+    pl->schedule = APSOLVE_SCHEDULE_INTERLEAVED;
+    pl->virtual_stages = 2;
+    CU_ASSERT_FATAL(apsolve_full_estimate_ex(db, ids[0], pl, 1.0, &f, se) == 0);
+    NEAR(f.p2p_exposed, 8 * 1.7e-4);
+    NEAR(f.pipeline, (0.07 + 7 * 0.04) / 2 + 8 * 1.7e-4);
+    NEAR(f.total, (0.07 + 7 * 0.04) / 2 + 8 * 1.7e-4 + 0.0320104);
     apsolve_plan_free(&pl);
     /* the auto plan is the same split */
     CU_ASSERT_FATAL(apsolve_solve(p, &o, &autop) == 0);
