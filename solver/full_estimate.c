@@ -7,7 +7,9 @@
  *  - cross-stage transfers: every input of stage k that an earlier stage j
  *    outputs (matched by tensor index; j the latest such stage) is sent
  *    j -> k as an activation and its gradient k -> j, each micro-batch. Per
- *    device the shard of the receiving spec (bytes / Π Chunked(k)); per stage
+ *    device the shard of the receiving spec (bytes / Π Chunked(k)), or, for a
+ *    plan that says how its framework splits the boundary activation
+ *    (plan->boundary_devices), bytes / that many devices; per stage
  *    pair and direction one send-recv, on the intra-host link when both
  *    submeshes lie on one host (stages laid out in order on host-major
  *    device numbers), else across hosts;
@@ -251,7 +253,11 @@ int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolveP
                             break;
                         }
                 if (src == j)
-                    bytes += local_bytes(in, sk->logical_a, sk->logical_b) * activation_scale;
+                    bytes += (plan->boundary_devices > 0
+                                  ? shape_elements(in->shape) * costdb_dtype_bytes(in->dtype) /
+                                        plan->boundary_devices
+                                  : local_bytes(in, sk->logical_a, sk->logical_b)) *
+                             activation_scale;
             }
             if (bytes <= 0)
                 continue;

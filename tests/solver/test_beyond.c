@@ -258,6 +258,19 @@ static void test_full_estimate(void)
     NEAR(f.p2p_exposed, 8 * 1.7e-4);
     NEAR(f.pipeline, (0.07 + 7 * 0.04) / 2 + 8 * 1.7e-4);
     NEAR(f.total, (0.07 + 7 * 0.04) / 2 + 8 * 1.7e-4 + 0.0320104);
+    /* a framework that sends h split over 4 devices (Megatron-Core's
+     * (seq / tp, mbs, hidden) shard, session_price.c), not the receiving
+     * placement's 2: 8000 B, 10 us + 80 us each way, whatever the ILP
+     * picked; x 0.5 (a cp plan's scale) on top: 4000 B, 50 us */
+    pl->boundary_devices = 4;
+    CU_ASSERT_FATAL(apsolve_full_estimate_ex(db, ids[0], pl, 1.0, &f, se) == 0);
+    NEAR(f.transfer_bytes, 8000);
+    NEAR(se[0].send_fwd, 9e-5);
+    NEAR(f.p2p_exposed, 8 * 9e-5);
+    CU_ASSERT_FATAL(apsolve_full_estimate_ex(db, ids[0], pl, 0.5, &f, se) == 0);
+    NEAR(f.transfer_bytes, 4000);
+    NEAR(se[1].send_bwd, 5e-5);
+    pl->boundary_devices = 0;
     apsolve_plan_free(&pl);
     /* the auto plan is the same split */
     CU_ASSERT_FATAL(apsolve_solve(p, &o, &autop) == 0);
