@@ -162,6 +162,11 @@ static void test_p2p(void)
     CU_ASSERT_EQUAL(apsolve_schedule_warmup(I, 20, 32, 4, 0), 82);
     /* v = 1 is 1F1B */
     CU_ASSERT_EQUAL(apsolve_schedule_warmup(I, 1, 8, 4, 0), 3);
+    /* the first stage's activations: the warm-up plus one, per chunk, is
+     * Megatron-Core's own accounting (theoretical_memory_usage.py at
+     * core_v0.19.0: pp micro-batches x (1 + (pp - 1) / (pp vpp))) */
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_in_flight(I, 20, 32, 4, 0), 4 * (1 + 3.0 / 80),
+                           1e-12);
 
     /* exchange 1 s, chunks 2 s forward, 3 s backward: hidden in the steady
      * state, 10 blocking ones each in warm-up and cool-down */
