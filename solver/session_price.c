@@ -59,6 +59,8 @@ static int reprice_exact(Costdb *db, const ApsolveRequest *a, const ApsolveOptio
     if (e)
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "pricing the plan on sweep %lld: %s",
                             (long long)xs, e == APSOLVE_EINVAL ? err : apsolve_strerror(e));
+    /* the same layout sends the same shard of the new sweep's tensors */
+    x->rplan->boundary_devices = pl->boundary_devices;
     return 0;
 }
 
