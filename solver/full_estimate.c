@@ -30,10 +30,15 @@
  * stages running apply-grad in parallel. When every stage's entry carries
  * its profiled apply_cost (schema 2: gradient sync and optimizer as the
  * variant's ZeRO stage shards them), max_k apply_cost_k replaces the last
- * term; the placement path stays for older databases. Interleaved plans
- * (v chunks per device) use (Σ c_k + (vB − 1)·max period)/v and v times the
- * transfers (schedule.h's transfer factor); ZB-H1 plans the 1F1B figure
- * less the weight-gradient passes' fill of the bubble (schedule.h).
+ * term; the placement path stays for older databases. This blocking
+ * exchange is Megatron-Core's non-interleaved schedule's. Interleaved plans
+ * (v chunks per device, Megatron-Core's schedule) use
+ * (Σ c_k + (vB − 1)·max c_k)/v plus the exchanges that schedule leaves
+ * exposed (its warm-up and cool-down block, its steady state overlaps:
+ * schedule.h's apsolve_schedule_p2p_exposed); interleaved-zb and zbv plans
+ * (Σ c_k + (vB − 1)·max period)/v and v times the transfers (schedule.h's
+ * transfer factor); ZB-H1 plans the 1F1B figure less the weight-gradient
+ * passes' fill of the bubble (schedule.h).
  */
 #include <math.h>
 #include <stdio.h>
