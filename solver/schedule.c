@@ -167,12 +167,15 @@ double apsolve_schedule_p2p_exposed(ApsolveSchedule s, int vpp, int B, int n, do
         return NAN;
     if (s != APSOLVE_SCHEDULE_INTERLEAVED || vpp < 2 || n < 2)
         return 0;
-    /* rank 0 has the longest warm-up, and as long a cool-down */
+    /* the first micro-batch's activation crosses the v n - 1 boundaries
+     * between virtual stages in the warm-up, its gradient crosses them
+     * back in the cool-down; rank 0's w warm-up steps bound the steady
+     * ones */
     w = apsolve_schedule_warmup(s, vpp, B, n, 0);
     steady = (double)B * vpp - w;
     under_bwd = x > chunk_bwd ? x - chunk_bwd : 0;
     under_fwd = x > chunk_fwd ? x - chunk_fwd : 0;
-    return 2 * w * x + steady * (under_bwd + under_fwd);
+    return 2.0 * ((double)vpp * n - 1) * x + steady * (under_bwd + under_fwd);
 }
 
 double apsolve_stage_in_flight(ApsolveMemoryRule rule, ApsolveSchedule s, int vpp, int B, int n,

@@ -172,14 +172,20 @@ int apsolve_schedule_warmup(ApsolveSchedule s, int vpp, int B, int n, int k);
  * overlap_p2p_comm (its training default with interleaving; NeMo's
  * overlap_p2p_comm: true, batch_p2p_comm: false) and without
  * overlap_p2p_comm_warmup_flush (default off), core_v0.19.0 schedules.py
- * forward_backward_pipelining_with_interleaving: each of rank 0's W
- * warm-up forwards ends in a blocking send_forward_recv_forward, each of
- * its W cool-down backwards in a blocking send_backward_recv_backward
- * (W = apsolve_schedule_warmup(.., 0)); in the steady state a forward's
- * exchange is issued asynchronously and waited for before the next
- * forward, so it runs under the backward in between (and the backward's
- * under the next forward): only what it takes beyond that pass shows.
- *   2 W x + (B vpp - W) (max(0, x - chunk_bwd) + max(0, x - chunk_fwd))
+ * forward_backward_pipelining_with_interleaving: each warm-up forward
+ * ends in a blocking send_forward_recv_forward and each cool-down backward
+ * in a blocking send_backward_recv_backward, so the first micro-batch's
+ * activation crosses the vpp n - 1 boundaries between virtual stages on
+ * the critical path, and its gradient crosses them back; in the steady
+ * state a forward's exchange is issued asynchronously and waited for
+ * before the next forward, so it runs under the backward in between (and
+ * the backward's under the next forward): only what it takes beyond that
+ * pass shows, over the B vpp - W steady steps of rank 0 (W =
+ * apsolve_schedule_warmup(.., 0)).
+ *   2 (vpp n - 1) x + (B vpp - W) (max(0, x - chunk_bwd) + max(0, x - chunk_fwd))
+ * This is the makespan added to Megatron-Core's order list-scheduled with
+ * such exchanges on equal stages (tests/reports/test_schedule.c checks it
+ * against apreport's simulation).
  * with x the seconds of one exchange (the largest boundary's transfer;
  * its send and receive run together on the duplex link) and chunk_fwd,
  * chunk_bwd a model chunk's forward and backward seconds. 0 for any other

@@ -169,14 +169,15 @@ static void test_p2p(void)
                            1e-12);
 
     /* exchange 1 s, chunks 2 s forward, 3 s backward: hidden in the steady
-     * state, 10 blocking ones each in warm-up and cool-down */
-    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_p2p_exposed(I, 2, 8, 4, 1, 2, 3), 20, 1e-12);
-    /* exchange 4 s: 2 x 10 x 4, and the 16 - 10 steady steps show 4 - 3
+     * state; the 2 x 4 - 1 = 7 boundaries between virtual stages crossed
+     * forward and back */
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_p2p_exposed(I, 2, 8, 4, 1, 2, 3), 14, 1e-12);
+    /* exchange 4 s: 2 x 7 x 4, and the 16 - 10 steady steps show 4 - 3
      * under the backward and 4 - 2 under the forward */
-    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_p2p_exposed(I, 2, 8, 4, 4, 2, 3), 80 + 6 * 3,
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_p2p_exposed(I, 2, 8, 4, 4, 2, 3), 56 + 6 * 3,
                            1e-12);
-    /* all warm-up: 2 x 8 x 1 */
-    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_p2p_exposed(I, 2, 4, 4, 1, 2, 3), 16, 1e-12);
+    /* all warm-up: no steady step */
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_p2p_exposed(I, 2, 4, 4, 4, 2, 3), 56, 1e-12);
     /* not interleaved, one chunk or one stage: nothing here */
     CU_ASSERT_EQUAL(apsolve_schedule_p2p_exposed(APSOLVE_SCHEDULE_1F1B, 2, 8, 4, 1, 2, 3), 0);
     CU_ASSERT_EQUAL(apsolve_schedule_p2p_exposed(APSOLVE_SCHEDULE_ZBV, 2, 8, 4, 1, 2, 3), 0);
