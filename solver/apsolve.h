@@ -188,6 +188,9 @@ typedef struct ApsolvePlan {
                                        * the auto search (session_autocp.c); 0: none */
     int cp_comm;                      /* its communication (ApsolveCpComm: 0 the ring, p2p) */
     int ep, etp;                      /* expert parallelism likewise (session_autoep.c); 0: none */
+    double boundary_devices;          /* the full estimate's stage-boundary activation split
+                                       * over this many devices (a framework's p2p shard:
+                                       * session_price.c); 0: the receiving placement's */
 } ApsolvePlan;
 
 /* Entry index of (i, j, s, c). */
@@ -341,13 +344,16 @@ typedef struct ApsolveFullEstimate {
     char why[160];
     double transfers;                 /* Σ over stage pairs, fwd + bwd, one micro-batch */
     double transfer_bytes;            /* per device, one direction, all pairs */
-    double pipeline;                  /* T with transfers in every stage's period */
+    double pipeline;                  /* T with the transfers (1F1B: in every stage's period) */
     double grad_sync, optimizer;      /* of the slowest stage's apply-grad (placements) */
     double apply;                     /* the apply-grad term of total */
     int apply_from_entries;           /* 1: apply = the largest stage apply_cost of the
                                        * entries; 0: grad_sync + optimizer from placements */
     double total;                     /* pipeline + apply */
     int apply_stage;                  /* the stage whose apply-grad is slowest, -1 none */
+    double p2p_exposed;               /* interleaved (Megatron-Core): the exchanges its
+                                       * warm-up, cool-down and steady state leave exposed,
+                                       * in pipeline instead of the stages' periods; else 0 */
 } ApsolveFullEstimate;
 
 /* One stage's part of the full estimate (seconds; bytes per device). */

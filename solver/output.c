@@ -245,7 +245,11 @@ static void text_full(FILE *out, const ApsolveFullEstimate *f, const ApsolveStag
             "Alpa's T)\n", f->total,
             pl->cost > 0 ? 100.0 * (f->total - pl->cost) / pl->cost : 0.0);
     fprintf(out, "  pipeline with transfers %.6g s (cross-stage transfers %.6g s per micro-batch, "
-            "fwd + bwd)", f->pipeline, f->transfers);
+            "fwd + bwd", f->pipeline, f->transfers);
+    if (pl->schedule == APSOLVE_SCHEDULE_INTERLEAVED && pl->virtual_stages > 1)
+        fprintf(out, "; exposed by the interleaved schedule's warm-up, cool-down and steady "
+                "state: %.6g s", f->p2p_exposed);
+    fputc(')', out);
     if (f->apply_stage >= 0 && f->apply_from_entries)
         fprintf(out, "; apply-grad of stage %d: %.6g s (the entry's profiled apply_cost)",
                 f->apply_stage, f->apply);
@@ -377,6 +381,7 @@ static void json_full(FILE *out, const ApsolveFullEstimate *f, const ApsolveStag
     json_num(out, f->pipeline);
     json_field(out, "transfers", f->transfers);
     json_field(out, "transfer_bytes", f->transfer_bytes);
+    json_field(out, "p2p_exposed", f->p2p_exposed);
     json_field(out, "grad_sync", f->grad_sync);
     json_field(out, "optimizer", f->optimizer);
     json_field(out, "apply", f->apply);

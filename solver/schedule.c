@@ -132,12 +132,50 @@ double apsolve_schedule_in_flight(ApsolveSchedule s, int vpp, int B, int n, int 
     if (s == APSOLVE_SCHEDULE_INTERLEAVED && vpp > 1) {
         /* model chunks forwarded before the first backward, plus the steady
          * state's forward that precedes its backward */
-        double chunks = 2.0 * (n - k - 1) + (double)(vpp - 1) * n + 1;
+        double chunks = (double)apsolve_schedule_warmup(s, vpp, B, n, k) + 1;
         double all = (double)B * vpp;
         return (chunks < all ? chunks : all) / vpp;
     }
     /* 1F1B; one chunk per stage is plain 1F1B too */
     return n - k < B ? n - k : B;
+}
+
+int apsolve_schedule_warmup(ApsolveSchedule s, int vpp, int B, int n, int k)
+{
+    long long w, all;
+    if (B < 1 || n < 1 || k < 0 || k >= n || (int)s < 0 || s >= APSOLVE_SCHEDULE_COUNT ||
+        apsolve_schedule_zero_bubble((int)s))
+        return -1;
+    if (s == APSOLVE_SCHEDULE_GPIPE)
+        return B;
+    if (s == APSOLVE_SCHEDULE_INTERLEAVED && vpp > 1) {
+        w = 2LL * (n - k - 1) + (long long)(vpp - 1) * n;
+        all = (long long)B * vpp;
+    } else {
+        w = n - k - 1;
+        all = B;
+    }
+    w = w < all ? w : all;
+    return w > INT_MAX ? INT_MAX : (int)w;
+}
+
+double apsolve_schedule_p2p_exposed(ApsolveSchedule s, int vpp, int B, int n, double x,
+                                    double chunk_fwd, double chunk_bwd)
+{
+    double w, steady, under_bwd, under_fwd;
+    if (B < 1 || !(x >= 0) || !(chunk_fwd >= 0) || !(chunk_bwd >= 0))
+        return NAN;
+    if (s != APSOLVE_SCHEDULE_INTERLEAVED || vpp < 2 || n < 2)
+        return 0;
+    /* the first micro-batch's activation crosses the v n - 1 boundaries
+     * between virtual stages in the warm-up, its gradient crosses them
+     * back in the cool-down; rank 0's w warm-up steps bound the steady
+     * ones */
+    w = apsolve_schedule_warmup(s, vpp, B, n, 0);
+    steady = (double)B * vpp - w;
+    under_bwd = x > chunk_bwd ? x - chunk_bwd : 0;
+    under_fwd = x > chunk_fwd ? x - chunk_fwd : 0;
+    return 2.0 * ((double)vpp * n - 1) * x + steady * (under_bwd + under_fwd);
 }
 
 double apsolve_stage_in_flight(ApsolveMemoryRule rule, ApsolveSchedule s, int vpp, int B, int n,

@@ -157,6 +157,45 @@ double apsolve_stage_extra_copies(ApsolveMemoryRule rule, double f);
 long long apsolve_stage_memory_need(ApsolveMemoryRule rule, long long peak, long long initial,
                                     long long intermediate, double f);
 
+/* Forward passes (model chunks) rank k of n runs before its first backward
+ * under Megatron-Core's schedules (get_pp_rank_microbatches in
+ * megatron/core/pipeline_parallel/schedules.py, core_v0.19.0): 1F1B
+ * n - k - 1; interleaved with vpp >= 2 chunks and the default micro-batch
+ * group of n per virtual stage 2 (n - k - 1) + (vpp - 1) n; never more
+ * than the B vpp there are (then every pass is warm-up). GPipe: B. The
+ * cool-down runs as many backwards. -1 for k not in 0..n-1, B < 1 or a
+ * zero-bubble schedule (PyTorch's orders, schedule_zb.c). */
+int apsolve_schedule_warmup(ApsolveSchedule s, int vpp, int B, int n, int k);
+
+/* Seconds of stage-boundary transfers that Megatron-Core's interleaved
+ * schedule (vpp >= 2, n >= 2) leaves on an iteration's critical path, with
+ * overlap_p2p_comm (its training default with interleaving; NeMo's
+ * overlap_p2p_comm: true, batch_p2p_comm: false) and without
+ * overlap_p2p_comm_warmup_flush (default off), core_v0.19.0 schedules.py
+ * forward_backward_pipelining_with_interleaving: each warm-up forward
+ * ends in a blocking send_forward_recv_forward and each cool-down backward
+ * in a blocking send_backward_recv_backward, so the first micro-batch's
+ * activation crosses the vpp n - 1 boundaries between virtual stages on
+ * the critical path, and its gradient crosses them back; in the steady
+ * state a forward's exchange is issued asynchronously and waited for
+ * before the next forward, so it runs under the backward in between (and
+ * the backward's under the next forward): only what it takes beyond that
+ * pass shows, over the B vpp - W steady steps of rank 0 (W =
+ * apsolve_schedule_warmup(.., 0)).
+ *   2 (vpp n - 1) x + (B vpp - W) (max(0, x - chunk_bwd) + max(0, x - chunk_fwd))
+ * This is the makespan added to Megatron-Core's order list-scheduled with
+ * such exchanges on equal stages (tests/reports/test_schedule.c checks it
+ * against apreport's simulation).
+ * with x the seconds of one exchange (the largest boundary's transfer;
+ * its send and receive run together on the duplex link) and chunk_fwd,
+ * chunk_bwd a model chunk's forward and backward seconds. 0 for any other
+ * schedule, vpp < 2 or n < 2 (Megatron-Core's non-interleaved 1F1B blocks
+ * on every exchange: its transfers stay in each stage's period,
+ * full_estimate.c); NaN for B < 1 or x, chunk_fwd, chunk_bwd not numbers
+ * >= 0. */
+double apsolve_schedule_p2p_exposed(ApsolveSchedule s, int vpp, int B, int n, double x,
+                                    double chunk_fwd, double chunk_bwd);
+
 /* How many times one micro-batch's activation crosses each stage boundary
  * in the forward pass (and its gradient in the backward pass): vpp for
  * interleaved and interleaved ZB (>= 1), 2 for ZBV, else 1. */

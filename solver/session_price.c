@@ -59,6 +59,8 @@ static int reprice_exact(Costdb *db, const ApsolveRequest *a, const ApsolveOptio
     if (e)
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "pricing the plan on sweep %lld: %s",
                             (long long)xs, e == APSOLVE_EINVAL ? err : apsolve_strerror(e));
+    /* the same layout sends the same shard of the new sweep's tensors */
+    x->rplan->boundary_devices = pl->boundary_devices;
     return 0;
 }
 
@@ -117,6 +119,14 @@ static int price_one(ApsolveRun *r, size_t k)
     double scale = given_cp && a->par.cp > 1 ? 1.0 / a->par.cp
                    : pl->cp > 1                                  ? 1.0 / pl->cp
                                                                  : 1.0;
+    /* Megatron-Core sends a stage's output as its (seq / tp, mbs, hidden)
+     * shard under sequence parallelism (get_tensor_shapes, schedules.py at
+     * core_v0.19.0), whatever layout the entry's ILP picked for the input:
+     * the sweep's micro-batch (mbs x dp x cp) split dp x cp x tp ways
+     * (and by cp again, the scale above) */
+    if (given_cp && a->par.sp && a->par.tp > 1)
+        pl->boundary_devices = (double)(a->par.dp > 0 ? a->par.dp : 1) *
+                               (a->par.cp > 1 ? a->par.cp : 1) * a->par.tp;
     if (apsolve_full_estimate_ex(r->db, c->sweep, pl, scale, &x->full, x->stages))
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "full estimate: %s", costdb_errmsg(r->db));
     s->outs[k].full = &x->full;

@@ -6,7 +6,8 @@
  * decreasing in v; in-flight counts (1F1B min(B, n - k), GPipe B,
  * interleaved n + (n - 1)/v on the first device, capped at B, decreasing
  * along the pipeline; ZB-H1 min(B, n) on every stage); transfer factors;
- * the validity rules; ZB-H1's closed form by hand (equal and unequal
+ * the validity rules; Megatron-Core's warm-up counts and the exchanges
+ * its interleaved schedule leaves exposed, by hand; ZB-H1's closed form by hand (equal and unequal
  * stages) and its refusals; the solver's ZB-H1 plan of four equal stages
  * priced as the closed form, and infeasible without the split. Agreement with
  * the pass-by-pass simulation is tested in tests/reports/test_schedule.c.
@@ -139,6 +140,54 @@ static void test_transfer_and_valid(void)
  * B = 8: Alpa's T 33 less 3 x (1 + min(1, 1, 1)) = 27 (the paper's bubble
  * (n - 1)(F + B - W) = 3 on top of 24 s of work). Unequal stages: T =
  * sum c + (B - 1) max c less (n - 1) min_k (W_k + min(W_k, F_k, B_k)). */
+/* Megatron-Core's warm-up counts (get_pp_rank_microbatches, core_v0.19.0)
+ * and the exchanges its interleaved schedule leaves exposed, by hand. */
+static void test_p2p(void)
+{
+    ApsolveSchedule I = APSOLVE_SCHEDULE_INTERLEAVED;
+    /* 1F1B: n - k - 1, at most B; GPipe: B; zero-bubble: none */
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(APSOLVE_SCHEDULE_1F1B, 1, 8, 4, 0), 3);
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(APSOLVE_SCHEDULE_1F1B, 1, 8, 4, 3), 0);
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(APSOLVE_SCHEDULE_1F1B, 1, 2, 4, 0), 2);
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(APSOLVE_SCHEDULE_GPIPE, 1, 5, 4, 1), 5);
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(APSOLVE_SCHEDULE_ZB_H1, 1, 8, 4, 0), -1);
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(I, 2, 8, 4, 4), -1);
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(I, 2, 0, 4, 0), -1);
+    /* interleaved, v = 2, n = 4: 2 (4 - k - 1) + 1 x 4 */
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(I, 2, 8, 4, 0), 10);
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(I, 2, 8, 4, 3), 4);
+    /* B v = 8 chunks only: every pass is warm-up */
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(I, 2, 4, 4, 0), 8);
+    /* NeMo's Llama 2 70B: pp 4, vpp 20, 32 micro-batches: 6 + 19 x 4 */
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(I, 20, 32, 4, 0), 82);
+    /* v = 1 is 1F1B */
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(I, 1, 8, 4, 0), 3);
+    /* the first stage's activations: the warm-up plus one, per chunk, is
+     * Megatron-Core's own accounting (theoretical_memory_usage.py at
+     * core_v0.19.0: pp micro-batches x (1 + (pp - 1) / (pp vpp))) */
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_in_flight(I, 20, 32, 4, 0), 4 * (1 + 3.0 / 80),
+                           1e-12);
+
+    /* exchange 1 s, chunks 2 s forward, 3 s backward: hidden in the steady
+     * state; the 2 x 4 - 1 = 7 boundaries between virtual stages crossed
+     * forward and back */
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_p2p_exposed(I, 2, 8, 4, 1, 2, 3), 14, 1e-12);
+    /* exchange 4 s: 2 x 7 x 4, and the 16 - 10 steady steps show 4 - 3
+     * under the backward and 4 - 2 under the forward */
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_p2p_exposed(I, 2, 8, 4, 4, 2, 3), 56 + 6 * 3,
+                           1e-12);
+    /* all warm-up: no steady step */
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_p2p_exposed(I, 2, 4, 4, 4, 2, 3), 56, 1e-12);
+    /* not interleaved, one chunk or one stage: nothing here */
+    CU_ASSERT_EQUAL(apsolve_schedule_p2p_exposed(APSOLVE_SCHEDULE_1F1B, 2, 8, 4, 1, 2, 3), 0);
+    CU_ASSERT_EQUAL(apsolve_schedule_p2p_exposed(APSOLVE_SCHEDULE_ZBV, 2, 8, 4, 1, 2, 3), 0);
+    CU_ASSERT_EQUAL(apsolve_schedule_p2p_exposed(I, 1, 8, 4, 1, 2, 3), 0);
+    CU_ASSERT_EQUAL(apsolve_schedule_p2p_exposed(I, 2, 8, 1, 1, 2, 3), 0);
+    CU_ASSERT(isnan(apsolve_schedule_p2p_exposed(I, 2, 0, 4, 1, 2, 3)));
+    CU_ASSERT(isnan(apsolve_schedule_p2p_exposed(I, 2, 8, 4, -1, 2, 3)));
+    CU_ASSERT(isnan(apsolve_schedule_p2p_exposed(I, 2, 8, 4, 1, NAN, 3)));
+}
+
 static void test_zb(void)
 {
     double f[4] = {1, 1, 1, 1}, b[4] = {2, 2, 2, 2}, w[4] = {1, 1, 1, 1};
@@ -413,6 +462,7 @@ int main(void)
     CU_add_test(s, "iteration time", test_time);
     CU_add_test(s, "in-flight activations", test_in_flight);
     CU_add_test(s, "transfer factor and validity", test_transfer_and_valid);
+    CU_add_test(s, "megatron-core warm-up and exposed exchanges", test_p2p);
     CU_add_test(s, "zb-h1", test_zb);
     CU_add_test(s, "zb-h1: the solver's plan", test_zb_solver);
     CU_add_test(s, "interleaved-zb by hand", test_izb);
