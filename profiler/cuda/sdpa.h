@@ -14,9 +14,9 @@
  * [b, hq, sq] in f32. Arrays of one buffer lie back to back, each at a
  * multiple of 256 bytes (ApprofOpArrays):
  *   forward:  in q, k, v; out o, stats
- *   backward: in q, k, v, o, dO, stats; out dq, dk, dv; aux dq_accum
- *             [b, hq, sq, d] f32 (cuDNN accumulates dQ there),
- *             softmax_sum [b, hq, sq] f32 (rowsum(dO * O))
+ *   backward: in q, k, v, o, dO, stats; out dq, dk, dv; aux softmax_sum
+ *             [b, hq, sq] f32 (rowsum(dO * O)), dq_accum [b, hq, sq, d]
+ *             f32 (cuDNN accumulates dQ there)
  */
 #ifndef APPROF_CUDA_SDPA_H
 #define APPROF_CUDA_SDPA_H
