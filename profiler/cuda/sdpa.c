@@ -301,7 +301,7 @@ int cuda_sdpa_prepare(CudaCtx *c, CudaOp *op, const ApprofSdpaShape *s, void *co
 {
     cudnnBackendDescriptor_t ops[APPROF_SDPA_MAX_OPS], graph;
     size_t ver = cudnnGetVersion();
-    int64_t need = 0;
+    int64_t need = 0, got = 0;
     int rc;
     CudaSdpa *p = calloc(1, sizeof *p);
 
@@ -341,7 +341,7 @@ int cuda_sdpa_prepare(CudaCtx *c, CudaOp *op, const ApprofSdpaShape *s, void *co
     if (rc < 0)
         goto fail;
     rc = dnn(cudnnBackendGetAttribute(p->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                      CUDNN_TYPE_INT64, 1, NULL, &need),
+                                      CUDNN_TYPE_INT64, 1, &got, &need),
              "plan workspace size", err, errlen);
     if (rc < 0)
         goto fail;
