@@ -41,6 +41,7 @@
 
 #include "backend.h"
 #include "collective.h"
+#include "cuda/sdpa.h"
 #include "hardware.h"
 #include "model/zoo.h"
 
@@ -159,14 +160,11 @@ static int run_ops(int argc, char **argv)
                 char name[64];
                 double t = NAN;
                 size_t j;
-                int group = 1;
                 /* a fused attention's GEMMs are measured together on its
                  * lead (cuDNN's fused kernel stands for all of them), the
                  * others then count 0 */
-                if (ks[i].attention && ks[i].attn_lead)
-                    while (i + group < nk && ks[i + group].attention && !ks[i + group].attn_lead)
-                        group++;
-                else if (ks[i].attention) {
+                int group = (int)approf_sdpa_group(ks, (size_t)nk, (size_t)i);
+                if (group == 0 && ks[i].attention) {
                     Class *c = class_of(cl, &ncl, "attention gemm", ph);
                     if (c) {
                         c->kernels++;
@@ -184,7 +182,7 @@ static int run_ops(int argc, char **argv)
                 if (j < nseen) {
                     t = seen_t[j];
                 } else {
-                    t = measure(&ks[i], group, dt, &hw);
+                    t = measure(&ks[i], group ? group : 1, dt, &hw);
                     if (nseen == capseen) {
                         capseen = capseen ? 2 * capseen : 64;
                         seen = realloc(seen, capseen * sizeof *seen);

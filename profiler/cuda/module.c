@@ -173,9 +173,13 @@ static int sdpa_try(CudaCtx *c, CudaOp *ops, size_t n, size_t i, ApprofDtype dt,
         cudaGetLastError();
         return 0;
     }
-    for (size_t j = i + 1; j < n && ops[j].k.attention && !ops[j].k.attn_lead &&
-                           ops[j].k.op == ops[i].k.op; j++)
+    for (size_t j = i + 1; j < n; j++) {
+        /* the group's followers: ops' kernels are the program's, in order */
+        ApprofKernel pair[2] = {ops[i].k, ops[j].k};
+        if (approf_sdpa_group(pair, 2, 0) != 2)
+            break;
         ops[j].skip = 1;
+    }
     return 0;
 }
 

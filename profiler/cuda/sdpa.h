@@ -48,6 +48,12 @@ typedef struct ApprofSdpaShape {
 int approf_sdpa_route(const ApprofKernel *k, ApprofDtype dt, ApprofSdpaShape *out,
                       const char **why);
 
+/* The kernels the fused attention led by k[i] stands for: i and the
+ * attention GEMMs after it of the same operator up to the next lead (a
+ * recomputed forward's, or another copy's). Their count, >= 1; 0 when
+ * k[i] leads none. */
+size_t approf_sdpa_group(const ApprofKernel *k, size_t n, size_t i);
+
 /* Data types of the graph's tensors (the module maps them to cuDNN's). */
 enum { APPROF_SDPA_F32 = 0, APPROF_SDPA_F16, APPROF_SDPA_BF16, APPROF_SDPA_I32, APPROF_SDPA_BOOL };
 

@@ -56,6 +56,18 @@ int approf_sdpa_route(const ApprofKernel *k, ApprofDtype dt, ApprofSdpaShape *ou
     return 1;
 }
 
+size_t approf_sdpa_group(const ApprofKernel *k, size_t n, size_t i)
+{
+    size_t j;
+    if (!k || i >= n || k[i].kind != APPROF_K_GEMM || !k[i].attention || !k[i].attn_lead)
+        return 0;
+    for (j = i + 1; j < n && k[j].kind == APPROF_K_GEMM && k[j].attention && !k[j].attn_lead &&
+                    k[j].op == k[i].op;
+         j++)
+        ;
+    return j - i;
+}
+
 float approf_sdpa_scale(int64_t d)
 {
     return d > 0 ? (float)(1.0 / sqrt((double)d)) : 0.0f;

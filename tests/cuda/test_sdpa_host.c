@@ -72,6 +72,31 @@ static void test_route(void)
     CU_ASSERT_EQUAL(approf_sdpa_route(&k, APPROF_BF16, &s, &why), 0);
 }
 
+/* The kernels a lead stands for: its followers of the same operator up
+ * to the next lead (a recomputed forward before the backward's group). */
+static void test_group(void)
+{
+    ApprofKernel k[9];
+    for (int i = 0; i < 9; i++) {
+        k[i] = lead(0, 64);
+        k[i].op = 3;
+    }
+    k[0].attn_lead = 1;             /* recomputed forward: 0, 1 */
+    k[2].attn_lead = 2;             /* backward: 2 .. 6 */
+    k[7].op = 4;                    /* another operator's attention GEMM */
+    k[8].attention = 0;             /* a plain GEMM */
+    CU_ASSERT_EQUAL(approf_sdpa_group(k, 9, 0), 2);
+    CU_ASSERT_EQUAL(approf_sdpa_group(k, 9, 2), 5);
+    CU_ASSERT_EQUAL(approf_sdpa_group(k, 9, 1), 0);
+    CU_ASSERT_EQUAL(approf_sdpa_group(k, 9, 8), 0);
+    CU_ASSERT_EQUAL(approf_sdpa_group(k, 4, 2), 2);  /* cut at n */
+    k[7].op = 3;
+    k[7].attention = 0;
+    k[7].kind = APPROF_K_ELEMENTWISE;
+    CU_ASSERT_EQUAL(approf_sdpa_group(k, 9, 2), 5);
+    CU_ASSERT_EQUAL(approf_sdpa_group(k, 9, 9), 0);
+}
+
 /* A llama block's attention lowers to GEMMs that carry its shape: the
  * forward's first GEMM leads (1), the backward's (2), the rest follow. */
 static void test_lowering(void)
@@ -103,6 +128,7 @@ static void test_lowering(void)
                           ks[i].attn_causal == 1);
             }
             CU_ASSERT_EQUAL(approf_sdpa_route(&ks[0], APPROF_BF16, &s, &why), 1);
+            CU_ASSERT_EQUAL(approf_sdpa_group(ks, (size_t)nk, 0), (size_t)nk);
             CU_ASSERT_EQUAL(s.backward, ph);
             seen++;
         }
@@ -304,6 +330,7 @@ int main(void)
         return 1;
     s = CU_add_suite("cuda_sdpa_host", NULL, NULL);
     if (!s || !CU_add_test(s, "route", test_route) || !CU_add_test(s, "lowering", test_lowering) ||
+        !CU_add_test(s, "group", test_group) ||
         !CU_add_test(s, "graph_forward", test_graph_forward) ||
         !CU_add_test(s, "graph_backward", test_graph_backward) ||
         !CU_add_test(s, "graph_eval", test_graph_eval) ||
