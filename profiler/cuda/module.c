@@ -384,6 +384,7 @@ static void ctx_free(CudaCtx *c)
     if (!c)
         return;
     cudaSetDevice(c->device);
+    cuda_sdpa_cache_free(c);
     if (c->dnn)
         cudnnDestroy(c->dnn);
     if (c->blas)

@@ -41,6 +41,8 @@ typedef struct CudaCtx {
                                   * its GEMMs (cuBLASLt), as before backend ABI 14 */
     uint64_t sdpa_said[32];      /* fallback reasons already on stderr (hashes) */
     int n_sdpa_said;
+    struct CudaSdpa *sdpa_cache[64]; /* fused attention plans (and refusals) by shape (sdpa.c) */
+    int n_sdpa_cache;
     size_t workspace_limit;      /* bytes for cuBLASLt/cuDNN workspace */
 } CudaCtx;
 
@@ -64,6 +66,7 @@ typedef struct CudaOp {
     /* a fused attention through cuDNN (sdpa.c), run in place of the
      * attention's GEMMs; skip: one of those GEMMs (nothing runs) */
     struct CudaSdpa *sdpa;
+    int sdpa_cached;             /* sdpa belongs to the context's cache */
     int skip;
     /* batch norm through cuDNN (bnorm.c) */
     cudnnTensorDescriptor_t bn_x, bn_p;
@@ -123,12 +126,17 @@ void cuda_bn_release(CudaOp *op);
  * variant pack over the arrays at bufs ([0] in, [1] out, [2] aux laid out
  * as approf_sdpa_graph's arrays say) and the workspace ws (ws_size bytes).
  * 0 with op->sdpa set; APPROF_EUNSUPPORTED when cuDNN refuses (its text in
- * err: the caller runs the GEMMs instead), another code for a failure. */
+ * err: the caller runs the GEMMs instead), another code for a failure. A
+ * shape's plan, or its refusal, is kept in the context (c->sdpa_cache) and
+ * reused: cuDNN's runtime-compiled engine builds its kernel once a shape. */
 struct ApprofSdpaShape;
 int cuda_sdpa_prepare(CudaCtx *c, CudaOp *op, const struct ApprofSdpaShape *s,
                       void *const bufs[3], void *ws, size_t ws_size, char *err, size_t errlen);
 int cuda_sdpa_run(CudaCtx *c, CudaOp *op, char *err, size_t errlen);
+/* Releases op's hold (the plan stays in the context's cache, keyed by
+ * shape, until cuda_sdpa_cache_free). */
 void cuda_sdpa_release(CudaOp *op);
+void cuda_sdpa_cache_free(CudaCtx *c);
 
 /* Median seconds of one m x n x k GEMM in dt (probe_gemm.c): operands at
  * bufs (A' k x n, B' m x k, C m x n, as approf_kernel_buffers lays them

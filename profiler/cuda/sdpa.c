@@ -9,8 +9,11 @@
  * arrays' device pointers, the host scalars and the workspace). Any
  * refusal (NOT_SUPPORTED from a finalize, no engine, a workspace larger
  * than the one the module holds) is returned with cuDNN's text so that
- * the caller falls back to the attention's GEMMs and says why.
- * docs/cudnn-attention.md.
+ * the caller falls back to the attention's GEMMs and says why. Plans
+ * (and refusals) are kept per shape in the module's context: a sweep
+ * measures the same attention in many entries, and the fused engine
+ * compiles its kernel when the plan is made; only the variant pack is
+ * remade when the arrays move. docs/cudnn-attention.md.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -24,11 +27,15 @@
 #define SDPA_MAX_CFG 64
 
 typedef struct CudaSdpa {
+    ApprofSdpaShape key;
+    int refused;                 /* cuDNN refused the shape: why says why */
+    char why[256];
     ApprofSdpaGraph g;
     cudnnBackendDescriptor_t desc[SDPA_MAX_DESC]; /* every descriptor made, freed at release */
     int ndesc;
     cudnnBackendDescriptor_t tens[APPROF_SDPA_MAX_TENSORS];
     cudnnBackendDescriptor_t plan, pack;
+    void *pack_bufs[3], *pack_ws;  /* what the pack points at */
     int64_t uids[APPROF_SDPA_MAX_TENSORS];
     void *ptrs[APPROF_SDPA_MAX_TENSORS];
     int nptr;
@@ -279,21 +286,85 @@ static int make_pack(CudaSdpa *p, void *const bufs[3], void *ws, char *err, size
             p->ptrs[p->nptr] = (char *)bufs[t->buf] + p->g.arrays[t->buf].offset[t->array];
         p->nptr++;
     }
-    if ((rc = make(p, CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &p->pack, err, errlen)) < 0)
+    if (p->pack)
+        cudnnBackendDestroyDescriptor(p->pack);
+    p->pack = NULL;
+    if ((rc = dnn(cudnnBackendCreateDescriptor(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &p->pack),
+                  "variant pack", err, errlen)) < 0)
         return rc;
+    for (int i = 0; i < 3; i++)
+        p->pack_bufs[i] = bufs[i];
+    p->pack_ws = ws;
     SET(p->pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, p->nptr, p->ptrs);
     SET(p->pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, p->nptr, p->uids);
     SET(p->pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws);
     return dnn(cudnnBackendFinalize(p->pack), "variant pack", err, errlen);
 }
 
+/* Destroys p's descriptors (a refused shape keeps only its reason). */
+static void sdpa_free_descriptors(CudaSdpa *p)
+{
+    if (p->pack)
+        cudnnBackendDestroyDescriptor(p->pack);
+    for (int i = p->ndesc - 1; i >= 0; i--)
+        cudnnBackendDestroyDescriptor(p->desc[i]);
+    p->pack = p->plan = NULL;
+    p->ndesc = 0;
+}
+
 static void sdpa_free(CudaSdpa *p)
 {
     if (!p)
         return;
-    for (int i = p->ndesc - 1; i >= 0; i--)
-        cudnnBackendDestroyDescriptor(p->desc[i]);
+    sdpa_free_descriptors(p);
     free(p);
+}
+
+static int same_shape(const ApprofSdpaShape *a, const ApprofSdpaShape *b)
+{
+    return a->b == b->b && a->hq == b->hq && a->hkv == b->hkv && a->sq == b->sq &&
+           a->skv == b->skv && a->d == b->d && a->causal == b->causal &&
+           a->backward == b->backward && a->dtype == b->dtype;
+}
+
+/* Keeps p in the context's cache (which then owns it): 1, or 0 when the
+ * cache is full (the caller keeps it). */
+static int cache_put(CudaCtx *c, CudaSdpa *p)
+{
+    if (c->n_sdpa_cache >= (int)(sizeof c->sdpa_cache / sizeof c->sdpa_cache[0]))
+        return 0;
+    c->sdpa_cache[c->n_sdpa_cache++] = p;
+    return 1;
+}
+
+void cuda_sdpa_cache_free(CudaCtx *c)
+{
+    for (int i = 0; i < c->n_sdpa_cache; i++)
+        sdpa_free(c->sdpa_cache[i]);
+    c->n_sdpa_cache = 0;
+}
+
+/* The arrays' state before a run: dQ's accumulator zeroed; the backward's
+ * softmax statistics 0 (exp of the scores stays finite on the fill
+ * kernel's values in [-1, 1)). */
+static int init_arrays(CudaCtx *c, CudaSdpa *p, void *const bufs[3], char *err, size_t errlen)
+{
+    int rc = 0;
+    if (p->g.dq_accum >= 0) {
+        /* in the aux buffer the module allocated with the others */
+        const ApprofSdpaTensor *t = &p->g.t[p->g.dq_accum];
+        p->acc = (char *)bufs[t->buf] + p->g.arrays[t->buf].offset[t->array];
+        p->acc_bytes = (size_t)p->g.arrays[t->buf].bytes[t->array];
+        rc = cuda_ck(cudaMemsetAsync(p->acc, 0, p->acc_bytes, c->stream), "dQ accumulator", err,
+                     errlen);
+    }
+    if (rc == 0 && p->key.backward) {
+        const ApprofOpArrays *in = &p->g.arrays[0];
+        rc = cuda_ck(cudaMemsetAsync((char *)bufs[0] + in->offset[5], 0, (size_t)in->bytes[5],
+                                     c->stream),
+                     "softmax statistics", err, errlen);
+    }
+    return rc;
 }
 
 int cuda_sdpa_prepare(CudaCtx *c, CudaOp *op, const ApprofSdpaShape *s, void *const bufs[3],
@@ -303,12 +374,40 @@ int cuda_sdpa_prepare(CudaCtx *c, CudaOp *op, const ApprofSdpaShape *s, void *co
     size_t ver = cudnnGetVersion();
     int64_t need = 0, got = 0;
     int rc;
-    CudaSdpa *p = calloc(1, sizeof *p);
+    CudaSdpa *p;
 
+    /* a shape seen before: its plan (or cuDNN's refusal) again, the
+     * variant pack remade when the arrays moved */
+    for (int i = 0; i < c->n_sdpa_cache; i++) {
+        p = c->sdpa_cache[i];
+        if (!same_shape(&p->key, s))
+            continue;
+        if (p->refused) {
+            snprintf(err, errlen, "%s", p->why);
+            return APPROF_EUNSUPPORTED;
+        }
+        if (p->ws_need > ws_size) {
+            snprintf(err, errlen,
+                     "cuDNN attention: the plan needs %zu bytes of workspace, %zu held",
+                     p->ws_need, ws_size);
+            return APPROF_EUNSUPPORTED;
+        }
+        rc = init_arrays(c, p, bufs, err, errlen);
+        if (rc == 0 && (p->pack_bufs[0] != bufs[0] || p->pack_bufs[1] != bufs[1] ||
+                        p->pack_bufs[2] != bufs[2] || p->pack_ws != (p->ws_need ? ws : NULL)))
+            rc = make_pack(p, bufs, p->ws_need ? ws : NULL, err, errlen);
+        if (rc < 0)
+            return rc;
+        op->sdpa = p;
+        op->sdpa_cached = 1;
+        return 0;
+    }
+    p = calloc(1, sizeof *p);
     if (!p) {
         snprintf(err, errlen, "out of host memory");
         return APPROF_ENOMEM;
     }
+    p->key = *s;
     /* -inf for the masked scores from cuDNN 9.10, the lowest float before
      * (cudnn-frontend's get_negative_inf_value) */
     if (approf_sdpa_graph(s, ver >= 91000 ? -__builtin_inff() : -3.40282347e38f, &p->g) < 0) {
@@ -338,47 +437,39 @@ int cuda_sdpa_prepare(CudaCtx *c, CudaOp *op, const ApprofSdpaShape *s, void *co
         if (rc == APPROF_EUNSUPPORTED)
             rc = plan_with(p, c->dnn, graph, CUDNN_HEUR_MODE_FALLBACK, err, errlen);
     }
+    if (rc == 0)
+        rc = dnn(cudnnBackendGetAttribute(p->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
+                                          CUDNN_TYPE_INT64, 1, &got, &need),
+                 "plan workspace size", err, errlen);
     if (rc < 0)
         goto fail;
-    rc = dnn(cudnnBackendGetAttribute(p->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
-                                      CUDNN_TYPE_INT64, 1, &got, &need),
-             "plan workspace size", err, errlen);
+    p->ws_need = need > 0 ? (size_t)need : 0;
+    p->zero_acc = ver < 90600;
+    if (p->ws_need > ws_size) {
+        snprintf(err, errlen, "cuDNN attention: the plan needs %zu bytes of workspace, %zu held",
+                 p->ws_need, ws_size);
+        if (!cache_put(c, p))   /* kept: the next entry with this shape falls back at once */
+            sdpa_free(p);
+        return APPROF_EUNSUPPORTED;
+    }
+    rc = init_arrays(c, p, bufs, err, errlen);
+    if (rc == 0)
+        rc = make_pack(p, bufs, p->ws_need ? ws : NULL, err, errlen);
     if (rc < 0)
-        goto fail;
-    if (need > 0 && (size_t)need > ws_size) {
-        snprintf(err, errlen, "cuDNN attention: the plan needs %lld bytes of workspace, %zu held",
-                 (long long)need, ws_size);
-        rc = APPROF_EUNSUPPORTED;
-        goto fail;
-    }
-    p->ws_need = (size_t)need;
-    if (p->g.dq_accum >= 0) {
-        /* in the aux buffer the module allocated with the others */
-        const ApprofSdpaTensor *t = &p->g.t[p->g.dq_accum];
-        p->acc = (char *)bufs[t->buf] + p->g.arrays[t->buf].offset[t->array];
-        p->acc_bytes = (size_t)p->g.arrays[t->buf].bytes[t->array];
-        p->zero_acc = ver < 90600;
-        rc = cuda_ck(cudaMemsetAsync(p->acc, 0, p->acc_bytes, c->stream), "dQ accumulator", err,
-                     errlen);
-        if (rc < 0)
-            goto fail;
-    }
-    if (s->backward) {
-        /* the softmax statistics the backward reads: 0 (exp of the scores
-         * stays finite on the fill kernel's values in [-1, 1)) */
-        const ApprofOpArrays *in = &p->g.arrays[0];
-        rc = cuda_ck(cudaMemsetAsync((char *)bufs[0] + in->offset[5], 0, (size_t)in->bytes[5],
-                                     c->stream),
-                     "softmax statistics", err, errlen);
-        if (rc < 0)
-            goto fail;
-    }
-    if ((rc = make_pack(p, bufs, need > 0 ? ws : NULL, err, errlen)) < 0)
         goto fail;
     op->sdpa = p;
+    op->sdpa_cached = cache_put(c, p);
     return 0;
 
 fail:
+    if (rc == APPROF_EUNSUPPORTED || rc == APPROF_EIO) {
+        /* remembered: the next entry with this shape falls back at once */
+        sdpa_free_descriptors(p);
+        p->refused = 1;
+        snprintf(p->why, sizeof p->why, "%s", err);
+        if (cache_put(c, p))
+            return rc;
+    }
     sdpa_free(p);
     return rc;
 }
@@ -396,6 +487,8 @@ int cuda_sdpa_run(CudaCtx *c, CudaOp *op, char *err, size_t errlen)
 
 void cuda_sdpa_release(CudaOp *op)
 {
-    sdpa_free(op->sdpa);
+    if (!op->sdpa_cached)
+        sdpa_free(op->sdpa);
     op->sdpa = NULL;
+    op->sdpa_cached = 0;
 }

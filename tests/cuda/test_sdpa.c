@@ -271,6 +271,7 @@ int main(void)
         one(&c, dt, 2, 4, 1, 64, 192, 32, 0, ws, ws_size);    /* MQA, sq != skv */
         one(&c, dt, 1, 2, 2, 100, 100, 64, 1, ws, ws_size);   /* lengths off 64 */
     }
+    cuda_sdpa_cache_free(&c);
     cudaFree(ws);
     cudnnDestroy(c.dnn);
     cudaStreamDestroy(c.stream);
