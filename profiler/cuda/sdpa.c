@@ -25,8 +25,9 @@
 
 /* tensors, two per operation, the graph, and per heuristics mode: the query,
  * its engine configurations and a plan tried for each */
-#define SDPA_MAX_DESC (APPROF_SDPA_MAX_TENSORS + 2 * APPROF_SDPA_MAX_OPS + 1 + 2 * (1 + 2 * SDPA_MAX_CFG))
 #define SDPA_MAX_CFG 64
+#define SDPA_MAX_DESC \
+    (APPROF_SDPA_MAX_TENSORS + 2 * APPROF_SDPA_MAX_OPS + 1 + 2 * (1 + 2 * SDPA_MAX_CFG))
 
 typedef struct CudaSdpa {
     ApprofSdpaShape key;
