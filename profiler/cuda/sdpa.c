@@ -153,9 +153,12 @@ static int make_op(CudaSdpa *p, const ApprofSdpaOp *o, cudnnBackendDescriptor_t 
             return rc;
         if ((rc = make(p, CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, &op, err, errlen)) < 0)
             return rc;
-        SET(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->tens[o->x]);
-        SET(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->tens[o->b]);
-        SET(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->tens[o->y]);
+        SET(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+            &p->tens[o->x]);
+        SET(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+            &p->tens[o->b]);
+        SET(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+            &p->tens[o->y]);
         SET(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &d);
         break;
     case APPROF_SDPA_POINTWISE: {

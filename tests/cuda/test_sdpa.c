@@ -172,7 +172,8 @@ static void one(CudaCtx *c, int dt, int64_t b, int64_t hq, int64_t hkv, int64_t 
         }
         for (int i = 0; i < 3; i++) {
             bufs[i] = NULL;
-            if (g.arrays[i].total > 0 && cudaMalloc(&bufs[i], (size_t)g.arrays[i].total) != cudaSuccess) {
+            if (g.arrays[i].total > 0 &&
+                cudaMalloc(&bufs[i], (size_t)g.arrays[i].total) != cudaSuccess) {
                 printf("FAIL %s: cudaMalloc\n", name);
                 failures++;
                 goto out;

@@ -158,7 +158,8 @@ static void test_graph_forward(void)
     CU_ASSERT_EQUAL(g.arrays[1].n, 2);
     CU_ASSERT_EQUAL(g.arrays[2].n, 0);
     CU_ASSERT_EQUAL(g.t[0].uid, 1);
-    CU_ASSERT(g.t[0].dim[0] == 2 && g.t[0].dim[1] == 8 && g.t[0].dim[2] == 32 && g.t[0].dim[3] == 64);
+    CU_ASSERT(g.t[0].dim[0] == 2 && g.t[0].dim[1] == 8 && g.t[0].dim[2] == 32 &&
+              g.t[0].dim[3] == 64);
     CU_ASSERT_EQUAL(g.t[0].dtype, APPROF_SDPA_BF16);
     /* K as K^T over K's dense [b, hkv, skv, d] memory */
     CU_ASSERT(g.t[1].dim[1] == 2 && g.t[1].dim[2] == 64 && g.t[1].dim[3] == 48);
