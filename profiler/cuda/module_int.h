@@ -137,6 +137,12 @@ int cuda_sdpa_run(CudaCtx *c, CudaOp *op, char *err, size_t errlen);
  * shape, until cuda_sdpa_cache_free). */
 void cuda_sdpa_release(CudaOp *op);
 void cuda_sdpa_cache_free(CudaCtx *c);
+/* Makes and finalizes the tensor and operation descriptors of s's graph
+ * and sets them on an operation graph, all without a handle (so without a
+ * GPU): cuDNN's checks of each descriptor's attributes. 0, or the first
+ * refusal with cuDNN's text. */
+int cuda_sdpa_check(const struct ApprofSdpaShape *s, const char *device_json, char *engine,
+                    size_t enginelen, char *err, size_t errlen);
 
 /* Median seconds of one m x n x k GEMM in dt (probe_gemm.c): operands at
  * bufs (A' k x n, B' m x k, C m x n, as approf_kernel_buffers lays them

@@ -38,6 +38,9 @@ typedef struct CudaSdpa {
     int ndesc;
     cudnnBackendDescriptor_t tens[APPROF_SDPA_MAX_TENSORS];
     cudnnBackendDescriptor_t plan, pack;
+    cudnnBackendDescriptor_t dev;  /* deviceless check: the device described */
+    int compiled_only;             /* deviceless: the plan compiled, not loadable */
+    int64_t engine;                /* the plan's engine (global index), -1 unknown */
     void *pack_bufs[3], *pack_ws;  /* what the pack points at */
     int64_t uids[APPROF_SDPA_MAX_TENSORS];
     void *ptrs[APPROF_SDPA_MAX_TENSORS];
@@ -232,6 +235,8 @@ static int plan_with(CudaSdpa *p, cudnnHandle_t h, cudnnBackendDescriptor_t grap
         return rc;
     SET(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph);
     SET(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+    if (p->dev)
+        SET(heur, CUDNN_ATTR_ENGINEHEUR_DEVICEPROP, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->dev);
     if ((rc = dnn(cudnnBackendFinalize(heur), "heuristics", err, errlen)) < 0)
         return rc;
     if ((rc = dnn(cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
@@ -254,22 +259,63 @@ static int plan_with(CudaSdpa *p, cudnnHandle_t h, cudnnBackendDescriptor_t grap
         int r = make(p, CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan, err, errlen);
         if (r < 0)
             return r;
-        r = dnn(cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE,
-                                         1, &h),
-                "plan handle", err, errlen);
+        if (p->dev)
+            r = dnn(cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_DEVICEPROP,
+                                             CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &p->dev),
+                    "plan device properties", err, errlen);
+        else
+            r = dnn(cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE,
+                                             CUDNN_TYPE_HANDLE, 1, &h),
+                    "plan handle", err, errlen);
         if (r == 0)
             r = dnn(cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
                                              CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg[i]),
                     "plan engine configuration", err, errlen);
-        if (r == 0)
-            r = dnn(cudnnBackendFinalize(plan), "execution plan", err, errlen);
         if (r == 0) {
+            cudnnStatus_t fs = cudnnBackendFinalize(plan);
+            /* deviceless: the engine took the graph and compiled its kernel;
+             * only loading it needs the driver */
+            if (p->dev && fs == CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER) {
+                p->compiled_only = 1;
+                fs = CUDNN_STATUS_SUCCESS;
+            }
+            r = dnn(fs, "execution plan", err, errlen);
+        }
+        if (r == 0) {
+            cudnnBackendDescriptor_t eng;
+            int64_t got = 0;
             p->plan = plan;
+            p->engine = -1;
+            if (make(p, CUDNN_BACKEND_ENGINE_DESCRIPTOR, &eng, err, errlen) == 0 &&
+                cudnnBackendGetAttribute(cfg[i], CUDNN_ATTR_ENGINECFG_ENGINE,
+                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &got,
+                                         &eng) == CUDNN_STATUS_SUCCESS)
+                cudnnBackendGetAttribute(eng, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1,
+                                         &got, &p->engine);
             return 0;
         }
         if (r == APPROF_ENOMEM)
             return r;
         rc = r == APPROF_EUNSUPPORTED ? r : rc;
+    }
+    return rc;
+}
+
+/* Heuristics mode A, then the fallback list; when both fail, mode A's
+ * reason (the informative one) with the fallback's after it. */
+static int plan_modes(CudaSdpa *p, cudnnHandle_t h, cudnnBackendDescriptor_t graph, char *err,
+                      size_t errlen)
+{
+    char first[256];
+    int rc = plan_with(p, h, graph, CUDNN_HEUR_MODE_A, err, errlen);
+    if (rc != APPROF_EUNSUPPORTED)
+        return rc;
+    snprintf(first, sizeof first, "%s", err);
+    rc = plan_with(p, h, graph, CUDNN_HEUR_MODE_FALLBACK, err, errlen);
+    if (rc < 0) {
+        char second[256];
+        snprintf(second, sizeof second, "%s", err);
+        snprintf(err, errlen, "%s (fallback list: %.100s)", first, second);
     }
     return rc;
 }
@@ -438,11 +484,8 @@ int cuda_sdpa_prepare(CudaCtx *c, CudaOp *op, const ApprofSdpaShape *s, void *co
                  "operation graph's handle", err, errlen);
     if (rc == 0)
         rc = dnn(cudnnBackendFinalize(graph), "operation graph", err, errlen);
-    if (rc == 0) {
-        rc = plan_with(p, c->dnn, graph, CUDNN_HEUR_MODE_A, err, errlen);
-        if (rc == APPROF_EUNSUPPORTED)
-            rc = plan_with(p, c->dnn, graph, CUDNN_HEUR_MODE_FALLBACK, err, errlen);
-    }
+    if (rc == 0)
+        rc = plan_modes(p, c->dnn, graph, err, errlen);
     if (rc == 0)
         rc = dnn(cudnnBackendGetAttribute(p->plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE,
                                           CUDNN_TYPE_INT64, 1, &got, &need),
@@ -475,6 +518,66 @@ fail:
         snprintf(p->why, sizeof p->why, "%s", err);
         if (cache_put(c, p))
             return rc;
+    }
+    sdpa_free(p);
+    return rc;
+}
+
+int cuda_sdpa_check(const ApprofSdpaShape *s, const char *device_json, char *engine,
+                    size_t enginelen, char *err, size_t errlen)
+{
+    cudnnBackendDescriptor_t ops[APPROF_SDPA_MAX_OPS], graph, dev = NULL;
+    int rc = 0;
+    CudaSdpa *p = calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(err, errlen, "out of host memory");
+        return APPROF_ENOMEM;
+    }
+    if (approf_sdpa_graph(s, -__builtin_inff(), &p->g) < 0) {
+        snprintf(err, errlen, "no graph for this shape");
+        rc = APPROF_EINVAL;
+    }
+    for (int i = 0; rc == 0 && i < p->g.nt; i++)
+        rc = make_tensor(p, i, err, errlen);
+    for (int i = 0; rc == 0 && i < p->g.nop; i++) {
+        char what[64];
+        rc = make_op(p, &p->g.op[i], &ops[i], err, errlen);
+        if (rc < 0) {
+            snprintf(what, sizeof what, "operation %d (kind %d, mode %d): ", i, p->g.op[i].kind,
+                     p->g.op[i].mode);
+            size_t l = strlen(what), e = strlen(err);
+            if (l + e < errlen) {
+                memmove(err + l, err, e + 1);
+                memcpy(err, what, l);
+            }
+        }
+    }
+    if (rc == 0)
+        rc = make(p, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, &graph, err, errlen);
+    if (rc == 0)
+        rc = dnn(cudnnBackendSetAttribute(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS,
+                                          CUDNN_TYPE_BACKEND_DESCRIPTOR, p->g.nop, ops),
+                 "operation graph's operations", err, errlen);
+    if (rc == 0 && device_json) {
+        /* deviceless (cuDNN 9.8 on): the graph, heuristics and a plan
+         * against a device described in JSON */
+        rc = make(p, CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR, &dev, err, errlen);
+        if (rc == 0)
+            rc = dnn(cudnnBackendSetAttribute(dev, CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION,
+                                              CUDNN_TYPE_CHAR, (int64_t)strlen(device_json) + 1,
+                                              device_json),
+                     "device properties", err, errlen);
+        if (rc == 0)
+            rc = dnn(cudnnBackendFinalize(dev), "device properties", err, errlen);
+        if (rc == 0)
+            rc = dnn(cudnnBackendFinalize(graph), "operation graph", err, errlen);
+        if (rc == 0) {
+            p->dev = dev;
+            rc = plan_modes(p, NULL, graph, err, errlen);
+        }
+        if (rc == 0 && engine)
+            snprintf(engine, enginelen, "engine %lld%s", (long long)p->engine,
+                     p->compiled_only ? ", kernel compiled (loading it needs the driver)" : "");
     }
     sdpa_free(p);
     return rc;

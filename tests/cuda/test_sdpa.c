@@ -9,7 +9,11 @@
  * them; the tolerance is the dtype's rounding of outputs and of the
  * probabilities cuDNN feeds to its second matmul. A shape cuDNN refuses
  * (NOT_SUPPORTED) fails the test: these are shapes the routing sends to
- * it. Exits 77 (skipped) without a CUDA device.
+ * it. Exits 77 (skipped) without a CUDA device. Two modes need none:
+ * `descriptors` (every descriptor of every case finalizes) and
+ * `deviceless JSON` (heuristics and kernel compilation for the device the
+ * JSON describes; sdpa_deviceless.sh runs it with the toolkit's stub
+ * libcuda).
  */
 #include <math.h>
 #include <stdio.h>
@@ -243,7 +247,44 @@ out:
     free(got);
 }
 
-int main(void)
+/* Without a device: every shape's descriptors finalize (cuDNN checks each
+ * tensor's and operation's attributes on the host). With device_json (a
+ * cuDNN device property description, cuDNN 9.8 on): cuDNN's heuristics
+ * for that device return an engine for the graph and the engine compiles
+ * its kernel, which is as far as it goes without a driver. */
+static int descriptors(const char *device_json)
+{
+    static const int64_t shapes[][7] = {
+        {2, 4, 4, 128, 128, 64, 0}, {2, 4, 4, 128, 128, 64, 1}, {1, 8, 2, 256, 256, 128, 1},
+        {2, 4, 1, 64, 192, 32, 0},  {1, 2, 2, 100, 100, 64, 1}, {1, 32, 8, 8192, 8192, 128, 1},
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int dt = APPROF_F16; dt <= APPROF_BF16; dt++)
+            for (int bw = 0; bw < 2; bw++) {
+                const int64_t *x = shapes[i];
+                /* deviceless: the engine compiles a kernel per case (NVRTC,
+                 * a second or two each): three shapes, each in one dtype */
+                if (device_json && (i == 1 || i == 4 || i == 5 || (dt == APPROF_BF16) != (i == 2)))
+                    continue;
+                ApprofSdpaShape s = {x[0], x[1], x[2], x[3], x[4], x[5], (int)x[6], bw,
+                                     (ApprofDtype)dt};
+                char err[512] = "", engine[256] = "";
+                int rc = cuda_sdpa_check(&s, device_json, engine, sizeof engine, err, sizeof err);
+                checks++;
+                printf("%s %s b%lld h%lld/%lld %lldx%lld d%lld%s %s %s%s%s\n",
+                       rc ? "FAIL" : "ok  ", dt == APPROF_F16 ? "f16" : "bf16", (long long)x[0],
+                       (long long)x[1], (long long)x[2], (long long)x[3], (long long)x[4],
+                       (long long)x[5], x[6] ? " causal" : "", bw ? "backward" : "forward",
+                       device_json ? "plan" : "descriptors", rc ? ": " : "", rc ? err : "");
+                if (engine[0])
+                    printf("     plan: %s\n", engine);
+                failures += rc != 0;
+            }
+    printf("%d checks, %d failed\n", checks, failures);
+    return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
 {
     CudaCtx c;
     int ndev = 0;
@@ -251,6 +292,22 @@ int main(void)
     size_t ws_size = (size_t)256 << 20;
     char err[256];
 
+    if (argc > 1 && !strcmp(argv[1], "descriptors"))
+        return descriptors(NULL);
+    if (argc > 2 && !strcmp(argv[1], "deviceless")) {
+        /* argv[2]: a cuDNN device property JSON (CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION) */
+        static char json[8192];
+        FILE *f = fopen(argv[2], "r");
+        size_t n = f ? fread(json, 1, sizeof json - 1, f) : 0;
+        if (f)
+            fclose(f);
+        if (!n) {
+            printf("cannot read %s\n", argv[2]);
+            return 2;
+        }
+        json[n] = '\0';
+        return descriptors(json);
+    }
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev < 1) {
         printf("no CUDA device: skipped\n");
         return 77;
