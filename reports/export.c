@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "collective.h"
+#include "export_fp8.h"
 #include "launch.h"
 
 static void comment_header(const RepLaunch *L, FILE *f)
@@ -66,7 +67,7 @@ static void unknown(FILE *f, const char *what, const char *why)
 
 /* The facts a file's checker needs and the file cannot hold (the world
  * size, the model's blocks), as one comment line. */
-static void context_text(const RepLaunch *L, char *out, size_t len)
+static void context_text(const RepLaunch *L, int fp8, char *out, size_t len)
 {
     int at = snprintf(out, len, "launch context: nodes=%d gpus_per_node=%d world_size=%d tp=%d "
                                 "pp=%d layers=%d", L->hosts, L->gpus, L->hosts * L->gpus, L->tp,
@@ -74,8 +75,11 @@ static void context_text(const RepLaunch *L, char *out, size_t len)
     /* a mixture of experts: what DeepSpeed's MoE layer is built with, which
      * its config cannot hold (the manifest's MoE rules) */
     if (L->experts > 0 && at > 0 && (size_t)at < len)
-        snprintf(out + at, len - (size_t)at, " experts=%d ep=%d etp=%d", L->experts,
-                 L->ep > 0 ? L->ep : 1, L->etp > 0 ? L->etp : 1);
+        at += snprintf(out + at, len - (size_t)at, " experts=%d ep=%d etp=%d", L->experts,
+                       L->ep > 0 ? L->ep : 1, L->etp > 0 ? L->etp : 1);
+    /* FP8 training (docs/fp8.md): the manifests' FP8 rules */
+    if (fp8 && at > 0 && (size_t)at < len)
+        snprintf(out + at, len - (size_t)at, "%s", rep_fp8_context(fp8));
 }
 
 /* The Megatron-LM model shape arguments (docs/export-megatron.md). */
@@ -198,8 +202,9 @@ static void megatron_optimizer_state(const ApreportReport *r, const RepLaunch *L
 int apreport_write_megatron(const ApreportReport *r, FILE *f)
 {
     RepLaunch L;
-    char ctx[200];
+    char ctx[240];
     const char *script;
+    int fp8 = rep_fp8_of(r);
     if (refuse(r))
         return r && r->n_stages ? APREPORT_EINFEASIBLE : APREPORT_EINVAL;
     rep_launch_of(r, REP_RT_MEGATRON, &L);
@@ -224,7 +229,7 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
                    "<data, tokenizer and optimizer arguments>\n", L.gpus, script);
     fputs("#   (--vocab-size is the model's; with --tokenizer-type NullTokenizer --mock-data it "
           "runs on synthetic data)\n", f);
-    context_text(&L, ctx, sizeof(ctx));
+    context_text(&L, fp8, ctx, sizeof(ctx));
     fprintf(f, "# %s\n", ctx);
     if (L.model.model && L.model.model[0]) {
         /* the manifest's per-model rules read it (docs/export-megatron.md) */
@@ -253,6 +258,7 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
                 L.ep, L.etp);
     if (L.prec)
         fprintf(f, " trainer.precision=%s-mixed", L.prec[0] == 'b' ? "bf16" : "16");
+    rep_fp8_nemo(fp8, f);
     fputc('\n', f);
     if (L.model.preset)
         fprintf(f, "# model shape: the placements' sizes, the heads of zoo preset %s\n",
@@ -313,6 +319,7 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
     }
     if (L.prec)
         arg(f, L.prec[0] == 'b' ? "--bf16" : "--fp16", NULL);
+    rep_fp8_megatron(&L, fp8, f);
     return ferror(f) ? APREPORT_EIO : 0;
 }
 
@@ -335,7 +342,8 @@ static void json_line(FILE *f, int indent, const char *key, int last, const char
  * parallelism is set, the launcher and its hostfile, the context. */
 static void deepspeed_notes(const ApreportReport *r, RepLaunch *L)
 {
-    char ctx[200];
+    char ctx[240];
+    int fp8 = rep_fp8_of(r);
     if (L->tp > 1 || L->pp > 1 || L->ep > 0) {
         char b[REP_LAUNCH_LINE_LEN];
         size_t pos = (size_t)snprintf(b, sizeof(b), "the JSON holds no model parallelism:");
@@ -372,7 +380,8 @@ static void deepspeed_notes(const ApreportReport *r, RepLaunch *L)
         rep_launch_line(L, "launch: deepspeed --num_gpus %d train.py --deepspeed "
                            "--deepspeed_config %s_deepspeed.json", L->gpus, r->name);
     }
-    context_text(L, ctx, sizeof(ctx));
+    rep_fp8_deepspeed_notes(L, fp8);
+    context_text(L, fp8, ctx, sizeof(ctx));
     rep_launch_line(L, "%s", ctx);
 }
 
@@ -435,7 +444,8 @@ int apreport_write_deepspeed(const ApreportReport *r, FILE *f)
 /* torchtitan's launcher lines and the note on its current main. */
 static void torchtitan_notes(const ApreportReport *r, RepLaunch *L)
 {
-    char ctx[200];
+    char ctx[240];
+    int fp8 = rep_fp8_of(r);
     if (L->sp == 0 && L->tp > 1)
         rep_launch_line(L, "torchtitan's tensor parallelism always shards the norms' activations "
                            "over the sequence (sequence parallelism); the plan was priced "
@@ -451,7 +461,8 @@ static void torchtitan_notes(const ApreportReport *r, RepLaunch *L)
     rep_launch_line(L, "%s reads Python configs (--module NAME --config FUNCTION), not TOML: "
                        "the same layout as its overrides is the 'main:' block at the end "
                        "(docs/export-torchtitan.md)", REP_TORCHTITAN_MAIN);
-    context_text(L, ctx, sizeof(ctx));
+    rep_fp8_torchtitan_notes(L, fp8);
+    context_text(L, fp8, ctx, sizeof(ctx));
     rep_launch_line(L, "%s", ctx);
 }
 
@@ -576,6 +587,7 @@ int apreport_write_torchtitan(const ApreportReport *r, FILE *f)
 {
     RepLaunch L;
     char desc[REP_LAUNCH_LINE_LEN];
+    int fp8 = rep_fp8_of(r);
     if (refuse(r))
         return r && r->n_stages ? APREPORT_EINFEASIBLE : APREPORT_EINVAL;
     rep_launch_of(r, REP_RT_TORCHTITAN, &L);
@@ -593,9 +605,14 @@ int apreport_write_torchtitan(const ApreportReport *r, FILE *f)
         fputs("\n[model]\n", f);
         toml_kv(f, "name", L.model.titan_name);
         toml_kv(f, "flavor", L.model.titan_flavor);
+        rep_fp8_torchtitan_converters(fp8, f);
     } else {
         fputc('\n', f);
         unknown(f, "[model] name/flavor", L.model.titan_why);
+        if (fp8) {
+            fputs("[model]\n", f);
+            rep_fp8_torchtitan_converters(fp8, f);
+        }
     }
     torchtitan_parallelism(f, &L);
     fputs("\n[training]\n", f);
@@ -612,7 +629,9 @@ int apreport_write_torchtitan(const ApreportReport *r, FILE *f)
                        : L.recompute == COSTDB_RECOMPUTE_OP ? "selective" : "none");
     if (L.recompute == COSTDB_RECOMPUTE_OP)
         toml_kv(f, "selective_ac_option", "op");
+    rep_fp8_torchtitan_tables(&L, fp8, titan_shard(&L), f);
     torchtitan_main(f, &L);
+    rep_fp8_torchtitan_main(fp8, f);
     return ferror(f) ? APREPORT_EIO : 0;
 }
 

@@ -108,6 +108,21 @@ sed -i 's/^name = .*/name = a100-40g-nemo-adam/; s/^optimizer_main_param_bytes =
 sweep n.db --model llama --preset llama-3-8b --num-layers 4 --manual-boundaries --manual-layers \
   --cluster 1x8 --dtype bf16 --variants all --hardware "$dir/opt.spec"
 plan n.db --parallel dp=2,tp=2,pp=2,zero=1; report optnemo n.db
+# FP8 training (approf sweep --fp8, docs/fp8.md "Launch files"): Megatron's
+# --fp8-format hybrid --fp8-recipe delayed, with FP8 primary weights
+# (the spec's fp8_param_gather) --fp8-param-gather under the distributed
+# optimizer and a 'cannot express' line without it; torchtitan's float8
+# converter; DeepSpeed's line that its config cannot say FP8
+sweep p.db --model llama --preset llama-3-8b --num-layers 4 --manual-boundaries --manual-layers \
+  --cluster 1x8 --variants all --hardware h100-sxm --fp8
+plan p.db --parallel dp=2,tp=2,pp=2,zero=1; report fp8z1 p.db
+plan p.db --parallel dp=2,tp=2,pp=2,zero=0; report fp8z0 p.db
+"$approf" hardware show h100-sxm >"$dir/fp8.spec" || fail "approf hardware show"
+sed -i 's/^name = .*/name = h100-sxm-fp8-params/; s/^fp8_param_gather = .*/fp8_param_gather = 1/' "$dir/fp8.spec"
+sweep q.db --model llama --preset llama-3-8b --num-layers 4 --manual-boundaries --manual-layers \
+  --cluster 1x8 --variants all --hardware "$dir/fp8.spec" --fp8
+plan q.db --parallel dp=2,tp=2,pp=2,zero=1; report fp8pg q.db
+plan q.db --parallel dp=2,tp=2,pp=2,zero=0; report fp8pgz0 q.db
 
 # check FILE MANIFEST: passes (exit 0), or reports only torchtitan's
 # missing flavour (exit 3) where the model has none
@@ -180,6 +195,27 @@ grep -q 'cannot express Adam without a main copy' "$f/optnemo_megatron.args" ||
   fail "optnemo: no note on the main copy"
 grep -q -- '--precision-aware\|--exp-avg' "$f/zero1_megatron.args" &&
   fail "zero1: precision-aware flags with f32 state"
+for n in fp8z1 fp8z0 fp8pg fp8pgz0; do
+  for l in '--fp8-format hybrid' '--fp8-recipe delayed' --bf16; do
+    grep -qx -- "$l" "$f/${n}_megatron.args" || fail "$n: no $l"
+  done
+  grep -q 'precision=fp8' "$f/${n}_megatron.args" || fail "$n: no precision in the context"
+  grep -qx 'converters = \["quantize.linear.float8"\]' "$f/${n}_torchtitan.toml" ||
+    fail "$n: no float8 converter"
+  grep -qx 'filter_fqns = \["output"\]' "$f/${n}_torchtitan.toml" || fail "$n: LM head not filtered"
+  grep -q 'DeepSpeed v0.16.4 cannot express FP8 training' "$f/${n}_deepspeed.json" ||
+    fail "$n: no DeepSpeed FP8 line"
+done
+grep -qx -- '--fp8-param-gather' "$f/fp8pg_megatron.args" || fail "fp8pg: no --fp8-param-gather"
+grep -qx 'enable_fsdp_float8_all_gather = true' "$f/fp8pg_torchtitan.toml" ||
+  fail "fp8pg: no FSDP float8 all-gather"
+grep -qx -- '--fp8-param-gather' "$f/fp8z1_megatron.args" && fail "fp8z1: FP8 primary weights not priced"
+grep -qx -- '--fp8-param-gather' "$f/fp8pgz0_megatron.args" &&
+  fail "fp8pgz0: --fp8-param-gather without the distributed optimizer"
+grep -q 'cannot express FP8 primary weights without the distributed optimizer' \
+  "$f/fp8pgz0_megatron.args" || fail "fp8pgz0: no note"
+grep -q -- '--fp8\|converters\|precision=fp8' "$f/zero1_megatron.args" "$f/zero1_torchtitan.toml" &&
+  fail "zero1: FP8 in a 16-bit plan's files"
 
 # a shape the database cannot give (a gpt swept with --hidden: no preset
 # fits, so no heads) is a marked UNKNOWN line that the check reports (exit 3)
@@ -278,4 +314,25 @@ neg "$f/cp2_torchtitan.toml" "$tt" 'rule world-size' 's/^context_parallel_degree
 neg "$f/zero1_torchtitan.toml" "$tt" 'rule pp-stages-per-rank' 's/^pipeline_parallel_schedule = "1F1B"/pipeline_parallel_schedule = "InterleavedZeroBubble"/'
 neg "$f/zero1_torchtitan.toml" "$tt" 'rule pp-stages-per-rank' 's/^pipeline_parallel_schedule = "1F1B"/pipeline_parallel_schedule = "ZBVZeroBubble"/'
 neg "$f/zero1_torchtitan.toml" "$ttmain" 'rule pp-virtual-stages' 's/^# main: --parallelism.pipeline_parallel_schedule 1F1B/# main: --parallelism.pipeline_parallel_schedule InterleavedZeroBubble/'
-echo "launch manifests: $n files ok (torchtitan's also for main), 34 negative cases fail"
+# FP8: each flag the plan was priced with removed or changed, and the
+# frameworks' own FP8 rules broken
+neg "$f/fp8z1_megatron.args" "$meg" 'rule fp8-plan' '/^--fp8-format /d'
+neg "$f/fp8z1_megatron.args" "$meg" 'rule fp8-plan' 's/^--fp8-recipe delayed$/--fp8-recipe tensorwise/'
+neg "$f/fp8z1_megatron.args" "$meg" 'is not one of' 's/^--fp8-format hybrid$/--fp8-format e5m2/'
+neg "$f/fp8z1_megatron.args" "$meg" 'rule fp8-custom-recipe' 's/^--fp8-recipe delayed$/--fp8-recipe custom/'
+neg "$f/fp8z1_megatron.args" "$meg" 'rule fp8-te' 's/^--fp8-recipe delayed$/--fp8-recipe delayed\n--transformer-impl local/'
+neg "$f/fp8z1_megatron.args" "$meg" 'rule fp8-delayed-recompute' 's/^--fp8-recipe delayed$/--fp8-recipe delayed\n--recompute-granularity selective\n--recompute-modules core_attn layernorm/'
+neg "$f/fp8pg_megatron.args" "$meg" 'rule fp8-plan-params' '/^--fp8-param-gather$/d'
+neg "$f/fp8pg_megatron.args" "$meg" 'rule fp8-param-gather-optimizer' '/^--use-distributed-optimizer$/d'
+neg "$f/fp8pg_megatron.args" "$meg" 'rule fp8-param-gather-fp8' '/^--fp8-format /d'
+neg "$f/zero1_megatron.args" "$meg" 'rule fp8-not-priced' 's/^--bf16$/--bf16\n--fp8-format hybrid/'
+neg "$f/fp8z1_torchtitan.toml" "$tt" 'rule fp8-plan' '/^converters = /d'
+neg "$f/fp8z1_torchtitan.toml" "$tt" 'rule fp8-plan' '/^filter_fqns = /d'
+neg "$f/fp8z1_torchtitan.toml" "$tt" 'rule fp8-plan' 's/^enable = true$/enable = false/'
+neg "$f/fp8z1_torchtitan.toml" "$tt" 'is not one of' 's/^converters = .*/converters = ["float8"]/'
+neg "$f/fp8z1_torchtitan.toml" "$tt" 'rule float8-one-type' 's/^converters = .*/converters = ["quantize.linear.float8", "quantize.grouped_mm.mx"]/'
+neg "$f/fp8z1_torchtitan.toml" "$tt" 'rule float8-grouped-mm' 's/^converters = .*/converters = ["quantize.linear.float8", "quantize.grouped_mm.float8"]/'
+neg "$f/fp8pg_torchtitan.toml" "$tt" 'rule float8-recipe-fsdp' 's/^filter_fqns = .*/&\nrecipe_name = "rowwise"/'
+neg "$f/full8b_torchtitan.toml" "$tt" 'rule fp8-not-priced' 's/^flavor = "8B"$/&\nconverters = ["quantize.linear.float8"]/'
+echo "FP8: 18 negative cases fail"
+echo "launch manifests: $n files ok (torchtitan's also for main), 52 negative cases fail"
