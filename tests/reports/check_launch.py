@@ -296,7 +296,7 @@ def main(argv):
     ns.update(man.get("context_defaults", {}))
     ns.update(ctx)
     env = {"__builtins__": {}, "ceil": math.ceil, "min": min, "max": max, "prod": math.prod,
-           "len": len, "set": set, "any": any,
+           "len": len, "set": set, "any": any, "all": all,
            "has": lambda path: path in raw}
     for name, expr in man.get("derived", {}).items():
         try:

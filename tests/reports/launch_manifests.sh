@@ -5,7 +5,7 @@
 # (ZeRO-0..3, full recomputation, the interleaved schedule, the auto plan,
 # 3 blocks on 2 stages),
 # the full Llama-3-8B (a torchtitan flavour), Mixtral (MoE: expert and
-# expert tensor parallelism, sequence parallelism), a GPT in fp16 on 2 x 8
+# expert tensor parallelism, sequence parallelism, a capacity factor), a GPT in fp16 on 2 x 8
 # V100s (more than one host), one in bf16 with the blocks named
 # h.N/query, and context parallelism (the ring on 2 stages; a2a+p2p with
 # the cp group across 2 hosts). Each Megatron-LM, DeepSpeed and torchtitan file must pass;
@@ -77,6 +77,12 @@ plan m.db; report moeauto m.db
 # expert parallelism as the plan gives it (docs/expert-parallel.md): the files
 # take ep and etp from the stored plan, not from the placements
 plan m.db --parallel dp=2,tp=2,pp=2,zero=1,recompute=full,ep=2,etp=1; report moeep m.db
+# a capacity factor (a model file exported with --capacity-factor 1.5): the
+# graph pads every expert to its capacity, Megatron's drop-and-pad
+"$approf" model export mixtral --num-layers 4 --capacity-factor 1.5 >"$dir/cf.json" 2>"$dir/err" ||
+  fail_with "$dir/err" "approf model export --capacity-factor 1.5"
+sweep cf.db --model-file "$dir/cf.json" --layers 4 --cluster 1x8 --variants all --hardware a100-80g
+plan cf.db --parallel dp=2,tp=2,pp=2,zero=1,recompute=full,ep=2,etp=1; report moecf cf.db
 sweep g.db --model gpt --num-layers 4 --manual-boundaries --manual-layers --cluster 2x8 --micro-batches 4 \
   --dtype f16 --variants all --hardware v100-32g
 plan g.db --parallel dp=4,tp=2,pp=2,zero=1; report gpt2x8 g.db
@@ -171,6 +177,15 @@ grep -qx -- '--expert-model-parallel-size 2' "$f/moeep_megatron.args" || fail "m
 grep -qx -- '--expert-tensor-parallel-size 1' "$f/moeep_megatron.args" || fail "moeep: no etp 1"
 grep -qx -- '--sequence-parallel' "$f/moeep_megatron.args" || fail "moeep: no SP"
 grep -qx 'expert_parallel_degree = 2' "$f/moeep_torchtitan.toml" || fail "moeep: torchtitan ep"
+# the dispatcher an ep plan is priced with, and a capacity factor only
+# where the graph was built with one
+grep -qx -- '--moe-token-dispatcher-type alltoall' "$f/moeep_megatron.args" || fail "moeep: no alltoall"
+grep -q -- '--moe-token-dispatcher-type' "$f/moeauto_megatron.args" "$f/moe3d_megatron.args" &&
+  fail "a dispatcher type without ep"
+grep -q -- '--moe-expert-capacity-factor\|--moe-pad-expert' "$f/moeep_megatron.args" &&
+  fail "moeep: a capacity factor in a dropless plan"
+grep -qx -- '--moe-expert-capacity-factor 1.5' "$f/moecf_megatron.args" || fail "moecf: no capacity factor"
+grep -qx -- '--moe-pad-expert-input-to-capacity' "$f/moecf_megatron.args" || fail "moecf: not padded"
 grep -qx 'expert_tensor_parallel_degree = 1' "$f/moeep_torchtitan.toml" || fail "moeep: torchtitan etp"
 grep -q 'cannot run experts on ep 2 x etp 1 as priced' "$f/moeep_deepspeed.json" ||
   fail "moeep: DeepSpeed folds no experts over tp ranks, and must say so"
@@ -298,7 +313,11 @@ neg "$f/moeep_torchtitan.toml" "$tt" 'rule ep-etp' 's/^expert_tensor_parallel_de
 neg "$f/moeep_deepspeed.json" "$ds" 'rule moe-ep-dp' 's/ ep=1 etp=2"/ ep=4 etp=2"/'
 neg "$f/moeep_deepspeed.json" "$ds" 'rule moe-etp' 's/ ep=1 etp=2"/ ep=2 etp=1"/'
 neg "$f/moeep_deepspeed.json" "$ds" 'rule moe-ep-experts' 's/ experts=8 ep=1 etp=2"/ experts=6 ep=4 etp=2"/'
-echo "expert parallelism: 8 negative cases fail"
+neg "$f/moeep_megatron.args" "$meg" 'rule ep-dispatcher' '/^--moe-token-dispatcher-type /d'
+neg "$f/moecf_megatron.args" "$meg" 'rule moe-capacity-padded' '/^--moe-pad-expert-input-to-capacity$/d'
+neg "$f/moecf_megatron.args" "$meg" 'rule moe-pad-capacity' '/^--moe-expert-capacity-factor /d'
+neg "$f/moecf_megatron.args" "$meg" 'rule moe-capacity-balancing' 's/^--moe-pad-expert-input-to-capacity$/&\n--moe-router-load-balancing-type sinkhorn/'
+echo "expert parallelism: 12 negative cases fail"
 neg "$f/optbf16_megatron.args" "$meg" 'rule precision-aware-optimizer' '/^--use-distributed-optimizer$/d'
 neg "$f/optbf16_megatron.args" "$meg" 'rule optimizer-dtypes' '/^--use-precision-aware-optimizer$/d'
 neg "$f/cp2_megatron.args" "$meg" 'rule seq-cp' 's/^--seq-length \([0-9]*\)/--seq-length 8190/'
@@ -335,4 +354,4 @@ neg "$f/fp8z1_torchtitan.toml" "$tt" 'rule float8-grouped-mm' 's/^converters = .
 neg "$f/fp8pg_torchtitan.toml" "$tt" 'rule float8-recipe-fsdp' 's/^filter_fqns = .*/&\nrecipe_name = "rowwise"/'
 neg "$f/full8b_torchtitan.toml" "$tt" 'rule fp8-not-priced' 's/^flavor = "8B"$/&\nconverters = ["quantize.linear.float8"]/'
 echo "FP8: 18 negative cases fail"
-echo "launch manifests: $n files ok (torchtitan's also for main), 52 negative cases fail"
+echo "launch manifests: $n files ok (torchtitan's also for main), 56 negative cases fail"
