@@ -556,6 +556,10 @@ static void torchtitan_parallelism(FILE *f, const RepLaunch *L)
         toml_kv(f, "fsdp_reshard_after_forward", L->zero == 3 && !L->raf_off ? "always" : "never");
     fprintf(f, "tensor_parallel_degree = %d\n", L->tp);
     fprintf(f, "context_parallel_degree = %d\n", L->cp > 1 ? L->cp : 1);
+    /* Megatron's all_gather: K/V shards all-gathered, torchtitan's
+     * default rotate method, written as priced */
+    if (L->cp > 1 && !strcmp(L->cp_comm, "all_gather"))
+        toml_kv(f, "context_parallel_rotate_method", "allgather");
     fprintf(f, "pipeline_parallel_degree = %d\n", L->pp);
     sched = titan_schedule(L);
     if (L->pp > 1) {

@@ -94,11 +94,15 @@ sweep b.db --model gpt --num-layers 4 --manual-boundaries --manual-layers --clus
   --dtype bf16 --hardware a100-40g
 plan b.db --parallel dp=2,tp=2,pp=1; report gptbf16 b.db
 # context parallelism (solver/context_parallel.c): the ring on 2 stages, and
-# the hierarchical a2a+p2p with the cp group across the two hosts
+# the hierarchical a2a+p2p with the cp group across the two hosts, and
+# all_gather
 sweep c.db --model llama --preset llama-3-8b --num-layers 4 --manual-boundaries --manual-layers \
   --cluster 2x4 --micro-batches 4 --dtype bf16 --hardware a100-40g
 plan c.db --parallel dp=1,tp=2,pp=2,cp=2; report cp2 c.db
 plan c.db --parallel dp=1,tp=2,pp=1,cp=4,cp_comm=a2a+p2p; report cphier c.db
+# Megatron's all_gather comm type (TE's AttnFuncWithCPAndKVAllGather):
+# torchtitan's default rotate method, written as priced
+plan c.db --parallel dp=1,tp=2,pp=2,cp=2,cp_comm=all_gather; report cpag c.db
 # Adam's state in bf16 (the spec's optimizer_* widths, docs/megatron-memory.md):
 # Megatron-Core's precision-aware optimizer with the distributed optimizer;
 # without it, and without a main copy, a line saying what cannot be expressed
@@ -195,6 +199,10 @@ grep -qx -- '--cp-comm-type a2a+p2p' "$f/cphier_megatron.args" || fail "cphier: 
 grep -qx -- '--hierarchical-context-parallel-sizes 2 2' "$f/cphier_megatron.args" ||
   fail "cphier: no hierarchical sizes"
 grep -qx 'context_parallel_degree = 2' "$f/cp2_torchtitan.toml" || fail "cp2: torchtitan cp"
+grep -qx -- '--cp-comm-type all_gather' "$f/cpag_megatron.args" || fail "cpag: not all_gather"
+grep -qx 'context_parallel_rotate_method = "allgather"' "$f/cpag_torchtitan.toml" ||
+  fail "cpag: torchtitan's rotate method"
+grep -q 'context_parallel_rotate_method' "$f/cp2_torchtitan.toml" && fail "cp2: a rotate method"
 grep -q 'DeepSpeed cannot express context parallelism' "$f/cp2_deepspeed.json" ||
   fail "cp2: no DeepSpeed note"
 for l in --use-precision-aware-optimizer '--main-params-dtype fp32' '--exp-avg-dtype bf16' \
@@ -326,6 +334,7 @@ neg "$f/cp2_megatron.args" "$meg" 'rule cp-a2a-heads' 's/^--context-parallel-siz
 neg "$f/cp2_megatron.args" "$meg" "is not one of" 's/^--cp-comm-type p2p/--cp-comm-type ring/'
 neg "$f/cphier_megatron.args" "$meg" 'rule cp-hierarchical:' '/^--hierarchical-context-parallel-sizes/d'
 neg "$f/cphier_megatron.args" "$meg" 'rule cp-hierarchical-product' 's/^--hierarchical-context-parallel-sizes 2 2/--hierarchical-context-parallel-sizes 2 4/'
+neg "$f/cpag_torchtitan.toml" "$tt" 'is not one of' 's/^context_parallel_rotate_method = "allgather"/context_parallel_rotate_method = "ring"/'
 neg "$f/cp2_torchtitan.toml" "$tt" 'rule world-size' 's/^context_parallel_degree = 2/context_parallel_degree = 4/'
 # torchtitan's zero-bubble schedules are multi-stage: with one stage per
 # rank (the plan's ZB-H1 layout) pipeline_llm refuses them
@@ -354,4 +363,4 @@ neg "$f/fp8z1_torchtitan.toml" "$tt" 'rule float8-grouped-mm' 's/^converters = .
 neg "$f/fp8pg_torchtitan.toml" "$tt" 'rule float8-recipe-fsdp' 's/^filter_fqns = .*/&\nrecipe_name = "rowwise"/'
 neg "$f/full8b_torchtitan.toml" "$tt" 'rule fp8-not-priced' 's/^flavor = "8B"$/&\nconverters = ["quantize.linear.float8"]/'
 echo "FP8: 18 negative cases fail"
-echo "launch manifests: $n files ok (torchtitan's also for main), 56 negative cases fail"
+echo "launch manifests: $n files ok (torchtitan's also for main), 57 negative cases fail"
