@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "collective.h"
+#include "costdb_text.h"
+#include "export_fp8.h"
 #include "launch.h"
 
 static void comment_header(const RepLaunch *L, FILE *f)
@@ -66,16 +68,48 @@ static void unknown(FILE *f, const char *what, const char *why)
 
 /* The facts a file's checker needs and the file cannot hold (the world
  * size, the model's blocks), as one comment line. */
-static void context_text(const RepLaunch *L, char *out, size_t len)
+/* An ep plan priced through Megatron-Core's all-to-all token dispatcher
+ * (its stored options' ep, solver/expert_parallel.c); a plan whose ep is
+ * read from the placements was priced by the sharding ILP's own
+ * resharding, which either of Megatron's dispatchers can stand for. */
+static int ep_dispatcher_priced(const ApreportReport *r, const RepLaunch *L)
 {
+    return r->opts.has_layout && r->opts.layout.ep > 1 && L->ep > 1;
+}
+
+static void context_text(const ApreportReport *r, const RepLaunch *L, char *out, size_t len)
+{
+    int fp8 = rep_fp8_of(r);
     int at = snprintf(out, len, "launch context: nodes=%d gpus_per_node=%d world_size=%d tp=%d "
                                 "pp=%d layers=%d", L->hosts, L->gpus, L->hosts * L->gpus, L->tp,
                       L->pp, L->blocks_known ? L->blocks_total : 0);
     /* a mixture of experts: what DeepSpeed's MoE layer is built with, which
      * its config cannot hold (the manifest's MoE rules) */
     if (L->experts > 0 && at > 0 && (size_t)at < len)
-        snprintf(out + at, len - (size_t)at, " experts=%d ep=%d etp=%d", L->experts,
-                 L->ep > 0 ? L->ep : 1, L->etp > 0 ? L->etp : 1);
+        at += snprintf(out + at, len - (size_t)at, " experts=%d ep=%d etp=%d%s", L->experts,
+                       L->ep > 0 ? L->ep : 1, L->etp > 0 ? L->etp : 1,
+                       ep_dispatcher_priced(r, L) ? " dispatcher=alltoall" : "");
+    /* FP8 training (docs/fp8.md): the manifests' FP8 rules */
+    if (fp8 && at > 0 && (size_t)at < len)
+        snprintf(out + at, len - (size_t)at, "%s", rep_fp8_context(fp8));
+}
+
+/* The capacity factor the sweep's graph was built with
+ * (docs/expert-parallel.md, "Capacity and the launch files"): its dispatch
+ * holds moe_capacity slots per expert and sample (the model's options,
+ * profiler/sweep/sweep_db.c), C = ceil(cf S top_k / E). 0 when dropless
+ * (C is the balanced ceil(S top_k / E): Megatron-Core's default, no
+ * capacity factor) or unknown. */
+static double moe_capacity_factor(const ApreportReport *r, const RepLaunch *L)
+{
+    long long k = 0, c = 0;
+    long long s = L->model.seq, e = L->experts;
+    if (!r->has_model || s <= 0 || e <= 0 ||
+        costdb_json_member_int(r->model.options, "moe_top_k", &k) ||
+        costdb_json_member_int(r->model.options, "moe_capacity", &c) || k <= 0 || c <= 0 ||
+        c == (s * k + e - 1) / e)
+        return 0;
+    return (double)c * (double)e / ((double)s * (double)k);
 }
 
 /* The Megatron-LM model shape arguments (docs/export-megatron.md). */
@@ -198,8 +232,9 @@ static void megatron_optimizer_state(const ApreportReport *r, const RepLaunch *L
 int apreport_write_megatron(const ApreportReport *r, FILE *f)
 {
     RepLaunch L;
-    char ctx[200];
+    char ctx[240];
     const char *script;
+    int fp8 = rep_fp8_of(r);
     if (refuse(r))
         return r && r->n_stages ? APREPORT_EINFEASIBLE : APREPORT_EINVAL;
     rep_launch_of(r, REP_RT_MEGATRON, &L);
@@ -224,7 +259,7 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
                    "<data, tokenizer and optimizer arguments>\n", L.gpus, script);
     fputs("#   (--vocab-size is the model's; with --tokenizer-type NullTokenizer --mock-data it "
           "runs on synthetic data)\n", f);
-    context_text(&L, ctx, sizeof(ctx));
+    context_text(r, &L, ctx, sizeof(ctx));
     fprintf(f, "# %s\n", ctx);
     if (L.model.model && L.model.model[0]) {
         /* the manifest's per-model rules read it (docs/export-megatron.md) */
@@ -253,6 +288,7 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
                 L.ep, L.etp);
     if (L.prec)
         fprintf(f, " trainer.precision=%s-mixed", L.prec[0] == 'b' ? "bf16" : "16");
+    rep_fp8_nemo(fp8, f);
     fputc('\n', f);
     if (L.model.preset)
         fprintf(f, "# model shape: the placements' sizes, the heads of zoo preset %s\n",
@@ -310,9 +346,27 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
             arg_int(f, "--moe-router-topk", L.model.topk);
         if (L.model.moe_ffn > 0)
             arg_int(f, "--moe-ffn-hidden-size", L.model.moe_ffn);
+        /* the dispatcher an ep plan is priced with
+         * (solver/expert_parallel.c); Megatron-Core's default is
+         * allgather */
+        if (ep_dispatcher_priced(r, &L))
+            arg(f, "--moe-token-dispatcher-type", "alltoall");
+    }
+    if (L.experts > 0) {
+        /* a graph built with a capacity factor runs every expert on its
+         * padded capacity: Megatron's drop-and-pad (token_dispatcher.py,
+         * get_capacity) */
+        double cf = moe_capacity_factor(r, &L);
+        if (cf > 0) {
+            char b[32];
+            snprintf(b, sizeof b, "%.6g", cf);
+            arg(f, "--moe-expert-capacity-factor", b);
+            arg(f, "--moe-pad-expert-input-to-capacity", NULL);
+        }
     }
     if (L.prec)
         arg(f, L.prec[0] == 'b' ? "--bf16" : "--fp16", NULL);
+    rep_fp8_megatron(&L, fp8, f);
     return ferror(f) ? APREPORT_EIO : 0;
 }
 
@@ -335,7 +389,8 @@ static void json_line(FILE *f, int indent, const char *key, int last, const char
  * parallelism is set, the launcher and its hostfile, the context. */
 static void deepspeed_notes(const ApreportReport *r, RepLaunch *L)
 {
-    char ctx[200];
+    char ctx[240];
+    int fp8 = rep_fp8_of(r);
     if (L->tp > 1 || L->pp > 1 || L->ep > 0) {
         char b[REP_LAUNCH_LINE_LEN];
         size_t pos = (size_t)snprintf(b, sizeof(b), "the JSON holds no model parallelism:");
@@ -372,7 +427,8 @@ static void deepspeed_notes(const ApreportReport *r, RepLaunch *L)
         rep_launch_line(L, "launch: deepspeed --num_gpus %d train.py --deepspeed "
                            "--deepspeed_config %s_deepspeed.json", L->gpus, r->name);
     }
-    context_text(L, ctx, sizeof(ctx));
+    rep_fp8_deepspeed_notes(L, fp8);
+    context_text(r, L, ctx, sizeof(ctx));
     rep_launch_line(L, "%s", ctx);
 }
 
@@ -435,7 +491,8 @@ int apreport_write_deepspeed(const ApreportReport *r, FILE *f)
 /* torchtitan's launcher lines and the note on its current main. */
 static void torchtitan_notes(const ApreportReport *r, RepLaunch *L)
 {
-    char ctx[200];
+    char ctx[240];
+    int fp8 = rep_fp8_of(r);
     if (L->sp == 0 && L->tp > 1)
         rep_launch_line(L, "torchtitan's tensor parallelism always shards the norms' activations "
                            "over the sequence (sequence parallelism); the plan was priced "
@@ -451,7 +508,8 @@ static void torchtitan_notes(const ApreportReport *r, RepLaunch *L)
     rep_launch_line(L, "%s reads Python configs (--module NAME --config FUNCTION), not TOML: "
                        "the same layout as its overrides is the 'main:' block at the end "
                        "(docs/export-torchtitan.md)", REP_TORCHTITAN_MAIN);
-    context_text(L, ctx, sizeof(ctx));
+    rep_fp8_torchtitan_notes(L, fp8);
+    context_text(r, L, ctx, sizeof(ctx));
     rep_launch_line(L, "%s", ctx);
 }
 
@@ -499,6 +557,10 @@ static void torchtitan_parallelism(FILE *f, const RepLaunch *L)
                 L->variant.zero == 3 && !L->raf_off ? "always" : "never");
     fprintf(f, "tensor_parallel_degree = %d\n", L->tp);
     fprintf(f, "context_parallel_degree = %d\n", L->cp > 1 ? L->cp : 1);
+    /* Megatron's all_gather: K/V shards all-gathered, torchtitan's
+     * default rotate method, written as priced */
+    if (L->cp > 1 && !strcmp(L->cp_comm, "all_gather"))
+        toml_kv(f, "context_parallel_rotate_method", "allgather");
     fprintf(f, "pipeline_parallel_degree = %d\n", L->pp);
     sched = titan_schedule(L);
     if (L->pp > 1) {
@@ -577,6 +639,7 @@ int apreport_write_torchtitan(const ApreportReport *r, FILE *f)
 {
     RepLaunch L;
     char desc[REP_LAUNCH_LINE_LEN];
+    int fp8 = rep_fp8_of(r);
     if (refuse(r))
         return r && r->n_stages ? APREPORT_EINFEASIBLE : APREPORT_EINVAL;
     rep_launch_of(r, REP_RT_TORCHTITAN, &L);
@@ -594,9 +657,14 @@ int apreport_write_torchtitan(const ApreportReport *r, FILE *f)
         fputs("\n[model]\n", f);
         toml_kv(f, "name", L.model.titan_name);
         toml_kv(f, "flavor", L.model.titan_flavor);
+        rep_fp8_torchtitan_converters(fp8, f);
     } else {
         fputc('\n', f);
         unknown(f, "[model] name/flavor", L.model.titan_why);
+        if (fp8) {
+            fputs("[model]\n", f);
+            rep_fp8_torchtitan_converters(fp8, f);
+        }
     }
     torchtitan_parallelism(f, &L);
     fputs("\n[training]\n", f);
@@ -613,7 +681,9 @@ int apreport_write_torchtitan(const ApreportReport *r, FILE *f)
                        : L.variant.recompute == COSTDB_RECOMPUTE_OP ? "selective" : "none");
     if (L.variant.recompute == COSTDB_RECOMPUTE_OP)
         toml_kv(f, "selective_ac_option", "op");
+    rep_fp8_torchtitan_tables(&L, fp8, titan_shard(&L), f);
     torchtitan_main(f, &L);
+    rep_fp8_torchtitan_main(fp8, f);
     return ferror(f) ? APREPORT_EIO : 0;
 }
 

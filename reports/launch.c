@@ -290,7 +290,11 @@ static void runtime_limits(RepLaunch *L, Notes *N)
      * parallelism is Megatron-DeepSpeed's, outside the config); the closest
      * plan is the layout the cp plan was priced from, data parallelism over
      * dp x cp with 1/cp of the accumulation steps (docs/context-parallel.md) */
-    if (rt == REP_RT_TORCHTITAN && L->cp > 1 && strcmp(L->cp_comm, "p2p")) {
+    /* torchtitan all-gathers the K/V shards (its default
+     * context_parallel_rotate_method) or passes them on: the ring and
+     * all_gather, not the all-to-alls (apsolve_cp_frameworks) */
+    if (rt == REP_RT_TORCHTITAN && L->cp > 1 && strcmp(L->cp_comm, "p2p") &&
+        strcmp(L->cp_comm, "all_gather")) {
         L->changed = 1;
         note(N, "torchtitan's context parallelism is ring attention (K/V shards all-gathered or "
                 "passed on), not the all-to-alls of %s: its ring instead", L->cp_comm);

@@ -52,8 +52,10 @@ static void ep_facts(const CostdbPlacement *pl, size_t n, int a, int b, ApsolveE
         int nd = costdb_shape_parse(pl[i].shape, d, 8), pe, pt;
         double el = 1;
         const char *cut;
-        if (!strcmp(pl[i].role, "input") && !x->batch && nd >= 2 && d[0] > 0)
+        if (!strcmp(pl[i].role, "input") && !x->batch && nd >= 2 && d[0] > 0) {
             x->batch = d[0];
+            x->seq = d[1]; /* input_ids [B, S] or the hidden states [B, S, H] */
+        }
         if (costdb_expert_split(&pl[i], a, b, &pe, &pt, &e) < 0)
             continue;
         for (int k = 0; k < nd; k++)
@@ -90,7 +92,7 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
                      const ApsolveEpLayout *l, ApsolveEpStage *out)
 {
     CostdbFabric f = *fab;
-    double per_elem, devices = (double)l->dp * l->tp, esize = x->esize;
+    double per_elem, devices = (double)l->dp * l->tp, esize = x->esize, slots;
     memset(out, 0, sizeof *out);
     if (!x->moe_layers)
         return;
@@ -115,16 +117,57 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
      * one brings them back, and the backward sends their gradients both
      * ways (token_dispatch and token_combine of MoEAlltoAllTokenDispatcher).
      * The ring formula takes the group's bytes, ep x one GPU's. */
-    out->a2a_bytes = (double)x->batch / devices * (double)out->experts * (double)l->capacity *
-                     (double)x->hidden * esize / (l->cp > 1 ? l->cp : 1);
+    slots = (double)x->batch / devices * (double)out->experts * (double)l->capacity /
+            (l->cp > 1 ? l->cp : 1);
+    out->a2a_bytes = slots * (double)x->hidden * esize;
+    /* token_dispatch sends each slot's routing probability in an
+     * all-to-all of its own after the tokens' (global_probs), whose
+     * gradient comes back in the backward; the probabilities are in the
+     * router's logits dtype, the model's unless --moe-router-dtype
+     * (topk_routing_with_score_function: probs.type_as(logits), moe_utils.py) */
+    out->probs_bytes = slots * esize;
+    /* Dropless (Megatron's default, no --moe-expert-capacity-factor: the
+     * graph's capacity is then the balanced ceil(S top_k / E)),
+     * preprocess all-gathers every rank's token count per expert (E
+     * int64) over the tp x ep group before the all-to-all's splits are
+     * known (gather_from_sequence_parallel_region(num_local_tokens_per_expert,
+     * group=tp_ep_group)), once per forward; with a capacity factor the
+     * dispatcher drops and pads to the capacity (drop_and_pad) and its
+     * splits are fixed. */
+    out->dropless = x->seq > 0 && l->top_k > 0 && out->experts > 0 &&
+                    l->capacity == (x->seq * l->top_k + out->experts - 1) / out->experts;
     {
         double t = costdb_strided_collective_seconds(&f, COSTDB_COLL_ALL_TO_ALL,
                                                      out->a2a_bytes * l->ep, l->ep, l->etp, M);
-        double sent = (l->ep - 1.0) / l->ep * out->a2a_bytes;
-        out->comm_fwd = out->moe_layers * 2 * t;
-        out->comm_bwd = out->moe_layers * 2 * t;
+        double tprob = costdb_strided_collective_seconds(&f, COSTDB_COLL_ALL_TO_ALL,
+                                                         out->probs_bytes * l->ep, l->ep, l->etp,
+                                                         M);
+        double counts = out->dropless ? costdb_strided_collective_seconds(
+                                            &f, COSTDB_COLL_ALL_GATHER,
+                                            8.0 * out->experts * l->ep * l->etp, l->ep * l->etp,
+                                            1, M)
+                                      : 0.0;
+        double sent = (l->ep - 1.0) / l->ep * (out->a2a_bytes + out->probs_bytes / 2);
+        out->comm_fwd = out->moe_layers * (2 * t + tprob + counts);
+        out->comm_bwd = out->moe_layers * (2 * t + tprob);
         out->traffic_fwd = out->moe_layers * 2 * sent;
         out->traffic_bwd = out->moe_layers * 2 * sent;
+    }
+    /* Permutation 2: with more than one local expert, the slots a GPU
+     * receives (etp times as many after the etp group's all-gather) arrive
+     * ordered by source rank and are sorted by local expert with their
+     * probabilities (dispatch_postprocess: sort_chunks_by_idxs, or the
+     * transpose of drop_and_pad), and the experts' output is sorted back
+     * (combine_preprocess); the backward sorts their gradients. Each is a
+     * memory-bound copy, read and write, which the graph's one dispatch
+     * and combine (permutation 1 and its inverse, moe_utils.py permute,
+     * unpermute) do not hold. */
+    if (out->experts / l->ep > 1) {
+        double rows = slots * (l->etp > 1 ? l->etp : 1);
+        double copy = costdb_memory_seconds(&f, 2 * rows * ((double)x->hidden + 1) * esize) +
+                      costdb_memory_seconds(&f, 2 * rows * (double)x->hidden * esize);
+        out->perm_fwd = out->moe_layers * copy;
+        out->perm_bwd = out->moe_layers * copy;
     }
     if (out->usable != 2)
         return; /* as profiled, or not usable */
@@ -191,7 +234,8 @@ static void transform(ApsolveProblem *q, size_t idx, const ApsolveEpStage *x)
         q->cost[idx] = INFINITY;
         return;
     }
-    apsolve_entry_add(q, idx, &(ApsolveEntryDelta){x->comm_fwd, x->comm_bwd, x->apply_delta,
+    apsolve_entry_add(q, idx, &(ApsolveEntryDelta){x->comm_fwd + x->perm_fwd,
+                                                   x->comm_bwd + x->perm_bwd, x->apply_delta,
                                                    x->peak_delta, x->initial_delta});
 }
 

@@ -11,13 +11,15 @@
 #   ep or stands aside); the auto plan stays the cp=4 plan, without ep in
 #   its text or stored options.
 # - Llama with 2 blocks (dense): no ep line.
-# - Mixtral-8x7B's blocks (2 of them, sequence 1024) swept data-parallel
+# - Mixtral-8x7B's blocks (2 of them, sequence 512) swept data-parallel
 #   only (Megatron's tp 1 layouts; Alpa's plain space, no ZeRO) on 1x4
 #   H100: every level keeps the experts whole, so each GPU runs Adam over
 #   all of them; ep=2 halves that (and the experts' weights, gradients
 #   and Adam state: 16 bytes an element, 704,643,072 of a block's
 #   1,409,286,144 expert elements per GPU) for two token all-to-alls each
-#   way per block, and wins: the auto plan is the --parallel
+#   way per block, the probabilities' all-to-all, the sorts by local expert
+#   and the token counts' all-gather (docs/expert-parallel.md), and wins
+#   (at sequence 1024 those per-micro-batch costs let cp=2 win instead): the auto plan is the --parallel
 #   dp=2,tp=1,pp=2,ep=2,etp=1 plan, priced alike; it says so, stores ep
 #   and etp, apsolve --plan re-prices it alike, and apreport's headline and
 #   Megatron file (which passes check_launch.py) follow.
@@ -29,7 +31,7 @@ trap 'rm -rf "$w"' EXIT
 
 # where ep pays
 "$approf" sweep --db "$w/dp.db" --quiet --model mixtral --preset mixtral-8x7b --num-layers 2 \
-  --layers 2 --seq-len 1024 --cluster 1x4 --hardware h100-sxm --batch 16 --micro-batches 4 \
+  --layers 2 --seq-len 512 --cluster 1x4 --hardware h100-sxm --batch 16 --micro-batches 4 \
   --logical-space data_parallel_only >"$w/out" 2>&1 || fail_with "$w/out" "data-parallel sweep"
 "$apsolve" --db "$w/dp.db" >"$w/out" 2>"$w/err" || fail_with "$w/err" "apsolve dp"
 grep -q "^apsolve: expert parallelism ep=2 etp=1 on micro-batch size 4 (sweep 1, 4 micro-batches of 4): objective" "$w/err" ||
