@@ -63,7 +63,7 @@ void rep_fp8_megatron(const RepLaunch *L, int fp8, FILE *f)
     fputs("--fp8-format hybrid\n--fp8-recipe delayed\n", f);
     if (fp8 != REP_FP8_PARAMS)
         return;
-    if (L->zero)
+    if (L->variant.zero)
         fputs("--fp8-param-gather\n", f);
     else
         fputs("# Megatron-LM core_v0.19.0 cannot express FP8 primary weights without the "
@@ -128,7 +128,7 @@ void rep_fp8_torchtitan_tables(const RepLaunch *L, int fp8, int fsdp_shards, FIL
     /* FP8 primary weights are priced with ZeRO-1/2's parameter
      * all-gather in one byte (profiler/sharding/program_fp8.c), which is
      * FSDP's float8 all-gather of torchtitan's ZeRO-2 */
-    if (fp8 == REP_FP8_PARAMS && L->zero >= 1 && L->zero <= 2 && fsdp_shards > 1)
+    if (fp8 == REP_FP8_PARAMS && L->variant.zero >= 1 && L->variant.zero <= 2 && fsdp_shards > 1)
         fputs("enable_fsdp_float8_all_gather = true\n"
               "precompute_float8_dynamic_scale_for_fsdp = true\n",
               f);
