@@ -559,6 +559,11 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
                      ? "PyTorch FSDP2 (fully_shard per checkpoint block, one block ahead)"
                      : "DeepSpeed stage 3 (overlap_comm, prefetch and reduce buckets)",
                  approf_zero3_schedule_name(cfg->zero3_schedule));
+        used = strlen(sum->comm_timing);
+        if (sw->hw.zero3_rank_copies && used < sizeof sum->comm_timing)
+            snprintf(sum->comm_timing + used, sizeof sum->comm_timing - used,
+                     ", each with a copy per rank (zero3_rank_copies 1: torch.distributed's "
+                     "list form)");
     } else if ((cfg->variants.zero_mask & 8u) && strlen(sum->comm_timing) < sizeof sum->comm_timing) {
         /* ZeRO-3's gathers follow DeepSpeed's stage 3 (docs/variants.md) */
         size_t used = strlen(sum->comm_timing);
@@ -568,6 +573,10 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
                  "(DeepSpeed's stage3_max_reuse_distance)",
                  (long long)COSTDB_ZERO3_MAX_REUSE_DISTANCE);
     }
+    if (sw->hw.zero3_rank_copies && (cfg->variants.zero_mask & 8u) && !cfg->zero3_schedule)
+        approf_sweep_notice(cb, "warning: the spec's zero3_rank_copies prices the ZeRO-3 "
+                                "collectives an overlapping --zero3-schedule marks; the "
+                                "serial schedule prices them without the copies");
     eff.dtype = graph_dtype(cfg, &sw->hw);
     sum->dtype_mixed_default = eff.dtype != cfg->dtype && eff.dtype != APPROF_F32;
     rc = build_graph(&eff, global_batch, &sw->graph, err, errlen);
