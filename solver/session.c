@@ -301,6 +301,21 @@ static int check_headroom(const ApsolveRun *r)
                         APSOLVE_DEFAULT_HEADROOM_PERCENT);
 }
 
+/* Whether every entry of p with a time has its apply cost: those the
+ * sweep judged out of memory and kept the time of count too (the cp and
+ * ep steps price stages from them, session_twin.c), so a sweep whose every
+ * entry is out of memory is not taken for one without apply costs. */
+static int apply_known(const ApsolveProblem *p)
+{
+    ApsolveProblem *rp = NULL;
+    int known;
+    if (apsolve_unfit_open(p, &rp) != APSOLVE_OK)
+        return apsolve_problem_apply_known(p);
+    known = apsolve_problem_apply_known(rp ? rp : p);
+    apsolve_problem_free(&rp);
+    return known;
+}
+
 /* Main candidate: the main sweep at B, and the objective: full when every
  * entry has its apply cost (else alpa, with a notice) unless --objective
  * says; --objective full without apply costs is a usage error. A stored
@@ -312,7 +327,7 @@ static int main_candidate(ApsolveRun *r)
     if (apsolve_cand_load(r->db, a, r->sweep, r->G, r->micro, r->B, &r->main_c))
         return 1;
     if (a->objective < 0) {
-        if (!r->main_c.opt.inference && !apsolve_problem_apply_known(r->main_c.p)) {
+        if (!r->main_c.opt.inference && !apply_known(r->main_c.p)) {
             a->opt.objective = APSOLVE_OBJECTIVE_ALPA;
             if (!a->quiet)
                 apsolve_say(a, "notice: sweep %lld has entries without apply_cost (a database "
@@ -326,7 +341,7 @@ static int main_candidate(ApsolveRun *r)
     } else {
         a->opt.objective = a->objective;
         if (a->objective == APSOLVE_OBJECTIVE_FULL && !a->opt.inference &&
-            !apsolve_problem_apply_known(r->main_c.p))
+            !apply_known(r->main_c.p))
             return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--objective full: sweep %lld has "
                                 "entries without apply_cost (a database before schema 2 or an "
                                 "import); use --objective alpa", (long long)r->sweep);
