@@ -249,6 +249,11 @@ int apsolve_twin_check(ApsolveRun *r, const ApsolveCand *eq, int la, int lb, con
  * rule as every entry). APSOLVE_OK or APSOLVE_ENOMEM. */
 int apsolve_unfit_open(const ApsolveProblem *p, ApsolveProblem **out);
 void apsolve_unfit_settle(ApsolveProblem *q);
+/* session_twin.c: whether every entry of p with a time has its apply cost
+ * (apsolve_problem_apply_known), those out of memory that kept their time
+ * included: a sweep whose every entry is out of memory is not taken for
+ * one without apply costs (the objective; session.c). */
+int apsolve_unfit_apply_known(const ApsolveProblem *p);
 
 /* session_ep.c: with ep > 1 or etp other than tp, makes r->ep_c from *pc
  * (whose specs are r->specs): its entries as ep stages; *pc becomes

@@ -104,3 +104,14 @@ void apsolve_unfit_settle(ApsolveProblem *q)
         q->cost[k] = q->fwd_cost[k] = q->bwd_cost[k] = INFINITY;
     }
 }
+
+int apsolve_unfit_apply_known(const ApsolveProblem *p)
+{
+    ApsolveProblem *rp = NULL;
+    int known;
+    if (apsolve_unfit_open(p, &rp) != APSOLVE_OK)
+        return apsolve_problem_apply_known(p);
+    known = apsolve_problem_apply_known(rp ? rp : p);
+    apsolve_problem_free(&rp);
+    return known;
+}

@@ -138,6 +138,8 @@ import json, sys
 a, p = (json.load(open(f)) for f in sys.argv[1:])
 p = p["plans"][0] if "plans" in p else p
 assert a["kind"] == "auto" and a["cp"] in (2, 4) and a["feasible"], a
+# the --parallel plan states its knobs as the auto plan does
+assert (p.get("cp"), p.get("cp_comm")) == (a["cp"], a["cp_comm"]), p
 assert a["cost_objective"] == "full", a["cost_objective"]
 s, t = a["stages"][0], p["stages"][0]
 assert s["memory_ok"] and 0 < s["memory_needed"] <= s["available_memory"] < 5.45e9, s
@@ -202,6 +204,7 @@ import json, sys
 a, p = (json.load(open(f)) for f in sys.argv[1:])
 p = p["plans"][0] if "plans" in p else p
 assert a["kind"] == "auto" and (a["ep"], a["etp"]) == (2, 1) and a["feasible"], a
+assert (p.get("ep"), p.get("etp")) == (2, 1), p
 s, t = a["stages"][0], p["stages"][0]
 assert len(a["stages"]) == 1 and s["logical_mesh"] == [2, 1] and s["zero"] == 1, s
 assert s["memory_ok"] and s["memory_needed"] <= s["available_memory"], s
