@@ -184,7 +184,8 @@ void rep_frameworks(const ApreportReport *r, ApsolveFwVerdict *v)
     }
     free(blocks);
     p = (ApsolveFwPlan){st, r->n_stages, stored < 0 ? APSOLVE_SCHEDULE_1F1B : stored,
-                        r->opts.virtual_stages, apsolve_fw_dtype_fp16(r->sweep.dtype)};
+                        r->opts.virtual_stages, apsolve_fw_dtype_fp16(r->sweep.dtype),
+                        apsolve_zero3_schedule_of(r->sweep.options)};
     apsolve_frameworks(&p, v);
     if (r->opts.has_layout) { /* the knobs of a --parallel layout, as apsolve judged them */
         const CostdbPlanLayout *l = &r->opts.layout;

@@ -38,6 +38,14 @@
  *   pipeline_llm places ZBV's two stages per rank in a V, v0.2.2), and
  *   neither Megatron-LM nor DeepSpeed does.
  *
+ * - ZeRO-3 runs as priced only in the framework whose schedule the sweep
+ *   priced it with (approf sweep --zero3-schedule): torchtitan with fsdp2
+ *   (FSDP2's per-block gathers and reduce-scatters overlapping compute),
+ *   DeepSpeed with deepspeed (stage 3 with overlap_comm, on by default for
+ *   stage 3 at v0.16.4, and the coordinator's prefetching); the serial
+ *   schedule (the default) is neither's, so a plan priced with it runs as
+ *   priced in none, and its launch files say so (docs/variants.md).
+ *
  * The knobs of a --parallel layout add their own limits after this rule:
  * context parallelism (apsolve_cp_frameworks, context_parallel.c), HSDP
  * and FSDP2's reshard_after_forward (apsolve_hsdp_frameworks, hsdp.c).
@@ -75,6 +83,25 @@ int apsolve_framework_parse(const char *s)
         if (!strcmp(s, costdb_framework_keys[f]))
             return f;
     return -1;
+}
+
+static const char *const zero3_names[] = {"serial", "fsdp2", "deepspeed"};
+
+const char *apsolve_zero3_schedule_name(int schedule)
+{
+    return schedule >= 0 && schedule < 3 ? zero3_names[schedule] : NULL;
+}
+
+int apsolve_zero3_schedule_of(const char *sweep_options)
+{
+    char name[32];
+    if (!sweep_options ||
+        costdb_json_member_text(sweep_options, "zero3_schedule", name, sizeof name) != 0)
+        return APSOLVE_ZERO3_SERIAL;
+    for (int k = 0; k < 3; k++)
+        if (!strcmp(name, zero3_names[k]))
+            return k;
+    return APSOLVE_ZERO3_SERIAL;
 }
 
 /* Framework f cannot: the first reason is kept. */
@@ -247,6 +274,19 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
         cannot(v, APSOLVE_FW_TORCHTITAN, "ZB-H1 on one stage per rank: its zero-bubble "
                "schedules (InterleavedZeroBubble, ZBVZeroBubble) take 2 or more stages per rank "
                "(pipeline_llm)");
+    /* ZeRO-3's schedule, after the structural reasons: each framework
+     * overlaps its collectives its own way and the sweep prices one way
+     * (docs/variants.md, "ZeRO-3 overlap") */
+    if (zero == 3 && p->zero3_schedule != APSOLVE_ZERO3_FSDP2)
+        cannot(v, APSOLVE_FW_TORCHTITAN, "ZeRO-3 priced with the %s schedule: FSDP2 gathers "
+               "and reduce-scatters each transformer block under the compute of its "
+               "neighbours (approf sweep --zero3-schedule fsdp2 prices it as torchtitan runs "
+               "it)", apsolve_zero3_schedule_name(p->zero3_schedule));
+    if (zero == 3 && p->zero3_schedule != APSOLVE_ZERO3_DEEPSPEED)
+        cannot(v, APSOLVE_FW_DEEPSPEED, "ZeRO-3 priced with the %s schedule: its stage 3 "
+               "prefetches module parameters and reduces gradient buckets on their own "
+               "streams (overlap_comm; approf sweep --zero3-schedule deepspeed prices it as "
+               "DeepSpeed runs it)", apsolve_zero3_schedule_name(p->zero3_schedule));
 }
 
 /* Each stage's placements, for costdb_stage_blocks. */
@@ -313,7 +353,15 @@ int apsolve_plan_frameworks(struct Costdb *db, int64_t sweep, const char *dtype,
             st[k].blocks = b == 0 ? blocks[k] : 0;
     }
     p = (ApsolveFwPlan){st, pl->n_stages, pl->schedule, pl->virtual_stages,
-                        apsolve_fw_dtype_fp16(dtype)};
+                        apsolve_fw_dtype_fp16(dtype), APSOLVE_ZERO3_SERIAL};
+    /* the ZeRO-3 schedule the sweep priced, where a ZeRO-3 stage asks */
+    for (size_t k = 0; db && k < pl->n_stages; k++)
+        if (st[k].variant.zero == 3) {
+            CostdbSweep sw;
+            if (costdb_sweep_get(db, sweep, &sw) == 0)
+                p.zero3_schedule = apsolve_zero3_schedule_of(sw.options);
+            break;
+        }
     apsolve_frameworks(&p, v);
 done:
     for (size_t k = 0; x.ps && k < pl->n_stages; k++)

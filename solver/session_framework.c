@@ -159,7 +159,8 @@ static int rule_allows(Search *S, const ApsolveCand *c, const ApsolveParallel *p
                                 sp[k].logical_a, sp[k].logical_b, sp[k].force_batch_dim,
                                 sp[k].variant, 0, 0, 0,
                                 APSOLVE_FW_BLOCKS_LATER};
-    p = (ApsolveFwPlan){s, n, o->schedule, o->virtual_stages, apsolve_fw_dtype_fp16(c->sw.dtype)};
+    p = (ApsolveFwPlan){s, n, o->schedule, o->virtual_stages, apsolve_fw_dtype_fp16(c->sw.dtype),
+                        apsolve_zero3_schedule_of(c->sw.options)};
     apsolve_frameworks(&p, &v);
     apsolve_parallel_frameworks(par, &v); /* cp, ep: their rules take the layout alone */
     ok = (v.runs >> S->fw) & 1u;

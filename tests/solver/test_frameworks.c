@@ -53,10 +53,37 @@ static void test_rule(void)
     p = plan(2, 2, 2, 2, 0, 1);
     CU_ASSERT_EQUAL(runs(&p, &v), MEG | DS);
     /* ZeRO-3 with a pipeline: torchtitan's FSDP only (DeepSpeed's
-     * PipelineEngine asserts stage < 2, Megatron has ZeRO-1) */
+     * PipelineEngine asserts stage < 2, Megatron has ZeRO-1), and only
+     * when the sweep priced FSDP2's overlap: the serial schedule (the
+     * default) is not how FSDP2 runs it */
     p = plan(2, 4, 1, 2, 0, 3);
+    p.zero3_schedule = APSOLVE_ZERO3_FSDP2;
     CU_ASSERT_EQUAL(runs(&p, &v), TT);
     CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "PipelineEngine"));
+    p.zero3_schedule = APSOLVE_ZERO3_SERIAL;
+    CU_ASSERT_EQUAL(runs(&p, &v), 0u);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_TORCHTITAN], "ZeRO-3 priced with the serial "
+                                                                 "schedule"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_TORCHTITAN], "--zero3-schedule fsdp2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "PipelineEngine"));
+    p.zero3_schedule = APSOLVE_ZERO3_DEEPSPEED;
+    CU_ASSERT_EQUAL(runs(&p, &v), 0u);
+    /* ZeRO-3 data parallelism: the framework whose schedule was priced */
+    p = plan(1, 8, 1, 4, 0, 3);
+    CU_ASSERT_EQUAL(runs(&p, &v), 0u);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "--zero3-schedule deepspeed"));
+    p.zero3_schedule = APSOLVE_ZERO3_FSDP2;
+    CU_ASSERT_EQUAL(runs(&p, &v), TT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "with the fsdp2 schedule"));
+    p.zero3_schedule = APSOLVE_ZERO3_DEEPSPEED;
+    CU_ASSERT_EQUAL(runs(&p, &v), DS);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_TORCHTITAN], "with the deepspeed schedule"));
+    CU_ASSERT_EQUAL(apsolve_zero3_schedule_of("{\"zero3_schedule\":\"fsdp2\"}"),
+                    APSOLVE_ZERO3_FSDP2);
+    CU_ASSERT_EQUAL(apsolve_zero3_schedule_of("{\"zero3_schedule\":\"deepspeed\"}"),
+                    APSOLVE_ZERO3_DEEPSPEED);
+    CU_ASSERT_EQUAL(apsolve_zero3_schedule_of("{\"variants\":\"all\"}"), APSOLVE_ZERO3_SERIAL);
+    CU_ASSERT_EQUAL(apsolve_zero3_schedule_of(""), APSOLVE_ZERO3_SERIAL);
     /* ZeRO-2 without a pipeline: DeepSpeed and torchtitan */
     p = plan(1, 8, 1, 4, 0, 2);
     CU_ASSERT_EQUAL(runs(&p, &v), DS | TT);
