@@ -283,6 +283,8 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
               "model.activations_checkpoint_method=uniform model.activations_checkpoint_num_layers=1", f);
     if (L.variant.zero)
         fputs(" model.optim.name=distributed_fused_adam", f);
+    if (L.cp > 1)
+        fprintf(f, " model.context_parallel_size=%d", L.cp);
     if (L.ep > 0)
         fprintf(f, " model.expert_model_parallel_size=%d model.expert_tensor_parallel_size=%d",
                 L.ep, L.etp);

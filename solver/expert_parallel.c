@@ -349,7 +349,9 @@ static int cached_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *
         *own = c;
     y = &cache->facts[apsolve_index(p, i, j, s, *own)];
     *x = y;
-    if (y->known)
+    /* the facts are cached per owner; the fabric is read once per call
+     * (the caller's f), so a call that finds the facts known still reads it */
+    if (y->known && *have_f)
         return 0;
     if (!*have_f) {
         if (apsolve_stage_inputs(db, sweep, i, j, s, c, "the token all-to-all", f, &pl, &n, why,
