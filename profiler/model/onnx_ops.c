@@ -295,7 +295,7 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
         return ox_operand(c, nd, 0, &x) < 0 ? APPROF_EPARSE : ox_alias(c, nd, x);
     if (!strcmp(op, "MatMul"))
         return map_matmul(c, nd);
-    if (ox_map_more(c, nd, &x))
+    if (ox_map_more(c, nd, &x) || ox_map_mask(c, nd, &x))
         return x;
     if (!strcmp(op, "BatchNormalization") || !strcmp(op, "LayerNormalization")) {
         int ln = op[0] == 'L';

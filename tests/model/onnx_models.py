@@ -460,6 +460,106 @@ def gpt2_hf(path):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
+def llama_ort(path, gqa=True, bad=None):
+    """One Llama decoder layer as onnxruntime-genai's model builder writes it
+    (src/python/py/models/builders/base.py at a0c04eb13: make_layernorm,
+    make_rotary_embedding, make_group_query_attention,
+    make_attention_mask_reformatting_for_gqa, make_mlp): embed_tokens
+    Gather; SimplifiedLayerNormalization; q, k, v MatMul; com.microsoft
+    RotaryEmbedding of q and k (position_ids, cos_cache, sin_cache);
+    com.microsoft GroupQueryAttention with past_key_values.0.key / value
+    [batch_size, kv, past_sequence_length, D], seqlens_k = ReduceSum(mask) - 1
+    and total_sequence_length = Shape(mask)[1] (Cast to int32); o_proj;
+    SkipSimplifiedLayerNormalization (the residual as output 3); SiLU as
+    Sigmoid * x, up, Mul, down; the final SkipSimplifiedLayerNormalization;
+    lm_head. A loss over labels is added (as in gpt2-ort) so that the
+    training step matches the zoo's. gqa=False: com.microsoft
+    MultiHeadAttention (unidirectional, kv heads = heads) instead. bad:
+    "window" (local_window_size 8) or "past" (no past length symbol: a
+    past of 3). Hidden 64, 4 heads, 2 kv heads, ffn 128, vocabulary 100."""
+    C, H, KV, F, V, P = 64, 4, 2 if gqa else 4, 128, 100, 64
+    D = C // H
+    ms = "com.microsoft"
+    b = Builder()
+
+    def node(op, inputs, outs, name, domain="", **attrs):
+        b.nodes.append(helper.make_node(op, inputs, outs, name=name, domain=domain, **attrs))
+        return outs[0]
+
+    def mm(x, w, cin, cout, name):
+        return node("MatMul", [x, b.init(w, [cin, cout])], [name + "/output_0"], name)
+
+    b.inits.append(helper.make_tensor("/model/constants/INT64/[1]", TensorProto.INT64, [1], [1]))
+    b.inits.append(helper.make_tensor("/model/constants/INT64/1", TensorProto.INT64, [], [1]))
+    x = node("Gather", [b.init("model.embed_tokens.weight", [V, C]), "input_ids"], ["/model/embed_tokens/output_0"],
+             "/model/embed_tokens/Gather")
+    m = "/model/attn_mask_reformat/attn_mask_subgraph"
+    sk = node("ReduceSum", ["attention_mask", "/model/constants/INT64/[1]"], [m + "/ReduceSum/output_0"],
+              m + "/ReduceSum", keepdims=0)
+    sk = node("Sub", [sk, "/model/constants/INT64/[1]"], [m + "/Sub/output_0"], m + "/Sub")
+    sk = node("Cast", [sk], [m + "/Sub/Cast/output_0"], m + "/Sub/Cast", to=TensorProto.INT32)
+    tl = node("Shape", ["attention_mask"], [m + "/Shape/output_0"], m + "/Shape")
+    tl = node("Gather", [tl, "/model/constants/INT64/1"], [m + "/Gather/output_0"], m + "/Gather", axis=0)
+    tl = node("Cast", [tl], [m + "/Gather/Cast/output_0"], m + "/Gather/Cast", to=TensorProto.INT32)
+    pre = "/model/layers.0"
+    y = node("SimplifiedLayerNormalization", [x, b.init("model.layers.0.input_layernorm.weight", [C])],
+             [pre + "/input_layernorm/output_0"], pre + "/input_layernorm/LayerNorm", axis=-1, epsilon=1e-5,
+             stash_type=1)
+    q = mm(y, "model.layers.0.attn.q_proj.MatMul.weight", C, H * D, pre + "/attn/q_proj/MatMul")
+    k = mm(y, "model.layers.0.attn.k_proj.MatMul.weight", C, KV * D, pre + "/attn/k_proj/MatMul")
+    v = mm(y, "model.layers.0.attn.v_proj.MatMul.weight", C, KV * D, pre + "/attn/v_proj/MatMul")
+    for cache in ("cos_cache", "sin_cache"):
+        b.init(cache, [P, D // 2])
+    q = node("RotaryEmbedding", [q, "position_ids", "cos_cache", "sin_cache"], [pre + "/attn/q_rotary/output_0"],
+             pre + "/attn/q_rotary/RotaryEmbedding", domain=ms, interleaved=0, num_heads=0, rotary_embedding_dim=0)
+    k = node("RotaryEmbedding", [k, "position_ids", "cos_cache", "sin_cache"], [pre + "/attn/k_rotary/output_0"],
+             pre + "/attn/k_rotary/RotaryEmbedding", domain=ms, interleaved=0, num_heads=0, rotary_embedding_dim=0)
+    past = ["past_key_values.0.key", "past_key_values.0.value"]
+    present = ["present.0.key", "present.0.value"]
+    if gqa:
+        o = node("GroupQueryAttention", [q, k, v] + past + [sk, tl], [pre + "/attn/GroupQueryAttention/output_0"]
+                 + present, pre + "/attn/GroupQueryAttention", domain=ms, num_heads=H, kv_num_heads=KV,
+                 scale=1.0 / D ** 0.5, local_window_size=8 if bad == "window" else -1, do_rotary=0,
+                 rotary_interleaved=0, softcap=0.0)
+    else:
+        o = node("MultiHeadAttention", [q, k, v, "", "", ""] + past, [pre + "/attn/MultiHeadAttention/output_0"]
+                 + present, pre + "/attn/MultiHeadAttention", domain=ms, num_heads=H, scale=1.0 / D ** 0.5,
+                 unidirectional=1)
+    o = mm(o, "model.layers.0.attn.o_proj.MatMul.weight", H * D, C, pre + "/attn/o_proj/MatMul")
+    y, r = node("SkipSimplifiedLayerNormalization", [o, x, b.init("model.layers.0.post_attention_layernorm.weight",
+                                                                  [C])],
+                [pre + "/post_attention_layernorm/output_0", "", "", pre + "/post_attention_layernorm/output_3"],
+                pre + "/post_attention_layernorm/SkipLayerNorm", domain=ms, epsilon=1e-5), \
+        pre + "/post_attention_layernorm/output_3"
+    g = mm(y, "model.layers.0.mlp.gate_proj.MatMul.weight", C, F, pre + "/mlp/gate_proj/MatMul")
+    s = node("Sigmoid", [g], [pre + "/mlp/act_fn/Sigmoid/output_0"], pre + "/mlp/act_fn/Sigmoid")
+    g = node("Mul", [g, s], [pre + "/mlp/act_fn/Mul/output_0"], pre + "/mlp/act_fn/Mul")
+    u = mm(y, "model.layers.0.mlp.up_proj.MatMul.weight", C, F, pre + "/mlp/up_proj/MatMul")
+    g = node("Mul", [g, u], [pre + "/mlp/Mul/output_0"], pre + "/mlp/Mul")
+    d = mm(g, "model.layers.0.mlp.down_proj.MatMul.weight", F, C, pre + "/mlp/down_proj/MatMul")
+    x = node("SkipSimplifiedLayerNormalization", [d, r, b.init("model.norm.weight", [C])],
+             ["/model/norm/output_0"], "/model/norm/SkipLayerNorm", domain=ms, epsilon=1e-5)
+    logits = mm(x, "lm_head.MatMul.weight", C, V, "/lm_head/MatMul")
+    logits = b.node("Reshape", [logits, b.const_ints("logits_shape", [-1, V])], "loss/logits/Reshape")
+    labels = b.node("Reshape", ["labels", b.const_ints("labels_shape", [-1])], "loss/labels/Reshape")
+    loss = b.node("SoftmaxCrossEntropyLoss", [logits, labels], "loss")
+    bs = ["batch_size", "sequence_length"]
+    plen = 3 if bad == "past" else "past_sequence_length"
+    g = helper.make_graph(b.nodes, "llama_ort",
+                          [helper.make_tensor_value_info("input_ids", TensorProto.INT64, bs),
+                           helper.make_tensor_value_info("attention_mask", TensorProto.INT64,
+                                                         ["batch_size", "total_sequence_length"]),
+                           helper.make_tensor_value_info("position_ids", TensorProto.INT64, bs)]
+                          + [helper.make_tensor_value_info(p, TensorProto.FLOAT, ["batch_size", KV, plen, D])
+                             for p in past]
+                          + [helper.make_tensor_value_info("labels", TensorProto.INT64, bs)],
+                          [helper.make_tensor_value_info(loss, TensorProto.FLOAT, [])]
+                          + [helper.make_tensor_value_info(p, TensorProto.FLOAT,
+                                                           ["batch_size", KV, "total_sequence_length", D])
+                             for p in present], b.inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)]), path)
+
+
 def empty_read(path):
     """x [batch, 8] and p [batch, "past"]: a Relu of each; with past bound to
     0, p is empty and the Relu reading it is refused."""
@@ -516,6 +616,9 @@ if __name__ == "__main__":
      "gpt2-ort": gpt2_ort, "gpt2-ort-bad": lambda p: gpt2_ort(p, "BiasGelu"),
      "gpt2-ort-view": lambda p: gpt2_ort(p, view=True), "gpt2-megatron": gpt2_megatron,
      "empty-read": empty_read, "gpt2-hf": gpt2_hf,
+     "llama-ort": llama_ort, "llama-ort-mha": lambda p: llama_ort(p, gqa=False),
+     "llama-ort-window": lambda p: llama_ort(p, bad="window"),
+     "llama-ort-past": lambda p: llama_ort(p, bad="past"),
      "unsupported": lambda p: tiny(p, "Erf", [2, 8]),
      "symbolic": lambda p: tiny(p, "Relu", ["batch", "seq"]),
      "external": lambda p: mlp(p, True), "external-big": lambda p: mlp(p, True, 1024),
