@@ -64,7 +64,8 @@ done
 "$PY" "$GEN/onnx_exporters.py" "$T" || fail "onnx_exporters.py"
 "$PY" "$GEN/onnx_models.py" gpt2-dynamic "$T/decoder.onnx" || fail "writing decoder.onnx"
 "$PY" "$GEN/onnx_models.py" gpt2-torch "$T/torch.onnx" || fail "writing torch.onnx"
-for m in gpt2-ort gpt2-ort-bad gpt2-ort-view gpt2-megatron empty-read gpt2-hf; do
+for m in gpt2-ort gpt2-ort-bad gpt2-ort-view gpt2-megatron empty-read gpt2-hf gpt2-mask llama-ort llama-ort-mha \
+    llama-ort-window llama-ort-past; do
     "$PY" "$GEN/onnx_models.py" $m "$T/$m.onnx" || fail "writing $m.onnx"
 done
 
@@ -198,6 +199,68 @@ p=$("$PY" "$GEN/onnx_counts.py" --params "$O" | cut -d' ' -f2) || fail "onnx_cou
 "$APPROF" sweep --model-file "$O" --seq-len 16 --layers 2 --cluster 1x2 --batch 4 --micro-batches 2 \
     --backend model --quiet --db "$T/sh.db" 2> "$T/sweep.err" || fail_with "$T/sweep.err" "sweep gpt2-hf"
 not_crashed "$T/sweep.err" "sweep gpt2-hf"
+
+# transformers 4.36+'s causal mask built as torch.onnx writes it (gpt2-mask:
+# ConstantOfShape, Trilu, Range > Reshape, Mul, Unsqueeze, Expand with its
+# -1 size math, Slice, Equal, And, Where, Add): the zoo's eager block plus
+# the mask's kernels, one operation an element each (relu or add; mul 1 and
+# 2 backward): Trilu, Greater, Mul, Equal, And, Where over S x S, the
+# padding Equal over T = S, the Add over heads x S x S; the fill, the
+# ranges and the expanded view cost nothing
+O=$T/gpt2-mask.onnx
+for s in 16 32; do
+    "$APPROF" model show --model-file "$O" --seq-len $s --format json > "$T/o.json" 2> "$T/err" ||
+        fail_with "$T/err" "gpt2-mask.onnx --seq-len $s"
+    "$APPROF" model show gpt --num-layers 1 --hidden 64 --heads 4 --seq-len $s --vocab 100 --batch 1 \
+        --attention eager --format json > "$T/oz.json" || fail "show gpt --seq-len $s"
+    a=$(totals < "$T/o.json")
+    b=$("$PY" -c 'import json, sys; s = int(sys.argv[1]); d = json.load(sys.stdin); t = d["totals"]
+print(d["parameters"], t["fwd_flops"] + 10 * s * s + s, t["bwd_flops"] + 11 * s * s + s, 1)' $s < "$T/oz.json")
+    [ "$a" = "$b" ] || fail "gpt2-mask.onnx --seq-len $s: '$a' vs the zoo (eager) plus the mask's kernels '$b'"
+    echo "ok: gpt2-mask.onnx --seq-len $s = zoo (eager) plus the built mask: $a"
+done
+p=$("$PY" "$GEN/onnx_counts.py" --params "$O" | cut -d' ' -f2) || fail "onnx_counts.py --params gpt2-mask.onnx"
+[ "${a%% *}" = "$p" ] || fail "gpt2-mask.onnx: approf ${a%% *} parameters, python3-onnx $p"
+"$APPROF" sweep --model-file "$O" --seq-len 16 --layers 2 --cluster 1x2 --batch 4 --micro-batches 2 \
+    --backend model --quiet --db "$T/sk.db" 2> "$T/sweep.err" || fail_with "$T/sweep.err" "sweep gpt2-mask"
+not_crashed "$T/sweep.err" "sweep gpt2-mask"
+
+# onnxruntime-genai's Llama layout (llama-ort: SimplifiedLayerNormalization,
+# RotaryEmbedding, GroupQueryAttention with 2 kv heads, SkipSimplified-
+# LayerNormalization; llama-ort-mha: MultiHeadAttention, 4 kv heads): the
+# zoo's llama of the same config (flash) plus the ReduceSum of
+# attention_mask for seqlens_k (one add an element of [1, S], forward and
+# backward); the cos and sin caches are no parameters
+for kv in 2 4; do
+    printf '{"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": %d, "intermediate_size": 128, "vocab_size": 100, "num_hidden_layers": 1, "max_position_embeddings": 64, "rms_norm_eps": 1e-5, "tie_word_embeddings": false}\n' \
+        $kv > "$T/llama$kv.json"
+done
+for m in llama-ort:2 llama-ort-mha:4; do
+    for s in 16 32; do
+        "$APPROF" model show --model-file "$T/${m%:*}.onnx" --seq-len $s --dim past_sequence_length=0 \
+            --dim total_sequence_length=$s --format json > "$T/o.json" 2> "$T/err" || fail_with "$T/err" "$m --seq-len $s"
+        "$APPROF" model show --hf-config "$T/llama${m#*:}.json" --seq-len $s --batch 1 --format json > "$T/oz.json" ||
+            fail "llama${m#*:}.json --seq-len $s"
+        a=$(totals < "$T/o.json")
+        b=$("$PY" -c 'import json, sys; s = int(sys.argv[1]); d = json.load(sys.stdin); t = d["totals"]
+print(d["parameters"], t["fwd_flops"] + s, t["bwd_flops"] + s, 1)' $s < "$T/oz.json")
+        [ "$a" = "$b" ] || fail "${m%:*}.onnx --seq-len $s: '$a' vs the zoo's llama (flash) plus the ReduceSum '$b'"
+        echo "ok: ${m%:*}.onnx --seq-len $s = zoo llama (flash) plus the ReduceSum: $a"
+    done
+done
+O=$T/llama-ort.onnx
+"$APPROF" model show --model-file "$O" --seq-len 16 --dim past_sequence_length=3 --dim total_sequence_length=19 \
+    > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "llama-ort past 3"
+says_text "$T/err" "llama-ort.onnx: node '/model/layers.0/attn/GroupQueryAttention' (GroupQueryAttention): field input[3]: a past key/value cache ('past_key_values.0.key') is inference, not a training step: bind its length to 0 (--dim past_sequence_length=0)" "llama-ort past 3"
+"$APPROF" model show --model-file "$T/llama-ort-window.onnx" --seq-len 16 --dim past_sequence_length=0 \
+    --dim total_sequence_length=16 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "llama-ort-window"
+says_text "$T/err" "node '/model/layers.0/attn/GroupQueryAttention' (GroupQueryAttention): field attribute local_window_size: a sliding window is not supported" "llama-ort-window"
+"$APPROF" sweep --model-file "$O" --seq-len 16 --dim past_sequence_length=0 --dim total_sequence_length=16 \
+    --layers 2 --cluster 1x2 --batch 4 --micro-batches 2 --backend model --quiet --db "$T/sl.db" 2> "$T/sweep.err" ||
+    fail_with "$T/sweep.err" "sweep llama-ort"
+not_crashed "$T/sweep.err" "sweep llama-ort"
 
 # an empty input (a dimension bound to 0) that another node reads; the first
 # input empty

@@ -63,6 +63,7 @@ reads shapes only, and the models stay a few kilobytes.
 """
 import sys
 
+import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
@@ -369,7 +370,7 @@ def gpt2_megatron(path):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 12)]), path)
 
 
-def gpt2_hf(path):
+def gpt2_hf(path, mask="buffer"):
     """One Hugging Face GPT-2 block with its LM head as torch.onnx writes
     GPT2LMHeadModel (transformers 2.x-4.x, the node layout of onnxruntime's
     transform/fusion/gpt2_one_layer.onnx, topologically sorted): positions
@@ -380,7 +381,21 @@ def gpt2_hf(path):
     Cast to bool, Where(mask, scores, masked_bias) with masked_bias a
     one-element buffer; GELU as Erf; the head tied to wte with a loss.
     Hidden 64, 4 heads, F 256, vocabulary 100, 1024 positions; symbolic
-    batch and sequence."""
+    batch and sequence.
+
+    mask="built": the causal mask built instead as transformers 4.36 and
+    later build it (LlamaModel._update_causal_mask, eager, no past; the
+    same in Mistral and Qwen2) and as torch.onnx (opset 17) writes that:
+    torch.full((S, T), min) as ConstantOfShape over Concat of the dims,
+    triu(diagonal=1) as Trilu, `*= arange(T) > cache_position.reshape(-1,
+    1)` as Range, Reshape, Greater, Cast, Mul, `[None, None].expand(B, 1,
+    -1, -1)` as Unsqueeze and Expand with torch's -1 handling
+    (ConstantOfShape, Mul, Equal, Where over the size vector), the padding
+    mask `causal[..., :T].eq(0) * attention_mask[:, None, None, :].eq(0)`
+    as Slice, Equal, Unsqueeze, Cast, Equal, And, its masked_fill as Where
+    (the slice assignment over the whole width written as the fill's
+    result), and `scores + causal[:, :, :, :T]` as Slice and Add; input
+    attention_mask [batch, sequence_length]."""
     C, H, F, V, P = 64, 4, 256, 100, 1024
     D = C // H
     b = Builder()
@@ -430,17 +445,40 @@ def gpt2_hf(path):
     q, kk, v = heads(q, [0, 2, 1, 3]), heads(kk, [0, 2, 3, 1]), heads(v, [0, 2, 1, 3])
     w = node("Div", [node("MatMul", [q, kk]), const([float(D) ** 0.5], [], TensorProto.FLOAT)])
     nd, ns = dim(w, 2), dim(w, 3)
-    bias = TensorProto()
-    bias.name, bias.data_type = pre + "attn.bias", TensorProto.UINT8
-    bias.dims.extend([1, 1, P, P])
-    bias.data_location = TensorProto.EXTERNAL
-    e = bias.external_data.add()
-    e.key, e.value = "location", "weights.bin"
-    b.inits.append(bias)
-    m = node("Slice", [bias.name, u(node("Sub", [ns, nd])), u(ns), const([2], [1]), const([1], [1])])
-    m = node("Slice", [m, const([0], [1]), u(ns), const([3], [1]), const([1], [1])])
-    b.inits.append(helper.make_tensor(pre + "attn.masked_bias", TensorProto.FLOAT, [], [-10000.0]))
-    w = node("Where", [node("Cast", [m], to=TensorProto.BOOL), w, pre + "attn.masked_bias"])
+    if mask == "built":
+        f32min = float(np.finfo(np.float32).min)
+        T = dim("input_ids", 1)
+        cache = node("Range", [const([0], []), S, const([1], [])])
+        full = node("ConstantOfShape", [node("Concat", [u(S), u(T)], axis=0)],
+                    value=helper.make_tensor("fill", TensorProto.FLOAT, [1], [f32min]))
+        cm = node("Trilu", [full, const([1], [])], upper=1)
+        gt = node("Greater", [node("Range", [const([0], []), T, const([1], [])]),
+                              node("Reshape", [cache, const([-1, 1], [2])])])
+        cm = node("Mul", [cm, node("Cast", [gt], to=TensorProto.FLOAT)])
+        cm = node("Unsqueeze", [node("Unsqueeze", [cm, const([0], [1])]), const([1], [1])])
+        size = node("Concat", [u(dim("input_ids", 0)), const([1], [1]), const([-1], [1]), const([-1], [1])], axis=0)
+        ones = node("ConstantOfShape", [node("Shape", [size])],
+                    value=helper.make_tensor("one", TensorProto.INT64, [1], [1]))
+        size = node("Where", [node("Equal", [size, node("Mul", [ones, const([-1], [])])]), ones, size])
+        cm = node("Expand", [cm, size])
+        part = node("Slice", [cm, const([0], [1]), u(T), const([3], [1]), const([1], [1])])
+        pad = node("Unsqueeze", [node("Unsqueeze", ["attention_mask", const([1], [1])]), const([2], [1])])
+        pad = node("Equal", [node("Cast", [pad], to=TensorProto.FLOAT), const([0.0], [], TensorProto.FLOAT)])
+        pad = node("And", [node("Equal", [part, const([0.0], [], TensorProto.FLOAT)]), pad])
+        cm = node("Where", [pad, const([f32min], [], TensorProto.FLOAT), part])
+        w = node("Add", [w, node("Slice", [cm, const([0], [1]), u(ns), const([3], [1]), const([1], [1])])])
+    else:
+        bias = TensorProto()
+        bias.name, bias.data_type = pre + "attn.bias", TensorProto.UINT8
+        bias.dims.extend([1, 1, P, P])
+        bias.data_location = TensorProto.EXTERNAL
+        e = bias.external_data.add()
+        e.key, e.value = "location", "weights.bin"
+        b.inits.append(bias)
+        m = node("Slice", [bias.name, u(node("Sub", [ns, nd])), u(ns), const([2], [1]), const([1], [1])])
+        m = node("Slice", [m, const([0], [1]), u(ns), const([3], [1]), const([1], [1])])
+        b.inits.append(helper.make_tensor(pre + "attn.masked_bias", TensorProto.FLOAT, [], [-10000.0]))
+        w = node("Where", [node("Cast", [m], to=TensorProto.BOOL), w, pre + "attn.masked_bias"])
     o = node("Transpose", [node("MatMul", [node("Softmax", [w], axis=-1), v])], perm=[0, 2, 1, 3])
     o = node("Reshape", [o, node("Concat", [u(dim(o, 0)), u(dim(o, 1)), const([C], [1])], axis=0)])
     x = node("Add", [x, conv1d(o, pre + "attn.c_proj", C, C)])
@@ -455,7 +493,9 @@ def gpt2_hf(path):
     bs = ["batch", "sequence_length"]
     g = helper.make_graph(b.nodes, "gpt2_hf",
                           [helper.make_tensor_value_info("input_ids", TensorProto.INT64, bs),
-                           helper.make_tensor_value_info("labels", TensorProto.INT64, bs)],
+                           helper.make_tensor_value_info("labels", TensorProto.INT64, bs)]
+                          + ([helper.make_tensor_value_info("attention_mask", TensorProto.INT64, bs)]
+                             if mask == "built" else []),
                           [helper.make_tensor_value_info(loss, TensorProto.FLOAT, [])], b.inits)
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
 
@@ -616,7 +656,7 @@ if __name__ == "__main__":
      "gpt2-ort": gpt2_ort, "gpt2-ort-bad": lambda p: gpt2_ort(p, "BiasGelu"),
      "gpt2-ort-view": lambda p: gpt2_ort(p, view=True), "gpt2-megatron": gpt2_megatron,
      "empty-read": empty_read, "gpt2-hf": gpt2_hf,
-     "llama-ort": llama_ort, "llama-ort-mha": lambda p: llama_ort(p, gqa=False),
+     "gpt2-mask": lambda p: gpt2_hf(p, "built"), "llama-ort": llama_ort, "llama-ort-mha": lambda p: llama_ort(p, gqa=False),
      "llama-ort-window": lambda p: llama_ort(p, bad="window"),
      "llama-ort-past": lambda p: llama_ort(p, bad="past"),
      "unsupported": lambda p: tiny(p, "Erf", [2, 8]),
