@@ -7,7 +7,9 @@
  * that Reshape sees a constant shape. A node folds when its operands are
  * small integer constants (initializers, Constant outputs, folded values)
  * or, for Shape, any tensor; it then defines a constant and adds no
- * operator. Called first by onnx_ops.c's ox_map_node.
+ * operator. torch.onnx's expand(B, 1, -1, -1) adds ConstantOfShape, Mul,
+ * Equal and Where over the size vector (fold_logic). Called first by
+ * onnx_ops.c's ox_map_node.
  */
 #include <stdlib.h>
 #include <string.h>

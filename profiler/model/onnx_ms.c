@@ -21,6 +21,23 @@
  *   training step has none; the present output is then k and v, which the
  *   training step does not keep beyond the attention, and is not built.
  *
+ * And what onnxruntime-genai's model builder writes for Llama, Mistral and
+ * Qwen2 (src/python/py/models/builders/base.py at a0c04eb13), with the
+ * semantics ContribOperators.md gives them (com.microsoft version 1,
+ * onnxruntime 1.17 to 1.20):
+ *
+ * - SimplifiedLayerNormalization (registered in the default domain) and
+ *   SkipSimplifiedLayerNormalization: RMSNorm (x + skip (+ bias)), output
+ *   3 the sum before the norm;
+ * - RotaryEmbedding: rope of its input; cos_cache and sin_cache are
+ *   precomputed tables read by the kernel, not parameters;
+ * - GroupQueryAttention: causal attention of H query heads over Hkv key
+ *   and value heads (q [B, S, H D], k and v [B, S, Hkv D], or one packed
+ *   query), rope of q and k first with do_rotary; seqlens_k and
+ *   total_sequence_length are lengths; MultiHeadAttention: the same with
+ *   H key/value heads, causal when unidirectional. A past must be empty,
+ *   as for Attention.
+ *
  * Anything these operators can do that the IR cannot express is refused
  * naming the node, the operator and the field.
  */

@@ -43,6 +43,16 @@
 #   masked_bias is a parameter; python3-onnx's count agrees) and the zoo's
 #   eager FLOPs plus the Where (one operation an element each way over
 #   heads x S x S), at two sequence lengths; a sweep runs;
+# - transformers 4.36+'s causal mask built as torch.onnx writes it
+#   (gpt2-mask: ConstantOfShape, Trilu, Greater, Expand with its size math,
+#   Equal, And, Where, Add) is the zoo's eager block plus the mask's
+#   kernels, at two sequence lengths; a sweep runs;
+# - one Llama layer in onnxruntime-genai's layout (llama-ort:
+#   SimplifiedLayerNormalization, RotaryEmbedding, GroupQueryAttention,
+#   SkipSimplifiedLayerNormalization; llama-ort-mha: MultiHeadAttention) is
+#   the zoo's llama of the same config.json (flash) plus the ReduceSum of
+#   attention_mask, at two sequence lengths; a past of 3 and a sliding
+#   window are refused naming node and field; a sweep runs;
 # - a dropout mask that a node reads, pads no symmetric padding matches, a
 #   Squeeze of a dim that is not 1, and a decomposed LayerNorm or GELU
 #   whose intermediate a node outside reads exit 1 naming the node and
