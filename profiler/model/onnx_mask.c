@@ -15,6 +15,8 @@
  *   column index, a logical or arithmetic negation), as relu;
  * - Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor over
  *   tensors: one operation an element of the broadcast result, as add;
+ *   against a one-element constant (mask.eq(0.0)), one operation an
+ *   element of the tensor, as relu;
  * - Expand: numpy broadcasting to the given shape. PyTorch's expand is a
  *   view (no copy; the operator that reads it iterates over the broadcast
  *   shape), so an Expand of data that needs no gradient is a non-trainable
@@ -75,6 +77,14 @@ static int binary(Ox *c, const OxNode *nd)
     int in[2], t;
     int64_t o[APPROF_MAX_DIMS];
     int n;
+    for (int k = 0; k < 2; k++) {
+        /* against a one-element constant (x == 0): one operation an
+         * element of the other operand, the constant no operand */
+        const Onnx__TensorProto *tp = ox_const_in(c, nd, k);
+        if (tp && ox_tp_elements(tp) == 1)
+            return ox_operand(c, nd, 1 - k, &t) < 0 ? APPROF_EPARSE
+                   : ox_emit(c, nd, APPROF_OP_RELU, &t, 1, NULL, NULL, 0);
+    }
     if (ox_operand(c, nd, 0, &in[0]) < 0 || ox_operand(c, nd, 1, &in[1]) < 0)
         return APPROF_EPARSE;
     n = broadcast(T(c, in[0])->dims, T(c, in[0])->ndim, T(c, in[1])->dims, T(c, in[1])->ndim, o);
