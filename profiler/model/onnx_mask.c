@@ -53,16 +53,16 @@ static int broadcast(const int64_t *a, int na, const int64_t *b, int nb, int64_t
 /* Tensor t viewed at shape d[0..n) (its broadcast): t itself when it has
  * that shape, else a non-trainable input named NODE/SUFFIX; refused when t
  * needs a gradient. */
-static int view_as(Ox *c, const OxNode *nd, const char *suffix, int t, const int64_t *d, int n)
+static int view_as(Ox *c, const OxNode *nd, const char *suffix, int k, int t, const int64_t *d, int n)
 {
     char nm[APPROF_NAME_MAX];
     int r;
     if (T(c, t)->ndim == n && !memcmp(T(c, t)->dims, d, sizeof(int64_t) * (size_t)n))
         return t;
     if (T(c, t)->requires_grad)
-        return ox_err(c, APPROF_EPARSE, "%s: field input[0]: broadcasting '%s', which needs a gradient (a parameter "
-                      "or computed from one), is not supported: the IR has no broadcast copy", nd->what,
-                      T(c, t)->name);
+        return ox_err(c, APPROF_EPARSE, "%s: field input[%d]: broadcasting '%s', which needs a gradient (a "
+                      "parameter or computed from one), is not supported: the IR has no broadcast copy", nd->what,
+                      k, nd->n->input[k]);
     snprintf(nm, sizeof nm, "%s%s", nd->name, suffix);  /* fits: OX_NODE_NAME_MAX */
     r = approf_graph_add_tensor(c->g, nm, APPROF_TENSOR_INPUT, T(c, t)->dtype, n, d, -1);
     if (r < 0)
@@ -74,7 +74,7 @@ static int view_as(Ox *c, const OxNode *nd, const char *suffix, int t, const int
 /* A binary elementwise operator over tensors, as add over the broadcast. */
 static int binary(Ox *c, const OxNode *nd)
 {
-    int in[2], t;
+    int in[2], t, first = 0;
     int64_t o[APPROF_MAX_DIMS];
     int n;
     for (int k = 0; k < 2; k++) {
@@ -96,8 +96,9 @@ static int binary(Ox *c, const OxNode *nd)
         t = in[0];
         in[0] = in[1];
         in[1] = t;
+        first = 1;
     }
-    if ((in[0] = view_as(c, nd, "/broadcast", in[0], o, n)) < 0)
+    if ((in[0] = view_as(c, nd, "/broadcast", first, in[0], o, n)) < 0)
         return in[0];
     return ox_emit(c, nd, APPROF_OP_ADD, in, 2, NULL, NULL, 0);
 }
@@ -118,7 +119,7 @@ static int expand(Ox *c, const OxNode *nd)
     if ((n = broadcast(T(c, x)->dims, T(c, x)->ndim, want, k, o)) < 0)
         return ox_err(c, APPROF_EPARSE, "%s: field input[1]: '%s' does not broadcast to the shape", nd->what,
                       T(c, x)->name);
-    if ((x = view_as(c, nd, "", x, o, n)) < 0)
+    if ((x = view_as(c, nd, "", 0, x, o, n)) < 0)
         return x;
     return ox_alias(c, nd, x);
 }

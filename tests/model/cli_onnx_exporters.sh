@@ -53,6 +53,8 @@
 #   the zoo's llama of the same config.json (flash) plus the ReduceSum of
 #   attention_mask, at two sequence lengths; a past of 3 and a sliding
 #   window are refused naming node and field; a sweep runs;
+# - an Expand of a tensor that needs a gradient, a ReduceSum over a leading
+#   axis and a MultiHeadAttention with its q/k/v bias exit 1 naming the node;
 # - a dropout mask that a node reads, pads no symmetric padding matches, a
 #   Squeeze of a dim that is not 1, and a decomposed LayerNorm or GELU
 #   whose intermediate a node outside reads exit 1 naming the node and
@@ -75,7 +77,7 @@ done
 "$PY" "$GEN/onnx_models.py" gpt2-dynamic "$T/decoder.onnx" || fail "writing decoder.onnx"
 "$PY" "$GEN/onnx_models.py" gpt2-torch "$T/torch.onnx" || fail "writing torch.onnx"
 for m in gpt2-ort gpt2-ort-bad gpt2-ort-view gpt2-megatron empty-read gpt2-hf gpt2-mask llama-ort llama-ort-mha \
-    llama-ort-window llama-ort-past; do
+    llama-ort-window llama-ort-past expand-grad reduce-axis mha-bias; do
     "$PY" "$GEN/onnx_models.py" $m "$T/$m.onnx" || fail "writing $m.onnx"
 done
 
@@ -297,4 +299,7 @@ refused squeeze_bad "node 'sq' (Squeeze): field axes: axis 1 is not of size 1"
 refused ln_leak "node 'ln.sub' (Sub): field output[0]: read by node 'leak' (Add) outside the decomposed LayerNormalization it is part of"
 refused gelu_leak "node 'gelu.erf' (Erf): field output[0]: read by node 'leak' (Add) outside the GELU written with Erf it is part of"
 refused tanh_leak "node 'gelu.tanh' (Tanh): field output[0]: read by node 'leak' (Add) outside the GELU written with Tanh it is part of"
+refused expand-grad "node 'bad' (Expand): field input[0]: broadcasting 'unsq', which needs a gradient (a parameter or computed from one), is not supported: the IR has no broadcast copy"
+refused reduce-axis "node 'bad' (ReduceSum): field axes: only the trailing axes are supported"
+refused mha-bias "node 'bad' (MultiHeadAttention): field input[3]: a q/k/v bias is not supported (give it as an Add)"
 echo "ok: ONNX graphs as exporters write them"

@@ -600,6 +600,30 @@ def llama_ort(path, gqa=True, bad=None):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)]), path)
 
 
+def mask_refused(path, kind):
+    """What the mask and attention mappings refuse, one node each, named
+    "bad": expand-grad, an Expand of a projection (it needs a gradient: the
+    IR has no broadcast copy); reduce-axis, a ReduceSum over axis 0 of
+    [batch, 8]; mha-bias, a com.microsoft MultiHeadAttention with its q/k/v
+    bias."""
+    b = Builder()
+    x = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 8])]
+    y = b.node("MatMul", ["x", b.init("w", [8, 8])], "proj")
+    if kind == "expand-grad":
+        y = b.node("Expand", [b.node("Unsqueeze", [y, b.const_ints("axes", [1])], "unsq"),
+                              b.const_ints("size", [2, 3, 4, 8])], "bad")
+    elif kind == "reduce-axis":
+        y = b.node("ReduceSum", [y, b.const_ints("axes", [0])], "bad", keepdims=0)
+    else:
+        b.nodes.append(helper.make_node("MultiHeadAttention", [y, y, y, b.init("qkv_bias", [24])], ["attn"],
+                                        name="bad", domain="com.microsoft", num_heads=2))
+        y = "attn"
+    g = helper.make_graph(b.nodes, "mask_refused", x, [helper.make_tensor_value_info(y, TensorProto.FLOAT, None)],
+                          b.inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17),
+                                                  helper.make_opsetid("com.microsoft", 1)]), path)
+
+
 def empty_read(path):
     """x [batch, 8] and p [batch, "past"]: a Relu of each; with past bound to
     0, p is empty and the Relu reading it is refused."""
@@ -659,6 +683,8 @@ if __name__ == "__main__":
      "gpt2-mask": lambda p: gpt2_hf(p, "built"), "llama-ort": llama_ort, "llama-ort-mha": lambda p: llama_ort(p, gqa=False),
      "llama-ort-window": lambda p: llama_ort(p, bad="window"),
      "llama-ort-past": lambda p: llama_ort(p, bad="past"),
+     "expand-grad": lambda p: mask_refused(p, "expand-grad"),
+     "reduce-axis": lambda p: mask_refused(p, "reduce-axis"), "mha-bias": lambda p: mask_refused(p, "mha-bias"),
      "unsupported": lambda p: tiny(p, "Erf", [2, 8]),
      "symbolic": lambda p: tiny(p, "Relu", ["batch", "seq"]),
      "external": lambda p: mlp(p, True), "external-big": lambda p: mlp(p, True, 1024),
