@@ -49,7 +49,8 @@
 #   kernels, at two sequence lengths; a sweep runs;
 # - one Llama layer in onnxruntime-genai's layout (llama-ort:
 #   SimplifiedLayerNormalization, RotaryEmbedding, GroupQueryAttention,
-#   SkipSimplifiedLayerNormalization; llama-ort-mha: MultiHeadAttention) is
+#   SkipSimplifiedLayerNormalization; llama-ort-mha: MultiHeadAttention;
+#   llama-ort-rms: the RMSNorms decomposed as torch.onnx writes them) is
 #   the zoo's llama of the same config.json (flash) plus the ReduceSum of
 #   attention_mask, at two sequence lengths; a past of 3 and a sliding
 #   window are refused naming node and field; a sweep runs;
@@ -77,7 +78,7 @@ done
 "$PY" "$GEN/onnx_models.py" gpt2-dynamic "$T/decoder.onnx" || fail "writing decoder.onnx"
 "$PY" "$GEN/onnx_models.py" gpt2-torch "$T/torch.onnx" || fail "writing torch.onnx"
 for m in gpt2-ort gpt2-ort-bad gpt2-ort-view gpt2-megatron empty-read gpt2-hf gpt2-mask llama-ort llama-ort-mha \
-    llama-ort-window llama-ort-past expand-grad reduce-axis mha-bias; do
+    llama-ort-window llama-ort-past llama-ort-rms expand-grad reduce-axis mha-bias; do
     "$PY" "$GEN/onnx_models.py" $m "$T/$m.onnx" || fail "writing $m.onnx"
 done
 
@@ -239,7 +240,8 @@ not_crashed "$T/sweep.err" "sweep gpt2-mask"
 
 # onnxruntime-genai's Llama layout (llama-ort: SimplifiedLayerNormalization,
 # RotaryEmbedding, GroupQueryAttention with 2 kv heads, SkipSimplified-
-# LayerNormalization; llama-ort-mha: MultiHeadAttention, 4 kv heads): the
+# LayerNormalization; llama-ort-mha: MultiHeadAttention, 4 kv heads;
+# llama-ort-rms: llama-ort with torch.onnx's decomposed RMSNorms): the
 # zoo's llama of the same config (flash) plus the ReduceSum of
 # attention_mask for seqlens_k (one add an element of [1, S], forward and
 # backward); the cos and sin caches are no parameters
@@ -247,7 +249,7 @@ for kv in 2 4; do
     printf '{"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": %d, "intermediate_size": 128, "vocab_size": 100, "num_hidden_layers": 1, "max_position_embeddings": 64, "rms_norm_eps": 1e-5, "tie_word_embeddings": false}\n' \
         $kv > "$T/llama$kv.json"
 done
-for m in llama-ort:2 llama-ort-mha:4; do
+for m in llama-ort:2 llama-ort-mha:4 llama-ort-rms:2; do
     for s in 16 32; do
         "$APPROF" model show --model-file "$T/${m%:*}.onnx" --seq-len $s --dim past_sequence_length=0 \
             --dim total_sequence_length=$s --format json > "$T/o.json" 2> "$T/err" || fail_with "$T/err" "$m --seq-len $s"

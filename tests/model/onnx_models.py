@@ -500,7 +500,7 @@ def gpt2_hf(path, mask="buffer"):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
-def llama_ort(path, gqa=True, bad=None):
+def llama_ort(path, gqa=True, bad=None, norms="ort"):
     """One Llama decoder layer as onnxruntime-genai's model builder writes it
     (src/python/py/models/builders/base.py at a0c04eb13: make_layernorm,
     make_rotary_embedding, make_group_query_attention,
@@ -516,7 +516,11 @@ def llama_ort(path, gqa=True, bad=None):
     training step matches the zoo's. gqa=False: com.microsoft
     MultiHeadAttention (unidirectional, kv heads = heads) instead. bad:
     "window" (local_window_size 8) or "past" (no past length symbol: a
-    past of 3). Hidden 64, 4 heads, 2 kv heads, ffn 128, vocabulary 100."""
+    past of 3). norms="torch": the three RMSNorms decomposed as torch.onnx
+    writes transformers' LlamaRMSNorm (Pow(x, 2), ReduceMean(-1),
+    Add(eps), Sqrt, Div(1, .), Mul(x, .), Cast, Mul(weight, .)) and the
+    residual Adds written out instead of (Skip)SimplifiedLayerNormalization.
+    Hidden 64, 4 heads, 2 kv heads, ffn 128, vocabulary 100."""
     C, H, KV, F, V, P = 64, 4, 2 if gqa else 4, 128, 100, 64
     D = C // H
     ms = "com.microsoft"
@@ -542,9 +546,25 @@ def llama_ort(path, gqa=True, bad=None):
     tl = node("Gather", [tl, "/model/constants/INT64/1"], [m + "/Gather/output_0"], m + "/Gather", axis=0)
     tl = node("Cast", [tl], [m + "/Gather/Cast/output_0"], m + "/Gather/Cast", to=TensorProto.INT32)
     pre = "/model/layers.0"
-    y = node("SimplifiedLayerNormalization", [x, b.init("model.layers.0.input_layernorm.weight", [C])],
-             [pre + "/input_layernorm/output_0"], pre + "/input_layernorm/LayerNorm", axis=-1, epsilon=1e-5,
-             stash_type=1)
+    def rms(x, w, name):
+        def fc(v, n):
+            return node("Constant", [], [name + n], name + n,
+                        value=helper.make_tensor(name + n, TensorProto.FLOAT, [], [v]))
+        p = node("Pow", [x, fc(2.0, "/c2")], [name + "/Pow_out"], name + "/Pow")
+        p = node("ReduceMean", [p], [name + "/ReduceMean_out"], name + "/ReduceMean", axes=[-1], keepdims=1)
+        p = node("Add", [p, fc(1e-5, "/eps")], [name + "/Add_out"], name + "/Add")
+        p = node("Sqrt", [p], [name + "/Sqrt_out"], name + "/Sqrt")
+        p = node("Div", [fc(1.0, "/one"), p], [name + "/Div_out"], name + "/Div")
+        p = node("Mul", [x, p], [name + "/Mul_out"], name + "/Mul")
+        p = node("Cast", [p], [name + "/Cast_out"], name + "/Cast", to=TensorProto.FLOAT)
+        return node("Mul", [b.init(w, [C]), p], [name + "/Mul_1_out"], name + "/Mul_1")
+
+    if norms == "torch":
+        y = rms(x, "model.layers.0.input_layernorm.weight", pre + "/input_layernorm")
+    else:
+        y = node("SimplifiedLayerNormalization", [x, b.init("model.layers.0.input_layernorm.weight", [C])],
+                 [pre + "/input_layernorm/output_0"], pre + "/input_layernorm/LayerNorm", axis=-1, epsilon=1e-5,
+                 stash_type=1)
     q = mm(y, "model.layers.0.attn.q_proj.MatMul.weight", C, H * D, pre + "/attn/q_proj/MatMul")
     k = mm(y, "model.layers.0.attn.k_proj.MatMul.weight", C, KV * D, pre + "/attn/k_proj/MatMul")
     v = mm(y, "model.layers.0.attn.v_proj.MatMul.weight", C, KV * D, pre + "/attn/v_proj/MatMul")
@@ -566,19 +586,26 @@ def llama_ort(path, gqa=True, bad=None):
                  + present, pre + "/attn/MultiHeadAttention", domain=ms, num_heads=H, scale=1.0 / D ** 0.5,
                  unidirectional=1)
     o = mm(o, "model.layers.0.attn.o_proj.MatMul.weight", H * D, C, pre + "/attn/o_proj/MatMul")
-    y, r = node("SkipSimplifiedLayerNormalization", [o, x, b.init("model.layers.0.post_attention_layernorm.weight",
-                                                                  [C])],
-                [pre + "/post_attention_layernorm/output_0", "", "", pre + "/post_attention_layernorm/output_3"],
-                pre + "/post_attention_layernorm/SkipLayerNorm", domain=ms, epsilon=1e-5), \
-        pre + "/post_attention_layernorm/output_3"
+    if norms == "torch":
+        r = node("Add", [x, o], [pre + "/residual_1"], pre + "/Add")
+        y = rms(r, "model.layers.0.post_attention_layernorm.weight", pre + "/post_attention_layernorm")
+    else:
+        y, r = node("SkipSimplifiedLayerNormalization",
+                    [o, x, b.init("model.layers.0.post_attention_layernorm.weight", [C])],
+                    [pre + "/post_attention_layernorm/output_0", "", "", pre + "/post_attention_layernorm/output_3"],
+                    pre + "/post_attention_layernorm/SkipLayerNorm", domain=ms, epsilon=1e-5), \
+            pre + "/post_attention_layernorm/output_3"
     g = mm(y, "model.layers.0.mlp.gate_proj.MatMul.weight", C, F, pre + "/mlp/gate_proj/MatMul")
     s = node("Sigmoid", [g], [pre + "/mlp/act_fn/Sigmoid/output_0"], pre + "/mlp/act_fn/Sigmoid")
     g = node("Mul", [g, s], [pre + "/mlp/act_fn/Mul/output_0"], pre + "/mlp/act_fn/Mul")
     u = mm(y, "model.layers.0.mlp.up_proj.MatMul.weight", C, F, pre + "/mlp/up_proj/MatMul")
     g = node("Mul", [g, u], [pre + "/mlp/Mul/output_0"], pre + "/mlp/Mul")
     d = mm(g, "model.layers.0.mlp.down_proj.MatMul.weight", F, C, pre + "/mlp/down_proj/MatMul")
-    x = node("SkipSimplifiedLayerNormalization", [d, r, b.init("model.norm.weight", [C])],
-             ["/model/norm/output_0"], "/model/norm/SkipLayerNorm", domain=ms, epsilon=1e-5)
+    if norms == "torch":
+        x = rms(node("Add", [r, d], [pre + "/residual_2"], pre + "/Add_1"), "model.norm.weight", "/model/norm")
+    else:
+        x = node("SkipSimplifiedLayerNormalization", [d, r, b.init("model.norm.weight", [C])],
+                 ["/model/norm/output_0"], "/model/norm/SkipLayerNorm", domain=ms, epsilon=1e-5)
     logits = mm(x, "lm_head.MatMul.weight", C, V, "/lm_head/MatMul")
     logits = b.node("Reshape", [logits, b.const_ints("logits_shape", [-1, V])], "loss/logits/Reshape")
     labels = b.node("Reshape", ["labels", b.const_ints("labels_shape", [-1])], "loss/labels/Reshape")
@@ -683,6 +710,7 @@ if __name__ == "__main__":
      "gpt2-mask": lambda p: gpt2_hf(p, "built"), "llama-ort": llama_ort, "llama-ort-mha": lambda p: llama_ort(p, gqa=False),
      "llama-ort-window": lambda p: llama_ort(p, bad="window"),
      "llama-ort-past": lambda p: llama_ort(p, bad="past"),
+     "llama-ort-rms": lambda p: llama_ort(p, norms="torch"),
      "expand-grad": lambda p: mask_refused(p, "expand-grad"),
      "reduce-axis": lambda p: mask_refused(p, "reduce-axis"), "mha-bias": lambda p: mask_refused(p, "mha-bias"),
      "unsupported": lambda p: tiny(p, "Erf", [2, 8]),
