@@ -7,7 +7,9 @@
  * that Reshape sees a constant shape. A node folds when its operands are
  * small integer constants (initializers, Constant outputs, folded values)
  * or, for Shape, any tensor; it then defines a constant and adds no
- * operator. Called first by onnx_ops.c's ox_map_node.
+ * operator. torch.onnx's expand(B, 1, -1, -1) adds ConstantOfShape, Mul,
+ * Equal and Where over the size vector (fold_logic). Called first by
+ * onnx_ops.c's ox_map_node.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +233,82 @@ static int fold_empty(Ox *c, const OxNode *nd, const char *op, int *rc)
     return 1;
 }
 
+/* The integer fill of ConstantOfShape (attribute value, one element;
+ * absent: float 0, not folded): 1 with *v, else 0. Booleans read as 0/1. */
+static int fill_int(const OxNode *nd, int64_t *v)
+{
+    const Onnx__AttributeProto *a = ox_attr(nd->n, "value");
+    const Onnx__TensorProto *t = a ? a->t : NULL;
+    if (!t || ox_tp_elements(t) != 1)
+        return 0;
+    if (t->data_type == ONNX__TENSOR_PROTO__DATA_TYPE__BOOL) {
+        if (t->n_int32_data == 1)
+            *v = t->int32_data[0] != 0;
+        else if (t->has_raw_data && t->raw_data.len == 1)
+            *v = t->raw_data.data[0] != 0;
+        else
+            return 0;
+        return 1;
+    }
+    return ox_tp_ints(t, v, 1) == 1;
+}
+
+/* The shape math torch.onnx writes for x.expand(B, 1, -1, -1) and
+ * torch.full over a computed shape (onnx/docs/Operators.md, opset 17):
+ * ConstantOfShape of an integer fill over a vector shape, the comparisons
+ * Equal, Less, Greater (OrEqual), Not, And, Or and Where, each over
+ * integer vectors (a scalar or [1] broadcasts; booleans as 0 and 1).
+ * 1 with *rc when op is one of them, else 0 (*rc 1: not constant). */
+static int fold_logic(Ox *c, const OxNode *nd, const char *op, int *rc)
+{
+    int64_t a[FOLD_MAX], b[FOLD_MAX], w[FOLD_MAX], y[FOLD_MAX];
+    int ra = 0, rb = 0, rw = 0, na, nb, nw = 1, n;
+    if (!strcmp(op, "ConstantOfShape")) {
+        int64_t f;
+        if ((na = int_in(c, nd, 0, a, &ra)) == 1 && ra == 1 && a[0] >= 0 && a[0] <= FOLD_MAX && fill_int(nd, &f)) {
+            for (int i = 0; i < a[0]; i++)
+                y[i] = f;
+            *rc = define(c, nd, y, (int)a[0], 1);
+        }
+        return 1;
+    }
+    if (!strcmp(op, "Not")) {
+        if ((na = int_in(c, nd, 0, a, &ra)) >= 0) {
+            for (int i = 0; i < na; i++)
+                y[i] = !a[i];
+            *rc = define(c, nd, y, na, ra);
+        }
+        return 1;
+    }
+    if (strcmp(op, "Equal") && strcmp(op, "Less") && strcmp(op, "Greater") && strcmp(op, "LessOrEqual") &&
+        strcmp(op, "GreaterOrEqual") && strcmp(op, "And") && strcmp(op, "Or") && strcmp(op, "Where"))
+        return 0;
+    if (op[0] == 'W') {
+        /* Where(cond, a, b): a and b are inputs 1 and 2 */
+        if ((nw = int_in(c, nd, 0, w, &rw)) < 1)
+            return 1;
+        na = int_in(c, nd, 1, a, &ra);
+        nb = int_in(c, nd, 2, b, &rb);
+    } else {
+        na = int_in(c, nd, 0, a, &ra);
+        nb = int_in(c, nd, 1, b, &rb);
+    }
+    if (na < 1 || nb < 1)
+        return 1;
+    n = na > nb ? na : nb;
+    n = nw > n ? nw : n;
+    if ((na != n && na != 1) || (nb != n && nb != 1) || (nw != n && nw != 1))
+        return 1;
+    for (int i = 0; i < n; i++) {
+        int64_t x = a[na == 1 ? 0 : i], z = b[nb == 1 ? 0 : i];
+        y[i] = op[0] == 'W' ? (w[nw == 1 ? 0 : i] ? x : z) : !strcmp(op, "Equal") ? x == z
+               : !strcmp(op, "Less") ? x < z : !strcmp(op, "Greater") ? x > z : !strcmp(op, "LessOrEqual") ? x <= z
+               : !strcmp(op, "GreaterOrEqual") ? x >= z : !strcmp(op, "And") ? (x && z) : (x || z);
+    }
+    *rc = define(c, nd, y, n, ra || rb || rw);
+    return 1;
+}
+
 int ox_fold(Ox *c, const OxNode *nd, int *rc)
 {
     const char *op = nd->n->op_type ? nd->n->op_type : "";
@@ -239,7 +317,9 @@ int ox_fold(Ox *c, const OxNode *nd, int *rc)
     if (fold_empty(c, nd, op, rc))
         return 1;
     *rc = 1;
-    if (!strcmp(op, "Shape")) {
+    if (fold_logic(c, nd, op, rc)) {
+        ;
+    } else if (!strcmp(op, "Shape")) {
         *rc = fold_shape(c, nd);
     } else if (!strcmp(op, "Add") || !strcmp(op, "Sub") || !strcmp(op, "Mul") || !strcmp(op, "Div")) {
         *rc = fold_arith(c, nd, op[0]);

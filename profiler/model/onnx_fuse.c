@@ -12,6 +12,9 @@
  *     products by x and by 0.5 in any order -> gelu;
  *   GELU's tanh form: Pow(x, 3) or x * (x * x); * 0.044715; + x;
  *     * sqrt(2 / pi); Tanh; + 1; the same products -> gelu;
+ *   RMSNorm (transformers' LlamaRMSNorm through torch.onnx): Pow(x, 2);
+ *     ReduceMean over the last axis; Add(eps); Sqrt; Div(1, .) or
+ *     Reciprocal; Mul(x, .); an optional Cast; Mul by a scale -> rms_norm;
  *   Megatron-LM's (and BLOOM's) tanh GELU: x * 0.5, sqrt(2 / pi) * x, 0.044715 * x;
  *     (0.044715 x) * x; + 1; * (sqrt(2 / pi) x); Tanh; + 1; the products
  *     -> gelu (at its first node).
@@ -280,6 +283,79 @@ static int fuse_layer_norm(Ox *c, const OxNode *nd, size_t at, int *rc)
     return 1;
 }
 
+#define RMS_WHAT "decomposed RMSNorm"
+
+/* Pow nd (index at) starting a decomposed RMSNorm as torch.onnx writes
+ * transformers' LlamaRMSNorm (x.pow(2).mean(-1, keepdim=True); x *
+ * torch.rsqrt(v + eps); weight * x.to(dtype)): Pow(x, 2), ReduceMean over
+ * the last axis, Add(eps), Sqrt, Div(1, sqrt) or Reciprocal, Mul(x, .), an
+ * optional Cast, Mul by the scale -> rms_norm. 1 with *rc, else 0. */
+static int fuse_rms_norm(Ox *c, const OxNode *nd, size_t at, int *rc)
+{
+    const Onnx__NodeProto *n = nd->n;
+    long pat[MAX_PAT], rm, ad, sq, dv, mx, cs = -1, mw;
+    const char *x, *s, *o;
+    int np = 0, xt, in[2], v;
+    OxNode wn;
+    if (n->n_input != 2 || !n->input[0] || (v = ox_val_find(c, n->input[0])) < 0 || c->vals[v].kind != V_TENSOR ||
+        !scalar_is(c, n->input[1], at, 2.0, 0))
+        return 0;
+    x = n->input[0];
+    xt = c->vals[v].idx;
+    if ((rm = reader(c, out0(n), "ReduceMean", at)) < 0 || !mean_last(c, c->gp->node[rm], T(c, xt)->ndim, at))
+        return 0;
+    if ((ad = reader(c, out0(c->gp->node[rm]), "Add", (size_t)rm)) < 0 ||
+        !(s = other(c->gp->node[ad], out0(c->gp->node[rm]))) || !const_val(c, s, at) ||
+        ox_tp_elements(const_val(c, s, at)) != 1)
+        return 0;
+    if ((sq = reader(c, out0(c->gp->node[ad]), "Sqrt", (size_t)ad)) < 0)
+        return 0;
+    s = out0(c->gp->node[sq]);
+    if ((dv = reader(c, s, "Reciprocal", (size_t)sq)) < 0 &&
+        ((dv = reader(c, s, "Div", (size_t)sq)) < 0 || c->gp->node[dv]->n_input != 2 ||
+         strcmp(c->gp->node[dv]->input[1], s) || !scalar_is(c, c->gp->node[dv]->input[0], at, 1.0, 0)))
+        return 0;
+    s = out0(c->gp->node[dv]);
+    if ((mx = reader(c, s, "Mul", (size_t)dv)) < 0 || !(o = other(c->gp->node[mx], s)) || strcmp(o, x))
+        return 0;
+    pat[np++] = (long)at;
+    pat[np++] = rm;
+    pat[np++] = ad;
+    pat[np++] = sq;
+    pat[np++] = dv;
+    pat[np++] = mx;
+    s = out0(c->gp->node[mx]);
+    if ((cs = reader(c, s, "Cast", (size_t)mx)) >= 0) {
+        pat[np++] = cs;
+        s = out0(c->gp->node[cs]);
+    }
+    if ((mw = reader(c, s, "Mul", (size_t)(cs >= 0 ? cs : mx))) < 0) {
+        *rc = ox_err(c, APPROF_EPARSE, "%s: the %s has no Mul by a scale: the IR's rms_norm has one", nd->what,
+                     RMS_WHAT);
+        return 1;
+    }
+    pat[np++] = mw;
+    for (int j = 0; j < np - 1; j++)
+        if ((*rc = inside(c, pat[j], pat, np, RMS_WHAT)) < 0)
+            return 1;
+    wn = (OxNode){c->gp->node[mw], nd->name, ""};
+    snprintf(wn.what, sizeof wn.what, "node '%s' (Mul)", nname(wn.n));
+    {
+        int ks = strcmp(wn.n->input[0], s) ? 0 : 1;
+        if (!ox_const_in(c, &wn, ks)) {
+            *rc = ox_err(c, APPROF_EPARSE, "%s: the %s's scale: expected an initializer", nd->what, RMS_WHAT);
+            return 1;
+        }
+        in[0] = xt;
+        if (ox_operand(c, &wn, ks, &in[1]) < 0) {
+            *rc = APPROF_EPARSE;
+            return 1;
+        }
+    }
+    *rc = finish(c, nd, pat, np, mw, ox_emit(c, nd, APPROF_OP_RMS_NORM, in, 2, NULL, NULL, 0));
+    return 1;
+}
+
 #define GELU_WHAT "GELU written with Erf"
 
 /* A Mul node reading name by the one-element constant half: 1. */
@@ -501,7 +577,7 @@ int ox_fuse(Ox *c, const OxNode *nd, size_t at, int *rc)
     if (is(nd->n, "Erf"))
         return fuse_gelu(c, nd, at, rc);
     if (is(nd->n, "Pow"))
-        return fuse_gelu_tanh(c, nd, at, rc);
+        return fuse_rms_norm(c, nd, at, rc) || fuse_gelu_tanh(c, nd, at, rc);
     if (is(nd->n, "Mul"))
         return fuse_gelu_tanh(c, nd, at, rc) || fuse_gelu_mega(c, nd, at, rc);
     return 0;

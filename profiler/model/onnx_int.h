@@ -136,7 +136,9 @@ int ox_map_ms(Ox *c, const OxNode *nd, int *rc);
 
 /* onnx_fold.c: shape arithmetic on small integer constants (Shape,
  * Gather, Unsqueeze, Squeeze, Concat, Slice, Add, Sub, Mul, Div, Cast,
- * Identity) defines a constant: 1 with *rc (0 or a negative code), else 0. */
+ * Identity; ConstantOfShape of an integer fill, Equal, Less, Greater,
+ * Not, And, Or, Where) defines a constant: 1 with *rc (0 or a negative
+ * code), else 0. */
 int ox_fold(Ox *c, const OxNode *nd, int *rc);
 /* Defines name as an empty input (V_EMPTY) of shape dims[0..n) that Shape
  * folds: 0 or a negative code. */
@@ -144,6 +146,12 @@ int ox_def_empty(Ox *c, const char *name, const int64_t *dims, int n);
 /* Defines name as a value of kind (V_EMPTY, V_CONST) of shape dims[0..n)
  * and element type dtype with no values: 0 or a negative code. */
 int ox_def_shaped(Ox *c, const char *name, int kind, int32_t dtype, const int64_t *dims, int n);
+
+/* onnx_mask.c: the attention masks exporters build as tensors
+ * (ConstantOfShape, Trilu, Expand, the comparisons and logic ops, Not,
+ * Neg): 1 with *rc (a tensor or a negative code) when op is one of them,
+ * else 0. */
+int ox_map_mask(Ox *c, const OxNode *nd, int *rc);
 
 /* onnx_fuse.c: a decomposed LayerNorm starting at ReduceMean nd, GELU as
  * Erf at Erf nd, GELU's tanh form at its Pow or Mul(x, x) nd (index at):

@@ -122,8 +122,8 @@ int ox_operand(Ox *c, const OxNode *nd, int k, int *t)
         return ox_err(c, APPROF_EPARSE, "%s: field input[%d]: missing", nd->what, k);
     if (v >= 0 && c->vals[v].kind == V_EMPTY)
         return ox_err(c, APPROF_EPARSE, "%s: field input[%d]: '%s' is empty (a dimension bound to 0); only Shape, "
-                      "Identity, Cast, Transpose, (Un)Squeeze, Split, Concat and a com.microsoft Attention's past "
-                      "may read it", nd->what, k, vn);
+                      "Identity, Cast, Transpose, (Un)Squeeze, Split, Concat and the past of a com.microsoft Attention, "
+                      "GroupQueryAttention or MultiHeadAttention may read it", nd->what, k, vn);
     if (v < 0 || c->vals[v].kind < 0 || (c->vals[v].kind != V_TENSOR && !c->vals[v].tp))
         return ox_err(c, APPROF_EPARSE, "%s: field input[%d]: unknown value '%s' (not an input, initializer or earlier output)",
                     nd->what, k, vn);
@@ -295,7 +295,7 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
         return ox_operand(c, nd, 0, &x) < 0 ? APPROF_EPARSE : ox_alias(c, nd, x);
     if (!strcmp(op, "MatMul"))
         return map_matmul(c, nd);
-    if (ox_map_more(c, nd, &x))
+    if (ox_map_more(c, nd, &x) || ox_map_mask(c, nd, &x))
         return x;
     if (!strcmp(op, "BatchNormalization") || !strcmp(op, "LayerNormalization")) {
         int ln = op[0] == 'L';

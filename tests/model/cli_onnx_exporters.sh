@@ -43,6 +43,19 @@
 #   masked_bias is a parameter; python3-onnx's count agrees) and the zoo's
 #   eager FLOPs plus the Where (one operation an element each way over
 #   heads x S x S), at two sequence lengths; a sweep runs;
+# - transformers 4.36+'s causal mask built as torch.onnx writes it
+#   (gpt2-mask: ConstantOfShape, Trilu, Greater, Expand with its size math,
+#   Equal, And, Where, Add) is the zoo's eager block plus the mask's
+#   kernels, at two sequence lengths; a sweep runs;
+# - one Llama layer in onnxruntime-genai's layout (llama-ort:
+#   SimplifiedLayerNormalization, RotaryEmbedding, GroupQueryAttention,
+#   SkipSimplifiedLayerNormalization; llama-ort-mha: MultiHeadAttention;
+#   llama-ort-rms: the RMSNorms decomposed as torch.onnx writes them) is
+#   the zoo's llama of the same config.json (flash) plus the ReduceSum of
+#   attention_mask, at two sequence lengths; a past of 3 and a sliding
+#   window are refused naming node and field; a sweep runs;
+# - an Expand of a tensor that needs a gradient, a ReduceSum over a leading
+#   axis and a MultiHeadAttention with its q/k/v bias exit 1 naming the node;
 # - a dropout mask that a node reads, pads no symmetric padding matches, a
 #   Squeeze of a dim that is not 1, and a decomposed LayerNorm or GELU
 #   whose intermediate a node outside reads exit 1 naming the node and
@@ -64,7 +77,8 @@ done
 "$PY" "$GEN/onnx_exporters.py" "$T" || fail "onnx_exporters.py"
 "$PY" "$GEN/onnx_models.py" gpt2-dynamic "$T/decoder.onnx" || fail "writing decoder.onnx"
 "$PY" "$GEN/onnx_models.py" gpt2-torch "$T/torch.onnx" || fail "writing torch.onnx"
-for m in gpt2-ort gpt2-ort-bad gpt2-ort-view gpt2-megatron empty-read gpt2-hf; do
+for m in gpt2-ort gpt2-ort-bad gpt2-ort-view gpt2-megatron empty-read gpt2-hf gpt2-mask llama-ort llama-ort-mha \
+    llama-ort-window llama-ort-past llama-ort-rms expand-grad reduce-axis mha-bias; do
     "$PY" "$GEN/onnx_models.py" $m "$T/$m.onnx" || fail "writing $m.onnx"
 done
 
@@ -199,6 +213,69 @@ p=$("$PY" "$GEN/onnx_counts.py" --params "$O" | cut -d' ' -f2) || fail "onnx_cou
     --backend model --quiet --db "$T/sh.db" 2> "$T/sweep.err" || fail_with "$T/sweep.err" "sweep gpt2-hf"
 not_crashed "$T/sweep.err" "sweep gpt2-hf"
 
+# transformers 4.36+'s causal mask built as torch.onnx writes it (gpt2-mask:
+# ConstantOfShape, Trilu, Range > Reshape, Mul, Unsqueeze, Expand with its
+# -1 size math, Slice, Equal, And, Where, Add): the zoo's eager block plus
+# the mask's kernels, one operation an element each (relu or add; mul 1 and
+# 2 backward): Trilu, Greater, Mul, Equal, And, Where over S x S, the
+# padding Equal over T = S, the Add over heads x S x S; the fill, the
+# ranges and the expanded view cost nothing
+O=$T/gpt2-mask.onnx
+for s in 16 32; do
+    "$APPROF" model show --model-file "$O" --seq-len $s --format json > "$T/o.json" 2> "$T/err" ||
+        fail_with "$T/err" "gpt2-mask.onnx --seq-len $s"
+    "$APPROF" model show gpt --num-layers 1 --hidden 64 --heads 4 --seq-len $s --vocab 100 --batch 1 \
+        --attention eager --format json > "$T/oz.json" || fail "show gpt --seq-len $s"
+    a=$(totals < "$T/o.json")
+    b=$("$PY" -c 'import json, sys; s = int(sys.argv[1]); d = json.load(sys.stdin); t = d["totals"]
+print(d["parameters"], t["fwd_flops"] + 10 * s * s + s, t["bwd_flops"] + 11 * s * s + s, 1)' $s < "$T/oz.json")
+    [ "$a" = "$b" ] || fail "gpt2-mask.onnx --seq-len $s: '$a' vs the zoo (eager) plus the mask's kernels '$b'"
+    echo "ok: gpt2-mask.onnx --seq-len $s = zoo (eager) plus the built mask: $a"
+done
+p=$("$PY" "$GEN/onnx_counts.py" --params "$O" | cut -d' ' -f2) || fail "onnx_counts.py --params gpt2-mask.onnx"
+[ "${a%% *}" = "$p" ] || fail "gpt2-mask.onnx: approf ${a%% *} parameters, python3-onnx $p"
+"$APPROF" sweep --model-file "$O" --seq-len 16 --layers 2 --cluster 1x2 --batch 4 --micro-batches 2 \
+    --backend model --quiet --db "$T/sk.db" 2> "$T/sweep.err" || fail_with "$T/sweep.err" "sweep gpt2-mask"
+not_crashed "$T/sweep.err" "sweep gpt2-mask"
+
+# onnxruntime-genai's Llama layout (llama-ort: SimplifiedLayerNormalization,
+# RotaryEmbedding, GroupQueryAttention with 2 kv heads, SkipSimplified-
+# LayerNormalization; llama-ort-mha: MultiHeadAttention, 4 kv heads;
+# llama-ort-rms: llama-ort with torch.onnx's decomposed RMSNorms): the
+# zoo's llama of the same config (flash) plus the ReduceSum of
+# attention_mask for seqlens_k (one add an element of [1, S], forward and
+# backward); the cos and sin caches are no parameters
+for kv in 2 4; do
+    printf '{"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": %d, "intermediate_size": 128, "vocab_size": 100, "num_hidden_layers": 1, "max_position_embeddings": 64, "rms_norm_eps": 1e-5, "tie_word_embeddings": false}\n' \
+        $kv > "$T/llama$kv.json"
+done
+for m in llama-ort:2 llama-ort-mha:4 llama-ort-rms:2; do
+    for s in 16 32; do
+        "$APPROF" model show --model-file "$T/${m%:*}.onnx" --seq-len $s --dim past_sequence_length=0 \
+            --dim total_sequence_length=$s --format json > "$T/o.json" 2> "$T/err" || fail_with "$T/err" "$m --seq-len $s"
+        "$APPROF" model show --hf-config "$T/llama${m#*:}.json" --seq-len $s --batch 1 --format json > "$T/oz.json" ||
+            fail "llama${m#*:}.json --seq-len $s"
+        a=$(totals < "$T/o.json")
+        b=$("$PY" -c 'import json, sys; s = int(sys.argv[1]); d = json.load(sys.stdin); t = d["totals"]
+print(d["parameters"], t["fwd_flops"] + s, t["bwd_flops"] + s, 1)' $s < "$T/oz.json")
+        [ "$a" = "$b" ] || fail "${m%:*}.onnx --seq-len $s: '$a' vs the zoo's llama (flash) plus the ReduceSum '$b'"
+        echo "ok: ${m%:*}.onnx --seq-len $s = zoo llama (flash) plus the ReduceSum: $a"
+    done
+done
+O=$T/llama-ort.onnx
+"$APPROF" model show --model-file "$O" --seq-len 16 --dim past_sequence_length=3 --dim total_sequence_length=19 \
+    > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "llama-ort past 3"
+says_text "$T/err" "llama-ort.onnx: node '/model/layers.0/attn/GroupQueryAttention' (GroupQueryAttention): field input[3]: a past key/value cache ('past_key_values.0.key') is inference, not a training step: bind its length to 0 (--dim past_sequence_length=0)" "llama-ort past 3"
+"$APPROF" model show --model-file "$T/llama-ort-window.onnx" --seq-len 16 --dim past_sequence_length=0 \
+    --dim total_sequence_length=16 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "llama-ort-window"
+says_text "$T/err" "node '/model/layers.0/attn/GroupQueryAttention' (GroupQueryAttention): field attribute local_window_size: a sliding window is not supported" "llama-ort-window"
+"$APPROF" sweep --model-file "$O" --seq-len 16 --dim past_sequence_length=0 --dim total_sequence_length=16 \
+    --layers 2 --cluster 1x2 --batch 4 --micro-batches 2 --backend model --quiet --db "$T/sl.db" 2> "$T/sweep.err" ||
+    fail_with "$T/sweep.err" "sweep llama-ort"
+not_crashed "$T/sweep.err" "sweep llama-ort"
+
 # an empty input (a dimension bound to 0) that another node reads; the first
 # input empty
 "$APPROF" model show --model-file "$T/empty-read.onnx" --dim past=0 > /dev/null 2> "$T/err"
@@ -224,4 +301,7 @@ refused squeeze_bad "node 'sq' (Squeeze): field axes: axis 1 is not of size 1"
 refused ln_leak "node 'ln.sub' (Sub): field output[0]: read by node 'leak' (Add) outside the decomposed LayerNormalization it is part of"
 refused gelu_leak "node 'gelu.erf' (Erf): field output[0]: read by node 'leak' (Add) outside the GELU written with Erf it is part of"
 refused tanh_leak "node 'gelu.tanh' (Tanh): field output[0]: read by node 'leak' (Add) outside the GELU written with Tanh it is part of"
+refused expand-grad "node 'bad' (Expand): field input[0]: broadcasting 'unsq', which needs a gradient (a parameter or computed from one), is not supported: the IR has no broadcast copy"
+refused reduce-axis "node 'bad' (ReduceSum): field axes: only the trailing axes are supported"
+refused mha-bias "node 'bad' (MultiHeadAttention): field input[3]: a q/k/v bias is not supported (give it as an Add)"
 echo "ok: ONNX graphs as exporters write them"

@@ -34,7 +34,16 @@
 #   eager) less its loss plus the export's masking (scores * m and the
 #   subtraction of 10000 (1 - m): one FLOP an element each forward, a
 #   multiply's 2 and an add's 1 backward, opsem.c); a sweep runs.
-# Skipped (77) without the ONNX reader or without both files.
+# ort-genai-gqa/decoder.onnx: a two-layer decoder with com.microsoft
+#   GroupQueryAttention (4 query, 2 key/value heads) that onnxruntime-genai's
+#   test/python/create/create_gqa_model.py writes (a0c04eb1, blob eb62e089):
+#   SHA-256; refused unbound and with a past of 3 (naming the GQA node);
+#   bound (--seq-len 8, past 0) its parameters equal python3-onnx's and the
+#   hand count (hidden 64, MLP 128, vocabulary 1000, LayerNorms with bias,
+#   untied head), its forward FLOPs hold the hand GEMM count (causal
+#   attention as flash prices it, the key/value projections of 2 heads) plus
+#   under 5 % of elementwise work; a sweep runs.
+# Skipped (77) without the ONNX reader or without any of the files.
 # Usage: cli_onnx_real_decoder.sh APPROF yes|no CORPUS_DIR ONNX_COUNTS_PY
 set -u
 APPROF=$1 HAVE_ONNX=$2 DIR=$3 COUNTS=$4
@@ -45,8 +54,9 @@ if [ "$HAVE_ONNX" != yes ]; then
     exit 77
 fi
 M=$DIR/torch-gpt2-megatron/gpt2_megatron.onnx
-if [ ! -f "$F" ] && [ ! -f "$M" ]; then
-    echo "skip: the real decoder exports are not in the tree ($F, $M)"
+G=$DIR/ort-genai-gqa/decoder.onnx
+if [ ! -f "$F" ] && [ ! -f "$M" ] && [ ! -f "$G" ]; then
+    echo "skip: the real decoder exports are not in the tree ($F, $M, $G)"
     exit 77
 fi
 temp_dir T
@@ -157,8 +167,41 @@ echo "ok: megatron: FLOPs $fwd / $bwd (GEMMs $gemm by hand) = the zoo's GPT-2 (e
 not_crashed "$T/sweep.err" "megatron: sweep"
 echo "ok: megatron: a sweep runs on it"
 }
+gqa() {
+sum=$(sha256sum "$G" | cut -d' ' -f1)
+[ "$sum" = 056e04d0501a306d37f85dc1e9467240932db0b9e6046ed5221990da68e36b98 ] ||
+    fail "$G is not the file of SOURCES.md (SHA-256 $sum)"
+S=8 L=2 H=64 KVD=32 V=1000 FF=128
+"$APPROF" model show --model-file "$G" --seq-len $S --dim past_seq_len=0 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "gqa unbound"
+says_text "$T/err" "symbolic dimension 'total_seq_len' is not bound" "gqa unbound"
+"$APPROF" model show --model-file "$G" --seq-len $S --dim past_seq_len=3 --dim total_seq_len=11 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "gqa past 3"
+says_text "$T/err" "node 'GQA_0' (GroupQueryAttention): field input[3]: a past key/value cache ('past_key_values.0.key') is inference, not a training step: bind its length to 0 (--dim past_seq_len=0)" "gqa past 3"
+"$APPROF" model show --model-file "$G" --seq-len $S --dim past_seq_len=0 --dim total_seq_len=$S --format json \
+    > "$T/q.json" 2> "$T/err" || fail_with "$T/err" "gqa: model show, bound"
+read -r a fwd bwd < <("$PY" -c 'import json, sys; d = json.load(sys.stdin); t = d["totals"]
+print(d["parameters"], t["fwd_flops"], t["bwd_flops"])' < "$T/q.json") || fail "model show --format json"
+p=$("$PY" "$COUNTS" --params "$G" | cut -d' ' -f2) || fail "onnx_counts.py --params"
+[ "$a" = "$p" ] || fail "gqa: approf counts $a parameters, python3-onnx $p"
+# embedding; per layer two LayerNorms (scale, bias), q, k and v (2 heads of
+# 16), o, up, down; the final norm; the untied head
+hand=$((V * H + L * (4 * H + H * H + 2 * H * KVD + H * H + 2 * H * FF) + 2 * H + H * V))
+[ "$a" = "$hand" ] || fail "gqa: approf counts $a parameters, the hand count $hand"
+echo "ok: gqa: parameters $a (python3-onnx $p, by hand $hand)"
+gemm=$((2 * S * (L * (H * H + 2 * H * KVD + H * H + 2 * H * FF) + H * V) + L * 2 * 2 * S * ((S + 1) / 2) * H))
+[ "$fwd" -ge "$gemm" ] && [ $((20 * (fwd - gemm))) -lt "$fwd" ] ||
+    fail "gqa: forward FLOPs $fwd: the GEMMs' hand count is $gemm (elementwise work must be under 5 %)"
+echo "ok: gqa: forward FLOPs $fwd, of which GEMMs $gemm by hand"
+"$APPROF" sweep --model-file "$G" --seq-len $S --dim past_seq_len=0 --dim total_seq_len=$S --layers 2 \
+    --cluster 1x2 --batch 4 --micro-batches 2 --backend model --quiet --db "$T/q.db" > /dev/null \
+    2> "$T/sweep.err" || fail_with "$T/sweep.err" "gqa: sweep"
+not_crashed "$T/sweep.err" "gqa: sweep"
+echo "ok: gqa: a sweep runs on it"
+}
 
 n=0
 if [ -f "$F" ]; then ort_gpt2; n=$((n + 1)); else echo "skip: $F is not in the tree"; fi
+if [ -f "$G" ]; then gqa; n=$((n + 1)); else echo "skip: $G is not in the tree"; fi
 if [ -f "$M" ]; then megatron; n=$((n + 1)); else echo "skip: $M is not in the tree"; fi
 echo "ok: $n real decoder exports"

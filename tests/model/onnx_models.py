@@ -63,6 +63,7 @@ reads shapes only, and the models stay a few kilobytes.
 """
 import sys
 
+import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
@@ -369,7 +370,7 @@ def gpt2_megatron(path):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 12)]), path)
 
 
-def gpt2_hf(path):
+def gpt2_hf(path, mask="buffer"):
     """One Hugging Face GPT-2 block with its LM head as torch.onnx writes
     GPT2LMHeadModel (transformers 2.x-4.x, the node layout of onnxruntime's
     transform/fusion/gpt2_one_layer.onnx, topologically sorted): positions
@@ -380,7 +381,21 @@ def gpt2_hf(path):
     Cast to bool, Where(mask, scores, masked_bias) with masked_bias a
     one-element buffer; GELU as Erf; the head tied to wte with a loss.
     Hidden 64, 4 heads, F 256, vocabulary 100, 1024 positions; symbolic
-    batch and sequence."""
+    batch and sequence.
+
+    mask="built": the causal mask built instead as transformers 4.36 and
+    later build it (LlamaModel._update_causal_mask, eager, no past; the
+    same in Mistral and Qwen2) and as torch.onnx (opset 17) writes that:
+    torch.full((S, T), min) as ConstantOfShape over Concat of the dims,
+    triu(diagonal=1) as Trilu, `*= arange(T) > cache_position.reshape(-1,
+    1)` as Range, Reshape, Greater, Cast, Mul, `[None, None].expand(B, 1,
+    -1, -1)` as Unsqueeze and Expand with torch's -1 handling
+    (ConstantOfShape, Mul, Equal, Where over the size vector), the padding
+    mask `causal[..., :T].eq(0) * attention_mask[:, None, None, :].eq(0)`
+    as Slice, Equal, Unsqueeze, Cast, Equal, And, its masked_fill as Where
+    (the slice assignment over the whole width written as the fill's
+    result), and `scores + causal[:, :, :, :T]` as Slice and Add; input
+    attention_mask [batch, sequence_length]."""
     C, H, F, V, P = 64, 4, 256, 100, 1024
     D = C // H
     b = Builder()
@@ -430,17 +445,40 @@ def gpt2_hf(path):
     q, kk, v = heads(q, [0, 2, 1, 3]), heads(kk, [0, 2, 3, 1]), heads(v, [0, 2, 1, 3])
     w = node("Div", [node("MatMul", [q, kk]), const([float(D) ** 0.5], [], TensorProto.FLOAT)])
     nd, ns = dim(w, 2), dim(w, 3)
-    bias = TensorProto()
-    bias.name, bias.data_type = pre + "attn.bias", TensorProto.UINT8
-    bias.dims.extend([1, 1, P, P])
-    bias.data_location = TensorProto.EXTERNAL
-    e = bias.external_data.add()
-    e.key, e.value = "location", "weights.bin"
-    b.inits.append(bias)
-    m = node("Slice", [bias.name, u(node("Sub", [ns, nd])), u(ns), const([2], [1]), const([1], [1])])
-    m = node("Slice", [m, const([0], [1]), u(ns), const([3], [1]), const([1], [1])])
-    b.inits.append(helper.make_tensor(pre + "attn.masked_bias", TensorProto.FLOAT, [], [-10000.0]))
-    w = node("Where", [node("Cast", [m], to=TensorProto.BOOL), w, pre + "attn.masked_bias"])
+    if mask == "built":
+        f32min = float(np.finfo(np.float32).min)
+        T = dim("input_ids", 1)
+        cache = node("Range", [const([0], []), S, const([1], [])])
+        full = node("ConstantOfShape", [node("Concat", [u(S), u(T)], axis=0)],
+                    value=helper.make_tensor("fill", TensorProto.FLOAT, [1], [f32min]))
+        cm = node("Trilu", [full, const([1], [])], upper=1)
+        gt = node("Greater", [node("Range", [const([0], []), T, const([1], [])]),
+                              node("Reshape", [cache, const([-1, 1], [2])])])
+        cm = node("Mul", [cm, node("Cast", [gt], to=TensorProto.FLOAT)])
+        cm = node("Unsqueeze", [node("Unsqueeze", [cm, const([0], [1])]), const([1], [1])])
+        size = node("Concat", [u(dim("input_ids", 0)), const([1], [1]), const([-1], [1]), const([-1], [1])], axis=0)
+        ones = node("ConstantOfShape", [node("Shape", [size])],
+                    value=helper.make_tensor("one", TensorProto.INT64, [1], [1]))
+        size = node("Where", [node("Equal", [size, node("Mul", [ones, const([-1], [])])]), ones, size])
+        cm = node("Expand", [cm, size])
+        part = node("Slice", [cm, const([0], [1]), u(T), const([3], [1]), const([1], [1])])
+        pad = node("Unsqueeze", [node("Unsqueeze", ["attention_mask", const([1], [1])]), const([2], [1])])
+        pad = node("Equal", [node("Cast", [pad], to=TensorProto.FLOAT), const([0.0], [], TensorProto.FLOAT)])
+        pad = node("And", [node("Equal", [part, const([0.0], [], TensorProto.FLOAT)]), pad])
+        cm = node("Where", [pad, const([f32min], [], TensorProto.FLOAT), part])
+        w = node("Add", [w, node("Slice", [cm, const([0], [1]), u(ns), const([3], [1]), const([1], [1])])])
+    else:
+        bias = TensorProto()
+        bias.name, bias.data_type = pre + "attn.bias", TensorProto.UINT8
+        bias.dims.extend([1, 1, P, P])
+        bias.data_location = TensorProto.EXTERNAL
+        e = bias.external_data.add()
+        e.key, e.value = "location", "weights.bin"
+        b.inits.append(bias)
+        m = node("Slice", [bias.name, u(node("Sub", [ns, nd])), u(ns), const([2], [1]), const([1], [1])])
+        m = node("Slice", [m, const([0], [1]), u(ns), const([3], [1]), const([1], [1])])
+        b.inits.append(helper.make_tensor(pre + "attn.masked_bias", TensorProto.FLOAT, [], [-10000.0]))
+        w = node("Where", [node("Cast", [m], to=TensorProto.BOOL), w, pre + "attn.masked_bias"])
     o = node("Transpose", [node("MatMul", [node("Softmax", [w], axis=-1), v])], perm=[0, 2, 1, 3])
     o = node("Reshape", [o, node("Concat", [u(dim(o, 0)), u(dim(o, 1)), const([C], [1])], axis=0)])
     x = node("Add", [x, conv1d(o, pre + "attn.c_proj", C, C)])
@@ -455,9 +493,162 @@ def gpt2_hf(path):
     bs = ["batch", "sequence_length"]
     g = helper.make_graph(b.nodes, "gpt2_hf",
                           [helper.make_tensor_value_info("input_ids", TensorProto.INT64, bs),
-                           helper.make_tensor_value_info("labels", TensorProto.INT64, bs)],
+                           helper.make_tensor_value_info("labels", TensorProto.INT64, bs)]
+                          + ([helper.make_tensor_value_info("attention_mask", TensorProto.INT64, bs)]
+                             if mask == "built" else []),
                           [helper.make_tensor_value_info(loss, TensorProto.FLOAT, [])], b.inits)
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def llama_ort(path, gqa=True, bad=None, norms="ort"):
+    """One Llama decoder layer as onnxruntime-genai's model builder writes it
+    (src/python/py/models/builders/base.py at a0c04eb13: make_layernorm,
+    make_rotary_embedding, make_group_query_attention,
+    make_attention_mask_reformatting_for_gqa, make_mlp): embed_tokens
+    Gather; SimplifiedLayerNormalization; q, k, v MatMul; com.microsoft
+    RotaryEmbedding of q and k (position_ids, cos_cache, sin_cache);
+    com.microsoft GroupQueryAttention with past_key_values.0.key / value
+    [batch_size, kv, past_sequence_length, D], seqlens_k = ReduceSum(mask) - 1
+    and total_sequence_length = Shape(mask)[1] (Cast to int32); o_proj;
+    SkipSimplifiedLayerNormalization (the residual as output 3); SiLU as
+    Sigmoid * x, up, Mul, down; the final SkipSimplifiedLayerNormalization;
+    lm_head. A loss over labels is added (as in gpt2-ort) so that the
+    training step matches the zoo's. gqa=False: com.microsoft
+    MultiHeadAttention (unidirectional, kv heads = heads) instead. bad:
+    "window" (local_window_size 8) or "past" (no past length symbol: a
+    past of 3). norms="torch": the three RMSNorms decomposed as torch.onnx
+    writes transformers' LlamaRMSNorm (Pow(x, 2), ReduceMean(-1),
+    Add(eps), Sqrt, Div(1, .), Mul(x, .), Cast, Mul(weight, .)) and the
+    residual Adds written out instead of (Skip)SimplifiedLayerNormalization.
+    Hidden 64, 4 heads, 2 kv heads, ffn 128, vocabulary 100."""
+    C, H, KV, F, V, P = 64, 4, 2 if gqa else 4, 128, 100, 64
+    D = C // H
+    ms = "com.microsoft"
+    b = Builder()
+
+    def node(op, inputs, outs, name, domain="", **attrs):
+        b.nodes.append(helper.make_node(op, inputs, outs, name=name, domain=domain, **attrs))
+        return outs[0]
+
+    def mm(x, w, cin, cout, name):
+        return node("MatMul", [x, b.init(w, [cin, cout])], [name + "/output_0"], name)
+
+    b.inits.append(helper.make_tensor("/model/constants/INT64/[1]", TensorProto.INT64, [1], [1]))
+    b.inits.append(helper.make_tensor("/model/constants/INT64/1", TensorProto.INT64, [], [1]))
+    x = node("Gather", [b.init("model.embed_tokens.weight", [V, C]), "input_ids"], ["/model/embed_tokens/output_0"],
+             "/model/embed_tokens/Gather")
+    m = "/model/attn_mask_reformat/attn_mask_subgraph"
+    sk = node("ReduceSum", ["attention_mask", "/model/constants/INT64/[1]"], [m + "/ReduceSum/output_0"],
+              m + "/ReduceSum", keepdims=0)
+    sk = node("Sub", [sk, "/model/constants/INT64/[1]"], [m + "/Sub/output_0"], m + "/Sub")
+    sk = node("Cast", [sk], [m + "/Sub/Cast/output_0"], m + "/Sub/Cast", to=TensorProto.INT32)
+    tl = node("Shape", ["attention_mask"], [m + "/Shape/output_0"], m + "/Shape")
+    tl = node("Gather", [tl, "/model/constants/INT64/1"], [m + "/Gather/output_0"], m + "/Gather", axis=0)
+    tl = node("Cast", [tl], [m + "/Gather/Cast/output_0"], m + "/Gather/Cast", to=TensorProto.INT32)
+    pre = "/model/layers.0"
+    def rms(x, w, name):
+        def fc(v, n):
+            return node("Constant", [], [name + n], name + n,
+                        value=helper.make_tensor(name + n, TensorProto.FLOAT, [], [v]))
+        p = node("Pow", [x, fc(2.0, "/c2")], [name + "/Pow_out"], name + "/Pow")
+        p = node("ReduceMean", [p], [name + "/ReduceMean_out"], name + "/ReduceMean", axes=[-1], keepdims=1)
+        p = node("Add", [p, fc(1e-5, "/eps")], [name + "/Add_out"], name + "/Add")
+        p = node("Sqrt", [p], [name + "/Sqrt_out"], name + "/Sqrt")
+        p = node("Div", [fc(1.0, "/one"), p], [name + "/Div_out"], name + "/Div")
+        p = node("Mul", [x, p], [name + "/Mul_out"], name + "/Mul")
+        p = node("Cast", [p], [name + "/Cast_out"], name + "/Cast", to=TensorProto.FLOAT)
+        return node("Mul", [b.init(w, [C]), p], [name + "/Mul_1_out"], name + "/Mul_1")
+
+    if norms == "torch":
+        y = rms(x, "model.layers.0.input_layernorm.weight", pre + "/input_layernorm")
+    else:
+        y = node("SimplifiedLayerNormalization", [x, b.init("model.layers.0.input_layernorm.weight", [C])],
+                 [pre + "/input_layernorm/output_0"], pre + "/input_layernorm/LayerNorm", axis=-1, epsilon=1e-5,
+                 stash_type=1)
+    q = mm(y, "model.layers.0.attn.q_proj.MatMul.weight", C, H * D, pre + "/attn/q_proj/MatMul")
+    k = mm(y, "model.layers.0.attn.k_proj.MatMul.weight", C, KV * D, pre + "/attn/k_proj/MatMul")
+    v = mm(y, "model.layers.0.attn.v_proj.MatMul.weight", C, KV * D, pre + "/attn/v_proj/MatMul")
+    for cache in ("cos_cache", "sin_cache"):
+        b.init(cache, [P, D // 2])
+    q = node("RotaryEmbedding", [q, "position_ids", "cos_cache", "sin_cache"], [pre + "/attn/q_rotary/output_0"],
+             pre + "/attn/q_rotary/RotaryEmbedding", domain=ms, interleaved=0, num_heads=0, rotary_embedding_dim=0)
+    k = node("RotaryEmbedding", [k, "position_ids", "cos_cache", "sin_cache"], [pre + "/attn/k_rotary/output_0"],
+             pre + "/attn/k_rotary/RotaryEmbedding", domain=ms, interleaved=0, num_heads=0, rotary_embedding_dim=0)
+    past = ["past_key_values.0.key", "past_key_values.0.value"]
+    present = ["present.0.key", "present.0.value"]
+    if gqa:
+        o = node("GroupQueryAttention", [q, k, v] + past + [sk, tl], [pre + "/attn/GroupQueryAttention/output_0"]
+                 + present, pre + "/attn/GroupQueryAttention", domain=ms, num_heads=H, kv_num_heads=KV,
+                 scale=1.0 / D ** 0.5, local_window_size=8 if bad == "window" else -1, do_rotary=0,
+                 rotary_interleaved=0, softcap=0.0)
+    else:
+        o = node("MultiHeadAttention", [q, k, v, "", "", ""] + past, [pre + "/attn/MultiHeadAttention/output_0"]
+                 + present, pre + "/attn/MultiHeadAttention", domain=ms, num_heads=H, scale=1.0 / D ** 0.5,
+                 unidirectional=1)
+    o = mm(o, "model.layers.0.attn.o_proj.MatMul.weight", H * D, C, pre + "/attn/o_proj/MatMul")
+    if norms == "torch":
+        r = node("Add", [x, o], [pre + "/residual_1"], pre + "/Add")
+        y = rms(r, "model.layers.0.post_attention_layernorm.weight", pre + "/post_attention_layernorm")
+    else:
+        y, r = node("SkipSimplifiedLayerNormalization",
+                    [o, x, b.init("model.layers.0.post_attention_layernorm.weight", [C])],
+                    [pre + "/post_attention_layernorm/output_0", "", "", pre + "/post_attention_layernorm/output_3"],
+                    pre + "/post_attention_layernorm/SkipLayerNorm", domain=ms, epsilon=1e-5), \
+            pre + "/post_attention_layernorm/output_3"
+    g = mm(y, "model.layers.0.mlp.gate_proj.MatMul.weight", C, F, pre + "/mlp/gate_proj/MatMul")
+    s = node("Sigmoid", [g], [pre + "/mlp/act_fn/Sigmoid/output_0"], pre + "/mlp/act_fn/Sigmoid")
+    g = node("Mul", [g, s], [pre + "/mlp/act_fn/Mul/output_0"], pre + "/mlp/act_fn/Mul")
+    u = mm(y, "model.layers.0.mlp.up_proj.MatMul.weight", C, F, pre + "/mlp/up_proj/MatMul")
+    g = node("Mul", [g, u], [pre + "/mlp/Mul/output_0"], pre + "/mlp/Mul")
+    d = mm(g, "model.layers.0.mlp.down_proj.MatMul.weight", F, C, pre + "/mlp/down_proj/MatMul")
+    if norms == "torch":
+        x = rms(node("Add", [r, d], [pre + "/residual_2"], pre + "/Add_1"), "model.norm.weight", "/model/norm")
+    else:
+        x = node("SkipSimplifiedLayerNormalization", [d, r, b.init("model.norm.weight", [C])],
+                 ["/model/norm/output_0"], "/model/norm/SkipLayerNorm", domain=ms, epsilon=1e-5)
+    logits = mm(x, "lm_head.MatMul.weight", C, V, "/lm_head/MatMul")
+    logits = b.node("Reshape", [logits, b.const_ints("logits_shape", [-1, V])], "loss/logits/Reshape")
+    labels = b.node("Reshape", ["labels", b.const_ints("labels_shape", [-1])], "loss/labels/Reshape")
+    loss = b.node("SoftmaxCrossEntropyLoss", [logits, labels], "loss")
+    bs = ["batch_size", "sequence_length"]
+    plen = 3 if bad == "past" else "past_sequence_length"
+    g = helper.make_graph(b.nodes, "llama_ort",
+                          [helper.make_tensor_value_info("input_ids", TensorProto.INT64, bs),
+                           helper.make_tensor_value_info("attention_mask", TensorProto.INT64,
+                                                         ["batch_size", "total_sequence_length"]),
+                           helper.make_tensor_value_info("position_ids", TensorProto.INT64, bs)]
+                          + [helper.make_tensor_value_info(p, TensorProto.FLOAT, ["batch_size", KV, plen, D])
+                             for p in past]
+                          + [helper.make_tensor_value_info("labels", TensorProto.INT64, bs)],
+                          [helper.make_tensor_value_info(loss, TensorProto.FLOAT, [])]
+                          + [helper.make_tensor_value_info(p, TensorProto.FLOAT,
+                                                           ["batch_size", KV, "total_sequence_length", D])
+                             for p in present], b.inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)]), path)
+
+
+def mask_refused(path, kind):
+    """What the mask and attention mappings refuse, one node each, named
+    "bad": expand-grad, an Expand of a projection (it needs a gradient: the
+    IR has no broadcast copy); reduce-axis, a ReduceSum over axis 0 of
+    [batch, 8]; mha-bias, a com.microsoft MultiHeadAttention with its q/k/v
+    bias."""
+    b = Builder()
+    x = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 8])]
+    y = b.node("MatMul", ["x", b.init("w", [8, 8])], "proj")
+    if kind == "expand-grad":
+        y = b.node("Expand", [b.node("Unsqueeze", [y, b.const_ints("axes", [1])], "unsq"),
+                              b.const_ints("size", [2, 3, 4, 8])], "bad")
+    elif kind == "reduce-axis":
+        y = b.node("ReduceSum", [y, b.const_ints("axes", [0])], "bad", keepdims=0)
+    else:
+        b.nodes.append(helper.make_node("MultiHeadAttention", [y, y, y, b.init("qkv_bias", [24])], ["attn"],
+                                        name="bad", domain="com.microsoft", num_heads=2))
+        y = "attn"
+    g = helper.make_graph(b.nodes, "mask_refused", x, [helper.make_tensor_value_info(y, TensorProto.FLOAT, None)],
+                          b.inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17),
+                                                  helper.make_opsetid("com.microsoft", 1)]), path)
 
 
 def empty_read(path):
@@ -516,6 +707,12 @@ if __name__ == "__main__":
      "gpt2-ort": gpt2_ort, "gpt2-ort-bad": lambda p: gpt2_ort(p, "BiasGelu"),
      "gpt2-ort-view": lambda p: gpt2_ort(p, view=True), "gpt2-megatron": gpt2_megatron,
      "empty-read": empty_read, "gpt2-hf": gpt2_hf,
+     "gpt2-mask": lambda p: gpt2_hf(p, "built"), "llama-ort": llama_ort, "llama-ort-mha": lambda p: llama_ort(p, gqa=False),
+     "llama-ort-window": lambda p: llama_ort(p, bad="window"),
+     "llama-ort-past": lambda p: llama_ort(p, bad="past"),
+     "llama-ort-rms": lambda p: llama_ort(p, norms="torch"),
+     "expand-grad": lambda p: mask_refused(p, "expand-grad"),
+     "reduce-axis": lambda p: mask_refused(p, "reduce-axis"), "mha-bias": lambda p: mask_refused(p, "mha-bias"),
      "unsupported": lambda p: tiny(p, "Erf", [2, 8]),
      "symbolic": lambda p: tiny(p, "Relu", ["batch", "seq"]),
      "external": lambda p: mlp(p, True), "external-big": lambda p: mlp(p, True, 1024),
