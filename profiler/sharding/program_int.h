@@ -52,6 +52,23 @@ int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofColl
  * the first to read, so a tied parameter counts once; program_zero.c). */
 double shard_op_param_bytes(const ShardStage *st, const TInfo *ti, int o);
 
+/* Bytes per device of the placed tensors, by role and what the backward
+ * reads (shard_place_tensors), and the saved activations (program.c). */
+typedef struct ShardPlaceSums {
+    double params, params_read, param_elems; /* parameters; those the backward reads */
+    double sin, sin_saved, sin_grads;        /* stage inputs; kept; with a gradient */
+    double sout, sout_saved;                 /* stage outputs; kept */
+    double saved_act;                        /* kept activations produced in the stage */
+} ShardPlaceSums;
+
+/* program_place.c: the placements of the parameters, then the stage
+ * inputs, then the stage outputs, each at its first occurrence in op order
+ * (TInfo.set 2 marks a placed tensor), with each spec text's digest in
+ * *pdig (malloc'd, the caller frees it) and their bytes summed into *sum;
+ * 0 or APPROF_ENOMEM. */
+int shard_place_tensors(const ShardStage *st, TInfo *ti, const int *touched, int n_touched,
+                        ApprofStageProgram *p, ApprofHash128 **pdig, ShardPlaceSums *sum);
+
 /* program_memory.c: what a stage program keeps. The peak of transient
  * bytes over a forward (dir 0) or backward (dir 1) walk. */
 double shard_transient_peak(const ShardStage *st, const TInfo *ti, int dir);
