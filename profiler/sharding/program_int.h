@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What the stage program's builder (program.c) shares with its ZeRO part
- * (program_zero.c): the per-tensor facts of a stage and the collective
- * list.
+ * What the files of the stage program builder share among themselves
+ * (program.c with program_place.c, program_memory.c, program_zero.c,
+ * program_accum.c and program_fp8.c): the per-tensor facts of a stage
+ * (TInfo), appending kernels and collectives, and each part's steps. What
+ * the rest of the pass calls is in program.h.
  */
 #ifndef APPROF_SHARDING_PROGRAM_INT_H
 #define APPROF_SHARDING_PROGRAM_INT_H
 
 #include <stddef.h>
 
+#include "sharding/program.h"
 #include "sharding/sharding_int.h"
-#include "sharding/sharding.h"
 
 typedef struct TInfo {
     ShardLayout L;
@@ -104,6 +106,11 @@ double shard_recompute_temp(const ShardStage *st, const TInfo *ti, const int *bl
  * output is a view of its input, one storage when both are kept. */
 void shard_saved_storage(const ShardStage *st, const TInfo *ti, const int *touched, int n_touched,
                          double *saved_act, double *sin_saved);
+
+/* The bytes Adam's step moves over elements parameters param_bytes wide,
+ * in the widths of the stage's spec: costdb's one rule (costdb_adam_bytes;
+ * program_accum.c). */
+double shard_adam_bytes(const ShardStage *st, double elements, double param_bytes);
 
 /* ZeRO over the gradient-synchronisation group (program_zero.c). */
 int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
