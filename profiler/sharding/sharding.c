@@ -18,6 +18,7 @@
 
 #include "sharding/context.h"
 #include "sharding/sharding_int.h"
+#include "sharding/program.h"
 
 int approf_shard_context_new(const ApprofGraph *g, const ApprofLayering *l,
                              const ApprofHardwareSpec *hw, int num_micro_batches,
