@@ -212,31 +212,17 @@ void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
 
 double apsolve_stages_zb_saving(int schedule, int v, int B, const ApsolveStage *st, size_t n)
 {
-    double fill = INFINITY, sum = 0, mx = 0, *f = NULL, *b = NULL, *w = NULL, t;
-    if (schedule != APSOLVE_SCHEDULE_ZB_H1 && schedule != APSOLVE_SCHEDULE_INTERLEAVED_ZB &&
-        schedule != APSOLVE_SCHEDULE_ZBV)
+    double *f = NULL, *b = NULL, *w = NULL, t = NAN;
+    if (!apsolve_schedule_zero_bubble(schedule))
         return 0;
-    v = v > 1 ? v : 1;
-    for (size_t k = 0; k < n; k++) {
-        double x = apsolve_schedule_zb_fill(st[k].fwd_cost, st[k].bwd_cost, st[k].wgrad_cost);
-        if (isnan(x) || !(st[k].wgrad_cost <= st[k].bwd_cost))
-            return NAN;
-        fill = x < fill ? x : fill;
-        sum += st[k].cost;
-        mx = st[k].cost > mx ? st[k].cost : mx;
-    }
-    if (schedule != APSOLVE_SCHEDULE_ZBV)
-        return n > 1 ? (double)(n - 1) * fill / v : 0.0;
-    /* the V has no closed form: its makespan, below the interleaved T of
-     * two chunks the callers start from */
-    f = malloc(n * sizeof *f);
-    b = malloc(n * sizeof *b);
-    w = malloc(n * sizeof *w);
-    t = NAN;
+    /* the schedule's own figure (schedule.h), on the stages' split */
+    f = malloc((n ? n : 1) * sizeof *f);
+    b = malloc((n ? n : 1) * sizeof *b);
+    w = malloc((n ? n : 1) * sizeof *w);
     if (f && b && w) {
         for (size_t k = 0; k < n; k++)
             f[k] = st[k].fwd_cost, b[k] = st[k].bwd_cost, w[k] = st[k].wgrad_cost;
-        t = (sum + (2.0 * B - 1) * mx) / 2 - apsolve_schedule_time_zbv(B, f, b, w, n);
+        t = apsolve_schedule_zb_saving((ApsolveSchedule)schedule, v, B, f, b, w, n);
     }
     free(f);
     free(b);

@@ -86,21 +86,19 @@ double apsolve_schedule_zb_fill(double fwd, double bwd, double wgrad)
 double apsolve_schedule_time_zb(int B, const double *fwd, const double *bwd,
                                 const double *wgrad, size_t n)
 {
-    double sum = 0, max = 0, fill = INFINITY;
+    double sum = 0, max = 0;
     if (!fwd || !bwd || !wgrad || n == 0 || B < 1 || (size_t)B < n)
         return NAN;
     for (size_t k = 0; k < n; k++) {
-        double c = fwd[k] + bwd[k], w = wgrad[k];
-        if (!(w >= 0) || !(w <= bwd[k]))
-            return NAN;
+        double c = fwd[k] + bwd[k];
         sum += c;
         if (c > max)
             max = c;
-        c = apsolve_schedule_zb_fill(fwd[k], bwd[k], w);
-        if (c < fill)
-            fill = c;
     }
-    return sum + ((double)B - 1.0) * max - (double)(n - 1) * fill;
+    /* Alpa's T less the schedule's saving (schedule_zb.c; NaN for a W
+     * outside 0..bwd) */
+    return sum + ((double)B - 1.0) * max -
+           apsolve_schedule_zb_saving(APSOLVE_SCHEDULE_ZB_H1, 1, B, fwd, bwd, wgrad, n);
 }
 
 double apsolve_schedule_in_flight(ApsolveSchedule s, int vpp, int B, int n, int k)

@@ -64,8 +64,9 @@ double apsolve_schedule_time(ApsolveSchedule s, int vpp, int B, const double *st
  * k takes fwd[k] forward and bwd[k] backward seconds per micro-batch, of
  * which wgrad[k] (0 <= wgrad[k] <= bwd[k]) compute the weight gradients
  * (the W pass; bwd[k] - wgrad[k] is the B pass): Alpa's T of the stage
- * costs fwd + bwd, less (n - 1) min over k of apsolve_schedule_zb_fill.
- * On equal stages this is B (F + B + W) + (n - 1)(F + B - min(W, F, B)),
+ * costs fwd + bwd, less (n - 1) min over k of apsolve_schedule_zb_fill
+ * (apsolve_schedule_zb_saving). On equal stages this is
+ * B (F + B + W) + (n - 1)(F + B - min(W, F, B)),
  * the paper's (n - 1)(T_F + T_B - T_W) bubble when W <= F and W <= B, and
  * the exact makespan of the order apreport simulates (docs/solver.md,
  * "Schedules"). NaN for n == 0, B < n, a NULL array or a W outside
@@ -80,11 +81,27 @@ double apsolve_schedule_time_zb(int B, const double *fwd, const double *bwd,
  * number in 0..bwd (unknown). */
 double apsolve_schedule_zb_fill(double fwd, double bwd, double wgrad);
 
+/* What zero-bubble schedule s takes off the time of its base schedule on
+ * n stages whose stage k takes fwd[k] forward and bwd[k] backward seconds,
+ * wgrad[k] of them the W pass: the one definition of each schedule's price
+ * (apsolve_schedule_time_zb and _izb subtract it from their base, the
+ * solver from the T it prices, evaluate.c). ZB-H1 (vpp ignored): off
+ * Alpa's T of the stage costs fwd + bwd, (n - 1) x the least
+ * apsolve_schedule_zb_fill of a stage; interleaved ZB: off the interleaved
+ * T of vpp chunks (< 1: 1), that over vpp; ZBV: off the interleaved T of 2
+ * chunks, what apsolve_schedule_time_zbv is below it. 0 for the other
+ * schedules; NaN for NULL arrays or a W outside 0..bwd (n == 0: 0, ZBV
+ * NaN). Each schedule's validity (apsolve_schedule_valid) stays the
+ * caller's (ZB-H1: B >= n; interleaved ZB also PyTorch's rounds), except
+ * that ZBV's makespan is NaN where its order is refused. */
+double apsolve_schedule_zb_saving(ApsolveSchedule s, int vpp, int B, const double *fwd,
+                                  const double *bwd, const double *wgrad, size_t n);
 /* Iteration time of PyTorch's ScheduleInterleavedZeroBubble with v >= 1
  * model chunks per device (each 1/v of the stage's fwd, bwd and wgrad
  * seconds) over B micro-batches on n stages: the interleaved time of the
- * stage costs fwd + bwd, less (n - 1)/v x the least
- * apsolve_schedule_zb_fill of a stage. On equal stages this is
+ * stage costs fwd + bwd, (sum + (B v - 1) max) / v, less (n - 1)/v x the
+ * least apsolve_schedule_zb_fill of a stage (apsolve_schedule_zb_saving).
+ * On equal stages this is
  * B (F + B + W) + (n - 1)(F + B - min(W, F, B)) / v, ZB-H1's bubble over v,
  * and the makespan of the order apreport simulates; v = 1 is ZB-H1. NaN
  * as apsolve_schedule_time_zb or when apsolve_schedule_valid refuses. */

@@ -14,6 +14,7 @@
  */
 #include <CUnit/Basic.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "apsolve.h"
@@ -452,6 +453,86 @@ static void test_zb_multi_solver(void)
     apsolve_problem_free(&p);
 }
 
+/* A random number in [lo, hi) from a fixed LCG (the same runs everywhere). */
+static double rnd(unsigned *state, double lo, double hi)
+{
+    *state = *state * 1103515245u + 12345u;
+    return lo + (hi - lo) * (double)((*state >> 8) & 0xffffff) / 16777216.0;
+}
+
+/* The solver prices each zero-bubble plan with the schedule's own function
+ * (apsolve_schedule_time_zb, _izb, _zbv): n = 1 .. 5 single-layer stages
+ * on one GPU each, so the plan is the stages as given, with random F, B
+ * and W (equal on every stage in half the draws, W anywhere in 0 .. B so
+ * every branch of the fill is met), every valid B up to 3 n + 1 and
+ * interleaved ZB on 1 .. 3 chunks; the two agree to rounding (the solver
+ * sums its stages from the last, the functions from the first). */
+static void test_zb_price_agrees(void)
+{
+    unsigned seed = 20261129u;
+    int checked[APSOLVE_SCHEDULE_COUNT] = {0};
+    for (int trial = 0; trial < 60; trial++) {
+        int n = 1 + trial % 5, equal = (trial / 5) % 2;
+        double f[5], b[5], w[5];
+        ApsolveProblem *p = NULL;
+        ApsolveOptions o;
+        CU_ASSERT_FATAL(apsolve_problem_new(n, 1, n, 1, 1, 1, &p) == APSOLVE_OK);
+        p->submeshes[0] = (ApsolveSubmesh){1, 1};
+        p->configs[0] = (ApsolveConfig){1, 1, 1, 0, {0, 0, 0}};
+        for (int k = 0; k < n; k++) {
+            size_t idx = apsolve_index(p, k, k, 0, 0);
+            if (k == 0 || !equal) {
+                f[k] = rnd(&seed, 0.05, 3);
+                b[k] = rnd(&seed, 0.05, 6);
+                w[k] = rnd(&seed, 0, 1) * b[k];
+            } else {
+                f[k] = f[0], b[k] = b[0], w[k] = w[0];
+            }
+            p->fwd_cost[idx] = f[k];
+            p->bwd_cost[idx] = b[k];
+            p->wgrad_cost[idx] = w[k];
+            p->cost[idx] = f[k] + b[k];
+        }
+        memset(&o, 0, sizeof o);
+        o.objective = APSOLVE_OBJECTIVE_FULL;
+        for (int s = APSOLVE_SCHEDULE_ZB_H1; s <= APSOLVE_SCHEDULE_ZBV; s++)
+            for (int v = 1; v <= (s == APSOLVE_SCHEDULE_INTERLEAVED_ZB ? 3 : 1); v++)
+                for (int B = 1; B <= 3 * n + 1; B++) {
+                    ApsolvePlan *pl = NULL;
+                    int vv = s == APSOLVE_SCHEDULE_ZBV ? 2 : v;
+                    double want = s == APSOLVE_SCHEDULE_ZB_H1
+                                      ? apsolve_schedule_time_zb(B, f, b, w, (size_t)n)
+                                  : s == APSOLVE_SCHEDULE_ZBV
+                                      ? apsolve_schedule_time_zbv(B, f, b, w, (size_t)n)
+                                      : apsolve_schedule_time_izb(v, B, f, b, w, (size_t)n);
+                    if (!apsolve_schedule_valid((ApsolveSchedule)s, vv, B, n, NULL, 0)) {
+                        CU_ASSERT(isnan(want));
+                        continue;
+                    }
+                    o.schedule = s;
+                    o.virtual_stages = vv;
+                    o.micro_batches = B;
+                    CU_ASSERT_FATAL(apsolve_solve(p, &o, &pl) == APSOLVE_OK);
+                    CU_ASSERT_EQUAL_FATAL(pl->n_stages, (size_t)n);
+                    for (int k = 0; k < n; k++)
+                        CU_ASSERT_EQUAL(pl->stages[k].start_layer, k);
+                    CU_ASSERT(pl->feasible);
+                    CU_ASSERT(isfinite(want));
+                    CU_ASSERT_DOUBLE_EQUAL(pl->cost, want, 1e-12 * want);
+                    if (fabs(pl->cost - want) > 1e-12 * want)
+                        fprintf(stderr, "%s v=%d B=%d n=%d: solver %.17g, function %.17g\n",
+                                apsolve_schedule_name((ApsolveSchedule)s), vv, B, n, pl->cost,
+                                want);
+                    checked[s]++;
+                    apsolve_plan_free(&pl);
+                }
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT(checked[APSOLVE_SCHEDULE_ZB_H1] > 100);
+    CU_ASSERT(checked[APSOLVE_SCHEDULE_INTERLEAVED_ZB] > 100);
+    CU_ASSERT(checked[APSOLVE_SCHEDULE_ZBV] > 100);
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -468,6 +549,8 @@ int main(void)
     CU_add_test(s, "interleaved-zb by hand", test_izb);
     CU_add_test(s, "zbv by hand", test_zbv);
     CU_add_test(s, "interleaved-zb and zbv: the solver's plans", test_zb_multi_solver);
+    CU_add_test(s, "zero bubble: the solver prices with the schedule's function",
+                test_zb_price_agrees);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned fails = CU_get_number_of_failures();
