@@ -12,7 +12,10 @@
  *     memory-bound operator) to see what the operators' kernels change.
  *     An expert GEMM of a MoE layer (ApprofKernel.experts) is a class of its
  *     own ("... expert gemm"); APPROF_CUDA_GROUPED_GEMM=0 runs it as the
- *     strided batch it was before backend ABI 11.
+ *     strided batch it was before backend ABI 11. A fused attention's
+ *     GEMMs are measured together (its lead GEMM carries the time): the
+ *     module runs them as cuDNN's fused flash attention in f16 and bf16,
+ *     as the GEMMs with APPROF_CUDA_SDPA=0 (as before backend ABI 14).
  *   bench_kernel_classes adam DTYPE HARDWARE
  *     The optimizer step: the module's fused Adam over 1e6 .. 1e9
  *     parameters against Adam's bytes (costdb_adam_bytes) at the spec's
@@ -38,6 +41,7 @@
 
 #include "backend.h"
 #include "collective.h"
+#include "cuda/sdpa.h"
 #include "hardware.h"
 #include "model/zoo.h"
 
@@ -57,19 +61,22 @@ static int have_be;
 static char be_err[256];
 
 /* Seconds one kernel takes on the device; NAN when not measured. */
-static double measure(const ApprofKernel *k, ApprofDtype dt, const ApprofHardwareSpec *hw)
+/* Seconds of the n kernels k[0..n) run together (n > 1: a fused
+ * attention's GEMMs, which the module runs as one cuDNN kernel). */
+static double measure(const ApprofKernel *k, int n, ApprofDtype dt, const ApprofHardwareSpec *hw)
 {
-    ApprofKernel ks[COPIES];
+    ApprofKernel ks[COPIES * 8];
     ApprofStageProgram p;
     ApprofMeasurement m;
-    if (!have_be)
+    if (!have_be || n < 1 || n > 8)
         return NAN;
     for (int i = 0; i < COPIES; i++)
-        ks[i] = *k;
+        for (int j = 0; j < n; j++)
+            ks[i * n + j] = k[j];
     memset(&p, 0, sizeof p);
     p.dtype = dt;
     p.kernels[0] = ks;
-    p.n_kernels[0] = COPIES;
+    p.n_kernels[0] = (size_t)(COPIES * n);
     if (be.measure(be.ctx, &p, 0, hw, &m) < 0 || m.status != 0) {
         fprintf(stderr, "  measure failed: %s\n", m.error);
         return NAN;
@@ -153,6 +160,18 @@ static int run_ops(int argc, char **argv)
                 char name[64];
                 double t = NAN;
                 size_t j;
+                /* a fused attention's GEMMs are measured together on its
+                 * lead (cuDNN's fused kernel stands for all of them), the
+                 * others then count 0 */
+                int group = (int)approf_sdpa_group(ks, (size_t)nk, (size_t)i);
+                if (group == 0 && ks[i].attention) {
+                    Class *c = class_of(cl, &ncl, "attention gemm", ph);
+                    if (c) {
+                        c->kernels++;
+                        c->analytic += approf_kernel_seconds(&hw, &ks[i]);
+                    }
+                    continue;
+                }
                 snprintf(name, sizeof name, "%s%s", approf_op_kind_name(g->ops[op].kind),
                          ks[i].experts > 0 ? " expert gemm"
                          : ks[i].kind == APPROF_K_GEMM ? " gemm"
@@ -163,7 +182,7 @@ static int run_ops(int argc, char **argv)
                 if (j < nseen) {
                     t = seen_t[j];
                 } else {
-                    t = measure(&ks[i], dt, &hw);
+                    t = measure(&ks[i], group ? group : 1, dt, &hw);
                     if (nseen == capseen) {
                         capseen = capseen ? 2 * capseen : 64;
                         seen = realloc(seen, capseen * sizeof *seen);
@@ -229,7 +248,7 @@ static void gemm_row(int64_t m, int64_t n, int64_t k, ApprofDtype dt, const Appr
     g.flops = 2.0 * (double)m * (double)n * (double)k;
     g.bytes = es * ((double)m * k + (double)k * n + (double)m * n);
     g.store_bytes = es * (double)m * n;
-    double t = measure(&g, dt, hw), a = approf_kernel_seconds(hw, &g);
+    double t = measure(&g, 1, dt, hw), a = approf_kernel_seconds(hw, &g);
     printf("%6lld %6lld %6lld %12.1f %12.1f %9.3f\n", (long long)m, (long long)n, (long long)k,
            isnan(t) ? NAN : g.flops / t * 1e-12, g.flops / a * 1e-12, isnan(t) ? NAN : a / t);
 }

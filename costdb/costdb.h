@@ -41,6 +41,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "variant.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -192,16 +194,6 @@ typedef struct CostdbSubmesh {
     int hosts, gpus_per_host;         /* (n, m) */
 } CostdbSubmesh;
 
-/* Activation recomputation of a stage variant (docs/variants.md). */
-typedef enum {
-    COSTDB_RECOMPUTE_NONE = 0,        /* keep every saved activation */
-    COSTDB_RECOMPUTE_SELECTIVE,       /* recompute attention scores/softmax (Megatron) */
-    COSTDB_RECOMPUTE_FULL,            /* keep layer inputs, rerun the forward in backward */
-    COSTDB_RECOMPUTE_OP,              /* torchtitan's per-op selective AC: save every other
-                                       * matmul and attention, rerun the rest (schema 11) */
-    COSTDB_RECOMPUTE_COUNT
-} CostdbRecompute;
-
 /* What the price of a ZeRO-3 variant assumes of the runtime: DeepSpeed's
  * stage3_max_reuse_distance in parameter elements, its default since
  * v0.3.13 (docs/variants.md, "ZeRO-3 and recomputation"). The stage
@@ -209,28 +201,18 @@ typedef enum {
  * apreport's DeepSpeed export writes it. */
 #define COSTDB_ZERO3_MAX_REUSE_DISTANCE 1000000000LL
 
-/* "none" | "selective" | "full" | "op" (NULL for an out-of-range value). */
-const char *costdb_recompute_name(int r);
-/* The CostdbRecompute of name, or -1. */
-int costdb_recompute_parse(const char *name);
-/* Of two recomputation modes, the one that keeps less (the more
- * conservative for memory): none < selective < op < full. */
-int costdb_recompute_max(int a, int b);
-
 /* One autosharding config of a submesh. Alpa's configs are (logical mesh,
  * force_batch_dim); approf adds variants of each (docs/variants.md): the
  * memory level of the sharding solution (0: the fastest, Alpa's ILP
  * optimum; higher: solutions that keep less memory resident), activation
- * recomputation and ZeRO sharding across the data-parallel replicas. A
- * config with memory_level 0, recompute none and zero 0 is Alpa's plain
- * config; those are the only ones --objective alpa reads. */
+ * recomputation and ZeRO sharding across the data-parallel replicas
+ * (variant.h). A config whose variant is plain (costdb_variant_is_plain)
+ * is Alpa's; those are the only ones --objective alpa reads. */
 typedef struct CostdbConfig {
     int submesh_index, config_index;
     int logical_a, logical_b;
     int force_batch_dim;              /* -1: no option; else mesh axis (0) */
-    int memory_level;                 /* >= 0 */
-    int recompute;                    /* CostdbRecompute */
-    int zero;                         /* 0..3 */
+    CostdbVariant variant;            /* valid (costdb_variant_valid) */
 } CostdbConfig;
 
 /* One ModuleProfileResult row. compute_cost is +inf when status != OK. */

@@ -86,8 +86,7 @@ int costdb_csv_export(Costdb *db, int64_t sweep_id, FILE *out)
     /* A plain table keeps Alpa's 15 columns; the variant columns come only
      * when they carry something, and an import keeps exactly that. */
     for (size_t i = 0; i < n_cf && !variants; i++)
-        variants = cf[i].memory_level != 0 || cf[i].recompute != COSTDB_RECOMPUTE_NONE ||
-                   cf[i].zero != 0;
+        variants = !costdb_variant_is_plain(cf[i].variant);
     for (size_t i = 0; i < n_e && !variants; i++)
         variants = e[i].apply_cost >= 0;
     for (int k = 0; k < (variants ? CDB_CSV_NCOLS : CDB_CSV_NPLAIN); k++)
@@ -133,8 +132,8 @@ int costdb_csv_export(Costdb *db, int64_t sweep_id, FILE *out)
             char apply[40] = "";
             if (x->apply_cost >= 0)
                 cdb_format_double(x->apply_cost, apply, sizeof apply);
-            fprintf(out, ",%d,%s,%d,%s", c->memory_level, costdb_recompute_name(c->recompute),
-                    c->zero, apply);
+            fprintf(out, ",%d,%s,%d,%s", c->variant.memory_level,
+                    costdb_recompute_name(c->variant.recompute), c->variant.zero, apply);
         }
         fputc('\n', out);
     }

@@ -46,7 +46,7 @@ typedef struct {
     double cost;
     int64_t size[7];
     CostdbStatus status;
-    int memory_level, recompute, zero; /* the config's variant */
+    CostdbVariant variant;     /* the config's */
     double apply_cost;         /* < 0: unknown */
     int submesh, config;       /* assigned indices */
 } Rec;
@@ -129,21 +129,21 @@ static int parse_variant(const Ctx *c, Rec *r)
     char *end = NULL;
     int64_t v = 0;
     int rc;
-    r->recompute = COSTDB_RECOMPUTE_NONE;
+    r->variant.recompute = COSTDB_RECOMPUTE_NONE;
     r->apply_cost = -1.0;
     if (*field(c, C_LEVEL)) {
         if ((rc = parse_count(c, C_LEVEL, CSV_MAX_MEMORY_LEVEL, &v)) < 0)
             return rc;
-        r->memory_level = (int)v;
+        r->variant.memory_level = (int)v;
     }
     s = field(c, C_RECOMPUTE);
-    if (*s && (r->recompute = costdb_recompute_parse(s)) < 0)
+    if (*s && (r->variant.recompute = costdb_recompute_parse(s)) < 0)
         return field_error(c, C_RECOMPUTE, "'%s' is not none, selective, full or op", s);
     s = field(c, C_ZERO);
     if (*s) {
         if (strcmp(s, "0") && strcmp(s, "1") && strcmp(s, "2") && strcmp(s, "3"))
             return field_error(c, C_ZERO, "'%s' is not a ZeRO stage 0, 1, 2 or 3", s);
-        r->zero = s[0] - '0';
+        r->variant.zero = s[0] - '0';
     }
     s = field(c, C_APPLY);
     if (*s) {
@@ -341,8 +341,8 @@ static int plan_configs(const Ctx *c, Rec *recs, size_t n, CdbImportPlan *plan)
             if (x->submesh_index != recs[i].submesh)
                 continue;
             if (x->logical_a == recs[i].la && x->logical_b == recs[i].lb &&
-                x->force_batch_dim == recs[i].fbd && x->memory_level == recs[i].memory_level &&
-                x->recompute == recs[i].recompute && x->zero == recs[i].zero)
+                x->force_batch_dim == recs[i].fbd &&
+                costdb_variant_equal(x->variant, recs[i].variant))
                 break;
             next = x->config_index + 1;
         }
@@ -356,9 +356,7 @@ static int plan_configs(const Ctx *c, Rec *recs, size_t n, CdbImportPlan *plan)
             plan->configs[k].logical_a = recs[i].la;
             plan->configs[k].logical_b = recs[i].lb;
             plan->configs[k].force_batch_dim = recs[i].fbd;
-            plan->configs[k].memory_level = recs[i].memory_level;
-            plan->configs[k].recompute = recs[i].recompute;
-            plan->configs[k].zero = recs[i].zero;
+            plan->configs[k].variant = recs[i].variant;
             plan->n_configs++;
         }
         recs[i].config = plan->configs[k].config_index;
@@ -382,9 +380,10 @@ static int check_duplicates(const Ctx *c, const Rec *recs, size_t n)
             Ctx at = *c;
             at.cur = &c->t->lines[(size_t)(b - recs) + 1];
             char variant[96] = "";
-            if (b->memory_level || b->recompute || b->zero)
+            if (!costdb_variant_is_plain(b->variant))
                 snprintf(variant, sizeof variant, " (memory level %d, recompute %s, zero %d)",
-                         b->memory_level, costdb_recompute_name(b->recompute), b->zero);
+                         b->variant.memory_level, costdb_recompute_name(b->variant.recompute),
+                         b->variant.zero);
             rc = field_error(&at, C_START,
                              "duplicate entry (%d, %d, %dx%d, %dx%d, %s)%s already on line %d",
                              b->start, b->end, b->hosts, b->gpus, b->la, b->lb,

@@ -148,8 +148,9 @@ static int layout_member(CjrParser *ps, const char *key, void *ctx, int depth)
         if (cjr_string(ps, l->cp_comm, sizeof l->cp_comm))
             return COSTDB_EPARSE;
         if (strcmp(l->cp_comm, "p2p") && strcmp(l->cp_comm, "a2a") &&
-            strcmp(l->cp_comm, "a2a+p2p"))
-            return cjr_fail(ps, "cp_comm \"%s\" is not p2p, a2a or a2a+p2p", l->cp_comm);
+            strcmp(l->cp_comm, "a2a+p2p") && strcmp(l->cp_comm, "all_gather"))
+            return cjr_fail(ps, "cp_comm \"%s\" is not p2p, a2a, a2a+p2p or all_gather",
+                            l->cp_comm);
         return 0;
     }
     if (!strcmp(key, "recompute")) {

@@ -28,7 +28,7 @@ typedef struct CostdbPlanLayout {
     int dp, tp, pp, sp, zero, vpp, mbs;
     char recompute[16];               /* none | selective | full | op */
     int cp;                           /* context parallelism; 0 or 1: none (not written) */
-    char cp_comm[16];                 /* p2p | a2a | a2a+p2p (docs/context-parallel.md) */
+    char cp_comm[16];                 /* p2p | a2a | a2a+p2p | all_gather (docs/context-parallel.md) */
     int cp_a2a;                       /* a2a+p2p: the a2a (inner) group of cp; else 0 */
     int ep, etp;                      /* expert parallelism and expert tensor parallel size
                                        * (docs/expert-parallel.md); 0, 0: not given (not

@@ -20,9 +20,6 @@ static const char *const sweep_status_names[] = {
 static const char *const entry_status_names[] = {
     "ok", "oom", "failed", "timeout", "skipped",
 };
-static const char *const recompute_names[COSTDB_RECOMPUTE_COUNT] = {
-    "none", "selective", "full", "op",
-};
 #define N_SWEEP_STATUS (sizeof sweep_status_names / sizeof sweep_status_names[0])
 #define N_ENTRY_STATUS (sizeof entry_status_names / sizeof entry_status_names[0])
 
@@ -56,30 +53,6 @@ int costdb_status_parse(const char *s, CostdbStatus *out)
         }
     }
     return COSTDB_EINVAL;
-}
-
-const char *costdb_recompute_name(int r)
-{
-    return r >= 0 && r < COSTDB_RECOMPUTE_COUNT ? recompute_names[r] : NULL;
-}
-
-int costdb_recompute_parse(const char *name)
-{
-    for (int i = 0; name && i < COSTDB_RECOMPUTE_COUNT; i++)
-        if (!strcmp(name, recompute_names[i]))
-            return i;
-    return -1;
-}
-
-int costdb_recompute_max(int a, int b)
-{
-    /* rank by what each keeps: selective drops the attention core, op
-     * every op but every other matmul and attention, full all but the
-     * blocks' inputs */
-    static const int rank[COSTDB_RECOMPUTE_COUNT] = {0, 1, 3, 2};
-    int ra = a >= 0 && a < COSTDB_RECOMPUTE_COUNT ? rank[a] : -1;
-    int rb = b >= 0 && b < COSTDB_RECOMPUTE_COUNT ? rank[b] : -1;
-    return ra >= rb ? a : b;
 }
 
 /* ---- sweeps ------------------------------------------------------------- */
@@ -160,13 +133,12 @@ static int sweep_check(Costdb *db, const CostdbSweep *s)
  * all three are checked here with a message naming the config. */
 static int config_check(Costdb *db, const CostdbConfig *c)
 {
-    if (c->memory_level < 0 || !costdb_recompute_name(c->recompute) || c->zero < 0 ||
-        c->zero > 3)
+    if (!costdb_variant_valid(c->variant))
         return cdb_err(db, COSTDB_EINVAL,
                        "%s: config (%d, %d): bad variant (memory_level %d, recompute %d,"
                        " zero %d)",
-                       db->path, c->submesh_index, c->config_index, c->memory_level,
-                       c->recompute, c->zero);
+                       db->path, c->submesh_index, c->config_index, c->variant.memory_level,
+                       c->variant.recompute, c->variant.zero);
     return 0;
 }
 
@@ -246,9 +218,10 @@ int costdb_sweep_create(Costdb *db, CostdbSweep *s,
         sqlite3_bind_int(st, 4, configs[i].logical_a);
         sqlite3_bind_int(st, 5, configs[i].logical_b);
         cdb_bind_int_or_null(st, 6, configs[i].force_batch_dim, -1);
-        sqlite3_bind_int(st, 7, configs[i].memory_level);
-        sqlite3_bind_text(st, 8, recompute_names[configs[i].recompute], -1, SQLITE_STATIC);
-        sqlite3_bind_int(st, 9, configs[i].zero);
+        sqlite3_bind_int(st, 7, configs[i].variant.memory_level);
+        sqlite3_bind_text(st, 8, costdb_recompute_name(configs[i].variant.recompute), -1,
+                          SQLITE_STATIC);
+        sqlite3_bind_int(st, 9, configs[i].variant.zero);
         rc = cdb_exec_stmt(db, st, sql_config_insert);
         cdb_release(st);
     }
@@ -487,8 +460,8 @@ static int config_row(Costdb *db, sqlite3_stmt *st, void *row)
         (rc = cdb_col_int(db, st, 3, 1, COSTDB_MAX_DEVICES, "(COSTDB_MAX_DEVICES)",
                           &x->logical_b)) < 0 ||
         (rc = cdb_col_int(db, st, 5, 0, COSTDB_MAX_INDEX - 1, "(COSTDB_MAX_INDEX)",
-                          &x->memory_level)) < 0 ||
-        (rc = cdb_col_int(db, st, 7, 0, 3, NULL, &x->zero)) < 0)
+                          &x->variant.memory_level)) < 0 ||
+        (rc = cdb_col_int(db, st, 7, 0, 3, NULL, &x->variant.zero)) < 0)
         return rc;
     if (sqlite3_column_type(st, 4) == SQLITE_NULL)
         x->force_batch_dim = -1;
@@ -502,8 +475,8 @@ static int config_row(Costdb *db, sqlite3_stmt *st, void *row)
                        COSTDB_MAX_DEVICES);
     if ((rc = cdb_column_text(db, st, 6, recompute, sizeof recompute, "recompute")) < 0)
         return rc;
-    x->recompute = costdb_recompute_parse(recompute);
-    if (x->recompute < 0)
+    x->variant.recompute = costdb_recompute_parse(recompute);
+    if (x->variant.recompute < 0)
         return cdb_err(db, COSTDB_ECORRUPT, "%s: config (%d, %d) has unknown recompute '%s'",
                        db->path, x->submesh_index, x->config_index, recompute);
     return 0;

@@ -146,6 +146,17 @@ typedef struct ApprofHardwareSpec {
      * docs/variants.md "ZeRO-3 overlap"). Not part of the fingerprint: the
      * sweep records it in its options. */
     int zero3_schedule;
+    /* 1: ZeRO-3's all-gathers and reduce-scatters go through the list form
+     * of torch.distributed (one tensor per rank), as DeepSpeed's stage 3
+     * called them up to v0.5.0 (partition_parameters.py _allgather_param,
+     * _reduce_scatter_gradient): PyTorch's NCCL process group then copies
+     * each rank's chunk out of (reduce-scatter: into) one flat buffer with
+     * a copy of its own on the NCCL stream, group_size copies per
+     * collective (hw/cost.c, docs/nccl-tuning.md "What grows with the
+     * rank count"). Priced on the collectives an overlapping
+     * zero3_schedule marks; 0: one flat buffer (FSDP, DeepSpeed since
+     * all_gather_into_tensor). */
+    int zero3_rank_copies;
 } ApprofHardwareSpec;
 
 /* ZeRO-3 schedules (ApprofHardwareSpec.zero3_schedule). SERIAL: every

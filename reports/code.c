@@ -76,7 +76,7 @@ void rep_write_framework_args(const ApreportReport *r, FILE *f)
     int dp = lb.dp, tp = lb.tp, pp = lb.pp, B = lb.B, v = lb.v;
     int64_t mbs = lb.mbs;
     int *blocks = lb.blocks, known = lb.blocks_known, total = lb.blocks_total;
-    int equal = lb.blocks_equal, recompute = lb.recompute, zero = lb.zero;
+    int equal = lb.blocks_equal, recompute = lb.variant.recompute, zero = lb.variant.zero;
     int differ = lb.variants_differ, variants = lb.variants_known;
     int sp = lb.sp_knob || (lb.seq_split && tp > 1);
     const char *why = lb.blocks_why, *dt = r->sweep.dtype;

@@ -21,6 +21,8 @@
 #include <string.h>
 
 #include "collective.h"
+#include "costdb_text.h"
+#include "export_fp8.h"
 #include "launch.h"
 
 static void comment_header(const RepLaunch *L, FILE *f)
@@ -66,16 +68,48 @@ static void unknown(FILE *f, const char *what, const char *why)
 
 /* The facts a file's checker needs and the file cannot hold (the world
  * size, the model's blocks), as one comment line. */
-static void context_text(const RepLaunch *L, char *out, size_t len)
+/* An ep plan priced through Megatron-Core's all-to-all token dispatcher
+ * (its stored options' ep, solver/expert_parallel.c); a plan whose ep is
+ * read from the placements was priced by the sharding ILP's own
+ * resharding, which either of Megatron's dispatchers can stand for. */
+static int ep_dispatcher_priced(const ApreportReport *r, const RepLaunch *L)
 {
+    return r->opts.has_layout && r->opts.layout.ep > 1 && L->ep > 1;
+}
+
+static void context_text(const ApreportReport *r, const RepLaunch *L, char *out, size_t len)
+{
+    int fp8 = rep_fp8_of(r);
     int at = snprintf(out, len, "launch context: nodes=%d gpus_per_node=%d world_size=%d tp=%d "
                                 "pp=%d layers=%d", L->hosts, L->gpus, L->hosts * L->gpus, L->tp,
                       L->pp, L->blocks_known ? L->blocks_total : 0);
     /* a mixture of experts: what DeepSpeed's MoE layer is built with, which
      * its config cannot hold (the manifest's MoE rules) */
     if (L->experts > 0 && at > 0 && (size_t)at < len)
-        snprintf(out + at, len - (size_t)at, " experts=%d ep=%d etp=%d", L->experts,
-                 L->ep > 0 ? L->ep : 1, L->etp > 0 ? L->etp : 1);
+        at += snprintf(out + at, len - (size_t)at, " experts=%d ep=%d etp=%d%s", L->experts,
+                       L->ep > 0 ? L->ep : 1, L->etp > 0 ? L->etp : 1,
+                       ep_dispatcher_priced(r, L) ? " dispatcher=alltoall" : "");
+    /* FP8 training (docs/fp8.md): the manifests' FP8 rules */
+    if (fp8 && at > 0 && (size_t)at < len)
+        snprintf(out + at, len - (size_t)at, "%s", rep_fp8_context(fp8));
+}
+
+/* The capacity factor the sweep's graph was built with
+ * (docs/expert-parallel.md, "Capacity and the launch files"): its dispatch
+ * holds moe_capacity slots per expert and sample (the model's options,
+ * profiler/sweep/sweep_db.c), C = ceil(cf S top_k / E). 0 when dropless
+ * (C is the balanced ceil(S top_k / E): Megatron-Core's default, no
+ * capacity factor) or unknown. */
+static double moe_capacity_factor(const ApreportReport *r, const RepLaunch *L)
+{
+    long long k = 0, c = 0;
+    long long s = L->model.seq, e = L->experts;
+    if (!r->has_model || s <= 0 || e <= 0 ||
+        costdb_json_member_int(r->model.options, "moe_top_k", &k) ||
+        costdb_json_member_int(r->model.options, "moe_capacity", &c) || k <= 0 || c <= 0 ||
+        c == (s * k + e - 1) / e)
+        return 0;
+    return (double)c * (double)e / ((double)s * (double)k);
 }
 
 /* The Megatron-LM model shape arguments (docs/export-megatron.md). */
@@ -163,7 +197,7 @@ static void megatron_optimizer_state(const ApreportReport *r, const RepLaunch *L
         return;
     m1 = megatron_state_dtype(fab.adam.exp_avg);
     m2 = megatron_state_dtype(fab.adam.exp_avg_sq);
-    if (!L->zero) {
+    if (!L->variant.zero) {
         fputs("# Megatron-LM core_v0.19.0 cannot express Adam's state narrower than f32 "
               "without the distributed optimizer (--use-precision-aware-optimizer requires "
               "--use-distributed-optimizer); the plan was priced with it\n",
@@ -198,8 +232,9 @@ static void megatron_optimizer_state(const ApreportReport *r, const RepLaunch *L
 int apreport_write_megatron(const ApreportReport *r, FILE *f)
 {
     RepLaunch L;
-    char ctx[200];
+    char ctx[240];
     const char *script;
+    int fp8 = rep_fp8_of(r);
     if (refuse(r))
         return r && r->n_stages ? APREPORT_EINFEASIBLE : APREPORT_EINVAL;
     rep_launch_of(r, REP_RT_MEGATRON, &L);
@@ -224,7 +259,7 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
                    "<data, tokenizer and optimizer arguments>\n", L.gpus, script);
     fputs("#   (--vocab-size is the model's; with --tokenizer-type NullTokenizer --mock-data it "
           "runs on synthetic data)\n", f);
-    context_text(&L, ctx, sizeof(ctx));
+    context_text(r, &L, ctx, sizeof(ctx));
     fprintf(f, "# %s\n", ctx);
     if (L.model.model && L.model.model[0]) {
         /* the manifest's per-model rules read it (docs/export-megatron.md) */
@@ -241,18 +276,21 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
             (long long)L.global);
     if (L.sp)
         fputs(" model.sequence_parallel=True", f);
-    if (L.recompute == COSTDB_RECOMPUTE_SELECTIVE)
+    if (L.variant.recompute == COSTDB_RECOMPUTE_SELECTIVE)
         fputs(" model.activations_checkpoint_granularity=selective", f);
-    else if (L.recompute == COSTDB_RECOMPUTE_FULL)
+    else if (L.variant.recompute == COSTDB_RECOMPUTE_FULL)
         fputs(" model.activations_checkpoint_granularity=full "
               "model.activations_checkpoint_method=uniform model.activations_checkpoint_num_layers=1", f);
-    if (L.zero)
+    if (L.variant.zero)
         fputs(" model.optim.name=distributed_fused_adam", f);
+    if (L.cp > 1)
+        fprintf(f, " model.context_parallel_size=%d", L.cp);
     if (L.ep > 0)
         fprintf(f, " model.expert_model_parallel_size=%d model.expert_tensor_parallel_size=%d",
                 L.ep, L.etp);
     if (L.prec)
         fprintf(f, " trainer.precision=%s-mixed", L.prec[0] == 'b' ? "bf16" : "16");
+    rep_fp8_nemo(fp8, f);
     fputc('\n', f);
     if (L.model.preset)
         fprintf(f, "# model shape: the placements' sizes, the heads of zoo preset %s\n",
@@ -291,14 +329,14 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
     arg_int(f, "--global-batch-size", L.global);
     if (L.sp)
         arg(f, "--sequence-parallel", NULL);
-    if (L.recompute == COSTDB_RECOMPUTE_SELECTIVE) {
+    if (L.variant.recompute == COSTDB_RECOMPUTE_SELECTIVE) {
         arg(f, "--recompute-granularity", "selective");
-    } else if (L.recompute == COSTDB_RECOMPUTE_FULL) {
+    } else if (L.variant.recompute == COSTDB_RECOMPUTE_FULL) {
         arg(f, "--recompute-granularity", "full");
         arg(f, "--recompute-method", "uniform");
         arg_int(f, "--recompute-num-layers", 1);
     }
-    if (L.zero)
+    if (L.variant.zero)
         arg(f, "--use-distributed-optimizer", NULL);
     megatron_optimizer_state(r, &L, f);
     if (L.ep > 0) {
@@ -310,9 +348,27 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
             arg_int(f, "--moe-router-topk", L.model.topk);
         if (L.model.moe_ffn > 0)
             arg_int(f, "--moe-ffn-hidden-size", L.model.moe_ffn);
+        /* the dispatcher an ep plan is priced with
+         * (solver/expert_parallel.c); Megatron-Core's default is
+         * allgather */
+        if (ep_dispatcher_priced(r, &L))
+            arg(f, "--moe-token-dispatcher-type", "alltoall");
+    }
+    if (L.experts > 0) {
+        /* a graph built with a capacity factor runs every expert on its
+         * padded capacity: Megatron's drop-and-pad (token_dispatcher.py,
+         * get_capacity) */
+        double cf = moe_capacity_factor(r, &L);
+        if (cf > 0) {
+            char b[32];
+            snprintf(b, sizeof b, "%.6g", cf);
+            arg(f, "--moe-expert-capacity-factor", b);
+            arg(f, "--moe-pad-expert-input-to-capacity", NULL);
+        }
     }
     if (L.prec)
         arg(f, L.prec[0] == 'b' ? "--bf16" : "--fp16", NULL);
+    rep_fp8_megatron(&L, fp8, f);
     return ferror(f) ? APREPORT_EIO : 0;
 }
 
@@ -335,7 +391,8 @@ static void json_line(FILE *f, int indent, const char *key, int last, const char
  * parallelism is set, the launcher and its hostfile, the context. */
 static void deepspeed_notes(const ApreportReport *r, RepLaunch *L)
 {
-    char ctx[200];
+    char ctx[240];
+    int fp8 = rep_fp8_of(r);
     if (L->tp > 1 || L->pp > 1 || L->ep > 0) {
         char b[REP_LAUNCH_LINE_LEN];
         size_t pos = (size_t)snprintf(b, sizeof(b), "the JSON holds no model parallelism:");
@@ -357,7 +414,7 @@ static void deepspeed_notes(const ApreportReport *r, RepLaunch *L)
             b[pos - 1] = '.';
         rep_launch_line(L, "%s", b);
     }
-    if (L->recompute && L->pp == 1)
+    if (L->variant.recompute && L->pp == 1)
         rep_launch_line(L, "recomputation: wrap each transformer block's forward in "
                            "deepspeed.checkpointing.checkpoint (the section below configures it)");
     if (L->hosts > 1) {
@@ -372,7 +429,8 @@ static void deepspeed_notes(const ApreportReport *r, RepLaunch *L)
         rep_launch_line(L, "launch: deepspeed --num_gpus %d train.py --deepspeed "
                            "--deepspeed_config %s_deepspeed.json", L->gpus, r->name);
     }
-    context_text(L, ctx, sizeof(ctx));
+    rep_fp8_deepspeed_notes(L, fp8);
+    context_text(r, L, ctx, sizeof(ctx));
     rep_launch_line(L, "%s", ctx);
 }
 
@@ -404,24 +462,24 @@ int apreport_write_deepspeed(const ApreportReport *r, FILE *f)
     else
         json_line(f, 2, "fp16", 0, "{\"enabled\": false}");
     /* the reuse distance the plan was priced with (costdb.h) */
-    if (L.zero == 3 && L.dp_shard > 0)
+    if (L.variant.zero == 3 && L.dp_shard > 0)
         /* HSDP as MiCS: ZeRO-3 within groups of mics_shard_size ranks, the
          * groups replicated (deepspeed/runtime/zero/mics.py, docs/hsdp.md) */
         json_line(f, 2, "zero_optimization", 0,
                   "{\"stage\": 3, \"stage3_max_reuse_distance\": %lld, \"mics_shard_size\": %d}",
                   (long long)COSTDB_ZERO3_MAX_REUSE_DISTANCE, L.dp_shard);
-    else if (L.zero == 3)
+    else if (L.variant.zero == 3)
         json_line(f, 2, "zero_optimization", 0,
                   "{\"stage\": 3, \"stage3_max_reuse_distance\": %lld}",
                   (long long)COSTDB_ZERO3_MAX_REUSE_DISTANCE);
     else
-        json_line(f, 2, "zero_optimization", 0, "{\"stage\": %d}", L.zero);
+        json_line(f, 2, "zero_optimization", 0, "{\"stage\": %d}", L.variant.zero);
     if (L.pp > 1)
         /* the pipeline engine reads activation_checkpoint_interval (and
          * the partitioning switches); its stages come from PipelineModule */
         json_line(f, 2, "pipeline", 0, "{\"activation_checkpoint_interval\": %d}",
-                  L.recompute == COSTDB_RECOMPUTE_FULL ? 1 : 0);
-    if (L.recompute)
+                  L.variant.recompute == COSTDB_RECOMPUTE_FULL ? 1 : 0);
+    if (L.variant.recompute)
         json_line(f, 2, "activation_checkpointing", 0,
                   "{\"partition_activations\": %s, \"contiguous_memory_optimization\": false, "
                   "\"cpu_checkpointing\": false, \"number_checkpoints\": null, "
@@ -435,7 +493,8 @@ int apreport_write_deepspeed(const ApreportReport *r, FILE *f)
 /* torchtitan's launcher lines and the note on its current main. */
 static void torchtitan_notes(const ApreportReport *r, RepLaunch *L)
 {
-    char ctx[200];
+    char ctx[240];
+    int fp8 = rep_fp8_of(r);
     if (L->sp == 0 && L->tp > 1)
         rep_launch_line(L, "torchtitan's tensor parallelism always shards the norms' activations "
                            "over the sequence (sequence parallelism); the plan was priced "
@@ -451,7 +510,8 @@ static void torchtitan_notes(const ApreportReport *r, RepLaunch *L)
     rep_launch_line(L, "%s reads Python configs (--module NAME --config FUNCTION), not TOML: "
                        "the same layout as its overrides is the 'main:' block at the end "
                        "(docs/export-torchtitan.md)", REP_TORCHTITAN_MAIN);
-    context_text(L, ctx, sizeof(ctx));
+    rep_fp8_torchtitan_notes(L, fp8);
+    context_text(r, L, ctx, sizeof(ctx));
     rep_launch_line(L, "%s", ctx);
 }
 
@@ -467,7 +527,7 @@ static void toml_kv(FILE *f, const char *key, const char *value)
  * (ParallelDims: dp_replicate x dp_shard; docs/hsdp.md). */
 static int titan_shard(const RepLaunch *L)
 {
-    return !L->zero ? 1 : L->dp_shard > 0 ? L->dp_shard : L->dp;
+    return !L->variant.zero ? 1 : L->dp_shard > 0 ? L->dp_shard : L->dp;
 }
 
 static int titan_replicate(const RepLaunch *L)
@@ -494,10 +554,15 @@ static void torchtitan_parallelism(FILE *f, const RepLaunch *L)
     fputs("\n[parallelism]\n", f);
     fprintf(f, "data_parallel_replicate_degree = %d\n"
                "data_parallel_shard_degree = %d\n", titan_replicate(L), titan_shard(L));
-    if (L->zero)
-        toml_kv(f, "fsdp_reshard_after_forward", L->zero == 3 && !L->raf_off ? "always" : "never");
+    if (L->variant.zero)
+        toml_kv(f, "fsdp_reshard_after_forward",
+                L->variant.zero == 3 && !L->raf_off ? "always" : "never");
     fprintf(f, "tensor_parallel_degree = %d\n", L->tp);
     fprintf(f, "context_parallel_degree = %d\n", L->cp > 1 ? L->cp : 1);
+    /* Megatron's all_gather: K/V shards all-gathered, torchtitan's
+     * default rotate method, written as priced */
+    if (L->cp > 1 && !strcmp(L->cp_comm, "all_gather"))
+        toml_kv(f, "context_parallel_rotate_method", "allgather");
     fprintf(f, "pipeline_parallel_degree = %d\n", L->pp);
     sched = titan_schedule(L);
     if (L->pp > 1) {
@@ -540,9 +605,9 @@ static void torchtitan_main(FILE *f, const RepLaunch *L)
     fprintf(f, "# main: --parallelism.data_parallel_replicate_degree %d\n"
                "# main: --parallelism.data_parallel_shard_degree %d\n",
             titan_replicate(L), titan_shard(L));
-    if (L->zero)
+    if (L->variant.zero)
         fprintf(f, "# main: --parallelism.fsdp_reshard_after_forward %s\n",
-                L->zero == 3 && !L->raf_off ? "always" : "never");
+                L->variant.zero == 3 && !L->raf_off ? "always" : "never");
     if (L->cp > 1)
         fprintf(f, "# main: --parallelism.context_parallel_degree %d\n", L->cp);
     fprintf(f, "# main: --parallelism.tensor_parallel_degree %d\n"
@@ -576,6 +641,7 @@ int apreport_write_torchtitan(const ApreportReport *r, FILE *f)
 {
     RepLaunch L;
     char desc[REP_LAUNCH_LINE_LEN];
+    int fp8 = rep_fp8_of(r);
     if (refuse(r))
         return r && r->n_stages ? APREPORT_EINFEASIBLE : APREPORT_EINVAL;
     rep_launch_of(r, REP_RT_TORCHTITAN, &L);
@@ -593,9 +659,14 @@ int apreport_write_torchtitan(const ApreportReport *r, FILE *f)
         fputs("\n[model]\n", f);
         toml_kv(f, "name", L.model.titan_name);
         toml_kv(f, "flavor", L.model.titan_flavor);
+        rep_fp8_torchtitan_converters(fp8, f);
     } else {
         fputc('\n', f);
         unknown(f, "[model] name/flavor", L.model.titan_why);
+        if (fp8) {
+            fputs("[model]\n", f);
+            rep_fp8_torchtitan_converters(fp8, f);
+        }
     }
     torchtitan_parallelism(f, &L);
     fputs("\n[training]\n", f);
@@ -608,11 +679,13 @@ int apreport_write_torchtitan(const ApreportReport *r, FILE *f)
     toml_kv(f, "mixed_precision_param", L.prec ? "bfloat16" : "float32");
     toml_kv(f, "mixed_precision_reduce", "float32");
     fputs("\n[activation_checkpoint]\n", f);
-    toml_kv(f, "mode", L.recompute == COSTDB_RECOMPUTE_FULL ? "full"
-                       : L.recompute == COSTDB_RECOMPUTE_OP ? "selective" : "none");
-    if (L.recompute == COSTDB_RECOMPUTE_OP)
+    toml_kv(f, "mode", L.variant.recompute == COSTDB_RECOMPUTE_FULL ? "full"
+                       : L.variant.recompute == COSTDB_RECOMPUTE_OP ? "selective" : "none");
+    if (L.variant.recompute == COSTDB_RECOMPUTE_OP)
         toml_kv(f, "selective_ac_option", "op");
+    rep_fp8_torchtitan_tables(&L, fp8, titan_shard(&L), f);
     torchtitan_main(f, &L);
+    rep_fp8_torchtitan_main(fp8, f);
     return ferror(f) ? APREPORT_EIO : 0;
 }
 

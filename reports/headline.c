@@ -58,10 +58,11 @@ static void layout_text(const ApreportReport *r, const RepLaunchBasics *b, char 
     } else if (b->variants_differ) {
         PUT(", per stage:");
         for (size_t k = 0; k < r->n_stages && k < 8; k++)
-            PUT("%s %s/ZeRO-%d", k ? ";" : "", costdb_recompute_name(r->stages[k].recompute),
-                r->stages[k].zero);
+            PUT("%s %s/ZeRO-%d", k ? ";" : "",
+                costdb_recompute_name(r->stages[k].variant.recompute), r->stages[k].variant.zero);
     } else {
-        PUT(", recompute %s, ZeRO-%d", costdb_recompute_name(b->recompute), b->zero);
+        PUT(", recompute %s, ZeRO-%d", costdb_recompute_name(b->variant.recompute),
+            b->variant.zero);
     }
     PUT(", %s", b->prec ? b->prec : "fp32");
 #undef PUT

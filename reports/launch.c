@@ -155,10 +155,8 @@ void rep_launch_basics(const ApreportReport *r, RepLaunchBasics *b)
             b->variants_known = 0;
             continue;
         }
-        b->variants_differ |= s->recompute != r->stages[0].recompute ||
-                              s->zero != r->stages[0].zero;
-        b->recompute = costdb_recompute_max(b->recompute, s->recompute);
-        b->zero = s->zero > b->zero ? s->zero : b->zero;
+        b->variants_differ |= !costdb_variant_same_settings(s->variant, r->stages[0].variant);
+        b->variant = costdb_variant_max(b->variant, s->variant);
     }
     b->sp_knob = r->opts.has_layout && r->opts.layout.sp;
     b->seq_split = seq_split(r);
@@ -292,7 +290,11 @@ static void runtime_limits(RepLaunch *L, Notes *N)
      * parallelism is Megatron-DeepSpeed's, outside the config); the closest
      * plan is the layout the cp plan was priced from, data parallelism over
      * dp x cp with 1/cp of the accumulation steps (docs/context-parallel.md) */
-    if (rt == REP_RT_TORCHTITAN && L->cp > 1 && strcmp(L->cp_comm, "p2p")) {
+    /* torchtitan all-gathers the K/V shards (its default
+     * context_parallel_rotate_method) or passes them on: the ring and
+     * all_gather, not the all-to-alls (apsolve_cp_frameworks) */
+    if (rt == REP_RT_TORCHTITAN && L->cp > 1 && strcmp(L->cp_comm, "p2p") &&
+        strcmp(L->cp_comm, "all_gather")) {
         L->changed = 1;
         note(N, "torchtitan's context parallelism is ring attention (K/V shards all-gathered or "
                 "passed on), not the all-to-alls of %s: its ring instead", L->cp_comm);
@@ -324,11 +326,11 @@ static void runtime_limits(RepLaunch *L, Notes *N)
         L->etp = L->tp;
     }
     hsdp_limits(L, N);
-    if (rt == REP_RT_MEGATRON && L->zero >= 2) {
+    if (rt == REP_RT_MEGATRON && L->variant.zero >= 2) {
         L->changed = 1;
         note(N, "Megatron-LM cannot express ZeRO-%d (its distributed optimizer shards the "
-                "optimizer states only): ZeRO-1 instead", L->zero);
-        L->zero = 1;
+                "optimizer states only): ZeRO-1 instead", L->variant.zero);
+        L->variant.zero = 1;
     }
     if (rt == REP_RT_MEGATRON && L->sched == APREPORT_SCHED_GPIPE) {
         L->changed = 1;
@@ -350,11 +352,11 @@ static void runtime_limits(RepLaunch *L, Notes *N)
                 "rank (InterleavedZeroBubble and ZBVZeroBubble take 2 or more): 1F1B instead");
         L->sched = APREPORT_SCHED_1F1B;
     }
-    if (rt == REP_RT_DEEPSPEED && L->pp > 1 && L->zero >= 2) {
+    if (rt == REP_RT_DEEPSPEED && L->pp > 1 && L->variant.zero >= 2) {
         L->changed = 1;
         note(N, "DeepSpeed's pipeline engine cannot express ZeRO-%d with pipeline parallelism "
-                "(stage 0 or 1 only): ZeRO-1 instead", L->zero);
-        L->zero = 1;
+                "(stage 0 or 1 only): ZeRO-1 instead", L->variant.zero);
+        L->variant.zero = 1;
     }
     if (rt == REP_RT_DEEPSPEED && L->pp > 1 && L->sched != APREPORT_SCHED_1F1B) {
         L->changed = 1;
@@ -362,48 +364,49 @@ static void runtime_limits(RepLaunch *L, Notes *N)
                 "1F1B): 1F1B instead", sched_label(L->sched));
         L->sched = APREPORT_SCHED_1F1B;
     }
-    if (rt == REP_RT_DEEPSPEED && L->recompute == COSTDB_RECOMPUTE_SELECTIVE) {
+    if (rt == REP_RT_DEEPSPEED && L->variant.recompute == COSTDB_RECOMPUTE_SELECTIVE) {
         L->changed = 1;
         note(N, "DeepSpeed's activation checkpointing cannot express selective recomputation "
                 "(it checkpoints whole layers): full instead");
-        L->recompute = COSTDB_RECOMPUTE_FULL;
+        L->variant.recompute = COSTDB_RECOMPUTE_FULL;
     }
     /* torchtitan's per-op policy (recompute op, docs/variants.md): the
      * others recompute whole layers or whole modules */
-    if ((rt == REP_RT_DEEPSPEED || rt == REP_RT_MEGATRON) && L->recompute == COSTDB_RECOMPUTE_OP) {
+    if ((rt == REP_RT_DEEPSPEED || rt == REP_RT_MEGATRON) &&
+        L->variant.recompute == COSTDB_RECOMPUTE_OP) {
         L->changed = 1;
         note(N, "%s cannot express torchtitan's per-op recomputation (it recomputes whole %s): "
                 "full instead", rt_names[rt], rt == REP_RT_DEEPSPEED ? "layers" : "modules");
-        L->recompute = COSTDB_RECOMPUTE_FULL;
+        L->variant.recompute = COSTDB_RECOMPUTE_FULL;
     }
     /* torchtitan's selective modes are per-op or every n-th layer
      * (activation_checkpoint.selective_ac_option): Megatron's attention
      * core alone is none of them; the per-op policy keeps less */
-    if (rt == REP_RT_TORCHTITAN && L->recompute == COSTDB_RECOMPUTE_SELECTIVE) {
+    if (rt == REP_RT_TORCHTITAN && L->variant.recompute == COSTDB_RECOMPUTE_SELECTIVE) {
         L->changed = 1;
         note(N, "torchtitan cannot express selective recomputation of the attention core (its "
                 "selective modes are per-op or every n-th layer): its per-op policy (recompute "
                 "op) instead");
-        L->recompute = COSTDB_RECOMPUTE_OP;
+        L->variant.recompute = COSTDB_RECOMPUTE_OP;
     }
-    if (rt == REP_RT_TORCHTITAN && L->zero == 1) {
+    if (rt == REP_RT_TORCHTITAN && L->variant.zero == 1) {
         L->changed = 1;
         note(N, "torchtitan cannot express ZeRO-1 (FSDP shards gradients too): ZeRO-2, FSDP "
                 "without resharding after the forward, instead");
-        L->zero = 2;
+        L->variant.zero = 2;
     }
-    if (rt == REP_RT_TORCHTITAN && L->zero == 0 && L->dp > 1 && (L->tp > 1 || L->pp > 1)) {
+    if (rt == REP_RT_TORCHTITAN && L->variant.zero == 0 && L->dp > 1 && (L->tp > 1 || L->pp > 1)) {
         L->changed = 1;
         note(N, "torchtitan refuses plain data parallelism (DDP) with tensor or pipeline "
                 "parallelism (\"DDP has not supported > 1D parallelism\"): ZeRO-2, FSDP "
                 "without resharding after the forward, instead of ZeRO-0");
-        L->zero = 2;
+        L->variant.zero = 2;
     }
-    if (rt == REP_RT_TORCHTITAN && L->zero == 0 && L->ep > 1) {
+    if (rt == REP_RT_TORCHTITAN && L->variant.zero == 0 && L->ep > 1) {
         L->changed = 1;
         note(N, "torchtitan builds expert parallelism inside FSDP's data-parallel shards: "
                 "ZeRO-2, FSDP without resharding after the forward, instead of ZeRO-0");
-        L->zero = 2;
+        L->variant.zero = 2;
     }
     if (rt == REP_RT_TORCHTITAN && L->prec && L->prec[0] == 'f') {
         L->changed = 1;
@@ -461,16 +464,18 @@ static void price_text(const ApreportReport *r, const RepLaunch *L, int uni, cha
         return;
     }
     int si = L->sched == r->schedule ? 0 : 1;
-    if (c->have && c->priced[si][L->recompute][L->zero] &&
+    if (c->have && c->priced[si][L->variant.recompute][L->variant.zero] &&
         (uni || (L->dp == c->logical_a && L->tp == c->logical_b && L->pp == c->pp))) {
-        double t = c->cost[si][L->recompute][L->zero];
+        double t = c->cost[si][L->variant.recompute][L->variant.zero];
         if (isfinite(t)) {
-            const ApsolveFwVerdict *v = &c->fw[si][L->recompute][L->zero];
+            const ApsolveFwVerdict *v = &c->fw[si][L->variant.recompute][L->variant.zero];
             *t2 = t;
             snprintf(out, len, "estimated iteration time of this %s: T = %.6f s, objective "
                                "%.6f s%s (the plan: T = %.6f s)%s%s",
-                     L->changed ? "closest plan" : "plan", t, c->total[si][L->recompute][L->zero],
-                     c->feasible[si][L->recompute][L->zero] ? "" : ", INFEASIBLE (memory)",
+                     L->changed ? "closest plan" : "plan", t,
+                     c->total[si][L->variant.recompute][L->variant.zero],
+                     c->feasible[si][L->variant.recompute][L->variant.zero] ? ""
+                                                                            : ", INFEASIBLE (memory)",
                      r->plan.cost, (v->runs >> L->rt) & 1u ? "" : "; not exact either: ",
                      (v->runs >> L->rt) & 1u ? "" : v->why[L->rt]);
         } else {
@@ -500,17 +505,16 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
     L->sched = r->schedule;
     L->v = b.v;
     layout_of(r, &b, L, &N);
-    L->recompute = b.recompute;
-    L->zero = b.zero;
+    L->variant = b.variant;
     L->prec = b.prec;
     if (b.variants_differ) {
         L->changed = 1;
         note(&N, "%s cannot set recomputation or ZeRO per stage and the stages differ: the most "
                  "conservative (recompute %s, ZeRO %d) on every stage", name,
-             costdb_recompute_name(b.recompute), b.zero);
+             costdb_recompute_name(b.variant.recompute), b.variant.zero);
     }
     expert_parallel(r, &L->ep, &L->etp, &L->experts);
-    if (r->opts.has_layout && b.zero == 3) { /* HSDP, raf=0 as the plan gives them */
+    if (r->opts.has_layout && b.variant.zero == 3) { /* HSDP, raf=0 as the plan gives them */
         L->dp_shard = r->opts.layout.dp_shard;
         L->raf_off = r->opts.layout.raf_off;
     }
@@ -650,7 +654,8 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
                            "ZeRO %d, %s", L->dp, L->tp, L->pp, L->hosts, L->gpus, sl,
                         (long long)L->mbs, L->B,
                         costdb_plural(L->B, "micro-batch", "micro-batches"), (long long)L->global,
-                        costdb_recompute_name(L->recompute), L->zero, L->prec ? L->prec : "fp32");
+                        costdb_recompute_name(L->variant.recompute), L->variant.zero,
+                        L->prec ? L->prec : "fp32");
     }
     rep_launch_line(L, "%s", price);
 }

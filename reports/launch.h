@@ -21,7 +21,8 @@ typedef struct RepLaunchBasics {
     int64_t global, mbs;              /* global batch, per-replica micro-batch */
     int batch_exact;                  /* global is a multiple of B x dp */
     const char *prec;                 /* "bf16" | "fp16" | NULL (fp32) */
-    int recompute, zero;              /* the most conservative over the stages */
+    CostdbVariant variant;            /* the most conservative over the stages whose variant
+                                       * is known (costdb_variant_max); plain without one */
     int variants_differ;              /* the stages differ in recompute or ZeRO */
     int variants_known;               /* every stage's variant is known */
     int sp_knob;                      /* the plan records sp=1 (apsolve --parallel) */
@@ -115,7 +116,9 @@ typedef struct RepLaunch {
     int hosts, gpus;                  /* the cluster */
     int dp, tp, pp, v;                /* v: interleaved chunks per stage (1 otherwise) */
     ApreportScheduleKind sched;
-    int recompute, zero, sp, ep, etp, experts;
+    CostdbVariant variant;            /* the recomputation and ZeRO stage it sets (the memory
+                                       * level is the plan's stages', not a setting) */
+    int sp, ep, etp, experts;
     int cp, cp_a2a;                   /* context parallelism (1: none), a2a+p2p's a2a group */
     const char *cp_comm;              /* Megatron's --cp-comm-type */
     int dp_shard, raf_off;            /* HSDP's shard group (0: none), FSDP2's

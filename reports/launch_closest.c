@@ -125,8 +125,8 @@ void rep_closest_price(Costdb *db, ApreportReport *r)
                                           c->logical_b, c->force_batch_dim, specs) < 0)
                     goto cleanup;
                 for (int k = 0; k < c->pp; k++) {
-                    specs[k].recompute = rec;
-                    specs[k].zero = z;
+                    specs[k].variant.recompute = rec;
+                    specs[k].variant.zero = z;
                 }
                 /* as the frameworks run it: tp stages at the memory level
                  * that splits the weights (solver/frameworks.h) */
@@ -168,8 +168,9 @@ void rep_frameworks(const ApreportReport *r, ApsolveFwVerdict *v)
         const RepStage *s = &r->stages[k];
         st[k] = (ApsolveFwStage){s->st.end_layer - s->st.start_layer + 1, s->st.submesh_hosts,
                                  s->st.submesh_gpus, s->st.logical_a, s->st.logical_b,
-                                 s->st.force_batch_dim, s->variant_known ? s->recompute : -1,
-                                 s->variant_known ? s->zero : -1, (int)s->tp_whole, 0, 0,
+                                 s->st.force_batch_dim,
+                                 s->variant_known ? s->variant : (CostdbVariant){-1, -1, -1},
+                                 (int)s->tp_whole, 0, 0,
                                  b == 0 ? blocks[k] : 0};
         /* what the priced placements hold, as apsolve_plan_frameworks reads them */
         for (size_t i = 0; i < s->n_tensors; i++) {
@@ -183,7 +184,8 @@ void rep_frameworks(const ApreportReport *r, ApsolveFwVerdict *v)
     }
     free(blocks);
     p = (ApsolveFwPlan){st, r->n_stages, stored < 0 ? APSOLVE_SCHEDULE_1F1B : stored,
-                        r->opts.virtual_stages, apsolve_fw_dtype_fp16(r->sweep.dtype)};
+                        r->opts.virtual_stages, apsolve_fw_dtype_fp16(r->sweep.dtype),
+                        apsolve_zero3_schedule_of(r->sweep.options)};
     apsolve_frameworks(&p, v);
     if (r->opts.has_layout) { /* the knobs of a --parallel layout, as apsolve judged them */
         const CostdbPlanLayout *l = &r->opts.layout;

@@ -145,7 +145,7 @@ static int load_stage(Costdb *db, ApreportReport *r, RepStage *s, const CostdbEn
     if (r->opts.has_layout && r->opts.layout.ep > 0 && r->opts.layout.etp > 0 &&
         s->st.submesh_index >= 0 && s->st.config_index >= 0) {
         ApsolveEpLayout l = {s->st.logical_a, s->st.logical_b, r->opts.layout.ep,
-                             r->opts.layout.etp, s->zero, 0, 0};
+                             r->opts.layout.etp, s->variant.zero, 0, 0};
         ApsolveEpStage x;
         char why[200];
         if (apsolve_ep_stage(db, r->sweep.id, r->sweep.cluster_gpus, s->st.start_layer,
@@ -628,9 +628,7 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
             if (cfg[i].submesh_index == st[k].submesh_index &&
                 cfg[i].config_index == st[k].config_index) {
                 r->stages[k].variant_known = 1;
-                r->stages[k].memory_level = cfg[i].memory_level;
-                r->stages[k].recompute = cfg[i].recompute;
-                r->stages[k].zero = cfg[i].zero;
+                r->stages[k].variant = cfg[i].variant;
             }
         if ((rc = load_stage(db, r, &r->stages[k], e, ne)) < 0) {
             db_error(err, errlen, db);

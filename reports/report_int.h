@@ -37,7 +37,7 @@ typedef struct RepStage {
     int64_t memory_implied;           /* apsolve's memory rule (schedule.h) under the selected schedule */
     double mem_in_flight;             /* micro-batches in flight that rule counts */
     int variant_known;                /* the stage's config was found in the sweep */
-    int memory_level, recompute, zero;/* its variant (docs/variants.md) */
+    CostdbVariant variant;            /* its variant (docs/variants.md) */
     /* tp > 1 (logical axis 1): weight matrices, and those the priced
      * sharding keeps whole on that axis (costdb_weight_whole_on_axis1);
      * counted once at load, read by the warnings and the launch files */

@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "variant.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -64,16 +66,8 @@ typedef struct ApsolveConfig {
     int valid;                        /* 0: padding (no such config) */
     int logical_a, logical_b;
     int force_batch_dim;              /* -1: {} ; else the mesh axis */
-    int memory_level;                 /* 0: Alpa's ILP optimum; higher: less memory */
-    int recompute;                    /* CostdbRecompute: 0 none, 1 selective, 2 full */
-    int zero;                         /* ZeRO stage 0..3 */
+    CostdbVariant variant;            /* plain (costdb_variant_is_plain): Alpa's config */
 } ApsolveConfig;
-
-/* A plain (Alpa) config: memory level 0, no recomputation, no ZeRO. */
-static inline int apsolve_config_plain(const ApsolveConfig *c)
-{
-    return c->memory_level == 0 && c->recompute == 0 && c->zero == 0;
-}
 
 /* Memory statistics of one (i, j, s, c), bytes (all 0 when unknown). */
 typedef struct ApsolveMemory {
@@ -154,7 +148,7 @@ typedef struct ApsolveStage {
     int hosts, gpus;                  /* submesh shape */
     int logical_a, logical_b;
     int force_batch_dim;              /* -1: {} */
-    int memory_level, recompute, zero; /* the config's variant */
+    CostdbVariant variant;            /* the config's (none when config < 0) */
     double cost, fwd_cost, bwd_cost;  /* cost = fwd + bwd (+inf if no entry) */
     double wgrad_cost;                /* of bwd_cost, the weight gradients' (ZB-H1's W pass);
                                        * < 0 unknown */
@@ -194,6 +188,9 @@ typedef struct ApsolvePlan {
                                        * the auto search (session_autocp.c); 0: none */
     int cp_comm;                      /* its communication (ApsolveCpComm: 0 the ring, p2p) */
     int ep, etp;                      /* expert parallelism likewise (session_autoep.c); 0: none */
+    double boundary_devices;          /* the full estimate's stage-boundary activation split
+                                       * over this many devices (a framework's p2p shard:
+                                       * session_price.c); 0: the receiving placement's */
 } ApsolvePlan;
 
 /* Entry index of (i, j, s, c). */
@@ -266,11 +263,12 @@ typedef struct ApsolveStageSpec {
     int hosts, gpus;                  /* submesh shape */
     int logical_a, logical_b;         /* 0, 0: the cheapest config of the submesh */
     int force_batch_dim;              /* -1: {}; -2: any (cheapest matching) */
-    /* The variant: -1 any; 0 (the default of a positional initialiser) is
-     * the plain config. With several matching configs the evaluation takes
-     * the cheapest one that fits in memory at its position (objective
-     * full) or the cheapest one (objective alpa, plain configs only). */
-    int memory_level, recompute, zero;
+    /* The variant, a pattern (costdb_variant_matches): a field -1 is any;
+     * 0 (the default of a positional initialiser) is the plain config.
+     * With several matching configs the evaluation takes the cheapest one
+     * that fits in memory at its position (objective full) or the cheapest
+     * one (objective alpa, plain configs only). */
+    CostdbVariant variant;
 } ApsolveStageSpec;
 
 /* Prices the plan from the table: per stage cost and memory headroom, T (or
@@ -346,13 +344,16 @@ typedef struct ApsolveFullEstimate {
     char why[160];
     double transfers;                 /* Σ over stage pairs, fwd + bwd, one micro-batch */
     double transfer_bytes;            /* per device, one direction, all pairs */
-    double pipeline;                  /* T with transfers in every stage's period */
+    double pipeline;                  /* T with the transfers (1F1B: in every stage's period) */
     double grad_sync, optimizer;      /* of the slowest stage's apply-grad (placements) */
     double apply;                     /* the apply-grad term of total */
     int apply_from_entries;           /* 1: apply = the largest stage apply_cost of the
                                        * entries; 0: grad_sync + optimizer from placements */
     double total;                     /* pipeline + apply */
     int apply_stage;                  /* the stage whose apply-grad is slowest, -1 none */
+    double p2p_exposed;               /* interleaved (Megatron-Core): the exchanges its
+                                       * warm-up, cool-down and steady state leave exposed,
+                                       * in pipeline instead of the stages' periods; else 0 */
 } ApsolveFullEstimate;
 
 /* One stage's part of the full estimate (seconds; bytes per device). */

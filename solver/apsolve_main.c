@@ -67,9 +67,9 @@ static void usage(FILE *out)
           "                            sp is recorded (the sharding ILP picks it by itself);\n"
           "                            ep=E[,etp=T]: MoE experts on etp x ep of each stage's\n"
           "                            GPUs (etp default tp; docs/expert-parallel.md);\n"
-          "                            cp=C[,cp_comm=p2p|a2a|a2a+p2p]: context parallelism, the\n"
-          "                            sequence split over C GPUs, world dp x tp x pp x C\n"
-          "                            (docs/context-parallel.md);\n"
+          "                            cp=C[,cp_comm=p2p|a2a|a2a+p2p|all_gather]: context\n"
+          "                            parallelism, the sequence split over C GPUs, world\n"
+          "                            dp x tp x pp x C (docs/context-parallel.md);\n"
           "                            zero=3 with dp_shard=S: HSDP, ZeRO-3 within groups of S\n"
           "                            replicas, dp/S groups replicated; raf=0|1: FSDP2's\n"
           "                            reshard_after_forward (default 1; docs/hsdp.md)\n"
@@ -269,7 +269,8 @@ int main(int argc, char **argv)
             if (apsolve_parallel_parse(optarg, &a.par, perr, sizeof perr)) {
                 snprintf(msg, sizeof msg, "bad --parallel '%s': %s (expected dp=N,tp=N,pp=N"
                          "[,sp=0|1][,zero=0..3][,recompute=none|selective|full|op][,vpp=V][,mbs=M]"
-                         "[,ep=E][,etp=T][,cp=C][,cp_comm=p2p|a2a|a2a+p2p][,dp_shard=S][,raf=0|1])",
+                         "[,ep=E][,etp=T][,cp=C][,cp_comm=p2p|a2a|a2a+p2p|all_gather][,dp_shard=S]"
+                         "[,raf=0|1])",
                          optarg, perr);
                 return cli_usage_error(NULL, "%s", msg);
             }

@@ -27,12 +27,17 @@ int apsolve_cp_comm_parse(const char *s)
         return APSOLVE_CP_A2A;
     if (!strcmp(s, "a2a+p2p"))
         return APSOLVE_CP_A2A_P2P;
+    if (!strcmp(s, "all_gather"))
+        return APSOLVE_CP_ALL_GATHER;
     return -1;
 }
 
 const char *apsolve_cp_comm_name(int comm)
 {
-    return comm == APSOLVE_CP_A2A ? "a2a" : comm == APSOLVE_CP_A2A_P2P ? "a2a+p2p" : "p2p";
+    return comm == APSOLVE_CP_A2A          ? "a2a"
+           : comm == APSOLVE_CP_A2A_P2P    ? "a2a+p2p"
+           : comm == APSOLVE_CP_ALL_GATHER ? "all_gather"
+                                           : "p2p";
 }
 
 int apsolve_cp_a2a_size(int cp, int tp, int gpus_per_host)
@@ -54,7 +59,11 @@ void apsolve_cp_frameworks(int cp, int comm, ApsolveFwVerdict *v)
     static const int fw[2] = {APSOLVE_FW_DEEPSPEED, APSOLVE_FW_TORCHTITAN};
     for (int i = 0; i < 2 && cp > 1; i++) {
         unsigned bit = 1u << fw[i];
-        if (!(v->runs & bit) || (fw[i] == APSOLVE_FW_TORCHTITAN && comm == APSOLVE_CP_P2P))
+        /* torchtitan's context parallelism exchanges K/V shards by
+         * all-gather (its default context_parallel_rotate_method) or
+         * passes them on: the ring and all_gather */
+        if (!(v->runs & bit) || (fw[i] == APSOLVE_FW_TORCHTITAN &&
+                                 (comm == APSOLVE_CP_P2P || comm == APSOLVE_CP_ALL_GATHER)))
             continue;
         v->runs &= ~bit;
         snprintf(v->why[fw[i]], sizeof v->why[fw[i]], "%s",
@@ -107,6 +116,28 @@ static void a2a(const CostdbFabric *f, double q, double kv, int n, int stride, i
     o->comm_bwd += t;
     o->traffic_fwd += (n - 1.0) / n * (2 * q + kv);
     o->traffic_bwd += (n - 1.0) / n * (2 * q + kv);
+}
+
+/* The all-gather of n ranks, Transformer Engine's
+ * AttnFuncWithCPAndKVAllGather (context_parallel.py, v2.18; Megatron's
+ * --cp-comm-type all_gather; the Llama 3 paper's section 3.3.2): forward
+ * K and V each all-gathered over the cp group (gather_along_first_dim),
+ * only the local shards saved; backward K and V all-gathered again and
+ * their full gradients reduce-scattered (reduce_scatter_along_first_dim).
+ * kv: one layer's local K + V bytes; a gathered tensor is n x kv / 2. */
+static void all_gather(const CostdbFabric *f, double kv, int n, int stride, int M,
+                       ApsolveCpStage *o)
+{
+    double ag, rs;
+    if (n <= 1)
+        return;
+    ag = costdb_strided_collective_seconds(f, COSTDB_COLL_ALL_GATHER, n * kv / 2, n, stride, M);
+    rs = costdb_strided_collective_seconds(f, COSTDB_COLL_REDUCE_SCATTER, n * kv / 2, n, stride,
+                                           M);
+    o->comm_fwd += 2 * ag;
+    o->comm_bwd += 2 * ag + 2 * rs;
+    o->traffic_fwd += (n - 1.0) / n * n * kv;
+    o->traffic_bwd += 2 * (n - 1.0) / n * n * kv;
 }
 
 /* What a stage's placements show that the cp price needs (the same at
@@ -268,6 +299,11 @@ static void price_stage(const CpFacts *x, const ApsolveCpLayout *l, int M, Apsol
         if (l->comm == APSOLVE_CP_A2A) {
             a2a(&f, q, kv, l->cp, l->tp, M, &one);
             buf = q + kv;
+        } else if (l->comm == APSOLVE_CP_ALL_GATHER) {
+            all_gather(&f, kv, l->cp, l->tp, M, &one);
+            /* the gathered K and V live through the layer's attention;
+             * the backward holds them and their full gradients */
+            buf = 2.0 * l->cp * kv;
         } else {
             int ring_n = l->cp / a;
             if (a > 1) {

@@ -37,9 +37,12 @@ typedef enum {
     APSOLVE_CP_P2P = 0,               /* ring exchange of K/V blocks */
     APSOLVE_CP_A2A = 1,               /* Ulysses: all-to-all of Q, K, V and of the output */
     APSOLVE_CP_A2A_P2P = 2,           /* a2a inside a host, p2p ring across */
+    APSOLVE_CP_ALL_GATHER = 3,        /* K and V all-gathered (--parallel only; the auto
+                                       * and framework searches try the first three) */
 } ApsolveCpComm;
 
-/* "p2p", "a2a", "a2a+p2p" -> ApsolveCpComm; -1 for anything else. */
+/* "p2p", "a2a", "a2a+p2p", "all_gather" -> ApsolveCpComm; -1 for anything
+ * else. */
 int apsolve_cp_comm_parse(const char *s);
 const char *apsolve_cp_comm_name(int comm);
 

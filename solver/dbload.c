@@ -218,11 +218,8 @@ int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const Apsol
         cf->force_batch_dim = cfgs[k].force_batch_dim;
         /* Out-of-range variant fields (a corrupt row) make the config
          * unusable rather than plain. */
-        cf->memory_level = cfgs[k].memory_level;
-        cf->recompute = cfgs[k].recompute;
-        cf->zero = cfgs[k].zero;
-        if (cf->memory_level < 0 || cf->recompute < 0 || cf->recompute >= COSTDB_RECOMPUTE_COUNT ||
-            cf->zero < 0 || cf->zero > 3)
+        cf->variant = cfgs[k].variant;
+        if (!costdb_variant_valid(cf->variant))
             cf->valid = 0;
     }
     /* The entries, streamed into the problem without an array of them. */

@@ -37,7 +37,8 @@ int apsolve_config_allowed(const ApsolveProblem *p, const ApsolveOptions *opt, i
     const ApsolveConfig *cf;
     assert(p && opt && s >= 0 && s < p->num_submeshes && c >= 0 && c < p->num_configs);
     cf = &p->configs[(size_t)s * (size_t)p->num_configs + (size_t)c];
-    return cf->valid && (opt->objective == APSOLVE_OBJECTIVE_FULL || apsolve_config_plain(cf));
+    return cf->valid && (opt->objective == APSOLVE_OBJECTIVE_FULL ||
+                         costdb_variant_is_plain(cf->variant));
 }
 
 ApsolveMemoryRule apsolve_memory_rule(const ApsolveOptions *opt)
@@ -184,9 +185,7 @@ void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
         st->logical_a = cf->logical_a;
         st->logical_b = cf->logical_b;
         st->force_batch_dim = cf->force_batch_dim;
-        st->memory_level = cf->memory_level;
-        st->recompute = cf->recompute;
-        st->zero = cf->zero;
+        st->variant = cf->variant;
     }
     idx = apsolve_index(p, st->start_layer, st->end_layer, st->submesh, st->config);
     st->cost = apsolve_entry_cost(p, idx);
@@ -213,31 +212,17 @@ void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
 
 double apsolve_stages_zb_saving(int schedule, int v, int B, const ApsolveStage *st, size_t n)
 {
-    double fill = INFINITY, sum = 0, mx = 0, *f = NULL, *b = NULL, *w = NULL, t;
-    if (schedule != APSOLVE_SCHEDULE_ZB_H1 && schedule != APSOLVE_SCHEDULE_INTERLEAVED_ZB &&
-        schedule != APSOLVE_SCHEDULE_ZBV)
+    double *f = NULL, *b = NULL, *w = NULL, t = NAN;
+    if (!apsolve_schedule_zero_bubble(schedule))
         return 0;
-    v = v > 1 ? v : 1;
-    for (size_t k = 0; k < n; k++) {
-        double x = apsolve_schedule_zb_fill(st[k].fwd_cost, st[k].bwd_cost, st[k].wgrad_cost);
-        if (isnan(x) || !(st[k].wgrad_cost <= st[k].bwd_cost))
-            return NAN;
-        fill = x < fill ? x : fill;
-        sum += st[k].cost;
-        mx = st[k].cost > mx ? st[k].cost : mx;
-    }
-    if (schedule != APSOLVE_SCHEDULE_ZBV)
-        return n > 1 ? (double)(n - 1) * fill / v : 0.0;
-    /* the V has no closed form: its makespan, below the interleaved T of
-     * two chunks the callers start from */
-    f = malloc(n * sizeof *f);
-    b = malloc(n * sizeof *b);
-    w = malloc(n * sizeof *w);
-    t = NAN;
+    /* the schedule's own figure (schedule.h), on the stages' split */
+    f = malloc((n ? n : 1) * sizeof *f);
+    b = malloc((n ? n : 1) * sizeof *b);
+    w = malloc((n ? n : 1) * sizeof *w);
     if (f && b && w) {
         for (size_t k = 0; k < n; k++)
             f[k] = st[k].fwd_cost, b[k] = st[k].bwd_cost, w[k] = st[k].wgrad_cost;
-        t = (sum + (2.0 * B - 1) * mx) / 2 - apsolve_schedule_time_zbv(B, f, b, w, n);
+        t = apsolve_schedule_zb_saving((ApsolveSchedule)schedule, v, B, f, b, w, n);
     }
     free(f);
     free(b);
@@ -329,9 +314,7 @@ static int find_config(const ApsolveProblem *p, const ApsolveOptions *opt, int s
         if (sp->force_batch_dim != -2 && sp->logical_a > 0 &&
             cf->force_batch_dim != sp->force_batch_dim)
             continue;
-        if ((sp->memory_level >= 0 && cf->memory_level != sp->memory_level) ||
-            (sp->recompute >= 0 && cf->recompute != sp->recompute) ||
-            (sp->zero >= 0 && cf->zero != sp->zero))
+        if (!costdb_variant_matches(sp->variant, cf->variant))
             continue;
         cost = apsolve_entry_cost(p, idx);
         fit = opt->objective == APSOLVE_OBJECTIVE_FULL && !isinf(cost) &&
@@ -419,7 +402,7 @@ int apsolve_uniform_specs(int num_layers, int k, int hosts, int gpus, int logica
         out[s].logical_a = logical_a;
         out[s].logical_b = logical_b;
         out[s].force_batch_dim = force_batch_dim;
-        out[s].memory_level = out[s].recompute = out[s].zero = -1;
+        out[s].variant = (CostdbVariant){-1, -1, -1};
         start += len;
     }
     return APSOLVE_OK;
@@ -440,7 +423,7 @@ int apsolve_3d_specs(int num_layers, int cluster_gpus, int dp, int tp, int pp,
     if (apsolve_uniform_specs(num_layers, pp, hosts, gpus, dp, tp, 0, out))
         return APSOLVE_EINVAL;
     for (int s = 0; s < pp; s++)
-        out[s].recompute = out[s].zero = 0;
+        out[s].variant.recompute = out[s].variant.zero = 0;
     return APSOLVE_OK;
 }
 

@@ -52,8 +52,10 @@ static void ep_facts(const CostdbPlacement *pl, size_t n, int a, int b, ApsolveE
         int nd = costdb_shape_parse(pl[i].shape, d, 8), pe, pt;
         double el = 1;
         const char *cut;
-        if (!strcmp(pl[i].role, "input") && !x->batch && nd >= 2 && d[0] > 0)
+        if (!strcmp(pl[i].role, "input") && !x->batch && nd >= 2 && d[0] > 0) {
             x->batch = d[0];
+            x->seq = d[1]; /* input_ids [B, S] or the hidden states [B, S, H] */
+        }
         if (costdb_expert_split(&pl[i], a, b, &pe, &pt, &e) < 0)
             continue;
         for (int k = 0; k < nd; k++)
@@ -90,7 +92,7 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
                      const ApsolveEpLayout *l, ApsolveEpStage *out)
 {
     CostdbFabric f = *fab;
-    double per_elem, devices = (double)l->dp * l->tp, esize = x->esize;
+    double per_elem, devices = (double)l->dp * l->tp, esize = x->esize, slots;
     memset(out, 0, sizeof *out);
     if (!x->moe_layers)
         return;
@@ -115,16 +117,57 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
      * one brings them back, and the backward sends their gradients both
      * ways (token_dispatch and token_combine of MoEAlltoAllTokenDispatcher).
      * The ring formula takes the group's bytes, ep x one GPU's. */
-    out->a2a_bytes = (double)x->batch / devices * (double)out->experts * (double)l->capacity *
-                     (double)x->hidden * esize / (l->cp > 1 ? l->cp : 1);
+    slots = (double)x->batch / devices * (double)out->experts * (double)l->capacity /
+            (l->cp > 1 ? l->cp : 1);
+    out->a2a_bytes = slots * (double)x->hidden * esize;
+    /* token_dispatch sends each slot's routing probability in an
+     * all-to-all of its own after the tokens' (global_probs), whose
+     * gradient comes back in the backward; the probabilities are in the
+     * router's logits dtype, the model's unless --moe-router-dtype
+     * (topk_routing_with_score_function: probs.type_as(logits), moe_utils.py) */
+    out->probs_bytes = slots * esize;
+    /* Dropless (Megatron's default, no --moe-expert-capacity-factor: the
+     * graph's capacity is then the balanced ceil(S top_k / E)),
+     * preprocess all-gathers every rank's token count per expert (E
+     * int64) over the tp x ep group before the all-to-all's splits are
+     * known (gather_from_sequence_parallel_region(num_local_tokens_per_expert,
+     * group=tp_ep_group)), once per forward; with a capacity factor the
+     * dispatcher drops and pads to the capacity (drop_and_pad) and its
+     * splits are fixed. */
+    out->dropless = x->seq > 0 && l->top_k > 0 && out->experts > 0 &&
+                    l->capacity == (x->seq * l->top_k + out->experts - 1) / out->experts;
     {
         double t = costdb_strided_collective_seconds(&f, COSTDB_COLL_ALL_TO_ALL,
                                                      out->a2a_bytes * l->ep, l->ep, l->etp, M);
-        double sent = (l->ep - 1.0) / l->ep * out->a2a_bytes;
-        out->comm_fwd = out->moe_layers * 2 * t;
-        out->comm_bwd = out->moe_layers * 2 * t;
+        double tprob = costdb_strided_collective_seconds(&f, COSTDB_COLL_ALL_TO_ALL,
+                                                         out->probs_bytes * l->ep, l->ep, l->etp,
+                                                         M);
+        double counts = out->dropless ? costdb_strided_collective_seconds(
+                                            &f, COSTDB_COLL_ALL_GATHER,
+                                            8.0 * out->experts * l->ep * l->etp, l->ep * l->etp,
+                                            1, M)
+                                      : 0.0;
+        double sent = (l->ep - 1.0) / l->ep * (out->a2a_bytes + out->probs_bytes / 2);
+        out->comm_fwd = out->moe_layers * (2 * t + tprob + counts);
+        out->comm_bwd = out->moe_layers * (2 * t + tprob);
         out->traffic_fwd = out->moe_layers * 2 * sent;
         out->traffic_bwd = out->moe_layers * 2 * sent;
+    }
+    /* Permutation 2: with more than one local expert, the slots a GPU
+     * receives (etp times as many after the etp group's all-gather) arrive
+     * ordered by source rank and are sorted by local expert with their
+     * probabilities (dispatch_postprocess: sort_chunks_by_idxs, or the
+     * transpose of drop_and_pad), and the experts' output is sorted back
+     * (combine_preprocess); the backward sorts their gradients. Each is a
+     * memory-bound copy, read and write, which the graph's one dispatch
+     * and combine (permutation 1 and its inverse, moe_utils.py permute,
+     * unpermute) do not hold. */
+    if (out->experts / l->ep > 1) {
+        double rows = slots * (l->etp > 1 ? l->etp : 1);
+        double copy = costdb_memory_seconds(&f, 2 * rows * ((double)x->hidden + 1) * esize) +
+                      costdb_memory_seconds(&f, 2 * rows * (double)x->hidden * esize);
+        out->perm_fwd = out->moe_layers * copy;
+        out->perm_bwd = out->moe_layers * copy;
     }
     if (out->usable != 2)
         return; /* as profiled, or not usable */
@@ -191,7 +234,8 @@ static void transform(ApsolveProblem *q, size_t idx, const ApsolveEpStage *x)
         q->cost[idx] = INFINITY;
         return;
     }
-    apsolve_entry_add(q, idx, &(ApsolveEntryDelta){x->comm_fwd, x->comm_bwd, x->apply_delta,
+    apsolve_entry_add(q, idx, &(ApsolveEntryDelta){x->comm_fwd + x->perm_fwd,
+                                                   x->comm_bwd + x->perm_bwd, x->apply_delta,
                                                    x->peak_delta, x->initial_delta});
 }
 
@@ -238,7 +282,7 @@ int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
             const ApsolveConfig *cf = &q->configs[(size_t)s * q->num_configs + c];
             for (int d = 0; d < q->num_configs && xs[c].usable == 2; d++) {
                 const ApsolveConfig *df = &q->configs[(size_t)s * q->num_configs + d];
-                if (xs[d].usable == 1 && df->recompute == cf->recompute && df->zero == cf->zero)
+                if (xs[d].usable == 1 && costdb_variant_same_settings(df->variant, cf->variant))
                     xs[c].usable = 0;
             }
         }
@@ -247,9 +291,10 @@ int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
             if (!xs[c].moe_layers)
                 continue;
             transform(q, apsolve_index(q, sp->start_layer, sp->end_layer, s, c), &xs[c]);
-            if (xs[c].usable && (best < 0 || cf->memory_level < best ||
-                                 (cf->memory_level == best && xs[c].usable < first[k].usable))) {
-                best = cf->memory_level;
+            if (xs[c].usable &&
+                (best < 0 || cf->variant.memory_level < best ||
+                 (cf->variant.memory_level == best && xs[c].usable < first[k].usable))) {
+                best = cf->variant.memory_level;
                 first[k] = xs[c];
             } else if (!first[k].moe_layers) {
                 first[k] = xs[c];
@@ -304,7 +349,9 @@ static int cached_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *
         *own = c;
     y = &cache->facts[apsolve_index(p, i, j, s, *own)];
     *x = y;
-    if (y->known)
+    /* the facts are cached per owner; the fabric is read once per call
+     * (the caller's f), so a call that finds the facts known still reads it */
+    if (y->known && *have_f)
         return 0;
     if (!*have_f) {
         if (apsolve_stage_inputs(db, sweep, i, j, s, c, "the token all-to-all", f, &pl, &n, why,
@@ -353,7 +400,7 @@ int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                     const ApsolveEpFacts *x = NULL;
                     use[c] = -1;
                     if (!cf->valid ||
-                        cf->force_batch_dim != 0 || cf->zero >= 2 ||
+                        cf->force_batch_dim != 0 || cf->variant.zero >= 2 ||
                         ((int64_t)cf->logical_a * cf->logical_b) % (l->ep * l->etp) ||
                         !isfinite(q->cost[idx]))
                         continue;
@@ -366,7 +413,7 @@ int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                     }
                     m.dp = cf->logical_a;
                     m.tp = cf->logical_b;
-                    m.zero = cf->zero;
+                    m.zero = cf->variant.zero;
                     ep_price(x, &f, q->cluster_gpus, &m, &xs[c]);
                     if (!xs[c].moe_layers)
                         use[c] = 0;
@@ -382,8 +429,8 @@ int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                     for (int d = 0; d < C && use[c] == 2; d++) {
                         const ApsolveConfig *df = &q->configs[(size_t)s * C + d];
                         if (use[d] == 1 && df->logical_a == cf->logical_a &&
-                            df->logical_b == cf->logical_b && df->recompute == cf->recompute &&
-                            df->zero == cf->zero)
+                            df->logical_b == cf->logical_b &&
+                            costdb_variant_same_settings(df->variant, cf->variant))
                             use[c] = -1;
                     }
                 }

@@ -52,7 +52,14 @@ typedef struct ApsolveEpStage {
     double elements;                  /* expert weight elements of the stage, whole */
     double local_before, local_after; /* of them on one GPU, stored and under the layout */
     double a2a_bytes;                 /* one GPU's tokens of one all-to-all of one layer */
-    double comm_fwd, comm_bwd;        /* all-to-alls added per micro-batch, seconds */
+    double probs_bytes;               /* their routing probabilities' all-to-all, likewise */
+    int dropless;                     /* no capacity factor: the graph's capacity is the
+                                       * balanced ceil(S top_k / E) */
+    double comm_fwd, comm_bwd;        /* all-to-alls (tokens, probabilities) and, dropless,
+                                       * the forward's all-gather of the token counts, added
+                                       * per micro-batch, seconds */
+    double perm_fwd, perm_bwd;        /* the sorts by local expert and back (permutation
+                                       * 2), added per micro-batch, seconds */
     double traffic_fwd, traffic_bwd;  /* bytes one GPU sends in them, per micro-batch */
     int64_t peak_delta, initial_delta; /* memory change, bytes */
     double apply_delta;               /* once per iteration: expert grad reduction + Adam */
@@ -66,6 +73,7 @@ typedef struct ApsolveEpFacts {
     int whole_e;                      /* every expert weight whole on E */
     int uniform, ep0, etp0;           /* every one split alike: ep0 on E, etp0 on in/out */
     int64_t batch, hidden;            /* the entry's micro-batch, the experts' hidden size */
+    int64_t seq;                      /* the sequence of a sample (0: unknown) */
     double esize, elements, local_before;
 } ApsolveEpFacts;
 

@@ -38,6 +38,14 @@
  *   pipeline_llm places ZBV's two stages per rank in a V, v0.2.2), and
  *   neither Megatron-LM nor DeepSpeed does.
  *
+ * - ZeRO-3 runs as priced only in the framework whose schedule the sweep
+ *   priced it with (approf sweep --zero3-schedule): torchtitan with fsdp2
+ *   (FSDP2's per-block gathers and reduce-scatters overlapping compute),
+ *   DeepSpeed with deepspeed (stage 3 with overlap_comm, on by default for
+ *   stage 3 at v0.16.4, and the coordinator's prefetching); the serial
+ *   schedule (the default) is neither's, so a plan priced with it runs as
+ *   priced in none, and its launch files say so (docs/variants.md).
+ *
  * The knobs of a --parallel layout add their own limits after this rule:
  * context parallelism (apsolve_cp_frameworks, context_parallel.c), HSDP
  * and FSDP2's reshard_after_forward (apsolve_hsdp_frameworks, hsdp.c).
@@ -77,6 +85,25 @@ int apsolve_framework_parse(const char *s)
     return -1;
 }
 
+static const char *const zero3_names[] = {"serial", "fsdp2", "deepspeed"};
+
+const char *apsolve_zero3_schedule_name(int schedule)
+{
+    return schedule >= 0 && schedule < 3 ? zero3_names[schedule] : NULL;
+}
+
+int apsolve_zero3_schedule_of(const char *sweep_options)
+{
+    char name[32];
+    if (!sweep_options ||
+        costdb_json_member_text(sweep_options, "zero3_schedule", name, sizeof name) != 0)
+        return APSOLVE_ZERO3_SERIAL;
+    for (int k = 0; k < 3; k++)
+        if (!strcmp(name, zero3_names[k]))
+            return k;
+    return APSOLVE_ZERO3_SERIAL;
+}
+
 /* Framework f cannot: the first reason is kept. */
 static void cannot(ApsolveFwVerdict *v, int f, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -102,6 +129,7 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
 {
     const ApsolveFwStage *s0;
     int lo = 1 << 30, hi = 0, pp, dp, tp, rec, zero, known = 1, differ = 0, pipe_sched;
+    CostdbVariant most;
     int judge = 1, use_blocks = 1, moe = 0, seq_split = 0;
     const char *unit;
     char why[APSOLVE_FW_WHY];
@@ -115,8 +143,7 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
     pp = (int)p->n;
     dp = s0->logical_a;
     tp = s0->logical_b;
-    rec = s0->recompute;
-    zero = s0->zero;
+    most = s0->variant;
     for (size_t k = 0; k < p->n; k++) {
         const ApsolveFwStage *s = &p->stages[k];
         if (s->hosts != s0->hosts || s->gpus != s0->gpus || s->logical_a != dp ||
@@ -135,12 +162,11 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
             use_blocks = 0;
         moe |= s->moe;
         seq_split |= s->logical_b > 1 && s->seq_split;
-        if (s->recompute < 0 || s->zero < 0)
+        if (s->variant.recompute < 0 || s->variant.zero < 0)
             known = 0;
-        else if (s->recompute != rec || s->zero != zero)
+        else if (!costdb_variant_same_settings(s->variant, most))
             differ = 1;
-        rec = costdb_recompute_max(rec, s->recompute);
-        zero = s->zero > zero ? s->zero : zero;
+        most = costdb_variant_max(most, s->variant);
         if (s->logical_b > 1 && s->tp_whole != 0) {
             if (s->tp_whole < 0)
                 snprintf(why, sizeof why, "stage %zu's placements are unknown, so whether tensor "
@@ -152,6 +178,8 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
             all_cannot(v, why);
         }
     }
+    rec = most.recompute;
+    zero = most.zero;
     /* the stages' sizes: transformer blocks where every stage's are known
      * (what the launch files set: Megatron's --num-layers and its first
      * and last stage's), else the sweep's layers */
@@ -246,6 +274,19 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
         cannot(v, APSOLVE_FW_TORCHTITAN, "ZB-H1 on one stage per rank: its zero-bubble "
                "schedules (InterleavedZeroBubble, ZBVZeroBubble) take 2 or more stages per rank "
                "(pipeline_llm)");
+    /* ZeRO-3's schedule, after the structural reasons: each framework
+     * overlaps its collectives its own way and the sweep prices one way
+     * (docs/variants.md, "ZeRO-3 overlap") */
+    if (zero == 3 && p->zero3_schedule != APSOLVE_ZERO3_FSDP2)
+        cannot(v, APSOLVE_FW_TORCHTITAN, "ZeRO-3 priced with the %s schedule: FSDP2 gathers "
+               "and reduce-scatters each transformer block under the compute of its "
+               "neighbours (approf sweep --zero3-schedule fsdp2 prices it as torchtitan runs "
+               "it)", apsolve_zero3_schedule_name(p->zero3_schedule));
+    if (zero == 3 && p->zero3_schedule != APSOLVE_ZERO3_DEEPSPEED)
+        cannot(v, APSOLVE_FW_DEEPSPEED, "ZeRO-3 priced with the %s schedule: its stage 3 "
+               "prefetches module parameters and reduces gradient buckets on their own "
+               "streams (overlap_comm; approf sweep --zero3-schedule deepspeed prices it as "
+               "DeepSpeed runs it)", apsolve_zero3_schedule_name(p->zero3_schedule));
 }
 
 /* Each stage's placements, for costdb_stage_blocks. */
@@ -280,8 +321,8 @@ int apsolve_plan_frameworks(struct Costdb *db, int64_t sweep, const char *dtype,
         size_t weights = 0;
         st[k] = (ApsolveFwStage){s->end_layer - s->start_layer + 1, s->hosts, s->gpus,
                                  s->logical_a, s->logical_b, s->force_batch_dim,
-                                 s->config >= 0 ? s->recompute : -1,
-                                 s->config >= 0 ? s->zero : -1, 0, 0, 0, 0};
+                                 s->config >= 0 ? s->variant : (CostdbVariant){-1, -1, -1},
+                                 0, 0, 0, 0};
         if (s->submesh < 0 || s->config < 0 || !db ||
             costdb_placements_get(db, sweep, s->start_layer, s->end_layer, s->submesh,
                                   s->config, &x.ps[k], &x.n[k]) < 0) {
@@ -312,7 +353,15 @@ int apsolve_plan_frameworks(struct Costdb *db, int64_t sweep, const char *dtype,
             st[k].blocks = b == 0 ? blocks[k] : 0;
     }
     p = (ApsolveFwPlan){st, pl->n_stages, pl->schedule, pl->virtual_stages,
-                        apsolve_fw_dtype_fp16(dtype)};
+                        apsolve_fw_dtype_fp16(dtype), APSOLVE_ZERO3_SERIAL};
+    /* the ZeRO-3 schedule the sweep priced, where a ZeRO-3 stage asks */
+    for (size_t k = 0; db && k < pl->n_stages; k++)
+        if (st[k].variant.zero == 3) {
+            CostdbSweep sw;
+            if (costdb_sweep_get(db, sweep, &sw) == 0)
+                p.zero3_schedule = apsolve_zero3_schedule_of(sw.options);
+            break;
+        }
     apsolve_frameworks(&p, v);
 done:
     for (size_t k = 0; x.ps && k < pl->n_stages; k++)

@@ -36,7 +36,7 @@ typedef struct ApsolveFwStage {
     int hosts, gpus;                  /* submesh */
     int logical_a, logical_b;         /* dp, tp */
     int force_batch_dim;              /* -1: {} */
-    int recompute, zero;              /* CostdbRecompute, ZeRO stage; -1: unknown */
+    CostdbVariant variant;            /* recompute, zero -1: unknown; the level is not read */
     int tp_whole;                     /* weight matrices whole over the tp axis; -1 unknown */
     int moe;                          /* the stage holds expert weights (costdb_expert_split) */
     int seq_split;                    /* priced with an activation split on the sequence over
@@ -48,12 +48,28 @@ typedef struct ApsolveFwStage {
 } ApsolveFwStage;
 #define APSOLVE_FW_BLOCKS_LATER (-2)
 
+/* The ZeRO-3 schedule a sweep priced (approf sweep --zero3-schedule,
+ * recorded in the sweep's options; docs/variants.md "ZeRO-3 overlap"). */
+enum {
+    APSOLVE_ZERO3_SERIAL = 0,         /* every gather and reduce-scatter adds up (the default) */
+    APSOLVE_ZERO3_FSDP2 = 1,          /* PyTorch FSDP2's overlap, as torchtitan runs ZeRO-3 */
+    APSOLVE_ZERO3_DEEPSPEED = 2       /* DeepSpeed stage 3's (overlap_comm, prefetching) */
+};
+
 typedef struct ApsolveFwPlan {
     const ApsolveFwStage *stages;
     size_t n;
     int schedule, virtual_stages;     /* ApsolveSchedule, chunks per device */
     int fp16;                         /* the sweep's dtype is float16 */
+    int zero3_schedule;               /* APSOLVE_ZERO3_*: how the sweep priced ZeRO-3 */
 } ApsolveFwPlan;
+
+/* The ZeRO-3 schedule a sweep's options JSON records ("zero3_schedule"):
+ * APSOLVE_ZERO3_*; serial when it records none (a default sweep, or one
+ * written before the option). */
+int apsolve_zero3_schedule_of(const char *sweep_options);
+/* "serial", "fsdp2", "deepspeed" (approf sweep --zero3-schedule's names). */
+const char *apsolve_zero3_schedule_name(int schedule);
 
 #define APSOLVE_FW_WHY 320
 typedef struct ApsolveFwVerdict {

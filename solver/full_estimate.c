@@ -7,7 +7,9 @@
  *  - cross-stage transfers: every input of stage k that an earlier stage j
  *    outputs (matched by tensor index; j the latest such stage) is sent
  *    j -> k as an activation and its gradient k -> j, each micro-batch. Per
- *    device the shard of the receiving spec (bytes / Π Chunked(k)); per stage
+ *    device the shard of the receiving spec (bytes / Π Chunked(k)), or, for a
+ *    plan that says how its framework splits the boundary activation
+ *    (plan->boundary_devices), bytes / that many devices; per stage
  *    pair and direction one send-recv, on the intra-host link when both
  *    submeshes lie on one host (stages laid out in order on host-major
  *    device numbers), else across hosts;
@@ -28,10 +30,15 @@
  * stages running apply-grad in parallel. When every stage's entry carries
  * its profiled apply_cost (schema 2: gradient sync and optimizer as the
  * variant's ZeRO stage shards them), max_k apply_cost_k replaces the last
- * term; the placement path stays for older databases. Interleaved plans
- * (v chunks per device) use (Σ c_k + (vB − 1)·max period)/v and v times the
- * transfers (schedule.h's transfer factor); ZB-H1 plans the 1F1B figure
- * less the weight-gradient passes' fill of the bubble (schedule.h).
+ * term; the placement path stays for older databases. This blocking
+ * exchange is Megatron-Core's non-interleaved schedule's. Interleaved plans
+ * (v chunks per device, Megatron-Core's schedule) use
+ * (Σ c_k + (vB − 1)·max c_k)/v plus the exchanges that schedule leaves
+ * exposed (its warm-up and cool-down block, its steady state overlaps:
+ * schedule.h's apsolve_schedule_p2p_exposed); interleaved-zb and zbv plans
+ * (Σ c_k + (vB − 1)·max period)/v and v times the transfers (schedule.h's
+ * transfer factor); ZB-H1 plans the 1F1B figure less the weight-gradient
+ * passes' fill of the bubble (schedule.h).
  */
 #include <math.h>
 #include <stdio.h>
@@ -251,7 +258,11 @@ int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolveP
                             break;
                         }
                 if (src == j)
-                    bytes += local_bytes(in, sk->logical_a, sk->logical_b) * activation_scale;
+                    bytes += (plan->boundary_devices > 0
+                                  ? shape_elements(in->shape) * costdb_dtype_bytes(in->dtype) /
+                                        plan->boundary_devices
+                                  : local_bytes(in, sk->logical_a, sk->logical_b)) *
+                             activation_scale;
             }
             if (bytes <= 0)
                 continue;
@@ -290,14 +301,31 @@ int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolveP
         }
     }
     {
-        double sum = 0, period = 0;
+        double sum = 0, period = 0, compute = 0, x = 0, cf = INFINITY, cb = INFINITY;
         int v = plan->virtual_stages > 1 ? plan->virtual_stages : 1;
         for (size_t k = K; k-- > 0;) {
+            const ApsolveStage *s = &plan->stages[k];
             sum += est[k].compute;
             if (est[k].period > period)
                 period = est[k].period;
+            if (est[k].compute > compute)
+                compute = est[k].compute;
+            x = est[k].send_fwd > x ? est[k].send_fwd : x;
+            x = est[k].send_bwd > x ? est[k].send_bwd : x;
+            cf = s->fwd_cost / v < cf ? s->fwd_cost / v : cf;
+            cb = s->bwd_cost / v < cb ? s->bwd_cost / v : cb;
         }
-        if (v > 1) {
+        if (v > 1 && plan->schedule == APSOLVE_SCHEDULE_INTERLEAVED) {
+            /* Megatron-Core's interleaved schedule: the chunks' compute in
+             * the paper's closed form, and what its warm-up, cool-down and
+             * steady state leave exposed of the exchanges (schedule.h):
+             * the largest boundary's (the wrap from the last rank to the
+             * first is one of them) against the shortest chunk's passes */
+            out->p2p_exposed = apsolve_schedule_p2p_exposed(
+                APSOLVE_SCHEDULE_INTERLEAVED, v, plan->micro_batches, (int)K, x, cf, cb);
+            out->pipeline = (sum + (double)(v * plan->micro_batches - 1) * compute) / v +
+                            out->p2p_exposed;
+        } else if (v > 1) {
             out->pipeline = (sum + (double)(v * plan->micro_batches - 1) * period) / v +
                             out->transfers * apsolve_schedule_transfer_factor(
                                                  (ApsolveSchedule)plan->schedule, v);

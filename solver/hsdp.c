@@ -198,7 +198,7 @@ int apsolve_hsdp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem 
             size_t idx = apsolve_index(q, sp->start_layer, sp->end_layer, s, c);
             ApsolveHsdpStage x;
             if (!cf->valid || cf->logical_a != l->dp || cf->logical_b != l->tp ||
-                cf->force_batch_dim != 0 || cf->zero != 3 || !isfinite(q->cost[idx]))
+                cf->force_batch_dim != 0 || cf->variant.zero != 3 || !isfinite(q->cost[idx]))
                 continue;
             if (apsolve_hsdp_stage(db, sweep, q->cluster_gpus, sp->start_layer, sp->end_layer, s,
                                    c, l, &x, why, len)) {
@@ -206,8 +206,8 @@ int apsolve_hsdp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem 
                 return APSOLVE_EDB;
             }
             transform(q, idx, &x);
-            if (best < 0 || cf->memory_level < best) {
-                best = cf->memory_level;
+            if (best < 0 || cf->variant.memory_level < best) {
+                best = cf->variant.memory_level;
                 first[k] = x;
             }
         }

@@ -50,11 +50,12 @@ void apsolve_print_alpa(const ApsolvePlan *plan, FILE *out)
 /* "m0 none z0": the variant of a stage's config. */
 static void variant_text(const ApsolveStage *st, char *buf, size_t len)
 {
-    const char *rc = costdb_recompute_name(st->recompute);
+    const char *rc = costdb_recompute_name(st->variant.recompute);
     if (st->config < 0)
         snprintf(buf, len, "-");
     else
-        snprintf(buf, len, "m%d %s z%d", st->memory_level, rc ? rc : "?", st->zero);
+        snprintf(buf, len, "m%d %s z%d", st->variant.memory_level, rc ? rc : "?",
+                 st->variant.zero);
 }
 
 static const char *objective_name(int objective)
@@ -244,7 +245,11 @@ static void text_full(FILE *out, const ApsolveFullEstimate *f, const ApsolveStag
             "Alpa's T)\n", f->total,
             pl->cost > 0 ? 100.0 * (f->total - pl->cost) / pl->cost : 0.0);
     fprintf(out, "  pipeline with transfers %.6g s (cross-stage transfers %.6g s per micro-batch, "
-            "fwd + bwd)", f->pipeline, f->transfers);
+            "fwd + bwd", f->pipeline, f->transfers);
+    if (pl->schedule == APSOLVE_SCHEDULE_INTERLEAVED && pl->virtual_stages > 1)
+        fprintf(out, "; exposed by the interleaved schedule's warm-up, cool-down and steady "
+                "state: %.6g s", f->p2p_exposed);
+    fputc(')', out);
     if (f->apply_stage >= 0 && f->apply_from_entries)
         fprintf(out, "; apply-grad of stage %d: %.6g s (the entry's profiled apply_cost)",
                 f->apply_stage, f->apply);
@@ -376,6 +381,7 @@ static void json_full(FILE *out, const ApsolveFullEstimate *f, const ApsolveStag
     json_num(out, f->pipeline);
     json_field(out, "transfers", f->transfers);
     json_field(out, "transfer_bytes", f->transfer_bytes);
+    json_field(out, "p2p_exposed", f->p2p_exposed);
     json_field(out, "grad_sync", f->grad_sync);
     json_field(out, "optimizer", f->optimizer);
     json_field(out, "apply", f->apply);
@@ -487,8 +493,8 @@ static void json_plan(FILE *out, const ApsolveOutput *o)
         fputs(", \"bwd_cost\": ", out);
         json_num(out, st->bwd_cost);
         fprintf(out, ", \"memory_level\": %d, \"recompute\": \"%s\", \"zero\": %d",
-                st->memory_level, costdb_recompute_name(st->recompute)
-                    ? costdb_recompute_name(st->recompute) : "none", st->zero);
+                st->variant.memory_level, costdb_recompute_name(st->variant.recompute)
+                    ? costdb_recompute_name(st->variant.recompute) : "none", st->variant.zero);
         fputs(", \"apply_cost\": ", out);
         if (st->apply_cost >= 0)
             json_num(out, st->apply_cost);

@@ -2,7 +2,7 @@
 /*
  * The --parallel text: Megatron's degrees and knobs of a 3-D plan,
  * "dp=2,tp=2,pp=2[,sp=0|1][,zero=0..3][,recompute=none|selective|full|op]
- * [,vpp=V][,mbs=M][,cp=C][,cp_comm=p2p|a2a|a2a+p2p][,ep=E][,etp=T]
+ * [,vpp=V][,mbs=M][,cp=C][,cp_comm=p2p|a2a|a2a+p2p|all_gather][,ep=E][,etp=T]
  * [,dp_shard=S][,raf=0|1]" in any order, each knob at most once.
  */
 #include <stdint.h>
@@ -89,7 +89,8 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
                      eq + 1);
             v = vlen < sizeof val ? apsolve_cp_comm_parse(val) : -1;
             if (v < 0) {
-                snprintf(errbuf, errlen, "cp_comm must be p2p, a2a or a2a+p2p, not '%.*s'",
+                snprintf(errbuf, errlen,
+                         "cp_comm must be p2p, a2a, a2a+p2p or all_gather, not '%.*s'",
                          (int)vlen, eq + 1);
                 return -1;
             }

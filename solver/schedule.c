@@ -86,21 +86,19 @@ double apsolve_schedule_zb_fill(double fwd, double bwd, double wgrad)
 double apsolve_schedule_time_zb(int B, const double *fwd, const double *bwd,
                                 const double *wgrad, size_t n)
 {
-    double sum = 0, max = 0, fill = INFINITY;
+    double sum = 0, max = 0;
     if (!fwd || !bwd || !wgrad || n == 0 || B < 1 || (size_t)B < n)
         return NAN;
     for (size_t k = 0; k < n; k++) {
-        double c = fwd[k] + bwd[k], w = wgrad[k];
-        if (!(w >= 0) || !(w <= bwd[k]))
-            return NAN;
+        double c = fwd[k] + bwd[k];
         sum += c;
         if (c > max)
             max = c;
-        c = apsolve_schedule_zb_fill(fwd[k], bwd[k], w);
-        if (c < fill)
-            fill = c;
     }
-    return sum + ((double)B - 1.0) * max - (double)(n - 1) * fill;
+    /* Alpa's T less the schedule's saving (schedule_zb.c; NaN for a W
+     * outside 0..bwd) */
+    return sum + ((double)B - 1.0) * max -
+           apsolve_schedule_zb_saving(APSOLVE_SCHEDULE_ZB_H1, 1, B, fwd, bwd, wgrad, n);
 }
 
 double apsolve_schedule_in_flight(ApsolveSchedule s, int vpp, int B, int n, int k)
@@ -132,12 +130,50 @@ double apsolve_schedule_in_flight(ApsolveSchedule s, int vpp, int B, int n, int 
     if (s == APSOLVE_SCHEDULE_INTERLEAVED && vpp > 1) {
         /* model chunks forwarded before the first backward, plus the steady
          * state's forward that precedes its backward */
-        double chunks = 2.0 * (n - k - 1) + (double)(vpp - 1) * n + 1;
+        double chunks = (double)apsolve_schedule_warmup(s, vpp, B, n, k) + 1;
         double all = (double)B * vpp;
         return (chunks < all ? chunks : all) / vpp;
     }
     /* 1F1B; one chunk per stage is plain 1F1B too */
     return n - k < B ? n - k : B;
+}
+
+int apsolve_schedule_warmup(ApsolveSchedule s, int vpp, int B, int n, int k)
+{
+    long long w, all;
+    if (B < 1 || n < 1 || k < 0 || k >= n || (int)s < 0 || s >= APSOLVE_SCHEDULE_COUNT ||
+        apsolve_schedule_zero_bubble((int)s))
+        return -1;
+    if (s == APSOLVE_SCHEDULE_GPIPE)
+        return B;
+    if (s == APSOLVE_SCHEDULE_INTERLEAVED && vpp > 1) {
+        w = 2LL * (n - k - 1) + (long long)(vpp - 1) * n;
+        all = (long long)B * vpp;
+    } else {
+        w = n - k - 1;
+        all = B;
+    }
+    w = w < all ? w : all;
+    return w > INT_MAX ? INT_MAX : (int)w;
+}
+
+double apsolve_schedule_p2p_exposed(ApsolveSchedule s, int vpp, int B, int n, double x,
+                                    double chunk_fwd, double chunk_bwd)
+{
+    double w, steady, under_bwd, under_fwd;
+    if (B < 1 || !(x >= 0) || !(chunk_fwd >= 0) || !(chunk_bwd >= 0))
+        return NAN;
+    if (s != APSOLVE_SCHEDULE_INTERLEAVED || vpp < 2 || n < 2)
+        return 0;
+    /* the first micro-batch's activation crosses the v n - 1 boundaries
+     * between virtual stages in the warm-up, its gradient crosses them
+     * back in the cool-down; rank 0's w warm-up steps bound the steady
+     * ones */
+    w = apsolve_schedule_warmup(s, vpp, B, n, 0);
+    steady = (double)B * vpp - w;
+    under_bwd = x > chunk_bwd ? x - chunk_bwd : 0;
+    under_fwd = x > chunk_fwd ? x - chunk_fwd : 0;
+    return 2.0 * ((double)vpp * n - 1) * x + steady * (under_bwd + under_fwd);
 }
 
 double apsolve_stage_in_flight(ApsolveMemoryRule rule, ApsolveSchedule s, int vpp, int B, int n,

@@ -64,8 +64,9 @@ double apsolve_schedule_time(ApsolveSchedule s, int vpp, int B, const double *st
  * k takes fwd[k] forward and bwd[k] backward seconds per micro-batch, of
  * which wgrad[k] (0 <= wgrad[k] <= bwd[k]) compute the weight gradients
  * (the W pass; bwd[k] - wgrad[k] is the B pass): Alpa's T of the stage
- * costs fwd + bwd, less (n - 1) min over k of apsolve_schedule_zb_fill.
- * On equal stages this is B (F + B + W) + (n - 1)(F + B - min(W, F, B)),
+ * costs fwd + bwd, less (n - 1) min over k of apsolve_schedule_zb_fill
+ * (apsolve_schedule_zb_saving). On equal stages this is
+ * B (F + B + W) + (n - 1)(F + B - min(W, F, B)),
  * the paper's (n - 1)(T_F + T_B - T_W) bubble when W <= F and W <= B, and
  * the exact makespan of the order apreport simulates (docs/solver.md,
  * "Schedules"). NaN for n == 0, B < n, a NULL array or a W outside
@@ -80,11 +81,27 @@ double apsolve_schedule_time_zb(int B, const double *fwd, const double *bwd,
  * number in 0..bwd (unknown). */
 double apsolve_schedule_zb_fill(double fwd, double bwd, double wgrad);
 
+/* What zero-bubble schedule s takes off the time of its base schedule on
+ * n stages whose stage k takes fwd[k] forward and bwd[k] backward seconds,
+ * wgrad[k] of them the W pass: the one definition of each schedule's price
+ * (apsolve_schedule_time_zb and _izb subtract it from their base, the
+ * solver from the T it prices, evaluate.c). ZB-H1 (vpp ignored): off
+ * Alpa's T of the stage costs fwd + bwd, (n - 1) x the least
+ * apsolve_schedule_zb_fill of a stage; interleaved ZB: off the interleaved
+ * T of vpp chunks (< 1: 1), that over vpp; ZBV: off the interleaved T of 2
+ * chunks, what apsolve_schedule_time_zbv is below it. 0 for the other
+ * schedules; NaN for NULL arrays or a W outside 0..bwd (n == 0: 0, ZBV
+ * NaN). Each schedule's validity (apsolve_schedule_valid) stays the
+ * caller's (ZB-H1: B >= n; interleaved ZB also PyTorch's rounds), except
+ * that ZBV's makespan is NaN where its order is refused. */
+double apsolve_schedule_zb_saving(ApsolveSchedule s, int vpp, int B, const double *fwd,
+                                  const double *bwd, const double *wgrad, size_t n);
 /* Iteration time of PyTorch's ScheduleInterleavedZeroBubble with v >= 1
  * model chunks per device (each 1/v of the stage's fwd, bwd and wgrad
  * seconds) over B micro-batches on n stages: the interleaved time of the
- * stage costs fwd + bwd, less (n - 1)/v x the least
- * apsolve_schedule_zb_fill of a stage. On equal stages this is
+ * stage costs fwd + bwd, (sum + (B v - 1) max) / v, less (n - 1)/v x the
+ * least apsolve_schedule_zb_fill of a stage (apsolve_schedule_zb_saving).
+ * On equal stages this is
  * B (F + B + W) + (n - 1)(F + B - min(W, F, B)) / v, ZB-H1's bubble over v,
  * and the makespan of the order apreport simulates; v = 1 is ZB-H1. NaN
  * as apsolve_schedule_time_zb or when apsolve_schedule_valid refuses. */
@@ -156,6 +173,45 @@ double apsolve_stage_extra_copies(ApsolveMemoryRule rule, double f);
  * when peak is 0 (no memory figures). */
 long long apsolve_stage_memory_need(ApsolveMemoryRule rule, long long peak, long long initial,
                                     long long intermediate, double f);
+
+/* Forward passes (model chunks) rank k of n runs before its first backward
+ * under Megatron-Core's schedules (get_pp_rank_microbatches in
+ * megatron/core/pipeline_parallel/schedules.py, core_v0.19.0): 1F1B
+ * n - k - 1; interleaved with vpp >= 2 chunks and the default micro-batch
+ * group of n per virtual stage 2 (n - k - 1) + (vpp - 1) n; never more
+ * than the B vpp there are (then every pass is warm-up). GPipe: B. The
+ * cool-down runs as many backwards. -1 for k not in 0..n-1, B < 1 or a
+ * zero-bubble schedule (PyTorch's orders, schedule_zb.c). */
+int apsolve_schedule_warmup(ApsolveSchedule s, int vpp, int B, int n, int k);
+
+/* Seconds of stage-boundary transfers that Megatron-Core's interleaved
+ * schedule (vpp >= 2, n >= 2) leaves on an iteration's critical path, with
+ * overlap_p2p_comm (its training default with interleaving; NeMo's
+ * overlap_p2p_comm: true, batch_p2p_comm: false) and without
+ * overlap_p2p_comm_warmup_flush (default off), core_v0.19.0 schedules.py
+ * forward_backward_pipelining_with_interleaving: each warm-up forward
+ * ends in a blocking send_forward_recv_forward and each cool-down backward
+ * in a blocking send_backward_recv_backward, so the first micro-batch's
+ * activation crosses the vpp n - 1 boundaries between virtual stages on
+ * the critical path, and its gradient crosses them back; in the steady
+ * state a forward's exchange is issued asynchronously and waited for
+ * before the next forward, so it runs under the backward in between (and
+ * the backward's under the next forward): only what it takes beyond that
+ * pass shows, over the B vpp - W steady steps of rank 0 (W =
+ * apsolve_schedule_warmup(.., 0)).
+ *   2 (vpp n - 1) x + (B vpp - W) (max(0, x - chunk_bwd) + max(0, x - chunk_fwd))
+ * This is the makespan added to Megatron-Core's order list-scheduled with
+ * such exchanges on equal stages (tests/reports/test_schedule.c checks it
+ * against apreport's simulation).
+ * with x the seconds of one exchange (the largest boundary's transfer;
+ * its send and receive run together on the duplex link) and chunk_fwd,
+ * chunk_bwd a model chunk's forward and backward seconds. 0 for any other
+ * schedule, vpp < 2 or n < 2 (Megatron-Core's non-interleaved 1F1B blocks
+ * on every exchange: its transfers stay in each stage's period,
+ * full_estimate.c); NaN for B < 1 or x, chunk_fwd, chunk_bwd not numbers
+ * >= 0. */
+double apsolve_schedule_p2p_exposed(ApsolveSchedule s, int vpp, int B, int n, double x,
+                                    double chunk_fwd, double chunk_bwd);
 
 /* How many times one micro-batch's activation crosses each stage boundary
  * in the forward pass (and its gradient in the backward pass): vpp for

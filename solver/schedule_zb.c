@@ -148,23 +148,51 @@ int apsolve_schedule_stage_device(ApsolveSchedule s, int v, int n, int j)
 double apsolve_schedule_time_izb(int v, int B, const double *fwd, const double *bwd,
                                  const double *wgrad, size_t n)
 {
-    double sum = 0, max = 0, fill = INFINITY;
+    double sum = 0, max = 0;
     if (v < 1)
         v = 1;
     if (!fwd || !bwd || !wgrad || n == 0 || n > (size_t)B ||
         !apsolve_schedule_valid(APSOLVE_SCHEDULE_INTERLEAVED_ZB, v, B, (int)n, NULL, 0))
         return NAN;
     for (size_t k = 0; k < n; k++) {
-        double c = fwd[k] + bwd[k], f;
-        if (!(wgrad[k] >= 0) || !(wgrad[k] <= bwd[k]))
-            return NAN;
+        double c = fwd[k] + bwd[k];
         sum += c;
         max = c > max ? c : max;
-        f = apsolve_schedule_zb_fill(fwd[k], bwd[k], wgrad[k]);
-        fill = f < fill ? f : fill;
     }
-    /* interleaved 1F1B's T (schedule.c), less ZB-H1's saving over v */
-    return (sum + ((double)B * v - 1.0) * max - (double)(n - 1) * fill) / v;
+    /* interleaved 1F1B's T (schedule.c), less the schedule's saving (NaN
+     * for a W outside 0..bwd) */
+    return (sum + ((double)B * v - 1.0) * max) / v -
+           apsolve_schedule_zb_saving(APSOLVE_SCHEDULE_INTERLEAVED_ZB, v, B, fwd, bwd, wgrad, n);
+}
+
+static double zb_makespan(ApsolveSchedule s, int v, int B, const double *fwd, const double *bwd,
+                          const double *wgrad, size_t n);
+
+double apsolve_schedule_zb_saving(ApsolveSchedule s, int vpp, int B, const double *fwd,
+                                  const double *bwd, const double *wgrad, size_t n)
+{
+    double fill = INFINITY, sum = 0, max = 0;
+    if (!apsolve_schedule_zero_bubble(s))
+        return 0;
+    if (!fwd || !bwd || !wgrad)
+        return NAN;
+    for (size_t k = 0; k < n; k++) {
+        double x = apsolve_schedule_zb_fill(fwd[k], bwd[k], wgrad[k]), c = fwd[k] + bwd[k];
+        if (isnan(x) || !(wgrad[k] <= bwd[k]))
+            return NAN;
+        fill = x < fill ? x : fill;
+        sum += c;
+        max = c > max ? c : max;
+    }
+    if (s == APSOLVE_SCHEDULE_ZB_H1)
+        vpp = 1;
+    else if (s == APSOLVE_SCHEDULE_ZBV)
+        /* no closed form: the makespan below the interleaved T of 2 chunks */
+        return (sum + (2.0 * B - 1) * max) / 2 - zb_makespan(s, 2, B, fwd, bwd, wgrad, n);
+    vpp = vpp > 1 ? vpp : 1;
+    /* ZB-H1 and interleaved ZB: each of the n - 1 bubble slots filled by
+     * the least fill of a stage, the chunks' 1/v of it */
+    return n > 1 ? (double)(n - 1) * fill / vpp : 0.0;
 }
 
 /* The makespan of schedule s's order on n devices with v chunks each (each

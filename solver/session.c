@@ -312,7 +312,7 @@ static int main_candidate(ApsolveRun *r)
     if (apsolve_cand_load(r->db, a, r->sweep, r->G, r->micro, r->B, &r->main_c))
         return 1;
     if (a->objective < 0) {
-        if (!r->main_c.opt.inference && !apsolve_problem_apply_known(r->main_c.p)) {
+        if (!r->main_c.opt.inference && !apsolve_unfit_apply_known(r->main_c.p)) {
             a->opt.objective = APSOLVE_OBJECTIVE_ALPA;
             if (!a->quiet)
                 apsolve_say(a, "notice: sweep %lld has entries without apply_cost (a database "
@@ -326,7 +326,7 @@ static int main_candidate(ApsolveRun *r)
     } else {
         a->opt.objective = a->objective;
         if (a->objective == APSOLVE_OBJECTIVE_FULL && !a->opt.inference &&
-            !apsolve_problem_apply_known(r->main_c.p))
+            !apsolve_unfit_apply_known(r->main_c.p))
             return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--objective full: sweep %lld has "
                                 "entries without apply_cost (a database before schema 2 or an "
                                 "import); use --objective alpa", (long long)r->sweep);
@@ -389,6 +389,21 @@ static int parallel_candidate(ApsolveRun *r, ApsolveCand **pc)
  * logical (dp, tp), batch forced, the given recompute and ZeRO) and
  * schedule (interleaved with vpp > 1), and prices it (*e: the evaluation's
  * error). Refuses a layout that does not fit the cluster or the schedule. */
+/* A priced --parallel or stored plan carries its cp and ep knobs, as the
+ * auto search's cp and ep plans do: its text and JSON say them
+ * (output.c). */
+static void carry_knobs(ApsolvePlan *g, const ApsolveParallel *pr)
+{
+    if (g && pr->cp > 1) {
+        g->cp = pr->cp;
+        g->cp_comm = pr->cp_comm;
+    }
+    if (g && pr->ep > 1) {
+        g->ep = pr->ep;
+        g->etp = pr->etp > 0 ? pr->etp : pr->tp;
+    }
+}
+
 static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
 {
     const ApsolveRequest *a = r->a;
@@ -446,6 +461,8 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
                                      &s->given, err, errlen);
     if (*e == APSOLVE_ENOMEM)
         return 1;
+    if (!*e)
+        carry_knobs(s->given, pr);
     apsolve_ep_say(r, s->given);
     apsolve_hsdp_say(r, s->given);
     r->out_c[s->nout] = pc;
@@ -605,6 +622,8 @@ static int listed_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
     }
     *e = r->specs ? apsolve_evaluate(pc->p, &pc->opt, r->specs, r->nspec, &s->given, err, errlen)
                   : 0;
+    if (!*e && a->plan > 0)
+        carry_knobs(s->given, &a->par);
     apsolve_ep_say(r, s->given);
     apsolve_hsdp_say(r, s->given);
     r->out_c[s->nout] = pc;
@@ -623,7 +642,7 @@ static void warn_parallel(ApsolveRun *r)
     if (!a->parallel)
         return;
     eq.dp *= a->par.cp > 1 ? a->par.cp : 1;
-    for (size_t k = 0; k < g->n_stages && r->specs[0].recompute >= 0; k++)
+    for (size_t k = 0; k < g->n_stages && r->specs[0].variant.recompute >= 0; k++)
         if (g->stages[k].config < 0 && !a->quiet) {
             char why[400];
             int64_t micro = g->micro_batch_size > 0 ? g->micro_batch_size

@@ -16,7 +16,10 @@
  * runs with a --parallel layout (whose auto plan is a comparison) try no cp.
  * Expert parallelism (session_autoep.c) is tried in the same loop, on the
  * plain sweep at each micro-batch size and on each cp candidate, and its
- * plans compete by the same rule.
+ * plans compete by the same rule. Both price a stage from an entry the
+ * sweep judged out of memory, with the time it kept, as --parallel does
+ * (apsolve_unfit_open, session_twin.c): a run that needs cp or ep to fit
+ * is found.
  */
 #include <math.h>
 #include <stdio.h>
@@ -293,8 +296,8 @@ int apsolve_run_auto_cp(ApsolveRun *r)
     for (size_t k = 0; !fail && (k < r->nbs || (r->nbs == 0 && k == 0)); k++) {
         int64_t m = r->nbs ? r->bs[k].micro_batch_size : r->micro;
         int own = r->nbs == 0 || r->bs[k].sweep_id == r->main_c.sweep;
-        ApsolveCand base;
-        ApsolveProblem *q[48];
+        ApsolveCand base, ub;
+        ApsolveProblem *q[48], *rp = NULL;
         ApsolveEpCache cache = {NULL, NULL};
         int64_t seq = 0;
         int attention = 0, rc, with_cp;
@@ -316,20 +319,31 @@ int apsolve_run_auto_cp(ApsolveRun *r)
             }
             base.opt.objective = a->opt.objective;
         }
+        /* the entries the sweep judged out of memory with the time it
+         * computed, restored for the cp and ep steps to price stages from
+         * (as --parallel does: a run that needs cp or ep to fit); the plain
+         * search never sees them (session_twin.c) */
+        ub = base;
+        if (!fail && apsolve_unfit_open(base.p, &rp) != APSOLVE_OK) {
+            apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
+            fail = 1;
+        }
+        if (rp)
+            ub.p = rp;
         /* ep's facts of this sweep's entries, shared by its plain and cp
          * candidates */
-        if (top_k) {
+        if (top_k && !fail) {
             if (apsolve_ep_cache_new(base.p, &cache)) {
                 apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
                 fail = 1;
-            } else if (apsolve_auto_ep(r, &base, 1, &cache, s->autop, plain_h, NULL, 0, b)) {
+            } else if (apsolve_auto_ep(r, &ub, 1, &cache, s->autop, plain_h, NULL, 0, b)) {
                 fail = 1;
             }
         }
         for (int i = 0; i < 48; i++)
             q[i] = NULL;
         rc = fail || !with_cp ? 0
-                              : apsolve_cp_problem_auto(r->db, base.sweep, base.p, m, family,
+                              : apsolve_cp_problem_auto(r->db, base.sweep, ub.p, m, family,
                                                         nfamily, cps, comms, heads, kv_heads,
                                                         ncp, q, &seq, &attention, why,
                                                         sizeof why);
@@ -337,6 +351,9 @@ int apsolve_run_auto_cp(ApsolveRun *r)
             apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
             fail = 1;
         }
+        for (int i = 0; i < ncp; i++)
+            if (q[i])
+                apsolve_unfit_settle(q[i]);
         /* placements or hardware that cannot price the cp communication,
          * or no attention to split: no cp candidates (for any size) */
         if (!fail && with_cp && (rc || !attention || seq <= 0)) {
@@ -384,6 +401,7 @@ int apsolve_run_auto_cp(ApsolveRun *r)
             apsolve_auto_offer(b, &t, pl, h, &c);
         }
         apsolve_ep_cache_free(&cache);
+        apsolve_problem_free(&rp);
         if (!own)
             apsolve_cand_free(&base);
     }

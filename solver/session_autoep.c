@@ -62,6 +62,9 @@ int apsolve_auto_ep(ApsolveRun *r, const ApsolveCand *c, int cp, ApsolveEpCache 
              * ep candidates on this sweep */
             if (rc)
                 return 0;
+            /* a twin out of memory (restored in c's problem) only as an
+             * ep stage: untouched, it stays +inf (session_twin.c) */
+            apsolve_unfit_settle(e.p);
             /* nothing transformed: its plans are the plain search's (the
              * entries as profiled), or there are none */
             if (!transformed) {

@@ -58,8 +58,8 @@ void apsolve_parallel_apply(const ApsolveParallel *par, ApsolveOptions *opt,
         opt->virtual_stages = par->vpp;
     }
     for (size_t k = 0; k < n; k++) {
-        specs[k].recompute = par->recompute;
-        specs[k].zero = par->zero;
+        specs[k].variant.recompute = par->recompute;
+        specs[k].variant.zero = par->zero;
     }
 }
 
@@ -157,9 +157,10 @@ static int rule_allows(Search *S, const ApsolveCand *c, const ApsolveParallel *p
     for (size_t k = 0; k < n; k++)
         s[k] = (ApsolveFwStage){sp[k].end_layer - sp[k].start_layer + 1, sp[k].hosts, sp[k].gpus,
                                 sp[k].logical_a, sp[k].logical_b, sp[k].force_batch_dim,
-                                sp[k].recompute, sp[k].zero, 0, 0, 0,
+                                sp[k].variant, 0, 0, 0,
                                 APSOLVE_FW_BLOCKS_LATER};
-    p = (ApsolveFwPlan){s, n, o->schedule, o->virtual_stages, apsolve_fw_dtype_fp16(c->sw.dtype)};
+    p = (ApsolveFwPlan){s, n, o->schedule, o->virtual_stages, apsolve_fw_dtype_fp16(c->sw.dtype),
+                        apsolve_zero3_schedule_of(c->sw.options)};
     apsolve_frameworks(&p, &v);
     apsolve_parallel_frameworks(par, &v); /* cp, ep: their rules take the layout alone */
     ok = (v.runs >> S->fw) & 1u;
@@ -185,7 +186,7 @@ static void verdict_memory_aside(Search *S, const ApsolveCand *c, const ApsolveO
         return;
     memcpy(cp, sp, n * sizeof *cp);
     for (size_t k = 0; k < n; k++)
-        cp[k].memory_level = -1;
+        cp[k].variant.memory_level = -1;
     io.ignore_memory = 1;
     if (apsolve_evaluate_as_run(S->r->db, c->sweep, c->p, &io, cp, n, &pl, err, sizeof err) == 0) {
         apsolve_plan_frameworks(S->r->db, c->sweep, c->sw.dtype, pl, &v);
@@ -220,7 +221,7 @@ static void note_memory(Search *S, const ApsolveCand *c, const ApsolveOptions *o
             if (!apsolve_config_allowed(p, o, st->submesh, q) ||
                 cf->logical_a != sp[k].logical_a || cf->logical_b != sp[k].logical_b ||
                 cf->force_batch_dim != sp[k].force_batch_dim ||
-                cf->recompute != sp[k].recompute || cf->zero != sp[k].zero ||
+                !costdb_variant_same_settings(cf->variant, sp[k].variant) ||
                 isinf(apsolve_entry_cost(p, idx)))
                 continue;
             nd = apsolve_stage_memory_need(apsolve_memory_rule(o), m->peak, m->initial,
@@ -444,7 +445,7 @@ static unsigned variants(const ApsolveCand *c, int zero)
     for (int s = 0; s < p->num_submeshes; s++)
         for (int k = 0; k < p->num_configs; k++) {
             const ApsolveConfig *cf = &p->configs[(size_t)s * p->num_configs + k];
-            int v = zero ? cf->zero : cf->recompute;
+            int v = zero ? cf->variant.zero : cf->variant.recompute;
             if (apsolve_config_allowed(p, &c->opt, s, k) && v >= 0 && v < 16)
                 bits |= 1u << v;
         }

@@ -34,7 +34,7 @@ void apsolve_hsdp_say(ApsolveRun *r, const ApsolvePlan *g)
         const ApsolveStage *st = &g->stages[k];
         ApsolveHsdpStage x;
         char why[200];
-        if (st->submesh < 0 || st->config < 0 || st->zero != 3 ||
+        if (st->submesh < 0 || st->config < 0 || st->variant.zero != 3 ||
             apsolve_hsdp_stage(r->db, c->sweep, c->p->cluster_gpus, st->start_layer,
                                st->end_layer, st->submesh, st->config, &l, &x, why,
                                sizeof why) || !(x.param_bytes > 0))
@@ -66,7 +66,7 @@ int apsolve_run_hsdp(ApsolveRun *r, ApsolveCand **pc)
     ApsolveHsdpLayout l;
     ApsolveHsdpStage *st;
     const char *what = a->parallel ? a->parallel : "of the stored plan";
-    char why[400] = "", sched[32] = "";
+    char why[400] = "";
     int rc;
     if (pr->zero != 3 || (pr->dp_shard <= 0 && !pr->raf_off))
         return 0;
@@ -81,13 +81,13 @@ int apsolve_run_hsdp(ApsolveRun *r, ApsolveCand **pc)
     /* The serial schedule's collectives add up; an overlapping one's
      * exposed part is a replay of the stage's kernels, which the database
      * does not keep (docs/variants.md, "ZeRO-3 overlap") */
-    if (costdb_json_member_text(eq->sw.options, "zero3_schedule", sched, sizeof sched) == 0 &&
-        strcmp(sched, "serial"))
+    if (apsolve_zero3_schedule_of(eq->sw.options) != APSOLVE_ZERO3_SERIAL)
         return apsolve_fail(a, APSOLVE_ERROR_INPUT, "--parallel %s: the sweep prices ZeRO-3 "
                             "with the %s overlap schedule, whose exposed collectives are a "
                             "replay of the stage's kernels that the database does not keep; "
                             "dp_shard and raf re-price the serial schedule's (approf sweep "
-                            "--zero3-schedule serial)", what, sched);
+                            "--zero3-schedule serial)", what,
+                            apsolve_zero3_schedule_name(apsolve_zero3_schedule_of(eq->sw.options)));
     if (!(st = calloc(r->nspec ? r->nspec : 1, sizeof *st)))
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
     rc = apsolve_hsdp_problem(r->db, eq->sweep, eq->p, r->specs, r->nspec, &l, &r->hsdp_c.p, st,

@@ -237,6 +237,23 @@ int apsolve_run_cp(ApsolveRun *r, ApsolveCand **pc);
  * what: the layout as in the plan's messages; knob: "cp=2", "ep=4". */
 int apsolve_twin_check(ApsolveRun *r, const ApsolveCand *eq, int la, int lb, const char *what,
                        const char *knob);
+/* session_twin.c: the auto search's cp and ep steps price a stage from
+ * its twin out of memory as --parallel does (apsolve_unfit_restore): *out
+ * a clone of p with every entry the sweep judged out of memory, and whose
+ * time it kept, restored (cost, phases, apply, memory, the stage count
+ * that memory allows), for the cp or ep transformation to make stages of;
+ * NULL when p has none (use p). Never solved as it is: after the
+ * transformation apsolve_unfit_settle puts +inf back on each restored
+ * entry no step changed, so the candidate holds such an entry only as a
+ * cp or ep stage, which fits or not on its transformed memory (the same
+ * rule as every entry). APSOLVE_OK or APSOLVE_ENOMEM. */
+int apsolve_unfit_open(const ApsolveProblem *p, ApsolveProblem **out);
+void apsolve_unfit_settle(ApsolveProblem *q);
+/* session_twin.c: whether every entry of p with a time has its apply cost
+ * (apsolve_problem_apply_known), those out of memory that kept their time
+ * included: a sweep whose every entry is out of memory is not taken for
+ * one without apply costs (the objective; session.c). */
+int apsolve_unfit_apply_known(const ApsolveProblem *p);
 
 /* session_ep.c: with ep > 1 or etp other than tp, makes r->ep_c from *pc
  * (whose specs are r->specs): its entries as ep stages; *pc becomes

@@ -158,10 +158,10 @@ int apsolve_request_store(Costdb *db, const ApsolveRequest *a, const ApsolveProb
         po.has_layout = 1;
         po.layout = (CostdbPlanLayout){pl->stages[0].logical_a / cp,
                                        pl->stages[0].logical_b, (int)pl->n_stages, 0,
-                                       pl->stages[0].zero,
+                                       pl->stages[0].variant.zero,
                                        o->virtual_stages > 1 ? o->virtual_stages : 1, 0, ""};
         snprintf(po.layout.recompute, sizeof po.layout.recompute, "%s",
-                 costdb_recompute_name(pl->stages[0].recompute));
+                 costdb_recompute_name(pl->stages[0].variant.recompute));
         po.layout.cp = cp;
         snprintf(po.layout.cp_comm, sizeof po.layout.cp_comm, "%s",
                  apsolve_cp_comm_name(pl->cp_comm));
@@ -223,7 +223,7 @@ int apsolve_request_load_plan(Costdb *db, ApsolveRequest *a, int64_t *sweep,
     for (size_t k = 0; k < np; k++) {
         (*specs)[k] = (ApsolveStageSpec){ps[k].start_layer, ps[k].end_layer, ps[k].submesh_hosts,
                                          ps[k].submesh_gpus, ps[k].logical_a, ps[k].logical_b,
-                                         ps[k].force_batch_dim, 0, 0, 0};
+                                         ps[k].force_batch_dim, {0, 0, 0}};
         (*configs)[k] = ps[k].config_index;
     }
     *n = np;
@@ -303,9 +303,7 @@ void apsolve_specs_variants(const ApsolveProblem *p, ApsolveStageSpec *sp, const
             const ApsolveConfig *cf = &p->configs[s * p->num_configs + c];
             if (cf->valid && cf->logical_a == sp[k].logical_a &&
                 cf->logical_b == sp[k].logical_b && cf->force_batch_dim == sp[k].force_batch_dim) {
-                sp[k].memory_level = cf->memory_level;
-                sp[k].recompute = cf->recompute;
-                sp[k].zero = cf->zero;
+                sp[k].variant = cf->variant;
             }
         }
     }

@@ -32,7 +32,7 @@ static ApsolveStageSpec *exact_specs(const ApsolvePlan *pl)
         const ApsolveStage *st = &pl->stages[k];
         sp[k] = (ApsolveStageSpec){st->start_layer, st->end_layer, st->hosts, st->gpus,
                                    st->logical_a, st->logical_b, st->force_batch_dim,
-                                   st->memory_level, st->recompute, st->zero};
+                                   st->variant};
     }
     return sp;
 }
@@ -59,6 +59,8 @@ static int reprice_exact(Costdb *db, const ApsolveRequest *a, const ApsolveOptio
     if (e)
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "pricing the plan on sweep %lld: %s",
                             (long long)xs, e == APSOLVE_EINVAL ? err : apsolve_strerror(e));
+    /* the same layout sends the same shard of the new sweep's tensors */
+    x->rplan->boundary_devices = pl->boundary_devices;
     return 0;
 }
 
@@ -117,6 +119,14 @@ static int price_one(ApsolveRun *r, size_t k)
     double scale = given_cp && a->par.cp > 1 ? 1.0 / a->par.cp
                    : pl->cp > 1                                  ? 1.0 / pl->cp
                                                                  : 1.0;
+    /* Megatron-Core sends a stage's output as its (seq / tp, mbs, hidden)
+     * shard under sequence parallelism (get_tensor_shapes, schedules.py at
+     * core_v0.19.0), whatever layout the entry's ILP picked for the input:
+     * the sweep's micro-batch (mbs x dp x cp) split dp x cp x tp ways
+     * (and by cp again, the scale above) */
+    if (given_cp && a->par.sp && a->par.tp > 1)
+        pl->boundary_devices = (double)(a->par.dp > 0 ? a->par.dp : 1) *
+                               (a->par.cp > 1 ? a->par.cp : 1) * a->par.tp;
     if (apsolve_full_estimate_ex(r->db, c->sweep, pl, scale, &x->full, x->stages))
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "full estimate: %s", costdb_errmsg(r->db));
     s->outs[k].full = &x->full;
@@ -131,7 +141,7 @@ static int price_one(ApsolveRun *r, size_t k)
         int cp = pl->cp > 1 ? pl->cp : 1;
         apsolve_cp_frameworks(cp, pl->cp_comm, &x->fw);
         apsolve_ep_frameworks(s0->logical_a, s0->logical_b, pl->ep, pl->etp > 0 ? pl->etp
-                              : s0->logical_b, s0->zero, &x->fw);
+                              : s0->logical_b, s0->variant.zero, &x->fw);
     }
     pl->frameworks = x->fw.runs;
     pl->has_frameworks = 1;

@@ -337,7 +337,7 @@ static void plain_space_note(const ApsolveRun *r)
     const ApsolvePlan *pl = r->s->autop;
     int tight = 0;
     for (int i = 0; p && i < p->num_submeshes * p->num_configs; i++)
-        if (p->configs[i].valid && !apsolve_config_plain(&p->configs[i]))
+        if (p->configs[i].valid && !costdb_variant_is_plain(p->configs[i].variant))
             return;
     for (size_t k = 0; pl && k < pl->n_stages; k++)
         if (pl->stages[k].available_memory > 0 &&

@@ -5,7 +5,9 @@
  * (dp cp, tp), the batch forced on axis 0: docs/context-parallel.md,
  * docs/expert-parallel.md). When a stage's twin has no time, the plan
  * cannot be priced, and the refusal says why instead of the attention or
- * experts the transformation then finds none of.
+ * experts the transformation then finds none of. The auto search's cp and
+ * ep steps price from twins out of memory as --parallel does
+ * (apsolve_unfit_open, apsolve_unfit_settle).
  */
 #include <math.h>
 #include <stdio.h>
@@ -65,4 +67,51 @@ int apsolve_twin_check(ApsolveRun *r, const ApsolveCand *eq, int la, int lb, con
                             sp->end_layer);
     }
     return 0;
+}
+
+int apsolve_unfit_open(const ApsolveProblem *p, ApsolveProblem **out)
+{
+    size_t cells = (size_t)p->num_layers * (size_t)p->num_layers *
+                   (size_t)p->num_submeshes * (size_t)p->num_configs, k;
+    int rc;
+    *out = NULL;
+    for (k = 0; p->unfit && k < cells && !(p->unfit[k].fwd >= 0 && !isfinite(p->cost[k])); k++)
+        ;
+    if (!p->unfit || k == cells)
+        return APSOLVE_OK; /* none to restore: the candidate's own problem */
+    if ((rc = apsolve_problem_clone(p, out)) != APSOLVE_OK)
+        return rc;
+    for (k = 0; k < cells; k++)
+        if (!isfinite((*out)->cost[k]) && (*out)->unfit[k].fwd >= 0)
+            apsolve_unfit_restore(*out, k);
+    return APSOLVE_OK;
+}
+
+void apsolve_unfit_settle(ApsolveProblem *q)
+{
+    size_t cells = (size_t)q->num_layers * (size_t)q->num_layers *
+                   (size_t)q->num_submeshes * (size_t)q->num_configs;
+    for (size_t k = 0; q->unfit && q->fwd_cost && q->bwd_cost && q->memory && k < cells; k++) {
+        const ApsolveUnfit *u = &q->unfit[k];
+        const ApsolveMemory *m = &q->memory[k];
+        /* exactly the figures apsolve_unfit_restore put there: no cp or
+         * ep step made a stage of it */
+        if (u->fwd < 0 || !isfinite(q->cost[k]) || q->fwd_cost[k] != u->fwd ||
+            q->bwd_cost[k] != u->bwd || q->cost[k] != u->fwd + u->bwd ||
+            m->peak != u->memory.peak || m->intermediate != u->memory.intermediate ||
+            m->initial != u->memory.initial)
+            continue;
+        q->cost[k] = q->fwd_cost[k] = q->bwd_cost[k] = INFINITY;
+    }
+}
+
+int apsolve_unfit_apply_known(const ApsolveProblem *p)
+{
+    ApsolveProblem *rp = NULL;
+    int known;
+    if (apsolve_unfit_open(p, &rp) != APSOLVE_OK)
+        return apsolve_problem_apply_known(p);
+    known = apsolve_problem_apply_known(rp ? rp : p);
+    apsolve_problem_free(&rp);
+    return known;
 }

@@ -33,7 +33,7 @@ void apsolve_missing_layout_reason(const ApsolveProblem *p, const CostdbSweep *s
             cf->force_batch_dim != st->force_batch_dim)
             continue;
         mesh = 1;
-        if (cf->recompute == par->recompute && cf->zero == par->zero)
+        if (cf->variant.recompute == par->recompute && cf->variant.zero == par->zero)
             variant = 1;
     }
     if (s == p->num_submeshes) {
@@ -107,7 +107,7 @@ void apsolve_tp_whole_warning(Costdb *db, const ApsolveRequest *a, int64_t sweep
                         "splits the most), not split %d ways as tensor parallelism holds "
                         "them; approf sweep --memory-levels 3 (or --variants all) profiles the "
                         "memory levels that split them", k, (size_t)whole, weights, st->logical_a, st->logical_b,
-                        st->memory_level, st->logical_b);
+                        st->variant.memory_level, st->logical_b);
     }
 }
 

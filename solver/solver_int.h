@@ -51,10 +51,9 @@ void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
  * uses, so equal plans give bit-identical costs everywhere. */
 void apsolve_plan_price(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan *plan);
 /* A zero-bubble schedule's saving on the time of the n stages st without
- * it (docs/solver.md, "Schedules"): on 1F1B's T for ZB-H1, (n - 1) x the
- * least apsolve_schedule_zb_fill of a stage; on the interleaved T of v
- * chunks for interleaved ZB, that over v; on the interleaved T of 2 chunks
- * for ZBV, what its makespan (apsolve_schedule_time_zbv) is below it. 0
+ * it (docs/solver.md, "Schedules"): apsolve_schedule_zb_saving (schedule.h,
+ * the one definition of each zero-bubble schedule's price) on the stages'
+ * fwd_cost, bwd_cost and wgrad_cost, v the plan's chunks per device. 0
  * for the other schedules; NaN when a stage's weight-gradient seconds are
  * unknown. */
 double apsolve_stages_zb_saving(int schedule, int v, int B, const ApsolveStage *st, size_t n);

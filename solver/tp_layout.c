@@ -60,6 +60,8 @@ void apsolve_3d_tp_levels(Costdb *db, int64_t sweep, const ApsolveProblem *p,
     for (size_t k = 0; k < n; k++) {
         int s, best = -1, seen = 0, whole[APSOLVE_TP_MAX_LEVELS], level[APSOLVE_TP_MAX_LEVELS];
         size_t weights;
+        CostdbVariant want = sp[k].variant;
+        want.memory_level = -1; /* the level is what this picks */
         memset(&lv[k], 0, sizeof lv[k]);
         if (sp[k].logical_b <= 1)
             continue;
@@ -72,8 +74,7 @@ void apsolve_3d_tp_levels(Costdb *db, int64_t sweep, const ApsolveProblem *p,
             if (!cf->valid || cf->logical_a != sp[k].logical_a ||
                 cf->logical_b != sp[k].logical_b ||
                 (sp[k].force_batch_dim >= -1 && cf->force_batch_dim != sp[k].force_batch_dim) ||
-                (sp[k].recompute >= 0 && cf->recompute != sp[k].recompute) ||
-                (sp[k].zero >= 0 && cf->zero != sp[k].zero) ||
+                !costdb_variant_matches(want, cf->variant) ||
                 !isfinite(p->cost[apsolve_index(p, sp[k].start_layer, sp[k].end_layer, s, c)]))
                 continue; /* no entry (or none the plan's expert layout can run) */
             w = apsolve_whole_weights(db, sweep, sp[k].start_layer, sp[k].end_layer, s, c,
@@ -81,7 +82,7 @@ void apsolve_3d_tp_levels(Costdb *db, int64_t sweep, const ApsolveProblem *p,
             if (w < 0 || weights == 0)
                 continue;
             whole[seen] = w;
-            level[seen++] = cf->memory_level;
+            level[seen++] = cf->variant.memory_level;
             if (best < 0 || w < best)
                 best = w;
         }
@@ -101,7 +102,7 @@ void apsolve_3d_tp_levels(Costdb *db, int64_t sweep, const ApsolveProblem *p,
             lv[k].n = 0;
             continue;
         }
-        sp[k].memory_level = lv[k].level[0];
+        sp[k].variant.memory_level = lv[k].level[0];
     }
 }
 
@@ -118,7 +119,7 @@ size_t apsolve_3d_tp_bump(const ApsolvePlan *pl, const ApsolveOptions *opt, Apso
                    st->memory_needed > budget;
         if (!over || lv[k].next + 1 >= lv[k].n)
             continue;
-        sp[k].memory_level = lv[k].level[++lv[k].next];
+        sp[k].variant.memory_level = lv[k].level[++lv[k].next];
         bumped++;
     }
     return bumped;

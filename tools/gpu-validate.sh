@@ -16,17 +16,25 @@
 #    mixtral), the optimizer step against its analytic price
 #    (bench_kernel_classes adam), and a small mixtral's measured sweep
 #    beside the analytic one: compute_cost (approf compare) and apply_cost
-#    per entry (measured Adam step against Adam's bytes at the memory rate).
+#    per entry (measured Adam step against Adam's bytes at the memory rate),
+#  6 cuDNN's fused flash attention (backend ABI 14): test_cuda_sdpa (its
+#    output against the CPU reference, forward and backward, f16 and bf16,
+#    causal, GQA), then the attention class of llama-3-8b (GQA) and
+#    llama-2-7b (MHA) with the fused kernel and with APPROF_CUDA_SDPA=0 (its
+#    GEMMs, as before), and a bf16 llama sweep with it beside one with
+#    APPROF_CUDA_SDPA=0 (approf compare). The module's stderr notes any
+#    attention it left to the GEMMs.
 # CUDA, cuBLASLt, cuDNN and NCCL are the machine's (the toolkit's lib64 and
 # the nvidia-* Python packages). Results and databases go to $OUT (default
 # /tmp/out). Usage: bash BUNDLE/gpu-validate.sh [HARDWARE [MODELS]]: HARDWARE
 # the built-in spec to compare with (default h100-sxm), MODELS which of
-# gpt, llama, rn (resnet50) sections 2 and 4 run, moe section 5 (default all four).
+# gpt, llama, rn (resnet50) sections 2 and 4 run, moe section 5, sdpa section 6
+# (default all five).
 set -u
 G=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT:-/tmp/out}
 HW=${1:-h100-sxm}
-MODELS=${2:-gpt llama rn moe}
+MODELS=${2:-gpt llama rn moe sdpa}
 want() { case " $MODELS " in *" $1 "*) return 0;; esac; return 1; }
 mkdir -p "$OUT"
 CL=""
@@ -46,6 +54,7 @@ echo "== libraries"; ldd "$G/approf-cuda.so" | grep -E "not found|cudart|cublas|
 echo "== 0 device tests"
 t timeout 90 "$G/test_cuda_device" 2>&1 | grep -E "Test:|FAIL|asserts|tests |skip|dtype" | head -20
 [ -x "$G/test_cuda_kernels" ] && t timeout 120 "$G/test_cuda_kernels" 2>&1 | grep -vE "passed$" | tail -40
+[ -x "$G/test_cuda_sdpa" ] && t timeout 120 "$G/test_cuda_sdpa" 2>&1 | tee "$OUT/sdpa-test.txt" | tail -45
 echo "== 1 probe"; t timeout 120 "$A" probe --db "$OUT/probe.db" --max-bytes 256M 2>&1 | tail -12
 echo "== 2 operator classes: the operators' kernels, then the stand-in"
 for m in "gpt gpt2-small 4 16 bf16" "llama llama-3-8b 2 2 bf16" "resnet50 - 0 32 f32"; do
@@ -53,7 +62,7 @@ for m in "gpt gpt2-small 4 16 bf16" "llama llama-3-8b 2 2 bf16" "resnet50 - 0 32
   t timeout 100 "$B" ops $m "$HW" 2>&1 | tee -a "$OUT/classes.txt"
   APPROF_CUDA_STANDIN=1 t timeout 100 "$B" ops $m "$HW" 2>&1 | tee -a "$OUT/classes.txt"
 done
-echo "== 3 GEMM per shape"; [ "$MODELS" = "gpt llama rn moe" ] && t timeout 100 "$B" gemm bf16 "$HW" 2>&1 | tee "$OUT/gemm.txt"
+echo "== 3 GEMM per shape"; [ "$MODELS" = "gpt llama rn moe sdpa" ] && t timeout 100 "$B" gemm bf16 "$HW" 2>&1 | tee "$OUT/gemm.txt"
 echo "== 4 measured sweeps beside analytic ones"
 sw() { # name, then sweep options
   local n=$1; shift
@@ -94,6 +103,21 @@ if r:
 else:
     print("apply_cost: no entries to compare")
 PY
+fi
+if want sdpa; then
+  echo "== 6 cuDNN fused attention: per class with it and with its GEMMs (APPROF_CUDA_SDPA=0)"
+  for m in "llama llama-3-8b 2 2 bf16" "llama llama-2-7b 2 2 bf16" "llama llama-3-8b 2 2 f16"; do
+    t timeout 100 "$B" ops $m "$HW" 2>&1 | grep -E "^#|attention|^total|approf-cuda" | tee -a "$OUT/sdpa.txt"
+    APPROF_CUDA_SDPA=0 t timeout 100 "$B" ops $m "$HW" 2>&1 | grep -E "^#|attention|^total" |
+      tee -a "$OUT/sdpa.txt"
+  done
+  L="--model llama --preset llama-3-8b --num-layers 4 --layers 4 --cluster 1x4 --batch 8"
+  L="$L --micro-batches 4 --dtype bf16 --backend cuda --quiet"
+  for v in 1 0; do
+    cp "$OUT/probe.db" "$OUT/sdpa$v.db"
+    APPROF_CUDA_SDPA=$v t timeout 150 "$A" sweep $L --db "$OUT/sdpa$v.db" 2>&1 | tail -3
+  done
+  t "$A" compare "$OUT/sdpa1.db" "$OUT/sdpa0.db" --no-plan 2>&1 | head -14 | tee -a "$OUT/sdpa.txt"
 fi
 rm -f "$OUT"/*.db-wal "$OUT"/*.db-shm "$OUT"/*-m.db "$OUT"/*-s.db "$OUT"/probe.db
 gzip -f "$OUT"/*.db 2>/dev/null

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "apreport.h"
+#include "costdb_text.h"
 #include "cli/cli.h"
 #include "outfile.h"
 

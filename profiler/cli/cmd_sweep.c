@@ -454,11 +454,8 @@ static void resolve_variants(ApprofSweepConfig *cfg, int quiet)
     int rc = approf_sweep_needs_whole_space(cfg, &state, &device, err, sizeof err);
     if (rc < 0)
         return; /* the sweep refuses this model or hardware itself, in its words */
-    if (rc) {
-        cfg->memory_levels = 3;
-        cfg->recompute_mask = 7u;
-        cfg->zero_mask = 15u;
-    }
+    if (rc)
+        cfg->variants = APPROF_SWEEP_WHOLE_SPACE;
     if (quiet)
         return;
     if (rc) {
@@ -580,23 +577,21 @@ static int sweep_option(int opt, const char *arg, ApprofSweepConfig *cfg, SweepA
     case OPT_MEMORY_LEVELS:
         a->variants = VARIANTS_GIVEN;
         if (!(rc = cli_int_value("sweep", "memory-levels", arg, 1, 8, &v)))
-            cfg->memory_levels = (int)v;
+            cfg->variants.memory_levels = (int)v;
         break;
     case OPT_RECOMPUTE:
         a->variants = VARIANTS_GIVEN;
-        if (parse_mask(arg, recompute_item, &cfg->recompute_mask))
+        if (parse_mask(arg, recompute_item, &cfg->variants.recompute_mask))
             return cli_bad_value("sweep", "recompute", arg, "a list of none, selective, full, op");
         break;
     case OPT_ZERO:
         a->variants = VARIANTS_GIVEN;
-        if (parse_mask(arg, zero_item, &cfg->zero_mask))
+        if (parse_mask(arg, zero_item, &cfg->variants.zero_mask))
             return cli_bad_value("sweep", "zero", arg, "a list of 0, 1, 2, 3");
         break;
     case OPT_VARIANTS:
         if (!(rc = cli_choice_value("sweep", "variants", arg, spaces, &k))) {
-            cfg->memory_levels = k == 1 ? 3 : 1;
-            cfg->recompute_mask = k == 1 ? 7u : 1u;
-            cfg->zero_mask = k == 1 ? 15u : 1u;
+            cfg->variants = k == 1 ? APPROF_SWEEP_WHOLE_SPACE : (CostdbVariantSpace){1, 1u, 1u};
             a->variants = (int)k;
         }
         break;

@@ -101,7 +101,7 @@ static const ModelOpt model_opts[] = {
      "sequence length", 0},
     {"dim", NULL, ARG_ONNX_DIM, 0, 0, 0, 0, 0, NULL, NULL, 0, "NAME=N",
      "--model-file of an ONNX graph: its symbolic dimension NAME (dim_param) "
-     "is N; repeatable. The batch's name takes --batch, the sequence names "
+     "is N (0: empty, a past key/value cache); repeatable. The batch's name takes --batch, the sequence names "
      "(seq, seq_len, sequence_length, ...) also --seq-len (docs/models.md)", 0},
     {"vocab", NULL, ARG_INT, ZOO(vocab), 1, SIZE_MAX_ARG, 0, 0, NULL, NULL, 0, "N",
      "vocabulary size", 0},

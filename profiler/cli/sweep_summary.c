@@ -54,8 +54,7 @@ void cli_sweep_print_summary(const ApprofSweepSummary *s, const char *db_path)
  * variants (docs/variants.md). */
 void cli_sweep_oom_notice(const ApprofSweepConfig *cfg, size_t out_of_memory, int sweeps)
 {
-    if (out_of_memory > 0 && approf_sweep_memory_levels(cfg) == 1 &&
-        (cfg->recompute_mask | 1u) == 1u && (cfg->zero_mask | 1u) == 1u)
+    if (out_of_memory > 0 && costdb_variant_space_is_plain(cfg->variants))
         fprintf(stderr,
                 "approf: %zu %s%s %s out of memory in Alpa's plain space (each stage's "
                 "fastest sharding); --memory-levels 3 adds the leaner shardings (Megatron-style "

@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../graph.h"
-#include "../stage.h"
+#include "../model/graph.h"
+#include "../hw/stage.h"
 #include "op_shape.h"
 
 /* ---- repeat statistics ---------------------------------------------------- */

@@ -283,9 +283,7 @@ int64_t approf_cuda_available_memory(int64_t free_bytes, int64_t total)
 
 /* ---- the arrays of one operator's kernels (kernels.h) --------------------- */
 
-/* Appends an array of elems elements of esz bytes to a; -1 when a size is
- * not positive or overflows. */
-static int arr(ApprofOpArrays *a, int64_t elems, int64_t esz)
+int approf_op_arrays_add(ApprofOpArrays *a, int64_t elems, int64_t esz)
 {
     int64_t b = mul(elems, esz);
     if (b < 0 || a->n >= APPROF_OP_MAX_ARRAYS || a->total > INT64_MAX / 2 - b)
@@ -295,6 +293,11 @@ static int arr(ApprofOpArrays *a, int64_t elems, int64_t esz)
     a->n++;
     a->total += approf_cuda_align(b);
     return 0;
+}
+
+static int arr(ApprofOpArrays *a, int64_t elems, int64_t esz)
+{
+    return approf_op_arrays_add(a, elems, esz);
 }
 
 int approf_op_layout(const ApprofOpShape *s, ApprofOpArrays out[3])

@@ -10,7 +10,9 @@
  * is the entry's peak_memory. The phase runs warmup times, then repeats
  * times between CUDA events; the median is the cost, (max - min) / median
  * the spread. A MoE layer's expert GEMMs run as one grouped GEMM
- * (grouped_gemm.c); with the backward phase the module also times the
+ * (grouped_gemm.c), a fused attention as cuDNN's fused flash attention
+ * (sdpa.c; its GEMMs when cuDNN refuses, with the reason on stderr); with
+ * the backward phase the module also times the
  * stage's optimizer step (adam_step.c: apply_seconds). Out of memory gives
  * status oom, any other CUDA error status failed, both with the error text
  * and everything freed. Collectives are costed by the loader, not here.
@@ -22,6 +24,7 @@
 
 #include "kernels.h"
 #include "module_int.h"
+#include "sdpa.h"
 
 #define STATUS_OK 0      /* CostdbStatus values */
 #define STATUS_OOM 1
@@ -48,8 +51,12 @@ static void raw_free(void *user, void *ptr)
 static int run_op(CudaCtx *c, CudaOp *op, ApprofDtype dt, void *ws, size_t ws_size, char *err,
                   size_t errlen)
 {
+    if (op->skip)
+        return 0;
     switch (op->k.kind) {
     case APPROF_K_GEMM:
+        if (op->sdpa)
+            return cuda_sdpa_run(c, op, err, errlen);
         if (op->grouped)
             return cuda_grouped_run(c, op, err, errlen);
         return cuda_gemm_run(c, op, ws, ws_size, err, errlen);
@@ -88,6 +95,92 @@ static void place(CudaOp *op, char *arena)
         op->buf[i] = arena + off;
         off += approf_cuda_align(op->b.bytes[i]);
     }
+}
+
+/* The arrays of a fused attention's graph at the start of the arena, its
+ * three buffers back to back (as place() lays out a kernel's). */
+static void sdpa_place(const ApprofSdpaGraph *g, char *arena, void *bufs[3])
+{
+    int64_t off = 0;
+    for (int i = 0; i < 3; i++) {
+        bufs[i] = arena + off;
+        off += approf_cuda_align(g->arrays[i].total);
+    }
+}
+
+static int64_t sdpa_bytes(const ApprofSdpaGraph *g)
+{
+    int64_t t = 0;
+    for (int i = 0; i < 3; i++)
+        t += approf_cuda_align(g->arrays[i].total);
+    return t;
+}
+
+/* Says once per distinct reason (on stderr, the module's diagnostics)
+ * that an attention runs as its GEMMs instead of cuDNN's fused kernel. */
+static void sdpa_say(CudaCtx *c, const ApprofSdpaShape *s, const char *why)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *q = why; *q; q++)
+        h = (h ^ (unsigned char)*q) * 1099511628211ull;
+    for (int i = 0; i < c->n_sdpa_said; i++)
+        if (c->sdpa_said[i] == h)
+            return;
+    if (c->n_sdpa_said < (int)(sizeof c->sdpa_said / sizeof c->sdpa_said[0]))
+        c->sdpa_said[c->n_sdpa_said++] = h;
+    if (s)
+        fprintf(stderr,
+                "approf-cuda: attention %s b %lld, heads %lld/%lld, %lld x %lld, d %lld%s: "
+                "timed as its GEMMs, not cuDNN's fused kernel: %s\n",
+                s->backward ? "backward" : "forward", (long long)s->b, (long long)s->hq,
+                (long long)s->hkv, (long long)s->sq, (long long)s->skv, (long long)s->d,
+                s->causal ? ", causal" : "", why);
+    else
+        fprintf(stderr, "approf-cuda: attention timed as its GEMMs, not cuDNN's fused kernel: %s\n",
+                why);
+}
+
+/* Runs the fused attention whose lead GEMM is ops[i] through cuDNN, its
+ * other GEMMs (up to the next lead) skipped; when cuDNN refuses, leaves
+ * them all to the GEMM path and says why. 0, or a failure's code. */
+static int sdpa_try(CudaCtx *c, CudaOp *ops, size_t n, size_t i, ApprofDtype dt, char *arena,
+                    void *ws, size_t ws_size, char *err, size_t errlen)
+{
+    ApprofSdpaShape s;
+    ApprofSdpaGraph g;
+    const char *why;
+    void *bufs[3];
+    char text[256];
+    int rc;
+
+    if (!approf_sdpa_route(&ops[i].k, dt, &s, &why)) {
+        if (why)
+            sdpa_say(c, NULL, why);
+        return 0;
+    }
+    if (approf_sdpa_graph(&s, 0.0f, &g) < 0) {
+        sdpa_say(c, &s, "no graph for this shape");
+        return 0;
+    }
+    sdpa_place(&g, arena, bufs);
+    rc = cuda_sdpa_prepare(c, &ops[i], &s, bufs, ws, ws_size, text, sizeof text);
+    if (rc == APPROF_ENOMEM) {
+        snprintf(err, errlen, "%s", text);
+        return rc;
+    }
+    if (rc < 0) {
+        sdpa_say(c, &s, text);
+        cudaGetLastError();
+        return 0;
+    }
+    for (size_t j = i + 1; j < n; j++) {
+        /* the group's followers: ops' kernels are the program's, in order */
+        ApprofKernel pair[2] = {ops[i].k, ops[j].k};
+        if (approf_sdpa_group(pair, 2, 0) != 2)
+            break;
+        ops[j].skip = 1;
+    }
+    return 0;
 }
 
 static int cuda_measure(void *vctx, const ApprofStageProgram *p, int phase,
@@ -138,6 +231,15 @@ static int cuda_measure(void *vctx, const ApprofStageProgram *p, int phase,
         }
         if (approf_kernel_buffers_total(&ops[i].b) > arena_bytes)
             arena_bytes = approf_kernel_buffers_total(&ops[i].b);
+        if (c->sdpa && ops[i].k.attention && ops[i].k.attn_lead) {
+            /* room for the fused attention's arrays too */
+            ApprofSdpaShape s;
+            ApprofSdpaGraph g;
+            const char *why;
+            if (approf_sdpa_route(&ops[i].k, dt, &s, &why) &&
+                approf_sdpa_graph(&s, 0.0f, &g) == 0 && sdpa_bytes(&g) > arena_bytes)
+                arena_bytes = sdpa_bytes(&g);
+        }
     }
     if (approf_cuda_align(p->peak_memory[phase]) > arena_bytes)
         arena_bytes = approf_cuda_align(p->peak_memory[phase]);
@@ -172,6 +274,14 @@ static int cuda_measure(void *vctx, const ApprofStageProgram *p, int phase,
     }
     for (size_t i = 0; i < n && rc == 0; i++) {
         place(&ops[i], arena);
+        if (ops[i].skip)
+            continue;
+        if (ops[i].k.kind == APPROF_K_GEMM && ops[i].k.attention && ops[i].k.attn_lead &&
+            c->sdpa) {
+            rc = sdpa_try(c, ops, n, i, dt, arena, ws, ws_size, out->error, sizeof out->error);
+            if (rc < 0 || ops[i].sdpa)
+                continue;
+        }
         if (ops[i].k.kind == APPROF_K_GEMM) {
             /* an expert GEMM as one grouped GEMM (1: one its plan does not
              * take, which runs as the strided batch) */
@@ -247,6 +357,7 @@ cleanup:
         cuda_grouped_release(&ops[i]);
         cuda_conv_release(&ops[i]);
         cuda_bn_release(&ops[i]);
+        cuda_sdpa_release(&ops[i]);
     }
     approf_track_release_all(&t);
     out->peak_memory = phase_peak >= 0 ? phase_peak : t.peak;
@@ -273,6 +384,7 @@ static void ctx_free(CudaCtx *c)
     if (!c)
         return;
     cudaSetDevice(c->device);
+    cuda_sdpa_cache_free(c);
     if (c->dnn)
         cudnnDestroy(c->dnn);
     if (c->blas)
@@ -309,8 +421,8 @@ int approf_backend_module_init(int abi, ApprofBackend *out, char *err, size_t er
  * a backend on device (0 <= device < count; -1: APPROF_CUDA_DEVICE, else 0),
  * one per sweep worker. APPROF_CUDA_WARMUP (2) and APPROF_CUDA_REPEATS (5)
  * runs, TF32 for f32 unless the spec says allow_tf32 = 0 or APPROF_CUDA_TF32=0, workspace
- * APPROF_CUDA_WORKSPACE_MIB (256); APPROF_CUDA_STANDIN, APPROF_CUDA_GROUPED_GEMM and
- * APPROF_CUDA_ADAM choose kernels (below). */
+ * APPROF_CUDA_WORKSPACE_MIB (256); APPROF_CUDA_STANDIN, APPROF_CUDA_GROUPED_GEMM,
+ * APPROF_CUDA_ADAM and APPROF_CUDA_SDPA choose kernels (below). */
 int approf_backend_module_init_on(int abi, int device, ApprofBackend *out, char *err,
                                   size_t errlen)
 {
@@ -357,6 +469,9 @@ int approf_backend_module_init_on(int abi, int device, ApprofBackend *out, char 
     c->grouped = cuda_env_int("APPROF_CUDA_GROUPED_GEMM", 1, 0, 1);
     /* 0: the optimizer step is not measured (the analytic price stays) */
     c->adam = cuda_env_int("APPROF_CUDA_ADAM", 1, 0, 1);
+    /* 0: a fused attention runs as its GEMMs through cuBLASLt, not as
+     * cuDNN's fused flash attention (sdpa.c) */
+    c->sdpa = cuda_env_int("APPROF_CUDA_SDPA", 1, 0, 1);
     c->allow_tf32 = c->env_tf32;
     c->workspace_limit = (size_t)cuda_env_int("APPROF_CUDA_WORKSPACE_MIB", 256, 0, 1 << 20) * MIB;
     rc = cuda_ck(cudaSetDevice(c->device), "cudaSetDevice", err, errlen);

@@ -37,6 +37,12 @@ typedef struct CudaCtx {
                                   * as cuBLASLt strided batches, as before backend ABI 11 */
     int adam;                    /* APPROF_CUDA_ADAM (default 1): 0 leaves the optimizer step
                                   * to the analytic price */
+    int sdpa;                    /* APPROF_CUDA_SDPA (default 1): 0 runs a fused attention as
+                                  * its GEMMs (cuBLASLt), as before backend ABI 14 */
+    uint64_t sdpa_said[32];      /* fallback reasons already on stderr (hashes) */
+    int n_sdpa_said;
+    struct CudaSdpa *sdpa_cache[64]; /* fused attention plans (and refusals) by shape (sdpa.c) */
+    int n_sdpa_cache;
     size_t workspace_limit;      /* bytes for cuBLASLt/cuDNN workspace */
 } CudaCtx;
 
@@ -57,6 +63,11 @@ typedef struct CudaOp {
     size_t ws_need;
     /* an expert GEMM as one grouped GEMM (grouped_gemm.c) */
     struct CudaGrouped *grouped;
+    /* a fused attention through cuDNN (sdpa.c), run in place of the
+     * attention's GEMMs; skip: one of those GEMMs (nothing runs) */
+    struct CudaSdpa *sdpa;
+    int sdpa_cached;             /* sdpa belongs to the context's cache */
+    int skip;
     /* batch norm through cuDNN (bnorm.c) */
     cudnnTensorDescriptor_t bn_x, bn_p;
     ApprofOpArrays arrays[3];
@@ -109,6 +120,29 @@ void cuda_conv_release(CudaOp *op);
 int cuda_bn_prepare(CudaCtx *c, CudaOp *op, ApprofDtype dt, char *err, size_t errlen);
 int cuda_bn_run(CudaCtx *c, CudaOp *op, ApprofDtype dt, char *err, size_t errlen);
 void cuda_bn_release(CudaOp *op);
+
+/* A fused attention of shape s through cuDNN's backend API (sdpa.c): the
+ * graph of sdpa_plan.c, an execution plan from cuDNN's heuristics, the
+ * variant pack over the arrays at bufs ([0] in, [1] out, [2] aux laid out
+ * as approf_sdpa_graph's arrays say) and the workspace ws (ws_size bytes).
+ * 0 with op->sdpa set; APPROF_EUNSUPPORTED when cuDNN refuses (its text in
+ * err: the caller runs the GEMMs instead), another code for a failure. A
+ * shape's plan, or its refusal, is kept in the context (c->sdpa_cache) and
+ * reused: cuDNN's runtime-compiled engine builds its kernel once a shape. */
+struct ApprofSdpaShape;
+int cuda_sdpa_prepare(CudaCtx *c, CudaOp *op, const struct ApprofSdpaShape *s,
+                      void *const bufs[3], void *ws, size_t ws_size, char *err, size_t errlen);
+int cuda_sdpa_run(CudaCtx *c, CudaOp *op, char *err, size_t errlen);
+/* Releases op's hold (the plan stays in the context's cache, keyed by
+ * shape, until cuda_sdpa_cache_free). */
+void cuda_sdpa_release(CudaOp *op);
+void cuda_sdpa_cache_free(CudaCtx *c);
+/* Makes and finalizes the tensor and operation descriptors of s's graph
+ * and sets them on an operation graph, all without a handle (so without a
+ * GPU): cuDNN's checks of each descriptor's attributes. 0, or the first
+ * refusal with cuDNN's text. */
+int cuda_sdpa_check(const struct ApprofSdpaShape *s, const char *device_json, char *engine,
+                    size_t enginelen, char *err, size_t errlen);
 
 /* Median seconds of one m x n x k GEMM in dt (probe_gemm.c): operands at
  * bufs (A' k x n, B' m x k, C m x n, as approf_kernel_buffers lays them

@@ -116,6 +116,10 @@ typedef struct ApprofOpArrays {
  * operator needs, or a size that overflows. Plain C, no CUDA: kernel_plan.c
  * (host side, unit-tested without a GPU). */
 int approf_op_layout(const ApprofOpShape *s, ApprofOpArrays out[3]);
+/* Appends an array of elems elements of esz bytes to a (at the next
+ * multiple of 256 bytes); -1 when a size is not positive or overflows, or
+ * a is full. */
+int approf_op_arrays_add(ApprofOpArrays *a, int64_t elems, int64_t esz);
 
 #ifdef __cplusplus
 }

@@ -58,7 +58,9 @@ double approf_collective_seconds(const ApprofHardwareSpec *hw, ApprofCollKind ki
                                      crosses_hosts);
 }
 
-double approf_collective_cost(const ApprofHardwareSpec *hw, const ApprofCollective *c)
+/* The collective on its link: a measured curve for the group's hosts x
+ * GPUs, else NCCL's tuning model (costdb_collective_seconds). */
+static double link_cost(const ApprofHardwareSpec *hw, const ApprofCollective *c)
 {
     CostdbFabric f;
     if (!hw || !c)
@@ -82,6 +84,46 @@ double approf_collective_cost(const ApprofHardwareSpec *hw, const ApprofCollecti
                                       c->crosses_hosts));
     return costdb_collective_seconds(&f, (CostdbCollKind)c->kind, c->bytes, c->group_size,
                                      c->hosts, c->crosses_hosts);
+}
+
+/* The per-rank copies of a ZeRO-3 collective in torch.distributed's list
+ * form (hw->zero3_rank_copies): DeepSpeed's stage 3 up to v0.5.0 gathers
+ * each parameter with all_gather(list of world_size chunks, ...) and
+ * reduce-scatters each gradient with reduce_scatter(out, list of
+ * world_size chunks) (deepspeed/runtime/zero/partition_parameters.py
+ * _allgather_param, _reduce_scatter_gradient, v0.3.13 to v0.5.0).
+ * PyTorch's ProcessGroupNCCL runs those on one flat buffer and copies
+ * every rank's chunk out of it after the all-gather (allgather's post
+ * hook) or into it before the reduce-scatter (reduce_scatter's pre hook),
+ * one copy_ per rank on the NCCL stream (torch/lib/c10d/ProcessGroupNCCL.cpp
+ * at pytorch 00f5dfd5). So each such collective also runs group_size
+ * copy kernels of bytes / group_size, each read and written once, on the
+ * stream the collective runs on: the one term of a ZeRO-3 step that grows
+ * with the data-parallel degree at a fixed model. Each copy is priced as
+ * any copy kernel (approf_kernel_seconds: the bytes at the memory
+ * bandwidth plus the spec's kernel_launch_overhead, at least its
+ * host_overhead). Only the collectives an overlapping ZeRO-3 schedule
+ * marks (zero3_unit) are ZeRO-3's; 0 for every other. */
+static double rank_copies_seconds(const ApprofHardwareSpec *hw, const ApprofCollective *c)
+{
+    ApprofKernel k;
+    if (!hw->zero3_rank_copies || c->zero3_unit <= 0 || c->group_size <= 1 ||
+        !(c->bytes > 0) ||
+        (c->kind != APPROF_COLL_ALL_GATHER && c->kind != APPROF_COLL_REDUCE_SCATTER))
+        return 0.0;
+    memset(&k, 0, sizeof k);
+    k.kind = APPROF_K_COPY;
+    k.op = c->op;
+    k.dtype = APPROF_F32;
+    k.bytes = 2.0 * c->bytes / (double)c->group_size;
+    return (double)c->group_size * approf_kernel_seconds(hw, &k);
+}
+
+double approf_collective_cost(const ApprofHardwareSpec *hw, const ApprofCollective *c)
+{
+    if (!hw || !c)
+        return 0.0;
+    return link_cost(hw, c) + rank_copies_seconds(hw, c);
 }
 
 ApprofDtype approf_mixed_precision_dtype(const ApprofHardwareSpec *hw)

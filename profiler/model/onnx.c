@@ -347,6 +347,16 @@ static int load_input(Ox *c, const Onnx__ValueInfoProto *vi, size_t i, int first
                           "a value nor a symbolic name)", nm, d);
         }
     }
+    for (size_t d = 0; d < sh->n_dim; d++)
+        if (dims[d] == 0) {
+            /* empty (a past key/value cache of length 0): no IR tensor;
+             * only a com.microsoft Attention may read it (onnx_ms.c) */
+            if (first)
+                return ox_err(c, APPROF_EPARSE, "input '%s': field type.tensor_type.shape.dim[%zu]: the first input "
+                              "cannot be empty", nm, d);
+            r = ox_def_empty(c, nm, dims, (int)sh->n_dim);
+            return r == APPROF_ENOMEM ? r : r < 0 ? ox_err(c, APPROF_EINVAL, "too many values") : 0;
+        }
     if (first) {
         ox_dtype_of(tp->tensor_type->elem_type, APPROF_F32, &dt);
         c->g->dtype = dt;
@@ -594,8 +604,8 @@ int approf_onnx_bind(const char *spec, char *err, size_t errlen)
         return APPROF_EINVAL;
     }
     v = strtoll(eq + 1, &end, 10);
-    if (!eq[1] || *end || v < 1 || v > ((long long)1 << 24)) {
-        if (err && errlen) snprintf(err, errlen, "NAME=N with N in 1..%lld", (long long)1 << 24);
+    if (!eq[1] || *end || v < 0 || v > ((long long)1 << 24)) {
+        if (err && errlen) snprintf(err, errlen, "NAME=N with N in 0..%lld", (long long)1 << 24);
         return APPROF_EINVAL;
     }
     for (j = 0; j < process_dims.n; j++)

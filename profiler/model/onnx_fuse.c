@@ -4,13 +4,20 @@
  * ONNX), fused back into one IR operator when their first node (for GELU
  * as Erf, the Erf: the Div before it is an alias of x) is mapped:
  *   LayerNorm (torch.onnx before opset 17): ReduceMean(x) = m; Sub(x, m) =
- *     d; Pow(d, 2) = p; ReduceMean(p) = v; Add(v, eps); Sqrt; Div(d, sqrt);
- *     Mul by a scale; Add of a bias -> layer_norm (axes over the last axis,
- *     as attribute before opset 18 or as input);
+ *     d; Pow(d, 2) = p; ReduceMean(p) = v; Add(v, eps); Sqrt; Div(d, sqrt)
+ *     (or Div of a second Sub(x, m)); an optional Cast; Mul by a scale; Add
+ *     of a bias -> layer_norm (axes over the last axis, as attribute before
+ *     opset 18 or as input);
  *   GELU as Erf: Div(x, sqrt 2) (or Mul by 1/sqrt 2); Erf; Add(1); the
  *     products by x and by 0.5 in any order -> gelu;
  *   GELU's tanh form: Pow(x, 3) or x * (x * x); * 0.044715; + x;
- *     * sqrt(2 / pi); Tanh; + 1; the same products -> gelu.
+ *     * sqrt(2 / pi); Tanh; + 1; the same products -> gelu;
+ *   RMSNorm (transformers' LlamaRMSNorm through torch.onnx): Pow(x, 2);
+ *     ReduceMean over the last axis; Add(eps); Sqrt; Div(1, .) or
+ *     Reciprocal; Mul(x, .); an optional Cast; Mul by a scale -> rms_norm;
+ *   Megatron-LM's (and BLOOM's) tanh GELU: x * 0.5, sqrt(2 / pi) * x, 0.044715 * x;
+ *     (0.044715 x) * x; + 1; * (sqrt(2 / pi) x); Tanh; + 1; the products
+ *     -> gelu (at its first node).
  * A pattern is fused only when nothing outside it reads an intermediate;
  * otherwise the node whose output is read elsewhere is named and refused.
  * Called by onnx_ops.c's ox_map_node for ReduceMean, Erf, Pow and Mul.
@@ -186,7 +193,7 @@ static int finish(Ox *c, const OxNode *nd, const long *pat, int np, long last, i
 static int fuse_layer_norm(Ox *c, const OxNode *nd, size_t at, int *rc)
 {
     const Onnx__NodeProto *n = nd->n, *q;
-    long pat[MAX_PAT], sub, pw, rm, ad, sq, dv, mu, ab;
+    long pat[MAX_PAT], sub, sub2 = -1, pw, rm, ad, sq, dv, cs = -1, mu, ab;
     const char *x, *d, *s;
     int np = 0, xt, in[3];
     OxNode mn, an;
@@ -215,17 +222,35 @@ static int fuse_layer_norm(Ox *c, const OxNode *nd, size_t at, int *rc)
     if ((sq = reader(c, out0(c->gp->node[ad]), "Sqrt", (size_t)ad)) < 0)
         return 0;
     if ((dv = reader(c, out0(c->gp->node[sq]), "Div", (size_t)sq)) < 0 || c->gp->node[dv]->n_input != 2 ||
-        strcmp(c->gp->node[dv]->input[0], d) || strcmp(c->gp->node[dv]->input[1], out0(c->gp->node[sq])))
+        strcmp(c->gp->node[dv]->input[1], out0(c->gp->node[sq])))
         return 0;
+    if (strcmp(c->gp->node[dv]->input[0], d)) {
+        /* x - m computed a second time for the division (torch.onnx of
+         * (x - u) / sqrt(s + eps) after s = (x - u).pow(2).mean(...):
+         * Megatron-LM's and BERT's Python LayerNorm) */
+        if ((sub2 = producer(c, c->gp->node[dv]->input[0], (size_t)dv)) < 0 || sub2 == sub ||
+            !is(q = c->gp->node[sub2], "Sub") || q->n_input != 2 || strcmp(q->input[0], x) ||
+            strcmp(q->input[1], out0(n)))
+            return 0;
+    }
     pat[np++] = (long)at;
     pat[np++] = sub;
     pat[np++] = pw;
     pat[np++] = rm;
     pat[np++] = ad;
     pat[np++] = sq;
+    if (sub2 >= 0)
+        pat[np++] = sub2;
     pat[np++] = dv;
+    /* a Cast back to the input's type (`.type_as(x)`, mixed-precision
+     * code) between the division and the scale */
+    s = out0(c->gp->node[dv]);
+    if ((cs = reader(c, s, "Cast", (size_t)dv)) >= 0) {
+        pat[np++] = cs;
+        s = out0(c->gp->node[cs]);
+    }
     /* the scale and the bias: initializers, as LayerNormalization's */
-    mu = reader(c, out0(c->gp->node[dv]), "Mul", (size_t)dv);
+    mu = reader(c, s, "Mul", (size_t)(cs >= 0 ? cs : dv));
     ab = mu >= 0 ? reader(c, out0(c->gp->node[mu]), "Add", (size_t)mu) : -1;
     if (mu < 0 || ab < 0) {
         *rc = ox_err(c, APPROF_EPARSE, "%s: the %s has no Mul by a scale and Add of a bias after its Div: "
@@ -242,7 +267,7 @@ static int fuse_layer_norm(Ox *c, const OxNode *nd, size_t at, int *rc)
     snprintf(mn.what, sizeof mn.what, "node '%s' (Mul)", nname(mn.n));
     snprintf(an.what, sizeof an.what, "node '%s' (Add)", nname(an.n));
     {
-        int ks = strcmp(mn.n->input[0], out0(c->gp->node[dv])) ? 0 : 1;
+        int ks = strcmp(mn.n->input[0], s) ? 0 : 1;
         int kb = strcmp(an.n->input[0], out0(mn.n)) ? 0 : 1;
         if (!ox_const_in(c, &mn, ks) || !ox_const_in(c, &an, kb)) {
             *rc = ox_err(c, APPROF_EPARSE, "%s: the %s's scale and bias: expected initializers", nd->what, LN_WHAT);
@@ -255,6 +280,79 @@ static int fuse_layer_norm(Ox *c, const OxNode *nd, size_t at, int *rc)
         }
     }
     *rc = finish(c, nd, pat, np, ab, ox_emit(c, nd, APPROF_OP_LAYER_NORM, in, 3, NULL, NULL, 0));
+    return 1;
+}
+
+#define RMS_WHAT "decomposed RMSNorm"
+
+/* Pow nd (index at) starting a decomposed RMSNorm as torch.onnx writes
+ * transformers' LlamaRMSNorm (x.pow(2).mean(-1, keepdim=True); x *
+ * torch.rsqrt(v + eps); weight * x.to(dtype)): Pow(x, 2), ReduceMean over
+ * the last axis, Add(eps), Sqrt, Div(1, sqrt) or Reciprocal, Mul(x, .), an
+ * optional Cast, Mul by the scale -> rms_norm. 1 with *rc, else 0. */
+static int fuse_rms_norm(Ox *c, const OxNode *nd, size_t at, int *rc)
+{
+    const Onnx__NodeProto *n = nd->n;
+    long pat[MAX_PAT], rm, ad, sq, dv, mx, cs = -1, mw;
+    const char *x, *s, *o;
+    int np = 0, xt, in[2], v;
+    OxNode wn;
+    if (n->n_input != 2 || !n->input[0] || (v = ox_val_find(c, n->input[0])) < 0 || c->vals[v].kind != V_TENSOR ||
+        !scalar_is(c, n->input[1], at, 2.0, 0))
+        return 0;
+    x = n->input[0];
+    xt = c->vals[v].idx;
+    if ((rm = reader(c, out0(n), "ReduceMean", at)) < 0 || !mean_last(c, c->gp->node[rm], T(c, xt)->ndim, at))
+        return 0;
+    if ((ad = reader(c, out0(c->gp->node[rm]), "Add", (size_t)rm)) < 0 ||
+        !(s = other(c->gp->node[ad], out0(c->gp->node[rm]))) || !const_val(c, s, at) ||
+        ox_tp_elements(const_val(c, s, at)) != 1)
+        return 0;
+    if ((sq = reader(c, out0(c->gp->node[ad]), "Sqrt", (size_t)ad)) < 0)
+        return 0;
+    s = out0(c->gp->node[sq]);
+    if ((dv = reader(c, s, "Reciprocal", (size_t)sq)) < 0 &&
+        ((dv = reader(c, s, "Div", (size_t)sq)) < 0 || c->gp->node[dv]->n_input != 2 ||
+         strcmp(c->gp->node[dv]->input[1], s) || !scalar_is(c, c->gp->node[dv]->input[0], at, 1.0, 0)))
+        return 0;
+    s = out0(c->gp->node[dv]);
+    if ((mx = reader(c, s, "Mul", (size_t)dv)) < 0 || !(o = other(c->gp->node[mx], s)) || strcmp(o, x))
+        return 0;
+    pat[np++] = (long)at;
+    pat[np++] = rm;
+    pat[np++] = ad;
+    pat[np++] = sq;
+    pat[np++] = dv;
+    pat[np++] = mx;
+    s = out0(c->gp->node[mx]);
+    if ((cs = reader(c, s, "Cast", (size_t)mx)) >= 0) {
+        pat[np++] = cs;
+        s = out0(c->gp->node[cs]);
+    }
+    if ((mw = reader(c, s, "Mul", (size_t)(cs >= 0 ? cs : mx))) < 0) {
+        *rc = ox_err(c, APPROF_EPARSE, "%s: the %s has no Mul by a scale: the IR's rms_norm has one", nd->what,
+                     RMS_WHAT);
+        return 1;
+    }
+    pat[np++] = mw;
+    for (int j = 0; j < np - 1; j++)
+        if ((*rc = inside(c, pat[j], pat, np, RMS_WHAT)) < 0)
+            return 1;
+    wn = (OxNode){c->gp->node[mw], nd->name, ""};
+    snprintf(wn.what, sizeof wn.what, "node '%s' (Mul)", nname(wn.n));
+    {
+        int ks = strcmp(wn.n->input[0], s) ? 0 : 1;
+        if (!ox_const_in(c, &wn, ks)) {
+            *rc = ox_err(c, APPROF_EPARSE, "%s: the %s's scale: expected an initializer", nd->what, RMS_WHAT);
+            return 1;
+        }
+        in[0] = xt;
+        if (ox_operand(c, &wn, ks, &in[1]) < 0) {
+            *rc = APPROF_EPARSE;
+            return 1;
+        }
+    }
+    *rc = finish(c, nd, pat, np, mw, ox_emit(c, nd, APPROF_OP_RMS_NORM, in, 2, NULL, NULL, 0));
     return 1;
 }
 
@@ -395,13 +493,92 @@ static int fuse_gelu_tanh(Ox *c, const OxNode *nd, size_t at, int *rc)
     return 1;
 }
 
+#define MEGA_WHAT "GELU written as x * 0.5 * (1 + tanh(0.79788 * x * (1 + 0.044715 * x * x)))"
+
+/* The Mul node within NEAR of near that multiplies x by the one-element
+ * constant want, or -1. */
+static long mul_by(const Ox *c, const char *x, double want, double tol, size_t near)
+{
+    size_t i = near > NEAR ? near - NEAR : 0;
+    const char *o;
+    for (; i < c->gp->n_node && i <= near + NEAR; i++)
+        if (is(c->gp->node[i], "Mul") && (o = other(c->gp->node[i], x)) && scalar_is(c, o, near, want, tol))
+            return (long)i;
+    return -1;
+}
+
+/* Mul nd (index at) of x by 0.5, sqrt(2 / pi) or 0.044715, the first node
+ * of x * 0.5 * (1.0 + torch.tanh(0.79788456 * x * (1 + 0.044715 * x * x)))
+ * as torch.onnx writes it (Megatron-LM's bias_gelu,
+ * megatron/model/fused_bias_gelu.py; transformers' bloom_gelu_forward,
+ * models/bloom/modeling_bloom.py): 1 with *rc, or 0 when it is not. */
+static int fuse_gelu_mega(Ox *c, const OxNode *nd, size_t at, int *rc)
+{
+    const Onnx__NodeProto *n = nd->n;
+    long pat[MAX_PAT], bm, cm, k, ad, fin, h, lo = (long)at;
+    const char *x = NULL, *o, *cur;
+    int np = 0, v = -1;
+    for (int i = 0; i < 2 && n->n_input == 2; i++)
+        if ((v = ox_val_find(c, n->input[i])) >= 0 && c->vals[v].kind == V_TENSOR) {
+            x = n->input[i];
+            break;
+        }
+    if (!x || (o = other(n, x)) == NULL ||
+        !(scalar_is(c, o, at, 0.5, 1e-6) || scalar_is(c, o, at, 0.7978845608028654, 1e-4) ||
+          scalar_is(c, o, at, 0.044715, 1e-6)))
+        return 0;
+    if ((bm = mul_by(c, x, 0.7978845608028654, 1e-4, at)) < 0 || (cm = mul_by(c, x, 0.044715, 1e-6, at)) < 0)
+        return 0;
+    pat[np++] = (long)at;
+    if (bm != (long)at)
+        pat[np++] = bm;
+    if (cm != (long)at)
+        pat[np++] = cm;
+    /* (0.044715 x) * x, + 1, * (0.79788 x), Tanh, + 1 */
+    if ((k = reader(c, out0(c->gp->node[cm]), "Mul", (size_t)cm)) < 0 ||
+        !(o = other(c->gp->node[k], out0(c->gp->node[cm]))) || strcmp(o, x))
+        return 0;
+    pat[np++] = k;
+    cur = out0(c->gp->node[k]);
+    if ((k = reader(c, cur, "Add", (size_t)k)) < 0 || !(o = other(c->gp->node[k], cur)) ||
+        !scalar_is(c, o, at, 1.0, 1e-6))
+        return 0;
+    pat[np++] = k;
+    cur = out0(c->gp->node[k]);
+    if ((k = reader(c, cur, "Mul", (size_t)k)) < 0 || !(o = other(c->gp->node[k], cur)) ||
+        strcmp(o, out0(c->gp->node[bm])))
+        return 0;
+    pat[np++] = k;
+    cur = out0(c->gp->node[k]);
+    if ((k = reader(c, cur, "Tanh", (size_t)k)) < 0)
+        return 0;
+    pat[np++] = k;
+    cur = out0(c->gp->node[k]);
+    if ((ad = reader(c, cur, "Add", (size_t)k)) < 0 || !(o = other(c->gp->node[ad], cur)) ||
+        !scalar_is(c, o, at, 1.0, 1e-6))
+        return 0;
+    if (!gelu_tail(c, x, ad, at, pat, &np, &fin, &h))
+        return 0;
+    /* fused at the pattern's first node: one before nd was mapped already */
+    for (int j = 0; j < np; j++)
+        lo = pat[j] < lo ? pat[j] : lo;
+    if (lo != (long)at)
+        return 0;
+    if (h == (long)at)
+        np--, h = -1;   /* nd is x * 0.5 itself: pat[0] */
+    *rc = gelu_emit(c, nd, pat, np, 0, fin, h, c->vals[v].idx, MEGA_WHAT);
+    return 1;
+}
+
 int ox_fuse(Ox *c, const OxNode *nd, size_t at, int *rc)
 {
     if (is(nd->n, "ReduceMean"))
         return fuse_layer_norm(c, nd, at, rc);
     if (is(nd->n, "Erf"))
         return fuse_gelu(c, nd, at, rc);
-    if (is(nd->n, "Pow") || is(nd->n, "Mul"))
-        return fuse_gelu_tanh(c, nd, at, rc);
+    if (is(nd->n, "Pow"))
+        return fuse_rms_norm(c, nd, at, rc) || fuse_gelu_tanh(c, nd, at, rc);
+    if (is(nd->n, "Mul"))
+        return fuse_gelu_tanh(c, nd, at, rc) || fuse_gelu_mega(c, nd, at, rc);
     return 0;
 }

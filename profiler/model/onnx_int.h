@@ -15,8 +15,10 @@
 #include "onnx.pb-c.h"
 
 /* What a value name stands for: an IR tensor, an initializer not yet read,
- * a Constant node's output; -1 while a node output is not yet defined. */
-enum { V_TENSOR = 0, V_INIT, V_CONST };
+ * a Constant node's output, an input with a dimension bound to 0 (a past
+ * key/value cache of length 0: no IR tensor); -1 while a node output is
+ * not yet defined. */
+enum { V_TENSOR = 0, V_INIT, V_CONST, V_EMPTY };
 
 typedef struct {
     const char *name;
@@ -127,10 +129,29 @@ int ox_reshape(Ox *c, const OxNode *nd, int x, const int64_t *want, int n);
  * of them, else 0. */
 int ox_map_more(Ox *c, const OxNode *nd, int *rc);
 
+/* onnx_ms.c: onnxruntime's com.microsoft operators (EmbedLayerNormalization,
+ * SkipLayerNormalization, FastGelu, Attention): 1 with *rc (a tensor or a
+ * negative code) when nd is of that domain, else 0. */
+int ox_map_ms(Ox *c, const OxNode *nd, int *rc);
+
 /* onnx_fold.c: shape arithmetic on small integer constants (Shape,
  * Gather, Unsqueeze, Squeeze, Concat, Slice, Add, Sub, Mul, Div, Cast,
- * Identity) defines a constant: 1 with *rc (0 or a negative code), else 0. */
+ * Identity; ConstantOfShape of an integer fill, Equal, Less, Greater,
+ * Not, And, Or, Where) defines a constant: 1 with *rc (0 or a negative
+ * code), else 0. */
 int ox_fold(Ox *c, const OxNode *nd, int *rc);
+/* Defines name as an empty input (V_EMPTY) of shape dims[0..n) that Shape
+ * folds: 0 or a negative code. */
+int ox_def_empty(Ox *c, const char *name, const int64_t *dims, int n);
+/* Defines name as a value of kind (V_EMPTY, V_CONST) of shape dims[0..n)
+ * and element type dtype with no values: 0 or a negative code. */
+int ox_def_shaped(Ox *c, const char *name, int kind, int32_t dtype, const int64_t *dims, int n);
+
+/* onnx_mask.c: the attention masks exporters build as tensors
+ * (ConstantOfShape, Trilu, Expand, the comparisons and logic ops, Not,
+ * Neg): 1 with *rc (a tensor or a negative code) when op is one of them,
+ * else 0. */
+int ox_map_mask(Ox *c, const OxNode *nd, int *rc);
 
 /* onnx_fuse.c: a decomposed LayerNorm starting at ReduceMean nd, GELU as
  * Erf at Erf nd, GELU's tanh form at its Pow or Mul(x, x) nd (index at):

@@ -120,6 +120,10 @@ int ox_operand(Ox *c, const OxNode *nd, int k, int *t)
     int v = ox_val_find(c, vn);
     if (!vn || !*vn)
         return ox_err(c, APPROF_EPARSE, "%s: field input[%d]: missing", nd->what, k);
+    if (v >= 0 && c->vals[v].kind == V_EMPTY)
+        return ox_err(c, APPROF_EPARSE, "%s: field input[%d]: '%s' is empty (a dimension bound to 0); only Shape, "
+                      "Identity, Cast, Transpose, (Un)Squeeze, Split, Concat and the past of a com.microsoft Attention, "
+                      "GroupQueryAttention or MultiHeadAttention may read it", nd->what, k, vn);
     if (v < 0 || c->vals[v].kind < 0 || (c->vals[v].kind != V_TENSOR && !c->vals[v].tp))
         return ox_err(c, APPROF_EPARSE, "%s: field input[%d]: unknown value '%s' (not an input, initializer or earlier output)",
                     nd->what, k, vn);
@@ -285,13 +289,13 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
         return ox_val_def(c, n->output[0], V_CONST, -1, ap->t) < 0
                    ? ox_err(c, APPROF_EINVAL, "%s: too many values", nd->what) : 0;
     }
-    if (ox_fold(c, nd, &x) || ox_fuse(c, nd, at, &x))
+    if (ox_map_ms(c, nd, &x) || ox_fold(c, nd, &x) || ox_fuse(c, nd, at, &x))
         return x;
     if (!strcmp(op, "Identity") || !strcmp(op, "Cast"))
         return ox_operand(c, nd, 0, &x) < 0 ? APPROF_EPARSE : ox_alias(c, nd, x);
     if (!strcmp(op, "MatMul"))
         return map_matmul(c, nd);
-    if (ox_map_more(c, nd, &x))
+    if (ox_map_more(c, nd, &x) || ox_map_mask(c, nd, &x))
         return x;
     if (!strcmp(op, "BatchNormalization") || !strcmp(op, "LayerNormalization")) {
         int ln = op[0] == 'L';
@@ -419,36 +423,64 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
     if (!strcmp(op, "Concat")) {
         if (n->n_input < 2 || n->n_input > APPROF_MAX_INPUTS)
             return ox_err(c, APPROF_EPARSE, "%s: field input: 2 to %d inputs supported", nd->what, APPROF_MAX_INPUTS);
-        for (k = 0; k < (int)n->n_input; k++)
-            if (ox_operand(c, nd, k, &in[k]) < 0)
+        /* an empty operand (a past cache of length 0) adds nothing */
+        x = 0;
+        for (k = 0; k < (int)n->n_input; k++) {
+            int ve = ox_val_find(c, n->input[k]);
+            if (ve >= 0 && c->vals[ve].kind == V_EMPTY)
+                continue;
+            if (ox_operand(c, nd, k, &in[x++]) < 0)
                 return APPROF_EPARSE;
+        }
+        if (x == 0)
+            return ox_err(c, APPROF_EPARSE, "%s: field input: every operand is empty", nd->what);
+        if (x == 1)
+            return ox_alias(c, nd, in[0]);
         a.axis = norm_axis(ox_attr_i(n, "axis", 0), T(c, in[0])->ndim);
         if (a.axis < 0)
             return ox_err(c, APPROF_EPARSE, "%s: field attribute axis: out of range", nd->what);
-        return ox_emit(c, nd, APPROF_OP_CONCAT, in, k, &a, NULL, 0);
+        return ox_emit(c, nd, APPROF_OP_CONCAT, in, x, &a, NULL, 0);
     }
     if (!strcmp(op, "Slice")) {
-        int64_t st, en, ax = 0, step = 1, dim;
+        int64_t st, en, ax = 0, step = 1, dim, d[APPROF_MAX_DIMS];
         const Onnx__TensorProto *ts = ox_const_in(c, nd, 1), *te = ox_const_in(c, nd, 2);
         const Onnx__TensorProto *ta = ox_has_input(nd, 3) ? ox_const_in(c, nd, 3) : NULL;
         const Onnx__TensorProto *tt = ox_has_input(nd, 4) ? ox_const_in(c, nd, 4) : NULL;
-        if (ox_operand(c, nd, 0, &x) < 0)
+        const Onnx__TensorProto *src = ox_const_in(c, nd, 0);
+        ApprofDtype sdt;
+        /* a constant that is no float (a boolean or uint8 mask buffer, as
+         * Hugging Face's GPT-2 registers its causal mask `bias`): its slice
+         * is a constant of the slice's shape, not a parameter */
+        int mask = src && src->n_dims >= 1 && src->n_dims <= APPROF_MAX_DIMS &&
+                   !ox_dtype_of(src->data_type, APPROF_F32, &sdt);
+        int rank;
+        if (!mask && ox_operand(c, nd, 0, &x) < 0)
             return APPROF_EPARSE;
+        rank = mask ? (int)src->n_dims : T(c, x)->ndim;
+        for (int i = 0; i < rank; i++)
+            d[i] = mask ? src->dims[i] : T(c, x)->dims[i];
         if (!ts || !te || ox_tp_ints(ts, &st, 1) != 1 || ox_tp_ints(te, &en, 1) != 1 ||
             (ox_has_input(nd, 3) && (!ta || ox_tp_ints(ta, &ax, 1) != 1)) ||
             (ox_has_input(nd, 4) && (!tt || ox_tp_ints(tt, &step, 1) != 1)))
             return ox_err(c, APPROF_EPARSE, "%s: field input[1..4]: expected constant starts, ends, axes, steps over one axis", nd->what);
-        a.axis = norm_axis(ax, T(c, x)->ndim);
+        a.axis = norm_axis(ax, rank);
         if (a.axis < 0 || step != 1)
             return ox_err(c, APPROF_EPARSE, "%s: field input[%d]: %s", nd->what, a.axis < 0 ? 3 : 4,
                         a.axis < 0 ? "axis out of range" : "only step 1 is supported");
-        dim = T(c, x)->dims[a.axis];
+        dim = d[a.axis];
         if (st < 0) st += dim;
         if (en < 0) en += dim;
         st = st < 0 ? 0 : st > dim ? dim : st;
         en = en < 0 ? 0 : en > dim ? dim : en;
         a.start = st;
         a.length = en - st;
+        if (mask) {
+            if (a.length < 1)
+                return ox_err(c, APPROF_EPARSE, "%s: field input[1..2]: an empty slice", nd->what);
+            d[a.axis] = a.length;
+            k = nd->n->n_output ? ox_def_shaped(c, nd->n->output[0], V_CONST, src->data_type, d, rank) : 0;
+            return k == APPROF_ENOMEM ? k : k < 0 ? ox_err(c, APPROF_EINVAL, "%s: too many values", nd->what) : 0;
+        }
         if (a.length == dim)
             return ox_alias(c, nd, x);
         return ox_emit(c, nd, APPROF_OP_SLICE, &x, 1, &a, NULL, 0);
@@ -507,6 +539,49 @@ int ox_map_node(Ox *c, const OxNode *nd, size_t at)
         if (ox_output_used(c, nd, 1))
             return ox_err(c, APPROF_EPARSE, "%s: field output[1]: a dropout mask that a node reads is not supported", nd->what);
         return ox_emit(c, nd, APPROF_OP_DROPOUT, &x, 1, &a, NULL, 0);
+    }
+    if (!strcmp(op, "Range")) {
+        /* positions (torch.arange: Hugging Face's GPT-2 position_ids from
+         * the past length): integer data, a non-trainable input of the
+         * range's length */
+        int64_t r3[3], len;
+        for (k = 0; k < 3; k++) {
+            const Onnx__TensorProto *t = ox_const_in(c, nd, k);
+            if (!t || ox_tp_ints(t, &r3[k], 1) != 1)
+                return ox_err(c, APPROF_EPARSE, "%s: field input[%d]: expected a constant integer", nd->what, k);
+        }
+        if (r3[2] == 0)
+            return ox_err(c, APPROF_EPARSE, "%s: field input[2]: a delta of 0", nd->what);
+        len = (r3[1] - r3[0] + r3[2] + (r3[2] > 0 ? -1 : 1)) / r3[2];
+        if (len < 1 || len > ((int64_t)1 << 31))
+            return ox_err(c, APPROF_EPARSE, "%s: field input: a range of %lld elements", nd->what, (long long)len);
+        x = approf_graph_add_tensor(c->g, nd->name, APPROF_TENSOR_INPUT, APPROF_F32, 1, &len, -1);
+        if (x < 0)
+            return x == APPROF_ENOMEM ? x : ox_err(c, APPROF_EINVAL, "%s: field output[0]: a tensor of that name exists", nd->what);
+        return ox_alias(c, nd, x);
+    }
+    if (!strcmp(op, "Where")) {
+        /* a masked fill (Hugging Face's GPT-2: where(causal, scores,
+         * -10000)): what a select costs, one operation an element, as an
+         * add of the condition to the larger branch; a one-element
+         * constant branch (the fill value, a buffer) is no operand */
+        const Onnx__TensorProto *c1 = ox_const_in(c, nd, 1), *c2 = ox_const_in(c, nd, 2);
+        int b1 = !(c1 && ox_tp_elements(c1) == 1), b2 = !(c2 && ox_tp_elements(c2) == 1);
+        if (ox_operand(c, nd, 0, &in[1]) < 0)
+            return APPROF_EPARSE;
+        if (b1 && ox_operand(c, nd, 1, &in[0]) < 0)
+            return APPROF_EPARSE;
+        if (b2 && ox_operand(c, nd, 2, &in[2]) < 0)
+            return APPROF_EPARSE;
+        if (!b1 && !b2)
+            return ox_err(c, APPROF_EPARSE, "%s: field input[1..2]: both branches are one-element constants", nd->what);
+        if (!b1 || (b2 && approf_tensor_elements(T(c, in[2])) > approf_tensor_elements(T(c, in[0]))))
+            in[0] = in[2];
+        if (approf_tensor_elements(T(c, in[1])) > approf_tensor_elements(T(c, in[0])) ||
+            T(c, in[1])->ndim > T(c, in[0])->ndim)
+            return ox_err(c, APPROF_EPARSE, "%s: field input[0]: a condition larger than the values is not supported",
+                          nd->what);
+        return ox_emit(c, nd, APPROF_OP_ADD, in, 2, NULL, NULL, 0);
     }
     if (!strcmp(op, "SoftmaxCrossEntropyLoss")) {
         if (ox_operand(c, nd, 0, &in[0]) < 0 || ox_operand(c, nd, 1, &in[1]) < 0)

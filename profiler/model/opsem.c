@@ -527,6 +527,14 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
         for (int i = 0; i < nk; i++) {
             ks[i].store_bytes = 0;
             ks[i].attention = 1;
+            ks[i].attn_b = loc[0];
+            ks[i].attn_hq = loc[2] * loc[3];
+            ks[i].attn_hkv = loc[2];
+            ks[i].attn_sq = sq;
+            ks[i].attn_skv = skv;
+            ks[i].attn_d = d;
+            ks[i].attn_causal = op->attrs.causal != 0;
+            ks[i].attn_lead = i == 0 ? 1 + (phase != 0) : 0;
         }
         break;
     }

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The sharding context's private state, shared by sharding.c (stages, the
- * ILP, the program's inputs) and memo.c (what it keeps across the stages
- * of a sweep: iteration spaces, node costs per mesh, Pareto sets by stage
- * structure, program keys; docs/architecture.md "No rework per tuple").
+ * The sharding context (ApprofShardContext) and what it keeps across the
+ * stages of a sweep: the memos of memo.c (iteration spaces, node costs per
+ * mesh, Pareto sets by stage structure, edge matrices, strategies, spec
+ * texts, kernels, program keys; docs/architecture.md "No rework per
+ * tuple"), the derived ZeRO variants of zero_family.c and the program
+ * builder's scratch. Read by sharding.c, memo.c, zero_family.c and the
+ * program builder.
  */
 #ifndef APPROF_SHARDING_CONTEXT_H
 #define APPROF_SHARDING_CONTEXT_H
@@ -229,16 +232,5 @@ const char *shard_spec_text(ApprofShardContext *ctx, const CostdbLayout *l, char
                             size_t own_len, size_t *len, ApprofHash128 *dig);
 /* Frees every memo table of the context and what their entries hold. */
 void shard_memos_free(ApprofShardContext *ctx);
-
-/* sharding.c */
-/* The stage a request names, as 8 ints: its range, mesh, logical mesh,
- * forced batch axis, memory levels and ILP method. */
-void shard_stage_key(const ApprofShardRequest *req, int levels, int *key);
-/* APPROF_EINVAL when req is not a stage of the context's layering. */
-int shard_stage_setup_check(const ApprofShardContext *ctx, const ApprofShardRequest *req);
-int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, ShardStage *st,
-                      char *err, size_t errlen);
-void shard_stage_free(ShardStage *st);
-int shard_tensor_slot(const int *list, int n, int t);
 
 #endif

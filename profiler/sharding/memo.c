@@ -517,13 +517,13 @@ int approf_shard_program_key(ApprofShardContext *ctx, const ApprofShardRequest *
     memcpy(ctx->skey_stage, pk->stage, sizeof pk->stage);
     ctx->skey = h;
     ctx->skey_valid = 1;
-    int64_t v[9] = {req->memory_level, req->recompute, req->zero, req->mesh_hosts,
-                    req->mesh_gpus, req->logical_a, req->logical_b, req->force_batch_dim,
-                    pk->n_ops};
+    int64_t v[9] = {req->variant.memory_level, req->variant.recompute, req->variant.zero,
+                    req->mesh_hosts, req->mesh_gpus, req->logical_a, req->logical_b,
+                    req->force_batch_dim, pk->n_ops};
     approf_hash128_update(&h, v, sizeof v);
     /* op: which of the block's mms before the stage the policy saved
      * (only under op, so the other modes' keys stay as they were) */
-    if (req->recompute == COSTDB_RECOMPUTE_OP)
+    if (req->variant.recompute == COSTDB_RECOMPUTE_OP)
         approf_hash128_word(&h, 0x6f70u + (uint64_t)pk->op_parity);
     /* the checkpoint blocks (program.c owns the rule), then the tensors
      * in first-touch order (inputs, then outputs, op by op) */

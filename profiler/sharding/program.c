@@ -4,8 +4,10 @@
  * at local loop sizes, forward and backward collectives, the gradient
  * all-reduce, memory per device (ModuleProfileResult fields), the placement
  * of every parameter, stage input and stage output as Alpa ShardingSpec
- * text, and the program signature (a hash of everything but layer and
- * operator ids, so identical stages at different depths share it).
+ * text (program_place.c), and the program signature (a hash of everything
+ * but layer and operator ids, so identical stages at different depths
+ * share it). shard_build_program runs these as named steps over one
+ * ProgBuild.
  */
 #include <math.h>
 #include <stddef.h>
@@ -54,8 +56,9 @@ static int find_use(const TInfo *t, ShardLayout lc, const int partial[2])
 static int rereads_input(const ShardStage *st, int o, int i, const unsigned char *recomp)
 {
     return (approf_op_saved_mask(st->g, st->ops[o].op) & APPROF_SAVED_INPUT(i)) && !recomp[o] &&
-           st->recompute != COSTDB_RECOMPUTE_FULL &&
-           !(st->recompute == COSTDB_RECOMPUTE_OP && shard_op_checkpointed(st->g, st->ops[o].op));
+           st->variant.recompute != COSTDB_RECOMPUTE_FULL &&
+           !(st->variant.recompute == COSTDB_RECOMPUTE_OP &&
+             shard_op_checkpointed(st->g, st->ops[o].op));
 }
 
 /* Groups the in-stage consumers of each tensor by the layout they want. */
@@ -151,43 +154,6 @@ int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofColl
     return 0;
 }
 
-static void layout_axes(ShardLayout L, int ndim, int *axis_of_dim)
-{
-    for (int d = 0; d < APPROF_MAX_DIMS; d++)
-        axis_of_dim[d] = -1;
-    for (int d = 0; d < ndim; d++) {
-        if (L.d[0] == d && L.d[1] == d)
-            axis_of_dim[d] = 2;
-        else if (L.d[0] == d)
-            axis_of_dim[d] = 0;
-        else if (L.d[1] == d)
-            axis_of_dim[d] = 1;
-    }
-}
-
-/* Appends the placement of tensor t (room for it reserved), and its spec
- * text's digest to dig (the signature's). */
-static void add_placement(const ShardStage *st, ApprofStageProgram *p, ApprofHash128 *dig, int t,
-                          ApprofRole role, const TInfo *ti)
-{
-    const ApprofGraph *g = st->g;
-    ApprofPlacement *pl = &p->placements[p->n_placements];
-    memset(pl, 0, offsetof(ApprofPlacement, spec));
-    pl->tensor = t;
-    pl->role = role;
-    layout_axes(ti->L, g->tensors[t].ndim, pl->mesh_axis_of_dim);
-    pl->local_bytes = (int64_t)llround(ti->local);
-    CostdbLayout cl = {g->tensors[t].ndim, {0}, st->mesh.n[0], st->mesh.n[1]};
-    _Static_assert(APPROF_MAX_DIMS <= COSTDB_MAX_DIMS, "a tensor's rank fits a stored layout");
-    memcpy(cl.mesh_axis_of_dim, pl->mesh_axis_of_dim, sizeof pl->mesh_axis_of_dim);
-    size_t len;
-    const char *text = shard_spec_text(st->ctx, &cl, pl->spec, sizeof pl->spec, &len,
-                                       &dig[p->n_placements]);
-    if (text != pl->spec)
-        memcpy(pl->spec, text, len + 1);
-    p->n_placements++;
-}
-
 /* dig: per phase, the digest of each kernel (shard_kernel_digest); pdig:
  * of each placement's spec text. */
 static void signature(ApprofStageProgram *p, ApprofHash128 *const dig[2],
@@ -224,8 +190,8 @@ static void signature(ApprofStageProgram *p, ApprofHash128 *const dig[2],
                           p->peak_memory[ph]};
         approf_hash128_update(&h, mem, sizeof(mem));
     }
-    int64_t more[8] = {p->intermediate_size, p->initial_size, p->param_bytes, p->recompute,
-                       p->zero, p->grad_sync.axes, 0, 0};
+    int64_t more[8] = {p->intermediate_size, p->initial_size, p->param_bytes, p->variant.recompute,
+                       p->variant.zero, p->grad_sync.axes, 0, 0};
     memcpy(&more[6], &p->grad_sync.bytes, sizeof(double));
     memcpy(&more[7], &p->ilp_objective, sizeof(double));
     approf_hash128_update(&h, more, sizeof(more));
@@ -308,7 +274,7 @@ static void derive_zero(const ShardStage *st, const TInfo *ti, const ApprofStage
         if (ccap[ph])
             memcpy(q.colls[ph], p->colls[ph], ccap[ph] * sizeof *q.colls[ph]);
     }
-    sz.zero = req.zero = q.zero = z;
+    sz.variant.zero = req.variant.zero = q.variant.zero = z;
     /* the placements are p's, read by the signature only: a ZeRO variant
      * never owns its sharding group's placements (docs/variants.md,
      * "Storage"), so the derived program keeps none */
@@ -324,38 +290,68 @@ static void derive_zero(const ShardStage *st, const TInfo *ti, const ApprofStage
     free(qdig[1]);
 }
 
-int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
+/* What the steps of shard_build_program share: the stage, the program
+ * being filled, the per-tensor facts of the tensors the stage touches,
+ * the recomputation marks and checkpoint blocks, the arrays' capacities
+ * and the digests the signature hashes. */
+typedef struct ProgBuild {
+    const ShardStage *st;
+    ApprofStageProgram *p;
+    TInfo *ti;                    /* per graph tensor: the context's scratch, or owned */
+    int *touched, n_touched;      /* tensors whose TInfo is written, first-touch order */
+    unsigned char *recomp;        /* per stage op: the backward reruns it */
+    int *blk, n_blk;              /* checkpoint blocks (shard_stage_blocks) */
+    size_t kcap[2], ccap[2];      /* room in p's kernels and collectives, per phase */
+    ApprofHash128 *kdig[2];       /* per phase, each kernel's digest */
+    ApprofHash128 *pdig;          /* each placement's spec text digest */
+    double grad_set_bytes[4];     /* parameter gradients by axis set (APPROF_AXIS0 | 1) */
+    int async, async_groups;      /* the spec prices async backward collectives; groups */
+    double rs_kept;               /* reduce-scatter outputs the op policy saves */
+} ProgBuild;
+
+/* Takes the per-tensor facts (the context's scratch, all zero between
+ * programs: only the tensors this stage touches are written, and reset at
+ * the end, so a program costs its stage's size, not the graph's; without
+ * a context the program allocates its own) and the touched list. */
+static int scratch_take(ProgBuild *b)
 {
-    const ApprofGraph *g = st->g;
-    const ShardMesh *m = &st->mesh;
-    size_t kcap[2] = {0, 0}, ccap[2] = {0, 0};
-    ApprofHash128 *kdig[2] = {NULL, NULL}, *pdig = NULL;
-    int rc = 0;
-    unsigned char *recomp = NULL;
-    int *blk = NULL, n_blk = 0, n_touched = 0;
-    size_t nt = g->n_tensors ? g->n_tensors : 1;
-    /* Per-tensor facts live in the context's scratch (all zero between
-     * programs: only the tensors this stage touches are written, and reset
-     * at the end), so a program costs its stage's size, not the graph's;
-     * without a context the program allocates its own. */
+    const ShardStage *st = b->st;
     ApprofShardContext *ctx = st->ctx;
-    TInfo *ti = NULL;
+    size_t nt = st->g->n_tensors ? st->g->n_tensors : 1;
     if (ctx && ctx->prog_scratch_n < nt) {
         free(ctx->prog_scratch);
         ctx->prog_scratch = calloc(nt, sizeof(TInfo));
         ctx->prog_scratch_n = ctx->prog_scratch ? nt : 0;
     }
-    ti = ctx ? ctx->prog_scratch : calloc(nt, sizeof(TInfo));
-    int *touched = malloc((size_t)(st->n_ops > 0 ? st->n_ops : 1) *
-                          (APPROF_MAX_INPUTS + APPROF_MAX_OUTPUTS) * sizeof(int));
-    if (!ti || !touched) {
-        if (!ctx)
-            free(ti);
-        free(touched);
-        return APPROF_ENOMEM;
-    }
+    b->ti = ctx ? ctx->prog_scratch : calloc(nt, sizeof(TInfo));
+    b->touched = malloc((size_t)(st->n_ops > 0 ? st->n_ops : 1) *
+                        (APPROF_MAX_INPUTS + APPROF_MAX_OUTPUTS) * sizeof(int));
+    return b->ti && b->touched ? 0 : APPROF_ENOMEM;
+}
 
-    /* Layouts: producers inside the stage, else the first consumer. */
+/* Gives the scratch back all zero (or frees the program's own). */
+static void scratch_release(ProgBuild *b)
+{
+    if (b->st->ctx) {
+        for (int k = 0; k < b->n_touched; k++)
+            memset(&b->ti[b->touched[k]], 0, offsetof(TInfo, use));
+    } else {
+        free(b->ti);
+    }
+    free(b->touched);
+}
+
+/* Records the facts of each tensor the stage touches: its layout (the
+ * producer's inside the stage, else the first consumer's), whether it is
+ * produced and used inside, saved for the backward (by an FP8 linear layer,
+ * another op, or as a dropout's mask), a stage output (st->t_out: used
+ * after the stage or nowhere inside it, as the loss), and its bytes per
+ * device. */
+static void note_tensors(ProgBuild *b)
+{
+    const ShardStage *st = b->st;
+    const ApprofGraph *g = st->g;
+    TInfo *ti = b->ti;
     for (int o = 0; o < st->n_ops; o++) {
         const ShardOp *so = &st->ops[o];
         const ShardStrat *s = &so->s[st->choice[o]];
@@ -363,7 +359,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         for (int j = 0; j < op->n_outputs; j++) {
             TInfo *t = &ti[op->outputs[j]];
             if (!t->set) {
-                touched[n_touched++] = op->outputs[j];
+                b->touched[b->n_touched++] = op->outputs[j];
                 t->last_use = -1;
             }
             t->L = shard_operand_layout(s, so->sp->out_map[j], g->tensors[op->outputs[j]].ndim);
@@ -374,7 +370,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         for (int i = 0; i < op->n_inputs; i++) {
             TInfo *t = &ti[op->inputs[i]];
             if (!t->set) {
-                touched[n_touched++] = op->inputs[i];
+                b->touched[b->n_touched++] = op->inputs[i];
                 t->last_use = -1;
                 t->L = shard_operand_layout(s, so->sp->in_map[i], g->tensors[op->inputs[i]].ndim);
                 t->set = 1;
@@ -399,323 +395,367 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                 ti[op->outputs[j]].nonfp8_saved = 1;
         }
     }
-    /* A stage output: produced here and used after the stage, or used
-     * nowhere inside it (a model output such as the loss): st->t_out. */
-    for (int k = 0; k < n_touched; k++) {
-        int t = touched[k];
+    for (int k = 0; k < b->n_touched; k++) {
+        int t = b->touched[k];
         if (ti[t].in_range && st->t_out[t])
             ti[t].stage_out = 1;
-        ti[t].local = shard_local_bytes(&g->tensors[t], ti[t].L, m);
+        ti[t].local = shard_local_bytes(&g->tensors[t], ti[t].L, &st->mesh);
     }
+}
 
-    /* Recomputation: which ops the backward reruns, what stays kept. */
-    recomp = calloc((size_t)(st->n_ops > 0 ? st->n_ops : 1), 1);
-    if (!recomp) {
-        rc = APPROF_ENOMEM;
-        goto cleanup;
-    }
-    rc = shard_mark_recompute(st, recomp);
+/* Recomputation: marks the ops the backward reruns, finds the checkpoint
+ * blocks, what stays kept from forward to backward and the parameters the
+ * backward reads, and groups each tensor's consumers by layout. */
+static int plan_recompute(ProgBuild *b)
+{
+    const ShardStage *st = b->st;
+    size_t n = (size_t)(st->n_ops > 0 ? st->n_ops : 1);
+    b->recomp = calloc(n, 1);
+    if (!b->recomp)
+        return APPROF_ENOMEM;
+    int rc = shard_mark_recompute(st, b->recomp);
     if (rc)
-        goto cleanup;
-    blk = malloc((size_t)(st->n_ops > 0 ? st->n_ops : 1) * sizeof(int));
-    if (!blk) {
-        rc = APPROF_ENOMEM;
-        goto cleanup;
-    }
-    n_blk = shard_stage_blocks(st, blk);
-    shard_mark_kept(st, ti, touched, n_touched, recomp, blk, n_blk);
-    shard_mark_param_reads(st, ti, recomp);
-    group_uses(st, ti, recomp);
+        return rc;
+    b->blk = malloc(n * sizeof(int));
+    if (!b->blk)
+        return APPROF_ENOMEM;
+    b->n_blk = shard_stage_blocks(st, b->blk);
+    shard_mark_kept(st, b->ti, b->touched, b->n_touched, b->recomp, b->blk, b->n_blk);
+    shard_mark_param_reads(st, b->ti, b->recomp);
+    group_uses(st, b->ti, b->recomp);
+    return 0;
+}
 
-    /* Kernels and collectives (room for two kernels per op and phase
-     * first: most ops lower to one or two). */
+/* Room for two kernels per op and phase (most ops lower to one or two)
+ * and their digests; the gradient synchronisation is an all-reduce. */
+static int reserve_kernels(ProgBuild *b)
+{
+    ApprofStageProgram *p = b->p;
     for (int ph = 0; ph < 2; ph++) {
-        kcap[ph] = 2 * (size_t)(st->n_ops > 0 ? st->n_ops : 1);
-        p->kernels[ph] = malloc(kcap[ph] * sizeof *p->kernels[ph]);
-        kdig[ph] = malloc(kcap[ph] * sizeof *kdig[ph]);
-        if (!p->kernels[ph] || !kdig[ph]) {
-            rc = APPROF_ENOMEM;
-            goto cleanup;
-        }
+        b->kcap[ph] = 2 * (size_t)(b->st->n_ops > 0 ? b->st->n_ops : 1);
+        p->kernels[ph] = malloc(b->kcap[ph] * sizeof *p->kernels[ph]);
+        b->kdig[ph] = malloc(b->kcap[ph] * sizeof *b->kdig[ph]);
+        if (!p->kernels[ph] || !b->kdig[ph])
+            return APPROF_ENOMEM;
     }
     p->grad_sync.kind = APPROF_COLL_ALL_REDUCE;
     p->grad_sync.op = -1;
-    double grad_set_bytes[4] = {0}; /* by axis set (APPROF_AXIS0 | APPROF_AXIS1) */
-    /* asynchronous backward collectives are marked only when the spec
-     * prices them (a program without marks keeps its signature) */
-    int async = st->hw && st->hw->tp_async_grad > 0, async_groups = 0;
-    double rs_kept = 0.0; /* reduce-scatter outputs the op policy saves */
-    int fp8 = st->hw && st->hw->fp8;
-    for (int o = 0; o < st->n_ops && !rc; o++) {
-        const ShardOp *so = &st->ops[o];
-        const ShardStrat *s = &so->s[st->choice[o]];
-        const ApprofOp *op = &g->ops[so->op];
-        ApprofKernel kbuf[2 * APPROF_MAX_KERNELS];
-        ApprofHash128 dbuf[2 * APPROF_MAX_KERNELS];
-        KernelEntry own = {.k = kbuf, .dig = dbuf};
-        const KernelEntry *ke = shard_op_kernels(st->ctx, st, o, s, &own, &rc);
-        int wslot = async ? shard_linear_weight_slot(g, so->op) : -1;
-        int weight = wslot >= 0 ? op->inputs[wslot] : -1;
-        size_t bw0 = p->n_kernels[1];
-        for (int ph = 0, at = 0; ke && ph < 2 && !rc; at += ke->n[ph], ph++) {
-            size_t k0 = p->n_kernels[ph], r0 = p->n_kernels[1];
-            if (ph == 1)
-                bw0 = p->n_kernels[1];
-            for (int i = at; i < at + ke->n[ph] && !rc; i++)
-                rc = shard_push_kernel(p, ph, &kcap[ph], kdig, &ke->k[i], ke->dig[i], so->op);
-            if (fp8 && !rc) /* FP8 GEMMs and their casts (program_fp8.c) */
-                rc = shard_fp8_op(st, ti, p, ph, k0, so->op, ph == 0, &kcap[ph], kdig);
-            /* the recomputed forward runs inside the backward module */
-            for (int i = at; ph == 0 && recomp[o] && i < at + ke->n[ph] && !rc; i++)
-                rc = shard_push_kernel(p, 1, &kcap[1], kdig, &ke->k[i], ke->dig[i], so->op);
-            if (fp8 && ph == 0 && recomp[o] && !rc)
-                rc = shard_fp8_op(st, ti, p, 1, r0, so->op, 1, &kcap[1], kdig);
-        }
-        for (int x = 0; x < 2 && !rc; x++) {
-            if (s->ax[x] < 0 || so->sp->kind[s->ax[x]] != APPROF_ITER_REDUCE)
-                continue;
-            for (int j = 0; j < op->n_outputs && !rc; j++) {
-                ApprofCollective c = shard_coll(m, APPROF_COLL_ALL_REDUCE, x,
-                                                ti[op->outputs[j]].local, so->op);
-                int t = op->outputs[j], q = st->t_first[t];
-                if (q >= 0) {
-                    const ShardOp *cs = &st->ops[q - st->op_begin];
-                    const ApprofOp *cop = &g->ops[q];
-                    int slot = 0;
-                    while (slot < cop->n_inputs && cop->inputs[slot] != t)
-                        slot++;
-                    ShardLayout lc = shard_operand_layout(&cs->s[st->choice[q - st->op_begin]],
-                                                          cs->sp->in_map[slot],
-                                                          g->tensors[t].ndim);
-                    if (shard_fuses_to_reduce_scatter(st, t, x, ti[t].L, lc, 1))
-                        c.kind = APPROF_COLL_REDUCE_SCATTER;
-                }
-                /* op: the policy saves the reduce-scatter's output, the
-                 * shard (shard_rerun_forward_coll) */
-                if (c.kind == APPROF_COLL_REDUCE_SCATTER &&
-                    st->recompute == COSTDB_RECOMPUTE_OP && shard_op_checkpointed(g, so->op))
-                    rs_kept += c.bytes / m->n[x];
-                rc = shard_push_coll(p, 0, &ccap[0], &c);
+    return 0;
+}
+
+/* Appends stage op o's kernels under its strategy s to both phases (FP8
+ * GEMMs and casts under the spec's fp8; a recomputed op's forward again in
+ * the backward module). *bw0: where o's backward kernels begin. */
+static int push_op_kernels(ProgBuild *b, int o, const ShardStrat *s, size_t *bw0)
+{
+    const ShardStage *st = b->st;
+    ApprofStageProgram *p = b->p;
+    const ShardOp *so = &st->ops[o];
+    int fp8 = st->hw && st->hw->fp8, rc = 0;
+    ApprofKernel kbuf[2 * APPROF_MAX_KERNELS];
+    ApprofHash128 dbuf[2 * APPROF_MAX_KERNELS];
+    KernelEntry own = {.k = kbuf, .dig = dbuf};
+    const KernelEntry *ke = shard_op_kernels(st->ctx, st, o, s, &own, &rc);
+    *bw0 = p->n_kernels[1];
+    for (int ph = 0, at = 0; ke && ph < 2 && !rc; at += ke->n[ph], ph++) {
+        size_t k0 = p->n_kernels[ph], r0 = p->n_kernels[1];
+        if (ph == 1)
+            *bw0 = p->n_kernels[1];
+        for (int i = at; i < at + ke->n[ph] && !rc; i++)
+            rc = shard_push_kernel(p, ph, &b->kcap[ph], b->kdig, &ke->k[i], ke->dig[i], so->op);
+        if (fp8 && !rc) /* FP8 GEMMs and their casts (program_fp8.c) */
+            rc = shard_fp8_op(st, b->ti, p, ph, k0, so->op, ph == 0, &b->kcap[ph], b->kdig);
+        /* the recomputed forward runs inside the backward module */
+        for (int i = at; ph == 0 && b->recomp[o] && i < at + ke->n[ph] && !rc; i++)
+            rc = shard_push_kernel(p, 1, &b->kcap[1], b->kdig, &ke->k[i], ke->dig[i], so->op);
+        if (fp8 && ph == 0 && b->recomp[o] && !rc)
+            rc = shard_fp8_op(st, b->ti, p, 1, r0, so->op, 1, &b->kcap[1], b->kdig);
+    }
+    return rc;
+}
+
+/* The forward all-reduce of each output of stage op o whose strategy s
+ * splits a reduction loop over an axis: a reduce-scatter where it fuses
+ * with its one consumer's slice (sequence parallelism), whose output the
+ * op recompute policy then keeps. */
+static int push_reduce_colls(ProgBuild *b, int o, const ShardStrat *s)
+{
+    const ShardStage *st = b->st;
+    const ApprofGraph *g = st->g;
+    const ShardMesh *m = &st->mesh;
+    const ShardOp *so = &st->ops[o];
+    const ApprofOp *op = &g->ops[so->op];
+    int rc = 0;
+    for (int x = 0; x < 2 && !rc; x++) {
+        if (s->ax[x] < 0 || so->sp->kind[s->ax[x]] != APPROF_ITER_REDUCE)
+            continue;
+        for (int j = 0; j < op->n_outputs && !rc; j++) {
+            ApprofCollective c = shard_coll(m, APPROF_COLL_ALL_REDUCE, x,
+                                            b->ti[op->outputs[j]].local, so->op);
+            int t = op->outputs[j], q = st->t_first[t];
+            if (q >= 0) {
+                const ShardOp *cs = &st->ops[q - st->op_begin];
+                const ApprofOp *cop = &g->ops[q];
+                int slot = 0;
+                while (slot < cop->n_inputs && cop->inputs[slot] != t)
+                    slot++;
+                ShardLayout lc = shard_operand_layout(&cs->s[st->choice[q - st->op_begin]],
+                                                      cs->sp->in_map[slot],
+                                                      g->tensors[t].ndim);
+                if (shard_fuses_to_reduce_scatter(st, t, x, b->ti[t].L, lc, 1))
+                    c.kind = APPROF_COLL_REDUCE_SCATTER;
             }
-        }
-        for (int i = 0; i < op->n_inputs && !rc; i++) {
-            int tix = op->inputs[i];
-            const ApprofTensor *t = &g->tensors[tix];
-            int partial[2];
-            ShardLayout lc = consumer_layout(st, o, i, partial);
-            if (ti[tix].in_range) {
-                /* one reshard per distinct layout, issued by its first consumer */
-                const TInfo *inf = &ti[tix];
-                int u = find_use(inf, lc, partial), regather, first = 1, group = 0;
-                if (u < inf->n_use) {
-                    first = inf->use[u].op == o && inf->use[u].slot == i;
-                    regather = inf->use[u].regather;
-                    if (async && !ti[tix].use[u].async_group)
-                        ti[tix].use[u].async_group = ++async_groups;
-                    group = ti[tix].use[u].async_group;
-                } else {
-                    regather = rereads_input(st, o, i, recomp);
-                    group = async ? ++async_groups : 0;
-                }
-                if (weight >= 0 && tix != weight)
-                    mark_async_gemms(p, ti, g, weight, bw0, p->n_kernels[1], group);
-                if (!first)
-                    continue;
-                const ShardOp *pp = &st->ops[t->producer - st->op_begin];
-                int j = 0;
-                while (j < g->ops[t->producer].n_outputs && g->ops[t->producer].outputs[j] != tix)
-                    j++;
-                ShardLayout lp = shard_operand_layout(&pp->s[st->choice[t->producer - st->op_begin]],
-                                                      pp->sp->out_map[j], t->ndim);
-                ApprofCollective f[2], b[4];
-                int nf, nb;
-                shard_reshard(m, t, lp, lc, partial, regather, f, &nf, b, &nb);
-                for (int q = 0; q < nf && !rc; q++)
-                    rc = shard_push_coll(p, 0, &ccap[0], &f[q]);
-                /* a re-gather runs under the group's input-gradient GEMMs,
-                 * the gradient's collective (async_wgrad, shard_reshard)
-                 * under its weight-gradient GEMMs */
-                for (int q = 0; q < nb && !rc; q++) {
-                    b[q].async_group = group;
-                    rc = shard_push_coll(p, 1, &ccap[1], &b[q]);
-                }
-                continue;
-            }
-            if (t->role == APPROF_TENSOR_INPUT)
-                continue;
-            if (t->role == APPROF_TENSOR_PARAM) {
-                /* the gradient is partial over the axes its consumer splits
-                 * the batch on: it joins the gradient bytes of that axis set */
-                int set = (partial[0] ? APPROF_AXIS0 : 0) | (partial[1] ? APPROF_AXIS1 : 0);
-                if (set)
-                    grad_set_bytes[set] += shard_local_bytes(t, lc, m);
-                continue;
-            }
-            /* a stage input: its gradient's reduction is this consumer's */
-            int group = async ? ++async_groups : 0;
-            if (weight >= 0)
-                mark_async_gemms(p, ti, g, weight, bw0, p->n_kernels[1], group);
-            for (int x = 0; x < 2 && !rc; x++) {
-                if (!partial[x])
-                    continue;
-                ApprofCollective c = shard_coll(m, APPROF_COLL_ALL_REDUCE, x,
-                                                shard_local_bytes(t, lc, m), so->op);
-                c.async_group = group;
-                c.async_wgrad = 1;
-                rc = shard_push_coll(p, 1, &ccap[1], &c);
-            }
+            /* op: the policy saves the reduce-scatter's output, the
+             * shard (shard_rerun_forward_coll) */
+            if (c.kind == APPROF_COLL_REDUCE_SCATTER &&
+                st->variant.recompute == COSTDB_RECOMPUTE_OP && shard_op_checkpointed(g, so->op))
+                b->rs_kept += c.bytes / m->n[x];
+            rc = shard_push_coll(b->p, 0, &b->ccap[0], &c);
         }
     }
-    if (rc)
-        goto cleanup;
+    return rc;
+}
+
+/* Input slot i of stage op o, produced inside the stage, wanted in layout
+ * lc: one reshard per distinct layout, issued by its first consumer (its
+ * backward collectives in the async group of that layout); the backward
+ * GEMMs of linear layer o (weight, from bw0 on) are marked as the group's
+ * windows. */
+static int reshard_input(ProgBuild *b, int o, int i, ShardLayout lc, const int partial[2],
+                         int weight, size_t bw0)
+{
+    const ShardStage *st = b->st;
+    const ApprofGraph *g = st->g;
+    ApprofStageProgram *p = b->p;
+    TInfo *ti = b->ti;
+    int tix = g->ops[st->ops[o].op].inputs[i], rc = 0;
+    const ApprofTensor *t = &g->tensors[tix];
+    const TInfo *inf = &ti[tix];
+    int u = find_use(inf, lc, partial), regather, first = 1, group = 0;
+    if (u < inf->n_use) {
+        first = inf->use[u].op == o && inf->use[u].slot == i;
+        regather = inf->use[u].regather;
+        if (b->async && !ti[tix].use[u].async_group)
+            ti[tix].use[u].async_group = ++b->async_groups;
+        group = ti[tix].use[u].async_group;
+    } else {
+        regather = rereads_input(st, o, i, b->recomp);
+        group = b->async ? ++b->async_groups : 0;
+    }
+    if (weight >= 0 && tix != weight)
+        mark_async_gemms(p, ti, g, weight, bw0, p->n_kernels[1], group);
+    if (!first)
+        return 0;
+    const ShardOp *pp = &st->ops[t->producer - st->op_begin];
+    int j = 0;
+    while (j < g->ops[t->producer].n_outputs && g->ops[t->producer].outputs[j] != tix)
+        j++;
+    ShardLayout lp = shard_operand_layout(&pp->s[st->choice[t->producer - st->op_begin]],
+                                          pp->sp->out_map[j], t->ndim);
+    ApprofCollective f[2], bc[4];
+    int nf, nb;
+    shard_reshard(&st->mesh, t, lp, lc, partial, regather, f, &nf, bc, &nb);
+    for (int q = 0; q < nf && !rc; q++)
+        rc = shard_push_coll(p, 0, &b->ccap[0], &f[q]);
+    /* a re-gather runs under the group's input-gradient GEMMs, the
+     * gradient's collective (async_wgrad, shard_reshard) under its
+     * weight-gradient GEMMs */
+    for (int q = 0; q < nb && !rc; q++) {
+        bc[q].async_group = group;
+        rc = shard_push_coll(p, 1, &b->ccap[1], &bc[q]);
+    }
+    return rc;
+}
+
+/* The collectives each input of stage op o needs: a reshard of one
+ * produced inside the stage (reshard_input); for a parameter, its
+ * gradient's bytes join those of the axis set it is partial over (the
+ * gradient synchronisation's); for a stage input, the all-reduce of its
+ * gradient over each axis it is partial over, in o's async group. */
+static int push_input_colls(ProgBuild *b, int o, size_t bw0)
+{
+    const ShardStage *st = b->st;
+    const ApprofGraph *g = st->g;
+    const ShardMesh *m = &st->mesh;
+    const ShardOp *so = &st->ops[o];
+    const ApprofOp *op = &g->ops[so->op];
+    int wslot = b->async ? shard_linear_weight_slot(g, so->op) : -1;
+    int weight = wslot >= 0 ? op->inputs[wslot] : -1, rc = 0;
+    for (int i = 0; i < op->n_inputs && !rc; i++) {
+        int tix = op->inputs[i];
+        const ApprofTensor *t = &g->tensors[tix];
+        int partial[2];
+        ShardLayout lc = consumer_layout(st, o, i, partial);
+        if (b->ti[tix].in_range) {
+            rc = reshard_input(b, o, i, lc, partial, weight, bw0);
+            continue;
+        }
+        if (t->role == APPROF_TENSOR_INPUT)
+            continue;
+        if (t->role == APPROF_TENSOR_PARAM) {
+            /* the gradient is partial over the axes its consumer splits
+             * the batch on: it joins the gradient bytes of that axis set */
+            int set = (partial[0] ? APPROF_AXIS0 : 0) | (partial[1] ? APPROF_AXIS1 : 0);
+            if (set)
+                b->grad_set_bytes[set] += shard_local_bytes(t, lc, m);
+            continue;
+        }
+        /* a stage input: its gradient's reduction is this consumer's */
+        int group = b->async ? ++b->async_groups : 0;
+        if (weight >= 0)
+            mark_async_gemms(b->p, b->ti, g, weight, bw0, b->p->n_kernels[1], group);
+        for (int x = 0; x < 2 && !rc; x++) {
+            if (!partial[x])
+                continue;
+            ApprofCollective c = shard_coll(m, APPROF_COLL_ALL_REDUCE, x,
+                                            shard_local_bytes(t, lc, m), so->op);
+            c.async_group = group;
+            c.async_wgrad = 1;
+            rc = shard_push_coll(b->p, 1, &b->ccap[1], &c);
+        }
+    }
+    return rc;
+}
+
+/* Kernels and collectives of every op of the stage, then the forward
+ * collectives the backward's recomputation reruns. */
+static int push_ops(ProgBuild *b)
+{
+    const ShardStage *st = b->st;
+    ApprofStageProgram *p = b->p;
+    int rc = 0;
+    for (int o = 0; o < st->n_ops && !rc; o++) {
+        const ShardStrat *s = &st->ops[o].s[st->choice[o]];
+        size_t bw0;
+        rc = push_op_kernels(b, o, s, &bw0);
+        if (!rc)
+            rc = push_reduce_colls(b, o, s);
+        if (!rc)
+            rc = push_input_colls(b, o, bw0);
+    }
     for (size_t i = 0, n0 = p->n_colls[0]; i < n0 && !rc; i++) {
         const ApprofCollective c = p->colls[0][i];
-        if (shard_rerun_forward_coll(st, &c, recomp))
-            rc = shard_push_coll(p, 1, &ccap[1], &c);
+        if (shard_rerun_forward_coll(st, &c, b->recomp))
+            rc = shard_push_coll(p, 1, &b->ccap[1], &c);
     }
-    if (rc)
-        goto cleanup;
-    /* One gradient synchronisation, over the group of the axis set that
-     * holds most of the gradient bytes. Tensor-parallel weights (split over
-     * one axis) are reduced over the other axis alone, while the few
-     * replicated parameters (norms, biases) are partial over both: pricing
-     * all of them over both axes would give the big weights' ring every GPU
-     * of a host, and so every network adapter of the host, where each
-     * tensor-parallel rank's data-parallel ring has one (docs/variants.md,
-     * "ZeRO", "The group"). */
-    for (int set = APPROF_AXIS0; set <= (APPROF_AXIS0 | APPROF_AXIS1); set++) {
-        p->grad_sync.bytes += grad_set_bytes[set];
-        if (grad_set_bytes[set] > 0 &&
-            (!p->grad_sync.axes || grad_set_bytes[set] > grad_set_bytes[p->grad_sync.axes]))
-            p->grad_sync.axes = set;
-    }
-    if (p->grad_sync.axes == (APPROF_AXIS0 | APPROF_AXIS1)) {
-        p->grad_sync.group_size = m->n[0] * m->n[1];
-        p->grad_sync.crosses_hosts = m->cross_both;
-        p->grad_sync.hosts = m->hosts_both;
-        p->grad_sync.span_hosts = m->span_hosts_both;
-    } else if (p->grad_sync.axes) {
-        int x = p->grad_sync.axes == APPROF_AXIS1;
-        p->grad_sync.group_size = m->n[x];
-        p->grad_sync.crosses_hosts = m->cross[x];
-        p->grad_sync.hosts = m->hosts[x];
-        p->grad_sync.span_hosts = m->span_hosts[x];
-    } else {
-        p->grad_sync.group_size = 1;
-    }
+    return rc;
+}
 
-    /* Placements (parameters, stage inputs, stage outputs) and memory:
-     * room for exactly those first (what the role passes below place). */
-    size_t n_place = 0;
-    for (int k = 0; k < n_touched; k++) {
-        int t = touched[k];
-        n_place += g->tensors[t].role == APPROF_TENSOR_PARAM || !ti[t].in_range ||
-                   ti[t].stage_out;
+/* One gradient synchronisation, over the group of the axis set that holds
+ * most of the gradient bytes. Tensor-parallel weights (split over one
+ * axis) are reduced over the other axis alone, while the few replicated
+ * parameters (norms, biases) are partial over both: pricing all of them
+ * over both axes would give the big weights' ring every GPU of a host, and
+ * so every network adapter of the host, where each tensor-parallel rank's
+ * data-parallel ring has one (docs/variants.md, "ZeRO", "The group"). */
+static void choose_grad_sync(ProgBuild *b)
+{
+    ApprofCollective *gs = &b->p->grad_sync;
+    const ShardMesh *m = &b->st->mesh;
+    for (int set = APPROF_AXIS0; set <= (APPROF_AXIS0 | APPROF_AXIS1); set++) {
+        gs->bytes += b->grad_set_bytes[set];
+        if (b->grad_set_bytes[set] > 0 &&
+            (!gs->axes || b->grad_set_bytes[set] > b->grad_set_bytes[gs->axes]))
+            gs->axes = set;
     }
-    p->placements = malloc((n_place ? n_place : 1) * sizeof *p->placements);
-    pdig = malloc((n_place ? n_place : 1) * sizeof *pdig);
-    if (!p->placements || !pdig) {
-        rc = APPROF_ENOMEM;
-        goto cleanup;
+    if (gs->axes == (APPROF_AXIS0 | APPROF_AXIS1)) {
+        gs->group_size = m->n[0] * m->n[1];
+        gs->crosses_hosts = m->cross_both;
+        gs->hosts = m->hosts_both;
+        gs->span_hosts = m->span_hosts_both;
+    } else if (gs->axes) {
+        int x = gs->axes == APPROF_AXIS1;
+        gs->group_size = m->n[x];
+        gs->crosses_hosts = m->cross[x];
+        gs->hosts = m->hosts[x];
+        gs->span_hosts = m->span_hosts[x];
+    } else {
+        gs->group_size = 1;
     }
-    double params = 0, params_read = 0, param_elems = 0, sin = 0, sin_saved = 0, sin_grads = 0, sout = 0,
-           sout_saved = 0, saved_act = 0;
-    for (int role = 0; role < 3 && !rc; role++)
-        for (int o = st->op_begin; o < st->op_end && !rc; o++) {
-            const ApprofOp *op = &g->ops[o];
-            int n = role == 2 ? op->n_outputs : op->n_inputs;
-            for (int i = 0; i < n && !rc; i++) {
-                int t = role == 2 ? op->outputs[i] : op->inputs[i];
-                const ApprofTensor *ten = &g->tensors[t];
-                TInfo *inf = &ti[t];
-                int is_param = ten->role == APPROF_TENSOR_PARAM;
-                int want = role == 0 ? is_param
-                         : role == 1 ? !is_param && !inf->in_range
-                                     : inf->stage_out;
-                /* the first occurrence only: set == 2 marks a placed tensor */
-                if (!want || inf->set != 1)
-                    continue;
-                inf->set = 2;
-                add_placement(st, p, pdig, t, role == 0 ? APPROF_ROLE_PARAM
-                                              : role == 1 ? APPROF_ROLE_INPUT
-                                                          : APPROF_ROLE_OUTPUT, inf);
-                if (role == 0) {
-                    params += inf->local;
-                    if (inf->bwd_read)
-                        params_read += inf->local;
-                    param_elems += inf->local / (double)approf_dtype_size(ten->dtype);
-                } else if (role == 1) {
-                    sin += inf->local;
-                    if (inf->keep)
-                        sin_saved += inf->local;
-                    if (ten->requires_grad)
-                        sin_grads += inf->local;
-                } else {
-                    sout += inf->local;
-                    if (inf->keep)
-                        sout_saved += inf->local;
-                }
-            }
-        }
-    if (rc)
-        goto cleanup;
-    for (int k = 0; k < n_touched; k++) {
-        int t = touched[k];
+}
+
+/* Memory per device of the two modules as Alpa compiles them for
+ * pipeshard training with gradient accumulation (docs/alpa-semantics.md,
+ * "The backward module"). Forward: invars are the stage inputs and every
+ * parameter, outvars the stage outputs and what the backward reads.
+ * Backward: invars are the parameters it reads, one accumulation buffer
+ * per parameter (donated: it comes back as an outvar), the saved
+ * activations and the incoming gradients; outvars are the input gradients
+ * and the accumulation buffers. The buffers are as wide as the gradients
+ * are accumulated: Megatron's DDP allocates its contiguous grad buffer
+ * (main_grad) in f32 when accumulate_allreduce_grads_in_fp32 is set, which
+ * bf16 training sets unless --grad-reduce-in-bf16
+ * (megatron/training/arguments.py; grad_reduce_in_fp32 of
+ * megatron/core/distributed/distributed_data_parallel_config.py,
+ * core_v0.19.0), and its memory estimator counts 4 bytes of gradient per
+ * parameter (theoretical_memory_usage.py: 18 bytes a parameter, 6 + 12/dp
+ * with the distributed optimizer): docs/megatron-memory.md. */
+static void memory_sizes(ProgBuild *b, ShardPlaceSums *s)
+{
+    const ShardStage *st = b->st;
+    ApprofStageProgram *p = b->p;
+    const TInfo *ti = b->ti;
+    for (int k = 0; k < b->n_touched; k++) {
+        int t = b->touched[k];
         if (ti[t].in_range && ti[t].keep && !ti[t].stage_out)
-            saved_act += ti[t].local;
+            s->saved_act += ti[t].local;
     }
-    shard_saved_storage(st, ti, touched, n_touched, &saved_act, &sin_saved);
-    shard_fp8_saved(st, ti, touched, n_touched, &saved_act, &sin_saved);
-    saved_act += rs_kept;
-    /* The two modules as Alpa compiles them for pipeshard training with
-     * gradient accumulation (docs/alpa-semantics.md, "The backward
-     * module"). Forward: invars are the stage inputs and every parameter,
-     * outvars the stage outputs and what the backward reads. Backward:
-     * invars are the parameters it reads, one accumulation buffer per
-     * parameter (donated: it comes back as an outvar), the saved
-     * activations and the incoming gradients; outvars are the input
-     * gradients and the accumulation buffers. The buffers are as wide as
-     * the gradients are accumulated: Megatron's DDP allocates its
-     * contiguous grad buffer (main_grad) in f32 when
-     * accumulate_allreduce_grads_in_fp32 is set, which bf16 training
-     * sets unless --grad-reduce-in-bf16 (megatron/training/arguments.py;
-     * grad_reduce_in_fp32 of
-     * megatron/core/distributed/distributed_data_parallel_config.py,
-     * core_v0.19.0), and its memory estimator counts 4 bytes of gradient
-     * per parameter (theoretical_memory_usage.py: 18 bytes a parameter,
-     * 6 + 12/dp with the distributed optimizer): docs/megatron-memory.md. */
-    double buffers = params * shard_grad_buffer_ratio(st);
-    p->param_bytes = (int64_t)llround(params);
-    p->invar_size[0] = (int64_t)llround(sin + params);
-    p->outvar_size[0] = (int64_t)llround(sout + saved_act);
+    shard_saved_storage(st, ti, b->touched, b->n_touched, &s->saved_act, &s->sin_saved);
+    shard_fp8_saved(st, ti, b->touched, b->n_touched, &s->saved_act, &s->sin_saved);
+    s->saved_act += b->rs_kept;
+    double buffers = s->params * shard_grad_buffer_ratio(st);
+    p->param_bytes = (int64_t)llround(s->params);
+    p->invar_size[0] = (int64_t)llround(s->sin + s->params);
+    p->outvar_size[0] = (int64_t)llround(s->sout + s->saved_act);
     p->temp_buffer_size[0] = (int64_t)llround(shard_transient_peak(st, ti, 0));
-    p->invar_size[1] = (int64_t)llround(params_read + buffers + saved_act + sin_saved +
-                                        sout_saved + sout);
-    p->outvar_size[1] = (int64_t)llround(sin_grads + buffers);
+    p->invar_size[1] = (int64_t)llround(s->params_read + buffers + s->saved_act + s->sin_saved +
+                                        s->sout_saved + s->sout);
+    p->outvar_size[1] = (int64_t)llround(s->sin_grads + buffers);
     p->donated_size[1] = (int64_t)llround(buffers);
     p->temp_buffer_size[1] = (int64_t)llround(shard_transient_peak(st, ti, 1) +
-                                              shard_recompute_temp(st, ti, blk, n_blk));
-    p->intermediate_size = (int64_t)llround(saved_act + sin_saved + sout_saved);
+                                              shard_recompute_temp(st, ti, b->blk, b->n_blk));
+    p->intermediate_size = (int64_t)llround(s->saved_act + s->sin_saved + s->sout_saved);
     /* Adam: two moments, plus a master copy for 16-bit training, in the
      * spec's optimizer widths (f32 by default: 12 bytes, 8 in f32) */
-    double per_elem = shard_adam_state_bytes(st, (double)approf_dtype_size(g->dtype));
-    p->initial_size = (int64_t)llround(param_elems * per_elem);
-    ZeroTail tail = {param_elems, params > 0.0 ? params_read / params : 0.0, blk, n_blk, pdig};
-    for (int z = st->zero + 1; z <= 3 && st->ctx && st->req; z++)
-        if (st->zero_family & (1u << z))
-            derive_zero(st, ti, p, kdig, &tail, z);
-    rc = finish_program(st, ti, p, &tail, kcap, ccap, kdig);
-cleanup:
-    free(kdig[0]);
-    free(kdig[1]);
-    free(pdig);
-    if (ctx)
-        for (int k = 0; k < n_touched; k++)
-            memset(&ti[touched[k]], 0, offsetof(TInfo, use));
-    else
-        free(ti);
-    free(touched);
-    free(recomp);
-    free(blk);
+    double per_elem = shard_adam_state_bytes(st, (double)approf_dtype_size(st->g->dtype));
+    p->initial_size = (int64_t)llround(s->param_elems * per_elem);
+}
+
+/* The program of the solved stage st, step by step: the per-tensor facts,
+ * recomputation, kernels and collectives, the gradient synchronisation,
+ * placements and memory; then the ZeRO variants the request's family asks
+ * for are derived from it, and it is ended (finish_program). */
+int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
+{
+    ProgBuild b = {.st = st, .p = p, .async = st->hw && st->hw->tp_async_grad > 0};
+    ShardPlaceSums sum = {0};
+    int rc = scratch_take(&b);
+    if (!rc)
+        note_tensors(&b);
+    if (!rc)
+        rc = plan_recompute(&b);
+    if (!rc)
+        rc = reserve_kernels(&b);
+    if (!rc)
+        rc = push_ops(&b);
+    if (!rc) {
+        choose_grad_sync(&b);
+        rc = shard_place_tensors(st, b.ti, b.touched, b.n_touched, p, &b.pdig, &sum);
+    }
+    if (!rc) {
+        memory_sizes(&b, &sum);
+        ZeroTail tail = {sum.param_elems, sum.params > 0.0 ? sum.params_read / sum.params : 0.0,
+                         b.blk, b.n_blk, b.pdig};
+        for (int z = st->variant.zero + 1; z <= 3 && st->ctx && st->req; z++)
+            if (st->zero_family & (1u << z))
+                derive_zero(st, b.ti, p, b.kdig, &tail, z);
+        rc = finish_program(st, b.ti, p, &tail, b.kcap, b.ccap, b.kdig);
+    }
+    free(b.kdig[0]);
+    free(b.kdig[1]);
+    free(b.pdig);
+    scratch_release(&b);
+    free(b.recomp);
+    free(b.blk);
     return rc;
 }

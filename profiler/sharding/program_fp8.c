@@ -176,7 +176,7 @@ void shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram
      * gradients and the cast once per step stay. ZeRO-3's gathers are
      * left as they are (docs/fp8.md). */
     double es = (double)approf_dtype_size(g->dtype);
-    double keep16 = st->hw->fp8_param_gather && st->zero <= 2 ? es * welems : 0.0;
+    double keep16 = st->hw->fp8_param_gather && st->variant.zero <= 2 ? es * welems : 0.0;
     p->invar_size[0] += (int64_t)(2.0 * welems - keep16);
     p->invar_size[1] += (int64_t)(2.0 * welems - keep16);
     p->optimizer_bytes += 4.0 * welems;

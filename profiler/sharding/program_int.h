@@ -1,16 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What the stage program's builder (program.c) shares with its ZeRO part
- * (program_zero.c): the per-tensor facts of a stage and the collective
- * list.
+ * What the files of the stage program builder share among themselves
+ * (program.c with program_place.c, program_memory.c, program_zero.c,
+ * program_accum.c and program_fp8.c): the per-tensor facts of a stage
+ * (TInfo), appending kernels and collectives, and each part's steps. What
+ * the rest of the pass calls is in program.h.
  */
 #ifndef APPROF_SHARDING_PROGRAM_INT_H
 #define APPROF_SHARDING_PROGRAM_INT_H
 
 #include <stddef.h>
 
+#include "sharding/program.h"
 #include "sharding/sharding_int.h"
-#include "sharding/sharding.h"
 
 typedef struct TInfo {
     ShardLayout L;
@@ -52,6 +54,23 @@ int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofColl
  * the first to read, so a tied parameter counts once; program_zero.c). */
 double shard_op_param_bytes(const ShardStage *st, const TInfo *ti, int o);
 
+/* Bytes per device of the placed tensors, by role and what the backward
+ * reads (shard_place_tensors), and the saved activations (program.c). */
+typedef struct ShardPlaceSums {
+    double params, params_read, param_elems; /* parameters; those the backward reads */
+    double sin, sin_saved, sin_grads;        /* stage inputs; kept; with a gradient */
+    double sout, sout_saved;                 /* stage outputs; kept */
+    double saved_act;                        /* kept activations produced in the stage */
+} ShardPlaceSums;
+
+/* program_place.c: the placements of the parameters, then the stage
+ * inputs, then the stage outputs, each at its first occurrence in op order
+ * (TInfo.set 2 marks a placed tensor), with each spec text's digest in
+ * *pdig (malloc'd, the caller frees it) and their bytes summed into *sum;
+ * 0 or APPROF_ENOMEM. */
+int shard_place_tensors(const ShardStage *st, TInfo *ti, const int *touched, int n_touched,
+                        ApprofStageProgram *p, ApprofHash128 **pdig, ShardPlaceSums *sum);
+
 /* program_memory.c: what a stage program keeps. The peak of transient
  * bytes over a forward (dir 0) or backward (dir 1) walk. */
 double shard_transient_peak(const ShardStage *st, const TInfo *ti, int dir);
@@ -87,6 +106,11 @@ double shard_recompute_temp(const ShardStage *st, const TInfo *ti, const int *bl
  * output is a view of its input, one storage when both are kept. */
 void shard_saved_storage(const ShardStage *st, const TInfo *ti, const int *touched, int n_touched,
                          double *saved_act, double *sin_saved);
+
+/* The bytes Adam's step moves over elements parameters param_bytes wide,
+ * in the widths of the stage's spec: costdb's one rule (costdb_adam_bytes;
+ * program_accum.c). */
+double shard_adam_bytes(const ShardStage *st, double elements, double param_bytes);
 
 /* ZeRO over the gradient-synchronisation group (program_zero.c). */
 int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,

@@ -177,14 +177,14 @@ int shard_mark_recompute(const ShardStage *st, unsigned char *recomp)
     assert(st && st->g && recomp);  /* recomp holds st->n_ops flags */
     g = st->g;
     int found = 0;
-    if (st->recompute == COSTDB_RECOMPUTE_NONE)
+    if (st->variant.recompute == COSTDB_RECOMPUTE_NONE)
         return 0;
-    if (st->recompute == COSTDB_RECOMPUTE_OP) {
+    if (st->variant.recompute == COSTDB_RECOMPUTE_OP) {
         mark_op_policy(st, recomp);
         return 0;
     }
     for (int o = 0; o < st->n_ops; o++) {
-        if (st->recompute == COSTDB_RECOMPUTE_FULL) {
+        if (st->variant.recompute == COSTDB_RECOMPUTE_FULL) {
             recomp[o] = 1;
             continue;
         }
@@ -218,7 +218,7 @@ int shard_mark_recompute(const ShardStage *st, unsigned char *recomp)
             q = g->tensors[g->ops[q].inputs[0]].producer;
         }
     }
-    return st->recompute == COSTDB_RECOMPUTE_SELECTIVE && !found ? APPROF_ENOVARIANT : 0;
+    return st->variant.recompute == COSTDB_RECOMPUTE_SELECTIVE && !found ? APPROF_ENOVARIANT : 0;
 }
 
 /* The backward's recomputation reruns forward collective c: every one
@@ -230,9 +230,9 @@ int shard_rerun_forward_coll(const ShardStage *st, const ApprofCollective *c,
                               const unsigned char *recomp)
 {
     int in = c->op >= st->op_begin && c->op < st->op_end;
-    if (st->recompute == COSTDB_RECOMPUTE_FULL)
+    if (st->variant.recompute == COSTDB_RECOMPUTE_FULL)
         return 1;
-    if (st->recompute == COSTDB_RECOMPUTE_OP)
+    if (st->variant.recompute == COSTDB_RECOMPUTE_OP)
         return in && c->kind != APPROF_COLL_REDUCE_SCATTER && shard_op_checkpointed(st->g, c->op);
     return in && recomp[c->op - st->op_begin];
 }
@@ -343,23 +343,26 @@ void shard_mark_kept(const ShardStage *st, TInfo *ti, const int *touched, int n_
         int t = touched[k];
         int pr = g->tensors[t].producer;
         ti[t].keep = ti[t].saved;
-        if (st->recompute == COSTDB_RECOMPUTE_FULL)
+        if (st->variant.recompute == COSTDB_RECOMPUTE_FULL)
             ti[t].keep = 0;
         else if (ti[t].saved && ti[t].in_range && pr >= st->op_begin && pr < st->op_end &&
                  recomp[pr - st->op_begin])
             ti[t].keep = 0;
-        else if (st->recompute == COSTDB_RECOMPUTE_OP && ti[t].in_range && pr >= st->op_begin &&
-                 pr < st->op_end && !recomp[pr - st->op_begin] && shard_op_checkpointed(g, pr)) {
+        else if (st->variant.recompute == COSTDB_RECOMPUTE_OP && ti[t].in_range &&
+                 pr >= st->op_begin && pr < st->op_end && !recomp[pr - st->op_begin] &&
+                 shard_op_checkpointed(g, pr)) {
             /* saved by the policy: cached in its own dtype */
             ti[t].keep = ti[t].nonfp8_saved = 1;
         }
     }
-    if (st->recompute != COSTDB_RECOMPUTE_FULL && st->recompute != COSTDB_RECOMPUTE_OP)
+    if (st->variant.recompute != COSTDB_RECOMPUTE_FULL &&
+        st->variant.recompute != COSTDB_RECOMPUTE_OP)
         return;
     /* op: a block's output is the checkpoint's return value, an ordinary
      * tensor: an op outside the blocks (the final norm) that saves it
      * keeps it */
-    for (int o = st->op_begin; st->recompute == COSTDB_RECOMPUTE_OP && o < st->op_end; o++) {
+    for (int o = st->op_begin; st->variant.recompute == COSTDB_RECOMPUTE_OP && o < st->op_end;
+         o++) {
         unsigned saved = approf_op_saved_mask(g, o);
         if (shard_op_checkpointed(g, o))
             continue;
@@ -370,7 +373,7 @@ void shard_mark_kept(const ShardStage *st, TInfo *ti, const int *touched, int n_
     }
     for (int b = 0; b < n_blk; b++)
         for (int o = blk[b]; o < block_end(st, blk, n_blk, b) &&
-                             (st->recompute == COSTDB_RECOMPUTE_FULL ||
+                             (st->variant.recompute == COSTDB_RECOMPUTE_FULL ||
                               shard_op_checkpointed(g, blk[b])); o++)
             for (int i = 0; i < g->ops[o].n_inputs; i++) {
                 int t = g->ops[o].inputs[i];
@@ -427,7 +430,7 @@ void shard_saved_storage(const ShardStage *st, const TInfo *ti, const int *touch
             continue;
         /* under full recomputation a kept tensor is a block's input, its
          * producer's dropout rerun with the block: no mask is kept */
-        if (x->mask_saved && st->recompute != COSTDB_RECOMPUTE_FULL)
+        if (x->mask_saved && st->variant.recompute != COSTDB_RECOMPUTE_FULL)
             delta = x->nonfp8_saved || x->fp8_saved ? x->local / es : -x->local * (1.0 - 1.0 / es);
         if (pr >= st->op_begin && pr < st->op_end && g->ops[pr].kind == APPROF_OP_RESHAPE &&
             !x->mask_saved) {

@@ -109,7 +109,7 @@ static int push_regathers(const ShardStage *st, const TInfo *ti, ApprofStageProg
 {
     double total = stage_param_bytes(st, ti), esize = (double)approf_dtype_size(st->g->dtype);
     int rc = 0;
-    if (st->recompute != COSTDB_RECOMPUTE_FULL || !(total > 0.0))
+    if (st->variant.recompute != COSTDB_RECOMPUTE_FULL || !(total > 0.0))
         return 0;
     for (int b = 0; b < n_blk && !rc; b++) {
         int end = b + 1 < n_blk ? blk[b + 1] : st->op_end;
@@ -133,6 +133,30 @@ static int push_regathers(const ShardStage *st, const TInfo *ti, ApprofStageProg
  * reduce-scatter (docs/variants.md, "ZeRO-3 overlap"). */
 #define DS_PREFETCH_BUCKET_ELEMS 5e7
 #define DS_REDUCE_BUCKET_ELEMS 5e8
+
+/* DeepSpeed stage 3 keeps a parameter of fewer than
+ * stage3_param_persistence_threshold elements whole on every GPU and never
+ * gathers it (ds_persist): 1e5 by default at v0.16.4
+ * (deepspeed/runtime/zero/config.py, DeepSpeedZeroConfig.param_persistence_threshold)
+ * and at v0.3.13 (constants.py,
+ * ZERO_OPTIMIZATION_PARAM_PERSISTENCE_THRESHOLD_DEFAULT). Its gradient is
+ * still reduced with the others of its bucket. */
+#define DS_PERSISTENCE_ELEMS 1e5
+
+/* The bytes of operator o's parameters DeepSpeed gathers: those of
+ * DS_PERSISTENCE_ELEMS elements or more (esize bytes each). */
+static double ds_gathered_bytes(const ShardStage *st, const TInfo *ti, int o, double esize)
+{
+    const ApprofGraph *g = st->g;
+    double sum = 0.0;
+    for (int i = 0; i < g->ops[o].n_inputs; i++) {
+        int t = g->ops[o].inputs[i];
+        if (g->tensors[t].role == APPROF_TENSOR_PARAM && st->t_first[t] == o &&
+            ti[t].local >= DS_PERSISTENCE_ELEMS * esize)
+            sum += ti[t].local;
+    }
+    return sum;
+}
 
 /* The units of an overlapping ZeRO-3 schedule (hw/zero3_overlap.c): FSDP2
  * shards whole checkpoint blocks (torchtitan applies fully_shard to each
@@ -219,30 +243,36 @@ static int push_zero3_scheduled(const ShardStage *st, const TInfo *ti, ApprofSta
     double total = stage_param_bytes(st, ti), esize = (double)approf_dtype_size(st->g->dtype);
     int cap = st->op_end - st->op_begin > 0 ? st->op_end - st->op_begin : 1;
     int *first = malloc(3 * (size_t)cap * sizeof *first);
-    double *bytes = malloc(2 * (size_t)cap * sizeof *bytes);
+    double *bytes = malloc(3 * (size_t)cap * sizeof *bytes);
     if (!first || !bytes) {
         free(first);
         free(bytes);
         return APPROF_ENOMEM;
     }
     int *issue = first + cap, *unit_of = first + 2 * cap;
-    double *elems = bytes + cap;
+    double *elems = bytes + cap, *gathered = bytes + 2 * cap;
     n = zero3_units(st, ti, fsdp2, blk, n_blk, first, bytes);
-    for (int u = 0; u < n; u++)
+    for (int u = 0; u < n; u++) {
         elems[u] = bytes[u] / esize;
+        /* FSDP2 gathers a block's every parameter; DeepSpeed a module's
+         * parameters that are not persistent (a norm's, a bias: none) */
+        gathered[u] = fsdp2 ? bytes[u] : ds_gathered_bytes(st, ti, first[u], esize);
+    }
     for (int ph = 0; ph < 2 && !rc; ph++) {
         zero3_gather_issue(n, elems, fsdp2, ph, issue);
         for (int u = 0; u < n && !rc; u++) {
             ApprofCollective m = *c;
+            if (!(gathered[u] > 0.0))
+                continue;
             m.kind = APPROF_COLL_ALL_GATHER;
-            m.bytes = S * (bytes[u] / total);
+            m.bytes = S * (gathered[u] / total);
             m.op = first[u];
             m.zero3_unit = u + 1;
             m.zero3_issue = issue[u];
             rc = shard_push_coll(p, ph, &ccap[ph], &m);
         }
     }
-    if (!fsdp2 && !rc && st->recompute == COSTDB_RECOMPUTE_FULL) {
+    if (!fsdp2 && !rc && st->variant.recompute == COSTDB_RECOMPUTE_FULL) {
         /* the second gathers, on demand (push_regathers' rule) */
         for (int u = 0; u < n; u++)
             unit_of[u] = 0;
@@ -251,13 +281,14 @@ static int push_zero3_scheduled(const ShardStage *st, const TInfo *ti, ApprofSta
             double later = 0.0;
             for (int o = end - 1; o >= blk[b] && !rc; o--) {
                 double sum = shard_op_param_bytes(st, ti, o);
-                if (sum > 0.0 && 2.0 * later / esize >= (double)COSTDB_ZERO3_MAX_REUSE_DISTANCE) {
+                double gsum = ds_gathered_bytes(st, ti, o, esize);
+                if (gsum > 0.0 && 2.0 * later / esize >= (double)COSTDB_ZERO3_MAX_REUSE_DISTANCE) {
                     int u = 0;
                     while (u < n && first[u] != o)
                         u++;
                     ApprofCollective m = *c;
                     m.kind = APPROF_COLL_ALL_GATHER;
-                    m.bytes = S * (sum / total);
+                    m.bytes = S * (gsum / total);
                     m.op = o;
                     m.zero3_unit = m.zero3_issue = u + 1;
                     rc = shard_push_coll(p, 1, &ccap[1], &m);
@@ -311,7 +342,7 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
                      size_t *ccap)
 {
     const ApprofCollective *gs = &p->grad_sync;
-    int G = gs->group_size > 1 && gs->bytes > 0 ? gs->group_size : 1, z = st->zero, rc = 0;
+    int G = gs->group_size > 1 && gs->bytes > 0 ? gs->group_size : 1, z = st->variant.zero, rc = 0;
     /* ZeRO-3 overlapped as a framework schedules it (0: serial) */
     int sched = st->hw && G > 1 ? st->hw->zero3_schedule : APPROF_ZERO3_SERIAL;
     /* a parameter read by several ops (tied embeddings) is counted once */

@@ -18,6 +18,7 @@
 
 #include "sharding/context.h"
 #include "sharding/sharding_int.h"
+#include "sharding/program.h"
 
 int approf_shard_context_new(const ApprofGraph *g, const ApprofLayering *l,
                              const ApprofHardwareSpec *hw, int num_micro_batches,
@@ -136,7 +137,7 @@ static double node_compute_cost(const ShardStage *st, int o, const ShardStrat *s
      * that a replicated table pays for its whole gradient. Not for ZeRO-2/3
      * (their buffers are partitions) nor, with grad_accum_fusion, for a
      * dense layer's weight (its weight-gradient GEMM accumulates it). */
-    if (st->zero < 2) {
+    if (st->variant.zero < 2) {
         double elems = 0.0;
         for (int i = 0; i < op->n_inputs; i++) {
             int tn = op->inputs[i];
@@ -550,16 +551,16 @@ static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, const Approf
     } else {
         ctx->st.cached++;
     }
-    if (req->memory_level < 0 || req->memory_level >= memo->n_points) {
+    if (req->variant.memory_level < 0 || req->variant.memory_level >= memo->n_points) {
         snprintf(err, errlen, "memory level %d: the stage's sharding has %d distinct "
-                 "time/memory point%s", req->memory_level, memo->n_points,
+                 "time/memory point%s", req->variant.memory_level, memo->n_points,
                  memo->n_points == 1 ? "" : "s");
         rc = APPROF_ENOVARIANT;
         goto cleanup;
     }
-    memcpy(st->choice, memo->choices + (size_t)req->memory_level * (size_t)st->n_ops,
+    memcpy(st->choice, memo->choices + (size_t)req->variant.memory_level * (size_t)st->n_ops,
            (size_t)st->n_ops * sizeof(int));
-    st->objective = memo->times[req->memory_level];
+    st->objective = memo->times[req->variant.memory_level];
 cleanup:
     approf_ilp_free(&ilp);
     free(cost);
@@ -575,8 +576,9 @@ int shard_stage_setup_check(const ApprofShardContext *ctx, const ApprofShardRequ
         req->end_layer >= l->n_layers || req->logical_a < 1 || req->logical_b < 1 ||
         req->mesh_hosts < 1 || req->mesh_gpus < 1 ||
         req->logical_a * req->logical_b != req->mesh_hosts * req->mesh_gpus ||
-        (req->force_batch_dim != -1 && req->force_batch_dim != 0) || req->zero < 0 ||
-        req->zero > 3 || req->recompute < 0 || req->recompute >= COSTDB_RECOMPUTE_COUNT)
+        (req->force_batch_dim != -1 && req->force_batch_dim != 0) || req->variant.zero < 0 ||
+        req->variant.zero > COSTDB_ZERO_MAX || req->variant.recompute < 0 ||
+        req->variant.recompute >= COSTDB_RECOMPUTE_COUNT)
         return APPROF_EINVAL;
     return 0;
 }
@@ -603,8 +605,7 @@ int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, Sh
     st.op_end = l->op_end[req->end_layer];
     st.n_ops = st.op_end - st.op_begin;
     st.force = req->force_batch_dim;
-    st.recompute = req->recompute;
-    st.zero = req->zero;
+    st.variant = req->variant;
     st.zero_family = req->zero_family;
     st.req = req;
     st.layer_begin = &l->op_begin[req->start_layer];
@@ -634,7 +635,7 @@ int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
         return APPROF_EINVAL;
     }
     /* a ZeRO variant derived when an earlier variant of the stage was built */
-    if (req->zero > 0 && shard_zero_family_take(ctx, req, out, &rc)) {
+    if (req->variant.zero > 0 && shard_zero_family_take(ctx, req, out, &rc)) {
         if (rc == APPROF_ENOVARIANT)
             snprintf(err, errlen, "ZeRO: the stage has no data-parallel replicas");
         return rc;
@@ -656,13 +657,12 @@ int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
     out->force_batch_dim = req->force_batch_dim;
     out->dtype = ctx->g->dtype;
     out->ilp_objective = st.objective;
-    out->memory_level = req->memory_level;
-    out->recompute = req->recompute;
-    out->zero = req->zero;
+    out->variant = req->variant;
     rc = shard_build_program(&st, out);
     if (rc == APPROF_ENOVARIANT) {
-        snprintf(err, errlen, "%s", st.zero ? "ZeRO: the stage has no data-parallel replicas"
-                                            : "selective recomputation: the stage has no attention");
+        snprintf(err, errlen, "%s",
+                 st.variant.zero ? "ZeRO: the stage has no data-parallel replicas"
+                                 : "selective recomputation: the stage has no attention");
         approf_stage_program_clear(out);
     } else if (rc) {
         snprintf(err, errlen, "building the stage program: %s", approf_strerror(rc));

@@ -58,11 +58,10 @@ typedef struct ApprofShardRequest {
     ApprofIlpMethod method;       /* APPROF_ILP_ELIMINATE_TREES_THEN_CBC normally */
     /* The variant (docs/variants.md). memory_levels K >= 1 (0 reads as 1)
      * is how many points of the time-versus-memory Pareto set the sweep
-     * keeps; memory_level < K picks one (0: the fastest = Alpa's ILP
-     * optimum). recompute: CostdbRecompute. zero: 0..3. */
-    int memory_level, memory_levels;
-    int recompute;
-    int zero;
+     * keeps; variant.memory_level < K picks one (0: the fastest = Alpa's
+     * ILP optimum). */
+    CostdbVariant variant;
+    int memory_levels;
     /* ZeRO stages (bit z, z > zero) the caller will ask for next for this
      * same stage (the sweep's variants, zero innermost): the program of
      * this request is built once and theirs derived from it, since ZeRO

@@ -1,39 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Internal interface of the sharding pass shared by sharding.c (strategies,
- * costs, the ILP) and program.c (the per-device program, memory and
- * placements built from the chosen strategies).
+ * The stage being sharded (sharding.c): its operators with their
+ * strategies and the chosen one, the per-tensor facts of the stage, how it
+ * is set up from a request, and the rule the ILP and the program share for
+ * a reduction that fuses into a reduce-scatter. Read by every file of the
+ * pass: the memos (context.h), the program builder (program.h) and the ILP
+ * pricing in sharding.c.
  */
 #ifndef APPROF_SHARDING_INT_H
 #define APPROF_SHARDING_INT_H
 
+#include <stddef.h>
+
 #include "graph.h"
-#include "hash.h"
 #include "hardware.h"
 #include "stage.h"
-
-/* (n_iter + 1)^2 with n_iter <= APPROF_MAX_ITER, rounded up. */
-#define SHARD_MAX_STRATS 96
-
-typedef struct ShardMesh {
-    int n[2];          /* logical axis sizes */
-    int cross[2];      /* a group over the axis spans hosts */
-    int cross_both;
-    int hosts[2];      /* hosts one group over the axis spans */
-    int hosts_both;
-    int span_hosts[2]; /* hosts from a group's first rank to its last (ApprofCollective) */
-    int span_hosts_both;
-} ShardMesh;
-
-/* Loop of the iteration space each logical axis splits (-1: none). */
-typedef struct ShardStrat {
-    int ax[2];
-} ShardStrat;
-
-/* Tensor dimension each logical axis splits (-1: replicated over it). */
-typedef struct ShardLayout {
-    int d[2];
-} ShardLayout;
+#include "sharding/sharding.h"
+#include "sharding/sharding_mesh.h"
 
 typedef struct ShardOp {
     int op;
@@ -53,8 +36,7 @@ typedef struct ShardStage {
     ShardStrat *strat_block; /* strategies not memoised (n_ops * SHARD_MAX_STRATS), or NULL */
     int *choice;       /* per op, index into ops[o].s */
     double objective;
-    int recompute;     /* CostdbRecompute */
-    int zero;          /* 0..3 */
+    CostdbVariant variant; /* the request's */
     unsigned zero_family; /* ApprofShardRequest.zero_family */
     const struct ApprofShardRequest *req; /* what the stage was asked as */
     /* Per graph tensor (n_tensors entries): consumers inside the stage, the
@@ -76,69 +58,14 @@ typedef struct ShardStage {
 int shard_fuses_to_reduce_scatter(const ShardStage *st, int t, int x, ShardLayout lp,
                                   ShardLayout lc, int producer_reduce_split);
 
-void shard_mesh_init(ShardMesh *m, int hosts, int gpus, int a, int b);
-ShardLayout shard_operand_layout(const ShardStrat *s, const int *map, int ndim);
-double shard_local_bytes(const ApprofTensor *t, ShardLayout L, const ShardMesh *m);
-double shard_coll_seconds(const ApprofHardwareSpec *hw, const ApprofCollective *c);
-/* Forward and backward collectives that turn producer layout lp into
- * consumer layout lc (partial[x]: the consumer's input gradient is a partial
- * sum over axis x). regather: the consumer's backward reads this input, and
- * what is kept is the producer's shard, so the backward repeats the forward
- * gather (Megatron's sequence parallelism: docs/variants.md). At most 2
- * forward and 4 backward collectives; the backward ones that move the
- * gradient have async_wgrad set, the re-gathers not (their async_group is
- * 0: the stage program sets it under the spec's tp_async_grad). */
-int shard_reshard(const ShardMesh *m, const ApprofTensor *t, ShardLayout lp, ShardLayout lc,
-                  const int partial[2], int regather, ApprofCollective *fwd, int *nf,
-                  ApprofCollective *bwd, int *nb);
-/* Megatron-LM's asynchronous backward collectives of a linear layer (the
- * spec's tp_async_grad; schemas/hardware-spec.md). The input slot of
- * operator o's weight when o is a linear layer (a MATMUL with a parameter
- * operand: its largest), else -1. */
-int shard_linear_weight_slot(const ApprofGraph *g, int o);
-/* 1 when backward GEMM k of a linear layer computes the weight gradient:
- * its C holds the weight's local elements (welems), else 0. */
-int shard_is_wgrad_gemm(const ApprofKernel *k, double welems);
-/* A collective of kind over logical axis x of mesh m (its group size,
- * hosts and whether it crosses them), bytes per device, for operator op
- * (-1: resharding); sharding_mesh.c. */
-ApprofCollective shard_coll(const ShardMesh *m, ApprofCollKind kind, int x, double bytes, int op);
-/* Strategies of an op (see sharding.h); the count or a negative error. */
-int shard_enum_strategies(const ApprofIterSpace *sp, const ShardMesh *m, int force,
-                          ShardStrat *out, int max);
-void shard_local_sizes(const ApprofIterSpace *sp, const ShardStrat *s, const ShardMesh *m,
-                       int64_t *local);
-/* Fills kernels, collectives, grad sync, memory, placements and the
- * signature of p from the solved stage. */
-int shard_build_program(const ShardStage *st, ApprofStageProgram *p);
-
-/* The 128-bit digest of a kernel as the program signature hashes it
- * (program.c owns the rule; every field but the source operator). */
-ApprofHash128 shard_kernel_digest(const ApprofKernel *k);
-
-/* The add kernel that puts elems fresh gradient elements into their
- * accumulation buffer, in the widths of st's spec (program.c,
- * push_grad_accum); the ILP prices the same kernel per strategy. */
-void shard_grad_accum_kernel(const ShardStage *st, double elems, ApprofKernel *k);
-/* Bytes of the gradient accumulation buffer per byte of a parameter of
- * the model's dtype (program.c, the one owner): the width the gradients
- * are accumulated and reduced in (the spec's grad_reduce_bytes: Megatron's
- * f32 main_grad for 16-bit models, 2 for a bf16 model) over the model's
- * width; 1 when the spec leaves it to the model's dtype. Used for the
- * buffer's memory (program.c, program_zero.c) and the ILP's node memory
- * (sharding.c), so that a level's bytes are those the program keeps. */
-double shard_grad_buffer_ratio(const ShardStage *st);
-
-/* Adam's resident bytes a parameter param_bytes wide keeps beyond the
- * weight, and the bytes its step moves over elements parameters, in the
- * widths of the stage's spec (its optimizer_* fields): costdb's one rule
- * (costdb_adam_state_bytes, costdb_adam_bytes; docs/megatron-memory.md). */
-double shard_adam_state_bytes(const ShardStage *st, double param_bytes);
-double shard_adam_bytes(const ShardStage *st, double elements, double param_bytes);
-
-/* The first op of each checkpoint block of the stage (program.c, the one
- * owner of the rule: docs/variants.md); begin has n_ops entries. Returns
- * the number of blocks. */
-int shard_stage_blocks(const ShardStage *st, int *begin);
+/* The stage a request names, as 8 ints: its range, mesh, logical mesh,
+ * forced batch axis, memory levels and ILP method. */
+void shard_stage_key(const ApprofShardRequest *req, int levels, int *key);
+/* APPROF_EINVAL when req is not a stage of the context's layering. */
+int shard_stage_setup_check(const ApprofShardContext *ctx, const ApprofShardRequest *req);
+int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, ShardStage *st,
+                      char *err, size_t errlen);
+void shard_stage_free(ShardStage *st);
+int shard_tensor_slot(const int *list, int n, int t);
 
 #endif

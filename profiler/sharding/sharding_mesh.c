@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The pieces of the sharding pass below the ILP (sharding_int.h): the logical
+ * The pieces of the sharding pass below the ILP (sharding_mesh.h): the logical
  * mesh on the cluster (which axis crosses hosts), a tensor's bytes per
  * device under a layout, the collectives of a reshard, which GEMM of a
  * linear layer is which, and the strategies of an operator (a logical mesh
@@ -13,9 +13,7 @@
 
 #include "costdb.h"
 #include "hash.h"
-#include "sharding/context.h"
-#include "sharding/sharding_int.h"
-#include "sharding/sharding.h"
+#include "sharding/sharding_mesh.h"
 
 /* ---- mesh, layouts, collectives ---------------------------------------- */
 

@@ -18,8 +18,7 @@ static int same_request(const ApprofShardRequest *a, const ApprofShardRequest *b
            a->mesh_hosts == b->mesh_hosts && a->mesh_gpus == b->mesh_gpus &&
            a->logical_a == b->logical_a && a->logical_b == b->logical_b &&
            a->force_batch_dim == b->force_batch_dim && a->method == b->method &&
-           a->memory_level == b->memory_level && a->memory_levels == b->memory_levels &&
-           a->recompute == b->recompute && a->zero == b->zero;
+           a->memory_levels == b->memory_levels && costdb_variant_equal(a->variant, b->variant);
 }
 
 void shard_zero_family_put(ApprofShardContext *ctx, const ApprofShardRequest *req, int rc,

@@ -172,23 +172,22 @@ static int add_config(ApprofConfigChoice *out, int n, int max, int a, int b, int
 }
 
 int approf_config_variants(ApprofConfigChoice *cfg, int n_base, int max, int devices,
-                           int levels, unsigned rmask, unsigned zmask, int has_attention)
+                           CostdbVariantSpace space, int has_attention)
 {
     int n = n_base < max ? n_base : max;
     for (int c = 0; c < n_base && c < max; c++)
-        for (int lv = 0; lv < levels; lv++)
+        for (int lv = 0; lv < space.memory_levels; lv++)
             for (int r = 0; r < COSTDB_RECOMPUTE_COUNT; r++) {
-                if (!(rmask & (1u << r)) || (r == COSTDB_RECOMPUTE_SELECTIVE && !has_attention))
+                if (!(space.recompute_mask & (1u << r)) ||
+                    (r == COSTDB_RECOMPUTE_SELECTIVE && !has_attention))
                     continue;
-                for (int z = 0; z <= 3; z++) {
-                    if (!(zmask & (1u << z)) || (z > 0 && devices <= 1) ||
+                for (int z = 0; z <= COSTDB_ZERO_MAX; z++) {
+                    if (!(space.zero_mask & (1u << z)) || (z > 0 && devices <= 1) ||
                         (lv == 0 && r == 0 && z == 0))
                         continue;
                     if (n < max) {
                         cfg[n] = cfg[c];
-                        cfg[n].memory_level = lv;
-                        cfg[n].recompute = r;
-                        cfg[n].zero = z;
+                        cfg[n].variant = (CostdbVariant){lv, r, z};
                     }
                     n++;
                 }

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "variant.h"
+
 #define APPROF_MAX_SUBMESHES 32
 #define APPROF_MAX_CONFIGS 256
 
@@ -35,9 +37,7 @@ typedef struct ApprofMeshShape {
 typedef struct ApprofConfigChoice {
     int logical_a, logical_b;
     int force_batch_dim;        /* -1: {} ; 0: force_batch_dim_to_mesh_dim = 0 */
-    int memory_level;           /* the variant (docs/variants.md); 0/none/0 = Alpa's */
-    int recompute;              /* CostdbRecompute */
-    int zero;                   /* 0..3 */
+    CostdbVariant variant;      /* docs/variants.md; plain = Alpa's */
 } ApprofConfigChoice;
 
 typedef struct ApprofTuple {
@@ -73,12 +73,12 @@ int approf_config_choices(ApprofMeshShape submesh, ApprofLogicalSpace space,
 
 /* Appends the stage variants (docs/variants.md) of the n_base Alpa configs
  * in cfg (of a submesh with `devices` devices): for each base config, every
- * memory level < levels, recomputation mode in rmask and ZeRO stage in
- * zmask except the plain (0, none, 0) one, in that nesting order. ZeRO > 0
+ * variant of space (resolved: costdb_variant_space_resolve) except the
+ * plain (0, none, 0) one, memory level outermost, ZeRO innermost. ZeRO > 0
  * needs devices > 1; selective recomputation needs attention. Returns the
  * new count (may exceed max: then only max are written). */
 int approf_config_variants(ApprofConfigChoice *cfg, int n_base, int max, int devices,
-                           int levels, unsigned rmask, unsigned zmask, int has_attention);
+                           CostdbVariantSpace space, int has_attention);
 
 /* The tuples to profile, submeshes largest first, then start, end, config.
  * layer_flops (n_layers entries) is needed only when imbalance_tol >= 0

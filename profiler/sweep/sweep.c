@@ -277,11 +277,6 @@ static void resolve_cluster(Sweep *sw, const ApprofSweepConfig *cfg,
     sw->cluster_devices = sw->cluster_hosts * sw->cluster_gpus;
 }
 
-int approf_sweep_memory_levels(const ApprofSweepConfig *cfg)
-{
-    return cfg->memory_levels > 0 ? cfg->memory_levels : 1;
-}
-
 static int graph_has_attention(const ApprofGraph *g)
 {
     for (size_t o = 0; o < g->n_ops; o++)
@@ -308,9 +303,7 @@ static int enumerate(Sweep *sw, const ApprofSweepConfig *cfg, char *err, size_t 
                                                  sw->configs[s], APPROF_MAX_CONFIGS);
         int nv = approf_config_variants(sw->configs[s], sw->n_configs[s], APPROF_MAX_CONFIGS,
                                         sw->submeshes[s].n * sw->submeshes[s].m,
-                                        approf_sweep_memory_levels(cfg),
-                                        cfg->recompute_mask ? cfg->recompute_mask : 1u,
-                                        cfg->zero_mask ? cfg->zero_mask : 1u,
+                                        costdb_variant_space_resolve(cfg->variants),
                                         graph_has_attention(sw->graph));
         if (nv > APPROF_MAX_CONFIGS) {
             snprintf(err, errlen, "%d stage variants on submesh (%d, %d): at most %d "
@@ -555,7 +548,7 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
                                              : "the model's dtype",
              sw->hw.grad_accum_fusion ? "inside the weight-gradient GEMMs (grad_accum_fusion 1)"
                                       : "by add kernels (grad_accum_fusion 0)");
-    if ((cfg->zero_mask & 8u) && cfg->zero3_schedule &&
+    if ((cfg->variants.zero_mask & 8u) && cfg->zero3_schedule &&
         strlen(sum->comm_timing) < sizeof sum->comm_timing) {
         /* ZeRO-3 overlapped as a framework schedules it (docs/variants.md) */
         size_t used = strlen(sum->comm_timing);
@@ -566,7 +559,12 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
                      ? "PyTorch FSDP2 (fully_shard per checkpoint block, one block ahead)"
                      : "DeepSpeed stage 3 (overlap_comm, prefetch and reduce buckets)",
                  approf_zero3_schedule_name(cfg->zero3_schedule));
-    } else if ((cfg->zero_mask & 8u) && strlen(sum->comm_timing) < sizeof sum->comm_timing) {
+        used = strlen(sum->comm_timing);
+        if (sw->hw.zero3_rank_copies && used < sizeof sum->comm_timing)
+            snprintf(sum->comm_timing + used, sizeof sum->comm_timing - used,
+                     ", each with a copy per rank (zero3_rank_copies 1: torch.distributed's "
+                     "list form)");
+    } else if ((cfg->variants.zero_mask & 8u) && strlen(sum->comm_timing) < sizeof sum->comm_timing) {
         /* ZeRO-3's gathers follow DeepSpeed's stage 3 (docs/variants.md) */
         size_t used = strlen(sum->comm_timing);
         snprintf(sum->comm_timing + used, sizeof sum->comm_timing - used,
@@ -575,6 +573,10 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
                  "(DeepSpeed's stage3_max_reuse_distance)",
                  (long long)COSTDB_ZERO3_MAX_REUSE_DISTANCE);
     }
+    if (sw->hw.zero3_rank_copies && (cfg->variants.zero_mask & 8u) && !cfg->zero3_schedule)
+        approf_sweep_notice(cb, "warning: the spec's zero3_rank_copies prices the ZeRO-3 "
+                                "collectives an overlapping --zero3-schedule marks; the "
+                                "serial schedule prices them without the copies");
     eff.dtype = graph_dtype(cfg, &sw->hw);
     sum->dtype_mixed_default = eff.dtype != cfg->dtype && eff.dtype != APPROF_F32;
     rc = build_graph(&eff, global_batch, &sw->graph, err, errlen);

@@ -89,13 +89,9 @@ typedef struct ApprofSweepConfig {
                                    * series-parallel elimination, CBC for the rest) or
                                    * APPROF_ILP_ELIMINATE_TREES_THEN_CBC (--sharding-solver
                                    * cbc: every residual core to CBC) */
-    /* Stage variants (docs/variants.md): memory levels K (points of each
-     * stage's time/memory Pareto set, 0: 1), and bit masks of the
-     * recomputation modes (bit CostdbRecompute) and ZeRO stages (bit z)
-     * profiled (0: none / 0 only). K 1 and both masks 1 (the default) is
-     * Alpa's plain space. */
-    int memory_levels;
-    unsigned recompute_mask, zero_mask;
+    /* The stage variants profiled (docs/variants.md); all zero (the
+     * default) is Alpa's plain space. */
+    CostdbVariantSpace variants;
     int allow_large;              /* run even above APPROF_SWEEP_MAX_TUPLES tuples */
     const char *tool_version;
     int fp8;                      /* --fp8: the linear layers' GEMMs in FP8 as Transformer
@@ -106,8 +102,9 @@ typedef struct ApprofSweepConfig {
                                    * pricing before 2026-11-28); the analytic backend */
 } ApprofSweepConfig;
 
-/* The memory levels a sweep with cfg profiles (cfg->memory_levels or 1). */
-int approf_sweep_memory_levels(const ApprofSweepConfig *cfg);
+/* approf sweep --variants all: 3 memory levels, recomputation none,
+ * selective and full, ZeRO 0-3 (docs/variants.md, "The default space"). */
+#define APPROF_SWEEP_WHOLE_SPACE ((CostdbVariantSpace){3, 7u, 15u})
 
 /* Whether the model of cfg needs the whole search space (--variants auto,
  * docs/variants.md "The default space"): its training state kept whole on

@@ -252,18 +252,16 @@ static void fill_sweep_row(const Sweep *sw, const ApprofSweepConfig *cfg, const 
     {
         /* everything that changes the figures beyond the columns above: a
          * resume or merge only continues a sweep with equal options */
+        CostdbVariantSpace space = costdb_variant_space_resolve(cfg->variants);
         size_t off = (size_t)snprintf(s->options, sizeof s->options,
                                       "{\"sharding_solver\":\"%s\"",
                                       cfg->sharding_method == APPROF_ILP_ELIMINATE_TREES_THEN_CBC ? "cbc"
                                                                        : "series-parallel");
-        if (off < sizeof s->options &&
-            (approf_sweep_memory_levels(cfg) != 1 || (cfg->recompute_mask | 1u) != 1u ||
-             (cfg->zero_mask | 1u) != 1u))
+        if (off < sizeof s->options && !costdb_variant_space_is_plain(space))
             off += (size_t)snprintf(s->options + off, sizeof s->options - off,
                                     ",\"memory_levels\":%d,\"recompute_mask\":%u,"
-                                    "\"zero_mask\":%u", approf_sweep_memory_levels(cfg),
-                                    cfg->recompute_mask ? cfg->recompute_mask & 15u : 1u,
-                                    cfg->zero_mask ? cfg->zero_mask & 15u : 1u);
+                                    "\"zero_mask\":%u", space.memory_levels,
+                                    space.recompute_mask & 15u, space.zero_mask & 15u);
         if (cfg->imbalance_tol >= 0 && off < sizeof s->options)
             off += (size_t)snprintf(s->options + off, sizeof s->options - off,
                                     ",\"stage_imbalance_tolerance\":%.17g", cfg->imbalance_tol);
@@ -282,7 +280,11 @@ static void fill_sweep_row(const Sweep *sw, const ApprofSweepConfig *cfg, const 
         /* the precision (docs/fp8.md): a 16-bit sweep keeps its options */
         if (sw->hw.fp8 && off < sizeof s->options)
             off += (size_t)snprintf(s->options + off, sizeof s->options - off,
-                                    ",\"precision\":\"fp8\",\"fp8_recipe\":\"delayed\"");
+                                    ",\"precision\":\"fp8\",\"fp8_recipe\":\"delayed\"%s",
+                                    /* FP8 primary weights (the spec's
+                                     * fp8_param_gather): the launch files
+                                     * write Megatron's --fp8-param-gather */
+                                    sw->hw.fp8_param_gather ? ",\"fp8_param_gather\":1" : "");
         /* ZeRO-3's overlap (docs/variants.md, "ZeRO-3 overlap"): a serial
          * sweep keeps its options */
         if (sw->hw.zero3_schedule && off < sizeof s->options)
@@ -349,9 +351,7 @@ static int create_or_resume(Sweep *sw, const ApprofSweepConfig *cfg,
             confs[nc++] = (CostdbConfig){s, c, sw->configs[s][c].logical_a,
                                          sw->configs[s][c].logical_b,
                                          sw->configs[s][c].force_batch_dim,
-                                         sw->configs[s][c].memory_level,
-                                         sw->configs[s][c].recompute,
-                                         sw->configs[s][c].zero};
+                                         sw->configs[s][c].variant};
     }
     rc = costdb_sweep_create(sw->db, row, subs, (size_t)sw->n_submeshes, confs, nc);
     free(confs);

@@ -107,7 +107,7 @@ typedef struct {
     size_t *shape_end;
     ReuseTable reuse;
     ApprofIlpMethod ilp_method;
-    int memory_levels;            /* approf_sweep_memory_levels(cfg) */
+    int memory_levels;            /* the resolved space's (costdb_variant_space_resolve) */
     int cluster_devices;
     /* Measured communication curves of the sweep's hardware row (rank 0
      * reads them in approf_sweep_open_db, approf_sweep_use_curves hands

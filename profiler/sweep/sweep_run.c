@@ -346,7 +346,7 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
     memset(&pg, 0, sizeof pg);
     memset(sum, 0, sizeof *sum);
     sw.ilp_method = cfg->sharding_method;
-    sw.memory_levels = approf_sweep_memory_levels(cfg);
+    sw.memory_levels = costdb_variant_space_resolve(cfg->variants).memory_levels;
     sink.size = 1;
     err[0] = '\0';
     if (cfg->micro_batches <= 0 || cfg->shard_n <= 0 || cfg->shard_k < 0 ||

@@ -354,7 +354,8 @@ static void sharding_group(const Sweep *sw, int sm, int c, int *owner, int *vari
     for (int i = 0; i < sw->n_configs[sm]; i++) {
         const ApprofConfigChoice *o = &sw->configs[sm][i];
         if (o->logical_a != k->logical_a || o->logical_b != k->logical_b ||
-            o->force_batch_dim != k->force_batch_dim || o->memory_level != k->memory_level)
+            o->force_batch_dim != k->force_batch_dim ||
+            o->variant.memory_level != k->variant.memory_level)
             continue;
         if (*owner < 0)
             *owner = i;
@@ -373,10 +374,11 @@ static unsigned zero_siblings(const Sweep *sw, int sm, int c)
     unsigned mask = 0;
     for (int i = 0; i < sw->n_configs[sm]; i++) {
         const ApprofConfigChoice *o = &sw->configs[sm][i];
-        if (o->zero > k->zero && o->logical_a == k->logical_a &&
+        if (o->variant.zero > k->variant.zero && o->logical_a == k->logical_a &&
             o->logical_b == k->logical_b && o->force_batch_dim == k->force_batch_dim &&
-            o->memory_level == k->memory_level && o->recompute == k->recompute)
-            mask |= 1u << o->zero;
+            o->variant.memory_level == k->variant.memory_level &&
+            o->variant.recompute == k->variant.recompute)
+            mask |= 1u << o->variant.zero;
     }
     return mask;
 }
@@ -563,10 +565,8 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     req.logical_b = sw->configs[t->submesh][t->config].logical_b;
     req.force_batch_dim = sw->configs[t->submesh][t->config].force_batch_dim;
     req.method = sw->ilp_method;
-    req.memory_level = sw->configs[t->submesh][t->config].memory_level;
+    req.variant = sw->configs[t->submesh][t->config].variant;
     req.memory_levels = sw->memory_levels;
-    req.recompute = sw->configs[t->submesh][t->config].recompute;
-    req.zero = sw->configs[t->submesh][t->config].zero;
     req.zero_family = zero_siblings(sw, t->submesh, t->config);
     *n_placements = 0;
 

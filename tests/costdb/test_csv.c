@@ -148,13 +148,13 @@ static void test_round_trip_variants(void)
 {
     static const CostdbSubmesh sm[] = {{0, 1, 1}, {1, 1, 2}};
     static const CostdbConfig cf[] = {
-        {0, 0, 1, 1, 0, 0, COSTDB_RECOMPUTE_NONE, 0},
-        {1, 0, 2, 1, 0, 0, COSTDB_RECOMPUTE_NONE, 0},
-        {1, 1, 1, 2, -1, 0, COSTDB_RECOMPUTE_NONE, 0},
-        {1, 2, 2, 1, 0, 1, COSTDB_RECOMPUTE_NONE, 0},
-        {1, 3, 2, 1, 0, 0, COSTDB_RECOMPUTE_FULL, 0},
-        {1, 4, 2, 1, 0, 1, COSTDB_RECOMPUTE_SELECTIVE, 2},
-        {1, 5, 2, 1, 0, 0, COSTDB_RECOMPUTE_NONE, 3},
+        {0, 0, 1, 1, 0, {0, COSTDB_RECOMPUTE_NONE, 0}},
+        {1, 0, 2, 1, 0, {0, COSTDB_RECOMPUTE_NONE, 0}},
+        {1, 1, 1, 2, -1, {0, COSTDB_RECOMPUTE_NONE, 0}},
+        {1, 2, 2, 1, 0, {1, COSTDB_RECOMPUTE_NONE, 0}},
+        {1, 3, 2, 1, 0, {0, COSTDB_RECOMPUTE_FULL, 0}},
+        {1, 4, 2, 1, 0, {1, COSTDB_RECOMPUTE_SELECTIVE, 2}},
+        {1, 5, 2, 1, 0, {0, COSTDB_RECOMPUTE_NONE, 3}},
     };
     static const double apply[] = {0.25, -1.0, 1e-9, 0.0, 1.0 / 7.0, 3.5, 12.0};
     Costdb *db = open_new("rtv.db");
@@ -216,9 +216,9 @@ static void test_round_trip_variants(void)
     for (size_t i = 0; i < ng; i++) {
         CU_ASSERT_EQUAL(got[i].config_index, cf[i].config_index);
         CU_ASSERT_EQUAL(got[i].force_batch_dim, cf[i].force_batch_dim);
-        CU_ASSERT_EQUAL(got[i].memory_level, cf[i].memory_level);
-        CU_ASSERT_EQUAL(got[i].recompute, cf[i].recompute);
-        CU_ASSERT_EQUAL(got[i].zero, cf[i].zero);
+        CU_ASSERT_EQUAL(got[i].variant.memory_level, cf[i].variant.memory_level);
+        CU_ASSERT_EQUAL(got[i].variant.recompute, cf[i].variant.recompute);
+        CU_ASSERT_EQUAL(got[i].variant.zero, cf[i].variant.zero);
     }
     free(got);
     CU_ASSERT_EQUAL(costdb_entries_get(db, id2, &ge, &ng), 0);
@@ -286,8 +286,7 @@ static void test_any_order(void)
     CU_ASSERT(cf[3].submesh_index == 2 && cf[3].config_index == 1 && cf[3].logical_a == 8);
     CU_ASSERT(cf[4].submesh_index == 3 && cf[4].logical_a == 16 && cf[4].force_batch_dim == -1);
     for (size_t i = 0; i < n; i++)
-        CU_ASSERT(cf[i].memory_level == 0 && cf[i].recompute == COSTDB_RECOMPUTE_NONE &&
-                  cf[i].zero == 0);
+        CU_ASSERT(costdb_variant_is_plain(cf[i].variant));
     free(cf);
     CU_ASSERT_EQUAL(costdb_entries_get(db, id, &e, &n), 0);
     CU_ASSERT_EQUAL_FATAL(n, 6);
@@ -451,8 +450,9 @@ static void test_bad_inputs(void)
         size_t n = 0;
         CU_ASSERT_EQUAL(costdb_sweep_configs(db, id, &cf, &n), 0);
         CU_ASSERT_EQUAL_FATAL(n, 2);
-        CU_ASSERT(cf[0].zero == 1 && cf[1].zero == 0 && cf[0].config_index == 0);
-        CU_ASSERT(cf[0].recompute == COSTDB_RECOMPUTE_NONE && cf[1].memory_level == 0);
+        CU_ASSERT(cf[0].variant.zero == 1 && cf[1].variant.zero == 0 && cf[0].config_index == 0);
+        CU_ASSERT(cf[0].variant.recompute == COSTDB_RECOMPUTE_NONE &&
+                  cf[1].variant.memory_level == 0);
         free(cf);
     }
     costdb_close(&db);

@@ -25,8 +25,8 @@
 static int64_t make_sweep(Costdb *db, int layers)
 {
     static const CostdbSubmesh sm[] = {{0, 1, 2}};
-    static const CostdbConfig cf[] = {{0, 0, 2, 1, 0, 0, COSTDB_RECOMPUTE_NONE, 0},
-                                      {0, 1, 1, 2, -1, 0, COSTDB_RECOMPUTE_NONE, 0}};
+    static const CostdbConfig cf[] = {{0, 0, 2, 1, 0, {0, COSTDB_RECOMPUTE_NONE, 0}},
+                                      {0, 1, 1, 2, -1, {0, COSTDB_RECOMPUTE_NONE, 0}}};
     CostdbSweep s;
     memset(&s, 0, sizeof s);
     snprintf(s.name, sizeof s.name, "costs");

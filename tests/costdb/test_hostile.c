@@ -46,7 +46,7 @@ static int raw(const char *path, const char *sql)
 static const char *make_db(const char *name)
 {
     static const CostdbSubmesh sm[] = {{0, 1, 2}};
-    static const CostdbConfig cf[] = {{0, 0, 2, 1, 0, 0, COSTDB_RECOMPUTE_NONE, 0}};
+    static const CostdbConfig cf[] = {{0, 0, 2, 1, 0, {0, COSTDB_RECOMPUTE_NONE, 0}}};
     const char *p = tu_path(name);
     Costdb *db = NULL;
     CostdbSweep s;

@@ -40,8 +40,8 @@ static const char *make_db(const char *name)
 {
     static const CostdbSubmesh sm[] = {{0, 1, 1}, {1, 1, 2}};
     static const CostdbConfig cf[] = {
-        {0, 0, 1, 1, 0, 0, COSTDB_RECOMPUTE_NONE, 0}, {0, 1, 1, 1, -1, 0, COSTDB_RECOMPUTE_NONE, 0},
-        {1, 0, 2, 1, 0, 0, COSTDB_RECOMPUTE_NONE, 0}, {1, 1, 1, 2, -1, 0, COSTDB_RECOMPUTE_NONE, 0}};
+        {0, 0, 1, 1, 0, {0, COSTDB_RECOMPUTE_NONE, 0}}, {0, 1, 1, 1, -1, {0, COSTDB_RECOMPUTE_NONE, 0}},
+        {1, 0, 2, 1, 0, {0, COSTDB_RECOMPUTE_NONE, 0}}, {1, 1, 1, 2, -1, {0, COSTDB_RECOMPUTE_NONE, 0}}};
     const char *p = tu_path(name);
     Costdb *db = NULL;
     CostdbSweep s;

@@ -34,12 +34,12 @@ static Costdb *open_new(const char *name)
  * c3 2x1 f0 full recompute, c4 2x1 f0 level 1 selective zero 2,
  * c5 2x1 {} zero 1 (no owner row: {} has none). */
 static const CostdbConfig variant_configs[] = {
-    {0, 0, 2, 1, 0, 0, COSTDB_RECOMPUTE_NONE, 0},
-    {0, 1, 1, 2, 0, 0, COSTDB_RECOMPUTE_NONE, 0},
-    {0, 2, 2, 1, 0, 1, COSTDB_RECOMPUTE_NONE, 0},
-    {0, 3, 2, 1, 0, 0, COSTDB_RECOMPUTE_FULL, 0},
-    {0, 4, 2, 1, 0, 1, COSTDB_RECOMPUTE_SELECTIVE, 2},
-    {0, 5, 2, 1, -1, 0, COSTDB_RECOMPUTE_NONE, 1},
+    {0, 0, 2, 1, 0, {0, COSTDB_RECOMPUTE_NONE, 0}},
+    {0, 1, 1, 2, 0, {0, COSTDB_RECOMPUTE_NONE, 0}},
+    {0, 2, 2, 1, 0, {1, COSTDB_RECOMPUTE_NONE, 0}},
+    {0, 3, 2, 1, 0, {0, COSTDB_RECOMPUTE_FULL, 0}},
+    {0, 4, 2, 1, 0, {1, COSTDB_RECOMPUTE_SELECTIVE, 2}},
+    {0, 5, 2, 1, -1, {0, COSTDB_RECOMPUTE_NONE, 1}},
 };
 #define N_VARIANT_CONFIGS (sizeof variant_configs / sizeof variant_configs[0])
 
@@ -93,6 +93,51 @@ static void test_recompute_names(void)
     CU_ASSERT_EQUAL(costdb_recompute_parse(NULL), -1);
 }
 
+/* The variant value and the variant space (costdb/variant.h). */
+static void test_variant_value(void)
+{
+    CostdbVariant plain = {0, COSTDB_RECOMPUTE_NONE, 0}, v = {1, COSTDB_RECOMPUTE_FULL, 3};
+    CostdbVariantSpace none = {0, 0u, 0u}, whole = {3, 7u, 15u}, r = costdb_variant_space_resolve(none);
+    CU_ASSERT(costdb_variant_is_plain(plain));
+    CU_ASSERT(!costdb_variant_is_plain(v));
+    CU_ASSERT(!costdb_variant_is_plain((CostdbVariant){0, COSTDB_RECOMPUTE_NONE, 1}));
+    CU_ASSERT(costdb_variant_equal(v, (CostdbVariant){1, COSTDB_RECOMPUTE_FULL, 3}));
+    CU_ASSERT(!costdb_variant_equal(v, (CostdbVariant){1, COSTDB_RECOMPUTE_FULL, 2}));
+    CU_ASSERT(!costdb_variant_equal(v, (CostdbVariant){1, COSTDB_RECOMPUTE_OP, 3}));
+    CU_ASSERT(!costdb_variant_equal(v, (CostdbVariant){0, COSTDB_RECOMPUTE_FULL, 3}));
+    CU_ASSERT(costdb_variant_same_settings(v, (CostdbVariant){0, COSTDB_RECOMPUTE_FULL, 3}));
+    CU_ASSERT(!costdb_variant_same_settings(v, (CostdbVariant){1, COSTDB_RECOMPUTE_OP, 3}));
+    CU_ASSERT(!costdb_variant_same_settings(v, (CostdbVariant){1, COSTDB_RECOMPUTE_FULL, 2}));
+    CU_ASSERT(costdb_variant_matches((CostdbVariant){-1, -1, -1}, v));
+    CU_ASSERT(costdb_variant_matches((CostdbVariant){-1, COSTDB_RECOMPUTE_FULL, 3}, v));
+    CU_ASSERT(costdb_variant_matches(v, v));
+    CU_ASSERT(!costdb_variant_matches((CostdbVariant){-1, COSTDB_RECOMPUTE_NONE, -1}, v));
+    CU_ASSERT(!costdb_variant_matches((CostdbVariant){0, -1, -1}, v));
+    CU_ASSERT(!costdb_variant_matches((CostdbVariant){-1, -1, 2}, v));
+    CU_ASSERT(!costdb_variant_matches(plain, v));
+    CU_ASSERT(costdb_variant_equal(costdb_variant_max(plain, v), v));
+    CU_ASSERT(costdb_variant_equal(costdb_variant_max((CostdbVariant){2, COSTDB_RECOMPUTE_OP, 0}, v),
+                                   (CostdbVariant){2, COSTDB_RECOMPUTE_FULL, 3}));
+    CU_ASSERT(costdb_variant_equal(costdb_variant_max((CostdbVariant){0, COSTDB_RECOMPUTE_OP, 1},
+                                                      (CostdbVariant){0, COSTDB_RECOMPUTE_SELECTIVE, 0}),
+                                   (CostdbVariant){0, COSTDB_RECOMPUTE_OP, 1}));
+    CU_ASSERT(costdb_variant_valid(plain) && costdb_variant_valid(v));
+    CU_ASSERT(!costdb_variant_valid((CostdbVariant){-1, COSTDB_RECOMPUTE_NONE, 0}));
+    CU_ASSERT(!costdb_variant_valid((CostdbVariant){0, COSTDB_RECOMPUTE_COUNT, 0}));
+    CU_ASSERT(!costdb_variant_valid((CostdbVariant){0, -1, 0}));
+    CU_ASSERT(!costdb_variant_valid((CostdbVariant){0, COSTDB_RECOMPUTE_NONE, COSTDB_ZERO_MAX + 1}));
+    CU_ASSERT(!costdb_variant_valid((CostdbVariant){0, COSTDB_RECOMPUTE_NONE, -1}));
+    CU_ASSERT(r.memory_levels == 1 && r.recompute_mask == 1u && r.zero_mask == 1u);
+    r = costdb_variant_space_resolve(whole);
+    CU_ASSERT(r.memory_levels == 3 && r.recompute_mask == 7u && r.zero_mask == 15u);
+    CU_ASSERT(costdb_variant_space_is_plain(none));
+    CU_ASSERT(costdb_variant_space_is_plain((CostdbVariantSpace){1, 1u, 1u}));
+    CU_ASSERT(!costdb_variant_space_is_plain(whole));
+    CU_ASSERT(!costdb_variant_space_is_plain((CostdbVariantSpace){2, 0u, 0u}));
+    CU_ASSERT(!costdb_variant_space_is_plain((CostdbVariantSpace){1, 3u, 1u}));
+    CU_ASSERT(!costdb_variant_space_is_plain((CostdbVariantSpace){0, 0u, 2u}));
+}
+
 static void test_config_round_trip(void)
 {
     Costdb *db = open_new("configs.db");
@@ -105,9 +150,9 @@ static void test_config_round_trip(void)
         CU_ASSERT_EQUAL(cf[i].config_index, variant_configs[i].config_index);
         CU_ASSERT_EQUAL(cf[i].logical_a, variant_configs[i].logical_a);
         CU_ASSERT_EQUAL(cf[i].force_batch_dim, variant_configs[i].force_batch_dim);
-        CU_ASSERT_EQUAL(cf[i].memory_level, variant_configs[i].memory_level);
-        CU_ASSERT_EQUAL(cf[i].recompute, variant_configs[i].recompute);
-        CU_ASSERT_EQUAL(cf[i].zero, variant_configs[i].zero);
+        CU_ASSERT_EQUAL(cf[i].variant.memory_level, variant_configs[i].variant.memory_level);
+        CU_ASSERT_EQUAL(cf[i].variant.recompute, variant_configs[i].variant.recompute);
+        CU_ASSERT_EQUAL(cf[i].variant.zero, variant_configs[i].variant.zero);
     }
     free(cf);
     /* Stored as the documented SQL values. */
@@ -118,8 +163,9 @@ static void test_config_round_trip(void)
     /* A bad variant is refused before anything is written. */
     {
         static const CostdbSubmesh sm[] = {{0, 1, 1}};
-        CostdbConfig bad[3] = {{0, 0, 1, 1, 0, -1, 0, 0}, {0, 0, 1, 1, 0, 0, COSTDB_RECOMPUTE_COUNT, 0},
-                               {0, 0, 1, 1, 0, 0, 0, 4}};
+        CostdbConfig bad[3] = {{0, 0, 1, 1, 0, {-1, 0, 0}},
+                               {0, 0, 1, 1, 0, {0, COSTDB_RECOMPUTE_COUNT, 0}},
+                               {0, 0, 1, 1, 0, {0, 0, 4}}};
         for (int k = 0; k < 3; k++) {
             CostdbSweep s;
             memset(&s, 0, sizeof s);
@@ -317,9 +363,9 @@ static void test_migrate_schema1(void)
     CU_ASSERT_EQUAL(costdb_sweep_configs(db, 1, &cf, &n), 0);
     CU_ASSERT_EQUAL_FATAL(n, 2);
     for (size_t i = 0; i < n; i++) {
-        CU_ASSERT_EQUAL(cf[i].memory_level, 0);
-        CU_ASSERT_EQUAL(cf[i].recompute, COSTDB_RECOMPUTE_NONE);
-        CU_ASSERT_EQUAL(cf[i].zero, 0);
+        CU_ASSERT_EQUAL(cf[i].variant.memory_level, 0);
+        CU_ASSERT_EQUAL(cf[i].variant.recompute, COSTDB_RECOMPUTE_NONE);
+        CU_ASSERT_EQUAL(cf[i].variant.zero, 0);
     }
     CU_ASSERT_EQUAL(cf[1].force_batch_dim, -1);
     free(cf);
@@ -431,6 +477,7 @@ int main(void)
         void (*fn)(void);
     } tests[] = {
         {"recompute names", test_recompute_names},
+        {"variant value and space", test_variant_value},
         {"variant configs round trip", test_config_round_trip},
         {"apply_cost round trip, unknown as NULL", test_apply_cost},
         {"placements of a variant are its owner's", test_placement_owner},

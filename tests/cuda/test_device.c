@@ -5,16 +5,19 @@
  * operands' size; an entry that cannot fit is status oom with +inf and a
  * message, and the next entry measures normally again; every operator
  * kernel (kernel_op.h) measures too, a MoE layer's expert GEMMs (one grouped
- * GEMM) and the optimizer step (with the backward phase). Exits 77 (skipped)
+ * GEMM), the optimizer step (with the backward phase) and a fused attention
+ * (cuDNN's, and as its GEMMs with APPROF_CUDA_SDPA=0). Exits 77 (skipped)
  * when no module or device is available.
  */
 #include <CUnit/Basic.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backend.h"
 #include "cuda/host.h"
+#include "model/zoo.h"
 
 static ApprofBackend be;
 static ApprofHardwareSpec hw;
@@ -196,6 +199,58 @@ static void test_adam(void)
     }
 }
 
+/* A llama block's attention (GQA 32/8 heads, d 128, causal, 2 x 512
+ * tokens, bf16 and f16; the lowering's own kernels), forward and backward:
+ * measured as cuDNN's fused attention (backend ABI 14) and, on a second
+ * backend opened with APPROF_CUDA_SDPA=0, as its GEMMs; both ok. */
+static void test_attention(void)
+{
+    ApprofBackend gemms;
+    char err[512];
+    setenv("APPROF_CUDA_SDPA", "0", 1);
+    int rc = approf_backend_cuda(&gemms, err, sizeof err);
+    unsetenv("APPROF_CUDA_SDPA");
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    for (int dt = APPROF_F16; dt <= APPROF_BF16; dt++) {
+        ApprofZooOptions o;
+        ApprofGraph *g = NULL;
+        memset(&o, 0, sizeof o);
+        o.preset = "llama-3-8b";
+        o.num_layers = 1;
+        o.batch = 2;
+        o.seq_len = 512;
+        o.dtype = dt == APPROF_F16 ? "f16" : "bf16";
+        CU_ASSERT_EQUAL_FATAL(approf_zoo_build("llama", &o, &g, err, sizeof err), 0);
+        for (size_t op = 0; op < g->n_ops; op++) {
+            if (g->ops[op].kind != APPROF_OP_ATTENTION)
+                continue;
+            for (int ph = 0; ph < 2; ph++) {
+                ApprofKernel ks[APPROF_MAX_KERNELS];
+                ApprofStageProgram p;
+                ApprofMeasurement m[2];
+                int nk = approf_op_kernels(g, (int)op, NULL, ph, ks, APPROF_MAX_KERNELS);
+                memset(&p, 0, sizeof p);
+                p.dtype = (ApprofDtype)dt;
+                p.kernels[ph] = ks;
+                p.n_kernels[ph] = (size_t)nk;
+                CU_ASSERT_EQUAL(be.measure(be.ctx, &p, ph, &hw, &m[0]), 0);
+                CU_ASSERT_EQUAL(gemms.measure(gemms.ctx, &p, ph, &hw, &m[1]), 0);
+                for (int i = 0; i < 2; i++) {
+                    if (m[i].status != 0)
+                        printf("\n  attention %s: %s", i ? "GEMMs" : "fused", m[i].error);
+                    CU_ASSERT_EQUAL(m[i].status, 0);
+                    CU_ASSERT(isfinite(m[i].compute_cost) && m[i].compute_cost > 0);
+                }
+                printf("\n  dtype %d attention %s: fused %.3f ms, as GEMMs %.3f ms", dt,
+                       ph ? "bwd" : "fwd", m[0].compute_cost * 1e3, m[1].compute_cost * 1e3);
+            }
+            break;
+        }
+        approf_graph_free(&g);
+    }
+    approf_backend_destroy(&gemms);
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -220,6 +275,7 @@ int main(void)
     CU_add_test(s, "oom_then_ok", test_oom_then_ok);
     CU_add_test(s, "experts", test_experts);
     CU_add_test(s, "adam", test_adam);
+    CU_add_test(s, "attention", test_attention);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     fails = CU_get_number_of_failures();

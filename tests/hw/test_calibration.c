@@ -630,7 +630,8 @@ static void test_spec_keys(void)
              "tp_comm_overlap = 0.75\nattention_efficiency = 0.4\nreduction_efficiency = 0.48\n"
              "gemm_unaligned_factor = 0.33\ngrad_reduce_bytes = 4\nloss_f32 = 1\n"
              "grad_accum_fusion = 1\ntp_async_grad = 0.6\noptimizer_main_param_bytes = 2\n"
-             "optimizer_exp_avg_bytes = 2\noptimizer_exp_avg_sq_bytes = 1\n",
+             "optimizer_exp_avg_bytes = 2\noptimizer_exp_avg_sq_bytes = 1\n"
+             "zero3_rank_copies = 1\n",
              base_spec);
     CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(path, &a, err, sizeof err), APPROF_OK);
@@ -653,6 +654,7 @@ static void test_spec_keys(void)
     CU_ASSERT(REL(a.optimizer_exp_avg_sq_bytes, 1.0));
     CU_ASSERT_EQUAL(a.loss_f32, 1);
     CU_ASSERT_EQUAL(a.grad_accum_fusion, 1);
+    CU_ASSERT_EQUAL(a.zero3_rank_copies, 1);
     CU_ASSERT_EQUAL(approf_math_class(&a, APPROF_F32), APPROF_MATH_TF32);
     approf_hardware_fingerprint(&a, fp1, sizeof fp1);
     CU_ASSERT_STRING_NOT_EQUAL(fp0, fp1);
@@ -687,13 +689,14 @@ static void test_spec_keys(void)
     CU_ASSERT(REL(b.optimizer_exp_avg_sq_bytes, a.optimizer_exp_avg_sq_bytes));
     CU_ASSERT_EQUAL(b.loss_f32, a.loss_f32);
     CU_ASSERT_EQUAL(b.grad_accum_fusion, a.grad_accum_fusion);
+    CU_ASSERT_EQUAL(b.zero3_rank_copies, a.zero3_rank_copies);
 
     /* out of range: refused, the message naming the field */
     static const char *const bad[] = {
         "allow_tf32 = 2",           "bus_efficiency = 1.5",    "gemm_store_overlap = 1.2",
         "attention_efficiency = -0.1", "reduction_efficiency = 2", "gemm_unaligned_factor = 1.5",
         "grad_reduce_bytes = 16",   "loss_f32 = 2",            "grad_accum_fusion = 3",
-        "tp_async_grad = 1.5",      "optimizer_exp_avg_bytes = 9"};
+        "tp_async_grad = 1.5",      "optimizer_exp_avg_bytes = 9", "zero3_rank_copies = 2"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char field[64];
         snprintf(field, sizeof field, "%.*s", (int)strcspn(bad[i], " "), bad[i]);

@@ -18,6 +18,44 @@
 #   the zoo's GPT block at two sequence lengths, and a sweep runs on it; so
 #   does one whose head reshapes compute their shape from the tensor as
 #   torch.onnx writes it (Shape, Gather, Div, Unsqueeze, Concat);
+# - the decoder block in the layout onnxruntime's transformer optimizer
+#   gives a torch.onnx export with past (gpt2-ort: com.microsoft
+#   EmbedLayerNormalization, Attention with attention_mask and past_0,
+#   SkipLayerNormalization, FastGelu; symbolic batch_size, seq_len,
+#   past_seq_len, total_seq_len) is refused unbound, with a past longer
+#   than 0 and with a mask longer than the sequence, then equals the zoo's
+#   GPT block with flash attention at two sequence lengths; so does it with
+#   input_ids.view(batch, total - past) computed from Shape of the mask and
+#   of the empty past (gpt2-ort-view); a sweep runs on it; an unknown
+#   com.microsoft operator (BiasGelu) is refused naming node and operator;
+# - a Megatron-LM GPT-2 layer as torch.onnx writes it with a past
+#   (gpt2-megatron: LayerNorm with x - mean twice and a Cast, Megatron's
+#   tanh GELU, the past split, squeezed and concatenated, the mask sliced
+#   at computed bounds and applied by Mul and Sub) is refused unbound and,
+#   its past bound to 0, has the hand count of parameters and the zoo's
+#   GPT block's FLOPs (eager) less its loss plus the masking, at two
+#   sequence lengths; with a past of 3 it loads; a sweep runs; an empty
+#   input that a Relu reads, and an empty first input, are refused;
+# - Hugging Face's GPT-2 block as torch.onnx writes GPT2LMHeadModel
+#   (gpt2-hf: Range positions, Conv1D as Reshape / Gemm / Reshape, the
+#   causal mask sliced from the uint8 buffer and applied with Where) has
+#   the zoo's parameters (neither the uint8 buffer nor the one-element
+#   masked_bias is a parameter; python3-onnx's count agrees) and the zoo's
+#   eager FLOPs plus the Where (one operation an element each way over
+#   heads x S x S), at two sequence lengths; a sweep runs;
+# - transformers 4.36+'s causal mask built as torch.onnx writes it
+#   (gpt2-mask: ConstantOfShape, Trilu, Greater, Expand with its size math,
+#   Equal, And, Where, Add) is the zoo's eager block plus the mask's
+#   kernels, at two sequence lengths; a sweep runs;
+# - one Llama layer in onnxruntime-genai's layout (llama-ort:
+#   SimplifiedLayerNormalization, RotaryEmbedding, GroupQueryAttention,
+#   SkipSimplifiedLayerNormalization; llama-ort-mha: MultiHeadAttention;
+#   llama-ort-rms: the RMSNorms decomposed as torch.onnx writes them) is
+#   the zoo's llama of the same config.json (flash) plus the ReduceSum of
+#   attention_mask, at two sequence lengths; a past of 3 and a sliding
+#   window are refused naming node and field; a sweep runs;
+# - an Expand of a tensor that needs a gradient, a ReduceSum over a leading
+#   axis and a MultiHeadAttention with its q/k/v bias exit 1 naming the node;
 # - a dropout mask that a node reads, pads no symmetric padding matches, a
 #   Squeeze of a dim that is not 1, and a decomposed LayerNorm or GELU
 #   whose intermediate a node outside reads exit 1 naming the node and
@@ -39,6 +77,10 @@ done
 "$PY" "$GEN/onnx_exporters.py" "$T" || fail "onnx_exporters.py"
 "$PY" "$GEN/onnx_models.py" gpt2-dynamic "$T/decoder.onnx" || fail "writing decoder.onnx"
 "$PY" "$GEN/onnx_models.py" gpt2-torch "$T/torch.onnx" || fail "writing torch.onnx"
+for m in gpt2-ort gpt2-ort-bad gpt2-ort-view gpt2-megatron empty-read gpt2-hf gpt2-mask llama-ort llama-ort-mha \
+    llama-ort-window llama-ort-past llama-ort-rms expand-grad reduce-axis mha-bias; do
+    "$PY" "$GEN/onnx_models.py" $m "$T/$m.onnx" || fail "writing $m.onnx"
+done
 
 # parameters, fwd_flops, bwd_flops, batch of approf model show --format json
 totals() {
@@ -95,6 +137,158 @@ a=$(totals < "$T/d.json")
 expect_rc 1 $? "$T/err" "sweep, unbound sequence_length"
 says_text "$T/err" "symbolic dimension 'sequence_length' is not bound" "sweep, unbound sequence_length"
 
+# onnxruntime's fused GPT-2 layout: bound, it is the zoo's block (flash)
+O=$T/gpt2-ort.onnx
+"$APPROF" model show --model-file "$O" --seq-len 16 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "gpt2-ort unbound"
+says_text "$T/err" "input 'attention_mask': field type.tensor_type.shape.dim[1]: symbolic dimension 'total_seq_len' is not bound" "gpt2-ort unbound"
+"$APPROF" model show --model-file "$O" --seq-len 16 --dim past_seq_len=1 --dim total_seq_len=17 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "gpt2-ort past 1"
+says_text "$T/err" "gpt2-ort.onnx: node 'GptAttention_0' (Attention): field input[4]: a past key/value cache ('past_0') is inference, not a training step: bind its length to 0 (--dim past_seq_len=0)" "gpt2-ort past 1"
+"$APPROF" model show --model-file "$O" --seq-len 16 --dim past_seq_len=0 --dim total_seq_len=17 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "gpt2-ort mask 17"
+says_text "$T/err" "node 'GptAttention_0' (Attention): field input[3]: the mask 'attention_mask' has 17 key positions, the past (0) and the sequence (16) give 16" "gpt2-ort mask 17"
+"$APPROF" model show --model-file "$T/gpt2-ort-bad.onnx" --seq-len 16 --dim past_seq_len=0 --dim total_seq_len=16 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "gpt2-ort-bad"
+says_text "$T/err" "gpt2-ort-bad.onnx: node 'BiasGelu_AddBias_0' (BiasGelu): unsupported operator 'com.microsoft.BiasGelu'" "gpt2-ort-bad"
+for m in gpt2-ort gpt2-ort-view; do
+    for s in 16 32; do
+        "$APPROF" model show --model-file "$T/$m.onnx" --seq-len $s --dim past_seq_len=0 --dim total_seq_len=$s \
+            --format json > "$T/o.json" 2> "$T/err" || fail_with "$T/err" "$m.onnx --seq-len $s"
+        "$APPROF" model show gpt --num-layers 1 --hidden 64 --heads 4 --seq-len $s --vocab 100 --batch 1 \
+            --attention flash --format json > "$T/oz.json" || fail "show gpt --seq-len $s --attention flash"
+        a=$(totals < "$T/o.json") b=$(totals < "$T/oz.json")
+        [ "$a" = "$b" ] || fail "$m.onnx --seq-len $s: '$a' vs zoo (flash) '$b' (parameters fwd bwd batch)"
+        echo "ok: $m.onnx --seq-len $s = zoo (flash): $a"
+    done
+done
+"$APPROF" sweep --model-file "$O" --seq-len 16 --dim past_seq_len=0 --dim total_seq_len=16 --layers 2 \
+    --cluster 1x2 --batch 4 --micro-batches 2 --backend model --quiet --db "$T/so.db" 2> "$T/sweep.err" ||
+    fail_with "$T/sweep.err" "sweep gpt2-ort"
+not_crashed "$T/sweep.err" "sweep gpt2-ort"
+
+# Megatron-LM's GPT-2 as torch.onnx writes it: the zoo's eager block less
+# its loss (5 and 3 FLOPs a logit) plus the masking (scores * m, minus
+# 10000 (1 - m): 1 FLOP an element forward each, 2 and 1 backward)
+O=$T/gpt2-megatron.onnx
+"$APPROF" model show --model-file "$O" --seq-len 16 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "gpt2-megatron unbound"
+says_text "$T/err" "input 'past_0': field type.tensor_type.shape.dim[3]: symbolic dimension 'past_seq_len' is not bound" "gpt2-megatron unbound"
+for s in 16 32; do
+    "$APPROF" model show --model-file "$O" --seq-len $s --dim past_seq_len=0 --format json > "$T/o.json" 2> "$T/err" ||
+        fail_with "$T/err" "gpt2-megatron.onnx --seq-len $s"
+    "$APPROF" model show gpt --num-layers 1 --hidden 64 --heads 4 --seq-len $s --vocab 100 --batch 1 \
+        --attention eager --format json > "$T/oz.json" || fail "show gpt --seq-len $s"
+    a=$(totals < "$T/o.json")
+    b=$("$PY" -c 'import json, sys; s = int(sys.argv[1]); t = json.load(sys.stdin)["totals"]
+print(64 * 100 + 64 * 64 + 4 * 64 + 4 * 64 * 64 + 4 * 64 + 2 * 64 * 256 + 256 + 64 + 2 * 64 + 64 * 100,
+      t["fwd_flops"] - 5 * s * 100 + 2 * 4 * s * s, t["bwd_flops"] - 3 * s * 100 + 3 * 4 * s * s, 1)' $s < "$T/oz.json")
+    [ "$a" = "$b" ] || fail "gpt2-megatron.onnx --seq-len $s: '$a' vs hand count and zoo (eager) '$b' (parameters fwd bwd batch)"
+    echo "ok: gpt2-megatron.onnx --seq-len $s = hand count, zoo (eager) less loss plus masking: $a"
+done
+"$APPROF" model show --model-file "$O" --seq-len 16 --dim past_seq_len=3 > /dev/null 2> "$T/err" ||
+    fail_with "$T/err" "gpt2-megatron.onnx with a past of 3"
+"$APPROF" sweep --model-file "$O" --seq-len 16 --dim past_seq_len=0 --layers 2 --cluster 1x2 --batch 4 \
+    --micro-batches 2 --backend model --quiet --db "$T/sm.db" 2> "$T/sweep.err" ||
+    fail_with "$T/sweep.err" "sweep gpt2-megatron"
+not_crashed "$T/sweep.err" "sweep gpt2-megatron"
+
+# Hugging Face's GPT-2 as torch.onnx writes it: the zoo's eager block plus the
+# Where of the causal mask
+O=$T/gpt2-hf.onnx
+for s in 16 32; do
+    "$APPROF" model show --model-file "$O" --seq-len $s --format json > "$T/o.json" 2> "$T/err" ||
+        fail_with "$T/err" "gpt2-hf.onnx --seq-len $s"
+    "$APPROF" model show gpt --num-layers 1 --hidden 64 --heads 4 --seq-len $s --vocab 100 --batch 1 \
+        --attention eager --format json > "$T/oz.json" || fail "show gpt --seq-len $s"
+    a=$(totals < "$T/o.json")
+    b=$("$PY" -c 'import json, sys; s = int(sys.argv[1]); d = json.load(sys.stdin); t = d["totals"]
+print(d["parameters"], t["fwd_flops"] + 4 * s * s, t["bwd_flops"] + 4 * s * s, 1)' $s < "$T/oz.json")
+    [ "$a" = "$b" ] || fail "gpt2-hf.onnx --seq-len $s: '$a' vs the zoo (eager) plus the Where '$b' (parameters fwd bwd batch)"
+    echo "ok: gpt2-hf.onnx --seq-len $s = zoo (eager) plus the Where: $a"
+done
+p=$("$PY" "$GEN/onnx_counts.py" --params "$O" | cut -d' ' -f2) || fail "onnx_counts.py --params gpt2-hf.onnx"
+[ "${a%% *}" = "$p" ] || fail "gpt2-hf.onnx: approf ${a%% *} parameters, python3-onnx $p"
+"$APPROF" sweep --model-file "$O" --seq-len 16 --layers 2 --cluster 1x2 --batch 4 --micro-batches 2 \
+    --backend model --quiet --db "$T/sh.db" 2> "$T/sweep.err" || fail_with "$T/sweep.err" "sweep gpt2-hf"
+not_crashed "$T/sweep.err" "sweep gpt2-hf"
+
+# transformers 4.36+'s causal mask built as torch.onnx writes it (gpt2-mask:
+# ConstantOfShape, Trilu, Range > Reshape, Mul, Unsqueeze, Expand with its
+# -1 size math, Slice, Equal, And, Where, Add): the zoo's eager block plus
+# the mask's kernels, one operation an element each (relu or add; mul 1 and
+# 2 backward): Trilu, Greater, Mul, Equal, And, Where over S x S, the
+# padding Equal over T = S, the Add over heads x S x S; the fill, the
+# ranges and the expanded view cost nothing
+O=$T/gpt2-mask.onnx
+for s in 16 32; do
+    "$APPROF" model show --model-file "$O" --seq-len $s --format json > "$T/o.json" 2> "$T/err" ||
+        fail_with "$T/err" "gpt2-mask.onnx --seq-len $s"
+    "$APPROF" model show gpt --num-layers 1 --hidden 64 --heads 4 --seq-len $s --vocab 100 --batch 1 \
+        --attention eager --format json > "$T/oz.json" || fail "show gpt --seq-len $s"
+    a=$(totals < "$T/o.json")
+    b=$("$PY" -c 'import json, sys; s = int(sys.argv[1]); d = json.load(sys.stdin); t = d["totals"]
+print(d["parameters"], t["fwd_flops"] + 10 * s * s + s, t["bwd_flops"] + 11 * s * s + s, 1)' $s < "$T/oz.json")
+    [ "$a" = "$b" ] || fail "gpt2-mask.onnx --seq-len $s: '$a' vs the zoo (eager) plus the mask's kernels '$b'"
+    echo "ok: gpt2-mask.onnx --seq-len $s = zoo (eager) plus the built mask: $a"
+done
+p=$("$PY" "$GEN/onnx_counts.py" --params "$O" | cut -d' ' -f2) || fail "onnx_counts.py --params gpt2-mask.onnx"
+[ "${a%% *}" = "$p" ] || fail "gpt2-mask.onnx: approf ${a%% *} parameters, python3-onnx $p"
+"$APPROF" sweep --model-file "$O" --seq-len 16 --layers 2 --cluster 1x2 --batch 4 --micro-batches 2 \
+    --backend model --quiet --db "$T/sk.db" 2> "$T/sweep.err" || fail_with "$T/sweep.err" "sweep gpt2-mask"
+not_crashed "$T/sweep.err" "sweep gpt2-mask"
+
+# onnxruntime-genai's Llama layout (llama-ort: SimplifiedLayerNormalization,
+# RotaryEmbedding, GroupQueryAttention with 2 kv heads, SkipSimplified-
+# LayerNormalization; llama-ort-mha: MultiHeadAttention, 4 kv heads;
+# llama-ort-rms: llama-ort with torch.onnx's decomposed RMSNorms): the
+# zoo's llama of the same config (flash) plus the ReduceSum of
+# attention_mask for seqlens_k (one add an element of [1, S], forward and
+# backward); the cos and sin caches are no parameters
+for kv in 2 4; do
+    printf '{"model_type": "llama", "architectures": ["LlamaForCausalLM"], "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": %d, "intermediate_size": 128, "vocab_size": 100, "num_hidden_layers": 1, "max_position_embeddings": 64, "rms_norm_eps": 1e-5, "tie_word_embeddings": false}\n' \
+        $kv > "$T/llama$kv.json"
+done
+for m in llama-ort:2 llama-ort-mha:4 llama-ort-rms:2; do
+    for s in 16 32; do
+        "$APPROF" model show --model-file "$T/${m%:*}.onnx" --seq-len $s --dim past_sequence_length=0 \
+            --dim total_sequence_length=$s --format json > "$T/o.json" 2> "$T/err" || fail_with "$T/err" "$m --seq-len $s"
+        "$APPROF" model show --hf-config "$T/llama${m#*:}.json" --seq-len $s --batch 1 --format json > "$T/oz.json" ||
+            fail "llama${m#*:}.json --seq-len $s"
+        a=$(totals < "$T/o.json")
+        b=$("$PY" -c 'import json, sys; s = int(sys.argv[1]); d = json.load(sys.stdin); t = d["totals"]
+print(d["parameters"], t["fwd_flops"] + s, t["bwd_flops"] + s, 1)' $s < "$T/oz.json")
+        [ "$a" = "$b" ] || fail "${m%:*}.onnx --seq-len $s: '$a' vs the zoo's llama (flash) plus the ReduceSum '$b'"
+        echo "ok: ${m%:*}.onnx --seq-len $s = zoo llama (flash) plus the ReduceSum: $a"
+    done
+done
+O=$T/llama-ort.onnx
+"$APPROF" model show --model-file "$O" --seq-len 16 --dim past_sequence_length=3 --dim total_sequence_length=19 \
+    > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "llama-ort past 3"
+says_text "$T/err" "llama-ort.onnx: node '/model/layers.0/attn/GroupQueryAttention' (GroupQueryAttention): field input[3]: a past key/value cache ('past_key_values.0.key') is inference, not a training step: bind its length to 0 (--dim past_sequence_length=0)" "llama-ort past 3"
+"$APPROF" model show --model-file "$T/llama-ort-window.onnx" --seq-len 16 --dim past_sequence_length=0 \
+    --dim total_sequence_length=16 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "llama-ort-window"
+says_text "$T/err" "node '/model/layers.0/attn/GroupQueryAttention' (GroupQueryAttention): field attribute local_window_size: a sliding window is not supported" "llama-ort-window"
+"$APPROF" sweep --model-file "$O" --seq-len 16 --dim past_sequence_length=0 --dim total_sequence_length=16 \
+    --layers 2 --cluster 1x2 --batch 4 --micro-batches 2 --backend model --quiet --db "$T/sl.db" 2> "$T/sweep.err" ||
+    fail_with "$T/sweep.err" "sweep llama-ort"
+not_crashed "$T/sweep.err" "sweep llama-ort"
+
+# an empty input (a dimension bound to 0) that another node reads; the first
+# input empty
+"$APPROF" model show --model-file "$T/empty-read.onnx" --dim past=0 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "empty read"
+says_text "$T/err" "node 'relu_p' (Relu): field input[0]: 'p' is empty (a dimension bound to 0)" "empty read"
+"$APPROF" model show --model-file "$T/empty-read.onnx" --dim past=1 > /dev/null 2> "$T/err" ||
+    fail_with "$T/err" "empty-read.onnx --dim past=1"
+"$APPROF" model show --model-file "$T/gpt2-megatron.onnx" --seq-len 0 > /dev/null 2> "$T/err"
+expect_rc 2 $? "$T/err" "--seq-len 0"
+"$APPROF" model show --model-file "$T/gpt2-megatron.onnx" --dim seq_len=0 --dim past_seq_len=0 > /dev/null 2> "$T/err"
+expect_rc 1 $? "$T/err" "first input empty"
+says_text "$T/err" "input 'input_ids': field type.tensor_type.shape.dim[1]: the first input cannot be empty" "first input empty"
+
 # refusals name the node and the operator
 refused() {
     "$APPROF" model show --model-file "$T/$1.onnx" > /dev/null 2> "$T/err"
@@ -107,4 +301,7 @@ refused squeeze_bad "node 'sq' (Squeeze): field axes: axis 1 is not of size 1"
 refused ln_leak "node 'ln.sub' (Sub): field output[0]: read by node 'leak' (Add) outside the decomposed LayerNormalization it is part of"
 refused gelu_leak "node 'gelu.erf' (Erf): field output[0]: read by node 'leak' (Add) outside the GELU written with Erf it is part of"
 refused tanh_leak "node 'gelu.tanh' (Tanh): field output[0]: read by node 'leak' (Add) outside the GELU written with Tanh it is part of"
+refused expand-grad "node 'bad' (Expand): field input[0]: broadcasting 'unsq', which needs a gradient (a parameter or computed from one), is not supported: the IR has no broadcast copy"
+refused reduce-axis "node 'bad' (ReduceSum): field axes: only the trailing axes are supported"
+refused mha-bias "node 'bad' (MultiHeadAttention): field input[3]: a q/k/v bias is not supported (give it as an Add)"
 echo "ok: ONNX graphs as exporters write them"

@@ -3,13 +3,18 @@
 convolutions and matrix products, with python3-onnx alone (no approf code):
 the independent figures tests/model/cli_onnx_real.sh checks approf against.
 
-  onnx_counts.py FILE...   one line per file: NAME PARAMS GEMM_FLOPS
+  onnx_counts.py FILE...           one line per file: NAME PARAMS GEMM_FLOPS
+  onnx_counts.py --params FILE...  NAME PARAMS only: no shape inference, so
+                                   also for graphs of operators onnx does not
+                                   know (onnxruntime's com.microsoft ones)
 
 Parameters: the elements of every float tensor a node reads that is an
 initializer, or the output of a ConstantOfShape of a constant shape (what
 onnx's replace_initializer_by_constant_of_shape writes in place of an
 initializer), except BatchNormalization's running mean and variance
-(inputs 3 and 4: statistics, not trained); a tensor read twice counts once.
+(inputs 3 and 4: statistics, not trained), and one-element tensors (a
+scale, an epsilon, a masked fill value: constants an exporter may store as
+initializers; approf folds them); a tensor read twice counts once.
 GEMM FLOPs: 2 per multiply-add of Conv (N Cout Ho Wo Cin/group kh kw),
 Gemm (M N K) and MatMul, with the shapes onnx's shape inference gives; bias
 additions are not counted.
@@ -29,7 +34,7 @@ def prod(v):
     return p
 
 
-def counts(path):
+def counts(path, params_only=False):
     m = onnx.load(path, load_external_data=False)
     g = m.graph
     consts = {}     # name -> (dtype, dims)
@@ -49,9 +54,11 @@ def counts(path):
                 continue
             if n.op_type == 'ConstantOfShape':
                 continue
-            if name in consts and name not in seen and consts[name][0] in FLOATS:
+            if name in consts and name not in seen and consts[name][0] in FLOATS and prod(consts[name][1]) != 1:
                 seen.add(name)
                 params += prod(consts[name][1])
+    if params_only:
+        return g.name, params, None
     mi = shape_inference.infer_shapes(m, strict_mode=True)
     shapes = {}
     for v in list(mi.graph.value_info) + list(mi.graph.input) + list(mi.graph.output):
@@ -78,6 +85,7 @@ def counts(path):
     return g.name, params, flops
 
 
-for p in sys.argv[1:]:
-    name, params, flops = counts(p)
-    print(p, params, flops)
+only = len(sys.argv) > 1 and sys.argv[1] == '--params'
+for p in sys.argv[1 + only:]:
+    name, params, flops = counts(p, only)
+    print(p, params) if only else print(p, params, flops)

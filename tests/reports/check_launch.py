@@ -116,6 +116,9 @@ def type_ok(spec, v):
         return isinstance(v, str)
     if t == "object":
         return isinstance(v, dict)
+    if t == "list":
+        # a TOML array of strings (torchtitan's list[str] fields)
+        return isinstance(v, list) and all(isinstance(x, str) for x in v)
     return False
 
 
@@ -125,7 +128,11 @@ def check_value(key, spec, v, findings):
         return
     if v is None:
         return
-    if "choices" in spec and v not in spec["choices"]:
+    if "choices" in spec and isinstance(v, list):
+        for x in v:
+            if x not in spec["choices"]:
+                findings.append(("error", "%s: %r is not one of %s" % (key, x, spec["choices"])))
+    elif "choices" in spec and v not in spec["choices"]:
         findings.append(("error", "%s = %r is not one of %s" % (key, v, spec["choices"])))
     if "min" in spec and isinstance(v, (int, float)) and not isinstance(v, bool) and v < spec["min"]:
         findings.append(("error", "%s = %r is below %s" % (key, v, spec["min"])))
@@ -289,7 +296,7 @@ def main(argv):
     ns.update(man.get("context_defaults", {}))
     ns.update(ctx)
     env = {"__builtins__": {}, "ceil": math.ceil, "min": min, "max": max, "prod": math.prod,
-           "len": len,
+           "len": len, "set": set, "any": any, "all": all,
            "has": lambda path: path in raw}
     for name, expr in man.get("derived", {}).items():
         try:

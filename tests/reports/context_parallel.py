@@ -13,7 +13,8 @@ blocks at sequence 4096 on 1x2 A100-40GB, global batch 8:
 - its memory need is the dp=2 plan's less half the saved activations
   (intermediate) plus the ring's receive buffers (4 x K/V);
 - the gradient all-reduce (apply) is the dp=2 entry's (dp x cp = 2);
-- a2a prices all-to-alls instead; the stored plan records cp, and apreport's
+- a2a prices all-to-alls instead, all_gather all-gathers and
+  reduce-scatters; the stored plan records cp, and apreport's
   headline says "cp 2";
 - refusals: a sequence 2 x cp does not divide, a2a with heads per tp rank
   cp does not divide (6 heads, tp=2, cp=2; llama-3-8b's run), a model
@@ -99,6 +100,23 @@ def main():
         if not close(ca["fwd_cost"], s0["fwd_cost"] / 2 + 2 * ta):
             fails.append("cp=2 a2a fwd %r, by hand %r" % (ca["fwd_cost"],
                                                            s0["fwd_cost"] / 2 + 2 * ta))
+        # all_gather (Transformer Engine's AttnFuncWithCPAndKVAllGather):
+        # per block the forward all-gathers K and V, the backward gathers
+        # them again and reduce-scatters their gradients (an all-gather and
+        # a reduce-scatter of equal bytes cost alike), so the backward adds
+        # twice the forward; its buffers, the gathered K, V and their full
+        # gradients (2 x cp x K/V), are the ring's 4 x K/V at cp 2
+        ag = plan(apsolve, db, "dp=1,tp=1,pp=1,cp=2,cp_comm=all_gather")
+        cg = ag["stages"][0]
+        dfw, dbw = cg["fwd_cost"] - s0["fwd_cost"] / 2, cg["bwd_cost"] - s0["bwd_cost"] / 2
+        if not (dfw > 0 and close(dbw, 2 * dfw) and not close(dfw, 2 * 1 * t)):
+            fails.append("cp=2 all_gather: fwd +%r bwd +%r (the ring's fwd +%r)" % (
+                dfw, dbw, 2 * t))
+        if cg["memory_needed"] != c["memory_needed"]:
+            fails.append("cp=2 all_gather memory %d, not the ring's %d at cp 2" % (
+                cg["memory_needed"], c["memory_needed"]))
+        if ag.get("frameworks", {}).get("runs") != ["megatron", "torchtitan"]:
+            fails.append("cp=2 all_gather frameworks: %r" % ag.get("frameworks"))
         # which frameworks run it as priced: not DeepSpeed (no cp in its
         # config), torchtitan only the ring
         if cp2.get("frameworks", {}).get("runs") != ["megatron", "torchtitan"]:
@@ -166,7 +184,7 @@ def main():
             fails.append("cp=2: the stage notice:\n" + out)
         # refusals
         for par_text, says in [
-                ("dp=1,tp=1,pp=1,cp=2,cp_comm=ring", "cp_comm must be p2p, a2a or a2a+p2p"),
+                ("dp=1,tp=1,pp=1,cp=2,cp_comm=ring", "cp_comm must be p2p, a2a, a2a+p2p or all_gather"),
                 ("dp=2,tp=1,pp=1,cp_comm=a2a", "cp_comm needs context parallelism"),
                 ("dp=2,tp=1,pp=1,cp=2", "dp x tp x pp x cp must be 2")]:
             out = run([apsolve, "--db", db, "--no-store", "--micro-batch-size", "2",

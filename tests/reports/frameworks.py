@@ -10,7 +10,9 @@ expressible, carries the closest plan's own price, which equals apsolve's
 evaluation of that uniform plan, and passes the manifest check. A uniform
 pipeline plan runs as priced everywhere and its files say so; on a sweep
 with every variant, each plan's verdict is what each launch file's header
-says.
+says. ZeRO-3 runs as priced only where the sweep priced that framework's
+ZeRO-3 schedule (approf sweep --zero3-schedule): torchtitan with fsdp2,
+DeepSpeed with deepspeed, neither with serial (the default).
 
 Usage: frameworks.py APPROF APSOLVE APREPORT MANIFESTS CHECK_LAUNCH
 """
@@ -121,22 +123,47 @@ run(approf, "sweep", "--db", db, "--quiet", "--model", "gpt", "--cluster", "1x8"
 files = {"megatron": "megatron.args", "deepspeed": "deepspeed.json",
          "torchtitan": "torchtitan.toml"}
 names = {"megatron": "Megatron-LM", "deepspeed": "DeepSpeed", "torchtitan": "torchtitan"}
+# ZeRO-3 priced with the serial schedule (the sweep's default) is neither
+# FSDP2's overlap nor DeepSpeed stage 3's: no framework runs it as priced,
+# and the files say why and which option prices it as run
 expect = {"dp=2,tp=1,pp=4,zero=1": ["megatron", "deepspeed"],
-          "dp=2,tp=1,pp=4,zero=3": ["torchtitan"],
+          "dp=2,tp=1,pp=4,zero=3": [],
+          "dp=2,tp=4,pp=1,zero=3": [],
           "dp=2,tp=1,pp=4,recompute=selective": ["megatron"],
           "dp=2,tp=1,pp=4,vpp=2": ["megatron"],
           "dp=2,tp=4,pp=1,zero=2": ["deepspeed", "torchtitan"]}
-for par, want in expect.items():
-    d = solve("--parallel", par)
-    plan = [p for p in d["plans"] if p["kind"] == "3d"][0]
-    assert plan["feasible"] and plan["frameworks"]["runs"] == want, (par, plan["frameworks"])
-    out, rep = report(plan["plan_id"], "v" + str(plan["plan_id"]))
-    assert rep["headline"]["frameworks"] == plan["frameworks"], par
-    for f, suffix in files.items():
-        text = open(os.path.join(out, "plan%d_%s" % (plan["plan_id"], suffix))).read()
-        runs = "%s runs this plan as priced:" % names[f] in text
-        note = "%s cannot express this plan as priced: the 3d plan %d" % (names[f],
-                                                                          plan["plan_id"]) in text
-        assert runs == (f in want) and note == (f not in want), (par, f, text[:900])
+
+
+def verdicts(expect, why=None):
+    for par, want in expect.items():
+        d = solve("--parallel", par)
+        plan = [p for p in d["plans"] if p["kind"] == "3d"][0]
+        assert plan["feasible"] and plan["frameworks"]["runs"] == want, (par, plan["frameworks"])
+        out, rep = report(plan["plan_id"], "v%d-%s" % (plan["plan_id"], os.path.basename(db)))
+        assert rep["headline"]["frameworks"] == plan["frameworks"], par
+        for f, suffix in files.items():
+            text = open(os.path.join(out, "plan%d_%s" % (plan["plan_id"], suffix))).read()
+            runs = "%s runs this plan as priced:" % names[f] in text
+            note = "%s cannot express this plan as priced: the 3d plan %d" % (
+                names[f], plan["plan_id"]) in text
+            assert runs == (f in want) and note == (f not in want), (par, f, text[:900])
+            for w in (why or {}).get((par, f), []):
+                assert w in text, (par, f, w, text[:900])
+
+
+serial = "ZeRO-3 priced with the serial schedule"
+verdicts(expect, {("dp=2,tp=4,pp=1,zero=3", "torchtitan"): [serial, "--zero3-schedule fsdp2"],
+                  ("dp=2,tp=4,pp=1,zero=3", "deepspeed"): [serial,
+                                                           "--zero3-schedule deepspeed"]})
+# Priced with FSDP2's schedule, ZeRO-3 runs as priced in torchtitan (with a
+# pipeline too); with DeepSpeed stage 3's, in DeepSpeed (no pipeline)
+for sched, want in (("fsdp2", {"dp=2,tp=1,pp=4,zero=3": ["torchtitan"],
+                               "dp=8,tp=1,pp=1,zero=3": ["torchtitan"]}),
+                    ("deepspeed", {"dp=2,tp=1,pp=4,zero=3": [],
+                                   "dp=8,tp=1,pp=1,zero=3": ["deepspeed"]})):
+    db = os.path.join(tmp, "z3%s.db" % sched)
+    run(approf, "sweep", "--db", db, "--quiet", "--model", "gpt", "--cluster", "1x8",
+        "--micro-batches", "4", "--zero", "3", "--zero3-schedule", sched)
+    verdicts(want)
 print("ok: auto plan T = %.6f s, Megatron's closest plan dp %d x tp %d x pp %d T = %.6f s"
       % (auto["cost"], dp, tp, pp, t2))

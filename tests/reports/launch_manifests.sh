@@ -5,7 +5,7 @@
 # (ZeRO-0..3, full recomputation, the interleaved schedule, the auto plan,
 # 3 blocks on 2 stages),
 # the full Llama-3-8B (a torchtitan flavour), Mixtral (MoE: expert and
-# expert tensor parallelism, sequence parallelism), a GPT in fp16 on 2 x 8
+# expert tensor parallelism, sequence parallelism, a capacity factor), a GPT in fp16 on 2 x 8
 # V100s (more than one host), one in bf16 with the blocks named
 # h.N/query, and context parallelism (the ring on 2 stages; a2a+p2p with
 # the cp group across 2 hosts). Each Megatron-LM, DeepSpeed and torchtitan file must pass;
@@ -77,6 +77,12 @@ plan m.db; report moeauto m.db
 # expert parallelism as the plan gives it (docs/expert-parallel.md): the files
 # take ep and etp from the stored plan, not from the placements
 plan m.db --parallel dp=2,tp=2,pp=2,zero=1,recompute=full,ep=2,etp=1; report moeep m.db
+# a capacity factor (a model file exported with --capacity-factor 1.5): the
+# graph pads every expert to its capacity, Megatron's drop-and-pad
+"$approf" model export mixtral --num-layers 4 --capacity-factor 1.5 >"$dir/cf.json" 2>"$dir/err" ||
+  fail_with "$dir/err" "approf model export --capacity-factor 1.5"
+sweep cf.db --model-file "$dir/cf.json" --layers 4 --cluster 1x8 --variants all --hardware a100-80g
+plan cf.db --parallel dp=2,tp=2,pp=2,zero=1,recompute=full,ep=2,etp=1; report moecf cf.db
 sweep g.db --model gpt --num-layers 4 --manual-boundaries --manual-layers --cluster 2x8 --micro-batches 4 \
   --dtype f16 --variants all --hardware v100-32g
 plan g.db --parallel dp=4,tp=2,pp=2,zero=1; report gpt2x8 g.db
@@ -88,11 +94,15 @@ sweep b.db --model gpt --num-layers 4 --manual-boundaries --manual-layers --clus
   --dtype bf16 --hardware a100-40g
 plan b.db --parallel dp=2,tp=2,pp=1; report gptbf16 b.db
 # context parallelism (solver/context_parallel.c): the ring on 2 stages, and
-# the hierarchical a2a+p2p with the cp group across the two hosts
+# the hierarchical a2a+p2p with the cp group across the two hosts, and
+# all_gather
 sweep c.db --model llama --preset llama-3-8b --num-layers 4 --manual-boundaries --manual-layers \
   --cluster 2x4 --micro-batches 4 --dtype bf16 --hardware a100-40g
 plan c.db --parallel dp=1,tp=2,pp=2,cp=2; report cp2 c.db
 plan c.db --parallel dp=1,tp=2,pp=1,cp=4,cp_comm=a2a+p2p; report cphier c.db
+# Megatron's all_gather comm type (TE's AttnFuncWithCPAndKVAllGather):
+# torchtitan's default rotate method, written as priced
+plan c.db --parallel dp=1,tp=2,pp=2,cp=2,cp_comm=all_gather; report cpag c.db
 # Adam's state in bf16 (the spec's optimizer_* widths, docs/megatron-memory.md):
 # Megatron-Core's precision-aware optimizer with the distributed optimizer;
 # without it, and without a main copy, a line saying what cannot be expressed
@@ -108,6 +118,21 @@ sed -i 's/^name = .*/name = a100-40g-nemo-adam/; s/^optimizer_main_param_bytes =
 sweep n.db --model llama --preset llama-3-8b --num-layers 4 --manual-boundaries --manual-layers \
   --cluster 1x8 --dtype bf16 --variants all --hardware "$dir/opt.spec"
 plan n.db --parallel dp=2,tp=2,pp=2,zero=1; report optnemo n.db
+# FP8 training (approf sweep --fp8, docs/fp8.md "Launch files"): Megatron's
+# --fp8-format hybrid --fp8-recipe delayed, with FP8 primary weights
+# (the spec's fp8_param_gather) --fp8-param-gather under the distributed
+# optimizer and a 'cannot express' line without it; torchtitan's float8
+# converter; DeepSpeed's line that its config cannot say FP8
+sweep p.db --model llama --preset llama-3-8b --num-layers 4 --manual-boundaries --manual-layers \
+  --cluster 1x8 --variants all --hardware h100-sxm --fp8
+plan p.db --parallel dp=2,tp=2,pp=2,zero=1; report fp8z1 p.db
+plan p.db --parallel dp=2,tp=2,pp=2,zero=0; report fp8z0 p.db
+"$approf" hardware show h100-sxm >"$dir/fp8.spec" || fail "approf hardware show"
+sed -i 's/^name = .*/name = h100-sxm-fp8-params/; s/^fp8_param_gather = .*/fp8_param_gather = 1/' "$dir/fp8.spec"
+sweep q.db --model llama --preset llama-3-8b --num-layers 4 --manual-boundaries --manual-layers \
+  --cluster 1x8 --variants all --hardware "$dir/fp8.spec" --fp8
+plan q.db --parallel dp=2,tp=2,pp=2,zero=1; report fp8pg q.db
+plan q.db --parallel dp=2,tp=2,pp=2,zero=0; report fp8pgz0 q.db
 
 # check FILE MANIFEST: passes (exit 0), or reports only torchtitan's
 # missing flavour (exit 3) where the model has none
@@ -156,6 +181,15 @@ grep -qx -- '--expert-model-parallel-size 2' "$f/moeep_megatron.args" || fail "m
 grep -qx -- '--expert-tensor-parallel-size 1' "$f/moeep_megatron.args" || fail "moeep: no etp 1"
 grep -qx -- '--sequence-parallel' "$f/moeep_megatron.args" || fail "moeep: no SP"
 grep -qx 'expert_parallel_degree = 2' "$f/moeep_torchtitan.toml" || fail "moeep: torchtitan ep"
+# the dispatcher an ep plan is priced with, and a capacity factor only
+# where the graph was built with one
+grep -qx -- '--moe-token-dispatcher-type alltoall' "$f/moeep_megatron.args" || fail "moeep: no alltoall"
+grep -q -- '--moe-token-dispatcher-type' "$f/moeauto_megatron.args" "$f/moe3d_megatron.args" &&
+  fail "a dispatcher type without ep"
+grep -q -- '--moe-expert-capacity-factor\|--moe-pad-expert' "$f/moeep_megatron.args" &&
+  fail "moeep: a capacity factor in a dropless plan"
+grep -qx -- '--moe-expert-capacity-factor 1.5' "$f/moecf_megatron.args" || fail "moecf: no capacity factor"
+grep -qx -- '--moe-pad-expert-input-to-capacity' "$f/moecf_megatron.args" || fail "moecf: not padded"
 grep -qx 'expert_tensor_parallel_degree = 1' "$f/moeep_torchtitan.toml" || fail "moeep: torchtitan etp"
 grep -q 'cannot run experts on ep 2 x etp 1 as priced' "$f/moeep_deepspeed.json" ||
   fail "moeep: DeepSpeed folds no experts over tp ranks, and must say so"
@@ -165,6 +199,10 @@ grep -qx -- '--cp-comm-type a2a+p2p' "$f/cphier_megatron.args" || fail "cphier: 
 grep -qx -- '--hierarchical-context-parallel-sizes 2 2' "$f/cphier_megatron.args" ||
   fail "cphier: no hierarchical sizes"
 grep -qx 'context_parallel_degree = 2' "$f/cp2_torchtitan.toml" || fail "cp2: torchtitan cp"
+grep -qx -- '--cp-comm-type all_gather' "$f/cpag_megatron.args" || fail "cpag: not all_gather"
+grep -qx 'context_parallel_rotate_method = "allgather"' "$f/cpag_torchtitan.toml" ||
+  fail "cpag: torchtitan's rotate method"
+grep -q 'context_parallel_rotate_method' "$f/cp2_torchtitan.toml" && fail "cp2: a rotate method"
 grep -q 'DeepSpeed cannot express context parallelism' "$f/cp2_deepspeed.json" ||
   fail "cp2: no DeepSpeed note"
 for l in --use-precision-aware-optimizer '--main-params-dtype fp32' '--exp-avg-dtype bf16' \
@@ -180,6 +218,27 @@ grep -q 'cannot express Adam without a main copy' "$f/optnemo_megatron.args" ||
   fail "optnemo: no note on the main copy"
 grep -q -- '--precision-aware\|--exp-avg' "$f/zero1_megatron.args" &&
   fail "zero1: precision-aware flags with f32 state"
+for n in fp8z1 fp8z0 fp8pg fp8pgz0; do
+  for l in '--fp8-format hybrid' '--fp8-recipe delayed' --bf16; do
+    grep -qx -- "$l" "$f/${n}_megatron.args" || fail "$n: no $l"
+  done
+  grep -q 'precision=fp8' "$f/${n}_megatron.args" || fail "$n: no precision in the context"
+  grep -qx 'converters = \["quantize.linear.float8"\]' "$f/${n}_torchtitan.toml" ||
+    fail "$n: no float8 converter"
+  grep -qx 'filter_fqns = \["output"\]' "$f/${n}_torchtitan.toml" || fail "$n: LM head not filtered"
+  grep -q 'DeepSpeed v0.16.4 cannot express FP8 training' "$f/${n}_deepspeed.json" ||
+    fail "$n: no DeepSpeed FP8 line"
+done
+grep -qx -- '--fp8-param-gather' "$f/fp8pg_megatron.args" || fail "fp8pg: no --fp8-param-gather"
+grep -qx 'enable_fsdp_float8_all_gather = true' "$f/fp8pg_torchtitan.toml" ||
+  fail "fp8pg: no FSDP float8 all-gather"
+grep -qx -- '--fp8-param-gather' "$f/fp8z1_megatron.args" && fail "fp8z1: FP8 primary weights not priced"
+grep -qx -- '--fp8-param-gather' "$f/fp8pgz0_megatron.args" &&
+  fail "fp8pgz0: --fp8-param-gather without the distributed optimizer"
+grep -q 'cannot express FP8 primary weights without the distributed optimizer' \
+  "$f/fp8pgz0_megatron.args" || fail "fp8pgz0: no note"
+grep -q -- '--fp8\|converters\|precision=fp8' "$f/zero1_megatron.args" "$f/zero1_torchtitan.toml" &&
+  fail "zero1: FP8 in a 16-bit plan's files"
 
 # a shape the database cannot give (a gpt swept with --hidden: no preset
 # fits, so no heads) is a marked UNKNOWN line that the check reports (exit 3)
@@ -262,7 +321,11 @@ neg "$f/moeep_torchtitan.toml" "$tt" 'rule ep-etp' 's/^expert_tensor_parallel_de
 neg "$f/moeep_deepspeed.json" "$ds" 'rule moe-ep-dp' 's/ ep=1 etp=2"/ ep=4 etp=2"/'
 neg "$f/moeep_deepspeed.json" "$ds" 'rule moe-etp' 's/ ep=1 etp=2"/ ep=2 etp=1"/'
 neg "$f/moeep_deepspeed.json" "$ds" 'rule moe-ep-experts' 's/ experts=8 ep=1 etp=2"/ experts=6 ep=4 etp=2"/'
-echo "expert parallelism: 8 negative cases fail"
+neg "$f/moeep_megatron.args" "$meg" 'rule ep-dispatcher' '/^--moe-token-dispatcher-type /d'
+neg "$f/moecf_megatron.args" "$meg" 'rule moe-capacity-padded' '/^--moe-pad-expert-input-to-capacity$/d'
+neg "$f/moecf_megatron.args" "$meg" 'rule moe-pad-capacity' '/^--moe-expert-capacity-factor /d'
+neg "$f/moecf_megatron.args" "$meg" 'rule moe-capacity-balancing' 's/^--moe-pad-expert-input-to-capacity$/&\n--moe-router-load-balancing-type sinkhorn/'
+echo "expert parallelism: 12 negative cases fail"
 neg "$f/optbf16_megatron.args" "$meg" 'rule precision-aware-optimizer' '/^--use-distributed-optimizer$/d'
 neg "$f/optbf16_megatron.args" "$meg" 'rule optimizer-dtypes' '/^--use-precision-aware-optimizer$/d'
 neg "$f/cp2_megatron.args" "$meg" 'rule seq-cp' 's/^--seq-length \([0-9]*\)/--seq-length 8190/'
@@ -271,6 +334,7 @@ neg "$f/cp2_megatron.args" "$meg" 'rule cp-a2a-heads' 's/^--context-parallel-siz
 neg "$f/cp2_megatron.args" "$meg" "is not one of" 's/^--cp-comm-type p2p/--cp-comm-type ring/'
 neg "$f/cphier_megatron.args" "$meg" 'rule cp-hierarchical:' '/^--hierarchical-context-parallel-sizes/d'
 neg "$f/cphier_megatron.args" "$meg" 'rule cp-hierarchical-product' 's/^--hierarchical-context-parallel-sizes 2 2/--hierarchical-context-parallel-sizes 2 4/'
+neg "$f/cpag_torchtitan.toml" "$tt" 'is not one of' 's/^context_parallel_rotate_method = "allgather"/context_parallel_rotate_method = "ring"/'
 neg "$f/cp2_torchtitan.toml" "$tt" 'rule world-size' 's/^context_parallel_degree = 2/context_parallel_degree = 4/'
 # torchtitan's zero-bubble schedules are multi-stage: with one stage per
 # rank (the plan's ZB-H1 layout) pipeline_llm refuses them
@@ -278,4 +342,25 @@ neg "$f/cp2_torchtitan.toml" "$tt" 'rule world-size' 's/^context_parallel_degree
 neg "$f/zero1_torchtitan.toml" "$tt" 'rule pp-stages-per-rank' 's/^pipeline_parallel_schedule = "1F1B"/pipeline_parallel_schedule = "InterleavedZeroBubble"/'
 neg "$f/zero1_torchtitan.toml" "$tt" 'rule pp-stages-per-rank' 's/^pipeline_parallel_schedule = "1F1B"/pipeline_parallel_schedule = "ZBVZeroBubble"/'
 neg "$f/zero1_torchtitan.toml" "$ttmain" 'rule pp-virtual-stages' 's/^# main: --parallelism.pipeline_parallel_schedule 1F1B/# main: --parallelism.pipeline_parallel_schedule InterleavedZeroBubble/'
-echo "launch manifests: $n files ok (torchtitan's also for main), 34 negative cases fail"
+# FP8: each flag the plan was priced with removed or changed, and the
+# frameworks' own FP8 rules broken
+neg "$f/fp8z1_megatron.args" "$meg" 'rule fp8-plan' '/^--fp8-format /d'
+neg "$f/fp8z1_megatron.args" "$meg" 'rule fp8-plan' 's/^--fp8-recipe delayed$/--fp8-recipe tensorwise/'
+neg "$f/fp8z1_megatron.args" "$meg" 'is not one of' 's/^--fp8-format hybrid$/--fp8-format e5m2/'
+neg "$f/fp8z1_megatron.args" "$meg" 'rule fp8-custom-recipe' 's/^--fp8-recipe delayed$/--fp8-recipe custom/'
+neg "$f/fp8z1_megatron.args" "$meg" 'rule fp8-te' 's/^--fp8-recipe delayed$/--fp8-recipe delayed\n--transformer-impl local/'
+neg "$f/fp8z1_megatron.args" "$meg" 'rule fp8-delayed-recompute' 's/^--fp8-recipe delayed$/--fp8-recipe delayed\n--recompute-granularity selective\n--recompute-modules core_attn layernorm/'
+neg "$f/fp8pg_megatron.args" "$meg" 'rule fp8-plan-params' '/^--fp8-param-gather$/d'
+neg "$f/fp8pg_megatron.args" "$meg" 'rule fp8-param-gather-optimizer' '/^--use-distributed-optimizer$/d'
+neg "$f/fp8pg_megatron.args" "$meg" 'rule fp8-param-gather-fp8' '/^--fp8-format /d'
+neg "$f/zero1_megatron.args" "$meg" 'rule fp8-not-priced' 's/^--bf16$/--bf16\n--fp8-format hybrid/'
+neg "$f/fp8z1_torchtitan.toml" "$tt" 'rule fp8-plan' '/^converters = /d'
+neg "$f/fp8z1_torchtitan.toml" "$tt" 'rule fp8-plan' '/^filter_fqns = /d'
+neg "$f/fp8z1_torchtitan.toml" "$tt" 'rule fp8-plan' 's/^enable = true$/enable = false/'
+neg "$f/fp8z1_torchtitan.toml" "$tt" 'is not one of' 's/^converters = .*/converters = ["float8"]/'
+neg "$f/fp8z1_torchtitan.toml" "$tt" 'rule float8-one-type' 's/^converters = .*/converters = ["quantize.linear.float8", "quantize.grouped_mm.mx"]/'
+neg "$f/fp8z1_torchtitan.toml" "$tt" 'rule float8-grouped-mm' 's/^converters = .*/converters = ["quantize.linear.float8", "quantize.grouped_mm.float8"]/'
+neg "$f/fp8pg_torchtitan.toml" "$tt" 'rule float8-recipe-fsdp' 's/^filter_fqns = .*/&\nrecipe_name = "rowwise"/'
+neg "$f/full8b_torchtitan.toml" "$tt" 'rule fp8-not-priced' 's/^flavor = "8B"$/&\nconverters = ["quantize.linear.float8"]/'
+echo "FP8: 18 negative cases fail"
+echo "launch manifests: $n files ok (torchtitan's also for main), 57 negative cases fail"

@@ -3,7 +3,10 @@
 """One memory figure (docs/solver.md, "Memory"): on random plans over several
 real sweeps, apsolve's memory_needed per stage (its JSON, the stored plan),
 apsolve --plan's re-evaluation and apreport's (report.json, the stage dumps)
-are the same number, for both objectives and every schedule.
+are the same number, for both objectives and every schedule. approf
+compare's plan of each sweep states the figures apsolve gives the same
+stages (--stage-option manual, Alpa's objective, 1F1B, the sweep's
+micro-batches, as compare plans).
 
 Usage: memory_agree.py APPROF APSOLVE APREPORT [CASES]
 """
@@ -97,6 +100,34 @@ for case in range(cases):
                 failures.append("case %d (%s): apsolve --plan %s gives %s, not %s" %
                                 (case, name, plan_id, [s["memory_needed"] for s in ev["stages"]],
                                  solver))
+    checked += 1
+
+# approf compare's plan (reports/compare.c) of each sweep: apsolve prices
+# the same stages to the same memory figures
+for name in sorted(dbs):
+    path = dbs[name][0]
+    side = json.loads(run([approf, "compare", path, path, "--format", "json"]).stdout)["sides"][0]
+    plan = side.get("plan")
+    if not plan or not plan.get("stages"):
+        failures.append("compare (%s): no plan" % name)
+        continue
+    st = plan["stages"]
+    ev = json.loads(run([
+        apsolve, "--db", path, "--sweep", str(side["sweep_id"]), "--no-store", "--format",
+        "json", "--quiet", "--objective", "alpa", "--schedule", "1f1b", "--micro-batches",
+        str(plan["micro_batches"]), "--stage-option", "manual", "--forward-stage-layer-ids",
+        json.dumps([list(range(x["layers"][0], x["layers"][-1] + 1)) for x in st]),
+        "--submesh-shapes", "[%s]" % ",".join("(%d,%d)" % tuple(x["submesh"]) for x in st),
+        "--logical-shapes", "[%s]" % ",".join("(%d,%d)" % tuple(x["logical_mesh"]) for x in st),
+        "--option-dicts", json.dumps([x["options"] for x in st])]).stdout)
+    ev = [x for x in ev["plans"] if x["kind"] != "auto"][0] if "plans" in ev else ev
+    # memory_needed and the headroom's reserve (apsolve's default, kept by
+    # compare too: apsolve_solve_keep_headroom)
+    got = [(x["memory_needed"], x["memory_reserve"]) for x in st]
+    want = [(x["memory_needed"], x["memory_reserve"]) for x in ev["stages"]]
+    if got != want:
+        failures.append("compare (%s): (need, reserve) %s, apsolve on the same stages %s"
+                        % (name, got, want))
     checked += 1
 
 if checked < cases // 2:

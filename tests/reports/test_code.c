@@ -178,7 +178,7 @@ static void test_gpt(void)
              "{\"parallel\": {\"dp\": 2, \"tp\": 4, \"pp\": 4, \"sp\": 1, \"zero\": 1}}");
     CU_ASSERT_FATAL(costdb_plan_options_parse(g.r.plan.options, &g.r.opts, NULL, 0) == 0);
     for (int k = 0; k < 4; k++)
-        g.st[k].recompute = COSTDB_RECOMPUTE_SELECTIVE, g.st[k].zero = 1;
+        g.st[k].variant.recompute = COSTDB_RECOMPUTE_SELECTIVE, g.st[k].variant.zero = 1;
     buf = code_of(&g.r);
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, " --num-layers 12 --num-layers-per-virtual-pipeline-stage 1 "
                                        "--sequence-parallel --recompute-granularity selective "
@@ -190,8 +190,8 @@ static void test_gpt(void)
 
     /* v = 2 does not divide 3 blocks; stages differ: full + ZeRO-3 wins */
     g.r.virtual_stages = 2;
-    g.st[2].recompute = COSTDB_RECOMPUTE_FULL;
-    g.st[1].zero = 3;
+    g.st[2].variant.recompute = COSTDB_RECOMPUTE_FULL;
+    g.st[1].variant.zero = 3;
     snprintf(g.r.sweep.dtype, sizeof(g.r.sweep.dtype), "f16");
     buf = code_of(&g.r);
     CU_ASSERT_PTR_NULL(strstr(buf, "--num-layers-per-virtual-pipeline-stage 1"));
@@ -321,7 +321,7 @@ static void test_exports(void)
     snprintf(g.r.plan.options, sizeof(g.r.plan.options), "{\"parallel\": {\"sp\": 1}}");
     CU_ASSERT_FATAL(costdb_plan_options_parse(g.r.plan.options, &g.r.opts, NULL, 0) == 0);
     for (int k = 0; k < 4; k++)
-        g.st[k].recompute = COSTDB_RECOMPUTE_SELECTIVE, g.st[k].zero = 3;
+        g.st[k].variant.recompute = COSTDB_RECOMPUTE_SELECTIVE, g.st[k].variant.zero = 3;
     buf = export_of(&g.r, apreport_write_megatron);
     HAS(buf, "# NOTE: Megatron-LM cannot express this plan as priced");
     HAS(buf, "Megatron-LM cannot express ZeRO-3");
@@ -354,7 +354,15 @@ static void test_exports(void)
      * priced, selective_ac_option "op"; Megatron-LM and DeepSpeed cannot,
      * and fall back to full recomputation */
     for (int k = 0; k < 4; k++)
-        g.st[k].recompute = COSTDB_RECOMPUTE_OP;
+        g.st[k].variant.recompute = COSTDB_RECOMPUTE_OP;
+    /* ZeRO-3 priced serially (a sweep's default) is not FSDP2's overlap:
+     * the file says so and names the option that prices it as run */
+    buf = export_of(&g.r, apreport_write_torchtitan);
+    HAS(buf, "# NOTE: torchtitan cannot express this plan as priced");
+    HAS(buf, "because ZeRO-3 priced with the serial schedule");
+    HAS(buf, "--zero3-schedule fsdp2");
+    free(buf);
+    snprintf(g.r.sweep.options, sizeof(g.r.sweep.options), "{\"zero3_schedule\":\"fsdp2\"}");
     buf = export_of(&g.r, apreport_write_torchtitan);
     LACKS(buf, "cannot express");
     HAS(buf, "mode = \"selective\"\nselective_ac_option = \"op\"\n");
@@ -369,19 +377,19 @@ static void test_exports(void)
     free(buf);
     /* a plan without recomputation: mode none, no option */
     for (int k = 0; k < 4; k++)
-        g.st[k].recompute = COSTDB_RECOMPUTE_NONE;
+        g.st[k].variant.recompute = COSTDB_RECOMPUTE_NONE;
     buf = export_of(&g.r, apreport_write_torchtitan);
     HAS(buf, "mode = \"none\"\n");
     LACKS(buf, "selective_ac_option");
     free(buf);
     for (int k = 0; k < 4; k++)
-        g.st[k].recompute = COSTDB_RECOMPUTE_SELECTIVE;
+        g.st[k].variant.recompute = COSTDB_RECOMPUTE_SELECTIVE;
     /* one stage: DeepSpeed runs ZeRO-3, with the reuse distance the plan
      * was priced with (docs/variants.md, "ZeRO-3 and recomputation") */
     g.r.n_stages = 1;
     g.r.schedule = APREPORT_SCHED_1F1B;
     g.r.virtual_stages = 1;
-    g.st[0].recompute = COSTDB_RECOMPUTE_FULL;
+    g.st[0].variant.recompute = COSTDB_RECOMPUTE_FULL;
     buf = export_of(&g.r, apreport_write_deepspeed);
     LACKS(buf, "cannot express ZeRO-3");
     HAS(buf, "\"zero_optimization\": {\"stage\": 3, \"stage3_max_reuse_distance\": 1000000000}");

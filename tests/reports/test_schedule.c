@@ -12,7 +12,10 @@
  * S <= 6, v <= 4, B = S, 2S, 3S; v = 1 is 1F1B event for event; with
  * unequal stages and transfers every pass waits for its inputs (including
  * the wrap from the last stage to the first), the send/recv program is
- * deadlock-free, and messages that differ only in chunk do not match.
+ * deadlock-free, and messages that differ only in chunk do not match;
+ * with equal stages and a transfer on every boundary the simulated time is
+ * the closed form plus apsolve_schedule_p2p_exposed, what the full
+ * estimate charges an interleaved plan for its exchanges.
  * ZB-H1 (the backward split into B and a deferred W): on equal stages the
  * simulated iteration time equals apsolve_schedule_time_zb for S <= 6,
  * B = S .. 3S + 1 and W below, at and above F; on a 4-stage pipeline it
@@ -194,6 +197,32 @@ static void test_interleaved_closed_form(void)
                     }
                     apreport_schedule_free(&o);
                 }
+                apreport_schedule_free(&s);
+            }
+}
+
+/* Equal stages with a transfer x on every boundary (the wrap too), x
+ * below a chunk's passes: the simulated iteration is the closed form plus
+ * what the full estimate charges an interleaved plan for its exchanges,
+ * apsolve_schedule_p2p_exposed (the first micro-batch's crossing of the
+ * v S - 1 virtual boundaries, forward and back). */
+static void test_interleaved_exchanges(void)
+{
+    double f[6], b[6], c[6], x[6];
+    for (int S = 2; S <= 6; S++)
+        for (int v = 2; v <= 4; v++)
+            for (int B = S; B <= 3 * S; B += S) {
+                ApreportSchedule *s = NULL;
+                for (int k = 0; k < S; k++)
+                    f[k] = 0.25, b[k] = 0.5, c[k] = 0.75, x[k] = 0.01;
+                ApreportPipeline p = {S, B, f, b, x, v};
+                CU_ASSERT_EQUAL_FATAL(apreport_simulate(&p, APREPORT_SCHED_INTERLEAVED, &s), 0);
+                CU_ASSERT_DOUBLE_EQUAL(
+                    s->iteration_time,
+                    apsolve_schedule_time(APSOLVE_SCHEDULE_INTERLEAVED, v, B, c, (size_t)S) +
+                        apsolve_schedule_p2p_exposed(APSOLVE_SCHEDULE_INTERLEAVED, v, B, S, 0.01,
+                                                     0.25 / v, 0.5 / v),
+                    1e-9);
                 apreport_schedule_free(&s);
             }
 }
@@ -571,6 +600,7 @@ int main(void)
     CU_add_test(s, "bad input", test_bad_input);
     CU_add_test(s, "interleaved: closed form for equal stages", test_interleaved_closed_form);
     CU_add_test(s, "interleaved: dependencies, transfers, deadlock", test_interleaved_dependencies);
+    CU_add_test(s, "interleaved: the exchanges the full estimate charges", test_interleaved_exchanges);
     CU_add_test(s, "chunks in the deadlock check", test_deadlock_chunk);
     CU_add_test(s, "zb-h1: closed form for equal stages", test_zb_closed_form);
     CU_add_test(s, "zb-h1: 1F1B less the bubble, same peak", test_zb_hand);

@@ -80,7 +80,7 @@ static int shard_dp(const ApprofGraph *g, int fp8, int dp, int zero, int fp8_par
     memset(&req, 0, sizeof req);
     req.mesh_hosts = req.logical_b = 1;
     req.mesh_gpus = req.logical_a = dp;
-    req.zero = zero;
+    req.variant.zero = zero;
     req.force_batch_dim = 0;
     req.method = APPROF_ILP_SERIES_PARALLEL;
     memset(p, 0, sizeof *p);

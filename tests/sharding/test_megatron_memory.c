@@ -146,9 +146,9 @@ static void shard_case(const ApprofGraph *g, const Case *c, const double *adam_w
     req.force_batch_dim = 0;
     req.method = APPROF_ILP_SERIES_PARALLEL;
     req.memory_levels = 3;
-    req.memory_level = 2;
-    req.recompute = COSTDB_RECOMPUTE_NONE;
-    req.zero = c->zero;
+    req.variant.memory_level = 2;
+    req.variant.recompute = COSTDB_RECOMPUTE_NONE;
+    req.variant.zero = c->zero;
     memset(p, 0, sizeof *p);
     int rc = approf_shard_stage(ctx, &req, p, err, sizeof err);
     if (rc)

@@ -60,7 +60,7 @@ static Solve solve(const ApprofGraph *g, const ApprofLayering *l, const ApprofHa
         memset(&p, 0, sizeof(p));
         req.method = method;
         req.memory_levels = levels;
-        req.memory_level = lvl;
+        req.variant.memory_level = lvl;
         int rc = approf_shard_stage(ctx, &req, &p, err, sizeof(err));
         if (lvl == 0)
             s.rc = rc;

@@ -67,8 +67,8 @@ static int shard_one(const ApprofGraph *g, int recompute, int zero, int gpus,
     req.force_batch_dim = 0;
     req.method = APPROF_ILP_SERIES_PARALLEL;
     req.memory_levels = 1;
-    req.recompute = recompute;
-    req.zero = zero;
+    req.variant.recompute = recompute;
+    req.variant.zero = zero;
     memset(p, 0, sizeof *p);
     int rc = approf_shard_stage(ctx, &req, p, err, sizeof err);
     if (rc)
@@ -148,7 +148,7 @@ static void test_llama_two_blocks(void)
     CU_ASSERT_EQUAL(op_gemm, none_gemm + 6);
     CU_ASSERT(op.n_kernels[1] < full.n_kernels[1]);
     CU_ASSERT(op.temp_buffer_size[1] > none.temp_buffer_size[1]);
-    CU_ASSERT_EQUAL(op.recompute, COSTDB_RECOMPUTE_OP);
+    CU_ASSERT_EQUAL(op.variant.recompute, COSTDB_RECOMPUTE_OP);
     approf_stage_program_clear(&none);
     approf_stage_program_clear(&full);
     approf_stage_program_clear(&op);
@@ -200,7 +200,7 @@ static void test_stage_inside_block(void)
         req.mesh_hosts = req.mesh_gpus = req.logical_a = req.logical_b = 1;
         req.method = APPROF_ILP_SERIES_PARALLEL;
         req.memory_levels = 1;
-        req.recompute = r ? COSTDB_RECOMPUTE_OP : COSTDB_RECOMPUTE_NONE;
+        req.variant.recompute = r ? COSTDB_RECOMPUTE_OP : COSTDB_RECOMPUTE_NONE;
         memset(&p[r], 0, sizeof p[r]);
         CU_ASSERT_FATAL(approf_shard_stage(ctx, &req, &p[r], err, sizeof err) == 0);
         approf_shard_context_free(&ctx);

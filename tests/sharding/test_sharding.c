@@ -208,7 +208,7 @@ static void test_mlp_backward_module(void)
     CU_ASSERT_FATAL(approf_shard_context_new(g, &l, &hw, 4, &ctx) == 0);
     ApprofShardRequest req = {0, 0, 1, 1, 1, 1, 0,
                               APPROF_ILP_ELIMINATE_TREES_THEN_CBC};
-    req.recompute = COSTDB_RECOMPUTE_FULL;
+    req.variant.recompute = COSTDB_RECOMPUTE_FULL;
     memset(&p, 0, sizeof p);
     CU_ASSERT_FATAL(approf_shard_stage(ctx, &req, &p, err, sizeof err) == 0);
     CU_ASSERT_EQUAL(p.invar_size[1], 592 + 592 + 512 + 128 + 256 + 4);
@@ -462,8 +462,8 @@ static void test_warm_context_same_programs(void)
             for (int end = start; end < n; end++) {
                 ApprofShardRequest req = {start, end, cfg[c][0], cfg[c][1], cfg[c][2],
                                           cfg[c][3], cfg[c][4],
-                                          APPROF_ILP_ELIMINATE_TREES_THEN_CBC, 0, 1,
-                                          cfg[c][5], cfg[c][6]};
+                                          APPROF_ILP_ELIMINATE_TREES_THEN_CBC,
+                                          {0, cfg[c][5], cfg[c][6]}, 1};
                 ApprofShardContext *fresh = NULL;
                 ApprofStageProgram a, b;
                 uint64_t key[2];

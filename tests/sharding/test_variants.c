@@ -98,10 +98,10 @@ static int shard_all_hw(const ApprofGraph *g, const ApprofHardwareSpec *on, int 
     req.logical_b = b;
     req.force_batch_dim = 0;
     req.method = APPROF_ILP_SERIES_PARALLEL;
-    req.memory_level = level;
+    req.variant.memory_level = level;
     req.memory_levels = levels;
-    req.recompute = recompute;
-    req.zero = zero;
+    req.variant.recompute = recompute;
+    req.variant.zero = zero;
     memset(p, 0, sizeof *p);
     int rc = approf_shard_stage(ctx, &req, p, err, sizeof err);
     if (rc && rc != APPROF_ENOVARIANT)

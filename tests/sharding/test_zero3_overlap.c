@@ -64,7 +64,7 @@ static int shard(const ApprofGraph *g, int schedule, ApprofHardwareSpec *hw,
     req.logical_b = 1;
     req.force_batch_dim = 0;
     req.method = APPROF_ILP_SERIES_PARALLEL;
-    req.zero = 3;
+    req.variant.zero = 3;
     memset(p, 0, sizeof *p);
     int rc = approf_shard_stage(ctx, &req, p, err, sizeof err);
     if (rc)
@@ -259,6 +259,85 @@ static void test_deepspeed_prefetch(void)
     approf_graph_free(&g);
 }
 
+/* DeepSpeed's persistent parameters (stage3_param_persistence_threshold,
+ * 1e5 elements): the mlp's biases (8192 or 2048 elements) are never
+ * gathered, so each module's all-gather moves its weight only: 2048 x 8192
+ * elements of 2 bytes (f16), every one of the 4 modules, both ways. FSDP2
+ * gathers the whole block, bias included. */
+static void test_deepspeed_persistent(void)
+{
+    ApprofGraph *g = mlp(8);
+    ApprofHardwareSpec hw;
+    ApprofStageProgram p;
+    int n[2] = {0, 0};
+    CU_ASSERT_FATAL(g != NULL);
+    CU_ASSERT_FATAL(shard(g, APPROF_ZERO3_DEEPSPEED, &hw, &p) == 0);
+    for (int ph = 0; ph < 2; ph++)
+        for (size_t i = 0; i < p.n_colls[ph]; i++) {
+            const ApprofCollective *c = &p.colls[ph][i];
+            if (c->zero3_unit <= 0 || c->kind != APPROF_COLL_ALL_GATHER)
+                continue;
+            n[ph]++;
+            CU_ASSERT_DOUBLE_EQUAL(c->bytes, 2048.0 * 8192.0 * 2.0, 1e-6);
+        }
+    CU_ASSERT_EQUAL(n[0], 4);
+    CU_ASSERT_EQUAL(n[1], 4);
+    approf_stage_program_clear(&p);
+    CU_ASSERT_FATAL(shard(g, APPROF_ZERO3_FSDP2, &hw, &p) == 0);
+    for (size_t i = 0; i < p.n_colls[0]; i++) {
+        const ApprofCollective *c = &p.colls[0][i];
+        if (c->zero3_unit > 0)
+            CU_ASSERT(c->bytes > 2048.0 * 8192.0 * 2.0 + 4000.0);
+    }
+    approf_stage_program_clear(&p);
+    approf_graph_free(&g);
+}
+
+/* zero3_rank_copies (DeepSpeed up to v0.5 through torch.distributed's list
+ * form, hw/cost.c): each marked all-gather and reduce-scatter of the 8
+ * ranks adds 8 copies of bytes / 8, each read and written once at
+ * 2039 GB/s x 0.85 plus the 4 us launch of a100-80g: by hand, for a gather
+ * of 2048 x 8192 x 2 bytes, 8 x (4e-6 + 2 x 4194304 / 1.73315e12) =
+ * 3.2e-5 + 3.8722e-5 s. The loss's all-reduce (unmarked) is unchanged. */
+static void test_rank_copies(void)
+{
+    ApprofGraph *g = mlp(8);
+    ApprofHardwareSpec hw, rc;
+    ApprofStageProgram p;
+    int seen_ag = 0, seen_rs = 0, seen_other = 0;
+    CU_ASSERT_FATAL(g != NULL);
+    CU_ASSERT_FATAL(shard(g, APPROF_ZERO3_DEEPSPEED, &hw, &p) == 0);
+    rc = hw;
+    rc.zero3_rank_copies = 1;
+    for (int ph = 0; ph < 2; ph++)
+        for (size_t i = 0; i < p.n_colls[ph]; i++) {
+            const ApprofCollective *c = &p.colls[ph][i];
+            double plain = approf_collective_cost(&hw, c), with = approf_collective_cost(&rc, c);
+            if (c->zero3_unit > 0 && c->kind == APPROF_COLL_ALL_GATHER) {
+                CU_ASSERT_EQUAL(c->group_size, 8);
+                CU_ASSERT_DOUBLE_EQUAL(with - plain,
+                                       8.0 * 4e-6 + 2.0 * 2048.0 * 8192.0 * 2.0 / (2039e9 * 0.85),
+                                       1e-12);
+                seen_ag++;
+            } else if (c->zero3_unit > 0 && c->kind == APPROF_COLL_REDUCE_SCATTER) {
+                CU_ASSERT_DOUBLE_EQUAL(with - plain,
+                                       8.0 * 4e-6 + 2.0 * c->bytes / (2039e9 * 0.85), 1e-12);
+                seen_rs++;
+            } else {
+                CU_ASSERT_EQUAL(with, plain);
+                seen_other++;
+            }
+        }
+    CU_ASSERT_EQUAL(seen_ag, 8);
+    CU_ASSERT(seen_rs >= 1);
+    CU_ASSERT(seen_other >= 1);
+    /* the phase grows by what the copies add to the communication stream
+     * beyond the compute that hides it: never less than before */
+    CU_ASSERT(approf_phase_seconds(&rc, &p, 1) >= approf_phase_seconds(&hw, &p, 1));
+    approf_stage_program_clear(&p);
+    approf_graph_free(&g);
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -271,6 +350,9 @@ int main(void)
     CU_add_test(s, "fsdp2, communication-bound: the collectives back to back",
                 test_fsdp2_comm_bound);
     CU_add_test(s, "deepspeed: prefetch bucket, first gather exposed", test_deepspeed_prefetch);
+    CU_add_test(s, "deepspeed: persistent parameters never gathered", test_deepspeed_persistent);
+    CU_add_test(s, "zero3_rank_copies: a copy per rank on a marked collective",
+                test_rank_copies);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned f = CU_get_number_of_failures();

@@ -67,17 +67,17 @@ static ApprofShardRequest request(int a, int b, int level, int recompute, int ze
     req.logical_b = b;
     req.force_batch_dim = 0;
     req.method = APPROF_ILP_SERIES_PARALLEL;
-    req.memory_level = level;
+    req.variant.memory_level = level;
     req.memory_levels = 2;
-    req.recompute = recompute;
-    req.zero = zero;
+    req.variant.recompute = recompute;
+    req.variant.zero = zero;
     return req;
 }
 
 static void same_program(const ApprofStageProgram *d, const ApprofStageProgram *b)
 {
     CU_ASSERT_STRING_EQUAL(d->signature, b->signature);
-    CU_ASSERT_EQUAL(d->zero, b->zero);
+    CU_ASSERT_EQUAL(d->variant.zero, b->variant.zero);
     for (int ph = 0; ph < 2; ph++) {
         CU_ASSERT_EQUAL(d->n_kernels[ph], b->n_kernels[ph]);
         CU_ASSERT_EQUAL(d->n_colls[ph], b->n_colls[ph]);

@@ -11,16 +11,22 @@
 #   ep or stands aside); the auto plan stays the cp=4 plan, without ep in
 #   its text or stored options.
 # - Llama with 2 blocks (dense): no ep line.
-# - Mixtral-8x7B's blocks (2 of them, sequence 1024) swept data-parallel
+# - Mixtral-8x7B's blocks (2 of them, sequence 512) swept data-parallel
 #   only (Megatron's tp 1 layouts; Alpa's plain space, no ZeRO) on 1x4
 #   H100: every level keeps the experts whole, so each GPU runs Adam over
 #   all of them; ep=2 halves that (and the experts' weights, gradients
 #   and Adam state: 16 bytes an element, 704,643,072 of a block's
 #   1,409,286,144 expert elements per GPU) for two token all-to-alls each
-#   way per block, and wins: the auto plan is the --parallel
-#   dp=2,tp=1,pp=2,ep=2,etp=1 plan, priced alike; it says so, stores ep
-#   and etp, apsolve --plan re-prices it alike, and apreport's headline and
-#   Megatron file (which passes check_launch.py) follow.
+#   way per block, the probabilities' all-to-all, the sorts by local expert
+#   and the token counts' all-gather (docs/expert-parallel.md); ep=2 beats
+#   the plan without ep, and with cp=2 beside it (twice the micro-batches
+#   of half the samples, a shorter bubble) it wins: the auto plan is the
+#   --parallel dp=1,tp=1,pp=2,cp=2,ep=2,etp=1 plan, priced alike; it says
+#   so, stores cp, ep and etp, apsolve --plan re-prices it alike, and
+#   apreport's headline and Megatron file (which passes check_launch.py)
+#   follow. (Before the ep facts' cache kept the fabric, every ep candidate
+#   after the first priced its all-to-alls on a zeroed fabric and came out
+#   infeasible, so cp=2 with ep=2 was never seen.)
 # Usage: auto_ep.sh APPROF APSOLVE PYTHON APREPORT MANIFESTS CHECK_LAUNCH
 . "$(dirname "$0")/../lib.sh"
 approf=$1 apsolve=$2 py=$3 apreport=$4 man=$5 check=$6
@@ -29,22 +35,24 @@ trap 'rm -rf "$w"' EXIT
 
 # where ep pays
 "$approf" sweep --db "$w/dp.db" --quiet --model mixtral --preset mixtral-8x7b --num-layers 2 \
-  --layers 2 --seq-len 1024 --cluster 1x4 --hardware h100-sxm --batch 16 --micro-batches 4 \
+  --layers 2 --seq-len 512 --cluster 1x4 --hardware h100-sxm --batch 16 --micro-batches 4 \
   --logical-space data_parallel_only >"$w/out" 2>&1 || fail_with "$w/out" "data-parallel sweep"
 "$apsolve" --db "$w/dp.db" >"$w/out" 2>"$w/err" || fail_with "$w/err" "apsolve dp"
 grep -q "^apsolve: expert parallelism ep=2 etp=1 on micro-batch size 4 (sweep 1, 4 micro-batches of 4): objective" "$w/err" ||
   fail_with "$w/err" "the ep=2 candidate line"
-grep -q "^apsolve: expert parallelism ep=2 etp=1 wins: objective [0-9.e-]* s against [0-9.e-]* s for the best plan without ep$" "$w/err" ||
-  fail_with "$w/err" "why ep won"
+grep -q "^apsolve: context and expert parallelism cp=2 ep=2 etp=1 on micro-batch size 4 (sweep 1, 8 micro-batches of 2): objective" "$w/err" ||
+  fail_with "$w/err" "the cp=2 ep=2 candidate line"
+grep -q "^apsolve: context and expert parallelism cp=2 ep=2 etp=1 wins: objective [0-9.e-]* s against [0-9.e-]* s for the best plan without cp or ep$" "$w/err" ||
+  fail_with "$w/err" "why cp and ep won"
 grep -q "^Expert parallelism: ep 2 etp 1 on every stage" "$w/out" ||
   fail_with "$w/out" "apsolve's plan text does not say ep"
 id=$(sed -n 's/^Stored as plan \([0-9]*\)$/\1/p' "$w/out")
 [ -n "$id" ] || fail_with "$w/out" "no plan stored"
 "$apsolve" --db "$w/dp.db" --no-store --format json >"$w/auto.json" 2>/dev/null || fail "auto json"
-"$apsolve" --db "$w/dp.db" --no-store --format json --parallel dp=2,tp=1,pp=2 >"$w/plain.json" \
-  2>/dev/null || fail "dp=2,tp=1,pp=2"
-"$apsolve" --db "$w/dp.db" --no-store --format json --parallel dp=2,tp=1,pp=2,ep=2,etp=1 \
-  >"$w/ep.json" 2>/dev/null || fail "dp=2,tp=1,pp=2,ep=2,etp=1"
+"$apsolve" --db "$w/dp.db" --no-store --format json --parallel dp=1,tp=1,pp=2,cp=2 >"$w/plain.json" \
+  2>/dev/null || fail "dp=1,tp=1,pp=2,cp=2"
+"$apsolve" --db "$w/dp.db" --no-store --format json --parallel dp=1,tp=1,pp=2,cp=2,ep=2,etp=1 \
+  >"$w/ep.json" 2>/dev/null || fail "dp=1,tp=1,pp=2,cp=2,ep=2,etp=1"
 "$apsolve" --db "$w/dp.db" --no-store --format json --plan "$id" >"$w/again.json" 2>"$w/err" ||
   fail_with "$w/err" "apsolve --plan of the ep plan"
 "$py" - "$w/dp.db" "$id" "$w/auto.json" "$w/plain.json" "$w/ep.json" "$w/again.json" <<'PY' ||
@@ -52,11 +60,11 @@ import json, sqlite3, sys
 o = json.loads(sqlite3.connect(sys.argv[1]).execute(
     "SELECT options FROM plan WHERE id = ?", (int(sys.argv[2]),)).fetchone()[0])
 p = o["parallel"]
-assert (p["dp"], p["tp"], p["pp"], p["ep"], p["etp"]) == (2, 1, 2, 2, 1) and "cp" not in p, o
+assert (p["dp"], p["tp"], p["pp"], p["cp"], p["ep"], p["etp"]) == (1, 1, 2, 2, 2, 1), o
 auto, again = json.load(open(sys.argv[3])), json.load(open(sys.argv[6]))
 plain, ep = (json.load(open(f))["plans"][0] for f in sys.argv[4:6])
-assert auto["ep"] == 2 and auto["etp"] == 1, auto
-# the auto plan is the --parallel ep plan, priced alike (and so re-priced)
+assert auto["cp"] == 2 and auto["ep"] == 2 and auto["etp"] == 1, auto
+# the auto plan is the --parallel cp and ep plan, priced alike (and so re-priced)
 for x in (ep, again):
     assert [s["memory_needed"] for s in x["stages"]] == [s["memory_needed"] for s in auto["stages"]]
     assert abs(x["total_cost"] - auto["total_cost"]) <= 1e-12 * auto["total_cost"], (x, auto)
@@ -67,17 +75,18 @@ half = 3 * 8 * 4096 * 14336 // 2
 assert half == 704643072
 for a, b in zip(plain["stages"], auto["stages"]):
     assert a["memory_needed"] - b["memory_needed"] == 16 * half, (a["memory_needed"], b["memory_needed"])
-# and it pays: less Adam per GPU than the plan without ep
+# and ep pays: less Adam per GPU than the cp plan without ep
 assert auto["total_cost"] < plain["total_cost"], (auto["total_cost"], plain["total_cost"])
 PY
   fail "the ep plan"
 mkdir -p "$w/f"
 "$apreport" --db "$w/dp.db" --plan "$id" --name a --out "$w/f" --quiet 2>"$w/err" ||
   fail_with "$w/err" "apreport"
-grep -q '"layout": "dp 2 x tp 1 x pp 2, experts on ep 2 x etp 1, ' "$w/f/report.json" ||
+grep -q '"layout": "dp 1 x tp 1 x pp 2 x cp 2 (p2p), experts on ep 2 x etp 1, ' "$w/f/report.json" ||
   fail "apreport's headline: $(grep -o '"layout": "[^"]*"' "$w/f/report.json")"
 grep -q '^--expert-model-parallel-size 2$' "$w/f/a_megatron.args" || fail_with "$w/f/a_megatron.args" "ep size"
 grep -q '^--expert-tensor-parallel-size 1$' "$w/f/a_megatron.args" || fail_with "$w/f/a_megatron.args" "etp size"
+grep -q 'model.context_parallel_size=2 ' "$w/f/a_megatron.args" || fail_with "$w/f/a_megatron.args" "NeMo's cp size"
 "$py" "$check" "$man/megatron-lm-core_v0.19.0.json" "$w/f/a_megatron.args" >"$w/chk" 2>&1 ||
   fail_with "$w/chk" "the Megatron file of the ep auto plan"
 

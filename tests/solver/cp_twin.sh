@@ -18,6 +18,16 @@
 #   before) is refused naming that stage and the cause, not attention or
 #   experts (exit 2); a twin with no entry (what approf sweep --skip-unfit
 #   leaves out) names --skip-unfit.
+# - The auto search and --framework find such a plan by themselves
+#   (solver/session_twin.c, apsolve_unfit_open): on the small Llama at
+#   sequence 16384 no plan without cp fits, and the auto plan is a cp plan
+#   on the dp=4 twin's GPUs, priced as --parallel prices it (before: exit 3, no feasible plan;
+#   and the objective fell back to alpa with a notice that the sweep had no
+#   apply costs, since no entry had a finite time); --framework megatron
+#   finds a cp plan too. On a small Mixtral on 1x2 (bf16 Adam state, f32
+#   gradient buffers, ZeRO-1: a spec where halving the experts' weights and
+#   gradients outweighs what ZeRO-1 keeps) whose dp=2 backward is out of
+#   memory, the auto plan is ep=2 etp=1, priced as --parallel prices it.
 # Usage: cp_twin.sh APPROF APSOLVE PYTHON SQLITE3
 . "$(dirname "$0")/../lib.sh"
 approf=$1 apsolve=$2 py=$3 sq=$4
@@ -110,6 +120,38 @@ EOF
 "$apsolve" --db "$w/c4.db" --no-store --format json --quiet --micro-batch-size 4 \
   --parallel dp=4,tp=1,pp=1 >"$w/p.json" 2>"$w/err"
 expect_rc 3 $? "$w/err" "dp=4 out of memory"
+# the auto search finds the cp plan, priced as --parallel prices it
+"$apsolve" --db "$w/c4.db" --no-store --format json >"$w/auto.json" 2>"$w/err" ||
+  fail_with "$w/err" "the auto search on a sweep whose plans need cp to fit"
+grep -q "^apsolve: context parallelism: no plan without cp fits; the cp plan does" "$w/err" ||
+  fail_with "$w/err" "the auto search does not say cp makes it fit"
+if grep -q "entries without apply_cost" "$w/err"; then
+  fail_with "$w/err" "the oom entries' apply costs are not counted"
+fi
+knobs=$("$py" -c 'import json,sys; a = json.load(open(sys.argv[1]))
+print("dp=%d,tp=1,pp=1,cp=%d,cp_comm=%s" % (4 // a["cp"], a["cp"], a["cp_comm"]))' "$w/auto.json") ||
+  fail "the auto plan has no cp"
+"$apsolve" --db "$w/c4.db" --no-store --format json --quiet --parallel "$knobs" >"$w/p.json" \
+  2>"$w/err" || fail_with "$w/err" "--parallel $knobs"
+"$py" - "$w/auto.json" "$w/p.json" <<'EOF' || fail "the auto cp plan"
+import json, sys
+a, p = (json.load(open(f)) for f in sys.argv[1:])
+p = p["plans"][0] if "plans" in p else p
+assert a["kind"] == "auto" and a["cp"] in (2, 4) and a["feasible"], a
+# the --parallel plan states its knobs as the auto plan does
+assert (p.get("cp"), p.get("cp_comm")) == (a["cp"], a["cp_comm"]), p
+assert a["cost_objective"] == "full", a["cost_objective"]
+s, t = a["stages"][0], p["stages"][0]
+assert s["memory_ok"] and 0 < s["memory_needed"] <= s["available_memory"] < 5.45e9, s
+assert (s["logical_mesh"], s["submesh"]) == ([4, 1], [1, 4]), s
+for k in ("cost", "total_cost", "full_cost"):
+    assert abs(a[k] - p[k]) <= 1e-12 * p[k], (k, a[k], p[k])
+assert s["memory_needed"] == t["memory_needed"], (s, t)
+EOF
+"$apsolve" --db "$w/c4.db" --no-store --quiet --framework megatron >"$w/out" 2>"$w/err" ||
+  fail_with "$w/err" "--framework megatron on a sweep whose plans need cp to fit"
+grep -q "^Best plan Megatron-LM runs as priced: --parallel dp=[12],tp=1,pp=1,.*,cp=[24]" "$w/out" ||
+  fail_with "$w/out" "--framework megatron: no cp plan"
 
 # ep: the small Mixtral of expert_parallel.sh on a copy of h100-sxm with
 # 1.75 GiB, under the dp=4 entry's 0.84 GB peak
@@ -133,3 +175,40 @@ EOF
 expect_rc 2 $? "$w/err" "ep=2 on a twin out of memory without a time"
 grep -q "ep=2 is priced from the stored entry of the same GPUs without it (logical mesh (4, 1), batch on axis 0), and stage 0's (layers 0-1) in sweep 1 has no time: it is stored out of memory" "$w/err" ||
   fail_with "$w/err" "the refusal of ep=2 does not name its twin out of memory"
+
+# ep: a small Mixtral on 1x2 whose dp=2 backward is out of memory on a
+# copy of h100-sxm with 2.1 GiB, Adam's state in bf16 without a master copy,
+# gradient buffers in f32, ZeRO-1; the auto search finds ep=2 etp=1 and
+# prices it as --parallel does
+sed -e 's/^memory_gib = .*/memory_gib = 2.1/' -e 's/^grad_reduce_bytes = .*/grad_reduce_bytes = 4/' \
+  -e 's/^optimizer_main_param_bytes = .*/optimizer_main_param_bytes = 2/' \
+  -e 's/^optimizer_exp_avg_bytes = .*/optimizer_exp_avg_bytes = 2/' \
+  -e 's/^optimizer_exp_avg_sq_bytes = .*/optimizer_exp_avg_sq_bytes = 2/' "$w/show" >"$w/e.spec"
+"$approf" sweep --db "$w/e.db" --model mixtral --num-layers 2 --hidden 256 --heads 4 \
+  --seq-len 128 --vocab 1000 --cluster 1x2 --hardware "$w/e.spec" --batch 16 \
+  --micro-batches 4 --layers 2 --recompute none --zero 1 --memory-levels 1 \
+  --logical-space data_parallel_only --quiet >"$w/out" 2>&1 || fail_with "$w/out" "mixtral 1x2 sweep"
+"$sq" "$w/e.db" "select count(*) from stage_profile p join sweep_config c using (sweep_id,
+  submesh_index, config_index) where start_layer = 0 and end_layer = 1 and logical_a = 2
+  and status = 'oom'" >"$w/n" || fail "count the ep twin's oom rows"
+[ "$(cat "$w/n")" -ge 1 ] || fail "the dp=2 twin is not stored out of memory"
+"$apsolve" --db "$w/e.db" --no-store --format json >"$w/auto.json" 2>"$w/err" ||
+  fail_with "$w/err" "the auto search on a sweep whose plans need ep to fit"
+grep -q "^apsolve: expert parallelism: no plan without ep fits; the ep plan does" "$w/err" ||
+  fail_with "$w/err" "the auto search does not say ep makes it fit"
+"$apsolve" --db "$w/e.db" --no-store --format json --quiet \
+  --parallel dp=2,tp=1,pp=1,zero=1,ep=2,etp=1 >"$w/p.json" 2>"$w/err" ||
+  fail_with "$w/err" "--parallel ep=2"
+"$py" - "$w/auto.json" "$w/p.json" <<'EOF' || fail "the auto ep plan"
+import json, sys
+a, p = (json.load(open(f)) for f in sys.argv[1:])
+p = p["plans"][0] if "plans" in p else p
+assert a["kind"] == "auto" and (a["ep"], a["etp"]) == (2, 1) and a["feasible"], a
+assert (p.get("ep"), p.get("etp")) == (2, 1), p
+s, t = a["stages"][0], p["stages"][0]
+assert len(a["stages"]) == 1 and s["logical_mesh"] == [2, 1] and s["zero"] == 1, s
+assert s["memory_ok"] and s["memory_needed"] <= s["available_memory"], s
+for k in ("cost", "total_cost", "full_cost"):
+    assert abs(a[k] - p[k]) <= 1e-12 * p[k], (k, a[k], p[k])
+assert s["memory_needed"] == t["memory_needed"], (s, t)
+EOF

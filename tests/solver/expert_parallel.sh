@@ -32,11 +32,16 @@ grep -q "expert parallelism ep=2 etp=1, stage 0 (layers 0-1): 2 MoE layers of 8 
   fail_with "$w/err" "the ep=2 figures"
 bw=$("$sq" "$db" "select intra_host_bandwidth from hardware")
 lat=$("$sq" "$db" "select intra_host_latency from hardware")
-"$py" - "$w/plain.json" "$w/ep.json" "$bw" "$lat" <<'EOF' || fail "ep=2 pricing"
+# the memory rate of the permutation copies: bandwidth x memory_efficiency
+mem=$("$sq" "$db" "select memory_bandwidth from hardware")
+meff=$("$sq" "$db" "select capabilities from hardware" |
+  "$py" -c 'import json, sys; print(json.load(sys.stdin)["memory_efficiency"])')
+"$py" - "$w/plain.json" "$w/ep.json" "$bw" "$lat" "$mem" "$meff" <<'EOF' || fail "ep=2 pricing"
 import json, sys
 plain = json.load(open(sys.argv[1]))["plans"][0]["stages"][0]
 ep = json.load(open(sys.argv[2]))["plans"][0]["stages"][0]
 bw, lat = float(sys.argv[3]) * 0.8, float(sys.argv[4])  # h100-sxm bus efficiency 0.8
+rate = float(sys.argv[5]) * float(sys.argv[6])
 # expert weights: 2 blocks x (gate, up, down) x 8 x 256 x 14336 elements; ep=2
 # keeps half of them on a GPU, 16 bytes each (bf16 weight and gradient, f32
 # master and two moments)
@@ -51,11 +56,27 @@ assert got == 16 * half, (got, 16 * half)
 # Alpa's all-to-all formula: (n-1)/n^2 of the group's n x 131072 bytes + (n-1) lat
 n, b = 2, 1 * 8 * 32 * 256 * 2
 a2a = (n - 1) / n**2 * (n * b) / bw + (n - 1) * lat
-for ph in ("fwd_cost", "bwd_cost"):
-    d = ep[ph] - plain[ph]
-    assert abs(d - 2 * 2 * a2a) <= 1e-12, (ph, d, 4 * a2a)
-assert abs(ep["cost"] - plain["cost"] - 8 * a2a) <= 1e-12
-print("ep=2: memory -%d bytes, a2a %.6g s each" % (got, a2a))
+# Megatron-Core's MoEAlltoAllTokenDispatcher (core_v0.19.0) also sends the
+# 256 slots' routing probabilities (bf16, the router's dtype: 512 bytes) in
+# an all-to-all of their own, forward (token_dispatch) and backward
+bp = 1 * 8 * 32 * 2
+a2ap = (n - 1) / n**2 * (n * bp) / bw + (n - 1) * lat
+# with 8 / 2 = 4 local experts the 256 received slots are sorted by local
+# expert with their probabilities (read + write 256 x 257 x 2 bytes), the
+# experts' output sorted back (256 x 256 x 2); the backward sorts their
+# gradients
+perm = (2 * 256 * 257 * 2 + 2 * 256 * 256 * 2) / rate
+d = {ph: ep[ph] - plain[ph] for ph in ("fwd_cost", "bwd_cost")}
+per = 2 * (2 * a2a + a2ap + perm)  # 2 MoE layers
+assert abs(d["bwd_cost"] - per) <= 1e-12, (d["bwd_cost"], per)
+# dropless (capacity 32 = ceil(128 x 2 / 8)): the forward also all-gathers
+# each rank's 8 token counts (int64) over the ep group before the
+# all-to-all, NCCL-priced: a latency-bound few microseconds per layer
+gather = (d["fwd_cost"] - per) / 2
+assert 0 < gather < 1e-4, gather
+assert abs(ep["cost"] - plain["cost"] - d["fwd_cost"] - d["bwd_cost"]) <= 1e-12
+print("ep=2: memory -%d bytes, a2a %.6g s, probs %.6g s, sorts %.6g s, counts %.6g s each"
+      % (got, a2a, a2ap, perm, gather))
 EOF
 
 # with context parallelism (docs/context-parallel.md): the entries are those
@@ -68,16 +89,20 @@ EOF
   >"$w/cpep.json" 2>"$w/err" || fail_with "$w/err" "cp=2,ep=2"
 grep -q "token all-to-all of 65536 bytes per GPU, 4 forward and 4 backward per micro-batch over 2 GPUs" "$w/err" ||
   fail_with "$w/err" "the cp=2,ep=2 figures"
-"$py" - "$w/cp.json" "$w/cpep.json" "$bw" "$lat" <<'EOF' || fail "cp=2,ep=2 pricing"
+"$py" - "$w/cp.json" "$w/cpep.json" "$bw" "$lat" "$mem" "$meff" <<'EOF' || fail "cp=2,ep=2 pricing"
 import json, sys
 cp = json.load(open(sys.argv[1]))["plans"][0]["stages"][0]
 ep = json.load(open(sys.argv[2]))["plans"][0]["stages"][0]
 bw, lat = float(sys.argv[3]) * 0.8, float(sys.argv[4])
+rate = float(sys.argv[5]) * float(sys.argv[6])
 assert cp["memory_needed"] - ep["memory_needed"] == 16 * 88080384
-n, b = 2, 1 * 8 * 32 * 256 * 2 // 2
+n, b, bp, rows = 2, 1 * 8 * 32 * 256 * 2 // 2, 1 * 8 * 32 * 2 // 2, 128
 a2a = (n - 1) / n**2 * (n * b) / bw + (n - 1) * lat
-for ph in ("fwd_cost", "bwd_cost"):
-    assert abs(ep[ph] - cp[ph] - 4 * a2a) <= 1e-12, (ph, ep[ph] - cp[ph], 4 * a2a)
+a2ap = (n - 1) / n**2 * (n * bp) / bw + (n - 1) * lat
+perm = (2 * rows * 257 * 2 + 2 * rows * 256 * 2) / rate
+per = 2 * (2 * a2a + a2ap + perm)
+assert abs(ep["bwd_cost"] - cp["bwd_cost"] - per) <= 1e-12, (ep["bwd_cost"] - cp["bwd_cost"], per)
+assert 0 < (ep["fwd_cost"] - cp["fwd_cost"] - per) / 2 < 1e-4
 EOF
 # stored, cp=2,ep=2 is re-priced by apsolve --plan through both steps,
 # to the same objective and memory (the plan is removed again)
@@ -128,6 +153,39 @@ ep = json.load(open(sys.argv[2]))["plans"][0]
 assert again["stages"][0]["memory_needed"] == ep["stages"][0]["memory_needed"]
 assert abs(again["cost"] - ep["cost"]) <= 1e-15, (again["cost"], ep["cost"])
 EOF
+
+# a capacity factor (1.5: capacity ceil(1.5 x 128 x 2 / 8) = 48): Megatron's
+# dispatcher drops and pads to the capacity, its all-to-all splits are
+# fixed and no token counts are gathered, so the forward adds what the
+# backward does; the tokens, probabilities and sorts at 48 slots an expert
+# (a sweep takes the factor from a model file)
+# shellcheck disable=SC2086
+"$approf" model export mixtral ${mix#--model mixtral } --capacity-factor 1.5 --batch 4 >"$w/cf.json" 2>"$w/err" ||
+  fail_with "$w/err" "mixtral export at capacity factor 1.5"
+"$approf" sweep --db "$w/cf.db" --model-file "$w/cf.json" --cluster 1x4 --hardware h100-sxm \
+  --batch 16 --micro-batches 4 --layers 2 >"$w/out" 2>&1 ||
+  fail_with "$w/out" "mixtral sweep at capacity factor 1.5"
+"$sq" "$w/cf.db" "select options from model" | grep -q '"moe_top_k":2,"moe_capacity":48' ||
+  fail "capacity factor 1.5: $("$sq" "$w/cf.db" "select options from model")"
+"$apsolve" --db "$w/cf.db" --no-store --format json --parallel dp=4,tp=1,pp=1 >"$w/cfplain.json" \
+  2>"$w/err" || fail_with "$w/err" "capacity factor 1.5: plain dp=4"
+"$apsolve" --db "$w/cf.db" --no-store --format json --parallel dp=4,tp=1,pp=1,ep=2 \
+  >"$w/cfep.json" 2>"$w/err" || fail_with "$w/err" "capacity factor 1.5: dp=4,ep=2"
+"$py" - "$w/cfplain.json" "$w/cfep.json" "$bw" "$lat" "$mem" "$meff" <<'EOF' ||
+import json, sys
+plain = json.load(open(sys.argv[1]))["plans"][0]["stages"][0]
+ep = json.load(open(sys.argv[2]))["plans"][0]["stages"][0]
+bw, lat = float(sys.argv[3]) * 0.8, float(sys.argv[4])
+rate = float(sys.argv[5]) * float(sys.argv[6])
+n, slots = 2, 1 * 8 * 48
+a2a = (n - 1) / n**2 * (n * slots * 256 * 2) / bw + (n - 1) * lat
+a2ap = (n - 1) / n**2 * (n * slots * 2) / bw + (n - 1) * lat
+perm = (2 * slots * 257 * 2 + 2 * slots * 256 * 2) / rate
+per = 2 * (2 * a2a + a2ap + perm)
+for ph in ("fwd_cost", "bwd_cost"):
+    assert abs(ep[ph] - plain[ph] - per) <= 1e-12, (ph, ep[ph] - plain[ph], per)
+EOF
+  fail "capacity factor 1.5: ep=2 pricing"
 
 # refusals
 "$apsolve" --db "$db" --no-store --parallel dp=4,tp=1,pp=1,ep=3 >/dev/null 2>"$w/err"

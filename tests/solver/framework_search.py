@@ -197,10 +197,11 @@ for f in ("megatron", "torchtitan", "deepspeed"):
 # expert parallelism: on a small Mixtral where ep pays, Megatron-LM's best
 # plan splits the experts and is no slower than the auto plan (which it
 # runs); torchtitan builds ep inside FSDP (ZeRO-2/3), which an ep plan is
-# not priced with, so its plan has none
+# not priced with, so its plan has none (sequence 512: at 1024 the
+# dispatcher's per-micro-batch costs, docs/expert-parallel.md, let cp=2 win)
 moe = os.path.join(tmp, "moe.db")
 run(approf, "sweep", "--db", moe, "--quiet", "--model", "mixtral", "--preset", "mixtral-8x7b",
-    "--num-layers", "2", "--layers", "2", "--seq-len", "1024", "--cluster", "1x4", "--hardware",
+    "--num-layers", "2", "--layers", "2", "--seq-len", "512", "--cluster", "1x4", "--hardware",
     "h100-sxm", "--batch", "16", "--micro-batches", "4", "--logical-space",
     "data_parallel_only")
 mauto = json.loads(run(apsolve, "--db", moe, "--format", "json", "--quiet",

@@ -20,6 +20,7 @@
 
 #include "apsolve.h"
 #include "costdb.h"
+#include "schedule.h"
 
 #define GB (1024LL * 1024 * 1024)
 #define NEAR(x, want) CU_ASSERT(fabs((double)(x) - (double)(want)) <= 1e-12 * fabs((double)(want)) + 1e-15)
@@ -245,6 +246,32 @@ static void test_full_estimate(void)
     CU_ASSERT_FATAL(apsolve_full_estimate_ex(db, ids[0], pl, 1.0, &f, se) == 0);
     CU_ASSERT(!f.apply_from_entries);
     NEAR(f.total, 0.07 + 3.4e-4 + 3 * 0.04017 + 0.0320104);
+    CU_ASSERT(f.p2p_exposed == 0);
+    /* the same stages run interleaved, v = 2, as Megatron-Core does: the
+     * chunks' compute (0.07 + (2 x 4 - 1) x 0.04) / 2 and the first
+     * micro-batch's exchanges of 170 us across the 2 x 2 - 1 = 3 virtual
+     * boundaries, forward and back; the 4 steady ones hide under chunks of
+     * 5 ms and more (the periods' and v x the fill's transfers are not
+     * added) */
+    pl->schedule = APSOLVE_SCHEDULE_INTERLEAVED;
+    pl->virtual_stages = 2;
+    CU_ASSERT_FATAL(apsolve_full_estimate_ex(db, ids[0], pl, 1.0, &f, se) == 0);
+    NEAR(f.p2p_exposed, 6 * 1.7e-4);
+    NEAR(f.pipeline, (0.07 + 7 * 0.04) / 2 + 6 * 1.7e-4);
+    NEAR(f.total, (0.07 + 7 * 0.04) / 2 + 6 * 1.7e-4 + 0.0320104);
+    /* a framework that sends h split over 4 devices (Megatron-Core's
+     * (seq / tp, mbs, hidden) shard, session_price.c), not the receiving
+     * placement's 2: 8000 B, 10 us + 80 us each way, whatever the ILP
+     * picked; x 0.5 (a cp plan's scale) on top: 4000 B, 50 us */
+    pl->boundary_devices = 4;
+    CU_ASSERT_FATAL(apsolve_full_estimate_ex(db, ids[0], pl, 1.0, &f, se) == 0);
+    NEAR(f.transfer_bytes, 8000);
+    NEAR(se[0].send_fwd, 9e-5);
+    NEAR(f.p2p_exposed, 6 * 9e-5);
+    CU_ASSERT_FATAL(apsolve_full_estimate_ex(db, ids[0], pl, 0.5, &f, se) == 0);
+    NEAR(f.transfer_bytes, 4000);
+    NEAR(se[1].send_bwd, 5e-5);
+    pl->boundary_devices = 0;
     apsolve_plan_free(&pl);
     /* the auto plan is the same split */
     CU_ASSERT_FATAL(apsolve_solve(p, &o, &autop) == 0);

@@ -301,8 +301,8 @@ static void test_explain(void)
     CU_ASSERT_FATAL(apsolve_problem_new(2, 1, 2, 2, 1, 1, &p) == APSOLVE_OK);
     p->submeshes[0] = (ApsolveSubmesh){1, 1};
     p->submeshes[1] = (ApsolveSubmesh){1, 2};
-    p->configs[0] = (ApsolveConfig){1, 1, 1, -1, 0, 0, 0};
-    p->configs[1] = (ApsolveConfig){1, 2, 1, -1, 0, 0, 0};
+    p->configs[0] = (ApsolveConfig){1, 1, 1, -1, {0, 0, 0}};
+    p->configs[1] = (ApsolveConfig){1, 2, 1, -1, {0, 0, 0}};
     {
         struct { int i, j, s; int64_t peak, inter; } e[] = {
             {0, 1, 1, 40 * GB, 0}, {0, 0, 0, 10 * GB, 8 * GB}, {1, 1, 0, 10 * GB, 0},
@@ -437,6 +437,10 @@ static void test_parallel_text(void)
                                            sizeof err), 0);
     CU_ASSERT(par.cp == 4 && par.cp_comm == APSOLVE_CP_A2A_P2P);
     CU_ASSERT(par.ep == 1 && par.etp == 0);
+    CU_ASSERT_EQUAL(apsolve_parallel_parse("dp=2,tp=1,pp=1,cp=2,cp_comm=all_gather", &par, err,
+                                           sizeof err), 0);
+    CU_ASSERT(par.cp == 2 && par.cp_comm == APSOLVE_CP_ALL_GATHER);
+    CU_ASSERT_STRING_EQUAL(apsolve_cp_comm_name(APSOLVE_CP_ALL_GATHER), "all_gather");
     /* the expert grid folded into the stage: etp x ep divides dp x tp */
     CU_ASSERT_EQUAL(apsolve_parallel_parse("dp=8,tp=2,pp=4,ep=8,etp=2", &par, err, sizeof err),
                     0);
@@ -450,7 +454,7 @@ static void test_parallel_text(void)
         {"dp=2,tp=1,pp=1,ep=0", "ep must be an integer in 1..65536, not '0'"},
         {"dp=2,tp=1,pp=1,etp=0", "etp must be an integer in 1..65536, not '0'"},
         {"dp=2,tp=1,pp=1,cp=0", "cp must be an integer in 1..65536, not '0'"},
-        {"dp=2,tp=1,pp=1,cp=2,cp_comm=ring", "cp_comm must be p2p, a2a or a2a+p2p, not 'ring'"},
+        {"dp=2,tp=1,pp=1,cp=2,cp_comm=ring", "cp_comm must be p2p, a2a, a2a+p2p or all_gather, not 'ring'"},
         {"dp=2,tp=1,pp=1,cp_comm=a2a", "cp_comm needs context parallelism (cp >= 2)"},
         {"dp=1024,tp=1024,pp=1,cp=2", "dp x tp x pp x cp = 2097152 devices"},
         {"dp=2,tp=1", "dp, tp and pp are required"},

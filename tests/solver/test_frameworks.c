@@ -25,7 +25,7 @@ static ApsolveFwStage st[4];
 static ApsolveFwPlan plan(int pp, int dp, int tp, int layers, int rec, int zero)
 {
     for (int k = 0; k < pp; k++)
-        st[k] = (ApsolveFwStage){layers, 1, dp * tp, dp, tp, 0, rec, zero, 0};
+        st[k] = (ApsolveFwStage){layers, 1, dp * tp, dp, tp, 0, {0, rec, zero}, 0};
     return (ApsolveFwPlan){st, (size_t)pp, APSOLVE_SCHEDULE_1F1B, 1, 0};
 }
 
@@ -53,10 +53,37 @@ static void test_rule(void)
     p = plan(2, 2, 2, 2, 0, 1);
     CU_ASSERT_EQUAL(runs(&p, &v), MEG | DS);
     /* ZeRO-3 with a pipeline: torchtitan's FSDP only (DeepSpeed's
-     * PipelineEngine asserts stage < 2, Megatron has ZeRO-1) */
+     * PipelineEngine asserts stage < 2, Megatron has ZeRO-1), and only
+     * when the sweep priced FSDP2's overlap: the serial schedule (the
+     * default) is not how FSDP2 runs it */
     p = plan(2, 4, 1, 2, 0, 3);
+    p.zero3_schedule = APSOLVE_ZERO3_FSDP2;
     CU_ASSERT_EQUAL(runs(&p, &v), TT);
     CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "PipelineEngine"));
+    p.zero3_schedule = APSOLVE_ZERO3_SERIAL;
+    CU_ASSERT_EQUAL(runs(&p, &v), 0u);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_TORCHTITAN], "ZeRO-3 priced with the serial "
+                                                                 "schedule"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_TORCHTITAN], "--zero3-schedule fsdp2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "PipelineEngine"));
+    p.zero3_schedule = APSOLVE_ZERO3_DEEPSPEED;
+    CU_ASSERT_EQUAL(runs(&p, &v), 0u);
+    /* ZeRO-3 data parallelism: the framework whose schedule was priced */
+    p = plan(1, 8, 1, 4, 0, 3);
+    CU_ASSERT_EQUAL(runs(&p, &v), 0u);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "--zero3-schedule deepspeed"));
+    p.zero3_schedule = APSOLVE_ZERO3_FSDP2;
+    CU_ASSERT_EQUAL(runs(&p, &v), TT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "with the fsdp2 schedule"));
+    p.zero3_schedule = APSOLVE_ZERO3_DEEPSPEED;
+    CU_ASSERT_EQUAL(runs(&p, &v), DS);
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_TORCHTITAN], "with the deepspeed schedule"));
+    CU_ASSERT_EQUAL(apsolve_zero3_schedule_of("{\"zero3_schedule\":\"fsdp2\"}"),
+                    APSOLVE_ZERO3_FSDP2);
+    CU_ASSERT_EQUAL(apsolve_zero3_schedule_of("{\"zero3_schedule\":\"deepspeed\"}"),
+                    APSOLVE_ZERO3_DEEPSPEED);
+    CU_ASSERT_EQUAL(apsolve_zero3_schedule_of("{\"variants\":\"all\"}"), APSOLVE_ZERO3_SERIAL);
+    CU_ASSERT_EQUAL(apsolve_zero3_schedule_of(""), APSOLVE_ZERO3_SERIAL);
     /* ZeRO-2 without a pipeline: DeepSpeed and torchtitan */
     p = plan(1, 8, 1, 4, 0, 2);
     CU_ASSERT_EQUAL(runs(&p, &v), DS | TT);
@@ -126,10 +153,10 @@ static void test_rule(void)
     CU_ASSERT_EQUAL(runs(&p, &v), 0u);
     CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "not uniform"));
     p = plan(2, 2, 2, 2, 0, 1);
-    st[1].zero = 0;
+    st[1].variant.zero = 0;
     CU_ASSERT_EQUAL(runs(&p, &v), 0u);
     p = plan(2, 2, 2, 2, 0, 1);
-    st[0].recompute = -1;
+    st[0].variant.recompute = -1;
     CU_ASSERT_EQUAL(runs(&p, &v), 0u);
     /* unequal layers: Megatron states the first and last stage's; the
      * others split evenly; more than one apart: no one */
@@ -325,7 +352,7 @@ static void test_keep_headroom(void)
     ApsolveProblem *p = NULL;
     ApsolvePlan *pl = NULL;
     ApsolveOptions o;
-    ApsolveStageSpec sp = {0, 0, 1, 1, 1, 1, 0, -1, 0, 0};
+    ApsolveStageSpec sp = {0, 0, 1, 1, 1, 1, 0, {-1, 0, 0}};
     const int64_t peak[2] = {960, 800};
     char err[128];
     CU_ASSERT_FATAL(apsolve_problem_new(1, 1, 1, 1, 2, 1, &p) == APSOLVE_OK);
@@ -333,7 +360,7 @@ static void test_keep_headroom(void)
     for (int c = 0; c < 2; c++) {
         size_t idx = apsolve_index(p, 0, 0, 0, c);
         p->configs[c] = (ApsolveConfig){.valid = 1, .logical_a = 1, .logical_b = 1,
-                                        .force_batch_dim = 0, .memory_level = c};
+                                        .force_batch_dim = 0, .variant.memory_level = c};
         p->cost[idx] = c ? 1.5 : 1.0;
         p->apply_cost[idx] = 0;
         p->memory[idx] = (ApsolveMemory){.avail = 1000, .peak = peak[c]};
@@ -345,25 +372,25 @@ static void test_keep_headroom(void)
     o.headroom_percent = 10;
     /* judged by the raw capacity (--parallel): the fast level */
     CU_ASSERT_FATAL(apsolve_evaluate(p, &o, &sp, 1, &pl, err, sizeof err) == APSOLVE_OK);
-    CU_ASSERT(pl->feasible && pl->stages[0].memory_level == 0);
+    CU_ASSERT(pl->feasible && pl->stages[0].variant.memory_level == 0);
     apsolve_plan_free(&pl);
     /* the search's rule: the slower level that keeps 100 bytes free */
     CU_ASSERT_FATAL(apsolve_evaluate_as_run_keep(NULL, 0, p, &o, &sp, 1, &pl, err,
                                                  sizeof err) == APSOLVE_OK);
-    CU_ASSERT(pl->feasible && o.search_headroom && pl->stages[0].memory_level == 1);
-    CU_ASSERT_EQUAL(sp.memory_level, -1); /* the specs as given */
+    CU_ASSERT(pl->feasible && o.search_headroom && pl->stages[0].variant.memory_level == 1);
+    CU_ASSERT_EQUAL(sp.variant.memory_level, -1); /* the specs as given */
     apsolve_plan_free(&pl);
     /* a headroom the fast level keeps: the fast level */
     o.headroom_percent = 3;
     CU_ASSERT_FATAL(apsolve_evaluate_as_run_keep(NULL, 0, p, &o, &sp, 1, &pl, err,
                                                  sizeof err) == APSOLVE_OK);
-    CU_ASSERT(pl->feasible && o.search_headroom && pl->stages[0].memory_level == 0);
+    CU_ASSERT(pl->feasible && o.search_headroom && pl->stages[0].variant.memory_level == 0);
     apsolve_plan_free(&pl);
     /* a headroom no level keeps: the raw capacity, the fast level */
     o.headroom_percent = 25;
     CU_ASSERT_FATAL(apsolve_evaluate_as_run_keep(NULL, 0, p, &o, &sp, 1, &pl, err,
                                                  sizeof err) == APSOLVE_OK);
-    CU_ASSERT(pl->feasible && !o.search_headroom && pl->stages[0].memory_level == 0);
+    CU_ASSERT(pl->feasible && !o.search_headroom && pl->stages[0].variant.memory_level == 0);
     apsolve_plan_free(&pl);
     apsolve_problem_free(&p);
 }

@@ -6,13 +6,15 @@
  * decreasing in v; in-flight counts (1F1B min(B, n - k), GPipe B,
  * interleaved n + (n - 1)/v on the first device, capped at B, decreasing
  * along the pipeline; ZB-H1 min(B, n) on every stage); transfer factors;
- * the validity rules; ZB-H1's closed form by hand (equal and unequal
+ * the validity rules; Megatron-Core's warm-up counts and the exchanges
+ * its interleaved schedule leaves exposed, by hand; ZB-H1's closed form by hand (equal and unequal
  * stages) and its refusals; the solver's ZB-H1 plan of four equal stages
  * priced as the closed form, and infeasible without the split. Agreement with
  * the pass-by-pass simulation is tested in tests/reports/test_schedule.c.
  */
 #include <CUnit/Basic.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "apsolve.h"
@@ -139,6 +141,54 @@ static void test_transfer_and_valid(void)
  * B = 8: Alpa's T 33 less 3 x (1 + min(1, 1, 1)) = 27 (the paper's bubble
  * (n - 1)(F + B - W) = 3 on top of 24 s of work). Unequal stages: T =
  * sum c + (B - 1) max c less (n - 1) min_k (W_k + min(W_k, F_k, B_k)). */
+/* Megatron-Core's warm-up counts (get_pp_rank_microbatches, core_v0.19.0)
+ * and the exchanges its interleaved schedule leaves exposed, by hand. */
+static void test_p2p(void)
+{
+    ApsolveSchedule I = APSOLVE_SCHEDULE_INTERLEAVED;
+    /* 1F1B: n - k - 1, at most B; GPipe: B; zero-bubble: none */
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(APSOLVE_SCHEDULE_1F1B, 1, 8, 4, 0), 3);
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(APSOLVE_SCHEDULE_1F1B, 1, 8, 4, 3), 0);
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(APSOLVE_SCHEDULE_1F1B, 1, 2, 4, 0), 2);
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(APSOLVE_SCHEDULE_GPIPE, 1, 5, 4, 1), 5);
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(APSOLVE_SCHEDULE_ZB_H1, 1, 8, 4, 0), -1);
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(I, 2, 8, 4, 4), -1);
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(I, 2, 0, 4, 0), -1);
+    /* interleaved, v = 2, n = 4: 2 (4 - k - 1) + 1 x 4 */
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(I, 2, 8, 4, 0), 10);
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(I, 2, 8, 4, 3), 4);
+    /* B v = 8 chunks only: every pass is warm-up */
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(I, 2, 4, 4, 0), 8);
+    /* NeMo's Llama 2 70B: pp 4, vpp 20, 32 micro-batches: 6 + 19 x 4 */
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(I, 20, 32, 4, 0), 82);
+    /* v = 1 is 1F1B */
+    CU_ASSERT_EQUAL(apsolve_schedule_warmup(I, 1, 8, 4, 0), 3);
+    /* the first stage's activations: the warm-up plus one, per chunk, is
+     * Megatron-Core's own accounting (theoretical_memory_usage.py at
+     * core_v0.19.0: pp micro-batches x (1 + (pp - 1) / (pp vpp))) */
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_in_flight(I, 20, 32, 4, 0), 4 * (1 + 3.0 / 80),
+                           1e-12);
+
+    /* exchange 1 s, chunks 2 s forward, 3 s backward: hidden in the steady
+     * state; the 2 x 4 - 1 = 7 boundaries between virtual stages crossed
+     * forward and back */
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_p2p_exposed(I, 2, 8, 4, 1, 2, 3), 14, 1e-12);
+    /* exchange 4 s: 2 x 7 x 4, and the 16 - 10 steady steps show 4 - 3
+     * under the backward and 4 - 2 under the forward */
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_p2p_exposed(I, 2, 8, 4, 4, 2, 3), 56 + 6 * 3,
+                           1e-12);
+    /* all warm-up: no steady step */
+    CU_ASSERT_DOUBLE_EQUAL(apsolve_schedule_p2p_exposed(I, 2, 4, 4, 4, 2, 3), 56, 1e-12);
+    /* not interleaved, one chunk or one stage: nothing here */
+    CU_ASSERT_EQUAL(apsolve_schedule_p2p_exposed(APSOLVE_SCHEDULE_1F1B, 2, 8, 4, 1, 2, 3), 0);
+    CU_ASSERT_EQUAL(apsolve_schedule_p2p_exposed(APSOLVE_SCHEDULE_ZBV, 2, 8, 4, 1, 2, 3), 0);
+    CU_ASSERT_EQUAL(apsolve_schedule_p2p_exposed(I, 1, 8, 4, 1, 2, 3), 0);
+    CU_ASSERT_EQUAL(apsolve_schedule_p2p_exposed(I, 2, 8, 1, 1, 2, 3), 0);
+    CU_ASSERT(isnan(apsolve_schedule_p2p_exposed(I, 2, 0, 4, 1, 2, 3)));
+    CU_ASSERT(isnan(apsolve_schedule_p2p_exposed(I, 2, 8, 4, -1, 2, 3)));
+    CU_ASSERT(isnan(apsolve_schedule_p2p_exposed(I, 2, 8, 4, 1, NAN, 3)));
+}
+
 static void test_zb(void)
 {
     double f[4] = {1, 1, 1, 1}, b[4] = {2, 2, 2, 2}, w[4] = {1, 1, 1, 1};
@@ -195,7 +245,7 @@ static void test_zb_solver(void)
     double f[4] = {1, 1, 1, 1}, b[4] = {2, 2, 2, 2}, w[4] = {1, 1, 1, 1};
     CU_ASSERT_FATAL(apsolve_problem_new(4, 1, 4, 1, 1, 1, &p) == APSOLVE_OK);
     p->submeshes[0] = (ApsolveSubmesh){1, 1};
-    p->configs[0] = (ApsolveConfig){1, 1, 1, 0, 0, 0, 0};
+    p->configs[0] = (ApsolveConfig){1, 1, 1, 0, {0, 0, 0}};
     for (int i = 0; i < 4; i++) {
         size_t idx = apsolve_index(p, i, i, 0, 0);
         p->cost[idx] = 3;
@@ -376,7 +426,7 @@ static void test_zb_multi_solver(void)
     ApsolvePlan *pl = NULL;
     CU_ASSERT_FATAL(apsolve_problem_new(4, 1, 4, 1, 1, 1, &p) == APSOLVE_OK);
     p->submeshes[0] = (ApsolveSubmesh){1, 1};
-    p->configs[0] = (ApsolveConfig){1, 1, 1, 0, 0, 0, 0};
+    p->configs[0] = (ApsolveConfig){1, 1, 1, 0, {0, 0, 0}};
     for (int i = 0; i < 4; i++) {
         size_t idx = apsolve_index(p, i, i, 0, 0);
         p->cost[idx] = 3;
@@ -403,6 +453,86 @@ static void test_zb_multi_solver(void)
     apsolve_problem_free(&p);
 }
 
+/* A random number in [lo, hi) from a fixed LCG (the same runs everywhere). */
+static double rnd(unsigned *state, double lo, double hi)
+{
+    *state = *state * 1103515245u + 12345u;
+    return lo + (hi - lo) * (double)((*state >> 8) & 0xffffff) / 16777216.0;
+}
+
+/* The solver prices each zero-bubble plan with the schedule's own function
+ * (apsolve_schedule_time_zb, _izb, _zbv): n = 1 .. 5 single-layer stages
+ * on one GPU each, so the plan is the stages as given, with random F, B
+ * and W (equal on every stage in half the draws, W anywhere in 0 .. B so
+ * every branch of the fill is met), every valid B up to 3 n + 1 and
+ * interleaved ZB on 1 .. 3 chunks; the two agree to rounding (the solver
+ * sums its stages from the last, the functions from the first). */
+static void test_zb_price_agrees(void)
+{
+    unsigned seed = 20261129u;
+    int checked[APSOLVE_SCHEDULE_COUNT] = {0};
+    for (int trial = 0; trial < 60; trial++) {
+        int n = 1 + trial % 5, equal = (trial / 5) % 2;
+        double f[5], b[5], w[5];
+        ApsolveProblem *p = NULL;
+        ApsolveOptions o;
+        CU_ASSERT_FATAL(apsolve_problem_new(n, 1, n, 1, 1, 1, &p) == APSOLVE_OK);
+        p->submeshes[0] = (ApsolveSubmesh){1, 1};
+        p->configs[0] = (ApsolveConfig){1, 1, 1, 0, {0, 0, 0}};
+        for (int k = 0; k < n; k++) {
+            size_t idx = apsolve_index(p, k, k, 0, 0);
+            if (k == 0 || !equal) {
+                f[k] = rnd(&seed, 0.05, 3);
+                b[k] = rnd(&seed, 0.05, 6);
+                w[k] = rnd(&seed, 0, 1) * b[k];
+            } else {
+                f[k] = f[0], b[k] = b[0], w[k] = w[0];
+            }
+            p->fwd_cost[idx] = f[k];
+            p->bwd_cost[idx] = b[k];
+            p->wgrad_cost[idx] = w[k];
+            p->cost[idx] = f[k] + b[k];
+        }
+        memset(&o, 0, sizeof o);
+        o.objective = APSOLVE_OBJECTIVE_FULL;
+        for (int s = APSOLVE_SCHEDULE_ZB_H1; s <= APSOLVE_SCHEDULE_ZBV; s++)
+            for (int v = 1; v <= (s == APSOLVE_SCHEDULE_INTERLEAVED_ZB ? 3 : 1); v++)
+                for (int B = 1; B <= 3 * n + 1; B++) {
+                    ApsolvePlan *pl = NULL;
+                    int vv = s == APSOLVE_SCHEDULE_ZBV ? 2 : v;
+                    double want = s == APSOLVE_SCHEDULE_ZB_H1
+                                      ? apsolve_schedule_time_zb(B, f, b, w, (size_t)n)
+                                  : s == APSOLVE_SCHEDULE_ZBV
+                                      ? apsolve_schedule_time_zbv(B, f, b, w, (size_t)n)
+                                      : apsolve_schedule_time_izb(v, B, f, b, w, (size_t)n);
+                    if (!apsolve_schedule_valid((ApsolveSchedule)s, vv, B, n, NULL, 0)) {
+                        CU_ASSERT(isnan(want));
+                        continue;
+                    }
+                    o.schedule = s;
+                    o.virtual_stages = vv;
+                    o.micro_batches = B;
+                    CU_ASSERT_FATAL(apsolve_solve(p, &o, &pl) == APSOLVE_OK);
+                    CU_ASSERT_EQUAL_FATAL(pl->n_stages, (size_t)n);
+                    for (int k = 0; k < n; k++)
+                        CU_ASSERT_EQUAL(pl->stages[k].start_layer, k);
+                    CU_ASSERT(pl->feasible);
+                    CU_ASSERT(isfinite(want));
+                    CU_ASSERT_DOUBLE_EQUAL(pl->cost, want, 1e-12 * want);
+                    if (fabs(pl->cost - want) > 1e-12 * want)
+                        fprintf(stderr, "%s v=%d B=%d n=%d: solver %.17g, function %.17g\n",
+                                apsolve_schedule_name((ApsolveSchedule)s), vv, B, n, pl->cost,
+                                want);
+                    checked[s]++;
+                    apsolve_plan_free(&pl);
+                }
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT(checked[APSOLVE_SCHEDULE_ZB_H1] > 100);
+    CU_ASSERT(checked[APSOLVE_SCHEDULE_INTERLEAVED_ZB] > 100);
+    CU_ASSERT(checked[APSOLVE_SCHEDULE_ZBV] > 100);
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -413,11 +543,14 @@ int main(void)
     CU_add_test(s, "iteration time", test_time);
     CU_add_test(s, "in-flight activations", test_in_flight);
     CU_add_test(s, "transfer factor and validity", test_transfer_and_valid);
+    CU_add_test(s, "megatron-core warm-up and exposed exchanges", test_p2p);
     CU_add_test(s, "zb-h1", test_zb);
     CU_add_test(s, "zb-h1: the solver's plan", test_zb_solver);
     CU_add_test(s, "interleaved-zb by hand", test_izb);
     CU_add_test(s, "zbv by hand", test_zbv);
     CU_add_test(s, "interleaved-zb and zbv: the solver's plans", test_zb_multi_solver);
+    CU_add_test(s, "zero bubble: the solver prices with the schedule's function",
+                test_zb_price_agrees);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned fails = CU_get_number_of_failures();

@@ -110,7 +110,7 @@ static void brute_rec(Brute *b, int i, int d, int n)
                 size_t idx = apsolve_index(p, i, j, s, c);
                 if (!cf->valid || isinf(p->cost[idx]))
                     continue;
-                if (b->o.objective != APSOLVE_OBJECTIVE_FULL && !apsolve_config_plain(cf))
+                if (b->o.objective != APSOLVE_OBJECTIVE_FULL && !costdb_variant_is_plain(cf->variant))
                     continue;
                 b->st_i[n] = i;
                 b->st_j[n] = j;
@@ -153,11 +153,11 @@ static ApsolveProblem *make_variants(uint64_t *rng, int L, int hosts, int gpus, 
             cf->logical_b = c % 2 ? subs[s].hosts * subs[s].gpus : 1;
             cf->force_batch_dim = c % 2 ? -1 : 0;
             if (c >= 2) {
-                cf->memory_level = (int)(oracle_rand(rng) % 3);
-                cf->recompute = (int)(oracle_rand(rng) % 3);
-                cf->zero = (int)(oracle_rand(rng) % 4);
-                if (apsolve_config_plain(cf))
-                    cf->memory_level = 1;
+                cf->variant.memory_level = (int)(oracle_rand(rng) % 3);
+                cf->variant.recompute = (int)(oracle_rand(rng) % 3);
+                cf->variant.zero = (int)(oracle_rand(rng) % 4);
+                if (costdb_variant_is_plain(cf->variant))
+                    cf->variant.memory_level = 1;
             }
         }
     }
@@ -208,8 +208,8 @@ static void compare(const ApsolveProblem *p, const ApsolveOptions *o, const char
         }
         /* ALPA plans use plain configs only. */
         for (size_t k = 0; o->objective == APSOLVE_OBJECTIVE_ALPA && k < pl->n_stages; k++)
-            CU_ASSERT(pl->stages[k].memory_level == 0 && pl->stages[k].recompute == 0 &&
-                      pl->stages[k].zero == 0);
+            CU_ASSERT(pl->stages[k].variant.memory_level == 0 && pl->stages[k].variant.recompute == 0 &&
+                      pl->stages[k].variant.zero == 0);
     }
     apsolve_plan_free(&pl);
 }
@@ -339,7 +339,7 @@ static void test_gpipe_memory(void)
     CU_ASSERT_FATAL(apsolve_problem_new(1, 1, 1, 1, 2, 1, &p) == APSOLVE_OK);
     p->submeshes[0] = (ApsolveSubmesh){1, 1};
     for (int c = 0; c < 2; c++) {
-        p->configs[c] = (ApsolveConfig){1, 1, 1, -1, c, 0, 0};
+        p->configs[c] = (ApsolveConfig){1, 1, 1, -1, {c, 0, 0}};
         p->cost[c] = c ? 2.0 : 1.0;
         p->memory[c] = (ApsolveMemory){10, c ? 5 : 20, 10, 100};
         p->max_n_succ_stages[c] = apsolve_max_n_succ_stages(100, 10, 10, c ? 5 : 20);
@@ -389,7 +389,7 @@ static void test_3d_variant_choice(void)
     CU_ASSERT_FATAL(apsolve_problem_new(1, 1, 2, 1, 4, 1, &p) == APSOLVE_OK);
     p->submeshes[0] = (ApsolveSubmesh){1, 2};
     for (int c = 0; c < 4; c++) {
-        p->configs[c] = (ApsolveConfig){1, 2, 1, 0, lvl[c], rec[c], zro[c]};
+        p->configs[c] = (ApsolveConfig){1, 2, 1, 0, {lvl[c], rec[c], zro[c]}};
         p->cost[c] = cost[c];
         p->apply_cost[c] = 0.5;
         p->memory[c] = (ApsolveMemory){10 + inter[c], inter[c], 10, 50};
@@ -399,20 +399,20 @@ static void test_3d_variant_choice(void)
     o.micro_batches = 2;
     o.objective = APSOLVE_OBJECTIVE_FULL;
     CU_ASSERT_FATAL(apsolve_3d_specs(1, 2, 2, 1, 1, sp) == APSOLVE_OK);
-    sp[0].zero = 1;
+    sp[0].variant.zero = 1;
     CU_ASSERT_FATAL(apsolve_evaluate(p, &o, sp, 1, &pl, err, sizeof err) == APSOLVE_OK);
     /* one stage, one micro-batch in flight, inside the peak: level 1
      * needs 50 + 10 = 60 > 50; level 2 (20 + 10) fits */
-    CU_ASSERT(pl->stages[0].config == 2 && pl->stages[0].memory_level == 2);
+    CU_ASSERT(pl->stages[0].config == 2 && pl->stages[0].variant.memory_level == 2);
     CU_ASSERT(pl->feasible && pl->total_cost == pl->cost + 0.5);
     apsolve_plan_free(&pl);
-    sp[0].recompute = 2;
+    sp[0].variant.recompute = 2;
     CU_ASSERT_FATAL(apsolve_evaluate(p, &o, sp, 1, &pl, err, sizeof err) == APSOLVE_OK);
     CU_ASSERT(pl->stages[0].config == 3);
     apsolve_plan_free(&pl);
     /* alpa: the plain config whatever the spec's variant; none fits */
     o.objective = APSOLVE_OBJECTIVE_ALPA;
-    sp[0].recompute = sp[0].zero = 0;
+    sp[0].variant.recompute = sp[0].variant.zero = 0;
     CU_ASSERT_FATAL(apsolve_evaluate(p, &o, sp, 1, &pl, err, sizeof err) == APSOLVE_OK);
     CU_ASSERT(pl->stages[0].config == 0 && !pl->feasible && pl->apply_cost == 0);
     apsolve_plan_free(&pl);
@@ -471,9 +471,9 @@ static int make_db(const char *path, int unknown_one, int64_t *sweep)
             memset(&cf[s * 3 + c], 0, sizeof cf[0]);
             cf[s * 3 + c] = (CostdbConfig){.submesh_index = s, .config_index = c,
                                            .logical_a = s ? 2 : 1, .logical_b = 1,
-                                           .force_batch_dim = 0, .memory_level = c == 1,
-                                           .recompute = c == 2 ? COSTDB_RECOMPUTE_FULL : 0,
-                                           .zero = c == 2 ? 1 : 0};
+                                           .force_batch_dim = 0, .variant.memory_level = c == 1,
+                                           .variant.recompute = c == 2 ? COSTDB_RECOMPUTE_FULL : 0,
+                                           .variant.zero = c == 2 ? 1 : 0};
         }
     memset(&sw, 0, sizeof sw);
     snprintf(sw.name, sizeof sw.name, "variants");
@@ -532,8 +532,8 @@ static void test_db_variants(void)
     CU_ASSERT_FATAL(costdb_open(path, COSTDB_OPEN_NOCREATE, &db, err, sizeof err) == 0);
     CU_ASSERT_FATAL(apsolve_problem_from_db(db, sweep, &o, &p) == APSOLVE_OK);
     CU_ASSERT(p->num_configs == 3);
-    CU_ASSERT(p->configs[1].memory_level == 1 && p->configs[2].recompute == COSTDB_RECOMPUTE_FULL &&
-              p->configs[2].zero == 1 && apsolve_config_plain(&p->configs[0]));
+    CU_ASSERT(p->configs[1].variant.memory_level == 1 && p->configs[2].variant.recompute == COSTDB_RECOMPUTE_FULL &&
+              p->configs[2].variant.zero == 1 && costdb_variant_is_plain(p->configs[0].variant));
     CU_ASSERT(fabs(p->apply_cost[apsolve_index(p, 0, 1, 1, 2)] - 0.001) < 1e-15);
     CU_ASSERT(apsolve_problem_apply_known(p));
     o.objective = APSOLVE_OBJECTIVE_FULL;

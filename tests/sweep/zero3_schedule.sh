@@ -12,6 +12,9 @@
 #     than serial.
 #  4. --resume never mixes: an fsdp2 --resume next to a complete serial
 #     sweep starts its own, and a serial --resume finds its own.
+#  5. a spec with zero3_rank_copies = 1 (hw/cost.c): the deepspeed summary
+#     says so and every ZeRO-3 entry costs more than on the plain spec; the
+#     serial schedule warns that it prices no copies.
 # Usage: zero3_schedule.sh APPROF SQLITE3 WORKDIR
 set -euo pipefail
 approf=$(realpath "$1") sqlite=$2 work=$3
@@ -78,4 +81,24 @@ says_text m.err "no unfinished sweep with these inputs; starting one" "fsdp2 res
 [ "$("$sqlite" m.db "select count(*) from sweep")" = 2 ] || fail "fsdp2 --resume reused the serial sweep"
 "$approf" sweep "${model[@]}" --resume --db m.db 2>m2.err || fail_with m2.err "serial resume"
 says_text m2.err "sweep 1 with these inputs is already complete" "serial resume finds its own"
-echo "ok: zero3 schedules (recorded, cheaper ZeRO-3 entries, no mixing)"
+# zero3_rank_copies: one copy per rank on each marked collective
+"$approf" hardware show a100-80g > rc.spec
+sed -i 's/^zero3_rank_copies = 0$/zero3_rank_copies = 1/' rc.spec
+grep -qx 'zero3_rank_copies = 1' rc.spec || fail "rc.spec: no zero3_rank_copies line to set"
+rc_model=("${model[@]/a100-80g/rc.spec}")
+"$approf" sweep "${rc_model[@]}" --zero3-schedule deepspeed --db r.db 2>r.err ||
+  fail_with r.err "deepspeed sweep with zero3_rank_copies"
+says_text r.err "a copy per rank (zero3_rank_copies 1" "zero3_rank_copies summary"
+if grep -q "copy per rank" d.err; then fail "plain spec's summary names the copies"; fi
+more_sql="attach 'r.db' as o;
+  select count(*), sum(co.compute_cost > c.compute_cost)
+  from main.stage_entry e join main.stage_cost c on c.sweep_id = e.sweep_id and c.cost_id = e.cost_id
+  join main.sweep_config k on k.sweep_id = e.sweep_id and k.config_index = e.config_index
+  join o.stage_entry eo using (start_layer, end_layer, submesh_index, config_index, phase)
+  join o.stage_cost co on co.sweep_id = eo.sweep_id and co.cost_id = eo.cost_id
+  where c.status = 'ok' and co.status = 'ok' and k.zero = 3;"
+read -r n more <<< "$("$sqlite" -separator ' ' d.db "$more_sql")"
+[ "$n" -gt 0 ] && [ "$more" = "$n" ] || fail "zero3_rank_copies: $more of $n ZeRO-3 entries cost more"
+"$approf" sweep "${rc_model[@]}" --db rs.db 2>rs.err || fail_with rs.err "serial sweep with zero3_rank_copies"
+says_text rs.err "serial schedule prices them without the copies" "zero3_rank_copies under serial"
+echo "ok: zero3 schedules (recorded, cheaper ZeRO-3 entries, no mixing, per-rank copies)"

@@ -220,6 +220,18 @@ typedef struct ApprofKernel {
      * neither. */
     int64_t experts;
     int experts_k;
+    /* One of a fused attention's GEMMs (attention 1): the attention's
+     * per-device problem, for a backend that runs the fused kernel itself
+     * (the CUDA module: cuDNN's fused flash attention, cuda/sdpa.c):
+     * batch, query heads, key/value heads (fewer under GQA), query and key
+     * lengths, head dim, causal. attn_lead on the first GEMM of the
+     * attention's forward (1) or backward (2) kernels (the kernel the
+     * fused one stands for, with the rest up to the next lead; a
+     * recomputed forward sits in the backward phase), 0 on the others and
+     * on every other kernel. Read by the
+     * CUDA module only; pricing and the signature read none. */
+    int64_t attn_b, attn_hq, attn_hkv, attn_sq, attn_skv, attn_d;
+    int attn_causal, attn_lead;
 } ApprofKernel;
 
 #define APPROF_SAVED_INPUT(i) (1u << (i))

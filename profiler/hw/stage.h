@@ -11,6 +11,7 @@
 #define APPROF_STAGE_H
 
 #include "graph.h"
+#include "variant.h"        /* costdb/: header-only, as the CUDA module reads it */
 
 typedef enum {
     APPROF_COLL_ALL_REDUCE = 0,
@@ -87,11 +88,9 @@ typedef struct ApprofStageProgram {
     ApprofCollective grad_sync;       /* the once-per-iteration gradient all-reduce
                                        * (before ZeRO: what plain data parallelism syncs) */
 
-    /* The variant (docs/variants.md). */
-    int memory_level;                 /* point of the time/memory Pareto set, 0 fastest */
-    int recompute;                    /* a CostdbRecompute (costdb.h owns the modes; the
-                                       * CUDA module reads no costdb header) */
-    int zero;                         /* 0..3, sharding over the grad_sync group */
+    /* The variant (docs/variants.md); its ZeRO stage shards over the
+     * grad_sync group. */
+    CostdbVariant variant;
     /* Once per iteration after the last backward (apply-grad): collectives
      * (gradient all-reduce, or ZeRO's reduce-scatter / all-gather) and the
      * bytes the optimizer step reads and writes on one device. */
