@@ -236,13 +236,14 @@ static double dp_bound(const Dp *dp, double g, double t)
                closed = (g + ((double)v * dp->opt->micro_batches - n) * t) / (double)v;
         return closed > work ? closed : work;
     }
-    if (v > 1) /* interleaved: the DP at B' = vB, divided by v */
-        return (g + (double)(v * dp->opt->micro_batches - 1) * t) / (double)v;
+    if (v > 1) /* interleaved: the DP at B' = vB, divided by v (schedule.h) */
+        return apsolve_schedule_base_time(v, dp->opt->micro_batches, g, t);
     /* ZB-H1 (exactly exact_n stages): 1F1B's T less at most (n - 1) t, a
      * stage's fill being at most its cost (apsolve_schedule_zb_fill) */
     if (dp->opt->schedule == APSOLVE_SCHEDULE_ZB_H1 && dp->exact_n > 1)
         return g + (double)(dp->opt->micro_batches - dp->exact_n) * t;
-    return g + (double)(dp->opt->micro_batches - 1) * t;
+    /* Alpa's T (schedule.h); t is a finite candidate */
+    return apsolve_schedule_base_time(1, dp->opt->micro_batches, g, t);
 }
 
 /* Runs the DP at candidate k, keeps the plan if it is the best so far, and

@@ -264,14 +264,11 @@ void apsolve_plan_price(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
     plan->objective = opt->objective;
     plan->schedule = opt->schedule;
     plan->virtual_stages = v;
-    /* B = 1 has no (B - 1) term: 0 x an infinite stage cost would be NaN.
-     * Interleaved: (sum + (vB - 1) max) / v, the DP's T at B' = vB. */
+    /* the schedule's T (schedule.h: Alpa's, or the interleaved one's) */
     if (opt->inference)
         plan->cost = (double)plan->n_stages * mx;
-    else if (v > 1)
-        plan->cost = (sum + (double)(v * opt->micro_batches - 1) * mx) / (double)v;
     else
-        plan->cost = opt->micro_batches > 1 ? sum + (double)(opt->micro_batches - 1) * mx : sum;
+        plan->cost = apsolve_schedule_base_time(v, opt->micro_batches, sum, mx);
     /* zero-bubble: that T less what the deferred W fill of its bubble; NaN
      * (never feasible) without every stage's split */
     if (!opt->inference)

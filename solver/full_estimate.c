@@ -323,16 +323,17 @@ int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolveP
              * first is one of them) against the shortest chunk's passes */
             out->p2p_exposed = apsolve_schedule_p2p_exposed(
                 APSOLVE_SCHEDULE_INTERLEAVED, v, plan->micro_batches, (int)K, x, cf, cb);
-            out->pipeline = (sum + (double)(v * plan->micro_batches - 1) * compute) / v +
+            out->pipeline = apsolve_schedule_base_time(v, plan->micro_batches, sum, compute) +
                             out->p2p_exposed;
         } else if (v > 1) {
-            out->pipeline = (sum + (double)(v * plan->micro_batches - 1) * period) / v +
+            out->pipeline = apsolve_schedule_base_time(v, plan->micro_batches, sum, period) +
                             out->transfers * apsolve_schedule_transfer_factor(
                                                  (ApsolveSchedule)plan->schedule, v);
         } else {
-            out->pipeline = sum + out->transfers;
-            if (plan->micro_batches > 1) /* 0 x an infinite period would be NaN */
-                out->pipeline += (plan->micro_batches - 1) * period;
+            /* Alpa's T with the first micro-batch's transfers on its
+             * crossing of the stages */
+            out->pipeline = apsolve_schedule_base_time(1, plan->micro_batches,
+                                                       sum + out->transfers, period);
         }
         /* zero-bubble: the deferred W fill part of the bubble (schedule.h) */
         out->pipeline -= apsolve_stages_zb_saving(plan->schedule, v, plan->micro_batches,

@@ -152,8 +152,8 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
     else if (pl->schedule == APSOLVE_SCHEDULE_INTERLEAVED_ZB ||
              pl->schedule == APSOLVE_SCHEDULE_ZBV) {
         int v = pl->virtual_stages > 1 ? pl->virtual_stages : 1;
-        double base = (pl->sum_cost + (double)(v * pl->micro_batches - 1) * pl->max_stage_cost) /
-                      v;
+        double base = apsolve_schedule_base_time(v, pl->micro_batches, pl->sum_cost,
+                                                 pl->max_stage_cost);
         fprintf(out, "Estimated iteration latency: %.6g s (%s, v = %d: (sum of stage costs %.6g s "
                 "+ (vB - 1 = %d) x max stage cost %.6g s) / v, less %.6g s of the bubble the "
                 "deferred weight-gradient passes fill%s)\n", pl->cost,
@@ -170,7 +170,8 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
                 "(B - 1 = %d) x max stage cost %.6g s, less %.6g s of the bubble the deferred "
                 "weight-gradient passes fill)\n", pl->cost, pl->sum_cost, pl->micro_batches - 1,
                 pl->max_stage_cost,
-                pl->sum_cost + (pl->micro_batches - 1) * pl->max_stage_cost - pl->cost);
+                apsolve_schedule_base_time(1, pl->micro_batches, pl->sum_cost,
+                                           pl->max_stage_cost) - pl->cost);
     else
         fprintf(out, "Estimated iteration latency: %.6g s (%ssum of stage costs %.6g s + "
                 "(B - 1 = %d) x max stage cost %.6g s)\n", pl->cost,

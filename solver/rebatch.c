@@ -77,11 +77,8 @@ int apsolve_rebatch_plan(const ApsolveProblem *p, const ApsolvePlan *plan, int64
     np->max_stage_cost = mx;
     if (np->inference)
         np->cost = (double)K * mx;
-    else if (np->virtual_stages > 1)
-        np->cost = (sum + (double)(np->virtual_stages * np->micro_batches - 1) * mx) /
-                   (double)np->virtual_stages;
     else
-        np->cost = np->micro_batches > 1 ? sum + (double)(np->micro_batches - 1) * mx : sum;
+        np->cost = apsolve_schedule_base_time(np->virtual_stages, np->micro_batches, sum, mx);
     if (!np->inference)
         np->cost -= apsolve_stages_zb_saving(np->schedule, np->virtual_stages,
                                              np->micro_batches, np->stages, K);

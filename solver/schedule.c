@@ -6,8 +6,11 @@
  * schedule splits each device's stage into v model chunks of c/v each: the
  * first micro-batch's pass through the chunks ahead of the slowest device
  * costs sum c / v, and that device then works B v - 1 more chunks back to
- * back, (B - 1/v) max c. For equal costs t this is B t + (n - 1) t / v: the
- * bubble shrinks by v (Narayanan et al. 2021, section 2.2.2). Peak in-flight
+ * back, (B - 1/v) max c: (sum c + (B v - 1) max c) / v, as
+ * apsolve_schedule_base_time computes it (the one definition of both T's,
+ * which every pricing path calls). For equal costs t this is
+ * B t + (n - 1) t / v: the bubble shrinks by v (Narayanan et al. 2021,
+ * section 2.2.2). Peak in-flight
  * activations follow the warm-up counts of each schedule: n - k - 1
  * forwards before the first backward in 1F1B, all B in GPipe, and
  * 2 (n - k - 1) + (v - 1) n model chunks in Megatron-LM's interleaved order;
@@ -54,11 +57,19 @@ int apsolve_schedule_zero_bubble(int s)
            s == APSOLVE_SCHEDULE_ZBV;
 }
 
+double apsolve_schedule_base_time(int v, int B, double sum, double max)
+{
+    if (v > 1)
+        return (sum + ((double)v * B - 1.0) * max) / v;
+    /* B = 1 has no (B - 1) term: 0 x an infinite stage cost would be NaN */
+    return B > 1 ? sum + ((double)B - 1.0) * max : sum;
+}
+
 double apsolve_schedule_time(ApsolveSchedule s, int vpp, int B, const double *stage_cost,
                              size_t n)
 {
     double sum = 0, max = 0;
-    double v = s == APSOLVE_SCHEDULE_INTERLEAVED && vpp > 1 ? vpp : 1;
+    int v = s == APSOLVE_SCHEDULE_INTERLEAVED && vpp > 1 ? vpp : 1;
     if (!stage_cost || n == 0 || B < 1 || (int)s < 0 || s >= APSOLVE_SCHEDULE_COUNT ||
         s == APSOLVE_SCHEDULE_ZB_H1 || s == APSOLVE_SCHEDULE_INTERLEAVED_ZB ||
         s == APSOLVE_SCHEDULE_ZBV)
@@ -68,7 +79,7 @@ double apsolve_schedule_time(ApsolveSchedule s, int vpp, int B, const double *st
         if (stage_cost[k] > max)
             max = stage_cost[k];
     }
-    return sum / v + ((double)B - 1.0 / v) * max;
+    return apsolve_schedule_base_time(v, B, sum, max);
 }
 
 double apsolve_schedule_zb_fill(double fwd, double bwd, double wgrad)
@@ -97,7 +108,7 @@ double apsolve_schedule_time_zb(int B, const double *fwd, const double *bwd,
     }
     /* Alpa's T less the schedule's saving (schedule_zb.c; NaN for a W
      * outside 0..bwd) */
-    return sum + ((double)B - 1.0) * max -
+    return apsolve_schedule_base_time(1, B, sum, max) -
            apsolve_schedule_zb_saving(APSOLVE_SCHEDULE_ZB_H1, 1, B, fwd, bwd, wgrad, n);
 }
 

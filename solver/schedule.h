@@ -49,12 +49,28 @@ int apsolve_schedule_parse(const char *name);
  * seconds; else 0. */
 int apsolve_schedule_zero_bubble(int s);
 
+/* The base iteration time of a pipeline over B micro-batches whose stage
+ * costs (forward + backward seconds per micro-batch, or whatever period a
+ * caller prices) sum to sum and peak at max, with v model chunks per device:
+ * the one definition of the T every schedule starts from (every path that
+ * prices a pipeline calls it: apsolve_schedule_time, _time_zb, _time_izb,
+ * the ZBV saving, the solver's plan pricing (evaluate.c), --batch
+ * (rebatch.c), the full estimate, the DP's bound and the plan's text).
+ * v <= 1: Alpa's T, sum + (B - 1) max (the first micro-batch crosses every
+ * stage, the other B - 1 follow at the pace of the slowest); just sum for
+ * B <= 1, where 0 x an infinite max would be NaN. v >= 2: the interleaved
+ * T, (sum + (v B - 1) max) / v (Narayanan et al. 2021, section 2.2.2: each
+ * stage split into v chunks of 1/v of its cost; the DP's T at B' = v B,
+ * divided by v). The caller sums and takes the max in its own order. */
+double apsolve_schedule_base_time(int v, int B, double sum, double max);
+
 /* Iteration time of the pipeline whose stage k takes stage_cost[k] seconds
- * (forward + backward) per micro-batch, over B micro-batches. 1F1B and GPipe:
- * sum c + (B - 1) max c (Alpa's T). Interleaved with vpp model chunks per
- * device (each 1/vpp of its stage): sum c / vpp + (B - 1/vpp) max c, which is
- * T for vpp = 1 and (B + (n - 1)/vpp) t for equal costs t. vpp < 1 counts as
- * 1. NaN for n == 0, B < 1, a NULL stage_cost or a zero-bubble schedule
+ * (forward + backward) per micro-batch, over B micro-batches:
+ * apsolve_schedule_base_time of the costs summed from the first stage.
+ * 1F1B and GPipe: sum c + (B - 1) max c (Alpa's T). Interleaved with vpp
+ * model chunks per device (each 1/vpp of its stage):
+ * (sum c + (vpp B - 1) max c) / vpp, which is T for vpp = 1 and
+ * (B + (n - 1)/vpp) t for equal costs t. vpp < 1 counts as 1. NaN for n == 0, B < 1, a NULL stage_cost or a zero-bubble schedule
  * (whose time needs the backward's split: apsolve_schedule_time_zb, _izb,
  * _zbv). */
 double apsolve_schedule_time(ApsolveSchedule s, int vpp, int B, const double *stage_cost,

@@ -161,7 +161,7 @@ double apsolve_schedule_time_izb(int v, int B, const double *fwd, const double *
     }
     /* interleaved 1F1B's T (schedule.c), less the schedule's saving (NaN
      * for a W outside 0..bwd) */
-    return (sum + ((double)B * v - 1.0) * max) / v -
+    return apsolve_schedule_base_time(v, B, sum, max) -
            apsolve_schedule_zb_saving(APSOLVE_SCHEDULE_INTERLEAVED_ZB, v, B, fwd, bwd, wgrad, n);
 }
 
@@ -188,7 +188,7 @@ double apsolve_schedule_zb_saving(ApsolveSchedule s, int vpp, int B, const doubl
         vpp = 1;
     else if (s == APSOLVE_SCHEDULE_ZBV)
         /* no closed form: the makespan below the interleaved T of 2 chunks */
-        return (sum + (2.0 * B - 1) * max) / 2 - zb_makespan(s, 2, B, fwd, bwd, wgrad, n);
+        return apsolve_schedule_base_time(2, B, sum, max) - zb_makespan(s, 2, B, fwd, bwd, wgrad, n);
     vpp = vpp > 1 ? vpp : 1;
     /* ZB-H1 and interleaved ZB: each of the n - 1 bubble slots filled by
      * the least fill of a stage, the chunks' 1/v of it */

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "../kernel_op.h"
+#include "../model/kernel_op.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -6,7 +6,8 @@
  * all-reduce per replicated mesh axis, Adam at memory bandwidth); a plan
  * re-evaluated at another global batch is scaled (costs, activation memory,
  * the dp rule) or priced exactly on a sweep of the same model at that
- * micro-batch; a plan without an estimate stores full_cost as NULL.
+ * micro-batch; a plan without an estimate stores full_cost as NULL; the
+ * full estimate's pipeline is apsolve_schedule_base_time's T bit for bit.
  * With "--make-fixture PATH" it only writes the database (for cli.sh).
  */
 #include <math.h>
@@ -21,6 +22,7 @@
 #include "apsolve.h"
 #include "costdb.h"
 #include "schedule.h"
+#include "solver_int.h"
 
 #define GB (1024LL * 1024 * 1024)
 #define NEAR(x, want) CU_ASSERT(fabs((double)(x) - (double)(want)) <= 1e-12 * fabs((double)(want)) + 1e-15)
@@ -304,6 +306,76 @@ static void test_full_estimate(void)
     costdb_close(&db);
 }
 
+/* The full estimate's pipeline is apsolve_schedule_base_time's T (the one
+ * definition of it, schedule.h) bit for bit, on the compute summed from the
+ * last stage and the largest period (interleaved: compute), with the
+ * first micro-batch's transfers on the sum under v = 1, then what the
+ * schedule adds or saves: random stage costs on the two stages of k_two,
+ * every schedule, v = 1..4, B = 1..9. */
+static void test_full_estimate_base_time(void)
+{
+    int64_t ids[3];
+    unsigned seed = 37u;
+    int bad = 0;
+    Costdb *db = NULL;
+    ApsolveOptions o = {.micro_batches = 4};
+    ApsolveProblem *p = NULL;
+    ApsolvePlan *pl = NULL;
+    char err[256];
+
+    CU_ASSERT_FATAL(make_fixture(g_path, ids) == 0);
+    CU_ASSERT_FATAL(costdb_open(g_path, COSTDB_OPEN_READONLY, &db, err, sizeof err) == 0);
+    CU_ASSERT_FATAL(apsolve_problem_from_db(db, ids[0], &o, &p) == 0);
+    CU_ASSERT_FATAL(apsolve_evaluate(p, &o, k_two, 2, &pl, err, sizeof err) == 0);
+    for (int trial = 0; trial < 40; trial++) {
+        for (int k = 0; k < 2; k++) {
+            ApsolveStage *st = &pl->stages[k];
+            seed = seed * 1103515245u + 12345u;
+            st->fwd_cost = 0.01 + (double)((seed >> 8) & 0xffff) / 65536.0;
+            seed = seed * 1103515245u + 12345u;
+            st->bwd_cost = 0.01 + 2.0 * (double)((seed >> 8) & 0xffff) / 65536.0;
+            st->wgrad_cost = st->bwd_cost * (double)(trial % 5) / 4.0;
+            st->cost = st->fwd_cost + st->bwd_cost + (trial % 3 ? 0 : 1e-4 * (k + 1));
+        }
+        for (int s = 0; s < APSOLVE_SCHEDULE_COUNT; s++)
+            for (int v = 1; v <= 4; v++)
+                for (int B = 1; B <= 9; B++) {
+                    ApsolveFullEstimate f;
+                    ApsolveStageEstimate se[2];
+                    double sum = 0, period = 0, compute = 0, want;
+                    ApsolveOptions so = {.schedule = s, .virtual_stages = v};
+                    int vs = apsolve_virtual(&so);
+                    pl->schedule = s;
+                    pl->virtual_stages = vs;
+                    pl->micro_batches = B;
+                    CU_ASSERT_FATAL(apsolve_full_estimate_ex(db, ids[0], pl, 1.0, &f, se) == 0);
+                    for (int k = 2; k-- > 0;) {
+                        sum += se[k].compute;
+                        period = se[k].period > period ? se[k].period : period;
+                        compute = se[k].compute > compute ? se[k].compute : compute;
+                    }
+                    if (vs > 1 && s == APSOLVE_SCHEDULE_INTERLEAVED)
+                        want = apsolve_schedule_base_time(vs, B, sum, compute) + f.p2p_exposed;
+                    else if (vs > 1)
+                        want = apsolve_schedule_base_time(vs, B, sum, period) +
+                               f.transfers * apsolve_schedule_transfer_factor(
+                                                 (ApsolveSchedule)s, vs);
+                    else
+                        want = apsolve_schedule_base_time(1, B, sum + f.transfers, period);
+                    want -= apsolve_stages_zb_saving(s, vs, B, pl->stages, 2);
+                    CU_ASSERT(f.pipeline == want || (isnan(f.pipeline) && isnan(want)));
+                    if (!(f.pipeline == want || (isnan(f.pipeline) && isnan(want))) &&
+                        bad++ < 10)
+                        fprintf(stderr, "full estimate %s v=%d B=%d: %a, base time %a\n",
+                                apsolve_schedule_name((ApsolveSchedule)s), vs, B, f.pipeline,
+                                want);
+                }
+    }
+    apsolve_plan_free(&pl);
+    apsolve_problem_free(&p);
+    costdb_close(&db);
+}
+
 static void test_rebatch(void)
 {
     int64_t ids[3], found = -1;
@@ -444,6 +516,8 @@ int main(int argc, char **argv)
         return 1;
     s = CU_add_suite("solver_beyond", NULL, NULL);
     if (!s || !CU_add_test(s, "full estimate, hand-computed", test_full_estimate) ||
+        !CU_add_test(s, "full estimate: the pipeline is the schedule's base time",
+                     test_full_estimate_base_time) ||
         !CU_add_test(s, "--batch: scaled, exact sweep, dp rule", test_rebatch) ||
         !CU_add_test(s, "micro-batch family: the same setup but the batch", test_family_setup) ||
         !CU_add_test(s, "full_cost NULL when not estimated", test_store_null)) {

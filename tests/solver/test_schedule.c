@@ -2,7 +2,7 @@
 /*
  * Unit tests of solver/schedule.c: names round-trip; Alpa's T for 1F1B and
  * GPipe; the interleaved closed form (B + (n - 1)/v) t for equal costs and
- * sum c / v + (B - 1/v) max c for unequal ones, equal to 1F1B at v = 1 and
+ * (sum c + (v B - 1) max c) / v for unequal ones, equal to 1F1B at v = 1 and
  * decreasing in v; in-flight counts (1F1B min(B, n - k), GPipe B,
  * interleaved n + (n - 1)/v on the first device, capped at B, decreasing
  * along the pipeline; ZB-H1 min(B, n) on every stage); transfer factors;
