@@ -311,6 +311,12 @@ print(d["parameters"], int(t["fwd_flops"] + 2 * (D // 2) * s + 2 * s * D + e // 
         [ "$a" = "$b" ] || fail "${m%:*}.onnx --seq-len $s: '$a' vs the zoo's llama (eager) plus tables, written rotary, mask '$b'"
         echo "ok: ${m%:*}.onnx --seq-len $s = zoo llama (eager) plus tables, written rotary and mask: $a"
     done
+    # at batch 2 inv_freq's Expand broadcasts over the batch (refused as a
+    # parameter's before the buffer rule)
+    "$APPROF" model show --model-file "$T/${m%:*}.onnx" --seq-len 16 --batch 2 --format json > "$T/o2.json" \
+        2> "$T/err" || fail_with "$T/err" "$m --batch 2"
+    b=$(totals < "$T/o2.json")
+    [ "${b%% *}" = "${a%% *}" ] && [ "${b##* }" = 2 ] || fail "${m%:*}.onnx --batch 2: '$b' (parameters fwd bwd batch)"
     p=$("$PY" "$GEN/onnx_counts.py" --params "$T/${m%:*}.onnx" | cut -d' ' -f2) || fail "onnx_counts.py --params ${m%:*}.onnx"
     [ "${a%% *}" = $((p - 8)) ] || fail "${m%:*}.onnx: approf ${a%% *} parameters, python3-onnx $p less inv_freq's 8"
 done
