@@ -93,15 +93,19 @@ int ox_is_buffer(const Ox *c, const char *name)
     work[nw] = name;
     from[nw++] = c->first_user[v] > 0 ? (size_t)c->first_user[v] : 0;
     for (int w = 0; w < nw; w++) {
+        int wv = ox_val_find(c, work[w]), left = wv >= 0 ? c->uses[wv] : -1;
         if (is_output(c, work[w]))
             return 0;
-        for (size_t i = from[w]; i < c->gp->n_node; i++) {
+        /* the scan stops at the value's last reader (exporters sort the
+         * nodes, so the readers follow their producer) */
+        for (size_t i = from[w]; i < c->gp->n_node && left != 0; i++) {
             const Onnx__NodeProto *n = c->gp->node[i];
             int r = 0;
             for (size_t k = 0; k < n->n_input; k++)
                 r |= n->input[k] && !strcmp(n->input[k], work[w]);
             if (!r)
                 continue;
+            left--;
             if (op_is(n, ends)) {
                 ended = 1;
                 continue;
