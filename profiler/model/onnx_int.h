@@ -147,6 +147,11 @@ int ox_def_empty(Ox *c, const char *name, const int64_t *dims, int n);
  * and element type dtype with no values: 0 or a negative code. */
 int ox_def_shaped(Ox *c, const char *name, int kind, int32_t dtype, const int64_t *dims, int n);
 
+/* onnx_buffer.c: 1 when the initializer name is a buffer (its every path
+ * is position math ending in Cos or Sin; docs/models.md), read as a
+ * non-trainable input, else 0. */
+int ox_is_buffer(const Ox *c, const char *name);
+
 /* onnx_mask.c: the attention masks exporters build as tensors
  * (ConstantOfShape, Trilu, Expand, the comparisons and logic ops, Not,
  * Neg): 1 with *rc (a tensor or a negative code) when op is one of them,

@@ -21,9 +21,12 @@
  *   view (no copy; the operator that reads it iterates over the broadcast
  *   shape), so an Expand of data that needs no gradient is a non-trainable
  *   input of the broadcast shape and costs nothing itself. An Expand of a
- *   tensor that needs a gradient (repeat_kv of grouped-query attention,
- *   materialized by the reshape after it) is refused: the IR has no
- *   broadcast copy;
+ *   tensor that needs a gradient along one axis of size 1 (repeat_kv of
+ *   grouped-query attention, materialized by the reshape after it) is
+ *   that many copies concatenated (repeat below); others are refused;
+ * - Cos, Sin (opset 7): one operation an element, as relu, when the input
+ *   needs no gradient (the rotary tables of positions times a buffer,
+ *   onnx_buffer.c); of a tensor that needs one, refused;
  * - Where with two one-element branches (masked_fill of a constant into a
  *   constant): one operation an element over the condition.
  *
@@ -103,6 +106,66 @@ static int binary(Ox *c, const OxNode *nd)
     return ox_emit(c, nd, APPROF_OP_ADD, in, 2, NULL, NULL, 0);
 }
 
+/* A concat of in[0..2) along a->axis into d[0..n), named NODE/repeat_I. */
+static int emit_part(Ox *c, const OxNode *nd, int i, const int *in, const ApprofOpAttrs *a, const int64_t *d, int n)
+{
+    char nm[APPROF_NAME_MAX], emsg[512];
+    int r;
+    snprintf(nm, sizeof nm, "%s/repeat_%d", nd->name, i);  /* fits: OX_NODE_NAME_MAX */
+    r = approf_graph_add_op(c->g, nm, APPROF_OP_CONCAT, in, 2, a, d, n, emsg, sizeof emsg);
+    if (r < 0)
+        return r == APPROF_ENOMEM ? r : ox_err(c, APPROF_EINVAL, "%s: %s", nd->what, emsg);
+    return c->g->ops[r].outputs[0];
+}
+
+/* The Expand of x (needing a gradient) to o[0..n) of x's rank: when one
+ * axis of size 1 grows to r, r copies of x concatenated along it (torch's
+ * repeat_kv: expand, then the reshape copies), as doubling concats of two
+ * (the IR's operator takes at most 4 inputs); their backward slices the
+ * gradient back, and the r slices summed into x's gradient are the
+ * accumulation of a tensor read r times. Other broadcasts are refused. */
+static int repeat(Ox *c, const OxNode *nd, int x, const int64_t *o, int n)
+{
+    ApprofOpAttrs a;
+    int axis = -1, acc = -1, i = 0;
+    int64_t r, d[APPROF_MAX_DIMS];
+    for (int j = 0; j < n; j++)
+        if (T(c, x)->dims[j] != o[j]) {
+            if (axis >= 0 || T(c, x)->dims[j] != 1)
+                return ox_err(c, APPROF_EPARSE, "%s: field input[1]: broadcasting '%s', which needs a gradient "
+                              "(a parameter or computed from one), along more than one axis of size 1 is not "
+                              "supported", nd->what, nd->n->input[0]);
+            axis = j;
+        }
+    if (axis < 0)
+        return ox_alias(c, nd, x);
+    memset(&a, 0, sizeof a);
+    a.axis = axis;
+    memcpy(d, T(c, x)->dims, sizeof(int64_t) * (size_t)n);
+    r = o[axis];
+    while (r > 0) {
+        if (r & 1) {
+            if (acc < 0) {
+                acc = x;
+            } else {
+                int in[2] = {acc, x};
+                int64_t s0 = T(c, acc)->dims[axis] + T(c, x)->dims[axis];
+                d[axis] = s0;
+                if ((acc = emit_part(c, nd, i++, in, &a, d, n)) < 0)
+                    return acc;
+            }
+        }
+        r >>= 1;
+        if (r) {
+            int in[2] = {x, x};
+            d[axis] = 2 * T(c, x)->dims[axis];
+            if ((x = emit_part(c, nd, i++, in, &a, d, n)) < 0)
+                return x;
+        }
+    }
+    return ox_alias(c, nd, acc);
+}
+
 static int expand(Ox *c, const OxNode *nd)
 {
     const Onnx__TensorProto *s = ox_const_in(c, nd, 1);
@@ -119,6 +182,8 @@ static int expand(Ox *c, const OxNode *nd)
     if ((n = broadcast(T(c, x)->dims, T(c, x)->ndim, want, k, o)) < 0)
         return ox_err(c, APPROF_EPARSE, "%s: field input[1]: '%s' does not broadcast to the shape", nd->what,
                       T(c, x)->name);
+    if (T(c, x)->requires_grad && n == T(c, x)->ndim)
+        return repeat(c, nd, x, o, n);
     if ((x = view_as(c, nd, "", 0, x, o, n)) < 0)
         return x;
     return ox_alias(c, nd, x);
@@ -211,6 +276,17 @@ int ox_map_mask(Ox *c, const OxNode *nd, int *rc)
     }
     if (!strcmp(op, "Expand")) {
         *rc = expand(c, nd);
+        return 1;
+    }
+    if (!strcmp(op, "Cos") || !strcmp(op, "Sin")) {
+        if (ox_operand(c, nd, 0, &x) < 0)
+            *rc = APPROF_EPARSE;
+        else if (T(c, x)->requires_grad)
+            *rc = ox_err(c, APPROF_EPARSE, "%s: field input[0]: '%s' needs a gradient (a parameter or computed "
+                         "from one): only the position tables of a rotary embedding are supported", nd->what,
+                         nd->n->input[0]);
+        else
+            *rc = ox_emit(c, nd, APPROF_OP_RELU, &x, 1, NULL, NULL, 0);
         return 1;
     }
     if (!strcmp(op, "Trilu") || !strcmp(op, "Not") || !strcmp(op, "Neg")) {

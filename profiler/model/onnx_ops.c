@@ -139,7 +139,8 @@ int ox_operand(Ox *c, const OxNode *nd, int k, int *t)
         for (size_t d = 0; d < tp->n_dims; d++)
             dims[d] = tp->dims[d];
         ox_dtype_of(tp->data_type, c->g->dtype, &dt);
-        r = approf_graph_add_tensor(c->g, vn, c->vals[v].kind == V_INIT ? APPROF_TENSOR_PARAM : APPROF_TENSOR_INPUT,
+        r = approf_graph_add_tensor(c->g, vn, c->vals[v].kind == V_INIT && !ox_is_buffer(c, vn) ? APPROF_TENSOR_PARAM
+                                    : APPROF_TENSOR_INPUT,
                                     dt, (int)tp->n_dims, dims, -1);
         if (r == APPROF_ENOMEM)
             return r;

@@ -54,7 +54,13 @@
 #   the zoo's llama of the same config.json (flash) plus the ReduceSum of
 #   attention_mask, at two sequence lengths; a past of 3 and a sliding
 #   window are refused naming node and field; a sweep runs;
-# - an Expand of a tensor that needs a gradient, a ReduceSum over a leading
+# - one Llama layer as torch.onnx writes transformers' eager Llama
+#   (llama-torch, llama-torch-mha: the rotary written out from the buffer
+#   inv_freq, repeat_kv, the causal mask) is the zoo's llama (eager) plus
+#   the tables, the written rotary and the mask's kernels, with inv_freq
+#   no parameter, at two sequence lengths; a sweep runs;
+# - an Expand of a tensor that needs a gradient along two axes, the Sin of
+#   a projection of float data, a ReduceSum over a leading
 #   axis and a MultiHeadAttention with its q/k/v bias exit 1 naming the node;
 # - a dropout mask that a node reads, pads no symmetric padding matches, a
 #   Squeeze of a dim that is not 1, and a decomposed LayerNorm or GELU
@@ -78,7 +84,7 @@ done
 "$PY" "$GEN/onnx_models.py" gpt2-dynamic "$T/decoder.onnx" || fail "writing decoder.onnx"
 "$PY" "$GEN/onnx_models.py" gpt2-torch "$T/torch.onnx" || fail "writing torch.onnx"
 for m in gpt2-ort gpt2-ort-bad gpt2-ort-view gpt2-megatron empty-read gpt2-hf gpt2-mask llama-ort llama-ort-mha \
-    llama-ort-window llama-ort-past llama-ort-rms expand-grad reduce-axis mha-bias; do
+    llama-ort-window llama-ort-past llama-ort-rms llama-torch llama-torch-mha expand-grad sin-grad reduce-axis mha-bias; do
     "$PY" "$GEN/onnx_models.py" $m "$T/$m.onnx" || fail "writing $m.onnx"
 done
 
@@ -276,6 +282,48 @@ says_text "$T/err" "node '/model/layers.0/attn/GroupQueryAttention' (GroupQueryA
     fail_with "$T/sweep.err" "sweep llama-ort"
 not_crashed "$T/sweep.err" "sweep llama-ort"
 
+# one Llama layer as torch.onnx writes transformers' eager LlamaForCausalLM
+# (llama-torch: the rotary tables from the buffer inv_freq, Cos, Sin, rotate_half
+# written out, repeat_kv as Expand and Reshape, the 4.36+ causal mask,
+# decomposed RMSNorms; llama-torch-mha: 4 kv heads, no repeat): inv_freq is
+# a buffer (no parameter; python3-onnx's sum over the initializers less its
+# D/2 agrees), and the FLOPs are the zoo's llama of the same config.json
+# (eager) plus, at batch 1, S positions, D = 16: the tables (inv_freq x
+# positions: 2 D/2 S forward, twice that backward; Cos, Sin: S D each way
+# each), the rotary as written (q * cos, x2's Neg over half, rotate * sin,
+# Add: 3.5 an element forward, 5.5 backward, over (H + KV) S D, where the
+# zoo's rope charges 3 and 3) and the mask's kernels as for gpt2-mask (10
+# S^2 + S forward, 11 S^2 + S backward); the scale of the scores and the
+# attention_scaling are Muls by one-element constants (folded, as in every
+# decoder here); repeat_kv's copies are concats (no FLOPs, as the zoo's
+# broadcasting batched matmuls)
+for m in llama-torch:2 llama-torch-mha:4; do
+    for s in 16 32; do
+        "$APPROF" model show --model-file "$T/${m%:*}.onnx" --seq-len $s --format json > "$T/o.json" 2> "$T/err" ||
+            fail_with "$T/err" "$m --seq-len $s"
+        "$APPROF" model show --hf-config "$T/llama${m#*:}.json" --seq-len $s --batch 1 --attention eager \
+            --format json > "$T/oz.json" || fail "llama${m#*:}.json --seq-len $s --attention eager"
+        a=$(totals < "$T/o.json")
+        b=$("$PY" -c 'import json, sys; s, kv = int(sys.argv[1]), int(sys.argv[2]); d = json.load(sys.stdin)
+t = d["totals"]; D, H = 16, 4; e = (H + kv) * s * D
+print(d["parameters"], int(t["fwd_flops"] + 2 * (D // 2) * s + 2 * s * D + e // 2 + 10 * s * s + s),
+      int(t["bwd_flops"] + 4 * (D // 2) * s + 2 * s * D + 5 * e // 2 + 11 * s * s + s), 1)' $s ${m#*:} < "$T/oz.json")
+        [ "$a" = "$b" ] || fail "${m%:*}.onnx --seq-len $s: '$a' vs the zoo's llama (eager) plus tables, written rotary, mask '$b'"
+        echo "ok: ${m%:*}.onnx --seq-len $s = zoo llama (eager) plus tables, written rotary and mask: $a"
+    done
+    # at batch 2 inv_freq's Expand broadcasts over the batch (refused as a
+    # parameter's before the buffer rule)
+    "$APPROF" model show --model-file "$T/${m%:*}.onnx" --seq-len 16 --batch 2 --format json > "$T/o2.json" \
+        2> "$T/err" || fail_with "$T/err" "$m --batch 2"
+    b=$(totals < "$T/o2.json")
+    [ "${b%% *}" = "${a%% *}" ] && [ "${b##* }" = 2 ] || fail "${m%:*}.onnx --batch 2: '$b' (parameters fwd bwd batch)"
+    p=$("$PY" "$GEN/onnx_counts.py" --params "$T/${m%:*}.onnx" | cut -d' ' -f2) || fail "onnx_counts.py --params ${m%:*}.onnx"
+    [ "${a%% *}" = $((p - 8)) ] || fail "${m%:*}.onnx: approf ${a%% *} parameters, python3-onnx $p less inv_freq's 8"
+done
+"$APPROF" sweep --model-file "$T/llama-torch.onnx" --seq-len 16 --layers 2 --cluster 1x2 --batch 4 --micro-batches 2 \
+    --backend model --quiet --db "$T/st.db" 2> "$T/sweep.err" || fail_with "$T/sweep.err" "sweep llama-torch"
+not_crashed "$T/sweep.err" "sweep llama-torch"
+
 # an empty input (a dimension bound to 0) that another node reads; the first
 # input empty
 "$APPROF" model show --model-file "$T/empty-read.onnx" --dim past=0 > /dev/null 2> "$T/err"
@@ -301,7 +349,8 @@ refused squeeze_bad "node 'sq' (Squeeze): field axes: axis 1 is not of size 1"
 refused ln_leak "node 'ln.sub' (Sub): field output[0]: read by node 'leak' (Add) outside the decomposed LayerNormalization it is part of"
 refused gelu_leak "node 'gelu.erf' (Erf): field output[0]: read by node 'leak' (Add) outside the GELU written with Erf it is part of"
 refused tanh_leak "node 'gelu.tanh' (Tanh): field output[0]: read by node 'leak' (Add) outside the GELU written with Tanh it is part of"
-refused expand-grad "node 'bad' (Expand): field input[0]: broadcasting 'unsq', which needs a gradient (a parameter or computed from one), is not supported: the IR has no broadcast copy"
+refused expand-grad "node 'bad' (Expand): field input[1]: broadcasting 'unsq', which needs a gradient (a parameter or computed from one), along more than one axis of size 1 is not supported"
+refused sin-grad "node 'bad' (Sin): field input[0]: 'proj' needs a gradient (a parameter or computed from one): only the position tables of a rotary embedding are supported"
 refused reduce-axis "node 'bad' (ReduceSum): field axes: only the trailing axes are supported"
 refused mha-bias "node 'bad' (MultiHeadAttention): field input[3]: a q/k/v bias is not supported (give it as an Add)"
 echo "ok: ONNX graphs as exporters write them"

@@ -370,6 +370,32 @@ def gpt2_megatron(path):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 12)]), path)
 
 
+def causal_mask(node, const, dim, u, w, ns):
+    """Scores w plus transformers 4.36+'s causal mask as torch.onnx writes
+    it (gpt2_hf's mask="built"; the node helpers are the caller's)."""
+    f32min = float(np.finfo(np.float32).min)
+    S = T = dim("input_ids", 1)
+    cache = node("Range", [const([0], []), S, const([1], [])])
+    full = node("ConstantOfShape", [node("Concat", [u(S), u(T)], axis=0)],
+                value=helper.make_tensor("fill", TensorProto.FLOAT, [1], [f32min]))
+    cm = node("Trilu", [full, const([1], [])], upper=1)
+    gt = node("Greater", [node("Range", [const([0], []), T, const([1], [])]),
+                          node("Reshape", [cache, const([-1, 1], [2])])])
+    cm = node("Mul", [cm, node("Cast", [gt], to=TensorProto.FLOAT)])
+    cm = node("Unsqueeze", [node("Unsqueeze", [cm, const([0], [1])]), const([1], [1])])
+    size = node("Concat", [u(dim("input_ids", 0)), const([1], [1]), const([-1], [1]), const([-1], [1])], axis=0)
+    ones = node("ConstantOfShape", [node("Shape", [size])],
+                value=helper.make_tensor("one", TensorProto.INT64, [1], [1]))
+    size = node("Where", [node("Equal", [size, node("Mul", [ones, const([-1], [])])]), ones, size])
+    cm = node("Expand", [cm, size])
+    part = node("Slice", [cm, const([0], [1]), u(T), const([3], [1]), const([1], [1])])
+    pad = node("Unsqueeze", [node("Unsqueeze", ["attention_mask", const([1], [1])]), const([2], [1])])
+    pad = node("Equal", [node("Cast", [pad], to=TensorProto.FLOAT), const([0.0], [], TensorProto.FLOAT)])
+    pad = node("And", [node("Equal", [part, const([0.0], [], TensorProto.FLOAT)]), pad])
+    cm = node("Where", [pad, const([f32min], [], TensorProto.FLOAT), part])
+    return node("Add", [w, node("Slice", [cm, const([0], [1]), u(ns), const([3], [1]), const([1], [1])])])
+
+
 def gpt2_hf(path, mask="buffer"):
     """One Hugging Face GPT-2 block with its LM head as torch.onnx writes
     GPT2LMHeadModel (transformers 2.x-4.x, the node layout of onnxruntime's
@@ -446,27 +472,7 @@ def gpt2_hf(path, mask="buffer"):
     w = node("Div", [node("MatMul", [q, kk]), const([float(D) ** 0.5], [], TensorProto.FLOAT)])
     nd, ns = dim(w, 2), dim(w, 3)
     if mask == "built":
-        f32min = float(np.finfo(np.float32).min)
-        T = dim("input_ids", 1)
-        cache = node("Range", [const([0], []), S, const([1], [])])
-        full = node("ConstantOfShape", [node("Concat", [u(S), u(T)], axis=0)],
-                    value=helper.make_tensor("fill", TensorProto.FLOAT, [1], [f32min]))
-        cm = node("Trilu", [full, const([1], [])], upper=1)
-        gt = node("Greater", [node("Range", [const([0], []), T, const([1], [])]),
-                              node("Reshape", [cache, const([-1, 1], [2])])])
-        cm = node("Mul", [cm, node("Cast", [gt], to=TensorProto.FLOAT)])
-        cm = node("Unsqueeze", [node("Unsqueeze", [cm, const([0], [1])]), const([1], [1])])
-        size = node("Concat", [u(dim("input_ids", 0)), const([1], [1]), const([-1], [1]), const([-1], [1])], axis=0)
-        ones = node("ConstantOfShape", [node("Shape", [size])],
-                    value=helper.make_tensor("one", TensorProto.INT64, [1], [1]))
-        size = node("Where", [node("Equal", [size, node("Mul", [ones, const([-1], [])])]), ones, size])
-        cm = node("Expand", [cm, size])
-        part = node("Slice", [cm, const([0], [1]), u(T), const([3], [1]), const([1], [1])])
-        pad = node("Unsqueeze", [node("Unsqueeze", ["attention_mask", const([1], [1])]), const([2], [1])])
-        pad = node("Equal", [node("Cast", [pad], to=TensorProto.FLOAT), const([0.0], [], TensorProto.FLOAT)])
-        pad = node("And", [node("Equal", [part, const([0.0], [], TensorProto.FLOAT)]), pad])
-        cm = node("Where", [pad, const([f32min], [], TensorProto.FLOAT), part])
-        w = node("Add", [w, node("Slice", [cm, const([0], [1]), u(ns), const([3], [1]), const([1], [1])])])
+        w = causal_mask(node, const, dim, u, w, ns)
     else:
         bias = TensorProto()
         bias.name, bias.data_type = pre + "attn.bias", TensorProto.UINT8
@@ -627,18 +633,136 @@ def llama_ort(path, gqa=True, bad=None, norms="ort"):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid(ms, 1)]), path)
 
 
+def llama_torch(path, kv=2):
+    """One Llama decoder layer as torch.onnx (opset 17) writes transformers'
+    LlamaForCausalLM (4.4x, attn_implementation="eager", no cache) with a
+    loss: the embedding Gather; LlamaRMSNorm decomposed (Pow, ReduceMean,
+    Add, Sqrt, Div, Mul, Cast, Mul); LlamaRotaryEmbedding written out: the
+    buffer inv_freq [D/2] (an initializer) as inv_freq[None, :, None]
+    (Unsqueeze, Unsqueeze, Cast) .expand(B, -1, 1) (Expand, the -1 by
+    torch's Equal / Where), position_ids[:, None, :] (Unsqueeze, Cast),
+    MatMul, Transpose, cat((freqs, freqs), -1), Cos and Sin times
+    attention_scaling (Mul by 1.0), Cast; q, k, v MatMul, view (Reshape
+    [0, 0, -1, D]), transpose(1, 2); apply_rotary_pos_emb: cos.unsqueeze(1),
+    q * cos + rotate_half(q) * sin with rotate_half as two Slices, Neg,
+    Concat; repeat_kv of k and v (Unsqueeze at 2, Expand to [B, KV, G, S,
+    D] with the shape from Shape, Reshape to [B, H, S, D]); eager_attention_
+    forward: MatMul with k transposed, Mul by the scaling, + the causal
+    mask (causal_mask: 4.36+'s mask as torch.onnx writes it), Softmax,
+    MatMul with v, transpose, Reshape, o_proj; residual Add; SwiGLU MLP
+    (Sigmoid, Mul, Mul); final norm; lm_head; loss. Hidden 64, 4 heads, kv
+    key/value heads, ffn 128, vocabulary 100; symbolic batch and
+    sequence."""
+    C, H, F, V = 64, 4, 128, 100
+    D, G = C // H, H // kv
+    b = Builder()
+    k = [0]
+
+    def node(op, inputs, n_out=1, **attrs):
+        k[0] += 1
+        name = "/model/%s_%d" % (op, k[0])
+        outs = ["%s_output_%d" % (name, i) for i in range(n_out)]
+        b.nodes.append(helper.make_node(op, inputs, outs, name=name, **attrs))
+        return outs if n_out > 1 else outs[0]
+
+    def const(vals, dims, dtype=TensorProto.INT64):
+        return node("Constant", [], value=helper.make_tensor("c%d" % (k[0] + 1), dtype, dims, vals))
+
+    def fc(v):
+        return const([v], [], TensorProto.FLOAT)
+
+    def dim(x, i):
+        return node("Gather", [node("Shape", [x]), const([i], [])], axis=0)
+
+    def u(x):
+        return node("Unsqueeze", [x, const([0], [1])])
+
+    def rms(x, w):
+        p = node("ReduceMean", [node("Pow", [x, fc(2.0)])], axes=[-1], keepdims=1)
+        p = node("Div", [fc(1.0), node("Sqrt", [node("Add", [p, fc(1e-5)])])])
+        p = node("Cast", [node("Mul", [x, p])], to=TensorProto.FLOAT)
+        return node("Mul", [b.init(w, [C]), p])
+
+    def mm(x, w, cin, cout):
+        return node("MatMul", [x, b.init(w, [cin, cout])])
+
+    x = node("Gather", [b.init("model.embed_tokens.weight", [V, C]), "input_ids"])
+    # rotary tables
+    inv = b.init("model.rotary_emb.inv_freq", [D // 2])
+    f = node("Cast", [node("Unsqueeze", [node("Unsqueeze", [inv, const([0], [1])]), const([2], [1])])],
+             to=TensorProto.FLOAT)
+    size = node("Concat", [u(dim("position_ids", 0)), const([-1], [1]), const([1], [1])], axis=0)
+    ones = node("ConstantOfShape", [node("Shape", [size])],
+                value=helper.make_tensor("one", TensorProto.INT64, [1], [1]))
+    size = node("Where", [node("Equal", [size, node("Mul", [ones, const([-1], [])])]), ones, size])
+    f = node("Expand", [f, size])
+    pos = node("Cast", [node("Unsqueeze", ["position_ids", const([1], [1])])], to=TensorProto.FLOAT)
+    f = node("Transpose", [node("MatMul", [f, pos])], perm=[0, 2, 1])
+    emb = node("Concat", [f, f], axis=-1)
+    cos = node("Cast", [node("Mul", [node("Cos", [emb]), fc(1.0)])], to=TensorProto.FLOAT)
+    sin = node("Cast", [node("Mul", [node("Sin", [emb]), fc(1.0)])], to=TensorProto.FLOAT)
+    cos, sin = node("Unsqueeze", [cos, const([1], [1])]), node("Unsqueeze", [sin, const([1], [1])])
+    pre = "model.layers.0."
+
+    def heads(x, n):
+        return node("Transpose", [node("Reshape", [x, const([0, 0, -1, D], [4])])], perm=[0, 2, 1, 3])
+
+    def rope(x):
+        x1 = node("Slice", [x, const([0], [1]), const([D // 2], [1]), const([3], [1]), const([1], [1])])
+        x2 = node("Slice", [x, const([D // 2], [1]), const([2 ** 63 - 1], [1]), const([3], [1]),
+                            const([1], [1])])
+        r = node("Concat", [node("Neg", [x2]), x1], axis=-1)
+        return node("Add", [node("Mul", [x, cos]), node("Mul", [r, sin])])
+
+    def repeat_kv(x):
+        sh = node("Shape", [x])
+        size = node("Concat", [node("Slice", [sh, const([0], [1]), const([2], [1])]), const([G], [1]),
+                               node("Slice", [sh, const([2], [1]), const([4], [1])])], axis=0)
+        x = node("Expand", [node("Unsqueeze", [x, const([2], [1])]), size])
+        return node("Reshape", [x, const([0, H, -1, D], [4])])
+
+    y = rms(x, pre + "input_layernorm.weight")
+    q = rope(heads(mm(y, pre + "self_attn.q_proj.weight", C, H * D), H))
+    kk = rope(heads(mm(y, pre + "self_attn.k_proj.weight", C, kv * D), kv))
+    v = heads(mm(y, pre + "self_attn.v_proj.weight", C, kv * D), kv)
+    kk, v = repeat_kv(kk), repeat_kv(v)
+    w = node("Mul", [node("MatMul", [q, node("Transpose", [kk], perm=[0, 1, 3, 2])]), fc(D ** -0.5)])
+    w = causal_mask(node, const, dim, u, w, dim(w, 3))
+    o = node("Transpose", [node("MatMul", [node("Softmax", [w], axis=-1), v])], perm=[0, 2, 1, 3])
+    o = node("Reshape", [o, const([0, 0, -1], [3])])
+    x = node("Add", [x, mm(o, pre + "self_attn.o_proj.weight", H * D, C)])
+    y = rms(x, pre + "post_attention_layernorm.weight")
+    g = mm(y, pre + "mlp.gate_proj.weight", C, F)
+    g = node("Mul", [g, node("Sigmoid", [g])])
+    g = node("Mul", [g, mm(y, pre + "mlp.up_proj.weight", C, F)])
+    x = node("Add", [x, mm(g, pre + "mlp.down_proj.weight", F, C)])
+    x = rms(x, "model.norm.weight")
+    logits = node("Reshape", [mm(x, "lm_head.weight", C, V), const([-1, V], [2])])
+    loss = node("SoftmaxCrossEntropyLoss", [logits, node("Reshape", ["labels", const([-1], [1])])])
+    bs = ["batch_size", "sequence_length"]
+    g = helper.make_graph(b.nodes, "llama_torch",
+                          [helper.make_tensor_value_info(n, TensorProto.INT64, bs)
+                           for n in ("input_ids", "attention_mask", "position_ids", "labels")],
+                          [helper.make_tensor_value_info(loss, TensorProto.FLOAT, [])], b.inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
 def mask_refused(path, kind):
     """What the mask and attention mappings refuse, one node each, named
-    "bad": expand-grad, an Expand of a projection (it needs a gradient: the
-    IR has no broadcast copy); reduce-axis, a ReduceSum over axis 0 of
+    "bad": expand-grad, an Expand of a projection along two axes (it needs a
+    gradient: one axis is a repeat, two are not supported); sin-grad, the Sin
+    of a projection of float data (SIREN's sin(x W): w stays a parameter);
+    reduce-axis, a ReduceSum over axis 0 of
     [batch, 8]; mha-bias, a com.microsoft MultiHeadAttention with its q/k/v
     bias."""
     b = Builder()
     x = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 8])]
     y = b.node("MatMul", ["x", b.init("w", [8, 8])], "proj")
     if kind == "expand-grad":
-        y = b.node("Expand", [b.node("Unsqueeze", [y, b.const_ints("axes", [1])], "unsq"),
-                              b.const_ints("size", [2, 3, 4, 8])], "bad")
+        y = b.node("Expand", [b.node("Unsqueeze", [y, b.const_ints("axes", [1, 3])], "unsq"),
+                              b.const_ints("size", [2, 3, 4, 2, 8])], "bad")
+    elif kind == "sin-grad":
+        y = b.node("Sin", [y], "bad")
     elif kind == "reduce-axis":
         y = b.node("ReduceSum", [y, b.const_ints("axes", [0])], "bad", keepdims=0)
     else:
@@ -711,7 +835,9 @@ if __name__ == "__main__":
      "llama-ort-window": lambda p: llama_ort(p, bad="window"),
      "llama-ort-past": lambda p: llama_ort(p, bad="past"),
      "llama-ort-rms": lambda p: llama_ort(p, norms="torch"),
+     "llama-torch": llama_torch, "llama-torch-mha": lambda p: llama_torch(p, kv=4),
      "expand-grad": lambda p: mask_refused(p, "expand-grad"),
+     "sin-grad": lambda p: mask_refused(p, "sin-grad"),
      "reduce-axis": lambda p: mask_refused(p, "reduce-axis"), "mha-bias": lambda p: mask_refused(p, "mha-bias"),
      "unsupported": lambda p: tiny(p, "Erf", [2, 8]),
      "symbolic": lambda p: tiny(p, "Relu", ["batch", "seq"]),
