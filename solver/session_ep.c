@@ -113,11 +113,14 @@ void apsolve_ep_say(ApsolveRun *r, const ApsolvePlan *g)
             apsolve_say(r->a, "expert parallelism ep=%d etp=%d, stage %zu (layers %d-%d): %d MoE "
                         "layers of %d experts, %.0f of their %.0f weight elements per GPU (the "
                         "level priced keeps the experts whole: transformed); +%.6g s forward, "
-                        "+%.6g s backward per micro-batch in %d costs (below); expert gradients "
-                        "reduced over %d GPUs", l.ep, l.etp, k, st->start_layer, st->end_layer,
+                        "+%.6g s backward per micro-batch in %d costs (below); once per "
+                        "iteration %+.6g s (the expert gradients reduced over %d GPUs, Adam "
+                        "over their shard); memory %+lld bytes on the peak, %+lld in the "
+                        "initial state", l.ep, l.etp, k, st->start_layer, st->end_layer,
                         x.moe_layers, x.experts, x.local_after, x.elements,
                         x.comm_fwd + x.perm_fwd, x.comm_bwd + x.perm_bwd, x.n_costs,
-                        l.dp * l.tp / (l.ep * l.etp));
+                        x.apply_delta, l.dp * l.tp / (l.ep * l.etp),
+                        (long long)x.peak_delta, (long long)x.initial_delta);
             /* every cost the stage adds, from the one list ep_price sums */
             for (int i = 0; i < x.n_costs; i++) {
                 const ApsolveEpCost *e = &x.costs[i];

@@ -45,6 +45,12 @@ for l in "token all-to-all of 131072 bytes per GPU, 4 forward and 8 backward (4 
   grep -qF "expert parallelism, stage 0: $l" "$w/full.err" || fail_with "$w/full.err" "line: $l"
 done
 grep -q "in 4 costs (below)" "$w/full.err" || fail_with "$w/full.err" "the count of costs"
+# and what it changed once per iteration and in memory: half of the
+# 2 x 3 x 8 x 256 x 14336 expert weight elements leave a GPU, 88080384 x
+# (2 + 2) bytes of weight and gradient buffer on the peak, x 12 (f32 master
+# and two moments) in the initial state
+grep -q "once per iteration -[0-9.e-]* s (the expert gradients reduced over 2 GPUs, Adam over their shard); memory -352321536 bytes on the peak, -1056964608 in the initial state" "$w/full.err" ||
+  fail_with "$w/full.err" "the once-per-iteration and memory figures"
 grep -qF "probabilities all-gather over etp of 512 bytes per GPU, 2 forward and 2 backward per micro-batch over 2 GPUs" "$w/etp.err" ||
   fail_with "$w/etp.err" "the etp all-gather line"
 grep -q "in 5 costs (below)" "$w/etp.err" || fail_with "$w/etp.err" "the count of etp costs"
