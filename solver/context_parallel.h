@@ -37,8 +37,7 @@ typedef enum {
     APSOLVE_CP_P2P = 0,               /* ring exchange of K/V blocks */
     APSOLVE_CP_A2A = 1,               /* Ulysses: all-to-all of Q, K, V and of the output */
     APSOLVE_CP_A2A_P2P = 2,           /* a2a inside a host, p2p ring across */
-    APSOLVE_CP_ALL_GATHER = 3,        /* K and V all-gathered (--parallel only; the auto
-                                       * and framework searches try the first three) */
+    APSOLVE_CP_ALL_GATHER = 3,        /* K and V all-gathered (TE's KV all-gather) */
 } ApsolveCpComm;
 
 /* "p2p", "a2a", "a2a+p2p", "all_gather" -> ApsolveCpComm; -1 for anything

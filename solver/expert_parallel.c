@@ -136,38 +136,91 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
      * splits are fixed. */
     out->dropless = x->seq > 0 && l->top_k > 0 && out->experts > 0 &&
                     l->capacity == (x->seq * l->top_k + out->experts - 1) / out->experts;
+    /* Under full recomputation (--recompute-granularity full) Megatron-Core
+     * checkpoints whole transformer layers (megatron/core/recompute.py,
+     * checkpointed_forward, core_v0.19.0: tensor_parallel.checkpoint around
+     * the layers' forward), the MoE layer and its dispatcher inside, so the
+     * backward reruns every forward item below before its own
+     * (moe_layer_recompute, the MoE layer's own checkpoint, is the
+     * selective granularity's "moe" module, not full's). The stored
+     * entry's recomputed forward holds the graph's dispatch, not these. */
     {
+        int L = out->moe_layers, rerun = l->recompute == COSTDB_RECOMPUTE_FULL;
         double t = costdb_strided_collective_seconds(&f, COSTDB_COLL_ALL_TO_ALL,
                                                      out->a2a_bytes * l->ep, l->ep, l->etp, M);
         double tprob = costdb_strided_collective_seconds(&f, COSTDB_COLL_ALL_TO_ALL,
                                                          out->probs_bytes * l->ep, l->ep, l->etp,
                                                          M);
-        double counts = out->dropless ? costdb_strided_collective_seconds(
-                                            &f, COSTDB_COLL_ALL_GATHER,
-                                            8.0 * out->experts * l->ep * l->etp, l->ep * l->etp,
-                                            1, M)
-                                      : 0.0;
         double sent = (l->ep - 1.0) / l->ep * (out->a2a_bytes + out->probs_bytes / 2);
-        out->comm_fwd = out->moe_layers * (2 * t + tprob + counts);
-        out->comm_bwd = out->moe_layers * (2 * t + tprob);
-        out->traffic_fwd = out->moe_layers * 2 * sent;
-        out->traffic_bwd = out->moe_layers * 2 * sent;
-    }
-    /* Permutation 2: with more than one local expert, the slots a GPU
-     * receives (etp times as many after the etp group's all-gather) arrive
-     * ordered by source rank and are sorted by local expert with their
-     * probabilities (dispatch_postprocess: sort_chunks_by_idxs, or the
-     * transpose of drop_and_pad), and the experts' output is sorted back
-     * (combine_preprocess); the backward sorts their gradients. Each is a
-     * memory-bound copy, read and write, which the graph's one dispatch
-     * and combine (permutation 1 and its inverse, moe_utils.py permute,
-     * unpermute) do not hold. */
-    if (out->experts / l->ep > 1) {
-        double rows = slots * (l->etp > 1 ? l->etp : 1);
-        double copy = costdb_memory_seconds(&f, 2 * rows * ((double)x->hidden + 1) * esize) +
-                      costdb_memory_seconds(&f, 2 * rows * (double)x->hidden * esize);
-        out->perm_fwd = out->moe_layers * copy;
-        out->perm_bwd = out->moe_layers * copy;
+        ApsolveEpCost *it = out->costs;
+        *it++ = (ApsolveEpCost){"token all-to-all", out->a2a_bytes, l->ep, 2 * L, 2 * L, 0,
+                                2 * L * t, 2 * L * t};
+        *it++ = (ApsolveEpCost){"probabilities all-to-all", out->probs_bytes, l->ep, L, L, 0,
+                                L * tprob, L * tprob};
+        if (out->dropless)
+            *it++ = (ApsolveEpCost){
+                "token counts all-gather", 8.0 * out->experts, l->ep * l->etp, L, 0, 0,
+                L * costdb_strided_collective_seconds(&f, COSTDB_COLL_ALL_GATHER,
+                                                      8.0 * out->experts * l->ep * l->etp,
+                                                      l->ep * l->etp, 1, M),
+                0};
+        /* With etp > 1 the dispatcher all-gathers the received slots and
+         * their probabilities over the etp group after the all-to-all
+         * (token_dispatch: gather_from_sequence_parallel_region, group
+         * tp_group, the expert tensor-parallel one) and reduce-scatters the
+         * experts' output before the combine's all-to-all
+         * (reduce_scatter_to_sequence_parallel_region); the backward runs
+         * each the other way. The tokens' all-gather and the output's
+         * reduce-scatter carry what the stored level's own collectives
+         * around its experts split etp ways on the tp axis carry (the
+         * dp replica's slots, etp x a GPU's here: an all-reduce's ring
+         * volume each way), and stand for them; the probabilities the
+         * graph applies unsplit, so their all-gather (forward) and
+         * reduce-scatter (backward) come in. */
+        if (l->etp > 1)
+            *it++ = (ApsolveEpCost){
+                "probabilities all-gather over etp", out->probs_bytes, l->etp, L, L, 0,
+                L * costdb_strided_collective_seconds(&f, COSTDB_COLL_ALL_GATHER,
+                                                      out->probs_bytes * l->etp, l->etp, 1, M),
+                L * costdb_strided_collective_seconds(&f, COSTDB_COLL_REDUCE_SCATTER,
+                                                      out->probs_bytes * l->etp, l->etp, 1, M)};
+        /* Permutation 2: with more than one local expert, the slots a GPU
+         * receives (etp times as many after the etp group's all-gather)
+         * arrive ordered by source rank and are sorted by local expert with
+         * their probabilities (dispatch_postprocess: sort_chunks_by_idxs, or
+         * the transpose of drop_and_pad), and the experts' output is sorted
+         * back (combine_preprocess); the backward sorts their gradients.
+         * Each is a memory-bound copy, read and write, which the graph's one
+         * dispatch and combine (permutation 1 and its inverse, moe_utils.py
+         * permute, unpermute) do not hold. */
+        if (out->experts / l->ep > 1) {
+            double rows = slots * (l->etp > 1 ? l->etp : 1);
+            double bytes = 2 * rows * ((double)x->hidden + 1) * esize +
+                           2 * rows * (double)x->hidden * esize;
+            double copy = costdb_memory_seconds(&f, 2 * rows * ((double)x->hidden + 1) * esize) +
+                          costdb_memory_seconds(&f, 2 * rows * (double)x->hidden * esize);
+            *it++ = (ApsolveEpCost){"sorts by local expert", bytes, 1, L, L, 0, L * copy,
+                                    L * copy};
+        }
+        out->n_costs = (int)(it - out->costs);
+        for (int k = 0; k < out->n_costs; k++) {
+            ApsolveEpCost *e = &out->costs[k];
+            if (rerun) {
+                /* the rerun forward, before the backward's own */
+                e->n_rerun = e->n_fwd;
+                e->n_bwd += e->n_fwd;
+                e->bwd += e->fwd;
+            }
+            if (e->group > 1) {
+                out->comm_fwd += e->fwd;
+                out->comm_bwd += e->bwd;
+            } else {
+                out->perm_fwd += e->fwd;
+                out->perm_bwd += e->bwd;
+            }
+        }
+        out->traffic_fwd = L * 2 * sent;
+        out->traffic_bwd = (rerun ? 2 : 1) * L * 2 * sent;
     }
     if (out->usable != 2)
         return; /* as profiled, or not usable */
@@ -268,8 +321,10 @@ int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
             if (!cf->valid || cf->logical_a != l->dp || cf->logical_b != l->tp ||
                 cf->force_batch_dim != 0 || !apsolve_unfit_restore(q, idx))
                 continue;
-            if (apsolve_ep_stage(db, sweep, q->cluster_gpus, sp->start_layer, sp->end_layer, s, c, l, &xs[c],
-                                 why, len)) {
+            ApsolveEpLayout m = *l;
+            m.recompute = cf->variant.recompute; /* full reruns the dispatcher */
+            if (apsolve_ep_stage(db, sweep, q->cluster_gpus, sp->start_layer, sp->end_layer, s,
+                                 c, &m, &xs[c], why, len)) {
                 free(xs);
                 apsolve_problem_free(&q);
                 return APSOLVE_EDB;
@@ -414,6 +469,7 @@ int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                     m.dp = cf->logical_a;
                     m.tp = cf->logical_b;
                     m.zero = cf->variant.zero;
+                    m.recompute = cf->variant.recompute;
                     ep_price(x, &f, q->cluster_gpus, &m, &xs[c]);
                     if (!xs[c].moe_layers)
                         use[c] = 0;

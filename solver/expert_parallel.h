@@ -41,7 +41,22 @@ typedef struct ApsolveEpLayout {
                                        * GPUs hold 1/cp of each sample's tokens */
     int top_k;                        /* experts per token (the model's router) */
     int64_t capacity;                 /* slots per expert and sample of the dispatch */
+    int recompute;                    /* the entry's CostdbRecompute: under full
+                                       * recomputation the backward reruns the MoE layer's
+                                       * forward, its dispatcher included */
 } ApsolveEpLayout;
+
+/* One cost the ep stage adds per micro-batch (the items ep_price sums into
+ * comm_* and perm_*, and apsolve says, in one list). */
+typedef struct ApsolveEpCost {
+    const char *what;                 /* "token all-to-all", ... */
+    double bytes;                     /* one GPU's of one of them */
+    int group;                        /* the GPUs it runs over (1: a local copy) */
+    int n_fwd, n_bwd;                 /* how many per micro-batch (all MoE layers) */
+    int n_rerun;                      /* of n_bwd, the full recomputation's rerun */
+    double fwd, bwd;                  /* seconds per micro-batch */
+} ApsolveEpCost;
+#define APSOLVE_EP_COSTS 6
 
 /* One stage entry under the layout, per GPU. */
 typedef struct ApsolveEpStage {
@@ -61,6 +76,8 @@ typedef struct ApsolveEpStage {
     double perm_fwd, perm_bwd;        /* the sorts by local expert and back (permutation
                                        * 2), added per micro-batch, seconds */
     double traffic_fwd, traffic_bwd;  /* bytes one GPU sends in them, per micro-batch */
+    ApsolveEpCost costs[APSOLVE_EP_COSTS]; /* the items of comm_* and perm_* */
+    int n_costs;
     int64_t peak_delta, initial_delta; /* memory change, bytes */
     double apply_delta;               /* once per iteration: expert grad reduction + Adam */
 } ApsolveEpStage;

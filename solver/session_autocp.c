@@ -7,8 +7,9 @@
  * DP finds on that sweep's problem with every entry made the cp stage of
  * its own layout (apsolve_cp_problem_auto: the same devices run as data
  * parallelism dp x cp, compute and saved activations / cp, the
- * communication and buffers of the ring, or of a2a and a2a+p2p where the
- * sweep records the heads and their check passes), run with micro-batches of m / cp
+ * communication and buffers of the ring or of the K/V all-gather
+ * (all_gather), or of a2a and a2a+p2p where the sweep records the heads and
+ * their check passes), run with micro-batches of m / cp
  * samples, cp times as many. The best of them replaces the plain plan only
  * when it is better by the search's own comparison (the headroom kept
  * first, then the objective), so a plan cp does not improve stays exactly
@@ -272,11 +273,13 @@ int apsolve_run_auto_cp(ApsolveRun *r)
     /* the attention heads the sweep records: a2a and a2a+p2p split them,
      * so they are tried only where the heads are known (context_parallel.h) */
     apsolve_cp_heads(r->db, r->main_c.sweep, r->main_c.p, &heads, &kv_heads);
-    for (int cp = 2; cp <= gph && gph % cp == 0 && ncp + 3 <= 48; cp *= 2)
-        for (int comm = APSOLVE_CP_P2P; comm <= APSOLVE_CP_A2A_P2P; comm++)
+    for (int cp = 2; cp <= gph && gph % cp == 0 && ncp + 4 <= 48; cp *= 2)
+        for (int comm = APSOLVE_CP_P2P; comm <= APSOLVE_CP_ALL_GATHER; comm++)
             /* a2a+p2p's ring runs across hosts: on one host its inner
-             * group is all of cp (a2a's entry) */
-            if (comm == APSOLVE_CP_P2P ||
+             * group is all of cp (a2a's entry); all_gather (Transformer
+             * Engine's KV all-gather, which Megatron-LM and torchtitan
+             * run) splits no heads, so it needs none known */
+            if (comm == APSOLVE_CP_P2P || comm == APSOLVE_CP_ALL_GATHER ||
                 (heads > 0 && (comm == APSOLVE_CP_A2A || r->main_c.p->num_devices > gph))) {
                 cps[ncp] = cp;
                 comms[ncp++] = comm;

@@ -94,8 +94,12 @@ void apsolve_ep_say(ApsolveRun *r, const ApsolvePlan *g)
         const ApsolveStage *st = &g->stages[k];
         ApsolveEpStage x;
         char why[200];
-        if (st->submesh < 0 || st->config < 0 ||
-            apsolve_ep_stage(r->db, c->sweep, c->p->cluster_gpus, st->start_layer,
+        if (st->submesh < 0 || st->config < 0)
+            continue;
+        /* the stage's variant: full recomputation reruns the dispatcher */
+        l.recompute = c->p->configs[(size_t)st->submesh * c->p->num_configs + st->config]
+                          .variant.recompute;
+        if (apsolve_ep_stage(r->db, c->sweep, c->p->cluster_gpus, st->start_layer,
                              st->end_layer, st->submesh, st->config, &l, &x, why,
                              sizeof why) || !x.moe_layers)
             continue;
@@ -105,16 +109,34 @@ void apsolve_ep_say(ApsolveRun *r, const ApsolvePlan *g)
                         "level priced splits them so, its collectives as profiled", l.ep, l.etp,
                         k, st->start_layer, st->end_layer, x.moe_layers, x.experts,
                         x.local_after, x.elements);
-        else if (x.usable == 2)
+        else if (x.usable == 2) {
             apsolve_say(r->a, "expert parallelism ep=%d etp=%d, stage %zu (layers %d-%d): %d MoE "
                         "layers of %d experts, %.0f of their %.0f weight elements per GPU (the "
-                        "level priced keeps the experts whole: transformed); token all-to-all "
-                        "of %.0f bytes per GPU, %d forward and %d backward per micro-batch over "
-                        "%d GPUs (+%.6g s forward, +%.6g s backward); expert gradients reduced "
-                        "over %d GPUs", l.ep, l.etp, k, st->start_layer, st->end_layer,
-                        x.moe_layers, x.experts, x.local_after, x.elements, x.a2a_bytes,
-                        2 * x.moe_layers, 2 * x.moe_layers, l.ep, x.comm_fwd, x.comm_bwd,
-                        l.dp * l.tp / (l.ep * l.etp));
+                        "level priced keeps the experts whole: transformed); +%.6g s forward, "
+                        "+%.6g s backward per micro-batch in %d costs (below); once per "
+                        "iteration %+.6g s (the expert gradients reduced over %d GPUs, Adam "
+                        "over their shard); memory %+lld bytes on the peak, %+lld in the "
+                        "initial state", l.ep, l.etp, k, st->start_layer, st->end_layer,
+                        x.moe_layers, x.experts, x.local_after, x.elements,
+                        x.comm_fwd + x.perm_fwd, x.comm_bwd + x.perm_bwd, x.n_costs,
+                        x.apply_delta, l.dp * l.tp / (l.ep * l.etp),
+                        (long long)x.peak_delta, (long long)x.initial_delta);
+            /* every cost the stage adds, from the one list ep_price sums */
+            for (int i = 0; i < x.n_costs; i++) {
+                const ApsolveEpCost *e = &x.costs[i];
+                char rr[64] = "", grp[32] = "";
+                if (e->n_rerun)
+                    snprintf(rr, sizeof rr, " (%d of them full recomputation's rerun)",
+                             e->n_rerun);
+                if (e->group > 1)
+                    snprintf(grp, sizeof grp, " over %d GPUs", e->group);
+                apsolve_say(r->a, "expert parallelism, stage %zu: %s of %.0f bytes per GPU%s, %d "
+                            "forward and %d backward%s per micro-batch%s (+%.6g s forward, "
+                            "+%.6g s backward)", k, e->what, e->bytes,
+                            e->group > 1 ? "" : " (memory copies)", e->n_fwd, e->n_bwd, rr, grp,
+                            e->fwd, e->bwd);
+            }
+        }
     }
 }
 

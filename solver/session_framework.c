@@ -550,9 +550,10 @@ static int try_knobs(Search *S, const ApsolveCand *c, ApsolveParallel *par)
     return rc;
 }
 
-/* Whether F runs cp layout par with its cp_comm (a2a or a2a+p2p) at all:
- * F's rule for the comm (apsolve_cp_frameworks: torchtitan and DeepSpeed
- * run no all-to-all cp), the heads the sweep records (heads, kv_heads; 0
+/* Whether F runs cp layout par with its cp_comm (a2a, a2a+p2p or
+ * all_gather) at all: F's rule for the comm (apsolve_cp_frameworks:
+ * torchtitan runs no all-to-all cp, DeepSpeed none), and for the
+ * all-to-alls the heads the sweep records (heads, kv_heads; 0
  * unknown: not tried) and the heads rule at par's tp (apsolve_cp_check),
  * and for a2a+p2p an inner group neither 1 nor cp (else it is the ring's
  * or a2a's layout). Silent: a comm F or the model cannot run is no
@@ -566,7 +567,11 @@ static int comm_runs(const Search *S, const ApsolveCand *c, const ApsolveParalle
     memset(&v, 0, sizeof v);
     v.runs = 1u << S->fw;
     apsolve_cp_frameworks(par->cp, par->cp_comm, &v);
-    if (!v.runs || heads <= 0)
+    if (!v.runs)
+        return 0;
+    if (par->cp_comm == APSOLVE_CP_ALL_GATHER) /* splits no heads */
+        return apsolve_cp_check(&l, 0, heads, kv_heads, why, sizeof why, NULL, 0);
+    if (heads <= 0)
         return 0;
     if (par->cp_comm == APSOLVE_CP_A2A_P2P) {
         l.a2a = apsolve_cp_a2a_size(par->cp, par->tp, c->p->cluster_gpus);
@@ -613,9 +618,10 @@ static int search_cand(Search *S, const ApsolveCand *c, int64_t m)
                 par.mbs = m > 0 ? (int)(m / edp) : 0;
                 par.cp = cp;
                 par.ep = 1;
-                /* cp: the ring, and Megatron's all-to-all kinds where
-                 * F and the model's heads run them */
-                for (int cm = APSOLVE_CP_P2P; cp > 1 && cm <= APSOLVE_CP_A2A_P2P; cm++) {
+                /* cp: the ring, and Megatron's all-to-all kinds and the
+                 * K/V all-gather where F (and for the all-to-alls the
+                 * model's heads) run them */
+                for (int cm = APSOLVE_CP_P2P; cp > 1 && cm <= APSOLVE_CP_ALL_GATHER; cm++) {
                     par.cp_comm = cm;
                     if (cm != APSOLVE_CP_P2P && !comm_runs(S, c, &par, heads, kv_heads))
                         continue;

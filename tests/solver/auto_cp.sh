@@ -13,6 +13,7 @@
 #   same plan as with cp out of reach (every cp entry at micro-batch m is
 #   the same work as the plain entry at m / cp, which the plain search has).
 # - Ulysses (cp_comm a2a) where the heads rule passes and it sends less.
+# - the K/V all-gather (cp_comm all_gather) tried, priced as --parallel.
 # Usage: auto_cp.sh APPROF APSOLVE APREPORT PYTHON MANIFESTS CHECK_LAUNCH
 . "$(dirname "$0")/../lib.sh"
 approf=$1 apsolve=$2 apreport=$3 py=$4 man=$5 check=$6
@@ -46,6 +47,26 @@ assert p.get("cp") == 2 and p.get("cp_comm") == "p2p", o
 assert (p["dp"], p["tp"], p["pp"]) == (4, 1, 1), o
 assert o["micro_batches"] == 4 and o["micro_batch_size"] == 4, o
 PY
+# Megatron's cp_comm=all_gather (Transformer Engine's K/V all-gather) is a
+# candidate too, its heads not needed; its best plan is the --parallel plan
+# of dp=4 x cp=2 with cp_comm=all_gather, priced alike. It does not beat the
+# ring: the same K/V bytes in 2 all-gathers forward (the ring: 1 send-recv
+# at cp 2) and 2 all-gathers + 2 reduce-scatters backward (the ring: 2
+# send-recvs), more latency, buffers as large
+sed -n 's/^apsolve: context parallelism cp=2 cp_comm=all_gather on micro-batch size 8 (sweep 1, 4 micro-batches of 4): its best plan of any layouts (objective \([0-9.]*\) s) does not beat.*/\1/p' \
+  "$w/err" >"$w/ag"
+[ -s "$w/ag" ] || fail_with "$w/err" "the cp=2 all_gather candidate line"
+"$apsolve" --db "$w/long.db" --no-store --parallel dp=4,tp=1,pp=1,cp=2,cp_comm=all_gather \
+  >"$w/agpar" 2>"$w/err2" || fail_with "$w/err2" "--parallel cp_comm=all_gather"
+grep -q "^Objective (full): $(cat "$w/ag") s = " "$w/agpar" ||
+  fail "the all_gather candidate $(cat "$w/ag") s is not the --parallel plan's: $(grep '^Objective' "$w/agpar")"
+# torchtitan runs the ring and the K/V all-gather (its rotate methods):
+# --framework torchtitan prices both cp=2 layouts (dp 4 x cp 2, the one
+# whose samples fit)
+"$apsolve" --db "$w/long.db" --no-store --framework torchtitan >/dev/null 2>"$w/err2" ||
+  fail_with "$w/err2" "--framework torchtitan (long)"
+grep -q "^apsolve: --framework torchtitan: [0-9]* layouts, 2 priced as run, 2 run by torchtitan as priced" "$w/err2" ||
+  fail_with "$w/err2" "--framework torchtitan does not try all_gather"
 mkdir -p "$w/f"
 "$apreport" --db "$w/long.db" --plan "$id" --name a --out "$w/f" --quiet 2>"$w/err" ||
   fail_with "$w/err" "apreport"
