@@ -505,8 +505,16 @@ int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeI
     if (c.stream)
         cudaStreamDestroy(c.stream);
 out:
-    if (multi)
+    if (multi) {
+        if (rc == 0 && report)
+            cuda_probe_say(req, "overlap: not measured under mpirun (a single-process probe "
+                                "measures it over the local GPUs)");
         return probe_mpi(req, rc, maxb, repeats, err, errlen);
+    }
+    if (rc != 0)
+        return rc;
+    /* a GEMM beside an NCCL collective and the reverse (probe_overlap.c) */
+    rc = cuda_probe_overlap(req, count, repeats, err, errlen);
     if (rc != 0)
         return rc;
     ng = approf_probe_groups(count, groups, 8);
