@@ -389,5 +389,12 @@ double approf_async_hidden(const ApprofHardwareSpec *hw, double seconds, double 
  * every overlap (tp_async_grad, tp_comm_overlap, grad_overlap) is priced
  * by; 0 for non-positive or non-finite inputs. */
 double approf_overlap_hidden(const ApprofHardwareSpec *hw, double comm, double window);
+/* The same model seen from the compute: the seconds that compute seconds of
+ * work starting with comm seconds of collectives beside it (from its start)
+ * take beyond compute: s min(comm, compute / (1 - s)) (comm when s is 1).
+ * compute + stretch is when the compute ends; max(that, comm) - hidden =
+ * compute + comm - approf_overlap_hidden. Used where a replay needs the
+ * compute's own end (hw/zero3_overlap.c); 0 when s is 0. */
+double approf_overlap_stretch(const ApprofHardwareSpec *hw, double compute, double comm);
 
 #endif

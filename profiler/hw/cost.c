@@ -406,6 +406,19 @@ double approf_overlap_hidden(const ApprofHardwareSpec *hw, double comm, double w
     return h < window ? h : window;
 }
 
+double approf_overlap_stretch(const ApprofHardwareSpec *hw, double compute, double comm)
+{
+    double s = hw ? hw->overlap_gemm_slowdown : 0.0, beside;
+    if (!(s > 0.0) || !(comm > 0.0) || !(compute > 0.0) || !isfinite(comm) || !isfinite(compute))
+        return 0.0;
+    if (s >= 1.0)
+        return comm; /* nothing advances beside the collective */
+    /* the compute runs beside the collective for comm seconds, or until it
+     * is done at 1 - s of its rate */
+    beside = compute / (1.0 - s);
+    return s * (comm < beside ? comm : beside);
+}
+
 double approf_async_hidden(const ApprofHardwareSpec *hw, double seconds, double *window)
 {
     double h = hw->tp_async_grad * seconds;

@@ -212,6 +212,58 @@ static void test_grad_sync(void)
     CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &p), 0.1 * sync));
 }
 
+/* ZeRO-3's replay (hw/zero3_overlap.c): the forward's first unit computes
+ * while its successor's all-gather (issued at the phase's start) runs
+ * beside it, so it ends s x the gather's seconds late; nothing else
+ * overlaps. And the two views of the model agree: compute + stretch vs
+ * comm, and the window's hidden part. */
+static void test_zero3_replay(void)
+{
+    ApprofHardwareSpec hw;
+    ApprofStageProgram p;
+    ApprofKernel ks[2];
+    ApprofCollective c;
+    double g;
+    spec(&hw);
+    hw.kernel_launch_overhead = 0;
+    hw.zero3_schedule = APPROF_ZERO3_FSDP2;
+    memset(&p, 0, sizeof p);
+    memset(ks, 0, sizeof ks);
+    ks[0].kind = ks[1].kind = APPROF_K_ELEMENTWISE;
+    ks[0].bytes = ks[1].bytes = 0.1e12; /* 0.1 s each at 1e12 */
+    ks[0].op = 0;
+    ks[1].op = 10;
+    memset(&c, 0, sizeof c);
+    c.kind = APPROF_COLL_ALL_GATHER;
+    c.group_size = 8;
+    c.hosts = 1;
+    c.bytes = 8e9;
+    c.op = 10;
+    c.zero3_unit = 1;
+    c.zero3_issue = 0;
+    p.op_begin = 0;
+    p.op_end = 11;
+    p.kernels[0] = ks;
+    p.n_kernels[0] = 2;
+    p.colls[0] = &c;
+    p.n_colls[0] = 1;
+    g = approf_collective_cost(&hw, &c);
+    CU_ASSERT_FATAL(g > 0.01 && g < 0.08);
+    CU_ASSERT(REL(approf_zero3_exposed(&hw, &p, 0, NULL), 0.0));
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &p, 0), 0.2));
+    hw.overlap_gemm_slowdown = 0.2;
+    CU_ASSERT(REL(approf_zero3_exposed(&hw, &p, 0, NULL), 0.2 * g));
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &p, 0), 0.2 + 0.2 * g));
+    /* the two views: end of both = compute + comm - hidden */
+    for (double comm = 0.01; comm < 0.5; comm *= 2) {
+        double w = 0.1, st = approf_overlap_stretch(&hw, w, comm);
+        double end = w + st > comm ? w + st : comm;
+        CU_ASSERT(fabs(end - (w + comm - approf_overlap_hidden(&hw, comm, w))) < 1e-15);
+    }
+    hw.overlap_gemm_slowdown = 0.0;
+    CU_ASSERT_EQUAL(approf_overlap_stretch(&hw, 0.1, 0.05), 0.0);
+}
+
 int main(void)
 {
     CU_pSuite s;
@@ -221,7 +273,8 @@ int main(void)
     s = CU_add_suite("hw-overlap-slowdown", NULL, NULL);
     if (!s || !CU_add_test(s, "spec_key", test_spec_key) ||
         !CU_add_test(s, "hidden_rule", test_hidden_rule) || !CU_add_test(s, "phase", test_phase) ||
-        !CU_add_test(s, "grad_sync", test_grad_sync)) {
+        !CU_add_test(s, "grad_sync", test_grad_sync) ||
+        !CU_add_test(s, "zero3_replay", test_zero3_replay)) {
         CU_cleanup_registry();
         return 1;
     }
