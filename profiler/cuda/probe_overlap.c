@@ -20,11 +20,13 @@
  *   returns once it is enqueued. One communicator per device in one
  *   process (ncclCommInitAll) is used as the probe's collective groups
  *   are, and a rank per device: NCCL refuses two ranks of one communicator
- *   on one device, so one GPU cannot measure this.
- * - nccl-tests (src/common.cu, v2.13): warm-up operations before timing,
- *   "size" = bytes of the whole buffer (all-gather: the output), the
- *   median-free average of iters operations; here the median of the
- *   repeats of such batches, as the rest of the probe.
+ *   on one device ("Duplicate GPU detected"), so one GPU cannot measure
+ *   this.
+ * - nccl-tests (src/common.cu, src/all_gather.cu): warm-up operations
+ *   before timing, then the average over a batch of iters operations;
+ *   "size" is the bytes of the whole buffer (all-gather: the gathered
+ *   output, count / nranks elements sent by each rank). Here, as in the
+ *   rest of the probe, the median of the repeats of such batches.
  *
  * Method, for each collective: (1) the GEMM batch alone on every device
  * (events on device 0's compute stream); (2) K collectives alone (events
