@@ -387,7 +387,7 @@ double approf_async_hidden(const ApprofHardwareSpec *hw, double seconds, double 
  * of work per second), so the window ends s comm later than it would alone:
  * phase = window + comm - hidden = max(window + s comm, comm). The one rule
  * every overlap (tp_async_grad, tp_comm_overlap, grad_overlap) is priced
- * by; 0 for non-positive or non-finite inputs. */
+ * by; 0 when comm or window is not positive (or NaN) or s is 1. */
 double approf_overlap_hidden(const ApprofHardwareSpec *hw, double comm, double window);
 /* The same model seen from the compute: the seconds that compute seconds of
  * work starting with comm seconds of collectives beside it (from its start)

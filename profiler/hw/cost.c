@@ -396,13 +396,9 @@ double approf_collective_seconds_curve(const CostdbCommPoint *pts, size_t n, dou
 double approf_overlap_hidden(const ApprofHardwareSpec *hw, double comm, double window)
 {
     double s = hw ? hw->overlap_gemm_slowdown : 0.0, h;
-    if (!(comm > 0.0) || !(window > 0.0) || !isfinite(comm) || !isfinite(window))
+    if (!(comm > 0.0) || !(window > 0.0) || s >= 1.0)
         return 0.0;
-    if (!(s > 0.0))
-        s = 0.0;
-    else if (s > 1.0)
-        s = 1.0;
-    h = (1.0 - s) * comm;
+    h = s > 0.0 ? (1.0 - s) * comm : comm; /* exactly comm without a slowdown */
     return h < window ? h : window;
 }
 
@@ -565,7 +561,12 @@ double approf_stage_apply_seconds(const ApprofHardwareSpec *hw, const ApprofStag
                     b.bytes = hw->grad_bucket_bytes;
                 last = approf_collective_cost(hw, &b);
             }
-            full = full > last ? full - approf_overlap_hidden(hw, full - last, h) : last;
+            if (full > last) {
+                double hid = approf_overlap_hidden(hw, full - last, h);
+                full = hid >= full - last ? last : full - hid;
+            } else {
+                full = last;
+            }
         }
         t += full;
     }

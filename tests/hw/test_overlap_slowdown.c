@@ -137,6 +137,8 @@ static void test_hidden_rule(void)
     CU_ASSERT_EQUAL(approf_overlap_hidden(&hw, 0.05, 0.1), 0.0);
     CU_ASSERT_EQUAL(approf_overlap_hidden(&hw, -1.0, 0.1), 0.0);
     CU_ASSERT_EQUAL(approf_overlap_hidden(&hw, 0.05, NAN), 0.0);
+    hw.overlap_gemm_slowdown = 0.0; /* an unbounded collective hides the window */
+    CU_ASSERT_EQUAL(approf_overlap_hidden(&hw, INFINITY, 0.1), 0.1);
 }
 
 /* A phase under tp_comm_overlap: the overlapped window's compute grows by
