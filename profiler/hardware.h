@@ -157,6 +157,14 @@ typedef struct ApprofHardwareSpec {
      * zero3_schedule marks; 0: one flat buffer (FSDP, DeepSpeed since
      * all_gather_into_tensor). */
     int zero3_rank_copies;
+    /* Share of a GEMM's rate lost while an NCCL collective runs beside it on
+     * another stream of the same GPU (1 - rate beside / rate alone, as
+     * `approf probe` measures it on >= 2 GPUs: profiler/cuda/probe_overlap.c,
+     * docs/hardware.md "overlap_gemm_slowdown"). approf_overlap_hidden prices
+     * every overlapped window with it: a collective of c seconds hides at
+     * most (1 - s) c of compute. 0: no slowdown (overlap as before); only a
+     * measured figure goes here. */
+    double overlap_gemm_slowdown;
 } ApprofHardwareSpec;
 
 /* ZeRO-3 schedules (ApprofHardwareSpec.zero3_schedule). SERIAL: every
@@ -372,5 +380,21 @@ double approf_zero3_exposed(const ApprofHardwareSpec *hw, const struct ApprofSta
  * The one rule for the stage program (approf_phase_seconds) and the
  * sharding ILP. */
 double approf_async_hidden(const ApprofHardwareSpec *hw, double seconds, double *window);
+/* Seconds of comm seconds of collectives run beside compute that the
+ * compute hides, when window seconds of compute are there to hide them:
+ * min((1 - s) comm, window), s = hw->overlap_gemm_slowdown. The compute
+ * that runs beside a collective is slowed by s (it advances 1 - s seconds
+ * of work per second), so the window ends s comm later than it would alone:
+ * phase = window + comm - hidden = max(window + s comm, comm). The one rule
+ * every overlap (tp_async_grad, tp_comm_overlap, grad_overlap) is priced
+ * by; 0 when comm or window is not positive (or NaN) or s is 1. */
+double approf_overlap_hidden(const ApprofHardwareSpec *hw, double comm, double window);
+/* The same model seen from the compute: the seconds that compute seconds of
+ * work starting with comm seconds of collectives beside it (from its start)
+ * take beyond compute: s min(comm, compute / (1 - s)) (comm when s is 1).
+ * compute + stretch is when the compute ends; max(that, comm) - hidden =
+ * compute + comm - approf_overlap_hidden. Used where a replay needs the
+ * compute's own end (hw/zero3_overlap.c); 0 when s is 0. */
+double approf_overlap_stretch(const ApprofHardwareSpec *hw, double compute, double comm);
 
 #endif

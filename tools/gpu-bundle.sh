@@ -16,6 +16,7 @@ ninja -C build-gpu profiler/cli/approf profiler/cuda/approf-cuda.so tests/cuda/t
   bench/bench_kernel_classes >/dev/null
 ninja -C build-gpu tests/cuda/test_cuda_kernels >/dev/null 2>&1 || echo 'no test_cuda_kernels' >&2
 ninja -C build-gpu tests/cuda/test_cuda_sdpa >/dev/null 2>&1 || echo 'no test_cuda_sdpa' >&2
+ninja -C build-gpu tests/cuda/test_cuda_overlap >/dev/null 2>&1 || echo 'no test_cuda_overlap' >&2
 rm -rf "$out"
 mkdir -p "$out/lib"
 cp build-gpu/profiler/cli/approf build-gpu/profiler/cuda/approf-cuda.so \
@@ -23,6 +24,7 @@ cp build-gpu/profiler/cli/approf build-gpu/profiler/cuda/approf-cuda.so \
   tools/gpu-validate.sh "$out/"
 [ -x build-gpu/tests/cuda/test_cuda_kernels ] && cp build-gpu/tests/cuda/test_cuda_kernels "$out/"
 [ -x build-gpu/tests/cuda/test_cuda_sdpa ] && cp build-gpu/tests/cuda/test_cuda_sdpa "$out/"
+[ -x build-gpu/tests/cuda/test_cuda_overlap ] && cp build-gpu/tests/cuda/test_cuda_overlap "$out/"
 for bin in "$out/approf" "$out/test_cuda_device" "$out/bench_kernel_classes"; do
   ldd "$bin" | awk '/=> \// { print $3 }' | grep -E 'libsqlite3|libcsv|libjansson|libcunit' |
     while read -r lib; do cp -L "$lib" "$out/lib/"; done

@@ -4,7 +4,10 @@
 # and "Results"), run from a bundle made by tools/gpu-bundle.sh:
 #  0 the device tests (every kernel kind measures; every operator kernel
 #    against a CPU reference),
-#  1 approf probe (GEMM and copy rates),
+#  0b on >= 2 GPUs, test_cuda_overlap: a bf16 GEMM beside an NCCL
+#    all-reduce / all-gather on another stream and the reverse, and the
+#    overlap_gemm_slowdown they give (docs/validation.md, "Overlap slowdown"),
+#  1 approf probe (GEMM and copy rates; on >= 2 GPUs the overlap points too),
 #  2 per operator class, measured against analytic, with the operators' own
 #    kernels and with the bandwidth stand-in (APPROF_CUDA_STANDIN=1), for
 #    gpt2-small, llama-3-8b and resnet50 (bench_kernel_classes ops),
@@ -55,7 +58,14 @@ echo "== 0 device tests"
 t timeout 90 "$G/test_cuda_device" 2>&1 | grep -E "Test:|FAIL|asserts|tests |skip|dtype" | head -20
 [ -x "$G/test_cuda_kernels" ] && t timeout 120 "$G/test_cuda_kernels" 2>&1 | grep -vE "passed$" | tail -40
 [ -x "$G/test_cuda_sdpa" ] && t timeout 120 "$G/test_cuda_sdpa" 2>&1 | tee "$OUT/sdpa-test.txt" | tail -45
-echo "== 1 probe"; t timeout 120 "$A" probe --db "$OUT/probe.db" --max-bytes 256M 2>&1 | tail -12
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+if [ -x "$G/test_cuda_overlap" ] && [ "$NGPU" -ge 2 ]; then
+  echo "== 0b GEMM beside an NCCL collective ($NGPU GPUs; overlap_gemm_slowdown)"
+  t timeout 240 "$G/test_cuda_overlap" 2>&1 | tee "$OUT/overlap.txt" | tail -12
+else
+  echo "== 0b GEMM beside an NCCL collective: not run ($NGPU GPU(s); it needs 2)"
+fi
+echo "== 1 probe"; t timeout 180 "$A" probe --db "$OUT/probe.db" --max-bytes 256M 2>&1 | tail -16
 echo "== 2 operator classes: the operators' kernels, then the stand-in"
 for m in "gpt gpt2-small 4 16 bf16" "llama llama-3-8b 2 2 bf16" "resnet50 - 0 32 f32"; do
   case $m in gpt*) want gpt || continue;; llama*) want llama || continue;; *) want rn || continue;; esac

@@ -269,6 +269,14 @@ int approf_cmd_probe(int argc, char **argv)
     if (hw.inter_host_bandwidth > 0)
         printf("  inter-host send-recv: %.1f GB/s, %.1f us\n", hw.inter_host_bandwidth / 1e9,
                hw.inter_host_latency * 1e6);
+    {
+        double slow;
+        char which[32];
+        if (approf_probe_overlap_slowdown(run.cp, run.n_cp, &slow, which, sizeof which))
+            printf("  bf16 GEMM beside an NCCL %s: %.1f%% slower; for a spec file:\n"
+                   "    overlap_gemm_slowdown = %.4f\n",
+                   which, 100.0 * slow, slow);
+    }
     printf("  stored %zu compute points, %zu GEMM shape points and %zu communication points in %s\n",
            run.n_cp, run.n_gp, run.n_mp, run.db_path);
 

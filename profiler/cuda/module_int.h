@@ -163,6 +163,14 @@ int cuda_probe_gemm_grid(CudaCtx *c, const struct ApprofProbeRequest *req, int r
 
 /* Median seconds of one s x s x s FP8 (E4M3 in, bf16 out) GEMM on
  * cuBLASLt (gemm_fp8.c); APPROF_EUNSUPPORTED without FP8 tensor cores. */
+/* The GEMM / collective overlap points of approf probe (probe_overlap.c):
+ * on_compute ops "overlap-gemm:<coll>" and "overlap-gemm+<coll>" (bf16
+ * GEMM FLOP/s alone and beside the collective), "overlap-<coll>" and
+ * "overlap-<coll>+gemm" (f32 algorithm bytes/s alone and beside the GEMM),
+ * <coll> all-reduce and all-gather, over devices 0..count-1. With fewer
+ * than 2 devices it says why it measured nothing and returns 0. */
+int cuda_probe_overlap(const struct ApprofProbeRequest *req, int count, int repeats, char *err,
+                       size_t errlen);
 int cuda_time_gemm_fp8(CudaCtx *c, int s, int repeats, double *sec, char *err, size_t errlen);
 
 /* Both read APPROF_CUDA_* environment variables: an integer in [lo, hi] or

@@ -60,7 +60,12 @@ typedef struct ApprofProbeRequest {
     int (*on_info)(void *user, const ApprofProbeInfo *info);
     /* op "gemm": rate in FLOP/s (2 m n k / t), size = m = n = k, dtype
      * f32|f16|bf16; op "memcpy": cudaMemcpy device to device, rate in bytes/s
-     * counting read and write (2 size / t), dtype "u8". */
+     * counting read and write (2 size / t), dtype "u8"; on >= 2 local
+     * devices without mpirun, the overlap points (probe_overlap.c):
+     * "overlap-gemm:<c>" and "overlap-gemm+<c>" (bf16 GEMM FLOP/s alone and
+     * beside collective c on another stream, size = m = n = k),
+     * "overlap-<c>" and "overlap-<c>+gemm" (f32 algorithm bytes/s alone and
+     * beside the GEMMs, size = nccl-tests size), c all-reduce, all-gather. */
     int (*on_compute)(void *user, const char *op, const char *dtype, int64_t size, double rate);
     /* One collective point: seconds per operation over a hosts x gpus
      * group, bytes = nccl-tests "size" (see approf_coll_counts). */

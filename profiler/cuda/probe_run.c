@@ -8,7 +8,8 @@
  * does) and send-recv (a ring: rank r sends to r+1) over the 1xG groups of
  * the local devices — or, under mpirun, over the HxG groups of the ranks
  * (one device each, NCCL bootstrapped through the process group) — for
- * message sizes min..max bytes. GEMM and memcpy are
+ * message sizes min..max bytes; with >= 2 local devices, a GEMM beside
+ * an NCCL collective on another stream (probe_overlap.c). GEMM and memcpy are
  * timed with CUDA events, collectives with the host clock around iters
  * operations after synchronising every stream (nccl-tests' method); each
  * point is the median of the requested repeats. Results go to the caller's
@@ -505,8 +506,16 @@ int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeI
     if (c.stream)
         cudaStreamDestroy(c.stream);
 out:
-    if (multi)
+    if (multi) {
+        if (rc == 0 && report)
+            cuda_probe_say(req, "overlap: not measured under mpirun (a single-process probe "
+                                "measures it over the local GPUs)");
         return probe_mpi(req, rc, maxb, repeats, err, errlen);
+    }
+    if (rc != 0)
+        return rc;
+    /* a GEMM beside an NCCL collective and the reverse (probe_overlap.c) */
+    rc = cuda_probe_overlap(req, count, repeats, err, errlen);
     if (rc != 0)
         return rc;
     ng = approf_probe_groups(count, groups, 8);

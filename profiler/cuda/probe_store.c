@@ -26,6 +26,42 @@ static int fits(char *dst, size_t cap, const char *src)
     return n >= 0 && (size_t)n < cap;
 }
 
+int approf_probe_overlap_slowdown(const CostdbComputePoint *cp, size_t n_cp, double *out,
+                                  char *which, size_t len)
+{
+    static const char *colls[] = {"all-reduce", "all-gather"};
+    int found = 0;
+    *out = 0.0;
+    if (which && len)
+        which[0] = '\0';
+    for (size_t c = 0; c < sizeof colls / sizeof colls[0]; c++) {
+        char alone_op[64], beside_op[64];
+        double alone = 0.0, beside = 0.0, s;
+        snprintf(alone_op, sizeof alone_op, "overlap-gemm:%s", colls[c]);
+        snprintf(beside_op, sizeof beside_op, "overlap-gemm+%s", colls[c]);
+        for (size_t i = 0; i < n_cp; i++) {
+            if (strcmp(cp[i].dtype, "bf16"))
+                continue;
+            if (!strcmp(cp[i].op, alone_op))
+                alone = cp[i].rate;
+            else if (!strcmp(cp[i].op, beside_op))
+                beside = cp[i].rate;
+        }
+        if (!(alone > 0.0) || !(beside > 0.0))
+            continue;
+        s = 1.0 - beside / alone;
+        if (s < 0.0)
+            s = 0.0;
+        if (!found || s > *out) {
+            *out = s;
+            if (which && len)
+                snprintf(which, len, "%s", colls[c]);
+        }
+        found = 1;
+    }
+    return found;
+}
+
 int approf_probe_hardware_row(const ApprofProbeInfo *info, const CostdbComputePoint *cp,
                               size_t n_cp, const CostdbCommPoint *mp, size_t n_mp,
                               CostdbHardware *out)
@@ -111,6 +147,15 @@ int approf_probe_hardware_row(const ApprofProbeInfo *info, const CostdbComputePo
                  (long long)approf_cuda_memory_reserve(info->device_memory));
     if (n < 0 || (size_t)n >= sizeof out->capabilities)
         return APPROF_EINVAL;
+    {
+        double s;
+        if (approf_probe_overlap_slowdown(cp, n_cp, &s, NULL, 0)) {
+            int e = snprintf(out->capabilities + n - 1, sizeof out->capabilities - (size_t)n + 1,
+                             ", \"overlap_gemm_slowdown\": %.6g}", s);
+            if (e < 0 || (size_t)e >= sizeof out->capabilities - (size_t)n + 1)
+                return APPROF_EINVAL;
+        }
+    }
     return APPROF_OK;
 }
 

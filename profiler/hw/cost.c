@@ -387,13 +387,40 @@ double approf_collective_seconds_curve(const CostdbCommPoint *pts, size_t n, dou
     return t > b->seconds ? t : b->seconds;
 }
 
+/* Compute beside a collective: the GEMM slowdown `approf probe` measures
+ * with two streams on >= 2 GPUs (profiler/cuda/probe_overlap.c; the CUDA
+ * Programming Guide's stream semantics let kernels of two streams share
+ * the SMs, so an NCCL kernel's CTAs take SMs and memory bandwidth from the
+ * GEMM's). The overlapped part advances at 1 - s of its rate: hidden is
+ * min((1 - s) comm, window) (hardware.h). */
+double approf_overlap_hidden(const ApprofHardwareSpec *hw, double comm, double window)
+{
+    double s = hw ? hw->overlap_gemm_slowdown : 0.0, h;
+    if (!(comm > 0.0) || !(window > 0.0) || s >= 1.0)
+        return 0.0;
+    h = s > 0.0 ? (1.0 - s) * comm : comm; /* exactly comm without a slowdown */
+    return h < window ? h : window;
+}
+
+double approf_overlap_stretch(const ApprofHardwareSpec *hw, double compute, double comm)
+{
+    double s = hw ? hw->overlap_gemm_slowdown : 0.0, beside;
+    if (!(s > 0.0) || !(comm > 0.0) || !(compute > 0.0) || !isfinite(comm) || !isfinite(compute))
+        return 0.0;
+    if (s >= 1.0)
+        return comm; /* nothing advances beside the collective */
+    /* the compute runs beside the collective for comm seconds, or until it
+     * is done at 1 - s of its rate */
+    beside = compute / (1.0 - s);
+    return s * (comm < beside ? comm : beside);
+}
+
 double approf_async_hidden(const ApprofHardwareSpec *hw, double seconds, double *window)
 {
     double h = hw->tp_async_grad * seconds;
     if (!(h > 0.0) || !(*window > 0.0))
         return 0.0;
-    if (h > *window)
-        h = *window;
+    h = approf_overlap_hidden(hw, h, *window);
     *window -= h;
     return h;
 }
@@ -464,9 +491,8 @@ double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgr
      * phase's GEMMs, as far as those last (less what the asynchronous ones
      * already took). */
     if (hw->tp_comm_overlap > 0 && colls > async_hidden) {
-        hidden = hw->tp_comm_overlap * (colls - async_hidden);
-        if (hidden > gemm - async_hidden)
-            hidden = gemm - async_hidden;
+        hidden = approf_overlap_hidden(hw, hw->tp_comm_overlap * (colls - async_hidden),
+                                       gemm - async_hidden);
         if (hidden > 0)
             t -= hidden;
     }
@@ -535,7 +561,12 @@ double approf_stage_apply_seconds(const ApprofHardwareSpec *hw, const ApprofStag
                     b.bytes = hw->grad_bucket_bytes;
                 last = approf_collective_cost(hw, &b);
             }
-            full = full - h > last ? full - h : last;
+            if (full > last) {
+                double hid = approf_overlap_hidden(hw, full - last, h);
+                full = hid >= full - last ? last : full - hid;
+            } else {
+                full = last;
+            }
         }
         t += full;
     }

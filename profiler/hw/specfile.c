@@ -95,6 +95,8 @@ static const Field fields[] = {
     {"peak_tflops_fp4", F_NUM, OFF(peak_flops_fp4), 0, 0, 1e12, 0, 1e5, 0, 0, "TFLOP/s"},
     /* COSTDB_MAX_DEVICES (1 << 20) bounds a cluster; a domain is no larger */
     {"scaleup_domain_gpus", F_INT, OFF(scaleup_gpus), 0, 0, 1, 0, 1048576, 0, 0, ""},
+    /* measured by approf probe on >= 2 GPUs; 0: no slowdown */
+    {"overlap_gemm_slowdown", F_NUM, OFF(overlap_gemm_slowdown), 0, 0, 1, 0, 1, 0, 0, ""},
     {"source", F_TEXT, TXT(source), 0, 0, 0, 0, 0, 0, ""},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])

@@ -400,7 +400,8 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             (double)hw->grad_accum_fusion, hw->tp_async_grad, hw->peak_flops_fp4 / TFLOPS,
             (double)hw->scaleup_gpus, hw->optimizer_main_param_bytes,
             hw->optimizer_exp_avg_bytes, hw->optimizer_exp_avg_sq_bytes,
-            (double)hw->fp8_param_gather, (double)hw->zero3_rank_copies};
+            (double)hw->fp8_param_gather, (double)hw->zero3_rank_copies,
+            hw->overlap_gemm_slowdown};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
@@ -485,7 +486,8 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"optimizer_main_param_bytes", hw->optimizer_main_param_bytes},
             {"optimizer_exp_avg_bytes", hw->optimizer_exp_avg_bytes},
             {"optimizer_exp_avg_sq_bytes", hw->optimizer_exp_avg_sq_bytes},
-            {"zero3_rank_copies", (double)hw->zero3_rank_copies}};
+            {"zero3_rank_copies", (double)hw->zero3_rank_copies},
+            {"overlap_gemm_slowdown", hw->overlap_gemm_slowdown}};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i].v == 0.0)

@@ -16,9 +16,11 @@
  * the previous reduce-scatter before it issues its own). The phase ends
  * when both streams are idle: the first gather of the forward and the last
  * reduce-scatter of the backward are exposed, and so is the part of any
- * gather longer than the compute it runs under. What the replay leaves
- * out: the slowdown of GEMMs while NCCL kernels share the SMs (no sourced
- * figure), DeepSpeed's stage3_max_live_parameters cap (1e9 elements) on
+ * gather longer than the compute it runs under. Compute beside a
+ * collective runs slower by the spec's measured overlap_gemm_slowdown
+ * (approf_overlap_stretch; 0, the default, leaves it as before). What the
+ * replay leaves out: the collectives' own slowdown beside compute,
+ * DeepSpeed's stage3_max_live_parameters cap (1e9 elements) on
  * prefetching, and the CPU running behind the device.
  */
 #include <stdlib.h>
@@ -130,8 +132,11 @@ double approf_zero3_exposed(const ApprofHardwareSpec *hw, const ApprofStageProgr
     for (size_t i = 0; i < nc; i++) /* issued at the start of the phase */
         if (cl[i].zero3_unit > 0 && cl[i].kind == APPROF_COLL_ALL_GATHER && cl[i].zero3_issue == 0)
             issue(0.0, dur[i], &comm, &ready[cl[i].zero3_unit]);
+    /* compute beside the collectives queued up to now runs slower
+     * (overlap_gemm_slowdown; approf_overlap_stretch): the stream is busy
+     * from t to comm, everything in it having been issued by t */
     if (ph == 0)
-        t += C[0];
+        t += C[0] + approf_overlap_stretch(hw, C[0], comm > t ? comm - t : 0.0);
     for (int r = 1; r <= n; r++) {
         int u = ph == 0 ? r : n + 1 - r;
         int prev2 = ph == 0 ? u - 2 : u + 2; /* the unit run two before */
@@ -151,7 +156,7 @@ double approf_zero3_exposed(const ApprofHardwareSpec *hw, const ApprofStageProgr
             if (cl[i].zero3_unit > 0 && cl[i].kind == APPROF_COLL_ALL_GATHER &&
                 cl[i].zero3_issue == u && cl[i].zero3_unit != u)
                 issue(s, dur[i], &comm, &ready[cl[i].zero3_unit]);
-        E[u] = t = s + C[u];
+        E[u] = t = s + C[u] + approf_overlap_stretch(hw, C[u], comm > s ? comm - s : 0.0);
         /* reduce-scatters issued as the unit's backward ends */
         for (size_t i = 0; i < nc; i++)
             if (cl[i].zero3_unit > 0 && cl[i].kind != APPROF_COLL_ALL_GATHER &&
@@ -159,7 +164,7 @@ double approf_zero3_exposed(const ApprofHardwareSpec *hw, const ApprofStageProgr
                 issue(t, dur[i], &comm, &rs_end[cl[i].zero3_unit]);
     }
     if (ph == 1)
-        t += C[0];
+        t += C[0] + approf_overlap_stretch(hw, C[0], comm > t ? comm - t : 0.0);
     for (size_t i = 0; i < nc; i++) /* issued as the backward's compute ends */
         if (cl[i].zero3_unit > 0 && cl[i].kind != APPROF_COLL_ALL_GATHER && cl[i].zero3_issue == 0)
             issue(t, dur[i], &comm, &rs_end[cl[i].zero3_unit]);

@@ -213,6 +213,17 @@ int approf_probe_module_run(int abi, const ApprofProbeRequest *req, ApprofProbeI
         (rc = req->on_compute(req->user, "memcpy", "u8", 1 << 20, 1.2e12)) != 0 ||
         (rc = fake_gemm_grid(req)) != 0)
         return rc;
+    /* FAKE_APPROF_OVERLAP=1: the overlap points of a 2-GPU probe
+     * (probe_overlap.c): the GEMM 1 - 560/640 = 0.125 slower beside the
+     * all-reduce, 1 - 585/650 = 0.1 beside the all-gather */
+    if (getenv("FAKE_APPROF_OVERLAP") && !strcmp(getenv("FAKE_APPROF_OVERLAP"), "1") &&
+        ((rc = req->on_compute(req->user, "overlap-gemm:all-reduce", "bf16", 8192, 640e12)) != 0 ||
+         (rc = req->on_compute(req->user, "overlap-gemm+all-reduce", "bf16", 8192, 560e12)) != 0 ||
+         (rc = req->on_compute(req->user, "overlap-all-reduce", "f32", 1 << 28, 300e9)) != 0 ||
+         (rc = req->on_compute(req->user, "overlap-all-reduce+gemm", "f32", 1 << 28, 270e9)) != 0 ||
+         (rc = req->on_compute(req->user, "overlap-gemm:all-gather", "bf16", 8192, 650e12)) != 0 ||
+         (rc = req->on_compute(req->user, "overlap-gemm+all-gather", "bf16", 8192, 585e12)) != 0))
+        return rc;
     for (int64_t b = req->min_bytes; b <= req->max_bytes; b *= 2) {
         if ((rc = req->on_comm(req->user, APPROF_COLL_ALL_REDUCE, 1, 2, "f32", b, 1e-5 + b / 1e11)) != 0 ||
             (rc = req->on_comm(req->user, APPROF_COLL_SEND_RECV, 1, 2, "f32", b, 2e-6 + b / 2e11)) != 0)

@@ -163,4 +163,20 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out, err = run(["--db", db, "--max-bytes", "1K"], APPROF_MODULE_DIR=fake_dir)
     check(rc == 0 and "approf probe: fake probe done" in err, "progress lines without --quiet")
 
+    # The overlap points of a 2-GPU probe: stored, the worse collective's
+    # slowdown in the row's capabilities and printed as a spec line.
+    odb = os.path.join(tmp, "overlap.db")
+    rc, out, err = run(["--db", odb, "--max-bytes", "1K", "--gemm-grid", "none", "--quiet"],
+                       APPROF_MODULE_DIR=fake_dir, FAKE_APPROF_OVERLAP="1")
+    check(rc == 0 and "bf16 GEMM beside an NCCL all-reduce: 12.5% slower" in out and
+          "    overlap_gemm_slowdown = 0.1250\n" in out, "overlap spec line (%r)" % out)
+    con = sqlite3.connect(odb)
+    caps = con.execute("SELECT capabilities FROM hardware").fetchone()[0]
+    n = con.execute("SELECT count(*) FROM compute_profile WHERE op LIKE 'overlap-%'").fetchone()[0]
+    con.close()
+    check('"overlap_gemm_slowdown": 0.125}' in caps and n == 6,
+          "overlap points stored, slowdown in the capabilities (%d, %s)" % (n, caps))
+    check("overlap_gemm_slowdown" not in sqlite3.connect(db).execute(
+        "SELECT capabilities FROM hardware").fetchone()[0], "no overlap points: no figure")
+
 sys.exit(1 if failures else 0)

@@ -527,6 +527,46 @@ static void test_probe_store(void)
     }
 }
 
+/* The overlap points (probe_overlap.c) give the spec's
+ * overlap_gemm_slowdown: the worse collective's 1 - beside / alone, in the
+ * measured row's capabilities; none without a pair. */
+static void test_probe_overlap(void)
+{
+    ApprofProbeInfo info = fake_info();
+    CostdbComputePoint cp[6] = {
+        {"gemm", "bf16", 8192, 700e12},
+        {"overlap-gemm:all-reduce", "bf16", 8192, 640e12},
+        {"overlap-gemm+all-reduce", "bf16", 8192, 560e12}, /* 1 - 560/640 = 0.125 */
+        {"overlap-gemm:all-gather", "bf16", 8192, 650e12},
+        {"overlap-gemm+all-gather", "bf16", 8192, 585e12}, /* 0.1 */
+        {"overlap-all-reduce", "f32", 1 << 28, 300e9},
+    };
+    CostdbHardware hw;
+    char which[32];
+    double s = -1;
+
+    CU_ASSERT_EQUAL(approf_probe_overlap_slowdown(cp, 6, &s, which, sizeof which), 1);
+    NEAR(s, 0.125);
+    CU_ASSERT_STRING_EQUAL(which, "all-reduce");
+    CU_ASSERT_EQUAL_FATAL(approf_probe_hardware_row(&info, cp, 6, NULL, 0, &hw), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(hw.capabilities, "\"overlap_gemm_slowdown\": 0.125}"));
+    NEAR(hw.peak_flops_bf16, 700e12); /* the overlap points are not peaks */
+    /* only all-gather's pair: its figure */
+    CU_ASSERT_EQUAL(approf_probe_overlap_slowdown(cp + 3, 3, &s, which, sizeof which), 1);
+    NEAR(s, 0.1);
+    CU_ASSERT_STRING_EQUAL(which, "all-gather");
+    /* a GEMM faster beside the collective: noise, 0 */
+    cp[2].rate = 650e12;
+    CU_ASSERT_EQUAL(approf_probe_overlap_slowdown(cp, 3, &s, NULL, 0), 1);
+    NEAR(s, 0.0);
+    /* half a pair, or none: not measured, and not in the row */
+    CU_ASSERT_EQUAL(approf_probe_overlap_slowdown(cp, 2, &s, which, sizeof which), 0);
+    NEAR(s, 0.0);
+    CU_ASSERT_STRING_EQUAL(which, "");
+    CU_ASSERT_EQUAL_FATAL(approf_probe_hardware_row(&info, cp, 2, NULL, 0, &hw), 0);
+    CU_ASSERT_PTR_NULL(strstr(hw.capabilities, "overlap_gemm_slowdown"));
+}
+
 /* The operators' arrays (op_shape.h): sizes, 256-byte offsets, the
  * direction's extra arrays, and shapes the kernels do not take. */
 static void test_op_layout(void)
@@ -678,6 +718,7 @@ int main(void)
         return 1;
     s = CU_add_suite("cuda-host", NULL, NULL);
     CU_add_test(s, "stats", test_stats);
+    CU_add_test(s, "probe_overlap", test_probe_overlap);
     CU_add_test(s, "algo_cache", test_algo_cache);
     CU_add_test(s, "track_alloc", test_track_alloc);
     CU_add_test(s, "gemm_desc", test_gemm_desc);
