@@ -442,6 +442,51 @@ static int fuse_gelu(Ox *c, const OxNode *nd, size_t at, int *rc)
     return 1;
 }
 
+/* One step along a decomposed pattern: the reader by op of *cur after node
+ * from whose other operand is the one-element constant want (within tol):
+ * appended to pat, *cur its output. Its index, or -1. */
+static long step_scalar(const Ox *c, const char **cur, const char *op, long from, size_t at,
+                        double want, double tol, long *pat, int *np)
+{
+    long k = reader(c, *cur, op, (size_t)from);
+    const char *o;
+    if (k < 0 || !(o = other(c->gp->node[k], *cur)) || !scalar_is(c, o, at, want, tol))
+        return -1;
+    pat[(*np)++] = k;
+    *cur = out0(c->gp->node[k]);
+    return k;
+}
+
+/* The same step whose other operand is the value named name. */
+static long step_with(const Ox *c, const char **cur, const char *op, long from, const char *name,
+                      long *pat, int *np)
+{
+    long k = reader(c, *cur, op, (size_t)from);
+    const char *o;
+    if (k < 0 || !(o = other(c->gp->node[k], *cur)) || strcmp(o, name))
+        return -1;
+    pat[(*np)++] = k;
+    *cur = out0(c->gp->node[k]);
+    return k;
+}
+
+/* The end both tanh forms share after node k (output cur): Tanh, + 1, then
+ * gelu_tail's times x and times 0.5. 1, or 0 when it is not there. */
+static int tanh_one_tail(const Ox *c, const char *cur, long k, const char *x, size_t at, long *pat,
+                         int *np, long *fin, long *h)
+{
+    long ad;
+    const char *o;
+    if ((k = reader(c, cur, "Tanh", (size_t)k)) < 0)
+        return 0;
+    pat[(*np)++] = k;
+    cur = out0(c->gp->node[k]);
+    if ((ad = reader(c, cur, "Add", (size_t)k)) < 0 || !(o = other(c->gp->node[ad], cur)) ||
+        !scalar_is(c, o, at, 1.0, 1e-6))
+        return 0;
+    return gelu_tail(c, x, ad, at, pat, np, fin, h);
+}
+
 #define TANH_WHAT "GELU written with Tanh"
 
 /* Pow(x, 3) or Mul(x, x) nd (index at) starting x * 0.5 * (1 + tanh(
@@ -449,45 +494,24 @@ static int fuse_gelu(Ox *c, const OxNode *nd, size_t at, int *rc)
 static int fuse_gelu_tanh(Ox *c, const OxNode *nd, size_t at, int *rc)
 {
     const Onnx__NodeProto *n = nd->n;
-    long pat[MAX_PAT], k, ad, fin, h;
-    const char *x, *cur, *o;
+    long pat[MAX_PAT], k, fin, h;
+    const char *x, *cur;
     int np = 0, v;
     if (n->n_input != 2 || !(x = n->input[0]) || (v = ox_val_find(c, x)) < 0 || c->vals[v].kind != V_TENSOR)
         return 0;
     pat[np++] = (long)at;
     cur = out0(n);
     if (is(n, "Mul")) {         /* x * x, then times x */
-        if (strcmp(n->input[1], x) || (k = reader(c, cur, "Mul", at)) < 0 || !(o = other(c->gp->node[k], cur)) ||
-            strcmp(o, x))
+        if (strcmp(n->input[1], x) || step_with(c, &cur, "Mul", (long)at, x, pat, &np) < 0)
             return 0;
-        pat[np++] = k;
-        cur = out0(c->gp->node[k]);
     } else if (!scalar_is(c, n->input[1], at, 3.0, 0)) {
         return 0;
     }
     /* * 0.044715, + x, * sqrt(2 / pi), Tanh, + 1 */
-    if ((k = reader(c, cur, "Mul", (size_t)pat[np - 1])) < 0 || !(o = other(c->gp->node[k], cur)) ||
-        !scalar_is(c, o, at, 0.044715, 1e-6))
-        return 0;
-    pat[np++] = k;
-    cur = out0(c->gp->node[k]);
-    if ((k = reader(c, cur, "Add", (size_t)k)) < 0 || !(o = other(c->gp->node[k], cur)) || strcmp(o, x))
-        return 0;
-    pat[np++] = k;
-    cur = out0(c->gp->node[k]);
-    if ((k = reader(c, cur, "Mul", (size_t)k)) < 0 || !(o = other(c->gp->node[k], cur)) ||
-        !scalar_is(c, o, at, 0.7978845608028654, 1e-4))
-        return 0;
-    pat[np++] = k;
-    cur = out0(c->gp->node[k]);
-    if ((k = reader(c, cur, "Tanh", (size_t)k)) < 0)
-        return 0;
-    pat[np++] = k;
-    cur = out0(c->gp->node[k]);
-    if ((ad = reader(c, cur, "Add", (size_t)k)) < 0 || !(o = other(c->gp->node[ad], cur)) ||
-        !scalar_is(c, o, at, 1.0, 1e-6))
-        return 0;
-    if (!gelu_tail(c, x, ad, at, pat, &np, &fin, &h))
+    if ((k = step_scalar(c, &cur, "Mul", pat[np - 1], at, 0.044715, 1e-6, pat, &np)) < 0 ||
+        (k = step_with(c, &cur, "Add", k, x, pat, &np)) < 0 ||
+        (k = step_scalar(c, &cur, "Mul", k, at, 0.7978845608028654, 1e-4, pat, &np)) < 0 ||
+        !tanh_one_tail(c, cur, k, x, at, pat, &np, &fin, &h))
         return 0;
     *rc = gelu_emit(c, nd, pat, np, 0, fin, h, c->vals[v].idx, TANH_WHAT);
     return 1;
@@ -515,7 +539,7 @@ static long mul_by(const Ox *c, const char *x, double want, double tol, size_t n
 static int fuse_gelu_mega(Ox *c, const OxNode *nd, size_t at, int *rc)
 {
     const Onnx__NodeProto *n = nd->n;
-    long pat[MAX_PAT], bm, cm, k, ad, fin, h, lo = (long)at;
+    long pat[MAX_PAT], bm, cm, k, fin, h, lo = (long)at;
     const char *x = NULL, *o, *cur;
     int np = 0, v = -1;
     for (int i = 0; i < 2 && n->n_input == 2; i++)
@@ -535,29 +559,11 @@ static int fuse_gelu_mega(Ox *c, const OxNode *nd, size_t at, int *rc)
     if (cm != (long)at)
         pat[np++] = cm;
     /* (0.044715 x) * x, + 1, * (0.79788 x), Tanh, + 1 */
-    if ((k = reader(c, out0(c->gp->node[cm]), "Mul", (size_t)cm)) < 0 ||
-        !(o = other(c->gp->node[k], out0(c->gp->node[cm]))) || strcmp(o, x))
-        return 0;
-    pat[np++] = k;
-    cur = out0(c->gp->node[k]);
-    if ((k = reader(c, cur, "Add", (size_t)k)) < 0 || !(o = other(c->gp->node[k], cur)) ||
-        !scalar_is(c, o, at, 1.0, 1e-6))
-        return 0;
-    pat[np++] = k;
-    cur = out0(c->gp->node[k]);
-    if ((k = reader(c, cur, "Mul", (size_t)k)) < 0 || !(o = other(c->gp->node[k], cur)) ||
-        strcmp(o, out0(c->gp->node[bm])))
-        return 0;
-    pat[np++] = k;
-    cur = out0(c->gp->node[k]);
-    if ((k = reader(c, cur, "Tanh", (size_t)k)) < 0)
-        return 0;
-    pat[np++] = k;
-    cur = out0(c->gp->node[k]);
-    if ((ad = reader(c, cur, "Add", (size_t)k)) < 0 || !(o = other(c->gp->node[ad], cur)) ||
-        !scalar_is(c, o, at, 1.0, 1e-6))
-        return 0;
-    if (!gelu_tail(c, x, ad, at, pat, &np, &fin, &h))
+    cur = out0(c->gp->node[cm]);
+    if ((k = step_with(c, &cur, "Mul", cm, x, pat, &np)) < 0 ||
+        (k = step_scalar(c, &cur, "Add", k, at, 1.0, 1e-6, pat, &np)) < 0 ||
+        (k = step_with(c, &cur, "Mul", k, out0(c->gp->node[bm]), pat, &np)) < 0 ||
+        !tanh_one_tail(c, cur, k, x, at, pat, &np, &fin, &h))
         return 0;
     /* fused at the pattern's first node: one before nd was mapped already */
     for (int j = 0; j < np; j++)
