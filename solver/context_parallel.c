@@ -321,6 +321,27 @@ static void price_stage(const CpFacts *x, const ApsolveCpLayout *l, int M, Apsol
         out->comm_bwd = layers * one.comm_bwd;
         out->traffic_fwd = layers * one.traffic_fwd;
         out->traffic_bwd = layers * one.traffic_bwd;
+        /* Recomputation reruns the cp exchange. Full (Megatron-Core
+         * core_v0.19.0, --recompute-granularity full: transformer_block.py
+         * runs the layers through recompute.py checkpointed_forward,
+         * tensor_parallel.checkpoint, whose backward reruns each layer's
+         * forward) and selective (attention.py: checkpoint_core_attention,
+         * the default recompute module core_attn, runs core_attention
+         * through _checkpointed_attention_forward, tensor_parallel.checkpoint
+         * again) both hold TEDotProductAttention inside the rerun region,
+         * and with a cp group Transformer Engine v2.18's attention backends
+         * run the cp exchange inside that forward (attn_forward_func_with_cp:
+         * AttnFuncWithCPAndKVP2P, ...QKVOA2A, ...KVAllGather), so the
+         * backward pays the forward's exchange again before its own. The
+         * stored entry's rerun holds the graph's attention, not this.
+         * torchtitan's op mode saves the SDPA's output (its save list):
+         * no rerun. The buffers are unchanged: the rerun's are freed when
+         * its forward returns, before the backward's own. */
+        if (l->recompute == COSTDB_RECOMPUTE_FULL || l->recompute == COSTDB_RECOMPUTE_SELECTIVE) {
+            out->rerun = out->comm_fwd;
+            out->comm_bwd += out->comm_fwd;
+            out->traffic_bwd += out->traffic_fwd;
+        }
         out->buffers = (int64_t)llround(buf);
     }
 }
@@ -385,12 +406,14 @@ int apsolve_cp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
             const ApsolveConfig *cf = &q->configs[(size_t)s * q->num_configs + c];
             size_t idx = apsolve_index(q, sp->start_layer, sp->end_layer, s, c);
             ApsolveCpStage x;
+            ApsolveCpLayout m = *l;
             /* a twin the sweep judged out of memory is priced from the time
              * it computed; the transformed memory decides fit */
             if (!cf->valid || cf->logical_a != l->dp * l->cp || cf->logical_b != l->tp ||
                 cf->force_batch_dim != 0 || !apsolve_unfit_restore(q, idx))
                 continue;
-            if (apsolve_cp_stage(db, sweep, q, sp->start_layer, sp->end_layer, s, c, l, &x, why,
+            m.recompute = cf->variant.recompute; /* full and selective rerun the exchange */
+            if (apsolve_cp_stage(db, sweep, q, sp->start_layer, sp->end_layer, s, c, &m, &x, why,
                                  len)) {
                 apsolve_problem_free(&q);
                 return APSOLVE_EDB;
@@ -489,7 +512,8 @@ int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                     for (int k = 0; k < ncp; k++) {
                         ApsolveProblem *q = out[k];
                         int comm = comms ? comms[k] : APSOLVE_CP_P2P;
-                        ApsolveCpLayout l = {0, cf->logical_b, cps[k], comm, 0};
+                        ApsolveCpLayout l = {0, cf->logical_b, cps[k], comm, 0,
+                                             cf->variant.recompute};
                         ApsolveCpStage st;
                         char no[200];
                         /* a cp plan runs every stage with cp: an entry that

@@ -60,6 +60,8 @@ typedef struct ApsolveCpStage {
     double q_bytes, kv_bytes;         /* one layer's local Q, and K + V, on one GPU */
     double comm_fwd, comm_bwd;        /* seconds, all the stage's attention layers */
     double traffic_fwd, traffic_bwd;  /* bytes one GPU sends, all layers */
+    double rerun;                     /* of comm_bwd, the forward's exchange rerun under
+                                       * full or selective recomputation, seconds */
     int64_t buffers;                  /* receive buffers alive at the peak, bytes */
 } ApsolveCpStage;
 
@@ -79,6 +81,9 @@ void apsolve_cp_frameworks(int cp, int comm, struct ApsolveFwVerdict *v);
 /* The layout a cp stage is priced with. */
 typedef struct ApsolveCpLayout {
     int dp, tp, cp, comm, a2a;        /* a2a: the inner group of a2a+p2p, else 0 */
+    int recompute;                    /* the entry's CostdbRecompute: under full and
+                                       * selective recomputation the backward reruns the
+                                       * attention's forward, its cp exchange included */
 } ApsolveCpLayout;
 
 /* The attention heads of sweep's model: *heads the query heads its

@@ -26,21 +26,33 @@ static void say_stages(const ApsolveRun *r, const ApsolveCand *eq, const Apsolve
         ApsolveCpStage x;
         char why[200];
         int s = apsolve_find_submesh(p, sp->hosts, sp->gpus), c = -1;
-        for (int q = 0; s >= 0 && q < p->num_configs && c < 0; q++) {
-            const ApsolveConfig *cf = &p->configs[(size_t)s * p->num_configs + q];
-            if (cf->valid && cf->logical_a == l->dp * l->cp && cf->logical_b == l->tp &&
-                cf->force_batch_dim == 0)
-                c = q;
-        }
-        if (c < 0 || apsolve_cp_stage(r->db, eq->sweep, p, sp->start_layer, sp->end_layer, s, c,
-                                      l, &x, why, sizeof why))
+        char rerun[120] = "";
+        /* the first of the requested recomputation, else the first */
+        for (int pass = 0; pass < 2 && c < 0; pass++)
+            for (int q = 0; s >= 0 && q < p->num_configs && c < 0; q++) {
+                const ApsolveConfig *cf = &p->configs[(size_t)s * p->num_configs + q];
+                if (cf->valid && cf->logical_a == l->dp * l->cp && cf->logical_b == l->tp &&
+                    cf->force_batch_dim == 0 &&
+                    (pass || (int)cf->variant.recompute == l->recompute))
+                    c = q;
+            }
+        if (c < 0)
             continue;
+        ApsolveCpLayout m = *l;
+        m.recompute = p->configs[(size_t)s * p->num_configs + c].variant.recompute;
+        if (apsolve_cp_stage(r->db, eq->sweep, p, sp->start_layer, sp->end_layer, s, c, &m, &x,
+                             why, sizeof why))
+            continue;
+        if (x.rerun > 0)
+            snprintf(rerun, sizeof rerun, ", of it %.6g s the forward's exchange that %s "
+                     "recomputation reruns", x.rerun,
+                     costdb_recompute_name(m.recompute));
         apsolve_say(r->a, "notice: cp stage %zu (layers %d-%d): %d attention layers; per "
                     "micro-batch and GPU the %s sends %.1f MiB forward and %.1f MiB backward "
-                    "(+%.6g s, +%.6g s), receive buffers %.1f MiB", k, sp->start_layer,
+                    "(+%.6g s, +%.6g s%s), receive buffers %.1f MiB", k, sp->start_layer,
                     sp->end_layer, x.attention_layers, apsolve_cp_comm_name(l->comm),
                     x.traffic_fwd / 1048576.0, x.traffic_bwd / 1048576.0, x.comm_fwd,
-                    x.comm_bwd, (double)x.buffers / 1048576.0);
+                    x.comm_bwd, rerun, (double)x.buffers / 1048576.0);
     }
 }
 
@@ -49,7 +61,7 @@ int apsolve_run_cp(ApsolveRun *r, ApsolveCand **pc)
     const ApsolveRequest *a = r->a;
     const ApsolveParallel *pr = &a->par;
     const ApsolveCand *eq = *pc;
-    ApsolveCpLayout l = {pr->dp, pr->tp, pr->cp, pr->cp_comm, 0};
+    ApsolveCpLayout l = {pr->dp, pr->tp, pr->cp, pr->cp_comm, 0, pr->recompute};
     /* a --parallel layout, or that of a stored plan (--plan) */
     const char *what = a->parallel ? a->parallel : "of the stored plan";
     char why[400] = "";
