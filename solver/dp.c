@@ -540,6 +540,50 @@ static void apply_search(ApplySearch *as, long a, double ta, long b, double tb)
     apply_search(as, mid, tm, b, tb);
 }
 
+/* Sorts n doubles, each >= +0 or +inf (no NaN, no negative, no -0), in
+ * place, ascending: their bit patterns order as the values do, so an LSD
+ * radix sort on them (8-bit digits, a pass skipped where every key shares
+ * its digit) gives what qsort with cmp_double gives, in O(n) rather than
+ * the O(n log n) indirect compares that made it the search's top cost on
+ * a full-space database. -1 when out of memory (v unchanged). */
+static int sort_nonneg(double *v, size_t n)
+{
+    uint64_t *a, *b, *t;
+    size_t cnt[256];
+    if (n < 2)
+        return 0;
+    a = malloc(n * sizeof *a);
+    b = malloc(n * sizeof *b);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return -1;
+    }
+    memcpy(a, v, n * sizeof *a);
+    for (unsigned sh = 0; sh < 64; sh += 8) {
+        size_t pos = 0;
+        memset(cnt, 0, sizeof cnt);
+        for (size_t k = 0; k < n; k++)
+            cnt[(a[k] >> sh) & 0xff]++;
+        if (cnt[(a[0] >> sh) & 0xff] == n)
+            continue;
+        for (int d = 0; d < 256; d++) {
+            size_t c = cnt[d];
+            cnt[d] = pos;
+            pos += c;
+        }
+        for (size_t k = 0; k < n; k++)
+            b[cnt[(a[k] >> sh) & 0xff]++] = a[k];
+        t = a;
+        a = b;
+        b = t;
+    }
+    memcpy(v, a, n * sizeof *v);
+    free(a);
+    free(b);
+    return 0;
+}
+
 /* The apply limits of the FULL objective's search: the distinct apply
  * costs (negative or unknown counted as 0) of the usable entries, ascending,
  * the last replaced by +inf; in *vals (malloc'd), their count in *n_vals
@@ -561,7 +605,10 @@ static int apply_limits(const ApsolveProblem *p, const ApsolveOptions *opt, doub
         if (!isinf(apsolve_entry_cost(p, k)) && apsolve_config_allowed(p, opt, s, c))
             v[nv++] = p->apply_cost[k] > 0 ? p->apply_cost[k] : 0;
     }
-    qsort(v, nv, sizeof *v, cmp_double);
+    if (sort_nonneg(v, nv) < 0) {
+        free(v);
+        return APSOLVE_ENOMEM;
+    }
     for (k = 0; k < nv; k++)
         if (m == 0 || v[k] != v[m - 1])
             v[m++] = v[k];
