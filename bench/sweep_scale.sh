@@ -135,8 +135,8 @@ if [ "${2:-}" = apsolve ] || [ "${DPSCALE:-1}" = 1 ]; then
       printf ' | baseline %s s wall, %s s cpu' \
         "$(median 5 "$dp_base" --db "$tmp/dp.db" --no-store --quiet)" \
         "$(cpu_median 5 "$dp_base" --db "$tmp/dp.db" --no-store --quiet)"
-      if [ "$("$apsolve" --db "$tmp/dp.db" --no-store | grep -v 'solved in')" = \
-           "$("$dp_base" --db "$tmp/dp.db" --no-store | grep -v 'solved in')" ]; then
+      if [ "$("$apsolve" --db "$tmp/dp.db" --no-store 2>&1 | grep -v 'solved in')" = \
+           "$("$dp_base" --db "$tmp/dp.db" --no-store 2>&1 | grep -v 'solved in')" ]; then
         printf ', same plan\n'
       else
         printf ', PLANS DIFFER\n'
