@@ -88,11 +88,13 @@ scale_case() { # label, then sweep options
   [ "${LOAD:-0}" = 1 ] && load_case
   rm -f "$tmp"/sn.db* "$tmp"/sb.db*
 }
-# apsolve at scale (issue 38: under 5 s on 4,096 GPUs): llama-3-70b, 32
-# layers, plain space, swept by this build on 32x8, 64x8 and 512x8 H100s;
-# on each database `apsolve --no-store --quiet` (median of 5) with this
-# build and with the apsolve of DP_BASELINE (default the commit before the
-# live states of solver/dp_rows.c), built in a worktree, on the same file.
+# apsolve at scale (issue 38: under 5 s on 4,096 GPUs, under 1 s on the
+# largest database): llama-3-70b swept by this build (the cases below); on
+# each database `apsolve --no-store --quiet` (medians of 5, wall and
+# processor seconds) with this build and with the apsolve of DP_BASELINE
+# (default the commit before the live states of solver/dp_rows.c; e3ca148^
+# is the one before the stage options were shared across apply limits),
+# built in a worktree, on the same file, and whether both print the same plan.
 # `bench/sweep_scale.sh DIR apsolve` runs this part alone.
 if [ "${2:-}" = apsolve ] || { [ "${2:-}" != writer ] && [ "${DPSCALE:-1}" = 1 ]; }; then
   dp_rev=${DP_BASELINE:-5d7729d^}
@@ -103,17 +105,43 @@ if [ "${2:-}" = apsolve ] || { [ "${2:-}" != writer ] && [ "${DPSCALE:-1}" = 1 ]
      ninja -C "$tmp/dpb/b" solver/apsolve >/dev/null 2>&1; then
     dp_base=$tmp/dpb/b/solver/apsolve
   fi
-  echo "== apsolve at scale: llama-3-70b, 32 layers, --variants alpa, h100-sxm, baseline $dp_rev =="
-  for cl in 32x8 64x8 512x8; do
+  echo "== apsolve at scale: llama-3-70b, h100-sxm, 16 micro-batches (8 for --variants all), baseline $dp_rev =="
+  cpu_median() { # median of the user + system seconds of N runs of a command
+    local n=$1 k
+    shift
+    for ((k = 0; k < n; k++)); do
+      /usr/bin/time -o "$tmp/cpu.txt" -f '%U %S' "$@" >/dev/null 2>&1
+      awk '{ printf "%.3f\n", $1 + $2 }' "$tmp/cpu.txt"
+    done | sort -n | awk '{ v[NR] = $1 } END { printf "%.3f", v[int((NR + 1) / 2)] }'
+  }
+  # LAYERS CLUSTER VARIANTS MICRO-BATCHES: 32 layers on 256, 512 and 4,096
+  # GPUs (issue 38: under 5 s on 4,096), the 80-layer 16x8 case of
+  # docs/performance.md and, DPFULL=1 (a sweep of minutes on a loaded
+  # machine), the full space of 40 layers on 8x8 (the largest apsolve input
+  # timed there, 649,488 entries). Wall and processor time (user + system,
+  # the steadier figure on a shared machine), medians of 5.
+  dp_cases="32:32x8:alpa:16 32:64x8:alpa:16 32:512x8:alpa:16 80:16x8:alpa:16"
+  [ "${DPFULL:-0}" = 1 ] && dp_cases="$dp_cases 40:8x8:all:8"
+  for cs in $dp_cases; do
+    IFS=: read -r ly cl va mb <<<"$cs"
     rm -f "$tmp"/dp.db*
-    "$approf" sweep --model llama --preset llama-3-70b --layers 32 --cluster "$cl" \
-      --hardware h100-sxm --backend model --variants alpa --micro-batches 16 --quiet \
-      --db "$tmp/dp.db" >/dev/null 2>&1
-    printf '%-8s %8s GPUs, %8s entries: apsolve --no-store (median of 5) %s s' "$cl" \
-      "$((${cl%x*} * ${cl#*x}))" "$(entries "$tmp/dp.db")" \
-      "$(median 5 "$apsolve" --db "$tmp/dp.db" --no-store --quiet)"
+    "$approf" sweep --model llama --preset llama-3-70b --layers "$ly" --cluster "$cl" \
+      --hardware h100-sxm --backend model --variants "$va" --micro-batches "$mb" --quiet \
+      --allow-large --db "$tmp/dp.db" >/dev/null 2>&1
+    printf '%2s layers %-8s %-5s %8s GPUs, %8s entries: apsolve --no-store %s s wall, %s s cpu' \
+      "$ly" "$cl" "$va" "$((${cl%x*} * ${cl#*x}))" "$(entries "$tmp/dp.db")" \
+      "$(median 5 "$apsolve" --db "$tmp/dp.db" --no-store --quiet)" \
+      "$(cpu_median 5 "$apsolve" --db "$tmp/dp.db" --no-store --quiet)"
     if [ -n "$dp_base" ]; then
-      printf ' | baseline %s s\n' "$(median 5 "$dp_base" --db "$tmp/dp.db" --no-store --quiet)"
+      printf ' | baseline %s s wall, %s s cpu' \
+        "$(median 5 "$dp_base" --db "$tmp/dp.db" --no-store --quiet)" \
+        "$(cpu_median 5 "$dp_base" --db "$tmp/dp.db" --no-store --quiet)"
+      if [ "$("$apsolve" --db "$tmp/dp.db" --no-store 2>&1 | grep -v 'solved in')" = \
+           "$("$dp_base" --db "$tmp/dp.db" --no-store 2>&1 | grep -v 'solved in')" ]; then
+        printf ', same plan\n'
+      else
+        printf ', PLANS DIFFER\n'
+      fi
     else
       printf ' | baseline n/a (%s not built)\n' "$dp_rev"
     fi

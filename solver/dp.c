@@ -38,83 +38,153 @@ static int cmp_item(const void *a, const void *b)
     return x->config - y->config;
 }
 
-/* Builds the stage options (end descending, submesh ascending, as Alpa's
- * loops visit them) with their undominated configs, and the candidates. */
-static int dp_prepare(Dp *dp)
+/* The stage options of one search before its apply limit (docs/solver.md,
+ * "Objectives"): everything dp_prepare reads but the limit is fixed for
+ * the problem, the options and the memory rule's stage count, so the FULL
+ * objective's search over apply limits builds it once (solve_apply) and
+ * each threshold search only filters it. Per (i, j, submesh), in Alpa's
+ * loop order (end descending, submesh ascending), every usable config with
+ * its cost, stage count bound and apply cost, sorted by (cost, config). */
+typedef struct DpPrep {
+    DpOpt *opts;                      /* item_off, item_n into items */
+    int *opt_off;                     /* [L + 1] */
+    DpItem *items;                    /* .opt unused */
+    double *apply;                    /* per item, apply_cost of its entry */
+    size_t n_opts, n_items;
+} DpPrep;
+
+static void prep_free(DpPrep *pr)
 {
-    const ApsolveProblem *p = dp->p;
-    int L = dp->L, S = p->num_submeshes, C = p->num_configs;
-    size_t max_opts = (size_t)L * (size_t)(L + 1) / 2 * (size_t)S, n_opts = 0, n_items = 0;
+    free(pr->opts);
+    free(pr->opt_off);
+    free(pr->items);
+    free(pr->apply);
+    memset(pr, 0, sizeof *pr);
+}
+
+/* Builds pr for problem p under opt with the memory rule of mem_n stages. */
+static int prep_build(DpPrep *pr, const ApsolveProblem *p, const ApsolveOptions *opt, int mem_n)
+{
+    int L = p->num_layers, S = p->num_submeshes, C = p->num_configs, D = p->num_devices;
+    size_t max_opts = (size_t)L * (size_t)(L + 1) / 2 * (size_t)S, cap_items = max_opts * 2;
     int i, j, s, c;
     DpItem *tmp = NULL;
-    int rc = APSOLVE_ENOMEM;
 
-    size_t cap_items = max_opts * 2;
-
-    dp->opts = malloc(max_opts * sizeof *dp->opts);
-    dp->opt_off = malloc((size_t)(L + 1) * sizeof *dp->opt_off);
-    dp->items = malloc(cap_items * sizeof *dp->items);
-    tmp = malloc((size_t)C * sizeof *tmp);
-    if (!dp->opts || !dp->opt_off || !dp->items || !tmp)
-        goto cleanup;
+    memset(pr, 0, sizeof *pr);
+    pr->opts = malloc((max_opts ? max_opts : 1) * sizeof *pr->opts);
+    pr->opt_off = malloc((size_t)(L + 1) * sizeof *pr->opt_off);
+    pr->items = malloc(cap_items * sizeof *pr->items);
+    pr->apply = malloc(cap_items * sizeof *pr->apply);
+    tmp = malloc((size_t)(C ? C : 1) * sizeof *tmp);
+    if (!pr->opts || !pr->opt_off || !pr->items || !pr->apply || !tmp)
+        goto fail;
     for (i = 0; i < L; i++) {
-        dp->opt_off[i] = (int)n_opts;
+        pr->opt_off[i] = (int)pr->n_opts;
         for (j = L - 1; j >= i; j--) {
             /* interleaved: a stage splits into v chunks of whole layers */
-            if (!apsolve_chunks_whole(dp->opt, i, j))
+            if (!apsolve_chunks_whole(opt, i, j))
                 continue;
             for (s = 0; s < S; s++) {
                 int dev = p->submeshes[s].hosts * p->submeshes[s].gpus;
-                int nt = 0, k, kept = 0, top = -2;
-                if (p->submeshes[s].hosts < 1 || p->submeshes[s].gpus < 1 || dev > dp->D)
+                int nt = 0;
+                if (p->submeshes[s].hosts < 1 || p->submeshes[s].gpus < 1 || dev > D)
                     continue;
                 for (c = 0; c < C; c++) {
                     size_t idx = apsolve_index(p, i, j, s, c);
                     double cost;
                     int m;
-                    if (!apsolve_config_allowed(p, dp->opt, s, c))
+                    if (!apsolve_config_allowed(p, opt, s, c))
                         continue;
                     cost = apsolve_entry_cost(p, idx);
-                    if (isinf(cost) || p->apply_cost[idx] > dp->apply_limit)
+                    if (isinf(cost))
                         continue;
-                    m = dp->opt->ignore_memory || dp->opt->inference
-                            ? APSOLVE_UNBOUNDED : apsolve_entry_mnss(p, dp->opt, idx, dp->mem_n);
+                    m = opt->ignore_memory || opt->inference
+                            ? APSOLVE_UNBOUNDED : apsolve_entry_mnss(p, opt, idx, mem_n);
                     if (m < 0)
                         continue;
                     tmp[nt].cost = cost;
                     tmp[nt].mnss = m > L ? L : m;
                     tmp[nt].config = c;
-                    tmp[nt].opt = (int)n_opts;
+                    tmp[nt].opt = (int)idx; /* its entry, for the apply cost below */
                     nt++;
                 }
                 if (!nt)
                     continue;
                 qsort(tmp, (size_t)nt, sizeof *tmp, cmp_item);
-                /* Most configs are dominated; grow only when needed. */
-                if (UTIL_GROW(dp->items, cap_items, n_items + (size_t)nt) < 0)
-                    goto cleanup;
-                /* Keep an item only if it fits more following stages than
-                 * every cheaper (or equally cheap, lower-index) item. */
-                for (k = 0; k < nt; k++) {
-                    if (tmp[k].mnss > top) {
-                        dp->items[n_items + (size_t)kept++] = tmp[k];
-                        top = tmp[k].mnss;
-                    }
+                if (pr->n_items + (size_t)nt > cap_items) {
+                    size_t cap = cap_items;
+                    if (UTIL_GROW(pr->items, cap, pr->n_items + (size_t)nt) < 0 ||
+                        UTIL_GROW(pr->apply, cap_items, pr->n_items + (size_t)nt) < 0)
+                        goto fail;
                 }
-                dp->opts[n_opts].end = j;
-                dp->opts[n_opts].submesh = s;
-                dp->opts[n_opts].dev = dev;
-                dp->opts[n_opts].item_off = (int)n_items;
-                dp->opts[n_opts].item_n = kept;
-                n_items += (size_t)kept;
-                n_opts++;
+                for (int k = 0; k < nt; k++) {
+                    pr->items[pr->n_items + (size_t)k] = tmp[k];
+                    pr->apply[pr->n_items + (size_t)k] = p->apply_cost[tmp[k].opt];
+                }
+                pr->opts[pr->n_opts].end = j;
+                pr->opts[pr->n_opts].submesh = s;
+                pr->opts[pr->n_opts].dev = dev;
+                pr->opts[pr->n_opts].item_off = (int)pr->n_items;
+                pr->opts[pr->n_opts].item_n = nt;
+                pr->n_items += (size_t)nt;
+                pr->n_opts++;
             }
+        }
+    }
+    pr->opt_off[L] = (int)pr->n_opts;
+    free(tmp);
+    return APSOLVE_OK;
+fail:
+    free(tmp);
+    prep_free(pr);
+    return APSOLVE_ENOMEM;
+}
+
+/* Builds the stage options (end descending, submesh ascending, as Alpa's
+ * loops visit them) with their undominated configs among those within the
+ * apply limit, and the candidates, from pr. */
+static int dp_prepare(Dp *dp, const DpPrep *pr)
+{
+    int L = dp->L;
+    size_t n_opts = 0, n_items = 0;
+
+    dp->opts = malloc((pr->n_opts ? pr->n_opts : 1) * sizeof *dp->opts);
+    dp->opt_off = malloc((size_t)(L + 1) * sizeof *dp->opt_off);
+    dp->items = malloc((pr->n_items ? pr->n_items : 1) * sizeof *dp->items);
+    if (!dp->opts || !dp->opt_off || !dp->items)
+        return APSOLVE_ENOMEM;
+    for (int i = 0; i < L; i++) {
+        dp->opt_off[i] = (int)n_opts;
+        for (int o = pr->opt_off[i]; o < pr->opt_off[i + 1]; o++) {
+            const DpOpt *po = &pr->opts[o];
+            int kept = 0, top = -2, any = 0;
+            /* Keep an item only if it fits more following stages than
+             * every cheaper (or equally cheap, lower-index) item within
+             * the limit: the filtered list stays sorted by (cost, config). */
+            for (int k = po->item_off; k < po->item_off + po->item_n; k++) {
+                if (pr->apply[k] > dp->apply_limit)
+                    continue;
+                any = 1;
+                if (pr->items[k].mnss > top) {
+                    DpItem *it = &dp->items[n_items + (size_t)kept++];
+                    *it = pr->items[k];
+                    it->opt = (int)n_opts;
+                    top = pr->items[k].mnss;
+                }
+            }
+            if (!any)
+                continue;
+            dp->opts[n_opts] = *po;
+            dp->opts[n_opts].item_off = (int)n_items;
+            dp->opts[n_opts].item_n = kept;
+            n_items += (size_t)kept;
+            n_opts++;
         }
     }
     dp->opt_off[L] = (int)n_opts;
     dp->cands = malloc((n_items ? n_items : 1) * sizeof *dp->cands);
     if (!dp->cands)
-        goto cleanup;
+        return APSOLVE_ENOMEM;
     for (size_t k = 0; k < n_items; k++)
         dp->cands[k] = dp->items[k].cost;
     qsort(dp->cands, n_items, sizeof *dp->cands, cmp_double);
@@ -122,10 +192,7 @@ static int dp_prepare(Dp *dp)
     for (size_t k = 0; k < n_items; k++)
         if (dp->n_cands == 0 || dp->cands[k] != dp->cands[dp->n_cands - 1])
             dp->cands[dp->n_cands++] = dp->cands[k];
-    rc = APSOLVE_OK;
-cleanup:
-    free(tmp);
-    return rc;
+    return APSOLVE_OK;
 }
 
 static int dp_alloc_tables(Dp *dp)
@@ -332,9 +399,9 @@ static void dp_free(Dp *dp)
 /* One exact search: the best plan whose entries have apply_cost <= limit
  * (FULL) under the memory rule for mem_n stages, of exactly exact_n stages
  * when > 0. *evals accumulates the threshold DPs run. */
-static int solve_core(const ApsolveProblem *p, const ApsolveOptions *opt, double limit,
-                      int mem_n, int exact_n, int dense, ApsolvePlan **out, long *evals,
-                      long *cands)
+static int solve_core(const ApsolveProblem *p, const ApsolveOptions *opt, const DpPrep *pr,
+                      double limit, int mem_n, int exact_n, int dense, ApsolvePlan **out,
+                      long *evals, long *cands)
 {
     Dp dp;
     double ginf;
@@ -365,7 +432,7 @@ static int solve_core(const ApsolveProblem *p, const ApsolveOptions *opt, double
         goto cleanup;
     }
     dp.NS += 1;
-    rc = dp_prepare(&dp);
+    rc = dp_prepare(&dp, pr);
     if (rc)
         goto cleanup;
     if (dp.n_cands == 0) {
@@ -408,8 +475,9 @@ cleanup:
 typedef struct ApplySearch {
     const ApsolveProblem *p;
     const ApsolveOptions *opt;
+    const DpPrep *prep;
     int mem_n, exact_n, dense;
-    double *vals;
+    const double *vals;
     size_t n_vals;
     ApsolvePlan *best;
     long evals, cands;
@@ -434,8 +502,8 @@ static double apply_eval(ApplySearch *as, size_t k)
     double t;
     int rc;
     assert(k < as->n_vals);
-    rc = solve_core(as->p, as->opt, as->vals[k], as->mem_n, as->exact_n, as->dense, &pl,
-                    &as->evals, &as->cands);
+    rc = solve_core(as->p, as->opt, as->prep, as->vals[k], as->mem_n, as->exact_n, as->dense,
+                    &pl, &as->evals, &as->cands);
     if (rc == APSOLVE_EINFEASIBLE)
         return INFINITY;
     if (rc) {
@@ -473,45 +541,117 @@ static void apply_search(ApplySearch *as, long a, double ta, long b, double tb)
     apply_search(as, mid, tm, b, tb);
 }
 
-/* The optimum for one memory-rule stage count (and exact count), over
- * apply limits when the objective is FULL. */
-static int solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt, int mem_n,
-                       int exact_n, int dense, ApsolvePlan **out, long *evals, long *cands)
+/* Sorts n doubles, each >= +0 or +inf (no NaN, no negative, no -0), in
+ * place, ascending: their bit patterns order as the values do, so an LSD
+ * radix sort on them (8-bit digits, a pass skipped where every key shares
+ * its digit) gives what qsort with cmp_double gives, in O(n) rather than
+ * the O(n log n) indirect compares that made it the search's top cost on
+ * a full-space database. -1 when out of memory (v unchanged). */
+static int sort_nonneg(double *v, size_t n)
 {
-    ApplySearch as;
-    size_t n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-               (size_t)p->num_configs, k, nv = 0;
-    double top;
-    int rc;
+    uint64_t *a, *b, *t;
+    size_t cnt[256];
+    if (n < 2)
+        return 0;
+    a = malloc(n * sizeof *a);
+    b = malloc(n * sizeof *b);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return -1;
+    }
+    memcpy(a, v, n * sizeof *a);
+    for (unsigned sh = 0; sh < 64; sh += 8) {
+        size_t pos = 0;
+        memset(cnt, 0, sizeof cnt);
+        for (size_t k = 0; k < n; k++)
+            cnt[(a[k] >> sh) & 0xff]++;
+        if (cnt[(a[0] >> sh) & 0xff] == n)
+            continue;
+        for (int d = 0; d < 256; d++) {
+            size_t c = cnt[d];
+            cnt[d] = pos;
+            pos += c;
+        }
+        for (size_t k = 0; k < n; k++)
+            b[cnt[(a[k] >> sh) & 0xff]++] = a[k];
+        t = a;
+        a = b;
+        b = t;
+    }
+    memcpy(v, a, n * sizeof *v);
+    free(a);
+    free(b);
+    return 0;
+}
 
-    if (opt->objective != APSOLVE_OBJECTIVE_FULL || opt->inference)
-        return solve_core(p, opt, INFINITY, mem_n, exact_n, dense, out, evals, cands);
-    memset(&as, 0, sizeof as);
-    as.p = p;
-    as.opt = opt;
-    as.mem_n = mem_n;
-    as.exact_n = exact_n;
-    as.dense = dense;
-    as.vals = malloc((n ? n : 1) * sizeof *as.vals);
-    if (!as.vals)
+/* The apply limits of the FULL objective's search: the distinct apply
+ * costs (negative or unknown counted as 0) of the usable entries, ascending,
+ * the last replaced by +inf; in *vals (malloc'd), their count in *n_vals
+ * (0: no usable entry). They depend on the problem and the configs opt
+ * allows only, so solve_all builds them once for all its stage counts. */
+static int apply_limits(const ApsolveProblem *p, const ApsolveOptions *opt, double **vals,
+                        size_t *n_vals)
+{
+    size_t n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+               (size_t)p->num_configs, k, nv = 0, m = 0;
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    *vals = NULL;
+    *n_vals = 0;
+    if (!v)
         return APSOLVE_ENOMEM;
     for (k = 0; k < n; k++) {
         int s = (int)(k / (size_t)p->num_configs % (size_t)p->num_submeshes);
         int c = (int)(k % (size_t)p->num_configs);
         if (!isinf(apsolve_entry_cost(p, k)) && apsolve_config_allowed(p, opt, s, c))
-            as.vals[nv++] = p->apply_cost[k] > 0 ? p->apply_cost[k] : 0;
+            v[nv++] = p->apply_cost[k] > 0 ? p->apply_cost[k] : 0;
     }
-    qsort(as.vals, nv, sizeof *as.vals, cmp_double);
-    as.n_vals = 0;
+    if (sort_nonneg(v, nv) < 0) {
+        free(v);
+        return APSOLVE_ENOMEM;
+    }
     for (k = 0; k < nv; k++)
-        if (as.n_vals == 0 || as.vals[k] != as.vals[as.n_vals - 1])
-            as.vals[as.n_vals++] = as.vals[k];
+        if (m == 0 || v[k] != v[m - 1])
+            v[m++] = v[k];
+    /* The last value admits every entry (negative, unknown, counts as 0). */
+    if (m)
+        v[m - 1] = INFINITY;
+    *vals = v;
+    *n_vals = m;
+    return APSOLVE_OK;
+}
+
+/* The optimum for one memory-rule stage count (and exact count), over
+ * apply limits (vals, n_vals: apply_limits) when the objective is FULL. */
+static int solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt, const double *vals,
+                       size_t n_vals, int mem_n, int exact_n, int dense, ApsolvePlan **out,
+                       long *evals, long *cands)
+{
+    ApplySearch as;
+    DpPrep prep;
+    double top;
+    int rc;
+
+    if ((rc = prep_build(&prep, p, opt, mem_n)) != APSOLVE_OK)
+        return rc;
+    if (opt->objective != APSOLVE_OBJECTIVE_FULL || opt->inference) {
+        rc = solve_core(p, opt, &prep, INFINITY, mem_n, exact_n, dense, out, evals, cands);
+        prep_free(&prep);
+        return rc;
+    }
+    memset(&as, 0, sizeof as);
+    as.p = p;
+    as.opt = opt;
+    as.prep = &prep;
+    as.mem_n = mem_n;
+    as.exact_n = exact_n;
+    as.dense = dense;
+    as.vals = vals;
+    as.n_vals = n_vals;
     if (as.n_vals == 0) {
-        free(as.vals);
+        prep_free(&prep);
         return APSOLVE_EINFEASIBLE;
     }
-    /* The last value admits every entry (negative, unknown, counts as 0). */
-    as.vals[as.n_vals - 1] = INFINITY;
     top = apply_eval(&as, as.n_vals - 1);
     if (!as.err && !isinf(top))
         apply_search(&as, -1, INFINITY, (long)as.n_vals - 1, top);
@@ -523,7 +663,7 @@ static int solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt, int m
         *out = as.best;
     else
         apsolve_plan_free(&as.best);
-    free(as.vals);
+    prep_free(&prep);
     return rc;
 }
 
@@ -534,6 +674,8 @@ static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, int den
     ApsolvePlan *best = NULL;
     long evals = 0, cands = 0;
     int rc = APSOLVE_EINFEASIBLE, v;
+    double *vals = NULL;
+    size_t n_vals = 0;
 
     if (!p || !opt || !out || opt->micro_batches < 1 || p->num_layers < 1 ||
         p->num_layers > APSOLVE_MAX_LAYERS || p->num_devices < 1 ||
@@ -541,6 +683,9 @@ static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, int den
         opt->schedule < 0 || opt->schedule >= APSOLVE_SCHEDULE_COUNT)
         return APSOLVE_EINVAL;
     *out = NULL;
+    if (opt->objective == APSOLVE_OBJECTIVE_FULL && !opt->inference &&
+        (rc = apply_limits(p, opt, &vals, &n_vals)) != APSOLVE_OK)
+        return rc;
     v = apsolve_virtual(opt);
     if ((v > 1 || opt->schedule == APSOLVE_SCHEDULE_ZB_H1 ||
          opt->schedule == APSOLVE_SCHEDULE_INTERLEAVED_ZB) && !opt->inference) {
@@ -560,11 +705,12 @@ static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, int den
             if (!apsolve_schedule_valid((ApsolveSchedule)opt->schedule, v, opt->micro_batches, n,
                                         NULL, 0))
                 continue;
-            e = solve_apply(p, opt, n, n, dense, &pl, &evals, &cands);
+            e = solve_apply(p, opt, vals, n_vals, n, n, dense, &pl, &evals, &cands);
             if (e == APSOLVE_EINFEASIBLE)
                 continue;
             if (e) {
                 apsolve_plan_free(&best);
+                free(vals);
                 return e;
             }
             if (!best || pl->total_cost < best->total_cost ||
@@ -577,8 +723,9 @@ static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, int den
         }
         rc = best ? APSOLVE_OK : APSOLVE_EINFEASIBLE;
     } else {
-        rc = solve_apply(p, opt, p->num_layers, 0, dense, &best, &evals, &cands);
+        rc = solve_apply(p, opt, vals, n_vals, p->num_layers, 0, dense, &best, &evals, &cands);
     }
+    free(vals);
     if (rc)
         return rc;
     best->dp_evaluations = evals;
