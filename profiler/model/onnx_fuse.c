@@ -186,6 +186,22 @@ static int finish(Ox *c, const OxNode *nd, const long *pat, int np, long last, i
     return ox_alias(c, &ln, t);
 }
 
+/* The denominator both decomposed norms share, after node p whose output
+ * is the square: ReduceMean over the last of ndim axes, + a one-element
+ * eps, Sqrt. The Sqrt's index (*rm, *ad the two before it), or -1. */
+static long mean_eps_sqrt(Ox *c, long p, int ndim, size_t at, long *rm, long *ad)
+{
+    const char *s;
+    if ((*rm = reader(c, out0(c->gp->node[p]), "ReduceMean", (size_t)p)) < 0 ||
+        !mean_last(c, c->gp->node[*rm], ndim, at))
+        return -1;
+    if ((*ad = reader(c, out0(c->gp->node[*rm]), "Add", (size_t)*rm)) < 0 ||
+        !(s = other(c->gp->node[*ad], out0(c->gp->node[*rm]))) || !const_val(c, s, at) ||
+        ox_tp_elements(const_val(c, s, at)) != 1)
+        return -1;
+    return reader(c, out0(c->gp->node[*ad]), "Sqrt", (size_t)*ad);
+}
+
 #define LN_WHAT "decomposed LayerNormalization"
 
 /* ReduceMean nd (index at) starting a decomposed LayerNorm: 1 with *rc, or
@@ -212,14 +228,7 @@ static int fuse_layer_norm(Ox *c, const OxNode *nd, size_t at, int *rc)
     if ((pw = reader(c, d, "Pow", (size_t)sub)) < 0 || c->gp->node[pw]->n_input != 2 ||
         strcmp(c->gp->node[pw]->input[0], d) || !scalar_is(c, c->gp->node[pw]->input[1], at, 2.0, 0))
         return 0;
-    if ((rm = reader(c, out0(c->gp->node[pw]), "ReduceMean", (size_t)pw)) < 0 ||
-        !mean_last(c, c->gp->node[rm], T(c, xt)->ndim, at))
-        return 0;
-    if ((ad = reader(c, out0(c->gp->node[rm]), "Add", (size_t)rm)) < 0 ||
-        !(s = other(c->gp->node[ad], out0(c->gp->node[rm]))) || !const_val(c, s, at) ||
-        ox_tp_elements(const_val(c, s, at)) != 1)
-        return 0;
-    if ((sq = reader(c, out0(c->gp->node[ad]), "Sqrt", (size_t)ad)) < 0)
+    if ((sq = mean_eps_sqrt(c, pw, T(c, xt)->ndim, at, &rm, &ad)) < 0)
         return 0;
     if ((dv = reader(c, out0(c->gp->node[sq]), "Div", (size_t)sq)) < 0 || c->gp->node[dv]->n_input != 2 ||
         strcmp(c->gp->node[dv]->input[1], out0(c->gp->node[sq])))
@@ -302,13 +311,7 @@ static int fuse_rms_norm(Ox *c, const OxNode *nd, size_t at, int *rc)
         return 0;
     x = n->input[0];
     xt = c->vals[v].idx;
-    if ((rm = reader(c, out0(n), "ReduceMean", at)) < 0 || !mean_last(c, c->gp->node[rm], T(c, xt)->ndim, at))
-        return 0;
-    if ((ad = reader(c, out0(c->gp->node[rm]), "Add", (size_t)rm)) < 0 ||
-        !(s = other(c->gp->node[ad], out0(c->gp->node[rm]))) || !const_val(c, s, at) ||
-        ox_tp_elements(const_val(c, s, at)) != 1)
-        return 0;
-    if ((sq = reader(c, out0(c->gp->node[ad]), "Sqrt", (size_t)ad)) < 0)
+    if ((sq = mean_eps_sqrt(c, (long)at, T(c, xt)->ndim, at, &rm, &ad)) < 0)
         return 0;
     s = out0(c->gp->node[sq]);
     if ((dv = reader(c, s, "Reciprocal", (size_t)sq)) < 0 &&
