@@ -42,7 +42,33 @@ typedef struct {
     unsigned long said[16];           /* hashes of the notices said: once per command,
                                        * not once per sweep */
     int n_said;
+    const char *db_path;              /* for the interrupt report */
+    int said_interrupt;               /* cb_interrupted reported this sweep */
 } Progress;
+
+static const char *signal_name(int sig)
+{
+    return sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGINT";
+}
+
+/* Rank 0's report of an interrupted sweep, said before the other ranks are
+ * released (sweep.h: under mpirun rank 0 is killed soon after they exit). */
+static void cb_interrupted(void *ctx, const ApprofSweepSummary *sum)
+{
+    Progress *p = ctx;
+    int sig = stop_signal ? (int)stop_signal : SIGINT;
+    fflush(stdout);
+    if (p->tty)
+        fputs("\r\033[K", stderr);
+    fprintf(stderr,
+            "approf: interrupted by %s: sweep %lld has %zu %s committed in %s.\n"
+            "approf: resume with the same command and --resume\n",
+            signal_name(sig), (long long)sum->sweep_id, sum->entries + sum->existing,
+            costdb_plural((long long)(sum->entries + sum->existing), "entry", "entries"),
+            p->db_path);
+    fflush(stderr);
+    p->said_interrupt = 1;
+}
 
 static void cb_submesh(void *ctx, int index, int n, int m)
 {
@@ -396,7 +422,9 @@ static int bad_hardware(const char *spec, const char *herr)
 static int run_one(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
                    ApprofSweepSummary *sum, char *err, size_t errlen)
 {
+    Progress *prog = cb->ctx;
     int rc;
+    prog->said_interrupt = 0;
     rc = approf_sweep_run(cfg, cb, sum, err, errlen);
     fflush(stdout);
 
@@ -406,21 +434,16 @@ static int run_one(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
             /* mpirun may stop rank 0 (SIGTERM) as soon as this rank exits,
              * so this rank names its own signal too */
             fprintf(stderr, "approf: rank %d interrupted by %s; rank 0 marks the sweep "
-                    "interrupted\n", sum->mpi_rank,
-                    sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGINT");
+                    "interrupted\n", sum->mpi_rank, signal_name(sig));
             return APPROF_EXIT_SIGNAL(sig);
         }
         return rc < 0 ? cli_fail("%s", err[0] ? err : approf_strerror(rc)) : APPROF_EXIT_OK;
     }
     if (rc == APPROF_EINTR) {
         int sig = stop_signal ? (int)stop_signal : SIGINT;
-        fprintf(stderr,
-                "approf: interrupted by %s: sweep %lld has %zu %s committed in %s.\n"
-                "approf: resume with the same command and --resume\n",
-                sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGINT",
-                (long long)sum->sweep_id, sum->entries + sum->existing,
-                costdb_plural((long long)(sum->entries + sum->existing), "entry", "entries"),
-                cfg->db_path);
+        if (!prog->said_interrupt)  /* stopped before the sweep had its row */
+            fprintf(stderr, "approf: interrupted by %s before the sweep started\n",
+                    signal_name(sig));
         return APPROF_EXIT_SIGNAL(sig);
     }
     if (rc < 0)
@@ -747,6 +770,8 @@ int approf_cmd_sweep(int argc, char **argv)
     cb.progress = cb_progress;
     cb.notice = cb_notice;
     cb.stop = &stop_signal;
+    cb.interrupted = cb_interrupted;
+    prog.db_path = cfg.db_path;
 
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;

@@ -122,6 +122,8 @@ int approf_sweep_needs_whole_space(const ApprofSweepConfig *cfg, double *state, 
 int approf_sweep_global_batch(const ApprofSweepConfig *cfg, int64_t *out, char *err,
                               size_t errlen);
 
+struct ApprofSweepSummary;
+
 typedef struct ApprofSweepCallbacks {
     void *ctx;
     /* A new submesh starts (index, shape) — Alpa's "- Profiling for submesh" */
@@ -136,6 +138,12 @@ typedef struct ApprofSweepCallbacks {
     void (*notice)(void *ctx, const char *msg);
     /* Set asynchronously (signal handler) to stop after the tuple in flight. */
     volatile sig_atomic_t *stop;
+    /* The sweep stopped (a signal, or another rank's) and is marked
+     * interrupted in the database: sum has its id and counts. Called once,
+     * by rank 0 alone, before the other ranks are released: under mpirun
+     * they then exit non-zero at once and the launcher kills rank 0 (SIGTERM,
+     * SIGKILL a second later), so what rank 0 says after that can be lost. */
+    void (*interrupted)(void *ctx, const struct ApprofSweepSummary *sum);
 } ApprofSweepCallbacks;
 
 typedef struct ApprofSweepSummary {

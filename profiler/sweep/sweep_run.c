@@ -549,6 +549,9 @@ out:
             costdb_sweep_set_status(sw.db, sum->sweep_id, COSTDB_SWEEP_INTERRUPTED, 0);
         rc = APPROF_EDB;
     }
+    /* said before FINAL releases the workers (sweep.h) */
+    if (rc == APPROF_EINTR && sink.rank == 0 && sum->sweep_id && cb && cb->interrupted)
+        cb->interrupted(cb->ctx, sum);
     if (owes_final) {
         if (!approf_sweep_mpi_root_all_done(mpi))
             root_close(&sink, 0, rc ? rc : APPROF_EIO, &wstatus, &wrank);

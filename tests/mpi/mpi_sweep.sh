@@ -62,8 +62,12 @@ ref_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
 landed=0
 for attempt in 1 2 3 4 5; do
   db="$work/int$attempt.db"
-  # mpirun itself in the background (not a function: its subshell would hide the ranks)
-  "${mpienv[@]}" "$mpirun" -np 2 --allow-run-as-root --oversubscribe "$approf" "${slow[@]}" --db "$db" \
+  # mpirun itself in the background (not a function: its subshell would hide the ranks).
+  # Once rank 1 exits non-zero Open MPI kills rank 0 (SIGTERM, then SIGKILL
+  # odls_base_sigkill_timeout seconds later, 1 by default): with 0 rank 0 is
+  # killed at once, as a loaded machine does it by not running rank 0 for a
+  # second, so its report must come before it releases the other ranks
+  "${mpienv[@]}" OMPI_MCA_odls_base_sigkill_timeout=0 "$mpirun" -np 2 --allow-run-as-root --oversubscribe "$approf" "${slow[@]}" --db "$db" \
     >/dev/null 2>"$work/int.err" &
   mp=$!
   # wait for the ranks, then give them a moment of work
