@@ -139,5 +139,8 @@ int cli_pick_sweep(Costdb *db, int64_t requested, int64_t *out);
  * ('approf models > /dev/full') prints "write error on standard output:
  * why" and fails (APPROF_EXIT_FAIL); any other rc comes back as it is. */
 int cli_stdout_finish(int rc);
+/* The name of the signal that stopped a command: SIGTERM, SIGHUP, else
+ * SIGINT (the sweep's stop handler catches these three). */
+const char *cli_stop_signal_name(int sig);
 
 #endif

@@ -46,11 +46,6 @@ typedef struct {
     int said_interrupt;               /* cb_interrupted reported this sweep */
 } Progress;
 
-static const char *signal_name(int sig)
-{
-    return sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGINT";
-}
-
 /* Rank 0's report of an interrupted sweep, said before the other ranks are
  * released (sweep.h: under mpirun rank 0 is killed soon after they exit). */
 static void cb_interrupted(void *ctx, const ApprofSweepSummary *sum)
@@ -63,7 +58,7 @@ static void cb_interrupted(void *ctx, const ApprofSweepSummary *sum)
     fprintf(stderr,
             "approf: interrupted by %s: sweep %lld has %zu %s committed in %s.\n"
             "approf: resume with the same command and --resume\n",
-            signal_name(sig), (long long)sum->sweep_id, sum->entries + sum->existing,
+            cli_stop_signal_name(sig), (long long)sum->sweep_id, sum->entries + sum->existing,
             costdb_plural((long long)(sum->entries + sum->existing), "entry", "entries"),
             p->db_path);
     fflush(stderr);
@@ -434,7 +429,7 @@ static int run_one(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
             /* mpirun may stop rank 0 (SIGTERM) as soon as this rank exits,
              * so this rank names its own signal too */
             fprintf(stderr, "approf: rank %d interrupted by %s; rank 0 marks the sweep "
-                    "interrupted\n", sum->mpi_rank, signal_name(sig));
+                    "interrupted\n", sum->mpi_rank, cli_stop_signal_name(sig));
             return APPROF_EXIT_SIGNAL(sig);
         }
         return rc < 0 ? cli_fail("%s", err[0] ? err : approf_strerror(rc)) : APPROF_EXIT_OK;
@@ -443,7 +438,7 @@ static int run_one(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
         int sig = stop_signal ? (int)stop_signal : SIGINT;
         if (!prog->said_interrupt)  /* stopped before the sweep had its row */
             fprintf(stderr, "approf: interrupted by %s before the sweep started\n",
-                    signal_name(sig));
+                    cli_stop_signal_name(sig));
         return APPROF_EXIT_SIGNAL(sig);
     }
     if (rc < 0)

@@ -3,6 +3,7 @@
  * a sweep with a message (the generic ones are in cliutil/). */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,4 +82,9 @@ int cli_choice_value(const char *cmd, const char *opt, const char *value, const 
         return cli_bad_value(cmd, opt, value, "one of %s",
                              cli_choice_names(choices, names, sizeof names));
     return 0;
+}
+
+const char *cli_stop_signal_name(int sig)
+{
+    return sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGINT";
 }
