@@ -46,8 +46,8 @@ typedef struct {
     int said_interrupt;               /* cb_interrupted reported this sweep */
 } Progress;
 
-/* Rank 0's report of an interrupted sweep, said before the other ranks are
- * released (sweep.h: under mpirun rank 0 is killed soon after they exit). */
+/* The report of an interrupted sweep, said before this rank lets the others
+ * exit (sweep.h: under mpirun the launcher then kills the ranks left). */
 static void cb_interrupted(void *ctx, const ApprofSweepSummary *sum)
 {
     Progress *p = ctx;
@@ -55,12 +55,19 @@ static void cb_interrupted(void *ctx, const ApprofSweepSummary *sum)
     fflush(stdout);
     if (p->tty)
         fputs("\r\033[K", stderr);
-    fprintf(stderr,
-            "approf: interrupted by %s: sweep %lld has %zu %s committed in %s.\n"
-            "approf: resume with the same command and --resume\n",
-            cli_stop_signal_name(sig), (long long)sum->sweep_id, sum->entries + sum->existing,
-            costdb_plural((long long)(sum->entries + sum->existing), "entry", "entries"),
-            p->db_path);
+    if (sum->mpi_rank > 0 && stop_signal) /* rank 0 names the sweep */
+        fprintf(stderr, "approf: rank %d interrupted by %s; rank 0 marks the sweep "
+                "interrupted\n", sum->mpi_rank, cli_stop_signal_name(sig));
+    else if (sum->mpi_rank > 0)
+        fprintf(stderr, "approf: rank %d stopped: rank 0 ended the sweep\n", sum->mpi_rank);
+    else
+        fprintf(stderr,
+                "approf: interrupted by %s: sweep %lld has %zu %s committed in %s.\n"
+                "approf: resume with the same command and --resume\n",
+                cli_stop_signal_name(sig), (long long)sum->sweep_id,
+                sum->entries + sum->existing,
+                costdb_plural((long long)(sum->entries + sum->existing), "entry", "entries"),
+                p->db_path);
     fflush(stderr);
     p->said_interrupt = 1;
 }
@@ -424,14 +431,8 @@ static int run_one(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
     fflush(stdout);
 
     if (sum->mpi_rank > 0) { /* under mpirun rank 0 reports the sweep for all */
-        if (rc == APPROF_EINTR) {
-            int sig = stop_signal ? (int)stop_signal : SIGINT;
-            /* mpirun may stop rank 0 (SIGTERM) as soon as this rank exits,
-             * so this rank names its own signal too */
-            fprintf(stderr, "approf: rank %d interrupted by %s; rank 0 marks the sweep "
-                    "interrupted\n", sum->mpi_rank, cli_stop_signal_name(sig));
-            return APPROF_EXIT_SIGNAL(sig);
-        }
+        if (rc == APPROF_EINTR) /* cb_interrupted said it */
+            return APPROF_EXIT_SIGNAL(stop_signal ? (int)stop_signal : SIGINT);
         return rc < 0 ? cli_fail("%s", err[0] ? err : approf_strerror(rc)) : APPROF_EXIT_OK;
     }
     if (rc == APPROF_EINTR) {

@@ -138,11 +138,13 @@ typedef struct ApprofSweepCallbacks {
     void (*notice)(void *ctx, const char *msg);
     /* Set asynchronously (signal handler) to stop after the tuple in flight. */
     volatile sig_atomic_t *stop;
-    /* The sweep stopped (a signal, or another rank's) and is marked
-     * interrupted in the database: sum has its id and counts. Called once,
-     * by rank 0 alone, before the other ranks are released: under mpirun
-     * they then exit non-zero at once and the launcher kills rank 0 (SIGTERM,
-     * SIGKILL a second later), so what rank 0 says after that can be lost. */
+    /* The sweep stopped (a signal, or another rank's). On rank 0 the sweep
+     * is marked interrupted in the database and sum has its id and counts;
+     * called once, before the other ranks are released: under mpirun they
+     * then exit non-zero at once and the launcher kills rank 0 (SIGTERM,
+     * SIGKILL a second later), so what rank 0 says after that can be lost.
+     * On another rank (sum->mpi_rank > 0) called before it tells rank 0 it
+     * is done, for the same reason: rank 0 may exit as soon as it knows. */
     void (*interrupted)(void *ctx, const struct ApprofSweepSummary *sum);
 } ApprofSweepCallbacks;
 

@@ -371,9 +371,12 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
     sw.local_rank = pg.local_rank;
     sw.local_size = pg.local_size > 0 ? pg.local_size : 1;
     if (sink.rank > 0) {
-        /* only rank 0 reports; the others keep the stop flag */
+        /* only rank 0 reports; the others keep the stop flag and say
+         * their own stop */
         memset(&quiet, 0, sizeof quiet);
         quiet.stop = cb ? cb->stop : NULL;
+        quiet.interrupted = cb ? cb->interrupted : NULL;
+        quiet.ctx = cb ? cb->ctx : NULL;
         cb = &quiet;
     }
     sink.sw = &sw;
@@ -443,6 +446,10 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
 
     if (sink.rank > 0) {
         int final = 0;
+        /* said before DONE: with every DONE rank 0 may exit, and the
+         * launcher then kills this rank at once */
+        if (rc == APPROF_EINTR && cb->interrupted)
+            cb->interrupted(cb->ctx, sum);
         if (approf_sweep_mpi_worker_finish(mpi, rc, &final) < 0 && rc == 0) {
             snprintf(err, errlen, "rank %d: lost rank 0", sink.rank);
             rc = APPROF_EIO;
