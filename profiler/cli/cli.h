@@ -114,6 +114,9 @@ int approf_cmd_hardware(int argc, char **argv);
 int approf_cmd_curves(int argc, char **argv);
 /* cmd_sweep.c */
 int approf_cmd_sweep(int argc, char **argv);
+/* sweep_usage.c: approf sweep --help (stdout) */
+void cli_sweep_usage(void);
+
 /* sweep_summary.c: what a sweep says at its end (stderr) */
 struct ApprofSweepSummary;
 struct ApprofSweepConfig;

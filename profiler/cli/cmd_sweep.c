@@ -131,108 +131,6 @@ static void cb_notice(void *ctx, const char *msg)
     fprintf(stderr, "approf: %s\n", msg);
 }
 
-static void usage(void)
-{
-    fputs(
-        "Usage: approf sweep --model NAME | --model-file FILE | --hf-config FILE [OPTIONS]\n"
-        "Profiles every (layer range, submesh, autosharding config, fwd/bwd) tuple of a\n"
-        "model into the cost database; each entry is written as soon as it exists. The\n"
-        "model and layer options are approf model show's.\n\n",
-        stdout);
-    cli_model_help(stdout, "sweep", APPROF_SWEEP_DEFAULT_LAYERS);
-    fputs(
-        "Cluster and batch:\n"
-        "  --cluster NxM            N hosts x M GPUs (default: the local GPUs with CUDA,\n"
-        "                           1 x the GPU count; mpirun: hosts x GPUs; else 1x8)\n"
-        "  --batch B                global batch size (default: the model's)\n"
-        "  --micro-batches K        micro-batches per iteration: one sweep at K\n"
-        "                           (default: one sweep each at 1, 2, 4, 8 and 16\n"
-        "                           micro-batches, those that divide the batch)\n"
-        "  --micro-batch-sizes b1,b2,..  one sweep per micro-batch size b (samples per\n"
-        "                           pipeline micro-batch), each with --batch/b micro-batches\n"
-        "                           (apsolve then chooses the size for the global batch)\n"
-        "Search space:\n"
-        "  --submesh-space S        power_of_two (default) | small_power_of_two | all |\n"
-        "                           manual:1x1,1x2,...\n"
-        "  --logical-space S        single_node_model_parallel (default) | all |\n"
-        "                           same_as_physical | data_parallel_only | model_parallel_only\n"
-        "  --profile-mode M         composition (default) | individual\n"
-        "  --variants auto|alpa|all stage variants (docs/variants.md); alpa: Alpa's plain\n"
-        "                           space; all: --memory-levels 3 --recompute\n"
-        "                           none,selective,full --zero 0,1,2,3; auto (default): all\n"
-        "                           when the model's training state does not fit one device,\n"
-        "                           else alpa\n"
-        "  --memory-levels K        points of each stage's time/memory Pareto set of\n"
-        "                           sharding solutions, 1..8 (default 1: Alpa's optimum)\n"
-        "  --recompute LIST         activation recomputation variants among none,selective,full,\n"
-        "                           op (default none; selective only where there is attention;\n"
-        "                           op: torchtitan's per-op selective AC, not in --variants all)\n"
-        "  --zero LIST              ZeRO stages among 0,1,2,3 across data-parallel replicas\n"
-        "                           (default 0)\n"
-        "  --zero3-schedule serial|fsdp2|deepspeed   how ZeRO-3's parameter all-gathers and\n"
-        "                           gradient reduce-scatters overlap compute: serial (default;\n"
-        "                           every collective adds to the stage's time), fsdp2\n"
-        "                           (PyTorch fully_shard per checkpoint block: the next block's\n"
-        "                           all-gather under the current block's compute, each block's\n"
-        "                           reduce-scatter under the next block's backward), deepspeed\n"
-        "                           (stage 3 with overlap_comm, stage3_prefetch_bucket_size\n"
-        "                           5e7, reduce_bucket_size 5e8, module by module); the\n"
-        "                           analytic backend; recorded in the sweep's options\n"
-        "                           (docs/variants.md, \"ZeRO-3 overlap\")\n"
-        "Precision:\n"
-        "  --fp8                    FP8 training as Transformer Engine's delayed-scaling recipe\n"
-        "                           runs it (Megatron-Core --fp8-format hybrid): the linear\n"
-        "                           layers' forward, dgrad and wgrad GEMMs at the spec's FP8\n"
-        "                           peak (not attention's, not the LM head's), the casts of\n"
-        "                           their inputs and output gradients, FP8 copies of saved\n"
-        "                           inputs and of the weights (cast once per step); a 16-bit\n"
-        "                           model, a spec with peak_tflops_fp8, the analytic backend;\n"
-        "                           recorded in the sweep's options (docs/fp8.md)\n"
-        "  --stage-imbalance-tolerance T   skip ranges whose FLOP share differs from their\n"
-        "                           device share by more than (1+T) (default: off)\n"
-        "  --skip-unfit             leave out (and count) the tuples whose parameters alone\n"
-        "                           exceed a device whatever their configuration (analytic\n"
-        "                           backend; plans the same, other entries may differ:\n"
-        "                           docs/performance.md)\n"
-        "Backend and database:\n"
-        "  --hardware NAME|FILE     hardware spec: the analytic backend's model, and the\n"
-        "                           alpha-beta collectives where no measured curves exist\n"
-        "                           (default: the built-in matching the local GPU, else\n"
-        "                           " APPROF_DEFAULT_HARDWARE ")\n"
-        "  --hardware-id ID         price on stored hardware row ID of the database (approf\n"
-        "                           probe's measured one; approf hardware list): its measured\n"
-        "                           curves and GEMM rates, the spec for everything else\n"
-        "  --backend auto|model|cuda  auto: CUDA when a GPU is present, else the analytic model\n"
-        "                           (a notice says so when --backend auto is given or the\n"
-        "                           machine has a GPU the CUDA module cannot use)\n"
-        "  --db FILE                cost database (default " APPROF_DEFAULT_DB ")\n"
-        "  --resume                 continue the unfinished sweep with the same inputs\n"
-        "                           (starts one when there is none)\n"
-        "  --allow-large            run a sweep of more than 2000000 tuples (counted before it\n"
-        "                           starts; above 100000 a notice says how many)\n"
-        "  --take-over              resume a sweep another process holds (one on another\n"
-        "                           host that is gone; a holder on this host that is gone\n"
-        "                           is taken over without it)\n"
-        "  --shard K/N              profile only tuples k with k % N == K (combine: approf merge;\n"
-        "                           under mpirun -np R the ranks share the tuples by themselves)\n"
-        "  --sharding-solver S      series-parallel (default): exact elimination of chains,\n"
-        "                           trees, series-parallel parts and twin pairs (MoE\n"
-        "                           layers), CBC for the rest;\n"
-        "                           cbc: only chains/trees eliminated, the rest to CBC\n"
-        "  --commit-every N         tuples per database transaction (default 64; a batch\n"
-        "                           is also committed once it is 50 ms old)\n"
-        "  --workers N              profiling threads, 1..256 (default: 1 with the analytic\n"
-        "                           backend, one per local GPU with cuda, each on its own\n"
-        "                           device): each has its own backend, sharding context and\n"
-        "                           ILP cache; entries are written in the same order, with\n"
-        "                           the same values, whatever N\n"
-        "  --quiet                  no per-entry lines, no progress\n"
-        "  -h, --help               this text\n\n"
-        "Exit status: 0 done, 1 failure, 2 usage, 130/143/129 interrupted by\n"
-        "SIGINT/SIGTERM/SIGHUP (resume with --resume).\n",
-        stdout);
-}
-
 /* approf sweep's own options; the model and layer options are the shared
  * table's (model_options.c). */
 enum {
@@ -681,7 +579,7 @@ int approf_cmd_sweep(int argc, char **argv)
         rc = cli_model_option("sweep", opt, optarg, spelled, &a.model);
         if (rc == CLI_MODEL_NOT_MINE) {
             switch (opt) {
-            case 'h': usage(); return 0;
+            case 'h': cli_sweep_usage(); return 0;
             case ':':
                 return cli_usage_error("sweep", "option '%s' needs a value", argv[optind - 1]);
             case '?': return cli_usage_error("sweep", "unknown option '%s'", argv[optind - 1]);
