@@ -44,6 +44,7 @@ static void domain_fabric(const CostdbFabric *f, CostdbFabric *d)
     d->gpus_per_host = f->scaleup_gpus;
     d->nics_per_host = f->nics_per_host * hpd;
     d->scaleup_gpus = 0;
+    d->intra_full_mesh = 0; /* a mesh is one host's (spec files refuse both) */
 }
 
 int costdb_collective_domains(const CostdbFabric *f, int group_size, int hosts, int span_hosts,
@@ -56,6 +57,24 @@ int costdb_collective_domains(const CostdbFabric *f, int group_size, int hosts, 
     return h <= hpd ? 1 : (h - 1) / hpd + 1;
 }
 
+double costdb_intra_bandwidth(const CostdbFabric *f, int g)
+{
+    int m;
+    if (!f)
+        return 0.0;
+    m = f->gpus_per_host;
+    if (!f->intra_full_mesh || m <= 2)
+        return f->intra_bandwidth;
+    /* A full mesh has one link from a GPU to each other GPU of the host
+     * and no switch (ROCm docs, MI300 node-level architecture: seven
+     * Infinity Fabric links a GPU form a fully connected 8-GPU system).
+     * A ring over g of them runs its channels over the g - 1 links
+     * between them (the others lead out of the group), so a pair gets one
+     * link where an NVSwitch host gives it the GPU's whole bandwidth. */
+    g = g < 2 ? 2 : g > m ? m : g;
+    return f->intra_bandwidth * (double)(g - 1) / (double)(m - 1);
+}
+
 /* costdb_fabric_bandwidth where the host is the domain. */
 static double host_bandwidth(const CostdbFabric *f, int group_size, int hosts, int crosses_hosts)
 {
@@ -64,7 +83,7 @@ static double host_bandwidth(const CostdbFabric *f, int group_size, int hosts, i
     if (!f)
         return 0.0;
     if (!crosses_hosts) {
-        bw = f->intra_bandwidth;
+        bw = costdb_intra_bandwidth(f, group_size);
     } else if (f->nics_per_host > 0 && f->nic_bandwidth > 0 && f->gpus_per_host > 0) {
         /* The groups of one collective run side by side: a group with g of
          * the host's M GPUs gets g/M of the host's adapters (NCCL drives
@@ -73,9 +92,10 @@ static double host_bandwidth(const CostdbFabric *f, int group_size, int hosts, i
         int g = hosts > 0 && group_size % hosts == 0 ? group_size / hosts : 1;
         double share = (double)(g < f->gpus_per_host ? g : f->gpus_per_host) /
                        (double)f->gpus_per_host;
+        double intra = costdb_intra_bandwidth(f, g);
         bw = (double)f->nics_per_host * f->nic_bandwidth * share;
-        if (f->intra_bandwidth > 0 && g > 1 && bw > f->intra_bandwidth)
-            bw = f->intra_bandwidth;
+        if (intra > 0 && g > 1 && bw > intra)
+            bw = intra;
     } else {
         bw = f->inter_bandwidth;
     }
@@ -244,7 +264,8 @@ static int capability_member(CjrParser *ps, const char *key, void *ctx, int dept
         strcmp(key, "bus_efficiency") && strcmp(key, "memory_efficiency") &&
         strcmp(key, "grad_overlap") && strcmp(key, "scaleup_domain_gpus") &&
         strcmp(key, "grad_reduce_bytes") && strcmp(key, "optimizer_main_param_bytes") &&
-        strcmp(key, "optimizer_exp_avg_bytes") && strcmp(key, "optimizer_exp_avg_sq_bytes"))
+        strcmp(key, "optimizer_exp_avg_bytes") && strcmp(key, "optimizer_exp_avg_sq_bytes") &&
+        strcmp(key, "intra_host_full_mesh"))
         return cjr_skip_value(ps, depth + 1);
     if (cjr_number(ps, &v))
         return COSTDB_EPARSE;
@@ -254,6 +275,8 @@ static int capability_member(CjrParser *ps, const char *key, void *ctx, int dept
         /* a whole number of GPUs; anything else reads as "the host"
          * (hosts_per_domain also checks it against gpus_per_host) */
         f->scaleup_gpus = v <= COSTDB_MAX_DEVICES && v == floor(v) ? (int)v : 0;
+    else if (!strcmp(key, "intra_host_full_mesh"))
+        f->intra_full_mesh = v == 1 ? 1 : 0; /* anything else reads as a switch */
     else if (!strcmp(key, "nics_per_host"))
         f->nics_per_host = v <= 1024 ? (int)v : 0;
     else if (!strcmp(key, "nic_bandwidth"))

@@ -63,7 +63,21 @@ typedef struct CostdbFabric {
                                              * multiple of gpus_per_host; 0 or
                                              * gpus_per_host: the host is the domain
                                              * (docs/hardware.md) */
+    int intra_full_mesh;                    /* 1: the host's GPUs are a switchless full
+                                             * mesh (AMD MI300X: 7 Infinity Fabric links a
+                                             * GPU, one to each other GPU), intra_bandwidth
+                                             * the sum of a GPU's gpus_per_host - 1 links;
+                                             * 0: a switch (NVSwitch) gives every group
+                                             * the whole intra_bandwidth
+                                             * (costdb_intra_bandwidth) */
 } CostdbFabric;
+
+/* The intra-host bandwidth (bytes/s one direction, before bus_efficiency)
+ * a group with g GPUs on one host reaches its other members with: on a
+ * switch intra_bandwidth whatever g; on a full mesh (intra_full_mesh) the
+ * g - 1 direct links to them, intra_bandwidth x (g - 1) / (gpus_per_host
+ * - 1): a pair gets one link. g is clamped to 2 .. gpus_per_host. */
+double costdb_intra_bandwidth(const CostdbFabric *f, int g);
 
 /* GPUs of one NCCL "node" of f: its scale-up domain when that spans
  * several hosts (NCCL fuses a multi-node NVLink clique into one node,

@@ -11,7 +11,7 @@
 #include "hardware.h"
 #include "stage.h"
 
-#define APPROF_BACKEND_ABI 16 /* 2: ApprofHardwareSpec.curves; 3: ApprofKernel.store_bytes,
+#define APPROF_BACKEND_ABI 17 /* 2: ApprofHardwareSpec.curves; 3: ApprofKernel.store_bytes,
                               * ApprofHardwareSpec.tp_comm_overlap, gemm_store_overlap;
                               * 4: ApprofKernel.attention, ApprofHardwareSpec.attention_efficiency,
                               * reduction_efficiency, gemm_unaligned_factor, grad_reduce_bytes,
@@ -29,7 +29,8 @@
                               * ApprofCollective.span_hosts; 14: ApprofKernel.attn_b, attn_hq,
                               * attn_hkv, attn_sq, attn_skv, attn_d, attn_causal, attn_lead;
                               * 15: ApprofHardwareSpec.zero3_rank_copies; 16:
-                              * ApprofHardwareSpec.overlap_gemm_slowdown */
+                              * ApprofHardwareSpec.overlap_gemm_slowdown; 17:
+                              * ApprofHardwareSpec.intra_host_full_mesh */
 
 typedef struct ApprofMeasurement {
     double compute_cost;         /* seconds; +inf when status != 0 */

@@ -165,6 +165,13 @@ typedef struct ApprofHardwareSpec {
      * most (1 - s) c of compute. 0: no slowdown (overlap as before); only a
      * measured figure goes here. */
     double overlap_gemm_slowdown;
+    /* 1: the host's GPUs are a switchless full mesh, one link from each GPU
+     * to each other (AMD MI300X: 7 Infinity Fabric links), and
+     * intra_host_bandwidth is the sum of a GPU's gpus_per_host - 1 links: a
+     * group of g GPUs of one host reaches the others over g - 1 of them, a
+     * pair over one (costdb_intra_bandwidth, docs/hardware.md). 0: a switch
+     * (NVSwitch) gives every group the whole intra_host_bandwidth. */
+    int intra_host_full_mesh;
 } ApprofHardwareSpec;
 
 /* ZeRO-3 schedules (ApprofHardwareSpec.zero3_schedule). SERIAL: every

@@ -78,6 +78,8 @@ static void json_spec(FILE *f, const ApprofHardwareSpec *hw, int full)
             fprintf(f, ", \"peak_tflops_fp4\": %.15g", hw->peak_flops_fp4 / 1e12);
         if (hw->scaleup_gpus > 0)
             fprintf(f, ", \"scaleup_domain_gpus\": %d", hw->scaleup_gpus);
+        if (hw->intra_host_full_mesh)
+            fprintf(f, ", \"intra_host_full_mesh\": %d", hw->intra_host_full_mesh);
         fputs(", \"source\": ", f);
         costdb_json_string(f, hw->source);
     }

@@ -35,6 +35,7 @@ static void fabric_of(const ApprofHardwareSpec *hw, CostdbFabric *f)
     f->memory_bandwidth = hw->memory_bandwidth;
     f->memory_efficiency = hw->memory_efficiency;
     f->scaleup_gpus = hw->scaleup_gpus;
+    f->intra_full_mesh = hw->intra_host_full_mesh;
 }
 
 double approf_link_bandwidth(const ApprofHardwareSpec *hw, int group_size, int hosts,

@@ -97,6 +97,8 @@ static const Field fields[] = {
     {"scaleup_domain_gpus", F_INT, OFF(scaleup_gpus), 0, 0, 1, 0, 1048576, 0, 0, ""},
     /* measured by approf probe on >= 2 GPUs; 0: no slowdown */
     {"overlap_gemm_slowdown", F_NUM, OFF(overlap_gemm_slowdown), 0, 0, 1, 0, 1, 0, 0, ""},
+    /* a switchless full mesh inside the host (AMD MI300X); 0: a switch */
+    {"intra_host_full_mesh", F_INT, OFF(intra_host_full_mesh), 0, 0, 1, 0, 1, 0, 0, ""},
     {"source", F_TEXT, TXT(source), 0, 0, 0, 0, 0, 0, ""},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
@@ -360,6 +362,17 @@ int approf_hardware_load(const char *path, ApprofHardwareSpec *out, char *err, s
                      "of hosts of gpus_per_host = %d GPUs (e.g. 72 for GB200 NVL72's 18 trays "
                      "of 4; 0 when the host is the domain)",
                      path, at, hw.scaleup_gpus, hw.gpus_per_host);
+        rc = APPROF_EPARSE;
+        goto cleanup;
+    }
+    /* a full mesh is one host's links (costdb_intra_bandwidth); a domain
+     * larger than the host is a switch's */
+    if (hw.intra_host_full_mesh && hw.scaleup_gpus > hw.gpus_per_host) {
+        if (err)
+            snprintf(err, errlen, "%s:%d: field 'intra_host_full_mesh': a full mesh of the "
+                     "host's GPUs cannot span a scale-up domain of %d GPUs (set "
+                     "scaleup_domain_gpus = 0)",
+                     path, seen[field_index("intra_host_full_mesh")], hw.scaleup_gpus);
         rc = APPROF_EPARSE;
         goto cleanup;
     }

@@ -319,6 +319,45 @@ static const ApprofHardwareSpec builtins[] = {
                   "NVLink domain of 130 TB/s (1.8 TB/s per GPU, 900 each way); compute tray "
                   "of 4 GPUs, 4x400 Gb/s ConnectX-7 = 50 GB/s per GPU.",
     },
+    /* AMD Instinct MI300X (docs/hardware.md "AMD Instinct MI300X"). The
+     * rates, memory and links from ROCm's documentation (ROCm/ROCm
+     * docs/conceptual/gpu-arch/mi300.md and docs/reference/
+     * gpu-arch-specs.rst at e396b4898f45); the link speed from the Linux
+     * amdgpu driver; the network from Azure's ND MI300X v5. No MI300X
+     * kernel has been timed and no published kernel-level GEMM figure was
+     * found, so the efficiencies are the table's defaults of a card
+     * without measurements (the b200 entry's), not a measured figure. The
+     * host is a switchless full mesh (intra_host_full_mesh): a pair of
+     * GPUs talks over one of the 7 links (costdb_intra_bandwidth). */
+    {
+        .name = "mi300x",
+        .gpu_model = "AMD Instinct MI300X (OAM)",
+        .interconnect = "Infinity Fabric full mesh, 7 x 64 GB/s each way per GPU (8-GPU "
+                        "platform, no switch); 8x400 Gb/s NDR InfiniBand",
+        .peak_flops = {163.4 * TFLOPS, 1307.4 * TFLOPS, 1307.4 * TFLOPS},
+        .memory_bandwidth = 5300 * GBS,
+        .device_memory = 192 * GIB,
+        .memory_reserve = RESERVE,
+        .gpus_per_host = 8,
+        .intra_host_bandwidth = 448 * GBS,
+        .intra_host_latency = LAT_NVLINK,
+        .inter_host_bandwidth = 50 * GBS,
+        .inter_host_latency = LAT_IB,
+        .gemm_efficiency = 0.7, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
+        .kernel_launch_overhead = LAUNCH,
+        .peak_flops_tf32 = 653.7 * TFLOPS,
+        .gemm_eff = {EFF_GEMM_FP32, 0.7, 0.7, 0.7},
+        .conv_eff = {EFF_CONV_FP32, EFF_CONV_TF32, EFF_CONV_F16, 0},
+        .bus_efficiency = BUS_EFF, .grad_overlap = GRAD_OVERLAP,
+        .grad_bucket_bytes = GRAD_BUCKET, .peak_flops_fp8 = 2614.9 * TFLOPS,
+        .nics_per_host = 8, .nic_bandwidth = 50 * GBS, .intra_host_full_mesh = 1,
+        .source = "ROCm docs, MI300 microarchitecture (MI300X OAM peak): 163.4 TFLOP/s FP32, "
+                  "653.7 TF32, 1307.4 FP16/BF16, 2614.9 FP8 (dense), 5.3 TB/s; 8 GPUs fully "
+                  "connected by 7 Infinity Fabric links each. ROCm GPU specs: 192 GiB. Linux "
+                  "amdgpu_xgmi.c: xGMI of GC 9.4.3 at 32 GT/s x16 = 64 GB/s each way a link, "
+                  "448 GB/s over 7. Azure ND MI300X v5: 8x400 Gb/s NDR InfiniBand = 50 GB/s "
+                  "per GPU.",
+    },
 };
 
 const ApprofHardwareSpec *approf_hardware_builtins(size_t *n)
@@ -401,7 +440,7 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             (double)hw->scaleup_gpus, hw->optimizer_main_param_bytes,
             hw->optimizer_exp_avg_bytes, hw->optimizer_exp_avg_sq_bytes,
             (double)hw->fp8_param_gather, (double)hw->zero3_rank_copies,
-            hw->overlap_gemm_slowdown};
+            hw->overlap_gemm_slowdown, (double)hw->intra_host_full_mesh};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
@@ -487,7 +526,8 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"optimizer_exp_avg_bytes", hw->optimizer_exp_avg_bytes},
             {"optimizer_exp_avg_sq_bytes", hw->optimizer_exp_avg_sq_bytes},
             {"zero3_rank_copies", (double)hw->zero3_rank_copies},
-            {"overlap_gemm_slowdown", hw->overlap_gemm_slowdown}};
+            {"overlap_gemm_slowdown", hw->overlap_gemm_slowdown},
+            {"intra_host_full_mesh", (double)hw->intra_host_full_mesh}};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i].v == 0.0)
@@ -531,6 +571,8 @@ const char *approf_hardware_match_gpu(const char *gpu_name, int64_t device_memor
     if (!gpu_name)
         return NULL;
     lower(gpu_name, n, sizeof n);
+    if (strstr(n, "mi300x"))
+        return "mi300x";
     if (strstr(n, "gb200"))
         return "gb200-nvl72";
     if (strstr(n, "b200"))

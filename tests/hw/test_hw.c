@@ -73,10 +73,11 @@ static ApprofHardwareSpec plain_spec(void)
 static void test_builtins(void)
 {
     static const char *want[] = {"gtx-1080ti", "v100-16g", "v100-32g", "a100-40g",
-                                 "a100-80g", "h100-sxm", "h200", "b200", "gb200-nvl72"};
+                                 "a100-80g", "h100-sxm", "h200", "b200", "gb200-nvl72",
+                                 "mi300x"};
     size_t n = 0;
     const ApprofHardwareSpec *tab = approf_hardware_builtins(&n);
-    CU_ASSERT_EQUAL_FATAL(n, 9);
+    CU_ASSERT_EQUAL_FATAL(n, 10);
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         ApprofHardwareSpec hw, back;
         char err[512], fp1[128], fp2[128];
