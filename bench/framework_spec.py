@@ -13,7 +13,8 @@ Columns of the case lists:
              collectives run under its own backward GEMMs, Megatron-LM
              2022's asynchronous tensor-parallel communication:
              tp_async_grad = 1) or overlapped (tensor-parallel collectives
-             pipelined with the GEMMs: tp_comm_overlap = 1)
+             pipelined with the GEMMs: tp_comm_overlap = 1, with
+             Transformer Engine's userbuffers defaults, TE_UB_DEFAULTS)
   grad_dtype - (gradients reduced in the model's dtype: the built-in
              specs) or f32 (reduced in f32 whatever the model's dtype:
              grad_reduce_bytes = 4)
@@ -36,6 +37,16 @@ COLUMNS = {"grad_sync": ("overlapped", "after-backward", "-"),
            "grad_accum": ("-", "fused")}
 
 
+# Transformer Engine's userbuffers as Megatron-Core's --tp-comm-overlap
+# runs them without --tp-comm-overlap-cfg (Megatron-LM core_r0.8.0
+# megatron/training/initialize.py passes an empty ub_cfgs): initialize_ub's
+# defaults (TransformerEngine v1.8, 3ec998e,
+# transformer_engine/pytorch/module/base.py, the same in v2.x): num_sm 16
+# for the pipelined and bulk overlaps, num_splits 4 for the pipelined
+# reduce-scatter (docs/hardware.md, "Transformer Engine's userbuffers").
+TE_UB_DEFAULTS = {"tp_comm_overlap_sms": "16", "tp_comm_overlap_splits": "4"}
+
+
 def check(prog, path, cases, defaults):
     """Exits naming the file, line and field of the first value that is not
     one of COLUMNS; a column a case lacks takes defaults[column], and is an
@@ -56,6 +67,7 @@ def overrides(c):
         out["grad_overlap"] = "0"
     if c.get("tp_comm", "serial") == "overlapped":
         out["tp_comm_overlap"] = "1"
+        out.update(TE_UB_DEFAULTS)
     if c.get("tp_comm", "serial") == "async":
         out["tp_async_grad"] = "1"
     if c.get("grad_dtype", "-") == "f32":

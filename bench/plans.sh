@@ -21,7 +21,9 @@
 # case on a copy of its spec with grad_overlap = 0, "overlapped" and "-" on
 # the built-in (gradient buckets reduced under the backward); tp_comm
 # "overlapped" (tensor-parallel collectives pipelined with the GEMMs) on a
-# copy with tp_comm_overlap = 1, "async" (a linear layer's backward
+# copy with tp_comm_overlap = 1 and Transformer Engine's userbuffers
+# defaults (tp_comm_overlap_sms = 16, tp_comm_overlap_splits = 4:
+# bench/framework_spec.py TE_UB_DEFAULTS), "async" (a linear layer's backward
 # collectives issued asynchronously under its own GEMMs) on a copy with
 # tp_async_grad = 1, "serial" on the built-in; grad_dtype "f32"
 # (gradients reduced in f32 whatever the model's dtype) on a copy with

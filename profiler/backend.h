@@ -30,7 +30,8 @@
                               * attn_hkv, attn_sq, attn_skv, attn_d, attn_causal, attn_lead;
                               * 15: ApprofHardwareSpec.zero3_rank_copies; 16:
                               * ApprofHardwareSpec.overlap_gemm_slowdown; 17:
-                              * ApprofHardwareSpec.intra_host_full_mesh */
+                              * ApprofHardwareSpec.intra_host_full_mesh,
+                              * .sm_count, .tp_comm_overlap_sms, .tp_comm_overlap_splits */
 
 typedef struct ApprofMeasurement {
     double compute_cost;         /* seconds; +inf when status != 0 */

@@ -172,6 +172,22 @@ typedef struct ApprofHardwareSpec {
      * pair over one (costdb_intra_bandwidth, docs/hardware.md). 0: a switch
      * (NVSwitch) gives every group the whole intra_host_bandwidth. */
     int intra_host_full_mesh;
+    /* Streaming multiprocessors of the device (cudaDeviceProp
+     * multiProcessorCount); 0: not given. Read only where a userbuffers
+     * margin is priced (tp_comm_overlap_sms). */
+    int sm_count;
+    /* Transformer Engine's userbuffers overlap (Megatron-Core
+     * --tp-comm-overlap; hw/cost.c, docs/hardware.md "Transformer Engine's
+     * userbuffers"): the SMs a pipelined or bulk collective holds beside
+     * its GEMM (initialize_ub's num_sm, 16 by default), which runs at
+     * (sm_count - these) / sm_count of its rate while they overlap; 0: not
+     * priced (a measured overlap_gemm_slowdown prices them). Fewer than
+     * sm_count. */
+    int tp_comm_overlap_sms;
+    /* The pipelined reduce-scatter's chunks (initialize_ub's num_splits, 4
+     * by default): its last chunk is reduced after the last GEMM chunk,
+     * never hidden; 0: not priced (the whole reduce-scatter may hide). */
+    int tp_comm_overlap_splits;
 } ApprofHardwareSpec;
 
 /* ZeRO-3 schedules (ApprofHardwareSpec.zero3_schedule). SERIAL: every
@@ -360,7 +376,11 @@ double approf_stage_apply_seconds(const ApprofHardwareSpec *hw, const struct App
  * (approf_collective_cost), summed in program order, less the part of the
  * collectives hidden under the phase's GEMMs: min(tp_comm_overlap x
  * collectives, GEMMs) (schemas/hardware-spec.md, "Communication overlap
- * inside a micro-batch"). */
+ * inside a micro-batch"), the GEMMs slowed beside them by
+ * approf_overlap_hidden_at's s: Transformer Engine's userbuffers SM share
+ * where the spec gives tp_comm_overlap_sms (a pipelined reduce-scatter's
+ * last chunk of tp_comm_overlap_splits not hidden), else the measured
+ * overlap_gemm_slowdown. */
 double approf_phase_seconds(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p, int ph);
 /* The weight-gradient seconds (the zero-bubble schedules' W pass) of a
  * backward that took bwd_seconds: bwd_seconds x the share of p's backward
@@ -394,8 +414,13 @@ double approf_async_hidden(const ApprofHardwareSpec *hw, double seconds, double 
  * of work per second), so the window ends s comm later than it would alone:
  * phase = window + comm - hidden = max(window + s comm, comm). The one rule
  * every overlap (tp_async_grad, tp_comm_overlap, grad_overlap) is priced
- * by; 0 when comm or window is not positive (or NaN) or s is 1. */
+ * by; 0 when comm or window is not positive (or NaN) or s is 1:
+ * approf_overlap_hidden_at(hw->overlap_gemm_slowdown, comm, window). */
 double approf_overlap_hidden(const ApprofHardwareSpec *hw, double comm, double window);
+/* The rule with the slowdown s given: where the collectives beside the
+ * compute are not NCCL's (Transformer Engine's userbuffers hold a known
+ * share of the SMs; approf_phase_seconds). */
+double approf_overlap_hidden_at(double s, double comm, double window);
 /* The same model seen from the compute: the seconds that compute seconds of
  * work starting with comm seconds of collectives beside it (from its start)
  * take beyond compute: s min(comm, compute / (1 - s)) (comm when s is 1).

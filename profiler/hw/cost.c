@@ -394,13 +394,57 @@ double approf_collective_seconds_curve(const CostdbCommPoint *pts, size_t n, dou
  * the SMs, so an NCCL kernel's CTAs take SMs and memory bandwidth from the
  * GEMM's). The overlapped part advances at 1 - s of its rate: hidden is
  * min((1 - s) comm, window) (hardware.h). */
-double approf_overlap_hidden(const ApprofHardwareSpec *hw, double comm, double window)
+double approf_overlap_hidden_at(double s, double comm, double window)
 {
-    double s = hw ? hw->overlap_gemm_slowdown : 0.0, h;
+    double h;
     if (!(comm > 0.0) || !(window > 0.0) || s >= 1.0)
         return 0.0;
     h = s > 0.0 ? (1.0 - s) * comm : comm; /* exactly comm without a slowdown */
     return h < window ? h : window;
+}
+
+double approf_overlap_hidden(const ApprofHardwareSpec *hw, double comm, double window)
+{
+    return approf_overlap_hidden_at(hw ? hw->overlap_gemm_slowdown : 0.0, comm, window);
+}
+
+/* Megatron-Core's --tp-comm-overlap runs Transformer Engine's userbuffers
+ * (transformer_engine/pytorch/module/base.py initialize_ub and
+ * csrc/comm_gemm_overlap.h at v1.8, 3ec998e; Megatron-LM core_r0.8.0
+ * megatron/training/initialize.py passes no config unless
+ * --tp-comm-overlap-cfg, so TE's defaults hold). Its default method per
+ * GEMM of a transformer layer: a ring exchange for the all-gathers before
+ * qkv_fprop and fc1_fprop and for the output gradient's before proj_dgrad
+ * and fc2_dgrad (point-to-point sends on copy engines, use_ce: no SM);
+ * a pipeline for the reduce-scatters after proj_fprop and fc2_fprop
+ * (num_splits chunks, each reduced by num_sm CTAs beside the next chunk's
+ * GEMM); bulk for the backward's re-gather of the input beside qkv_dgrad
+ * and fc1_dgrad and the input gradient's reduce-scatter beside qkv_wgrad
+ * and fc1_wgrad (num_sm CTAs for the whole collective). The CTAs of a
+ * pipeline or bulk collective hold their SMs while they run; with
+ * set_sm_margin (TE's default since v2.0, NeMo's pipeline configs) the
+ * GEMM is also launched on sm_count - num_sm SMs. Either way the GEMM
+ * beside it has sm_count - num_sm of the device's SMs. Adds collective cl
+ * (of c seconds, in phase ph) to the seconds *slowed (c x the share of
+ * the GEMM's rate lost beside it) and *exposed (the pipelined
+ * reduce-scatter's last chunk, reduced after the last GEMM chunk:
+ * split_overlap_rs). Collectives of other kinds (all-reduce, all-to-all,
+ * point-to-point) are no userbuffers ones: the measured NCCL slowdown. */
+static void ub_account(const ApprofHardwareSpec *hw, const ApprofCollective *cl, int ph, double c,
+                       double *slowed, double *exposed)
+{
+    int ub = cl->kind == APPROF_COLL_REDUCE_SCATTER || cl->kind == APPROF_COLL_ALL_GATHER;
+    /* backward: the gradient's all-gather (sharding_mesh.c marks the
+     * gradient's collective async_wgrad) is the ring exchange; the
+     * re-gather of the input (async_wgrad 0) is bulk */
+    int holds_sms = cl->kind == APPROF_COLL_REDUCE_SCATTER || (ph == 1 && !cl->async_wgrad);
+    if (!ub || hw->tp_comm_overlap_sms <= 0 || hw->sm_count <= hw->tp_comm_overlap_sms) {
+        *slowed += hw->overlap_gemm_slowdown * c;
+    } else if (holds_sms) {
+        *slowed += (double)hw->tp_comm_overlap_sms / (double)hw->sm_count * c;
+    }
+    if (ub && ph == 0 && cl->kind == APPROF_COLL_REDUCE_SCATTER && hw->tp_comm_overlap_splits > 0)
+        *exposed += c / (double)hw->tp_comm_overlap_splits;
 }
 
 double approf_overlap_stretch(const ApprofHardwareSpec *hw, double compute, double comm)
@@ -442,6 +486,7 @@ static int async_groups(const ApprofHardwareSpec *hw, const ApprofStageProgram *
 double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph)
 {
     double t = 0.0, gemm = 0.0, colls = 0.0, hidden, async_hidden = 0.0;
+    double slowed = 0.0, exposed = 0.0; /* tp_comm_overlap's (ub_account) */
     double stack_win[2 * 64], *win = stack_win;
     int ng;
     if (!hw || !p || ph < 0 || ph > 1)
@@ -475,6 +520,8 @@ double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgr
         c = approf_collective_cost(hw, cl);
         t += c;
         colls += c;
+        if (hw->tp_comm_overlap > 0)
+            ub_account(hw, cl, ph, c, &slowed, &exposed);
         if (cl->async_group > 0 && cl->async_group <= ng) {
             /* issued asynchronously, waited for after the GEMM it runs
              * under: hidden as far as that GEMM (with the others of its
@@ -490,10 +537,13 @@ double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgr
      * splits each sequence-parallel all-gather / reduce-scatter into chunks
      * pipelined with the GEMM next to it: the collectives run under the
      * phase's GEMMs, as far as those last (less what the asynchronous ones
-     * already took). */
-    if (hw->tp_comm_overlap > 0 && colls > async_hidden) {
-        hidden = approf_overlap_hidden(hw, hw->tp_comm_overlap * (colls - async_hidden),
-                                       gemm - async_hidden);
+     * already took), the GEMMs slowed beside them by the seconds-weighted
+     * share of their rate the collectives take (ub_account), the pipelined
+     * reduce-scatters' last chunks never hidden. */
+    if (hw->tp_comm_overlap > 0 && colls > async_hidden + exposed) {
+        hidden = approf_overlap_hidden_at(
+            slowed / colls, hw->tp_comm_overlap * (colls - async_hidden - exposed),
+            gemm - async_hidden);
         if (hidden > 0)
             t -= hidden;
     }

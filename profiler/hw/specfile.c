@@ -99,6 +99,11 @@ static const Field fields[] = {
     {"overlap_gemm_slowdown", F_NUM, OFF(overlap_gemm_slowdown), 0, 0, 1, 0, 1, 0, 0, ""},
     /* a switchless full mesh inside the host (AMD MI300X); 0: a switch */
     {"intra_host_full_mesh", F_INT, OFF(intra_host_full_mesh), 0, 0, 1, 0, 1, 0, 0, ""},
+    /* Transformer Engine's userbuffers overlap (hw/cost.c ub_account); the
+     * SMs fewer than sm_count (checked below) */
+    {"sm_count", F_INT, OFF(sm_count), 0, 0, 1, 0, 100000, 0, 0, ""},
+    {"tp_comm_overlap_sms", F_INT, OFF(tp_comm_overlap_sms), 0, 0, 1, 0, 100000, 0, 0, ""},
+    {"tp_comm_overlap_splits", F_INT, OFF(tp_comm_overlap_splits), 0, 0, 1, 0, 1024, 0, 0, ""},
     {"source", F_TEXT, TXT(source), 0, 0, 0, 0, 0, 0, ""},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
@@ -373,6 +378,17 @@ int approf_hardware_load(const char *path, ApprofHardwareSpec *out, char *err, s
                      "host's GPUs cannot span a scale-up domain of %d GPUs (set "
                      "scaleup_domain_gpus = 0)",
                      path, seen[field_index("intra_host_full_mesh")], hw.scaleup_gpus);
+        rc = APPROF_EPARSE;
+        goto cleanup;
+    }
+    /* the GEMM beside a userbuffers collective keeps sm_count - these SMs */
+    if (hw.tp_comm_overlap_sms > 0 && hw.tp_comm_overlap_sms >= hw.sm_count) {
+        int at = seen[field_index("tp_comm_overlap_sms")];
+        if (err)
+            snprintf(err, errlen, "%s:%d: field 'tp_comm_overlap_sms': %d SMs must be fewer than "
+                     "the device's sm_count (%d%s)",
+                     path, at, hw.tp_comm_overlap_sms, hw.sm_count,
+                     hw.sm_count > 0 ? "" : ": not given");
         rc = APPROF_EPARSE;
         goto cleanup;
     }

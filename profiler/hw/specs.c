@@ -147,6 +147,7 @@ static const ApprofHardwareSpec builtins[] = {
         .gemm_efficiency = 0.75, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
         .kernel_launch_overhead = LAUNCH,
         REFINED(0, 0.75, 0.75), .nics_per_host = 4, .nic_bandwidth = 12.5 * GBS,
+        .sm_count = 80, /* NVIDIA Tesla V100 GPU architecture whitepaper: 80 SMs */
         .source = "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOP/s FP32, 125 TFLOP/s tensor "
                   "(FP16), 16 GB HBM2 at 900 GB/s, NVLink 300 GB/s (150 each way). Volta has "
                   "no bf16: bf16 uses the FP32 rate. DGX-1 host: 8 GPUs, 4x100 Gb/s EDR "
@@ -168,6 +169,7 @@ static const ApprofHardwareSpec builtins[] = {
         .gemm_efficiency = 0.75, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
         .kernel_launch_overhead = LAUNCH,
         REFINED(0, 0.75, 0.75), .nics_per_host = 4, .nic_bandwidth = 12.5 * GBS,
+        .sm_count = 80, /* NVIDIA Tesla V100 GPU architecture whitepaper: 80 SMs */
         .source = "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOP/s FP32, 125 TFLOP/s tensor "
                   "(FP16), 32 GB HBM2 at 900 GB/s, NVLink 300 GB/s (150 each way). Volta has "
                   "no bf16: bf16 uses the FP32 rate. DGX-1 host: 8 GPUs, 4x100 Gb/s EDR "
@@ -189,6 +191,7 @@ static const ApprofHardwareSpec builtins[] = {
         .gemm_efficiency = 0.75, .conv_efficiency = 0.55, .memory_efficiency = 0.85,
         .kernel_launch_overhead = LAUNCH,
         REFINED(156 * TFLOPS, 0.75, 0.75), .nics_per_host = 8, .nic_bandwidth = 25 * GBS,
+        .sm_count = 108, /* NVIDIA A100 Tensor Core GPU architecture whitepaper: 108 SMs */
         .source = "NVIDIA A100 Tensor Core GPU datasheet (SXM4 40GB): 19.5 TFLOP/s FP32, "
                   "156 TF32 tensor dense, 312 TFLOP/s FP16 and BF16 tensor dense, 40 GB HBM2 "
                   "at 1555 GB/s, NVLink 600 GB/s (300 each way). DGX A100 host: 8 GPUs, one "
@@ -210,6 +213,7 @@ static const ApprofHardwareSpec builtins[] = {
         .gemm_efficiency = 0.75, .conv_efficiency = 0.55, .memory_efficiency = 0.85,
         .kernel_launch_overhead = LAUNCH,
         REFINED(156 * TFLOPS, 0.75, 0.75), .nics_per_host = 8, .nic_bandwidth = 25 * GBS,
+        .sm_count = 108, /* NVIDIA A100 Tensor Core GPU architecture whitepaper: 108 SMs */
         .source = "NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB): 19.5 TFLOP/s FP32, "
                   "156 TF32 tensor dense, 312 TFLOP/s FP16 and BF16 tensor dense, 80 GB HBM2e "
                   "at 2039 GB/s, NVLink 600 GB/s (300 each way). DGX A100 host: 8 GPUs, one "
@@ -234,6 +238,7 @@ static const ApprofHardwareSpec builtins[] = {
         .attention_efficiency = EFF_ATTENTION_HOPPER, .reduction_efficiency = EFF_REDUCTION_HOPPER,
         .gemm_unaligned_factor = UNALIGNED_HOPPER, .peak_flops_fp8 = 1978.9 * TFLOPS, .nics_per_host = 8,
         .nic_bandwidth = 50 * GBS,
+        .sm_count = 132, /* NVIDIA H100 Tensor Core GPU architecture whitepaper: SXM5, 132 SMs */
         .source = "NVIDIA H100 datasheet and Hopper whitepaper (SXM5): 67 TFLOP/s FP32, 494.7 TF32 "
                   "and 1978.9 FP8 tensor dense, 989.4 TFLOP/s FP16 and BF16 tensor dense (1979 is with sparsity), 80 GB "
                   "HBM3 at 3.35 TB/s, NVLink 900 GB/s (450 each way). DGX H100 host: 8 GPUs, "
@@ -440,7 +445,10 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             (double)hw->scaleup_gpus, hw->optimizer_main_param_bytes,
             hw->optimizer_exp_avg_bytes, hw->optimizer_exp_avg_sq_bytes,
             (double)hw->fp8_param_gather, (double)hw->zero3_rank_copies,
-            hw->overlap_gemm_slowdown, (double)hw->intra_host_full_mesh};
+            hw->overlap_gemm_slowdown, (double)hw->intra_host_full_mesh,
+            /* the SM count prices nothing without a userbuffers margin */
+            hw->tp_comm_overlap_sms > 0 ? (double)hw->sm_count : 0.0,
+            (double)hw->tp_comm_overlap_sms, (double)hw->tp_comm_overlap_splits};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
@@ -527,7 +535,10 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"optimizer_exp_avg_sq_bytes", hw->optimizer_exp_avg_sq_bytes},
             {"zero3_rank_copies", (double)hw->zero3_rank_copies},
             {"overlap_gemm_slowdown", hw->overlap_gemm_slowdown},
-            {"intra_host_full_mesh", (double)hw->intra_host_full_mesh}};
+            {"intra_host_full_mesh", (double)hw->intra_host_full_mesh},
+            {"sm_count", hw->tp_comm_overlap_sms > 0 ? (double)hw->sm_count : 0.0},
+            {"tp_comm_overlap_sms", (double)hw->tp_comm_overlap_sms},
+            {"tp_comm_overlap_splits", (double)hw->tp_comm_overlap_splits}};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i].v == 0.0)
