@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "collective.h"
 #include "context_parallel.h"
 #include "expert_parallel.h"
 #include "grow.h"
@@ -537,7 +538,14 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
     }
     if (r->sweep.hardware_id > 0 && costdb_hardware_get(db, r->sweep.hardware_id, &r->hw) == 0)
         r->has_hw = 1;
-    r->bw_intra = r->has_hw && r->hw.intra_host_bandwidth > 0 ? r->hw.intra_host_bandwidth : DEF_BW_INTRA;
+    r->bw_intra = DEF_BW_INTRA;
+    if (r->has_hw && r->hw.intra_host_bandwidth > 0) {
+        /* a transfer between two GPUs of a host: one link on a full mesh
+         * (MI300X), the switch's bandwidth on NVSwitch (costdb_intra_bandwidth) */
+        CostdbFabric fab;
+        costdb_fabric_from_hardware(&r->hw, &fab);
+        r->bw_intra = costdb_intra_bandwidth(&fab, 2);
+    }
     r->lat_intra = r->has_hw && r->hw.intra_host_bandwidth > 0 ? r->hw.intra_host_latency : DEF_LAT_INTRA;
     r->bw_inter = r->has_hw && r->hw.inter_host_bandwidth > 0 ? r->hw.inter_host_bandwidth : DEF_BW_INTER;
     r->lat_inter = r->has_hw && r->hw.inter_host_bandwidth > 0 ? r->hw.inter_host_latency : DEF_LAT_INTER;

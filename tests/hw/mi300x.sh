@@ -8,9 +8,9 @@
 # over one of the 7 links, so its plan costs more on the mesh; tp=8
 # uses all 7 links of every GPU and costs the same on both; apsolve's own
 # search runs and stores a plan.
-# Usage: mi300x.sh APPROF APSOLVE WORKDIR
+# Usage: mi300x.sh APPROF APSOLVE APREPORT WORKDIR
 set -euo pipefail
-approf=$(realpath "$1") apsolve=$(realpath "$2") work=$3
+approf=$(realpath "$1") apsolve=$(realpath "$2") apreport=$(realpath "$3") work=$4
 . "$(dirname "$0")/../lib.sh"
 fresh_dir "$work"; cd "$work" || fail "cd $work"
 
@@ -61,4 +61,22 @@ PY
   fail "tp=2 total $p2_mesh (mesh) vs $p2_sw (switch); tp=8 $p8_mesh vs $p8_sw"
 "$apsolve" --db mesh.db >solve.out 2>solve.err || fail_with solve.err "apsolve"
 says_text solve.out "Stored as plan" "apsolve stored no plan"
+# apreport's resharding task between two stages of one host: a transfer
+# between two GPUs takes one link on the mesh (costdb_intra_bandwidth), the
+# switch's whole bandwidth on NVSwitch
+for h in mi300x switch.spec; do
+  "$approf" sweep --model gpt --num-layers 2 --hidden 512 --heads 16 --seq-len 128 --vocab 1024 \
+    --layers 2 --cluster 1x8 --batch 64 --micro-batches 2 --hardware "$h" --backend model \
+    --quiet --db "host-$h.db" 2>"host-$h.err" || fail_with "host-$h.err" "1x8 sweep on $h"
+  "$apsolve" --db "host-$h.db" --parallel dp=2,tp=2,pp=2 --quiet >/dev/null 2>"host-$h.err" ||
+    fail_with "host-$h.err" "apsolve --parallel dp=2,tp=2,pp=2 on $h"
+  "$apreport" --db "host-$h.db" --out "rep-$h" --export none --quiet 2>"host-$h.err" ||
+    fail_with "host-$h.err" "apreport on $h"
+done
+python3 - rep-mi300x/report.json rep-switch.spec/report.json <<'PY' ||
+import json, sys
+mesh, sw = (sum(t["seconds"] for t in json.load(open(p))["resharding_tasks"]) for p in sys.argv[1:])
+assert 0 < sw < mesh, (mesh, sw)
+PY
+  fail "apreport's resharding tasks: the mesh's one link is not slower than the switch"
 echo "ok: tp=2 total $p2_mesh s on the mesh, $p2_sw s on a switch; tp=8 $p8_mesh s on both"
