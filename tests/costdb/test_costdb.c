@@ -13,15 +13,6 @@
 #include "costdb.h"
 #include "testutil.h"
 
-static Costdb *open_new(const char *name)
-{
-    Costdb *db = NULL;
-    char err[512];
-    tu_unlink_db(tu_path(name));
-    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path(name), 0, &db, err, sizeof err), 0);
-    return db;
-}
-
 /* A sweep on a 1x4 cluster: submeshes (1,1), (1,2), (1,4) with Alpa's configs
  * for a divisible micro-batch. */
 static int64_t make_sweep(Costdb *db, const char *name)
@@ -33,17 +24,10 @@ static int64_t make_sweep(Costdb *db, const char *name)
         {2, 0, 4, 1, 0}, {2, 1, 2, 2, 0}, {2, 2, 1, 4, 0}, {2, 3, 4, 1, -1},
     };
     CostdbSweep s;
-    memset(&s, 0, sizeof s);
-    snprintf(s.name, sizeof s.name, "%s", name);
-    s.cluster_hosts = 1;
-    s.cluster_gpus = 4;
-    s.global_batch = 64;
-    s.micro_batches = 8;
-    s.num_layers = 4;
+    tu_sweep(&s, name, 1, 4, 64, 8, 4);
     snprintf(s.layer_option, sizeof s.layer_option, "auto:eps=0.5");
     snprintf(s.submesh_space, sizeof s.submesh_space, "power_of_two");
     snprintf(s.logical_space, sizeof s.logical_space, "single_node_model_parallel");
-    snprintf(s.backend, sizeof s.backend, "model");
     s.status = COSTDB_SWEEP_RUNNING;
     CU_ASSERT_EQUAL(costdb_sweep_create(db, &s, sm, 3, cf, sizeof cf / sizeof cf[0]), 0);
     CU_ASSERT(s.id > 0);
@@ -75,7 +59,7 @@ static CostdbEntry entry(int i, int j, int s, int c, CostdbPhase m, double cost)
 
 static void test_create(void)
 {
-    Costdb *db = open_new("create.db");
+    Costdb *db = tu_open_new("create.db");
     int v = -1;
     CU_ASSERT_EQUAL(costdb_schema_version(), 13);
     CU_ASSERT_EQUAL(costdb_file_version(db, &v), 0);
@@ -192,7 +176,7 @@ static void test_refuse_not_db(void)
 static void test_refuse_corrupt(void)
 {
     const char *p = tu_path("corrupt.db");
-    Costdb *db = open_new("corrupt.db");
+    Costdb *db = tu_open_new("corrupt.db");
     char *bytes;
     size_t n = 0;
     FILE *f;
@@ -212,7 +196,7 @@ static void test_refuse_corrupt(void)
 
 static void test_readonly(void)
 {
-    Costdb *db = open_new("ro.db");
+    Costdb *db = tu_open_new("ro.db");
     CostdbEntry e = entry(0, 0, 0, 0, COSTDB_FWD, 0.5);
     int64_t id = make_sweep(db, "ro");
     costdb_close(&db);
@@ -225,7 +209,7 @@ static void test_readonly(void)
 
 static void test_hardware(void)
 {
-    Costdb *db = open_new("hw.db");
+    Costdb *db = tu_open_new("hw.db");
     CostdbHardware hw, got;
     CostdbCommPoint pts[3], *out = NULL;
     CostdbComputePoint cp[2], *cout = NULL;
@@ -314,7 +298,7 @@ static void test_hardware(void)
 
 static void test_model(void)
 {
-    Costdb *db = open_new("model.db");
+    Costdb *db = tu_open_new("model.db");
     CostdbModel m, got;
     CostdbLayer layers[3], *out = NULL;
     size_t n = 0;
@@ -360,7 +344,7 @@ static void test_model(void)
 
 static void test_sweep(void)
 {
-    Costdb *db = open_new("sweep.db");
+    Costdb *db = tu_open_new("sweep.db");
     CostdbSweep s, *list = NULL;
     CostdbSubmesh *sm = NULL;
     CostdbConfig *cf = NULL;
@@ -425,7 +409,7 @@ static void test_sweep(void)
 
 static void test_entries(void)
 {
-    Costdb *db = open_new("entries.db");
+    Costdb *db = tu_open_new("entries.db");
     int64_t id = make_sweep(db, "e"), count = -1;
     CostdbEntry in[6], *out = NULL;
     size_t n = 0;
@@ -530,7 +514,7 @@ static void test_entries(void)
 
 static void test_placements_plans(void)
 {
-    Costdb *db = open_new("plan.db");
+    Costdb *db = tu_open_new("plan.db");
     int64_t id = make_sweep(db, "p"), latest = 0;
     CostdbPlacement pl[3], *pout = NULL;
     CostdbPlan plan, got;
@@ -656,7 +640,7 @@ static void test_strerror(void)
 
 int main(void)
 {
-    static const struct { const char *name; CU_TestFunc fn; } tests[] = {
+    static const CunitTest tests[] = {
         {"create", test_create},
         {"migrate an empty file", test_migrate_empty_file},
         {"missing file", test_missing_file},
@@ -672,17 +656,5 @@ int main(void)
         {"Alpa entry format", test_format_entry},
         {"error strings", test_strerror},
     };
-    CU_pSuite suite;
-    unsigned failed;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    suite = CU_add_suite("costdb", NULL, NULL);
-    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-        CU_add_test(suite, tests[i].name, tests[i].fn);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
-    tu_cleanup();
-    return failed ? 1 : 0;
+    return TU_RUN("costdb", tests);
 }

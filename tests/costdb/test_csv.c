@@ -23,14 +23,6 @@
                 "invar_size,outvar_size,temp_buffer_size,available_memory,intermediate_size,"   \
                 "initial_size,status,memory_level,recompute,zero,apply_cost\n"
 
-static Costdb *open_new(const char *name)
-{
-    Costdb *db = NULL;
-    tu_unlink_db(tu_path(name));
-    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path(name), 0, &db, NULL, 0), 0);
-    return db;
-}
-
 static int export_to(Costdb *db, int64_t id, const char *path)
 {
     FILE *f = fopen(path, "w");
@@ -40,6 +32,40 @@ static int export_to(Costdb *db, int64_t id, const char *path)
     rc = costdb_csv_export(db, id, f);
     fclose(f);
     return rc;
+}
+
+/* A sweep exported to <stem>1.csv, that file imported (the sweep id2) and
+ * exported to <stem>2.csv, that imported and exported to <stem>3.csv: the
+ * three files' texts and lengths (the first two asserted read; the third
+ * NULL when it cannot be). */
+typedef struct RoundTrip {
+    int64_t id2;
+    char *csv[3];
+    size_t len[3];
+} RoundTrip;
+
+static void round_trip(Costdb *db, int64_t id, const char *stem, RoundTrip *rt)
+{
+    char name[3][64];
+    int64_t id3 = 0;
+    memset(rt, 0, sizeof *rt);
+    for (int i = 0; i < 3; i++)
+        snprintf(name[i], sizeof name[i], "%s%d.csv", stem, i + 1);
+    CU_ASSERT_EQUAL_FATAL(export_to(db, id, tu_path(name[0])), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_csv_import(db, tu_path(name[0]), NULL, &rt->id2), 0);
+    CU_ASSERT_EQUAL_FATAL(export_to(db, rt->id2, tu_path(name[1])), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_csv_import(db, tu_path(name[1]), NULL, &id3), 0);
+    CU_ASSERT_EQUAL_FATAL(export_to(db, id3, tu_path(name[2])), 0);
+    for (int i = 0; i < 3; i++)
+        rt->csv[i] = tu_read(tu_path(name[i]), &rt->len[i]);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt->csv[0]);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt->csv[1]);
+}
+
+static void round_trip_free(RoundTrip *rt)
+{
+    for (int i = 0; i < 3; i++)
+        free(rt->csv[i]);
 }
 
 static void test_round_trip(void)
@@ -52,19 +78,13 @@ static void test_round_trip(void)
     };
     static const double costs[] = {0.1, 1e-7, 123.45678901234568, 0.004, 1.0 / 3.0, 123456789.12345679,
                                    0.0, 2.5};
-    Costdb *db = open_new("rt.db");
+    Costdb *db = tu_open_new("rt.db");
     CostdbSweep s;
     CostdbEntry e[24];
-    size_t n = 0, n1 = 0, n2 = 0;
-    int64_t id2 = 0, id3 = 0;
+    size_t n = 0;
+    RoundTrip rt;
     char *a, *b;
-    memset(&s, 0, sizeof s);
-    snprintf(s.name, sizeof s.name, "rt");
-    s.cluster_hosts = 2;
-    s.cluster_gpus = 2;
-    s.global_batch = s.micro_batches = 4;
-    s.num_layers = 3;
-    snprintf(s.backend, sizeof s.backend, "model");
+    tu_sweep(&s, "rt", 2, 2, 4, 4, 3);
     CU_ASSERT_EQUAL_FATAL(costdb_sweep_create(db, &s, sm, 3, cf, 8), 0);
     memset(e, 0, sizeof e);
     for (int i = 0; i < 3; i++) {
@@ -95,16 +115,10 @@ static void test_round_trip(void)
     e[5].status = COSTDB_STATUS_OOM;
     e[6].status = COSTDB_STATUS_SKIPPED;
     CU_ASSERT_EQUAL_FATAL(costdb_entries_put(db, s.id, e, n, 0), 0);
-    CU_ASSERT_EQUAL_FATAL(export_to(db, s.id, tu_path("rt1.csv")), 0);
-    CU_ASSERT_EQUAL_FATAL(costdb_csv_import(db, tu_path("rt1.csv"), NULL, &id2), 0);
-    CU_ASSERT_EQUAL_FATAL(export_to(db, id2, tu_path("rt2.csv")), 0);
-    CU_ASSERT_EQUAL_FATAL(costdb_csv_import(db, tu_path("rt2.csv"), NULL, &id3), 0);
-    CU_ASSERT_EQUAL_FATAL(export_to(db, id3, tu_path("rt3.csv")), 0);
-    a = tu_read(tu_path("rt1.csv"), &n1);
-    b = tu_read(tu_path("rt2.csv"), &n2);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
-    CU_ASSERT_EQUAL(n1, n2);
+    round_trip(db, s.id, "rt", &rt);
+    a = rt.csv[0];
+    b = rt.csv[1];
+    CU_ASSERT_EQUAL(rt.len[0], rt.len[1]);
     CU_ASSERT_STRING_EQUAL(a, b);
     /* Values are printed exactly and shortest: spot checks. */
     CU_ASSERT_PTR_NOT_NULL(strstr(a, ",inf,"));
@@ -117,20 +131,17 @@ static void test_round_trip(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(a, ",skipped\n"));
     CU_ASSERT_EQUAL(strncmp(a, HEADER, strlen(HEADER)), 0);
     CU_ASSERT_PTR_NULL(strstr(a, "memory_level"));
-    free(b);
-    b = tu_read(tu_path("rt3.csv"), &n2);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
-    CU_ASSERT_STRING_EQUAL(a, b);
-    free(a);
-    free(b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt.csv[2]);
+    CU_ASSERT_STRING_EQUAL(a, rt.csv[2]);
+    round_trip_free(&rt);
     {
         CostdbEntry *got = NULL;
         size_t ng = 0;
         CostdbSweep s2;
-        CU_ASSERT_EQUAL(costdb_entries_get(db, id2, &got, &ng), 0);
+        CU_ASSERT_EQUAL(costdb_entries_get(db, rt.id2, &got, &ng), 0);
         CU_ASSERT_EQUAL(ng, n);
         free(got);
-        CU_ASSERT_EQUAL(costdb_sweep_get(db, id2, &s2), 0);
+        CU_ASSERT_EQUAL(costdb_sweep_get(db, rt.id2, &s2), 0);
         CU_ASSERT_EQUAL(s2.status, COSTDB_SWEEP_IMPORTED);
         CU_ASSERT_STRING_EQUAL(s2.backend, "import");
         CU_ASSERT_STRING_EQUAL(s2.name, "rt1.csv");
@@ -157,21 +168,15 @@ static void test_round_trip_variants(void)
         {1, 5, 2, 1, 0, {0, COSTDB_RECOMPUTE_NONE, 3}},
     };
     static const double apply[] = {0.25, -1.0, 1e-9, 0.0, 1.0 / 7.0, 3.5, 12.0};
-    Costdb *db = open_new("rtv.db");
+    Costdb *db = tu_open_new("rtv.db");
     CostdbSweep s;
     CostdbEntry e[16];
     CostdbConfig *got = NULL;
     CostdbEntry *ge = NULL;
-    size_t n = 0, ng = 0, n1 = 0, n2 = 0;
-    int64_t id2 = 0, id3 = 0;
+    size_t n = 0, ng = 0;
+    RoundTrip rt;
     char *a, *b;
-    memset(&s, 0, sizeof s);
-    snprintf(s.name, sizeof s.name, "rtv");
-    s.cluster_hosts = 1;
-    s.cluster_gpus = 2;
-    s.global_batch = s.micro_batches = 2;
-    s.num_layers = 1;
-    snprintf(s.backend, sizeof s.backend, "model");
+    tu_sweep(&s, "rtv", 1, 2, 2, 2, 1);
     CU_ASSERT_EQUAL_FATAL(costdb_sweep_create(db, &s, sm, 2, cf, 7), 0);
     memset(e, 0, sizeof e);
     for (int c = 0; c < 7; c++) {
@@ -187,15 +192,9 @@ static void test_round_trip_variants(void)
     e[9].compute_cost = INFINITY;
     e[9].status = COSTDB_STATUS_SKIPPED;
     CU_ASSERT_EQUAL_FATAL(costdb_entries_put(db, s.id, e, n, 0), 0);
-    CU_ASSERT_EQUAL_FATAL(export_to(db, s.id, tu_path("rtv1.csv")), 0);
-    CU_ASSERT_EQUAL_FATAL(costdb_csv_import(db, tu_path("rtv1.csv"), NULL, &id2), 0);
-    CU_ASSERT_EQUAL_FATAL(export_to(db, id2, tu_path("rtv2.csv")), 0);
-    CU_ASSERT_EQUAL_FATAL(costdb_csv_import(db, tu_path("rtv2.csv"), NULL, &id3), 0);
-    CU_ASSERT_EQUAL_FATAL(export_to(db, id3, tu_path("rtv3.csv")), 0);
-    a = tu_read(tu_path("rtv1.csv"), &n1);
-    b = tu_read(tu_path("rtv2.csv"), &n2);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    round_trip(db, s.id, "rtv", &rt);
+    a = rt.csv[0];
+    b = rt.csv[1];
     CU_ASSERT_STRING_EQUAL(a, b);
     CU_ASSERT_EQUAL(strncmp(a, VHEADER, strlen(VHEADER)), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(a, ",ok,1,selective,2,3.5\n"));
@@ -205,13 +204,10 @@ static void test_round_trip_variants(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(a, ",ok,1,none,0,0\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(a, ",1x2,,fwd,2.5,300,0,0,0,0,0,0,ok,0,none,0,1e-09\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(a, ",skipped,0,full,0,0.14285714285714285\n"));
-    free(b);
-    b = tu_read(tu_path("rtv3.csv"), &n2);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
-    CU_ASSERT_STRING_EQUAL(a, b);
-    free(a);
-    free(b);
-    CU_ASSERT_EQUAL(costdb_sweep_configs(db, id2, &got, &ng), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt.csv[2]);
+    CU_ASSERT_STRING_EQUAL(a, rt.csv[2]);
+    round_trip_free(&rt);
+    CU_ASSERT_EQUAL(costdb_sweep_configs(db, rt.id2, &got, &ng), 0);
     CU_ASSERT_EQUAL_FATAL(ng, 7);
     for (size_t i = 0; i < ng; i++) {
         CU_ASSERT_EQUAL(got[i].config_index, cf[i].config_index);
@@ -221,7 +217,7 @@ static void test_round_trip_variants(void)
         CU_ASSERT_EQUAL(got[i].variant.zero, cf[i].variant.zero);
     }
     free(got);
-    CU_ASSERT_EQUAL(costdb_entries_get(db, id2, &ge, &ng), 0);
+    CU_ASSERT_EQUAL(costdb_entries_get(db, rt.id2, &ge, &ng), 0);
     CU_ASSERT_EQUAL_FATAL(ng, n);
     for (size_t i = 0; i < ng; i++) {
         int c = ge[i].config_index + (ge[i].submesh_index ? 1 : 0);
@@ -239,7 +235,7 @@ static void test_round_trip_variants(void)
  * quoted fields; submeshes listed out of Alpa's order. */
 static void test_any_order(void)
 {
-    Costdb *db = open_new("order.db");
+    Costdb *db = tu_open_new("order.db");
     const char *p = tu_path("order.csv");
     CostdbImportOptions opt = {0};
     CostdbSubmesh *sm = NULL;
@@ -405,7 +401,7 @@ static void test_bad_inputs(void)
                                      "0,0,2x8,16x1,0,fwd,0.1,1,1,1,1,1,1,1,ok\n",
          "3:3: field 'submesh': 2x8 does not fit in the cluster 1x8"},
     };
-    Costdb *db = open_new("bad.db");
+    Costdb *db = tu_open_new("bad.db");
     const char *p = tu_path("bad.csv");
     const char *dbp = tu_path("bad.db");
     static const char *const tables[] = {"sweep", "sweep_submesh", "sweep_config", "stage_profile"};
@@ -461,7 +457,7 @@ static void test_bad_inputs(void)
 /* An import inside the caller's transaction is undone with it. */
 static void test_import_in_transaction(void)
 {
-    Costdb *db = open_new("txn.db");
+    Costdb *db = tu_open_new("txn.db");
     const char *p = tu_path("txn.csv");
     int64_t id = 0;
     CU_ASSERT_EQUAL_FATAL(tu_write(p, HEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok\n"), 0);
@@ -476,7 +472,7 @@ static void test_import_in_transaction(void)
  * a line past the 1 MiB cap are handled without touching the database. */
 static void test_parser_edges(void)
 {
-    Costdb *db = open_new("edges.db");
+    Costdb *db = tu_open_new("edges.db");
     const char *p = tu_path("edges.csv");
     const char *dbp = tu_path("edges.db");
     static const char nul[] = HEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok\0garbage\n";
@@ -531,21 +527,13 @@ static void test_parser_edges(void)
 
 int main(void)
 {
-    CU_pSuite suite;
-    unsigned failed;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    suite = CU_add_suite("costdb csv", NULL, NULL);
-    CU_add_test(suite, "export -> import -> export is byte-identical", test_round_trip);
-    CU_add_test(suite, "variant columns round trip", test_round_trip_variants);
-    CU_add_test(suite, "header in any order, extra columns, Alpa order", test_any_order);
-    CU_add_test(suite, "bad inputs leave the database unchanged", test_bad_inputs);
-    CU_add_test(suite, "import inside a transaction", test_import_in_transaction);
-    CU_add_test(suite, "NUL byte, BOM, -0, line-length cap", test_parser_edges);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
-    tu_cleanup();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"export -> import -> export is byte-identical", test_round_trip},
+        {"variant columns round trip", test_round_trip_variants},
+        {"header in any order, extra columns, Alpa order", test_any_order},
+        {"bad inputs leave the database unchanged", test_bad_inputs},
+        {"import inside a transaction", test_import_in_transaction},
+        {"NUL byte, BOM, -0, line-length cap", test_parser_edges},
+    };
+    return TU_RUN("costdb csv", tests);
 }

@@ -28,14 +28,7 @@ static int64_t make_sweep(Costdb *db, int layers)
     static const CostdbConfig cf[] = {{0, 0, 2, 1, 0, {0, COSTDB_RECOMPUTE_NONE, 0}},
                                       {0, 1, 1, 2, -1, {0, COSTDB_RECOMPUTE_NONE, 0}}};
     CostdbSweep s;
-    memset(&s, 0, sizeof s);
-    snprintf(s.name, sizeof s.name, "costs");
-    s.cluster_hosts = 1;
-    s.cluster_gpus = 2;
-    s.global_batch = 8;
-    s.micro_batches = 2;
-    s.num_layers = layers;
-    snprintf(s.backend, sizeof s.backend, "model");
+    tu_sweep(&s, "costs", 1, 2, 8, 2, layers);
     CU_ASSERT_EQUAL_FATAL(costdb_sweep_create(db, &s, sm, 1, cf, 2), 0);
     return s.id;
 }
@@ -237,29 +230,9 @@ static void test_view_writes(void)
  * submesh and config, and no entries. */
 static const char *schema7_file(const char *name)
 {
-    static const char *const files[] = {"001_initial", "002_variants", "003_placement_sets",
-                                        "004_strict", "005_sweep_owner", "006_placement_items",
-                                        "007_placement_tails"};
     const char *p = tu_path(name);
-    tu_unlink_db(p);
-    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
-        char path[512], *sql;
-        snprintf(path, sizeof path, "%s/%s.sql", COSTDB_SCHEMA_DIR, files[k]);
-        sql = tu_read(path, NULL);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(sql);
-        CU_ASSERT_EQUAL_FATAL(tu_exec(p, sql), 0);
-        free(sql);
-    }
-    CU_ASSERT_EQUAL_FATAL(tu_exec(p,
-        "PRAGMA user_version = 7;"
-        "INSERT INTO sweep (id, cluster_hosts, cluster_gpus, global_batch, micro_batches,"
-        " num_layers, layer_option, submesh_space, logical_space, profile_mode, dtype,"
-        " backend, tool_version, started_at, status) VALUES (3, 1, 2, 8, 2, 2, 'manual',"
-        " 'all', 'all', 'composition', 'f32', 'model', '0.1', '2025-01-01T00:00:00Z',"
-        " 'complete');"
-        "INSERT INTO sweep_submesh VALUES (3, 0, 1, 2);"
-        "INSERT INTO sweep_config (sweep_id, submesh_index, config_index, logical_a, logical_b,"
-        " force_batch_dim) VALUES (3, 0, 0, 2, 1, 0);"), 0);
+    CU_ASSERT_EQUAL_FATAL(tu_old_schema(p, 7), 0);
+    CU_ASSERT_EQUAL_FATAL(tu_exec(p, TU_SWEEP3_SQL), 0);
     return p;
 }
 
@@ -415,36 +388,15 @@ static void test_wgrad(void)
  * is unknown; the migrated view takes writes with the column. */
 static void test_migrate_schema11(void)
 {
-    static const char *const files[] = {"001_initial", "002_variants", "003_placement_sets",
-                                        "004_strict", "005_sweep_owner", "006_placement_items",
-                                        "007_placement_tails", "008_stage_costs",
-                                        "009_gemm_profile", "010_micro_batch_size",
-                                        "011_recompute_op"};
     const char *p = tu_path("schema11.db");
     Costdb *db = NULL;
     CostdbEntry *out = NULL;
     size_t n = 0;
     double w[4] = {0, 0, 0, 0};
     int v = 0, rows = 0;
-    tu_unlink_db(p);
-    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
-        char path[512], *sql;
-        snprintf(path, sizeof path, "%s/%s.sql", COSTDB_SCHEMA_DIR, files[k]);
-        sql = tu_read(path, NULL);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(sql);
-        CU_ASSERT_EQUAL_FATAL(tu_exec(p, sql), 0);
-        free(sql);
-    }
+    CU_ASSERT_EQUAL_FATAL(tu_old_schema(p, 11), 0);
     CU_ASSERT_EQUAL_FATAL(tu_exec(p,
-        "PRAGMA user_version = 11;"
-        "INSERT INTO sweep (id, cluster_hosts, cluster_gpus, global_batch, micro_batches,"
-        " num_layers, layer_option, submesh_space, logical_space, profile_mode, dtype,"
-        " backend, tool_version, started_at, status) VALUES (3, 1, 2, 8, 2, 2, 'manual',"
-        " 'all', 'all', 'composition', 'f32', 'model', '0.1', '2025-01-01T00:00:00Z',"
-        " 'complete');"
-        "INSERT INTO sweep_submesh VALUES (3, 0, 1, 2);"
-        "INSERT INTO sweep_config (sweep_id, submesh_index, config_index, logical_a, logical_b,"
-        " force_batch_dim) VALUES (3, 0, 0, 2, 1, 0);"
+        TU_SWEEP3_SQL
         "INSERT INTO stage_profile (sweep_id, start_layer, end_layer, submesh_index,"
         " config_index, phase, compute_cost, peak_memory, invar_size, outvar_size,"
         " temp_buffer_size, available_memory, intermediate_size, initial_size, apply_cost)"
@@ -516,25 +468,14 @@ static void test_read_schema7(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    int failed;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    s = CU_add_suite("costdb entry costs", NULL, NULL);
-    if (!s || !CU_add_test(s, "equal costs share a row", test_shared) ||
-        !CU_add_test(s, "after a rollback or a deleted sweep", test_rollback_and_delete) ||
-        !CU_add_test(s, "writes through the stage_profile view", test_view_writes) ||
-        !CU_add_test(s, "a schema-7 file migrates", test_migrate_schema7) ||
-        !CU_add_test(s, "a schema-7 file read without migrating", test_read_schema7) ||
-        !CU_add_test(s, "a backward's weight-gradient seconds", test_wgrad) ||
-        !CU_add_test(s, "a schema-11 file migrates, its split unknown", test_migrate_schema11)) {
-        CU_cleanup_registry();
-        return 2;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = (int)CU_get_number_of_failures();
-    CU_cleanup_registry();
-    tu_cleanup();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"equal costs share a row", test_shared},
+        {"after a rollback or a deleted sweep", test_rollback_and_delete},
+        {"writes through the stage_profile view", test_view_writes},
+        {"a schema-7 file migrates", test_migrate_schema7},
+        {"a schema-7 file read without migrating", test_read_schema7},
+        {"a backward's weight-gradient seconds", test_wgrad},
+        {"a schema-11 file migrates, its split unknown", test_migrate_schema11},
+    };
+    return TU_RUN("costdb entry costs", tests);
 }

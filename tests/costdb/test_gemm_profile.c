@@ -16,26 +16,10 @@
 #include "costdb.h"
 #include "testutil.h"
 
-static Costdb *open_new(const char *name)
-{
-    Costdb *db = NULL;
-    char err[512];
-    tu_unlink_db(tu_path(name));
-    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path(name), 0, &db, err, sizeof err), 0);
-    return db;
-}
-
+/* A hardware row of kind measured, GPU "Fake GPU 40GB". */
 static int64_t hardware_row(Costdb *db, const char *fingerprint)
 {
-    CostdbHardware hw;
-    memset(&hw, 0, sizeof hw);
-    snprintf(hw.fingerprint, sizeof hw.fingerprint, "%s", fingerprint);
-    snprintf(hw.kind, sizeof hw.kind, "measured");
-    snprintf(hw.gpu_model, sizeof hw.gpu_model, "Fake GPU 40GB");
-    hw.gpus_per_host = 2;
-    hw.device_memory = (int64_t)40 << 30;
-    CU_ASSERT_EQUAL_FATAL(costdb_hardware_upsert(db, &hw), 0);
-    return hw.id;
+    return tu_hardware_row(db, fingerprint, "measured", "Fake GPU 40GB");
 }
 
 static CostdbGemmPoint point(const char *dt, int64_t m, int64_t n, int64_t k, double rate)
@@ -53,7 +37,7 @@ static CostdbGemmPoint point(const char *dt, int64_t m, int64_t n, int64_t k, do
 /* A 2x2x2 grid in bf16 (given in reverse order) and one f16 point. */
 static void test_put_get(void)
 {
-    Costdb *db = open_new("gemm.db");
+    Costdb *db = tu_open_new("gemm.db");
     int64_t hw = hardware_row(db, "measured:a"), other = hardware_row(db, "measured:b");
     CostdbGemmPoint pts[9], *out = NULL;
     size_t n = 0;
@@ -112,7 +96,7 @@ static void test_put_get(void)
 /* Bad points are refused before anything is written, naming the field. */
 static void test_put_refuses(void)
 {
-    Costdb *db = open_new("gemm-bad.db");
+    Costdb *db = tu_open_new("gemm-bad.db");
     int64_t hw = hardware_row(db, "measured:a");
     CostdbGemmPoint pts[2];
     pts[0] = point("bf16", 1024, 1024, 1024, 100e12);
@@ -157,7 +141,7 @@ static void test_corrupt_rows(void)
         {"(1, 'bf16', 1024, 1024, 2.5, 1e12)", "column k holds a real, not an INTEGER value"},
     };
     const char *p = tu_path("gemm-corrupt.db");
-    Costdb *db = open_new("gemm-corrupt.db");
+    Costdb *db = tu_open_new("gemm-corrupt.db");
     CostdbGemmPoint good = point("bf16", 2048, 2048, 2048, 500e12), *out = NULL;
     size_t n = 0;
     int64_t hw = hardware_row(db, "measured:a");
@@ -203,25 +187,13 @@ static void test_corrupt_rows(void)
  * takes them. */
 static void test_schema8(void)
 {
-    static const char *const files[] = {"001_initial", "002_variants", "003_placement_sets",
-                                        "004_strict", "005_sweep_owner", "006_placement_items",
-                                        "007_placement_tails", "008_stage_costs"};
     const char *p = tu_path("schema8.db");
     CostdbGemmPoint pt = point("f16", 1024, 2048, 4096, 321e12), *out = NULL;
     Costdb *db = NULL;
     size_t n = 7;
     int v = 0;
-    tu_unlink_db(p);
-    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
-        char path[512], *sql;
-        snprintf(path, sizeof path, "%s/%s.sql", COSTDB_SCHEMA_DIR, files[k]);
-        sql = tu_read(path, NULL);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(sql);
-        CU_ASSERT_EQUAL_FATAL(tu_exec(p, sql), 0);
-        free(sql);
-    }
+    CU_ASSERT_EQUAL_FATAL(tu_old_schema(p, 8), 0);
     CU_ASSERT_EQUAL_FATAL(tu_exec(p,
-        "PRAGMA user_version = 8;"
         "INSERT INTO hardware (id, fingerprint, kind, gpu_model, gpus_per_host, device_memory,"
         " created_at) VALUES (1, 'measured:x', 'measured', 'X', 8, 1024, '2025-01-01T00:00:00Z');"), 0);
     CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
@@ -249,23 +221,11 @@ static void test_schema8(void)
 
 int main(void)
 {
-    static const struct { const char *name; CU_TestFunc fn; } tests[] = {
+    static const CunitTest tests[] = {
         {"put and get", test_put_get},
         {"put refuses bad points", test_put_refuses},
         {"corrupt rows refused", test_corrupt_rows},
         {"schema 8 file", test_schema8},
     };
-    CU_pSuite suite;
-    unsigned failed;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    suite = CU_add_suite("gemm_profile", NULL, NULL);
-    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-        CU_add_test(suite, tests[i].name, tests[i].fn);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
-    tu_cleanup();
-    return failed ? 1 : 0;
+    return TU_RUN("gemm_profile", tests);
 }

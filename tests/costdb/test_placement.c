@@ -16,31 +16,15 @@
 #include "costdb.h"
 #include "testutil.h"
 
-static Costdb *open_new(const char *name)
-{
-    Costdb *db = NULL;
-    char err[512];
-    tu_unlink_db(tu_path(name));
-    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path(name), 0, &db, err, sizeof err), 0);
-    return db;
-}
-
 static int64_t make_sweep(Costdb *db)
 {
     static const CostdbSubmesh sm[] = {{0, 1, 2}};
     static const CostdbConfig cf[] = {{0, 0, 2, 1, 0}, {0, 1, 1, 2, 0}};
     CostdbSweep s;
-    memset(&s, 0, sizeof s);
-    snprintf(s.name, sizeof s.name, "p");
-    s.cluster_hosts = 1;
-    s.cluster_gpus = 2;
-    s.global_batch = 8;
-    s.micro_batches = 2;
-    s.num_layers = 2;
+    tu_sweep(&s, "p", 1, 2, 8, 2, 2);
     snprintf(s.layer_option, sizeof s.layer_option, "manual");
     snprintf(s.submesh_space, sizeof s.submesh_space, "all");
     snprintf(s.logical_space, sizeof s.logical_space, "all");
-    snprintf(s.backend, sizeof s.backend, "model");
     s.status = COSTDB_SWEEP_RUNNING;
     CU_ASSERT_EQUAL_FATAL(costdb_sweep_create(db, &s, sm, 1, cf, 2), 0);
     return s.id;
@@ -65,7 +49,7 @@ static CostdbPlacement row(int end, int config, const char *role, int tensor, co
 
 static void test_replace_and_order(void)
 {
-    Costdb *db = open_new("pl1.db");
+    Costdb *db = tu_open_new("pl1.db");
     int64_t id = make_sweep(db);
     CostdbPlacement in[5] = {
         row(1, 0, "output", 7, "S1"), row(1, 0, "param", 3, "S2"), row(1, 0, "input", 5, "S1"),
@@ -107,7 +91,7 @@ static void test_replace_and_order(void)
  * the file; the writer must not reuse its cached id afterwards. */
 static void test_rollback_drops_cached_ids(void)
 {
-    Costdb *db = open_new("pl2.db");
+    Costdb *db = tu_open_new("pl2.db");
     int64_t id = make_sweep(db);
     CostdbPlacement p = row(1, 0, "param", 2, "ShardingSpec(new)"), *out = NULL;
     size_t n = 0;
@@ -149,7 +133,7 @@ static void expect_damaged(int64_t id, const char *sql, int want, const char *ms
 
 static void test_bad_rows_and_damaged_sets(void)
 {
-    Costdb *db = open_new("pl3.db");
+    Costdb *db = tu_open_new("pl3.db");
     int64_t id = make_sweep(db);
     CostdbPlacement p = row(1, 0, "grad", 2, "S");
     char err[512];
@@ -250,7 +234,7 @@ static void expect_layered(const CostdbPlacement *out, size_t n)
 
 static void test_repeats(void)
 {
-    Costdb *db = open_new("pl6.db");
+    Costdb *db = tu_open_new("pl6.db");
     int64_t id = make_sweep(db);
     CostdbPlacement *out = NULL;
     size_t n = 0;
@@ -282,38 +266,17 @@ static void test_repeats(void)
  * same through the API and the view. */
 static void test_migrate_schema12(void)
 {
-    static const char *const files[] = {"001_initial", "002_variants", "003_placement_sets",
-                                        "004_strict", "005_sweep_owner", "006_placement_items",
-                                        "007_placement_tails", "008_stage_costs",
-                                        "009_gemm_profile", "010_micro_batch_size",
-                                        "011_recompute_op", "012_wgrad_cost"};
     const char *p = tu_path("schema12.db");
     Costdb *db = NULL;
     CostdbPlacement *out = NULL;
     size_t n = 0;
     int v = 0;
     make_layered();
-    tu_unlink_db(p);
-    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
-        char path[512], *text;
-        snprintf(path, sizeof path, "%s/%s.sql", COSTDB_SCHEMA_DIR, files[k]);
-        text = tu_read(path, NULL);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(text);
-        CU_ASSERT_EQUAL_FATAL(tu_exec(p, text), 0);
-        free(text);
-    }
+    CU_ASSERT_EQUAL_FATAL(tu_old_schema(p, 12), 0);
     /* texts 1-3 the specs, 4 the dtype, then the tensors' names and shapes
      * as row() makes them */
     CU_ASSERT_EQUAL_FATAL(tu_exec(p,
-        "PRAGMA user_version = 12;"
-        "INSERT INTO sweep (id, cluster_hosts, cluster_gpus, global_batch, micro_batches,"
-        " num_layers, layer_option, submesh_space, logical_space, profile_mode, dtype,"
-        " backend, tool_version, started_at, status) VALUES (3, 1, 2, 8, 2, 2, 'manual',"
-        " 'all', 'all', 'composition', 'f32', 'model', '0.1', '2025-01-01T00:00:00Z',"
-        " 'complete');"
-        "INSERT INTO sweep_submesh VALUES (3, 0, 1, 2);"
-        "INSERT INTO sweep_config (sweep_id, submesh_index, config_index, logical_a, logical_b,"
-        " force_batch_dim) VALUES (3, 0, 0, 2, 1, 0);"
+        TU_SWEEP3_SQL
         "INSERT INTO placement_text (id, text) VALUES (1, 'S1'), (2, 'S2'), (3, 'S3'),"
         " (4, 'f16');"
         "WITH RECURSIVE k(t) AS (SELECT 2 UNION ALL SELECT t + 1 FROM k WHERE t < 40)"
@@ -356,7 +319,7 @@ static void test_migrate_schema12(void)
  * a set with other specs gets its own. */
 static void test_shared_lists(void)
 {
-    Costdb *db = open_new("pl5.db");
+    Costdb *db = tu_open_new("pl5.db");
     int64_t id = make_sweep(db);
     CostdbPlacement in[6] = {row(0, 0, "param", 3, "S1"), row(0, 0, "param", 10, "S2"),
                              row(0, 0, "output", 12, "S1"), row(1, 0, "param", 13, "S1"),
@@ -386,7 +349,7 @@ static void test_shared_lists(void)
  * API and through the view. */
 static void test_two_encodings(void)
 {
-    Costdb *db = open_new("pl4.db");
+    Costdb *db = tu_open_new("pl4.db");
     int64_t id = make_sweep(db);
     CostdbPlacement in[4] = {row(1, 0, "param", 3, "S2"), row(1, 0, "param", 10, "S1"),
                              row(1, 0, "input", 5, "S1"), row(1, 0, "output", 2, "S3")};
@@ -456,22 +419,14 @@ static void test_two_encodings(void)
 
 int main(void)
 {
-    CU_pSuite suite;
-    unsigned failed;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    suite = CU_add_suite("costdb placements", NULL, NULL);
-    CU_add_test(suite, "a stage's set is replaced whole; last row wins", test_replace_and_order);
-    CU_add_test(suite, "a rollback drops the writer's cached ids", test_rollback_drops_cached_ids);
-    CU_add_test(suite, "bad rows refused; damaged sets are errors", test_bad_rows_and_damaged_sets);
-    CU_add_test(suite, "schema 7, 6 and 3 encodings read alike", test_two_encodings);
-    CU_add_test(suite, "shifted sets share one stored list", test_shared_lists);
-    CU_add_test(suite, "a repeated block is stored once (schema 13)", test_repeats);
-    CU_add_test(suite, "a schema-12 file's lists take repeats", test_migrate_schema12);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
-    tu_cleanup();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"a stage's set is replaced whole; last row wins", test_replace_and_order},
+        {"a rollback drops the writer's cached ids", test_rollback_drops_cached_ids},
+        {"bad rows refused; damaged sets are errors", test_bad_rows_and_damaged_sets},
+        {"schema 7, 6 and 3 encodings read alike", test_two_encodings},
+        {"shifted sets share one stored list", test_shared_lists},
+        {"a repeated block is stored once (schema 13)", test_repeats},
+        {"a schema-12 file's lists take repeats", test_migrate_schema12},
+    };
+    return TU_RUN("costdb placements", tests);
 }

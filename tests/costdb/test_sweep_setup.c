@@ -16,43 +16,21 @@
 #include "costdb.h"
 #include "testutil.h"
 
-static Costdb *open_new(const char *name)
-{
-    Costdb *db = NULL;
-    char err[512];
-    tu_unlink_db(tu_path(name));
-    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path(name), 0, &db, err, sizeof err), 0);
-    return db;
-}
-
 static void sweep_row(CostdbSweep *s, int64_t model, int64_t hw, int64_t gb, int b)
 {
-    memset(s, 0, sizeof *s);
+    tu_sweep(s, "", 1, 2, gb, b, 2);
     s->model_id = model;
     s->hardware_id = hw;
-    s->cluster_hosts = 1;
-    s->cluster_gpus = 2;
-    s->global_batch = gb;
-    s->micro_batches = b;
-    s->num_layers = 2;
     snprintf(s->layer_option, sizeof s->layer_option, "manual");
     snprintf(s->submesh_space, sizeof s->submesh_space, "power_of_two");
     snprintf(s->logical_space, sizeof s->logical_space, "all");
-    snprintf(s->backend, sizeof s->backend, "model");
     s->status = COSTDB_SWEEP_COMPLETE;
 }
 
+/* A hardware row of kind analytic, GPU "Fake GPU". */
 static int64_t hardware_row(Costdb *db, const char *fingerprint)
 {
-    CostdbHardware hw;
-    memset(&hw, 0, sizeof hw);
-    snprintf(hw.fingerprint, sizeof hw.fingerprint, "%s", fingerprint);
-    snprintf(hw.kind, sizeof hw.kind, "analytic");
-    snprintf(hw.gpu_model, sizeof hw.gpu_model, "Fake GPU");
-    hw.gpus_per_host = 2;
-    hw.device_memory = (int64_t)40 << 30;
-    CU_ASSERT_EQUAL_FATAL(costdb_hardware_upsert(db, &hw), 0);
-    return hw.id;
+    return tu_hardware_row(db, fingerprint, "analytic", "Fake GPU");
 }
 
 /* A model "toy" built for micro-batch `micro`, split after operator `cut`. */
@@ -75,7 +53,7 @@ static int64_t model_row(Costdb *db, const char *signature, int64_t micro, int c
 
 static void test_stored_size(void)
 {
-    Costdb *db = open_new("mbs.db");
+    Costdb *db = tu_open_new("mbs.db");
     const char *p = tu_path("mbs.db");
     CostdbSweep s, got;
     sweep_row(&s, 0, 0, 32, 4);
@@ -110,31 +88,29 @@ static void test_stored_size(void)
     costdb_close(&db);
 }
 
+/* The two sweeps test_schema9 stores, as db lists them: 32 samples in 4
+ * micro-batches (8 each), and 10 in 4 (no whole size: 0). */
+static void expect_schema9_sizes(Costdb *db)
+{
+    CostdbSweep *all = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL(costdb_sweep_list(db, &all, &n), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 2);
+    CU_ASSERT_EQUAL(all[0].micro_batch_size, 8);
+    CU_ASSERT_EQUAL(all[1].micro_batch_size, 0);
+    free(all);
+}
+
 /* A file of schema 9 (migrations 001-009 run by hand) with two sweeps:
  * read-only the reader derives the size; read-write the file migrates to
  * 10 and the column holds it. */
 static void test_schema9(void)
 {
-    static const char *const files[] = {"001_initial", "002_variants", "003_placement_sets",
-                                        "004_strict", "005_sweep_owner", "006_placement_items",
-                                        "007_placement_tails", "008_stage_costs",
-                                        "009_gemm_profile"};
     const char *p = tu_path("schema9.db");
-    CostdbSweep *all = NULL;
     Costdb *db = NULL;
-    size_t n = 0;
     int v = 0;
-    tu_unlink_db(p);
-    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
-        char path[512], *sql;
-        snprintf(path, sizeof path, "%s/%s.sql", COSTDB_SCHEMA_DIR, files[k]);
-        sql = tu_read(path, NULL);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(sql);
-        CU_ASSERT_EQUAL_FATAL(tu_exec(p, sql), 0);
-        free(sql);
-    }
+    CU_ASSERT_EQUAL_FATAL(tu_old_schema(p, 9), 0);
     CU_ASSERT_EQUAL_FATAL(tu_exec(p,
-        "PRAGMA user_version = 9;"
         "INSERT INTO sweep (id, cluster_hosts, cluster_gpus, global_batch, micro_batches,"
         " num_layers, layer_option, submesh_space, logical_space, profile_mode, dtype,"
         " backend, tool_version, started_at, status) VALUES"
@@ -145,20 +121,12 @@ static void test_schema9(void)
     CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
     CU_ASSERT_EQUAL(costdb_file_version(db, &v), 0);
     CU_ASSERT_EQUAL(v, 9);
-    CU_ASSERT_EQUAL(costdb_sweep_list(db, &all, &n), 0);
-    CU_ASSERT_EQUAL_FATAL(n, 2);
-    CU_ASSERT_EQUAL(all[0].micro_batch_size, 8);
-    CU_ASSERT_EQUAL(all[1].micro_batch_size, 0);
-    free(all);
+    expect_schema9_sizes(db);
     costdb_close(&db);
     CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
     CU_ASSERT_EQUAL(costdb_file_version(db, &v), 0);
     CU_ASSERT_EQUAL(v, costdb_schema_version());
-    CU_ASSERT_EQUAL(costdb_sweep_list(db, &all, &n), 0);
-    CU_ASSERT_EQUAL_FATAL(n, 2);
-    CU_ASSERT_EQUAL(all[0].micro_batch_size, 8);
-    CU_ASSERT_EQUAL(all[1].micro_batch_size, 0);
-    free(all);
+    expect_schema9_sizes(db);
     costdb_close(&db);
     CU_ASSERT_EQUAL(tu_count(p, "sweep WHERE micro_batch_size = 8"), 1);
     CU_ASSERT_EQUAL(tu_count(p, "sweep WHERE micro_batch_size IS NULL"), 1);
@@ -174,7 +142,7 @@ static unsigned diff(Costdb *a, const CostdbSweep *x, Costdb *b, const CostdbSwe
 
 static void test_setup_diff(void)
 {
-    Costdb *db = open_new("setup.db"), *other = open_new("setup2.db");
+    Costdb *db = tu_open_new("setup.db"), *other = tu_open_new("setup2.db");
     int64_t hw = hardware_row(db, "analytic:a"), hw2 = hardware_row(db, "analytic:b");
     int64_t m8 = model_row(db, "toy@8", 8, 4), m4 = model_row(db, "toy@4", 4, 4);
     int64_t m4cut = model_row(db, "toy@4/3", 4, 3);
@@ -258,22 +226,10 @@ static void test_setup_diff(void)
 
 int main(void)
 {
-    static const struct { const char *name; CU_TestFunc fn; } tests[] = {
+    static const CunitTest tests[] = {
         {"stored micro-batch size", test_stored_size},
         {"schema 9 file", test_schema9},
         {"the same setup", test_setup_diff},
     };
-    CU_pSuite suite;
-    unsigned failed;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    suite = CU_add_suite("sweep_setup", NULL, NULL);
-    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-        CU_add_test(suite, tests[i].name, tests[i].fn);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
-    tu_cleanup();
-    return failed ? 1 : 0;
+    return TU_RUN("sweep_setup", tests);
 }

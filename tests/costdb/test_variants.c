@@ -20,15 +20,6 @@
 #error "COSTDB_SCHEMA_DIR must name the schemas/ folder"
 #endif
 
-static Costdb *open_new(const char *name)
-{
-    Costdb *db = NULL;
-    char err[512];
-    tu_unlink_db(tu_path(name));
-    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path(name), 0, &db, err, sizeof err), 0);
-    return db;
-}
-
 /* One submesh (1,2) with two Alpa configs and variants of the first:
  * c0 2x1 f0 (owner, level 0), c1 1x2 f0 (owner), c2 2x1 f0 level 1 (owner),
  * c3 2x1 f0 full recompute, c4 2x1 f0 level 1 selective zero 2,
@@ -47,14 +38,7 @@ static int64_t make_variant_sweep(Costdb *db)
 {
     static const CostdbSubmesh sm[] = {{0, 1, 2}};
     CostdbSweep s;
-    memset(&s, 0, sizeof s);
-    snprintf(s.name, sizeof s.name, "variants");
-    s.cluster_hosts = 1;
-    s.cluster_gpus = 2;
-    s.global_batch = 8;
-    s.micro_batches = 2;
-    s.num_layers = 2;
-    snprintf(s.backend, sizeof s.backend, "model");
+    tu_sweep(&s, "variants", 1, 2, 8, 2, 2);
     CU_ASSERT_EQUAL_FATAL(costdb_sweep_create(db, &s, sm, 1, variant_configs, N_VARIANT_CONFIGS),
                           0);
     return s.id;
@@ -140,7 +124,7 @@ static void test_variant_value(void)
 
 static void test_config_round_trip(void)
 {
-    Costdb *db = open_new("configs.db");
+    Costdb *db = tu_open_new("configs.db");
     int64_t id = make_variant_sweep(db);
     CostdbConfig *cf = NULL;
     size_t n = 0;
@@ -168,10 +152,7 @@ static void test_config_round_trip(void)
                                {0, 0, 1, 1, 0, {0, 0, 4}}};
         for (int k = 0; k < 3; k++) {
             CostdbSweep s;
-            memset(&s, 0, sizeof s);
-            s.cluster_hosts = s.cluster_gpus = 1;
-            s.global_batch = s.micro_batches = s.num_layers = 1;
-            snprintf(s.backend, sizeof s.backend, "model");
+            tu_sweep(&s, "", 1, 1, 1, 1, 1);
             CU_ASSERT_EQUAL(costdb_sweep_create(db, &s, sm, 1, &bad[k], 1), COSTDB_EINVAL);
             CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "bad variant"));
         }
@@ -188,7 +169,7 @@ static void test_config_round_trip(void)
 
 static void test_apply_cost(void)
 {
-    Costdb *db = open_new("apply.db");
+    Costdb *db = tu_open_new("apply.db");
     int64_t id = make_variant_sweep(db);
     CostdbEntry in[5], *out = NULL;
     size_t n = 0;
@@ -265,7 +246,7 @@ static void expect_placements(Costdb *db, int64_t id, int c, const char *spec)
 
 static void test_placement_owner(void)
 {
-    Costdb *db = open_new("owner.db");
+    Costdb *db = tu_open_new("owner.db");
     int64_t id = make_variant_sweep(db);
     CostdbPlacement *all = NULL;
     size_t n = 0;
@@ -397,24 +378,11 @@ static void test_migrate_schema1(void)
  * cascading into the rows that reference it, and 'op' is then stored. */
 static void test_migrate_schema10(void)
 {
-    static const char *const files[] = {"001_initial", "002_variants", "003_placement_sets",
-                                        "004_strict", "005_sweep_owner", "006_placement_items",
-                                        "007_placement_tails", "008_stage_costs",
-                                        "009_gemm_profile", "010_micro_batch_size"};
     const char *p = tu_path("schema10.db");
     Costdb *db = NULL;
     int v = 0;
-    tu_unlink_db(p);
-    for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
-        char path[512], *sql;
-        snprintf(path, sizeof path, "%s/%s.sql", COSTDB_SCHEMA_DIR, files[k]);
-        sql = tu_read(path, NULL);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(sql);
-        CU_ASSERT_EQUAL_FATAL(tu_exec(p, sql), 0);
-        free(sql);
-    }
+    CU_ASSERT_EQUAL_FATAL(tu_old_schema(p, 10), 0);
     CU_ASSERT_EQUAL_FATAL(tu_exec(p,
-        "PRAGMA user_version = 10;"
         "INSERT INTO sweep (id, cluster_hosts, cluster_gpus, global_batch, micro_batches,"
         " num_layers, layer_option, submesh_space, logical_space, profile_mode, dtype,"
         " backend, tool_version, started_at, status) VALUES"
@@ -472,10 +440,7 @@ static void test_refuse_next_schema(void)
 
 int main(void)
 {
-    static const struct {
-        const char *name;
-        void (*fn)(void);
-    } tests[] = {
+    static const CunitTest tests[] = {
         {"recompute names", test_recompute_names},
         {"variant value and space", test_variant_value},
         {"variant configs round trip", test_config_round_trip},
@@ -485,17 +450,5 @@ int main(void)
         {"schema 10 migrates to 11 (recompute op)", test_migrate_schema10},
         {"schema 3 is refused", test_refuse_next_schema},
     };
-    CU_pSuite suite;
-    unsigned failed;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    suite = CU_add_suite("costdb variants", NULL, NULL);
-    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-        CU_add_test(suite, tests[i].name, tests[i].fn);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
-    tu_cleanup();
-    return failed ? 1 : 0;
+    return TU_RUN("costdb variants", tests);
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Helpers for the costdb tests (see testutil.h). */
+#include <CUnit/Basic.h>
 #include <dirent.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -170,4 +171,88 @@ void tu_cleanup(void)
     closedir(d);
     rmdir(dir);
     dir[0] = '\0';
+}
+
+#ifndef COSTDB_SCHEMA_DIR
+#error "COSTDB_SCHEMA_DIR must name the schemas/ folder"
+#endif
+
+/* Reads schemas/NNN_*.sql of migration number k (malloc'd); NULL when no
+ * such file or more than one. */
+static char *read_migration(int k)
+{
+    DIR *d = opendir(COSTDB_SCHEMA_DIR);
+    struct dirent *e;
+    char prefix[16], path[600] = "";
+    int found = 0;
+    if (!d)
+        return NULL;
+    snprintf(prefix, sizeof prefix, "%03d_", k);
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (!strncmp(e->d_name, prefix, 4) && len > 8 && !strcmp(e->d_name + len - 4, ".sql")) {
+            snprintf(path, sizeof path, "%s/%s", COSTDB_SCHEMA_DIR, e->d_name);
+            found++;
+        }
+    }
+    closedir(d);
+    return found == 1 ? tu_read(path, NULL) : NULL;
+}
+
+int tu_old_schema(const char *db_path, int version)
+{
+    char pragma[64];
+    tu_unlink_db(db_path);
+    for (int k = 1; k <= version; k++) {
+        char *sql = read_migration(k);
+        int rc = sql ? tu_exec(db_path, sql) : -1;
+        free(sql);
+        if (rc)
+            return -1;
+    }
+    snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d;", version);
+    return tu_exec(db_path, pragma);
+}
+
+int tu_run(const char *suite, const CunitTest *tests, size_t n)
+{
+    int rc = cunit_run(suite, tests, n);
+    tu_cleanup();
+    return rc;
+}
+
+Costdb *tu_open_new(const char *name)
+{
+    Costdb *db = NULL;
+    char err[512];
+    tu_unlink_db(tu_path(name));
+    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path(name), 0, &db, err, sizeof err), 0);
+    return db;
+}
+
+void tu_sweep(CostdbSweep *s, const char *name, int hosts, int gpus, int64_t global_batch,
+              int micro_batches, int layers)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->cluster_hosts = hosts;
+    s->cluster_gpus = gpus;
+    s->global_batch = global_batch;
+    s->micro_batches = micro_batches;
+    s->num_layers = layers;
+    snprintf(s->backend, sizeof s->backend, "model");
+}
+
+int64_t tu_hardware_row(Costdb *db, const char *fingerprint, const char *kind,
+                        const char *gpu_model)
+{
+    CostdbHardware hw;
+    memset(&hw, 0, sizeof hw);
+    snprintf(hw.fingerprint, sizeof hw.fingerprint, "%s", fingerprint);
+    snprintf(hw.kind, sizeof hw.kind, "%s", kind);
+    snprintf(hw.gpu_model, sizeof hw.gpu_model, "%s", gpu_model);
+    hw.gpus_per_host = 2;
+    hw.device_memory = (int64_t)40 << 30;
+    CU_ASSERT_EQUAL_FATAL(costdb_hardware_upsert(db, &hw), 0);
+    return hw.id;
 }

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <CUnit/Basic.h>
 
@@ -22,28 +21,19 @@
 #include "hardware.h"
 #include "stage.h"
 
+#include "cunit_run.h"
+#include "hw_fixture.h"
+
 #define REL(a, b) (fabs((a) - (b)) <= 1e-12 * fabs(b) + 1e-300)
 /* NCCL v2.21.5-1's base latency of the Simple ring (baseLat) */
 #define NCCL_BASE 8.4e-6
 
-/* An A100-like spec with round numbers. */
+/* The round-number spec of hw_fixture.h with a TF32 rate, TF32 allowed. */
 static void spec(ApprofHardwareSpec *hw)
 {
-    memset(hw, 0, sizeof *hw);
-    snprintf(hw->name, sizeof hw->name, "t");
-    hw->peak_flops[APPROF_F32] = 20e12;
-    hw->peak_flops[APPROF_F16] = 300e12;
-    hw->peak_flops[APPROF_BF16] = 300e12;
+    hw_fixture_round_spec(hw);
     hw->peak_flops_tf32 = 150e12;
     hw->allow_tf32 = 1;
-    hw->memory_bandwidth = 2000e9;
-    hw->memory_efficiency = 0.5;
-    hw->device_memory = (int64_t)80 << 30;
-    hw->gpus_per_host = 8;
-    hw->intra_host_bandwidth = 300e9;
-    hw->inter_host_bandwidth = 25e9;
-    hw->gemm_efficiency = 0.5;
-    hw->conv_efficiency = 0.25;
 }
 
 static void test_math_class(void)
@@ -389,46 +379,30 @@ static void test_fabric(void)
 static void test_phase_overlap(void)
 {
     ApprofHardwareSpec hw;
-    ApprofStageProgram p;
-    ApprofKernel ks[2];
-    ApprofCollective c;
+    HwFixturePhase ph;
     double gemm, ew, coll;
     spec(&hw);
     hw.kernel_launch_overhead = 0;
-    memset(&p, 0, sizeof p);
-    memset(ks, 0, sizeof ks);
-    ks[0].kind = APPROF_K_GEMM;
-    ks[0].dtype = APPROF_F32;
-    ks[0].flops = 7.5e12; /* 0.1 s at 150e12 * 0.5 */
-    ks[1].kind = APPROF_K_ELEMENTWISE;
-    ks[1].bytes = 0.05e12; /* 0.05 s at 2000e9 * 0.5 */
-    memset(&c, 0, sizeof c);
-    c.kind = APPROF_COLL_ALL_GATHER;
-    c.group_size = 8;
-    c.hosts = 1;
-    c.bytes = 8e9;
-    p.kernels[1] = ks;
-    p.n_kernels[1] = 2;
-    p.colls[1] = &c;
-    p.n_colls[1] = 1;
-    gemm = approf_kernel_seconds(&hw, &ks[0]);
-    ew = approf_kernel_seconds(&hw, &ks[1]);
-    coll = approf_collective_cost(&hw, &c);
+    /* GEMM 0.1 s at 150e12 * 0.5, elementwise 0.05 s at 2000e9 * 0.5 */
+    hw_fixture_phase(&ph, APPROF_F32, 7.5e12);
+    gemm = approf_kernel_seconds(&hw, &ph.ks[0]);
+    ew = approf_kernel_seconds(&hw, &ph.ks[1]);
+    coll = approf_collective_cost(&hw, &ph.c);
     CU_ASSERT_FATAL(coll > 0.01 && coll < gemm);
     /* serial (the default): everything adds up; the empty forward is 0 */
-    CU_ASSERT(REL(approf_phase_seconds(&hw, &p, 1), gemm + ew + coll));
-    CU_ASSERT_EQUAL(approf_phase_seconds(&hw, &p, 0), 0.0);
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &ph.p, 1), gemm + ew + coll));
+    CU_ASSERT_EQUAL(approf_phase_seconds(&hw, &ph.p, 0), 0.0);
     /* overlapped: the collective runs under the GEMM */
     hw.tp_comm_overlap = 1.0;
-    CU_ASSERT(REL(approf_phase_seconds(&hw, &p, 1), gemm + ew));
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &ph.p, 1), gemm + ew));
     hw.tp_comm_overlap = 0.5;
-    CU_ASSERT(REL(approf_phase_seconds(&hw, &p, 1), gemm + ew + 0.5 * coll));
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &ph.p, 1), gemm + ew + 0.5 * coll));
     /* never more hidden than the GEMMs last (not under the elementwise kernel) */
     hw.tp_comm_overlap = 1.0;
-    c.bytes = 8e11;
-    coll = approf_collective_cost(&hw, &c);
+    ph.c.bytes = 8e11;
+    coll = approf_collective_cost(&hw, &ph.c);
     CU_ASSERT_FATAL(coll > gemm + ew);
-    CU_ASSERT(REL(approf_phase_seconds(&hw, &p, 1), ew + coll));
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &ph.p, 1), ew + coll));
 }
 
 /* Megatron-LM's asynchronous backward collectives (tp_async_grad): a
@@ -520,85 +494,54 @@ static void test_phase_async(void)
 static void test_grad_overlap(void)
 {
     ApprofHardwareSpec hw;
-    ApprofStageProgram p;
-    ApprofKernel bwd, fwd;
+    HwFixtureGradSync g;
     double sync, t;
     spec(&hw);
-    memset(&p, 0, sizeof p);
-    memset(&bwd, 0, sizeof bwd);
-    bwd.kind = APPROF_K_ELEMENTWISE;
-    bwd.bytes = 0.1e12; /* 0.1 s at 1e12 */
-    fwd = bwd;
-    fwd.bytes = 0.05e12;
-    p.kernels[0] = &fwd;
-    p.n_kernels[0] = 1;
-    p.kernels[1] = &bwd;
-    p.n_kernels[1] = 1;
-    p.n_apply_colls = 1;
-    p.apply_colls[0].kind = APPROF_COLL_ALL_REDUCE;
-    p.apply_colls[0].group_size = 8;
-    p.apply_colls[0].hosts = 1;
-    p.apply_colls[0].bytes = 15e9; /* 2*7/8*15e9/300e9 = 0.0875 s */
+    /* backward 0.1 s and forward 0.05 s at 1e12; the all-reduce
+     * 2*7/8*15e9/300e9 = 0.0875 s */
+    hw_fixture_grad_sync(&g, 0.05e12, 0.1e12);
     /* NCCL's ring, Simple (docs/nccl-tuning.md): its base latency 8.4 us,
      * and no per-step latency on this spec's links */
     sync = 2.0 * 7 / 8 * 15e9 / 300e9 + NCCL_BASE;
     /* no overlap: the whole ring */
-    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &p), sync));
+    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &g.p), sync));
     /* half of the backward (0.05 s) hides it */
     hw.grad_overlap = 0.5;
-    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &p), sync - 0.05));
+    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &g.p), sync - 0.05));
     /* ... but never the last bucket */
     hw.grad_overlap = 1.0;
     hw.grad_bucket_bytes = 3e9;
-    t = approf_stage_apply_seconds(&hw, &p);
+    t = approf_stage_apply_seconds(&hw, &g.p);
     CU_ASSERT(REL(t, 2.0 * 7 / 8 * 3e9 / 300e9 + NCCL_BASE));
     /* ZeRO: the reduce-scatter hides behind the backward, the all-gather
      * behind the forward */
     hw.grad_bucket_bytes = 0;
     hw.grad_overlap = 1.0;
-    p.n_apply_colls = 2;
-    p.apply_colls[0].kind = APPROF_COLL_REDUCE_SCATTER;
-    p.apply_colls[1] = p.apply_colls[0];
-    p.apply_colls[1].kind = APPROF_COLL_ALL_GATHER;
-    p.apply_colls[0].bytes = p.apply_colls[1].bytes = 60e9; /* 7/8*60e9/300e9 = 0.175 s */
-    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &p),
+    g.p.n_apply_colls = 2;
+    g.p.apply_colls[0].kind = APPROF_COLL_REDUCE_SCATTER;
+    g.p.apply_colls[1] = g.p.apply_colls[0];
+    g.p.apply_colls[1].kind = APPROF_COLL_ALL_GATHER;
+    g.p.apply_colls[0].bytes = g.p.apply_colls[1].bytes = 60e9; /* 7/8*60e9/300e9 = 0.175 s */
+    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &g.p),
                   (0.175 + NCCL_BASE - 0.1) + (0.175 + NCCL_BASE - 0.05)));
     /* gradients reduced in f32 for a bf16 model (grad_reduce_bytes 4): the
      * reduce-scatter moves twice the bytes, the all-gather of parameters
      * the same */
-    p.dtype = APPROF_BF16;
+    g.p.dtype = APPROF_BF16;
     hw.grad_reduce_bytes = 4;
-    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &p),
+    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &g.p),
                   (0.35 + NCCL_BASE - 0.1) + (0.175 + NCCL_BASE - 0.05)));
     /* an f32 model's gradients are f32 already */
-    p.dtype = APPROF_F32;
-    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &p),
+    g.p.dtype = APPROF_F32;
+    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &g.p),
                   (0.175 + NCCL_BASE - 0.1) + (0.175 + NCCL_BASE - 0.05)));
     /* and the plain all-reduce of data parallelism doubles too */
-    p.dtype = APPROF_BF16;
+    g.p.dtype = APPROF_BF16;
     hw.grad_overlap = 0;
-    p.n_apply_colls = 1;
-    p.apply_colls[0].kind = APPROF_COLL_ALL_REDUCE;
-    p.apply_colls[0].bytes = 15e9;
-    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &p), 2.0 * (sync - NCCL_BASE) + NCCL_BASE));
-}
-
-static const char *write_spec(const char *text, char *path, size_t len)
-{
-    int fd;
-    FILE *f;
-    snprintf(path, len, "/tmp/approf-hwcal-test-XXXXXX");
-    fd = mkstemp(path);
-    if (fd < 0)
-        return NULL;
-    f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        return NULL;
-    }
-    fputs(text, f);
-    fclose(f);
-    return path;
+    g.p.n_apply_colls = 1;
+    g.p.apply_colls[0].kind = APPROF_COLL_ALL_REDUCE;
+    g.p.apply_colls[0].bytes = 15e9;
+    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &g.p), 2.0 * (sync - NCCL_BASE) + NCCL_BASE));
 }
 
 static const char *base_spec = "name = cal\n"
@@ -609,12 +552,12 @@ static const char *base_spec = "name = cal\n"
 
 static void test_spec_keys(void)
 {
-    char path[64], path2[64], err[256], fp0[64], fp1[64], fp2[64], text[2048];
+    char err[256], fp0[64], fp1[64], fp2[64], text[2048];
+    const char *path;
     ApprofHardwareSpec a, b;
-    FILE *f;
-    CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(base_spec, path, sizeof path));
+    CU_ASSERT_PTR_NOT_NULL_FATAL((path = hw_fixture_tmp(base_spec)));
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(path, &a, err, sizeof err), APPROF_OK);
-    unlink(path);
+    hw_fixture_tmp_remove();
     /* defaults: nothing refined, TF32 allowed where a TF32 rate is given */
     CU_ASSERT_EQUAL(a.allow_tf32, 1);
     CU_ASSERT_EQUAL(a.peak_flops_tf32, 0);
@@ -633,9 +576,9 @@ static void test_spec_keys(void)
              "optimizer_exp_avg_bytes = 2\noptimizer_exp_avg_sq_bytes = 1\n"
              "zero3_rank_copies = 1\n",
              base_spec);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
+    CU_ASSERT_PTR_NOT_NULL_FATAL((path = hw_fixture_tmp(text)));
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(path, &a, err, sizeof err), APPROF_OK);
-    unlink(path);
+    hw_fixture_tmp_remove();
     CU_ASSERT(REL(a.peak_flops_tf32, 156e12));
     CU_ASSERT(REL(a.gemm_eff[APPROF_MATH_TF32], 0.6));
     CU_ASSERT(REL(a.conv_eff[APPROF_MATH_F16], 0.5));
@@ -661,21 +604,15 @@ static void test_spec_keys(void)
 
     /* the switch: allow_tf32 = 0 gives strict FP32 and another fingerprint */
     snprintf(text + strlen(text), sizeof text - strlen(text), "allow_tf32 = 0\n");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
+    CU_ASSERT_PTR_NOT_NULL_FATAL((path = hw_fixture_tmp(text)));
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(path, &b, err, sizeof err), APPROF_OK);
-    unlink(path);
+    hw_fixture_tmp_remove();
     CU_ASSERT_EQUAL(approf_math_class(&b, APPROF_F32), APPROF_MATH_FP32);
     approf_hardware_fingerprint(&b, fp2, sizeof fp2);
     CU_ASSERT_STRING_NOT_EQUAL(fp1, fp2);
 
     /* written back and read again: the same spec */
-    CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec("", path2, sizeof path2));
-    f = fopen(path2, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    CU_ASSERT_EQUAL(approf_hardware_write_spec(&a, f), APPROF_OK);
-    fclose(f);
-    CU_ASSERT_EQUAL_FATAL(approf_hardware_load(path2, &b, err, sizeof err), APPROF_OK);
-    unlink(path2);
+    CU_ASSERT_EQUAL_FATAL(hw_fixture_reload(&a, &b, err, sizeof err), APPROF_OK);
     approf_hardware_fingerprint(&b, fp2, sizeof fp2);
     CU_ASSERT_STRING_EQUAL(fp1, fp2);
     CU_ASSERT(REL(b.grad_bucket_bytes, a.grad_bucket_bytes));
@@ -701,10 +638,10 @@ static void test_spec_keys(void)
         char field[64];
         snprintf(field, sizeof field, "%.*s", (int)strcspn(bad[i], " "), bad[i]);
         snprintf(text, sizeof text, "%s%s\n", base_spec, bad[i]);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(write_spec(text, path, sizeof path));
+        CU_ASSERT_PTR_NOT_NULL_FATAL((path = hw_fixture_tmp(text)));
         CU_ASSERT_EQUAL(approf_hardware_load(path, &b, err, sizeof err), APPROF_EPARSE);
         CU_ASSERT_PTR_NOT_NULL(strstr(err, field));
-        unlink(path);
+        hw_fixture_tmp_remove();
     }
 }
 
@@ -770,32 +707,23 @@ static void test_builtin_selection(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned failed;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("hw-calibration", NULL, NULL);
-    if (!s || !CU_add_test(s, "math_class", test_math_class) ||
-        !CU_add_test(s, "rates", test_rates) || !CU_add_test(s, "kernel_time", test_kernel_time) ||
-        !CU_add_test(s, "gemm_store", test_gemm_store) ||
-        !CU_add_test(s, "attention_efficiency", test_attention_efficiency) ||
-        !CU_add_test(s, "reduction_efficiency", test_reduction_efficiency) ||
-        !CU_add_test(s, "gemm_unaligned", test_gemm_unaligned) ||
-        !CU_add_test(s, "loss_f32", test_loss_f32) ||
-        !CU_add_test(s, "fabric", test_fabric) ||
-        !CU_add_test(s, "one_collective_price", test_one_collective_price) ||
-        !CU_add_test(s, "phase_overlap", test_phase_overlap) ||
-        !CU_add_test(s, "phase_async", test_phase_async) ||
-        !CU_add_test(s, "grad_overlap", test_grad_overlap) ||
-        !CU_add_test(s, "spec_keys", test_spec_keys) ||
-        !CU_add_test(s, "builtins_classes", test_builtins_classes) ||
-        !CU_add_test(s, "builtin_selection", test_builtin_selection)) {
-        CU_cleanup_registry();
-        return 1;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"math_class", test_math_class},
+        {"rates", test_rates},
+        {"kernel_time", test_kernel_time},
+        {"gemm_store", test_gemm_store},
+        {"attention_efficiency", test_attention_efficiency},
+        {"reduction_efficiency", test_reduction_efficiency},
+        {"gemm_unaligned", test_gemm_unaligned},
+        {"loss_f32", test_loss_f32},
+        {"fabric", test_fabric},
+        {"one_collective_price", test_one_collective_price},
+        {"phase_overlap", test_phase_overlap},
+        {"phase_async", test_phase_async},
+        {"grad_overlap", test_grad_overlap},
+        {"spec_keys", test_spec_keys},
+        {"builtins_classes", test_builtins_classes},
+        {"builtin_selection", test_builtin_selection},
+    };
+    return CUNIT_RUN("hw-calibration", tests);
 }

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <CUnit/Basic.h>
 
@@ -19,30 +18,10 @@
 #include "hardware.h"
 #include "stage.h"
 
+#include "cunit_run.h"
+#include "hw_fixture.h"
+
 #define GIB 1073741824.0
-
-static char tmp_path[256];
-
-/* Writes text to a fresh temporary file whose path is tmp_path. */
-static const char *write_tmp(const char *text)
-{
-    int fd;
-    FILE *f;
-    if (tmp_path[0])
-        unlink(tmp_path);
-    snprintf(tmp_path, sizeof tmp_path, "/tmp/approf-hw-test-XXXXXX");
-    fd = mkstemp(tmp_path);
-    if (fd < 0)
-        return NULL;
-    f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        return NULL;
-    }
-    fputs(text, f);
-    fclose(f);
-    return tmp_path;
-}
 
 /* A spec with round numbers for hand computation. */
 static ApprofHardwareSpec plain_spec(void)
@@ -81,7 +60,6 @@ static void test_builtins(void)
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         ApprofHardwareSpec hw, back;
         char err[512], fp1[128], fp2[128];
-        FILE *f;
         CU_ASSERT_EQUAL_FATAL(approf_hardware_builtin(want[i], &hw), APPROF_OK);
         CU_ASSERT_STRING_EQUAL(hw.name, want[i]);
         CU_ASSERT_STRING_EQUAL(tab[i].name, want[i]);
@@ -98,14 +76,7 @@ static void test_builtins(void)
         CU_ASSERT(strlen(hw.source) > 100 && strlen(hw.source) < sizeof hw.source);
         CU_ASSERT(strlen(hw.gpu_model) > 0);
         /* written out and read back: same spec, same fingerprint */
-        snprintf(tmp_path, sizeof tmp_path, "/tmp/approf-hw-rt-%d.spec", (int)getpid());
-        f = fopen(tmp_path, "w");
-        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-        CU_ASSERT_EQUAL(approf_hardware_write_spec(&hw, f), APPROF_OK);
-        fclose(f);
-        CU_ASSERT_EQUAL(approf_hardware_load(tmp_path, &back, err, sizeof err), APPROF_OK);
-        unlink(tmp_path);
-        tmp_path[0] = '\0';
+        CU_ASSERT_EQUAL(hw_fixture_reload(&hw, &back, err, sizeof err), APPROF_OK);
         approf_hardware_fingerprint(&hw, fp1, sizeof fp1);
         approf_hardware_fingerprint(&back, fp2, sizeof fp2);
         CU_ASSERT_STRING_EQUAL(fp1, fp2);
@@ -255,7 +226,7 @@ static void test_spec_file_ok(void)
 {
     ApprofHardwareSpec hw;
     char err[512] = "";
-    const char *p = write_tmp(good_spec);
+    const char *p = hw_fixture_tmp(good_spec);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(p, &hw, err, sizeof err), APPROF_OK);
     CU_ASSERT_STRING_EQUAL(err, "");
@@ -288,8 +259,7 @@ static void test_spec_file_ok(void)
     CU_ASSERT(strstr(err, "'/nonexistent/x.spec'") != NULL);
     CU_ASSERT(strstr(err, "gtx-1080ti, v100-16g, v100-32g, a100-40g, a100-80g, h100-sxm, h200, b200, "
                      "gb200-nvl72") != NULL);
-    unlink(p);
-    tmp_path[0] = '\0';
+    hw_fixture_tmp_remove();
 }
 
 typedef struct BadCase {
@@ -335,7 +305,7 @@ static void test_spec_file_bad(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ApprofHardwareSpec hw;
         char err[512] = "", want[512];
-        const char *p = write_tmp(cases[i].text);
+        const char *p = hw_fixture_tmp(cases[i].text);
         CU_ASSERT_PTR_NOT_NULL_FATAL(p);
         CU_ASSERT_EQUAL(approf_hardware_load(p, &hw, err, sizeof err), APPROF_EPARSE);
         snprintf(want, sizeof want, "%s:%d: %s", p, cases[i].line, cases[i].expect);
@@ -354,10 +324,7 @@ static void test_spec_file_bad(void)
                         APPROF_EIO);
         CU_ASSERT(strncmp(err, "/nonexistent/x.spec: cannot open", 32) == 0);
     }
-    if (tmp_path[0]) {
-        unlink(tmp_path);
-        tmp_path[0] = '\0';
-    }
+    hw_fixture_tmp_remove();
 }
 
 /* ---- fingerprint and costdb row -------------------------------------------------- */
@@ -461,14 +428,8 @@ static CostdbCommPoint gpt_(const char *coll, const char *group, const char *dty
  * cover a (collective, group), and nowhere else. */
 static ApprofCollective mkcoll(ApprofCollKind kind, int group, int hosts, double bytes)
 {
-    ApprofCollective c;
-    memset(&c, 0, sizeof c);
-    c.kind = kind;
+    ApprofCollective c = hw_fixture_coll(kind, bytes, group, hosts);
     c.axes = APPROF_AXIS0;
-    c.group_size = group;
-    c.hosts = hosts;
-    c.crosses_hosts = hosts > 1;
-    c.bytes = bytes;
     return c;
 }
 
@@ -840,30 +801,20 @@ static void test_stage_program(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned failed;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("hw", NULL, NULL);
-    if (!s || !CU_add_test(s, "builtins", test_builtins) ||
-        !CU_add_test(s, "collectives", test_collectives) ||
-        !CU_add_test(s, "roofline", test_roofline) ||
-        !CU_add_test(s, "spec_file_ok", test_spec_file_ok) ||
-        !CU_add_test(s, "spec_file_bad", test_spec_file_bad) ||
-        !CU_add_test(s, "costdb_row", test_costdb_row) ||
-        !CU_add_test(s, "curve", test_curve) ||
-        !CU_add_test(s, "curves_on_spec", test_curves_on_spec) ||
-        !CU_add_test(s, "nccl_tests", test_nccl_tests) ||
-        !CU_add_test(s, "match_gpu", test_match_gpu) ||
-        !CU_add_test(s, "analytic", test_analytic) ||
-        !CU_add_test(s, "backend_destroy", test_backend_destroy) ||
-        !CU_add_test(s, "stage_program", test_stage_program)) {
-        CU_cleanup_registry();
-        return 1;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"builtins", test_builtins},
+        {"collectives", test_collectives},
+        {"roofline", test_roofline},
+        {"spec_file_ok", test_spec_file_ok},
+        {"spec_file_bad", test_spec_file_bad},
+        {"costdb_row", test_costdb_row},
+        {"curve", test_curve},
+        {"curves_on_spec", test_curves_on_spec},
+        {"nccl_tests", test_nccl_tests},
+        {"match_gpu", test_match_gpu},
+        {"analytic", test_analytic},
+        {"backend_destroy", test_backend_destroy},
+        {"stage_program", test_stage_program},
+    };
+    return CUNIT_RUN("hw", tests);
 }

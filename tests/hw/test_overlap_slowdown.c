@@ -19,46 +19,14 @@
 #include "hardware.h"
 #include "stage.h"
 
+#include "cunit_run.h"
+#include "hw_fixture.h"
+
 #define REL(a, b) (fabs((a) - (b)) <= 1e-12 * fabs(b) + 1e-300)
 #define REQ "name = t\npeak_tflops_f32 = 20\npeak_tflops_f16 = 300\npeak_tflops_bf16 = 300\n" \
             "memory_gib = 80\nmemory_bandwidth_gbs = 2000\ngpus_per_host = 8\n"                 \
             "intra_host_bandwidth_gbs = 300\n"                                                 \
             "inter_host_bandwidth_gbs = 25\n"
-
-static char tmp_path[64];
-
-static const char *write_tmp(const char *text)
-{
-    FILE *f;
-    int fd;
-    snprintf(tmp_path, sizeof tmp_path, "/tmp/approf-ovl-XXXXXX");
-    fd = mkstemp(tmp_path);
-    if (fd < 0)
-        return NULL;
-    f = fdopen(fd, "w");
-    if (!f)
-        return NULL;
-    fputs(text, f);
-    fclose(f);
-    return tmp_path;
-}
-
-static void spec(ApprofHardwareSpec *hw)
-{
-    memset(hw, 0, sizeof *hw);
-    snprintf(hw->name, sizeof hw->name, "t");
-    hw->peak_flops[APPROF_F32] = 20e12;
-    hw->peak_flops[APPROF_F16] = 300e12;
-    hw->peak_flops[APPROF_BF16] = 300e12;
-    hw->memory_bandwidth = 2000e9;
-    hw->memory_efficiency = 0.5;
-    hw->device_memory = (int64_t)80 << 30;
-    hw->gpus_per_host = 8;
-    hw->intra_host_bandwidth = 300e9;
-    hw->inter_host_bandwidth = 25e9;
-    hw->gemm_efficiency = 0.5;
-    hw->conv_efficiency = 0.25;
-}
 
 /* The key: parsed, written back, refused out of range with path:line:field,
  * and absent from the fingerprint and the stored row while 0. */
@@ -69,8 +37,7 @@ static void test_spec_key(void)
     ApprofHardwareSpec hw, back;
     CostdbHardware row;
     char err[512] = "", fp0[128], fp1[128], want[512];
-    const char *p = write_tmp(REQ);
-    FILE *f;
+    const char *p = hw_fixture_tmp(REQ);
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(p, &hw, err, sizeof err), APPROF_OK);
@@ -80,7 +47,7 @@ static void test_spec_key(void)
     approf_hardware_to_costdb(&hw, &row);
     CU_ASSERT_PTR_NULL(strstr(row.capabilities, "overlap_gemm_slowdown"));
 
-    p = write_tmp(REQ "overlap_gemm_slowdown = 0.125\n");
+    p = hw_fixture_tmp(REQ "overlap_gemm_slowdown = 0.125\n");
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(p, &hw, err, sizeof err), APPROF_OK);
     unlink(p);
@@ -90,25 +57,15 @@ static void test_spec_key(void)
     approf_hardware_to_costdb(&hw, &row);
     CU_ASSERT_PTR_NOT_NULL(strstr(row.capabilities, "\"overlap_gemm_slowdown\": 0.125"));
     /* round trip through the writer */
-    snprintf(tmp_path, sizeof tmp_path, "/tmp/approf-ovl-XXXXXX");
-    {
-        int fd = mkstemp(tmp_path);
-        CU_ASSERT_FATAL(fd >= 0);
-        f = fdopen(fd, "w");
-        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-        CU_ASSERT_EQUAL(approf_hardware_write_spec(&hw, f), APPROF_OK);
-        fclose(f);
-        CU_ASSERT_EQUAL(approf_hardware_load(tmp_path, &back, err, sizeof err), APPROF_OK);
-        unlink(tmp_path);
-        CU_ASSERT(REL(back.overlap_gemm_slowdown, 0.125));
-        approf_hardware_fingerprint(&back, fp0, sizeof fp0);
-        CU_ASSERT_STRING_EQUAL(fp0, fp1);
-    }
+    CU_ASSERT_EQUAL(hw_fixture_reload(&hw, &back, err, sizeof err), APPROF_OK);
+    CU_ASSERT(REL(back.overlap_gemm_slowdown, 0.125));
+    approf_hardware_fingerprint(&back, fp0, sizeof fp0);
+    CU_ASSERT_STRING_EQUAL(fp0, fp1);
     /* out of range: refused, naming the file, the line and the field */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char text[1024];
         snprintf(text, sizeof text, "%s%s", REQ, bad[i]);
-        p = write_tmp(text);
+        p = hw_fixture_tmp(text);
         CU_ASSERT_PTR_NOT_NULL_FATAL(p);
         CU_ASSERT_EQUAL(approf_hardware_load(p, &hw, err, sizeof err), APPROF_EPARSE);
         snprintf(want, sizeof want, "%s:10: field 'overlap_gemm_slowdown'", p);
@@ -124,7 +81,7 @@ static void test_spec_key(void)
 static void test_hidden_rule(void)
 {
     ApprofHardwareSpec hw;
-    spec(&hw);
+    hw_fixture_round_spec(&hw);
     CU_ASSERT(REL(approf_overlap_hidden(&hw, 0.05, 0.1), 0.05));
     CU_ASSERT(REL(approf_overlap_hidden(&hw, 0.2, 0.1), 0.1));
     hw.overlap_gemm_slowdown = 0.2;
@@ -146,41 +103,25 @@ static void test_hidden_rule(void)
 static void test_phase(void)
 {
     ApprofHardwareSpec hw;
-    ApprofStageProgram p;
-    ApprofKernel ks[2];
-    ApprofCollective c;
+    HwFixturePhase ph;
     double gemm, ew, coll, base;
-    spec(&hw);
+    hw_fixture_round_spec(&hw);
     hw.kernel_launch_overhead = 0;
-    memset(&p, 0, sizeof p);
-    memset(ks, 0, sizeof ks);
-    ks[0].kind = APPROF_K_GEMM;
-    ks[0].dtype = APPROF_BF16;
-    ks[0].flops = 15e12; /* 0.1 s at 300e12 * 0.5 */
-    ks[1].kind = APPROF_K_ELEMENTWISE;
-    ks[1].bytes = 0.05e12; /* 0.05 s at 2000e9 * 0.5 */
-    memset(&c, 0, sizeof c);
-    c.kind = APPROF_COLL_ALL_GATHER;
-    c.group_size = 8;
-    c.hosts = 1;
-    c.bytes = 8e9;
-    p.kernels[1] = ks;
-    p.n_kernels[1] = 2;
-    p.colls[1] = &c;
-    p.n_colls[1] = 1;
-    gemm = approf_kernel_seconds(&hw, &ks[0]);
-    ew = approf_kernel_seconds(&hw, &ks[1]);
-    coll = approf_collective_cost(&hw, &c);
+    /* GEMM 0.1 s at 300e12 * 0.5, elementwise 0.05 s at 2000e9 * 0.5 */
+    hw_fixture_phase(&ph, APPROF_BF16, 15e12);
+    gemm = approf_kernel_seconds(&hw, &ph.ks[0]);
+    ew = approf_kernel_seconds(&hw, &ph.ks[1]);
+    coll = approf_collective_cost(&hw, &ph.c);
     CU_ASSERT_FATAL(REL(gemm, 0.1) && REL(ew, 0.05));
     CU_ASSERT_FATAL(coll > 0.01 && coll < 0.5 * gemm);
     hw.tp_comm_overlap = 1.0;
-    base = approf_phase_seconds(&hw, &p, 1);
+    base = approf_phase_seconds(&hw, &ph.p, 1);
     CU_ASSERT(REL(base, gemm + ew));
     hw.overlap_gemm_slowdown = 0.25;
-    CU_ASSERT(REL(approf_phase_seconds(&hw, &p, 1), gemm + ew + 0.25 * coll));
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &ph.p, 1), gemm + ew + 0.25 * coll));
     /* the spec's fingerprint-free default keeps the old figure */
     hw.overlap_gemm_slowdown = 0.0;
-    CU_ASSERT(REL(approf_phase_seconds(&hw, &p, 1), base));
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &ph.p, 1), base));
 }
 
 /* Gradient sync under the backward (grad_overlap): the hidden part shrinks
@@ -188,30 +129,16 @@ static void test_phase(void)
 static void test_grad_sync(void)
 {
     ApprofHardwareSpec hw;
-    ApprofStageProgram p;
-    ApprofKernel bwd, fwd;
+    HwFixtureGradSync g;
     double sync;
-    spec(&hw);
-    memset(&p, 0, sizeof p);
-    memset(&bwd, 0, sizeof bwd);
-    bwd.kind = APPROF_K_ELEMENTWISE;
-    bwd.bytes = 0.2e12; /* 0.2 s at 1e12 */
-    fwd = bwd;
-    p.kernels[0] = &fwd;
-    p.n_kernels[0] = 1;
-    p.kernels[1] = &bwd;
-    p.n_kernels[1] = 1;
-    p.n_apply_colls = 1;
-    p.apply_colls[0].kind = APPROF_COLL_ALL_REDUCE;
-    p.apply_colls[0].group_size = 8;
-    p.apply_colls[0].hosts = 1;
-    p.apply_colls[0].bytes = 15e9;
-    sync = approf_stage_apply_seconds(&hw, &p);
+    hw_fixture_round_spec(&hw);
+    hw_fixture_grad_sync(&g, 0.2e12, 0.2e12); /* 0.2 s each at 1e12 */
+    sync = approf_stage_apply_seconds(&hw, &g.p);
     CU_ASSERT_FATAL(sync > 0.05 && sync < 0.2);
     hw.grad_overlap = 1.0;
-    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &p), 0.0));
+    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &g.p), 0.0));
     hw.overlap_gemm_slowdown = 0.1;
-    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &p), 0.1 * sync));
+    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &g.p), 0.1 * sync));
 }
 
 /* ZeRO-3's replay (hw/zero3_overlap.c): the forward's first unit computes
@@ -226,7 +153,7 @@ static void test_zero3_replay(void)
     ApprofKernel ks[2];
     ApprofCollective c;
     double g;
-    spec(&hw);
+    hw_fixture_round_spec(&hw);
     hw.kernel_launch_overhead = 0;
     hw.zero3_schedule = APPROF_ZERO3_FSDP2;
     memset(&p, 0, sizeof p);
@@ -268,21 +195,12 @@ static void test_zero3_replay(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned failed;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("hw-overlap-slowdown", NULL, NULL);
-    if (!s || !CU_add_test(s, "spec_key", test_spec_key) ||
-        !CU_add_test(s, "hidden_rule", test_hidden_rule) || !CU_add_test(s, "phase", test_phase) ||
-        !CU_add_test(s, "grad_sync", test_grad_sync) ||
-        !CU_add_test(s, "zero3_replay", test_zero3_replay)) {
-        CU_cleanup_registry();
-        return 1;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"spec_key", test_spec_key},
+        {"hidden_rule", test_hidden_rule},
+        {"phase", test_phase},
+        {"grad_sync", test_grad_sync},
+        {"zero3_replay", test_zero3_replay},
+    };
+    return CUNIT_RUN("hw-overlap-slowdown", tests);
 }

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <CUnit/Basic.h>
 
@@ -22,43 +21,12 @@
 #include "costdb.h"
 #include "hardware.h"
 
+#include "cunit_run.h"
+#include "hw_fixture.h"
+
 #define GIB 1073741824.0
 #define TF 1e12
 #define REL(a, b) (fabs((a) - (b)) <= 1e-12 * fabs(b))
-
-static char tmp_path[256];
-
-static const char *write_tmp(const char *text)
-{
-    int fd;
-    FILE *f;
-    if (tmp_path[0])
-        unlink(tmp_path);
-    snprintf(tmp_path, sizeof tmp_path, "/tmp/approf-scaleup-XXXXXX");
-    fd = mkstemp(tmp_path);
-    if (fd < 0)
-        return NULL;
-    f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        return NULL;
-    }
-    fputs(text, f);
-    fclose(f);
-    return tmp_path;
-}
-
-static ApprofCollective coll(ApprofCollKind kind, double bytes, int n, int hosts)
-{
-    ApprofCollective c;
-    memset(&c, 0, sizeof c);
-    c.kind = kind;
-    c.bytes = bytes;
-    c.group_size = n;
-    c.hosts = hosts;
-    c.crosses_hosts = hosts > 1;
-    return c;
-}
 
 /* The figures of the datasheets and the technical brief (specs.c). */
 static void test_specs(void)
@@ -107,8 +75,8 @@ static void test_specs(void)
 static void test_inside_domain(void)
 {
     ApprofHardwareSpec g, h, flat;
-    ApprofCollective c16 = coll(APPROF_COLL_ALL_REDUCE, GIB, 16, 4);
-    ApprofCollective one = coll(APPROF_COLL_ALL_REDUCE, GIB, 16, 1), c, c1;
+    ApprofCollective c16 = hw_fixture_coll(APPROF_COLL_ALL_REDUCE, GIB, 16, 4);
+    ApprofCollective one = hw_fixture_coll(APPROF_COLL_ALL_REDUCE, GIB, 16, 1), c, c1;
     double t_g, t_h, t_flat, bus;
     CU_ASSERT_EQUAL_FATAL(approf_hardware_builtin("gb200-nvl72", &g), APPROF_OK);
     CU_ASSERT_EQUAL_FATAL(approf_hardware_builtin("h100-sxm", &h), APPROF_OK);
@@ -121,7 +89,7 @@ static void test_inside_domain(void)
     CU_ASSERT(REL(t_g, (8.4 + 30 * 3.4) * 1e-6 + GIB * 30.0 / (16.0 * bus)));
     CU_ASSERT(REL(approf_link_bandwidth(&g, 16, 4, 1), bus));
     /* 2 DGX H100 hosts: 8 x 400 Gb/s adapters a host, 400 GB/s x 0.8 */
-    c = coll(APPROF_COLL_ALL_REDUCE, GIB, 16, 2);
+    c = hw_fixture_coll(APPROF_COLL_ALL_REDUCE, GIB, 16, 2);
     t_h = approf_collective_cost(&h, &c);
     CU_ASSERT(REL(approf_link_bandwidth(&h, 16, 2, 1), 400e9 * 0.8));
     CU_ASSERT(t_h > 2.0 * t_g);
@@ -134,8 +102,8 @@ static void test_inside_domain(void)
     CU_ASSERT(t_flat > 4.0 * t_g);
     /* a whole domain (18 trays, 72 GPUs) is one node too; so is a group
      * of 18 GPUs one a tray (a data-parallel axis under tp 4) */
-    c = coll(APPROF_COLL_ALL_GATHER, GIB, 72, 18);
-    c1 = coll(APPROF_COLL_ALL_GATHER, GIB, 72, 1);
+    c = hw_fixture_coll(APPROF_COLL_ALL_GATHER, GIB, 72, 18);
+    c1 = hw_fixture_coll(APPROF_COLL_ALL_GATHER, GIB, 72, 1);
     CU_ASSERT(REL(approf_collective_cost(&g, &c), approf_collective_cost(&g, &c1)));
     CU_ASSERT(REL(approf_link_bandwidth(&g, 18, 18, 1), bus));
     /* hosts unknown across hosts (one GPU a host): 18 GPUs fit a domain */
@@ -192,7 +160,7 @@ static void test_across_domains(void)
      * domains: priced on the network, where its 4 trays alone would fit
      * one domain */
     {
-        ApprofCollective s4 = coll(APPROF_COLL_ALL_REDUCE, b, 4, 4), d1 = s4;
+        ApprofCollective s4 = hw_fixture_coll(APPROF_COLL_ALL_REDUCE, b, 4, 4), d1 = s4;
         s4.span_hosts = 25;
         d1.span_hosts = 4;
         CU_ASSERT_EQUAL(costdb_collective_domains(&f, 4, 4, 25, 1), 2);
@@ -224,7 +192,7 @@ static void test_costdb_row(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(row.capabilities, "\"peak_flops_fp4\": 1e+16"));
     costdb_fabric_from_hardware(&row, &f);
     CU_ASSERT_EQUAL(f.scaleup_gpus, 72);
-    c = coll(APPROF_COLL_ALL_REDUCE, GIB, 16, 4);
+    c = hw_fixture_coll(APPROF_COLL_ALL_REDUCE, GIB, 16, 4);
     CU_ASSERT(REL(costdb_strided_collective_seconds(&f, COSTDB_COLL_ALL_REDUCE, GIB, 16, 1, 4),
                   approf_collective_cost(&g, &c)));
     /* a row from before the field, or a hostile one, prices per host */
@@ -263,9 +231,8 @@ static void test_spec_file(void)
     ApprofHardwareSpec hw, back;
     char err[512] = "", want[600], fp1[128], fp2[128];
     const char *p;
-    FILE *f;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        p = write_tmp(bad[i].text);
+        p = hw_fixture_tmp(bad[i].text);
         CU_ASSERT_PTR_NOT_NULL_FATAL(p);
         CU_ASSERT_EQUAL(approf_hardware_load(p, &hw, err, sizeof err), APPROF_EPARSE);
         snprintf(want, sizeof want, "%s:%d: %s", p, bad[i].line, bad[i].expect);
@@ -275,11 +242,11 @@ static void test_spec_file(void)
         }
     }
     /* good: a domain of 72 on hosts of 4, and the default (none) */
-    p = write_tmp(BASE "scaleup_domain_gpus = 72\npeak_tflops_fp4 = 10000\n");
+    p = hw_fixture_tmp(BASE "scaleup_domain_gpus = 72\npeak_tflops_fp4 = 10000\n");
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(p, &hw, err, sizeof err), APPROF_OK);
     CU_ASSERT_EQUAL(hw.scaleup_gpus, 72);
     CU_ASSERT(REL(hw.peak_flops_fp4, 10000 * TF));
-    p = write_tmp(BASE);
+    p = hw_fixture_tmp(BASE);
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(p, &back, err, sizeof err), APPROF_OK);
     CU_ASSERT_EQUAL(back.scaleup_gpus, 0);
     /* the domain is part of the fingerprint */
@@ -288,40 +255,23 @@ static void test_spec_file(void)
     CU_ASSERT_STRING_NOT_EQUAL(fp1, fp2);
     /* the built-in written out and read back: the same spec */
     CU_ASSERT_EQUAL_FATAL(approf_hardware_builtin("gb200-nvl72", &hw), APPROF_OK);
-    snprintf(tmp_path, sizeof tmp_path, "/tmp/approf-scaleup-rt-%d.spec", (int)getpid());
-    f = fopen(tmp_path, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    CU_ASSERT_EQUAL(approf_hardware_write_spec(&hw, f), APPROF_OK);
-    fclose(f);
-    CU_ASSERT_EQUAL_FATAL(approf_hardware_load(tmp_path, &back, err, sizeof err), APPROF_OK);
+    CU_ASSERT_EQUAL_FATAL(hw_fixture_reload(&hw, &back, err, sizeof err), APPROF_OK);
     CU_ASSERT_EQUAL(back.scaleup_gpus, 72);
     approf_hardware_fingerprint(&hw, fp1, sizeof fp1);
     approf_hardware_fingerprint(&back, fp2, sizeof fp2);
     CU_ASSERT_STRING_EQUAL(fp1, fp2);
-    unlink(tmp_path);
-    tmp_path[0] = '\0';
 }
 
 int main(void)
 {
-    CU_pSuite s;
-    int failures;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("scaleup", NULL, NULL);
-    if (!s || !CU_add_test(s, "Blackwell and H200 specs", test_specs) ||
-        !CU_add_test(s, "inside one NVLink domain", test_inside_domain) ||
-        !CU_add_test(s, "across domains", test_across_domains) ||
-        !CU_add_test(s, "the stored row", test_costdb_row) ||
-        !CU_add_test(s, "spec file", test_spec_file)) {
-        CU_cleanup_registry();
-        return 1;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failures = (int)CU_get_number_of_failures();
-    CU_cleanup_registry();
-    if (tmp_path[0])
-        unlink(tmp_path);
-    return failures ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"Blackwell and H200 specs", test_specs},
+        {"inside one NVLink domain", test_inside_domain},
+        {"across domains", test_across_domains},
+        {"the stored row", test_costdb_row},
+        {"spec file", test_spec_file},
+    };
+    int rc = CUNIT_RUN("scaleup", tests);
+    hw_fixture_tmp_remove();
+    return rc;
 }

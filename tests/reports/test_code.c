@@ -477,32 +477,30 @@ static void test_exports(void)
     free(buf);
 }
 
-static void sh(const char *in, const char *want)
+/* quote (rep_sh_word or rep_toml_string, named name) writes in as want. */
+static void quoted(void (*quote)(FILE *, const char *), const char *name, const char *in,
+                   const char *want)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&buf, &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-    rep_sh_word(m, in);
+    quote(m, in);
     fclose(m);
     if (strcmp(buf, want))
-        fprintf(stderr, "\nrep_sh_word: got %s, want %s\n", buf, want);
+        fprintf(stderr, "\n%s: got %s, want %s\n", name, buf, want);
     CU_ASSERT_STRING_EQUAL(buf, want);
     free(buf);
 }
 
+static void sh(const char *in, const char *want)
+{
+    quoted(rep_sh_word, "rep_sh_word", in, want);
+}
+
 static void toml(const char *in, const char *want)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
-    rep_toml_string(m, in);
-    fclose(m);
-    if (strcmp(buf, want))
-        fprintf(stderr, "\nrep_toml_string: got %s, want %s\n", buf, want);
-    CU_ASSERT_STRING_EQUAL(buf, want);
-    free(buf);
+    quoted(rep_toml_string, "rep_toml_string", in, want);
 }
 
 static void test_sh_toml(void)
