@@ -279,8 +279,10 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
     if (L.variant.recompute == COSTDB_RECOMPUTE_SELECTIVE)
         fputs(" model.activations_checkpoint_granularity=selective", f);
     else if (L.variant.recompute == COSTDB_RECOMPUTE_FULL)
-        fputs(" model.activations_checkpoint_granularity=full "
-              "model.activations_checkpoint_method=uniform model.activations_checkpoint_num_layers=1", f);
+        fprintf(f, " model.activations_checkpoint_granularity=full "
+                   "model.activations_checkpoint_method=%s model.activations_checkpoint_num_layers=%d",
+                L.recompute_layers > 0 ? "block" : "uniform",
+                L.recompute_layers > 0 ? L.recompute_layers : 1);
     if (L.variant.zero)
         fputs(" model.optim.name=distributed_fused_adam", f);
     if (L.cp > 1)

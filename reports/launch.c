@@ -314,9 +314,10 @@ static void runtime_limits(RepLaunch *L, Notes *N)
      * first K; DeepSpeed's activation checkpointing has no such number */
     if (rt != REP_RT_MEGATRON && L->recompute_layers > 0) {
         L->changed = 1;
-        note(N, "%s cannot express recomputing only the first %d transformer layers of each "
+        note(N, "%s cannot express recomputing only the first %d transformer %s of each "
                 "model chunk%s: every layer recomputed (full) instead", rt_names[rt],
-             L->recompute_layers, rt == REP_RT_TORCHTITAN
+             L->recompute_layers, L->recompute_layers == 1 ? "layer" : "layers",
+             rt == REP_RT_TORCHTITAN
                  ? " (its selective_ac_option = \"N\" checkpoints every N-th block of a rank, "
                    "counted across its model chunks)" : "");
         L->recompute_layers = 0;
