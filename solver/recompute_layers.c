@@ -10,7 +10,6 @@
  */
 #include <math.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "recompute_layers.h"
 #include "solver_int.h"
@@ -63,9 +62,14 @@ static int add_range(const ApsolveProblem *p, int a, int b, int s, int c, Figure
 {
     Figures f;
     if (c < 0 || figures(p, apsolve_index(p, a, b, s, c), &f)) {
-        snprintf(why, len, "layers %d-%d have no %s entry with a time on this mesh and level", a,
-                 b, c < 0 ? "such" : costdb_recompute_name(p->configs[(size_t)s * p->num_configs
-                                                                     + c].variant.recompute));
+        const ApsolveSubmesh *m = &p->submeshes[s];
+        snprintf(why, len, "layers %d-%d have no %s entry with a time on submesh (%d, %d) at "
+                 "this logical mesh and memory level%s", a, b,
+                 c < 0 ? "such" : costdb_recompute_name(p->configs[(size_t)s * p->num_configs
+                                                                   + c].variant.recompute),
+                 m->hosts, m->gpus, m->hosts * m->gpus == p->num_devices
+                     ? " (the whole cluster's submesh is profiled for the whole model "
+                       "only: one stage on every GPU cannot be composed)" : "");
         return -1;
     }
     x->fwd += f.fwd;
@@ -143,47 +147,34 @@ static void put(ApsolveProblem *q, size_t idx, const ApsolveRecomputeLayers *r)
 }
 
 int apsolve_recompute_layers_problem(const ApsolveProblem *p, const ApsolveStageSpec *specs,
-                                     size_t n, int k, int chunks, ApsolveProblem **out,
-                                     ApsolveRecomputeLayers *first, char *why, size_t len)
+                                     size_t n, int k, int chunks, ApsolveProblem **out)
 {
     ApsolveProblem *q = NULL;
     int rc;
     *out = NULL;
-    if (!p->memory || !p->fwd_cost || !p->bwd_cost) {
-        snprintf(why, len, "the problem has no memory figures");
+    if (!p->memory || !p->fwd_cost || !p->bwd_cost || chunks < 1)
         return APSOLVE_EINVAL;
-    }
     if ((rc = apsolve_problem_clone(p, &q)) != APSOLVE_OK)
         return rc;
     for (size_t t = 0; t < n; t++) {
         const ApsolveStageSpec *sp = &specs[t];
-        int s = apsolve_find_submesh(q, sp->hosts, sp->gpus), best = -1;
+        int s = apsolve_find_submesh(q, sp->hosts, sp->gpus);
         int layers = sp->end_layer - sp->start_layer + 1;
-        if (first)
-            memset(&first[t], 0, sizeof first[t]);
         if (s < 0 || layers % chunks || k >= layers / chunks)
             continue; /* every layer of each chunk recomputed: the full entry */
         for (int c = 0; c < q->num_configs; c++) {
             const ApsolveConfig *cf = &q->configs[(size_t)s * q->num_configs + c];
             size_t idx = apsolve_index(q, sp->start_layer, sp->end_layer, s, c);
             ApsolveRecomputeLayers r;
-            char w[200];
+            char why[200];
             if (!cf->valid || cf->variant.recompute != COSTDB_RECOMPUTE_FULL)
                 continue;
             /* priced from p, the stored entries: never from a composed one */
             if (apsolve_recompute_layers_entry(p, sp->start_layer, sp->end_layer, s, c, k,
-                                               chunks, &r, w, sizeof w)) {
+                                               chunks, &r, why, sizeof why))
                 q->cost[idx] = INFINITY; /* no such stage can be priced */
-                if (best < 0)
-                    snprintf(why, len, "stage %zu (layers %d-%d): %s", t, sp->start_layer,
-                             sp->end_layer, w);
-                continue;
-            }
-            put(q, idx, &r);
-            if (first && (best < 0 || cf->variant.memory_level < best)) {
-                best = cf->variant.memory_level;
-                first[t] = r;
-            }
+            else
+                put(q, idx, &r);
         }
     }
     *out = q;

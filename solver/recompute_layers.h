@@ -49,14 +49,13 @@ int apsolve_recompute_layers_entry(const ApsolveProblem *p, int start, int end, 
 
 /* A copy of p in which, for each of the n specs' layer ranges, every
  * entry of a `full` config is the composed stage with k layers of each of
- * `chunks` chunks recomputed (apsolve_recompute_layers_entry); a range
- * whose chunks hold k layers or fewer keeps its `full` entry (every layer
- * recomputed). first[k] (n of them, may be NULL) gets spec k's figures at
- * its lowest priced full config (k 0: none priced). APSOLVE_OK;
- * APSOLVE_ENOMEM; APSOLVE_EINVAL with why. */
+ * `chunks` chunks recomputed (apsolve_recompute_layers_entry; +inf where
+ * it cannot be composed, which that function says why); a range whose
+ * chunks hold k layers or fewer keeps its `full` entry (every layer
+ * recomputed). APSOLVE_OK; APSOLVE_ENOMEM; APSOLVE_EINVAL when p has no
+ * memory figures. */
 int apsolve_recompute_layers_problem(const ApsolveProblem *p, const ApsolveStageSpec *specs,
-                                     size_t n, int k, int chunks, ApsolveProblem **out,
-                                     ApsolveRecomputeLayers *first, char *why, size_t len);
+                                     size_t n, int k, int chunks, ApsolveProblem **out);
 
 #ifdef __cplusplus
 }

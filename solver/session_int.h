@@ -94,6 +94,7 @@ typedef struct ApsolveRun {
     ApsolveCand rl_c;                 /* a 3-D recompute=full plan with recompute_layers: its
                                        * full entries as composed stages (recompute_layers.h) */
     int have_rl_c, rl_k;              /* rl_c owns its problem; the K priced (0: none) */
+    const ApsolveCand *rl_src;        /* the candidate rl_c was composed from */
     ApsolveStageSpec *specs;          /* the given plan's stages; NULL: none given */
     int *plan_configs;                /* --plan: each stored stage's config index */
     size_t nspec;

@@ -9,6 +9,7 @@
  * chunk's layers whose plan is the cheapest that fits (docs/variants.md,
  * "Partial recomputation").
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,11 +36,9 @@ static int chunk_layers(const ApsolveRun *r, int chunks)
 
 /* The problem of c's with k layers of each chunk recomputed (k >= the
  * chunk's layers: a clone, every layer recomputed). */
-static int make(ApsolveRun *r, const ApsolveCand *c, int k, int chunks, ApsolveProblem **q,
-                char *why, size_t len)
+static int make(ApsolveRun *r, const ApsolveCand *c, int k, int chunks, ApsolveProblem **q)
 {
-    return apsolve_recompute_layers_problem(c->p, r->specs, r->nspec, k, chunks, q, NULL, why,
-                                            len);
+    return apsolve_recompute_layers_problem(c->p, r->specs, r->nspec, k, chunks, q);
 }
 
 /* recompute_layers=auto: the k whose plan is feasible and cheapest
@@ -58,7 +57,7 @@ static int search(ApsolveRun *r, const ApsolveCand *c, int m, int chunks, int *b
         ApsolveOptions o = c->opt;
         char why[300];
         memcpy(sp, r->specs, r->nspec * sizeof *sp);
-        if ((rc = make(r, c, k, chunks, &q, why, sizeof why)) != APSOLVE_OK)
+        if ((rc = make(r, c, k, chunks, &q)) != APSOLVE_OK)
             break;
         apsolve_parallel_apply(&r->a->par, &o, sp, r->nspec);
         if (apsolve_evaluate_as_run(r->db, c->sweep, q, &o, sp, r->nspec, &pl, why,
@@ -88,7 +87,6 @@ int apsolve_run_recompute_layers(ApsolveRun *r, ApsolveCand **pc)
     const ApsolveCand *c = *pc;
     const char *what = a->parallel ? a->parallel : "of the stored plan";
     int chunks = pr->vpp > 1 ? pr->vpp : 1, m, k = pr->recompute_layers, rc;
-    char why[300] = "";
     r->rl_k = 0;
     if (!k)
         return 0;
@@ -106,13 +104,12 @@ int apsolve_run_recompute_layers(ApsolveRun *r, ApsolveCand **pc)
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
     if (k > m)
         k = m; /* Megatron checkpoints every layer of the chunk then */
-    if ((rc = make(r, c, k, chunks, &r->rl_c.p, why, sizeof why)) != APSOLVE_OK)
+    if ((rc = make(r, c, k, chunks, &r->rl_c.p)) != APSOLVE_OK)
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, rc == APSOLVE_ENOMEM ? "out of memory"
-                            : "--parallel %s: %s", what, why);
-    if (why[0] && !a->quiet) /* the plan's stages say whether it mattered */
-        apsolve_say(a, "--parallel %s: recompute_layers=%d: not priced: %s", what, k, why);
+                            : "--parallel %s: the sweep has no memory figures", what);
     r->have_rl_c = 1;
     r->rl_k = k;
+    r->rl_src = c;
     r->rl_c.sweep = c->sweep;
     r->rl_c.sw = c->sw;
     r->rl_c.opt = c->opt;
@@ -125,7 +122,8 @@ int apsolve_run_recompute_layers(ApsolveRun *r, ApsolveCand **pc)
 void apsolve_recompute_layers_say(ApsolveRun *r, ApsolvePlan *g)
 {
     int chunks = r->a->par.vpp > 1 ? r->a->par.vpp : 1;
-    if (!g || !r->rl_k)
+    const ApsolveProblem *q = r->have_rl_c ? r->rl_c.p : NULL;
+    if (!g || !r->rl_k || !q)
         return;
     g->recompute_layers = r->rl_k;
     if (r->a->quiet)
@@ -133,20 +131,28 @@ void apsolve_recompute_layers_say(ApsolveRun *r, ApsolvePlan *g)
     for (size_t t = 0; t < g->n_stages; t++) {
         const ApsolveStage *st = &g->stages[t];
         int n = (st->end_layer - st->start_layer + 1) / chunks;
-        apsolve_say(r->a, "recompute_layers=%d, stage %zu (layers %d-%d): the first %d of %d "
-                    "layers of each of %d chunk%s fully recomputed, the rest keep their "
-                    "activations: %.6g s forward, %.6g s backward, %lld bytes saved a "
-                    "micro-batch, peak %lld bytes", r->rl_k, t, st->start_layer, st->end_layer,
-                    r->rl_k < n ? r->rl_k : n, n, chunks, chunks > 1 ? "s" : "", st->fwd_cost,
-                    st->bwd_cost, st->submesh >= 0 && st->config >= 0 && r->rl_c.p->memory
-                        ? (long long)r->rl_c.p->memory[apsolve_index(r->rl_c.p, st->start_layer,
-                                                                     st->end_layer, st->submesh,
-                                                                     st->config)].intermediate
-                        : 0LL,
-                    st->submesh >= 0 && st->config >= 0 && r->rl_c.p->memory
-                        ? (long long)r->rl_c.p->memory[apsolve_index(r->rl_c.p, st->start_layer,
-                                                                     st->end_layer, st->submesh,
-                                                                     st->config)].peak
-                        : 0LL);
+        ApsolveRecomputeLayers x;
+        char why[400];
+        if (st->submesh < 0 || st->config < 0 || r->rl_k >= n)
+            continue;
+        if (!isfinite(st->cost)) {
+            /* why the composition has no time, from the entries it is made of */
+            if (apsolve_recompute_layers_entry(r->rl_src->p, st->start_layer, st->end_layer,
+                                               st->submesh, st->config, r->rl_k, chunks, &x,
+                                               why, sizeof why))
+                apsolve_say(r->a, "recompute_layers=%d, stage %zu (layers %d-%d): not priced: "
+                            "%s", r->rl_k, t, st->start_layer, st->end_layer, why);
+            continue;
+        }
+        {
+            const ApsolveMemory *m = &q->memory[apsolve_index(q, st->start_layer, st->end_layer,
+                                                              st->submesh, st->config)];
+            apsolve_say(r->a, "recompute_layers=%d, stage %zu (layers %d-%d): the first %d of %d "
+                        "layers of each of %d chunk%s fully recomputed, the rest keep their "
+                        "activations: %.6g s forward, %.6g s backward, %lld bytes saved a "
+                        "micro-batch, peak %lld bytes", r->rl_k, t, st->start_layer,
+                        st->end_layer, r->rl_k, n, chunks, chunks > 1 ? "s" : "", st->fwd_cost,
+                        st->bwd_cost, (long long)m->intermediate, (long long)m->peak);
+        }
     }
 }

@@ -108,6 +108,14 @@ grep -q "recompute_layers=auto: 1 of 4 layers a chunk recomputed: .*, does not f
 "$apsolve" --db "$db" --no-store --parallel "dp=1,tp=1,pp=2,recompute_layers=1" \
   >/dev/null 2>"$w/err" && fail "recompute_layers without recompute=full"
 grep -q "recompute_layers needs recompute=full" "$w/err" || fail_with "$w/err" "the refusal"
+"$apsolve" --db "$db" --no-store --parallel "dp=1,tp=1,pp=2,vpp=3,recompute=full,recompute_layers=1" \
+  >/dev/null 2>"$w/err" && fail "vpp=3 chunks of 4-layer stages"
+grep -q "chunks, which do not split every stage" "$w/err" || fail_with "$w/err" "the vpp refusal"
+# one stage on both GPUs: the sweep has no shorter range on that submesh
+"$apsolve" --db "$db" --no-store --parallel "dp=2,tp=1,pp=1,recompute=full,recompute_layers=2" \
+  >/dev/null 2>"$w/err"
+[ $? = 3 ] && grep -q "not priced: layers 0-1 have no full entry .* cannot be composed" "$w/err" ||
+  fail_with "$w/err" "the whole cluster's stage"
 # stored, re-priced by --plan, exported
 "$apsolve" --db "$db" --parallel "dp=1,tp=1,pp=2,recompute=full,recompute_layers=1" \
   >"$w/st" 2>&1 || fail_with "$w/st" "store"
