@@ -36,6 +36,9 @@ typedef struct CostdbPlanLayout {
     int dp_shard;                     /* HSDP: ZeRO-3's shard group, dp / dp_shard replicas
                                        * (docs/hsdp.md); 0: not given (not written) */
     int raf_off;                      /* FSDP2 reshard_after_forward off ("raf": 0) */
+    int recompute_layers;             /* recompute full on the first K layers of each model
+                                       * chunk only (docs/variants.md, "Partial
+                                       * recomputation"); 0: every layer (not written) */
 } CostdbPlanLayout;
 
 typedef struct CostdbPlanOptions {

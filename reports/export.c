@@ -279,8 +279,10 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
     if (L.variant.recompute == COSTDB_RECOMPUTE_SELECTIVE)
         fputs(" model.activations_checkpoint_granularity=selective", f);
     else if (L.variant.recompute == COSTDB_RECOMPUTE_FULL)
-        fputs(" model.activations_checkpoint_granularity=full "
-              "model.activations_checkpoint_method=uniform model.activations_checkpoint_num_layers=1", f);
+        fprintf(f, " model.activations_checkpoint_granularity=full "
+                   "model.activations_checkpoint_method=%s model.activations_checkpoint_num_layers=%d",
+                L.recompute_layers > 0 ? "block" : "uniform",
+                L.recompute_layers > 0 ? L.recompute_layers : 1);
     if (L.variant.zero)
         fputs(" model.optim.name=distributed_fused_adam", f);
     if (L.cp > 1)
@@ -332,9 +334,12 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
     if (L.variant.recompute == COSTDB_RECOMPUTE_SELECTIVE) {
         arg(f, "--recompute-granularity", "selective");
     } else if (L.variant.recompute == COSTDB_RECOMPUTE_FULL) {
+        /* block: the first N layers of each TransformerBlock (one model
+         * chunk) checkpointed, the rest not (megatron/core/recompute.py at
+         * core_v0.19.0); uniform 1: every layer its own checkpoint */
         arg(f, "--recompute-granularity", "full");
-        arg(f, "--recompute-method", "uniform");
-        arg_int(f, "--recompute-num-layers", 1);
+        arg(f, "--recompute-method", L.recompute_layers > 0 ? "block" : "uniform");
+        arg_int(f, "--recompute-num-layers", L.recompute_layers > 0 ? L.recompute_layers : 1);
     }
     if (L.variant.zero)
         arg(f, "--use-distributed-optimizer", NULL);

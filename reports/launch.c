@@ -283,9 +283,45 @@ static void hsdp_limits(RepLaunch *L, Notes *N)
     }
 }
 
+/* The plan's recompute_layers (apsolve --parallel, docs/variants.md,
+ * "Partial recomputation") in transformer layers: apsolve counts approf
+ * layers of each model chunk, Megatron-LM the layers of its
+ * TransformerBlock, one chunk (megatron/core/recompute.py, 'block').
+ * 0 with a note when the approf layers do not hold whole blocks alike. */
+static int recompute_layers(const ApreportReport *r, const RepLaunchBasics *b, Notes *N)
+{
+    int k = r->opts.layout.recompute_layers, layers, v = b->v > 1 ? b->v : 1;
+    if (!r->opts.has_layout || k <= 0 || b->variant.recompute != COSTDB_RECOMPUTE_FULL ||
+        r->n_stages == 0)
+        return 0;
+    layers = r->stages[0].st.end_layer - r->stages[0].st.start_layer + 1;
+    if (!b->blocks_known || !b->blocks_equal || layers % v || b->blocks[0] % layers) {
+        note(N, "the plan recomputes the first %d layers of each chunk, whose transformer "
+                "layers are not known alike (%s): every layer recomputed instead", k,
+             b->blocks_known ? "the stages' layers hold unequal blocks" : b->blocks_why);
+        return 0;
+    }
+    return k * (b->blocks[0] / layers);
+}
+
 static void runtime_limits(RepLaunch *L, Notes *N)
 {
     int rt = L->rt;
+    /* torchtitan's every-N-th layer (selective_ac_option = "N") wraps the
+     * blocks whose count on the rank is a multiple of N
+     * (torchtitan/distributed/activation_checkpoint.py `_apply_layer_sac`
+     * at v0.2.2, a counter over every model part of the rank), never the
+     * first K; DeepSpeed's activation checkpointing has no such number */
+    if (rt != REP_RT_MEGATRON && L->recompute_layers > 0) {
+        L->changed = 1;
+        note(N, "%s cannot express recomputing only the first %d transformer %s of each "
+                "model chunk%s: every layer recomputed (full) instead", rt_names[rt],
+             L->recompute_layers, L->recompute_layers == 1 ? "layer" : "layers",
+             rt == REP_RT_TORCHTITAN
+                 ? " (its selective_ac_option = \"N\" checkpoints every N-th block of a rank, "
+                   "counted across its model chunks)" : "");
+        L->recompute_layers = 0;
+    }
     /* DeepSpeed's config has no context parallelism (its Ulysses sequence
      * parallelism is Megatron-DeepSpeed's, outside the config); the closest
      * plan is the layout the cp plan was priced from, data parallelism over
@@ -518,6 +554,7 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
         L->dp_shard = r->opts.layout.dp_shard;
         L->raf_off = r->opts.layout.raf_off;
     }
+    L->recompute_layers = recompute_layers(r, &b, &N);
     L->B = b.B; /* before runtime_limits: DeepSpeed's closest plan to cp changes it */
     runtime_limits(L, &N);
     if (L->sched != APREPORT_SCHED_INTERLEAVED && L->sched != APREPORT_SCHED_INTERLEAVED_ZB &&

@@ -654,6 +654,10 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
             goto cleanup;
         }
     }
+    if ((rc = rep_recompute_layers_stages(db, r)) < 0) {
+        db_error(err, errlen, db);
+        goto cleanup;
+    }
     assign_devices(r);
     if (costdb_resharding_get(db, plan_id, &r->tasks, &r->n_tasks) < 0) {
         db_error(err, errlen, db);

@@ -119,6 +119,12 @@ void rep_closest_price(Costdb *db, ApreportReport *r);
  * verdict (plan options) decides where it is present. */
 void rep_frameworks(const ApreportReport *r, ApsolveFwVerdict *v);
 
+/* A plan priced with recompute_layers: each composed stage's saved
+ * activations, optimizer state and W seconds as apsolve priced them
+ * (reports/report_rlayers.c); 0, or APREPORT_EDB when the sweep cannot be
+ * loaded. */
+int rep_recompute_layers_stages(Costdb *db, ApreportReport *r);
+
 /* The selected schedule (never NULL after apreport_load). */
 const ApreportSchedule *rep_schedule(const ApreportReport *r);
 /* "1F1B", "GPipe" or "interleaved, v chunks per stage" for a label. */

@@ -188,6 +188,9 @@ typedef struct ApsolvePlan {
                                        * the auto search (session_autocp.c); 0: none */
     int cp_comm;                      /* its communication (ApsolveCpComm: 0 the ring, p2p) */
     int ep, etp;                      /* expert parallelism likewise (session_autoep.c); 0: none */
+    int recompute_layers;             /* recompute full on the first K layers of each chunk only
+                                       * (--parallel recompute_layers, recompute_layers.h); 0:
+                                       * every layer of a full stage */
     double boundary_devices;          /* the full estimate's stage-boundary activation split
                                        * over this many devices (a framework's p2p shard:
                                        * session_price.c); 0: the receiving placement's */

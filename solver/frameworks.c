@@ -382,6 +382,15 @@ void apsolve_parallel_frameworks(const struct ApsolveParallel *par, ApsolveFwVer
                           par->zero, v);
     if (par->zero == 3) /* HSDP, raf=0 (hsdp.h) */
         apsolve_hsdp_frameworks(par->dp_shard, par->tp, !par->raf_off, v);
+    /* the first K layers of each chunk recomputed (recompute_layers.h):
+     * Megatron-LM's --recompute-method block; torchtitan's every-N-th
+     * layer and DeepSpeed's checkpointing are not that set of layers */
+    for (int f = APSOLVE_FW_DEEPSPEED; par->recompute_layers && f <= APSOLVE_FW_TORCHTITAN; f++)
+        if (v->runs & (1u << f)) {
+            v->runs &= ~(1u << f);
+            snprintf(v->why[f], sizeof v->why[f], "recompute_layers: it cannot recompute only "
+                     "the first layers of each model chunk");
+        }
 }
 
 int apsolve_evaluate_as_run(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,

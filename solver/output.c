@@ -145,6 +145,11 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
                 "mesh (a, b) on etp %d x ep %d of its a x b GPUs, 1/%d of every expert weight "
                 "on each (Megatron-Core's MoE parallel folding)\n", pl->ep, pl->etp, pl->etp,
                 pl->ep, pl->ep * pl->etp);
+    if (pl->recompute_layers > 0)
+        /* --parallel recompute_layers (recompute_layers.h) */
+        fprintf(out, "Recomputation: the first %d %s of each model chunk fully recomputed, the "
+                "rest keep their activations (Megatron-LM's --recompute-method block)\n",
+                pl->recompute_layers, costdb_plural(pl->recompute_layers, "layer", "layers"));
     if (pl->inference)
         fprintf(out, "Estimated inference latency: %.6g s (%zu %s x max stage cost %.6g s)\n",
                 pl->cost, pl->n_stages, costdb_plural((long long)pl->n_stages, "stage", "stages"),
@@ -471,6 +476,8 @@ static void json_plan(FILE *out, const ApsolveOutput *o)
                 apsolve_cp_comm_name(pl->cp_comm));
     if (pl->ep > 1)
         fprintf(out, ", \"ep\": %d, \"etp\": %d", pl->ep, pl->etp);
+    if (pl->recompute_layers > 0)
+        fprintf(out, ", \"recompute_layers\": %d", pl->recompute_layers);
     fputs(", \"sum_cost\": ", out);
     json_num(out, pl->sum_cost);
     fputs(", \"max_stage_cost\": ", out);

@@ -3,7 +3,8 @@
  * The --parallel text: Megatron's degrees and knobs of a 3-D plan,
  * "dp=2,tp=2,pp=2[,sp=0|1][,zero=0..3][,recompute=none|selective|full|op]
  * [,vpp=V][,mbs=M][,cp=C][,cp_comm=p2p|a2a|a2a+p2p|all_gather][,ep=E][,etp=T]
- * [,dp_shard=S][,raf=0|1]" in any order, each knob at most once.
+ * [,dp_shard=S][,raf=0|1][,recompute_layers=K|auto]" in any order, each knob at
+ * most once.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 
 #include "context_parallel.h"
 #include "hsdp.h"
+#include "recompute_layers.h"
 #include "costdb.h"
 #include "session.h"
 
@@ -40,7 +42,7 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
         {"dp", 1, 65536}, {"tp", 1, 65536}, {"pp", 1, 65536}, {"sp", 0, 1},
         {"zero", 0, 3},   {"recompute", 0, 0}, {"vpp", 1, 1024}, {"mbs", 1, 1 << 24},
         {"cp", 1, 65536}, {"cp_comm", 0, 0}, {"ep", 1, 65536}, {"etp", 1, 65536},
-        {"dp_shard", 1, 65536}, {"raf", 0, 1},
+        {"dp_shard", 1, 65536}, {"raf", 0, 1}, {"recompute_layers", 1, APSOLVE_MAX_LAYERS},
     };
     enum { N_KNOBS = sizeof knobs / sizeof knobs[0] };
     int seen[N_KNOBS] = {0};
@@ -66,7 +68,7 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
                 break;
         if (k == N_KNOBS) {
             snprintf(errbuf, errlen, "unknown knob '%.*s' (dp, tp, pp, sp, zero, recompute, vpp, "
-                     "mbs, cp, cp_comm, ep, etp, dp_shard, raf)", (int)klen, s);
+                     "mbs, cp, cp_comm, ep, etp, dp_shard, raf, recompute_layers)", (int)klen, s);
             return -1;
         }
         if (seen[k]++) {
@@ -94,6 +96,8 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
                          (int)vlen, eq + 1);
                 return -1;
             }
+        } else if (k == 14 && vlen == 4 && !strncmp(eq + 1, "auto", 4)) {
+            v = APSOLVE_RECOMPUTE_LAYERS_AUTO;
         } else if (parse_count(eq + 1, vlen, knobs[k].lo, knobs[k].hi, &v)) {
             snprintf(errbuf, errlen, "%s must be an integer in %ld..%ld, not '%.*s'",
                      knobs[k].name, knobs[k].lo, knobs[k].hi, (int)vlen, eq + 1);
@@ -113,7 +117,8 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
         case 10: par->ep = (int)v; break;
         case 11: par->etp = (int)v; break;
         case 12: par->dp_shard = (int)v; break;
-        default: par->raf_off = !v; break;
+        case 13: par->raf_off = !v; break;
+        default: par->recompute_layers = (int)v; break;
         }
         s = *end ? end + 1 : end;
     }
@@ -129,6 +134,21 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
         par->cp = 1;
     if (apsolve_hsdp_parse_check(par, seen[12], seen[13], errbuf, errlen))
         return -1;
+    /* Megatron-LM's --recompute-method block takes --recompute-num-layers
+     * with --recompute-granularity full only (TransformerConfig.__post_init__,
+     * core_v0.19.0); the composition is not priced with the knobs that
+     * transform entries (docs/variants.md, "Partial recomputation") */
+    if (seen[14] && par->recompute != COSTDB_RECOMPUTE_FULL) {
+        snprintf(errbuf, errlen, "recompute_layers needs recompute=full (Megatron-LM's "
+                 "--recompute-method block checkpoints whole layers)");
+        return -1;
+    }
+    if (seen[14] && (par->cp > 1 || par->ep > 1 || seen[10] || seen[11] || seen[12] ||
+                     seen[13])) {
+        snprintf(errbuf, errlen, "recompute_layers is not priced with cp, ep, etp, dp_shard or "
+                 "raf (docs/variants.md)");
+        return -1;
+    }
     /* Every later step multiplies the degrees in int: refuse a product no
      * cluster has before any of it runs (each factor <= 2^16: exact in
      * int64, four of them under 2^64). */

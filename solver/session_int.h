@@ -91,6 +91,10 @@ typedef struct ApsolveRun {
     ApsolveCand hsdp_c;               /* a 3-D ZeRO-3 plan with dp_shard or raf=0: its
                                        * entries as HSDP stages (hsdp.h) */
     int have_hsdp_c;
+    ApsolveCand rl_c;                 /* a 3-D recompute=full plan with recompute_layers: its
+                                       * full entries as composed stages (recompute_layers.h) */
+    int have_rl_c, rl_k;              /* rl_c owns its problem; the K priced (0: none) */
+    const ApsolveCand *rl_src;        /* the candidate rl_c was composed from */
     ApsolveStageSpec *specs;          /* the given plan's stages; NULL: none given */
     int *plan_configs;                /* --plan: each stored stage's config index */
     size_t nspec;
@@ -148,8 +152,9 @@ int apsolve_run_framework(ApsolveRun *r);
 void apsolve_parallel_apply(const ApsolveParallel *par, ApsolveOptions *opt,
                             ApsolveStageSpec *specs, size_t n);
 /* session.c: the --parallel steps that transform candidate *pc for the
- * knobs of r->a->par on r->specs (cp, ep, HSDP: apsolve_run_cp,
- * apsolve_run_ep, apsolve_run_hsdp, in that order); *pc becomes the last
+ * knobs of r->a->par on r->specs (cp, ep, HSDP, recompute_layers:
+ * apsolve_run_cp, apsolve_run_ep, apsolve_run_hsdp,
+ * apsolve_run_recompute_layers, in that order); *pc becomes the last
  * transformed candidate. 0 or an exit status after a message. */
 int apsolve_parallel_knobs(ApsolveRun *r, ApsolveCand **pc);
 /* session.c: frees what a --parallel pricing made (r->specs, the given
@@ -276,6 +281,17 @@ int apsolve_run_hsdp(ApsolveRun *r, ApsolveCand **pc);
 /* session_hsdp.c: what HSDP changes in each stage of plan g as priced,
  * as messages; nothing without r->hsdp_c or with --quiet. */
 void apsolve_hsdp_say(ApsolveRun *r, const ApsolvePlan *g);
+
+/* session_rlayers.c: with recompute_layers, makes r->rl_c from *pc (whose
+ * specs are r->specs): the full entries of each stage's range composed of
+ * the first K layers of each chunk under full and the rest under none,
+ * K given or, for auto, the cheapest that fits; *pc becomes &r->rl_c.
+ * Refuses inference, --batch, chunks that do not split a stage. 0 or an
+ * exit status after a message. */
+int apsolve_run_recompute_layers(ApsolveRun *r, ApsolveCand **pc);
+/* session_rlayers.c: sets plan g's recompute_layers to the K priced and
+ * says what each stage recomputes, as messages (none with --quiet). */
+void apsolve_recompute_layers_say(ApsolveRun *r, ApsolvePlan *g);
 
 /* session_warn.c: why the sweep has no config for --parallel stage st (the
  * micro-batch cannot split dp ways, the logical space lacks the mesh, the

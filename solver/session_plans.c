@@ -148,6 +148,7 @@ int apsolve_request_store(Costdb *db, const ApsolveRequest *a, const ApsolveProb
         }
         po.layout.dp_shard = a->par.dp_shard; /* HSDP (hsdp.h) */
         po.layout.raf_off = a->par.raf_off;
+        po.layout.recompute_layers = pl->recompute_layers; /* as priced (session_rlayers.c) */
     }
     if (!po.has_layout && (pl->cp > 1 || pl->ep > 1) && pl->n_stages > 0) {
         /* an auto plan the search priced with cp or ep (session_autocp.c,
@@ -287,6 +288,14 @@ int apsolve_request_load_plan(Costdb *db, ApsolveRequest *a, int64_t *sweep,
             stored_3d(&a->par, &po.layout);
             a->par.dp_shard = po.layout.dp_shard;
             a->par.raf_off = po.layout.raf_off;
+        }
+        /* recompute_layers: re-priced as stored (session_rlayers.c), with the
+         * chunks of the stored schedule */
+        if (po.has_layout && po.layout.recompute_layers > 0) {
+            stored_3d(&a->par, &po.layout);
+            a->par.recompute = COSTDB_RECOMPUTE_FULL;
+            a->par.recompute_layers = po.layout.recompute_layers;
+            a->par.vpp = po.layout.vpp;
         }
     }
     snprintf(kind, kindlen, "%s", cp.kind);

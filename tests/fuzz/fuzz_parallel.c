@@ -10,6 +10,7 @@
 
 #include "costdb.h"
 #include "fuzz.h"
+#include "recompute_layers.h"
 #include "session.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -32,6 +33,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(p.zero >= 0 && p.zero <= 3);
         FUZZ_CHECK(p.recompute >= 0 && p.recompute < COSTDB_RECOMPUTE_COUNT);
         FUZZ_CHECK(p.vpp >= 0 && p.vpp <= 1024 && p.mbs >= 0 && p.mbs <= 1 << 24);
+        /* recompute_layers: K or auto, only with recompute full */
+        FUZZ_CHECK(p.recompute_layers == 0 ||
+                   (p.recompute == COSTDB_RECOMPUTE_FULL &&
+                    (p.recompute_layers == APSOLVE_RECOMPUTE_LAYERS_AUTO ||
+                     (p.recompute_layers >= 1 && p.recompute_layers <= APSOLVE_MAX_LAYERS))));
         FUZZ_CHECK(apsolve_parallel_parse(text, &q, err, sizeof err) == 0);
         FUZZ_CHECK(!memcmp(&p, &q, sizeof p));
     }

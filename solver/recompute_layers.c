@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Partial full recomputation priced from stored entries (recompute_layers.h;
+ * docs/variants.md, "Partial recomputation"). Megatron-LM core_v0.19.0,
+ * megatron/core/recompute.py `checkpointed_forward`, recompute_method
+ * 'block': each of the TransformerBlock's layers (one virtual pipeline
+ * chunk's, `num_layers_per_pipeline_rank = len(self.layers)` in
+ * transformer_block.py) with layer_idx < recompute_num_layers runs under
+ * tensor_parallel.checkpoint, the others run plainly.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "recompute_layers.h"
+#include "solver_int.h"
+
+/* One entry's figures: its own when it has a time, else those the sweep
+ * computed before judging it out of memory (ApsolveUnfit). 0; -1: none. */
+typedef struct Figures {
+    double fwd, bwd, wgrad, apply;
+    ApsolveMemory m;
+} Figures;
+
+static int figures(const ApsolveProblem *p, size_t idx, Figures *f)
+{
+    if (isfinite(apsolve_entry_cost(p, idx))) {
+        f->fwd = p->fwd_cost[idx];
+        f->bwd = p->bwd_cost[idx];
+        f->wgrad = p->wgrad_cost ? p->wgrad_cost[idx] : -1.0;
+        f->apply = p->apply_cost[idx];
+        f->m = p->memory[idx];
+        return 0;
+    }
+    if (p->unfit && p->unfit[idx].fwd >= 0) {
+        const ApsolveUnfit *u = &p->unfit[idx];
+        *f = (Figures){u->fwd, u->bwd, -1.0, u->apply, u->memory};
+        return 0;
+    }
+    return -1;
+}
+
+/* The config of submesh s that is config c with recomputation r (the same
+ * logical mesh, batch option, memory level and ZeRO stage), or -1. */
+static int sibling(const ApsolveProblem *p, int s, int c, int r)
+{
+    const ApsolveConfig *base = &p->configs[(size_t)s * p->num_configs + c];
+    for (int o = 0; o < p->num_configs; o++) {
+        const ApsolveConfig *x = &p->configs[(size_t)s * p->num_configs + o];
+        if (x->valid && x->logical_a == base->logical_a && x->logical_b == base->logical_b &&
+            x->force_batch_dim == base->force_batch_dim &&
+            x->variant.memory_level == base->variant.memory_level &&
+            x->variant.zero == base->variant.zero && x->variant.recompute == r)
+            return o;
+    }
+    return -1;
+}
+
+/* Adds range (a..b) of config c on submesh s to *x: its phases and its
+ * saved activations. 0; -1 with why. */
+static int add_range(const ApsolveProblem *p, int a, int b, int s, int c, Figures *x, char *why,
+                     size_t len)
+{
+    Figures f;
+    if (c < 0 || figures(p, apsolve_index(p, a, b, s, c), &f)) {
+        const ApsolveSubmesh *m = &p->submeshes[s];
+        snprintf(why, len, "layers %d-%d have no %s entry with a time on submesh (%d, %d) at "
+                 "this logical mesh and memory level%s", a, b,
+                 c < 0 ? "such" : costdb_recompute_name(p->configs[(size_t)s * p->num_configs
+                                                                   + c].variant.recompute),
+                 m->hosts, m->gpus, m->hosts * m->gpus == p->num_devices
+                     ? " (the whole cluster's submesh is profiled for the whole model "
+                       "only: one stage on every GPU cannot be composed)" : "");
+        return -1;
+    }
+    x->fwd += f.fwd;
+    x->bwd += f.bwd;
+    x->wgrad = x->wgrad < 0 || f.wgrad < 0 ? -1.0 : x->wgrad + f.wgrad;
+    x->m.intermediate += f.m.intermediate;
+    return 0;
+}
+
+int apsolve_recompute_layers_entry(const ApsolveProblem *p, int start, int end, int s, int c,
+                                   int k, int chunks, ApsolveRecomputeLayers *out, char *why,
+                                   size_t len)
+{
+    int n = end - start + 1, cn = sibling(p, s, c, COSTDB_RECOMPUTE_NONE);
+    int m = chunks > 0 ? n / chunks : 0;
+    Figures x = {0, 0, 0, 0, {0, 0, 0, 0}}, whole_full, whole_none;
+    if (!p->memory || !p->fwd_cost || !p->bwd_cost) {
+        snprintf(why, len, "the problem has no memory figures");
+        return -1;
+    }
+    if (chunks < 1 || n % chunks || k < 1 || k >= m) {
+        snprintf(why, len, "%d layers in %d chunks with %d recomputed each", n, chunks, k);
+        return -1;
+    }
+    /* recomputation changes neither the parameters nor the optimizer: the
+     * apply step and the optimizer state are the whole stage's, exactly;
+     * what a layer keeps beside its saved activations (its weights and
+     * gradient buffers, the backward's transients) is the larger of the
+     * whole stage's two variants' */
+    if (figures(p, apsolve_index(p, start, end, s, c), &whole_full) ||
+        cn < 0 || figures(p, apsolve_index(p, start, end, s, cn), &whole_none)) {
+        snprintf(why, len, "layers %d-%d have no %s entry with a time on this mesh and level",
+                 start, end, cn < 0 ? "none" : "full or none");
+        return -1;
+    }
+    for (int q = 0; q < chunks; q++) {
+        int a = start + q * m;
+        if (add_range(p, a, a + k - 1, s, c, &x, why, len) ||
+            add_range(p, a + k, a + m - 1, s, cn, &x, why, len))
+            return -1;
+    }
+    out->k = k;
+    out->chunks = chunks;
+    out->chunk_layers = m;
+    out->fwd = x.fwd;
+    out->bwd = x.bwd;
+    out->wgrad = x.wgrad;
+    out->apply = whole_none.apply;
+    out->memory.intermediate = x.m.intermediate;
+    out->memory.initial = whole_none.m.initial;
+    {
+        int64_t rest_full = whole_full.m.peak - whole_full.m.intermediate,
+                rest_none = whole_none.m.peak - whole_none.m.intermediate;
+        out->memory.peak = x.m.intermediate + (rest_full > rest_none ? rest_full : rest_none);
+    }
+    out->memory.avail = whole_full.m.avail;
+    return 0;
+}
+
+/* Entry idx of q becomes the composed stage r. */
+static void put(ApsolveProblem *q, size_t idx, const ApsolveRecomputeLayers *r)
+{
+    q->fwd_cost[idx] = r->fwd;
+    q->bwd_cost[idx] = r->bwd;
+    q->cost[idx] = r->fwd + r->bwd;
+    if (q->wgrad_cost)
+        q->wgrad_cost[idx] = r->wgrad;
+    q->apply_cost[idx] = r->apply;
+    q->memory[idx] = r->memory;
+    q->max_n_succ_stages[idx] =
+        r->memory.avail > 0 ? apsolve_max_n_succ_stages(r->memory.avail, r->memory.peak,
+                                                        r->memory.initial,
+                                                        r->memory.intermediate)
+                            : APSOLVE_UNBOUNDED;
+}
+
+int apsolve_recompute_layers_problem(const ApsolveProblem *p, const ApsolveStageSpec *specs,
+                                     size_t n, int k, int chunks, ApsolveProblem **out)
+{
+    ApsolveProblem *q = NULL;
+    int rc;
+    *out = NULL;
+    if (!p->memory || !p->fwd_cost || !p->bwd_cost || chunks < 1)
+        return APSOLVE_EINVAL;
+    if ((rc = apsolve_problem_clone(p, &q)) != APSOLVE_OK)
+        return rc;
+    for (size_t t = 0; t < n; t++) {
+        const ApsolveStageSpec *sp = &specs[t];
+        int s = apsolve_find_submesh(q, sp->hosts, sp->gpus);
+        int layers = sp->end_layer - sp->start_layer + 1;
+        if (s < 0 || layers % chunks || k >= layers / chunks)
+            continue; /* every layer of each chunk recomputed: the full entry */
+        for (int c = 0; c < q->num_configs; c++) {
+            const ApsolveConfig *cf = &q->configs[(size_t)s * q->num_configs + c];
+            size_t idx = apsolve_index(q, sp->start_layer, sp->end_layer, s, c);
+            ApsolveRecomputeLayers r;
+            char why[200];
+            if (!cf->valid || cf->variant.recompute != COSTDB_RECOMPUTE_FULL)
+                continue;
+            /* priced from p, the stored entries: never from a composed one */
+            if (apsolve_recompute_layers_entry(p, sp->start_layer, sp->end_layer, s, c, k,
+                                               chunks, &r, why, sizeof why))
+                q->cost[idx] = INFINITY; /* no such stage can be priced */
+            else
+                put(q, idx, &r);
+        }
+    }
+    *out = q;
+    return APSOLVE_OK;
+}

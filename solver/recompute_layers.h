@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Partial full recomputation: a stage whose first k layers (of each model
+ * chunk) are fully recomputed and whose other layers keep their
+ * activations, as Megatron-LM core_v0.19.0 runs `--recompute-granularity
+ * full --recompute-method block --recompute-num-layers k`
+ * (megatron/core/recompute.py `checkpointed_forward`, the 'block' branch:
+ * layer_idx < recompute_num_layers of the TransformerBlock, which holds one
+ * virtual pipeline chunk's layers). The database stores profiles per layer
+ * range and recomputation variant, so such a stage is priced as the
+ * composition of stored entries of the same submesh, logical mesh, batch
+ * option, memory level and ZeRO stage: per chunk, the range of its first
+ * k layers under `full` and the rest under `none`. What is exact and what
+ * is not: docs/variants.md, "Partial recomputation".
+ */
+#ifndef APSOLVE_RECOMPUTE_LAYERS_H
+#define APSOLVE_RECOMPUTE_LAYERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "apsolve.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* recompute_layers=auto in a --parallel text (ApsolveParallel): the
+ * cheapest k that fits is searched. */
+#define APSOLVE_RECOMPUTE_LAYERS_AUTO (-1)
+
+/* The figures of one composed stage, as priced. */
+typedef struct ApsolveRecomputeLayers {
+    int k;                            /* layers fully recomputed at the start of each chunk */
+    int chunks, chunk_layers;         /* chunks of the stage, layers of each */
+    double fwd, bwd, wgrad, apply;    /* seconds (wgrad < 0: unknown) */
+    ApsolveMemory memory;             /* peak, intermediate, initial, avail */
+} ApsolveRecomputeLayers;
+
+/* Prices entry (start..end, submesh s, config c) of p, a config whose
+ * variant recomputes `full`, with the first k layers of each of its
+ * `chunks` equal chunks fully recomputed (0 < k < the chunk's layers),
+ * into *out. 0; -1 with why when a range it is made of has no entry with
+ * a time (stored or out of memory with its figures kept), the chunks do
+ * not split the stage, or p has no memory figures. */
+int apsolve_recompute_layers_entry(const ApsolveProblem *p, int start, int end, int s, int c,
+                                   int k, int chunks, ApsolveRecomputeLayers *out, char *why,
+                                   size_t len);
+
+/* A copy of p in which, for each of the n specs' layer ranges, every
+ * entry of a `full` config is the composed stage with k layers of each of
+ * `chunks` chunks recomputed (apsolve_recompute_layers_entry; +inf where
+ * it cannot be composed, which that function says why); a range whose
+ * chunks hold k layers or fewer keeps its `full` entry (every layer
+ * recomputed). APSOLVE_OK; APSOLVE_ENOMEM; APSOLVE_EINVAL when p has no
+ * memory figures. */
+int apsolve_recompute_layers_problem(const ApsolveProblem *p, const ApsolveStageSpec *specs,
+                                     size_t n, int k, int chunks, ApsolveProblem **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
