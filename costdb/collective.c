@@ -244,7 +244,8 @@ static int capability_member(CjrParser *ps, const char *key, void *ctx, int dept
         strcmp(key, "bus_efficiency") && strcmp(key, "memory_efficiency") &&
         strcmp(key, "grad_overlap") && strcmp(key, "scaleup_domain_gpus") &&
         strcmp(key, "grad_reduce_bytes") && strcmp(key, "optimizer_main_param_bytes") &&
-        strcmp(key, "optimizer_exp_avg_bytes") && strcmp(key, "optimizer_exp_avg_sq_bytes"))
+        strcmp(key, "optimizer_exp_avg_bytes") && strcmp(key, "optimizer_exp_avg_sq_bytes") &&
+        strcmp(key, "host_link_bandwidth"))
         return cjr_skip_value(ps, depth + 1);
     if (cjr_number(ps, &v))
         return COSTDB_EPARSE;
@@ -268,6 +269,8 @@ static int capability_member(CjrParser *ps, const char *key, void *ctx, int dept
         f->adam.exp_avg = v <= 8 ? v : 0;
     else if (!strcmp(key, "optimizer_exp_avg_sq_bytes"))
         f->adam.exp_avg_sq = v <= 8 ? v : 0;
+    else if (!strcmp(key, "host_link_bandwidth"))
+        f->host_bandwidth = v;
     else if (!strcmp(key, "bus_efficiency"))
         f->bus_efficiency = v <= 1 ? v : 0;
     else

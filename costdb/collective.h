@@ -63,6 +63,9 @@ typedef struct CostdbFabric {
                                              * multiple of gpus_per_host; 0 or
                                              * gpus_per_host: the host is the domain
                                              * (docs/hardware.md) */
+    double host_bandwidth;                  /* bytes/s one direction between a GPU and host
+                                             * memory (the spec's host_link_bandwidth_gbs);
+                                             * 0: unknown */
 } CostdbFabric;
 
 /* GPUs of one NCCL "node" of f: its scale-up domain when that spans
@@ -187,7 +190,7 @@ double costdb_memory_seconds(const CostdbFabric *f, double bytes);
 /* The fabric of a stored hardware row: its link figures, and the
  * refinements the profiler wrote into capabilities (nics_per_host,
  * nic_bandwidth, bus_efficiency, memory_efficiency, grad_overlap,
- * grad_reduce_bytes) when present. */
+ * grad_reduce_bytes, host_link_bandwidth) when present. */
 void costdb_fabric_from_hardware(const CostdbHardware *hw, CostdbFabric *out);
 
 #ifdef __cplusplus

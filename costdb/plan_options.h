@@ -36,6 +36,8 @@ typedef struct CostdbPlanLayout {
     int dp_shard;                     /* HSDP: ZeRO-3's shard group, dp / dp_shard replicas
                                        * (docs/hsdp.md); 0: not given (not written) */
     int raf_off;                      /* FSDP2 reshard_after_forward off ("raf": 0) */
+    int offload;                      /* activation offload: the first N layers of each stage
+                                       * (apsolve's offload=N); 0: none (not written) */
 } CostdbPlanLayout;
 
 typedef struct CostdbPlanOptions {

@@ -165,6 +165,11 @@ typedef struct ApprofHardwareSpec {
      * most (1 - s) c of compute. 0: no slowdown (overlap as before); only a
      * measured figure goes here. */
     double overlap_gemm_slowdown;
+    /* Bytes/s one direction between one GPU and host memory: its PCIe
+     * link, or NVLink-C2C on Grace Hopper/Blackwell (docs/hardware.md,
+     * "Host link"). Prices activation offload's copies (apsolve's
+     * offload=N, solver/activation_offload.c); 0: not given. */
+    double host_link_bandwidth;
 } ApprofHardwareSpec;
 
 /* ZeRO-3 schedules (ApprofHardwareSpec.zero3_schedule). SERIAL: every

@@ -123,6 +123,9 @@ typedef struct RepLaunch {
     const char *cp_comm;              /* Megatron's --cp-comm-type */
     int dp_shard, raf_off;            /* HSDP's shard group (0: none), FSDP2's
                                        * reshard_after_forward off (docs/hsdp.md) */
+    int offload, offload_layers;      /* activation offload: the first offload of the stage's
+                                       * offload_layers approf layers (0: none;
+                                       * solver/activation_offload.h) */
     int B;
     int64_t global, mbs, local;       /* mbs: per replica micro-batch; local: per replica step */
     const char *prec;                 /* "bf16" | "fp16" | NULL (fp32) */

@@ -72,7 +72,9 @@ static void usage(FILE *out)
           "                            dp x tp x pp x C (docs/context-parallel.md);\n"
           "                            zero=3 with dp_shard=S: HSDP, ZeRO-3 within groups of S\n"
           "                            replicas, dp/S groups replicated; raf=0|1: FSDP2's\n"
-          "                            reshard_after_forward (default 1; docs/hsdp.md)\n"
+          "                            reshard_after_forward (default 1; docs/hsdp.md);\n"
+          "                            offload=N: the first N layers' saved activations in\n"
+          "                            host memory (pp=1; docs/variants.md)\n"
           "  --framework megatron|deepspeed|torchtitan  instead of the auto plan, the best\n"
           "                            plan that framework runs as priced: every uniform\n"
           "                            dp x tp x pp [x vpp] layout with the micro-batch sizes,\n"
@@ -270,7 +272,7 @@ int main(int argc, char **argv)
                 snprintf(msg, sizeof msg, "bad --parallel '%s': %s (expected dp=N,tp=N,pp=N"
                          "[,sp=0|1][,zero=0..3][,recompute=none|selective|full|op][,vpp=V][,mbs=M]"
                          "[,ep=E][,etp=T][,cp=C][,cp_comm=p2p|a2a|a2a+p2p|all_gather][,dp_shard=S]"
-                         "[,raf=0|1])",
+                         "[,raf=0|1][,offload=N])",
                          optarg, perr);
                 return cli_usage_error(NULL, "%s", msg);
             }

@@ -61,6 +61,7 @@
 #include "expert_parallel.h"
 #include "frameworks.h"
 #include "hsdp.h"
+#include "activation_offload.h"
 #include "schedule.h"
 #include "session.h"
 #include "session_int.h"
@@ -382,6 +383,7 @@ void apsolve_parallel_frameworks(const struct ApsolveParallel *par, ApsolveFwVer
                           par->zero, v);
     if (par->zero == 3) /* HSDP, raf=0 (hsdp.h) */
         apsolve_hsdp_frameworks(par->dp_shard, par->tp, !par->raf_off, v);
+    apsolve_offload_frameworks(par->offload, v); /* activation_offload.h */
 }
 
 int apsolve_evaluate_as_run(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,

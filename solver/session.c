@@ -465,6 +465,7 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
         carry_knobs(s->given, pr);
     apsolve_ep_say(r, s->given);
     apsolve_hsdp_say(r, s->given);
+    apsolve_offload_say(r, s->given);
     r->out_c[s->nout] = pc;
     return 0;
 }
@@ -473,7 +474,7 @@ int apsolve_parallel_knobs(ApsolveRun *r, ApsolveCand **pc)
 {
     int rc;
     if ((rc = apsolve_run_cp(r, pc)) != 0 || (rc = apsolve_run_ep(r, pc)) != 0 ||
-        (rc = apsolve_run_hsdp(r, pc)) != 0)
+        (rc = apsolve_run_hsdp(r, pc)) != 0 || (rc = apsolve_run_offload(r, pc)) != 0)
         return rc;
     return 0;
 }
@@ -490,7 +491,9 @@ static void free_given_cands(ApsolveRun *r)
         apsolve_cand_free(&r->ep_c);
     if (r->have_hsdp_c)
         apsolve_cand_free(&r->hsdp_c);
-    r->have_par_c = r->have_cp_c = r->have_ep_c = r->have_hsdp_c = 0;
+    if (r->have_offload_c)
+        apsolve_cand_free(&r->offload_c);
+    r->have_par_c = r->have_cp_c = r->have_ep_c = r->have_hsdp_c = r->have_offload_c = 0;
 }
 
 /* Frees what one parallel_plan made, for the next try of parallel_mbs
@@ -617,6 +620,8 @@ static int listed_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
             rc = apsolve_run_ep(r, &pc);
         if (!rc)
             rc = apsolve_run_hsdp(r, &pc); /* and HSDP's (hsdp.h) */
+        if (!rc)
+            rc = apsolve_run_offload(r, &pc); /* activation_offload.h */
         if (rc)
             return rc;
     }
@@ -626,6 +631,7 @@ static int listed_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
         carry_knobs(s->given, &a->par);
     apsolve_ep_say(r, s->given);
     apsolve_hsdp_say(r, s->given);
+    apsolve_offload_say(r, s->given);
     r->out_c[s->nout] = pc;
     return 0;
 }

@@ -91,6 +91,11 @@ typedef struct ApsolveRun {
     ApsolveCand hsdp_c;               /* a 3-D ZeRO-3 plan with dp_shard or raf=0: its
                                        * entries as HSDP stages (hsdp.h) */
     int have_hsdp_c;
+    ApsolveCand offload_c;            /* a 3-D plan with offload=N: its stages' entries with
+                                       * N layers' activations on the host
+                                       * (activation_offload.h) */
+    int have_offload_c;
+    const ApsolveProblem *offload_src; /* the entries offload_c was made from */
     ApsolveStageSpec *specs;          /* the given plan's stages; NULL: none given */
     int *plan_configs;                /* --plan: each stored stage's config index */
     size_t nspec;
@@ -276,6 +281,17 @@ int apsolve_run_hsdp(ApsolveRun *r, ApsolveCand **pc);
 /* session_hsdp.c: what HSDP changes in each stage of plan g as priced,
  * as messages; nothing without r->hsdp_c or with --quiet. */
 void apsolve_hsdp_say(ApsolveRun *r, const ApsolvePlan *g);
+
+/* session_offload.c: with offload=N, makes r->offload_c from *pc (whose
+ * specs are r->specs): N layers of each stage offloaded; *pc becomes
+ * &r->offload_c. Refuses what Megatron-Core's TransformerConfig refuses
+ * (pp > 1, recomputation), inference and --batch. 0 or an exit status
+ * after a message. */
+int apsolve_run_offload(ApsolveRun *r, ApsolveCand **pc);
+/* session_offload.c: what offload changes in each stage of plan g as
+ * priced, as messages, and its figures into g (output.c writes them);
+ * nothing without r->offload_c. */
+void apsolve_offload_say(ApsolveRun *r, ApsolvePlan *g);
 
 /* session_warn.c: why the sweep has no config for --parallel stage st (the
  * micro-batch cannot split dp ways, the logical space lacks the mesh, the

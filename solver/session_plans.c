@@ -148,6 +148,7 @@ int apsolve_request_store(Costdb *db, const ApsolveRequest *a, const ApsolveProb
         }
         po.layout.dp_shard = a->par.dp_shard; /* HSDP (hsdp.h) */
         po.layout.raf_off = a->par.raf_off;
+        po.layout.offload = a->par.offload; /* activation_offload.h */
     }
     if (!po.has_layout && (pl->cp > 1 || pl->ep > 1) && pl->n_stages > 0) {
         /* an auto plan the search priced with cp or ep (session_autocp.c,
@@ -287,6 +288,10 @@ int apsolve_request_load_plan(Costdb *db, ApsolveRequest *a, int64_t *sweep,
             stored_3d(&a->par, &po.layout);
             a->par.dp_shard = po.layout.dp_shard;
             a->par.raf_off = po.layout.raf_off;
+        }
+        if (po.has_layout && po.layout.offload > 0) { /* re-priced as stored (session_offload.c) */
+            stored_3d(&a->par, &po.layout);
+            a->par.offload = po.layout.offload;
         }
     }
     snprintf(kind, kindlen, "%s", cp.kind);

@@ -97,6 +97,8 @@ static const Field fields[] = {
     {"scaleup_domain_gpus", F_INT, OFF(scaleup_gpus), 0, 0, 1, 0, 1048576, 0, 0, ""},
     /* measured by approf probe on >= 2 GPUs; 0: no slowdown */
     {"overlap_gemm_slowdown", F_NUM, OFF(overlap_gemm_slowdown), 0, 0, 1, 0, 1, 0, 0, ""},
+    /* the GPU's link to host memory, one direction (docs/hardware.md) */
+    {"host_link_bandwidth_gbs", F_NUM, OFF(host_link_bandwidth), 0, 0, 1e9, 0, 1e5, 0, 0, "GB/s"},
     {"source", F_TEXT, TXT(source), 0, 0, 0, 0, 0, 0, ""},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])

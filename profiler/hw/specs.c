@@ -401,7 +401,7 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             (double)hw->scaleup_gpus, hw->optimizer_main_param_bytes,
             hw->optimizer_exp_avg_bytes, hw->optimizer_exp_avg_sq_bytes,
             (double)hw->fp8_param_gather, (double)hw->zero3_rank_copies,
-            hw->overlap_gemm_slowdown};
+            hw->overlap_gemm_slowdown, hw->host_link_bandwidth / GBS};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
@@ -487,7 +487,8 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"optimizer_exp_avg_bytes", hw->optimizer_exp_avg_bytes},
             {"optimizer_exp_avg_sq_bytes", hw->optimizer_exp_avg_sq_bytes},
             {"zero3_rank_copies", (double)hw->zero3_rank_copies},
-            {"overlap_gemm_slowdown", hw->overlap_gemm_slowdown}};
+            {"overlap_gemm_slowdown", hw->overlap_gemm_slowdown},
+            {"host_link_bandwidth", hw->host_link_bandwidth}};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i].v == 0.0)
