@@ -265,7 +265,7 @@ static int capability_member(CjrParser *ps, const char *key, void *ctx, int dept
         strcmp(key, "grad_overlap") && strcmp(key, "scaleup_domain_gpus") &&
         strcmp(key, "grad_reduce_bytes") && strcmp(key, "optimizer_main_param_bytes") &&
         strcmp(key, "optimizer_exp_avg_bytes") && strcmp(key, "optimizer_exp_avg_sq_bytes") &&
-        strcmp(key, "intra_host_full_mesh"))
+        strcmp(key, "intra_host_full_mesh") && strcmp(key, "host_link_bandwidth"))
         return cjr_skip_value(ps, depth + 1);
     if (cjr_number(ps, &v))
         return COSTDB_EPARSE;
@@ -291,6 +291,8 @@ static int capability_member(CjrParser *ps, const char *key, void *ctx, int dept
         f->adam.exp_avg = v <= 8 ? v : 0;
     else if (!strcmp(key, "optimizer_exp_avg_sq_bytes"))
         f->adam.exp_avg_sq = v <= 8 ? v : 0;
+    else if (!strcmp(key, "host_link_bandwidth"))
+        f->host_bandwidth = v;
     else if (!strcmp(key, "bus_efficiency"))
         f->bus_efficiency = v <= 1 ? v : 0;
     else

@@ -70,6 +70,9 @@ typedef struct CostdbFabric {
                                              * 0: a switch (NVSwitch) gives every group
                                              * the whole intra_bandwidth
                                              * (costdb_intra_bandwidth) */
+    double host_bandwidth;                  /* bytes/s one direction between a GPU and host
+                                             * memory (the spec's host_link_bandwidth_gbs);
+                                             * 0: unknown */
 } CostdbFabric;
 
 /* The intra-host bandwidth (bytes/s one direction, before bus_efficiency)
@@ -201,7 +204,7 @@ double costdb_memory_seconds(const CostdbFabric *f, double bytes);
 /* The fabric of a stored hardware row: its link figures, and the
  * refinements the profiler wrote into capabilities (nics_per_host,
  * nic_bandwidth, bus_efficiency, memory_efficiency, grad_overlap,
- * grad_reduce_bytes) when present. */
+ * grad_reduce_bytes, host_link_bandwidth) when present. */
 void costdb_fabric_from_hardware(const CostdbHardware *hw, CostdbFabric *out);
 
 #ifdef __cplusplus

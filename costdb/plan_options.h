@@ -39,6 +39,8 @@ typedef struct CostdbPlanLayout {
     int recompute_layers;             /* recompute full on the first K layers of each model
                                        * chunk only (docs/variants.md, "Partial
                                        * recomputation"); 0: every layer (not written) */
+    int offload;                      /* activation offload: the first N layers of each stage
+                                       * (apsolve's offload=N); 0: none (not written) */
 } CostdbPlanLayout;
 
 typedef struct CostdbPlanOptions {

@@ -188,6 +188,11 @@ typedef struct ApprofHardwareSpec {
      * by default): its last chunk is reduced after the last GEMM chunk,
      * never hidden; 0: not priced (the whole reduce-scatter may hide). */
     int tp_comm_overlap_splits;
+    /* Bytes/s one direction between one GPU and host memory: its PCIe
+     * link, or NVLink-C2C on Grace Hopper/Blackwell (docs/hardware.md,
+     * "Host link"). Prices activation offload's copies (apsolve's
+     * offload=N, solver/activation_offload.c); 0: not given. */
+    double host_link_bandwidth;
 } ApprofHardwareSpec;
 
 /* ZeRO-3 schedules (ApprofHardwareSpec.zero3_schedule). SERIAL: every

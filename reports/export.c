@@ -66,6 +66,24 @@ static void unknown(FILE *f, const char *what, const char *why)
     fputc('\n', f);
 }
 
+/* Activation offload as priced (solver/activation_offload.h): Megatron-Core
+ * core_v0.19.0 turns cpu_offloading on when --cpu-offloading-num-layers is
+ * above 0 (megatron/training/arguments.py; --cpu-offloading itself is not
+ * a flag: _add_network_size_args excludes it) and counts transformer
+ * layers, which an approf layer may hold several of. */
+static void megatron_offload(const RepLaunch *L, FILE *f)
+{
+    if (L->offload <= 0)
+        return;
+    if (L->blocks_known && L->blocks_equal && L->offload_layers > 0 &&
+        L->blocks0 % L->offload_layers == 0)
+        arg_int(f, "--cpu-offloading-num-layers",
+                (long long)L->offload * (L->blocks0 / L->offload_layers));
+    else
+        unknown(f, "--cpu-offloading-num-layers", "the transformer blocks of the offloaded "
+                "approf layers are not known evenly for this plan");
+}
+
 /* The facts a file's checker needs and the file cannot hold (the world
  * size, the model's blocks), as one comment line. */
 /* An ep plan priced through Megatron-Core's all-to-all token dispatcher
@@ -343,6 +361,7 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
     }
     if (L.variant.zero)
         arg(f, "--use-distributed-optimizer", NULL);
+    megatron_offload(&L, f);
     megatron_optimizer_state(r, &L, f);
     if (L.ep > 0) {
         if (L.experts > 0)

@@ -304,6 +304,31 @@ static int recompute_layers(const ApreportReport *r, const RepLaunchBasics *b, N
     return k * (b->blocks[0] / layers);
 }
 
+/* Activation offload as the plan gives it (solver/activation_offload.h):
+ * Megatron-LM writes it (--cpu-offloading-num-layers, export.c); DeepSpeed
+ * v0.16.4's activation_checkpointing.cpu_checkpointing moves the inputs
+ * of checkpointed layers to the CPU under recomputation, not a layer's
+ * saved activations, and torchtitan v0.2.2 has no activation offload: the
+ * closest plan keeps them on the device. */
+static void offload_limits(const ApreportReport *r, RepLaunch *L, Notes *N)
+{
+    if (!r->opts.has_layout || r->opts.layout.offload <= 0 || r->n_stages < 1)
+        return;
+    L->offload = r->opts.layout.offload;
+    L->offload_layers = r->stages[0].st.end_layer - r->stages[0].st.start_layer + 1;
+    if (L->rt == REP_RT_MEGATRON)
+        return;
+    L->changed = 1;
+    note(N, "%s", L->rt == REP_RT_DEEPSPEED
+                      ? "DeepSpeed cannot offload saved activations to host memory (offload=N): "
+                        "its cpu_checkpointing moves the inputs of checkpointed layers under "
+                        "activation checkpointing, another mechanism; they stay on the device"
+                      : "torchtitan has no activation offload to host memory (offload=N; its "
+                        "enable_cpu_offload is FSDP2's of parameters, gradients and optimizer "
+                        "state): they stay on the device");
+    L->offload = 0;
+}
+
 static void runtime_limits(RepLaunch *L, Notes *N)
 {
     int rt = L->rt;
@@ -555,6 +580,7 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
         L->raf_off = r->opts.layout.raf_off;
     }
     L->recompute_layers = recompute_layers(r, &b, &N);
+    offload_limits(r, L, &N);
     L->B = b.B; /* before runtime_limits: DeepSpeed's closest plan to cp changes it */
     runtime_limits(L, &N);
     if (L->sched != APREPORT_SCHED_INTERLEAVED && L->sched != APREPORT_SCHED_INTERLEAVED_ZB &&

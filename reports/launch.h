@@ -126,6 +126,9 @@ typedef struct RepLaunch {
     int recompute_layers;             /* recompute full: the transformer layers of each model
                                        * chunk checkpointed from its start (Megatron's
                                        * --recompute-method block); 0: every layer */
+    int offload, offload_layers;      /* activation offload: the first offload of the stage's
+                                       * offload_layers approf layers (0: none;
+                                       * solver/activation_offload.h) */
     int B;
     int64_t global, mbs, local;       /* mbs: per replica micro-batch; local: per replica step */
     const char *prec;                 /* "bf16" | "fp16" | NULL (fp32) */

@@ -191,6 +191,13 @@ typedef struct ApsolvePlan {
     int recompute_layers;             /* recompute full on the first K layers of each chunk only
                                        * (--parallel recompute_layers, recompute_layers.h); 0:
                                        * every layer of a full stage */
+    int offload;                      /* activation offload: layers of each stage whose
+                                       * saved activations go to host memory (0: none;
+                                       * activation_offload.h), and of its first stage: */
+    int64_t offload_freed;            /* bytes off the peak and intermediate */
+    double offload_saved;             /* bytes copied each way per micro-batch */
+    double offload_exposed;           /* copy seconds per micro-batch not hidden */
+    double offload_bandwidth;         /* the host link, bytes/s one direction */
     double boundary_devices;          /* the full estimate's stage-boundary activation split
                                        * over this many devices (a framework's p2p shard:
                                        * session_price.c); 0: the receiving placement's */

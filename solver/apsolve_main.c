@@ -76,6 +76,8 @@ static void usage(FILE *out)
           "                            recompute=full with recompute_layers=K|auto: only the\n"
           "                            first K layers of each chunk recomputed (Megatron's\n"
           "                            --recompute-method block; docs/variants.md)\n"
+          "                            offload=N: the first N layers' saved activations in\n"
+          "                            host memory (pp=1; docs/variants.md)\n"
           "  --framework megatron|deepspeed|torchtitan  instead of the auto plan, the best\n"
           "                            plan that framework runs as priced: every uniform\n"
           "                            dp x tp x pp [x vpp] layout with the micro-batch sizes,\n"
@@ -273,7 +275,7 @@ int main(int argc, char **argv)
                 snprintf(msg, sizeof msg, "bad --parallel '%s': %s (expected dp=N,tp=N,pp=N"
                          "[,sp=0|1][,zero=0..3][,recompute=none|selective|full|op][,vpp=V][,mbs=M]"
                          "[,ep=E][,etp=T][,cp=C][,cp_comm=p2p|a2a|a2a+p2p|all_gather][,dp_shard=S]"
-                         "[,raf=0|1][,recompute_layers=K|auto])",
+                         "[,raf=0|1][,recompute_layers=K|auto][,offload=N])",
                          optarg, perr);
                 return cli_usage_error(NULL, "%s", msg);
             }

@@ -61,6 +61,7 @@
 #include "expert_parallel.h"
 #include "frameworks.h"
 #include "hsdp.h"
+#include "activation_offload.h"
 #include "schedule.h"
 #include "session.h"
 #include "session_int.h"
@@ -391,6 +392,7 @@ void apsolve_parallel_frameworks(const struct ApsolveParallel *par, ApsolveFwVer
             snprintf(v->why[f], sizeof v->why[f], "recompute_layers: it cannot recompute only "
                      "the first layers of each model chunk");
         }
+    apsolve_offload_frameworks(par->offload, v); /* activation_offload.h */
 }
 
 int apsolve_evaluate_as_run(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,

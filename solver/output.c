@@ -150,6 +150,14 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
         fprintf(out, "Recomputation: the first %d %s of each model chunk fully recomputed, the "
                 "rest keep their activations (Megatron-LM's --recompute-method block)\n",
                 pl->recompute_layers, costdb_plural(pl->recompute_layers, "layer", "layers"));
+    if (pl->offload > 0)
+        /* activation offload (activation_offload.h): Megatron-Core's
+         * --cpu-offloading-num-layers through Transformer Engine */
+        fprintf(out, "Activation offload: the first %d layers' saved activations of each "
+                "stage in host memory: %.0f bytes a micro-batch copied each way at %.6g GB/s, "
+                "peak %lld bytes less, %.6g s of copies exposed a micro-batch\n", pl->offload,
+                pl->offload_saved, pl->offload_bandwidth / 1e9, (long long)pl->offload_freed,
+                pl->offload_exposed);
     if (pl->inference)
         fprintf(out, "Estimated inference latency: %.6g s (%zu %s x max stage cost %.6g s)\n",
                 pl->cost, pl->n_stages, costdb_plural((long long)pl->n_stages, "stage", "stages"),
@@ -478,6 +486,14 @@ static void json_plan(FILE *out, const ApsolveOutput *o)
         fprintf(out, ", \"ep\": %d, \"etp\": %d", pl->ep, pl->etp);
     if (pl->recompute_layers > 0)
         fprintf(out, ", \"recompute_layers\": %d", pl->recompute_layers);
+    if (pl->offload > 0) {
+        fprintf(out, ", \"offload\": {\"layers\": %d, \"freed_bytes\": %lld, \"saved_bytes\": ",
+                pl->offload, (long long)pl->offload_freed);
+        json_num(out, pl->offload_saved);
+        json_field(out, "host_bandwidth", pl->offload_bandwidth);
+        json_field(out, "exposed_seconds", pl->offload_exposed);
+        fputc('}', out);
+    }
     fputs(", \"sum_cost\": ", out);
     json_num(out, pl->sum_cost);
     fputs(", \"max_stage_cost\": ", out);

@@ -3,8 +3,8 @@
  * The --parallel text: Megatron's degrees and knobs of a 3-D plan,
  * "dp=2,tp=2,pp=2[,sp=0|1][,zero=0..3][,recompute=none|selective|full|op]
  * [,vpp=V][,mbs=M][,cp=C][,cp_comm=p2p|a2a|a2a+p2p|all_gather][,ep=E][,etp=T]
- * [,dp_shard=S][,raf=0|1][,recompute_layers=K|auto]" in any order, each knob at
- * most once.
+ * [,dp_shard=S][,raf=0|1][,recompute_layers=K|auto][,offload=N]" in any order,
+ * each knob at most once.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +43,7 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
         {"zero", 0, 3},   {"recompute", 0, 0}, {"vpp", 1, 1024}, {"mbs", 1, 1 << 24},
         {"cp", 1, 65536}, {"cp_comm", 0, 0}, {"ep", 1, 65536}, {"etp", 1, 65536},
         {"dp_shard", 1, 65536}, {"raf", 0, 1}, {"recompute_layers", 1, APSOLVE_MAX_LAYERS},
+        {"offload", 1, 4096}, /* activation offload (activation_offload.h) */
     };
     enum { N_KNOBS = sizeof knobs / sizeof knobs[0] };
     int seen[N_KNOBS] = {0};
@@ -68,7 +69,8 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
                 break;
         if (k == N_KNOBS) {
             snprintf(errbuf, errlen, "unknown knob '%.*s' (dp, tp, pp, sp, zero, recompute, vpp, "
-                     "mbs, cp, cp_comm, ep, etp, dp_shard, raf, recompute_layers)", (int)klen, s);
+                     "mbs, cp, cp_comm, ep, etp, dp_shard, raf, recompute_layers, offload)",
+                     (int)klen, s);
             return -1;
         }
         if (seen[k]++) {
@@ -118,7 +120,8 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
         case 11: par->etp = (int)v; break;
         case 12: par->dp_shard = (int)v; break;
         case 13: par->raf_off = !v; break;
-        default: par->recompute_layers = (int)v; break;
+        case 14: par->recompute_layers = (int)v; break;
+        default: par->offload = (int)v; break;
         }
         s = *end ? end + 1 : end;
     }

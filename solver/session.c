@@ -463,9 +463,7 @@ static int parallel_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
         return 1;
     if (!*e)
         carry_knobs(s->given, pr);
-    apsolve_ep_say(r, s->given);
-    apsolve_hsdp_say(r, s->given);
-    apsolve_recompute_layers_say(r, s->given);
+    apsolve_knobs_say(r, s->given);
     r->out_c[s->nout] = pc;
     return 0;
 }
@@ -474,7 +472,8 @@ int apsolve_parallel_knobs(ApsolveRun *r, ApsolveCand **pc)
 {
     int rc;
     if ((rc = apsolve_run_cp(r, pc)) != 0 || (rc = apsolve_run_ep(r, pc)) != 0 ||
-        (rc = apsolve_run_hsdp(r, pc)) != 0 || (rc = apsolve_run_recompute_layers(r, pc)))
+        (rc = apsolve_run_hsdp(r, pc)) != 0 || (rc = apsolve_run_recompute_layers(r, pc)) ||
+        (rc = apsolve_run_offload(r, pc)) != 0)
         return rc;
     return 0;
 }
@@ -493,7 +492,10 @@ static void free_given_cands(ApsolveRun *r)
         apsolve_cand_free(&r->hsdp_c);
     if (r->have_rl_c)
         apsolve_cand_free(&r->rl_c);
+    if (r->have_offload_c)
+        apsolve_cand_free(&r->offload_c);
     r->have_par_c = r->have_cp_c = r->have_ep_c = r->have_hsdp_c = r->have_rl_c = 0;
+    r->have_offload_c = 0;
 }
 
 /* Frees what one parallel_plan made, for the next try of parallel_mbs
@@ -612,7 +614,7 @@ static int listed_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
         r->kind = a->stage_option;
         snprintf(s->label, sizeof s->label, "%s", r->kind);
     }
-    /* a stored plan with cp, experts on ep x etp, HSDP or recompute_layers
+    /* a stored plan with cp, experts on ep x etp, HSDP, recompute_layers or offload
      * is priced as it was stored (the --parallel knobs' steps) */
     if (a->plan > 0 && r->specs) {
         int rc = apsolve_parallel_knobs(r, &pc);
@@ -623,9 +625,7 @@ static int listed_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
                   : 0;
     if (!*e && a->plan > 0)
         carry_knobs(s->given, &a->par);
-    apsolve_ep_say(r, s->given);
-    apsolve_hsdp_say(r, s->given);
-    apsolve_recompute_layers_say(r, s->given);
+    apsolve_knobs_say(r, s->given);
     r->out_c[s->nout] = pc;
     return 0;
 }

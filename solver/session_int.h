@@ -95,6 +95,11 @@ typedef struct ApsolveRun {
                                        * full entries as composed stages (recompute_layers.h) */
     int have_rl_c, rl_k;              /* rl_c owns its problem; the K priced (0: none) */
     const ApsolveCand *rl_src;        /* the candidate rl_c was composed from */
+    ApsolveCand offload_c;            /* a 3-D plan with offload=N: its stages' entries with
+                                       * N layers' activations on the host
+                                       * (activation_offload.h) */
+    int have_offload_c;
+    const ApsolveProblem *offload_src; /* the entries offload_c was made from */
     ApsolveStageSpec *specs;          /* the given plan's stages; NULL: none given */
     int *plan_configs;                /* --plan: each stored stage's config index */
     size_t nspec;
@@ -292,6 +297,19 @@ int apsolve_run_recompute_layers(ApsolveRun *r, ApsolveCand **pc);
 /* session_rlayers.c: sets plan g's recompute_layers to the K priced and
  * says what each stage recomputes, as messages (none with --quiet). */
 void apsolve_recompute_layers_say(ApsolveRun *r, ApsolvePlan *g);
+/* session_plans.c: what the --parallel knobs' steps priced in plan g
+ * (ep, HSDP, recompute_layers, offload), as messages (none with --quiet). */
+void apsolve_knobs_say(ApsolveRun *r, ApsolvePlan *g);
+/* session_offload.c: with offload=N, makes r->offload_c from *pc (whose
+ * specs are r->specs): N layers of each stage offloaded; *pc becomes
+ * &r->offload_c. Refuses what Megatron-Core's TransformerConfig refuses
+ * (pp > 1, recomputation), inference and --batch. 0 or an exit status
+ * after a message. */
+int apsolve_run_offload(ApsolveRun *r, ApsolveCand **pc);
+/* session_offload.c: what offload changes in each stage of plan g as
+ * priced, as messages, and its figures into g (output.c writes them);
+ * nothing without r->offload_c. */
+void apsolve_offload_say(ApsolveRun *r, ApsolvePlan *g);
 
 /* session_warn.c: why the sweep has no config for --parallel stage st (the
  * micro-batch cannot split dp ways, the logical space lacks the mesh, the

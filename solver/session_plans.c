@@ -149,6 +149,7 @@ int apsolve_request_store(Costdb *db, const ApsolveRequest *a, const ApsolveProb
         po.layout.dp_shard = a->par.dp_shard; /* HSDP (hsdp.h) */
         po.layout.raf_off = a->par.raf_off;
         po.layout.recompute_layers = pl->recompute_layers; /* as priced (session_rlayers.c) */
+        po.layout.offload = a->par.offload; /* activation_offload.h */
     }
     if (!po.has_layout && (pl->cp > 1 || pl->ep > 1) && pl->n_stages > 0) {
         /* an auto plan the search priced with cp or ep (session_autocp.c,
@@ -297,6 +298,10 @@ int apsolve_request_load_plan(Costdb *db, ApsolveRequest *a, int64_t *sweep,
             a->par.recompute_layers = po.layout.recompute_layers;
             a->par.vpp = po.layout.vpp;
         }
+        if (po.has_layout && po.layout.offload > 0) { /* re-priced as stored (session_offload.c) */
+            stored_3d(&a->par, &po.layout);
+            a->par.offload = po.layout.offload;
+        }
     }
     snprintf(kind, kindlen, "%s", cp.kind);
     free(ps);
@@ -316,4 +321,12 @@ void apsolve_specs_variants(const ApsolveProblem *p, ApsolveStageSpec *sp, const
             }
         }
     }
+}
+
+void apsolve_knobs_say(ApsolveRun *r, ApsolvePlan *g)
+{
+    apsolve_ep_say(r, g);
+    apsolve_hsdp_say(r, g);
+    apsolve_recompute_layers_say(r, g);
+    apsolve_offload_say(r, g);
 }

@@ -104,6 +104,8 @@ static const Field fields[] = {
     {"sm_count", F_INT, OFF(sm_count), 0, 0, 1, 0, 100000, 0, 0, ""},
     {"tp_comm_overlap_sms", F_INT, OFF(tp_comm_overlap_sms), 0, 0, 1, 0, 100000, 0, 0, ""},
     {"tp_comm_overlap_splits", F_INT, OFF(tp_comm_overlap_splits), 0, 0, 1, 0, 1024, 0, 0, ""},
+    /* the GPU's link to host memory, one direction (docs/hardware.md) */
+    {"host_link_bandwidth_gbs", F_NUM, OFF(host_link_bandwidth), 0, 0, 1e9, 0, 1e5, 0, 0, "GB/s"},
     {"source", F_TEXT, TXT(source), 0, 0, 0, 0, 0, 0, ""},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])

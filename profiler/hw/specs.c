@@ -448,7 +448,8 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             hw->overlap_gemm_slowdown, (double)hw->intra_host_full_mesh,
             /* the SM count prices nothing without a userbuffers margin */
             hw->tp_comm_overlap_sms > 0 ? (double)hw->sm_count : 0.0,
-            (double)hw->tp_comm_overlap_sms, (double)hw->tp_comm_overlap_splits};
+            (double)hw->tp_comm_overlap_sms, (double)hw->tp_comm_overlap_splits,
+            hw->host_link_bandwidth / GBS};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
@@ -538,7 +539,8 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"intra_host_full_mesh", (double)hw->intra_host_full_mesh},
             {"sm_count", hw->tp_comm_overlap_sms > 0 ? (double)hw->sm_count : 0.0},
             {"tp_comm_overlap_sms", (double)hw->tp_comm_overlap_sms},
-            {"tp_comm_overlap_splits", (double)hw->tp_comm_overlap_splits}};
+            {"tp_comm_overlap_splits", (double)hw->tp_comm_overlap_splits},
+            {"host_link_bandwidth", hw->host_link_bandwidth}};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i].v == 0.0)
