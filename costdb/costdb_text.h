@@ -56,6 +56,12 @@ int costdb_weight_whole_on_axis1(const struct CostdbPlacement *pl, int a, int b)
  * The one rule of apsolve's ep= and apreport's expert layout. */
 int costdb_expert_split(const struct CostdbPlacement *pl, int a, int b, int *ep, int *etp,
                         int64_t *experts);
+/* The device stride of the group an expert weight's larger in/out split
+ * (costdb_expert_split's etp) runs over on logical mesh (a, b), the mesh
+ * laid out row-major as the profiler lays it: 1 over axis 1 or both axes,
+ * b over axis 0; -1 when it is no expert weight or its in/out dimensions
+ * are whole. */
+int costdb_expert_split_stride(const struct CostdbPlacement *pl, int a, int b);
 /* Whether a placement on logical mesh (a, b) is an activation ([B, S, H]: a
  * stage input or output of three dimensions) split on the sequence over
  * logical axis 1, the tensor-parallel axis: 1 when it is (the sharding ILP

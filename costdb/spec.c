@@ -447,6 +447,25 @@ int costdb_expert_split(const CostdbPlacement *pl, int a, int b, int *ep, int *e
     return 0;
 }
 
+int costdb_expert_split_stride(const CostdbPlacement *pl, int a, int b)
+{
+    CostdbLayout l;
+    char err[8];
+    int64_t dims[COSTDB_MAX_DIMS];
+    int nd = costdb_shape_parse(pl->shape, dims, COSTDB_MAX_DIMS), best = 1, axis = -1;
+    if (strcmp(pl->role, "param") || !strstr(pl->tensor_name, "/experts/") || nd < 3 ||
+        costdb_spec_parse(pl->sharding_spec, a, b, &l, err, sizeof err) < 0 || l.ndim != nd)
+        return -1;
+    for (int j = nd - 2; j < nd; j++)
+        if (axis_pieces(l.mesh_axis_of_dim[j], a, b) > best) {
+            best = axis_pieces(l.mesh_axis_of_dim[j], a, b);
+            axis = l.mesh_axis_of_dim[j];
+        }
+    /* a logical mesh is laid out row-major: axis 1's ranks are neighbours,
+     * axis 0's b apart (profiler/sharding/sharding_mesh.c) */
+    return axis < 0 ? -1 : axis == 0 ? b : 1;
+}
+
 int costdb_activation_seq_split(const CostdbPlacement *pl, int a, int b)
 {
     CostdbLayout l;

@@ -80,6 +80,7 @@ static void ep_facts(const CostdbPlacement *pl, size_t n, int a, int b, ApsolveE
         if (x->ep0 < 0) {
             x->ep0 = pe;
             x->etp0 = pt;
+            x->etp_stride = costdb_expert_split_stride(&pl[i], a, b);
         }
         x->uniform &= pe == x->ep0 && pt == x->etp0;
         x->elements += el;
@@ -164,26 +165,56 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
                                                       8.0 * out->experts * l->ep * l->etp,
                                                       l->ep * l->etp, 1, M),
                 0};
-        /* With etp > 1 the dispatcher all-gathers the received slots and
-         * their probabilities over the etp group after the all-to-all
-         * (token_dispatch: gather_from_sequence_parallel_region, group
-         * tp_group, the expert tensor-parallel one) and reduce-scatters the
-         * experts' output before the combine's all-to-all
-         * (reduce_scatter_to_sequence_parallel_region); the backward runs
-         * each the other way. The tokens' all-gather and the output's
-         * reduce-scatter carry what the stored level's own collectives
-         * around its experts split etp ways on the tp axis carry (the
-         * dp replica's slots, etp x a GPU's here: an all-reduce's ring
-         * volume each way), and stand for them; the probabilities the
-         * graph applies unsplit, so their all-gather (forward) and
-         * reduce-scatter (backward) come in. */
-        if (l->etp > 1)
+        /* With etp > 1, after the all-to-all, dispatch_postprocess
+         * all-gathers the received slots and their probabilities over the
+         * expert tensor-parallel group (gather_from_sequence_parallel_region,
+         * group tp_group = pg_collection.expt_tp), and combine_preprocess
+         * reduce-scatters the experts' output before the combine's
+         * all-to-all (reduce_scatter_to_sequence_parallel_region); the
+         * backward runs each the other way (token_dispatcher.py,
+         * core_v0.19.0). The etp group is etp consecutive ranks (Megatron's
+         * expert rank order puts etp fastest: parallel_state.py,
+         * expert_decoder_rank_generator), priced there. */
+        if (l->etp > 1) {
+            double gb = out->a2a_bytes * l->etp; /* the group's slots, etp x a GPU's */
+            double ag = costdb_strided_collective_seconds(&f, COSTDB_COLL_ALL_GATHER, gb,
+                                                          l->etp, 1, M);
+            double rs = costdb_strided_collective_seconds(&f, COSTDB_COLL_REDUCE_SCATTER, gb,
+                                                          l->etp, 1, M);
+            *it++ = (ApsolveEpCost){"token all-gather over etp", out->a2a_bytes, l->etp, L, L,
+                                    0, L * ag, L * rs};
+            *it++ = (ApsolveEpCost){"output reduce-scatter over etp", out->a2a_bytes, l->etp,
+                                    L, L, 0, L * rs, L * ag};
             *it++ = (ApsolveEpCost){
                 "probabilities all-gather over etp", out->probs_bytes, l->etp, L, L, 0,
                 L * costdb_strided_collective_seconds(&f, COSTDB_COLL_ALL_GATHER,
                                                       out->probs_bytes * l->etp, l->etp, 1, M),
                 L * costdb_strided_collective_seconds(&f, COSTDB_COLL_REDUCE_SCATTER,
                                                       out->probs_bytes * l->etp, l->etp, 1, M)};
+            /* A transformed level runs its experts as a tensor-parallel MLP
+             * over the group its in/out split lies on (etp0 ranks,
+             * etp_stride apart on the profiler's row-major mesh): the
+             * sharding ILP's reshards (profiler/sharding/sharding_mesh.c,
+             * shard_reshard) reduce the down projection's partial output
+             * in the forward and the gate and up projections' partial
+             * input gradient in the backward, one all-reduce each of the
+             * dp replica's slots (etp x a GPU's), repeated in the
+             * backward under full recomputation as the profiler repeats
+             * its forward collectives. Those stood for the gathers above
+             * and leave the stored entry at the same price. Under cp the
+             * entry is the dp x cp run's at cp times the tokens, its time
+             * divided by cp (context_parallel.h): the all-reduce of cp x
+             * the slots, over cp. */
+            if (out->usable == 2 && x->etp_stride > 0) {
+                double n = l->cp > 1 ? l->cp : 1;
+                double ar = costdb_strided_collective_seconds(&f, COSTDB_COLL_ALL_REDUCE, gb * n,
+                                                              x->etp0, x->etp_stride, M) /
+                            n;
+                *it++ = (ApsolveEpCost){"the level's own all-reduce of the experts' slots "
+                                        "(taken out)",
+                                        gb, x->etp0, L, L, 0, -L * ar, -L * ar};
+            }
+        }
         /* Permutation 2: with more than one local expert, the slots a GPU
          * receives (etp times as many after the etp group's all-gather)
          * arrive ordered by source rank and are sorted by local expert with

@@ -56,7 +56,7 @@ typedef struct ApsolveEpCost {
     int n_rerun;                      /* of n_bwd, the full recomputation's rerun */
     double fwd, bwd;                  /* seconds per micro-batch */
 } ApsolveEpCost;
-#define APSOLVE_EP_COSTS 6
+#define APSOLVE_EP_COSTS 8
 
 /* One stage entry under the layout, per GPU. */
 typedef struct ApsolveEpStage {
@@ -70,9 +70,11 @@ typedef struct ApsolveEpStage {
     double probs_bytes;               /* their routing probabilities' all-to-all, likewise */
     int dropless;                     /* no capacity factor: the graph's capacity is the
                                        * balanced ceil(S top_k / E) */
-    double comm_fwd, comm_bwd;        /* all-to-alls (tokens, probabilities) and, dropless,
-                                       * the forward's all-gather of the token counts, added
-                                       * per micro-batch, seconds */
+    double comm_fwd, comm_bwd;        /* all-to-alls (tokens, probabilities), dropless the
+                                       * forward's all-gather of the token counts, with
+                                       * etp > 1 the etp group's gathers and reductions less
+                                       * the stored level's own: added per micro-batch,
+                                       * seconds */
     double perm_fwd, perm_bwd;        /* the sorts by local expert and back (permutation
                                        * 2), added per micro-batch, seconds */
     double traffic_fwd, traffic_bwd;  /* bytes one GPU sends in them, per micro-batch */
@@ -89,6 +91,8 @@ typedef struct ApsolveEpFacts {
     int moe_layers, experts, stored_ep, stored_etp;
     int whole_e;                      /* every expert weight whole on E */
     int uniform, ep0, etp0;           /* every one split alike: ep0 on E, etp0 on in/out */
+    int etp_stride;                   /* device stride of the etp0 split's group
+                                       * (costdb_expert_split_stride; -1: none) */
     int64_t batch, hidden;            /* the entry's micro-batch, the experts' hidden size */
     int64_t seq;                      /* the sequence of a sample (0: unknown) */
     double esize, elements, local_before;

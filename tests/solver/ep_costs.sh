@@ -9,9 +9,19 @@
 #   included, in the backward (megatron/core/recompute.py,
 #   checkpointed_forward, core_v0.19.0): the backward adds the forward's
 #   costs on top of its own;
-# - with etp 2 the dispatcher all-gathers the routing probabilities over the
-#   etp group after the all-to-all (and reduce-scatters their gradient in
-#   the backward), and sorts etp x the slots;
+# - with etp 2 the dispatcher all-gathers the received tokens and their
+#   routing probabilities over the etp group after the all-to-all and
+#   reduce-scatters the experts' output before the combine's (the backward
+#   runs each the other way: token_dispatcher.py dispatch_postprocess,
+#   combine_preprocess, core_v0.19.0), priced on the etp group's own
+#   placement, and takes out the stored level's own all-reduces around its
+#   experts; it sorts etp x the slots;
+# - the etp group within a host (1x4) and across hosts: the sharding ILP
+#   splits the experts' in/out dimensions only where the tp axis lies in a
+#   host (on 4x1 and 8x1 it splits E), so the spanning case is the 1x4
+#   sweep's stored stages relabelled as 4 hosts of 1 GPU: the etp pair then
+#   spans 2 hosts and its all-gather and reduce-scatter are priced on the
+#   network;
 # - apsolve lists every cost it added, one line each.
 # Usage: ep_costs.sh APPROF APSOLVE PYTHON SQLITE3
 . "$(dirname "$0")/../lib.sh"
@@ -36,6 +46,19 @@ run plain dp=4,tp=1,pp=1,recompute=full
 run full dp=4,tp=1,pp=1,ep=2,recompute=full
 run tp dp=2,tp=2,pp=1
 run etp dp=2,tp=2,pp=1,ep=2
+run tpfull dp=2,tp=2,pp=1,recompute=full
+run etpfull dp=2,tp=2,pp=1,ep=2,recompute=full
+# the same stored stages on 4 hosts of 1 GPU: logical (2, 2) on submesh 4x1
+cp "$db" "$w/hosts.db" || fail "copying the database"
+"$sq" "$w/hosts.db" "update sweep set cluster_hosts = 4, cluster_gpus = 1;
+  update sweep_submesh set hosts = hosts * gpus_per_host, gpus_per_host = 1" ||
+  fail "relabelling the hosts"
+db=$w/hosts.db
+run spantp dp=2,tp=2,pp=1
+run spanetp dp=2,tp=2,pp=1,ep=2
+db=$w/m.db
+inter_bw=$("$sq" "$db" "select inter_host_bandwidth from hardware")
+inter_lat=$("$sq" "$db" "select inter_host_latency from hardware")
 
 # every cost the full recomputation's stage added, listed with its rerun
 for l in "token all-to-all of 131072 bytes per GPU, 4 forward and 8 backward (4 of them full recomputation's rerun) per micro-batch over 2 GPUs" \
@@ -51,24 +74,44 @@ grep -q "in 4 costs (below)" "$w/full.err" || fail_with "$w/full.err" "the count
 # and two moments) in the initial state
 grep -q "once per iteration -[0-9.e-]* s (the expert gradients reduced over 2 GPUs, Adam over their shard); memory -352321536 bytes on the peak, -1056964608 in the initial state" "$w/full.err" ||
   fail_with "$w/full.err" "the once-per-iteration and memory figures"
-grep -qF "probabilities all-gather over etp of 512 bytes per GPU, 2 forward and 2 backward per micro-batch over 2 GPUs" "$w/etp.err" ||
-  fail_with "$w/etp.err" "the etp all-gather line"
-grep -q "in 5 costs (below)" "$w/etp.err" || fail_with "$w/etp.err" "the count of etp costs"
+for f in etp spanetp; do
+  for l in "token all-gather over etp of 131072 bytes per GPU, 2 forward and 2 backward per micro-batch over 2 GPUs" \
+    "output reduce-scatter over etp of 131072 bytes per GPU, 2 forward and 2 backward per micro-batch over 2 GPUs" \
+    "probabilities all-gather over etp of 512 bytes per GPU, 2 forward and 2 backward per micro-batch over 2 GPUs" \
+    "the level's own all-reduce of the experts' slots (taken out) of 262144 bytes per GPU, 2 forward and 2 backward per micro-batch over 2 GPUs"; do
+    grep -qF "expert parallelism, stage 0: $l" "$w/$f.err" || fail_with "$w/$f.err" "line: $l"
+  done
+  grep -q "in 8 costs (below)" "$w/$f.err" || fail_with "$w/$f.err" "the count of etp costs"
+done
+grep -qF "token all-gather over etp of 131072 bytes per GPU, 2 forward and 4 backward (2 of them full recomputation's rerun)" "$w/etpfull.err" ||
+  fail_with "$w/etpfull.err" "the etp all-gather's rerun"
 
-"$py" - "$w" "$bw" "$lat" "$mem" "$meff" <<'EOF' || fail "ep costs"
-import json, sys
+"$py" - "$w" "$bw" "$lat" "$mem" "$meff" "$inter_bw" "$inter_lat" <<'EOF' || fail "ep costs"
+import json, re, sys
 w = sys.argv[1]
 bw, lat = float(sys.argv[2]) * 0.8, float(sys.argv[3])  # h100-sxm bus efficiency 0.8
 rate = float(sys.argv[4]) * float(sys.argv[5])
-st = {k: json.load(open("%s/%s.json" % (w, k)))["plans"][0]["stages"][0]
-      for k in ("plain", "full", "tp", "etp")}
+net_bw, net_lat = float(sys.argv[6]) * 0.8, float(sys.argv[7])
+names = ("plain", "full", "tp", "etp", "tpfull", "etpfull", "spantp", "spanetp")
+st = {k: json.load(open("%s/%s.json" % (w, k)))["plans"][0]["stages"][0] for k in names}
 assert st["plain"]["recompute"] == st["full"]["recompute"] == "full", st["full"]["recompute"]
+assert st["etpfull"]["recompute"] == "full", st["etpfull"]["recompute"]
 def a2a(b, n=2):  # Alpa's all-to-all: (n-1)/n^2 of the group's n x b bytes + (n-1) lat
     return (n - 1) / n**2 * (n * b) / bw + (n - 1) * lat
 def sorts(rows):  # read + write the slots with their probabilities, then the output
     return (2 * rows * 257 * 2 + 2 * rows * 256 * 2) / rate
 def delta(a, b):
     return {ph: st[b][ph] - st[a][ph] for ph in ("fwd_cost", "bwd_cost")}
+def costs(k):  # apsolve's per-cost lines: name -> (forward, backward) seconds
+    out = {}
+    for line in open("%s/%s.err" % (w, k)):
+        m = re.search(r"stage 0: (.*?) of [0-9]+ bytes per GPU.*\(([-+][^ ]+) s forward, "
+                      r"([-+][^ ]+) s backward\)", line)
+        if m:
+            out[m.group(1)] = (float(m.group(2)), float(m.group(3)))
+    return out
+def near(a, b, scale=0.0):  # the lines print 6 significant digits
+    return abs(a - b) <= 1e-5 * max(abs(a), abs(b), scale) + 1e-15
 # dp=4, micro-batch 4: 1 sample of 8 x 32 slots a GPU, 131072 bytes of tokens,
 # 512 of probabilities; 2 MoE layers; tokens dispatched and combined, their
 # gradients both ways in the backward
@@ -79,12 +122,38 @@ assert 0 < gather < 1e-4, gather
 # full recomputation: the backward's own, and the rerun forward's
 assert abs(d["bwd_cost"] - (per + d["fwd_cost"])) <= 1e-12, (d["bwd_cost"], per + d["fwd_cost"])
 # etp 2 on dp=2,tp=2: a GPU's tokens are micro-batch 4 / 4 = 1 sample again,
-# the sorts handle 2 x 256 rows after the etp all-gather; the probabilities'
-# 2 x 512 bytes gathered over the etp pair forward, reduce-scattered backward
-d = delta("tp", "etp")
-own = 2 * (2 * a2a(131072) + a2a(512) + sorts(512))
-rs = (d["bwd_cost"] - own) / 2
-assert 1e-7 < rs < 1e-4, (d["bwd_cost"], own)
-print("full recompute: +%.6g s backward (own %.6g, rerun %.6g); etp=2: probs reduce-scatter "
-      "%.6g s a layer" % (d["bwd_cost"], per, per + 2 * gather, rs))
+# the sorts handle 2 x 256 rows after the etp all-gather; the stage adds
+# exactly the costs it lists, the all-to-alls and sorts as counted by hand
+AG, RS = "token all-gather over etp", "output reduce-scatter over etp"
+OWN = "the level's own all-reduce of the experts' slots (taken out)"
+for a, b in (("tp", "etp"), ("spantp", "spanetp"), ("tpfull", "etpfull")):
+    c, d = costs(b), delta(a, b)
+    n = 2 if b == "etpfull" else 1  # the rerun repeats the forward's
+    for i, ph in enumerate(("fwd_cost", "bwd_cost")):
+        assert near(d[ph], sum(v[i] for v in c.values()), sum(abs(v[i]) for v in c.values())), \
+            (b, ph, d[ph], c)
+    if b != "spanetp":
+        assert near(c["token all-to-all"][0], 4 * a2a(131072)), c
+        assert near(c["token all-to-all"][1], n * 4 * a2a(131072)), c
+        assert near(c["probabilities all-to-all"][1], n * 2 * a2a(512)), c
+    assert near(c["sorts by local expert"][1], n * 2 * sorts(512)), c
+    # the dispatch's all-gather is the backward's reduce-scatter and the
+    # combine's reduce-scatter the backward's all-gather (after the rerun's)
+    assert near(c[AG][1], c[RS][0] + (n - 1) * c[AG][0]), c
+    assert near(c[RS][1], c[AG][0] + (n - 1) * c[RS][0]), c
+    assert c[OWN][0] < 0 and near(c[OWN][1], n * c[OWN][0]), c
+# on its own group: the etp pair's all-gather of 2 x 131072 bytes a layer
+# inside a host costs less than a ring over the network alone could (half
+# the group's bytes over the link, one step's latency), across hosts at
+# least that; the stored level's all-reduce, on the same GPUs, likewise
+ring_net = 0.5 * 262144 / net_bw + net_lat
+within, span = costs("etp"), costs("spanetp")
+for k in (AG, RS):
+    assert within[k][0] / 2 < ring_net <= span[k][0] / 2, (k, within[k], ring_net, span[k])
+assert -within[OWN][0] / 2 < 2 * ring_net <= -span[OWN][0] / 2, (within[OWN], span[OWN])
+print("full recompute: +%.6g s backward (own %.6g, rerun %.6g); etp=2 token all-gather a "
+      "layer: %.6g s within a host, %.6g s across 2 (a network ring alone %.6g); the level's "
+      "all-reduce taken out %.6g, %.6g" % (
+          delta("plain", "full")["bwd_cost"], per, per + 2 * gather, within[AG][0] / 2,
+          span[AG][0] / 2, ring_net, within[OWN][0] / 2, span[OWN][0] / 2))
 EOF
