@@ -16,3 +16,11 @@ trap 'rm -rf "$w"' EXIT
   --variants all >"$w/out" 2>&1 || fail_with "$w/out" "long llama sweep"
 "$test" "$w/long.db" 8 >"$w/out" 2>&1 || fail_with "$w/out" "test_cp_view"
 cat "$w/out"
+
+# a small Mixtral (as auto_ep.sh's, where cp and ep win): its ep candidates too
+"$approf" sweep --db "$w/moe.db" --quiet --model mixtral --preset mixtral-8x7b --num-layers 2 \
+  --layers 2 --seq-len 512 --cluster 1x4 --hardware h100-sxm --batch 16 --micro-batches 4 \
+  --logical-space data_parallel_only >"$w/out" 2>&1 || fail_with "$w/out" "mixtral sweep"
+"$test" "$w/moe.db" 4 >"$w/out" 2>&1 || fail_with "$w/out" "test_cp_view on the Mixtral"
+grep -q "^ok: [0-9]* ep candidates" "$w/out" || fail_with "$w/out" "no ep candidate checked"
+cat "$w/out"

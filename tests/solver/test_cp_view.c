@@ -10,6 +10,9 @@
  * subsets are read from) is bit for bit what it was, so the plain plan
  * priced after the cp step is the plain plan without it.
  *
+ * A model whose sweep records its routing (a MoE) is checked the same way
+ * for its ep candidates (apsolve_ep_problem_auto with a view) on the sweep.
+ *
  * Usage: test_cp_view DB MICRO (sweep 1 of DB, made by cp_view.sh; MICRO its
  * micro-batch size).
  */
@@ -21,7 +24,9 @@
 #include "apsolve.h"
 #include "context_parallel.h"
 #include "costdb.h"
+#include "expert_parallel.h"
 #include "problem_subset.h"
+#include "session_int.h"
 #include "schedule.h"
 
 static int failures;
@@ -147,6 +152,57 @@ static void check_layouts(const ApsolveProblem *q, const ApsolveOptions *o, cons
     free(keep);
 }
 
+/* The ep candidates of p (a MoE sweep's) on subsets against whole tables,
+ * and p untouched by them. */
+static void check_ep(Costdb *db, const ApsolveProblem *p, const ApsolveOptions *o)
+{
+    CostdbSweep sw;
+    ApsolveEpLayout l;
+    ApsolveEpCache cache = {NULL, NULL};
+    ApsolveProblem *before = NULL;
+    int tried = 0;
+    memset(&l, 0, sizeof l);
+    if (costdb_sweep_get(db, 1, &sw) || apsolve_ep_cache_new(p, &cache) ||
+        apsolve_problem_clone(p, &before)) {
+        printf("FAIL: cannot read sweep 1 for ep\n");
+        failures++;
+        return;
+    }
+    apsolve_ep_routing(db, sw.model_id, &l.top_k, &l.capacity);
+    l.cp = 1;
+    for (l.ep = 2; l.top_k && l.ep <= p->num_devices; l.ep *= 2)
+        for (l.etp = 1; l.etp <= p->cluster_gpus && l.ep * l.etp <= p->num_devices; l.etp *= 2) {
+            ApsolveProblem *whole = NULL, *part = NULL;
+            ApsolveSubset v;
+            size_t nw = 0, np = 0;
+            char why[400], what[64];
+            memset(&v, 0, sizeof v);
+            snprintf(what, sizeof what, "ep=%d etp=%d", l.ep, l.etp);
+            CHECK(apsolve_ep_problem_auto(db, 1, p, &cache, &l, &whole, NULL, &nw, why,
+                                          sizeof why) == 0 &&
+                      apsolve_ep_problem_auto(db, 1, p, &cache, &l, &part, &v, &np, why,
+                                              sizeof why) == 0,
+                  "%s: %s", what, why);
+            CHECK(nw == np, "%s: %zu entries transformed on the whole table, %zu on the subset",
+                  what, nw, np);
+            if (whole && part && nw) {
+                check_subset(whole, part, &v, o, what);
+                check_layouts(whole, o, what);
+                tried++;
+            }
+            apsolve_problem_free(&whole);
+            apsolve_problem_free(&part);
+            apsolve_subset_free(&v);
+        }
+    CHECK(!l.top_k || tried > 0, "no ep candidate transformed an entry");
+    CHECK(same_problem(p, before), "the ep step changed the sweep's own problem");
+    if (tried)
+        printf("ok: %d ep candidates, subsets and layouts the same plans as whole tables\n",
+               tried);
+    apsolve_problem_free(&before);
+    apsolve_ep_cache_free(&cache);
+}
+
 int main(int argc, char **argv)
 {
     Costdb *db = NULL;
@@ -214,6 +270,7 @@ int main(int argc, char **argv)
             check_subset(whole[k], part[k], &views[k], &c, what);
         }
     }
+    check_ep(db, p, &o);
     for (int k = 0; k < ncp; k++) {
         apsolve_problem_free(&whole[k]);
         apsolve_problem_free(&part[k]);
