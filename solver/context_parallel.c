@@ -497,10 +497,11 @@ static int config_holds_no_cp(const ApsolveConfig *cf, int64_t micro, const int6
     return comm == APSOLVE_CP_A2A_P2P && (a2a <= 1 || a2a >= cp);
 }
 
-/* out[k] for cps[k] (views NULL: a copy of all of p), or the subset of the
- * pairs that can hold its cp stages (views[k], problem_subset.h). */
-static int cp_table(const ApsolveProblem *p, int64_t micro, const int64_t *family,
-                    size_t nfamily, int cp, int comm, ApsolveProblem **out, ApsolveSubset *view)
+/* out[k] (view NULL: a copy of all of p), or the subset of the pairs that
+ * can hold its cp stages, those none[] does not mark (*view,
+ * problem_subset.h). */
+static int cp_table(const ApsolveProblem *p, const unsigned char *none, ApsolveProblem **out,
+                    ApsolveSubset *view)
 {
     size_t pairs = (size_t)p->num_submeshes * (size_t)p->num_configs;
     unsigned char *keep;
@@ -510,8 +511,7 @@ static int cp_table(const ApsolveProblem *p, int64_t micro, const int64_t *famil
     if (!(keep = malloc(pairs)))
         return APSOLVE_ENOMEM;
     for (size_t k = 0; k < pairs; k++)
-        keep[k] = !config_holds_no_cp(&p->configs[k], micro, family, nfamily, cp, comm,
-                                      p->cluster_gpus);
+        keep[k] = !none[k];
     rc = apsolve_subset_new(p, keep, 1, view);
     free(keep);
     if (rc == APSOLVE_OK && (rc = apsolve_subset_problem(p, view, out)) != APSOLVE_OK)
@@ -525,7 +525,10 @@ int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                             ApsolveProblem **out, ApsolveSubset *views, int64_t *seq,
                             int *attention, char *why, size_t len)
 {
+    size_t pairs = (size_t)p->num_submeshes * (size_t)p->num_configs;
     CpFacts *cache = calloc((size_t)(p->num_layers > 0 ? p->num_layers : 1), sizeof *cache);
+    /* none[k * pairs + s * C + c]: config_holds_no_cp of candidate k */
+    unsigned char *none = malloc((size_t)(ncp > 0 ? ncp : 1) * (pairs ? pairs : 1));
     int rc = APSOLVE_OK;
     *seq = 0;
     *attention = 0;
@@ -534,11 +537,18 @@ int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
         if (views)
             memset(&views[k], 0, sizeof views[k]);
     }
-    if (!cache)
+    if (!cache || !none) {
+        free(cache);
+        free(none);
         return APSOLVE_ENOMEM;
+    }
+    for (int k = 0; k < ncp; k++)
+        for (size_t x = 0; x < pairs; x++)
+            none[(size_t)k * pairs + x] = (unsigned char)config_holds_no_cp(
+                &p->configs[x], micro, family, nfamily, cps[k],
+                comms ? comms[k] : APSOLVE_CP_P2P, p->cluster_gpus);
     for (int k = 0; k < ncp && rc == APSOLVE_OK; k++)
-        rc = cp_table(p, micro, family, nfamily, cps[k], comms ? comms[k] : APSOLVE_CP_P2P,
-                      &out[k], views ? &views[k] : NULL);
+        rc = cp_table(p, none + (size_t)k * pairs, &out[k], views ? &views[k] : NULL);
     for (int i = 0; i < p->num_layers && rc == APSOLVE_OK; i++)
         for (int j = i; j < p->num_layers && rc == APSOLVE_OK; j++) {
             CpFacts x;
@@ -562,14 +572,13 @@ int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                         ApsolveCpLayout l = {0, cf->logical_b, cps[k], comm, 0,
                                              cf->variant.recompute};
                         ApsolveCpStage st;
-                        char no[200];
+                        char refused[200];
                         size_t qi = idx;
                         /* a cp plan runs every stage with cp: an entry
                          * whose config holds none, or whose facts are
                          * unknown, has no cp stage (+inf; a subset leaves
                          * its config out) */
-                        int none = config_holds_no_cp(cf, micro, family, nfamily, cps[k], comm,
-                                                      p->cluster_gpus);
+                        int no = none[(size_t)k * pairs + (size_t)s * p->num_configs + c];
                         if (views) {
                             int at = views[k].at[(size_t)s * p->num_configs + c];
                             if (at < 0)
@@ -581,11 +590,11 @@ int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                          * tp (apsolve_cp_check) */
                         if (comm == APSOLVE_CP_A2A_P2P)
                             l.a2a = apsolve_cp_a2a_size(cps[k], cf->logical_b, p->cluster_gpus);
-                        if (!none && comm != APSOLVE_CP_P2P &&
-                            !apsolve_cp_check(&l, x.seq, heads, kv_heads, no, sizeof no, NULL,
-                                              0))
-                            none = 1;
-                        if (!x.known || none) {
+                        if (!no && comm != APSOLVE_CP_P2P &&
+                            !apsolve_cp_check(&l, x.seq, heads, kv_heads, refused,
+                                              sizeof refused, NULL, 0))
+                            no = 1;
+                        if (!x.known || no) {
                             q->cost[qi] = INFINITY;
                             if (q->fwd_cost && q->bwd_cost)
                                 q->fwd_cost[qi] = q->bwd_cost[qi] = INFINITY;
@@ -598,6 +607,7 @@ int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                 }
         }
     free(cache);
+    free(none);
     if (rc != APSOLVE_OK)
         for (int k = 0; k < ncp; k++) {
             apsolve_problem_free(&out[k]);

@@ -88,10 +88,12 @@ int apsolve_subset_problem(const ApsolveProblem *p, const ApsolveSubset *v, Apso
                     p->configs[(size_t)v->submesh[s2] * p->num_configs + c];
         }
     }
-    /* every layer range of the pairs kept, as apsolve_problem_clone copies
-     * them (a table p lacks keeps apsolve_problem_new's values) */
+    /* every layer range i..j of the pairs kept (j < i is no range: the DP
+     * and the steps that transform entries never read it), as
+     * apsolve_problem_clone copies them (a table p lacks keeps
+     * apsolve_problem_new's values) */
     for (int i = 0; i < L; i++)
-        for (int j = 0; j < L; j++)
+        for (int j = i; j < L; j++)
             for (int s2 = 0; s2 < S2; s2++)
                 for (int c2 = 0; c2 < C2; c2++) {
                     int c = v->config[(size_t)s2 * C2 + c2];

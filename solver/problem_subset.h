@@ -32,7 +32,7 @@ typedef struct ApsolveSubset {
 int apsolve_subset_new(const ApsolveProblem *p, const unsigned char *keep, int all_submeshes,
                        ApsolveSubset *out);
 void apsolve_subset_free(ApsolveSubset *v);
-/* The copy of p's entries of v's pairs, every layer range (each table p
+/* The copy of p's entries of v's pairs, every layer range i..j (each table p
  * has, its unfit figures included); its padding configs are invalid and
  * +inf. 0; APSOLVE_ENOMEM; APSOLVE_EINVAL. */
 int apsolve_subset_problem(const ApsolveProblem *p, const ApsolveSubset *v,

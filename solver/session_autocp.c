@@ -348,8 +348,9 @@ int apsolve_run_auto_cp(ApsolveRun *r)
         int64_t m = r->nbs ? r->bs[k].micro_batch_size : r->micro;
         int own = r->nbs == 0 || r->bs[k].sweep_id == r->main_c.sweep;
         ApsolveCand base, ub;
-        ApsolveProblem *q[48], *rp = NULL;
-        ApsolveSubset views[48];
+        ApsolveProblem *q[48], *uq[48], *rp = NULL;
+        ApsolveSubset views[48], uviews[48];
+        int ucps[48], ucomms[48], uat[48], nuse;
         ApsolveEpCache cache = {NULL, NULL};
         int64_t seq = 0;
         int attention = 0, rc, with_cp;
@@ -396,11 +397,25 @@ int apsolve_run_auto_cp(ApsolveRun *r)
             q[i] = NULL;
             memset(&views[i], 0, sizeof views[i]);
         }
+        /* only the candidates the loop below can try: cp dividing the
+         * micro-batch, cp x its micro-batches within the limit */
+        nuse = 0;
+        for (int i = 0; i < ncp; i++)
+            if (m % cps[i] == 0 &&
+                (int64_t)base.opt.micro_batches * cps[i] <= COSTDB_MAX_MICRO_BATCHES) {
+                ucps[nuse] = cps[i];
+                ucomms[nuse] = comms[i];
+                uat[nuse++] = i;
+            }
         rc = fail || !with_cp ? 0
                               : apsolve_cp_problem_auto(r->db, base.sweep, ub.p, m, family,
-                                                        nfamily, cps, comms, heads, kv_heads,
-                                                        ncp, q, views, &seq, &attention, why,
+                                                        nfamily, ucps, ucomms, heads, kv_heads,
+                                                        nuse, uq, uviews, &seq, &attention, why,
                                                         sizeof why);
+        for (int i = 0; i < nuse && with_cp && !fail; i++) {
+            q[uat[i]] = uq[i];
+            views[uat[i]] = uviews[i];
+        }
         if (rc == APSOLVE_ENOMEM) {
             apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
             fail = 1;
