@@ -15,6 +15,7 @@
 #include "costdb.h"
 #include "costdb_text.h"
 #include "frameworks.h"
+#include "problem_subset.h"
 #include "solver_int.h"
 
 int apsolve_cp_comm_parse(const char *s)
@@ -476,22 +477,78 @@ static int has_micro(const int64_t *family, size_t nfamily, int64_t m)
     return 0;
 }
 
+/* Whether config cf can hold no cp stage of cp degree cp and
+ * communication comm at all, whatever the layer range
+ * (apsolve_cp_problem_auto): not (dp cp, tp) with the batch on axis 0,
+ * priced already by the plain search (the family's sweep at micro / cp
+ * holds the same devices' entry with whole samples per replica, the same
+ * tokens, FLOPs, activations and weights per GPU, measured, and no ring),
+ * or an a2a+p2p whose inner group is 1 or cp (the ring's or a2a's entry). */
+static int config_holds_no_cp(const ApsolveConfig *cf, int64_t micro, const int64_t *family,
+                              size_t nfamily, int cp, int comm, int gpus_per_host)
+{
+    int a2a;
+    if (!cf->valid || cf->force_batch_dim != 0 || cf->logical_a % cp)
+        return 1;
+    if (micro % cp == 0 && (micro / cp) % cf->logical_a == 0 &&
+        has_micro(family, nfamily, micro / cp))
+        return 1;
+    a2a = apsolve_cp_a2a_size(cp, cf->logical_b, gpus_per_host);
+    return comm == APSOLVE_CP_A2A_P2P && (a2a <= 1 || a2a >= cp);
+}
+
+/* out[k] (view NULL: a copy of all of p), or the subset of the pairs that
+ * can hold its cp stages, those none[] does not mark (*view,
+ * problem_subset.h). */
+static int cp_table(const ApsolveProblem *p, const unsigned char *none, ApsolveProblem **out,
+                    ApsolveSubset *view)
+{
+    size_t pairs = (size_t)p->num_submeshes * (size_t)p->num_configs;
+    unsigned char *keep;
+    int rc;
+    if (!view)
+        return apsolve_problem_clone(p, out);
+    if (!(keep = malloc(pairs)))
+        return APSOLVE_ENOMEM;
+    for (size_t k = 0; k < pairs; k++)
+        keep[k] = !none[k];
+    rc = apsolve_subset_new(p, keep, 1, view);
+    free(keep);
+    if (rc == APSOLVE_OK && (rc = apsolve_subset_problem(p, view, out)) != APSOLVE_OK)
+        apsolve_subset_free(view);
+    return rc;
+}
+
 int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
                             int64_t micro, const int64_t *family, size_t nfamily,
                             const int *cps, const int *comms, int heads, int kv_heads, int ncp,
-                            ApsolveProblem **out, int64_t *seq, int *attention, char *why,
-                            size_t len)
+                            ApsolveProblem **out, ApsolveSubset *views, int64_t *seq,
+                            int *attention, char *why, size_t len)
 {
+    size_t pairs = (size_t)p->num_submeshes * (size_t)p->num_configs;
     CpFacts *cache = calloc((size_t)(p->num_layers > 0 ? p->num_layers : 1), sizeof *cache);
+    /* none[k * pairs + s * C + c]: config_holds_no_cp of candidate k */
+    unsigned char *none = malloc((size_t)(ncp > 0 ? ncp : 1) * (pairs ? pairs : 1));
     int rc = APSOLVE_OK;
     *seq = 0;
     *attention = 0;
-    for (int k = 0; k < ncp; k++)
+    for (int k = 0; k < ncp; k++) {
         out[k] = NULL;
-    if (!cache)
+        if (views)
+            memset(&views[k], 0, sizeof views[k]);
+    }
+    if (!cache || !none) {
+        free(cache);
+        free(none);
         return APSOLVE_ENOMEM;
+    }
+    for (int k = 0; k < ncp; k++)
+        for (size_t x = 0; x < pairs; x++)
+            none[(size_t)k * pairs + x] = (unsigned char)config_holds_no_cp(
+                &p->configs[x], micro, family, nfamily, cps[k],
+                comms ? comms[k] : APSOLVE_CP_P2P, p->cluster_gpus);
     for (int k = 0; k < ncp && rc == APSOLVE_OK; k++)
-        rc = apsolve_problem_clone(p, &out[k]);
+        rc = cp_table(p, none + (size_t)k * pairs, &out[k], views ? &views[k] : NULL);
     for (int i = 0; i < p->num_layers && rc == APSOLVE_OK; i++)
         for (int j = i; j < p->num_layers && rc == APSOLVE_OK; j++) {
             CpFacts x;
@@ -515,44 +572,47 @@ int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                         ApsolveCpLayout l = {0, cf->logical_b, cps[k], comm, 0,
                                              cf->variant.recompute};
                         ApsolveCpStage st;
-                        char no[200];
-                        /* a cp plan runs every stage with cp: an entry that
-                         * is not (dp cp, tp) with the batch on axis 0, or
-                         * whose facts are unknown, has no cp stage */
-                        /* and one the plain search already prices: the
-                         * sweep at micro / cp holds the same devices' entry
-                         * with whole samples per replica, the same tokens,
-                         * FLOPs, activations and weights per GPU, measured,
-                         * and no ring */
-                        int dominated = micro % cps[k] == 0 &&
-                                        (micro / cps[k]) % cf->logical_a == 0 &&
-                                        has_micro(family, nfamily, micro / cps[k]);
+                        char refused[200];
+                        size_t qi = idx;
+                        /* a cp plan runs every stage with cp: an entry
+                         * whose config holds none, or whose facts are
+                         * unknown, has no cp stage (+inf; a subset leaves
+                         * its config out) */
+                        int no = none[(size_t)k * pairs + (size_t)s * p->num_configs + c];
+                        if (views) {
+                            int at = views[k].at[(size_t)s * p->num_configs + c];
+                            if (at < 0)
+                                continue;
+                            qi = apsolve_index(q, i, j, at / views[k].num_configs,
+                                               at % views[k].num_configs);
+                        }
                         /* a2a and a2a+p2p: the heads rule of the entry's
-                         * tp (apsolve_cp_check); an a2a+p2p whose inner
-                         * group is 1 or cp is the ring's or a2a's entry */
+                         * tp (apsolve_cp_check) */
                         if (comm == APSOLVE_CP_A2A_P2P)
                             l.a2a = apsolve_cp_a2a_size(cps[k], cf->logical_b, p->cluster_gpus);
-                        if (comm != APSOLVE_CP_P2P &&
-                            ((comm == APSOLVE_CP_A2A_P2P && (l.a2a <= 1 || l.a2a >= cps[k])) ||
-                             !apsolve_cp_check(&l, x.seq, heads, kv_heads, no, sizeof no, NULL,
-                                               0)))
-                            dominated = 1;
-                        if (!x.known || !cf->valid || cf->force_batch_dim != 0 ||
-                            cf->logical_a % cps[k] || dominated) {
-                            q->cost[idx] = INFINITY;
+                        if (!no && comm != APSOLVE_CP_P2P &&
+                            !apsolve_cp_check(&l, x.seq, heads, kv_heads, refused,
+                                              sizeof refused, NULL, 0))
+                            no = 1;
+                        if (!x.known || no) {
+                            q->cost[qi] = INFINITY;
                             if (q->fwd_cost && q->bwd_cost)
-                                q->fwd_cost[idx] = q->bwd_cost[idx] = INFINITY;
+                                q->fwd_cost[qi] = q->bwd_cost[qi] = INFINITY;
                             continue;
                         }
                         l.dp = cf->logical_a / cps[k];
                         price_stage(&x, &l, p->cluster_gpus, &st);
-                        transform(q, idx, cps[k], &st);
+                        transform(q, qi, cps[k], &st);
                     }
                 }
         }
     free(cache);
+    free(none);
     if (rc != APSOLVE_OK)
-        for (int k = 0; k < ncp; k++)
+        for (int k = 0; k < ncp; k++) {
             apsolve_problem_free(&out[k]);
+            if (views)
+                apsolve_subset_free(&views[k]);
+        }
     return rc;
 }

@@ -145,12 +145,17 @@ int apsolve_cp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
  * GPU, measured, without the ring. Each layer's placements are read once (the first entry of the
  * single layer), a range's facts summed from its layers'. *seq and
  * *attention as apsolve_cp_problem's (the largest attention layers of a
- * range). 0; APSOLVE_ENOMEM; APSOLVE_EDB with why (out[] all NULL). */
+ * range). With views (not NULL), out[k] is instead the subset of p's
+ * (submesh, config) pairs that can hold a cp stage of cps[k] (the rest
+ * would be +inf: problem_subset.h, views[k] its map back to p's indices):
+ * the DP's plans are the same, and the copy holds only those pairs.
+ * 0; APSOLVE_ENOMEM; APSOLVE_EDB with why (out[] all NULL, views[] empty). */
+struct ApsolveSubset;
 int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
                             int64_t micro, const int64_t *family, size_t nfamily,
                             const int *cps, const int *comms, int heads, int kv_heads, int ncp,
-                            ApsolveProblem **out, int64_t *seq, int *attention, char *why,
-                            size_t len);
+                            ApsolveProblem **out, struct ApsolveSubset *views, int64_t *seq,
+                            int *attention, char *why, size_t len);
 
 #ifdef __cplusplus
 }

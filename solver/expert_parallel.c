@@ -15,6 +15,7 @@
 #include "costdb_text.h"
 #include "expert_parallel.h"
 #include "frameworks.h"
+#include "problem_subset.h"
 #include "solver_int.h"
 
 /* The expert gradients' reduction once per iteration over a group of g
@@ -453,9 +454,19 @@ static int cached_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *
     return 0;
 }
 
+/* Whether config cf can hold ep stages of layout l at all, whatever the
+ * layer range (apsolve_ep_problem_auto): (dp, tp) with the batch on axis 0,
+ * ZeRO below 2, its GPUs a multiple of ep x etp. */
+static int config_holds_ep(const ApsolveConfig *cf, const ApsolveEpLayout *l)
+{
+    return cf->valid && cf->force_batch_dim == 0 && cf->variant.zero < 2 &&
+           ((int64_t)cf->logical_a * cf->logical_b) % (l->ep * l->etp) == 0;
+}
+
 int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
                             ApsolveEpCache *cache, const ApsolveEpLayout *l,
-                            ApsolveProblem **out, size_t *transformed, char *why, size_t len)
+                            ApsolveProblem **out, ApsolveSubset *view, size_t *transformed,
+                            char *why, size_t len)
 {
     ApsolveProblem *q = NULL;
     ApsolveEpStage *xs;
@@ -464,44 +475,53 @@ int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
     int have_f = 0, rc, C = p->num_configs;
     *out = NULL;
     *transformed = 0;
-    if ((rc = apsolve_problem_clone(p, &q)) != APSOLVE_OK)
+    if (view) {
+        /* the pairs that can hold ep stages (problem_subset.h): the rest
+         * would be +inf */
+        size_t pairs = (size_t)p->num_submeshes * (size_t)C;
+        unsigned char *keep = malloc(pairs);
+        if (!keep)
+            return APSOLVE_ENOMEM;
+        for (size_t k = 0; k < pairs; k++)
+            keep[k] = (unsigned char)config_holds_ep(&p->configs[k], l);
+        rc = apsolve_subset_new(p, keep, 1, view);
+        free(keep);
+        if (rc == APSOLVE_OK && (rc = apsolve_subset_problem(p, view, &q)) != APSOLVE_OK)
+            apsolve_subset_free(view);
+    } else {
+        rc = apsolve_problem_clone(p, &q);
+    }
+    if (rc != APSOLVE_OK)
         return rc;
     xs = calloc((size_t)(C > 0 ? C : 1), sizeof *xs);
     use = calloc((size_t)(C > 0 ? C : 1), sizeof *use);
     if (!xs || !use) {
-        free(xs);
-        free(use);
-        apsolve_problem_free(&q);
-        return APSOLVE_ENOMEM;
+        rc = APSOLVE_ENOMEM;
+        goto fail;
     }
     memset(&f, 0, sizeof f);
-    for (int i = 0; i < q->num_layers; i++)
-        for (int j = i; j < q->num_layers; j++)
-            for (int s = 0; s < q->num_submeshes; s++) {
+    for (int i = 0; i < p->num_layers; i++)
+        for (int j = i; j < p->num_layers; j++)
+            for (int s = 0; s < p->num_submeshes; s++) {
                 /* use[c]: -1 +inf, 0 no experts (kept), 1 as profiled, 2 transformed */
                 for (int c = 0; c < C; c++) {
-                    const ApsolveConfig *cf = &q->configs[(size_t)s * C + c];
-                    size_t idx = apsolve_index(q, i, j, s, c);
+                    const ApsolveConfig *cf = &p->configs[(size_t)s * C + c];
+                    size_t idx = apsolve_index(p, i, j, s, c);
                     ApsolveEpLayout m = *l;
                     const ApsolveEpFacts *x = NULL;
                     use[c] = -1;
-                    if (!cf->valid ||
-                        cf->force_batch_dim != 0 || cf->variant.zero >= 2 ||
-                        ((int64_t)cf->logical_a * cf->logical_b) % (l->ep * l->etp) ||
-                        !isfinite(q->cost[idx]))
+                    if (!config_holds_ep(cf, l) || !isfinite(p->cost[idx]))
                         continue;
                     if (cached_facts(db, sweep, p, cache, i, j, s, c, &f, &have_f, &x, why,
                                      len)) {
-                        free(xs);
-                        free(use);
-                        apsolve_problem_free(&q);
-                        return APSOLVE_EDB;
+                        rc = APSOLVE_EDB;
+                        goto fail;
                     }
                     m.dp = cf->logical_a;
                     m.tp = cf->logical_b;
                     m.zero = cf->variant.zero;
                     m.recompute = cf->variant.recompute;
-                    ep_price(x, &f, q->cluster_gpus, &m, &xs[c]);
+                    ep_price(x, &f, p->cluster_gpus, &m, &xs[c]);
                     if (!xs[c].moe_layers)
                         use[c] = 0;
                     else if (xs[c].experts % l->ep == 0 && xs[c].usable)
@@ -512,9 +532,9 @@ int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                  * mesh, recompute and ZeRO) stand aside, as in
                  * apsolve_ep_problem */
                 for (int c = 0; c < C; c++) {
-                    const ApsolveConfig *cf = &q->configs[(size_t)s * C + c];
+                    const ApsolveConfig *cf = &p->configs[(size_t)s * C + c];
                     for (int d = 0; d < C && use[c] == 2; d++) {
-                        const ApsolveConfig *df = &q->configs[(size_t)s * C + d];
+                        const ApsolveConfig *df = &p->configs[(size_t)s * C + d];
                         if (use[d] == 1 && df->logical_a == cf->logical_a &&
                             df->logical_b == cf->logical_b &&
                             costdb_variant_same_settings(df->variant, cf->variant))
@@ -522,8 +542,16 @@ int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                     }
                 }
                 for (int c = 0; c < C; c++) {
-                    size_t idx = apsolve_index(q, i, j, s, c);
+                    size_t idx = apsolve_index(p, i, j, s, c);
                     int u = use[c];
+                    if (view) {
+                        /* a pair left out of the subset is +inf already */
+                        int at = view->at[(size_t)s * C + c];
+                        if (at < 0)
+                            continue;
+                        idx = apsolve_index(q, i, j, at / view->num_configs,
+                                            at % view->num_configs);
+                    }
                     if (u < 0) {
                         q->cost[idx] = INFINITY;
                         if (q->fwd_cost && q->bwd_cost)
@@ -538,6 +566,13 @@ int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
     free(use);
     *out = q;
     return APSOLVE_OK;
+fail:
+    free(xs);
+    free(use);
+    apsolve_problem_free(&q);
+    if (view)
+        apsolve_subset_free(view);
+    return rc;
 }
 
 void apsolve_ep_frameworks(int dp, int tp, int ep, int etp, int zero, struct ApsolveFwVerdict *v)

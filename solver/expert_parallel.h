@@ -128,18 +128,23 @@ int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
  * dividing a x b, ep not dividing the experts, any other split). An entry
  * without experts stays as it is where its layout allows ep. cache: the
  * facts of sweep's entries, read once (apsolve_ep_cache_new). *transformed
- * counts the transformed entries. 0; APSOLVE_ENOMEM; APSOLVE_EDB with why
- * (*out NULL). */
+ * counts the transformed entries. With view (not NULL), *out is instead
+ * the subset of p's (submesh, config) pairs that can hold ep stages of l
+ * (the rest would be +inf: problem_subset.h, *view its map back to p's
+ * indices), the same plans from a smaller copy. 0; APSOLVE_ENOMEM;
+ * APSOLVE_EDB with why (*out NULL, *view empty). */
 typedef struct ApsolveEpCache {
     ApsolveEpFacts *facts;            /* L x L x S x C, indexed by the owner config */
     int *owner;                       /* S x C: whose placements a config reads; -1 unknown */
 } ApsolveEpCache;
 /* An empty cache for problem p's entries; 0 or APSOLVE_ENOMEM. */
 int apsolve_ep_cache_new(const ApsolveProblem *p, ApsolveEpCache *c);
+struct ApsolveSubset;
 void apsolve_ep_cache_free(ApsolveEpCache *c);
 int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
                             ApsolveEpCache *cache, const ApsolveEpLayout *l,
-                            ApsolveProblem **out, size_t *transformed, char *why, size_t len);
+                            ApsolveProblem **out, struct ApsolveSubset *view,
+                            size_t *transformed, char *why, size_t len);
 
 struct ApsolveFwVerdict;
 /* Which frameworks run an ep plan as priced (frameworks.h), on top of the

@@ -32,6 +32,7 @@
 #include "costdb.h"
 #include "expert_parallel.h"
 #include "plural.h"
+#include "problem_subset.h"
 #include "session.h"
 #include "session_int.h"
 
@@ -72,6 +73,7 @@ int apsolve_auto_layouts(ApsolveRun *r, ApsolveCand *c, int cp, const char *what
     const ApsolveProblem *p = c->p;
     ApsolvePlan *any = NULL;
     ApsolveOptions ao;
+    unsigned char *keep;
     int best_h = 0, any_h = 0, e;
     *pl = NULL;
     *headroom = 0;
@@ -94,10 +96,13 @@ int apsolve_auto_layouts(ApsolveRun *r, ApsolveCand *c, int cp, const char *what
         return 0;
     }
     apsolve_plan_free(&any);
+    if (!(keep = calloc((size_t)p->num_submeshes * (size_t)p->num_configs, 1)))
+        return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
     for (int s = 0; s < p->num_submeshes; s++)
         for (int k = 0; k < p->num_configs; k++) {
             const ApsolveConfig *ck = &p->configs[(size_t)s * p->num_configs + k];
             ApsolveProblem *q = NULL;
+            ApsolveSubset v;
             ApsolvePlan *one = NULL;
             ApsolveOptions o = c->opt;
             int seen = 0, h = 0;
@@ -122,27 +127,30 @@ int apsolve_auto_layouts(ApsolveRun *r, ApsolveCand *c, int cp, const char *what
                     }
             if (!seen)
                 continue;
-            if (apsolve_problem_clone(p, &q) != APSOLVE_OK) {
+            /* the layout's pairs alone (problem_subset.h): the DP's options
+             * are those of the whole table with every other entry +inf */
+            for (int u = 0; u < p->num_configs; u++) {
+                const ApsolveConfig *cu = &p->configs[(size_t)s * p->num_configs + u];
+                keep[(size_t)s * p->num_configs + u] = cu->logical_a == ck->logical_a &&
+                                                       cu->logical_b == ck->logical_b &&
+                                                       cu->force_batch_dim == 0;
+            }
+            e = apsolve_subset_new(p, keep, 0, &v);
+            if (e == APSOLVE_OK && (e = apsolve_subset_problem(p, &v, &q)) != APSOLVE_OK)
+                apsolve_subset_free(&v);
+            memset(keep + (size_t)s * p->num_configs, 0, (size_t)p->num_configs);
+            if (e != APSOLVE_OK) {
                 apsolve_plan_free(pl);
+                free(keep);
                 return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
             }
-            for (int i = 0; i < q->num_layers; i++)
-                for (int j = i; j < q->num_layers; j++)
-                    for (int t = 0; t < q->num_submeshes; t++)
-                        for (int u = 0; u < q->num_configs; u++) {
-                            const ApsolveConfig *cu = &q->configs[(size_t)t * q->num_configs + u];
-                            size_t idx = apsolve_index(q, i, j, t, u);
-                            if (t == s && cu->logical_a == ck->logical_a &&
-                                cu->logical_b == ck->logical_b && cu->force_batch_dim == 0)
-                                continue;
-                            q->cost[idx] = INFINITY;
-                            if (q->fwd_cost && q->bwd_cost)
-                                q->fwd_cost[idx] = q->bwd_cost[idx] = INFINITY;
-                        }
             e = solve_one(q, &o, &one, &h);
             apsolve_problem_free(&q);
+            apsolve_subset_plan(&v, one);
+            apsolve_subset_free(&v);
             if (e) {
                 apsolve_plan_free(pl);
+                free(keep);
                 return apsolve_fail(a, APSOLVE_ERROR_FAILED, "solving sweep %lld with %s: %s",
                                     (long long)c->sweep, what, apsolve_strerror(e));
             }
@@ -162,6 +170,7 @@ int apsolve_auto_layouts(ApsolveRun *r, ApsolveCand *c, int cp, const char *what
                 apsolve_plan_free(&one);
             }
         }
+    free(keep);
     *headroom = best_h;
     return 0;
 }
@@ -250,6 +259,45 @@ static void say_tried(const ApsolveRequest *a, const ApsolveAutoBest *b, const A
                     b->best->total_cost);
 }
 
+/* What makes one cp candidate's table again (apsolve_cp_problem_auto). */
+typedef struct CpTable {
+    ApsolveRun *r;
+    const ApsolveProblem *p;          /* the sweep's problem, its unfit entries restored */
+    int64_t micro;
+    const int64_t *family;
+    size_t nfamily;
+    int cp, comm, heads, kv_heads;
+} CpTable;
+
+/* Candidate c, solved on the subset v of its pairs (while v holds a map),
+ * made the whole table of p's indices, and its plan pl's stages with it:
+ * what ep's step (ApsolveEpCache, by p's index) and the plans and reports
+ * after the search (the best candidate's problem) read. Only a candidate
+ * that is read so is made whole. 0; 1 failed (said). */
+static int cp_whole(const CpTable *t, ApsolveCand *c, ApsolveSubset *v, ApsolvePlan *pl)
+{
+    ApsolveProblem *whole = NULL;
+    int64_t seq = 0;
+    int attention = 0, rc;
+    char why[400] = "";
+    if (!v->at)
+        return 0;
+    rc = apsolve_cp_problem_auto(t->r->db, c->sweep, t->p, t->micro, t->family, t->nfamily,
+                                 &t->cp, &t->comm, t->heads, t->kv_heads, 1, &whole, NULL, &seq,
+                                 &attention, why, sizeof why);
+    if (rc) {
+        apsolve_fail(t->r->a, APSOLVE_ERROR_FAILED, "%s",
+                     rc == APSOLVE_ENOMEM ? "out of memory" : why);
+        return 1;
+    }
+    apsolve_unfit_settle(whole);
+    apsolve_subset_plan(v, pl);
+    apsolve_subset_free(v);
+    apsolve_problem_free(&c->p);
+    c->p = whole;
+    return 0;
+}
+
 int apsolve_run_auto_cp(ApsolveRun *r)
 {
     const ApsolveRequest *a = r->a;
@@ -300,7 +348,9 @@ int apsolve_run_auto_cp(ApsolveRun *r)
         int64_t m = r->nbs ? r->bs[k].micro_batch_size : r->micro;
         int own = r->nbs == 0 || r->bs[k].sweep_id == r->main_c.sweep;
         ApsolveCand base, ub;
-        ApsolveProblem *q[48], *rp = NULL;
+        ApsolveProblem *q[48], *uq[48], *rp = NULL;
+        ApsolveSubset views[48], uviews[48];
+        int ucps[48], ucomms[48], uat[48], nuse;
         ApsolveEpCache cache = {NULL, NULL};
         int64_t seq = 0;
         int attention = 0, rc, with_cp;
@@ -343,13 +393,29 @@ int apsolve_run_auto_cp(ApsolveRun *r)
                 fail = 1;
             }
         }
-        for (int i = 0; i < 48; i++)
+        for (int i = 0; i < 48; i++) {
             q[i] = NULL;
+            memset(&views[i], 0, sizeof views[i]);
+        }
+        /* only the candidates the loop below can try: cp dividing the
+         * micro-batch, cp x its micro-batches within the limit */
+        nuse = 0;
+        for (int i = 0; i < ncp; i++)
+            if (m % cps[i] == 0 &&
+                (int64_t)base.opt.micro_batches * cps[i] <= COSTDB_MAX_MICRO_BATCHES) {
+                ucps[nuse] = cps[i];
+                ucomms[nuse] = comms[i];
+                uat[nuse++] = i;
+            }
         rc = fail || !with_cp ? 0
                               : apsolve_cp_problem_auto(r->db, base.sweep, ub.p, m, family,
-                                                        nfamily, cps, comms, heads, kv_heads,
-                                                        ncp, q, &seq, &attention, why,
+                                                        nfamily, ucps, ucomms, heads, kv_heads,
+                                                        nuse, uq, uviews, &seq, &attention, why,
                                                         sizeof why);
+        for (int i = 0; i < nuse && with_cp && !fail; i++) {
+            q[uat[i]] = uq[i];
+            views[uat[i]] = uviews[i];
+        }
         if (rc == APSOLVE_ENOMEM) {
             apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
             fail = 1;
@@ -369,8 +435,13 @@ int apsolve_run_auto_cp(ApsolveRun *r)
             int cp = cps[i], h = 0;
             double bound = INFINITY;
             ApsolveAutoTried t;
+            /* the subset of the pairs that can hold cp stages, its map in
+             * v (apsolve_cp_problem_auto) */
+            ApsolveSubset v = views[i];
+            CpTable tab = {r, ub.p, m, family, nfamily, cp, comms[i], heads, kv_heads};
             c.p = q[i];
             q[i] = NULL;
+            memset(&views[i], 0, sizeof views[i]);
             /* the one check of a cp layout (the ring's: the sequence in 2
              * cp chunks, context_parallel.h); the micro-batch split into
              * dp x cp replicas */
@@ -379,6 +450,7 @@ int apsolve_run_auto_cp(ApsolveRun *r)
                 m % cp ||
                 (int64_t)base.opt.micro_batches * cp > COSTDB_MAX_MICRO_BATCHES) {
                 apsolve_cand_free(&c);
+                apsolve_subset_free(&v);
                 continue;
             }
             c.opt.micro_batches = base.opt.micro_batches * cp;
@@ -386,6 +458,7 @@ int apsolve_run_auto_cp(ApsolveRun *r)
             if (apsolve_auto_layouts(r, &c, cp, "cp", b->best ? b->best : s->autop,
                                      b->best ? b->best_h : plain_h, &pl, &h, &bound)) {
                 apsolve_cand_free(&c);
+                apsolve_subset_free(&v);
                 fail = 1;
                 continue;
             }
@@ -396,8 +469,15 @@ int apsolve_run_auto_cp(ApsolveRun *r)
             /* ep on the cp candidate's entries (the cp step first, as
              * --parallel ...,cp=C,ep=E prices them); on the ring's only */
             if (top_k && comms[i] == APSOLVE_CP_P2P &&
-                apsolve_auto_ep(r, &c, cp, &cache, s->autop, plain_h, pl, h, b))
+                (cp_whole(&tab, &c, &v, pl) ||
+                 apsolve_auto_ep(r, &c, cp, &cache, s->autop, plain_h, pl, h, b)))
                 fail = 1;
+            /* the plan that becomes the best so far keeps its candidate,
+             * which the plans and reports after the search read whole */
+            if (!fail && pl && apsolve_auto_better(pl, h, b->best, b->best_h) &&
+                cp_whole(&tab, &c, &v, pl))
+                fail = 1;
+            apsolve_subset_free(&v);
             t = (ApsolveAutoTried){cp, 0, 0, m, c.sweep, c.opt.micro_batches, h,
                                    pl ? 1 : h < 0 ? -1 : 0, pl ? pl->total_cost : bound,
                                    comms[i]};

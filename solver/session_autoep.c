@@ -19,6 +19,7 @@
 #include "apsolve.h"
 #include "costdb.h"
 #include "expert_parallel.h"
+#include "problem_subset.h"
 #include "session.h"
 #include "session_int.h"
 
@@ -47,6 +48,7 @@ int apsolve_auto_ep(ApsolveRun *r, const ApsolveCand *c, int cp, ApsolveEpCache 
             ApsolveCand e = *c;
             ApsolvePlan *pl = NULL;
             ApsolveAutoTried t;
+            ApsolveSubset v;
             size_t transformed = 0;
             double bound = INFINITY;
             char why[400] = "";
@@ -54,8 +56,9 @@ int apsolve_auto_ep(ApsolveRun *r, const ApsolveCand *c, int cp, ApsolveEpCache 
             l.ep = ep;
             l.etp = etp;
             e.p = NULL;
-            rc = apsolve_ep_problem_auto(r->db, c->sweep, p, cache, &l, &e.p, &transformed, why,
-                                         sizeof why);
+            /* the subset of the pairs that can hold ep stages, its map in v */
+            rc = apsolve_ep_problem_auto(r->db, c->sweep, p, cache, &l, &e.p, &v, &transformed,
+                                         why, sizeof why);
             if (rc == APSOLVE_ENOMEM)
                 return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
             /* placements or hardware that cannot price the all-to-all: no
@@ -69,11 +72,13 @@ int apsolve_auto_ep(ApsolveRun *r, const ApsolveCand *c, int cp, ApsolveEpCache 
              * entries as profiled), or there are none */
             if (!transformed) {
                 apsolve_cand_free(&e);
+                apsolve_subset_free(&v);
                 continue;
             }
             if (apsolve_auto_layouts(r, &e, cp, "ep", b->best ? b->best : bar,
                                      b->best ? b->best_h : bar_h, &pl, &h, &bound)) {
                 apsolve_cand_free(&e);
+                apsolve_subset_free(&v);
                 return 1;
             }
             /* ep must beat the same candidate without it: a tie (entries
@@ -91,6 +96,26 @@ int apsolve_auto_ep(ApsolveRun *r, const ApsolveCand *c, int cp, ApsolveEpCache 
             t = (ApsolveAutoTried){cp, ep, etp, c->micro * cp, c->sweep, c->opt.micro_batches, h,
                                    pl ? 1 : h < 0 ? h : 0,
                                    pl ? pl->total_cost : bound};
+            /* the plan that becomes the best so far keeps its candidate,
+             * which the plans and reports after the search read whole: the
+             * same transform on all of p's pairs (the cache holds the facts) */
+            if (pl && apsolve_auto_better(pl, h, b->best, b->best_h)) {
+                ApsolveProblem *whole = NULL;
+                rc = apsolve_ep_problem_auto(r->db, c->sweep, p, cache, &l, &whole, NULL,
+                                             &transformed, why, sizeof why);
+                if (rc) {
+                    apsolve_plan_free(&pl);
+                    apsolve_cand_free(&e);
+                    apsolve_subset_free(&v);
+                    return apsolve_fail(a, APSOLVE_ERROR_FAILED, "%s",
+                                        rc == APSOLVE_ENOMEM ? "out of memory" : why);
+                }
+                apsolve_unfit_settle(whole);
+                apsolve_subset_plan(&v, pl);
+                apsolve_cand_free(&e);
+                e.p = whole;
+            }
+            apsolve_subset_free(&v);
             apsolve_auto_offer(b, &t, pl, h, &e);
         }
     return 0;

@@ -107,11 +107,30 @@ void apsolve_unfit_settle(ApsolveProblem *q)
 
 int apsolve_unfit_apply_known(const ApsolveProblem *p)
 {
-    ApsolveProblem *rp = NULL;
-    int known;
-    if (apsolve_unfit_open(p, &rp) != APSOLVE_OK)
+    /* apsolve_problem_apply_known of apsolve_unfit_open's problem, read
+     * in place: an entry out of memory with the time the sweep computed
+     * counts with its own figures (apsolve_unfit_restore), without a copy
+     * of the whole table */
+    size_t cells, finite = 0;
+    int restores;
+    if (!p || !p->unfit)
         return apsolve_problem_apply_known(p);
-    known = apsolve_problem_apply_known(rp ? rp : p);
-    apsolve_problem_free(&rp);
-    return known;
+    restores = p->fwd_cost && p->bwd_cost && p->memory;
+    cells = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+            (size_t)p->num_configs;
+    for (size_t k = 0; k < cells; k++) {
+        double cost = p->cost[k], apply = p->apply_cost[k];
+        if (!p->configs[k % ((size_t)p->num_submeshes * (size_t)p->num_configs)].valid)
+            continue;
+        if (!isfinite(cost) && restores && p->unfit[k].fwd >= 0) {
+            cost = p->unfit[k].fwd + p->unfit[k].bwd;
+            apply = p->unfit[k].apply;
+        }
+        if (!isfinite(cost) || cost < 0)
+            continue;
+        if (!(apply >= 0))
+            return 0;
+        finite++;
+    }
+    return finite > 0;
 }

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A problem restricted to some of its (submesh, config) pairs
+ * (problem_subset.h): the copy the auto search's cp and ep steps solve
+ * instead of a whole table with the other pairs +inf.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "problem_subset.h"
+
+void apsolve_subset_free(ApsolveSubset *v)
+{
+    free(v->submesh);
+    free(v->config);
+    free(v->at);
+    memset(v, 0, sizeof *v);
+}
+
+int apsolve_subset_new(const ApsolveProblem *p, const unsigned char *keep, int all_submeshes,
+                       ApsolveSubset *out)
+{
+    int S = p->num_submeshes, C = p->num_configs, ns = 0, nc = 1;
+    memset(out, 0, sizeof *out);
+    for (int s = 0; s < S; s++) {
+        int n = 0;
+        for (int c = 0; c < C; c++)
+            n += keep[(size_t)s * C + c] && p->configs[(size_t)s * C + c].valid;
+        ns += all_submeshes || n > 0;
+        nc = n > nc ? n : nc;
+    }
+    if (!ns)
+        return APSOLVE_ENOTFOUND;
+    out->num_submeshes = ns;
+    out->num_configs = nc;
+    out->submesh = malloc((size_t)ns * sizeof *out->submesh);
+    out->config = malloc((size_t)ns * (size_t)nc * sizeof *out->config);
+    out->at = malloc((size_t)S * (size_t)C * sizeof *out->at);
+    if (!out->submesh || !out->config || !out->at) {
+        apsolve_subset_free(out);
+        return APSOLVE_ENOMEM;
+    }
+    for (size_t k = 0; k < (size_t)S * (size_t)C; k++)
+        out->at[k] = -1;
+    for (size_t k = 0; k < (size_t)ns * (size_t)nc; k++)
+        out->config[k] = -1;
+    ns = 0;
+    for (int s = 0; s < S; s++) {
+        int n = 0;
+        for (int c = 0; c < C; c++)
+            if (keep[(size_t)s * C + c] && p->configs[(size_t)s * C + c].valid) {
+                out->config[(size_t)ns * nc + n] = c;
+                out->at[(size_t)s * C + c] = ns * nc + n;
+                n++;
+            }
+        if (all_submeshes || n > 0)
+            out->submesh[ns++] = s;
+    }
+    return APSOLVE_OK;
+}
+
+int apsolve_subset_problem(const ApsolveProblem *p, const ApsolveSubset *v, ApsolveProblem **out)
+{
+    ApsolveProblem *q = NULL;
+    int with = p->fwd_cost && p->bwd_cost && p->memory, rc;
+    int L = p->num_layers, S2 = v->num_submeshes, C2 = v->num_configs;
+    *out = NULL;
+    if ((rc = apsolve_problem_new(L, p->cluster_hosts, p->cluster_gpus, S2, C2, with, &q)) !=
+        APSOLVE_OK)
+        return rc;
+    if (p->unfit) {
+        size_t cells = (size_t)L * (size_t)L * (size_t)S2 * (size_t)C2;
+        if (!(q->unfit = malloc(cells * sizeof *q->unfit))) {
+            apsolve_problem_free(&q);
+            return APSOLVE_ENOMEM;
+        }
+        for (size_t k = 0; k < cells; k++) {
+            memset(&q->unfit[k], 0, sizeof q->unfit[k]);
+            q->unfit[k].fwd = -1; /* padding: nothing to restore */
+        }
+    }
+    for (int s2 = 0; s2 < S2; s2++) {
+        q->submeshes[s2] = p->submeshes[v->submesh[s2]];
+        for (int c2 = 0; c2 < C2; c2++) {
+            int c = v->config[(size_t)s2 * C2 + c2];
+            if (c >= 0)
+                q->configs[(size_t)s2 * C2 + c2] =
+                    p->configs[(size_t)v->submesh[s2] * p->num_configs + c];
+        }
+    }
+    /* every layer range i..j of the pairs kept (j < i is no range: the DP
+     * and the steps that transform entries never read it), as
+     * apsolve_problem_clone copies them (a table p lacks keeps
+     * apsolve_problem_new's values) */
+    for (int i = 0; i < L; i++)
+        for (int j = i; j < L; j++)
+            for (int s2 = 0; s2 < S2; s2++)
+                for (int c2 = 0; c2 < C2; c2++) {
+                    int c = v->config[(size_t)s2 * C2 + c2];
+                    size_t a, b;
+                    if (c < 0)
+                        continue;
+                    a = apsolve_index(p, i, j, v->submesh[s2], c);
+                    b = apsolve_index(q, i, j, s2, c2);
+                    q->cost[b] = p->cost[a];
+                    q->max_n_succ_stages[b] = p->max_n_succ_stages[a];
+                    q->apply_cost[b] = p->apply_cost[a];
+                    if (with) {
+                        q->fwd_cost[b] = p->fwd_cost[a];
+                        q->bwd_cost[b] = p->bwd_cost[a];
+                        if (p->wgrad_cost)
+                            q->wgrad_cost[b] = p->wgrad_cost[a];
+                        q->memory[b] = p->memory[a];
+                    }
+                    if (p->unfit)
+                        q->unfit[b] = p->unfit[a];
+                }
+    q->sweep_id = p->sweep_id;
+    *out = q;
+    return APSOLVE_OK;
+}
+
+void apsolve_subset_plan(const ApsolveSubset *v, ApsolvePlan *pl)
+{
+    for (size_t k = 0; pl && k < pl->n_stages; k++) {
+        ApsolveStage *st = &pl->stages[k];
+        int s2 = st->submesh, c2 = st->config;
+        if (s2 < 0 || s2 >= v->num_submeshes)
+            continue;
+        st->submesh = v->submesh[s2];
+        if (c2 >= 0 && c2 < v->num_configs)
+            st->config = v->config[(size_t)s2 * v->num_configs + c2];
+    }
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A problem restricted to some of its (submesh, config) pairs (not part of
+ * the public API): the auto search's context- and expert-parallel steps
+ * solve problems in which every other pair's entries are +inf (a cp plan
+ * runs each stage with cp, a plan of one layout runs one submesh and
+ * logical mesh). The DP (dp.c, prep_build) makes its stage options of the
+ * finite entries only, in the order (end descending, submesh ascending,
+ * then cost and config), so a copy that leaves those pairs out, keeping the
+ * others' order, has the same options under other indices and the DP the
+ * same plan, thresholds and counts (docs/solver.md, "Context parallelism
+ * in the auto search"). It copies only the pairs kept, instead of the whole
+ * table; the plan's indices go back with apsolve_subset_plan.
+ */
+#ifndef APSOLVE_PROBLEM_SUBSET_H
+#define APSOLVE_PROBLEM_SUBSET_H
+
+#include "apsolve.h"
+
+/* Which pairs of a problem p are kept, and where. */
+typedef struct ApsolveSubset {
+    int num_submeshes, num_configs;   /* S', C' of the copy (C' >= 1: padding) */
+    int *submesh;                     /* [S'] p's submesh of the copy's s' */
+    int *config;                      /* [S' * C'] p's config of (s', c'); -1 padding */
+    int *at;                          /* [S * C] the copy's s' * C' + c' of p's (s, c); -1 out */
+} ApsolveSubset;
+
+/* The subset of p's pairs with keep[s * C + c] set (configs valid only),
+ * their order kept; every submesh stays when all_submeshes, else only
+ * those with a pair kept. 0; APSOLVE_ENOMEM; APSOLVE_ENOTFOUND when no
+ * pair is kept and !all_submeshes (nothing to copy). */
+int apsolve_subset_new(const ApsolveProblem *p, const unsigned char *keep, int all_submeshes,
+                       ApsolveSubset *out);
+void apsolve_subset_free(ApsolveSubset *v);
+/* The copy of p's entries of v's pairs, every layer range i..j (each table p
+ * has, its unfit figures included); its padding configs are invalid and
+ * +inf. 0; APSOLVE_ENOMEM; APSOLVE_EINVAL. */
+int apsolve_subset_problem(const ApsolveProblem *p, const ApsolveSubset *v,
+                           ApsolveProblem **out);
+/* Plan pl of v's copy as a plan of p: each stage's submesh and config
+ * index p's. */
+void apsolve_subset_plan(const ApsolveSubset *v, ApsolvePlan *pl);
+
+#endif

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The auto search's cp candidates as subsets of the sweep's pairs
+ * (solver/problem_subset.h, apsolve_cp_problem_auto with views) against the
+ * whole-table copies they replace: for each cp degree and communication,
+ * and for each layout (submesh, logical mesh) the auto search solves, the
+ * DP's plan on the subset, its indices mapped back, is the plan on the
+ * whole table with the other pairs +inf, field for field (costs, memory,
+ * thresholds, candidates); and the sweep's own problem (the plain rows the
+ * subsets are read from) is bit for bit what it was, so the plain plan
+ * priced after the cp step is the plain plan without it.
+ *
+ * A model whose sweep records its routing (a MoE) is checked the same way
+ * for its ep candidates (apsolve_ep_problem_auto with a view) on the sweep.
+ *
+ * Usage: test_cp_view DB MICRO (sweep 1 of DB, made by cp_view.sh; MICRO its
+ * micro-batch size).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apsolve.h"
+#include "context_parallel.h"
+#include "costdb.h"
+#include "expert_parallel.h"
+#include "problem_subset.h"
+#include "session_int.h"
+#include "schedule.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                     \
+    do {                                                                                     \
+        if (!(cond)) {                                                                       \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                      \
+            printf(__VA_ARGS__);                                                             \
+            printf("\n");                                                                    \
+            failures++;                                                                      \
+        }                                                                                    \
+    } while (0)
+
+static size_t cells(const ApsolveProblem *p)
+{
+    return (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+           (size_t)p->num_configs;
+}
+
+/* p and q hold the same bits in every table. */
+static int same_problem(const ApsolveProblem *p, const ApsolveProblem *q)
+{
+    size_t n = cells(p);
+#define SAME(f) ((!p->f && !q->f) || (p->f && q->f && !memcmp(p->f, q->f, n * sizeof *p->f)))
+    return p->num_submeshes == q->num_submeshes && p->num_configs == q->num_configs &&
+           SAME(cost) && SAME(max_n_succ_stages) && SAME(apply_cost) && SAME(fwd_cost) &&
+           SAME(bwd_cost) && SAME(wgrad_cost) && SAME(memory) && SAME(unfit);
+#undef SAME
+}
+
+/* The same plan: both none, or every field the output prints (less the
+ * solve time). */
+static int same_plan(const ApsolvePlan *a, const ApsolvePlan *b)
+{
+    if (!a || !b)
+        return !a && !b;
+    if (a->feasible != b->feasible || a->cost != b->cost || a->total_cost != b->total_cost ||
+        a->apply_cost != b->apply_cost || a->sum_cost != b->sum_cost ||
+        a->max_stage_cost != b->max_stage_cost || a->n_stages != b->n_stages ||
+        a->dp_evaluations != b->dp_evaluations || a->candidates != b->candidates ||
+        a->devices_used != b->devices_used)
+        return 0;
+    for (size_t k = 0; k < a->n_stages; k++) {
+        const ApsolveStage *x = &a->stages[k], *y = &b->stages[k];
+        if (x->start_layer != y->start_layer || x->end_layer != y->end_layer ||
+            x->submesh != y->submesh || x->config != y->config || x->cost != y->cost ||
+            x->fwd_cost != y->fwd_cost || x->bwd_cost != y->bwd_cost ||
+            x->wgrad_cost != y->wgrad_cost || x->apply_cost != y->apply_cost ||
+            x->max_n_succ_stages != y->max_n_succ_stages ||
+            x->memory_needed != y->memory_needed || x->logical_a != y->logical_a ||
+            x->logical_b != y->logical_b)
+            return 0;
+    }
+    return 1;
+}
+
+/* The plan of p under o, NULL when there is none. */
+static ApsolvePlan *solve(const ApsolveProblem *p, const ApsolveOptions *o)
+{
+    ApsolvePlan *pl = NULL;
+    ApsolveOptions x = *o;
+    int e = apsolve_solve_keep_headroom(p, &x, &pl);
+    if (e && e != APSOLVE_EINFEASIBLE)
+        printf("FAIL: apsolve_solve: %s\n", apsolve_strerror(e)), failures++;
+    return e ? NULL : pl;
+}
+
+/* The plan on subset v of q (mapped back) against the plan on q itself. */
+static void check_subset(const ApsolveProblem *q, const ApsolveProblem *sub,
+                         const ApsolveSubset *v, const ApsolveOptions *o, const char *what)
+{
+    ApsolvePlan *whole = solve(q, o), *part = solve(sub, o);
+    apsolve_subset_plan(v, part);
+    CHECK(same_plan(whole, part), "%s (schedule %d, objective %d): the subset's plan differs",
+          what, o->schedule, o->objective);
+    apsolve_plan_free(&whole);
+    apsolve_plan_free(&part);
+}
+
+/* Each layout of q (submesh s, a logical mesh with the batch on axis 0):
+ * q with every other pair +inf against its subset, as the auto search
+ * solves it (session_autocp.c, apsolve_auto_layouts). */
+static void check_layouts(const ApsolveProblem *q, const ApsolveOptions *o, const char *what)
+{
+    unsigned char *keep = calloc((size_t)q->num_submeshes * (size_t)q->num_configs, 1);
+    for (int s = 0; keep && s < q->num_submeshes; s++)
+        /* two layouts of each submesh */
+        for (int k = 0, tried = 0; k < q->num_configs && tried < 2; k++) {
+            const ApsolveConfig *ck = &q->configs[(size_t)s * q->num_configs + k];
+            ApsolveProblem *inf = NULL, *sub = NULL;
+            ApsolveSubset v;
+            if (!ck->valid || ck->force_batch_dim != 0)
+                continue;
+            for (int u = 0; u < q->num_configs; u++) {
+                const ApsolveConfig *cu = &q->configs[(size_t)s * q->num_configs + u];
+                keep[(size_t)s * q->num_configs + u] = cu->logical_a == ck->logical_a &&
+                                                       cu->logical_b == ck->logical_b &&
+                                                       cu->force_batch_dim == 0;
+            }
+            if (apsolve_subset_new(q, keep, 0, &v) == APSOLVE_OK &&
+                apsolve_subset_problem(q, &v, &sub) == APSOLVE_OK &&
+                apsolve_problem_clone(q, &inf) == APSOLVE_OK) {
+                for (int i = 0; i < q->num_layers; i++)
+                    for (int j = 0; j < q->num_layers; j++)
+                        for (int t = 0; t < q->num_submeshes; t++)
+                            for (int u = 0; u < q->num_configs; u++) {
+                                size_t idx = apsolve_index(q, i, j, t, u);
+                                if (keep[(size_t)t * q->num_configs + u])
+                                    continue;
+                                inf->cost[idx] = INFINITY;
+                                if (inf->fwd_cost && inf->bwd_cost)
+                                    inf->fwd_cost[idx] = inf->bwd_cost[idx] = INFINITY;
+                            }
+                check_subset(inf, sub, &v, o, what);
+                tried++;
+            }
+            memset(keep + (size_t)s * q->num_configs, 0, (size_t)q->num_configs);
+            apsolve_problem_free(&inf);
+            apsolve_problem_free(&sub);
+            apsolve_subset_free(&v);
+        }
+    free(keep);
+}
+
+/* The ep candidates of p (a MoE sweep's) on subsets against whole tables,
+ * and p untouched by them. */
+static void check_ep(Costdb *db, const ApsolveProblem *p, const ApsolveOptions *o)
+{
+    CostdbSweep sw;
+    ApsolveEpLayout l;
+    ApsolveEpCache cache = {NULL, NULL};
+    ApsolveProblem *before = NULL;
+    int tried = 0;
+    memset(&l, 0, sizeof l);
+    if (costdb_sweep_get(db, 1, &sw) || apsolve_ep_cache_new(p, &cache) ||
+        apsolve_problem_clone(p, &before)) {
+        printf("FAIL: cannot read sweep 1 for ep\n");
+        failures++;
+        return;
+    }
+    apsolve_ep_routing(db, sw.model_id, &l.top_k, &l.capacity);
+    l.cp = 1;
+    for (l.ep = 2; l.top_k && l.ep <= p->num_devices; l.ep *= 2)
+        for (l.etp = 1; l.etp <= p->cluster_gpus && l.ep * l.etp <= p->num_devices; l.etp *= 2) {
+            ApsolveProblem *whole = NULL, *part = NULL;
+            ApsolveSubset v;
+            size_t nw = 0, np = 0;
+            char why[400], what[64];
+            memset(&v, 0, sizeof v);
+            snprintf(what, sizeof what, "ep=%d etp=%d", l.ep, l.etp);
+            CHECK(apsolve_ep_problem_auto(db, 1, p, &cache, &l, &whole, NULL, &nw, why,
+                                          sizeof why) == 0 &&
+                      apsolve_ep_problem_auto(db, 1, p, &cache, &l, &part, &v, &np, why,
+                                              sizeof why) == 0,
+                  "%s: %s", what, why);
+            CHECK(nw == np, "%s: %zu entries transformed on the whole table, %zu on the subset",
+                  what, nw, np);
+            if (whole && part && nw) {
+                check_subset(whole, part, &v, o, what);
+                check_layouts(whole, o, what);
+                tried++;
+            }
+            apsolve_problem_free(&whole);
+            apsolve_problem_free(&part);
+            apsolve_subset_free(&v);
+        }
+    CHECK(!l.top_k || tried > 0, "no ep candidate transformed an entry");
+    CHECK(same_problem(p, before), "the ep step changed the sweep's own problem");
+    if (tried)
+        printf("ok: %d ep candidates, subsets and layouts the same plans as whole tables\n",
+               tried);
+    apsolve_problem_free(&before);
+    apsolve_ep_cache_free(&cache);
+}
+
+int main(int argc, char **argv)
+{
+    Costdb *db = NULL;
+    ApsolveProblem *p = NULL, *before = NULL, *whole[12], *part[12];
+    ApsolveSubset views[12];
+    ApsolveOptions o;
+    ApsolvePlan *plain = NULL, *again = NULL;
+    int cps[12], comms[12], ncp = 0, heads = 0, kv_heads = 0, attention = 0, attention2 = 0;
+    int64_t micro, seq = 0, seq2 = 0;
+    char err[256], why[400];
+    if (argc != 3 || (micro = atoll(argv[2])) <= 0) {
+        fprintf(stderr, "usage: test_cp_view DB MICRO\n");
+        return 2;
+    }
+    if (costdb_open(argv[1], COSTDB_OPEN_NOCREATE, &db, err, sizeof err)) {
+        fprintf(stderr, "test_cp_view: %s: %s\n", argv[1], err);
+        return 1;
+    }
+    memset(&o, 0, sizeof o);
+    o.micro_batches = 2;
+    o.objective = APSOLVE_OBJECTIVE_FULL;
+    o.headroom_percent = APSOLVE_DEFAULT_HEADROOM_PERCENT;
+    o.search_headroom = 1;
+    if (apsolve_problem_from_db(db, 1, &o, &p) != APSOLVE_OK ||
+        apsolve_problem_clone(p, &before) != APSOLVE_OK) {
+        fprintf(stderr, "test_cp_view: cannot load sweep 1 of %s\n", argv[1]);
+        return 1;
+    }
+    plain = solve(p, &o);
+    apsolve_cp_heads(db, 1, p, &heads, &kv_heads);
+    for (int cp = 2; cp <= p->cluster_gpus && ncp + 4 <= 12; cp *= 2)
+        for (int comm = APSOLVE_CP_P2P; comm <= APSOLVE_CP_ALL_GATHER; comm++) {
+            cps[ncp] = cp;
+            comms[ncp++] = comm;
+        }
+    CHECK(apsolve_cp_problem_auto(db, 1, p, micro, &micro, 1, cps, comms, heads, kv_heads, ncp,
+                                  whole, NULL, &seq, &attention, why, sizeof why) == 0,
+          "whole tables: %s", why);
+    CHECK(apsolve_cp_problem_auto(db, 1, p, micro, &micro, 1, cps, comms, heads, kv_heads, ncp,
+                                  part, views, &seq2, &attention2, why, sizeof why) == 0,
+          "subsets: %s", why);
+    CHECK(seq > 0 && seq == seq2 && attention > 0 && attention == attention2,
+          "sequence %lld/%lld, attention layers %d/%d", (long long)seq, (long long)seq2,
+          attention, attention2);
+    /* the plain rows the subsets were read from: untouched */
+    CHECK(same_problem(p, before), "the cp step changed the sweep's own problem");
+    again = solve(p, &o);
+    CHECK(same_plan(plain, again), "the plain plan after the cp step is not the one before");
+    for (int k = 0; k < ncp && !failures; k++) {
+        ApsolveOptions c = o;
+        char what[64];
+        if (!whole[k] || !part[k])
+            continue;
+        snprintf(what, sizeof what, "cp=%d cp_comm=%s", cps[k], apsolve_cp_comm_name(comms[k]));
+        /* the subset is smaller than the whole table (the point of it) */
+        CHECK(part[k]->num_configs <= p->num_configs, "%s: %d configs in the subset", what,
+              part[k]->num_configs);
+        c.micro_batches = o.micro_batches * cps[k];
+        for (int sc = APSOLVE_SCHEDULE_1F1B; sc <= APSOLVE_SCHEDULE_ZB_H1; sc += 3) {
+            c.schedule = sc;
+            c.objective = APSOLVE_OBJECTIVE_FULL;
+            check_subset(whole[k], part[k], &views[k], &c, what);
+            check_layouts(whole[k], &c, what);
+            c.objective = APSOLVE_OBJECTIVE_ALPA;
+            check_subset(whole[k], part[k], &views[k], &c, what);
+        }
+    }
+    check_ep(db, p, &o);
+    for (int k = 0; k < ncp; k++) {
+        apsolve_problem_free(&whole[k]);
+        apsolve_problem_free(&part[k]);
+        apsolve_subset_free(&views[k]);
+    }
+    apsolve_plan_free(&plain);
+    apsolve_plan_free(&again);
+    apsolve_problem_free(&before);
+    apsolve_problem_free(&p);
+    costdb_close(&db);
+    if (failures)
+        printf("%d failures\n", failures);
+    else
+        printf("ok: %d cp candidates, subsets and layouts the same plans as whole tables\n", ncp);
+    return failures != 0;
+}
