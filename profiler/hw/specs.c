@@ -41,6 +41,19 @@
 #define LAT_NVLINK (3.4 * US)
 #define LAT_PCIE (5.7 * US)
 #define LAT_IB (9.6 * US)
+/* One GPU's link to host memory, one direction (host_link_bandwidth;
+ * docs/hardware.md "Host link"): the link's signalling rate, no efficiency
+ * (none measured on these systems). PCI Express 3.0 and later encode
+ * 128b/130b, so an x16 link moves 16 lanes x rate x 128/130 / 8 bytes each
+ * way: 8 GT/s (Gen3) 15.75 GB/s, 16 GT/s (Gen4) 31.5, 32 GT/s (Gen5) 63
+ * (PCI-SIG's specifications; the vendors' "32 / 64 / 128 GB/s" are both
+ * directions before encoding). GB200: NVLink-C2C 900 GB/s bidirectional
+ * per superchip, between its Grace CPU and both of its GPUs, so 450 each
+ * way shared by 2 GPUs that offload at the same time: 225 each. */
+#define PCIE3_X16 (15.75 * GBS)
+#define PCIE4_X16 (31.5 * GBS)
+#define PCIE5_X16 (63 * GBS)
+#define C2C_GB200_PER_GPU (900 * GBS / 2 / 2)
 
 /* Refinements shared by the table (issue 12; schemas/hardware-spec.md
  * "Efficiencies by math class", sources there and in docs/validation.md):
@@ -116,7 +129,7 @@ static const ApprofHardwareSpec builtins[] = {
         .device_memory = 11 * GIB,
         .memory_reserve = RESERVE,
         .gpus_per_host = 2,
-        .intra_host_bandwidth = 15.75 * GBS,
+        .intra_host_bandwidth = PCIE3_X16,
         .intra_host_latency = LAT_PCIE,
         .inter_host_bandwidth = 0.625 * GBS,
         .inter_host_latency = 25 * US,
@@ -148,6 +161,7 @@ static const ApprofHardwareSpec builtins[] = {
         .kernel_launch_overhead = LAUNCH,
         REFINED(0, 0.75, 0.75), .nics_per_host = 4, .nic_bandwidth = 12.5 * GBS,
         .sm_count = 80, /* NVIDIA Tesla V100 GPU architecture whitepaper: 80 SMs */
+        .host_link_bandwidth = PCIE3_X16, /* V100 SXM2 datasheet: PCIe Gen3, 32 GB/s */
         .source = "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOP/s FP32, 125 TFLOP/s tensor "
                   "(FP16), 16 GB HBM2 at 900 GB/s, NVLink 300 GB/s (150 each way). Volta has "
                   "no bf16: bf16 uses the FP32 rate. DGX-1 host: 8 GPUs, 4x100 Gb/s EDR "
@@ -170,6 +184,7 @@ static const ApprofHardwareSpec builtins[] = {
         .kernel_launch_overhead = LAUNCH,
         REFINED(0, 0.75, 0.75), .nics_per_host = 4, .nic_bandwidth = 12.5 * GBS,
         .sm_count = 80, /* NVIDIA Tesla V100 GPU architecture whitepaper: 80 SMs */
+        .host_link_bandwidth = PCIE3_X16, /* V100 SXM2 datasheet: PCIe Gen3, 32 GB/s */
         .source = "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOP/s FP32, 125 TFLOP/s tensor "
                   "(FP16), 32 GB HBM2 at 900 GB/s, NVLink 300 GB/s (150 each way). Volta has "
                   "no bf16: bf16 uses the FP32 rate. DGX-1 host: 8 GPUs, 4x100 Gb/s EDR "
@@ -192,6 +207,7 @@ static const ApprofHardwareSpec builtins[] = {
         .kernel_launch_overhead = LAUNCH,
         REFINED(156 * TFLOPS, 0.75, 0.75), .nics_per_host = 8, .nic_bandwidth = 25 * GBS,
         .sm_count = 108, /* NVIDIA A100 Tensor Core GPU architecture whitepaper: 108 SMs */
+        .host_link_bandwidth = PCIE4_X16, /* A100 datasheet: PCIe Gen4, 64 GB/s */
         .source = "NVIDIA A100 Tensor Core GPU datasheet (SXM4 40GB): 19.5 TFLOP/s FP32, "
                   "156 TF32 tensor dense, 312 TFLOP/s FP16 and BF16 tensor dense, 40 GB HBM2 "
                   "at 1555 GB/s, NVLink 600 GB/s (300 each way). DGX A100 host: 8 GPUs, one "
@@ -214,6 +230,7 @@ static const ApprofHardwareSpec builtins[] = {
         .kernel_launch_overhead = LAUNCH,
         REFINED(156 * TFLOPS, 0.75, 0.75), .nics_per_host = 8, .nic_bandwidth = 25 * GBS,
         .sm_count = 108, /* NVIDIA A100 Tensor Core GPU architecture whitepaper: 108 SMs */
+        .host_link_bandwidth = PCIE4_X16, /* A100 datasheet: PCIe Gen4, 64 GB/s */
         .source = "NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB): 19.5 TFLOP/s FP32, "
                   "156 TF32 tensor dense, 312 TFLOP/s FP16 and BF16 tensor dense, 80 GB HBM2e "
                   "at 2039 GB/s, NVLink 600 GB/s (300 each way). DGX A100 host: 8 GPUs, one "
@@ -239,6 +256,7 @@ static const ApprofHardwareSpec builtins[] = {
         .gemm_unaligned_factor = UNALIGNED_HOPPER, .peak_flops_fp8 = 1978.9 * TFLOPS, .nics_per_host = 8,
         .nic_bandwidth = 50 * GBS,
         .sm_count = 132, /* NVIDIA H100 Tensor Core GPU architecture whitepaper: SXM5, 132 SMs */
+        .host_link_bandwidth = PCIE5_X16, /* H100 datasheet (SXM): PCIe Gen5, 128 GB/s */
         .source = "NVIDIA H100 datasheet and Hopper whitepaper (SXM5): 67 TFLOP/s FP32, 494.7 TF32 "
                   "and 1978.9 FP8 tensor dense, 989.4 TFLOP/s FP16 and BF16 tensor dense (1979 is with sparsity), 80 GB "
                   "HBM3 at 3.35 TB/s, NVLink 900 GB/s (450 each way). DGX H100 host: 8 GPUs, "
@@ -263,6 +281,7 @@ static const ApprofHardwareSpec builtins[] = {
         .attention_efficiency = EFF_ATTENTION_HOPPER, .reduction_efficiency = EFF_REDUCTION_HOPPER,
         .gemm_unaligned_factor = UNALIGNED_HOPPER, .peak_flops_fp8 = 1978.9 * TFLOPS, .nics_per_host = 8,
         .nic_bandwidth = 50 * GBS,
+        .host_link_bandwidth = PCIE5_X16, /* H200 datasheet (SXM): PCIe Gen5, 128 GB/s */
         .source = "NVIDIA H200 datasheet (SXM): 67 TFLOP/s FP32, 494.7 TF32, 1978.9 FP8, 989.4 TFLOP/s FP16 and BF16 "
                   "tensor dense (1979 with sparsity), 141 GB HBM3e (the driver reports "
                   "143771 MiB, used here) at 4.8 TB/s, NVLink 900 GB/s (450 each way). "
@@ -292,6 +311,9 @@ static const ApprofHardwareSpec builtins[] = {
         .kernel_launch_overhead = LAUNCH,
         REFINED(1100 * TFLOPS, 0.7, 0.7), .peak_flops_fp8 = 4500 * TFLOPS,
         .peak_flops_fp4 = 9000 * TFLOPS, .nics_per_host = 8, .nic_bandwidth = 50 * GBS,
+        /* HGX B200: PCIe Gen5 x16 to its Gen5 x86 host (MLPerf Inference
+         * v6.0, Nebius B200-SXM-180GB system: "PCIe Gen5 x16") */
+        .host_link_bandwidth = PCIE5_X16,
         .source = "NVIDIA Blackwell architecture technical brief, HGX B200 (1000 W) per GPU, "
                   "dense: 80 TFLOP/s FP32, 1100 TF32, 2250 FP16/BF16, 4500 FP8, 9000 FP4. "
                   "DGX B200 datasheet: 8 GPUs, 1440 GB HBM3e at 64 TB/s (180 GB, read as GiB, "
@@ -317,6 +339,7 @@ static const ApprofHardwareSpec builtins[] = {
         REFINED(1250 * TFLOPS, 0.7, 0.7), .peak_flops_fp8 = 5000 * TFLOPS,
         .peak_flops_fp4 = 10000 * TFLOPS, .nics_per_host = 4, .nic_bandwidth = 50 * GBS,
         .scaleup_gpus = 72,
+        .host_link_bandwidth = C2C_GB200_PER_GPU, /* NVLink-C2C, see the macro */
         .source = "NVIDIA Blackwell architecture technical brief, GB200 (1200 W) per GPU, "
                   "dense: 90 TFLOP/s FP32, 1250 TF32, 2500 FP16/BF16, 5000 FP8, 10000 FP4. "
                   "GB200 NVL72 datasheet: 72 GPUs, 13.4 TB HBM3e at 576 TB/s (372 GB and "
@@ -356,6 +379,7 @@ static const ApprofHardwareSpec builtins[] = {
         .bus_efficiency = BUS_EFF, .grad_overlap = GRAD_OVERLAP,
         .grad_bucket_bytes = GRAD_BUCKET, .peak_flops_fp8 = 2614.9 * TFLOPS,
         .nics_per_host = 8, .nic_bandwidth = 50 * GBS, .intra_host_full_mesh = 1,
+        .host_link_bandwidth = PCIE5_X16, /* AMD MI300X datasheet: PCIe Gen5 x16, 128 GB/s */
         .source = "ROCm docs, MI300 microarchitecture (MI300X OAM peak): 163.4 TFLOP/s FP32, "
                   "653.7 TF32, 1307.4 FP16/BF16, 2614.9 FP8 (dense), 5.3 TB/s; 8 GPUs fully "
                   "connected by 7 Infinity Fabric links each. ROCm GPU specs: 192 GiB. Linux "

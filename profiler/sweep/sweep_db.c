@@ -302,6 +302,44 @@ static void fill_sweep_row(const Sweep *sw, const ApprofSweepConfig *cfg, const 
     s->status = COSTDB_SWEEP_RUNNING;
 }
 
+/* --resume found nothing: says so, and why when an earlier sweep has these
+ * inputs on a hardware row of the same spec name with other figures (a
+ * built-in's figures changed in an approf update, or the spec file was
+ * edited): the fingerprint keys the rows, so that sweep's entries are not
+ * this one's (docs/hardware.md, "Host link"). */
+static void say_no_resumable(Sweep *sw, const ApprofSweepCallbacks *cb, const CostdbSweep *want)
+{
+    CostdbSweep *all = NULL;
+    CostdbHardware old, now;
+    size_t n = 0;
+    int64_t found = 0;
+    if (costdb_sweep_list(sw->db, &all, &n) == 0) {
+        for (size_t i = n; i-- > 0 && !found;) {
+            unsigned differ = 0, rest = 0;
+            if (costdb_setup_diff(sw->db, &all[i], sw->db, want, COSTDB_SETUP_IGNORE_RESUME,
+                                  &differ) < 0 || differ != COSTDB_SETUP_HARDWARE ||
+                costdb_setup_diff(sw->db, &all[i], sw->db, want, COSTDB_SETUP_HARDWARE,
+                                  &rest) < 0 || rest != 0 ||
+                costdb_hardware_get(sw->db, all[i].hardware_id, &old) < 0 ||
+                costdb_hardware_get(sw->db, want->hardware_id, &now) < 0 ||
+                strcmp(old.spec_name, now.spec_name))
+                continue;
+            found = all[i].id;
+        }
+    }
+    free(all);
+    if (!found) {
+        approf_sweep_notice(cb, "--resume: no unfinished sweep with these inputs; starting one");
+        return;
+    }
+    approf_sweep_notice(cb, "--resume: sweep %lld has these inputs but hardware %s, and '%s' is "
+                        "now %s: its figures changed (a built-in's in an approf update, "
+                        "docs/hardware.md), so that sweep's entries do not price this one; "
+                        "starting a new sweep (sweep %lld stays in the database; pass a spec "
+                        "file written from its figures to continue it)", (long long)found,
+                        old.fingerprint, now.spec_name, now.fingerprint, (long long)found);
+}
+
 static int create_or_resume(Sweep *sw, const ApprofSweepConfig *cfg,
                             const ApprofSweepCallbacks *cb, CostdbSweep *row,
                             ApprofSweepSummary *sum, char *err, size_t errlen)
@@ -333,7 +371,7 @@ static int create_or_resume(Sweep *sw, const ApprofSweepConfig *cfg,
             approf_sweep_notice(cb, "resuming sweep %lld", (long long)existing);
             return 0;
         }
-        approf_sweep_notice(cb, "--resume: no unfinished sweep with these inputs; starting one");
+        say_no_resumable(sw, cb, row);
     } else if (approf_sweep_find_resumable(sw->db, row, &existing, &complete) == 0 && existing) {
         /* a second identical sweep is what was asked for; say it, and what
          * reuses the first */

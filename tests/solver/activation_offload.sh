@@ -127,7 +127,9 @@ refuse dp=1,tp=1,pp=2,offload=1 "no support for Pipeline parallelism with CPU of
 refuse dp=2,tp=1,pp=1,recompute=full,offload=1 "does not work when activation recomputation"
 refuse dp=2,tp=1,pp=1,offload=4 "must be below the stage's 4 layers"
 refuse dp=2,tp=1,pp=1,offload=0 "offload must be an integer"
-sweep "$w/h.db" h100-sxm
+sed -e 's/^name *=.*/name = h100-no-host-link/' \
+    -e 's/^host_link_bandwidth_gbs *=.*/host_link_bandwidth_gbs = 0/' "$w/h100.spec" >"$w/none.spec"
+sweep "$w/h.db" "$w/none.spec"
 refuse dp=2,tp=1,pp=1,offload=1 "no host link bandwidth" "$w/h.db"
 
 # the stored plan and its launch files
