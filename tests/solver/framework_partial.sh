@@ -9,15 +9,17 @@
 #   fits, every full plan is slower than the search's winner, and the
 #   winner recomputes the first K layers of each chunk, 0 < K < the
 #   chunk's layers, at the price --parallel gives its layout;
-#   torchtitan's search, which cannot run it, picks none.
+#   stored, Megatron's launch file says --recompute-method block
+#   --recompute-num-layers K; torchtitan's search, which cannot run it,
+#   picks none.
 # - offload=N: a small GPT (4 blocks) swept on 1x1 under a spec with a
 #   host link (2 GB/s) and recompute none only: one byte below the plain
 #   plan's need only offload fits, and the search picks it at the price
 #   --parallel gives it; under the same spec without a host link nothing
 #   fits (exit 3).
-# Usage: framework_partial.sh APPROF APSOLVE PYTHON
+# Usage: framework_partial.sh APPROF APSOLVE PYTHON APREPORT
 . "$(dirname "$0")/../lib.sh"
-approf=$1 apsolve=$2 py=$3
+approf=$1 apsolve=$2 py=$3 apreport=$4
 w=$(mktemp -d) || fail "mktemp"
 trap 'rm -rf "$w"' EXIT
 # JSON FILE: one plan's dict (--format json gives a plan, or "plans")
@@ -72,6 +74,17 @@ for v in (1, 2, 4):
     f = plan("%s/fb%d.json" % (w, v))
     assert f["feasible"] and f["full_cost"] > best["full_cost"], (v, f["full_cost"])
 PY
+# stored as that --parallel plan: Megatron's launch file recomputes K layers
+"$apsolve" --db "$db" --framework megatron --memory-budget "$budget" >"$w/st" 2>&1 ||
+  fail_with "$w/st" "store"
+id=$(sed -n 's/^Stored as plan \([0-9]*\).*/\1/p' "$w/st")
+mkdir -p "$w/f"
+"$apreport" --db "$db" --plan "$id" --name r --out "$w/f" --quiet 2>"$w/err" ||
+  fail_with "$w/err" "apreport --plan $id"
+k=$(sed -n 's/.*recompute_layers=\([0-9]*\).*/\1/p' "$w/mk.par")
+grep -q '^--recompute-method block$' "$w/f/r_megatron.args" &&
+  grep -q "^--recompute-num-layers $k\$" "$w/f/r_megatron.args" ||
+  fail_with "$w/f/r_megatron.args" "Megatron's block recomputation of $k layers"
 "$apsolve" --db "$db" --no-store --format json --framework torchtitan --memory-budget "$budget" \
   >"$w/tt.json" 2>"$w/tt.err" || fail_with "$w/tt.err" "--framework torchtitan"
 "$py" -c "$plan_py
