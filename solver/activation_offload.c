@@ -109,18 +109,15 @@ int apsolve_offload_stage(const ApsolveProblem *p, const CostdbLayer *layers, si
     return 0;
 }
 
-int apsolve_offload_problem(Costdb *db, int64_t sweep, const ApsolveProblem *p,
-                            const ApsolveStageSpec *specs, size_t nspec, int n,
-                            ApsolveProblem **out, char *why, size_t len)
+int apsolve_offload_compose(Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                            ApsolveProblem *q, const ApsolveStageSpec *specs, size_t nspec,
+                            int n, char *why, size_t len)
 {
     CostdbSweep sw;
     CostdbHardware hw;
     CostdbFabric f;
-    ApsolveProblem *q = NULL;
     CostdbLayer *layers = NULL;
     size_t nlayers = 0;
-    int rc;
-    *out = NULL;
     if (costdb_sweep_get(db, sweep, &sw) < 0 || sw.hardware_id <= 0 ||
         costdb_hardware_get(db, sw.hardware_id, &hw) < 0) {
         snprintf(why, len, "sweep %lld has no hardware row to price the host copies",
@@ -133,10 +130,6 @@ int apsolve_offload_problem(Costdb *db, int64_t sweep, const ApsolveProblem *p,
                  (long long)sweep);
         return APSOLVE_EDB;
     }
-    if ((rc = apsolve_problem_clone(p, &q)) != APSOLVE_OK) {
-        free(layers);
-        return rc;
-    }
     for (size_t k = 0; k < nspec; k++) {
         const ApsolveStageSpec *sp = &specs[k];
         for (int s = 0; s < q->num_submeshes; s++) {
@@ -147,20 +140,21 @@ int apsolve_offload_problem(Costdb *db, int64_t sweep, const ApsolveProblem *p,
                 ApsolveOffloadStage x;
                 ApsolveMemory *m = &q->memory[idx];
                 char w[256];
-                if (!q->configs[s * q->num_configs + c].valid || !isfinite(q->cost[idx]))
+                if (!q->configs[s * q->num_configs + c].valid || !isfinite(p->cost[idx]))
                     continue;
                 if (apsolve_offload_stage(p, layers, nlayers, f.host_bandwidth, sp->start_layer,
                                           sp->end_layer, s, c, n, &x, w, sizeof w)) {
                     snprintf(why, len, "stage %zu (layers %d-%d): %s", k, sp->start_layer,
                              sp->end_layer, w);
-                    apsolve_problem_free(&q);
                     free(layers);
                     return APSOLVE_EINVAL;
                 }
+                /* written whole from p's entry: q may hold another n's */
+                *m = p->memory[idx];
                 m->peak -= x.freed < m->peak ? x.freed : m->peak;
                 m->intermediate -= x.freed;
-                q->fwd_cost[idx] += x.exposed_fwd;
-                q->bwd_cost[idx] += x.exposed_bwd;
+                q->fwd_cost[idx] = p->fwd_cost[idx] + x.exposed_fwd;
+                q->bwd_cost[idx] = p->bwd_cost[idx] + x.exposed_bwd;
                 q->cost[idx] = q->fwd_cost[idx] + q->bwd_cost[idx];
                 q->max_n_succ_stages[idx] =
                     apsolve_max_n_succ_stages(m->avail, m->peak, m->initial, m->intermediate);
@@ -168,6 +162,22 @@ int apsolve_offload_problem(Costdb *db, int64_t sweep, const ApsolveProblem *p,
         }
     }
     free(layers);
+    return APSOLVE_OK;
+}
+
+int apsolve_offload_problem(Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                            const ApsolveStageSpec *specs, size_t nspec, int n,
+                            ApsolveProblem **out, char *why, size_t len)
+{
+    ApsolveProblem *q = NULL;
+    int rc;
+    *out = NULL;
+    if ((rc = apsolve_problem_clone(p, &q)) != APSOLVE_OK)
+        return rc;
+    if ((rc = apsolve_offload_compose(db, sweep, p, q, specs, nspec, n, why, len)) != 0) {
+        apsolve_problem_free(&q);
+        return rc;
+    }
     *out = q;
     return APSOLVE_OK;
 }

@@ -71,6 +71,14 @@ int apsolve_offload_problem(struct Costdb *db, int64_t sweep, const ApsolveProbl
                             const ApsolveStageSpec *specs, size_t nspec, int n,
                             ApsolveProblem **out, char *why, size_t len);
 
+/* The same in place: q, a clone of p (apsolve_problem_clone), gets those
+ * entries, each written whole from p's, so one clone serves every n of
+ * the same specs in turn (apsolve --framework megatron's search). 0, or
+ * as apsolve_offload_problem. */
+int apsolve_offload_compose(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                            ApsolveProblem *q, const ApsolveStageSpec *specs, size_t nspec,
+                            int n, char *why, size_t len);
+
 /* Which frameworks run an offload plan as priced (frameworks.h): only
  * Megatron-LM (--cpu-offloading-num-layers); DeepSpeed v0.16.4's
  * activation_checkpointing.cpu_checkpointing moves the partitioned inputs

@@ -146,6 +146,52 @@ static void put(ApsolveProblem *q, size_t idx, const ApsolveRecomputeLayers *r)
                             : APSOLVE_UNBOUNDED;
 }
 
+/* Entry idx of q becomes p's own (the stored `full` entry, every layer
+ * recomputed). */
+static void restore(ApsolveProblem *q, const ApsolveProblem *p, size_t idx)
+{
+    q->fwd_cost[idx] = p->fwd_cost[idx];
+    q->bwd_cost[idx] = p->bwd_cost[idx];
+    q->cost[idx] = p->cost[idx];
+    if (q->wgrad_cost && p->wgrad_cost)
+        q->wgrad_cost[idx] = p->wgrad_cost[idx];
+    q->apply_cost[idx] = p->apply_cost[idx];
+    q->memory[idx] = p->memory[idx];
+    q->max_n_succ_stages[idx] = p->max_n_succ_stages[idx];
+}
+
+int apsolve_recompute_layers_compose(const ApsolveProblem *p, ApsolveProblem *q,
+                                     const ApsolveStageSpec *specs, size_t n, int k, int chunks)
+{
+    if (!p->memory || !p->fwd_cost || !p->bwd_cost || chunks < 1)
+        return APSOLVE_EINVAL;
+    for (size_t t = 0; t < n; t++) {
+        const ApsolveStageSpec *sp = &specs[t];
+        int s = apsolve_find_submesh(q, sp->hosts, sp->gpus);
+        int layers = sp->end_layer - sp->start_layer + 1;
+        int whole = layers % chunks || k >= layers / chunks; /* every layer recomputed */
+        if (s < 0)
+            continue;
+        for (int c = 0; c < q->num_configs; c++) {
+            const ApsolveConfig *cf = &q->configs[(size_t)s * q->num_configs + c];
+            size_t idx = apsolve_index(q, sp->start_layer, sp->end_layer, s, c);
+            ApsolveRecomputeLayers r;
+            char why[200];
+            if (!cf->valid || cf->variant.recompute != COSTDB_RECOMPUTE_FULL)
+                continue;
+            /* priced from p, the stored entries: never from a composed one */
+            if (whole)
+                restore(q, p, idx);
+            else if (apsolve_recompute_layers_entry(p, sp->start_layer, sp->end_layer, s, c, k,
+                                                    chunks, &r, why, sizeof why))
+                q->cost[idx] = INFINITY; /* no such stage can be priced */
+            else
+                put(q, idx, &r);
+        }
+    }
+    return APSOLVE_OK;
+}
+
 int apsolve_recompute_layers_problem(const ApsolveProblem *p, const ApsolveStageSpec *specs,
                                      size_t n, int k, int chunks, ApsolveProblem **out)
 {
@@ -156,27 +202,7 @@ int apsolve_recompute_layers_problem(const ApsolveProblem *p, const ApsolveStage
         return APSOLVE_EINVAL;
     if ((rc = apsolve_problem_clone(p, &q)) != APSOLVE_OK)
         return rc;
-    for (size_t t = 0; t < n; t++) {
-        const ApsolveStageSpec *sp = &specs[t];
-        int s = apsolve_find_submesh(q, sp->hosts, sp->gpus);
-        int layers = sp->end_layer - sp->start_layer + 1;
-        if (s < 0 || layers % chunks || k >= layers / chunks)
-            continue; /* every layer of each chunk recomputed: the full entry */
-        for (int c = 0; c < q->num_configs; c++) {
-            const ApsolveConfig *cf = &q->configs[(size_t)s * q->num_configs + c];
-            size_t idx = apsolve_index(q, sp->start_layer, sp->end_layer, s, c);
-            ApsolveRecomputeLayers r;
-            char why[200];
-            if (!cf->valid || cf->variant.recompute != COSTDB_RECOMPUTE_FULL)
-                continue;
-            /* priced from p, the stored entries: never from a composed one */
-            if (apsolve_recompute_layers_entry(p, sp->start_layer, sp->end_layer, s, c, k,
-                                               chunks, &r, why, sizeof why))
-                q->cost[idx] = INFINITY; /* no such stage can be priced */
-            else
-                put(q, idx, &r);
-        }
-    }
+    apsolve_recompute_layers_compose(p, q, specs, n, k, chunks);
     *out = q;
     return APSOLVE_OK;
 }

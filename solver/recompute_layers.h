@@ -57,6 +57,13 @@ int apsolve_recompute_layers_entry(const ApsolveProblem *p, int start, int end, 
 int apsolve_recompute_layers_problem(const ApsolveProblem *p, const ApsolveStageSpec *specs,
                                      size_t n, int k, int chunks, ApsolveProblem **out);
 
+/* The same in place: q, a clone of p (apsolve_problem_clone), gets those
+ * entries, each written whole from p's, so one clone serves every k and
+ * chunk count of the same specs in turn (apsolve --framework megatron's
+ * search). APSOLVE_OK; APSOLVE_EINVAL when p has no memory figures. */
+int apsolve_recompute_layers_compose(const ApsolveProblem *p, ApsolveProblem *q,
+                                     const ApsolveStageSpec *specs, size_t n, int k, int chunks);
+
 #ifdef __cplusplus
 }
 #endif

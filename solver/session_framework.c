@@ -26,8 +26,11 @@
  * expert parallelism (ep x etp, etp 1 or tp, for a model whose routing
  * the sweep records) are enumerated too: their candidates are made by the
  * --parallel steps themselves (apsolve_parallel_knobs: session_cp.c,
- * session_ep.c), once per layout (and ZeRO stage, for ep). GPipe is left
- * out unless --schedule asks for it (see try_schedules).
+ * session_ep.c), once per layout (and ZeRO stage, for ep). For
+ * Megatron-LM also the knobs it runs beside a stored variant, every
+ * recompute_layers=K and, on pp=1 with a host link, every offload=N
+ * (session_fw_partial.c), each one more layout. GPipe is left out unless
+ * --schedule asks for it (see try_schedules).
  */
 #include <math.h>
 #include <stdio.h>
@@ -104,12 +107,16 @@ typedef struct Search {
     char need_eg[2][160];
     char need_whole[APSOLVE_FW_WHY];  /* the closest tp > 1 layout, memory aside, keeps weights
                                        * whole on the tp axis: F's reason; "" when not */
+    int has_none;                     /* the candidate's sweep holds recompute none */
+    ApsolveProblem *scratch;          /* Megatron's recompute_layers and offload entries
+                                       * (apsolve_fw_partial), for one candidate's layout */
 } Search;
 
-/* "dp=2,tp=4,pp=1,zero=1,recompute=full[,vpp=2][,mbs=1]": --parallel's text. */
+/* "dp=2,tp=4,pp=1,zero=1,recompute=full[,vpp=2][,mbs=1][,recompute_layers=1]": --parallel's
+ * text. */
 static void layout_text(const ApsolveParallel *p, char *out, size_t len)
 {
-    char vpp[24] = "", mbs[32] = "", cp[48] = "", ep[40] = "";
+    char vpp[24] = "", mbs[32] = "", cp[48] = "", ep[40] = "", part[40] = "";
     if (p->vpp > 1)
         snprintf(vpp, sizeof vpp, ",vpp=%d", p->vpp);
     if (p->mbs > 0)
@@ -120,8 +127,12 @@ static void layout_text(const ApsolveParallel *p, char *out, size_t len)
                  p->cp_comm != APSOLVE_CP_P2P ? apsolve_cp_comm_name(p->cp_comm) : "");
     if (p->ep > 1)
         snprintf(ep, sizeof ep, ",ep=%d,etp=%d", p->ep, p->etp > 0 ? p->etp : p->tp);
-    snprintf(out, len, "dp=%d,tp=%d,pp=%d,zero=%d,recompute=%s%s%s%s%s", p->dp, p->tp, p->pp,
-             p->zero, costdb_recompute_name(p->recompute), vpp, mbs, cp, ep);
+    if (p->recompute_layers > 0)
+        snprintf(part, sizeof part, ",recompute_layers=%d", p->recompute_layers);
+    else if (p->offload > 0)
+        snprintf(part, sizeof part, ",offload=%d", p->offload);
+    snprintf(out, len, "dp=%d,tp=%d,pp=%d,zero=%d,recompute=%s%s%s%s%s%s", p->dp, p->tp, p->pp,
+             p->zero, costdb_recompute_name(p->recompute), vpp, mbs, cp, ep, part);
 }
 
 static void note_rule(Search *S, const char *why)
@@ -388,6 +399,23 @@ done:
     return rc;
 }
 
+static int try_one(void *S, const ApsolveCand *c, ApsolveParallel *par)
+{
+    return try_layout(S, c, par);
+}
+
+/* A layout as the sweep stores its variant (try_layout) and, for
+ * Megatron-LM, with the knobs it runs beside that variant: the first K
+ * layers of each chunk recomputed, the first N layers' activations
+ * offloaded (apsolve_fw_partial, session_fw_partial.c). 0, or 1. */
+static int try_layout_knobs(Search *S, const ApsolveCand *c, ApsolveParallel *par)
+{
+    if (try_layout(S, c, par))
+        return 1;
+    return S->fw == APSOLVE_FW_MEGATRON &&
+           apsolve_fw_partial(S->r, c, par, !S->sched, S->has_none, &S->scratch, try_one, S);
+}
+
 /* The schedules of one dp x tp x pp layout. Without --schedule: 1F1B and
  * interleaved 1F1B with vpp = 2 .. the layers of the shortest stage (a
  * model chunk holds at least one of the sweep's layers: nothing finer is
@@ -405,14 +433,14 @@ static int try_schedules(Search *S, const ApsolveCand *c, ApsolveParallel *par)
         if (par->pp < 2)
             return 0; /* no interleaving without a pipeline: --parallel refuses it */
         par->vpp = a->virtual_stages > 1 ? a->virtual_stages : 2;
-        return try_layout(S, c, par);
+        return try_layout_knobs(S, c, par);
     }
     par->vpp = 0;
-    if (try_layout(S, c, par))
+    if (try_layout_knobs(S, c, par))
         return 1;
     for (int v = 2; !a->schedule_set && v <= vmax; v++) {
         par->vpp = v;
-        if (try_layout(S, c, par))
+        if (try_layout_knobs(S, c, par))
             return 1;
     }
     /* torchtitan runs PyTorch's interleaved zero bubble (2 or more chunks
@@ -425,7 +453,7 @@ static int try_schedules(Search *S, const ApsolveCand *c, ApsolveParallel *par)
         S->sched = k ? APSOLVE_SCHEDULE_ZBV : APSOLVE_SCHEDULE_INTERLEAVED_ZB;
         for (int v = 2; v <= (k ? 2 : vmax); v++) {
             par->vpp = v;
-            if (try_layout(S, c, par)) {
+            if (try_layout_knobs(S, c, par)) {
                 S->sched = 0;
                 return 1;
             }
@@ -458,16 +486,18 @@ static unsigned variants(const ApsolveCand *c, int zero)
 static int try_variants(Search *S, const ApsolveCand *c, ApsolveParallel *par, int zero)
 {
     unsigned recs = variants(c, 0), zeros = variants(c, 1);
-    for (int rc = 0; rc < 16; rc++)
-        for (int z = 0; (recs >> rc) & 1u && z < 16; z++) {
+    int e = 0;
+    S->has_none = (recs >> COSTDB_RECOMPUTE_NONE) & 1u;
+    for (int rc = 0; rc < 16 && !e; rc++)
+        for (int z = 0; (recs >> rc) & 1u && z < 16 && !e; z++) {
             if (!((zeros >> z) & 1u) || (zero >= 0 && z != zero))
                 continue;
             par->recompute = rc;
             par->zero = z;
-            if (try_schedules(S, c, par))
-                return 1;
+            e = try_schedules(S, c, par);
         }
-    return 0;
+    apsolve_problem_free(&S->scratch); /* a clone of c's problem */
+    return e;
 }
 
 /* A layout with cp > 1 or ep > 1 on candidate c: the --parallel steps

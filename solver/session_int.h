@@ -287,6 +287,21 @@ int apsolve_run_hsdp(ApsolveRun *r, ApsolveCand **pc);
  * as messages; nothing without r->hsdp_c or with --quiet. */
 void apsolve_hsdp_say(ApsolveRun *r, const ApsolvePlan *g);
 
+/* session_fw_partial.c: apsolve --framework megatron's search beside
+ * layout par on candidate c (its recompute, zero, vpp set; c's entries
+ * those of its cp and ep knobs): recompute_layers=K for each K of 1 ..
+ * the chunk's layers - 1 when par recomputes full and the sweep holds
+ * none too (has_none), and offload=N for each N of 1 .. the layers - 1
+ * when par is pp=1, recompute=none, one chunk, under its plain schedule
+ * (plain_schedule) and the sweep's hardware has a host link; each priced
+ * by try_fn(ctx, candidate, par) with par's knob set and the candidate's
+ * problem *scratch (a clone of c's, made on first use, rewritten for each
+ * K or N; the caller frees it once done with c). par's knobs are 0 again
+ * on return. 0, or 1 (out of memory, or try_fn's 1). */
+typedef int (*ApsolveFwTry)(void *ctx, const ApsolveCand *c, ApsolveParallel *par);
+int apsolve_fw_partial(const ApsolveRun *r, const ApsolveCand *c, ApsolveParallel *par,
+                       int plain_schedule, int has_none, ApsolveProblem **scratch,
+                       ApsolveFwTry try_fn, void *ctx);
 /* session_rlayers.c: with recompute_layers, makes r->rl_c from *pc (whose
  * specs are r->specs): the full entries of each stage's range composed of
  * the first K layers of each chunk under full and the rest under none,
