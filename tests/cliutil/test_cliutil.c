@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cliutil.h"
+#include "cunit_run.h"
 
 static void test_bytes(void)
 {
@@ -141,19 +142,12 @@ static void test_choices(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned fails;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("cliutil", NULL, NULL);
-    CU_add_test(s, "byte sizes", test_bytes);
-    CU_add_test(s, "integers, doubles, meshes", test_numbers);
-    CU_add_test(s, "lists", test_list);
-    CU_add_test(s, "usage messages", test_usage_message);
-    CU_add_test(s, "choice options", test_choices);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"byte sizes", test_bytes},
+        {"integers, doubles, meshes", test_numbers},
+        {"lists", test_list},
+        {"usage messages", test_usage_message},
+        {"choice options", test_choices},
+    };
+    return CUNIT_RUN("cliutil", tests);
 }

@@ -110,16 +110,8 @@ static void test_two_writers(void)
 
 int main(void)
 {
-    CU_pSuite suite;
-    unsigned failed;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    suite = CU_add_suite("costdb concurrency", NULL, NULL);
-    CU_add_test(suite, "two processes, one file", test_two_writers);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
-    tu_cleanup();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"two processes, one file", test_two_writers},
+    };
+    return TU_RUN("costdb concurrency", tests);
 }

@@ -523,28 +523,16 @@ static void test_readonly_leaves_nothing(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    int failed;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    s = CU_add_suite("costdb hostile databases", NULL, NULL);
-    if (!s ||
-        !CU_add_test(s, "planted triggers, views, tables, indexes refused", test_planted_objects) ||
-        !CU_add_test(s, "typeof triggers (schema 4)", test_typeof_triggers) ||
-        !CU_add_test(s, "wrong types refused on read", test_wrong_types_on_read) ||
-        !CU_add_test(s, "bounds on read", test_bounds) ||
-        !CU_add_test(s, "plan stage bounds on read", test_plan_bounds) ||
-        !CU_add_test(s, "plan stage and resharding task indices", test_plan_indices) ||
-        !CU_add_test(s, "cost and size limits on write", test_cost_limits_on_write) ||
-        !CU_add_test(s, "schema 2 migrates", test_migrate_schema2) ||
-        !CU_add_test(s, "read-only opens leave nothing", test_readonly_leaves_nothing)) {
-        CU_cleanup_registry();
-        return 2;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = (int)CU_get_number_of_failures();
-    CU_cleanup_registry();
-    tu_cleanup();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"planted triggers, views, tables, indexes refused", test_planted_objects},
+        {"typeof triggers (schema 4)", test_typeof_triggers},
+        {"wrong types refused on read", test_wrong_types_on_read},
+        {"bounds on read", test_bounds},
+        {"plan stage bounds on read", test_plan_bounds},
+        {"plan stage and resharding task indices", test_plan_indices},
+        {"cost and size limits on write", test_cost_limits_on_write},
+        {"schema 2 migrates", test_migrate_schema2},
+        {"read-only opens leave nothing", test_readonly_leaves_nothing},
+    };
+    return TU_RUN("costdb hostile databases", tests);
 }

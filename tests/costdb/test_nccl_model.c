@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "collective.h"
+#include "cunit_run.h"
 
 #define US 1e-6
 #define REL(a, b) (fabs((a) - (b)) <= 1e-9 * fabs(b) + 1e-15)
@@ -142,17 +143,10 @@ static void test_scale(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned fails;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("costdb_nccl_model", NULL, NULL);
-    CU_add_test(s, "hand-computed figures", test_hand_figures);
-    CU_add_test(s, "the tuner's choice", test_choice);
-    CU_add_test(s, "what grows with scale", test_scale);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"hand-computed figures", test_hand_figures},
+        {"the tuner's choice", test_choice},
+        {"what grows with scale", test_scale},
+    };
+    return CUNIT_RUN("costdb_nccl_model", tests);
 }

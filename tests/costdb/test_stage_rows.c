@@ -289,21 +289,10 @@ static void test_odd_cost_ids(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    int failed;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    s = CU_add_suite("costdb stage rows", NULL, NULL);
-    if (!s || !CU_add_test(s, "the 'ok' rows of costdb_entries_get", test_equals_entries_get) ||
-        !CU_add_test(s, "refusals of the rows it reads", test_refusals) ||
-        !CU_add_test(s, "odd cost ids", test_odd_cost_ids)) {
-        CU_cleanup_registry();
-        return 2;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = (int)CU_get_number_of_failures();
-    CU_cleanup_registry();
-    tu_cleanup();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"the 'ok' rows of costdb_entries_get", test_equals_entries_get},
+        {"refusals of the rows it reads", test_refusals},
+        {"odd cost ids", test_odd_cost_ids},
+    };
+    return TU_RUN("costdb stage rows", tests);
 }

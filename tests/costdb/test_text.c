@@ -11,6 +11,7 @@
 
 #include "costdb.h"
 #include "costdb_text.h"
+#include "cunit_run.h"
 #include "plan_options.h"
 
 static CostdbLayout lay(int ndim, int a, int b, const int *axes)
@@ -266,21 +267,14 @@ static void test_plan_options(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned fails;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("costdb_text", NULL, NULL);
-    CU_add_test(s, "format literals", test_format_literals);
-    CU_add_test(s, "round trip of every small layout", test_round_trip_all);
-    CU_add_test(s, "parse errors", test_parse_errors);
-    CU_add_test(s, "shape parse", test_shape_parse);
-    CU_add_test(s, "shape format", test_shape_format);
-    CU_add_test(s, "dtype sizes", test_dtype_bytes);
-    CU_add_test(s, "plan options", test_plan_options);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"format literals", test_format_literals},
+        {"round trip of every small layout", test_round_trip_all},
+        {"parse errors", test_parse_errors},
+        {"shape parse", test_shape_parse},
+        {"shape format", test_shape_format},
+        {"dtype sizes", test_dtype_bytes},
+        {"plan options", test_plan_options},
+    };
+    return CUNIT_RUN("costdb_text", tests);
 }

@@ -17,6 +17,7 @@
 
 #include "backend.h"
 #include "cuda/host.h"
+#include "cunit_run.h"
 #include "model/zoo.h"
 
 static ApprofBackend be;
@@ -253,8 +254,14 @@ static void test_attention(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned fails;
+    static const CunitTest tests[] = {
+        {"kinds", test_kinds},
+        {"operators", test_operators},
+        {"oom_then_ok", test_oom_then_ok},
+        {"experts", test_experts},
+        {"adam", test_adam},
+        {"attention", test_attention},
+    };
     char err[512];
     int rc = approf_backend_cuda(&be, err, sizeof err);
     if (rc == APPROF_ENODEV) {
@@ -267,19 +274,7 @@ int main(void)
             return 1;
         }
     }
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("cuda-device", NULL, NULL);
-    CU_add_test(s, "kinds", test_kinds);
-    CU_add_test(s, "operators", test_operators);
-    CU_add_test(s, "oom_then_ok", test_oom_then_ok);
-    CU_add_test(s, "experts", test_experts);
-    CU_add_test(s, "adam", test_adam);
-    CU_add_test(s, "attention", test_attention);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
+    rc = CUNIT_RUN("cuda-device", tests);
     approf_backend_destroy(&be);
-    return fails ? 1 : 0;
+    return rc;
 }

@@ -13,6 +13,7 @@
 
 #include "collective.h"
 #include "cuda/host.h"
+#include "cunit_run.h"
 #include "hardware.h"
 #include "model/zoo.h"
 #include "sharding/sharding.h"
@@ -247,18 +248,11 @@ static void test_optimizer_elements(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned fails;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("cuda-experts", NULL, NULL);
-    CU_add_test(s, "grouped_plan", test_grouped_plan);
-    CU_add_test(s, "zoo_experts", test_zoo_experts);
-    CU_add_test(s, "adam_layout", test_adam_layout);
-    CU_add_test(s, "optimizer_elements", test_optimizer_elements);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"grouped_plan", test_grouped_plan},
+        {"zoo_experts", test_zoo_experts},
+        {"adam_layout", test_adam_layout},
+        {"optimizer_elements", test_optimizer_elements},
+    };
+    return CUNIT_RUN("cuda-experts", tests);
 }

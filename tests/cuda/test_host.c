@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cuda/host.h"
+#include "cunit_run.h"
 #include "model/zoo.h"
 #include "cuda/probe_store.h"
 
@@ -712,28 +713,21 @@ static void test_zoo_kops(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned fails;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("cuda-host", NULL, NULL);
-    CU_add_test(s, "stats", test_stats);
-    CU_add_test(s, "probe_overlap", test_probe_overlap);
-    CU_add_test(s, "algo_cache", test_algo_cache);
-    CU_add_test(s, "track_alloc", test_track_alloc);
-    CU_add_test(s, "gemm_desc", test_gemm_desc);
-    CU_add_test(s, "buffers", test_buffers);
-    CU_add_test(s, "op_layout", test_op_layout);
-    CU_add_test(s, "op_buffers", test_op_buffers);
-    CU_add_test(s, "zoo_kops", test_zoo_kops);
-    CU_add_test(s, "reserve", test_reserve);
-    CU_add_test(s, "probe_sizes", test_probe_sizes);
-    CU_add_test(s, "coll_counts", test_coll_counts);
-    CU_add_test(s, "busbw", test_busbw);
-    CU_add_test(s, "probe_store", test_probe_store);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"stats", test_stats},
+        {"probe_overlap", test_probe_overlap},
+        {"algo_cache", test_algo_cache},
+        {"track_alloc", test_track_alloc},
+        {"gemm_desc", test_gemm_desc},
+        {"buffers", test_buffers},
+        {"op_layout", test_op_layout},
+        {"op_buffers", test_op_buffers},
+        {"zoo_kops", test_zoo_kops},
+        {"reserve", test_reserve},
+        {"probe_sizes", test_probe_sizes},
+        {"coll_counts", test_coll_counts},
+        {"busbw", test_busbw},
+        {"probe_store", test_probe_store},
+    };
+    return CUNIT_RUN("cuda-host", tests);
 }

@@ -27,6 +27,7 @@
 
 #include "cuda/kernels.h"
 #include "cuda/module_int.h"
+#include "cunit_run.h"
 #include "kernel_ref.h"
 
 /* Relative tolerances: f32 math against double; bf16 also rounds every
@@ -715,10 +716,7 @@ static void test_grouped_gemm(void)
 
 int main(void)
 {
-    static const struct {
-        const char *name;
-        void (*fn)(void);
-    } tests[] = {
+    static const CunitTest tests[] = {
         {"layer_norm", test_layer_norm}, {"rms_norm", test_rms_norm},
         {"softmax", test_softmax}, {"activations", test_activations},
         {"dropout", test_dropout}, {"add_mul", test_add_mul},
@@ -727,8 +725,6 @@ int main(void)
         {"pooling", test_pooling}, {"rope", test_rope},
         {"adam", test_adam}, {"grouped_gemm", test_grouped_gemm},
     };
-    CU_pSuite suite;
-    unsigned fails;
     int ndev = 0;
     cudaError_t e = cudaGetDeviceCount(&ndev);
 
@@ -741,16 +737,8 @@ int main(void)
         printf("cudaStreamCreate: %s\n", cudaGetErrorString(e));
         return 1;
     }
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    suite = CU_add_suite("cuda-kernels", NULL, NULL);
-    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-        CU_add_test(suite, tests[i].name, tests[i].fn);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = CU_get_number_of_failures();
+    int rc = CUNIT_RUN("cuda-kernels", tests);
     printf("%d cases\n", cases_run);
-    CU_cleanup_registry();
     cudaStreamDestroy(stream);
-    return fails ? 1 : 0;
+    return rc;
 }

@@ -16,6 +16,7 @@
 
 #include "backend.h"
 #include "cuda/probe.h"
+#include "cunit_run.h"
 
 static int one_line(const char *s)
 {
@@ -188,18 +189,11 @@ static void test_real_module_nodev(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned fails;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("cuda-loader", NULL, NULL);
-    CU_add_test(s, "missing_module", test_missing_module);
-    CU_add_test(s, "broken_module", test_broken_module);
-    CU_add_test(s, "fake_module", test_fake_module);
-    CU_add_test(s, "real_module_nodev", test_real_module_nodev);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"missing_module", test_missing_module},
+        {"broken_module", test_broken_module},
+        {"fake_module", test_fake_module},
+        {"real_module_nodev", test_real_module_nodev},
+    };
+    return CUNIT_RUN("cuda-loader", tests);
 }

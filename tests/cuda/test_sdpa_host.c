@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cuda/sdpa.h"
+#include "cunit_run.h"
 #include "model/zoo.h"
 #include "sdpa_ref.h"
 
@@ -326,22 +327,14 @@ static void test_reference(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("cuda_sdpa_host", NULL, NULL);
-    if (!s || !CU_add_test(s, "route", test_route) || !CU_add_test(s, "lowering", test_lowering) ||
-        !CU_add_test(s, "group", test_group) ||
-        !CU_add_test(s, "graph_forward", test_graph_forward) ||
-        !CU_add_test(s, "graph_backward", test_graph_backward) ||
-        !CU_add_test(s, "graph_eval", test_graph_eval) ||
-        !CU_add_test(s, "reference", test_reference)) {
-        CU_cleanup_registry();
-        return 1;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    int failed = (int)CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"route", test_route},
+        {"lowering", test_lowering},
+        {"group", test_group},
+        {"graph_forward", test_graph_forward},
+        {"graph_backward", test_graph_backward},
+        {"graph_eval", test_graph_eval},
+        {"reference", test_reference},
+    };
+    return CUNIT_RUN("cuda_sdpa_host", tests);
 }

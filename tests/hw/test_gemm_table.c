@@ -20,6 +20,7 @@
 
 #include "backend.h"
 #include "costdb.h"
+#include "cunit_run.h"
 #include "hardware.h"
 #include "stage.h"
 
@@ -359,7 +360,7 @@ static void test_gemm_only_program(void)
 
 int main(void)
 {
-    static const struct { const char *name; CU_TestFunc fn; } tests[] = {
+    static const CunitTest tests[] = {
         {"exact at grid points", test_exact_at_grid_points},
         {"monotone and trilinear between points", test_between_points},
         {"clamped outside the grid", test_clamped},
@@ -370,16 +371,5 @@ int main(void)
         {"f32 by math class", test_f32_math_class},
         {"GEMM-only program", test_gemm_only_program},
     };
-    CU_pSuite suite;
-    unsigned failed;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    suite = CU_add_suite("gemm_table", NULL, NULL);
-    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-        CU_add_test(suite, tests[i].name, tests[i].fn);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    return CUNIT_RUN("gemm_table", tests);
 }

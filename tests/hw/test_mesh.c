@@ -19,6 +19,7 @@
 
 #include "collective.h"
 #include "costdb.h"
+#include "cunit_run.h"
 #include "hardware.h"
 
 #define GIB 1073741824.0
@@ -225,24 +226,15 @@ static void test_spec_file(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    int failures;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("mesh", NULL, NULL);
-    if (!s || !CU_add_test(s, "MI300X spec", test_spec) ||
-        !CU_add_test(s, "inside one mesh host", test_inside_host) ||
-        !CU_add_test(s, "across hosts", test_across_hosts) ||
-        !CU_add_test(s, "the stored row", test_costdb_row) ||
-        !CU_add_test(s, "spec file", test_spec_file)) {
-        CU_cleanup_registry();
-        return 1;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failures = (int)CU_get_number_of_failures();
-    CU_cleanup_registry();
+    static const CunitTest tests[] = {
+        {"MI300X spec", test_spec},
+        {"inside one mesh host", test_inside_host},
+        {"across hosts", test_across_hosts},
+        {"the stored row", test_costdb_row},
+        {"spec file", test_spec_file},
+    };
+    int rc = CUNIT_RUN("mesh", tests);
     if (tmp_path[0])
         unlink(tmp_path);
-    return failures ? 1 : 0;
+    return rc;
 }

@@ -17,6 +17,7 @@
 #include <CUnit/Basic.h>
 
 #include "costdb.h"
+#include "cunit_run.h"
 #include "hardware.h"
 #include "stage.h"
 
@@ -249,23 +250,12 @@ static void test_spec_keys(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("userbuffers overlap", NULL, NULL);
-    if (!s || !CU_add_test(s, "forward: pipelined reduce-scatter's SMs", test_forward_margin) ||
-        !CU_add_test(s, "pipelined reduce-scatter's last chunk", test_pipeline_splits) ||
-        !CU_add_test(s, "backward: bulk and ring exchange", test_backward_methods) ||
-        !CU_add_test(s, "measured NCCL slowdown beside", test_measured_slowdown) ||
-        !CU_add_test(s, "spec keys", test_spec_keys)) {
-        CU_cleanup_registry();
-        return 1;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    {
-        unsigned failed = CU_get_number_of_failures();
-        CU_cleanup_registry();
-        return failed ? 1 : 0;
-    }
+    static const CunitTest tests[] = {
+        {"forward: pipelined reduce-scatter's SMs", test_forward_margin},
+        {"pipelined reduce-scatter's last chunk", test_pipeline_splits},
+        {"backward: bulk and ring exchange", test_backward_methods},
+        {"measured NCCL slowdown beside", test_measured_slowdown},
+        {"spec keys", test_spec_keys},
+    };
+    return CUNIT_RUN("userbuffers overlap", tests);
 }

@@ -13,6 +13,7 @@
 #include <CUnit/Basic.h>
 
 #include "config.h"
+#include "cunit_run.h"
 #include "graph.h"
 #include "model/hfconfig.h"
 #include "model/zoo.h"
@@ -196,18 +197,11 @@ static void test_hostile_sizes(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned fails;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("hfconfig", NULL, NULL);
-    CU_add_test(s, "config.json of every preset", test_presets);
-    CU_add_test(s, "fields", test_fields);
-    CU_add_test(s, "bad configs", test_errors);
-    CU_add_test(s, "hostile sizes", test_hostile_sizes);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"config.json of every preset", test_presets},
+        {"fields", test_fields},
+        {"bad configs", test_errors},
+        {"hostile sizes", test_hostile_sizes},
+    };
+    return CUNIT_RUN("hfconfig", tests);
 }

@@ -16,6 +16,7 @@
 #include <CUnit/Basic.h>
 
 #include "config.h"
+#include "cunit_run.h"
 #include "graph.h"
 #include "model/hfconfig.h"
 #include "model/zoo.h"
@@ -478,23 +479,16 @@ static void test_errors(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned fails;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("hfconfig variants", NULL, NULL);
-    CU_add_test(s, "qwen3", test_qwen3);
-    CU_add_test(s, "qwen3_moe", test_qwen3_moe);
-    CU_add_test(s, "gemma, gemma2", test_gemma);
-    CU_add_test(s, "gemma3", test_gemma3);
-    CU_add_test(s, "llama4", test_llama4);
-    CU_add_test(s, "phi3, olmo2, starcoder2", test_phi3_olmo2_starcoder2);
-    CU_add_test(s, "gpt_neox, falcon", test_neox_falcon);
-    CU_add_test(s, "deepseek_v2, deepseek_v3 (MLA)", test_mla);
-    CU_add_test(s, "bad fields", test_errors);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"qwen3", test_qwen3},
+        {"qwen3_moe", test_qwen3_moe},
+        {"gemma, gemma2", test_gemma},
+        {"gemma3", test_gemma3},
+        {"llama4", test_llama4},
+        {"phi3, olmo2, starcoder2", test_phi3_olmo2_starcoder2},
+        {"gpt_neox, falcon", test_neox_falcon},
+        {"deepseek_v2, deepseek_v3 (MLA)", test_mla},
+        {"bad fields", test_errors},
+    };
+    return CUNIT_RUN("hfconfig variants", tests);
 }

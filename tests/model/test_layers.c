@@ -12,6 +12,7 @@
 
 #include <CUnit/Basic.h>
 
+#include "cunit_run.h"
 #include "graph.h"
 #include "model/zoo.h"
 
@@ -527,20 +528,13 @@ static void test_matches_reference(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned fails;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("layers", NULL, NULL);
-    CU_add_test(s, "uniform chain", test_uniform_chain);
-    CU_add_test(s, "hand-worked chain", test_hand_worked);
-    CU_add_test(s, "gpt splits evenly", test_gpt_even);
-    CU_add_test(s, "mlp manual boundary", test_mlp_manual);
-    CU_add_test(s, "partition of every zoo model", test_partition_all);
-    CU_add_test(s, "fast construction = reference", test_matches_reference);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"uniform chain", test_uniform_chain},
+        {"hand-worked chain", test_hand_worked},
+        {"gpt splits evenly", test_gpt_even},
+        {"mlp manual boundary", test_mlp_manual},
+        {"partition of every zoo model", test_partition_all},
+        {"fast construction = reference", test_matches_reference},
+    };
+    return CUNIT_RUN("layers", tests);
 }

@@ -11,6 +11,7 @@
 #include <CUnit/Basic.h>
 
 #include "config.h"
+#include "cunit_run.h"
 #include "graph.h"
 #include "model/modelfile.h"
 #include "model/zoo.h"
@@ -251,18 +252,11 @@ static void test_bad_files(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned fails;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("modelfile", NULL, NULL);
-    CU_add_test(s, "zoo round trip", test_round_trip);
-    CU_add_test(s, "good file", test_good_file);
-    CU_add_test(s, "new operators in a file", test_new_ops_file);
-    CU_add_test(s, "bad files", test_bad_files);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"zoo round trip", test_round_trip},
+        {"good file", test_good_file},
+        {"new operators in a file", test_new_ops_file},
+        {"bad files", test_bad_files},
+    };
+    return CUNIT_RUN("modelfile", tests);
 }

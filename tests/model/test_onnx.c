@@ -14,6 +14,7 @@
 #include <CUnit/Basic.h>
 
 #include "config.h"
+#include "cunit_run.h"
 #include "graph.h"
 #include "model/modelfile.h"
 #include "model/onnx.h"
@@ -122,22 +123,16 @@ static void test_corrupted(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned fails;
+    static const CunitTest tests[] = {
+        {"GPT-2 block", test_load},
+        {"every truncation", test_truncated},
+        {"single-byte corruptions", test_corrupted},
+    };
     if (load_data() < 0) {
         fprintf(stderr, "cannot read %s/gpt2-block.onnx\n", MODEL_DATA_DIR);
         return 1;
     }
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("onnx", NULL, NULL);
-    CU_add_test(s, "GPT-2 block", test_load);
-    CU_add_test(s, "every truncation", test_truncated);
-    CU_add_test(s, "single-byte corruptions", test_corrupted);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
+    int rc = CUNIT_RUN("onnx", tests);
     free(data);
-    return fails ? 1 : 0;
+    return rc;
 }

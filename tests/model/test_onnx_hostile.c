@@ -16,6 +16,7 @@
 #include <CUnit/Basic.h>
 
 #include "config.h"
+#include "cunit_run.h"
 #include "graph.h"
 #include "model/modelfile.h"
 #include "model/onnx.h"
@@ -364,18 +365,11 @@ static void test_names(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned fails;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("onnx hostile", NULL, NULL);
-    CU_add_test(s, "nesting depth", test_nesting);
-    CU_add_test(s, "64-bit attributes", test_wide_attributes);
-    CU_add_test(s, "split sizes", test_split_sizes);
-    CU_add_test(s, "names the writer keeps", test_names);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"nesting depth", test_nesting},
+        {"64-bit attributes", test_wide_attributes},
+        {"split sizes", test_split_sizes},
+        {"names the writer keeps", test_names},
+    };
+    return CUNIT_RUN("onnx hostile", tests);
 }

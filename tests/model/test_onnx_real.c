@@ -19,6 +19,7 @@
 #include <CUnit/Basic.h>
 
 #include "config.h"
+#include "cunit_run.h"
 #include "graph.h"
 #include "model/modelfile.h"
 #include "model/onnx.h"
@@ -88,9 +89,10 @@ static void test_corpus(void)
 
 int main(void)
 {
+    static const CunitTest tests[] = {
+        {"model-zoo CNNs exported by onnx-caffe2", test_corpus},
+    };
     struct stat st;
-    CU_pSuite s;
-    int fails;
     if (!approf_onnx_available()) {
         printf("skip: this build has no ONNX reader\n");
         return 77;
@@ -99,13 +101,5 @@ int main(void)
         printf("skip: the corpus of real exports is not in the tree (%s)\n", ONNX_REAL_DIR);
         return 77;
     }
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("onnx real exports", NULL, NULL);
-    CU_add_test(s, "model-zoo CNNs exported by onnx-caffe2", test_corpus);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = (int)CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    return CUNIT_RUN("onnx real exports", tests);
 }

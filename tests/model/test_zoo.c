@@ -10,6 +10,7 @@
 
 #include <CUnit/Basic.h>
 
+#include "cunit_run.h"
 #include "graph.h"
 #include "model/zoo.h"
 
@@ -923,29 +924,22 @@ static void test_bert_pretraining(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned fails;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("zoo", NULL, NULL);
-    CU_add_test(s, "parameter counts", test_param_counts);
-    CU_add_test(s, "flops per sample", test_flops);
-    CU_add_test(s, "backward kernels", test_backward);
-    CU_add_test(s, "iteration spaces", test_iter_spaces);
-    CU_add_test(s, "matmul space and shape errors", test_matmul_space);
-    CU_add_test(s, "zoo errors", test_zoo_errors);
-    CU_add_test(s, "decoder parameter counts", test_decoder_params);
-    CU_add_test(s, "Hugging Face family presets", test_hf_family_presets);
-    CU_add_test(s, "decoder flops per token", test_decoder_flops);
-    CU_add_test(s, "gpt with fused attention", test_gpt_flash);
-    CU_add_test(s, "bert with fused (bidirectional) attention", test_bert_flash);
-    CU_add_test(s, "bert pre-training head and dropout", test_bert_pretraining);
-    CU_add_test(s, "gpt with dropout", test_gpt_dropout);
-    CU_add_test(s, "llama-era operator semantics", test_new_op_semantics);
-    CU_add_test(s, "llama-era operator shapes", test_new_op_shapes);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"parameter counts", test_param_counts},
+        {"flops per sample", test_flops},
+        {"backward kernels", test_backward},
+        {"iteration spaces", test_iter_spaces},
+        {"matmul space and shape errors", test_matmul_space},
+        {"zoo errors", test_zoo_errors},
+        {"decoder parameter counts", test_decoder_params},
+        {"Hugging Face family presets", test_hf_family_presets},
+        {"decoder flops per token", test_decoder_flops},
+        {"gpt with fused attention", test_gpt_flash},
+        {"bert with fused (bidirectional) attention", test_bert_flash},
+        {"bert pre-training head and dropout", test_bert_pretraining},
+        {"gpt with dropout", test_gpt_dropout},
+        {"llama-era operator semantics", test_new_op_semantics},
+        {"llama-era operator shapes", test_new_op_shapes},
+    };
+    return CUNIT_RUN("zoo", tests);
 }

@@ -20,6 +20,7 @@
 
 #include "apsolve.h"
 #include "costdb.h"
+#include "cunit_run.h"
 
 static char dir[256];
 
@@ -258,31 +259,22 @@ static void test_in_memory(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    int fails;
+    static const CunitTest tests[] = {
+        {"CSV NaN refused", test_csv_nan_refused},
+        {"inf and crafted entries", test_inf_and_crafted},
+        {"B = 1 with an infinite stage", test_b1_infinite_stage},
+        {"non-finite costs in memory", test_in_memory},
+    };
     const char *base = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/approf-nan-XXXXXX", base && *base ? base : "/tmp");
     if (!mkdtemp(dir))
         return 1;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("nan", NULL, NULL);
-    if (!s || !CU_add_test(s, "CSV NaN refused", test_csv_nan_refused) ||
-        !CU_add_test(s, "inf and crafted entries", test_inf_and_crafted) ||
-        !CU_add_test(s, "B = 1 with an infinite stage", test_b1_infinite_stage) ||
-        !CU_add_test(s, "non-finite costs in memory", test_in_memory)) {
-        CU_cleanup_registry();
-        return 1;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = (int)(CU_get_number_of_failures() + CU_get_number_of_tests_failed());
-    CU_cleanup_registry();
+    int rc = CUNIT_RUN("nan", tests);
     {
         char cmd[400];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
         if (system(cmd) != 0)
             fprintf(stderr, "could not remove %s\n", dir);
     }
-    return fails ? 1 : 0;
+    return rc;
 }

@@ -24,6 +24,7 @@
 #include <CUnit/Basic.h>
 
 #include "apreport.h"
+#include "cunit_run.h"
 #include "fixtures.h"
 #include "report_int.h"
 
@@ -672,8 +673,15 @@ static void test_trace_rounding(void)
 
 int main(int argc, char **argv)
 {
-    CU_pSuite s;
-    unsigned fails;
+    static const CunitTest tests[] = {
+        {"uniform resnet50: 1F1B and interleaved (golden)", test_resnet_uniform},
+        {"GPT blocks, variants, sp, dtype", test_gpt},
+        {"launch files: Megatron-LM, DeepSpeed, torchtitan", test_exports},
+        {"shell words and TOML strings; --export lists", test_sh_toml},
+        {"Python string literals (rep_py_quote)", test_py_quote},
+        {"HTML: every database field escaped", test_html_fields},
+        {"trace.json: no overlap through rounding", test_trace_rounding},
+    };
     if (argc < 2) {
         fprintf(stderr, "usage: test_code GOLDEN_DIR [--regen]\n");
         return 2;
@@ -683,20 +691,7 @@ int main(int argc, char **argv)
     snprintf(tmpdir, sizeof(tmpdir), "/tmp/approf-code-XXXXXX");
     if (!mkdtemp(tmpdir))
         return 1;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("reports-code", NULL, NULL);
-    CU_add_test(s, "uniform resnet50: 1F1B and interleaved (golden)", test_resnet_uniform);
-    CU_add_test(s, "GPT blocks, variants, sp, dtype", test_gpt);
-    CU_add_test(s, "launch files: Megatron-LM, DeepSpeed, torchtitan", test_exports);
-    CU_add_test(s, "shell words and TOML strings; --export lists", test_sh_toml);
-    CU_add_test(s, "Python string literals (rep_py_quote)", test_py_quote);
-    CU_add_test(s, "HTML: every database field escaped", test_html_fields);
-    CU_add_test(s, "trace.json: no overlap through rounding", test_trace_rounding);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
+    int rc = CUNIT_RUN("reports-code", tests);
     char path[300];
     snprintf(path, sizeof(path), "%s/uniform.db", tmpdir);
     unlink(path);
@@ -705,5 +700,5 @@ int main(int argc, char **argv)
     snprintf(path, sizeof(path), "%s/uniform.db-shm", tmpdir);
     unlink(path);
     rmdir(tmpdir);
-    return fails ? 1 : 0;
+    return rc;
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "apreport.h"
+#include "cunit_run.h"
 #include "fixtures.h"
 
 static const char *golden_dir;
@@ -368,8 +369,14 @@ static void test_missing_plan(void)
 
 int main(int argc, char **argv)
 {
-    CU_pSuite s;
-    unsigned fails;
+    static const CunitTest tests[] = {
+        {"tutorial mlp, 2 stages", test_mlp},
+        {"resnet50, 2 stages", test_resnet},
+        {"trace.json", test_trace},
+        {"uniform plan as LiBai / Megatron settings", test_uniform_code},
+        {"compare two databases", test_compare},
+        {"missing plan", test_missing_plan},
+    };
     if (argc == 3 && !strcmp(argv[1], "--write")) {
         int64_t plan_id;
         char dbpath[512];
@@ -397,24 +404,12 @@ int main(int argc, char **argv)
         return 1;
     golden_dir = argv[1];
     regen = argc > 2 && !strcmp(argv[2], "--regen");
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("reports-db", NULL, NULL);
-    CU_add_test(s, "tutorial mlp, 2 stages", test_mlp);
-    CU_add_test(s, "resnet50, 2 stages", test_resnet);
-    CU_add_test(s, "trace.json", test_trace);
-    CU_add_test(s, "uniform plan as LiBai / Megatron settings", test_uniform_code);
-    CU_add_test(s, "compare two databases", test_compare);
-    CU_add_test(s, "missing plan", test_missing_plan);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    if (!fails) {
+    int rc = CUNIT_RUN("reports-db", tests);
+    if (rc == 0) {
         char cmd[600];
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
         if (system(cmd) != 0)
             fprintf(stderr, "could not remove %s\n", tmpdir);
     }
-    return fails ? 1 : 0;
+    return rc;
 }

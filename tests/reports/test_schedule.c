@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "apreport.h"
+#include "cunit_run.h"
 #include "schedule.h"
 
 static void test_closed_form(void)
@@ -589,30 +590,22 @@ static void test_bad_input(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("reports-schedule", NULL, NULL);
-    CU_add_test(s, "closed form for uniform stages", test_closed_form);
-    CU_add_test(s, "dependencies with transfers", test_dependencies);
-    CU_add_test(s, "deadlock cycles", test_deadlock_cycle);
-    CU_add_test(s, "micro-batch warnings", test_warnings);
-    CU_add_test(s, "bad input", test_bad_input);
-    CU_add_test(s, "interleaved: closed form for equal stages", test_interleaved_closed_form);
-    CU_add_test(s, "interleaved: dependencies, transfers, deadlock", test_interleaved_dependencies);
-    CU_add_test(s, "interleaved: the exchanges the full estimate charges", test_interleaved_exchanges);
-    CU_add_test(s, "chunks in the deadlock check", test_deadlock_chunk);
-    CU_add_test(s, "zb-h1: closed form for equal stages", test_zb_closed_form);
-    CU_add_test(s, "zb-h1: 1F1B less the bubble, same peak", test_zb_hand);
-    CU_add_test(s, "zb-h1: dependencies, transfers, deadlock", test_zb_dependencies);
-    CU_add_test(s, "interleaved-zb, zbv: the solver's times for equal stages",
-                test_zb_multi_closed_form);
-    CU_add_test(s, "zbv by hand", test_zbv_hand);
-    CU_add_test(s, "interleaved-zb, zbv: dependencies, transfers, deadlock",
-                test_zb_multi_dependencies);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"closed form for uniform stages", test_closed_form},
+        {"dependencies with transfers", test_dependencies},
+        {"deadlock cycles", test_deadlock_cycle},
+        {"micro-batch warnings", test_warnings},
+        {"bad input", test_bad_input},
+        {"interleaved: closed form for equal stages", test_interleaved_closed_form},
+        {"interleaved: dependencies, transfers, deadlock", test_interleaved_dependencies},
+        {"interleaved: the exchanges the full estimate charges", test_interleaved_exchanges},
+        {"chunks in the deadlock check", test_deadlock_chunk},
+        {"zb-h1: closed form for equal stages", test_zb_closed_form},
+        {"zb-h1: 1F1B less the bubble, same peak", test_zb_hand},
+        {"zb-h1: dependencies, transfers, deadlock", test_zb_dependencies},
+        {"interleaved-zb, zbv: the solver's times for equal stages", test_zb_multi_closed_form},
+        {"zbv by hand", test_zbv_hand},
+        {"interleaved-zb, zbv: dependencies, transfers, deadlock", test_zb_multi_dependencies},
+    };
+    return CUNIT_RUN("reports-schedule", tests);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "apreport.h"
+#include "cunit_run.h"
 
 static ApreportLayout lay(int ndim, int a, int b, const int *axes)
 {
@@ -73,15 +74,9 @@ static void test_verdicts(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("reports-spec", NULL, NULL);
-    CU_add_test(s, "classify conversions", test_classify);
-    CU_add_test(s, "verdicts", test_verdicts);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"classify conversions", test_classify},
+        {"verdicts", test_verdicts},
+    };
+    return CUNIT_RUN("reports-spec", tests);
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "costdb.h"
+#include "cunit_run.h"
 #include "graph.h"
 #include "hardware.h"
 #include "model/zoo.h"
@@ -234,16 +235,10 @@ static void test_fp8_params(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("fp8", NULL, NULL);
-    CU_add_test(s, "an FP8 GEMM at the FP8 peak", test_fp8_gemm_price);
-    CU_add_test(s, "a GPT stage in FP8", test_fp8_stage);
-    CU_add_test(s, "FP8 primary weights", test_fp8_params);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"an FP8 GEMM at the FP8 peak", test_fp8_gemm_price},
+        {"a GPT stage in FP8", test_fp8_stage},
+        {"FP8 primary weights", test_fp8_params},
+    };
+    return CUNIT_RUN("fp8", tests);
 }

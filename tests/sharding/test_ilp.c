@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "cunit_run.h"
 #include "graph.h"
 #include "sharding/ilp.h"
 
@@ -453,19 +454,14 @@ static void test_cache(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return CU_get_error();
-    CU_pSuite s = CU_add_suite("ilp", NULL, NULL);
-    CU_add_test(s, "random problems vs brute force", test_random_no_budget);
-    CU_add_test(s, "random problems with memory budget", test_random_budget);
-    CU_add_test(s, "mixture-of-experts layers by twin pairs", test_moe_twin_pairs);
-    CU_add_test(s, "infeasible problems", test_infeasible);
-    CU_add_test(s, "non-series-parallel grid", test_grid_known_optimum);
-    CU_add_test(s, "chain by elimination", test_chain_elimination);
-    CU_add_test(s, "solution cache", test_cache);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"random problems vs brute force", test_random_no_budget},
+        {"random problems with memory budget", test_random_budget},
+        {"mixture-of-experts layers by twin pairs", test_moe_twin_pairs},
+        {"infeasible problems", test_infeasible},
+        {"non-series-parallel grid", test_grid_known_optimum},
+        {"chain by elimination", test_chain_elimination},
+        {"solution cache", test_cache},
+    };
+    return CUNIT_RUN("ilp", tests);
 }

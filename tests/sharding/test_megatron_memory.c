@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "costdb.h"
+#include "cunit_run.h"
 #include "graph.h"
 #include "hardware.h"
 #include "model/zoo.h"
@@ -255,19 +256,9 @@ static void test_optimizer_widths(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("megatron_memory", NULL, NULL);
-    if (!s || !CU_add_test(s, "the first stage against Megatron's theoretical memory",
-                           test_first_stage) ||
-        !CU_add_test(s, "Adam's state narrower than f32", test_optimizer_widths)) {
-        CU_cleanup_registry();
-        return 1;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"the first stage against Megatron's theoretical memory", test_first_stage},
+        {"Adam's state narrower than f32", test_optimizer_widths},
+    };
+    return CUNIT_RUN("megatron_memory", tests);
 }

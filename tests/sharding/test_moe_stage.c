@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cunit_run.h"
 #include "graph.h"
 #include "hardware.h"
 #include "model/zoo.h"
@@ -133,14 +134,9 @@ static void test_deepseek_moe(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return CU_get_error();
-    CU_pSuite s = CU_add_suite("moe stage", NULL, NULL);
-    CU_add_test(s, "mixtral stages without CBC, CBC's optimum", test_mixtral);
-    CU_add_test(s, "deepseek-moe stages (shared experts)", test_deepseek_moe);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"mixtral stages without CBC, CBC's optimum", test_mixtral},
+        {"deepseek-moe stages (shared experts)", test_deepseek_moe},
+    };
+    return CUNIT_RUN("moe stage", tests);
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "costdb.h"
+#include "cunit_run.h"
 #include "graph.h"
 #include "hardware.h"
 #include "model/zoo.h"
@@ -226,15 +227,10 @@ static void test_names(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("recompute_op", NULL, NULL);
-    CU_add_test(s, "llama two blocks: saved matmuls and the rerun", test_llama_two_blocks);
-    CU_add_test(s, "a stage inside a block counts from the block", test_stage_inside_block);
-    CU_add_test(s, "names", test_names);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"llama two blocks: saved matmuls and the rerun", test_llama_two_blocks},
+        {"a stage inside a block counts from the block", test_stage_inside_block},
+        {"names", test_names},
+    };
+    return CUNIT_RUN("recompute_op", tests);
 }

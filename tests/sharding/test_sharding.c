@@ -15,6 +15,7 @@
 
 #include "costdb.h"
 #include "costdb_text.h"
+#include "cunit_run.h"
 #include "graph.h"
 #include "hardware.h"
 #include "model/zoo.h"
@@ -502,22 +503,16 @@ static void test_bad_request(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return CU_get_error();
-    CU_pSuite s = CU_add_suite("sharding", NULL, NULL);
-    CU_add_test(s, "ShardingSpec text", test_spec_text);
-    CU_add_test(s, "mlp 1x8 (8,1) forced: whole parameters", test_mlp_data_parallel);
-    CU_add_test(s, "mlp 1x8 (1,8) forced: split parameters", test_mlp_model_parallel);
-    CU_add_test(s, "backward module memory of a 2-layer mlp", test_mlp_backward_module);
-    CU_add_test(s, "in-place relu saves one activation", test_inplace_relu);
-    CU_add_test(s, "ILP optimum equals exhaustive search", test_ilp_equals_brute_force);
-    CU_add_test(s, "force_batch_dim_to_mesh_dim 0 on (2,4)", test_force_batch_axis0);
-    CU_add_test(s, "bad requests", test_bad_request);
-    CU_add_test(s, "a warm context builds the programs a fresh one does",
-                test_warm_context_same_programs);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"ShardingSpec text", test_spec_text},
+        {"mlp 1x8 (8,1) forced: whole parameters", test_mlp_data_parallel},
+        {"mlp 1x8 (1,8) forced: split parameters", test_mlp_model_parallel},
+        {"backward module memory of a 2-layer mlp", test_mlp_backward_module},
+        {"in-place relu saves one activation", test_inplace_relu},
+        {"ILP optimum equals exhaustive search", test_ilp_equals_brute_force},
+        {"force_batch_dim_to_mesh_dim 0 on (2,4)", test_force_batch_axis0},
+        {"bad requests", test_bad_request},
+        {"a warm context builds the programs a fresh one does", test_warm_context_same_programs},
+    };
+    return CUNIT_RUN("sharding", tests);
 }

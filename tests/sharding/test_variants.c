@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "costdb.h"
+#include "cunit_run.h"
 #include "graph.h"
 #include "hardware.h"
 #include "model/zoo.h"
@@ -782,28 +783,19 @@ static void test_pareto_negligible(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("stage variants", NULL, NULL);
-    CU_add_test(s, "Pareto points vs exhaustive search", test_pareto_brute_force);
-    CU_add_test(s, "negligible memory savings are not levels", test_pareto_negligible);
-    CU_add_test(s, "GPT block on (1,8): weights split 8 ways at the least-memory level",
-                test_megatron_layout);
-    CU_add_test(s, "GPT block on (2,4): the gradient sync group of split weights",
-                test_grad_sync_group);
-    CU_add_test(s, "Megatron's asynchronous backward collectives (tp_async_grad)",
-                test_async_backward);
-    CU_add_test(s, "full and selective recomputation", test_full_recompute);
-    CU_add_test(s, "ZeRO-1 and ZeRO-3 at dp = 8", test_zero3);
-    CU_add_test(s, "ZeRO-3 under full recomputation: DeepSpeed's second gathers",
-                test_zero3_regather);
-    CU_add_test(s, "gradient accumulation: add kernels, f32 buffer, fused, ZeRO-2",
-                test_grad_accum);
-    CU_add_test(s, "the ILP splits a large table whose gradient it would accumulate whole",
-                test_accum_splits_tables);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"Pareto points vs exhaustive search", test_pareto_brute_force},
+        {"negligible memory savings are not levels", test_pareto_negligible},
+        {"GPT block on (1,8): weights split 8 ways at the least-memory level",
+         test_megatron_layout},
+        {"GPT block on (2,4): the gradient sync group of split weights", test_grad_sync_group},
+        {"Megatron's asynchronous backward collectives (tp_async_grad)", test_async_backward},
+        {"full and selective recomputation", test_full_recompute},
+        {"ZeRO-1 and ZeRO-3 at dp = 8", test_zero3},
+        {"ZeRO-3 under full recomputation: DeepSpeed's second gathers", test_zero3_regather},
+        {"gradient accumulation: add kernels, f32 buffer, fused, ZeRO-2", test_grad_accum},
+        {"the ILP splits a large table whose gradient it would accumulate whole",
+         test_accum_splits_tables},
+    };
+    return CUNIT_RUN("stage variants", tests);
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "costdb.h"
+#include "cunit_run.h"
 #include "graph.h"
 #include "hardware.h"
 #include "model/zoo.h"
@@ -340,22 +341,14 @@ static void test_rank_copies(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("zero3_overlap", NULL, NULL);
-    CU_add_test(s, "serial: every collective adds, none marked", test_serial_unmarked);
-    CU_add_test(s, "fsdp2, compute-bound: first gather and last reduce-scatter exposed",
-                test_fsdp2_compute_bound);
-    CU_add_test(s, "fsdp2, communication-bound: the collectives back to back",
-                test_fsdp2_comm_bound);
-    CU_add_test(s, "deepspeed: prefetch bucket, first gather exposed", test_deepspeed_prefetch);
-    CU_add_test(s, "deepspeed: persistent parameters never gathered", test_deepspeed_persistent);
-    CU_add_test(s, "zero3_rank_copies: a copy per rank on a marked collective",
-                test_rank_copies);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned f = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return f ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"serial: every collective adds, none marked", test_serial_unmarked},
+        {"fsdp2, compute-bound: first gather and last reduce-scatter exposed",
+         test_fsdp2_compute_bound},
+        {"fsdp2, communication-bound: the collectives back to back", test_fsdp2_comm_bound},
+        {"deepspeed: prefetch bucket, first gather exposed", test_deepspeed_prefetch},
+        {"deepspeed: persistent parameters never gathered", test_deepspeed_persistent},
+        {"zero3_rank_copies: a copy per rank on a marked collective", test_rank_copies},
+    };
+    return CUNIT_RUN("zero3_overlap", tests);
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "costdb.h"
+#include "cunit_run.h"
 #include "graph.h"
 #include "hardware.h"
 #include "model/zoo.h"
@@ -194,14 +195,9 @@ static void test_no_replicas(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("ZeRO variants derived", NULL, NULL);
-    CU_add_test(s, "derived programs equal the programs built alone", test_derived_equal_built);
-    CU_add_test(s, "no replicas: derived refusals equal the built ones", test_no_replicas);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"derived programs equal the programs built alone", test_derived_equal_built},
+        {"no replicas: derived refusals equal the built ones", test_no_replicas},
+    };
+    return CUNIT_RUN("ZeRO variants derived", tests);
 }

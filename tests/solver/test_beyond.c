@@ -21,6 +21,7 @@
 
 #include "apsolve.h"
 #include "costdb.h"
+#include "cunit_run.h"
 #include "schedule.h"
 #include "solver_int.h"
 
@@ -506,28 +507,18 @@ static void test_store_null(void)
 
 int main(int argc, char **argv)
 {
-    CU_pSuite s;
-    unsigned fails;
+    static const CunitTest tests[] = {
+        {"full estimate, hand-computed", test_full_estimate},
+        {"full estimate: the pipeline is the schedule's base time", test_full_estimate_base_time},
+        {"--batch: scaled, exact sweep, dp rule", test_rebatch},
+        {"micro-batch family: the same setup but the batch", test_family_setup},
+        {"full_cost NULL when not estimated", test_store_null},
+    };
     int64_t ids[3];
     if (argc == 3 && strcmp(argv[1], "--make-fixture") == 0)
         return make_fixture(argv[2], ids) ? 1 : 0;
     snprintf(g_path, sizeof g_path, "/tmp/apsolve-beyond-%ld.db", (long)getpid());
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("solver_beyond", NULL, NULL);
-    if (!s || !CU_add_test(s, "full estimate, hand-computed", test_full_estimate) ||
-        !CU_add_test(s, "full estimate: the pipeline is the schedule's base time",
-                     test_full_estimate_base_time) ||
-        !CU_add_test(s, "--batch: scaled, exact sweep, dp rule", test_rebatch) ||
-        !CU_add_test(s, "micro-batch family: the same setup but the batch", test_family_setup) ||
-        !CU_add_test(s, "full_cost NULL when not estimated", test_store_null)) {
-        CU_cleanup_registry();
-        return 1;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
+    int rc = CUNIT_RUN("solver_beyond", tests);
     {
         char side[300];
         unlink(g_path);
@@ -536,5 +527,5 @@ int main(int argc, char **argv)
         snprintf(side, sizeof side, "%s-shm", g_path);
         unlink(side);
     }
-    return fails ? 1 : 0;
+    return rc;
 }

@@ -19,6 +19,7 @@
 
 #include "context_parallel.h"
 #include "costdb.h"
+#include "cunit_run.h"
 #include "oracle.h"
 #include "session.h"
 
@@ -483,27 +484,18 @@ static void test_parallel_text(void)
 
 int main(int argc, char **argv)
 {
-    CU_pSuite s;
-    unsigned fails;
+    static const CunitTest tests[] = {
+        {"database adapter and plan store", test_adapter},
+        {"manual, uniform and 3-D evaluation", test_evaluate},
+        {"plan text parsers", test_parse},
+        {"infeasibility explanation", test_explain},
+        {"session API", test_session},
+        {"--parallel text", test_parallel_text},
+    };
     if (argc == 3 && strcmp(argv[1], "--make-fixture") == 0)
         return make_fixture(argv[2], NULL) ? 1 : 0;
     snprintf(g_path, sizeof g_path, "/tmp/apsolve-test-%ld.db", (long)getpid());
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("solver_db", NULL, NULL);
-    if (!s || !CU_add_test(s, "database adapter and plan store", test_adapter) ||
-        !CU_add_test(s, "manual, uniform and 3-D evaluation", test_evaluate) ||
-        !CU_add_test(s, "plan text parsers", test_parse) ||
-        !CU_add_test(s, "infeasibility explanation", test_explain) ||
-        !CU_add_test(s, "session API", test_session) ||
-        !CU_add_test(s, "--parallel text", test_parallel_text)) {
-        CU_cleanup_registry();
-        return 1;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
+    int rc = CUNIT_RUN("solver_db", tests);
     unlink(g_path);
     {
         char side[300];
@@ -512,5 +504,5 @@ int main(int argc, char **argv)
         snprintf(side, sizeof side, "%s-shm", g_path);
         unlink(side);
     }
-    return fails ? 1 : 0;
+    return rc;
 }

@@ -15,6 +15,7 @@
 
 #include <CUnit/Basic.h>
 
+#include "cunit_run.h"
 #include "oracle.h"
 #include "solver_int.h"
 
@@ -357,26 +358,16 @@ static void test_live_states(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned fails;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("solver_exact", NULL, NULL);
-    if (!s || !CU_add_test(s, "hand example", test_hand) ||
-        !CU_add_test(s, "max_n_succ_stages formula", test_mnss_formula) ||
-        !CU_add_test(s, "NaN and negative costs", test_nan) ||
-        !CU_add_test(s, "brute force, training", test_brute_training) ||
-        !CU_add_test(s, "brute force, inference", test_brute_inference) ||
-        !CU_add_test(s, "plain DP, training", test_oracle_training) ||
-        !CU_add_test(s, "plain DP, inference", test_oracle_inference) ||
-        !CU_add_test(s, "plain DP, L=16 on 2x8", test_oracle_2x8) ||
-        !CU_add_test(s, "live states against the dense DP", test_live_states)) {
-        CU_cleanup_registry();
-        return 1;
-    }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    fails = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"hand example", test_hand},
+        {"max_n_succ_stages formula", test_mnss_formula},
+        {"NaN and negative costs", test_nan},
+        {"brute force, training", test_brute_training},
+        {"brute force, inference", test_brute_inference},
+        {"plain DP, training", test_oracle_training},
+        {"plain DP, inference", test_oracle_inference},
+        {"plain DP, L=16 on 2x8", test_oracle_2x8},
+        {"live states against the dense DP", test_live_states},
+    };
+    return CUNIT_RUN("solver_exact", tests);
 }

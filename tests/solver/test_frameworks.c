@@ -9,6 +9,7 @@
 
 #include "context_parallel.h"
 #include "costdb.h"
+#include "cunit_run.h"
 #include "expert_parallel.h"
 #include "frameworks.h"
 #include "hsdp.h"
@@ -397,22 +398,14 @@ static void test_keep_headroom(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("frameworks", NULL, NULL);
-    CU_add_test(s, "which frameworks run a plan as priced", test_rule);
-    CU_add_test(s, "the stored verdict and headroom", test_stored);
-    CU_add_test(s, "HSDP and raf=0", test_hsdp);
-    CU_add_test(s, "the memory headroom in bytes", test_reserve);
-    CU_add_test(s, "the cp layout check: sequence, heads", test_cp_check);
-    CU_add_test(s, "what a launch file adapts", test_adapt);
-    CU_add_test(s, "a layout's levels under the headroom rule", test_keep_headroom);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    {
-        unsigned failed = CU_get_number_of_failures();
-        CU_cleanup_registry();
-        return failed ? 1 : 0;
-    }
+    static const CunitTest tests[] = {
+        {"which frameworks run a plan as priced", test_rule},
+        {"the stored verdict and headroom", test_stored},
+        {"HSDP and raf=0", test_hsdp},
+        {"the memory headroom in bytes", test_reserve},
+        {"the cp layout check: sequence, heads", test_cp_check},
+        {"what a launch file adapts", test_adapt},
+        {"a layout's levels under the headroom rule", test_keep_headroom},
+    };
+    return CUNIT_RUN("frameworks", tests);
 }

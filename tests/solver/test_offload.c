@@ -16,6 +16,7 @@
 
 #include "activation_offload.h"
 #include "costdb.h"
+#include "cunit_run.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-12)
 
@@ -100,16 +101,9 @@ static void test_refusals(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned failed;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("solver-offload", NULL, NULL);
-    CU_add_test(s, "one entry by hand", test_hand_counts);
-    CU_add_test(s, "refusals", test_refusals);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"one entry by hand", test_hand_counts},
+        {"refusals", test_refusals},
+    };
+    return CUNIT_RUN("solver-offload", tests);
 }

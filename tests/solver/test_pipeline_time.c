@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "apsolve.h"
+#include "cunit_run.h"
 #include "schedule.h"
 #include "solver_int.h"
 
@@ -155,18 +156,9 @@ static void test_paths_agree(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("pipeline base time", NULL, NULL);
-    CU_add_test(s, "by hand", test_by_hand);
-    CU_add_test(s, "every pricing path prices with apsolve_schedule_base_time",
-                test_paths_agree);
-    CU_basic_set_mode(CU_BRM_NORMAL);
-    CU_basic_run_tests();
-    {
-        unsigned failed = CU_get_number_of_failures();
-        CU_cleanup_registry();
-        return failed ? 1 : 0;
-    }
+    static const CunitTest tests[] = {
+        {"by hand", test_by_hand},
+        {"every pricing path prices with apsolve_schedule_base_time", test_paths_agree},
+    };
+    return CUNIT_RUN("pipeline base time", tests);
 }

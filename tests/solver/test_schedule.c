@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "apsolve.h"
+#include "cunit_run.h"
 #include "schedule.h"
 
 static void test_names(void)
@@ -535,25 +536,18 @@ static void test_zb_price_agrees(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("solver-schedule", NULL, NULL);
-    CU_add_test(s, "names", test_names);
-    CU_add_test(s, "iteration time", test_time);
-    CU_add_test(s, "in-flight activations", test_in_flight);
-    CU_add_test(s, "transfer factor and validity", test_transfer_and_valid);
-    CU_add_test(s, "megatron-core warm-up and exposed exchanges", test_p2p);
-    CU_add_test(s, "zb-h1", test_zb);
-    CU_add_test(s, "zb-h1: the solver's plan", test_zb_solver);
-    CU_add_test(s, "interleaved-zb by hand", test_izb);
-    CU_add_test(s, "zbv by hand", test_zbv);
-    CU_add_test(s, "interleaved-zb and zbv: the solver's plans", test_zb_multi_solver);
-    CU_add_test(s, "zero bubble: the solver prices with the schedule's function",
-                test_zb_price_agrees);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned fails = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return fails ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"names", test_names},
+        {"iteration time", test_time},
+        {"in-flight activations", test_in_flight},
+        {"transfer factor and validity", test_transfer_and_valid},
+        {"megatron-core warm-up and exposed exchanges", test_p2p},
+        {"zb-h1", test_zb},
+        {"zb-h1: the solver's plan", test_zb_solver},
+        {"interleaved-zb by hand", test_izb},
+        {"zbv by hand", test_zbv},
+        {"interleaved-zb and zbv: the solver's plans", test_zb_multi_solver},
+        {"zero bubble: the solver prices with the schedule's function", test_zb_price_agrees},
+    };
+    return CUNIT_RUN("solver-schedule", tests);
 }

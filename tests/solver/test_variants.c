@@ -20,6 +20,7 @@
 #include <CUnit/Basic.h>
 
 #include "costdb.h"
+#include "cunit_run.h"
 #include "oracle.h"
 #include "schedule.h"
 
@@ -554,25 +555,18 @@ static void test_db_variants(void)
 
 int main(int argc, char **argv)
 {
-    CU_pSuite s;
-    unsigned failed;
+    static const CunitTest tests[] = {
+        {"objective alpa: plain configs only, as without variants", test_alpa_plain_only},
+        {"objective full vs brute force", test_full_brute},
+        {"GPipe and interleaved schedules vs brute force", test_schedules_brute},
+        {"GPipe memory rule by hand", test_gpipe_memory},
+        {"3-D stage variant choice", test_3d_variant_choice},
+        {"200 configs per submesh", test_many_configs},
+        {"database: variants and apply costs", test_db_variants},
+    };
     if (argc == 3 && !strcmp(argv[1], "--make-fixture")) {
         int64_t id;
         return make_db(argv[2], 0, &id) ? 1 : 0;
     }
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("solver-variants", NULL, NULL);
-    CU_add_test(s, "objective alpa: plain configs only, as without variants", test_alpa_plain_only);
-    CU_add_test(s, "objective full vs brute force", test_full_brute);
-    CU_add_test(s, "GPipe and interleaved schedules vs brute force", test_schedules_brute);
-    CU_add_test(s, "GPipe memory rule by hand", test_gpipe_memory);
-    CU_add_test(s, "3-D stage variant choice", test_3d_variant_choice);
-    CU_add_test(s, "200 configs per submesh", test_many_configs);
-    CU_add_test(s, "database: variants and apply costs", test_db_variants);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    return CUNIT_RUN("solver-variants", tests);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "costdb.h"
+#include "cunit_run.h"
 #include "sweep/compose.h"
 
 static CostdbEntry single(int layer, int phase, double cost, int64_t peak)
@@ -63,15 +64,8 @@ static void test_compose(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned failed;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    s = CU_add_suite("compose", NULL, NULL);
-    CU_add_test(s, "composed ranges and approf's error codes", test_compose);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"composed ranges and approf's error codes", test_compose},
+    };
+    return CUNIT_RUN("compose", tests);
 }

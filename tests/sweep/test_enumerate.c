@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cunit_run.h"
 #include "sweep/enumerate.h"
 
 static void shapes_str(const ApprofMeshShape *s, int n, char *buf, size_t len)
@@ -238,19 +239,12 @@ static void test_tuples_match_reference(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned failed;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    s = CU_add_suite("enumerate", NULL, NULL);
-    CU_add_test(s, "submesh choices", test_submesh_choices);
-    CU_add_test(s, "submesh errors and manual", test_submesh_errors_and_manual);
-    CU_add_test(s, "config choices", test_config_choices);
-    CU_add_test(s, "tuples", test_tuples);
-    CU_add_test(s, "tuples = reference, counted", test_tuples_match_reference);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"submesh choices", test_submesh_choices},
+        {"submesh errors and manual", test_submesh_errors_and_manual},
+        {"config choices", test_config_choices},
+        {"tuples", test_tuples},
+        {"tuples = reference, counted", test_tuples_match_reference},
+    };
+    return CUNIT_RUN("enumerate", tests);
 }

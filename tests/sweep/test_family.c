@@ -7,6 +7,7 @@
 #include <CUnit/Basic.h>
 #include <string.h>
 
+#include "cunit_run.h"
 #include "sweep/sweep_family.h"
 
 static ApprofSweepConfig config(int64_t gb, int micro_batches)
@@ -62,15 +63,8 @@ static void test_family(void)
 
 int main(void)
 {
-    CU_pSuite s;
-    unsigned failed;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    s = CU_add_suite("family", NULL, NULL);
-    CU_add_test(s, "sizes asked, the default family, one sweep", test_family);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"sizes asked, the default family, one sweep", test_family},
+    };
+    return CUNIT_RUN("family", tests);
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cunit_run.h"
 #include "grow.h"
 #include "json_write.h"
 #include "text_mask.h"
@@ -237,7 +238,7 @@ static void test_text_mask(void)
 
 int main(void)
 {
-    static const struct { const char *name; CU_TestFunc fn; } tests[] = {
+    static const CunitTest tests[] = {
         {"grow: nothing asked", test_grow_zero_need},
         {"grow: first, doubled, past the double, appends", test_grow_growth},
         {"grow: added elements zeroed", test_grow_zeroed},
@@ -248,16 +249,5 @@ int main(void)
         {"JSON numbers", test_json_number},
         {"text for a terminal", test_text_mask},
     };
-    CU_pSuite suite;
-    unsigned failed;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    suite = CU_add_suite("util", NULL, NULL);
-    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++)
-        CU_add_test(suite, tests[i].name, tests[i].fn);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    return CUNIT_RUN("util", tests);
 }
