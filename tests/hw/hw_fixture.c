@@ -103,6 +103,20 @@ void hw_fixture_tmp_remove(void)
     tmp_path[0] = '\0';
 }
 
+void hw_fixture_refused(const char *text, int line, const char *expect)
+{
+    ApprofHardwareSpec hw;
+    char err[512] = "", want[600];
+    const char *p = hw_fixture_tmp(text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(approf_hardware_load(p, &hw, err, sizeof err), APPROF_EPARSE);
+    snprintf(want, sizeof want, "%s:%d: %s", p, line, expect);
+    if (strncmp(err, want, strlen(want)) != 0) {
+        fprintf(stderr, "\ngot  '%s'\nwant '%s...'\n", err, want);
+        CU_FAIL("wrong error message");
+    }
+}
+
 int hw_fixture_reload(const ApprofHardwareSpec *hw, ApprofHardwareSpec *back, char *err,
                       size_t errlen)
 {

@@ -4,7 +4,8 @@
  * hand computation, a collective, a micro-batch phase of one GEMM, one
  * elementwise kernel and one all-gather, a stage program whose gradient
  * sync may hide under its backward, spec texts written to temporary files,
- * and a spec written out by approf_hardware_write_spec and read back.
+ * a spec text refused with its path, line and field, and a spec written
+ * out by approf_hardware_write_spec and read back.
  */
 #ifndef HW_FIXTURE_H
 #define HW_FIXTURE_H
@@ -51,6 +52,12 @@ void hw_fixture_grad_sync(HwFixtureGradSync *g, double fwd_bytes, double bwd_byt
  * first. hw_fixture_tmp_remove removes the last one. */
 const char *hw_fixture_tmp(const char *text);
 void hw_fixture_tmp_remove(void);
+
+/* Writes text to a temporary file (hw_fixture_tmp) and checks that
+ * approf_hardware_load refuses it with APPROF_EPARSE and a message that
+ * begins "PATH:line: expect"; a wrong message is printed and fails the
+ * test (CU_FAIL). */
+void hw_fixture_refused(const char *text, int line, const char *expect);
 
 /* Writes hw to a temporary file with approf_hardware_write_spec (a CUnit
  * assertion that it succeeds), loads that file into back, removes it, and

@@ -11,9 +11,7 @@
  */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <CUnit/Basic.h>
 
@@ -21,33 +19,12 @@
 #include "costdb.h"
 #include "cunit_run.h"
 #include "hardware.h"
+#include "hw_fixture.h"
 
 #define GIB 1073741824.0
 #define TF 1e12
 #define GB 1e9
 #define REL(a, b) (fabs((a) - (b)) <= 1e-12 * fabs(b))
-
-static char tmp_path[256];
-
-static const char *write_tmp(const char *text)
-{
-    int fd;
-    FILE *f;
-    if (tmp_path[0])
-        unlink(tmp_path);
-    snprintf(tmp_path, sizeof tmp_path, "/tmp/approf-mesh-XXXXXX");
-    fd = mkstemp(tmp_path);
-    if (fd < 0)
-        return NULL;
-    f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        return NULL;
-    }
-    fputs(text, f);
-    fclose(f);
-    return tmp_path;
-}
 
 /* The MI300X host of the spec: 8 GPUs, 448 GB/s of xGMI each way a GPU
  * (7 links of 64), 8 x 50 GB/s adapters, NCCL's bus efficiency 0.8. */
@@ -176,52 +153,28 @@ static void test_costdb_row(void)
 
 static void test_spec_file(void)
 {
-    static const struct {
-        const char *text;
-        int line;
-        const char *expect;
-    } bad[] = {
-        {BASE "intra_host_full_mesh = 2\n", 10, "field 'intra_host_full_mesh': "},
-        {BASE "intra_host_full_mesh = yes\n", 10,
-         "field 'intra_host_full_mesh': 'yes' is not a number"},
-        {BASE "intra_host_full_mesh = 1\nscaleup_domain_gpus = 16\n", 10,
-         "field 'intra_host_full_mesh': a full mesh of the host's GPUs cannot span a "
-         "scale-up domain of 16 GPUs"},
-    };
     ApprofHardwareSpec hw, back;
-    char err[512] = "", want[600], fp1[128], fp2[128];
+    char err[512] = "", fp1[128], fp2[128];
     const char *p;
-    FILE *f;
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        p = write_tmp(bad[i].text);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-        CU_ASSERT_EQUAL(approf_hardware_load(p, &hw, err, sizeof err), APPROF_EPARSE);
-        snprintf(want, sizeof want, "%s:%d: %s", p, bad[i].line, bad[i].expect);
-        if (strncmp(err, want, strlen(want)) != 0) {
-            fprintf(stderr, "\ncase %zu: got  '%s'\n         want '%s...'\n", i, err, want);
-            CU_FAIL("wrong error message");
-        }
-    }
-    p = write_tmp(BASE "intra_host_full_mesh = 1\n");
+    hw_fixture_refused(BASE "intra_host_full_mesh = 2\n", 10, "field 'intra_host_full_mesh': ");
+    hw_fixture_refused(BASE "intra_host_full_mesh = yes\n", 10,
+                       "field 'intra_host_full_mesh': 'yes' is not a number");
+    hw_fixture_refused(BASE "intra_host_full_mesh = 1\nscaleup_domain_gpus = 16\n", 10,
+                       "field 'intra_host_full_mesh': a full mesh of the host's GPUs cannot "
+                       "span a scale-up domain of 16 GPUs");
+    p = hw_fixture_tmp(BASE "intra_host_full_mesh = 1\n");
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(p, &hw, err, sizeof err), APPROF_OK);
     CU_ASSERT_EQUAL(hw.intra_host_full_mesh, 1);
-    p = write_tmp(BASE);
+    p = hw_fixture_tmp(BASE);
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(p, &back, err, sizeof err), APPROF_OK);
     CU_ASSERT_EQUAL(back.intra_host_full_mesh, 0);
     /* the built-in written out and read back: the same spec */
     CU_ASSERT_EQUAL_FATAL(approf_hardware_builtin("mi300x", &hw), APPROF_OK);
-    snprintf(tmp_path, sizeof tmp_path, "/tmp/approf-mesh-rt-%d.spec", (int)getpid());
-    f = fopen(tmp_path, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    CU_ASSERT_EQUAL(approf_hardware_write_spec(&hw, f), APPROF_OK);
-    fclose(f);
-    CU_ASSERT_EQUAL_FATAL(approf_hardware_load(tmp_path, &back, err, sizeof err), APPROF_OK);
+    CU_ASSERT_EQUAL_FATAL(hw_fixture_reload(&hw, &back, err, sizeof err), APPROF_OK);
     CU_ASSERT_EQUAL(back.intra_host_full_mesh, 1);
     approf_hardware_fingerprint(&hw, fp1, sizeof fp1);
     approf_hardware_fingerprint(&back, fp2, sizeof fp2);
     CU_ASSERT_STRING_EQUAL(fp1, fp2);
-    unlink(tmp_path);
-    tmp_path[0] = '\0';
 }
 
 int main(void)
@@ -234,7 +187,6 @@ int main(void)
         {"spec file", test_spec_file},
     };
     int rc = CUNIT_RUN("mesh", tests);
-    if (tmp_path[0])
-        unlink(tmp_path);
+    hw_fixture_tmp_remove();
     return rc;
 }

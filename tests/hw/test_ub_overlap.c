@@ -9,16 +9,14 @@
  * "Transformer Engine's userbuffers: SMs taken from the GEMM").
  */
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <CUnit/Basic.h>
 
 #include "costdb.h"
 #include "cunit_run.h"
 #include "hardware.h"
+#include "hw_fixture.h"
 #include "stage.h"
 
 #define REL(a, b) (fabs((a) - (b)) <= 1e-12 * fabs(b) + 1e-300)
@@ -27,43 +25,12 @@
             "intra_host_bandwidth_gbs = 300\n"                                                 \
             "inter_host_bandwidth_gbs = 25\n"
 
-static char tmp_path[64];
-
-static const char *write_tmp(const char *text)
-{
-    FILE *f;
-    int fd;
-    snprintf(tmp_path, sizeof tmp_path, "/tmp/approf-ub-XXXXXX");
-    fd = mkstemp(tmp_path);
-    if (fd < 0)
-        return NULL;
-    f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        return NULL;
-    }
-    fputs(text, f);
-    fclose(f);
-    return tmp_path;
-}
-
-/* A GEMM of 0.1 s (15 TFLOP at 300 TFLOP/s x 0.5), no launch overhead, a
- * device of 100 SMs of which the userbuffers collectives hold 20. */
+/* The round-number spec (hw_fixture_round_spec): a GEMM of 0.1 s (15 TFLOP
+ * at 300 TFLOP/s x 0.5), no launch overhead; here a device of 100 SMs of
+ * which the userbuffers collectives hold 20. */
 static void spec(ApprofHardwareSpec *hw)
 {
-    memset(hw, 0, sizeof *hw);
-    snprintf(hw->name, sizeof hw->name, "t");
-    hw->peak_flops[APPROF_F32] = 20e12;
-    hw->peak_flops[APPROF_F16] = 300e12;
-    hw->peak_flops[APPROF_BF16] = 300e12;
-    hw->memory_bandwidth = 2000e9;
-    hw->memory_efficiency = 0.5;
-    hw->device_memory = (int64_t)80 << 30;
-    hw->gpus_per_host = 8;
-    hw->intra_host_bandwidth = 300e9;
-    hw->inter_host_bandwidth = 25e9;
-    hw->gemm_efficiency = 0.5;
-    hw->conv_efficiency = 0.25;
+    hw_fixture_round_spec(hw);
     hw->tp_comm_overlap = 1.0;
     hw->sm_count = 100;
     hw->tp_comm_overlap_sms = 20;
@@ -88,10 +55,7 @@ static void phase(Phase *f, const ApprofHardwareSpec *hw, int ph, int n,
     f->gemm.dtype = APPROF_BF16;
     f->gemm.flops = 15e12;
     for (int i = 0; i < n; i++) {
-        f->c[i].kind = kinds[i];
-        f->c[i].group_size = 8;
-        f->c[i].hosts = 1;
-        f->c[i].bytes = 8e9;
+        f->c[i] = hw_fixture_coll(kinds[i], 8e9, 8, 1);
         f->c[i].op = -1;
         f->c[i].async_wgrad = async_wgrad ? async_wgrad[i] : 0;
     }
@@ -195,27 +159,17 @@ static void test_measured_slowdown(void)
 static void test_spec_keys(void)
 {
     ApprofHardwareSpec hw, back, h100;
-    char err[512] = "", fp0[128], fp1[128], want[512];
+    char err[512] = "", fp0[128], fp1[128];
     const char *p;
-    FILE *f;
-    int fd;
 
-    p = write_tmp(REQ "sm_count = 132\ntp_comm_overlap_sms = 16\ntp_comm_overlap_splits = 4\n");
+    p = hw_fixture_tmp(REQ "sm_count = 132\ntp_comm_overlap_sms = 16\n"
+                           "tp_comm_overlap_splits = 4\n");
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     CU_ASSERT_EQUAL_FATAL(approf_hardware_load(p, &hw, err, sizeof err), APPROF_OK);
-    unlink(p);
     CU_ASSERT_EQUAL(hw.sm_count, 132);
     CU_ASSERT_EQUAL(hw.tp_comm_overlap_sms, 16);
     CU_ASSERT_EQUAL(hw.tp_comm_overlap_splits, 4);
-    snprintf(tmp_path, sizeof tmp_path, "/tmp/approf-ub-XXXXXX");
-    fd = mkstemp(tmp_path);
-    CU_ASSERT_FATAL(fd >= 0);
-    f = fdopen(fd, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    CU_ASSERT_EQUAL(approf_hardware_write_spec(&hw, f), APPROF_OK);
-    fclose(f);
-    CU_ASSERT_EQUAL(approf_hardware_load(tmp_path, &back, err, sizeof err), APPROF_OK);
-    unlink(tmp_path);
+    CU_ASSERT_EQUAL(hw_fixture_reload(&hw, &back, err, sizeof err), APPROF_OK);
     CU_ASSERT_EQUAL(back.tp_comm_overlap_sms, 16);
     approf_hardware_fingerprint(&hw, fp0, sizeof fp0);
     approf_hardware_fingerprint(&back, fp1, sizeof fp1);
@@ -225,18 +179,9 @@ static void test_spec_keys(void)
     CU_ASSERT(strcmp(fp0, fp1) != 0);
 
     /* as many SMs as the device has, or no device count: refused */
-    p = write_tmp(REQ "sm_count = 132\ntp_comm_overlap_sms = 132\n");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-    CU_ASSERT_EQUAL(approf_hardware_load(p, &hw, err, sizeof err), APPROF_EPARSE);
-    snprintf(want, sizeof want, "%s:11: field 'tp_comm_overlap_sms'", p);
-    CU_ASSERT_EQUAL(strncmp(err, want, strlen(want)), 0);
-    unlink(p);
-    p = write_tmp(REQ "tp_comm_overlap_sms = 16\n");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-    CU_ASSERT_EQUAL(approf_hardware_load(p, &hw, err, sizeof err), APPROF_EPARSE);
-    snprintf(want, sizeof want, "%s:10: field 'tp_comm_overlap_sms'", p);
-    CU_ASSERT_EQUAL(strncmp(err, want, strlen(want)), 0);
-    unlink(p);
+    hw_fixture_refused(REQ "sm_count = 132\ntp_comm_overlap_sms = 132\n", 11,
+                       "field 'tp_comm_overlap_sms'");
+    hw_fixture_refused(REQ "tp_comm_overlap_sms = 16\n", 10, "field 'tp_comm_overlap_sms'");
 
     /* H100 SXM5: 132 SMs (the Hopper whitepaper); not in its fingerprint
      * while no margin is priced, so its stored rows keep their identity */
@@ -257,5 +202,7 @@ int main(void)
         {"measured NCCL slowdown beside", test_measured_slowdown},
         {"spec keys", test_spec_keys},
     };
-    return CUNIT_RUN("userbuffers overlap", tests);
+    int rc = CUNIT_RUN("userbuffers overlap", tests);
+    hw_fixture_tmp_remove();
+    return rc;
 }
