@@ -156,8 +156,7 @@ int apsolve_offload_compose(Costdb *db, int64_t sweep, const ApsolveProblem *p,
                 q->fwd_cost[idx] = p->fwd_cost[idx] + x.exposed_fwd;
                 q->bwd_cost[idx] = p->bwd_cost[idx] + x.exposed_bwd;
                 q->cost[idx] = q->fwd_cost[idx] + q->bwd_cost[idx];
-                q->max_n_succ_stages[idx] =
-                    apsolve_max_n_succ_stages(m->avail, m->peak, m->initial, m->intermediate);
+                q->max_n_succ_stages[idx] = apsolve_memory_mnss(m);
             }
         }
     }

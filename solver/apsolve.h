@@ -235,6 +235,9 @@ int apsolve_default_submeshes(int hosts, int gpus, ApsolveSubmesh *out, int cap)
  * stage fits (avail >= peak + initial), else -1. */
 int apsolve_max_n_succ_stages(int64_t avail, int64_t peak, int64_t initial,
                               int64_t intermediate);
+/* An entry's max_n_succ_stages from its memory: apsolve_max_n_succ_stages
+ * where the available memory is known (avail > 0), else APSOLVE_UNBOUNDED. */
+int apsolve_memory_mnss(const ApsolveMemory *m);
 
 /* ---- auto plan ----------------------------------------------------------- */
 

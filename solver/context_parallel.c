@@ -380,9 +380,7 @@ static void transform(ApsolveProblem *q, size_t idx, int cp, const ApsolveCpStag
         int64_t inter = apsolve_cp_intermediate(m->intermediate, cp);
         m->peak = m->peak - (m->intermediate - inter) + x->buffers;
         m->intermediate = inter;
-        if (m->avail > 0)
-            q->max_n_succ_stages[idx] =
-                apsolve_max_n_succ_stages(m->avail, m->peak, m->initial, m->intermediate);
+        q->max_n_succ_stages[idx] = apsolve_memory_mnss(m);
     }
 }
 

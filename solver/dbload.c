@@ -127,10 +127,7 @@ static void put_entry(LoadCtx *c, const CostdbStageRow *e, const CostdbStageRow 
     p->wgrad_cost[idx] = c->opt->inference ? 0
                          : ph[1]->wgrad_cost >= 0 ? ph[1]->wgrad_cost : -1.0;
     p->memory[idx] = m;
-    p->max_n_succ_stages[idx] = m.avail > 0 ? apsolve_max_n_succ_stages(m.avail, m.peak,
-                                                                        m.initial,
-                                                                        m.intermediate)
-                                            : APSOLVE_UNBOUNDED;
+    p->max_n_succ_stages[idx] = apsolve_memory_mnss(&m);
 }
 
 static int load_row(void *ctx, const CostdbStageRow *r)

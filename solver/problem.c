@@ -208,6 +208,13 @@ int apsolve_max_n_succ_stages(int64_t avail, int64_t peak, int64_t initial,
     return q < -1 ? -1 : (int)q;
 }
 
+int apsolve_memory_mnss(const ApsolveMemory *m)
+{
+    return m->avail > 0 ? apsolve_max_n_succ_stages(m->avail, m->peak, m->initial,
+                                                    m->intermediate)
+                        : APSOLVE_UNBOUNDED;
+}
+
 void apsolve_entry_add(ApsolveProblem *q, size_t idx, const ApsolveEntryDelta *d)
 {
     if (q->fwd_cost && q->bwd_cost) {
@@ -223,9 +230,7 @@ void apsolve_entry_add(ApsolveProblem *q, size_t idx, const ApsolveEntryDelta *d
         m->initial += d->initial_delta;
         if (m->initial < 0)
             m->initial = 0;
-        if (m->avail > 0)
-            q->max_n_succ_stages[idx] =
-                apsolve_max_n_succ_stages(m->avail, m->peak, m->initial, m->intermediate);
+        q->max_n_succ_stages[idx] = apsolve_memory_mnss(m);
     }
 }
 
@@ -244,11 +249,7 @@ int apsolve_unfit_restore(ApsolveProblem *q, size_t idx)
         q->wgrad_cost[idx] = -1.0; /* not stored for an oom entry: unknown */
     q->apply_cost[idx] = u->apply;
     q->memory[idx] = u->memory;
-    q->max_n_succ_stages[idx] =
-        u->memory.avail > 0 ? apsolve_max_n_succ_stages(u->memory.avail, u->memory.peak,
-                                                        u->memory.initial,
-                                                        u->memory.intermediate)
-                            : APSOLVE_UNBOUNDED;
+    q->max_n_succ_stages[idx] = apsolve_memory_mnss(&u->memory);
     return 1;
 }
 

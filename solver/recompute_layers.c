@@ -139,11 +139,7 @@ static void put(ApsolveProblem *q, size_t idx, const ApsolveRecomputeLayers *r)
         q->wgrad_cost[idx] = r->wgrad;
     q->apply_cost[idx] = r->apply;
     q->memory[idx] = r->memory;
-    q->max_n_succ_stages[idx] =
-        r->memory.avail > 0 ? apsolve_max_n_succ_stages(r->memory.avail, r->memory.peak,
-                                                        r->memory.initial,
-                                                        r->memory.intermediate)
-                            : APSOLVE_UNBOUNDED;
+    q->max_n_succ_stages[idx] = apsolve_memory_mnss(&r->memory);
 }
 
 /* Entry idx of q becomes p's own (the stored `full` entry, every layer
