@@ -252,12 +252,13 @@ static void derive_zero(const ShardStage *st, const TInfo *ti, const ApprofStage
 {
     ApprofStageProgram q = *p;
     ApprofHash128 *qdig[2] = {NULL, NULL};
-    /* room for what the end adds (one gradient accumulation kernel per op
-     * with parameters; ZeRO's collectives, a few per op): growing a copy
-     * made exactly as long as p's arrays copies them a second time */
-    size_t room = 2 * (size_t)(st->n_ops > 0 ? st->n_ops : 1);
-    size_t kcap[2] = {p->n_kernels[0] + room, p->n_kernels[1] + room};
-    size_t ccap[2] = {p->n_colls[0] + room, p->n_colls[1] + room};
+    /* room for what the end adds (a gradient accumulation kernel per op
+     * with parameters in the backward; ZeRO's collectives, a few per op):
+     * growing a copy made exactly as long as p's arrays copies them a
+     * second time; the room left is given back below */
+    size_t ops = (size_t)(st->n_ops > 0 ? st->n_ops : 1);
+    size_t kcap[2] = {p->n_kernels[0] + 1, p->n_kernels[1] + ops};
+    size_t ccap[2] = {p->n_colls[0] + 2 * ops, p->n_colls[1] + 2 * ops};
     ShardStage sz = *st;
     ApprofShardRequest req = *st->req;
     int rc = 0;
@@ -285,6 +286,14 @@ static void derive_zero(const ShardStage *st, const TInfo *ti, const ApprofStage
      * "Storage"), so the derived program keeps none */
     if (!rc)
         rc = finish_program(&sz, ti, &q, tl, kcap, ccap, qdig);
+    for (int ph = 0; ph < 2 && !rc; ph++) { /* kept until asked for: no room */
+        void *k = realloc(q.kernels[ph], (q.n_kernels[ph] ? q.n_kernels[ph] : 1) *
+                                             sizeof *q.kernels[ph]);
+        void *c = realloc(q.colls[ph], (q.n_colls[ph] ? q.n_colls[ph] : 1) *
+                                           sizeof *q.colls[ph]);
+        q.kernels[ph] = k ? k : q.kernels[ph];
+        q.colls[ph] = c ? c : q.colls[ph];
+    }
     q.placements = NULL;
     q.n_placements = 0;
     if (rc)

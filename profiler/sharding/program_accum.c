@@ -110,12 +110,14 @@ void shard_grad_accum_memo_free(GradAccumMemo *memo)
 
 /* Keeps kernel k (digest d) of op o in memo slot s; without memory the
  * slot is dropped (a later program computes its kernels). */
-static void memo_keep(GradAccumMemo *memo, int s, const ApprofKernel *k, ApprofHash128 d, int o)
+static void memo_keep(GradAccumMemo *memo, int s, const ApprofKernel *k, ApprofHash128 d, int o,
+                      size_t most)
 {
     GradAccumSlot *m = &memo->slot[s];
     size_t ck = m->cap, cd = m->cap, co = m->cap;
-    if (UTIL_GROW(m->k, ck, (size_t)m->n + 1) < 0 || UTIL_GROW(m->dig, cd, (size_t)m->n + 1) < 0 ||
-        UTIL_GROW(m->op, co, (size_t)m->n + 1) < 0) {
+    size_t need = (size_t)m->n + 1 > most ? (size_t)m->n + 1 : most; /* grown once */
+    if (UTIL_GROW(m->k, ck, need) < 0 || UTIL_GROW(m->dig, cd, need) < 0 ||
+        UTIL_GROW(m->op, co, need) < 0) {
         m->valid = 0;
         return;
     }
@@ -169,7 +171,7 @@ int shard_push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProg
         ApprofHash128 d = shard_kernel_digest(&k);
         rc = shard_push_kernel(p, 1, cap, dig, &k, d, o);
         if (s >= 0 && memo->slot[s].valid)
-            memo_keep(memo, s, &k, d, o);
+            memo_keep(memo, s, &k, d, o, (size_t)(st->op_end - o));
     }
     if (rc && s >= 0)
         memo->slot[s].valid = 0;

@@ -120,9 +120,8 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
 /* The add kernels of gradient accumulation for the buffers' share of the
  * parameters (program_accum.c): one build's ZeRO stages that keep the
  * same share (ZeRO 0 and 1: whole buffers; 2 and 3: the partition) push
- * the kernels the first computed (docs/performance.md, "Gradient
- * accumulation kernels once per share"). Two slots; all zero to begin;
- * shard_grad_accum_memo_free. */
+ * the kernels the first computed (docs/performance.md, "Each phase
+ * priced once"). Two slots; all zero to begin; shard_grad_accum_memo_free. */
 typedef struct GradAccumSlot {
     int valid;
     double share;
