@@ -98,6 +98,12 @@ typedef int (*ApprofBackendModuleInitOn)(int abi, int device, ApprofBackend *out
 
 /* The analytic backend (always available). */
 int approf_backend_analytic(ApprofBackend *out);
+/* 1 when b is the analytic backend, whose measurement of a phase is
+ * approf_phase_seconds(hw, p, phase) exactly: the compute_cost of an ok
+ * phase, the unfit_cost of one out of memory (hw/analytic.c); a sweep then
+ * prices the apply-grad and weight-gradient shares from it instead of
+ * pricing the phases again. */
+int approf_backend_prices_phases(const ApprofBackend *b);
 /* Opens the CUDA module; APPROF_ENODEV with a one-line reason when the module,
  * the driver or a device is missing. */
 int approf_backend_cuda(ApprofBackend *out, char *err, size_t errlen);

@@ -376,6 +376,12 @@ int approf_nccl_tests_parse(FILE *f, const char *path, const char *collective,
  * optimizer step, p->optimizer_bytes at the memory bandwidth. */
 struct ApprofStageProgram;
 double approf_stage_apply_seconds(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p);
+/* The same with the seconds of p's two phases given (phase[ph] =
+ * approf_phase_seconds(hw, p, ph), computed already by a caller that
+ * priced the phases; NULL: computed here), so that a sweep prices each
+ * phase of a program once (docs/performance.md, "Each phase priced once"). */
+double approf_stage_apply_seconds_of(const ApprofHardwareSpec *hw,
+                                     const struct ApprofStageProgram *p, const double *phase);
 /* Seconds of one micro-batch's phase ph (0 forward, 1 backward) of p: its
  * kernels (approf_kernel_seconds) and its collectives
  * (approf_collective_cost), summed in program order, less the part of the
@@ -397,6 +403,10 @@ double approf_phase_seconds(const ApprofHardwareSpec *hw, const struct ApprofSta
  * finite number >= 0 or the analytic backward is 0 s. */
 double approf_wgrad_seconds(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p,
                             double bwd_seconds);
+/* The same with approf_phase_seconds(hw, p, 1) given in *bwd_phase
+ * (NULL: computed here). */
+double approf_wgrad_seconds_of(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p,
+                               double bwd_seconds, const double *bwd_phase);
 /* ZeRO-3 under an overlapping schedule (hw->zero3_schedule, the
  * collectives' zero3_unit marks; hw/zero3_overlap.c): the seconds of phase
  * ph's marked collectives that compute does not hide, from a two-stream

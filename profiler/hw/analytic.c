@@ -47,6 +47,11 @@ static int analytic_measure(void *ctx, const ApprofStageProgram *p, int phase,
     return APPROF_OK;
 }
 
+int approf_backend_prices_phases(const ApprofBackend *b)
+{
+    return b && b->measure == analytic_measure;
+}
+
 int approf_backend_analytic(ApprofBackend *out)
 {
     if (!out)

@@ -557,13 +557,19 @@ double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgr
 double approf_wgrad_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
                             double bwd_seconds)
 {
+    return approf_wgrad_seconds_of(hw, p, bwd_seconds, NULL);
+}
+
+double approf_wgrad_seconds_of(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
+                               double bwd_seconds, const double *bwd_phase)
+{
     double w = 0.0, all;
     if (!hw || !p || !isfinite(bwd_seconds) || bwd_seconds < 0)
         return -1.0;
     for (size_t i = 0; i < p->n_kernels[1]; i++)
         if (p->kernels[1][i].wgrad)
             w += approf_kernel_seconds(hw, &p->kernels[1][i]);
-    all = approf_phase_seconds(hw, p, 1);
+    all = bwd_phase ? *bwd_phase : approf_phase_seconds(hw, p, 1);
     if (!(all > 0))
         return -1.0;
     /* x <= 1, so bwd x x <= bwd: the stored W never exceeds its backward */
@@ -571,6 +577,12 @@ double approf_wgrad_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgr
 }
 
 double approf_stage_apply_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p)
+{
+    return approf_stage_apply_seconds_of(hw, p, NULL);
+}
+
+double approf_stage_apply_seconds_of(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
+                                     const double *phase)
 {
     double t = 0.0, hide[2] = {0.0, 0.0};
     int any = 0;
@@ -583,8 +595,8 @@ double approf_stage_apply_seconds(const ApprofHardwareSpec *hw, const ApprofStag
          * while the last micro-batch's backward still runs; the ZeRO
          * all-gather of updated parameters (--overlap-param-gather) runs
          * under the next forward. */
-        hide[0] = hw->grad_overlap * approf_phase_seconds(hw, p, 0);
-        hide[1] = hw->grad_overlap * approf_phase_seconds(hw, p, 1);
+        hide[0] = hw->grad_overlap * (phase ? phase[0] : approf_phase_seconds(hw, p, 0));
+        hide[1] = hw->grad_overlap * (phase ? phase[1] : approf_phase_seconds(hw, p, 1));
     }
     for (size_t i = 0; i < p->n_apply_colls && i < 2; i++) {
         const ApprofCollective *c = &p->apply_colls[i];

@@ -217,6 +217,7 @@ typedef struct ZeroTail {
     const int *blk;
     int n_blk;
     const ApprofHash128 *pdig;
+    GradAccumMemo *accum; /* the build's gradient accumulation kernels */
 } ZeroTail;
 
 /* The end of a stage program, where its variants' programs part: ZeRO
@@ -229,7 +230,7 @@ static int finish_program(const ShardStage *st, const TInfo *ti, ApprofStageProg
     int rc = shard_apply_zero(st, ti, p, tl->param_elems, tl->read_share, tl->blk, tl->n_blk,
                               ccap);
     if (!rc)
-        rc = shard_push_grad_accum(st, ti, p, &kcap[1], kdig);
+        rc = shard_push_grad_accum(st, ti, p, &kcap[1], kdig, tl->accum);
     if (!rc)
         shard_fp8_weights(st, ti, p);
     if (rc)
@@ -251,28 +252,33 @@ static void derive_zero(const ShardStage *st, const TInfo *ti, const ApprofStage
 {
     ApprofStageProgram q = *p;
     ApprofHash128 *qdig[2] = {NULL, NULL};
-    size_t kcap[2] = {p->n_kernels[0], p->n_kernels[1]}, ccap[2] = {p->n_colls[0], p->n_colls[1]};
+    /* room for what the end adds (a gradient accumulation kernel per op
+     * with parameters in the backward; ZeRO's collectives, a few per op):
+     * growing a copy made exactly as long as p's arrays copies them a
+     * second time; the room left is given back below */
+    size_t ops = (size_t)(st->n_ops > 0 ? st->n_ops : 1);
+    size_t kcap[2] = {p->n_kernels[0] + 1, p->n_kernels[1] + ops};
+    size_t ccap[2] = {p->n_colls[0] + 2 * ops, p->n_colls[1] + 2 * ops};
     ShardStage sz = *st;
     ApprofShardRequest req = *st->req;
     int rc = 0;
     q.kernels[0] = q.kernels[1] = NULL;
     q.colls[0] = q.colls[1] = NULL;
     for (int ph = 0; ph < 2 && !rc; ph++) {
-        if (!kcap[ph] && !ccap[ph])
-            continue;
-        qdig[ph] = malloc((kcap[ph] ? kcap[ph] : 1) * sizeof *qdig[ph]);
-        q.kernels[ph] = malloc((kcap[ph] ? kcap[ph] : 1) * sizeof *q.kernels[ph]);
-        q.colls[ph] = malloc((ccap[ph] ? ccap[ph] : 1) * sizeof *q.colls[ph]);
+        size_t nk = p->n_kernels[ph], nc = p->n_colls[ph];
+        qdig[ph] = malloc(kcap[ph] * sizeof *qdig[ph]);
+        q.kernels[ph] = malloc(kcap[ph] * sizeof *q.kernels[ph]);
+        q.colls[ph] = malloc(ccap[ph] * sizeof *q.colls[ph]);
         if (!qdig[ph] || !q.kernels[ph] || !q.colls[ph]) {
             rc = APPROF_ENOMEM;
             break;
         }
-        if (kcap[ph]) { /* a phase without kernels or collectives has no array */
-            memcpy(qdig[ph], kdig[ph], kcap[ph] * sizeof *qdig[ph]);
-            memcpy(q.kernels[ph], p->kernels[ph], kcap[ph] * sizeof *q.kernels[ph]);
+        if (nk) { /* a phase without kernels or collectives may have no array */
+            memcpy(qdig[ph], kdig[ph], nk * sizeof *qdig[ph]);
+            memcpy(q.kernels[ph], p->kernels[ph], nk * sizeof *q.kernels[ph]);
         }
-        if (ccap[ph])
-            memcpy(q.colls[ph], p->colls[ph], ccap[ph] * sizeof *q.colls[ph]);
+        if (nc)
+            memcpy(q.colls[ph], p->colls[ph], nc * sizeof *q.colls[ph]);
     }
     sz.variant.zero = req.variant.zero = q.variant.zero = z;
     /* the placements are p's, read by the signature only: a ZeRO variant
@@ -280,6 +286,14 @@ static void derive_zero(const ShardStage *st, const TInfo *ti, const ApprofStage
      * "Storage"), so the derived program keeps none */
     if (!rc)
         rc = finish_program(&sz, ti, &q, tl, kcap, ccap, qdig);
+    for (int ph = 0; ph < 2 && !rc; ph++) { /* kept until asked for: no room */
+        void *k = realloc(q.kernels[ph], (q.n_kernels[ph] ? q.n_kernels[ph] : 1) *
+                                             sizeof *q.kernels[ph]);
+        void *c = realloc(q.colls[ph], (q.n_colls[ph] ? q.n_colls[ph] : 1) *
+                                           sizeof *q.colls[ph]);
+        q.kernels[ph] = k ? k : q.kernels[ph];
+        q.colls[ph] = c ? c : q.colls[ph];
+    }
     q.placements = NULL;
     q.n_placements = 0;
     if (rc)
@@ -729,6 +743,8 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
 {
     ProgBuild b = {.st = st, .p = p, .async = st->hw && st->hw->tp_async_grad > 0};
     ShardPlaceSums sum = {0};
+    GradAccumMemo accum;
+    memset(&accum, 0, sizeof accum);
     int rc = scratch_take(&b);
     if (!rc)
         note_tensors(&b);
@@ -745,12 +761,16 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     if (!rc) {
         memory_sizes(&b, &sum);
         ZeroTail tail = {sum.param_elems, sum.params > 0.0 ? sum.params_read / sum.params : 0.0,
-                         b.blk, b.n_blk, b.pdig};
+                         b.blk, b.n_blk, b.pdig, NULL};
+        /* the kernels are kept only for the ZeRO stages derived below */
+        if (st->ctx && st->req && (st->zero_family >> (st->variant.zero + 1)))
+            tail.accum = &accum;
         for (int z = st->variant.zero + 1; z <= 3 && st->ctx && st->req; z++)
             if (st->zero_family & (1u << z))
                 derive_zero(st, b.ti, p, b.kdig, &tail, z);
         rc = finish_program(st, b.ti, p, &tail, b.kcap, b.ccap, b.kdig);
     }
+    shard_grad_accum_memo_free(&accum);
     free(b.kdig[0]);
     free(b.kdig[1]);
     free(b.pdig);

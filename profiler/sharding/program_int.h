@@ -117,12 +117,32 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
                      double param_elems, double read_share, const int *blk, int n_blk,
                      size_t *ccap);
 
+/* The add kernels of gradient accumulation for the buffers' share of the
+ * parameters (program_accum.c): one build's ZeRO stages that keep the
+ * same share (ZeRO 0 and 1: whole buffers; 2 and 3: the partition) push
+ * the kernels the first computed (docs/performance.md, "Each phase
+ * priced once"). Two slots; all zero to begin; shard_grad_accum_memo_free. */
+typedef struct GradAccumSlot {
+    int valid;
+    double share;
+    int n;
+    size_t cap;
+    ApprofKernel *k;
+    ApprofHash128 *dig;
+    int *op;
+} GradAccumSlot;
+typedef struct GradAccumMemo {
+    GradAccumSlot slot[2];
+    int next;
+} GradAccumMemo;
+void shard_grad_accum_memo_free(GradAccumMemo *memo);
 /* Gradient accumulation (program_accum.c): appends to the backward the
  * add kernels that put each operator's fresh gradients into their
  * accumulation buffers (or, with the spec's grad_accum_fusion, moves the
- * add into the weight-gradient GEMM's epilogue). */
+ * add into the weight-gradient GEMM's epilogue); memo (may be NULL): the
+ * kernels of the build's earlier programs. */
 int shard_push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
-                          size_t *cap, ApprofHash128 **dig);
+                          size_t *cap, ApprofHash128 **dig, GradAccumMemo *memo);
 
 /* Appends kernel k of op to phase ph with digest d (program.c). */
 int shard_push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,

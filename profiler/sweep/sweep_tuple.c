@@ -292,18 +292,18 @@ static const char *intern_spec(ReuseTable *t, const char *spec)
  * optimizer_bytes holds beyond Adam's (the FP8 weights' casts) stays
  * priced so. */
 static double apply_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
-                            double measured)
+                            double measured, const double *phase)
 {
     ApprofStageProgram q;
     double adam, e = (double)approf_dtype_size(p->dtype);
     CostdbAdamWidths w;
     if (!(measured > 0) || !(p->optimizer_elements > 0))
-        return approf_stage_apply_seconds(hw, p);
+        return approf_stage_apply_seconds_of(hw, p, phase);
     q = *p;
     approf_hardware_adam_widths(hw, &w);
     adam = costdb_adam_bytes(&w, p->optimizer_elements, e, e);
     q.optimizer_bytes = p->optimizer_bytes > adam ? p->optimizer_bytes - adam : 0.0;
-    return approf_stage_apply_seconds(hw, &q) + measured;
+    return approf_stage_apply_seconds_of(hw, &q, phase) + measured;
 }
 
 /* apply: the stage's apply-grad seconds (apply_seconds), stored where the
@@ -628,6 +628,11 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
         approf_stage_program_clear(&prog);
         return 0;
     }
+    /* the seconds of prog's phases when its measurement gave them
+     * (approf_backend_prices_phases): the apply-grad and weight-gradient
+     * shares below then do not price the phases again */
+    double phase[2];
+    int priced = 0;
     slot = reuse_find(&sw->reuse, prog.signature, 0);
     if (slot) {
         measurement_unpack(&m[0], &slot->m[0]);
@@ -642,6 +647,15 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
                     snprintf(m[ph].error, sizeof m[ph].error, "backend: %s",
                              approf_strerror(rc));
             }
+        }
+        priced = approf_backend_prices_phases(&sw->backend);
+        for (int ph = 0; ph < 2 && priced; ph++) {
+            if (m[ph].status == COSTDB_STATUS_OK)
+                phase[ph] = m[ph].compute_cost;
+            else if (m[ph].status == COSTDB_STATUS_OOM)
+                phase[ph] = m[ph].unfit_cost;
+            else
+                priced = 0;
         }
         /* packed first: a slot once inserted is used (without memory
          * nothing is kept, and a later alike program is measured) */
@@ -664,7 +678,8 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     double apply = m[0].status == COSTDB_STATUS_OK || m[1].status == COSTDB_STATUS_OK ||
                            m[0].unfit_cost > 0 || m[1].unfit_cost > 0
                        ? apply_seconds(&sw->hw, &prog,
-                                       m[1].status == COSTDB_STATUS_OK ? m[1].apply_seconds : 0.0)
+                                       m[1].status == COSTDB_STATUS_OK ? m[1].apply_seconds : 0.0,
+                                   priced ? phase : NULL)
                        : -1.0;
     for (int ph = 0; ph < 2; ph++) {
         fill_entry(&entries[ph], t, ph, &prog, &m[ph], apply);
@@ -672,7 +687,8 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     }
     /* the backward's weight-gradient share (the zero-bubble schedules' W) */
     if (m[1].status == COSTDB_STATUS_OK)
-        entries[1].wgrad_cost = approf_wgrad_seconds(&sw->hw, &prog, m[1].compute_cost);
+        entries[1].wgrad_cost = approf_wgrad_seconds_of(&sw->hw, &prog, m[1].compute_cost,
+                                                        priced ? &phase[1] : NULL);
     if (slot)
         sum->reused += 2;
     if (have_key)
