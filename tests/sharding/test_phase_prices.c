@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "cunit_run.h"
 #include "costdb.h"
 #include "graph.h"
 #include "hardware.h"
@@ -158,15 +159,10 @@ static void test_other_backend(void)
 
 int main(void)
 {
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 1;
-    CU_pSuite s = CU_add_suite("each phase priced once", NULL, NULL);
-    CU_add_test(s, "the analytic measurement's phases price apply and wgrad as before",
-                test_phases_priced_once);
-    CU_add_test(s, "a measuring backend does not price the phases", test_other_backend);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"the analytic measurement's phases price apply and wgrad as before",
+         test_phases_priced_once},
+        {"a measuring backend does not price the phases", test_other_backend},
+    };
+    return CUNIT_RUN("each phase priced once", tests);
 }
