@@ -193,6 +193,8 @@ grep -q "<h3>Activation offload (offload 2)</h3>" "$h" &&
   fail_with "$w/err" "apreport's summary"
 grep -qF "activation offload, stage 0: the first 2 of 4 layers' saved activations, $1 bytes a micro-batch each way at $3 GB/s ($4 s each way); $2 bytes freed; copies exposed $5 s forward, $6 s backward" "$w/sum" ||
   fail_with "$w/sum" "the summary's offload"
+grep -q -- "--cpu-offloading-num-layers 2" "$w/f/o2_plan.py" ||
+  fail_with "$w/f/o2_plan.py" "the plan code's Megatron-LM comment"
 if ! "$py" -c 'import tomllib' 2>/dev/null; then
   echo "tomllib missing (Python < 3.11): manifest checks skipped"
   exit 0

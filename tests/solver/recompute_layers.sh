@@ -166,6 +166,8 @@ grep -q "<h3>Partial recomputation (recompute_layers 1)</h3>" "$w/f/report.html"
   fail_with "$w/err" "apreport's summary"
 grep -q "^recompute_layers 1, stage 1: fully recomputes layers 4-4$" "$w/sum" ||
   fail_with "$w/sum" "the summary's recomputed layers"
+grep -q -- "--recompute-method block --recompute-num-layers 1" "$w/f/r_plan.py" ||
+  fail_with "$w/f/r_plan.py" "the plan code's Megatron-LM comment"
 m=$w/f/r_megatron.args
 grep -q '^--recompute-method block$' "$m" && grep -q '^--recompute-num-layers 1$' "$m" ||
   fail_with "$m" "Megatron's block recomputation"
