@@ -72,7 +72,9 @@ int rep_total_blocks(const ApreportReport *r)
 void rep_write_framework_args(const ApreportReport *r, FILE *f)
 {
     RepLaunchBasics lb;
+    RepLaunch mg;                     /* the Megatron-LM file's recompute_layers and offload */
     rep_launch_basics(r, &lb);
+    rep_launch_of(r, REP_RT_MEGATRON, &mg);
     int dp = lb.dp, tp = lb.tp, pp = lb.pp, B = lb.B, v = lb.v;
     int64_t mbs = lb.mbs;
     int *blocks = lb.blocks, known = lb.blocks_known, total = lb.blocks_total;
@@ -118,7 +120,11 @@ void rep_write_framework_args(const ApreportReport *r, FILE *f)
     else if (recompute == COSTDB_RECOMPUTE_FULL || recompute == COSTDB_RECOMPUTE_OP)
         /* op (torchtitan's per-op policy) has no Megatron-LM form: full,
          * as the launch file (reports/launch.c) */
-        fputs(" --recompute-granularity full --recompute-method uniform --recompute-num-layers 1", f);
+        fprintf(f, " --recompute-granularity full --recompute-method %s --recompute-num-layers %d",
+                mg.recompute_layers > 0 ? "block" : "uniform",
+                mg.recompute_layers > 0 ? mg.recompute_layers : 1);
+    if (rep_megatron_offload_layers(&mg) > 0) /* activation offload, as the launch file */
+        fprintf(f, " --cpu-offloading-num-layers %d", rep_megatron_offload_layers(&mg));
     if (zero == 1)
         fputs(" --use-distributed-optimizer", f);
     if (prec)

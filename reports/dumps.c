@@ -405,6 +405,29 @@ int apreport_write_summary(const ApreportReport *r, FILE *f)
             fprintf(f, "  %zu x %s\n", counts[v], apreport_verdict_name((ApreportVerdict)v));
     fprintf(f, "resharding tasks: %zu%s; conversions: %zu\n", r->n_tasks,
             r->tasks_stored ? " (stored)" : "", r->n_convs);
+    for (size_t k = 0; k < r->n_stages && r->opts.has_layout &&
+                       r->opts.layout.recompute_layers > 0; k++) {
+        int first[64], last[64], n = rep_recomputed_ranges(&r->stages[k], first, last, 64);
+        fprintf(f, "recompute_layers %d, stage %zu: fully recomputes %s",
+                r->opts.layout.recompute_layers, k, n ? "layers" : "none");
+        for (int i = 0; i < n; i++)
+            fprintf(f, "%s %d-%d", i ? "," : "", first[i], last[i]);
+        fputc('\n', f);
+    }
+    for (size_t k = 0; k < r->n_stages && r->opts.has_layout && r->opts.layout.offload > 0; k++) {
+        const RepStage *s = &r->stages[k];
+        const ApsolveOffloadStage *x = &s->offload;
+        if (!s->have_offload) {
+            fprintf(f, "activation offload %d, stage %zu: not priced: %s\n",
+                    r->opts.layout.offload, k, s->offload_why);
+            continue;
+        }
+        fprintf(f, "activation offload, stage %zu: the first %d of %d layers' saved activations, "
+                "%.0f bytes a micro-batch each way at %.6g GB/s (%.6g s each way); %lld bytes "
+                "freed; copies exposed %.6g s forward, %.6g s backward\n",
+                k, x->offloaded, x->layers, x->saved_bytes, x->host_bandwidth / 1e9, x->d2h,
+                (long long)x->freed, x->exposed_fwd, x->exposed_bwd);
+    }
     for (int i = 0; i < r->n_warnings; i++)
         fprintf(f, "warning: %s\n", r->warnings[i]);
     return ferror(f) ? APREPORT_EIO : 0;

@@ -71,15 +71,22 @@ static void unknown(FILE *f, const char *what, const char *why)
  * above 0 (megatron/training/arguments.py; --cpu-offloading itself is not
  * a flag: _add_network_size_args excludes it) and counts transformer
  * layers, which an approf layer may hold several of. */
-static void megatron_offload(const RepLaunch *L, FILE *f)
+int rep_megatron_offload_layers(const RepLaunch *L)
 {
     if (L->offload <= 0)
-        return;
+        return 0;
     if (L->blocks_known && L->blocks_equal && L->offload_layers > 0 &&
         L->blocks0 % L->offload_layers == 0)
-        arg_int(f, "--cpu-offloading-num-layers",
-                (long long)L->offload * (L->blocks0 / L->offload_layers));
-    else
+        return L->offload * (L->blocks0 / L->offload_layers);
+    return -1;
+}
+
+static void megatron_offload(const RepLaunch *L, FILE *f)
+{
+    int n = rep_megatron_offload_layers(L);
+    if (n > 0)
+        arg_int(f, "--cpu-offloading-num-layers", n);
+    else if (n < 0)
         unknown(f, "--cpu-offloading-num-layers", "the transformer blocks of the offloaded "
                 "approf layers are not known evenly for this plan");
 }

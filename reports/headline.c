@@ -64,6 +64,16 @@ static void layout_text(const ApreportReport *r, const RepLaunchBasics *b, char 
         PUT(", recompute %s, ZeRO-%d", costdb_recompute_name(b->variant.recompute),
             b->variant.zero);
     }
+    /* the plan's recomputation and offload knobs (docs/variants.md,
+     * "Partial recomputation", "Activation offload") */
+    if (r->opts.has_layout && r->opts.layout.recompute_layers > 0)
+        PUT(", recompute_layers %d (full recomputation of the first %d %s of each model chunk "
+            "only)", r->opts.layout.recompute_layers, r->opts.layout.recompute_layers,
+            costdb_plural(r->opts.layout.recompute_layers, "layer", "layers"));
+    if (r->opts.has_layout && r->opts.layout.offload > 0)
+        PUT(", offload %d (the first %d %s' saved activations in host memory)",
+            r->opts.layout.offload, r->opts.layout.offload,
+            costdb_plural(r->opts.layout.offload, "layer", "layers"));
     PUT(", %s", b->prec ? b->prec : "fp32");
 #undef PUT
 }

@@ -35,7 +35,7 @@ typedef struct RepHeadline {
     double tokens_per_gpu;            /* tokens/s per GPU; 0 unknown */
     double mfu;                       /* model FLOPs / (time x GPUs x peak); 0 unknown */
     double peak_flops;                /* per GPU, in the model's dtype; 0 unknown */
-    char layout[400];                 /* "dp 2 x tp 4 x pp 2, ..." */
+    char layout[640];                 /* "dp 2 x tp 4 x pp 2, ..." */
     RepStageMemory *mem;              /* [n_stages] (owned) */
     size_t n_stages;
 } RepHeadline;

@@ -441,6 +441,60 @@ static int code_block(const ApreportReport *r, FILE *f)
     return rc;
 }
 
+/* The plan's recompute_layers and offload as apsolve priced them per
+ * stage (report_rlayers.c, report_offload.c; docs/variants.md). */
+static void knobs_html(const ApreportReport *r, FILE *f)
+{
+    if (r->opts.has_layout && r->opts.layout.recompute_layers > 0) {
+        rep_html(f, "<h3>Partial recomputation (recompute_layers %d)</h3>\n<table><tr>"
+                    "<th>stage</th><th>layers</th><th>fully recomputed</th></tr>\n",
+                 r->opts.layout.recompute_layers);
+        for (size_t k = 0; k < r->n_stages && k < REP_HTML_MAX_ROWS; k++) {
+            const RepStage *s = &r->stages[k];
+            int first[64], last[64], n = rep_recomputed_ranges(s, first, last, 64);
+            rep_html(f, "<tr><td>%zu</td><td>%d&ndash;%d</td><td>", k, s->st.start_layer,
+                     s->st.end_layer);
+            for (int i = 0; i < n; i++)
+                rep_html(f, "%s%d&ndash;%d", i ? ", " : "", first[i], last[i]);
+            if (!n)
+                rep_html(f, "none");
+            else if (s->rl_chunks > 0)
+                rep_html(f, " (the first %d of each of %d %s of %d layers)", s->rl_k,
+                         s->rl_chunks, costdb_plural(s->rl_chunks, "chunk", "chunks"),
+                         s->rl_chunk_layers);
+            else
+                rep_html(f, " (every layer: the stored full entry)");
+            rep_html(f, "</td></tr>\n");
+        }
+        rep_html(f, "</table>\n");
+        rows_left_out(f, r->n_stages, "stages");
+    }
+    if (!r->opts.has_layout || r->opts.layout.offload <= 0)
+        return;
+    rep_html(f, "<h3>Activation offload (offload %d)</h3>\n<table><tr><th>stage</th>"
+                "<th>layers offloaded</th><th>copied each way a micro-batch</th>"
+                "<th>freed on the device</th><th>host link</th><th>copy each way</th>"
+                "<th>exposed forward</th><th>exposed backward</th></tr>\n",
+             r->opts.layout.offload);
+    for (size_t k = 0; k < r->n_stages && k < REP_HTML_MAX_ROWS; k++) {
+        const RepStage *s = &r->stages[k];
+        const ApsolveOffloadStage *x = &s->offload;
+        rep_html(f, "<tr><td>%zu</td>", k);
+        if (!s->have_offload) {
+            rep_html(f, "<td colspan=\"7\">not priced: %s</td></tr>\n", s->offload_why);
+            continue;
+        }
+        rep_html(f, "<td>the first %d of %d</td><td class=\"n\">%.0f bytes</td>"
+                    "<td class=\"n\">%lld bytes</td><td class=\"n\">%.6g GB/s</td>"
+                    "<td class=\"n\">%.6g s</td><td class=\"n\">%.6g s</td>"
+                    "<td class=\"n\">%.6g s</td></tr>\n",
+                 x->offloaded, x->layers, x->saved_bytes, (long long)x->freed,
+                 x->host_bandwidth / 1e9, x->d2h, x->exposed_fwd, x->exposed_bwd);
+    }
+    rep_html(f, "</table>\n");
+    rows_left_out(f, r->n_stages, "stages");
+}
+
 /* The answer first: time, throughput, MFU, layout, memory per stage and
  * the launch files (headline.h). */
 static void headline_html(const ApreportReport *r, FILE *f)
@@ -517,6 +571,7 @@ static void headline_html(const ApreportReport *r, FILE *f)
     }
     rep_html(f, "</table>\n");
     rows_left_out(f, h->n_stages, "stages");
+    knobs_html(r, f);
 }
 
 int apreport_write_html(const ApreportReport *r, FILE *f)

@@ -59,6 +59,52 @@ static void shape_array(FILE *f, const char *shape)
     fputc(']', f);
 }
 
+/* The plan's recompute_layers and offload knobs as priced for stage s
+ * (docs/variants.md, "Partial recomputation", "Activation offload"): only
+ * in a plan that has them. */
+static void stage_knobs_json(const ApreportReport *r, const RepStage *s, FILE *f)
+{
+    if (r->opts.has_layout && r->opts.layout.recompute_layers > 0) {
+        int first[64], last[64], n = rep_recomputed_ranges(s, first, last, 64);
+        fprintf(f, ", \"recompute_layers\": {\"composed\": %s", s->rl_chunks > 0 ? "true" : "false");
+        if (s->rl_chunks > 0)
+            fprintf(f, ", \"per_chunk\": %d, \"chunks\": %d, \"chunk_layers\": %d", s->rl_k,
+                    s->rl_chunks, s->rl_chunk_layers);
+        fputs(", \"layers\": [", f);
+        for (int i = 0; i < n; i++)
+            fprintf(f, "%s[%d, %d]", i ? ", " : "", first[i], last[i]);
+        fputs("]}", f);
+    }
+    if (r->opts.has_layout && r->opts.layout.offload > 0) {
+        const ApsolveOffloadStage *x = &s->offload;
+        fprintf(f, ", \"offload\": {\"layers\": %d", r->opts.layout.offload);
+        if (!s->have_offload) {
+            fputs(", \"not_priced\": ", f);
+            rep_json_string(f, s->offload_why);
+            fputc('}', f);
+            return;
+        }
+        fprintf(f, ", \"stage_layers\": %d, \"freed_bytes\": %lld, \"saved_bytes\": ", x->layers,
+                (long long)x->freed);
+        num(f, x->saved_bytes);
+        fputs(", \"device_window_bytes\": ", f);
+        num(f, x->window_bytes);
+        fputs(", \"host_bandwidth\": ", f);
+        num(f, x->host_bandwidth);
+        fputs(", \"d2h_seconds\": ", f);
+        num(f, x->d2h);
+        fputs(", \"h2d_seconds\": ", f);
+        num(f, x->h2d);
+        fputs(", \"exposed_forward_seconds\": ", f);
+        num(f, x->exposed_fwd);
+        fputs(", \"exposed_backward_seconds\": ", f);
+        num(f, x->exposed_bwd);
+        fputs(", \"exposed_seconds\": ", f);
+        num(f, x->exposed_fwd + x->exposed_bwd);
+        fputc('}', f);
+    }
+}
+
 static void stage_json(const ApreportReport *r, size_t k, FILE *f)
 {
     const RepStage *s = &r->stages[k];
@@ -84,11 +130,12 @@ static void stage_json(const ApreportReport *r, size_t k, FILE *f)
     fputs(", \"bwd_cost\": ", f);
     num(f, p->bwd_cost);
     fprintf(f, ", \"peak_memory\": %lld, \"intermediate_size\": %lld, \"initial_size\": %lld, "
-               "\"in_flight_1f1b\": %d, \"memory_needed\": %lld, \"available_memory\": %lld,\n"
-               "     \"tensors\": [",
+               "\"in_flight_1f1b\": %d, \"memory_needed\": %lld, \"available_memory\": %lld",
             (long long)p->peak_memory, (long long)s->intermediate, (long long)s->initial,
             r->sched[0]->peak_in_flight[k], (long long)s->memory_implied,
             (long long)p->available_memory);
+    stage_knobs_json(r, s, f);
+    fputs(",\n     \"tensors\": [", f);
     for (size_t i = 0; i < s->n_tensors; i++) {
         const RepTensor *t = &s->tensors[i];
         fputs(i ? ",\n      {" : "\n      {", f);
@@ -203,7 +250,12 @@ int apreport_write_json(const ApreportReport *r, FILE *f)
     fprintf(f, ", \"micro_batches\": %d, \"global_batch\": %lld, \"cost\": ", r->plan.micro_batches,
             (long long)r->global_batch);
     num(f, r->plan.cost);
-    fprintf(f, ", \"feasible\": %s},\n", r->plan.feasible ? "true" : "false");
+    fprintf(f, ", \"feasible\": %s", r->plan.feasible ? "true" : "false");
+    if (r->opts.has_layout && r->opts.layout.recompute_layers > 0) /* the plan's knobs */
+        fprintf(f, ", \"recompute_layers\": %d", r->opts.layout.recompute_layers);
+    if (r->opts.has_layout && r->opts.layout.offload > 0)
+        fprintf(f, ", \"offload\": %d", r->opts.layout.offload);
+    fputs("},\n", f);
     fprintf(f, "  \"cluster\": {\"hosts\": %d, \"gpus_per_host\": %d},\n  \"num_layers\": %d,\n",
             r->sweep.cluster_hosts, r->sweep.cluster_gpus, r->num_layers);
     fputs("  \"model\": ", f);

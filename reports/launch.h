@@ -149,6 +149,10 @@ typedef struct RepLaunch {
  * states, and its header lines (what the runtime cannot express and the
  * closest plan, the layout, the estimated time). */
 void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L);
+/* Megatron-LM's --cpu-offloading-num-layers for L (reports/export.c):
+ * the transformer layers of L's offloaded approf layers; 0 no offload, -1
+ * not known evenly. */
+int rep_megatron_offload_layers(const RepLaunch *L);
 /* Appends one header line to L (dropped when L is full). */
 void rep_launch_line(RepLaunch *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

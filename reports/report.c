@@ -654,7 +654,7 @@ int apreport_load(Costdb *db, const ApreportOptions *opt, ApreportReport **out, 
             goto cleanup;
         }
     }
-    if ((rc = rep_recompute_layers_stages(db, r)) < 0) {
+    if ((rc = rep_recompute_layers_stages(db, r)) < 0 || (rc = rep_offload_stages(db, r)) < 0) {
         db_error(err, errlen, db);
         goto cleanup;
     }

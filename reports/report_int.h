@@ -9,6 +9,7 @@
 #ifndef APREPORT_REPORT_INT_H
 #define APREPORT_REPORT_INT_H
 
+#include "activation_offload.h"
 #include "apreport.h"
 #include "costdb.h"
 #include "frameworks.h"
@@ -42,6 +43,16 @@ typedef struct RepStage {
      * sharding keeps whole on that axis (costdb_weight_whole_on_axis1);
      * counted once at load, read by the warnings and the launch files */
     size_t tp_weights, tp_whole;
+    /* a recompute_layers plan (report_rlayers.c): the first rl_k layers of
+     * each of rl_chunks chunks of rl_chunk_layers layers recomputed, as
+     * apsolve composed the stage; rl_chunks 0: a full stage's stored
+     * entry, every layer recomputed */
+    int rl_k, rl_chunks, rl_chunk_layers;
+    /* an offload plan (report_offload.c): what apsolve priced for the
+     * stage (solver/activation_offload.h), or why it could not be */
+    int have_offload;
+    ApsolveOffloadStage offload;
+    char offload_why[256];
 } RepStage;
 
 typedef struct RepConversion {
@@ -124,6 +135,15 @@ void rep_frameworks(const ApreportReport *r, ApsolveFwVerdict *v);
  * (reports/report_rlayers.c); 0, or APREPORT_EDB when the sweep cannot be
  * loaded. */
 int rep_recompute_layers_stages(Costdb *db, ApreportReport *r);
+/* An offload plan (apsolve --parallel ...,offload=N): each stage's
+ * offload figures as apsolve priced them (apsolve_offload_stage over the
+ * sweep's profiled entry, its hardware's host link and the model's
+ * per-layer record; reports/report_offload.c) and its intermediate less
+ * the bytes freed; 0, or APREPORT_EDB when the sweep cannot be loaded. */
+int rep_offload_stages(Costdb *db, ApreportReport *r);
+/* The layer ranges a stage recomputes (first..last, inclusive) into
+ * first[]/last[] (max entries); their count. */
+int rep_recomputed_ranges(const RepStage *s, int *first, int *last, int max);
 
 /* The selected schedule (never NULL after apreport_load). */
 const ApreportSchedule *rep_schedule(const ApreportReport *r);

@@ -40,10 +40,34 @@ int rep_recompute_layers_stages(Costdb *db, ApreportReport *r)
                                            s->st.submesh_index, s->st.config_index,
                                            l->recompute_layers, chunks, &x, why, sizeof why))
             continue; /* every layer recomputed, or not composed: the stored entry */
+        s->rl_k = x.k;
+        s->rl_chunks = x.chunks;
+        s->rl_chunk_layers = x.chunk_layers;
         s->intermediate = x.memory.intermediate;
         s->initial = x.memory.initial;
         s->wgrad = x.wgrad;
     }
     apsolve_problem_free(&p);
     return 0;
+}
+
+int rep_recomputed_ranges(const RepStage *s, int *first, int *last, int max)
+{
+    int n = 0;
+    if (!s->variant_known || s->variant.recompute != COSTDB_RECOMPUTE_FULL)
+        return 0;
+    if (s->rl_chunks <= 0) { /* the stored full entry: every layer */
+        if (max > 0) {
+            first[0] = s->st.start_layer;
+            last[0] = s->st.end_layer;
+        }
+        return 1;
+    }
+    /* chunk q holds layers start + q m .. start + (q + 1) m - 1, its
+     * first k recomputed (apsolve_recompute_layers_entry) */
+    for (int q = 0; q < s->rl_chunks && n < max; q++, n++) {
+        first[n] = s->st.start_layer + q * s->rl_chunk_layers;
+        last[n] = first[n] + s->rl_k - 1;
+    }
+    return n;
 }

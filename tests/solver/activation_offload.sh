@@ -152,6 +152,49 @@ grep -q "DeepSpeed cannot offload saved activations" "$w/f/o2_deepspeed.json" ||
   fail_with "$w/f/o2_deepspeed.json" "DeepSpeed's note"
 grep -q "torchtitan has no activation offload" "$w/f/o2_torchtitan.toml" ||
   fail_with "$w/f/o2_torchtitan.toml" "torchtitan's note"
+# apreport shows the offload as apsolve priced it (docs/reports.md, "The
+# headline"): report.json's figures are apsolve's JSON's, the stage's saved
+# activations less the freed bytes, the schema holds, the HTML table and
+# the summary give the same figures
+"$py" - "$w/f/report.json" "$w/o2.json" "$w/inter" \
+  "$(dirname "$0")/../../schemas/report.schema.json" "$w/figs" <<'EOF' ||
+import json, sys
+r, a = (json.load(open(f)) for f in sys.argv[1:3])
+a = a["plans"][0]["offload"]
+assert r["plan"]["offload"] == 2, r["plan"]
+o = r["stages"][0]["offload"]
+for k in ("layers", "freed_bytes", "saved_bytes", "host_bandwidth", "exposed_seconds"):
+    assert o[k] == a[k], (k, o[k], a[k])
+assert o["stage_layers"] == 4 and o["host_bandwidth"] == 2e9, o
+assert o["d2h_seconds"] == o["h2d_seconds"] == o["saved_bytes"] / 2e9, o
+assert o["exposed_forward_seconds"] > 0 and o["exposed_backward_seconds"] > 0, o
+assert abs(o["exposed_forward_seconds"] + o["exposed_backward_seconds"]
+           - o["exposed_seconds"]) <= 1e-15, o
+inter = int(open(sys.argv[3]).read())
+assert r["stages"][0]["intermediate_size"] == inter - o["freed_bytes"], (r["stages"][0], inter)
+try:
+    import jsonschema
+except ImportError:
+    print("jsonschema missing: schema check skipped")
+else:
+    jsonschema.validate(r, json.load(open(sys.argv[4])))
+open(sys.argv[5], "w").write("%.0f %d %.6g %.6g %.6g %.6g\n" % (
+    o["saved_bytes"], o["freed_bytes"], o["host_bandwidth"] / 1e9, o["d2h_seconds"],
+    o["exposed_forward_seconds"], o["exposed_backward_seconds"]))
+EOF
+  fail "report.json's offload is not apsolve's"
+set -- $(cat "$w/figs")
+h=$w/f/report.html
+grep -q "<h3>Activation offload (offload 2)</h3>" "$h" &&
+  grep -q "<tr><td>0</td><td>the first 2 of 4</td><td class=\"n\">$1 bytes</td><td class=\"n\">$2 bytes</td><td class=\"n\">$3 GB/s</td><td class=\"n\">$4 s</td><td class=\"n\">$5 s</td><td class=\"n\">$6 s</td></tr>" "$h" &&
+  grep -q "offload 2 (the first 2 layers&#39; saved activations in host memory)" "$h" ||
+  fail_with "$h" "report.html's offload"
+"$apreport" --db "$db" --plan "$id" --name o2 --out "$w/f" >"$w/sum" 2>"$w/err" ||
+  fail_with "$w/err" "apreport's summary"
+grep -qF "activation offload, stage 0: the first 2 of 4 layers' saved activations, $1 bytes a micro-batch each way at $3 GB/s ($4 s each way); $2 bytes freed; copies exposed $5 s forward, $6 s backward" "$w/sum" ||
+  fail_with "$w/sum" "the summary's offload"
+grep -q -- "--cpu-offloading-num-layers 2" "$w/f/o2_plan.py" ||
+  fail_with "$w/f/o2_plan.py" "the plan code's Megatron-LM comment"
 if ! "$py" -c 'import tomllib' 2>/dev/null; then
   echo "tomllib missing (Python < 3.11): manifest checks skipped"
   exit 0

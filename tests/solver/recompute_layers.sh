@@ -135,6 +135,39 @@ mkdir -p "$w/f"
 a = [s["memory_needed"] for s in json.load(open(sys.argv[1]))["plans"][0]["stages"]]
 r = [s["memory_needed"] for s in json.load(open(sys.argv[2]))["stages"]]
 assert a == r, (a, r)' "$w/k1.json" "$w/f/report.json" || fail "apreport's memory is not apsolve's"
+# apreport shows the knob as apsolve priced it: report.json's plan and
+# per-stage layers (the first layer of each 4-layer stage), the schema,
+# the HTML table and the summary (docs/reports.md, "The headline")
+shows() { # JSON STAGE_RANGES
+  "$py" - "$w/f/report.json" "$1" "$2" "$(dirname "$0")/../../schemas/report.schema.json" <<'EOF'
+import json, sys
+r, a = (json.load(open(f)) for f in sys.argv[1:3])
+a = a["plans"][0] if "plans" in a else a
+assert r["plan"]["recompute_layers"] == a["recompute_layers"] == 1, (r["plan"], a)
+ranges = json.loads(sys.argv[3])
+got = [s["recompute_layers"]["layers"] for s in r["stages"]]
+assert got == ranges, (got, ranges)
+assert all(s["recompute_layers"]["composed"] and s["recompute_layers"]["per_chunk"] == 1
+           for s in r["stages"]), r["stages"]
+try:
+    import jsonschema
+except ImportError:
+    print("jsonschema missing: schema check skipped")
+else:
+    jsonschema.validate(r, json.load(open(sys.argv[4])))
+EOF
+}
+shows "$w/k1.json" '[[[0, 0]], [[4, 4]]]' || fail "report.json's recompute_layers"
+grep -q "<h3>Partial recomputation (recompute_layers 1)</h3>" "$w/f/report.html" &&
+  grep -q "<tr><td>1</td><td>4&ndash;7</td><td>4&ndash;4 (the first 1 of each of 1 chunk of 4 layers)" \
+    "$w/f/report.html" && grep -q "recompute_layers 1 (full recomputation of the first 1 layer" \
+    "$w/f/report.html" || fail_with "$w/f/report.html" "report.html's recomputed layers"
+"$apreport" --db "$db" --plan "$id" --name r --out "$w/f" >"$w/sum" 2>"$w/err" ||
+  fail_with "$w/err" "apreport's summary"
+grep -q "^recompute_layers 1, stage 1: fully recomputes layers 4-4$" "$w/sum" ||
+  fail_with "$w/sum" "the summary's recomputed layers"
+grep -q -- "--recompute-method block --recompute-num-layers 1" "$w/f/r_plan.py" ||
+  fail_with "$w/f/r_plan.py" "the plan code's Megatron-LM comment"
 m=$w/f/r_megatron.args
 grep -q '^--recompute-method block$' "$m" && grep -q '^--recompute-num-layers 1$' "$m" ||
   fail_with "$m" "Megatron's block recomputation"
@@ -154,6 +187,8 @@ m=$w/f/v_megatron.args
 grep -q '^--num-layers-per-virtual-pipeline-stage 2$' "$m" &&
   grep -q '^--recompute-method block$' "$m" && grep -q '^--recompute-num-layers 1$' "$m" ||
   fail_with "$m" "Megatron's block recomputation per chunk"
+shows "$w/v1.json" '[[[0, 0], [2, 2]], [[4, 4], [6, 6]]]' ||
+  fail "report.json's recompute_layers per chunk"
 if ! "$py" -c 'import tomllib' 2>/dev/null; then
   echo "tomllib missing (Python < 3.11): manifest check skipped"
   exit 0
