@@ -707,18 +707,26 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
     for (int i = 0; i < N.n; i++)
         rep_launch_line(L, "- %s", N.text[i]);
     {
-        char sl[48];
+        char sl[48], rec[96], off[80] = "";
+        int offl = rep_megatron_offload_layers(L);
         if (L->v > 1)
             snprintf(sl, sizeof(sl), "interleaved 1F1B (%d chunks per stage)", L->v);
         else
             snprintf(sl, sizeof(sl), "%s", sched_label(L->sched));
+        if (L->recompute_layers > 0) /* Megatron's block method (launch.h) */
+            snprintf(rec, sizeof rec, "full on the first %d transformer %s of each chunk",
+                     L->recompute_layers, costdb_plural(L->recompute_layers, "layer", "layers"));
+        else
+            snprintf(rec, sizeof rec, "%s", costdb_recompute_name(L->variant.recompute));
+        if (offl > 0)
+            snprintf(off, sizeof off, ", activation offload of the first %d transformer %s", offl,
+                     costdb_plural(offl, "layer", "layers"));
         rep_launch_line(L, "layout: dp %d x tp %d x pp %d on %d x %d GPUs, %s, micro-batch %lld "
-                           "per replica x %d %s = global batch %lld, recompute %s, "
+                           "per replica x %d %s = global batch %lld, recompute %s%s, "
                            "ZeRO %d, %s", L->dp, L->tp, L->pp, L->hosts, L->gpus, sl,
                         (long long)L->mbs, L->B,
                         costdb_plural(L->B, "micro-batch", "micro-batches"), (long long)L->global,
-                        costdb_recompute_name(L->variant.recompute), L->variant.zero,
-                        L->prec ? L->prec : "fp32");
+                        rec, off, L->variant.zero, L->prec ? L->prec : "fp32");
     }
     rep_launch_line(L, "%s", price);
 }

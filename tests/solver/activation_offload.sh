@@ -148,6 +148,8 @@ assert a["offload"] == b["offload"] and a["cost"] == b["cost"], (a["offload"], b
   fail_with "$w/err" "apreport"
 mf=$w/f/o2_megatron.args
 grep -q '^--cpu-offloading-num-layers 2$' "$mf" || fail_with "$mf" "Megatron's offload flag"
+grep -q '^# layout: .*recompute none, activation offload of the first 2 transformer layers, ZeRO' "$mf" ||
+  fail_with "$mf" "the layout line's offload"
 grep -q "DeepSpeed cannot offload saved activations" "$w/f/o2_deepspeed.json" ||
   fail_with "$w/f/o2_deepspeed.json" "DeepSpeed's note"
 grep -q "torchtitan has no activation offload" "$w/f/o2_torchtitan.toml" ||

@@ -171,6 +171,8 @@ grep -q -- "--recompute-method block --recompute-num-layers 1" "$w/f/r_plan.py" 
 m=$w/f/r_megatron.args
 grep -q '^--recompute-method block$' "$m" && grep -q '^--recompute-num-layers 1$' "$m" ||
   fail_with "$m" "Megatron's block recomputation"
+grep -q '^# layout: .*recompute full on the first 1 transformer layer of each chunk, ZeRO' "$m" ||
+  fail_with "$m" "the layout line's recomputed layers"
 grep -q 'torchtitan cannot express recomputing only the first 1' "$w/f/r_torchtitan.toml" &&
   grep -q '^mode = "full"$' "$w/f/r_torchtitan.toml" ||
   fail_with "$w/f/r_torchtitan.toml" "torchtitan's note"
