@@ -165,8 +165,9 @@ typedef struct ApprofHardwareSpec {
      * parameters starts only when every collective issued before it (the
      * reduce-scatters of the backward included) and the compute before it
      * are done (hw/zero3_overlap.c). Priced under an overlapping
-     * zero3_schedule; 0: the collectives queue freely (DeepSpeed since
-     * v0.6.0, FSDP). */
+     * zero3_schedule; 0: the collectives queue freely (FSDP; DeepSpeed's
+     * stage3.py at v0.6.0 no longer synchronizes in fetch_sub_module, but
+     * its _allgather_param still does: later versions not read). */
     int zero3_fetch_sync;
     /* Share of a GEMM's rate lost while an NCCL collective runs beside it on
      * another stream of the same GPU (1 - rate beside / rate alone, as
