@@ -11,7 +11,7 @@
 #include "hardware.h"
 #include "stage.h"
 
-#define APPROF_BACKEND_ABI 17 /* 2: ApprofHardwareSpec.curves; 3: ApprofKernel.store_bytes,
+#define APPROF_BACKEND_ABI 18 /* 2: ApprofHardwareSpec.curves; 3: ApprofKernel.store_bytes,
                               * ApprofHardwareSpec.tp_comm_overlap, gemm_store_overlap;
                               * 4: ApprofKernel.attention, ApprofHardwareSpec.attention_efficiency,
                               * reduction_efficiency, gemm_unaligned_factor, grad_reduce_bytes,
@@ -31,7 +31,8 @@
                               * 15: ApprofHardwareSpec.zero3_rank_copies; 16:
                               * ApprofHardwareSpec.overlap_gemm_slowdown; 17:
                               * ApprofHardwareSpec.intra_host_full_mesh,
-                              * .sm_count, .tp_comm_overlap_sms, .tp_comm_overlap_splits */
+                              * .sm_count, .tp_comm_overlap_sms, .tp_comm_overlap_splits;
+                              * 18: ApprofHardwareSpec.zero3_fetch_sync */
 
 typedef struct ApprofMeasurement {
     double compute_cost;         /* seconds; +inf when status != 0 */

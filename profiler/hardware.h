@@ -157,6 +157,18 @@ typedef struct ApprofHardwareSpec {
      * zero3_schedule marks; 0: one flat buffer (FSDP, DeepSpeed since
      * all_gather_into_tensor). */
     int zero3_rank_copies;
+    /* 1: every ZeRO-3 fetch drains the device, as DeepSpeed's stage-3
+     * coordinator did from v0.3.13 to v0.5.10: fetch_sub_module waits for
+     * the module's gathers with _synchronize_communication, which ends in
+     * torch.cuda.synchronize() (deepspeed/runtime/zero/stage3.py at
+     * v0.3.13, lines 402-406 and 483-491), so a module that gathers
+     * parameters starts only when every collective issued before it (the
+     * reduce-scatters of the backward included) and the compute before it
+     * are done (hw/zero3_overlap.c). Priced under an overlapping
+     * zero3_schedule; 0: the collectives queue freely (FSDP; DeepSpeed's
+     * stage3.py at v0.6.0 no longer synchronizes in fetch_sub_module, but
+     * its _allgather_param still does: later versions not read). */
+    int zero3_fetch_sync;
     /* Share of a GEMM's rate lost while an NCCL collective runs beside it on
      * another stream of the same GPU (1 - rate beside / rate alone, as
      * `approf probe` measures it on >= 2 GPUs: profiler/cuda/probe_overlap.c,

@@ -18,8 +18,20 @@
  * reduce-scatter of the backward are exposed, and so is the part of any
  * gather longer than the compute it runs under. Compute beside a
  * collective runs slower by the spec's measured overlap_gemm_slowdown
- * (approf_overlap_stretch; 0, the default, leaves it as before). What the
- * replay leaves out: the collectives' own slowdown beside compute,
+ * (approf_overlap_stretch; 0, the default, leaves it as before). Under the
+ * spec's zero3_fetch_sync (DeepSpeed v0.3.13 to v0.5.10) every fetch
+ * drains the device: a unit that gathers parameters in the phase starts
+ * only when the communication stream is idle (fetch_sub_module ->
+ * _synchronize_communication -> torch.cuda.synchronize(),
+ * deepspeed/runtime/zero/stage3.py at v0.3.13, lines 402-406 and
+ * 483-491), so a reduce-scatter or a gather cannot run on past the unit
+ * it was issued in; and each parameter's gather starts after a
+ * torch.cuda.synchronize() of its own (_allgather_param,
+ * deepspeed/runtime/zero/partition_parameters.py at v0.3.13, line 611),
+ * so of the prefetches a unit issues before its compute is launched
+ * (pre_sub_module_forward_function: fetch, then prefetch, then the
+ * module runs) all but the last are done before its compute starts.
+ * What the replay leaves out: the collectives' own slowdown beside compute,
  * DeepSpeed's stage3_max_live_parameters cap (1e9 elements) on
  * prefetching, and the CPU running behind the device.
  */
@@ -74,7 +86,7 @@ double approf_zero3_exposed(const ApprofHardwareSpec *hw, const ApprofStageProgr
 {
     const ApprofCollective *cl;
     size_t nc;
-    int n = 0, fsdp2;
+    int n = 0, fsdp2, sync;
     double sum_marked = 0.0, exposed = 0.0;
 
     if (marked)
@@ -89,12 +101,13 @@ double approf_zero3_exposed(const ApprofHardwareSpec *hw, const ApprofStageProgr
     if (n == 0)
         return 0.0;
     fsdp2 = hw->zero3_schedule == APPROF_ZERO3_FSDP2;
+    sync = hw->zero3_fetch_sync != 0;
 
     /* per unit (0..n): first operator, compute seconds, start, end, the end
      * of its gathers and of its reduce-scatter; per collective: seconds */
     size_t nu = (size_t)n + 1;
     int *first = malloc(nu * sizeof *first);
-    double *buf = calloc(5 * nu + nc, sizeof *buf);
+    double *buf = calloc(6 * nu + nc, sizeof *buf);
     if (!first || !buf) { /* no room to replay: priced serially */
         free(first);
         free(buf);
@@ -106,7 +119,8 @@ double approf_zero3_exposed(const ApprofHardwareSpec *hw, const ApprofStageProgr
         return sum_marked;
     }
     double *C = buf, *S = C + nu, *E = S + nu, *ready = E + nu, *rs_end = ready + nu;
-    double *dur = rs_end + nu;
+    double *gathers = rs_end + nu; /* per unit: all-gathers in the phase */
+    double *dur = gathers + nu;
     for (size_t u = 0; u < nu; u++)
         first[u] = -1;
     first[0] = p->op_begin;
@@ -114,6 +128,8 @@ double approf_zero3_exposed(const ApprofHardwareSpec *hw, const ApprofStageProgr
         if (cl[i].zero3_unit <= 0)
             continue;
         first[cl[i].zero3_unit] = cl[i].op;
+        if (cl[i].kind == APPROF_COLL_ALL_GATHER)
+            gathers[cl[i].zero3_unit] += 1.0;
         dur[i] = approf_collective_cost(hw, &cl[i]);
         sum_marked += dur[i];
     }
@@ -150,12 +166,20 @@ double approf_zero3_exposed(const ApprofHardwareSpec *hw, const ApprofStageProgr
             s = ready[u];
         if (fsdp2 && ph == 1 && prev2 >= 1 && prev2 <= n && rs_end[prev2] > s)
             s = rs_end[prev2];
-        S[u] = s;
-        /* prefetches issued as the unit's compute starts */
+        if (sync && gathers[u] > 0.0 && comm > s) /* the fetch drains the device */
+            s = comm;
+        /* prefetches issued as the unit's compute starts; under
+         * zero3_fetch_sync the compute waits for all but the last */
+        double before_last = s;
         for (size_t i = 0; i < nc; i++)
             if (cl[i].zero3_unit > 0 && cl[i].kind == APPROF_COLL_ALL_GATHER &&
-                cl[i].zero3_issue == u && cl[i].zero3_unit != u)
+                cl[i].zero3_issue == u && cl[i].zero3_unit != u) {
+                before_last = comm > s ? comm : s;
                 issue(s, dur[i], &comm, &ready[cl[i].zero3_unit]);
+            }
+        if (sync && before_last > s)
+            s = before_last;
+        S[u] = s;
         E[u] = t = s + C[u] + approf_overlap_stretch(hw, C[u], comm > s ? comm - s : 0.0);
         /* reduce-scatters issued as the unit's backward ends */
         for (size_t i = 0; i < nc; i++)

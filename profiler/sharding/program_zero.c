@@ -134,6 +134,19 @@ static int push_regathers(const ShardStage *st, const TInfo *ti, ApprofStageProg
 #define DS_PREFETCH_BUCKET_ELEMS 5e7
 #define DS_REDUCE_BUCKET_ELEMS 5e8
 
+/* DeepSpeed stage 3 prefetches only while the gathered parameters it holds
+ * (those of the module being fetched and of the modules prefetched and not
+ * yet run; persistent ones are not counted) are fewer than
+ * stage3_max_live_parameters elements, 1e9 by default: v0.3.13
+ * (constants.py ZERO_OPTIMIZATION_MAX_LIVE_PARAMETERS_DEFAULT; the check in
+ * stage3.py prefetch_next_sub_modules, line 319) and v0.16.4
+ * (partitioned_param_coordinator.py fetch_sub_module, line 381:
+ * min(max_n_available_params - n_available_params, prefetch_bucket_sz)).
+ * A module of more elements than that prefetches nothing, and the next
+ * one is fetched on demand (docs/validation.md, "ZeRO-3 as DeepSpeed
+ * v0.3.13 ran it"). */
+#define DS_MAX_LIVE_ELEMS 1e9
+
 /* DeepSpeed stage 3 keeps a parameter of fewer than
  * stage3_param_persistence_threshold elements whole on every GPU and never
  * gathers it (ds_persist): 1e5 by default at v0.16.4
@@ -201,11 +214,15 @@ static int zero3_units(const ShardStage *st, const TInfo *ti, int fsdp2, const i
  * needs when it is not yet in flight (issue = the unit itself), waits for
  * it, then prefetches the next modules of its trace while the elements
  * it prefetches stay under stage3_prefetch_bucket_size (the one that
- * crosses the budget included). */
-static void zero3_gather_issue(int n, const double *elems, int fsdp2, int backward, int *issue)
+ * crosses the budget included), and only while the gathered elements it
+ * holds (gathered_elems of this unit and of those prefetched) are under
+ * stage3_max_live_parameters (DS_MAX_LIVE_ELEMS). */
+static void zero3_gather_issue(int n, const double *elems, const double *gathered_elems,
+                               int fsdp2, int backward, int *issue)
 {
     for (int i = 0, q = 0; i < n; i++) {
         int k = backward ? n - 1 - i : i; /* k-th unit run (0-based unit index) */
+        double live = 0.0;
         if (fsdp2) {
             issue[k] = i == 0 ? 0 : (backward ? k + 2 : k); /* the unit run before, 1-based */
             continue;
@@ -214,6 +231,10 @@ static void zero3_gather_issue(int n, const double *elems, int fsdp2, int backwa
             issue[k] = k + 1; /* on demand */
             q = i + 1;
         }
+        for (int j = i; j < q; j++) /* held: this unit and those prefetched */
+            live += gathered_elems[backward ? n - 1 - j : j];
+        if (live >= DS_MAX_LIVE_ELEMS)
+            continue;
         for (double numel = 0.0; q < n && numel < DS_PREFETCH_BUCKET_ELEMS; q++) {
             int u = backward ? n - 1 - q : q;
             issue[u] = k + 1;
@@ -243,23 +264,24 @@ static int push_zero3_scheduled(const ShardStage *st, const TInfo *ti, ApprofSta
     double total = stage_param_bytes(st, ti), esize = (double)approf_dtype_size(st->g->dtype);
     int cap = st->op_end - st->op_begin > 0 ? st->op_end - st->op_begin : 1;
     int *first = malloc(3 * (size_t)cap * sizeof *first);
-    double *bytes = malloc(3 * (size_t)cap * sizeof *bytes);
+    double *bytes = malloc(4 * (size_t)cap * sizeof *bytes);
     if (!first || !bytes) {
         free(first);
         free(bytes);
         return APPROF_ENOMEM;
     }
     int *issue = first + cap, *unit_of = first + 2 * cap;
-    double *elems = bytes + cap, *gathered = bytes + 2 * cap;
+    double *elems = bytes + cap, *gathered = bytes + 2 * cap, *gathered_elems = bytes + 3 * cap;
     n = zero3_units(st, ti, fsdp2, blk, n_blk, first, bytes);
     for (int u = 0; u < n; u++) {
         elems[u] = bytes[u] / esize;
         /* FSDP2 gathers a block's every parameter; DeepSpeed a module's
          * parameters that are not persistent (a norm's, a bias: none) */
         gathered[u] = fsdp2 ? bytes[u] : ds_gathered_bytes(st, ti, first[u], esize);
+        gathered_elems[u] = gathered[u] / esize;
     }
     for (int ph = 0; ph < 2 && !rc; ph++) {
-        zero3_gather_issue(n, elems, fsdp2, ph, issue);
+        zero3_gather_issue(n, elems, gathered_elems, fsdp2, ph, issue);
         for (int u = 0; u < n && !rc; u++) {
             ApprofCollective m = *c;
             if (!(gathered[u] > 0.0))

@@ -28,17 +28,23 @@
 #include "sharding/sharding.h"
 #include "stage.h"
 
-static ApprofGraph *mlp(int64_t batch)
+static ApprofGraph *mlp_hidden(int64_t batch, int hidden)
 {
     ApprofZooOptions o;
     ApprofGraph *g = NULL;
     char err[256];
     memset(&o, 0, sizeof o);
     o.batch = batch;
+    o.hidden = hidden;
     o.dtype = "f16";
     if (approf_zoo_build("mlp", &o, &g, err, sizeof err))
         fprintf(stderr, "mlp: %s\n", err);
     return g;
+}
+
+static ApprofGraph *mlp(int64_t batch)
+{
+    return mlp_hidden(batch, 0);
 }
 
 /* The whole graph as one stage with ZeRO-3 over 8 GPUs of one a100-80g
@@ -294,6 +300,47 @@ static void test_deepspeed_persistent(void)
     approf_graph_free(&g);
 }
 
+/* DeepSpeed's stage3_max_live_parameters (1e9 elements,
+ * program_zero.c DS_MAX_LIVE_ELEMS): a module prefetches only while the
+ * gathered elements it holds are fewer. The mlp at hidden 16384 has four
+ * modules of 16384 x 65536 = 1.07e9 weight elements: none prefetches, so
+ * every gather of both phases is issued on demand by its own module, and
+ * the forward costs its kernels plus all four gathers. At hidden 8192
+ * (2.7e8 elements a module) each module prefetches the next one, as
+ * before. */
+static void test_deepspeed_max_live(void)
+{
+    static const int hidden[2] = {16384, 8192};
+    for (int h = 0; h < 2; h++) {
+        ApprofGraph *g = mlp_hidden(8, hidden[h]);
+        ApprofHardwareSpec hw;
+        ApprofStageProgram p;
+        double ag, ag1;
+        int last, n = 0;
+        CU_ASSERT_FATAL(g != NULL);
+        CU_ASSERT_FATAL(shard(g, APPROF_ZERO3_DEEPSPEED, &hw, &p) == 0);
+        for (int ph = 0; ph < 2; ph++)
+            for (size_t i = 0; i < p.n_colls[ph]; i++) {
+                const ApprofCollective *c = &p.colls[ph][i];
+                if (c->zero3_unit <= 0 || c->kind != APPROF_COLL_ALL_GATHER)
+                    continue;
+                int first = ph == 0 ? 1 : 4; /* the first module run */
+                int before = ph == 0 ? c->zero3_unit - 1 : c->zero3_unit + 1;
+                n++;
+                int want = h == 0 || c->zero3_unit == first ? c->zero3_unit : before;
+                CU_ASSERT_EQUAL(c->zero3_issue, want);
+            }
+        CU_ASSERT_EQUAL(n, 8);
+        if (h == 0) {
+            CU_ASSERT_EQUAL(marked(&hw, &p, 0, APPROF_COLL_ALL_GATHER, 1, &ag, &ag1, &last), 4);
+            CU_ASSERT_DOUBLE_EQUAL(approf_phase_seconds(&hw, &p, 0),
+                                   kernels(&hw, &p, 0, 0) + unmarked(&hw, &p, 0) + ag, 1e-9);
+        }
+        approf_stage_program_clear(&p);
+        approf_graph_free(&g);
+    }
+}
+
 /* zero3_rank_copies (DeepSpeed up to v0.5 through torch.distributed's list
  * form, hw/cost.c): each marked all-gather and reduce-scatter of the 8
  * ranks adds 8 copies of bytes / 8, each read and written once at
@@ -348,6 +395,7 @@ int main(void)
         {"fsdp2, communication-bound: the collectives back to back", test_fsdp2_comm_bound},
         {"deepspeed: prefetch bucket, first gather exposed", test_deepspeed_prefetch},
         {"deepspeed: persistent parameters never gathered", test_deepspeed_persistent},
+        {"deepspeed: no prefetch past stage3_max_live_parameters", test_deepspeed_max_live},
         {"zero3_rank_copies: a copy per rank on a marked collective", test_rank_copies},
     };
     return CUNIT_RUN("zero3_overlap", tests);
