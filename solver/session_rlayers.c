@@ -19,8 +19,11 @@
 #include "session.h"
 #include "session_int.h"
 
-/* The layers of each chunk of the plan's stages (the fewest), or 0 when
- * the chunks do not split a stage. */
+/* The layers of each chunk of the plan's stages (the most: a K at least
+ * that recomputes every layer; a stage of fewer layers a chunk than K
+ * recomputes all of its own, as Megatron-LM's blocks do, which a stored
+ * auto plan of unequal stages may hold: session_autorl.c), or 0 when the
+ * chunks do not split a stage. */
 static int chunk_layers(const ApsolveRun *r, int chunks)
 {
     int m = 0;
@@ -28,7 +31,7 @@ static int chunk_layers(const ApsolveRun *r, int chunks)
         int n = r->specs[t].end_layer - r->specs[t].start_layer + 1;
         if (n % chunks)
             return 0;
-        if (!m || n / chunks < m)
+        if (n / chunks > m)
             m = n / chunks;
     }
     return m;

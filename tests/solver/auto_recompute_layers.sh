@@ -11,7 +11,9 @@
 # Megatron-LM runs it and DeepSpeed and torchtitan do not; stored, --plan
 # re-prices it, apreport's memory is apsolve's and the Megatron launch
 # file says --recompute-method block --recompute-num-layers 3. Without a
-# budget the auto plan recomputes nothing and carries no K.
+# budget the auto plan recomputes nothing and carries no K. On a 16-block
+# GPT, a stored auto plan with a K and unequal stages is re-priced by
+# --plan as it was searched.
 # Usage: auto_recompute_layers.sh APPROF APSOLVE PYTHON APREPORT
 . "$(dirname "$0")/../lib.sh"
 approf=$1 apsolve=$2 py=$3 apreport=$4
@@ -85,4 +87,36 @@ p = json.load(open(sys.argv[1]))
 assert "recompute_layers" not in p, p.get("recompute_layers")
 assert all(s["recompute"] == "none" for s in p["stages"]), p["stages"]' \
   "$w/big.json" || fail "the auto plan without a budget"
+# unequal stages: a 16-block GPT on 1x8, the first budget (2.0 .. 3.0 GB)
+# whose auto plan takes a K and holds stages of unequal layers; a stage
+# of K layers or fewer recomputes all of its own, so --plan re-prices the
+# stored plan with the same K and the same time and memory
+db=$w/m.db
+"$approf" sweep --db "$db" --model gpt --num-layers 16 --hidden 1024 --heads 16 \
+  --seq-len 1024 --vocab 32000 --cluster 1x8 --hardware h100-sxm --batch 64 \
+  --micro-batches 8 --layers 16 --recompute none,full --quiet >"$w/out" 2>&1 ||
+  fail_with "$w/out" "the 16-block sweep"
+found=
+for b in 20 21 22 23 24 25 26 27 28 29 30; do
+  "$apsolve" --db "$db" --format json --schedule 1f1b --memory-budget "${b}00000000" \
+    >"$w/u.json" 2>"$w/err" || continue
+  if "$py" -c 'import json, sys
+p = json.load(open(sys.argv[1]))
+sys.exit(not (p.get("recompute_layers") and len({len(s["layers"]) for s in p["stages"]}) > 1))' \
+    "$w/u.json"; then
+    found=$b
+    break
+  fi
+done
+[ -n "$found" ] || fail "no budget of 2.0 .. 3.0 GB gives unequal stages with a K"
+id=$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["plan_id"])' "$w/u.json")
+"$apsolve" --db "$db" --format json --plan "$id" >"$w/up.json" 2>"$w/err" ||
+  fail_with "$w/err" "--plan $id"
+"$py" -c 'import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+b = b["plans"][0] if "plans" in b else b
+assert a["recompute_layers"] == b.get("recompute_layers") and a["cost"] == b["cost"], \
+    (a["recompute_layers"], b.get("recompute_layers"), a["cost"], b["cost"])
+assert [s["memory_needed"] for s in a["stages"]] == [s["memory_needed"] for s in b["stages"]]' \
+  "$w/u.json" "$w/up.json" || fail "--plan $id re-prices the plan of unequal stages"
 echo "ok"
