@@ -25,6 +25,7 @@
 
 #include "apsolve.h"
 #include "costdb.h"
+#include "plural.h"
 #include "recompute_layers.h"
 #include "schedule.h"
 #include "session.h"
@@ -123,9 +124,10 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
         return 0;
     best->recompute_layers = best_k;
     if (!a->quiet)
-        apsolve_say(a, "partial recomputation: K = %d layers of each chunk: objective %.6g s "
-                    "(%.6g s without it)%s", best_k, best->total_cost, plain->total_cost,
-                    best_h > plain_h ? ", keeping the memory headroom" : "");
+        apsolve_say(a, "partial recomputation: K = %d (the first %d %s of each chunk): "
+                    "objective %.6g s (%.6g s without it)%s", best_k, best_k,
+                    costdb_plural(best_k, "layer", "layers"), best->total_cost,
+                    plain->total_cost, best_h > plain_h ? ", keeping the memory headroom" : "");
     apsolve_recompute_layers_stages_say(a, best, bestq, p, best_k, chunks);
     /* the plan's candidate: the same sweep and batch, its composed entries */
     c = r->auto_c;

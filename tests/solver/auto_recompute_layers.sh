@@ -57,7 +57,7 @@ for f in ("deepspeed", "torchtitan"):
     assert "recompute_layers" in p["frameworks"]["why_not"][f], p["frameworks"]
 open(w + "/id", "w").write("%d\n" % p["plan_id"])
 PY
-grep -q "partial recomputation: K = 3 layers of each chunk" "$w/auto.err" &&
+grep -q "partial recomputation: K = 3 (the first 3 layers of each chunk)" "$w/auto.err" &&
   grep -q "recompute_layers=3, stage 1 (layers 4-7): the first 3 of 4 layers" "$w/auto.err" ||
   fail_with "$w/auto.err" "the search's lines"
 id=$(cat "$w/id")
