@@ -302,6 +302,20 @@ static const CostdbPlacement *stage_pl(const void *ctx, size_t k, size_t i)
     return i < x->n[k] ? &x->ps[k][i] : NULL;
 }
 
+/* The first k layers of each chunk recomputed (recompute_layers.h; a
+ * --parallel layout's or an auto plan's, session_autorl.c): Megatron-LM's
+ * --recompute-method block; torchtitan's every-N-th layer and DeepSpeed's
+ * checkpointing are not that set of layers. k 0: nothing. */
+static void recompute_layers_limits(int k, ApsolveFwVerdict *v)
+{
+    for (int f = APSOLVE_FW_DEEPSPEED; k > 0 && f <= APSOLVE_FW_TORCHTITAN; f++)
+        if (v->runs & (1u << f)) {
+            v->runs &= ~(1u << f);
+            snprintf(v->why[f], sizeof v->why[f], "recompute_layers: it cannot recompute only "
+                     "the first layers of each model chunk");
+        }
+}
+
 int apsolve_plan_frameworks(struct Costdb *db, int64_t sweep, const char *dtype,
                             const ApsolvePlan *pl, ApsolveFwVerdict *v)
 {
@@ -364,6 +378,7 @@ int apsolve_plan_frameworks(struct Costdb *db, int64_t sweep, const char *dtype,
             break;
         }
     apsolve_frameworks(&p, v);
+    recompute_layers_limits(pl->recompute_layers, v);
 done:
     for (size_t k = 0; x.ps && k < pl->n_stages; k++)
         free(x.ps[k]);
@@ -383,15 +398,7 @@ void apsolve_parallel_frameworks(const struct ApsolveParallel *par, ApsolveFwVer
                           par->zero, v);
     if (par->zero == 3) /* HSDP, raf=0 (hsdp.h) */
         apsolve_hsdp_frameworks(par->dp_shard, par->tp, !par->raf_off, v);
-    /* the first K layers of each chunk recomputed (recompute_layers.h):
-     * Megatron-LM's --recompute-method block; torchtitan's every-N-th
-     * layer and DeepSpeed's checkpointing are not that set of layers */
-    for (int f = APSOLVE_FW_DEEPSPEED; par->recompute_layers && f <= APSOLVE_FW_TORCHTITAN; f++)
-        if (v->runs & (1u << f)) {
-            v->runs &= ~(1u << f);
-            snprintf(v->why[f], sizeof v->why[f], "recompute_layers: it cannot recompute only "
-                     "the first layers of each model chunk");
-        }
+    recompute_layers_limits(par->recompute_layers, v);
     apsolve_offload_frameworks(par->offload, v); /* activation_offload.h */
 }
 

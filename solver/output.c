@@ -146,10 +146,13 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
                 "on each (Megatron-Core's MoE parallel folding)\n", pl->ep, pl->etp, pl->etp,
                 pl->ep, pl->ep * pl->etp);
     if (pl->recompute_layers > 0)
-        /* --parallel recompute_layers (recompute_layers.h) */
+        /* --parallel recompute_layers or the auto search's
+         * (recompute_layers.h, session_autorl.c): the stages of variant
+         * full; a stage of recompute none keeps every activation */
         fprintf(out, "Recomputation: the first %d %s of each model chunk fully recomputed, the "
-                "rest keep their activations (Megatron-LM's --recompute-method block)\n",
-                pl->recompute_layers, costdb_plural(pl->recompute_layers, "layer", "layers"));
+                "rest keep their activations (Megatron-LM's --recompute-method block), in "
+                "the stages of variant full\n", pl->recompute_layers,
+                costdb_plural(pl->recompute_layers, "layer", "layers"));
     if (pl->offload > 0)
         /* activation offload (activation_offload.h): Megatron-Core's
          * --cpu-offloading-num-layers through Transformer Engine */

@@ -156,6 +156,33 @@ static void restore(ApsolveProblem *q, const ApsolveProblem *p, size_t idx)
     q->max_n_succ_stages[idx] = p->max_n_succ_stages[idx];
 }
 
+/* Entries (start..end, submesh s) of q's `full` configs become the
+ * composed stages of p's entries (or p's own when every layer of a chunk
+ * is recomputed: the layers do not split into the chunks, or k reaches a
+ * chunk's layers). */
+static void compose_range(const ApsolveProblem *p, ApsolveProblem *q, int start, int end, int s,
+                          int k, int chunks)
+{
+    int layers = end - start + 1;
+    int whole = layers % chunks || k >= layers / chunks; /* every layer recomputed */
+    for (int c = 0; c < q->num_configs; c++) {
+        const ApsolveConfig *cf = &q->configs[(size_t)s * q->num_configs + c];
+        size_t idx = apsolve_index(q, start, end, s, c);
+        ApsolveRecomputeLayers r;
+        char why[200];
+        if (!cf->valid || cf->variant.recompute != COSTDB_RECOMPUTE_FULL)
+            continue;
+        /* priced from p, the stored entries: never from a composed one */
+        if (whole)
+            restore(q, p, idx);
+        else if (apsolve_recompute_layers_entry(p, start, end, s, c, k, chunks, &r, why,
+                                                sizeof why))
+            q->cost[idx] = INFINITY; /* no such stage can be priced */
+        else
+            put(q, idx, &r);
+    }
+}
+
 int apsolve_recompute_layers_compose(const ApsolveProblem *p, ApsolveProblem *q,
                                      const ApsolveStageSpec *specs, size_t n, int k, int chunks)
 {
@@ -164,27 +191,21 @@ int apsolve_recompute_layers_compose(const ApsolveProblem *p, ApsolveProblem *q,
     for (size_t t = 0; t < n; t++) {
         const ApsolveStageSpec *sp = &specs[t];
         int s = apsolve_find_submesh(q, sp->hosts, sp->gpus);
-        int layers = sp->end_layer - sp->start_layer + 1;
-        int whole = layers % chunks || k >= layers / chunks; /* every layer recomputed */
-        if (s < 0)
-            continue;
-        for (int c = 0; c < q->num_configs; c++) {
-            const ApsolveConfig *cf = &q->configs[(size_t)s * q->num_configs + c];
-            size_t idx = apsolve_index(q, sp->start_layer, sp->end_layer, s, c);
-            ApsolveRecomputeLayers r;
-            char why[200];
-            if (!cf->valid || cf->variant.recompute != COSTDB_RECOMPUTE_FULL)
-                continue;
-            /* priced from p, the stored entries: never from a composed one */
-            if (whole)
-                restore(q, p, idx);
-            else if (apsolve_recompute_layers_entry(p, sp->start_layer, sp->end_layer, s, c, k,
-                                                    chunks, &r, why, sizeof why))
-                q->cost[idx] = INFINITY; /* no such stage can be priced */
-            else
-                put(q, idx, &r);
-        }
+        if (s >= 0)
+            compose_range(p, q, sp->start_layer, sp->end_layer, s, k, chunks);
     }
+    return APSOLVE_OK;
+}
+
+int apsolve_recompute_layers_compose_all(const ApsolveProblem *p, ApsolveProblem *q, int k,
+                                         int chunks)
+{
+    if (!p->memory || !p->fwd_cost || !p->bwd_cost || chunks < 1)
+        return APSOLVE_EINVAL;
+    for (int i = 0; i < p->num_layers; i++)
+        for (int j = i; j < p->num_layers; j++)
+            for (int s = 0; s < p->num_submeshes; s++)
+                compose_range(p, q, i, j, s, k, chunks);
     return APSOLVE_OK;
 }
 

@@ -64,6 +64,11 @@ int apsolve_recompute_layers_problem(const ApsolveProblem *p, const ApsolveStage
 int apsolve_recompute_layers_compose(const ApsolveProblem *p, ApsolveProblem *q,
                                      const ApsolveStageSpec *specs, size_t n, int k, int chunks);
 
+/* The same for every layer range and submesh of q (the auto search's
+ * problem of one k: session_autorl.c). */
+int apsolve_recompute_layers_compose_all(const ApsolveProblem *p, ApsolveProblem *q, int k,
+                                         int chunks);
+
 #ifdef __cplusplus
 }
 #endif

@@ -312,6 +312,17 @@ int apsolve_run_recompute_layers(ApsolveRun *r, ApsolveCand **pc);
 /* session_rlayers.c: sets plan g's recompute_layers to the K priced and
  * says what each stage recomputes, as messages (none with --quiet). */
 void apsolve_recompute_layers_say(ApsolveRun *r, ApsolvePlan *g);
+/* session_rlayers.c: what each `full` stage of g recomputes with k layers
+ * of each of its chunks, q the problem it was priced on and src the
+ * entries q was composed from, as messages (none with --quiet). */
+void apsolve_recompute_layers_stages_say(const ApsolveRequest *a, const ApsolvePlan *g,
+                                         const ApsolveProblem *q, const ApsolveProblem *src,
+                                         int k, int chunks);
+/* session_autorl.c: partial recomputation in the auto search (see there):
+ * the best plan with the first K layers of each chunk of its `full`
+ * stages recomputed, for the K that pays, replaces s->autop (and auto_c)
+ * when it is better by the search's rule. 0, or 1 after a message. */
+int apsolve_run_auto_recompute_layers(ApsolveRun *r);
 /* session_plans.c: what the --parallel knobs' steps priced in plan g
  * (ep, HSDP, recompute_layers, offload), as messages (none with --quiet). */
 void apsolve_knobs_say(ApsolveRun *r, ApsolvePlan *g);

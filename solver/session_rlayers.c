@@ -19,8 +19,11 @@
 #include "session.h"
 #include "session_int.h"
 
-/* The layers of each chunk of the plan's stages (the fewest), or 0 when
- * the chunks do not split a stage. */
+/* The layers of each chunk of the plan's stages (the most: a K at least
+ * that recomputes every layer; a stage of fewer layers a chunk than K
+ * recomputes all of its own, as Megatron-LM's blocks do, which a stored
+ * auto plan of unequal stages may hold: session_autorl.c), or 0 when the
+ * chunks do not split a stage. */
 static int chunk_layers(const ApsolveRun *r, int chunks)
 {
     int m = 0;
@@ -28,7 +31,7 @@ static int chunk_layers(const ApsolveRun *r, int chunks)
         int n = r->specs[t].end_layer - r->specs[t].start_layer + 1;
         if (n % chunks)
             return 0;
-        if (!m || n / chunks < m)
+        if (n / chunks > m)
             m = n / chunks;
     }
     return m;
@@ -119,6 +122,40 @@ int apsolve_run_recompute_layers(ApsolveRun *r, ApsolveCand **pc)
     return 0;
 }
 
+void apsolve_recompute_layers_stages_say(const ApsolveRequest *a, const ApsolvePlan *g,
+                                         const ApsolveProblem *q, const ApsolveProblem *src,
+                                         int k, int chunks)
+{
+    for (size_t t = 0; !a->quiet && t < g->n_stages; t++) {
+        const ApsolveStage *st = &g->stages[t];
+        int n = (st->end_layer - st->start_layer + 1) / chunks;
+        ApsolveRecomputeLayers x;
+        char why[400];
+        if (st->submesh < 0 || st->config < 0 || k >= n ||
+            st->variant.recompute != COSTDB_RECOMPUTE_FULL)
+            continue;
+        if (!isfinite(st->cost)) {
+            /* why the composition has no time, from the entries it is made of */
+            if (apsolve_recompute_layers_entry(src, st->start_layer, st->end_layer,
+                                               st->submesh, st->config, k, chunks, &x,
+                                               why, sizeof why))
+                apsolve_say(a, "recompute_layers=%d, stage %zu (layers %d-%d): not priced: "
+                            "%s", k, t, st->start_layer, st->end_layer, why);
+            continue;
+        }
+        {
+            const ApsolveMemory *m = &q->memory[apsolve_index(q, st->start_layer, st->end_layer,
+                                                              st->submesh, st->config)];
+            apsolve_say(a, "recompute_layers=%d, stage %zu (layers %d-%d): the first %d of %d "
+                        "layers of each of %d chunk%s fully recomputed, the rest keep their "
+                        "activations: %.6g s forward, %.6g s backward, %lld bytes saved a "
+                        "micro-batch, peak %lld bytes", k, t, st->start_layer,
+                        st->end_layer, k, n, chunks, chunks > 1 ? "s" : "", st->fwd_cost,
+                        st->bwd_cost, (long long)m->intermediate, (long long)m->peak);
+        }
+    }
+}
+
 void apsolve_recompute_layers_say(ApsolveRun *r, ApsolvePlan *g)
 {
     int chunks = r->a->par.vpp > 1 ? r->a->par.vpp : 1;
@@ -126,33 +163,5 @@ void apsolve_recompute_layers_say(ApsolveRun *r, ApsolvePlan *g)
     if (!g || !r->rl_k || !q)
         return;
     g->recompute_layers = r->rl_k;
-    if (r->a->quiet)
-        return;
-    for (size_t t = 0; t < g->n_stages; t++) {
-        const ApsolveStage *st = &g->stages[t];
-        int n = (st->end_layer - st->start_layer + 1) / chunks;
-        ApsolveRecomputeLayers x;
-        char why[400];
-        if (st->submesh < 0 || st->config < 0 || r->rl_k >= n)
-            continue;
-        if (!isfinite(st->cost)) {
-            /* why the composition has no time, from the entries it is made of */
-            if (apsolve_recompute_layers_entry(r->rl_src->p, st->start_layer, st->end_layer,
-                                               st->submesh, st->config, r->rl_k, chunks, &x,
-                                               why, sizeof why))
-                apsolve_say(r->a, "recompute_layers=%d, stage %zu (layers %d-%d): not priced: "
-                            "%s", r->rl_k, t, st->start_layer, st->end_layer, why);
-            continue;
-        }
-        {
-            const ApsolveMemory *m = &q->memory[apsolve_index(q, st->start_layer, st->end_layer,
-                                                              st->submesh, st->config)];
-            apsolve_say(r->a, "recompute_layers=%d, stage %zu (layers %d-%d): the first %d of %d "
-                        "layers of each of %d chunk%s fully recomputed, the rest keep their "
-                        "activations: %.6g s forward, %.6g s backward, %lld bytes saved a "
-                        "micro-batch, peak %lld bytes", r->rl_k, t, st->start_layer,
-                        st->end_layer, r->rl_k, n, chunks, chunks > 1 ? "s" : "", st->fwd_cost,
-                        st->bwd_cost, (long long)m->intermediate, (long long)m->peak);
-        }
-    }
+    apsolve_recompute_layers_stages_say(r->a, g, q, r->rl_src->p, r->rl_k, chunks);
 }

@@ -419,7 +419,7 @@ int apsolve_run_auto_search(ApsolveRun *r)
         if ((rc = search_size(r, k, m, own, asked)) != 0)
             return rc;
     }
-    if (tried && apsolve_run_auto_cp(r))
+    if (tried && (apsolve_run_auto_recompute_layers(r) || apsolve_run_auto_cp(r)))
         return 1;
     if (!r->s->autop)
         return no_auto_plan(r, tried);

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Partial recomputation in the auto search (session_int.h, docs/solver.md
+ * "Partial recomputation in the auto search"): beside the plan the search
+ * found, for each K of 1 .. the longest chunk's layers - 1, the DP's best
+ * plan on the winner's candidate and schedule whose `full` entries are the
+ * stages with the first K layers of each model chunk fully recomputed and
+ * the rest keeping their activations (apsolve_recompute_layers_compose_all,
+ * the pricing --parallel ...,recompute_layers=K uses: recompute_layers.h).
+ * One K for the whole plan, as Megatron-LM core_v0.19.0 runs it: one
+ * --recompute-method block --recompute-num-layers K for every
+ * TransformerBlock (megatron/core/recompute.py `checkpointed_forward`, the
+ * 'block' branch: layer_idx < recompute_num_layers of each virtual
+ * pipeline chunk); a stage whose chunks hold K layers or fewer recomputes
+ * every layer, its stored `full` entry. The best of them replaces the plan
+ * only when it is better by the search's own rule (the headroom kept
+ * first, then the objective), so a plan K does not improve stays exactly
+ * what it was. It runs before the cp and ep steps, whose plans then
+ * compete with its plan; it composes no cp or ep entries (--parallel does
+ * not either). Only under the schedules Megatron-LM runs (1F1B and
+ * interleaved 1F1B), never with --inference, --batch or a --parallel
+ * layout.
+ */
+#include <stdlib.h>
+
+#include "apsolve.h"
+#include "costdb.h"
+#include "plural.h"
+#include "recompute_layers.h"
+#include "schedule.h"
+#include "session.h"
+#include "session_int.h"
+
+/* Whether some valid `full` config of p has a `none` sibling (the same
+ * submesh, logical mesh, batch option, memory level and ZeRO stage): the
+ * entries a composed stage is made of. */
+static int composable(const ApsolveProblem *p)
+{
+    int C = p->num_configs;
+    for (int s = 0; s < p->num_submeshes; s++)
+        for (int c = 0; c < C; c++) {
+            const ApsolveConfig *f = &p->configs[(size_t)s * C + c];
+            if (!f->valid || f->variant.recompute != COSTDB_RECOMPUTE_FULL)
+                continue;
+            for (int o = 0; o < C; o++) {
+                const ApsolveConfig *x = &p->configs[(size_t)s * C + o];
+                if (x->valid && x->variant.recompute == COSTDB_RECOMPUTE_NONE &&
+                    x->logical_a == f->logical_a && x->logical_b == f->logical_b &&
+                    x->force_batch_dim == f->force_batch_dim &&
+                    x->variant.memory_level == f->variant.memory_level &&
+                    x->variant.zero == f->variant.zero)
+                    return 1;
+            }
+        }
+    return 0;
+}
+
+int apsolve_run_auto_recompute_layers(ApsolveRun *r)
+{
+    const ApsolveRequest *a = r->a;
+    ApsolveSession *s = r->s;
+    const ApsolvePlan *plain = s->autop;
+    const ApsolveProblem *p = r->auto_c.p;
+    ApsolveProblem *q = NULL, *bestq = NULL;
+    ApsolvePlan *best = NULL;
+    ApsolveOptions o0, besto;
+    ApsolveCand c;
+    int chunks, kmax, best_k = 0, best_h = 0, plain_h = r->auto_c.opt.search_headroom, priced = 0;
+    if (a->parallel || a->opt.inference || a->batch > 0 || !plain || plain->cp > 1 ||
+        plain->ep > 1 || !p || !p->memory || !p->fwd_cost || !p->bwd_cost)
+        return 0;
+    if (plain->schedule != APSOLVE_SCHEDULE_1F1B &&
+        plain->schedule != APSOLVE_SCHEDULE_INTERLEAVED)
+        return 0;
+    if (!composable(p))
+        return 0;
+    chunks = plain->schedule == APSOLVE_SCHEDULE_INTERLEAVED && plain->virtual_stages > 1
+                 ? plain->virtual_stages : 1;
+    kmax = p->num_layers / chunks - 1; /* the longest chunk's layers, less one */
+    o0 = r->auto_c.opt;
+    o0.schedule = plain->schedule;
+    o0.virtual_stages = plain->virtual_stages;
+    for (int k = 1; k <= kmax; k++) {
+        ApsolveOptions o = o0;
+        ApsolvePlan *pl = NULL;
+        int e;
+        if (!q && apsolve_problem_clone(p, &q) != APSOLVE_OK)
+            goto nomem;
+        apsolve_recompute_layers_compose_all(p, q, k, chunks);
+        e = apsolve_solve_keep_headroom(q, &o, &pl);
+        if (e == APSOLVE_EINFEASIBLE || (e == 0 && !pl->feasible)) {
+            apsolve_plan_free(&pl);
+            continue;
+        }
+        if (e) {
+            apsolve_problem_free(&q);
+            apsolve_problem_free(&bestq);
+            apsolve_plan_free(&best);
+            return apsolve_fail(a, APSOLVE_ERROR_FAILED, "recompute_layers=%d: %s", k,
+                                apsolve_strerror(e));
+        }
+        priced++;
+        if (apsolve_auto_better(pl, o.search_headroom, best ? best : plain,
+                                best ? best_h : plain_h)) {
+            apsolve_plan_free(&best);
+            apsolve_problem_free(&bestq);
+            best = pl;
+            bestq = q;
+            q = NULL;
+            best_k = k;
+            best_h = o.search_headroom;
+            besto = o;
+        } else {
+            apsolve_plan_free(&pl);
+        }
+    }
+    apsolve_problem_free(&q);
+    if (!a->quiet && priced)
+        apsolve_say(a, "partial recomputation (the first K of each chunk's layers, K = 1 .. "
+                    "%d): %d plan%s fit%s; %s", kmax, priced, priced == 1 ? "" : "s",
+                    priced == 1 ? "s" : "",
+                    best ? "one beats the plan without it" : "none beats the plan without it");
+    if (!best)
+        return 0;
+    best->recompute_layers = best_k;
+    if (!a->quiet)
+        apsolve_say(a, "partial recomputation: K = %d (the first %d %s of each chunk): "
+                    "objective %.6g s (%.6g s without it)%s", best_k, best_k,
+                    costdb_plural(best_k, "layer", "layers"), best->total_cost,
+                    plain->total_cost, best_h > plain_h ? ", keeping the memory headroom" : "");
+    apsolve_recompute_layers_stages_say(a, best, bestq, p, best_k, chunks);
+    /* the plan's candidate: the same sweep and batch, its composed entries */
+    c = r->auto_c;
+    c.p = bestq;
+    c.opt = besto;
+    apsolve_plan_free(&s->autop);
+    s->autop = best;
+    apsolve_plan_batch(s->autop, &c);
+    if (r->have_auto_c)
+        apsolve_cand_free(&r->auto_c);
+    r->auto_c = c;
+    r->have_auto_c = 1;
+    return 0;
+nomem:
+    apsolve_problem_free(&bestq);
+    apsolve_plan_free(&best);
+    return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
+}
