@@ -98,6 +98,8 @@ typedef struct DpFamily {
     int on, nmax, nf;
     double *fv;                       /* distinct counts, ascending */
     int *rank;                        /* [(nmax + 1) nmax]: rank of count (n, k) */
+    int *bound;                       /* [(nmax + 1) (nf + 1)]: the bound at n of an
+                                       * entry fitting u counts; INT_MIN: n not tried */
     int *fit;                         /* per shared item; -1 not yet known */
 } DpFamily;
 

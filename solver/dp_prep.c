@@ -25,10 +25,11 @@
  * in ascending order (its need is non-decreasing in the count when its
  * intermediate is >= 0), so one bisection over them per entry gives that
  * prefix's length u, and each n's bisection is replayed on the ranks of its
- * counts (rank < u: fits), the same tests answered the same way, hence the
- * same bound. An entry with a negative intermediate takes the bisection
- * itself.
+ * counts (rank < u: fits), once per (n, u) at the family's start: the
+ * same tests answered the same way, hence the same bound. An entry with a
+ * negative intermediate takes the bisection itself.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -236,6 +237,7 @@ void apsolve_dp_family_free(DpFamily *f)
 {
     free(f->fv);
     free(f->rank);
+    free(f->bound);
     free(f->fit);
     memset(f, 0, sizeof *f);
 }
@@ -279,6 +281,36 @@ int apsolve_dp_family_init(DpFamily *f, const ApsolveDpShared *sh, const Apsolve
             const double *hit = bsearch(&x, f->fv, (size_t)f->nf, sizeof *f->fv, cmp_double);
             f->rank[(size_t)ns[q] * (size_t)nmax + (size_t)k] = (int)(hit - f->fv);
         }
+    /* each n's bisection, replayed once per prefix length u: the bound of
+     * every entry that fits u counts (apsolve_entry_mnss's bisection,
+     * "fits" read as rank < u) */
+    f->bound = malloc(((size_t)nmax + 1) * ((size_t)f->nf + 1) * sizeof *f->bound);
+    if (!f->bound) {
+        apsolve_dp_family_free(f);
+        return APSOLVE_ENOMEM;
+    }
+    for (size_t k = 0; k < ((size_t)nmax + 1) * ((size_t)f->nf + 1); k++)
+        f->bound[k] = INT_MIN; /* not a count of the search */
+    for (int q = 0; q < count; q++) {
+        int n = ns[q];
+        const int *r = f->rank + (size_t)n * (size_t)nmax;
+        for (int u = 0; u <= f->nf; u++) {
+            int lo = 1, hi = n, m;
+            if (r[n - 1] >= u) {
+                m = -1;
+            } else {
+                while (lo < hi) {
+                    int mid = lo + (hi - lo + 1) / 2;
+                    if (r[n - mid] < u)
+                        lo = mid;
+                    else
+                        hi = mid - 1;
+                }
+                m = lo == n ? APSOLVE_UNBOUNDED : lo - 1;
+            }
+            f->bound[(size_t)n * ((size_t)f->nf + 1) + (size_t)u] = m;
+        }
+    }
     for (size_t k = 0; k < sh->n_items; k++)
         f->fit[k] = -1; /* not yet known */
     f->on = 1;
@@ -290,8 +322,7 @@ int apsolve_dp_family_init(DpFamily *f, const ApsolveDpShared *sh, const Apsolve
 static int item_mnss(DpFamily *f, const ApsolveProblem *p, const ApsolveOptions *opt, size_t k,
                      size_t idx, int n)
 {
-    const int *r;
-    int u, lo = 1, hi = n;
+    int m;
     if (!f || !f->on || n > f->nmax || p->memory[idx].intermediate < 0)
         return apsolve_entry_mnss(p, opt, idx, n);
     if (f->fit[k] < 0) { /* the length of the prefix of counts that fit */
@@ -305,19 +336,8 @@ static int item_mnss(DpFamily *f, const ApsolveProblem *p, const ApsolveOptions 
         }
         f->fit[k] = a;
     }
-    u = f->fit[k];
-    r = f->rank + (size_t)n * (size_t)f->nmax;
-    /* apsolve_entry_mnss's bisection, "fits" read as rank < u */
-    if (r[n - 1] >= u)
-        return -1;
-    while (lo < hi) {
-        int mid = lo + (hi - lo + 1) / 2;
-        if (r[n - mid] < u)
-            lo = mid;
-        else
-            hi = mid - 1;
-    }
-    return lo == n ? APSOLVE_UNBOUNDED : lo - 1;
+    m = f->bound[(size_t)n * ((size_t)f->nf + 1) + (size_t)f->fit[k]];
+    return m == INT_MIN ? apsolve_entry_mnss(p, opt, idx, n) : m;
 }
 
 void apsolve_dp_prep_free(DpPrep *pr)
@@ -329,11 +349,30 @@ void apsolve_dp_prep_free(DpPrep *pr)
     memset(pr, 0, sizeof *pr);
 }
 
+/* An item within apply limit x (x >= 0, dp_prepare: !(apply > x)) exactly
+ * when its key is <= x: a NaN or an apply <= 0 is within every limit. */
+static double apply_key(double apply)
+{
+    return isnan(apply) || apply <= 0 ? 0 : apply;
+}
+
+/* The earlier items of an option an item is checked against (a dominated
+ * item past them is kept: keeping one is always exact). */
+enum { DOMINATORS = 16 };
+
+/* dp_prepare keeps an item at a limit only when it fits more stages than
+ * every earlier (cheaper) item of its option within that limit; an item
+ * with an earlier one whose apply key is no larger (within every limit it
+ * is within) and whose bound is no smaller is kept at no limit, so it is
+ * left out here: each limit's options, items and candidates are the same. */
 int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
                           const ApsolveProblem *p, const ApsolveOptions *opt, int mem_n)
 {
     int L = p->num_layers;
     int unbounded = opt->ignore_memory || opt->inference;
+    /* the FULL objective's search over apply limits (dp.c, solve_apply);
+     * otherwise every item is within the one limit, +inf */
+    int limited = opt->objective == APSOLVE_OBJECTIVE_FULL && !opt->inference;
     memset(pr, 0, sizeof *pr);
     pr->opts = malloc((sh->n_opts ? sh->n_opts : 1) * sizeof *pr->opts);
     pr->opt_off = malloc((size_t)(L + 1) * sizeof *pr->opt_off);
@@ -347,7 +386,8 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
         pr->opt_off[i] = (int)pr->n_opts;
         for (int o = sh->opt_off[i]; o < sh->opt_off[i + 1]; o++) {
             const DpOpt *so = &sh->opts[o];
-            int nt = 0;
+            int nt = 0, nk = 0, km[DOMINATORS];
+            double ka[DOMINATORS];
             /* interleaved: a stage splits into v chunks of whole layers */
             if (!apsolve_chunks_whole(opt, i, so->end))
                 continue;
@@ -355,9 +395,19 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
                 DpItem it = sh->items[k];
                 int m = unbounded ? APSOLVE_UNBOUNDED
                                   : item_mnss(fam, p, opt, (size_t)k, (size_t)it.opt, mem_n);
+                double a = limited ? apply_key(sh->apply[k]) : 0;
+                int dominated = 0;
                 if (m < 0)
                     continue;
                 it.mnss = m > L ? L : m;
+                for (int q = 0; q < nk && !dominated; q++)
+                    dominated = ka[q] <= a && km[q] >= it.mnss;
+                if (dominated)
+                    continue;
+                if (nk < DOMINATORS) {
+                    ka[nk] = a;
+                    km[nk++] = it.mnss;
+                }
                 pr->items[pr->n_items + (size_t)nt] = it;
                 pr->apply[pr->n_items + (size_t)nt] = sh->apply[k];
                 nt++;

