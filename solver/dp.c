@@ -436,37 +436,33 @@ static void apply_search(ApplySearch *as, long a, double ta, long b, double tb)
 }
 
 /* The optimum for one memory-rule stage count (and exact count), over
- * apply limits (vals, n_vals: apsolve_dp_apply_limits) when the objective is FULL. */
+ * apply limits (vals, n_vals: apsolve_dp_apply_limits) when the objective
+ * is FULL; its options in sh->prep. */
 static int solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt,
-                       const ApsolveDpShared *sh, DpFamily *fam, const double *vals,
+                       ApsolveDpShared *sh, DpFamily *fam, const double *vals,
                        size_t n_vals, int mem_n, int exact_n, int dense, ApsolvePlan **out,
                        long *evals, long *cands)
 {
     ApplySearch as;
-    DpPrep prep;
+    DpPrep *prep = &sh->prep; /* its buffers kept in sh for the next n */
     double top;
     int rc;
 
-    if ((rc = apsolve_dp_prep_build(&prep, sh, fam, p, opt, mem_n)) != APSOLVE_OK)
+    if ((rc = apsolve_dp_prep_build(prep, sh, fam, p, opt, mem_n)) != APSOLVE_OK)
         return rc;
-    if (opt->objective != APSOLVE_OBJECTIVE_FULL || opt->inference) {
-        rc = solve_core(p, opt, &prep, INFINITY, mem_n, exact_n, dense, out, evals, cands);
-        apsolve_dp_prep_free(&prep);
-        return rc;
-    }
+    if (opt->objective != APSOLVE_OBJECTIVE_FULL || opt->inference)
+        return solve_core(p, opt, prep, INFINITY, mem_n, exact_n, dense, out, evals, cands);
     memset(&as, 0, sizeof as);
     as.p = p;
     as.opt = opt;
-    as.prep = &prep;
+    as.prep = prep;
     as.mem_n = mem_n;
     as.exact_n = exact_n;
     as.dense = dense;
     as.vals = vals;
     as.n_vals = n_vals;
-    if (as.n_vals == 0) {
-        apsolve_dp_prep_free(&prep);
+    if (as.n_vals == 0)
         return APSOLVE_EINFEASIBLE;
-    }
     top = apply_eval(&as, as.n_vals - 1);
     if (!as.err && !isinf(top))
         apply_search(&as, -1, INFINITY, (long)as.n_vals - 1, top);
@@ -478,7 +474,6 @@ static int solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt,
         *out = as.best;
     else
         apsolve_plan_free(&as.best);
-    apsolve_dp_prep_free(&prep);
     return rc;
 }
 

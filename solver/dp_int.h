@@ -89,6 +89,7 @@ struct ApsolveDpShared {
     size_t n_opts, n_items;
     double *limits;                   /* apply limits, ascending, last +inf */
     size_t n_limits;
+    DpPrep prep;                      /* the one prep of the search now (its buffers) */
 };
 
 /* The in-flight counts of one schedule over the stage counts a search
@@ -115,7 +116,8 @@ int apsolve_dp_family_init(DpFamily *f, const ApsolveDpShared *sh, const Apsolve
                            const ApsolveOptions *opt, const int *ns, int count);
 void apsolve_dp_family_free(DpFamily *f);
 /* The options under opt with the memory rule of mem_n stages, from sh
- * (fam: NULL or a family whose counts include mem_n's). */
+ * (fam: NULL or a family whose counts include mem_n's) into pr: zeroed,
+ * or built before from the same sh (its buffers reused). */
 int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
                           const ApsolveProblem *p, const ApsolveOptions *opt, int mem_n);
 void apsolve_dp_prep_free(DpPrep *pr);

@@ -60,6 +60,7 @@ ApsolveDpShared *apsolve_dp_shared_new(void)
 
 static void shared_clear(ApsolveDpShared *sh)
 {
+    apsolve_dp_prep_free(&sh->prep);
     free(sh->opts);
     free(sh->opt_off);
     free(sh->items);
@@ -373,15 +374,20 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
     /* the FULL objective's search over apply limits (dp.c, solve_apply);
      * otherwise every item is within the one limit, +inf */
     int limited = opt->objective == APSOLVE_OBJECTIVE_FULL && !opt->inference;
-    memset(pr, 0, sizeof *pr);
-    pr->opts = malloc((sh->n_opts ? sh->n_opts : 1) * sizeof *pr->opts);
-    pr->opt_off = malloc((size_t)(L + 1) * sizeof *pr->opt_off);
-    pr->items = malloc((sh->n_items ? sh->n_items : 1) * sizeof *pr->items);
-    pr->apply = malloc((sh->n_items ? sh->n_items : 1) * sizeof *pr->apply);
-    if (!pr->opts || !pr->opt_off || !pr->items || !pr->apply) {
-        apsolve_dp_prep_free(pr);
-        return APSOLVE_ENOMEM;
+    /* the buffers, as large as sh's, are made once and reused: a search
+     * builds one prep per (n, v), and fresh buffers of a full-space table
+     * (15 MB) cost their page faults each time */
+    if (!pr->opts) {
+        pr->opts = malloc((sh->n_opts ? sh->n_opts : 1) * sizeof *pr->opts);
+        pr->opt_off = malloc((size_t)(L + 1) * sizeof *pr->opt_off);
+        pr->items = malloc((sh->n_items ? sh->n_items : 1) * sizeof *pr->items);
+        pr->apply = malloc((sh->n_items ? sh->n_items : 1) * sizeof *pr->apply);
+        if (!pr->opts || !pr->opt_off || !pr->items || !pr->apply) {
+            apsolve_dp_prep_free(pr);
+            return APSOLVE_ENOMEM;
+        }
     }
+    pr->n_opts = pr->n_items = 0;
     for (int i = 0; i < L; i++) {
         pr->opt_off[i] = (int)pr->n_opts;
         for (int o = sh->opt_off[i]; o < sh->opt_off[i + 1]; o++) {

@@ -215,7 +215,7 @@ static void test_family_bounds(void)
         CU_ASSERT_FATAL(apsolve_dp_family_init(&fam, sh, p, &o, ns, count) == APSOLVE_OK);
         CU_ASSERT(fam.on || count == 0);
         for (int q = 0; q < count; q++) {
-            DpPrep a, b;
+            DpPrep a = {0}, b = {0};
             CU_ASSERT_FATAL(apsolve_dp_prep_build(&a, sh, &fam, p, &o, ns[q]) == APSOLVE_OK);
             CU_ASSERT_FATAL(apsolve_dp_prep_build(&b, sh, NULL, p, &o, ns[q]) == APSOLVE_OK);
             differ += !same_prep(&a, &b, p->num_layers);
@@ -264,7 +264,7 @@ static void test_dominated_items(void)
         ApsolveProblem *p = random_problem(&rng, t);
         ApsolveDpShared *sh = apsolve_dp_shared_new();
         ApsolveOptions o;
-        DpPrep pr;
+        DpPrep pr = {0};
         const double *vals;
         size_t n_vals, n = (size_t)p->num_layers * (size_t)p->num_layers *
                            (size_t)p->num_submeshes * (size_t)p->num_configs;
