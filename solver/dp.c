@@ -21,7 +21,6 @@
 
 #include "clock.h"
 #include "dp_int.h"
-#include "grow.h"
 #include "solver_int.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -30,122 +29,12 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int cmp_item(const void *a, const void *b)
-{
-    const DpItem *x = a, *y = b;
-    if (x->cost != y->cost)
-        return x->cost < y->cost ? -1 : 1;
-    return x->config - y->config;
-}
-
-/* The stage options of one search before its apply limit (docs/solver.md,
- * "Objectives"): everything dp_prepare reads but the limit is fixed for
- * the problem, the options and the memory rule's stage count, so the FULL
- * objective's search over apply limits builds it once (solve_apply) and
- * each threshold search only filters it. Per (i, j, submesh), in Alpa's
- * loop order (end descending, submesh ascending), every usable config with
- * its cost, stage count bound and apply cost, sorted by (cost, config). */
-typedef struct DpPrep {
-    DpOpt *opts;                      /* item_off, item_n into items */
-    int *opt_off;                     /* [L + 1] */
-    DpItem *items;                    /* .opt unused */
-    double *apply;                    /* per item, apply_cost of its entry */
-    size_t n_opts, n_items;
-} DpPrep;
-
-static void prep_free(DpPrep *pr)
-{
-    free(pr->opts);
-    free(pr->opt_off);
-    free(pr->items);
-    free(pr->apply);
-    memset(pr, 0, sizeof *pr);
-}
-
-/* Builds pr for problem p under opt with the memory rule of mem_n stages. */
-static int prep_build(DpPrep *pr, const ApsolveProblem *p, const ApsolveOptions *opt, int mem_n)
-{
-    int L = p->num_layers, S = p->num_submeshes, C = p->num_configs, D = p->num_devices;
-    size_t max_opts = (size_t)L * (size_t)(L + 1) / 2 * (size_t)S, cap_items = max_opts * 2;
-    int i, j, s, c;
-    DpItem *tmp = NULL;
-
-    memset(pr, 0, sizeof *pr);
-    pr->opts = malloc((max_opts ? max_opts : 1) * sizeof *pr->opts);
-    pr->opt_off = malloc((size_t)(L + 1) * sizeof *pr->opt_off);
-    pr->items = malloc(cap_items * sizeof *pr->items);
-    pr->apply = malloc(cap_items * sizeof *pr->apply);
-    tmp = malloc((size_t)(C ? C : 1) * sizeof *tmp);
-    if (!pr->opts || !pr->opt_off || !pr->items || !pr->apply || !tmp)
-        goto fail;
-    for (i = 0; i < L; i++) {
-        pr->opt_off[i] = (int)pr->n_opts;
-        for (j = L - 1; j >= i; j--) {
-            /* interleaved: a stage splits into v chunks of whole layers */
-            if (!apsolve_chunks_whole(opt, i, j))
-                continue;
-            for (s = 0; s < S; s++) {
-                int dev = p->submeshes[s].hosts * p->submeshes[s].gpus;
-                int nt = 0;
-                if (p->submeshes[s].hosts < 1 || p->submeshes[s].gpus < 1 || dev > D)
-                    continue;
-                for (c = 0; c < C; c++) {
-                    size_t idx = apsolve_index(p, i, j, s, c);
-                    double cost;
-                    int m;
-                    if (!apsolve_config_allowed(p, opt, s, c))
-                        continue;
-                    cost = apsolve_entry_cost(p, idx);
-                    if (isinf(cost))
-                        continue;
-                    m = opt->ignore_memory || opt->inference
-                            ? APSOLVE_UNBOUNDED : apsolve_entry_mnss(p, opt, idx, mem_n);
-                    if (m < 0)
-                        continue;
-                    tmp[nt].cost = cost;
-                    tmp[nt].mnss = m > L ? L : m;
-                    tmp[nt].config = c;
-                    tmp[nt].opt = (int)idx; /* its entry, for the apply cost below */
-                    nt++;
-                }
-                if (!nt)
-                    continue;
-                qsort(tmp, (size_t)nt, sizeof *tmp, cmp_item);
-                if (pr->n_items + (size_t)nt > cap_items) {
-                    size_t cap = cap_items;
-                    if (UTIL_GROW(pr->items, cap, pr->n_items + (size_t)nt) < 0 ||
-                        UTIL_GROW(pr->apply, cap_items, pr->n_items + (size_t)nt) < 0)
-                        goto fail;
-                }
-                for (int k = 0; k < nt; k++) {
-                    pr->items[pr->n_items + (size_t)k] = tmp[k];
-                    pr->apply[pr->n_items + (size_t)k] = p->apply_cost[tmp[k].opt];
-                }
-                pr->opts[pr->n_opts].end = j;
-                pr->opts[pr->n_opts].submesh = s;
-                pr->opts[pr->n_opts].dev = dev;
-                pr->opts[pr->n_opts].item_off = (int)pr->n_items;
-                pr->opts[pr->n_opts].item_n = nt;
-                pr->n_items += (size_t)nt;
-                pr->n_opts++;
-            }
-        }
-    }
-    pr->opt_off[L] = (int)pr->n_opts;
-    free(tmp);
-    return APSOLVE_OK;
-fail:
-    free(tmp);
-    prep_free(pr);
-    return APSOLVE_ENOMEM;
-}
-
 /* Builds the stage options (end descending, submesh ascending, as Alpa's
  * loops visit them) with their undominated configs among those within the
  * apply limit, and the candidates, from pr. */
 static int dp_prepare(Dp *dp, const DpPrep *pr)
 {
-    int L = dp->L;
+    int L = dp->L, signed_zero = 0;
     size_t n_opts = 0, n_items = 0;
 
     dp->opts = malloc((pr->n_opts ? pr->n_opts : 1) * sizeof *dp->opts);
@@ -185,9 +74,14 @@ static int dp_prepare(Dp *dp, const DpPrep *pr)
     dp->cands = malloc((n_items ? n_items : 1) * sizeof *dp->cands);
     if (!dp->cands)
         return APSOLVE_ENOMEM;
-    for (size_t k = 0; k < n_items; k++)
+    for (size_t k = 0; k < n_items; k++) {
         dp->cands[k] = dp->items[k].cost;
-    qsort(dp->cands, n_items, sizeof *dp->cands, cmp_double);
+        signed_zero |= signbit(dp->cands[k]) != 0;
+    }
+    /* the costs are finite and not negative (apsolve_entry_cost); a -0,
+     * which the radix sort would put last, takes qsort */
+    if (signed_zero || apsolve_dp_sort_nonneg(dp->cands, n_items) < 0)
+        qsort(dp->cands, n_items, sizeof *dp->cands, cmp_double);
     dp->n_cands = 0;
     for (size_t k = 0; k < n_items; k++)
         if (dp->n_cands == 0 || dp->cands[k] != dp->cands[dp->n_cands - 1])
@@ -541,117 +435,34 @@ static void apply_search(ApplySearch *as, long a, double ta, long b, double tb)
     apply_search(as, mid, tm, b, tb);
 }
 
-/* Sorts n doubles, each >= +0 or +inf (no NaN, no negative, no -0), in
- * place, ascending: their bit patterns order as the values do, so an LSD
- * radix sort on them (8-bit digits, a pass skipped where every key shares
- * its digit) gives what qsort with cmp_double gives, in O(n) rather than
- * the O(n log n) indirect compares that made it the search's top cost on
- * a full-space database. -1 when out of memory (v unchanged). */
-static int sort_nonneg(double *v, size_t n)
-{
-    uint64_t *a, *b, *t;
-    size_t cnt[256];
-    if (n < 2)
-        return 0;
-    a = malloc(n * sizeof *a);
-    b = malloc(n * sizeof *b);
-    if (!a || !b) {
-        free(a);
-        free(b);
-        return -1;
-    }
-    memcpy(a, v, n * sizeof *a);
-    for (unsigned sh = 0; sh < 64; sh += 8) {
-        size_t pos = 0;
-        memset(cnt, 0, sizeof cnt);
-        for (size_t k = 0; k < n; k++)
-            cnt[(a[k] >> sh) & 0xff]++;
-        if (cnt[(a[0] >> sh) & 0xff] == n)
-            continue;
-        for (int d = 0; d < 256; d++) {
-            size_t c = cnt[d];
-            cnt[d] = pos;
-            pos += c;
-        }
-        for (size_t k = 0; k < n; k++)
-            b[cnt[(a[k] >> sh) & 0xff]++] = a[k];
-        t = a;
-        a = b;
-        b = t;
-    }
-    memcpy(v, a, n * sizeof *v);
-    free(a);
-    free(b);
-    return 0;
-}
-
-/* The apply limits of the FULL objective's search: the distinct apply
- * costs (negative or unknown counted as 0) of the usable entries, ascending,
- * the last replaced by +inf; in *vals (malloc'd), their count in *n_vals
- * (0: no usable entry). They depend on the problem and the configs opt
- * allows only, so solve_all builds them once for all its stage counts. */
-static int apply_limits(const ApsolveProblem *p, const ApsolveOptions *opt, double **vals,
-                        size_t *n_vals)
-{
-    size_t n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-               (size_t)p->num_configs, k, nv = 0, m = 0;
-    double *v = malloc((n ? n : 1) * sizeof *v);
-    *vals = NULL;
-    *n_vals = 0;
-    if (!v)
-        return APSOLVE_ENOMEM;
-    for (k = 0; k < n; k++) {
-        int s = (int)(k / (size_t)p->num_configs % (size_t)p->num_submeshes);
-        int c = (int)(k % (size_t)p->num_configs);
-        if (!isinf(apsolve_entry_cost(p, k)) && apsolve_config_allowed(p, opt, s, c))
-            v[nv++] = p->apply_cost[k] > 0 ? p->apply_cost[k] : 0;
-    }
-    if (sort_nonneg(v, nv) < 0) {
-        free(v);
-        return APSOLVE_ENOMEM;
-    }
-    for (k = 0; k < nv; k++)
-        if (m == 0 || v[k] != v[m - 1])
-            v[m++] = v[k];
-    /* The last value admits every entry (negative, unknown, counts as 0). */
-    if (m)
-        v[m - 1] = INFINITY;
-    *vals = v;
-    *n_vals = m;
-    return APSOLVE_OK;
-}
-
 /* The optimum for one memory-rule stage count (and exact count), over
- * apply limits (vals, n_vals: apply_limits) when the objective is FULL. */
-static int solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt, const double *vals,
+ * apply limits (vals, n_vals: apsolve_dp_apply_limits) when the objective
+ * is FULL; its options in sh->prep. */
+static int solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt,
+                       ApsolveDpShared *sh, DpFamily *fam, const double *vals,
                        size_t n_vals, int mem_n, int exact_n, int dense, ApsolvePlan **out,
                        long *evals, long *cands)
 {
     ApplySearch as;
-    DpPrep prep;
+    DpPrep *prep = &sh->prep; /* its buffers kept in sh for the next n */
     double top;
     int rc;
 
-    if ((rc = prep_build(&prep, p, opt, mem_n)) != APSOLVE_OK)
+    if ((rc = apsolve_dp_prep_build(prep, sh, fam, p, opt, mem_n)) != APSOLVE_OK)
         return rc;
-    if (opt->objective != APSOLVE_OBJECTIVE_FULL || opt->inference) {
-        rc = solve_core(p, opt, &prep, INFINITY, mem_n, exact_n, dense, out, evals, cands);
-        prep_free(&prep);
-        return rc;
-    }
+    if (opt->objective != APSOLVE_OBJECTIVE_FULL || opt->inference)
+        return solve_core(p, opt, prep, INFINITY, mem_n, exact_n, dense, out, evals, cands);
     memset(&as, 0, sizeof as);
     as.p = p;
     as.opt = opt;
-    as.prep = &prep;
+    as.prep = prep;
     as.mem_n = mem_n;
     as.exact_n = exact_n;
     as.dense = dense;
     as.vals = vals;
     as.n_vals = n_vals;
-    if (as.n_vals == 0) {
-        prep_free(&prep);
+    if (as.n_vals == 0)
         return APSOLVE_EINFEASIBLE;
-    }
     top = apply_eval(&as, as.n_vals - 1);
     if (!as.err && !isinf(top))
         apply_search(&as, -1, INFINITY, (long)as.n_vals - 1, top);
@@ -663,28 +474,43 @@ static int solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt, const
         *out = as.best;
     else
         apsolve_plan_free(&as.best);
-    prep_free(&prep);
     return rc;
 }
 
-static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, int dense,
-                     ApsolvePlan **out)
+/* The stage counts a per-n search tries (solve_all): 1..nmax that the
+ * schedule allows; their number. */
+static int valid_counts(const ApsolveProblem *p, const ApsolveOptions *opt, int v, int *ns)
+{
+    int nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices, count = 0;
+    if (opt->max_stages > 0 && opt->max_stages < nmax)
+        nmax = opt->max_stages;
+    for (int n = 1; n <= nmax; n++)
+        if (apsolve_schedule_valid((ApsolveSchedule)opt->schedule, v, opt->micro_batches, n,
+                                   NULL, 0))
+            ns[count++] = n;
+    return count;
+}
+
+static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolveDpShared *sh,
+                     int dense, ApsolvePlan **out)
 {
     double t0 = costdb_monotonic_seconds();
     ApsolvePlan *best = NULL;
     long evals = 0, cands = 0;
     int rc = APSOLVE_EINFEASIBLE, v;
-    double *vals = NULL;
+    const double *vals = NULL;
     size_t n_vals = 0;
 
-    if (!p || !opt || !out || opt->micro_batches < 1 || p->num_layers < 1 ||
+    if (!p || !opt || !out || !sh || opt->micro_batches < 1 || p->num_layers < 1 ||
         p->num_layers > APSOLVE_MAX_LAYERS || p->num_devices < 1 ||
         p->num_devices > APSOLVE_MAX_DEVICES || opt->max_stages < 0 || !p->apply_cost ||
         opt->schedule < 0 || opt->schedule >= APSOLVE_SCHEDULE_COUNT)
         return APSOLVE_EINVAL;
     *out = NULL;
+    if ((rc = apsolve_dp_shared_ready(sh, p, opt)) != APSOLVE_OK)
+        return rc;
     if (opt->objective == APSOLVE_OBJECTIVE_FULL && !opt->inference &&
-        (rc = apply_limits(p, opt, &vals, &n_vals)) != APSOLVE_OK)
+        (rc = apsolve_dp_apply_limits(sh, p, opt, &vals, &n_vals)) != APSOLVE_OK)
         return rc;
     v = apsolve_virtual(opt);
     if ((v > 1 || opt->schedule == APSOLVE_SCHEDULE_ZB_H1 ||
@@ -695,22 +521,21 @@ static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, int den
          * stage, B >= n), and its saving, (n - 1) x the least fill, is
          * outside the DP's sum: each n's candidates are priced as plans
          * (docs/solver.md, "Schedules"); interleaved ZB and ZBV, whose
-         * in-flight counts depend on n too, the same way. */
-        int nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices;
-        if (opt->max_stages > 0 && opt->max_stages < nmax)
-            nmax = opt->max_stages;
-        for (int n = 1; n <= nmax; n++) {
+         * in-flight counts depend on n too, the same way. The memory
+         * bounds of every n come from one family (dp_prep.c). */
+        int ns[APSOLVE_MAX_LAYERS], count = valid_counts(p, opt, v, ns);
+        DpFamily fam;
+        if ((rc = apsolve_dp_family_init(&fam, sh, p, opt, ns, count)) != APSOLVE_OK)
+            return rc;
+        for (int q = 0; q < count; q++) {
             ApsolvePlan *pl = NULL;
-            int e;
-            if (!apsolve_schedule_valid((ApsolveSchedule)opt->schedule, v, opt->micro_batches, n,
-                                        NULL, 0))
-                continue;
-            e = solve_apply(p, opt, vals, n_vals, n, n, dense, &pl, &evals, &cands);
+            int e = solve_apply(p, opt, sh, &fam, vals, n_vals, ns[q], ns[q], dense, &pl,
+                                &evals, &cands);
             if (e == APSOLVE_EINFEASIBLE)
                 continue;
             if (e) {
                 apsolve_plan_free(&best);
-                free(vals);
+                apsolve_dp_family_free(&fam);
                 return e;
             }
             if (!best || pl->total_cost < best->total_cost ||
@@ -721,11 +546,12 @@ static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, int den
                 apsolve_plan_free(&pl);
             }
         }
+        apsolve_dp_family_free(&fam);
         rc = best ? APSOLVE_OK : APSOLVE_EINFEASIBLE;
     } else {
-        rc = solve_apply(p, opt, vals, n_vals, p->num_layers, 0, dense, &best, &evals, &cands);
+        rc = solve_apply(p, opt, sh, NULL, vals, n_vals, p->num_layers, 0, dense, &best, &evals,
+                         &cands);
     }
-    free(vals);
     if (rc)
         return rc;
     best->dp_evaluations = evals;
@@ -735,12 +561,28 @@ static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, int den
     return APSOLVE_OK;
 }
 
+/* A search with a table of its own (solve_all). */
+static int solve_alone(const ApsolveProblem *p, const ApsolveOptions *opt, int dense,
+                       ApsolvePlan **out)
+{
+    ApsolveDpShared *sh = apsolve_dp_shared_new();
+    int rc = sh ? solve_all(p, opt, sh, dense, out) : APSOLVE_ENOMEM;
+    apsolve_dp_shared_free(sh);
+    return rc;
+}
+
 int apsolve_solve(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan **out)
 {
-    return solve_all(p, opt, 0, out);
+    return solve_alone(p, opt, 0, out);
+}
+
+int apsolve_solve_shared(const ApsolveProblem *p, const ApsolveOptions *opt,
+                         ApsolveDpShared *sh, ApsolvePlan **out)
+{
+    return sh ? solve_all(p, opt, sh, 0, out) : solve_alone(p, opt, 0, out);
 }
 
 int apsolve_solve_dense(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan **out)
 {
-    return solve_all(p, opt, 1, out);
+    return solve_alone(p, opt, 1, out);
 }

@@ -60,6 +60,72 @@ typedef struct Dp {
     double plan_obj, plan_max;
 } Dp;
 
+/* The stage options of one search before its apply limit (docs/solver.md,
+ * "Objectives"): everything dp_prepare reads but the limit is fixed for
+ * the problem, the options and the memory rule's stage count, so the FULL
+ * objective's search over apply limits builds it once (solve_apply) and
+ * each threshold search only filters it. Per (i, j, submesh), in Alpa's
+ * loop order (end descending, submesh ascending), every usable config with
+ * its cost, stage count bound and apply cost, sorted by (cost, config). */
+typedef struct DpPrep {
+    DpOpt *opts;                      /* item_off, item_n into items */
+    int *opt_off;                     /* [L + 1] */
+    DpItem *items;                    /* .opt: its entry's index */
+    double *apply;                    /* per item, apply_cost of its entry */
+    size_t n_opts, n_items;
+} DpPrep;
+
+/* What no schedule, chunk count or stage count changes (dp_prep.c): the
+ * usable configs of every (i, j, submesh), sorted, and the apply limits. */
+typedef struct ApsolveDpShared ApsolveDpShared; /* solver_int.h's, C11 allows both */
+struct ApsolveDpShared {
+    const ApsolveProblem *p;          /* built for this problem */
+    int full;                         /* and an objective FULL (1) or not */
+    int built, limits_built;
+    DpOpt *opts;                      /* as DpPrep's, every (i, j, submesh) */
+    int *opt_off;
+    DpItem *items;                    /* .mnss unused, .opt its entry */
+    double *apply;
+    size_t n_opts, n_items;
+    double *limits;                   /* apply limits, ascending, last +inf */
+    size_t n_limits;
+    DpPrep prep;                      /* the one prep of the search now (its buffers) */
+};
+
+/* The in-flight counts of one schedule over the stage counts a search
+ * tries, and per shared item how many of them (ascending) it fits
+ * (dp_prep.c). on 0: every entry takes apsolve_entry_mnss. */
+typedef struct DpFamily {
+    int on, nmax, nf;
+    double *fv;                       /* distinct counts, ascending */
+    int *rank;                        /* [(nmax + 1) nmax]: rank of count (n, k) */
+    int *bound;                       /* [(nmax + 1) (nf + 1)]: the bound at n of an
+                                       * entry fitting u counts; INT_MIN: n not tried */
+    int *fit;                         /* per shared item; -1 not yet known */
+} DpFamily;
+
+/* Makes sh hold p's table under opt's objective (kept when it already
+ * does). APSOLVE_OK or APSOLVE_ENOMEM. */
+int apsolve_dp_shared_ready(ApsolveDpShared *sh, const ApsolveProblem *p,
+                            const ApsolveOptions *opt);
+/* The FULL objective's apply limits of sh's problem (kept in sh). */
+int apsolve_dp_apply_limits(ApsolveDpShared *sh, const ApsolveProblem *p,
+                            const ApsolveOptions *opt, const double **vals, size_t *n_vals);
+/* The family of opt's schedule over the stage counts ns[0..count). */
+int apsolve_dp_family_init(DpFamily *f, const ApsolveDpShared *sh, const ApsolveProblem *p,
+                           const ApsolveOptions *opt, const int *ns, int count);
+void apsolve_dp_family_free(DpFamily *f);
+/* The options under opt with the memory rule of mem_n stages, from sh
+ * (fam: NULL or a family whose counts include mem_n's) into pr: zeroed,
+ * or built before from the same sh (its buffers reused). */
+int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
+                          const ApsolveProblem *p, const ApsolveOptions *opt, int mem_n);
+void apsolve_dp_prep_free(DpPrep *pr);
+/* Sorts n doubles, each >= +0 or +inf (no NaN, no negative, no -0), in
+ * place, ascending: their bit patterns order as the values do, so the
+ * result is qsort's with a < compare. -1 when out of memory (v unchanged). */
+int apsolve_dp_sort_nonneg(double *v, size_t n);
+
 /* Fills the live states of dp (its options made): live, live_off,
  * livebits, nz, nz_cnt, stamp. APSOLVE_OK or APSOLVE_ENOMEM. */
 int apsolve_dp_live(Dp *dp);

@@ -110,6 +110,11 @@ static int fits(const ApsolveOptions *opt, const ApsolveMemory *m, int64_t avail
                                      m->intermediate, f) <= search_avail(opt, avail);
 }
 
+int apsolve_entry_fits(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx, double f)
+{
+    return fits(opt, &p->memory[idx], p->memory[idx].avail, f);
+}
+
 int apsolve_entry_mnss(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx, int n)
 {
     const ApsolveMemory *m;

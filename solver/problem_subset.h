@@ -4,9 +4,9 @@
  * the public API): the auto search's context- and expert-parallel steps
  * solve problems in which every other pair's entries are +inf (a cp plan
  * runs each stage with cp, a plan of one layout runs one submesh and
- * logical mesh). The DP (dp.c, prep_build) makes its stage options of the
- * finite entries only, in the order (end descending, submesh ascending,
- * then cost and config), so a copy that leaves those pairs out, keeping the
+ * logical mesh). The DP (dp_prep.c, shared_build) makes its stage options
+ * of the finite entries only, in the order (end descending, submesh
+ * ascending, then cost and config), so a copy that leaves those pairs out, keeping the
  * others' order, has the same options under other indices and the DP the
  * same plan, thresholds and counts (docs/solver.md, "Context parallelism
  * in the auto search"). It copies only the pairs kept, instead of the whole

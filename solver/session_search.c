@@ -17,6 +17,7 @@
 #include "schedule.h"
 #include "session.h"
 #include "session_int.h"
+#include "solver_int.h"
 
 void apsolve_cand_free(ApsolveCand *c)
 {
@@ -96,52 +97,6 @@ static double chunk_bound(const ApsolveProblem *p, int v)
     return first > last ? first : last;
 }
 
-/* The least GPU-seconds of a stage of layers i..j, w[i L + j]: its
- * cost times its submesh's devices, the least over submeshes and configs.
- * NULL when out of memory (then no v is skipped by work). */
-static double *stage_work(const ApsolveProblem *p)
-{
-    int L = p->num_layers;
-    double *w = malloc((size_t)L * (size_t)L * sizeof *w);
-    for (int i = 0; w && i < L; i++)
-        for (int j = i; j < L; j++) {
-            double m = INFINITY;
-            for (int s = 0; s < p->num_submeshes; s++) {
-                double d = (double)p->submeshes[s].hosts * p->submeshes[s].gpus;
-                for (int k = 0; k < p->num_configs; k++) {
-                    double c = p->cost[apsolve_index(p, i, j, s, k)] * d;
-                    m = c < m ? c : m;
-                }
-            }
-            w[(size_t)i * L + j] = m;
-        }
-    return w;
-}
-
-/* The least work of covering the layers by stages of whole chunks of v
- * layers (each stage a multiple of v): every such plan's stages together
- * work at least this many GPU-seconds per micro-batch, on the problem's D
- * devices, so its largest stage costs at least this / D, and its time is
- * at least B times that (chunk_bound's argument). +inf when the layers do
- * not split so. */
-static double chunk_work(const ApsolveProblem *p, const double *w, int v)
-{
-    int L = p->num_layers;
-    double *f = malloc(((size_t)L + 1) * sizeof *f), r;
-    if (!f)
-        return 0;
-    f[L] = 0; /* f[i]: the least work of covering i..L-1 */
-    for (int i = L - 1; i >= 0; i--) {
-        f[i] = INFINITY;
-        for (int j = i + v - 1; j < L; j += v)
-            if (w[(size_t)i * L + j] + f[j + 1] < f[i])
-                f[i] = w[(size_t)i * L + j] + f[j + 1];
-    }
-    r = f[0];
-    free(f);
-    return r;
-}
-
 /* One chunked schedule of the auto search (docs/solver.md, "Schedules"):
  * for v = vmin .. vmax model chunks per device (each stage's layers split
  * into whole chunks: io.whole_chunks, so v up to the layers; Megatron-LM
@@ -152,14 +107,22 @@ static double chunk_work(const ApsolveProblem *p, const double *w, int v)
  * the stage-boundary transfers) is lower and, with verdict, a framework
  * runs it as priced. The v are tried in order and stop, exactly, once B x
  * chunk_bound(v) reaches the best full estimate (no plan of v or more
- * chunks can beat it); a v whose B x chunk_work / D reaches it (the
- * layers do not split into its chunks at all, or every split works too
- * much) is skipped. 0, or an apsolve error other than infeasibility. */
+ * chunks can beat it); a v whose floor (apsolve_chunk_floor: at each stage
+ * count n its schedule allows, B x the least largest stage cost of a cut
+ * into n stages of whole chunks, or of its least work over the D devices)
+ * reaches it at every n is skipped before its options are made: none of
+ * its plans could beat the best (solver/chunk_floor.c has the proof), and
+ * a v that runs runs whole, so the plan and counts kept are the same.
+ * 0, or an apsolve error other than infeasibility. */
 static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, int vmin,
-                      int vmax, int verdict)
+                      int vmax, int verdict, ApsolveDpShared *sh)
 {
     double best = apsolve_full_price(db, c->sweep, *pl), B = c->opt.micro_batches;
-    double *w = stage_work(c->p);
+    int nmax = c->p->num_layers < c->p->num_devices ? c->p->num_layers : c->p->num_devices;
+    ApsolveStageFloor fl;
+    int have_floor = apsolve_stage_floor_init(&fl, c->p) == APSOLVE_OK;
+    if (c->opt.max_stages > 0 && c->opt.max_stages < nmax)
+        nmax = c->opt.max_stages;
     for (int v = vmin; v <= vmax && v <= c->p->num_layers; v++) {
         ApsolveOptions io = c->opt;
         ApsolvePlan *il = NULL;
@@ -168,16 +131,19 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
         int e;
         if (B * chunk_bound(c->p, v) >= best)
             break;
-        if (w && B * chunk_work(c->p, w, v) / c->p->num_devices >= best)
+        if (have_floor &&
+            apsolve_chunk_skip(apsolve_chunk_floor(&fl, kind, v, c->opt.micro_batches, nmax),
+                               c->opt.micro_batches, best))
             continue;
         io.schedule = kind;
         io.virtual_stages = v;
         io.whole_chunks = 1;
-        e = apsolve_solve(c->p, &io, &il);
+        e = apsolve_solve_shared(c->p, &io, sh, &il);
         if (e == APSOLVE_EINFEASIBLE)
             continue;
         if (e) {
-            free(w);
+            if (have_floor)
+                apsolve_stage_floor_free(&fl);
             return e;
         }
         if (il->feasible && (!verdict || il->n_stages > 1) &&
@@ -192,7 +158,8 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
             apsolve_plan_free(&il);
         }
     }
-    free(w);
+    if (have_floor)
+        apsolve_stage_floor_free(&fl);
     return 0;
 }
 
@@ -201,11 +168,11 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
  * best interleaved plan with v = 2 .. L model chunks per device
  * (Megatron-LM's virtual pipeline; the DP keeps only stage counts that
  * divide B and stages of whole chunks), by try_chunks. */
-static int try_interleaved(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
+static int try_interleaved(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, ApsolveDpShared *sh)
 {
     if (c->opt.inference || c->opt.micro_batches < 2 || c->p->num_devices < 2)
         return 0;
-    return try_chunks(db, c, pl, APSOLVE_SCHEDULE_INTERLEAVED, 2, c->p->num_layers, 0);
+    return try_chunks(db, c, pl, APSOLVE_SCHEDULE_INTERLEAVED, 2, c->p->num_layers, 0, sh);
 }
 
 int apsolve_zero_bubble_known(const ApsolveCand *c)
@@ -225,13 +192,13 @@ int apsolve_zero_bubble_known(const ApsolveCand *c)
  * weight-gradient seconds (schema 12), nor for ZB-H1, which no framework
  * runs on one chunk per device. 0, or an apsolve error other than
  * infeasibility. */
-static int try_zero_bubble(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
+static int try_zero_bubble(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, ApsolveDpShared *sh)
 {
     int e;
     if (!apsolve_zero_bubble_known(c))
         return 0;
-    e = try_chunks(db, c, pl, APSOLVE_SCHEDULE_INTERLEAVED_ZB, 2, c->p->num_layers, 1);
-    return e ? e : try_chunks(db, c, pl, APSOLVE_SCHEDULE_ZBV, 2, 2, 1);
+    e = try_chunks(db, c, pl, APSOLVE_SCHEDULE_INTERLEAVED_ZB, 2, c->p->num_layers, 1, sh);
+    return e ? e : try_chunks(db, c, pl, APSOLVE_SCHEDULE_ZBV, 2, 2, 1, sh);
 }
 
 /* Decides the best plan at micro-batch size m (the family's sweep k, own:
@@ -259,10 +226,15 @@ static int search_size(ApsolveRun *r, size_t k, int64_t m, int own, int64_t aske
     /* the search keeps the memory headroom; where no plan leaves it, the
      * best plan within the raw capacity is searched (and warned about) */
     e = apsolve_solve_keep_headroom(c.p, &c.opt, &pl);
-    if (e == 0 && !a->schedule_set)
-        e = try_interleaved(r->db, &c, &pl);
-    if (e == 0 && !a->schedule_set)
-        e = try_zero_bubble(r->db, &c, &pl);
+    if (e == 0 && !a->schedule_set) {
+        /* one table of stage options for every chunked search of c.p (its
+         * problem and objective stay) */
+        ApsolveDpShared *sh = apsolve_dp_shared_new();
+        e = try_interleaved(r->db, &c, &pl, sh);
+        if (e == 0)
+            e = try_zero_bubble(r->db, &c, &pl, sh);
+        apsolve_dp_shared_free(sh);
+    }
     if (e && e != APSOLVE_EINFEASIBLE) {
         apsolve_fail(a, APSOLVE_ERROR_FAILED, "solving sweep %lld (micro-batch size %lld): %s",
                      (long long)c.sweep, (long long)m, apsolve_strerror(e));

@@ -25,6 +25,37 @@ int apsolve_stage_inputs(struct Costdb *db, int64_t sweep, int start, int end, i
  * before the live states of dp.c): the same plans, slower; the tests'
  * reference for the pruning. */
 int apsolve_solve_dense(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan **out);
+/* The stage options of one problem that no schedule, chunk count or
+ * stage count changes (solver/dp_prep.c): built by the first search given
+ * it, reused by the next ones on the same problem and objective class.
+ * try_chunks (session_search.c) shares one across its chunk counts. */
+typedef struct ApsolveDpShared ApsolveDpShared;
+ApsolveDpShared *apsolve_dp_shared_new(void);
+void apsolve_dp_shared_free(ApsolveDpShared *sh);
+/* apsolve_solve reading and filling sh (NULL: a table of its own); the
+ * same plan, counts and errors. The problem must not change while sh
+ * holds its table. */
+int apsolve_solve_shared(const ApsolveProblem *p, const ApsolveOptions *opt,
+                         ApsolveDpShared *sh, ApsolvePlan **out);
+/* The cheapest cost and work (cost x devices) of each stage i..j over its
+ * submeshes and configs, and scratch (solver/chunk_floor.c). */
+typedef struct ApsolveStageFloor {
+    int L, D;
+    double *cost, *work;              /* [i L + j] */
+    double *g;                        /* scratch, 2 (L + 1) */
+} ApsolveStageFloor;
+int apsolve_stage_floor_init(ApsolveStageFloor *f, const ApsolveProblem *p);
+void apsolve_stage_floor_free(ApsolveStageFloor *f);
+/* A floor of the largest stage cost of every plan the search under the
+ * chunked schedule kind with v chunks per device (stages of whole chunks)
+ * can return, over its stage counts n <= nmax that kind allows with B
+ * micro-batches: B x it bounds each such plan's objective and full
+ * estimate from below (chunk_floor.c has the proof). +inf: no plan. */
+double apsolve_chunk_floor(const ApsolveStageFloor *f, int kind, int v, int B, int nmax);
+/* Whether B x floor reaches best with a margin of 1e-9 of it (a plan's
+ * time is summed in a different order than B x its largest stage, so it
+ * may round a few ulps below): then no plan of that v can beat best. */
+int apsolve_chunk_skip(double floor, int B, double best);
 /* Sanitised cost of an entry: NaN, negative and padding configs -> +inf. */
 double apsolve_entry_cost(const ApsolveProblem *p, size_t idx);
 /* The config (s, c) may be used under opt: valid, and plain unless the
@@ -35,6 +66,11 @@ int apsolve_config_allowed(const ApsolveProblem *p, const ApsolveOptions *opt, i
  * memory figures; GPipe keeps B micro-batches in flight everywhere;
  * interleaved the in-flight count of schedule.h for n stages. */
 int apsolve_entry_mnss(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx, int n);
+/* Entry idx (of a problem with memory figures) fits with f micro-batches
+ * in flight under opt: the one test apsolve_entry_mnss makes per count.
+ * Non-increasing in f when the entry's intermediate is >= 0 (the need is
+ * then non-decreasing in f), which dp_prep.c's per-entry threshold uses. */
+int apsolve_entry_fits(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx, double f);
 /* Micro-batches of activations stage k (of n) keeps under opt's schedule;
  * 1F1B: Alpa's n - k. */
 double apsolve_in_flight(const ApsolveOptions *opt, int n, int k);

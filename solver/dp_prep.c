@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The stage options the exact search reads (solver/dp.c, docs/solver.md;
+ * docs/performance.md, "apsolve at scale: options shared across stage and
+ * chunk counts"), built in two parts:
+ *
+ * - the shared table (ApsolveDpShared): per (i, j, submesh), in Alpa's loop
+ *   order (end descending, submesh ascending), every usable config (allowed
+ *   by the objective, finite cost) sorted by (cost, config), with its apply
+ *   cost, and the FULL objective's apply limits. None of it depends on the
+ *   schedule, the chunk count v or the stage count n, so one search builds
+ *   it once and a chunked schedule's search over v (session_search.c,
+ *   try_chunks) shares it across its calls;
+ * - a DpPrep per memory-rule stage count: the table's options whose layers
+ *   split into whole chunks, each config with its stage count bound
+ *   (apsolve_entry_mnss) and those that never fit dropped. A filtered
+ *   subsequence of a list sorted by (cost, config), a total order (one
+ *   config per item), is what sorting the filtered set gives, so the
+ *   options are the ones the search sorted per n before.
+ *
+ * The bound per (entry, n) of the interleaved and zero-bubble schedules is
+ * a bisection over in-flight counts (evaluate.c); a DpFamily makes it once
+ * per entry and schedule instead: the in-flight counts of every stage count
+ * the search tries are few distinct values, an entry fits a prefix of them
+ * in ascending order (its need is non-decreasing in the count when its
+ * intermediate is >= 0), so one bisection over them per entry gives that
+ * prefix's length u, and each n's bisection is replayed on the ranks of its
+ * counts (rank < u: fits), once per (n, u) at the family's start: the
+ * same tests answered the same way, hence the same bound. An entry with a
+ * negative intermediate takes the bisection itself.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dp_int.h"
+#include "grow.h"
+#include "solver_int.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_item(const void *a, const void *b)
+{
+    const DpItem *x = a, *y = b;
+    if (x->cost != y->cost)
+        return x->cost < y->cost ? -1 : 1;
+    return x->config - y->config;
+}
+
+ApsolveDpShared *apsolve_dp_shared_new(void)
+{
+    return calloc(1, sizeof(ApsolveDpShared));
+}
+
+static void shared_clear(ApsolveDpShared *sh)
+{
+    apsolve_dp_prep_free(&sh->prep);
+    free(sh->opts);
+    free(sh->opt_off);
+    free(sh->items);
+    free(sh->apply);
+    free(sh->limits);
+    memset(sh, 0, sizeof *sh);
+}
+
+void apsolve_dp_shared_free(ApsolveDpShared *sh)
+{
+    if (!sh)
+        return;
+    shared_clear(sh);
+    free(sh);
+}
+
+/* Builds the table of sh for p under opt's objective. */
+static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const ApsolveOptions *opt)
+{
+    int L = p->num_layers, S = p->num_submeshes, C = p->num_configs, D = p->num_devices;
+    size_t max_opts = (size_t)L * (size_t)(L + 1) / 2 * (size_t)S, cap = 0, cap_apply = 0;
+    DpItem *tmp = malloc((size_t)(C ? C : 1) * sizeof *tmp);
+
+    sh->opts = malloc((max_opts ? max_opts : 1) * sizeof *sh->opts);
+    sh->opt_off = malloc((size_t)(L + 1) * sizeof *sh->opt_off);
+    if (!tmp || !sh->opts || !sh->opt_off)
+        goto fail;
+    for (int i = 0; i < L; i++) {
+        sh->opt_off[i] = (int)sh->n_opts;
+        for (int j = L - 1; j >= i; j--)
+            for (int s = 0; s < S; s++) {
+                int dev = p->submeshes[s].hosts * p->submeshes[s].gpus, nt = 0;
+                if (p->submeshes[s].hosts < 1 || p->submeshes[s].gpus < 1 || dev > D)
+                    continue;
+                for (int c = 0; c < C; c++) {
+                    size_t idx = apsolve_index(p, i, j, s, c);
+                    double cost;
+                    if (!apsolve_config_allowed(p, opt, s, c))
+                        continue;
+                    cost = apsolve_entry_cost(p, idx);
+                    if (isinf(cost))
+                        continue;
+                    tmp[nt].cost = cost;
+                    tmp[nt].mnss = 0;
+                    tmp[nt].config = c;
+                    tmp[nt].opt = (int)idx; /* its entry */
+                    nt++;
+                }
+                if (!nt)
+                    continue;
+                qsort(tmp, (size_t)nt, sizeof *tmp, cmp_item);
+                if (UTIL_GROW(sh->items, cap, sh->n_items + (size_t)nt) < 0 ||
+                    UTIL_GROW(sh->apply, cap_apply, sh->n_items + (size_t)nt) < 0)
+                    goto fail;
+                for (int k = 0; k < nt; k++) {
+                    sh->items[sh->n_items + (size_t)k] = tmp[k];
+                    sh->apply[sh->n_items + (size_t)k] = p->apply_cost[tmp[k].opt];
+                }
+                sh->opts[sh->n_opts] = (DpOpt){.end = j, .submesh = s, .dev = dev,
+                                               .item_off = (int)sh->n_items, .item_n = nt};
+                sh->n_items += (size_t)nt;
+                sh->n_opts++;
+            }
+    }
+    sh->opt_off[L] = (int)sh->n_opts;
+    free(tmp);
+    return APSOLVE_OK;
+fail:
+    free(tmp);
+    shared_clear(sh);
+    return APSOLVE_ENOMEM;
+}
+
+int apsolve_dp_shared_ready(ApsolveDpShared *sh, const ApsolveProblem *p,
+                            const ApsolveOptions *opt)
+{
+    int full = opt->objective == APSOLVE_OBJECTIVE_FULL;
+    if (sh->built && sh->p == p && sh->full == full)
+        return APSOLVE_OK;
+    shared_clear(sh);
+    if (shared_build(sh, p, opt) != APSOLVE_OK)
+        return APSOLVE_ENOMEM;
+    sh->p = p;
+    sh->full = full;
+    sh->built = 1;
+    return APSOLVE_OK;
+}
+
+/* dp_int.h: an LSD radix sort on the bit patterns (8-bit digits, a pass
+ * skipped where every key shares its digit), in O(n) rather than the
+ * O(n log n) indirect compares that made qsort the search's top cost on a
+ * full-space database. */
+int apsolve_dp_sort_nonneg(double *v, size_t n)
+{
+    uint64_t *a, *b, *t;
+    size_t cnt[256];
+    if (n < 2)
+        return 0;
+    a = malloc(n * sizeof *a);
+    b = malloc(n * sizeof *b);
+    if (!a || !b) {
+        free(a);
+        free(b);
+        return -1;
+    }
+    memcpy(a, v, n * sizeof *a);
+    for (unsigned sh = 0; sh < 64; sh += 8) {
+        size_t pos = 0;
+        memset(cnt, 0, sizeof cnt);
+        for (size_t k = 0; k < n; k++)
+            cnt[(a[k] >> sh) & 0xff]++;
+        if (cnt[(a[0] >> sh) & 0xff] == n)
+            continue;
+        for (int d = 0; d < 256; d++) {
+            size_t c = cnt[d];
+            cnt[d] = pos;
+            pos += c;
+        }
+        for (size_t k = 0; k < n; k++)
+            b[cnt[(a[k] >> sh) & 0xff]++] = a[k];
+        t = a;
+        a = b;
+        b = t;
+    }
+    memcpy(v, a, n * sizeof *v);
+    free(a);
+    free(b);
+    return 0;
+}
+
+/* The apply limits of the FULL objective's search: the distinct apply
+ * costs (negative or unknown counted as 0) of the usable entries, ascending,
+ * the last replaced by +inf (0 values: no usable entry). They depend on the
+ * problem and the configs the objective allows only, so sh keeps them for
+ * every stage count and chunk count. */
+int apsolve_dp_apply_limits(ApsolveDpShared *sh, const ApsolveProblem *p,
+                            const ApsolveOptions *opt, const double **vals, size_t *n_vals)
+{
+    size_t n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+               (size_t)p->num_configs, k, nv = 0, m = 0;
+    double *v;
+    if (sh->limits_built) {
+        *vals = sh->limits;
+        *n_vals = sh->n_limits;
+        return APSOLVE_OK;
+    }
+    v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return APSOLVE_ENOMEM;
+    for (k = 0; k < n; k++) {
+        int s = (int)(k / (size_t)p->num_configs % (size_t)p->num_submeshes);
+        int c = (int)(k % (size_t)p->num_configs);
+        if (!isinf(apsolve_entry_cost(p, k)) && apsolve_config_allowed(p, opt, s, c))
+            v[nv++] = p->apply_cost[k] > 0 ? p->apply_cost[k] : 0;
+    }
+    if (apsolve_dp_sort_nonneg(v, nv) < 0) {
+        free(v);
+        return APSOLVE_ENOMEM;
+    }
+    for (k = 0; k < nv; k++)
+        if (m == 0 || v[k] != v[m - 1])
+            v[m++] = v[k];
+    /* The last value admits every entry (negative, unknown, counts as 0). */
+    if (m)
+        v[m - 1] = INFINITY;
+    sh->limits = v;
+    sh->n_limits = m;
+    sh->limits_built = 1;
+    *vals = v;
+    *n_vals = m;
+    return APSOLVE_OK;
+}
+
+void apsolve_dp_family_free(DpFamily *f)
+{
+    free(f->fv);
+    free(f->rank);
+    free(f->bound);
+    free(f->fit);
+    memset(f, 0, sizeof *f);
+}
+
+int apsolve_dp_family_init(DpFamily *f, const ApsolveDpShared *sh, const ApsolveProblem *p,
+                           const ApsolveOptions *opt, const int *ns, int count)
+{
+    int nmax = 0, nf = 0;
+    memset(f, 0, sizeof *f);
+    /* the cases apsolve_entry_mnss answers by the bisection over counts */
+    if (!p->memory || opt->ignore_memory || opt->inference || count < 1 ||
+        opt->schedule == APSOLVE_SCHEDULE_1F1B || opt->schedule == APSOLVE_SCHEDULE_GPIPE)
+        return APSOLVE_OK;
+    for (int q = 0; q < count; q++)
+        nmax = ns[q] > nmax ? ns[q] : nmax;
+    f->nmax = nmax;
+    f->fv = malloc((size_t)nmax * (size_t)count * sizeof *f->fv);
+    f->rank = malloc(((size_t)nmax + 1) * (size_t)nmax * sizeof *f->rank);
+    f->fit = malloc((sh->n_items ? sh->n_items : 1) * sizeof *f->fit);
+    if (!f->fv || !f->rank || !f->fit) {
+        apsolve_dp_family_free(f);
+        return APSOLVE_ENOMEM;
+    }
+    for (int q = 0; q < count; q++)
+        for (int k = 0; k < ns[q]; k++) {
+            double x = apsolve_in_flight(opt, ns[q], k);
+            if (isnan(x)) { /* not a count: every entry takes the bisection */
+                apsolve_dp_family_free(f);
+                return APSOLVE_OK;
+            }
+            f->fv[nf++] = x;
+        }
+    qsort(f->fv, (size_t)nf, sizeof *f->fv, cmp_double);
+    f->nf = 0;
+    for (int k = 0; k < nf; k++)
+        if (f->nf == 0 || f->fv[k] != f->fv[f->nf - 1])
+            f->fv[f->nf++] = f->fv[k];
+    for (int q = 0; q < count; q++)
+        for (int k = 0; k < ns[q]; k++) {
+            double x = apsolve_in_flight(opt, ns[q], k);
+            const double *hit = bsearch(&x, f->fv, (size_t)f->nf, sizeof *f->fv, cmp_double);
+            f->rank[(size_t)ns[q] * (size_t)nmax + (size_t)k] = (int)(hit - f->fv);
+        }
+    /* each n's bisection, replayed once per prefix length u: the bound of
+     * every entry that fits u counts (apsolve_entry_mnss's bisection,
+     * "fits" read as rank < u) */
+    f->bound = malloc(((size_t)nmax + 1) * ((size_t)f->nf + 1) * sizeof *f->bound);
+    if (!f->bound) {
+        apsolve_dp_family_free(f);
+        return APSOLVE_ENOMEM;
+    }
+    for (size_t k = 0; k < ((size_t)nmax + 1) * ((size_t)f->nf + 1); k++)
+        f->bound[k] = INT_MIN; /* not a count of the search */
+    for (int q = 0; q < count; q++) {
+        int n = ns[q];
+        const int *r = f->rank + (size_t)n * (size_t)nmax;
+        for (int u = 0; u <= f->nf; u++) {
+            int lo = 1, hi = n, m;
+            if (r[n - 1] >= u) {
+                m = -1;
+            } else {
+                while (lo < hi) {
+                    int mid = lo + (hi - lo + 1) / 2;
+                    if (r[n - mid] < u)
+                        lo = mid;
+                    else
+                        hi = mid - 1;
+                }
+                m = lo == n ? APSOLVE_UNBOUNDED : lo - 1;
+            }
+            f->bound[(size_t)n * ((size_t)f->nf + 1) + (size_t)u] = m;
+        }
+    }
+    for (size_t k = 0; k < sh->n_items; k++)
+        f->fit[k] = -1; /* not yet known */
+    f->on = 1;
+    return APSOLVE_OK;
+}
+
+/* The bound of shared item k (entry idx) for a plan of n stages, through
+ * the family when it is on (the file's comment), else the bisection. */
+static int item_mnss(DpFamily *f, const ApsolveProblem *p, const ApsolveOptions *opt, size_t k,
+                     size_t idx, int n)
+{
+    int m;
+    if (!f || !f->on || n > f->nmax || p->memory[idx].intermediate < 0)
+        return apsolve_entry_mnss(p, opt, idx, n);
+    if (f->fit[k] < 0) { /* the length of the prefix of counts that fit */
+        int a = 0, b = f->nf;
+        while (a < b) {
+            int mid = a + (b - a) / 2;
+            if (apsolve_entry_fits(p, opt, idx, f->fv[mid]))
+                a = mid + 1;
+            else
+                b = mid;
+        }
+        f->fit[k] = a;
+    }
+    m = f->bound[(size_t)n * ((size_t)f->nf + 1) + (size_t)f->fit[k]];
+    return m == INT_MIN ? apsolve_entry_mnss(p, opt, idx, n) : m;
+}
+
+void apsolve_dp_prep_free(DpPrep *pr)
+{
+    free(pr->opts);
+    free(pr->opt_off);
+    free(pr->items);
+    free(pr->apply);
+    memset(pr, 0, sizeof *pr);
+}
+
+/* An item within apply limit x (x >= 0, dp_prepare: !(apply > x)) exactly
+ * when its key is <= x: a NaN or an apply <= 0 is within every limit. */
+static double apply_key(double apply)
+{
+    return isnan(apply) || apply <= 0 ? 0 : apply;
+}
+
+/* The earlier items of an option an item is checked against (a dominated
+ * item past them is kept: keeping one is always exact). */
+enum { DOMINATORS = 16 };
+
+/* dp_prepare keeps an item at a limit only when it fits more stages than
+ * every earlier (cheaper) item of its option within that limit; an item
+ * with an earlier one whose apply key is no larger (within every limit it
+ * is within) and whose bound is no smaller is kept at no limit, so it is
+ * left out here: each limit's options, items and candidates are the same. */
+int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
+                          const ApsolveProblem *p, const ApsolveOptions *opt, int mem_n)
+{
+    int L = p->num_layers;
+    int unbounded = opt->ignore_memory || opt->inference;
+    /* the FULL objective's search over apply limits (dp.c, solve_apply);
+     * otherwise every item is within the one limit, +inf */
+    int limited = opt->objective == APSOLVE_OBJECTIVE_FULL && !opt->inference;
+    /* the buffers, as large as sh's, are made once and reused: a search
+     * builds one prep per (n, v), and fresh buffers of a full-space table
+     * (15 MB) cost their page faults each time */
+    if (!pr->opts) {
+        pr->opts = malloc((sh->n_opts ? sh->n_opts : 1) * sizeof *pr->opts);
+        pr->opt_off = malloc((size_t)(L + 1) * sizeof *pr->opt_off);
+        pr->items = malloc((sh->n_items ? sh->n_items : 1) * sizeof *pr->items);
+        pr->apply = malloc((sh->n_items ? sh->n_items : 1) * sizeof *pr->apply);
+        if (!pr->opts || !pr->opt_off || !pr->items || !pr->apply) {
+            apsolve_dp_prep_free(pr);
+            return APSOLVE_ENOMEM;
+        }
+    }
+    pr->n_opts = pr->n_items = 0;
+    for (int i = 0; i < L; i++) {
+        pr->opt_off[i] = (int)pr->n_opts;
+        for (int o = sh->opt_off[i]; o < sh->opt_off[i + 1]; o++) {
+            const DpOpt *so = &sh->opts[o];
+            int nt = 0, nk = 0, km[DOMINATORS];
+            double ka[DOMINATORS];
+            /* interleaved: a stage splits into v chunks of whole layers */
+            if (!apsolve_chunks_whole(opt, i, so->end))
+                continue;
+            for (int k = so->item_off; k < so->item_off + so->item_n; k++) {
+                DpItem it = sh->items[k];
+                int m = unbounded ? APSOLVE_UNBOUNDED
+                                  : item_mnss(fam, p, opt, (size_t)k, (size_t)it.opt, mem_n);
+                double a = limited ? apply_key(sh->apply[k]) : 0;
+                int dominated = 0;
+                if (m < 0)
+                    continue;
+                it.mnss = m > L ? L : m;
+                for (int q = 0; q < nk && !dominated; q++)
+                    dominated = ka[q] <= a && km[q] >= it.mnss;
+                if (dominated)
+                    continue;
+                if (nk < DOMINATORS) {
+                    ka[nk] = a;
+                    km[nk++] = it.mnss;
+                }
+                pr->items[pr->n_items + (size_t)nt] = it;
+                pr->apply[pr->n_items + (size_t)nt] = sh->apply[k];
+                nt++;
+            }
+            if (!nt)
+                continue;
+            pr->opts[pr->n_opts] = *so;
+            pr->opts[pr->n_opts].item_off = (int)pr->n_items;
+            pr->opts[pr->n_opts].item_n = nt;
+            pr->n_items += (size_t)nt;
+            pr->n_opts++;
+        }
+    }
+    pr->opt_off[L] = (int)pr->n_opts;
+    return APSOLVE_OK;
+}

@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The shortcuts of the chunked schedules' searches (docs/performance.md,
+ * "apsolve at scale: options shared across stage and chunk counts"):
+ *
+ * - the floor of a chunk count v (solver/chunk_floor.c) never exceeds the
+ *   largest stage cost of a plan the search under v returns, and a search
+ *   over v that skips every v whose B x floor reaches the best so far (as
+ *   try_chunks does) keeps the plan the search without skipping keeps, on
+ *   random problems with memory limits;
+ * - the memory bounds of a DpFamily (solver/dp_prep.c: one bisection per
+ *   entry over the in-flight counts, replayed per stage count) are
+ *   apsolve_entry_mnss's, option for option, on random memory figures
+ *   (negative intermediates, no capacity, headroom);
+ * - the items a prep leaves out as dominated change no apply limit's
+ *   options (dp_prepare's filter over the table's every usable item);
+ * - a table shared across chunk counts gives the plans and counts of a
+ *   search with its own table.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <CUnit/Basic.h>
+
+#include "cunit_run.h"
+#include "dp_int.h"
+#include "oracle.h"
+#include "solver_int.h"
+
+static const int k_kinds[] = {APSOLVE_SCHEDULE_INTERLEAVED, APSOLVE_SCHEDULE_ZBV};
+
+/* Random memory figures for every entry of p (peak, initial, intermediate
+ * around avail; some intermediates negative, some capacities unknown). */
+static void add_memory(ApsolveProblem *p, uint64_t *rng)
+{
+    size_t n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+               (size_t)p->num_configs;
+    p->memory = calloc(n, sizeof *p->memory);
+    CU_ASSERT_FATAL(p->memory != NULL);
+    for (size_t k = 0; k < n; k++) {
+        ApsolveMemory *m = &p->memory[k];
+        m->avail = oracle_rand(rng) % 10 == 0 ? 0 : 1000;
+        m->peak = (int64_t)(oracle_rand(rng) % 700);
+        m->initial = (int64_t)(oracle_rand(rng) % 200);
+        m->intermediate = (int64_t)(oracle_rand(rng) % 120) - (oracle_rand(rng) % 8 == 0 ? 150 : 0);
+    }
+}
+
+/* Forward, backward and weight-gradient seconds of every entry (the
+ * zero-bubble schedules price them): a third forward, the weight gradients
+ * a random part of the backward. */
+static void add_passes(ApsolveProblem *p, uint64_t *rng)
+{
+    size_t n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+               (size_t)p->num_configs;
+    p->fwd_cost = malloc(n * sizeof *p->fwd_cost);
+    p->bwd_cost = malloc(n * sizeof *p->bwd_cost);
+    p->wgrad_cost = malloc(n * sizeof *p->wgrad_cost);
+    CU_ASSERT_FATAL(p->fwd_cost && p->bwd_cost && p->wgrad_cost);
+    for (size_t k = 0; k < n; k++) {
+        p->fwd_cost[k] = p->cost[k] / 3;
+        p->bwd_cost[k] = p->cost[k] - p->fwd_cost[k];
+        p->wgrad_cost[k] = p->bwd_cost[k] * (0.2 + 0.6 * oracle_uniform(rng));
+    }
+}
+
+static ApsolveProblem *random_problem(uint64_t *rng, int t)
+{
+    static const int shapes[][2] = {{1, 4}, {2, 4}, {1, 8}, {2, 2}};
+    OracleGen g;
+    ApsolveProblem *p = NULL;
+    memset(&g, 0, sizeof g);
+    g.layers = 4 + (int)(oracle_rand(rng) % 9);
+    g.hosts = shapes[t % 4][0];
+    g.gpus = shapes[t % 4][1];
+    g.inf_prob = 0.05 + 0.2 * oracle_uniform(rng);
+    g.mem_prob = 0.5;
+    g.max_limit = 6;
+    g.integer_costs = t % 3 == 1;
+    g.noise = 0.3;
+    g.device_exponent = t % 2 ? 0.7 : 1.0;
+    CU_ASSERT_FATAL(oracle_make_problem(&g, rng, &p) == APSOLVE_OK);
+    add_passes(p, rng);
+    if (t % 2)
+        add_memory(p, rng);
+    return p;
+}
+
+static int same_plan(const ApsolvePlan *a, const ApsolvePlan *b)
+{
+    int same;
+    if (!a || !b)
+        return a == b;
+    same = a->n_stages == b->n_stages && a->cost == b->cost && a->total_cost == b->total_cost &&
+           a->virtual_stages == b->virtual_stages && a->dp_evaluations == b->dp_evaluations &&
+           a->candidates == b->candidates;
+    for (size_t k = 0; same && k < a->n_stages; k++)
+        same = a->stages[k].end_layer == b->stages[k].end_layer &&
+               a->stages[k].submesh == b->stages[k].submesh &&
+               a->stages[k].config == b->stages[k].config;
+    return same;
+}
+
+/* try_chunks's loop on the DP's objective alone: from the 1F1B plan, every
+ * v of kind (skip: not those whose B x floor reaches the best so far),
+ * the first plan strictly cheaper kept; the plan kept (the caller frees). */
+static ApsolvePlan *chunk_search(const ApsolveProblem *p, const ApsolveOptions *base, int kind,
+                                 const ApsolveStageFloor *fl, int skip, int *floor_low)
+{
+    ApsolvePlan *best = NULL;
+    ApsolveOptions o = *base;
+    int nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices;
+    if (apsolve_solve(p, &o, &best) != APSOLVE_OK)
+        return NULL;
+    for (int v = 2; v <= (kind == APSOLVE_SCHEDULE_ZBV ? 2 : p->num_layers); v++) {
+        ApsolvePlan *il = NULL;
+        double floor = apsolve_chunk_floor(fl, kind, v, base->micro_batches, nmax);
+        if (skip && apsolve_chunk_skip(floor, base->micro_batches, best->total_cost))
+            continue;
+        o = *base;
+        o.schedule = kind;
+        o.virtual_stages = v;
+        o.whole_chunks = 1;
+        if (apsolve_solve(p, &o, &il) != APSOLVE_OK)
+            continue;
+        /* the floor's claim: no plan of v has a cheaper largest stage */
+        *floor_low += !(floor <= il->max_stage_cost * (1 + 1e-12) &&
+                        !apsolve_chunk_skip(floor, base->micro_batches, il->total_cost));
+        if (il->total_cost < best->total_cost) {
+            apsolve_plan_free(&best);
+            best = il;
+        } else {
+            apsolve_plan_free(&il);
+        }
+    }
+    return best;
+}
+
+static void test_floor_prunes_exactly(void)
+{
+    uint64_t rng = 0xC0FFEEull;
+    int differ = 0, floor_low = 0, skipped = 0, searched = 0;
+    for (int t = 0; t < 120; t++) {
+        ApsolveProblem *p = random_problem(&rng, t);
+        ApsolveStageFloor fl;
+        ApsolveOptions o;
+        int kind = k_kinds[t % 2];
+        memset(&o, 0, sizeof o);
+        o.micro_batches = (int[]){2, 4, 8, 12}[oracle_rand(&rng) % 4];
+        o.objective = t % 3 == 2 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
+        CU_ASSERT_FATAL(apsolve_stage_floor_init(&fl, p) == APSOLVE_OK);
+        {
+            ApsolvePlan *all = chunk_search(p, &o, kind, &fl, 0, &floor_low);
+            ApsolvePlan *some = chunk_search(p, &o, kind, &fl, 1, &floor_low);
+            differ += !same_plan(all, some);
+            searched += all != NULL;
+            for (int v = 2; all && v <= p->num_layers; v++)
+                skipped += apsolve_chunk_skip(
+                    apsolve_chunk_floor(&fl, kind, v, o.micro_batches, p->num_layers),
+                    o.micro_batches, all->total_cost);
+            apsolve_plan_free(&all);
+            apsolve_plan_free(&some);
+        }
+        apsolve_stage_floor_free(&fl);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT(differ == 0);
+    CU_ASSERT(floor_low == 0);
+    CU_ASSERT(searched > 60);
+    CU_ASSERT(skipped > 20); /* the floor does skip */
+}
+
+static int same_prep(const DpPrep *a, const DpPrep *b, int L)
+{
+    if (a->n_opts != b->n_opts || a->n_items != b->n_items ||
+        memcmp(a->opt_off, b->opt_off, (size_t)(L + 1) * sizeof *a->opt_off) ||
+        memcmp(a->opts, b->opts, a->n_opts * sizeof *a->opts))
+        return 0;
+    for (size_t k = 0; k < a->n_items; k++)
+        if (a->items[k].cost != b->items[k].cost || a->items[k].mnss != b->items[k].mnss ||
+            a->items[k].config != b->items[k].config || a->items[k].opt != b->items[k].opt ||
+            a->apply[k] != b->apply[k])
+            return 0;
+    return 1;
+}
+
+static void test_family_bounds(void)
+{
+    static const int kinds[] = {APSOLVE_SCHEDULE_INTERLEAVED, APSOLVE_SCHEDULE_INTERLEAVED_ZB,
+                                APSOLVE_SCHEDULE_ZBV, APSOLVE_SCHEDULE_ZB_H1};
+    uint64_t rng = 0xFA111ull;
+    int differ = 0, compared = 0, bounded = 0;
+    for (int t = 0; t < 80; t++) {
+        ApsolveProblem *p = random_problem(&rng, 2 * t + 1); /* with memory */
+        ApsolveDpShared *sh = apsolve_dp_shared_new();
+        ApsolveOptions o;
+        DpFamily fam;
+        int ns[APSOLVE_MAX_LAYERS], count = 0, nmax;
+        memset(&o, 0, sizeof o);
+        o.schedule = kinds[t % 4];
+        o.virtual_stages = o.schedule == APSOLVE_SCHEDULE_ZB_H1 ? 1 : 2 + t % 3;
+        o.micro_batches = (int[]){2, 4, 8, 12}[oracle_rand(&rng) % 4];
+        o.objective = t % 2 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
+        o.headroom_percent = t % 5 == 0 ? 10 : 0;
+        o.search_headroom = t % 5 == 0;
+        o.whole_chunks = t % 3 != 0;
+        nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices;
+        for (int n = 1; n <= nmax; n++)
+            if (apsolve_schedule_valid((ApsolveSchedule)o.schedule, apsolve_virtual(&o),
+                                       o.micro_batches, n, NULL, 0))
+                ns[count++] = n;
+        CU_ASSERT_FATAL(sh && apsolve_dp_shared_ready(sh, p, &o) == APSOLVE_OK);
+        CU_ASSERT_FATAL(apsolve_dp_family_init(&fam, sh, p, &o, ns, count) == APSOLVE_OK);
+        CU_ASSERT(fam.on || count == 0);
+        for (int q = 0; q < count; q++) {
+            DpPrep a = {0}, b = {0};
+            CU_ASSERT_FATAL(apsolve_dp_prep_build(&a, sh, &fam, p, &o, ns[q]) == APSOLVE_OK);
+            CU_ASSERT_FATAL(apsolve_dp_prep_build(&b, sh, NULL, p, &o, ns[q]) == APSOLVE_OK);
+            differ += !same_prep(&a, &b, p->num_layers);
+            for (size_t k = 0; k < b.n_items; k++)
+                bounded += b.items[k].mnss < p->num_layers;
+            compared++;
+            apsolve_dp_prep_free(&a);
+            apsolve_dp_prep_free(&b);
+        }
+        apsolve_dp_family_free(&fam);
+        apsolve_dp_shared_free(sh);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT(differ == 0);
+    CU_ASSERT(compared > 150);
+    CU_ASSERT(bounded > 100); /* memory does bind */
+}
+
+/* dp_prepare's filter at apply limit x over items [off, off + n) of a
+ * list: the (config, bound) pairs it keeps, in order, into out; their
+ * count (-1: none within the limit, the option dropped). */
+static int kept_at(const DpItem *items, const double *apply, int off, int n, double x, int *out)
+{
+    int kept = 0, top = -2, any = 0;
+    for (int k = off; k < off + n; k++) {
+        if (apply[k] > x)
+            continue;
+        any = 1;
+        if (items[k].mnss > top) {
+            out[2 * kept] = items[k].config;
+            out[2 * kept++ + 1] = items[k].mnss;
+            top = items[k].mnss;
+        }
+    }
+    return any ? kept : -1;
+}
+
+/* The options of a prep (dominated items left out) keep, at every apply
+ * limit, what every usable item of the table, with apsolve_entry_mnss's
+ * bounds, keeps (dp_prepare's filter). */
+static void test_dominated_items(void)
+{
+    uint64_t rng = 0xD0D0ull;
+    int differ = 0, dropped = 0, limits = 0;
+    for (int t = 0; t < 60; t++) {
+        ApsolveProblem *p = random_problem(&rng, t);
+        ApsolveDpShared *sh = apsolve_dp_shared_new();
+        ApsolveOptions o;
+        DpPrep pr = {0};
+        const double *vals;
+        size_t n_vals, n = (size_t)p->num_layers * (size_t)p->num_layers *
+                           (size_t)p->num_submeshes * (size_t)p->num_configs;
+        int L = p->num_layers, *a = malloc(2 * (size_t)p->num_configs * sizeof *a),
+            *b = malloc(2 * (size_t)p->num_configs * sizeof *b);
+        CU_ASSERT_FATAL(sh && a && b);
+        for (size_t k = 0; k < n; k++) /* unknown, zero and spread apply costs */
+            p->apply_cost[k] = oracle_rand(&rng) % 6 == 0 ? -1 : (double)(oracle_rand(&rng) % 5);
+        memset(&o, 0, sizeof o);
+        o.micro_batches = 4;
+        o.objective = t % 4 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
+        o.schedule = t % 2 ? APSOLVE_SCHEDULE_INTERLEAVED : APSOLVE_SCHEDULE_1F1B;
+        o.virtual_stages = t % 2 ? 2 : 1;
+        CU_ASSERT_FATAL(apsolve_dp_shared_ready(sh, p, &o) == APSOLVE_OK);
+        CU_ASSERT_FATAL(apsolve_dp_apply_limits(sh, p, &o, &vals, &n_vals) == APSOLVE_OK);
+        CU_ASSERT_FATAL(apsolve_dp_prep_build(&pr, sh, NULL, p, &o, 4) == APSOLVE_OK);
+        {
+            DpItem *ref = malloc((sh->n_items ? sh->n_items : 1) * sizeof *ref);
+            size_t q = 0;
+            CU_ASSERT_FATAL(ref != NULL);
+            for (size_t k = 0; k < sh->n_items; k++) {
+                int m = apsolve_entry_mnss(p, &o, (size_t)sh->items[k].opt, 4);
+                ref[k] = sh->items[k];
+                ref[k].mnss = m < 0 ? -1000 : m > L ? L : m; /* -1000: never fits */
+            }
+            for (int i = 0; i < L; i++)
+                for (int op = sh->opt_off[i]; op < sh->opt_off[i + 1]; op++) {
+                    const DpOpt *so = &sh->opts[op];
+                    int in_prep = q < pr.n_opts && pr.opts[q].end == so->end &&
+                                  pr.opts[q].submesh == so->submesh;
+                    if (!apsolve_chunks_whole(&o, i, so->end))
+                        continue;
+                    for (size_t x = 0; x <= n_vals; x++) {
+                        double lim = o.objective == APSOLVE_OBJECTIVE_FULL && x < n_vals
+                                         ? vals[x] : INFINITY;
+                        int nb, na;
+                        double *ra = malloc((size_t)so->item_n * sizeof *ra);
+                        DpItem *ri = malloc((size_t)so->item_n * sizeof *ri);
+                        int nr = 0;
+                        CU_ASSERT_FATAL(ra && ri);
+                        for (int k = so->item_off; k < so->item_off + so->item_n; k++)
+                            if (ref[k].mnss >= 0) { /* the items that ever fit */
+                                ri[nr] = ref[k];
+                                ra[nr++] = sh->apply[k];
+                            }
+                        nb = kept_at(ri, ra, 0, nr, lim, b);
+                        na = in_prep ? kept_at(pr.items, pr.apply, pr.opts[q].item_off,
+                                               pr.opts[q].item_n, lim, a) : -1;
+                        differ += na != nb || (na > 0 && memcmp(a, b, 2 * (size_t)na * sizeof *a));
+                        limits++;
+                        if (x == 0 && in_prep)
+                            dropped += nr - pr.opts[q].item_n;
+                        free(ra);
+                        free(ri);
+                    }
+                    q += in_prep;
+                }
+            free(ref);
+        }
+        free(a);
+        free(b);
+        apsolve_dp_prep_free(&pr);
+        apsolve_dp_shared_free(sh);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT(differ == 0);
+    CU_ASSERT(limits > 1000);
+    CU_ASSERT(dropped > 100); /* items are left out */
+}
+
+static void test_shared_table(void)
+{
+    uint64_t rng = 0x5A4EDull;
+    int differ = 0, feasible = 0;
+    for (int t = 0; t < 60; t++) {
+        ApsolveProblem *p = random_problem(&rng, t);
+        ApsolveDpShared *sh = apsolve_dp_shared_new();
+        CU_ASSERT_FATAL(sh != NULL);
+        for (int v = 2; v <= 4; v++) {
+            ApsolveOptions o;
+            ApsolvePlan *a = NULL, *b = NULL;
+            int ra, rb;
+            memset(&o, 0, sizeof o);
+            o.micro_batches = 8;
+            o.objective = t % 2 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
+            o.schedule = k_kinds[(t + v) % 2];
+            o.virtual_stages = v;
+            o.whole_chunks = 1;
+            ra = apsolve_solve_shared(p, &o, sh, &a);
+            rb = apsolve_solve(p, &o, &b);
+            differ += ra != rb || !same_plan(a, b);
+            feasible += ra == APSOLVE_OK;
+            apsolve_plan_free(&a);
+            apsolve_plan_free(&b);
+        }
+        apsolve_dp_shared_free(sh);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT(differ == 0);
+    CU_ASSERT(feasible > 60);
+}
+
+int main(void)
+{
+    static const CunitTest tests[] = {
+        {"chunk floor skips no better plan", test_floor_prunes_exactly},
+        {"family memory bounds are apsolve_entry_mnss's", test_family_bounds},
+        {"dominated items left out", test_dominated_items},
+        {"shared table across chunk counts", test_shared_table},
+    };
+    return CUNIT_RUN("solver_chunk_floor", tests);
+}
