@@ -31,7 +31,8 @@
                               * 15: ApprofHardwareSpec.zero3_rank_copies; 16:
                               * ApprofHardwareSpec.overlap_gemm_slowdown; 17:
                               * ApprofHardwareSpec.intra_host_full_mesh,
-                              * .sm_count, .tp_comm_overlap_sms, .tp_comm_overlap_splits;
+                              * .sm_count, .tp_comm_overlap_sms, .tp_comm_overlap_splits,
+                              * .host_link_bandwidth;
                               * 18: ApprofHardwareSpec.zero3_fetch_sync */
 
 typedef struct ApprofMeasurement {
