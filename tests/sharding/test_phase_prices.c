@@ -25,26 +25,7 @@
 #include "model/zoo.h"
 #include "sharding/sharding.h"
 #include "stage.h"
-
-static ApprofGraph *gpt(int layers)
-{
-    ApprofZooOptions o;
-    ApprofGraph *g = NULL;
-    char err[256];
-    memset(&o, 0, sizeof o);
-    o.num_layers = layers;
-    o.hidden = 1024;
-    o.heads = 16;
-    o.seq_len = 512;
-    o.vocab = 1024;
-    o.batch = 8;
-    o.dtype = "f16";
-    int rc = approf_zoo_build("gpt", &o, &g, err, sizeof err);
-    if (rc)
-        fprintf(stderr, "gpt: %s\n", err);
-    CU_ASSERT_FATAL(rc == 0);
-    return g;
-}
+#include "zoo_fixture.h"
 
 /* Bitwise equality of two prices (== would take -0 for 0 and fail NaNs). */
 static int same_bits(double a, double b)
@@ -127,7 +108,7 @@ static void check_device(const ApprofGraph *g, int64_t memory, double overlap, i
 
 static void test_phases_priced_once(void)
 {
-    ApprofGraph *g = gpt(2);
+    ApprofGraph *g = zoo_fixture_gpt(2);
     /* the apply collectives hidden whole under the phases, and in part */
     for (int k = 0; k < 2; k++) {
         double overlap = k ? 1e-3 : 1.0;

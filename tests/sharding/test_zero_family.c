@@ -21,26 +21,7 @@
 #include "model/zoo.h"
 #include "sharding/sharding.h"
 #include "stage.h"
-
-static ApprofGraph *gpt(int layers)
-{
-    ApprofZooOptions o;
-    ApprofGraph *g = NULL;
-    char err[256];
-    memset(&o, 0, sizeof o);
-    o.num_layers = layers;
-    o.hidden = 1024;
-    o.heads = 16;
-    o.seq_len = 512;
-    o.vocab = 1024;
-    o.batch = 8;
-    o.dtype = "f16";
-    int rc = approf_zoo_build("gpt", &o, &g, err, sizeof err);
-    if (rc)
-        fprintf(stderr, "gpt: %s\n", err);
-    CU_ASSERT_FATAL(rc == 0);
-    return g;
-}
+#include "zoo_fixture.h"
 
 typedef struct {
     ApprofLayering l;
@@ -158,7 +139,7 @@ static void check_family(const ApprofGraph *g, int a, int b, int level, int reco
 
 static void test_derived_equal_built(void)
 {
-    ApprofGraph *g = gpt(2);
+    ApprofGraph *g = zoo_fixture_gpt(2);
     static const int meshes[][2] = {{8, 1}, {2, 4}, {1, 8}, {1, 1}};
     for (size_t m = 0; m < sizeof meshes / sizeof meshes[0]; m++)
         for (int level = 0; level < 2; level++)
@@ -171,7 +152,7 @@ static void test_derived_equal_built(void)
  * refused as its own build is, with the same message. */
 static void test_no_replicas(void)
 {
-    ApprofGraph *g = gpt(1);
+    ApprofGraph *g = zoo_fixture_gpt(1);
     Setup s;
     ApprofShardContext *ctx = NULL;
     ApprofStageProgram p;
