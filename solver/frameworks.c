@@ -379,6 +379,7 @@ int apsolve_plan_frameworks(struct Costdb *db, int64_t sweep, const char *dtype,
         }
     apsolve_frameworks(&p, v);
     recompute_layers_limits(pl->recompute_layers, v);
+    apsolve_offload_frameworks(pl->offload, v); /* an auto plan's (session_autooffload.c) */
 done:
     for (size_t k = 0; x.ps && k < pl->n_stages; k++)
         free(x.ps[k]);

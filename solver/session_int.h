@@ -336,6 +336,19 @@ int apsolve_run_offload(ApsolveRun *r, ApsolveCand **pc);
  * priced, as messages, and its figures into g (output.c writes them);
  * nothing without r->offload_c. */
 void apsolve_offload_say(ApsolveRun *r, ApsolvePlan *g);
+/* session_offload.c: the same for plan g priced with the first n layers
+ * of each stage offloaded on entries composed from src (sweep sw's):
+ * sets g's offload and its figures, says each stage's (none with
+ * --quiet). */
+void apsolve_offload_stages_say(const ApsolveRequest *a, struct Costdb *db,
+                                const CostdbSweep *sw, const ApsolveProblem *src, int n,
+                                ApsolvePlan *g);
+/* session_autooffload.c: activation offload in the auto search (see
+ * there): the best one-stage plan with the first N layers' saved
+ * activations in host memory, for the N that pays, replaces s->autop (and
+ * auto_c) when it is better by the search's rule. 0, or 1 after a
+ * message. */
+int apsolve_run_auto_offload(ApsolveRun *r);
 
 /* session_warn.c: why the sweep has no config for --parallel stage st (the
  * micro-batch cannot split dp ways, the logical space lacks the mesh, the

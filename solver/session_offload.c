@@ -21,27 +21,28 @@
 #include "session.h"
 #include "session_int.h"
 
-void apsolve_offload_say(ApsolveRun *r, ApsolvePlan *g)
+void apsolve_offload_stages_say(const ApsolveRequest *a, struct Costdb *db,
+                                const CostdbSweep *sw, const ApsolveProblem *src, int n,
+                                ApsolvePlan *g)
 {
-    const ApsolveCand *c = &r->offload_c;
     CostdbHardware hw;
     CostdbFabric f;
     CostdbLayer *layers = NULL;
     size_t nl = 0;
-    if (!r->have_offload_c || !g || costdb_hardware_get(r->db, c->sw.hardware_id, &hw) < 0 ||
-        costdb_model_layers(r->db, c->sw.model_id, &layers, &nl) < 0)
+    if (!g || costdb_hardware_get(db, sw->hardware_id, &hw) < 0 ||
+        costdb_model_layers(db, sw->model_id, &layers, &nl) < 0)
         return;
     costdb_fabric_from_hardware(&hw, &f);
-    g->offload = r->a->par.offload;
+    g->offload = n;
     for (size_t k = 0; k < g->n_stages; k++) {
         const ApsolveStage *st = &g->stages[k];
         ApsolveOffloadStage x;
         char why[256];
         /* the figures of the entry as profiled, before the transformation */
         if (st->submesh < 0 || st->config < 0 ||
-            apsolve_offload_stage(r->offload_src, layers, nl, f.host_bandwidth,
-                                  st->start_layer, st->end_layer, st->submesh, st->config,
-                                  g->offload, &x, why, sizeof why))
+            apsolve_offload_stage(src, layers, nl, f.host_bandwidth, st->start_layer,
+                                  st->end_layer, st->submesh, st->config, n, &x, why,
+                                  sizeof why))
             continue;
         if (k == 0) {
             g->offload_freed = x.freed;
@@ -49,8 +50,8 @@ void apsolve_offload_say(ApsolveRun *r, ApsolvePlan *g)
             g->offload_exposed = x.exposed_fwd + x.exposed_bwd;
             g->offload_bandwidth = x.host_bandwidth;
         }
-        if (!r->a->quiet)
-            apsolve_say(r->a, "activation offload, stage %zu (layers %d-%d): the first %d of %d "
+        if (!a->quiet)
+            apsolve_say(a, "activation offload, stage %zu (layers %d-%d): the first %d of %d "
                         "layers' saved activations, %.0f bytes a micro-batch, to host memory "
                         "and back at %.6g GB/s (%.6g s each way); at most %d layers on the "
                         "device at once (%.0f bytes): peak and intermediate %lld bytes less; "
@@ -60,6 +61,13 @@ void apsolve_offload_say(ApsolveRun *r, ApsolvePlan *g)
                         (long long)x.freed, x.exposed_fwd, x.exposed_bwd);
     }
     free(layers);
+}
+
+void apsolve_offload_say(ApsolveRun *r, ApsolvePlan *g)
+{
+    if (r->have_offload_c)
+        apsolve_offload_stages_say(r->a, r->db, &r->offload_c.sw, r->offload_src,
+                                   r->a->par.offload, g);
 }
 
 int apsolve_run_offload(ApsolveRun *r, ApsolveCand **pc)

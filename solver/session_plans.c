@@ -151,13 +151,15 @@ int apsolve_request_store(Costdb *db, const ApsolveRequest *a, const ApsolveProb
         po.layout.recompute_layers = pl->recompute_layers; /* as priced (session_rlayers.c) */
         po.layout.offload = a->par.offload; /* activation_offload.h */
     }
-    if (!po.has_layout && (pl->cp > 1 || pl->ep > 1 || pl->recompute_layers > 0) &&
+    if (!po.has_layout &&
+        (pl->cp > 1 || pl->ep > 1 || pl->recompute_layers > 0 || pl->offload > 0) &&
         pl->n_stages > 0) {
-        /* an auto plan the search priced with cp, ep or recompute_layers
-         * (session_autocp.c, session_autoep.c, session_autorl.c): the
-         * layout of its first stage, whose entries are those of logical
-         * (dp cp, tp), and the cp, ep, etp and recompute_layers apreport's
-         * launch files read and --plan re-prices */
+        /* an auto plan the search priced with cp, ep, recompute_layers or
+         * offload (session_autocp.c, session_autoep.c, session_autorl.c,
+         * session_autooffload.c): the layout of its first stage, whose
+         * entries are those of logical (dp cp, tp), and the cp, ep, etp,
+         * recompute_layers and offload apreport's launch files read and
+         * --plan re-prices */
         int cp = pl->cp > 1 ? pl->cp : 1;
         po.has_layout = 1;
         po.layout = (CostdbPlanLayout){pl->stages[0].logical_a / cp,
@@ -177,6 +179,7 @@ int apsolve_request_store(Costdb *db, const ApsolveRequest *a, const ApsolveProb
         }
         /* K counts the layers of each of the schedule's chunks */
         po.layout.recompute_layers = pl->recompute_layers;
+        po.layout.offload = pl->offload; /* one stage: N of its layers */
     }
     po.headroom_percent = o->headroom_percent;
     po.headroom_bytes = o->headroom_bytes;

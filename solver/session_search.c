@@ -377,7 +377,8 @@ int apsolve_size_searched(const ApsolveRun *r, size_t k, int64_t *m, int *own)
 /* The auto search step: decides which micro-batch sizes to try (every size
  * with a sweep in the family whose size divides the global batch, or only
  * the one asked for) and keeps the best objective over them; then partial
- * recomputation (session_autorl.c), cp and ep (session_autocp.c). */
+ * recomputation (session_autorl.c), activation offload
+ * (session_autooffload.c), cp and ep (session_autocp.c). */
 int apsolve_run_auto_search(ApsolveRun *r)
 {
     size_t tried = 0;
@@ -391,7 +392,8 @@ int apsolve_run_auto_search(ApsolveRun *r)
         if ((rc = search_size(r, k, m, own, asked)) != 0)
             return rc;
     }
-    if (tried && (apsolve_run_auto_recompute_layers(r) || apsolve_run_auto_cp(r)))
+    if (tried && (apsolve_run_auto_recompute_layers(r) || apsolve_run_auto_offload(r) ||
+                  apsolve_run_auto_cp(r)))
         return 1;
     if (!r->s->autop)
         return no_auto_plan(r, tried);

@@ -4,8 +4,9 @@
 # docs/solver.md "Context parallelism in the auto search"):
 # - Llama-3-8B with 8 blocks at sequence 32768 on 1x8 H100, global batch 16
 #   in 2 micro-batches of 8: no plan without cp fits (one sample of 32768
-#   tokens per GPU holds too many activations), the cp=2 plan does; the
-#   auto plan takes it, says the candidates it tried, stores cp in its
+#   tokens per GPU holds too many activations) but one stage offloading 2
+#   of its 4 layers' activations (session_autooffload.c); the cp=2 plan
+#   beats it; the auto plan takes it, says the candidates it tried, stores cp in its
 #   options, and apreport's headline and Megatron file follow (the file
 #   passes check_launch.py against the Megatron manifest).
 # - Llama with 2 blocks at sequence 2048 with micro-batch sizes 16,8,4,2
@@ -28,7 +29,8 @@ grep -q "^apsolve: context parallelism cp=2 on micro-batch size 8 (sweep 1, 4 mi
   fail_with "$w/err" "the cp=2 candidate line"
 grep -q "^apsolve: context parallelism cp=8 on micro-batch size 8 (sweep 1, 16 micro-batches of 1)" "$w/err" ||
   fail_with "$w/err" "the cp=8 candidate line"
-grep -q "^apsolve: context parallelism: no plan without cp fits; the cp plan does" "$w/err" ||
+grep -q "^apsolve: activation offload: N = 2: objective .* (no plan fits without it)$" "$w/err" &&
+  grep -q "^apsolve: context parallelism cp=2 wins: objective .* against .* for the best plan without cp$" "$w/err" ||
   fail_with "$w/err" "why cp won"
 grep -q "^Batch: global batch 16 = 4 micro-batches x micro-batch size 4$" "$w/out" ||
   fail_with "$w/out" "the cp plan's batch"

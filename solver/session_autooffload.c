@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Activation offload in the auto search (session_int.h, docs/solver.md
+ * "Activation offload in the auto search"): beside the plan the search
+ * found, for each N of 1 .. L - 1, the DP's best one-stage plan (pp = 1:
+ * --max-stages 1) of the whole cluster whose entries are the stored
+ * recompute=none entries of all L layers with the first N layers' saved
+ * activations in host memory (apsolve_offload_compose, the pricing
+ * --parallel ...,offload=N uses: activation_offload.h). Only the plans
+ * Megatron-Core core_v0.19.0 runs with --cpu-offloading-num-layers N: its
+ * TransformerConfig.__post_init__ refuses a pipeline ("Currently there is
+ * no support for Pipeline parallelism with CPU offloading") and
+ * recomputation ("CPU offloading does not work when activation
+ * recomputation is enabled") (megatron/core/transformer/
+ * transformer_config.py), so every other entry of the one stage is left
+ * out; a spec without a host link (no hardware row's host_link_bandwidth)
+ * prices none. Priced under 1F1B with one model chunk: one stage runs its
+ * micro-batches one after another (Megatron-LM's
+ * forward_backward_no_pipelining). The best of them replaces the plan only
+ * when it is better by the search's own rule (the headroom kept first,
+ * then the objective), so a plan offload does not improve stays exactly
+ * what it was. It runs after the recompute-layers step, on the winner's
+ * candidate (its micro-batch size), before the cp and ep steps, whose
+ * plans then compete with its plan; it composes no cp or ep entries
+ * (--parallel does not either). Never with --inference, --batch, a
+ * --parallel layout, or a --schedule Megatron-LM does not run.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "activation_offload.h"
+#include "apsolve.h"
+#include "costdb.h"
+#include "schedule.h"
+#include "session.h"
+#include "session_int.h"
+
+/* Leaves in q only what Megatron-Core offloads from: the entries of all L
+ * layers on the whole cluster under recompute none; every other entry of
+ * that range is +inf (a one-stage plan uses no other range). */
+static void megatron_offload_only(ApsolveProblem *q)
+{
+    int L = q->num_layers, C = q->num_configs;
+    for (int s = 0; s < q->num_submeshes; s++)
+        for (int c = 0; c < C; c++) {
+            size_t idx = apsolve_index(q, 0, L - 1, s, c);
+            if (q->submeshes[s].hosts == q->cluster_hosts &&
+                q->submeshes[s].gpus == q->cluster_gpus &&
+                q->configs[(size_t)s * C + c].variant.recompute == COSTDB_RECOMPUTE_NONE)
+                continue;
+            q->cost[idx] = q->fwd_cost[idx] = q->bwd_cost[idx] = INFINITY;
+        }
+}
+
+int apsolve_run_auto_offload(ApsolveRun *r)
+{
+    const ApsolveRequest *a = r->a;
+    ApsolveSession *s = r->s;
+    const ApsolvePlan *plain = s->autop;
+    /* no plan fits without offload: the main sweep's candidate */
+    const ApsolveCand *base = plain ? &r->auto_c : &r->main_c;
+    const ApsolveProblem *p = base->p;
+    ApsolveProblem *q = NULL, *bestq = NULL;
+    ApsolvePlan *best = NULL;
+    ApsolveOptions o0, besto;
+    ApsolveStageSpec one;
+    ApsolveCand c;
+    int L, best_n = 0, best_h = 0, plain_h = plain ? r->auto_c.opt.search_headroom : 0;
+    int priced = 0;
+    char why[400];
+    if (a->parallel || a->opt.inference || a->batch > 0 || !p || !p->memory ||
+        !p->fwd_cost || !p->bwd_cost || p->num_layers < 2)
+        return 0;
+    if (a->schedule_set && a->schedule != APSOLVE_SCHEDULE_1F1B &&
+        a->schedule != APSOLVE_SCHEDULE_INTERLEAVED)
+        return 0;
+    L = p->num_layers;
+    one = (ApsolveStageSpec){.start_layer = 0, .end_layer = L - 1,
+                             .hosts = p->cluster_hosts, .gpus = p->cluster_gpus};
+    o0 = base->opt;
+    o0.max_stages = 1;
+    o0.schedule = APSOLVE_SCHEDULE_1F1B;
+    o0.virtual_stages = 1;
+    o0.whole_chunks = 0;
+    for (int n = 1; n < L; n++) {
+        ApsolveOptions o = o0;
+        ApsolvePlan *pl = NULL;
+        int e;
+        if (!q && apsolve_problem_clone(p, &q) != APSOLVE_OK)
+            goto nomem;
+        e = apsolve_offload_compose(r->db, base->sweep, p, q, &one, 1, n, why, sizeof why);
+        if (e == APSOLVE_ENOMEM)
+            goto nomem;
+        if (e) /* no host link, no per-layer record: no offload plan */
+            break;
+        megatron_offload_only(q);
+        e = apsolve_solve_keep_headroom(q, &o, &pl);
+        if (e == APSOLVE_EINFEASIBLE || (e == 0 && !pl->feasible)) {
+            apsolve_plan_free(&pl);
+            continue;
+        }
+        if (e) {
+            apsolve_problem_free(&q);
+            apsolve_problem_free(&bestq);
+            apsolve_plan_free(&best);
+            return apsolve_fail(a, APSOLVE_ERROR_FAILED, "offload=%d: %s", n,
+                                apsolve_strerror(e));
+        }
+        priced++;
+        if (apsolve_auto_better(pl, o.search_headroom, best ? best : plain,
+                                best ? best_h : plain_h)) {
+            apsolve_plan_free(&best);
+            apsolve_problem_free(&bestq);
+            best = pl;
+            bestq = q;
+            q = NULL;
+            best_n = n;
+            best_h = o.search_headroom;
+            besto = o;
+        } else {
+            apsolve_plan_free(&pl);
+        }
+    }
+    apsolve_problem_free(&q);
+    if (!a->quiet && priced)
+        apsolve_say(a, "activation offload (one stage, the first N of its %d layers' saved "
+                    "activations in host memory, N = 1 .. %d): %d plan%s fit%s; %s", L, L - 1,
+                    priced, priced == 1 ? "" : "s", priced == 1 ? "s" : "",
+                    best ? "one beats the plan without it" : "none beats the plan without it");
+    if (!best)
+        return 0;
+    if (!a->quiet && plain)
+        apsolve_say(a, "activation offload: N = %d: objective %.6g s (%.6g s without it)%s",
+                    best_n, best->total_cost, plain->total_cost,
+                    best_h > plain_h ? ", keeping the memory headroom" : "");
+    else if (!a->quiet)
+        apsolve_say(a, "activation offload: N = %d: objective %.6g s (no plan fits without it)",
+                    best_n, best->total_cost);
+    /* the plan's figures and its per-stage lines, as --parallel's */
+    apsolve_offload_stages_say(a, r->db, &base->sw, p, best_n, best);
+    /* the plan's candidate: the same sweep and batch, its composed entries */
+    c = *base;
+    c.p = bestq;
+    c.opt = besto;
+    apsolve_plan_free(&s->autop);
+    s->autop = best;
+    apsolve_plan_batch(s->autop, &c);
+    if (r->have_auto_c)
+        apsolve_cand_free(&r->auto_c);
+    r->auto_c = c;
+    r->have_auto_c = 1;
+    return 0;
+nomem:
+    apsolve_problem_free(&q);
+    apsolve_problem_free(&bestq);
+    apsolve_plan_free(&best);
+    return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
+}
