@@ -318,27 +318,38 @@ int apsolve_dp_family_init(DpFamily *f, const ApsolveDpShared *sh, const Apsolve
     return APSOLVE_OK;
 }
 
+/* apsolve_search_budget of the last avail asked for: a pure function of
+ * (opt, avail), and a table's entries share a few avails (one per device
+ * kind), so one build works it out once per change of avail rather than
+ * once per entry. */
+typedef struct {
+    int set;
+    int64_t avail, budget;
+} BudgetMemo;
+
+static int64_t memo_budget(BudgetMemo *b, const ApsolveOptions *opt, int64_t avail)
+{
+    if (!b->set || b->avail != avail) {
+        b->avail = avail;
+        b->budget = apsolve_search_budget(opt, avail);
+        b->set = 1;
+    }
+    return b->budget;
+}
+
 /* The bound of shared item k (entry idx) for a plan of n stages, through
  * the family when it is on (the file's comment), else the bisection. */
-static int item_mnss(DpFamily *f, const ApsolveProblem *p, const ApsolveOptions *opt, size_t k,
-                     size_t idx, int n)
+static int item_mnss(DpFamily *f, BudgetMemo *b, const ApsolveProblem *p,
+                     const ApsolveOptions *opt, size_t k, size_t idx, int n)
 {
+    int64_t budget = p->memory ? memo_budget(b, opt, p->memory[idx].avail) : 0;
     int m;
     if (!f || !f->on || n > f->nmax || p->memory[idx].intermediate < 0)
-        return apsolve_entry_mnss(p, opt, idx, n);
-    if (f->fit[k] < 0) { /* the length of the prefix of counts that fit */
-        int a = 0, b = f->nf;
-        while (a < b) {
-            int mid = a + (b - a) / 2;
-            if (apsolve_entry_fits(p, opt, idx, f->fv[mid]))
-                a = mid + 1;
-            else
-                b = mid;
-        }
-        f->fit[k] = a;
-    }
+        return apsolve_entry_mnss_within(p, opt, idx, n, budget);
+    if (f->fit[k] < 0) /* the length of the prefix of counts that fit */
+        f->fit[k] = apsolve_entry_fit_prefix(p, opt, idx, budget, f->fv, f->nf);
     m = f->bound[(size_t)n * ((size_t)f->nf + 1) + (size_t)f->fit[k]];
-    return m == INT_MIN ? apsolve_entry_mnss(p, opt, idx, n) : m;
+    return m == INT_MIN ? apsolve_entry_mnss_within(p, opt, idx, n, budget) : m;
 }
 
 void apsolve_dp_prep_free(DpPrep *pr)
@@ -374,6 +385,7 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
     /* the FULL objective's search over apply limits (dp.c, solve_apply);
      * otherwise every item is within the one limit, +inf */
     int limited = opt->objective == APSOLVE_OBJECTIVE_FULL && !opt->inference;
+    BudgetMemo memo = {0};
     /* the buffers, as large as sh's, are made once and reused: a search
      * builds one prep per (n, v), and fresh buffers of a full-space table
      * (15 MB) cost their page faults each time */
@@ -400,7 +412,7 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
             for (int k = so->item_off; k < so->item_off + so->item_n; k++) {
                 DpItem it = sh->items[k];
                 int m = unbounded ? APSOLVE_UNBOUNDED
-                                  : item_mnss(fam, p, opt, (size_t)k, (size_t)it.opt, mem_n);
+                                  : item_mnss(fam, &memo, p, opt, (size_t)k, (size_t)it.opt, mem_n);
                 double a = limited ? apply_key(sh->apply[k]) : 0;
                 int dominated = 0;
                 if (m < 0)

@@ -96,37 +96,53 @@ int apsolve_solve_keep_headroom(const ApsolveProblem *p, ApsolveOptions *opt,
 
 /* The memory a stage may need under opt: avail less the headroom when the
  * search keeps it (a budget, not a second figure: the need is the same). */
-static int64_t search_avail(const ApsolveOptions *opt, int64_t avail)
+int64_t apsolve_search_budget(const ApsolveOptions *opt, int64_t avail)
 {
     return opt->search_headroom ? avail - apsolve_memory_reserve(opt, avail) : avail;
 }
 
-/* need <= avail under the plan's memory rule with f in flight. */
-static int fits(const ApsolveOptions *opt, const ApsolveMemory *m, int64_t avail, double f)
+/* need <= budget under the plan's memory rule with f in flight, budget
+ * being apsolve_search_budget(opt, avail), worked out once per entry by the caller
+ * (its long-double rounding was a search's top memory-test cost). */
+static int fits(const ApsolveOptions *opt, const ApsolveMemory *m, int64_t avail, int64_t budget,
+                double f)
 {
     if (avail <= 0)
         return 1;
     return apsolve_stage_memory_need(apsolve_memory_rule(opt), m->peak, m->initial,
-                                     m->intermediate, f) <= search_avail(opt, avail);
+                                     m->intermediate, f) <= budget;
 }
 
-int apsolve_entry_fits(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx, double f)
+int apsolve_entry_fit_prefix(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx,
+                             int64_t budget, const double *f, int nf)
 {
-    return fits(opt, &p->memory[idx], p->memory[idx].avail, f);
+    const ApsolveMemory *m = &p->memory[idx];
+    int a = 0, b = nf;
+    while (a < b) {
+        int mid = a + (b - a) / 2;
+        if (fits(opt, m, m->avail, budget, f[mid]))
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return a;
 }
 
 int apsolve_entry_mnss(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx, int n)
 {
-    const ApsolveMemory *m;
+    return apsolve_entry_mnss_within(
+        p, opt, idx, n, p->memory ? apsolve_search_budget(opt, p->memory[idx].avail) : 0);
+}
+
+int apsolve_entry_mnss_within(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx,
+                              int n, int64_t budget)
+{
+    const ApsolveMemory *m = p->memory ? &p->memory[idx] : NULL;
     int lo, hi;
     if (opt->schedule == APSOLVE_SCHEDULE_1F1B || !p->memory) {
         int mnss = p->max_n_succ_stages[idx];
-        if (p->memory && search_avail(opt, p->memory[idx].avail) != p->memory[idx].avail) {
-            /* Alpa's count on the budget the headroom leaves */
-            m = &p->memory[idx];
-            mnss = apsolve_max_n_succ_stages(search_avail(opt, m->avail), m->peak, m->initial,
-                                             m->intermediate);
-        }
+        if (m && budget != m->avail) /* Alpa's count on the budget the headroom leaves */
+            mnss = apsolve_max_n_succ_stages(budget, m->peak, m->initial, m->intermediate);
         if (opt->objective != APSOLVE_OBJECTIVE_FULL || !p->memory ||
             mnss == APSOLVE_UNBOUNDED)
             return mnss;
@@ -134,25 +150,24 @@ int apsolve_entry_mnss(const ApsolveProblem *p, const ApsolveOptions *opt, size_
          * peak holds one of them: any s fits when B does; else s fits when
          * peak + initial + (s - 1) x intermediate <= avail, one more than
          * Alpa's count, when the peak itself fits */
-        m = &p->memory[idx];
-        if (!fits(opt, m, m->avail, 1.0))
+        if (!fits(opt, m, m->avail, budget, 1.0))
             return -1;
-        if (fits(opt, m, m->avail, (double)opt->micro_batches))
+        if (fits(opt, m, m->avail, budget, (double)opt->micro_batches))
             return APSOLVE_UNBOUNDED;
         return mnss + 1 >= APSOLVE_UNBOUNDED ? APSOLVE_UNBOUNDED : mnss + 1;
     }
-    m = &p->memory[idx];
     if (opt->schedule == APSOLVE_SCHEDULE_GPIPE)
-        return fits(opt, m, m->avail, (double)opt->micro_batches) ? APSOLVE_UNBOUNDED : -1;
+        return fits(opt, m, m->avail, budget, (double)opt->micro_batches) ? APSOLVE_UNBOUNDED
+                                                                          : -1;
     /* Interleaved: in-flight grows with the stages after it; the largest s
      * (stages from it to the end) that fits, by bisection over 1..n. */
-    if (n < 1 || !fits(opt, m, m->avail, apsolve_in_flight(opt, n, n - 1)))
+    if (n < 1 || !fits(opt, m, m->avail, budget, apsolve_in_flight(opt, n, n - 1)))
         return -1;
     lo = 1;
     hi = n;
     while (lo < hi) {
         int mid = lo + (hi - lo + 1) / 2;
-        if (fits(opt, m, m->avail, apsolve_in_flight(opt, n, n - mid)))
+        if (fits(opt, m, m->avail, budget, apsolve_in_flight(opt, n, n - mid)))
             lo = mid;
         else
             hi = mid - 1;

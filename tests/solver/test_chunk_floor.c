@@ -15,7 +15,11 @@
  * - the items a prep leaves out as dominated change no apply limit's
  *   options (dp_prepare's filter over the table's every usable item);
  * - a table shared across chunk counts gives the plans and counts of a
- *   search with its own table.
+ *   search with its own table;
+ * - the bound of every item a prep keeps is apsolve_entry_mnss's for its
+ *   entry, under headroom in percent and in bytes on entries of mixed
+ *   avails (a prep works the headroom budget out once per change of avail,
+ *   not per entry: a budget kept past its avail fails this).
  */
 #include <math.h>
 #include <stdio.h>
@@ -367,6 +371,46 @@ static void test_shared_table(void)
     CU_ASSERT(feasible > 60);
 }
 
+static void test_budget_per_avail(void)
+{
+    static const int kinds[] = {APSOLVE_SCHEDULE_1F1B, APSOLVE_SCHEDULE_INTERLEAVED,
+                                APSOLVE_SCHEDULE_GPIPE, APSOLVE_SCHEDULE_ZB_H1};
+    static const int64_t avails[] = {0, 700, 1000, 1000, 1300};
+    uint64_t rng = 0xB0D6E7ull;
+    int differ = 0, compared = 0;
+    for (int t = 0; t < 48; t++) {
+        ApsolveProblem *p = random_problem(&rng, 2 * t + 1); /* with memory */
+        ApsolveDpShared *sh = apsolve_dp_shared_new();
+        size_t ne = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+                    (size_t)p->num_configs;
+        ApsolveOptions o;
+        DpPrep pr = {0};
+        int n = 1 + t % 4;
+        for (size_t k = 0; k < ne; k++)
+            p->memory[k].avail = avails[oracle_rand(&rng) % 5];
+        memset(&o, 0, sizeof o);
+        o.schedule = kinds[t % 4];
+        o.virtual_stages = o.schedule == APSOLVE_SCHEDULE_INTERLEAVED ? 2 : 1;
+        o.micro_batches = 8;
+        o.objective = t % 2 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
+        o.headroom_percent = t % 3 == 2 ? 0 : 15;
+        o.headroom_bytes = t % 3 == 1 ? 250 : 0;
+        o.search_headroom = t % 3 != 2;
+        CU_ASSERT_FATAL(sh && apsolve_dp_shared_ready(sh, p, &o) == APSOLVE_OK);
+        CU_ASSERT_FATAL(apsolve_dp_prep_build(&pr, sh, NULL, p, &o, n) == APSOLVE_OK);
+        for (size_t k = 0; k < pr.n_items; k++) {
+            int m = apsolve_entry_mnss(p, &o, (size_t)pr.items[k].opt, n);
+            differ += pr.items[k].mnss != (m > p->num_layers ? p->num_layers : m);
+            compared++;
+        }
+        apsolve_dp_prep_free(&pr);
+        apsolve_dp_shared_free(sh);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT(differ == 0);
+    CU_ASSERT(compared > 1000);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
@@ -374,6 +418,7 @@ int main(void)
         {"family memory bounds are apsolve_entry_mnss's", test_family_bounds},
         {"dominated items left out", test_dominated_items},
         {"shared table across chunk counts", test_shared_table},
+        {"headroom budget once per avail", test_budget_per_avail},
     };
     return CUNIT_RUN("solver_chunk_floor", tests);
 }
