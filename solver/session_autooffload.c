@@ -55,18 +55,15 @@ static void megatron_offload_only(ApsolveProblem *q)
 int apsolve_run_auto_offload(ApsolveRun *r)
 {
     const ApsolveRequest *a = r->a;
-    ApsolveSession *s = r->s;
-    const ApsolvePlan *plain = s->autop;
+    const ApsolvePlan *plain = r->s->autop;
     /* no plan fits without offload: the main sweep's candidate */
     const ApsolveCand *base = plain ? &r->auto_c : &r->main_c;
     const ApsolveProblem *p = base->p;
-    ApsolveProblem *q = NULL, *bestq = NULL;
-    ApsolvePlan *best = NULL;
-    ApsolveOptions o0, besto;
+    ApsolveProblem *q = NULL;
+    ApsolveOptions o0;
     ApsolveStageSpec one;
-    ApsolveCand c;
-    int L, best_n = 0, best_h = 0, plain_h = plain ? r->auto_c.opt.search_headroom : 0;
-    int priced = 0;
+    ApsolveAutoStep st = {.plain = plain, .plain_h = plain ? r->auto_c.opt.search_headroom : 0};
+    int L;
     char why[400];
     if (a->parallel || a->opt.inference || a->batch > 0 || !p || !p->memory ||
         !p->fwd_cost || !p->bwd_cost || p->num_layers < 2)
@@ -83,8 +80,6 @@ int apsolve_run_auto_offload(ApsolveRun *r)
     o0.virtual_stages = 1;
     o0.whole_chunks = 0;
     for (int n = 1; n < L; n++) {
-        ApsolveOptions o = o0;
-        ApsolvePlan *pl = NULL;
         int e;
         if (!q && apsolve_problem_clone(p, &q) != APSOLVE_OK)
             goto nomem;
@@ -94,65 +89,34 @@ int apsolve_run_auto_offload(ApsolveRun *r)
         if (e) /* no host link, no per-layer record: no offload plan */
             break;
         megatron_offload_only(q);
-        e = apsolve_solve_keep_headroom(q, &o, &pl);
-        if (e == APSOLVE_EINFEASIBLE || (e == 0 && !pl->feasible)) {
-            apsolve_plan_free(&pl);
-            continue;
-        }
-        if (e) {
+        if ((e = apsolve_auto_step_try(&st, &q, o0, n)) != 0) {
             apsolve_problem_free(&q);
-            apsolve_problem_free(&bestq);
-            apsolve_plan_free(&best);
+            apsolve_auto_step_free(&st);
             return apsolve_fail(a, APSOLVE_ERROR_FAILED, "offload=%d: %s", n,
                                 apsolve_strerror(e));
         }
-        priced++;
-        if (apsolve_auto_better(pl, o.search_headroom, best ? best : plain,
-                                best ? best_h : plain_h)) {
-            apsolve_plan_free(&best);
-            apsolve_problem_free(&bestq);
-            best = pl;
-            bestq = q;
-            q = NULL;
-            best_n = n;
-            best_h = o.search_headroom;
-            besto = o;
-        } else {
-            apsolve_plan_free(&pl);
-        }
     }
     apsolve_problem_free(&q);
-    if (!a->quiet && priced)
+    if (!a->quiet && st.priced)
         apsolve_say(a, "activation offload (one stage, the first N of its %d layers' saved "
                     "activations in host memory, N = 1 .. %d): %d plan%s fit%s; %s", L, L - 1,
-                    priced, priced == 1 ? "" : "s", priced == 1 ? "s" : "",
-                    best ? "one beats the plan without it" : "none beats the plan without it");
-    if (!best)
+                    st.priced, st.priced == 1 ? "" : "s", st.priced == 1 ? "s" : "",
+                    st.best ? "one beats the plan without it" : "none beats the plan without it");
+    if (!st.best)
         return 0;
     if (!a->quiet && plain)
         apsolve_say(a, "activation offload: N = %d: objective %.6g s (%.6g s without it)%s",
-                    best_n, best->total_cost, plain->total_cost,
-                    best_h > plain_h ? ", keeping the memory headroom" : "");
+                    st.best_n, st.best->total_cost, plain->total_cost,
+                    st.best_h > st.plain_h ? ", keeping the memory headroom" : "");
     else if (!a->quiet)
         apsolve_say(a, "activation offload: N = %d: objective %.6g s (no plan fits without it)",
-                    best_n, best->total_cost);
+                    st.best_n, st.best->total_cost);
     /* the plan's figures and its per-stage lines, as --parallel's */
-    apsolve_offload_stages_say(a, r->db, &base->sw, p, best_n, best);
-    /* the plan's candidate: the same sweep and batch, its composed entries */
-    c = *base;
-    c.p = bestq;
-    c.opt = besto;
-    apsolve_plan_free(&s->autop);
-    s->autop = best;
-    apsolve_plan_batch(s->autop, &c);
-    if (r->have_auto_c)
-        apsolve_cand_free(&r->auto_c);
-    r->auto_c = c;
-    r->have_auto_c = 1;
+    apsolve_offload_stages_say(a, r->db, &base->sw, p, st.best_n, st.best);
+    apsolve_auto_step_install(r, &st, base);
     return 0;
 nomem:
     apsolve_problem_free(&q);
-    apsolve_problem_free(&bestq);
-    apsolve_plan_free(&best);
+    apsolve_auto_step_free(&st);
     return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
 }

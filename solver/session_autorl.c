@@ -58,14 +58,12 @@ static int composable(const ApsolveProblem *p)
 int apsolve_run_auto_recompute_layers(ApsolveRun *r)
 {
     const ApsolveRequest *a = r->a;
-    ApsolveSession *s = r->s;
-    const ApsolvePlan *plain = s->autop;
+    const ApsolvePlan *plain = r->s->autop;
     const ApsolveProblem *p = r->auto_c.p;
-    ApsolveProblem *q = NULL, *bestq = NULL;
-    ApsolvePlan *best = NULL;
-    ApsolveOptions o0, besto;
-    ApsolveCand c;
-    int chunks, kmax, best_k = 0, best_h = 0, plain_h = r->auto_c.opt.search_headroom, priced = 0;
+    ApsolveProblem *q = NULL;
+    ApsolveOptions o0;
+    ApsolveAutoStep st = {.plain = plain, .plain_h = r->auto_c.opt.search_headroom};
+    int chunks, kmax;
     if (a->parallel || a->opt.inference || a->batch > 0 || !plain || plain->cp > 1 ||
         plain->ep > 1 || !p || !p->memory || !p->fwd_cost || !p->bwd_cost)
         return 0;
@@ -81,68 +79,36 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
     o0.schedule = plain->schedule;
     o0.virtual_stages = plain->virtual_stages;
     for (int k = 1; k <= kmax; k++) {
-        ApsolveOptions o = o0;
-        ApsolvePlan *pl = NULL;
         int e;
         if (!q && apsolve_problem_clone(p, &q) != APSOLVE_OK)
             goto nomem;
         apsolve_recompute_layers_compose_all(p, q, k, chunks);
-        e = apsolve_solve_keep_headroom(q, &o, &pl);
-        if (e == APSOLVE_EINFEASIBLE || (e == 0 && !pl->feasible)) {
-            apsolve_plan_free(&pl);
-            continue;
-        }
-        if (e) {
+        if ((e = apsolve_auto_step_try(&st, &q, o0, k)) != 0) {
             apsolve_problem_free(&q);
-            apsolve_problem_free(&bestq);
-            apsolve_plan_free(&best);
+            apsolve_auto_step_free(&st);
             return apsolve_fail(a, APSOLVE_ERROR_FAILED, "recompute_layers=%d: %s", k,
                                 apsolve_strerror(e));
         }
-        priced++;
-        if (apsolve_auto_better(pl, o.search_headroom, best ? best : plain,
-                                best ? best_h : plain_h)) {
-            apsolve_plan_free(&best);
-            apsolve_problem_free(&bestq);
-            best = pl;
-            bestq = q;
-            q = NULL;
-            best_k = k;
-            best_h = o.search_headroom;
-            besto = o;
-        } else {
-            apsolve_plan_free(&pl);
-        }
     }
     apsolve_problem_free(&q);
-    if (!a->quiet && priced)
+    if (!a->quiet && st.priced)
         apsolve_say(a, "partial recomputation (the first K of each chunk's layers, K = 1 .. "
-                    "%d): %d plan%s fit%s; %s", kmax, priced, priced == 1 ? "" : "s",
-                    priced == 1 ? "s" : "",
-                    best ? "one beats the plan without it" : "none beats the plan without it");
-    if (!best)
+                    "%d): %d plan%s fit%s; %s", kmax, st.priced, st.priced == 1 ? "" : "s",
+                    st.priced == 1 ? "s" : "",
+                    st.best ? "one beats the plan without it" : "none beats the plan without it");
+    if (!st.best)
         return 0;
-    best->recompute_layers = best_k;
+    st.best->recompute_layers = st.best_n;
     if (!a->quiet)
         apsolve_say(a, "partial recomputation: K = %d (the first %d %s of each chunk): "
-                    "objective %.6g s (%.6g s without it)%s", best_k, best_k,
-                    costdb_plural(best_k, "layer", "layers"), best->total_cost,
-                    plain->total_cost, best_h > plain_h ? ", keeping the memory headroom" : "");
-    apsolve_recompute_layers_stages_say(a, best, bestq, p, best_k, chunks);
-    /* the plan's candidate: the same sweep and batch, its composed entries */
-    c = r->auto_c;
-    c.p = bestq;
-    c.opt = besto;
-    apsolve_plan_free(&s->autop);
-    s->autop = best;
-    apsolve_plan_batch(s->autop, &c);
-    if (r->have_auto_c)
-        apsolve_cand_free(&r->auto_c);
-    r->auto_c = c;
-    r->have_auto_c = 1;
+                    "objective %.6g s (%.6g s without it)%s", st.best_n, st.best_n,
+                    costdb_plural(st.best_n, "layer", "layers"), st.best->total_cost,
+                    plain->total_cost,
+                    st.best_h > st.plain_h ? ", keeping the memory headroom" : "");
+    apsolve_recompute_layers_stages_say(a, st.best, st.bestq, p, st.best_n, chunks);
+    apsolve_auto_step_install(r, &st, &r->auto_c);
     return 0;
 nomem:
-    apsolve_problem_free(&bestq);
-    apsolve_plan_free(&best);
+    apsolve_auto_step_free(&st);
     return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
 }

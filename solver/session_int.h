@@ -193,6 +193,28 @@ typedef struct ApsolveAutoBest {
  * the search's rule (the headroom kept first, then the objective); any
  * plan beats NULL. */
 int apsolve_auto_better(const ApsolvePlan *x, int xh, const ApsolvePlan *y, int yh);
+
+/* session_autostep.c: a search step that solves the auto plan's problem
+ * composed per K or N (session_autorl.c, session_autooffload.c) keeps
+ * here the plan it would beat (plain, headroom plain_h; NULL when none
+ * fits) and its best so far. */
+typedef struct ApsolveAutoStep {
+    const ApsolvePlan *plain;
+    int plain_h;
+    ApsolvePlan *best;        /* owned; NULL: none beats plain */
+    ApsolveProblem *bestq;    /* owned: the problem best was solved on */
+    ApsolveOptions besto;     /* the options best was solved with */
+    int best_n, best_h;       /* the K or N of best, its headroom kept */
+    int priced;               /* tries that gave a feasible plan */
+} ApsolveAutoStep;
+/* Solves *q with o; a feasible plan that beats the best so far (else
+ * plain) by apsolve_auto_better becomes st's best, with *q (then NULL) and
+ * n. 0, or the solver's error. */
+int apsolve_auto_step_try(ApsolveAutoStep *st, ApsolveProblem **q, ApsolveOptions o, int n);
+/* Makes st's best the auto plan, its candidate base's with st's problem
+ * and options; st no longer owns them. */
+void apsolve_auto_step_install(ApsolveRun *r, ApsolveAutoStep *st, const ApsolveCand *base);
+void apsolve_auto_step_free(ApsolveAutoStep *st);
 /* session_autocp.c: the best plan of one layout (submesh and logical mesh
  * with the batch on axis 0, equal stages) on candidate c's problem, whose
  * every entry is already that of the layout it prices (+inf where none);
