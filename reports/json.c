@@ -125,7 +125,12 @@ static void stage_json(const ApreportReport *r, size_t k, FILE *f)
                 fprintf(f, "%s%d", first ? "" : ", ", (s->first_host + h) * M + s->first_gpu + g);
                 first = 0;
             }
-    fputs("], \"fwd_cost\": ", f);
+    fputs("]", f);
+    /* a stage no layout keeps where its profile priced it (stage_layout.h) */
+    if (s->domains > s->priced_domains)
+        fprintf(f, ", \"straddles\": {\"domains\": %d, \"priced_domains\": %d}", s->domains,
+                s->priced_domains);
+    fputs(", \"fwd_cost\": ", f);
     num(f, p->fwd_cost);
     fputs(", \"bwd_cost\": ", f);
     num(f, p->bwd_cost);

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Loading a report: a plan with its sweep, model, hardware, stages, their
- * entries and placements; then what the report derives. Devices: stages
- * take device blocks first-fit in stage order (a (1, m) submesh the first
- * m-aligned free run inside one host, an (n, M) submesh the first n free
- * whole hosts). Resharding tasks: each output of stage k that stage k+1
+ * entries and placements; then what the report derives. Devices: where
+ * costdb_stage_layout places the stages (first fit, kept inside a scale-up
+ * domain where the profile priced them; the solver's full estimate prices
+ * the same layout). Resharding tasks: each output of stage k that stage k+1
  * reads as an input (same tensor_index) crosses the boundary; strategy and
  * time as docs/reports.md states (send-recv when the destination holds no
  * replicas, broadcast when neither side is split, else send a 1/D slice to
@@ -24,6 +24,7 @@
 #include "plural.h"
 #include "report_int.h"
 #include "schedule.h"
+#include "stage_layout.h"
 
 #define DEF_BW_INTRA 100e9
 #define DEF_LAT_INTRA 5e-6
@@ -64,44 +65,46 @@ static void add_warning(ApreportReport *r, const char *msg)
         snprintf(r->warnings[r->n_warnings++], sizeof(r->warnings[0]), "%s", msg);
 }
 
+/* Where the stages sit: costdb_stage_layout, the placement the solver's
+ * full estimate prices, on the sweep's hardware (its scale-up domain). */
 static void assign_devices(ApreportReport *r)
 {
-    int N = r->sweep.cluster_hosts, M = r->sweep.cluster_gpus;
-    unsigned char *used = calloc((size_t)N * (size_t)M + 1, 1);
+    CostdbFabric fab;
+    CostdbStageSpot *spot = calloc(r->n_stages ? r->n_stages : 1, sizeof *spot);
+    int *hosts = calloc(r->n_stages ? r->n_stages : 1, sizeof *hosts);
+    int *gpus = calloc(r->n_stages ? r->n_stages : 1, sizeof *gpus);
+    memset(&fab, 0, sizeof fab);
+    if (r->has_hw)
+        costdb_fabric_from_hardware(&r->hw, &fab);
     for (size_t k = 0; k < r->n_stages; k++) {
-        RepStage *s = &r->stages[k];
-        int n = s->st.submesh_hosts, m = s->st.submesh_gpus, found = 0;
-        s->first_host = s->first_gpu = -1;
-        if (!used || n < 1 || m < 1)
-            continue;
-        if (n == 1 && m <= M) {
-            for (int h = 0; h < N && !found; h++)
-                for (int g = 0; g + m <= M && !found; g += m) {
-                    int free_run = 1;
-                    for (int x = 0; x < m; x++)
-                        free_run &= !used[h * M + g + x];
-                    if (free_run) {
-                        found = 1;
-                        s->first_host = h, s->first_gpu = g;
-                    }
-                }
-        } else if (m == M) {
-            for (int h = 0; h + n <= N && !found; h++) {
-                int free_run = 1;
-                for (int x = 0; x < n * M; x++)
-                    free_run &= !used[h * M + x];
-                if (free_run) {
-                    found = 1;
-                    s->first_host = h, s->first_gpu = 0;
-                }
+        r->stages[k].first_host = r->stages[k].first_gpu = -1;
+        r->stages[k].domains = r->stages[k].priced_domains = 0;
+    }
+    if (spot && hosts && gpus) {
+        for (size_t k = 0; k < r->n_stages; k++) {
+            hosts[k] = r->stages[k].st.submesh_hosts;
+            gpus[k] = r->stages[k].st.submesh_gpus;
+        }
+        costdb_stage_layout(r->has_hw ? &fab : NULL, r->sweep.cluster_hosts,
+                            r->sweep.cluster_gpus, hosts, gpus, r->n_stages, spot);
+        for (size_t k = 0; k < r->n_stages; k++) {
+            r->stages[k].first_host = spot[k].first_host;
+            r->stages[k].first_gpu = spot[k].first_gpu;
+            r->stages[k].domains = spot[k].domains;
+            r->stages[k].priced_domains = spot[k].priced_domains;
+            if (spot[k].domains > spot[k].priced_domains) {
+                char msg[200];
+                snprintf(msg, sizeof msg, "stage %zu straddles %d NVLink domains (profiled in "
+                         "%d): no layout of the plan's submeshes keeps it in one; its gradient "
+                         "all-reduce is priced over the network", k, spot[k].domains,
+                         spot[k].priced_domains);
+                add_warning(r, msg);
             }
         }
-        if (found)
-            for (int h = 0; h < n; h++)
-                for (int g = 0; g < m; g++)
-                    used[(s->first_host + h) * M + s->first_gpu + g] = 1;
     }
-    free(used);
+    free(spot);
+    free(hosts);
+    free(gpus);
 }
 
 static int64_t shards_of(const ApreportLayout *l)

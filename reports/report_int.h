@@ -35,6 +35,8 @@ typedef struct RepStage {
     double wgrad;                     /* the backward entry's weight-gradient seconds (schema
                                        * 12; a cp plan's / cp), ZB-H1's W; < 0 unknown */
     int first_host, first_gpu;        /* device block: hosts x gpus from here */
+    int domains, priced_domains;      /* NCCL nodes it covers there, and those its profile
+                                       * priced (costdb_stage_layout) */
     int64_t memory_implied;           /* apsolve's memory rule (schedule.h) under the selected schedule */
     double mem_in_flight;             /* micro-batches in flight that rule counts */
     int variant_known;                /* the stage's config was found in the sweep */

@@ -381,7 +381,16 @@ typedef struct ApsolveStageEstimate {
     int replicas;                     /* largest all-reduce group, 1: none */
     int grad_inter;                   /* some all-reduce crosses hosts */
     double grad_sync, optimizer;      /* once per iteration, from the placements */
-    double apply;                     /* the entry's apply_cost, or grad_sync + optimizer */
+    double apply;                     /* the entry's apply_cost (+ straddle), or grad_sync +
+                                       * optimizer */
+    int first_device;                 /* where the stage sits (costdb_stage_layout, host-major
+                                       * device number); -1: no place */
+    int domains, priced_domains;      /* NCCL nodes its hosts cover there, and those its
+                                       * profile priced (more: it straddles a scale-up
+                                       * domain's edge) */
+    double straddle;                  /* the straddle's price: its gradient all-reduces over
+                                       * the network less over NVLink (in grad_sync and
+                                       * apply) */
 } ApsolveStageEstimate;
 
 /* The full estimate of plan, priced with the placements and hardware of

@@ -41,13 +41,29 @@ const char *apsolve_cp_comm_name(int comm)
                                            : "p2p";
 }
 
-int apsolve_cp_a2a_size(int cp, int tp, int gpus_per_host)
+int apsolve_cp_a2a_size(int cp, int tp, int fast_gpus)
 {
     int best = 1;
     for (int a = 2; a <= cp; a++)
-        if (cp % a == 0 && (int64_t)tp * a <= gpus_per_host)
+        if (cp % a == 0 && tp > 0 && (int64_t)tp * a <= fast_gpus && fast_gpus % (tp * a) == 0)
             best = a;
     return best;
+}
+
+int apsolve_cp_fast_gpus(struct Costdb *db, int64_t sweep, int gpus_per_host)
+{
+    CostdbSweep sw;
+    CostdbHardware hw;
+    CostdbFabric f;
+    int node;
+    if (!db || costdb_sweep_get(db, sweep, &sw) < 0 || sw.hardware_id <= 0 ||
+        costdb_hardware_get(db, sw.hardware_id, &hw) < 0)
+        return gpus_per_host;
+    costdb_fabric_from_hardware(&hw, &f);
+    /* the NCCL node: a scale-up domain of several hosts (GB200 NVL72's 72
+     * GPUs), else the host (costdb/collective.c) */
+    node = costdb_fabric_node_gpus(&f);
+    return f.gpus_per_host == gpus_per_host && node > gpus_per_host ? node : gpus_per_host;
 }
 
 int64_t apsolve_cp_intermediate(int64_t intermediate, int cp)
@@ -483,7 +499,7 @@ static int has_micro(const int64_t *family, size_t nfamily, int64_t m)
  * tokens, FLOPs, activations and weights per GPU, measured, and no ring),
  * or an a2a+p2p whose inner group is 1 or cp (the ring's or a2a's entry). */
 static int config_holds_no_cp(const ApsolveConfig *cf, int64_t micro, const int64_t *family,
-                              size_t nfamily, int cp, int comm, int gpus_per_host)
+                              size_t nfamily, int cp, int comm, int fast_gpus)
 {
     int a2a;
     if (!cf->valid || cf->force_batch_dim != 0 || cf->logical_a % cp)
@@ -491,7 +507,7 @@ static int config_holds_no_cp(const ApsolveConfig *cf, int64_t micro, const int6
     if (micro % cp == 0 && (micro / cp) % cf->logical_a == 0 &&
         has_micro(family, nfamily, micro / cp))
         return 1;
-    a2a = apsolve_cp_a2a_size(cp, cf->logical_b, gpus_per_host);
+    a2a = apsolve_cp_a2a_size(cp, cf->logical_b, fast_gpus);
     return comm == APSOLVE_CP_A2A_P2P && (a2a <= 1 || a2a >= cp);
 }
 
@@ -527,7 +543,7 @@ int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
     CpFacts *cache = calloc((size_t)(p->num_layers > 0 ? p->num_layers : 1), sizeof *cache);
     /* none[k * pairs + s * C + c]: config_holds_no_cp of candidate k */
     unsigned char *none = malloc((size_t)(ncp > 0 ? ncp : 1) * (pairs ? pairs : 1));
-    int rc = APSOLVE_OK;
+    int rc = APSOLVE_OK, fast = apsolve_cp_fast_gpus(db, sweep, p->cluster_gpus);
     *seq = 0;
     *attention = 0;
     for (int k = 0; k < ncp; k++) {
@@ -544,7 +560,7 @@ int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
         for (size_t x = 0; x < pairs; x++)
             none[(size_t)k * pairs + x] = (unsigned char)config_holds_no_cp(
                 &p->configs[x], micro, family, nfamily, cps[k],
-                comms ? comms[k] : APSOLVE_CP_P2P, p->cluster_gpus);
+                comms ? comms[k] : APSOLVE_CP_P2P, fast);
     for (int k = 0; k < ncp && rc == APSOLVE_OK; k++)
         rc = cp_table(p, none + (size_t)k * pairs, &out[k], views ? &views[k] : NULL);
     for (int i = 0; i < p->num_layers && rc == APSOLVE_OK; i++)
@@ -587,7 +603,7 @@ int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                         /* a2a and a2a+p2p: the heads rule of the entry's
                          * tp (apsolve_cp_check) */
                         if (comm == APSOLVE_CP_A2A_P2P)
-                            l.a2a = apsolve_cp_a2a_size(cps[k], cf->logical_b, p->cluster_gpus);
+                            l.a2a = apsolve_cp_a2a_size(cps[k], cf->logical_b, fast);
                         if (!no && comm != APSOLVE_CP_P2P &&
                             !apsolve_cp_check(&l, x.seq, heads, kv_heads, refused,
                                               sizeof refused, NULL, 0))

@@ -46,10 +46,20 @@ int apsolve_cp_comm_parse(const char *s);
 const char *apsolve_cp_comm_name(int comm);
 
 /* The a2a (inner) group of a2a+p2p: the largest divisor a of cp whose tp x a
- * consecutive ranks fit in one host of gpus_per_host GPUs (Megatron's rank
- * order tp-cp-dp-pp); Megatron's --hierarchical-context-parallel-sizes a
- * cp/a. 1 when none larger fits. */
-int apsolve_cp_a2a_size(int cp, int tp, int gpus_per_host);
+ * consecutive ranks fit, aligned, in one group of fast_gpus GPUs
+ * (apsolve_cp_fast_gpus: a host, or a scale-up domain of several hosts) —
+ * Megatron's rank order tp-cp-dp-pp; Megatron's
+ * --hierarchical-context-parallel-sizes a cp/a. 1 when none larger fits. */
+int apsolve_cp_a2a_size(int cp, int tp, int fast_gpus);
+
+/* The GPUs a cp all-to-all may span on NVLink on sweep's hardware: its
+ * scale-up domain when that spans several hosts of gpus_per_host GPUs
+ * (GB200 NVL72: 72, costdb_fabric_node_gpus), else gpus_per_host (also when
+ * the sweep's hardware cannot be read). Megatron-Core's cp_comm_type
+ * "a2a+p2p" runs "A2A communications in low-level CP groups (e.g., via
+ * NVLink), and P2P communications in high-level CP groups (e.g., via
+ * IBLink)" (transformer_config.py, core_v0.19.0). */
+int apsolve_cp_fast_gpus(struct Costdb *db, int64_t sweep, int gpus_per_host);
 
 /* What context parallelism adds to one stage, per micro-batch of the cp
  * plan and per GPU. */

@@ -10,14 +10,17 @@
  *    device the shard of the receiving spec (bytes / Π Chunked(k)), or, for a
  *    plan that says how its framework splits the boundary activation
  *    (plan->boundary_devices), bytes / that many devices; per stage
- *    pair and direction one send-recv, on the intra-host link when both
- *    submeshes lie on one host (stages laid out in order on host-major
- *    device numbers), else across hosts;
+ *    pair and direction one send-recv, on the intra-host (scale-up) link
+ *    when both submeshes lie in one NCCL node (where costdb_stage_layout
+ *    places them, the layout apreport lists), else across nodes;
  *  - the gradient all-reduce, once per iteration: parameters whose spec has
  *    Replicated(replicas=r) entries are grouped by the logical mesh axes they
  *    are replicated over; each group costs a ring all-reduce on the link that
  *    axis crosses (axis 0 crosses hosts iff a > 1 and the submesh spans
- *    hosts, axis 1 iff b > M, both axes iff the submesh spans hosts);
+ *    hosts, axis 1 iff b > M, both axes iff the submesh spans hosts), over
+ *    the NCCL nodes its hosts cover where the stage sits: a stage that
+ *    straddles a scale-up domain's edge pays the network there, and an
+ *    entry's apply_cost, priced inside the domain, that difference;
  *  - the optimizer step, once per iteration: Adam's bytes per local
  *    parameter element through device memory.
  *    Every message, collective and Adam step is priced by costdb/collective.c,
@@ -51,6 +54,7 @@
 #include "costdb_text.h"
 #include "schedule.h"
 #include "solver_int.h"
+#include "stage_layout.h"
 
 /* Product of the dims of a stored shape ("" is a scalar); 0 when the text
  * is not a shape. */
@@ -129,21 +133,50 @@ static int axes_cross_hosts(int mask, const ApsolveStage *s, int M)
     return s->hosts > 1;
 }
 
-/* Stages j and k (device ranges [oj, oj+dj) and [ok, ok+dk), host-major)
- * talk inside one node of M devices (a host, or a scale-up domain of
- * several) only if all their devices share it. */
-static int pair_inter(int oj, int dj, int ok, int dk, int M)
+/* Stages j and k (nj and nk hosts), placed at spots sj and sk
+ * (costdb_stage_layout), talk inside one NCCL node (a host, or a scale-up
+ * domain of several) only if all their devices share it: each lies in one
+ * node, and the hosts from the first's to the last's cover one. A stage
+ * with no place talks across. */
+static int pair_inter(const CostdbFabric *f, const CostdbStageSpot *sj, int nj,
+                      const CostdbStageSpot *sk, int nk)
 {
-    int h;
-    if (M <= 0)
-        return 0;
-    h = oj / M;
-    return (oj + dj - 1) / M != h || ok / M != h || (ok + dk - 1) / M != h;
+    int lo, hi;
+    if (sj->first_host < 0 || sk->first_host < 0 || sj->domains != 1 || sk->domains != 1)
+        return 1;
+    lo = sj->first_host < sk->first_host ? sj->first_host : sk->first_host;
+    hi = sj->first_host + nj > sk->first_host + nk ? sj->first_host + nj : sk->first_host + nk;
+    return costdb_hosts_domains(f, lo, hi - lo) != 1;
 }
 
-/* Apply-grad of one stage: the all-reduce per replication group and Adam. */
+/* The NCCL nodes the widest group of the ring over the logical axes in
+ * mask covers on the stage's hosts from spot (costdb_stage_layout): axis 0
+ * (and both) reach every host of the stage; axis 1 alone, groups of
+ * logical_b devices, b / M hosts each from the stage's first. 0: no spot. */
+static int axes_placed_domains(const CostdbFabric *f, int mask, const ApsolveStage *s, int M,
+                               const CostdbStageSpot *spot)
+{
+    int g, worst = 0;
+    if (!spot || spot->first_host < 0)
+        return 0;
+    if (mask != 2 || M <= 0 || s->logical_b <= M)
+        return spot->domains;
+    g = s->logical_b / M;
+    for (int h = 0; g > 0 && h + g <= s->hosts; h += g) {
+        int d = costdb_hosts_domains(f, spot->first_host + h, g);
+        worst = d > worst ? d : worst;
+    }
+    return worst;
+}
+
+/* Apply-grad of one stage: the all-reduce per replication group and Adam.
+ * A group whose hosts, where the stage sits (spot), cover more NCCL nodes
+ * than its profile priced (a stage straddling a scale-up domain's edge) is
+ * priced over those nodes, on the network; e->straddle is that price less
+ * the profile's. */
 static void stage_apply_grad(const CostdbFabric *hw, const ApsolveStage *s, int M,
-                             const CostdbPlacement *pl, size_t n, ApsolveStageEstimate *e)
+                             const CostdbStageSpot *spot, const CostdbPlacement *pl, size_t n,
+                             ApsolveStageEstimate *e)
 {
     double group_bytes[4] = {0, 0, 0, 0}, opt_bytes = 0;
     int group_r[4] = {1, 1, 1, 1};
@@ -164,13 +197,23 @@ static void stage_apply_grad(const CostdbFabric *hw, const ApsolveStage *s, int 
         }
     }
     for (int m = 1; m < 4; m++) {
-        int inter;
+        int inter, priced, placed;
+        double t;
         if (group_r[m] <= 1)
             continue;
         inter = axes_cross_hosts(m, s, M);
         e->grad_bytes += group_bytes[m];
-        e->grad_sync += costdb_collective_seconds(hw, COSTDB_COLL_ALL_REDUCE, group_bytes[m],
-                                                  group_r[m], inter ? s->hosts : 1, inter);
+        t = costdb_collective_seconds(hw, COSTDB_COLL_ALL_REDUCE, group_bytes[m], group_r[m],
+                                      inter ? s->hosts : 1, inter);
+        priced = costdb_collective_domains(hw, group_r[m], inter ? s->hosts : 1, 0, inter);
+        placed = inter ? axes_placed_domains(hw, m, s, M, spot) : 0;
+        if (placed > priced) {
+            double there = costdb_domain_collective_seconds(hw, COSTDB_COLL_ALL_REDUCE,
+                                                            group_bytes[m], group_r[m], placed);
+            e->straddle += there - t;
+            t = there;
+        }
+        e->grad_sync += t;
         if (group_r[m] > e->replicas)
             e->replicas = group_r[m];
         e->grad_inter |= inter;
@@ -188,7 +231,8 @@ int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolveP
     CostdbPlacement **pls = NULL;
     ApsolveStageEstimate *est = NULL;
     size_t *npl = NULL, K;
-    int *offset = NULL, rc = APSOLVE_OK, M, node;
+    CostdbStageSpot *spot = NULL;
+    int *hosts = NULL, *gpus = NULL, rc = APSOLVE_OK, M;
 
     if (!db || !plan || !out || !(activation_scale > 0))
         return APSOLVE_EINVAL;
@@ -210,18 +254,13 @@ int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolveP
     }
     M = sw.cluster_gpus;
     costdb_fabric_from_hardware(&hw, &fabric);
-    /* a scale-up domain of several hosts holds that many of the cluster's
-     * hosts (costdb/collective.c counts hosts in domains the same way) */
-    node = M;
-    if (fabric.gpus_per_host > 0 && costdb_fabric_node_gpus(&fabric) > fabric.gpus_per_host) {
-        int64_t n = (int64_t)M * (costdb_fabric_node_gpus(&fabric) / fabric.gpus_per_host);
-        node = n < COSTDB_MAX_DEVICES ? (int)n : COSTDB_MAX_DEVICES;
-    }
     pls = calloc(K, sizeof *pls);
     npl = calloc(K, sizeof *npl);
-    offset = calloc(K + 1, sizeof *offset);
+    spot = calloc(K, sizeof *spot);
+    hosts = calloc(K, sizeof *hosts);
+    gpus = calloc(K, sizeof *gpus);
     est = stages ? stages : calloc(K, sizeof *est);
-    if (!pls || !npl || !offset || !est) {
+    if (!pls || !npl || !spot || !hosts || !gpus || !est) {
         rc = APSOLVE_ENOMEM;
         goto cleanup;
     }
@@ -233,9 +272,18 @@ int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolveP
             snprintf(out->why, sizeof out->why, "stage %zu has no stored placements", k);
             goto cleanup;
         }
-        offset[k + 1] = offset[k] + s->hosts * s->gpus;
+        hosts[k] = s->hosts;
+        gpus[k] = s->gpus;
         est[k].compute = s->cost;
         est[k].replicas = 1;
+    }
+    /* where the stages sit: the one layout apreport lists too */
+    costdb_stage_layout(&fabric, sw.cluster_hosts, M, hosts, gpus, K, spot);
+    for (size_t k = 0; k < K; k++) {
+        est[k].first_device = spot[k].first_host < 0 ? -1
+                                                      : spot[k].first_host * M + spot[k].first_gpu;
+        est[k].domains = spot[k].domains;
+        est[k].priced_domains = spot[k].priced_domains;
     }
     /* Cross-stage transfers per micro-batch: bytes per (producer j,
      * consumer k), one message each way. */
@@ -266,8 +314,7 @@ int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolveP
             }
             if (bytes <= 0)
                 continue;
-            inter = pair_inter(offset[j], sj->hosts * sj->gpus, offset[k],
-                               sk->hosts * sk->gpus, node);
+            inter = pair_inter(&fabric, &spot[j], sj->hosts, &spot[k], sk->hosts);
             t = link_seconds(&fabric, inter, bytes);
             est[j].send_fwd_bytes += bytes;
             est[j].send_fwd += t;
@@ -287,9 +334,11 @@ int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolveP
         out->apply_from_entries = from_entries;
         for (size_t k = 0; k < K; k++) {
             double apply;
-            stage_apply_grad(&fabric, &plan->stages[k], M, pls[k], npl[k], &est[k]);
+            stage_apply_grad(&fabric, &plan->stages[k], M, &spot[k], pls[k], npl[k], &est[k]);
             est[k].period = est[k].compute + est[k].send_fwd + est[k].send_bwd;
-            apply = from_entries ? plan->stages[k].apply_cost
+            /* the entry's apply_cost was priced where the profile placed
+             * the stage: a straddle adds its network price */
+            apply = from_entries ? plan->stages[k].apply_cost + est[k].straddle
                                  : est[k].grad_sync + est[k].optimizer;
             est[k].apply = apply;
             if (out->apply_stage < 0 || apply > out->apply) {
@@ -350,7 +399,9 @@ cleanup:
             free(pls[k]);
     free(pls);
     free(npl);
-    free(offset);
+    free(spot);
+    free(hosts);
+    free(gpus);
     if (est != stages)
         free(est);
     return rc;

@@ -135,8 +135,8 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
         fprintf(out, "Context parallelism: cp %d (%s) on every stage: a logical mesh "
                 "(a, b) runs dp a/%d x cp %d x tp b\n", pl->cp,
                 pl->cp_comm == APSOLVE_CP_A2A       ? "all-to-all, a2a"
-                : pl->cp_comm == APSOLVE_CP_A2A_P2P ? "all-to-all in a host, the ring across, "
-                                                      "a2a+p2p"
+                : pl->cp_comm == APSOLVE_CP_A2A_P2P ? "all-to-all in a host or NVLink domain, "
+                                                      "the ring across, a2a+p2p"
                                                     : "the ring, p2p",
                 pl->cp, pl->cp);
     if (pl->ep > 1)
@@ -278,11 +278,17 @@ static void text_full(FILE *out, const ApsolveFullEstimate *f, const ApsolveStag
         return;
     fprintf(out, "  %-5s %12s %12s %12s %12s %16s %12s\n", "stage", "compute (s)", "send fwd (s)",
             "send bwd (s)", "period (s)", "all-reduce (s)", "optimizer (s)");
-    for (size_t k = 0; k < pl->n_stages; k++)
-        fprintf(out, "  %-5zu %12.6g %12.6g %12.6g %12.6g %16.6g %12.6g%s\n", k, se[k].compute,
+    for (size_t k = 0; k < pl->n_stages; k++) {
+        fprintf(out, "  %-5zu %12.6g %12.6g %12.6g %12.6g %16.6g %12.6g%s", k, se[k].compute,
                 se[k].send_fwd, se[k].send_bwd, se[k].period, se[k].grad_sync, se[k].optimizer,
                 se[k].replicas > 1 ? (se[k].grad_inter ? "  (all-reduce across hosts)" : "")
                                    : "  (no replicated parameter)");
+        if (se[k].domains > se[k].priced_domains)
+            fprintf(out, "  (straddles %d NVLink domains from device %d, profiled in %d: "
+                    "+%.6g s on the network)", se[k].domains, se[k].first_device,
+                    se[k].priced_domains, se[k].straddle);
+        fputc('\n', out);
+    }
 }
 
 /* The --batch re-evaluation: one summary line and, with the re-priced plan,
@@ -421,6 +427,9 @@ static void json_full(FILE *out, const ApsolveFullEstimate *f, const ApsolveStag
             json_field(out, "grad_sync", se[k].grad_sync);
             json_field(out, "optimizer", se[k].optimizer);
             json_field(out, "apply", se[k].apply);
+            fprintf(out, ", \"first_device\": %d, \"domains\": %d, \"priced_domains\": %d",
+                    se[k].first_device, se[k].domains, se[k].priced_domains);
+            json_field(out, "straddle", se[k].straddle);
             fputc('}', out);
         }
         fputc(']', out);

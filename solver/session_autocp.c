@@ -2,7 +2,8 @@
 /*
  * Context parallelism in the auto search (session_int.h, docs/solver.md
  * "Context parallelism in the auto search"): beside the plan the search
- * found without it, for each cp in {2, 4, ..} dividing a host's GPUs and
+ * found without it, for each cp in {2, 4, ..} dividing a host's GPUs (a
+ * scale-up domain's of several hosts: apsolve_cp_fast_gpus) and
  * each micro-batch size m with a sweep that cp divides, the best plan the
  * DP finds on that sweep's problem with every entry made the cp stage of
  * its own layout (apsolve_cp_problem_auto: the same devices run as data
@@ -305,7 +306,10 @@ int apsolve_run_auto_cp(ApsolveRun *r)
     ApsolveAutoBest *b;
     int64_t family[64];
     size_t nfamily = 0;
-    int gph = r->main_c.p->cluster_gpus, cps[48], comms[48], ncp = 0, top_k = 0, fail = 0;
+    /* cp's GPUs on NVLink: a host's, or the scale-up domain's of several
+     * hosts (GB200 NVL72), where the cp group's all-to-alls may span trays */
+    int gph = apsolve_cp_fast_gpus(r->db, r->main_c.sweep, r->main_c.p->cluster_gpus);
+    int cps[48], comms[48], ncp = 0, top_k = 0, fail = 0;
     int no_cp = 0, heads = 0, kv_heads = 0;
     int64_t capacity = 0;
     int64_t asked = a->micro_batch_size > 0 || a->micro_batches > 0 ||
@@ -323,8 +327,8 @@ int apsolve_run_auto_cp(ApsolveRun *r)
     apsolve_cp_heads(r->db, r->main_c.sweep, r->main_c.p, &heads, &kv_heads);
     for (int cp = 2; cp <= gph && gph % cp == 0 && ncp + 4 <= 48; cp *= 2)
         for (int comm = APSOLVE_CP_P2P; comm <= APSOLVE_CP_ALL_GATHER; comm++)
-            /* a2a+p2p's ring runs across hosts: on one host its inner
-             * group is all of cp (a2a's entry); all_gather (Transformer
+            /* a2a+p2p's ring runs across hosts (or domains): on one its
+             * inner group is all of cp (a2a's entry); all_gather (Transformer
              * Engine's KV all-gather, which Megatron-LM and torchtitan
              * run) splits no heads, so it needs none known */
             if (comm == APSOLVE_CP_P2P || comm == APSOLVE_CP_ALL_GATHER ||

@@ -93,7 +93,8 @@ int apsolve_run_cp(ApsolveRun *r, ApsolveCand **pc)
             return rc;
     }
     if (pr->cp_comm == APSOLVE_CP_A2A_P2P)
-        l.a2a = apsolve_cp_a2a_size(pr->cp, pr->tp, eq->p->cluster_gpus);
+        l.a2a = apsolve_cp_a2a_size(pr->cp, pr->tp,
+                                    apsolve_cp_fast_gpus(r->db, eq->sweep, eq->p->cluster_gpus));
     rc = apsolve_cp_problem(r->db, eq->sweep, eq->p, r->specs, r->nspec, &l, &r->cp_c.p, &seq,
                             &attention, why, sizeof why);
     if (rc == APSOLVE_ENOMEM)

@@ -604,7 +604,8 @@ static int comm_runs(const Search *S, const ApsolveCand *c, const ApsolveParalle
     if (heads <= 0)
         return 0;
     if (par->cp_comm == APSOLVE_CP_A2A_P2P) {
-        l.a2a = apsolve_cp_a2a_size(par->cp, par->tp, c->p->cluster_gpus);
+        l.a2a = apsolve_cp_a2a_size(par->cp, par->tp,
+                                    apsolve_cp_fast_gpus(S->r->db, c->sweep, c->p->cluster_gpus));
         if (l.a2a <= 1 || l.a2a >= par->cp)
             return 0;
     }

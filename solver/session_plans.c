@@ -140,7 +140,8 @@ int apsolve_request_store(Costdb *db, const ApsolveRequest *a, const ApsolveProb
         snprintf(po.layout.cp_comm, sizeof po.layout.cp_comm, "%s",
                  apsolve_cp_comm_name(a->par.cp_comm));
         if (po.layout.cp > 1 && a->par.cp_comm == APSOLVE_CP_A2A_P2P)
-            po.layout.cp_a2a = apsolve_cp_a2a_size(a->par.cp, a->par.tp, p->cluster_gpus);
+            po.layout.cp_a2a = apsolve_cp_a2a_size(
+                a->par.cp, a->par.tp, apsolve_cp_fast_gpus(db, p->sweep_id, p->cluster_gpus));
         if (a->par.ep > 1 || a->par.etp > 0) {
             /* as priced (session_ep.c): etp defaults to tp, Megatron's default */
             po.layout.ep = a->par.ep > 1 ? a->par.ep : 1;
@@ -172,7 +173,8 @@ int apsolve_request_store(Costdb *db, const ApsolveRequest *a, const ApsolveProb
         snprintf(po.layout.cp_comm, sizeof po.layout.cp_comm, "%s",
                  apsolve_cp_comm_name(pl->cp_comm));
         if (cp > 1 && pl->cp_comm == APSOLVE_CP_A2A_P2P)
-            po.layout.cp_a2a = apsolve_cp_a2a_size(cp, po.layout.tp, p->cluster_gpus);
+            po.layout.cp_a2a = apsolve_cp_a2a_size(
+                cp, po.layout.tp, apsolve_cp_fast_gpus(db, p->sweep_id, p->cluster_gpus));
         if (pl->ep > 1) {
             po.layout.ep = pl->ep;
             po.layout.etp = pl->etp;
