@@ -43,10 +43,12 @@ static int priced_spot(int hpd, int h, int n)
 /* One try: the stages in order[], first fit, the domain rule when
  * domain_rule. 1 when every stage found a place. */
 static int first_fit(int hpd, int N, int M, const int *hosts, const int *gpus, const size_t *order,
-                     size_t K, int domain_rule, unsigned char *used, CostdbStageSpot *out)
+                     size_t K, int domain_rule, unsigned char *used, int *busy,
+                     CostdbStageSpot *out)
 {
     int all = 1;
     memset(used, 0, (size_t)N * (size_t)M);
+    memset(busy, 0, (size_t)N * sizeof *busy);
     for (size_t q = 0; q < K; q++) {
         size_t k = order[q];
         int n = hosts[k], m = gpus[k], found = 0;
@@ -65,8 +67,8 @@ static int first_fit(int hpd, int N, int M, const int *hosts, const int *gpus, c
         } else if (n >= 1 && m == M) {
             for (int h = 0; h + n <= N && !found; h++) {
                 int free_run = !domain_rule || priced_spot(hpd, h, n);
-                for (int x = 0; x < n * M && free_run; x++)
-                    free_run &= !used[h * M + x];
+                for (int x = 0; x < n && free_run; x++)
+                    free_run = !busy[h + x];
                 if (free_run) {
                     found = 1;
                     out[k].first_host = h, out[k].first_gpu = 0;
@@ -77,9 +79,11 @@ static int first_fit(int hpd, int N, int M, const int *hosts, const int *gpus, c
             all = 0;
             continue;
         }
-        for (int h = 0; h < n; h++)
+        for (int h = 0; h < n; h++) {
+            busy[out[k].first_host + h] += m;
             for (int g = 0; g < m; g++)
                 used[(out[k].first_host + h) * M + out[k].first_gpu + g] = 1;
+        }
     }
     return all;
 }
@@ -89,6 +93,7 @@ int costdb_stage_layout(const CostdbFabric *f, int N, int M, const int *hosts, c
 {
     size_t *order[2];
     unsigned char *used;
+    int *busy;
     int hpd = node_hosts(f), placed = 0, straddles = 0;
     if (!out)
         return -1;
@@ -99,10 +104,12 @@ int costdb_stage_layout(const CostdbFabric *f, int N, int M, const int *hosts, c
     order[0] = malloc(K * sizeof *order[0]);
     order[1] = malloc(K * sizeof *order[1]);
     used = malloc((size_t)N * (size_t)M);
-    if (!order[0] || !order[1] || !used) {
+    busy = malloc((size_t)N * sizeof *busy);
+    if (!order[0] || !order[1] || !used || !busy) {
         free(order[0]);
         free(order[1]);
         free(used);
+        free(busy);
         return -1;
     }
     /* stage order; Alpa's: reversed(np.argsort(sizes, kind="stable")),
@@ -121,10 +128,11 @@ int costdb_stage_layout(const CostdbFabric *f, int N, int M, const int *hosts, c
         int domain_rule = t < 2;
         if (domain_rule && hpd <= 1)
             continue; /* the host is the domain: the rule holds everywhere */
-        placed = first_fit(hpd, N, M, hosts, gpus, order[t % 2], K, domain_rule, used, out);
+        placed =
+            first_fit(hpd, N, M, hosts, gpus, order[t % 2], K, domain_rule, used, busy, out);
     }
     if (!placed)
-        first_fit(hpd, N, M, hosts, gpus, order[0], K, 0, used, out);
+        first_fit(hpd, N, M, hosts, gpus, order[0], K, 0, used, busy, out);
     for (size_t k = 0; k < K; k++) {
         if (out[k].first_host < 0)
             continue;
@@ -136,5 +144,6 @@ int costdb_stage_layout(const CostdbFabric *f, int N, int M, const int *hosts, c
     free(order[0]);
     free(order[1]);
     free(used);
+    free(busy);
     return placed ? straddles : -1;
 }
