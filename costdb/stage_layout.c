@@ -41,7 +41,10 @@ static int priced_spot(int hpd, int h, int n)
 }
 
 /* One try: the stages in order[], first fit, the domain rule when
- * domain_rule. 1 when every stage found a place. */
+ * domain_rule. With the rule the search for stage k starts at the first
+ * host of the domain its pipeline predecessor k - 1 took (when placed
+ * already) and wraps round: neighbours share a domain where they can, so
+ * their sends stay on NVLink. 1 when every stage found a place. */
 static int first_fit(int hpd, int N, int M, const int *hosts, const int *gpus, const size_t *order,
                      size_t K, int domain_rule, unsigned char *used, int *busy,
                      CostdbStageSpot *out)
@@ -49,12 +52,16 @@ static int first_fit(int hpd, int N, int M, const int *hosts, const int *gpus, c
     int all = 1;
     memset(used, 0, (size_t)N * (size_t)M);
     memset(busy, 0, (size_t)N * sizeof *busy);
+    for (size_t k = 0; k < K; k++)
+        out[k].first_host = out[k].first_gpu = -1;
     for (size_t q = 0; q < K; q++) {
         size_t k = order[q];
-        int n = hosts[k], m = gpus[k], found = 0;
-        out[k].first_host = out[k].first_gpu = -1;
-        if (n == 1 && m >= 1 && m <= M) {
-            for (int h = 0; h < N && !found; h++)
+        int n = hosts[k], m = gpus[k], found = 0, start = 0;
+        if (domain_rule && k > 0 && out[k - 1].first_host >= 0)
+            start = out[k - 1].first_host / hpd * hpd;
+        for (int i = 0; i < N && !found; i++) {
+            int h = (start + i) % N;
+            if (n == 1 && m >= 1 && m <= M) {
                 for (int g = 0; g + m <= M && !found; g += m) {
                     int free_run = 1;
                     for (int x = 0; x < m; x++)
@@ -64,8 +71,7 @@ static int first_fit(int hpd, int N, int M, const int *hosts, const int *gpus, c
                         out[k].first_host = h, out[k].first_gpu = g;
                     }
                 }
-        } else if (n >= 1 && m == M) {
-            for (int h = 0; h + n <= N && !found; h++) {
+            } else if (n >= 1 && m == M && h + n <= N) {
                 int free_run = !domain_rule || priced_spot(hpd, h, n);
                 for (int x = 0; x < n && free_run; x++)
                     free_run = !busy[h + x];

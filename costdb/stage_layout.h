@@ -33,7 +33,10 @@ typedef struct CostdbStageSpot {
  * stage the first n free consecutive hosts, in stage order (Alpa's
  * contiguous submeshes). With a domain of several hosts a whole-host stage
  * must also sit where its profile priced it: inside one domain when it
- * fits one, from a domain's first host when it is larger. Tried in turn:
+ * fits one, from a domain's first host when it is larger; and the search
+ * for a stage starts at the domain of the stage before it in the pipeline
+ * (when placed), so that neighbours share a domain where they can. Tried
+ * in turn:
  * that rule in stage order, the same in Alpa's order (largest first,
  * get_sliced_virtual_submeshes), then without the domain rule in stage
  * order and in Alpa's order; the first that places every stage wins. Its

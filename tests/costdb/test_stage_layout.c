@@ -45,7 +45,9 @@ static void check_spot(const CostdbStageSpot *s, int host, int gpu, int domains,
 }
 
 /* 16, 16, 2, 2 trays in stage order: the second 16 skips trays 16-17 (it
- * would straddle) for tray 18; the 2-tray stages fill 16-17 and 34-35. */
+ * would straddle) for tray 18; the first 2-tray stage follows it in rack
+ * 1 (34-35: its send from stage 1 on NVLink), the second finds rack 1
+ * full and takes 16-17. */
 static void test_kept_in_stage_order(void)
 {
     CostdbFabric f = nvl72();
@@ -54,8 +56,8 @@ static void test_kept_in_stage_order(void)
     CU_ASSERT_EQUAL(costdb_stage_layout(&f, 36, 4, hosts, gpus, 4, s), 0);
     check_spot(&s[0], 0, 0, 1, 1);
     check_spot(&s[1], 18, 0, 1, 1);
-    check_spot(&s[2], 16, 0, 1, 1);
-    check_spot(&s[3], 34, 0, 1, 1);
+    check_spot(&s[2], 34, 0, 1, 1);
+    check_spot(&s[3], 16, 0, 1, 1);
 }
 
 /* 2, 2, 16, 16: in stage order the second 16 finds no rack with 16 free

@@ -4,7 +4,7 @@
 # "Placement across a domain boundary", docs/context-parallel.md):
 # - Two racks (--cluster 36x4, trays 0-17 and 18-35). Stages of 16, 16, 2
 #   and 2 trays are kept each in one rack (the second 16 at tray 18, the
-#   2-tray stages at 16 and 34); 16, 16 and 4 trays cannot be (2 + 2 trays
+#   2-tray stages at 34, beside it, and 16); 16, 16 and 4 trays cannot be (2 + 2 trays
 #   are left in the racks), so the second 16-tray stage straddles trays
 #   16-31. Its gradient all-reduce over 64 GPUs is priced over the network:
 #   the same stage (layer 1, logical (64, 1)) costs more there than at tray
@@ -45,7 +45,7 @@ def plan(path):
 kept, strad, rep = plan(sys.argv[1]), plan(sys.argv[2]), json.load(open(sys.argv[3]))
 ks, ss = kept["breakdown"]["stages"], strad["breakdown"]["stages"]
 # where the stages sit, counted by hand (4 GPUs a tray)
-assert [s["first_device"] for s in ks] == [0, 72, 64, 136], [s["first_device"] for s in ks]
+assert [s["first_device"] for s in ks] == [0, 72, 136, 64], [s["first_device"] for s in ks]
 assert all(s["domains"] == s["priced_domains"] == 1 and s["straddle"] == 0 for s in ks), ks
 assert [s["first_device"] for s in ss] == [0, 64, 128], [s["first_device"] for s in ss]
 assert [(s["domains"], s["priced_domains"]) for s in ss] == [(1, 1), (2, 1), (1, 1)], ss
