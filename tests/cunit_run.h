@@ -20,4 +20,12 @@ typedef struct CunitTest {
 int cunit_run(const char *suite, const CunitTest *tests, size_t n);
 #define CUNIT_RUN(suite, tests) cunit_run(suite, tests, sizeof(tests) / sizeof((tests)[0]))
 
+/* The same with a suite set-up run before the first test and a tear-down
+ * after the last (CUnit's suite initialisation and cleanup functions: a
+ * non-zero return from either counts as a failure). */
+int cunit_run_fixture(const char *suite, int (*setup)(void), int (*teardown)(void),
+                      const CunitTest *tests, size_t n);
+#define CUNIT_RUN_FIXTURE(suite, setup, teardown, tests)                                           \
+    cunit_run_fixture(suite, setup, teardown, tests, sizeof(tests) / sizeof((tests)[0]))
+
 #endif

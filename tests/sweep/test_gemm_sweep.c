@@ -17,6 +17,8 @@
 
 #include <CUnit/Basic.h>
 
+#include "cunit_run.h"
+
 #include "costdb.h"
 #include "sweep/merge.h"
 #include "sweep/sweep.h"
@@ -312,15 +314,8 @@ static void test_measured_row(void)
 
 int main(void)
 {
-    CU_pSuite suite;
-    unsigned failed;
-    if (CU_initialize_registry() != CUE_SUCCESS)
-        return 2;
-    suite = CU_add_suite("gemm sweep", setup, teardown);
-    CU_add_test(suite, "a sweep on a measured row prices GEMMs from its table", test_measured_row);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
-    return failed ? 1 : 0;
+    static const CunitTest tests[] = {
+        {"a sweep on a measured row prices GEMMs from its table", test_measured_row},
+    };
+    return CUNIT_RUN_FIXTURE("gemm sweep", setup, teardown, tests);
 }
