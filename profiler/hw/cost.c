@@ -581,10 +581,66 @@ double approf_stage_apply_seconds(const ApprofHardwareSpec *hw, const ApprofStag
     return approf_stage_apply_seconds_of(hw, p, NULL);
 }
 
+/* Elements of the input embedding table's gradient on one device: the
+ * scatter-add an embedding's backward lowers to (model/opsem.c; its table's
+ * local rows x columns in the kernel's extent x cols, model/kernel_op.c). */
+static double embedding_grad_elements(const ApprofStageProgram *p)
+{
+    double e = 0.0;
+    for (size_t i = 0; i < p->n_kernels[1]; i++) {
+        const ApprofKernel *k = &p->kernels[1][i];
+        if (k->kind == APPROF_K_GATHER && k->wgrad && k->kop == APPROF_CUDA_OP_EMBEDDING &&
+            k->extent > 0 && k->cols > 0)
+            e += (double)k->extent * (double)k->cols;
+    }
+    return e;
+}
+
+/* Seconds of the part of apply collective w (at the width it moves) that
+ * starts only once the backward is done (gradients) or that the first
+ * forward waits for (ZeRO's all-gather of parameters); ratio is the bytes of
+ * a reduced gradient per byte of parameter, emb_elems the stage's embedding
+ * table (embedding_grad_elements, which reads the operator fields of the
+ * table's backward kernel to find it). The framework reduces gradients in
+ * buckets of grad_bucket_bytes bytes as reduced (PyTorch DDP's
+ * bucket_cap_mb; Apex DistributedFusedAdam's bucket_cap_mb of its
+ * grad_sync_dtype, apex/contrib/optimizers/distributed_fused_adam.py
+ * @f3f04924 lines 710-712; Megatron-Core's bucket_size elements x the
+ * reduce width, megatron/core/distributed/distributed_data_parallel.py
+ * core_r0.8.0 lines 51-54: max(40M, 1M x dp) by default). The buckets fill in
+ * the reverse order of the parameters, and the input embedding's gradient is
+ * complete only after the backward's last operator, its lookup: so the last
+ * bucket holds at least the whole embedding table (Megatron-Core never splits
+ * a parameter between buckets, param_and_grad_buffer.py core_r0.8.0; Apex
+ * splits it, but every bucket it spans fills only then). The all-gather of
+ * the updated parameters (--overlap-param-gather, Apex overlap_param_sync)
+ * moves the same buckets in the forward's order, the embedding's first, at
+ * the parameters' width. 0 without buckets (all of it may hide). */
+static double exposed_tail(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
+                           const ApprofCollective *w, double ratio, double emb_elems)
+{
+    ApprofCollective b = *w;
+    double param_bytes = p->dtype == APPROF_F32 ? 4.0 : 2.0, cap, emb;
+    if (!(hw->grad_bucket_bytes > 0))
+        return 0.0;
+    if (w->kind == APPROF_COLL_ALL_GATHER) {
+        cap = hw->grad_bucket_bytes / ratio;
+        emb = emb_elems * param_bytes;
+    } else {
+        cap = hw->grad_bucket_bytes;
+        emb = emb_elems * param_bytes * ratio;
+    }
+    if (emb > cap)
+        cap = emb;
+    if (b.bytes > cap)
+        b.bytes = cap;
+    return approf_collective_cost(hw, &b);
+}
+
 double approf_stage_apply_seconds_of(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
                                      const double *phase)
 {
-    double t = 0.0, hide[2] = {0.0, 0.0};
+    double t = 0.0, hide[2] = {0.0, 0.0}, ratio, emb;
     int any = 0;
     if (!hw || !p)
         return 0.0;
@@ -598,32 +654,24 @@ double approf_stage_apply_seconds_of(const ApprofHardwareSpec *hw, const ApprofS
         hide[0] = hw->grad_overlap * (phase ? phase[0] : approf_phase_seconds(hw, p, 0));
         hide[1] = hw->grad_overlap * (phase ? phase[1] : approf_phase_seconds(hw, p, 1));
     }
+    /* gradients reduced in another width than the model's dtype (Megatron
+     * reduces bf16 models' gradients in f32); ZeRO's all-gather moves
+     * parameters, in the model's dtype */
+    ratio = costdb_grad_buffer_ratio(hw->grad_reduce_bytes, p->dtype == APPROF_F32 ? 4.0 : 2.0);
+    emb = any && hw->grad_overlap > 0 ? embedding_grad_elements(p) : 0.0;
     for (size_t i = 0; i < p->n_apply_colls && i < 2; i++) {
         const ApprofCollective *c = &p->apply_colls[i];
+        ApprofCollective w;
         double full, last, h;
         if (c->group_size <= 1 || !(c->bytes > 0))
             continue;
-        if (hw->grad_reduce_bytes > 0 && c->kind != APPROF_COLL_ALL_GATHER) {
-            /* gradients reduced in another width than the model's dtype
-             * (Megatron reduces bf16 models' gradients in f32); ZeRO's
-             * all-gather moves parameters, in the model's dtype */
-            ApprofCollective w = *c;
-            w.bytes *= hw->grad_reduce_bytes / (p->dtype == APPROF_F32 ? 4.0 : 2.0);
-            full = approf_collective_cost(hw, &w);
-        } else {
-            full = approf_collective_cost(hw, c);
-        }
+        w = *c;
+        if (c->kind != APPROF_COLL_ALL_GATHER)
+            w.bytes *= ratio;
+        full = approf_collective_cost(hw, &w);
         h = c->kind == APPROF_COLL_ALL_GATHER ? hide[0] : hide[1];
         if (h > 0) {
-            /* the last bucket (the first layers' gradients) starts after the
-             * backward ends and is never hidden */
-            ApprofCollective b = *c;
-            last = 0.0;
-            if (hw->grad_bucket_bytes > 0) {
-                if (b.bytes > hw->grad_bucket_bytes)
-                    b.bytes = hw->grad_bucket_bytes;
-                last = approf_collective_cost(hw, &b);
-            }
+            last = exposed_tail(hw, p, &w, ratio, emb);
             if (full > last) {
                 double hid = approf_overlap_hidden(hw, full - last, h);
                 full = hid >= full - last ? last : full - hid;
