@@ -200,7 +200,8 @@ typedef struct ApprofKernel {
      * the row-wise view rows x cols, extent (a broadcast operand's
      * elements, an embedding's table rows, rotary positions), the dropout
      * rate; batch norm and pooling use the conv_* fields for their NCHW
-     * input and window. Pricing reads none of these. */
+     * input and window. Pricing reads only an embedding's table extent x
+     * cols (hw/cost.c: the last gradient bucket holds the whole table). */
     int kop, kop_backward;
     int64_t rows, cols, extent;
     double rate;
