@@ -169,6 +169,21 @@ typedef struct ApprofHardwareSpec {
      * stage3.py at v0.6.0 no longer synchronizes in fetch_sub_module, but
      * its _allgather_param still does: later versions not read). */
     int zero3_fetch_sync;
+    /* 1: ZeRO-3's gradients are all-reduced, bucket by bucket, instead of
+     * reduce-scattered, as DeepSpeed's stage 3 did with contiguous_gradients
+     * off, its stage-3 default from v0.3.13 to v0.4.2
+     * (deepspeed/runtime/zero/constants.py at v0.3.13, line 59,
+     * ZERO3_OPTIMIZATION_CONTIGUOUS_GRADIENTS_DEFAULT = False; True from
+     * microsoft/DeepSpeed#1199, c9fee82, July 2021, first in v0.4.3):
+     * reduce_ipg_grads then takes buffered_reduce_fallback, which flattens
+     * the bucket of reduce_bucket_size elements and all-reduces it
+     * (allreduce_bucket -> dist.all_reduce, stage3.py at v0.3.13 lines
+     * 1700-1710 and 1794-1812); each rank keeps its own slice afterwards
+     * (partition_previous_reduced_grads). Every rank thus receives the
+     * whole reduced bucket, not its 1/n. Priced on ZeRO-3's gradient
+     * collectives (sharding/program_zero.c); 0: reduce-scattered
+     * (DeepSpeed with contiguous_gradients, FSDP). */
+    int zero3_grad_all_reduce;
     /* Share of a GEMM's rate lost while an NCCL collective runs beside it on
      * another stream of the same GPU (1 - rate beside / rate alone, as
      * `approf probe` measures it on >= 2 GPUs: profiler/cuda/probe_overlap.c,

@@ -93,6 +93,7 @@ static const Field fields[] = {
     {"grad_accum_fusion", F_INT, OFF(grad_accum_fusion), 0, 0, 1, 0, 1, 0, 0, ""},
     {"zero3_rank_copies", F_INT, OFF(zero3_rank_copies), 0, 0, 1, 0, 1, 0, 0, ""},
     {"zero3_fetch_sync", F_INT, OFF(zero3_fetch_sync), 0, 0, 1, 0, 1, 0, 0, ""},
+    {"zero3_grad_all_reduce", F_INT, OFF(zero3_grad_all_reduce), 0, 0, 1, 0, 1, 0, 0, ""},
     {"peak_tflops_fp4", F_NUM, OFF(peak_flops_fp4), 0, 0, 1e12, 0, 1e5, 0, 0, "TFLOP/s"},
     /* COSTDB_MAX_DEVICES (1 << 20) bounds a cluster; a domain is no larger */
     {"scaleup_domain_gpus", F_INT, OFF(scaleup_gpus), 0, 0, 1, 0, 1048576, 0, 0, ""},

@@ -156,6 +156,20 @@ static int push_regathers(const ShardStage *st, const TInfo *ti, ApprofStageProg
  * still reduced with the others of its bucket. */
 #define DS_PERSISTENCE_ELEMS 1e5
 
+/* The collective that reduces ZeRO-3's gradients: a reduce-scatter, each
+ * rank receiving its 1/n (FSDP; DeepSpeed with contiguous_gradients), or
+ * under the spec's zero3_grad_all_reduce an all-reduce of the same bucket,
+ * each rank receiving all of it (DeepSpeed's stage 3 with
+ * contiguous_gradients off, its default from v0.3.13 to v0.4.2:
+ * reduce_ipg_grads -> buffered_reduce_fallback -> allreduce_bucket ->
+ * dist.all_reduce, deepspeed/runtime/zero/stage3.py at v0.3.13 lines
+ * 1700-1710 and 1794-1812; hardware.h). */
+static ApprofCollKind zero3_grad_kind(const ShardStage *st)
+{
+    return st->hw && st->hw->zero3_grad_all_reduce ? APPROF_COLL_ALL_REDUCE
+                                                   : APPROF_COLL_REDUCE_SCATTER;
+}
+
 /* The bytes of operator o's parameters DeepSpeed gathers: those of
  * DS_PERSISTENCE_ELEMS elements or more (esize bytes each). */
 static double ds_gathered_bytes(const ShardStage *st, const TInfo *ti, int o, double esize)
@@ -334,7 +348,7 @@ static int push_zero3_scheduled(const ShardStage *st, const TInfo *ti, ApprofSta
             lo++;
         }
         ApprofCollective m = *c;
-        m.kind = APPROF_COLL_REDUCE_SCATTER;
+        m.kind = zero3_grad_kind(st);
         m.bytes = S * (bucket_bytes / total);
         m.op = first[lo];
         m.zero3_unit = lo + 1;
@@ -395,7 +409,7 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
         p->donated_size[1] -= (int64_t)llround(buf_cut);
         /* ZeRO-2 reduce-scatters gradient buckets, ZeRO-3 module by module
          * (an overlapping schedule: push_zero3_scheduled, below) */
-        c.kind = APPROF_COLL_REDUCE_SCATTER;
+        c.kind = z < 3 ? APPROF_COLL_REDUCE_SCATTER : zero3_grad_kind(st);
         if (z < 3)
             rc = shard_push_coll(p, 1, &ccap[1], &c);
         else if (!sched)
