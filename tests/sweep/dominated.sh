@@ -70,6 +70,12 @@ diff "$work/expected" "$work/actual" >"$work/diff" ||
   fail_with "$work/diff" "left out ('>') or kept ('<') against the rule"
 grep -q "dominated variants not stored: $n " "$work/drop.err" ||
   fail_with "$work/drop.err" "the summary does not count the $n left out"
+# --resume of the complete sweep profiles nothing again, the left-out included
+before=$("$sqlite" "$work/drop.db" "SELECT count(*) FROM stage_entry")
+sweep "$work/drop.db" --resume >/dev/null 2>"$work/resume.err" || fail_with "$work/resume.err" "resume"
+grep -q " 0 entries written" "$work/resume.err" || fail_with "$work/resume.err" "resume wrote entries"
+[ "$("$sqlite" "$work/drop.db" "SELECT count(*) FROM stage_entry")" = "$before" ] ||
+  fail "resume changed the entries"
 # the same plans, prices and refusals on both (but the search's timing)
 same() { # APSOLVE-ARGS
   local db
