@@ -136,6 +136,7 @@ static void cb_notice(void *ctx, const char *msg)
 enum {
     OPT_CLUSTER = 256, OPT_BATCH, OPT_MICRO, OPT_SUBMESH, OPT_LOGICAL, OPT_MODE, OPT_IMBALANCE,
     OPT_HARDWARE, OPT_BACKEND, OPT_DB, OPT_RESUME, OPT_ALLOW_LARGE, OPT_SKIP_UNFIT, OPT_SHARD, OPT_QUIET,
+    OPT_KEEP_DOMINATED,
     OPT_COMMIT_EVERY, OPT_SHARDING_SOLVER, OPT_WORKERS, OPT_MEMORY_LEVELS, OPT_RECOMPUTE,
     OPT_ZERO, OPT_VARIANTS, OPT_MBS, OPT_TAKE_OVER, OPT_HARDWARE_ID, OPT_FP8, OPT_ZERO3_SCHEDULE,
 };
@@ -196,6 +197,7 @@ static const struct option own_opts[] = {
     {"resume", no_argument, NULL, OPT_RESUME},
     {"allow-large", no_argument, NULL, OPT_ALLOW_LARGE},
     {"skip-unfit", no_argument, NULL, OPT_SKIP_UNFIT},
+    {"keep-dominated", no_argument, NULL, OPT_KEEP_DOMINATED},
     {"shard", required_argument, NULL, OPT_SHARD},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"commit-every", required_argument, NULL, OPT_COMMIT_EVERY},
@@ -472,6 +474,7 @@ static int sweep_option(int opt, const char *arg, ApprofSweepConfig *cfg, SweepA
     case OPT_RESUME: cfg->resume = 1; break;
     case OPT_ALLOW_LARGE: cfg->allow_large = 1; break;
     case OPT_SKIP_UNFIT: cfg->skip_unfit = 1; break;
+    case OPT_KEEP_DOMINATED: cfg->keep_dominated = 1; break;
     case OPT_SHARD: {
         char *end = NULL;
         long kk = strtol(arg, &end, 10);

@@ -18,6 +18,7 @@ void cli_sweep_print_summary(const ApprofSweepSummary *s, const char *db_path)
             " - backend %s%s%s%s on %s, %d worker%s; sharding ILPs solved %zu, reused %zu\n"
             "%s%s%s%s"
             "%s%.0zu%s"
+            "%s%.0zu%s"
             " - collectives: %s\n"
             "%s%s%s"
             " - time: build %.3f s, enumeration %.3f s, sharding %.3f s, costing %.3f s, "
@@ -42,6 +43,10 @@ void cli_sweep_print_summary(const ApprofSweepSummary *s, const char *db_path)
             s->unfit ? " - left out: " : "", s->unfit,
             s->unfit ? " tuples out of memory whatever their configuration (--skip-unfit)\n"
                      : "",
+            s->dominated ? " - dominated variants not stored: " : "", s->dominated,
+            s->dominated ? " (slower and larger than another of their stage: docs/variants.md; "
+                           "--keep-dominated stores them)\n"
+                         : "",
             s->collectives[0] ? s->collectives : "the alpha-beta model",
             s->comm_timing[0] ? " - communication: " : "", s->comm_timing,
             s->comm_timing[0] ? "\n" : "",

@@ -78,6 +78,9 @@ typedef struct ApprofSweepConfig {
     int skip_unfit;               /* --skip-unfit: leave out (and count) the tuples whose every
                                    * entry is out of memory by approf_sweep_skip_unfit's
                                    * bound (sweep_int.h); 0, the default: profile them */
+    int keep_dominated;           /* --keep-dominated: store every variant; 0, the default:
+                                   * a complete sweep leaves out the variants another of the
+                                   * same stage dominates (sweep_dominated.h) */
     int resume;
     int take_over;                /* take a sweep over from a holder on another host */
     int shard_k, shard_n;         /* this process profiles tuples with index % n == k */
@@ -159,6 +162,8 @@ typedef struct ApprofSweepSummary {
                                    * big) */
     size_t unfit;                 /* tuples left out: out of memory whatever their
                                    * configuration (approf_sweep_skip_unfit) */
+    size_t dominated;             /* (i, j, s, c) entries left out: dominated variants
+                                   * (approf_sweep_leave_out_dominated) */
     size_t reused;                /* entries copied from an identical stage program */
     size_t sharding_solved, sharding_cached;
     double t_build, t_enumerate, t_sharding, t_costing, t_writing, t_total;

@@ -342,7 +342,8 @@ static void say_no_resumable(Sweep *sw, const ApprofSweepCallbacks *cb, const Co
 
 static int create_or_resume(Sweep *sw, const ApprofSweepConfig *cfg,
                             const ApprofSweepCallbacks *cb, CostdbSweep *row,
-                            ApprofSweepSummary *sum, char *err, size_t errlen)
+                            ApprofSweepSummary *sum, int *was_complete, char *err,
+                            size_t errlen)
 {
     CostdbSubmesh subs[APPROF_MAX_SUBMESHES];
     CostdbConfig *confs;
@@ -357,7 +358,9 @@ static int create_or_resume(Sweep *sw, const ApprofSweepConfig *cfg,
             row->id = existing;
             sum->resumed = 1;
             if (complete) {
-                /* nothing to compute: every tuple is found present below */
+                /* nothing to compute: every tuple is present, the
+                 * dominated variants it left out too (sweep_dominated.h) */
+                *was_complete = 1;
                 approf_sweep_notice(cb, "--resume: sweep %lld with these inputs is already complete",
                        (long long)existing);
                 return 0;
@@ -402,7 +405,8 @@ dberr:
 }
 
 /* The database rows (hardware, model, sweep) and, on resume, which tuples
- * already have entries: have[k] bit 0 fwd, bit 1 bwd. Rank 0 only. */
+ * already have entries: have[k] bit 0 fwd, bit 1 bwd (every tuple of a
+ * complete sweep). Rank 0 only. */
 int approf_sweep_open_db(Sweep *sw, const ApprofSweepConfig *cfg,
                          const ApprofSweepCallbacks *cb, int64_t global_batch, CostdbSweep *row,
                          unsigned char *have, ApprofSweepSummary *sum, char *err,
@@ -411,6 +415,7 @@ int approf_sweep_open_db(Sweep *sw, const ApprofSweepConfig *cfg,
     CostdbHardware hwrow;
     CostdbModel model;
     char dberrbuf[1024];
+    int complete = 0;
     int rc = costdb_open(cfg->db_path, 0, &sw->db, dberrbuf, sizeof dberrbuf);
     if (rc < 0) {
         snprintf(err, errlen, "%s", dberrbuf);
@@ -497,7 +502,7 @@ int approf_sweep_open_db(Sweep *sw, const ApprofSweepConfig *cfg,
         }
     }
     fill_sweep_row(sw, cfg, &model, hwrow.id, global_batch, row);
-    rc = create_or_resume(sw, cfg, cb, row, sum, err, errlen);
+    rc = create_or_resume(sw, cfg, cb, row, sum, &complete, err, errlen);
     if (rc < 0)
         return rc;
     sum->sweep_id = row->id;
@@ -505,6 +510,10 @@ int approf_sweep_open_db(Sweep *sw, const ApprofSweepConfig *cfg,
         const ApprofTuple *t = &sw->tuples[k];
         if ((int)(k % (size_t)cfg->shard_n) != cfg->shard_k)
             continue;
+        if (complete) {
+            have[k] = 3;
+            continue;
+        }
         for (int ph = 0; ph < 2; ph++) {
             int x = 0;
             if (costdb_entry_exists(sw->db, row->id, t->start, t->end, t->submesh, t->config,

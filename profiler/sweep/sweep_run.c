@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "clock.h"
+#include "sweep_dominated.h"
 #include "sweep_int.h"
 #include "sweep_mpi.h"
 #include "sweep_workers.h"
@@ -511,6 +512,13 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
         }
     }
     if (approf_sweep_writer_flush(&sink.writer) < 0) {
+        dberr = 1;
+        goto out;
+    }
+    /* every variant of every stage stored now: the dominated ones go
+     * (sweep_dominated.h); a shard holds part of a stage's variants */
+    if (rc != APPROF_EINTR && !cfg->keep_dominated && cfg->shard_n == 1 && sum->entries > 0 &&
+        approf_sweep_leave_out_dominated(sw.db, row.id, &sum->dominated) < 0) {
         dberr = 1;
         goto out;
     }
