@@ -93,8 +93,11 @@
  *   multiple of 16 bytes (vocabulary 30522 or 50257) ran at 0.13-0.41 of
  *   the rate of aligned ones, median 0.33 over 21 timings, so
  *   gemm_unaligned_factor 0.33. TF32 and FP8 keep 0.7 (not measured in a
- *   layer). Other cards have no kernel-level attention or reduction
- *   figure: they price fused attention at the GEMM efficiency,
+ *   layer; the published FP8 GEMM figures for this chip, bursts of other
+ *   kernel libraries at 0.30-0.78 of the FP8 peak, bracket it and set
+ *   nothing: docs/validation.md, "FP8 GEMM efficiency on Hopper"). Other
+ *   cards have no kernel-level attention or reduction figure: they price
+ *   fused attention at the GEMM efficiency,
  *   reductions at memory_efficiency and misaligned GEMMs like the others.
  * - Gradient synchronisation overlapped with the backward, 25 MiB buckets:
  *   PyTorch DDP (bucket_cap_mb = 25 by default) and Megatron
