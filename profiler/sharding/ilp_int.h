@@ -2,8 +2,9 @@
 /*
  * Internal interface of the strategy ILP shared by ilp.c (building,
  * exhaustive search, cache), ilp_elim.c (the working problem in local
- * strategy indices and its exact elimination) and ilp_cbc.c (the CBC model
- * of the core that elimination leaves).
+ * strategy indices, its exact elimination and the elimination's replay),
+ * ilp_cbc.c (the CBC model of the core that elimination leaves) and
+ * ilp_pareto.c (the time-versus-memory Pareto points).
  */
 #ifndef APPROF_SHARDING_ILP_INT_H
 #define APPROF_SHARDING_ILP_INT_H
@@ -129,8 +130,9 @@ int ilp_core_cbc(Work *w, const int *core, int nc, ApprofIlpStats *st);
 
 /* approf_ilp_solve, which with keep (zeroed by the caller) hands over the
  * working problem of a fresh, successful solve, its elimination recorded
- * for ilp_work_replay (keep->n NULL otherwise; the caller frees it with
- * ilp_work_free), and with key sets the problem's cache key (cache given). */
+ * for ilp_work_replay (keep left zeroed otherwise; the caller frees it
+ * with ilp_work_free either way), and with key sets the problem's cache
+ * key (when cache is given). */
 int ilp_solve_keep(const ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
                    int *choice, double *objective, ApprofIlpStats *stats, Work *keep,
                    ApprofHash128 *key);

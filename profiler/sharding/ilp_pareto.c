@@ -2,7 +2,10 @@
 /*
  * The time-versus-memory Pareto points of a strategy ILP (ilp.h,
  * docs/variants.md): exact solves of time + weight x memory, the weights
- * bisected along the lower convex hull, negligible savings dropped.
+ * bisected along the lower convex hull, negligible savings dropped. The
+ * weighted solves replay the first solve's elimination (ilp_work_replay)
+ * rather than build, hash and eliminate each problem anew
+ * (docs/performance.md, "Memory levels by replay").
  */
 #include <math.h>
 #include <stdlib.h>
@@ -88,7 +91,7 @@ int ilp_pareto_run(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
     if (rc)
         goto done;
     pt[0].m = approf_ilp_memory(p, pt[0].choice);
-    if (mode == ILP_PARETO_REPLAY && st0.cached &&
+    if (mode == ILP_PARETO_REPLAY && st0.cached && max_points > 1 &&
         ilp_cache_points_find(cache, key0, max_points, n, choices, times, mems, n_points)) {
         if (stats)
             *stats = st0;
@@ -174,7 +177,8 @@ int ilp_pareto_run(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
     *n_points = keep;
     if (stats)
         *stats = st0;
-    if (mode == ILP_PARETO_REPLAY && cache)
+    /* one point is the weight-0 solve's entry already */
+    if (mode == ILP_PARETO_REPLAY && cache && max_points > 1)
         rc = ilp_cache_points_put(cache, key0, max_points, n, choices, times, mems, keep);
 done:
     for (int i = 0; i < CAP; i++)
