@@ -240,6 +240,8 @@ void approf_ilp_hash(const ApprofIlp *p, char *out, size_t len)
 
 /* ---- cache -------------------------------------------------------------- */
 
+/* A solution, or (points > 0) a problem's Pareto points: choice holds
+ * points solutions end to end and tm their times then their memories. */
 typedef struct CacheEntry {
     Hash2 key;
     int n;
@@ -247,12 +249,15 @@ typedef struct CacheEntry {
     int *choice;
     double objective;
     ApprofIlpStats stats;
+    int points;
+    double *tm;
 } CacheEntry;
 
 struct ApprofIlpCache {
     CacheEntry *e;
     size_t n, cap;     /* open addressing, cap a power of two */
     size_t hits;
+    IlpParetoMode pareto_mode;
 };
 
 int approf_ilp_cache_new(ApprofIlpCache **out)
@@ -267,9 +272,7 @@ void approf_ilp_cache_free(ApprofIlpCache **cp)
 {
     if (!cp || !*cp)
         return;
-    for (size_t i = 0; i < (*cp)->cap; i++)
-        free((*cp)->e[i].choice);
-    free((*cp)->e);
+    approf_ilp_cache_clear(*cp);
     free(*cp);
     *cp = NULL;
 }
@@ -278,8 +281,10 @@ void approf_ilp_cache_clear(ApprofIlpCache *c)
 {
     if (!c)
         return;
-    for (size_t i = 0; i < c->cap; i++)
+    for (size_t i = 0; i < c->cap; i++) {
         free(c->e[i].choice);
+        free(c->e[i].tm);
+    }
     free(c->e);
     c->e = NULL;
     c->n = c->cap = 0;
@@ -307,14 +312,18 @@ static CacheEntry *cache_slot(ApprofIlpCache *c, Hash2 key)
     return &c->e[i];
 }
 
-static int cache_put(ApprofIlpCache *c, Hash2 key, int n, int status, const int *choice,
-                     double objective, const ApprofIlpStats *st)
+/* A free slot for key, the table grown as needed; NULL when key is there
+ * already (*err 0) or without memory (*err APPROF_ENOMEM). */
+static CacheEntry *cache_claim(ApprofIlpCache *c, Hash2 key, int *err)
 {
+    *err = 0;
     if ((c->n + 1) * 2 > c->cap) {
         size_t ncap = c->cap ? c->cap * 2 : 64;
         CacheEntry *ne = calloc(ncap, sizeof(*ne));
-        if (!ne)
-            return APPROF_ENOMEM;
+        if (!ne) {
+            *err = APPROF_ENOMEM;
+            return NULL;
+        }
         CacheEntry *old = c->e;
         size_t ocap = c->cap;
         c->e = ne;
@@ -325,8 +334,16 @@ static int cache_put(ApprofIlpCache *c, Hash2 key, int n, int status, const int 
         free(old);
     }
     CacheEntry *s = cache_slot(c, key);
-    if (s->n)
-        return 0;
+    return s->n ? NULL : s;
+}
+
+static int cache_put(ApprofIlpCache *c, Hash2 key, int n, int status, const int *choice,
+                     double objective, const ApprofIlpStats *st)
+{
+    int err;
+    CacheEntry *s = cache_claim(c, key, &err);
+    if (!s)
+        return err;
     s->choice = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
     if (!s->choice)
         return APPROF_ENOMEM;
@@ -339,6 +356,69 @@ static int cache_put(ApprofIlpCache *c, Hash2 key, int n, int status, const int 
     s->stats = *st;
     c->n++;
     return 0;
+}
+
+/* The key of a problem's Pareto points: its key at weight 0 and the
+ * number of points asked for. */
+static Hash2 points_key(Hash2 key, int max_points)
+{
+    Hash2 h;
+    uint64_t w[3] = {key.a, key.b, (uint64_t)max_points};
+    approf_hash128_init(&h, 0x9a4e70);
+    approf_hash128_update(&h, w, sizeof w);
+    return h;
+}
+
+int ilp_cache_points_find(ApprofIlpCache *c, Hash2 key, int max_points, int n, int *choices,
+                          double *times, double *mems, int *n_points)
+{
+    CacheEntry *s = c ? cache_slot(c, points_key(key, max_points)) : NULL;
+    if (!s || !s->n || s->points < 1 || s->n != (n > 0 ? n : 1))
+        return 0;
+    memcpy(choices, s->choice, (size_t)s->points * (size_t)n * sizeof(int));
+    memcpy(times, s->tm, (size_t)s->points * sizeof(double));
+    memcpy(mems, s->tm + s->points, (size_t)s->points * sizeof(double));
+    *n_points = s->points;
+    return 1;
+}
+
+int ilp_cache_points_put(ApprofIlpCache *c, Hash2 key, int max_points, int n,
+                         const int *choices, const double *times, const double *mems,
+                         int n_points)
+{
+    int err;
+    CacheEntry *s = cache_claim(c, points_key(key, max_points), &err);
+    if (!s)
+        return err;
+    size_t nc = (size_t)n_points * (size_t)n;
+    s->choice = malloc((nc ? nc : 1) * sizeof(int));
+    s->tm = malloc(2 * (size_t)n_points * sizeof(double));
+    if (!s->choice || !s->tm) {
+        free(s->choice);
+        free(s->tm);
+        s->choice = NULL;
+        s->tm = NULL;
+        return APPROF_ENOMEM;
+    }
+    memcpy(s->choice, choices, nc * sizeof(int));
+    memcpy(s->tm, times, (size_t)n_points * sizeof(double));
+    memcpy(s->tm + n_points, mems, (size_t)n_points * sizeof(double));
+    s->key = points_key(key, max_points);
+    s->n = n > 0 ? n : 1;
+    s->points = n_points;
+    c->n++;
+    return 0;
+}
+
+void ilp_cache_set_pareto_mode(ApprofIlpCache *c, IlpParetoMode mode)
+{
+    if (c)
+        c->pareto_mode = mode;
+}
+
+IlpParetoMode ilp_cache_pareto_mode(const ApprofIlpCache *c)
+{
+    return c ? c->pareto_mode : ILP_PARETO_REPLAY;
 }
 
 /* Exhaustive search over the alive nodes. */
@@ -392,13 +472,57 @@ int approf_ilp_have_cbc(void)
     return HAVE_CBC;
 }
 
-int approf_ilp_solve(const ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
-                     int *choice, double *objective, ApprofIlpStats *stats)
+/* The core of w (its alive nodes) solved by method, the eliminated nodes
+ * set from it, and choice and *objective from the original problem. */
+static int work_finish(const ApprofIlp *p, ApprofIlpMethod method, Work *w, int *choice,
+                       double *objective, ApprofIlpStats *st)
+{
+    int rc = 0, nc = 0;
+    int *core = malloc((size_t)(p->n_nodes > 0 ? p->n_nodes : 1) * sizeof(int));
+    if (!core)
+        return APPROF_ENOMEM;
+    for (int v = 0; v < w->nn; v++)
+        if (w->n[v].alive)
+            core[nc++] = v;
+    st->core_nodes = nc;
+    st->core_edges = 0;
+    for (int e = 0; e < w->ne; e++)
+        st->core_edges += w->e[e].alive;
+    if (nc > 0) {
+        if (method == APPROF_ILP_EXHAUSTIVE) {
+            rc = core_exhaustive(w, core, nc);
+        } else {
+#if HAVE_CBC
+            rc = ilp_core_cbc(w, core, nc, st);
+#else
+            rc = method == APPROF_ILP_CBC_ONLY ? APPROF_EUNSUPPORTED : core_exhaustive(w, core, nc);
+#endif
+        }
+    }
+    free(core);
+    if (rc)
+        return rc;
+    ilp_work_backsubstitute(w);
+    for (int v = 0; v < p->n_nodes; v++)
+        choice[v] = w->n[v].orig[w->n[v].choice];
+    *objective = approf_ilp_evaluate(p, choice);
+    return isfinite(*objective) ? 0 : APPROF_EINFEASIBLE;
+}
+
+/* Whether method eliminates before the core's solver (with no budget). */
+static int eliminates(const ApprofIlp *p, ApprofIlpMethod method)
+{
+    return (method == APPROF_ILP_ELIMINATE_TREES_THEN_CBC || method == APPROF_ILP_SERIES_PARALLEL) &&
+           p->budget < 0;
+}
+
+int ilp_solve_keep(const ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
+                   int *choice, double *objective, ApprofIlpStats *stats, Work *keep,
+                   Hash2 *key_out)
 {
     ApprofIlpStats st = {0};
     Work w = {0};
     double obj = INFINITY;
-    int *core = NULL;
     int rc = 0;
     Hash2 key = {0, 0};
     if (!p || !choice)
@@ -409,6 +533,8 @@ int approf_ilp_solve(const ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache 
     st.edges = p->n_edges;
     if (cache) {
         key = problem_hash(p, (int)method);
+        if (key_out)
+            *key_out = key;
         CacheEntry *s = cache_slot(cache, key);
         if (s && s->n) {
             cache->hits++;
@@ -424,49 +550,14 @@ int approf_ilp_solve(const ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache 
         }
     }
     rc = ilp_work_build(p, &w);
-    if (rc)
-        goto done;
-    if ((method == APPROF_ILP_ELIMINATE_TREES_THEN_CBC || method == APPROF_ILP_SERIES_PARALLEL) && p->budget < 0) {
+    if (!rc && keep)
+        rc = ilp_work_keep_built(&w);
+    if (!rc && eliminates(p, method))
         rc = ilp_work_eliminate(&w, method == APPROF_ILP_SERIES_PARALLEL, &st);
-        if (rc)
-            goto done;
-    }
-    core = malloc((size_t)(p->n_nodes > 0 ? p->n_nodes : 1) * sizeof(int));
-    if (!core) {
-        rc = APPROF_ENOMEM;
-        goto done;
-    }
-    int nc = 0;
-    for (int v = 0; v < w.nn; v++)
-        if (w.n[v].alive)
-            core[nc++] = v;
-    st.core_nodes = nc;
-    for (int e = 0; e < w.ne; e++)
-        st.core_edges += w.e[e].alive;
-    if (nc > 0) {
-        if (method == APPROF_ILP_EXHAUSTIVE) {
-            rc = core_exhaustive(&w, core, nc);
-        } else {
-#if HAVE_CBC
-            rc = ilp_core_cbc(&w, core, nc, &st);
-#else
-            rc = method == APPROF_ILP_CBC_ONLY ? APPROF_EUNSUPPORTED : core_exhaustive(&w, core, nc);
-#endif
-        }
-        if (rc)
-            goto done;
-    }
-    ilp_work_backsubstitute(&w);
-    for (int v = 0; v < p->n_nodes; v++)
-        choice[v] = w.n[v].orig[w.n[v].choice];
-    obj = approf_ilp_evaluate(p, choice);
-    if (!isfinite(obj)) {
-        rc = APPROF_EINFEASIBLE;
-        goto done;
-    }
-    if (objective)
+    if (!rc)
+        rc = work_finish(p, method, &w, choice, &obj, &st);
+    if (!rc && objective)
         *objective = obj;
-done:
     if (cache && (rc == 0 || rc == APPROF_EINFEASIBLE)) {
         int prc = cache_put(cache, key, p->n_nodes, rc, choice,
                             rc == 0 ? obj : INFINITY, &st);
@@ -475,7 +566,28 @@ done:
     }
     if (stats)
         *stats = st;
-    ilp_work_free(&w);
-    free(core);
+    if (keep && !rc)
+        *keep = w;
+    else
+        ilp_work_free(&w);
+    return rc;
+}
+
+int approf_ilp_solve(const ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
+                     int *choice, double *objective, ApprofIlpStats *stats)
+{
+    return ilp_solve_keep(p, method, cache, choice, objective, stats, NULL, NULL);
+}
+
+int ilp_solve_replay(const ApprofIlp *p, ApprofIlpMethod method, Work *w, int *choice,
+                     double *objective)
+{
+    ApprofIlpStats st = {0};
+    double obj = INFINITY;
+    int rc = ilp_work_replay(p, w);
+    if (!rc)
+        rc = work_finish(p, method, w, choice, &obj, &st);
+    if (!rc)
+        *objective = obj;
     return rc;
 }

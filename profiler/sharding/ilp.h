@@ -87,7 +87,9 @@ double approf_ilp_memory(const ApprofIlp *p, const int *choice);
 
 /* The supported time-versus-memory Pareto points of p (the lower convex
  * hull of (time, memory) over all choices), found by bisecting on the
- * weight (each step one exact weighted solve): at most max_points
+ * weight (each step one exact weighted solve; after the first, a replay of
+ * the first one's elimination under the new weight, which gives what a
+ * solve from scratch gives, ilp_pareto.c): at most max_points
  * solutions, fastest first and each using strictly less memory than the
  * one before. choices is max_points * n_nodes ints (caller allocated);
  * times and mems max_points doubles. *n_points gets the count (>= 1 on

@@ -40,12 +40,16 @@
 
 void ilp_work_free(Work *w)
 {
-    for (int i = 0; w->n && i < w->nn; i++)
-        free(w->n[i].adj);
     ilp_arena_free(&w->arena);
+    free(w->scratch);
     free(w->n);
     free(w->e);
     free(w->el);
+}
+
+static int other_end(const WEdge *e, int x)
+{
+    return e->u == x ? e->v : e->u;
 }
 
 static int find_edge(const Work *w, int u, int v)
@@ -59,36 +63,51 @@ static int find_edge(const Work *w, int u, int v)
     return -1;
 }
 
+/* Adds r (k_u x k_v) into the table of edge id, one of whose ends is u. */
+static void edge_accumulate(Work *w, int id, int u, const double *r)
+{
+    WEdge *e = &w->e[id];
+    int v = other_end(e, u);
+    int ku = w->n[u].k, kv = w->n[v].k;
+    for (int i = 0; i < ku; i++)
+        for (int j = 0; j < kv; j++) {
+            double x = r[(size_t)i * kv + j];
+            if (e->u == u)
+                e->r[(size_t)i * kv + j] += x;
+            else
+                e->r[(size_t)j * ku + i] += x;
+        }
+}
+
 /* Adds r (k_u x k_v, in the work's arena) to edge u-v, merging with an
- * existing one. */
+ * existing one: the edge's id (its table is r when new), or a negative
+ * error. */
 static int work_add_edge(Work *w, int u, int v, double *r)
 {
     int id = find_edge(w, u, v);
     if (id >= 0) {
-        WEdge *e = &w->e[id];
-        int ku = w->n[u].k, kv = w->n[v].k;
-        for (int i = 0; i < ku; i++)
-            for (int j = 0; j < kv; j++) {
-                double x = r[(size_t)i * kv + j];
-                if (e->u == u)
-                    e->r[(size_t)i * kv + j] += x;
-                else
-                    e->r[(size_t)j * ku + i] += x;
-            }
-        return 0;
+        edge_accumulate(w, id, u, r);
+        return id;
     }
     if (ilp_grow((void **)&w->e, &w->cap_e, w->ne + 1, sizeof(WEdge)))
         return APPROF_ENOMEM;
     int ends[2] = {u, v};
     for (int t = 0; t < 2; t++) {
         WNode *a = &w->n[ends[t]];
-        if (ilp_grow((void **)&a->adj, &a->cap_adj, a->n_adj + 1, sizeof(int)))
-            return APPROF_ENOMEM;
+        if (a->n_adj == a->cap_adj) {
+            /* moved within the arena (the old room stays until the end) */
+            int cap = a->cap_adj * 2 + 4;
+            int *adj = ilp_arena_alloc(&w->arena, (size_t)cap * sizeof(int));
+            if (!adj)
+                return APPROF_ENOMEM;
+            memcpy(adj, a->adj, (size_t)a->n_adj * sizeof(int));
+            a->adj = adj;
+            a->cap_adj = cap;
+        }
         a->adj[a->n_adj++] = w->ne;
     }
     w->e[w->ne] = (WEdge){u, v, r, 1};
-    w->ne++;
-    return 0;
+    return w->ne++;
 }
 
 /* The alive edges of x: the first three into nb_edges; the degree. */
@@ -105,11 +124,6 @@ static int degree(const Work *w, int x, int *nb_edges)
     return d;
 }
 
-static int other_end(const WEdge *e, int x)
-{
-    return e->u == x ? e->v : e->u;
-}
-
 /* r entry of edge e for endpoint x at local a and the other at b. */
 static double edge_at(const Work *w, const WEdge *e, int x, int a, int b)
 {
@@ -124,6 +138,13 @@ static int push_elim(Work *w, Elim el, int *cap)
         return APPROF_ENOMEM;
     w->el[w->nel++] = el;
     return 0;
+}
+
+/* The cost of strategy i of node v under p's memory weight, m its memory
+ * (0 when p gives none): the one expression a build and a replay share. */
+static double weighed_cost(const ApprofIlp *p, int v, int i, double m)
+{
+    return p->cost[v][i] + p->weight * m;
 }
 
 int ilp_work_build(const ApprofIlp *p, Work *w)
@@ -146,7 +167,7 @@ int ilp_work_build(const ApprofIlp *p, Work *w)
             if (!isfinite(p->cost[v][i]) || (p->budget >= 0 && m > p->budget))
                 continue;
             a->orig[a->k] = i;
-            a->c[a->k] = p->cost[v][i] + p->weight * m;
+            a->c[a->k] = weighed_cost(p, v, i, m);
             a->m[a->k] = m;
             a->k++;
         }
@@ -154,6 +175,24 @@ int ilp_work_build(const ApprofIlp *p, Work *w)
             return APPROF_EINFEASIBLE;
         a->alive = 1;
         a->choice = -1;
+    }
+    /* every node's incident edges in one arena block, room for two more
+     * each (an elimination's new edge) before adj_push moves them */
+    size_t slots = 0;
+    for (int e = 0; e < p->n_edges; e++) {
+        w->n[p->eu[e]].cap_adj++;
+        w->n[p->ev[e]].cap_adj++;
+    }
+    for (int v = 0; v < w->nn; v++)
+        slots += (size_t)(w->n[v].cap_adj += 2);
+    int *adj = ilp_arena_alloc(&w->arena, (slots ? slots : 1) * sizeof(int));
+    w->e = malloc((size_t)(p->n_edges > 0 ? p->n_edges : 1) * sizeof(WEdge));
+    if (!adj || !w->e)
+        return APPROF_ENOMEM;
+    w->cap_e = p->n_edges > 0 ? p->n_edges : 1;
+    for (int v = 0; v < w->nn; v++) {
+        w->n[v].adj = adj;
+        adj += w->n[v].cap_adj;
     }
     for (int e = 0; e < p->n_edges; e++) {
         int u = p->eu[e], v = p->ev[e];
@@ -166,9 +205,152 @@ int ilp_work_build(const ApprofIlp *p, Work *w)
                 r[(size_t)i * kv + j] =
                     p->r[e][(size_t)w->n[u].orig[i] * p->k[v] + w->n[v].orig[j]];
         int rc = work_add_edge(w, u, v, r);
-        if (rc)
+        if (rc < 0)
             return rc;
     }
+    return 0;
+}
+
+/* The arithmetic of each elimination step, shared by the elimination and
+ * its replay (ilp_work_replay): the edges a step reads are named by id, so
+ * a replay reads the same tables in the same order. */
+
+/* A scratch buffer of n doubles (w's, valid until the next call). */
+static double *work_scratch(Work *w, size_t n)
+{
+    if (n > w->cap_scratch) {
+        double *b = realloc(w->scratch, n * sizeof(double));
+        if (!b)
+            return NULL;
+        w->scratch = b;
+        w->cap_scratch = n;
+    }
+    return w->scratch;
+}
+
+/* EL_FIXED: x's one strategy folded into the other end of edge e. */
+static void fold_fixed(Work *w, int x, int e)
+{
+    const WEdge *ed = &w->e[e];
+    WNode *y = &w->n[other_end(ed, x)];
+    for (int j = 0; j < y->k; j++)
+        y->c[j] += edge_at(w, ed, x, 0, j);
+}
+
+/* EL_DEG0: arg[0] the cheapest strategy of x; APPROF_EINFEASIBLE when
+ * even that one is infinite. */
+static int table_deg0(const Work *w, int x, int *arg)
+{
+    const WNode *a = &w->n[x];
+    arg[0] = 0;
+    for (int i = 1; i < a->k; i++)
+        if (a->c[i] < a->c[arg[0]])
+            arg[0] = i;
+    return isfinite(a->c[arg[0]]) ? 0 : APPROF_EINFEASIBLE;
+}
+
+/* EL_DEG1: x's best strategy for each of y's (the other end of e) folded
+ * into y's costs, the argmin into arg. */
+static void fold_deg1(Work *w, int x, int e, int *arg)
+{
+    const WNode *a = &w->n[x];
+    const WEdge *ed = &w->e[e];
+    WNode *y = &w->n[other_end(ed, x)];
+    for (int j = 0; j < y->k; j++) {
+        double best = INFINITY;
+        arg[j] = 0;
+        for (int i = 0; i < a->k; i++) {
+            double v = a->c[i] + edge_at(w, ed, x, i, j);
+            if (v < best) {
+                best = v;
+                arg[j] = i;
+            }
+        }
+        y->c[j] += best;
+    }
+}
+
+/* EL_DEG2: x's best strategy for each pair of y's and z's (the other ends
+ * of e1 and e2), the k_y x k_z table into r, the argmin into arg; 0 or
+ * APPROF_ENOMEM. Each candidate is (c_x + r1) + r2 as written out in
+ * full, the first sum kept per y's strategy and r2 laid out by z's. */
+static int table_deg2(Work *w, int x, int e1, int e2, int *arg, double *r)
+{
+    const WNode *a = &w->n[x];
+    const WEdge *d1 = &w->e[e1], *d2 = &w->e[e2];
+    int kx = a->k, ky = w->n[other_end(d1, x)].k, kz = w->n[other_end(d2, x)].k;
+    double *t = work_scratch(w, (size_t)kx * ((size_t)kz + 1));
+    if (!t)
+        return APPROF_ENOMEM;
+    double *r2 = t + kx;  /* r2[l * kx + i]: x at i, z at l */
+    for (int l = 0; l < kz; l++)
+        for (int i = 0; i < kx; i++)
+            r2[(size_t)l * kx + i] = edge_at(w, d2, x, i, l);
+    for (int j = 0; j < ky; j++) {
+        for (int i = 0; i < kx; i++)
+            t[i] = a->c[i] + edge_at(w, d1, x, i, j);
+        for (int l = 0; l < kz; l++) {
+            const double *col = r2 + (size_t)l * kx;
+            double best = INFINITY;
+            int bi = 0;
+            for (int i = 0; i < kx; i++) {
+                double v = t[i] + col[i];
+                if (v < best) {
+                    best = v;
+                    bi = i;
+                }
+            }
+            arg[(size_t)j * kz + l] = bi;
+            r[(size_t)j * kz + l] = best;
+        }
+    }
+    return 0;
+}
+
+/* EL_PAIR: x and its twin y at their best for each pair of a's and c's,
+ * e = {x-y, x-a, x-c, y-a or -1, y-c or -1}; the k_a x k_c table into r,
+ * the argmin (x's choice * k_y + y's) into arg. 0 or APPROF_ENOMEM. */
+static int table_pair(const Work *w, int x, const int e[5], int *arg, double *r)
+{
+    const WEdge *exy = &w->e[e[0]], *exa = &w->e[e[1]], *exc = &w->e[e[2]];
+    const WEdge *eya = e[3] >= 0 ? &w->e[e[3]] : NULL, *eyc = e[4] >= 0 ? &w->e[e[4]] : NULL;
+    int y = other_end(exy, x), a = other_end(exa, x), c = other_end(exc, x);
+    const WNode *nx = &w->n[x], *ny = &w->n[y];
+    int kx = nx->k, ky = ny->k, ka = w->n[a].k, kc = w->n[c].k;
+    /* base[i][j]: x at i and y at j with their edge; then the a and c
+     * terms of x (ax, cx) and of y (ay, cy) */
+    double *base = malloc(((size_t)kx * ky + 2 * (size_t)kx + 2 * (size_t)ky) * sizeof(double));
+    if (!base)
+        return APPROF_ENOMEM;
+    double *ax = base + (size_t)kx * ky, *cx = ax + kx, *ay = cx + kx, *cy = ay + ky;
+    for (int i = 0; i < kx; i++)
+        for (int j = 0; j < ky; j++)
+            base[(size_t)i * ky + j] = nx->c[i] + ny->c[j] + edge_at(w, exy, x, i, j);
+    for (int s = 0; s < ka; s++) {
+        for (int i = 0; i < kx; i++)
+            ax[i] = edge_at(w, exa, x, i, s);
+        for (int j = 0; j < ky; j++)
+            ay[j] = eya ? edge_at(w, eya, y, j, s) : 0.0;
+        for (int u = 0; u < kc; u++) {
+            for (int i = 0; i < kx; i++)
+                cx[i] = ax[i] + edge_at(w, exc, x, i, u);
+            for (int j = 0; j < ky; j++)
+                cy[j] = ay[j] + (eyc ? edge_at(w, eyc, y, j, u) : 0.0);
+            double best = INFINITY;
+            int bi = 0;
+            for (int i = 0; i < kx; i++)
+                for (int j = 0; j < ky; j++) {
+                    double v = base[(size_t)i * ky + j] + cx[i] + cy[j];
+                    if (v < best) {
+                        best = v;
+                        bi = i * ky + j;
+                    }
+                }
+            arg[(size_t)s * kc + u] = bi;
+            r[(size_t)s * kc + u] = best;
+        }
+    }
+    free(base);
     return 0;
 }
 
@@ -212,57 +394,25 @@ static int eliminate_pair(Work *w, int x, const int nb[3], int *cap_el)
     }
     if (best_t < 0)
         return 0;
-    WEdge *exy = &w->e[ey[0]], *exa = &w->e[nb[(best_t + 1) % 3]], *exc = &w->e[nb[(best_t + 2) % 3]];
-    WEdge *eya = ey[1] >= 0 ? &w->e[ey[1]] : NULL, *eyc = ey[2] >= 0 ? &w->e[ey[2]] : NULL;
-    int y = other_end(exy, x), a = other_end(exa, x), c = other_end(exc, x);
-    const WNode *nx = &w->n[x], *ny = &w->n[y];
-    int kx = nx->k, ky = ny->k, ka = w->n[a].k, kc = w->n[c].k;
-    int *arg = ilp_arena_alloc(&w->arena, (size_t)ka * kc * sizeof(int));
-    double *r = ilp_arena_alloc(&w->arena, (size_t)ka * kc * sizeof(double));
-    /* base[i][j]: x at i and y at j with their edge; then the a and c
-     * terms of x (ax, cx) and of y (ay, cy) */
-    double *base = malloc(((size_t)kx * ky + 2 * (size_t)kx + 2 * (size_t)ky) * sizeof(double));
-    if (!arg || !r || !base) {
-        free(base);
+    Elim el = {EL_PAIR, x, -1, -1, NULL, -1, {ey[0], nb[(best_t + 1) % 3], nb[(best_t + 2) % 3],
+                                              ey[1], ey[2]}, NULL, 0, NULL, -1};
+    int y = other_end(&w->e[el.e[0]], x), a = other_end(&w->e[el.e[1]], x),
+        c = other_end(&w->e[el.e[2]], x);
+    size_t kac = (size_t)w->n[a].k * (size_t)w->n[c].k;
+    el.y = a;
+    el.z = c;
+    el.twin = y;
+    el.arg = ilp_arena_alloc(&w->arena, kac * sizeof(int));
+    el.r = ilp_arena_alloc(&w->arena, kac * sizeof(double));
+    if (!el.arg || !el.r || table_pair(w, x, el.e, el.arg, el.r))
         return APPROF_ENOMEM;
-    }
-    double *ax = base + (size_t)kx * ky, *cx = ax + kx, *ay = cx + kx, *cy = ay + ky;
-    for (int i = 0; i < kx; i++)
-        for (int j = 0; j < ky; j++)
-            base[(size_t)i * ky + j] = nx->c[i] + ny->c[j] + edge_at(w, exy, x, i, j);
-    for (int s = 0; s < ka; s++) {
-        for (int i = 0; i < kx; i++)
-            ax[i] = edge_at(w, exa, x, i, s);
-        for (int j = 0; j < ky; j++)
-            ay[j] = eya ? edge_at(w, eya, y, j, s) : 0.0;
-        for (int u = 0; u < kc; u++) {
-            for (int i = 0; i < kx; i++)
-                cx[i] = ax[i] + edge_at(w, exc, x, i, u);
-            for (int j = 0; j < ky; j++)
-                cy[j] = ay[j] + (eyc ? edge_at(w, eyc, y, j, u) : 0.0);
-            double best = INFINITY;
-            int bi = 0;
-            for (int i = 0; i < kx; i++)
-                for (int j = 0; j < ky; j++) {
-                    double v = base[(size_t)i * ky + j] + cx[i] + cy[j];
-                    if (v < best) {
-                        best = v;
-                        bi = i * ky + j;
-                    }
-                }
-            arg[(size_t)s * kc + u] = bi;
-            r[(size_t)s * kc + u] = best;
-        }
-    }
-    free(base);
-    exy->alive = exa->alive = exc->alive = 0;
-    if (eya)
-        eya->alive = 0;
-    if (eyc)
-        eyc->alive = 0;
-    int rc = work_add_edge(w, a, c, r);
-    if (!rc)
-        rc = push_elim(w, (Elim){EL_PAIR, x, a, c, arg, y}, cap_el);
+    for (int i = 0; i < 5; i++)
+        if (el.e[i] >= 0)
+            w->e[el.e[i]].alive = 0;
+    el.dest = work_add_edge(w, a, c, el.r);
+    if (el.dest < 0)
+        return el.dest;
+    int rc = push_elim(w, el, cap_el);
     if (rc)
         return rc;
     w->n[y].alive = 0;
@@ -271,7 +421,9 @@ static int eliminate_pair(Work *w, int x, const int nb[3], int *cap_el)
 
 /* Exact elimination (no memory budget): single-strategy nodes, degree 0,
  * degree 1 and (with sp) degree-2 nodes and twin pairs, repeated until
- * nothing changes. */
+ * nothing changes. Which nodes go, in what order and along which edges
+ * depends on the graph and the strategies' counts only, not on the costs
+ * (ilp_work_replay relies on it). */
 int ilp_work_eliminate(Work *w, int sp, ApprofIlpStats *st)
 {
     int cap_el = 0, changed = 1;
@@ -284,81 +436,62 @@ int ilp_work_eliminate(Work *w, int sp, ApprofIlpStats *st)
             int nb[3];
             int d = degree(w, x, nb);
             int rc = 0;
+            Elim el = {EL_FIXED, x, -1, -1, NULL, -1, {-1, -1, -1, -1, -1}, NULL, 0, NULL, -1};
             if (a->k == 1) {
+                el.fixed = ilp_arena_alloc(&w->arena, (size_t)(d > 0 ? d : 1) * sizeof(int));
+                if (!el.fixed)
+                    return APPROF_ENOMEM;
                 for (int i = 0; i < a->n_adj; i++) {
                     WEdge *e = &w->e[a->adj[i]];
                     if (!e->alive)
                         continue;
-                    int y = other_end(e, x);
-                    for (int j = 0; j < w->n[y].k; j++)
-                        w->n[y].c[j] += edge_at(w, e, x, 0, j);
+                    fold_fixed(w, x, a->adj[i]);
+                    el.fixed[el.n_fixed++] = a->adj[i];
                     e->alive = 0;
                 }
-                rc = push_elim(w, (Elim){EL_FIXED, x, -1, -1, NULL, -1}, &cap_el);
+                rc = push_elim(w, el, &cap_el);
             } else if (d == 0) {
-                int *arg = ilp_arena_alloc(&w->arena, sizeof(int));
-                if (!arg)
+                el.kind = EL_DEG0;
+                el.arg = ilp_arena_alloc(&w->arena, sizeof(int));
+                if (!el.arg)
                     return APPROF_ENOMEM;
-                arg[0] = 0;
-                for (int i = 1; i < a->k; i++)
-                    if (a->c[i] < a->c[arg[0]])
-                        arg[0] = i;
-                if (!isfinite(a->c[arg[0]]))
-                    return APPROF_EINFEASIBLE;
-                rc = push_elim(w, (Elim){EL_DEG0, x, -1, -1, arg, -1}, &cap_el);
-            } else if (d == 1) {
-                WEdge *e = &w->e[nb[0]];
-                int y = other_end(e, x);
-                int ky = w->n[y].k;
-                int *arg = ilp_arena_alloc(&w->arena, (size_t)ky * sizeof(int));
-                if (!arg)
-                    return APPROF_ENOMEM;
-                for (int j = 0; j < ky; j++) {
-                    double best = INFINITY;
-                    arg[j] = 0;
-                    for (int i = 0; i < a->k; i++) {
-                        double v = a->c[i] + edge_at(w, e, x, i, j);
-                        if (v < best) {
-                            best = v;
-                            arg[j] = i;
-                        }
-                    }
-                    w->n[y].c[j] += best;
-                }
-                e->alive = 0;
-                rc = push_elim(w, (Elim){EL_DEG1, x, y, -1, arg, -1}, &cap_el);
-            } else if (d == 2 && sp) {
-                WEdge *e1 = &w->e[nb[0]], *e2 = &w->e[nb[1]];
-                int y = other_end(e1, x);
-                int z = other_end(e2, x);
-                assert(y != z && w->n[y].alive && w->n[z].alive);  /* no self or parallel edges */
-                int ky = w->n[y].k, kz = w->n[z].k;
-                if ((long)ky * kz > ELIM2_MAX_PAIRS)
-                    continue;
-                int *arg = ilp_arena_alloc(&w->arena, (size_t)ky * kz * sizeof(int));
-                double *r = ilp_arena_alloc(&w->arena, (size_t)ky * kz * sizeof(double));
-                if (!arg || !r)
-                    return APPROF_ENOMEM;
-                for (int j = 0; j < ky; j++)
-                    for (int l = 0; l < kz; l++) {
-                        double best = INFINITY;
-                        int bi = 0;
-                        for (int i = 0; i < a->k; i++) {
-                            double v = a->c[i] + edge_at(w, e1, x, i, j) + edge_at(w, e2, x, i, l);
-                            if (v < best) {
-                                best = v;
-                                bi = i;
-                            }
-                        }
-                        arg[(size_t)j * kz + l] = bi;
-                        r[(size_t)j * kz + l] = best;
-                    }
-                e1->alive = 0;
-                e2->alive = 0;
-                rc = work_add_edge(w, y, z, r);
+                rc = table_deg0(w, x, el.arg);
                 if (rc)
                     return rc;
-                rc = push_elim(w, (Elim){EL_DEG2, x, y, z, arg, -1}, &cap_el);
+                rc = push_elim(w, el, &cap_el);
+            } else if (d == 1) {
+                el.kind = EL_DEG1;
+                el.e[0] = nb[0];
+                el.y = other_end(&w->e[nb[0]], x);
+                el.arg = ilp_arena_alloc(&w->arena, (size_t)w->n[el.y].k * sizeof(int));
+                if (!el.arg)
+                    return APPROF_ENOMEM;
+                fold_deg1(w, x, nb[0], el.arg);
+                w->e[nb[0]].alive = 0;
+                rc = push_elim(w, el, &cap_el);
+            } else if (d == 2 && sp) {
+                int y = other_end(&w->e[nb[0]], x), z = other_end(&w->e[nb[1]], x);
+                assert(y != z && w->n[y].alive && w->n[z].alive);  /* no self or parallel edges */
+                size_t kyz = (size_t)w->n[y].k * (size_t)w->n[z].k;
+                if (kyz > ELIM2_MAX_PAIRS)
+                    continue;
+                el.kind = EL_DEG2;
+                el.y = y;
+                el.z = z;
+                el.e[0] = nb[0];
+                el.e[1] = nb[1];
+                el.arg = ilp_arena_alloc(&w->arena, kyz * sizeof(int));
+                el.r = ilp_arena_alloc(&w->arena, kyz * sizeof(double));
+                if (!el.arg || !el.r)
+                    return APPROF_ENOMEM;
+                if (table_deg2(w, x, nb[0], nb[1], el.arg, el.r))
+                    return APPROF_ENOMEM;
+                w->e[nb[0]].alive = 0;
+                w->e[nb[1]].alive = 0;
+                el.dest = work_add_edge(w, y, z, el.r);
+                if (el.dest < 0)
+                    return el.dest;
+                rc = push_elim(w, el, &cap_el);
             } else if (d == 3 && sp) {
                 rc = eliminate_pair(w, x, nb, &cap_el);
                 if (rc <= 0) {
@@ -380,6 +513,81 @@ int ilp_work_eliminate(Work *w, int sp, ApprofIlpStats *st)
         }
     }
     return 0;
+}
+
+int ilp_work_keep_built(Work *w)
+{
+    size_t n = 0;
+    for (int e = 0; e < w->ne; e++)
+        n += (size_t)w->n[w->e[e].u].k * (size_t)w->n[w->e[e].v].k;
+    w->r_built = ilp_arena_alloc(&w->arena, (n ? n : 1) * sizeof(double));
+    if (!w->r_built)
+        return APPROF_ENOMEM;
+    n = 0;
+    for (int e = 0; e < w->ne; e++) {
+        size_t kk = (size_t)w->n[w->e[e].u].k * (size_t)w->n[w->e[e].v].k;
+        memcpy(w->r_built + n, w->e[e].r, kk * sizeof(double));
+        n += kk;
+    }
+    w->ne_built = w->ne;
+    return 0;
+}
+
+int ilp_work_replay(const ApprofIlp *p, Work *w)
+{
+    assert(w->nn == p->n_nodes && w->r_built);
+    for (int v = 0; v < w->nn; v++) {
+        WNode *a = &w->n[v];
+        for (int i = 0; i < a->k; i++)
+            a->c[i] = weighed_cost(p, v, a->orig[i], a->m[i]);
+        a->choice = -1;
+    }
+    size_t n = 0;
+    for (int e = 0; e < w->ne_built; e++) {
+        size_t kk = (size_t)w->n[w->e[e].u].k * (size_t)w->n[w->e[e].v].k;
+        memcpy(w->e[e].r, w->r_built + n, kk * sizeof(double));
+        n += kk;
+    }
+    for (int s = 0; s < w->nel; s++) {
+        const Elim *el = &w->el[s];
+        switch (el->kind) {
+        case EL_FIXED:
+            for (int i = 0; i < el->n_fixed; i++)
+                fold_fixed(w, el->x, el->fixed[i]);
+            break;
+        case EL_DEG0:
+            if (table_deg0(w, el->x, el->arg))
+                return APPROF_EINFEASIBLE;
+            break;
+        case EL_DEG1: fold_deg1(w, el->x, el->e[0], el->arg); break;
+        case EL_DEG2:
+            if (table_deg2(w, el->x, el->e[0], el->e[1], el->arg, el->r))
+                return APPROF_ENOMEM;
+            break;
+        case EL_PAIR:
+            if (table_pair(w, el->x, el->e, el->arg, el->r))
+                return APPROF_ENOMEM;
+            break;
+        }
+        /* a table added into an edge that was there, as work_add_edge did */
+        if (el->r && w->e[el->dest].r != el->r)
+            edge_accumulate(w, el->dest, el->y, el->r);
+    }
+    return 0;
+}
+
+double ilp_work_memory_floor(const Work *w)
+{
+    double floor = 0.0;
+    for (int v = 0; v < w->nn; v++) {
+        const WNode *a = &w->n[v];
+        double least = a->m[0];
+        for (int i = 1; i < a->k; i++)
+            if (a->m[i] < least)
+                least = a->m[i];
+        floor += least;
+    }
+    return floor;
 }
 
 void ilp_work_backsubstitute(Work *w)

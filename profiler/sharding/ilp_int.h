@@ -2,14 +2,16 @@
 /*
  * Internal interface of the strategy ILP shared by ilp.c (building,
  * exhaustive search, cache), ilp_elim.c (the working problem in local
- * strategy indices and its exact elimination) and ilp_cbc.c (the CBC model
- * of the core that elimination leaves).
+ * strategy indices, its exact elimination and the elimination's replay),
+ * ilp_cbc.c (the CBC model of the core that elimination leaves) and
+ * ilp_pareto.c (the time-versus-memory Pareto points).
  */
 #ifndef APPROF_SHARDING_ILP_INT_H
 #define APPROF_SHARDING_ILP_INT_H
 
 #include <stddef.h>
 
+#include "hash.h"
 #include "sharding/ilp.h"
 
 /* A bump allocator whose blocks are freed all at once: the problem's and
@@ -43,7 +45,7 @@ typedef struct WNode {
     double *c, *m;
     int alive;
     int choice;     /* local */
-    int *adj;       /* incident edge ids (may include dead ones) */
+    int *adj;       /* incident edge ids (may include dead ones), in the arena */
     int n_adj, cap_adj;
 } WNode;
 
@@ -57,16 +59,25 @@ typedef enum { EL_FIXED, EL_DEG0, EL_DEG1, EL_DEG2, EL_PAIR } ElimKind;
 
 /* One elimination step: x eliminated (EL_PAIR: x and twin) given y and z
  * (-1 when absent); arg the argmin by y's and z's choices (EL_PAIR: x's
- * choice * twin's k + twin's choice). */
+ * choice * twin's k + twin's choice). What a replay (ilp_work_replay)
+ * needs besides: the edges the step read, in the order it read them
+ * (EL_FIXED: fixed[0..n_fixed), x's alive edges; EL_DEG1: e[0]; EL_DEG2:
+ * e[0..2) to y and z; EL_PAIR: x-twin, x-y, x-z, twin-y, twin-z, the last
+ * two -1 when absent), and for EL_DEG2 and EL_PAIR the new y-z table r and
+ * the edge dest it became or was added into. */
 typedef struct Elim {
     ElimKind kind;
     int x, y, z;
     int *arg;
     int twin;
+    int e[5];
+    int *fixed, n_fixed;
+    double *r;
+    int dest;
 } Elim;
 
 typedef struct Work {
-    IlpArena arena;             /* orig, c, m, the edges' r, the eliminations' arg */
+    IlpArena arena;             /* orig, c, m, adj, the edges' r, the eliminations' tables */
     WNode *n;
     int nn;
     WEdge *e;
@@ -74,6 +85,12 @@ typedef struct Work {
     Elim *el;
     int nel;
     double budget;
+    /* With a replay in view (ilp_work_keep_built before the elimination):
+     * the edge tables as built, edges [0, ne_built), end to end. */
+    double *r_built;
+    int ne_built;
+    double *scratch;            /* ilp_elim.c's, malloc'd */
+    size_t cap_scratch;
 } Work;
 
 /* The working problem of p (its forbidden strategies removed, the memory
@@ -87,11 +104,67 @@ void ilp_work_free(Work *w);
 int ilp_work_eliminate(Work *w, int sp, ApprofIlpStats *st);
 /* Sets the choice of every eliminated node, the core's being set. */
 void ilp_work_backsubstitute(Work *w);
+/* Keeps a copy of the edge tables as built (before ilp_work_eliminate), so
+ * that the working problem can be replayed; 0 or APPROF_ENOMEM. */
+int ilp_work_keep_built(Work *w);
+/* The working problem of p again, for p's current memory weight, from w as
+ * ilp_work_build, ilp_work_keep_built and ilp_work_eliminate left it for
+ * the same p under another weight: the node costs reweighed, the edge
+ * tables as built, and every recorded elimination step redone in its
+ * order with the same arithmetic, so the values (hence the core, the
+ * argmin tables and the solution) are bit for bit those a fresh build and
+ * elimination would give: what the elimination decides (which nodes, which
+ * edges, in what order) depends on the strategies' counts and the graph,
+ * never on the costs. 0 or APPROF_EINFEASIBLE. */
+int ilp_work_replay(const ApprofIlp *p, Work *w);
+/* The least memory of any choice as ilp.h's approf_ilp_memory adds it up
+ * (node by node, each node's least over its allowed strategies): no
+ * choice's memory is below it. */
+double ilp_work_memory_floor(const Work *w);
 /* Grows *arr (elements of size elem, capacity *cap) to hold need. */
 int ilp_grow(void **arr, int *cap, int need, size_t elem);
 /* Solves the alive nodes core[0..nc) with CBC, setting their choice.
  * 0, APPROF_EINFEASIBLE, APPROF_EUNSUPPORTED (no proven optimum) or
  * APPROF_ENOMEM. Only built with HAVE_CBC. */
 int ilp_core_cbc(Work *w, const int *core, int nc, ApprofIlpStats *st);
+
+/* approf_ilp_solve, which with keep (zeroed by the caller) hands over the
+ * working problem of a fresh, successful solve, its elimination recorded
+ * for ilp_work_replay (keep left zeroed otherwise; the caller frees it
+ * with ilp_work_free either way), and with key sets the problem's cache
+ * key (when cache is given). */
+int ilp_solve_keep(const ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
+                   int *choice, double *objective, ApprofIlpStats *stats, Work *keep,
+                   ApprofHash128 *key);
+/* Solves p again on w (ilp_solve_keep's, for the same p under another
+ * memory weight) by ilp_work_replay and the core's solver, as
+ * approf_ilp_solve would without a cache: the same choice and objective. */
+int ilp_solve_replay(const ApprofIlp *p, ApprofIlpMethod method, Work *w, int *choice,
+                     double *objective);
+
+/* The Pareto points of a problem stored in the cache under its key at
+ * weight 0 (ilp_solve_keep's) and max_points: 1 and the points copied out
+ * when there, 0 when not. */
+int ilp_cache_points_find(ApprofIlpCache *c, ApprofHash128 key, int max_points, int n,
+                          int *choices, double *times, double *mems, int *n_points);
+/* Stores them; 0 or APPROF_ENOMEM. */
+int ilp_cache_points_put(ApprofIlpCache *c, ApprofHash128 key, int max_points, int n,
+                         const int *choices, const double *times, const double *mems,
+                         int n_points);
+
+/* How approf_ilp_pareto solves for each weight: ILP_PARETO_REPLAY replays
+ * the first solve's elimination (ilp_solve_replay), skips the least-memory
+ * solve when the fastest point has the least memory already, and keeps its
+ * answer in the cache as one entry; ILP_PARETO_FRESH, the reference the
+ * tests compare it with, solves every weight from scratch through the
+ * cache (approf_ilp_solve). Both give the same points, bit for bit. */
+typedef enum { ILP_PARETO_REPLAY = 0, ILP_PARETO_FRESH } IlpParetoMode;
+int ilp_pareto_run(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
+                   IlpParetoMode mode, int max_points, int *choices, double *times, double *mems,
+                   int *n_points, ApprofIlpStats *stats);
+/* The mode approf_ilp_pareto uses with cache c (ILP_PARETO_REPLAY unless
+ * set), so a test can run a whole stage both ways. */
+void ilp_cache_set_pareto_mode(ApprofIlpCache *c, IlpParetoMode mode);
+IlpParetoMode ilp_cache_pareto_mode(const ApprofIlpCache *c);
 
 #endif

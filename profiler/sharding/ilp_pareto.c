@@ -2,7 +2,10 @@
 /*
  * The time-versus-memory Pareto points of a strategy ILP (ilp.h,
  * docs/variants.md): exact solves of time + weight x memory, the weights
- * bisected along the lower convex hull, negligible savings dropped.
+ * bisected along the lower convex hull, negligible savings dropped. The
+ * weighted solves replay the first solve's elimination (ilp_work_replay)
+ * rather than build, hash and eliminate each problem anew
+ * (docs/performance.md, "Memory levels by replay").
  */
 #include <math.h>
 #include <stdlib.h>
@@ -18,12 +21,31 @@ typedef struct ParetoPoint {
     int *choice;
 } ParetoPoint;
 
-static int pareto_solve(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
-                        double weight, ParetoPoint *out, ApprofIlpStats *stats)
+/* How the bisection's weights are solved (IlpParetoMode): with REPLAY the
+ * first fresh solve's working problem is kept in w (have_work) and
+ * replayed for every later weight. */
+typedef struct ParetoSolver {
+    ApprofIlpMethod method;
+    ApprofIlpCache *cache;
+    IlpParetoMode mode;
+    Work w;
+    int have_work;
+} ParetoSolver;
+
+static int pareto_solve(ApprofIlp *p, ParetoSolver *s, double weight, ParetoPoint *out)
 {
     double obj = 0.0;
+    int rc;
+    ApprofIlpStats st;
     approf_ilp_set_memory_weight(p, weight);
-    int rc = approf_ilp_solve(p, method, cache, out->choice, &obj, stats);
+    if (s->mode == ILP_PARETO_FRESH) {
+        rc = approf_ilp_solve(p, s->method, s->cache, out->choice, &obj, &st);
+    } else if (s->have_work) {
+        rc = ilp_solve_replay(p, s->method, &s->w, out->choice, &obj);
+    } else {
+        rc = ilp_solve_keep(p, s->method, NULL, out->choice, &obj, &st, &s->w, NULL);
+        s->have_work = !rc;
+    }
     if (rc)
         return rc;
     out->t = obj;
@@ -34,15 +56,17 @@ static int pareto_solve(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *ca
 /* Relative memory saving below which a slower Pareto point is dropped. */
 #define PARETO_NEGLIGIBLE 0.005
 
-int approf_ilp_pareto(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
-                      int max_points, int *choices, double *times, double *mems,
-                      int *n_points, ApprofIlpStats *stats)
+int ilp_pareto_run(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
+                   IlpParetoMode mode, int max_points, int *choices, double *times, double *mems,
+                   int *n_points, ApprofIlpStats *stats)
 {
     enum { CAP = 32 };
     ParetoPoint pt[CAP];
     int np = 0, rc = 0, n = p ? p->n_nodes : 0, solves = 0;
     double w0;
-    ApprofIlpStats st0, st;
+    ApprofIlpStats st0;
+    ApprofHash128 key0 = {0, 0};
+    ParetoSolver sv = {.method = method, .cache = cache, .mode = mode};
     if (!p || !choices || !times || !mems || !n_points || max_points < 1)
         return APPROF_EINVAL;
     w0 = p->weight;
@@ -55,11 +79,32 @@ int approf_ilp_pareto(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cach
             goto done;
         }
     }
-    rc = pareto_solve(p, method, cache, 0.0, &pt[0], &st0);
+    /* the fastest point, through the cache either way (its stats are the
+     * caller's), its working problem kept for the replays */
+    approf_ilp_set_memory_weight(p, 0.0);
+    if (mode == ILP_PARETO_FRESH) {
+        rc = approf_ilp_solve(p, method, cache, pt[0].choice, &pt[0].t, &st0);
+    } else {
+        rc = ilp_solve_keep(p, method, cache, pt[0].choice, &pt[0].t, &st0, &sv.w, &key0);
+        sv.have_work = !rc && !st0.cached;
+    }
     if (rc)
         goto done;
+    pt[0].m = approf_ilp_memory(p, pt[0].choice);
+    if (mode == ILP_PARETO_REPLAY && st0.cached && max_points > 1 &&
+        ilp_cache_points_find(cache, key0, max_points, n, choices, times, mems, n_points)) {
+        if (stats)
+            *stats = st0;
+        goto done;
+    }
     np = 1;
-    if (max_points > 1) {
+    /* With REPLAY, no least-memory solve when no choice has less memory
+     * than the fastest point by more than the bisection's half byte: that
+     * solve's point would not be taken (approf_ilp_memory's sum is
+     * monotone in each node's memory, so no choice's memory is below the
+     * floor). */
+    if (max_points > 1 && !(mode == ILP_PARETO_REPLAY && sv.have_work &&
+                            ilp_work_memory_floor(&sv.w) >= pt[0].m - 0.5)) {
         /* A weight under which one byte outweighs every possible time
          * difference gives the least-memory solution (fastest among them). */
         double upper = 1.0;
@@ -73,7 +118,7 @@ int approf_ilp_pareto(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cach
                 if (isfinite(p->r[e][i]))
                     upper += fabs(p->r[e][i]);
         }
-        rc = pareto_solve(p, method, cache, upper, &pt[1], &st);
+        rc = pareto_solve(p, &sv, upper, &pt[1]);
         if (rc)
             goto done;
         if (pt[1].m < pt[0].m - 0.5 && pt[1].t > pt[0].t) {
@@ -91,7 +136,7 @@ int approf_ilp_pareto(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cach
             double lambda = (R->t - L->t) / (L->m - R->m);
             ParetoPoint *C = &pt[np];
             solves++;
-            rc = pareto_solve(p, method, cache, lambda, C, &st);
+            rc = pareto_solve(p, &sv, lambda, C);
             if (rc)
                 goto done;
             double vc = C->t + lambda * C->m, vl = L->t + lambda * L->m;
@@ -132,9 +177,21 @@ int approf_ilp_pareto(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cach
     *n_points = keep;
     if (stats)
         *stats = st0;
+    /* one point is the weight-0 solve's entry already */
+    if (mode == ILP_PARETO_REPLAY && cache && max_points > 1)
+        rc = ilp_cache_points_put(cache, key0, max_points, n, choices, times, mems, keep);
 done:
     for (int i = 0; i < CAP; i++)
         free(pt[i].choice);
+    ilp_work_free(&sv.w);
     p->weight = w0;
     return rc;
+}
+
+int approf_ilp_pareto(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
+                      int max_points, int *choices, double *times, double *mems,
+                      int *n_points, ApprofIlpStats *stats)
+{
+    return ilp_pareto_run(p, method, cache, ilp_cache_pareto_mode(cache), max_points, choices,
+                          times, mems, n_points, stats);
 }
