@@ -5,7 +5,7 @@
 # For every case: one analytic sweep (approf sweep --backend model) restricted
 # to what the case needs -- the real model sizes (layers, hidden, heads, seq,
 # vocab), a few approf layers (a multiple of pp), the cluster of the run
-# (GPUs/8 hosts x 8), the manual submesh space {S/2, S, 2S} around the stage
+# (GPUs/g hosts x g, g the spec's gpus_per_host: 4 on a GB200 tray), the manual submesh space {S/2, S, 2S} around the stage
 # submesh S = dp*tp of the run, every logical mesh, batch = the global batch and
 # micro-batches = global batch / (mbs * dp) -- into a temporary database; then
 #   apsolve --parallel dp=..,tp=..,pp=..,sp=..,zero=..,recompute=..,mbs=..[,vpp=..]
@@ -101,7 +101,6 @@ import framework_spec
 APPROF, APSOLVE = os.environ["APPROF"], os.environ["APSOLVE"]
 TMP, KEEP, ONLY = os.environ["TMP"], os.environ["KEEP"], os.environ["ONLY"]
 SWEEP_TIMEOUT, BUDGET = float(os.environ["SWEEP_TIMEOUT"]), float(os.environ["BUDGET"])
-GPUS_PER_HOST = 8
 t_start = time.time()
 
 def run(cmd, timeout):
@@ -122,11 +121,23 @@ sweep_help = run([APPROF, "sweep", "--help"], 30)[1]
 HAS_MBS = "--micro-batch-sizes" in sweep_help
 EXTRA = os.environ.get("PLANS_SWEEP_OPTS", "").split()
 
-def shape(n):
-    """Submesh of n devices as apsolve --parallel lays a stage out."""
-    if n <= GPUS_PER_HOST:
-        return (1, n) if GPUS_PER_HOST % n == 0 else None
-    return (n // GPUS_PER_HOST, GPUS_PER_HOST) if n % GPUS_PER_HOST == 0 else None
+def shape(n, gph):
+    """Submesh of n devices as apsolve --parallel lays a stage out, on hosts
+    of gph GPUs."""
+    if n <= gph:
+        return (1, n) if gph % n == 0 else None
+    return (n // gph, gph) if n % gph == 0 else None
+
+host_sizes = {}
+def gpus_per_host(hw):
+    """GPUs per host of the spec hw (a built-in name or a spec file), as
+    approf reads it (a GB200 NVL72 tray: 4)."""
+    if hw not in host_sizes:
+        rc, out, err = run([APPROF, "hardware", "show", hw, "--format", "json"], 60)
+        if rc != 0:
+            sys.exit("plans.sh: approf hardware show %s: %s" % (hw, first_line(err)))
+        host_sizes[hw] = int(json.loads(out)["gpus_per_host"])
+    return host_sizes[hw]
 
 def plans_of(out):
     try:
@@ -269,11 +280,12 @@ for c in cases:
     # micro-batch are those of that layout
     dpe = dp * cp
     S = dpe * tp
-    shapes = [s for s in (shape(S // 2) if S % 2 == 0 and S > 1 else None, shape(S),
-                          shape(2 * S) if 2 * S <= n else None) if s]
-    if shape(S) is None or n % GPUS_PER_HOST:
+    gph = gpus_per_host(hardware_for(c))
+    shapes = [s for s in (shape(S // 2, gph) if S % 2 == 0 and S > 1 else None, shape(S, gph),
+                          shape(2 * S, gph) if 2 * S <= n else None) if s]
+    if shape(S, gph) is None or n % gph:
         row([cid, n, layout, fmt(meas), "n/a", "", "", "n/a", "", "", "n/a", "", ""])
-        print("    n/a: stage submesh of %d devices is not (1,k | 8) or (k,8)" % S)
+        print("    n/a: stage submesh of %d devices is not (1,k | %d) or (k,%d)" % (S, gph, gph))
         continue
     L = 4 if pp == 1 else pp * max(1, math.ceil(8 / pp))
     K = G // (mbs * dpe)
@@ -287,7 +299,7 @@ for c in cases:
         model = c["model_args"].split() + ["--num-layers", c["layers"]]
     sweep = [APPROF, "sweep"] + model + ["--backend", "model",
              "--seq-len", c["seq"], "--layers", str(L),
-             "--cluster", "%dx%d" % (n // GPUS_PER_HOST, GPUS_PER_HOST),
+             "--cluster", "%dx%d" % (n // gph, gph),
              "--batch", str(G), "--micro-batches", str(K), "--dtype", c["dtype"],
              "--hardware", hardware_for(c),
              "--submesh-space", "manual:" + ",".join("%dx%d" % s for s in shapes),
