@@ -86,7 +86,12 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
 
     sh->opts = malloc((max_opts ? max_opts : 1) * sizeof *sh->opts);
     sh->opt_off = malloc((size_t)(L + 1) * sizeof *sh->opt_off);
-    if (!tmp || !sh->opts || !sh->opt_off)
+    /* room for every (i <= j, submesh, config) at once: grown by doubling,
+     * a full-space table (15 MB) was copied on every growth of every
+     * search; pages never written cost nothing */
+    if (!tmp || !sh->opts || !sh->opt_off ||
+        UTIL_GROW(sh->items, cap, max_opts * (size_t)(C ? C : 1)) < 0 ||
+        UTIL_GROW(sh->apply, cap_apply, max_opts * (size_t)(C ? C : 1)) < 0)
         goto fail;
     for (int i = 0; i < L; i++) {
         sh->opt_off[i] = (int)sh->n_opts;
@@ -191,38 +196,112 @@ int apsolve_dp_sort_nonneg(double *v, size_t n)
     return 0;
 }
 
+/* The distinct values among keys added (KeySet): an open-addressing set on
+ * the bit patterns, which equal exactly when the values do for the keys it
+ * holds (>= +0 or +inf: no NaN, no -0). */
+typedef struct {
+    uint64_t *slot;                   /* EMPTY: free (a NaN's pattern, never a key) */
+    size_t cap, n;                    /* cap a power of two, n <= cap / 2 */
+} KeySet;
+
+#define KEYSET_EMPTY UINT64_MAX
+
+static size_t keyset_home(uint64_t b, size_t cap)
+{
+    return (size_t)((b * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (cap - 1);
+}
+
+static int keyset_add(KeySet *ks, double x)
+{
+    uint64_t b;
+    size_t h;
+    memcpy(&b, &x, sizeof b);
+    if (2 * (ks->n + 1) > ks->cap) { /* rehash into twice the slots */
+        size_t cap = ks->cap ? 2 * ks->cap : 4096;
+        uint64_t *slot = malloc(cap * sizeof *slot);
+        if (!slot)
+            return -1;
+        memset(slot, 0xff, cap * sizeof *slot);
+        for (size_t k = 0; k < ks->cap; k++)
+            if (ks->slot[k] != KEYSET_EMPTY) {
+                size_t g = keyset_home(ks->slot[k], cap);
+                while (slot[g] != KEYSET_EMPTY)
+                    g = (g + 1) & (cap - 1);
+                slot[g] = ks->slot[k];
+            }
+        free(ks->slot);
+        ks->slot = slot;
+        ks->cap = cap;
+    }
+    for (h = keyset_home(b, ks->cap); ks->slot[h] != KEYSET_EMPTY; h = (h + 1) & (ks->cap - 1))
+        if (ks->slot[h] == b)
+            return 0;
+    ks->slot[h] = b;
+    ks->n++;
+    return 0;
+}
+
+/* An entry's apply key when it is usable (allowed, finite cost): negative
+ * or unknown counted as 0. */
+static int entry_apply_key(const ApsolveProblem *p, const ApsolveOptions *opt, size_t k,
+                           double *key)
+{
+    int s = (int)(k / (size_t)p->num_configs % (size_t)p->num_submeshes);
+    int c = (int)(k % (size_t)p->num_configs);
+    if (isinf(apsolve_entry_cost(p, k)) || !apsolve_config_allowed(p, opt, s, c))
+        return 0;
+    *key = p->apply_cost[k] > 0 ? p->apply_cost[k] : 0;
+    return 1;
+}
+
 /* The apply limits of the FULL objective's search: the distinct apply
  * costs (negative or unknown counted as 0) of the usable entries, ascending,
  * the last replaced by +inf (0 values: no usable entry). They depend on the
  * problem and the configs the objective allows only, so sh keeps them for
- * every stage count and chunk count. */
+ * every stage count and chunk count. The usable entries are sh's items
+ * (built first: apsolve_dp_shared_ready) and those of the ranges and
+ * submeshes its table leaves out (i > j; a submesh of no device or more
+ * than the cluster's), read from the problem; their distinct values are
+ * gathered in a KeySet before the sort (a full-space table has some 200,000
+ * items and some 17,000 distinct apply costs). */
 int apsolve_dp_apply_limits(ApsolveDpShared *sh, const ApsolveProblem *p,
                             const ApsolveOptions *opt, const double **vals, size_t *n_vals)
 {
-    size_t n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-               (size_t)p->num_configs, k, nv = 0, m = 0;
-    double *v;
+    int L = p->num_layers, S = p->num_submeshes, C = p->num_configs, D = p->num_devices;
+    KeySet ks = {0};
+    size_t m = 0;
+    double *v, key;
     if (sh->limits_built) {
         *vals = sh->limits;
         *n_vals = sh->n_limits;
         return APSOLVE_OK;
     }
-    v = malloc((n ? n : 1) * sizeof *v);
-    if (!v)
-        return APSOLVE_ENOMEM;
-    for (k = 0; k < n; k++) {
-        int s = (int)(k / (size_t)p->num_configs % (size_t)p->num_submeshes);
-        int c = (int)(k % (size_t)p->num_configs);
-        if (!isinf(apsolve_entry_cost(p, k)) && apsolve_config_allowed(p, opt, s, c))
-            v[nv++] = p->apply_cost[k] > 0 ? p->apply_cost[k] : 0;
+    if (!sh->built)
+        return APSOLVE_EINVAL;
+    for (size_t k = 0; k < sh->n_items; k++)
+        if (keyset_add(&ks, sh->apply[k] > 0 ? sh->apply[k] : 0) < 0)
+            goto nomem;
+    for (int s = 0; s < S; s++) {
+        int dev = p->submeshes[s].hosts * p->submeshes[s].gpus;
+        int out = p->submeshes[s].hosts < 1 || p->submeshes[s].gpus < 1 || dev > D;
+        for (int i = 0; i < L; i++)
+            for (int j = 0; j < (out ? L : i); j++) /* the table has i <= j */
+                for (int c = 0; c < C; c++)
+                    if (entry_apply_key(p, opt, apsolve_index(p, i, j, s, c), &key) &&
+                        keyset_add(&ks, key) < 0)
+                        goto nomem;
     }
-    if (apsolve_dp_sort_nonneg(v, nv) < 0) {
+    v = malloc((ks.n ? ks.n : 1) * sizeof *v);
+    if (!v)
+        goto nomem;
+    for (size_t k = 0; k < ks.cap; k++)
+        if (ks.slot[k] != KEYSET_EMPTY)
+            memcpy(&v[m++], &ks.slot[k], sizeof *v);
+    free(ks.slot);
+    if (apsolve_dp_sort_nonneg(v, m) < 0) {
         free(v);
         return APSOLVE_ENOMEM;
     }
-    for (k = 0; k < nv; k++)
-        if (m == 0 || v[k] != v[m - 1])
-            v[m++] = v[k];
     /* The last value admits every entry (negative, unknown, counts as 0). */
     if (m)
         v[m - 1] = INFINITY;
@@ -232,6 +311,9 @@ int apsolve_dp_apply_limits(ApsolveDpShared *sh, const ApsolveProblem *p,
     *vals = v;
     *n_vals = m;
     return APSOLVE_OK;
+nomem:
+    free(ks.slot);
+    return APSOLVE_ENOMEM;
 }
 
 void apsolve_dp_family_free(DpFamily *f)
