@@ -45,12 +45,48 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int cmp_item(const void *a, const void *b)
+/* (cost, config) ascending: a total order on a block's items (finite
+ * costs, one item per config), so any sort gives the one sequence. */
+static int item_before(const DpItem *x, const DpItem *y)
 {
-    const DpItem *x = a, *y = b;
-    if (x->cost != y->cost)
-        return x->cost < y->cost ? -1 : 1;
-    return x->config - y->config;
+    return x->cost != y->cost ? x->cost < y->cost : x->config < y->config;
+}
+
+/* Sorts a[0..n) by item_before, tmp holding n items: insertion sort on
+ * runs of 8, then merges bottom up (qsort's indirect compares were a tenth
+ * of a full-space search's table build, which every solve makes). */
+static void sort_items(DpItem *a, DpItem *tmp, int n)
+{
+    enum { RUN = 8 };
+    DpItem *src = a, *dst = tmp;
+    for (int lo = 0; lo < n; lo += RUN) {
+        int hi = lo + RUN < n ? lo + RUN : n;
+        for (int k = lo + 1; k < hi; k++) {
+            DpItem x = a[k];
+            int q = k;
+            for (; q > lo && item_before(&x, &a[q - 1]); q--)
+                a[q] = a[q - 1];
+            a[q] = x;
+        }
+    }
+    for (int w = RUN; w < n; w *= 2) {
+        DpItem *t;
+        for (int lo = 0; lo < n; lo += 2 * w) {
+            int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int x = lo, y = mid, k = lo;
+            while (x < mid && y < hi)
+                dst[k++] = item_before(&src[y], &src[x]) ? src[y++] : src[x++];
+            while (x < mid)
+                dst[k++] = src[x++];
+            while (y < hi)
+                dst[k++] = src[y++];
+        }
+        t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, (size_t)n * sizeof *a);
 }
 
 ApsolveDpShared *apsolve_dp_shared_new(void)
@@ -82,7 +118,7 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
 {
     int L = p->num_layers, S = p->num_submeshes, C = p->num_configs, D = p->num_devices;
     size_t max_opts = (size_t)L * (size_t)(L + 1) / 2 * (size_t)S, cap = 0, cap_apply = 0;
-    DpItem *tmp = malloc((size_t)(C ? C : 1) * sizeof *tmp);
+    DpItem *tmp = malloc(2 * (size_t)(C ? C : 1) * sizeof *tmp);
 
     sh->opts = malloc((max_opts ? max_opts : 1) * sizeof *sh->opts);
     sh->opt_off = malloc((size_t)(L + 1) * sizeof *sh->opt_off);
@@ -116,7 +152,7 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
                 }
                 if (!nt)
                     continue;
-                qsort(tmp, (size_t)nt, sizeof *tmp, cmp_item);
+                sort_items(tmp, tmp + C, nt);
                 if (UTIL_GROW(sh->items, cap, sh->n_items + (size_t)nt) < 0 ||
                     UTIL_GROW(sh->apply, cap_apply, sh->n_items + (size_t)nt) < 0)
                     goto fail;

@@ -15,6 +15,10 @@
  *   keys of every usable entry of the problem, read as before: problems
  *   with finite entries outside the table (i > j; a submesh larger than the
  *   cluster) and unknown, negative, zero, repeated and infinite apply costs;
+ * - the shared table's items of every (i, j, submesh) are its usable
+ *   configs, each once, in (cost, config) order (solver/dp_prep.c sorts
+ *   them itself), on problems of up to 200 configs with many equal costs
+ *   (+0 and -0 among them);
  * - the memory tests' integer paths (apsolve_stage_memory_need in
  *   solver/schedule.c, apsolve_max_n_succ_stages in solver/problem.c) give
  *   the long double formulas' answers on byte counts of every size up to
@@ -173,6 +177,60 @@ static void test_apply_limits(void)
     CU_ASSERT(outside > 100);
 }
 
+/* The table's options against the problem: every usable config of each
+ * (i, j, submesh) once, ascending by (cost, config). */
+static void test_table_order(void)
+{
+    uint64_t rng = 0x50F7ull;
+    int bad = 0, items = 0;
+    for (int t = 0; t < 60; t++) {
+        ApsolveProblem *p = NULL;
+        ApsolveDpShared *sh = apsolve_dp_shared_new();
+        ApsolveOptions o;
+        int C = 1 + (int)(oracle_rand(&rng) % 200), L = 3;
+        size_t n = (size_t)L * (size_t)L * 3 * (size_t)C;
+        CU_ASSERT_FATAL(apsolve_problem_new(L, 1, 4, 3, C, 0, &p) == APSOLVE_OK);
+        for (int sm = 0; sm < 3; sm++) {
+            p->submeshes[sm].hosts = 1;
+            p->submeshes[sm].gpus = 1 << sm;
+            for (int c = 0; c < C; c++)
+                p->configs[sm * C + c].valid = oracle_rand(&rng) % 8 != 0;
+        }
+        for (size_t k = 0; k < n; k++) { /* many ties; +inf, NaN, < 0 and -0 too */
+            uint64_t r = oracle_rand(&rng) % 16;
+            p->cost[k] = r == 0 ? INFINITY : r == 1 ? NAN : r == 2 ? -1 : r == 3 ? -0.0
+                                                           : (double)(oracle_rand(&rng) % 10);
+        }
+        memset(&o, 0, sizeof o);
+        o.micro_batches = 4;
+        o.objective = t % 2 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
+        CU_ASSERT_FATAL(sh && apsolve_dp_shared_ready(sh, p, &o) == APSOLVE_OK);
+        for (int i = 0; i < p->num_layers; i++)
+            for (int q = sh->opt_off[i]; q < sh->opt_off[i + 1]; q++) {
+                const DpOpt *op = &sh->opts[q];
+                const DpItem *it = &sh->items[op->item_off];
+                int usable = 0;
+                for (int c = 0; c < p->num_configs; c++)
+                    usable += !isinf(apsolve_entry_cost(
+                                  p, apsolve_index(p, i, op->end, op->submesh, c))) &&
+                              apsolve_config_allowed(p, &o, op->submesh, c);
+                bad += usable != op->item_n;
+                for (int k = 0; k < op->item_n; k++) {
+                    size_t idx = apsolve_index(p, i, op->end, op->submesh, it[k].config);
+                    bad += (size_t)it[k].opt != idx || it[k].cost != apsolve_entry_cost(p, idx);
+                    if (k)
+                        bad += !(it[k - 1].cost < it[k].cost ||
+                                 (it[k - 1].cost == it[k].cost && it[k - 1].config < it[k].config));
+                }
+                items += op->item_n;
+            }
+        apsolve_dp_shared_free(sh);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT(bad == 0);
+    CU_ASSERT(items > 10000);
+}
+
 /* The former formulas, in long double throughout. */
 static long long need_ref(ApsolveMemoryRule rule, long long peak, long long initial,
                           long long intermediate, double f)
@@ -238,6 +296,7 @@ int main(void)
     static const CunitTest tests[] = {
         {"one stage: row 0 alone against the dense DP", test_one_stage},
         {"apply limits from the table and a key set", test_apply_limits},
+        {"table items in (cost, config) order", test_table_order},
         {"memory tests on integers", test_memory_integers},
     };
     return CUNIT_RUN("solver_dp_shortcuts", tests);
