@@ -119,16 +119,22 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
     int L = p->num_layers, S = p->num_submeshes, C = p->num_configs, D = p->num_devices;
     size_t max_opts = (size_t)L * (size_t)(L + 1) / 2 * (size_t)S, cap = 0, cap_apply = 0;
     DpItem *tmp = malloc(2 * (size_t)(C ? C : 1) * sizeof *tmp);
+    /* apsolve_config_allowed of every (submesh, config), once per table */
+    unsigned char *allowed = malloc((size_t)S * (size_t)(C ? C : 1));
 
     sh->opts = malloc((max_opts ? max_opts : 1) * sizeof *sh->opts);
     sh->opt_off = malloc((size_t)(L + 1) * sizeof *sh->opt_off);
     /* room for every (i <= j, submesh, config) at once: grown by doubling,
      * a full-space table (15 MB) was copied on every growth of every
      * search; pages never written cost nothing */
-    if (!tmp || !sh->opts || !sh->opt_off ||
+    if (!tmp || !allowed || !sh->opts || !sh->opt_off ||
         UTIL_GROW(sh->items, cap, max_opts * (size_t)(C ? C : 1)) < 0 ||
         UTIL_GROW(sh->apply, cap_apply, max_opts * (size_t)(C ? C : 1)) < 0)
         goto fail;
+    for (int s = 0; s < S; s++)
+        for (int c = 0; c < C; c++)
+            allowed[(size_t)s * (size_t)C + (size_t)c] =
+                (unsigned char)apsolve_config_allowed(p, opt, s, c);
     for (int i = 0; i < L; i++) {
         sh->opt_off[i] = (int)sh->n_opts;
         for (int j = L - 1; j >= i; j--)
@@ -139,7 +145,9 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
                 for (int c = 0; c < C; c++) {
                     size_t idx = apsolve_index(p, i, j, s, c);
                     double cost;
-                    if (!apsolve_config_allowed(p, opt, s, c))
+                    /* a raw cost of +inf or NaN is never usable: skipped
+                     * before the calls (most of a sweep's table) */
+                    if (!allowed[(size_t)s * (size_t)C + (size_t)c] || !(p->cost[idx] < INFINITY))
                         continue;
                     cost = apsolve_entry_cost(p, idx);
                     if (isinf(cost))
@@ -168,9 +176,11 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
     }
     sh->opt_off[L] = (int)sh->n_opts;
     free(tmp);
+    free(allowed);
     return APSOLVE_OK;
 fail:
     free(tmp);
+    free(allowed);
     shared_clear(sh);
     return APSOLVE_ENOMEM;
 }
@@ -282,8 +292,11 @@ static int keyset_add(KeySet *ks, double x)
 static int entry_apply_key(const ApsolveProblem *p, const ApsolveOptions *opt, size_t k,
                            double *key)
 {
-    int s = (int)(k / (size_t)p->num_configs % (size_t)p->num_submeshes);
-    int c = (int)(k % (size_t)p->num_configs);
+    int s, c;
+    if (!(p->cost[k] < INFINITY)) /* +inf or NaN: never usable */
+        return 0;
+    s = (int)(k / (size_t)p->num_configs % (size_t)p->num_submeshes);
+    c = (int)(k % (size_t)p->num_configs);
     if (isinf(apsolve_entry_cost(p, k)) || !apsolve_config_allowed(p, opt, s, c))
         return 0;
     *key = p->apply_cost[k] > 0 ? p->apply_cost[k] : 0;
@@ -436,6 +449,10 @@ int apsolve_dp_family_init(DpFamily *f, const ApsolveDpShared *sh, const Apsolve
     return APSOLVE_OK;
 }
 
+/* DpFamily.fit of an entry with a negative intermediate (its need falls
+ * as the count grows: no prefix), which takes the bisection at every n. */
+enum { FIT_NONE = -2 };
+
 /* apsolve_search_budget of the last avail asked for: a pure function of
  * (opt, avail), and a table's entries share a few avails (one per device
  * kind), so one build works it out once per change of avail rather than
@@ -460,14 +477,28 @@ static int64_t memo_budget(BudgetMemo *b, const ApsolveOptions *opt, int64_t ava
 static int item_mnss(DpFamily *f, BudgetMemo *b, const ApsolveProblem *p,
                      const ApsolveOptions *opt, size_t k, size_t idx, int n)
 {
-    int64_t budget = p->memory ? memo_budget(b, opt, p->memory[idx].avail) : 0;
     int m;
-    if (!f || !f->on || n > f->nmax || p->memory[idx].intermediate < 0)
-        return apsolve_entry_mnss_within(p, opt, idx, n, budget);
-    if (f->fit[k] < 0) /* the length of the prefix of counts that fit */
-        f->fit[k] = apsolve_entry_fit_prefix(p, opt, idx, budget, f->fv, f->nf);
-    m = f->bound[(size_t)n * ((size_t)f->nf + 1) + (size_t)f->fit[k]];
-    return m == INT_MIN ? apsolve_entry_mnss_within(p, opt, idx, n, budget) : m;
+    /* an item's fit count, once known, answers every n of the family
+     * without reading its entry (a cache miss per item and prep, the top
+     * cost of a chunked search's preps) */
+    if (f && f->on && n <= f->nmax && f->fit[k] >= 0) {
+        m = f->bound[(size_t)n * ((size_t)f->nf + 1) + (size_t)f->fit[k]];
+        if (m != INT_MIN)
+            return m;
+    }
+    {
+        int64_t budget = p->memory ? memo_budget(b, opt, p->memory[idx].avail) : 0;
+        if (!f || !f->on || n > f->nmax || f->fit[k] == FIT_NONE)
+            return apsolve_entry_mnss_within(p, opt, idx, n, budget);
+        if (p->memory[idx].intermediate < 0) { /* not a prefix: the bisection, always */
+            f->fit[k] = FIT_NONE;
+            return apsolve_entry_mnss_within(p, opt, idx, n, budget);
+        }
+        if (f->fit[k] < 0) /* the length of the prefix of counts that fit */
+            f->fit[k] = apsolve_entry_fit_prefix(p, opt, idx, budget, f->fv, f->nf);
+        m = f->bound[(size_t)n * ((size_t)f->nf + 1) + (size_t)f->fit[k]];
+        return m == INT_MIN ? apsolve_entry_mnss_within(p, opt, idx, n, budget) : m;
+    }
 }
 
 void apsolve_dp_prep_free(DpPrep *pr)

@@ -278,8 +278,9 @@ static void test_memory_integers(void)
                 inter = any_bytes(&rng);
         double f = fs[oracle_rand(&rng) % 12];
         ApsolveMemoryRule rule = t % 2 ? APSOLVE_MEMORY_EXACT : APSOLVE_MEMORY_ALPA;
-        if (t % 3 == 0 && inter > 0 && inter < (INT64_C(1) << 40) && llabs(peak) < (INT64_C(1) << 50) &&
-            llabs(initial) < (INT64_C(1) << 50)) { /* a quotient at or just below a whole number */
+        /* a quotient at or just below a whole number */
+        if (t % 3 == 0 && inter > 0 && inter < (INT64_C(1) << 40) &&
+            llabs(peak) < (INT64_C(1) << 50) && llabs(initial) < (INT64_C(1) << 50)) {
             int64_t k = 1 + (int64_t)(oracle_rand(&rng) % 100000);
             avail = peak + initial + k * inter - (int64_t)(oracle_rand(&rng) % 2);
         }
