@@ -560,10 +560,17 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
                 continue;
             for (int k = so->item_off; k < so->item_off + so->item_n; k++) {
                 DpItem it = sh->items[k];
-                int m = unbounded ? APSOLVE_UNBOUNDED
-                                  : item_mnss(fam, &memo, p, opt, (size_t)k, (size_t)it.opt, mem_n);
                 double a = limited ? apply_key(sh->apply[k]) : 0;
-                int dominated = 0;
+                int dominated = 0, m;
+                /* an earlier item with no larger apply key and the largest
+                 * bound (L) dominates this one whatever its bound: left
+                 * out before its memory test */
+                for (int q = 0; q < nk && !dominated; q++)
+                    dominated = ka[q] <= a && km[q] >= L;
+                if (dominated)
+                    continue;
+                m = unbounded ? APSOLVE_UNBOUNDED
+                              : item_mnss(fam, &memo, p, opt, (size_t)k, (size_t)it.opt, mem_n);
                 if (m < 0)
                     continue;
                 it.mnss = m > L ? L : m;

@@ -192,6 +192,8 @@ int apsolve_default_submeshes(int hosts, int gpus, ApsolveSubmesh *out, int cap)
     return n;
 }
 
+/* Alpa's bound (alpa-projects/alpa b8078a9, docs/alpa-semantics.md
+ * "Memory feasibility"). */
 int apsolve_max_n_succ_stages(int64_t avail, int64_t peak, int64_t initial,
                               int64_t intermediate)
 {
