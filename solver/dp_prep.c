@@ -308,11 +308,12 @@ static int entry_apply_key(const ApsolveProblem *p, const ApsolveOptions *opt, s
  * the last replaced by +inf (0 values: no usable entry). They depend on the
  * problem and the configs the objective allows only, so sh keeps them for
  * every stage count and chunk count. The usable entries are sh's items
- * (built first: apsolve_dp_shared_ready) and those of the ranges and
- * submeshes its table leaves out (i > j; a submesh of no device or more
- * than the cluster's), read from the problem; their distinct values are
- * gathered in a KeySet before the sort (a full-space table has some 200,000
- * items and some 17,000 distinct apply costs). */
+ * (built first: apsolve_dp_shared_ready) and those of the submeshes its
+ * table leaves out (no device, or more than the cluster's), read from the
+ * problem; only ranges i <= j are read (apsolve.h: j < i is no range, and
+ * every problem made holds +inf there); their distinct values are gathered
+ * in a KeySet before the sort (a full-space table has some 200,000 items
+ * and some 17,000 distinct apply costs). */
 int apsolve_dp_apply_limits(ApsolveDpShared *sh, const ApsolveProblem *p,
                             const ApsolveOptions *opt, const double **vals, size_t *n_vals)
 {
@@ -332,9 +333,10 @@ int apsolve_dp_apply_limits(ApsolveDpShared *sh, const ApsolveProblem *p,
             goto nomem;
     for (int s = 0; s < S; s++) {
         int dev = p->submeshes[s].hosts * p->submeshes[s].gpus;
-        int out = p->submeshes[s].hosts < 1 || p->submeshes[s].gpus < 1 || dev > D;
+        if (p->submeshes[s].hosts >= 1 && p->submeshes[s].gpus >= 1 && dev <= D)
+            continue; /* in the table */
         for (int i = 0; i < L; i++)
-            for (int j = 0; j < (out ? L : i); j++) /* the table has i <= j */
+            for (int j = i; j < L; j++)
                 for (int c = 0; c < C; c++)
                     if (entry_apply_key(p, opt, apsolve_index(p, i, j, s, c), &key) &&
                         keyset_add(&ks, key) < 0)

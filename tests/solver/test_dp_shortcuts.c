@@ -12,9 +12,11 @@
  *   which needs the other rows: a shortcut taken there fails);
  * - the FULL objective's apply limits gathered from the shared table and
  *   a set of distinct keys (solver/dp_prep.c) are the sorted distinct apply
- *   keys of every usable entry of the problem, read as before: problems
- *   with finite entries outside the table (i > j; a submesh larger than the
- *   cluster) and unknown, negative, zero, repeated and infinite apply costs;
+ *   keys of every usable entry of a range i <= j, as the problem's whole
+ *   grid gives them when j < i holds +inf (apsolve_problem_new's): problems
+ *   with finite entries outside the table (a submesh larger than the
+ *   cluster), finite figures written where j < i (never read), and
+ *   unknown, negative, zero, repeated and infinite apply costs;
  * - the shared table's items of every (i, j, submesh) are its usable
  *   configs, each once, in (cost, config) order (solver/dp_prep.c sorts
  *   them itself), on problems of up to 200 configs with many equal costs
@@ -139,8 +141,9 @@ static void test_apply_limits(void)
                                            (size_t)p->num_submeshes * (size_t)p->num_configs;
         double *ref = malloc((n ? n : 1) * sizeof *ref);
         CU_ASSERT_FATAL(sh && ref);
-        /* finite entries the table leaves out: some i > j, and on odd t a
-         * submesh made larger than the cluster */
+        /* figures where j < i (no range: never read), and on odd t a
+         * submesh made larger than the cluster (finite entries the table
+         * leaves out) */
         for (size_t k = 0; k < n; k++) {
             size_t ij = k / ((size_t)p->num_submeshes * (size_t)p->num_configs);
             int i = (int)(ij / (size_t)p->num_layers), j = (int)(ij % (size_t)p->num_layers);
@@ -155,9 +158,11 @@ static void test_apply_limits(void)
         o.micro_batches = 4;
         o.objective = APSOLVE_OBJECTIVE_FULL;
         for (size_t k = 0; k < n; k++) {
+            size_t ij = k / ((size_t)p->num_submeshes * (size_t)p->num_configs);
             int s = (int)(k / (size_t)p->num_configs % (size_t)p->num_submeshes);
             int c = (int)(k % (size_t)p->num_configs);
-            if (!isinf(apsolve_entry_cost(p, k)) && apsolve_config_allowed(p, &o, s, c))
+            if (ij / (size_t)p->num_layers <= ij % (size_t)p->num_layers &&
+                !isinf(apsolve_entry_cost(p, k)) && apsolve_config_allowed(p, &o, s, c))
                 ref[nv++] = p->apply_cost[k] > 0 ? p->apply_cost[k] : 0;
         }
         qsort(ref, nv, sizeof *ref, cmp_double);
