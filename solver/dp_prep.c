@@ -252,9 +252,14 @@ typedef struct {
 
 #define KEYSET_EMPTY UINT64_MAX
 
+/* A slot from every bit of the pattern (MurmurHash3's 64-bit finalizer):
+ * values such as 0.5, 1, 2, 3 differ only in their high bits. */
 static size_t keyset_home(uint64_t b, size_t cap)
 {
-    return (size_t)((b * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (cap - 1);
+    b ^= b >> 33;
+    b *= UINT64_C(0xFF51AFD7ED558CCD);
+    b ^= b >> 33;
+    return (size_t)b & (cap - 1);
 }
 
 static int keyset_add(KeySet *ks, double x)
