@@ -101,7 +101,8 @@ typedef struct DpFamily {
     int *rank;                        /* [(nmax + 1) nmax]: rank of count (n, k) */
     int *bound;                       /* [(nmax + 1) (nf + 1)]: the bound at n of an
                                        * entry fitting u counts; INT_MIN: n not tried */
-    int *fit;                         /* per shared item; -1 not yet known */
+    int *fit;                         /* per shared item; -1 not yet known, -2 (FIT_NONE,
+                                       * dp_prep.c) a negative intermediate */
 } DpFamily;
 
 /* Makes sh hold p's table under opt's objective (kept when it already

@@ -45,12 +45,48 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int cmp_item(const void *a, const void *b)
+/* (cost, config) ascending: a total order on a block's items (finite
+ * costs, one item per config), so any sort gives the one sequence. */
+static int item_before(const DpItem *x, const DpItem *y)
 {
-    const DpItem *x = a, *y = b;
-    if (x->cost != y->cost)
-        return x->cost < y->cost ? -1 : 1;
-    return x->config - y->config;
+    return x->cost != y->cost ? x->cost < y->cost : x->config < y->config;
+}
+
+/* Sorts a[0..n) by item_before, tmp holding n items: insertion sort on
+ * runs of 8, then merges bottom up (qsort's indirect compares were a tenth
+ * of a full-space search's table build, which every solve makes). */
+static void sort_items(DpItem *a, DpItem *tmp, int n)
+{
+    enum { RUN = 8 };
+    DpItem *src = a, *dst = tmp;
+    for (int lo = 0; lo < n; lo += RUN) {
+        int hi = lo + RUN < n ? lo + RUN : n;
+        for (int k = lo + 1; k < hi; k++) {
+            DpItem x = a[k];
+            int q = k;
+            for (; q > lo && item_before(&x, &a[q - 1]); q--)
+                a[q] = a[q - 1];
+            a[q] = x;
+        }
+    }
+    for (int w = RUN; w < n; w *= 2) {
+        DpItem *t;
+        for (int lo = 0; lo < n; lo += 2 * w) {
+            int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int x = lo, y = mid, k = lo;
+            while (x < mid && y < hi)
+                dst[k++] = item_before(&src[y], &src[x]) ? src[y++] : src[x++];
+            while (x < mid)
+                dst[k++] = src[x++];
+            while (y < hi)
+                dst[k++] = src[y++];
+        }
+        t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != a)
+        memcpy(a, src, (size_t)n * sizeof *a);
 }
 
 ApsolveDpShared *apsolve_dp_shared_new(void)
@@ -82,12 +118,23 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
 {
     int L = p->num_layers, S = p->num_submeshes, C = p->num_configs, D = p->num_devices;
     size_t max_opts = (size_t)L * (size_t)(L + 1) / 2 * (size_t)S, cap = 0, cap_apply = 0;
-    DpItem *tmp = malloc((size_t)(C ? C : 1) * sizeof *tmp);
+    DpItem *tmp = malloc(2 * (size_t)(C ? C : 1) * sizeof *tmp);
+    /* apsolve_config_allowed of every (submesh, config), once per table */
+    unsigned char *allowed = malloc((size_t)S * (size_t)(C ? C : 1));
 
     sh->opts = malloc((max_opts ? max_opts : 1) * sizeof *sh->opts);
     sh->opt_off = malloc((size_t)(L + 1) * sizeof *sh->opt_off);
-    if (!tmp || !sh->opts || !sh->opt_off)
+    /* room for every (i <= j, submesh, config) at once: grown by doubling,
+     * a full-space table (15 MB) was copied on every growth of every
+     * search; pages never written cost nothing */
+    if (!tmp || !allowed || !sh->opts || !sh->opt_off ||
+        UTIL_GROW(sh->items, cap, max_opts * (size_t)(C ? C : 1)) < 0 ||
+        UTIL_GROW(sh->apply, cap_apply, max_opts * (size_t)(C ? C : 1)) < 0)
         goto fail;
+    for (int s = 0; s < S; s++)
+        for (int c = 0; c < C; c++)
+            allowed[(size_t)s * (size_t)C + (size_t)c] =
+                (unsigned char)apsolve_config_allowed(p, opt, s, c);
     for (int i = 0; i < L; i++) {
         sh->opt_off[i] = (int)sh->n_opts;
         for (int j = L - 1; j >= i; j--)
@@ -98,7 +145,9 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
                 for (int c = 0; c < C; c++) {
                     size_t idx = apsolve_index(p, i, j, s, c);
                     double cost;
-                    if (!apsolve_config_allowed(p, opt, s, c))
+                    /* a raw cost of +inf or NaN is never usable: skipped
+                     * before the calls (most of a sweep's table) */
+                    if (!allowed[(size_t)s * (size_t)C + (size_t)c] || !(p->cost[idx] < INFINITY))
                         continue;
                     cost = apsolve_entry_cost(p, idx);
                     if (isinf(cost))
@@ -111,7 +160,7 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
                 }
                 if (!nt)
                     continue;
-                qsort(tmp, (size_t)nt, sizeof *tmp, cmp_item);
+                sort_items(tmp, tmp + C, nt);
                 if (UTIL_GROW(sh->items, cap, sh->n_items + (size_t)nt) < 0 ||
                     UTIL_GROW(sh->apply, cap_apply, sh->n_items + (size_t)nt) < 0)
                     goto fail;
@@ -127,9 +176,11 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
     }
     sh->opt_off[L] = (int)sh->n_opts;
     free(tmp);
+    free(allowed);
     return APSOLVE_OK;
 fail:
     free(tmp);
+    free(allowed);
     shared_clear(sh);
     return APSOLVE_ENOMEM;
 }
@@ -191,38 +242,122 @@ int apsolve_dp_sort_nonneg(double *v, size_t n)
     return 0;
 }
 
+/* The distinct values among keys added (KeySet): an open-addressing set on
+ * the bit patterns, which equal exactly when the values do for the keys it
+ * holds (>= +0 or +inf: no NaN, no -0). */
+typedef struct {
+    uint64_t *slot;                   /* EMPTY: free (a NaN's pattern, never a key) */
+    size_t cap, n;                    /* cap a power of two, n <= cap / 2 */
+} KeySet;
+
+#define KEYSET_EMPTY UINT64_MAX
+
+/* A slot from every bit of the pattern (MurmurHash3's 64-bit finalizer):
+ * values such as 0.5, 1, 2, 3 differ only in their high bits. */
+static size_t keyset_home(uint64_t b, size_t cap)
+{
+    b ^= b >> 33;
+    b *= UINT64_C(0xFF51AFD7ED558CCD);
+    b ^= b >> 33;
+    return (size_t)b & (cap - 1);
+}
+
+static int keyset_add(KeySet *ks, double x)
+{
+    uint64_t b;
+    size_t h;
+    memcpy(&b, &x, sizeof b);
+    if (2 * (ks->n + 1) > ks->cap) { /* rehash into twice the slots */
+        size_t cap = ks->cap ? 2 * ks->cap : 4096;
+        uint64_t *slot = malloc(cap * sizeof *slot);
+        if (!slot)
+            return -1;
+        memset(slot, 0xff, cap * sizeof *slot);
+        for (size_t k = 0; k < ks->cap; k++)
+            if (ks->slot[k] != KEYSET_EMPTY) {
+                size_t g = keyset_home(ks->slot[k], cap);
+                while (slot[g] != KEYSET_EMPTY)
+                    g = (g + 1) & (cap - 1);
+                slot[g] = ks->slot[k];
+            }
+        free(ks->slot);
+        ks->slot = slot;
+        ks->cap = cap;
+    }
+    for (h = keyset_home(b, ks->cap); ks->slot[h] != KEYSET_EMPTY; h = (h + 1) & (ks->cap - 1))
+        if (ks->slot[h] == b)
+            return 0;
+    ks->slot[h] = b;
+    ks->n++;
+    return 0;
+}
+
+/* An entry's apply key when it is usable (allowed, finite cost): negative
+ * or unknown counted as 0. */
+static int entry_apply_key(const ApsolveProblem *p, const ApsolveOptions *opt, size_t k,
+                           double *key)
+{
+    int s, c;
+    if (!(p->cost[k] < INFINITY)) /* +inf or NaN: never usable */
+        return 0;
+    s = (int)(k / (size_t)p->num_configs % (size_t)p->num_submeshes);
+    c = (int)(k % (size_t)p->num_configs);
+    if (isinf(apsolve_entry_cost(p, k)) || !apsolve_config_allowed(p, opt, s, c))
+        return 0;
+    *key = p->apply_cost[k] > 0 ? p->apply_cost[k] : 0;
+    return 1;
+}
+
 /* The apply limits of the FULL objective's search: the distinct apply
  * costs (negative or unknown counted as 0) of the usable entries, ascending,
  * the last replaced by +inf (0 values: no usable entry). They depend on the
  * problem and the configs the objective allows only, so sh keeps them for
- * every stage count and chunk count. */
+ * every stage count and chunk count. The usable entries are sh's items
+ * (built first: apsolve_dp_shared_ready) and those of the submeshes its
+ * table leaves out (no device, or more than the cluster's), read from the
+ * problem; only ranges i <= j are read (apsolve.h: j < i is no range, and
+ * every problem made holds +inf there); their distinct values are gathered
+ * in a KeySet before the sort (a full-space table has some 200,000 items
+ * and some 17,000 distinct apply costs). */
 int apsolve_dp_apply_limits(ApsolveDpShared *sh, const ApsolveProblem *p,
                             const ApsolveOptions *opt, const double **vals, size_t *n_vals)
 {
-    size_t n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-               (size_t)p->num_configs, k, nv = 0, m = 0;
-    double *v;
+    int L = p->num_layers, S = p->num_submeshes, C = p->num_configs, D = p->num_devices;
+    KeySet ks = {0};
+    size_t m = 0;
+    double *v, key;
     if (sh->limits_built) {
         *vals = sh->limits;
         *n_vals = sh->n_limits;
         return APSOLVE_OK;
     }
-    v = malloc((n ? n : 1) * sizeof *v);
-    if (!v)
-        return APSOLVE_ENOMEM;
-    for (k = 0; k < n; k++) {
-        int s = (int)(k / (size_t)p->num_configs % (size_t)p->num_submeshes);
-        int c = (int)(k % (size_t)p->num_configs);
-        if (!isinf(apsolve_entry_cost(p, k)) && apsolve_config_allowed(p, opt, s, c))
-            v[nv++] = p->apply_cost[k] > 0 ? p->apply_cost[k] : 0;
+    if (!sh->built)
+        return APSOLVE_EINVAL;
+    for (size_t k = 0; k < sh->n_items; k++)
+        if (keyset_add(&ks, sh->apply[k] > 0 ? sh->apply[k] : 0) < 0)
+            goto nomem;
+    for (int s = 0; s < S; s++) {
+        int dev = p->submeshes[s].hosts * p->submeshes[s].gpus;
+        if (p->submeshes[s].hosts >= 1 && p->submeshes[s].gpus >= 1 && dev <= D)
+            continue; /* in the table */
+        for (int i = 0; i < L; i++)
+            for (int j = i; j < L; j++)
+                for (int c = 0; c < C; c++)
+                    if (entry_apply_key(p, opt, apsolve_index(p, i, j, s, c), &key) &&
+                        keyset_add(&ks, key) < 0)
+                        goto nomem;
     }
-    if (apsolve_dp_sort_nonneg(v, nv) < 0) {
+    v = malloc((ks.n ? ks.n : 1) * sizeof *v);
+    if (!v)
+        goto nomem;
+    for (size_t k = 0; k < ks.cap; k++)
+        if (ks.slot[k] != KEYSET_EMPTY)
+            memcpy(&v[m++], &ks.slot[k], sizeof *v);
+    free(ks.slot);
+    if (apsolve_dp_sort_nonneg(v, m) < 0) {
         free(v);
         return APSOLVE_ENOMEM;
     }
-    for (k = 0; k < nv; k++)
-        if (m == 0 || v[k] != v[m - 1])
-            v[m++] = v[k];
     /* The last value admits every entry (negative, unknown, counts as 0). */
     if (m)
         v[m - 1] = INFINITY;
@@ -232,6 +367,9 @@ int apsolve_dp_apply_limits(ApsolveDpShared *sh, const ApsolveProblem *p,
     *vals = v;
     *n_vals = m;
     return APSOLVE_OK;
+nomem:
+    free(ks.slot);
+    return APSOLVE_ENOMEM;
 }
 
 void apsolve_dp_family_free(DpFamily *f)
@@ -318,6 +456,10 @@ int apsolve_dp_family_init(DpFamily *f, const ApsolveDpShared *sh, const Apsolve
     return APSOLVE_OK;
 }
 
+/* DpFamily.fit of an entry with a negative intermediate (its need falls
+ * as the count grows: no prefix), which takes the bisection at every n. */
+enum { FIT_NONE = -2 };
+
 /* apsolve_search_budget of the last avail asked for: a pure function of
  * (opt, avail), and a table's entries share a few avails (one per device
  * kind), so one build works it out once per change of avail rather than
@@ -342,14 +484,28 @@ static int64_t memo_budget(BudgetMemo *b, const ApsolveOptions *opt, int64_t ava
 static int item_mnss(DpFamily *f, BudgetMemo *b, const ApsolveProblem *p,
                      const ApsolveOptions *opt, size_t k, size_t idx, int n)
 {
-    int64_t budget = p->memory ? memo_budget(b, opt, p->memory[idx].avail) : 0;
     int m;
-    if (!f || !f->on || n > f->nmax || p->memory[idx].intermediate < 0)
-        return apsolve_entry_mnss_within(p, opt, idx, n, budget);
-    if (f->fit[k] < 0) /* the length of the prefix of counts that fit */
-        f->fit[k] = apsolve_entry_fit_prefix(p, opt, idx, budget, f->fv, f->nf);
-    m = f->bound[(size_t)n * ((size_t)f->nf + 1) + (size_t)f->fit[k]];
-    return m == INT_MIN ? apsolve_entry_mnss_within(p, opt, idx, n, budget) : m;
+    /* an item's fit count, once known, answers every n of the family
+     * without reading its entry (a cache miss per item and prep, the top
+     * cost of a chunked search's preps) */
+    if (f && f->on && n <= f->nmax && f->fit[k] >= 0) {
+        m = f->bound[(size_t)n * ((size_t)f->nf + 1) + (size_t)f->fit[k]];
+        if (m != INT_MIN)
+            return m;
+    }
+    {
+        int64_t budget = p->memory ? memo_budget(b, opt, p->memory[idx].avail) : 0;
+        if (!f || !f->on || n > f->nmax || f->fit[k] == FIT_NONE)
+            return apsolve_entry_mnss_within(p, opt, idx, n, budget);
+        if (p->memory[idx].intermediate < 0) { /* not a prefix: the bisection, always */
+            f->fit[k] = FIT_NONE;
+            return apsolve_entry_mnss_within(p, opt, idx, n, budget);
+        }
+        if (f->fit[k] < 0) /* the length of the prefix of counts that fit */
+            f->fit[k] = apsolve_entry_fit_prefix(p, opt, idx, budget, f->fv, f->nf);
+        m = f->bound[(size_t)n * ((size_t)f->nf + 1) + (size_t)f->fit[k]];
+        return m == INT_MIN ? apsolve_entry_mnss_within(p, opt, idx, n, budget) : m;
+    }
 }
 
 void apsolve_dp_prep_free(DpPrep *pr)
@@ -411,10 +567,17 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
                 continue;
             for (int k = so->item_off; k < so->item_off + so->item_n; k++) {
                 DpItem it = sh->items[k];
-                int m = unbounded ? APSOLVE_UNBOUNDED
-                                  : item_mnss(fam, &memo, p, opt, (size_t)k, (size_t)it.opt, mem_n);
                 double a = limited ? apply_key(sh->apply[k]) : 0;
-                int dominated = 0;
+                int dominated = 0, m;
+                /* an earlier item with no larger apply key and the largest
+                 * bound (L) dominates this one whatever its bound: left
+                 * out before its memory test */
+                for (int q = 0; q < nk && !dominated; q++)
+                    dominated = ka[q] <= a && km[q] >= L;
+                if (dominated)
+                    continue;
+                m = unbounded ? APSOLVE_UNBOUNDED
+                              : item_mnss(fam, &memo, p, opt, (size_t)k, (size_t)it.opt, mem_n);
                 if (m < 0)
                     continue;
                 it.mnss = m > L ? L : m;

@@ -202,7 +202,14 @@ static void dp_run_dense(Dp *dp, double t)
 static void dp_run_live(Dp *dp, double t)
 {
     int L = dp->L, D = dp->D, NS = dp->NS;
-    for (int i = L - 1; i >= 0; i--) {
+    /* One stage at most (NS = 2: --max-stages 1, the auto search's offload
+     * plans, or exactly one stage): a child (i, d) of row 0 other than the
+     * end state offers only frontiers of n >= 1 stages, which a plan of one
+     * stage cannot extend (dp_offer: nc + 1 > nmax), so rows L - 1 .. 1
+     * change nothing the top state reads; they are left empty (nz_cnt 0)
+     * and row 0 is offered the end state alone, as it was before. */
+    int top = NS == 2 ? 0 : L - 1;
+    for (int i = top; i >= 0; i--) {
         const uint64_t *lb = dp->livebits + (size_t)i * dp->words;
         unsigned gen = ++dp->gen;
         int cnt = 0;

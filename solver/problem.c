@@ -192,12 +192,31 @@ int apsolve_default_submeshes(int hosts, int gpus, ApsolveSubmesh *out, int cap)
     return n;
 }
 
+/* Alpa's bound (alpa-projects/alpa b8078a9, docs/alpa-semantics.md
+ * "Memory feasibility"). */
 int apsolve_max_n_succ_stages(int64_t avail, int64_t peak, int64_t initial,
                               int64_t intermediate)
 {
     /* Computed in long double so that byte counts near 2^63 cannot overflow. */
-    long double room = (long double)avail - (long double)peak - (long double)initial;
-    long double q;
+    long double room, q;
+    /* Byte counts below 2^51 (every stored entry): the room is an exact
+     * integer below 2^53 and the floor of its quotient is the integer
+     * division's (the long double quotient of a room below 2^53 lies less
+     * than 1 / intermediate from the exact one, which is at least that far
+     * from the next integer when not one itself), without the division in
+     * long double. */
+    if (avail > -(INT64_C(1) << 51) && avail < (INT64_C(1) << 51) &&
+        peak > -(INT64_C(1) << 51) && peak < (INT64_C(1) << 51) &&
+        initial > -(INT64_C(1) << 51) && initial < (INT64_C(1) << 51)) {
+        int64_t r = avail - peak - initial, qi;
+        if (r < 0)
+            return -1;
+        if (intermediate <= 0)
+            return APSOLVE_UNBOUNDED;
+        qi = r / intermediate - 1;
+        return qi >= (int64_t)APSOLVE_UNBOUNDED - 1 ? APSOLVE_UNBOUNDED : (int)qi;
+    }
+    room = (long double)avail - (long double)peak - (long double)initial;
     if (room < 0)
         return -1;
     if (intermediate <= 0)

@@ -204,14 +204,38 @@ double apsolve_stage_extra_copies(ApsolveMemoryRule rule, double f)
     return f >= 1.0 ? f - 1.0 : 0.0;
 }
 
+/* Below 2^53 every integer is a double, and a sum or product of such
+ * integers whose exact value stays below it is computed exactly in double
+ * as in long double (and one that does not rounds to 2^53 or more). */
+#define EXACT_INT 9007199254740992.0 /* 2^53 */
+
+static int below_2_52(long long x)
+{
+    return x > -(1LL << 52) && x < (1LL << 52);
+}
+
 long long apsolve_stage_memory_need(ApsolveMemoryRule rule, long long peak, long long initial,
                                     long long intermediate, double f)
 {
     long double need;
+    double e;
     if (peak <= 0 && initial <= 0 && intermediate <= 0)
         return 0;
-    need = (long double)peak + (long double)initial +
-           (long double)apsolve_stage_extra_copies(rule, f) * (long double)intermediate;
+    e = apsolve_stage_extra_copies(rule, f);
+    /* Whole copies of byte counts below 2^52 (every stored entry): the sum
+     * below is an exact integer in double, so it is the long double need
+     * below and its llroundl (a search's most frequent memory test; x87
+     * rounding was its top cost), without either. */
+    if (fabs(e) < EXACT_INT && e == floor(e) && below_2_52(peak) && below_2_52(initial) &&
+        below_2_52(intermediate)) {
+        double part = e * (double)intermediate, sum;
+        if (fabs(part) < EXACT_INT) {
+            sum = (double)peak + (double)initial + part;
+            if (fabs(sum) < EXACT_INT)
+                return sum > 0 ? (long long)sum : 0;
+        }
+    }
+    need = (long double)peak + (long double)initial + (long double)e * (long double)intermediate;
     if (!(need > 0))
         return 0;
     if (need >= (long double)LLONG_MAX)
