@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fp8_recipe.h" /* costdb/: the FP8 recipes */
 #include "graph.h"
 #include "stage.h"
 
@@ -136,9 +137,9 @@ typedef struct ApprofHardwareSpec {
      * its options. */
     const ApprofGemmTable *gemm_table;
     /* The training's precision, not the card's: 0 for 16 bits, else the
-     * ApprofFp8Recipe the linear layers' GEMMs run in FP8 with, as
+     * CostdbFp8RecipeId the linear layers' GEMMs run in FP8 with, as
      * Transformer Engine runs it (approf sweep --fp8 --fp8-recipe;
-     * hw/fp8_recipe.c, sharding/program_fp8.c, docs/fp8.md). Not part of
+     * costdb/fp8_recipe.c, sharding/program_fp8.c, docs/fp8.md). Not part of
      * the fingerprint: the sweep records it in its options. */
     int fp8;
     /* How the training framework schedules ZeRO-3's parameter all-gathers
@@ -241,30 +242,6 @@ const char *approf_zero3_schedule_name(int schedule);
 /* The schedule named s; -1 when unknown. */
 int approf_zero3_schedule_parse(const char *s);
 
-/* FP8 recipes (ApprofHardwareSpec.fp8), named as Megatron-LM core_v0.19.0's
- * --fp8-recipe choices (hw/fp8_recipe.c, docs/fp8.md). */
-typedef enum {
-    APPROF_FP8_NONE = 0,
-    APPROF_FP8_DELAYED = 1,    /* TE DelayedScaling */
-    APPROF_FP8_TENSORWISE = 2, /* TE Float8CurrentScaling */
-    APPROF_FP8_MXFP8 = 3,      /* TE MXFP8BlockScaling (Blackwell) */
-    APPROF_FP8_BLOCKWISE = 4   /* TE Float8BlockScaling */
-} ApprofFp8Recipe;
-/* What a recipe stores and runs, per Transformer Engine's tensors. */
-typedef struct {
-    const char *name;        /* Megatron's --fp8-recipe value */
-    const char *te_recipe;   /* TE's recipe class, for messages */
-    double act_copy_bytes;   /* bytes an element of one quantized copy of an
-                              * input or output gradient (data and scales) */
-    double weight_copy_bytes; /* the same for a weight */
-    int amax_pass;           /* 1: the amax is a kernel of its own before each
-                              * cast, reading the tensor (current scaling) */
-    int needs_mx_cores;      /* 1: block-scaled MX tensor cores (Blackwell) */
-} ApprofFp8RecipeInfo;
-/* The recipe's facts; NULL for APPROF_FP8_NONE or an unknown value. */
-const ApprofFp8RecipeInfo *approf_fp8_recipe(int recipe);
-/* The recipe named s; -1 when unknown. */
-int approf_fp8_recipe_parse(const char *s);
 /* NULL when hw can run recipe, else why not (for messages). */
 const char *approf_fp8_recipe_refusal(const ApprofHardwareSpec *hw, int recipe);
 

@@ -138,7 +138,8 @@ enum {
     OPT_HARDWARE, OPT_BACKEND, OPT_DB, OPT_RESUME, OPT_ALLOW_LARGE, OPT_SKIP_UNFIT, OPT_SHARD, OPT_QUIET,
     OPT_KEEP_DOMINATED,
     OPT_COMMIT_EVERY, OPT_SHARDING_SOLVER, OPT_WORKERS, OPT_MEMORY_LEVELS, OPT_RECOMPUTE,
-    OPT_ZERO, OPT_VARIANTS, OPT_MBS, OPT_TAKE_OVER, OPT_HARDWARE_ID, OPT_FP8, OPT_FP8_RECIPE, OPT_ZERO3_SCHEDULE,
+    OPT_ZERO, OPT_VARIANTS, OPT_MBS, OPT_TAKE_OVER, OPT_HARDWARE_ID, OPT_FP8, OPT_FP8_RECIPE,
+    OPT_ZERO3_SCHEDULE,
 };
 
 enum { BACKEND_AUTO, BACKEND_MODEL, BACKEND_CUDA };
@@ -412,10 +413,10 @@ static int sweep_option(int opt, const char *arg, ApprofSweepConfig *cfg, SweepA
     case OPT_TAKE_OVER: cfg->take_over = 1; break;
     case OPT_FP8: /* delayed scaling unless --fp8-recipe names another */
         if (!cfg->fp8)
-            cfg->fp8 = APPROF_FP8_DELAYED;
+            cfg->fp8 = COSTDB_FP8_DELAYED;
         break;
-    case OPT_FP8_RECIPE: /* implies --fp8 (hw/fp8_recipe.c) */
-        cfg->fp8 = approf_fp8_recipe_parse(arg);
+    case OPT_FP8_RECIPE: /* implies --fp8 (costdb/fp8_recipe.c) */
+        cfg->fp8 = costdb_fp8_recipe_parse(arg);
         if (cfg->fp8 < 0)
             return cli_usage_error("sweep", "--fp8-recipe: unknown recipe '%s' (delayed, "
                                    "tensorwise, mxfp8, blockwise)", arg);
@@ -639,7 +640,7 @@ int approf_cmd_sweep(int argc, char **argv)
         const char *why = cfg.fp8 ? approf_fp8_recipe_refusal(&hw, cfg.fp8) : NULL;
         if (why)
             return cli_usage_error("sweep", "--fp8 --fp8-recipe %s: hardware '%s' has %s",
-                                   approf_fp8_recipe(cfg.fp8)->name, hw.name, why);
+                                   costdb_fp8_recipe(cfg.fp8)->name, hw.name, why);
         if (hw.gpus_per_host > 0 && cfg.cluster_gpus > hw.gpus_per_host)
             return cli_usage_error("sweep", "--cluster %dx%d: hosts of %s have %d GPUs; give "
                                    "hosts x GPUs per host (e.g. --cluster %dx%d)",

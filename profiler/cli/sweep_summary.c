@@ -39,14 +39,14 @@ void cli_sweep_print_summary(const ApprofSweepSummary *s, const char *db_path)
                   "default for transformer models on this GPU; --dtype f32 for full precision\n"
                 : "\n",
             !s->fp8 ? ""
-            : s->fp8 == APPROF_FP8_DELAYED
+            : s->fp8 == COSTDB_FP8_DELAYED
                 ? " - precision: FP8 (Transformer Engine's delayed scaling: the linear layers' "
                   "GEMMs in E4M3 forward, E5M2 gradients, with their casts; docs/fp8.md)\n"
-            : s->fp8 == APPROF_FP8_TENSORWISE
+            : s->fp8 == COSTDB_FP8_TENSORWISE
                 ? " - precision: FP8 (Transformer Engine's current (tensorwise) scaling: the "
                   "linear layers' GEMMs in E4M3 forward, E5M2 gradients, an amax pass before "
                   "each cast; docs/fp8.md)\n"
-            : s->fp8 == APPROF_FP8_MXFP8
+            : s->fp8 == COSTDB_FP8_MXFP8
                 ? " - precision: MXFP8 (Transformer Engine's MXFP8 block scaling: the linear "
                   "layers' GEMMs with E8M0 scales per 32 elements; docs/fp8.md)\n"
                 : " - precision: FP8 (Transformer Engine's block scaling: 1x128 input and "

@@ -25,7 +25,7 @@
  *   cast once per step;
  * - megatron/core/models/gpt/gpt_model.py: the output layer (LM head) is
  *   tensor_parallel.ColumnParallelLinear, not a TE module: it stays 16-bit.
- * The recipe (the spec's fp8, an ApprofFp8Recipe; hw/fp8_recipe.c owns
+ * The recipe (the spec's fp8, a CostdbFp8RecipeId; costdb/fp8_recipe.c owns
  * its facts) sets the bytes of each quantized copy (block scales beside
  * the data: MXFP8, blockwise) and whether an amax kernel reads the tensor
  * before each cast (current scaling, tensorwise). Every recipe keeps the
@@ -66,10 +66,10 @@ int shard_fp8_linear(const ShardStage *st, int o)
 }
 
 /* The recipe priced (delayed scaling when the spec's fp8 names none). */
-static const ApprofFp8RecipeInfo *recipe_of(const ShardStage *st)
+static const CostdbFp8Recipe *recipe_of(const ShardStage *st)
 {
-    const ApprofFp8RecipeInfo *ri = approf_fp8_recipe(st->hw->fp8);
-    return ri ? ri : approf_fp8_recipe(APPROF_FP8_DELAYED);
+    const CostdbFp8Recipe *ri = costdb_fp8_recipe(st->hw->fp8);
+    return ri ? ri : costdb_fp8_recipe(COSTDB_FP8_DELAYED);
 }
 
 /* A cast kernel of rows x cols elements (Transformer Engine's cast / cast-
@@ -98,7 +98,7 @@ static void cast_kernel(ApprofKernel *k, ApprofDtype dt, int op, double rows, do
 static int push_cast(const ShardStage *st, ApprofStageProgram *p, int ph, size_t *cap,
                      ApprofHash128 **dig, int o, double rows, double cols, double copies)
 {
-    const ApprofFp8RecipeInfo *ri = recipe_of(st);
+    const CostdbFp8Recipe *ri = recipe_of(st);
     ApprofKernel cast;
     ApprofHash128 d;
     int rc;
@@ -198,7 +198,7 @@ void shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram
      * both modules; cast once per step, read the dtype's bytes and write
      * both copies (and under current scaling read once more for the
      * amax), with the optimizer's bytes */
-    const ApprofFp8RecipeInfo *ri = recipe_of(st);
+    const CostdbFp8Recipe *ri = recipe_of(st);
     for (int o = st->op_begin; o < st->op_end; o++) {
         int ws = shard_fp8_linear(st, o);
         if (ws >= 0) {

@@ -520,7 +520,7 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
         return rc;
     if (cfg->fp8 && approf_fp8_recipe_refusal(&sw->hw, cfg->fp8)) {
         snprintf(err, errlen, "--fp8 --fp8-recipe %s: hardware '%s' has %s",
-                 approf_fp8_recipe(cfg->fp8) ? approf_fp8_recipe(cfg->fp8)->name : "?",
+                 costdb_fp8_recipe(cfg->fp8) ? costdb_fp8_recipe(cfg->fp8)->name : "?",
                  sw->hw.name, approf_fp8_recipe_refusal(&sw->hw, cfg->fp8));
         return APPROF_EINVAL;
     }

@@ -281,7 +281,7 @@ static void fill_sweep_row(const Sweep *sw, const ApprofSweepConfig *cfg, const 
         if (sw->hw.fp8 && off < sizeof s->options)
             off += (size_t)snprintf(s->options + off, sizeof s->options - off,
                                     ",\"precision\":\"fp8\",\"fp8_recipe\":\"%s\"%s",
-                                    approf_fp8_recipe(sw->hw.fp8)->name,
+                                    costdb_fp8_recipe(sw->hw.fp8)->name,
                                     /* FP8 primary weights (the spec's
                                      * fp8_param_gather): the launch files
                                      * write Megatron's --fp8-param-gather */

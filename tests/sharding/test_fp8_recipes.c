@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The FP8 recipes beside delayed scaling (approf sweep --fp8-recipe,
- * hw/fp8_recipe.c, sharding/program_fp8.c, docs/fp8.md), counted by hand
+ * costdb/fp8_recipe.c, sharding/program_fp8.c, docs/fp8.md), counted by hand
  * on one GPT layer (hidden 1024, 16 heads, sequence 512, batch 2, bf16)
  * on one GPU against the same layer under delayed scaling:
  * - tensorwise (TE Float8CurrentScaling): one amax kernel before each
@@ -114,23 +114,23 @@ static double fp8_weight_elems(const ApprofStageProgram *p)
 static void test_recipe_table(void)
 {
     ApprofHardwareSpec h;
-    CU_ASSERT_EQUAL(approf_fp8_recipe_parse("delayed"), APPROF_FP8_DELAYED);
-    CU_ASSERT_EQUAL(approf_fp8_recipe_parse("tensorwise"), APPROF_FP8_TENSORWISE);
-    CU_ASSERT_EQUAL(approf_fp8_recipe_parse("mxfp8"), APPROF_FP8_MXFP8);
-    CU_ASSERT_EQUAL(approf_fp8_recipe_parse("blockwise"), APPROF_FP8_BLOCKWISE);
-    CU_ASSERT_EQUAL(approf_fp8_recipe_parse("custom"), -1); /* not priced */
-    CU_ASSERT_PTR_NULL(approf_fp8_recipe(APPROF_FP8_NONE));
+    CU_ASSERT_EQUAL(costdb_fp8_recipe_parse("delayed"), COSTDB_FP8_DELAYED);
+    CU_ASSERT_EQUAL(costdb_fp8_recipe_parse("tensorwise"), COSTDB_FP8_TENSORWISE);
+    CU_ASSERT_EQUAL(costdb_fp8_recipe_parse("mxfp8"), COSTDB_FP8_MXFP8);
+    CU_ASSERT_EQUAL(costdb_fp8_recipe_parse("blockwise"), COSTDB_FP8_BLOCKWISE);
+    CU_ASSERT_EQUAL(costdb_fp8_recipe_parse("custom"), -1); /* not priced */
+    CU_ASSERT_PTR_NULL(costdb_fp8_recipe(COSTDB_FP8_NONE));
     CU_ASSERT_FATAL(approf_hardware_builtin("h100-sxm", &h) == 0);
-    CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, APPROF_FP8_DELAYED));
-    CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, APPROF_FP8_TENSORWISE));
-    CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, APPROF_FP8_BLOCKWISE));
-    CU_ASSERT_PTR_NOT_NULL(approf_fp8_recipe_refusal(&h, APPROF_FP8_MXFP8));
+    CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_DELAYED));
+    CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_TENSORWISE));
+    CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_BLOCKWISE));
+    CU_ASSERT_PTR_NOT_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_MXFP8));
     CU_ASSERT_FATAL(approf_hardware_builtin("mi300x", &h) == 0);
-    CU_ASSERT_PTR_NOT_NULL(approf_fp8_recipe_refusal(&h, APPROF_FP8_MXFP8));
+    CU_ASSERT_PTR_NOT_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_MXFP8));
     CU_ASSERT_FATAL(approf_hardware_builtin("b200", &h) == 0);
-    CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, APPROF_FP8_MXFP8));
+    CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_MXFP8));
     CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &h) == 0);
-    CU_ASSERT_PTR_NOT_NULL(approf_fp8_recipe_refusal(&h, APPROF_FP8_DELAYED));
+    CU_ASSERT_PTR_NOT_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_DELAYED));
 }
 
 static void test_tensorwise(void)
@@ -138,8 +138,8 @@ static void test_tensorwise(void)
     ApprofGraph *g = gpt_layer();
     ApprofHardwareSpec hd, ht;
     ApprofStageProgram d, t;
-    CU_ASSERT_FATAL(shard_recipe(g, "h100-sxm", APPROF_FP8_DELAYED, &hd, &d) == 0);
-    CU_ASSERT_FATAL(shard_recipe(g, "h100-sxm", APPROF_FP8_TENSORWISE, &ht, &t) == 0);
+    CU_ASSERT_FATAL(shard_recipe(g, "h100-sxm", COSTDB_FP8_DELAYED, &hd, &d) == 0);
+    CU_ASSERT_FATAL(shard_recipe(g, "h100-sxm", COSTDB_FP8_TENSORWISE, &ht, &t) == 0);
     for (int ph = 0; ph < 2; ph++) {
         size_t casts = 0, amax = 0;
         double want = 0, got = 0;
@@ -186,8 +186,8 @@ static void block_recipe(const char *hw, int r, double extra, double wextra)
     ApprofGraph *g = gpt_layer();
     ApprofHardwareSpec hd, hr, h16;
     ApprofStageProgram d, m, a;
-    CU_ASSERT_FATAL(shard_recipe(g, hw, APPROF_FP8_NONE, &h16, &a) == 0);
-    CU_ASSERT_FATAL(shard_recipe(g, hw, APPROF_FP8_DELAYED, &hd, &d) == 0);
+    CU_ASSERT_FATAL(shard_recipe(g, hw, COSTDB_FP8_NONE, &h16, &a) == 0);
+    CU_ASSERT_FATAL(shard_recipe(g, hw, COSTDB_FP8_DELAYED, &hd, &d) == 0);
     CU_ASSERT_FATAL(shard_recipe(g, hw, r, &hr, &m) == 0);
     for (int ph = 0; ph < 2; ph++) {
         double want = 0, got = 0;
@@ -219,12 +219,12 @@ static void block_recipe(const char *hw, int r, double extra, double wextra)
 
 static void test_mxfp8(void)
 {
-    block_recipe("b200", APPROF_FP8_MXFP8, 1.0 / 32.0, 1.0 / 32.0);
+    block_recipe("b200", COSTDB_FP8_MXFP8, 1.0 / 32.0, 1.0 / 32.0);
 }
 
 static void test_blockwise(void)
 {
-    block_recipe("h100-sxm", APPROF_FP8_BLOCKWISE, 4.0 / 128.0, 4.0 / 16384.0);
+    block_recipe("h100-sxm", COSTDB_FP8_BLOCKWISE, 4.0 / 128.0, 4.0 / 16384.0);
 }
 
 int main(void)

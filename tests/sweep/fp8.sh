@@ -83,7 +83,7 @@ says_text cmp.err "--across-precision" "compare bf16 with fp8"
   fail_with cmp.err "compare --across-precision"
 "$approf" compare b.db b.db --no-plan > cmp.out 2> cmp.err || fail_with cmp.err "compare fp8 with fp8"
 
-# --fp8-recipe (hw/fp8_recipe.c): MXFP8 only on a spec with MX tensor cores
+# --fp8-recipe (costdb/fp8_recipe.c): MXFP8 only on a spec with MX tensor cores
 # (Blackwell), an unknown recipe refused, the recipe in the options, and a
 # tensorwise sweep never resumes a delayed one
 set +e

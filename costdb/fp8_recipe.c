@@ -35,45 +35,28 @@
  */
 #include <string.h>
 
-#include "hardware.h"
+#include "fp8_recipe.h"
 
-static const ApprofFp8RecipeInfo recipes[] = {
-    [APPROF_FP8_DELAYED] = {"delayed", "DelayedScaling", 1.0, 1.0, 0, 0},
-    [APPROF_FP8_TENSORWISE] = {"tensorwise", "Float8CurrentScaling", 1.0, 1.0, 1, 0},
-    [APPROF_FP8_MXFP8] = {"mxfp8", "MXFP8BlockScaling", 1.0 + 1.0 / 32.0, 1.0 + 1.0 / 32.0, 0,
+static const CostdbFp8Recipe recipes[] = {
+    [COSTDB_FP8_DELAYED] = {"delayed", "DelayedScaling", 1.0, 1.0, 0, 0},
+    [COSTDB_FP8_TENSORWISE] = {"tensorwise", "Float8CurrentScaling", 1.0, 1.0, 1, 0},
+    [COSTDB_FP8_MXFP8] = {"mxfp8", "MXFP8BlockScaling", 1.0 + 1.0 / 32.0, 1.0 + 1.0 / 32.0, 0,
                           1},
-    [APPROF_FP8_BLOCKWISE] = {"blockwise", "Float8BlockScaling", 1.0 + 4.0 / 128.0,
+    [COSTDB_FP8_BLOCKWISE] = {"blockwise", "Float8BlockScaling", 1.0 + 4.0 / 128.0,
                               1.0 + 4.0 / (128.0 * 128.0), 0, 0},
 };
 
-const ApprofFp8RecipeInfo *approf_fp8_recipe(int recipe)
+const CostdbFp8Recipe *costdb_fp8_recipe(int recipe)
 {
-    if (recipe <= APPROF_FP8_NONE || recipe > APPROF_FP8_BLOCKWISE)
+    if (recipe <= COSTDB_FP8_NONE || recipe > COSTDB_FP8_BLOCKWISE)
         return NULL;
     return &recipes[recipe];
 }
 
-int approf_fp8_recipe_parse(const char *s)
+int costdb_fp8_recipe_parse(const char *s)
 {
-    for (int r = APPROF_FP8_DELAYED; r <= APPROF_FP8_BLOCKWISE; r++)
+    for (int r = COSTDB_FP8_DELAYED; r <= COSTDB_FP8_BLOCKWISE; r++)
         if (s && !strcmp(s, recipes[r].name))
             return r;
     return -1;
-}
-
-const char *approf_fp8_recipe_refusal(const ApprofHardwareSpec *hw, int recipe)
-{
-    const ApprofFp8RecipeInfo *ri = approf_fp8_recipe(recipe);
-    if (!ri)
-        return "unknown FP8 recipe";
-    if (!(hw->peak_flops_fp8 > 0))
-        return "no FP8 tensor cores (its spec gives no peak_tflops_fp8)";
-    /* MX block-scaled tensor cores came with Blackwell, with FP4: a spec
-     * with an FP4 peak (b200, gb200-nvl72) has them; Hopper and MI300X
-     * give none */
-    if (ri->needs_mx_cores && !(hw->peak_flops_fp4 > 0))
-        return "no MXFP8 tensor cores: Transformer Engine runs MXFP8BlockScaling on Blackwell "
-               "(compute capability 10.x) only, and the spec gives no peak_tflops_fp4 (e.g. "
-               "--hardware b200)";
-    return NULL;
 }
