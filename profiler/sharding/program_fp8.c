@@ -187,12 +187,53 @@ void shard_fp8_saved(const ShardStage *st, const TInfo *ti, const int *touched, 
     }
 }
 
-void shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p)
+/* Delayed scaling's amax reductions (TE d0067d0da6,
+ * transformer_engine/pytorch/quantization.py): reduce_and_update_fp8_tensors
+ * concatenates the FP32 amaxes of an autocast region's FP8 tensors and
+ * all-reduces them (MAX) over the region's amax reduction group when
+ * recipe.reduce_amax (the default), at each exit of the outermost
+ * fp8_autocast in the forward (autocast_exit) and once in the backward
+ * (linear.py: the first FP8 module's backward, forward=False); the other
+ * recipes keep no amax buffer ("noop for other recipes"). A module holds 3
+ * forward FP8 tensors per GEMM and 2 backward ones (base.py,
+ * num_fp8_tensors). Megatron-LM core_v0.19.0 wraps a whole transformer
+ * block's pass in one fp8 context under delayed scaling
+ * (transformer_block.py use_outer_quantization_context) with
+ * get_amax_reduction_group(with_context_parallel=True) (fp8_utils.py), the
+ * tensor-, data- and context-parallel ranks of the stage: one all-reduce
+ * per micro-batch and phase over the stage's whole mesh, 12 bytes per FP8
+ * linear layer forward and 8 backward. */
+static int push_amax_reduce(const ShardStage *st, ApprofStageProgram *p, size_t ccap[2],
+                            int n_lin, int op)
+{
+    const ShardMesh *m = &st->mesh;
+    ApprofCollective c;
+    int rc = 0;
+    if (st->hw->fp8 != COSTDB_FP8_DELAYED || n_lin == 0 || m->n[0] * m->n[1] <= 1)
+        return 0;
+    memset(&c, 0, sizeof c);
+    c.kind = APPROF_COLL_ALL_REDUCE;
+    c.axes = APPROF_AXIS0 | APPROF_AXIS1;
+    c.group_size = m->n[0] * m->n[1];
+    c.crosses_hosts = m->cross_both;
+    c.hosts = m->hosts_both;
+    c.span_hosts = m->span_hosts_both;
+    c.op = op;
+    for (int ph = 0; ph < 2 && !rc; ph++) {
+        c.bytes = (ph ? 2.0 : 3.0) * 4.0 * (double)n_lin;
+        rc = shard_push_coll(p, ph, &ccap[ph], &c);
+    }
+    return rc;
+}
+
+int shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                      size_t ccap[2])
 {
     const ApprofGraph *g = st->g;
     double welems = 0.0;
+    int n_lin = 0, first = -1;
     if (!st->hw || !st->hw->fp8)
-        return;
+        return 0;
     /* the FP8 weights (row-wise and column-wise copies, cached for the
      * step, each the recipe's weight_copy_bytes an element): resident in
      * both modules; cast once per step, read the dtype's bytes and write
@@ -204,6 +245,8 @@ void shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram
         if (ws >= 0) {
             int w = g->ops[o].inputs[ws];
             welems += ti[w].local / (double)approf_dtype_size(g->tensors[w].dtype);
+            first = first < 0 ? o : first;
+            n_lin++;
         }
     }
     /* FP8 primary weights (the spec's fp8_param_gather: Megatron-LM's
@@ -226,4 +269,5 @@ void shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram
             if (p->apply_colls[i].kind == APPROF_COLL_ALL_GATHER)
                 p->apply_colls[i].bytes =
                     p->apply_colls[i].bytes > saved ? p->apply_colls[i].bytes - saved : 0.0;
+    return push_amax_reduce(st, p, ccap, n_lin, first);
 }

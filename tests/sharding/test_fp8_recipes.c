@@ -32,9 +32,10 @@
 #include "sharding/sharding.h"
 #include "stage.h"
 
-/* The whole GPT layer as one stage on one GPU of hardware `name`. */
-static int shard_recipe(const ApprofGraph *g, const char *name, int recipe,
-                        ApprofHardwareSpec *hw, ApprofStageProgram *p)
+/* The whole GPT layer as one stage on `gpus` GPUs of one host of hardware
+ * `name`, data parallel over them. */
+static int shard_mesh(const ApprofGraph *g, const char *name, int recipe, int gpus,
+                      ApprofHardwareSpec *hw, ApprofStageProgram *p)
 {
     ApprofLayering l;
     int begin = 0, end = (int)g->n_ops;
@@ -50,7 +51,8 @@ static int shard_recipe(const ApprofGraph *g, const char *name, int recipe,
     CU_ASSERT_FATAL(approf_shard_context_new(g, &l, hw, 1, &ctx) == 0);
     memset(&req, 0, sizeof req);
     req.mesh_hosts = req.logical_b = 1;
-    req.mesh_gpus = req.logical_a = 1;
+    req.mesh_gpus = req.logical_a = gpus;
+    req.force_batch_dim = 0;
     req.method = APPROF_ILP_SERIES_PARALLEL;
     memset(p, 0, sizeof *p);
     int rc = approf_shard_stage(ctx, &req, p, err, sizeof err);
@@ -58,6 +60,13 @@ static int shard_recipe(const ApprofGraph *g, const char *name, int recipe,
         fprintf(stderr, "shard: %s\n", err);
     approf_shard_context_free(&ctx);
     return rc;
+}
+
+/* The same on one GPU. */
+static int shard_recipe(const ApprofGraph *g, const char *name, int recipe,
+                        ApprofHardwareSpec *hw, ApprofStageProgram *p)
+{
+    return shard_mesh(g, name, recipe, 1, hw, p);
 }
 
 static ApprofGraph *gpt_layer(void)
@@ -227,6 +236,45 @@ static void test_blockwise(void)
     block_recipe("h100-sxm", COSTDB_FP8_BLOCKWISE, 4.0 / 128.0, 4.0 / 16384.0);
 }
 
+/* Delayed scaling's amax all-reduce (TE reduce_and_update_fp8_tensors
+ * over Megatron's amax reduction group): the GPT layer data parallel over
+ * 2 GPUs of h100-sxm has, beside the 16-bit program's collectives, one
+ * all-reduce over the whole mesh per phase, of 3 FP32 amaxes per FP8
+ * linear layer in the forward (12 bytes) and 2 in the backward (8): six
+ * layers (q, k, v, out, fc1, fc2), 72 and 48 bytes. Tensorwise scaling
+ * reduces no amax history: no collective; one GPU: none either. */
+static void test_amax_reduce(void)
+{
+    ApprofGraph *g = gpt_layer();
+    ApprofHardwareSpec h;
+    ApprofStageProgram a, d, t, one;
+    int n_lin = 0;
+    CU_ASSERT_FATAL(shard_mesh(g, "h100-sxm", COSTDB_FP8_NONE, 2, &h, &a) == 0);
+    CU_ASSERT_FATAL(shard_mesh(g, "h100-sxm", COSTDB_FP8_DELAYED, 2, &h, &d) == 0);
+    CU_ASSERT_FATAL(shard_mesh(g, "h100-sxm", COSTDB_FP8_TENSORWISE, 2, &h, &t) == 0);
+    CU_ASSERT_FATAL(shard_mesh(g, "h100-sxm", COSTDB_FP8_DELAYED, 1, &h, &one) == 0);
+    for (size_t i = 0; i < d.n_kernels[0]; i++)
+        n_lin += d.kernels[0][i].fp8;
+    CU_ASSERT_EQUAL(n_lin, 6);
+    for (int ph = 0; ph < 2; ph++) {
+        CU_ASSERT_EQUAL_FATAL(d.n_colls[ph], a.n_colls[ph] + 1);
+        const ApprofCollective *c = &d.colls[ph][d.n_colls[ph] - 1];
+        CU_ASSERT_EQUAL(c->kind, APPROF_COLL_ALL_REDUCE);
+        CU_ASSERT_EQUAL(c->axes, APPROF_AXIS0 | APPROF_AXIS1);
+        CU_ASSERT_EQUAL(c->group_size, 2);
+        CU_ASSERT_DOUBLE_EQUAL(c->bytes, (ph ? 8.0 : 12.0) * n_lin, 1e-9);
+        CU_ASSERT_EQUAL(t.n_colls[ph], a.n_colls[ph]);
+    }
+    CU_ASSERT_EQUAL(one.n_colls[0], 0);
+    CU_ASSERT_EQUAL(one.n_colls[1], 0);
+    CU_ASSERT(strcmp(d.signature, t.signature) != 0);
+    approf_stage_program_clear(&a);
+    approf_stage_program_clear(&d);
+    approf_stage_program_clear(&t);
+    approf_stage_program_clear(&one);
+    approf_graph_free(&g);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
@@ -234,6 +282,7 @@ int main(void)
         {"tensorwise: an amax pass before each cast", test_tensorwise},
         {"mxfp8: E8M0 scales per 32 elements", test_mxfp8},
         {"blockwise: FP32 scales per 1x128 and 128x128 block", test_blockwise},
+        {"delayed: the amax all-reduce per micro-batch and phase", test_amax_reduce},
     };
     return CUNIT_RUN("fp8_recipes", tests);
 }
