@@ -38,12 +38,12 @@
 #include "fp8_recipe.h"
 
 static const CostdbFp8Recipe recipes[] = {
-    [COSTDB_FP8_DELAYED] = {"delayed", "DelayedScaling", 1.0, 1.0, 0, 0},
-    [COSTDB_FP8_TENSORWISE] = {"tensorwise", "Float8CurrentScaling", 1.0, 1.0, 1, 0},
+    [COSTDB_FP8_DELAYED] = {"delayed", "DelayedScaling", 1.0, 1.0, 0, 0, 1},
+    [COSTDB_FP8_TENSORWISE] = {"tensorwise", "Float8CurrentScaling", 1.0, 1.0, 1, 0, 1},
     [COSTDB_FP8_MXFP8] = {"mxfp8", "MXFP8BlockScaling", 1.0 + 1.0 / 32.0, 1.0 + 1.0 / 32.0, 0,
-                          1},
+                          1, 0},
     [COSTDB_FP8_BLOCKWISE] = {"blockwise", "Float8BlockScaling", 1.0 + 4.0 / 128.0,
-                              1.0 + 4.0 / (128.0 * 128.0), 0, 0},
+                              1.0 + 4.0 / (128.0 * 128.0), 0, 0, 0},
 };
 
 const CostdbFp8Recipe *costdb_fp8_recipe(int recipe)

@@ -29,6 +29,9 @@ typedef struct {
                                * each cast, reading the tensor (current
                                * scaling) */
     int needs_mx_cores;       /* 1: block-scaled MX tensor cores (Blackwell) */
+    int per_tensor;           /* 1: one scale per tensor (TE's Float8Tensor),
+                               * which a card with non-TN FP8 GEMMs uses in
+                               * both layouts: no transposed copy */
 } CostdbFp8Recipe;
 /* The recipe's facts; NULL for COSTDB_FP8_NONE or an unknown value. */
 const CostdbFp8Recipe *costdb_fp8_recipe(int recipe);

@@ -244,6 +244,10 @@ int approf_zero3_schedule_parse(const char *s);
 
 /* NULL when hw can run recipe, else why not (for messages). */
 const char *approf_fp8_recipe_refusal(const ApprofHardwareSpec *hw, int recipe);
+/* The quantized copies hw keeps of a tensor the recipe quantizes for both
+ * its row-wise and column-wise use: 2, or 1 for a per-tensor recipe on a
+ * card with non-TN FP8 GEMMs (Blackwell; hw/fp8_card.c). */
+int approf_fp8_copies(const ApprofHardwareSpec *hw, int recipe);
 
 /* Built-in spec by name; APPROF_EINVAL when unknown. */
 int approf_hardware_builtin(const char *name, ApprofHardwareSpec *out);

@@ -31,7 +31,11 @@
  * before each cast (current scaling, tensorwise). Every recipe keeps the
  * row-wise and column-wise copies above: MXFP8 and blockwise quantize
  * both from the high-precision tensor in one pass (MXFP8BlockScaling's
- * and Float8BlockScaling's docstrings, recipe/__init__.py).
+ * and Float8BlockScaling's docstrings, recipe/__init__.py), except a
+ * per-tensor recipe (delayed, tensorwise) on a card with non-TN FP8 GEMMs
+ * (Blackwell), which keeps one copy for both uses (approf_fp8_copies,
+ * hw/fp8_card.c): its casts write 1 byte an element and its weights keep
+ * one FP8 copy.
  */
 #include <string.h>
 
@@ -158,11 +162,13 @@ int shard_fp8_op(const ShardStage *st, TInfo *ti, ApprofStageProgram *p, int ph,
             return 0;
         if (xin >= 0)
             ti[xin].fp8_cast |= bit;
-        return push_cast(st, p, ph, cap, dig, o, rows, cols, 2.0);
+        return push_cast(st, p, ph, cap, dig, o, rows, cols,
+                         (double)approf_fp8_copies(st->hw, st->hw->fp8));
     }
     /* the output gradient in E5M2: row-wise for dgrad, column-wise for
      * wgrad (rows x cols from the last GEMM, the wgrad's, above) */
-    return push_cast(st, p, ph, cap, dig, o, rows, cols, n_gemm > 1 ? 2.0 : 1.0);
+    return push_cast(st, p, ph, cap, dig, o, rows, cols,
+                     n_gemm > 1 ? (double)approf_fp8_copies(st->hw, st->hw->fp8) : 1.0);
 }
 
 void shard_fp8_saved(const ShardStage *st, const TInfo *ti, const int *touched, int n_touched,
@@ -234,8 +240,9 @@ int shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram 
     int n_lin = 0, first = -1;
     if (!st->hw || !st->hw->fp8)
         return 0;
-    /* the FP8 weights (row-wise and column-wise copies, cached for the
-     * step, each the recipe's weight_copy_bytes an element): resident in
+    /* the FP8 weights (row-wise and column-wise copies, one on Blackwell
+     * under a per-tensor recipe, cached for the step, each the recipe's
+     * weight_copy_bytes an element): resident in
      * both modules; cast once per step, read the dtype's bytes and write
      * both copies (and under current scaling read once more for the
      * amax), with the optimizer's bytes */
@@ -259,11 +266,12 @@ int shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram 
      * gradients and the cast once per step stay. ZeRO-3's gathers are
      * left as they are (docs/fp8.md). */
     double es = (double)approf_dtype_size(g->dtype);
+    double copies = (double)approf_fp8_copies(st->hw, st->hw->fp8);
     double wcb = ri->weight_copy_bytes, saved = (es - wcb) * welems;
     double keep16 = st->hw->fp8_param_gather && st->variant.zero <= 2 ? es * welems : 0.0;
-    p->invar_size[0] += (int64_t)(2.0 * wcb * welems - keep16);
-    p->invar_size[1] += (int64_t)(2.0 * wcb * welems - keep16);
-    p->optimizer_bytes += (es * (1.0 + ri->amax_pass) + 2.0 * wcb) * welems;
+    p->invar_size[0] += (int64_t)(copies * wcb * welems - keep16);
+    p->invar_size[1] += (int64_t)(copies * wcb * welems - keep16);
+    p->optimizer_bytes += (es * (1.0 + ri->amax_pass) + copies * wcb) * welems;
     if (keep16 > 0 && saved > 0)
         for (size_t i = 0; i < p->n_apply_colls; i++)
             if (p->apply_colls[i].kind == APPROF_COLL_ALL_GATHER)

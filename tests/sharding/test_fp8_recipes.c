@@ -187,16 +187,18 @@ static void test_tensorwise(void)
     approf_graph_free(&g);
 }
 
-/* Recipe `r` on hardware `hw` against delayed scaling there: every cast
- * writes `extra` bytes an element a copy more, each weight element's two
- * copies 2 x wextra more; the saved FP8 inputs `extra` an element more. */
+/* Recipe `r` on hardware `hw` against delayed scaling on h100-sxm (one
+ * GPU: the same kernels on any card; two copies of a tensor used both
+ * ways): every cast writes `extra` bytes an element a copy more, each
+ * weight element's two copies 2 x wextra more; the saved FP8 inputs
+ * `extra` an element more. */
 static void block_recipe(const char *hw, int r, double extra, double wextra)
 {
     ApprofGraph *g = gpt_layer();
     ApprofHardwareSpec hd, hr, h16;
     ApprofStageProgram d, m, a;
     CU_ASSERT_FATAL(shard_recipe(g, hw, COSTDB_FP8_NONE, &h16, &a) == 0);
-    CU_ASSERT_FATAL(shard_recipe(g, hw, COSTDB_FP8_DELAYED, &hd, &d) == 0);
+    CU_ASSERT_FATAL(shard_recipe(g, "h100-sxm", COSTDB_FP8_DELAYED, &hd, &d) == 0);
     CU_ASSERT_FATAL(shard_recipe(g, hw, r, &hr, &m) == 0);
     for (int ph = 0; ph < 2; ph++) {
         double want = 0, got = 0;
@@ -275,6 +277,43 @@ static void test_amax_reduce(void)
     approf_graph_free(&g);
 }
 
+/* Blackwell under a per-tensor recipe (TE's Float8Tensor on a card with
+ * non-TN FP8 GEMMs): one copy of each quantized tensor. Delayed scaling
+ * on b200 against h100-sxm, one GPU: every cast writes 1 byte an element
+ * (reads 2: 3 bytes an element), the weights keep one FP8 copy (welems
+ * bytes fewer resident, and fewer written in the once-per-step cast), the
+ * saved inputs are as on Hopper; mxfp8 keeps both copies there. */
+static void test_blackwell_one_copy(void)
+{
+    ApprofGraph *g = gpt_layer();
+    ApprofHardwareSpec hh, hb;
+    ApprofStageProgram h, b;
+    size_t casts = 0;
+    CU_ASSERT_FATAL(shard_recipe(g, "h100-sxm", COSTDB_FP8_DELAYED, &hh, &h) == 0);
+    CU_ASSERT_FATAL(shard_recipe(g, "b200", COSTDB_FP8_DELAYED, &hb, &b) == 0);
+    CU_ASSERT_EQUAL(approf_fp8_copies(&hb, COSTDB_FP8_DELAYED), 1);
+    CU_ASSERT_EQUAL(approf_fp8_copies(&hb, COSTDB_FP8_TENSORWISE), 1);
+    CU_ASSERT_EQUAL(approf_fp8_copies(&hb, COSTDB_FP8_MXFP8), 2);
+    CU_ASSERT_EQUAL(approf_fp8_copies(&hh, COSTDB_FP8_DELAYED), 2);
+    for (int ph = 0; ph < 2; ph++) {
+        CU_ASSERT_EQUAL_FATAL(b.n_kernels[ph], h.n_kernels[ph]);
+        for (size_t i = 0; i < h.n_kernels[ph]; i++)
+            if (is_cast(g, &h, ph, i)) {
+                casts++;
+                CU_ASSERT_DOUBLE_EQUAL(b.kernels[ph][i].bytes,
+                                       3.0 * (double)b.kernels[ph][i].elements, 0.5);
+            }
+    }
+    CU_ASSERT(casts > 0);
+    double w = fp8_weight_elems(&h);
+    CU_ASSERT_DOUBLE_EQUAL((double)(h.invar_size[0] - b.invar_size[0]), w, 1.0);
+    CU_ASSERT_DOUBLE_EQUAL(h.optimizer_bytes - b.optimizer_bytes, w, 1.0);
+    CU_ASSERT_EQUAL(h.intermediate_size, b.intermediate_size);
+    approf_stage_program_clear(&h);
+    approf_stage_program_clear(&b);
+    approf_graph_free(&g);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
@@ -283,6 +322,7 @@ int main(void)
         {"mxfp8: E8M0 scales per 32 elements", test_mxfp8},
         {"blockwise: FP32 scales per 1x128 and 128x128 block", test_blockwise},
         {"delayed: the amax all-reduce per micro-batch and phase", test_amax_reduce},
+        {"Blackwell: one copy under a per-tensor recipe", test_blackwell_one_copy},
     };
     return CUNIT_RUN("fp8_recipes", tests);
 }
