@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fp8_recipe.h" /* costdb/: the FP8 recipes */
 #include "graph.h"
 #include "stage.h"
 
@@ -135,10 +136,11 @@ typedef struct ApprofHardwareSpec {
      * rates"). Not part of the fingerprint: the sweep records its hash in
      * its options. */
     const ApprofGemmTable *gemm_table;
-    /* The training's precision, not the card's: 1 when the linear layers'
-     * GEMMs run in FP8 as Transformer Engine's delayed-scaling recipe runs
-     * them (approf sweep --fp8; sharding/program_fp8.c, docs/fp8.md). Not
-     * part of the fingerprint: the sweep records it in its options. */
+    /* The training's precision, not the card's: 0 for 16 bits, else the
+     * CostdbFp8RecipeId the linear layers' GEMMs run in FP8 with, as
+     * Transformer Engine runs it (approf sweep --fp8 --fp8-recipe;
+     * costdb/fp8_recipe.c, sharding/program_fp8.c, docs/fp8.md). Not part of
+     * the fingerprint: the sweep records it in its options. */
     int fp8;
     /* How the training framework schedules ZeRO-3's parameter all-gathers
      * and gradient reduce-scatters against compute (approf sweep
@@ -239,6 +241,13 @@ typedef enum {
 const char *approf_zero3_schedule_name(int schedule);
 /* The schedule named s; -1 when unknown. */
 int approf_zero3_schedule_parse(const char *s);
+
+/* NULL when hw can run recipe, else why not (for messages). */
+const char *approf_fp8_recipe_refusal(const ApprofHardwareSpec *hw, int recipe);
+/* The quantized copies hw keeps of a tensor the recipe quantizes for both
+ * its row-wise and column-wise use: 2, or 1 for a per-tensor recipe on a
+ * card with non-TN FP8 GEMMs (Blackwell; hw/fp8_card.c). */
+int approf_fp8_copies(const ApprofHardwareSpec *hw, int recipe);
 
 /* Built-in spec by name; APPROF_EINVAL when unknown. */
 int approf_hardware_builtin(const char *name, ApprofHardwareSpec *out);

@@ -11,15 +11,22 @@
 #include "launch.h"
 
 /* How the plan's sweep was priced (its options, written by
- * profiler/sweep/sweep_db.c): REP_FP8_NONE for 16-bit training,
- * REP_FP8_DELAYED for Transformer Engine's delayed scaling with the
- * HYBRID format (approf sweep --fp8), REP_FP8_PARAMS for that with FP8
- * primary weights (the spec's fp8_param_gather). */
-enum { REP_FP8_NONE = 0, REP_FP8_DELAYED = 1, REP_FP8_PARAMS = 2 };
+ * profiler/sweep/sweep_db.c): REP_FP8_NONE for 16-bit training, else the
+ * recipe (a CostdbFp8RecipeId, costdb/fp8_recipe.h: REP_FP8_DELAYED is
+ * Transformer Engine's delayed scaling, approf sweep --fp8; the others
+ * --fp8-recipe's), with REP_FP8_PARAMS set for FP8 primary weights (the
+ * spec's fp8_param_gather). REP_FP8_RECIPE masks the recipe. */
+enum {
+    REP_FP8_NONE = 0,
+    REP_FP8_DELAYED = 1,
+    REP_FP8_RECIPE = 0x0f,
+    REP_FP8_PARAMS = 0x10
+};
 int rep_fp8_of(const ApreportReport *r);
 
-/* The launch context's precision facts (" precision=fp8 fp8_params=N",
- * "" for 16-bit), which the manifests' FP8 rules read. */
+/* The launch context's precision facts (" precision=fp8 fp8_params=N
+ * priced_recipe=R", "" for 16-bit), which the manifests' FP8 rules
+ * read. */
 const char *rep_fp8_context(int fp8);
 
 /* Megatron-LM: the NeMo keys appended to its comment line, and the FP8

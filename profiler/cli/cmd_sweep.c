@@ -138,7 +138,8 @@ enum {
     OPT_HARDWARE, OPT_BACKEND, OPT_DB, OPT_RESUME, OPT_ALLOW_LARGE, OPT_SKIP_UNFIT, OPT_SHARD, OPT_QUIET,
     OPT_KEEP_DOMINATED,
     OPT_COMMIT_EVERY, OPT_SHARDING_SOLVER, OPT_WORKERS, OPT_MEMORY_LEVELS, OPT_RECOMPUTE,
-    OPT_ZERO, OPT_VARIANTS, OPT_MBS, OPT_TAKE_OVER, OPT_HARDWARE_ID, OPT_FP8, OPT_ZERO3_SCHEDULE,
+    OPT_ZERO, OPT_VARIANTS, OPT_MBS, OPT_TAKE_OVER, OPT_HARDWARE_ID, OPT_FP8, OPT_FP8_RECIPE,
+    OPT_ZERO3_SCHEDULE,
 };
 
 enum { BACKEND_AUTO, BACKEND_MODEL, BACKEND_CUDA };
@@ -177,6 +178,7 @@ static int parse_mask(const char *s, int64_t (*item)(const char *), unsigned *ma
 static const struct option own_opts[] = {
     {"take-over", no_argument, NULL, OPT_TAKE_OVER},
     {"fp8", no_argument, NULL, OPT_FP8},
+    {"fp8-recipe", required_argument, NULL, OPT_FP8_RECIPE},
     {"zero3-schedule", required_argument, NULL, OPT_ZERO3_SCHEDULE},
     {"cluster", required_argument, NULL, OPT_CLUSTER},
     {"batch", required_argument, NULL, OPT_BATCH},
@@ -409,7 +411,16 @@ static int sweep_option(int opt, const char *arg, ApprofSweepConfig *cfg, SweepA
     switch (opt) {
     case 'm': a->model.name = arg; break;
     case OPT_TAKE_OVER: cfg->take_over = 1; break;
-    case OPT_FP8: cfg->fp8 = 1; break;
+    case OPT_FP8: /* delayed scaling unless --fp8-recipe names another */
+        if (!cfg->fp8)
+            cfg->fp8 = COSTDB_FP8_DELAYED;
+        break;
+    case OPT_FP8_RECIPE: /* implies --fp8 (costdb/fp8_recipe.c) */
+        cfg->fp8 = costdb_fp8_recipe_parse(arg);
+        if (cfg->fp8 < 0)
+            return cli_usage_error("sweep", "--fp8-recipe: unknown recipe '%s' (delayed, "
+                                   "tensorwise, mxfp8, blockwise)", arg);
+        break;
     case OPT_ZERO3_SCHEDULE:
         rc = cli_choice_value("sweep", "zero3-schedule", arg, zero3_schedules,
                               &cfg->zero3_schedule);
@@ -626,10 +637,10 @@ int approf_cmd_sweep(int argc, char **argv)
         char herr[512] = "";
         if (approf_hardware_resolve(spec, &hw, herr, sizeof herr) < 0)
             return bad_hardware(spec, herr);
-        if (cfg.fp8 && !(hw.peak_flops_fp8 > 0))
-            return cli_usage_error("sweep", "--fp8: hardware '%s' has no FP8 tensor cores (its "
-                                   "spec gives no peak_tflops_fp8; e.g. --hardware h100-sxm)",
-                                   hw.name);
+        const char *why = cfg.fp8 ? approf_fp8_recipe_refusal(&hw, cfg.fp8) : NULL;
+        if (why)
+            return cli_usage_error("sweep", "--fp8 --fp8-recipe %s: hardware '%s' has %s",
+                                   costdb_fp8_recipe(cfg.fp8)->name, hw.name, why);
         if (hw.gpus_per_host > 0 && cfg.cluster_gpus > hw.gpus_per_host)
             return cli_usage_error("sweep", "--cluster %dx%d: hosts of %s have %d GPUs; give "
                                    "hosts x GPUs per host (e.g. --cluster %dx%d)",

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "cli.h"
+#include "hardware.h"
 #include "plural.h"
 #include "sweep/sweep.h"
 
@@ -37,9 +38,19 @@ void cli_sweep_print_summary(const ApprofSweepSummary *s, const char *db_path)
                 ? ": mixed precision (16-bit compute, f32 master weights and Adam state), the "
                   "default for transformer models on this GPU; --dtype f32 for full precision\n"
                 : "\n",
-            s->fp8 ? " - precision: FP8 (Transformer Engine's delayed scaling: the linear layers' "
-                     "GEMMs in E4M3 forward, E5M2 gradients, with their casts; docs/fp8.md)\n"
-                   : "",
+            !s->fp8 ? ""
+            : s->fp8 == COSTDB_FP8_DELAYED
+                ? " - precision: FP8 (Transformer Engine's delayed scaling: the linear layers' "
+                  "GEMMs in E4M3 forward, E5M2 gradients, with their casts; docs/fp8.md)\n"
+            : s->fp8 == COSTDB_FP8_TENSORWISE
+                ? " - precision: FP8 (Transformer Engine's current (tensorwise) scaling: the "
+                  "linear layers' GEMMs in E4M3 forward, E5M2 gradients, an amax pass before "
+                  "each cast; docs/fp8.md)\n"
+            : s->fp8 == COSTDB_FP8_MXFP8
+                ? " - precision: MXFP8 (Transformer Engine's MXFP8 block scaling: the linear "
+                  "layers' GEMMs with E8M0 scales per 32 elements; docs/fp8.md)\n"
+                : " - precision: FP8 (Transformer Engine's block scaling: 1x128 input and "
+                  "gradient blocks, 128x128 weight blocks; docs/fp8.md)\n",
             s->unfit ? " - left out: " : "", s->unfit,
             s->unfit ? " tuples out of memory whatever their configuration (--skip-unfit)\n"
                      : "",

@@ -232,7 +232,7 @@ static int finish_program(const ShardStage *st, const TInfo *ti, ApprofStageProg
     if (!rc)
         rc = shard_push_grad_accum(st, ti, p, &kcap[1], kdig, tl->accum);
     if (!rc)
-        shard_fp8_weights(st, ti, p);
+        rc = shard_fp8_weights(st, ti, p, ccap);
     if (rc)
         return rc;
     /* Alpa: temp = peak - invars - outvars + donated */

@@ -25,6 +25,17 @@
  *   cast once per step;
  * - megatron/core/models/gpt/gpt_model.py: the output layer (LM head) is
  *   tensor_parallel.ColumnParallelLinear, not a TE module: it stays 16-bit.
+ * The recipe (the spec's fp8, a CostdbFp8RecipeId; costdb/fp8_recipe.c owns
+ * its facts) sets the bytes of each quantized copy (block scales beside
+ * the data: MXFP8, blockwise) and whether an amax kernel reads the tensor
+ * before each cast (current scaling, tensorwise). Every recipe keeps the
+ * row-wise and column-wise copies above: MXFP8 and blockwise quantize
+ * both from the high-precision tensor in one pass (MXFP8BlockScaling's
+ * and Float8BlockScaling's docstrings, recipe/__init__.py), except a
+ * per-tensor recipe (delayed, tensorwise) on a card with non-TN FP8 GEMMs
+ * (Blackwell), which keeps one copy for both uses (approf_fp8_copies,
+ * hw/fp8_card.c): its casts write 1 byte an element and its weights keep
+ * one FP8 copy.
  */
 #include <string.h>
 
@@ -58,22 +69,55 @@ int shard_fp8_linear(const ShardStage *st, int o)
     return ws;
 }
 
-/* A cast kernel of elems elements (Transformer Engine's cast / cast-
- * transpose with its fused amax): reads 2 bytes, writes `out` bytes per
- * element (1 per FP8 copy: row-wise, column-wise). */
+/* The recipe priced (delayed scaling when the spec's fp8 names none). */
+static const CostdbFp8Recipe *recipe_of(const ShardStage *st)
+{
+    const CostdbFp8Recipe *ri = costdb_fp8_recipe(st->hw->fp8);
+    return ri ? ri : costdb_fp8_recipe(COSTDB_FP8_DELAYED);
+}
+
+/* A cast kernel of rows x cols elements (Transformer Engine's cast / cast-
+ * transpose, with the amax fused under delayed scaling and the block
+ * amaxes under the block recipes): reads the dtype's bytes, writes `out`
+ * bytes per element (a quantized copy's bytes each: row-wise,
+ * column-wise). With amax (current scaling) it is the amax kernel before
+ * the cast instead: a reduction reading the tensor, writing one float. */
 static void cast_kernel(ApprofKernel *k, ApprofDtype dt, int op, double rows, double cols,
-                        double out)
+                        double out, int amax)
 {
     memset(k, 0, sizeof *k);
-    k->kind = APPROF_K_ELEMENTWISE;
+    k->kind = amax ? APPROF_K_REDUCTION : APPROF_K_ELEMENTWISE;
     k->op = op;
     k->dtype = dt;
     k->batch = 1;
     k->rows = (int64_t)rows;
     k->cols = (int64_t)cols;
     k->elements = (int64_t)(rows * cols);
-    k->flops = 2.0 * rows * cols; /* scale, amax */
+    k->flops = (amax ? 1.0 : 2.0) * rows * cols; /* amax; scale and amax */
     k->bytes = ((double)approf_dtype_size(dt) + out) * rows * cols;
+}
+
+/* Pushes the cast of op o's operand (and, under current scaling, the amax
+ * kernel before it) to phase ph: `copies` quantized copies. */
+static int push_cast(const ShardStage *st, ApprofStageProgram *p, int ph, size_t *cap,
+                     ApprofHash128 **dig, int o, double rows, double cols, double copies)
+{
+    const CostdbFp8Recipe *ri = recipe_of(st);
+    ApprofKernel cast;
+    ApprofHash128 d;
+    int rc;
+    if (ri->amax_pass) {
+        cast_kernel(&cast, st->g->dtype, o, rows, cols, 0.0, 1);
+        d = shard_kernel_digest(&cast);
+        d.b ^= 0xa3a3a3a3a3a3a3a3ull;
+        rc = shard_push_kernel(p, ph, cap, dig, &cast, d, o);
+        if (rc)
+            return rc;
+    }
+    cast_kernel(&cast, st->g->dtype, o, rows, cols, copies * ri->act_copy_bytes, 0);
+    d = shard_kernel_digest(&cast);
+    d.b ^= 0xf8f8f8f8f8f8f8f8ull;
+    return shard_push_kernel(p, ph, cap, dig, &cast, d, o);
 }
 
 int shard_fp8_op(const ShardStage *st, TInfo *ti, ApprofStageProgram *p, int ph, size_t k0,
@@ -83,7 +127,6 @@ int shard_fp8_op(const ShardStage *st, TInfo *ti, ApprofStageProgram *p, int ph,
     const ApprofOp *op = &g->ops[o];
     int ws = shard_fp8_linear(st, o), n_gemm = 0, xin = -1;
     size_t k1 = p->n_kernels[ph];
-    ApprofKernel cast;
     double rows = 0, cols = 0;
     if (ws < 0)
         return 0;
@@ -119,15 +162,13 @@ int shard_fp8_op(const ShardStage *st, TInfo *ti, ApprofStageProgram *p, int ph,
             return 0;
         if (xin >= 0)
             ti[xin].fp8_cast |= bit;
-        cast_kernel(&cast, g->dtype, o, rows, cols, 2.0);
-    } else {
-        /* the output gradient in E5M2: row-wise for dgrad, column-wise for
-         * wgrad (rows x cols from the last GEMM, the wgrad's, above) */
-        cast_kernel(&cast, g->dtype, o, rows, cols, n_gemm > 1 ? 2.0 : 1.0);
+        return push_cast(st, p, ph, cap, dig, o, rows, cols,
+                         (double)approf_fp8_copies(st->hw, st->hw->fp8));
     }
-    ApprofHash128 d = shard_kernel_digest(&cast);
-    d.b ^= 0xf8f8f8f8f8f8f8f8ull;
-    return shard_push_kernel(p, ph, cap, dig, &cast, d, o);
+    /* the output gradient in E5M2: row-wise for dgrad, column-wise for
+     * wgrad (rows x cols from the last GEMM, the wgrad's, above) */
+    return push_cast(st, p, ph, cap, dig, o, rows, cols,
+                     n_gemm > 1 ? (double)approf_fp8_copies(st->hw, st->hw->fp8) : 1.0);
 }
 
 void shard_fp8_saved(const ShardStage *st, const TInfo *ti, const int *touched, int n_touched,
@@ -136,34 +177,83 @@ void shard_fp8_saved(const ShardStage *st, const TInfo *ti, const int *touched, 
     const ApprofGraph *g = st->g;
     if (!st->hw || !st->hw->fp8)
         return;
-    /* saved inputs that only FP8 linear layers save: one byte per element
-     * (the column-wise FP8 copy) instead of the dtype's */
+    /* saved inputs that only FP8 linear layers save: the column-wise
+     * quantized copy (one byte an element and the recipe's block scales)
+     * instead of the dtype's bytes */
+    double cb = recipe_of(st)->act_copy_bytes;
     for (int k = 0; k < n_touched; k++) {
         int t = touched[k];
         double es = (double)approf_dtype_size(g->tensors[t].dtype);
-        if (!ti[t].keep || !ti[t].fp8_saved || ti[t].nonfp8_saved || ti[t].stage_out || es <= 1)
+        if (!ti[t].keep || !ti[t].fp8_saved || ti[t].nonfp8_saved || ti[t].stage_out || es <= cb)
             continue;
         if (ti[t].in_range)
-            *saved_act -= ti[t].local * (1.0 - 1.0 / es);
+            *saved_act -= ti[t].local * (1.0 - cb / es);
         else
-            *sin_saved -= ti[t].local * (1.0 - 1.0 / es);
+            *sin_saved -= ti[t].local * (1.0 - cb / es);
     }
 }
 
-void shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p)
+/* Delayed scaling's amax reductions (TE d0067d0da6,
+ * transformer_engine/pytorch/quantization.py): reduce_and_update_fp8_tensors
+ * concatenates the FP32 amaxes of an autocast region's FP8 tensors and
+ * all-reduces them (MAX) over the region's amax reduction group when
+ * recipe.reduce_amax (the default), at each exit of the outermost
+ * fp8_autocast in the forward (autocast_exit) and once in the backward
+ * (linear.py: the first FP8 module's backward, forward=False); the other
+ * recipes keep no amax buffer ("noop for other recipes"). A module holds 3
+ * forward FP8 tensors per GEMM and 2 backward ones (base.py,
+ * num_fp8_tensors). Megatron-LM core_v0.19.0 wraps a whole transformer
+ * block's pass in one fp8 context under delayed scaling
+ * (transformer_block.py use_outer_quantization_context) with
+ * get_amax_reduction_group(with_context_parallel=True) (fp8_utils.py), the
+ * tensor-, data- and context-parallel ranks of the stage: one all-reduce
+ * per micro-batch and phase over the stage's whole mesh, 12 bytes per FP8
+ * linear layer forward and 8 backward. */
+static int push_amax_reduce(const ShardStage *st, ApprofStageProgram *p, size_t ccap[2],
+                            int n_lin, int op)
+{
+    const ShardMesh *m = &st->mesh;
+    ApprofCollective c;
+    int rc = 0;
+    if (st->hw->fp8 != COSTDB_FP8_DELAYED || n_lin == 0 || m->n[0] * m->n[1] <= 1)
+        return 0;
+    memset(&c, 0, sizeof c);
+    c.kind = APPROF_COLL_ALL_REDUCE;
+    c.axes = APPROF_AXIS0 | APPROF_AXIS1;
+    c.group_size = m->n[0] * m->n[1];
+    c.crosses_hosts = m->cross_both;
+    c.hosts = m->hosts_both;
+    c.span_hosts = m->span_hosts_both;
+    c.op = op;
+    for (int ph = 0; ph < 2 && !rc; ph++) {
+        c.bytes = (ph ? 2.0 : 3.0) * 4.0 * (double)n_lin;
+        rc = shard_push_coll(p, ph, &ccap[ph], &c);
+    }
+    return rc;
+}
+
+int shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                      size_t ccap[2])
 {
     const ApprofGraph *g = st->g;
     double welems = 0.0;
+    int n_lin = 0, first = -1;
     if (!st->hw || !st->hw->fp8)
-        return;
-    /* the FP8 weights (row-wise and column-wise copies, cached for the
-     * step): resident in both modules; cast once per step, read 2 bytes
-     * and write 2 per element, with the optimizer's bytes */
+        return 0;
+    /* the FP8 weights (row-wise and column-wise copies, one on Blackwell
+     * under a per-tensor recipe, cached for the step, each the recipe's
+     * weight_copy_bytes an element): resident in
+     * both modules; cast once per step, read the dtype's bytes and write
+     * both copies (and under current scaling read once more for the
+     * amax), with the optimizer's bytes */
+    const CostdbFp8Recipe *ri = recipe_of(st);
     for (int o = st->op_begin; o < st->op_end; o++) {
         int ws = shard_fp8_linear(st, o);
         if (ws >= 0) {
             int w = g->ops[o].inputs[ws];
             welems += ti[w].local / (double)approf_dtype_size(g->tensors[w].dtype);
+            first = first < 0 ? o : first;
+            n_lin++;
         }
     }
     /* FP8 primary weights (the spec's fp8_param_gather: Megatron-LM's
@@ -176,14 +266,16 @@ void shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram
      * gradients and the cast once per step stay. ZeRO-3's gathers are
      * left as they are (docs/fp8.md). */
     double es = (double)approf_dtype_size(g->dtype);
+    double copies = (double)approf_fp8_copies(st->hw, st->hw->fp8);
+    double wcb = ri->weight_copy_bytes, saved = (es - wcb) * welems;
     double keep16 = st->hw->fp8_param_gather && st->variant.zero <= 2 ? es * welems : 0.0;
-    p->invar_size[0] += (int64_t)(2.0 * welems - keep16);
-    p->invar_size[1] += (int64_t)(2.0 * welems - keep16);
-    p->optimizer_bytes += 4.0 * welems;
-    if (keep16 > 0)
+    p->invar_size[0] += (int64_t)(copies * wcb * welems - keep16);
+    p->invar_size[1] += (int64_t)(copies * wcb * welems - keep16);
+    p->optimizer_bytes += (es * (1.0 + ri->amax_pass) + copies * wcb) * welems;
+    if (keep16 > 0 && saved > 0)
         for (size_t i = 0; i < p->n_apply_colls; i++)
             if (p->apply_colls[i].kind == APPROF_COLL_ALL_GATHER)
-                p->apply_colls[i].bytes = p->apply_colls[i].bytes > (es - 1.0) * welems
-                                              ? p->apply_colls[i].bytes - (es - 1.0) * welems
-                                              : 0.0;
+                p->apply_colls[i].bytes =
+                    p->apply_colls[i].bytes > saved ? p->apply_colls[i].bytes - saved : 0.0;
+    return push_amax_reduce(st, p, ccap, n_lin, first);
 }

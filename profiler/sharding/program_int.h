@@ -160,7 +160,10 @@ int shard_fp8_op(const ShardStage *st, TInfo *ti, ApprofStageProgram *p, int ph,
 /* Saved activations that only FP8 linear layers keep: one byte each. */
 void shard_fp8_saved(const ShardStage *st, const TInfo *ti, const int *touched, int n_touched,
                      double *saved_act, double *sin_saved);
-/* The FP8 weight copies: resident bytes and their once-per-step cast. */
-void shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p);
+/* The FP8 weight copies: resident bytes and their once-per-step cast;
+ * under delayed scaling the amax all-reduces of each forward and backward
+ * (pushed to p's collectives, ccap their capacities). 0 or an error. */
+int shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                      size_t ccap[2]);
 
 #endif

@@ -518,12 +518,13 @@ int approf_sweep_prepare(Sweep *sw, const ApprofSweepConfig *cfg,
     rc = resolve_hardware(sw, cfg, cb, err, errlen);
     if (rc < 0)
         return rc;
-    if (cfg->fp8 && !(sw->hw.peak_flops_fp8 > 0)) {
-        snprintf(err, errlen, "--fp8: hardware '%s' has no FP8 tensor cores (its spec gives no "
-                 "peak_tflops_fp8)", sw->hw.name);
+    if (cfg->fp8 && approf_fp8_recipe_refusal(&sw->hw, cfg->fp8)) {
+        snprintf(err, errlen, "--fp8 --fp8-recipe %s: hardware '%s' has %s",
+                 costdb_fp8_recipe(cfg->fp8) ? costdb_fp8_recipe(cfg->fp8)->name : "?",
+                 sw->hw.name, approf_fp8_recipe_refusal(&sw->hw, cfg->fp8));
         return APPROF_EINVAL;
     }
-    sw->hw.fp8 = cfg->fp8 ? 1 : 0;
+    sw->hw.fp8 = cfg->fp8;
     sum->fp8 = sw->hw.fp8;
     if (!approf_zero3_schedule_name(cfg->zero3_schedule)) {
         snprintf(err, errlen, "--zero3-schedule: unknown schedule %d", cfg->zero3_schedule);

@@ -97,9 +97,10 @@ typedef struct ApprofSweepConfig {
     CostdbVariantSpace variants;
     int allow_large;              /* run even above APPROF_SWEEP_MAX_TUPLES tuples */
     const char *tool_version;
-    int fp8;                      /* --fp8: the linear layers' GEMMs in FP8 as Transformer
-                                   * Engine runs them (docs/fp8.md); the analytic backend of
-                                   * a spec with peak_flops_fp8, a 16-bit model */
+    int fp8;                      /* --fp8 (--fp8-recipe): the CostdbFp8RecipeId the linear
+                                   * layers' GEMMs run in FP8 with, as Transformer Engine
+                                   * runs it (docs/fp8.md); 0: 16 bits. The analytic backend
+                                   * of a spec that can run it, a 16-bit model */
     int zero3_schedule;           /* --zero3-schedule: how ZeRO-3's collectives overlap
                                    * compute (an ApprofZero3Schedule; 0: serial, the
                                    * pricing before 2026-11-28); the analytic backend */
@@ -176,7 +177,7 @@ typedef struct ApprofSweepSummary {
     char hardware[64];
     char dtype[8];                /* the compute dtype the sweep profiled */
     int dtype_mixed_default;      /* dtype is the mixed-precision default (no --dtype) */
-    int fp8;                      /* --fp8 priced */
+    int fp8;                      /* --fp8 priced: its CostdbFp8RecipeId */
     int zero3_schedule;           /* --zero3-schedule priced (ApprofZero3Schedule) */
     char collectives[128];        /* how collectives were priced */
     char comm_timing[640];        /* when the framework's communication runs (the

@@ -280,7 +280,8 @@ static void fill_sweep_row(const Sweep *sw, const ApprofSweepConfig *cfg, const 
         /* the precision (docs/fp8.md): a 16-bit sweep keeps its options */
         if (sw->hw.fp8 && off < sizeof s->options)
             off += (size_t)snprintf(s->options + off, sizeof s->options - off,
-                                    ",\"precision\":\"fp8\",\"fp8_recipe\":\"delayed\"%s",
+                                    ",\"precision\":\"fp8\",\"fp8_recipe\":\"%s\"%s",
+                                    costdb_fp8_recipe(sw->hw.fp8)->name,
                                     /* FP8 primary weights (the spec's
                                      * fp8_param_gather): the launch files
                                      * write Megatron's --fp8-param-gather */

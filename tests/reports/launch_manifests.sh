@@ -133,6 +133,16 @@ sweep q.db --model llama --preset llama-3-8b --num-layers 4 --manual-boundaries 
   --cluster 1x8 --variants all --hardware "$dir/fp8.spec" --fp8
 plan q.db --parallel dp=2,tp=2,pp=2,zero=1; report fp8pg q.db
 plan q.db --parallel dp=2,tp=2,pp=2,zero=0; report fp8pgz0 q.db
+# the other recipes (approf sweep --fp8-recipe): Megatron's --fp8-recipe
+# tensorwise / blockwise (h100-sxm) and mxfp8 (b200); torchtitan's mx
+# converter, without torch.compile at tp 2 and with it at tp 1
+for r in tensorwise blockwise mxfp8; do
+  hw=h100-sxm; [ "$r" = mxfp8 ] && hw=b200
+  sweep "r$r.db" --model llama --preset llama-3-8b --num-layers 4 --manual-boundaries \
+    --manual-layers --cluster 1x8 --variants all --hardware "$hw" --fp8-recipe "$r"
+  plan "r$r.db" --parallel dp=2,tp=2,pp=2,zero=1; report "fp8$r" "r$r.db"
+done
+plan rmxfp8.db --parallel dp=2,tp=1,pp=4,zero=1; report fp8mxtp1 rmxfp8.db
 
 # check FILE MANIFEST: passes (exit 0), or reports only torchtitan's
 # missing flavour (exit 3) where the model has none
@@ -239,6 +249,23 @@ grep -q 'cannot express FP8 primary weights without the distributed optimizer' \
   "$f/fp8pgz0_megatron.args" || fail "fp8pgz0: no note"
 grep -q -- '--fp8\|converters\|precision=fp8' "$f/zero1_megatron.args" "$f/zero1_torchtitan.toml" &&
   fail "zero1: FP8 in a 16-bit plan's files"
+for r in tensorwise:hybrid blockwise:e4m3 mxfp8:e4m3; do
+  m=fp8${r%%:*}
+  grep -qx -- "--fp8-recipe ${r%%:*}" "$f/${m}_megatron.args" || fail "$m: no --fp8-recipe ${r%%:*}"
+  grep -qx -- "--fp8-format ${r##*:}" "$f/${m}_megatron.args" || fail "$m: no --fp8-format ${r##*:}"
+  grep -q "priced_recipe=${r%%:*}" "$f/${m}_megatron.args" || fail "$m: no recipe in the context"
+done
+grep -q 'fp8_autocast with Float8CurrentScaling(fp8_format=Format.HYBRID)' \
+  "$f/fp8tensorwise_deepspeed.json" || fail "fp8tensorwise: DeepSpeed recipe"
+grep -q 'fp8_autocast with MXFP8BlockScaling(fp8_format=Format.E4M3)' \
+  "$f/fp8mxfp8_deepspeed.json" || fail "fp8mxfp8: DeepSpeed recipe"
+grep -qx 'converters = \["quantize.linear.mx"\]' "$f/fp8mxfp8_torchtitan.toml" ||
+  fail "fp8mxfp8: no mx converter"
+grep -q '^\[compile\]' "$f/fp8mxfp8_torchtitan.toml" && fail "fp8mxfp8: torch.compile at tp 2"
+grep -q '^\[compile\]' "$f/fp8mxtp1_torchtitan.toml" || fail "fp8mxtp1: no torch.compile"
+grep -q 'cannot express the block scaling' "$f/fp8blockwise_torchtitan.toml" ||
+  fail "fp8blockwise: no torchtitan note"
+grep -q 'model.fp8=True' "$f/fp8tensorwise_megatron.args" && fail "fp8tensorwise: NeMo 1 delayed keys"
 
 # a shape the database cannot give (a gpt swept with --hidden: no preset
 # fits, so no heads) is a marked UNKNOWN line that the check reports (exit 3)
@@ -362,5 +389,13 @@ neg "$f/fp8z1_torchtitan.toml" "$tt" 'rule float8-one-type' 's/^converters = .*/
 neg "$f/fp8z1_torchtitan.toml" "$tt" 'rule float8-grouped-mm' 's/^converters = .*/converters = ["quantize.linear.float8", "quantize.grouped_mm.float8"]/'
 neg "$f/fp8pg_torchtitan.toml" "$tt" 'rule float8-recipe-fsdp' 's/^filter_fqns = .*/&\nrecipe_name = "rowwise"/'
 neg "$f/full8b_torchtitan.toml" "$tt" 'rule fp8-not-priced' 's/^flavor = "8B"$/&\nconverters = ["quantize.linear.float8"]/'
-echo "FP8: 18 negative cases fail"
-echo "launch manifests: $n files ok (torchtitan's also for main), 57 negative cases fail"
+# the other recipes: the recipe or its format not the one priced, the mx
+# converter missing, torch.compile with tp 2 under mxfp8
+neg "$f/fp8tensorwise_megatron.args" "$meg" 'rule fp8-plan' 's/^--fp8-recipe tensorwise$/--fp8-recipe delayed/'
+neg "$f/fp8blockwise_megatron.args" "$meg" 'rule fp8-plan' 's/^--fp8-format e4m3$/--fp8-format hybrid/'
+neg "$f/fp8mxfp8_megatron.args" "$meg" 'rule fp8-plan' 's/^--fp8-recipe mxfp8$/--fp8-recipe blockwise/'
+neg "$f/fp8mxfp8_torchtitan.toml" "$tt" 'rule fp8-plan-mxfp8' 's/^converters = .*/converters = ["quantize.linear.float8"]/'
+neg "$f/fp8mxfp8_torchtitan.toml" "$tt" 'rule mx-compile-tp' 's/^\[quantize.linear.mx\]$/[compile]\nenable = true\n\n&/'
+neg "$f/fp8mxtp1_torchtitan.toml" "$tt" 'rule fp8-plan-mxfp8' 's/^enable = true$/enable = false/'
+echo "FP8: 24 negative cases fail"
+echo "launch manifests: $n files ok (torchtitan's also for main), 63 negative cases fail"

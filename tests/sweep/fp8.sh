@@ -82,4 +82,28 @@ says_text cmp.err "--across-precision" "compare bf16 with fp8"
 "$approf" compare a.db b.db --no-plan --across-precision > cmp.out 2> cmp.err ||
   fail_with cmp.err "compare --across-precision"
 "$approf" compare b.db b.db --no-plan > cmp.out 2> cmp.err || fail_with cmp.err "compare fp8 with fp8"
+
+# --fp8-recipe (costdb/fp8_recipe.c): MXFP8 only on a spec with MX tensor cores
+# (Blackwell), an unknown recipe refused, the recipe in the options, and a
+# tensorwise sweep never resumes a delayed one
+set +e
+"$approf" sweep "${model[@]}" --hardware h100-sxm --fp8-recipe mxfp8 --db x.db 2>err
+expect_rc 2 $? err "--fp8-recipe mxfp8 on h100-sxm"
+set -e
+says_text err "h100-sxm" "--fp8-recipe mxfp8 on h100-sxm"
+says_text err "Blackwell" "--fp8-recipe mxfp8 on h100-sxm"
+[ ! -e x.db ] || fail "a refused sweep wrote x.db"
+set +e
+"$approf" sweep "${model[@]}" --hardware h100-sxm --fp8-recipe custom --db x.db 2>err
+expect_rc 2 $? err "--fp8-recipe custom"
+set -e
+says_text err "unknown recipe 'custom'" "--fp8-recipe custom"
+[ "$("$sqlite" b.db "select options like '%\"fp8_recipe\":\"delayed\"%' from sweep")" = 1 ] ||
+  fail "delayed sweep options: $("$sqlite" b.db "select options from sweep")"
+"$approf" sweep "${model[@]}" --hardware h100-sxm --fp8 --fp8-recipe tensorwise --resume \
+  --db b.db 2>t.err || fail_with t.err "tensorwise sweep"
+says_text t.err "no unfinished sweep with these inputs; starting one" "tensorwise next to delayed"
+says_text t.err "current (tensorwise) scaling" "tensorwise summary"
+[ "$("$sqlite" b.db "select count(*) from sweep where options like '%\"fp8_recipe\":\"tensorwise\"%'")" = 1 ] ||
+  fail "tensorwise sweep options: $("$sqlite" b.db "select options from sweep")"
 echo "ok: fp8 sweeps ($block block entries cheaper in FP8)"

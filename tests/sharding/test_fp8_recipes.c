@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The FP8 recipes beside delayed scaling (approf sweep --fp8-recipe,
+ * costdb/fp8_recipe.c, sharding/program_fp8.c, docs/fp8.md), counted by hand
+ * on one GPT layer (hidden 1024, 16 heads, sequence 512, batch 2, bf16)
+ * on one GPU against the same layer under delayed scaling:
+ * - tensorwise (TE Float8CurrentScaling): one amax kernel before each
+ *   cast, reading the cast's input (2 bytes an element, one float out),
+ *   and one more read of each weight in the once-per-step cast; memory
+ *   unchanged;
+ * - mxfp8 (TE MXFP8BlockScaling, on b200): the same kernels, each
+ *   quantized copy 1 + 1/32 bytes an element (an E8M0 scale per 32):
+ *   each cast writes copies/32 bytes an element more, the two weight
+ *   copies 2/32 bytes a weight element more (resident and in the cast),
+ *   the saved FP8 inputs 1/32 bytes an element more, so of the 1 byte an
+ *   element delayed scaling saves on them 31/32 stay saved;
+ * - blockwise (TE Float8BlockScaling): FP32 scales per 1x128 block of
+ *   inputs and gradients (4/128 bytes an element a copy) and per 128x128
+ *   block of weights (4/16384).
+ * And the recipe table: names as Megatron-LM's --fp8-recipe, MXFP8
+ * refused on h100-sxm and mi300x, taken on b200.
+ */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cunit_run.h"
+#include "graph.h"
+#include "hardware.h"
+#include "model/zoo.h"
+#include "sharding/sharding.h"
+#include "stage.h"
+
+/* The whole GPT layer as one stage on `gpus` GPUs of one host of hardware
+ * `name`, data parallel over them. */
+static int shard_mesh(const ApprofGraph *g, const char *name, int recipe, int gpus,
+                      ApprofHardwareSpec *hw, ApprofStageProgram *p)
+{
+    ApprofLayering l;
+    int begin = 0, end = (int)g->n_ops;
+    ApprofShardContext *ctx = NULL;
+    ApprofShardRequest req;
+    char err[256];
+    memset(&l, 0, sizeof l);
+    l.n_layers = 1;
+    l.op_begin = &begin;
+    l.op_end = &end;
+    CU_ASSERT_FATAL(approf_hardware_builtin(name, hw) == 0);
+    hw->fp8 = recipe;
+    CU_ASSERT_FATAL(approf_shard_context_new(g, &l, hw, 1, &ctx) == 0);
+    memset(&req, 0, sizeof req);
+    req.mesh_hosts = req.logical_b = 1;
+    req.mesh_gpus = req.logical_a = gpus;
+    req.force_batch_dim = 0;
+    req.method = APPROF_ILP_SERIES_PARALLEL;
+    memset(p, 0, sizeof *p);
+    int rc = approf_shard_stage(ctx, &req, p, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "shard: %s\n", err);
+    approf_shard_context_free(&ctx);
+    return rc;
+}
+
+/* The same on one GPU. */
+static int shard_recipe(const ApprofGraph *g, const char *name, int recipe,
+                        ApprofHardwareSpec *hw, ApprofStageProgram *p)
+{
+    return shard_mesh(g, name, recipe, 1, hw, p);
+}
+
+static ApprofGraph *gpt_layer(void)
+{
+    ApprofZooOptions o;
+    ApprofGraph *g = NULL;
+    char err[256];
+    memset(&o, 0, sizeof o);
+    o.num_layers = 1;
+    o.hidden = 1024;
+    o.heads = 16;
+    o.seq_len = 512;
+    o.vocab = 2048 + 8;
+    o.batch = 2;
+    o.dtype = "bf16";
+    CU_ASSERT_FATAL(approf_zoo_build("gpt", &o, &g, err, sizeof err) == 0);
+    return g;
+}
+
+/* Kernel i of phase ph belongs to an FP8 linear layer (its graph op is
+ * an FP8 GEMM's). */
+static int of_fp8_layer(const ApprofGraph *g, const ApprofStageProgram *p, int ph, size_t i)
+{
+    const ApprofKernel *k = &p->kernels[ph][i];
+    if (k->kind == APPROF_K_GEMM || g->ops[k->op].kind != APPROF_OP_MATMUL)
+        return 0;
+    for (size_t j = 0; j < p->n_kernels[0]; j++)
+        if (p->kernels[0][j].op == k->op && p->kernels[0][j].fp8)
+            return 1;
+    return 0;
+}
+
+/* A cast of delayed scaling: an elementwise kernel of an FP8 linear layer
+ * reading 2 bytes and writing 1 or 2 an element (the bias adds of the
+ * same layer read and write other amounts). */
+static int is_cast(const ApprofGraph *g, const ApprofStageProgram *p, int ph, size_t i)
+{
+    const ApprofKernel *k = &p->kernels[ph][i];
+    double e = (double)k->elements;
+    return k->kind == APPROF_K_ELEMENTWISE && of_fp8_layer(g, p, ph, i) &&
+           (k->bytes == 3.0 * e || k->bytes == 4.0 * e);
+}
+
+/* The weight elements of the FP8 layers (w: k x n of each forward GEMM). */
+static double fp8_weight_elems(const ApprofStageProgram *p)
+{
+    double w = 0;
+    for (size_t i = 0; i < p->n_kernels[0]; i++)
+        if (p->kernels[0][i].fp8)
+            w += (double)p->kernels[0][i].k * (double)p->kernels[0][i].n;
+    return w;
+}
+
+static void test_recipe_table(void)
+{
+    ApprofHardwareSpec h;
+    CU_ASSERT_EQUAL(costdb_fp8_recipe_parse("delayed"), COSTDB_FP8_DELAYED);
+    CU_ASSERT_EQUAL(costdb_fp8_recipe_parse("tensorwise"), COSTDB_FP8_TENSORWISE);
+    CU_ASSERT_EQUAL(costdb_fp8_recipe_parse("mxfp8"), COSTDB_FP8_MXFP8);
+    CU_ASSERT_EQUAL(costdb_fp8_recipe_parse("blockwise"), COSTDB_FP8_BLOCKWISE);
+    CU_ASSERT_EQUAL(costdb_fp8_recipe_parse("custom"), -1); /* not priced */
+    CU_ASSERT_PTR_NULL(costdb_fp8_recipe(COSTDB_FP8_NONE));
+    CU_ASSERT_FATAL(approf_hardware_builtin("h100-sxm", &h) == 0);
+    CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_DELAYED));
+    CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_TENSORWISE));
+    CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_BLOCKWISE));
+    CU_ASSERT_PTR_NOT_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_MXFP8));
+    CU_ASSERT_FATAL(approf_hardware_builtin("mi300x", &h) == 0);
+    CU_ASSERT_PTR_NOT_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_MXFP8));
+    CU_ASSERT_FATAL(approf_hardware_builtin("b200", &h) == 0);
+    CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_MXFP8));
+    CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &h) == 0);
+    CU_ASSERT_PTR_NOT_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_DELAYED));
+}
+
+static void test_tensorwise(void)
+{
+    ApprofGraph *g = gpt_layer();
+    ApprofHardwareSpec hd, ht;
+    ApprofStageProgram d, t;
+    CU_ASSERT_FATAL(shard_recipe(g, "h100-sxm", COSTDB_FP8_DELAYED, &hd, &d) == 0);
+    CU_ASSERT_FATAL(shard_recipe(g, "h100-sxm", COSTDB_FP8_TENSORWISE, &ht, &t) == 0);
+    for (int ph = 0; ph < 2; ph++) {
+        size_t casts = 0, amax = 0;
+        double want = 0, got = 0;
+        for (size_t i = 0; i < d.n_kernels[ph]; i++)
+            if (is_cast(g, &d, ph, i)) {
+                casts++;
+                want += 2.0 * (double)d.kernels[ph][i].elements; /* read bf16 */
+            }
+        for (size_t i = 0; i < t.n_kernels[ph]; i++) {
+            const ApprofKernel *k = &t.kernels[ph][i];
+            /* an amax kernel: reads 2 bytes an element (a bias gradient
+             * of the same layer writes its reduced row too) */
+            if (k->kind == APPROF_K_REDUCTION && of_fp8_layer(g, &t, ph, i) &&
+                k->bytes == 2.0 * (double)k->elements) {
+                amax++;
+                got += k->bytes;
+                /* the amax kernel comes just before its cast, of the same size */
+                CU_ASSERT_FATAL(i + 1 < t.n_kernels[ph]);
+                CU_ASSERT_EQUAL(t.kernels[ph][i + 1].elements, k->elements);
+                CU_ASSERT(is_cast(g, &t, ph, i + 1));
+            }
+        }
+        CU_ASSERT(casts > 0);
+        CU_ASSERT_EQUAL(amax, casts);
+        CU_ASSERT_EQUAL(t.n_kernels[ph], d.n_kernels[ph] + casts);
+        CU_ASSERT_DOUBLE_EQUAL(got, want, 0.5);
+    }
+    /* the weights' cast reads them once more (2 bytes an element) */
+    CU_ASSERT_DOUBLE_EQUAL(t.optimizer_bytes - d.optimizer_bytes, 2.0 * fp8_weight_elems(&d), 1.0);
+    CU_ASSERT_EQUAL(t.invar_size[0], d.invar_size[0]);
+    CU_ASSERT_EQUAL(t.intermediate_size, d.intermediate_size);
+    CU_ASSERT(strcmp(t.signature, d.signature) != 0);
+    CU_ASSERT(approf_phase_seconds(&ht, &t, 0) > approf_phase_seconds(&hd, &d, 0));
+    approf_stage_program_clear(&d);
+    approf_stage_program_clear(&t);
+    approf_graph_free(&g);
+}
+
+/* Recipe `r` on hardware `hw` against delayed scaling on h100-sxm (one
+ * GPU: the same kernels on any card; two copies of a tensor used both
+ * ways): every cast writes `extra` bytes an element a copy more, each
+ * weight element's two copies 2 x wextra more; the saved FP8 inputs
+ * `extra` an element more. */
+static void block_recipe(const char *hw, int r, double extra, double wextra)
+{
+    ApprofGraph *g = gpt_layer();
+    ApprofHardwareSpec hd, hr, h16;
+    ApprofStageProgram d, m, a;
+    CU_ASSERT_FATAL(shard_recipe(g, hw, COSTDB_FP8_NONE, &h16, &a) == 0);
+    CU_ASSERT_FATAL(shard_recipe(g, "h100-sxm", COSTDB_FP8_DELAYED, &hd, &d) == 0);
+    CU_ASSERT_FATAL(shard_recipe(g, hw, r, &hr, &m) == 0);
+    for (int ph = 0; ph < 2; ph++) {
+        double want = 0, got = 0;
+        CU_ASSERT_EQUAL_FATAL(m.n_kernels[ph], d.n_kernels[ph]);
+        for (size_t i = 0; i < d.n_kernels[ph]; i++)
+            if (is_cast(g, &d, ph, i)) {
+                const ApprofKernel *k = &d.kernels[ph][i];
+                double copies = k->bytes / (double)k->elements - 2.0; /* bytes written */
+                want += k->bytes + copies * extra * (double)k->elements;
+                got += m.kernels[ph][i].bytes;
+            }
+        CU_ASSERT(want > 0);
+        CU_ASSERT_DOUBLE_EQUAL(got, want, 0.5 + 1e-9 * want);
+    }
+    double w = fp8_weight_elems(&d);
+    CU_ASSERT_DOUBLE_EQUAL((double)(m.invar_size[0] - d.invar_size[0]), 2.0 * wextra * w, 1.0);
+    CU_ASSERT_DOUBLE_EQUAL(m.optimizer_bytes - d.optimizer_bytes, 2.0 * wextra * w, 1.0);
+    /* delayed scaling keeps 1 byte of 2 of each FP8-only saved input:
+     * (a - d) = elements; here (a - m) = elements x (1 - extra) */
+    double saved = (double)(a.intermediate_size - d.intermediate_size);
+    CU_ASSERT(saved > 0);
+    CU_ASSERT_DOUBLE_EQUAL((double)(a.intermediate_size - m.intermediate_size),
+                           saved * (1.0 - extra), 2.0);
+    approf_stage_program_clear(&a);
+    approf_stage_program_clear(&d);
+    approf_stage_program_clear(&m);
+    approf_graph_free(&g);
+}
+
+static void test_mxfp8(void)
+{
+    block_recipe("b200", COSTDB_FP8_MXFP8, 1.0 / 32.0, 1.0 / 32.0);
+}
+
+static void test_blockwise(void)
+{
+    block_recipe("h100-sxm", COSTDB_FP8_BLOCKWISE, 4.0 / 128.0, 4.0 / 16384.0);
+}
+
+/* Delayed scaling's amax all-reduce (TE reduce_and_update_fp8_tensors
+ * over Megatron's amax reduction group): the GPT layer data parallel over
+ * 2 GPUs of h100-sxm has, beside the 16-bit program's collectives, one
+ * all-reduce over the whole mesh per phase, of 3 FP32 amaxes per FP8
+ * linear layer in the forward (12 bytes) and 2 in the backward (8): six
+ * layers (q, k, v, out, fc1, fc2), 72 and 48 bytes. Tensorwise scaling
+ * reduces no amax history: no collective; one GPU: none either. */
+static void test_amax_reduce(void)
+{
+    ApprofGraph *g = gpt_layer();
+    ApprofHardwareSpec h;
+    ApprofStageProgram a, d, t, one;
+    int n_lin = 0;
+    CU_ASSERT_FATAL(shard_mesh(g, "h100-sxm", COSTDB_FP8_NONE, 2, &h, &a) == 0);
+    CU_ASSERT_FATAL(shard_mesh(g, "h100-sxm", COSTDB_FP8_DELAYED, 2, &h, &d) == 0);
+    CU_ASSERT_FATAL(shard_mesh(g, "h100-sxm", COSTDB_FP8_TENSORWISE, 2, &h, &t) == 0);
+    CU_ASSERT_FATAL(shard_mesh(g, "h100-sxm", COSTDB_FP8_DELAYED, 1, &h, &one) == 0);
+    for (size_t i = 0; i < d.n_kernels[0]; i++)
+        n_lin += d.kernels[0][i].fp8;
+    CU_ASSERT_EQUAL(n_lin, 6);
+    for (int ph = 0; ph < 2; ph++) {
+        CU_ASSERT_EQUAL_FATAL(d.n_colls[ph], a.n_colls[ph] + 1);
+        const ApprofCollective *c = &d.colls[ph][d.n_colls[ph] - 1];
+        CU_ASSERT_EQUAL(c->kind, APPROF_COLL_ALL_REDUCE);
+        CU_ASSERT_EQUAL(c->axes, APPROF_AXIS0 | APPROF_AXIS1);
+        CU_ASSERT_EQUAL(c->group_size, 2);
+        CU_ASSERT_DOUBLE_EQUAL(c->bytes, (ph ? 8.0 : 12.0) * n_lin, 1e-9);
+        CU_ASSERT_EQUAL(t.n_colls[ph], a.n_colls[ph]);
+    }
+    CU_ASSERT_EQUAL(one.n_colls[0], 0);
+    CU_ASSERT_EQUAL(one.n_colls[1], 0);
+    CU_ASSERT(strcmp(d.signature, t.signature) != 0);
+    approf_stage_program_clear(&a);
+    approf_stage_program_clear(&d);
+    approf_stage_program_clear(&t);
+    approf_stage_program_clear(&one);
+    approf_graph_free(&g);
+}
+
+/* Blackwell under a per-tensor recipe (TE's Float8Tensor on a card with
+ * non-TN FP8 GEMMs): one copy of each quantized tensor. Delayed scaling
+ * on b200 against h100-sxm, one GPU: every cast writes 1 byte an element
+ * (reads 2: 3 bytes an element), the weights keep one FP8 copy (welems
+ * bytes fewer resident, and fewer written in the once-per-step cast), the
+ * saved inputs are as on Hopper; mxfp8 keeps both copies there. */
+static void test_blackwell_one_copy(void)
+{
+    ApprofGraph *g = gpt_layer();
+    ApprofHardwareSpec hh, hb;
+    ApprofStageProgram h, b;
+    size_t casts = 0;
+    CU_ASSERT_FATAL(shard_recipe(g, "h100-sxm", COSTDB_FP8_DELAYED, &hh, &h) == 0);
+    CU_ASSERT_FATAL(shard_recipe(g, "b200", COSTDB_FP8_DELAYED, &hb, &b) == 0);
+    CU_ASSERT_EQUAL(approf_fp8_copies(&hb, COSTDB_FP8_DELAYED), 1);
+    CU_ASSERT_EQUAL(approf_fp8_copies(&hb, COSTDB_FP8_TENSORWISE), 1);
+    CU_ASSERT_EQUAL(approf_fp8_copies(&hb, COSTDB_FP8_MXFP8), 2);
+    CU_ASSERT_EQUAL(approf_fp8_copies(&hh, COSTDB_FP8_DELAYED), 2);
+    for (int ph = 0; ph < 2; ph++) {
+        CU_ASSERT_EQUAL_FATAL(b.n_kernels[ph], h.n_kernels[ph]);
+        for (size_t i = 0; i < h.n_kernels[ph]; i++)
+            if (is_cast(g, &h, ph, i)) {
+                casts++;
+                CU_ASSERT_DOUBLE_EQUAL(b.kernels[ph][i].bytes,
+                                       3.0 * (double)b.kernels[ph][i].elements, 0.5);
+            }
+    }
+    CU_ASSERT(casts > 0);
+    double w = fp8_weight_elems(&h);
+    CU_ASSERT_DOUBLE_EQUAL((double)(h.invar_size[0] - b.invar_size[0]), w, 1.0);
+    CU_ASSERT_DOUBLE_EQUAL(h.optimizer_bytes - b.optimizer_bytes, w, 1.0);
+    CU_ASSERT_EQUAL(h.intermediate_size, b.intermediate_size);
+    approf_stage_program_clear(&h);
+    approf_stage_program_clear(&b);
+    approf_graph_free(&g);
+}
+
+int main(void)
+{
+    static const CunitTest tests[] = {
+        {"the recipe table", test_recipe_table},
+        {"tensorwise: an amax pass before each cast", test_tensorwise},
+        {"mxfp8: E8M0 scales per 32 elements", test_mxfp8},
+        {"blockwise: FP32 scales per 1x128 and 128x128 block", test_blockwise},
+        {"delayed: the amax all-reduce per micro-batch and phase", test_amax_reduce},
+        {"Blackwell: one copy under a per-tensor recipe", test_blackwell_one_copy},
+    };
+    return CUNIT_RUN("fp8_recipes", tests);
+}
