@@ -42,9 +42,9 @@
 # the sweep's micro-batch mbs*dp*cp, apsolve --parallel ...,cp=C); ep
 # (expert parallelism: ...,ep=E); etp ("-": Megatron's default, tp; else
 # ...,etp=T); dp_shard (HSDP: ...,dp_shard=S); fp8
-# ("-", "delayed": Transformer Engine's delayed scaling, or "current":
-# current scaling, both swept with approf sweep --fp8, whose recipe is
-# delayed scaling); spec_fields ("k=v;k=v": fields of the row's hardware
+# ("-", "delayed": Transformer Engine's delayed scaling, swept with
+# approf sweep --fp8-recipe delayed, or "current": per-tensor current
+# scaling, --fp8-recipe tensorwise); spec_fields ("k=v;k=v": fields of the row's hardware
 # spec set otherwise, e.g. the memory of a 96 GB H100). A cp or ep case
 # whose twin (the same GPUs without cp/ep) the sweep stores out of memory
 # is priced from the time the sweep kept for it (docs/context-parallel.md,
@@ -327,8 +327,14 @@ for c in cases:
     # three memory levels (the fastest, the least-memory sharding and one
     # between), so a layout that only fits when sharded like Megatron is in
     # the database
+    # the recipe the run used (Megatron-LM's --fp8-recipe names: "current"
+    # is per-tensor current scaling, "tensorwise"); a build without
+    # --fp8-recipe prices both as delayed scaling
     if c["fp8"] != "-":
-        extra += ["--fp8"]
+        if "--fp8-recipe" in sweep_help:
+            extra += ["--fp8-recipe", "tensorwise" if c["fp8"] == "current" else "delayed"]
+        else:
+            extra += ["--fp8"]
     if "--memory-levels" in sweep_help:
         extra += ["--memory-levels", "3"]
     t0 = time.time()
