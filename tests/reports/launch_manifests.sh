@@ -228,16 +228,16 @@ grep -q 'cannot express Adam without a main copy' "$f/optnemo_megatron.args" ||
   fail "optnemo: no note on the main copy"
 grep -q -- '--precision-aware\|--exp-avg' "$f/zero1_megatron.args" &&
   fail "zero1: precision-aware flags with f32 state"
-for n in fp8z1 fp8z0 fp8pg fp8pgz0; do
+for plan in fp8z1 fp8z0 fp8pg fp8pgz0; do
   for l in '--fp8-format hybrid' '--fp8-recipe delayed' --bf16; do
-    grep -qx -- "$l" "$f/${n}_megatron.args" || fail "$n: no $l"
+    grep -qx -- "$l" "$f/${plan}_megatron.args" || fail "$plan: no $l"
   done
-  grep -q 'precision=fp8' "$f/${n}_megatron.args" || fail "$n: no precision in the context"
-  grep -qx 'converters = \["quantize.linear.float8"\]' "$f/${n}_torchtitan.toml" ||
-    fail "$n: no float8 converter"
-  grep -qx 'filter_fqns = \["output"\]' "$f/${n}_torchtitan.toml" || fail "$n: LM head not filtered"
-  grep -q 'DeepSpeed v0.16.4 cannot express FP8 training' "$f/${n}_deepspeed.json" ||
-    fail "$n: no DeepSpeed FP8 line"
+  grep -q 'precision=fp8' "$f/${plan}_megatron.args" || fail "$plan: no precision in the context"
+  grep -qx 'converters = \["quantize.linear.float8"\]' "$f/${plan}_torchtitan.toml" ||
+    fail "$plan: no float8 converter"
+  grep -qx 'filter_fqns = \["output"\]' "$f/${plan}_torchtitan.toml" || fail "$plan: LM head not filtered"
+  grep -q 'DeepSpeed v0.16.4 cannot express FP8 training' "$f/${plan}_deepspeed.json" ||
+    fail "$plan: no DeepSpeed FP8 line"
 done
 grep -qx -- '--fp8-param-gather' "$f/fp8pg_megatron.args" || fail "fp8pg: no --fp8-param-gather"
 grep -qx 'enable_fsdp_float8_all_gather = true' "$f/fp8pg_torchtitan.toml" ||
