@@ -305,6 +305,21 @@ static void test_fp8_zero3_gathers(void)
     CU_ASSERT_DOUBLE_EQUAL(coll_bytes(&c, 2, APPROF_COLL_ALL_REDUCE), 4.0 * n_lin, 1e-9);
     approf_stage_program_clear(&b);
     approf_stage_program_clear(&c);
+    /* the serial and DeepSpeed schedules' gathers (module by module;
+     * every weight here is above DeepSpeed's persistence threshold) move
+     * the same welems bytes fewer in each phase */
+    for (int sched = APPROF_ZERO3_SERIAL; sched <= APPROF_ZERO3_DEEPSPEED; sched += 2) {
+        zero3_schedule = sched;
+        CU_ASSERT_FATAL(shard_dp(g, 1, 2, 3, 0, &h8, &b) == 0);
+        CU_ASSERT_FATAL(shard_dp(g, 1, 2, 3, 1, &hp, &c) == 0);
+        for (int ph = 0; ph < 2; ph++)
+            CU_ASSERT_DOUBLE_EQUAL(coll_bytes(&b, ph, APPROF_COLL_ALL_GATHER) -
+                                       coll_bytes(&c, ph, APPROF_COLL_ALL_GATHER),
+                                   welems, 1.0);
+        approf_stage_program_clear(&b);
+        approf_stage_program_clear(&c);
+    }
+    zero3_schedule = APPROF_ZERO3_SERIAL;
     approf_graph_free(&g);
 }
 
