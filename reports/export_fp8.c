@@ -186,6 +186,12 @@ void rep_fp8_torchtitan_notes(RepLaunch *L, int fp8)
         rep_launch_line(L, "FP8: torchtitan cannot express FP8 primary weights (torchao keeps "
                            "the high-precision weight), nor gather them in MXFP8 (the FSDP "
                            "float8 all-gather is the float8 converter's)");
+    else if ((fp8 & REP_FP8_PARAMS) && L->variant.zero == 3)
+        rep_launch_line(L, "FP8: FSDP gathers the float8 weights as priced "
+                           "(enable_fsdp_float8_all_gather: each rank casts its high-precision "
+                           "shard, which stays the parameter, and the gather moves 1 byte an "
+                           "element; precompute_float8_dynamic_scale_for_fsdp: one all-reduce "
+                           "of the weights' amaxes per step)");
     else if (fp8 & REP_FP8_PARAMS)
         rep_launch_line(L, "FP8: torchtitan cannot express FP8 primary weights (torchao keeps "
                            "the high-precision weight); with FSDP under ZeRO-1/2 its weights "
@@ -224,9 +230,12 @@ void rep_fp8_torchtitan_tables(const RepLaunch *L, int fp8, int fsdp_shards, FIL
                          : "filter_fqns = [\"output\"]\n",
           f);
     /* FP8 primary weights are priced with ZeRO-1/2's parameter
-     * all-gather in one byte (profiler/sharding/program_fp8.c), which is
-     * FSDP's float8 all-gather of torchtitan's ZeRO-2 */
-    if ((fp8 & REP_FP8_PARAMS) && L->variant.zero >= 1 && L->variant.zero <= 2 && fsdp_shards > 1)
+     * all-gather in one byte, and under ZeRO-3 with FSDP's float8
+     * all-gathers and one amax all-reduce per step
+     * (profiler/sharding/program_fp8.c): torchtitan v0.2.2's float8
+     * all-gather and precomputed scales, both only where FSDP shards
+     * (components/quantization/float8.py lines 87-99) */
+    if ((fp8 & REP_FP8_PARAMS) && L->variant.zero >= 1 && fsdp_shards > 1)
         fputs("enable_fsdp_float8_all_gather = true\n"
               "precompute_float8_dynamic_scale_for_fsdp = true\n",
               f);

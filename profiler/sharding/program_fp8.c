@@ -232,6 +232,44 @@ static int push_amax_reduce(const ShardStage *st, ApprofStageProgram *p, size_t 
     return rc;
 }
 
+/* FP8 weight all-gathers under ZeRO-3 (the spec's fp8_param_gather with
+ * ZeRO-3; docs/fp8.md, "FP8 weight all-gathers under ZeRO-3"), as
+ * torchtitan v0.2.2 (73a0e6979dd1) runs them with [quantize.linear.float8]
+ * enable_fsdp_float8_all_gather and precompute_float8_dynamic_scale_for_fsdp
+ * (torchtitan/components/quantization/float8.py lines 87-99: both only
+ * where FSDP shards, dp_shard_enabled; post_optimizer_hook line 162 calls
+ * torchao's precompute once per step), in torchao v0.18.0's FSDP2
+ * extension (torchao/float8/fsdp_utils.py): fsdp_pre_all_gather (line 228)
+ * casts the rank's high-precision shard to float8 with the precomputed
+ * scale and hands FSDP its 1-byte data to gather (line 251);
+ * fsdp_post_all_gather (line 253) wraps the gathered bytes as the
+ * Float8TrainingTensor the GEMM reads, freed with the unit's other
+ * gathered parameters; the high-precision shard stays the parameter.
+ * precompute_float8_dynamic_scale_for_fsdp (line 28) takes the amaxes of
+ * all the float8 weights' shards (_foreach_norm, line 70) and all-reduces
+ * them once (line 73). The recipe's weight_copy_bytes is the bytes of a
+ * gathered element (1 for a per-tensor recipe; torchao's float8 all-gather
+ * is its tensorwise recipe's). Megatron-FSDP's --fp8-param-gather
+ * (core_v0.19.0, megatron/core/distributed/fsdp/src/megatron_fsdp/
+ * param_and_grad_buffer.py: uint8 gather buffers, line 994, and a
+ * transpose-weight buffer for FP8, line 1687) keeps the FP8 shard as the
+ * weight and gathers both copies on Hopper: not modelled. */
+int shard_fp8_zero3_gathers(const ShardStage *st)
+{
+    return st->hw && st->hw->fp8 && st->hw->fp8_param_gather && st->variant.zero == 3;
+}
+
+double shard_fp8_gathered_ratio(const ShardStage *st, int o, int t)
+{
+    int ws = shard_fp8_zero3_gathers(st) ? shard_fp8_linear(st, o) : -1;
+    double es, wcb;
+    if (ws < 0 || st->g->ops[o].inputs[ws] != t)
+        return 1.0;
+    es = (double)approf_dtype_size(st->g->tensors[t].dtype);
+    wcb = recipe_of(st)->weight_copy_bytes;
+    return wcb < es ? wcb / es : 1.0;
+}
+
 int shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
                       size_t ccap[2])
 {
@@ -263,12 +301,27 @@ int shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram 
      * kept beside them, and the distributed optimizer's all-gather of the
      * updated parameters (ZeRO-1/2's apply all-gather) moves one byte an
      * element of them instead of the dtype's. The f32 main copy, the
-     * gradients and the cast once per step stay. ZeRO-3's gathers are
-     * left as they are (docs/fp8.md). */
+     * gradients and the cast once per step stay. ZeRO-3 keeps the 16-bit
+     * shard and gathers FP8 weights (shard_fp8_zero3_gathers). */
     double es = (double)approf_dtype_size(g->dtype);
     double copies = (double)approf_fp8_copies(st->hw, st->hw->fp8);
     double wcb = ri->weight_copy_bytes, saved = (es - wcb) * welems;
     double keep16 = st->hw->fp8_param_gather && st->variant.zero <= 2 ? es * welems : 0.0;
+    if (shard_fp8_zero3_gathers(st) && n_lin > 0) {
+        /* ZeRO-3's FP8 gathers: no FP8 copy resident, the gathered FP8
+         * weight is the gather buffer (program_zero.c); per step the
+         * shard's amaxes are read (_foreach_norm) and all-reduced once
+         * over the ZeRO group, 4 bytes a weight */
+        int G = shard_zero_group(p);
+        p->optimizer_bytes += es * welems / G;
+        if (G > 1 && p->n_apply_colls < sizeof p->apply_colls / sizeof p->apply_colls[0]) {
+            ApprofCollective c = p->grad_sync;
+            c.kind = APPROF_COLL_ALL_REDUCE;
+            c.bytes = 4.0 * (double)n_lin;
+            p->apply_colls[p->n_apply_colls++] = c;
+        }
+        return push_amax_reduce(st, p, ccap, n_lin, first);
+    }
     p->invar_size[0] += (int64_t)(copies * wcb * welems - keep16);
     p->invar_size[1] += (int64_t)(copies * wcb * welems - keep16);
     p->optimizer_bytes += (es * (1.0 + ri->amax_pass) + copies * wcb) * welems;

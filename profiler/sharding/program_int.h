@@ -160,6 +160,15 @@ int shard_fp8_op(const ShardStage *st, TInfo *ti, ApprofStageProgram *p, int ph,
 /* Saved activations that only FP8 linear layers keep: one byte each. */
 void shard_fp8_saved(const ShardStage *st, const TInfo *ti, const int *touched, int n_touched,
                      double *saved_act, double *sin_saved);
+/* Whether ZeRO-3 all-gathers the FP8 linear layers' weights in FP8 (the
+ * spec's fp8_param_gather under ZeRO-3: torchao's float8 all-gather), and
+ * the bytes an element of tensor t, read by op o, moves in those gathers
+ * over its dtype's bytes (1 but for an FP8 weight gathered in FP8). */
+int shard_fp8_zero3_gathers(const ShardStage *st);
+double shard_fp8_gathered_ratio(const ShardStage *st, int o, int t);
+/* The ZeRO group of program p: its gradient synchronisation's ranks (1
+ * without replicas; program_zero.c). */
+int shard_zero_group(const ApprofStageProgram *p);
 /* The FP8 weight copies: resident bytes and their once-per-step cast;
  * under delayed scaling the amax all-reduces of each forward and backward
  * (pushed to p's collectives, ccap their capacities). 0 or an error. */

@@ -26,6 +26,25 @@ double shard_op_param_bytes(const ShardStage *st, const TInfo *ti, int o)
     return sum;
 }
 
+/* The bytes ZeRO-3's all-gathers move for operator o's parameters of
+ * min_bytes bytes or more (those it is the first to read): with wire, each
+ * at the bytes an element it is gathered in (an FP8 weight in FP8 under
+ * the spec's fp8_param_gather: shard_fp8_gathered_ratio, program_fp8.c),
+ * else at its own bytes. */
+static double gathered_bytes(const ShardStage *st, const TInfo *ti, int o, double min_bytes,
+                             int wire)
+{
+    const ApprofGraph *g = st->g;
+    double sum = 0.0;
+    for (int i = 0; i < g->ops[o].n_inputs; i++) {
+        int t = g->ops[o].inputs[i];
+        if (g->tensors[t].role == APPROF_TENSOR_PARAM && st->t_first[t] == o &&
+            ti[t].local >= min_bytes)
+            sum += ti[t].local * (wire ? shard_fp8_gathered_ratio(st, o, t) : 1.0);
+    }
+    return sum;
+}
+
 /* The stage's parameter bytes, each parameter once (shard_op_param_bytes). */
 static double stage_param_bytes(const ShardStage *st, const TInfo *ti)
 {
@@ -35,12 +54,13 @@ static double stage_param_bytes(const ShardStage *st, const TInfo *ti)
     return total;
 }
 
-/* The largest operator's share of the stage's parameter bytes. */
-static double largest_op_share(const ShardStage *st, const TInfo *ti)
+/* The largest operator's share of the stage's parameter bytes (with wire,
+ * of its bytes as gathered: gathered_bytes). */
+static double largest_op_share(const ShardStage *st, const TInfo *ti, int wire)
 {
     double total = stage_param_bytes(st, ti), worst = 0.0;
     for (int o = st->op_begin; o < st->op_end; o++) {
-        double sum = shard_op_param_bytes(st, ti, o);
+        double sum = gathered_bytes(st, ti, o, 0.0, wire);
         if (sum > worst)
             worst = sum;
     }
@@ -48,15 +68,16 @@ static double largest_op_share(const ShardStage *st, const TInfo *ti)
 }
 
 /* The largest checkpoint block's share of the stage's parameter bytes
- * (FSDP2 gathers a whole block). */
-static double largest_unit_share(const ShardStage *st, const TInfo *ti, const int *blk, int n_blk)
+ * (FSDP2 gathers a whole block; with wire, as gathered). */
+static double largest_unit_share(const ShardStage *st, const TInfo *ti, const int *blk, int n_blk,
+                                 int wire)
 {
     double total = stage_param_bytes(st, ti), worst = 0.0;
     for (int b = 0; b < n_blk; b++) {
         int end = b + 1 < n_blk ? blk[b + 1] : st->op_end;
         double sum = 0.0;
         for (int o = blk[b]; o < end; o++)
-            sum += shard_op_param_bytes(st, ti, o);
+            sum += gathered_bytes(st, ti, o, 0.0, wire);
         if (sum > worst)
             worst = sum;
     }
@@ -70,7 +91,8 @@ static double largest_unit_share(const ShardStage *st, const TInfo *ti, const in
  * works module by module both ways (docs/variants.md, "ZeRO"): its hooks
  * all-gather each submodule's parameters before the submodule runs, and it
  * reduce-scatters the gradients one parameter at a time
- * (reduce_gradients_at_owner). */
+ * (reduce_gradients_at_owner). An all-gather moves the module's parameters
+ * as gathered (gathered_bytes). */
 static int push_module_colls(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
                              int ph, size_t *cap, const ApprofCollective *c, double S)
 {
@@ -86,6 +108,8 @@ static int push_module_colls(const ShardStage *st, const TInfo *ti, ApprofStageP
         ApprofCollective m = *c;
         if (!(sum > 0.0))
             continue;
+        if (c->kind == APPROF_COLL_ALL_GATHER)
+            sum = gathered_bytes(st, ti, o, 0.0, 1);
         m.bytes = S * (sum / total);
         rc = shard_push_coll(p, ph, cap, &m);
     }
@@ -118,7 +142,7 @@ static int push_regathers(const ShardStage *st, const TInfo *ti, ApprofStageProg
             double sum = shard_op_param_bytes(st, ti, o);
             if (sum > 0.0 && 2.0 * later / esize >= (double)COSTDB_ZERO3_MAX_REUSE_DISTANCE) {
                 ApprofCollective m = *c;
-                m.bytes = S * (sum / total);
+                m.bytes = S * (gathered_bytes(st, ti, o, 0.0, 1) / total);
                 rc = shard_push_coll(p, 1, cap, &m);
             }
             later += sum;
@@ -171,37 +195,36 @@ static ApprofCollKind zero3_grad_kind(const ShardStage *st)
 }
 
 /* The bytes of operator o's parameters DeepSpeed gathers: those of
- * DS_PERSISTENCE_ELEMS elements or more (esize bytes each). */
-static double ds_gathered_bytes(const ShardStage *st, const TInfo *ti, int o, double esize)
+ * DS_PERSISTENCE_ELEMS elements or more (esize bytes each; with wire, as
+ * gathered). */
+static double ds_gathered_bytes(const ShardStage *st, const TInfo *ti, int o, double esize,
+                                int wire)
 {
-    const ApprofGraph *g = st->g;
-    double sum = 0.0;
-    for (int i = 0; i < g->ops[o].n_inputs; i++) {
-        int t = g->ops[o].inputs[i];
-        if (g->tensors[t].role == APPROF_TENSOR_PARAM && st->t_first[t] == o &&
-            ti[t].local >= DS_PERSISTENCE_ELEMS * esize)
-            sum += ti[t].local;
-    }
-    return sum;
+    return gathered_bytes(st, ti, o, DS_PERSISTENCE_ELEMS * esize, wire);
 }
 
 /* The units of an overlapping ZeRO-3 schedule (hw/zero3_overlap.c): FSDP2
  * shards whole checkpoint blocks (torchtitan applies fully_shard to each
  * transformer block), DeepSpeed gathers module by module (an operator that
  * holds parameters). first[u] is unit u's first operator, bytes[u] its
- * parameter bytes, units without parameters are left out. Returns n. */
+ * parameter bytes, wire[u] the bytes its all-gather moves (FSDP2: the
+ * block's as gathered, gathered_bytes), units without parameters are left
+ * out. Returns n. */
 static int zero3_units(const ShardStage *st, const TInfo *ti, int fsdp2, const int *blk,
-                       int n_blk, int *first, double *bytes)
+                       int n_blk, int *first, double *bytes, double *wire)
 {
     int n = 0;
     if (fsdp2) {
         for (int b = 0; b < n_blk; b++) {
             int end = b + 1 < n_blk ? blk[b + 1] : st->op_end;
-            double sum = 0.0;
-            for (int o = blk[b]; o < end; o++)
+            double sum = 0.0, w = 0.0;
+            for (int o = blk[b]; o < end; o++) {
                 sum += shard_op_param_bytes(st, ti, o);
+                w += gathered_bytes(st, ti, o, 0.0, 1);
+            }
             if (sum > 0.0) {
                 first[n] = blk[b];
+                wire[n] = w;
                 bytes[n++] = sum;
             }
         }
@@ -211,6 +234,7 @@ static int zero3_units(const ShardStage *st, const TInfo *ti, int fsdp2, const i
         double sum = shard_op_param_bytes(st, ti, o);
         if (sum > 0.0) {
             first[n] = o;
+            wire[n] = ds_gathered_bytes(st, ti, o, (double)approf_dtype_size(st->g->dtype), 1);
             bytes[n++] = sum;
         }
     }
@@ -278,7 +302,7 @@ static int push_zero3_scheduled(const ShardStage *st, const TInfo *ti, ApprofSta
     double total = stage_param_bytes(st, ti), esize = (double)approf_dtype_size(st->g->dtype);
     int cap = st->op_end - st->op_begin > 0 ? st->op_end - st->op_begin : 1;
     int *first = malloc(3 * (size_t)cap * sizeof *first);
-    double *bytes = malloc(4 * (size_t)cap * sizeof *bytes);
+    double *bytes = malloc(5 * (size_t)cap * sizeof *bytes);
     if (!first || !bytes) {
         free(first);
         free(bytes);
@@ -286,12 +310,14 @@ static int push_zero3_scheduled(const ShardStage *st, const TInfo *ti, ApprofSta
     }
     int *issue = first + cap, *unit_of = first + 2 * cap;
     double *elems = bytes + cap, *gathered = bytes + 2 * cap, *gathered_elems = bytes + 3 * cap;
-    n = zero3_units(st, ti, fsdp2, blk, n_blk, first, bytes);
+    double *wire = bytes + 4 * cap;
+    n = zero3_units(st, ti, fsdp2, blk, n_blk, first, bytes, wire);
     for (int u = 0; u < n; u++) {
         elems[u] = bytes[u] / esize;
         /* FSDP2 gathers a block's every parameter; DeepSpeed a module's
-         * parameters that are not persistent (a norm's, a bias: none) */
-        gathered[u] = fsdp2 ? bytes[u] : ds_gathered_bytes(st, ti, first[u], esize);
+         * parameters that are not persistent (a norm's, a bias: none);
+         * each moves wire[u] bytes */
+        gathered[u] = fsdp2 ? bytes[u] : ds_gathered_bytes(st, ti, first[u], esize, 0);
         gathered_elems[u] = gathered[u] / esize;
     }
     for (int ph = 0; ph < 2 && !rc; ph++) {
@@ -301,7 +327,7 @@ static int push_zero3_scheduled(const ShardStage *st, const TInfo *ti, ApprofSta
             if (!(gathered[u] > 0.0))
                 continue;
             m.kind = APPROF_COLL_ALL_GATHER;
-            m.bytes = S * (gathered[u] / total);
+            m.bytes = S * (wire[u] / total);
             m.op = first[u];
             m.zero3_unit = u + 1;
             m.zero3_issue = issue[u];
@@ -317,7 +343,7 @@ static int push_zero3_scheduled(const ShardStage *st, const TInfo *ti, ApprofSta
             double later = 0.0;
             for (int o = end - 1; o >= blk[b] && !rc; o--) {
                 double sum = shard_op_param_bytes(st, ti, o);
-                double gsum = ds_gathered_bytes(st, ti, o, esize);
+                double gsum = ds_gathered_bytes(st, ti, o, esize, 1);
                 if (gsum > 0.0 && 2.0 * later / esize >= (double)COSTDB_ZERO3_MAX_REUSE_DISTANCE) {
                     int u = 0;
                     while (u < n && first[u] != o)
@@ -373,12 +399,18 @@ static int push_zero3_scheduled(const ShardStage *st, const TInfo *ti, ApprofSta
  * first op of each of the n_blk checkpoint blocks. read_share
  * is the part of the parameter bytes the backward module reads.
  * APPROF_ENOVARIANT for ZeRO >= 1 without replicas (G = 1). */
+int shard_zero_group(const ApprofStageProgram *p)
+{
+    const ApprofCollective *gs = &p->grad_sync;
+    return gs->group_size > 1 && gs->bytes > 0 ? gs->group_size : 1;
+}
+
 int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
                      double param_elems, double read_share, const int *blk, int n_blk,
                      size_t *ccap)
 {
     const ApprofCollective *gs = &p->grad_sync;
-    int G = gs->group_size > 1 && gs->bytes > 0 ? gs->group_size : 1, z = st->variant.zero, rc = 0;
+    int G = shard_zero_group(p), z = st->variant.zero, rc = 0;
     /* ZeRO-3 overlapped as a framework schedules it (0: serial) */
     int sched = st->hw && G > 1 ? st->hw->zero3_schedule : APPROF_ZERO3_SERIAL;
     /* a parameter read by several ops (tied embeddings) is counted once */
@@ -416,15 +448,18 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
             rc = push_module_colls(st, ti, p, 1, &ccap[1], &c, S);
     }
     if (z == 3 && !rc) {
-        /* the gathered module and the next one prefetched; in the
-         * backward also the module's full gradient before its
-         * reduce-scatter */
-        double module = S * (sched == APPROF_ZERO3_FSDP2 ? largest_unit_share(st, ti, blk, n_blk)
-                                                        : largest_op_share(st, ti));
+        /* the gathered module and the next one prefetched, as gathered
+         * (FP8 weights in FP8 under fp8_param_gather); in the backward
+         * also the module's full gradient before its reduce-scatter */
+        int fsdp2 = sched == APPROF_ZERO3_FSDP2;
+        double module = S * (fsdp2 ? largest_unit_share(st, ti, blk, n_blk, 0)
+                                   : largest_op_share(st, ti, 0));
+        double gathered = S * (fsdp2 ? largest_unit_share(st, ti, blk, n_blk, 1)
+                                     : largest_op_share(st, ti, 1));
         p->invar_size[0] -= (int64_t)llround(cut);
         p->invar_size[1] -= (int64_t)llround(cut * read_share);
-        p->temp_buffer_size[0] += (int64_t)llround(2.0 * module);
-        p->temp_buffer_size[1] += (int64_t)llround(3.0 * module);
+        p->temp_buffer_size[0] += (int64_t)llround(2.0 * gathered);
+        p->temp_buffer_size[1] += (int64_t)llround(2.0 * gathered + module);
         c.kind = APPROF_COLL_ALL_GATHER;
         if (sched && S > 0.0 && stage_param_bytes(st, ti) > 0.0) {
             rc = push_zero3_scheduled(st, ti, p, ccap, &c, S, blk, n_blk);

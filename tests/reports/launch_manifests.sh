@@ -133,6 +133,10 @@ sweep q.db --model llama --preset llama-3-8b --num-layers 4 --manual-boundaries 
   --cluster 1x8 --variants all --hardware "$dir/fp8.spec" --fp8
 plan q.db --parallel dp=2,tp=2,pp=2,zero=1; report fp8pg q.db
 plan q.db --parallel dp=2,tp=2,pp=2,zero=0; report fp8pgz0 q.db
+# under ZeRO-3 the FP8 weights are gathered in float8 (docs/fp8.md, "FP8
+# weight all-gathers under ZeRO-3"): torchtitan's FSDP float8 all-gather
+# and precomputed scales
+plan q.db --parallel dp=2,tp=2,pp=2,zero=3; report fp8pgz3 q.db
 # the other recipes (approf sweep --fp8-recipe): Megatron's --fp8-recipe
 # tensorwise / blockwise (h100-sxm) and mxfp8 (b200); torchtitan's mx
 # converter, without torch.compile at tp 2 and with it at tp 1
@@ -228,7 +232,7 @@ grep -q 'cannot express Adam without a main copy' "$f/optnemo_megatron.args" ||
   fail "optnemo: no note on the main copy"
 grep -q -- '--precision-aware\|--exp-avg' "$f/zero1_megatron.args" &&
   fail "zero1: precision-aware flags with f32 state"
-for plan in fp8z1 fp8z0 fp8pg fp8pgz0; do
+for plan in fp8z1 fp8z0 fp8pg fp8pgz0 fp8pgz3; do
   for l in '--fp8-format hybrid' '--fp8-recipe delayed' --bf16; do
     grep -qx -- "$l" "$f/${plan}_megatron.args" || fail "$plan: no $l"
   done
@@ -240,8 +244,16 @@ for plan in fp8z1 fp8z0 fp8pg fp8pgz0; do
     fail "$plan: no DeepSpeed FP8 line"
 done
 grep -qx -- '--fp8-param-gather' "$f/fp8pg_megatron.args" || fail "fp8pg: no --fp8-param-gather"
-grep -qx 'enable_fsdp_float8_all_gather = true' "$f/fp8pg_torchtitan.toml" ||
-  fail "fp8pg: no FSDP float8 all-gather"
+for plan in fp8pg fp8pgz3; do
+  grep -qx 'enable_fsdp_float8_all_gather = true' "$f/${plan}_torchtitan.toml" ||
+    fail "$plan: no FSDP float8 all-gather"
+  grep -qx 'precompute_float8_dynamic_scale_for_fsdp = true' "$f/${plan}_torchtitan.toml" ||
+    fail "$plan: no precomputed float8 scales"
+done
+grep -q 'FSDP gathers the float8 weights as priced' "$f/fp8pgz3_torchtitan.toml" ||
+  fail "fp8pgz3: no note on the float8 all-gather"
+grep -q 'enable_fsdp_float8_all_gather\|precompute_float8' "$f/fp8z1_torchtitan.toml" &&
+  fail "fp8z1: a float8 all-gather not priced"
 grep -qx -- '--fp8-param-gather' "$f/fp8z1_megatron.args" && fail "fp8z1: FP8 primary weights not priced"
 grep -qx -- '--fp8-param-gather' "$f/fp8pgz0_megatron.args" &&
   fail "fp8pgz0: --fp8-param-gather without the distributed optimizer"

@@ -54,6 +54,8 @@ static void test_fp8_gemm_price(void)
 /* One stage of the whole graph on a (1, 1) mesh of h100-sxm, fp8 or not. */
 static int shard_dp(const ApprofGraph *g, int fp8, int dp, int zero, int fp8_params,
                     ApprofHardwareSpec *hw, ApprofStageProgram *p);
+/* The ZeRO-3 schedule shard_dp prices (hw->zero3_schedule). */
+static int zero3_schedule = APPROF_ZERO3_SERIAL;
 
 static int shard_one(const ApprofGraph *g, int fp8, ApprofHardwareSpec *hw, ApprofStageProgram *p)
 {
@@ -77,6 +79,7 @@ static int shard_dp(const ApprofGraph *g, int fp8, int dp, int zero, int fp8_par
     CU_ASSERT_FATAL(approf_hardware_builtin("h100-sxm", hw) == 0);
     hw->fp8 = fp8;
     hw->fp8_param_gather = fp8_params;
+    hw->zero3_schedule = zero3_schedule;
     CU_ASSERT_FATAL(approf_shard_context_new(g, &l, hw, 1, &ctx) == 0);
     memset(&req, 0, sizeof req);
     req.mesh_hosts = req.logical_b = 1;
@@ -233,12 +236,100 @@ static void test_fp8_params(void)
     approf_graph_free(&g);
 }
 
+/* The bytes of phase ph's collectives of kind k (ph 2: the apply ones). */
+static double coll_bytes(const ApprofStageProgram *p, int ph, ApprofCollKind k)
+{
+    const ApprofCollective *c = ph < 2 ? p->colls[ph] : p->apply_colls;
+    size_t n = ph < 2 ? p->n_colls[ph] : p->n_apply_colls;
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (c[i].kind == k)
+            sum += c[i].bytes;
+    return sum;
+}
+
+/* FP8 weight all-gathers under ZeRO-3 (fp8_param_gather, torchtitan's
+ * enable_fsdp_float8_all_gather with precompute_float8_dynamic_scale_for_fsdp,
+ * torchao's FSDP2 float8 all-gather): the GPT layer of test_fp8_params at
+ * dp 2 under ZeRO-3 and the FSDP2 schedule. Each FP8 weight element moves
+ * 1 byte instead of 2 in the forward's and the backward's all-gathers
+ * (welems fewer bytes in each phase), the reduce-scatters are unchanged;
+ * the gathered unit and the one prefetched (2 units in the forward, 2 and
+ * the gradient in the backward) hold 1 byte an element: 2 x welems less
+ * temp in each phase; no FP8 copy is resident (2 bytes an element, 2
+ * copies on Hopper): 2 x welems less in both modules' inputs; per step the
+ * cast once of the whole weight (read 2, write 2 x 1 bytes) is replaced by
+ * the amax read of the half shard (2 x welems / 2 bytes): 3 x welems fewer
+ * optimizer bytes, and one all-reduce of 4 bytes per FP8 weight. */
+static void test_fp8_zero3_gathers(void)
+{
+    ApprofZooOptions o;
+    ApprofGraph *g = NULL;
+    ApprofHardwareSpec h8, hp;
+    ApprofStageProgram b, c;
+    char err[256];
+    double welems = 0;
+    int n_lin = 0;
+    memset(&o, 0, sizeof o);
+    o.num_layers = 1;
+    o.hidden = 1024;
+    o.heads = 16;
+    o.seq_len = 512;
+    o.vocab = 2048 + 8;
+    o.batch = 2;
+    o.dtype = "bf16";
+    CU_ASSERT_FATAL(approf_zoo_build("gpt", &o, &g, err, sizeof err) == 0);
+    zero3_schedule = APPROF_ZERO3_FSDP2;
+    CU_ASSERT_FATAL(shard_dp(g, 1, 2, 3, 0, &h8, &b) == 0);
+    CU_ASSERT_FATAL(shard_dp(g, 1, 2, 3, 1, &hp, &c) == 0);
+    zero3_schedule = APPROF_ZERO3_SERIAL;
+    for (size_t i = 0; i < b.n_kernels[0]; i++)
+        if (b.kernels[0][i].fp8) {
+            welems += (double)b.kernels[0][i].k * (double)b.kernels[0][i].n;
+            n_lin++;
+        }
+    CU_ASSERT_DOUBLE_EQUAL(welems, 12.0 * 1024 * 1024, 0.5);
+    for (int ph = 0; ph < 2; ph++) {
+        double ab = coll_bytes(&b, ph, APPROF_COLL_ALL_GATHER);
+        CU_ASSERT(ab > 2.0 * welems);
+        CU_ASSERT_DOUBLE_EQUAL(ab - coll_bytes(&c, ph, APPROF_COLL_ALL_GATHER), welems, 1.0);
+        CU_ASSERT_DOUBLE_EQUAL(coll_bytes(&b, ph, APPROF_COLL_REDUCE_SCATTER),
+                               coll_bytes(&c, ph, APPROF_COLL_REDUCE_SCATTER), 0.5);
+        CU_ASSERT_DOUBLE_EQUAL((double)(b.temp_buffer_size[ph] - c.temp_buffer_size[ph]),
+                               2.0 * welems, 2.0);
+        CU_ASSERT_DOUBLE_EQUAL((double)(b.invar_size[ph] - c.invar_size[ph]), 2.0 * welems, 2.0);
+        CU_ASSERT(c.peak_memory[ph] < b.peak_memory[ph]);
+    }
+    CU_ASSERT_DOUBLE_EQUAL(b.optimizer_bytes - c.optimizer_bytes, 3.0 * welems, 1.0);
+    CU_ASSERT_EQUAL(b.n_apply_colls, 0);
+    CU_ASSERT_DOUBLE_EQUAL(coll_bytes(&c, 2, APPROF_COLL_ALL_REDUCE), 4.0 * n_lin, 1e-9);
+    approf_stage_program_clear(&b);
+    approf_stage_program_clear(&c);
+    /* the serial and DeepSpeed schedules' gathers (module by module;
+     * every weight here is above DeepSpeed's persistence threshold) move
+     * the same welems bytes fewer in each phase */
+    for (int sched = APPROF_ZERO3_SERIAL; sched <= APPROF_ZERO3_DEEPSPEED; sched += 2) {
+        zero3_schedule = sched;
+        CU_ASSERT_FATAL(shard_dp(g, 1, 2, 3, 0, &h8, &b) == 0);
+        CU_ASSERT_FATAL(shard_dp(g, 1, 2, 3, 1, &hp, &c) == 0);
+        for (int ph = 0; ph < 2; ph++)
+            CU_ASSERT_DOUBLE_EQUAL(coll_bytes(&b, ph, APPROF_COLL_ALL_GATHER) -
+                                       coll_bytes(&c, ph, APPROF_COLL_ALL_GATHER),
+                                   welems, 1.0);
+        approf_stage_program_clear(&b);
+        approf_stage_program_clear(&c);
+    }
+    zero3_schedule = APPROF_ZERO3_SERIAL;
+    approf_graph_free(&g);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
         {"an FP8 GEMM at the FP8 peak", test_fp8_gemm_price},
         {"a GPT stage in FP8", test_fp8_stage},
         {"FP8 primary weights", test_fp8_params},
+        {"FP8 weight all-gathers under ZeRO-3", test_fp8_zero3_gathers},
     };
     return CUNIT_RUN("fp8", tests);
 }
