@@ -109,15 +109,13 @@ int apsolve_offload_stage(const ApsolveProblem *p, const CostdbLayer *layers, si
     return 0;
 }
 
-int apsolve_offload_compose(Costdb *db, int64_t sweep, const ApsolveProblem *p,
-                            ApsolveProblem *q, const ApsolveStageSpec *specs, size_t nspec,
-                            int n, char *why, size_t len)
+int apsolve_offload_source_load(Costdb *db, int64_t sweep, ApsolveOffloadSource *out,
+                                char *why, size_t len)
 {
     CostdbSweep sw;
     CostdbHardware hw;
     CostdbFabric f;
-    CostdbLayer *layers = NULL;
-    size_t nlayers = 0;
+    memset(out, 0, sizeof *out);
     if (costdb_sweep_get(db, sweep, &sw) < 0 || sw.hardware_id <= 0 ||
         costdb_hardware_get(db, sw.hardware_id, &hw) < 0) {
         snprintf(why, len, "sweep %lld has no hardware row to price the host copies",
@@ -125,43 +123,80 @@ int apsolve_offload_compose(Costdb *db, int64_t sweep, const ApsolveProblem *p,
         return APSOLVE_EDB;
     }
     costdb_fabric_from_hardware(&hw, &f);
-    if (sw.model_id <= 0 || costdb_model_layers(db, sw.model_id, &layers, &nlayers) < 0) {
+    out->host_bandwidth = f.host_bandwidth;
+    if (sw.model_id <= 0 || costdb_model_layers(db, sw.model_id, &out->layers, &out->nlayers) < 0) {
         snprintf(why, len, "sweep %lld has no model record to split its entries by layer",
                  (long long)sweep);
+        apsolve_offload_source_free(out);
         return APSOLVE_EDB;
     }
+    return APSOLVE_OK;
+}
+
+void apsolve_offload_source_free(ApsolveOffloadSource *src)
+{
+    free(src->layers);
+    memset(src, 0, sizeof *src);
+}
+
+int apsolve_offload_entry(const ApsolveProblem *p, const ApsolveOffloadSource *src, int start,
+                          int end, int s, int c, int n, ApsolveProblem *q, size_t qi, char *why,
+                          size_t len)
+{
+    size_t idx = apsolve_index(p, start, end, s, c);
+    ApsolveOffloadStage x;
+    ApsolveMemory *m;
+    if (!p->configs[(size_t)s * p->num_configs + c].valid || !isfinite(p->cost[idx]))
+        return 1;
+    if (apsolve_offload_stage(p, src->layers, src->nlayers, src->host_bandwidth, start, end, s,
+                              c, n, &x, why, len))
+        return APSOLVE_EINVAL;
+    /* written whole from p's entry: q may hold another n's */
+    m = &q->memory[qi];
+    *m = p->memory[idx];
+    m->peak -= x.freed < m->peak ? x.freed : m->peak;
+    m->intermediate -= x.freed;
+    q->fwd_cost[qi] = p->fwd_cost[idx] + x.exposed_fwd;
+    q->bwd_cost[qi] = p->bwd_cost[idx] + x.exposed_bwd;
+    q->cost[qi] = q->fwd_cost[qi] + q->bwd_cost[qi];
+    q->max_n_succ_stages[qi] = apsolve_memory_mnss(m);
+    return 0;
+}
+
+int apsolve_offload_compose_with(const ApsolveOffloadSource *src, const ApsolveProblem *p,
+                                 ApsolveProblem *q, const ApsolveStageSpec *specs, size_t nspec,
+                                 int n, char *why, size_t len)
+{
     for (size_t k = 0; k < nspec; k++) {
         const ApsolveStageSpec *sp = &specs[k];
         for (int s = 0; s < q->num_submeshes; s++) {
             if (q->submeshes[s].hosts != sp->hosts || q->submeshes[s].gpus != sp->gpus)
                 continue;
             for (int c = 0; c < q->num_configs; c++) {
-                size_t idx = apsolve_index(q, sp->start_layer, sp->end_layer, s, c);
-                ApsolveOffloadStage x;
-                ApsolveMemory *m = &q->memory[idx];
                 char w[256];
-                if (!q->configs[s * q->num_configs + c].valid || !isfinite(p->cost[idx]))
-                    continue;
-                if (apsolve_offload_stage(p, layers, nlayers, f.host_bandwidth, sp->start_layer,
-                                          sp->end_layer, s, c, n, &x, w, sizeof w)) {
+                if (apsolve_offload_entry(p, src, sp->start_layer, sp->end_layer, s, c, n, q,
+                                          apsolve_index(q, sp->start_layer, sp->end_layer, s, c),
+                                          w, sizeof w) < 0) {
                     snprintf(why, len, "stage %zu (layers %d-%d): %s", k, sp->start_layer,
                              sp->end_layer, w);
-                    free(layers);
                     return APSOLVE_EINVAL;
                 }
-                /* written whole from p's entry: q may hold another n's */
-                *m = p->memory[idx];
-                m->peak -= x.freed < m->peak ? x.freed : m->peak;
-                m->intermediate -= x.freed;
-                q->fwd_cost[idx] = p->fwd_cost[idx] + x.exposed_fwd;
-                q->bwd_cost[idx] = p->bwd_cost[idx] + x.exposed_bwd;
-                q->cost[idx] = q->fwd_cost[idx] + q->bwd_cost[idx];
-                q->max_n_succ_stages[idx] = apsolve_memory_mnss(m);
             }
         }
     }
-    free(layers);
     return APSOLVE_OK;
+}
+
+int apsolve_offload_compose(Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                            ApsolveProblem *q, const ApsolveStageSpec *specs, size_t nspec,
+                            int n, char *why, size_t len)
+{
+    ApsolveOffloadSource src;
+    int rc = apsolve_offload_source_load(db, sweep, &src, why, len);
+    if (!rc)
+        rc = apsolve_offload_compose_with(&src, p, q, specs, nspec, n, why, len);
+    apsolve_offload_source_free(&src);
+    return rc;
 }
 
 int apsolve_offload_problem(Costdb *db, int64_t sweep, const ApsolveProblem *p,

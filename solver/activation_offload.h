@@ -62,6 +62,33 @@ int apsolve_offload_stage(const ApsolveProblem *p, const CostdbLayer *layers, si
                           double host_bandwidth, int start, int end, int s, int c, int n,
                           ApsolveOffloadStage *out, char *why, size_t len);
 
+/* What pricing offload reads of a sweep besides its entries: the host
+ * link (its hardware row's, CostdbFabric.host_bandwidth) and the model's
+ * per-layer record. */
+typedef struct ApsolveOffloadSource {
+    double host_bandwidth;            /* bytes/s one direction */
+    CostdbLayer *layers;              /* owned */
+    size_t nlayers;
+} ApsolveOffloadSource;
+
+/* Reads sweep's source. 0; APSOLVE_EDB with why (no hardware row, no model
+ * record). */
+int apsolve_offload_source_load(struct Costdb *db, int64_t sweep, ApsolveOffloadSource *out,
+                                char *why, size_t len);
+void apsolve_offload_source_free(ApsolveOffloadSource *src);
+
+/* The one composition of an offloaded entry: q's entry qi becomes p's
+ * entry (start..end, s, c) with its first n layers offloaded, written
+ * whole from p's (peak and intermediate less the freed bytes, forward and
+ * backward plus the exposed copies, the memory limit recomputed; q's other
+ * tables untouched), so q may be p's clone or a smaller copy (the auto
+ * search's one-stage problem, offload_one_stage.h). 0; 1 when p has no
+ * such entry (its config invalid or its cost not finite: nothing written);
+ * APSOLVE_EINVAL with why (apsolve_offload_stage's). */
+int apsolve_offload_entry(const ApsolveProblem *p, const ApsolveOffloadSource *src, int start,
+                          int end, int s, int c, int n, ApsolveProblem *q, size_t qi, char *why,
+                          size_t len);
+
 /* A copy of p in which every config of the specs' stages (their layers
  * and submesh) that has an entry offloads n layers: peak and intermediate less the freed
  * bytes, forward and backward plus the exposed copies, the memory limit
@@ -78,6 +105,10 @@ int apsolve_offload_problem(struct Costdb *db, int64_t sweep, const ApsolveProbl
 int apsolve_offload_compose(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
                             ApsolveProblem *q, const ApsolveStageSpec *specs, size_t nspec,
                             int n, char *why, size_t len);
+/* The same from a source already read. */
+int apsolve_offload_compose_with(const ApsolveOffloadSource *src, const ApsolveProblem *p,
+                                 ApsolveProblem *q, const ApsolveStageSpec *specs, size_t nspec,
+                                 int n, char *why, size_t len);
 
 /* Which frameworks run an offload plan as priced (frameworks.h): only
  * Megatron-LM (--cpu-offloading-num-layers); DeepSpeed v0.16.4's

@@ -59,11 +59,15 @@ int apsolve_subset_new(const ApsolveProblem *p, const unsigned char *keep, int a
     return APSOLVE_OK;
 }
 
-int apsolve_subset_problem(const ApsolveProblem *p, const ApsolveSubset *v, ApsolveProblem **out)
+/* A problem of L layers on p's cluster with v's pairs (their submeshes and
+ * configs; padding invalid), every entry as apsolve_problem_new makes it,
+ * and an unfit table of padding where p has one. */
+static int subset_shell(const ApsolveProblem *p, const ApsolveSubset *v, int L,
+                        ApsolveProblem **out)
 {
     ApsolveProblem *q = NULL;
     int with = p->fwd_cost && p->bwd_cost && p->memory, rc;
-    int L = p->num_layers, S2 = v->num_submeshes, C2 = v->num_configs;
+    int S2 = v->num_submeshes, C2 = v->num_configs;
     *out = NULL;
     if ((rc = apsolve_problem_new(L, p->cluster_hosts, p->cluster_gpus, S2, C2, with, &q)) !=
         APSOLVE_OK)
@@ -88,36 +92,78 @@ int apsolve_subset_problem(const ApsolveProblem *p, const ApsolveSubset *v, Apso
                     p->configs[(size_t)v->submesh[s2] * p->num_configs + c];
         }
     }
+    q->sweep_id = p->sweep_id;
+    *out = q;
+    return APSOLVE_OK;
+}
+
+/* Entry b of q becomes entry a of p, every table q has (a table p lacks
+ * keeps apsolve_problem_new's value), as apsolve_problem_clone copies it. */
+static void copy_entry(const ApsolveProblem *p, size_t a, ApsolveProblem *q, size_t b)
+{
+    q->cost[b] = p->cost[a];
+    q->max_n_succ_stages[b] = p->max_n_succ_stages[a];
+    q->apply_cost[b] = p->apply_cost[a];
+    if (q->fwd_cost) {
+        q->fwd_cost[b] = p->fwd_cost[a];
+        q->bwd_cost[b] = p->bwd_cost[a];
+        if (p->wgrad_cost)
+            q->wgrad_cost[b] = p->wgrad_cost[a];
+        q->memory[b] = p->memory[a];
+    }
+    if (p->unfit)
+        q->unfit[b] = p->unfit[a];
+}
+
+int apsolve_subset_problem(const ApsolveProblem *p, const ApsolveSubset *v, ApsolveProblem **out)
+{
+    ApsolveProblem *q = NULL;
+    int L = p->num_layers, S2 = v->num_submeshes, C2 = v->num_configs, rc;
+    if ((rc = subset_shell(p, v, L, &q)) != APSOLVE_OK)
+        return rc;
     /* every layer range i..j of the pairs kept (j < i is no range: the DP
-     * and the steps that transform entries never read it), as
-     * apsolve_problem_clone copies them (a table p lacks keeps
-     * apsolve_problem_new's values) */
+     * and the steps that transform entries never read it) */
     for (int i = 0; i < L; i++)
         for (int j = i; j < L; j++)
             for (int s2 = 0; s2 < S2; s2++)
                 for (int c2 = 0; c2 < C2; c2++) {
                     int c = v->config[(size_t)s2 * C2 + c2];
-                    size_t a, b;
-                    if (c < 0)
-                        continue;
-                    a = apsolve_index(p, i, j, v->submesh[s2], c);
-                    b = apsolve_index(q, i, j, s2, c2);
-                    q->cost[b] = p->cost[a];
-                    q->max_n_succ_stages[b] = p->max_n_succ_stages[a];
-                    q->apply_cost[b] = p->apply_cost[a];
-                    if (with) {
-                        q->fwd_cost[b] = p->fwd_cost[a];
-                        q->bwd_cost[b] = p->bwd_cost[a];
-                        if (p->wgrad_cost)
-                            q->wgrad_cost[b] = p->wgrad_cost[a];
-                        q->memory[b] = p->memory[a];
-                    }
-                    if (p->unfit)
-                        q->unfit[b] = p->unfit[a];
+                    if (c >= 0)
+                        copy_entry(p, apsolve_index(p, i, j, v->submesh[s2], c), q,
+                                   apsolve_index(q, i, j, s2, c2));
                 }
-    q->sweep_id = p->sweep_id;
     *out = q;
     return APSOLVE_OK;
+}
+
+int apsolve_subset_range_problem(const ApsolveProblem *p, const ApsolveSubset *v, int first,
+                                 int last, ApsolveProblem **out)
+{
+    ApsolveProblem *q = NULL;
+    int S2 = v->num_submeshes, C2 = v->num_configs, rc;
+    *out = NULL;
+    if (first < 0 || last < first || last >= p->num_layers)
+        return APSOLVE_EINVAL;
+    if ((rc = subset_shell(p, v, 1, &q)) != APSOLVE_OK)
+        return rc;
+    for (int s2 = 0; s2 < S2; s2++)
+        for (int c2 = 0; c2 < C2; c2++) {
+            int c = v->config[(size_t)s2 * C2 + c2];
+            if (c >= 0)
+                copy_entry(p, apsolve_index(p, first, last, v->submesh[s2], c), q,
+                           apsolve_index(q, 0, 0, s2, c2));
+        }
+    *out = q;
+    return APSOLVE_OK;
+}
+
+void apsolve_subset_range_plan(const ApsolveSubset *v, int first, int last, ApsolvePlan *pl)
+{
+    apsolve_subset_plan(v, pl);
+    for (size_t k = 0; pl && k < pl->n_stages; k++) {
+        pl->stages[k].start_layer = first;
+        pl->stages[k].end_layer = last;
+    }
 }
 
 void apsolve_subset_plan(const ApsolveSubset *v, ApsolvePlan *pl)

@@ -37,6 +37,16 @@ void apsolve_subset_free(ApsolveSubset *v);
  * +inf. 0; APSOLVE_ENOMEM; APSOLVE_EINVAL. */
 int apsolve_subset_problem(const ApsolveProblem *p, const ApsolveSubset *v,
                            ApsolveProblem **out);
+/* The copy of p's entries of v's pairs for the one layer range
+ * first..last of p, as a problem of one layer: its entry (0, 0, s', c') is
+ * p's (first, last, s, c), every table p has. Its plans are the one-stage
+ * plans of p on those layers (the auto search's activation-offload step,
+ * offload_one_stage.h). 0; APSOLVE_ENOMEM; APSOLVE_EINVAL. */
+int apsolve_subset_range_problem(const ApsolveProblem *p, const ApsolveSubset *v, int first,
+                                 int last, ApsolveProblem **out);
+/* Plan pl of that copy as a plan of p: its stage on layers first..last,
+ * its submesh and config p's indices. */
+void apsolve_subset_range_plan(const ApsolveSubset *v, int first, int last, ApsolvePlan *pl);
 /* Plan pl of v's copy as a plan of p: each stage's submesh and config
  * index p's. */
 void apsolve_subset_plan(const ApsolveSubset *v, ApsolvePlan *pl);

@@ -20,8 +20,8 @@
  * plain sweep at each micro-batch size and on each cp candidate, and its
  * plans compete by the same rule. Both price a stage from an entry the
  * sweep judged out of memory, with the time it kept, as --parallel does
- * (apsolve_unfit_open, session_twin.c): a run that needs cp or ep to fit
- * is found.
+ * (apsolve_unfit_open, session_twin.c; here restored in place and put
+ * back: unfit_in_place.h): a run that needs cp or ep to fit is found.
  */
 #include <math.h>
 #include <stdio.h>
@@ -36,6 +36,7 @@
 #include "problem_subset.h"
 #include "session.h"
 #include "session_int.h"
+#include "unfit_in_place.h"
 
 int apsolve_auto_better(const ApsolvePlan *x, int xh, const ApsolvePlan *y, int yh)
 {
@@ -352,7 +353,8 @@ int apsolve_run_auto_cp(ApsolveRun *r)
         int64_t m = r->nbs ? r->bs[k].micro_batch_size : r->micro;
         int own = r->nbs == 0 || r->bs[k].sweep_id == r->main_c.sweep;
         ApsolveCand base, ub;
-        ApsolveProblem *q[48], *uq[48], *rp = NULL;
+        ApsolveProblem *q[48], *uq[48];
+        ApsolveUnfitUndo undo = {NULL, 0};
         ApsolveSubset views[48], uviews[48];
         int ucps[48], ucomms[48], uat[48], nuse;
         ApsolveEpCache cache = {NULL, NULL};
@@ -379,14 +381,14 @@ int apsolve_run_auto_cp(ApsolveRun *r)
         /* the entries the sweep judged out of memory with the time it
          * computed, restored for the cp and ep steps to price stages from
          * (as --parallel does: a run that needs cp or ep to fit); the plain
-         * search never sees them (session_twin.c) */
+         * search never sees them (session_twin.c): in the problem itself,
+         * put back after this size's candidates (unfit_in_place.h), rather
+         * than in a clone of the whole table */
         ub = base;
-        if (!fail && apsolve_unfit_open(base.p, &rp) != APSOLVE_OK) {
+        if (!fail && apsolve_unfit_open_in_place(base.p, &undo) != APSOLVE_OK) {
             apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
             fail = 1;
         }
-        if (rp)
-            ub.p = rp;
         /* ep's facts of this sweep's entries, shared by its plain and cp
          * candidates */
         if (top_k && !fail) {
@@ -488,7 +490,7 @@ int apsolve_run_auto_cp(ApsolveRun *r)
             apsolve_auto_offer(b, &t, pl, h, &c);
         }
         apsolve_ep_cache_free(&cache);
-        apsolve_problem_free(&rp);
+        apsolve_unfit_close_in_place(base.p, &undo);
         if (!own)
             apsolve_cand_free(&base);
     }

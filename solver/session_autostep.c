@@ -3,40 +3,52 @@
  * One try of an auto-search step that reprices the auto plan's problem
  * (session_int.h, ApsolveAutoStep): the partial-recomputation step
  * (session_autorl.c) and the activation-offload step
- * (session_autooffload.c) each solve a composed copy of the problem per K
- * or N, keep the best plan by the search's own rule (apsolve_auto_better:
- * the headroom kept first, then the objective) and make it the auto plan.
+ * (session_autooffload.c) each solve a composed problem per K or N (the
+ * offload step a one-stage problem of its own: offload_one_stage.h), keep
+ * the best plan by the search's own rule (apsolve_auto_better: the
+ * headroom kept first, then the objective) and make it the auto plan.
  */
 #include "apsolve.h"
 #include "session.h"
 #include "session_int.h"
 
-int apsolve_auto_step_try(ApsolveAutoStep *st, ApsolveProblem **q, ApsolveOptions o, int n)
+int apsolve_auto_step_offer(ApsolveAutoStep *st, int e, ApsolvePlan **pl,
+                            const ApsolveOptions *o, int n)
 {
-    ApsolvePlan *pl = NULL;
-    int e = apsolve_solve_keep_headroom(*q, &o, &pl);
-    if (e == APSOLVE_EINFEASIBLE || (e == 0 && !pl->feasible)) {
-        apsolve_plan_free(&pl);
+    if (e == APSOLVE_EINFEASIBLE || (e == 0 && !(*pl)->feasible)) {
+        apsolve_plan_free(pl);
         return 0;
     }
     if (e) {
-        apsolve_plan_free(&pl);
+        apsolve_plan_free(pl);
         return e;
     }
     st->priced++;
-    if (!apsolve_auto_better(pl, o.search_headroom, st->best ? st->best : st->plain,
+    if (!apsolve_auto_better(*pl, o->search_headroom, st->best ? st->best : st->plain,
                              st->best ? st->best_h : st->plain_h)) {
-        apsolve_plan_free(&pl);
+        apsolve_plan_free(pl);
         return 0;
     }
     apsolve_plan_free(&st->best);
     apsolve_problem_free(&st->bestq);
-    st->best = pl;
-    st->bestq = *q;
-    *q = NULL;
+    st->best = *pl;
+    *pl = NULL;
     st->best_n = n;
-    st->best_h = o.search_headroom;
-    st->besto = o;
+    st->best_h = o->search_headroom;
+    st->besto = *o;
+    return 1;
+}
+
+int apsolve_auto_step_try(ApsolveAutoStep *st, ApsolveProblem **q, ApsolveOptions o, int n)
+{
+    ApsolvePlan *pl = NULL;
+    int e = apsolve_solve_keep_headroom(*q, &o, &pl);
+    if ((e = apsolve_auto_step_offer(st, e, &pl, &o, n)) < 0)
+        return e;
+    if (e) {
+        st->bestq = *q;
+        *q = NULL;
+    }
     return 0;
 }
 

@@ -207,9 +207,14 @@ typedef struct ApsolveAutoStep {
     int best_n, best_h;       /* the K or N of best, its headroom kept */
     int priced;               /* tries that gave a feasible plan */
 } ApsolveAutoStep;
-/* Solves *q with o; a feasible plan that beats the best so far (else
- * plain) by apsolve_auto_better becomes st's best, with *q (then NULL) and
- * n. 0, or the solver's error. */
+/* A solve's result (e, *pl, under o) offered to st: a feasible plan that
+ * beats the best so far (else plain) by apsolve_auto_better becomes st's
+ * best (*pl then NULL) with n and no problem yet (bestq NULL); else *pl is
+ * freed. 1 taken, 0 not, or the solver's error e. */
+int apsolve_auto_step_offer(ApsolveAutoStep *st, int e, ApsolvePlan **pl,
+                            const ApsolveOptions *o, int n);
+/* Solves *q with o and offers the plan; taken, its problem is *q (then
+ * NULL). 0, or the solver's error. */
 int apsolve_auto_step_try(ApsolveAutoStep *st, ApsolveProblem **q, ApsolveOptions o, int n);
 /* Makes st's best the auto plan, its candidate base's with st's problem
  * and options; st no longer owns them. */

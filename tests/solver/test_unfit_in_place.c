@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Out-of-memory entries restored in the problem itself and put back
+ * (solver/unfit_in_place.h), against apsolve_unfit_open's clone, which the
+ * auto search's cp step read before: restored, the problem holds the
+ * clone's every table bit for bit; put back, its own, on a made-up table
+ * with out-of-memory entries that kept their time, some that did not, and
+ * a NaN cost.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <CUnit/Basic.h>
+
+#include "apsolve.h"
+#include "cunit_run.h"
+#include "session_int.h"
+#include "unfit_in_place.h"
+
+static size_t cells(const ApsolveProblem *p)
+{
+    return (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+           (size_t)p->num_configs;
+}
+
+/* p and q hold the same bits in every table. */
+static int same_problem(const ApsolveProblem *p, const ApsolveProblem *q)
+{
+    size_t n = cells(p);
+#define SAME(f) ((!p->f && !q->f) || (p->f && q->f && !memcmp(p->f, q->f, n * sizeof *p->f)))
+    return n == cells(q) && SAME(cost) && SAME(max_n_succ_stages) && SAME(apply_cost) &&
+           SAME(fwd_cost) && SAME(bwd_cost) && SAME(wgrad_cost) && SAME(memory) && SAME(unfit);
+#undef SAME
+}
+
+static ApsolveProblem *made_up(void)
+{
+    ApsolveProblem *p = NULL;
+    unsigned r = 12345;
+    size_t n;
+    if (apsolve_problem_new(5, 1, 4, 3, 4, 1, &p))
+        return NULL;
+    n = cells(p);
+    if (!(p->unfit = calloc(n, sizeof *p->unfit))) {
+        apsolve_problem_free(&p);
+        return NULL;
+    }
+    for (size_t k = 0; k < n; k++) {
+        r = r * 1103515245u + 12345u;
+        p->unfit[k].fwd = -1;
+        p->memory[k] = (ApsolveMemory){(int64_t)(r % 7) * 1000, 500, 100, 8000};
+        p->max_n_succ_stages[k] = apsolve_memory_mnss(&p->memory[k]);
+        p->apply_cost[k] = 0.01 * (double)(r % 5);
+        switch ((r >> 8) % 4) {
+        case 0: /* fits */
+            p->fwd_cost[k] = 1.0 + (double)(r % 3);
+            p->bwd_cost[k] = 2 * p->fwd_cost[k];
+            p->cost[k] = 3 * p->fwd_cost[k];
+            p->wgrad_cost[k] = p->fwd_cost[k];
+            break;
+        case 1: /* out of memory, its time kept */
+        case 2:
+            p->cost[k] = (r >> 12) % 5 ? INFINITY : NAN;
+            p->max_n_succ_stages[k] = -1;
+            p->unfit[k] = (ApsolveUnfit){0.5 * (double)(r % 4 + 1), 1.5, 0.02,
+                                         {(int64_t)(r % 9) * 3000, 4000, 200, 8000}};
+            break;
+        default: /* out of memory, no time: stays */
+            break;
+        }
+    }
+    return p;
+}
+
+static void test_in_place_is_the_clone(void)
+{
+    ApsolveProblem *p = made_up(), *before = NULL, *clone = NULL;
+    ApsolveUnfitUndo u;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(p, &before), APSOLVE_OK);
+    CU_ASSERT_EQUAL_FATAL(apsolve_unfit_open(p, &clone), APSOLVE_OK);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(clone);
+    CU_ASSERT_EQUAL_FATAL(apsolve_unfit_open_in_place(p, &u), APSOLVE_OK);
+    CU_ASSERT(u.n > 10);
+    CU_ASSERT(same_problem(p, clone));
+    apsolve_unfit_close_in_place(p, &u);
+    CU_ASSERT(u.n == 0 && u.saved == NULL);
+    CU_ASSERT(same_problem(p, before));
+    apsolve_problem_free(&clone);
+    apsolve_problem_free(&before);
+    apsolve_problem_free(&p);
+}
+
+static void test_nothing_to_restore(void)
+{
+    ApsolveProblem *p = made_up(), *before = NULL, *clone = NULL;
+    ApsolveUnfitUndo u;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    free(p->unfit);
+    p->unfit = NULL;
+    CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(p, &before), APSOLVE_OK);
+    CU_ASSERT_EQUAL_FATAL(apsolve_unfit_open(p, &clone), APSOLVE_OK);
+    CU_ASSERT_PTR_NULL(clone);
+    CU_ASSERT_EQUAL_FATAL(apsolve_unfit_open_in_place(p, &u), APSOLVE_OK);
+    CU_ASSERT_EQUAL(u.n, 0);
+    CU_ASSERT(same_problem(p, before));
+    apsolve_unfit_close_in_place(p, &u);
+    CU_ASSERT(same_problem(p, before));
+    apsolve_problem_free(&before);
+    apsolve_problem_free(&p);
+}
+
+int main(void)
+{
+    static const CunitTest tests[] = {
+        {"restored in place: the clone's tables, then its own", test_in_place_is_the_clone},
+        {"no out-of-memory figures: unchanged", test_nothing_to_restore},
+    };
+    return CUNIT_RUN("unfit entries in place", tests);
+}
