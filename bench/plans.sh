@@ -38,7 +38,11 @@
 # approf's gpt with the row's layers, hidden, heads and vocab; else the
 # sweep's model options, e.g. "--model llama --preset llama-3-8b" or
 # "--hf-config bench/llm_configs/F.json", with --num-layers and --seq-len
-# from the row); cp (context parallelism: the stage submesh is dp*tp*cp,
+# from the row; the Megatron-Core/NeMo rows of a gated MLP add
+# --activation-fusion: bias_activation_fusion is set by NeMo 2's LlamaConfig
+# and Llama3Config, nemo/collections/llm/gpt/model/llama.py at 008df615de,
+# by Megatron-Bridge's llama_bridge.py and its Qwen3 configs,
+# docs/megatron-memory.md); cp (context parallelism: the stage submesh is dp*tp*cp,
 # the sweep's micro-batch mbs*dp*cp, apsolve --parallel ...,cp=C); ep
 # (expert parallelism: ...,ep=E); etp ("-": Megatron's default, tp; else
 # ...,etp=T); dp_shard (HSDP: ...,dp_shard=S); fp8

@@ -306,6 +306,10 @@ static void normalize_attrs(const ApprofGraph *g, ApprofOpKind kind, const int *
     case APPROF_OP_RELU:
         n.inplace = a->inplace ? 1 : 0;
         break;
+    case APPROF_OP_SILU:
+    case APPROF_OP_GELU:
+        n.rerun = a->rerun ? 1 : 0;
+        break;
     case APPROF_OP_TOPK_ROUTER:
         n.top_k = a->top_k;
         break;

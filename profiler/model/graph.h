@@ -107,6 +107,13 @@ typedef struct ApprofOpAttrs {
                                            * for the backward (PyTorch's nn.ReLU(inplace=True),
                                            * as torchvision's ResNets use); the input must be
                                            * an operator output read by nothing else */
+    int rerun;                            /* silu, gelu: a fused gated activation that saves
+                                           * only its input: its output is not kept for the
+                                           * backward, which reruns the forward (Megatron-Core's
+                                           * SwiGLUFunction, megatron/core/fusions/
+                                           * fused_bias_swiglu.py at 92c8482e6d, saves the fc1
+                                           * output alone; docs/models.md, "Activation
+                                           * fusion") */
 } ApprofOpAttrs;
 
 typedef struct ApprofOp {

@@ -124,7 +124,8 @@ static int pair(json_t *o, const char *key, int lo, int hi, int *out)
 static const char *const op_keys[] = {"name", "op", "inputs", "outputs", "bias", "transpose_a",
                                       "transpose_b", "kernel", "stride", "padding", "groups",
                                       "axis", "perm", "shape", "start", "length", "sizes",
-                                      "causal", "top_k", "capacity", "rate", "inplace", NULL};
+                                      "causal", "top_k", "capacity", "rate", "inplace", "rerun",
+                                      NULL};
 static const char *const top_keys[] = {"format", "version", "name", "dtype", "batch_size",
                                        "tensors", "ops", NULL};
 static const char *const tensor_keys[] = {"name", "role", "dtype", "shape", "batch_dim", NULL};
@@ -299,6 +300,11 @@ static int load_op(Ctx *c, ApprofGraph *g, NameMap *m, json_t *ops, json_t *o, s
     if (t && kind != APPROF_OP_RELU)
         return perr(c, APPROF_EINVAL, "op '%s': field inplace: only relu runs in place", name);
     a.inplace = (int)t;
+    if (get_int(o, "rerun", 0, 1, 0, &t) < 0)
+        return perr(c, APPROF_EPARSE, "op '%s': field rerun: expected a boolean", name);
+    if (t && kind != APPROF_OP_SILU && kind != APPROF_OP_GELU)
+        return perr(c, APPROF_EINVAL, "op '%s': field rerun: only silu and gelu rerun", name);
+    a.rerun = (int)t;
     if ((v = json_object_get(o, "rate"))) {
         if (!json_is_number(v))
             return perr(c, APPROF_EPARSE, "op '%s': field rate: expected a number", name);
@@ -543,6 +549,11 @@ static json_t *op_json(const ApprofGraph *g, const ApprofOp *op)
     case APPROF_OP_RELU:
         if (a->inplace)
             json_object_set_new(o, "inplace", json_true());
+        break;
+    case APPROF_OP_SILU:
+    case APPROF_OP_GELU:
+        if (a->rerun)
+            json_object_set_new(o, "rerun", json_true());
         break;
     case APPROF_OP_TOPK_ROUTER:
         json_object_set_new(o, "top_k", json_integer(a->top_k));

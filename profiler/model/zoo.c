@@ -183,6 +183,9 @@ int approf_zoo_build(const char *name, const ApprofZooOptions *opt, ApprofGraph 
     if (o.attention && !(m->takes & ZOO_ATTENTION))
         return zb_fail(&b, APPROF_EINVAL, "model '%s' has no attention choice: --attention %s "
                        "does not apply (gpt, bert and the llama family have it)", name, o.attention);
+    if (o.activation_fusion && m->fn != zoo_decoder)
+        return zb_fail(&b, APPROF_EINVAL, "model '%s' has no gated MLP: --activation-fusion "
+                       "does not apply (the llama family has it)", name);
     if (o.mlm_positions && !(m->takes & ZOO_PRETRAIN))
         return zb_fail(&b, APPROF_EINVAL, "model '%s' has no masked-LM head: --mlm-positions %d "
                        "does not apply (bert has it)", name, o.mlm_positions);
@@ -294,6 +297,14 @@ int zb_unary(Zb *b, ApprofOpKind kind, const char *prefix, const char *leaf, int
     char nm[APPROF_NAME_MAX];
     path(nm, sizeof nm, prefix, leaf);
     return op_out(b, kind, nm, &x, 1, NULL, NULL, 0);
+}
+
+int zb_activation(Zb *b, ApprofOpKind kind, const char *prefix, const char *leaf, int x, int rerun)
+{
+    char nm[APPROF_NAME_MAX];
+    ApprofOpAttrs a = {.rerun = rerun ? 1 : 0};
+    path(nm, sizeof nm, prefix, leaf);
+    return op_out(b, kind, nm, &x, 1, &a, NULL, 0);
 }
 
 int zb_relu_inplace(Zb *b, const char *prefix, int x)

@@ -32,6 +32,10 @@ typedef struct ApprofZooOptions {
                               * config.json of that family instead of a preset */
     const char *attention;   /* llama family: flash (default, fused attention op) | eager
                               * (batched matmuls and a softmax, the S x S scores kept) */
+    int activation_fusion;   /* llama family: 1 runs the gated MLP's activation as
+                              * Megatron-Core's fused SwiGLU/GeGLU (bias_activation_fusion):
+                              * its output not kept, rerun in the backward; 0: eager
+                              * PyTorch's silu then mul, all three tensors kept */
     double capacity_factor;  /* MoE: expert slots per sample = ceil(cf * seq * top_k /
                               * experts); 0: 1.0 */
     const char *dataset;     /* resnet50: imagenet (default) | cifar10; swin: imagenet (default) |

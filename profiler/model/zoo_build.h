@@ -25,6 +25,9 @@ int zb_input(Zb *b, const char *name, int ndim, const int64_t *dims, int batch_d
 int zb_param(Zb *b, const char *prefix, const char *leaf, int ndim, const int64_t *dims);
 int zb_op(Zb *b, ApprofOpKind kind, const char *name, const int *in, int n_in, const ApprofOpAttrs *a);
 int zb_unary(Zb *b, ApprofOpKind kind, const char *prefix, const char *leaf, int x);
+/* prefix/leaf, a silu or gelu; rerun: its output is not kept for the
+ * backward, which reruns it (ApprofOpAttrs.rerun) */
+int zb_activation(Zb *b, ApprofOpKind kind, const char *prefix, const char *leaf, int x, int rerun);
 /* prefix/relu overwriting x (torchvision's nn.ReLU(inplace=True)) */
 int zb_relu_inplace(Zb *b, const char *prefix, int x);
 int zb_binary(Zb *b, ApprofOpKind kind, const char *prefix, const char *leaf, int x, int y);

@@ -173,8 +173,13 @@ static void split_last(Zb *b, const char *prefix, int x, int n, const int64_t *s
 }
 
 /* SwiGLU, or GeGLU with gelu (gemma's gelu_pytorch_tanh) when gelu is set;
- * fused: one gate_up_proj GEMM split in two (Phi3MLP's chunk(2): gate first) */
-static int glu(Zb *b, const char *pre, int x, int64_t ffn, int gelu, int fused)
+ * fused: one gate_up_proj GEMM split in two (Phi3MLP's chunk(2): gate first);
+ * rerun: the activation fused as Megatron-Core runs it (--activation-fusion,
+ * docs/models.md "Activation fusion"): SwiGLUFunction and GeGLUFunction
+ * (megatron/core/fusions/fused_bias_swiglu.py, fused_bias_geglu.py at
+ * 92c8482e6d) save only gate and up and recompute the activation in their
+ * backward, so the activation's output is not kept */
+static int glu(Zb *b, const char *pre, int x, int64_t ffn, int gelu, int fused, int rerun)
 {
     char p[128];
     int g, u;
@@ -190,7 +195,7 @@ static int glu(Zb *b, const char *pre, int x, int64_t ffn, int gelu, int fused)
         snprintf(p, sizeof p, "%s/gate_proj", pre);
         g = zb_dense(b, p, x, ffn, 0);
     }
-    g = gelu ? zb_unary(b, APPROF_OP_GELU, p, "gelu", g) : zb_unary(b, APPROF_OP_SILU, p, "silu", g);
+    g = zb_activation(b, gelu ? APPROF_OP_GELU : APPROF_OP_SILU, p, gelu ? "gelu" : "silu", g, rerun);
     if (!fused) {
         snprintf(p, sizeof p, "%s/up_proj", pre);
         u = zb_dense(b, p, x, ffn, 0);
@@ -201,19 +206,19 @@ static int glu(Zb *b, const char *pre, int x, int64_t ffn, int gelu, int fused)
     return zb_dense(b, p, x, h, 0);
 }
 
-static int swiglu(Zb *b, const char *pre, int x, int64_t ffn)
+static int swiglu(Zb *b, const char *pre, int x, int64_t ffn, int rerun)
 {
-    return glu(b, pre, x, ffn, 0, 0);
+    return glu(b, pre, x, ffn, 0, 0, rerun);
 }
 
 /* The dense MLP of the config: SwiGLU, GeGLU, or starcoder2's c_fc -> GELU
  * -> c_proj (Starcoder2MLP, biases per use_bias). */
-static int mlp(Zb *b, const char *pre, int x, const ApprofHfConfig *c)
+static int mlp(Zb *b, const char *pre, int x, const ApprofHfConfig *c, int rerun)
 {
     char p[128];
     int neox = c->fused;   /* GPTNeoXMLP, FalconMLP */
     if (c->mlp != 2)
-        return glu(b, pre, x, c->ffn, c->mlp == 1, c->fused);
+        return glu(b, pre, x, c->ffn, c->mlp == 1, c->fused, rerun);
     snprintf(p, sizeof p, "%s/%s", pre, neox ? "dense_h_to_4h" : "c_fc");
     x = zb_unary(b, APPROF_OP_GELU, p, "gelu", zb_dense(b, p, x, c->ffn, c->mlp_bias));
     snprintf(p, sizeof p, "%s/%s", pre, neox ? "dense_4h_to_h" : "c_proj");
@@ -246,7 +251,10 @@ static int experts_gemm(Zb *b, const char *pre, const char *leaf, int x, int64_t
     return zb_op(b, APPROF_OP_BATCH_MATMUL, p, in, 2, NULL);
 }
 
-static int moe(Zb *b, const char *pre, int x, const ApprofHfConfig *c, double cf)
+/* rerun: as glu's; Megatron-Core's experts (megatron/core/transformer/moe/
+ * experts.py at 92c8482e6d) apply the same bias_swiglu_impl with
+ * bias_activation_fusion */
+static int moe(Zb *b, const char *pre, int x, const ApprofHfConfig *c, double cf, int rerun)
 {
     char p[128];
     int w, xe, g, u, y;
@@ -278,7 +286,7 @@ static int moe(Zb *b, const char *pre, int x, const ApprofHfConfig *c, double cf
     }
     snprintf(p, sizeof p, "%s/experts", pre);
     g = experts_gemm(b, p, "gate_proj", xe, e, h, c->moe_ffn);
-    g = zb_unary(b, APPROF_OP_SILU, p, "gate_proj/silu", g);
+    g = zb_activation(b, APPROF_OP_SILU, p, "gate_proj/silu", g, rerun);
     u = experts_gemm(b, p, "up_proj", xe, e, h, c->moe_ffn);
     g = zb_binary(b, APPROF_OP_MUL, p, "mul", g, u);
     y = experts_gemm(b, p, "down_proj", g, e, c->moe_ffn, h);
@@ -289,7 +297,7 @@ static int moe(Zb *b, const char *pre, int x, const ApprofHfConfig *c, double cf
     }
     if (c->shared_ffn) {
         snprintf(p, sizeof p, "%s/shared_experts", pre);
-        y = zb_binary(b, APPROF_OP_ADD, pre, "add_shared", y, swiglu(b, p, x, c->shared_ffn));
+        y = zb_binary(b, APPROF_OP_ADD, pre, "add_shared", y, swiglu(b, p, x, c->shared_ffn, rerun));
     }
     return y;
 }
@@ -522,7 +530,7 @@ int zoo_decoder(Zb *b, const ApprofZooOptions *o)
 {
     ApprofHfConfig c;
     int64_t bs = b->g->batch_size, seq, ids_d[2], t[2];
-    int x, wte, eager = 0;
+    int x, wte, eager = 0, rerun = o->activation_fusion;
     double cf = o->capacity_factor > 0 ? o->capacity_factor : 1.0;
 
     if (resolve(b, o, &c) < 0)
@@ -565,7 +573,7 @@ int zoo_decoder(Zb *b, const ApprofZooOptions *o)
                 m = norm(b, &c, p, x);
             }
             snprintf(p, sizeof p, "%s/mlp", pre);
-            m = mlp(b, p, m, &c);
+            m = mlp(b, p, m, &c, rerun);
             x = zb_binary(b, APPROF_OP_ADD, pre, "residual_1", x, a);
             x = zb_binary(b, APPROF_OP_ADD, pre, "residual_2", x, m);
             if (o->manual_boundaries && l + 1 < c.layers)
@@ -583,9 +591,9 @@ int zoo_decoder(Zb *b, const ApprofZooOptions *o)
         y = c.norms == 2 ? x : norm(b, &c, p, x);
         snprintf(p, sizeof p, "%s/mlp", pre);
         if (sparse_layer(&c, l))
-            y = moe(b, p, y, &c, cf);
+            y = moe(b, p, y, &c, cf, rerun);
         else
-            y = mlp(b, p, y, &c);
+            y = mlp(b, p, y, &c, rerun);
         if (c.norms) {
             snprintf(p, sizeof p, "%s/post_feedforward_layernorm", pre);
             y = norm(b, &c, p, y);

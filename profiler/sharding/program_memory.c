@@ -170,13 +170,18 @@ int shard_op_policy_parity(const ApprofGraph *g, int op_begin)
  * (selective, as Megatron's): each softmax, the chain of elementwise ops
  * (scale, mask) back to the batched matmul that produces the scores, and
  * that matmul; or what torchtitan's per-op policy does not save (op,
- * mark_op_policy). APPROF_ENOVARIANT when selective finds no softmax. */
+ * mark_op_policy). In every mode also the fused activations
+ * (ApprofOpAttrs.rerun: Megatron-Core's SwiGLUFunction, fused_bias_swiglu.py
+ * at 92c8482e6d, keeps its input and recomputes silu in its backward).
+ * APPROF_ENOVARIANT when selective finds no softmax. */
 int shard_mark_recompute(const ShardStage *st, unsigned char *recomp)
 {
     const ApprofGraph *g;
     assert(st && st->g && recomp);  /* recomp holds st->n_ops flags */
     g = st->g;
     int found = 0;
+    for (int o = 0; o < st->n_ops; o++)
+        recomp[o] |= g->ops[st->op_begin + o].attrs.rerun ? 1 : 0;
     if (st->variant.recompute == COSTDB_RECOMPUTE_NONE)
         return 0;
     if (st->variant.recompute == COSTDB_RECOMPUTE_OP) {

@@ -41,6 +41,9 @@ typedef struct ApprofSweepConfig {
                                    * top-k), as JSON members ",\"hf_heads\":32,...", stored in
                                    * the model's options for the launch files; NULL: none */
     const char *attention;        /* gpt and llama families: "flash" | "eager" | NULL */
+    int activation_fusion;        /* llama family: the gated MLP's activation fused as
+                                   * Megatron-Core runs it (ApprofZooOptions); the graph's
+                                   * hash carries it, so resume and merge compare it */
     const char *dataset;
     int zoo_num_layers, zoo_hidden, zoo_heads, zoo_seq_len, zoo_vocab;
     int zoo_depth, zoo_width;

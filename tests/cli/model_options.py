@@ -76,6 +76,7 @@ cases = {
     "--seq-len": (gpt, "128", "-1"),
     "--vocab": (gpt, "1000", "x"),
     "--attention": (gpt, "flash", "bogus"),
+    "--activation-fusion": (["--model", "llama", "--num-layers", "1"], None, None),
     "--dropout": (gpt, "0.1", "1.5"),
     "--mlm-positions": (["--model", "bert", "--num-layers", "2"], "20", "0"),
     "--dtype": (["--model", "mlp"], "f16", "f64"),
