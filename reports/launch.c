@@ -329,6 +329,24 @@ static void offload_limits(const ApreportReport *r, RepLaunch *L, Notes *N)
     L->offload = 0;
 }
 
+/* A sweep priced with Megatron-Core's fused gated activation
+ * (--activation-fusion: fused_bias_swiglu.py's SwiGLUFunction keeps only
+ * the fc1 output, docs/models.md): torchtitan's and the Hugging Face
+ * models DeepSpeed trains run `w2(silu(w1(x)) * w3(x))` eagerly and keep
+ * the activation's output too, a third more of the MLP's saved
+ * activations than priced. Megatron fuses by default (no
+ * --no-bias-swiglu-fusion written). */
+static void activation_fusion_limits(const ApreportReport *r, const RepLaunch *L, Notes *N)
+{
+    if (L->rt == REP_RT_MEGATRON || !strstr(r->sweep.options, "\"activation_fusion\":1"))
+        return;
+    note(N, "priced with Megatron-Core's fused SwiGLU (approf sweep --activation-fusion: the MLP "
+            "keeps gate and up only); %s's MLP also keeps the activation's output (1.5x the "
+            "MLP's saved activations): sweep without --activation-fusion to price this "
+            "framework's memory",
+         rt_names[L->rt]);
+}
+
 static void runtime_limits(RepLaunch *L, Notes *N)
 {
     int rt = L->rt;
@@ -581,6 +599,7 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
     }
     L->recompute_layers = recompute_layers(r, &b, &N);
     offload_limits(r, L, &N);
+    activation_fusion_limits(r, L, &N);
     L->B = b.B; /* before runtime_limits: DeepSpeed's closest plan to cp changes it */
     runtime_limits(L, &N);
     if (L->sched != APREPORT_SCHED_INTERLEAVED && L->sched != APREPORT_SCHED_INTERLEAVED_ZB &&

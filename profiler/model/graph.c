@@ -140,6 +140,14 @@ int64_t approf_graph_num_params(const ApprofGraph *g)
     return n;
 }
 
+int approf_graph_has_rerun(const ApprofGraph *g)
+{
+    for (size_t i = 0; g && i < g->n_ops; i++)
+        if (g->ops[i].attrs.rerun)
+            return 1;
+    return 0;
+}
+
 /* Checks rank and sizes of a shape; 0 or APPROF_EINVAL. */
 static int shape_ok(int ndim, const int64_t *dims)
 {

@@ -291,6 +291,9 @@ int64_t approf_tensor_elements(const ApprofTensor *t);
 int64_t approf_tensor_bytes(const ApprofTensor *t);
 /* Total number of trainable parameter elements (exact). */
 int64_t approf_graph_num_params(const ApprofGraph *g);
+/* 1 when an op of g is a fused gated activation that reruns in the
+ * backward (the op's rerun: Megatron-Core's fused SwiGLU/GeGLU). */
+int approf_graph_has_rerun(const ApprofGraph *g);
 
 /* ---- per-operator semantics -------------------------------------------- */
 

@@ -286,6 +286,12 @@ static void fill_sweep_row(const Sweep *sw, const ApprofSweepConfig *cfg, const 
                                      * fp8_param_gather): the launch files
                                      * write Megatron's --fp8-param-gather */
                                     sw->hw.fp8_param_gather ? ",\"fp8_param_gather\":1" : "");
+        /* Megatron-Core's fused gated activation (--activation-fusion or a
+         * model file's "rerun" ops, docs/models.md): the launch files say
+         * that the frameworks with an eager MLP keep more than was priced */
+        if (approf_graph_has_rerun(sw->graph) && off < sizeof s->options)
+            off += (size_t)snprintf(s->options + off, sizeof s->options - off,
+                                    ",\"activation_fusion\":1");
         /* ZeRO-3's overlap (docs/variants.md, "ZeRO-3 overlap"): a serial
          * sweep keeps its options */
         if (sw->hw.zero3_schedule && off < sizeof s->options)
