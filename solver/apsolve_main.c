@@ -211,7 +211,9 @@ int main(int argc, char **argv)
      * default glibc serves each from a fresh mmap and unmaps it on free, so
      * every candidate pays the page faults again; kept on the heap (no mmap,
      * no trim: the process exits after one solve) they are faulted once.
-     * Measured in docs/performance.md ("apsolve: kept memory ..."). */
+     * glibc manual, "Malloc Tunable Parameters"; glibc's sysmalloc still
+     * maps memory when the heap cannot grow. Measured in
+     * docs/performance.md ("apsolve: kept memory"). */
     mallopt(M_MMAP_MAX, 0);
     mallopt(M_TRIM_THRESHOLD, INT_MAX);
 #endif
