@@ -9,6 +9,10 @@
 #include <errno.h>
 #include <math.h>
 #include <getopt.h>
+#include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +204,19 @@ int main(int argc, char **argv)
     int c;
     int64_t v;
 
+#ifdef __GLIBC__
+    /* One solve allocates, fills and frees the same large short-lived arrays
+     * many times over (a problem subset per cp/ep candidate, a clone per
+     * recomputed-layer count: tens of MB each on a full-space sweep). By
+     * default glibc serves each from a fresh mmap and unmaps it on free, so
+     * every candidate pays the page faults again; kept on the heap (no mmap,
+     * no trim: the process exits after one solve) they are faulted once.
+     * glibc manual, "Malloc Tunable Parameters"; glibc's sysmalloc still
+     * maps memory when the heap cannot grow. Measured in
+     * docs/performance.md ("apsolve: kept memory"). */
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, INT_MAX);
+#endif
     memset(&a, 0, sizeof a);
     a.notice = print_notice;
     a.stage_option = "auto";
