@@ -131,3 +131,38 @@ int hw_fixture_reload(const ApprofHardwareSpec *hw, ApprofHardwareSpec *back, ch
     hw_fixture_tmp_remove();
     return rc;
 }
+
+void hw_fixture_flag_key(const char *key, int (*get)(const ApprofHardwareSpec *hw))
+{
+    ApprofHardwareSpec hw, back;
+    CostdbHardware row;
+    char err[512] = "", fp0[128], fp1[128], text[1024], stored[160];
+    const char *p = hw_fixture_tmp(HW_FIXTURE_REQUIRED);
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL_FATAL(approf_hardware_load(p, &hw, err, sizeof err), APPROF_OK);
+    CU_ASSERT_EQUAL(get(&hw), 0);
+    approf_hardware_fingerprint(&hw, fp0, sizeof fp0);
+    approf_hardware_to_costdb(&hw, &row);
+    CU_ASSERT_PTR_NULL(strstr(row.capabilities, key));
+
+    snprintf(text, sizeof text, "%s%s = 1\n", HW_FIXTURE_REQUIRED, key);
+    p = hw_fixture_tmp(text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL_FATAL(approf_hardware_load(p, &hw, err, sizeof err), APPROF_OK);
+    CU_ASSERT_EQUAL(get(&hw), 1);
+    approf_hardware_fingerprint(&hw, fp1, sizeof fp1);
+    CU_ASSERT(strcmp(fp0, fp1) != 0);
+    approf_hardware_to_costdb(&hw, &row);
+    snprintf(stored, sizeof stored, "\"%s\": 1", key);
+    CU_ASSERT_PTR_NOT_NULL(strstr(row.capabilities, stored));
+    CU_ASSERT_EQUAL(hw_fixture_reload(&hw, &back, err, sizeof err), APPROF_OK);
+    CU_ASSERT_EQUAL(get(&back), 1);
+    approf_hardware_fingerprint(&back, fp0, sizeof fp0);
+    CU_ASSERT_STRING_EQUAL(fp0, fp1);
+
+    snprintf(text, sizeof text, "%s%s = 2\n", HW_FIXTURE_REQUIRED, key);
+    snprintf(stored, sizeof stored, "field '%s'", key);
+    hw_fixture_refused(text, 10, stored);
+    hw_fixture_tmp_remove();
+}

@@ -65,4 +65,18 @@ void hw_fixture_refused(const char *text, int line, const char *expect);
 int hw_fixture_reload(const ApprofHardwareSpec *hw, ApprofHardwareSpec *back, char *err,
                       size_t errlen);
 
+/* A spec text with the fields a spec file must have (name t, peaks 20 /
+ * 300 / 300 TFLOP/s, 80 GiB at 2000 GB/s, 8 GPUs a host on 300 GB/s, 25
+ * GB/s between hosts): nine lines, so a field appended is on line 10. */
+#define HW_FIXTURE_REQUIRED                                                                        \
+    "name = t\npeak_tflops_f32 = 20\npeak_tflops_f16 = 300\npeak_tflops_bf16 = 300\n"             \
+    "memory_gib = 80\nmemory_bandwidth_gbs = 2000\ngpus_per_host = 8\n"                           \
+    "intra_host_bandwidth_gbs = 300\ninter_host_bandwidth_gbs = 25\n"
+
+/* A 0/1 spec field key (read by get): 0 by default and then absent from
+ * the fingerprint and the stored row's capabilities; 1 read, stored as
+ * "key": 1, written back and read again, fingerprinted apart from 0; 2
+ * refused with path:10: field 'key'. */
+void hw_fixture_flag_key(const char *key, int (*get)(const ApprofHardwareSpec *hw));
+
 #endif
