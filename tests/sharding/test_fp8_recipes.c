@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "cunit_run.h"
+#include "zoo_fixture.h"
 #include "graph.h"
 #include "hardware.h"
 #include "model/zoo.h"
@@ -37,29 +38,9 @@
 static int shard_mesh(const ApprofGraph *g, const char *name, int recipe, int gpus,
                       ApprofHardwareSpec *hw, ApprofStageProgram *p)
 {
-    ApprofLayering l;
-    int begin = 0, end = (int)g->n_ops;
-    ApprofShardContext *ctx = NULL;
-    ApprofShardRequest req;
-    char err[256];
-    memset(&l, 0, sizeof l);
-    l.n_layers = 1;
-    l.op_begin = &begin;
-    l.op_end = &end;
     CU_ASSERT_FATAL(approf_hardware_builtin(name, hw) == 0);
     hw->fp8 = recipe;
-    CU_ASSERT_FATAL(approf_shard_context_new(g, &l, hw, 1, &ctx) == 0);
-    memset(&req, 0, sizeof req);
-    req.mesh_hosts = req.logical_b = 1;
-    req.mesh_gpus = req.logical_a = gpus;
-    req.force_batch_dim = 0;
-    req.method = APPROF_ILP_SERIES_PARALLEL;
-    memset(p, 0, sizeof *p);
-    int rc = approf_shard_stage(ctx, &req, p, err, sizeof err);
-    if (rc)
-        fprintf(stderr, "shard: %s\n", err);
-    approf_shard_context_free(&ctx);
-    return rc;
+    return zoo_fixture_shard_whole(g, hw, gpus, 0, p);
 }
 
 /* The same on one GPU. */

@@ -32,6 +32,7 @@
 
 #include "costdb.h"
 #include "cunit_run.h"
+#include "zoo_fixture.h"
 #include "graph.h"
 #include "hardware.h"
 #include "model/zoo.h"
@@ -59,33 +60,10 @@ static ApprofGraph *mlp(int64_t batch)
 static int shard(const ApprofGraph *g, int schedule, int all_reduce, ApprofHardwareSpec *hw,
                  ApprofStageProgram *p)
 {
-    ApprofLayering l;
-    int begin = 0, end = (int)g->n_ops;
-    ApprofShardContext *ctx = NULL;
-    ApprofShardRequest req;
-    char err[256];
-    memset(&l, 0, sizeof l);
-    l.n_layers = 1;
-    l.op_begin = &begin;
-    l.op_end = &end;
     CU_ASSERT_FATAL(approf_hardware_builtin("a100-80g", hw) == 0);
     hw->zero3_schedule = schedule;
     hw->zero3_grad_all_reduce = all_reduce;
-    CU_ASSERT_FATAL(approf_shard_context_new(g, &l, hw, 1, &ctx) == 0);
-    memset(&req, 0, sizeof req);
-    req.mesh_hosts = 1;
-    req.mesh_gpus = 8;
-    req.logical_a = 8;
-    req.logical_b = 1;
-    req.force_batch_dim = 0;
-    req.method = APPROF_ILP_SERIES_PARALLEL;
-    req.variant.zero = 3;
-    memset(p, 0, sizeof *p);
-    int rc = approf_shard_stage(ctx, &req, p, err, sizeof err);
-    if (rc)
-        fprintf(stderr, "shard: %s\n", err);
-    approf_shard_context_free(&ctx);
-    return rc;
+    return zoo_fixture_shard_whole(g, hw, 8, 3, p);
 }
 
 /* The backward's ZeRO-3 gradient collectives (every collective that is

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "model/zoo.h"
+#include "sharding/sharding.h"
 #include "zoo_fixture.h"
 
 ApprofGraph *zoo_fixture_gpt(int layers)
@@ -25,4 +26,31 @@ ApprofGraph *zoo_fixture_gpt(int layers)
         fprintf(stderr, "gpt: %s\n", err);
     CU_ASSERT_FATAL(rc == 0);
     return g;
+}
+
+int zoo_fixture_shard_whole(const ApprofGraph *g, const ApprofHardwareSpec *hw, int gpus, int zero,
+                            ApprofStageProgram *p)
+{
+    ApprofLayering l;
+    int begin = 0, end = (int)g->n_ops, rc;
+    ApprofShardContext *ctx = NULL;
+    ApprofShardRequest req;
+    char err[256];
+    memset(&l, 0, sizeof l);
+    l.n_layers = 1;
+    l.op_begin = &begin;
+    l.op_end = &end;
+    CU_ASSERT_FATAL(approf_shard_context_new(g, &l, hw, 1, &ctx) == 0);
+    memset(&req, 0, sizeof req);
+    req.mesh_hosts = req.logical_b = 1;
+    req.mesh_gpus = req.logical_a = gpus;
+    req.force_batch_dim = 0;
+    req.method = APPROF_ILP_SERIES_PARALLEL;
+    req.variant.zero = zero;
+    memset(p, 0, sizeof *p);
+    rc = approf_shard_stage(ctx, &req, p, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "shard: %s\n", err);
+    approf_shard_context_free(&ctx);
+    return rc;
 }

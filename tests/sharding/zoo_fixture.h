@@ -7,9 +7,18 @@
 #define SHARDING_ZOO_FIXTURE_H
 
 #include "graph.h"
+#include "hardware.h"
+#include "stage.h"
 
 /* That GPT with the given number of layers; a CUnit fatal assertion when
  * the zoo refuses it. */
 ApprofGraph *zoo_fixture_gpt(int layers);
+
+/* The whole of g as one stage (one layer of every op) on one host's `gpus`
+ * GPUs, logical mesh (gpus, 1), no forced batch split, the series-parallel
+ * ILP, ZeRO stage `zero`, priced on hw; returns approf_shard_stage's code
+ * (its message printed when not 0). */
+int zoo_fixture_shard_whole(const ApprofGraph *g, const ApprofHardwareSpec *hw, int gpus, int zero,
+                            ApprofStageProgram *p);
 
 #endif
