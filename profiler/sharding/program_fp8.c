@@ -50,6 +50,36 @@ static int bf16_consumer(ApprofOpKind k)
            k == APPROF_OP_TOPK_ROUTER;
 }
 
+/* The weight slot of an MoE layer's expert GEMM (zoo_llama.c's
+ * experts_gemm: a BATCH_MATMUL of the dispatched tokens and the [1, E, k,
+ * n] expert weights), else -1. Megatron-Core's TEGroupedMLP (Megatron-LM
+ * d98e8a64dd, megatron/core/transformer/moe/experts.py lines 183-240)
+ * builds linear_fc1 and linear_fc2 as TEColumnParallelGroupedLinear /
+ * TERowParallelGroupedLinear (megatron/core/extensions/
+ * transformer_engine.py line 2382: TEGroupedLinear is TE's GroupedLinear,
+ * passing is_first_microbatch like TELinear, lines 2721-2728), and TE's
+ * _GroupedLinear.forward (TE d0067d0da6, transformer_engine/pytorch/
+ * module/grouped_linear.py) runs them as a dense linear layer runs: the
+ * input quantized row-wise and column-wise when the weight needs a
+ * gradient (input_quantizer.set_usage, lines 704-714), the weights
+ * quantized into the cached workspace only on the first micro-batch
+ * (update_ws, line 837), FP8 grouped GEMMs (general_grouped_gemm, line
+ * 875), only the column-wise input copy saved (update_usage, line 914),
+ * the output gradient quantized row-wise for dgrad and column-wise for
+ * wgrad (lines 1311-1313). Not modelled: Megatron's moe_act recompute or
+ * fc1 offloading, which make fc2 / fc1 save the 16-bit input instead
+ * (set_save_original_input, experts.py lines 273-284). */
+static int expert_weight_slot(const ApprofGraph *g, int o)
+{
+    const ApprofOp *op = &g->ops[o];
+    if (op->kind != APPROF_OP_BATCH_MATMUL || op->n_inputs != 2)
+        return -1;
+    for (int i = 0; i < 2; i++)
+        if (g->tensors[op->inputs[i]].role == APPROF_TENSOR_PARAM)
+            return i;
+    return -1;
+}
+
 int shard_fp8_linear(const ShardStage *st, int o)
 {
     const ApprofGraph *g = st->g;
@@ -57,6 +87,8 @@ int shard_fp8_linear(const ShardStage *st, int o)
     if (!st->hw || !st->hw->fp8 || !(st->hw->peak_flops_fp8 > 0) || g->dtype == APPROF_F32)
         return -1;
     ws = shard_linear_weight_slot(g, o);
+    if (ws < 0)
+        ws = expert_weight_slot(g, o);
     if (ws < 0)
         return -1;
     y = g->ops[o].outputs[0];
@@ -147,8 +179,9 @@ int shard_fp8_op(const ShardStage *st, TInfo *ti, ApprofStageProgram *p, int ph,
         dig[ph][i].a ^= 0xf8f8f8f8f8f8f8f8ull;
         if (forward && n_gemm == 0)
             rows = (double)k->batch * (double)k->m, cols = (double)k->k; /* x: m x k */
-        if (!forward) /* the last is the wgrad, dw = x^T dy: k x n over m, so dy is m x n */
-            rows = (double)k->k, cols = (double)k->n;
+        if (!forward) /* the last is the wgrad, dw = x^T dy: k x n over m, so dy is m x n
+                       * (per expert: batch of them) */
+            rows = (double)k->batch * (double)k->k, cols = (double)k->n;
         n_gemm++;
     }
     if (!n_gemm)
@@ -261,7 +294,11 @@ int shard_fp8_zero3_gathers(const ShardStage *st)
 
 double shard_fp8_gathered_ratio(const ShardStage *st, int o, int t)
 {
-    int ws = shard_fp8_zero3_gathers(st) ? shard_fp8_linear(st, o) : -1;
+    /* torchao's float8 all-gather converts Float8Linear weights: not the
+     * experts' grouped weights */
+    int ws = shard_fp8_zero3_gathers(st) && shard_linear_weight_slot(st->g, o) >= 0
+                 ? shard_fp8_linear(st, o)
+                 : -1;
     double es, wcb;
     if (ws < 0 || st->g->ops[o].inputs[ws] != t)
         return 1.0;

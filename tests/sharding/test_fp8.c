@@ -323,6 +323,78 @@ static void test_fp8_zero3_gathers(void)
     approf_graph_free(&g);
 }
 
+/* The experts' grouped GEMMs in FP8 (Megatron-Core's TEGroupedMLP on TE's
+ * GroupedLinear, program_fp8.c's expert_weight_slot): one mixtral block on
+ * one h100-sxm under delayed scaling. By hand: the three expert GEMMs
+ * (gate, up, down) run FP8 forward GEMMs, the router's gate stays 16-bit;
+ * the forward casts the dispatched tokens x[B, E, C, h] once (gate and up
+ * read it) and the down projection's input [B, E, C, ffn] once, each
+ * reading 2 bytes and writing 2 an element; the backward casts each
+ * expert GEMM's output gradient; the FP8 weight copies of the experts' E x
+ * k x n elements are cast once per step (read 2, write 2: 4 bytes an
+ * element) with those of the dense layers; the experts' saved inputs (x
+ * and the SwiGLU product) shrink to one byte an element. */
+static void test_fp8_experts(void)
+{
+    ApprofZooOptions o;
+    ApprofGraph *g = NULL;
+    ApprofHardwareSpec h16, h8;
+    ApprofStageProgram a, b;
+    char err[256];
+    double welems = 0, xe_elems = 0, mid_elems = 0, cast0 = 0, n_expert_fp8 = 0;
+    int router_16 = 0;
+    memset(&o, 0, sizeof o);
+    o.preset = "mixtral-8x7b";
+    o.num_layers = 1;
+    o.batch = 2;
+    o.seq_len = 512;
+    o.dtype = "bf16";
+    CU_ASSERT_FATAL(approf_zoo_build("mixtral", &o, &g, err, sizeof err) == 0);
+    CU_ASSERT_FATAL(shard_one(g, 0, &h16, &a) == 0);
+    CU_ASSERT_FATAL(shard_one(g, 1, &h8, &b) == 0);
+    for (size_t i = 0; i < g->n_ops; i++) {
+        const ApprofOp *op = &g->ops[i];
+        if (op->kind == APPROF_OP_BATCH_MATMUL &&
+            g->tensors[op->inputs[1]].role == APPROF_TENSOR_PARAM) {
+            const ApprofTensor *x = &g->tensors[op->inputs[0]];
+            double e = (double)approf_tensor_elements(x);
+            if (strstr(op->name, "down_proj"))
+                mid_elems += e;
+            else if (strstr(op->name, "gate_proj"))
+                xe_elems += e; /* up_proj reads the same x */
+        }
+    }
+    CU_ASSERT_FATAL(xe_elems > 0 && mid_elems > 0);
+    for (size_t i = 0; i < b.n_kernels[0]; i++) {
+        const ApprofKernel *k = &b.kernels[0][i];
+        ApprofOpKind ok = g->ops[k->op].kind;
+        if (k->kind == APPROF_K_GEMM && ok == APPROF_OP_BATCH_MATMUL && !k->attention) {
+            CU_ASSERT(k->fp8);
+            n_expert_fp8 += k->fp8;
+            /* the [1, E, k, n] weights (the kernel's batch is B x E) */
+            welems += (double)approf_tensor_elements(&g->tensors[g->ops[k->op].inputs[1]]);
+        } else if (k->kind == APPROF_K_GEMM && k->fp8) {
+            welems += (double)k->k * (double)k->n;
+        } else if (k->kind == APPROF_K_GEMM && ok == APPROF_OP_MATMUL && k->n == 8) {
+            router_16++; /* the router's gate: 8 experts */
+        }
+        if (k->kind == APPROF_K_ELEMENTWISE && ok == APPROF_OP_BATCH_MATMUL)
+            cast0 += (double)k->elements;
+    }
+    CU_ASSERT(n_expert_fp8 == 3);
+    CU_ASSERT(router_16 == 1);
+    CU_ASSERT_DOUBLE_EQUAL(cast0, xe_elems + mid_elems, 0.5);
+    CU_ASSERT_DOUBLE_EQUAL(b.optimizer_bytes - a.optimizer_bytes, 4.0 * welems, 1.0);
+    /* the experts' saved inputs: 2 bytes an element less 1 */
+    /* and, as in a dense layer, the q/k/v projections' input and the output
+     * projection's: B x S x h each */
+    CU_ASSERT_DOUBLE_EQUAL((double)(a.intermediate_size - b.intermediate_size),
+                           xe_elems + mid_elems + 2.0 * 2 * 512 * 4096, 0.5);
+    approf_stage_program_clear(&a);
+    approf_stage_program_clear(&b);
+    approf_graph_free(&g);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
@@ -330,6 +402,7 @@ int main(void)
         {"a GPT stage in FP8", test_fp8_stage},
         {"FP8 primary weights", test_fp8_params},
         {"FP8 weight all-gathers under ZeRO-3", test_fp8_zero3_gathers},
+        {"the experts' grouped GEMMs in FP8", test_fp8_experts},
     };
     return CUNIT_RUN("fp8", tests);
 }
