@@ -181,7 +181,9 @@ void rep_fp8_torchtitan_notes(RepLaunch *L, int fp8)
         rep_launch_line(L, "FP8: the experts are no nn.Linear: quantize.linear.float8 leaves "
                            "their grouped GEMMs in bfloat16 (quantize.grouped_mm.float8, a "
                            "prototype for pipeline and context parallel degree 1, is not "
-                           "written)");
+                           "written), where the plan priced them in FP8 as Transformer "
+                           "Engine's GroupedLinear runs them: the experts run slower and "
+                           "keep their 16-bit inputs");
     if ((fp8 & REP_FP8_PARAMS) && r == COSTDB_FP8_MXFP8)
         rep_launch_line(L, "FP8: torchtitan cannot express FP8 primary weights (torchao keeps "
                            "the high-precision weight), nor gather them in MXFP8 (the FSDP "
