@@ -42,6 +42,7 @@ static void layout_of(ApsolveRun *r, int64_t model_id, ApsolveEpLayout *l)
     *l = (ApsolveEpLayout){pr->dp * cp, pr->tp, pr->ep > 1 ? pr->ep : 1,
                            pr->etp > 0 ? pr->etp : pr->tp, pr->zero, cp, 0, 0};
     apsolve_ep_routing(r->db, model_id, &l->top_k, &l->capacity);
+    l->a2a_overlap = pr->moe_a2a_overlap;
 }
 
 /* What the levels of stage sp's mesh (batch forced on axis 0) can price,
