@@ -61,6 +61,16 @@ cp "$db" "$w/ov.db" || fail "copying the database"
   >"$w/ovrep.out" 2>&1 || fail_with "$w/ovrep.out" "apreport of the moe_a2a_overlap plan"
 grep -q -- "--overlap-moe-expert-parallel-comm" "$w/ovrep/plan1_megatron.args" ||
   fail_with "$w/ovrep/plan1_megatron.args" "the launch file's overlap flag"
+grep -qF "stage 0: moe_a2a_overlap: the all-to-alls above" "$w/ov.err" ||
+  fail_with "$w/ov.err" "the overlap's line"
+# where Megatron-Core does not run it: refused, naming why
+for k in "--schedule gpipe --parallel dp=2,tp=2,pp=1,ep=2,moe_a2a_overlap=1:not on --schedule gpipe" \
+  "--parallel dp=2,tp=2,pp=2,ep=2,moe_a2a_overlap=1:needs vpp >= 2" \
+  "--parallel dp=4,tp=1,pp=1,moe_a2a_overlap=1:needs expert parallelism"; do
+  # shellcheck disable=SC2086
+  "$apsolve" --db "$db" --no-store ${k%%:*} >"$w/ref.out" 2>&1 && fail "accepted: ${k%%:*}"
+  grep -qF "${k#*:}" "$w/ref.out" || fail_with "$w/ref.out" "refusal: ${k#*:}"
+done
 # the same stored stages on 4 hosts of 1 GPU: logical (2, 2) on submesh 4x1
 cp "$db" "$w/hosts.db" || fail "copying the database"
 "$sq" "$w/hosts.db" "update sweep set cluster_hosts = 4, cluster_gpus = 1;
