@@ -96,6 +96,8 @@ int costdb_plan_options_format(const CostdbPlanOptions *o, char *out, size_t len
             put_raw(out, len, &at, ", \"recompute_layers\": %d", l->recompute_layers);
         if (l->offload > 0) /* activation offload only when given */
             put_raw(out, len, &at, ", \"offload\": %d", l->offload);
+        if (l->moe_a2a_overlap) /* only when given: other plans keep their text */
+            put_raw(out, len, &at, ", \"moe_a2a_overlap\": 1");
         put_raw(out, len, &at, "}");
     }
     /* the headroom and the verdict only when set: other plans keep their text */
@@ -143,6 +145,7 @@ static int layout_member(CjrParser *ps, const char *key, void *ctx, int depth)
     INT_MEMBER("dp_shard", 1, 1 << 16, l->dp_shard)
     INT_MEMBER("recompute_layers", 1, 1 << 16, l->recompute_layers)
     INT_MEMBER("offload", 1, 4096, l->offload)
+    INT_MEMBER("moe_a2a_overlap", 0, 1, l->moe_a2a_overlap)
     if (!strcmp(key, "raf")) {
         long long v_;
         if (cjr_int(ps, 0, 1, &v_))

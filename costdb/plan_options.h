@@ -41,6 +41,9 @@ typedef struct CostdbPlanLayout {
                                        * recomputation"); 0: every layer (not written) */
     int offload;                      /* activation offload: the first N layers of each stage
                                        * (apsolve's offload=N); 0: none (not written) */
+    int moe_a2a_overlap;              /* Megatron-Core's MoE all-to-all overlap (apsolve's
+                                       * moe_a2a_overlap=1, docs/expert-parallel.md); 0: off
+                                       * (not written) */
 } CostdbPlanLayout;
 
 typedef struct CostdbPlanOptions {

@@ -384,6 +384,11 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
          * allgather */
         if (ep_dispatcher_priced(r, &L))
             arg(f, "--moe-token-dispatcher-type", "alltoall");
+        /* the MoE all-to-all overlap the plan is priced with
+         * (solver/expert_parallel.c, apsolve_ep_a2a_hidden): Megatron-LM's
+         * flag for TransformerConfig.overlap_moe_expert_parallel_comm */
+        if (r->opts.has_layout && r->opts.layout.moe_a2a_overlap)
+            arg(f, "--overlap-moe-expert-parallel-comm", NULL);
     }
     if (L.experts > 0) {
         /* a graph built with a capacity factor runs every expert on its

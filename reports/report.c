@@ -392,9 +392,9 @@ static int simulate(ApreportReport *r)
          * simulation's peak_in_flight matches (tests/reports) */
         ApsolveMemoryRule rule = r->opts.objective == COSTDB_OBJECTIVE_FULL
                                      ? APSOLVE_MEMORY_EXACT : APSOLVE_MEMORY_ALPA;
-        s->mem_in_flight = apsolve_stage_in_flight(rule, (ApsolveSchedule)r->schedule,
-                                                   sc->virtual_stages, r->plan.micro_batches,
-                                                   S, k);
+        s->mem_in_flight = apsolve_stage_in_flight_a2a(
+            rule, (ApsolveSchedule)r->schedule, sc->virtual_stages, r->plan.micro_batches, S, k,
+            r->opts.has_layout && r->opts.layout.moe_a2a_overlap);
         s->memory_implied = apsolve_stage_memory_need(rule, s->st.peak_memory, s->initial,
                                                       s->intermediate, s->mem_in_flight);
     }

@@ -120,6 +120,8 @@ typedef struct ApsolveOptions {
     int objective;                    /* ApsolveObjective (0: alpa) */
     int schedule;                     /* ApsolveSchedule (schedule.h; 0: 1F1B) */
     int virtual_stages;               /* interleaved: model chunks per device (< 2: 1) */
+    int moe_a2a_overlap;              /* Megatron-Core's MoE all-to-all overlap: one more
+                                       * micro-batch in flight (apsolve_stage_in_flight_a2a) */
     int whole_chunks;                 /* interleaved: only stages whose layers split into
                                        * virtual_stages chunks of whole layers (the auto
                                        * search's own interleaving; a layer may hold several

@@ -82,6 +82,9 @@ static void usage(FILE *out)
           "                            --recompute-method block; docs/variants.md)\n"
           "                            offload=N: the first N layers' saved activations in\n"
           "                            host memory (pp=1; docs/variants.md)\n"
+          "                            moe_a2a_overlap=1: Megatron-Core's MoE all-to-all\n"
+          "                            overlap (ep >= 2, vpp >= 2 when pp > 1;\n"
+          "                            docs/expert-parallel.md)\n"
           "  --framework megatron|deepspeed|torchtitan  instead of the auto plan, the best\n"
           "                            plan that framework runs as priced: every uniform\n"
           "                            dp x tp x pp [x vpp] layout with the micro-batch sizes,\n"
@@ -292,7 +295,7 @@ int main(int argc, char **argv)
                 snprintf(msg, sizeof msg, "bad --parallel '%s': %s (expected dp=N,tp=N,pp=N"
                          "[,sp=0|1][,zero=0..3][,recompute=none|selective|full|op][,vpp=V][,mbs=M]"
                          "[,ep=E][,etp=T][,cp=C][,cp_comm=p2p|a2a|a2a+p2p|all_gather][,dp_shard=S]"
-                         "[,raf=0|1][,recompute_layers=K|auto][,offload=N])",
+                         "[,raf=0|1][,recompute_layers=K|auto][,offload=N][,moe_a2a_overlap=0|1])",
                          optarg, perr);
                 return cli_usage_error(NULL, "%s", msg);
             }

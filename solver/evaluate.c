@@ -50,8 +50,9 @@ double apsolve_in_flight(const ApsolveOptions *opt, int n, int k)
 {
     if (n < 1 || k < 0 || k >= n)
         return (double)(n - k);
-    return apsolve_stage_in_flight(apsolve_memory_rule(opt), (ApsolveSchedule)opt->schedule,
-                                   opt->virtual_stages, opt->micro_batches, n, k);
+    return apsolve_stage_in_flight_a2a(apsolve_memory_rule(opt), (ApsolveSchedule)opt->schedule,
+                                       opt->virtual_stages, opt->micro_batches, n, k,
+                                       opt->moe_a2a_overlap);
 }
 
 int64_t apsolve_memory_reserve(const ApsolveOptions *opt, int64_t avail)

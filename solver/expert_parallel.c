@@ -15,7 +15,9 @@
 #include "costdb_text.h"
 #include "expert_parallel.h"
 #include "frameworks.h"
+#include "hardware.h"
 #include "problem_subset.h"
+#include "session.h"
 #include "solver_int.h"
 
 /* The expert gradients' reduction once per iteration over a group of g
@@ -310,17 +312,42 @@ int apsolve_ep_stage(struct Costdb *db, int64_t sweep, int gpus_per_host, int st
     return 0;
 }
 
-/* Entry idx of q under the ep layout x. */
-static void transform(ApsolveProblem *q, size_t idx, const ApsolveEpStage *x)
+void apsolve_ep_a2a_hidden(const ApsolveEpStage *x, double fwd, double bwd, double *hidden_fwd,
+                           double *hidden_bwd)
 {
+    double a2a_fwd = 0, a2a_bwd = 0;
+    for (int k = 0; k < x->n_costs; k++)
+        if (strstr(x->costs[k].what, "all-to-all")) {
+            a2a_fwd += x->costs[k].fwd;
+            a2a_bwd += x->costs[k].bwd;
+        }
+    /* Megatron-Core's combined 1F1B (combined_1f1b.py lines 34-41 at
+     * Megatron-LM 00caa53, the schedule plan of fine_grained_callables.py)
+     * runs one micro-batch's forward beside another's backward, layer by
+     * layer on two streams: the forward's dispatch and combine all-to-alls
+     * under the backward's attention and MLP compute, and the backward's
+     * under the forward's. The project's one overlap rule, with no GEMM
+     * slowdown (the solver's fabric carries none): hidden min(comm,
+     * window), the rest exposed. */
+    *hidden_fwd = approf_overlap_hidden_at(0.0, a2a_fwd, bwd);
+    *hidden_bwd = approf_overlap_hidden_at(0.0, a2a_bwd, fwd);
+}
+
+/* Entry idx of q under the ep layout x (a2a_overlap: Megatron-Core's MoE
+ * all-to-all overlap, apsolve_ep_a2a_hidden). */
+static void transform(ApsolveProblem *q, size_t idx, const ApsolveEpStage *x, int a2a_overlap)
+{
+    double hf = 0, hb = 0;
     if (x->usable == 1 || !isfinite(q->cost[idx]))
         return;
     if (x->usable == 0) {
         q->cost[idx] = INFINITY;
         return;
     }
-    apsolve_entry_add(q, idx, &(ApsolveEntryDelta){x->comm_fwd + x->perm_fwd,
-                                                   x->comm_bwd + x->perm_bwd, x->apply_delta,
+    if (a2a_overlap && q->fwd_cost && q->bwd_cost)
+        apsolve_ep_a2a_hidden(x, q->fwd_cost[idx], q->bwd_cost[idx], &hf, &hb);
+    apsolve_entry_add(q, idx, &(ApsolveEntryDelta){x->comm_fwd + x->perm_fwd - hf,
+                                                   x->comm_bwd + x->perm_bwd - hb, x->apply_delta,
                                                    x->peak_delta, x->initial_delta});
 }
 
@@ -377,7 +404,8 @@ int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
             const ApsolveConfig *cf = &q->configs[(size_t)s * q->num_configs + c];
             if (!xs[c].moe_layers)
                 continue;
-            transform(q, apsolve_index(q, sp->start_layer, sp->end_layer, s, c), &xs[c]);
+            transform(q, apsolve_index(q, sp->start_layer, sp->end_layer, s, c), &xs[c],
+                      l->a2a_overlap);
             if (xs[c].usable &&
                 (best < 0 || cf->variant.memory_level < best ||
                  (cf->variant.memory_level == best && xs[c].usable < first[k].usable))) {
@@ -557,7 +585,7 @@ int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                         if (q->fwd_cost && q->bwd_cost)
                             q->fwd_cost[idx] = q->bwd_cost[idx] = INFINITY;
                     } else if (u == 2) {
-                        transform(q, idx, &xs[c]);
+                        transform(q, idx, &xs[c], l->a2a_overlap);
                         ++*transformed;
                     }
                 }
@@ -598,4 +626,29 @@ void apsolve_ep_frameworks(int dp, int tp, int ep, int etp, int zero, struct Aps
                  "%d: it takes 1 or the tensor-parallel size %d (ParallelDims._validate)", etp,
                  tp);
     }
+}
+
+int apsolve_ep_a2a_overlap_check(const struct ApsolveParallel *par, char *errbuf, size_t errlen)
+{
+    /* TransformerConfig.__post_init__ (megatron/core/transformer/
+     * transformer_config.py, the `if self.overlap_moe_expert_parallel_comm`
+     * block) asserts each of these */
+    if (par->ep < 2) {
+        snprintf(errbuf, errlen, "moe_a2a_overlap needs expert parallelism (ep >= 2): "
+                 "Megatron-Core's overlap_moe_expert_parallel_comm is only supported with "
+                 "expert model parallelism");
+        return -1;
+    }
+    if (par->pp > 1 && par->vpp < 2) {
+        snprintf(errbuf, errlen, "moe_a2a_overlap with pp=%d needs vpp >= 2: Megatron-Core "
+                 "runs the MoE all-to-all overlap on the interleaved schedule only", par->pp);
+        return -1;
+    }
+    if (par->recompute == COSTDB_RECOMPUTE_FULL) {
+        snprintf(errbuf, errlen, "moe_a2a_overlap is not run with recompute=full: "
+                 "Megatron-Core asks to disable full recomputation with "
+                 "overlap_moe_expert_parallel_comm");
+        return -1;
+    }
+    return 0;
 }

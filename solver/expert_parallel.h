@@ -44,6 +44,9 @@ typedef struct ApsolveEpLayout {
     int recompute;                    /* the entry's CostdbRecompute: under full
                                        * recomputation the backward reruns the MoE layer's
                                        * forward, its dispatcher included */
+    int a2a_overlap;                  /* Megatron-Core's overlap_moe_expert_parallel_comm:
+                                       * the all-to-alls under the other micro-batch's
+                                       * compute (apsolve_ep_a2a_hidden) */
 } ApsolveEpLayout;
 
 /* One cost the ep stage adds per micro-batch (the items ep_price sums into
@@ -106,6 +109,21 @@ typedef struct ApsolveEpFacts {
 int apsolve_ep_stage(struct Costdb *db, int64_t sweep, int gpus_per_host, int start, int end,
                      int s, int c, const ApsolveEpLayout *l, ApsolveEpStage *out, char *why,
                      size_t len);
+
+/* Of x's all-to-alls (its costs named so) per micro-batch, the seconds
+ * Megatron-Core's MoE all-to-all overlap hides: the forward's under the
+ * other micro-batch's backward compute bwd, the backward's under its
+ * forward fwd (approf_overlap_hidden_at, no GEMM slowdown); what is not
+ * hidden stays exposed. */
+void apsolve_ep_a2a_hidden(const ApsolveEpStage *x, double fwd, double bwd, double *hidden_fwd,
+                           double *hidden_bwd);
+
+/* The refusals of Megatron-Core's TransformerConfig.__post_init__
+ * (transformer_config.py, the overlap_moe_expert_parallel_comm block, read
+ * at Megatron-LM main 2026): ep >= 2, vpp >= 2 when pp > 1, no full
+ * recomputation. 0, or -1 with errbuf saying which. */
+struct ApsolveParallel;
+int apsolve_ep_a2a_overlap_check(const struct ApsolveParallel *par, char *errbuf, size_t errlen);
 
 /* A copy of p in which every entry of the 3-D specs' stages on logical
  * (dp, tp) with the batch forced on axis 0 is the ep stage's (above):

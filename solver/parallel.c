@@ -3,7 +3,8 @@
  * The --parallel text: Megatron's degrees and knobs of a 3-D plan,
  * "dp=2,tp=2,pp=2[,sp=0|1][,zero=0..3][,recompute=none|selective|full|op]
  * [,vpp=V][,mbs=M][,cp=C][,cp_comm=p2p|a2a|a2a+p2p|all_gather][,ep=E][,etp=T]
- * [,dp_shard=S][,raf=0|1][,recompute_layers=K|auto][,offload=N]" in any order,
+ * [,dp_shard=S][,raf=0|1][,recompute_layers=K|auto][,offload=N][,moe_a2a_overlap=0|1]"
+ * in any order,
  * each knob at most once.
  */
 #include <stdint.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "context_parallel.h"
+#include "expert_parallel.h"
 #include "hsdp.h"
 #include "recompute_layers.h"
 #include "costdb.h"
@@ -44,6 +46,7 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
         {"cp", 1, 65536}, {"cp_comm", 0, 0}, {"ep", 1, 65536}, {"etp", 1, 65536},
         {"dp_shard", 1, 65536}, {"raf", 0, 1}, {"recompute_layers", 1, APSOLVE_MAX_LAYERS},
         {"offload", 1, 4096}, /* activation offload (activation_offload.h) */
+        {"moe_a2a_overlap", 0, 1}, /* overlap_moe_expert_parallel_comm (expert_parallel.h) */
     };
     enum { N_KNOBS = sizeof knobs / sizeof knobs[0] };
     int seen[N_KNOBS] = {0};
@@ -69,7 +72,8 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
                 break;
         if (k == N_KNOBS) {
             snprintf(errbuf, errlen, "unknown knob '%.*s' (dp, tp, pp, sp, zero, recompute, vpp, "
-                     "mbs, cp, cp_comm, ep, etp, dp_shard, raf, recompute_layers, offload)",
+                     "mbs, cp, cp_comm, ep, etp, dp_shard, raf, recompute_layers, offload, "
+                     "moe_a2a_overlap)",
                      (int)klen, s);
             return -1;
         }
@@ -121,7 +125,8 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
         case 12: par->dp_shard = (int)v; break;
         case 13: par->raf_off = !v; break;
         case 14: par->recompute_layers = (int)v; break;
-        default: par->offload = (int)v; break;
+        case 15: par->offload = (int)v; break;
+        default: par->moe_a2a_overlap = (int)v; break;
         }
         s = *end ? end + 1 : end;
     }
@@ -169,6 +174,8 @@ int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, si
      * (initialize_model_parallel: world % (etp x ep x pp) == 0) */
     if (par->ep < 1)
         par->ep = 1;
+    if (par->moe_a2a_overlap && apsolve_ep_a2a_overlap_check(par, errbuf, errlen))
+        return -1;
     {
         int64_t stage = (int64_t)par->dp * par->tp * par->cp,
                 grid = (int64_t)par->ep * (par->etp > 0 ? par->etp : par->tp);

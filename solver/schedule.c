@@ -114,8 +114,17 @@ double apsolve_schedule_time_zb(int B, const double *fwd, const double *bwd,
 
 double apsolve_schedule_in_flight(ApsolveSchedule s, int vpp, int B, int n, int k)
 {
+    return apsolve_schedule_in_flight_a2a(s, vpp, B, n, k, 0);
+}
+
+double apsolve_schedule_in_flight_a2a(ApsolveSchedule s, int vpp, int B, int n, int k,
+                                      int a2a_overlap)
+{
     if (B < 1 || n < 1 || k < 0 || k >= n || (int)s < 0 || s >= APSOLVE_SCHEDULE_COUNT)
         return NAN;
+    if (a2a_overlap && !(s == APSOLVE_SCHEDULE_INTERLEAVED && vpp > 1) &&
+        !(s == APSOLVE_SCHEDULE_1F1B && n == 1))
+        return NAN; /* Megatron-Core runs the overlap on no other schedule */
     if (s == APSOLVE_SCHEDULE_GPIPE)
         return B;
     if (s == APSOLVE_SCHEDULE_ZB_H1)
@@ -140,11 +149,20 @@ double apsolve_schedule_in_flight(ApsolveSchedule s, int vpp, int B, int n, int 
     }
     if (s == APSOLVE_SCHEDULE_INTERLEAVED && vpp > 1) {
         /* model chunks forwarded before the first backward, plus the steady
-         * state's forward that precedes its backward */
-        double chunks = (double)apsolve_schedule_warmup(s, vpp, B, n, k) + 1;
+         * state's forward that precedes its backward; under the MoE
+         * all-to-all overlap one more warm-up forward on every rank
+         * (get_pp_rank_microbatches, megatron/core/pipeline_parallel/
+         * schedules.py lines 739-743 at core_v0.19.0) */
+        double chunks = (double)apsolve_schedule_warmup(s, vpp, B, n, k) + 1 + (a2a_overlap != 0);
         double all = (double)B * vpp;
         return (chunks < all ? chunks : all) / vpp;
     }
+    if (a2a_overlap)
+        /* no pipelining: micro-batch i + 1's forward runs beside micro-batch
+         * i's backward (combined_1f1b_schedule_for_no_pipelining,
+         * megatron/core/pipeline_parallel/combined_1f1b.py lines 18-110 at
+         * Megatron-LM 00caa53): two in flight */
+        return B < 2 ? B : 2;
     /* 1F1B; one chunk per stage is plain 1F1B too */
     return n - k < B ? n - k : B;
 }
@@ -190,9 +208,16 @@ double apsolve_schedule_p2p_exposed(ApsolveSchedule s, int vpp, int B, int n, do
 double apsolve_stage_in_flight(ApsolveMemoryRule rule, ApsolveSchedule s, int vpp, int B, int n,
                                int k)
 {
-    if (rule == APSOLVE_MEMORY_ALPA && s == APSOLVE_SCHEDULE_1F1B && n >= 1 && k >= 0 && k < n)
+    return apsolve_stage_in_flight_a2a(rule, s, vpp, B, n, k, 0);
+}
+
+double apsolve_stage_in_flight_a2a(ApsolveMemoryRule rule, ApsolveSchedule s, int vpp, int B,
+                                   int n, int k, int a2a_overlap)
+{
+    if (!a2a_overlap && rule == APSOLVE_MEMORY_ALPA && s == APSOLVE_SCHEDULE_1F1B && n >= 1 &&
+        k >= 0 && k < n)
         return n - k;
-    return apsolve_schedule_in_flight(s, vpp, B, n, k);
+    return apsolve_schedule_in_flight_a2a(s, vpp, B, n, k, a2a_overlap);
 }
 
 double apsolve_stage_extra_copies(ApsolveMemoryRule rule, double f)

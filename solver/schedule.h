@@ -165,6 +165,14 @@ int apsolve_schedule_stage_device(ApsolveSchedule s, int v, int n, int j);
  * first stage's: the V keeps 2 n half chunks on every device). NaN when k
  * is not in 0..n-1 or B < 1. */
 double apsolve_schedule_in_flight(ApsolveSchedule s, int vpp, int B, int n, int k);
+/* The same under Megatron-Core's MoE all-to-all overlap when a2a_overlap
+ * (overlap_moe_expert_parallel_comm, docs/expert-parallel.md): interleaved,
+ * one more warm-up chunk on every rank, min(B vpp, warm-up + 2) / vpp;
+ * 1F1B on one stage (no pipelining), min(B, 2): the next micro-batch's
+ * forward beside the backward. NaN on any other schedule (Megatron-Core
+ * refuses the overlap there); without a2a_overlap the rule above. */
+double apsolve_schedule_in_flight_a2a(ApsolveSchedule s, int vpp, int B, int n, int k,
+                                      int a2a_overlap);
 
 /* The one memory rule every tool judges a stage by (docs/solver.md,
  * "Memory"). EXACT, approf's: a stage keeps apsolve_schedule_in_flight()
@@ -181,6 +189,10 @@ typedef enum {
  * NaN as apsolve_schedule_in_flight(). */
 double apsolve_stage_in_flight(ApsolveMemoryRule rule, ApsolveSchedule s, int vpp, int B, int n,
                                int k);
+/* The same under the MoE all-to-all overlap when a2a_overlap
+ * (apsolve_schedule_in_flight_a2a; ALPA's 1F1B count does not apply). */
+double apsolve_stage_in_flight_a2a(ApsolveMemoryRule rule, ApsolveSchedule s, int vpp, int B,
+                                   int n, int k, int a2a_overlap);
 /* Copies of the intermediate activations on top of the peak with f in
  * flight: f - 1 under EXACT (never below 0), f under ALPA. */
 double apsolve_stage_extra_copies(ApsolveMemoryRule rule, double f);

@@ -42,12 +42,16 @@ typedef struct ApsolveParallel {
                                        * that fits; 0: every layer (docs/variants.md) */
     int offload;                      /* activation offload: the first N layers of each
                                        * stage (0: none; activation_offload.h) */
+    int moe_a2a_overlap;              /* Megatron-Core's overlap_moe_expert_parallel_comm
+                                       * (Megatron-Bridge's moe_a2a_overlap): one more
+                                       * micro-batch in flight, the ep all-to-alls under the
+                                       * other micro-batch's compute (docs/expert-parallel.md) */
 } ApsolveParallel;
 
 /* Parses the --parallel text "dp=D,tp=T,pp=P[,sp=0|1][,zero=0..3]
  * [,recompute=none|selective|full|op][,vpp=V][,mbs=M][,cp=C][,cp_comm=p2p|a2a|a2a+p2p]
- * [,ep=E][,etp=T][,dp_shard=S][,raf=0|1][,recompute_layers=K|auto]" (any order, each knob
- * [,ep=E][,etp=T][,dp_shard=S][,raf=0|1][,offload=N]" (any order, each knob
+ * [,ep=E][,etp=T][,dp_shard=S][,raf=0|1][,recompute_layers=K|auto][,offload=N]
+ * [,moe_a2a_overlap=0|1]" (any order, each knob
  * at most once; dp, tp, pp required) into *par. 0, or -1 with errbuf
  * naming the knob and what it must be. */
 int apsolve_parallel_parse(const char *s, ApsolveParallel *par, char *errbuf, size_t errlen);

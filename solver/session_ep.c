@@ -5,6 +5,7 @@
  * it adds per stage as messages, and the refusals of a layout the model or
  * the request cannot take (docs/expert-parallel.md).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "costdb.h"
 #include "costdb_text.h"
 #include "expert_parallel.h"
+#include "schedule.h"
 #include "session.h"
 #include "session_int.h"
 #include "solver_int.h"
@@ -42,6 +44,7 @@ static void layout_of(ApsolveRun *r, int64_t model_id, ApsolveEpLayout *l)
     *l = (ApsolveEpLayout){pr->dp * cp, pr->tp, pr->ep > 1 ? pr->ep : 1,
                            pr->etp > 0 ? pr->etp : pr->tp, pr->zero, cp, 0, 0};
     apsolve_ep_routing(r->db, model_id, &l->top_k, &l->capacity);
+    l->a2a_overlap = pr->moe_a2a_overlap;
 }
 
 /* What the levels of stage sp's mesh (batch forced on axis 0) can price,
@@ -136,6 +139,12 @@ void apsolve_ep_say(ApsolveRun *r, const ApsolvePlan *g)
                             e->group > 1 ? "" : " (memory copies)", e->n_fwd, e->n_bwd, rr, grp,
                             e->fwd, e->bwd);
             }
+            if (l.a2a_overlap)
+                apsolve_say(r->a, "expert parallelism, stage %zu: moe_a2a_overlap: the "
+                            "all-to-alls above run beside the other micro-batch's compute, the "
+                            "forward's under its backward, the backward's under its forward; "
+                            "only what that compute does not cover is added (Megatron-Core's "
+                            "combined 1F1B, docs/expert-parallel.md)", k);
         }
     }
 }
@@ -166,6 +175,16 @@ int apsolve_run_ep(ApsolveRun *r, ApsolveCand **pc)
     if (a->batch > 0)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: --batch does not re-price an "
                             "ep plan (give the new batch with --global-batch)", what);
+    /* Megatron-Core runs the MoE all-to-all overlap on its interleaved
+     * schedule or without pipelining (combined_1f1b.py; the in-flight rule,
+     * apsolve_schedule_in_flight_a2a, is NaN elsewhere) */
+    if (pr->moe_a2a_overlap && isnan(apsolve_schedule_in_flight_a2a(
+                                   (ApsolveSchedule)eq->opt.schedule, eq->opt.virtual_stages,
+                                   eq->opt.micro_batches, pr->pp > 1 ? pr->pp : 1, 0, 1)))
+        return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: moe_a2a_overlap runs on "
+                            "Megatron-Core's interleaved schedule (vpp >= 2) or its 1F1B without "
+                            "pipelining, not on --schedule %s", what,
+                            apsolve_schedule_name((ApsolveSchedule)eq->opt.schedule));
     {
         char knob[48];
         snprintf(knob, sizeof knob, l.ep > 1 ? "ep=%d" : "etp=%d", l.ep > 1 ? l.ep : l.etp);

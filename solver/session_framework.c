@@ -60,6 +60,7 @@ void apsolve_parallel_apply(const ApsolveParallel *par, ApsolveOptions *opt,
             opt->schedule = APSOLVE_SCHEDULE_INTERLEAVED;
         opt->virtual_stages = par->vpp;
     }
+    opt->moe_a2a_overlap = par->moe_a2a_overlap;
     for (size_t k = 0; k < n; k++) {
         specs[k].variant.recompute = par->recompute;
         specs[k].variant.zero = par->zero;

@@ -151,6 +151,7 @@ int apsolve_request_store(Costdb *db, const ApsolveRequest *a, const ApsolveProb
         po.layout.raf_off = a->par.raf_off;
         po.layout.recompute_layers = pl->recompute_layers; /* as priced (session_rlayers.c) */
         po.layout.offload = a->par.offload; /* activation_offload.h */
+        po.layout.moe_a2a_overlap = a->par.moe_a2a_overlap; /* expert_parallel.h */
     }
     if (!po.has_layout &&
         (pl->cp > 1 || pl->ep > 1 || pl->recompute_layers > 0 || pl->offload > 0) &&
@@ -310,6 +311,10 @@ int apsolve_request_load_plan(Costdb *db, ApsolveRequest *a, int64_t *sweep,
         if (po.has_layout && po.layout.offload > 0) { /* re-priced as stored (session_offload.c) */
             stored_3d(&a->par, &po.layout);
             a->par.offload = po.layout.offload;
+        }
+        if (po.has_layout && po.layout.moe_a2a_overlap) { /* re-priced as stored */
+            stored_3d(&a->par, &po.layout);
+            a->par.moe_a2a_overlap = 1;
         }
     }
     snprintf(kind, kindlen, "%s", cp.kind);

@@ -25,7 +25,7 @@
 # - apsolve lists every cost it added, one line each.
 # Usage: ep_costs.sh APPROF APSOLVE PYTHON SQLITE3
 . "$(dirname "$0")/../lib.sh"
-approf=$1 apsolve=$2 py=$3 sq=$4
+approf=$1 apsolve=$2 py=$3 sq=$4 apreport=$5
 w=$(mktemp -d) || fail "mktemp"
 trap 'rm -rf "$w"' EXIT
 db=$w/m.db
@@ -48,6 +48,29 @@ run tp dp=2,tp=2,pp=1
 run etp dp=2,tp=2,pp=1,ep=2
 run tpfull dp=2,tp=2,pp=1,recompute=full
 run etpfull dp=2,tp=2,pp=1,ep=2,recompute=full
+# Megatron-Core's MoE all-to-all overlap (moe_a2a_overlap=1)
+run ov dp=2,tp=2,pp=1,ep=2,moe_a2a_overlap=1
+# stored, the knob goes with the plan: apreport's stage need is apsolve's,
+# and the Megatron-LM launch file turns the overlap on
+cp "$db" "$w/ov.db" || fail "copying the database"
+"$apsolve" --db "$w/ov.db" --quiet --parallel dp=2,tp=2,pp=1,ep=2,moe_a2a_overlap=1 \
+  >"$w/ovs.out" 2>&1 || fail_with "$w/ovs.out" "storing the moe_a2a_overlap plan"
+"$sq" "$w/ov.db" "select options from plan" | grep -qF '"moe_a2a_overlap": 1' ||
+  fail "the stored plan's options lack moe_a2a_overlap"
+"$apreport" --db "$w/ov.db" --out "$w/ovrep" --export megatron --no-store --quiet \
+  >"$w/ovrep.out" 2>&1 || fail_with "$w/ovrep.out" "apreport of the moe_a2a_overlap plan"
+grep -q -- "--overlap-moe-expert-parallel-comm" "$w/ovrep/plan1_megatron.args" ||
+  fail_with "$w/ovrep/plan1_megatron.args" "the launch file's overlap flag"
+grep -qF "stage 0: moe_a2a_overlap: the all-to-alls above" "$w/ov.err" ||
+  fail_with "$w/ov.err" "the overlap's line"
+# where Megatron-Core does not run it: refused, naming why
+for k in "--schedule gpipe --parallel dp=2,tp=2,pp=1,ep=2,moe_a2a_overlap=1:not on --schedule gpipe" \
+  "--parallel dp=2,tp=2,pp=2,ep=2,moe_a2a_overlap=1:needs vpp >= 2" \
+  "--parallel dp=4,tp=1,pp=1,moe_a2a_overlap=1:needs expert parallelism"; do
+  # shellcheck disable=SC2086
+  "$apsolve" --db "$db" --no-store ${k%%:*} >"$w/ref.out" 2>&1 && fail "accepted: ${k%%:*}"
+  grep -qF "${k#*:}" "$w/ref.out" || fail_with "$w/ref.out" "refusal: ${k#*:}"
+done
 # the same stored stages on 4 hosts of 1 GPU: logical (2, 2) on submesh 4x1
 cp "$db" "$w/hosts.db" || fail "copying the database"
 "$sq" "$w/hosts.db" "update sweep set cluster_hosts = 4, cluster_gpus = 1;
@@ -92,7 +115,7 @@ w = sys.argv[1]
 bw, lat = float(sys.argv[2]) * 0.8, float(sys.argv[3])  # h100-sxm bus efficiency 0.8
 rate = float(sys.argv[4]) * float(sys.argv[5])
 net_bw, net_lat = float(sys.argv[6]) * 0.8, float(sys.argv[7])
-names = ("plain", "full", "tp", "etp", "tpfull", "etpfull", "spantp", "spanetp")
+names = ("plain", "full", "tp", "etp", "tpfull", "etpfull", "spantp", "spanetp", "ov")
 st = {k: json.load(open("%s/%s.json" % (w, k)))["plans"][0]["stages"][0] for k in names}
 assert st["plain"]["recompute"] == st["full"]["recompute"] == "full", st["full"]["recompute"]
 assert st["etpfull"]["recompute"] == "full", st["etpfull"]["recompute"]
@@ -151,6 +174,20 @@ within, span = costs("etp"), costs("spanetp")
 for k in (AG, RS):
     assert within[k][0] / 2 < ring_net <= span[k][0] / 2, (k, within[k], ring_net, span[k])
 assert -within[OWN][0] / 2 < 2 * ring_net <= -span[OWN][0] / 2, (within[OWN], span[OWN])
+# moe_a2a_overlap=1 without pipelining: the next micro-batch's forward
+# beside the backward, two in flight (combined_1f1b.py), a micro-batch's
+# activations more; the forward's all-to-alls hidden under the stored
+# backward, the backward's under the stored forward (each longer here), the
+# rest of the ep costs as they were
+c, d = costs("etp"), delta("etp", "ov")
+a2a_f = c["token all-to-all"][0] + c["probabilities all-to-all"][0]
+a2a_b = c["token all-to-all"][1] + c["probabilities all-to-all"][1]
+assert a2a_f < st["tp"]["bwd_cost"] and a2a_b < st["tp"]["fwd_cost"], (c, st["tp"])
+assert near(d["fwd_cost"], -a2a_f) and near(d["bwd_cost"], -a2a_b), (d, a2a_f, a2a_b)
+assert st["etp"]["in_flight"] == 1 and st["ov"]["in_flight"] == 2, (st["etp"], st["ov"])
+assert st["ov"]["memory_needed"] > st["etp"]["memory_needed"], (st["etp"], st["ov"])
+rep = json.load(open("%s/ovrep/report.json" % w))["stages"][0]
+assert rep["memory_needed"] == st["ov"]["memory_needed"], (rep["memory_needed"], st["ov"])
 print("full recompute: +%.6g s backward (own %.6g, rerun %.6g); etp=2 token all-gather a "
       "layer: %.6g s within a host, %.6g s across 2 (a network ring alone %.6g); the level's "
       "all-reduce taken out %.6g, %.6g" % (
