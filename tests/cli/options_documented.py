@@ -62,7 +62,7 @@ for m in re.finditer(r"(--[a-z][a-z0-9-]*)[ =]([a-z0-9_+]+(?:\|[a-z0-9_+]+)+)", 
 # option's text: README.md names each (as `knob` or knob=).
 block = re.search(r"^  --parallel .*?(?=^  --)", helps[1], re.M | re.S)
 assert block, "apsolve --help has no --parallel entry"
-knobs = sorted(set(re.findall(r"(?<![a-z_-])([a-z][a-z_]*)=", block.group(0))))
+knobs = sorted(set(re.findall(r"(?<![a-z0-9_-])([a-z][a-z0-9_]*)=", block.group(0))))
 assert {"dp", "tp", "pp", "cp", "ep", "etp"} <= set(knobs), knobs
 for k in knobs:
     if not re.search(r"`%s`|(?<![a-z_-])%s=" % (re.escape(k), re.escape(k)), readme_text):

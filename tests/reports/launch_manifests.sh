@@ -77,6 +77,11 @@ plan m.db; report moeauto m.db
 # expert parallelism as the plan gives it (docs/expert-parallel.md): the files
 # take ep and etp from the stored plan, not from the placements
 plan m.db --parallel dp=2,tp=2,pp=2,zero=1,recompute=full,ep=2,etp=1; report moeep m.db
+# the MoE all-to-all overlap (--overlap-moe-expert-parallel-comm): an
+# interleaved pipeline, no full recomputation, as Megatron-Core asserts
+plan m.db --schedule interleaved \
+  --parallel dp=2,tp=2,pp=2,zero=1,recompute=none,ep=2,etp=1,vpp=2,moe_a2a_overlap=1
+report moeov m.db
 # a capacity factor (a model file exported with --capacity-factor 1.5): the
 # graph pads every expert to its capacity, Megatron's drop-and-pad
 "$approf" model export mixtral --num-layers 4 --capacity-factor 1.5 >"$dir/cf.json" 2>"$dir/err" ||
@@ -198,6 +203,8 @@ grep -qx 'expert_parallel_degree = 2' "$f/moeep_torchtitan.toml" || fail "moeep:
 # the dispatcher an ep plan is priced with, and a capacity factor only
 # where the graph was built with one
 grep -qx -- '--moe-token-dispatcher-type alltoall' "$f/moeep_megatron.args" || fail "moeep: no alltoall"
+grep -qx -- '--overlap-moe-expert-parallel-comm' "$f/moeov_megatron.args" || fail "moeov: no overlap flag"
+grep -q -- '--overlap-moe-expert-parallel-comm' "$f/moeep_megatron.args" && fail "moeep: an overlap flag"
 grep -q -- '--moe-token-dispatcher-type' "$f/moeauto_megatron.args" "$f/moe3d_megatron.args" &&
   fail "a dispatcher type without ep"
 grep -q -- '--moe-expert-capacity-factor\|--moe-pad-expert' "$f/moeep_megatron.args" &&
@@ -355,6 +362,8 @@ neg "$f/zero1_torchtitan.toml" "$ttmain" 'unknown flag --training.seq_len' 's/^#
 neg "$f/moeep_megatron.args" "$meg" 'rule ep-experts' 's/^--expert-model-parallel-size 2$/--expert-model-parallel-size 3/'
 neg "$f/moeep_megatron.args" "$meg" 'rule expert-grid' 's/^--expert-model-parallel-size 2$/--expert-model-parallel-size 8/; s/^--expert-tensor-parallel-size 1$/--expert-tensor-parallel-size 2/'
 neg "$f/moeep_megatron.args" "$meg" 'rule moe-sp' '/^--sequence-parallel$/d'
+neg "$f/moeov_megatron.args" "$meg" 'rule moe-a2a-overlap' 's/^--expert-model-parallel-size 2$/--expert-model-parallel-size 1/; s/^--expert-tensor-parallel-size 1$//'
+neg "$f/moeov_megatron.args" "$meg" 'rule moe-a2a-overlap' '/^--num-layers-per-virtual-pipeline-stage /d'
 neg "$f/moeep_torchtitan.toml" "$tt" 'rule ep-region' 's/^expert_parallel_degree = 2$/expert_parallel_degree = 8/'
 neg "$f/moeep_torchtitan.toml" "$tt" 'rule ep-etp' 's/^expert_tensor_parallel_degree = 1$/expert_tensor_parallel_degree = 4/'
 neg "$f/moeep_deepspeed.json" "$ds" 'rule moe-ep-dp' 's/ ep=1 etp=2"/ ep=4 etp=2"/'
@@ -364,7 +373,7 @@ neg "$f/moeep_megatron.args" "$meg" 'rule ep-dispatcher' '/^--moe-token-dispatch
 neg "$f/moecf_megatron.args" "$meg" 'rule moe-capacity-padded' '/^--moe-pad-expert-input-to-capacity$/d'
 neg "$f/moecf_megatron.args" "$meg" 'rule moe-pad-capacity' '/^--moe-expert-capacity-factor /d'
 neg "$f/moecf_megatron.args" "$meg" 'rule moe-capacity-balancing' 's/^--moe-pad-expert-input-to-capacity$/&\n--moe-router-load-balancing-type sinkhorn/'
-echo "expert parallelism: 12 negative cases fail"
+echo "expert parallelism: 14 negative cases fail"
 neg "$f/optbf16_megatron.args" "$meg" 'rule precision-aware-optimizer' '/^--use-distributed-optimizer$/d'
 neg "$f/optbf16_megatron.args" "$meg" 'rule optimizer-dtypes' '/^--use-precision-aware-optimizer$/d'
 neg "$f/cp2_megatron.args" "$meg" 'rule seq-cp' 's/^--seq-length \([0-9]*\)/--seq-length 8190/'
@@ -410,4 +419,4 @@ neg "$f/fp8mxfp8_torchtitan.toml" "$tt" 'rule fp8-plan-mxfp8' 's/^converters = .
 neg "$f/fp8mxfp8_torchtitan.toml" "$tt" 'rule mx-compile-tp' 's/^\[quantize.linear.mx\]$/[compile]\nenable = true\n\n&/'
 neg "$f/fp8mxtp1_torchtitan.toml" "$tt" 'rule fp8-plan-mxfp8' 's/^enable = true$/enable = false/'
 echo "FP8: 24 negative cases fail"
-echo "launch manifests: $n files ok (torchtitan's also for main), 63 negative cases fail"
+echo "launch manifests: $n files ok (torchtitan's also for main), 65 negative cases fail"
