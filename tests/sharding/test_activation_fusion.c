@@ -19,6 +19,7 @@
 
 #include "costdb.h"
 #include "cunit_run.h"
+#include "zoo_fixture.h"
 #include "graph.h"
 #include "hardware.h"
 #include "model/zoo.h"
@@ -52,29 +53,8 @@ static ApprofGraph *build_llama(int fusion)
 static int shard_one(const ApprofGraph *g, int recompute, ApprofStageProgram *p)
 {
     ApprofHardwareSpec hw;
-    ApprofLayering l;
-    int begin = 0, end = (int)g->n_ops;
-    ApprofShardContext *ctx = NULL;
-    char err[256];
-    memset(&l, 0, sizeof l);
-    l.n_layers = 1;
-    l.op_begin = &begin;
-    l.op_end = &end;
     CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &hw) == 0);
-    CU_ASSERT_FATAL(approf_shard_context_new(g, &l, &hw, 1, &ctx) == 0);
-    ApprofShardRequest req;
-    memset(&req, 0, sizeof req);
-    req.mesh_hosts = req.mesh_gpus = req.logical_a = req.logical_b = 1;
-    req.force_batch_dim = 0;
-    req.method = APPROF_ILP_SERIES_PARALLEL;
-    req.memory_levels = 1;
-    req.variant.recompute = recompute;
-    memset(p, 0, sizeof *p);
-    int rc = approf_shard_stage(ctx, &req, p, err, sizeof err);
-    if (rc)
-        fprintf(stderr, "shard: %s\n", err);
-    approf_shard_context_free(&ctx);
-    return rc;
+    return zoo_fixture_shard_whole(g, &hw, 1, recompute, 0, p);
 }
 
 static int op_named(const ApprofGraph *g, const char *name)

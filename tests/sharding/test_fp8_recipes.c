@@ -40,7 +40,7 @@ static int shard_mesh(const ApprofGraph *g, const char *name, int recipe, int gp
 {
     CU_ASSERT_FATAL(approf_hardware_builtin(name, hw) == 0);
     hw->fp8 = recipe;
-    return zoo_fixture_shard_whole(g, hw, gpus, 0, p);
+    return zoo_fixture_shard_whole(g, hw, gpus, COSTDB_RECOMPUTE_NONE, 0, p);
 }
 
 /* The same on one GPU. */

@@ -18,6 +18,7 @@
 
 #include "costdb.h"
 #include "cunit_run.h"
+#include "zoo_fixture.h"
 #include "graph.h"
 #include "hardware.h"
 #include "model/zoo.h"
@@ -49,33 +50,8 @@ static int shard_one(const ApprofGraph *g, int recompute, int zero, int gpus,
                      ApprofStageProgram *p)
 {
     ApprofHardwareSpec hw;
-    ApprofLayering l;
-    int begin = 0, end = (int)g->n_ops;
-    ApprofShardContext *ctx = NULL;
-    char err[256];
-    memset(&l, 0, sizeof l);
-    l.n_layers = 1;
-    l.op_begin = &begin;
-    l.op_end = &end;
     CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &hw) == 0);
-    CU_ASSERT_FATAL(approf_shard_context_new(g, &l, &hw, 1, &ctx) == 0);
-    ApprofShardRequest req;
-    memset(&req, 0, sizeof req);
-    req.mesh_hosts = 1;
-    req.mesh_gpus = gpus;
-    req.logical_a = gpus;
-    req.logical_b = 1;
-    req.force_batch_dim = 0;
-    req.method = APPROF_ILP_SERIES_PARALLEL;
-    req.memory_levels = 1;
-    req.variant.recompute = recompute;
-    req.variant.zero = zero;
-    memset(p, 0, sizeof *p);
-    int rc = approf_shard_stage(ctx, &req, p, err, sizeof err);
-    if (rc)
-        fprintf(stderr, "shard: %s\n", err);
-    approf_shard_context_free(&ctx);
-    return rc;
+    return zoo_fixture_shard_whole(g, &hw, gpus, recompute, zero, p);
 }
 
 static const char *const saved_leaf[] = {"q_proj", "v_proj", "attention", "gate_proj",

@@ -63,7 +63,7 @@ static int shard(const ApprofGraph *g, int schedule, int all_reduce, ApprofHardw
     CU_ASSERT_FATAL(approf_hardware_builtin("a100-80g", hw) == 0);
     hw->zero3_schedule = schedule;
     hw->zero3_grad_all_reduce = all_reduce;
-    return zoo_fixture_shard_whole(g, hw, 8, 3, p);
+    return zoo_fixture_shard_whole(g, hw, 8, COSTDB_RECOMPUTE_NONE, 3, p);
 }
 
 /* The backward's ZeRO-3 gradient collectives (every collective that is

@@ -55,7 +55,7 @@ static int shard(const ApprofGraph *g, int schedule, ApprofHardwareSpec *hw,
 {
     CU_ASSERT_FATAL(approf_hardware_builtin("a100-80g", hw) == 0);
     hw->zero3_schedule = schedule;
-    return zoo_fixture_shard_whole(g, hw, 8, 3, p);
+    return zoo_fixture_shard_whole(g, hw, 8, COSTDB_RECOMPUTE_NONE, 3, p);
 }
 
 static double kernels(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph,

@@ -28,8 +28,8 @@ ApprofGraph *zoo_fixture_gpt(int layers)
     return g;
 }
 
-int zoo_fixture_shard_whole(const ApprofGraph *g, const ApprofHardwareSpec *hw, int gpus, int zero,
-                            ApprofStageProgram *p)
+int zoo_fixture_shard_whole(const ApprofGraph *g, const ApprofHardwareSpec *hw, int gpus,
+                            int recompute, int zero, ApprofStageProgram *p)
 {
     ApprofLayering l;
     int begin = 0, end = (int)g->n_ops, rc;
@@ -46,6 +46,8 @@ int zoo_fixture_shard_whole(const ApprofGraph *g, const ApprofHardwareSpec *hw, 
     req.mesh_gpus = req.logical_a = gpus;
     req.force_batch_dim = 0;
     req.method = APPROF_ILP_SERIES_PARALLEL;
+    req.memory_levels = 1;
+    req.variant.recompute = recompute;
     req.variant.zero = zero;
     memset(p, 0, sizeof *p);
     rc = approf_shard_stage(ctx, &req, p, err, sizeof err);

@@ -16,9 +16,10 @@ ApprofGraph *zoo_fixture_gpt(int layers);
 
 /* The whole of g as one stage (one layer of every op) on one host's `gpus`
  * GPUs, logical mesh (gpus, 1), no forced batch split, the series-parallel
- * ILP, ZeRO stage `zero`, priced on hw; returns approf_shard_stage's code
- * (its message printed when not 0). */
-int zoo_fixture_shard_whole(const ApprofGraph *g, const ApprofHardwareSpec *hw, int gpus, int zero,
-                            ApprofStageProgram *p);
+ * ILP, one memory level, recomputation `recompute` and ZeRO stage `zero`,
+ * priced on hw; returns approf_shard_stage's code (its message printed
+ * when not 0). */
+int zoo_fixture_shard_whole(const ApprofGraph *g, const ApprofHardwareSpec *hw, int gpus,
+                            int recompute, int zero, ApprofStageProgram *p);
 
 #endif
