@@ -17,6 +17,7 @@
 
 #include "costdb.h"
 #include "cunit_run.h"
+#include "zoo_fixture.h"
 #include "graph.h"
 #include "hardware.h"
 #include "model/zoo.h"
@@ -196,21 +197,11 @@ static void test_fp8_stage(void)
  * the casts are unchanged. */
 static void test_fp8_params(void)
 {
-    ApprofZooOptions o;
     ApprofGraph *g = NULL;
     ApprofHardwareSpec h8, hp;
     ApprofStageProgram b, c;
-    char err[256];
     double welems = 0, gb = 0, gc = 0;
-    memset(&o, 0, sizeof o);
-    o.num_layers = 1;
-    o.hidden = 1024;
-    o.heads = 16;
-    o.seq_len = 512;
-    o.vocab = 2048 + 8;
-    o.batch = 2;
-    o.dtype = "bf16";
-    CU_ASSERT_FATAL(approf_zoo_build("gpt", &o, &g, err, sizeof err) == 0);
+    g = zoo_fixture_fp8_gpt_layer();
     CU_ASSERT_FATAL(shard_dp(g, 1, 2, 1, 0, &h8, &b) == 0);
     CU_ASSERT_FATAL(shard_dp(g, 1, 2, 1, 1, &hp, &c) == 0);
     for (size_t i = 0; i < b.n_kernels[0]; i++)
@@ -263,22 +254,12 @@ static double coll_bytes(const ApprofStageProgram *p, int ph, ApprofCollKind k)
  * optimizer bytes, and one all-reduce of 4 bytes per FP8 weight. */
 static void test_fp8_zero3_gathers(void)
 {
-    ApprofZooOptions o;
     ApprofGraph *g = NULL;
     ApprofHardwareSpec h8, hp;
     ApprofStageProgram b, c;
-    char err[256];
     double welems = 0;
     int n_lin = 0;
-    memset(&o, 0, sizeof o);
-    o.num_layers = 1;
-    o.hidden = 1024;
-    o.heads = 16;
-    o.seq_len = 512;
-    o.vocab = 2048 + 8;
-    o.batch = 2;
-    o.dtype = "bf16";
-    CU_ASSERT_FATAL(approf_zoo_build("gpt", &o, &g, err, sizeof err) == 0);
+    g = zoo_fixture_fp8_gpt_layer();
     zero3_schedule = APPROF_ZERO3_FSDP2;
     CU_ASSERT_FATAL(shard_dp(g, 1, 2, 3, 0, &h8, &b) == 0);
     CU_ASSERT_FATAL(shard_dp(g, 1, 2, 3, 1, &hp, &c) == 0);

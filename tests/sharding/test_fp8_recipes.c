@@ -50,22 +50,6 @@ static int shard_recipe(const ApprofGraph *g, const char *name, int recipe,
     return shard_mesh(g, name, recipe, 1, hw, p);
 }
 
-static ApprofGraph *gpt_layer(void)
-{
-    ApprofZooOptions o;
-    ApprofGraph *g = NULL;
-    char err[256];
-    memset(&o, 0, sizeof o);
-    o.num_layers = 1;
-    o.hidden = 1024;
-    o.heads = 16;
-    o.seq_len = 512;
-    o.vocab = 2048 + 8;
-    o.batch = 2;
-    o.dtype = "bf16";
-    CU_ASSERT_FATAL(approf_zoo_build("gpt", &o, &g, err, sizeof err) == 0);
-    return g;
-}
 
 /* Kernel i of phase ph belongs to an FP8 linear layer (its graph op is
  * an FP8 GEMM's). */
@@ -125,7 +109,7 @@ static void test_recipe_table(void)
 
 static void test_tensorwise(void)
 {
-    ApprofGraph *g = gpt_layer();
+    ApprofGraph *g = zoo_fixture_fp8_gpt_layer();
     ApprofHardwareSpec hd, ht;
     ApprofStageProgram d, t;
     CU_ASSERT_FATAL(shard_recipe(g, "h100-sxm", COSTDB_FP8_DELAYED, &hd, &d) == 0);
@@ -175,7 +159,7 @@ static void test_tensorwise(void)
  * `extra` an element more. */
 static void block_recipe(const char *hw, int r, double extra, double wextra)
 {
-    ApprofGraph *g = gpt_layer();
+    ApprofGraph *g = zoo_fixture_fp8_gpt_layer();
     ApprofHardwareSpec hd, hr, h16;
     ApprofStageProgram d, m, a;
     CU_ASSERT_FATAL(shard_recipe(g, hw, COSTDB_FP8_NONE, &h16, &a) == 0);
@@ -228,7 +212,7 @@ static void test_blockwise(void)
  * reduces no amax history: no collective; one GPU: none either. */
 static void test_amax_reduce(void)
 {
-    ApprofGraph *g = gpt_layer();
+    ApprofGraph *g = zoo_fixture_fp8_gpt_layer();
     ApprofHardwareSpec h;
     ApprofStageProgram a, d, t, one;
     int n_lin = 0;
@@ -266,7 +250,7 @@ static void test_amax_reduce(void)
  * saved inputs are as on Hopper; mxfp8 keeps both copies there. */
 static void test_blackwell_one_copy(void)
 {
-    ApprofGraph *g = gpt_layer();
+    ApprofGraph *g = zoo_fixture_fp8_gpt_layer();
     ApprofHardwareSpec hh, hb;
     ApprofStageProgram h, b;
     size_t casts = 0;

@@ -28,6 +28,27 @@ ApprofGraph *zoo_fixture_gpt(int layers)
     return g;
 }
 
+ApprofGraph *zoo_fixture_fp8_gpt_layer(void)
+{
+    ApprofZooOptions o;
+    ApprofGraph *g = NULL;
+    char err[256];
+    int rc;
+    memset(&o, 0, sizeof o);
+    o.num_layers = 1;
+    o.hidden = 1024;
+    o.heads = 16;
+    o.seq_len = 512;
+    o.vocab = 2048 + 8;
+    o.batch = 2;
+    o.dtype = "bf16";
+    rc = approf_zoo_build("gpt", &o, &g, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "gpt: %s\n", err);
+    CU_ASSERT_FATAL(rc == 0);
+    return g;
+}
+
 int zoo_fixture_shard_whole(const ApprofGraph *g, const ApprofHardwareSpec *hw, int gpus,
                             int recompute, int zero, ApprofStageProgram *p)
 {

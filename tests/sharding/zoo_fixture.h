@@ -14,6 +14,11 @@
  * the zoo refuses it. */
 ApprofGraph *zoo_fixture_gpt(int layers);
 
+/* One bf16 GPT layer for the FP8 tests: hidden 1024, 16 heads, sequence
+ * 512, batch 2, vocabulary 2056 (a multiple of 8 and of no larger power of
+ * two, so the LM head's GEMM is aligned for FP8 and not a round size). */
+ApprofGraph *zoo_fixture_fp8_gpt_layer(void);
+
 /* The whole of g as one stage (one layer of every op) on one host's `gpus`
  * GPUs, logical mesh (gpus, 1), no forced batch split, the series-parallel
  * ILP, one memory level, recomputation `recompute` and ZeRO stage `zero`,
