@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "graph.h"
+#include "layer_uses.h"
 
 void approf_layering_free(ApprofLayering *l)
 {
@@ -55,70 +56,6 @@ static int layering_alloc(ApprofLayering *l, int n)
     return 0;
 }
 
-static double heavy_cost(const ApprofGraph *g, int op)
-{
-    ApprofKernel ks[APPROF_MAX_KERNELS];
-    double c = 0;
-    int n;
-    ApprofOpKind k = g->ops[op].kind;
-    if (k != APPROF_OP_MATMUL && k != APPROF_OP_BATCH_MATMUL && k != APPROF_OP_CONV2D)
-        return 0;
-    n = approf_op_kernels(g, op, NULL, 0, ks, APPROF_MAX_KERNELS);
-    for (int i = 0; i < n; i++)
-        if (ks[i].kind == APPROF_K_GEMM || ks[i].kind == APPROF_K_CONV_FWD)
-            c += ks[i].flops;
-    return c;
-}
-
-typedef struct {
-    int n;                 /* ops */
-    int *cons_start;       /* CSR of consumers per tensor (ascending op index) */
-    int *cons;
-    double *tbytes;
-} Uses;
-
-static void uses_free(Uses *u)
-{
-    free(u->cons_start);
-    free(u->cons);
-    free(u->tbytes);
-}
-
-static int uses_build(const ApprofGraph *g, Uses *u)
-{
-    size_t nt = g->n_tensors, total = 0;
-    int *fill = NULL;
-    memset(u, 0, sizeof *u);
-    u->n = (int)g->n_ops;
-    u->cons_start = calloc(nt + 1, sizeof(int));
-    u->tbytes = calloc(nt + 1, sizeof(double));
-    for (size_t i = 0; i < g->n_ops; i++)
-        total += (size_t)g->ops[i].n_inputs;
-    u->cons = calloc(total + 1, sizeof(int));
-    fill = calloc(nt + 1, sizeof(int));
-    if (!u->cons_start || !u->tbytes || !u->cons || !fill) {
-        free(fill);
-        uses_free(u);
-        return APPROF_ENOMEM;
-    }
-    for (size_t i = 0; i < g->n_ops; i++)
-        for (int k = 0; k < g->ops[i].n_inputs; k++)
-            u->cons_start[g->ops[i].inputs[k] + 1]++;
-    for (size_t t = 0; t < nt; t++) {
-        u->cons_start[t + 1] += u->cons_start[t];
-        u->tbytes[t] = (double)approf_tensor_bytes(&g->tensors[t]);
-    }
-    for (size_t i = 0; i < g->n_ops; i++)
-        for (int k = 0; k < g->ops[i].n_inputs; k++) {
-            int t = g->ops[i].inputs[k];
-            int pos = u->cons_start[t] + fill[t]++;
-            /* An op reading the same tensor twice is listed twice; harmless. */
-            u->cons[pos] = (int)i;
-        }
-    free(fill);
-    return 0;
-}
-
 /* Inbound bytes of the spans that start at op k, kept from one k to the
  * next: every tensor produced by an op before k that an op at or after k
  * reads sits at its first such reader c, as delta[c + 1] += its bytes, so
@@ -130,7 +67,7 @@ typedef struct {
     int64_t *delta;        /* [n + 2] */
 } Inbound;
 
-static void inbound_place(const Uses *u, Inbound *in, int t, int k)
+static void inbound_place(const ApprofLayerUses *u, Inbound *in, int t, int k)
 {
     int end = u->cons_start[t + 1];
     while (in->next[t] < end && u->cons[in->next[t]] < k)
@@ -140,7 +77,7 @@ static void inbound_place(const Uses *u, Inbound *in, int t, int k)
 }
 
 /* From left end k - 1 to k (k >= 1). */
-static void inbound_advance(const ApprofGraph *g, const Uses *u, Inbound *in, int k)
+static void inbound_advance(const ApprofGraph *g, const ApprofLayerUses *u, Inbound *in, int k)
 {
     const ApprofOp *op = &g->ops[k - 1];
     for (int i = 0; i < op->n_inputs; i++) {
@@ -196,7 +133,7 @@ int approf_layers_auto(const ApprofGraph *g, int layer_num, double eps, ApprofLa
     char *heavy = NULL, *allowed = NULL;
     Cell *cell = NULL;
     Inbound in = {NULL, NULL};
-    Uses u;
+    ApprofLayerUses u;
 
     if (!g || !out || layer_num < 1 || !(eps >= 0) || !isfinite(eps))
         return APPROF_EINVAL;
@@ -204,7 +141,7 @@ int approf_layers_auto(const ApprofGraph *g, int layer_num, double eps, ApprofLa
     n = (int)g->n_ops;
     if (n < L)
         return APPROF_EINVAL;
-    if (uses_build(g, &u) < 0)
+    if (approf_layer_uses_build(g, &u) < 0)
         return APPROF_ENOMEM;
     cost = calloc((size_t)n + 1, sizeof *cost);
     heavy = calloc((size_t)n + 1, 1);
@@ -221,7 +158,7 @@ int approf_layers_auto(const ApprofGraph *g, int layer_num, double eps, ApprofLa
     for (int i = 0; i < n; i++) {
         ApprofOpKind k = g->ops[i].kind;
         heavy[i] = k == APPROF_OP_MATMUL || k == APPROF_OP_BATCH_MATMUL || k == APPROF_OP_CONV2D;
-        cost[i] = heavy_cost(g, i);
+        cost[i] = approf_layer_op_cost(g, i);
         total += cost[i];
         n_heavy += heavy[i];
     }
@@ -295,7 +232,7 @@ int approf_layers_auto(const ApprofGraph *g, int layer_num, double eps, ApprofLa
 #undef AT
     snprintf(out->option, sizeof out->option, "auto:eps=%g", eps);
 cleanup:
-    uses_free(&u);
+    approf_layer_uses_free(&u);
     free(cost);
     free(heavy);
     free(allowed);
