@@ -24,6 +24,7 @@
 
 #include "costdb_text.h"
 #include "launch.h"
+#include "launch_megatron_fsdp.h"
 
 #define MAX_KEY COSTDB_BLOCK_KEY_MAX
 
@@ -125,8 +126,9 @@ void rep_write_framework_args(const ApreportReport *r, FILE *f)
                 mg.recompute_layers > 0 ? mg.recompute_layers : 1);
     if (rep_megatron_offload_layers(&mg) > 0) /* activation offload, as the launch file */
         fprintf(f, " --cpu-offloading-num-layers %d", rep_megatron_offload_layers(&mg));
-    if (zero == 1)
+    if (mg.variant.zero >= 1)
         fputs(" --use-distributed-optimizer", f);
+    rep_megatron_fsdp_args(&mg, f, 1); /* ZeRO-2/3: Megatron-FSDP, as the launch file */
     if (prec)
         fprintf(f, " %s", prec);
     fputc('\n', f);
@@ -144,10 +146,6 @@ void rep_write_framework_args(const ApreportReport *r, FILE *f)
         fprintf(f, "# --num-layers-per-virtual-pipeline-stage: the blocks of a stage / %d "
                    "(interleaved, %d chunks per stage)%s\n",
                 v, v, known && equal ? ": not a whole number for this plan" : "");
-    if (zero >= 2)
-        fprintf(f, "# ZeRO-%d: Megatron-LM has no ZeRO-%d; with Megatron-DeepSpeed pass "
-                   "--deepspeed --deepspeed_config ds.json with\n"
-                   "#   {\"zero_optimization\": {\"stage\": %d}}\n", zero, zero, zero);
     if (differ)
         fprintf(f, "# The stages differ in recomputation or ZeRO, which Megatron-LM cannot set per "
                    "stage: the arguments use the most conservative (recompute %s, ZeRO %d)\n",

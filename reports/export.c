@@ -24,6 +24,7 @@
 #include "costdb_text.h"
 #include "export_fp8.h"
 #include "launch.h"
+#include "launch_megatron_fsdp.h"
 
 static void comment_header(const RepLaunch *L, FILE *f)
 {
@@ -292,6 +293,7 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
         rep_py_text(f, L.model.model);
         fputc('\n', f);
     }
+    rep_megatron_fsdp_comments(&L, f);
     fprintf(f, "# NeMo: trainer.num_nodes=%d trainer.devices=%d "
                "model.tensor_model_parallel_size=%d model.pipeline_model_parallel_size=%d",
             L.hosts, L.gpus, L.tp, L.pp);
@@ -368,6 +370,7 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
     }
     if (L.variant.zero)
         arg(f, "--use-distributed-optimizer", NULL);
+    rep_megatron_fsdp_args(&L, f, 0); /* ZeRO-2/3, HSDP */
     megatron_offload(&L, f);
     megatron_optimizer_state(r, &L, f);
     if (L.ep > 0) {

@@ -26,6 +26,7 @@
 #include "costdb_text.h"
 #include "hsdp.h"
 #include "launch.h"
+#include "launch_megatron_fsdp.h"
 #include "plural.h"
 #include "schedule.h"
 
@@ -255,9 +256,9 @@ static size_t tp_whole_weights(const ApreportReport *r, size_t *weights)
  * within groups with MiCS (zero_optimization.mics_shard_size, v0.16.4's
  * deepspeed/runtime/zero/mics.py), whose groups are consecutive global
  * ranks (pure data parallelism only), and has no reshard_after_forward;
- * Megatron-LM's file runs its distributed optimizer over every dp rank
- * (core_v0.19.0's Megatron-FSDP has HSDP, --use-megatron-fsdp with
- * --num-distributed-optimizer-instances, which approf does not write). */
+ * Megatron-LM runs HSDP through Megatron-FSDP
+ * (--num-distributed-optimizer-instances) and always reshards after the
+ * forward (launch_megatron_fsdp.h, apsolve_hsdp_frameworks). */
 static void hsdp_limits(RepLaunch *L, Notes *N)
 {
     if (L->rt == REP_RT_DEEPSPEED && L->raf_off) {
@@ -273,12 +274,11 @@ static void hsdp_limits(RepLaunch *L, Notes *N)
              L->dp);
         L->dp_shard = 0;
     }
-    if (L->rt == REP_RT_MEGATRON && (L->dp_shard > 0 || L->raf_off)) {
-        note(N, "Megatron-LM: HSDP (dp_shard %d) and raf=0 are not written: its distributed "
-                "optimizer shards over all dp ranks (core_v0.19.0's Megatron-FSDP has HSDP, "
-                "--use-megatron-fsdp --num-distributed-optimizer-instances, not priced here)",
-             L->dp_shard);
-        L->dp_shard = 0;
+    if (L->rt == REP_RT_MEGATRON && L->raf_off) {
+        L->changed = 1;
+        note(N, "Megatron-FSDP has no reshard_after_forward (raf=0): it releases each "
+                "transformer layer's gathered parameters after its forward and gathers them "
+                "again for the backward");
         L->raf_off = 0;
     }
 }
@@ -405,12 +405,6 @@ static void runtime_limits(RepLaunch *L, Notes *N)
         L->etp = L->tp;
     }
     hsdp_limits(L, N);
-    if (rt == REP_RT_MEGATRON && L->variant.zero >= 2) {
-        L->changed = 1;
-        note(N, "Megatron-LM cannot express ZeRO-%d (its distributed optimizer shards the "
-                "optimizer states only): ZeRO-1 instead", L->variant.zero);
-        L->variant.zero = 1;
-    }
     if (rt == REP_RT_MEGATRON && L->sched == APREPORT_SCHED_GPIPE) {
         L->changed = 1;
         note(N, "Megatron-LM cannot express the GPipe schedule: 1F1B instead");
@@ -596,6 +590,14 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
     if (r->opts.has_layout && b.variant.zero == 3) { /* HSDP, raf=0 as the plan gives them */
         L->dp_shard = r->opts.layout.dp_shard;
         L->raf_off = r->opts.layout.raf_off;
+    }
+    if (rt == REP_RT_MEGATRON && L->variant.zero == 3) {
+        char why[160];
+        if ((L->fsdp_unit = rep_megatron_fsdp_unit(r, why, sizeof why)) == 0) {
+            L->changed = 1;
+            note(&N, "Megatron-FSDP's unit size is not known (%s): its default windows "
+                     "(5e8 elements gathered ahead) instead of FSDP2's one layer", why);
+        }
     }
     L->recompute_layers = recompute_layers(r, &b, &N);
     offload_limits(r, L, &N);

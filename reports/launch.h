@@ -123,6 +123,8 @@ typedef struct RepLaunch {
     const char *cp_comm;              /* Megatron's --cp-comm-type */
     int dp_shard, raf_off;            /* HSDP's shard group (0: none), FSDP2's
                                        * reshard_after_forward off (docs/hsdp.md) */
+    int64_t fsdp_unit;                /* Megatron-FSDP's ZeRO-3: the smallest layer's elements
+                                       * per tp rank (launch_megatron_fsdp.h; 0: not known) */
     int recompute_layers;             /* recompute full: the transformer layers of each model
                                        * chunk checkpointed from its start (Megatron's
                                        * --recompute-method block); 0: every layer */

@@ -14,8 +14,11 @@
  *   (Megatron's ColumnParallelLinear / RowParallelLinear, torchtitan's
  *   ColwiseParallel / RowwiseParallel, DeepSpeed through Megatron-DeepSpeed):
  *   a stage priced with weights whole on the tp axis is not what they run;
- * - Megatron-LM: its distributed optimizer shards optimizer states only
- *   (ZeRO-1; no ZeRO-2/3); no GPipe schedule with a pipeline;
+ * - Megatron-LM: ZeRO-1 is its distributed optimizer, ZeRO-2 and ZeRO-3
+ *   Megatron-FSDP (--use-megatron-fsdp, --data-parallel-sharding-strategy
+ *   optim_grads / optim_grads_params, core_v0.19.0), whose ZeRO-3
+ *   overlap is FSDP2's with the unit size the launch file writes
+ *   (docs/variants.md, "Megatron-FSDP"); no GPipe schedule with a pipeline;
  * - DeepSpeed: its PipelineEngine asserts zero_optimization_stage() < 2
  *   (deepspeed/runtime/pipe/engine.py: "ZeRO-2 and ZeRO-3 are incompatible
  *   with pipeline parallelism") and runs its own 1F1B only; activation
@@ -231,10 +234,7 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
     pipe_sched = pp > 1 ? p->schedule : APSOLVE_SCHEDULE_1F1B;
     if (pipe_sched == APSOLVE_SCHEDULE_INTERLEAVED && p->virtual_stages < 2)
         pipe_sched = APSOLVE_SCHEDULE_1F1B;
-    /* Megatron-LM */
-    if (zero >= 2)
-        cannot(v, APSOLVE_FW_MEGATRON, "ZeRO-%d: its distributed optimizer shards the "
-               "optimizer states only (ZeRO-1)", zero);
+    /* Megatron-LM (ZeRO-2/3: Megatron-FSDP, its ZeRO-3 schedule below) */
     if (pipe_sched == APSOLVE_SCHEDULE_GPIPE)
         cannot(v, APSOLVE_FW_MEGATRON, "the GPipe schedule: it runs 1F1B or interleaved 1F1B");
     if (apsolve_schedule_zero_bubble(pipe_sched))
@@ -283,6 +283,11 @@ void apsolve_frameworks(const ApsolveFwPlan *p, ApsolveFwVerdict *v)
                "and reduce-scatters each transformer block under the compute of its "
                "neighbours (approf sweep --zero3-schedule fsdp2 prices it as torchtitan runs "
                "it)", apsolve_zero3_schedule_name(p->zero3_schedule));
+    if (zero == 3 && p->zero3_schedule != APSOLVE_ZERO3_FSDP2)
+        cannot(v, APSOLVE_FW_MEGATRON, "ZeRO-3 priced with the %s schedule: Megatron-FSDP "
+               "gathers each transformer layer one ahead and reduce-scatters it under the next "
+               "layers' backward (FSDP2's overlap, with the file's --suggested-communication-"
+               "unit-size; approf sweep --zero3-schedule fsdp2 prices it as Megatron-LM runs it)", apsolve_zero3_schedule_name(p->zero3_schedule));
     if (zero == 3 && p->zero3_schedule != APSOLVE_ZERO3_DEEPSPEED)
         cannot(v, APSOLVE_FW_DEEPSPEED, "ZeRO-3 priced with the %s schedule: its stage 3 "
                "prefetches module parameters and reduces gradient buckets on their own "

@@ -218,7 +218,15 @@ int apsolve_hsdp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem 
 
 void apsolve_hsdp_frameworks(int dp_shard, int tp, int raf, ApsolveFwVerdict *v)
 {
-    const int f = APSOLVE_FW_DEEPSPEED;
+    const int f = APSOLVE_FW_DEEPSPEED, m = APSOLVE_FW_MEGATRON;
+    /* Megatron-FSDP's post-forward hook releases each FSDP unit's gathered
+     * parameters (megatron_fsdp.py _post_forward, lines 956-975 at
+     * core_v0.19.0), with no switch to keep them */
+    if (!raf && (v->runs & (1u << m))) {
+        v->runs &= ~(1u << m);
+        snprintf(v->why[m], sizeof v->why[m], "raf=0: Megatron-FSDP reshards each transformer "
+                 "layer after its forward and gathers it again for the backward");
+    }
     if (!(v->runs & (1u << f)))
         return;
     if (!raf)

@@ -86,8 +86,10 @@ int apsolve_hsdp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem 
  * not DeepSpeed with raf=0 (its stage 3 has no reshard_after_forward) nor
  * HSDP with tp > 1 (MiCS, its HSDP, groups consecutive global ranks).
  * torchtitan runs both (data_parallel_replicate_degree,
- * fsdp_reshard_after_forward); Megatron-LM's file runs its distributed
- * optimizer (ZeRO-1), which the layout's rule already refuses for ZeRO-3. */
+ * fsdp_reshard_after_forward); Megatron-LM runs HSDP through Megatron-FSDP
+ * (--num-distributed-optimizer-instances: the shard groups are consecutive
+ * dp ranks, as priced) but not raf=0 (Megatron-FSDP reshards every layer
+ * after its forward). */
 void apsolve_hsdp_frameworks(int dp_shard, int tp, int raf, ApsolveFwVerdict *v);
 
 #ifdef __cplusplus

@@ -131,7 +131,7 @@ expect = {"dp=2,tp=1,pp=4,zero=1": ["megatron", "deepspeed"],
           "dp=2,tp=4,pp=1,zero=3": [],
           "dp=2,tp=1,pp=4,recompute=selective": ["megatron"],
           "dp=2,tp=1,pp=4,vpp=2": ["megatron"],
-          "dp=2,tp=4,pp=1,zero=2": ["deepspeed", "torchtitan"]}
+          "dp=2,tp=4,pp=1,zero=2": ["megatron", "deepspeed", "torchtitan"]}
 
 
 def verdicts(expect, why=None):
@@ -153,17 +153,34 @@ def verdicts(expect, why=None):
 
 serial = "ZeRO-3 priced with the serial schedule"
 verdicts(expect, {("dp=2,tp=4,pp=1,zero=3", "torchtitan"): [serial, "--zero3-schedule fsdp2"],
+                  ("dp=2,tp=4,pp=1,zero=3", "megatron"): [serial + ": Megatron-FSDP",
+                                                          "--use-megatron-fsdp"],
+                  ("dp=2,tp=4,pp=1,zero=2", "megatron"): ["--data-parallel-sharding-strategy "
+                                                          "optim_grads\n"],
                   ("dp=2,tp=4,pp=1,zero=3", "deepspeed"): [serial,
                                                            "--zero3-schedule deepspeed"]})
-# Priced with FSDP2's schedule, ZeRO-3 runs as priced in torchtitan (with a
-# pipeline too); with DeepSpeed stage 3's, in DeepSpeed (no pipeline)
-for sched, want in (("fsdp2", {"dp=2,tp=1,pp=4,zero=3": ["torchtitan"],
-                               "dp=8,tp=1,pp=1,zero=3": ["torchtitan"]}),
+# Priced with FSDP2's schedule, ZeRO-3 runs as priced in torchtitan and in
+# Megatron-FSDP with one layer as its unit size (with a pipeline too); with
+# DeepSpeed stage 3's, in DeepSpeed (no pipeline)
+for sched, want in (("fsdp2", {"dp=2,tp=1,pp=4,zero=3": ["megatron", "torchtitan"],
+                               "dp=8,tp=1,pp=1,zero=3": ["megatron", "torchtitan"]}),
                     ("deepspeed", {"dp=2,tp=1,pp=4,zero=3": [],
                                    "dp=8,tp=1,pp=1,zero=3": ["deepspeed"]})):
     db = os.path.join(tmp, "z3%s.db" % sched)
     run(approf, "sweep", "--db", db, "--quiet", "--model", "gpt", "--cluster", "1x8",
         "--micro-batches", "4", "--zero", "3", "--zero3-schedule", sched)
     verdicts(want)
+    # apsolve --framework megatron: on FSDP2's schedule its best plan is
+    # ZeRO-3 (the overlapped gathers beat ZeRO-0's all-reduce here), which
+    # Megatron-FSDP runs as priced
+    if sched == "fsdp2":
+        best = solve("--framework", "megatron")
+        assert ",zero=3," in best["framework_search"]["parallel"], best["framework_search"]
+        assert "megatron" in best["frameworks"]["runs"], best["frameworks"]
+        out, _ = report(best["plan_id"], "fwmeg")
+        text = open(os.path.join(out, "plan%d_megatron.args" % best["plan_id"])).read()
+        assert "# Megatron-LM runs this plan as priced:" in text, text[:900]
+        assert "\n--use-megatron-fsdp\n" in text and "\n--suggested-communication-unit-size " \
+            in text, text
 print("ok: auto plan T = %.6f s, Megatron's closest plan dp %d x tp %d x pp %d T = %.6f s"
       % (auto["cost"], dp, tp, pp, t2))

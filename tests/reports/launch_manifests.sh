@@ -64,6 +64,12 @@ plan l.db --parallel dp=2,tp=4,pp=1,zero=3; report zero3 l.db
 plan l.db --parallel dp=2,tp=2,pp=2,vpp=2,zero=1; report vpp2 l.db
 plan l.db --parallel dp=2,tp=2,pp=2,zero=1; report il l.db --schedule interleaved --virtual-stages 2
 plan l.db; report auto l.db
+# ZeRO-3 priced with FSDP2's schedule: Megatron-FSDP runs it as priced
+# (docs/export-megatron.md, "ZeRO-2, ZeRO-3 and HSDP: Megatron-FSDP"; the
+# memory levels that split every weight matrix over tp, as Megatron does)
+sweep z.db --model llama --preset llama-3-8b --num-layers 4 --manual-boundaries --manual-layers \
+  --cluster 1x8 --dtype bf16 --zero 3 --zero3-schedule fsdp2 --memory-levels 3 --hardware a100-40g
+plan z.db --parallel dp=2,tp=2,pp=2,zero=3; report z3fsdp2 z.db
 sweep u.db --model llama --preset llama-3-8b --num-layers 3 --manual-boundaries --manual-layers \
   --cluster 1x8 --dtype bf16 --variants all --hardware a100-40g
 plan u.db --parallel dp=2,tp=2,pp=2,zero=1; report uneven u.db
@@ -175,7 +181,7 @@ while read -r name; do
   check "$dir/f/${name}_torchtitan.toml" "$ttmain"     # its '# main:' lines
   n=$((n + 3))
 done <"$dir/names"
-[ "$n" -ge 48 ] || fail "only $n files checked"
+[ "$n" -ge 51 ] || fail "only $n files checked"
 
 # what the set must contain for the checks to mean something
 f=$dir/f
@@ -285,6 +291,35 @@ grep -q '^\[compile\]' "$f/fp8mxtp1_torchtitan.toml" || fail "fp8mxtp1: no torch
 grep -q 'cannot express the block scaling' "$f/fp8blockwise_torchtitan.toml" ||
   fail "fp8blockwise: no torchtitan note"
 grep -q 'model.fp8=True' "$f/fp8tensorwise_megatron.args" && fail "fp8tensorwise: NeMo 1 delayed keys"
+
+# ZeRO-2, ZeRO-3 and HSDP: Megatron-FSDP (the sharding strategy of the
+# plan's ZeRO stage, the fsdp_dtensor checkpoints it requires, for ZeRO-3
+# a unit size below one layer, for HSDP the optimizer instances)
+for plan in zero2 zero3 z3fsdp2 hsdp; do
+  grep -qx -- '--use-megatron-fsdp' "$f/${plan}_megatron.args" || fail "$plan: no Megatron-FSDP"
+  grep -qx -- '--ckpt-format fsdp_dtensor' "$f/${plan}_megatron.args" || fail "$plan: no fsdp_dtensor"
+done
+grep -qx -- '--data-parallel-sharding-strategy optim_grads' "$f/zero2_megatron.args" ||
+  fail "zero2: not optim_grads"
+grep -qx -- '--data-parallel-sharding-strategy optim_grads_params' "$f/z3fsdp2_megatron.args" ||
+  fail "z3fsdp2: not optim_grads_params"
+grep -qx -- '--num-distributed-optimizer-instances 2' "$f/hsdp_megatron.args" ||
+  fail "hsdp: no 2 optimizer instances"
+grep -q 'Megatron-FSDP has no reshard_after_forward (raf=0)' "$f/hsdp_megatron.args" ||
+  fail "hsdp: no raf=0 note"
+grep -q 'use-megatron-fsdp\|num-distributed-optimizer' "$f/zero1_megatron.args" "$f/zero3_torchtitan.toml" &&
+  fail "Megatron-FSDP in a ZeRO-1 plan"
+grep -q '^# Megatron-LM runs this plan as priced:' "$f/z3fsdp2_megatron.args" ||
+  fail "z3fsdp2: Megatron-LM does not run it as priced"
+grep -q '^# NOTE: Megatron-LM cannot express this plan as priced: .*ZeRO-3 priced with the serial schedule' \
+  "$f/zero3_megatron.args" || fail "zero3: no note on the serial schedule"
+# one llama-3-8b layer on a tp rank (the q and o projections 4096 x 4096,
+# k and v 4096 x 1024, gate, up and down 4096 x 14336, split 2 ways; the
+# two norms 4096 whole): 109,060,096 elements, half of it the unit size
+grep -q '^# launch context: zero=3 fsdp_unit=109060096$' "$f/z3fsdp2_megatron.args" ||
+  fail "z3fsdp2: the layer's elements"
+grep -qx -- '--suggested-communication-unit-size 54530048' "$f/z3fsdp2_megatron.args" ||
+  fail "z3fsdp2: the unit size"
 
 # a shape the database cannot give (a gpt swept with --hidden: no preset
 # fits, so no heads) is a marked UNKNOWN line that the check reports (exit 3)
@@ -419,4 +454,20 @@ neg "$f/fp8mxfp8_torchtitan.toml" "$tt" 'rule fp8-plan-mxfp8' 's/^converters = .
 neg "$f/fp8mxfp8_torchtitan.toml" "$tt" 'rule mx-compile-tp' 's/^\[quantize.linear.mx\]$/[compile]\nenable = true\n\n&/'
 neg "$f/fp8mxtp1_torchtitan.toml" "$tt" 'rule fp8-plan-mxfp8' 's/^enable = true$/enable = false/'
 echo "FP8: 24 negative cases fail"
-echo "launch manifests: $n files ok (torchtitan's also for main), 65 negative cases fail"
+# Megatron-FSDP: validate_args' and initialize_model_parallel's rules, and
+# approf's (the plan's ZeRO stage, HSDP degree and unit size)
+neg "$f/zero3_megatron.args" "$meg" 'rule megatron-fsdp-ckpt' '/^--ckpt-format /d'
+neg "$f/zero1_megatron.args" "$meg" 'rule ckpt-fsdp-dtensor' 's/^--use-distributed-optimizer$/&\n--ckpt-format fsdp_dtensor/'
+neg "$f/zero3_megatron.args" "$meg" 'rule megatron-fsdp-torch-fsdp2' 's/^--use-megatron-fsdp$/&\n--use-torch-fsdp2/'
+neg "$f/zero1_megatron.args" "$meg" 'rule overlap-param-gather' 's/^--use-distributed-optimizer$/--overlap-param-gather/'
+neg "$f/zero3_megatron.args" "$meg" 'is not one of' 's/^--data-parallel-sharding-strategy optim_grads_params$/--data-parallel-sharding-strategy full_shard/'
+neg "$f/zero3_megatron.args" "$meg" 'rule megatron-fsdp-plan' 's/^--data-parallel-sharding-strategy optim_grads_params$/--data-parallel-sharding-strategy optim_grads/'
+neg "$f/zero2_megatron.args" "$meg" 'rule megatron-fsdp-plan' '/^--use-megatron-fsdp$/d'
+neg "$f/zero1_megatron.args" "$meg" 'rule megatron-fsdp-plan' 's/^--use-distributed-optimizer$/&\n--use-megatron-fsdp\n--ckpt-format fsdp_dtensor/'
+neg "$f/z3fsdp2_megatron.args" "$meg" 'rule megatron-fsdp-unit' '/^--suggested-communication-unit-size /d'
+neg "$f/z3fsdp2_megatron.args" "$meg" 'rule megatron-fsdp-unit' 's/^--suggested-communication-unit-size .*/--suggested-communication-unit-size 109060096/'
+neg "$f/hsdp_megatron.args" "$meg" 'rule optimizer-instances' 's/^--num-distributed-optimizer-instances 2$/--num-distributed-optimizer-instances 3/'
+neg "$f/hsdp_megatron.args" "$meg" 'rule megatron-fsdp-hsdp' '/^--num-distributed-optimizer-instances /d'
+neg "$f/hsdp_megatron.args" "$meg" 'rule megatron-fsdp-hsdp' 's/^--use-megatron-fsdp$/&\n--outer-dp-sharding-strategy optim/'
+echo "Megatron-FSDP: 13 negative cases fail"
+echo "launch manifests: $n files ok (torchtitan's also for main), 78 negative cases fail"

@@ -7,8 +7,8 @@
  * the block count from parameter names (h.<i>), interleaved
  * --num-layers-per-virtual-pipeline-stage, --sequence-parallel from the
  * plan's options, recomputation and ZeRO variants (per-stage differences
- * give the most conservative setting and a comment; ZeRO-2/3 a DeepSpeed
- * fragment), the dtype flag and a block split between stages. The
+ * give the most conservative setting and a comment; ZeRO-2/3 Megatron-FSDP
+ * flags), the dtype flag and a block split between stages. The
  * escaping writers: Python string literals (rep_py_quote, exact output and
  * truncation) and the HTML writer, which must escape every text field of
  * a plan (kind, objective, role, strategy, names, specs, warnings).
@@ -199,8 +199,11 @@ static void test_gpt(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "not a whole number for this plan"));
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "--recompute-granularity full --recompute-method uniform "
                                        "--recompute-num-layers 1"));
-    CU_ASSERT_PTR_NULL(strstr(buf, "--use-distributed-optimizer"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "{\"zero_optimization\": {\"stage\": 3}}"));
+    /* ZeRO-3: Megatron-FSDP, as the launch file writes it */
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, " --use-distributed-optimizer --use-megatron-fsdp "
+                                       "--data-parallel-sharding-strategy optim_grads_params "
+                                       "--ckpt-format fsdp_dtensor"));
+    CU_ASSERT_PTR_NULL(strstr(buf, "zero_optimization\": {"));
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "most conservative (recompute full, ZeRO 3)"));
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, " --fp16\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "# train.amp.enabled = True\n"));
@@ -325,9 +328,11 @@ static void test_exports(void)
         g.st[k].variant.recompute = COSTDB_RECOMPUTE_SELECTIVE, g.st[k].variant.zero = 3;
     buf = export_of(&g.r, apreport_write_megatron);
     HAS(buf, "# NOTE: Megatron-LM cannot express this plan as priced");
-    HAS(buf, "Megatron-LM cannot express ZeRO-3");
+    HAS(buf, "ZeRO-3 priced with the serial schedule: Megatron-FSDP");
     HAS(buf, "--num-layers-per-virtual-pipeline-stage 1\n");
-    HAS(buf, "--sequence-parallel\n--recompute-granularity selective\n--use-distributed-optimizer\n");
+    HAS(buf, "--sequence-parallel\n--recompute-granularity selective\n--use-distributed-optimizer\n"
+             "--use-megatron-fsdp\n--data-parallel-sharding-strategy optim_grads_params\n"
+             "--ckpt-format fsdp_dtensor\n");
     HAS(buf, "estimated iteration time of this closest plan: unknown (not priced: no database)");
     free(buf);
     buf = export_of(&g.r, apreport_write_deepspeed);

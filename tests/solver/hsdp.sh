@@ -235,8 +235,15 @@ tt=$w/f/h4_torchtitan.toml
 grep -q '^data_parallel_replicate_degree = 2$' "$tt" && grep -q '^data_parallel_shard_degree = 4$' "$tt" &&
   grep -q '^fsdp_reshard_after_forward = "always"$' "$tt" || fail_with "$tt" "torchtitan's degrees"
 grep -q '"mics_shard_size": 4' "$w/f/h4_deepspeed.json" || fail_with "$w/f/h4_deepspeed.json" "MiCS"
-grep -q "HSDP (dp_shard 4) and raf=0 are not written" "$w/f/h4_megatron.args" ||
-  fail_with "$w/f/h4_megatron.args" "Megatron's note"
+# Megatron-LM: Megatron-FSDP with 2 optimizer instances (the replicas of
+# 4-GPU shard groups); priced with the serial schedule, so not as priced
+meg=$w/f/h4_megatron.args
+for l in --use-megatron-fsdp '--data-parallel-sharding-strategy optim_grads_params' \
+  '--num-distributed-optimizer-instances 2' '--ckpt-format fsdp_dtensor'; do
+  grep -qx -- "$l" "$meg" || fail_with "$meg" "Megatron-FSDP: no $l"
+done
+grep -q "ZeRO-3 priced with the serial schedule: Megatron-FSDP" "$meg" ||
+  fail_with "$meg" "Megatron's note on the schedule"
 if ! "$py" -c 'import tomllib' 2>/dev/null; then
   echo "tomllib missing (Python < 3.11): manifest checks skipped"
   exit 0
@@ -247,6 +254,11 @@ chk() { "$py" "$check" "$manifests/$1" "$2" >"$w/chk" 2>&1; echo $?; }
 [ "$(chk torchtitan-v0.2.2.json "$tt")" = 3 ] || fail_with "$w/chk" "torchtitan file"
 [ "$(chk torchtitan-main-b5bcd76.json "$tt")" = 0 ] || fail_with "$w/chk" "torchtitan main lines"
 [ "$(chk deepspeed-v0.16.4.json "$w/f/h4_deepspeed.json")" = 0 ] || fail_with "$w/chk" "DeepSpeed file"
+[ "$(chk megatron-lm-core_v0.19.0.json "$meg")" = 3 ] && ! grep -q '^error' "$w/chk" ||
+  fail_with "$w/chk" "Megatron-LM file"
+sed 's/^--num-distributed-optimizer-instances 2$/--num-distributed-optimizer-instances 4/' "$meg" >"$w/bad.args"
+[ "$(chk megatron-lm-core_v0.19.0.json "$w/bad.args")" = 1 ] && grep -q "megatron-fsdp-hsdp" "$w/chk" ||
+  fail_with "$w/chk" "4 optimizer instances of an HSDP 4 x 2 plan must fail"
 grep -v '^data_parallel_replicate_degree' "$tt" >"$w/bad.toml"
 [ "$(chk torchtitan-v0.2.2.json "$w/bad.toml")" = 1 ] && grep -q "world-size" "$w/chk" ||
   fail_with "$w/chk" "torchtitan without data_parallel_replicate_degree must fail"
@@ -272,6 +284,8 @@ grep -q "raf=0 (parameters kept gathered from forward to backward)" "$w/f/report
   fail "apreport's headline of raf=0"
 grep -q "no reshard_after_forward (raf=0)" "$w/f/r0_deepspeed.json" ||
   fail_with "$w/f/r0_deepspeed.json" "DeepSpeed's raf=0 note"
+grep -q "Megatron-FSDP has no reshard_after_forward (raf=0)" "$w/f/r0_megatron.args" ||
+  fail_with "$w/f/r0_megatron.args" "Megatron's raf=0 note"
 [ "$(chk torchtitan-main-b5bcd76.json "$w/f/r0_torchtitan.toml")" = 0 ] ||
   fail_with "$w/chk" "torchtitan main raf=0"
 echo "ok"

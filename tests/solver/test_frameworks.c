@@ -53,19 +53,24 @@ static void test_rule(void)
      * FSDP has no ZeRO-1 */
     p = plan(2, 2, 2, 2, 0, 1);
     CU_ASSERT_EQUAL(runs(&p, &v), MEG | DS);
-    /* ZeRO-3 with a pipeline: torchtitan's FSDP only (DeepSpeed's
-     * PipelineEngine asserts stage < 2, Megatron has ZeRO-1), and only
-     * when the sweep priced FSDP2's overlap: the serial schedule (the
-     * default) is not how FSDP2 runs it */
+    /* ZeRO-3 with a pipeline: torchtitan's FSDP and Megatron-FSDP
+     * (DeepSpeed's PipelineEngine asserts stage < 2), and only when the
+     * sweep priced FSDP2's overlap, which Megatron-FSDP runs with the
+     * file's unit size: the serial schedule (the default) is not how
+     * either runs it */
     p = plan(2, 4, 1, 2, 0, 3);
     p.zero3_schedule = APSOLVE_ZERO3_FSDP2;
-    CU_ASSERT_EQUAL(runs(&p, &v), TT);
+    CU_ASSERT_EQUAL(runs(&p, &v), MEG | TT);
     CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "PipelineEngine"));
     p.zero3_schedule = APSOLVE_ZERO3_SERIAL;
     CU_ASSERT_EQUAL(runs(&p, &v), 0u);
     CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_TORCHTITAN], "ZeRO-3 priced with the serial "
                                                                  "schedule"));
     CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_TORCHTITAN], "--zero3-schedule fsdp2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_MEGATRON], "ZeRO-3 priced with the serial "
+                                                               "schedule: Megatron-FSDP"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_MEGATRON], "--suggested-communication-unit-"
+                                                               "size"));
     CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "PipelineEngine"));
     p.zero3_schedule = APSOLVE_ZERO3_DEEPSPEED;
     CU_ASSERT_EQUAL(runs(&p, &v), 0u);
@@ -74,7 +79,7 @@ static void test_rule(void)
     CU_ASSERT_EQUAL(runs(&p, &v), 0u);
     CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "--zero3-schedule deepspeed"));
     p.zero3_schedule = APSOLVE_ZERO3_FSDP2;
-    CU_ASSERT_EQUAL(runs(&p, &v), TT);
+    CU_ASSERT_EQUAL(runs(&p, &v), MEG | TT);
     CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_DEEPSPEED], "with the fsdp2 schedule"));
     p.zero3_schedule = APSOLVE_ZERO3_DEEPSPEED;
     CU_ASSERT_EQUAL(runs(&p, &v), DS);
@@ -85,13 +90,16 @@ static void test_rule(void)
                     APSOLVE_ZERO3_DEEPSPEED);
     CU_ASSERT_EQUAL(apsolve_zero3_schedule_of("{\"variants\":\"all\"}"), APSOLVE_ZERO3_SERIAL);
     CU_ASSERT_EQUAL(apsolve_zero3_schedule_of(""), APSOLVE_ZERO3_SERIAL);
-    /* ZeRO-2 without a pipeline: DeepSpeed and torchtitan */
+    /* ZeRO-2 without a pipeline: DeepSpeed, torchtitan and Megatron-FSDP
+     * (optim_grads), with one too: Megatron-FSDP */
     p = plan(1, 8, 1, 4, 0, 2);
-    CU_ASSERT_EQUAL(runs(&p, &v), DS | TT);
+    CU_ASSERT_EQUAL(runs(&p, &v), MEG | DS | TT);
+    p = plan(2, 4, 1, 2, 0, 2);
+    CU_ASSERT_EQUAL(runs(&p, &v), MEG | TT);
     /* selective recomputation (Megatron's attention core): not DeepSpeed,
      * nor torchtitan (its selective modes are per-op or per layer) */
     p = plan(1, 8, 1, 4, COSTDB_RECOMPUTE_SELECTIVE, 2);
-    CU_ASSERT_EQUAL(runs(&p, &v), 0u);
+    CU_ASSERT_EQUAL(runs(&p, &v), MEG);
     CU_ASSERT_PTR_NOT_NULL(strstr(v.why[APSOLVE_FW_TORCHTITAN], "per-op"));
     p = plan(1, 8, 1, 4, COSTDB_RECOMPUTE_SELECTIVE, 1);
     CU_ASSERT_EQUAL(runs(&p, &v), MEG);
@@ -142,7 +150,7 @@ static void test_rule(void)
     /* float16: not torchtitan */
     p = plan(1, 8, 1, 4, 0, 2);
     p.fp16 = 1;
-    CU_ASSERT_EQUAL(runs(&p, &v), DS);
+    CU_ASSERT_EQUAL(runs(&p, &v), MEG | DS);
     /* weights whole over the tp axis: no one */
     p = plan(2, 2, 2, 2, 0, 1);
     st[1].tp_whole = 3;
@@ -176,19 +184,21 @@ static void test_rule(void)
 }
 
 /* HSDP and raf=0 on top of the layout's verdict (solver/hsdp.c): DeepSpeed
- * has no reshard_after_forward and its MiCS groups consecutive ranks;
- * torchtitan and the others keep their verdict. */
+ * and Megatron-FSDP have no reshard_after_forward and DeepSpeed's MiCS
+ * groups consecutive ranks; torchtitan keeps its verdict. */
 static void test_hsdp(void)
 {
     ApsolveFwVerdict v;
     unsigned all = (1u << APSOLVE_FW_COUNT) - 1, ds = 1u << APSOLVE_FW_DEEPSPEED;
+    unsigned meg = 1u << APSOLVE_FW_MEGATRON;
     memset(&v, 0, sizeof v);
     v.runs = all;
     apsolve_hsdp_frameworks(4, 1, 1, &v); /* HSDP, pure data parallelism: MiCS */
     CU_ASSERT(v.runs == all);
     apsolve_hsdp_frameworks(0, 2, 0, &v); /* raf=0 */
-    CU_ASSERT(v.runs == (all & ~ds));
+    CU_ASSERT(v.runs == (all & ~ds & ~meg));
     CU_ASSERT(strstr(v.why[APSOLVE_FW_DEEPSPEED], "reshard_after_forward") != NULL);
+    CU_ASSERT(strstr(v.why[APSOLVE_FW_MEGATRON], "Megatron-FSDP reshards") != NULL);
     v.runs = all;
     memset(v.why, 0, sizeof v.why);
     apsolve_hsdp_frameworks(4, 2, 1, &v); /* HSDP with tp 2 */
