@@ -11,7 +11,7 @@
 #include "hardware.h"
 #include "stage.h"
 
-#define APPROF_BACKEND_ABI 19 /* 2: ApprofHardwareSpec.curves; 3: ApprofKernel.store_bytes,
+#define APPROF_BACKEND_ABI 20 /* 2: ApprofHardwareSpec.curves; 3: ApprofKernel.store_bytes,
                               * ApprofHardwareSpec.tp_comm_overlap, gemm_store_overlap;
                               * 4: ApprofKernel.attention, ApprofHardwareSpec.attention_efficiency,
                               * reduction_efficiency, gemm_unaligned_factor, grad_reduce_bytes,
@@ -34,7 +34,9 @@
                               * .sm_count, .tp_comm_overlap_sms, .tp_comm_overlap_splits,
                               * .host_link_bandwidth;
                               * 18: ApprofHardwareSpec.zero3_fetch_sync;
-                              * 19: ApprofHardwareSpec.zero3_grad_all_reduce */
+                              * 19: ApprofHardwareSpec.zero3_grad_all_reduce;
+                              * 20: ApprofHardwareSpec.zero3_gather_copy,
+                              * zero3_grad_copy */
 
 typedef struct ApprofMeasurement {
     double compute_cost;         /* seconds; +inf when status != 0 */

@@ -186,6 +186,28 @@ typedef struct ApprofHardwareSpec {
      * collectives (sharding/program_zero.c); 0: reduce-scattered
      * (DeepSpeed with contiguous_gradients, FSDP). */
     int zero3_grad_all_reduce;
+    /* The framework's own copies around ZeRO-3's collectives, on the
+     * compute stream (hw/zero3_overlap.c; priced under an overlapping
+     * zero3_schedule; docs/variants.md "ZeRO-3 overlap"). 1: each
+     * all-gather's output is copied once, read and written, before its
+     * unit computes, as FSDP2's wait_for_unshard copies it out into each
+     * parameter (foreach_all_gather_copy_out, pytorch
+     * torch/distributed/_composable/fsdp/_fsdp_collectives.py, 2024); 0: the
+     * unit computes on the gathered buffer (FSDP1's views of its flat
+     * parameter, DeepSpeed). */
+    int zero3_gather_copy;
+    /* How a unit's gradient reaches its reduce-scatter. 1: copied once on
+     * the compute stream into the reduce-scatter's input, written in the
+     * reduce dtype (FSDP2's foreach_reduce_scatter_copy_in, a chunk_cat
+     * into a reduce_dtype buffer); 2: copied once on the compute stream in
+     * the parameters' dtype (FSDP1: the backward of the flat parameter's
+     * split views writes one flat gradient: torch 2.1 fsdp/flat_param.py
+     * _use_unsharded_flat_param), then cast to the reduce dtype on the
+     * reduce-scatter's stream before it when the two differ (FSDP1's
+     * _post_backward_hook, fsdp/_runtime_utils.py); 0: no copy (DeepSpeed's buckets, or as
+     * before). The bytes read are the unit's gathered bytes in the phase
+     * (its reduce-scatter's when it gathers none). */
+    int zero3_grad_copy;
     /* Share of a GEMM's rate lost while an NCCL collective runs beside it on
      * another stream of the same GPU (1 - rate beside / rate alone, as
      * `approf probe` measures it on >= 2 GPUs: profiler/cuda/probe_overlap.c,
@@ -448,8 +470,10 @@ double approf_wgrad_seconds_of(const ApprofHardwareSpec *hw, const struct Approf
  * ph's marked collectives that compute does not hide, from a two-stream
  * replay of the phase (one compute stream running the units' kernels, one
  * communication stream running the marked collectives in the order the
- * framework issues them). *marked (may be NULL) gets the seconds of the
- * marked collectives themselves. 0 when nothing is marked. */
+ * framework issues them), plus the framework's copies on the compute
+ * stream (zero3_gather_copy, zero3_grad_copy). *marked (may be NULL) gets
+ * the seconds of the marked collectives themselves. 0 when nothing is
+ * marked. */
 double approf_zero3_exposed(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p,
                             int ph, double *marked);
 /* Seconds of an asynchronous backward collective of `seconds` that the

@@ -477,7 +477,8 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             hw->tp_comm_overlap_sms > 0 ? (double)hw->sm_count : 0.0,
             (double)hw->tp_comm_overlap_sms, (double)hw->tp_comm_overlap_splits,
             hw->host_link_bandwidth / GBS, (double)hw->zero3_fetch_sync,
-            (double)hw->zero3_grad_all_reduce};
+            (double)hw->zero3_grad_all_reduce, (double)hw->zero3_gather_copy,
+            (double)hw->zero3_grad_copy};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
@@ -565,6 +566,8 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"zero3_rank_copies", (double)hw->zero3_rank_copies},
             {"zero3_fetch_sync", (double)hw->zero3_fetch_sync},
             {"zero3_grad_all_reduce", (double)hw->zero3_grad_all_reduce},
+            {"zero3_gather_copy", (double)hw->zero3_gather_copy},
+            {"zero3_grad_copy", (double)hw->zero3_grad_copy},
             {"overlap_gemm_slowdown", hw->overlap_gemm_slowdown},
             {"intra_host_full_mesh", (double)hw->intra_host_full_mesh},
             {"sm_count", hw->tp_comm_overlap_sms > 0 ? (double)hw->sm_count : 0.0},

@@ -31,6 +31,14 @@
  * so of the prefetches a unit issues before its compute is launched
  * (pre_sub_module_forward_function: fetch, then prefetch, then the
  * module runs) all but the last are done before its compute starts.
+ * The framework's own copies around the collectives (the spec's
+ * zero3_gather_copy and zero3_grad_copy; FSDP2's copy-out after each
+ * all-gather and copy-in before each reduce-scatter, FSDP1's flat
+ * gradient) run on the compute stream as part of their unit: a copy-out
+ * before the unit computes, a gradient copy as its backward ends, before
+ * its reduce-scatter is issued; FSDP1's cast to the reduce dtype runs on
+ * the reduce-scatter's stream, before it. The phase's price beyond its
+ * kernels is then the exposed collectives and these copies.
  * What the replay leaves out: the collectives' own slowdown beside compute,
  * DeepSpeed's stage3_max_live_parameters cap (1e9 elements) on
  * prefetching, and the CPU running behind the device.
@@ -72,6 +80,56 @@ static int unit_of(const int *first, int n, int op)
     return lo;
 }
 
+/* Seconds of one copy kernel that reads and writes `bytes` in all (the
+ * spec's memory bandwidth and launch, as every copy kernel). */
+static double copy_seconds(const ApprofHardwareSpec *hw, int op, double bytes)
+{
+    ApprofKernel k;
+    if (!(bytes > 0))
+        return 0.0;
+    memset(&k, 0, sizeof k);
+    k.kind = APPROF_K_COPY;
+    k.op = op;
+    k.dtype = APPROF_F32;
+    k.bytes = bytes;
+    return approf_kernel_seconds(hw, &k);
+}
+
+/* The framework's copies of unit u's collectives (zero3_gather_copy,
+ * zero3_grad_copy; hardware.h): adds the compute stream's to copies[u]
+ * and FSDP1's cast to the reduce dtype to its reduce-scatter's dur[]. */
+static void framework_copies(const ApprofHardwareSpec *hw, const ApprofCollective *cl, size_t nc,
+                             int nu, double *dur, double *copies)
+{
+    if (!hw->zero3_gather_copy && !hw->zero3_grad_copy)
+        return;
+    for (size_t i = 0; i < nc; i++) {
+        int u = cl[i].zero3_unit;
+        if (u <= 0 || u >= nu)
+            continue;
+        if (cl[i].kind == APPROF_COLL_ALL_GATHER) {
+            if (hw->zero3_gather_copy) /* read and written once */
+                copies[u] += copy_seconds(hw, cl[i].op, 2.0 * cl[i].bytes);
+            continue;
+        }
+        if (!hw->zero3_grad_copy)
+            continue;
+        double written = cl[i].bytes, read = 0.0; /* the reduce dtype's; the parameters' */
+        for (size_t j = 0; j < nc; j++)
+            if (cl[j].zero3_unit == u && cl[j].kind == APPROF_COLL_ALL_GATHER)
+                read += cl[j].bytes;
+        if (!(read > 0))
+            read = written;
+        if (hw->zero3_grad_copy == 1) { /* FSDP2: copy-in, cast on the way */
+            copies[u] += copy_seconds(hw, cl[i].op, read + written);
+        } else { /* FSDP1: the flat gradient, then the cast on the comm stream */
+            copies[u] += copy_seconds(hw, cl[i].op, 2.0 * read);
+            if (written != read)
+                dur[i] += copy_seconds(hw, cl[i].op, read + written);
+        }
+    }
+}
+
 /* Places a collective of dur seconds, issued at time t, on the
  * communication stream; *end gets when it is done. */
 static void issue(double t, double dur, double *comm_free, double *end)
@@ -107,7 +165,7 @@ double approf_zero3_exposed(const ApprofHardwareSpec *hw, const ApprofStageProgr
      * of its gathers and of its reduce-scatter; per collective: seconds */
     size_t nu = (size_t)n + 1;
     int *first = malloc(nu * sizeof *first);
-    double *buf = calloc(6 * nu + nc, sizeof *buf);
+    double *buf = calloc(7 * nu + nc, sizeof *buf);
     if (!first || !buf) { /* no room to replay: priced serially */
         free(first);
         free(buf);
@@ -120,7 +178,8 @@ double approf_zero3_exposed(const ApprofHardwareSpec *hw, const ApprofStageProgr
     }
     double *C = buf, *S = C + nu, *E = S + nu, *ready = E + nu, *rs_end = ready + nu;
     double *gathers = rs_end + nu; /* per unit: all-gathers in the phase */
-    double *dur = gathers + nu;
+    double *copies = gathers + nu; /* per unit: the framework's copies */
+    double *dur = copies + nu;
     for (size_t u = 0; u < nu; u++)
         first[u] = -1;
     first[0] = p->op_begin;
@@ -138,13 +197,17 @@ double approf_zero3_exposed(const ApprofHardwareSpec *hw, const ApprofStageProgr
             first[u] = first[u - 1];
     for (size_t i = 0; i < p->n_kernels[ph]; i++)
         C[unit_of(first, n, p->kernels[ph][i].op)] += approf_kernel_seconds(hw, &p->kernels[ph][i]);
+    /* total: the kernels alone; the copies join their unit's compute */
+    double t = 0.0, comm = 0.0, total = 0.0;
+    for (int u = 0; u <= n; u++)
+        total += C[u];
+    framework_copies(hw, cl, nc, (int)nu, dur, copies);
+    for (int u = 0; u <= n; u++)
+        C[u] += copies[u];
 
     /* the replay: execution order of units (0 first in the forward, last
      * in the backward); a collective is issued at an event of the unit
      * its zero3_issue names (see stage.h) */
-    double t = 0.0, comm = 0.0, total = 0.0;
-    for (int u = 0; u <= n; u++)
-        total += C[u];
     for (size_t i = 0; i < nc; i++) /* issued at the start of the phase */
         if (cl[i].zero3_unit > 0 && cl[i].kind == APPROF_COLL_ALL_GATHER && cl[i].zero3_issue == 0)
             issue(0.0, dur[i], &comm, &ready[cl[i].zero3_unit]);
