@@ -155,9 +155,10 @@ typedef struct ApprofHardwareSpec {
      * each rank's chunk out of (reduce-scatter: into) one flat buffer with
      * a copy of its own on the NCCL stream, group_size copies per
      * collective (hw/cost.c, docs/nccl-tuning.md "What grows with the
-     * rank count"). Priced on the collectives an overlapping
-     * zero3_schedule marks; 0: one flat buffer (FSDP, DeepSpeed since
-     * all_gather_into_tensor). */
+     * rank count"). A gather also fills its buffer once first
+     * (_allgather_param's torch.zeros, hw/cost.c). Priced on the
+     * collectives an overlapping zero3_schedule marks; 0: one flat buffer
+     * (FSDP, DeepSpeed since all_gather_into_tensor). */
     int zero3_rank_copies;
     /* 1: every ZeRO-3 fetch drains the device, as DeepSpeed's stage-3
      * coordinator did from v0.3.13 to v0.5.10: fetch_sub_module waits for
@@ -182,7 +183,9 @@ typedef struct ApprofHardwareSpec {
      * (allreduce_bucket -> dist.all_reduce, stage3.py at v0.3.13 lines
      * 1700-1710 and 1794-1812); each rank keeps its own slice afterwards
      * (partition_previous_reduced_grads). Every rank thus receives the
-     * whole reduced bucket, not its 1/n. Priced on ZeRO-3's gradient
+     * whole reduced bucket, not its 1/n; the bucket is flattened,
+     * divided by the world size and copied back around the all-reduce
+     * (three passes, hw/cost.c). Priced on ZeRO-3's gradient
      * collectives (sharding/program_zero.c); 0: reduce-scattered
      * (DeepSpeed with contiguous_gradients, FSDP). */
     int zero3_grad_all_reduce;

@@ -87,6 +87,20 @@ static double link_cost(const ApprofHardwareSpec *hw, const ApprofCollective *c)
                                      c->hosts, c->crosses_hosts);
 }
 
+/* passes streaming kernels over bytes, each reading and writing them
+ * (rw = 2) or writing them only (rw = 1), priced as any copy kernel */
+static double memory_passes_seconds(const ApprofHardwareSpec *hw, int op, int passes,
+                                    double rw, double bytes)
+{
+    ApprofKernel k;
+    memset(&k, 0, sizeof k);
+    k.kind = APPROF_K_COPY;
+    k.op = op;
+    k.dtype = APPROF_F32;
+    k.bytes = rw * bytes;
+    return (double)passes * approf_kernel_seconds(hw, &k);
+}
+
 /* The per-rank copies of a ZeRO-3 collective in torch.distributed's list
  * form (hw->zero3_rank_copies): DeepSpeed's stage 3 up to v0.5.0 gathers
  * each parameter with all_gather(list of world_size chunks, ...) and
@@ -107,24 +121,47 @@ static double link_cost(const ApprofHardwareSpec *hw, const ApprofCollective *c)
  * marks (zero3_unit) are ZeRO-3's; 0 for every other. */
 static double rank_copies_seconds(const ApprofHardwareSpec *hw, const ApprofCollective *c)
 {
-    ApprofKernel k;
     if (!hw->zero3_rank_copies || c->zero3_unit <= 0 || c->group_size <= 1 ||
         !(c->bytes > 0) ||
         (c->kind != APPROF_COLL_ALL_GATHER && c->kind != APPROF_COLL_REDUCE_SCATTER))
         return 0.0;
-    memset(&k, 0, sizeof k);
-    k.kind = APPROF_K_COPY;
-    k.op = c->op;
-    k.dtype = APPROF_F32;
-    k.bytes = 2.0 * c->bytes / (double)c->group_size;
-    return (double)c->group_size * approf_kernel_seconds(hw, &k);
+    return memory_passes_seconds(hw, c->op, c->group_size, 2.0,
+                                 c->bytes / (double)c->group_size);
+}
+
+/* The device work DeepSpeed's stage 3 of v0.3.13 runs around a ZeRO-3
+ * collective, in series with it (docs/validation.md, "ZeRO-3 at scale:
+ * NCCL of 2021 and the memory passes around each collective"):
+ * - hw->zero3_rank_copies (the list form of _allgather_param, v0.3.13 to
+ *   v0.5.0): the gathered buffer is allocated with torch.zeros, a fill of
+ *   the whole parameter, before the torch.cuda.synchronize() that precedes
+ *   the all-gather (deepspeed/runtime/zero/partition_parameters.py at
+ *   v0.3.13, lines 607-611; the same at v0.3.16, v0.4.0, v0.5.0);
+ * - hw->zero3_grad_all_reduce (buffered_reduce_fallback,
+ *   deepspeed/runtime/zero/stage3.py at v0.3.13, lines 1794-1828):
+ *   allreduce_bucket flattens the bucket (torch.cat), divides it by the
+ *   world size in place before the all-reduce, and allreduce_and_copy
+ *   copies the reduced values back into the gradients, all on the
+ *   reduction stream the all-reduce waits on: three passes that read and
+ *   write the bucket.
+ * Only the collectives an overlapping ZeRO-3 schedule marks (zero3_unit). */
+static double zero3_memory_passes_seconds(const ApprofHardwareSpec *hw,
+                                          const ApprofCollective *c)
+{
+    if (c->zero3_unit <= 0 || c->group_size <= 1 || !(c->bytes > 0))
+        return 0.0;
+    if (hw->zero3_rank_copies && c->kind == APPROF_COLL_ALL_GATHER)
+        return memory_passes_seconds(hw, c->op, 1, 1.0, c->bytes);
+    if (hw->zero3_grad_all_reduce && c->kind == APPROF_COLL_ALL_REDUCE)
+        return memory_passes_seconds(hw, c->op, 3, 2.0, c->bytes);
+    return 0.0;
 }
 
 double approf_collective_cost(const ApprofHardwareSpec *hw, const ApprofCollective *c)
 {
     if (!hw || !c)
         return 0.0;
-    return link_cost(hw, c) + rank_copies_seconds(hw, c);
+    return link_cost(hw, c) + rank_copies_seconds(hw, c) + zero3_memory_passes_seconds(hw, c);
 }
 
 ApprofDtype approf_mixed_precision_dtype(const ApprofHardwareSpec *hw)

@@ -120,8 +120,12 @@ static void test_deepspeed_bucket_all_reduced(void)
     CU_ASSERT_DOUBLE_EQUAL(b_rs, MLP_PARAM_BYTES, 1e-3);
     CU_ASSERT_DOUBLE_EQUAL(b_ar, MLP_PARAM_BYTES, 1e-3);
     /* every byte moved twice: close to twice the price (the ring's
-     * latency steps double too; at 134 MB on NVLink the bytes dominate) */
-    CU_ASSERT(s_ar > 1.9 * s_rs && s_ar <= 2.0 * s_rs + 1e-12);
+     * latency steps double too; at 134 MB on NVLink the bytes dominate),
+     * beside the bucket's flatten, divide and copy back (hw/cost.c: three
+     * copy kernels reading and writing it at 2039 GB/s x 0.85, 4 us
+     * launch each) */
+    double passes = 3.0 * (4e-6 + 2.0 * MLP_PARAM_BYTES / (2039e9 * 0.85));
+    CU_ASSERT(s_ar - passes > 1.9 * s_rs && s_ar - passes <= 2.0 * s_rs + 1e-12);
     /* the gathers and the forward do not change */
     CU_ASSERT_DOUBLE_EQUAL(other_colls(&hw_ar, &ar, 1), other_colls(&hw_rs, &rs, 1), 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(approf_phase_seconds(&hw_ar, &ar, 0),
