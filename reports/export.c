@@ -23,6 +23,7 @@
 #include "collective.h"
 #include "costdb_text.h"
 #include "export_fp8.h"
+#include "export_nemo.h"
 #include "launch.h"
 #include "launch_megatron_fsdp.h"
 
@@ -294,33 +295,7 @@ int apreport_write_megatron(const ApreportReport *r, FILE *f)
         fputc('\n', f);
     }
     rep_megatron_fsdp_comments(&L, f);
-    fprintf(f, "# NeMo: trainer.num_nodes=%d trainer.devices=%d "
-               "model.tensor_model_parallel_size=%d model.pipeline_model_parallel_size=%d",
-            L.hosts, L.gpus, L.tp, L.pp);
-    if (L.v > 1)
-        fprintf(f, " model.virtual_pipeline_model_parallel_size=%d", L.v);
-    fprintf(f, " model.micro_batch_size=%lld model.global_batch_size=%lld", (long long)L.mbs,
-            (long long)L.global);
-    if (L.sp)
-        fputs(" model.sequence_parallel=True", f);
-    if (L.variant.recompute == COSTDB_RECOMPUTE_SELECTIVE)
-        fputs(" model.activations_checkpoint_granularity=selective", f);
-    else if (L.variant.recompute == COSTDB_RECOMPUTE_FULL)
-        fprintf(f, " model.activations_checkpoint_granularity=full "
-                   "model.activations_checkpoint_method=%s model.activations_checkpoint_num_layers=%d",
-                L.recompute_layers > 0 ? "block" : "uniform",
-                L.recompute_layers > 0 ? L.recompute_layers : 1);
-    if (L.variant.zero)
-        fputs(" model.optim.name=distributed_fused_adam", f);
-    if (L.cp > 1)
-        fprintf(f, " model.context_parallel_size=%d", L.cp);
-    if (L.ep > 0)
-        fprintf(f, " model.expert_model_parallel_size=%d model.expert_tensor_parallel_size=%d",
-                L.ep, L.etp);
-    if (L.prec)
-        fprintf(f, " trainer.precision=%s-mixed", L.prec[0] == 'b' ? "bf16" : "16");
-    rep_fp8_nemo(fp8, f);
-    fputc('\n', f);
+    rep_nemo_comment(&L, fp8, f);
     if (L.model.preset)
         fprintf(f, "# model shape: the placements' sizes, the heads of zoo preset %s\n",
                 L.model.preset);

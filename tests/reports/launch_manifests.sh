@@ -320,6 +320,17 @@ grep -q '^# launch context: zero=3 fsdp_unit=109060096$' "$f/z3fsdp2_megatron.ar
   fail "z3fsdp2: the layer's elements"
 grep -qx -- '--suggested-communication-unit-size 54530048' "$f/z3fsdp2_megatron.args" ||
   fail "z3fsdp2: the unit size"
+# the NeMo comment line (NeMo 1 at 8cfedd7203, reports/export_nemo.c):
+# ZeRO-1 is Apex's distributed_fused_adam, ZeRO-2/3 its torch FSDP, which
+# refuses pipeline parallelism
+grep -q '^# NeMo: .* model.optim.name=distributed_fused_adam' "$f/zero1_megatron.args" ||
+  fail "zero1: NeMo not distributed_fused_adam"
+grep -q '^# NeMo: .* model.fsdp=True model.fsdp_sharding_strategy=full' "$f/zero3_megatron.args" ||
+  fail "zero3 (pp 1): NeMo not torch FSDP full"
+grep -q 'distributed_fused_adam' "$f/zero3_megatron.args" && fail "zero3: NeMo's ZeRO-1 optimizer"
+grep -qx '# NeMo: ZeRO-2 is not written: its torch FSDP does not support pipeline parallelism (NeMo 8cfedd7203)' \
+  "$f/zero2_megatron.args" || fail "zero2 (pp 2): no NeMo note"
+grep -q 'model.fsdp=' "$f/zero2_megatron.args" && fail "zero2 (pp 2): NeMo FSDP with a pipeline"
 
 # a shape the database cannot give (a gpt swept with --hidden: no preset
 # fits, so no heads) is a marked UNKNOWN line that the check reports (exit 3)
