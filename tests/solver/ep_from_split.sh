@@ -16,9 +16,11 @@
 #   recomputation) and the routing weights' gradient all-gather of
 #   2 x 128 x 8 x 2 bytes (the stage program of profiler/sharding, as the
 #   sharding ILP's all-gather dispatcher runs it).
-# Usage: ep_from_split.sh APPROF APSOLVE PYTHON
+# Stored, the plan's stage memory in apreport is apsolve's (the initial
+# state through the same transformation).
+# Usage: ep_from_split.sh APPROF APSOLVE PYTHON APREPORT
 . "$(dirname "$0")/../lib.sh"
-approf=$1 apsolve=$2 py=$3
+approf=$1 apsolve=$2 py=$3 apreport=$4
 w=$(mktemp -d) || fail "mktemp"
 trap 'rm -rf "$w"' EXIT
 db=$w/m.db
@@ -44,6 +46,11 @@ grep -qF "44040192 of their 176160768 weight elements per GPU (the level priced 
 # in the initial state; the expert-data-parallel group is 4 / 4 = 1 GPU
 grep -q "once per iteration -[0-9.e-]* s (the expert gradients reduced over 1 GPUs, Adam over their shard); memory -176160768 bytes on the peak, -528482304 in the initial state" "$w/ep4.err" ||
   fail_with "$w/ep4.err" "the memory figures"
+cp "$db" "$w/st.db" || fail "copying the database"
+"$apsolve" --db "$w/st.db" --quiet --parallel dp=2,tp=2,pp=1,ep=4,etp=1 >"$w/st.out" 2>&1 ||
+  fail_with "$w/st.out" "storing the ep=4 plan"
+"$apreport" --db "$w/st.db" --out "$w/rep" --no-store --quiet >"$w/rep.out" 2>&1 ||
+  fail_with "$w/rep.out" "apreport of the ep=4 plan"
 for l in "token all-to-all of 131072 bytes per GPU, 4 forward and 4 backward per micro-batch over 4 GPUs" \
   "probabilities all-to-all of 512 bytes per GPU, 2 forward and 2 backward per micro-batch over 4 GPUs" \
   "the level's own all-reduce of the tokens around its experts (taken out) of 131072 bytes per GPU, 2 forward and 2 backward per micro-batch over 2 GPUs" \
@@ -84,6 +91,8 @@ for a, b, n in (("tp", "ep4", 1), ("tpfull", "ep4full", 2)):
     # once more under full recomputation (the rerun forward's)
     assert c[AR][0] < 0 and near(c[AR][1], (1 + (n - 1)) * c[AR][0]), c
     assert c[AG][0] == 0 and c[AG][1] < 0, c
+rep = json.load(open("%s/rep/report.json" % w))["stages"][0]
+assert rep["memory_needed"] == st["ep4"]["memory_needed"], (rep["memory_needed"], st["ep4"])
 print("ep=4 from the E split: all-reduce taken out %.6g s a layer, the routing weights' "
       "gather %.6g s" % (costs("ep4")[AR][0] / 2, costs("ep4")[AG][1] / 2))
 EOF
