@@ -38,6 +38,21 @@ static double reduce_part(const CostdbFabric *f, double bytes, int g, int stride
     return t;
 }
 
+/* The logical axis of mesh (a, b) an expert weight's E dimension (the
+ * third from last, costdb_expert_split's) is split over: 0, 1, 2 (both),
+ * -1 whole or unreadable. */
+static int expert_axis(const CostdbPlacement *pl, int a, int b)
+{
+    CostdbLayout l;
+    char err[8];
+    int64_t d[COSTDB_MAX_DIMS];
+    int nd = costdb_shape_parse(pl->shape, d, COSTDB_MAX_DIMS);
+    if (nd < 3 || costdb_spec_parse(pl->sharding_spec, a, b, &l, err, sizeof err) < 0 ||
+        l.ndim != nd)
+        return -1;
+    return l.mesh_axis_of_dim[nd - 3];
+}
+
 /* What an entry's placements say of its experts, whatever the layout
  * (logical (a, b) the entry's mesh): read once, priced per layout by
  * ep_price. */
@@ -84,8 +99,11 @@ static void ep_facts(const CostdbPlacement *pl, size_t n, int a, int b, ApsolveE
             x->ep0 = pe;
             x->etp0 = pt;
             x->etp_stride = costdb_expert_split_stride(&pl[i], a, b);
+            x->e_axis = expert_axis(&pl[i], a, b);
         }
         x->uniform &= pe == x->ep0 && pt == x->etp0;
+        if (x->e_axis != expert_axis(&pl[i], a, b))
+            x->e_axis = -2;
         x->elements += el;
         x->local_before += el / ((double)pe * pt);
     }
@@ -111,6 +129,17 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
         out->usable = 1;
     else if (x->whole_e && x->uniform && x->etp0 == l->etp && x->batch > 0 && x->hidden > 0)
         out->usable = 2;
+    /* A level that splits E over its whole tp axis (axis 1, ep0 = b ways)
+     * and keeps the in/out dimensions whole computes, per GPU, the slots of
+     * its dp replica's tokens for E/b experts: the slots of 1/(dp tp) of
+     * the tokens, what a GPU of Megatron's ep x etp 1 computes. Its own
+     * dispatch collectives are taken out below. */
+    else if (x->uniform && x->e_axis == 1 && x->ep0 > 1 && x->ep0 == l->tp &&
+             l->ep % x->ep0 == 0 && x->etp0 == 1 && l->etp == 1 && x->batch > 0 &&
+             x->hidden > 0 && x->seq > 0) {
+        out->usable = 2;
+        out->from_split = 1;
+    }
     /* The tokens one GPU holds enter the MoE layer split over dp and, under
      * the sequence parallelism Megatron requires with MoE and tp > 1, over
      * tp (and under context parallelism, whose entries are those of dp x cp
@@ -217,6 +246,36 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
                                         "(taken out)",
                                         gb, x->etp0, L, L, 0, -L * ar, -L * ar};
             }
+        }
+        /* A level transformed from an E split over axis 1 (from_split) ran
+         * its experts as the sharding ILP's all-gather dispatcher
+         * (profiler/model/opsem.c: moe_dispatch takes the tokens replicated
+         * over the axis that splits E, moe_combine's E loop is a reduction):
+         * its stage program all-reduces the combine's partial sums, the dp
+         * replica's tokens [B/a, S, H], over that axis in the forward, and
+         * in the backward all-reduces the dispatch's partial input gradient
+         * (the same bytes) and all-gathers the routing weights' gradient
+         * [B/a, S, E] that the E-split dispatch and combine leave split
+         * (profiler/sharding/sharding_mesh.c, shard_reshard); the forward's
+         * all-reduce reruns in the backward under full recomputation, as
+         * the profiler reruns its forward collectives. Megatron's
+         * all-to-alls above replace them. Under cp the entry is the dp x cp
+         * run's, its time divided by cp, as for the all-reduce above. */
+        if (out->from_split) {
+            double n = l->cp > 1 ? l->cp : 1, rows = (double)x->batch / l->dp * (double)x->seq;
+            double tok = rows * (double)x->hidden * esize, pw = rows * out->experts * esize;
+            double ar = costdb_strided_collective_seconds(&f, COSTDB_COLL_ALL_REDUCE, tok,
+                                                          x->ep0, 1, M) /
+                        n;
+            double ag = costdb_strided_collective_seconds(&f, COSTDB_COLL_ALL_GATHER, pw,
+                                                          x->ep0, 1, M) /
+                        n;
+            *it++ = (ApsolveEpCost){"the level's own all-reduce of the tokens around its "
+                                    "experts (taken out)",
+                                    tok, x->ep0, L, L, 0, -L * ar, -L * ar};
+            *it++ = (ApsolveEpCost){"the level's own all-gather of the routing weights' "
+                                    "gradient (taken out)",
+                                    pw, x->ep0, 0, L, 0, 0, -L * ag};
         }
         /* Permutation 2: with more than one local expert, the slots a GPU
          * receives (etp times as many after the etp group's all-gather)

@@ -67,6 +67,9 @@ typedef struct ApsolveEpStage {
     int experts;                      /* E */
     int stored_ep, stored_etp;        /* the entry's split of the expert weights (largest) */
     int usable;                       /* 1 as stored (exact), 2 transformed, 0 neither */
+    int from_split;                   /* usable 2 from a level that splits E over its whole
+                                       * axis 1 (stored_ep ways, in/out whole), not from one
+                                       * that keeps E whole */
     double elements;                  /* expert weight elements of the stage, whole */
     double local_before, local_after; /* of them on one GPU, stored and under the layout */
     double a2a_bytes;                 /* one GPU's tokens of one all-to-all of one layer */
@@ -96,6 +99,8 @@ typedef struct ApsolveEpFacts {
     int uniform, ep0, etp0;           /* every one split alike: ep0 on E, etp0 on in/out */
     int etp_stride;                   /* device stride of the etp0 split's group
                                        * (costdb_expert_split_stride; -1: none) */
+    int e_axis;                       /* the logical axis every expert weight's E dimension
+                                       * is split over (0, 1, 2 both), -1 whole, -2 mixed */
     int64_t batch, hidden;            /* the entry's micro-batch, the experts' hidden size */
     int64_t seq;                      /* the sequence of a sample (0: unknown) */
     double esize, elements, local_before;

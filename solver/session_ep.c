@@ -113,14 +113,18 @@ void apsolve_ep_say(ApsolveRun *r, const ApsolvePlan *g)
                         k, st->start_layer, st->end_layer, x.moe_layers, x.experts,
                         x.local_after, x.elements);
         else if (x.usable == 2) {
+            char how[96] = "keeps the experts whole";
+            if (x.from_split)
+                snprintf(how, sizeof how, "splits them %d ways on E over its tp axis",
+                         x.stored_ep);
             apsolve_say(r->a, "expert parallelism ep=%d etp=%d, stage %zu (layers %d-%d): %d MoE "
                         "layers of %d experts, %.0f of their %.0f weight elements per GPU (the "
-                        "level priced keeps the experts whole: transformed); +%.6g s forward, "
+                        "level priced %s: transformed); +%.6g s forward, "
                         "+%.6g s backward per micro-batch in %d costs (below); once per "
                         "iteration %+.6g s (the expert gradients reduced over %d GPUs, Adam "
                         "over their shard); memory %+lld bytes on the peak, %+lld in the "
                         "initial state", l.ep, l.etp, k, st->start_layer, st->end_layer,
-                        x.moe_layers, x.experts, x.local_after, x.elements,
+                        x.moe_layers, x.experts, x.local_after, x.elements, how,
                         x.comm_fwd + x.perm_fwd, x.comm_bwd + x.perm_bwd, x.n_costs,
                         x.apply_delta, l.dp * l.tp / (l.ep * l.etp),
                         (long long)x.peak_delta, (long long)x.initial_delta);
@@ -225,7 +229,8 @@ int apsolve_run_ep(ApsolveRun *r, ApsolveCand **pc)
             rc = apsolve_fail(a, APSOLVE_ERROR_INPUT, "--parallel %s: 3-D stage %zu (layers "
                               "%d-%d): no stored level of logical (%d, %d) splits the expert "
                               "weights as ep=%d, etp=%d, nor keeps their expert dimension whole "
-                              "with their in/out dimensions in %d pieces; its levels %s",
+                              "with their in/out dimensions in %d pieces, nor (etp 1) splits it "
+                              "over its tp axis alone into a divisor of ep; its levels %s",
                               what, k, r->specs[k].start_layer, r->specs[k].end_layer, l.dp,
                               l.tp, l.ep, l.etp, l.etp, can);
             break;
