@@ -114,6 +114,25 @@
 #define EFF_ATTENTION_HOPPER 0.4
 #define EFF_REDUCTION_HOPPER 0.47
 #define UNALIGNED_HOPPER 0.33
+/* AMD Instinct MI300X (docs/hardware.md "MI300X efficiencies"): published
+ * figures of one GPU or one host, no training run.
+ * - GEMM: AMD's Max-Achievable FLOPs (ROCm blog "Measuring Max-Achievable
+ *   FLOPs - Part 2", 28 Feb 2025, Table 1: hipBLASLt commit db8e93b4fd6,
+ *   ROCm 6.3.0, MI300X 750 W, trig_float data, cold caches, thermally
+ *   settled): BF16 708 TFLOP/s at 4096x4864x32896 = 0.54 of 1307.4 (FP16
+ *   654 = 0.50; one figure serves both), FP8 1273 at 4096x3648x32896 =
+ *   0.49 of 2614.9. These are the best shape; a layer's GEMMs reach less
+ *   (Azure's FP8 sweep below: 0.42-0.47 at square 4096-8192).
+ * - Memory: Azure/AI-benchmarking-guide Azure_Results/
+ *   ND_MI300X_v5_results.md (HBM Bandwidth, the five kernels 4.0-4.28
+ *   TB/s, median 4.13) = 0.78 of 5.3 TB/s.
+ * - Collectives: the same file's RCCL all-reduce over the 8 GPUs of one
+ *   host, 316.82 GB/s bus bandwidth at 8 GB (RCCL 2.22.3) = 0.71 of the 448
+ *   GB/s of 7 links; the one bus_efficiency also scales the network. */
+#define EFF_GEMM_MI300X_F16 0.54
+#define EFF_GEMM_MI300X_FP8 0.49
+#define EFF_MEMORY_MI300X 0.78
+#define BUS_EFF_MI300X 0.71
 /* gemm_tf32 also serves FP8 (approf sweep --fp8, docs/fp8.md) */
 #define REFINED(tf32, gemm_tf32, gemm_f16)                                                  \
     .allow_tf32 = 1, .peak_flops_tf32 = (tf32),                                              \
@@ -355,10 +374,9 @@ static const ApprofHardwareSpec builtins[] = {
      * docs/conceptual/gpu-arch/mi300.md and docs/reference/
      * gpu-arch-specs.rst at e396b4898f45); the link speed from the Linux
      * amdgpu driver; the network from Azure's ND MI300X v5. No MI300X
-     * kernel has been timed and no published kernel-level GEMM figure was
-     * found, so the efficiencies are the table's defaults of a card
-     * without measurements (the b200 entry's), not a measured figure. The
-     * host is a switchless full mesh (intra_host_full_mesh): a pair of
+     * kernel has been timed for approf; the efficiencies are published
+     * single-GPU and single-host figures (the EFF_*_MI300X macros above).
+     * The host is a switchless full mesh (intra_host_full_mesh): a pair of
      * GPUs talks over one of the 7 links (costdb_intra_bandwidth). */
     {
         .name = "mi300x",
@@ -374,12 +392,12 @@ static const ApprofHardwareSpec builtins[] = {
         .intra_host_latency = LAT_NVLINK,
         .inter_host_bandwidth = 50 * GBS,
         .inter_host_latency = LAT_IB,
-        .gemm_efficiency = 0.7, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
+        .gemm_efficiency = 0.7, .conv_efficiency = 0.5, .memory_efficiency = EFF_MEMORY_MI300X,
         .kernel_launch_overhead = LAUNCH,
         .peak_flops_tf32 = 653.7 * TFLOPS,
-        .gemm_eff = {EFF_GEMM_FP32, 0.7, 0.7, 0.7},
+        .gemm_eff = {EFF_GEMM_FP32, 0.7, EFF_GEMM_MI300X_F16, EFF_GEMM_MI300X_FP8},
         .conv_eff = {EFF_CONV_FP32, EFF_CONV_TF32, EFF_CONV_F16, 0},
-        .bus_efficiency = BUS_EFF, .grad_overlap = GRAD_OVERLAP,
+        .bus_efficiency = BUS_EFF_MI300X, .grad_overlap = GRAD_OVERLAP,
         .grad_bucket_bytes = GRAD_BUCKET, .peak_flops_fp8 = 2614.9 * TFLOPS,
         .nics_per_host = 8, .nic_bandwidth = 50 * GBS, .intra_host_full_mesh = 1,
         .host_link_bandwidth = PCIE5_X16, /* AMD MI300X datasheet: PCIe Gen5 x16, 128 GB/s */
