@@ -526,6 +526,31 @@ static int config_holds_no_cp(const ApsolveConfig *cf, int64_t micro, const int6
     return comm == APSOLVE_CP_A2A_P2P && (a2a <= 1 || a2a >= cp);
 }
 
+/* A range's priced layouts (price_stage is a function of the range's
+ * facts, the layout and M alone, and the layout is compared whole): the
+ * configs of one logical mesh and recomputation that differ in memory
+ * level or ZeRO stage share one. */
+typedef struct PriceMemo {
+    ApsolveCpLayout l;
+    ApsolveCpStage st;
+} PriceMemo;
+
+static void price_memo(const CpFacts *x, const ApsolveCpLayout *l, int M, PriceMemo *memo,
+                       int *n, ApsolveCpStage *out)
+{
+    for (int k = 0; k < *n; k++)
+        if (!memcmp(&memo[k].l, l, sizeof *l)) {
+            *out = memo[k].st;
+            return;
+        }
+    price_stage(x, l, M, out);
+    if (*n < 32) {
+        memo[*n].l = *l;
+        memo[*n].st = *out;
+        (*n)++;
+    }
+}
+
 /* The candidates' common part (context_parallel.h): the sweep's problem
  * and each layer's facts, read once. */
 struct ApsolveCpAuto {
@@ -535,6 +560,7 @@ struct ApsolveCpAuto {
     size_t nfamily;
     int heads, kv_heads, fast;
     CpFacts *cache;                   /* [L] every layer's facts, final */
+    int each;                         /* price every entry alone (the tests' reference) */
 };
 
 int apsolve_cp_auto_open(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
@@ -552,7 +578,7 @@ int apsolve_cp_auto_open(struct Costdb *db, int64_t sweep, const ApsolveProblem 
         return APSOLVE_ENOMEM;
     }
     *a = (ApsolveCpAuto){p, micro, family, nfamily, heads, kv_heads,
-                         apsolve_cp_fast_gpus(db, sweep, p->cluster_gpus), a->cache};
+                         apsolve_cp_fast_gpus(db, sweep, p->cluster_gpus), a->cache, 0};
     /* every range's facts once: each layer is read here (range i..i), so
      * the tables below fold them without the database */
     for (int i = 0; i < p->num_layers; i++)
@@ -569,6 +595,11 @@ int apsolve_cp_auto_open(struct Costdb *db, int64_t sweep, const ApsolveProblem 
         }
     *out = a;
     return APSOLVE_OK;
+}
+
+void apsolve_cp_auto_price_each(ApsolveCpAuto *a)
+{
+    a->each = 1;
 }
 
 void apsolve_cp_auto_close(ApsolveCpAuto **a)
@@ -616,6 +647,8 @@ int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProbl
     for (int i = 0; i < p->num_layers; i++)
         for (int j = i; j < p->num_layers; j++) {
             CpFacts x;
+            PriceMemo memo[32];
+            int nmemo = 0;
             fold_facts(a->cache, i, j, &x);
             for (int s = 0; s < p->num_submeshes; s++)
                 for (int c = 0; c < p->num_configs; c++) {
@@ -652,7 +685,10 @@ int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProbl
                         continue;
                     }
                     l.dp = cf->logical_a / cp;
-                    price_stage(&x, &l, p->cluster_gpus, &st);
+                    if (a->each)
+                        price_stage(&x, &l, p->cluster_gpus, &st);
+                    else
+                        price_memo(&x, &l, p->cluster_gpus, memo, &nmemo, &st);
                     transform(q, qi, cp, &st);
                     /* the subset holds no unfit figures: settled here from
                      * p's (apsolve_unfit_settle of the copy that held them) */

@@ -15,7 +15,9 @@
  * restored in place) are the batch's tables bit for bit, in any order, and
  * each subset, which holds no unfit figures and comes settled, holds in
  * every pair it keeps the whole table's entry settled by
- * apsolve_unfit_settle.
+ * apsolve_unfit_settle. And the prices a range's configs of one layout
+ * share (context_parallel.c, price_memo) are each entry's own: the tables
+ * are those of apsolve_cp_auto_price_each, bit for bit.
  *
  * A model whose sweep records its routing (a MoE) is checked the same way
  * for its ep candidates (apsolve_ep_problem_auto with a view) on the sweep.
@@ -293,6 +295,43 @@ static void check_one_at_a_time(Costdb *db, ApsolveProblem *p, int64_t micro, co
     apsolve_problem_free(&before);
 }
 
+/* The cp whole tables with a range's prices shared among the configs of
+ * one layout and with every entry priced alone (see the head of the
+ * file): the same bits in every table. */
+static void check_shared_prices(Costdb *db, const ApsolveProblem *p, int64_t micro,
+                                const int *cps, const int *comms, int ncp, int heads,
+                                int kv_heads)
+{
+    ApsolveCpAuto *a = NULL, *b = NULL;
+    int64_t seq = 0;
+    int attention = 0, compared = 0;
+    char why[400];
+    CHECK(apsolve_cp_auto_open(db, 1, p, micro, &micro, 1, heads, kv_heads, &a, &seq,
+                               &attention, why, sizeof why) == 0 &&
+              apsolve_cp_auto_open(db, 1, p, micro, &micro, 1, heads, kv_heads, &b, &seq,
+                                   &attention, why, sizeof why) == 0,
+          "open: %s", why);
+    if (b)
+        apsolve_cp_auto_price_each(b);
+    for (int k = 0; k < ncp && a && b && !failures; k++) {
+        ApsolveProblem *w = NULL, *we = NULL;
+        CHECK(apsolve_cp_auto_table(a, cps[k], comms[k], &w, NULL) == 0 &&
+                  apsolve_cp_auto_table(b, cps[k], comms[k], &we, NULL) == 0,
+              "tables of cp=%d", cps[k]);
+        if (!w || !we)
+            continue;
+        for (size_t x = 0; x < cells(p); x++)
+            compared += isfinite(w->cost[x]) && w->cost[x] != p->cost[x];
+        CHECK(same_problem(w, we), "cp=%d comm %d: the shared prices are not each entry's own",
+              cps[k], comms[k]);
+        apsolve_problem_free(&w);
+        apsolve_problem_free(&we);
+    }
+    CHECK(compared > 0, "no cp stage compared");
+    apsolve_cp_auto_close(&a);
+    apsolve_cp_auto_close(&b);
+}
+
 int main(int argc, char **argv)
 {
     Costdb *db = NULL;
@@ -362,6 +401,7 @@ int main(int argc, char **argv)
     }
     check_ep(db, p, &o);
     check_one_at_a_time(db, p, micro, cps, comms, ncp, heads, kv_heads);
+    check_shared_prices(db, p, micro, cps, comms, ncp, heads, kv_heads);
     for (int k = 0; k < ncp; k++) {
         apsolve_problem_free(&whole[k]);
         apsolve_problem_free(&part[k]);
