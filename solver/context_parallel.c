@@ -551,6 +551,31 @@ static void price_memo(const CpFacts *x, const ApsolveCpLayout *l, int M, PriceM
     }
 }
 
+/* A range's checked layouts: apsolve_cp_check is a function of the layout
+ * and the range's sequence (with the run's heads) alone, so its verdict is
+ * worked out (and its refusal written) once per layout and range. */
+typedef struct CheckMemo {
+    ApsolveCpLayout l;
+    int ok;
+} CheckMemo;
+
+static int check_memo(const ApsolveCpLayout *l, int64_t seq, int heads, int kv_heads,
+                      CheckMemo *memo, int *n)
+{
+    char refused[200];
+    int ok;
+    for (int k = 0; k < *n; k++)
+        if (!memcmp(&memo[k].l, l, sizeof *l))
+            return memo[k].ok;
+    ok = apsolve_cp_check(l, seq, heads, kv_heads, refused, sizeof refused, NULL, 0);
+    if (*n < 32) {
+        memo[*n].l = *l;
+        memo[*n].ok = ok;
+        (*n)++;
+    }
+    return ok;
+}
+
 /* The candidates' common part (context_parallel.h): the sweep's problem
  * and each layer's facts, read once. */
 struct ApsolveCpAuto {
@@ -560,7 +585,8 @@ struct ApsolveCpAuto {
     size_t nfamily;
     int heads, kv_heads, fast;
     CpFacts *cache;                   /* [L] every layer's facts, final */
-    int each;                         /* price every entry alone (the tests' reference) */
+    int each;                         /* check and price every entry alone (the tests'
+                                       * reference) */
 };
 
 int apsolve_cp_auto_open(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
@@ -648,7 +674,8 @@ int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProbl
         for (int j = i; j < p->num_layers; j++) {
             CpFacts x;
             PriceMemo memo[32];
-            int nmemo = 0;
+            CheckMemo checked[32];
+            int nmemo = 0, nchecked = 0;
             fold_facts(a->cache, i, j, &x);
             for (int s = 0; s < p->num_submeshes; s++)
                 for (int c = 0; c < p->num_configs; c++) {
@@ -675,8 +702,10 @@ int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProbl
                     if (comm == APSOLVE_CP_A2A_P2P)
                         l.a2a = apsolve_cp_a2a_size(cp, cf->logical_b, a->fast);
                     if (!no && comm != APSOLVE_CP_P2P &&
-                        !apsolve_cp_check(&l, x.seq, a->heads, a->kv_heads, refused,
-                                          sizeof refused, NULL, 0))
+                        !(a->each ? apsolve_cp_check(&l, x.seq, a->heads, a->kv_heads, refused,
+                                                     sizeof refused, NULL, 0)
+                                  : check_memo(&l, x.seq, a->heads, a->kv_heads, checked,
+                                               &nchecked)))
                         no = 1;
                     if (!x.known || no) {
                         q->cost[qi] = INFINITY;
@@ -691,8 +720,12 @@ int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProbl
                         price_memo(&x, &l, p->cluster_gpus, memo, &nmemo, &st);
                     transform(q, qi, cp, &st);
                     /* the subset holds no unfit figures: settled here from
-                     * p's (apsolve_unfit_settle of the copy that held them) */
-                    if (view && p->unfit && q->fwd_cost && q->bwd_cost && q->memory)
+                     * p's (apsolve_unfit_settle of the copy that held them);
+                     * an entry whose cost the transformation changed holds
+                     * no restored figures (a restored entry's cost is
+                     * theirs), so its unfit entry is not read */
+                    if (view && p->unfit && q->fwd_cost && q->bwd_cost && q->memory &&
+                        q->cost[qi] == p->cost[idx])
                         apsolve_unfit_settle_entry(q, qi, &p->unfit[idx]);
                 }
         }

@@ -177,9 +177,9 @@ int apsolve_cp_auto_open(struct Costdb *db, int64_t sweep, const ApsolveProblem 
 int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProblem **out,
                           struct ApsolveSubset *view);
 void apsolve_cp_auto_close(ApsolveCpAuto **a);
-/* The tables after it price every entry on its own instead of sharing a
- * range's prices among the configs of one layout (the tests' reference:
- * the same bits). */
+/* The tables after it check and price every entry on its own instead of
+ * sharing a range's verdicts and prices among the configs of one layout
+ * (the tests' reference: the same bits). */
 void apsolve_cp_auto_price_each(ApsolveCpAuto *a);
 int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
                             int64_t micro, const int64_t *family, size_t nfamily,

@@ -15,9 +15,11 @@
  * restored in place) are the batch's tables bit for bit, in any order, and
  * each subset, which holds no unfit figures and comes settled, holds in
  * every pair it keeps the whole table's entry settled by
- * apsolve_unfit_settle. And the prices a range's configs of one layout
- * share (context_parallel.c, price_memo) are each entry's own: the tables
- * are those of apsolve_cp_auto_price_each, bit for bit.
+ * apsolve_unfit_settle. And the heads verdicts and prices a range's
+ * configs of one layout share (context_parallel.c, check_memo and
+ * price_memo) are each entry's own: the tables are those of
+ * apsolve_cp_auto_price_each, bit for bit (with the model's heads, and
+ * with made-up heads that a2a refuses at some tp only).
  *
  * A model whose sweep records its routing (a MoE) is checked the same way
  * for its ep candidates (apsolve_ep_problem_auto with a view) on the sweep.
@@ -402,6 +404,9 @@ int main(int argc, char **argv)
     check_ep(db, p, &o);
     check_one_at_a_time(db, p, micro, cps, comms, ncp, heads, kv_heads);
     check_shared_prices(db, p, micro, cps, comms, ncp, heads, kv_heads);
+    /* heads that refuse a2a at some tp and not at others (the verdicts a
+     * range's configs of one layout share) */
+    check_shared_prices(db, p, micro, cps, comms, ncp, 6, 2);
     for (int k = 0; k < ncp; k++) {
         apsolve_problem_free(&whole[k]);
         apsolve_problem_free(&part[k]);
