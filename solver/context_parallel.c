@@ -448,21 +448,16 @@ int apsolve_cp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
  * projections add up; the sequence, micro-batch and widths are the
  * model's), reading each layer's once into cache (L of them) from its first
  * entry with a finite cost; 0 with x->known 0 when a layer has none. */
-static int range_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, CpFacts *cache,
-                       int i, int j, CpFacts *x, char *why, size_t len)
+/* Range i..j's facts summed from its layers' in cache (no reads): unknown
+ * (known 0) from its first layer without facts on. */
+static void fold_facts(const CpFacts *cache, int i, int j, CpFacts *x)
 {
     memset(x, 0, sizeof *x);
     for (int k = i; k <= j; k++) {
-        CpFacts *y = &cache[k];
-        for (int s = 0; !y->known && s < p->num_submeshes; s++)
-            for (int c = 0; !y->known && c < p->num_configs; c++)
-                if (p->configs[(size_t)s * p->num_configs + c].valid &&
-                    isfinite(p->cost[apsolve_index(p, k, k, s, c)]) &&
-                    read_facts(db, sweep, k, k, s, c, y, why, len))
-                    return -1;
+        const CpFacts *y = &cache[k];
         if (!y->known) {
             x->known = 0;
-            return 0;
+            return;
         }
         if (k == i) {
             *x = *y;
@@ -479,6 +474,26 @@ static int range_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
             x->dsize = y->dsize;
         }
     }
+}
+
+/* Range i..j's facts: each layer's read once into cache (its first entry
+ * of the single layer) up to the first without them, then folded. 0; -1
+ * with why. */
+static int range_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, CpFacts *cache,
+                       int i, int j, CpFacts *x, char *why, size_t len)
+{
+    for (int k = i; k <= j; k++) {
+        CpFacts *y = &cache[k];
+        for (int s = 0; !y->known && s < p->num_submeshes; s++)
+            for (int c = 0; !y->known && c < p->num_configs; c++)
+                if (p->configs[(size_t)s * p->num_configs + c].valid &&
+                    isfinite(p->cost[apsolve_index(p, k, k, s, c)]) &&
+                    read_facts(db, sweep, k, k, s, c, y, why, len))
+                    return -1;
+        if (!y->known)
+            break;
+    }
+    fold_facts(cache, i, j, x);
     return 0;
 }
 
@@ -511,26 +526,212 @@ static int config_holds_no_cp(const ApsolveConfig *cf, int64_t micro, const int6
     return comm == APSOLVE_CP_A2A_P2P && (a2a <= 1 || a2a >= cp);
 }
 
-/* out[k] (view NULL: a copy of all of p), or the subset of the pairs that
- * can hold its cp stages, those none[] does not mark (*view,
- * problem_subset.h). */
-static int cp_table(const ApsolveProblem *p, const unsigned char *none, ApsolveProblem **out,
-                    ApsolveSubset *view)
+/* A range's priced layouts (price_stage is a function of the range's
+ * facts, the layout and M alone, and the layout is compared whole): the
+ * configs of one logical mesh and recomputation that differ in memory
+ * level or ZeRO stage share one. */
+typedef struct PriceMemo {
+    ApsolveCpLayout l;
+    ApsolveCpStage st;
+} PriceMemo;
+
+static void price_memo(const CpFacts *x, const ApsolveCpLayout *l, int M, PriceMemo *memo,
+                       int *n, ApsolveCpStage *out)
 {
-    size_t pairs = (size_t)p->num_submeshes * (size_t)p->num_configs;
-    unsigned char *keep;
-    int rc;
-    if (!view)
-        return apsolve_problem_clone(p, out);
-    if (!(keep = malloc(pairs)))
+    for (int k = 0; k < *n; k++)
+        if (!memcmp(&memo[k].l, l, sizeof *l)) {
+            *out = memo[k].st;
+            return;
+        }
+    price_stage(x, l, M, out);
+    if (*n < 32) {
+        memo[*n].l = *l;
+        memo[*n].st = *out;
+        (*n)++;
+    }
+}
+
+/* A range's checked layouts: apsolve_cp_check is a function of the layout
+ * and the range's sequence (with the run's heads) alone, so its verdict is
+ * worked out (and its refusal written) once per layout and range. */
+typedef struct CheckMemo {
+    ApsolveCpLayout l;
+    int ok;
+} CheckMemo;
+
+static int check_memo(const ApsolveCpLayout *l, int64_t seq, int heads, int kv_heads,
+                      CheckMemo *memo, int *n)
+{
+    char refused[200];
+    int ok;
+    for (int k = 0; k < *n; k++)
+        if (!memcmp(&memo[k].l, l, sizeof *l))
+            return memo[k].ok;
+    ok = apsolve_cp_check(l, seq, heads, kv_heads, refused, sizeof refused, NULL, 0);
+    if (*n < 32) {
+        memo[*n].l = *l;
+        memo[*n].ok = ok;
+        (*n)++;
+    }
+    return ok;
+}
+
+/* The candidates' common part (context_parallel.h): the sweep's problem
+ * and each layer's facts, read once. */
+struct ApsolveCpAuto {
+    const ApsolveProblem *p;
+    int64_t micro;
+    const int64_t *family;
+    size_t nfamily;
+    int heads, kv_heads, fast;
+    CpFacts *cache;                   /* [L] every layer's facts, final */
+    int each;                         /* check and price every entry alone (the tests'
+                                       * reference) */
+};
+
+int apsolve_cp_auto_open(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                         int64_t micro, const int64_t *family, size_t nfamily, int heads,
+                         int kv_heads, ApsolveCpAuto **out, int64_t *seq, int *attention,
+                         char *why, size_t len)
+{
+    ApsolveCpAuto *a = calloc(1, sizeof *a);
+    *out = NULL;
+    *seq = 0;
+    *attention = 0;
+    if (!a || !(a->cache = calloc((size_t)(p->num_layers > 0 ? p->num_layers : 1),
+                                  sizeof *a->cache))) {
+        free(a);
         return APSOLVE_ENOMEM;
-    for (size_t k = 0; k < pairs; k++)
-        keep[k] = !none[k];
-    rc = apsolve_subset_new(p, keep, 1, view);
-    free(keep);
-    if (rc == APSOLVE_OK && (rc = apsolve_subset_problem(p, view, out)) != APSOLVE_OK)
-        apsolve_subset_free(view);
-    return rc;
+    }
+    *a = (ApsolveCpAuto){p, micro, family, nfamily, heads, kv_heads,
+                         apsolve_cp_fast_gpus(db, sweep, p->cluster_gpus), a->cache, 0};
+    /* every range's facts once: each layer is read here (range i..i), so
+     * the tables below fold them without the database */
+    for (int i = 0; i < p->num_layers; i++)
+        for (int j = i; j < p->num_layers; j++) {
+            CpFacts x;
+            if (range_facts(db, sweep, p, a->cache, i, j, &x, why, len)) {
+                apsolve_cp_auto_close(&a);
+                return APSOLVE_EDB;
+            }
+            if (x.seq > 0 && !*seq)
+                *seq = x.seq;
+            if (x.layers > *attention)
+                *attention = x.layers;
+        }
+    *out = a;
+    return APSOLVE_OK;
+}
+
+void apsolve_cp_auto_price_each(ApsolveCpAuto *a)
+{
+    a->each = 1;
+}
+
+void apsolve_cp_auto_close(ApsolveCpAuto **a)
+{
+    if (!a || !*a)
+        return;
+    free((*a)->cache);
+    free(*a);
+    *a = NULL;
+}
+
+int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProblem **out,
+                          ApsolveSubset *view)
+{
+    const ApsolveProblem *p = a->p;
+    size_t pairs = (size_t)p->num_submeshes * (size_t)p->num_configs;
+    /* none[s * C + c]: config_holds_no_cp; keep: its complement */
+    unsigned char *none = calloc(2 * (pairs ? pairs : 1), 1), *keep = none + pairs;
+    ApsolveProblem *q = NULL;
+    int rc;
+    *out = NULL;
+    if (view)
+        memset(view, 0, sizeof *view);
+    if (!none)
+        return APSOLVE_ENOMEM;
+    for (size_t x = 0; x < pairs; x++)
+        none[x] = (unsigned char)config_holds_no_cp(&p->configs[x], a->micro, a->family,
+                                                    a->nfamily, cp, comm, a->fast);
+    /* a copy of all of p (view NULL), or the subset of the pairs that can
+     * hold its cp stages, those none[] does not mark */
+    if (!view) {
+        rc = apsolve_problem_clone(p, &q);
+    } else {
+        for (size_t x = 0; x < pairs; x++)
+            keep[x] = !none[x];
+        rc = apsolve_subset_new(p, keep, 1, view);
+        if (rc == APSOLVE_OK &&
+            (rc = apsolve_subset_problem_less_unfit(p, view, &q)) != APSOLVE_OK)
+            apsolve_subset_free(view);
+    }
+    if (rc != APSOLVE_OK) {
+        free(none);
+        return rc;
+    }
+    for (int i = 0; i < p->num_layers; i++)
+        for (int j = i; j < p->num_layers; j++) {
+            CpFacts x;
+            PriceMemo memo[32];
+            CheckMemo checked[32];
+            int nmemo = 0, nchecked = 0;
+            fold_facts(a->cache, i, j, &x);
+            for (int s = 0; s < p->num_submeshes; s++)
+                for (int c = 0; c < p->num_configs; c++) {
+                    const ApsolveConfig *cf = &p->configs[(size_t)s * p->num_configs + c];
+                    size_t idx = apsolve_index(p, i, j, s, c), qi = idx;
+                    ApsolveCpLayout l = {0, cf->logical_b, cp, comm, 0, cf->variant.recompute};
+                    ApsolveCpStage st;
+                    char refused[200];
+                    /* a cp plan runs every stage with cp: an entry whose
+                     * config holds none, or whose facts are unknown, has
+                     * no cp stage (+inf; a subset leaves its config out) */
+                    int no = none[(size_t)s * p->num_configs + c];
+                    if (!isfinite(p->cost[idx]))
+                        continue;
+                    if (view) {
+                        int at = view->at[(size_t)s * p->num_configs + c];
+                        if (at < 0)
+                            continue;
+                        qi = apsolve_index(q, i, j, at / view->num_configs,
+                                           at % view->num_configs);
+                    }
+                    /* a2a and a2a+p2p: the heads rule of the entry's tp
+                     * (apsolve_cp_check) */
+                    if (comm == APSOLVE_CP_A2A_P2P)
+                        l.a2a = apsolve_cp_a2a_size(cp, cf->logical_b, a->fast);
+                    if (!no && comm != APSOLVE_CP_P2P &&
+                        !(a->each ? apsolve_cp_check(&l, x.seq, a->heads, a->kv_heads, refused,
+                                                     sizeof refused, NULL, 0)
+                                  : check_memo(&l, x.seq, a->heads, a->kv_heads, checked,
+                                               &nchecked)))
+                        no = 1;
+                    if (!x.known || no) {
+                        q->cost[qi] = INFINITY;
+                        if (q->fwd_cost && q->bwd_cost)
+                            q->fwd_cost[qi] = q->bwd_cost[qi] = INFINITY;
+                        continue;
+                    }
+                    l.dp = cf->logical_a / cp;
+                    if (a->each)
+                        price_stage(&x, &l, p->cluster_gpus, &st);
+                    else
+                        price_memo(&x, &l, p->cluster_gpus, memo, &nmemo, &st);
+                    transform(q, qi, cp, &st);
+                    /* the subset holds no unfit figures: settled here from
+                     * p's (apsolve_unfit_settle of the copy that held them);
+                     * an entry whose cost the transformation changed holds
+                     * no restored figures (a restored entry's cost is
+                     * theirs), so its unfit entry is not read */
+                    if (view && p->unfit && q->fwd_cost && q->bwd_cost && q->memory &&
+                        q->cost[qi] == p->cost[idx])
+                        apsolve_unfit_settle_entry(q, qi, &p->unfit[idx]);
+                }
+        }
+    free(none);
+    *out = q;
+    return APSOLVE_OK;
 }
 
 int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
@@ -539,89 +740,19 @@ int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                             ApsolveProblem **out, ApsolveSubset *views, int64_t *seq,
                             int *attention, char *why, size_t len)
 {
-    size_t pairs = (size_t)p->num_submeshes * (size_t)p->num_configs;
-    CpFacts *cache = calloc((size_t)(p->num_layers > 0 ? p->num_layers : 1), sizeof *cache);
-    /* none[k * pairs + s * C + c]: config_holds_no_cp of candidate k */
-    unsigned char *none = malloc((size_t)(ncp > 0 ? ncp : 1) * (pairs ? pairs : 1));
-    int rc = APSOLVE_OK, fast = apsolve_cp_fast_gpus(db, sweep, p->cluster_gpus);
-    *seq = 0;
-    *attention = 0;
+    ApsolveCpAuto *a = NULL;
+    int rc;
     for (int k = 0; k < ncp; k++) {
         out[k] = NULL;
         if (views)
             memset(&views[k], 0, sizeof views[k]);
     }
-    if (!cache || !none) {
-        free(cache);
-        free(none);
-        return APSOLVE_ENOMEM;
-    }
-    for (int k = 0; k < ncp; k++)
-        for (size_t x = 0; x < pairs; x++)
-            none[(size_t)k * pairs + x] = (unsigned char)config_holds_no_cp(
-                &p->configs[x], micro, family, nfamily, cps[k],
-                comms ? comms[k] : APSOLVE_CP_P2P, fast);
+    rc = apsolve_cp_auto_open(db, sweep, p, micro, family, nfamily, heads, kv_heads, &a, seq,
+                              attention, why, len);
     for (int k = 0; k < ncp && rc == APSOLVE_OK; k++)
-        rc = cp_table(p, none + (size_t)k * pairs, &out[k], views ? &views[k] : NULL);
-    for (int i = 0; i < p->num_layers && rc == APSOLVE_OK; i++)
-        for (int j = i; j < p->num_layers && rc == APSOLVE_OK; j++) {
-            CpFacts x;
-            if (range_facts(db, sweep, p, cache, i, j, &x, why, len)) {
-                rc = APSOLVE_EDB;
-                break;
-            }
-            if (x.seq > 0 && !*seq)
-                *seq = x.seq;
-            if (x.layers > *attention)
-                *attention = x.layers;
-            for (int s = 0; s < p->num_submeshes; s++)
-                for (int c = 0; c < p->num_configs; c++) {
-                    const ApsolveConfig *cf = &p->configs[(size_t)s * p->num_configs + c];
-                    size_t idx = apsolve_index(p, i, j, s, c);
-                    if (!isfinite(p->cost[idx]))
-                        continue;
-                    for (int k = 0; k < ncp; k++) {
-                        ApsolveProblem *q = out[k];
-                        int comm = comms ? comms[k] : APSOLVE_CP_P2P;
-                        ApsolveCpLayout l = {0, cf->logical_b, cps[k], comm, 0,
-                                             cf->variant.recompute};
-                        ApsolveCpStage st;
-                        char refused[200];
-                        size_t qi = idx;
-                        /* a cp plan runs every stage with cp: an entry
-                         * whose config holds none, or whose facts are
-                         * unknown, has no cp stage (+inf; a subset leaves
-                         * its config out) */
-                        int no = none[(size_t)k * pairs + (size_t)s * p->num_configs + c];
-                        if (views) {
-                            int at = views[k].at[(size_t)s * p->num_configs + c];
-                            if (at < 0)
-                                continue;
-                            qi = apsolve_index(q, i, j, at / views[k].num_configs,
-                                               at % views[k].num_configs);
-                        }
-                        /* a2a and a2a+p2p: the heads rule of the entry's
-                         * tp (apsolve_cp_check) */
-                        if (comm == APSOLVE_CP_A2A_P2P)
-                            l.a2a = apsolve_cp_a2a_size(cps[k], cf->logical_b, fast);
-                        if (!no && comm != APSOLVE_CP_P2P &&
-                            !apsolve_cp_check(&l, x.seq, heads, kv_heads, refused,
-                                              sizeof refused, NULL, 0))
-                            no = 1;
-                        if (!x.known || no) {
-                            q->cost[qi] = INFINITY;
-                            if (q->fwd_cost && q->bwd_cost)
-                                q->fwd_cost[qi] = q->bwd_cost[qi] = INFINITY;
-                            continue;
-                        }
-                        l.dp = cf->logical_a / cps[k];
-                        price_stage(&x, &l, p->cluster_gpus, &st);
-                        transform(q, qi, cps[k], &st);
-                    }
-                }
-        }
-    free(cache);
-    free(none);
+        rc = apsolve_cp_auto_table(a, cps[k], comms ? comms[k] : APSOLVE_CP_P2P, &out[k],
+                                   views ? &views[k] : NULL);
+    apsolve_cp_auto_close(&a);
     if (rc != APSOLVE_OK)
         for (int k = 0; k < ncp; k++) {
             apsolve_problem_free(&out[k]);

@@ -158,9 +158,29 @@ int apsolve_cp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
  * range). With views (not NULL), out[k] is instead the subset of p's
  * (submesh, config) pairs that can hold a cp stage of cps[k] (the rest
  * would be +inf: problem_subset.h, views[k] its map back to p's indices):
- * the DP's plans are the same, and the copy holds only those pairs.
+ * the DP's plans are the same, and the copy holds only those pairs, and
+ * no unfit figures: it comes settled (apsolve_unfit_settle, from p's).
  * 0; APSOLVE_ENOMEM; APSOLVE_EDB with why (out[] all NULL, views[] empty). */
 struct ApsolveSubset;
+/* The same candidates one at a time, so that only the one being solved is
+ * held (the auto search's cp step, session_autocp.c): open reads every
+ * layer's facts once and gives *seq and *attention as above (0;
+ * APSOLVE_ENOMEM; APSOLVE_EDB with why); each apsolve_cp_auto_table is
+ * then out[k] of apsolve_cp_problem_auto for cps[k] = cp, comms[k] = comm,
+ * bit for bit, without the database (view NULL: the whole table; 0 or
+ * APSOLVE_ENOMEM). p must outlive the handle and stay unchanged. */
+typedef struct ApsolveCpAuto ApsolveCpAuto;
+int apsolve_cp_auto_open(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                         int64_t micro, const int64_t *family, size_t nfamily, int heads,
+                         int kv_heads, ApsolveCpAuto **out, int64_t *seq, int *attention,
+                         char *why, size_t len);
+int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProblem **out,
+                          struct ApsolveSubset *view);
+void apsolve_cp_auto_close(ApsolveCpAuto **a);
+/* The tables after it check and price every entry on its own instead of
+ * sharing a range's verdicts and prices among the configs of one layout
+ * (the tests' reference: the same bits). */
+void apsolve_cp_auto_price_each(ApsolveCpAuto *a);
 int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
                             int64_t micro, const int64_t *family, size_t nfamily,
                             const int *cps, const int *comms, int heads, int kv_heads, int ncp,

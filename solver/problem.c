@@ -272,6 +272,17 @@ int apsolve_unfit_restore(ApsolveProblem *q, size_t idx)
     return 1;
 }
 
+void apsolve_unfit_settle_entry(ApsolveProblem *q, size_t idx, const ApsolveUnfit *u)
+{
+    const ApsolveMemory *m = &q->memory[idx];
+    if (u->fwd < 0 || !isfinite(q->cost[idx]) || q->fwd_cost[idx] != u->fwd ||
+        q->bwd_cost[idx] != u->bwd || q->cost[idx] != u->fwd + u->bwd ||
+        m->peak != u->memory.peak || m->intermediate != u->memory.intermediate ||
+        m->initial != u->memory.initial)
+        return;
+    q->cost[idx] = q->fwd_cost[idx] = q->bwd_cost[idx] = INFINITY;
+}
+
 void apsolve_plan_free(ApsolvePlan **plan)
 {
     if (!plan || !*plan)

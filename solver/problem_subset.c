@@ -62,7 +62,7 @@ int apsolve_subset_new(const ApsolveProblem *p, const unsigned char *keep, int a
 /* A problem of L layers on p's cluster with v's pairs (their submeshes and
  * configs; padding invalid), every entry as apsolve_problem_new makes it,
  * and an unfit table of padding where p has one. */
-static int subset_shell(const ApsolveProblem *p, const ApsolveSubset *v, int L,
+static int subset_shell(const ApsolveProblem *p, const ApsolveSubset *v, int L, int unfit,
                         ApsolveProblem **out)
 {
     ApsolveProblem *q = NULL;
@@ -72,7 +72,7 @@ static int subset_shell(const ApsolveProblem *p, const ApsolveSubset *v, int L,
     if ((rc = apsolve_problem_new(L, p->cluster_hosts, p->cluster_gpus, S2, C2, with, &q)) !=
         APSOLVE_OK)
         return rc;
-    if (p->unfit) {
+    if (p->unfit && unfit) {
         size_t cells = (size_t)L * (size_t)L * (size_t)S2 * (size_t)C2;
         if (!(q->unfit = malloc(cells * sizeof *q->unfit))) {
             apsolve_problem_free(&q);
@@ -111,15 +111,18 @@ static void copy_entry(const ApsolveProblem *p, size_t a, ApsolveProblem *q, siz
             q->wgrad_cost[b] = p->wgrad_cost[a];
         q->memory[b] = p->memory[a];
     }
-    if (p->unfit)
+    if (q->unfit)
         q->unfit[b] = p->unfit[a];
 }
 
-int apsolve_subset_problem(const ApsolveProblem *p, const ApsolveSubset *v, ApsolveProblem **out)
+/* apsolve_subset_problem, its unfit figures copied where p has them and
+ * unfit is set. */
+static int subset_problem(const ApsolveProblem *p, const ApsolveSubset *v, int unfit,
+                          ApsolveProblem **out)
 {
     ApsolveProblem *q = NULL;
     int L = p->num_layers, S2 = v->num_submeshes, C2 = v->num_configs, rc;
-    if ((rc = subset_shell(p, v, L, &q)) != APSOLVE_OK)
+    if ((rc = subset_shell(p, v, L, unfit, &q)) != APSOLVE_OK)
         return rc;
     /* every layer range i..j of the pairs kept (j < i is no range: the DP
      * and the steps that transform entries never read it) */
@@ -136,6 +139,17 @@ int apsolve_subset_problem(const ApsolveProblem *p, const ApsolveSubset *v, Apso
     return APSOLVE_OK;
 }
 
+int apsolve_subset_problem(const ApsolveProblem *p, const ApsolveSubset *v, ApsolveProblem **out)
+{
+    return subset_problem(p, v, 1, out);
+}
+
+int apsolve_subset_problem_less_unfit(const ApsolveProblem *p, const ApsolveSubset *v,
+                                      ApsolveProblem **out)
+{
+    return subset_problem(p, v, 0, out);
+}
+
 int apsolve_subset_range_problem(const ApsolveProblem *p, const ApsolveSubset *v, int first,
                                  int last, ApsolveProblem **out)
 {
@@ -144,7 +158,7 @@ int apsolve_subset_range_problem(const ApsolveProblem *p, const ApsolveSubset *v
     *out = NULL;
     if (first < 0 || last < first || last >= p->num_layers)
         return APSOLVE_EINVAL;
-    if ((rc = subset_shell(p, v, 1, &q)) != APSOLVE_OK)
+    if ((rc = subset_shell(p, v, 1, 1, &q)) != APSOLVE_OK)
         return rc;
     for (int s2 = 0; s2 < S2; s2++)
         for (int c2 = 0; c2 < C2; c2++) {

@@ -37,6 +37,10 @@ void apsolve_subset_free(ApsolveSubset *v);
  * +inf. 0; APSOLVE_ENOMEM; APSOLVE_EINVAL. */
 int apsolve_subset_problem(const ApsolveProblem *p, const ApsolveSubset *v,
                            ApsolveProblem **out);
+/* The same without the unfit figures (q->unfit NULL): for a step that
+ * reads them from p (the cp candidates, apsolve_cp_auto_table). */
+int apsolve_subset_problem_less_unfit(const ApsolveProblem *p, const ApsolveSubset *v,
+                                      ApsolveProblem **out);
 /* The copy of p's entries of v's pairs for the one layer range
  * first..last of p, as a problem of one layer: its entry (0, 0, s', c') is
  * p's (first, last, s, c), every table p has. Its plans are the one-stage

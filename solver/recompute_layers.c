@@ -10,6 +10,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "recompute_layers.h"
 #include "solver_int.h"
@@ -222,4 +223,88 @@ int apsolve_recompute_layers_problem(const ApsolveProblem *p, const ApsolveStage
     apsolve_recompute_layers_compose(p, q, specs, n, k, chunks);
     *out = q;
     return APSOLVE_OK;
+}
+
+/* One `full` entry as it was: every table compose_range writes. */
+typedef struct SavedEntry {
+    double cost, fwd, bwd, wgrad, apply;
+    ApsolveMemory m;
+    int mnss;
+} SavedEntry;
+
+struct ApsolveRecomputeSaved {
+    size_t n;
+    SavedEntry *e;                    /* in the order of saved_each */
+};
+
+/* Calls f on every entry compose_all can write (a valid `full` config's,
+ * ranges i <= j), in one order. */
+static void saved_each(const ApsolveProblem *p, void (*f)(ApsolveProblem *, size_t, SavedEntry *),
+                       ApsolveProblem *w, SavedEntry *e, size_t *n)
+{
+    int L = p->num_layers, S = p->num_submeshes, C = p->num_configs;
+    *n = 0;
+    for (int i = 0; i < L; i++)
+        for (int j = i; j < L; j++)
+            for (int s = 0; s < S; s++)
+                for (int c = 0; c < C; c++) {
+                    const ApsolveConfig *cf = &p->configs[(size_t)s * C + c];
+                    if (!cf->valid || cf->variant.recompute != COSTDB_RECOMPUTE_FULL)
+                        continue;
+                    if (f)
+                        f(w, apsolve_index(p, i, j, s, c), &e[*n]);
+                    (*n)++;
+                }
+}
+
+static void save_one(ApsolveProblem *p, size_t idx, SavedEntry *e)
+{
+    *e = (SavedEntry){p->cost[idx], p->fwd_cost[idx], p->bwd_cost[idx],
+                      p->wgrad_cost ? p->wgrad_cost[idx] : 0, p->apply_cost[idx], p->memory[idx],
+                      p->max_n_succ_stages[idx]};
+}
+
+static void put_back_one(ApsolveProblem *p, size_t idx, SavedEntry *e)
+{
+    p->cost[idx] = e->cost;
+    p->fwd_cost[idx] = e->fwd;
+    p->bwd_cost[idx] = e->bwd;
+    if (p->wgrad_cost)
+        p->wgrad_cost[idx] = e->wgrad;
+    p->apply_cost[idx] = e->apply;
+    p->memory[idx] = e->m;
+    p->max_n_succ_stages[idx] = e->mnss;
+}
+
+int apsolve_recompute_layers_save(const ApsolveProblem *p, ApsolveRecomputeSaved **out)
+{
+    ApsolveRecomputeSaved *v;
+    size_t n;
+    *out = NULL;
+    if (!p->memory || !p->fwd_cost || !p->bwd_cost)
+        return APSOLVE_EINVAL;
+    saved_each(p, NULL, NULL, NULL, &n);
+    if (!(v = calloc(1, sizeof *v)) || !(v->e = malloc((n ? n : 1) * sizeof *v->e))) {
+        free(v);
+        return APSOLVE_ENOMEM;
+    }
+    /* save_one only reads its problem */
+    saved_each(p, save_one, (ApsolveProblem *)p, v->e, &v->n);
+    *out = v;
+    return APSOLVE_OK;
+}
+
+void apsolve_recompute_layers_put_back(ApsolveProblem *p, const ApsolveRecomputeSaved *v)
+{
+    size_t n;
+    saved_each(p, put_back_one, p, v->e, &n);
+}
+
+void apsolve_recompute_layers_saved_free(ApsolveRecomputeSaved **v)
+{
+    if (!v || !*v)
+        return;
+    free((*v)->e);
+    free(*v);
+    *v = NULL;
 }

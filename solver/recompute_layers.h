@@ -69,6 +69,19 @@ int apsolve_recompute_layers_compose(const ApsolveProblem *p, ApsolveProblem *q,
 int apsolve_recompute_layers_compose_all(const ApsolveProblem *p, ApsolveProblem *q, int k,
                                          int chunks);
 
+/* compose_all in p itself (q = p), without a copy of the whole table: it
+ * reads, of every range, only its own `full` entry (before writing it),
+ * `full` entries of k layers, which a k never changes (a chunk of k layers
+ * or fewer keeps its entry), and `none` and unfit entries, which it never
+ * writes; so each k composed on the stored entries is the clone's, cell
+ * for cell. What it writes, every `full` entry of a valid config on ranges
+ * i <= j, is saved before and put back bit for bit after each k
+ * (session_autorl.c). save: 0 or APSOLVE_ENOMEM. */
+typedef struct ApsolveRecomputeSaved ApsolveRecomputeSaved;
+int apsolve_recompute_layers_save(const ApsolveProblem *p, ApsolveRecomputeSaved **out);
+void apsolve_recompute_layers_put_back(ApsolveProblem *p, const ApsolveRecomputeSaved *v);
+void apsolve_recompute_layers_saved_free(ApsolveRecomputeSaved **v);
+
 #ifdef __cplusplus
 }
 #endif

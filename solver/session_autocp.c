@@ -264,11 +264,8 @@ static void say_tried(const ApsolveRequest *a, const ApsolveAutoBest *b, const A
 /* What makes one cp candidate's table again (apsolve_cp_problem_auto). */
 typedef struct CpTable {
     ApsolveRun *r;
-    const ApsolveProblem *p;          /* the sweep's problem, its unfit entries restored */
-    int64_t micro;
-    const int64_t *family;
-    size_t nfamily;
-    int cp, comm, heads, kv_heads;
+    const ApsolveCpAuto *cpa;         /* the sweep's problem, its unfit entries restored */
+    int cp, comm;
 } CpTable;
 
 /* Candidate c, solved on the subset v of its pairs (while v holds a map),
@@ -279,17 +276,10 @@ typedef struct CpTable {
 static int cp_whole(const CpTable *t, ApsolveCand *c, ApsolveSubset *v, ApsolvePlan *pl)
 {
     ApsolveProblem *whole = NULL;
-    int64_t seq = 0;
-    int attention = 0, rc;
-    char why[400] = "";
     if (!v->at)
         return 0;
-    rc = apsolve_cp_problem_auto(t->r->db, c->sweep, t->p, t->micro, t->family, t->nfamily,
-                                 &t->cp, &t->comm, t->heads, t->kv_heads, 1, &whole, NULL, &seq,
-                                 &attention, why, sizeof why);
-    if (rc) {
-        apsolve_fail(t->r->a, APSOLVE_ERROR_FAILED, "%s",
-                     rc == APSOLVE_ENOMEM ? "out of memory" : why);
+    if (apsolve_cp_auto_table(t->cpa, t->cp, t->comm, &whole, NULL)) {
+        apsolve_fail(t->r->a, APSOLVE_ERROR_FAILED, "out of memory");
         return 1;
     }
     apsolve_unfit_settle(whole);
@@ -353,10 +343,8 @@ int apsolve_run_auto_cp(ApsolveRun *r)
         int64_t m = r->nbs ? r->bs[k].micro_batch_size : r->micro;
         int own = r->nbs == 0 || r->bs[k].sweep_id == r->main_c.sweep;
         ApsolveCand base, ub;
-        ApsolveProblem *q[48], *uq[48];
+        ApsolveCpAuto *cpa = NULL;
         ApsolveUnfitUndo undo = {NULL, 0};
-        ApsolveSubset views[48], uviews[48];
-        int ucps[48], ucomms[48], uat[48], nuse;
         ApsolveEpCache cache = {NULL, NULL};
         int64_t seq = 0;
         int attention = 0, rc, with_cp;
@@ -399,36 +387,17 @@ int apsolve_run_auto_cp(ApsolveRun *r)
                 fail = 1;
             }
         }
-        for (int i = 0; i < 48; i++) {
-            q[i] = NULL;
-            memset(&views[i], 0, sizeof views[i]);
-        }
-        /* only the candidates the loop below can try: cp dividing the
-         * micro-batch, cp x its micro-batches within the limit */
-        nuse = 0;
-        for (int i = 0; i < ncp; i++)
-            if (m % cps[i] == 0 &&
-                (int64_t)base.opt.micro_batches * cps[i] <= COSTDB_MAX_MICRO_BATCHES) {
-                ucps[nuse] = cps[i];
-                ucomms[nuse] = comms[i];
-                uat[nuse++] = i;
-            }
+        /* the layers' facts, read once; each candidate's table is made
+         * when it is tried and freed after it, so only one is held
+         * (apsolve_cp_auto_table) */
         rc = fail || !with_cp ? 0
-                              : apsolve_cp_problem_auto(r->db, base.sweep, ub.p, m, family,
-                                                        nfamily, ucps, ucomms, heads, kv_heads,
-                                                        nuse, uq, uviews, &seq, &attention, why,
-                                                        sizeof why);
-        for (int i = 0; i < nuse && with_cp && !fail; i++) {
-            q[uat[i]] = uq[i];
-            views[uat[i]] = uviews[i];
-        }
+                              : apsolve_cp_auto_open(r->db, base.sweep, ub.p, m, family, nfamily,
+                                                     heads, kv_heads, &cpa, &seq, &attention,
+                                                     why, sizeof why);
         if (rc == APSOLVE_ENOMEM) {
             apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
             fail = 1;
         }
-        for (int i = 0; i < ncp; i++)
-            if (q[i])
-                apsolve_unfit_settle(q[i]);
         /* placements or hardware that cannot price the cp communication,
          * or no attention to split: no cp candidates (for any size) */
         if (!fail && with_cp && (rc || !attention || seq <= 0)) {
@@ -442,21 +411,23 @@ int apsolve_run_auto_cp(ApsolveRun *r)
             double bound = INFINITY;
             ApsolveAutoTried t;
             /* the subset of the pairs that can hold cp stages, its map in
-             * v (apsolve_cp_problem_auto) */
-            ApsolveSubset v = views[i];
-            CpTable tab = {r, ub.p, m, family, nfamily, cp, comms[i], heads, kv_heads};
-            c.p = q[i];
-            q[i] = NULL;
-            memset(&views[i], 0, sizeof views[i]);
+             * v (apsolve_cp_auto_table) */
+            ApsolveSubset v;
+            CpTable tab = {r, cpa, cp, comms[i]};
+            memset(&v, 0, sizeof v);
+            c.p = NULL;
             /* the one check of a cp layout (the ring's: the sequence in 2
              * cp chunks, context_parallel.h); the micro-batch split into
              * dp x cp replicas */
             ApsolveCpLayout lay = {1, 1, cp, APSOLVE_CP_P2P, 0};
             if (fail || !with_cp || !apsolve_cp_check(&lay, seq, 0, 0, why, sizeof why, NULL, 0) ||
                 m % cp ||
-                (int64_t)base.opt.micro_batches * cp > COSTDB_MAX_MICRO_BATCHES) {
-                apsolve_cand_free(&c);
-                apsolve_subset_free(&v);
+                (int64_t)base.opt.micro_batches * cp > COSTDB_MAX_MICRO_BATCHES)
+                continue;
+            /* settled already: it holds no unfit figures */
+            if (apsolve_cp_auto_table(cpa, cp, comms[i], &c.p, &v)) {
+                apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
+                fail = 1;
                 continue;
             }
             c.opt.micro_batches = base.opt.micro_batches * cp;
@@ -490,6 +461,7 @@ int apsolve_run_auto_cp(ApsolveRun *r)
             apsolve_auto_offer(b, &t, pl, h, &c);
         }
         apsolve_ep_cache_free(&cache);
+        apsolve_cp_auto_close(&cpa);
         apsolve_unfit_close_in_place(base.p, &undo);
         if (!own)
             apsolve_cand_free(&base);

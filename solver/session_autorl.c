@@ -59,8 +59,8 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
 {
     const ApsolveRequest *a = r->a;
     const ApsolvePlan *plain = r->s->autop;
-    const ApsolveProblem *p = r->auto_c.p;
-    ApsolveProblem *q = NULL;
+    ApsolveProblem *p = r->auto_c.p;
+    ApsolveRecomputeSaved *saved = NULL;
     ApsolveOptions o0;
     ApsolveAutoStep st = {.plain = plain, .plain_h = r->auto_c.opt.search_headroom};
     int chunks, kmax;
@@ -78,19 +78,34 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
     o0 = r->auto_c.opt;
     o0.schedule = plain->schedule;
     o0.virtual_stages = plain->virtual_stages;
+    /* each k composed in the problem itself and put back after its solve
+     * (recompute_layers.h), instead of in a clone of the whole table; the
+     * winner's problem is a clone of it composed */
+    if (kmax >= 1 && apsolve_recompute_layers_save(p, &saved) != APSOLVE_OK)
+        goto nomem;
     for (int k = 1; k <= kmax; k++) {
-        int e;
-        if (!q && apsolve_problem_clone(p, &q) != APSOLVE_OK)
+        ApsolvePlan *pl = NULL;
+        ApsolveOptions o = o0;
+        int e, won = 0;
+        apsolve_recompute_layers_compose_all(p, p, k, chunks);
+        e = apsolve_solve_keep_headroom(p, &o, &pl);
+        if ((e = apsolve_auto_step_offer(&st, e, &pl, &o, k)) > 0) {
+            won = 1;
+            e = apsolve_problem_clone(p, &st.bestq);
+        }
+        apsolve_recompute_layers_put_back(p, saved);
+        if (e == APSOLVE_ENOMEM && won) {
+            apsolve_recompute_layers_saved_free(&saved);
             goto nomem;
-        apsolve_recompute_layers_compose_all(p, q, k, chunks);
-        if ((e = apsolve_auto_step_try(&st, &q, o0, k)) != 0) {
-            apsolve_problem_free(&q);
+        }
+        if (e < 0) {
+            apsolve_recompute_layers_saved_free(&saved);
             apsolve_auto_step_free(&st);
             return apsolve_fail(a, APSOLVE_ERROR_FAILED, "recompute_layers=%d: %s", k,
                                 apsolve_strerror(e));
         }
     }
-    apsolve_problem_free(&q);
+    apsolve_recompute_layers_saved_free(&saved);
     if (!a->quiet && st.priced)
         apsolve_say(a, "partial recomputation (the first K of each chunk's layers, K = 1 .. "
                     "%d): %d plan%s fit%s; %s", kmax, st.priced, st.priced == 1 ? "" : "s",

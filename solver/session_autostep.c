@@ -39,19 +39,6 @@ int apsolve_auto_step_offer(ApsolveAutoStep *st, int e, ApsolvePlan **pl,
     return 1;
 }
 
-int apsolve_auto_step_try(ApsolveAutoStep *st, ApsolveProblem **q, ApsolveOptions o, int n)
-{
-    ApsolvePlan *pl = NULL;
-    int e = apsolve_solve_keep_headroom(*q, &o, &pl);
-    if ((e = apsolve_auto_step_offer(st, e, &pl, &o, n)) < 0)
-        return e;
-    if (e) {
-        st->bestq = *q;
-        *q = NULL;
-    }
-    return 0;
-}
-
 void apsolve_auto_step_install(ApsolveRun *r, ApsolveAutoStep *st, const ApsolveCand *base)
 {
     ApsolveCand c = *base; /* the same sweep and batch, its composed entries */

@@ -213,9 +213,6 @@ typedef struct ApsolveAutoStep {
  * freed. 1 taken, 0 not, or the solver's error e. */
 int apsolve_auto_step_offer(ApsolveAutoStep *st, int e, ApsolvePlan **pl,
                             const ApsolveOptions *o, int n);
-/* Solves *q with o and offers the plan; taken, its problem is *q (then
- * NULL). 0, or the solver's error. */
-int apsolve_auto_step_try(ApsolveAutoStep *st, ApsolveProblem **q, ApsolveOptions o, int n);
 /* Makes st's best the auto plan, its candidate base's with st's problem
  * and options; st no longer owns them. */
 void apsolve_auto_step_install(ApsolveRun *r, ApsolveAutoStep *st, const ApsolveCand *base);

@@ -91,18 +91,10 @@ void apsolve_unfit_settle(ApsolveProblem *q)
 {
     size_t cells = (size_t)q->num_layers * (size_t)q->num_layers *
                    (size_t)q->num_submeshes * (size_t)q->num_configs;
-    for (size_t k = 0; q->unfit && q->fwd_cost && q->bwd_cost && q->memory && k < cells; k++) {
-        const ApsolveUnfit *u = &q->unfit[k];
-        const ApsolveMemory *m = &q->memory[k];
-        /* exactly the figures apsolve_unfit_restore put there: no cp or
-         * ep step made a stage of it */
-        if (u->fwd < 0 || !isfinite(q->cost[k]) || q->fwd_cost[k] != u->fwd ||
-            q->bwd_cost[k] != u->bwd || q->cost[k] != u->fwd + u->bwd ||
-            m->peak != u->memory.peak || m->intermediate != u->memory.intermediate ||
-            m->initial != u->memory.initial)
-            continue;
-        q->cost[k] = q->fwd_cost[k] = q->bwd_cost[k] = INFINITY;
-    }
+    /* exactly the figures apsolve_unfit_restore put there: no cp or ep
+     * step made a stage of it */
+    for (size_t k = 0; q->unfit && q->fwd_cost && q->bwd_cost && q->memory && k < cells; k++)
+        apsolve_unfit_settle_entry(q, k, &q->unfit[k]);
 }
 
 int apsolve_unfit_apply_known(const ApsolveProblem *p)

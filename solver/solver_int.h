@@ -125,6 +125,11 @@ void apsolve_entry_add(ApsolveProblem *q, size_t idx, const ApsolveEntryDelta *d
  * or ep step to transform: the transformed memory then decides fit, as an
  * entry's own does. 1: idx has a finite cost (now or already); 0: none. */
 int apsolve_unfit_restore(ApsolveProblem *q, size_t idx);
+/* Entry idx of q back to +inf when it holds exactly the figures
+ * apsolve_unfit_restore put there from u (no cp or ep step made a stage of
+ * it); u is q's unfit entry or, for a subset that holds none, its
+ * source's. One entry of apsolve_unfit_settle (session_int.h). */
+void apsolve_unfit_settle_entry(ApsolveProblem *q, size_t idx, const ApsolveUnfit *u);
 /* Model chunks per device of opt's schedule: v for interleaved and
  * interleaved ZB with v >= 2, 2 for ZBV, else 1. */
 static inline int apsolve_virtual(const ApsolveOptions *opt)

@@ -10,6 +10,17 @@
  * subsets are read from) is bit for bit what it was, so the plain plan
  * priced after the cp step is the plain plan without it.
  *
+ * The candidates made one at a time (apsolve_cp_auto_open and _table, as
+ * the auto search makes them, with the sweep's out-of-memory entries
+ * restored in place) are the batch's tables bit for bit, in any order, and
+ * each subset, which holds no unfit figures and comes settled, holds in
+ * every pair it keeps the whole table's entry settled by
+ * apsolve_unfit_settle. And the heads verdicts and prices a range's
+ * configs of one layout share (context_parallel.c, check_memo and
+ * price_memo) are each entry's own: the tables are those of
+ * apsolve_cp_auto_price_each, bit for bit (with the model's heads, and
+ * with made-up heads that a2a refuses at some tp only).
+ *
  * A model whose sweep records its routing (a MoE) is checked the same way
  * for its ep candidates (apsolve_ep_problem_auto with a view) on the sweep.
  *
@@ -28,6 +39,7 @@
 #include "problem_subset.h"
 #include "session_int.h"
 #include "schedule.h"
+#include "unfit_in_place.h"
 
 static int failures;
 
@@ -203,6 +215,125 @@ static void check_ep(Costdb *db, const ApsolveProblem *p, const ApsolveOptions *
     apsolve_ep_cache_free(&cache);
 }
 
+/* The same bits in field f of entry a of p and entry b of q. */
+#define SAME_AT(f, p, a, q, b) (!memcmp(&(p)->f[a], &(q)->f[b], sizeof (p)->f[a]))
+
+/* The cp candidates one at a time against the batch and the whole tables
+ * (see the head of the file), on p with its unfit entries restored. */
+static void check_one_at_a_time(Costdb *db, ApsolveProblem *p, int64_t micro, const int *cps,
+                                const int *comms, int ncp, int heads, int kv_heads)
+{
+    ApsolveProblem *before = NULL, *batch[12];
+    ApsolveSubset bviews[12];
+    ApsolveUnfitUndo undo = {NULL, 0};
+    ApsolveCpAuto *cpa = NULL;
+    int64_t seq = 0, seq2 = 0;
+    int attention = 0, attention2 = 0, tables = 0;
+    char why[400];
+    CHECK(apsolve_problem_clone(p, &before) == 0, "clone");
+    CHECK(apsolve_unfit_open_in_place(p, &undo) == 0, "unfit in place");
+    CHECK(apsolve_cp_problem_auto(db, 1, p, micro, &micro, 1, cps, comms, heads, kv_heads, ncp,
+                                  batch, bviews, &seq, &attention, why, sizeof why) == 0,
+          "batch: %s", why);
+    CHECK(apsolve_cp_auto_open(db, 1, p, micro, &micro, 1, heads, kv_heads, &cpa, &seq2,
+                               &attention2, why, sizeof why) == 0, "open: %s", why);
+    CHECK(seq == seq2 && attention == attention2, "open: sequence %lld/%lld, attention %d/%d",
+          (long long)seq, (long long)seq2, attention, attention2);
+    for (int k = ncp - 1; k >= 0 && cpa && !failures; k--) {
+        ApsolveProblem *q = NULL, *w = NULL;
+        ApsolveSubset v;
+        int S2, C2;
+        CHECK(apsolve_cp_auto_table(cpa, cps[k], comms[k], &q, &v) == 0 &&
+                  apsolve_cp_auto_table(cpa, cps[k], comms[k], &w, NULL) == 0,
+              "table %d", k);
+        if (!q || !w || !batch[k]) {
+            apsolve_problem_free(&q);
+            apsolve_problem_free(&w);
+            apsolve_subset_free(&v);
+            continue;
+        }
+        tables++;
+        CHECK(!q->unfit, "cp=%d: the subset holds unfit figures", cps[k]);
+        CHECK(same_problem(q, batch[k]) && v.num_submeshes == bviews[k].num_submeshes &&
+                  v.num_configs == bviews[k].num_configs &&
+                  !memcmp(v.config, bviews[k].config,
+                          (size_t)v.num_submeshes * v.num_configs * sizeof *v.config),
+              "cp=%d comm %d: made alone, not the batch's table", cps[k], comms[k]);
+        apsolve_unfit_settle(w);
+        S2 = v.num_submeshes;
+        C2 = v.num_configs;
+        for (int i = 0; i < p->num_layers; i++)
+            for (int j = i; j < p->num_layers; j++)
+                for (int s2 = 0; s2 < S2; s2++)
+                    for (int c2 = 0; c2 < C2; c2++) {
+                        int c = v.config[(size_t)s2 * C2 + c2];
+                        size_t a, b;
+                        if (c < 0)
+                            continue;
+                        a = apsolve_index(w, i, j, v.submesh[s2], c);
+                        b = apsolve_index(q, i, j, s2, c2);
+                        CHECK(SAME_AT(cost, w, a, q, b) && SAME_AT(fwd_cost, w, a, q, b) &&
+                                  SAME_AT(bwd_cost, w, a, q, b) &&
+                                  SAME_AT(wgrad_cost, w, a, q, b) &&
+                                  SAME_AT(apply_cost, w, a, q, b) &&
+                                  SAME_AT(memory, w, a, q, b) &&
+                                  SAME_AT(max_n_succ_stages, w, a, q, b),
+                              "cp=%d comm %d: entry (%d, %d, %d, %d) differs from the whole "
+                              "table's, settled", cps[k], comms[k], i, j, v.submesh[s2], c);
+                    }
+        apsolve_problem_free(&q);
+        apsolve_problem_free(&w);
+        apsolve_subset_free(&v);
+    }
+    CHECK(tables > 0, "no cp candidate made");
+    apsolve_cp_auto_close(&cpa);
+    CHECK(!cpa, "closed");
+    for (int k = 0; k < ncp; k++) {
+        apsolve_problem_free(&batch[k]);
+        apsolve_subset_free(&bviews[k]);
+    }
+    apsolve_unfit_close_in_place(p, &undo);
+    CHECK(same_problem(p, before), "the sweep's problem after its unfit entries are put back");
+    apsolve_problem_free(&before);
+}
+
+/* The cp whole tables with a range's prices shared among the configs of
+ * one layout and with every entry priced alone (see the head of the
+ * file): the same bits in every table. */
+static void check_shared_prices(Costdb *db, const ApsolveProblem *p, int64_t micro,
+                                const int *cps, const int *comms, int ncp, int heads,
+                                int kv_heads)
+{
+    ApsolveCpAuto *a = NULL, *b = NULL;
+    int64_t seq = 0;
+    int attention = 0, compared = 0;
+    char why[400];
+    CHECK(apsolve_cp_auto_open(db, 1, p, micro, &micro, 1, heads, kv_heads, &a, &seq,
+                               &attention, why, sizeof why) == 0 &&
+              apsolve_cp_auto_open(db, 1, p, micro, &micro, 1, heads, kv_heads, &b, &seq,
+                                   &attention, why, sizeof why) == 0,
+          "open: %s", why);
+    if (b)
+        apsolve_cp_auto_price_each(b);
+    for (int k = 0; k < ncp && a && b && !failures; k++) {
+        ApsolveProblem *w = NULL, *we = NULL;
+        CHECK(apsolve_cp_auto_table(a, cps[k], comms[k], &w, NULL) == 0 &&
+                  apsolve_cp_auto_table(b, cps[k], comms[k], &we, NULL) == 0,
+              "tables of cp=%d", cps[k]);
+        if (!w || !we)
+            continue;
+        for (size_t x = 0; x < cells(p); x++)
+            compared += isfinite(w->cost[x]) && w->cost[x] != p->cost[x];
+        CHECK(same_problem(w, we), "cp=%d comm %d: the shared prices are not each entry's own",
+              cps[k], comms[k]);
+        apsolve_problem_free(&w);
+        apsolve_problem_free(&we);
+    }
+    CHECK(compared > 0, "no cp stage compared");
+    apsolve_cp_auto_close(&a);
+    apsolve_cp_auto_close(&b);
+}
+
 int main(int argc, char **argv)
 {
     Costdb *db = NULL;
@@ -271,6 +402,11 @@ int main(int argc, char **argv)
         }
     }
     check_ep(db, p, &o);
+    check_one_at_a_time(db, p, micro, cps, comms, ncp, heads, kv_heads);
+    check_shared_prices(db, p, micro, cps, comms, ncp, heads, kv_heads);
+    /* heads that refuse a2a at some tp and not at others (the verdicts a
+     * range's configs of one layout share) */
+    check_shared_prices(db, p, micro, cps, comms, ncp, 6, 2);
     for (int k = 0; k < ncp; k++) {
         apsolve_problem_free(&whole[k]);
         apsolve_problem_free(&part[k]);

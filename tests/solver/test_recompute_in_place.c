@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Partial recomputation composed in the problem itself and put back
+ * (solver/recompute_layers.h, apsolve_recompute_layers_save), against the
+ * clone of the whole table the auto search's step composed before
+ * (session_autorl.c): on random tables (several submeshes, `full` configs
+ * with and without a `none` sibling, out-of-memory entries with and
+ * without their figures, NaN costs), for every chunk count and k in turn,
+ * composed in place the problem holds every table of a fresh clone
+ * composed from the stored entries, bit for bit, and put back, its own.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <CUnit/Basic.h>
+
+#include "apsolve.h"
+#include "cunit_run.h"
+#include "recompute_layers.h"
+
+static size_t cells(const ApsolveProblem *p)
+{
+    return (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+           (size_t)p->num_configs;
+}
+
+/* p and q hold the same bits in every table. */
+static int same_problem(const ApsolveProblem *p, const ApsolveProblem *q)
+{
+    size_t n = cells(p);
+#define SAME(f) ((!p->f && !q->f) || (p->f && q->f && !memcmp(p->f, q->f, n * sizeof *p->f)))
+    return n == cells(q) && SAME(cost) && SAME(max_n_succ_stages) && SAME(apply_cost) &&
+           SAME(fwd_cost) && SAME(bwd_cost) && SAME(wgrad_cost) && SAME(memory) && SAME(unfit);
+#undef SAME
+}
+
+static unsigned next(unsigned *r)
+{
+    *r = *r * 1103515245u + 12345u;
+    return *r >> 8;
+}
+
+/* L layers, 3 submeshes, 6 configs a submesh: logical meshes (1, 2) and
+ * (2, 1) in none and full, a full of another memory level without a none
+ * sibling, and an invalid one. */
+static ApsolveProblem *made_up(int L, unsigned seed)
+{
+    ApsolveProblem *p = NULL;
+    unsigned r = seed;
+    size_t n;
+    if (apsolve_problem_new(L, 1, 4, 3, 6, 1, &p))
+        return NULL;
+    n = cells(p);
+    if (!(p->unfit = calloc(n, sizeof *p->unfit))) {
+        apsolve_problem_free(&p);
+        return NULL;
+    }
+    for (int s = 0; s < 3; s++) {
+        p->submeshes[s] = (ApsolveSubmesh){1, 1 << s};
+        for (int c = 0; c < 6; c++) {
+            ApsolveConfig *cf = &p->configs[s * 6 + c];
+            cf->valid = c < 5;
+            cf->logical_a = c % 2 ? 2 : 1;
+            cf->logical_b = c % 2 ? 1 : 2;
+            cf->force_batch_dim = 0;
+            cf->variant = (CostdbVariant){c == 4, c >= 2 ? COSTDB_RECOMPUTE_FULL
+                                                         : COSTDB_RECOMPUTE_NONE, 0};
+        }
+    }
+    for (size_t k = 0; k < n; k++) {
+        double f = 0.25 * (double)(next(&r) % 8 + 1);
+        p->unfit[k].fwd = -1;
+        p->memory[k] = (ApsolveMemory){(int64_t)(next(&r) % 7) * 1000 + 700,
+                                       (int64_t)(next(&r) % 5) * 100, 100, 8000};
+        p->max_n_succ_stages[k] = apsolve_memory_mnss(&p->memory[k]);
+        p->apply_cost[k] = next(&r) % 6 ? 0.01 * (double)(next(&r) % 5) : -1.0;
+        switch (next(&r) % 6) {
+        default: /* fits */
+            p->fwd_cost[k] = f;
+            p->bwd_cost[k] = 2.5 * f;
+            p->cost[k] = p->fwd_cost[k] + p->bwd_cost[k];
+            p->wgrad_cost[k] = next(&r) % 4 ? f : -1.0;
+            break;
+        case 1: /* out of memory, its time kept */
+            p->cost[k] = next(&r) % 5 ? INFINITY : NAN;
+            p->max_n_succ_stages[k] = -1;
+            p->unfit[k] = (ApsolveUnfit){f, 2 * f, 0.02,
+                                         {(int64_t)(next(&r) % 9) * 3000, 400, 200, 8000}};
+            break;
+        case 2: /* out of memory, no time */
+            break;
+        }
+    }
+    return p;
+}
+
+/* For every chunk count and k of p, in the order of the auto search:
+ * composed in place is a fresh clone composed; put back is p as it was. */
+static void check_in_place(ApsolveProblem *p)
+{
+    ApsolveProblem *before = NULL;
+    ApsolveRecomputeSaved *saved = NULL;
+    CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(p, &before), APSOLVE_OK);
+    CU_ASSERT_EQUAL_FATAL(apsolve_recompute_layers_save(p, &saved), APSOLVE_OK);
+    for (int chunks = 1; chunks <= 3; chunks++)
+        for (int k = 1; k < p->num_layers / chunks; k++) {
+            ApsolveProblem *q = NULL;
+            CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(before, &q), APSOLVE_OK);
+            CU_ASSERT_EQUAL(apsolve_recompute_layers_compose_all(before, q, k, chunks),
+                            APSOLVE_OK);
+            CU_ASSERT_EQUAL(apsolve_recompute_layers_compose_all(p, p, k, chunks), APSOLVE_OK);
+            CU_ASSERT(same_problem(p, q));
+            /* the step changed something: the test reads composed entries */
+            CU_ASSERT(!same_problem(p, before));
+            apsolve_recompute_layers_put_back(p, saved);
+            CU_ASSERT(same_problem(p, before));
+            apsolve_problem_free(&q);
+        }
+    apsolve_recompute_layers_saved_free(&saved);
+    CU_ASSERT_PTR_NULL(saved);
+    apsolve_problem_free(&before);
+}
+
+static void test_in_place_is_the_clone(void)
+{
+    for (unsigned seed = 1; seed <= 40; seed++) {
+        ApsolveProblem *p = made_up(4 + (int)(seed % 6), seed);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        check_in_place(p);
+        apsolve_problem_free(&p);
+    }
+}
+
+static void test_no_memory_figures(void)
+{
+    ApsolveProblem *p = NULL;
+    ApsolveRecomputeSaved *saved = NULL;
+    CU_ASSERT_EQUAL_FATAL(apsolve_problem_new(3, 1, 2, 1, 1, 0, &p), APSOLVE_OK);
+    CU_ASSERT_EQUAL(apsolve_recompute_layers_save(p, &saved), APSOLVE_EINVAL);
+    CU_ASSERT_PTR_NULL(saved);
+    apsolve_problem_free(&p);
+}
+
+int main(void)
+{
+    static const CunitTest tests[] = {
+        {"composed in place: a fresh clone's tables, then its own", test_in_place_is_the_clone},
+        {"no memory figures: nothing to save", test_no_memory_figures},
+    };
+    return CUNIT_RUN("partial recomputation in place", tests);
+}
