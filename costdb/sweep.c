@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "costdb_int.h"
+#include "entry_blocks.h"
 #include "costdb_text.h"
 
 static const char *const sweep_status_names[] = {
@@ -496,13 +497,9 @@ int costdb_sweep_configs(Costdb *db, int64_t sweep_id, CostdbConfig **out, size_
 
 /* ---- stage profile entries ---------------------------------------------- */
 
-/* Schema 8: an entry is its key in stage_entry and the id of its costs in
- * stage_cost (entry_costs.c); readers go through the stage_profile view. */
-#define ENTRY_COLUMNS                                                                \
-    " (sweep_id, start_layer, end_layer, submesh_index, config_index, phase,"       \
-    " cost_id, reused) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
-static const char sql_entry_insert[] = "INSERT INTO stage_entry" ENTRY_COLUMNS;
-static const char sql_entry_replace[] = "INSERT OR REPLACE INTO stage_entry" ENTRY_COLUMNS;
+/* Schema 14: an entry is a slot of its block in stage_entry_block, or a row
+ * of stage_entry_row, with the id of its costs in stage_cost (entry_blocks.c,
+ * entry_costs.c); readers go through the stage_profile view. */
 /* wgrad_cost is schema 12's: a file opened read-only at an older version
  * reads NULL in its place (unknown). */
 #define SQL_ENTRIES_GET(wgrad)                                                         \
@@ -548,8 +545,6 @@ static int entry_check(Costdb *db, const CostdbEntry *e)
 
 int costdb_entries_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, size_t n, int replace)
 {
-    const char *sql = replace ? sql_entry_replace : sql_entry_insert;
-    sqlite3_stmt *st = NULL;
     int rc;
     int layers = COSTDB_MAX_LAYERS;
     if (!db || (n && !e))
@@ -564,23 +559,7 @@ int costdb_entries_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, size_
             return rc;
     if ((rc = cdb_txn_enter(db)) < 0)
         return rc;
-    for (size_t i = 0; i < n && rc >= 0; i++) {
-        const CostdbEntry *x = &e[i];
-        int64_t cost_id = 0;
-        if ((rc = cdb_entry_cost_id(db, sweep_id, x, &cost_id)) < 0 ||
-            (rc = cdb_prepare(db, sql, &st)) < 0)
-            break;
-        sqlite3_bind_int64(st, 1, sweep_id);
-        sqlite3_bind_int(st, 2, x->start_layer);
-        sqlite3_bind_int(st, 3, x->end_layer);
-        sqlite3_bind_int(st, 4, x->submesh_index);
-        sqlite3_bind_int(st, 5, x->config_index);
-        sqlite3_bind_int(st, 6, (int)x->phase);
-        sqlite3_bind_int64(st, 7, cost_id);
-        sqlite3_bind_int(st, 8, x->reused ? 1 : 0);
-        rc = cdb_exec_stmt(db, st, sql);
-        cdb_release(st);
-    }
+    rc = cdb_entry_blocks_put(db, sweep_id, e, n, replace);
     return cdb_txn_leave(db, rc);
 }
 
@@ -653,6 +632,8 @@ int costdb_entries_get(Costdb *db, int64_t sweep_id, CostdbEntry **out, size_t *
     if (!db || !out || !n)
         return COSTDB_EINVAL;
     const char *sql = db->version >= 12 ? sql_entries_get : sql_entries_get_v11;
+    if (db->version >= 14 && (rc = cdb_entry_blocks_check(db, sweep_id)) < 0)
+        return rc;
     if ((rc = cdb_prepare(db, sql, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
