@@ -127,6 +127,40 @@ int cdb_entry_blocks_check(Costdb *db, int64_t sweep_id)
     return rc;
 }
 
+static const char sql_block_costs[] =
+    "SELECT costs FROM stage_entry_block WHERE sweep_id = ?1";
+static const char sql_rows_count[] = "SELECT count(*) FROM stage_entry_row WHERE sweep_id = ?1";
+
+int cdb_entry_blocks_count(Costdb *db, int64_t sweep_id, int64_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    *n = 0;
+    if ((rc = cdb_entry_blocks_check(db, sweep_id)) < 0 ||
+        (rc = cdb_prepare(db, sql_block_costs, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const unsigned char *p = sqlite3_column_blob(st, 0);
+        int len = sqlite3_column_bytes(st, 0);
+        for (int k = 0; p && k + CDB_SLOT_BYTES <= len; k += CDB_SLOT_BYTES)
+            *n += (p[k] | p[k + 1] | p[k + 2]) != 0;
+    }
+    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_block_costs);
+    cdb_release(st);
+    if (rc == 0 && (rc = cdb_prepare(db, sql_rows_count, &st)) == 0) {
+        sqlite3_bind_int64(st, 1, sweep_id);
+        if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            *n += sqlite3_column_int64(st, 0);
+            rc = 0;
+        } else {
+            rc = cdb_fail(db, rc, sql_rows_count);
+        }
+        cdb_release(st);
+    }
+    return rc;
+}
+
 int cdb_entry_rows_any(Costdb *db, int64_t sweep_id)
 {
     sqlite3_stmt *st = NULL;

@@ -57,6 +57,10 @@ int cdb_entry_blocks_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, siz
  * decodes whole slots only, check first). */
 int cdb_entry_blocks_check(Costdb *db, int64_t sweep_id);
 
+/* *n = the sweep's entries: the used slots of its blocks (checked first)
+ * and its rows; 0 or a negative COSTDB_E* code. */
+int cdb_entry_blocks_count(Costdb *db, int64_t sweep_id, int64_t *n);
+
 /* 1 when the sweep has entries in stage_entry_row, 0 when not, or a
  * negative COSTDB_E* code. */
 int cdb_entry_rows_any(Costdb *db, int64_t sweep_id);
