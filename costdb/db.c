@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "costdb_int.h"
+#include "entry_blocks.h"
 #include "db_txn_sql.h"
 #include "grow.h"
 #include "schema_sql.h"
@@ -167,6 +168,9 @@ static int migrate(Costdb *db, int from)
         }
         /* 013_placement_repeats.sql: the lists already there take repeats */
         if (v + 1 == 13 && (rc = cdb_placement_tails_recode(db)) < 0)
+            goto fail;
+        /* 014_stage_entry_blocks.sql: the entries already there go to blocks */
+        if (v + 1 == 14 && (rc = cdb_entry_blocks_pack(db)) < 0)
             goto fail;
         if (fk_off) {
             sqlite3_stmt *fk = NULL;

@@ -125,6 +125,37 @@ static int table_key(sqlite3_stmt *pk, sqlite3_stmt *st, const char *table, char
 }
 #endif
 
+#if COSTDB_COLUMN_METADATA
+/* Schema 14: the view stage_entry holds an entry as a row of
+ * stage_entry_row or a slot of a block in stage_entry_block; SQLite names
+ * either as the origin of its columns. A message names the view and the
+ * entry's key columns by name. */
+static int is_entry_table(const char *table)
+{
+    return !strcmp(table, "stage_entry_row") || !strcmp(table, "stage_entry_block");
+}
+
+static void entry_key(sqlite3_stmt *st, char *buf, size_t cap)
+{
+    static const char *const key[] = {"sweep_id", "start_layer", "end_layer",
+                                      "submesh_index", "config_index", "phase"};
+    int nkey = 0;
+    for (size_t k = 0; k < sizeof key / sizeof key[0]; k++)
+        for (int i = 0; i < sqlite3_column_count(st); i++) {
+            const char *name = sqlite3_column_name(st, i);
+            const unsigned char *val;
+            size_t len;
+            if (!name || strcmp(name, key[k]))
+                continue;
+            val = sqlite3_column_text(st, i);
+            len = strlen(buf);
+            snprintf(buf + len, cap - len, "%s%s=%.40s", nkey++ ? ", " : "", name,
+                     val ? (const char *)val : "NULL");
+            break;
+        }
+}
+#endif
+
 /* "table T, row (k1=v1, k2=v2)": the primary-key columns of col's table that
  * the statement selected, so a refusal names the row. A column read through
  * a join (schema 8's stage_profile view: an entry's key in stage_entry, its
@@ -143,7 +174,15 @@ static void row_key(Costdb *db, sqlite3_stmt *st, int col, char *buf, size_t cap
         snprintf(buf, cap, "a row");
         return;
     }
-    if (first && strcmp(first, table)) {
+    if (first && is_entry_table(first)) {
+        snprintf(buf, cap, "table stage_entry, row (");
+        entry_key(st, buf, cap);
+        len = strlen(buf);
+        if (is_entry_table(table))
+            snprintf(buf + len, cap - len, ")");
+        else
+            snprintf(buf + len, cap - len, "), its row in table %s", table);
+    } else if (first && strcmp(first, table)) {
         snprintf(buf, cap, "table %s, row (", first);
         table_key(pk, st, first, buf, cap);
         len = strlen(buf);

@@ -21,6 +21,7 @@
 
 #include "costdb_int.h"
 #include "costdb_rows.h"
+#include "entry_blocks.h"
 #include "grow.h"
 
 /* The cost rows, then the entries, of one sweep. The names of the other
@@ -39,6 +40,12 @@ static const char sql_entries[] =
     "SELECT start_layer, end_layer, submesh_index, config_index, phase, cost_id"
     " FROM stage_entry WHERE sweep_id = ?1"
     " ORDER BY submesh_index DESC, start_layer, end_layer, config_index, phase";
+/* Schema 14: the blocks of a sweep that has no entry rows, in the same
+ * order (a block's slots are its configs and phases in order). */
+static const char sql_blocks[] =
+    "SELECT sweep_id, submesh_index, start_layer, end_layer, config_block, costs"
+    " FROM stage_entry_block WHERE sweep_id = ?1"
+    " ORDER BY submesh_index DESC, start_layer, end_layer, config_block";
 /* An entry's columns the solver uses, through the stage_profile view (a
  * table before schema 8). Columns: 0-4 the key, 5 compute_cost, 6-9 the
  * sizes, 10 apply_cost, 11 status, 12 wgrad_cost (NULL before schema 12). */
@@ -288,6 +295,90 @@ static int checked_entry(Costdb *db, int64_t sweep_id, sqlite3_stmt *entry, Cost
     return rc;
 }
 
+/* checked_entry for the entry of a block's slot (schema 14). */
+static int checked_slot(Costdb *db, int64_t sweep_id, const CdbBlock *b, int k, int64_t cost_id,
+                        CostdbStageRow *r)
+{
+    sqlite3_stmt *st = NULL;
+    int config = b->config_block * CDB_BLOCK_CONFIGS + k / 2;
+    int rc;
+    if ((rc = cdb_prepare(db, sql_one_row, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    sqlite3_bind_int(st, 2, b->submesh_index);
+    sqlite3_bind_int(st, 3, b->start_layer);
+    sqlite3_bind_int(st, 4, b->end_layer);
+    sqlite3_bind_int(st, 5, config);
+    sqlite3_bind_int(st, 6, k % 2);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && sqlite3_column_type(st, 11) == SQLITE_NULL)
+        rc = cdb_err(db, COSTDB_ECORRUPT, "%s: table stage_entry, row (start_layer=%d,"
+                     " end_layer=%d, submesh_index=%d, config_index=%d, phase=%d): its cost_id"
+                     " %lld names no row of table stage_cost", db->path, b->start_layer,
+                     b->end_layer, b->submesh_index, config, k % 2, (long long)cost_id);
+    else if (rc == SQLITE_ROW) {
+        memset(r, 0, sizeof *r);
+        rc = checked_row(db, st, r);
+    } else {
+        rc = rc == SQLITE_DONE ? 1 : cdb_fail(db, rc, sql_one_row);
+    }
+    cdb_release(st);
+    return rc;
+}
+
+/* Schema 14, a sweep whose entries are all in blocks: each block checked
+ * (cdb_block_row), each slot's costs from the table read before. */
+static int rows_of_blocks(Costdb *db, int64_t sweep_id, int layers, const CostTable *costs,
+                          CostdbStageRowFn fn, void *ctx)
+{
+    sqlite3_stmt *st = NULL;
+    CdbBlock b;
+    CostdbStageRow r;
+    int rc;
+    if ((rc = cdb_prepare(db, sql_blocks, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if ((rc = cdb_block_row(db, st, 0, &b)) < 0)
+            goto out;
+        for (int k = 0; k < b.nslots; k++) {
+            uint32_t v = cdb_block_slot(&b, k);
+            int64_t id = v / 2;
+            const CostRow *c = id >= 1 && (size_t)id < costs->n ? &costs->row[id] : NULL;
+            if (!v || (c && c->kind == COST_NO_STAGE))
+                continue;
+            if (c && c->kind == COST_OK) {
+                r.start_layer = b.start_layer;
+                r.end_layer = b.end_layer;
+                r.submesh_index = b.submesh_index;
+                r.config_index = b.config_block * CDB_BLOCK_CONFIGS + k / 2;
+                r.phase = k % 2 ? COSTDB_BWD : COSTDB_FWD;
+                r.compute_cost = c->compute_cost;
+                r.apply_cost = c->apply_cost;
+                r.wgrad_cost = c->wgrad_cost;
+                r.unfit_cost = c->unfit_cost;
+                r.peak_memory = c->peak_memory;
+                r.available_memory = c->available_memory;
+                r.intermediate_size = c->intermediate_size;
+                r.initial_size = c->initial_size;
+            } else if ((rc = checked_slot(db, sweep_id, &b, k, id, &r)) < 0) {
+                goto out;
+            } else if (rc > 0) {
+                continue; /* a known status other than ok and oom */
+            }
+            if ((rc = cdb_entry_layers_check(db, COSTDB_ECORRUPT, sweep_id, layers,
+                                             r.start_layer, r.end_layer, r.submesh_index,
+                                             r.config_index, (int)r.phase)) < 0 ||
+                (rc = fn(ctx, &r)) != 0)
+                goto out;
+        }
+    }
+    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_blocks);
+out:
+    cdb_release(st);
+    return rc;
+}
+
 static int rows_v7(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *ctx)
 {
     sqlite3_stmt *st = NULL;
@@ -323,12 +414,22 @@ int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *c
     if ((rc = cdb_sweep_layers(db, sweep_id, &layers)) < 0 ||
         (rc = read_costs(db, sweep_id, &costs)) < 0)
         return rc;
+    /* schema 14: entries in blocks only (approf's writer), else every
+     * entry through the view stage_entry in key order */
+    if (db->version >= 14 && (rc = cdb_entry_rows_any(db, sweep_id)) <= 0) {
+        if (rc == 0)
+            rc = rows_of_blocks(db, sweep_id, layers, &costs, fn, ctx);
+        free(costs.row);
+        return rc;
+    }
     if ((rc = cdb_prepare(db, sql_entries, &st)) < 0) {
         free(costs.row);
         return rc;
     }
     sqlite3_bind_int64(st, 1, sweep_id);
-    fast = decls_match(st, entry_decls, 6);
+    /* schema 14's view stage_entry declares no types; int_in takes
+     * integers only, as cdb_row_check would */
+    fast = db->version >= 14 || decls_match(st, entry_decls, 6);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t v[6];
         const CostRow *c = NULL;

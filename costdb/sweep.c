@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "costdb_int.h"
+#include "entry_blocks.h"
 #include "costdb_text.h"
 
 static const char *const sweep_status_names[] = {
@@ -496,22 +497,35 @@ int costdb_sweep_configs(Costdb *db, int64_t sweep_id, CostdbConfig **out, size_
 
 /* ---- stage profile entries ---------------------------------------------- */
 
-/* Schema 8: an entry is its key in stage_entry and the id of its costs in
- * stage_cost (entry_costs.c); readers go through the stage_profile view. */
-#define ENTRY_COLUMNS                                                                \
-    " (sweep_id, start_layer, end_layer, submesh_index, config_index, phase,"       \
-    " cost_id, reused) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
-static const char sql_entry_insert[] = "INSERT INTO stage_entry" ENTRY_COLUMNS;
-static const char sql_entry_replace[] = "INSERT OR REPLACE INTO stage_entry" ENTRY_COLUMNS;
+/* Schema 14: an entry is a slot of its block in stage_entry_block, or a row
+ * of stage_entry_row, with the id of its costs in stage_cost (entry_blocks.c,
+ * entry_costs.c); readers go through the stage_profile view. */
 /* wgrad_cost is schema 12's: a file opened read-only at an older version
  * reads NULL in its place (unknown). */
-#define SQL_ENTRIES_GET(wgrad)                                                         \
+#define SQL_ENTRIES_ALL(wgrad)                                                         \
     "SELECT start_layer, end_layer, submesh_index, config_index, phase, compute_cost,"   \
     " peak_memory, invar_size, outvar_size, temp_buffer_size, available_memory,"        \
     " intermediate_size, initial_size, repeats, spread, reused, status, error,"          \
-    " apply_cost, " wgrad " FROM stage_profile WHERE sweep_id = ?1"                      \
+    " apply_cost, " wgrad " FROM stage_profile WHERE sweep_id = ?1"
+#define SQL_ENTRIES_GET(wgrad)                                                         \
+    SQL_ENTRIES_ALL(wgrad)                                                             \
     " ORDER BY submesh_index DESC, start_layer, end_layer, config_index, phase"
 static const char sql_entries_get[] = SQL_ENTRIES_GET("wgrad_cost");
+/* Schema 14: the view lists a sweep's slots in key order (its blocks by
+ * their key, a block's slots in order), then its rows; an ORDER BY would
+ * sort them all, so the reader sorts only what is out of order. */
+static const char sql_entries_get_v14[] = SQL_ENTRIES_ALL("wgrad_cost");
+/* A sweep whose entries are all in blocks (approf's writer): its slots
+ * joined to their costs, the view's two SELECTs for the slots in one (the
+ * LEFT JOIN stays one here, with no condition on a cost column). */
+static const char sql_entries_get_blocks[] =
+    "SELECT e.start_layer AS start_layer, e.end_layer AS end_layer,"
+    " e.submesh_index AS submesh_index, e.config_index AS config_index, e.phase AS phase,"
+    " c.compute_cost, c.peak_memory, c.invar_size, c.outvar_size, c.temp_buffer_size,"
+    " c.available_memory, c.intermediate_size, c.initial_size, c.repeats, c.spread,"
+    " e.reused AS reused, c.status, c.error, c.apply_cost, c.wgrad_cost"
+    " FROM stage_entry_slot e LEFT JOIN stage_cost c"
+    " ON c.sweep_id = e.sweep_id AND c.cost_id = e.cost_id WHERE e.sweep_id = ?1";
 static const char sql_entries_get_v11[] = SQL_ENTRIES_GET("NULL");
 static const char sql_entry_exists[] =
     "SELECT 1 FROM stage_profile WHERE sweep_id = ?1 AND start_layer = ?2"
@@ -548,8 +562,6 @@ static int entry_check(Costdb *db, const CostdbEntry *e)
 
 int costdb_entries_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, size_t n, int replace)
 {
-    const char *sql = replace ? sql_entry_replace : sql_entry_insert;
-    sqlite3_stmt *st = NULL;
     int rc;
     int layers = COSTDB_MAX_LAYERS;
     if (!db || (n && !e))
@@ -564,23 +576,7 @@ int costdb_entries_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, size_
             return rc;
     if ((rc = cdb_txn_enter(db)) < 0)
         return rc;
-    for (size_t i = 0; i < n && rc >= 0; i++) {
-        const CostdbEntry *x = &e[i];
-        int64_t cost_id = 0;
-        if ((rc = cdb_entry_cost_id(db, sweep_id, x, &cost_id)) < 0 ||
-            (rc = cdb_prepare(db, sql, &st)) < 0)
-            break;
-        sqlite3_bind_int64(st, 1, sweep_id);
-        sqlite3_bind_int(st, 2, x->start_layer);
-        sqlite3_bind_int(st, 3, x->end_layer);
-        sqlite3_bind_int(st, 4, x->submesh_index);
-        sqlite3_bind_int(st, 5, x->config_index);
-        sqlite3_bind_int(st, 6, (int)x->phase);
-        sqlite3_bind_int64(st, 7, cost_id);
-        sqlite3_bind_int(st, 8, x->reused ? 1 : 0);
-        rc = cdb_exec_stmt(db, st, sql);
-        cdb_release(st);
-    }
+    rc = cdb_entry_blocks_put(db, sweep_id, e, n, replace);
     return cdb_txn_leave(db, rc);
 }
 
@@ -646,18 +642,48 @@ static int entry_row(Costdb *db, sqlite3_stmt *st, void *row)
     return 0;
 }
 
+/* stage_entry's key order: submesh_index descending, then start_layer,
+ * end_layer, config_index, phase. */
+static int entry_key_cmp(const void *pa, const void *pb)
+{
+    const CostdbEntry *a = pa, *b = pb;
+    if (a->submesh_index != b->submesh_index)
+        return a->submesh_index > b->submesh_index ? -1 : 1;
+    if (a->start_layer != b->start_layer)
+        return a->start_layer < b->start_layer ? -1 : 1;
+    if (a->end_layer != b->end_layer)
+        return a->end_layer < b->end_layer ? -1 : 1;
+    if (a->config_index != b->config_index)
+        return a->config_index < b->config_index ? -1 : 1;
+    return (a->phase > b->phase) - (a->phase < b->phase);
+}
+
 int costdb_entries_get(Costdb *db, int64_t sweep_id, CostdbEntry **out, size_t *n)
 {
     sqlite3_stmt *st = NULL;
     int rc;
     if (!db || !out || !n)
         return COSTDB_EINVAL;
-    const char *sql = db->version >= 12 ? sql_entries_get : sql_entries_get_v11;
+    const char *sql = db->version >= 14   ? sql_entries_get_v14
+                      : db->version >= 12 ? sql_entries_get
+                                          : sql_entries_get_v11;
+    if (db->version >= 14 && (rc = cdb_entry_blocks_check(db, sweep_id)) < 0)
+        return rc;
+    if (db->version >= 14 && (rc = cdb_entry_rows_any(db, sweep_id)) <= 0) {
+        if (rc < 0)
+            return rc;
+        sql = sql_entries_get_blocks;
+    }
     if ((rc = cdb_prepare(db, sql, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
     if ((rc = cdb_collect(db, st, sql, sizeof **out, entry_row, (void **)out, n)) < 0)
         return rc;
+    for (size_t i = 1; i < *n; i++)
+        if (entry_key_cmp(&(*out)[i - 1], &(*out)[i]) > 0) {
+            qsort(*out, *n, sizeof **out, entry_key_cmp);
+            break;
+        }
     return cdb_entries_layers_check(db, sweep_id, out, n);
 }
 
@@ -693,6 +719,8 @@ int costdb_entries_count(Costdb *db, int64_t sweep_id, int64_t *n)
     int rc;
     if (!db || !n)
         return COSTDB_EINVAL;
+    if (db->version >= 14) /* the slots, not decoded through the view */
+        return cdb_entry_blocks_count(db, sweep_id, n);
     if ((rc = cdb_prepare(db, sql_entries_count, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);

@@ -74,7 +74,7 @@ for attempt in 1 2 3 4 5; do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.01
   done
-  "$sqlite" "$db" ".timeout 20000" "CREATE TRIGGER refuse BEFORE INSERT ON stage_entry
+  "$sqlite" "$db" ".timeout 20000" "CREATE TRIGGER refuse BEFORE INSERT ON stage_entry_block
     BEGIN SELECT RAISE(ABORT, 'refused by the test'); END;" ||
     fail "cannot add the trigger"
   wait "$pid"

@@ -1,0 +1,442 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Stage entries in blocks (entry_blocks.h; schema 14). The writer reads an
+ * entry's block, sets its slot and writes the block back; the entries of
+ * one tuple (the two phases of a config) share one read and one write. An
+ * entry whose key stage_entry_row holds (written with SQL) or whose cost_id
+ * does not fit a slot is handled there, so that a key is in one place only.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "entry_blocks.h"
+
+static const char sql_block_get[] =
+    "SELECT costs FROM stage_entry_block WHERE sweep_id = ?1 AND submesh_index = ?2"
+    " AND start_layer = ?3 AND end_layer = ?4 AND config_block = ?5";
+static const char sql_block_put[] =
+    "INSERT OR REPLACE INTO stage_entry_block (sweep_id, submesh_index, start_layer, end_layer,"
+    " config_block, costs) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+static const char sql_rows_any[] =
+    "SELECT EXISTS (SELECT 1 FROM stage_entry_row WHERE sweep_id = ?1)";
+#define ROW_KEY                                                                         \
+    " WHERE sweep_id = ?1 AND start_layer = ?2 AND end_layer = ?3 AND submesh_index = ?4" \
+    " AND config_index = ?5 AND phase = ?6"
+static const char sql_row_exists[] = "SELECT 1 FROM stage_entry_row" ROW_KEY;
+static const char sql_row_delete[] = "DELETE FROM stage_entry_row" ROW_KEY;
+#define ROW_COLUMNS                                                                  \
+    " (sweep_id, start_layer, end_layer, submesh_index, config_index, phase,"       \
+    " cost_id, reused) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+static const char sql_row_insert[] = "INSERT INTO stage_entry_row" ROW_COLUMNS;
+static const char sql_row_replace[] = "INSERT OR REPLACE INTO stage_entry_row" ROW_COLUMNS;
+/* stage_entry_row's foreign key, for the entries of blocks (whose foreign
+ * key names the submesh only) */
+static const char sql_config_exists[] =
+    "SELECT 1 FROM sweep_config WHERE sweep_id = ?1 AND submesh_index = ?2 AND config_index = ?3";
+
+static const char *text_or_null(sqlite3_stmt *st, int col)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    return t ? (const char *)t : "NULL";
+}
+
+/* Column col as an int in lo..hi; else ECORRUPT naming the block. */
+static int key_col(Costdb *db, sqlite3_stmt *st, int col0, int col, int64_t lo, int64_t hi,
+                   const char *bound, int *out)
+{
+    static const char *const names[] = {"sweep_id", "submesh_index", "start_layer",
+                                        "end_layer", "config_block"};
+    int64_t v = sqlite3_column_int64(st, col0 + col);
+    if (sqlite3_column_type(st, col0 + col) == SQLITE_INTEGER && v >= lo && v <= hi) {
+        *out = (int)v;
+        return 0;
+    }
+    return cdb_err(db, COSTDB_ECORRUPT, "%s: table stage_entry_block, row (sweep_id=%.20s,"
+                   " submesh_index=%.20s, start_layer=%.20s, end_layer=%.20s,"
+                   " config_block=%.20s): column %s = %.40s is outside %lld..%lld %s", db->path,
+                   text_or_null(st, col0), text_or_null(st, col0 + 1),
+                   text_or_null(st, col0 + 2), text_or_null(st, col0 + 3),
+                   text_or_null(st, col0 + 4), names[col], text_or_null(st, col0 + col),
+                   (long long)lo, (long long)hi, bound);
+}
+
+int cdb_block_row(Costdb *db, sqlite3_stmt *st, int col, CdbBlock *b)
+{
+    int rc, n;
+    if (sqlite3_column_type(st, col) != SQLITE_INTEGER)
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: table stage_entry_block: a row whose sweep_id"
+                       " is %.40s, not an integer", db->path, text_or_null(st, col));
+    b->sweep_id = sqlite3_column_int64(st, col);
+    if ((rc = key_col(db, st, col, 1, 0, COSTDB_MAX_INDEX - 1, "(COSTDB_MAX_INDEX)",
+                      &b->submesh_index)) < 0 ||
+        (rc = key_col(db, st, col, 2, 0, COSTDB_MAX_LAYERS - 1, "(COSTDB_MAX_LAYERS)",
+                      &b->start_layer)) < 0 ||
+        (rc = key_col(db, st, col, 3, b->start_layer, COSTDB_MAX_LAYERS - 1,
+                      "(start_layer..COSTDB_MAX_LAYERS)", &b->end_layer)) < 0 ||
+        (rc = key_col(db, st, col, 4, 0, COSTDB_MAX_INDEX / CDB_BLOCK_CONFIGS - 1,
+                      "(COSTDB_MAX_INDEX / 64)", &b->config_block)) < 0)
+        return rc;
+    n = sqlite3_column_bytes(st, col + 5);
+    if (sqlite3_column_type(st, col + 5) != SQLITE_BLOB || n % CDB_SLOT_BYTES ||
+        n > CDB_BLOCK_BYTES)
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: table stage_entry_block, row (sweep_id=%lld,"
+                       " submesh_index=%d, start_layer=%d, end_layer=%d, config_block=%d):"
+                       " column costs is not a blob of whole %d-byte slots of at most %d bytes"
+                       " (%s of %d bytes)", db->path, (long long)b->sweep_id, b->submesh_index,
+                       b->start_layer, b->end_layer, b->config_block, CDB_SLOT_BYTES,
+                       CDB_BLOCK_BYTES,
+                       sqlite3_column_type(st, col + 5) == SQLITE_BLOB ? "a blob" : "a value",
+                       n);
+    memset(b->costs, 0, sizeof b->costs);
+    if (n)
+        memcpy(b->costs, sqlite3_column_blob(st, col + 5), (size_t)n);
+    b->nslots = n / CDB_SLOT_BYTES;
+    return 0;
+}
+
+/* The sweep's first block that cdb_block_row refuses, if any. */
+static const char sql_block_bad[] =
+    "SELECT sweep_id, submesh_index, start_layer, end_layer, config_block, costs"
+    " FROM stage_entry_block WHERE sweep_id = ?1 AND NOT (typeof(costs) = 'blob'"
+    " AND length(costs) % 3 = 0 AND length(costs) <= 384"
+    " AND typeof(submesh_index) = 'integer' AND submesh_index BETWEEN 0 AND 65535"
+    " AND typeof(start_layer) = 'integer' AND start_layer BETWEEN 0 AND 65535"
+    " AND typeof(end_layer) = 'integer' AND end_layer BETWEEN start_layer AND 65535"
+    " AND typeof(config_block) = 'integer' AND config_block BETWEEN 0 AND 1023) LIMIT 1";
+
+int cdb_entry_blocks_check(Costdb *db, int64_t sweep_id)
+{
+    sqlite3_stmt *st = NULL;
+    CdbBlock b;
+    int rc;
+    _Static_assert(CDB_BLOCK_BYTES == 384 && COSTDB_MAX_INDEX / CDB_BLOCK_CONFIGS == 1024,
+                   "sql_block_bad's bounds");
+    if ((rc = cdb_prepare(db, sql_block_bad, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        rc = cdb_block_row(db, st, 0, &b);
+        if (rc == 0)
+            rc = cdb_err(db, COSTDB_ECORRUPT, "%s: table stage_entry_block: a damaged row of"
+                         " sweep %lld", db->path, (long long)sweep_id);
+    } else {
+        rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_block_bad);
+    }
+    cdb_release(st);
+    return rc;
+}
+
+static const char sql_block_costs[] =
+    "SELECT costs FROM stage_entry_block WHERE sweep_id = ?1";
+static const char sql_rows_count[] = "SELECT count(*) FROM stage_entry_row WHERE sweep_id = ?1";
+
+int cdb_entry_blocks_count(Costdb *db, int64_t sweep_id, int64_t *n)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    *n = 0;
+    if ((rc = cdb_entry_blocks_check(db, sweep_id)) < 0 ||
+        (rc = cdb_prepare(db, sql_block_costs, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const unsigned char *p = sqlite3_column_blob(st, 0);
+        int len = sqlite3_column_bytes(st, 0);
+        for (int k = 0; p && k + CDB_SLOT_BYTES <= len; k += CDB_SLOT_BYTES)
+            *n += (p[k] | p[k + 1] | p[k + 2]) != 0;
+    }
+    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_block_costs);
+    cdb_release(st);
+    if (rc == 0 && (rc = cdb_prepare(db, sql_rows_count, &st)) == 0) {
+        sqlite3_bind_int64(st, 1, sweep_id);
+        if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            *n += sqlite3_column_int64(st, 0);
+            rc = 0;
+        } else {
+            rc = cdb_fail(db, rc, sql_rows_count);
+        }
+        cdb_release(st);
+    }
+    return rc;
+}
+
+int cdb_entry_rows_any(Costdb *db, int64_t sweep_id)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = cdb_prepare(db, sql_rows_any, &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    rc = sqlite3_step(st);
+    rc = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) != 0 : cdb_fail(db, rc, sql_rows_any);
+    cdb_release(st);
+    return rc;
+}
+
+static void bind_key(sqlite3_stmt *st, int64_t sweep_id, const CostdbEntry *x)
+{
+    sqlite3_bind_int64(st, 1, sweep_id);
+    sqlite3_bind_int(st, 2, x->start_layer);
+    sqlite3_bind_int(st, 3, x->end_layer);
+    sqlite3_bind_int(st, 4, x->submesh_index);
+    sqlite3_bind_int(st, 5, x->config_index);
+    sqlite3_bind_int(st, 6, (int)x->phase);
+}
+
+static int taken(Costdb *db, int64_t sweep_id, const CostdbEntry *x)
+{
+    return cdb_err(db, COSTDB_ECONSTRAINT, "%s: UNIQUE constraint failed: the entry (sweep_id=%lld,"
+                   " start_layer=%d, end_layer=%d, submesh_index=%d, config_index=%d, phase=%d)"
+                   " is there already (in: INSERT INTO stage_entry)", db->path,
+                   (long long)sweep_id, x->start_layer, x->end_layer, x->submesh_index,
+                   x->config_index, (int)x->phase);
+}
+
+/* The key's row in stage_entry_row: 0 none (or deleted, with replace), or
+ * the conflict. */
+static int row_clear(Costdb *db, int64_t sweep_id, const CostdbEntry *x, int replace)
+{
+    sqlite3_stmt *st = NULL;
+    const char *sql = replace ? sql_row_delete : sql_row_exists;
+    int rc = cdb_prepare(db, sql, &st);
+    if (rc < 0)
+        return rc;
+    bind_key(st, sweep_id, x);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        rc = taken(db, sweep_id, x);
+    else
+        rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql);
+    cdb_release(st);
+    return rc;
+}
+
+static int config_check(Costdb *db, int64_t sweep_id, const CostdbEntry *x)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = cdb_prepare(db, sql_config_exists, &st);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    sqlite3_bind_int(st, 2, x->submesh_index);
+    sqlite3_bind_int(st, 3, x->config_index);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE)
+        rc = cdb_err(db, COSTDB_ECONSTRAINT, "%s: FOREIGN KEY constraint failed: entry (%d, %d,"
+                     " %d, %d) names config %d of submesh %d, which sweep %lld does not have"
+                     " (in: INSERT INTO stage_entry)", db->path, x->start_layer, x->end_layer,
+                     x->submesh_index, x->config_index, x->config_index, x->submesh_index,
+                     (long long)sweep_id);
+    else
+        rc = rc == SQLITE_ROW ? 0 : cdb_fail(db, rc, sql_config_exists);
+    cdb_release(st);
+    return rc;
+}
+
+static void bind_block_key(sqlite3_stmt *st, const CdbBlock *b)
+{
+    sqlite3_bind_int64(st, 1, b->sweep_id);
+    sqlite3_bind_int(st, 2, b->submesh_index);
+    sqlite3_bind_int(st, 3, b->start_layer);
+    sqlite3_bind_int(st, 4, b->end_layer);
+    sqlite3_bind_int(st, 5, b->config_block);
+}
+
+/* b's slots as stored (none: all empty); its key set by the caller. */
+static int block_load(Costdb *db, CdbBlock *b)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = cdb_prepare(db, sql_block_get, &st), n;
+    if (rc < 0)
+        return rc;
+    bind_block_key(st, b);
+    memset(b->costs, 0, sizeof b->costs);
+    b->nslots = 0;
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        n = sqlite3_column_bytes(st, 0);
+        if (sqlite3_column_type(st, 0) != SQLITE_BLOB || n % CDB_SLOT_BYTES ||
+            n > CDB_BLOCK_BYTES)
+            rc = cdb_err(db, COSTDB_ECORRUPT, "%s: table stage_entry_block, row (sweep_id=%lld,"
+                         " submesh_index=%d, start_layer=%d, end_layer=%d, config_block=%d):"
+                         " column costs is not a blob of whole %d-byte slots of at most %d"
+                         " bytes", db->path, (long long)b->sweep_id, b->submesh_index,
+                         b->start_layer, b->end_layer, b->config_block, CDB_SLOT_BYTES,
+                         CDB_BLOCK_BYTES);
+        else {
+            if (n)
+                memcpy(b->costs, sqlite3_column_blob(st, 0), (size_t)n);
+            b->nslots = n / CDB_SLOT_BYTES;
+            rc = 0;
+        }
+    } else {
+        rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_block_get);
+    }
+    cdb_release(st);
+    return rc;
+}
+
+static int block_store(Costdb *db, const CdbBlock *b)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = cdb_prepare(db, sql_block_put, &st);
+    if (rc < 0)
+        return rc;
+    bind_block_key(st, b);
+    sqlite3_bind_blob(st, 6, b->costs, b->nslots * CDB_SLOT_BYTES, SQLITE_STATIC);
+    rc = cdb_exec_stmt(db, st, sql_block_put);
+    cdb_release(st);
+    return rc;
+}
+
+static void slot_set(CdbBlock *b, int k, uint32_t v)
+{
+    unsigned char *p = b->costs + (size_t)k * CDB_SLOT_BYTES;
+    p[0] = (unsigned char)(v >> 16);
+    p[1] = (unsigned char)(v >> 8);
+    p[2] = (unsigned char)v;
+    if (v && k >= b->nslots)
+        b->nslots = k + 1;
+}
+
+static int same_block(const CdbBlock *b, const CostdbEntry *x)
+{
+    return b->submesh_index == x->submesh_index && b->start_layer == x->start_layer &&
+           b->end_layer == x->end_layer && b->config_block == x->config_index / CDB_BLOCK_CONFIGS;
+}
+
+/* An entry whose cost_id no slot holds: a row, its block's slot cleared. */
+static int row_put(Costdb *db, int64_t sweep_id, const CostdbEntry *x, int64_t cost_id,
+                   CdbBlock *b, int k, int replace)
+{
+    const char *sql = replace ? sql_row_replace : sql_row_insert;
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (k < b->nslots && cdb_block_slot(b, k)) {
+        if (!replace)
+            return taken(db, sweep_id, x);
+        slot_set(b, k, 0);
+    }
+    if ((rc = cdb_prepare(db, sql, &st)) < 0)
+        return rc;
+    bind_key(st, sweep_id, x);
+    sqlite3_bind_int64(st, 7, cost_id);
+    sqlite3_bind_int(st, 8, x->reused ? 1 : 0);
+    rc = cdb_exec_stmt(db, st, sql);
+    cdb_release(st);
+    return rc;
+}
+
+int cdb_entry_blocks_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, size_t n,
+                         int replace)
+{
+    CdbBlock b;
+    int rc, rows, loaded = 0;
+    int checked_submesh = -1, checked_config = -1;
+    if (n == 0)
+        return 0;
+    if ((rows = cdb_entry_rows_any(db, sweep_id)) < 0)
+        return rows;
+    b.sweep_id = sweep_id;
+    for (size_t i = 0; i < n; i++) {
+        const CostdbEntry *x = &e[i];
+        int k = 2 * (x->config_index % CDB_BLOCK_CONFIGS) + (x->phase == COSTDB_BWD);
+        int64_t cost_id = 0;
+        if (loaded && !same_block(&b, x)) {
+            if ((rc = block_store(db, &b)) < 0)
+                return rc;
+            loaded = 0;
+        }
+        if (!loaded) {
+            b.submesh_index = x->submesh_index;
+            b.start_layer = x->start_layer;
+            b.end_layer = x->end_layer;
+            b.config_block = x->config_index / CDB_BLOCK_CONFIGS;
+            if ((rc = block_load(db, &b)) < 0)
+                return rc;
+            loaded = 1;
+        }
+        if (x->submesh_index != checked_submesh || x->config_index != checked_config) {
+            if ((rc = config_check(db, sweep_id, x)) < 0)
+                return rc;
+            checked_submesh = x->submesh_index;
+            checked_config = x->config_index;
+        }
+        if ((rc = cdb_entry_cost_id(db, sweep_id, x, &cost_id)) < 0)
+            return rc;
+        if (cost_id < 1 || cost_id > CDB_BLOCK_MAX_COST_ID) {
+            if ((rc = row_put(db, sweep_id, x, cost_id, &b, k, replace)) < 0)
+                return rc;
+            rows = 1;
+            continue;
+        }
+        if (rows && (rc = row_clear(db, sweep_id, x, replace)) < 0)
+            return rc;
+        if (!replace && k < b.nslots && cdb_block_slot(&b, k))
+            return taken(db, sweep_id, x);
+        slot_set(&b, k, (uint32_t)cost_id * 2 + (x->reused ? 1 : 0));
+    }
+    return loaded ? block_store(db, &b) : 0;
+}
+
+/* ---- the migration to schema 14 ------------------------------------------ */
+
+/* The rows a block holds: integer keys within a block's bounds, phase 0 or
+ * 1, a cost_id a slot holds, reused 0 or 1. */
+#define PACKABLE                                                                              \
+    " typeof(sweep_id) = 'integer' AND typeof(submesh_index) = 'integer'"                     \
+    " AND typeof(start_layer) = 'integer' AND typeof(end_layer) = 'integer'"                  \
+    " AND typeof(config_index) = 'integer' AND typeof(phase) = 'integer'"                     \
+    " AND typeof(cost_id) = 'integer' AND typeof(reused) = 'integer'"                         \
+    " AND submesh_index BETWEEN 0 AND 65535 AND start_layer BETWEEN 0 AND 65535"             \
+    " AND end_layer BETWEEN start_layer AND 65535 AND config_index BETWEEN 0 AND 65535"      \
+    " AND phase IN (0, 1) AND cost_id BETWEEN 1 AND 8388607 AND reused IN (0, 1)"
+static const char sql_pack_rows[] =
+    "SELECT sweep_id, submesh_index, start_layer, end_layer, config_index, phase, cost_id,"
+    " reused FROM stage_entry_row WHERE" PACKABLE
+    " ORDER BY sweep_id, submesh_index DESC, start_layer, end_layer, config_index, phase";
+static const char sql_pack_delete[] = "DELETE FROM stage_entry_row WHERE" PACKABLE;
+
+int cdb_entry_blocks_pack(Costdb *db)
+{
+    sqlite3_stmt *st = NULL;
+    CdbBlock b;
+    int rc, loaded = 0;
+    _Static_assert(CDB_BLOCK_MAX_COST_ID == 8388607 && COSTDB_MAX_INDEX == 65536 &&
+                       COSTDB_MAX_LAYERS == 65536,
+                   "PACKABLE's bounds");
+    memset(&b, 0, sizeof b);
+    if ((rc = cdb_prepare(db, sql_pack_rows, &st)) < 0)
+        return rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t sweep_id = sqlite3_column_int64(st, 0);
+        int sub = sqlite3_column_int(st, 1), start = sqlite3_column_int(st, 2);
+        int end = sqlite3_column_int(st, 3), config = sqlite3_column_int(st, 4);
+        int k = 2 * (config % CDB_BLOCK_CONFIGS) + sqlite3_column_int(st, 5);
+        if (loaded && (b.sweep_id != sweep_id || b.submesh_index != sub ||
+                       b.start_layer != start || b.end_layer != end ||
+                       b.config_block != config / CDB_BLOCK_CONFIGS)) {
+            if ((rc = block_store(db, &b)) < 0)
+                goto out;
+            loaded = 0;
+        }
+        if (!loaded) {
+            memset(&b, 0, sizeof b);
+            b.sweep_id = sweep_id;
+            b.submesh_index = sub;
+            b.start_layer = start;
+            b.end_layer = end;
+            b.config_block = config / CDB_BLOCK_CONFIGS;
+            loaded = 1;
+        }
+        slot_set(&b, k, (uint32_t)sqlite3_column_int64(st, 6) * 2 +
+                            (uint32_t)sqlite3_column_int(st, 7));
+    }
+    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_pack_rows);
+    if (rc == 0 && loaded)
+        rc = block_store(db, &b);
+out:
+    cdb_release(st);
+    return rc < 0 ? rc : cdb_exec(db, sql_pack_delete);
+}
