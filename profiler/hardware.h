@@ -247,6 +247,10 @@ typedef struct ApprofHardwareSpec {
      * "Host link"). Prices activation offload's copies (apsolve's
      * offload=N, solver/activation_offload.c); 0: not given. */
     double host_link_bandwidth;
+    /* 1: the card runs AMD's ROCm stack, so Transformer Engine's ROCm build
+     * decides which FP8 recipes run (approf_fp8_recipe_refusal,
+     * hw/fp8_card.c; docs/fp8.md); prices nothing. 0: NVIDIA's CUDA. */
+    int rocm;
 } ApprofHardwareSpec;
 
 /* ZeRO-3 schedules (ApprofHardwareSpec.zero3_schedule). SERIAL: every

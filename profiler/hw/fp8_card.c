@@ -57,6 +57,22 @@ const char *approf_fp8_recipe_refusal(const ApprofHardwareSpec *hw, int recipe)
         return "unknown FP8 recipe";
     if (!(hw->peak_flops_fp8 > 0))
         return "no FP8 tensor cores (its spec gives no peak_tflops_fp8)";
+    /* Transformer Engine's ROCm build (ROCm/TransformerEngine at
+     * 030b79214fa6, transformer_engine/pytorch/quantization.py:
+     * check_recipe_support asserts each recipe's check):
+     * check_fp8_block_scaling_support refuses every ROCm device,
+     * check_mxfp8_support takes gfx950 and gfx1250 only (and only with
+     * NVTE_ROCM_ENABLE_MXFP8 set), check_fp8_support takes gfx942 (MI300X)
+     * for delayed and current scaling */
+    if (hw->rocm && recipe == COSTDB_FP8_BLOCKWISE)
+        return "a ROCm card: Transformer Engine's ROCm build refuses Float8BlockScaling on every "
+               "AMD GPU (check_fp8_block_scaling_support: \"FP8 block scaled gemm not yet "
+               "supported for ROCm\")";
+    if (hw->rocm && ri->needs_mx_cores && !(hw->peak_flops_fp4 > 0))
+        return "no MXFP8 support: Transformer Engine's ROCm build runs MXFP8BlockScaling on gfx950 "
+               "and newer only, with NVTE_ROCM_ENABLE_MXFP8 set (check_mxfp8_support: \"Device "
+               "arch gfx95x or newer is required for MXFP8 execution\"), and the spec gives no "
+               "peak_tflops_fp4";
     if (ri->needs_mx_cores && !(hw->peak_flops_fp4 > 0))
         return "no MXFP8 tensor cores: Transformer Engine runs MXFP8BlockScaling on Blackwell "
                "(compute capability 10.x) only, and the spec gives no peak_tflops_fp4 (e.g. "

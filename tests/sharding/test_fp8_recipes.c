@@ -99,8 +99,23 @@ static void test_recipe_table(void)
     CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_TENSORWISE));
     CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_BLOCKWISE));
     CU_ASSERT_PTR_NOT_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_MXFP8));
+    /* ROCm (mi300x): Transformer Engine's ROCm build takes delayed and
+     * current scaling on gfx942, refuses blockwise on every AMD GPU and
+     * MXFP8 below gfx950; the spec's rocm decides */
     CU_ASSERT_FATAL(approf_hardware_builtin("mi300x", &h) == 0);
-    CU_ASSERT_PTR_NOT_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_MXFP8));
+    CU_ASSERT_EQUAL(h.rocm, 1);
+    CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_DELAYED));
+    CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_TENSORWISE));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_BLOCKWISE));
+    CU_ASSERT_PTR_NOT_NULL(strstr(approf_fp8_recipe_refusal(&h, COSTDB_FP8_BLOCKWISE),
+                                  "not yet supported for ROCm"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_MXFP8));
+    CU_ASSERT_PTR_NOT_NULL(strstr(approf_fp8_recipe_refusal(&h, COSTDB_FP8_MXFP8), "gfx950"));
+    h.rocm = 0;
+    CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_BLOCKWISE));
+    CU_ASSERT_PTR_NOT_NULL(strstr(approf_fp8_recipe_refusal(&h, COSTDB_FP8_MXFP8), "Blackwell"));
+    CU_ASSERT_FATAL(approf_hardware_builtin("b200", &h) == 0);
+    CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_BLOCKWISE));
     CU_ASSERT_FATAL(approf_hardware_builtin("b200", &h) == 0);
     CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_MXFP8));
     CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &h) == 0);
