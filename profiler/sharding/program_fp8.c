@@ -35,7 +35,10 @@
  * per-tensor recipe (delayed, tensorwise) on a card with non-TN FP8 GEMMs
  * (Blackwell), which keeps one copy for both uses (approf_fp8_copies,
  * hw/fp8_card.c): its casts write 1 byte an element and its weights keep
- * one FP8 copy.
+ * one FP8 copy. Before each FP8 GEMM, TE may run a kernel on an operand's
+ * scales (approf_fp8_gemm_scale_bytes, hw/fp8_card.c): blockwise on
+ * Blackwell converts them to MXFP8's (TE's emulation), MXFP8 swizzles an
+ * FP8 primary weight's; pushed per GEMM operand (push_scale_preps).
  */
 #include <string.h>
 
@@ -236,18 +239,19 @@ int shard_fp8_op(const ShardStage *st, TInfo *ti, ApprofStageProgram *p, int ph,
             rows = (double)k->batch * (double)k->k, cols = (double)k->n;
         /* the operands' scales before the GEMM: A (m x k) an input or
          * output gradient; B the weight in the forward and dgrad, the
-         * output gradient (k x n) in the wgrad. TE converts blockwise
-         * scales per expert, swizzles MXFP8 weights' in one kernel */
+         * output gradient (k x n) in the wgrad. A grouped GEMM converts
+         * each expert's blockwise scales on its own (gemm.cpp lines
+         * 595-603) but swizzles all its MXFP8 scales in one kernel
+         * (multi_tensor_swizzle_scales_for_gemm, lines 572-575) */
         if (n_prep + 2 <= (int)(sizeof prep / sizeof prep[0])) {
-            int64_t ne = k->experts > 1 ? k->experts : 1;
+            int64_t ne = k->experts > 1 && st->hw->fp8 != COSTDB_FP8_MXFP8 ? k->experts : 1;
             double a = b * (double)k->m * (double)k->k;
             prep[n_prep++] = (ScalePrep){a, APPROF_FP8_OPERAND_ACT, ne};
             if (k->wgrad)
                 prep[n_prep++] =
                     (ScalePrep){b * (double)k->k * (double)k->n, APPROF_FP8_OPERAND_ACT, ne};
             else
-                prep[n_prep++] =
-                    (ScalePrep){welems, wop, wop == APPROF_FP8_OPERAND_PRIMARY_WEIGHT ? 1 : ne};
+                prep[n_prep++] = (ScalePrep){welems, wop, ne};
         }
         n_gemm++;
     }

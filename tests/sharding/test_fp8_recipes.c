@@ -363,6 +363,69 @@ static void test_blockwise_blackwell(void)
     approf_graph_free(&g);
 }
 
+/* Blockwise on Blackwell in an MoE layer: TE's grouped GEMM converts each
+ * expert's scales on its own (gemm.cpp's te_general_grouped_gemm). One
+ * mixtral block on one b200 (8 experts on the device): each expert GEMM
+ * (gate, up, down; x[B, E, C, k] . w[1, E, k, n] -> y) adds 8 kernels per
+ * operand: the forward x (4/128 + 1/32) + w (4/16384 + 1/32) bytes in 16,
+ * the backward's dgrad y (4/128 + 1/32) + w (4/16384 + 1/32) and wgrad
+ * (x + y)(4/128 + 1/32) in 32. */
+static void test_blockwise_blackwell_experts(void)
+{
+    ApprofZooOptions o;
+    ApprofGraph *g = NULL;
+    ApprofHardwareSpec hh, hb;
+    ApprofStageProgram h, b;
+    const double a = 4.0 / 128.0 + 1.0 / 32.0, wv = 4.0 / 16384.0 + 1.0 / 32.0;
+    double want[2] = {0, 0};
+    char err[256];
+    int n_gemms = 0;
+    memset(&o, 0, sizeof o);
+    o.preset = "mixtral-8x7b";
+    o.num_layers = 1;
+    o.batch = 2;
+    o.seq_len = 512;
+    o.dtype = "bf16";
+    CU_ASSERT_FATAL(approf_zoo_build("mixtral", &o, &g, err, sizeof err) == 0);
+    CU_ASSERT_FATAL(shard_recipe(g, "h100-sxm", COSTDB_FP8_BLOCKWISE, &hh, &h) == 0);
+    CU_ASSERT_FATAL(shard_recipe(g, "b200", COSTDB_FP8_BLOCKWISE, &hb, &b) == 0);
+    for (size_t i = 0; i < g->n_ops; i++) {
+        const ApprofOp *op = &g->ops[i];
+        double x, y, w;
+        if (op->kind != APPROF_OP_BATCH_MATMUL ||
+            g->tensors[op->inputs[1]].role != APPROF_TENSOR_PARAM)
+            continue;
+        x = (double)approf_tensor_elements(&g->tensors[op->inputs[0]]);
+        w = (double)approf_tensor_elements(&g->tensors[op->inputs[1]]);
+        y = (double)approf_tensor_elements(&g->tensors[op->outputs[0]]);
+        want[0] += x * a + w * wv;
+        want[1] += y * a + w * wv + (x + y) * a;
+        n_gemms++;
+    }
+    CU_ASSERT_EQUAL(n_gemms, 3);
+    for (int ph = 0; ph < 2; ph++) {
+        size_t n[2] = {0, 0};
+        double bytes[2] = {0, 0};
+        const ApprofStageProgram *ps[2] = {&h, &b};
+        for (int j = 0; j < 2; j++)
+            for (size_t i = 0; i < ps[j]->n_kernels[ph]; i++) {
+                const ApprofKernel *k = &ps[j]->kernels[ph][i];
+                if (k->kind == APPROF_K_ELEMENTWISE &&
+                    g->ops[k->op].kind == APPROF_OP_BATCH_MATMUL &&
+                    k->bytes < (double)k->elements) {
+                    n[j]++;
+                    bytes[j] += k->bytes;
+                }
+            }
+        CU_ASSERT_EQUAL(n[0], 0);
+        CU_ASSERT_EQUAL(n[1], (size_t)(ph ? 32 : 16) * (size_t)n_gemms);
+        CU_ASSERT_DOUBLE_EQUAL(bytes[1], want[ph], 0.5 + 1e-9 * want[ph]);
+    }
+    approf_stage_program_clear(&h);
+    approf_stage_program_clear(&b);
+    approf_graph_free(&g);
+}
+
 /* MXFP8 with FP8 primary weights (fp8_param_gather): TE quantizes inputs,
  * output gradients and its cached weights with GEMM-swizzled scales
  * (optimize_for_gemm), but not FP8 primary weights
@@ -422,6 +485,7 @@ int main(void)
         {"Blackwell: one copy under a per-tensor recipe", test_blackwell_one_copy},
         {"blockwise on Blackwell: the MXFP8 emulation's scale conversions",
          test_blockwise_blackwell},
+        {"blockwise on Blackwell: one conversion per expert", test_blockwise_blackwell_experts},
         {"mxfp8: FP8 primary weights' scale swizzle per GEMM", test_mxfp8_primary_weights},
     };
     return CUNIT_RUN("fp8_recipes", tests);
