@@ -17,8 +17,13 @@
  * - blockwise (TE Float8BlockScaling): FP32 scales per 1x128 block of
  *   inputs and gradients (4/128 bytes an element a copy) and per 128x128
  *   block of weights (4/16384).
+ * - blockwise on Blackwell (b200): TE's MXFP8 emulation, one scale
+ *   conversion kernel per GEMM operand (per expert of a grouped GEMM);
+ * - mxfp8 with FP8 primary weights: the weight's scale swizzle before its
+ *   forward and dgrad GEMMs.
  * And the recipe table: names as Megatron-LM's --fp8-recipe, MXFP8
- * refused on h100-sxm and mi300x, taken on b200.
+ * refused on h100-sxm and mi300x, taken on b200; blockwise refused on the
+ * ROCm mi300x (Transformer Engine's ROCm build).
  */
 #include <CUnit/Basic.h>
 #include <math.h>
