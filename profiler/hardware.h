@@ -247,6 +247,10 @@ typedef struct ApprofHardwareSpec {
      * "Host link"). Prices activation offload's copies (apsolve's
      * offload=N, solver/activation_offload.c); 0: not given. */
     double host_link_bandwidth;
+    /* 1: the card runs AMD's ROCm stack, so Transformer Engine's ROCm build
+     * decides which FP8 recipes run (approf_fp8_recipe_refusal,
+     * hw/fp8_card.c; docs/fp8.md); prices nothing. 0: NVIDIA's CUDA. */
+    int rocm;
 } ApprofHardwareSpec;
 
 /* ZeRO-3 schedules (ApprofHardwareSpec.zero3_schedule). SERIAL: every
@@ -273,6 +277,20 @@ const char *approf_fp8_recipe_refusal(const ApprofHardwareSpec *hw, int recipe);
  * its row-wise and column-wise use: 2, or 1 for a per-tensor recipe on a
  * card with non-TN FP8 GEMMs (Blackwell; hw/fp8_card.c). */
 int approf_fp8_copies(const ApprofHardwareSpec *hw, int recipe);
+/* An operand of an FP8 GEMM: an input or output gradient (1D block
+ * scales), a weight Transformer Engine quantizes into its cached
+ * workspace, an FP8 primary weight (the spec's fp8_param_gather). */
+typedef enum {
+    APPROF_FP8_OPERAND_ACT = 0,
+    APPROF_FP8_OPERAND_WEIGHT = 1,
+    APPROF_FP8_OPERAND_PRIMARY_WEIGHT = 2
+} ApprofFp8Operand;
+/* Bytes an element of the operand (an ApprofFp8Operand) that the kernel
+ * TE runs on its scales before each FP8 GEMM under recipe on hw reads and
+ * writes: blockwise on Blackwell converts its FP32 block scales to MXFP8's
+ * swizzled E8M0 ones, MXFP8 swizzles an FP8 primary weight's scales; 0
+ * when there is no such kernel (hw/fp8_card.c). */
+double approf_fp8_gemm_scale_bytes(const ApprofHardwareSpec *hw, int recipe, int operand);
 
 /* Built-in spec by name; APPROF_EINVAL when unknown. */
 int approf_hardware_builtin(const char *name, ApprofHardwareSpec *out);

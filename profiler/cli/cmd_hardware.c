@@ -80,6 +80,8 @@ static void json_spec(FILE *f, const ApprofHardwareSpec *hw, int full)
             fprintf(f, ", \"scaleup_domain_gpus\": %d", hw->scaleup_gpus);
         if (hw->intra_host_full_mesh)
             fprintf(f, ", \"intra_host_full_mesh\": %d", hw->intra_host_full_mesh);
+        if (hw->rocm)
+            fprintf(f, ", \"rocm\": %d", hw->rocm);
         fputs(", \"source\": ", f);
         costdb_json_string(f, hw->source);
     }

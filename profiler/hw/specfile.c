@@ -111,6 +111,8 @@ static const Field fields[] = {
     {"tp_comm_overlap_splits", F_INT, OFF(tp_comm_overlap_splits), 0, 0, 1, 0, 1024, 0, 0, ""},
     /* the GPU's link to host memory, one direction (docs/hardware.md) */
     {"host_link_bandwidth_gbs", F_NUM, OFF(host_link_bandwidth), 0, 0, 1e9, 0, 1e5, 0, 0, "GB/s"},
+    /* AMD's ROCm stack: which FP8 recipes Transformer Engine runs (hw/fp8_card.c) */
+    {"rocm", F_INT, OFF(rocm), 0, 0, 1, 0, 1, 0, 0, ""},
     {"source", F_TEXT, TXT(source), 0, 0, 0, 0, 0, 0, ""},
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])

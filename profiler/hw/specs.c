@@ -399,7 +399,7 @@ static const ApprofHardwareSpec builtins[] = {
         .conv_eff = {EFF_CONV_FP32, EFF_CONV_TF32, EFF_CONV_F16, 0},
         .bus_efficiency = BUS_EFF_MI300X, .grad_overlap = GRAD_OVERLAP,
         .grad_bucket_bytes = GRAD_BUCKET, .peak_flops_fp8 = 2614.9 * TFLOPS,
-        .nics_per_host = 8, .nic_bandwidth = 50 * GBS, .intra_host_full_mesh = 1,
+        .nics_per_host = 8, .nic_bandwidth = 50 * GBS, .intra_host_full_mesh = 1, .rocm = 1,
         .host_link_bandwidth = PCIE5_X16, /* AMD MI300X datasheet: PCIe Gen5 x16, 128 GB/s */
         .source = "ROCm docs, MI300 microarchitecture (MI300X OAM peak): 163.4 TFLOP/s FP32, "
                   "653.7 TF32, 1307.4 FP16/BF16, 2614.9 FP8 (dense), 5.3 TB/s; 8 GPUs fully "

@@ -35,7 +35,10 @@
  * per-tensor recipe (delayed, tensorwise) on a card with non-TN FP8 GEMMs
  * (Blackwell), which keeps one copy for both uses (approf_fp8_copies,
  * hw/fp8_card.c): its casts write 1 byte an element and its weights keep
- * one FP8 copy.
+ * one FP8 copy. Before each FP8 GEMM, TE may run a kernel on an operand's
+ * scales (approf_fp8_gemm_scale_bytes, hw/fp8_card.c): blockwise on
+ * Blackwell converts them to MXFP8's (TE's emulation), MXFP8 swizzles an
+ * FP8 primary weight's; pushed per GEMM operand (push_scale_preps).
  */
 #include <string.h>
 
@@ -152,16 +155,68 @@ static int push_cast(const ShardStage *st, ApprofStageProgram *p, int ph, size_t
     return shard_push_kernel(p, ph, cap, dig, &cast, d, o);
 }
 
+/* An FP8 GEMM operand whose scales a kernel prepares before the GEMM
+ * (approf_fp8_gemm_scale_bytes): its elements, its kind
+ * (ApprofFp8Operand), the kernels (one per expert of a grouped GEMM where
+ * TE converts each expert's scales on its own). */
+typedef struct {
+    double elems;
+    int operand;
+    int64_t kernels;
+} ScalePrep;
+
+/* Pushes the scale kernels of the FP8 GEMM operands sp[0..n) to phase
+ * ph: each a memory-bound kernel reading and writing the card's and
+ * recipe's bytes an element (hw/fp8_card.c; blockwise on Blackwell: the
+ * MXFP8 emulation's scale conversion; MXFP8: an FP8 primary weight's
+ * scale swizzle). */
+static int push_scale_preps(const ShardStage *st, ApprofStageProgram *p, int ph, size_t *cap,
+                            ApprofHash128 **dig, int o, const ScalePrep *sp, int n)
+{
+    int rc = 0;
+    for (int j = 0; j < n && !rc; j++) {
+        double b = approf_fp8_gemm_scale_bytes(st->hw, st->hw->fp8, sp[j].operand);
+        int64_t nk = sp[j].kernels > 1 ? sp[j].kernels : 1;
+        ApprofKernel k;
+        ApprofHash128 d;
+        if (!(b > 0) || !(sp[j].elems > 0))
+            continue;
+        memset(&k, 0, sizeof k);
+        k.kind = APPROF_K_ELEMENTWISE;
+        k.op = o;
+        k.dtype = st->g->dtype;
+        k.batch = 1;
+        k.elements = (int64_t)(sp[j].elems / (double)nk);
+        k.rows = 1;
+        k.cols = k.elements;
+        k.bytes = b * (double)k.elements;
+        d = shard_kernel_digest(&k);
+        d.b ^= 0x5c5c5c5c5c5c5c5cull;
+        for (int64_t e = 0; e < nk && !rc; e++)
+            rc = shard_push_kernel(p, ph, cap, dig, &k, d, o);
+    }
+    return rc;
+}
+
 int shard_fp8_op(const ShardStage *st, TInfo *ti, ApprofStageProgram *p, int ph, size_t k0,
                  int o, int forward, size_t *cap, ApprofHash128 **dig)
 {
     const ApprofGraph *g = st->g;
     const ApprofOp *op = &g->ops[o];
-    int ws = shard_fp8_linear(st, o), n_gemm = 0, xin = -1;
+    int ws = shard_fp8_linear(st, o), n_gemm = 0, xin = -1, n_prep = 0, rc;
     size_t k1 = p->n_kernels[ph];
-    double rows = 0, cols = 0;
+    double rows = 0, cols = 0, welems;
+    ScalePrep prep[8];
+    /* the weight operand: an FP8 primary weight (the spec's
+     * fp8_param_gather, Megatron's --fp8-param-gather under ZeRO-1/2;
+     * ZeRO-3 gathers through torchao instead), else TE's cached copy */
+    int wop = st->hw && st->hw->fp8_param_gather && st->variant.zero <= 2
+                  ? APPROF_FP8_OPERAND_PRIMARY_WEIGHT
+                  : APPROF_FP8_OPERAND_WEIGHT;
     if (ws < 0)
         return 0;
+    welems = ti[op->inputs[ws]].local /
+             (double)approf_dtype_size(g->tensors[op->inputs[ws]].dtype);
     for (int i = 0; i < op->n_inputs; i++)
         if (i != ws && g->tensors[op->inputs[i]].role != APPROF_TENSOR_PARAM)
             xin = op->inputs[i];
@@ -182,10 +237,29 @@ int shard_fp8_op(const ShardStage *st, TInfo *ti, ApprofStageProgram *p, int ph,
         if (!forward) /* the last is the wgrad, dw = x^T dy: k x n over m, so dy is m x n
                        * (per expert: batch of them) */
             rows = (double)k->batch * (double)k->k, cols = (double)k->n;
+        /* the operands' scales before the GEMM: A (m x k) an input or
+         * output gradient; B the weight in the forward and dgrad, the
+         * output gradient (k x n) in the wgrad. A grouped GEMM converts
+         * each expert's blockwise scales on its own (gemm.cpp lines
+         * 595-603) but swizzles all its MXFP8 scales in one kernel
+         * (multi_tensor_swizzle_scales_for_gemm, lines 572-575) */
+        if (n_prep + 2 <= (int)(sizeof prep / sizeof prep[0])) {
+            int64_t ne = k->experts > 1 && st->hw->fp8 != COSTDB_FP8_MXFP8 ? k->experts : 1;
+            double a = b * (double)k->m * (double)k->k;
+            prep[n_prep++] = (ScalePrep){a, APPROF_FP8_OPERAND_ACT, ne};
+            if (k->wgrad)
+                prep[n_prep++] =
+                    (ScalePrep){b * (double)k->k * (double)k->n, APPROF_FP8_OPERAND_ACT, ne};
+            else
+                prep[n_prep++] = (ScalePrep){welems, wop, ne};
+        }
         n_gemm++;
     }
     if (!n_gemm)
         return 0;
+    rc = push_scale_preps(st, p, ph, cap, dig, o, prep, n_prep);
+    if (rc)
+        return rc;
     if (forward) {
         /* the input, once per stage and pass where several linear layers
          * read it (q, k, v); row-wise for the GEMM, column-wise kept for

@@ -17,8 +17,13 @@
  * - blockwise (TE Float8BlockScaling): FP32 scales per 1x128 block of
  *   inputs and gradients (4/128 bytes an element a copy) and per 128x128
  *   block of weights (4/16384).
+ * - blockwise on Blackwell (b200): TE's MXFP8 emulation, one scale
+ *   conversion kernel per GEMM operand (per expert of a grouped GEMM);
+ * - mxfp8 with FP8 primary weights: the weight's scale swizzle before its
+ *   forward and dgrad GEMMs.
  * And the recipe table: names as Megatron-LM's --fp8-recipe, MXFP8
- * refused on h100-sxm and mi300x, taken on b200.
+ * refused on h100-sxm and mi300x, taken on b200; blockwise refused on the
+ * ROCm mi300x (Transformer Engine's ROCm build).
  */
 #include <CUnit/Basic.h>
 #include <math.h>
@@ -99,8 +104,23 @@ static void test_recipe_table(void)
     CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_TENSORWISE));
     CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_BLOCKWISE));
     CU_ASSERT_PTR_NOT_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_MXFP8));
+    /* ROCm (mi300x): Transformer Engine's ROCm build takes delayed and
+     * current scaling on gfx942, refuses blockwise on every AMD GPU and
+     * MXFP8 below gfx950; the spec's rocm decides */
     CU_ASSERT_FATAL(approf_hardware_builtin("mi300x", &h) == 0);
-    CU_ASSERT_PTR_NOT_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_MXFP8));
+    CU_ASSERT_EQUAL(h.rocm, 1);
+    CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_DELAYED));
+    CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_TENSORWISE));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_BLOCKWISE));
+    CU_ASSERT_PTR_NOT_NULL(strstr(approf_fp8_recipe_refusal(&h, COSTDB_FP8_BLOCKWISE),
+                                  "not yet supported for ROCm"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_MXFP8));
+    CU_ASSERT_PTR_NOT_NULL(strstr(approf_fp8_recipe_refusal(&h, COSTDB_FP8_MXFP8), "gfx950"));
+    h.rocm = 0;
+    CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_BLOCKWISE));
+    CU_ASSERT_PTR_NOT_NULL(strstr(approf_fp8_recipe_refusal(&h, COSTDB_FP8_MXFP8), "Blackwell"));
+    CU_ASSERT_FATAL(approf_hardware_builtin("b200", &h) == 0);
+    CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_BLOCKWISE));
     CU_ASSERT_FATAL(approf_hardware_builtin("b200", &h) == 0);
     CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&h, COSTDB_FP8_MXFP8));
     CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &h) == 0);
@@ -279,6 +299,186 @@ static void test_blackwell_one_copy(void)
     approf_graph_free(&g);
 }
 
+/* The kernels of phase ph of p that are no cast, GEMM or other op's
+ * kernel but scale kernels of FP8 GEMM operands (elementwise kernels of an
+ * FP8 layer reading and writing less than a byte an element). */
+static void scale_kernels(const ApprofGraph *g, const ApprofStageProgram *p, int ph, size_t *n,
+                          double *bytes)
+{
+    *n = 0;
+    *bytes = 0;
+    for (size_t i = 0; i < p->n_kernels[ph]; i++) {
+        const ApprofKernel *k = &p->kernels[ph][i];
+        if (k->kind == APPROF_K_ELEMENTWISE && of_fp8_layer(g, p, ph, i) &&
+            k->bytes < (double)k->elements) {
+            (*n)++;
+            *bytes += k->bytes;
+        }
+    }
+}
+
+/* Blockwise on Blackwell: TE emulates Float8BlockScaling with MXFP8
+ * (pytorch/csrc/extensions/gemm.cpp at d0067d0da6): before each FP8 GEMM
+ * one kernel per operand reads its FP32 block scales and writes MXFP8's
+ * swizzled E8M0 scales, 1 byte per 32 elements. Against blockwise on
+ * h100-sxm (native block-scaled GEMMs, no such kernel), one GPU: per
+ * FP8 layer with forward GEMM x (m x k) . w (k x n), y = m x n, the
+ * forward adds x (4/128 + 1/32) + w (4/16384 + 1/32) bytes in 2
+ * kernels; the backward's dgrad y (4/128 + 1/32) + w (4/16384 + 1/32)
+ * and wgrad (x + y)(4/128 + 1/32), in 4 kernels. Everything else equal. */
+static void test_blockwise_blackwell(void)
+{
+    ApprofGraph *g = zoo_fixture_fp8_gpt_layer();
+    ApprofHardwareSpec hh, hb;
+    ApprofStageProgram h, b;
+    const double a = 4.0 / 128.0 + 1.0 / 32.0, wv = 4.0 / 16384.0 + 1.0 / 32.0;
+    double want[2] = {0, 0};
+    size_t layers = 0;
+    CU_ASSERT_FATAL(shard_recipe(g, "h100-sxm", COSTDB_FP8_BLOCKWISE, &hh, &h) == 0);
+    CU_ASSERT_FATAL(shard_recipe(g, "b200", COSTDB_FP8_BLOCKWISE, &hb, &b) == 0);
+    CU_ASSERT_PTR_NULL(approf_fp8_recipe_refusal(&hb, COSTDB_FP8_BLOCKWISE));
+    CU_ASSERT_EQUAL(approf_fp8_copies(&hb, COSTDB_FP8_BLOCKWISE), 2);
+    for (size_t i = 0; i < h.n_kernels[0]; i++) {
+        const ApprofKernel *k = &h.kernels[0][i];
+        double x, y, w;
+        if (!k->fp8)
+            continue;
+        x = (double)k->m * (double)k->k, y = (double)k->m * (double)k->n;
+        w = (double)k->k * (double)k->n;
+        want[0] += x * a + w * wv;
+        want[1] += y * a + w * wv + (x + y) * a;
+        layers++;
+    }
+    CU_ASSERT_EQUAL(layers, 6);
+    for (int ph = 0; ph < 2; ph++) {
+        size_t nh, nb;
+        double bh, bb;
+        scale_kernels(g, &h, ph, &nh, &bh);
+        scale_kernels(g, &b, ph, &nb, &bb);
+        CU_ASSERT_EQUAL(nh, 0);
+        CU_ASSERT_EQUAL(nb, (ph ? 4 : 2) * layers);
+        CU_ASSERT_EQUAL(b.n_kernels[ph], h.n_kernels[ph] + nb);
+        CU_ASSERT_DOUBLE_EQUAL(bb, want[ph], 0.5 + 1e-9 * want[ph]);
+    }
+    CU_ASSERT_EQUAL(b.invar_size[0], h.invar_size[0]);
+    CU_ASSERT_EQUAL(b.intermediate_size, h.intermediate_size);
+    CU_ASSERT_DOUBLE_EQUAL(b.optimizer_bytes, h.optimizer_bytes, 1.0);
+    approf_stage_program_clear(&h);
+    approf_stage_program_clear(&b);
+    approf_graph_free(&g);
+}
+
+/* Blockwise on Blackwell in an MoE layer: TE's grouped GEMM converts each
+ * expert's scales on its own (gemm.cpp's te_general_grouped_gemm). One
+ * mixtral block on one b200 (8 experts on the device): each expert GEMM
+ * (gate, up, down; x[B, E, C, k] . w[1, E, k, n] -> y) adds 8 kernels per
+ * operand: the forward x (4/128 + 1/32) + w (4/16384 + 1/32) bytes in 16,
+ * the backward's dgrad y (4/128 + 1/32) + w (4/16384 + 1/32) and wgrad
+ * (x + y)(4/128 + 1/32) in 32. */
+static void test_blockwise_blackwell_experts(void)
+{
+    ApprofZooOptions o;
+    ApprofGraph *g = NULL;
+    ApprofHardwareSpec hh, hb;
+    ApprofStageProgram h, b;
+    const double a = 4.0 / 128.0 + 1.0 / 32.0, wv = 4.0 / 16384.0 + 1.0 / 32.0;
+    double want[2] = {0, 0};
+    char err[256];
+    int n_gemms = 0;
+    memset(&o, 0, sizeof o);
+    o.preset = "mixtral-8x7b";
+    o.num_layers = 1;
+    o.batch = 2;
+    o.seq_len = 512;
+    o.dtype = "bf16";
+    CU_ASSERT_FATAL(approf_zoo_build("mixtral", &o, &g, err, sizeof err) == 0);
+    CU_ASSERT_FATAL(shard_recipe(g, "h100-sxm", COSTDB_FP8_BLOCKWISE, &hh, &h) == 0);
+    CU_ASSERT_FATAL(shard_recipe(g, "b200", COSTDB_FP8_BLOCKWISE, &hb, &b) == 0);
+    for (size_t i = 0; i < g->n_ops; i++) {
+        const ApprofOp *op = &g->ops[i];
+        double x, y, w;
+        if (op->kind != APPROF_OP_BATCH_MATMUL ||
+            g->tensors[op->inputs[1]].role != APPROF_TENSOR_PARAM)
+            continue;
+        x = (double)approf_tensor_elements(&g->tensors[op->inputs[0]]);
+        w = (double)approf_tensor_elements(&g->tensors[op->inputs[1]]);
+        y = (double)approf_tensor_elements(&g->tensors[op->outputs[0]]);
+        want[0] += x * a + w * wv;
+        want[1] += y * a + w * wv + (x + y) * a;
+        n_gemms++;
+    }
+    CU_ASSERT_EQUAL(n_gemms, 3);
+    for (int ph = 0; ph < 2; ph++) {
+        size_t n[2] = {0, 0};
+        double bytes[2] = {0, 0};
+        const ApprofStageProgram *ps[2] = {&h, &b};
+        for (int j = 0; j < 2; j++)
+            for (size_t i = 0; i < ps[j]->n_kernels[ph]; i++) {
+                const ApprofKernel *k = &ps[j]->kernels[ph][i];
+                if (k->kind == APPROF_K_ELEMENTWISE &&
+                    g->ops[k->op].kind == APPROF_OP_BATCH_MATMUL &&
+                    k->bytes < (double)k->elements) {
+                    n[j]++;
+                    bytes[j] += k->bytes;
+                }
+            }
+        CU_ASSERT_EQUAL(n[0], 0);
+        CU_ASSERT_EQUAL(n[1], (size_t)(ph ? 32 : 16) * (size_t)n_gemms);
+        CU_ASSERT_DOUBLE_EQUAL(bytes[1], want[ph], 0.5 + 1e-9 * want[ph]);
+    }
+    approf_stage_program_clear(&h);
+    approf_stage_program_clear(&b);
+    approf_graph_free(&g);
+}
+
+/* MXFP8 with FP8 primary weights (fp8_param_gather): TE quantizes inputs,
+ * output gradients and its cached weights with GEMM-swizzled scales
+ * (optimize_for_gemm), but not FP8 primary weights
+ * (_enable_weight_preswizzle, module/base.py): each GEMM that reads such a
+ * weight, forward and dgrad, first swizzles its E8M0 scales
+ * (swizzle_scales_for_gemm), reading and writing w / 32 bytes. On b200,
+ * one GPU: one kernel per FP8 layer and phase, 2 w / 32 bytes, beside the
+ * same program with TE's cached weights; none under delayed scaling. */
+static void test_mxfp8_primary_weights(void)
+{
+    ApprofGraph *g = zoo_fixture_fp8_gpt_layer();
+    ApprofHardwareSpec hc, hp, hd;
+    ApprofStageProgram c, pw, d;
+    double w = 0;
+    size_t layers = 0;
+    CU_ASSERT_FATAL(approf_hardware_builtin("b200", &hc) == 0);
+    hp = hc;
+    hc.fp8 = hp.fp8 = COSTDB_FP8_MXFP8;
+    hp.fp8_param_gather = 1;
+    hd = hp;
+    hd.fp8 = COSTDB_FP8_DELAYED;
+    CU_ASSERT_FATAL(zoo_fixture_shard_whole(g, &hc, 1, COSTDB_RECOMPUTE_NONE, 0, &c) == 0);
+    CU_ASSERT_FATAL(zoo_fixture_shard_whole(g, &hp, 1, COSTDB_RECOMPUTE_NONE, 0, &pw) == 0);
+    CU_ASSERT_FATAL(zoo_fixture_shard_whole(g, &hd, 1, COSTDB_RECOMPUTE_NONE, 0, &d) == 0);
+    for (size_t i = 0; i < c.n_kernels[0]; i++)
+        if (c.kernels[0][i].fp8) {
+            w += (double)c.kernels[0][i].k * (double)c.kernels[0][i].n;
+            layers++;
+        }
+    CU_ASSERT_EQUAL(layers, 6);
+    for (int ph = 0; ph < 2; ph++) {
+        size_t n;
+        double bytes;
+        scale_kernels(g, &c, ph, &n, &bytes);
+        CU_ASSERT_EQUAL(n, 0);
+        scale_kernels(g, &d, ph, &n, &bytes);
+        CU_ASSERT_EQUAL(n, 0);
+        scale_kernels(g, &pw, ph, &n, &bytes);
+        CU_ASSERT_EQUAL(n, layers);
+        CU_ASSERT_EQUAL(pw.n_kernels[ph], c.n_kernels[ph] + layers);
+        CU_ASSERT_DOUBLE_EQUAL(bytes, 2.0 * w / 32.0, 0.5);
+    }
+    approf_stage_program_clear(&c);
+    approf_stage_program_clear(&pw);
+    approf_stage_program_clear(&d);
+    approf_graph_free(&g);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
@@ -288,6 +488,10 @@ int main(void)
         {"blockwise: FP32 scales per 1x128 and 128x128 block", test_blockwise},
         {"delayed: the amax all-reduce per micro-batch and phase", test_amax_reduce},
         {"Blackwell: one copy under a per-tensor recipe", test_blackwell_one_copy},
+        {"blockwise on Blackwell: the MXFP8 emulation's scale conversions",
+         test_blockwise_blackwell},
+        {"blockwise on Blackwell: one conversion per expert", test_blockwise_blackwell_experts},
+        {"mxfp8: FP8 primary weights' scale swizzle per GEMM", test_mxfp8_primary_weights},
     };
     return CUNIT_RUN("fp8_recipes", tests);
 }

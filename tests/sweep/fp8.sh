@@ -12,6 +12,10 @@
 #     sweep starts its own sweep, and a 16-bit --resume next to the FP8 one
 #     finds its own; approf compare refuses the pair without
 #     --across-precision.
+#  5. --fp8-recipe: mxfp8 refused on h100-sxm, blockwise refused on the
+#     ROCm mi300x (Transformer Engine's ROCm build) and taken on the same
+#     spec with rocm = 0, an unknown recipe refused, the recipe in the
+#     options, a tensorwise sweep not resuming a delayed one.
 # Usage: fp8.sh APPROF SQLITE3 WORKDIR
 set -euo pipefail
 approf=$(realpath "$1") sqlite=$2 work=$3
@@ -93,6 +97,20 @@ set -e
 says_text err "h100-sxm" "--fp8-recipe mxfp8 on h100-sxm"
 says_text err "Blackwell" "--fp8-recipe mxfp8 on h100-sxm"
 [ ! -e x.db ] || fail "a refused sweep wrote x.db"
+# ROCm (the spec's rocm; built in: mi300x): Transformer Engine's ROCm build
+# refuses blockwise on every AMD GPU; the same spec with rocm = 0 runs it
+set +e
+"$approf" sweep "${model[@]}" --hardware mi300x --fp8-recipe blockwise --db x.db 2>err
+expect_rc 2 $? err "--fp8-recipe blockwise on mi300x"
+set -e
+says_text err "mi300x" "--fp8-recipe blockwise on mi300x"
+says_text err "not yet supported for ROCm" "--fp8-recipe blockwise on mi300x"
+[ ! -e x.db ] || fail "a refused sweep wrote x.db"
+"$approf" hardware show mi300x >rocm.spec || fail "hardware show mi300x"
+grep -qx "rocm = 1" rocm.spec || fail "show lacks rocm = 1"
+sed -e 's/^name = .*/name = mi300x-cuda/' -e 's/^rocm = .*/rocm = 0/' rocm.spec >cuda.spec
+"$approf" sweep "${model[@]}" --hardware cuda.spec --fp8-recipe blockwise --db r.db 2>err ||
+  fail_with err "blockwise on mi300x's spec with rocm = 0"
 set +e
 "$approf" sweep "${model[@]}" --hardware h100-sxm --fp8-recipe custom --db x.db 2>err
 expect_rc 2 $? err "--fp8-recipe custom"
