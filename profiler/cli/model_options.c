@@ -78,6 +78,11 @@ static const ModelOpt model_opts[] = {
      "llama family: the gated MLP's SiLU (GeGLU's GELU) as Megatron-Core's fused "
      "SwiGLU (bias_activation_fusion): only gate and up kept, the activation rerun in "
      "the backward (default: eager PyTorch's, its output kept too; docs/models.md)", 0},
+    {"attention-unpad", NULL, ARG_FLAG, ZOO(attention_unpad), 0, 0, 0, 0, NULL, NULL, 0,
+     NULL,
+     "gpt, bert with --attention flash: the fused kernel called through flash-attn's "
+     "unpad_input/pad_input copies, as llm-foundry's MPT runs it (default: on the padded "
+     "tensors; docs/models.md)", 0},
     {"capacity-factor", NULL, ARG_DOUBLE, ZOO(capacity_factor), 0, 0, 0.01, 64,
      "a number in 0.01..64", NULL, 1, "C",
      "mixture of experts: expert slots = C x tokens x top_k / experts (1)", 0},
@@ -233,7 +238,8 @@ int cli_model_check_source(const char *cmd, const CliModelArgs *m)
         const char *opt = z->preset ? "preset" : z->dataset ? "dataset"
                           : z->attention ? "attention" : z->mlm_positions ? "mlm-positions"
                           : z->dropout != 0 ? "dropout"
-                          : z->activation_fusion ? "activation-fusion" : NULL;
+                          : z->activation_fusion ? "activation-fusion"
+                          : z->attention_unpad ? "attention-unpad" : NULL;
         if (opt)
             return cli_usage_error(cmd, "--%s does not apply to --model-file", opt);
         /* an ONNX graph's sequence dimension: approf_model_load carries no options */

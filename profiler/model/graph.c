@@ -307,6 +307,7 @@ static void normalize_attrs(const ApprofGraph *g, ApprofOpKind kind, const int *
         break;
     case APPROF_OP_ATTENTION:
         n.causal = a->causal ? 1 : 0;
+        n.unpad = a->unpad ? 1 : 0;
         break;
     case APPROF_OP_DROPOUT:
         n.rate = a->rate;

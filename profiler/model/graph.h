@@ -114,6 +114,16 @@ typedef struct ApprofOpAttrs {
                                            * fused_bias_swiglu.py at 92c8482e6d, saves the fc1
                                            * output alone; docs/models.md, "Activation
                                            * fusion") */
+    int unpad;                            /* attention: flash-attn's varlen kernel called
+                                           * through bert_padding's unpad_input/pad_input
+                                           * (llm-foundry's flash_attn_fn, llmfoundry/models/
+                                           * layers/attention.py at 5e85bd62d; flash-attn
+                                           * 2.4.2 flash_attn/bert_padding.py): q, k and v
+                                           * gathered into packed copies before the kernel,
+                                           * the output zero-filled and index-put back after
+                                           * it, the reverse in the backward; priced as
+                                           * copy kernels (docs/models.md, "Unpadded flash
+                                           * attention") */
 } ApprofOpAttrs;
 
 typedef struct ApprofOp {

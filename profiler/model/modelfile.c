@@ -125,7 +125,7 @@ static const char *const op_keys[] = {"name", "op", "inputs", "outputs", "bias",
                                       "transpose_b", "kernel", "stride", "padding", "groups",
                                       "axis", "perm", "shape", "start", "length", "sizes",
                                       "causal", "top_k", "capacity", "rate", "inplace", "rerun",
-                                      NULL};
+                                      "unpad", NULL};
 static const char *const top_keys[] = {"format", "version", "name", "dtype", "batch_size",
                                        "tensors", "ops", NULL};
 static const char *const tensor_keys[] = {"name", "role", "dtype", "shape", "batch_dim", NULL};
@@ -305,6 +305,11 @@ static int load_op(Ctx *c, ApprofGraph *g, NameMap *m, json_t *ops, json_t *o, s
     if (t && kind != APPROF_OP_SILU && kind != APPROF_OP_GELU)
         return perr(c, APPROF_EINVAL, "op '%s': field rerun: only silu and gelu rerun", name);
     a.rerun = (int)t;
+    if (get_int(o, "unpad", 0, 1, 0, &t) < 0)
+        return perr(c, APPROF_EPARSE, "op '%s': field unpad: expected a boolean", name);
+    if (t && kind != APPROF_OP_ATTENTION)
+        return perr(c, APPROF_EINVAL, "op '%s': field unpad: only attention unpads", name);
+    a.unpad = (int)t;
     if ((v = json_object_get(o, "rate"))) {
         if (!json_is_number(v))
             return perr(c, APPROF_EPARSE, "op '%s': field rate: expected a number", name);
@@ -542,6 +547,8 @@ static json_t *op_json(const ApprofGraph *g, const ApprofOp *op)
         break;
     case APPROF_OP_ATTENTION:
         json_object_set_new(o, "causal", json_boolean(a->causal));
+        if (a->unpad)
+            json_object_set_new(o, "unpad", json_true());
         break;
     case APPROF_OP_DROPOUT:
         json_object_set_new(o, "rate", json_real(a->rate));

@@ -381,6 +381,32 @@ static void simple(ApprofKernel *k, ApprofKernelKind kind, int op, ApprofDtype d
     k->bytes = bytes;
 }
 
+/* The copies around an unpadded flash attention (ApprofOpAttrs.unpad), as
+ * one copy kernel per phase over the attention's local sizes (loc: batch,
+ * query positions, key/value heads, query heads per key/value head, key
+ * positions, head dim). llm-foundry's flash_attn_fn (llmfoundry/models/
+ * layers/attention.py at 5e85bd62d) calls flash-attn 2.4.2's unpad_input on
+ * q, k and v and pad_input on the output (flash_attn/bert_padding.py at
+ * v2.4.2). Forward: IndexFirstAxis gathers each of q, k, v (read and write
+ * its elements, one int64 index a row), IndexPutFirstAxis zero-fills the
+ * padded output and index-puts the packed one into it (write, then read and
+ * write, one index a row). Backward: the output's gradient gathered (read
+ * and write, one index a row), then each of dq, dk, dv zero-filled and
+ * scattered (write, then read and write, one index a row). With a mask of
+ * all ones every token is kept: the packed tensors are the padded ones'
+ * size. The mask's sum, nonzero, max().item() and cumsum (tiny kernels and
+ * two host syncs a call) are not priced. */
+static void unpad_copies(ApprofKernel *k, int op, ApprofDtype dt, const int64_t *loc, int phase)
+{
+    double es = (double)approf_dtype_size(dt), idx = 8.0;
+    double tq = (double)loc[0] * loc[1], tkv = (double)loc[0] * loc[4];
+    double eo = tq * loc[2] * loc[3] * loc[5], ekv = tkv * loc[2] * loc[5];
+    double packed = eo + 2.0 * ekv, rows = 2.0 * tq + 2.0 * tkv;
+    double bytes = phase ? es * (2.0 * eo + 3.0 * packed) + idx * rows
+                         : es * (2.0 * packed + 3.0 * eo) + idx * rows;
+    simple(k, APPROF_K_COPY, op, dt, (int64_t)(packed + eo), 0, bytes);
+}
+
 /* Flops per element (forward, backward) of the memory-bound kinds. */
 static void ew_factors(ApprofOpKind kind, double *f, double *b)
 {
@@ -536,6 +562,8 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
             ks[i].attn_causal = op->attrs.causal != 0;
             ks[i].attn_lead = i == 0 ? 1 + (phase != 0) : 0;
         }
+        if (op->attrs.unpad)
+            unpad_copies(&ks[nk++], opi, dt, loc, phase);
         break;
     }
     case APPROF_OP_SLICE: case APPROF_OP_SPLIT: {

@@ -186,6 +186,12 @@ int approf_zoo_build(const char *name, const ApprofZooOptions *opt, ApprofGraph 
     if (o.activation_fusion && m->fn != zoo_decoder)
         return zb_fail(&b, APPROF_EINVAL, "model '%s' has no gated MLP: --activation-fusion "
                        "does not apply (the llama family has it)", name);
+    if (o.attention_unpad && m->fn != zoo_gpt && m->fn != zoo_bert)
+        return zb_fail(&b, APPROF_EINVAL, "model '%s': --attention-unpad does not apply "
+                       "(gpt and bert have it)", name);
+    if (o.attention_unpad && (!o.attention || strcmp(o.attention, "flash")))
+        return zb_fail(&b, APPROF_EINVAL, "%s: --attention-unpad needs --attention flash "
+                       "(it wraps the fused kernel)", name);
     if (o.mlm_positions && !(m->takes & ZOO_PRETRAIN))
         return zb_fail(&b, APPROF_EINVAL, "model '%s' has no masked-LM head: --mlm-positions %d "
                        "does not apply (bert has it)", name, o.mlm_positions);

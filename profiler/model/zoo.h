@@ -36,6 +36,11 @@ typedef struct ApprofZooOptions {
                               * Megatron-Core's fused SwiGLU/GeGLU (bias_activation_fusion):
                               * its output not kept, rerun in the backward; 0: eager
                               * PyTorch's silu then mul, all three tensors kept */
+    int attention_unpad;     /* gpt, bert with attention flash: 1 calls the fused
+                              * attention through flash-attn's unpad_input/pad_input
+                              * copies, as llm-foundry's flash_attn_fn does
+                              * (ApprofOpAttrs.unpad); 0: the kernel on the padded
+                              * tensors (PyTorch's SDPA, Megatron-Core) */
     double capacity_factor;  /* MoE: expert slots per sample = ceil(cf * seq * top_k /
                               * experts); 0: 1.0 */
     const char *dataset;     /* resnet50: imagenet (default) | cifar10; swin: imagenet (default) |

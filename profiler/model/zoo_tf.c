@@ -222,8 +222,10 @@ static int lm_loss(Zb *b, int x, int wte, int bias, int untied, const char *name
  * or not (an encoder): the query as [B, S, H, 1, D] (one query head per
  * key/value head), no S x S tensor kept (Megatron-Core's and PyTorch's
  * fused attention; a dropout on the probabilities runs inside the kernel,
- * from its random seed, and is not an operator of its own). */
-static int flash_attention(Zb *b, const char *pre, int x, int64_t heads, int causal)
+ * from its random seed, and is not an operator of its own). unpad: the
+ * kernel called through flash-attn's unpad_input/pad_input copies
+ * (--attention-unpad, ApprofOpAttrs.unpad). */
+static int flash_attention(Zb *b, const char *pre, int x, int64_t heads, int causal, int unpad)
 {
     char p[128];
     int q, k, v, o;
@@ -243,7 +245,7 @@ static int flash_attention(Zb *b, const char *pre, int x, int64_t heads, int cau
     snprintf(p, sizeof p, "%s/value", pre);
     v = zb_reshape(b, p, "split_heads", zb_dense(b, p, x, c, 1), 4, k4);
     {
-        ApprofOpAttrs a = {.causal = causal};
+        ApprofOpAttrs a = {.causal = causal, .unpad = unpad};
         int in[3] = {q, k, v};
         snprintf(p, sizeof p, "%s/attention", pre);
         o = zb_op(b, APPROF_OP_ATTENTION, p, in, 3, &a);
@@ -289,7 +291,8 @@ int zoo_gpt(Zb *b, const ApprofZooOptions *o)
         int y;
         snprintf(pre, sizeof pre, "h.%d", l);
         snprintf(p, sizeof p, "%s/ln_1", pre);
-        y = flash ? flash_attention(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), c.heads, 1)
+        y = flash ? flash_attention(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), c.heads, 1,
+                                  o->attention_unpad)
                   : attention(b, pre, zb_norm(b, APPROF_OP_LAYER_NORM, p, x), c.heads, -1, -1,
                               o->dropout);
         y = dropout(b, pre, "attention_output_dropout", y, o->dropout);
@@ -326,7 +329,7 @@ int zoo_bert(Zb *b, const ApprofZooOptions *o)
         char pre[32], p[64];
         int y;
         snprintf(pre, sizeof pre, "encoder.layer.%d", l);
-        y = flash ? flash_attention(b, pre, x, c.heads, 0)
+        y = flash ? flash_attention(b, pre, x, c.heads, 0, o->attention_unpad)
                   : attention(b, pre, x, c.heads, -1, -1, o->dropout);
         y = dropout(b, pre, "attention_output_dropout", y, o->dropout);
         snprintf(p, sizeof p, "%s/attention_LayerNorm", pre);

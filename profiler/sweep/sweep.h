@@ -44,6 +44,8 @@ typedef struct ApprofSweepConfig {
     int activation_fusion;        /* llama family: the gated MLP's activation fused as
                                    * Megatron-Core runs it (ApprofZooOptions); the graph's
                                    * hash carries it, so resume and merge compare it */
+    int attention_unpad;          /* gpt, bert: the flash kernel through flash-attn's
+                                   * unpad/pad copies (ApprofZooOptions) */
     const char *dataset;
     int zoo_num_layers, zoo_hidden, zoo_heads, zoo_seq_len, zoo_vocab;
     int zoo_depth, zoo_width;

@@ -77,6 +77,7 @@ cases = {
     "--vocab": (gpt, "1000", "x"),
     "--attention": (gpt, "flash", "bogus"),
     "--activation-fusion": (["--model", "llama", "--num-layers", "1"], None, None),
+    "--attention-unpad": (gpt + ["--attention", "flash"], None, None),
     "--dropout": (gpt, "0.1", "1.5"),
     "--mlm-positions": (["--model", "bert", "--num-layers", "2"], "20", "0"),
     "--dtype": (["--model", "mlp"], "f16", "f64"),
