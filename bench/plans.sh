@@ -52,7 +52,9 @@
 # spec set otherwise, e.g. the memory of a 96 GB H100). A cp or ep case
 # whose twin (the same GPUs without cp/ep) the sweep stores out of memory
 # is priced from the time the sweep kept for it (docs/context-parallel.md,
-# "Refusals"), on the real spec. set (calibration
+# "Refusals"), on the real spec. A global batch that is not whole
+# micro-batches of mbs*dp*cp samples is n/a (a cp plan runs cp x its
+# twin's micro-batches, so it cannot run fewer than cp). set (calibration
 # or heldout) and family are read by bench/validation.sh. A missing
 # column takes its old meaning (gpt, 1, 1, -, -, -).
 # PLANS_SWEEP_OPTS="..." adds options to every approf sweep.
@@ -292,6 +294,15 @@ for c in cases:
         print("    n/a: stage submesh of %d devices is not (1,k | %d) or (k,%d)" % (S, gph, gph))
         continue
     L = 4 if pp == 1 else pp * max(1, math.ceil(8 / pp))
+    if G % (mbs * dpe):
+        # apsolve runs a cp plan as cp x the micro-batches of its dp*cp twin
+        # (solver/session_cp.c), so the twin's sweep needs whole
+        # micro-batches of mbs*dp*cp samples
+        row([cid, n, layout, fmt(meas), "n/a", "", "", "n/a", "", "", "n/a", "", ""])
+        print("    n/a: global batch %d is not whole micro-batches of mbs x dp x cp = %d samples%s" %
+              (G, mbs * dpe, " (a cp plan is priced as cp x the micro-batches of its dp x cp twin: "
+               "fewer than cp micro-batches cannot be priced)" if cp > 1 else ""))
+        continue
     K = G // (mbs * dpe)
     db = os.path.join(KEEP or TMP, cid + ".db")
     if os.path.exists(db):
