@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Shared utilities of the per-device stage program (stage.h): freeing and
- * deep-copying its arrays, and the names of collective kinds as the cost
+ * deep-copying its arrays, kernel arrays several programs share, and the names of collective kinds as the cost
  * database spells them (CostdbCommPoint.collective).
  */
 #include <stdint.h>
@@ -10,12 +10,59 @@
 
 #include "stage.h"
 
+/* A kernel array and how many programs (and builders) hold it. Holders
+ * are counted without atomics: a share lives in the sharding context of
+ * one thread (a sweep worker's) and in the programs it hands out there. */
+struct ApprofKernelShare {
+    int holders;
+    ApprofKernel *k;
+    size_t n;
+};
+
+void approf_kernel_share_release(ApprofKernelShare *s)
+{
+    if (!s || --s->holders > 0)
+        return;
+    free(s->k);
+    free(s);
+}
+
+ApprofKernelShare *approf_kernel_share(ApprofStageProgram *p, int ph)
+{
+    ApprofKernelShare *s = p->kernel_share[ph];
+    if (!s) {
+        if (!(s = malloc(sizeof *s)))
+            return NULL;
+        s->holders = 1;
+        s->k = p->kernels[ph];
+        s->n = p->n_kernels[ph];
+        p->kernel_share[ph] = s;
+    }
+    s->holders++;
+    return s;
+}
+
+void approf_kernel_share_hold(ApprofStageProgram *q, int ph, ApprofKernelShare *s)
+{
+    if (q->kernel_share[ph])
+        approf_kernel_share_release(q->kernel_share[ph]);
+    else
+        free(q->kernels[ph]);
+    s->holders++;
+    q->kernel_share[ph] = s;
+    q->kernels[ph] = s->k;
+    q->n_kernels[ph] = s->n;
+}
+
 void approf_stage_program_clear(ApprofStageProgram *p)
 {
     if (!p)
         return;
     for (int ph = 0; ph < 2; ph++) {
-        free(p->kernels[ph]);
+        if (p->kernel_share[ph])
+            approf_kernel_share_release(p->kernel_share[ph]);
+        else
+            free(p->kernels[ph]);
         free(p->colls[ph]);
     }
     free(p->placements);
@@ -51,6 +98,7 @@ int approf_stage_program_copy(ApprofStageProgram *dst, const ApprofStageProgram 
         return APPROF_EINVAL;
     tmp = *src;
     tmp.kernels[0] = tmp.kernels[1] = NULL;
+    tmp.kernel_share[0] = tmp.kernel_share[1] = NULL;
     tmp.colls[0] = tmp.colls[1] = NULL;
     tmp.placements = NULL;
     for (int ph = 0; ph < 2; ph++) {

@@ -127,16 +127,21 @@ static void memo_keep(GradAccumMemo *memo, int s, const ApprofKernel *k, ApprofH
     m->op[m->n++] = o;
 }
 
+double shard_grad_accum_share(const ShardStage *st, const ApprofStageProgram *p)
+{
+    /* the buffers are the parameters' elements at the buffers' width */
+    return p->param_bytes > 0 ? (double)p->donated_size[1] /
+                                    ((double)p->param_bytes * shard_grad_buffer_ratio(st))
+                              : 0.0;
+}
+
 int shard_push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
                           size_t *cap, ApprofHash128 **dig, GradAccumMemo *memo)
 {
     const ApprofHardwareSpec *hw = st->hw;
     double gw = (double)approf_dtype_size(st->g->dtype);
     double aw = accum_width(st);
-    /* the buffers are the parameters' elements at the width aw */
-    double share = p->param_bytes > 0 ? (double)p->donated_size[1] /
-                                            ((double)p->param_bytes * shard_grad_buffer_ratio(st))
-                                      : 0.0;
+    double share = shard_grad_accum_share(st, p);
     int rc = 0, fuse = hw && hw->grad_accum_fusion, s = -1;
     if (!(share > 0.0))
         return 0;

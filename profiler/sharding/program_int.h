@@ -143,6 +143,65 @@ void shard_grad_accum_memo_free(GradAccumMemo *memo);
  * kernels of the build's earlier programs. */
 int shard_push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
                           size_t *cap, ApprofHash128 **dig, GradAccumMemo *memo);
+/* The share of the parameters' accumulation buffers p keeps (after ZeRO:
+ * 1 for ZeRO 0 and 1, the partition for 2 and 3; 0 without parameters):
+ * what p's accumulation kernels depend on besides the stage. */
+double shard_grad_accum_share(const ShardStage *st, const ApprofStageProgram *p);
+
+/* The backwards the programs of one build ended with (zero_family.c;
+ * docs/performance.md, "Shared kernel arrays"): each held by a kernel
+ * share, keyed by its accumulation share, with its kernels' digests (own:
+ * freed with the list). pre_k, pre_dig, pre_n: the build's backward before
+ * its end, which a derived program's backward copies. fwd: the build's
+ * forward kernels, which every derived program holds. */
+typedef struct EndedBackward {
+    double share;
+    ApprofKernelShare *k;
+    ApprofHash128 *dig;
+    int own;
+} EndedBackward;
+typedef struct BackwardEnds {
+    int n;
+    EndedBackward e[4];
+    const ApprofKernel *pre_k;
+    const ApprofHash128 *pre_dig;
+    size_t pre_n;
+    ApprofKernelShare *fwd;
+} BackwardEnds;
+void shard_backward_ends_free(BackwardEnds *ends);
+/* Gradient accumulation of p's backward with ends (zero_family.c): p
+ * holds the backward of an earlier program of the build with the same
+ * accumulation share (dig[1] then the list's), else p's backward (for a
+ * derived program, kernels[1] NULL: a copy of the build's backward before
+ * its end) gets its kernels and joins the list. dig: the caller's digest
+ * arrays (dig[1] NULL for a derived program; one it gets joins the list
+ * with it, and dig[1] is NULL again); *sig_dig: the backward's digests,
+ * for the signature. */
+int shard_end_backward(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                       size_t *cap, ApprofHash128 **dig, const ApprofHash128 **sig_dig,
+                       GradAccumMemo *accum, BackwardEnds *ends);
+
+/* What the end of a program needs besides its stage, tensors and program
+ * (shard_finish_program). */
+typedef struct ZeroTail {
+    double param_elems, read_share;
+    const int *blk;
+    int n_blk;
+    const ApprofHash128 *pdig;
+    GradAccumMemo *accum; /* the build's gradient accumulation kernels */
+    BackwardEnds *ends;   /* the build's ended backwards (NULL: none shared) */
+} ZeroTail;
+/* The end of a stage program, where its variants' programs part: ZeRO
+ * (program_zero.c), gradient accumulation, FP8 weights, the peaks and the
+ * signature (program.c). */
+int shard_finish_program(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                         const ZeroTail *tl, size_t kcap[2], size_t ccap[2],
+                         ApprofHash128 *kdig[2]);
+/* ZeRO stage z of the stage being built, from its program p before the
+ * end, kept in the context for the request that will ask for it
+ * (zero_family.c). */
+void shard_derive_zero(const ShardStage *st, const TInfo *ti, const ApprofStageProgram *p,
+                       ApprofHash128 *const kdig[2], const ZeroTail *tl, int z);
 
 /* Appends kernel k of op to phase ph with digest d (program.c). */
 int shard_push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
