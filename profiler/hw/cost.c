@@ -10,6 +10,7 @@
  */
 #include <assert.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -483,14 +484,86 @@ static int async_groups(const ApprofHardwareSpec *hw, const ApprofStageProgram *
     return n;
 }
 
+/* A direct-mapped table of collective prices for one spec (hardware.h).
+ * The key is every field of the collective approf_collective_cost reads
+ * (link_cost, rank_copies_seconds: of zero3_unit only whether it is set);
+ * bytes compared bit for bit. */
+#define COLL_MEMO_SLOTS 4096
+typedef struct {
+    int used, kind, group_size, hosts, crosses_hosts, span_hosts, zero3;
+    double bytes, seconds;
+} CollMemoSlot;
+struct ApprofCollMemo {
+    ApprofHardwareSpec hw; /* the spec the prices are of, bytes as given */
+    CollMemoSlot slot[COLL_MEMO_SLOTS];
+};
+
+void approf_coll_memo_free(ApprofCollMemo *m)
+{
+    free(m);
+}
+
+/* *memo ready for hw (allocated, emptied for another spec); NULL without
+ * memory. */
+static ApprofCollMemo *coll_memo_for(ApprofCollMemo **memo, const ApprofHardwareSpec *hw)
+{
+    ApprofCollMemo *m = *memo;
+    if (!m && !(m = *memo = calloc(1, sizeof *m)))
+        return NULL;
+    if (memcmp(&m->hw, hw, sizeof *hw)) {
+        memset(m->slot, 0, sizeof m->slot);
+        memcpy(&m->hw, hw, sizeof *hw);
+    }
+    return m;
+}
+
+static double coll_memo_cost(ApprofCollMemo *m, const ApprofHardwareSpec *hw,
+                             const ApprofCollective *c)
+{
+    uint64_t b, h;
+    memcpy(&b, &c->bytes, sizeof b);
+    h = b * 0x9e3779b97f4a7c15ull;
+    h ^= ((uint64_t)(unsigned)c->kind << 56) ^ ((uint64_t)(unsigned)c->group_size << 32) ^
+         ((uint64_t)(unsigned)c->hosts << 16) ^ ((uint64_t)(unsigned)c->span_hosts << 4) ^
+         ((uint64_t)(c->crosses_hosts != 0) << 1) ^ (uint64_t)(c->zero3_unit > 0);
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    CollMemoSlot *s = &m->slot[h & (COLL_MEMO_SLOTS - 1)];
+    if (s->used && s->kind == (int)c->kind && s->group_size == c->group_size &&
+        s->hosts == c->hosts && s->crosses_hosts == c->crosses_hosts &&
+        s->span_hosts == c->span_hosts && s->zero3 == (c->zero3_unit > 0) &&
+        !memcmp(&s->bytes, &c->bytes, sizeof s->bytes))
+        return s->seconds;
+    s->used = 1;
+    s->kind = (int)c->kind;
+    s->group_size = c->group_size;
+    s->hosts = c->hosts;
+    s->crosses_hosts = c->crosses_hosts;
+    s->span_hosts = c->span_hosts;
+    s->zero3 = c->zero3_unit > 0;
+    s->bytes = c->bytes;
+    s->seconds = approf_collective_cost(hw, c);
+    return s->seconds;
+}
+
 double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph)
 {
+    return approf_phase_seconds_memo(hw, p, ph, NULL);
+}
+
+double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
+                                 int ph, ApprofCollMemo **memo)
+{
+    ApprofCollMemo *m = NULL;
     double t = 0.0, gemm = 0.0, colls = 0.0, hidden, async_hidden = 0.0;
     double slowed = 0.0, exposed = 0.0; /* tp_comm_overlap's (ub_account) */
     double stack_win[2 * 64], *win = stack_win;
     int ng;
     if (!hw || !p || ph < 0 || ph > 1)
         return 0.0;
+    if (memo)
+        m = coll_memo_for(memo, hw);
     /* Windows of the asynchronous backward collectives (Megatron-LM 2022's
      * LinearWithGradAccumulationAndAsyncCommunication, sharding/program.c
      * mark_async_gemms): per group, the seconds of its linear layers'
@@ -517,7 +590,7 @@ double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgr
         double c;
         if (cl->zero3_unit > 0 && hw->zero3_schedule > APPROF_ZERO3_SERIAL)
             continue; /* overlapped with compute: approf_zero3_exposed below */
-        c = approf_collective_cost(hw, cl);
+        c = m ? coll_memo_cost(m, hw, cl) : approf_collective_cost(hw, cl);
         t += c;
         colls += c;
         if (hw->tp_comm_overlap > 0)
