@@ -154,9 +154,54 @@ int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofColl
     return 0;
 }
 
-/* dig: per phase, the digest of each kernel (shard_kernel_digest); pdig:
- * of each placement's spec text. */
-static void signature(ApprofStageProgram *p, const ApprofHash128 *const dig[2],
+/* What the signature hashes of phase ph's kernels: their count, each
+ * kernel's digest (dig, shard_kernel_digest) and its async marks. */
+static ApprofHash128 kernel_list_digest(const ApprofStageProgram *p, int ph,
+                                        const ApprofHash128 *dig)
+{
+    ApprofHash128 h;
+    approf_hash128_init(&h, 0x6c);
+    approf_hash128_word(&h, p->n_kernels[ph]);
+    for (size_t i = 0; i < p->n_kernels[ph]; i++) {
+        approf_hash128_word(&h, dig[i].a);
+        approf_hash128_word(&h, dig[i].b);
+        if (p->kernels[ph][i].async_group)
+            approf_hash128_word(&h, (uint64_t)p->kernels[ph][i].async_group * 2 +
+                                        (uint64_t)p->kernels[ph][i].async_wgrad);
+    }
+    return h;
+}
+
+/* kernel_list_digest of p's phase ph, once per kernel array a build's
+ * programs share (ends: the build's ended backwards; its first program
+ * ended is the one whose forward the others hold). */
+static ApprofHash128 kernel_list(const ApprofStageProgram *p, int ph, const ApprofHash128 *dig,
+                                 BackwardEnds *ends)
+{
+    ApprofHash128 *kept = NULL;
+    int *set = NULL;
+    if (ends && ph == 0 && p->kernel_share[0] == ends->fwd) {
+        kept = &ends->fwd_list;
+        set = &ends->fwd_list_set;
+    }
+    for (int i = 0; ends && ph == 1 && p->kernel_share[1] && i < ends->n; i++)
+        if (ends->e[i].k == p->kernel_share[1]) {
+            kept = &ends->e[i].list;
+            set = &ends->e[i].list_set;
+        }
+    if (kept && *set)
+        return *kept;
+    ApprofHash128 h = kernel_list_digest(p, ph, dig);
+    if (kept) {
+        *kept = h;
+        *set = 1;
+    }
+    return h;
+}
+
+/* klist: per phase, kernel_list_digest; pdig: of each placement's spec
+ * text. */
+static void signature(ApprofStageProgram *p, const ApprofHash128 klist[2],
                       const ApprofHash128 *pdig)
 {
     ApprofHash128 h;
@@ -165,14 +210,8 @@ static void signature(ApprofStageProgram *p, const ApprofHash128 *const dig[2],
                       p->force_batch_dim, (int)p->dtype};
     approf_hash128_update(&h, hdr, sizeof(hdr));
     for (int ph = 0; ph < 2; ph++) {
-        approf_hash128_word(&h, p->n_kernels[ph]);
-        for (size_t i = 0; i < p->n_kernels[ph]; i++) {
-            approf_hash128_word(&h, dig[ph][i].a);
-            approf_hash128_word(&h, dig[ph][i].b);
-            if (p->kernels[ph][i].async_group)
-                approf_hash128_word(&h, (uint64_t)p->kernels[ph][i].async_group * 2 +
-                                            (uint64_t)p->kernels[ph][i].async_wgrad);
-        }
+        approf_hash128_word(&h, klist[ph].a);
+        approf_hash128_word(&h, klist[ph].b);
         approf_hash128_word(&h, p->n_colls[ph]);
         for (size_t i = 0; i < p->n_colls[ph]; i++) {
             const ApprofCollective *c = &p->colls[ph][i];
@@ -221,9 +260,9 @@ int shard_finish_program(const ShardStage *st, const TInfo *ti, ApprofStageProgr
     int rc = shard_apply_zero(st, ti, p, tl->param_elems, tl->read_share, tl->blk, tl->n_blk,
                               ccap);
     if (!rc && tl->ends)
-        rc = shard_end_backward(st, ti, p, &kcap[1], kdig, &dig[1], tl->accum, tl->ends);
+        rc = shard_end_backward(st, ti, p, &kcap[1], kdig, &dig[1], tl->ends);
     else if (!rc)
-        rc = shard_push_grad_accum(st, ti, p, &kcap[1], kdig, tl->accum);
+        rc = shard_push_grad_accum(st, ti, p, &kcap[1], kdig);
     if (!tl->ends)
         dig[1] = kdig[1];
     if (!rc)
@@ -234,7 +273,9 @@ int shard_finish_program(const ShardStage *st, const TInfo *ti, ApprofStageProgr
     for (int ph = 0; ph < 2; ph++)
         p->peak_memory[ph] = p->invar_size[ph] + p->outvar_size[ph] + p->temp_buffer_size[ph] -
                              p->donated_size[ph];
-    signature(p, dig, tl->pdig);
+    ApprofHash128 klist[2] = {kernel_list(p, 0, dig[0], tl->ends),
+                              kernel_list(p, 1, dig[1], tl->ends)};
+    signature(p, klist, tl->pdig);
     return 0;
 }
 
@@ -677,9 +718,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
 {
     ProgBuild b = {.st = st, .p = p, .async = st->hw && st->hw->tp_async_grad > 0};
     ShardPlaceSums sum = {0};
-    GradAccumMemo accum;
     BackwardEnds ends;
-    memset(&accum, 0, sizeof accum);
     memset(&ends, 0, sizeof ends);
     int rc = scratch_take(&b);
     if (!rc)
@@ -697,11 +736,8 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     if (!rc) {
         memory_sizes(&b, &sum);
         ZeroTail tail = {sum.param_elems, sum.params > 0.0 ? sum.params_read / sum.params : 0.0,
-                         b.blk, b.n_blk, b.pdig, NULL, NULL};
+                         b.blk, b.n_blk, b.pdig, NULL};
         int family = st->ctx && st->req && (st->zero_family >> (st->variant.zero + 1));
-        /* the kernels are kept only for the ZeRO stages derived below */
-        if (family)
-            tail.accum = &accum;
         /* without grad_accum_fusion (which changes the backward's own
          * GEMMs) the end only appends: the program is ended first and its
          * derived stages hold its forward and, where their accumulation
@@ -732,7 +768,6 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         }
     }
     shard_backward_ends_free(&ends);
-    shard_grad_accum_memo_free(&accum);
     free(b.kdig[0]);
     free(b.kdig[1]);
     free(b.pdig);

@@ -117,32 +117,13 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
                      double param_elems, double read_share, const int *blk, int n_blk,
                      size_t *ccap);
 
-/* The add kernels of gradient accumulation for the buffers' share of the
- * parameters (program_accum.c): one build's ZeRO stages that keep the
- * same share (ZeRO 0 and 1: whole buffers; 2 and 3: the partition) push
- * the kernels the first computed (docs/performance.md, "Each phase
- * priced once"). Two slots; all zero to begin; shard_grad_accum_memo_free. */
-typedef struct GradAccumSlot {
-    int valid;
-    double share;
-    int n;
-    size_t cap;
-    ApprofKernel *k;
-    ApprofHash128 *dig;
-    int *op;
-} GradAccumSlot;
-typedef struct GradAccumMemo {
-    GradAccumSlot slot[2];
-    int next;
-} GradAccumMemo;
-void shard_grad_accum_memo_free(GradAccumMemo *memo);
 /* Gradient accumulation (program_accum.c): appends to the backward the
  * add kernels that put each operator's fresh gradients into their
  * accumulation buffers (or, with the spec's grad_accum_fusion, moves the
- * add into the weight-gradient GEMM's epilogue); memo (may be NULL): the
- * kernels of the build's earlier programs. */
+ * add into the weight-gradient GEMM's epilogue). One build's ZeRO stages
+ * with the same share hold the backward of the first (shard_end_backward). */
 int shard_push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
-                          size_t *cap, ApprofHash128 **dig, GradAccumMemo *memo);
+                          size_t *cap, ApprofHash128 **dig);
 /* The share of the parameters' accumulation buffers p keeps (after ZeRO:
  * 1 for ZeRO 0 and 1, the partition for 2 and 3; 0 without parameters):
  * what p's accumulation kernels depend on besides the stage. */
@@ -151,14 +132,17 @@ double shard_grad_accum_share(const ShardStage *st, const ApprofStageProgram *p)
 /* The backwards the programs of one build ended with (zero_family.c;
  * docs/performance.md, "Shared kernel arrays"): each held by a kernel
  * share, keyed by its accumulation share, with its kernels' digests (own:
- * freed with the list). pre_k, pre_dig, pre_n: the build's backward before
- * its end, which a derived program's backward copies. fwd: the build's
- * forward kernels, which every derived program holds. */
+ * freed with the list) and what the signature hashes of them, computed
+ * once (program.c, kernel_list). pre_k, pre_dig, pre_n: the build's
+ * backward before its end, which a derived program's backward copies.
+ * fwd: the build's forward kernels, which every derived program holds. */
 typedef struct EndedBackward {
     double share;
     ApprofKernelShare *k;
     ApprofHash128 *dig;
     int own;
+    ApprofHash128 list; /* what the signature hashes of the kernels (list_set: known) */
+    int list_set;
 } EndedBackward;
 typedef struct BackwardEnds {
     int n;
@@ -167,6 +151,8 @@ typedef struct BackwardEnds {
     const ApprofHash128 *pre_dig;
     size_t pre_n;
     ApprofKernelShare *fwd;
+    ApprofHash128 fwd_list; /* the same of the forward */
+    int fwd_list_set;
 } BackwardEnds;
 void shard_backward_ends_free(BackwardEnds *ends);
 /* Gradient accumulation of p's backward with ends (zero_family.c): p
@@ -179,7 +165,7 @@ void shard_backward_ends_free(BackwardEnds *ends);
  * for the signature. */
 int shard_end_backward(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
                        size_t *cap, ApprofHash128 **dig, const ApprofHash128 **sig_dig,
-                       GradAccumMemo *accum, BackwardEnds *ends);
+                       BackwardEnds *ends);
 
 /* What the end of a program needs besides its stage, tensors and program
  * (shard_finish_program). */
@@ -188,7 +174,6 @@ typedef struct ZeroTail {
     const int *blk;
     int n_blk;
     const ApprofHash128 *pdig;
-    GradAccumMemo *accum; /* the build's gradient accumulation kernels */
     BackwardEnds *ends;   /* the build's ended backwards (NULL: none shared) */
 } ZeroTail;
 /* The end of a stage program, where its variants' programs part: ZeRO

@@ -34,7 +34,7 @@ void shard_backward_ends_free(BackwardEnds *ends)
  * backward kernels, which the later one holds. */
 int shard_end_backward(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
                        size_t *cap, ApprofHash128 **dig, const ApprofHash128 **sig_dig,
-                       GradAccumMemo *accum, BackwardEnds *ends)
+                       BackwardEnds *ends)
 {
     double share = shard_grad_accum_share(st, p);
     int derived = !p->kernels[1], rc;
@@ -58,7 +58,7 @@ int shard_end_backward(const ShardStage *st, const TInfo *ti, ApprofStageProgram
         p->n_kernels[1] = ends->pre_n;
         *cap = room;
     }
-    rc = shard_push_grad_accum(st, ti, p, cap, dig, accum);
+    rc = shard_push_grad_accum(st, ti, p, cap, dig);
     *sig_dig = dig[1];
     if (rc || ends->n == (int)(sizeof ends->e / sizeof ends->e[0]))
         return rc;
