@@ -111,7 +111,7 @@ int approf_backend_prices_phases(const ApprofBackend *b);
  * prices kept in *memo (approf_phase_seconds_memo; NULL: none): what a
  * sweep calls for a backend approf_backend_prices_phases names, with a
  * memo of its own thread's. */
-int approf_analytic_measure_memo(ApprofCollMemo **memo, const ApprofStageProgram *p, int phase,
+int approf_analytic_measure_memo(ApprofPriceMemo **memo, const ApprofStageProgram *p, int phase,
                                  const ApprofHardwareSpec *hw, ApprofMeasurement *out);
 /* Opens the CUDA module; APPROF_ENODEV with a one-line reason when the module,
  * the driver or a device is missing. */

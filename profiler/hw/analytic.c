@@ -17,7 +17,7 @@
 #include "backend.h"
 #include "costdb.h"
 
-int approf_analytic_measure_memo(ApprofCollMemo **memo, const ApprofStageProgram *p, int phase,
+int approf_analytic_measure_memo(ApprofPriceMemo **memo, const ApprofStageProgram *p, int phase,
                                  const ApprofHardwareSpec *hw, ApprofMeasurement *out)
 {
     double cost;

@@ -4,6 +4,7 @@
  * deep-copying its arrays, kernel arrays several programs share, and the names of collective kinds as the cost
  * database spells them (CostdbCommPoint.collective).
  */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,16 @@ struct ApprofKernelShare {
     int holders;
     ApprofKernel *k;
     size_t n;
+    uint64_t id; /* unique in the process: a price kept for it is never another's */
 };
+
+/* ids from 1 (0: no share), across threads */
+static atomic_uint_fast64_t share_ids;
+
+uint64_t approf_kernel_share_id(const ApprofKernelShare *s)
+{
+    return s ? s->id : 0;
+}
 
 void approf_kernel_share_release(ApprofKernelShare *s)
 {
@@ -34,6 +44,7 @@ ApprofKernelShare *approf_kernel_share(ApprofStageProgram *p, int ph)
         if (!(s = malloc(sizeof *s)))
             return NULL;
         s->holders = 1;
+        s->id = (uint64_t)atomic_fetch_add(&share_ids, 1) + 1;
         s->k = p->kernels[ph];
         s->n = p->n_kernels[ph];
         p->kernel_share[ph] = s;

@@ -10,6 +10,8 @@
 #ifndef APPROF_STAGE_H
 #define APPROF_STAGE_H
 
+#include <stdint.h>
+
 #include "graph.h"
 #include "variant.h"        /* costdb/: header-only, as the CUDA module reads it */
 
@@ -142,6 +144,9 @@ ApprofKernelShare *approf_kernel_share(ApprofStageProgram *p, int ph);
 void approf_kernel_share_hold(ApprofStageProgram *q, int ph, ApprofKernelShare *s);
 /* One holder less; the array is freed with the last. */
 void approf_kernel_share_release(ApprofKernelShare *s);
+/* A number no other share of the process has (0 for NULL): what a price
+ * kept for the array is keyed by (approf_phase_seconds_memo). */
+uint64_t approf_kernel_share_id(const ApprofKernelShare *s);
 
 const char *approf_coll_kind_name(ApprofCollKind k);
 

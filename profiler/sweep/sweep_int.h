@@ -79,7 +79,7 @@ typedef struct {
     int *ordinal_of;              /* per graph tensor, -1 outside a build */
     size_t held_end;              /* Sweep.shape_end of the shapes the slots and templates
                                    * hold (their largest): from that tuple on none is asked */
-    ApprofCollMemo *coll_memo;    /* the analytic backend's collective prices (this
+    ApprofPriceMemo *price_memo;    /* the analytic backend's collective prices (this
                                    * thread's; approf_phase_seconds_memo) */
 } ReuseTable;
 

@@ -153,7 +153,7 @@ void approf_sweep_reuse_free(ReuseTable *t)
         free(t->specs[i]);
     free(t->specs);
     free(t->ordinal_of);
-    approf_coll_memo_free(t->coll_memo);
+    approf_price_memo_free(t->price_memo);
     memset(t, 0, sizeof *t);
 }
 
@@ -643,7 +643,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
         int memo = approf_backend_prices_phases(&sw->backend);
         for (int ph = 0; ph < 2; ph++) {
             memset(&m[ph], 0, sizeof m[ph]);
-            rc = memo ? approf_analytic_measure_memo(&sw->reuse.coll_memo, &prog, ph, &sw->hw,
+            rc = memo ? approf_analytic_measure_memo(&sw->reuse.price_memo, &prog, ph, &sw->hw,
                                                      &m[ph])
                       : sw->backend.measure(sw->backend.ctx, &prog, ph, &sw->hw, &m[ph]);
             if (rc < 0) {
