@@ -429,13 +429,13 @@ double approf_stage_apply_seconds_of(const ApprofHardwareSpec *hw,
  * last chunk of tp_comm_overlap_splits not hidden), else the measured
  * overlap_gemm_slowdown. */
 double approf_phase_seconds(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p, int ph);
-/* Prices kept for one spec (hw/cost.c; docs/performance.md, "Prices
- * kept"): approf_collective_cost is a pure function of the spec and the
- * collective's kind, bytes, group, hosts, spanned hosts and ZeRO-3 mark,
- * and a sweep's programs price the same few collectives again and again;
- * the ZeRO variants of a stage hold the same kernel arrays
- * (ApprofKernelShare), whose kernel sums are kept by the array's id.
- * Emptied when asked for another spec (or the same spec changed). */
+/* Prices kept for one spec (hw/cost.c; docs/performance.md, "Shared kernel
+ * arrays and prices kept"): approf_collective_cost is a pure function of the
+ * spec and the collective's kind, bytes, group, hosts, spanned hosts and
+ * ZeRO-3 mark, and a sweep's programs price the same few collectives again and
+ * again; the ZeRO variants of a stage hold the same kernel arrays
+ * (ApprofKernelShare), whose kernel sums are kept by the array's id. Emptied
+ * when asked for another spec (or the same spec changed). */
 typedef struct ApprofPriceMemo ApprofPriceMemo;
 void approf_price_memo_free(ApprofPriceMemo *m);
 /* approf_phase_seconds, bit for bit, its collectives' prices and its

@@ -78,7 +78,7 @@ typedef struct ApprofPlacement {
 /* A kernel array several programs read (stage.c): the ZeRO variants of a
  * stage derived from one build share the forward kernels, and the
  * backward's where their gradient accumulation is the same
- * (docs/performance.md, "Shared kernel arrays"). Read-only once shared;
+ * (docs/performance.md, "Shared kernel arrays and prices kept"). Read-only once shared;
  * freed with its last holder. */
 typedef struct ApprofKernelShare ApprofKernelShare;
 

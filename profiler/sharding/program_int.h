@@ -130,12 +130,12 @@ int shard_push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProg
 double shard_grad_accum_share(const ShardStage *st, const ApprofStageProgram *p);
 
 /* The backwards the programs of one build ended with (zero_family.c;
- * docs/performance.md, "Shared kernel arrays"): each held by a kernel
- * share, keyed by its accumulation share, with its kernels' digests (own:
- * freed with the list) and what the signature hashes of them, computed
- * once (program.c, kernel_list). pre_k, pre_dig, pre_n: the build's
- * backward before its end, which a derived program's backward copies.
- * fwd: the build's forward kernels, which every derived program holds. */
+ * docs/performance.md, "Shared kernel arrays and prices kept"): each held by a
+ * kernel share, keyed by its accumulation share, with its kernels' digests
+ * (own: freed with the list) and what the signature hashes of them, computed
+ * once (program.c, kernel_list). pre_k, pre_dig, pre_n: the build's backward
+ * before its end, which a derived program's backward copies. fwd: the build's
+ * forward kernels, which every derived program holds. */
 typedef struct EndedBackward {
     double share;
     ApprofKernelShare *k;

@@ -7,7 +7,8 @@
  * building its program again (docs/performance.md, "ZeRO variants
  * derived"). The derived programs hold the build's forward kernels, and
  * the backward of the build's program with the same gradient
- * accumulation, instead of copies (BackwardEnds; "Shared kernel arrays").
+ * accumulation, instead of copies (BackwardEnds; docs/performance.md,
+ * "Shared kernel arrays and prices kept").
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Prices kept (approf_phase_seconds_memo, hw/cost.c; docs/performance.md,
- * "Prices kept"): a phase priced through the memo equals
+ * "Shared kernel arrays and prices kept"): a phase priced through the memo equals
  * approf_phase_seconds bit for bit, for collectives that differ from one
  * another in one field of the memo's key each (kind, bytes by one ulp,
  * group, hosts, crossing hosts, hosts spanned in a scale-up domain, the

@@ -11,7 +11,7 @@
  * (it carries no placements, which are its group owner's). The derived
  * programs hold the build's forward kernels and, where their gradient
  * accumulation is the same (ZeRO 1 with 0, 3 with 2), its backward
- * (docs/performance.md, "Shared kernel arrays"): each still equals its
+ * (docs/performance.md, "Shared kernel arrays and prices kept"): each still equals its
  * fresh build field by field, whatever order the programs are freed in;
  * under grad_accum_fusion (which changes the backward's GEMMs) nothing is
  * shared and they are still equal.
