@@ -109,6 +109,12 @@ int approf_backend_analytic(ApprofBackend *out);
  * prices the apply-grad and weight-gradient shares from it instead of
  * pricing the phases again. */
 int approf_backend_prices_phases(const ApprofBackend *b);
+/* The analytic backend's measurement of phase of p, its collectives'
+ * prices kept in *memo (approf_phase_seconds_memo; NULL: none): what a
+ * sweep calls for a backend approf_backend_prices_phases names, with a
+ * memo of its own thread's. */
+int approf_analytic_measure_memo(ApprofPriceMemo **memo, const ApprofStageProgram *p, int phase,
+                                 const ApprofHardwareSpec *hw, ApprofMeasurement *out);
 /* Opens the CUDA module; APPROF_ENODEV with a one-line reason when the module,
  * the driver or a device is missing. */
 int approf_backend_cuda(ApprofBackend *out, char *err, size_t errlen);

@@ -472,6 +472,21 @@ double approf_stage_apply_seconds_of(const ApprofHardwareSpec *hw,
  * last chunk of tp_comm_overlap_splits not hidden), else the measured
  * overlap_gemm_slowdown. */
 double approf_phase_seconds(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p, int ph);
+/* Prices kept for one spec (hw/cost.c; docs/performance.md, "Shared kernel
+ * arrays and prices kept"): approf_collective_cost is a pure function of the
+ * spec and the collective's kind, bytes, group, hosts, spanned hosts and
+ * ZeRO-3 mark, and a sweep's programs price the same few collectives again and
+ * again; the ZeRO variants of a stage hold the same kernel arrays
+ * (ApprofKernelShare), whose kernel sums are kept by the array's id. Emptied
+ * when asked for another spec (or the same spec changed). */
+typedef struct ApprofPriceMemo ApprofPriceMemo;
+void approf_price_memo_free(ApprofPriceMemo *m);
+/* approf_phase_seconds, bit for bit, its collectives' prices and its
+ * shared kernel arrays' sums taken from and kept in *memo (allocated on
+ * first use; without memory, or memo NULL, priced as approf_phase_seconds
+ * does). */
+double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p,
+                                 int ph, ApprofPriceMemo **memo);
 /* The weight-gradient seconds (the zero-bubble schedules' W pass) of a
  * backward that took bwd_seconds: bwd_seconds x the share of p's backward
  * kernels flagged wgrad (ApprofKernel.wgrad, approf_kernel_seconds) in

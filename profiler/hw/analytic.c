@@ -17,17 +17,16 @@
 #include "backend.h"
 #include "costdb.h"
 
-static int analytic_measure(void *ctx, const ApprofStageProgram *p, int phase,
-                            const ApprofHardwareSpec *hw, ApprofMeasurement *out)
+int approf_analytic_measure_memo(ApprofPriceMemo **memo, const ApprofStageProgram *p, int phase,
+                                 const ApprofHardwareSpec *hw, ApprofMeasurement *out)
 {
     double cost;
     int64_t avail;
 
-    (void)ctx;
     if (!p || !hw || !out || phase < 0 || phase > 1)
         return APPROF_EINVAL;
     memset(out, 0, sizeof *out);
-    cost = approf_phase_seconds(hw, p, phase);
+    cost = approf_phase_seconds_memo(hw, p, phase, memo);
     avail = approf_hardware_available_memory(hw);
     out->peak_memory = p->peak_memory[phase];
     out->available_memory = avail;
@@ -45,6 +44,13 @@ static int analytic_measure(void *ctx, const ApprofStageProgram *p, int phase,
     out->status = COSTDB_STATUS_OK;
     out->compute_cost = cost;
     return APPROF_OK;
+}
+
+static int analytic_measure(void *ctx, const ApprofStageProgram *p, int phase,
+                            const ApprofHardwareSpec *hw, ApprofMeasurement *out)
+{
+    (void)ctx;
+    return approf_analytic_measure_memo(NULL, p, phase, hw, out);
 }
 
 int approf_backend_prices_phases(const ApprofBackend *b)

@@ -10,6 +10,7 @@
  */
 #include <assert.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -520,14 +521,139 @@ static int async_groups(const ApprofHardwareSpec *hw, const ApprofStageProgram *
     return n;
 }
 
+/* A direct-mapped table of collective prices for one spec (hardware.h).
+ * The key is every field of the collective approf_collective_cost reads
+ * (link_cost, rank_copies_seconds: of zero3_unit only whether it is set);
+ * bytes compared bit for bit. */
+#define PRICE_MEMO_COLLS 4096
+typedef struct {
+    int used, kind, group_size, hosts, crosses_hosts, span_hosts, zero3;
+    double bytes, seconds;
+} PriceMemoColl;
+/* What the kernel loop of approf_phase_seconds_memo sums over a shared
+ * kernel array (approf_kernel_share_id) with ng async groups: the phase's
+ * seconds so far, its GEMMs' and the async windows (2 (ng + 1)). The
+ * ZeRO variants of a stage hold the same arrays and are measured one
+ * after another, so a few recent ones are kept. */
+#define PRICE_MEMO_SUMS 8
+typedef struct {
+    uint64_t id;
+    int ng;
+    double t, gemm;
+    double *win;
+} PriceMemoSum;
+struct ApprofPriceMemo {
+    ApprofHardwareSpec hw; /* the spec the prices are of, bytes as given */
+    PriceMemoColl slot[PRICE_MEMO_COLLS];
+    PriceMemoSum sum[PRICE_MEMO_SUMS];
+    int sum_next;
+};
+
+static void price_memo_forget_sums(ApprofPriceMemo *m)
+{
+    for (int i = 0; i < PRICE_MEMO_SUMS; i++)
+        free(m->sum[i].win);
+    memset(m->sum, 0, sizeof m->sum);
+    m->sum_next = 0;
+}
+
+void approf_price_memo_free(ApprofPriceMemo *m)
+{
+    if (m)
+        price_memo_forget_sums(m);
+    free(m);
+}
+
+static const PriceMemoSum *price_memo_sum(const ApprofPriceMemo *m, uint64_t id, int ng)
+{
+    for (int i = 0; m && id && i < PRICE_MEMO_SUMS; i++)
+        if (m->sum[i].id == id && m->sum[i].ng == ng)
+            return &m->sum[i];
+    return NULL;
+}
+
+/* Keeps the sums of array id (without memory, nothing). */
+static void price_memo_keep_sum(ApprofPriceMemo *m, uint64_t id, int ng, double t, double gemm,
+                                const double *win)
+{
+    PriceMemoSum *s = &m->sum[m->sum_next];
+    size_t nw = ng > 0 ? 2 * ((size_t)ng + 1) : 0;
+    double *w = nw ? malloc(nw * sizeof *w) : NULL;
+    if (nw && !w)
+        return;
+    if (nw)
+        memcpy(w, win, nw * sizeof *w);
+    free(s->win);
+    s->id = id;
+    s->ng = ng;
+    s->t = t;
+    s->gemm = gemm;
+    s->win = w;
+    m->sum_next = (m->sum_next + 1) % PRICE_MEMO_SUMS;
+}
+
+/* *memo ready for hw (allocated, emptied for another spec); NULL without
+ * memory. */
+static ApprofPriceMemo *price_memo_for(ApprofPriceMemo **memo, const ApprofHardwareSpec *hw)
+{
+    ApprofPriceMemo *m = *memo;
+    if (!m && !(m = *memo = calloc(1, sizeof *m)))
+        return NULL;
+    if (memcmp(&m->hw, hw, sizeof *hw)) {
+        memset(m->slot, 0, sizeof m->slot);
+        price_memo_forget_sums(m);
+        memcpy(&m->hw, hw, sizeof *hw);
+    }
+    return m;
+}
+
+static double price_memo_coll(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
+                             const ApprofCollective *c)
+{
+    uint64_t b, h;
+    memcpy(&b, &c->bytes, sizeof b);
+    h = b * 0x9e3779b97f4a7c15ull;
+    h ^= ((uint64_t)(unsigned)c->kind << 56) ^ ((uint64_t)(unsigned)c->group_size << 32) ^
+         ((uint64_t)(unsigned)c->hosts << 16) ^ ((uint64_t)(unsigned)c->span_hosts << 4) ^
+         ((uint64_t)(c->crosses_hosts != 0) << 1) ^ (uint64_t)(c->zero3_unit > 0);
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    PriceMemoColl *s = &m->slot[h & (PRICE_MEMO_COLLS - 1)];
+    if (s->used && s->kind == (int)c->kind && s->group_size == c->group_size &&
+        s->hosts == c->hosts && s->crosses_hosts == c->crosses_hosts &&
+        s->span_hosts == c->span_hosts && s->zero3 == (c->zero3_unit > 0) &&
+        !memcmp(&s->bytes, &c->bytes, sizeof s->bytes))
+        return s->seconds;
+    s->used = 1;
+    s->kind = (int)c->kind;
+    s->group_size = c->group_size;
+    s->hosts = c->hosts;
+    s->crosses_hosts = c->crosses_hosts;
+    s->span_hosts = c->span_hosts;
+    s->zero3 = c->zero3_unit > 0;
+    s->bytes = c->bytes;
+    s->seconds = approf_collective_cost(hw, c);
+    return s->seconds;
+}
+
 double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph)
 {
+    return approf_phase_seconds_memo(hw, p, ph, NULL);
+}
+
+double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
+                                 int ph, ApprofPriceMemo **memo)
+{
+    ApprofPriceMemo *m = NULL;
     double t = 0.0, gemm = 0.0, colls = 0.0, hidden, async_hidden = 0.0;
     double slowed = 0.0, exposed = 0.0; /* tp_comm_overlap's (ub_account) */
     double stack_win[2 * 64], *win = stack_win;
     int ng;
     if (!hw || !p || ph < 0 || ph > 1)
         return 0.0;
+    if (memo)
+        m = price_memo_for(memo, hw);
     /* Windows of the asynchronous backward collectives (Megatron-LM 2022's
      * LinearWithGradAccumulationAndAsyncCommunication, sharding/program.c
      * mark_async_gemms): per group, the seconds of its linear layers'
@@ -540,7 +666,17 @@ double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgr
     }
     if (ng > 0 && ng < 64)
         memset(win, 0, 2 * ((size_t)ng + 1) * sizeof *win);
-    for (size_t i = 0; i < p->n_kernels[ph]; i++) {
+    /* a shared kernel array summed before: the same sums (the loop below
+     * starts from zero in any case) */
+    uint64_t id = m ? approf_kernel_share_id(p->kernel_share[ph]) : 0;
+    const PriceMemoSum *kept = price_memo_sum(m, id, ng);
+    if (kept) {
+        t = kept->t;
+        gemm = kept->gemm;
+        if (ng > 0)
+            memcpy(win, kept->win, 2 * ((size_t)ng + 1) * sizeof *win);
+    }
+    for (size_t i = 0; !kept && i < p->n_kernels[ph]; i++) {
         const ApprofKernel *kr = &p->kernels[ph][i];
         double k = approf_kernel_seconds(hw, kr);
         t += k;
@@ -549,12 +685,14 @@ double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgr
         if (kr->async_group > 0 && kr->async_group <= ng)
             win[2 * kr->async_group + (kr->async_wgrad ? 1 : 0)] += k;
     }
+    if (!kept && id)
+        price_memo_keep_sum(m, id, ng, t, gemm, win);
     for (size_t i = 0; i < p->n_colls[ph]; i++) {
         const ApprofCollective *cl = &p->colls[ph][i];
         double c;
         if (cl->zero3_unit > 0 && hw->zero3_schedule > APPROF_ZERO3_SERIAL)
             continue; /* overlapped with compute: approf_zero3_exposed below */
-        c = approf_collective_cost(hw, cl);
+        c = m ? price_memo_coll(m, hw, cl) : approf_collective_cost(hw, cl);
         t += c;
         colls += c;
         if (hw->tp_comm_overlap > 0)

@@ -10,6 +10,8 @@
 #ifndef APPROF_STAGE_H
 #define APPROF_STAGE_H
 
+#include <stdint.h>
+
 #include "graph.h"
 #include "variant.h"        /* costdb/: header-only, as the CUDA module reads it */
 
@@ -73,6 +75,13 @@ typedef struct ApprofPlacement {
     char spec[512];                   /* Alpa text: ShardingSpec((...), (...)) */
 } ApprofPlacement;
 
+/* A kernel array several programs read (stage.c): the ZeRO variants of a
+ * stage derived from one build share the forward kernels, and the
+ * backward's where their gradient accumulation is the same
+ * (docs/performance.md, "Shared kernel arrays and prices kept"). Read-only once shared;
+ * freed with its last holder. */
+typedef struct ApprofKernelShare ApprofKernelShare;
+
 typedef struct ApprofStageProgram {
     int start_layer, end_layer;       /* inclusive */
     int op_begin, op_end;             /* operator range [op_begin, op_end) */
@@ -83,6 +92,8 @@ typedef struct ApprofStageProgram {
 
     ApprofKernel *kernels[2];         /* [phase] per-device kernels */
     size_t n_kernels[2];
+    ApprofKernelShare *kernel_share[2]; /* [phase] NULL: kernels[phase] is the program's
+                                       * own; else held by this share (read-only) */
     ApprofCollective *colls[2];       /* [phase] collectives (excl. grad sync) */
     size_t n_colls[2];
     ApprofCollective grad_sync;       /* the once-per-iteration gradient all-reduce
@@ -119,8 +130,23 @@ typedef struct ApprofStageProgram {
 
 /* Frees the arrays inside p (not p itself) and zeroes it. */
 void approf_stage_program_clear(ApprofStageProgram *p);
-/* Deep copy; dst must be cleared by the caller later. */
+/* Deep copy (the copy owns all its arrays); dst must be cleared by the
+ * caller later. */
 int approf_stage_program_copy(ApprofStageProgram *dst, const ApprofStageProgram *src);
+
+/* Shares the kernels of p's phase ph (held by a share from now on, p one
+ * holder, read-only: nothing may be appended or changed) and returns the
+ * share with one more holder for the caller (approf_kernel_share_release);
+ * NULL without memory (p unchanged). */
+ApprofKernelShare *approf_kernel_share(ApprofStageProgram *p, int ph);
+/* q's kernels of phase ph become those of s (one more holder); q's own
+ * array for that phase, if any, is freed. */
+void approf_kernel_share_hold(ApprofStageProgram *q, int ph, ApprofKernelShare *s);
+/* One holder less; the array is freed with the last. */
+void approf_kernel_share_release(ApprofKernelShare *s);
+/* A number no other share of the process has (0 for NULL): what a price
+ * kept for the array is keyed by (approf_phase_seconds_memo). */
+uint64_t approf_kernel_share_id(const ApprofKernelShare *s);
 
 const char *approf_coll_kind_name(ApprofCollKind k);
 

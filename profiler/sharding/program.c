@@ -154,9 +154,54 @@ int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofColl
     return 0;
 }
 
-/* dig: per phase, the digest of each kernel (shard_kernel_digest); pdig:
- * of each placement's spec text. */
-static void signature(ApprofStageProgram *p, ApprofHash128 *const dig[2],
+/* What the signature hashes of phase ph's kernels: their count, each
+ * kernel's digest (dig, shard_kernel_digest) and its async marks. */
+static ApprofHash128 kernel_list_digest(const ApprofStageProgram *p, int ph,
+                                        const ApprofHash128 *dig)
+{
+    ApprofHash128 h;
+    approf_hash128_init(&h, 0x6c);
+    approf_hash128_word(&h, p->n_kernels[ph]);
+    for (size_t i = 0; i < p->n_kernels[ph]; i++) {
+        approf_hash128_word(&h, dig[i].a);
+        approf_hash128_word(&h, dig[i].b);
+        if (p->kernels[ph][i].async_group)
+            approf_hash128_word(&h, (uint64_t)p->kernels[ph][i].async_group * 2 +
+                                        (uint64_t)p->kernels[ph][i].async_wgrad);
+    }
+    return h;
+}
+
+/* kernel_list_digest of p's phase ph, once per kernel array a build's
+ * programs share (ends: the build's ended backwards; its first program
+ * ended is the one whose forward the others hold). */
+static ApprofHash128 kernel_list(const ApprofStageProgram *p, int ph, const ApprofHash128 *dig,
+                                 BackwardEnds *ends)
+{
+    ApprofHash128 *kept = NULL;
+    int *set = NULL;
+    if (ends && ph == 0 && p->kernel_share[0] == ends->fwd) {
+        kept = &ends->fwd_list;
+        set = &ends->fwd_list_set;
+    }
+    for (int i = 0; ends && ph == 1 && p->kernel_share[1] && i < ends->n; i++)
+        if (ends->e[i].k == p->kernel_share[1]) {
+            kept = &ends->e[i].list;
+            set = &ends->e[i].list_set;
+        }
+    if (kept && *set)
+        return *kept;
+    ApprofHash128 h = kernel_list_digest(p, ph, dig);
+    if (kept) {
+        *kept = h;
+        *set = 1;
+    }
+    return h;
+}
+
+/* klist: per phase, kernel_list_digest; pdig: of each placement's spec
+ * text. */
+static void signature(ApprofStageProgram *p, const ApprofHash128 klist[2],
                       const ApprofHash128 *pdig)
 {
     ApprofHash128 h;
@@ -165,14 +210,8 @@ static void signature(ApprofStageProgram *p, ApprofHash128 *const dig[2],
                       p->force_batch_dim, (int)p->dtype};
     approf_hash128_update(&h, hdr, sizeof(hdr));
     for (int ph = 0; ph < 2; ph++) {
-        approf_hash128_word(&h, p->n_kernels[ph]);
-        for (size_t i = 0; i < p->n_kernels[ph]; i++) {
-            approf_hash128_word(&h, dig[ph][i].a);
-            approf_hash128_word(&h, dig[ph][i].b);
-            if (p->kernels[ph][i].async_group)
-                approf_hash128_word(&h, (uint64_t)p->kernels[ph][i].async_group * 2 +
-                                            (uint64_t)p->kernels[ph][i].async_wgrad);
-        }
+        approf_hash128_word(&h, klist[ph].a);
+        approf_hash128_word(&h, klist[ph].b);
         approf_hash128_word(&h, p->n_colls[ph]);
         for (size_t i = 0; i < p->n_colls[ph]; i++) {
             const ApprofCollective *c = &p->colls[ph][i];
@@ -210,27 +249,22 @@ static void signature(ApprofStageProgram *p, ApprofHash128 *const dig[2],
              (unsigned long long)h.b);
 }
 
-/* What the end of a program needs besides its stage, tensors and program
- * (finish_program). */
-typedef struct ZeroTail {
-    double param_elems, read_share;
-    const int *blk;
-    int n_blk;
-    const ApprofHash128 *pdig;
-    GradAccumMemo *accum; /* the build's gradient accumulation kernels */
-} ZeroTail;
-
-/* The end of a stage program, where its variants' programs part: ZeRO
- * (program_zero.c), gradient accumulation, FP8 weights, the peaks and the
- * signature. */
-static int finish_program(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
-                          const ZeroTail *tl, size_t kcap[2], size_t ccap[2],
-                          ApprofHash128 *kdig[2])
+/* The end of a stage program (program_int.h): with the build's ended
+ * backwards (tl->ends) the gradient accumulation may be an earlier
+ * program's backward, held (shard_end_backward). */
+int shard_finish_program(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                         const ZeroTail *tl, size_t kcap[2], size_t ccap[2],
+                         ApprofHash128 *kdig[2])
 {
+    const ApprofHash128 *dig[2] = {kdig[0], NULL};
     int rc = shard_apply_zero(st, ti, p, tl->param_elems, tl->read_share, tl->blk, tl->n_blk,
                               ccap);
-    if (!rc)
-        rc = shard_push_grad_accum(st, ti, p, &kcap[1], kdig, tl->accum);
+    if (!rc && tl->ends)
+        rc = shard_end_backward(st, ti, p, &kcap[1], kdig, &dig[1], tl->ends);
+    else if (!rc)
+        rc = shard_push_grad_accum(st, ti, p, &kcap[1], kdig);
+    if (!tl->ends)
+        dig[1] = kdig[1];
     if (!rc)
         rc = shard_fp8_weights(st, ti, p, ccap);
     if (rc)
@@ -239,69 +273,10 @@ static int finish_program(const ShardStage *st, const TInfo *ti, ApprofStageProg
     for (int ph = 0; ph < 2; ph++)
         p->peak_memory[ph] = p->invar_size[ph] + p->outvar_size[ph] + p->temp_buffer_size[ph] -
                              p->donated_size[ph];
-    signature(p, kdig, tl->pdig);
+    ApprofHash128 klist[2] = {kernel_list(p, 0, dig[0], tl->ends),
+                              kernel_list(p, 1, dig[1], tl->ends)};
+    signature(p, klist, tl->pdig);
     return 0;
-}
-
-/* ZeRO stage z of the stage being built, from its program p before the end
- * (finish_program): a copy of p and its kernel digests, ended as ZeRO z;
- * kept in the context for the request that will ask for it (zero_family.c).
- * Without memory nothing is kept (that request builds it). */
-static void derive_zero(const ShardStage *st, const TInfo *ti, const ApprofStageProgram *p,
-                        ApprofHash128 *const kdig[2], const ZeroTail *tl, int z)
-{
-    ApprofStageProgram q = *p;
-    ApprofHash128 *qdig[2] = {NULL, NULL};
-    /* room for what the end adds (a gradient accumulation kernel per op
-     * with parameters in the backward; ZeRO's collectives, a few per op):
-     * growing a copy made exactly as long as p's arrays copies them a
-     * second time; the room left is given back below */
-    size_t ops = (size_t)(st->n_ops > 0 ? st->n_ops : 1);
-    size_t kcap[2] = {p->n_kernels[0] + 1, p->n_kernels[1] + ops};
-    size_t ccap[2] = {p->n_colls[0] + 2 * ops, p->n_colls[1] + 2 * ops};
-    ShardStage sz = *st;
-    ApprofShardRequest req = *st->req;
-    int rc = 0;
-    q.kernels[0] = q.kernels[1] = NULL;
-    q.colls[0] = q.colls[1] = NULL;
-    for (int ph = 0; ph < 2 && !rc; ph++) {
-        size_t nk = p->n_kernels[ph], nc = p->n_colls[ph];
-        qdig[ph] = malloc(kcap[ph] * sizeof *qdig[ph]);
-        q.kernels[ph] = malloc(kcap[ph] * sizeof *q.kernels[ph]);
-        q.colls[ph] = malloc(ccap[ph] * sizeof *q.colls[ph]);
-        if (!qdig[ph] || !q.kernels[ph] || !q.colls[ph]) {
-            rc = APPROF_ENOMEM;
-            break;
-        }
-        if (nk) { /* a phase without kernels or collectives may have no array */
-            memcpy(qdig[ph], kdig[ph], nk * sizeof *qdig[ph]);
-            memcpy(q.kernels[ph], p->kernels[ph], nk * sizeof *q.kernels[ph]);
-        }
-        if (nc)
-            memcpy(q.colls[ph], p->colls[ph], nc * sizeof *q.colls[ph]);
-    }
-    sz.variant.zero = req.variant.zero = q.variant.zero = z;
-    /* the placements are p's, read by the signature only: a ZeRO variant
-     * never owns its sharding group's placements (docs/variants.md,
-     * "Storage"), so the derived program keeps none */
-    if (!rc)
-        rc = finish_program(&sz, ti, &q, tl, kcap, ccap, qdig);
-    for (int ph = 0; ph < 2 && !rc; ph++) { /* kept until asked for: no room */
-        void *k = realloc(q.kernels[ph], (q.n_kernels[ph] ? q.n_kernels[ph] : 1) *
-                                             sizeof *q.kernels[ph]);
-        void *c = realloc(q.colls[ph], (q.n_colls[ph] ? q.n_colls[ph] : 1) *
-                                           sizeof *q.colls[ph]);
-        q.kernels[ph] = k ? k : q.kernels[ph];
-        q.colls[ph] = c ? c : q.colls[ph];
-    }
-    q.placements = NULL;
-    q.n_placements = 0;
-    if (rc)
-        approf_stage_program_clear(&q);
-    if (!rc || rc == APPROF_ENOVARIANT)
-        shard_zero_family_put(st->ctx, &req, rc, &q);
-    free(qdig[0]);
-    free(qdig[1]);
 }
 
 /* What the steps of shard_build_program share: the stage, the program
@@ -743,8 +718,8 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
 {
     ProgBuild b = {.st = st, .p = p, .async = st->hw && st->hw->tp_async_grad > 0};
     ShardPlaceSums sum = {0};
-    GradAccumMemo accum;
-    memset(&accum, 0, sizeof accum);
+    BackwardEnds ends;
+    memset(&ends, 0, sizeof ends);
     int rc = scratch_take(&b);
     if (!rc)
         note_tensors(&b);
@@ -762,15 +737,37 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         memory_sizes(&b, &sum);
         ZeroTail tail = {sum.param_elems, sum.params > 0.0 ? sum.params_read / sum.params : 0.0,
                          b.blk, b.n_blk, b.pdig, NULL};
-        /* the kernels are kept only for the ZeRO stages derived below */
-        if (st->ctx && st->req && (st->zero_family >> (st->variant.zero + 1)))
-            tail.accum = &accum;
-        for (int z = st->variant.zero + 1; z <= 3 && st->ctx && st->req; z++)
-            if (st->zero_family & (1u << z))
-                derive_zero(st, b.ti, p, b.kdig, &tail, z);
-        rc = finish_program(st, b.ti, p, &tail, b.kcap, b.ccap, b.kdig);
+        int family = st->ctx && st->req && (st->zero_family >> (st->variant.zero + 1));
+        /* without grad_accum_fusion (which changes the backward's own
+         * GEMMs) the end only appends: the program is ended first and its
+         * derived stages hold its forward and, where their accumulation
+         * is the same, its backward (zero_family.c) */
+        if (family && !(st->hw && st->hw->grad_accum_fusion))
+            tail.ends = &ends;
+        ApprofStageProgram pre = *p;
+        if (tail.ends) {
+            ends.pre_n = p->n_kernels[1];
+            rc = shard_finish_program(st, b.ti, p, &tail, b.kcap, b.ccap, b.kdig);
+            ends.pre_k = p->kernels[1];
+            ends.pre_dig = b.kdig[1];
+            ends.fwd = rc ? NULL : approf_kernel_share(p, 0);
+            /* a failed end derives as before: copies of p before its end */
+            tail.ends = ends.fwd && ends.n ? &ends : NULL;
+            pre.colls[0] = p->colls[0];
+            pre.colls[1] = p->colls[1];
+            pre.kernels[0] = p->kernels[0];
+            pre.kernels[1] = p->kernels[1];
+            for (int z = st->variant.zero + 1; z <= 3; z++)
+                if (st->zero_family & (1u << z))
+                    shard_derive_zero(st, b.ti, &pre, b.kdig, &tail, z);
+        } else {
+            for (int z = st->variant.zero + 1; z <= 3 && family; z++)
+                if (st->zero_family & (1u << z))
+                    shard_derive_zero(st, b.ti, p, b.kdig, &tail, z);
+            rc = shard_finish_program(st, b.ti, p, &tail, b.kcap, b.ccap, b.kdig);
+        }
     }
-    shard_grad_accum_memo_free(&accum);
+    shard_backward_ends_free(&ends);
     free(b.kdig[0]);
     free(b.kdig[1]);
     free(b.pdig);

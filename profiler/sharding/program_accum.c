@@ -85,6 +85,14 @@ void shard_grad_accum_kernel(const ShardStage *st, double elems, ApprofKernel *k
     k->bytes = elems * (2.0 * aw + gw);
 }
 
+double shard_grad_accum_share(const ShardStage *st, const ApprofStageProgram *p)
+{
+    /* the buffers are the parameters' elements at the buffers' width */
+    return p->param_bytes > 0 ? (double)p->donated_size[1] /
+                                    ((double)p->param_bytes * shard_grad_buffer_ratio(st))
+                              : 0.0;
+}
+
 /* Gradient accumulation (docs/alpa-semantics.md, "The backward module"):
  * every micro-batch's backward adds each parameter's fresh gradient into
  * its accumulation buffer. PyTorch's autograd (AccumulateGrad) and
@@ -99,65 +107,16 @@ void shard_grad_accum_kernel(const ShardStage *st, double elems, ApprofKernel *k
  * gradient_accumulation_fusion): that GEMM's epilogue reads and writes the
  * buffer where it stored the gradient, priced as its store (hw/cost.c,
  * "GEMM epilogue"; fuse_grad_accum), and no kernel is added for it. */
-void shard_grad_accum_memo_free(GradAccumMemo *memo)
-{
-    for (int i = 0; memo && i < 2; i++) {
-        free(memo->slot[i].k);
-        free(memo->slot[i].dig);
-        free(memo->slot[i].op);
-    }
-}
-
-/* Keeps kernel k (digest d) of op o in memo slot s; without memory the
- * slot is dropped (a later program computes its kernels). */
-static void memo_keep(GradAccumMemo *memo, int s, const ApprofKernel *k, ApprofHash128 d, int o,
-                      size_t most)
-{
-    GradAccumSlot *m = &memo->slot[s];
-    size_t ck = m->cap, cd = m->cap, co = m->cap;
-    size_t need = (size_t)m->n + 1 > most ? (size_t)m->n + 1 : most; /* grown once */
-    if (UTIL_GROW(m->k, ck, need) < 0 || UTIL_GROW(m->dig, cd, need) < 0 ||
-        UTIL_GROW(m->op, co, need) < 0) {
-        m->valid = 0;
-        return;
-    }
-    m->cap = ck < cd ? (ck < co ? ck : co) : (cd < co ? cd : co);
-    m->k[m->n] = *k;
-    m->dig[m->n] = d;
-    m->op[m->n++] = o;
-}
-
 int shard_push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
-                          size_t *cap, ApprofHash128 **dig, GradAccumMemo *memo)
+                          size_t *cap, ApprofHash128 **dig)
 {
     const ApprofHardwareSpec *hw = st->hw;
     double gw = (double)approf_dtype_size(st->g->dtype);
     double aw = accum_width(st);
-    /* the buffers are the parameters' elements at the width aw */
-    double share = p->param_bytes > 0 ? (double)p->donated_size[1] /
-                                            ((double)p->param_bytes * shard_grad_buffer_ratio(st))
-                                      : 0.0;
-    int rc = 0, fuse = hw && hw->grad_accum_fusion, s = -1;
+    double share = shard_grad_accum_share(st, p);
+    int rc = 0, fuse = hw && hw->grad_accum_fusion;
     if (!(share > 0.0))
         return 0;
-    /* the kernels depend on the stage, its tensors and the share alone
-     * (fusion aside, which changes p's own GEMMs): those of an earlier
-     * program of the build with the same share are pushed as they are */
-    for (int i = 0; memo && !fuse && i < 2; i++) {
-        const GradAccumSlot *m = &memo->slot[i];
-        if (!m->valid || memcmp(&m->share, &share, sizeof share))
-            continue;
-        for (int j = 0; j < m->n && !rc; j++)
-            rc = shard_push_kernel(p, 1, cap, dig, &m->k[j], m->dig[j], m->op[j]);
-        return rc;
-    }
-    if (memo && !fuse) {
-        s = memo->next;
-        memo->next ^= 1;
-        memo->slot[s].valid = 1;
-        memo->slot[s].share = share;
-        memo->slot[s].n = 0;
-    }
     for (int o = st->op_begin; o < st->op_end && !rc; o++) {
         double elems = shard_op_param_bytes(st, ti, o) / gw * share;
         ApprofKernel k;
@@ -170,11 +129,7 @@ int shard_push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProg
         shard_grad_accum_kernel(st, elems, &k);
         ApprofHash128 d = shard_kernel_digest(&k);
         rc = shard_push_kernel(p, 1, cap, dig, &k, d, o);
-        if (s >= 0 && memo->slot[s].valid)
-            memo_keep(memo, s, &k, d, o, (size_t)(st->op_end - o));
     }
-    if (rc && s >= 0)
-        memo->slot[s].valid = 0;
     return rc;
 }
 

@@ -117,32 +117,76 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
                      double param_elems, double read_share, const int *blk, int n_blk,
                      size_t *ccap);
 
-/* The add kernels of gradient accumulation for the buffers' share of the
- * parameters (program_accum.c): one build's ZeRO stages that keep the
- * same share (ZeRO 0 and 1: whole buffers; 2 and 3: the partition) push
- * the kernels the first computed (docs/performance.md, "Each phase
- * priced once"). Two slots; all zero to begin; shard_grad_accum_memo_free. */
-typedef struct GradAccumSlot {
-    int valid;
-    double share;
-    int n;
-    size_t cap;
-    ApprofKernel *k;
-    ApprofHash128 *dig;
-    int *op;
-} GradAccumSlot;
-typedef struct GradAccumMemo {
-    GradAccumSlot slot[2];
-    int next;
-} GradAccumMemo;
-void shard_grad_accum_memo_free(GradAccumMemo *memo);
 /* Gradient accumulation (program_accum.c): appends to the backward the
  * add kernels that put each operator's fresh gradients into their
  * accumulation buffers (or, with the spec's grad_accum_fusion, moves the
- * add into the weight-gradient GEMM's epilogue); memo (may be NULL): the
- * kernels of the build's earlier programs. */
+ * add into the weight-gradient GEMM's epilogue). One build's ZeRO stages
+ * with the same share hold the backward of the first (shard_end_backward). */
 int shard_push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
-                          size_t *cap, ApprofHash128 **dig, GradAccumMemo *memo);
+                          size_t *cap, ApprofHash128 **dig);
+/* The share of the parameters' accumulation buffers p keeps (after ZeRO:
+ * 1 for ZeRO 0 and 1, the partition for 2 and 3; 0 without parameters):
+ * what p's accumulation kernels depend on besides the stage. */
+double shard_grad_accum_share(const ShardStage *st, const ApprofStageProgram *p);
+
+/* The backwards the programs of one build ended with (zero_family.c;
+ * docs/performance.md, "Shared kernel arrays and prices kept"): each held by a
+ * kernel share, keyed by its accumulation share, with its kernels' digests
+ * (own: freed with the list) and what the signature hashes of them, computed
+ * once (program.c, kernel_list). pre_k, pre_dig, pre_n: the build's backward
+ * before its end, which a derived program's backward copies. fwd: the build's
+ * forward kernels, which every derived program holds. */
+typedef struct EndedBackward {
+    double share;
+    ApprofKernelShare *k;
+    ApprofHash128 *dig;
+    int own;
+    ApprofHash128 list; /* what the signature hashes of the kernels (list_set: known) */
+    int list_set;
+} EndedBackward;
+typedef struct BackwardEnds {
+    int n;
+    EndedBackward e[4];
+    const ApprofKernel *pre_k;
+    const ApprofHash128 *pre_dig;
+    size_t pre_n;
+    ApprofKernelShare *fwd;
+    ApprofHash128 fwd_list; /* the same of the forward */
+    int fwd_list_set;
+} BackwardEnds;
+void shard_backward_ends_free(BackwardEnds *ends);
+/* Gradient accumulation of p's backward with ends (zero_family.c): p
+ * holds the backward of an earlier program of the build with the same
+ * accumulation share (dig[1] then the list's), else p's backward (for a
+ * derived program, kernels[1] NULL: a copy of the build's backward before
+ * its end) gets its kernels and joins the list. dig: the caller's digest
+ * arrays (dig[1] NULL for a derived program; one it gets joins the list
+ * with it, and dig[1] is NULL again); *sig_dig: the backward's digests,
+ * for the signature. */
+int shard_end_backward(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                       size_t *cap, ApprofHash128 **dig, const ApprofHash128 **sig_dig,
+                       BackwardEnds *ends);
+
+/* What the end of a program needs besides its stage, tensors and program
+ * (shard_finish_program). */
+typedef struct ZeroTail {
+    double param_elems, read_share;
+    const int *blk;
+    int n_blk;
+    const ApprofHash128 *pdig;
+    BackwardEnds *ends;   /* the build's ended backwards (NULL: none shared) */
+} ZeroTail;
+/* The end of a stage program, where its variants' programs part: ZeRO
+ * (program_zero.c), gradient accumulation, FP8 weights, the peaks and the
+ * signature (program.c). */
+int shard_finish_program(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                         const ZeroTail *tl, size_t kcap[2], size_t ccap[2],
+                         ApprofHash128 *kdig[2]);
+/* ZeRO stage z of the stage being built, from its program p before the
+ * end, kept in the context for the request that will ask for it
+ * (zero_family.c). */
+void shard_derive_zero(const ShardStage *st, const TInfo *ti, const ApprofStageProgram *p,
+                       ApprofHash128 *const kdig[2], const ZeroTail *tl, int z);
 
 /* Appends kernel k of op to phase ph with digest d (program.c). */
 int shard_push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,

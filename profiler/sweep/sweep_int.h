@@ -79,6 +79,8 @@ typedef struct {
     int *ordinal_of;              /* per graph tensor, -1 outside a build */
     size_t held_end;              /* Sweep.shape_end of the shapes the slots and templates
                                    * hold (their largest): from that tuple on none is asked */
+    ApprofPriceMemo *price_memo;  /* the analytic backend's prices kept (this thread's;
+                                   * approf_phase_seconds_memo) */
 } ReuseTable;
 
 /* Frees the reuse table and its program templates (sweep_tuple.c). */

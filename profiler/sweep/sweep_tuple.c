@@ -153,6 +153,7 @@ void approf_sweep_reuse_free(ReuseTable *t)
         free(t->specs[i]);
     free(t->specs);
     free(t->ordinal_of);
+    approf_price_memo_free(t->price_memo);
     memset(t, 0, sizeof *t);
 }
 
@@ -638,9 +639,13 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
         measurement_unpack(&m[0], &slot->m[0]);
         measurement_unpack(&m[1], &slot->m[1]);
     } else {
+        /* the analytic backend with this thread's collective prices */
+        int memo = approf_backend_prices_phases(&sw->backend);
         for (int ph = 0; ph < 2; ph++) {
             memset(&m[ph], 0, sizeof m[ph]);
-            rc = sw->backend.measure(sw->backend.ctx, &prog, ph, &sw->hw, &m[ph]);
+            rc = memo ? approf_analytic_measure_memo(&sw->reuse.price_memo, &prog, ph, &sw->hw,
+                                                     &m[ph])
+                      : sw->backend.measure(sw->backend.ctx, &prog, ph, &sw->hw, &m[ph]);
             if (rc < 0) {
                 m[ph].status = COSTDB_STATUS_FAILED;
                 if (!m[ph].error[0])

@@ -8,7 +8,13 @@
  * collectives, apply-grad collectives and every memory field — on meshes
  * with and without data-parallel replicas, with and without recomputation,
  * at two memory levels; a derived program is answered from the context
- * (it carries no placements, which are its group owner's).
+ * (it carries no placements, which are its group owner's). The derived
+ * programs hold the build's forward kernels and, where their gradient
+ * accumulation is the same (ZeRO 1 with 0, 3 with 2), its backward
+ * (docs/performance.md, "Shared kernel arrays and prices kept"): each still equals its
+ * fresh build field by field, whatever order the programs are freed in;
+ * under grad_accum_fusion (which changes the backward's GEMMs) nothing is
+ * shared and they are still equal.
  */
 #include <CUnit/Basic.h>
 #include <stdio.h>
@@ -137,6 +143,96 @@ static void check_family(const ApprofGraph *g, int a, int b, int level, int reco
     approf_shard_context_free(&one);
 }
 
+/* Builds (a, b) at ZeRO 0 in a context that derives ZeRO 1..3, keeping the
+ * ZeRO-0 program and the derived ones side by side: the derived programs
+ * hold the shared arrays (fusion: none) and equal the programs built one
+ * by one in another context; freed in an order other than built. */
+static void check_shared(const ApprofGraph *g, int a, int b, int recompute, int fusion)
+{
+    Setup s;
+    ApprofShardContext *fam = NULL, *one = NULL;
+    ApprofStageProgram p, d[4], f[4];
+    char err[256];
+    setup(&s, g);
+    s.hw.grad_accum_fusion = fusion;
+    memset(d, 0, sizeof d);
+    memset(f, 0, sizeof f);
+    memset(&p, 0, sizeof p);
+    CU_ASSERT_FATAL(approf_shard_context_new(g, &s.l, &s.hw, 4, &fam) == 0);
+    CU_ASSERT_FATAL(approf_shard_context_new(g, &s.l, &s.hw, 4, &one) == 0);
+    ApprofShardRequest req = request(a, b, 0, recompute, 0);
+    req.zero_family = 0xEu;
+    CU_ASSERT_FATAL(approf_shard_stage(fam, &req, &p, err, sizeof err) == 0);
+    req.zero_family = 0;
+    CU_ASSERT_FATAL(approf_shard_stage(one, &req, &f[0], err, sizeof err) == 0);
+    same_program(&p, &f[0]);
+    for (int z = 1; z <= 3; z++) {
+        ApprofShardRequest rz = request(a, b, 0, recompute, z);
+        CU_ASSERT_FATAL(approf_shard_stage(fam, &rz, &d[z], err, sizeof err) == 0);
+        CU_ASSERT_FATAL(approf_shard_stage(one, &rz, &f[z], err, sizeof err) == 0);
+        same_program(&d[z], &f[z]);
+        CU_ASSERT(f[z].kernel_share[0] == NULL && f[z].kernel_share[1] == NULL);
+        /* the forward is the build's, for every ZeRO stage */
+        CU_ASSERT_EQUAL(d[z].kernels[0] == p.kernels[0], !fusion);
+    }
+    /* ZeRO 1 ends with ZeRO 0's accumulation, 3 with 2's; 2 with its own */
+    CU_ASSERT_EQUAL(d[1].kernels[1] == p.kernels[1], !fusion);
+    CU_ASSERT_EQUAL(d[3].kernels[1] == d[2].kernels[1], !fusion);
+    CU_ASSERT(d[2].kernels[1] != p.kernels[1]);
+    CU_ASSERT(d[2].n_kernels[1] == p.n_kernels[1]);
+    approf_stage_program_clear(&d[2]);
+    approf_stage_program_clear(&p);
+    same_program(&d[3], &f[3]); /* still there with its first holders gone */
+    same_program(&d[1], &f[1]);
+    approf_stage_program_clear(&d[1]);
+    approf_stage_program_clear(&d[3]);
+    for (int z = 0; z < 4; z++)
+        approf_stage_program_clear(&f[z]);
+    approf_shard_context_free(&fam);
+    approf_shard_context_free(&one);
+}
+
+static void test_shared_arrays(void)
+{
+    ApprofGraph *g = zoo_fixture_gpt(2);
+    static const int meshes[][2] = {{8, 1}, {2, 4}};
+    for (size_t m = 0; m < sizeof meshes / sizeof meshes[0]; m++)
+        for (int r = 0; r < COSTDB_RECOMPUTE_COUNT; r++)
+            for (int fusion = 0; fusion < 2; fusion++)
+                check_shared(g, meshes[m][0], meshes[m][1], r, fusion);
+    approf_graph_free(&g);
+}
+
+/* A copy of a program that holds shared kernels owns its arrays. */
+static void test_copy_owns(void)
+{
+    ApprofGraph *g = zoo_fixture_gpt(1);
+    Setup s;
+    ApprofShardContext *ctx = NULL;
+    ApprofStageProgram p, d, c;
+    char err[256];
+    setup(&s, g);
+    memset(&p, 0, sizeof p);
+    memset(&d, 0, sizeof d);
+    CU_ASSERT_FATAL(approf_shard_context_new(g, &s.l, &s.hw, 4, &ctx) == 0);
+    ApprofShardRequest req = request(8, 1, 0, COSTDB_RECOMPUTE_NONE, 0);
+    req.zero_family = 0x2u;
+    CU_ASSERT_FATAL(approf_shard_stage(ctx, &req, &p, err, sizeof err) == 0);
+    ApprofShardRequest r1 = request(8, 1, 0, COSTDB_RECOMPUTE_NONE, 1);
+    CU_ASSERT_FATAL(approf_shard_stage(ctx, &r1, &d, err, sizeof err) == 0);
+    CU_ASSERT_FATAL(d.kernel_share[0] != NULL && d.kernels[0] == p.kernels[0]);
+    CU_ASSERT_FATAL(approf_stage_program_copy(&c, &d) == 0);
+    CU_ASSERT(c.kernel_share[0] == NULL && c.kernel_share[1] == NULL);
+    CU_ASSERT(c.kernels[0] != d.kernels[0]);
+    approf_stage_program_clear(&p);
+    approf_stage_program_clear(&d);
+    CU_ASSERT_FATAL(c.n_kernels[0] > 0);
+    CU_ASSERT_EQUAL(c.kernels[0][c.n_kernels[0] - 1].op >= 0, 1); /* readable after both */
+    approf_stage_program_clear(&c);
+    approf_shard_context_free(&ctx);
+    approf_graph_free(&g);
+}
+
 static void test_derived_equal_built(void)
 {
     ApprofGraph *g = zoo_fixture_gpt(2);
@@ -179,6 +275,8 @@ int main(void)
     static const CunitTest tests[] = {
         {"derived programs equal the programs built alone", test_derived_equal_built},
         {"no replicas: derived refusals equal the built ones", test_no_replicas},
+        {"shared kernel arrays: held, equal to fresh builds", test_shared_arrays},
+        {"a copy of a program with shared kernels owns its arrays", test_copy_owns},
     };
     return CUNIT_RUN("ZeRO variants derived", tests);
 }

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Prices kept (approf_phase_seconds_memo, hw/cost.c; docs/performance.md,
+ * "Shared kernel arrays and prices kept"): a phase priced through the memo equals
+ * approf_phase_seconds bit for bit, for collectives that differ from one
+ * another in one field of the memo's key each (kind, bytes by one ulp,
+ * group, hosts, crossing hosts, hosts spanned in a scale-up domain, the
+ * ZeRO-3 mark under per-rank copies), after more distinct collectives
+ * than the memo has slots, after the spec changes under the same memo;
+ * and for programs that hold one shared kernel array with different
+ * collectives (other async groups: other windows), and another array of
+ * other kernels.
+ */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cunit_run.h"
+#include "hardware.h"
+#include "hw_fixture.h"
+#include "stage.h"
+
+/* Phase 0 of a program of the one collective c: through memo and plain,
+ * the same bits; returns the price. */
+static double same_price(const ApprofHardwareSpec *hw, ApprofPriceMemo **memo,
+                         const ApprofCollective *c)
+{
+    ApprofStageProgram p;
+    ApprofCollective one = *c;
+    memset(&p, 0, sizeof p);
+    p.colls[0] = &one;
+    p.n_colls[0] = 1;
+    double plain = approf_phase_seconds(hw, &p, 0);
+    double kept = approf_phase_seconds_memo(hw, &p, 0, memo);
+    CU_ASSERT_EQUAL(memcmp(&plain, &kept, sizeof plain), 0);
+    return plain;
+}
+
+/* The variants of base, each one key field away from it: priced in turn
+ * through one memo, each gets its own price (which differs from base's,
+ * so a memo that left the field out of its key would answer base's). */
+static void check_variants(const ApprofHardwareSpec *hw, ApprofPriceMemo **memo,
+                           ApprofCollective base, unsigned same_ok)
+{
+    ApprofCollective v[8];
+    int n = 0;
+    double b = same_price(hw, memo, &base);
+    v[n] = base, v[n++].kind = APPROF_COLL_ALL_REDUCE;
+    v[n] = base, v[n++].bytes = nextafter(base.bytes, INFINITY) * 4.0;
+    v[n] = base, v[n++].group_size = base.group_size * 2;
+    v[n] = base, v[n++].hosts = base.hosts * 2;
+    v[n] = base, v[n++].crosses_hosts = !base.crosses_hosts;
+    v[n] = base, v[n++].span_hosts = base.span_hosts + 4;
+    v[n] = base, v[n++].zero3_unit = 1;
+    for (int i = 0; i < n; i++) {
+        double p = same_price(hw, memo, &v[i]);
+        if (!(same_ok >> i & 1))
+            CU_ASSERT(p != b); /* the field matters to the price */
+        same_price(hw, memo, &base); /* and base's is still base's */
+    }
+}
+
+static void test_memo_equals_plain(void)
+{
+    ApprofHardwareSpec hw;
+    ApprofPriceMemo *memo = NULL;
+    hw_fixture_round_spec(&hw);
+    /* a scale-up domain of four hosts (span_hosts counts) and ZeRO-3's
+     * per-rank copies (zero3_unit counts) */
+    hw.scaleup_gpus = 32;
+    hw.zero3_rank_copies = 1;
+    hw.kernel_launch_overhead = 2e-6;
+    ApprofCollective base = hw_fixture_coll(APPROF_COLL_ALL_GATHER, 3e8, 16, 2);
+    base.span_hosts = 4;
+    /* in a scale-up domain the hosts spanned count, not the crossing nor
+     * the hosts */
+    check_variants(&hw, &memo, base, 1u << 4 | 1u << 3);
+    ApprofHardwareSpec flat = hw;
+    flat.scaleup_gpus = 0;
+    ApprofCollective local = hw_fixture_coll(APPROF_COLL_ALL_GATHER, 3e8, 8, 1);
+    local.span_hosts = 1;
+    /* without one, the crossing counts, and neither the hosts spanned
+     * nor (within a host) the hosts */
+    check_variants(&flat, &memo, local, 1u << 5 | 1u << 3);
+    /* across hosts, the hosts count (each host's network adapters) */
+    ApprofCollective wide = hw_fixture_coll(APPROF_COLL_ALL_GATHER, 3e8, 16, 2);
+    check_variants(&flat, &memo, wide, 1u << 5);
+    /* more distinct collectives than slots, then the first ones again */
+    for (int round = 0; round < 2; round++)
+        for (int i = 1; i <= 6000; i++) {
+            ApprofCollective c = hw_fixture_coll((ApprofCollKind)(i % 4), 1024.0 * i,
+                                                 2 << (i % 5), 1 + (i % 3));
+            same_price(&hw, &memo, &c);
+        }
+    /* another spec under the same memo: its own prices */
+    hw.inter_host_bandwidth *= 0.5;
+    hw.intra_host_bandwidth *= 2.0;
+    check_variants(&hw, &memo, base, 1u << 4 | 1u << 3);
+    approf_price_memo_free(memo);
+}
+
+/* p and q priced through memo in turn: each as approf_phase_seconds. */
+static void same_phase(const ApprofHardwareSpec *hw, ApprofPriceMemo **memo,
+                       const ApprofStageProgram *p)
+{
+    double plain = approf_phase_seconds(hw, p, 1);
+    double kept = approf_phase_seconds_memo(hw, p, 1, memo);
+    CU_ASSERT_EQUAL(memcmp(&plain, &kept, sizeof plain), 0);
+}
+
+static void test_shared_kernel_sums(void)
+{
+    ApprofHardwareSpec hw;
+    ApprofPriceMemo *memo = NULL;
+    ApprofStageProgram p, q, r;
+    ApprofCollective cp[2], cq[3];
+    hw_fixture_round_spec(&hw);
+    hw.tp_async_grad = 1.0;
+    memset(&p, 0, sizeof p);
+    memset(&q, 0, sizeof q);
+    memset(&r, 0, sizeof r);
+    /* four linear layers' GEMMs in async groups 1..2 (input and weight
+     * gradients) and an elementwise kernel */
+    p.kernels[1] = calloc(5, sizeof *p.kernels[1]);
+    CU_ASSERT_FATAL(p.kernels[1] != NULL);
+    p.n_kernels[1] = 5;
+    for (int i = 0; i < 5; i++) {
+        ApprofKernel *k = &p.kernels[1][i];
+        k->kind = i < 4 ? APPROF_K_GEMM : APPROF_K_ELEMENTWISE;
+        k->dtype = APPROF_BF16;
+        k->batch = 1;
+        k->m = k->n = k->k = 4096;
+        k->flops = 2.0 * 4096 * 4096 * 4096 * (1 + i);
+        k->bytes = 3.0 * 4096 * 4096 * 2;
+        k->async_group = i < 4 ? 1 + i / 2 : 0;
+        k->async_wgrad = i % 2;
+    }
+    ApprofKernelShare *s = approf_kernel_share(&p, 1);
+    CU_ASSERT_FATAL(s != NULL);
+    approf_kernel_share_hold(&q, 1, s);
+    CU_ASSERT_FATAL(q.kernels[1] == p.kernels[1] && q.n_kernels[1] == 5);
+    /* p's collectives in group 1 only (one window pair), q's in 1 and 2
+     * and one outside any */
+    cp[0] = hw_fixture_coll(APPROF_COLL_ALL_REDUCE, 5e8, 8, 1);
+    cp[0].async_group = 1;
+    cp[1] = hw_fixture_coll(APPROF_COLL_ALL_GATHER, 2e8, 8, 1);
+    cp[1].async_group = 1;
+    cp[1].async_wgrad = 1;
+    cq[0] = cp[0];
+    cq[1] = hw_fixture_coll(APPROF_COLL_REDUCE_SCATTER, 9e8, 8, 1);
+    cq[1].async_group = 2;
+    cq[1].async_wgrad = 1;
+    cq[2] = hw_fixture_coll(APPROF_COLL_ALL_REDUCE, 1e8, 16, 2);
+    p.colls[1] = cp;
+    p.n_colls[1] = 2;
+    q.colls[1] = cq;
+    q.n_colls[1] = 3;
+    for (int round = 0; round < 2; round++) {
+        same_phase(&hw, &memo, &p);
+        same_phase(&hw, &memo, &q);
+    }
+    /* another array: other kernels, its own sums */
+    r.kernels[1] = calloc(5, sizeof *r.kernels[1]);
+    CU_ASSERT_FATAL(r.kernels[1] != NULL);
+    memcpy(r.kernels[1], p.kernels[1], 5 * sizeof *r.kernels[1]);
+    r.kernels[1][3].flops *= 3.0;
+    r.n_kernels[1] = 5;
+    ApprofKernelShare *s2 = approf_kernel_share(&r, 1);
+    CU_ASSERT_FATAL(s2 != NULL);
+    CU_ASSERT(approf_kernel_share_id(s2) != approf_kernel_share_id(s));
+    r.colls[1] = cq;
+    r.n_colls[1] = 3;
+    same_phase(&hw, &memo, &r);
+    same_phase(&hw, &memo, &q);
+    p.colls[1] = q.colls[1] = r.colls[1] = NULL; /* on the stack */
+    approf_kernel_share_release(s);
+    approf_kernel_share_release(s2);
+    approf_stage_program_clear(&p);
+    approf_stage_program_clear(&q);
+    approf_stage_program_clear(&r);
+    approf_price_memo_free(memo);
+}
+
+int main(void)
+{
+    static const CunitTest tests[] = {
+        {"memoized phase prices equal the plain ones", test_memo_equals_plain},
+        {"shared kernel arrays: sums kept per array and groups", test_shared_kernel_sums},
+    };
+    return CUNIT_RUN("collective prices kept", tests);
+}
