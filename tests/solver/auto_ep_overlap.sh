@@ -23,6 +23,9 @@
 # - with --memory-budget exactly the need of ep=4 without the overlap (no
 #   headroom), the overlap's one more micro-batch does not fit: the auto
 #   plan is ep=4 without it.
+# - --parallel dp=2,tp=1,pp=2,vpp=2,ep=2,etp=1,moe_a2a_overlap=1 runs the
+#   interleaved schedule (vpp=), where Megatron-Core runs the overlap with
+#   pipelining: priced, not refused as 1F1B.
 # Usage: auto_ep_overlap.sh APPROF APSOLVE PYTHON APREPORT MANIFESTS CHECK_LAUNCH
 . "$(dirname "$0")/../lib.sh"
 approf=$1 apsolve=$2 py=$3 apreport=$4 man=$5 check=$6
@@ -108,5 +111,17 @@ t, no = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))["plans"][0]
 assert t["ep"] == 4 and t["etp"] == 1 and "moe_a2a_overlap" not in t, t
 assert abs(t["total_cost"] - no["total_cost"]) <= 1e-12 * no["total_cost"], (t, no)
 assert [s["memory_needed"] for s in t["stages"]] == [s["memory_needed"] for s in no["stages"]]
+PY
+
+# --parallel's vpp= makes the schedule interleaved, where the overlap runs
+# with pp > 1: accepted without --schedule (it was refused as 1F1B)
+"$apsolve" --db "$w/dp.db" --no-store --format json \
+  --parallel dp=2,tp=1,pp=2,vpp=2,ep=2,etp=1,moe_a2a_overlap=1 >"$w/vpp.json" 2>"$w/err" ||
+  fail_with "$w/err" "pp=2 vpp=2 with the overlap"
+"$py" - "$w/vpp.json" <<'PY' || fail "the pp=2 vpp=2 overlap plan"
+import json, sys
+p = json.load(open(sys.argv[1]))["plans"][0]
+assert p["schedule"] == "interleaved" and p["virtual_stages"] == 2, p
+assert p["moe_a2a_overlap"] == 1 and p["ep"] == 2, p
 PY
 echo "ok"
