@@ -49,14 +49,17 @@
 # ("-", "delayed": Transformer Engine's delayed scaling, swept with
 # approf sweep --fp8-recipe delayed, or "current": per-tensor current
 # scaling, --fp8-recipe tensorwise); spec_fields ("k=v;k=v": fields of the row's hardware
-# spec set otherwise, e.g. the memory of a 96 GB H100). A cp or ep case
+# spec set otherwise, e.g. the memory of a 96 GB H100); moe_a2a_overlap (0,
+# or 1: Megatron-Core's MoE all-to-all overlap, overlap_moe_expert_parallel_comm,
+# which Megatron-Bridge's moe_a2a_overlap sets: ...,moe_a2a_overlap=1; a case
+# list with the column gives it on every row). A cp or ep case
 # whose twin (the same GPUs without cp/ep) the sweep stores out of memory
 # is priced from the time the sweep kept for it (docs/context-parallel.md,
 # "Refusals"), on the real spec. A global batch that is not whole
 # micro-batches of mbs*dp*cp samples is n/a (a cp plan runs cp x its
 # twin's micro-batches, so it cannot run fewer than cp). set (calibration
 # or heldout) and family are read by bench/validation.sh. A missing
-# column takes its old meaning (gpt, 1, 1, -, -, -).
+# column takes its old meaning (gpt, 1, 1, -, -, -, 0).
 # PLANS_SWEEP_OPTS="..." adds options to every approf sweep.
 # Printed, never asserted.  See docs/plans.md.
 set -u
@@ -214,6 +217,16 @@ for line, c in enumerate(cases, start=2):
         bad(line, "etp", c["etp"], "is not a whole number >= 1 or -")
     if c["dp_shard"] != "-" and (not c["dp_shard"].isdigit() or int(c["dp_shard"]) < 1):
         bad(line, "dp_shard", c["dp_shard"], "is not a whole number >= 1 or -")
+    # moe_a2a_overlap: where the list has the column, every row gives it
+    if "moe_a2a_overlap" in c:
+        v = c["moe_a2a_overlap"]
+        if v not in ("0", "1"):
+            bad(line, "moe_a2a_overlap", v, "is not 0 or 1" if v is not None else
+                "is missing (the row has fewer fields than the header)")
+        if v == "1" and int(c["ep"]) < 2:
+            bad(line, "moe_a2a_overlap", v, "needs expert parallelism (ep >= 2)")
+    else:
+        c["moe_a2a_overlap"] = "0"
     if c["fp8"] not in ("-", "delayed", "current"):
         bad(line, "fp8", c["fp8"], "is not one of -, delayed, current")
     if c["set"] not in ("calibration", "heldout"):
@@ -373,6 +386,8 @@ for c in cases:
         knobs += ",ep=%d" % ep
     if c["etp"] != "-":
         knobs += ",etp=" + c["etp"]
+    if c["moe_a2a_overlap"] == "1":
+        knobs += ",moe_a2a_overlap=1"
     if c["dp_shard"] != "-":
         knobs += ",dp_shard=" + c["dp_shard"]
     elif c["vpp"] == "-":

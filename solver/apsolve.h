@@ -190,6 +190,8 @@ typedef struct ApsolvePlan {
                                        * the auto search (session_autocp.c); 0: none */
     int cp_comm;                      /* its communication (ApsolveCpComm: 0 the ring, p2p) */
     int ep, etp;                      /* expert parallelism likewise (session_autoep.c); 0: none */
+    int moe_a2a_overlap;              /* its all-to-alls under Megatron-Core's MoE all-to-all
+                                       * overlap (expert_parallel.h); 0: off */
     int recompute_layers;             /* recompute full on the first K layers of each chunk only
                                        * (--parallel recompute_layers, recompute_layers.h); 0:
                                        * every layer of a full stage */

@@ -140,6 +140,15 @@ int apsolve_entry_mnss_within(const ApsolveProblem *p, const ApsolveOptions *opt
 {
     const ApsolveMemory *m = p->memory ? &p->memory[idx] : NULL;
     int lo, hi;
+    if (opt->moe_a2a_overlap && opt->schedule == APSOLVE_SCHEDULE_1F1B) {
+        /* Megatron-Core runs the MoE all-to-all overlap under 1F1B only
+         * without pipelining (apsolve_schedule_in_flight_a2a, NaN for more
+         * stages): the entry is the whole pipeline or nothing, with its
+         * min(B, 2) micro-batches in flight */
+        if (!m)
+            return p->max_n_succ_stages[idx] >= 0 ? 0 : -1;
+        return fits(opt, m, m->avail, budget, apsolve_in_flight(opt, 1, 0)) ? 0 : -1;
+    }
     if (opt->schedule == APSOLVE_SCHEDULE_1F1B || !p->memory) {
         int mnss = p->max_n_succ_stages[idx];
         if (m && budget != m->avail) /* Alpa's count on the budget the headroom leaves */

@@ -543,11 +543,14 @@ static int cached_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *
 
 /* Whether config cf can hold ep stages of layout l at all, whatever the
  * layer range (apsolve_ep_problem_auto): (dp, tp) with the batch on axis 0,
- * ZeRO below 2, its GPUs a multiple of ep x etp. */
+ * ZeRO below 2, its GPUs a multiple of ep x etp; under the MoE all-to-all
+ * overlap not a full recomputation (Megatron-Core refuses it, as
+ * apsolve_ep_a2a_overlap_check does for --parallel). */
 static int config_holds_ep(const ApsolveConfig *cf, const ApsolveEpLayout *l)
 {
     return cf->valid && cf->force_batch_dim == 0 && cf->variant.zero < 2 &&
-           ((int64_t)cf->logical_a * cf->logical_b) % (l->ep * l->etp) == 0;
+           ((int64_t)cf->logical_a * cf->logical_b) % (l->ep * l->etp) == 0 &&
+           !(l->a2a_overlap && cf->variant.recompute == COSTDB_RECOMPUTE_FULL);
 }
 
 int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,

@@ -148,7 +148,9 @@ int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
  * transformed where it keeps them whole with their in/out dimensions etp
  * ways and no entry of the same range, submesh, mesh and variant is as
  * profiled, +inf otherwise (batch not on axis 0, ZeRO-2/3, ep x etp not
- * dividing a x b, ep not dividing the experts, any other split). An entry
+ * dividing a x b, ep not dividing the experts, any other split; under
+ * l's a2a_overlap a full recomputation too, and the transformed entries'
+ * all-to-alls hidden as apsolve_ep_a2a_hidden says). An entry
  * without experts stays as it is where its layout allows ep. cache: the
  * facts of sweep's entries, read once (apsolve_ep_cache_new). *transformed
  * counts the transformed entries. With view (not NULL), *out is instead

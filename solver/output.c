@@ -145,6 +145,11 @@ static void text_plan(FILE *out, const ApsolveOutput *o)
                 "mesh (a, b) on etp %d x ep %d of its a x b GPUs, 1/%d of every expert weight "
                 "on each (Megatron-Core's MoE parallel folding)\n", pl->ep, pl->etp, pl->etp,
                 pl->ep, pl->ep * pl->etp);
+    if (pl->ep > 1 && pl->moe_a2a_overlap)
+        /* expert_parallel.h: apsolve_ep_a2a_hidden, apsolve_stage_in_flight_a2a */
+        fprintf(out, "MoE all-to-all overlap (moe_a2a_overlap=1, Megatron-Core's "
+                "overlap_moe_expert_parallel_comm): each micro-batch's all-to-alls under "
+                "another's compute, one more micro-batch in flight\n");
     if (pl->recompute_layers > 0)
         /* --parallel recompute_layers or the auto search's
          * (recompute_layers.h, session_autorl.c): the stages of variant
@@ -496,6 +501,8 @@ static void json_plan(FILE *out, const ApsolveOutput *o)
                 apsolve_cp_comm_name(pl->cp_comm));
     if (pl->ep > 1)
         fprintf(out, ", \"ep\": %d, \"etp\": %d", pl->ep, pl->etp);
+    if (pl->ep > 1 && pl->moe_a2a_overlap)
+        fprintf(out, ", \"moe_a2a_overlap\": 1");
     if (pl->recompute_layers > 0)
         fprintf(out, ", \"recompute_layers\": %d", pl->recompute_layers);
     if (pl->offload > 0) {

@@ -401,6 +401,7 @@ static void carry_knobs(ApsolvePlan *g, const ApsolveParallel *pr)
     if (g && pr->ep > 1) {
         g->ep = pr->ep;
         g->etp = pr->etp > 0 ? pr->etp : pr->tp;
+        g->moe_a2a_overlap = pr->moe_a2a_overlap;
     }
 }
 
@@ -620,6 +621,8 @@ static int listed_plan(ApsolveRun *r, int *e, char *err, size_t errlen)
         int rc = apsolve_parallel_knobs(r, &pc);
         if (rc)
             return rc;
+        /* and its MoE all-to-all overlap's micro-batch in flight */
+        pc->opt.moe_a2a_overlap = a->par.moe_a2a_overlap;
     }
     *e = r->specs ? apsolve_evaluate(pc->p, &pc->opt, r->specs, r->nspec, &s->given, err, errlen)
                   : 0;

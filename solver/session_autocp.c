@@ -203,10 +203,11 @@ static const char *tried_name(const ApsolveAutoTried *t, char *out, size_t len)
         snprintf(out, len, "context parallelism cp=%d cp_comm=%s", t->cp,
                  apsolve_cp_comm_name(t->comm));
     else if (t->ep > 1 && t->cp > 1)
-        snprintf(out, len, "context and expert parallelism cp=%d ep=%d etp=%d", t->cp, t->ep,
-                 t->etp);
+        snprintf(out, len, "context and expert parallelism cp=%d ep=%d etp=%d%s", t->cp, t->ep,
+                 t->etp, t->a2a_overlap ? " moe_a2a_overlap=1" : "");
     else if (t->ep > 1)
-        snprintf(out, len, "expert parallelism ep=%d etp=%d", t->ep, t->etp);
+        snprintf(out, len, "expert parallelism ep=%d etp=%d%s", t->ep, t->etp,
+                 t->a2a_overlap ? " moe_a2a_overlap=1" : "");
     else
         snprintf(out, len, "context parallelism cp=%d", t->cp);
     return out;
@@ -243,7 +244,7 @@ static void say_tried(const ApsolveRequest *a, const ApsolveAutoBest *b, const A
     }
     {
         ApsolveAutoTried w = {b->best->cp > 1 ? b->best->cp : 1, b->best->ep, b->best->etp, 0, 0,
-                              0, 0, 0, 0, b->best->cp_comm};
+                              0, 0, 0, 0, b->best->cp_comm, b->best->moe_a2a_overlap};
         tried_name(&w, name, sizeof name);
         snprintf(what, sizeof what, "%s", w.ep > 1 && w.cp > 1 ? "cp or ep"
                                           : w.ep > 1         ? "ep"

@@ -181,14 +181,20 @@ int apsolve_run_ep(ApsolveRun *r, ApsolveCand **pc)
                             "ep plan (give the new batch with --global-batch)", what);
     /* Megatron-Core runs the MoE all-to-all overlap on its interleaved
      * schedule or without pipelining (combined_1f1b.py; the in-flight rule,
-     * apsolve_schedule_in_flight_a2a, is NaN elsewhere) */
-    if (pr->moe_a2a_overlap && isnan(apsolve_schedule_in_flight_a2a(
-                                   (ApsolveSchedule)eq->opt.schedule, eq->opt.virtual_stages,
-                                   eq->opt.micro_batches, pr->pp > 1 ? pr->pp : 1, 0, 1)))
-        return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: moe_a2a_overlap runs on "
-                            "Megatron-Core's interleaved schedule (vpp >= 2) or its 1F1B without "
-                            "pipelining, not on --schedule %s", what,
-                            apsolve_schedule_name((ApsolveSchedule)eq->opt.schedule));
+     * apsolve_schedule_in_flight_a2a, is NaN elsewhere), on the schedule
+     * the plan will run: vpp= makes it interleaved, as
+     * apsolve_parallel_apply does after this step */
+    if (pr->moe_a2a_overlap) {
+        ApsolveOptions run = eq->opt;
+        apsolve_parallel_apply(pr, &run, NULL, 0);
+        if (isnan(apsolve_schedule_in_flight_a2a((ApsolveSchedule)run.schedule,
+                                                 run.virtual_stages, run.micro_batches,
+                                                 pr->pp > 1 ? pr->pp : 1, 0, 1)))
+            return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: moe_a2a_overlap runs "
+                                "on Megatron-Core's interleaved schedule (vpp >= 2) or its 1F1B "
+                                "without pipelining, not on --schedule %s", what,
+                                apsolve_schedule_name((ApsolveSchedule)run.schedule));
+    }
     {
         char knob[48];
         snprintf(knob, sizeof knob, l.ep > 1 ? "ep=%d" : "etp=%d", l.ep > 1 ? l.ep : l.etp);

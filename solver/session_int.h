@@ -178,6 +178,7 @@ typedef struct ApsolveAutoTried {
                                        * no better than its candidate's without ep */
     double total;                     /* the plan's objective, or the pruning bound's */
     int comm;                         /* the cp communication (ApsolveCpComm); 0: the ring */
+    int a2a_overlap;                  /* ep with the MoE all-to-all overlap (session_autoep.c) */
 } ApsolveAutoTried;
 
 /* The best cp or ep plan so far (session_autocp.c, session_autoep.c). */

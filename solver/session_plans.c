@@ -179,6 +179,8 @@ int apsolve_request_store(Costdb *db, const ApsolveRequest *a, const ApsolveProb
         if (pl->ep > 1) {
             po.layout.ep = pl->ep;
             po.layout.etp = pl->etp;
+            /* the MoE all-to-all overlap it was priced with (expert_parallel.h) */
+            po.layout.moe_a2a_overlap = pl->moe_a2a_overlap;
         }
         /* K counts the layers of each of the schedule's chunks */
         po.layout.recompute_layers = pl->recompute_layers;
