@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A phase's time from its stage program (approf_phase_seconds and its
+ * memo, approf_wgrad_seconds; hardware.h): the kernels' roofline times
+ * (cost.c), the collectives' prices (approf_collective_cost) with the
+ * overlap rules of the spec (tensor-parallel async gradients, Transformer
+ * Engine's userbuffers, ZeRO-3's replay), and the sweep's memo of prices
+ * and kernel sums over shared kernel arrays. Evaluated in a fixed order so
+ * that equal inputs give bit-identical results, memo or not.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hardware.h"
+#include "stage.h"
+
+/* Megatron-Core's --tp-comm-overlap runs Transformer Engine's userbuffers
+ * (transformer_engine/pytorch/module/base.py initialize_ub and
+ * csrc/comm_gemm_overlap.h at v1.8, 3ec998e; Megatron-LM core_r0.8.0
+ * megatron/training/initialize.py passes no config unless
+ * --tp-comm-overlap-cfg, so TE's defaults hold). Its default method per
+ * GEMM of a transformer layer: a ring exchange for the all-gathers before
+ * qkv_fprop and fc1_fprop and for the output gradient's before proj_dgrad
+ * and fc2_dgrad (point-to-point sends on copy engines, use_ce: no SM);
+ * a pipeline for the reduce-scatters after proj_fprop and fc2_fprop
+ * (num_splits chunks, each reduced by num_sm CTAs beside the next chunk's
+ * GEMM); bulk for the backward's re-gather of the input beside qkv_dgrad
+ * and fc1_dgrad and the input gradient's reduce-scatter beside qkv_wgrad
+ * and fc1_wgrad (num_sm CTAs for the whole collective). The CTAs of a
+ * pipeline or bulk collective hold their SMs while they run; with
+ * set_sm_margin (TE's default since v2.0, NeMo's pipeline configs) the
+ * GEMM is also launched on sm_count - num_sm SMs. Either way the GEMM
+ * beside it has sm_count - num_sm of the device's SMs. Adds collective cl
+ * (of c seconds, in phase ph) to the seconds *slowed (c x the share of
+ * the GEMM's rate lost beside it) and *exposed (the pipelined
+ * reduce-scatter's last chunk, reduced after the last GEMM chunk:
+ * split_overlap_rs). Collectives of other kinds (all-reduce, all-to-all,
+ * point-to-point) are no userbuffers ones: the measured NCCL slowdown. */
+static void ub_account(const ApprofHardwareSpec *hw, const ApprofCollective *cl, int ph, double c,
+                       double *slowed, double *exposed)
+{
+    int ub = cl->kind == APPROF_COLL_REDUCE_SCATTER || cl->kind == APPROF_COLL_ALL_GATHER;
+    /* backward: the gradient's all-gather (sharding_mesh.c marks the
+     * gradient's collective async_wgrad) is the ring exchange; the
+     * re-gather of the input (async_wgrad 0) is bulk */
+    int holds_sms = cl->kind == APPROF_COLL_REDUCE_SCATTER || (ph == 1 && !cl->async_wgrad);
+    if (!ub || hw->tp_comm_overlap_sms <= 0 || hw->sm_count <= hw->tp_comm_overlap_sms) {
+        *slowed += hw->overlap_gemm_slowdown * c;
+    } else if (holds_sms) {
+        *slowed += (double)hw->tp_comm_overlap_sms / (double)hw->sm_count * c;
+    }
+    if (ub && ph == 0 && cl->kind == APPROF_COLL_REDUCE_SCATTER && hw->tp_comm_overlap_splits > 0)
+        *exposed += c / (double)hw->tp_comm_overlap_splits;
+}
+
+/* Largest async group of phase ph's collectives (0: none, or the spec
+ * does not price them). */
+static int async_groups(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph)
+{
+    int n = 0;
+    if (!(hw->tp_async_grad > 0))
+        return 0;
+    for (size_t i = 0; i < p->n_colls[ph]; i++)
+        if (p->colls[ph][i].async_group > n)
+            n = p->colls[ph][i].async_group;
+    return n;
+}
+
+/* A direct-mapped table of collective prices for one spec (hardware.h).
+ * The key is every field of the collective approf_collective_cost reads
+ * (link_cost, rank_copies_seconds: of zero3_unit only whether it is set);
+ * bytes compared bit for bit. */
+#define PRICE_MEMO_COLLS 4096
+typedef struct {
+    int used, kind, group_size, hosts, crosses_hosts, span_hosts, zero3;
+    double bytes, seconds;
+} PriceMemoColl;
+/* What the kernel loop of approf_phase_seconds_memo sums over a shared
+ * kernel array (approf_kernel_share_id) with ng async groups: the phase's
+ * seconds so far, its GEMMs' and the async windows (2 (ng + 1)). The
+ * ZeRO variants of a stage hold the same arrays and are measured one
+ * after another, so a few recent ones are kept. */
+#define PRICE_MEMO_SUMS 8
+typedef struct {
+    uint64_t id;
+    int ng;
+    double t, gemm;
+    double *win;
+} PriceMemoSum;
+struct ApprofPriceMemo {
+    ApprofHardwareSpec hw; /* the spec the prices are of, bytes as given */
+    PriceMemoColl slot[PRICE_MEMO_COLLS];
+    PriceMemoSum sum[PRICE_MEMO_SUMS];
+    int sum_next;
+};
+
+static void price_memo_forget_sums(ApprofPriceMemo *m)
+{
+    for (int i = 0; i < PRICE_MEMO_SUMS; i++)
+        free(m->sum[i].win);
+    memset(m->sum, 0, sizeof m->sum);
+    m->sum_next = 0;
+}
+
+void approf_price_memo_free(ApprofPriceMemo *m)
+{
+    if (m)
+        price_memo_forget_sums(m);
+    free(m);
+}
+
+static const PriceMemoSum *price_memo_sum(const ApprofPriceMemo *m, uint64_t id, int ng)
+{
+    for (int i = 0; m && id && i < PRICE_MEMO_SUMS; i++)
+        if (m->sum[i].id == id && m->sum[i].ng == ng)
+            return &m->sum[i];
+    return NULL;
+}
+
+/* Keeps the sums of array id (without memory, nothing). */
+static void price_memo_keep_sum(ApprofPriceMemo *m, uint64_t id, int ng, double t, double gemm,
+                                const double *win)
+{
+    PriceMemoSum *s = &m->sum[m->sum_next];
+    size_t nw = ng > 0 ? 2 * ((size_t)ng + 1) : 0;
+    double *w = nw ? malloc(nw * sizeof *w) : NULL;
+    if (nw && !w)
+        return;
+    if (nw)
+        memcpy(w, win, nw * sizeof *w);
+    free(s->win);
+    s->id = id;
+    s->ng = ng;
+    s->t = t;
+    s->gemm = gemm;
+    s->win = w;
+    m->sum_next = (m->sum_next + 1) % PRICE_MEMO_SUMS;
+}
+
+/* *memo ready for hw (allocated, emptied for another spec); NULL without
+ * memory. */
+static ApprofPriceMemo *price_memo_for(ApprofPriceMemo **memo, const ApprofHardwareSpec *hw)
+{
+    ApprofPriceMemo *m = *memo;
+    if (!m && !(m = *memo = calloc(1, sizeof *m)))
+        return NULL;
+    if (memcmp(&m->hw, hw, sizeof *hw)) {
+        memset(m->slot, 0, sizeof m->slot);
+        price_memo_forget_sums(m);
+        memcpy(&m->hw, hw, sizeof *hw);
+    }
+    return m;
+}
+
+static double price_memo_coll(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
+                             const ApprofCollective *c)
+{
+    uint64_t b, h;
+    memcpy(&b, &c->bytes, sizeof b);
+    h = b * 0x9e3779b97f4a7c15ull;
+    h ^= ((uint64_t)(unsigned)c->kind << 56) ^ ((uint64_t)(unsigned)c->group_size << 32) ^
+         ((uint64_t)(unsigned)c->hosts << 16) ^ ((uint64_t)(unsigned)c->span_hosts << 4) ^
+         ((uint64_t)(c->crosses_hosts != 0) << 1) ^ (uint64_t)(c->zero3_unit > 0);
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    PriceMemoColl *s = &m->slot[h & (PRICE_MEMO_COLLS - 1)];
+    if (s->used && s->kind == (int)c->kind && s->group_size == c->group_size &&
+        s->hosts == c->hosts && s->crosses_hosts == c->crosses_hosts &&
+        s->span_hosts == c->span_hosts && s->zero3 == (c->zero3_unit > 0) &&
+        !memcmp(&s->bytes, &c->bytes, sizeof s->bytes))
+        return s->seconds;
+    s->used = 1;
+    s->kind = (int)c->kind;
+    s->group_size = c->group_size;
+    s->hosts = c->hosts;
+    s->crosses_hosts = c->crosses_hosts;
+    s->span_hosts = c->span_hosts;
+    s->zero3 = c->zero3_unit > 0;
+    s->bytes = c->bytes;
+    s->seconds = approf_collective_cost(hw, c);
+    return s->seconds;
+}
+
+double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph)
+{
+    return approf_phase_seconds_memo(hw, p, ph, NULL);
+}
+
+double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
+                                 int ph, ApprofPriceMemo **memo)
+{
+    ApprofPriceMemo *m = NULL;
+    double t = 0.0, gemm = 0.0, colls = 0.0, hidden, async_hidden = 0.0;
+    double slowed = 0.0, exposed = 0.0; /* tp_comm_overlap's (ub_account) */
+    double stack_win[2 * 64], *win = stack_win;
+    int ng;
+    if (!hw || !p || ph < 0 || ph > 1)
+        return 0.0;
+    if (memo)
+        m = price_memo_for(memo, hw);
+    /* Windows of the asynchronous backward collectives (Megatron-LM 2022's
+     * LinearWithGradAccumulationAndAsyncCommunication, sharding/program.c
+     * mark_async_gemms): per group, the seconds of its linear layers'
+     * input-gradient GEMMs [2g] and weight-gradient GEMMs [2g + 1]. */
+    ng = async_groups(hw, p, ph);
+    if (ng >= 64) {
+        win = calloc(2 * ((size_t)ng + 1), sizeof *win);
+        if (!win)
+            ng = 0, win = stack_win;
+    }
+    if (ng > 0 && ng < 64)
+        memset(win, 0, 2 * ((size_t)ng + 1) * sizeof *win);
+    /* a shared kernel array summed before: the same sums (the loop below
+     * starts from zero in any case) */
+    uint64_t id = m ? approf_kernel_share_id(p->kernel_share[ph]) : 0;
+    const PriceMemoSum *kept = price_memo_sum(m, id, ng);
+    if (kept) {
+        t = kept->t;
+        gemm = kept->gemm;
+        if (ng > 0)
+            memcpy(win, kept->win, 2 * ((size_t)ng + 1) * sizeof *win);
+    }
+    for (size_t i = 0; !kept && i < p->n_kernels[ph]; i++) {
+        const ApprofKernel *kr = &p->kernels[ph][i];
+        double k = approf_kernel_seconds(hw, kr);
+        t += k;
+        if (kr->kind == APPROF_K_GEMM)
+            gemm += k;
+        if (kr->async_group > 0 && kr->async_group <= ng)
+            win[2 * kr->async_group + (kr->async_wgrad ? 1 : 0)] += k;
+    }
+    if (!kept && id)
+        price_memo_keep_sum(m, id, ng, t, gemm, win);
+    for (size_t i = 0; i < p->n_colls[ph]; i++) {
+        const ApprofCollective *cl = &p->colls[ph][i];
+        double c;
+        if (cl->zero3_unit > 0 && hw->zero3_schedule > APPROF_ZERO3_SERIAL)
+            continue; /* overlapped with compute: approf_zero3_exposed below */
+        c = m ? price_memo_coll(m, hw, cl) : approf_collective_cost(hw, cl);
+        t += c;
+        colls += c;
+        if (hw->tp_comm_overlap > 0)
+            ub_account(hw, cl, ph, c, &slowed, &exposed);
+        if (cl->async_group > 0 && cl->async_group <= ng) {
+            /* issued asynchronously, waited for after the GEMM it runs
+             * under: hidden as far as that GEMM (with the others of its
+             * group not yet used) lasts */
+            async_hidden += approf_async_hidden(
+                hw, c, &win[2 * cl->async_group + (cl->async_wgrad ? 1 : 0)]);
+        }
+    }
+    if (win != stack_win)
+        free(win);
+    t -= async_hidden;
+    /* Megatron-Core's --tp-comm-overlap (Transformer Engine's userbuffers)
+     * splits each sequence-parallel all-gather / reduce-scatter into chunks
+     * pipelined with the GEMM next to it: the collectives run under the
+     * phase's GEMMs, as far as those last (less what the asynchronous ones
+     * already took), the GEMMs slowed beside them by the seconds-weighted
+     * share of their rate the collectives take (ub_account), the pipelined
+     * reduce-scatters' last chunks never hidden. */
+    if (hw->tp_comm_overlap > 0 && colls > async_hidden + exposed) {
+        hidden = approf_overlap_hidden_at(
+            slowed / colls, hw->tp_comm_overlap * (colls - async_hidden - exposed),
+            gemm - async_hidden);
+        if (hidden > 0)
+            t -= hidden;
+    }
+    /* ZeRO-3's gathers and reduce-scatters as the framework overlaps them
+     * (hw/zero3_overlap.c): only what the compute does not hide */
+    if (hw->zero3_schedule > APPROF_ZERO3_SERIAL)
+        t += approf_zero3_exposed(hw, p, ph, NULL);
+    return t;
+}
+
+double approf_wgrad_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
+                            double bwd_seconds)
+{
+    return approf_wgrad_seconds_of(hw, p, bwd_seconds, NULL);
+}
+
+double approf_wgrad_seconds_of(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
+                               double bwd_seconds, const double *bwd_phase)
+{
+    double w = 0.0, all;
+    if (!hw || !p || !isfinite(bwd_seconds) || bwd_seconds < 0)
+        return -1.0;
+    for (size_t i = 0; i < p->n_kernels[1]; i++)
+        if (p->kernels[1][i].wgrad)
+            w += approf_kernel_seconds(hw, &p->kernels[1][i]);
+    all = bwd_phase ? *bwd_phase : approf_phase_seconds(hw, p, 1);
+    if (!(all > 0))
+        return -1.0;
+    /* x <= 1, so bwd x x <= bwd: the stored W never exceeds its backward */
+    return w >= all ? bwd_seconds : bwd_seconds * (w / all);
+}
+
