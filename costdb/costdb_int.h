@@ -102,6 +102,15 @@ int cdb_entry_without_costs(Costdb *db, sqlite3_stmt *st, int cost_col);
  * has stage_cost's sweep_id, cost_id, error_id and available_memory as
  * stored in 20-23. */
 int cdb_cost_refs_check(Costdb *db, sqlite3_stmt *st, int error_col, int memory_col);
+/* One entry of costdb_entries_get's statements (sweep.c) into row, a
+ * CostdbEntry, checked; 0 or COSTDB_ECORRUPT naming it. */
+int cdb_entry_row(Costdb *db, sqlite3_stmt *st, void *row);
+/* costdb_entries_get of a schema-15 sweep whose entries are all in blocks,
+ * the slots decoded in C (entries_read.c): 0 with *out (malloc'd, key
+ * order) and *n, 1 when the sweep is to be read through SQL instead (a
+ * cost row or a slot this path does not clear), or a negative COSTDB_E*
+ * code. */
+int cdb_entries_get_blocks(Costdb *db, int64_t sweep_id, CostdbEntry **out, size_t *n);
 
 /* The id of the sweep's stage_cost row that holds e's costs (schema 8):
  * one this connection wrote for the sweep, or a new one. */

@@ -594,7 +594,7 @@ int costdb_entries_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, size_
     return cdb_txn_leave(db, rc);
 }
 
-static int entry_row(Costdb *db, sqlite3_stmt *st, void *row)
+int cdb_entry_row(Costdb *db, sqlite3_stmt *st, void *row)
 {
     CostdbEntry *x = row;
     char status[32];
@@ -688,11 +688,18 @@ int costdb_entries_get(Costdb *db, int64_t sweep_id, CostdbEntry **out, size_t *
         if (rc < 0)
             return rc;
         sql = db->version >= 15 ? sql_entries_get_blocks_v15 : sql_entries_get_blocks;
+        /* schema 15: the slots decoded in C (entries_read.c); 1 when it
+         * leaves the sweep to SQL */
+        if (db->version >= 15 && (rc = cdb_entries_get_blocks(db, sweep_id, out, n)) <= 0) {
+            if (rc < 0)
+                return rc;
+            return cdb_entries_layers_check(db, sweep_id, out, n);
+        }
     }
     if ((rc = cdb_prepare(db, sql, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
-    if ((rc = cdb_collect(db, st, sql, sizeof **out, entry_row, (void **)out, n)) < 0)
+    if ((rc = cdb_collect(db, st, sql, sizeof **out, cdb_entry_row, (void **)out, n)) < 0)
         return rc;
     for (size_t i = 1; i < *n; i++)
         if (entry_key_cmp(&(*out)[i - 1], &(*out)[i]) > 0) {
