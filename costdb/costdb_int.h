@@ -94,6 +94,23 @@ void cdb_caches_clear(Costdb *db);
  * cost_col; < 0: not selected) names no stage_cost row: COSTDB_ECORRUPT,
  * naming the entry. */
 int cdb_entry_without_costs(Costdb *db, sqlite3_stmt *st, int cost_col);
+/* Schema 15 (entry_costs.c): refuses an entry whose cost row's error_id
+ * names no text of stage_error, or whose available_memory is NULL (the
+ * sweep's) with no row in stage_cost_sweep (COSTDB_ECORRUPT, naming the
+ * row). Columns 0-4 the entry's key, error_col the error text and
+ * memory_col available_memory as read; a statement of 24 columns or more
+ * has stage_cost's sweep_id, cost_id, error_id and available_memory as
+ * stored in 20-23. */
+int cdb_cost_refs_check(Costdb *db, sqlite3_stmt *st, int error_col, int memory_col);
+/* One entry of costdb_entries_get's statements (sweep.c) into row, a
+ * CostdbEntry, checked; 0 or COSTDB_ECORRUPT naming it. */
+int cdb_entry_row(Costdb *db, sqlite3_stmt *st, void *row);
+/* costdb_entries_get of a schema-15 sweep whose entries are all in blocks,
+ * the slots decoded in C (entries_read.c): 0 with *out (malloc'd, key
+ * order) and *n, 1 when the sweep is to be read through SQL instead (a
+ * cost row or a slot this path does not clear), or a negative COSTDB_E*
+ * code. */
+int cdb_entries_get_blocks(Costdb *db, int64_t sweep_id, CostdbEntry **out, size_t *n);
 
 /* The id of the sweep's stage_cost row that holds e's costs (schema 8):
  * one this connection wrote for the sweep, or a new one. */

@@ -8,6 +8,11 @@
  * a cost it does not know is written again under a new id, which costs
  * space, never a wrong answer), and forgets them after a rollback, a sweep
  * deleted or a close (cdb_caches_clear).
+ *
+ * Schema 15 (015_stage_cost_compact.sql): an error text is stored once in
+ * stage_error and the cost row holds its id; the sweep's available_memory
+ * is stored once in stage_cost_sweep (the first cost row's) and a cost row
+ * with that value holds NULL.
  */
 #include <assert.h>
 #include <math.h>
@@ -38,25 +43,42 @@ struct CdbCostCache {
     int64_t sweep_id;
     CostSlot *slot;
     size_t n, cap;    /* cap a power of two */
+    /* schema 15: the sweep's available_memory (stage_cost_sweep), and the
+     * last error text stored with its id in stage_error */
+    int memory_known;
+    int64_t memory;
+    char *last_error; /* NULL: none */
+    int64_t last_error_id;
 };
 
 /* Columns in schema 8's order; the new cost_id is one past the sweep's
  * largest (a writer through the stage_profile view numbers the same way),
- * and ?2 .. ?15 are compute_cost .. apply_cost, wgrad_cost (schema 12). */
+ * and ?2 .. ?15 are compute_cost .. apply_cost, wgrad_cost (schema 12).
+ * Schema 15: ?7 is NULL for the sweep's available_memory (stage_cost_sweep),
+ * ?13 the id of the error text in stage_error. */
 static const char sql_cost_insert[] =
     "INSERT INTO stage_cost (sweep_id, cost_id, compute_cost, peak_memory, invar_size,"
     " outvar_size, temp_buffer_size, available_memory, intermediate_size, initial_size,"
-    " repeats, spread, status, error, apply_cost, wgrad_cost) VALUES (?1,"
+    " repeats, spread, status, error_id, apply_cost, wgrad_cost) VALUES (?1,"
     " (SELECT coalesce(max(cost_id), 0) + 1 FROM stage_cost WHERE sweep_id = ?1),"
     " ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) RETURNING cost_id";
+static const char sql_memory_get[] =
+    "SELECT available_memory FROM stage_cost_sweep WHERE sweep_id = ?1";
+static const char sql_memory_put[] =
+    "INSERT INTO stage_cost_sweep (sweep_id, available_memory) VALUES (?1, ?2)";
+static const char sql_error_get[] = "SELECT id FROM stage_error WHERE text = ?1";
+static const char sql_error_put[] = "INSERT INTO stage_error (text) VALUES (?1) RETURNING id";
 
 static void cache_free(struct CdbCostCache *c)
 {
     for (size_t i = 0; i < c->cap; i++)
         free(c->slot[i].error);
     free(c->slot);
+    free(c->last_error);
     c->slot = NULL;
     c->n = c->cap = 0;
+    c->memory_known = 0;
+    c->last_error = NULL;
 }
 
 void cdb_cost_cache_clear(Costdb *db)
@@ -176,6 +198,100 @@ static struct CdbCostCache *cache_for(Costdb *db, int64_t sweep_id)
     return c;
 }
 
+/* One integer (or no row) from a statement with one parameter: 1 with *v,
+ * 0 without a row. A value that is not an integer is a damaged row. */
+static int query_int(Costdb *db, const char *sql, int64_t key, const char *text, int64_t *v,
+                     const char *what)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if ((rc = cdb_prepare(db, sql, &st)) < 0)
+        return rc;
+    if (text)
+        cdb_bind_text(st, 1, text, 0);
+    else
+        sqlite3_bind_int64(st, 1, key);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_INTEGER)
+        rc = cdb_err(db, COSTDB_ECORRUPT, "%s: %s is not an integer", db->path, what);
+    else if (rc == SQLITE_ROW)
+        *v = sqlite3_column_int64(st, 0), rc = 1;
+    else
+        rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql);
+    cdb_release(st);
+    return rc;
+}
+
+/* The sweep's available_memory (stage_cost_sweep): the first cost row's
+ * when it has none yet. */
+static int sweep_memory(Costdb *db, struct CdbCostCache *c, int64_t sweep_id, int64_t first,
+                        int64_t *memory)
+{
+    char what[96];
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (c && c->memory_known) {
+        *memory = c->memory;
+        return 0;
+    }
+    snprintf(what, sizeof what, "table stage_cost_sweep, row (sweep_id=%lld): available_memory",
+             (long long)sweep_id);
+    if ((rc = query_int(db, sql_memory_get, sweep_id, NULL, memory, what)) < 0)
+        return rc;
+    if (rc == 0) {
+        if ((rc = cdb_prepare(db, sql_memory_put, &st)) < 0)
+            return rc;
+        sqlite3_bind_int64(st, 1, sweep_id);
+        sqlite3_bind_int64(st, 2, first);
+        rc = sqlite3_step(st);
+        rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_memory_put);
+        cdb_release(st);
+        if (rc < 0)
+            return rc;
+        *memory = first;
+    }
+    if (c) {
+        c->memory = *memory;
+        c->memory_known = 1;
+    }
+    return 0;
+}
+
+/* The id of an error text in stage_error, stored there once. */
+static int error_id(Costdb *db, struct CdbCostCache *c, const char *text, int64_t *id)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if (c && c->last_error && !strcmp(c->last_error, text)) {
+        *id = c->last_error_id;
+        return 0;
+    }
+    if ((rc = query_int(db, sql_error_get, 0, text, id, "table stage_error: id")) < 0)
+        return rc;
+    if (rc == 0) {
+        if ((rc = cdb_prepare(db, sql_error_put, &st)) < 0)
+            return rc;
+        cdb_bind_text(st, 1, text, 0);
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW) {
+            *id = sqlite3_column_int64(st, 0);
+            rc = sqlite3_step(st) == SQLITE_DONE ? 0 : cdb_fail(db, sqlite3_errcode(db->sql),
+                                                               sql_error_put);
+        } else {
+            rc = cdb_fail(db, rc, sql_error_put);
+        }
+        cdb_release(st);
+        if (rc < 0)
+            return rc;
+    }
+    if (c) {
+        free(c->last_error);
+        c->last_error = strdup(text); /* without memory, looked up again next time */
+        c->last_error_id = *id;
+    }
+    return 0;
+}
+
 int cdb_entry_cost_id(Costdb *db, int64_t sweep_id, const CostdbEntry *e, int64_t *id)
 {
     struct CdbCostCache *c = cache_for(db, sweep_id);
@@ -183,6 +299,7 @@ int cdb_entry_cost_id(Costdb *db, int64_t sweep_id, const CostdbEntry *e, int64_
     CostFields f;
     CostSlot *s;
     uint64_t h;
+    int64_t memory = 0, err_id = 0;
     int rc;
     fields_of(e, &f);
     h = fields_hash(&f, e->error);
@@ -190,16 +307,25 @@ int cdb_entry_cost_id(Costdb *db, int64_t sweep_id, const CostdbEntry *e, int64_
         *id = s->id;
         return 0;
     }
+    if ((rc = sweep_memory(db, c, sweep_id, f.sizes[4], &memory)) < 0 ||
+        (*e->error && (rc = error_id(db, c, e->error, &err_id)) < 0))
+        return rc;
     if ((rc = cdb_prepare(db, sql_cost_insert, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
     sqlite3_bind_double(st, 2, f.compute_cost);
     for (int k = 0; k < 7; k++)
-        sqlite3_bind_int64(st, 3 + k, f.sizes[k]);
+        if (k != 4 || f.sizes[k] != memory)
+            sqlite3_bind_int64(st, 3 + k, f.sizes[k]);
+        else
+            sqlite3_bind_null(st, 3 + k);
     sqlite3_bind_int(st, 10, e->repeats);
     sqlite3_bind_double(st, 11, e->spread);
     sqlite3_bind_text(st, 12, costdb_status_name(e->status), -1, SQLITE_STATIC);
-    cdb_bind_text(st, 13, e->error, 1);
+    if (*e->error)
+        sqlite3_bind_int64(st, 13, err_id);
+    else
+        sqlite3_bind_null(st, 13);
     if (f.apply_cost >= 0)
         sqlite3_bind_double(st, 14, f.apply_cost);
     else
@@ -238,4 +364,40 @@ int cdb_entry_without_costs(Costdb *db, sqlite3_stmt *st, int cost_col)
                    " its cost_id%s names no row of table stage_cost", db->path,
                    text_or_null(st, 0), text_or_null(st, 1), text_or_null(st, 2),
                    text_or_null(st, 3), text_or_null(st, 4), id);
+}
+
+int cdb_cost_refs_check(Costdb *db, sqlite3_stmt *st, int error_col, int memory_col)
+{
+    const char *what = NULL;
+    char row[320];
+    if (sqlite3_column_count(st) >= 24) { /* stage_cost's own columns 20-23 */
+        if (sqlite3_column_type(st, 22) != SQLITE_NULL &&
+            sqlite3_column_type(st, error_col) == SQLITE_NULL)
+            what = "error_id";
+        else if (sqlite3_column_type(st, 23) == SQLITE_NULL &&
+                 sqlite3_column_type(st, memory_col) == SQLITE_NULL)
+            what = "available_memory";
+        if (!what)
+            return 0;
+        snprintf(row, sizeof row, "table stage_cost, row (sweep_id=%.20s, cost_id=%.20s)",
+                 text_or_null(st, 20), text_or_null(st, 21));
+    } else {
+        /* through stage_profile: an id that names no text reads as the id */
+        if (error_col >= 0 && sqlite3_column_type(st, error_col) == SQLITE_INTEGER)
+            what = "error_id";
+        else if (sqlite3_column_type(st, memory_col) == SQLITE_NULL)
+            what = "available_memory";
+        if (!what)
+            return 0;
+        snprintf(row, sizeof row, "table stage_entry, row (start_layer=%.20s, end_layer=%.20s,"
+                 " submesh_index=%.20s, config_index=%.20s, phase=%.20s), its row in table"
+                 " stage_cost", text_or_null(st, 0), text_or_null(st, 1), text_or_null(st, 2),
+                 text_or_null(st, 3), text_or_null(st, 4));
+    }
+    if (!strcmp(what, "error_id"))
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: %s: its error_id %.20s names no row of table"
+                       " stage_error", db->path, row,
+                       text_or_null(st, sqlite3_column_count(st) >= 24 ? 22 : error_col));
+    return cdb_err(db, COSTDB_ECORRUPT, "%s: %s: column available_memory is NULL (the sweep's)"
+                   " and table stage_cost_sweep has no row for its sweep", db->path, row);
 }

@@ -144,7 +144,9 @@ static int is_no_stage_status(const unsigned char *s, int n)
            costdb_status_parse((const char *)s, &st) == 0 && st != COSTDB_STATUS_OK;
 }
 
-static int cost_kind(sqlite3_stmt *st, int fast, CostRow *c)
+/* memory: the sweep's available_memory (schema 15, stage_cost_sweep), in
+ * the place of a NULL in the column; < 0: none. */
+static int cost_kind(sqlite3_stmt *st, int fast, int64_t memory, CostRow *c)
 {
     sqlite3_value *x = sqlite3_column_value(st, 7);
     const unsigned char *s = NULL;
@@ -162,7 +164,8 @@ static int cost_kind(sqlite3_stmt *st, int fast, CostRow *c)
     {
         int64_t v[4];
         if (!cost_ok(st, 1, 0, &c->compute_cost) || !int_in(st, 2, 0, COSTDB_MAX_BYTES, &v[0]) ||
-            !int_in(st, 3, 0, COSTDB_MAX_BYTES, &v[1]) ||
+            !(sqlite3_column_type(st, 3) == SQLITE_NULL && memory >= 0
+                  ? (v[1] = memory, 1) : int_in(st, 3, 0, COSTDB_MAX_BYTES, &v[1])) ||
             !int_in(st, 4, 0, COSTDB_MAX_BYTES, &v[2]) ||
             !int_in(st, 5, 0, COSTDB_MAX_BYTES, &v[3]) || !cost_ok(st, 6, 1, &c->apply_cost) ||
             !cost_ok(st, 8, 1, &c->wgrad_cost))
@@ -181,15 +184,37 @@ static int cost_kind(sqlite3_stmt *st, int fast, CostRow *c)
     return COST_OK;
 }
 
+/* The sweep's available_memory in stage_cost_sweep, in *memory when it is
+ * an integer within bounds (else the rows that need it take the checked
+ * path, which refuses them). */
+static int sweep_memory(Costdb *db, int64_t sweep_id, int64_t *memory)
+{
+    static const char sql[] = "SELECT available_memory FROM stage_cost_sweep WHERE sweep_id = ?1";
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if ((rc = cdb_prepare(db, sql, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW && !int_in(st, 0, 0, COSTDB_MAX_BYTES, memory))
+        *memory = -1;
+    rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql);
+    cdb_release(st);
+    return rc;
+}
+
 /* The sweep's cost rows by id; t->row NULL (with 0): ids that do not fit
  * the array, every entry checked. */
 static int read_costs(Costdb *db, int64_t sweep_id, CostTable *t)
 {
     sqlite3_stmt *st = NULL;
     const char *sql = db->version >= 12 ? sql_costs : sql_costs_v11;
+    int64_t memory = -1;
     int rc, fast;
     size_t read = 0;
     memset(t, 0, sizeof *t);
+    if (db->version >= 15 && (rc = sweep_memory(db, sweep_id, &memory)) < 0)
+        return rc;
     if ((rc = cdb_prepare(db, sql, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
@@ -205,7 +230,7 @@ static int read_costs(Costdb *db, int64_t sweep_id, CostTable *t)
             rc = cdb_err(db, COSTDB_ENOMEM, "%s: out of memory reading stage costs", db->path);
             goto out;
         }
-        t->row[id].kind = cost_kind(st, fast, &t->row[id]);
+        t->row[id].kind = cost_kind(st, fast, memory, &t->row[id]);
     }
     rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql);
     goto out;
@@ -245,7 +270,8 @@ static int checked_row(Costdb *db, sqlite3_stmt *st, CostdbStageRow *r)
         (rc = cdb_col_int(db, st, 4, 0, 1, NULL, &phase)) < 0)
         return rc;
     r->phase = phase ? COSTDB_BWD : COSTDB_FWD;
-    if ((rc = cdb_column_text(db, st, 11, status, sizeof status, "status")) < 0)
+    if ((rc = cdb_cost_refs_check(db, st, -1, 7)) < 0 ||
+        (rc = cdb_column_text(db, st, 11, status, sizeof status, "status")) < 0)
         return rc;
     if (costdb_status_parse(status, &stat) < 0)
         return cdb_err(db, COSTDB_ECORRUPT, "%s: entry with unknown status '%s'", db->path, status);

@@ -526,6 +526,20 @@ static const char sql_entries_get_blocks[] =
     " e.reused AS reused, c.status, c.error, c.apply_cost, c.wgrad_cost"
     " FROM stage_entry_slot e LEFT JOIN stage_cost c"
     " ON c.sweep_id = e.sweep_id AND c.cost_id = e.cost_id WHERE e.sweep_id = ?1";
+/* Schema 15: the error text from stage_error and the sweep's
+ * available_memory from stage_cost_sweep, then columns 20-23 for
+ * cdb_cost_refs_check. */
+static const char sql_entries_get_blocks_v15[] =
+    "SELECT e.start_layer AS start_layer, e.end_layer AS end_layer,"
+    " e.submesh_index AS submesh_index, e.config_index AS config_index, e.phase AS phase,"
+    " c.compute_cost, c.peak_memory, c.invar_size, c.outvar_size, c.temp_buffer_size,"
+    " coalesce(c.available_memory, m.available_memory), c.intermediate_size, c.initial_size,"
+    " c.repeats, c.spread, e.reused AS reused, c.status, x.text, c.apply_cost, c.wgrad_cost,"
+    " c.sweep_id, c.cost_id, c.error_id, c.available_memory"
+    " FROM stage_entry_slot e LEFT JOIN stage_cost c"
+    " ON c.sweep_id = e.sweep_id AND c.cost_id = e.cost_id"
+    " LEFT JOIN stage_cost_sweep m ON m.sweep_id = ?1 LEFT JOIN stage_error x ON x.id = c.error_id"
+    " WHERE e.sweep_id = ?1";
 static const char sql_entries_get_v11[] = SQL_ENTRIES_GET("NULL");
 static const char sql_entry_exists[] =
     "SELECT 1 FROM stage_profile WHERE sweep_id = ?1 AND start_layer = ?2"
@@ -580,7 +594,7 @@ int costdb_entries_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, size_
     return cdb_txn_leave(db, rc);
 }
 
-static int entry_row(Costdb *db, sqlite3_stmt *st, void *row)
+int cdb_entry_row(Costdb *db, sqlite3_stmt *st, void *row)
 {
     CostdbEntry *x = row;
     char status[32];
@@ -603,7 +617,8 @@ static int entry_row(Costdb *db, sqlite3_stmt *st, void *row)
      * cost row */
     if (sqlite3_column_type(st, 16) == SQLITE_NULL)
         return cdb_entry_without_costs(db, st, -1);
-    if ((rc = cdb_column_text(db, st, 16, status, sizeof status, "status")) < 0 ||
+    if ((rc = cdb_cost_refs_check(db, st, 17, 10)) < 0 ||
+        (rc = cdb_column_text(db, st, 16, status, sizeof status, "status")) < 0 ||
         (rc = cdb_column_text(db, st, 17, x->error, sizeof x->error, "error")) < 0)
         return rc;
     if (costdb_status_parse(status, &x->status) < 0)
@@ -672,12 +687,19 @@ int costdb_entries_get(Costdb *db, int64_t sweep_id, CostdbEntry **out, size_t *
     if (db->version >= 14 && (rc = cdb_entry_rows_any(db, sweep_id)) <= 0) {
         if (rc < 0)
             return rc;
-        sql = sql_entries_get_blocks;
+        sql = db->version >= 15 ? sql_entries_get_blocks_v15 : sql_entries_get_blocks;
+        /* schema 15: the slots decoded in C (entries_read.c); 1 when it
+         * leaves the sweep to SQL */
+        if (db->version >= 15 && (rc = cdb_entries_get_blocks(db, sweep_id, out, n)) <= 0) {
+            if (rc < 0)
+                return rc;
+            return cdb_entries_layers_check(db, sweep_id, out, n);
+        }
     }
     if ((rc = cdb_prepare(db, sql, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
-    if ((rc = cdb_collect(db, st, sql, sizeof **out, entry_row, (void **)out, n)) < 0)
+    if ((rc = cdb_collect(db, st, sql, sizeof **out, cdb_entry_row, (void **)out, n)) < 0)
         return rc;
     for (size_t i = 1; i < *n; i++)
         if (entry_key_cmp(&(*out)[i - 1], &(*out)[i]) > 0) {

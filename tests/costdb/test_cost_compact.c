@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Compact cost rows (schema 15, schemas/README.md "stage_profile"): error
+ * texts once in stage_error, a sweep's available_memory once in
+ * stage_cost_sweep. A schema-14 file migrates and reads the same, through
+ * the view and through every reader; approf's writer stores each text once
+ * and NULL for the sweep's available_memory; a cost row whose error_id or
+ * NULL available_memory names nothing is refused with its table, row and
+ * column named, and the file stays as it was.
+ */
+#include <CUnit/Basic.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costdb.h"
+#include "costdb_rows.h"
+#include "testutil.h"
+
+typedef struct Text {
+    char *s;
+    size_t n, cap;
+} Text;
+
+static void add(Text *t, const char *line)
+{
+    size_t k = strlen(line);
+    if (t->n + k + 1 > t->cap) {
+        t->cap = (t->n + k + 1) * 2;
+        t->s = realloc(t->s, t->cap);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t->s);
+    }
+    memcpy(t->s + t->n, line, k + 1);
+    t->n += k;
+}
+
+static int row_text(void *ctx, const CostdbStageRow *r)
+{
+    char line[256];
+    snprintf(line, sizeof line, "%d %d %d %d %d %.17g %.17g %.17g %.17g %lld %lld %lld %lld\n",
+             r->start_layer, r->end_layer, r->submesh_index, r->config_index, (int)r->phase,
+             r->compute_cost, r->apply_cost, r->wgrad_cost, r->unfit_cost,
+             (long long)r->peak_memory, (long long)r->available_memory,
+             (long long)r->intermediate_size, (long long)r->initial_size);
+    add(ctx, line);
+    return 0;
+}
+
+/* Every row of the view stage_profile, each value quoted (type and all),
+ * in key order. */
+static char *view_rows(const char *p)
+{
+    static const char sql[] =
+        "SELECT quote(sweep_id), quote(start_layer), quote(end_layer), quote(submesh_index),"
+        " quote(config_index), quote(phase), quote(compute_cost), quote(peak_memory),"
+        " quote(invar_size), quote(outvar_size), quote(temp_buffer_size),"
+        " quote(available_memory), quote(intermediate_size), quote(initial_size),"
+        " quote(repeats), quote(spread), quote(reused), quote(status), quote(error),"
+        " quote(apply_cost), quote(wgrad_cost) FROM stage_profile"
+        " ORDER BY sweep_id, submesh_index, start_layer, end_layer, config_index, phase";
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    Text t = {0};
+    CU_ASSERT_EQUAL_FATAL(sqlite3_open_v2(p, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    CU_ASSERT_EQUAL_FATAL(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    add(&t, "");
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        for (int k = 0; k < sqlite3_column_count(st); k++) {
+            add(&t, (const char *)sqlite3_column_text(st, k));
+            add(&t, k + 1 < sqlite3_column_count(st) ? " " : "\n");
+        }
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return t.s;
+}
+
+/* What the readers read of a sweep: costdb_entries_get, then
+ * costdb_stage_rows. */
+static char *read_all(const char *p, int64_t sweep)
+{
+    Costdb *db = NULL;
+    CostdbEntry *e = NULL;
+    size_t n = 0;
+    Text t = {0};
+    char line[COSTDB_TEXT_MAX + 256];
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_entries_get(db, sweep, &e, &n), 0);
+    add(&t, "");
+    for (size_t i = 0; i < n; i++) {
+        snprintf(line, sizeof line, "%d %d %d %d %d %.17g %.17g %lld %lld %d %d [%s]\n",
+                 e[i].start_layer, e[i].end_layer, e[i].submesh_index, e[i].config_index,
+                 (int)e[i].phase, e[i].compute_cost, e[i].unfit_cost,
+                 (long long)e[i].peak_memory, (long long)e[i].available_memory, e[i].reused,
+                 (int)e[i].status, e[i].error);
+        add(&t, line);
+    }
+    free(e);
+    CU_ASSERT_EQUAL(costdb_stage_rows(db, sweep, row_text, &t), 0);
+    costdb_close(&db);
+    return t.s;
+}
+
+/* Sweep 3 of 2 layers, 2 configs, six cost rows as schema 14 stored them:
+ * three error texts (one shared by two rows), available_memory 1000 but
+ * in one row 900; its entries in blocks (slot 2 * config + phase, 3 bytes
+ * each, cost_id * 2 + reused) and one entry written through the view. */
+static const char schema14_costs[] =
+    "INSERT INTO sweep_config (sweep_id, submesh_index, config_index, logical_a, logical_b,"
+    " force_batch_dim) VALUES (3, 0, 1, 1, 2, NULL);"
+    "INSERT INTO stage_cost (sweep_id, cost_id, compute_cost, peak_memory, invar_size,"
+    " outvar_size, temp_buffer_size, available_memory, intermediate_size, initial_size,"
+    " status, error, apply_cost, wgrad_cost) VALUES"
+    " (3, 1, 0.5, 100, 1, 2, 3, 1000, 4, 5, 'ok', NULL, 0.25, NULL),"
+    " (3, 2, 0.75, 200, 1, 2, 3, 1000, 4, 5, 'ok', NULL, NULL, 0.5),"
+    " (3, 3, 0.125, 5000, 1, 2, 3, 1000, 4, 5, 'oom', 'needs 5000 B', NULL, NULL),"
+    " (3, 4, 0.25, 6000, 1, 2, 3, 1000, 4, 5, 'oom', 'needs 6000 B', NULL, NULL),"
+    " (3, 5, 0.125, 5000, 1, 2, 3, 900, 4, 5, 'oom', 'needs 5000 B', NULL, NULL),"
+    " (3, 6, 2.0, 300, 1, 2, 3, 1000, 4, 5, 'failed', 'cuda: boom', NULL, NULL);"
+    "INSERT INTO stage_entry_block (sweep_id, submesh_index, start_layer, end_layer,"
+    " config_block, costs) VALUES"
+    " (3, 0, 0, 0, 0, x'000002000004000007000008'),"
+    " (3, 0, 0, 1, 0, x'000006000008'),"
+    " (3, 0, 1, 1, 0, x'00000a00000000000000000c');";
+
+static void test_migrate_schema14(void)
+{
+    const char *p = tu_path("schema14.db");
+    Costdb *db = NULL;
+    char *view0, *read0, *view1, *read1, *view2;
+    int v = 0;
+    CU_ASSERT_EQUAL_FATAL(tu_old_schema(p, 14), 0);
+    CU_ASSERT_EQUAL_FATAL(tu_exec(p, TU_SWEEP3_SQL), 0);
+    CU_ASSERT_EQUAL_FATAL(tu_exec(p, schema14_costs), 0);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_profile"), 8);
+    view0 = view_rows(p);
+    read0 = read_all(p, 3); /* read-only: as it is */
+    CU_ASSERT_PTR_NOT_NULL(strstr(read0, "[needs 5000 B]"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(read0, " 900 "));
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0); /* migrates */
+    CU_ASSERT_EQUAL(costdb_file_version(db, &v), 0);
+    CU_ASSERT_EQUAL(v, costdb_schema_version());
+    costdb_close(&db);
+    CU_ASSERT(v >= 15);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_error"), 3);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_cost_sweep WHERE sweep_id = 3"
+                                " AND available_memory = 1000"), 1);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_cost WHERE available_memory IS NULL"), 5);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_cost WHERE available_memory = 900"), 1);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_cost WHERE error_id IS NOT NULL"), 4);
+    view1 = view_rows(p);
+    read1 = read_all(p, 3);
+    CU_ASSERT_STRING_EQUAL(view1, view0);
+    CU_ASSERT_STRING_EQUAL(read1, read0);
+    /* writes through the view: a text stored once, read back in place */
+    CU_ASSERT_EQUAL(tu_exec(p, "INSERT INTO stage_profile (sweep_id, start_layer, end_layer,"
+                               " submesh_index, config_index, phase, compute_cost,"
+                               " peak_memory, invar_size, outvar_size, temp_buffer_size,"
+                               " available_memory, intermediate_size, initial_size, status,"
+                               " error) VALUES (3, 1, 1, 0, 0, 1, 0.5, 7000, 1, 2, 3, 1000,"
+                               " 4, 5, 'oom', 'needs 5000 B'),"
+                               " (3, 0, 1, 0, 1, 0, 0.5, 7000, 1, 2, 3, 800, 4, 5, 'oom',"
+                               " 'new text')"), 0);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_error"), 4);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_profile WHERE error = 'needs 5000 B'"
+                                " AND peak_memory = 7000 AND available_memory = 1000"), 1);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_profile WHERE error = 'new text'"
+                                " AND available_memory = 800"), 1);
+    /* a text or an available_memory that is not one is refused, as before */
+    CU_ASSERT_NOT_EQUAL(tu_exec(p, "INSERT INTO stage_profile (sweep_id, start_layer,"
+                                   " end_layer, submesh_index, config_index, phase,"
+                                   " compute_cost, peak_memory, invar_size, outvar_size,"
+                                   " temp_buffer_size, available_memory, intermediate_size,"
+                                   " initial_size, error) VALUES (3, 1, 1, 0, 1, 0, 0.5, 1,"
+                                   " 1, 2, 3, NULL, 4, 5, 'x')"), 0);
+    view2 = view_rows(p);
+    CU_ASSERT_PTR_NOT_NULL(strstr(view2, "'new text'"));
+    free(view0);
+    free(view1);
+    free(view2);
+    free(read0);
+    free(read1);
+}
+
+/* A sweep of 2 layers written by approf: one oom text in three entries,
+ * available_memory 4000 but 3000 in one entry. */
+static const char *make_db(const char *name)
+{
+    const char *p = tu_path(name);
+    Costdb *db = NULL;
+    CostdbSweep s;
+    static const CostdbSubmesh sm[] = {{0, 1, 2}};
+    static const CostdbConfig cf[] = {{0, 0, 2, 1, 0, {0, COSTDB_RECOMPUTE_NONE, 0}},
+                                      {0, 1, 1, 2, -1, {0, COSTDB_RECOMPUTE_NONE, 0}}};
+    CostdbEntry e[8];
+    size_t n = 0;
+    tu_unlink_db(p);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
+    tu_sweep(&s, "compact", 1, 2, 8, 2, 2);
+    CU_ASSERT_EQUAL_FATAL(costdb_sweep_create(db, &s, sm, 1, cf, 2), 0);
+    memset(e, 0, sizeof e);
+    for (int i = 0; i < 2; i++)
+        for (int c = 0; c < 2; c++)
+            for (int ph = 0; ph < 2; ph++, n++) {
+                e[n].start_layer = e[n].end_layer = i;
+                e[n].config_index = c;
+                e[n].phase = (CostdbPhase)ph;
+                e[n].compute_cost = 0.5 + ph + c + i;
+                e[n].peak_memory = 1000;
+                e[n].available_memory = n == 5 ? 3000 : 4000;
+                e[n].repeats = 1;
+                e[n].apply_cost = -1;
+                e[n].wgrad_cost = -1;
+                if (c == 1 && (i == 1 || ph == 1)) {
+                    e[n].status = COSTDB_STATUS_OOM;
+                    e[n].unfit_cost = e[n].compute_cost;
+                    e[n].peak_memory = 9000;
+                    snprintf(e[n].error, sizeof e[n].error, "needs 9000 B");
+                }
+            }
+    CU_ASSERT_EQUAL_FATAL(costdb_entries_put(db, s.id, e, n, 0), 0);
+    costdb_close(&db);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_error"), 1);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_cost_sweep WHERE available_memory = 4000"), 1);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_cost WHERE available_memory IS NOT NULL"), 1);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_cost WHERE error_id IS NOT NULL"), 2); /* two share a row */
+    CU_ASSERT_EQUAL(tu_count(p, "stage_profile WHERE error = 'needs 9000 B'"
+                                " AND available_memory = 4000"), 3);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_profile WHERE available_memory = 3000"), 1);
+    return p;
+}
+
+static void test_writer(void)
+{
+    const char *p = make_db("writer.db");
+    char *r = read_all(p, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r, " 9000 4000 0 1 [needs 9000 B]"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r, " 3000 0 0 []"));
+    free(r);
+}
+
+static void test_damaged_refs(void)
+{
+    static const struct {
+        const char *sql, *msg;
+        int rows; /* costdb_stage_rows refuses it too */
+    } cases[] = {
+        {"DELETE FROM stage_error", "table stage_cost, row (sweep_id=1, cost_id=", 0},
+        {"UPDATE stage_cost SET error_id = 77 WHERE error_id IS NOT NULL",
+         "its error_id 77 names no row of table stage_error", 0},
+        {"DELETE FROM stage_cost_sweep",
+         "column available_memory is NULL (the sweep's) and table stage_cost_sweep has no row",
+         1},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const char *p = make_db("damaged.db");
+        Costdb *db = NULL;
+        CostdbEntry *out = NULL;
+        size_t len0 = 0, len1 = 0, n = 0;
+        char *file0, *file1;
+        int rc;
+        CU_ASSERT_EQUAL_FATAL(tu_exec_untyped(p, cases[k].sql), 0);
+        file0 = tu_read(p, &len0);
+        CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
+        rc = costdb_entries_get(db, 1, &out, &n);
+        CU_ASSERT_EQUAL(rc, COSTDB_ECORRUPT);
+        CU_ASSERT_PTR_NULL(out);
+        CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), p));
+        CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), cases[k].msg));
+        if (rc != COSTDB_ECORRUPT || !strstr(costdb_errmsg(db), cases[k].msg))
+            fprintf(stderr, "case %zu: rc %d, '%s'\n", k, rc, costdb_errmsg(db));
+        if (cases[k].rows) {
+            Text t = {0};
+            rc = costdb_stage_rows(db, 1, row_text, &t);
+            free(t.s);
+            CU_ASSERT_EQUAL(rc, COSTDB_ECORRUPT);
+            CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "table stage_cost_sweep"));
+            if (rc != COSTDB_ECORRUPT)
+                fprintf(stderr, "case %zu rows: rc %d, '%s'\n", k, rc, costdb_errmsg(db));
+        }
+        costdb_close(&db);
+        file1 = tu_read(p, &len1);
+        CU_ASSERT(file0 && file1 && len0 == len1 && !memcmp(file0, file1, len0));
+        free(file0);
+        free(file1);
+    }
+}
+
+int main(void)
+{
+    static const CunitTest tests[] = {
+        {"a schema-14 file migrates and reads the same", test_migrate_schema14},
+        {"approf's writer stores a text and the sweep's memory once", test_writer},
+        {"a cost row naming no text or memory is refused, the file untouched",
+         test_damaged_refs},
+    };
+    return TU_RUN("costdb compact cost rows", tests);
+}
