@@ -164,19 +164,19 @@ static size_t template_bytes(const ProgTemplate *tp)
     return b;
 }
 
-/* The slot of key in t: its template, or the free slot that ends the
+/* The slot of key in t: its template's, or the free slot that ends the
  * probe; NULL for an empty table. */
-static ProgTemplate *table_slot(TemplateTable *t, const uint64_t key[2])
+static TemplateSlot *table_slot(TemplateTable *t, const uint64_t key[2])
 {
     if (!t->cap)
         return NULL;
     size_t k = (size_t)key[0] & (t->cap - 1);
-    while (t->tpl[k].used) {
-        if (t->tpl[k].key[0] == key[0] && t->tpl[k].key[1] == key[1])
-            return &t->tpl[k];
+    while (t->slot[k].t || t->slot[k].moved) {
+        if (t->slot[k].key[0] == key[0] && t->slot[k].key[1] == key[1])
+            return &t->slot[k];
         k = (k + 1) & (t->cap - 1);
     }
-    return &t->tpl[k];
+    return &t->slot[k];
 }
 
 /* Room for one more template in t (the table doubled at half full); 0 or
@@ -186,20 +186,20 @@ static int table_reserve(TemplateTable *t)
     if ((t->n + 1) * 2 <= t->cap)
         return 0;
     size_t ncap = t->cap ? t->cap * 2 : 64;
-    ProgTemplate *nt = costdb_table_alloc(ncap, sizeof *nt);
-    if (!nt)
+    TemplateSlot *ns = costdb_table_alloc(ncap, sizeof *ns);
+    if (!ns)
         return APPROF_ENOMEM;
     for (size_t i = 0; i < t->cap; i++) {
-        if (!t->tpl[i].used || t->tpl[i].moved)
+        if (!t->slot[i].t)
             continue;
-        size_t k = (size_t)t->tpl[i].key[0] & (ncap - 1);
-        while (nt[k].used)
+        size_t k = (size_t)t->slot[i].key[0] & (ncap - 1);
+        while (ns[k].t)
             k = (k + 1) & (ncap - 1);
-        nt[k] = t->tpl[i];
+        ns[k] = t->slot[i];
     }
-    free(t->tpl);
-    t->tpl = nt;
-    t->bytes += (ncap - t->cap) * sizeof *nt;
+    free(t->slot);
+    t->slot = ns;
+    t->bytes += (ncap - t->cap) * sizeof *ns;
     t->cap = ncap;
     return 0;
 }
@@ -208,11 +208,12 @@ static size_t table_free(TemplateTable *t)
 {
     size_t freed = 0;
     for (size_t i = 0; i < t->cap; i++)
-        if (t->tpl[i].used && !t->tpl[i].moved) {
-            template_free(&t->tpl[i]);
+        if (t->slot[i].t) {
+            template_free(t->slot[i].t);
+            free(t->slot[i].t);
             freed++;
         }
-    free(t->tpl);
+    free(t->slot);
     memset(t, 0, sizeof *t);
     return freed;
 }
@@ -232,45 +233,49 @@ static void rotate_if_full(TemplateStore *s)
 
 ProgTemplate *template_store_find(TemplateStore *s, const uint64_t key[2])
 {
-    ProgTemplate *y = table_slot(&s->young, key), *o;
-    if (y && y->used)
-        return y;
+    TemplateSlot *y = table_slot(&s->young, key), *o;
+    ProgTemplate *t;
+    if (y && y->t)
+        return y->t;
     o = table_slot(&s->old, key);
-    if (!o || !o->used || o->moved)
+    if (!o || !o->t)
         return NULL;
+    t = o->t;
     /* asked for again: into the young generation (without memory for its
-     * slot it is used where it is) */
+     * slot it stays where it is) */
     if (table_reserve(&s->young) < 0)
-        return o;
+        return t;
     y = table_slot(&s->young, key);
-    *y = *o;
+    y->key[0] = key[0];
+    y->key[1] = key[1];
+    y->t = t;
+    o->t = NULL;
     o->moved = 1;
-    o->e = NULL;
-    o->run = NULL;
-    o->rows = NULL;
-    s->old.bytes -= y->bytes;
-    s->young.bytes += y->bytes;
+    s->old.bytes -= t->bytes;
+    s->young.bytes += t->bytes;
     s->young.n++;
     rotate_if_full(s);
-    return y;
+    return t;
 }
 
 int template_store_put(TemplateStore *s, ProgTemplate *tp)
 {
-    ProgTemplate *slot;
+    TemplateSlot *slot;
+    ProgTemplate *t;
     int have = template_store_find(s, tp->key) != NULL;
-    if (have || table_reserve(&s->young) < 0) {
+    if (have || table_reserve(&s->young) < 0 || !(t = malloc(sizeof *t))) {
         template_free(tp);
         memset(tp, 0, sizeof *tp);
         return have ? 0 : APPROF_ENOMEM;
     }
-    slot = table_slot(&s->young, tp->key);
-    *slot = *tp;
-    slot->used = 1;
-    slot->moved = 0;
-    slot->bytes = template_bytes(slot);
+    *t = *tp;
+    t->bytes = sizeof *t + BLOCK_OVERHEAD + template_bytes(t);
+    slot = table_slot(&s->young, t->key);
+    slot->key[0] = t->key[0];
+    slot->key[1] = t->key[1];
+    slot->t = t;
     s->young.n++;
-    s->young.bytes += slot->bytes;
+    s->young.bytes += t->bytes;
     memset(tp, 0, sizeof *tp);
     rotate_if_full(s);
     return 0;

@@ -43,16 +43,14 @@ typedef struct TemplateEntry {
     char *error;                  /* NULL: none */
 } TemplateEntry;
 
-/* A template. The entries and the placements live in blocks of their own,
- * so that the table, probed across many slots, stays small. */
+/* A template, in a block of its own (the table's slots hold its key and
+ * a pointer, so that the table, probed across many slots, stays small);
+ * the entries and the placements in blocks of their own too. */
 typedef struct {
     uint64_t key[2];
-    int used;
     int measured;                 /* the entries came from a program (not an error) */
     int pl_kept;                  /* 0: the program's placements were not kept (its config
                                    * owns no sharding group): no use to an owner */
-    int moved;                    /* the old generation's slot of a template moved to the
-                                   * young one (nothing of it is freed with the old) */
     TemplateEntry *e;             /* [2] */
     int n_pl;                     /* placement rows */
     int n_runs;
@@ -61,9 +59,17 @@ typedef struct {
     size_t bytes;                 /* its blocks' bytes, the error texts included */
 } ProgTemplate;
 
+/* A slot of a generation's table: t NULL is free; moved, a template that
+ * went to the young generation (the slot still ends no probe). */
+typedef struct {
+    uint64_t key[2];
+    ProgTemplate *t;
+    int moved;
+} TemplateSlot;
+
 /* One generation: open addressing, cap a power of two, at most half full. */
 typedef struct {
-    ProgTemplate *tpl;
+    TemplateSlot *slot;
     size_t cap, n;
     size_t bytes;                 /* the slots and what their templates hold */
 } TemplateTable;
@@ -83,7 +89,8 @@ typedef struct {
  * set (an internal knob for tests), else 64 MiB. */
 size_t template_cap_default(void);
 
-/* The template of key, or NULL. */
+/* The template of key, or NULL (the pointer stays valid until the
+ * template is dropped: by a later put, or a clear). */
 ProgTemplate *template_store_find(TemplateStore *s, const uint64_t key[2]);
 /* Keeps *tp (its blocks moved in, *tp zeroed) under its key unless a
  * template of that key is there (then *tp is freed); 0, or
@@ -93,7 +100,7 @@ int template_store_put(TemplateStore *s, ProgTemplate *tp);
 size_t template_store_bytes(const TemplateStore *s);
 /* Frees every template (the cap stays). */
 void template_store_clear(TemplateStore *s);
-/* Frees what a template holds (not the slot). */
+/* Frees what a template holds (not the template's own block). */
 void template_free(ProgTemplate *tp);
 
 /* Sets tp's placements from rows[0 .. n) (runs found, rows copied); 0 or
