@@ -26,7 +26,7 @@ size_t template_cap_default(void)
         if (*end == '\0')
             return n ? (size_t)n : 1;
     }
-    return (size_t)64 << 20;
+    return (size_t)16 << 20;
 }
 
 void template_free(ProgTemplate *tp)

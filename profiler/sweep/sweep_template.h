@@ -86,7 +86,7 @@ typedef struct {
 } TemplateStore;
 
 /* The default cap: APPROF_TEMPLATE_CAP_BYTES from the environment when
- * set (an internal knob for tests), else 64 MiB. */
+ * set (an internal knob for tests), else 16 MiB. */
 size_t template_cap_default(void);
 
 /* The template of key, or NULL (the pointer stays valid until the
