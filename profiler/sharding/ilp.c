@@ -258,14 +258,39 @@ struct ApprofIlpCache {
     size_t n, cap;     /* open addressing, cap a power of two */
     size_t hits;
     IlpParetoMode pareto_mode;
+    size_t bytes;      /* the slots and what their entries hold */
+    size_t cap_bytes;  /* past it the next entry starts the cache again */
 };
+
+/* A malloc'ed block counted with a word of the allocator's own. */
+#define ILP_BLOCK_OVERHEAD 16
+
+/* The cache's byte cap: APPROF_ILP_CACHE_CAP_BYTES from the environment
+ * when set (an internal knob for tests), else 32 MiB. A solution dropped
+ * only costs solving the problem again, which gives the same answer (the
+ * solvers are deterministic; ILP_PARETO_REPLAY and _FRESH give the same
+ * points bit for bit, ilp_int.h). */
+static size_t ilp_cache_cap_default(void)
+{
+    const char *v = getenv("APPROF_ILP_CACHE_CAP_BYTES");
+    if (v && *v) {
+        char *end;
+        unsigned long long n = strtoull(v, &end, 10);
+        if (*end == '\0')
+            return n ? (size_t)n : 1;
+    }
+    return (size_t)32 << 20;
+}
 
 int approf_ilp_cache_new(ApprofIlpCache **out)
 {
     if (!out)
         return APPROF_EINVAL;
     *out = calloc(1, sizeof(**out));
-    return *out ? 0 : APPROF_ENOMEM;
+    if (!*out)
+        return APPROF_ENOMEM;
+    (*out)->cap_bytes = ilp_cache_cap_default();
+    return 0;
 }
 
 void approf_ilp_cache_free(ApprofIlpCache **cp)
@@ -288,6 +313,12 @@ void approf_ilp_cache_clear(ApprofIlpCache *c)
     free(c->e);
     c->e = NULL;
     c->n = c->cap = 0;
+    c->bytes = 0;
+}
+
+size_t approf_ilp_cache_bytes(const ApprofIlpCache *c)
+{
+    return c ? c->bytes : 0;
 }
 
 void approf_ilp_cache_counts(const ApprofIlpCache *c, size_t *hits, size_t *entries)
@@ -317,6 +348,9 @@ static CacheEntry *cache_slot(ApprofIlpCache *c, Hash2 key)
 static CacheEntry *cache_claim(ApprofIlpCache *c, Hash2 key, int *err)
 {
     *err = 0;
+    /* past the byte cap: start again (nobody holds an entry across a put) */
+    if (c->cap_bytes && c->bytes > c->cap_bytes && !cache_slot(c, key)->n)
+        approf_ilp_cache_clear(c);
     if ((c->n + 1) * 2 > c->cap) {
         size_t ncap = c->cap ? c->cap * 2 : 64;
         CacheEntry *ne = calloc(ncap, sizeof(*ne));
@@ -327,6 +361,7 @@ static CacheEntry *cache_claim(ApprofIlpCache *c, Hash2 key, int *err)
         CacheEntry *old = c->e;
         size_t ocap = c->cap;
         c->e = ne;
+        c->bytes += (ncap - c->cap) * sizeof(*ne);
         c->cap = ncap;
         for (size_t i = 0; i < ocap; i++)
             if (old[i].n)
@@ -355,6 +390,7 @@ static int cache_put(ApprofIlpCache *c, Hash2 key, int n, int status, const int 
     s->objective = objective;
     s->stats = *st;
     c->n++;
+    c->bytes += (size_t)s->n * sizeof(int) + ILP_BLOCK_OVERHEAD;
     return 0;
 }
 
@@ -407,6 +443,8 @@ int ilp_cache_points_put(ApprofIlpCache *c, Hash2 key, int max_points, int n,
     s->n = n > 0 ? n : 1;
     s->points = n_points;
     c->n++;
+    c->bytes += (nc ? nc : 1) * sizeof(int) + 2 * (size_t)n_points * sizeof(double) +
+                2 * ILP_BLOCK_OVERHEAD;
     return 0;
 }
 

@@ -124,6 +124,10 @@ void approf_ilp_cache_free(ApprofIlpCache **c);
 /* Forgets every stored solution (the hit count stays): a later lookup of
  * one solves the problem again, which gives the same answer. */
 void approf_ilp_cache_clear(ApprofIlpCache *c);
+/* What the cache holds, in bytes (its slots included). It keeps at most
+ * its byte cap (APPROF_ILP_CACHE_CAP_BYTES, default 32 MiB) plus one
+ * entry: past it, the next entry starts the cache again. */
+size_t approf_ilp_cache_bytes(const ApprofIlpCache *c);
 /* Lookups that hit and entries stored so far. */
 void approf_ilp_cache_counts(const ApprofIlpCache *c, size_t *hits, size_t *entries);
 

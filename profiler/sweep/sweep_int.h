@@ -18,6 +18,7 @@
 #include "sharding/sharding.h"
 #include "sweep.h"
 #include "sweep_db.h"
+#include "sweep_template.h"
 
 /* A measurement as the reuse table keeps it: every field but the error
  * text's fixed buffer, the text, when there is one, in a block of its own
@@ -37,43 +38,12 @@ typedef struct {
 } ReuseSlot;
 
 /* A stage program's results under its program key
- * (approf_shard_program_key): both entries as filled, and the placements
- * with each tensor as its ordinal in the stage's tensor order. */
-typedef struct {
-    int role;
-    int ordinal;
-    const char *spec;             /* interned in the table's spec pool */
-} TemplatePlacement;
-
-/* An entry as a template keeps it: every field of a CostdbEntry but the
- * error text's fixed buffer (COSTDB_TEXT_MAX bytes, most of the entry),
- * the text, when there is one, in a block of its own (sweep_tuple.c packs
- * and unpacks them). */
-typedef struct TemplateEntry {
-    unsigned char head[offsetof(CostdbEntry, error)];
-    unsigned char tail[sizeof(CostdbEntry) - offsetof(CostdbEntry, error) -
-                       sizeof(((CostdbEntry *)0)->error)];
-    char *error;                  /* NULL: none */
-} TemplateEntry;
-
-/* A slot of the template table. The entries live in a block of their
- * own, so that the table, probed across many slots, stays small. */
-typedef struct {
-    uint64_t key[2];
-    int used;
-    int measured;                 /* the entries came from a program (not an error) */
-    int pl_kept;                  /* 0: the program's placements were not kept (its config
-                                   * owns no sharding group): no use to an owner */
-    TemplateEntry *e;             /* [2] */
-    int n_pl;
-    TemplatePlacement *pl;
-} ProgTemplate;
+ * (approf_shard_program_key): ProgTemplate, sweep_template.h. */
 
 typedef struct {
     ReuseSlot *slots;
     size_t cap, n;
-    ProgTemplate *tpl;            /* open addressing, cap a power of two */
-    size_t tpl_cap, tpl_n;
+    TemplateStore tpl;            /* program templates, under a byte cap */
     char **specs;                 /* the spec pool: open addressing */
     size_t spec_cap, spec_n;
     int *ordinal_of;              /* per graph tensor, -1 outside a build */

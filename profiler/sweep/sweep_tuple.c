@@ -25,16 +25,6 @@
 #include "sweep_int.h"
 #include "table_alloc.h"
 
-static void template_slot_free(ProgTemplate *tp)
-{
-    free(tp->pl);
-    if (tp->e) {
-        free(tp->e[0].error);
-        free(tp->e[1].error);
-    }
-    free(tp->e);
-}
-
 /* A struct of size n whose fixed error buffer (esize bytes at offset off)
  * is left out: the bytes before it into head, those after it into tail,
  * the text, when there is one, strdup'ed into *error (0, or
@@ -146,9 +136,7 @@ static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
 void approf_sweep_reuse_free(ReuseTable *t)
 {
     reuse_slots_free(t);
-    for (size_t i = 0; i < t->tpl_cap; i++)
-        template_slot_free(&t->tpl[i]);
-    free(t->tpl);
+    template_store_clear(&t->tpl);
     for (size_t i = 0; i < t->spec_cap; i++)
         free(t->specs[i]);
     free(t->specs);
@@ -162,11 +150,7 @@ void approf_sweep_reuse_free(ReuseTable *t)
 static void reuse_forget(ReuseTable *t)
 {
     reuse_slots_free(t);
-    for (size_t i = 0; i < t->tpl_cap; i++)
-        template_slot_free(&t->tpl[i]);
-    free(t->tpl);
-    t->tpl = NULL;
-    t->tpl_cap = t->tpl_n = 0;
+    template_store_clear(&t->tpl);
 }
 
 static int same_shape(const Sweep *sw, int a, int b)
@@ -220,38 +204,6 @@ static void reuse_enter(Sweep *sw, const ApprofTuple *t)
     } else if (end > rt->held_end) {
         rt->held_end = end;
     }
-}
-
-/* The template slot of key (insert: a free slot for it, growing the table;
- * NULL without memory). */
-static ProgTemplate *template_find(ReuseTable *t, const uint64_t key[2], int insert)
-{
-    if (insert && (t->tpl_n + 1) * 2 > t->tpl_cap) {
-        size_t ncap = t->tpl_cap ? t->tpl_cap * 2 : 1024;
-        ProgTemplate *nt = costdb_table_alloc(ncap, sizeof *nt);
-        if (!nt)
-            return NULL;
-        for (size_t i = 0; i < t->tpl_cap; i++) {
-            if (!t->tpl[i].used)
-                continue;
-            size_t k = (size_t)t->tpl[i].key[0] & (ncap - 1);
-            while (nt[k].used)
-                k = (k + 1) & (ncap - 1);
-            nt[k] = t->tpl[i];
-        }
-        free(t->tpl);
-        t->tpl = nt;
-        t->tpl_cap = ncap;
-    }
-    if (!t->tpl_cap)
-        return NULL;
-    size_t k = (size_t)key[0] & (t->tpl_cap - 1);
-    while (t->tpl[k].used) {
-        if (t->tpl[k].key[0] == key[0] && t->tpl[k].key[1] == key[1])
-            return &t->tpl[k];
-        k = (k + 1) & (t->tpl_cap - 1);
-    }
-    return insert ? &t->tpl[k] : NULL;
 }
 
 static const char *intern_spec(ReuseTable *t, const char *spec)
@@ -464,18 +416,19 @@ static int wants_placements(const Sweep *sw, const ApprofTuple *t, const CostdbE
 static int template_placements(const ProgTemplate *tp, const int *order, int n_order,
                                ApprofSlotPlacement **buf, size_t *cap)
 {
+    TemplateCursor c = {0, 0, 0, 0};
     if (!tp->n_pl)
         return 0;
     /* rows added zeroed: every byte defined (MPI sends whole rows) */
     if (util_grow_zero((void **)buf, cap, (size_t)tp->n_pl, sizeof **buf) < 0)
         return APPROF_ENOMEM;
     for (int k = 0; k < tp->n_pl; k++) {
-        const TemplatePlacement *src = &tp->pl[k];
-        if (src->ordinal < 0 || src->ordinal >= n_order)
+        TemplatePlacement src = template_placement_next(tp, &c);
+        if (src.ordinal < 0 || src.ordinal >= n_order)
             return APPROF_EINVAL;
-        (*buf)[k].tensor = order[src->ordinal];
-        (*buf)[k].role = src->role;
-        (*buf)[k].spec = src->spec;
+        (*buf)[k].tensor = order[src.ordinal];
+        (*buf)[k].role = src.role;
+        (*buf)[k].spec = src.spec;
     }
     return tp->n_pl;
 }
@@ -520,26 +473,21 @@ static void template_record(Sweep *sw, const ApprofTuple *t, const uint64_t key[
         for (int k = 0; k < n_order; k++)
             rt->ordinal_of[order[k]] = -1;
     }
-    ProgTemplate *tp = ok ? template_find(rt, key, 1) : NULL;
-    TemplateEntry *pair = tp && !tp->used ? calloc(2, sizeof *pair) : NULL;
-    if (!pair || entry_pack(&pair[0], &e[0]) || entry_pack(&pair[1], &e[1])) {
-        if (pair) {
-            free(pair[0].error);
-            free(pair[1].error);
-        }
-        free(pair);
+    ProgTemplate tp;
+    memset(&tp, 0, sizeof tp);
+    tp.key[0] = key[0];
+    tp.key[1] = key[1];
+    tp.measured = measured;
+    tp.pl_kept = keep;
+    if (!ok || template_store_find(&rt->tpl, key) || template_set_placements(&tp, pl, n_pl) ||
+        !(tp.e = calloc(2, sizeof *tp.e)) || entry_pack(&tp.e[0], &e[0]) ||
+        entry_pack(&tp.e[1], &e[1])) {
+        template_free(&tp);
         free(pl);
         return;
     }
-    tp->e = pair;
-    tp->key[0] = key[0];
-    tp->key[1] = key[1];
-    tp->used = 1;
-    tp->measured = measured;
-    tp->pl_kept = keep;
-    tp->n_pl = n_pl;
-    tp->pl = pl;
-    rt->tpl_n++;
+    free(pl);
+    template_store_put(&rt->tpl, &tp);
 }
 
 int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const ApprofTuple *t,
@@ -574,7 +522,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     /* A stage alike to one built before (same program key): its entries
      * and placements without building the program. */
     have_key = approf_shard_program_key(sw->shard, &req, key, &order, &n_order) == 0;
-    const ProgTemplate *tp = have_key ? template_find(&sw->reuse, key, 0) : NULL;
+    const ProgTemplate *tp = have_key ? template_store_find(&sw->reuse.tpl, key) : NULL;
     if (tp && !tp->pl_kept) {
         int owner, variants;
         sharding_group(sw, t->submesh, t->config, &owner, &variants);

@@ -412,6 +412,47 @@ static void test_chain_elimination(void)
     approf_ilp_free(&ilp);
 }
 
+/* The cache keeps its byte cap (set small through
+ * APPROF_ILP_CACHE_CAP_BYTES): many problems solved through it, each
+ * twice, hold at most the cap and one entry, and every answer is the one
+ * solved without a cache. */
+static void test_cache_cap(void)
+{
+    const size_t cap = 4096;
+    char v[32];
+    Rand r = {77};
+    ApprofIlpCache *cache = NULL;
+    snprintf(v, sizeof v, "%zu", cap);
+    CU_ASSERT_FATAL(setenv("APPROF_ILP_CACHE_CAP_BYTES", v, 1) == 0);
+    CU_ASSERT_FATAL(approf_ilp_cache_new(&cache) == 0);
+    unsetenv("APPROF_ILP_CACHE_CAP_BYTES");
+    size_t most = 0;
+    for (int t = 0; t < 300; t++) {
+        Prob p;
+        random_prob(&r, &p, t % 2);
+        ApprofIlp *ilp = to_ilp(&p);
+        int c0[MAXN], c1[MAXN], c2[MAXN];
+        double o0 = 0, o1 = 0, o2 = 0;
+        int rc0 = approf_ilp_solve(ilp, APPROF_ILP_ELIMINATE_TREES_THEN_CBC, NULL, c0, &o0, NULL);
+        int rc1 = approf_ilp_solve(ilp, APPROF_ILP_ELIMINATE_TREES_THEN_CBC, cache, c1, &o1, NULL);
+        int rc2 = approf_ilp_solve(ilp, APPROF_ILP_ELIMINATE_TREES_THEN_CBC, cache, c2, &o2, NULL);
+        CU_ASSERT_FATAL(rc0 == rc1 && rc1 == rc2);
+        if (rc0 == 0) {
+            CU_ASSERT(o0 == o1 && o1 == o2);
+            CU_ASSERT(!memcmp(c0, c1, (size_t)p.n * sizeof(int)) &&
+                      !memcmp(c0, c2, (size_t)p.n * sizeof(int)));
+        }
+        size_t b = approf_ilp_cache_bytes(cache);
+        if (b > most)
+            most = b;
+        /* the cap, one entry (a slot array of 64 and its choices) beyond */
+        CU_ASSERT_FATAL(b <= cap + 64 * 64 + MAXN * sizeof(int) + 16);
+        approf_ilp_free(&ilp);
+    }
+    CU_ASSERT(most > cap / 2);
+    approf_ilp_cache_free(&cache);
+}
+
 static void test_cache(void)
 {
     Rand r = {42};
@@ -462,6 +503,7 @@ int main(void)
         {"non-series-parallel grid", test_grid_known_optimum},
         {"chain by elimination", test_chain_elimination},
         {"solution cache", test_cache},
+        {"solution cache under a byte cap", test_cache_cap},
     };
     return CUNIT_RUN("ilp", tests);
 }
