@@ -18,35 +18,6 @@
 #include "costdb_rows.h"
 #include "testutil.h"
 
-typedef struct Text {
-    char *s;
-    size_t n, cap;
-} Text;
-
-static void add(Text *t, const char *line)
-{
-    size_t k = strlen(line);
-    if (t->n + k + 1 > t->cap) {
-        t->cap = (t->n + k + 1) * 2;
-        t->s = realloc(t->s, t->cap);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(t->s);
-    }
-    memcpy(t->s + t->n, line, k + 1);
-    t->n += k;
-}
-
-static int row_text(void *ctx, const CostdbStageRow *r)
-{
-    char line[256];
-    snprintf(line, sizeof line, "%d %d %d %d %d %.17g %.17g %.17g %.17g %lld %lld %lld %lld\n",
-             r->start_layer, r->end_layer, r->submesh_index, r->config_index, (int)r->phase,
-             r->compute_cost, r->apply_cost, r->wgrad_cost, r->unfit_cost,
-             (long long)r->peak_memory, (long long)r->available_memory,
-             (long long)r->intermediate_size, (long long)r->initial_size);
-    add(ctx, line);
-    return 0;
-}
-
 /* Every row of the view stage_profile, each value quoted (type and all),
  * in key order. */
 static char *view_rows(const char *p)
@@ -61,14 +32,14 @@ static char *view_rows(const char *p)
         " ORDER BY sweep_id, submesh_index, start_layer, end_layer, config_index, phase";
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
-    Text t = {0};
+    TuText t = {0};
     CU_ASSERT_EQUAL_FATAL(sqlite3_open_v2(p, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     CU_ASSERT_EQUAL_FATAL(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-    add(&t, "");
+    tu_text_add(&t, "");
     while (sqlite3_step(st) == SQLITE_ROW) {
         for (int k = 0; k < sqlite3_column_count(st); k++) {
-            add(&t, (const char *)sqlite3_column_text(st, k));
-            add(&t, k + 1 < sqlite3_column_count(st) ? " " : "\n");
+            tu_text_add(&t, (const char *)sqlite3_column_text(st, k));
+            tu_text_add(&t, k + 1 < sqlite3_column_count(st) ? " " : "\n");
         }
     }
     sqlite3_finalize(st);
@@ -83,21 +54,21 @@ static char *read_all(const char *p, int64_t sweep)
     Costdb *db = NULL;
     CostdbEntry *e = NULL;
     size_t n = 0;
-    Text t = {0};
+    TuText t = {0};
     char line[COSTDB_TEXT_MAX + 256];
     CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
     CU_ASSERT_EQUAL_FATAL(costdb_entries_get(db, sweep, &e, &n), 0);
-    add(&t, "");
+    tu_text_add(&t, "");
     for (size_t i = 0; i < n; i++) {
         snprintf(line, sizeof line, "%d %d %d %d %d %.17g %.17g %lld %lld %d %d [%s]\n",
                  e[i].start_layer, e[i].end_layer, e[i].submesh_index, e[i].config_index,
                  (int)e[i].phase, e[i].compute_cost, e[i].unfit_cost,
                  (long long)e[i].peak_memory, (long long)e[i].available_memory, e[i].reused,
                  (int)e[i].status, e[i].error);
-        add(&t, line);
+        tu_text_add(&t, line);
     }
     free(e);
-    CU_ASSERT_EQUAL(costdb_stage_rows(db, sweep, row_text, &t), 0);
+    CU_ASSERT_EQUAL(costdb_stage_rows(db, sweep, tu_stage_row_text, &t), 0);
     costdb_close(&db);
     return t.s;
 }
@@ -271,8 +242,8 @@ static void test_damaged_refs(void)
         if (rc != COSTDB_ECORRUPT || !strstr(costdb_errmsg(db), cases[k].msg))
             fprintf(stderr, "case %zu: rc %d, '%s'\n", k, rc, costdb_errmsg(db));
         if (cases[k].rows) {
-            Text t = {0};
-            rc = costdb_stage_rows(db, 1, row_text, &t);
+            TuText t = {0};
+            rc = costdb_stage_rows(db, 1, tu_stage_row_text, &t);
             free(t.s);
             CU_ASSERT_EQUAL(rc, COSTDB_ECORRUPT);
             CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "table stage_cost_sweep"));

@@ -15,36 +15,6 @@
 #include "costdb_rows.h"
 #include "testutil.h"
 
-/* Every stage row, printed, appended to a growing text. */
-typedef struct Text {
-    char *s;
-    size_t n, cap;
-} Text;
-
-static void add(Text *t, const char *line)
-{
-    size_t k = strlen(line);
-    if (t->n + k + 1 > t->cap) {
-        t->cap = (t->n + k + 1) * 2;
-        t->s = realloc(t->s, t->cap);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(t->s);
-    }
-    memcpy(t->s + t->n, line, k + 1);
-    t->n += k;
-}
-
-static int row_text(void *ctx, const CostdbStageRow *r)
-{
-    char line[256];
-    snprintf(line, sizeof line, "%d %d %d %d %d %.17g %.17g %.17g %.17g %lld %lld %lld %lld\n",
-             r->start_layer, r->end_layer, r->submesh_index, r->config_index, (int)r->phase,
-             r->compute_cost, r->apply_cost, r->wgrad_cost, r->unfit_cost,
-             (long long)r->peak_memory, (long long)r->available_memory,
-             (long long)r->intermediate_size, (long long)r->initial_size);
-    add(ctx, line);
-    return 0;
-}
-
 /* What the readers read of sweep 3: costdb_entries_get, then
  * costdb_stage_rows; NULL when one refuses. */
 static char *read_all(const char *p, int flags)
@@ -52,7 +22,7 @@ static char *read_all(const char *p, int flags)
     Costdb *db = NULL;
     CostdbEntry *e = NULL;
     size_t n = 0;
-    Text t = {0};
+    TuText t = {0};
     char line[COSTDB_TEXT_MAX + 256];
     int rc;
     CU_ASSERT_EQUAL_FATAL(costdb_open(p, flags, &db, NULL, 0), 0);
@@ -63,11 +33,11 @@ static char *read_all(const char *p, int flags)
                  e[i].start_layer, e[i].end_layer, e[i].submesh_index, e[i].config_index,
                  (int)e[i].phase, e[i].compute_cost, (long long)e[i].peak_memory, e[i].reused,
                  (int)e[i].status, e[i].error, e[i].apply_cost);
-        add(&t, line);
+        tu_text_add(&t, line);
     }
     free(e);
     if (rc == 0)
-        CU_ASSERT_EQUAL(costdb_stage_rows(db, 3, row_text, &t), 0);
+        CU_ASSERT_EQUAL(costdb_stage_rows(db, 3, tu_stage_row_text, &t), 0);
     costdb_close(&db);
     return t.s;
 }
@@ -209,8 +179,8 @@ static void test_damaged_blocks(void)
         CU_ASSERT_EQUAL_FATAL(tu_exec_untyped(p, cases[k].sql), 0);
         file0 = tu_read(p, &len0);
         CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
-        Text t = {0};
-        rc = costdb_stage_rows(db, 1, row_text, &t); /* rows before the damaged one */
+        TuText t = {0};
+        rc = costdb_stage_rows(db, 1, tu_stage_row_text, &t); /* rows before the damaged one */
         free(t.s);
         CU_ASSERT_EQUAL(rc, COSTDB_ECORRUPT);
         CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), p));

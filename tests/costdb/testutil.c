@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "costdb_rows.h"
 #include "testutil.h"
 
 static char dir[256];
@@ -255,4 +256,28 @@ int64_t tu_hardware_row(Costdb *db, const char *fingerprint, const char *kind,
     hw.device_memory = (int64_t)40 << 30;
     CU_ASSERT_EQUAL_FATAL(costdb_hardware_upsert(db, &hw), 0);
     return hw.id;
+}
+
+void tu_text_add(TuText *t, const char *line)
+{
+    size_t k = strlen(line);
+    if (t->n + k + 1 > t->cap) {
+        t->cap = (t->n + k + 1) * 2;
+        t->s = realloc(t->s, t->cap);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t->s);
+    }
+    memcpy(t->s + t->n, line, k + 1);
+    t->n += k;
+}
+
+int tu_stage_row_text(void *ctx, const CostdbStageRow *r)
+{
+    char line[256];
+    snprintf(line, sizeof line, "%d %d %d %d %d %.17g %.17g %.17g %.17g %lld %lld %lld %lld\n",
+             r->start_layer, r->end_layer, r->submesh_index, r->config_index, (int)r->phase,
+             r->compute_cost, r->apply_cost, r->wgrad_cost, r->unfit_cost,
+             (long long)r->peak_memory, (long long)r->available_memory,
+             (long long)r->intermediate_size, (long long)r->initial_size);
+    tu_text_add(ctx, line);
+    return 0;
 }

@@ -41,6 +41,18 @@ int tu_exists(const char *path);
 /* Removes the temporary directory and everything in it. */
 void tu_cleanup(void);
 
+/* A growing text (NUL-terminated in s; free s when done). */
+typedef struct TuText {
+    char *s;
+    size_t n, cap;
+} TuText;
+/* Appends line (any text) to t. */
+void tu_text_add(TuText *t, const char *line);
+/* A costdb_stage_rows callback (ctx a TuText): appends the row, every field
+ * printed, reals at 17 digits, one line a row. */
+struct CostdbStageRow;
+int tu_stage_row_text(void *ctx, const struct CostdbStageRow *r);
+
 /* Creates db_path (its files removed first) as a database of schema
  * `version` that an older approf left: the migrations 001 .. version of
  * schemas/ (COSTDB_SCHEMA_DIR) run in order through a raw connection, then

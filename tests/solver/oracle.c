@@ -327,3 +327,20 @@ int oracle_make_problem(const OracleGen *g, uint64_t *rng, ApsolveProblem **out)
     *out = p;
     return APSOLVE_OK;
 }
+
+static size_t oracle_cells(const ApsolveProblem *p)
+{
+    return (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+           (size_t)p->num_configs;
+}
+
+int oracle_same_problem(const ApsolveProblem *p, const ApsolveProblem *q)
+{
+    size_t n = oracle_cells(p);
+#define SAME(f) ((!p->f && !q->f) || (p->f && q->f && !memcmp(p->f, q->f, n * sizeof *p->f)))
+    return p->num_layers == q->num_layers && p->num_submeshes == q->num_submeshes &&
+           p->num_configs == q->num_configs && SAME(cost) && SAME(max_n_succ_stages) &&
+           SAME(apply_cost) && SAME(fwd_cost) && SAME(bwd_cost) && SAME(wgrad_cost) &&
+           SAME(memory) && SAME(unfit);
+#undef SAME
+}

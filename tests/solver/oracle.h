@@ -45,4 +45,8 @@ typedef struct OracleGen {
  * whole-cluster submesh only for (0, L-1). Caller frees. */
 int oracle_make_problem(const OracleGen *g, uint64_t *rng, ApsolveProblem **out);
 
+/* 1 when p and q have the same shape and hold the same bits in every table
+ * (a table absent from both counts as the same). */
+int oracle_same_problem(const ApsolveProblem *p, const ApsolveProblem *q);
+
 #endif

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "apsolve.h"
+#include "oracle.h"
 #include "context_parallel.h"
 #include "costdb.h"
 #include "expert_parallel.h"
@@ -57,17 +58,6 @@ static size_t cells(const ApsolveProblem *p)
 {
     return (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
            (size_t)p->num_configs;
-}
-
-/* p and q hold the same bits in every table. */
-static int same_problem(const ApsolveProblem *p, const ApsolveProblem *q)
-{
-    size_t n = cells(p);
-#define SAME(f) ((!p->f && !q->f) || (p->f && q->f && !memcmp(p->f, q->f, n * sizeof *p->f)))
-    return p->num_submeshes == q->num_submeshes && p->num_configs == q->num_configs &&
-           SAME(cost) && SAME(max_n_succ_stages) && SAME(apply_cost) && SAME(fwd_cost) &&
-           SAME(bwd_cost) && SAME(wgrad_cost) && SAME(memory) && SAME(unfit);
-#undef SAME
 }
 
 /* The same plan: both none, or every field the output prints (less the
@@ -207,7 +197,7 @@ static void check_ep(Costdb *db, const ApsolveProblem *p, const ApsolveOptions *
             apsolve_subset_free(&v);
         }
     CHECK(!l.top_k || tried > 0, "no ep candidate transformed an entry");
-    CHECK(same_problem(p, before), "the ep step changed the sweep's own problem");
+    CHECK(oracle_same_problem(p, before), "the ep step changed the sweep's own problem");
     if (tried)
         printf("ok: %d ep candidates, subsets and layouts the same plans as whole tables\n",
                tried);
@@ -254,7 +244,7 @@ static void check_one_at_a_time(Costdb *db, ApsolveProblem *p, int64_t micro, co
         }
         tables++;
         CHECK(!q->unfit, "cp=%d: the subset holds unfit figures", cps[k]);
-        CHECK(same_problem(q, batch[k]) && v.num_submeshes == bviews[k].num_submeshes &&
+        CHECK(oracle_same_problem(q, batch[k]) && v.num_submeshes == bviews[k].num_submeshes &&
                   v.num_configs == bviews[k].num_configs &&
                   !memcmp(v.config, bviews[k].config,
                           (size_t)v.num_submeshes * v.num_configs * sizeof *v.config),
@@ -293,7 +283,7 @@ static void check_one_at_a_time(Costdb *db, ApsolveProblem *p, int64_t micro, co
         apsolve_subset_free(&bviews[k]);
     }
     apsolve_unfit_close_in_place(p, &undo);
-    CHECK(same_problem(p, before), "the sweep's problem after its unfit entries are put back");
+    CHECK(oracle_same_problem(p, before), "the sweep's problem after its unfit entries are put back");
     apsolve_problem_free(&before);
 }
 
@@ -324,7 +314,7 @@ static void check_shared_prices(Costdb *db, const ApsolveProblem *p, int64_t mic
             continue;
         for (size_t x = 0; x < cells(p); x++)
             compared += isfinite(w->cost[x]) && w->cost[x] != p->cost[x];
-        CHECK(same_problem(w, we), "cp=%d comm %d: the shared prices are not each entry's own",
+        CHECK(oracle_same_problem(w, we), "cp=%d comm %d: the shared prices are not each entry's own",
               cps[k], comms[k]);
         apsolve_problem_free(&w);
         apsolve_problem_free(&we);
@@ -379,7 +369,7 @@ int main(int argc, char **argv)
           "sequence %lld/%lld, attention layers %d/%d", (long long)seq, (long long)seq2,
           attention, attention2);
     /* the plain rows the subsets were read from: untouched */
-    CHECK(same_problem(p, before), "the cp step changed the sweep's own problem");
+    CHECK(oracle_same_problem(p, before), "the cp step changed the sweep's own problem");
     again = solve(p, &o);
     CHECK(same_plan(plain, again), "the plain plan after the cp step is not the one before");
     for (int k = 0; k < ncp && !failures; k++) {

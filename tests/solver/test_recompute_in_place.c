@@ -16,6 +16,7 @@
 #include <CUnit/Basic.h>
 
 #include "apsolve.h"
+#include "oracle.h"
 #include "cunit_run.h"
 #include "recompute_layers.h"
 
@@ -23,16 +24,6 @@ static size_t cells(const ApsolveProblem *p)
 {
     return (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
            (size_t)p->num_configs;
-}
-
-/* p and q hold the same bits in every table. */
-static int same_problem(const ApsolveProblem *p, const ApsolveProblem *q)
-{
-    size_t n = cells(p);
-#define SAME(f) ((!p->f && !q->f) || (p->f && q->f && !memcmp(p->f, q->f, n * sizeof *p->f)))
-    return n == cells(q) && SAME(cost) && SAME(max_n_succ_stages) && SAME(apply_cost) &&
-           SAME(fwd_cost) && SAME(bwd_cost) && SAME(wgrad_cost) && SAME(memory) && SAME(unfit);
-#undef SAME
 }
 
 static unsigned next(unsigned *r)
@@ -110,11 +101,11 @@ static void check_in_place(ApsolveProblem *p)
             CU_ASSERT_EQUAL(apsolve_recompute_layers_compose_all(before, q, k, chunks),
                             APSOLVE_OK);
             CU_ASSERT_EQUAL(apsolve_recompute_layers_compose_all(p, p, k, chunks), APSOLVE_OK);
-            CU_ASSERT(same_problem(p, q));
+            CU_ASSERT(oracle_same_problem(p, q));
             /* the step changed something: the test reads composed entries */
-            CU_ASSERT(!same_problem(p, before));
+            CU_ASSERT(!oracle_same_problem(p, before));
             apsolve_recompute_layers_put_back(p, saved);
-            CU_ASSERT(same_problem(p, before));
+            CU_ASSERT(oracle_same_problem(p, before));
             apsolve_problem_free(&q);
         }
     apsolve_recompute_layers_saved_free(&saved);
