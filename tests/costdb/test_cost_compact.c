@@ -159,37 +159,22 @@ static void test_migrate_schema14(void)
 static const char *make_db(const char *name)
 {
     const char *p = tu_path(name);
-    Costdb *db = NULL;
     CostdbSweep s;
-    static const CostdbSubmesh sm[] = {{0, 1, 2}};
-    static const CostdbConfig cf[] = {{0, 0, 2, 1, 0, {0, COSTDB_RECOMPUTE_NONE, 0}},
-                                      {0, 1, 1, 2, -1, {0, COSTDB_RECOMPUTE_NONE, 0}}};
     CostdbEntry e[8];
-    size_t n = 0;
-    tu_unlink_db(p);
-    CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
-    tu_sweep(&s, "compact", 1, 2, 8, 2, 2);
-    CU_ASSERT_EQUAL_FATAL(costdb_sweep_create(db, &s, sm, 1, cf, 2), 0);
-    memset(e, 0, sizeof e);
-    for (int i = 0; i < 2; i++)
-        for (int c = 0; c < 2; c++)
-            for (int ph = 0; ph < 2; ph++, n++) {
-                e[n].start_layer = e[n].end_layer = i;
-                e[n].config_index = c;
-                e[n].phase = (CostdbPhase)ph;
-                e[n].compute_cost = 0.5 + ph + c + i;
-                e[n].peak_memory = 1000;
-                e[n].available_memory = n == 5 ? 3000 : 4000;
-                e[n].repeats = 1;
-                e[n].apply_cost = -1;
-                e[n].wgrad_cost = -1;
-                if (c == 1 && (i == 1 || ph == 1)) {
-                    e[n].status = COSTDB_STATUS_OOM;
-                    e[n].unfit_cost = e[n].compute_cost;
-                    e[n].peak_memory = 9000;
-                    snprintf(e[n].error, sizeof e[n].error, "needs 9000 B");
-                }
-            }
+    size_t n = 8;
+    Costdb *db = tu_two_layer_sweep(p, "compact", &s, e);
+    for (size_t k = 0; k < n; k++) {
+        int i = e[k].start_layer, c = e[k].config_index, ph = (int)e[k].phase;
+        e[k].compute_cost += i;
+        if (k == 5)
+            e[k].available_memory = 3000;
+        if (c == 1 && (i == 1 || ph == 1)) {
+            e[k].status = COSTDB_STATUS_OOM;
+            e[k].unfit_cost = e[k].compute_cost;
+            e[k].peak_memory = 9000;
+            snprintf(e[k].error, sizeof e[k].error, "needs 9000 B");
+        }
+    }
     CU_ASSERT_EQUAL_FATAL(costdb_entries_put(db, s.id, e, n, 0), 0);
     costdb_close(&db);
     CU_ASSERT_EQUAL(tu_count(p, "stage_error"), 1);

@@ -113,31 +113,10 @@ static void test_migrate_schema13(void)
 static const char *make_db(const char *name)
 {
     const char *p = tu_path(name);
-    Costdb *db = NULL;
     CostdbSweep s;
-    static const CostdbSubmesh sm[] = {{0, 1, 2}};
-    static const CostdbConfig cf[] = {{0, 0, 2, 1, 0, {0, COSTDB_RECOMPUTE_NONE, 0}},
-                                      {0, 1, 1, 2, -1, {0, COSTDB_RECOMPUTE_NONE, 0}}};
     CostdbEntry e[8];
-    size_t n = 0;
-    tu_unlink_db(p);
-    CU_ASSERT_EQUAL_FATAL(costdb_open(p, 0, &db, NULL, 0), 0);
-    tu_sweep(&s, "blocks", 1, 2, 8, 2, 2);
-    CU_ASSERT_EQUAL_FATAL(costdb_sweep_create(db, &s, sm, 1, cf, 2), 0);
-    memset(e, 0, sizeof e);
-    for (int i = 0; i < 2; i++)
-        for (int c = 0; c < 2; c++)
-            for (int ph = 0; ph < 2; ph++, n++) {
-                e[n].start_layer = e[n].end_layer = i;
-                e[n].config_index = c;
-                e[n].phase = (CostdbPhase)ph;
-                e[n].compute_cost = 0.5 + ph + c;
-                e[n].peak_memory = 1000;
-                e[n].available_memory = 4000;
-                e[n].repeats = 1;
-                e[n].apply_cost = -1;
-                e[n].wgrad_cost = -1;
-            }
+    size_t n = 8;
+    Costdb *db = tu_two_layer_sweep(p, "blocks", &s, e);
     CU_ASSERT_EQUAL_FATAL(costdb_entries_put(db, s.id, e, n, 0), 0);
     /* a key that is there already is refused, as a table's key was */
     CU_ASSERT_EQUAL(costdb_entries_put(db, s.id, e + 3, 1, 0), COSTDB_ECONSTRAINT);

@@ -281,3 +281,32 @@ int tu_stage_row_text(void *ctx, const CostdbStageRow *r)
     tu_text_add(ctx, line);
     return 0;
 }
+
+Costdb *tu_two_layer_sweep(const char *path, const char *name, CostdbSweep *s,
+                           CostdbEntry e[8])
+{
+    static const CostdbSubmesh sm[] = {{0, 1, 2}};
+    static const CostdbConfig cf[] = {{0, 0, 2, 1, 0, {0, COSTDB_RECOMPUTE_NONE, 0}},
+                                      {0, 1, 1, 2, -1, {0, COSTDB_RECOMPUTE_NONE, 0}}};
+    Costdb *db = NULL;
+    size_t n = 0;
+    tu_unlink_db(path);
+    CU_ASSERT_EQUAL_FATAL(costdb_open(path, 0, &db, NULL, 0), 0);
+    tu_sweep(s, name, 1, 2, 8, 2, 2);
+    CU_ASSERT_EQUAL_FATAL(costdb_sweep_create(db, s, sm, 1, cf, 2), 0);
+    memset(e, 0, 8 * sizeof *e);
+    for (int i = 0; i < 2; i++)
+        for (int c = 0; c < 2; c++)
+            for (int ph = 0; ph < 2; ph++, n++) {
+                e[n].start_layer = e[n].end_layer = i;
+                e[n].config_index = c;
+                e[n].phase = (CostdbPhase)ph;
+                e[n].compute_cost = 0.5 + ph + c;
+                e[n].peak_memory = 1000;
+                e[n].available_memory = 4000;
+                e[n].repeats = 1;
+                e[n].apply_cost = -1;
+                e[n].wgrad_cost = -1;
+            }
+    return db;
+}

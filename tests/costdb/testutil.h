@@ -41,6 +41,16 @@ int tu_exists(const char *path);
 /* Removes the temporary directory and everything in it. */
 void tu_cleanup(void);
 
+/* A fresh database at path (its files removed first) holding sweep `name`
+ * as approf creates it: one host of 2 GPUs, global batch 8 in 2
+ * micro-batches, 2 layers, submesh 0 of 1 x 2 with configs 0 (logical
+ * (2, 1), batch on axis 0) and 1 ((1, 2)); *s the sweep. e gets its 8
+ * entries in key order (layer, config, phase), not yet written: compute
+ * 0.5 + phase + config, peak 1000 of 4000 bytes, one repeat, no apply or
+ * wgrad cost. Returns the open database (CUnit-fatal on failure). */
+Costdb *tu_two_layer_sweep(const char *path, const char *name, CostdbSweep *s,
+                           CostdbEntry e[8]);
+
 /* A growing text (NUL-terminated in s; free s when done). */
 typedef struct TuText {
     char *s;
