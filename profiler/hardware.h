@@ -251,7 +251,17 @@ typedef struct ApprofHardwareSpec {
      * decides which FP8 recipes run (approf_fp8_recipe_refusal,
      * hw/fp8_card.c; docs/fp8.md); prices nothing. 0: NVIDIA's CUDA. */
     int rocm;
+    /* A fused attention's efficiency by its key length (hw/attention_rate.c,
+     * schemas/hardware-spec.md "Fused attention by key length"): entry i at
+     * APPROF_ATTN_SEQ_MIN << i keys (2048, 4096, 8192, 16384, 32768), forward
+     * and backward together, interpolated in log2 of the key length between
+     * the entries given and clamped at the ends; all 0: attention_efficiency
+     * for every length. */
+    double attention_eff_seq[5];
 } ApprofHardwareSpec;
+
+#define APPROF_ATTN_SEQ_POINTS 5
+#define APPROF_ATTN_SEQ_MIN 2048
 
 /* ZeRO-3 schedules (ApprofHardwareSpec.zero3_schedule). SERIAL: every
  * gather and reduce-scatter adds to the phase (the model before
@@ -354,6 +364,12 @@ double approf_collective_seconds(const ApprofHardwareSpec *hw, ApprofCollKind ki
  * gemm_unaligned_factor where that applies): the measured time already
  * holds the epilogue and the launch gap. */
 double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k);
+
+/* The share of the math class's peak a fused attention kernel k's GEMMs
+ * reach on hw: attention_eff_seq at k's key length (attn_skv) where the
+ * spec gives it, else attention_efficiency; 0: neither given (the GEMM
+ * efficiency applies). hw/attention_rate.c. */
+double approf_attention_efficiency(const ApprofHardwareSpec *hw, const ApprofKernel *k);
 /* The math class of dtype dt on hw: f32 -> TF32 when hw->allow_tf32 and
  * peak_flops_tf32 > 0, else FP32; f16/bf16 -> F16 when the card's rate for
  * the dtype exceeds its FP32 rate (tensor cores), else FP32 (the framework

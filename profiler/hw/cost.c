@@ -360,8 +360,8 @@ double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k
          * the softmax's exponentials and rescaling on chip: it reaches a
          * lower share of the tensor-core peak than a plain GEMM
          * (schemas/hardware-spec.md, "Fused attention"). */
-        if (k->kind == APPROF_K_GEMM && k->attention && hw->attention_efficiency > 0)
-            eff = hw->attention_efficiency;
+        if (k->kind == APPROF_K_GEMM && k->attention && approf_attention_efficiency(hw, k) > 0)
+            eff = approf_attention_efficiency(hw, k); /* by key length where given */
         else if (k->kind == APPROF_K_GEMM && !k->attention && gemm_unaligned(hw, k))
             eff *= hw->gemm_unaligned_factor;
         peak *= eff;

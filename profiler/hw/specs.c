@@ -309,6 +309,17 @@ static const ApprofHardwareSpec builtins[] = {
                   "143771 MiB, used here) at 4.8 TB/s, NVLink 900 GB/s (450 each way). "
                   "DGX H200 host: 8 GPUs, one 400 Gb/s NDR ConnectX-7 per GPU = 50 GB/s.",
     },
+    /* Fused attention on Blackwell by key length (hw/attention_rate.c;
+     * docs/validation.md "Fused attention on Blackwell by key length"):
+     * NVIDIA's cuDNN timings of Llama 3.1's causal BF16 attention, batch 1,
+     * 128 query and 8 key/value heads of 128 (NVIDIA/cudnn-frontend
+     * benchmark/sdpa_benchmark_training/artifacts/
+     * sdpa_bf16_benchmark_results_NVIDIA_B200.csv, cuDNN 9.13 through
+     * PyTorch's SDPA, and ..._GB200.csv, cuDNN 9.17 through the frontend),
+     * forward and backward FLOPs (1 : 2.5, as approf counts them) over both
+     * times, of the card's dense BF16 peak, at 2048 .. 32768 keys. */
+#define ATTN_SEQ_B200 {0.176, 0.329, 0.444, 0.506, 0.526}
+#define ATTN_SEQ_GB200 {0.294, 0.452, 0.519, 0.556, 0.571}
     /* Blackwell (docs/hardware.md): the figures from NVIDIA's datasheets and
      * the Blackwell technical brief; the efficiencies are the h100-sxm
      * entry's figures that were not measured on Hopper kernels (GEMM 0.7,
@@ -333,6 +344,7 @@ static const ApprofHardwareSpec builtins[] = {
         .kernel_launch_overhead = LAUNCH,
         REFINED(1100 * TFLOPS, 0.7, 0.7), .peak_flops_fp8 = 4500 * TFLOPS,
         .peak_flops_fp4 = 9000 * TFLOPS, .nics_per_host = 8, .nic_bandwidth = 50 * GBS,
+        .attention_eff_seq = ATTN_SEQ_B200,
         /* HGX B200: PCIe Gen5 x16 to its Gen5 x86 host (MLPerf Inference
          * v6.0, Nebius B200-SXM-180GB system: "PCIe Gen5 x16") */
         .host_link_bandwidth = PCIE5_X16,
@@ -360,6 +372,7 @@ static const ApprofHardwareSpec builtins[] = {
         .kernel_launch_overhead = LAUNCH,
         REFINED(1250 * TFLOPS, 0.7, 0.7), .peak_flops_fp8 = 5000 * TFLOPS,
         .peak_flops_fp4 = 10000 * TFLOPS, .nics_per_host = 4, .nic_bandwidth = 50 * GBS,
+        .attention_eff_seq = ATTN_SEQ_GB200,
         .scaleup_gpus = 72,
         .host_link_bandwidth = C2C_GB200_PER_GPU, /* NVLink-C2C, see the macro */
         .source = "NVIDIA Blackwell architecture technical brief, GB200 (1200 W) per GPU, "
@@ -496,7 +509,8 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             (double)hw->tp_comm_overlap_sms, (double)hw->tp_comm_overlap_splits,
             hw->host_link_bandwidth / GBS, (double)hw->zero3_fetch_sync,
             (double)hw->zero3_grad_all_reduce, (double)hw->zero3_gather_copy,
-            (double)hw->zero3_grad_copy};
+            (double)hw->zero3_grad_copy, hw->attention_eff_seq[0], hw->attention_eff_seq[1],
+            hw->attention_eff_seq[2], hw->attention_eff_seq[3], hw->attention_eff_seq[4]};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
@@ -591,7 +605,12 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"sm_count", hw->tp_comm_overlap_sms > 0 ? (double)hw->sm_count : 0.0},
             {"tp_comm_overlap_sms", (double)hw->tp_comm_overlap_sms},
             {"tp_comm_overlap_splits", (double)hw->tp_comm_overlap_splits},
-            {"host_link_bandwidth", hw->host_link_bandwidth}};
+            {"host_link_bandwidth", hw->host_link_bandwidth},
+            {"attention_efficiency_2k", hw->attention_eff_seq[0]},
+            {"attention_efficiency_4k", hw->attention_eff_seq[1]},
+            {"attention_efficiency_8k", hw->attention_eff_seq[2]},
+            {"attention_efficiency_16k", hw->attention_eff_seq[3]},
+            {"attention_efficiency_32k", hw->attention_eff_seq[4]}};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i].v == 0.0)
