@@ -324,9 +324,11 @@ static const ApprofHardwareSpec builtins[] = {
      * the Blackwell technical brief; the efficiencies are the h100-sxm
      * entry's figures that were not measured on Hopper kernels (GEMM 0.7,
      * TF32 and FP8 GEMMs 0.7, convolutions 0.5, memory 0.85) and the
-     * table's shared constants. No Blackwell kernel has been timed, so none
+     * table's shared constants. No Blackwell GEMM has been timed, so none
      * of Hopper's kernel-level figures (0.77, attention, reductions,
-     * misaligned GEMMs, the overlapped epilogue) is carried over. */
+     * misaligned GEMMs, the overlapped epilogue) is carried over; fused
+     * attention takes NVIDIA's published cuDNN figures by key length
+     * (ATTN_SEQ_B200, ATTN_SEQ_GB200 above). */
     {
         .name = "b200",
         .gpu_model = "NVIDIA B200 (HGX/DGX B200)",
