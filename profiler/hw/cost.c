@@ -158,6 +158,21 @@ static double zero3_memory_passes_seconds(const ApprofHardwareSpec *hw,
     return 0.0;
 }
 
+/* DeepSpeed's copies after every optimizer step, in series with it (the
+ * gather of the persistent parameters, stage3.py _post_step at v0.3.13;
+ * sharding/program_zero.c, shard_zero3_post_step): p's
+ * zero3_post_step_copies copy kernels, each reading and writing its share
+ * of zero3_post_step_bytes, priced as any copy kernel (the bytes at the
+ * memory bandwidth plus the spec's kernel_launch_overhead): the spec's
+ * kernel-level figures, no constant of its own. 0 without copies. */
+static double zero3_post_step_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p)
+{
+    double n = p->zero3_post_step_copies;
+    if (!(n >= 1.0) || !(p->zero3_post_step_bytes > 0))
+        return 0.0;
+    return n * memory_passes_seconds(hw, 0, 1, 2.0, p->zero3_post_step_bytes / n);
+}
+
 double approf_collective_cost(const ApprofHardwareSpec *hw, const ApprofCollective *c)
 {
     if (!hw || !c)
@@ -579,5 +594,5 @@ double approf_stage_apply_seconds_of(const ApprofHardwareSpec *hw, const ApprofS
         fabric_of(hw, &f);
         t += costdb_memory_seconds(&f, p->optimizer_bytes);
     }
-    return t;
+    return t + zero3_post_step_seconds(hw, p);
 }

@@ -112,6 +112,14 @@ typedef struct ApprofStageProgram {
                                        * (costdb_adam_bytes' elements; optimizer_bytes may
                                        * hold more: FP8 weights' casts): what a measuring
                                        * backend runs its fused Adam kernel over */
+    /* DeepSpeed's gather of the persistent parameters after every
+     * optimizer step (stage3.py _post_step -> _allgather_params, v0.3.13 to
+     * v0.5.10): the copy kernels it runs on one device, one per rank of the
+     * list-form all-gather and one per persistent parameter and rank whose
+     * slice starts inside it, and the bytes they copy in all
+     * (sharding/program_zero.c, shard_zero3_post_step; priced in
+     * approf_stage_apply_seconds). 0 for every other program. */
+    double zero3_post_step_copies, zero3_post_step_bytes;
 
     /* Memory per device, bytes, following docs/alpa-semantics.md's ModuleProfileResult. */
     int64_t invar_size[2], outvar_size[2], temp_buffer_size[2], peak_memory[2];

@@ -239,6 +239,14 @@ static void signature(ApprofStageProgram *p, const ApprofHash128 klist[2],
     uint64_t opt;
     memcpy(&opt, &p->optimizer_elements, sizeof opt);
     approf_hash128_word(&h, opt);
+    if (p->zero3_post_step_copies > 0) {
+        /* DeepSpeed's post-step copies (program_zero.c); hashed only when
+         * there are some, so every other program keeps its signature */
+        uint64_t w[2];
+        memcpy(&w[0], &p->zero3_post_step_copies, sizeof w[0]);
+        memcpy(&w[1], &p->zero3_post_step_bytes, sizeof w[1]);
+        approf_hash128_update(&h, w, sizeof w);
+    }
     approf_hash128_word(&h, p->n_placements);
     for (size_t i = 0; i < p->n_placements; i++) {
         int64_t w[4] = {p->placements[i].role, p->placements[i].local_bytes,

@@ -203,6 +203,46 @@ static double ds_gathered_bytes(const ShardStage *st, const TInfo *ti, int o, do
     return gathered_bytes(st, ti, o, DS_PERSISTENCE_ELEMS * esize, wire);
 }
 
+/* DeepSpeed's gather of the persistent parameters after every optimizer
+ * step (docs/validation.md, "ZeRO-3's per-rank host work in DeepSpeed
+ * v0.3.13, counted"). At v0.3.13 (and v0.3.14 to v0.5.10) the end of every
+ * backward partitions every gathered parameter, the persistent ones too
+ * (stage3.py backward -> _partition_all_parameters ->
+ * release_and_reset_parameter, which does not look at ds_persist), and
+ * _post_step gathers them again after the step with the coalesced
+ * _allgather_params (partition_parameters.py lines 638-700): one
+ * all-gather over a list of world_size views, which PyTorch's
+ * ProcessGroupNCCL copies out with one copy per rank (as
+ * zero3_rank_copies prices for every other gather), then for each
+ * persistent parameter of s elements and each rank i with
+ * i * ceil(s / G) < s one copy_ of its slice into the parameter (line
+ * 687): ceil(s / ceil(s / G)) copies. Each copy moves its slice; all of
+ * them move the persistent bytes twice. Under the deepspeed schedule with
+ * zero3_rank_copies (the list-form gathers of v0.3.13 to v0.5.0); the
+ * gather's own NCCL time (one message of the persistent bytes) is not
+ * counted. */
+static void shard_zero3_post_step(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                                  int G, double esize)
+{
+    const ApprofGraph *g = st->g;
+    double copies = (double)G, bytes = 0.0;
+    for (int o = st->op_begin; o < st->op_end; o++)
+        for (int i = 0; i < g->ops[o].n_inputs; i++) {
+            int t = g->ops[o].inputs[i];
+            double s = ti[t].local / esize, part;
+            if (g->tensors[t].role != APPROF_TENSOR_PARAM || st->t_first[t] != o ||
+                !(s >= 1.0) || s >= DS_PERSISTENCE_ELEMS)
+                continue;
+            part = ceil(s / G);
+            copies += ceil(s / part);
+            bytes += 2.0 * ti[t].local;
+        }
+    if (bytes > 0.0) {
+        p->zero3_post_step_copies = copies;
+        p->zero3_post_step_bytes = bytes;
+    }
+}
+
 /* The units of an overlapping ZeRO-3 schedule (hw/zero3_overlap.c): FSDP2
  * shards whole checkpoint blocks (torchtitan applies fully_shard to each
  * transformer block), DeepSpeed gathers module by module (an operator that
@@ -471,6 +511,9 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
                 rc = push_regathers(st, ti, p, &ccap[1], &c, S, blk, n_blk);
         }
     }
+    p->zero3_post_step_copies = p->zero3_post_step_bytes = 0.0;
+    if (z == 3 && !rc && G > 1 && sched == APPROF_ZERO3_DEEPSPEED && st->hw->zero3_rank_copies)
+        shard_zero3_post_step(st, ti, p, G, esize);
     p->optimizer_elements = param_elems - S_elems + S_elems / (z >= 1 ? G : 1);
     p->optimizer_bytes = shard_adam_bytes(st, p->optimizer_elements, esize);
     return rc;
