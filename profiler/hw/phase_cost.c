@@ -241,6 +241,8 @@ double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStage
             continue; /* overlapped with compute: approf_zero3_exposed below */
         c = m ? price_memo_coll(m, hw, cl) : approf_collective_cost(hw, cl);
         t += c;
+        if (cl->blocking)
+            continue; /* issued between modules, beside no GEMM (stage.h) */
         colls += c;
         if (hw->tp_comm_overlap > 0)
             ub_account(hw, cl, ph, c, &slowed, &exposed);

@@ -61,6 +61,12 @@ typedef struct ApprofCollective {
      * (hw/cost.c, costdb_collective_domains); 0: hosts (the group's hosts
      * are consecutive). */
     int span_hosts;
+    /* 1: a collective the host issues synchronously between modules, with
+     * no GEMM of its own beside it: Transformer Engine's amax all-reduce
+     * under delayed scaling (sharding/program_fp8.c push_amax_reduce),
+     * never hidden under the phase's GEMMs by tp_comm_overlap
+     * (hw/phase_cost.c); 0: any other. */
+    int blocking;
 } ApprofCollective;
 
 typedef enum { APPROF_ROLE_PARAM = 0, APPROF_ROLE_INPUT, APPROF_ROLE_OUTPUT } ApprofRole;

@@ -220,6 +220,8 @@ static void signature(ApprofStageProgram *p, const ApprofHash128 klist[2],
             approf_hash128_update(&h, w, sizeof(w));
             if (c->async_group)
                 approf_hash128_word(&h, (uint64_t)c->async_group * 2 + (uint64_t)c->async_wgrad);
+            if (c->blocking)
+                approf_hash128_word(&h, 0xb10cb10cull);
             if (c->zero3_unit) { /* an overlapping ZeRO-3 schedule (program_zero.c) */
                 int64_t z[3] = {c->zero3_unit, c->zero3_issue, c->op - p->op_begin};
                 approf_hash128_update(&h, z, sizeof(z));

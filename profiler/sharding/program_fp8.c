@@ -315,7 +315,12 @@ void shard_fp8_saved(const ShardStage *st, const TInfo *ti, const int *touched, 
  * get_amax_reduction_group(with_context_parallel=True) (fp8_utils.py), the
  * tensor-, data- and context-parallel ranks of the stage: one all-reduce
  * per micro-batch and phase over the stage's whole mesh, 12 bytes per FP8
- * linear layer forward and 8 backward. */
+ * linear layer forward and 8 backward. The all-reduce is synchronous
+ * (reduce_tensor_across_group_op_max: async_op=False, in TE d0067d0da6
+ * quantization.py and in TE 1.x, v1.9's 7d576ed fp8.py, the version NeMo
+ * 24.07's r2.0.0rc1 Dockerfile pins), issued from the host at the
+ * autocast exit or inside the first module's backward: no GEMM runs beside
+ * it, so TE's userbuffers overlap hides none of it (blocking). */
 static int push_amax_reduce(const ShardStage *st, ApprofStageProgram *p, size_t ccap[2],
                             int n_lin, int op)
 {
@@ -332,6 +337,7 @@ static int push_amax_reduce(const ShardStage *st, ApprofStageProgram *p, size_t 
     c.hosts = m->hosts_both;
     c.span_hosts = m->span_hosts_both;
     c.op = op;
+    c.blocking = 1;
     for (int ph = 0; ph < 2 && !rc; ph++) {
         c.bytes = (ph ? 2.0 : 3.0) * 4.0 * (double)n_lin;
         rc = shard_push_coll(p, ph, &ccap[ph], &c);

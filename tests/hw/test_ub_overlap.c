@@ -153,6 +153,43 @@ static void test_measured_slowdown(void)
     CU_ASSERT(REL(approf_phase_seconds(&hw, &f.p, 0), f.k + 0.2 * f.coll));
 }
 
+/* Transformer Engine's amax all-reduce under delayed scaling is issued
+ * synchronously between modules (async_op=False; ApprofCollective.blocking,
+ * set by sharding/program_fp8.c): no GEMM runs beside it, so the
+ * userbuffers overlap hides none of it. The same all-reduce not marked
+ * is hidden under the 0.1 s GEMM (no measured slowdown: k); marked, the
+ * phase takes k + c. Beside a pipelined reduce-scatter of r seconds:
+ * k + c + 0.2 r (only the reduce-scatter hidden, at 0.8 of its rate). */
+static void test_blocking_allreduce(void)
+{
+    ApprofHardwareSpec hw;
+    Phase f;
+    const ApprofCollKind ar = APPROF_COLL_ALL_REDUCE;
+    const ApprofCollKind both[2] = {APPROF_COLL_ALL_REDUCE, APPROF_COLL_REDUCE_SCATTER};
+    spec(&hw);
+    hw.kernel_launch_overhead = 0;
+    hw.overlap_gemm_slowdown = 0.0;
+    phase(&f, &hw, 0, 1, &ar, NULL);
+    CU_ASSERT_FATAL(f.coll > 0.01 && f.coll < 0.5 * f.k);
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &f.p, 0), f.k));
+    f.c[0].blocking = 1;
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &f.p, 0), f.k + f.coll));
+    phase(&f, &hw, 1, 1, &ar, NULL);
+    f.c[0].blocking = 1;
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &f.p, 1), f.k + f.coll));
+    phase(&f, &hw, 0, 2, both, NULL);
+    f.c[0].blocking = 1;
+    double rs = approf_collective_cost(&hw, &f.c[1]);
+    CU_ASSERT_FATAL(rs > 0.01 && rs < 0.5 * f.k);
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &f.p, 0), f.k + f.coll + 0.2 * rs));
+    /* without tp_comm_overlap every collective is serial: k + c either way */
+    hw.tp_comm_overlap = 0.0;
+    phase(&f, &hw, 0, 1, &ar, NULL);
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &f.p, 0), f.k + f.coll));
+    f.c[0].blocking = 1;
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &f.p, 0), f.k + f.coll));
+}
+
 /* The keys: parsed, written back, refused with path:line:field when the
  * SMs are not fewer than the device's; the built-in H100's SM count joins
  * its fingerprint only where a margin is priced. */
@@ -200,6 +237,7 @@ int main(void)
         {"pipelined reduce-scatter's last chunk", test_pipeline_splits},
         {"backward: bulk and ring exchange", test_backward_methods},
         {"measured NCCL slowdown beside", test_measured_slowdown},
+        {"blocking all-reduce: amax, beside no GEMM", test_blocking_allreduce},
         {"spec keys", test_spec_keys},
     };
     int rc = CUNIT_RUN("userbuffers overlap", tests);

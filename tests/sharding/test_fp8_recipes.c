@@ -229,7 +229,9 @@ static void test_blockwise(void)
  * all-reduce over the whole mesh per phase, of 3 FP32 amaxes per FP8
  * linear layer in the forward (12 bytes) and 2 in the backward (8): six
  * layers (q, k, v, out, fc1, fc2), 72 and 48 bytes. Tensorwise scaling
- * reduces no amax history: no collective; one GPU: none either. */
+ * reduces no amax history: no collective; one GPU: none either. The
+ * all-reduce is blocking (TE's async_op=False, issued between modules):
+ * the 16-bit program's collectives are not. */
 static void test_amax_reduce(void)
 {
     ApprofGraph *g = zoo_fixture_fp8_gpt_layer();
@@ -250,6 +252,9 @@ static void test_amax_reduce(void)
         CU_ASSERT_EQUAL(c->axes, APPROF_AXIS0 | APPROF_AXIS1);
         CU_ASSERT_EQUAL(c->group_size, 2);
         CU_ASSERT_DOUBLE_EQUAL(c->bytes, (ph ? 8.0 : 12.0) * n_lin, 1e-9);
+        CU_ASSERT_EQUAL(c->blocking, 1); /* synchronous, beside no GEMM */
+        for (size_t i = 0; i < a.n_colls[ph]; i++)
+            CU_ASSERT_EQUAL(d.colls[ph][i].blocking, 0);
         CU_ASSERT_EQUAL(t.n_colls[ph], a.n_colls[ph]);
     }
     CU_ASSERT_EQUAL(one.n_colls[0], 0);
