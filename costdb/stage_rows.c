@@ -20,9 +20,8 @@
 #include <string.h>
 
 #include "costdb_int.h"
+#include "cost_table.h"
 #include "costdb_rows.h"
-#include "entry_blocks.h"
-#include "grow.h"
 
 /* The cost rows, then the entries, of one sweep. The names of the other
  * statuses are costdb_status_parse's (sweep.c): a row whose status is one
@@ -40,12 +39,6 @@ static const char sql_entries[] =
     "SELECT start_layer, end_layer, submesh_index, config_index, phase, cost_id"
     " FROM stage_entry WHERE sweep_id = ?1"
     " ORDER BY submesh_index DESC, start_layer, end_layer, config_index, phase";
-/* Schema 14: the blocks of a sweep that has no entry rows, in the same
- * order (a block's slots are its configs and phases in order). */
-static const char sql_blocks[] =
-    "SELECT sweep_id, submesh_index, start_layer, end_layer, config_block, costs"
-    " FROM stage_entry_block WHERE sweep_id = ?1"
-    " ORDER BY submesh_index DESC, start_layer, end_layer, config_block";
 /* An entry's columns the solver uses, through the stage_profile view (a
  * table before schema 8). Columns: 0-4 the key, 5 compute_cost, 6-9 the
  * sizes, 10 apply_cost, 11 status, 12 wgrad_cost (NULL before schema 12). */
@@ -125,11 +118,6 @@ typedef struct CostRow {
     int kind; /* COST_*: none (no such row), cleared, another status, to check */
 } CostRow;
 
-typedef struct CostTable {
-    CostRow *row; /* by cost_id */
-    size_t n;
-} CostTable;
-
 /* Past this many ids (and past 16 per cost row read) the array is not
  * built and every entry takes the checked path: ids are approf's 1, 2, 3,
  * ..., and a file with others is read correctly, only slower. */
@@ -203,48 +191,38 @@ static int sweep_memory(Costdb *db, int64_t sweep_id, int64_t *memory)
     return rc;
 }
 
+/* cost_kind for cost_table.c's reader; fast is decided on the first row
+ * (the statement's declared types). */
+typedef struct CostRead {
+    int fast; /* -1: not yet */
+    int nfast;
+    int64_t memory;
+} CostRead;
+
+static int cost_row(void *ctx, Costdb *db, sqlite3_stmt *st, void *slot)
+{
+    CostRead *r = ctx;
+    CostRow *c = slot;
+    (void)db;
+    if (r->fast < 0)
+        r->fast = decls_match(st, cost_decls, r->nfast);
+    c->kind = cost_kind(st, r->fast, r->memory, c);
+    return 0;
+}
+
 /* The sweep's cost rows by id; t->row NULL (with 0): ids that do not fit
  * the array, every entry checked. */
-static int read_costs(Costdb *db, int64_t sweep_id, CostTable *t)
+static int read_costs(Costdb *db, int64_t sweep_id, CdbCostTable *t)
 {
-    sqlite3_stmt *st = NULL;
     const char *sql = db->version >= 12 ? sql_costs : sql_costs_v11;
-    int64_t memory = -1;
-    int rc, fast;
-    size_t read = 0;
+    CostRead r = {-1, db->version >= 12 ? 9 : 8, -1};
+    int rc;
     memset(t, 0, sizeof *t);
-    if (db->version >= 15 && (rc = sweep_memory(db, sweep_id, &memory)) < 0)
+    if (db->version >= 15 && (rc = sweep_memory(db, sweep_id, &r.memory)) < 0)
         return rc;
-    if ((rc = cdb_prepare(db, sql, &st)) < 0)
-        return rc;
-    sqlite3_bind_int64(st, 1, sweep_id);
-    fast = decls_match(st, cost_decls, db->version >= 12 ? 9 : 8);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        sqlite3_value *x = sqlite3_column_value(st, 0);
-        int64_t id = sqlite3_value_int64(x);
-        read++;
-        if (sqlite3_value_type(x) != SQLITE_INTEGER || id < 1 || id >= MAX_COST_IDS ||
-            (size_t)id > 16 * read + 1024)
-            goto too_sparse;
-        if (util_grow_zero((void **)&t->row, &t->n, (size_t)id + 1, sizeof *t->row) < 0) {
-            rc = cdb_err(db, COSTDB_ENOMEM, "%s: out of memory reading stage costs", db->path);
-            goto out;
-        }
-        t->row[id].kind = cost_kind(st, fast, memory, &t->row[id]);
-    }
-    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql);
-    goto out;
-too_sparse:
-    free(t->row);
-    memset(t, 0, sizeof *t);
-    rc = 0;
-out:
-    cdb_release(st);
-    if (rc < 0) {
-        free(t->row);
-        memset(t, 0, sizeof *t);
-    }
-    return rc;
+    rc = cdb_cost_table_read(db, sweep_id, sql, 0, MAX_COST_IDS - 1, sizeof(CostRow), cost_row,
+                             &r, t);
+    return rc > 0 ? 0 : rc; /* too sparse: an empty table */
 }
 
 /* A row the fast path does not clear: costdb_entries_get's own checks on
@@ -352,57 +330,50 @@ static int checked_slot(Costdb *db, int64_t sweep_id, const CdbBlock *b, int k, 
     return rc;
 }
 
-/* Schema 14, a sweep whose entries are all in blocks: each block checked
- * (cdb_block_row), each slot's costs from the table read before. */
-static int rows_of_blocks(Costdb *db, int64_t sweep_id, int layers, const CostTable *costs,
-                          CostdbStageRowFn fn, void *ctx)
+/* Schema 14, a sweep whose entries are all in blocks (cost_table.c's
+ * walk, each block checked by cdb_block_row), each slot's costs from the
+ * table read before. */
+typedef struct SlotWalk {
+    Costdb *db;
+    int64_t sweep_id;
+    int layers;
+    const CdbCostTable *costs;
+    CostdbStageRowFn fn;
+    void *ctx;
+} SlotWalk;
+
+static int slot_row(void *ctx, const CdbBlock *b, int k, uint32_t v)
 {
-    sqlite3_stmt *st = NULL;
-    CdbBlock b;
+    SlotWalk *w = ctx;
+    Costdb *db = w->db;
+    int64_t id = v / 2;
+    const CostRow *c = cdb_cost_table_at(w->costs, id);
     CostdbStageRow r;
     int rc;
-    if ((rc = cdb_prepare(db, sql_blocks, &st)) < 0)
-        return rc;
-    sqlite3_bind_int64(st, 1, sweep_id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if ((rc = cdb_block_row(db, st, 0, &b)) < 0)
-            goto out;
-        for (int k = 0; k < b.nslots; k++) {
-            uint32_t v = cdb_block_slot(&b, k);
-            int64_t id = v / 2;
-            const CostRow *c = id >= 1 && (size_t)id < costs->n ? &costs->row[id] : NULL;
-            if (!v || (c && c->kind == COST_NO_STAGE))
-                continue;
-            if (c && c->kind == COST_OK) {
-                r.start_layer = b.start_layer;
-                r.end_layer = b.end_layer;
-                r.submesh_index = b.submesh_index;
-                r.config_index = b.config_block * CDB_BLOCK_CONFIGS + k / 2;
-                r.phase = k % 2 ? COSTDB_BWD : COSTDB_FWD;
-                r.compute_cost = c->compute_cost;
-                r.apply_cost = c->apply_cost;
-                r.wgrad_cost = c->wgrad_cost;
-                r.unfit_cost = c->unfit_cost;
-                r.peak_memory = c->peak_memory;
-                r.available_memory = c->available_memory;
-                r.intermediate_size = c->intermediate_size;
-                r.initial_size = c->initial_size;
-            } else if ((rc = checked_slot(db, sweep_id, &b, k, id, &r)) < 0) {
-                goto out;
-            } else if (rc > 0) {
-                continue; /* a known status other than ok and oom */
-            }
-            if ((rc = cdb_entry_layers_check(db, COSTDB_ECORRUPT, sweep_id, layers,
-                                             r.start_layer, r.end_layer, r.submesh_index,
-                                             r.config_index, (int)r.phase)) < 0 ||
-                (rc = fn(ctx, &r)) != 0)
-                goto out;
-        }
+    if (c && c->kind == COST_NO_STAGE)
+        return 0;
+    if (c && c->kind == COST_OK) {
+        r.start_layer = b->start_layer;
+        r.end_layer = b->end_layer;
+        r.submesh_index = b->submesh_index;
+        r.config_index = b->config_block * CDB_BLOCK_CONFIGS + k / 2;
+        r.phase = k % 2 ? COSTDB_BWD : COSTDB_FWD;
+        r.compute_cost = c->compute_cost;
+        r.apply_cost = c->apply_cost;
+        r.wgrad_cost = c->wgrad_cost;
+        r.unfit_cost = c->unfit_cost;
+        r.peak_memory = c->peak_memory;
+        r.available_memory = c->available_memory;
+        r.intermediate_size = c->intermediate_size;
+        r.initial_size = c->initial_size;
+    } else if ((rc = checked_slot(db, w->sweep_id, b, k, id, &r)) != 0) {
+        return rc < 0 ? rc : 0; /* > 0: a known status other than ok and oom */
     }
-    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_blocks);
-out:
-    cdb_release(st);
-    return rc;
+    if ((rc = cdb_entry_layers_check(db, COSTDB_ECORRUPT, w->sweep_id, w->layers, r.start_layer,
+                                     r.end_layer, r.submesh_index, r.config_index,
+                                     (int)r.phase)) < 0)
+        return rc;
+    return w->fn(w->ctx, &r);
 }
 
 static int rows_v7(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *ctx)
@@ -430,7 +401,7 @@ int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *c
 {
     sqlite3_stmt *st = NULL;
     CostdbStageRow r;
-    CostTable costs;
+    CdbCostTable costs;
     int rc, fast, layers = COSTDB_MAX_LAYERS;
     if (!db || !fn)
         return COSTDB_EINVAL;
@@ -443,13 +414,14 @@ int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *c
     /* schema 14: entries in blocks only (approf's writer), else every
      * entry through the view stage_entry in key order */
     if (db->version >= 14 && (rc = cdb_entry_rows_any(db, sweep_id)) <= 0) {
+        SlotWalk w = {db, sweep_id, layers, &costs, fn, ctx};
         if (rc == 0)
-            rc = rows_of_blocks(db, sweep_id, layers, &costs, fn, ctx);
-        free(costs.row);
+            rc = cdb_entry_blocks_walk(db, sweep_id, slot_row, &w);
+        cdb_cost_table_free(&costs);
         return rc;
     }
     if ((rc = cdb_prepare(db, sql_entries, &st)) < 0) {
-        free(costs.row);
+        cdb_cost_table_free(&costs);
         return rc;
     }
     sqlite3_bind_int64(st, 1, sweep_id);
@@ -459,8 +431,8 @@ int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *c
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t v[6];
         const CostRow *c = NULL;
-        if (fast && int_in(st, 5, 1, (int64_t)costs.n - 1, &v[5]))
-            c = &costs.row[v[5]];
+        if (fast && int_in(st, 5, 1, INT64_MAX, &v[5]))
+            c = cdb_cost_table_at(&costs, v[5]);
         if (c && c->kind == COST_NO_STAGE)
             continue;
         if (c && c->kind == COST_OK && int_in(st, 0, 0, COSTDB_MAX_LAYERS - 1, &v[0]) &&
@@ -494,6 +466,6 @@ int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *c
     rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_entries);
 out:
     cdb_release(st);
-    free(costs.row);
+    cdb_cost_table_free(&costs);
     return rc;
 }
