@@ -10,10 +10,10 @@
  * deleted or a close (cdb_caches_clear). It remembers a row by a 128-bit
  * digest of its fields and error text (two 64-bit hashes of different
  * kinds), not by the fields themselves: 24 bytes a row instead of 120 and
- * a copy of the text, so that the cache at its cap holds 12.6 MB, not 63
- * (docs/performance.md, "Bounded memory at 126 layers"); the same rows are
- * remembered and found, unless two distinct rows of a sweep share all 128
- * bits (the odds, for a million rows, about 10^-27).
+ * a copy of the text, so that the cache holds four times the rows in 25 MB
+ * instead of 63 (MAX_SLOTS; docs/performance.md, "Bounded memory at 126
+ * layers"); the same rows are found, unless two distinct rows of a sweep
+ * share all 128 bits (the odds, for a million rows, about 10^-27).
  *
  * Schema 15 (015_stage_cost_compact.sql): an error text is stored once in
  * stage_error and the cost row holds its id; the sweep's available_memory
@@ -147,11 +147,13 @@ static CostSlot *find(struct CdbCostCache *c, uint64_t h, uint64_t check)
     }
 }
 
-/* At most this many slots (24 bytes each, 12.6 MB): past half of them a
+/* At most this many slots (24 bytes each, 25 MB): past half of them a
  * connection stops remembering new cost rows, which are then written
  * again each time, as without memory. A 32-layer GPT sweep with every
- * variant has 73,792 distinct cost rows. */
-#define MAX_SLOTS ((size_t)1 << 19)
+ * variant has 73,792 distinct cost rows, llama-3.1-405b's 126 layers on
+ * 32x8 317,915 (with 2^19 slots of 120 bytes, the cap before, it wrote
+ * 1,236,539). */
+#define MAX_SLOTS ((size_t)1 << 20)
 
 /* Remembers f -> id; without memory it forgets (the next one is written
  * again). */

@@ -13,6 +13,9 @@
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "clock.h"
 #include "sweep_dominated.h"
@@ -199,6 +202,28 @@ static int share_gemm(Sweep *sw, ApprofSweepMpi *mpi, int rank)
     if (rc < 0 || rank == 0 || sw->n_gemm_pts == 0)
         return rc;
     return approf_sweep_use_gemm(sw, NULL, 0);
+}
+
+/* Every tuple written: what only profiling needed goes before the
+ * dominated variants' pass reads the sweep back (405B's 126 layers: the
+ * sweep's peak was there, the reuse table, the sharding context's memos
+ * and the writer's caches held while the pass read 1.2 million cost
+ * rows). The sharding counts are taken first; the tuple list stays (the
+ * rest of the run may still index it). glibc keeps freed pages of its
+ * heaps resident; malloc_trim hands them back. */
+static void release_profiling(Sweep *sw, ApprofSweepSummary *sum)
+{
+    ApprofShardStats st;
+    approf_shard_context_stats(sw->shard, &st);
+    /* += : --workers N > 1 added the other workers' contexts already */
+    sum->sharding_solved += st.solved;
+    sum->sharding_cached += st.cached;
+    approf_shard_context_free(&sw->shard);
+    approf_sweep_reuse_free(&sw->reuse);
+    costdb_forget_written(sw->db);
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
 }
 
 /* What both ways of running the tuples share (one thread below, or
@@ -531,6 +556,7 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
         dberr = 1;
         goto out;
     }
+    release_profiling(&sw, sum);
     /* every variant of every stage stored now: the dominated ones go
      * (sweep_dominated.h); a shard holds part of a stage's variants */
     if (rc != APPROF_EINTR && !cfg->keep_dominated && cfg->shard_n == 1 && sum->entries > 0 &&
@@ -564,13 +590,6 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
         }
     }
     sum->t_writing += costdb_monotonic_seconds() - t0;
-    {
-        ApprofShardStats st;
-        approf_shard_context_stats(sw.shard, &st);
-        /* += : --workers N > 1 added the other workers' contexts already */
-        sum->sharding_solved += st.solved;
-        sum->sharding_cached += st.cached;
-    }
 out:
     /* a failure before the tuples were handed over */
     approf_writer_stop(sink.wq, NULL);
