@@ -137,7 +137,7 @@ static CostSlot *find(struct CdbCostCache *c, uint64_t h, uint64_t check)
     if (!c->cap)
         return NULL;
     /* a mask, and a free slot ends the probe: remember keeps it at most half full */
-    assert((c->cap & (c->cap - 1)) == 0 && c->n * 2 <= c->cap && h != 0 && error);
+    assert((c->cap & (c->cap - 1)) == 0 && c->n * 2 <= c->cap && h != 0);
     for (size_t k = (size_t)h & (c->cap - 1);; k = (k + 1) & (c->cap - 1)) {
         CostSlot *s = &c->slot[k];
         if (!s->hash)
