@@ -5,6 +5,9 @@
 # "All together"): user and system CPU seconds, peak RSS and database bytes
 # from /usr/bin/time. Printed, never asserted.
 # Usage: bench/full_space_ab.sh BASE_BUILD NEW_BUILD [DIR]
+# FULL_126=1 adds llama-3.1-405b with its 126 layers (issue 38's 500 MB
+# figure; 3.5 million tuples, minutes of CPU each), and only that with
+# FULL_126=only.
 set -u
 B=${1:?base build dir}; N=${2:?new build dir}
 T=${3:-$(mktemp -d)}; mkdir -p "$T"
@@ -14,6 +17,7 @@ run() { # tag bin args...
   /usr/bin/time -f "$tag user %U sys %S rss_kb %M wall %e" $bin/profiler/cli/approf sweep "$@" --backend model --hardware h100-sxm --micro-batches 8 --quiet --db "$T/$tag.db" 2>&1 | grep "^$tag"
   echo "$tag db_bytes $(stat -c %s "$T/$tag.db")"
 }
+if [ "${FULL_126:-0}" != only ]; then
 for i in 1 2; do
 for b in base new; do bin=$B; [ $b = new ] && bin=$N
   run 8b-plain-$b $bin --model llama --preset llama-3-8b --cluster 1x8 --variants alpa
@@ -29,3 +33,9 @@ done; done
 for b in base new; do bin=$B; [ $b = new ] && bin=$N
   run 405b24-full-$b $bin --model llama --preset llama-3.1-405b --layers 24 --cluster 32x8 --variants all --allow-large
 done
+fi
+if [ "${FULL_126:-0}" != 0 ]; then
+  for b in base new; do bin=$B; [ $b = new ] && bin=$N
+    run 405b126-full-$b $bin --model llama --preset llama-3.1-405b --layers 126 --cluster 32x8 --variants all --allow-large
+  done
+fi

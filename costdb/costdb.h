@@ -349,6 +349,10 @@ void costdb_close(Costdb **db);
  * Writers call it once at the end, before they report success: SQLite
  * ignores the errors of its automatic checkpoints. */
 int costdb_sync(Costdb *db);
+/* Frees what the handle remembers of the rows it wrote (the placement
+ * texts' and the cost rows' ids, which only spare lookups and repeats):
+ * for a writer done writing that goes on reading. db NULL: nothing. */
+void costdb_forget_written(Costdb *db);
 /* A static one-line description of a COSTDB_E* code (never NULL). */
 const char *costdb_strerror(int err);
 /* The message of the last failure on this handle ("no error" if none, "no

@@ -567,6 +567,12 @@ int costdb_sync(Costdb *db)
                    "survive a crash", db->path, sqlite3_errmsg(db->sql));
 }
 
+void costdb_forget_written(Costdb *db)
+{
+    if (db)
+        cdb_caches_clear(db);
+}
+
 void costdb_close(Costdb **pdb)
 {
     Costdb *db;

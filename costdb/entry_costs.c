@@ -7,7 +7,13 @@
  * remembers the cost rows it has written for the sweep it writes (a cache:
  * a cost it does not know is written again under a new id, which costs
  * space, never a wrong answer), and forgets them after a rollback, a sweep
- * deleted or a close (cdb_caches_clear).
+ * deleted or a close (cdb_caches_clear). It remembers a row by a 128-bit
+ * digest of its fields and error text (two 64-bit hashes of different
+ * kinds), not by the fields themselves: 24 bytes a row instead of 120 and
+ * a copy of the text, so that the cache holds four times the rows in 25 MB
+ * instead of 63 (MAX_SLOTS; docs/performance.md, "Bounded memory at 126
+ * layers"); the same rows are found, unless two distinct rows of a sweep
+ * share all 128 bits (the odds, for a million rows, about 10^-27).
  *
  * Schema 15 (015_stage_cost_compact.sql): an error text is stored once in
  * stage_error and the cost row holds its id; the sweep's available_memory
@@ -21,6 +27,7 @@
 #include <string.h>
 
 #include "costdb_int.h"
+#include "fnv.h"
 #include "table_alloc.h"
 
 /* Everything of an entry that its cost row holds, in a form compared
@@ -33,10 +40,9 @@ typedef struct CostFields {
 } CostFields;
 
 typedef struct CostSlot {
-    uint64_t hash;    /* 0: empty */
+    uint64_t hash;    /* 0: empty; the probe starts from it */
+    uint64_t check;   /* the digest's other half (fields_digest) */
     int64_t id;
-    CostFields f;
-    char *error;      /* NULL: none */
 } CostSlot;
 
 struct CdbCostCache {
@@ -71,8 +77,6 @@ static const char sql_error_put[] = "INSERT INTO stage_error (text) VALUES (?1) 
 
 static void cache_free(struct CdbCostCache *c)
 {
-    for (size_t i = 0; i < c->cap; i++)
-        free(c->slot[i].error);
     free(c->slot);
     free(c->last_error);
     c->slot = NULL;
@@ -119,38 +123,41 @@ static void fields_of(const CostdbEntry *e, CostFields *f)
     f->status = (int32_t)e->status;
 }
 
-static uint64_t fields_hash(const CostFields *f, const char *error)
+/* The row's digest: costdb's in-memory hash (h, the probe's start) and
+ * FNV-1a (check) of the fields, padding cleared, and the error text. */
+static uint64_t fields_digest(const CostFields *f, const char *error, uint64_t *check)
 {
     uint64_t h = cdb_mem_hash(cdb_mem_hash(0, f, sizeof *f), error, strlen(error));
+    *check = costdb_fnv1a_str(costdb_fnv1a(COSTDB_FNV_BASIS, f, sizeof *f), error);
     return h ? h : 1; /* 0 marks an empty slot */
 }
 
-static CostSlot *find(struct CdbCostCache *c, const CostFields *f, const char *error, uint64_t h)
+static CostSlot *find(struct CdbCostCache *c, uint64_t h, uint64_t check)
 {
     if (!c->cap)
         return NULL;
     /* a mask, and a free slot ends the probe: remember keeps it at most half full */
-    assert((c->cap & (c->cap - 1)) == 0 && c->n * 2 <= c->cap && h != 0 && error);
+    assert((c->cap & (c->cap - 1)) == 0 && c->n * 2 <= c->cap && h != 0);
     for (size_t k = (size_t)h & (c->cap - 1);; k = (k + 1) & (c->cap - 1)) {
         CostSlot *s = &c->slot[k];
         if (!s->hash)
             return s;
-        if (s->hash == h && !memcmp(&s->f, f, sizeof *f) &&
-            !strcmp(s->error ? s->error : "", error))
+        if (s->hash == h && s->check == check)
             return s;
     }
 }
 
-/* At most this many slots (120 bytes each, 63 MB): past half of them a
+/* At most this many slots (24 bytes each, 25 MB): past half of them a
  * connection stops remembering new cost rows, which are then written
  * again each time, as without memory. A 32-layer GPT sweep with every
- * variant has 73,792 distinct cost rows. */
-#define MAX_SLOTS ((size_t)1 << 19)
+ * variant has 73,792 distinct cost rows, llama-3.1-405b's 126 layers on
+ * 32x8 317,915 (with 2^19 slots of 120 bytes, the cap before, it wrote
+ * 1,236,539). */
+#define MAX_SLOTS ((size_t)1 << 20)
 
 /* Remembers f -> id; without memory it forgets (the next one is written
  * again). */
-static void remember(struct CdbCostCache *c, const CostFields *f, const char *error, uint64_t h,
-                     int64_t id)
+static void remember(struct CdbCostCache *c, uint64_t h, uint64_t check, int64_t id)
 {
     CostSlot *s;
     if ((c->n + 1) * 2 > c->cap) {
@@ -172,15 +179,12 @@ static void remember(struct CdbCostCache *c, const CostFields *f, const char *er
         c->slot = ns;
         c->cap = ncap;
     }
-    s = find(c, f, error, h);
+    s = find(c, h, check);
     if (s->hash)
         return;
-    s->error = *error ? strdup(error) : NULL;
-    if (*error && !s->error)
-        return;
     s->hash = h;
+    s->check = check;
     s->id = id;
-    s->f = *f;
     c->n++;
 }
 
@@ -298,12 +302,12 @@ int cdb_entry_cost_id(Costdb *db, int64_t sweep_id, const CostdbEntry *e, int64_
     sqlite3_stmt *st = NULL;
     CostFields f;
     CostSlot *s;
-    uint64_t h;
+    uint64_t h, check;
     int64_t memory = 0, err_id = 0;
     int rc;
     fields_of(e, &f);
-    h = fields_hash(&f, e->error);
-    if (c && (s = find(c, &f, e->error, h)) && s->hash) {
+    h = fields_digest(&f, e->error, &check);
+    if (c && (s = find(c, h, check)) && s->hash) {
         *id = s->id;
         return 0;
     }
@@ -344,7 +348,7 @@ int cdb_entry_cost_id(Costdb *db, int64_t sweep_id, const CostdbEntry *e, int64_
     }
     cdb_release(st);
     if (rc == 0 && c)
-        remember(c, &f, e->error, h, *id);
+        remember(c, h, check, *id);
     return rc;
 }
 

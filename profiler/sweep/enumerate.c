@@ -305,7 +305,7 @@ static size_t walk(int n_layers, const ApprofMeshShape *submeshes, int n_submesh
             }
             for (int j = lo; j <= hi; j++)
                 for (int c = 0; c < configs_per_submesh[s]; c++)
-                    t[n++] = (ApprofTuple){i, j, s, c};
+                    t[n++] = (ApprofTuple){(int16_t)i, (int16_t)j, (int16_t)s, (int16_t)c};
         }
     }
     return n;
@@ -356,7 +356,8 @@ int approf_enumerate_tuples(int n_layers, const ApprofMeshShape *submeshes, int 
 
     *out = NULL;
     *n_out = 0;
-    if (n_layers <= 0 || n_submeshes <= 0 || total_devices <= 0 ||
+    if (n_layers <= 0 || n_layers > APPROF_TUPLE_MAX_LAYERS || n_submeshes <= 0 ||
+        n_submeshes > APPROF_MAX_SUBMESHES || total_devices <= 0 ||
         flops_prefix(n_layers, imbalance_tol, layer_flops, &prefix) < 0)
         return -1;
     /* counted first: exactly what is kept is allocated (the bound of every

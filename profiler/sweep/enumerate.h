@@ -40,10 +40,16 @@ typedef struct ApprofConfigChoice {
     CostdbVariant variant;      /* docs/variants.md; plain = Alpa's */
 } ApprofConfigChoice;
 
+/* 8 bytes: a sweep holds its whole list (3.5 million tuples for 405B's
+ * 126 layers on 32x8 with every variant), so the layers are at most
+ * APPROF_TUPLE_MAX_LAYERS (the enumeration refuses more); submesh and
+ * config indices are below APPROF_MAX_SUBMESHES and APPROF_MAX_CONFIGS. */
 typedef struct ApprofTuple {
-    int start, end;             /* inclusive layer range */
-    int submesh, config;        /* indices into the sweep's lists */
+    int16_t start, end;         /* inclusive layer range */
+    int16_t submesh, config;    /* indices into the sweep's lists */
 } ApprofTuple;
+
+#define APPROF_TUPLE_MAX_LAYERS INT16_MAX
 
 /* Parses a submesh space: "power_of_two", "small_power_of_two", "all" or
  * "manual:1x1,1x2,...". Manual shapes go to manual[]/n_manual. 0 or -1 with
@@ -80,7 +86,8 @@ int approf_config_choices(ApprofMeshShape submesh, ApprofLogicalSpace space,
 int approf_config_variants(ApprofConfigChoice *cfg, int n_base, int max, int devices,
                            CostdbVariantSpace space, int has_attention);
 
-/* The tuples to profile, submeshes largest first, then start, end, config.
+/* The tuples to profile, submeshes largest first, then start, end, config
+ * (-1 for more than APPROF_TUPLE_MAX_LAYERS layers).
  * layer_flops (n_layers entries) is needed only when imbalance_tol >= 0
  * (the stage-imbalance filter; < 0 disables it). individual: only i == j.
  * *out is malloc'd. */

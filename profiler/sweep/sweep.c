@@ -326,6 +326,12 @@ static int enumerate(Sweep *sw, const ApprofSweepConfig *cfg, char *err, size_t 
                 flops[i] = st.fwd_flops + st.bwd_flops;
         }
     }
+    if (sw->layering.n_layers > APPROF_TUPLE_MAX_LAYERS) {
+        free(flops);
+        snprintf(err, errlen, "%s: %d layers, more than a sweep's %d", sw->graph->name,
+                 sw->layering.n_layers, APPROF_TUPLE_MAX_LAYERS);
+        return APPROF_EINVAL;
+    }
     /* counted before anything is listed: thousands of layers on a large
      * cluster are billions of tuples, which ran out of memory */
     n = approf_count_tuples(sw->layering.n_layers, sw->submeshes, sw->n_submeshes, counts,

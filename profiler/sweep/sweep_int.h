@@ -14,6 +14,7 @@
 #include "cuda/probe.h"
 #include "enumerate.h"
 #include "graph.h"
+#include "hash.h"
 #include "hardware.h"
 #include "sharding/sharding.h"
 #include "sweep.h"
@@ -43,6 +44,16 @@ typedef struct {
 typedef struct {
     ReuseSlot *slots;
     size_t cap, n;
+    /* A backend that measures a program the same every time (the analytic
+     * one: approf_backend_prices_phases) keeps its slots under a byte cap
+     * (APPROF_REUSE_CAP_BYTES, else 8 MiB): past it they start again, and
+     * a program whose slot went is measured again. The signatures measured
+     * are kept in full (seen: 16 bytes each, an open-addressing set), so an
+     * entry's `reused` flag says what the uncapped table would have said. */
+    int capped;
+    size_t cap_bytes;             /* 0: not read yet */
+    ApprofHash128 *seen;          /* digests of the signatures measured; {0, 0}: empty */
+    size_t seen_cap, seen_n;
     TemplateStore tpl;            /* program templates, under a byte cap */
     char **specs;                 /* the spec pool: open addressing */
     size_t spec_cap, spec_n;

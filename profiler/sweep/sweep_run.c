@@ -13,6 +13,9 @@
 #include <string.h>
 #include <time.h>
 #include <sys/stat.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "clock.h"
 #include "sweep_dominated.h"
@@ -201,6 +204,28 @@ static int share_gemm(Sweep *sw, ApprofSweepMpi *mpi, int rank)
     return approf_sweep_use_gemm(sw, NULL, 0);
 }
 
+/* Every tuple written: what only profiling needed goes before the
+ * dominated variants' pass reads the sweep back (405B's 126 layers: the
+ * sweep's peak was there, the reuse table, the sharding context's memos
+ * and the writer's caches held while the pass read 1.2 million cost
+ * rows). The sharding counts are taken first; the tuple list stays (the
+ * rest of the run may still index it). glibc keeps freed pages of its
+ * heaps resident; malloc_trim hands them back. */
+static void release_profiling(Sweep *sw, ApprofSweepSummary *sum)
+{
+    ApprofShardStats st;
+    approf_shard_context_stats(sw->shard, &st);
+    /* += : --workers N > 1 added the other workers' contexts already */
+    sum->sharding_solved += st.solved;
+    sum->sharding_cached += st.cached;
+    approf_shard_context_free(&sw->shard);
+    approf_sweep_reuse_free(&sw->reuse);
+    costdb_forget_written(sw->db);
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
+
 /* What both ways of running the tuples share (one thread below, or
  * --workers N > 1 through sweep_workers.h): the same tuples, the same
  * checks between them and the same hand-over, on the main thread. */
@@ -213,19 +238,35 @@ typedef struct {
     size_t pl_cap;
 } RunHooks;
 
-/* The tuples this rank profiles into todo[] (room for every tuple): those
- * of this shard not yet complete, every size-th one from rank on. */
-static size_t select_todo(const Sink *s, const ApprofSweepConfig *cfg, size_t *todo)
+/* Whether this rank profiles tuple k: of this shard, not yet complete,
+ * every size-th such one from rank on (*todo_index counts them). */
+static int selected(const Sink *s, const ApprofSweepConfig *cfg, size_t k, size_t *todo_index)
 {
-    size_t n = 0, todo_index = 0;
-    for (size_t k = 0; k < s->sw->n_tuples; k++) {
-        if ((int)(k % (size_t)cfg->shard_n) != cfg->shard_k || s->have[k] == 3)
-            continue;
-        if ((int)(todo_index++ % (size_t)s->size) != s->rank)
-            continue;
-        todo[n++] = k;
-    }
-    return n;
+    if ((int)(k % (size_t)cfg->shard_n) != cfg->shard_k || s->have[k] == 3)
+        return 0;
+    return (int)((*todo_index)++ % (size_t)s->size) == s->rank;
+}
+
+/* The tuples this rank profiles: *todo NULL and *n the tuple count when
+ * that is every tuple (a fresh sweep in one process: 8 bytes a tuple not
+ * held, 28 MB for the 3.5 million of 405B's 126 layers), else their
+ * indices, malloc'd. 0 or APPROF_ENOMEM. */
+static int select_todo(const Sink *s, const ApprofSweepConfig *cfg, size_t **todo, size_t *n)
+{
+    size_t m = 0, todo_index = 0, N = s->sw->n_tuples;
+    *todo = NULL;
+    for (size_t k = 0; k < N; k++)
+        m += (size_t)selected(s, cfg, k, &todo_index);
+    *n = m;
+    if (m == N)
+        return 0;
+    if (!(*todo = malloc((m ? m : 1) * sizeof **todo)))
+        return APPROF_ENOMEM;
+    m = todo_index = 0;
+    for (size_t k = 0; k < N; k++)
+        if (selected(s, cfg, k, &todo_index))
+            (*todo)[m++] = k;
+    return 0;
 }
 
 /* The checks before each tuple: a stop, and the MPI root's polling of its
@@ -292,12 +333,11 @@ static int run_tuples(Sink *s, const ApprofSweepConfig *cfg, const ApprofSweepCa
     int workers = cfg->workers > 0 ? cfg->workers : approf_sweep_default_workers(sw);
     ApprofSlotPlacement *rows = NULL; /* one buffer for every tuple's placements */
     size_t rows_cap = 0, n;
-    size_t *todo = malloc((sw->n_tuples ? sw->n_tuples : 1) * sizeof *todo);
+    size_t *todo;
     int rc = 0;
     s->sum->workers = workers;
-    if (!todo)
+    if (select_todo(s, cfg, &todo, &n) < 0)
         return APPROF_ENOMEM;
-    n = select_todo(s, cfg, todo);
     if (workers > 1) {
         ApprofSweepWorkHooks hooks = {&h, run_poll, run_put};
         /* the checks the loop below makes before its first tuple */
@@ -307,7 +347,8 @@ static int run_tuples(Sink *s, const ApprofSweepConfig *cfg, const ApprofSweepCa
                                           errlen);
     } else {
         for (size_t i = 0; i < n && rc >= 0; i++) {
-            const ApprofTuple *t = &sw->tuples[todo[i]];
+            size_t k = approf_todo_at(todo, i);
+            const ApprofTuple *t = &sw->tuples[k];
             CostdbEntry e[2];
             int npl = 0;
             if ((rc = run_poll(&h)) < 0)
@@ -319,7 +360,7 @@ static int run_tuples(Sink *s, const ApprofSweepConfig *cfg, const ApprofSweepCa
                          t->config, approf_strerror(rc));
                 break;
             }
-            rc = hand_on(&h, todo[i], e, rows, (size_t)npl);
+            rc = hand_on(&h, k, e, rows, (size_t)npl);
         }
     }
     free(todo);
@@ -515,6 +556,7 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
         dberr = 1;
         goto out;
     }
+    release_profiling(&sw, sum);
     /* every variant of every stage stored now: the dominated ones go
      * (sweep_dominated.h); a shard holds part of a stage's variants */
     if (rc != APPROF_EINTR && !cfg->keep_dominated && cfg->shard_n == 1 && sum->entries > 0 &&
@@ -548,13 +590,6 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
         }
     }
     sum->t_writing += costdb_monotonic_seconds() - t0;
-    {
-        ApprofShardStats st;
-        approf_shard_context_stats(sw.shard, &st);
-        /* += : --workers N > 1 added the other workers' contexts already */
-        sum->sharding_solved += st.solved;
-        sum->sharding_cached += st.cached;
-    }
 out:
     /* a failure before the tuples were handed over */
     approf_writer_stop(sink.wq, NULL);

@@ -95,13 +95,85 @@ static void reuse_slots_free(ReuseTable *t)
     t->cap = t->n = 0;
 }
 
+/* The slots' byte cap: APPROF_REUSE_CAP_BYTES from the environment when
+ * set (an internal knob for tests), else 8 MiB. */
+static size_t reuse_cap_default(void)
+{
+    const char *v = getenv("APPROF_REUSE_CAP_BYTES");
+    if (v && *v) {
+        char *end;
+        unsigned long long n = strtoull(v, &end, 10);
+        if (*end == '\0')
+            return n ? (size_t)n : 1;
+    }
+    return (size_t)8 << 20;
+}
+
+/* The most slots a table may have: a power of two (at least 2) within the
+ * byte cap when the table is capped. */
+static size_t reuse_max_slots(const ReuseTable *t)
+{
+    size_t m = 2;
+    if (!t->capped)
+        return SIZE_MAX;
+    while (m * 2 * sizeof(ReuseSlot) <= t->cap_bytes)
+        m *= 2;
+    return m;
+}
+
+/* Adds signature sig to the set of those measured: 1 when it was there,
+ * 0 when added, APPROF_ENOMEM. */
+static int seen_add(ReuseTable *t, const char *sig)
+{
+    ApprofHash128 h;
+    approf_hash128_init(&h, 0x5eed);
+    approf_hash128_update(&h, sig, strlen(sig));
+    if (!h.a && !h.b)
+        h.b = 1; /* {0, 0} marks an empty slot */
+    if ((t->seen_n + 1) * 2 > t->seen_cap) {
+        size_t ncap = t->seen_cap ? t->seen_cap * 2 : 1024;
+        ApprofHash128 *ns = calloc(ncap, sizeof *ns);
+        if (!ns)
+            return APPROF_ENOMEM;
+        for (size_t k = 0; k < t->seen_cap; k++) {
+            const ApprofHash128 *e = &t->seen[k];
+            if (!e->a && !e->b)
+                continue;
+            size_t i = (size_t)e->a & (ncap - 1);
+            while (ns[i].a || ns[i].b)
+                i = (i + 1) & (ncap - 1);
+            ns[i] = *e;
+        }
+        free(t->seen);
+        t->seen = ns;
+        t->seen_cap = ncap;
+    }
+    size_t i = (size_t)h.a & (t->seen_cap - 1);
+    for (; t->seen[i].a || t->seen[i].b; i = (i + 1) & (t->seen_cap - 1))
+        if (t->seen[i].a == h.a && t->seen[i].b == h.b)
+            return 1;
+    t->seen[i] = h;
+    t->seen_n++;
+    return 0;
+}
+
+static void seen_free(ReuseTable *t)
+{
+    free(t->seen);
+    t->seen = NULL;
+    t->seen_cap = t->seen_n = 0;
+}
+
 static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
 {
     size_t i;
     if (!sig[0])
         return NULL;
     if (insert && (t->n + 1) * 2 > t->cap) {
-        size_t ncap = t->cap ? t->cap * 2 : 1024;
+        size_t most = reuse_max_slots(t);
+        if (t->cap >= most)
+            reuse_slots_free(t); /* at the cap: the slots start again */
+        size_t ncap = t->cap ? t->cap * 2 : 1024 < most ? 1024 : most;
         ReuseSlot *ns = costdb_table_alloc(ncap, sizeof *ns);
         if (!ns)
             return NULL;
@@ -136,6 +208,7 @@ static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
 void approf_sweep_reuse_free(ReuseTable *t)
 {
     reuse_slots_free(t);
+    seen_free(t);
     template_store_clear(&t->tpl);
     for (size_t i = 0; i < t->spec_cap; i++)
         free(t->specs[i]);
@@ -150,6 +223,7 @@ void approf_sweep_reuse_free(ReuseTable *t)
 static void reuse_forget(ReuseTable *t)
 {
     reuse_slots_free(t);
+    seen_free(t);
     template_store_clear(&t->tpl);
 }
 
@@ -581,8 +655,14 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
      * (approf_backend_prices_phases): the apply-grad and weight-gradient
      * shares below then do not price the phases again */
     double phase[2];
-    int priced = 0;
-    slot = reuse_find(&sw->reuse, prog.signature, 0);
+    int priced = 0, reused;
+    ReuseTable *rt = &sw->reuse;
+    if (!rt->cap_bytes) {
+        rt->cap_bytes = reuse_cap_default();
+        rt->capped = approf_backend_prices_phases(&sw->backend);
+    }
+    slot = reuse_find(rt, prog.signature, 0);
+    reused = slot != NULL;
     if (slot) {
         measurement_unpack(&m[0], &slot->m[0]);
         measurement_unpack(&m[1], &slot->m[1]);
@@ -615,7 +695,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
         ReuseMeasurement pm[2];
         int packed = measurement_pack(&pm[0], &m[0]) == 0;
         packed = measurement_pack(&pm[1], &m[1]) == 0 && packed;
-        slot = packed ? reuse_find(&sw->reuse, prog.signature, 1) : NULL;
+        slot = packed ? reuse_find(rt, prog.signature, 1) : NULL;
         if (slot) {
             slot->m[0] = pm[0];
             slot->m[1] = pm[1];
@@ -624,6 +704,13 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
             free(pm[1].error);
         }
         slot = NULL;
+        /* measured before, its slot gone under the cap: the same
+         * measurement (the backend's is deterministic), and the entry as
+         * the slot would have made it (reused, its shares priced again) */
+        if (rt->capped && prog.signature[0] && seen_add(rt, prog.signature) == 1) {
+            reused = 1;
+            priced = 0;
+        }
     }
     sum->t_costing += costdb_monotonic_seconds() - t1;
     /* priced for an entry with a time: one measured, or computed before it
@@ -636,13 +723,13 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
                        : -1.0;
     for (int ph = 0; ph < 2; ph++) {
         fill_entry(&entries[ph], t, ph, &prog, &m[ph], apply);
-        entries[ph].reused = slot != NULL;
+        entries[ph].reused = reused;
     }
     /* the backward's weight-gradient share (the zero-bubble schedules' W) */
     if (m[1].status == COSTDB_STATUS_OK)
         entries[1].wgrad_cost = approf_wgrad_seconds_of(&sw->hw, &prog, m[1].compute_cost,
                                                         priced ? &phase[1] : NULL);
-    if (slot)
+    if (reused)
         sum->reused += 2;
     if (have_key)
         template_record(sw, t, key, entries, 1, &prog, order, n_order);

@@ -56,7 +56,7 @@ typedef struct Pool {
     pthread_cond_t space;        /* the window moved on, or stop */
     const ApprofSweepConfig *cfg;
     const ApprofTuple *tuples;
-    const size_t *todo;
+    const size_t *todo;          /* NULL: the tuples 0 .. n_todo - 1 */
     size_t n_todo;
     int *lane;                   /* [n_todo]: the worker a tuple belongs to */
     int n_live;                  /* workers that started (lanes are mod this) */
@@ -139,7 +139,7 @@ static int lanes_by_ops(const Sweep *sw, const size_t *todo, size_t n_todo, int 
     if (!ops)
         return 1;
     for (size_t k = 0; k < n_todo; k++)
-        ops[k] = stage_ops(sw, &sw->tuples[todo[k]]);
+        ops[k] = stage_ops(sw, &sw->tuples[approf_todo_at(todo, k)]);
     qsort(ops, n_todo, sizeof *ops, cmp_u64);
     for (size_t k = 0; k < n_todo; k++)
         nc += k == 0 || ops[k] != ops[k - 1];
@@ -162,7 +162,7 @@ static int lanes_by_ops(const Sweep *sw, const size_t *todo, size_t n_todo, int 
     }
     qsort(cls, nc, sizeof *cls, cmp_class_ops);
     for (size_t k = 0; k < n_todo; k++) {
-        OpsClass key = {stage_ops(sw, &sw->tuples[todo[k]]), 0, 0};
+        OpsClass key = {stage_ops(sw, &sw->tuples[approf_todo_at(todo, k)]), 0, 0};
         const OpsClass *c = bsearch(&key, cls, nc, sizeof *cls, cmp_class_ops);
         lane[k] = c ? c->owner : 0;
     }
@@ -199,13 +199,13 @@ static void assign_lanes(const Sweep *sw, const size_t *todo, size_t n_todo, int
     size_t load[APPROF_SWEEP_MAX_WORKERS] = {0};
     if (!count || !owner) { /* no table: round-robin by group */
         for (size_t k = 0; k < n_todo; k++)
-            lane[k] = tuple_group(sw, &sw->tuples[todo[k]]) % n;
+            lane[k] = tuple_group(sw, &sw->tuples[approf_todo_at(todo, k)]) % n;
         free(count);
         free(owner);
         return;
     }
     for (size_t k = 0; k < n_todo; k++)
-        count[tuple_group(sw, &sw->tuples[todo[k]])]++;
+        count[tuple_group(sw, &sw->tuples[approf_todo_at(todo, k)])]++;
     for (;;) {
         int g = -1, w = 0;
         for (int i = 0; i < MAXG; i++)
@@ -221,7 +221,7 @@ static void assign_lanes(const Sweep *sw, const size_t *todo, size_t n_todo, int
         count[g] = 0;
     }
     for (size_t k = 0; k < n_todo; k++)
-        lane[k] = owner[tuple_group(sw, &sw->tuples[todo[k]])];
+        lane[k] = owner[tuple_group(sw, &sw->tuples[approf_todo_at(todo, k)])];
     free(count);
     free(owner);
 }
@@ -258,7 +258,7 @@ static void *worker_main(void *arg)
         pthread_mutex_unlock(&p->mu);
 
         /* a busy slot is this worker's alone until it is ready */
-        rc = approf_sweep_profile_tuple(w->sw, p->cfg, &p->tuples[p->todo[i]], s->e, &s->pl,
+        rc = approf_sweep_profile_tuple(w->sw, p->cfg, &p->tuples[approf_todo_at(p->todo, i)], s->e, &s->pl,
                                         &s->pl_cap, &s->n_pl, &w->sum);
 
         pthread_mutex_lock(&p->mu);
@@ -332,7 +332,7 @@ static void deadline_in(struct timespec *ts, long us)
 static int hand_on(Pool *p, const ApprofSweepWorkHooks *hooks)
 {
     Slot *s = &p->slots[p->delivered % p->window];
-    int rc = hooks->put(hooks->ctx, p->todo[p->delivered], s->e, s->pl, (size_t)s->n_pl);
+    int rc = hooks->put(hooks->ctx, approf_todo_at(p->todo, p->delivered), s->e, s->pl, (size_t)s->n_pl);
     pthread_mutex_lock(&p->mu);
     s->state = SLOT_EMPTY;
     p->delivered++;
@@ -515,7 +515,7 @@ int approf_sweep_workers_run(Sweep *sw, const ApprofSweepConfig *cfg,
             pthread_join(w[j].thread, NULL);
 
     if (p.fail_rc && (rc == 0 || rc == APPROF_EINTR)) {
-        const ApprofTuple *t = &sw->tuples[todo[p.fail_i]];
+        const ApprofTuple *t = &sw->tuples[approf_todo_at(todo, p.fail_i)];
         rc = p.fail_rc;
         drain = 1;
         snprintf(err, errlen, "tuple (%d, %d, %d, %d): %s", t->start, t->end, t->submesh,

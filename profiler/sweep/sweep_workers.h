@@ -42,7 +42,14 @@ typedef struct ApprofSweepWorkHooks {
  * sw->devices[j % n_devices]). */
 int approf_sweep_default_workers(const Sweep *sw);
 
-/* Profiles sw->tuples[todo[i]] for i < n_todo with `workers` threads (>= 2;
+/* The tuple index todo[i]; todo NULL stands for the identity (every tuple
+ * of the sweep in order: no list of millions of indices to hold). */
+static inline size_t approf_todo_at(const size_t *todo, size_t i)
+{
+    return todo ? todo[i] : i;
+}
+
+/* Profiles sw->tuples[todo[i]] (approf_todo_at) for i < n_todo with `workers` threads (>= 2;
  * fewer are started when there are fewer tuples) and hands every result to
  * hooks->put in order. The first worker uses sw's own backend, sharding
  * context and reuse table; the others open their own (cfg->backend as

@@ -235,6 +235,21 @@ static void test_tuples_match_reference(void)
         CU_ASSERT_EQUAL(approf_count_tuples(100000, sm, 5, cps1, 2, 8, 0, -1, NULL),
                         (int64_t)4 * 100000 * 100001 / 2 + 1);
     }
+    /* a tuple holds its layers in 16 bits: more layers are refused, the
+     * most it holds are listed (individual mode: one range per layer) */
+    {
+        int cps1[1] = {1};
+        ApprofTuple *t = NULL;
+        size_t n = 0;
+        CU_ASSERT_EQUAL(sizeof(ApprofTuple), 8);
+        CU_ASSERT(approf_enumerate_tuples(APPROF_TUPLE_MAX_LAYERS + 1, sm, 1, cps1, 1, 1, 1, -1,
+                                          NULL, &t, &n) == -1 && !t);
+        CU_ASSERT_FATAL(approf_enumerate_tuples(APPROF_TUPLE_MAX_LAYERS, sm, 1, cps1, 1, 1, 1, -1,
+                                                NULL, &t, &n) == 0);
+        CU_ASSERT(n == APPROF_TUPLE_MAX_LAYERS && t[n - 1].start == APPROF_TUPLE_MAX_LAYERS - 1 &&
+                  t[n - 1].end == APPROF_TUPLE_MAX_LAYERS - 1);
+        free(t);
+    }
 }
 
 int main(void)
