@@ -110,12 +110,12 @@ static void ep_facts(const CostdbPlacement *pl, size_t n, int a, int b, ApsolveE
     }
 }
 
-/* The sweep's FP8 facts of x's expert weights: under FP8 the stage
- * program runs the experts' GEMMs as FP8 linear layers where the spec has
- * FP8 tensor cores and the model trains in 16 bits (program_fp8.c,
- * shard_fp8_linear and expert_weight_slot: Megatron-Core's TEGroupedMLP),
- * and keeps Transformer Engine's FP8 copies of their weights beside them
- * (shard_fp8_weights), which an ep stage divides with the weights.
+/* The sweep's FP8 facts (x's fp8_*): under FP8 the stage program runs the
+ * experts' GEMMs as FP8 linear layers where the spec has FP8 tensor cores
+ * and the model trains in 16 bits (program_fp8.c, shard_fp8_linear and
+ * expert_weight_slot: Megatron-Core's TEGroupedMLP), and keeps Transformer
+ * Engine's FP8 copies of their weights beside them (shard_fp8_weights),
+ * which an ep stage divides with the weights (ep_price).
  * 0; -1 when the sweep or its hardware row cannot be read. */
 static int ep_fp8(struct Costdb *db, int64_t sweep, ApsolveEpFacts *x)
 {
@@ -128,8 +128,7 @@ static int ep_fp8(struct Costdb *db, int64_t sweep, ApsolveEpFacts *x)
     if (costdb_sweep_get(db, sweep, &sw) < 0 || sw.hardware_id <= 0 ||
         costdb_hardware_get(db, sw.hardware_id, &hw) < 0)
         return -1;
-    if (costdb_json_member_number(hw.capabilities, "peak_flops_fp8", &fp8) < 0 || !(fp8 > 0) ||
-        !(x->esize < 4))
+    if (costdb_json_member_number(hw.capabilities, "peak_flops_fp8", &fp8) < 0 || !(fp8 > 0))
         return 0;
     x->fp8_recipe = costdb_fp8_of_options(sw.options, &x->fp8_params);
     (void)costdb_json_member_number(hw.capabilities, "peak_flops_fp4", &fp4);
@@ -361,8 +360,11 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
         double zo = l->zero && g_old > 1 ? g_old : 1, zn = l->zero && edp > 1 ? edp : 1;
         double dl = out->local_after - out->local_before;
         per_elem = costdb_adam_state_bytes(&f.adam, esize);
-        out->fp8_weight_bytes = costdb_fp8_weight_extra_bytes(
-            x->fp8_recipe, x->fp8_copies, x->fp8_params && l->zero <= 2, esize);
+        /* FP8 linear layers in 16-bit training only (shard_fp8_linear) */
+        out->fp8_weight_bytes = esize < 4 ? costdb_fp8_weight_extra_bytes(
+                                                x->fp8_recipe, x->fp8_copies,
+                                                x->fp8_params && l->zero <= 2, esize)
+                                          : 0.0;
         out->peak_delta = (int64_t)llround(
             dl * (esize * (1.0 + costdb_grad_buffer_ratio(f.grad_reduce_bytes, esize)) +
                   out->fp8_weight_bytes));
@@ -530,6 +532,7 @@ int apsolve_ep_cache_new(const ApsolveProblem *p, ApsolveEpCache *c)
     }
     for (size_t k = 0; k < sc; k++)
         c->owner[k] = -1;
+    c->sweep_fp8_read = 0;
     return APSOLVE_OK;
 }
 
@@ -577,12 +580,18 @@ static int cached_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *
     }
     ep_facts(pl, n, cf->logical_a, cf->logical_b, y);
     free(pl);
-    if (ep_fp8(db, sweep, y) < 0) {
-        y->known = 0;
-        snprintf(why, len, "sweep %lld: its hardware row cannot be read to price the expert "
-                 "weights' FP8 copies", (long long)sweep);
-        return -1;
+    if (!cache->sweep_fp8_read) {
+        if (ep_fp8(db, sweep, &cache->sweep_fp8) < 0) {
+            y->known = 0;
+            snprintf(why, len, "sweep %lld: its hardware row cannot be read to price the "
+                     "expert weights' FP8 copies", (long long)sweep);
+            return -1;
+        }
+        cache->sweep_fp8_read = 1;
     }
+    y->fp8_recipe = cache->sweep_fp8.fp8_recipe;
+    y->fp8_copies = cache->sweep_fp8.fp8_copies;
+    y->fp8_params = cache->sweep_fp8.fp8_params;
     return 0;
 }
 

@@ -107,9 +107,10 @@ typedef struct ApsolveEpFacts {
     int64_t batch, hidden;            /* the entry's micro-batch, the experts' hidden size */
     int64_t seq;                      /* the sequence of a sample (0: unknown) */
     double esize, elements, local_before;
-    int fp8_recipe;                   /* the sweep's FP8 recipe when its experts' GEMMs are
-                                       * FP8 linear layers (a spec with FP8 tensor cores,
-                                       * 16-bit training), else COSTDB_FP8_NONE */
+    int fp8_recipe;                   /* the sweep's FP8 recipe when the spec has FP8
+                                       * tensor cores (the experts' GEMMs are then FP8
+                                       * linear layers in 16-bit training), else
+                                       * COSTDB_FP8_NONE */
     int fp8_copies, fp8_params;       /* TE's FP8 copies of a weight
                                        * (costdb_fp8_weight_copies); FP8 primary weights
                                        * (the spec's fp8_param_gather) */
@@ -170,6 +171,8 @@ int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
 typedef struct ApsolveEpCache {
     ApsolveEpFacts *facts;            /* L x L x S x C, indexed by the owner config */
     int *owner;                       /* S x C: whose placements a config reads; -1 unknown */
+    ApsolveEpFacts sweep_fp8;         /* the sweep's FP8 facts (fp8_*), read once */
+    int sweep_fp8_read;
 } ApsolveEpCache;
 /* An empty cache for problem p's entries; 0 or APSOLVE_ENOMEM. */
 int apsolve_ep_cache_new(const ApsolveProblem *p, ApsolveEpCache *c);
