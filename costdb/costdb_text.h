@@ -114,6 +114,10 @@ int costdb_json_member_text(const char *json, const char *key, char *out, size_t
  * object into *out, by the same reader. 0 when found; -1 with *out 0 when
  * absent, not such a number or the text is not an object. */
 int costdb_json_member_int(const char *json, const char *key, long long *out);
+/* The number member key of a stored JSON object (a hardware row's
+ * capabilities) into *out, by the same reader. 0 when found; -1 with *out
+ * 0 when absent, not a number or the text is not an object. */
+int costdb_json_member_number(const char *json, const char *key, double *out);
 
 #ifdef __cplusplus
 }

@@ -33,6 +33,7 @@
  *   TE runs it on compute capability 9.0 and up with CUDA 12.9
  *   (_compute_fp8_block_scaling_support).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "fp8_recipe.h"
@@ -59,4 +60,36 @@ int costdb_fp8_recipe_parse(const char *s)
         if (s && !strcmp(s, recipes[r].name))
             return r;
     return -1;
+}
+
+int costdb_fp8_of_options(const char *options, int *fp8_params)
+{
+    char key[64];
+    int recipe = COSTDB_FP8_DELAYED;
+    if (fp8_params)
+        *fp8_params = 0;
+    if (!options || !strstr(options, "\"precision\":\"fp8\""))
+        return COSTDB_FP8_NONE;
+    for (int k = COSTDB_FP8_DELAYED; k <= COSTDB_FP8_BLOCKWISE; k++) {
+        snprintf(key, sizeof key, "\"fp8_recipe\":\"%s\"", recipes[k].name);
+        if (strstr(options, key))
+            recipe = k;
+    }
+    if (fp8_params)
+        *fp8_params = strstr(options, "\"fp8_param_gather\":1") != NULL;
+    return recipe;
+}
+
+int costdb_fp8_weight_copies(int recipe, int non_tn)
+{
+    const CostdbFp8Recipe *ri = costdb_fp8_recipe(recipe);
+    return ri && ri->per_tensor && non_tn ? 1 : 2;
+}
+
+double costdb_fp8_weight_extra_bytes(int recipe, int copies, int fp8_params, double es)
+{
+    const CostdbFp8Recipe *ri = costdb_fp8_recipe(recipe);
+    if (!ri)
+        return 0.0;
+    return copies * ri->weight_copy_bytes - (fp8_params ? es : 0.0);
 }

@@ -37,5 +37,21 @@ typedef struct {
 const CostdbFp8Recipe *costdb_fp8_recipe(int recipe);
 /* The recipe named s; -1 when unknown. */
 int costdb_fp8_recipe_parse(const char *s);
+/* The recipe a sweep's options (JSON, as profiler/sweep/sweep_db.c writes
+ * them) say it priced: COSTDB_FP8_NONE without "precision":"fp8", else
+ * its "fp8_recipe" (delayed when it names none); *fp8_params (may be NULL)
+ * 1 when they say "fp8_param_gather":1 (FP8 primary weights), else 0. */
+int costdb_fp8_of_options(const char *options, int *fp8_params);
+/* The quantized copies Transformer Engine keeps of an FP8 weight under
+ * recipe: one where a per-tensor recipe runs on a card with non-TN FP8
+ * GEMMs (non_tn: Blackwell, a spec with FP4 tensor cores), else the
+ * row-wise and the column-wise two (docs/fp8.md, "Memory"). */
+int costdb_fp8_weight_copies(int recipe, int non_tn);
+/* Bytes an element of a weight run in FP8 under recipe holds beyond its
+ * es-byte 16-bit copy (profiler/sharding/program_fp8.c, shard_fp8_weights):
+ * `copies` quantized copies of the recipe's weight_copy_bytes, less the
+ * 16-bit copy where the FP8 copies are the weights (fp8_params: the
+ * spec's fp8_param_gather under ZeRO 0-2). 0 for COSTDB_FP8_NONE. */
+double costdb_fp8_weight_extra_bytes(int recipe, int copies, int fp8_params, double es);
 
 #endif

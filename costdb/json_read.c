@@ -291,3 +291,37 @@ int costdb_json_member_int(const char *json, const char *key, long long *out)
     *out = v;
     return 0;
 }
+
+typedef struct MemberNumber {
+    const char *key;
+    double *out;
+    int found;
+} MemberNumber;
+
+static int member_number(CjrParser *ps, const char *key, void *ctx, int depth)
+{
+    MemberNumber *m = ctx;
+    if (strcmp(key, m->key) || !(*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9')))
+        return cjr_skip_value(ps, depth + 1);
+    if (cjr_number(ps, m->out))
+        return COSTDB_EPARSE;
+    m->found = 1;
+    return 0;
+}
+
+int costdb_json_member_number(const char *json, const char *key, double *out)
+{
+    double v = 0;
+    MemberNumber m = {key, &v, 0};
+    CjrParser ps = {json, json, "json", NULL, 0, 0};
+    if (!out)
+        return -1;
+    *out = 0;
+    if (!json || !key)
+        return -1;
+    cjr_skip_ws(&ps);
+    if (*ps.p != '{' || cjr_object(&ps, member_number, &m, 0) || !m.found)
+        return -1;
+    *out = v;
+    return 0;
+}

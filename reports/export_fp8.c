@@ -53,17 +53,10 @@ static const char *recipe_format(int fp8)
 
 int rep_fp8_of(const ApreportReport *r)
 {
-    char key[64];
-    int recipe = REP_FP8_DELAYED;
-    if (!r || !strstr(r->sweep.options, "\"precision\":\"fp8\""))
+    int params = 0, recipe = r ? costdb_fp8_of_options(r->sweep.options, &params) : 0;
+    if (recipe == COSTDB_FP8_NONE)
         return REP_FP8_NONE;
-    for (int k = COSTDB_FP8_DELAYED; k <= COSTDB_FP8_BLOCKWISE; k++) {
-        snprintf(key, sizeof key, "\"fp8_recipe\":\"%s\"", costdb_fp8_recipe(k)->name);
-        if (strstr(r->sweep.options, key))
-            recipe = k;
-    }
-    return recipe |
-           (strstr(r->sweep.options, "\"fp8_param_gather\":1") ? REP_FP8_PARAMS : REP_FP8_NONE);
+    return recipe | (params ? REP_FP8_PARAMS : REP_FP8_NONE);
 }
 
 const char *rep_fp8_context(int fp8)

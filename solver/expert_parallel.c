@@ -14,6 +14,7 @@
 #include "costdb.h"
 #include "costdb_text.h"
 #include "expert_parallel.h"
+#include "fp8_recipe.h"
 #include "frameworks.h"
 #include "hardware.h"
 #include "problem_subset.h"
@@ -107,6 +108,32 @@ static void ep_facts(const CostdbPlacement *pl, size_t n, int a, int b, ApsolveE
         x->elements += el;
         x->local_before += el / ((double)pe * pt);
     }
+}
+
+/* The sweep's FP8 facts (x's fp8_*): under FP8 the stage program runs the
+ * experts' GEMMs as FP8 linear layers where the spec has FP8 tensor cores
+ * and the model trains in 16 bits (program_fp8.c, shard_fp8_linear and
+ * expert_weight_slot: Megatron-Core's TEGroupedMLP), and keeps Transformer
+ * Engine's FP8 copies of their weights beside them (shard_fp8_weights),
+ * which an ep stage divides with the weights (ep_price).
+ * 0; -1 when the sweep or its hardware row cannot be read. */
+static int ep_fp8(struct Costdb *db, int64_t sweep, ApsolveEpFacts *x)
+{
+    CostdbSweep sw;
+    CostdbHardware hw;
+    double fp8 = 0, fp4 = 0;
+    x->fp8_recipe = COSTDB_FP8_NONE;
+    x->fp8_params = 0;
+    x->fp8_copies = 2;
+    if (costdb_sweep_get(db, sweep, &sw) < 0 || sw.hardware_id <= 0 ||
+        costdb_hardware_get(db, sw.hardware_id, &hw) < 0)
+        return -1;
+    if (costdb_json_member_number(hw.capabilities, "peak_flops_fp8", &fp8) < 0 || !(fp8 > 0))
+        return 0;
+    x->fp8_recipe = costdb_fp8_of_options(sw.options, &x->fp8_params);
+    (void)costdb_json_member_number(hw.capabilities, "peak_flops_fp4", &fp4);
+    x->fp8_copies = costdb_fp8_weight_copies(x->fp8_recipe, fp4 > 0);
+    return 0;
 }
 
 /* Entry facts x under layout l on hosts of M GPUs with fabric f into out. */
@@ -320,7 +347,10 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
     /* Memory: the weights and, in the backward, their gradient buffers
      * (on the backward's peak: the local weights and their buffers, at the
      * width of the hardware row's grad_reduce_bytes, costdb_grad_buffer_ratio,
-     * the stage program's rule), Adam's f32
+     * the stage program's rule; under FP8 Transformer Engine's FP8 copies
+     * of them too, costdb_fp8_weight_extra_bytes, as shard_fp8_weights
+     * counts them: 2 bytes an element on Hopper, less the 16-bit weight
+     * with FP8 primary weights), Adam's f32
      * moments (and master copy in 16-bit training) in the initial state,
      * which ZeRO-1 shards over the gradients' group: the weight's replicas
      * as stored, the expert-data-parallel group under ep. */
@@ -330,8 +360,14 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
         double zo = l->zero && g_old > 1 ? g_old : 1, zn = l->zero && edp > 1 ? edp : 1;
         double dl = out->local_after - out->local_before;
         per_elem = costdb_adam_state_bytes(&f.adam, esize);
+        /* FP8 linear layers in 16-bit training only (shard_fp8_linear) */
+        out->fp8_weight_bytes = esize < 4 ? costdb_fp8_weight_extra_bytes(
+                                                x->fp8_recipe, x->fp8_copies,
+                                                x->fp8_params && l->zero <= 2, esize)
+                                          : 0.0;
         out->peak_delta = (int64_t)llround(
-            esize * dl * (1.0 + costdb_grad_buffer_ratio(f.grad_reduce_bytes, esize)));
+            dl * (esize * (1.0 + costdb_grad_buffer_ratio(f.grad_reduce_bytes, esize)) +
+                  out->fp8_weight_bytes));
         out->initial_delta = (int64_t)llround(per_elem * (out->local_after / zn -
                                                           out->local_before / zo));
         /* Adam over the expert elements one GPU updates (ZeRO-1: its
@@ -367,6 +403,11 @@ int apsolve_ep_stage(struct Costdb *db, int64_t sweep, int gpus_per_host, int st
         return -1;
     ep_facts(pl, n, l->dp, l->tp, &x);
     free(pl);
+    if (ep_fp8(db, sweep, &x) < 0) {
+        snprintf(why, len, "sweep %lld: its hardware row cannot be read to price the expert "
+                 "weights' FP8 copies", (long long)sweep);
+        return -1;
+    }
     ep_price(&x, &f, gpus_per_host, l, out);
     return 0;
 }
@@ -491,6 +532,7 @@ int apsolve_ep_cache_new(const ApsolveProblem *p, ApsolveEpCache *c)
     }
     for (size_t k = 0; k < sc; k++)
         c->owner[k] = -1;
+    c->sweep_fp8_read = 0;
     return APSOLVE_OK;
 }
 
@@ -538,6 +580,18 @@ static int cached_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *
     }
     ep_facts(pl, n, cf->logical_a, cf->logical_b, y);
     free(pl);
+    if (!cache->sweep_fp8_read) {
+        if (ep_fp8(db, sweep, &cache->sweep_fp8) < 0) {
+            y->known = 0;
+            snprintf(why, len, "sweep %lld: its hardware row cannot be read to price the "
+                     "expert weights' FP8 copies", (long long)sweep);
+            return -1;
+        }
+        cache->sweep_fp8_read = 1;
+    }
+    y->fp8_recipe = cache->sweep_fp8.fp8_recipe;
+    y->fp8_copies = cache->sweep_fp8.fp8_copies;
+    y->fp8_params = cache->sweep_fp8.fp8_params;
     return 0;
 }
 

@@ -87,6 +87,9 @@ typedef struct ApsolveEpStage {
     ApsolveEpCost costs[APSOLVE_EP_COSTS]; /* the items of comm_* and perm_* */
     int n_costs;
     int64_t peak_delta, initial_delta; /* memory change, bytes */
+    double fp8_weight_bytes;          /* of peak_delta's bytes an expert element, the FP8
+                                       * copies' beyond the 16-bit weight
+                                       * (costdb_fp8_weight_extra_bytes; 0 without FP8) */
     double apply_delta;               /* once per iteration: expert grad reduction + Adam */
 } ApsolveEpStage;
 
@@ -104,6 +107,13 @@ typedef struct ApsolveEpFacts {
     int64_t batch, hidden;            /* the entry's micro-batch, the experts' hidden size */
     int64_t seq;                      /* the sequence of a sample (0: unknown) */
     double esize, elements, local_before;
+    int fp8_recipe;                   /* the sweep's FP8 recipe when the spec has FP8
+                                       * tensor cores (the experts' GEMMs are then FP8
+                                       * linear layers in 16-bit training), else
+                                       * COSTDB_FP8_NONE */
+    int fp8_copies, fp8_params;       /* TE's FP8 copies of a weight
+                                       * (costdb_fp8_weight_copies); FP8 primary weights
+                                       * (the spec's fp8_param_gather) */
 } ApsolveEpFacts;
 
 /* Prices stage entry (start..end, submesh s, config c) of a sweep on hosts
@@ -161,6 +171,8 @@ int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
 typedef struct ApsolveEpCache {
     ApsolveEpFacts *facts;            /* L x L x S x C, indexed by the owner config */
     int *owner;                       /* S x C: whose placements a config reads; -1 unknown */
+    ApsolveEpFacts sweep_fp8;         /* the sweep's FP8 facts (fp8_*), read once */
+    int sweep_fp8_read;
 } ApsolveEpCache;
 /* An empty cache for problem p's entries; 0 or APSOLVE_ENOMEM. */
 int apsolve_ep_cache_new(const ApsolveProblem *p, ApsolveEpCache *c);

@@ -113,7 +113,10 @@ void apsolve_ep_say(ApsolveRun *r, const ApsolvePlan *g)
                         k, st->start_layer, st->end_layer, x.moe_layers, x.experts,
                         x.local_after, x.elements);
         else if (x.usable == 2) {
-            char how[96] = "keeps the experts whole";
+            char how[96] = "keeps the experts whole", fp8[96] = "";
+            if (x.fp8_weight_bytes != 0)
+                snprintf(fp8, sizeof fp8, " (with Transformer Engine's FP8 copies: %+g bytes an "
+                         "expert element)", x.fp8_weight_bytes);
             if (x.from_split)
                 snprintf(how, sizeof how, "splits them %d ways on E over its tp axis",
                          x.stored_ep);
@@ -122,12 +125,12 @@ void apsolve_ep_say(ApsolveRun *r, const ApsolvePlan *g)
                         "level priced %s: transformed); +%.6g s forward, "
                         "+%.6g s backward per micro-batch in %d costs (below); once per "
                         "iteration %+.6g s (the expert gradients reduced over %d GPUs, Adam "
-                        "over their shard); memory %+lld bytes on the peak, %+lld in the "
+                        "over their shard); memory %+lld bytes on the peak%s, %+lld in the "
                         "initial state", l.ep, l.etp, k, st->start_layer, st->end_layer,
                         x.moe_layers, x.experts, x.local_after, x.elements, how,
                         x.comm_fwd + x.perm_fwd, x.comm_bwd + x.perm_bwd, x.n_costs,
                         x.apply_delta, l.dp * l.tp / (l.ep * l.etp),
-                        (long long)x.peak_delta, (long long)x.initial_delta);
+                        (long long)x.peak_delta, fp8, (long long)x.initial_delta);
             /* every cost the stage adds, from the one list ep_price sums */
             for (int i = 0; i < x.n_costs; i++) {
                 const ApsolveEpCost *e = &x.costs[i];

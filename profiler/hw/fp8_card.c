@@ -82,8 +82,7 @@ const char *approf_fp8_recipe_refusal(const ApprofHardwareSpec *hw, int recipe)
 
 int approf_fp8_copies(const ApprofHardwareSpec *hw, int recipe)
 {
-    const CostdbFp8Recipe *ri = costdb_fp8_recipe(recipe);
-    return ri && ri->per_tensor && hw->peak_flops_fp4 > 0 ? 1 : 2;
+    return costdb_fp8_weight_copies(recipe, hw->peak_flops_fp4 > 0);
 }
 
 double approf_fp8_gemm_scale_bytes(const ApprofHardwareSpec *hw, int recipe, int operand)

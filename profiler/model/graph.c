@@ -325,6 +325,9 @@ static void normalize_attrs(const ApprofGraph *g, ApprofOpKind kind, const int *
     case APPROF_OP_MOE_DISPATCH:
         n.capacity = a->capacity;
         break;
+    case APPROF_OP_MOE_COMBINE:
+        n.probs_in_experts = a->probs_in_experts ? 1 : 0;
+        break;
     default:
         break;
     }

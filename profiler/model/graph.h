@@ -114,6 +114,16 @@ typedef struct ApprofOpAttrs {
                                            * fused_bias_swiglu.py at 92c8482e6d, saves the fc1
                                            * output alone; docs/models.md, "Activation
                                            * fusion") */
+    int probs_in_experts;                 /* moe_combine: the routing weights are applied
+                                           * inside the experts, not by the combine, which
+                                           * then sums their outputs and keeps none of them
+                                           * for the backward (Megatron-Core from r0.12:
+                                           * the dispatchers permute the probabilities with
+                                           * the tokens and unpermute without them, and
+                                           * TEGroupedMLP's fused weighted_bias_swiglu_impl
+                                           * multiplies them in and takes their gradient
+                                           * from its saved input; docs/models.md,
+                                           * "Activation fusion") */
     int unpad;                            /* attention: flash-attn's varlen kernel called
                                            * through bert_padding's unpad_input/pad_input
                                            * (llm-foundry's flash_attn_fn, llmfoundry/models/

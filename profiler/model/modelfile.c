@@ -125,7 +125,7 @@ static const char *const op_keys[] = {"name", "op", "inputs", "outputs", "bias",
                                       "transpose_b", "kernel", "stride", "padding", "groups",
                                       "axis", "perm", "shape", "start", "length", "sizes",
                                       "causal", "top_k", "capacity", "rate", "inplace", "rerun",
-                                      "unpad", NULL};
+                                      "unpad", "probs_in_experts", NULL};
 static const char *const top_keys[] = {"format", "version", "name", "dtype", "batch_size",
                                        "tensors", "ops", NULL};
 static const char *const tensor_keys[] = {"name", "role", "dtype", "shape", "batch_dim", NULL};
@@ -310,6 +310,12 @@ static int load_op(Ctx *c, ApprofGraph *g, NameMap *m, json_t *ops, json_t *o, s
     if (t && kind != APPROF_OP_ATTENTION)
         return perr(c, APPROF_EINVAL, "op '%s': field unpad: only attention unpads", name);
     a.unpad = (int)t;
+    if (get_int(o, "probs_in_experts", 0, 1, 0, &t) < 0)
+        return perr(c, APPROF_EPARSE, "op '%s': field probs_in_experts: expected a boolean", name);
+    if (t && kind != APPROF_OP_MOE_COMBINE)
+        return perr(c, APPROF_EINVAL,
+                    "op '%s': field probs_in_experts: only moe_combine takes it", name);
+    a.probs_in_experts = (int)t;
     if ((v = json_object_get(o, "rate"))) {
         if (!json_is_number(v))
             return perr(c, APPROF_EPARSE, "op '%s': field rate: expected a number", name);
@@ -567,6 +573,10 @@ static json_t *op_json(const ApprofGraph *g, const ApprofOp *op)
         break;
     case APPROF_OP_MOE_DISPATCH:
         json_object_set_new(o, "capacity", json_integer(a->capacity));
+        break;
+    case APPROF_OP_MOE_COMBINE:
+        if (a->probs_in_experts)
+            json_object_set_new(o, "probs_in_experts", json_true());
         break;
     default:
         break;

@@ -708,8 +708,13 @@ unsigned approf_op_saved_mask(const ApprofGraph *g, int opi)
     case APPROF_OP_MATMUL: case APPROF_OP_BATCH_MATMUL: case APPROF_OP_CONV2D:
     case APPROF_OP_BATCH_NORM: case APPROF_OP_LAYER_NORM: case APPROF_OP_MUL:
     case APPROF_OP_CROSS_ENTROPY: case APPROF_OP_MSE_LOSS: case APPROF_OP_RMS_NORM:
-    case APPROF_OP_MOE_COMBINE:
         return APPROF_SAVED_INPUT(0) | APPROF_SAVED_INPUT(1);
+    case APPROF_OP_MOE_COMBINE:
+        /* the weights' gradient reads the experts' outputs, unless the
+         * experts applied the weights themselves (probs_in_experts): then
+         * only the routing (which slot goes back to which token) */
+        return op->attrs.probs_in_experts ? APPROF_SAVED_INPUT(1)
+                                          : APPROF_SAVED_INPUT(0) | APPROF_SAVED_INPUT(1);
     case APPROF_OP_RELU:
         /* in place, the input is gone: the mask comes from the output */
         return op->attrs.inplace ? APPROF_SAVED_OUTPUT(0) : APPROF_SAVED_INPUT(0);

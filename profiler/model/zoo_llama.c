@@ -252,8 +252,15 @@ static int experts_gemm(Zb *b, const char *pre, const char *leaf, int x, int64_t
 }
 
 /* rerun: as glu's; Megatron-Core's experts (megatron/core/transformer/moe/
- * experts.py at 92c8482e6d) apply the same bias_swiglu_impl with
- * bias_activation_fusion */
+ * experts.py at 92c8482e6d, TEGroupedMLP.forward) apply the fused
+ * weighted_bias_swiglu_impl with bias_activation_fusion, which multiplies
+ * the routing probabilities in (the dispatcher permutes them with the
+ * tokens: token_dispatcher.py's dispatch_preprocess calls permute(...,
+ * probs=probs), and token_combine's unpermute takes none), so the combine
+ * of such a graph is marked probs_in_experts: it keeps no expert output
+ * (WeightedSwiGLUFunction saves its input and the probabilities, and
+ * weighted_swiglu_back takes their gradient from them; fused_bias_swiglu.py
+ * at 92c8482e6d) */
 static int moe(Zb *b, const char *pre, int x, const ApprofHfConfig *c, double cf, int rerun)
 {
     char p[128];
@@ -292,8 +299,9 @@ static int moe(Zb *b, const char *pre, int x, const ApprofHfConfig *c, double cf
     y = experts_gemm(b, p, "down_proj", g, e, c->moe_ffn, h);
     {
         int in[2] = {y, w};
+        ApprofOpAttrs a = {.probs_in_experts = rerun ? 1 : 0};
         snprintf(p, sizeof p, "%s/combine", pre);
-        y = zb_op(b, APPROF_OP_MOE_COMBINE, p, in, 2, NULL);
+        y = zb_op(b, APPROF_OP_MOE_COMBINE, p, in, 2, &a);
     }
     if (c->shared_ffn) {
         snprintf(p, sizeof p, "%s/shared_experts", pre);

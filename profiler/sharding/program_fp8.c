@@ -421,9 +421,15 @@ int shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram 
      * gradients and the cast once per step stay. ZeRO-3 keeps the 16-bit
      * shard and gathers FP8 weights (shard_fp8_zero3_gathers). */
     double es = (double)approf_dtype_size(g->dtype);
-    double copies = (double)approf_fp8_copies(st->hw, st->hw->fp8);
+    int copies = approf_fp8_copies(st->hw, st->hw->fp8);
     double wcb = ri->weight_copy_bytes, saved = (es - wcb) * welems;
-    double keep16 = st->hw->fp8_param_gather && st->variant.zero <= 2 ? es * welems : 0.0;
+    int fp8_params = st->hw->fp8_param_gather && st->variant.zero <= 2;
+    double keep16 = fp8_params ? es * welems : 0.0;
+    /* resident beyond the 16-bit weights (the one rule the solver's ep
+     * stages also take, costdb_fp8_weight_extra_bytes) */
+    double extra = costdb_fp8_weight_extra_bytes(
+        costdb_fp8_recipe(st->hw->fp8) ? st->hw->fp8 : COSTDB_FP8_DELAYED, copies, fp8_params, es) *
+                   welems;
     if (shard_fp8_zero3_gathers(st) && n_lin > 0) {
         /* ZeRO-3's FP8 gathers: no FP8 copy resident, the gathered FP8
          * weight is the gather buffer (program_zero.c); per step the
@@ -439,8 +445,8 @@ int shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram 
         }
         return push_amax_reduce(st, p, ccap, n_lin, first);
     }
-    p->invar_size[0] += (int64_t)(copies * wcb * welems - keep16);
-    p->invar_size[1] += (int64_t)(copies * wcb * welems - keep16);
+    p->invar_size[0] += (int64_t)extra;
+    p->invar_size[1] += (int64_t)extra;
     p->optimizer_bytes += (es * (1.0 + ri->amax_pass) + copies * wcb) * welems;
     if (keep16 > 0 && saved > 0)
         for (size_t i = 0; i < p->n_apply_colls; i++)

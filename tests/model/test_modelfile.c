@@ -20,12 +20,14 @@ static void test_round_trip(void)
 {
     /* The decoders are cut to 2 layers and 256 tokens; the eager llama
      * covers broadcasting batch_matmul, the others the fused attention and
-     * the MoE ops. */
+     * the MoE ops; the last mixtral is --activation-fusion's (rerun silus,
+     * combines marked probs_in_experts). */
     static const char *models[][3] = {{"mlp", NULL, NULL}, {"resnet50", NULL, "cifar10"},
                                       {"wide_resnet", NULL, NULL}, {"gpt", "gpt2-small", NULL},
                                       {"bert", "large", NULL}, {"swin", NULL, "cifar100"},
                                       {"llama", "llama-3-8b", "eager"}, {"mixtral", NULL, NULL},
-                                      {"deepseek_moe", NULL, NULL}, {"qwen2", NULL, NULL}};
+                                      {"deepseek_moe", NULL, NULL}, {"qwen2", NULL, NULL},
+                                      {"mixtral", NULL, NULL}};
     for (size_t m = 0; m < sizeof models / sizeof models[0]; m++) {
         ApprofZooOptions o;
         ApprofGraph *g = NULL, *h = NULL;
@@ -42,6 +44,7 @@ static void test_round_trip(void)
             o.batch = 2;
         }
         o.manual_boundaries = m == 0;
+        o.activation_fusion = m == 10;
         o.dtype = m == 3 ? "f16" : NULL;
         CU_ASSERT_EQUAL_FATAL(approf_zoo_build(models[m][0], &o, &g, err, sizeof err), 0);
         CU_ASSERT_EQUAL_FATAL(approf_model_to_json(g, &text), 0);
@@ -62,6 +65,8 @@ static void test_round_trip(void)
         CU_ASSERT_EQUAL(memcmp(g->tensors, h->tensors, g->n_tensors * sizeof *g->tensors), 0);
         CU_ASSERT_EQUAL(memcmp(g->ops, h->ops, g->n_ops * sizeof *g->ops), 0);
         CU_ASSERT_EQUAL(approf_graph_num_params(g), approf_graph_num_params(h));
+        if (m == 10)
+            CU_ASSERT_PTR_NOT_NULL(strstr(text, "\"probs_in_experts\": true"));
         free(text);
         approf_graph_free(&g);
         approf_graph_free(&h);
@@ -241,6 +246,8 @@ static void test_bad_files(void)
     expect_error(HEAD TENSORS "\"ops\": [" DENSE ", {\"name\": \"sm\", \"op\": \"softmax\", \"inputs\": [\"dense:out0\"], \"axis\": 1},\n"
                  "{\"name\": \"r\", \"op\": \"relu\", \"inputs\": [\"sm:out0\"], \"inplace\": true}]}",
                  APPROF_EINVAL, "op 'r'", "saved for the backward by 'sm'");
+    expect_error(HEAD TENSORS "\"ops\": [" DENSE ", {\"name\": \"g\", \"op\": \"gelu\", \"inputs\": [\"dense:out0\"], \"probs_in_experts\": true}]}",
+                 APPROF_EINVAL, "op 'g'", "field probs_in_experts: only moe_combine");
 #undef DENSE
     {
         ApprofGraph *g = NULL;

@@ -139,11 +139,80 @@ static void test_full_and_op_unchanged(void)
     approf_graph_free(&fused);
 }
 
+/* The experts under --activation-fusion: Megatron-Core (r0.12 on; at
+ * 92c8482e6d) permutes the routing probabilities with the tokens and
+ * applies them in TEGroupedMLP's weighted_bias_swiglu_impl, whose
+ * WeightedSwiGLUFunction saves only its input and the probabilities; the
+ * combine (unpermute) takes none, so the experts' output is not kept.
+ * Counted by hand on one Mixtral block (8 experts, top 2) of 2 samples of
+ * 64 tokens in bf16 on one GPU: capacity ceil(64 x 2 / 8) = 16 slots per
+ * expert and sample, 2 x 8 x 16 = 256 slots. Eager keeps the SiLU's output
+ * (256 x ffn x 2 bytes) and the combine's input, the down projection's
+ * output (256 x h x 2 bytes); fused keeps neither. */
+static ApprofGraph *build_mixtral(int fusion)
+{
+    ApprofZooOptions o;
+    ApprofGraph *g = NULL;
+    char err[256];
+    memset(&o, 0, sizeof o);
+    o.preset = "mixtral-8x7b";
+    o.num_layers = 1;
+    o.hidden = 128;
+    o.heads = 4;
+    o.seq_len = SEQ;
+    o.vocab = 512;
+    o.batch = BATCH;
+    o.dtype = "bf16";
+    o.activation_fusion = fusion;
+    int rc = approf_zoo_build("mixtral", &o, &g, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "mixtral: %s\n", err);
+    CU_ASSERT_FATAL(rc == 0);
+    return g;
+}
+
+static void test_experts_keep_no_output(void)
+{
+    ApprofGraph *eager = build_mixtral(0), *fused = build_mixtral(1);
+    int comb = op_named(fused, "model.layers.0/mlp/combine");
+    int down = op_named(fused, "model.layers.0/mlp/experts/down_proj");
+    int silu = op_named(fused, "model.layers.0/mlp/experts/gate_proj/silu");
+    CU_ASSERT_FATAL(comb >= 0 && down >= 0 && silu >= 0);
+    CU_ASSERT_FATAL(op_named(eager, "model.layers.0/mlp/combine") == comb);
+    /* the combine's saved inputs: the routing only, fused */
+    CU_ASSERT(fused->ops[comb].attrs.probs_in_experts == 1);
+    CU_ASSERT(eager->ops[comb].attrs.probs_in_experts == 0);
+    CU_ASSERT_EQUAL(approf_op_saved_mask(fused, comb), APPROF_SAVED_INPUT(1));
+    CU_ASSERT_EQUAL(approf_op_saved_mask(eager, comb),
+                    APPROF_SAVED_INPUT(0) | APPROF_SAVED_INPUT(1));
+    /* 256 slots: [B, E, C, h] = [2, 8, 16, 128], ffn from the SiLU */
+    const ApprofTensor *y = &fused->tensors[fused->ops[down].outputs[0]];
+    const ApprofTensor *a = &fused->tensors[fused->ops[silu].outputs[0]];
+    CU_ASSERT_FATAL(y->ndim == 4 && y->dims[0] == 2 && y->dims[1] == 8 && y->dims[2] == 16 &&
+                    y->dims[3] == 128);
+    CU_ASSERT_FATAL(a->ndim == 4 && a->dims[2] == 16);
+    double ffn = (double)a->dims[3];
+    ApprofStageProgram pe, pf;
+    CU_ASSERT_FATAL(shard_one(eager, COSTDB_RECOMPUTE_NONE, &pe) == 0);
+    CU_ASSERT_FATAL(shard_one(fused, COSTDB_RECOMPUTE_NONE, &pf) == 0);
+    /* the block's dense part is the same: 256 x (ffn + 128) x 2 bytes */
+    CU_ASSERT_EQUAL((double)pe.intermediate_size - (double)pf.intermediate_size,
+                    256.0 * (ffn + 128.0) * 2.0);
+    /* the time's kernels: only the SiLU's rerun is added */
+    CU_ASSERT_EQUAL(pf.n_kernels[0], pe.n_kernels[0]);
+    CU_ASSERT_EQUAL(pf.n_kernels[1], pe.n_kernels[1] + 1);
+    approf_stage_program_clear(&pe);
+    approf_stage_program_clear(&pf);
+    approf_graph_free(&eager);
+    approf_graph_free(&fused);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
         {"swiglu_saves_two_ffn", test_swiglu_saves_two_ffn},
         {"full_and_op_unchanged", test_full_and_op_unchanged},
+        {"experts_keep_no_output", test_experts_keep_no_output},
     };
     return CUNIT_RUN("activation_fusion", tests);
 }
