@@ -184,6 +184,11 @@ struct ApprofShardContext {
     ProgKeyMemo pkey;
     ZeroDerived *zfam;            /* SHARD_ZERO_SLOTS, allocated on first use */
     int zfam_next;                /* the slot the next one replaces */
+    /* per recomputation mode and phase, the most kernels per op a program
+     * built in this context ended with (rounded up, plus one): the room
+     * the next build reserves, so that its arrays are not grown (copied)
+     * again and again; capacity only, no result depends on it */
+    int kernels_per_op[COSTDB_RECOMPUTE_COUNT][2];
 };
 
 /* zero_family.c: keeps the derived ZeRO variants (prog moved in; without

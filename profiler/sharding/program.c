@@ -415,13 +415,19 @@ static int plan_recompute(ProgBuild *b)
     return 0;
 }
 
-/* Room for two kernels per op and phase (most ops lower to one or two)
- * and their digests; the gradient synchronisation is an all-reduce. */
+/* Room for two kernels per op and phase (most ops lower to one or two),
+ * or as many as the context's earlier programs of this recomputation
+ * ended with (kernels_per_op: a recomputing backward holds the forward
+ * again, and every end appends an add kernel per op), and their digests;
+ * the gradient synchronisation is an all-reduce. */
 static int reserve_kernels(ProgBuild *b)
 {
     ApprofStageProgram *p = b->p;
+    const ApprofShardContext *ctx = b->st->ctx;
+    int mode = b->st->variant.recompute;
     for (int ph = 0; ph < 2; ph++) {
-        b->kcap[ph] = 2 * (size_t)(b->st->n_ops > 0 ? b->st->n_ops : 1);
+        int per = ctx ? ctx->kernels_per_op[mode][ph] : 0;
+        b->kcap[ph] = (size_t)(per > 2 ? per : 2) * (size_t)(b->st->n_ops > 0 ? b->st->n_ops : 1);
         p->kernels[ph] = malloc(b->kcap[ph] * sizeof *p->kernels[ph]);
         b->kdig[ph] = malloc(b->kcap[ph] * sizeof *b->kdig[ph]);
         if (!p->kernels[ph] || !b->kdig[ph])
@@ -766,6 +772,12 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                     shard_derive_zero(st, b.ti, p, b.kdig, &tail, z);
             rc = shard_finish_program(st, b.ti, p, &tail, b.kcap, b.ccap, b.kdig);
         }
+    }
+    for (int ph = 0; ph < 2 && !rc && st->ctx && st->n_ops > 0; ph++) {
+        size_t per = (p->n_kernels[ph] + (size_t)st->n_ops - 1) / (size_t)st->n_ops + 1;
+        int *kp = &st->ctx->kernels_per_op[st->variant.recompute][ph];
+        if (per > (size_t)*kp && per <= 64)
+            *kp = (int)per;
     }
     shard_backward_ends_free(&ends);
     free(b.kdig[0]);

@@ -405,6 +405,34 @@ void shard_stage_key(const ApprofShardRequest *req, int levels, int *key)
     memcpy(key, k, sizeof k);
 }
 
+/* The refusal build_and_solve gives a memory level at or past the
+ * distinct points of the Pareto set it holds for the request's stage
+ * (memo key and op count equal), without setting the stage up or
+ * enumerating its strategies again: neither depends on the variant, and
+ * the held set was solved from the same ones (docs/performance.md,
+ * "Skipped memory levels without a set-up"). Returns 1 with err filled,
+ * counting the stage as answered from the memo, as the full path does. */
+static int level_past_memo(ApprofShardContext *ctx, const ApprofShardRequest *req, char *err,
+                           size_t errlen)
+{
+    const ParetoMemo *memo = &ctx->memo;
+    int key[8], levels = req->memory_levels > 0 ? req->memory_levels : 1;
+    if (levels > SHARD_MAX_LEVELS)
+        levels = SHARD_MAX_LEVELS;
+    if (!memo->valid || shard_stage_setup_check(ctx, req) ||
+        req->variant.memory_level < memo->n_points)
+        return 0;
+    shard_stage_key(req, levels, key);
+    if (memcmp(memo->key, key, sizeof key) ||
+        memo->n_ops != ctx->l->op_end[req->end_layer] - ctx->l->op_begin[req->start_layer])
+        return 0;
+    ctx->st.cached++;
+    snprintf(err, errlen, "memory level %d: the stage's sharding has %d distinct "
+             "time/memory point%s", req->variant.memory_level, memo->n_points,
+             memo->n_points == 1 ? "" : "s");
+    return 1;
+}
+
 /* Enumerates the strategies of every op, then takes the Pareto set of the
  * stage's sharding ILP from the memo or solves it (node memory: node_mem),
  * and sets st->choice to the point req->memory_level. */
@@ -640,6 +668,9 @@ int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
             snprintf(err, errlen, "ZeRO: the stage has no data-parallel replicas");
         return rc;
     }
+    /* a memory level past the Pareto set just solved for this very stage */
+    if (level_past_memo(ctx, req, err, errlen))
+        return APPROF_ENOVARIANT;
     rc = shard_stage_setup(ctx, req, &st, err, errlen);
     if (!rc)
         rc = build_and_solve(ctx, &st, req, err, errlen);
