@@ -153,6 +153,18 @@ typedef struct ProgKeyMemo {
  * plain entries are built; a miss only means building again. */
 #define SHARD_ZERO_SLOTS 32
 
+/* The per-tensor arrays of a stage set-up (ShardStage.t_cons, t_first,
+ * t_out, t_saved), kept at rest as a fresh set-up makes them (0, -1, 0,
+ * 0): a set-up takes them when no other holds them and gives them back
+ * with only its ops' tensors reset, so a set-up costs its stage's size
+ * and not the graph's (docs/performance.md, "Set-ups without
+ * graph-sized arrays"). */
+typedef struct TensorScratch {
+    int *cons, *first;
+    unsigned char *out, *saved;
+    int busy;
+} TensorScratch;
+
 struct ApprofShardContext {
     const ApprofGraph *g;
     const ApprofLayering *l;
@@ -189,6 +201,7 @@ struct ApprofShardContext {
      * the next build reserves, so that its arrays are not grown (copied)
      * again and again; capacity only, no result depends on it */
     int kernels_per_op[COSTDB_RECOMPUTE_COUNT][2];
+    TensorScratch ts;
 };
 
 /* zero_family.c: keeps the derived ZeRO variants (prog moved in; without
@@ -199,6 +212,8 @@ void shard_zero_family_put(ApprofShardContext *ctx, const ApprofShardRequest *re
 int shard_zero_family_take(ApprofShardContext *ctx, const ApprofShardRequest *req,
                            ApprofStageProgram *out, int *rc);
 void shard_zero_family_free(ApprofShardContext *ctx);
+/* sharding.c: frees the context's TensorScratch. */
+void shard_tensor_scratch_free(ApprofShardContext *ctx);
 
 /* memo.c */
 double *shard_cost_table(ApprofShardContext *ctx, const ShardMesh *m);
