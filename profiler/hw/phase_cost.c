@@ -81,8 +81,10 @@ typedef struct {
  * kernel array (approf_kernel_share_id) with ng async groups: the phase's
  * seconds so far, its GEMMs' and the async windows (2 (ng + 1)). The
  * ZeRO variants of a stage hold the same arrays and are measured one
- * after another, so a few recent ones are kept. */
-#define PRICE_MEMO_SUMS 8
+ * after another, and the recomputation modes of a memory level hold one
+ * forward (sharding/program_held.c) with the other configs' programs
+ * built in between: the recent ones are kept. */
+#define PRICE_MEMO_SUMS 64
 typedef struct {
     uint64_t id;
     int ng;

@@ -296,6 +296,8 @@ typedef struct ProgBuild {
     double grad_set_bytes[4];     /* parameter gradients by axis set (APPROF_AXIS0 | 1) */
     int async, async_groups;      /* the spec prices async backward collectives; groups */
     double rs_kept;               /* reduce-scatter outputs the op policy saves */
+    const HeldForward *held;      /* the forward held, not pushed (program_held.c) */
+    int dig_borrowed;             /* kdig[0] is held's: not freed */
 } ProgBuild;
 
 /* Takes the per-tensor facts (the context's scratch, all zero between
@@ -427,6 +429,11 @@ static int reserve_kernels(ProgBuild *b)
     int mode = b->st->variant.recompute;
     for (int ph = 0; ph < 2; ph++) {
         int per = ctx ? ctx->kernels_per_op[mode][ph] : 0;
+        if (ph == 0 && b->held) {
+            b->kdig[0] = shard_forward_hold(b->st, b->held, p, &b->dig_borrowed);
+            b->kcap[0] = p->n_kernels[0];
+            continue;
+        }
         b->kcap[ph] = (size_t)(per > 2 ? per : 2) * (size_t)(b->st->n_ops > 0 ? b->st->n_ops : 1);
         p->kernels[ph] = malloc(b->kcap[ph] * sizeof *p->kernels[ph]);
         b->kdig[ph] = malloc(b->kcap[ph] * sizeof *b->kdig[ph]);
@@ -456,7 +463,7 @@ static int push_op_kernels(ProgBuild *b, int o, const ShardStrat *s, size_t *bw0
         size_t k0 = p->n_kernels[ph], r0 = p->n_kernels[1];
         if (ph == 1)
             *bw0 = p->n_kernels[1];
-        for (int i = at; i < at + ke->n[ph] && !rc; i++)
+        for (int i = at; i < at + ke->n[ph] && !rc && !(ph == 0 && b->held); i++)
             rc = shard_push_kernel(p, ph, &b->kcap[ph], b->kdig, &ke->k[i], ke->dig[i], so->op);
         if (fp8 && !rc) /* FP8 GEMMs and their casts (program_fp8.c) */
             rc = shard_fp8_op(st, b->ti, p, ph, k0, so->op, ph == 0, &b->kcap[ph], b->kdig);
@@ -722,7 +729,8 @@ static void memory_sizes(ProgBuild *b, ShardPlaceSums *s)
  * for are derived from it, and it is ended (finish_program). */
 int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
 {
-    ProgBuild b = {.st = st, .p = p, .async = st->hw && st->hw->tp_async_grad > 0};
+    ProgBuild b = {.st = st, .p = p, .async = st->hw && st->hw->tp_async_grad > 0,
+                   .held = st->hw && st->hw->fp8 ? NULL : shard_forward_find(st)};
     ShardPlaceSums sum = {0};
     BackwardEnds ends;
     memset(&ends, 0, sizeof ends);
@@ -773,14 +781,16 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             rc = shard_finish_program(st, b.ti, p, &tail, b.kcap, b.ccap, b.kdig);
         }
     }
-    for (int ph = 0; ph < 2 && !rc && st->ctx && st->n_ops > 0; ph++) {
+    for (int ph = 0, *kp; ph < 2 && !rc && st->ctx && st->n_ops > 0; ph++) {
         size_t per = (p->n_kernels[ph] + (size_t)st->n_ops - 1) / (size_t)st->n_ops + 1;
-        int *kp = &st->ctx->kernels_per_op[st->variant.recompute][ph];
-        if (per > (size_t)*kp && per <= 64)
+        if (per > (size_t)*(kp = &st->ctx->kernels_per_op[st->variant.recompute][ph]) && per <= 64)
             *kp = (int)per;
     }
+    if (!rc && !b.held && !(st->hw && st->hw->fp8)) /* for the other modes */
+        shard_forward_keep(st, p, &b.kdig[0]);
     shard_backward_ends_free(&ends);
-    free(b.kdig[0]);
+    if (!b.dig_borrowed)
+        free(b.kdig[0]);
     free(b.kdig[1]);
     free(b.pdig);
     scratch_release(&b);

@@ -43,8 +43,10 @@ int approf_shard_context_new(const ApprofGraph *g, const ApprofLayering *l,
 
 void approf_shard_context_forget_solutions(ApprofShardContext *ctx)
 {
-    if (ctx)
+    if (ctx) {
         approf_ilp_cache_clear(ctx->cache);
+        shard_forward_forget(ctx);
+    }
 }
 
 void approf_shard_context_free(ApprofShardContext **ctx)
@@ -60,6 +62,7 @@ void approf_shard_context_free(ApprofShardContext **ctx)
     free((*ctx)->prog_scratch);
     shard_zero_family_free(*ctx);
     shard_tensor_scratch_free(*ctx);
+    shard_forward_forget(*ctx);
     free((*ctx)->pkey.order);
     free((*ctx)->pkey.blk);
     shard_memos_free(*ctx);
