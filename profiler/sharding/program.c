@@ -418,10 +418,10 @@ static int plan_recompute(ProgBuild *b)
 }
 
 /* Room for two kernels per op and phase (most ops lower to one or two),
- * or as many as the context's earlier programs of this recomputation
- * ended with (kernels_per_op: a recomputing backward holds the forward
- * again, and every end appends an add kernel per op), and their digests;
- * the gradient synchronisation is an all-reduce. */
+ * or as many as the context's earlier programs of this recomputation ended
+ * with (kernels_per_op: a recomputing backward holds the forward again, an
+ * end appends an add kernel per op), and their digests (the forward held,
+ * program_held.c); the gradient synchronisation is an all-reduce. */
 static int reserve_kernels(ProgBuild *b)
 {
     ApprofStageProgram *p = b->p;
