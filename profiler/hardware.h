@@ -517,6 +517,12 @@ double approf_wgrad_seconds(const ApprofHardwareSpec *hw, const struct ApprofSta
  * (NULL: computed here). */
 double approf_wgrad_seconds_of(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p,
                                double bwd_seconds, const double *bwd_phase);
+/* approf_wgrad_seconds_of, bit for bit, the wgrad kernels' sum of a shared
+ * backward taken from *memo where approf_phase_seconds_memo summed that
+ * array for the same spec (memo NULL or without it: summed here). */
+double approf_wgrad_seconds_memo(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p,
+                                 double bwd_seconds, const double *bwd_phase,
+                                 ApprofPriceMemo **memo);
 /* ZeRO-3 under an overlapping schedule (hw->zero3_schedule, the
  * collectives' zero3_unit marks; hw/zero3_overlap.c): the seconds of phase
  * ph's marked collectives that compute does not hide, from a two-stream

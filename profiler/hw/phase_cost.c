@@ -81,12 +81,15 @@ typedef struct {
  * kernel array (approf_kernel_share_id) with ng async groups: the phase's
  * seconds so far, its GEMMs' and the async windows (2 (ng + 1)). The
  * ZeRO variants of a stage hold the same arrays and are measured one
- * after another, so a few recent ones are kept. */
-#define PRICE_MEMO_SUMS 8
+ * after another, and the recomputation modes of a memory level hold one
+ * forward (sharding/program_held.c) with the other configs' programs
+ * built in between: the recent ones are kept. */
+#define PRICE_MEMO_SUMS 64
 typedef struct {
     uint64_t id;
     int ng;
     double t, gemm;
+    double wgrad; /* the kernels flagged wgrad (approf_wgrad_seconds_memo) */
     double *win;
 } PriceMemoSum;
 struct ApprofPriceMemo {
@@ -121,7 +124,7 @@ static const PriceMemoSum *price_memo_sum(const ApprofPriceMemo *m, uint64_t id,
 
 /* Keeps the sums of array id (without memory, nothing). */
 static void price_memo_keep_sum(ApprofPriceMemo *m, uint64_t id, int ng, double t, double gemm,
-                                const double *win)
+                                double wgrad, const double *win)
 {
     PriceMemoSum *s = &m->sum[m->sum_next];
     size_t nw = ng > 0 ? 2 * ((size_t)ng + 1) : 0;
@@ -135,6 +138,7 @@ static void price_memo_keep_sum(ApprofPriceMemo *m, uint64_t id, int ng, double 
     s->ng = ng;
     s->t = t;
     s->gemm = gemm;
+    s->wgrad = wgrad;
     s->win = w;
     m->sum_next = (m->sum_next + 1) % PRICE_MEMO_SUMS;
 }
@@ -193,7 +197,7 @@ double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStage
                                  int ph, ApprofPriceMemo **memo)
 {
     ApprofPriceMemo *m = NULL;
-    double t = 0.0, gemm = 0.0, colls = 0.0, hidden, async_hidden = 0.0;
+    double t = 0.0, gemm = 0.0, wgrad = 0.0, colls = 0.0, hidden, async_hidden = 0.0;
     double slowed = 0.0, exposed = 0.0; /* tp_comm_overlap's (ub_account) */
     double stack_win[2 * 64], *win = stack_win;
     int ng;
@@ -229,11 +233,13 @@ double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStage
         t += k;
         if (kr->kind == APPROF_K_GEMM)
             gemm += k;
+        if (kr->wgrad)
+            wgrad += k;
         if (kr->async_group > 0 && kr->async_group <= ng)
             win[2 * kr->async_group + (kr->async_wgrad ? 1 : 0)] += k;
     }
     if (!kept && id)
-        price_memo_keep_sum(m, id, ng, t, gemm, win);
+        price_memo_keep_sum(m, id, ng, t, gemm, wgrad, win);
     for (size_t i = 0; i < p->n_colls[ph]; i++) {
         const ApprofCollective *cl = &p->colls[ph][i];
         double c;
@@ -287,10 +293,28 @@ double approf_wgrad_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgr
 double approf_wgrad_seconds_of(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
                                double bwd_seconds, const double *bwd_phase)
 {
+    return approf_wgrad_seconds_memo(hw, p, bwd_seconds, bwd_phase, NULL);
+}
+
+double approf_wgrad_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
+                                 double bwd_seconds, const double *bwd_phase,
+                                 ApprofPriceMemo **memo)
+{
     double w = 0.0, all;
+    const PriceMemoSum *kept = NULL;
     if (!hw || !p || !isfinite(bwd_seconds) || bwd_seconds < 0)
         return -1.0;
-    for (size_t i = 0; i < p->n_kernels[1]; i++)
+    /* a shared backward whose kernels the phase loop summed: the same
+     * wgrad kernels in the same order (any number of async groups) */
+    uint64_t id = memo && *memo && !memcmp(&(*memo)->hw, hw, sizeof *hw)
+                      ? approf_kernel_share_id(p->kernel_share[1])
+                      : 0;
+    for (int i = 0; id && i < PRICE_MEMO_SUMS && !kept; i++)
+        if ((*memo)->sum[i].id == id)
+            kept = &(*memo)->sum[i];
+    if (kept)
+        w = kept->wgrad;
+    for (size_t i = 0; !kept && i < p->n_kernels[1]; i++)
         if (p->kernels[1][i].wgrad)
             w += approf_kernel_seconds(hw, &p->kernels[1][i]);
     all = bwd_phase ? *bwd_phase : approf_phase_seconds(hw, p, 1);

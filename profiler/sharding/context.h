@@ -153,6 +153,33 @@ typedef struct ProgKeyMemo {
  * plain entries are built; a miss only means building again. */
 #define SHARD_ZERO_SLOTS 32
 
+/* The forward kernels of a program built in this context, for the
+ * programs of its other recomputation modes (program_held.c): a stage's
+ * forward is the same whatever the backward reruns, so a build of the
+ * same stage, memory level's solution (choice) and ZeRO stage holds it
+ * instead of pushing it again (docs/performance.md, "One forward for the
+ * recomputation modes"). */
+#define SHARD_FWD_SLOTS 32
+typedef struct HeldForward {
+    int used;
+    int key[10];                  /* shard_stage_key, ZeRO stage, n_ops */
+    int *choice;                  /* n_ops */
+    ApprofKernelShare *k;         /* one hold */
+    ApprofHash128 *dig;           /* per kernel, owned */
+} HeldForward;
+
+/* The per-tensor arrays of a stage set-up (ShardStage.t_cons, t_first,
+ * t_out, t_saved), kept at rest as a fresh set-up makes them (0, -1, 0,
+ * 0): a set-up takes them when no other holds them and gives them back
+ * with only its ops' tensors reset, so a set-up costs its stage's size
+ * and not the graph's (docs/performance.md, "Set-ups without
+ * graph-sized arrays"). */
+typedef struct TensorScratch {
+    int *cons, *first;
+    unsigned char *out, *saved;
+    int busy;
+} TensorScratch;
+
 struct ApprofShardContext {
     const ApprofGraph *g;
     const ApprofLayering *l;
@@ -184,6 +211,14 @@ struct ApprofShardContext {
     ProgKeyMemo pkey;
     ZeroDerived *zfam;            /* SHARD_ZERO_SLOTS, allocated on first use */
     int zfam_next;                /* the slot the next one replaces */
+    /* per recomputation mode and phase, the most kernels per op a program
+     * built in this context ended with (rounded up, plus one): the room
+     * the next build reserves, so that its arrays are not grown (copied)
+     * again and again; capacity only, no result depends on it */
+    int kernels_per_op[COSTDB_RECOMPUTE_COUNT][2];
+    TensorScratch ts;
+    HeldForward *fwd;             /* SHARD_FWD_SLOTS, allocated on first use */
+    int fwd_next;                 /* the slot the next one replaces */
 };
 
 /* zero_family.c: keeps the derived ZeRO variants (prog moved in; without
@@ -194,6 +229,19 @@ void shard_zero_family_put(ApprofShardContext *ctx, const ApprofShardRequest *re
 int shard_zero_family_take(ApprofShardContext *ctx, const ApprofShardRequest *req,
                            ApprofStageProgram *out, int *rc);
 void shard_zero_family_free(ApprofShardContext *ctx);
+/* program_held.c: the held forward for stage st (NULL: none); keeps
+ * p's forward (one more hold) with its digests (taken from *dig, which
+ * is then NULL) for the stage's later builds; forgets them all. */
+const HeldForward *shard_forward_find(const ShardStage *st);
+void shard_forward_keep(const ShardStage *st, ApprofStageProgram *p, ApprofHash128 **dig);
+/* p holds h's forward; returns its digests, *borrowed 1 (h's) or 0 (the
+ * caller's to free: a full recomputation, the last mode asked in order,
+ * takes them and empties h). */
+ApprofHash128 *shard_forward_hold(const ShardStage *st, const HeldForward *h,
+                                  ApprofStageProgram *p, int *borrowed);
+void shard_forward_forget(ApprofShardContext *ctx);
+/* sharding.c: frees the context's TensorScratch. */
+void shard_tensor_scratch_free(ApprofShardContext *ctx);
 
 /* memo.c */
 double *shard_cost_table(ApprofShardContext *ctx, const ShardMesh *m);

@@ -306,6 +306,8 @@ typedef struct ProgBuild {
     double grad_set_bytes[4];     /* parameter gradients by axis set (APPROF_AXIS0 | 1) */
     int async, async_groups;      /* the spec prices async backward collectives; groups */
     double rs_kept;               /* reduce-scatter outputs the op policy saves */
+    const HeldForward *held;      /* the forward held, not pushed (program_held.c) */
+    int dig_borrowed;             /* kdig[0] is held's: not freed */
 } ProgBuild;
 
 /* Takes the per-tensor facts (the context's scratch, all zero between
@@ -425,13 +427,24 @@ static int plan_recompute(ProgBuild *b)
     return 0;
 }
 
-/* Room for two kernels per op and phase (most ops lower to one or two)
- * and their digests; the gradient synchronisation is an all-reduce. */
+/* Room for two kernels per op and phase (most ops lower to one or two),
+ * or as many as the context's earlier programs of this recomputation ended
+ * with (kernels_per_op: a recomputing backward holds the forward again, an
+ * end appends an add kernel per op), and their digests (the forward held,
+ * program_held.c); the gradient synchronisation is an all-reduce. */
 static int reserve_kernels(ProgBuild *b)
 {
     ApprofStageProgram *p = b->p;
+    const ApprofShardContext *ctx = b->st->ctx;
+    int mode = b->st->variant.recompute;
     for (int ph = 0; ph < 2; ph++) {
-        b->kcap[ph] = 2 * (size_t)(b->st->n_ops > 0 ? b->st->n_ops : 1);
+        int per = ctx ? ctx->kernels_per_op[mode][ph] : 0;
+        if (ph == 0 && b->held) {
+            b->kdig[0] = shard_forward_hold(b->st, b->held, p, &b->dig_borrowed);
+            b->kcap[0] = p->n_kernels[0];
+            continue;
+        }
+        b->kcap[ph] = (size_t)(per > 2 ? per : 2) * (size_t)(b->st->n_ops > 0 ? b->st->n_ops : 1);
         p->kernels[ph] = malloc(b->kcap[ph] * sizeof *p->kernels[ph]);
         b->kdig[ph] = malloc(b->kcap[ph] * sizeof *b->kdig[ph]);
         if (!p->kernels[ph] || !b->kdig[ph])
@@ -460,7 +473,7 @@ static int push_op_kernels(ProgBuild *b, int o, const ShardStrat *s, size_t *bw0
         size_t k0 = p->n_kernels[ph], r0 = p->n_kernels[1];
         if (ph == 1)
             *bw0 = p->n_kernels[1];
-        for (int i = at; i < at + ke->n[ph] && !rc; i++)
+        for (int i = at; i < at + ke->n[ph] && !rc && !(ph == 0 && b->held); i++)
             rc = shard_push_kernel(p, ph, &b->kcap[ph], b->kdig, &ke->k[i], ke->dig[i], so->op);
         if (fp8 && !rc) /* FP8 GEMMs and their casts (program_fp8.c) */
             rc = shard_fp8_op(st, b->ti, p, ph, k0, so->op, ph == 0, &b->kcap[ph], b->kdig);
@@ -726,7 +739,8 @@ static void memory_sizes(ProgBuild *b, ShardPlaceSums *s)
  * for are derived from it, and it is ended (finish_program). */
 int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
 {
-    ProgBuild b = {.st = st, .p = p, .async = st->hw && st->hw->tp_async_grad > 0};
+    ProgBuild b = {.st = st, .p = p, .async = st->hw && st->hw->tp_async_grad > 0,
+                   .held = st->hw && st->hw->fp8 ? NULL : shard_forward_find(st)};
     ShardPlaceSums sum = {0};
     BackwardEnds ends;
     memset(&ends, 0, sizeof ends);
@@ -777,8 +791,16 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             rc = shard_finish_program(st, b.ti, p, &tail, b.kcap, b.ccap, b.kdig);
         }
     }
+    for (int ph = 0, *kp; ph < 2 && !rc && st->ctx && st->n_ops > 0; ph++) {
+        size_t per = (p->n_kernels[ph] + (size_t)st->n_ops - 1) / (size_t)st->n_ops + 1;
+        if (per > (size_t)*(kp = &st->ctx->kernels_per_op[st->variant.recompute][ph]) && per <= 64)
+            *kp = (int)per;
+    }
+    if (!rc && !b.held && !(st->hw && st->hw->fp8)) /* for the other modes */
+        shard_forward_keep(st, p, &b.kdig[0]);
     shard_backward_ends_free(&ends);
-    free(b.kdig[0]);
+    if (!b.dig_borrowed)
+        free(b.kdig[0]);
     free(b.kdig[1]);
     free(b.pdig);
     scratch_release(&b);

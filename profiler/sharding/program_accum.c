@@ -115,20 +115,36 @@ int shard_push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProg
     double aw = accum_width(st);
     double share = shard_grad_accum_share(st, p);
     int rc = 0, fuse = hw && hw->grad_accum_fusion;
+    /* the add kernel is a function of its elements (the stage's dtype
+     * and spec fixed): a stage's layers repeat a few sizes, so each is
+     * made and digested once per call (ACCUM_SEEN of them, the last
+     * made replacing the oldest) */
+    enum { ACCUM_SEEN = 8 };
+    ApprofKernel seen_k[ACCUM_SEEN];
+    ApprofHash128 seen_d[ACCUM_SEEN];
+    double seen_e[ACCUM_SEEN];
+    int n_seen = 0, next = 0;
     if (!(share > 0.0))
         return 0;
     for (int o = st->op_begin; o < st->op_end && !rc; o++) {
         double elems = shard_op_param_bytes(st, ti, o) / gw * share;
-        ApprofKernel k;
         if (!(elems >= 1.0))
             continue;
         if (fuse)
             elems -= fuse_grad_accum(p, dig, o, elems, 2.0 * aw - gw);
         if (!(elems >= 1.0))
             continue;
-        shard_grad_accum_kernel(st, elems, &k);
-        ApprofHash128 d = shard_kernel_digest(&k);
-        rc = shard_push_kernel(p, 1, cap, dig, &k, d, o);
+        int i = 0;
+        while (i < n_seen && memcmp(&seen_e[i], &elems, sizeof elems))
+            i++;
+        if (i == n_seen) {
+            i = n_seen < ACCUM_SEEN ? n_seen++ : next;
+            next = (i + 1) % ACCUM_SEEN;
+            seen_e[i] = elems;
+            shard_grad_accum_kernel(st, elems, &seen_k[i]);
+            seen_d[i] = shard_kernel_digest(&seen_k[i]);
+        }
+        rc = shard_push_kernel(p, 1, cap, dig, &seen_k[i], seen_d[i], o);
     }
     return rc;
 }

@@ -43,8 +43,10 @@ int approf_shard_context_new(const ApprofGraph *g, const ApprofLayering *l,
 
 void approf_shard_context_forget_solutions(ApprofShardContext *ctx)
 {
-    if (ctx)
+    if (ctx) {
         approf_ilp_cache_clear(ctx->cache);
+        shard_forward_forget(ctx);
+    }
 }
 
 void approf_shard_context_free(ApprofShardContext **ctx)
@@ -59,6 +61,8 @@ void approf_shard_context_free(ApprofShardContext **ctx)
     free((*ctx)->last_reader);
     free((*ctx)->prog_scratch);
     shard_zero_family_free(*ctx);
+    shard_tensor_scratch_free(*ctx);
+    shard_forward_forget(*ctx);
     free((*ctx)->pkey.order);
     free((*ctx)->pkey.blk);
     shard_memos_free(*ctx);
@@ -331,10 +335,65 @@ void shard_stage_free(ShardStage *st)
     free(st->strat_block);
     free(st->ops);
     free(st->choice);
+    if (st->t_scratch) { /* the context's, back as at rest (TensorScratch) */
+        for (int o = st->op_begin; o < st->op_end; o++) {
+            const ApprofOp *op = &st->g->ops[o];
+            for (int i = 0; i < op->n_inputs; i++) {
+                st->t_cons[op->inputs[i]] = 0;
+                st->t_first[op->inputs[i]] = -1;
+                st->t_saved[op->inputs[i]] = 0;
+            }
+            for (int j = 0; j < op->n_outputs; j++) {
+                st->t_out[op->outputs[j]] = 0;
+                st->t_saved[op->outputs[j]] = 0;
+            }
+        }
+        st->ctx->ts.busy = 0;
+        return;
+    }
     free(st->t_cons);
     free(st->t_first);
     free(st->t_out);
     free(st->t_saved);
+}
+
+/* The context's per-tensor arrays for st, or NULL when another set-up
+ * holds them (or without memory: st then makes its own). */
+static int take_tensor_scratch(ShardStage *st)
+{
+    ApprofShardContext *ctx = st->ctx;
+    size_t nt = st->g->n_tensors ? st->g->n_tensors : 1;
+    TensorScratch *ts = &ctx->ts;
+    if (ts->busy)
+        return 0;
+    if (!ts->cons) {
+        ts->cons = calloc(nt, sizeof(int));
+        ts->first = malloc(nt * sizeof(int));
+        ts->out = calloc(nt, 1);
+        ts->saved = calloc(nt, 1);
+        if (!ts->cons || !ts->first || !ts->out || !ts->saved) {
+            shard_tensor_scratch_free(ctx);
+            return 0;
+        }
+        for (size_t t = 0; t < nt; t++)
+            ts->first[t] = -1;
+    }
+    ts->busy = 1;
+    st->t_cons = ts->cons;
+    st->t_first = ts->first;
+    st->t_out = ts->out;
+    st->t_saved = ts->saved;
+    st->t_scratch = 1;
+    return 1;
+}
+
+void shard_tensor_scratch_free(ApprofShardContext *ctx)
+{
+    free(ctx->ts.cons);
+    free(ctx->ts.first);
+    free(ctx->ts.out);
+    free(ctx->ts.saved);
+    memset(&ctx->ts, 0, sizeof ctx->ts);
 }
 
 /* Per tensor, the last operator that reads it (-1: none), computed once
@@ -363,14 +422,16 @@ static int stage_tensors(ShardStage *st, const int *last_reader)
 {
     const ApprofGraph *g = st->g;
     size_t nt = g->n_tensors ? g->n_tensors : 1;
-    st->t_cons = calloc(nt, sizeof(int));
-    st->t_first = malloc(nt * sizeof(int));
-    st->t_out = calloc(nt, 1);
-    st->t_saved = calloc(nt, 1);
-    if (!st->t_cons || !st->t_first || !st->t_out || !st->t_saved)
-        return APPROF_ENOMEM;
-    for (size_t t = 0; t < g->n_tensors; t++)
-        st->t_first[t] = -1;
+    if (!st->ctx || !take_tensor_scratch(st)) {
+        st->t_cons = calloc(nt, sizeof(int));
+        st->t_first = malloc(nt * sizeof(int));
+        st->t_out = calloc(nt, 1);
+        st->t_saved = calloc(nt, 1);
+        if (!st->t_cons || !st->t_first || !st->t_out || !st->t_saved)
+            return APPROF_ENOMEM;
+        for (size_t t = 0; t < g->n_tensors; t++)
+            st->t_first[t] = -1;
+    }
     for (int o = st->op_begin; o < st->op_end; o++) {
         const ApprofOp *op = &g->ops[o];
         unsigned saved = approf_op_saved_mask(g, o);
@@ -403,6 +464,34 @@ void shard_stage_key(const ApprofShardRequest *req, int levels, int *key)
                 req->logical_a, req->logical_b, req->force_batch_dim,
                 levels * 16 + (int)req->method};
     memcpy(key, k, sizeof k);
+}
+
+/* The refusal build_and_solve gives a memory level at or past the
+ * distinct points of the Pareto set it holds for the request's stage
+ * (memo key and op count equal), without setting the stage up or
+ * enumerating its strategies again: neither depends on the variant, and
+ * the held set was solved from the same ones (docs/performance.md,
+ * "Skipped memory levels without a set-up"). Returns 1 with err filled,
+ * counting the stage as answered from the memo, as the full path does. */
+static int level_past_memo(ApprofShardContext *ctx, const ApprofShardRequest *req, char *err,
+                           size_t errlen)
+{
+    const ParetoMemo *memo = &ctx->memo;
+    int key[8], levels = req->memory_levels > 0 ? req->memory_levels : 1;
+    if (levels > SHARD_MAX_LEVELS)
+        levels = SHARD_MAX_LEVELS;
+    if (!memo->valid || shard_stage_setup_check(ctx, req) ||
+        req->variant.memory_level < memo->n_points)
+        return 0;
+    shard_stage_key(req, levels, key);
+    if (memcmp(memo->key, key, sizeof key) ||
+        memo->n_ops != ctx->l->op_end[req->end_layer] - ctx->l->op_begin[req->start_layer])
+        return 0;
+    ctx->st.cached++;
+    snprintf(err, errlen, "memory level %d: the stage's sharding has %d distinct "
+             "time/memory point%s", req->variant.memory_level, memo->n_points,
+             memo->n_points == 1 ? "" : "s");
+    return 1;
 }
 
 /* Enumerates the strategies of every op, then takes the Pareto set of the
@@ -640,6 +729,9 @@ int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
             snprintf(err, errlen, "ZeRO: the stage has no data-parallel replicas");
         return rc;
     }
+    /* a memory level past the Pareto set just solved for this very stage */
+    if (level_past_memo(ctx, req, err, errlen))
+        return APPROF_ENOVARIANT;
     rc = shard_stage_setup(ctx, req, &st, err, errlen);
     if (!rc)
         rc = build_and_solve(ctx, &st, req, err, errlen);

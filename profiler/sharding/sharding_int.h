@@ -44,6 +44,7 @@ typedef struct ShardStage {
      * 1 when some op of the stage saves it for the backward pass. */
     int *t_cons, *t_first;
     unsigned char *t_out, *t_saved;
+    int t_scratch;           /* 1: the four are the context's (TensorScratch) */
     const int *layer_begin;  /* first op of each layer of the stage (n_layers entries) */
     double *node_costs;      /* the context's table for this mesh, or NULL */
     struct ApprofShardContext *ctx; /* its memos and the program's scratch (NULL: none) */

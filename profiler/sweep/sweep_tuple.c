@@ -727,8 +727,9 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     }
     /* the backward's weight-gradient share (the zero-bubble schedules' W) */
     if (m[1].status == COSTDB_STATUS_OK)
-        entries[1].wgrad_cost = approf_wgrad_seconds_of(&sw->hw, &prog, m[1].compute_cost,
-                                                        priced ? &phase[1] : NULL);
+        entries[1].wgrad_cost = approf_wgrad_seconds_memo(&sw->hw, &prog, m[1].compute_cost,
+                                                          priced ? &phase[1] : NULL,
+                                                          &sw->reuse.price_memo);
     if (reused)
         sum->reused += 2;
     if (have_key)

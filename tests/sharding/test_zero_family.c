@@ -14,7 +14,10 @@
  * (docs/performance.md, "Shared kernel arrays and prices kept"): each still equals its
  * fresh build field by field, whatever order the programs are freed in;
  * under grad_accum_fusion (which changes the backward's GEMMs) nothing is
- * shared and they are still equal.
+ * shared and they are still equal. The recomputation modes of a memory
+ * level built one after another hold the first build's forward
+ * (program_held.c; docs/performance.md, "One forward for the
+ * recomputation modes") and equal the programs built alone.
  */
 #include <CUnit/Basic.h>
 #include <stdio.h>
@@ -171,7 +174,9 @@ static void check_shared(const ApprofGraph *g, int a, int b, int recompute, int 
         CU_ASSERT_FATAL(approf_shard_stage(fam, &rz, &d[z], err, sizeof err) == 0);
         CU_ASSERT_FATAL(approf_shard_stage(one, &rz, &f[z], err, sizeof err) == 0);
         same_program(&d[z], &f[z]);
-        CU_ASSERT(f[z].kernel_share[0] == NULL && f[z].kernel_share[1] == NULL);
+        /* built alone: no backward shared (its forward is kept for the
+         * stage's other recomputation modes, program_held.c) */
+        CU_ASSERT(f[z].kernel_share[1] == NULL);
         /* the forward is the build's, for every ZeRO stage */
         CU_ASSERT_EQUAL(d[z].kernels[0] == p.kernels[0], !fusion);
     }
@@ -270,6 +275,70 @@ static void test_no_replicas(void)
     approf_graph_free(&g);
 }
 
+/* The recomputation modes of one memory level built one after another in
+ * one context hold the first build's forward (program_held.c) and equal
+ * the programs built alone in fresh contexts, whatever order they are
+ * freed in; another memory level (another sharding solution, when the
+ * stage has one) or another ZeRO stage does not take it. */
+static void check_held_forward(const ApprofGraph *g, int a, int b, int level)
+{
+    Setup s;
+    ApprofShardContext *ctx = NULL;
+    ApprofStageProgram p[COSTDB_RECOMPUTE_COUNT], f;
+    int rc[COSTDB_RECOMPUTE_COUNT];
+    char err[256];
+    setup(&s, g);
+    memset(p, 0, sizeof p);
+    CU_ASSERT_FATAL(approf_shard_context_new(g, &s.l, &s.hw, 4, &ctx) == 0);
+    for (int r = 0; r < COSTDB_RECOMPUTE_COUNT; r++) {
+        ApprofShardRequest req = request(a, b, level, r, 0);
+        rc[r] = approf_shard_stage(ctx, &req, &p[r], err, sizeof err);
+        CU_ASSERT(!rc[r] || rc[r] == APPROF_ENOVARIANT);
+    }
+    if (rc[COSTDB_RECOMPUTE_NONE]) { /* one sharding point: no such level */
+        for (int r = 0; r < COSTDB_RECOMPUTE_COUNT; r++)
+            CU_ASSERT_EQUAL(rc[r], APPROF_ENOVARIANT);
+        approf_shard_context_free(&ctx);
+        return;
+    }
+    /* selective and full hold it; full, the last of the sweep's order
+     * (--variants all), lets it go, so op after it pushes its own */
+    for (int r = 1; r < COSTDB_RECOMPUTE_COUNT; r++)
+        if (!rc[r])
+            CU_ASSERT_EQUAL(p[r].kernels[0] == p[0].kernels[0], r <= COSTDB_RECOMPUTE_FULL);
+    /* a ZeRO stage of its own keys its own forward */
+    ApprofStageProgram z;
+    ApprofShardRequest rz = request(a, b, level, COSTDB_RECOMPUTE_FULL, 1);
+    memset(&z, 0, sizeof z);
+    if (a * b > 1 && approf_shard_stage(ctx, &rz, &z, err, sizeof err) == 0)
+        CU_ASSERT(z.kernels[0] != p[0].kernels[0]);
+    approf_stage_program_clear(&z);
+    approf_stage_program_clear(&p[0]); /* the first holder gone */
+    for (int r = 1; r < COSTDB_RECOMPUTE_COUNT; r++) {
+        ApprofShardContext *one = NULL;
+        ApprofShardRequest req = request(a, b, level, r, 0);
+        memset(&f, 0, sizeof f);
+        CU_ASSERT_FATAL(approf_shard_context_new(g, &s.l, &s.hw, 4, &one) == 0);
+        CU_ASSERT_EQUAL(approf_shard_stage(one, &req, &f, err, sizeof err), rc[r]);
+        if (!rc[r])
+            same_program(&p[r], &f);
+        approf_stage_program_clear(&f);
+        approf_stage_program_clear(&p[r]);
+        approf_shard_context_free(&one);
+    }
+    approf_shard_context_free(&ctx);
+}
+
+static void test_held_forward(void)
+{
+    ApprofGraph *g = zoo_fixture_gpt(2);
+    static const int meshes[][2] = {{8, 1}, {2, 4}, {1, 8}, {1, 1}};
+    for (size_t m = 0; m < sizeof meshes / sizeof meshes[0]; m++)
+        for (int level = 0; level < 2; level++)
+            check_held_forward(g, meshes[m][0], meshes[m][1], level);
+    approf_graph_free(&g);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
@@ -277,6 +346,7 @@ int main(void)
         {"no replicas: derived refusals equal the built ones", test_no_replicas},
         {"shared kernel arrays: held, equal to fresh builds", test_shared_arrays},
         {"a copy of a program with shared kernels owns its arrays", test_copy_owns},
+        {"recomputation modes hold one forward, equal to fresh builds", test_held_forward},
     };
     return CUNIT_RUN("ZeRO variants derived", tests);
 }

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * One forward for the recomputation modes of a stage (context.h,
+ * HeldForward). Recomputation changes what the backward keeps and reruns
+ * (program.c, plan_recompute and push_op_kernels), never the forward's
+ * kernels: the forward of a stage program is a function of the stage, its
+ * sharding solution (the memory level's choice of strategy per op) and,
+ * under FP8, the ZeRO stage (the weight operand of its GEMMs). So the
+ * none, selective and full builds of one memory level, whose sharding
+ * solution is the same (the ILP prices no recomputation: docs/performance.md,
+ * "Recomputation variants: what they already share"), hold one forward
+ * kernel array (ApprofKernelShare) with its digests: it is pushed,
+ * digested and summed by the measurement once (docs/performance.md, "One
+ * forward for the recomputation modes"). Without the stage's request, or
+ * without memory, a build pushes its own forward as before; a forward is
+ * let go once a full recomputation took it or another stage is built.
+ * Which forward is held never changes a program: only the work.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sharding/context.h"
+#include "sharding/program_int.h"
+
+static int eligible(const ShardStage *st)
+{
+    return st->ctx && st->req && st->choice && st->n_ops > 0;
+}
+
+static void forward_key(const ShardStage *st, int key[10])
+{
+    shard_stage_key(st->req, st->req->memory_levels, key);
+    key[8] = st->variant.zero;
+    key[9] = st->n_ops;
+}
+
+static void slot_clear(HeldForward *h)
+{
+    approf_kernel_share_release(h->k);
+    free(h->dig);
+    free(h->choice);
+    memset(h, 0, sizeof *h);
+}
+
+const HeldForward *shard_forward_find(const ShardStage *st)
+{
+    int key[10];
+    if (!eligible(st) || !st->ctx->fwd)
+        return NULL;
+    forward_key(st, key);
+    for (int i = 0; i < SHARD_FWD_SLOTS; i++) {
+        const HeldForward *h = &st->ctx->fwd[i];
+        if (h->used && !memcmp(h->key, key, sizeof key) &&
+            !memcmp(h->choice, st->choice, (size_t)st->n_ops * sizeof *st->choice))
+            return h;
+    }
+    return NULL;
+}
+
+ApprofHash128 *shard_forward_hold(const ShardStage *st, const HeldForward *h,
+                                  ApprofStageProgram *p, int *borrowed)
+{
+    HeldForward *w = &st->ctx->fwd[h - st->ctx->fwd];
+    ApprofHash128 *dig = w->dig;
+    approf_kernel_share_hold(p, 0, w->k);
+    *borrowed = st->variant.recompute != COSTDB_RECOMPUTE_FULL;
+    if (!*borrowed) { /* no later mode of the sweep's order reads it */
+        w->dig = NULL;
+        slot_clear(w);
+    }
+    return dig;
+}
+
+void shard_forward_keep(const ShardStage *st, ApprofStageProgram *p, ApprofHash128 **dig)
+{
+    ApprofShardContext *ctx = st->ctx;
+    if (!eligible(st) || !*dig || (!ctx->fwd && !(ctx->fwd = calloc(SHARD_FWD_SLOTS,
+                                                                     sizeof *ctx->fwd))))
+        return;
+    /* the sweep profiles a stage's configs one after another: the
+     * forwards of another layer range or submesh are not asked for again */
+    for (int i = 0; i < SHARD_FWD_SLOTS; i++)
+        if (ctx->fwd[i].used && (ctx->fwd[i].key[0] != st->req->start_layer ||
+                                 ctx->fwd[i].key[1] != st->req->end_layer ||
+                                 ctx->fwd[i].key[2] != st->req->mesh_hosts ||
+                                 ctx->fwd[i].key[3] != st->req->mesh_gpus))
+            slot_clear(&ctx->fwd[i]);
+    HeldForward *h = &ctx->fwd[ctx->fwd_next];
+    int *choice = malloc((size_t)st->n_ops * sizeof *choice);
+    if (!choice)
+        return;
+    ApprofKernelShare *k = approf_kernel_share(p, 0);
+    if (!k) {
+        free(choice);
+        return;
+    }
+    slot_clear(h);
+    ctx->fwd_next = (ctx->fwd_next + 1) % SHARD_FWD_SLOTS;
+    memcpy(choice, st->choice, (size_t)st->n_ops * sizeof *choice);
+    forward_key(st, h->key);
+    h->used = 1;
+    h->choice = choice;
+    h->k = k;
+    h->dig = *dig;
+    *dig = NULL;
+}
+
+void shard_forward_forget(ApprofShardContext *ctx)
+{
+    if (!ctx->fwd)
+        return;
+    for (int i = 0; i < SHARD_FWD_SLOTS; i++)
+        slot_clear(&ctx->fwd[i]);
+    free(ctx->fwd);
+    ctx->fwd = NULL;
+    ctx->fwd_next = 0;
+}
