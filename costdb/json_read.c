@@ -258,69 +258,59 @@ int costdb_json_member_text(const char *json, const char *key, char *out, size_t
     return 0;
 }
 
-typedef struct MemberInt {
+/* One member of a JSON object: a non-negative integer (ival) or any
+ * number (dval), found by key at the top level. */
+typedef struct Member {
     const char *key;
-    long long *out;
+    long long *ival;
+    double *dval;
     int found;
-} MemberInt;
+} Member;
 
-static int member_int(CjrParser *ps, const char *key, void *ctx, int depth)
+static int member_value(CjrParser *ps, const char *key, void *ctx, int depth)
 {
-    MemberInt *m = ctx;
-    if (strcmp(key, m->key) || *ps->p < '0' || *ps->p > '9')
+    Member *m = ctx;
+    int digit = *ps->p >= '0' && *ps->p <= '9';
+    if (strcmp(key, m->key) || !(digit || (m->dval && *ps->p == '-')))
         return cjr_skip_value(ps, depth + 1);
-    if (cjr_int(ps, 0, (long long)1 << 53, m->out))
+    if (m->ival ? cjr_int(ps, 0, (long long)1 << 53, m->ival) : cjr_number(ps, m->dval))
         return COSTDB_EPARSE;
     m->found = 1;
+    return 0;
+}
+
+static int member_find(const char *json, Member *m)
+{
+    CjrParser ps = {json, json, "json", NULL, 0, 0};
+    if (!json || !m->key)
+        return -1;
+    cjr_skip_ws(&ps);
+    if (*ps.p != '{' || cjr_object(&ps, member_value, m, 0) || !m->found)
+        return -1;
     return 0;
 }
 
 int costdb_json_member_int(const char *json, const char *key, long long *out)
 {
     long long v = 0;
-    MemberInt m = {key, &v, 0};
-    CjrParser ps = {json, json, "json", NULL, 0, 0};
+    Member m = {key, &v, NULL, 0};
     if (!out)
         return -1;
     *out = 0;
-    if (!json || !key)
-        return -1;
-    cjr_skip_ws(&ps);
-    if (*ps.p != '{' || cjr_object(&ps, member_int, &m, 0) || !m.found)
+    if (member_find(json, &m))
         return -1;
     *out = v;
-    return 0;
-}
-
-typedef struct MemberNumber {
-    const char *key;
-    double *out;
-    int found;
-} MemberNumber;
-
-static int member_number(CjrParser *ps, const char *key, void *ctx, int depth)
-{
-    MemberNumber *m = ctx;
-    if (strcmp(key, m->key) || !(*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9')))
-        return cjr_skip_value(ps, depth + 1);
-    if (cjr_number(ps, m->out))
-        return COSTDB_EPARSE;
-    m->found = 1;
     return 0;
 }
 
 int costdb_json_member_number(const char *json, const char *key, double *out)
 {
     double v = 0;
-    MemberNumber m = {key, &v, 0};
-    CjrParser ps = {json, json, "json", NULL, 0, 0};
+    Member m = {key, NULL, &v, 0};
     if (!out)
         return -1;
     *out = 0;
-    if (!json || !key)
-        return -1;
-    cjr_skip_ws(&ps);
-    if (*ps.p != '{' || cjr_object(&ps, member_number, &m, 0) || !m.found)
+    if (member_find(json, &m))
         return -1;
     *out = v;
     return 0;

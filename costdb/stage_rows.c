@@ -333,6 +333,19 @@ static int checked_slot(Costdb *db, int64_t sweep_id, const CdbBlock *b, int k, 
 /* Schema 14, a sweep whose entries are all in blocks (cost_table.c's
  * walk, each block checked by cdb_block_row), each slot's costs from the
  * table read before. */
+/* A cost row's figures into the stage row r (an ok row's). */
+static void row_costs(CostdbStageRow *r, const CostRow *c)
+{
+    r->compute_cost = c->compute_cost;
+    r->apply_cost = c->apply_cost;
+    r->wgrad_cost = c->wgrad_cost;
+    r->unfit_cost = c->unfit_cost;
+    r->peak_memory = c->peak_memory;
+    r->available_memory = c->available_memory;
+    r->intermediate_size = c->intermediate_size;
+    r->initial_size = c->initial_size;
+}
+
 typedef struct SlotWalk {
     Costdb *db;
     int64_t sweep_id;
@@ -358,14 +371,7 @@ static int slot_row(void *ctx, const CdbBlock *b, int k, uint32_t v)
         r.submesh_index = b->submesh_index;
         r.config_index = b->config_block * CDB_BLOCK_CONFIGS + k / 2;
         r.phase = k % 2 ? COSTDB_BWD : COSTDB_FWD;
-        r.compute_cost = c->compute_cost;
-        r.apply_cost = c->apply_cost;
-        r.wgrad_cost = c->wgrad_cost;
-        r.unfit_cost = c->unfit_cost;
-        r.peak_memory = c->peak_memory;
-        r.available_memory = c->available_memory;
-        r.intermediate_size = c->intermediate_size;
-        r.initial_size = c->initial_size;
+        row_costs(&r, c);
     } else if ((rc = checked_slot(db, w->sweep_id, b, k, id, &r)) != 0) {
         return rc < 0 ? rc : 0; /* > 0: a known status other than ok and oom */
     }
@@ -444,14 +450,7 @@ int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *c
             r.submesh_index = (int)v[2];
             r.config_index = (int)v[3];
             r.phase = v[4] ? COSTDB_BWD : COSTDB_FWD;
-            r.compute_cost = c->compute_cost;
-            r.apply_cost = c->apply_cost;
-            r.wgrad_cost = c->wgrad_cost;
-            r.unfit_cost = c->unfit_cost;
-            r.peak_memory = c->peak_memory;
-            r.available_memory = c->available_memory;
-            r.intermediate_size = c->intermediate_size;
-            r.initial_size = c->initial_size;
+            row_costs(&r, c);
         } else if ((rc = checked_entry(db, sweep_id, st, &r)) < 0) {
             goto out;
         } else if (rc > 0) {

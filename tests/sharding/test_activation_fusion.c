@@ -29,12 +29,14 @@
 #define BATCH 2
 #define SEQ 64
 
-static ApprofGraph *build_llama(int fusion)
+/* One small layer of the zoo's model (preset: NULL or a preset of it). */
+static ApprofGraph *build_small(const char *model, const char *preset, int fusion)
 {
     ApprofZooOptions o;
     ApprofGraph *g = NULL;
     char err[256];
     memset(&o, 0, sizeof o);
+    o.preset = preset;
     o.num_layers = 1;
     o.hidden = 128;
     o.heads = 4;
@@ -43,11 +45,16 @@ static ApprofGraph *build_llama(int fusion)
     o.batch = BATCH;
     o.dtype = "bf16";
     o.activation_fusion = fusion;
-    int rc = approf_zoo_build("llama", &o, &g, err, sizeof err);
+    int rc = approf_zoo_build(model, &o, &g, err, sizeof err);
     if (rc)
-        fprintf(stderr, "llama: %s\n", err);
+        fprintf(stderr, "%s: %s\n", model, err);
     CU_ASSERT_FATAL(rc == 0);
     return g;
+}
+
+static ApprofGraph *build_llama(int fusion)
+{
+    return build_small("llama", NULL, fusion);
 }
 
 static int shard_one(const ApprofGraph *g, int recompute, ApprofStageProgram *p)
@@ -151,24 +158,7 @@ static void test_full_and_op_unchanged(void)
  * output (256 x h x 2 bytes); fused keeps neither. */
 static ApprofGraph *build_mixtral(int fusion)
 {
-    ApprofZooOptions o;
-    ApprofGraph *g = NULL;
-    char err[256];
-    memset(&o, 0, sizeof o);
-    o.preset = "mixtral-8x7b";
-    o.num_layers = 1;
-    o.hidden = 128;
-    o.heads = 4;
-    o.seq_len = SEQ;
-    o.vocab = 512;
-    o.batch = BATCH;
-    o.dtype = "bf16";
-    o.activation_fusion = fusion;
-    int rc = approf_zoo_build("mixtral", &o, &g, err, sizeof err);
-    if (rc)
-        fprintf(stderr, "mixtral: %s\n", err);
-    CU_ASSERT_FATAL(rc == 0);
-    return g;
+    return build_small("mixtral", "mixtral-8x7b", fusion);
 }
 
 static void test_experts_keep_no_output(void)

@@ -31,16 +31,7 @@
 
 static ApprofGraph *mlp_hidden(int64_t batch, int hidden)
 {
-    ApprofZooOptions o;
-    ApprofGraph *g = NULL;
-    char err[256];
-    memset(&o, 0, sizeof o);
-    o.batch = batch;
-    o.hidden = hidden;
-    o.dtype = "f16";
-    if (approf_zoo_build("mlp", &o, &g, err, sizeof err))
-        fprintf(stderr, "mlp: %s\n", err);
-    return g;
+    return zoo_fixture_mlp(batch, hidden);
 }
 
 static ApprofGraph *mlp(int64_t batch)

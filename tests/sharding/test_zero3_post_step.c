@@ -43,15 +43,7 @@
 
 static ApprofGraph *mlp(int64_t batch)
 {
-    ApprofZooOptions o;
-    ApprofGraph *g = NULL;
-    char err[256];
-    memset(&o, 0, sizeof o);
-    o.batch = batch;
-    o.dtype = "f16";
-    if (approf_zoo_build("mlp", &o, &g, err, sizeof err))
-        fprintf(stderr, "mlp: %s\n", err);
-    return g;
+    return zoo_fixture_mlp(batch, 0);
 }
 
 /* The whole graph as one stage with ZeRO-3 over 8 GPUs of one a100-80g

@@ -7,6 +7,23 @@
 #include "sharding/sharding.h"
 #include "zoo_fixture.h"
 
+ApprofGraph *zoo_fixture_mlp(int64_t batch, int hidden)
+{
+    ApprofZooOptions o;
+    ApprofGraph *g = NULL;
+    char err[256];
+    int rc;
+    memset(&o, 0, sizeof o);
+    o.batch = batch;
+    o.hidden = hidden;
+    o.dtype = "f16";
+    rc = approf_zoo_build("mlp", &o, &g, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "mlp: %s\n", err);
+    CU_ASSERT_FATAL(rc == 0);
+    return g;
+}
+
 ApprofGraph *zoo_fixture_gpt(int layers)
 {
     ApprofZooOptions o;

@@ -14,6 +14,10 @@
  * the zoo refuses it. */
 ApprofGraph *zoo_fixture_gpt(int layers);
 
+/* The zoo's MLP in f16 at the given batch and hidden size (0: the zoo's
+ * default); a CUnit fatal assertion when the zoo refuses it. */
+ApprofGraph *zoo_fixture_mlp(int64_t batch, int hidden);
+
 /* One bf16 GPT layer for the FP8 tests: hidden 1024, 16 heads, sequence
  * 512, batch 2, vocabulary 2056 (a multiple of 8 and of no larger power of
  * two, so the LM head's GEMM is aligned for FP8 and not a round size). */
