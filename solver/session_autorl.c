@@ -92,7 +92,11 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
         e = apsolve_solve_keep_headroom(p, &o, &pl);
         if ((e = apsolve_auto_step_offer(&st, e, &pl, &o, k)) > 0) {
             won = 1;
-            e = apsolve_problem_clone_sharing_unfit(p, &st.bestq);
+            /* p's out-of-memory figures, not a copy, when p is the main
+             * candidate's, freed after auto_c (run_close); a problem
+             * auto_c owns is freed by the install: copied then */
+            e = r->have_auto_c ? apsolve_problem_clone(p, &st.bestq)
+                               : apsolve_problem_clone_sharing_unfit(p, &st.bestq);
         }
         apsolve_recompute_layers_put_back(p, saved);
         if (e == APSOLVE_ENOMEM && won) {
@@ -122,13 +126,6 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
                     plain->total_cost,
                     st.best_h > st.plain_h ? ", keeping the memory headroom" : "");
     apsolve_recompute_layers_stages_say(a, st.best, st.bestq, p, st.best_n, chunks);
-    /* the winner's problem reads p's out-of-memory figures, not a copy: p
-     * is the main candidate's, freed after auto_c (run_close), or auto_c's
-     * own, freed by the install, which then hands the table over */
-    if (r->have_auto_c) {
-        st.bestq->unfit_borrowed = p->unfit_borrowed;
-        p->unfit_borrowed = 1;
-    }
     apsolve_auto_step_install(r, &st, &r->auto_c);
     return 0;
 nomem:
