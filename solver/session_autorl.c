@@ -30,6 +30,7 @@
 #include "schedule.h"
 #include "session.h"
 #include "session_int.h"
+#include "solver_int.h"
 
 /* Whether some valid `full` config of p has a `none` sibling (the same
  * submesh, logical mesh, batch option, memory level and ZeRO stage): the
@@ -91,7 +92,11 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
         e = apsolve_solve_keep_headroom(p, &o, &pl);
         if ((e = apsolve_auto_step_offer(&st, e, &pl, &o, k)) > 0) {
             won = 1;
-            e = apsolve_problem_clone(p, &st.bestq);
+            /* p's out-of-memory figures, not a copy, when p is the main
+             * candidate's, freed after auto_c (run_close); a problem
+             * auto_c owns is freed by the install: copied then */
+            e = r->have_auto_c ? apsolve_problem_clone(p, &st.bestq)
+                               : apsolve_problem_clone_sharing_unfit(p, &st.bestq);
         }
         apsolve_recompute_layers_put_back(p, saved);
         if (e == APSOLVE_ENOMEM && won) {
