@@ -253,6 +253,7 @@ static int check_model(ApprofSweepConfig *cfg, const CliModelArgs *m, char *buf,
     zo.dataset = cfg->dataset;
     zo.attention = cfg->attention;
     zo.activation_fusion = cfg->activation_fusion;
+    zo.eager_elementwise = cfg->eager_elementwise;
     zo.attention_unpad = cfg->attention_unpad;
     zo.dtype = approf_dtype_name(cfg->dtype);
     zo.batch = 1;
@@ -284,6 +285,7 @@ static void take_model_args(ApprofSweepConfig *cfg, const CliModelArgs *m)
     cfg->dataset = z->dataset;
     cfg->attention = z->attention;
     cfg->activation_fusion = z->activation_fusion;
+    cfg->eager_elementwise = z->eager_elementwise;
     cfg->attention_unpad = z->attention_unpad;
     cfg->zoo_num_layers = z->num_layers;
     cfg->zoo_hidden = z->hidden;

@@ -78,6 +78,11 @@ static const ModelOpt model_opts[] = {
      "llama family: the gated MLP's SiLU (GeGLU's GELU) as Megatron-Core's fused "
      "SwiGLU (bias_activation_fusion): only gate and up kept, the activation rerun in "
      "the backward (default: eager PyTorch's, its output kept too; docs/models.md)", 0},
+    {"eager-elementwise", NULL, ARG_FLAG, ZOO(eager_elementwise), 0, 0, 0, 0, NULL, NULL, 0,
+     NULL,
+     "llama family: RMSNorm, the rotary embedding and the K/V repeat of grouped-query "
+     "attention as torchtitan's eager modules run them (f32 upcasts, a kernel an "
+     "operation; forward only) (default: fused kernels; docs/models.md)", 0},
     {"attention-unpad", NULL, ARG_FLAG, ZOO(attention_unpad), 0, 0, 0, 0, NULL, NULL, 0,
      NULL,
      "gpt, bert with --attention flash: the fused kernel called through flash-attn's "
@@ -239,6 +244,7 @@ int cli_model_check_source(const char *cmd, const CliModelArgs *m)
                           : z->attention ? "attention" : z->mlm_positions ? "mlm-positions"
                           : z->dropout != 0 ? "dropout"
                           : z->activation_fusion ? "activation-fusion"
+                          : z->eager_elementwise ? "eager-elementwise"
                           : z->attention_unpad ? "attention-unpad" : NULL;
         if (opt)
             return cli_usage_error(cmd, "--%s does not apply to --model-file", opt);

@@ -308,6 +308,10 @@ static void normalize_attrs(const ApprofGraph *g, ApprofOpKind kind, const int *
     case APPROF_OP_ATTENTION:
         n.causal = a->causal ? 1 : 0;
         n.unpad = a->unpad ? 1 : 0;
+        n.eager = a->eager ? 1 : 0;
+        break;
+    case APPROF_OP_RMS_NORM: case APPROF_OP_ROPE:
+        n.eager = a->eager ? 1 : 0;
         break;
     case APPROF_OP_DROPOUT:
         n.rate = a->rate;

@@ -134,6 +134,15 @@ typedef struct ApprofOpAttrs {
                                            * it, the reverse in the backward; priced as
                                            * copy kernels (docs/models.md, "Unpadded flash
                                            * attention") */
+    int eager;                            /* rms_norm, rope, attention: the forward as
+                                           * torchtitan's eager PyTorch modules run it
+                                           * (torchtitan 9dec370 models/norms.py RMSNorm,
+                                           * models/llama/model.py apply_rotary_emb and
+                                           * repeat_kv): the f32 upcasts, the separate
+                                           * element-wise kernels and, for attention,
+                                           * k and v copied to the query heads; the
+                                           * backward stays the fused kernel's (opsem_eager.c,
+                                           * docs/models.md, "Eager element-wise ops") */
 } ApprofOpAttrs;
 
 typedef struct ApprofOp {

@@ -172,6 +172,8 @@ void approf_graph_hash(const ApprofGraph *g, char *out, size_t len)
             h64(&h1, 0x5e7e5e);  /* and graphs without fused activations theirs */
         if (a->unpad)
             h64(&h1, 0x0a9ad);   /* and graphs without unpadded attention theirs */
+        if (a->eager)
+            h64(&h1, 0xea9e5);   /* and graphs without eager element-wise ops theirs */
         if (a->probs_in_experts)
             h64(&h1, 0x9e0b5e);  /* and graphs whose combines weight theirs */
         if (op->kind >= APPROF_OP_RMS_NORM) {

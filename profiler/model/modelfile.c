@@ -125,7 +125,7 @@ static const char *const op_keys[] = {"name", "op", "inputs", "outputs", "bias",
                                       "transpose_b", "kernel", "stride", "padding", "groups",
                                       "axis", "perm", "shape", "start", "length", "sizes",
                                       "causal", "top_k", "capacity", "rate", "inplace", "rerun",
-                                      "unpad", "probs_in_experts", NULL};
+                                      "unpad", "probs_in_experts", "eager", NULL};
 static const char *const top_keys[] = {"format", "version", "name", "dtype", "batch_size",
                                        "tensors", "ops", NULL};
 static const char *const tensor_keys[] = {"name", "role", "dtype", "shape", "batch_dim", NULL};
@@ -310,6 +310,12 @@ static int load_op(Ctx *c, ApprofGraph *g, NameMap *m, json_t *ops, json_t *o, s
     if (t && kind != APPROF_OP_ATTENTION)
         return perr(c, APPROF_EINVAL, "op '%s': field unpad: only attention unpads", name);
     a.unpad = (int)t;
+    if (get_int(o, "eager", 0, 1, 0, &t) < 0)
+        return perr(c, APPROF_EPARSE, "op '%s': field eager: expected a boolean", name);
+    if (t && kind != APPROF_OP_RMS_NORM && kind != APPROF_OP_ROPE && kind != APPROF_OP_ATTENTION)
+        return perr(c, APPROF_EINVAL, "op '%s': field eager: only rms_norm, rope and attention "
+                    "run eager", name);
+    a.eager = (int)t;
     if (get_int(o, "probs_in_experts", 0, 1, 0, &t) < 0)
         return perr(c, APPROF_EPARSE, "op '%s': field probs_in_experts: expected a boolean", name);
     if (t && kind != APPROF_OP_MOE_COMBINE)
@@ -555,6 +561,12 @@ static json_t *op_json(const ApprofGraph *g, const ApprofOp *op)
         json_object_set_new(o, "causal", json_boolean(a->causal));
         if (a->unpad)
             json_object_set_new(o, "unpad", json_true());
+        if (a->eager)
+            json_object_set_new(o, "eager", json_true());
+        break;
+    case APPROF_OP_RMS_NORM: case APPROF_OP_ROPE:
+        if (a->eager)
+            json_object_set_new(o, "eager", json_true());
         break;
     case APPROF_OP_DROPOUT:
         json_object_set_new(o, "rate", json_real(a->rate));

@@ -50,6 +50,7 @@
 
 #include "graph.h"
 #include "graph_int.h"
+#include "opsem_eager.h"
 
 #define MAP_NONE -1
 
@@ -665,7 +666,9 @@ int approf_op_kernels_in(const ApprofGraph *g, int opi, const ApprofIterSpace *s
         break;
     }
     }
-    if (nk > max)
+    if (op->attrs.eager && phase == 0)
+        nk = approf_eager_kernels(g, opi, sp, loc, ks, nk, APPROF_MAX_KERNELS);
+    if (nk < 0 || nk > max)
         return APPROF_EINVAL;
     if (nk)
         memcpy(out, ks, sizeof ks[0] * (size_t)nk);

@@ -168,6 +168,7 @@ int approf_zoo_build(const char *name, const ApprofZooOptions *opt, ApprofGraph 
     b.err = err;
     b.errlen = errlen;
     b.dt = APPROF_F32;
+    b.eager = o.eager_elementwise != 0;
     if (o.dtype && approf_dtype_parse(o.dtype, &b.dt) < 0)
         return zb_fail(&b, APPROF_EINVAL, "unknown dtype '%s' (f32, f16, bf16)", o.dtype);
     if (o.batch < 0 || o.batch > (1 << 24) || o.num_layers < 0 || o.hidden < 0 || o.heads < 0 ||
@@ -186,6 +187,9 @@ int approf_zoo_build(const char *name, const ApprofZooOptions *opt, ApprofGraph 
     if (o.activation_fusion && m->fn != zoo_decoder)
         return zb_fail(&b, APPROF_EINVAL, "model '%s' has no gated MLP: --activation-fusion "
                        "does not apply (the llama family has it)", name);
+    if (o.eager_elementwise && m->fn != zoo_decoder)
+        return zb_fail(&b, APPROF_EINVAL, "model '%s' has no RMSNorm and rotary embedding: "
+                       "--eager-elementwise does not apply (the llama family has them)", name);
     if (o.attention_unpad && m->fn != zoo_gpt && m->fn != zoo_bert)
         return zb_fail(&b, APPROF_EINVAL, "model '%s': --attention-unpad does not apply "
                        "(gpt and bert have it)", name);

@@ -36,6 +36,11 @@ typedef struct ApprofZooOptions {
                               * Megatron-Core's fused SwiGLU/GeGLU (bias_activation_fusion):
                               * its output not kept, rerun in the backward; 0: eager
                               * PyTorch's silu then mul, all three tensors kept */
+    int eager_elementwise;   /* llama family: 1 runs RMSNorm, the rotary embedding and the
+                              * grouped K/V repeat as torchtitan's eager modules do (f32
+                              * upcasts, one kernel an operation, k and v copied to the
+                              * query heads; ApprofOpAttrs.eager), forward only; 0: each
+                              * a fused kernel (Megatron-Core, torch.compile) */
     int attention_unpad;     /* gpt, bert with attention flash: 1 calls the fused
                               * attention through flash-attn's unpad_input/pad_input
                               * copies, as llm-foundry's flash_attn_fn does

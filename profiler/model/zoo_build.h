@@ -19,6 +19,8 @@ typedef struct Zb {
     int rc;
     char *err;
     size_t errlen;
+    int eager;      /* llama family: ApprofOpAttrs.eager on its RMSNorms, rotary embeddings
+                     * and grouped-query attentions (ApprofZooOptions.eager_elementwise) */
 } Zb;
 
 int zb_input(Zb *b, const char *name, int ndim, const int64_t *dims, int batch_dim, ApprofDtype dt);

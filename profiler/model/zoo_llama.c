@@ -147,7 +147,16 @@ static int rms(Zb *b, const char *prefix, int x)
     h = b->g->tensors[x].dims[b->g->tensors[x].ndim - 1];
     in[0] = x;
     in[1] = zb_param(b, prefix, "scale", 1, &h);
-    return zb_op(b, APPROF_OP_RMS_NORM, prefix, in, 2, NULL);
+    return zb_op(b, APPROF_OP_RMS_NORM, prefix, in, 2, &(ApprofOpAttrs){.eager = b->eager});
+}
+
+/* prefix/rope: the rotary embedding, eager as torchtitan's apply_rotary_emb
+ * when the builder asks (Zb.eager) */
+static int rope(Zb *b, const char *prefix, int x)
+{
+    char p[APPROF_NAME_MAX];
+    snprintf(p, sizeof p, "%s/rope", prefix);
+    return zb_op(b, APPROF_OP_ROPE, p, &x, 1, &(ApprofOpAttrs){.eager = b->eager});
 }
 
 /* RMSNorm, or LayerNorm with a bias (starcoder2) */
@@ -371,11 +380,11 @@ static int mla_attention(Zb *b, const char *pre, int x, const ApprofHfConfig *c,
         split_last(b, p, q, 2, qsz, qp);
     else
         qp[0] = -1, qp[1] = q;
-    qp[1] = zb_unary(b, APPROF_OP_ROPE, p, "rope", qp[1]);
+    qp[1] = rope(b, p, qp[1]);
     snprintf(p, sizeof p, "%s/kv_a_proj_with_mqa", pre);
     kv = zb_dense(b, p, x, lat + dr, c->attn_bias);
     split_last(b, p, kv, 2, kvsz, kvp);
-    kr = zb_unary(b, APPROF_OP_ROPE, p, "rope", zb_reshape(b, p, "k_rope", kvp[1], 4, kr4));
+    kr = rope(b, p, zb_reshape(b, p, "k_rope", kvp[1], 4, kr4));
     snprintf(p, sizeof p, "%s/kv_a_layernorm", pre);
     kv = rms(b, p, kvp[0]);
     snprintf(p, sizeof p, "%s/kv_b_proj", pre);
@@ -487,7 +496,7 @@ static int attention(Zb *b, const char *pre, int x, const ApprofHfConfig *c, int
     q = zb_reshape(b, p, "split_heads", q, 5, q5);
     if (c->qk_norm == 1)
         q = rms(b, qn, q);
-    q = zb_unary(b, APPROF_OP_ROPE, p, "rope", q);
+    q = rope(b, p, q);
     snprintf(p, sizeof p, "%s/k_proj", pre);
     if (!c->fused)
         k = zb_dense(b, p, x, kv * d, bias);
@@ -496,13 +505,15 @@ static int attention(Zb *b, const char *pre, int x, const ApprofHfConfig *c, int
     k = zb_reshape(b, p, "split_heads", k, 4, k4);
     if (c->qk_norm == 1)
         k = rms(b, kn, k);
-    k = zb_unary(b, APPROF_OP_ROPE, p, "rope", k);
+    k = rope(b, p, k);
     snprintf(p, sizeof p, "%s/v_proj", pre);
     if (!c->fused)
         v = zb_dense(b, p, x, kv * d, bias);
     v = zb_reshape(b, p, "split_heads", v, 4, k4);
     if (!eager) {
-        ApprofOpAttrs a = {.causal = 1};
+        /* torchtitan's Attention.forward (models/llama/model.py at 9dec370)
+         * repeat_kv's k and v to the query heads before SDPA */
+        ApprofOpAttrs a = {.causal = 1, .eager = b->eager && grp > 1};
         int in[3] = {q, k, v};
         snprintf(p, sizeof p, "%s/attention", pre);
         o = zb_op(b, APPROF_OP_ATTENTION, p, in, 3, &a);

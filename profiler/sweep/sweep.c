@@ -62,6 +62,7 @@ static void zoo_options(const ApprofSweepConfig *cfg, ApprofZooOptions *zo)
     zo->preset = cfg->preset;
     zo->attention = cfg->attention;
     zo->activation_fusion = cfg->activation_fusion;
+    zo->eager_elementwise = cfg->eager_elementwise;
     zo->attention_unpad = cfg->attention_unpad;
     zo->dataset = cfg->dataset;
     zo->dtype = approf_dtype_name(cfg->dtype);

@@ -44,6 +44,8 @@ typedef struct ApprofSweepConfig {
     int activation_fusion;        /* llama family: the gated MLP's activation fused as
                                    * Megatron-Core runs it (ApprofZooOptions); the graph's
                                    * hash carries it, so resume and merge compare it */
+    int eager_elementwise;        /* llama family: torchtitan's eager RMSNorm, rotary and
+                                   * K/V repeat (ApprofZooOptions); in the graph's hash */
     int attention_unpad;          /* gpt, bert: the flash kernel through flash-attn's
                                    * unpad/pad copies (ApprofZooOptions) */
     const char *dataset;

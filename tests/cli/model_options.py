@@ -78,6 +78,7 @@ cases = {
     "--attention": (gpt, "flash", "bogus"),
     "--activation-fusion": (["--model", "llama", "--num-layers", "1"], None, None),
     "--attention-unpad": (gpt + ["--attention", "flash"], None, None),
+    "--eager-elementwise": (["--model", "llama", "--num-layers", "1"], None, None),
     "--dropout": (gpt, "0.1", "1.5"),
     "--mlm-positions": (["--model", "bert", "--num-layers", "2"], "20", "0"),
     "--dtype": (["--model", "mlp"], "f16", "f64"),
