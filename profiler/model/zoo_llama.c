@@ -155,7 +155,8 @@ static int rms(Zb *b, const char *prefix, int x)
 static int rope(Zb *b, const char *prefix, int x)
 {
     char p[APPROF_NAME_MAX];
-    snprintf(p, sizeof p, "%s/rope", prefix);
+    if (snprintf(p, sizeof p, "%s/rope", prefix) >= (int)sizeof p)
+        return zb_fail(b, APPROF_EINVAL, "operator name '%s/rope' is too long", prefix);
     return zb_op(b, APPROF_OP_ROPE, p, &x, 1, &(ApprofOpAttrs){.eager = b->eager});
 }
 
