@@ -67,12 +67,15 @@ void apsolve_stage_floor_free(ApsolveStageFloor *f)
     f->cost = f->work = f->g = NULL;
 }
 
-double apsolve_chunk_floor(const ApsolveStageFloor *f, int kind, int v, int B, int nmax)
+void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B, int nmax,
+                              double *each)
 {
     int L = f->L;
     /* g[i]: the least largest cost, h[i] the least work, of covering
      * layers i..L-1 by exactly m stages of whole chunks (m = 1, 2, ...) */
-    double *g = f->g, *h = f->g + L + 1, floor = INFINITY;
+    double *g = f->g, *h = f->g + L + 1;
+    for (int m = 0; m <= nmax; m++)
+        each[m] = INFINITY;
     for (int i = 0; i <= L; i++)
         g[i] = h[i] = i == L ? 0 : INFINITY;
     for (int m = 1; m <= nmax && m * v <= L; m++) {
@@ -89,11 +92,20 @@ double apsolve_chunk_floor(const ApsolveStageFloor *f, int kind, int v, int B, i
             h[i] = hi;
         }
         g[L] = h[L] = INFINITY; /* m >= 1 stages cover at least one layer */
-        if (apsolve_schedule_valid((ApsolveSchedule)kind, v, B, m, NULL, 0)) {
-            double x = h[0] / f->D > g[0] ? h[0] / f->D : g[0];
-            floor = x < floor ? x : floor;
-        }
+        if (apsolve_schedule_valid((ApsolveSchedule)kind, v, B, m, NULL, 0))
+            each[m] = h[0] / f->D > g[0] ? h[0] / f->D : g[0];
     }
+}
+
+double apsolve_chunk_floor(const ApsolveStageFloor *f, int kind, int v, int B, int nmax)
+{
+    double *each = malloc(((size_t)(nmax > 0 ? nmax : 0) + 1) * sizeof *each), floor = INFINITY;
+    if (!each)
+        return 0; /* no floor: nothing skipped */
+    apsolve_chunk_floor_each(f, kind, v, B, nmax, each);
+    for (int m = 1; m <= nmax; m++)
+        floor = each[m] < floor ? each[m] : floor;
+    free(each);
     return floor;
 }
 

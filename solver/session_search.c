@@ -114,42 +114,84 @@ static double chunk_bound(const ApsolveProblem *p, int v)
  * its plans could beat the best (solver/chunk_floor.c has the proof), and
  * a v that runs runs whole, so the plan and counts kept are the same.
  * 0, or an apsolve error other than infeasibility. */
+/* Whether try_chunks keeps il (a v's plan) over best: *price its full
+ * estimate when it does. */
+static int chunk_keeps(Costdb *db, const ApsolveCand *c, const ApsolvePlan *il, int verdict,
+                       double best, double *price)
+{
+    ApsolveFwVerdict fv;
+    return il->feasible && (!verdict || il->n_stages > 1) &&
+           (!verdict ||
+            (apsolve_plan_frameworks(db, c->sweep, c->sw.dtype, il, &fv) == 0 && fv.runs)) &&
+           (*price = apsolve_full_price(db, c->sweep, il)) < best;
+}
+
+/* One v's search (apsolve_solve_shared), with the stage counts whose floor
+ * (each[n]) reaches best left out (skip, scratch of nmax + 1). A stage
+ * count left out has only plans whose full estimate reaches best, so when
+ * the search without them gives a plan try_chunks does not keep, the whole
+ * search's plan is that one or one of theirs, and is not kept either; when
+ * it gives one it keeps, the v is searched again whole, so the plan and
+ * counts kept are the whole search's. */
+static int chunk_solve(Costdb *db, const ApsolveCand *c, const ApsolveOptions *io,
+                       ApsolveDpShared *sh, const double *each, unsigned char *skip, int nmax,
+                       int verdict, double best, ApsolvePlan **il)
+{
+    int any = 0, e;
+    double price;
+    for (int n = 0; n <= nmax; n++)
+        any |= skip[n] = each && apsolve_chunk_skip(each[n], io->micro_batches, best);
+    if (!any)
+        return apsolve_solve_shared(c->p, io, sh, il);
+    e = apsolve_solve_shared_skip(c->p, io, sh, skip, il);
+    if (e == APSOLVE_EINFEASIBLE || e || !chunk_keeps(db, c, *il, verdict, best, &price))
+        return e;
+    apsolve_plan_free(il);
+    return apsolve_solve_shared(c->p, io, sh, il);
+}
+
 static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, int vmin,
                       int vmax, int verdict, ApsolveDpShared *sh)
 {
     double best = apsolve_full_price(db, c->sweep, *pl), B = c->opt.micro_batches;
     int nmax = c->p->num_layers < c->p->num_devices ? c->p->num_layers : c->p->num_devices;
     ApsolveStageFloor fl;
-    int have_floor = apsolve_stage_floor_init(&fl, c->p) == APSOLVE_OK;
+    int have_floor = apsolve_stage_floor_init(&fl, c->p) == APSOLVE_OK, e = 0;
+    double *each;
+    unsigned char *skip;
     if (c->opt.max_stages > 0 && c->opt.max_stages < nmax)
         nmax = c->opt.max_stages;
+    each = malloc(((size_t)nmax + 1) * sizeof *each);
+    skip = malloc((size_t)nmax + 1);
+    if (!each || !skip) {
+        e = APSOLVE_ENOMEM;
+        goto done;
+    }
     for (int v = vmin; v <= vmax && v <= c->p->num_layers; v++) {
         ApsolveOptions io = c->opt;
         ApsolvePlan *il = NULL;
-        ApsolveFwVerdict fv;
-        double price;
-        int e;
+        double price, floor = INFINITY;
         if (B * chunk_bound(c->p, v) >= best)
             break;
-        if (have_floor &&
-            apsolve_chunk_skip(apsolve_chunk_floor(&fl, kind, v, c->opt.micro_batches, nmax),
-                               c->opt.micro_batches, best))
-            continue;
+        if (have_floor) {
+            apsolve_chunk_floor_each(&fl, kind, v, c->opt.micro_batches, nmax, each);
+            for (int n = 1; n <= nmax; n++)
+                floor = each[n] < floor ? each[n] : floor;
+            if (apsolve_chunk_skip(floor, c->opt.micro_batches, best))
+                continue;
+        }
         io.schedule = kind;
         io.virtual_stages = v;
         io.whole_chunks = 1;
-        e = apsolve_solve_shared(c->p, &io, sh, &il);
-        if (e == APSOLVE_EINFEASIBLE)
+        e = chunk_solve(db, c, &io, sh, have_floor ? each : NULL, skip, nmax, verdict, best,
+                        &il);
+        if (e == APSOLVE_EINFEASIBLE) {
+            e = 0;
             continue;
-        if (e) {
-            if (have_floor)
-                apsolve_stage_floor_free(&fl);
-            return e;
         }
-        if (il->feasible && (!verdict || il->n_stages > 1) &&
-            (!verdict ||
-             (apsolve_plan_frameworks(db, c->sweep, c->sw.dtype, il, &fv) == 0 && fv.runs)) &&
-            (price = apsolve_full_price(db, c->sweep, il)) < best) {
+        if (e)
+            goto done;
+        if (chunk_keeps(db, c, il, verdict, best, &price)) {
             apsolve_plan_free(pl);
             *pl = il;
             c->opt = io;
@@ -158,9 +200,12 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
             apsolve_plan_free(&il);
         }
     }
+done:
     if (have_floor)
         apsolve_stage_floor_free(&fl);
-    return 0;
+    free(each);
+    free(skip);
+    return e;
 }
 
 /* The auto search's schedule choice when --schedule is not given (docs/

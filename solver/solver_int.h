@@ -37,6 +37,13 @@ void apsolve_dp_shared_free(ApsolveDpShared *sh);
  * holds its table. */
 int apsolve_solve_shared(const ApsolveProblem *p, const ApsolveOptions *opt,
                          ApsolveDpShared *sh, ApsolvePlan **out);
+/* apsolve_solve_shared (sh not NULL) whose exact-count searches (chunked
+ * schedules and ZB-H1) leave out each stage count n with skip[n] nonzero
+ * (skip: NULL or indices 0 .. the most stages); without them its plan and
+ * counts may differ from the whole search's (session_search.c,
+ * try_chunks, re-runs a candidate whole before it keeps it). */
+int apsolve_solve_shared_skip(const ApsolveProblem *p, const ApsolveOptions *opt,
+                              ApsolveDpShared *sh, const unsigned char *skip, ApsolvePlan **out);
 /* The cheapest cost and work (cost x devices) of each stage i..j over its
  * submeshes and configs, and scratch (solver/chunk_floor.c). */
 typedef struct ApsolveStageFloor {
@@ -52,6 +59,11 @@ void apsolve_stage_floor_free(ApsolveStageFloor *f);
  * micro-batches: B x it bounds each such plan's objective and full
  * estimate from below (chunk_floor.c has the proof). +inf: no plan. */
 double apsolve_chunk_floor(const ApsolveStageFloor *f, int kind, int v, int B, int nmax);
+/* The same floor per stage count: each[n] (n = 0 .. nmax) bounds, as
+ * above, the plans of exactly n stages; +inf where kind does not allow n
+ * or no cut has n stages (each[0] is +inf). */
+void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B, int nmax,
+                              double *each);
 /* Whether B x floor reaches best with a margin of 1e-9 of it (a plan's
  * time is summed in a different order than B x its largest stage, so it
  * may round a few ulps below): then no plan of that v can beat best. */
