@@ -176,6 +176,92 @@ static void test_floor_prunes_exactly(void)
     CU_ASSERT(skipped > 20); /* the floor does skip */
 }
 
+/* chunk_search with each v's stage counts whose own floor reaches the best
+ * so far left out (apsolve_solve_shared_skip), and the v searched again
+ * whole when that plan beats the best (session_search.c, chunk_solve);
+ * *left counts the stage counts left out, *low the floors above a plan. */
+static ApsolvePlan *chunk_search_each(const ApsolveProblem *p, const ApsolveOptions *base,
+                                      int kind, const ApsolveStageFloor *fl, int *left, int *low,
+                                      int *again)
+{
+    ApsolvePlan *best = NULL;
+    ApsolveOptions o = *base;
+    int nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices;
+    double *each = malloc(((size_t)nmax + 1) * sizeof *each);
+    unsigned char *skip = malloc((size_t)nmax + 1);
+    ApsolveDpShared *sh = apsolve_dp_shared_new();
+    CU_ASSERT_FATAL(each && skip && sh);
+    if (apsolve_solve(p, &o, &best) != APSOLVE_OK)
+        best = NULL;
+    for (int v = 2; best && v <= (kind == APSOLVE_SCHEDULE_ZBV ? 2 : p->num_layers); v++) {
+        ApsolvePlan *il = NULL, *whole = NULL;
+        int any = 0, rc;
+        o = *base;
+        o.schedule = kind;
+        o.virtual_stages = v;
+        o.whole_chunks = 1;
+        apsolve_chunk_floor_each(fl, kind, v, base->micro_batches, nmax, each);
+        for (int n = 0; n <= nmax; n++) {
+            any |= skip[n] = apsolve_chunk_skip(each[n], base->micro_batches, best->total_cost);
+            *left += skip[n] && isfinite(each[n]);
+        }
+        /* the whole search's plan, to check the floor of its stage count */
+        if (apsolve_solve_shared(p, &o, sh, &whole) == APSOLVE_OK)
+            *low += !(each[whole->n_stages] <= whole->max_stage_cost * (1 + 1e-12));
+        rc = any ? apsolve_solve_shared_skip(p, &o, sh, skip, &il)
+                 : apsolve_solve_shared(p, &o, sh, &il);
+        if (rc == APSOLVE_OK && any && il->total_cost < best->total_cost) {
+            apsolve_plan_free(&il);
+            rc = apsolve_solve_shared(p, &o, sh, &il);
+            (*again)++;
+        }
+        if (rc == APSOLVE_OK && il->total_cost < best->total_cost) {
+            apsolve_plan_free(&best);
+            best = il;
+        } else {
+            apsolve_plan_free(&il);
+        }
+        apsolve_plan_free(&whole);
+    }
+    apsolve_dp_shared_free(sh);
+    free(each);
+    free(skip);
+    return best;
+}
+
+static void test_floor_each_prunes_exactly(void)
+{
+    uint64_t rng = 0xBEEF5ull;
+    int differ = 0, low = 0, left = 0, searched = 0, again = 0;
+    for (int t = 0; t < 120; t++) {
+        ApsolveProblem *p = random_problem(&rng, t);
+        ApsolveStageFloor fl;
+        ApsolveOptions o;
+        int kind = k_kinds[t % 2], unused = 0;
+        memset(&o, 0, sizeof o);
+        o.micro_batches = (int[]){2, 4, 8, 12}[oracle_rand(&rng) % 4];
+        o.objective = t % 3 == 2 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
+        CU_ASSERT_FATAL(apsolve_stage_floor_init(&fl, p) == APSOLVE_OK);
+        {
+            ApsolvePlan *all = chunk_search(p, &o, kind, &fl, 0, &unused);
+            ApsolvePlan *some = chunk_search_each(p, &o, kind, &fl, &left, &low, &again);
+            differ += !same_plan(all, some);
+            searched += all != NULL;
+            apsolve_plan_free(&all);
+            apsolve_plan_free(&some);
+        }
+        apsolve_stage_floor_free(&fl);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT(differ == 0);
+    CU_ASSERT(low == 0);
+    CU_ASSERT(searched > 60);
+    CU_ASSERT(left > 20);  /* stage counts are left out */
+    CU_ASSERT(again > 5);  /* and v that win with some left out are searched again */
+    fprintf(stderr, "floor each: %d differ, %d low, %d left out, %d searched again, %d searched\n",
+            differ, low, left, again, searched);
+}
+
 static int same_prep(const DpPrep *a, const DpPrep *b, int L)
 {
     if (a->n_opts != b->n_opts || a->n_items != b->n_items ||
@@ -415,6 +501,7 @@ int main(void)
 {
     static const CunitTest tests[] = {
         {"chunk floor skips no better plan", test_floor_prunes_exactly},
+        {"stage counts left out by their floor change no plan", test_floor_each_prunes_exactly},
         {"family memory bounds are apsolve_entry_mnss's", test_family_bounds},
         {"dominated items left out", test_dominated_items},
         {"shared table across chunk counts", test_shared_table},
