@@ -97,23 +97,6 @@ static double chunk_bound(const ApsolveProblem *p, int v)
     return first > last ? first : last;
 }
 
-/* One chunked schedule of the auto search (docs/solver.md, "Schedules"):
- * for v = vmin .. vmax model chunks per device (each stage's layers split
- * into whole chunks: io.whole_chunks, so v up to the layers; Megatron-LM
- * runs vpp of 2 to 20 in its published configurations), the DP's best
- * plan under kind with v chunks, whose in-flight count is the schedule's
- * (apsolve_schedule_in_flight with v, through the options); it replaces
- * *pl, and c's options follow, when its full estimate (which pays v times
- * the stage-boundary transfers) is lower and, with verdict, a framework
- * runs it as priced. The v are tried in order and stop, exactly, once B x
- * chunk_bound(v) reaches the best full estimate (no plan of v or more
- * chunks can beat it); a v whose floor (apsolve_chunk_floor: at each stage
- * count n its schedule allows, B x the least largest stage cost of a cut
- * into n stages of whole chunks, or of its least work over the D devices)
- * reaches it at every n is skipped before its options are made: none of
- * its plans could beat the best (solver/chunk_floor.c has the proof), and
- * a v that runs runs whole, so the plan and counts kept are the same.
- * 0, or an apsolve error other than infeasibility. */
 /* Whether try_chunks keeps il (a v's plan) over best: *price its full
  * estimate when it does. */
 static int chunk_keeps(Costdb *db, const ApsolveCand *c, const ApsolvePlan *il, int verdict,
@@ -144,12 +127,31 @@ static int chunk_solve(Costdb *db, const ApsolveCand *c, const ApsolveOptions *i
     if (!any)
         return apsolve_solve_shared(c->p, io, sh, il);
     e = apsolve_solve_shared_skip(c->p, io, sh, skip, il);
-    if (e == APSOLVE_EINFEASIBLE || e || !chunk_keeps(db, c, *il, verdict, best, &price))
+    if (e || !chunk_keeps(db, c, *il, verdict, best, &price))
         return e;
     apsolve_plan_free(il);
     return apsolve_solve_shared(c->p, io, sh, il);
 }
 
+/* One chunked schedule of the auto search (docs/solver.md, "Schedules"):
+ * for v = vmin .. vmax model chunks per device (each stage's layers split
+ * into whole chunks: io.whole_chunks, so v up to the layers; Megatron-LM
+ * runs vpp of 2 to 20 in its published configurations), the DP's best
+ * plan under kind with v chunks, whose in-flight count is the schedule's
+ * (apsolve_schedule_in_flight with v, through the options); it replaces
+ * *pl, and c's options follow, when its full estimate (which pays v times
+ * the stage-boundary transfers) is lower and, with verdict, a framework
+ * runs it as priced. The v are tried in order and stop, exactly, once B x
+ * chunk_bound(v) reaches the best full estimate (no plan of v or more
+ * chunks can beat it); a v whose floor (apsolve_chunk_floor: at each stage
+ * count n its schedule allows, B x the least largest stage cost of a cut
+ * into n stages of whole chunks, or of its least work over the D devices)
+ * reaches it at every n is skipped before its options are made: none of
+ * its plans could beat the best (solver/chunk_floor.c has the proof); a v
+ * that runs leaves out the stage counts whose own floor reaches it and is
+ * searched again whole when it wins (chunk_solve), so the plan and counts
+ * kept are the same.
+ * 0, or an apsolve error other than infeasibility. */
 static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, int vmin,
                       int vmax, int verdict, ApsolveDpShared *sh)
 {
