@@ -19,7 +19,7 @@
  *   work at least that, so one of them costs at least work / D (the
  *   largest cost times D is at least the sum of cost x devices).
  *
- * ZB-V's fill floor (f->root; docs/performance.md, "ZB-V's fill floor"):
+ * ZB-V's fill floor (f->root; docs/performance.md, "ZB-V's fill floor per stage count"):
  * under ZB-V (v = 2) a plan of n stages pays the fill of its V, which the
  * floors above do not see. Stage k (on d_k devices; the plan's d_k sum to
  * the D devices, evaluate.c apsolve_plan_price) has the entry's fwd f_k,
