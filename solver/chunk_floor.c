@@ -19,6 +19,37 @@
  *   work at least that, so one of them costs at least work / D (the
  *   largest cost times D is at least the sum of cost x devices).
  *
+ * ZB-V's fill floor (f->root; docs/performance.md, "ZB-V's fill floor per stage count"):
+ * under ZB-V (v = 2) a plan of n stages pays the fill of its V, which the
+ * floors above do not see. Stage k (on d_k devices; the plan's d_k sum to
+ * the D devices, evaluate.c apsolve_plan_price) has the entry's fwd f_k,
+ * bwd b_k and weight-gradient part w_k of it, and cost c_k. Its objective
+ * (evaluate.c, apsolve_plan_price) and its full estimate (full_estimate.c)
+ * are T - S + M plus terms >= 0 (the apply step, 2 x the transfers, and
+ * the periods' excess over the costs), where T = base_time(2, B, sum c,
+ * max c) or max period, S = base_time(2, B, sum (f + b), max (f + b)) and M
+ * the makespan of PyTorch's V order (schedule_zb.c, zb_makespan: S - M is
+ * apsolve_schedule_zb_saving). When every entry has c >= f + b, T >= S, so
+ * both are at least M. M is a list schedule's makespan, so at least the
+ * length of any chain of its passes: micro-batch 0's forwards through the
+ * 2n chunks and its input-gradient passes back (each half its device's
+ * f_k and b_k - w_k), M >= sum_k x_k with x_k = f_k + b_k - w_k. With
+ * W_k <= d_k x_k the least d x (f + b - w) of stage k's layers over
+ * submeshes and configs, Cauchy-Schwarz gives
+ *   (sum_k sqrt W_k)^2 <= sum_k (W_k / d_k) x sum_k d_k <= D sum_k x_k,
+ * so (least over n-cuts of sum_k sqrt W_k)^2 / D bounds every plan of n
+ * stages from below; each[n] is raised to it / B. Entries with c < f + b
+ * (up to 1e-12 of it), f < 0 or w outside 0 .. b leave root NULL (no fill
+ * floor). Rounding (sums in other orders, the square root) is far inside
+ * apsolve_chunk_skip's margin of 1e-9. Under best (apsolve_stage_floor_under,
+ * tau = best / B, with that margin): a plan whose objective or full
+ * estimate is below best has B x each stage's cost below it (the first
+ * claim above), so each stage is an entry of cost below tau and W_k may be
+ * taken over those entries alone; then every plan of n stages is at or
+ * above min(best, B x each[n]), and B x each[n] >= best leaves n out
+ * exactly as before. This drops the uneven cuts (one stage of most layers)
+ * that make the unrestricted sum of roots small.
+ *
  * A chunk count whose floor, at every stage count its schedule allows,
  * reaches the best full estimate so far cannot give a plan that beats it,
  * so skipping it changes no outcome; the search of a v that is not skipped
@@ -30,6 +61,43 @@
 #include "schedule.h"
 #include "solver_int.h"
 
+/* f->root (the file comment) over the entries of cost at most tau: 0, or
+ * -1 (root freed, left NULL) when the problem has no split of its backward
+ * or an entry's split does not allow the fill floor. */
+static int fill_roots(ApsolveStageFloor *f, double tau)
+{
+    const ApsolveProblem *p = f->p;
+    int L = p->num_layers;
+    for (int i = 0; i < L; i++)
+        for (int j = i; j < L; j++) {
+            double r = INFINITY;
+            for (int s = 0; s < p->num_submeshes; s++) {
+                double d = (double)p->submeshes[s].hosts * p->submeshes[s].gpus;
+                for (int k = 0; k < p->num_configs; k++) {
+                    size_t idx = apsolve_index(p, i, j, s, k);
+                    double c = apsolve_entry_cost(p, idx), fw = p->fwd_cost[idx],
+                           bw = p->bwd_cost[idx], wg = p->wgrad_cost[idx];
+                    if (isinf(c) || c > tau)
+                        continue; /* no plan uses it; none under tau does */
+                    if (!(fw >= 0 && wg >= 0 && wg <= bw && c >= (fw + bw) * (1 - 1e-12))) {
+                        free(f->root);
+                        f->root = NULL;
+                        return -1;
+                    }
+                    r = (fw + bw - wg) * d < r ? (fw + bw - wg) * d : r;
+                }
+            }
+            f->root[(size_t)i * L + j] = sqrt(r);
+        }
+    return 0;
+}
+
+void apsolve_stage_floor_under(ApsolveStageFloor *f, double tau)
+{
+    if (f->root)
+        fill_roots(f, tau);
+}
+
 int apsolve_stage_floor_init(ApsolveStageFloor *f, const ApsolveProblem *p)
 {
     int L = p->num_layers;
@@ -37,7 +105,8 @@ int apsolve_stage_floor_init(ApsolveStageFloor *f, const ApsolveProblem *p)
     f->D = p->num_devices;
     f->cost = malloc((size_t)L * (size_t)L * sizeof *f->cost);
     f->work = malloc((size_t)L * (size_t)L * sizeof *f->work);
-    f->g = malloc(((size_t)L + 1) * 2 * sizeof *f->g);
+    f->root = NULL;
+    f->g = malloc(((size_t)L + 1) * 3 * sizeof *f->g);
     if (!f->cost || !f->work || !f->g) {
         apsolve_stage_floor_free(f);
         return APSOLVE_ENOMEM;
@@ -56,6 +125,10 @@ int apsolve_stage_floor_init(ApsolveStageFloor *f, const ApsolveProblem *p)
             f->cost[(size_t)i * L + j] = c;
             f->work[(size_t)i * L + j] = w;
         }
+    f->p = p;
+    if (p->fwd_cost && p->bwd_cost && p->wgrad_cost &&
+        (f->root = malloc((size_t)L * (size_t)L * sizeof *f->root)))
+        fill_roots(f, INFINITY);
     return APSOLVE_OK;
 }
 
@@ -63,18 +136,23 @@ void apsolve_stage_floor_free(ApsolveStageFloor *f)
 {
     free(f->cost);
     free(f->work);
+    free(f->root);
     free(f->g);
-    f->cost = f->work = f->g = NULL;
+    f->cost = f->work = f->root = f->g = NULL;
 }
 
-double apsolve_chunk_floor(const ApsolveStageFloor *f, int kind, int v, int B, int nmax)
+void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B, int nmax,
+                              double *each)
 {
     int L = f->L;
     /* g[i]: the least largest cost, h[i] the least work, of covering
      * layers i..L-1 by exactly m stages of whole chunks (m = 1, 2, ...) */
-    double *g = f->g, *h = f->g + L + 1, floor = INFINITY;
+    double *g = f->g, *h = f->g + L + 1, *r = f->g + 2 * (L + 1);
+    int fill = kind == APSOLVE_SCHEDULE_ZBV && f->root; /* r[i]: the least sum of roots */
+    for (int m = 0; m <= nmax; m++)
+        each[m] = INFINITY;
     for (int i = 0; i <= L; i++)
-        g[i] = h[i] = i == L ? 0 : INFINITY;
+        g[i] = h[i] = r[i] = i == L ? 0 : INFINITY;
     for (int m = 1; m <= nmax && m * v <= L; m++) {
         /* in place, i ascending: row i reads rows > i of count m - 1 */
         for (int i = 0; i < L; i++) {
@@ -87,13 +165,33 @@ double apsolve_chunk_floor(const ApsolveStageFloor *f, int kind, int v, int B, i
             }
             g[i] = gi;
             h[i] = hi;
+            if (fill) {
+                double ri = INFINITY;
+                for (int j = i + v - 1; j < L; j += v) {
+                    double x = f->root[(size_t)i * L + j] + r[j + 1];
+                    ri = x < ri ? x : ri;
+                }
+                r[i] = ri;
+            }
         }
-        g[L] = h[L] = INFINITY; /* m >= 1 stages cover at least one layer */
+        g[L] = h[L] = r[L] = INFINITY; /* m >= 1 stages cover at least one layer */
         if (apsolve_schedule_valid((ApsolveSchedule)kind, v, B, m, NULL, 0)) {
-            double x = h[0] / f->D > g[0] ? h[0] / f->D : g[0];
-            floor = x < floor ? x : floor;
+            each[m] = h[0] / f->D > g[0] ? h[0] / f->D : g[0];
+            if (fill && r[0] * r[0] / f->D / B > each[m])
+                each[m] = r[0] * r[0] / f->D / B;
         }
     }
+}
+
+double apsolve_chunk_floor(const ApsolveStageFloor *f, int kind, int v, int B, int nmax)
+{
+    double *each = malloc(((size_t)(nmax > 0 ? nmax : 0) + 1) * sizeof *each), floor = INFINITY;
+    if (!each)
+        return 0; /* no floor: nothing skipped */
+    apsolve_chunk_floor_each(f, kind, v, B, nmax, each);
+    for (int m = 1; m <= nmax; m++)
+        floor = each[m] < floor ? each[m] : floor;
+    free(each);
     return floor;
 }
 

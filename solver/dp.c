@@ -491,8 +491,10 @@ static int valid_counts(const ApsolveProblem *p, const ApsolveOptions *opt, int 
     return count;
 }
 
+/* skip: NULL, or per stage count n (indices 0 .. most stages) nonzero when
+ * the exact-count searches leave n out (apsolve_solve_shared_skip). */
 static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolveDpShared *sh,
-                     int dense, ApsolvePlan **out)
+                     const unsigned char *skip, int dense, ApsolvePlan **out)
 {
     double t0 = costdb_monotonic_seconds();
     ApsolvePlan *best = NULL;
@@ -525,6 +527,13 @@ static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, Apsolve
          * bounds of every n come from one family (dp_prep.c). */
         int ns[APSOLVE_MAX_LAYERS], count = valid_counts(p, opt, v, ns);
         DpFamily fam;
+        if (skip) { /* the family over the counts searched alone */
+            int kept = 0;
+            for (int q = 0; q < count; q++)
+                if (!skip[ns[q]])
+                    ns[kept++] = ns[q];
+            count = kept;
+        }
         if ((rc = apsolve_dp_family_init(&fam, sh, p, opt, ns, count)) != APSOLVE_OK)
             return rc;
         for (int q = 0; q < count; q++) {
@@ -566,7 +575,7 @@ static int solve_alone(const ApsolveProblem *p, const ApsolveOptions *opt, int d
                        ApsolvePlan **out)
 {
     ApsolveDpShared *sh = apsolve_dp_shared_new();
-    int rc = sh ? solve_all(p, opt, sh, dense, out) : APSOLVE_ENOMEM;
+    int rc = sh ? solve_all(p, opt, sh, NULL, dense, out) : APSOLVE_ENOMEM;
     apsolve_dp_shared_free(sh);
     return rc;
 }
@@ -579,7 +588,13 @@ int apsolve_solve(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePla
 int apsolve_solve_shared(const ApsolveProblem *p, const ApsolveOptions *opt,
                          ApsolveDpShared *sh, ApsolvePlan **out)
 {
-    return sh ? solve_all(p, opt, sh, 0, out) : solve_alone(p, opt, 0, out);
+    return sh ? solve_all(p, opt, sh, NULL, 0, out) : solve_alone(p, opt, 0, out);
+}
+
+int apsolve_solve_shared_skip(const ApsolveProblem *p, const ApsolveOptions *opt,
+                              ApsolveDpShared *sh, const unsigned char *skip, ApsolvePlan **out)
+{
+    return sh ? solve_all(p, opt, sh, skip, 0, out) : APSOLVE_EINVAL;
 }
 
 int apsolve_solve_dense(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan **out)

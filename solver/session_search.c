@@ -97,6 +97,42 @@ static double chunk_bound(const ApsolveProblem *p, int v)
     return first > last ? first : last;
 }
 
+/* Whether try_chunks keeps il (a v's plan) over best: *price its full
+ * estimate when it does. */
+static int chunk_keeps(Costdb *db, const ApsolveCand *c, const ApsolvePlan *il, int verdict,
+                       double best, double *price)
+{
+    ApsolveFwVerdict fv;
+    return il->feasible && (!verdict || il->n_stages > 1) &&
+           (!verdict ||
+            (apsolve_plan_frameworks(db, c->sweep, c->sw.dtype, il, &fv) == 0 && fv.runs)) &&
+           (*price = apsolve_full_price(db, c->sweep, il)) < best;
+}
+
+/* One v's search (apsolve_solve_shared), with the stage counts whose floor
+ * (each[n]) reaches best left out (skip, scratch of nmax + 1). A stage
+ * count left out has only plans whose full estimate reaches best, so when
+ * the search without them gives a plan try_chunks does not keep, the whole
+ * search's plan is that one or one of theirs, and is not kept either; when
+ * it gives one it keeps, the v is searched again whole, so the plan and
+ * counts kept are the whole search's. */
+static int chunk_solve(Costdb *db, const ApsolveCand *c, const ApsolveOptions *io,
+                       ApsolveDpShared *sh, const double *each, unsigned char *skip, int nmax,
+                       int verdict, double best, ApsolvePlan **il)
+{
+    int any = 0, e;
+    double price;
+    for (int n = 0; n <= nmax; n++)
+        any |= skip[n] = each && apsolve_chunk_skip(each[n], io->micro_batches, best);
+    if (!any)
+        return apsolve_solve_shared(c->p, io, sh, il);
+    e = apsolve_solve_shared_skip(c->p, io, sh, skip, il);
+    if (e || !chunk_keeps(db, c, *il, verdict, best, &price))
+        return e;
+    apsolve_plan_free(il);
+    return apsolve_solve_shared(c->p, io, sh, il);
+}
+
 /* One chunked schedule of the auto search (docs/solver.md, "Schedules"):
  * for v = vmin .. vmax model chunks per device (each stage's layers split
  * into whole chunks: io.whole_chunks, so v up to the layers; Megatron-LM
@@ -111,8 +147,10 @@ static double chunk_bound(const ApsolveProblem *p, int v)
  * count n its schedule allows, B x the least largest stage cost of a cut
  * into n stages of whole chunks, or of its least work over the D devices)
  * reaches it at every n is skipped before its options are made: none of
- * its plans could beat the best (solver/chunk_floor.c has the proof), and
- * a v that runs runs whole, so the plan and counts kept are the same.
+ * its plans could beat the best (solver/chunk_floor.c has the proof); a v
+ * that runs leaves out the stage counts whose own floor reaches it and is
+ * searched again whole when it wins (chunk_solve), so the plan and counts
+ * kept are the same.
  * 0, or an apsolve error other than infeasibility. */
 static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, int vmin,
                       int vmax, int verdict, ApsolveDpShared *sh)
@@ -120,36 +158,46 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
     double best = apsolve_full_price(db, c->sweep, *pl), B = c->opt.micro_batches;
     int nmax = c->p->num_layers < c->p->num_devices ? c->p->num_layers : c->p->num_devices;
     ApsolveStageFloor fl;
-    int have_floor = apsolve_stage_floor_init(&fl, c->p) == APSOLVE_OK;
+    int have_floor = apsolve_stage_floor_init(&fl, c->p) == APSOLVE_OK, e = 0;
+    double *each;
+    unsigned char *skip;
     if (c->opt.max_stages > 0 && c->opt.max_stages < nmax)
         nmax = c->opt.max_stages;
+    each = malloc(((size_t)nmax + 1) * sizeof *each);
+    skip = malloc((size_t)nmax + 1);
+    if (!each || !skip) {
+        e = APSOLVE_ENOMEM;
+        goto done;
+    }
     for (int v = vmin; v <= vmax && v <= c->p->num_layers; v++) {
         ApsolveOptions io = c->opt;
         ApsolvePlan *il = NULL;
-        ApsolveFwVerdict fv;
-        double price;
-        int e;
+        double price, floor = INFINITY;
         if (B * chunk_bound(c->p, v) >= best)
             break;
-        if (have_floor &&
-            apsolve_chunk_skip(apsolve_chunk_floor(&fl, kind, v, c->opt.micro_batches, nmax),
-                               c->opt.micro_batches, best))
-            continue;
+        if (have_floor) {
+            /* ZB-V's fill floor over the stage entries a plan under best
+             * can hold (chunk_floor.c) */
+            if (kind == APSOLVE_SCHEDULE_ZBV)
+                apsolve_stage_floor_under(&fl, best / B * (1 + 1e-9));
+            apsolve_chunk_floor_each(&fl, kind, v, c->opt.micro_batches, nmax, each);
+            for (int n = 1; n <= nmax; n++)
+                floor = each[n] < floor ? each[n] : floor;
+            if (apsolve_chunk_skip(floor, c->opt.micro_batches, best))
+                continue;
+        }
         io.schedule = kind;
         io.virtual_stages = v;
         io.whole_chunks = 1;
-        e = apsolve_solve_shared(c->p, &io, sh, &il);
-        if (e == APSOLVE_EINFEASIBLE)
+        e = chunk_solve(db, c, &io, sh, have_floor ? each : NULL, skip, nmax, verdict, best,
+                        &il);
+        if (e == APSOLVE_EINFEASIBLE) {
+            e = 0;
             continue;
-        if (e) {
-            if (have_floor)
-                apsolve_stage_floor_free(&fl);
-            return e;
         }
-        if (il->feasible && (!verdict || il->n_stages > 1) &&
-            (!verdict ||
-             (apsolve_plan_frameworks(db, c->sweep, c->sw.dtype, il, &fv) == 0 && fv.runs)) &&
-            (price = apsolve_full_price(db, c->sweep, il)) < best) {
+        if (e)
+            goto done;
+        if (chunk_keeps(db, c, il, verdict, best, &price)) {
             apsolve_plan_free(pl);
             *pl = il;
             c->opt = io;
@@ -158,9 +206,12 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
             apsolve_plan_free(&il);
         }
     }
+done:
     if (have_floor)
         apsolve_stage_floor_free(&fl);
-    return 0;
+    free(each);
+    free(skip);
+    return e;
 }
 
 /* The auto search's schedule choice when --schedule is not given (docs/

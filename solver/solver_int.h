@@ -37,21 +37,44 @@ void apsolve_dp_shared_free(ApsolveDpShared *sh);
  * holds its table. */
 int apsolve_solve_shared(const ApsolveProblem *p, const ApsolveOptions *opt,
                          ApsolveDpShared *sh, ApsolvePlan **out);
+/* apsolve_solve_shared (sh not NULL) whose exact-count searches (chunked
+ * schedules and ZB-H1) leave out each stage count n with skip[n] nonzero
+ * (skip: NULL or indices 0 .. the most stages); without them its plan and
+ * counts may differ from the whole search's (session_search.c,
+ * try_chunks, re-runs a candidate whole before it keeps it). */
+int apsolve_solve_shared_skip(const ApsolveProblem *p, const ApsolveOptions *opt,
+                              ApsolveDpShared *sh, const unsigned char *skip, ApsolvePlan **out);
 /* The cheapest cost and work (cost x devices) of each stage i..j over its
- * submeshes and configs, and scratch (solver/chunk_floor.c). */
+ * submeshes and configs, and scratch (solver/chunk_floor.c). root: NULL, or
+ * the square root of the least devices x (fwd + bwd - wgrad) of stage i..j
+ * (ZB-V's fill floor; NULL when some entry's split does not allow it). */
 typedef struct ApsolveStageFloor {
     int L, D;
     double *cost, *work;              /* [i L + j] */
-    double *g;                        /* scratch, 2 (L + 1) */
+    double *root;                     /* [i L + j] or NULL */
+    const ApsolveProblem *p;
+    double *g;                        /* scratch, 3 (L + 1) */
 } ApsolveStageFloor;
 int apsolve_stage_floor_init(ApsolveStageFloor *f, const ApsolveProblem *p);
 void apsolve_stage_floor_free(ApsolveStageFloor *f);
+/* f->root over the entries of cost at most tau alone (initially +inf):
+ * then each[n] of ZB-V bounds only the plans whose full estimate and
+ * objective are below B tau; those above are not bounded (chunk_floor.c:
+ * with tau = best / B, B x each[n] >= best still leaves n out exactly). */
+void apsolve_stage_floor_under(ApsolveStageFloor *f, double tau);
 /* A floor of the largest stage cost of every plan the search under the
  * chunked schedule kind with v chunks per device (stages of whole chunks)
  * can return, over its stage counts n <= nmax that kind allows with B
  * micro-batches: B x it bounds each such plan's objective and full
  * estimate from below (chunk_floor.c has the proof). +inf: no plan. */
 double apsolve_chunk_floor(const ApsolveStageFloor *f, int kind, int v, int B, int nmax);
+/* The same floor per stage count: each[n] (n = 0 .. nmax) bounds, as
+ * above, the plans of exactly n stages (B x each[n] bounds their objective
+ * and full estimate); +inf where kind does not allow n or no cut has n
+ * stages (each[0] is +inf). Under ZB-V with f->root, each[n] is at least
+ * the fill floor / B (chunk_floor.c), which may exceed the largest stage. */
+void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B, int nmax,
+                              double *each);
 /* Whether B x floor reaches best with a margin of 1e-9 of it (a plan's
  * time is summed in a different order than B x its largest stage, so it
  * may round a few ulps below): then no plan of that v can beat best. */

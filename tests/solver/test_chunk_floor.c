@@ -130,7 +130,7 @@ static ApsolvePlan *chunk_search(const ApsolveProblem *p, const ApsolveOptions *
         if (apsolve_solve(p, &o, &il) != APSOLVE_OK)
             continue;
         /* the floor's claim: no plan of v has a cheaper largest stage */
-        *floor_low += !(floor <= il->max_stage_cost * (1 + 1e-12) &&
+        *floor_low += !((kind == APSOLVE_SCHEDULE_ZBV || floor <= il->max_stage_cost * (1 + 1e-12)) &&
                         !apsolve_chunk_skip(floor, base->micro_batches, il->total_cost));
         if (il->total_cost < best->total_cost) {
             apsolve_plan_free(&best);
@@ -174,6 +174,175 @@ static void test_floor_prunes_exactly(void)
     CU_ASSERT(floor_low == 0);
     CU_ASSERT(searched > 60);
     CU_ASSERT(skipped > 20); /* the floor does skip */
+}
+
+/* ZB-V's fill floor (chunk_floor.c): B x each[n] at most the plan of each
+ * stage count n alone, or cap (best: the floor under best / B,
+ * apsolve_stage_floor_under) when less (every other count left out, skip as scratch); *low
+ * counts the floors above it, *counts the counts checked, *ratio (when not
+ * NULL) the largest B x each[n] / that plan's total where the fill floor
+ * is above the largest-stage floor. */
+static void check_counts(const ApsolveProblem *p, const ApsolveOptions *o, ApsolveDpShared *sh,
+                         const double *each, unsigned char *skip, int nmax, double cap,
+                         int *low, int *counts, double *ratio)
+{
+    for (int n = 1; n <= nmax; n++) {
+        ApsolvePlan *one = NULL;
+        for (int q = 0; q <= nmax; q++)
+            skip[q] = q != n;
+        if (apsolve_solve_shared_skip(p, o, sh, skip, &one) == APSOLVE_OK && one->feasible &&
+            (int)one->n_stages == n) {
+            double x = o->micro_batches * each[n];
+            *low += !((x < cap ? x : cap) <= one->total_cost * (1 + 1e-12));
+            (*counts)++;
+            if (ratio && each[n] > one->max_stage_cost && x / one->total_cost > *ratio)
+                *ratio = x / one->total_cost;
+        }
+        apsolve_plan_free(&one);
+    }
+}
+
+/* chunk_search with each v's stage counts whose own floor reaches the best
+ * so far left out (apsolve_solve_shared_skip), and the v searched again
+ * whole when that plan beats the best (session_search.c, chunk_solve);
+ * *left counts the stage counts left out, *low the floors above a plan. */
+static ApsolvePlan *chunk_search_each(const ApsolveProblem *p, const ApsolveOptions *base,
+                                      int kind, ApsolveStageFloor *fl, int *left, int *low,
+                                      int *again, int *counts)
+{
+    ApsolvePlan *best = NULL;
+    ApsolveOptions o = *base;
+    int nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices;
+    double *each = malloc(((size_t)nmax + 1) * sizeof *each);
+    unsigned char *skip = malloc((size_t)nmax + 1);
+    ApsolveDpShared *sh = apsolve_dp_shared_new();
+    CU_ASSERT_FATAL(each && skip && sh);
+    if (apsolve_solve(p, &o, &best) != APSOLVE_OK)
+        best = NULL;
+    for (int v = 2; best && v <= (kind == APSOLVE_SCHEDULE_ZBV ? 2 : p->num_layers); v++) {
+        ApsolvePlan *il = NULL, *whole = NULL;
+        int any = 0, rc;
+        o = *base;
+        o.schedule = kind;
+        o.virtual_stages = v;
+        o.whole_chunks = 1;
+        /* as try_chunks: ZB-V's fill floor under the best so far */
+        if (kind == APSOLVE_SCHEDULE_ZBV)
+            apsolve_stage_floor_under(fl, best->total_cost / base->micro_batches * (1 + 1e-9));
+        apsolve_chunk_floor_each(fl, kind, v, base->micro_batches, nmax, each);
+        for (int n = 0; n <= nmax; n++) {
+            any |= skip[n] = apsolve_chunk_skip(each[n], base->micro_batches, best->total_cost);
+            *left += skip[n] && isfinite(each[n]);
+        }
+        /* the whole search's plan, to check the floor of its stage count
+         * (ZB-V's: at most its total, or the best, when under the best) */
+        if (apsolve_solve_shared(p, &o, sh, &whole) == APSOLVE_OK) {
+            double x = base->micro_batches * each[whole->n_stages];
+            if (kind == APSOLVE_SCHEDULE_ZBV && x > best->total_cost)
+                x = best->total_cost;
+            *low += !((kind == APSOLVE_SCHEDULE_ZBV ||
+                       each[whole->n_stages] <= whole->max_stage_cost * (1 + 1e-12)) &&
+                      x <= whole->total_cost * (1 + 1e-12));
+        }
+        if (kind == APSOLVE_SCHEDULE_ZBV)
+            check_counts(p, &o, sh, each, skip, nmax, best->total_cost, low, counts, NULL);
+        for (int n = 0; n <= nmax; n++)
+            skip[n] = apsolve_chunk_skip(each[n], base->micro_batches, best->total_cost);
+        rc = any ? apsolve_solve_shared_skip(p, &o, sh, skip, &il)
+                 : apsolve_solve_shared(p, &o, sh, &il);
+        if (rc == APSOLVE_OK && any && il->total_cost < best->total_cost) {
+            apsolve_plan_free(&il);
+            rc = apsolve_solve_shared(p, &o, sh, &il);
+            (*again)++;
+        }
+        if (rc == APSOLVE_OK && il->total_cost < best->total_cost) {
+            apsolve_plan_free(&best);
+            best = il;
+        } else {
+            apsolve_plan_free(&il);
+        }
+        apsolve_plan_free(&whole);
+    }
+    apsolve_dp_shared_free(sh);
+    free(each);
+    free(skip);
+    return best;
+}
+
+static void test_floor_each_prunes_exactly(void)
+{
+    uint64_t rng = 0xBEEF5ull;
+    int differ = 0, low = 0, left = 0, searched = 0, again = 0, counts = 0;
+    for (int t = 0; t < 120; t++) {
+        ApsolveProblem *p = random_problem(&rng, t);
+        ApsolveStageFloor fl;
+        ApsolveOptions o;
+        int kind = k_kinds[t % 2], unused = 0;
+        memset(&o, 0, sizeof o);
+        o.micro_batches = (int[]){2, 4, 8, 12}[oracle_rand(&rng) % 4];
+        o.objective = t % 3 == 2 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
+        CU_ASSERT_FATAL(apsolve_stage_floor_init(&fl, p) == APSOLVE_OK);
+        {
+            ApsolvePlan *all = chunk_search(p, &o, kind, &fl, 0, &unused);
+            ApsolvePlan *some = chunk_search_each(p, &o, kind, &fl, &left, &low, &again,
+                                                  &counts);
+            differ += !same_plan(all, some);
+            searched += all != NULL;
+            apsolve_plan_free(&all);
+            apsolve_plan_free(&some);
+        }
+        apsolve_stage_floor_free(&fl);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT(differ == 0);
+    CU_ASSERT(low == 0);
+    CU_ASSERT(searched > 60);
+    CU_ASSERT(left > 20);  /* stage counts are left out */
+    CU_ASSERT(again > 5);  /* and v that win with some left out are searched again */
+    CU_ASSERT(counts > 100); /* ZB-V's fill floor checked per stage count */
+    fprintf(stderr,
+            "floor each: %d differ, %d low, %d left out, %d searched again, %d searched, "
+            "%d ZB-V counts checked\n",
+            differ, low, left, again, searched, counts);
+}
+
+/* ZB-V's fill floor alone, where it binds: few micro-batches (B = 1, 2),
+ * every stage count's own plan at or above it, and within 0.7 of some (a
+ * floor made 1.4 x too high fails here: 0.73 x 1.4 > 1). */
+static void test_zbv_fill_floor(void)
+{
+    uint64_t rng = 0xF111ull;
+    int low = 0, counts = 0;
+    double ratio = 0;
+    for (int t = 0; t < 80; t++) {
+        ApsolveProblem *p = random_problem(&rng, t);
+        ApsolveStageFloor fl;
+        ApsolveOptions o;
+        ApsolveDpShared *sh = apsolve_dp_shared_new();
+        int nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices;
+        double *each = malloc(((size_t)nmax + 1) * sizeof *each);
+        unsigned char *skip = malloc((size_t)nmax + 1);
+        CU_ASSERT_FATAL(each && skip && sh);
+        memset(&o, 0, sizeof o);
+        o.micro_batches = 1 + t % 2;
+        o.objective = t % 3 == 2 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
+        o.schedule = APSOLVE_SCHEDULE_ZBV;
+        o.virtual_stages = 2;
+        o.whole_chunks = 1;
+        CU_ASSERT_FATAL(apsolve_stage_floor_init(&fl, p) == APSOLVE_OK);
+        CU_ASSERT(fl.root != NULL);
+        apsolve_chunk_floor_each(&fl, o.schedule, 2, o.micro_batches, nmax, each);
+        check_counts(p, &o, sh, each, skip, nmax, INFINITY, &low, &counts, &ratio);
+        apsolve_stage_floor_free(&fl);
+        apsolve_dp_shared_free(sh);
+        free(each);
+        free(skip);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT(low == 0);
+    CU_ASSERT(counts > 100);
+    CU_ASSERT(ratio > 0.7);
+    fprintf(stderr, "zbv fill: %d low, %d counts checked, closest %.3f\n", low, counts, ratio);
 }
 
 static int same_prep(const DpPrep *a, const DpPrep *b, int L)
@@ -415,6 +584,8 @@ int main(void)
 {
     static const CunitTest tests[] = {
         {"chunk floor skips no better plan", test_floor_prunes_exactly},
+        {"stage counts left out by their floor change no plan", test_floor_each_prunes_exactly},
+        {"ZB-V's fill floor at most each stage count's plan", test_zbv_fill_floor},
         {"family memory bounds are apsolve_entry_mnss's", test_family_bounds},
         {"dominated items left out", test_dominated_items},
         {"shared table across chunk counts", test_shared_table},
