@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The end of a stage program (shard_finish_program, program_int.h): the
+ * ZeRO sharding, the gradient accumulation, FP8 weights, the peak memory
+ * Alpa's way, and the program signature: a hash of everything but layer
+ * and operator ids, so identical stages at different depths share it.
+ * Moved out of program.c as it was.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hash.h"
+#include "costdb.h"
+#include "sharding/context.h"
+#include "sharding/sharding_int.h"
+#include "sharding/program_int.h"
+#include "sharding/sharding.h"
+
+/* What the signature hashes of phase ph's kernels: their count, each
+ * kernel's digest (dig, shard_kernel_digest) and its async marks. */
+static ApprofHash128 kernel_list_digest(const ApprofStageProgram *p, int ph,
+                                        const ApprofHash128 *dig)
+{
+    ApprofHash128 h;
+    approf_hash128_init(&h, 0x6c);
+    approf_hash128_word(&h, p->n_kernels[ph]);
+    for (size_t i = 0; i < p->n_kernels[ph]; i++) {
+        approf_hash128_word(&h, dig[i].a);
+        approf_hash128_word(&h, dig[i].b);
+        if (p->kernels[ph][i].async_group)
+            approf_hash128_word(&h, (uint64_t)p->kernels[ph][i].async_group * 2 +
+                                        (uint64_t)p->kernels[ph][i].async_wgrad);
+    }
+    return h;
+}
+
+/* kernel_list_digest of p's phase ph, once per kernel array a build's
+ * programs share (ends: the build's ended backwards; its first program
+ * ended is the one whose forward the others hold). */
+static ApprofHash128 kernel_list(const ApprofStageProgram *p, int ph, const ApprofHash128 *dig,
+                                 BackwardEnds *ends)
+{
+    ApprofHash128 *kept = NULL;
+    int *set = NULL;
+    if (ends && ph == 0 && p->kernel_share[0] == ends->fwd) {
+        kept = &ends->fwd_list;
+        set = &ends->fwd_list_set;
+    }
+    for (int i = 0; ends && ph == 1 && p->kernel_share[1] && i < ends->n; i++)
+        if (ends->e[i].k == p->kernel_share[1]) {
+            kept = &ends->e[i].list;
+            set = &ends->e[i].list_set;
+        }
+    if (kept && *set)
+        return *kept;
+    ApprofHash128 h = kernel_list_digest(p, ph, dig);
+    if (kept) {
+        *kept = h;
+        *set = 1;
+    }
+    return h;
+}
+
+/* klist: per phase, kernel_list_digest; pdig: of each placement's spec
+ * text. */
+static void signature(ApprofStageProgram *p, const ApprofHash128 klist[2],
+                      const ApprofHash128 *pdig)
+{
+    ApprofHash128 h;
+    approf_hash128_init(&h, 0);
+    int64_t hdr[6] = {p->mesh_hosts, p->mesh_gpus, p->logical_a, p->logical_b,
+                      p->force_batch_dim, (int)p->dtype};
+    approf_hash128_update(&h, hdr, sizeof(hdr));
+    for (int ph = 0; ph < 2; ph++) {
+        approf_hash128_word(&h, klist[ph].a);
+        approf_hash128_word(&h, klist[ph].b);
+        approf_hash128_word(&h, p->n_colls[ph]);
+        for (size_t i = 0; i < p->n_colls[ph]; i++) {
+            const ApprofCollective *c = &p->colls[ph][i];
+            int64_t w[5] = {c->kind, c->axes, c->group_size, c->crosses_hosts, 0};
+            memcpy(&w[4], &c->bytes, sizeof(double));
+            approf_hash128_update(&h, w, sizeof(w));
+            if (c->async_group)
+                approf_hash128_word(&h, (uint64_t)c->async_group * 2 + (uint64_t)c->async_wgrad);
+            if (c->blocking)
+                approf_hash128_word(&h, 0xb10cb10cull);
+            if (c->zero3_unit) { /* an overlapping ZeRO-3 schedule (program_zero.c) */
+                int64_t z[3] = {c->zero3_unit, c->zero3_issue, c->op - p->op_begin};
+                approf_hash128_update(&h, z, sizeof(z));
+            }
+        }
+        int64_t mem[4] = {p->invar_size[ph], p->outvar_size[ph], p->temp_buffer_size[ph],
+                          p->peak_memory[ph]};
+        approf_hash128_update(&h, mem, sizeof(mem));
+    }
+    int64_t more[8] = {p->intermediate_size, p->initial_size, p->param_bytes, p->variant.recompute,
+                       p->variant.zero, p->grad_sync.axes, 0, 0};
+    memcpy(&more[6], &p->grad_sync.bytes, sizeof(double));
+    memcpy(&more[7], &p->ilp_objective, sizeof(double));
+    approf_hash128_update(&h, more, sizeof(more));
+    /* what a measuring backend's Adam step runs over (its measurement is
+     * reused with the phases') */
+    uint64_t opt;
+    memcpy(&opt, &p->optimizer_elements, sizeof opt);
+    approf_hash128_word(&h, opt);
+    if (p->zero3_post_step_copies > 0) {
+        /* DeepSpeed's post-step copies (program_zero.c); hashed only when
+         * there are some, so every other program keeps its signature */
+        uint64_t w[2];
+        memcpy(&w[0], &p->zero3_post_step_copies, sizeof w[0]);
+        memcpy(&w[1], &p->zero3_post_step_bytes, sizeof w[1]);
+        approf_hash128_update(&h, w, sizeof w);
+    }
+    approf_hash128_word(&h, p->n_placements);
+    for (size_t i = 0; i < p->n_placements; i++) {
+        int64_t w[4] = {p->placements[i].role, p->placements[i].local_bytes,
+                        (int64_t)pdig[i].a, (int64_t)pdig[i].b};
+        approf_hash128_update(&h, w, sizeof(w));
+    }
+    snprintf(p->signature, sizeof(p->signature), "%016llx%016llx", (unsigned long long)h.a,
+             (unsigned long long)h.b);
+}
+
+/* The end of a stage program (program_int.h): with the build's ended
+ * backwards (tl->ends) the gradient accumulation may be an earlier
+ * program's backward, held (shard_end_backward). */
+int shard_finish_program(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                         const ZeroTail *tl, size_t kcap[2], size_t ccap[2],
+                         ApprofHash128 *kdig[2])
+{
+    const ApprofHash128 *dig[2] = {kdig[0], NULL};
+    int rc = shard_apply_zero(st, ti, p, tl->param_elems, tl->read_share, tl->blk, tl->n_blk,
+                              ccap);
+    if (!rc && tl->ends)
+        rc = shard_end_backward(st, ti, p, &kcap[1], kdig, &dig[1], tl->ends);
+    else if (!rc)
+        rc = shard_push_grad_accum(st, ti, p, &kcap[1], kdig);
+    if (!tl->ends)
+        dig[1] = kdig[1];
+    if (!rc)
+        rc = shard_fp8_weights(st, ti, p, ccap);
+    if (rc)
+        return rc;
+    /* Alpa: temp = peak - invars - outvars + donated */
+    for (int ph = 0; ph < 2; ph++)
+        p->peak_memory[ph] = p->invar_size[ph] + p->outvar_size[ph] + p->temp_buffer_size[ph] -
+                             p->donated_size[ph];
+    ApprofHash128 klist[2] = {kernel_list(p, 0, dig[0], tl->ends),
+                              kernel_list(p, 1, dig[1], tl->ends)};
+    signature(p, klist, tl->pdig);
+    return 0;
+}
