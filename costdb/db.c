@@ -146,6 +146,15 @@ static int migrate(Costdb *db, int from)
         rc = cdb_exec(db, cdb_sql_begin);
         if (rc < 0)
             return rc;
+        /* Another process's migration changes the schema under this
+         * connection's copy of it, and SQLite parses a migration's DDL
+         * against that copy: a DROP VIEW of what the copy still holds as a
+         * table is refused at parse time, before any schema check. Reading
+         * sqlite_master checks the schema cookie and reloads the copy when
+         * it changed. */
+        rc = cdb_exec(db, "SELECT count(*) FROM sqlite_master");
+        if (rc < 0)
+            goto fail;
         /* Another process may have migrated while we waited for the lock. */
         rc = costdb_file_version(db, &now);
         if (rc < 0)
