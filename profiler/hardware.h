@@ -216,8 +216,9 @@ typedef struct ApprofHardwareSpec {
      * `approf probe` measures it on >= 2 GPUs: profiler/cuda/probe_overlap.c,
      * docs/hardware.md "overlap_gemm_slowdown"). approf_overlap_hidden prices
      * every overlapped window with it: a collective of c seconds hides at
-     * most (1 - s) c of compute. 0: no slowdown (overlap as before); only a
-     * measured figure goes here. */
+     * most (1 - s) c of compute. 0: not measured; then the SM share of
+     * nccl_channels prices it (approf_overlap_slowdown). Only a measured
+     * figure goes here. */
     double overlap_gemm_slowdown;
     /* 1: the host's GPUs are a switchless full mesh, one link from each GPU
      * to each other (AMD MI300X: 7 Infinity Fabric links), and
@@ -242,6 +243,16 @@ typedef struct ApprofHardwareSpec {
      * by default): its last chunk is reduced after the last GEMM chunk,
      * never hidden; 0: not priced (the whole reduce-scatter may hide). */
     int tp_comm_overlap_splits;
+    /* CTAs of one NCCL collective kernel: NCCL launches one block per
+     * channel (enqueue.cc, grid = channelCount), and the ring search gives
+     * a communicator of the card's NVLink domain this many channels
+     * (docs/hardware.md "NCCL's channels: the SMs a collective takes").
+     * A Hopper/Ampere GEMM CTA cannot share an SM with one, so a GEMM beside
+     * a collective runs on sm_count - these SMs: where no measured
+     * overlap_gemm_slowdown is given, s = nccl_channels / sm_count
+     * (approf_overlap_slowdown). 0: not given (no slowdown). Fewer than
+     * sm_count. */
+    int nccl_channels;
     /* Bytes/s one direction between one GPU and host memory: its PCIe
      * link, or NVLink-C2C on Grace Hopper/Blackwell (docs/hardware.md,
      * "Host link"). Prices activation offload's copies (apsolve's
@@ -485,8 +496,8 @@ double approf_stage_apply_seconds_of(const ApprofHardwareSpec *hw,
  * inside a micro-batch"), the GEMMs slowed beside them by
  * approf_overlap_hidden_at's s: Transformer Engine's userbuffers SM share
  * where the spec gives tp_comm_overlap_sms (a pipelined reduce-scatter's
- * last chunk of tp_comm_overlap_splits not hidden), else the measured
- * overlap_gemm_slowdown. */
+ * last chunk of tp_comm_overlap_splits not hidden), else NCCL's
+ * (approf_overlap_slowdown). */
 double approf_phase_seconds(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p, int ph);
 /* Prices kept for one spec (hw/cost.c; docs/performance.md, "Shared kernel
  * arrays and prices kept"): approf_collective_cost is a pure function of the
@@ -542,14 +553,20 @@ double approf_zero3_exposed(const ApprofHardwareSpec *hw, const struct ApprofSta
 double approf_async_hidden(const ApprofHardwareSpec *hw, double seconds, double *window);
 /* Seconds of comm seconds of collectives run beside compute that the
  * compute hides, when window seconds of compute are there to hide them:
- * min((1 - s) comm, window), s = hw->overlap_gemm_slowdown. The compute
+ * min((1 - s) comm, window), s = approf_overlap_slowdown(hw). The compute
  * that runs beside a collective is slowed by s (it advances 1 - s seconds
  * of work per second), so the window ends s comm later than it would alone:
  * phase = window + comm - hidden = max(window + s comm, comm). The one rule
  * every overlap (tp_async_grad, tp_comm_overlap, grad_overlap) is priced
  * by; 0 when comm or window is not positive (or NaN) or s is 1:
- * approf_overlap_hidden_at(hw->overlap_gemm_slowdown, comm, window). */
+ * approf_overlap_hidden_at(approf_overlap_slowdown(hw), comm, window). */
 double approf_overlap_hidden(const ApprofHardwareSpec *hw, double comm, double window);
+/* The share s of a GEMM's rate lost beside an NCCL collective, the one owner
+ * of that figure: the spec's measured overlap_gemm_slowdown where it is
+ * given (> 0), else nccl_channels / sm_count (the SMs NCCL's CTAs hold,
+ * which no GEMM CTA shares) where both are given and the channels are
+ * fewer than the SMs, else 0. */
+double approf_overlap_slowdown(const ApprofHardwareSpec *hw);
 /* The rule with the slowdown s given: where the collectives beside the
  * compute are not NCCL's (Transformer Engine's userbuffers hold a known
  * share of the SMs; approf_phase_seconds). */

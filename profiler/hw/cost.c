@@ -456,14 +456,32 @@ double approf_overlap_hidden_at(double s, double comm, double window)
     return h < window ? h : window;
 }
 
+/* NCCL launches one CTA per channel (src/enqueue.cc at v2.21.5-1,
+ * grid = plan->channelCount) of up to NCCL_MAX_NTHREADS = 640 threads and
+ * ~40 KiB of dynamic shared memory (ncclShmemDynamicSize); a cuBLAS/CUTLASS
+ * Hopper or Ampere GEMM CTA fills an SM's shared memory with its mainloop
+ * stages, so the two never share an SM and the GEMM runs on the SMs the
+ * collective leaves (docs/hardware.md "NCCL's channels"). A measured figure
+ * (approf probe) wins. */
+double approf_overlap_slowdown(const ApprofHardwareSpec *hw)
+{
+    if (!hw)
+        return 0.0;
+    if (hw->overlap_gemm_slowdown > 0.0)
+        return hw->overlap_gemm_slowdown;
+    if (hw->nccl_channels > 0 && hw->sm_count > hw->nccl_channels)
+        return (double)hw->nccl_channels / (double)hw->sm_count;
+    return 0.0;
+}
+
 double approf_overlap_hidden(const ApprofHardwareSpec *hw, double comm, double window)
 {
-    return approf_overlap_hidden_at(hw ? hw->overlap_gemm_slowdown : 0.0, comm, window);
+    return approf_overlap_hidden_at(approf_overlap_slowdown(hw), comm, window);
 }
 
 double approf_overlap_stretch(const ApprofHardwareSpec *hw, double compute, double comm)
 {
-    double s = hw ? hw->overlap_gemm_slowdown : 0.0, beside;
+    double s = approf_overlap_slowdown(hw), beside;
     if (!(s > 0.0) || !(comm > 0.0) || !(compute > 0.0) || !isfinite(comm) || !isfinite(compute))
         return 0.0;
     if (s >= 1.0)

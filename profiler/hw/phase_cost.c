@@ -37,7 +37,7 @@
  * the GEMM's rate lost beside it) and *exposed (the pipelined
  * reduce-scatter's last chunk, reduced after the last GEMM chunk:
  * split_overlap_rs). Collectives of other kinds (all-reduce, all-to-all,
- * point-to-point) are no userbuffers ones: the measured NCCL slowdown. */
+ * point-to-point) are no userbuffers ones: NCCL's (approf_overlap_slowdown). */
 static void ub_account(const ApprofHardwareSpec *hw, const ApprofCollective *cl, int ph, double c,
                        double *slowed, double *exposed)
 {
@@ -47,7 +47,7 @@ static void ub_account(const ApprofHardwareSpec *hw, const ApprofCollective *cl,
      * re-gather of the input (async_wgrad 0) is bulk */
     int holds_sms = cl->kind == APPROF_COLL_REDUCE_SCATTER || (ph == 1 && !cl->async_wgrad);
     if (!ub || hw->tp_comm_overlap_sms <= 0 || hw->sm_count <= hw->tp_comm_overlap_sms) {
-        *slowed += hw->overlap_gemm_slowdown * c;
+        *slowed += approf_overlap_slowdown(hw) * c;
     } else if (holds_sms) {
         *slowed += (double)hw->tp_comm_overlap_sms / (double)hw->sm_count * c;
     }

@@ -114,6 +114,9 @@ static const Field fields[] = {
     {"sm_count", F_INT, OFF(sm_count), 0, 0, 1, 0, 100000, 0, 0, ""},
     {"tp_comm_overlap_sms", F_INT, OFF(tp_comm_overlap_sms), 0, 0, 1, 0, 100000, 0, 0, ""},
     {"tp_comm_overlap_splits", F_INT, OFF(tp_comm_overlap_splits), 0, 0, 1, 0, 1024, 0, 0, ""},
+    /* NCCL's CTAs per collective (hw/cost.c approf_overlap_slowdown); fewer
+     * than sm_count (checked below) */
+    {"nccl_channels", F_INT, OFF(nccl_channels), 0, 0, 1, 0, 100000, 0, 0, ""},
     /* the GPU's link to host memory, one direction (docs/hardware.md) */
     {"host_link_bandwidth_gbs", F_NUM, OFF(host_link_bandwidth), 0, 0, 1e9, 0, 1e5, 0, 0, "GB/s"},
     /* AMD's ROCm stack: which FP8 recipes Transformer Engine runs (hw/fp8_card.c) */
@@ -402,6 +405,17 @@ int approf_hardware_load(const char *path, ApprofHardwareSpec *out, char *err, s
             snprintf(err, errlen, "%s:%d: field 'tp_comm_overlap_sms': %d SMs must be fewer than "
                      "the device's sm_count (%d%s)",
                      path, at, hw.tp_comm_overlap_sms, hw.sm_count,
+                     hw.sm_count > 0 ? "" : ": not given");
+        rc = APPROF_EPARSE;
+        goto cleanup;
+    }
+    /* the GEMM beside an NCCL collective keeps sm_count - these SMs */
+    if (hw.nccl_channels > 0 && hw.nccl_channels >= hw.sm_count) {
+        int at = seen[field_index("nccl_channels")];
+        if (err)
+            snprintf(err, errlen, "%s:%d: field 'nccl_channels': %d channels must be fewer than "
+                     "the device's sm_count (%d%s)",
+                     path, at, hw.nccl_channels, hw.sm_count,
                      hw.sm_count > 0 ? "" : ": not given");
         rc = APPROF_EPARSE;
         goto cleanup;

@@ -134,6 +134,25 @@
 #define EFF_MEMORY_MI300X 0.78
 #define BUS_EFF_MI300X 0.71
 /* gemm_tf32 also serves FP8 (approf sweep --fp8, docs/fp8.md) */
+/* NCCL's channels (CTAs) for a collective over one NVLink domain, which
+ * with sm_count price the GEMM beside it (hw/cost.c approf_overlap_slowdown;
+ * docs/hardware.md "NCCL's channels: the SMs a collective takes"): the ring
+ * graph search (NVIDIA/nccl src/graph/search.cc ncclTopoCompute at
+ * v2.21.5-1, and v2.30.7-1) keeps the fastest speed of its table whose
+ * channels fill the GPU's NVLink bandwidth (links x 20 GB/s on
+ * Volta/Ampere, 20.6 on Hopper, 40.1 on Blackwell: src/graph/topo.h),
+ * ncclTopoDupChannels doubles them at >= 25 GB/s per channel, and
+ * ncclTopoPostset (src/graph/connect.cc) doubles them again. DGX-1 V100
+ * (6 NVLink2, hybrid cube mesh): 6 rings of 20 GB/s, not duplicated, x 2 =
+ * 12. An NVSwitch host: A100 (12 NVLink3 = 240 GB/s) 6 x 40 -> 12 -> 24;
+ * H100 (18 NVLink4 = 371 GB/s) 6 x 60 -> 12 -> 24 (24 blocks is what an
+ * nsys trace shows an all-gather launch on an H100: NVIDIA developer forum
+ * thread 337991, 2025); B200 and GB200 (18 NVLink5 = 722 GB/s) 8 x 90 ->
+ * 16 -> 32. */
+#define NCCL_CHANNELS_DGX1 12
+#define NCCL_CHANNELS_NVSWITCH 24
+#define NCCL_CHANNELS_NVLINK5 32
+
 #define REFINED(tf32, gemm_tf32, gemm_f16)                                                  \
     .allow_tf32 = 1, .peak_flops_tf32 = (tf32),                                              \
     .gemm_eff = {EFF_GEMM_FP32, (gemm_tf32), (gemm_f16), (gemm_tf32)},                       \
@@ -183,6 +202,7 @@ static const ApprofHardwareSpec builtins[] = {
         .kernel_launch_overhead = LAUNCH,
         REFINED(0, 0.75, 0.75), .nics_per_host = 4, .nic_bandwidth = 12.5 * GBS,
         .sm_count = 80, /* NVIDIA Tesla V100 GPU architecture whitepaper: 80 SMs */
+        .nccl_channels = NCCL_CHANNELS_DGX1, /* NCCL's rings on DGX-1's NVLink mesh */
         .host_link_bandwidth = PCIE3_X16, /* V100 SXM2 datasheet: PCIe Gen3, 32 GB/s */
         .source = "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOP/s FP32, 125 TFLOP/s tensor "
                   "(FP16), 16 GB HBM2 at 900 GB/s, NVLink 300 GB/s (150 each way). Volta has "
@@ -206,6 +226,7 @@ static const ApprofHardwareSpec builtins[] = {
         .kernel_launch_overhead = LAUNCH,
         REFINED(0, 0.75, 0.75), .nics_per_host = 4, .nic_bandwidth = 12.5 * GBS,
         .sm_count = 80, /* NVIDIA Tesla V100 GPU architecture whitepaper: 80 SMs */
+        .nccl_channels = NCCL_CHANNELS_DGX1, /* NCCL's rings on DGX-1's NVLink mesh */
         .host_link_bandwidth = PCIE3_X16, /* V100 SXM2 datasheet: PCIe Gen3, 32 GB/s */
         .source = "NVIDIA Tesla V100 datasheet (SXM2): 15.7 TFLOP/s FP32, 125 TFLOP/s tensor "
                   "(FP16), 32 GB HBM2 at 900 GB/s, NVLink 300 GB/s (150 each way). Volta has "
@@ -229,6 +250,7 @@ static const ApprofHardwareSpec builtins[] = {
         .kernel_launch_overhead = LAUNCH,
         REFINED(156 * TFLOPS, 0.75, 0.75), .nics_per_host = 8, .nic_bandwidth = 25 * GBS,
         .sm_count = 108, /* NVIDIA A100 Tensor Core GPU architecture whitepaper: 108 SMs */
+        .nccl_channels = NCCL_CHANNELS_NVSWITCH, /* NCCL's rings over DGX A100's NVSwitch */
         .host_link_bandwidth = PCIE4_X16, /* A100 datasheet: PCIe Gen4, 64 GB/s */
         .source = "NVIDIA A100 Tensor Core GPU datasheet (SXM4 40GB): 19.5 TFLOP/s FP32, "
                   "156 TF32 tensor dense, 312 TFLOP/s FP16 and BF16 tensor dense, 40 GB HBM2 "
@@ -252,6 +274,7 @@ static const ApprofHardwareSpec builtins[] = {
         .kernel_launch_overhead = LAUNCH,
         REFINED(156 * TFLOPS, 0.75, 0.75), .nics_per_host = 8, .nic_bandwidth = 25 * GBS,
         .sm_count = 108, /* NVIDIA A100 Tensor Core GPU architecture whitepaper: 108 SMs */
+        .nccl_channels = NCCL_CHANNELS_NVSWITCH, /* NCCL's rings over DGX A100's NVSwitch */
         .host_link_bandwidth = PCIE4_X16, /* A100 datasheet: PCIe Gen4, 64 GB/s */
         .source = "NVIDIA A100 Tensor Core GPU datasheet (SXM4 80GB): 19.5 TFLOP/s FP32, "
                   "156 TF32 tensor dense, 312 TFLOP/s FP16 and BF16 tensor dense, 80 GB HBM2e "
@@ -278,6 +301,7 @@ static const ApprofHardwareSpec builtins[] = {
         .gemm_unaligned_factor = UNALIGNED_HOPPER, .peak_flops_fp8 = 1978.9 * TFLOPS, .nics_per_host = 8,
         .nic_bandwidth = 50 * GBS,
         .sm_count = 132, /* NVIDIA H100 Tensor Core GPU architecture whitepaper: SXM5, 132 SMs */
+        .nccl_channels = NCCL_CHANNELS_NVSWITCH, /* NCCL's rings over DGX H100's NVSwitch */
         .host_link_bandwidth = PCIE5_X16, /* H100 datasheet (SXM): PCIe Gen5, 128 GB/s */
         .source = "NVIDIA H100 datasheet and Hopper whitepaper (SXM5): 67 TFLOP/s FP32, 494.7 TF32 "
                   "and 1978.9 FP8 tensor dense, 989.4 TFLOP/s FP16 and BF16 tensor dense (1979 is with sparsity), 80 GB "
@@ -309,6 +333,12 @@ static const ApprofHardwareSpec builtins[] = {
                   "143771 MiB, used here) at 4.8 TB/s, NVLink 900 GB/s (450 each way). "
                   "DGX H200 host: 8 GPUs, one 400 Gb/s NDR ConnectX-7 per GPU = 50 GB/s.",
     },
+    /* B200's SMs: 74 enabled on each of its two dies, 148 in all (Chips and
+     * Cheese, "Nvidia's B200: Keeping the CUDA Juggernaut Rolling", 2025,
+     * from the device's reported SM count; NVIDIA's datasheets and
+     * technical brief give none), taken for GB200's Blackwell GPU as well,
+     * an assumption (the validation rows' spec_fields set the same). */
+#define SM_BLACKWELL 148
     /* Fused attention on Blackwell by key length (hw/attention_rate.c;
      * docs/validation.md "Fused attention on Blackwell by key length"):
      * NVIDIA's cuDNN timings of Llama 3.1's causal BF16 attention, batch 1,
@@ -347,6 +377,7 @@ static const ApprofHardwareSpec builtins[] = {
         REFINED(1100 * TFLOPS, 0.7, 0.7), .peak_flops_fp8 = 4500 * TFLOPS,
         .peak_flops_fp4 = 9000 * TFLOPS, .nics_per_host = 8, .nic_bandwidth = 50 * GBS,
         .attention_eff_seq = ATTN_SEQ_B200,
+        .sm_count = SM_BLACKWELL, .nccl_channels = NCCL_CHANNELS_NVLINK5,
         /* HGX B200: PCIe Gen5 x16 to its Gen5 x86 host (MLPerf Inference
          * v6.0, Nebius B200-SXM-180GB system: "PCIe Gen5 x16") */
         .host_link_bandwidth = PCIE5_X16,
@@ -375,6 +406,7 @@ static const ApprofHardwareSpec builtins[] = {
         REFINED(1250 * TFLOPS, 0.7, 0.7), .peak_flops_fp8 = 5000 * TFLOPS,
         .peak_flops_fp4 = 10000 * TFLOPS, .nics_per_host = 4, .nic_bandwidth = 50 * GBS,
         .attention_eff_seq = ATTN_SEQ_GB200,
+        .sm_count = SM_BLACKWELL, .nccl_channels = NCCL_CHANNELS_NVLINK5,
         .scaleup_gpus = 72,
         .host_link_bandwidth = C2C_GB200_PER_GPU, /* NVLink-C2C, see the macro */
         .source = "NVIDIA Blackwell architecture technical brief, GB200 (1200 W) per GPU, "
@@ -506,13 +538,15 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             hw->optimizer_exp_avg_bytes, hw->optimizer_exp_avg_sq_bytes,
             (double)hw->fp8_param_gather, (double)hw->zero3_rank_copies,
             hw->overlap_gemm_slowdown, (double)hw->intra_host_full_mesh,
-            /* the SM count prices nothing without a userbuffers margin */
-            hw->tp_comm_overlap_sms > 0 ? (double)hw->sm_count : 0.0,
+            /* the SM count prices nothing without a userbuffers margin or
+             * NCCL's channels */
+            hw->tp_comm_overlap_sms > 0 || hw->nccl_channels > 0 ? (double)hw->sm_count : 0.0,
             (double)hw->tp_comm_overlap_sms, (double)hw->tp_comm_overlap_splits,
             hw->host_link_bandwidth / GBS, (double)hw->zero3_fetch_sync,
             (double)hw->zero3_grad_all_reduce, (double)hw->zero3_gather_copy,
             (double)hw->zero3_grad_copy, hw->attention_eff_seq[0], hw->attention_eff_seq[1],
-            hw->attention_eff_seq[2], hw->attention_eff_seq[3], hw->attention_eff_seq[4]};
+            hw->attention_eff_seq[2], hw->attention_eff_seq[3], hw->attention_eff_seq[4],
+            (double)hw->nccl_channels};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
@@ -604,7 +638,8 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"zero3_grad_copy", (double)hw->zero3_grad_copy},
             {"overlap_gemm_slowdown", hw->overlap_gemm_slowdown},
             {"intra_host_full_mesh", (double)hw->intra_host_full_mesh},
-            {"sm_count", hw->tp_comm_overlap_sms > 0 ? (double)hw->sm_count : 0.0},
+            {"sm_count", hw->tp_comm_overlap_sms > 0 || hw->nccl_channels > 0
+                             ? (double)hw->sm_count : 0.0},
             {"tp_comm_overlap_sms", (double)hw->tp_comm_overlap_sms},
             {"tp_comm_overlap_splits", (double)hw->tp_comm_overlap_splits},
             {"host_link_bandwidth", hw->host_link_bandwidth},
@@ -612,7 +647,8 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"attention_efficiency_4k", hw->attention_eff_seq[1]},
             {"attention_efficiency_8k", hw->attention_eff_seq[2]},
             {"attention_efficiency_16k", hw->attention_eff_seq[3]},
-            {"attention_efficiency_32k", hw->attention_eff_seq[4]}};
+            {"attention_efficiency_32k", hw->attention_eff_seq[4]},
+            {"nccl_channels", (double)hw->nccl_channels}};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i].v == 0.0)

@@ -17,8 +17,9 @@
  * when both streams are idle: the first gather of the forward and the last
  * reduce-scatter of the backward are exposed, and so is the part of any
  * gather longer than the compute it runs under. Compute beside a
- * collective runs slower by the spec's measured overlap_gemm_slowdown
- * (approf_overlap_stretch; 0, the default, leaves it as before). Under the
+ * collective runs slower by approf_overlap_slowdown (the spec's measured
+ * overlap_gemm_slowdown, else the SMs of NCCL's channels;
+ * approf_overlap_stretch; 0 leaves it as before). Under the
  * spec's zero3_fetch_sync (DeepSpeed v0.3.13 to v0.5.10) every fetch
  * drains the device: a unit that gathers parameters in the phase starts
  * only when the communication stream is idle (fetch_sub_module ->
@@ -212,7 +213,7 @@ double approf_zero3_exposed(const ApprofHardwareSpec *hw, const ApprofStageProgr
         if (cl[i].zero3_unit > 0 && cl[i].kind == APPROF_COLL_ALL_GATHER && cl[i].zero3_issue == 0)
             issue(0.0, dur[i], &comm, &ready[cl[i].zero3_unit]);
     /* compute beside the collectives queued up to now runs slower
-     * (overlap_gemm_slowdown; approf_overlap_stretch): the stream is busy
+     * (approf_overlap_slowdown; approf_overlap_stretch): the stream is busy
      * from t to comm, everything in it having been issued by t */
     if (ph == 0)
         t += C[0] + approf_overlap_stretch(hw, C[0], comm > t ? comm - t : 0.0);

@@ -193,6 +193,100 @@ static void test_zero3_replay(void)
     CU_ASSERT_EQUAL(approf_overlap_stretch(&hw, 0.1, 0.05), 0.0);
 }
 
+/* NCCL's channels (nccl_channels): without a measured figure the GEMM
+ * beside a collective loses the SMs of NCCL's CTAs, s = channels /
+ * sm_count (hw/cost.c approf_overlap_slowdown); a measured figure wins.
+ * The key joins the fingerprint and the stored row (with sm_count) only
+ * when given, is refused at or above sm_count, and every overlapped window
+ * takes the derived s. The built-ins carry NCCL's ring channels and the
+ * whitepapers' SM counts. */
+static void test_nccl_channels(void)
+{
+    static const struct {
+        const char *name;
+        int channels, sms;
+    } cards[] = {{"v100-32g", 12, 80},  {"a100-40g", 24, 108}, {"a100-80g", 24, 108},
+                 {"h100-sxm", 24, 132}, {"b200", 32, 148},     {"gb200-nvl72", 32, 148}};
+    static const char *bad[] = {"sm_count = 100\nnccl_channels = 100\n", "nccl_channels = 20\n"};
+    ApprofHardwareSpec hw, back;
+    CostdbHardware row;
+    HwFixturePhase ph;
+    HwFixtureGradSync g;
+    char err[512] = "", fp0[128], fp1[128], want[512];
+    const char *p = hw_fixture_tmp(REQ "sm_count = 100\n");
+    double gemm, ew, coll, sync;
+
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL_FATAL(approf_hardware_load(p, &hw, err, sizeof err), APPROF_OK);
+    unlink(p);
+    CU_ASSERT_EQUAL(hw.nccl_channels, 0); /* default: not given, no slowdown */
+    CU_ASSERT_EQUAL(approf_overlap_slowdown(&hw), 0.0);
+    approf_hardware_fingerprint(&hw, fp0, sizeof fp0);
+    p = hw_fixture_tmp(REQ "sm_count = 100\nnccl_channels = 20\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL_FATAL(approf_hardware_load(p, &hw, err, sizeof err), APPROF_OK);
+    unlink(p);
+    CU_ASSERT_EQUAL(hw.nccl_channels, 20);
+    CU_ASSERT(REL(approf_overlap_slowdown(&hw), 0.2));
+    approf_hardware_fingerprint(&hw, fp1, sizeof fp1);
+    CU_ASSERT(strcmp(fp0, fp1) != 0);
+    approf_hardware_to_costdb(&hw, &row);
+    CU_ASSERT_PTR_NOT_NULL(strstr(row.capabilities, "\"nccl_channels\": 20"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(row.capabilities, "\"sm_count\": 100"));
+    CU_ASSERT_EQUAL(hw_fixture_reload(&hw, &back, err, sizeof err), APPROF_OK);
+    CU_ASSERT_EQUAL(back.nccl_channels, 20);
+    approf_hardware_fingerprint(&back, fp0, sizeof fp0);
+    CU_ASSERT_STRING_EQUAL(fp0, fp1);
+    /* not fewer than the SMs, or no SM count: refused at the field's line */
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, "%s%s", REQ, bad[i]);
+        p = hw_fixture_tmp(text);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        CU_ASSERT_EQUAL(approf_hardware_load(p, &hw, err, sizeof err), APPROF_EPARSE);
+        snprintf(want, sizeof want, "%s:%d: field 'nccl_channels'", p, i == 0 ? 11 : 10);
+        if (strncmp(err, want, strlen(want)) != 0) {
+            fprintf(stderr, "\ncase %zu: got '%s', want '%s...'\n", i, err, want);
+            CU_FAIL("wrong error message");
+        }
+        unlink(p);
+    }
+
+    /* every overlapped window takes s = 20 / 100 */
+    hw_fixture_round_spec(&hw);
+    hw.kernel_launch_overhead = 0;
+    hw.sm_count = 100;
+    hw.nccl_channels = 20;
+    CU_ASSERT(REL(approf_overlap_slowdown(&hw), 0.2));
+    hw.overlap_gemm_slowdown = 0.125; /* a measured figure wins */
+    CU_ASSERT(REL(approf_overlap_slowdown(&hw), 0.125));
+    hw.overlap_gemm_slowdown = 0.0;
+    hw_fixture_phase(&ph, APPROF_BF16, 15e12);
+    gemm = approf_kernel_seconds(&hw, &ph.ks[0]);
+    ew = approf_kernel_seconds(&hw, &ph.ks[1]);
+    coll = approf_collective_cost(&hw, &ph.c);
+    CU_ASSERT_FATAL(coll > 0.01 && coll < 0.5 * gemm);
+    hw.tp_comm_overlap = 1.0;
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &ph.p, 1), gemm + ew + 0.2 * coll));
+    hw.nccl_channels = 0; /* without it: the whole collective hides, as before */
+    CU_ASSERT(REL(approf_phase_seconds(&hw, &ph.p, 1), gemm + ew));
+    hw_fixture_round_spec(&hw);
+    hw_fixture_grad_sync(&g, 0.2e12, 0.2e12);
+    sync = approf_stage_apply_seconds(&hw, &g.p);
+    hw.grad_overlap = 1.0;
+    hw.sm_count = 100;
+    hw.nccl_channels = 20;
+    CU_ASSERT(REL(approf_stage_apply_seconds(&hw, &g.p), 0.2 * sync));
+
+    for (size_t i = 0; i < sizeof cards / sizeof cards[0]; i++) {
+        CU_ASSERT_EQUAL_FATAL(approf_hardware_builtin(cards[i].name, &hw), APPROF_OK);
+        CU_ASSERT_EQUAL(hw.nccl_channels, cards[i].channels);
+        CU_ASSERT_EQUAL(hw.sm_count, cards[i].sms);
+        CU_ASSERT_EQUAL(hw.overlap_gemm_slowdown, 0.0); /* none measured */
+        CU_ASSERT(REL(approf_overlap_slowdown(&hw), (double)cards[i].channels / cards[i].sms));
+    }
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
@@ -201,6 +295,7 @@ int main(void)
         {"phase", test_phase},
         {"grad_sync", test_grad_sync},
         {"zero3_replay", test_zero3_replay},
+        {"nccl_channels", test_nccl_channels},
     };
     return CUNIT_RUN("hw-overlap-slowdown", tests);
 }

@@ -221,11 +221,17 @@ static void test_spec_keys(void)
     hw_fixture_refused(REQ "tp_comm_overlap_sms = 16\n", 10, "field 'tp_comm_overlap_sms'");
 
     /* H100 SXM5: 132 SMs (the Hopper whitepaper); not in its fingerprint
-     * while no margin is priced, so its stored rows keep their identity */
+     * while neither a margin nor NCCL's channels are priced; the built-in
+     * prices NCCL's channels (nccl_channels), so there it is */
     CU_ASSERT_EQUAL_FATAL(approf_hardware_builtin("h100-sxm", &h100), APPROF_OK);
     CU_ASSERT_EQUAL(h100.sm_count, 132);
     approf_hardware_fingerprint(&h100, fp0, sizeof fp0);
     h100.sm_count = 0;
+    approf_hardware_fingerprint(&h100, fp1, sizeof fp1);
+    CU_ASSERT(strcmp(fp0, fp1) != 0);
+    h100.nccl_channels = 0;
+    approf_hardware_fingerprint(&h100, fp0, sizeof fp0);
+    h100.sm_count = 132;
     approf_hardware_fingerprint(&h100, fp1, sizeof fp1);
     CU_ASSERT_STRING_EQUAL(fp0, fp1);
 }
