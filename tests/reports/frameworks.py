@@ -170,15 +170,19 @@ for sched, want in (("fsdp2", {"dp=2,tp=1,pp=4,zero=3": ["megatron", "torchtitan
     run(approf, "sweep", "--db", db, "--quiet", "--model", "gpt", "--cluster", "1x8",
         "--micro-batches", "4", "--zero", "3", "--zero3-schedule", sched)
     verdicts(want)
-    # apsolve --framework megatron: on FSDP2's schedule its best plan is
-    # ZeRO-3 (the overlapped gathers beat ZeRO-0's all-reduce here), which
-    # Megatron-FSDP runs as priced
+    # apsolve --framework megatron: its best plan runs in Megatron and costs
+    # no more than the ZeRO-3 plan on FSDP2's schedule (which won here until
+    # the GEMMs beside the overlapped collectives were slowed by the SMs
+    # NCCL's CTAs hold: a100-40g's nccl_channels, docs/hardware.md); that
+    # ZeRO-3 plan Megatron-FSDP runs as priced
     if sched == "fsdp2":
         best = solve("--framework", "megatron")
-        assert ",zero=3," in best["framework_search"]["parallel"], best["framework_search"]
         assert "megatron" in best["frameworks"]["runs"], best["frameworks"]
-        out, _ = report(best["plan_id"], "fwmeg")
-        text = open(os.path.join(out, "plan%d_megatron.args" % best["plan_id"])).read()
+        z3 = solve("--parallel", "dp=8,tp=1,pp=1,zero=3")["plans"][0]
+        assert best["framework_search"]["price"] <= z3["total_cost"] * (1 + 1e-12), (best, z3)
+        assert "megatron" in z3["frameworks"]["runs"], z3["frameworks"]
+        out, _ = report(z3["plan_id"], "fwmeg")
+        text = open(os.path.join(out, "plan%d_megatron.args" % z3["plan_id"])).read()
         assert "# Megatron-LM runs this plan as priced:" in text, text[:900]
         assert "\n--use-megatron-fsdp\n" in text and "\n--suggested-communication-unit-size " \
             in text, text
