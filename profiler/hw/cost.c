@@ -458,11 +458,11 @@ double approf_overlap_hidden_at(double s, double comm, double window)
 
 /* NCCL launches one CTA per channel (src/enqueue.cc at v2.21.5-1,
  * grid = plan->channelCount) of up to NCCL_MAX_NTHREADS = 640 threads and
- * ~40 KiB of dynamic shared memory (ncclShmemDynamicSize); a cuBLAS/CUTLASS
- * Hopper or Ampere GEMM CTA fills an SM's shared memory with its mainloop
- * stages, so the two never share an SM and the GEMM runs on the SMs the
- * collective leaves (docs/hardware.md "NCCL's channels"). A measured figure
- * (approf probe) wins. */
+ * ~80 KiB of dynamic shared memory on sm_80+ (ncclShmemDynamicSize); a
+ * large cuBLAS/CUTLASS GEMM CTA holds 144 KiB (A100) to 192 KiB (H100) of
+ * mainloop stages, so the two never share an SM and the GEMM runs on the
+ * SMs the collective leaves (docs/hardware.md "NCCL's channels"). A
+ * measured figure (approf probe) wins. */
 double approf_overlap_slowdown(const ApprofHardwareSpec *hw)
 {
     if (!hw)
