@@ -48,10 +48,10 @@ merge_ok --db "$work/merged.db" "$work/s0.db" "$work/s1.db"
 same_sweep "$work/single.db" 1 "$work/merged.db" 2 "second merge"
 
 # 1b. every ZeRO stage, then every variant: a stage's row is the same
-# whichever other tuples a process profiles (the sharding ILP's memos are
-# keyed by what its costs depend on, the ZeRO class included; a build
-# derives only the ZeRO stages of its own class: docs/variants.md,
-# "Determinism across shards")
+# whichever other tuples a process profiles (three shards put a group's
+# ZeRO-2 stage in another process than its ZeRO-0 one; the sharding ILP
+# reads nothing of the variant: docs/variants.md, "Determinism across
+# shards")
 for space in "--zero 0,1,2,3" "--variants all"; do
   tag=${space//[^a-z0-9]/}
   # shellcheck disable=SC2086
