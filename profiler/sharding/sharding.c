@@ -138,10 +138,18 @@ static double node_compute_cost(const ShardStage *st, int o, const ShardStrat *s
     /* every micro-batch adds the fresh gradients of the parameters o is the
      * first to read into their accumulation buffers: the program's add
      * kernel (program.c, push_grad_accum) on this strategy's shards, so
-     * that a replicated table pays for its whole gradient. Not for ZeRO-2/3
-     * (their buffers are partitions) nor, with grad_accum_fusion, for a
-     * dense layer's weight (its weight-gradient GEMM accumulates it). */
-    if (st->variant.zero < 2) {
+     * that a replicated table pays for its whole gradient; not, with
+     * grad_accum_fusion, for a dense layer's weight (its weight-gradient
+     * GEMM accumulates it). Priced for every ZeRO stage, as the group's
+     * whole buffers: the ILP reads nothing of the variant, so one
+     * sharding solution serves every variant of a (logical mesh, force
+     * flag, memory level) group, as the group's one set of placements
+     * says, whichever of its stages a process solves first (ZeRO 2 and 3,
+     * whose buffers are partitions, used to leave the adds out, and their
+     * solution depended on whether their group's ZeRO-0 stage was solved
+     * before them in the same process; docs/variants.md, "Determinism
+     * across shards"). */
+    {
         double elems = 0.0;
         for (int i = 0; i < op->n_inputs; i++) {
             int tn = op->inputs[i];

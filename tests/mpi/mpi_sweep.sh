@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # mpirun -np R approf sweep on the analytic backend: rank 0 alone writes,
 # and the database equals a single-process sweep row by row (composition
-# with 2 ranks, individual mode with 3); the entry lines and the summary come
+# with 2 ranks, with ZeRO 0-3 too, individual mode with 3); the entry lines and the summary come
 # once, from rank 0. A SIGINT to rank 1 mid-sweep leaves a consistent,
 # interrupted sweep that `mpirun ... --resume` completes to the same rows.
 # Skips (77) when the build has no MPI or mpirun is missing.
@@ -40,6 +40,16 @@ uniq=$(grep '^result\[' "$work/mpi.out" | sort -u | wc -l)
   fail "expected $n entry lines once each from rank 0, got $lines ($uniq distinct)"
 [ "$(grep -c 'done: ' "$work/mpi.err")" = 1 ] || fail_with "$work/mpi.err" "one summary expected"
 [ "$("$sqlite" "$work/mpi.db" "SELECT count(*) FROM sweep")" = 1 ] || fail "one sweep row expected"
+
+# 1b. every ZeRO stage, 2 ranks: each rank profiles every other tuple, so
+# a stage's ZeRO-2 variant lands on another rank than its ZeRO-0 one; its
+# rows are the same as in one process (docs/variants.md, "Determinism
+# across shards")
+"$approf" "${comp[@]}" --zero 0,1,2,3 --quiet --db "$work/zsingle.db" 2>"$work/zsingle.err" ||
+  fail_with "$work/zsingle.err" "single-process ZeRO sweep"
+mpi 2 "$approf" "${comp[@]}" --zero 0,1,2,3 --quiet --db "$work/zmpi.db" 2>"$work/zmpi.err" ||
+  fail_with "$work/zmpi.err" "mpirun -np 2 ZeRO sweep"
+same_sweep "$work/zsingle.db" 1 "$work/zmpi.db" 1 "mpirun -np 2, ZeRO 0-3"
 
 # 2. individual mode, 3 ranks (ranges composed by rank 0 after all ranks)
 ind=(sweep --model mlp --layers 2 --cluster 1x4 --micro-batches 4 --profile-mode individual

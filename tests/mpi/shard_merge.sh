@@ -5,7 +5,8 @@
 # configs, layers), in composition and in individual mode (range entries
 # composed after the merge), with several shards in one file and into an
 # existing database; merge refuses missing, duplicated, mismatched and
-# unfinished shards with exit 1, a clear message, and nothing written.
+# unfinished shards with exit 1, a clear message, and nothing written;
+# with ZeRO stages and every variant, three shards equal one process too.
 # Usage: shard_merge.sh APPROF SQLITE3 WORKDIR
 set -u
 approf=$1
@@ -45,6 +46,23 @@ merge_ok --db "$work/merged.db" "$work/s0.db" "$work/s1.db"
 [ "$("$sqlite" "$work/merged.db" "SELECT count(*) FROM sweep")" = 2 ] || fail "expected 2 sweeps"
 [ "$("$sqlite" "$work/merged.db" "SELECT count(*) FROM model")" = 1 ] || fail "model row duplicated"
 same_sweep "$work/single.db" 1 "$work/merged.db" 2 "second merge"
+
+# 1b. every ZeRO stage, then every variant: a stage's row is the same
+# whichever other tuples a process profiles (three shards put a group's
+# ZeRO-2 stage in another process than its ZeRO-0 one; the sharding ILP
+# reads nothing of the variant: docs/variants.md, "Determinism across
+# shards")
+for space in "--zero 0,1,2,3" "--variants all"; do
+  tag=${space//[^a-z0-9]/}
+  # shellcheck disable=SC2086
+  sweep "${comp[@]}" $space --db "$work/v$tag.db"
+  for k in 0 1 2; do
+    # shellcheck disable=SC2086
+    sweep "${comp[@]}" $space --db "$work/v$tag-$k.db" --shard $k/3
+  done
+  merge_ok --db "$work/v$tag-merged.db" "$work/v$tag-0.db" "$work/v$tag-1.db" "$work/v$tag-2.db"
+  same_sweep "$work/v$tag.db" 1 "$work/v$tag-merged.db" 1 "shards of $space"
+done
 
 # 2. individual mode: mlp, 3 shards, two of them in one file
 ind=(--model mlp --layers 2 --cluster 1x4 --micro-batches 4 --profile-mode individual)

@@ -8,7 +8,11 @@
  * collectives, apply-grad collectives and every memory field — on meshes
  * with and without data-parallel replicas, with and without recomputation,
  * at two memory levels; a derived program is answered from the context
- * (it carries no placements, which are its group owner's). The derived
+ * (it carries no placements, which are its group owner's), and it also
+ * equals its request built alone in a fresh context: the sharding ILP
+ * reads nothing of the variant, so a stage's solution does not depend on
+ * which stages the context solved before it (docs/variants.md,
+ * "Determinism across shards"). The derived
  * programs hold the build's forward kernels and, where their gradient
  * accumulation is the same (ZeRO 1 with 0, 3 with 2), its backward
  * (docs/performance.md, "Shared kernel arrays and prices kept"): each still equals its
@@ -111,13 +115,12 @@ static int build_zero0(const ApprofGraph *g, Setup *s, ApprofShardContext **ctx,
 }
 
 /* ZeRO 1..3 of (a, b) at level and recompute, after its ZeRO-0 build as
- * the sweep asks for them (a context's node costs and Pareto sets are
- * those of the first stage it solved: ZeRO 0): derived from that build in
- * one context, and built one by one after it in another. */
+ * the sweep asks for them: derived from that build in one context, built
+ * one by one after it in another, and built alone in a fresh context. */
 static void check_family(const ApprofGraph *g, int a, int b, int level, int recompute)
 {
     Setup s;
-    ApprofShardContext *fam = NULL, *one = NULL;
+    ApprofShardContext *fam = NULL, *one = NULL, *alone = NULL;
     setup(&s, g);
     int r1 = build_zero0(g, &s, &fam, a, b, level, recompute, 0xEu);
     int r2 = build_zero0(g, &s, &one, a, b, level, recompute, 0u);
@@ -125,22 +128,31 @@ static void check_family(const ApprofGraph *g, int a, int b, int level, int reco
     /* selective recomputation of a stage without attention: no family */
     CU_ASSERT(!r1 || r1 == APPROF_ENOVARIANT);
     for (int z = 1; z <= 3 && !r1 && !r2; z++) {
-        ApprofStageProgram d, p;
-        char e1[256] = "", e2[256] = "";
+        ApprofStageProgram d, p, q;
+        char e1[256] = "", e2[256] = "", e3[256] = "";
         ApprofShardRequest rz = request(a, b, level, recompute, z);
         memset(&d, 0, sizeof d);
         memset(&p, 0, sizeof p);
+        memset(&q, 0, sizeof q);
         int rd = approf_shard_stage(fam, &rz, &d, e1, sizeof e1);
         int rb = approf_shard_stage(one, &rz, &p, e2, sizeof e2);
+        CU_ASSERT_FATAL(approf_shard_context_new(g, &s.l, &s.hw, 4, &alone) == 0);
+        int rq = approf_shard_stage(alone, &rz, &q, e3, sizeof e3);
+        approf_shard_context_free(&alone);
         CU_ASSERT_EQUAL(rd, rb);
+        CU_ASSERT_EQUAL(rq, rb);
         CU_ASSERT_STRING_EQUAL(e1, e2);
+        CU_ASSERT_STRING_EQUAL(e3, e2);
         if (!rd && !rb) {
             same_program(&d, &p);
             CU_ASSERT_EQUAL(d.n_placements, 0); /* answered from the family */
             CU_ASSERT(p.n_placements > 0);
         }
+        if (!rq && !rb)
+            same_program(&q, &p);
         approf_stage_program_clear(&d);
         approf_stage_program_clear(&p);
+        approf_stage_program_clear(&q);
     }
     approf_shard_context_free(&fam);
     approf_shard_context_free(&one);
