@@ -372,8 +372,10 @@ enum { VARIANTS_AUTO = 2, VARIANTS_GIVEN = 3 };
 
 /* --variants auto: the whole space when the model's training state does
  * not fit one device (approf_sweep_needs_whole_space), else Alpa's plain
- * space; said either way (unless quiet). A model or hardware the sweep
- * will refuse leaves the plain space, for the sweep's own message. */
+ * space with ZeRO 0-3 (APPROF_SWEEP_ZERO_SPACE: the sharded optimizer
+ * every framework offers data parallelism); said either way (unless quiet).
+ * A model or hardware the sweep will refuse leaves the plain space, for the
+ * sweep's own message. */
 static void resolve_variants(ApprofSweepConfig *cfg, int quiet)
 {
     char err[512] = "";
@@ -381,8 +383,7 @@ static void resolve_variants(ApprofSweepConfig *cfg, int quiet)
     int rc = approf_sweep_needs_whole_space(cfg, &state, &device, err, sizeof err);
     if (rc < 0)
         return; /* the sweep refuses this model or hardware itself, in its words */
-    if (rc)
-        cfg->variants = APPROF_SWEEP_WHOLE_SPACE;
+    cfg->variants = rc ? APPROF_SWEEP_WHOLE_SPACE : APPROF_SWEEP_ZERO_SPACE;
     if (quiet)
         return;
     if (rc) {
@@ -392,10 +393,11 @@ static void resolve_variants(ApprofSweepConfig *cfg, int quiet)
                 "parallelism alone cannot train it; --variants alpa for Alpa's plain space "
                 "(docs/variants.md)\n", state / 1073741824.0, device / 1073741824.0);
     } else {
-        fprintf(stderr, "approf: Alpa's plain space: the model's training state, %.1f GiB whole "
-                "on one device, fits its %.1f GiB; --variants all adds memory levels, "
-                "recomputation and ZeRO (docs/variants.md)\n", state / 1073741824.0,
-                device / 1073741824.0);
+        fprintf(stderr, "approf: Alpa's plain space with ZeRO 0-3 (the optimizer state, "
+                "gradients and weights sharded over the data-parallel replicas): the model's "
+                "training state, %.1f GiB whole on one device, fits its %.1f GiB; --variants "
+                "all adds memory levels and recomputation, --variants alpa is Alpa's plain "
+                "space (docs/variants.md)\n", state / 1073741824.0, device / 1073741824.0);
     }
 }
 

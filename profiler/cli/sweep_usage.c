@@ -38,7 +38,7 @@ void cli_sweep_usage(void)
         "                           space; all: --memory-levels 3 --recompute\n"
         "                           none,selective,full --zero 0,1,2,3; auto (default): all\n"
         "                           when the model's training state does not fit one device,\n"
-        "                           else alpa\n"
+        "                           else alpa with --zero 0,1,2,3\n"
         "  --memory-levels K        points of each stage's time/memory Pareto set of\n"
         "                           sharding solutions, 1..8 (default 1: Alpa's optimum)\n"
         "  --recompute LIST         activation recomputation variants among none,selective,full,\n"

@@ -116,6 +116,12 @@ typedef struct ApprofSweepConfig {
 /* approf sweep --variants all: 3 memory levels, recomputation none,
  * selective and full, ZeRO 0-3 (docs/variants.md, "The default space"). */
 #define APPROF_SWEEP_WHOLE_SPACE ((CostdbVariantSpace){3, 7u, 15u})
+/* --variants auto where the training state fits one device: Alpa's plain
+ * space (one memory level, no recomputation) with ZeRO 0-3, the sharded
+ * optimizer state, gradients and weights of Megatron-LM's distributed
+ * optimizer, DeepSpeed's ZeRO and FSDP (docs/variants.md, "The default
+ * space"). */
+#define APPROF_SWEEP_ZERO_SPACE ((CostdbVariantSpace){1, 1u, 15u})
 
 /* Whether the model of cfg needs the whole search space (--variants auto,
  * docs/variants.md "The default space"): its training state kept whole on

@@ -83,7 +83,8 @@ says_text fresh.db.err "devices 0,1,2) on a100-40g, 3 workers" "3 devices"
   "measured measured:Fake GPU 40GB:3x40960MiB:driver 13.0:cuda 13.0:nccl 2.28.3" ] ||
   fail "measured row: $("$sqlite" fresh.db "SELECT kind, fingerprint FROM hardware")"
 [ "$("$sqlite" fresh.db "SELECT cluster_hosts || 'x' || cluster_gpus || ' ' || options FROM sweep")" = \
-  '1x2 {"sharding_solver":"series-parallel"}' ] || fail "fresh sweep row"
+  '1x2 {"sharding_solver":"series-parallel","memory_levels":1,"recompute_mask":1,"zero_mask":15}' ] ||
+  fail "fresh sweep row"
 [ "$("$sqlite" fresh.db "SELECT count(*) FROM comm_profile")" = 0 ] || fail "curves appeared"
 
 # --- 3 ---------------------------------------------------------------------------

@@ -43,7 +43,7 @@ sed -e 's/^tp_comm_overlap = 0$/tp_comm_overlap = 1/' -e 's/^grad_overlap = 1$/g
   -e 's/^grad_reduce_bytes = 0$/grad_reduce_bytes = 4/' a.spec > b.spec
 for s in a b; do
   "$approf" sweep --model gpt --preset gpt2-small --layers 2 --cluster 1x8 --batch 16 \
-    --micro-batches 2 --logical-space model_parallel_only --backend model \
+    --micro-batches 2 --logical-space model_parallel_only --backend model --variants alpa \
     --hardware "$s.spec" --db "$s.db" >/dev/null 2>"$s.err" || fail_with "$s.err" "sweep $s"
 done
 grep -qF ' - communication: gradient sync under the backward (grad_overlap 1), tensor-parallel collectives after the kernels (tp_comm_overlap 0), gradients reduced in the model'"'"'s dtype and accumulated by add kernels (grad_accum_fusion 0)' a.err ||

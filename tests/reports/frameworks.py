@@ -54,7 +54,7 @@ def stored(plan_id):
 
 db = os.path.join(tmp, "g.db")
 run(approf, "sweep", "--db", db, "--quiet", "--model", "gpt", "--cluster", "1x8",
-    "--micro-batches", "16")
+    "--micro-batches", "16", "--variants", "alpa")
 
 # The auto plan: stages that differ; no framework runs it as priced.
 auto = solve()

@@ -16,12 +16,16 @@
 # - Ulysses (cp_comm a2a) where the heads rule passes and it sends less.
 # - the K/V all-gather (cp_comm all_gather) tried, priced as --parallel.
 # Usage: auto_cp.sh APPROF APSOLVE APREPORT PYTHON MANIFESTS CHECK_LAUNCH
+# The sweeps of models whose training state fits one device profile Alpa's
+# plain space (--variants alpa), the space these scenarios were built on;
+# the default's ZeRO variants (docs/variants.md, "The default space") would
+# win some of them without cp or ep.
 . "$(dirname "$0")/../lib.sh"
 approf=$1 apsolve=$2 apreport=$3 py=$4 man=$5 check=$6
 w=$(mktemp -d) || fail "mktemp"
 trap 'rm -rf "$w"' EXIT
 
-"$approf" sweep --db "$w/long.db" --quiet --model llama --preset llama-3-8b --num-layers 8 \
+"$approf" sweep --db "$w/long.db" --quiet --variants alpa --model llama --preset llama-3-8b --num-layers 8 \
   --layers 4 --seq-len 32768 --cluster 1x8 --hardware h100-sxm --batch 16 --micro-batches 2 \
   >"$w/out" 2>&1 || fail_with "$w/out" "long llama sweep"
 "$apsolve" --db "$w/long.db" >"$w/out" 2>"$w/err" || fail_with "$w/err" "apsolve long"
@@ -92,7 +96,7 @@ cat >"$w/mha.json" <<'EOF2'
  "num_hidden_layers": 8, "vocab_size": 32000, "max_position_embeddings": 40960,
  "rms_norm_eps": 1e-5, "torch_dtype": "bfloat16"}
 EOF2
-"$approf" sweep --db "$w/mha.db" --quiet --hf-config "$w/mha.json" --layers 4 --seq-len 40960 \
+"$approf" sweep --db "$w/mha.db" --quiet --variants alpa --hf-config "$w/mha.json" --layers 4 --seq-len 40960 \
   --cluster 1x8 --hardware h100-sxm --batch 16 --micro-batches 2 >"$w/out" 2>&1 ||
   fail_with "$w/out" "MHA llama sweep"
 "$apsolve" --db "$w/mha.db" --format json >"$w/mha-auto.json" 2>"$w/err" ||
@@ -143,10 +147,10 @@ grep -q "^apsolve: --framework torchtitan: .* best dp=4,tp=1,pp=1,zero=0,recompu
   fail_with "$w/err" "--framework torchtitan's ring layout"
 
 # where cp does not pay: no cp lines, no cp option, the same plan text
-"$approf" sweep --db "$w/short.db" --quiet --model llama --preset llama-3-8b --num-layers 2 \
+"$approf" sweep --db "$w/short.db" --quiet --variants alpa --model llama --preset llama-3-8b --num-layers 2 \
   --layers 2 --seq-len 2048 --cluster 1x8 --hardware h100-sxm --batch 16 \
   --micro-batch-sizes 16,8,4,2 >"$w/out" 2>&1 || fail_with "$w/out" "short llama sweep"
-"$approf" sweep --db "$w/r.db" --quiet --model resnet50 --cluster 1x4 --hardware h100-sxm \
+"$approf" sweep --db "$w/r.db" --quiet --variants alpa --model resnet50 --cluster 1x4 --hardware h100-sxm \
   --batch 32 --micro-batches 2 >"$w/out" 2>&1 || fail_with "$w/out" "resnet50 sweep"
 for d in short r; do
   "$apsolve" --db "$w/$d.db" >"$w/out" 2>"$w/err" || fail_with "$w/err" "apsolve $d"

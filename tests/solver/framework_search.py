@@ -209,7 +209,7 @@ moe = os.path.join(tmp, "moe.db")
 run(approf, "sweep", "--db", moe, "--quiet", "--model", "mixtral", "--preset", "mixtral-8x7b",
     "--num-layers", "2", "--layers", "2", "--seq-len", "512", "--cluster", "1x4", "--hardware",
     "h100-sxm", "--batch", "16", "--micro-batches", "4", "--logical-space",
-    "data_parallel_only")
+    "data_parallel_only", "--variants", "alpa")
 mauto = json.loads(run(apsolve, "--db", moe, "--format", "json", "--quiet",
                        "--no-store").stdout)
 assert mauto.get("ep", 0) > 1 and "megatron" in mauto["frameworks"]["runs"], mauto["frameworks"]

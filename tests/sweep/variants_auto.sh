@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # --variants auto, the default (docs/variants.md, "The default space"): a
 # model whose training state does not fit one device gets the whole space,
-# one whose state fits gets Alpa's plain space, each said; an explicit
+# one whose state fits gets Alpa's plain space with ZeRO 0-3, each said; an explicit
 # --variants or variant option is obeyed without the rule.
 # Usage: variants_auto.sh APPROF SQLITE3 WORKDIR
 set -u
@@ -20,11 +20,12 @@ says_text "$work/l.err" "the whole search space (--variants all" "llama: auto"
 says_text "$work/l.err" "does not fit its 39.0 GiB" "llama: auto"
 [ "$(levels "$work/l.db")" = "2|3|1" ] || fail "llama: the whole space was not profiled ($(levels "$work/l.db"))"
 
-# ResNet-50's 0.4 GiB fit: the plain space, said
+# ResNet-50's 0.4 GiB fit: the plain space with ZeRO 0-3, said
 "$approf" sweep --model resnet50 --layers 4 --cluster 1x4 --micro-batches 4 --backend model \
   --db "$work/r.db" 2>"$work/r.err" || fail_with "$work/r.err" "resnet sweep"
-says_text "$work/r.err" "Alpa's plain space: the model's training state, 0.4 GiB" "resnet: auto"
-[ "$(levels "$work/r.db")" = "0|0|0" ] || fail "resnet: variants profiled ($(levels "$work/r.db"))"
+says_text "$work/r.err" "Alpa's plain space with ZeRO 0-3" "resnet: auto"
+says_text "$work/r.err" "training state, 0.4 GiB whole on one device" "resnet: auto"
+[ "$(levels "$work/r.db")" = "0|3|0" ] || fail "resnet: not the plain space with ZeRO 0-3 ($(levels "$work/r.db"))"
 
 # what the user gives is obeyed, without the rule's notice
 "$approf" sweep --model llama --preset llama-3-8b --num-layers 8 --layers 2 --cluster 1x4 \
