@@ -50,6 +50,30 @@
  * exactly as before. This drops the uneven cuts (one stage of most layers)
  * that make the unrestricted sum of roots small.
  *
+ * ZB-V's path floor (f->x; docs/performance.md, "ZB-V's path floor per
+ * stage count"): a longer path of the same list schedule, and the devices
+ * counted exactly. M is the length of the longest path through its passes
+ * (each starts when its device's previous pass and its inputs are done).
+ * One path: micro-batch 0's forwards through chunks 0 .. 2n - 2 (f_0 / 2 +
+ * sum_{k >= 1} f_k, chunk 0 and the others twice on devices 1 .. n - 1);
+ * then device 0's own passes in its order from F(2n - 1, 0) to B(2n - 1,
+ * B - 1), among them every F and B of chunk 2n - 1 for micro-batches 0 ..
+ * B - 1 (a chunk's passes run in micro-batch order, each F before its B),
+ * B (f_0 + b_0 - w_0) / 2 at least; then micro-batch B - 1's input
+ * gradients back through chunks 2n - 2 .. 0 (sum_{k >= 1} (b_k - w_k) +
+ * (b_0 - w_0) / 2) and its W on chunk 0 (w_0 / 2). In all
+ *   M >= sum_k x_k + ((B - 1) x_0 + w_0) / 2,
+ * x_k = f_k + b_k - w_k as above, stage 0 the one holding layer 0. With
+ * x(i, j, s) the least x of stage i..j's configs on submesh s (cost <= tau,
+ * as above), a DP over (first layer, devices used, stages) gives the least
+ * of that sum over every cut into n stages of whole chunks whose submeshes'
+ * devices sum to exactly D (evaluate.c: a plan on fewer is infeasible),
+ * the first stage weighed ((B + 1) x + w) / 2 on its own config: every plan
+ * of n stages under best is one such cut, priced no lower (its memory rule
+ * and config left out only lower it), so each[n] is raised to it / B
+ * exactly as the fill floor is. Skipped (no raise) when the DP's tables
+ * would pass PATH_CELLS cells.
+ *
  * A chunk count whose floor, at every stage count its schedule allows,
  * reaches the best full estimate so far cannot give a plan that beats it,
  * so skipping it changes no outcome; the search of a v that is not skipped
@@ -64,15 +88,19 @@
 /* f->root (the file comment) over the entries of cost at most tau: 0, or
  * -1 (root freed, left NULL) when the problem has no split of its backward
  * or an entry's split does not allow the fill floor. */
+/* The most cells of a path floor's tables (f->x, and each DP level) */
+#define PATH_CELLS ((size_t)1 << 22)
+
 static int fill_roots(ApsolveStageFloor *f, double tau)
 {
     const ApsolveProblem *p = f->p;
-    int L = p->num_layers;
+    int L = p->num_layers, S = p->num_submeshes;
+    f->tau = tau;
     for (int i = 0; i < L; i++)
         for (int j = i; j < L; j++) {
             double r = INFINITY;
-            for (int s = 0; s < p->num_submeshes; s++) {
-                double d = (double)p->submeshes[s].hosts * p->submeshes[s].gpus;
+            for (int s = 0; s < S; s++) {
+                double d = (double)p->submeshes[s].hosts * p->submeshes[s].gpus, xs = INFINITY;
                 for (int k = 0; k < p->num_configs; k++) {
                     size_t idx = apsolve_index(p, i, j, s, k);
                     double c = apsolve_entry_cost(p, idx), fw = p->fwd_cost[idx],
@@ -81,15 +109,113 @@ static int fill_roots(ApsolveStageFloor *f, double tau)
                         continue; /* no plan uses it; none under tau does */
                     if (!(fw >= 0 && wg >= 0 && wg <= bw && c >= (fw + bw) * (1 - 1e-12))) {
                         free(f->root);
-                        f->root = NULL;
+                        free(f->x);
+                        f->root = f->x = NULL;
                         return -1;
                     }
                     r = (fw + bw - wg) * d < r ? (fw + bw - wg) * d : r;
+                    xs = fw + bw - wg < xs ? fw + bw - wg : xs;
                 }
+                if (f->x)
+                    f->x[((size_t)i * L + j) * S + s] = xs;
             }
             f->root[(size_t)i * L + j] = sqrt(r);
         }
     return 0;
+}
+
+/* ZB-V's path floor (the file comment) into pf[1 .. nmax]: +inf where no
+ * cut of n stages of whole chunks of v layers on exactly D devices holds
+ * entries of cost <= f->tau alone, 0 (no floor) without f->x or memory. */
+static void path_floor(const ApsolveStageFloor *f, int v, int B, int nmax, double *pf)
+{
+    const ApsolveProblem *p = f->p;
+    int L = f->L, D = f->D, S = p->num_submeshes;
+    size_t row = (size_t)D + 1, cells = ((size_t)L + 1) * row;
+    double *prev = NULL, *cur = NULL, *y = NULL;
+    int *fin = NULL, *nfin = NULL;
+    for (int n = 0; n <= nmax; n++)
+        pf[n] = 0;
+    if (!f->x || cells > PATH_CELLS)
+        return;
+    prev = malloc(cells * sizeof *prev);
+    cur = malloc(cells * sizeof *cur);
+    fin = malloc(cells * sizeof *fin);
+    nfin = malloc(((size_t)L + 1) * sizeof *nfin);
+    y = malloc((size_t)L * (size_t)S * sizeof *y);
+    if (!prev || !cur || !fin || !nfin || !y)
+        goto done;
+    /* y: the first stage 0..j on submesh s, ((B + 1) x + w) / 2 at its least */
+    for (int j = 0; j < L; j++)
+        for (int s = 0; s < S; s++) {
+            double m = INFINITY;
+            for (int k = 0; k < p->num_configs; k++) {
+                size_t idx = apsolve_index(p, 0, j, s, k);
+                double c = apsolve_entry_cost(p, idx), wg = p->wgrad_cost[idx],
+                       x = p->fwd_cost[idx] + p->bwd_cost[idx] - wg, a;
+                if (isinf(c) || c > f->tau)
+                    continue;
+                a = ((B + 1.0) * x + wg) / 2;
+                m = a < m ? a : m;
+            }
+            y[(size_t)j * S + s] = m;
+        }
+    for (size_t q = 0; q < cells; q++)
+        prev[q] = INFINITY;
+    prev[(size_t)L * row] = 0; /* no stage: layer L reached on no device */
+    for (int m = 1; m <= nmax && m * v <= L; m++) {
+        double least = INFINITY;
+        /* the devices of each row that m - 1 stages can end on */
+        for (int i = 0; i <= L; i++) {
+            nfin[i] = 0;
+            for (int d = 0; d <= D; d++)
+                if (!isinf(prev[(size_t)i * row + d]))
+                    fin[(size_t)i * row + (size_t)nfin[i]++] = d;
+        }
+        /* n = m: the first stage 0..j, then m - 1 stages from j + 1 */
+        for (int j = v - 1; j < L; j += v)
+            for (int s = 0; s < S; s++) {
+                int d = p->submeshes[s].hosts * p->submeshes[s].gpus;
+                double a;
+                if (d > D)
+                    continue;
+                a = y[(size_t)j * S + s] + prev[(size_t)(j + 1) * row + (size_t)(D - d)];
+                least = a < least ? a : least;
+            }
+        pf[m] = least;
+        /* level m: m stages from each row i >= 1 (none of them the first) */
+        for (size_t q = 0; q < cells; q++)
+            cur[q] = INFINITY;
+        for (int i = L - v; i >= 1 && m < nmax; i -= v) /* rows a cut can start a stage at */
+            for (int j = i + v - 1; j < L; j += v)
+                for (int s = 0; s < S; s++) {
+                    int d = p->submeshes[s].hosts * p->submeshes[s].gpus;
+                    double xs = f->x[((size_t)i * L + j) * S + s];
+                    const int *ds = fin + (size_t)(j + 1) * row;
+                    if (isinf(xs))
+                        continue;
+                    for (int q = 0; q < nfin[j + 1]; q++) {
+                        int e = ds[q] + d;
+                        double a;
+                        if (e > D)
+                            continue;
+                        a = xs + prev[(size_t)(j + 1) * row + (size_t)ds[q]];
+                        if (a < cur[(size_t)i * row + (size_t)e])
+                            cur[(size_t)i * row + (size_t)e] = a;
+                    }
+                }
+        {
+            double *t = prev;
+            prev = cur;
+            cur = t;
+        }
+    }
+done:
+    free(prev);
+    free(cur);
+    free(fin);
+    free(nfin);
+    free(y);
 }
 
 void apsolve_stage_floor_under(ApsolveStageFloor *f, double tau)
@@ -105,7 +231,8 @@ int apsolve_stage_floor_init(ApsolveStageFloor *f, const ApsolveProblem *p)
     f->D = p->num_devices;
     f->cost = malloc((size_t)L * (size_t)L * sizeof *f->cost);
     f->work = malloc((size_t)L * (size_t)L * sizeof *f->work);
-    f->root = NULL;
+    f->root = f->x = NULL;
+    f->tau = INFINITY;
     f->g = malloc(((size_t)L + 1) * 3 * sizeof *f->g);
     if (!f->cost || !f->work || !f->g) {
         apsolve_stage_floor_free(f);
@@ -127,8 +254,11 @@ int apsolve_stage_floor_init(ApsolveStageFloor *f, const ApsolveProblem *p)
         }
     f->p = p;
     if (p->fwd_cost && p->bwd_cost && p->wgrad_cost &&
-        (f->root = malloc((size_t)L * (size_t)L * sizeof *f->root)))
+        (f->root = malloc((size_t)L * (size_t)L * sizeof *f->root))) {
+        size_t xs = (size_t)L * (size_t)L * (size_t)p->num_submeshes;
+        f->x = xs <= PATH_CELLS ? malloc(xs * sizeof *f->x) : NULL; /* NULL: no path floor */
         fill_roots(f, INFINITY);
+    }
     return APSOLVE_OK;
 }
 
@@ -137,8 +267,9 @@ void apsolve_stage_floor_free(ApsolveStageFloor *f)
     free(f->cost);
     free(f->work);
     free(f->root);
+    free(f->x);
     free(f->g);
-    f->cost = f->work = f->root = f->g = NULL;
+    f->cost = f->work = f->root = f->x = f->g = NULL;
 }
 
 void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B, int nmax,
@@ -149,6 +280,9 @@ void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B
      * layers i..L-1 by exactly m stages of whole chunks (m = 1, 2, ...) */
     double *g = f->g, *h = f->g + L + 1, *r = f->g + 2 * (L + 1);
     int fill = kind == APSOLVE_SCHEDULE_ZBV && f->root; /* r[i]: the least sum of roots */
+    double *pf = fill && f->x ? malloc(((size_t)nmax + 1) * sizeof *pf) : NULL;
+    if (pf)
+        path_floor(f, v, B, nmax, pf);
     for (int m = 0; m <= nmax; m++)
         each[m] = INFINITY;
     for (int i = 0; i <= L; i++)
@@ -179,8 +313,11 @@ void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B
             each[m] = h[0] / f->D > g[0] ? h[0] / f->D : g[0];
             if (fill && r[0] * r[0] / f->D / B > each[m])
                 each[m] = r[0] * r[0] / f->D / B;
+            if (pf && pf[m] / B > each[m])
+                each[m] = pf[m] / B;
         }
     }
+    free(pf);
 }
 
 double apsolve_chunk_floor(const ApsolveStageFloor *f, int kind, int v, int B, int nmax)

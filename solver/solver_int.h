@@ -52,6 +52,10 @@ typedef struct ApsolveStageFloor {
     int L, D;
     double *cost, *work;              /* [i L + j] */
     double *root;                     /* [i L + j] or NULL */
+    /* ZB-V's path floor (chunk_floor.c): NULL, or per (i, j, submesh s)
+     * the least fwd + bwd - wgrad of its entries of cost <= tau */
+    double *x;                        /* [(i L + j) S + s] */
+    double tau;                       /* the last apsolve_stage_floor_under's (+inf) */
     const ApsolveProblem *p;
     double *g;                        /* scratch, 3 (L + 1) */
 } ApsolveStageFloor;

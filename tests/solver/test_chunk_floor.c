@@ -345,6 +345,49 @@ static void test_zbv_fill_floor(void)
     fprintf(stderr, "zbv fill: %d low, %d counts checked, closest %.3f\n", low, counts, ratio);
 }
 
+/* ZB-V's path floor (chunk_floor.c, path_floor) with more micro-batches
+ * (B = 3, 4: the first stage weighed ((B + 1) x + w) / 2): every stage
+ * count's own plan at or above B x each[n], and within 0.7 of some where
+ * it is above the largest stage. Too high a path floor fails the tests
+ * above, checked by hand: made 1.1 x, the B = 1, 2 test (8 counts below
+ * their floor, closest 1.055); its first stage weighed ((B + 3) x + w) / 2,
+ * that test (57 below) and "stage counts left out" (1 plan differs). */
+static void test_zbv_path_floor(void)
+{
+    uint64_t rng = 0xFA7Bull;
+    int low = 0, counts = 0;
+    double ratio = 0;
+    for (int t = 0; t < 80; t++) {
+        ApsolveProblem *p = random_problem(&rng, t);
+        ApsolveStageFloor fl;
+        ApsolveOptions o;
+        ApsolveDpShared *sh = apsolve_dp_shared_new();
+        int nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices;
+        double *each = malloc(((size_t)nmax + 1) * sizeof *each);
+        unsigned char *skip = malloc((size_t)nmax + 1);
+        CU_ASSERT_FATAL(each && skip && sh);
+        memset(&o, 0, sizeof o);
+        o.micro_batches = t % 2 ? 4 : 3;
+        o.objective = t % 3 == 2 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
+        o.schedule = APSOLVE_SCHEDULE_ZBV;
+        o.virtual_stages = 2;
+        o.whole_chunks = 1;
+        CU_ASSERT_FATAL(apsolve_stage_floor_init(&fl, p) == APSOLVE_OK);
+        CU_ASSERT(fl.x != NULL);
+        apsolve_chunk_floor_each(&fl, o.schedule, 2, o.micro_batches, nmax, each);
+        check_counts(p, &o, sh, each, skip, nmax, INFINITY, &low, &counts, &ratio);
+        apsolve_stage_floor_free(&fl);
+        apsolve_dp_shared_free(sh);
+        free(each);
+        free(skip);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT(low == 0);
+    CU_ASSERT(counts > 100);
+    CU_ASSERT(ratio > 0.7);
+    fprintf(stderr, "zbv path: %d low, %d counts checked, closest %.3f\n", low, counts, ratio);
+}
+
 static int same_prep(const DpPrep *a, const DpPrep *b, int L)
 {
     if (a->n_opts != b->n_opts || a->n_items != b->n_items ||
@@ -586,6 +629,7 @@ int main(void)
         {"chunk floor skips no better plan", test_floor_prunes_exactly},
         {"stage counts left out by their floor change no plan", test_floor_each_prunes_exactly},
         {"ZB-V's fill floor at most each stage count's plan", test_zbv_fill_floor},
+        {"ZB-V's path floor at most each stage count's plan", test_zbv_path_floor},
         {"family memory bounds are apsolve_entry_mnss's", test_family_bounds},
         {"dominated items left out", test_dominated_items},
         {"shared table across chunk counts", test_shared_table},
