@@ -74,6 +74,28 @@
  * exactly as the fill floor is. Skipped (no raise) when the DP's tables
  * would pass PATH_CELLS cells.
  *
+ * ZB-V's device paths (paths_open), one path per device r: micro-batch 0's
+ * forwards through chunks 0 .. r - 1; device r's passes in its order from
+ * its first, F(r, 0), to F(2n - 1 - r, 0); micro-batch 0's forwards on to
+ * the V's end and its input gradients back to chunk 2n - r (x_k / 2 of
+ * each device k < r); device r's passes from B(2n - 1 - r, 0) to B(r, B -
+ * 1); micro-batch B - 1's input gradients through chunks r - 1 .. 0 and
+ * its W on chunk 0. Each step is an edge of the list schedule (the next
+ * pass on the device, or an input), so
+ *   M >= sum_{k<r} x_k + (a_r f_r + b_r' (b_r - w_r) + c_r w_r) / 2 + w_0 / 2,
+ * a_r, b_r', c_r the F, B and W passes of device r's two segments, counted
+ * on PyTorch's order (apsolve_schedule_zb_order at n, B: the V's order
+ * drops passes of micro-batches >= B). On the 24-layer 405B's 8-stage
+ * plan the path of its largest stage is its makespan exactly. A plan of n
+ * stages below best (cost <= tau = best / B per stage, as above) has every
+ * such path below U = B tau; the DP of paths_open asks whether any cut of n
+ * stages on exactly D devices can, each stage priced by the least f, b - w
+ * and w of its configs on its submesh (each no higher than the plan's),
+ * and when none can, each[n] is +inf: no plan of n stages is under best,
+ * and every one is at or above min(best, B x each[n]) as before. Its
+ * transitions are capped (PATH_WORK per call, smaller n first); a count
+ * not decided by then keeps its other floors.
+ *
  * A chunk count whose floor, at every stage count its schedule allows,
  * reaches the best full estimate so far cannot give a plan that beats it,
  * so skipping it changes no outcome; the search of a v that is not skipped
@@ -81,6 +103,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "schedule.h"
 #include "solver_int.h"
@@ -90,6 +113,10 @@
  * or an entry's split does not allow the fill floor. */
 /* The most cells of a path floor's tables (f->x, and each DP level) */
 #define PATH_CELLS ((size_t)1 << 22)
+/* The most transitions of one call's device-path DPs (paths_open): a
+ * work cap (on the 126-layer 405B, n = 6 .. 9 take about 16 million; the
+ * counts above them are not closed there), never a floor */
+#define PATH_WORK 20000000L
 
 static int fill_roots(ApsolveStageFloor *f, double tau)
 {
@@ -100,7 +127,8 @@ static int fill_roots(ApsolveStageFloor *f, double tau)
         for (int j = i; j < L; j++) {
             double r = INFINITY;
             for (int s = 0; s < S; s++) {
-                double d = (double)p->submeshes[s].hosts * p->submeshes[s].gpus, xs = INFINITY;
+                double d = (double)p->submeshes[s].hosts * p->submeshes[s].gpus, xs = INFINITY,
+                       fs = INFINITY, bs = INFINITY, ws = INFINITY;
                 for (int k = 0; k < p->num_configs; k++) {
                     size_t idx = apsolve_index(p, i, j, s, k);
                     double c = apsolve_entry_cost(p, idx), fw = p->fwd_cost[idx],
@@ -115,9 +143,17 @@ static int fill_roots(ApsolveStageFloor *f, double tau)
                     }
                     r = (fw + bw - wg) * d < r ? (fw + bw - wg) * d : r;
                     xs = fw + bw - wg < xs ? fw + bw - wg : xs;
+                    fs = fw < fs ? fw : fs;
+                    bs = bw - wg < bs ? bw - wg : bs;
+                    ws = wg < ws ? wg : ws;
                 }
-                if (f->x)
-                    f->x[((size_t)i * L + j) * S + s] = xs;
+                if (f->x) {
+                    size_t at = ((size_t)i * L + j) * S + s, q = (size_t)L * L * S;
+                    f->x[at] = xs;
+                    f->x[q + at] = fs;
+                    f->x[2 * q + at] = bs;
+                    f->x[3 * q + at] = ws;
+                }
             }
             f->root[(size_t)i * L + j] = sqrt(r);
         }
@@ -218,6 +254,98 @@ done:
     free(y);
 }
 
+/* ZB-V's device paths (the file comment) at n stages: 0 when no cut of n
+ * stages of whole chunks of v layers on exactly D devices, every entry of
+ * cost <= f->tau, has every path below U = B tau (then no plan of n stages
+ * is under best); 1 when one may; -1 undecided (memory, or *budget of
+ * transitions spent). A DP from layer 0 over (layer, devices) per stages
+ * placed r, each state holding the least prefix sum_{k<r} x_k + w_0 / 2 of
+ * the cuts that keep every path so far below U: a smaller prefix only
+ * loosens the paths after it, so the least is enough. */
+static int paths_open(const ApsolveStageFloor *f, int v, int B, int n, long *budget)
+{
+    const ApsolveProblem *p = f->p;
+    int L = f->L, D = f->D, S = p->num_submeshes, per = 6 * B, open = -1;
+    size_t row = (size_t)D + 1, cells = ((size_t)L + 1) * row, q = (size_t)L * L * S;
+    double U = B * f->tau, *cur = malloc(cells * sizeof *cur), *nxt = malloc(cells * sizeof *nxt);
+    int *cnt = malloc(3 * (size_t)n * sizeof *cnt), *fin = malloc(cells * sizeof *fin);
+    ApsolvePass *ord = malloc((size_t)per * sizeof *ord);
+    size_t nfin = 0;
+    if (!cur || !nxt || !cnt || !fin || !ord)
+        goto done;
+    /* per device r: the F, B and W passes of its two segments */
+    for (int r = 0; r < n; r++) {
+        int k = apsolve_schedule_zb_order(APSOLVE_SCHEDULE_ZBV, 2, B, n, r, ord), c1 = 2 * n - 1 - r,
+            in = 1, *c = cnt + 3 * r;
+        c[0] = c[1] = c[2] = 0;
+        if (k != per)
+            goto done;
+        for (int t = 0; t < per; t++) {
+            const ApsolvePass *ps = &ord[t];
+            if (ps->op == 1 && ps->stage == c1 && ps->mb == 0)
+                in = 1; /* B(c1, 0): the second segment starts */
+            if (in)
+                c[ps->op]++;
+            if (ps->op == 0 && ps->stage == c1 && ps->mb == 0)
+                in = 0; /* F(c1, 0) ends the first */
+            if (ps->op == 1 && ps->stage == r && ps->mb == B - 1)
+                break; /* B(c0, B - 1) ends the second */
+        }
+    }
+    for (size_t t = 0; t < cells; t++)
+        cur[t] = INFINITY;
+    cur[0] = 0; /* layer 0, no device */
+    fin[nfin++] = 0;
+    for (int r = 0; r < n && nfin; r++) {
+        const int *c = cnt + 3 * r;
+        size_t nn = 0;
+        for (size_t t = 0; t < cells; t++)
+            nxt[t] = INFINITY;
+        for (size_t e = 0; e < nfin; e++) {
+            int i = fin[e] / (int)row, d = fin[e] % (int)row;
+            double pre = cur[fin[e]];
+            for (int j = i + v - 1; j < L; j += v) {
+                if (L - 1 - j < (n - 1 - r) * v || (r == n - 1 && j != L - 1))
+                    continue;
+                for (int s = 0; s < S; s++) {
+                    size_t at = ((size_t)i * L + j) * S + s;
+                    int e2 = d + p->submeshes[s].hosts * p->submeshes[s].gpus;
+                    double seg, nx, w0 = r ? 0 : f->x[3 * q + at] / 2;
+                    if (--*budget < 0)
+                        goto done;
+                    if (e2 > D - (n - 1 - r) || (r == n - 1 && e2 != D))
+                        continue;
+                    seg = (c[0] * f->x[q + at] + c[1] * f->x[2 * q + at] +
+                           c[2] * f->x[3 * q + at]) / 2;
+                    if (!(pre + seg + w0 < U)) /* a path reaches U: no plan under best */
+                        continue;
+                    nx = pre + f->x[at] + w0;
+                    if (nx < nxt[(size_t)(j + 1) * row + (size_t)e2]) {
+                        if (isinf(nxt[(size_t)(j + 1) * row + (size_t)e2]))
+                            fin[nfin + nn++] = (j + 1) * (int)row + e2; /* listed after cur's */
+                        nxt[(size_t)(j + 1) * row + (size_t)e2] = nx;
+                    }
+                }
+            }
+        }
+        memmove(fin, fin + nfin, nn * sizeof *fin);
+        nfin = nn;
+        {
+            double *t = cur;
+            cur = nxt;
+            nxt = t;
+        }
+    }
+    open = nfin > 0; /* only (L, D) can be left after n stages */
+done:
+    free(cur);
+    free(nxt);
+    free(cnt);
+    free(fin);
+    free(ord);
+    return open;
+}
+
 void apsolve_stage_floor_under(ApsolveStageFloor *f, double tau)
 {
     if (f->root)
@@ -255,7 +383,7 @@ int apsolve_stage_floor_init(ApsolveStageFloor *f, const ApsolveProblem *p)
     f->p = p;
     if (p->fwd_cost && p->bwd_cost && p->wgrad_cost &&
         (f->root = malloc((size_t)L * (size_t)L * sizeof *f->root))) {
-        size_t xs = (size_t)L * (size_t)L * (size_t)p->num_submeshes;
+        size_t xs = 4 * (size_t)L * (size_t)L * (size_t)p->num_submeshes;
         f->x = xs <= PATH_CELLS ? malloc(xs * sizeof *f->x) : NULL; /* NULL: no path floor */
         fill_roots(f, INFINITY);
     }
@@ -281,6 +409,7 @@ void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B
     double *g = f->g, *h = f->g + L + 1, *r = f->g + 2 * (L + 1);
     int fill = kind == APSOLVE_SCHEDULE_ZBV && f->root; /* r[i]: the least sum of roots */
     double *pf = fill && f->x ? malloc(((size_t)nmax + 1) * sizeof *pf) : NULL;
+    long budget = PATH_WORK;
     if (pf)
         path_floor(f, v, B, nmax, pf);
     for (int m = 0; m <= nmax; m++)
@@ -315,6 +444,9 @@ void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B
                 each[m] = r[0] * r[0] / f->D / B;
             if (pf && pf[m] / B > each[m])
                 each[m] = pf[m] / B;
+            /* no plan of m stages under best: none is below it */
+            if (pf && isfinite(f->tau) && each[m] < f->tau && paths_open(f, v, B, m, &budget) == 0)
+                each[m] = INFINITY;
         }
     }
     free(pf);

@@ -351,11 +351,15 @@ static void test_zbv_fill_floor(void)
  * it is above the largest stage. Too high a path floor fails the tests
  * above, checked by hand: made 1.1 x, the B = 1, 2 test (8 counts below
  * their floor, closest 1.055); its first stage weighed ((B + 3) x + w) / 2,
- * that test (57 below) and "stage counts left out" (1 plan differs). */
+ * that test (57 below) and "stage counts left out" (1 plan differs). The
+ * device paths (paths_open) under tau = 1.2 x the least count's plan / B:
+ * a count they close has no plan below B tau; with each device's forwards
+ * counted twice this fails (34 below) and so does "stage counts left out"
+ * (13 plans differ), checked by hand. */
 static void test_zbv_path_floor(void)
 {
     uint64_t rng = 0xFA7Bull;
-    int low = 0, counts = 0;
+    int low = 0, counts = 0, closed = 0;
     double ratio = 0;
     for (int t = 0; t < 80; t++) {
         ApsolveProblem *p = random_problem(&rng, t);
@@ -376,6 +380,30 @@ static void test_zbv_path_floor(void)
         CU_ASSERT(fl.x != NULL);
         apsolve_chunk_floor_each(&fl, o.schedule, 2, o.micro_batches, nmax, each);
         check_counts(p, &o, sh, each, skip, nmax, INFINITY, &low, &counts, &ratio);
+        {
+            /* under tau (1.2 x the least count's plan / B): a count the
+             * device paths close (each[n] +inf) has no plan below B tau */
+            double least = INFINITY, tau;
+            int unused = 0;
+            for (int n = 1; n <= nmax; n++) {
+                ApsolvePlan *one = NULL;
+                for (int q = 0; q <= nmax; q++)
+                    skip[q] = q != n;
+                if (apsolve_solve_shared_skip(p, &o, sh, skip, &one) == APSOLVE_OK &&
+                    one->feasible && one->total_cost < least)
+                    least = one->total_cost;
+                apsolve_plan_free(&one);
+            }
+            tau = least * 1.2 / o.micro_batches;
+            for (int n = 1; n <= nmax; n++)
+                closed += isfinite(each[n]) && isfinite(tau);
+            apsolve_stage_floor_under(&fl, tau);
+            apsolve_chunk_floor_each(&fl, o.schedule, 2, o.micro_batches, nmax, each);
+            for (int n = 1; n <= nmax; n++)
+                closed -= isfinite(each[n]) && isfinite(tau);
+            check_counts(p, &o, sh, each, skip, nmax, o.micro_batches * tau, &low, &unused,
+                         NULL);
+        }
         apsolve_stage_floor_free(&fl);
         apsolve_dp_shared_free(sh);
         free(each);
@@ -385,7 +413,9 @@ static void test_zbv_path_floor(void)
     CU_ASSERT(low == 0);
     CU_ASSERT(counts > 100);
     CU_ASSERT(ratio > 0.7);
-    fprintf(stderr, "zbv path: %d low, %d counts checked, closest %.3f\n", low, counts, ratio);
+    CU_ASSERT(closed > 20); /* counts closed under tau, their plans checked */
+    fprintf(stderr, "zbv path: %d low, %d counts checked, closest %.3f, %d closed under tau\n",
+            low, counts, ratio, closed);
 }
 
 static int same_prep(const DpPrep *a, const DpPrep *b, int L)
