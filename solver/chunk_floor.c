@@ -96,6 +96,20 @@
  * transitions are capped (PATH_WORK per call, smaller n first); a count
  * not decided by then keeps its other floors.
  *
+ * Interleaved ZB's sum floor (f->x's fifth table, the least cost of each
+ * (i, j, submesh) under tau; docs/performance.md, "ZB-V's path floor and
+ * device paths per stage count"): its objective is (sum c + (v B - 1) max
+ * c) / v less (n - 1) x the least fill of its stages / v (evaluate.c,
+ * schedule_zb.c apsolve_schedule_zb_saving), its full estimate that with
+ * the periods for the costs plus terms >= 0. With phi the largest fill /
+ * cost of the entries under tau (f->fill; fill <= b <= c, so phi <= 1
+ * where every entry has c >= f + b, checked as above), the least fill is
+ * at most the mean, sum fill / n <= phi sum c / n, so the objective is at
+ * least ((1 - (n - 1) phi / n) sum c + (v B - 1) max c) / v: sum c at least
+ * the least over cuts on exactly D devices (the path floor's DP on the
+ * least costs), max c at least the largest-stage floor above. Under tau
+ * as the fill floor is (a plan under best has every stage below tau).
+ *
  * A chunk count whose floor, at every stage count its schedule allows,
  * reaches the best full estimate so far cannot give a plan that beats it,
  * so skipping it changes no outcome; the search of a v that is not skipped
@@ -123,12 +137,13 @@ static int fill_roots(ApsolveStageFloor *f, double tau)
     const ApsolveProblem *p = f->p;
     int L = p->num_layers, S = p->num_submeshes;
     f->tau = tau;
+    f->fill = 0;
     for (int i = 0; i < L; i++)
         for (int j = i; j < L; j++) {
-            double r = INFINITY;
+            double r = INFINITY, fl;
             for (int s = 0; s < S; s++) {
                 double d = (double)p->submeshes[s].hosts * p->submeshes[s].gpus, xs = INFINITY,
-                       fs = INFINITY, bs = INFINITY, ws = INFINITY;
+                       fs = INFINITY, bs = INFINITY, ws = INFINITY, cs = INFINITY;
                 for (int k = 0; k < p->num_configs; k++) {
                     size_t idx = apsolve_index(p, i, j, s, k);
                     double c = apsolve_entry_cost(p, idx), fw = p->fwd_cost[idx],
@@ -146,6 +161,11 @@ static int fill_roots(ApsolveStageFloor *f, double tau)
                     fs = fw < fs ? fw : fs;
                     bs = bw - wg < bs ? bw - wg : bs;
                     ws = wg < ws ? wg : ws;
+                    cs = c < cs ? c : cs;
+                    /* fill <= b <= c: the ratio is at most 1, +inf at c = 0 only if fill > 0 */
+                    fl = apsolve_schedule_zb_fill(fw, bw, wg);
+                    if (fl > 0 && !(fl <= f->fill * c))
+                        f->fill = c > 0 ? fl / c : INFINITY;
                 }
                 if (f->x) {
                     size_t at = ((size_t)i * L + j) * S + s, q = (size_t)L * L * S;
@@ -153,6 +173,7 @@ static int fill_roots(ApsolveStageFloor *f, double tau)
                     f->x[q + at] = fs;
                     f->x[2 * q + at] = bs;
                     f->x[3 * q + at] = ws;
+                    f->x[4 * q + at] = cs;
                 }
             }
             f->root[(size_t)i * L + j] = sqrt(r);
@@ -160,11 +181,13 @@ static int fill_roots(ApsolveStageFloor *f, double tau)
     return 0;
 }
 
-/* ZB-V's path floor (the file comment) into pf[1 .. nmax]: +inf where no
+/* ZB-V's path floor (the file comment) into pf[1 .. nmax], or with zbv 0
+ * the least sum of stage costs (interleaved ZB's sum floor): +inf where no
  * cut of n stages of whole chunks of v layers on exactly D devices holds
  * entries of cost <= f->tau alone, 0 (no floor) without f->x or memory. */
-static void path_floor(const ApsolveStageFloor *f, int v, int B, int nmax, double *pf)
+static void path_floor(const ApsolveStageFloor *f, int v, int B, int nmax, int zbv, double *pf)
 {
+    const double *t = f->x + (zbv ? 0 : 4 * (size_t)f->L * f->L * f->p->num_submeshes);
     const ApsolveProblem *p = f->p;
     int L = f->L, D = f->D, S = p->num_submeshes;
     size_t row = (size_t)D + 1, cells = ((size_t)L + 1) * row;
@@ -181,11 +204,12 @@ static void path_floor(const ApsolveStageFloor *f, int v, int B, int nmax, doubl
     y = malloc((size_t)L * (size_t)S * sizeof *y);
     if (!prev || !cur || !fin || !nfin || !y)
         goto done;
-    /* y: the first stage 0..j on submesh s, ((B + 1) x + w) / 2 at its least */
+    /* y: the first stage 0..j on submesh s, ((B + 1) x + w) / 2 at its least
+     * (ZB-V), or its least cost */
     for (int j = 0; j < L; j++)
         for (int s = 0; s < S; s++) {
-            double m = INFINITY;
-            for (int k = 0; k < p->num_configs; k++) {
+            double m = zbv ? INFINITY : t[(size_t)j * S + s];
+            for (int k = 0; k < p->num_configs && zbv; k++) {
                 size_t idx = apsolve_index(p, 0, j, s, k);
                 double c = apsolve_entry_cost(p, idx), wg = p->wgrad_cost[idx],
                        x = p->fwd_cost[idx] + p->bwd_cost[idx] - wg, a;
@@ -226,7 +250,7 @@ static void path_floor(const ApsolveStageFloor *f, int v, int B, int nmax, doubl
             for (int j = i + v - 1; j < L; j += v)
                 for (int s = 0; s < S; s++) {
                     int d = p->submeshes[s].hosts * p->submeshes[s].gpus;
-                    double xs = f->x[((size_t)i * L + j) * S + s];
+                    double xs = t[((size_t)i * L + j) * S + s];
                     const int *ds = fin + (size_t)(j + 1) * row;
                     if (isinf(xs))
                         continue;
@@ -241,9 +265,9 @@ static void path_floor(const ApsolveStageFloor *f, int v, int B, int nmax, doubl
                     }
                 }
         {
-            double *t = prev;
+            double *tmp = prev;
             prev = cur;
-            cur = t;
+            cur = tmp;
         }
     }
 done:
@@ -348,7 +372,7 @@ done:
 
 void apsolve_stage_floor_under(ApsolveStageFloor *f, double tau)
 {
-    if (f->root)
+    if (f->root && tau != f->tau)
         fill_roots(f, tau);
 }
 
@@ -383,7 +407,7 @@ int apsolve_stage_floor_init(ApsolveStageFloor *f, const ApsolveProblem *p)
     f->p = p;
     if (p->fwd_cost && p->bwd_cost && p->wgrad_cost &&
         (f->root = malloc((size_t)L * (size_t)L * sizeof *f->root))) {
-        size_t xs = 4 * (size_t)L * (size_t)L * (size_t)p->num_submeshes;
+        size_t xs = 5 * (size_t)L * (size_t)L * (size_t)p->num_submeshes;
         f->x = xs <= PATH_CELLS ? malloc(xs * sizeof *f->x) : NULL; /* NULL: no path floor */
         fill_roots(f, INFINITY);
     }
@@ -408,10 +432,12 @@ void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B
      * layers i..L-1 by exactly m stages of whole chunks (m = 1, 2, ...) */
     double *g = f->g, *h = f->g + L + 1, *r = f->g + 2 * (L + 1);
     int fill = kind == APSOLVE_SCHEDULE_ZBV && f->root; /* r[i]: the least sum of roots */
-    double *pf = fill && f->x ? malloc(((size_t)nmax + 1) * sizeof *pf) : NULL;
+    /* interleaved ZB's sum floor (the file comment): its fill ratio at most 1 */
+    int izb = kind == APSOLVE_SCHEDULE_INTERLEAVED_ZB && f->x && f->fill <= 1;
+    double *pf = (fill || izb) && f->x ? malloc(((size_t)nmax + 1) * sizeof *pf) : NULL;
     long budget = PATH_WORK;
     if (pf)
-        path_floor(f, v, B, nmax, pf);
+        path_floor(f, v, B, nmax, fill, pf);
     for (int m = 0; m <= nmax; m++)
         each[m] = INFINITY;
     for (int i = 0; i <= L; i++)
@@ -440,12 +466,18 @@ void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B
         g[L] = h[L] = r[L] = INFINITY; /* m >= 1 stages cover at least one layer */
         if (apsolve_schedule_valid((ApsolveSchedule)kind, v, B, m, NULL, 0)) {
             each[m] = h[0] / f->D > g[0] ? h[0] / f->D : g[0];
+            if (izb && pf) {
+                double z = ((1 - (m - 1) * f->fill / m) * pf[m] + (v * (double)B - 1) * each[m]) /
+                           v / B;
+                each[m] = z > each[m] ? z : each[m];
+            }
             if (fill && r[0] * r[0] / f->D / B > each[m])
                 each[m] = r[0] * r[0] / f->D / B;
-            if (pf && pf[m] / B > each[m])
+            if (fill && pf && pf[m] / B > each[m])
                 each[m] = pf[m] / B;
             /* no plan of m stages under best: none is below it */
-            if (pf && isfinite(f->tau) && each[m] < f->tau && paths_open(f, v, B, m, &budget) == 0)
+            if (fill && pf && isfinite(f->tau) && each[m] < f->tau &&
+                paths_open(f, v, B, m, &budget) == 0)
                 each[m] = INFINITY;
         }
     }

@@ -418,6 +418,66 @@ static void test_zbv_path_floor(void)
             low, counts, ratio, closed);
 }
 
+/* Interleaved ZB's sum floor (chunk_floor.c): at v = 2, 3 and B = 4, 8,
+ * every stage count's own plan at or above B x each[n], under no tau and
+ * under tau = 1.2 x the least count's plan / B (each[n] then bounds only
+ * the plans below B tau: min(B tau, B each[n]) at most each plan); the
+ * closest within 0.85 of its plan. Checked by hand: the fill left out of
+ * the floor (phi = 0) fails here. */
+static void test_izb_sum_floor(void)
+{
+    uint64_t rng = 0x12B5ull;
+    int low = 0, counts = 0;
+    double ratio = 0;
+    for (int t = 0; t < 60; t++) {
+        ApsolveProblem *p = random_problem(&rng, t);
+        ApsolveStageFloor fl;
+        ApsolveOptions o;
+        ApsolveDpShared *sh = apsolve_dp_shared_new();
+        int nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices, v = 2 + t % 2;
+        double *each = malloc(((size_t)nmax + 1) * sizeof *each), least = INFINITY, tau;
+        unsigned char *skip = malloc((size_t)nmax + 1);
+        CU_ASSERT_FATAL(each && skip && sh);
+        memset(&o, 0, sizeof o);
+        o.micro_batches = t % 4 < 2 ? 4 : 8;
+        o.objective = t % 3 == 2 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
+        o.schedule = APSOLVE_SCHEDULE_INTERLEAVED_ZB;
+        o.virtual_stages = v;
+        o.whole_chunks = 1;
+        CU_ASSERT_FATAL(apsolve_stage_floor_init(&fl, p) == APSOLVE_OK);
+        apsolve_chunk_floor_each(&fl, o.schedule, v, o.micro_batches, nmax, each);
+        for (int n = 1; n <= nmax; n++) {
+            ApsolvePlan *one = NULL;
+            for (int q = 0; q <= nmax; q++)
+                skip[q] = q != n;
+            if (apsolve_solve_shared_skip(p, &o, sh, skip, &one) == APSOLVE_OK &&
+                one->feasible && (int)one->n_stages == n) {
+                double x = o.micro_batches * each[n];
+                low += !(x <= one->total_cost * (1 + 1e-12));
+                counts++;
+                ratio = x / one->total_cost > ratio ? x / one->total_cost : ratio;
+                least = one->total_cost < least ? one->total_cost : least;
+            }
+            apsolve_plan_free(&one);
+        }
+        tau = least * 1.2 / o.micro_batches;
+        if (isfinite(tau)) {
+            apsolve_stage_floor_under(&fl, tau);
+            apsolve_chunk_floor_each(&fl, o.schedule, v, o.micro_batches, nmax, each);
+            check_counts(p, &o, sh, each, skip, nmax, o.micro_batches * tau, &low, &counts, NULL);
+        }
+        apsolve_stage_floor_free(&fl);
+        apsolve_dp_shared_free(sh);
+        free(each);
+        free(skip);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT(low == 0);
+    CU_ASSERT(counts > 100);
+    CU_ASSERT(ratio > 0.85);
+    fprintf(stderr, "izb sum: %d low, %d counts checked, closest %.3f\n", low, counts, ratio);
+}
+
 static int same_prep(const DpPrep *a, const DpPrep *b, int L)
 {
     if (a->n_opts != b->n_opts || a->n_items != b->n_items ||
@@ -660,6 +720,7 @@ int main(void)
         {"stage counts left out by their floor change no plan", test_floor_each_prunes_exactly},
         {"ZB-V's fill floor at most each stage count's plan", test_zbv_fill_floor},
         {"ZB-V's path floor at most each stage count's plan", test_zbv_path_floor},
+        {"interleaved ZB's sum floor at most each stage count's plan", test_izb_sum_floor},
         {"family memory bounds are apsolve_entry_mnss's", test_family_bounds},
         {"dominated items left out", test_dominated_items},
         {"shared table across chunk counts", test_shared_table},
