@@ -50,10 +50,11 @@
  * exactly as before. This drops the uneven cuts (one stage of most layers)
  * that make the unrestricted sum of roots small.
  *
- * ZB-V's path floor (f->x; docs/performance.md, "ZB-V's path floor per
- * stage count"): a longer path of the same list schedule, and the devices
- * counted exactly. M is the length of the longest path through its passes
- * (each starts when its device's previous pass and its inputs are done).
+ * ZB-V's path floor (f->x; docs/performance.md, "ZB-V's path floor and
+ * device paths, interleaved ZB's sum floor"): a longer path of the same
+ * list schedule, and the devices counted exactly. M is the length of the
+ * longest path through its passes (each starts when its device's previous
+ * pass and its inputs are done).
  * One path: micro-batch 0's forwards through chunks 0 .. 2n - 2 (f_0 / 2 +
  * sum_{k >= 1} f_k, chunk 0 and the others twice on devices 1 .. n - 1);
  * then device 0's own passes in its order from F(2n - 1, 0) to B(2n - 1,
@@ -97,10 +98,10 @@
  * not decided by then keeps its other floors.
  *
  * Interleaved ZB's sum floor (f->x's fifth table, the least cost of each
- * (i, j, submesh) under tau; docs/performance.md, "ZB-V's path floor and
- * device paths per stage count"): its objective is (sum c + (v B - 1) max
- * c) / v less (n - 1) x the least fill of its stages / v (evaluate.c,
- * schedule_zb.c apsolve_schedule_zb_saving), its full estimate that with
+ * (i, j, submesh) under tau; docs/performance.md, the section above): its
+ * objective is (sum c + (v B - 1) max c) / v less (n - 1) x the least
+ * fill of its stages / v (evaluate.c, schedule_zb.c
+ * apsolve_schedule_zb_saving), its full estimate that with
  * the periods for the costs plus terms >= 0. With phi the largest fill /
  * cost of the entries under tau (f->fill; fill <= b <= c, so phi <= 1
  * where every entry has c >= f + b, checked as above), the least fill is
@@ -299,8 +300,8 @@ static int paths_open(const ApsolveStageFloor *f, int v, int B, int n, long *bud
         goto done;
     /* per device r: the F, B and W passes of its two segments */
     for (int r = 0; r < n; r++) {
-        int k = apsolve_schedule_zb_order(APSOLVE_SCHEDULE_ZBV, 2, B, n, r, ord), c1 = 2 * n - 1 - r,
-            in = 1, *c = cnt + 3 * r;
+        int k = apsolve_schedule_zb_order(APSOLVE_SCHEDULE_ZBV, 2, B, n, r, ord),
+            c1 = 2 * n - 1 - r, in = 1, *c = cnt + 3 * r;
         c[0] = c[1] = c[2] = 0;
         if (k != per)
             goto done;
