@@ -93,9 +93,10 @@
  * stages on exactly D devices can, each stage priced by the least f, b - w
  * and w of its configs on its submesh (each no higher than the plan's),
  * and when none can, each[n] is +inf: no plan of n stages is under best,
- * and every one is at or above min(best, B x each[n]) as before. Its
- * transitions are capped (PATH_WORK per call, smaller n first); a count
- * not decided by then keeps its other floors.
+ * and every one is at or above min(best, B x each[n]) as before. The
+ * counts are tried from both ends inward, each end until one stays open,
+ * and the transitions are capped (PATH_WORK per call); a count not tried
+ * or not decided keeps its other floors.
  *
  * Interleaved ZB's sum floor (f->x's fifth table, the least cost of each
  * (i, j, submesh) under tau; docs/performance.md, the section above): its
@@ -129,9 +130,9 @@
 /* The most cells of a path floor's tables (f->x, and each DP level) */
 #define PATH_CELLS ((size_t)1 << 22)
 /* The most transitions of one call's device-path DPs (paths_open): a
- * work cap (on the 126-layer 405B, n = 6 .. 9 take about 16 million; the
- * counts above them are not closed there), never a floor */
-#define PATH_WORK 20000000L
+ * work cap, never a floor (on the 126-layer 405B, n = 6, 7 and 26 .. 22
+ * take about 60 million, n = 14 alone 9 million) */
+#define PATH_WORK 200000000L
 
 static int fill_roots(ApsolveStageFloor *f, double tau)
 {
@@ -476,12 +477,21 @@ void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B
                 each[m] = r[0] * r[0] / f->D / B;
             if (fill && pf && pf[m] / B > each[m])
                 each[m] = pf[m] / B;
-            /* no plan of m stages under best: none is below it */
-            if (fill && pf && isfinite(f->tau) && each[m] < f->tau &&
-                paths_open(f, v, B, m, &budget) == 0)
-                each[m] = INFINITY;
         }
     }
+    /* the device paths (a count none of whose plans is under best: none is
+     * below it), from the fewest and the most stages inward, each end until
+     * a count stays open (the middle ones, whose plans balance, stay open
+     * on the files measured) */
+    for (int end = 0; fill && pf && isfinite(f->tau) && end < 2; end++)
+        for (int k = 0; k < nmax; k++) {
+            int m = end ? nmax - k : 1 + k, o;
+            if (!(each[m] < f->tau))
+                continue; /* left out already, or not a count */
+            if ((o = paths_open(f, v, B, m, &budget)) != 0)
+                break;
+            each[m] = INFINITY;
+        }
     free(pf);
 }
 
