@@ -294,7 +294,8 @@ static int paths_open(const ApsolveStageFloor *f, int v, int B, int n, long *bud
     int L = f->L, D = f->D, S = p->num_submeshes, per = 6 * B, open = -1;
     size_t row = (size_t)D + 1, cells = ((size_t)L + 1) * row, q = (size_t)L * L * S;
     double U = B * f->tau, *cur = malloc(cells * sizeof *cur), *nxt = malloc(cells * sizeof *nxt);
-    int *cnt = malloc(3 * (size_t)n * sizeof *cnt), *fin = malloc(cells * sizeof *fin);
+    /* fin: the states of this level, then those of the next */
+    int *cnt = malloc(3 * (size_t)n * sizeof *cnt), *fin = malloc(2 * cells * sizeof *fin);
     ApsolvePass *ord = malloc((size_t)per * sizeof *ord);
     size_t nfin = 0;
     if (!cur || !nxt || !cnt || !fin || !ord)
