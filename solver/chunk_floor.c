@@ -50,6 +50,68 @@
  * exactly as before. This drops the uneven cuts (one stage of most layers)
  * that make the unrestricted sum of roots small.
  *
+ * ZB-V's path floor (f->x; docs/performance.md, "ZB-V's path floor and
+ * device paths, interleaved ZB's sum floor"): a longer path of the same
+ * list schedule, and the devices counted exactly. M is the length of the
+ * longest path through its passes (each starts when its device's previous
+ * pass and its inputs are done).
+ * One path: micro-batch 0's forwards through chunks 0 .. 2n - 2 (f_0 / 2 +
+ * sum_{k >= 1} f_k, chunk 0 and the others twice on devices 1 .. n - 1);
+ * then device 0's own passes in its order from F(2n - 1, 0) to B(2n - 1,
+ * B - 1), among them every F and B of chunk 2n - 1 for micro-batches 0 ..
+ * B - 1 (a chunk's passes run in micro-batch order, each F before its B),
+ * B (f_0 + b_0 - w_0) / 2 at least; then micro-batch B - 1's input
+ * gradients back through chunks 2n - 2 .. 0 (sum_{k >= 1} (b_k - w_k) +
+ * (b_0 - w_0) / 2) and its W on chunk 0 (w_0 / 2). In all
+ *   M >= sum_k x_k + ((B - 1) x_0 + w_0) / 2,
+ * x_k = f_k + b_k - w_k as above, stage 0 the one holding layer 0. With
+ * x(i, j, s) the least x of stage i..j's configs on submesh s (cost <= tau,
+ * as above), a DP over (first layer, devices used, stages) gives the least
+ * of that sum over every cut into n stages of whole chunks whose submeshes'
+ * devices sum to exactly D (evaluate.c: a plan on fewer is infeasible),
+ * the first stage weighed ((B + 1) x + w) / 2 on its own config: every plan
+ * of n stages under best is one such cut, priced no lower (its memory rule
+ * and config left out only lower it), so each[n] is raised to it / B
+ * exactly as the fill floor is. Skipped (no raise) when the DP's tables
+ * would pass PATH_CELLS cells.
+ *
+ * ZB-V's device paths (paths_open), one path per device r: micro-batch 0's
+ * forwards through chunks 0 .. r - 1; device r's passes in its order from
+ * its first, F(r, 0), to F(2n - 1 - r, 0); micro-batch 0's forwards on to
+ * the V's end and its input gradients back to chunk 2n - r (x_k / 2 of
+ * each device k < r); device r's passes from B(2n - 1 - r, 0) to B(r, B -
+ * 1); micro-batch B - 1's input gradients through chunks r - 1 .. 0 and
+ * its W on chunk 0. Each step is an edge of the list schedule (the next
+ * pass on the device, or an input), so
+ *   M >= sum_{k<r} x_k + (a_r f_r + b_r' (b_r - w_r) + c_r w_r) / 2 + w_0 / 2,
+ * a_r, b_r', c_r the F, B and W passes of device r's two segments, counted
+ * on PyTorch's order (apsolve_schedule_zb_order at n, B: the V's order
+ * drops passes of micro-batches >= B). On the 24-layer 405B's 8-stage
+ * plan the path of its largest stage is its makespan exactly. A plan of n
+ * stages below best (cost <= tau = best / B per stage, as above) has every
+ * such path below U = B tau; the DP of paths_open asks whether any cut of n
+ * stages on exactly D devices can, each stage priced by the least f, b - w
+ * and w of its configs on its submesh (each no higher than the plan's),
+ * and when none can, each[n] is +inf: no plan of n stages is under best,
+ * and every one is at or above min(best, B x each[n]) as before. The
+ * counts are tried from both ends inward, each end until one stays open,
+ * and the transitions are capped (PATH_WORK per call); a count not tried
+ * or not decided keeps its other floors.
+ *
+ * Interleaved ZB's sum floor (f->x's fifth table, the least cost of each
+ * (i, j, submesh) under tau; docs/performance.md, the section above): its
+ * objective is (sum c + (v B - 1) max c) / v less (n - 1) x the least
+ * fill of its stages / v (evaluate.c, schedule_zb.c
+ * apsolve_schedule_zb_saving), its full estimate that with
+ * the periods for the costs plus terms >= 0. With phi the largest fill /
+ * cost of the entries under tau (f->fill; fill <= b <= c, so phi <= 1
+ * where every entry has c >= f + b, checked as above), the least fill is
+ * at most the mean, sum fill / n <= phi sum c / n, so the objective is at
+ * least ((1 - (n - 1) phi / n) sum c + (v B - 1) max c) / v: sum c at least
+ * the least over cuts on exactly D devices (the path floor's DP on the
+ * least costs), max c at least the largest-stage floor above. Under tau
+ * as the fill floor is (a plan under best has every stage below tau).
+ *
  * A chunk count whose floor, at every stage count its schedule allows,
  * reaches the best full estimate so far cannot give a plan that beats it,
  * so skipping it changes no outcome; the search of a v that is not skipped
@@ -57,6 +119,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "schedule.h"
 #include "solver_int.h"
@@ -64,15 +127,25 @@
 /* f->root (the file comment) over the entries of cost at most tau: 0, or
  * -1 (root freed, left NULL) when the problem has no split of its backward
  * or an entry's split does not allow the fill floor. */
+/* The most cells of a path floor's tables (f->x, and each DP level) */
+#define PATH_CELLS ((size_t)1 << 22)
+/* The most transitions of one call's device-path DPs (paths_open): a
+ * work cap, never a floor (on the 126-layer 405B, n = 6, 7 and 26 .. 22
+ * take about 60 million, n = 14 alone 9 million) */
+#define PATH_WORK 200000000L
+
 static int fill_roots(ApsolveStageFloor *f, double tau)
 {
     const ApsolveProblem *p = f->p;
-    int L = p->num_layers;
+    int L = p->num_layers, S = p->num_submeshes;
+    f->tau = tau;
+    f->fill = 0;
     for (int i = 0; i < L; i++)
         for (int j = i; j < L; j++) {
-            double r = INFINITY;
-            for (int s = 0; s < p->num_submeshes; s++) {
-                double d = (double)p->submeshes[s].hosts * p->submeshes[s].gpus;
+            double r = INFINITY, fl;
+            for (int s = 0; s < S; s++) {
+                double d = (double)p->submeshes[s].hosts * p->submeshes[s].gpus, xs = INFINITY,
+                       fs = INFINITY, bs = INFINITY, ws = INFINITY, cs = INFINITY;
                 for (int k = 0; k < p->num_configs; k++) {
                     size_t idx = apsolve_index(p, i, j, s, k);
                     double c = apsolve_entry_cost(p, idx), fw = p->fwd_cost[idx],
@@ -81,10 +154,28 @@ static int fill_roots(ApsolveStageFloor *f, double tau)
                         continue; /* no plan uses it; none under tau does */
                     if (!(fw >= 0 && wg >= 0 && wg <= bw && c >= (fw + bw) * (1 - 1e-12))) {
                         free(f->root);
-                        f->root = NULL;
+                        free(f->x);
+                        f->root = f->x = NULL;
                         return -1;
                     }
                     r = (fw + bw - wg) * d < r ? (fw + bw - wg) * d : r;
+                    xs = fw + bw - wg < xs ? fw + bw - wg : xs;
+                    fs = fw < fs ? fw : fs;
+                    bs = bw - wg < bs ? bw - wg : bs;
+                    ws = wg < ws ? wg : ws;
+                    cs = c < cs ? c : cs;
+                    /* fill <= b <= c: the ratio is at most 1, +inf at c = 0 only if fill > 0 */
+                    fl = apsolve_schedule_zb_fill(fw, bw, wg);
+                    if (fl > 0 && !(fl <= f->fill * c))
+                        f->fill = c > 0 ? fl / c : INFINITY;
+                }
+                if (f->x) {
+                    size_t at = ((size_t)i * L + j) * S + s, q = (size_t)L * L * S;
+                    f->x[at] = xs;
+                    f->x[q + at] = fs;
+                    f->x[2 * q + at] = bs;
+                    f->x[3 * q + at] = ws;
+                    f->x[4 * q + at] = cs;
                 }
             }
             f->root[(size_t)i * L + j] = sqrt(r);
@@ -92,9 +183,199 @@ static int fill_roots(ApsolveStageFloor *f, double tau)
     return 0;
 }
 
+/* ZB-V's path floor (the file comment) into pf[1 .. nmax], or with zbv 0
+ * the least sum of stage costs (interleaved ZB's sum floor): +inf where no
+ * cut of n stages of whole chunks of v layers on exactly D devices holds
+ * entries of cost <= f->tau alone, 0 (no floor) without f->x or memory. */
+static void path_floor(const ApsolveStageFloor *f, int v, int B, int nmax, int zbv, double *pf)
+{
+    const double *t = f->x + (zbv ? 0 : 4 * (size_t)f->L * f->L * f->p->num_submeshes);
+    const ApsolveProblem *p = f->p;
+    int L = f->L, D = f->D, S = p->num_submeshes;
+    size_t row = (size_t)D + 1, cells = ((size_t)L + 1) * row;
+    double *prev = NULL, *cur = NULL, *y = NULL;
+    int *fin = NULL, *nfin = NULL;
+    for (int n = 0; n <= nmax; n++)
+        pf[n] = 0;
+    if (!f->x || cells > PATH_CELLS)
+        return;
+    prev = malloc(cells * sizeof *prev);
+    cur = malloc(cells * sizeof *cur);
+    fin = malloc(cells * sizeof *fin);
+    nfin = malloc(((size_t)L + 1) * sizeof *nfin);
+    y = malloc((size_t)L * (size_t)S * sizeof *y);
+    if (!prev || !cur || !fin || !nfin || !y)
+        goto done;
+    /* y: the first stage 0..j on submesh s, ((B + 1) x + w) / 2 at its least
+     * (ZB-V), or its least cost */
+    for (int j = 0; j < L; j++)
+        for (int s = 0; s < S; s++) {
+            double m = zbv ? INFINITY : t[(size_t)j * S + s];
+            for (int k = 0; k < p->num_configs && zbv; k++) {
+                size_t idx = apsolve_index(p, 0, j, s, k);
+                double c = apsolve_entry_cost(p, idx), wg = p->wgrad_cost[idx],
+                       x = p->fwd_cost[idx] + p->bwd_cost[idx] - wg, a;
+                if (isinf(c) || c > f->tau)
+                    continue;
+                a = ((B + 1.0) * x + wg) / 2;
+                m = a < m ? a : m;
+            }
+            y[(size_t)j * S + s] = m;
+        }
+    for (size_t q = 0; q < cells; q++)
+        prev[q] = INFINITY;
+    prev[(size_t)L * row] = 0; /* no stage: layer L reached on no device */
+    for (int m = 1; m <= nmax && m * v <= L; m++) {
+        double least = INFINITY;
+        /* the devices of each row that m - 1 stages can end on */
+        for (int i = 0; i <= L; i++) {
+            nfin[i] = 0;
+            for (int d = 0; d <= D; d++)
+                if (!isinf(prev[(size_t)i * row + d]))
+                    fin[(size_t)i * row + (size_t)nfin[i]++] = d;
+        }
+        /* n = m: the first stage 0..j, then m - 1 stages from j + 1 */
+        for (int j = v - 1; j < L; j += v)
+            for (int s = 0; s < S; s++) {
+                int d = p->submeshes[s].hosts * p->submeshes[s].gpus;
+                double a;
+                if (d > D)
+                    continue;
+                a = y[(size_t)j * S + s] + prev[(size_t)(j + 1) * row + (size_t)(D - d)];
+                least = a < least ? a : least;
+            }
+        pf[m] = least;
+        /* level m: m stages from each row i >= 1 (none of them the first) */
+        for (size_t q = 0; q < cells; q++)
+            cur[q] = INFINITY;
+        for (int i = L - v; i >= 1 && m < nmax; i -= v) /* rows a cut can start a stage at */
+            for (int j = i + v - 1; j < L; j += v)
+                for (int s = 0; s < S; s++) {
+                    int d = p->submeshes[s].hosts * p->submeshes[s].gpus;
+                    double xs = t[((size_t)i * L + j) * S + s];
+                    const int *ds = fin + (size_t)(j + 1) * row;
+                    if (isinf(xs))
+                        continue;
+                    for (int q = 0; q < nfin[j + 1]; q++) {
+                        int e = ds[q] + d;
+                        double a;
+                        if (e > D)
+                            continue;
+                        a = xs + prev[(size_t)(j + 1) * row + (size_t)ds[q]];
+                        if (a < cur[(size_t)i * row + (size_t)e])
+                            cur[(size_t)i * row + (size_t)e] = a;
+                    }
+                }
+        {
+            double *tmp = prev;
+            prev = cur;
+            cur = tmp;
+        }
+    }
+done:
+    free(prev);
+    free(cur);
+    free(fin);
+    free(nfin);
+    free(y);
+}
+
+/* ZB-V's device paths (the file comment) at n stages: 0 when no cut of n
+ * stages of whole chunks of v layers on exactly D devices, every entry of
+ * cost <= f->tau, has every path below U = B tau (then no plan of n stages
+ * is under best); 1 when one may; -1 undecided (memory, or *budget of
+ * transitions spent). A DP from layer 0 over (layer, devices) per stages
+ * placed r, each state holding the least prefix sum_{k<r} x_k + w_0 / 2 of
+ * the cuts that keep every path so far below U: a smaller prefix only
+ * loosens the paths after it, so the least is enough. */
+static int paths_open(const ApsolveStageFloor *f, int v, int B, int n, long *budget)
+{
+    const ApsolveProblem *p = f->p;
+    int L = f->L, D = f->D, S = p->num_submeshes, per = 6 * B, open = -1;
+    size_t row = (size_t)D + 1, cells = ((size_t)L + 1) * row, q = (size_t)L * L * S;
+    double U = B * f->tau, *cur = malloc(cells * sizeof *cur), *nxt = malloc(cells * sizeof *nxt);
+    /* fin: the states of this level, then those of the next */
+    int *cnt = malloc(3 * (size_t)n * sizeof *cnt), *fin = malloc(2 * cells * sizeof *fin);
+    ApsolvePass *ord = malloc((size_t)per * sizeof *ord);
+    size_t nfin = 0;
+    if (!cur || !nxt || !cnt || !fin || !ord)
+        goto done;
+    /* per device r: the F, B and W passes of its two segments */
+    for (int r = 0; r < n; r++) {
+        int k = apsolve_schedule_zb_order(APSOLVE_SCHEDULE_ZBV, 2, B, n, r, ord),
+            c1 = 2 * n - 1 - r, in = 1, *c = cnt + 3 * r;
+        c[0] = c[1] = c[2] = 0;
+        if (k != per)
+            goto done;
+        for (int t = 0; t < per; t++) {
+            const ApsolvePass *ps = &ord[t];
+            if (ps->op == 1 && ps->stage == c1 && ps->mb == 0)
+                in = 1; /* B(c1, 0): the second segment starts */
+            if (in)
+                c[ps->op]++;
+            if (ps->op == 0 && ps->stage == c1 && ps->mb == 0)
+                in = 0; /* F(c1, 0) ends the first */
+            if (ps->op == 1 && ps->stage == r && ps->mb == B - 1)
+                break; /* B(c0, B - 1) ends the second */
+        }
+    }
+    for (size_t t = 0; t < cells; t++)
+        cur[t] = INFINITY;
+    cur[0] = 0; /* layer 0, no device */
+    fin[nfin++] = 0;
+    for (int r = 0; r < n && nfin; r++) {
+        const int *c = cnt + 3 * r;
+        size_t nn = 0;
+        for (size_t t = 0; t < cells; t++)
+            nxt[t] = INFINITY;
+        for (size_t e = 0; e < nfin; e++) {
+            int i = fin[e] / (int)row, d = fin[e] % (int)row;
+            double pre = cur[fin[e]];
+            for (int j = i + v - 1; j < L; j += v) {
+                if (L - 1 - j < (n - 1 - r) * v || (r == n - 1 && j != L - 1))
+                    continue;
+                for (int s = 0; s < S; s++) {
+                    size_t at = ((size_t)i * L + j) * S + s;
+                    int e2 = d + p->submeshes[s].hosts * p->submeshes[s].gpus;
+                    double seg, nx, w0 = r ? 0 : f->x[3 * q + at] / 2;
+                    if (--*budget < 0)
+                        goto done;
+                    if (e2 > D - (n - 1 - r) || (r == n - 1 && e2 != D))
+                        continue;
+                    seg = (c[0] * f->x[q + at] + c[1] * f->x[2 * q + at] +
+                           c[2] * f->x[3 * q + at]) / 2;
+                    if (!(pre + seg + w0 < U)) /* a path reaches U: no plan under best */
+                        continue;
+                    nx = pre + f->x[at] + w0;
+                    if (nx < nxt[(size_t)(j + 1) * row + (size_t)e2]) {
+                        if (isinf(nxt[(size_t)(j + 1) * row + (size_t)e2]))
+                            fin[nfin + nn++] = (j + 1) * (int)row + e2; /* listed after cur's */
+                        nxt[(size_t)(j + 1) * row + (size_t)e2] = nx;
+                    }
+                }
+            }
+        }
+        memmove(fin, fin + nfin, nn * sizeof *fin);
+        nfin = nn;
+        {
+            double *t = cur;
+            cur = nxt;
+            nxt = t;
+        }
+    }
+    open = nfin > 0; /* only (L, D) can be left after n stages */
+done:
+    free(cur);
+    free(nxt);
+    free(cnt);
+    free(fin);
+    free(ord);
+    return open;
+}
+
 void apsolve_stage_floor_under(ApsolveStageFloor *f, double tau)
 {
-    if (f->root)
+    if (f->root && tau != f->tau)
         fill_roots(f, tau);
 }
 
@@ -105,7 +386,8 @@ int apsolve_stage_floor_init(ApsolveStageFloor *f, const ApsolveProblem *p)
     f->D = p->num_devices;
     f->cost = malloc((size_t)L * (size_t)L * sizeof *f->cost);
     f->work = malloc((size_t)L * (size_t)L * sizeof *f->work);
-    f->root = NULL;
+    f->root = f->x = NULL;
+    f->tau = INFINITY;
     f->g = malloc(((size_t)L + 1) * 3 * sizeof *f->g);
     if (!f->cost || !f->work || !f->g) {
         apsolve_stage_floor_free(f);
@@ -127,8 +409,11 @@ int apsolve_stage_floor_init(ApsolveStageFloor *f, const ApsolveProblem *p)
         }
     f->p = p;
     if (p->fwd_cost && p->bwd_cost && p->wgrad_cost &&
-        (f->root = malloc((size_t)L * (size_t)L * sizeof *f->root)))
+        (f->root = malloc((size_t)L * (size_t)L * sizeof *f->root))) {
+        size_t xs = 5 * (size_t)L * (size_t)L * (size_t)p->num_submeshes;
+        f->x = xs <= PATH_CELLS ? malloc(xs * sizeof *f->x) : NULL; /* NULL: no path floor */
         fill_roots(f, INFINITY);
+    }
     return APSOLVE_OK;
 }
 
@@ -137,8 +422,9 @@ void apsolve_stage_floor_free(ApsolveStageFloor *f)
     free(f->cost);
     free(f->work);
     free(f->root);
+    free(f->x);
     free(f->g);
-    f->cost = f->work = f->root = f->g = NULL;
+    f->cost = f->work = f->root = f->x = f->g = NULL;
 }
 
 void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B, int nmax,
@@ -149,6 +435,12 @@ void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B
      * layers i..L-1 by exactly m stages of whole chunks (m = 1, 2, ...) */
     double *g = f->g, *h = f->g + L + 1, *r = f->g + 2 * (L + 1);
     int fill = kind == APSOLVE_SCHEDULE_ZBV && f->root; /* r[i]: the least sum of roots */
+    /* interleaved ZB's sum floor (the file comment): its fill ratio at most 1 */
+    int izb = kind == APSOLVE_SCHEDULE_INTERLEAVED_ZB && f->x && f->fill <= 1;
+    double *pf = (fill || izb) && f->x ? malloc(((size_t)nmax + 1) * sizeof *pf) : NULL;
+    long budget = PATH_WORK;
+    if (pf)
+        path_floor(f, v, B, nmax, fill, pf);
     for (int m = 0; m <= nmax; m++)
         each[m] = INFINITY;
     for (int i = 0; i <= L; i++)
@@ -177,10 +469,31 @@ void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B
         g[L] = h[L] = r[L] = INFINITY; /* m >= 1 stages cover at least one layer */
         if (apsolve_schedule_valid((ApsolveSchedule)kind, v, B, m, NULL, 0)) {
             each[m] = h[0] / f->D > g[0] ? h[0] / f->D : g[0];
+            if (izb && pf) {
+                double z = ((1 - (m - 1) * f->fill / m) * pf[m] + (v * (double)B - 1) * each[m]) /
+                           v / B;
+                each[m] = z > each[m] ? z : each[m];
+            }
             if (fill && r[0] * r[0] / f->D / B > each[m])
                 each[m] = r[0] * r[0] / f->D / B;
+            if (fill && pf && pf[m] / B > each[m])
+                each[m] = pf[m] / B;
         }
     }
+    /* the device paths (a count none of whose plans is under best: none is
+     * below it), from the fewest and the most stages inward, each end until
+     * a count stays open (the middle ones, whose plans balance, stay open
+     * on the files measured) */
+    for (int end = 0; fill && pf && isfinite(f->tau) && end < 2; end++)
+        for (int k = 0; k < nmax; k++) {
+            int m = end ? nmax - k : 1 + k, o;
+            if (!(each[m] < f->tau))
+                continue; /* left out already, or not a count */
+            if ((o = paths_open(f, v, B, m, &budget)) != 0)
+                break;
+            each[m] = INFINITY;
+        }
+    free(pf);
 }
 
 double apsolve_chunk_floor(const ApsolveStageFloor *f, int kind, int v, int B, int nmax)

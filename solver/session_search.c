@@ -176,9 +176,9 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
         if (B * chunk_bound(c->p, v) >= best)
             break;
         if (have_floor) {
-            /* ZB-V's fill floor over the stage entries a plan under best
-             * can hold (chunk_floor.c) */
-            if (kind == APSOLVE_SCHEDULE_ZBV)
+            /* ZB-V's fill floor and interleaved ZB's sum floor over the
+             * stage entries a plan under best can hold (chunk_floor.c) */
+            if (kind == APSOLVE_SCHEDULE_ZBV || kind == APSOLVE_SCHEDULE_INTERLEAVED_ZB)
                 apsolve_stage_floor_under(&fl, best / B * (1 + 1e-9));
             apsolve_chunk_floor_each(&fl, kind, v, c->opt.micro_batches, nmax, each);
             for (int n = 1; n <= nmax; n++)

@@ -52,6 +52,13 @@ typedef struct ApsolveStageFloor {
     int L, D;
     double *cost, *work;              /* [i L + j] */
     double *root;                     /* [i L + j] or NULL */
+    /* ZB-V's path floors (chunk_floor.c): NULL, or per (i, j, submesh s)
+     * over its entries of cost <= tau the least fwd + bwd - wgrad, then
+     * (L L S on) the least fwd, bwd - wgrad, wgrad and cost */
+    double *x;                        /* [q L L S + (i L + j) S + s], q = 0 .. 4: q = 4
+                                       * the least cost (interleaved ZB's sum floor) */
+    double tau;                       /* the last apsolve_stage_floor_under's (+inf) */
+    double fill;                      /* the largest zb fill / cost of those entries */
     const ApsolveProblem *p;
     double *g;                        /* scratch, 3 (L + 1) */
 } ApsolveStageFloor;
@@ -72,7 +79,10 @@ double apsolve_chunk_floor(const ApsolveStageFloor *f, int kind, int v, int B, i
  * above, the plans of exactly n stages (B x each[n] bounds their objective
  * and full estimate); +inf where kind does not allow n or no cut has n
  * stages (each[0] is +inf). Under ZB-V with f->root, each[n] is at least
- * the fill floor / B (chunk_floor.c), which may exceed the largest stage. */
+ * the fill floor / B and the path floor / B (chunk_floor.c), which may
+ * exceed the largest stage, and +inf where its device paths show that no
+ * plan of n stages is below B tau (apsolve_stage_floor_under's tau); under
+ * interleaved ZB at least its sum floor / B (chunk_floor.c), under tau. */
 void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B, int nmax,
                               double *each);
 /* Whether B x floor reaches best with a margin of 1e-9 of it (a plan's

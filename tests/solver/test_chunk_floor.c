@@ -8,6 +8,10 @@
  *   over v that skips every v whose B x floor reaches the best so far (as
  *   try_chunks does) keeps the plan the search without skipping keeps, on
  *   random problems with memory limits;
+ * - ZB-V's fill and path floors, its device paths and interleaved ZB's sum
+ *   floor (chunk_floor.c) at most every stage count's own plan (under the
+ *   best so far: each[n] bounds the plans below it), and the same plans
+ *   kept when the counts they leave out are left out;
  * - the memory bounds of a DpFamily (solver/dp_prep.c: one bisection per
  *   entry over the in-flight counts, replayed per stage count) are
  *   apsolve_entry_mnss's, option for option, on random memory figures
@@ -221,13 +225,15 @@ static ApsolvePlan *chunk_search_each(const ApsolveProblem *p, const ApsolveOpti
         best = NULL;
     for (int v = 2; best && v <= (kind == APSOLVE_SCHEDULE_ZBV ? 2 : p->num_layers); v++) {
         ApsolvePlan *il = NULL, *whole = NULL;
-        int any = 0, rc;
+        /* floors under the best (chunk_floor.c): each[n] bounds the plans below it */
+        int any = 0, rc,
+            under = kind == APSOLVE_SCHEDULE_ZBV || kind == APSOLVE_SCHEDULE_INTERLEAVED_ZB;
         o = *base;
         o.schedule = kind;
         o.virtual_stages = v;
         o.whole_chunks = 1;
-        /* as try_chunks: ZB-V's fill floor under the best so far */
-        if (kind == APSOLVE_SCHEDULE_ZBV)
+        /* as try_chunks: ZB-V's and interleaved ZB's floors under the best so far */
+        if (kind == APSOLVE_SCHEDULE_ZBV || kind == APSOLVE_SCHEDULE_INTERLEAVED_ZB)
             apsolve_stage_floor_under(fl, best->total_cost / base->micro_batches * (1 + 1e-9));
         apsolve_chunk_floor_each(fl, kind, v, base->micro_batches, nmax, each);
         for (int n = 0; n <= nmax; n++) {
@@ -238,13 +244,13 @@ static ApsolvePlan *chunk_search_each(const ApsolveProblem *p, const ApsolveOpti
          * (ZB-V's: at most its total, or the best, when under the best) */
         if (apsolve_solve_shared(p, &o, sh, &whole) == APSOLVE_OK) {
             double x = base->micro_batches * each[whole->n_stages];
-            if (kind == APSOLVE_SCHEDULE_ZBV && x > best->total_cost)
+            if (under && x > best->total_cost)
                 x = best->total_cost;
-            *low += !((kind == APSOLVE_SCHEDULE_ZBV ||
+            *low += !((under ||
                        each[whole->n_stages] <= whole->max_stage_cost * (1 + 1e-12)) &&
                       x <= whole->total_cost * (1 + 1e-12));
         }
-        if (kind == APSOLVE_SCHEDULE_ZBV)
+        if (under)
             check_counts(p, &o, sh, each, skip, nmax, best->total_cost, low, counts, NULL);
         for (int n = 0; n <= nmax; n++)
             skip[n] = apsolve_chunk_skip(each[n], base->micro_batches, best->total_cost);
@@ -277,7 +283,7 @@ static void test_floor_each_prunes_exactly(void)
         ApsolveProblem *p = random_problem(&rng, t);
         ApsolveStageFloor fl;
         ApsolveOptions o;
-        int kind = k_kinds[t % 2], unused = 0;
+        int kind = t % 4 == 3 ? APSOLVE_SCHEDULE_INTERLEAVED_ZB : k_kinds[t % 2], unused = 0;
         memset(&o, 0, sizeof o);
         o.micro_batches = (int[]){2, 4, 8, 12}[oracle_rand(&rng) % 4];
         o.objective = t % 3 == 2 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
@@ -302,7 +308,7 @@ static void test_floor_each_prunes_exactly(void)
     CU_ASSERT(counts > 100); /* ZB-V's fill floor checked per stage count */
     fprintf(stderr,
             "floor each: %d differ, %d low, %d left out, %d searched again, %d searched, "
-            "%d ZB-V counts checked\n",
+            "%d ZB-V and interleaved ZB counts checked\n",
             differ, low, left, again, searched, counts);
 }
 
@@ -343,6 +349,140 @@ static void test_zbv_fill_floor(void)
     CU_ASSERT(counts > 100);
     CU_ASSERT(ratio > 0.7);
     fprintf(stderr, "zbv fill: %d low, %d counts checked, closest %.3f\n", low, counts, ratio);
+}
+
+/* ZB-V's path floor (chunk_floor.c, path_floor) with more micro-batches
+ * (B = 3, 4: the first stage weighed ((B + 1) x + w) / 2): every stage
+ * count's own plan at or above B x each[n], and within 0.7 of some where
+ * it is above the largest stage. Too high a path floor fails the tests
+ * above, checked by hand: made 1.1 x, the B = 1, 2 test (8 counts below
+ * their floor, closest 1.055); its first stage weighed ((B + 3) x + w) / 2,
+ * that test (57 below) and "stage counts left out" (1 plan differs). The
+ * device paths (paths_open) under tau = 1.2 x the least count's plan / B:
+ * a count they close has no plan below B tau; with each device's forwards
+ * counted twice this fails (34 below) and so does "stage counts left out"
+ * (13 plans differ), checked by hand. */
+static void test_zbv_path_floor(void)
+{
+    uint64_t rng = 0xFA7Bull;
+    int low = 0, counts = 0, closed = 0;
+    double ratio = 0;
+    for (int t = 0; t < 80; t++) {
+        ApsolveProblem *p = random_problem(&rng, t);
+        ApsolveStageFloor fl;
+        ApsolveOptions o;
+        ApsolveDpShared *sh = apsolve_dp_shared_new();
+        int nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices;
+        double *each = malloc(((size_t)nmax + 1) * sizeof *each);
+        unsigned char *skip = malloc((size_t)nmax + 1);
+        CU_ASSERT_FATAL(each && skip && sh);
+        memset(&o, 0, sizeof o);
+        o.micro_batches = t % 2 ? 4 : 3;
+        o.objective = t % 3 == 2 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
+        o.schedule = APSOLVE_SCHEDULE_ZBV;
+        o.virtual_stages = 2;
+        o.whole_chunks = 1;
+        CU_ASSERT_FATAL(apsolve_stage_floor_init(&fl, p) == APSOLVE_OK);
+        CU_ASSERT(fl.x != NULL);
+        apsolve_chunk_floor_each(&fl, o.schedule, 2, o.micro_batches, nmax, each);
+        check_counts(p, &o, sh, each, skip, nmax, INFINITY, &low, &counts, &ratio);
+        {
+            /* under tau (1.2 x the least count's plan / B): a count the
+             * device paths close (each[n] +inf) has no plan below B tau */
+            double least = INFINITY, tau;
+            int unused = 0;
+            for (int n = 1; n <= nmax; n++) {
+                ApsolvePlan *one = NULL;
+                for (int q = 0; q <= nmax; q++)
+                    skip[q] = q != n;
+                if (apsolve_solve_shared_skip(p, &o, sh, skip, &one) == APSOLVE_OK &&
+                    one->feasible && one->total_cost < least)
+                    least = one->total_cost;
+                apsolve_plan_free(&one);
+            }
+            tau = least * 1.2 / o.micro_batches;
+            for (int n = 1; n <= nmax; n++)
+                closed += isfinite(each[n]) && isfinite(tau);
+            apsolve_stage_floor_under(&fl, tau);
+            apsolve_chunk_floor_each(&fl, o.schedule, 2, o.micro_batches, nmax, each);
+            for (int n = 1; n <= nmax; n++)
+                closed -= isfinite(each[n]) && isfinite(tau);
+            check_counts(p, &o, sh, each, skip, nmax, o.micro_batches * tau, &low, &unused,
+                         NULL);
+        }
+        apsolve_stage_floor_free(&fl);
+        apsolve_dp_shared_free(sh);
+        free(each);
+        free(skip);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT(low == 0);
+    CU_ASSERT(counts > 100);
+    CU_ASSERT(ratio > 0.7);
+    CU_ASSERT(closed > 20); /* counts closed under tau, their plans checked */
+    fprintf(stderr, "zbv path: %d low, %d counts checked, closest %.3f, %d closed under tau\n",
+            low, counts, ratio, closed);
+}
+
+/* Interleaved ZB's sum floor (chunk_floor.c): at v = 2, 3 and B = 4, 8,
+ * every stage count's own plan at or above B x each[n], under no tau and
+ * under tau = 1.2 x the least count's plan / B (each[n] then bounds only
+ * the plans below B tau: min(B tau, B each[n]) at most each plan); the
+ * closest within 0.85 of its plan. Checked by hand: the fill left out of
+ * the floor (phi = 0) fails here (59 counts below) and "stage counts left
+ * out" (15 below), which runs interleaved ZB on every fourth problem. */
+static void test_izb_sum_floor(void)
+{
+    uint64_t rng = 0x12B5ull;
+    int low = 0, counts = 0;
+    double ratio = 0;
+    for (int t = 0; t < 60; t++) {
+        ApsolveProblem *p = random_problem(&rng, t);
+        ApsolveStageFloor fl;
+        ApsolveOptions o;
+        ApsolveDpShared *sh = apsolve_dp_shared_new();
+        int nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices, v = 2 + t % 2;
+        double *each = malloc(((size_t)nmax + 1) * sizeof *each), least = INFINITY, tau;
+        unsigned char *skip = malloc((size_t)nmax + 1);
+        CU_ASSERT_FATAL(each && skip && sh);
+        memset(&o, 0, sizeof o);
+        o.micro_batches = t % 4 < 2 ? 4 : 8;
+        o.objective = t % 3 == 2 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
+        o.schedule = APSOLVE_SCHEDULE_INTERLEAVED_ZB;
+        o.virtual_stages = v;
+        o.whole_chunks = 1;
+        CU_ASSERT_FATAL(apsolve_stage_floor_init(&fl, p) == APSOLVE_OK);
+        apsolve_chunk_floor_each(&fl, o.schedule, v, o.micro_batches, nmax, each);
+        for (int n = 1; n <= nmax; n++) {
+            ApsolvePlan *one = NULL;
+            for (int q = 0; q <= nmax; q++)
+                skip[q] = q != n;
+            if (apsolve_solve_shared_skip(p, &o, sh, skip, &one) == APSOLVE_OK &&
+                one->feasible && (int)one->n_stages == n) {
+                double x = o.micro_batches * each[n];
+                low += !(x <= one->total_cost * (1 + 1e-12));
+                counts++;
+                ratio = x / one->total_cost > ratio ? x / one->total_cost : ratio;
+                least = one->total_cost < least ? one->total_cost : least;
+            }
+            apsolve_plan_free(&one);
+        }
+        tau = least * 1.2 / o.micro_batches;
+        if (isfinite(tau)) {
+            apsolve_stage_floor_under(&fl, tau);
+            apsolve_chunk_floor_each(&fl, o.schedule, v, o.micro_batches, nmax, each);
+            check_counts(p, &o, sh, each, skip, nmax, o.micro_batches * tau, &low, &counts, NULL);
+        }
+        apsolve_stage_floor_free(&fl);
+        apsolve_dp_shared_free(sh);
+        free(each);
+        free(skip);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT(low == 0);
+    CU_ASSERT(counts > 100);
+    CU_ASSERT(ratio > 0.85);
+    fprintf(stderr, "izb sum: %d low, %d counts checked, closest %.3f\n", low, counts, ratio);
 }
 
 static int same_prep(const DpPrep *a, const DpPrep *b, int L)
@@ -586,6 +726,8 @@ int main(void)
         {"chunk floor skips no better plan", test_floor_prunes_exactly},
         {"stage counts left out by their floor change no plan", test_floor_each_prunes_exactly},
         {"ZB-V's fill floor at most each stage count's plan", test_zbv_fill_floor},
+        {"ZB-V's path floor at most each stage count's plan", test_zbv_path_floor},
+        {"interleaved ZB's sum floor at most each stage count's plan", test_izb_sum_floor},
         {"family memory bounds are apsolve_entry_mnss's", test_family_bounds},
         {"dominated items left out", test_dominated_items},
         {"shared table across chunk counts", test_shared_table},
