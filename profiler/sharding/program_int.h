@@ -53,6 +53,8 @@ int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofColl
 /* The parameter bytes of operator o of the stage, per device (those it is
  * the first to read, so a tied parameter counts once; program_zero.c). */
 double shard_op_param_bytes(const ShardStage *st, const TInfo *ti, int o);
+/* The same, summed from the graph (what ShardStage.op_param holds). */
+double shard_op_param_bytes_of(const ShardStage *st, const TInfo *ti, int o);
 
 /* Bytes per device of the placed tensors, by role and what the backward
  * reads (shard_place_tensors), and the saved activations (program.c). */

@@ -13,8 +13,16 @@
 #include "sharding/program_int.h"
 
 /* The parameter bytes of operator o of the stage (those it is the first
- * to read, so a tied parameter counts once). */
+ * to read, so a tied parameter counts once); the build's table of them
+ * where it has one for these facts (ShardStage.op_param). */
 double shard_op_param_bytes(const ShardStage *st, const TInfo *ti, int o)
+{
+    if (st->op_param && st->param_ti == (const void *)ti)
+        return st->op_param[o - st->op_begin];
+    return shard_op_param_bytes_of(st, ti, o);
+}
+
+double shard_op_param_bytes_of(const ShardStage *st, const TInfo *ti, int o)
 {
     const ApprofGraph *g = st->g;
     double sum = 0.0;
