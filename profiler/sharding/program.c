@@ -635,8 +635,9 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     }
     if (!rc) {
         memory_sizes(&b, &sum);
+        SigShared sig = {{p->n_colls[0], p->n_colls[1]}, {0, 0}, 0, {{0, 0}, {0, 0}}, {0, 0}};
         ZeroTail tail = {sum.param_elems, sum.params > 0.0 ? sum.params_read / sum.params : 0.0,
-                         b.blk, b.n_blk, b.pdig, NULL};
+                         b.blk, b.n_blk, b.pdig, NULL, &sig};
         int family = st->ctx && st->req && (st->zero_family >> (st->variant.zero + 1));
         /* without grad_accum_fusion (which changes the backward's own
          * GEMMs) the end only appends: the program is ended first and its
