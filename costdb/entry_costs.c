@@ -58,7 +58,7 @@ struct CdbCostCache {
     /* the next cost_id of the sweep (one past its largest) while the
      * transaction it was read in is open (next_txn == Costdb.txn_serial):
      * the connection holds the write lock, so only it adds cost rows; 0:
-     * read it again (docs/performance.md, "Cost rows without RETURNING") */
+     * read it again */
     int64_t next_id;
     uint64_t next_txn;
 };
@@ -69,8 +69,9 @@ struct CdbCostCache {
  * wgrad_cost (schema 12). Schema 15: ?7 is NULL for the sweep's
  * available_memory (stage_cost_sweep), ?13 the id of the error text in
  * stage_error. The id was the INSERT's own subquery with RETURNING
- * cost_id: SQLite runs RETURNING through an ephemeral table, three new
- * temporary pages a row, most of the cost row's price. */
+ * cost_id: SQLite runs RETURNING through an ephemeral table, a new
+ * temporary page a row (docs/performance.md, "The full space's cost rows,
+ * ZeRO ends and signatures, trimmed"). */
 static const char sql_cost_insert[] =
     "INSERT INTO stage_cost (sweep_id, cost_id, compute_cost, peak_memory, invar_size,"
     " outvar_size, temp_buffer_size, available_memory, intermediate_size, initial_size,"
