@@ -36,6 +36,7 @@ struct Costdb {
     int in_txn;           /* costdb_begin() is open */
     int savepoints;       /* depth of internal units (cdb_txn_enter) */
     int own_txn;          /* the outermost unit issued BEGIN IMMEDIATE */
+    uint64_t txn_serial;  /* counts the transactions begun (entry_costs.c's next id) */
     CdbCachedStmt *cache;
     size_t n_cache, cap_cache;
     CdbPlacementCache *placement_cache; /* placement.c's interned ids, NULL: none */

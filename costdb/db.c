@@ -144,6 +144,7 @@ static int migrate(Costdb *db, int from)
         if (fk_off && (rc = cdb_exec(db, "PRAGMA foreign_keys=OFF")) < 0)
             return rc;
         rc = cdb_exec(db, cdb_sql_begin);
+        db->txn_serial++;
         if (rc < 0)
             return rc;
         /* Another process's migration changes the schema under this
@@ -480,6 +481,7 @@ static int setup(Costdb *db, int flags)
 
     /* The version and the schema are read in one snapshot: another process
      * may be migrating the file at this moment. */
+    db->txn_serial++;
     if ((rc = cdb_exec(db, "BEGIN")) < 0)
         return rc;
     rc = probe_file(db, &version, &n_objects);

@@ -212,6 +212,7 @@ int cdb_txn_enter(Costdb *db)
         return rc;
     }
     rc = cdb_exec(db, cdb_sql_begin);
+    db->txn_serial++;
     if (rc == 0) {
         db->savepoints++;
         db->own_txn = 1;
@@ -262,6 +263,7 @@ int costdb_begin(Costdb *db)
     if (db->readonly)
         return cdb_err(db, COSTDB_EREADONLY, "%s: opened read-only", db->path);
     rc = cdb_exec(db, cdb_sql_begin);
+    db->txn_serial++;
     if (rc == 0)
         db->in_txn = 1;
     return rc;

@@ -55,19 +55,30 @@ struct CdbCostCache {
     int64_t memory;
     char *last_error; /* NULL: none */
     int64_t last_error_id;
+    /* the next cost_id of the sweep (one past its largest) while the
+     * transaction it was read in is open (next_txn == Costdb.txn_serial):
+     * the connection holds the write lock, so only it adds cost rows; 0:
+     * read it again */
+    int64_t next_id;
+    uint64_t next_txn;
 };
 
-/* Columns in schema 8's order; the new cost_id is one past the sweep's
- * largest (a writer through the stage_profile view numbers the same way),
- * and ?2 .. ?15 are compute_cost .. apply_cost, wgrad_cost (schema 12).
- * Schema 15: ?7 is NULL for the sweep's available_memory (stage_cost_sweep),
- * ?13 the id of the error text in stage_error. */
+/* Columns in schema 8's order; the new cost_id (?16) is one past the
+ * sweep's largest (sql_cost_next; a writer through the stage_profile view
+ * numbers the same way), and ?2 .. ?15 are compute_cost .. apply_cost,
+ * wgrad_cost (schema 12). Schema 15: ?7 is NULL for the sweep's
+ * available_memory (stage_cost_sweep), ?13 the id of the error text in
+ * stage_error. The id was the INSERT's own subquery with RETURNING
+ * cost_id: SQLite runs RETURNING through an ephemeral table, a new
+ * temporary page a row (docs/performance.md, "The full space's cost rows,
+ * ZeRO ends and signatures, trimmed"). */
 static const char sql_cost_insert[] =
     "INSERT INTO stage_cost (sweep_id, cost_id, compute_cost, peak_memory, invar_size,"
     " outvar_size, temp_buffer_size, available_memory, intermediate_size, initial_size,"
-    " repeats, spread, status, error_id, apply_cost, wgrad_cost) VALUES (?1,"
-    " (SELECT coalesce(max(cost_id), 0) + 1 FROM stage_cost WHERE sweep_id = ?1),"
-    " ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) RETURNING cost_id";
+    " repeats, spread, status, error_id, apply_cost, wgrad_cost) VALUES (?1, ?16,"
+    " ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+static const char sql_cost_next[] =
+    "SELECT coalesce(max(cost_id), 0) + 1 FROM stage_cost WHERE sweep_id = ?1";
 static const char sql_memory_get[] =
     "SELECT available_memory FROM stage_cost_sweep WHERE sweep_id = ?1";
 static const char sql_memory_put[] =
@@ -296,6 +307,29 @@ static int error_id(Costdb *db, struct CdbCostCache *c, const char *text, int64_
     return 0;
 }
 
+/* The cost_id of the sweep's next cost row: one past its largest, kept
+ * while the transaction that read it is open (only this connection writes
+ * then; costdb_entries_delete and a rollback clear the cache). */
+static int next_cost_id(Costdb *db, struct CdbCostCache *c, int64_t sweep_id, int64_t *id)
+{
+    int in_txn = !sqlite3_get_autocommit(db->sql);
+    int rc;
+    if (c && c->next_id > 0 && in_txn && c->next_txn == db->txn_serial) {
+        *id = c->next_id;
+        return 0;
+    }
+    rc = query_int(db, sql_cost_next, sweep_id, NULL, id, "table stage_cost: max(cost_id)");
+    if (rc == 0) /* an aggregate always gives a row */
+        rc = cdb_err(db, COSTDB_ECORRUPT, "%s: table stage_cost: no max(cost_id)", db->path);
+    if (rc < 0)
+        return rc;
+    if (c) {
+        c->next_id = in_txn ? *id : 0;
+        c->next_txn = db->txn_serial;
+    }
+    return 0;
+}
+
 int cdb_entry_cost_id(Costdb *db, int64_t sweep_id, const CostdbEntry *e, int64_t *id)
 {
     struct CdbCostCache *c = cache_for(db, sweep_id);
@@ -314,9 +348,12 @@ int cdb_entry_cost_id(Costdb *db, int64_t sweep_id, const CostdbEntry *e, int64_
     if ((rc = sweep_memory(db, c, sweep_id, f.sizes[4], &memory)) < 0 ||
         (*e->error && (rc = error_id(db, c, e->error, &err_id)) < 0))
         return rc;
+    if ((rc = next_cost_id(db, c, sweep_id, id)) < 0)
+        return rc;
     if ((rc = cdb_prepare(db, sql_cost_insert, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
+    sqlite3_bind_int64(st, 16, *id);
     sqlite3_bind_double(st, 2, f.compute_cost);
     for (int k = 0; k < 7; k++)
         if (k != 4 || f.sizes[k] != memory)
@@ -339,14 +376,10 @@ int cdb_entry_cost_id(Costdb *db, int64_t sweep_id, const CostdbEntry *e, int64_
     else
         sqlite3_bind_null(st, 15);
     rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        *id = sqlite3_column_int64(st, 0);
-        rc = sqlite3_step(st) == SQLITE_DONE ? 0 : cdb_fail(db, sqlite3_errcode(db->sql),
-                                                           sql_cost_insert);
-    } else {
-        rc = cdb_fail(db, rc, sql_cost_insert);
-    }
+    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_cost_insert);
     cdb_release(st);
+    if (c) /* the next one past it, or read again after a failure */
+        c->next_id = rc == 0 ? *id + 1 : 0;
     if (rc == 0 && c)
         remember(c, h, check, *id);
     return rc;

@@ -621,10 +621,23 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         choose_grad_sync(&b);
         rc = shard_place_tensors(st, b.ti, b.touched, b.n_touched, p, &b.pdig, &sum);
     }
+    /* the ZeRO ends below read each op's parameter bytes several times
+     * per program (ZeRO's shards and collectives, the accumulation adds)
+     * and ti no longer changes: summed once here (shard_op_param_bytes) */
+    ShardStage sp = *st;
+    double *op_param = NULL;
+    if (!rc && st->n_ops > 0 && (op_param = malloc((size_t)st->n_ops * sizeof *op_param))) {
+        for (int o = st->op_begin; o < st->op_end; o++)
+            op_param[o - st->op_begin] = shard_op_param_bytes_of(st, b.ti, o);
+        sp.op_param = op_param;
+        sp.param_ti = b.ti;
+        st = &sp;
+    }
     if (!rc) {
         memory_sizes(&b, &sum);
+        SigShared sig = {{p->n_colls[0], p->n_colls[1]}, {0, 0}, 0, {{0, 0}, {0, 0}}, {0, 0}};
         ZeroTail tail = {sum.param_elems, sum.params > 0.0 ? sum.params_read / sum.params : 0.0,
-                         b.blk, b.n_blk, b.pdig, NULL};
+                         b.blk, b.n_blk, b.pdig, NULL, &sig};
         int family = st->ctx && st->req && (st->zero_family >> (st->variant.zero + 1));
         /* without grad_accum_fusion (which changes the backward's own
          * GEMMs) the end only appends: the program is ended first and its
@@ -662,6 +675,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     }
     if (!rc && !b.held && !(st->hw && st->hw->fp8)) /* for the other modes */
         shard_forward_keep(st, p, &b.kdig[0]);
+    free(op_param);
     shard_backward_ends_free(&ends);
     if (!b.dig_borrowed)
         free(b.kdig[0]);

@@ -62,10 +62,76 @@ static ApprofHash128 kernel_list(const ApprofStageProgram *p, int ph, const Appr
     return h;
 }
 
+/* One collective into a digest. */
+static void coll_word(ApprofHash128 *h, const ApprofStageProgram *p, const ApprofCollective *c)
+{
+    int64_t w[5] = {c->kind, c->axes, c->group_size, c->crosses_hosts, 0};
+    memcpy(&w[4], &c->bytes, sizeof(double));
+    approf_hash128_update(h, w, sizeof(w));
+    if (c->async_group)
+        approf_hash128_word(h, (uint64_t)c->async_group * 2 + (uint64_t)c->async_wgrad);
+    if (c->blocking)
+        approf_hash128_word(h, 0xb10cb10cull);
+    if (c->zero3_unit) { /* an overlapping ZeRO-3 schedule (program_zero.c) */
+        int64_t z[3] = {c->zero3_unit, c->zero3_issue, c->op - p->op_begin};
+        approf_hash128_update(h, z, sizeof(z));
+    }
+}
+
+/* What the signature hashes of phase ph's collectives: each one, then
+ * their count. The collectives the build had before the end are the
+ * first ones of every program of the build (the end only appends), so
+ * their part is digested once per build (sig). */
+static ApprofHash128 coll_list(const ApprofStageProgram *p, int ph, SigShared *sig)
+{
+    ApprofHash128 h;
+    size_t from = 0;
+    if (sig && sig->pre_colls[ph] <= p->n_colls[ph]) {
+        if (!sig->colls_set[ph]) {
+            approf_hash128_init(&sig->colls[ph], 0x636f);
+            for (size_t i = 0; i < sig->pre_colls[ph]; i++)
+                coll_word(&sig->colls[ph], p, &p->colls[ph][i]);
+            sig->colls_set[ph] = 1;
+        }
+        h = sig->colls[ph];
+        from = sig->pre_colls[ph];
+    } else {
+        approf_hash128_init(&h, 0x636f);
+    }
+    for (size_t i = from; i < p->n_colls[ph]; i++)
+        coll_word(&h, p, &p->colls[ph][i]);
+    approf_hash128_word(&h, p->n_colls[ph]);
+    return h;
+}
+
+/* What the signature hashes of the placements (pdig: of each one's spec
+ * text): the same for every program of a build (sig). */
+static ApprofHash128 place_list(const ApprofStageProgram *p, const ApprofHash128 *pdig,
+                                SigShared *sig)
+{
+    ApprofHash128 h;
+    if (sig && sig->place_set)
+        return sig->place;
+    approf_hash128_init(&h, 0x706c);
+    approf_hash128_word(&h, p->n_placements);
+    for (size_t i = 0; i < p->n_placements; i++) {
+        int64_t w[4] = {p->placements[i].role, p->placements[i].local_bytes,
+                        (int64_t)pdig[i].a, (int64_t)pdig[i].b};
+        approf_hash128_update(&h, w, sizeof(w));
+    }
+    if (sig) {
+        sig->place = h;
+        sig->place_set = 1;
+    }
+    return h;
+}
+
 /* klist: per phase, kernel_list_digest; pdig: of each placement's spec
- * text. */
+ * text; sig: what the build's programs share (NULL: none). The signature
+ * is an in-memory key of the sweep's measurement reuse only, never
+ * stored. */
 static void signature(ApprofStageProgram *p, const ApprofHash128 klist[2],
-                      const ApprofHash128 *pdig)
+                      const ApprofHash128 *pdig, SigShared *sig)
 {
     ApprofHash128 h;
     approf_hash128_init(&h, 0);
@@ -75,21 +141,9 @@ static void signature(ApprofStageProgram *p, const ApprofHash128 klist[2],
     for (int ph = 0; ph < 2; ph++) {
         approf_hash128_word(&h, klist[ph].a);
         approf_hash128_word(&h, klist[ph].b);
-        approf_hash128_word(&h, p->n_colls[ph]);
-        for (size_t i = 0; i < p->n_colls[ph]; i++) {
-            const ApprofCollective *c = &p->colls[ph][i];
-            int64_t w[5] = {c->kind, c->axes, c->group_size, c->crosses_hosts, 0};
-            memcpy(&w[4], &c->bytes, sizeof(double));
-            approf_hash128_update(&h, w, sizeof(w));
-            if (c->async_group)
-                approf_hash128_word(&h, (uint64_t)c->async_group * 2 + (uint64_t)c->async_wgrad);
-            if (c->blocking)
-                approf_hash128_word(&h, 0xb10cb10cull);
-            if (c->zero3_unit) { /* an overlapping ZeRO-3 schedule (program_zero.c) */
-                int64_t z[3] = {c->zero3_unit, c->zero3_issue, c->op - p->op_begin};
-                approf_hash128_update(&h, z, sizeof(z));
-            }
-        }
+        ApprofHash128 cl = coll_list(p, ph, sig);
+        approf_hash128_word(&h, cl.a);
+        approf_hash128_word(&h, cl.b);
         int64_t mem[4] = {p->invar_size[ph], p->outvar_size[ph], p->temp_buffer_size[ph],
                           p->peak_memory[ph]};
         approf_hash128_update(&h, mem, sizeof(mem));
@@ -112,12 +166,9 @@ static void signature(ApprofStageProgram *p, const ApprofHash128 klist[2],
         memcpy(&w[1], &p->zero3_post_step_bytes, sizeof w[1]);
         approf_hash128_update(&h, w, sizeof w);
     }
-    approf_hash128_word(&h, p->n_placements);
-    for (size_t i = 0; i < p->n_placements; i++) {
-        int64_t w[4] = {p->placements[i].role, p->placements[i].local_bytes,
-                        (int64_t)pdig[i].a, (int64_t)pdig[i].b};
-        approf_hash128_update(&h, w, sizeof(w));
-    }
+    ApprofHash128 pl = place_list(p, pdig, sig);
+    approf_hash128_word(&h, pl.a);
+    approf_hash128_word(&h, pl.b);
     snprintf(p->signature, sizeof(p->signature), "%016llx%016llx", (unsigned long long)h.a,
              (unsigned long long)h.b);
 }
@@ -148,6 +199,6 @@ int shard_finish_program(const ShardStage *st, const TInfo *ti, ApprofStageProgr
                              p->donated_size[ph];
     ApprofHash128 klist[2] = {kernel_list(p, 0, dig[0], tl->ends),
                               kernel_list(p, 1, dig[1], tl->ends)};
-    signature(p, klist, tl->pdig);
+    signature(p, klist, tl->pdig, tl->sig);
     return 0;
 }

@@ -53,6 +53,8 @@ int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofColl
 /* The parameter bytes of operator o of the stage, per device (those it is
  * the first to read, so a tied parameter counts once; program_zero.c). */
 double shard_op_param_bytes(const ShardStage *st, const TInfo *ti, int o);
+/* The same, summed from the graph (what ShardStage.op_param holds). */
+double shard_op_param_bytes_of(const ShardStage *st, const TInfo *ti, int o);
 
 /* Bytes per device of the placed tensors, by role and what the backward
  * reads (shard_place_tensors), and the saved activations (program.c). */
@@ -169,12 +171,23 @@ int shard_end_backward(const ShardStage *st, const TInfo *ti, ApprofStageProgram
 
 /* What the end of a program needs besides its stage, tensors and program
  * (shard_finish_program). */
+/* What the signatures of one build's programs share (program_finish.c):
+ * the collectives each phase had before the end (the end only appends)
+ * and the placements (a ZeRO variant reads the build's), digested once. */
+typedef struct SigShared {
+    size_t pre_colls[2];  /* collectives per phase before the end */
+    int colls_set[2], place_set;
+    ApprofHash128 colls[2]; /* the digest's state after pre_colls[ph] */
+    ApprofHash128 place;
+} SigShared;
+
 typedef struct ZeroTail {
     double param_elems, read_share;
     const int *blk;
     int n_blk;
     const ApprofHash128 *pdig;
     BackwardEnds *ends;   /* the build's ended backwards (NULL: none shared) */
+    SigShared *sig;       /* NULL: every signature digested in full */
 } ZeroTail;
 /* The end of a stage program, where its variants' programs part: ZeRO
  * (program_zero.c), gradient accumulation, FP8 weights, the peaks and the

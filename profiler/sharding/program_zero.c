@@ -13,8 +13,16 @@
 #include "sharding/program_int.h"
 
 /* The parameter bytes of operator o of the stage (those it is the first
- * to read, so a tied parameter counts once). */
+ * to read, so a tied parameter counts once); the build's table of them
+ * where it has one for these facts (ShardStage.op_param). */
 double shard_op_param_bytes(const ShardStage *st, const TInfo *ti, int o)
+{
+    if (st->op_param && st->param_ti == (const void *)ti)
+        return st->op_param[o - st->op_begin];
+    return shard_op_param_bytes_of(st, ti, o);
+}
+
+double shard_op_param_bytes_of(const ShardStage *st, const TInfo *ti, int o)
 {
     const ApprofGraph *g = st->g;
     double sum = 0.0;
@@ -54,13 +62,24 @@ static double stage_param_bytes(const ShardStage *st, const TInfo *ti)
     return total;
 }
 
+/* gathered_bytes with no least size: an op's parameter bytes
+ * (shard_op_param_bytes, the build's table) unless FP8 weights are
+ * gathered in FP8 (a ratio other than 1; a local size is never below 0,
+ * and x * 1.0 is x: the same sum) */
+static double gathered_all(const ShardStage *st, const TInfo *ti, int o, int wire)
+{
+    if (wire && shard_fp8_zero3_gathers(st))
+        return gathered_bytes(st, ti, o, 0.0, wire);
+    return shard_op_param_bytes(st, ti, o);
+}
+
 /* The largest operator's share of the stage's parameter bytes (with wire,
  * of its bytes as gathered: gathered_bytes). */
 static double largest_op_share(const ShardStage *st, const TInfo *ti, int wire)
 {
     double total = stage_param_bytes(st, ti), worst = 0.0;
     for (int o = st->op_begin; o < st->op_end; o++) {
-        double sum = gathered_bytes(st, ti, o, 0.0, wire);
+        double sum = gathered_all(st, ti, o, wire);
         if (sum > worst)
             worst = sum;
     }
@@ -77,7 +96,7 @@ static double largest_unit_share(const ShardStage *st, const TInfo *ti, const in
         int end = b + 1 < n_blk ? blk[b + 1] : st->op_end;
         double sum = 0.0;
         for (int o = blk[b]; o < end; o++)
-            sum += gathered_bytes(st, ti, o, 0.0, wire);
+            sum += gathered_all(st, ti, o, wire);
         if (sum > worst)
             worst = sum;
     }
@@ -109,7 +128,7 @@ static int push_module_colls(const ShardStage *st, const TInfo *ti, ApprofStageP
         if (!(sum > 0.0))
             continue;
         if (c->kind == APPROF_COLL_ALL_GATHER)
-            sum = gathered_bytes(st, ti, o, 0.0, 1);
+            sum = gathered_all(st, ti, o, 1);
         m.bytes = S * (sum / total);
         rc = shard_push_coll(p, ph, cap, &m);
     }
@@ -142,7 +161,7 @@ static int push_regathers(const ShardStage *st, const TInfo *ti, ApprofStageProg
             double sum = shard_op_param_bytes(st, ti, o);
             if (sum > 0.0 && 2.0 * later / esize >= (double)COSTDB_ZERO3_MAX_REUSE_DISTANCE) {
                 ApprofCollective m = *c;
-                m.bytes = S * (gathered_bytes(st, ti, o, 0.0, 1) / total);
+                m.bytes = S * (gathered_all(st, ti, o, 1) / total);
                 rc = shard_push_coll(p, 1, cap, &m);
             }
             later += sum;
@@ -260,7 +279,7 @@ static int zero3_units(const ShardStage *st, const TInfo *ti, int fsdp2, const i
             double sum = 0.0, w = 0.0;
             for (int o = blk[b]; o < end; o++) {
                 sum += shard_op_param_bytes(st, ti, o);
-                w += gathered_bytes(st, ti, o, 0.0, 1);
+                w += gathered_all(st, ti, o, 1);
             }
             if (sum > 0.0) {
                 first[n] = blk[b];

@@ -49,6 +49,11 @@ typedef struct ShardStage {
     double *node_costs;      /* the context's table for this mesh, or NULL */
     struct ApprofShardContext *ctx; /* its memos and the program's scratch (NULL: none) */
     int n_layers;
+    /* per op of the stage, shard_op_param_bytes with the per-tensor facts
+     * param_ti, while a program is ended and its ZeRO variants derived
+     * (program.c); NULL: computed at each call */
+    const double *op_param;
+    const void *param_ti;
 } ShardStage;
 
 /* 1 when tensor t's only consumer inside the stage is op `consumer`, it is

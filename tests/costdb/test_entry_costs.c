@@ -10,7 +10,9 @@
  * (wgrad_cost): stored and read back on both read paths, NULL for a
  * forward or a value outside 0..compute_cost; a schema-11 file migrates
  * with its entries' split unknown (NULL), and read without migrating it
- * reads unknown too.
+ * reads unknown too. The next cost_id the writer keeps within a transaction
+ * is read again after a commit (another connection may have numbered a row
+ * in between) and after a rollback.
  */
 #include <CUnit/Basic.h>
 #include <math.h>
@@ -170,6 +172,43 @@ static void test_rollback_and_delete(void)
     CU_ASSERT_EQUAL(id2, id); /* the id is given again */
     CU_ASSERT_EQUAL(costdb_entries_put(db, id2, &b, 1, 0), 0);
     expect_entries(db, id2, &b, 1);
+    costdb_close(&db);
+}
+
+/* The next cost_id is kept while the writer's transaction is open: rows
+ * of one transaction are numbered one after another; after a commit a cost
+ * row another connection wrote in between is not numbered over, nor after a
+ * rollback the rows it undid left out. */
+static void test_next_id(void)
+{
+    const char *p;
+    int64_t id;
+    Costdb *db = new_db("next_id.db", 4, &p, &id);
+    CostdbEntry e[4] = {entry(0, 0, 0, 0, 0.5), entry(1, 1, 0, 0, 0.625),
+                        entry(2, 2, 0, 0, 0.75), entry(3, 3, 0, 0, 0.875)};
+    CU_ASSERT_EQUAL_FATAL(costdb_begin(db), 0);
+    CU_ASSERT_EQUAL(costdb_entries_put(db, id, e, 2, 0), 0);
+    CU_ASSERT_EQUAL(costdb_commit(db), 0);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_cost"), 2);
+    /* another connection's cost row, id 3 */
+    CU_ASSERT_EQUAL_FATAL(tu_exec(p, "INSERT INTO stage_profile (sweep_id, start_layer, end_layer,"
+                                     " submesh_index, config_index, phase, compute_cost,"
+                                     " peak_memory, invar_size, outvar_size, temp_buffer_size,"
+                                     " available_memory, intermediate_size, initial_size)"
+                                     " VALUES (1, 0, 1, 0, 1, 0, 9.0, 1, 2, 3, 4, 5, 6, 7)"), 0);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_cost"), 3);
+    CU_ASSERT_EQUAL_FATAL(costdb_begin(db), 0);
+    CU_ASSERT_EQUAL(costdb_entries_put(db, id, &e[2], 1, 0), 0); /* id 4, not 3 */
+    CU_ASSERT_EQUAL(costdb_rollback(db), 0);
+    CU_ASSERT_EQUAL(costdb_entries_put(db, id, &e[2], 2, 0), 0); /* 4 and 5 again */
+    CU_ASSERT_EQUAL(tu_count(p, "stage_cost"), 5);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_cost WHERE cost_id BETWEEN 1 AND 5"), 5);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_entry"), 5);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_entry e JOIN stage_cost c USING (sweep_id, cost_id)"), 5);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_entry e JOIN stage_cost c USING (sweep_id, cost_id)"
+                                " WHERE c.cost_id = 3 AND c.compute_cost = 9.0"), 1);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_entry e JOIN stage_cost c USING (sweep_id, cost_id)"
+                                " WHERE c.cost_id = 5 AND c.compute_cost = 0.875"), 1);
     costdb_close(&db);
 }
 
@@ -471,6 +510,7 @@ int main(void)
     static const CunitTest tests[] = {
         {"equal costs share a row", test_shared},
         {"after a rollback or a deleted sweep", test_rollback_and_delete},
+        {"the next cost id across transactions", test_next_id},
         {"writes through the stage_profile view", test_view_writes},
         {"a schema-7 file migrates", test_migrate_schema7},
         {"a schema-7 file read without migrating", test_read_schema7},
