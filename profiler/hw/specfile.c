@@ -134,6 +134,21 @@ static size_t field_index(const char *key)
     return i;
 }
 
+/* A share of the device's SMs a spec field gives (tp_comm_overlap_sms,
+ * nccl_channels): 1, with the message naming the file, line and field, when
+ * it is not fewer than sm_count; 0 when it is, or is not given. */
+static int sm_share_invalid(const char *path, const int *seen, const char *key, int value,
+                            const char *unit, int sm_count, char *err, size_t errlen)
+{
+    if (value <= 0 || value < sm_count)
+        return 0;
+    if (err)
+        snprintf(err, errlen, "%s:%d: field '%s': %d %s must be fewer than the device's "
+                 "sm_count (%d%s)", path, seen[field_index(key)], key, value, unit, sm_count,
+                 sm_count > 0 ? "" : ": not given");
+    return 1;
+}
+
 static char *trim(char *s)
 {
     char *e;
@@ -398,25 +413,12 @@ int approf_hardware_load(const char *path, ApprofHardwareSpec *out, char *err, s
         rc = APPROF_EPARSE;
         goto cleanup;
     }
-    /* the GEMM beside a userbuffers collective keeps sm_count - these SMs */
-    if (hw.tp_comm_overlap_sms > 0 && hw.tp_comm_overlap_sms >= hw.sm_count) {
-        int at = seen[field_index("tp_comm_overlap_sms")];
-        if (err)
-            snprintf(err, errlen, "%s:%d: field 'tp_comm_overlap_sms': %d SMs must be fewer than "
-                     "the device's sm_count (%d%s)",
-                     path, at, hw.tp_comm_overlap_sms, hw.sm_count,
-                     hw.sm_count > 0 ? "" : ": not given");
-        rc = APPROF_EPARSE;
-        goto cleanup;
-    }
-    /* the GEMM beside an NCCL collective keeps sm_count - these SMs */
-    if (hw.nccl_channels > 0 && hw.nccl_channels >= hw.sm_count) {
-        int at = seen[field_index("nccl_channels")];
-        if (err)
-            snprintf(err, errlen, "%s:%d: field 'nccl_channels': %d channels must be fewer than "
-                     "the device's sm_count (%d%s)",
-                     path, at, hw.nccl_channels, hw.sm_count,
-                     hw.sm_count > 0 ? "" : ": not given");
+    /* the GEMM beside a userbuffers collective, or beside an NCCL
+     * collective, keeps sm_count - these SMs */
+    if (sm_share_invalid(path, seen, "tp_comm_overlap_sms", hw.tp_comm_overlap_sms, "SMs",
+                         hw.sm_count, err, errlen) ||
+        sm_share_invalid(path, seen, "nccl_channels", hw.nccl_channels, "channels", hw.sm_count,
+                         err, errlen)) {
         rc = APPROF_EPARSE;
         goto cleanup;
     }

@@ -104,4 +104,17 @@ paste -d'|' a3.rows d3.rows | awk -F'|' '
   END { if (less < 1) { print "no backward entry costs less"; bad = 1 }
         if (!(async < serial)) { print "tensor-parallel entries " serial " s -> " async " s"; bad = 1 }
         exit bad }' || fail "entries with asynchronous backward collectives"
+# a share of the SMs no smaller than the device's sm_count is refused,
+# naming the file, line and field, before any database is made
+sed -e 's/^nccl_channels = .*/nccl_channels = 132/' a.spec > ch.spec
+sed -e 's/^tp_comm_overlap_sms = .*/tp_comm_overlap_sms = 200/' a.spec > ub.spec
+for s in ch ub; do
+  "$approf" sweep --model resnet50 --layers 2 --cluster 1x2 --backend model --hardware "$s.spec" \
+    --db "$s.db" --quiet >/dev/null 2>"$s.err" && fail "$s.spec accepted"
+  [ ! -e "$s.db" ] || fail "$s.spec: a database was made"
+done
+line=$(grep -n '^nccl_channels' ch.spec | cut -d: -f1)
+says_text ch.err "ch.spec:$line: field 'nccl_channels': 132 channels must be fewer than the device's sm_count (132)" "nccl_channels refused"
+line=$(grep -n '^tp_comm_overlap_sms' ub.spec | cut -d: -f1)
+says_text ub.err "ub.spec:$line: field 'tp_comm_overlap_sms': 200 SMs must be fewer than the device's sm_count (132)" "tp_comm_overlap_sms refused"
 echo "ok: communication timing"

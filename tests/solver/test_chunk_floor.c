@@ -312,6 +312,46 @@ static void test_floor_each_prunes_exactly(void)
             differ, low, left, again, searched, counts);
 }
 
+/* One random problem set up for a per-count floor test: its floors, the
+ * options of schedule at v chunks and B micro-batches (the objective by t,
+ * whole chunks), a DP share and the per-count arrays. */
+typedef struct {
+    ApsolveProblem *p;
+    ApsolveStageFloor fl;
+    ApsolveOptions o;
+    ApsolveDpShared *sh;
+    int nmax;
+    double *each;
+    unsigned char *skip;
+} CountCase;
+
+static void count_case_open(CountCase *c, uint64_t *rng, int t, int schedule, int v,
+                            int B)
+{
+    c->p = random_problem(rng, t);
+    c->sh = apsolve_dp_shared_new();
+    c->nmax = c->p->num_layers < c->p->num_devices ? c->p->num_layers : c->p->num_devices;
+    c->each = malloc(((size_t)c->nmax + 1) * sizeof *c->each);
+    c->skip = malloc((size_t)c->nmax + 1);
+    CU_ASSERT_FATAL(c->each && c->skip && c->sh);
+    memset(&c->o, 0, sizeof c->o);
+    c->o.micro_batches = B;
+    c->o.objective = t % 3 == 2 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
+    c->o.schedule = schedule;
+    c->o.virtual_stages = v;
+    c->o.whole_chunks = 1;
+    CU_ASSERT_FATAL(apsolve_stage_floor_init(&c->fl, c->p) == APSOLVE_OK);
+}
+
+static void count_case_close(CountCase *c)
+{
+    apsolve_stage_floor_free(&c->fl);
+    apsolve_dp_shared_free(c->sh);
+    free(c->each);
+    free(c->skip);
+    apsolve_problem_free(&c->p);
+}
+
 /* ZB-V's fill floor alone, where it binds: few micro-batches (B = 1, 2),
  * every stage count's own plan at or above it, and within 0.7 of some (a
  * floor made 1.4 x too high fails here: 0.73 x 1.4 > 1). */
@@ -321,29 +361,12 @@ static void test_zbv_fill_floor(void)
     int low = 0, counts = 0;
     double ratio = 0;
     for (int t = 0; t < 80; t++) {
-        ApsolveProblem *p = random_problem(&rng, t);
-        ApsolveStageFloor fl;
-        ApsolveOptions o;
-        ApsolveDpShared *sh = apsolve_dp_shared_new();
-        int nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices;
-        double *each = malloc(((size_t)nmax + 1) * sizeof *each);
-        unsigned char *skip = malloc((size_t)nmax + 1);
-        CU_ASSERT_FATAL(each && skip && sh);
-        memset(&o, 0, sizeof o);
-        o.micro_batches = 1 + t % 2;
-        o.objective = t % 3 == 2 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
-        o.schedule = APSOLVE_SCHEDULE_ZBV;
-        o.virtual_stages = 2;
-        o.whole_chunks = 1;
-        CU_ASSERT_FATAL(apsolve_stage_floor_init(&fl, p) == APSOLVE_OK);
-        CU_ASSERT(fl.root != NULL);
-        apsolve_chunk_floor_each(&fl, o.schedule, 2, o.micro_batches, nmax, each);
-        check_counts(p, &o, sh, each, skip, nmax, INFINITY, &low, &counts, &ratio);
-        apsolve_stage_floor_free(&fl);
-        apsolve_dp_shared_free(sh);
-        free(each);
-        free(skip);
-        apsolve_problem_free(&p);
+        CountCase c;
+        count_case_open(&c, &rng, t, APSOLVE_SCHEDULE_ZBV, 2, 1 + t % 2);
+        CU_ASSERT(c.fl.root != NULL);
+        apsolve_chunk_floor_each(&c.fl, c.o.schedule, 2, c.o.micro_batches, c.nmax, c.each);
+        check_counts(c.p, &c.o, c.sh, c.each, c.skip, c.nmax, INFINITY, &low, &counts, &ratio);
+        count_case_close(&c);
     }
     CU_ASSERT(low == 0);
     CU_ASSERT(counts > 100);
@@ -368,53 +391,36 @@ static void test_zbv_path_floor(void)
     int low = 0, counts = 0, closed = 0;
     double ratio = 0;
     for (int t = 0; t < 80; t++) {
-        ApsolveProblem *p = random_problem(&rng, t);
-        ApsolveStageFloor fl;
-        ApsolveOptions o;
-        ApsolveDpShared *sh = apsolve_dp_shared_new();
-        int nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices;
-        double *each = malloc(((size_t)nmax + 1) * sizeof *each);
-        unsigned char *skip = malloc((size_t)nmax + 1);
-        CU_ASSERT_FATAL(each && skip && sh);
-        memset(&o, 0, sizeof o);
-        o.micro_batches = t % 2 ? 4 : 3;
-        o.objective = t % 3 == 2 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
-        o.schedule = APSOLVE_SCHEDULE_ZBV;
-        o.virtual_stages = 2;
-        o.whole_chunks = 1;
-        CU_ASSERT_FATAL(apsolve_stage_floor_init(&fl, p) == APSOLVE_OK);
-        CU_ASSERT(fl.x != NULL);
-        apsolve_chunk_floor_each(&fl, o.schedule, 2, o.micro_batches, nmax, each);
-        check_counts(p, &o, sh, each, skip, nmax, INFINITY, &low, &counts, &ratio);
+        CountCase c;
+        count_case_open(&c, &rng, t, APSOLVE_SCHEDULE_ZBV, 2, t % 2 ? 4 : 3);
+        CU_ASSERT(c.fl.x != NULL);
+        apsolve_chunk_floor_each(&c.fl, c.o.schedule, 2, c.o.micro_batches, c.nmax, c.each);
+        check_counts(c.p, &c.o, c.sh, c.each, c.skip, c.nmax, INFINITY, &low, &counts, &ratio);
         {
             /* under tau (1.2 x the least count's plan / B): a count the
              * device paths close (each[n] +inf) has no plan below B tau */
             double least = INFINITY, tau;
             int unused = 0;
-            for (int n = 1; n <= nmax; n++) {
+            for (int n = 1; n <= c.nmax; n++) {
                 ApsolvePlan *one = NULL;
-                for (int q = 0; q <= nmax; q++)
-                    skip[q] = q != n;
-                if (apsolve_solve_shared_skip(p, &o, sh, skip, &one) == APSOLVE_OK &&
+                for (int q = 0; q <= c.nmax; q++)
+                    c.skip[q] = q != n;
+                if (apsolve_solve_shared_skip(c.p, &c.o, c.sh, c.skip, &one) == APSOLVE_OK &&
                     one->feasible && one->total_cost < least)
                     least = one->total_cost;
                 apsolve_plan_free(&one);
             }
-            tau = least * 1.2 / o.micro_batches;
-            for (int n = 1; n <= nmax; n++)
-                closed += isfinite(each[n]) && isfinite(tau);
-            apsolve_stage_floor_under(&fl, tau);
-            apsolve_chunk_floor_each(&fl, o.schedule, 2, o.micro_batches, nmax, each);
-            for (int n = 1; n <= nmax; n++)
-                closed -= isfinite(each[n]) && isfinite(tau);
-            check_counts(p, &o, sh, each, skip, nmax, o.micro_batches * tau, &low, &unused,
-                         NULL);
+            tau = least * 1.2 / c.o.micro_batches;
+            for (int n = 1; n <= c.nmax; n++)
+                closed += isfinite(c.each[n]) && isfinite(tau);
+            apsolve_stage_floor_under(&c.fl, tau);
+            apsolve_chunk_floor_each(&c.fl, c.o.schedule, 2, c.o.micro_batches, c.nmax, c.each);
+            for (int n = 1; n <= c.nmax; n++)
+                closed -= isfinite(c.each[n]) && isfinite(tau);
+            check_counts(c.p, &c.o, c.sh, c.each, c.skip, c.nmax, c.o.micro_batches * tau, &low,
+                         &unused, NULL);
         }
-        apsolve_stage_floor_free(&fl);
-        apsolve_dp_shared_free(sh);
-        free(each);
-        free(skip);
-        apsolve_problem_free(&p);
+        count_case_close(&c);
     }
     CU_ASSERT(low == 0);
     CU_ASSERT(counts > 100);
@@ -437,29 +443,18 @@ static void test_izb_sum_floor(void)
     int low = 0, counts = 0;
     double ratio = 0;
     for (int t = 0; t < 60; t++) {
-        ApsolveProblem *p = random_problem(&rng, t);
-        ApsolveStageFloor fl;
-        ApsolveOptions o;
-        ApsolveDpShared *sh = apsolve_dp_shared_new();
-        int nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices, v = 2 + t % 2;
-        double *each = malloc(((size_t)nmax + 1) * sizeof *each), least = INFINITY, tau;
-        unsigned char *skip = malloc((size_t)nmax + 1);
-        CU_ASSERT_FATAL(each && skip && sh);
-        memset(&o, 0, sizeof o);
-        o.micro_batches = t % 4 < 2 ? 4 : 8;
-        o.objective = t % 3 == 2 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
-        o.schedule = APSOLVE_SCHEDULE_INTERLEAVED_ZB;
-        o.virtual_stages = v;
-        o.whole_chunks = 1;
-        CU_ASSERT_FATAL(apsolve_stage_floor_init(&fl, p) == APSOLVE_OK);
-        apsolve_chunk_floor_each(&fl, o.schedule, v, o.micro_batches, nmax, each);
-        for (int n = 1; n <= nmax; n++) {
+        CountCase c;
+        int v = 2 + t % 2;
+        double least = INFINITY, tau;
+        count_case_open(&c, &rng, t, APSOLVE_SCHEDULE_INTERLEAVED_ZB, v, t % 4 < 2 ? 4 : 8);
+        apsolve_chunk_floor_each(&c.fl, c.o.schedule, v, c.o.micro_batches, c.nmax, c.each);
+        for (int n = 1; n <= c.nmax; n++) {
             ApsolvePlan *one = NULL;
-            for (int q = 0; q <= nmax; q++)
-                skip[q] = q != n;
-            if (apsolve_solve_shared_skip(p, &o, sh, skip, &one) == APSOLVE_OK &&
+            for (int q = 0; q <= c.nmax; q++)
+                c.skip[q] = q != n;
+            if (apsolve_solve_shared_skip(c.p, &c.o, c.sh, c.skip, &one) == APSOLVE_OK &&
                 one->feasible && (int)one->n_stages == n) {
-                double x = o.micro_batches * each[n];
+                double x = c.o.micro_batches * c.each[n];
                 low += !(x <= one->total_cost * (1 + 1e-12));
                 counts++;
                 ratio = x / one->total_cost > ratio ? x / one->total_cost : ratio;
@@ -467,17 +462,14 @@ static void test_izb_sum_floor(void)
             }
             apsolve_plan_free(&one);
         }
-        tau = least * 1.2 / o.micro_batches;
+        tau = least * 1.2 / c.o.micro_batches;
         if (isfinite(tau)) {
-            apsolve_stage_floor_under(&fl, tau);
-            apsolve_chunk_floor_each(&fl, o.schedule, v, o.micro_batches, nmax, each);
-            check_counts(p, &o, sh, each, skip, nmax, o.micro_batches * tau, &low, &counts, NULL);
+            apsolve_stage_floor_under(&c.fl, tau);
+            apsolve_chunk_floor_each(&c.fl, c.o.schedule, v, c.o.micro_batches, c.nmax, c.each);
+            check_counts(c.p, &c.o, c.sh, c.each, c.skip, c.nmax, c.o.micro_batches * tau, &low,
+                         &counts, NULL);
         }
-        apsolve_stage_floor_free(&fl);
-        apsolve_dp_shared_free(sh);
-        free(each);
-        free(skip);
-        apsolve_problem_free(&p);
+        count_case_close(&c);
     }
     CU_ASSERT(low == 0);
     CU_ASSERT(counts > 100);
