@@ -30,13 +30,32 @@
 
 /* The key: parsed, written back, refused out of range with path:line:field,
  * and absent from the fingerprint and the stored row while 0. */
+/* The spec REQ + tail is refused, the message naming the file, line `line`
+ * and field `field` (case i of its test). */
+static void refused_at(size_t i, const char *tail, int line, const char *field)
+{
+    ApprofHardwareSpec hw;
+    char text[1024], err[512] = "", want[1200];
+    const char *p;
+    snprintf(text, sizeof text, "%s%s", REQ, tail);
+    p = hw_fixture_tmp(text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(approf_hardware_load(p, &hw, err, sizeof err), APPROF_EPARSE);
+    snprintf(want, sizeof want, "%s:%d: field '%s'", p, line, field);
+    if (strncmp(err, want, strlen(want)) != 0) {
+        fprintf(stderr, "\ncase %zu: got '%s', want '%s...'\n", i, err, want);
+        CU_FAIL("wrong error message");
+    }
+    unlink(p);
+}
+
 static void test_spec_key(void)
 {
     static const char *bad[] = {"overlap_gemm_slowdown = 1.5\n", "overlap_gemm_slowdown = -0.1\n",
                                 "overlap_gemm_slowdown = nan\n"};
     ApprofHardwareSpec hw, back;
     CostdbHardware row;
-    char err[512] = "", fp0[128], fp1[128], want[512];
+    char err[512] = "", fp0[128], fp1[128];
     const char *p = hw_fixture_tmp(REQ);
 
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
@@ -62,19 +81,8 @@ static void test_spec_key(void)
     approf_hardware_fingerprint(&back, fp0, sizeof fp0);
     CU_ASSERT_STRING_EQUAL(fp0, fp1);
     /* out of range: refused, naming the file, the line and the field */
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        char text[1024];
-        snprintf(text, sizeof text, "%s%s", REQ, bad[i]);
-        p = hw_fixture_tmp(text);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-        CU_ASSERT_EQUAL(approf_hardware_load(p, &hw, err, sizeof err), APPROF_EPARSE);
-        snprintf(want, sizeof want, "%s:10: field 'overlap_gemm_slowdown'", p);
-        if (strncmp(err, want, strlen(want)) != 0) {
-            fprintf(stderr, "\ncase %zu: got '%s', want '%s...'\n", i, err, want);
-            CU_FAIL("wrong error message");
-        }
-        unlink(p);
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        refused_at(i, bad[i], 10, "overlap_gemm_slowdown");
 }
 
 /* The rule: min((1 - s) comm, window). */
@@ -212,7 +220,7 @@ static void test_nccl_channels(void)
     CostdbHardware row;
     HwFixturePhase ph;
     HwFixtureGradSync g;
-    char err[512] = "", fp0[128], fp1[128], want[512];
+    char err[512] = "", fp0[128], fp1[128];
     const char *p = hw_fixture_tmp(REQ "sm_count = 100\n");
     double gemm, ew, coll, sync;
 
@@ -238,19 +246,8 @@ static void test_nccl_channels(void)
     approf_hardware_fingerprint(&back, fp0, sizeof fp0);
     CU_ASSERT_STRING_EQUAL(fp0, fp1);
     /* not fewer than the SMs, or no SM count: refused at the field's line */
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        char text[1024];
-        snprintf(text, sizeof text, "%s%s", REQ, bad[i]);
-        p = hw_fixture_tmp(text);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-        CU_ASSERT_EQUAL(approf_hardware_load(p, &hw, err, sizeof err), APPROF_EPARSE);
-        snprintf(want, sizeof want, "%s:%d: field 'nccl_channels'", p, i == 0 ? 11 : 10);
-        if (strncmp(err, want, strlen(want)) != 0) {
-            fprintf(stderr, "\ncase %zu: got '%s', want '%s...'\n", i, err, want);
-            CU_FAIL("wrong error message");
-        }
-        unlink(p);
-    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        refused_at(i, bad[i], i == 0 ? 11 : 10, "nccl_channels");
 
     /* every overlapped window takes s = 20 / 100 */
     hw_fixture_round_spec(&hw);
