@@ -24,6 +24,14 @@ typedef struct DpOpt {
     int item_off, item_n;
 } DpOpt;
 
+/* What a search may leave out (apsolve_solve_below): every apply limit and
+ * threshold whose lower bound reaches bar (+inf: nothing), and with first
+ * everything after its first plan whose total_cost is below bar. */
+typedef struct DpCut {
+    double bar;
+    int first;
+} DpCut;
+
 typedef struct Dp {
     const ApsolveProblem *p;
     const ApsolveOptions *opt;
@@ -58,6 +66,7 @@ typedef struct Dp {
     /* best plan so far */
     ApsolvePlan *plan;
     double plan_obj, plan_max;
+    DpCut cut;                        /* thresholds bounded at or above cut.bar left out */
 } Dp;
 
 /* The stage options of one search before its apply limit (docs/solver.md,

@@ -82,14 +82,17 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
     /* each k composed in the problem itself and put back after its solve
      * (recompute_layers.h), instead of in a clone of the whole table; the
      * winner's problem is a clone of it composed */
-    if (kmax >= 1 && apsolve_recompute_layers_save(p, &saved) != APSOLVE_OK)
+    if (kmax >= 1 && apsolve_recompute_layers_save(p, chunks, &saved) != APSOLVE_OK)
         goto nomem;
     for (int k = 1; k <= kmax; k++) {
         ApsolvePlan *pl = NULL;
         ApsolveOptions o = o0;
-        int e, won = 0;
+        int e, won = 0, exact;
         apsolve_recompute_layers_compose_all(p, p, k, chunks);
-        e = apsolve_solve_keep_headroom(p, &o, &pl);
+        /* a K that cannot beat the best so far is priced only as far as
+         * whether a plan fits (the count said below) */
+        e = apsolve_solve_to_beat(p, &o, st.best ? st.best : plain,
+                                  st.best ? st.best_h : st.plain_h, 0, &pl, &exact);
         if ((e = apsolve_auto_step_offer(&st, e, &pl, &o, k)) > 0) {
             won = 1;
             /* p's out-of-memory figures, not a copy, when p is the main
@@ -98,7 +101,7 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
             e = r->have_auto_c ? apsolve_problem_clone(p, &st.bestq)
                                : apsolve_problem_clone_sharing_unfit(p, &st.bestq);
         }
-        apsolve_recompute_layers_put_back(p, saved);
+        apsolve_recompute_layers_put_back(p, saved, k);
         if (e == APSOLVE_ENOMEM && won) {
             apsolve_recompute_layers_saved_free(&saved);
             goto nomem;

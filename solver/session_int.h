@@ -108,6 +108,9 @@ typedef struct ApsolveRun {
     int fw;                           /* --framework: APSOLVE_FW_*; -1: none */
     const char *req_parallel;         /* the request's --parallel before the framework search
                                        * pointed it at its winner (restored at the end) */
+    int step_cut;                     /* the cp and ep steps' pruning solves may cut
+                                       * (apsolve_solve_to_beat; session_autocp.c) */
+    int cut_inexact;                  /* pruned candidates whose bound they did not price */
 } ApsolveRun;
 
 /* session_search.c: loads sweep id as a candidate with B micro-batches of
@@ -218,6 +221,19 @@ int apsolve_auto_step_offer(ApsolveAutoStep *st, int e, ApsolvePlan **pl,
  * and options; st no longer owns them. */
 void apsolve_auto_step_install(ApsolveRun *r, ApsolveAutoStep *st, const ApsolveCand *base);
 void apsolve_auto_step_free(ApsolveAutoStep *st);
+/* apsolve_solve_keep_headroom of a try that only matters if it beats bar
+ * (headroom bar_h) by apsolve_auto_better: when bar keeps the headroom (or
+ * none is asked for), a plan beats it only keeping the headroom with a
+ * lower objective, so the search leaves out what is bounded at or above
+ * bar's (apsolve_solve_below), and without the headroom only the first DPs
+ * run (its feasibility); a plan at or below bar, or not feasible, is
+ * solved again whole, except with decide a feasible one below bar, which
+ * the whole search's then beats bar too. So the error, the feasibility,
+ * the headroom kept and whether the plan beats bar are
+ * apsolve_solve_keep_headroom's, and so is the plan when *exact is set;
+ * when not, only that. */
+int apsolve_solve_to_beat(const ApsolveProblem *p, ApsolveOptions *opt, const ApsolvePlan *bar,
+                          int bar_h, int decide, ApsolvePlan **out, int *exact);
 /* session_autocp.c: the best plan of one layout (submesh and logical mesh
  * with the batch on axis 0, equal stages) on candidate c's problem, whose
  * every entry is already that of the layout it prices (+inf where none);
