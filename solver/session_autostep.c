@@ -46,6 +46,7 @@ void apsolve_auto_step_install(ApsolveRun *r, ApsolveAutoStep *st, const Apsolve
 {
     ApsolveCand c = *base; /* the same sweep and batch, its composed entries */
     c.p = st->bestq;
+    c.borrowed = 0;
     c.opt = st->besto;
     apsolve_plan_free(&r->s->autop);
     r->s->autop = st->best;

@@ -45,6 +45,7 @@ typedef struct ApsolveCand {
     ApsolveProblem *p;
     ApsolveOptions opt;
     int64_t global_batch, micro;
+    int borrowed;                     /* p is main_c's: apsolve_cand_free leaves it */
 } ApsolveCand;
 
 /* What one written plan carries beyond Alpa's T. */
@@ -108,6 +109,11 @@ typedef struct ApsolveRun {
     int fw;                           /* --framework: APSOLVE_FW_*; -1: none */
     const char *req_parallel;         /* the request's --parallel before the framework search
                                        * pointed it at its winner (restored at the end) */
+    /* the partial-recomputation step's winning K composed in main_c's
+     * problem itself, which auto_c borrows (session_autorl.c): its stored
+     * entries, put back before the cp step and composed again after it */
+    struct ApsolveRecomputeSaved *rl_saved;
+    int rl_auto_k, rl_auto_chunks;
     int step_cut;                     /* the cp and ep steps' pruning solves may cut
                                        * (apsolve_solve_to_beat; session_autocp.c) */
     int cut_inexact;                  /* pruned candidates whose bound they did not price */
@@ -364,6 +370,12 @@ void apsolve_recompute_layers_stages_say(const ApsolveRequest *a, const ApsolveP
  * stages recomputed, for the K that pays, replaces s->autop (and auto_c)
  * when it is better by the search's rule. 0, or 1 after a message. */
 int apsolve_run_auto_recompute_layers(ApsolveRun *r);
+/* session_autorl.c: around the cp step, main_c's problem holds its stored
+ * entries (put back, for the cp candidates of its sweep) and, after, the
+ * winning K again where that plan is still the auto plan (auto_c borrows
+ * main_c's problem). 0 (nothing fails). */
+int apsolve_auto_recompute_layers_put_back(ApsolveRun *r);
+int apsolve_auto_recompute_layers_again(ApsolveRun *r);
 /* session_plans.c: what the --parallel knobs' steps priced in plan g
  * (ep, HSDP, recompute_layers, offload), as messages (none with --quiet). */
 void apsolve_knobs_say(ApsolveRun *r, ApsolvePlan *g);
