@@ -623,7 +623,19 @@ int apsolve_solve_below(const ApsolveProblem *p, const ApsolveOptions *opt, doub
                         int first, ApsolvePlan **out)
 {
     DpCut cut = {bar, first};
-    return isnan(bar) ? APSOLVE_EINVAL : solve_alone(p, opt, 0, cut, out);
+    ApsolveDpShared *sh;
+    int rc;
+    if (isnan(bar))
+        return APSOLVE_EINVAL;
+    /* a table of its own, of the ranges the options let a stage hold: only
+     * its counts and the apply limits it tries (which still hold every
+     * usable entry's) differ from a whole table's */
+    if (!(sh = apsolve_dp_shared_new()))
+        return APSOLVE_ENOMEM;
+    sh->whole_only = bar < INFINITY;
+    rc = solve_all(p, opt, sh, NULL, 0, cut, out);
+    apsolve_dp_shared_free(sh);
+    return rc;
 }
 
 int apsolve_solve_shared(const ApsolveProblem *p, const ApsolveOptions *opt,

@@ -99,6 +99,8 @@ struct ApsolveDpShared {
     double *limits;                   /* apply limits, ascending, last +inf */
     size_t n_limits;
     DpPrep prep;                      /* the one prep of the search now (its buffers) */
+    int whole_only;                   /* only ranges of whole chunks under the options
+                                       * it is built with (apsolve_solve_below's own) */
 };
 
 /* The in-flight counts of one schedule over the stage counts a search

@@ -69,6 +69,7 @@ static void random_options(uint64_t *rng, int t, ApsolveOptions *o)
     if (t % 4 == 3) { /* exact stage counts per n */
         o->schedule = APSOLVE_SCHEDULE_INTERLEAVED;
         o->virtual_stages = 2;
+        o->whole_chunks = t % 8 == 7; /* stages of whole chunks (try_chunks') */
         o->micro_batches = 2 * (1 + (int)(oracle_rand(rng) % 4));
     }
     o->headroom_percent = t % 5 < 2 ? 15 : 0;
