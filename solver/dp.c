@@ -236,6 +236,24 @@ static double dp_eval(Dp *dp, size_t k, int *err)
     return g;
 }
 
+/* Thresholds of bound f left out: those that cannot beat the best plan,
+ * and those above the cut (apsolve_solve_below; its bar +inf: none). */
+static int dp_left_out(const Dp *dp, double f)
+{
+    return f >= dp->plan_obj || f > dp->cut.bar;
+}
+
+static int dp_kept(const Dp *dp, double f)
+{
+    return f < dp->plan_obj && !(f > dp->cut.bar);
+}
+
+/* Whether a search told to stop at its first plan below the cut has one. */
+static int dp_done(const Dp *dp)
+{
+    return dp->cut.first && dp->plan && dp->plan->total_cost < dp->cut.bar;
+}
+
 /* Candidates strictly between a and b (evaluated, g(a) >= g(b); a may be -1
  * with g = +inf). */
 static void dp_search(Dp *dp, long a, double ga, long b, double gb, int *err)
@@ -243,18 +261,18 @@ static void dp_search(Dp *dp, long a, double ga, long b, double gb, int *err)
     long lo = a + 1, hi = b - 1, mid;
     double gm;
     assert(a >= -1 && a < b && (size_t)b < dp->n_cands && err);  /* b was evaluated */
-    if (lo > hi || *err || isinf(gb))
+    if (lo > hi || *err || isinf(gb) || dp_done(dp))
         return;
     if (ga == gb)
         return; /* g constant on [t_a, t_b]: the plan found at t_a wins */
-    if (dp_bound(dp, gb, dp->cands[lo]) >= dp->plan_obj)
+    if (dp_left_out(dp, dp_bound(dp, gb, dp->cands[lo])))
         return;
     /* Only thresholds whose bound can still beat the best plan matter. */
-    if (dp_bound(dp, gb, dp->cands[hi]) >= dp->plan_obj) {
+    if (dp_left_out(dp, dp_bound(dp, gb, dp->cands[hi]))) {
         long l = lo, h = hi;
         while (l < h) {
             long m = l + (h - l + 1) / 2;
-            if (dp_bound(dp, gb, dp->cands[m]) < dp->plan_obj)
+            if (dp_kept(dp, dp_bound(dp, gb, dp->cands[m])))
                 l = m;
             else
                 h = m - 1;
@@ -292,10 +310,12 @@ static void dp_free(Dp *dp)
 
 /* One exact search: the best plan whose entries have apply_cost <= limit
  * (FULL) under the memory rule for mem_n stages, of exactly exact_n stages
- * when > 0. *evals accumulates the threshold DPs run. */
+ * when > 0. *evals accumulates the threshold DPs run. cut: +inf, or the
+ * thresholds whose bound reaches it are left out after the first
+ * (apsolve_solve_below). */
 static int solve_core(const ApsolveProblem *p, const ApsolveOptions *opt, const DpPrep *pr,
-                      double limit, int mem_n, int exact_n, int dense, ApsolvePlan **out,
-                      long *evals, long *cands)
+                      double limit, int mem_n, int exact_n, int dense, DpCut cut,
+                      ApsolvePlan **out, long *evals, long *cands)
 {
     Dp dp;
     double ginf;
@@ -311,6 +331,7 @@ static int solve_core(const ApsolveProblem *p, const ApsolveOptions *opt, const 
     dp.mem_n = mem_n;
     dp.exact_n = exact_n;
     dp.dense = dense;
+    dp.cut = cut;
     dp.NS = dp.L < dp.D ? dp.L : dp.D;
     if (opt->max_stages > 0 && opt->max_stages < dp.NS)
         dp.NS = opt->max_stages;
@@ -371,6 +392,7 @@ typedef struct ApplySearch {
     const ApsolveOptions *opt;
     const DpPrep *prep;
     int mem_n, exact_n, dense;
+    DpCut cut;                        /* apsolve_solve_below's, else bar +inf */
     const double *vals;
     size_t n_vals;
     ApsolvePlan *best;
@@ -397,7 +419,7 @@ static double apply_eval(ApplySearch *as, size_t k)
     int rc;
     assert(k < as->n_vals);
     rc = solve_core(as->p, as->opt, as->prep, as->vals[k], as->mem_n, as->exact_n, as->dense,
-                    &pl, &as->evals, &as->cands);
+                    as->cut, &pl, &as->evals, &as->cands);
     if (rc == APSOLVE_EINFEASIBLE)
         return INFINITY;
     if (rc) {
@@ -412,17 +434,21 @@ static double apply_eval(ApplySearch *as, size_t k)
 static void apply_search(ApplySearch *as, long a, double ta, long b, double tb)
 {
     long lo = a + 1, hi = b - 1, mid;
-    double tm;
+    double tm, top, bar = as->cut.bar;
     assert(a >= -1 && a < b && (size_t)b < as->n_vals);  /* b was evaluated */
-    if (lo > hi || as->err || isinf(tb) || ta == tb || !as->best)
+    if (lo > hi || as->err || isinf(tb) || ta == tb || !as->best ||
+        (as->cut.first && as->best->total_cost < bar))
         return;
-    if (tb + as->vals[lo] >= as->best->total_cost)
+    /* limits whose plans cannot beat the best, nor be at or below the cut
+     * (apsolve_solve_below; bar +inf: none) */
+    top = as->best->total_cost;
+    if (tb + as->vals[lo] >= top || tb + as->vals[lo] > bar)
         return;
-    if (tb + as->vals[hi] >= as->best->total_cost) {
+    if (tb + as->vals[hi] >= top || tb + as->vals[hi] > bar) {
         long l = lo, h = hi;
         while (l < h) {
             long m = l + (h - l + 1) / 2;
-            if (tb + as->vals[m] < as->best->total_cost)
+            if (tb + as->vals[m] < top && !(tb + as->vals[m] > bar))
                 l = m;
             else
                 h = m - 1;
@@ -440,8 +466,8 @@ static void apply_search(ApplySearch *as, long a, double ta, long b, double tb)
  * is FULL; its options in sh->prep. */
 static int solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt,
                        ApsolveDpShared *sh, DpFamily *fam, const double *vals,
-                       size_t n_vals, int mem_n, int exact_n, int dense, ApsolvePlan **out,
-                       long *evals, long *cands)
+                       size_t n_vals, int mem_n, int exact_n, int dense, DpCut cut,
+                       ApsolvePlan **out, long *evals, long *cands)
 {
     ApplySearch as;
     DpPrep *prep = &sh->prep; /* its buffers kept in sh for the next n */
@@ -451,7 +477,8 @@ static int solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt,
     if ((rc = apsolve_dp_prep_build(prep, sh, fam, p, opt, mem_n)) != APSOLVE_OK)
         return rc;
     if (opt->objective != APSOLVE_OBJECTIVE_FULL || opt->inference)
-        return solve_core(p, opt, prep, INFINITY, mem_n, exact_n, dense, out, evals, cands);
+        return solve_core(p, opt, prep, INFINITY, mem_n, exact_n, dense, cut, out, evals,
+                          cands);
     memset(&as, 0, sizeof as);
     as.p = p;
     as.opt = opt;
@@ -459,6 +486,7 @@ static int solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt,
     as.mem_n = mem_n;
     as.exact_n = exact_n;
     as.dense = dense;
+    as.cut = cut;
     as.vals = vals;
     as.n_vals = n_vals;
     if (as.n_vals == 0)
@@ -492,9 +520,10 @@ static int valid_counts(const ApsolveProblem *p, const ApsolveOptions *opt, int 
 }
 
 /* skip: NULL, or per stage count n (indices 0 .. most stages) nonzero when
- * the exact-count searches leave n out (apsolve_solve_shared_skip). */
+ * the exact-count searches leave n out (apsolve_solve_shared_skip); cut:
+ * +inf, or apsolve_solve_below's bar. */
 static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolveDpShared *sh,
-                     const unsigned char *skip, int dense, ApsolvePlan **out)
+                     const unsigned char *skip, int dense, DpCut cut, ApsolvePlan **out)
 {
     double t0 = costdb_monotonic_seconds();
     ApsolvePlan *best = NULL;
@@ -538,7 +567,7 @@ static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, Apsolve
             return rc;
         for (int q = 0; q < count; q++) {
             ApsolvePlan *pl = NULL;
-            int e = solve_apply(p, opt, sh, &fam, vals, n_vals, ns[q], ns[q], dense, &pl,
+            int e = solve_apply(p, opt, sh, &fam, vals, n_vals, ns[q], ns[q], dense, cut, &pl,
                                 &evals, &cands);
             if (e == APSOLVE_EINFEASIBLE)
                 continue;
@@ -554,12 +583,14 @@ static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, Apsolve
             } else {
                 apsolve_plan_free(&pl);
             }
+            if (cut.first && best->total_cost < cut.bar)
+                break;
         }
         apsolve_dp_family_free(&fam);
         rc = best ? APSOLVE_OK : APSOLVE_EINFEASIBLE;
     } else {
-        rc = solve_apply(p, opt, sh, NULL, vals, n_vals, p->num_layers, 0, dense, &best, &evals,
-                         &cands);
+        rc = solve_apply(p, opt, sh, NULL, vals, n_vals, p->num_layers, 0, dense, cut, &best,
+                         &evals, &cands);
     }
     if (rc)
         return rc;
@@ -570,34 +601,57 @@ static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, Apsolve
     return APSOLVE_OK;
 }
 
+/* apsolve_solve's: nothing left out. */
+static const DpCut no_cut = {INFINITY, 0};
+
 /* A search with a table of its own (solve_all). */
 static int solve_alone(const ApsolveProblem *p, const ApsolveOptions *opt, int dense,
-                       ApsolvePlan **out)
+                       DpCut cut, ApsolvePlan **out)
 {
     ApsolveDpShared *sh = apsolve_dp_shared_new();
-    int rc = sh ? solve_all(p, opt, sh, NULL, dense, out) : APSOLVE_ENOMEM;
+    int rc = sh ? solve_all(p, opt, sh, NULL, dense, cut, out) : APSOLVE_ENOMEM;
     apsolve_dp_shared_free(sh);
     return rc;
 }
 
 int apsolve_solve(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan **out)
 {
-    return solve_alone(p, opt, 0, out);
+    return solve_alone(p, opt, 0, no_cut, out);
+}
+
+int apsolve_solve_below(const ApsolveProblem *p, const ApsolveOptions *opt, double bar,
+                        int first, ApsolvePlan **out)
+{
+    DpCut cut = {bar, first};
+    ApsolveDpShared *sh;
+    int rc;
+    if (isnan(bar))
+        return APSOLVE_EINVAL;
+    /* a table of its own, of the ranges the options let a stage hold: only
+     * its counts and the apply limits it tries (which still hold every
+     * usable entry's) differ from a whole table's */
+    if (!(sh = apsolve_dp_shared_new()))
+        return APSOLVE_ENOMEM;
+    sh->whole_only = bar < INFINITY;
+    rc = solve_all(p, opt, sh, NULL, 0, cut, out);
+    apsolve_dp_shared_free(sh);
+    return rc;
 }
 
 int apsolve_solve_shared(const ApsolveProblem *p, const ApsolveOptions *opt,
                          ApsolveDpShared *sh, ApsolvePlan **out)
 {
-    return sh ? solve_all(p, opt, sh, NULL, 0, out) : solve_alone(p, opt, 0, out);
+    return sh ? solve_all(p, opt, sh, NULL, 0, no_cut, out)
+              : solve_alone(p, opt, 0, no_cut, out);
 }
 
 int apsolve_solve_shared_skip(const ApsolveProblem *p, const ApsolveOptions *opt,
                               ApsolveDpShared *sh, const unsigned char *skip, ApsolvePlan **out)
 {
-    return sh ? solve_all(p, opt, sh, skip, 0, out) : APSOLVE_EINVAL;
+    return sh ? solve_all(p, opt, sh, skip, 0, no_cut, out) : APSOLVE_EINVAL;
 }
 
 int apsolve_solve_dense(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan **out)
 {
-    return solve_alone(p, opt, 1, out);
+    return solve_alone(p, opt, 1, no_cut, out);
 }

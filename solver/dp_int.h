@@ -24,6 +24,14 @@ typedef struct DpOpt {
     int item_off, item_n;
 } DpOpt;
 
+/* What a search may leave out (apsolve_solve_below): every apply limit and
+ * threshold whose lower bound reaches bar (+inf: nothing), and with first
+ * everything after its first plan whose total_cost is below bar. */
+typedef struct DpCut {
+    double bar;
+    int first;
+} DpCut;
+
 typedef struct Dp {
     const ApsolveProblem *p;
     const ApsolveOptions *opt;
@@ -58,6 +66,7 @@ typedef struct Dp {
     /* best plan so far */
     ApsolvePlan *plan;
     double plan_obj, plan_max;
+    DpCut cut;                        /* thresholds bounded at or above cut.bar left out */
 } Dp;
 
 /* The stage options of one search before its apply limit (docs/solver.md,
@@ -90,6 +99,8 @@ struct ApsolveDpShared {
     double *limits;                   /* apply limits, ascending, last +inf */
     size_t n_limits;
     DpPrep prep;                      /* the one prep of the search now (its buffers) */
+    int whole_only;                   /* only ranges of whole chunks under the options
+                                       * it is built with (apsolve_solve_below's own) */
 };
 
 /* The in-flight counts of one schedule over the stage counts a search

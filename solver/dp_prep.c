@@ -138,7 +138,7 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
     for (int i = 0; i < L; i++) {
         sh->opt_off[i] = (int)sh->n_opts;
         for (int j = L - 1; j >= i; j--)
-            for (int s = 0; s < S; s++) {
+            for (int s = 0; s < S && (!sh->whole_only || apsolve_chunks_whole(opt, i, j)); s++) {
                 int dev = p->submeshes[s].hosts * p->submeshes[s].gpus, nt = 0;
                 if (p->submeshes[s].hosts < 1 || p->submeshes[s].gpus < 1 || dev > D)
                     continue;
@@ -188,10 +188,11 @@ fail:
 int apsolve_dp_shared_ready(ApsolveDpShared *sh, const ApsolveProblem *p,
                             const ApsolveOptions *opt)
 {
-    int full = opt->objective == APSOLVE_OBJECTIVE_FULL;
+    int full = opt->objective == APSOLVE_OBJECTIVE_FULL, whole = sh->whole_only;
     if (sh->built && sh->p == p && sh->full == full)
         return APSOLVE_OK;
     shared_clear(sh);
+    sh->whole_only = whole;
     if (shared_build(sh, p, opt) != APSOLVE_OK)
         return APSOLVE_ENOMEM;
     sh->p = p;

@@ -166,6 +166,8 @@ static void compose_range(const ApsolveProblem *p, ApsolveProblem *q, int start,
 {
     int layers = end - start + 1;
     int whole = layers % chunks || k >= layers / chunks; /* every layer recomputed */
+    if (whole && q == p)
+        return; /* in place: its stored entries are already there */
     for (int c = 0; c < q->num_configs; c++) {
         const ApsolveConfig *cf = &q->configs[(size_t)s * q->num_configs + c];
         size_t idx = apsolve_index(q, start, end, s, c);
@@ -233,28 +235,46 @@ typedef struct SavedEntry {
 } SavedEntry;
 
 struct ApsolveRecomputeSaved {
+    int chunks;                       /* the chunk count they were saved for */
     size_t n;
     SavedEntry *e;                    /* in the order of saved_each */
 };
 
-/* Calls f on every entry compose_all can write (a valid `full` config's,
- * ranges i <= j), in one order. */
-static void saved_each(const ApsolveProblem *p, void (*f)(ApsolveProblem *, size_t, SavedEntry *),
-                       ApsolveProblem *w, SavedEntry *e, size_t *n)
+/* Whether compose_all in place writes range i..j at k (0: any k >= 1) of
+ * `chunks` chunks: the ranges whose chunks hold more than k layers (at
+ * least 2 for any k); every other range keeps its stored entries. */
+static int range_composed(int i, int j, int chunks, int k)
+{
+    int layers = j - i + 1;
+    return layers % chunks == 0 && layers / chunks > (k > 1 ? k : 1);
+}
+
+/* Calls f on every entry compose_all in place can write at k (0: any k) of
+ * `chunks` chunks (a valid `full` config's, ranges i <= j whose chunks hold
+ * more than k layers), counting, in one order, the entries of every k: the
+ * entries of one k are a subset of those of any k, at the same places. */
+static void saved_each(const ApsolveProblem *p, int chunks, int k,
+                       void (*f)(ApsolveProblem *, size_t, SavedEntry *), ApsolveProblem *w,
+                       SavedEntry *e, size_t *n)
 {
     int L = p->num_layers, S = p->num_submeshes, C = p->num_configs;
     *n = 0;
     for (int i = 0; i < L; i++)
-        for (int j = i; j < L; j++)
+        for (int j = i; j < L; j++) {
+            int any = range_composed(i, j, chunks, 0);
+            int now = any && range_composed(i, j, chunks, k);
+            if (!any)
+                continue;
             for (int s = 0; s < S; s++)
                 for (int c = 0; c < C; c++) {
                     const ApsolveConfig *cf = &p->configs[(size_t)s * C + c];
                     if (!cf->valid || cf->variant.recompute != COSTDB_RECOMPUTE_FULL)
                         continue;
-                    if (f)
+                    if (f && now)
                         f(w, apsolve_index(p, i, j, s, c), &e[*n]);
                     (*n)++;
                 }
+        }
 }
 
 static void save_one(ApsolveProblem *p, size_t idx, SavedEntry *e)
@@ -276,28 +296,30 @@ static void put_back_one(ApsolveProblem *p, size_t idx, SavedEntry *e)
     p->max_n_succ_stages[idx] = e->mnss;
 }
 
-int apsolve_recompute_layers_save(const ApsolveProblem *p, ApsolveRecomputeSaved **out)
+int apsolve_recompute_layers_save(const ApsolveProblem *p, int chunks,
+                                  ApsolveRecomputeSaved **out)
 {
     ApsolveRecomputeSaved *v;
     size_t n;
     *out = NULL;
-    if (!p->memory || !p->fwd_cost || !p->bwd_cost)
+    if (!p->memory || !p->fwd_cost || !p->bwd_cost || chunks < 1)
         return APSOLVE_EINVAL;
-    saved_each(p, NULL, NULL, NULL, &n);
+    saved_each(p, chunks, 0, NULL, NULL, NULL, &n);
     if (!(v = calloc(1, sizeof *v)) || !(v->e = malloc((n ? n : 1) * sizeof *v->e))) {
         free(v);
         return APSOLVE_ENOMEM;
     }
+    v->chunks = chunks;
     /* save_one only reads its problem */
-    saved_each(p, save_one, (ApsolveProblem *)p, v->e, &v->n);
+    saved_each(p, chunks, 0, save_one, (ApsolveProblem *)p, v->e, &v->n);
     *out = v;
     return APSOLVE_OK;
 }
 
-void apsolve_recompute_layers_put_back(ApsolveProblem *p, const ApsolveRecomputeSaved *v)
+void apsolve_recompute_layers_put_back(ApsolveProblem *p, const ApsolveRecomputeSaved *v, int k)
 {
     size_t n;
-    saved_each(p, put_back_one, p, v->e, &n);
+    saved_each(p, v->chunks, k, put_back_one, p, v->e, &n);
 }
 
 void apsolve_recompute_layers_saved_free(ApsolveRecomputeSaved **v)

@@ -74,12 +74,17 @@ int apsolve_recompute_layers_compose_all(const ApsolveProblem *p, ApsolveProblem
  * `full` entries of k layers, which a k never changes (a chunk of k layers
  * or fewer keeps its entry), and `none` and unfit entries, which it never
  * writes; so each k composed on the stored entries is the clone's, cell
- * for cell. What it writes, every `full` entry of a valid config on ranges
- * i <= j, is saved before and put back bit for bit after each k
- * (session_autorl.c). save: 0 or APSOLVE_ENOMEM. */
+ * for cell. In place it writes only the ranges whose chunks hold more than
+ * k layers (a range of every layer recomputed already holds its stored
+ * `full` entry). What it can write for `chunks` chunks, every `full` entry
+ * of a valid config on ranges i <= j of a multiple of `chunks` layers, at
+ * least 2 a chunk, is saved before (save), and what it wrote at k is put
+ * back bit for bit after each k (put_back; session_autorl.c). save: 0,
+ * APSOLVE_ENOMEM, or APSOLVE_EINVAL without memory figures. */
 typedef struct ApsolveRecomputeSaved ApsolveRecomputeSaved;
-int apsolve_recompute_layers_save(const ApsolveProblem *p, ApsolveRecomputeSaved **out);
-void apsolve_recompute_layers_put_back(ApsolveProblem *p, const ApsolveRecomputeSaved *v);
+int apsolve_recompute_layers_save(const ApsolveProblem *p, int chunks,
+                                  ApsolveRecomputeSaved **out);
+void apsolve_recompute_layers_put_back(ApsolveProblem *p, const ApsolveRecomputeSaved *v, int k);
 void apsolve_recompute_layers_saved_free(ApsolveRecomputeSaved **v);
 
 #ifdef __cplusplus

@@ -19,6 +19,7 @@
 #include "costdb.h"
 #include "costdb_text.h"
 #include "plural.h"
+#include "recompute_layers.h"
 #include "schedule.h"
 #include "session.h"
 #include "session_int.h"
@@ -725,6 +726,7 @@ static ApsolveSession *run_close(ApsolveRun *r, int rc)
     free(r->bs);
     if (r->have_auto_c)
         apsolve_cand_free(&r->auto_c);
+    apsolve_recompute_layers_saved_free(&r->rl_saved); /* a step that failed before cp */
     free_given_cands(r);
     apsolve_cand_free(&r->main_c);
     costdb_close(&r->db);

@@ -49,11 +49,17 @@ int apsolve_auto_better(const ApsolvePlan *x, int xh, const ApsolvePlan *y, int 
 }
 
 /* One solve of problem p under c's options (the headroom kept where a
- * plan keeps it); *pl the plan or NULL, *headroom whether it keeps it. */
-static int solve_one(const ApsolveProblem *p, ApsolveOptions *o, ApsolvePlan **pl,
-                     int *headroom)
+ * plan keeps it); *pl the plan or NULL, *headroom whether it keeps it.
+ * With bar (r->step_cut), the search leaves out what cannot beat it
+ * (apsolve_solve_to_beat; *exact 0 when the plan is not the whole
+ * search's, which then does not beat bar either). */
+static int solve_one(const ApsolveProblem *p, ApsolveOptions *o, const ApsolvePlan *bar,
+                     int bar_h, ApsolvePlan **pl, int *headroom, int *exact)
 {
-    int e = apsolve_solve_keep_headroom(p, o, pl);
+    int e;
+    *exact = 1;
+    e = bar ? apsolve_solve_to_beat(p, o, bar, bar_h, 1, pl, exact)
+            : apsolve_solve_keep_headroom(p, o, pl);
     *headroom = o->search_headroom;
     if (e == APSOLVE_EINFEASIBLE || (e == 0 && !(*pl)->feasible)) {
         apsolve_plan_free(pl);
@@ -76,7 +82,7 @@ int apsolve_auto_layouts(ApsolveRun *r, ApsolveCand *c, int cp, const char *what
     ApsolvePlan *any = NULL;
     ApsolveOptions ao;
     unsigned char *keep;
-    int best_h = 0, any_h = 0, e;
+    int best_h = 0, any_h = 0, e, exact;
     *pl = NULL;
     *headroom = 0;
     c->opt.schedule = a->schedule;
@@ -84,11 +90,14 @@ int apsolve_auto_layouts(ApsolveRun *r, ApsolveCand *c, int cp, const char *what
     /* the best plan of any layouts bounds every plan of one layout: where
      * it does not beat the plan to beat (bar), none of them does */
     ao = c->opt;
-    if ((e = solve_one(p, &ao, &any, &any_h)) != 0)
+    if ((e = solve_one(p, &ao, r->step_cut ? bar : NULL, bar_h, &any, &any_h, &exact)) != 0)
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "solving sweep %lld with %s: %s",
                             (long long)c->sweep, what, apsolve_strerror(e));
     if (!any || !apsolve_auto_better(any, any_h, bar, bar_h)) {
-        /* -1: pruned, with the bound's objective */
+        /* -1: pruned, with the bound's objective (not the whole search's
+         * when cut: apsolve_run_auto_cp searches again before saying it);
+         * a plan below bar, of the cut search or not, is only freed */
+        r->cut_inexact += any && !exact;
         if (any) {
             *headroom = -1;
             c->opt.search_headroom = any_h;
@@ -146,7 +155,7 @@ int apsolve_auto_layouts(ApsolveRun *r, ApsolveCand *c, int cp, const char *what
                 free(keep);
                 return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
             }
-            e = solve_one(q, &o, &one, &h);
+            e = solve_one(q, &o, NULL, 0, &one, &h, &exact);
             apsolve_problem_free(&q);
             apsolve_subset_plan(&v, one);
             apsolve_subset_free(&v);
@@ -193,6 +202,17 @@ void apsolve_auto_offer(ApsolveAutoBest *b, const ApsolveAutoTried *t, ApsolvePl
         apsolve_plan_free(&pl);
         apsolve_cand_free(c);
     }
+}
+
+static void auto_best_free(ApsolveAutoBest **b)
+{
+    if (!*b)
+        return;
+    apsolve_plan_free(&(*b)->best);
+    if ((*b)->bestc.p)
+        apsolve_cand_free(&(*b)->bestc);
+    free(*b);
+    *b = NULL;
 }
 
 /* What a tried candidate was, "context parallelism cp=2", "expert
@@ -291,7 +311,10 @@ static int cp_whole(const CpTable *t, ApsolveCand *c, ApsolveSubset *v, ApsolveP
     return 0;
 }
 
-int apsolve_run_auto_cp(ApsolveRun *r)
+/* The cp and ep candidates' search (apsolve_run_auto_cp): *out the best
+ * so far with what was tried, or NULL when nothing is tried. 0, or 1 after
+ * a message (*out freed). */
+static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
 {
     const ApsolveRequest *a = r->a;
     ApsolveSession *s = r->s;
@@ -309,6 +332,7 @@ int apsolve_run_auto_cp(ApsolveRun *r)
                         ? r->micro : 0;
     /* the plain search's winner: auto_c holds its options either way */
     int plain_h = s->autop ? r->auto_c.opt.search_headroom : 0;
+    *out = NULL;
     if (a->parallel || a->opt.inference || a->batch > 0)
         return 0;
     /* expert parallelism only for a model whose sweep recorded its routing
@@ -467,11 +491,36 @@ int apsolve_run_auto_cp(ApsolveRun *r)
         if (!own)
             apsolve_cand_free(&base);
     }
-    if (fail || !b->best || !apsolve_auto_better(b->best, b->best_h, s->autop, plain_h)) {
-        apsolve_plan_free(&b->best);
-        if (b->bestc.p)
-            apsolve_cand_free(&b->bestc);
-        free(b);
+    *out = b;
+    if (fail)
+        auto_best_free(out);
+    return fail;
+}
+
+/* Context parallelism and expert parallelism in the auto search (the file
+ * comment). The candidates' pruning solves leave out what cannot beat the
+ * plan to beat (apsolve_solve_to_beat): the same candidates are pruned and
+ * the same plans kept, but a pruned candidate's bound is not the whole
+ * search's; where cp or ep wins and its lines would say such a bound, the
+ * search runs again without the cut. */
+int apsolve_run_auto_cp(ApsolveRun *r)
+{
+    const ApsolveRequest *a = r->a;
+    ApsolveSession *s = r->s;
+    ApsolveAutoBest *b = NULL;
+    int plain_h = s->autop ? r->auto_c.opt.search_headroom : 0, fail;
+    r->step_cut = 1;
+    r->cut_inexact = 0;
+    fail = auto_cp_search(r, &b);
+    if (!fail && b && b->best && apsolve_auto_better(b->best, b->best_h, s->autop, plain_h) &&
+        r->cut_inexact && !a->quiet) {
+        auto_best_free(&b);
+        r->step_cut = 0;
+        fail = auto_cp_search(r, &b);
+    }
+    r->step_cut = 0;
+    if (fail || !b || !b->best || !apsolve_auto_better(b->best, b->best_h, s->autop, plain_h)) {
+        auto_best_free(&b);
         return fail;
     }
     /* cp or ep pays: say what was tried, then take its plan as the auto plan */

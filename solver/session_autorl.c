@@ -81,28 +81,20 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
     o0.virtual_stages = plain->virtual_stages;
     /* each k composed in the problem itself and put back after its solve
      * (recompute_layers.h), instead of in a clone of the whole table; the
-     * winner's problem is a clone of it composed */
-    if (kmax >= 1 && apsolve_recompute_layers_save(p, &saved) != APSOLVE_OK)
+     * winner's K is composed in it again for good (below) */
+    if (kmax >= 1 && apsolve_recompute_layers_save(p, chunks, &saved) != APSOLVE_OK)
         goto nomem;
     for (int k = 1; k <= kmax; k++) {
         ApsolvePlan *pl = NULL;
         ApsolveOptions o = o0;
-        int e, won = 0;
+        int e, exact;
         apsolve_recompute_layers_compose_all(p, p, k, chunks);
-        e = apsolve_solve_keep_headroom(p, &o, &pl);
-        if ((e = apsolve_auto_step_offer(&st, e, &pl, &o, k)) > 0) {
-            won = 1;
-            /* p's out-of-memory figures, not a copy, when p is the main
-             * candidate's, freed after auto_c (run_close); a problem
-             * auto_c owns is freed by the install: copied then */
-            e = r->have_auto_c ? apsolve_problem_clone(p, &st.bestq)
-                               : apsolve_problem_clone_sharing_unfit(p, &st.bestq);
-        }
-        apsolve_recompute_layers_put_back(p, saved);
-        if (e == APSOLVE_ENOMEM && won) {
-            apsolve_recompute_layers_saved_free(&saved);
-            goto nomem;
-        }
+        /* a K that cannot beat the best so far is priced only as far as
+         * whether a plan fits (the count said below) */
+        e = apsolve_solve_to_beat(p, &o, st.best ? st.best : plain,
+                                  st.best ? st.best_h : st.plain_h, 0, &pl, &exact);
+        e = apsolve_auto_step_offer(&st, e, &pl, &o, k);
+        apsolve_recompute_layers_put_back(p, saved, k);
         if (e < 0) {
             apsolve_recompute_layers_saved_free(&saved);
             apsolve_auto_step_free(&st);
@@ -110,14 +102,15 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
                                 apsolve_strerror(e));
         }
     }
-    apsolve_recompute_layers_saved_free(&saved);
     if (!a->quiet && st.priced)
         apsolve_say(a, "partial recomputation (the first K of each chunk's layers, K = 1 .. "
                     "%d): %d plan%s fit%s; %s", kmax, st.priced, st.priced == 1 ? "" : "s",
                     st.priced == 1 ? "s" : "",
                     st.best ? "one beats the plan without it" : "none beats the plan without it");
-    if (!st.best)
+    if (!st.best) {
+        apsolve_recompute_layers_saved_free(&saved);
         return 0;
+    }
     st.best->recompute_layers = st.best_n;
     if (!a->quiet)
         apsolve_say(a, "partial recomputation: K = %d (the first %d %s of each chunk): "
@@ -125,10 +118,51 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
                     costdb_plural(st.best_n, "layer", "layers"), st.best->total_cost,
                     plain->total_cost,
                     st.best_h > st.plain_h ? ", keeping the memory headroom" : "");
-    apsolve_recompute_layers_stages_say(a, st.best, st.bestq, p, st.best_n, chunks);
-    apsolve_auto_step_install(r, &st, &r->auto_c);
+    /* the winner's K in the problem itself, as its clone held it: the
+     * auto candidate's problem from now on (a DP plan's stages are finite
+     * entries, so what is said reads only the composed ones) */
+    apsolve_recompute_layers_compose_all(p, p, st.best_n, chunks);
+    apsolve_recompute_layers_stages_say(a, st.best, p, p, st.best_n, chunks);
+    apsolve_plan_free(&r->s->autop);
+    r->s->autop = st.best;
+    apsolve_plan_batch(r->s->autop, &r->auto_c);
+    r->auto_c.opt = st.besto;
+    st.best = NULL;
+    if (r->have_auto_c) {
+        /* a candidate of another micro-batch size owns p, which the cp
+         * step does not read (it loads that sweep again) */
+        apsolve_recompute_layers_saved_free(&saved);
+    } else {
+        /* main_c's problem: borrowed, and its stored entries put back for
+         * the cp step (apsolve_auto_recompute_layers_put_back) */
+        r->auto_c.borrowed = 1;
+        r->have_auto_c = 1;
+        r->rl_saved = saved;
+        r->rl_auto_k = st.best_n;
+        r->rl_auto_chunks = chunks;
+    }
     return 0;
 nomem:
     apsolve_auto_step_free(&st);
     return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
+}
+
+int apsolve_auto_recompute_layers_put_back(ApsolveRun *r)
+{
+    if (r->rl_saved) {
+        apsolve_recompute_layers_put_back(r->main_c.p, r->rl_saved, r->rl_auto_k);
+        apsolve_recompute_layers_saved_free(&r->rl_saved);
+    }
+    return 0;
+}
+
+int apsolve_auto_recompute_layers_again(ApsolveRun *r)
+{
+    /* the K plan is still the auto plan when auto_c still borrows main_c's
+     * problem (a later step's winner has a problem of its own) */
+    if (r->rl_auto_k > 0 && r->have_auto_c && r->auto_c.borrowed && r->auto_c.p == r->main_c.p)
+        apsolve_recompute_layers_compose_all(r->main_c.p, r->main_c.p, r->rl_auto_k,
+                                             r->rl_auto_chunks);
+    r->rl_auto_k = 0;
+    return 0;
 }

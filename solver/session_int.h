@@ -45,6 +45,7 @@ typedef struct ApsolveCand {
     ApsolveProblem *p;
     ApsolveOptions opt;
     int64_t global_batch, micro;
+    int borrowed;                     /* p is main_c's: apsolve_cand_free leaves it */
 } ApsolveCand;
 
 /* What one written plan carries beyond Alpa's T. */
@@ -108,6 +109,14 @@ typedef struct ApsolveRun {
     int fw;                           /* --framework: APSOLVE_FW_*; -1: none */
     const char *req_parallel;         /* the request's --parallel before the framework search
                                        * pointed it at its winner (restored at the end) */
+    /* the partial-recomputation step's winning K composed in main_c's
+     * problem itself, which auto_c borrows (session_autorl.c): its stored
+     * entries, put back before the cp step and composed again after it */
+    struct ApsolveRecomputeSaved *rl_saved;
+    int rl_auto_k, rl_auto_chunks;
+    int step_cut;                     /* the cp and ep steps' pruning solves may cut
+                                       * (apsolve_solve_to_beat; session_autocp.c) */
+    int cut_inexact;                  /* pruned candidates whose bound they did not price */
 } ApsolveRun;
 
 /* session_search.c: loads sweep id as a candidate with B micro-batches of
@@ -218,6 +227,19 @@ int apsolve_auto_step_offer(ApsolveAutoStep *st, int e, ApsolvePlan **pl,
  * and options; st no longer owns them. */
 void apsolve_auto_step_install(ApsolveRun *r, ApsolveAutoStep *st, const ApsolveCand *base);
 void apsolve_auto_step_free(ApsolveAutoStep *st);
+/* apsolve_solve_keep_headroom of a try that only matters if it beats bar
+ * (headroom bar_h) by apsolve_auto_better: when bar keeps the headroom (or
+ * none is asked for), a plan beats it only keeping the headroom with a
+ * lower objective, so the search leaves out what is bounded at or above
+ * bar's (apsolve_solve_below), and without the headroom only the first DPs
+ * run (its feasibility); a plan at or below bar, or not feasible, is
+ * solved again whole, except with decide a feasible one below bar, which
+ * the whole search's then beats bar too. So the error, the feasibility,
+ * the headroom kept and whether the plan beats bar are
+ * apsolve_solve_keep_headroom's, and so is the plan when *exact is set;
+ * when not, only that. */
+int apsolve_solve_to_beat(const ApsolveProblem *p, ApsolveOptions *opt, const ApsolvePlan *bar,
+                          int bar_h, int decide, ApsolvePlan **out, int *exact);
 /* session_autocp.c: the best plan of one layout (submesh and logical mesh
  * with the batch on axis 0, equal stages) on candidate c's problem, whose
  * every entry is already that of the layout it prices (+inf where none);
@@ -348,6 +370,12 @@ void apsolve_recompute_layers_stages_say(const ApsolveRequest *a, const ApsolveP
  * stages recomputed, for the K that pays, replaces s->autop (and auto_c)
  * when it is better by the search's rule. 0, or 1 after a message. */
 int apsolve_run_auto_recompute_layers(ApsolveRun *r);
+/* session_autorl.c: around the cp step, main_c's problem holds its stored
+ * entries (put back, for the cp candidates of its sweep) and, after, the
+ * winning K again where that plan is still the auto plan (auto_c borrows
+ * main_c's problem). 0 (nothing fails). */
+int apsolve_auto_recompute_layers_put_back(ApsolveRun *r);
+int apsolve_auto_recompute_layers_again(ApsolveRun *r);
 /* session_plans.c: what the --parallel knobs' steps priced in plan g
  * (ep, HSDP, recompute_layers, offload), as messages (none with --quiet). */
 void apsolve_knobs_say(ApsolveRun *r, ApsolvePlan *g);

@@ -21,7 +21,11 @@
 
 void apsolve_cand_free(ApsolveCand *c)
 {
-    apsolve_problem_free(&c->p);
+    if (c->borrowed)
+        c->p = NULL; /* main_c's: freed with it */
+    else
+        apsolve_problem_free(&c->p);
+    c->borrowed = 0;
 }
 
 /* Loads sweep id as a candidate with B = global_batch / micro. */
@@ -444,7 +448,8 @@ int apsolve_run_auto_search(ApsolveRun *r)
             return rc;
     }
     if (tried && (apsolve_run_auto_recompute_layers(r) || apsolve_run_auto_offload(r) ||
-                  apsolve_run_auto_cp(r)))
+                  apsolve_auto_recompute_layers_put_back(r) || apsolve_run_auto_cp(r) ||
+                  apsolve_auto_recompute_layers_again(r)))
         return 1;
     if (!r->s->autop)
         return no_auto_plan(r, tried);

@@ -44,6 +44,22 @@ int apsolve_solve_shared(const ApsolveProblem *p, const ApsolveOptions *opt,
  * try_chunks, re-runs a candidate whole before it keeps it). */
 int apsolve_solve_shared_skip(const ApsolveProblem *p, const ApsolveOptions *opt,
                               ApsolveDpShared *sh, const unsigned char *skip, ApsolvePlan **out);
+/* apsolve_solve that leaves out, after the first apply limit of each stage
+ * count and the first threshold DP of each apply limit, every apply limit
+ * and threshold whose lower bound (T + the limit, or dp.c's dp_bound of
+ * T, which total_cost is at or above) is above bar, and with first
+ * everything after its first plan below bar. What it leaves out holds
+ * only plans whose total_cost is above bar, by the bounds apsolve_solve's
+ * own pruning rests on, so, apsolve_solve's plan being the least: the
+ * same feasibility (APSOLVE_EINFEASIBLE exactly when apsolve_solve gives
+ * it); apsolve_solve's total_cost when that is at or below bar (with
+ * first and below bar: a plan below bar); never a total_cost below
+ * apsolve_solve's. Its plan and counts are not apsolve_solve's: a caller
+ * that keeps a plan solves again with apsolve_solve (session_autostep.c,
+ * apsolve_solve_to_beat). bar +inf: apsolve_solve; -inf: the first DPs
+ * alone. APSOLVE_EINVAL for a NaN bar. */
+int apsolve_solve_below(const ApsolveProblem *p, const ApsolveOptions *opt, double bar,
+                        int first, ApsolvePlan **out);
 /* The cheapest cost and work (cost x devices) of each stage i..j over its
  * submeshes and configs, and scratch (solver/chunk_floor.c). root: NULL, or
  * the square root of the least devices x (fwd + bwd - wgrad) of stage i..j

@@ -93,8 +93,8 @@ static void check_in_place(ApsolveProblem *p)
     ApsolveProblem *before = NULL;
     ApsolveRecomputeSaved *saved = NULL;
     CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(p, &before), APSOLVE_OK);
-    CU_ASSERT_EQUAL_FATAL(apsolve_recompute_layers_save(p, &saved), APSOLVE_OK);
-    for (int chunks = 1; chunks <= 3; chunks++)
+    for (int chunks = 1; chunks <= 3; chunks++) {
+        CU_ASSERT_EQUAL_FATAL(apsolve_recompute_layers_save(p, chunks, &saved), APSOLVE_OK);
         for (int k = 1; k < p->num_layers / chunks; k++) {
             ApsolveProblem *q = NULL;
             CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(before, &q), APSOLVE_OK);
@@ -104,12 +104,13 @@ static void check_in_place(ApsolveProblem *p)
             CU_ASSERT(oracle_same_problem(p, q));
             /* the step changed something: the test reads composed entries */
             CU_ASSERT(!oracle_same_problem(p, before));
-            apsolve_recompute_layers_put_back(p, saved);
+            apsolve_recompute_layers_put_back(p, saved, k);
             CU_ASSERT(oracle_same_problem(p, before));
             apsolve_problem_free(&q);
         }
-    apsolve_recompute_layers_saved_free(&saved);
-    CU_ASSERT_PTR_NULL(saved);
+        apsolve_recompute_layers_saved_free(&saved);
+        CU_ASSERT_PTR_NULL(saved);
+    }
     apsolve_problem_free(&before);
 }
 
@@ -128,7 +129,7 @@ static void test_no_memory_figures(void)
     ApsolveProblem *p = NULL;
     ApsolveRecomputeSaved *saved = NULL;
     CU_ASSERT_EQUAL_FATAL(apsolve_problem_new(3, 1, 2, 1, 1, 0, &p), APSOLVE_OK);
-    CU_ASSERT_EQUAL(apsolve_recompute_layers_save(p, &saved), APSOLVE_EINVAL);
+    CU_ASSERT_EQUAL(apsolve_recompute_layers_save(p, 1, &saved), APSOLVE_EINVAL);
     CU_ASSERT_PTR_NULL(saved);
     apsolve_problem_free(&p);
 }

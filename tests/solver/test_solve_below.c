@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The search that leaves out what cannot beat a plan to beat
+ * (solver/dp.c, apsolve_solve_below; solver/session_autostep.c,
+ * apsolve_solve_to_beat; docs/performance.md, "the cp and
+ * partial-recomputation steps' searches cut at the plan to beat"), against
+ * the whole search on random problems with memory figures and apply costs,
+ * under both objectives, 1F1B and interleaved exact counts, with and
+ * without the headroom, at bars below, at and above the whole search's
+ * objective:
+ *
+ * - the same feasibility; with no bar (+inf) the same plan and counts;
+ * - a plan below the bar whenever the whole search's is, the whole
+ *   search's objective whenever that is at or below the bar (stopping at
+ *   the first plan below the bar: at the bar), and never below the whole
+ *   search's objective (which is the least);
+ * - apsolve_solve_to_beat: the same error, headroom kept and verdict
+ *   against the bar (apsolve_auto_better) as apsolve_solve_keep_headroom,
+ *   and the same plan and counts whenever it says its plan is exact.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <CUnit/Basic.h>
+
+#include "cunit_run.h"
+#include "oracle.h"
+#include "session_int.h"
+#include "solver_int.h"
+
+static ApsolveProblem *random_problem(uint64_t *rng, int t)
+{
+    static const int shapes[][2] = {{1, 4}, {2, 4}, {1, 8}, {2, 2}};
+    OracleGen g;
+    ApsolveProblem *p = NULL;
+    size_t n;
+    memset(&g, 0, sizeof g);
+    g.layers = 3 + (int)(oracle_rand(rng) % 8);
+    g.hosts = shapes[t % 4][0];
+    g.gpus = shapes[t % 4][1];
+    g.inf_prob = 0.05 + 0.25 * oracle_uniform(rng);
+    g.mem_prob = 0.5;
+    g.max_limit = 5;
+    g.integer_costs = t % 3 == 1; /* many exact ties */
+    g.noise = 0.3;
+    CU_ASSERT_FATAL(oracle_make_problem(&g, rng, &p) == APSOLVE_OK);
+    n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+        (size_t)p->num_configs;
+    p->memory = calloc(n, sizeof *p->memory);
+    CU_ASSERT_FATAL(p->memory != NULL);
+    for (size_t k = 0; k < n; k++) {
+        ApsolveMemory *m = &p->memory[k];
+        m->avail = 1000;
+        m->peak = (int64_t)(oracle_rand(rng) % 800);
+        m->initial = (int64_t)(oracle_rand(rng) % 200);
+        m->intermediate = (int64_t)(oracle_rand(rng) % 150);
+        p->max_n_succ_stages[k] = apsolve_memory_mnss(m);
+        p->apply_cost[k] = oracle_rand(rng) % 6 == 0 ? -1 : (double)(oracle_rand(rng) % 9) / 8;
+    }
+    return p;
+}
+
+static void random_options(uint64_t *rng, int t, ApsolveOptions *o)
+{
+    memset(o, 0, sizeof *o);
+    o->micro_batches = 1 + (int)(oracle_rand(rng) % 8);
+    o->objective = t % 3 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
+    if (t % 4 == 3) { /* exact stage counts per n */
+        o->schedule = APSOLVE_SCHEDULE_INTERLEAVED;
+        o->virtual_stages = 2;
+        o->whole_chunks = t % 8 == 7; /* stages of whole chunks (try_chunks') */
+        o->micro_batches = 2 * (1 + (int)(oracle_rand(rng) % 4));
+    }
+    o->headroom_percent = t % 5 < 2 ? 15 : 0;
+}
+
+static int same_plan(const ApsolvePlan *x, const ApsolvePlan *y)
+{
+    int same = x->n_stages == y->n_stages && x->cost == y->cost &&
+               x->total_cost == y->total_cost && x->feasible == y->feasible &&
+               x->dp_evaluations == y->dp_evaluations && x->candidates == y->candidates;
+    for (size_t k = 0; same && k < x->n_stages; k++)
+        same = x->stages[k].end_layer == y->stages[k].end_layer &&
+               x->stages[k].submesh == y->stages[k].submesh &&
+               x->stages[k].config == y->stages[k].config;
+    return same;
+}
+
+/* The bars tried against a whole search's objective w. */
+static const double scale[] = {0.5, 0.9, 0.999, 1.0, 1.001, 1.1, 2.0};
+#define NSCALE (sizeof scale / sizeof *scale)
+
+static void test_below(void)
+{
+    uint64_t rng = 0xB0770Bull;
+    int wrong = 0, feasible = 0, cut = 0;
+    for (int t = 0; t < 160; t++) {
+        ApsolveProblem *p = random_problem(&rng, t);
+        ApsolveOptions o;
+        ApsolvePlan *whole = NULL, *pl = NULL;
+        int rw, rc;
+        random_options(&rng, t, &o);
+        o.search_headroom = o.headroom_percent > 0;
+        rw = apsolve_solve(p, &o, &whole);
+        /* no bar: the whole search */
+        rc = apsolve_solve_below(p, &o, INFINITY, 0, &pl);
+        CU_ASSERT(rc == rw);
+        wrong += rc == APSOLVE_OK && rw == APSOLVE_OK && !same_plan(pl, whole);
+        apsolve_plan_free(&pl);
+        for (size_t b = 0; b <= NSCALE; b++)
+            for (int first = 0; first <= 1; first++) {
+                double bar = b == NSCALE ? -INFINITY
+                             : rw == APSOLVE_OK ? scale[b] * whole->total_cost : 1.0;
+                rc = apsolve_solve_below(p, &o, bar, first, &pl);
+                CU_ASSERT(rc == rw);
+                if (rc == APSOLVE_OK && rw == APSOLVE_OK) {
+                    /* below the bar when the whole search is */
+                    if (whole->total_cost < bar && !(pl->total_cost < bar))
+                        wrong++;
+                    /* the whole search's objective when it is at or below
+                     * the bar (with first: at the bar) */
+                    if ((first ? whole->total_cost == bar : whole->total_cost <= bar) &&
+                        pl->total_cost != whole->total_cost)
+                        wrong++;
+                    /* the whole search's is the least */
+                    if (pl->total_cost < whole->total_cost)
+                        wrong++;
+                    if (pl->feasible != whole->feasible)
+                        wrong++;
+                    cut += pl->dp_evaluations < whole->dp_evaluations;
+                }
+                apsolve_plan_free(&pl);
+            }
+        feasible += rw == APSOLVE_OK;
+        apsolve_plan_free(&whole);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT(feasible > 60);
+    CU_ASSERT(cut > 100); /* the cut leaves something out */
+}
+
+static void test_to_beat(void)
+{
+    uint64_t rng = 0x70BEA7ull;
+    int wrong = 0, inexact = 0, kept = 0;
+    for (int t = 0; t < 160; t++) {
+        ApsolveProblem *p = random_problem(&rng, t);
+        ApsolveOptions o;
+        ApsolvePlan *whole = NULL, *bar = NULL;
+        int rw, hw;
+        random_options(&rng, t, &o);
+        rw = apsolve_solve_keep_headroom(p, &o, &whole);
+        hw = o.search_headroom;
+        /* a bar: the whole plan at another objective, keeping the headroom
+         * or not */
+        for (size_t b = 0; rw == APSOLVE_OK && b < NSCALE; b++)
+            for (int bh = 0; bh <= 1; bh++)
+                for (int decide = 0; decide <= 1; decide++) {
+                    ApsolveOptions q = o;
+                    ApsolvePlan *pl = NULL, bp = *whole;
+                    int rc, exact = 1, h;
+                    bp.total_cost = scale[b] * whole->total_cost;
+                    bp.cost = bp.total_cost - whole->apply_cost;
+                    bar = &bp;
+                    rc = apsolve_solve_to_beat(p, &q, bar, bh, decide, &pl, &exact);
+                    h = q.search_headroom;
+                    CU_ASSERT(rc == rw);
+                    if (rc != APSOLVE_OK)
+                        continue;
+                    if (h != hw || pl->feasible != whole->feasible ||
+                        apsolve_auto_better(pl, h, bar, bh) !=
+                            apsolve_auto_better(whole, hw, bar, bh))
+                        wrong++;
+                    if (exact && !same_plan(pl, whole))
+                        wrong++;
+                    inexact += !exact;
+                    kept += apsolve_auto_better(whole, hw, bar, bh);
+                    apsolve_plan_free(&pl);
+                }
+        apsolve_plan_free(&whole);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT(inexact > 100); /* cut searches answered */
+    CU_ASSERT(kept > 100);    /* and plans that beat the bar were tried */
+}
+
+int main(void)
+{
+    static const CunitTest tests[] = {
+        {"the search cut at a bar: the whole search's feasibility and verdict", test_below},
+        {"to beat a plan: keep_headroom's error, headroom and verdict", test_to_beat},
+    };
+    return CUNIT_RUN("solver_solve_below", tests);
+}
