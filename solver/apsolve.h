@@ -109,9 +109,6 @@ typedef struct ApsolveProblem {
     ApsolveUnfit *unfit;              /* optional: the out-of-memory entries' own figures; their
                                        * cost stays +inf (apsolve_unfit_restore) */
     int64_t sweep_id;                 /* 0 for in-memory problems */
-    int unfit_borrowed;               /* unfit is another problem's, which outlives this one
-                                       * (apsolve_problem_clone_sharing_unfit): not freed
-                                       * with it */
 } ApsolveProblem;
 
 typedef struct ApsolveOptions {

@@ -83,8 +83,7 @@ cleanup:
     return rc;
 }
 
-/* apsolve_problem_clone, with p's unfit table copied or shared. */
-static int clone_problem(const ApsolveProblem *p, int share_unfit, ApsolveProblem **out)
+int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out)
 {
     ApsolveProblem *q = NULL;
     size_t cells;
@@ -111,10 +110,7 @@ static int clone_problem(const ApsolveProblem *p, int share_unfit, ApsolveProble
             memcpy(q->wgrad_cost, p->wgrad_cost, cells * sizeof *q->wgrad_cost);
         memcpy(q->memory, p->memory, cells * sizeof *q->memory);
     }
-    if (p->unfit && share_unfit) {
-        q->unfit = p->unfit;
-        q->unfit_borrowed = 1;
-    } else if (p->unfit) {
+    if (p->unfit) {
         if (!(q->unfit = malloc(cells * sizeof *q->unfit))) {
             apsolve_problem_free(&q);
             return APSOLVE_ENOMEM;
@@ -124,16 +120,6 @@ static int clone_problem(const ApsolveProblem *p, int share_unfit, ApsolveProble
     q->sweep_id = p->sweep_id;
     *out = q;
     return APSOLVE_OK;
-}
-
-int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out)
-{
-    return clone_problem(p, 0, out);
-}
-
-int apsolve_problem_clone_sharing_unfit(const ApsolveProblem *p, ApsolveProblem **out)
-{
-    return clone_problem(p, 1, out);
 }
 
 void apsolve_problem_free(ApsolveProblem **pp)
@@ -151,8 +137,7 @@ void apsolve_problem_free(ApsolveProblem **pp)
     free(p->bwd_cost);
     free(p->wgrad_cost);
     free(p->memory);
-    if (!p->unfit_borrowed)
-        free(p->unfit);
+    free(p->unfit);
     free(p);
     *pp = NULL;
 }

@@ -157,11 +157,6 @@ double apsolve_stages_zb_saving(int schedule, int v, int B, const ApsolveStage *
 /* The index of p's submesh of hosts x gpus, or -1 (evaluate.c). */
 int apsolve_find_submesh(const ApsolveProblem *p, int hosts, int gpus);
 
-/* apsolve_problem_clone whose unfit table is p's own, not a copy (the
- * partial-recomputation step's winner: its composed entries differ from
- * p's, its out-of-memory figures never do, and nothing writes a loaded
- * problem's unfit table). p must outlive the clone. problem.c. */
-int apsolve_problem_clone_sharing_unfit(const ApsolveProblem *p, ApsolveProblem **out);
 /* What a --parallel knob priced as a transformation of stored entries
  * (expert parallelism, HSDP) adds to an entry: communication of each
  * phase, the apply step's change, the peak's and the initial memory's. */
