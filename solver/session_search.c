@@ -297,8 +297,21 @@ static int plain_feasible(const ApsolveProblem *p, ApsolveOptions *o, int h, int
  * largest stage and the apply step, as chunk_bound's proof takes), so it
  * beats C only with T <= C; its stages then cost at most C / B each (T =
  * sum + (B - 1) max >= B max), so under FULL its apply_cost is at most the
- * largest a of the entries that cheap, and its total_cost at most C + a.
+ * largest a of the usable entries that cheap (plain_usable), and its
+ * total_cost at most C + a.
  * A total_cost above this bar has T above C. */
+/* Whether entry idx can be a stage of a 1F1B plan under o: its config
+ * allowed, its cost usable and, the memory rule applying, a stage count
+ * bound of 0 or more at the table's stage count (dp_prep.c drops the
+ * rest; a check that drops fewer only raises the bar). */
+static int plain_usable(const ApsolveProblem *p, const ApsolveOptions *o, size_t idx)
+{
+    size_t SK = (size_t)p->num_submeshes * (size_t)p->num_configs, sk = idx % SK;
+    int s = (int)(sk / (size_t)p->num_configs), k = (int)(sk % (size_t)p->num_configs);
+    return apsolve_config_allowed(p, o, s, k) && apsolve_entry_cost(p, idx) < INFINITY &&
+           (o->ignore_memory || apsolve_entry_mnss(p, o, idx, p->num_layers) >= 0);
+}
+
 double apsolve_plain_bar(const ApsolveProblem *p, const ApsolveOptions *o, double C)
 {
     double a = 0, cap = C / o->micro_batches * (1 + 1e-9);
@@ -309,7 +322,8 @@ double apsolve_plain_bar(const ApsolveProblem *p, const ApsolveOptions *o, doubl
         for (size_t idx = apsolve_index(p, i, i, 0, 0),
                     end = apsolve_index(p, i, L - 1, 0, 0) + (size_t)SK;
              idx < end; idx++)
-            if (p->cost[idx] <= cap && p->apply_cost[idx] > a)
+            if (p->cost[idx] <= cap && p->apply_cost[idx] > a &&
+                plain_usable(p, o, idx))
                 a = p->apply_cost[idx];
     return C + a;
 }
