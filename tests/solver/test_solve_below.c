@@ -16,7 +16,9 @@
  *   search's objective (which is the least);
  * - apsolve_solve_to_beat: the same error, headroom kept and verdict
  *   against the bar (apsolve_auto_better) as apsolve_solve_keep_headroom,
- *   and the same plan and counts whenever it says its plan is exact.
+ *   and the same plan and counts whenever it says its plan is exact;
+ * - the plain search's 1F1B bar (session_search.c, apsolve_plain_bar):
+ *   above it, the 1F1B plan's T is above the chunked plan's estimate.
  */
 #include <math.h>
 #include <stdlib.h>
