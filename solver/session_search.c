@@ -159,7 +159,9 @@ static int chunk_solve(Costdb *db, const ApsolveCand *c, const ApsolveOptions *i
 static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, int vmin,
                       int vmax, int verdict, ApsolveDpShared *sh)
 {
-    double best = apsolve_full_price(db, c->sweep, *pl), B = c->opt.micro_batches;
+    /* *pl NULL (plain_search): no plan to beat yet */
+    double best = *pl ? apsolve_full_price(db, c->sweep, *pl) : INFINITY,
+           B = c->opt.micro_batches;
     int nmax = c->p->num_layers < c->p->num_devices ? c->p->num_layers : c->p->num_devices;
     ApsolveStageFloor fl;
     int have_floor = apsolve_stage_floor_init(&fl, c->p) == APSOLVE_OK, e = 0;
@@ -256,6 +258,140 @@ static int try_zero_bubble(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, Apsolve
     return e ? e : try_chunks(db, c, pl, APSOLVE_SCHEDULE_ZBV, 2, 2, 1, sh);
 }
 
+/* The search without --schedule as it was: the 1F1B plan (headroom kept
+ * where a plan keeps it), then the chunked schedules with its full
+ * estimate as their plan to beat. */
+static int plain_in_order(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
+{
+    int e = apsolve_solve_keep_headroom(c->p, &c->opt, pl);
+    if (e == 0) {
+        /* one table of stage options for every chunked search of c->p (its
+         * problem and objective stay) */
+        ApsolveDpShared *sh = apsolve_dp_shared_new();
+        e = try_interleaved(db, c, pl, sh);
+        if (e == 0)
+            e = try_zero_bubble(db, c, pl, sh);
+        apsolve_dp_shared_free(sh);
+    }
+    return e;
+}
+
+/* The first DPs alone of the 1F1B search under headroom h (its
+ * feasibility, apsolve_solve_below with bar -inf); *odd when their plan is
+ * not feasible (the whole search's may not be either). */
+static int plain_feasible(const ApsolveProblem *p, ApsolveOptions *o, int h, int *odd)
+{
+    ApsolvePlan *f = NULL;
+    int e;
+    o->search_headroom = h;
+    e = apsolve_solve_below(p, o, -INFINITY, 0, &f);
+    *odd = e == APSOLVE_OK && !f->feasible;
+    apsolve_plan_free(&f);
+    return e;
+}
+
+/* The bar of the 1F1B search (options o, B micro-batches) against the
+ * chunked schedules' best full estimate C (docs/performance.md, "The plain
+ * search's 1F1B solve cut at the chunked plan"): a 1F1B plan's full
+ * estimate is at least its T (it adds transfers, a period of at least the
+ * largest stage and the apply step, as chunk_bound's proof takes), so it
+ * beats C only with T <= C; its stages then cost at most C / B each (T =
+ * sum + (B - 1) max >= B max), so under FULL its apply_cost is at most the
+ * largest a of the usable entries that cheap (plain_usable), and its
+ * total_cost at most C + a.
+ * A total_cost above this bar has T above C. */
+/* Whether entry idx can be a stage of a 1F1B plan under o: its config
+ * allowed, its cost usable and, the memory rule applying, a stage count
+ * bound of 0 or more at the table's stage count (dp_prep.c drops the
+ * rest; a check that drops fewer only raises the bar). */
+static int plain_usable(const ApsolveProblem *p, const ApsolveOptions *o, size_t idx)
+{
+    size_t SK = (size_t)p->num_submeshes * (size_t)p->num_configs, sk = idx % SK;
+    int s = (int)(sk / (size_t)p->num_configs), k = (int)(sk % (size_t)p->num_configs);
+    return apsolve_config_allowed(p, o, s, k) && apsolve_entry_cost(p, idx) < INFINITY &&
+           (o->ignore_memory || apsolve_entry_mnss(p, o, idx, p->num_layers) >= 0);
+}
+
+double apsolve_plain_bar(const ApsolveProblem *p, const ApsolveOptions *o, double C)
+{
+    double a = 0, cap = C / o->micro_batches * (1 + 1e-9);
+    int L = p->num_layers, SK = p->num_submeshes * p->num_configs;
+    if (o->objective != APSOLVE_OBJECTIVE_FULL || o->inference)
+        return C;
+    for (int i = 0; i < L; i++)
+        for (size_t idx = apsolve_index(p, i, i, 0, 0),
+                    end = apsolve_index(p, i, L - 1, 0, 0) + (size_t)SK;
+             idx < end; idx++)
+            if (p->cost[idx] <= cap && p->apply_cost[idx] > a &&
+                plain_usable(p, o, idx))
+                a = p->apply_cost[idx];
+    return C + a;
+}
+
+/* The search without --schedule (plain_in_order's plan, counts, headroom
+ * and options exactly), ordered so the 1F1B search has a plan to beat:
+ * the 1F1B search's feasibility and headroom first (its first DPs), then
+ * the chunked schedules from no plan to beat (try_chunks keeps the first
+ * least full estimate C, as it does after a 1F1B plan that C beats), then
+ * the 1F1B search cut at apsolve_plain_bar(C) (apsolve_solve_below): a
+ * total_cost above the bar means the 1F1B plan's full estimate is above C,
+ * and the chunked plan stays; else the 1F1B search runs whole and its plan
+ * wins when its full estimate is at or below C (plain_in_order keeps it on
+ * a tie). Where a plan the headroom rule reads is not feasible, the search
+ * runs as it was. */
+static int plain_search(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
+{
+    ApsolveOptions asked = c->opt, o = c->opt;
+    ApsolvePlan *one = NULL;
+    int h = o.headroom_bytes > 0 || o.headroom_percent > 0, odd, e;
+    double C;
+    *pl = NULL;
+    e = plain_feasible(c->p, &o, h, &odd);
+    if (!odd && h && e == APSOLVE_EINFEASIBLE)
+        e = plain_feasible(c->p, &o, 0, &odd);
+    if (odd)
+        return plain_in_order(db, c, pl);
+    c->opt.search_headroom = o.search_headroom;
+    if (e)
+        return e;
+    {
+        ApsolveDpShared *sh = apsolve_dp_shared_new();
+        e = try_interleaved(db, c, pl, sh);
+        if (e == 0)
+            e = try_zero_bubble(db, c, pl, sh);
+        apsolve_dp_shared_free(sh);
+    }
+    if (e)
+        return e;
+    C = *pl ? apsolve_full_price(db, c->sweep, *pl) : INFINITY;
+    if (C < INFINITY) {
+        double bar = apsolve_plain_bar(c->p, &o, C);
+        e = apsolve_solve_below(c->p, &o, bar, 1, &one);
+        if (e == APSOLVE_OK && one->feasible && one->total_cost > bar) {
+            apsolve_plan_free(&one);
+            return 0;
+        }
+        apsolve_plan_free(&one);
+    }
+    e = apsolve_solve(c->p, &o, &one);
+    if (e == APSOLVE_OK && !one->feasible && o.search_headroom) {
+        apsolve_plan_free(&one);
+        apsolve_plan_free(pl);
+        c->opt = asked;
+        return plain_in_order(db, c, pl);
+    }
+    if (e)
+        return e;
+    if (!*pl || apsolve_full_price(db, c->sweep, one) <= C) {
+        apsolve_plan_free(pl);
+        *pl = one;
+        c->opt = o;
+    } else {
+        apsolve_plan_free(&one);
+    }
+    return 0;
+}
+
 /* Decides the best plan at micro-batch size m (the family's sweep k, own:
  * the main sweep): its candidate (main_c, or the sweep at B = G / m), solved
  * under the request's schedule or, without --schedule, the cheaper of 1F1B
@@ -280,16 +416,8 @@ static int search_size(ApsolveRun *r, size_t k, int64_t m, int own, int64_t aske
     c.opt.virtual_stages = a->virtual_stages;
     /* the search keeps the memory headroom; where no plan leaves it, the
      * best plan within the raw capacity is searched (and warned about) */
-    e = apsolve_solve_keep_headroom(c.p, &c.opt, &pl);
-    if (e == 0 && !a->schedule_set) {
-        /* one table of stage options for every chunked search of c.p (its
-         * problem and objective stay) */
-        ApsolveDpShared *sh = apsolve_dp_shared_new();
-        e = try_interleaved(r->db, &c, &pl, sh);
-        if (e == 0)
-            e = try_zero_bubble(r->db, &c, &pl, sh);
-        apsolve_dp_shared_free(sh);
-    }
+    e = a->schedule_set ? apsolve_solve_keep_headroom(c.p, &c.opt, &pl)
+                        : plain_search(r->db, &c, &pl);
     if (e && e != APSOLVE_EINFEASIBLE) {
         apsolve_fail(a, APSOLVE_ERROR_FAILED, "solving sweep %lld (micro-batch size %lld): %s",
                      (long long)c.sweep, (long long)m, apsolve_strerror(e));

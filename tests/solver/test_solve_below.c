@@ -16,7 +16,9 @@
  *   search's objective (which is the least);
  * - apsolve_solve_to_beat: the same error, headroom kept and verdict
  *   against the bar (apsolve_auto_better) as apsolve_solve_keep_headroom,
- *   and the same plan and counts whenever it says its plan is exact.
+ *   and the same plan and counts whenever it says its plan is exact;
+ * - the plain search's 1F1B bar (session_search.c, apsolve_plain_bar):
+ *   above it, the 1F1B plan's T is above the chunked plan's estimate.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -187,11 +189,54 @@ static void test_to_beat(void)
     CU_ASSERT(kept > 100);    /* and plans that beat the bar were tried */
 }
 
+/* The plain search's 1F1B bar against the chunked plan's full estimate C
+ * (session_search.c, apsolve_plain_bar): a whole 1F1B search whose
+ * objective is above the bar has T above C, and so has one whose search
+ * cut at the bar answers above it; with the bar at C alone (no apply
+ * term) the first fails on these problems. */
+static void test_plain_bar(void)
+{
+    static const double cs[] = {0.3, 0.6, 0.8, 0.95, 1.0, 1.05, 1.3, 2.0};
+    uint64_t rng = 0x9A1B0Aull;
+    int wrong = 0, cut = 0, bare = 0;
+    for (int t = 0; t < 200; t++) {
+        ApsolveProblem *p = random_problem(&rng, t);
+        ApsolveOptions o;
+        ApsolvePlan *whole = NULL;
+        random_options(&rng, t, &o);
+        o.schedule = APSOLVE_SCHEDULE_1F1B;
+        o.virtual_stages = 0;
+        o.whole_chunks = 0;
+        o.search_headroom = o.headroom_percent > 0;
+        if (apsolve_solve(p, &o, &whole) == APSOLVE_OK)
+            for (size_t k = 0; k < sizeof cs / sizeof *cs; k++) {
+                double C = cs[k] * whole->cost, bar = apsolve_plain_bar(p, &o, C);
+                ApsolvePlan *pl = NULL;
+                if (whole->total_cost > bar && !(whole->cost > C))
+                    wrong++;
+                bare += whole->total_cost > C && !(whole->cost > C);
+                CU_ASSERT_FATAL(apsolve_solve_below(p, &o, bar, 1, &pl) == APSOLVE_OK);
+                if (pl->total_cost > bar) {
+                    cut++;
+                    if (!(whole->cost > C))
+                        wrong++;
+                }
+                apsolve_plan_free(&pl);
+            }
+        apsolve_plan_free(&whole);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT(cut > 100); /* the bar decides */
+    CU_ASSERT(bare > 50); /* a bar of C alone would be wrong */
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
         {"the search cut at a bar: the whole search's feasibility and verdict", test_below},
         {"to beat a plan: keep_headroom's error, headroom and verdict", test_to_beat},
+        {"the plain search's 1F1B bar: above it, T is above C", test_plain_bar},
     };
     return CUNIT_RUN("solver_solve_below", tests);
 }
