@@ -290,16 +290,6 @@ static int plain_feasible(const ApsolveProblem *p, ApsolveOptions *o, int h, int
     return e;
 }
 
-/* The bar of the 1F1B search (options o, B micro-batches) against the
- * chunked schedules' best full estimate C (docs/performance.md, "The plain
- * search's 1F1B solve cut at the chunked plan"): a 1F1B plan's full
- * estimate is at least its T (it adds transfers, a period of at least the
- * largest stage and the apply step, as chunk_bound's proof takes), so it
- * beats C only with T <= C; its stages then cost at most C / B each (T =
- * sum + (B - 1) max >= B max), so under FULL its apply_cost is at most the
- * largest a of the usable entries that cheap (plain_usable), and its
- * total_cost at most C + a.
- * A total_cost above this bar has T above C. */
 /* Whether entry idx can be a stage of a 1F1B plan under o: its config
  * allowed, its cost usable and, the memory rule applying, a stage count
  * bound of 0 or more at the table's stage count (dp_prep.c drops the
@@ -312,6 +302,16 @@ static int plain_usable(const ApsolveProblem *p, const ApsolveOptions *o, size_t
            (o->ignore_memory || apsolve_entry_mnss(p, o, idx, p->num_layers) >= 0);
 }
 
+/* The bar of the 1F1B search (options o, B micro-batches) against the
+ * chunked schedules' best full estimate C (docs/performance.md, "The plain
+ * search's 1F1B solve cut at the chunked plan"): a 1F1B plan's full
+ * estimate is at least its T (it adds transfers, a period of at least the
+ * largest stage and the apply step, as chunk_bound's proof takes), so it
+ * beats C only with T <= C; its stages then cost at most C / B each (T =
+ * sum + (B - 1) max >= B max), so under FULL its apply_cost is at most the
+ * largest a of the usable entries that cheap (plain_usable), and its
+ * total_cost at most C + a.
+ * A total_cost above this bar has T above C. */
 double apsolve_plain_bar(const ApsolveProblem *p, const ApsolveOptions *o, double C)
 {
     double a = 0, cap = C / o->micro_batches * (1 + 1e-9);
