@@ -651,6 +651,16 @@ int apsolve_solve_shared_skip(const ApsolveProblem *p, const ApsolveOptions *opt
     return sh ? solve_all(p, opt, sh, skip, 0, no_cut, out) : APSOLVE_EINVAL;
 }
 
+int apsolve_solve_shared_below(const ApsolveProblem *p, const ApsolveOptions *opt,
+                               ApsolveDpShared *sh, const unsigned char *skip, double bar,
+                               ApsolvePlan **out)
+{
+    DpCut cut = {bar, 1};
+    if (isnan(bar))
+        return APSOLVE_EINVAL;
+    return sh ? solve_all(p, opt, sh, skip, 0, cut, out) : APSOLVE_EINVAL;
+}
+
 int apsolve_solve_dense(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePlan **out)
 {
     return solve_alone(p, opt, 1, no_cut, out);

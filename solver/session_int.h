@@ -127,10 +127,17 @@ void apsolve_cand_free(ApsolveCand *c);
 /* session_search.c: the search's order of two plans of one kind: x beats
  * y (or y is NULL) by a lower objective (total_cost), then a lower T. */
 int apsolve_plan_better(const ApsolvePlan *x, const ApsolvePlan *y);
-/* session_search.c: the bar of the plain search's 1F1B solve (options o)
+/* search_bar.c: the bar of the plain search's 1F1B solve (options o)
  * against the chunked schedules' best full estimate C: a 1F1B plan whose
  * total_cost is above it has T above C, so its full estimate is above C. */
 double apsolve_plain_bar(const ApsolveProblem *p, const ApsolveOptions *o, double C);
+/* search_bar.c: the bar of a chunked schedule's search (options o: the
+ * schedule and its v) against the plan to beat's full estimate best, over
+ * the stage counts ns[0 .. count) it searches: a plan of one of them whose
+ * total_cost is above the bar, or that is not feasible, has a full
+ * estimate at or above best (try_chunks keeps none such). */
+double apsolve_chunk_bar(const ApsolveProblem *p, const ApsolveOptions *o, double best,
+                         const int *ns, int count);
 /* session_search.c: the batch a plan was made for, from its candidate. */
 void apsolve_plan_batch(ApsolvePlan *pl, const ApsolveCand *c);
 /* session_search.c: the auto search step (see there); 0 or an exit status. */

@@ -119,7 +119,12 @@ static int chunk_keeps(Costdb *db, const ApsolveCand *c, const ApsolvePlan *il, 
  * the search without them gives a plan try_chunks does not keep, the whole
  * search's plan is that one or one of theirs, and is not kept either; when
  * it gives one it keeps, the v is searched again whole, so the plan and
- * counts kept are the whole search's. */
+ * counts kept are the whole search's. Below a plan to beat, the search is
+ * first cut at apsolve_chunk_bar(best) over the counts it searches
+ * (apsolve_solve_shared_below): answering above the bar, the search
+ * without the left-out counts holds no plan try_chunks keeps, and *il is
+ * NULL (docs/performance.md, "Every chunked search cut at the plan to
+ * beat"). */
 static int chunk_solve(Costdb *db, const ApsolveCand *c, const ApsolveOptions *io,
                        ApsolveDpShared *sh, const double *each, unsigned char *skip, int nmax,
                        int verdict, double best, ApsolvePlan **il)
@@ -128,6 +133,23 @@ static int chunk_solve(Costdb *db, const ApsolveCand *c, const ApsolveOptions *i
     double price;
     for (int n = 0; n <= nmax; n++)
         any |= skip[n] = each && apsolve_chunk_skip(each[n], io->micro_batches, best);
+    if (best < INFINITY) {
+        int ns[APSOLVE_MAX_LAYERS], count = 0;
+        double bar;
+        for (int n = 1; n <= nmax && count < APSOLVE_MAX_LAYERS; n++)
+            if (!skip[n] && apsolve_schedule_valid((ApsolveSchedule)io->schedule,
+                                                   io->virtual_stages, io->micro_batches, n,
+                                                   NULL, 0))
+                ns[count++] = n;
+        bar = apsolve_chunk_bar(c->p, io, best, ns, count);
+        e = apsolve_solve_shared_below(c->p, io, sh, skip, bar, il);
+        if (e)
+            return e;
+        e = (*il)->total_cost > bar;
+        apsolve_plan_free(il);
+        if (e)
+            return 0;
+    }
     if (!any)
         return apsolve_solve_shared(c->p, io, sh, il);
     e = apsolve_solve_shared_skip(c->p, io, sh, skip, il);
@@ -203,7 +225,7 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
         }
         if (e)
             goto done;
-        if (chunk_keeps(db, c, il, verdict, best, &price)) {
+        if (il && chunk_keeps(db, c, il, verdict, best, &price)) {
             apsolve_plan_free(pl);
             *pl = il;
             c->opt = io;
@@ -288,44 +310,6 @@ static int plain_feasible(const ApsolveProblem *p, ApsolveOptions *o, int h, int
     *odd = e == APSOLVE_OK && !f->feasible;
     apsolve_plan_free(&f);
     return e;
-}
-
-/* Whether entry idx can be a stage of a 1F1B plan under o: its config
- * allowed, its cost usable and, the memory rule applying, a stage count
- * bound of 0 or more at the table's stage count (dp_prep.c drops the
- * rest; a check that drops fewer only raises the bar). */
-static int plain_usable(const ApsolveProblem *p, const ApsolveOptions *o, size_t idx)
-{
-    size_t SK = (size_t)p->num_submeshes * (size_t)p->num_configs, sk = idx % SK;
-    int s = (int)(sk / (size_t)p->num_configs), k = (int)(sk % (size_t)p->num_configs);
-    return apsolve_config_allowed(p, o, s, k) && apsolve_entry_cost(p, idx) < INFINITY &&
-           (o->ignore_memory || apsolve_entry_mnss(p, o, idx, p->num_layers) >= 0);
-}
-
-/* The bar of the 1F1B search (options o, B micro-batches) against the
- * chunked schedules' best full estimate C (docs/performance.md, "The plain
- * search's 1F1B solve cut at the chunked plan"): a 1F1B plan's full
- * estimate is at least its T (it adds transfers, a period of at least the
- * largest stage and the apply step, as chunk_bound's proof takes), so it
- * beats C only with T <= C; its stages then cost at most C / B each (T =
- * sum + (B - 1) max >= B max), so under FULL its apply_cost is at most the
- * largest a of the usable entries that cheap (plain_usable), and its
- * total_cost at most C + a.
- * A total_cost above this bar has T above C. */
-double apsolve_plain_bar(const ApsolveProblem *p, const ApsolveOptions *o, double C)
-{
-    double a = 0, cap = C / o->micro_batches * (1 + 1e-9);
-    int L = p->num_layers, SK = p->num_submeshes * p->num_configs;
-    if (o->objective != APSOLVE_OBJECTIVE_FULL || o->inference)
-        return C;
-    for (int i = 0; i < L; i++)
-        for (size_t idx = apsolve_index(p, i, i, 0, 0),
-                    end = apsolve_index(p, i, L - 1, 0, 0) + (size_t)SK;
-             idx < end; idx++)
-            if (p->cost[idx] <= cap && p->apply_cost[idx] > a &&
-                plain_usable(p, o, idx))
-                a = p->apply_cost[idx];
-    return C + a;
 }
 
 /* The search without --schedule (plain_in_order's plan, counts, headroom

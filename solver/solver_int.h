@@ -44,6 +44,12 @@ int apsolve_solve_shared(const ApsolveProblem *p, const ApsolveOptions *opt,
  * try_chunks, re-runs a candidate whole before it keeps it). */
 int apsolve_solve_shared_skip(const ApsolveProblem *p, const ApsolveOptions *opt,
                               ApsolveDpShared *sh, const unsigned char *skip, ApsolvePlan **out);
+/* apsolve_solve_shared_skip cut at bar as apsolve_solve_below with first
+ * (its contract, over the stage counts searched): its plan and counts are
+ * not the search's; a caller that keeps a plan solves again. */
+int apsolve_solve_shared_below(const ApsolveProblem *p, const ApsolveOptions *opt,
+                               ApsolveDpShared *sh, const unsigned char *skip, double bar,
+                               ApsolvePlan **out);
 /* apsolve_solve that leaves out, after the first apply limit of each stage
  * count and the first threshold DP of each apply limit, every apply limit
  * and threshold whose lower bound (T + the limit, or dp.c's dp_bound of
