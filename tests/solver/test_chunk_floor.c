@@ -23,7 +23,10 @@
  * - the bound of every item a prep keeps is apsolve_entry_mnss's for its
  *   entry, under headroom in percent and in bytes on entries of mixed
  *   avails (a prep works the headroom budget out once per change of avail,
- *   not per entry: a budget kept past its avail fails this).
+ *   not per entry: a budget kept past its avail fails this);
+ * - the chunked searches' bar (solver/search_bar.c): a plan whose T is
+ *   below the plan to beat has its objective at or below it, and the
+ *   search cut at it answers at or below it then.
  */
 #include <math.h>
 #include <stdio.h>
@@ -35,6 +38,8 @@
 #include "cunit_run.h"
 #include "dp_int.h"
 #include "oracle.h"
+#include "schedule.h"
+#include "session_int.h"
 #include "solver_int.h"
 
 static const int k_kinds[] = {APSOLVE_SCHEDULE_INTERLEAVED, APSOLVE_SCHEDULE_ZBV};
@@ -712,6 +717,82 @@ static void test_budget_per_avail(void)
     CU_ASSERT(compared > 1000);
 }
 
+/* The chunked searches' bar (solver/search_bar.c, apsolve_chunk_bar; as
+ * session_search.c's chunk_solve uses it): over random problems with
+ * passes, memory, apply costs and headroom, under interleaved 1F1B,
+ * interleaved ZB and ZB-V, both objectives, plans to beat from 0.3 to 2 x
+ * the search's T and some stage counts left out: whenever the search's
+ * plan is feasible with T below the plan to beat, its objective is at or
+ * below the bar, and the search cut at the bar (apsolve_solve_shared_below)
+ * answers at or below it. A bar of best alone, 0.95 x best + the apply
+ * term, or the apply term read at one stage count only fails it. */
+static void test_chunk_bar(void)
+{
+    static const double cs[] = {0.3, 0.7, 0.9, 0.99, 1.0, 1.01, 1.1, 1.5, 2.0};
+    static const int kinds[] = {APSOLVE_SCHEDULE_INTERLEAVED, APSOLVE_SCHEDULE_INTERLEAVED_ZB,
+                                APSOLVE_SCHEDULE_ZBV};
+    uint64_t rng = 0xBA2C4ull;
+    int wrong = 0, cut = 0, below = 0, bare = 0;
+    for (int t = 0; t < 240; t++) {
+        ApsolveProblem *p = random_problem(&rng, t);
+        ApsolveDpShared *sh = apsolve_dp_shared_new();
+        ApsolveOptions o;
+        int nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices;
+        size_t cells = (size_t)p->num_layers * (size_t)p->num_layers *
+                       (size_t)p->num_submeshes * (size_t)p->num_configs;
+        unsigned char skip[64] = {0};
+        CU_ASSERT_FATAL(sh != NULL && nmax < 64);
+        for (size_t k = 0; k < cells; k++)
+            p->apply_cost[k] = oracle_rand(&rng) % 6 == 0 ? -1
+                                                          : (double)(oracle_rand(&rng) % 9) / 8;
+        memset(&o, 0, sizeof o);
+        o.objective = t % 3 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
+        o.schedule = kinds[t % 3];
+        o.virtual_stages = o.schedule == APSOLVE_SCHEDULE_ZBV ? 2 : 2 + (t / 3) % 2;
+        o.whole_chunks = 1;
+        o.micro_batches = (int[]){2, 4, 8, 3}[(t / 6) % 4];
+        o.headroom_percent = t % 5 < 2 ? 15 : 0;
+        o.search_headroom = o.headroom_percent > 0;
+        for (int n = 1; n <= nmax; n++)
+            skip[n] = t % 2 && oracle_rand(&rng) % 4 == 0;
+        {
+            ApsolvePlan *whole = NULL;
+            int ns[64], count = 0;
+            for (int n = 1; n <= nmax; n++)
+                if (!skip[n] && apsolve_schedule_valid((ApsolveSchedule)o.schedule,
+                                                       o.virtual_stages, o.micro_batches, n,
+                                                       NULL, 0))
+                    ns[count++] = n;
+            if (apsolve_solve_shared_skip(p, &o, sh, skip, &whole) == APSOLVE_OK)
+                for (size_t k = 0; k < sizeof cs / sizeof *cs; k++) {
+                    double best = cs[k] * whole->cost,
+                           bar = apsolve_chunk_bar(p, &o, best, ns, count);
+                    int wins = whole->feasible && whole->cost < best;
+                    ApsolvePlan *pl = NULL;
+                    below += wins;
+                    bare += wins && whole->total_cost > best;
+                    if (wins && !(whole->total_cost <= bar))
+                        wrong++;
+                    CU_ASSERT_FATAL(apsolve_solve_shared_below(p, &o, sh, skip, bar, &pl) ==
+                                    APSOLVE_OK);
+                    if (pl->total_cost > bar) {
+                        cut++;
+                        wrong += wins;
+                    }
+                    apsolve_plan_free(&pl);
+                }
+            apsolve_plan_free(&whole);
+        }
+        apsolve_dp_shared_free(sh);
+        apsolve_problem_free(&p);
+    }
+    printf("chunk bar: %d cut, %d below the plan to beat, %d of them above it in total\n", cut,
+           below, bare);
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT(cut > 100);
+    CU_ASSERT(bare > 30); /* a bar of best alone would be wrong */
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
@@ -724,6 +805,7 @@ int main(void)
         {"dominated items left out", test_dominated_items},
         {"shared table across chunk counts", test_shared_table},
         {"headroom budget once per avail", test_budget_per_avail},
+        {"the chunked searches' bar", test_chunk_bar},
     };
     return CUNIT_RUN("solver_chunk_floor", tests);
 }
