@@ -292,7 +292,8 @@ static const int k_b[] = {2, 3, 4, 6, 8};
 /* One schedule over random problems: apsolve against the brute force.
  * Returns the problems where apsolve is above the best (misses); *worst
  * the largest apsolve / best - 1. */
-static int run_schedule(int schedule, int v, int problems, double *worst, int *compared)
+static int run_schedule(int schedule, int v, int problems, double *worst, int *compared,
+                        long *prune_priced, long *all_priced)
 {
     uint64_t rng = 0x2BF5EEDull + (uint64_t)schedule;
     int missed = 0;
@@ -314,6 +315,18 @@ static int run_schedule(int schedule, int v, int problems, double *worst, int *c
         memset(&z, 0, sizeof z);
         best = zb_brute(&z, p, &o);
         CU_ASSERT_FATAL(!isnan(best));
+        if (schedule == APSOLVE_SCHEDULE_ZBV) {
+            /* --db's shortcuts (dominated configs, floors) keep the best;
+             * the rounding of cost against fwd + bwd inside 1e-9 */
+            Zb y;
+            double pruned;
+            memset(&y, 0, sizeof y);
+            y.prune = 1;
+            pruned = zb_brute(&y, p, &o);
+            CU_ASSERT(isinf(best) ? isinf(pruned) : fabs(pruned / best - 1) <= 1e-9);
+            *prune_priced += y.plans;
+            *all_priced += z.plans;
+        }
         rc = apsolve_solve(p, &o, &pl);
         if (isinf(best)) {
             CU_ASSERT(rc == APSOLVE_EINFEASIBLE);
@@ -343,7 +356,8 @@ static void test_exact_schedules(void)
     static const int kinds[] = {APSOLVE_SCHEDULE_1F1B, APSOLVE_SCHEDULE_GPIPE};
     for (size_t q = 0; q < sizeof kinds / sizeof kinds[0]; q++) {
         double worst;
-        int compared, missed = run_schedule(kinds[q], 1, 60, &worst, &compared);
+        long pp = 0, ap = 0;
+        int compared, missed = run_schedule(kinds[q], 1, 60, &worst, &compared, &pp, &ap);
         CU_ASSERT(missed == 0);
         CU_ASSERT(compared > 30);
         fprintf(stderr, "\n%s: %d of %d problems above the best\n",
@@ -363,12 +377,16 @@ static void test_zbv_against_every_plan(void)
                                    {APSOLVE_SCHEDULE_INTERLEAVED_ZB, 2, 300}};
     for (size_t q = 0; q < sizeof kinds / sizeof kinds[0]; q++) {
         double worst;
+        long pp = 0, ap = 0;
         int compared, missed = run_schedule(kinds[q][0], kinds[q][1], kinds[q][2], &worst,
-                                            &compared);
+                                            &compared, &pp, &ap);
         CU_ASSERT(compared > kinds[q][2] / 2);
         fprintf(stderr, "\n%s: %d of %d problems above the best plan, the largest by %.2f %%\n",
                 apsolve_schedule_name((ApsolveSchedule)kinds[q][0]), missed, compared,
                 100 * worst);
+        if (ap)
+            fprintf(stderr, "%s with --db's shortcuts: the same best, %ld plans priced of %ld\n",
+                    apsolve_schedule_name((ApsolveSchedule)kinds[q][0]), pp, ap);
     }
 }
 
