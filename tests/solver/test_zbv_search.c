@@ -194,6 +194,18 @@ static void zb_cut(Zb *z, int n)
         zb_product(z, 0, n);
 }
 
+/* The least cost of layers i..j on submesh s over the allowed configs. */
+static double stage_least(const Zb *z, int i, int j, int s)
+{
+    double m = INFINITY;
+    for (int c = 0; c < z->p->num_configs; c++)
+        if (apsolve_config_allowed(z->p, z->o, s, c)) {
+            double x = apsolve_entry_cost(z->p, apsolve_index(z->p, i, j, s, c));
+            m = x < m ? x : m;
+        }
+    return m;
+}
+
 static void zb_rec(Zb *z, int i, int left, int n)
 {
     const ApsolveProblem *p = z->p;
@@ -214,6 +226,8 @@ static void zb_rec(Zb *z, int i, int left, int n)
             int dev = p->submeshes[s].hosts * p->submeshes[s].gpus;
             if (dev > left || (z->cut_s > 0 && s != z->cut_s - 1))
                 continue;
+            if (z->prune && stage_least(z, i, j, s) * z->o->micro_batches > z->best * (1 + 1e-9))
+                continue; /* every device works B x its stage: above the best */
             memset(&z->st[n], 0, sizeof z->st[n]);
             z->st[n].start_layer = i;
             z->st[n].end_layer = j;
