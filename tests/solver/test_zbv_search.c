@@ -3,31 +3,37 @@
  * What ZB-V's search returns against every plan (issue 38; docs/
  * performance.md, "ZB-V's search against every plan"). The brute force
  * below enumerates every contiguous cut of the layers into stages of whole
- * chunks (two per stage), every submesh whose devices sum to exactly the
- * problem's, and every allowed config of each stage, and prices each plan
- * with the code apsolve prices its chosen plan with (evaluate.c:
- * apsolve_stage_fill for each stage's memory fit at its position,
- * apsolve_plan_price for the makespan of PyTorch's V order less nothing,
- * the apply step and the feasibility). Checked on random problems:
+ * chunks (two per stage under ZB-V), every submesh per stage with the
+ * devices summing to exactly the problem's, and every allowed config of
+ * each stage, and prices each plan with the code apsolve prices its chosen
+ * plan with (evaluate.c: apsolve_stage_fill for each stage's memory fit at
+ * its position, apsolve_plan_price for the schedule's time, ZB-V's the
+ * makespan of PyTorch's V order, the apply step and the feasibility).
+ * Checked on random problems:
  *
  * - apsolve's plan re-priced by that code is its reported objective, and
  *   feasible (the reported objective is the chosen plan's);
  * - no plan is below apsolve's under the schedules whose objective the DP
  *   minimises exactly (1F1B, GPipe: the control);
- * - under ZB-V apsolve's plan is never below the best plan (it is one of
- *   them), and how often and by how much it is above it is printed: the
- *   search keeps, per stage count, the least-sum plan of each threshold it
- *   visits (dp.c), which is not the least makespan of the V order.
+ * - under ZB-V, ZB-H1 and interleaved ZB apsolve's plan is never below the
+ *   best plan (it is one of them), and how often and by how much it is
+ *   above it is printed: the search keeps, per stage count, the least-sum
+ *   plan of each threshold it runs (dp.c), which is not the least
+ *   zero-bubble time;
+ * - under ZB-V the --db shortcuts below find the same best.
  *
- * With `--db FILE [--sweep ID] [--cut L0,L1,.. [--shape HxG]]
+ * With `--db FILE [--sweep ID] [--cut L0,L1,..] [--shape HxG]
  * [--ignore-memory]` the program instead prints apsolve's ZB-V plan (the
- * DP's search of one sweep, apsolve_solve, as try_chunks runs it: the full
- * objective, the sweep's micro-batches, whole chunks, 5 % headroom in the
- * search) and the best plan below it (with --cut, the best plan of that
- * cut, on submesh HxG with --shape): configs another dominates in every
- * pass and the apply step are left out and choices whose floor (each
- * stage left at its list's least passes) is above the best are cut, which
- * changes no least objective beyond rounding.
+ * DP's search of one sweep, apsolve_solve, with the options try_chunks
+ * gives it: the full objective, the sweep's micro-batches, whole chunks,
+ * 5 % headroom in the search) and the best plan strictly below it (with
+ * --cut, the best plan of that cut; with --shape, every stage on submesh
+ * HxG). Shortcuts there, exact for ZB-V up to rounding: configs another
+ * beats in every pass and the apply step are left out, a choice whose
+ * floor (the stages not chosen yet at their lists' least passes; the
+ * makespan is a longest path, no longer with shorter passes) is above the
+ * best is cut, and a stage range whose least cost x B is above the best
+ * is never placed (every device works B x its stage).
  */
 #include <math.h>
 #include <stdio.h>
