@@ -328,6 +328,40 @@ int oracle_make_problem(const OracleGen *g, uint64_t *rng, ApsolveProblem **out)
     return APSOLVE_OK;
 }
 
+int oracle_add_passes(ApsolveProblem *p, uint64_t *rng)
+{
+    size_t n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+               (size_t)p->num_configs;
+    p->fwd_cost = malloc(n * sizeof *p->fwd_cost);
+    p->bwd_cost = malloc(n * sizeof *p->bwd_cost);
+    p->wgrad_cost = malloc(n * sizeof *p->wgrad_cost);
+    if (!p->fwd_cost || !p->bwd_cost || !p->wgrad_cost)
+        return APSOLVE_ENOMEM;
+    for (size_t k = 0; k < n; k++) {
+        p->fwd_cost[k] = p->cost[k] / 3;
+        p->bwd_cost[k] = p->cost[k] - p->fwd_cost[k];
+        p->wgrad_cost[k] = p->bwd_cost[k] * (0.2 + 0.6 * oracle_uniform(rng));
+    }
+    return APSOLVE_OK;
+}
+
+int oracle_add_memory(ApsolveProblem *p, uint64_t *rng)
+{
+    size_t n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
+               (size_t)p->num_configs;
+    p->memory = calloc(n, sizeof *p->memory);
+    if (!p->memory)
+        return APSOLVE_ENOMEM;
+    for (size_t k = 0; k < n; k++) {
+        ApsolveMemory *m = &p->memory[k];
+        m->avail = oracle_rand(rng) % 10 == 0 ? 0 : 1000;
+        m->peak = (int64_t)(oracle_rand(rng) % 700);
+        m->initial = (int64_t)(oracle_rand(rng) % 200);
+        m->intermediate = (int64_t)(oracle_rand(rng) % 120) - (oracle_rand(rng) % 8 == 0 ? 150 : 0);
+    }
+    return APSOLVE_OK;
+}
+
 static size_t oracle_cells(const ApsolveProblem *p)
 {
     return (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *

@@ -45,6 +45,15 @@ typedef struct OracleGen {
  * whole-cluster submesh only for (0, L-1). Caller frees. */
 int oracle_make_problem(const OracleGen *g, uint64_t *rng, ApsolveProblem **out);
 
+/* Forward, backward and weight-gradient seconds of every entry of p (the
+ * zero-bubble schedules price them): a third of the cost forward, the
+ * weight gradient a random 0.2 .. 0.8 of the backward. APSOLVE_ENOMEM. */
+int oracle_add_passes(ApsolveProblem *p, uint64_t *rng);
+/* Random memory figures for every entry of p (peak, initial, intermediate
+ * around a capacity of 1000; some intermediates negative, a tenth of the
+ * capacities unknown). APSOLVE_ENOMEM. */
+int oracle_add_memory(ApsolveProblem *p, uint64_t *rng);
+
 /* 1 when p and q have the same shape and hold the same bits in every table
  * (a table absent from both counts as the same). */
 int oracle_same_problem(const ApsolveProblem *p, const ApsolveProblem *q);

@@ -44,41 +44,6 @@
 
 static const int k_kinds[] = {APSOLVE_SCHEDULE_INTERLEAVED, APSOLVE_SCHEDULE_ZBV};
 
-/* Random memory figures for every entry of p (peak, initial, intermediate
- * around avail; some intermediates negative, some capacities unknown). */
-static void add_memory(ApsolveProblem *p, uint64_t *rng)
-{
-    size_t n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-               (size_t)p->num_configs;
-    p->memory = calloc(n, sizeof *p->memory);
-    CU_ASSERT_FATAL(p->memory != NULL);
-    for (size_t k = 0; k < n; k++) {
-        ApsolveMemory *m = &p->memory[k];
-        m->avail = oracle_rand(rng) % 10 == 0 ? 0 : 1000;
-        m->peak = (int64_t)(oracle_rand(rng) % 700);
-        m->initial = (int64_t)(oracle_rand(rng) % 200);
-        m->intermediate = (int64_t)(oracle_rand(rng) % 120) - (oracle_rand(rng) % 8 == 0 ? 150 : 0);
-    }
-}
-
-/* Forward, backward and weight-gradient seconds of every entry (the
- * zero-bubble schedules price them): a third forward, the weight gradients
- * a random part of the backward. */
-static void add_passes(ApsolveProblem *p, uint64_t *rng)
-{
-    size_t n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-               (size_t)p->num_configs;
-    p->fwd_cost = malloc(n * sizeof *p->fwd_cost);
-    p->bwd_cost = malloc(n * sizeof *p->bwd_cost);
-    p->wgrad_cost = malloc(n * sizeof *p->wgrad_cost);
-    CU_ASSERT_FATAL(p->fwd_cost && p->bwd_cost && p->wgrad_cost);
-    for (size_t k = 0; k < n; k++) {
-        p->fwd_cost[k] = p->cost[k] / 3;
-        p->bwd_cost[k] = p->cost[k] - p->fwd_cost[k];
-        p->wgrad_cost[k] = p->bwd_cost[k] * (0.2 + 0.6 * oracle_uniform(rng));
-    }
-}
-
 static ApsolveProblem *random_problem(uint64_t *rng, int t)
 {
     static const int shapes[][2] = {{1, 4}, {2, 4}, {1, 8}, {2, 2}};
@@ -95,9 +60,9 @@ static ApsolveProblem *random_problem(uint64_t *rng, int t)
     g.noise = 0.3;
     g.device_exponent = t % 2 ? 0.7 : 1.0;
     CU_ASSERT_FATAL(oracle_make_problem(&g, rng, &p) == APSOLVE_OK);
-    add_passes(p, rng);
+    CU_ASSERT_FATAL(oracle_add_passes(p, rng) == APSOLVE_OK);
     if (t % 2)
-        add_memory(p, rng);
+        CU_ASSERT_FATAL(oracle_add_memory(p, rng) == APSOLVE_OK);
     return p;
 }
 
