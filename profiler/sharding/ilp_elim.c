@@ -287,6 +287,35 @@ static void edge_strides(const Work *w, const WEdge *e, int x, size_t *si, size_
 /* Largest x whose c_x + r1 a degree-2 step keeps on the stack. */
 #define DEG2_STACK 64
 
+/* The k_y x k_z table of a degree-2 step (table_deg2) for kx strategies
+ * of x: inlined for each small kx (a constant there, so the loop over x's
+ * strategies is unrolled); the same sums and comparisons in the same
+ * order for every kx. */
+static inline __attribute__((always_inline)) void deg2_fill(
+    int kx, int ky, int kz, const double *c, const double *r1, size_t si1, size_t sj1,
+    const double *r2, size_t si2, size_t sl2, double *t, int *arg, double *r)
+{
+    for (int j = 0; j < ky; j++) {
+        const double *row = r1 + (size_t)j * sj1;
+        for (int i = 0; i < kx; i++)
+            t[i] = c[i] + row[(size_t)i * si1];
+        for (int l = 0; l < kz; l++) {
+            const double *col = r2 + (size_t)l * sl2;
+            double best = INFINITY;
+            int bi = 0;
+            for (int i = 0; i < kx; i++) {
+                double v = t[i] + col[(size_t)i * si2];
+                if (v < best) {
+                    best = v;
+                    bi = i;
+                }
+            }
+            arg[(size_t)j * kz + l] = bi;
+            r[(size_t)j * kz + l] = best;
+        }
+    }
+}
+
 /* EL_DEG2: x's best strategy for each pair of y's and z's (the other ends
  * of e1 and e2), the k_y x k_z table into r, the argmin into arg; 0 or
  * APPROF_ENOMEM. Each candidate is (c_x + r1) + r2 as written out in
@@ -303,31 +332,44 @@ static int table_deg2(Work *w, int x, int e1, int e2, int *arg, double *r)
         return APPROF_ENOMEM;
     edge_strides(w, d1, x, &si1, &sj1);
     edge_strides(w, d2, x, &si2, &sl2);
-    const double *c = a->c;
-    for (int j = 0; j < ky; j++) {
-        const double *r1 = d1->r + (size_t)j * sj1;
-        for (int i = 0; i < kx; i++)
-            t[i] = c[i] + r1[(size_t)i * si1];
-        for (int l = 0; l < kz; l++) {
-            const double *col = d2->r + (size_t)l * sl2;
-            double best = INFINITY;
-            int bi = 0;
-            for (int i = 0; i < kx; i++) {
-                double v = t[i] + col[(size_t)i * si2];
-                if (v < best) {
-                    best = v;
-                    bi = i;
-                }
-            }
-            arg[(size_t)j * kz + l] = bi;
-            r[(size_t)j * kz + l] = best;
-        }
+#define DEG2_FILL(K) deg2_fill(K, ky, kz, a->c, d1->r, si1, sj1, d2->r, si2, sl2, t, arg, r)
+    switch (kx) {
+    case 2: DEG2_FILL(2); break;
+    case 3: DEG2_FILL(3); break;
+    case 4: DEG2_FILL(4); break;
+    case 5: DEG2_FILL(5); break;
+    case 6: DEG2_FILL(6); break;
+    default: DEG2_FILL(kx); break;
     }
+#undef DEG2_FILL
     return 0;
 }
 
 /* Largest scratch of doubles a twin-pair step keeps on the stack. */
 #define PAIR_STACK 256
+
+/* The least base[i][j] + cx[i] + cy[j] (the first in i, then j), its
+ * i * ky + j into *arg: inlined for the twin pairs' usual sizes (3 x 2
+ * and 4 x 3 strategies make nearly all of llama-3-8b's full sweep,
+ * docs/performance.md), constants there, so the loops are unrolled; the
+ * same sums and comparisons in the same order for every size. */
+static inline __attribute__((always_inline)) double pair_min(int kx, int ky, const double *base,
+                                                             const double *cx, const double *cy,
+                                                             int *arg)
+{
+    double best = INFINITY;
+    int bi = 0;
+    for (int i = 0; i < kx; i++)
+        for (int j = 0; j < ky; j++) {
+            double v = base[(size_t)i * ky + j] + cx[i] + cy[j];
+            if (v < best) {
+                best = v;
+                bi = i * ky + j;
+            }
+        }
+    *arg = bi;
+    return best;
+}
 
 /* EL_PAIR: x and its twin y at their best for each pair of a's and c's,
  * e = {x-y, x-a, x-c, y-a or -1, y-c or -1}; the k_a x k_c table into r,
@@ -369,18 +411,13 @@ static int table_pair(Work *w, int x, const int e[5], int *arg, double *r)
                 cx[i] = ax[i] + exc->r[(size_t)i * sxc_i + (size_t)u * sxc_u];
             for (int j = 0; j < ky; j++)
                 cy[j] = ay[j] + (eyc ? eyc->r[(size_t)j * syc_j + (size_t)u * syc_u] : 0.0);
-            double best = INFINITY;
             int bi = 0;
-            for (int i = 0; i < kx; i++)
-                for (int j = 0; j < ky; j++) {
-                    double v = base[(size_t)i * ky + j] + cx[i] + cy[j];
-                    if (v < best) {
-                        best = v;
-                        bi = i * ky + j;
-                    }
-                }
+            switch (kx * 8 + ky) {
+            case 3 * 8 + 2: r[(size_t)s * kc + u] = pair_min(3, 2, base, cx, cy, &bi); break;
+            case 4 * 8 + 3: r[(size_t)s * kc + u] = pair_min(4, 3, base, cx, cy, &bi); break;
+            default: r[(size_t)s * kc + u] = pair_min(kx, ky, base, cx, cy, &bi); break;
+            }
             arg[(size_t)s * kc + u] = bi;
-            r[(size_t)s * kc + u] = best;
         }
     }
     return 0;
