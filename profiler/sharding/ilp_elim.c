@@ -270,31 +270,41 @@ static void fold_deg1(Work *w, int x, int e, int *arg)
     }
 }
 
-/* EL_DEG2: x's best strategy for each pair of y's and z's (the other ends
- * of e1 and e2), the k_y x k_z table into r, the argmin into arg; 0 or
- * APPROF_ENOMEM. Each candidate is (c_x + r1) + r2 as written out in
- * full, the first sum kept per y's strategy and r2 laid out by z's. */
-static int table_deg2(Work *w, int x, int e1, int e2, int *arg, double *r)
+/* Where edge e's entry for x at i and the other end at j lies: e->r[i *
+ * *si + j * *sj], the layout edge_at reads, taken once per table so that
+ * a step's loops read the tables in place. */
+static void edge_strides(const Work *w, const WEdge *e, int x, size_t *si, size_t *sj)
 {
-    const WNode *a = &w->n[x];
-    const WEdge *d1 = &w->e[e1], *d2 = &w->e[e2];
-    int kx = a->k, ky = w->n[other_end(d1, x)].k, kz = w->n[other_end(d2, x)].k;
-    double *t = work_scratch(w, (size_t)kx * ((size_t)kz + 1));
-    if (!t)
-        return APPROF_ENOMEM;
-    double *r2 = t + kx;  /* r2[l * kx + i]: x at i, z at l */
-    for (int l = 0; l < kz; l++)
-        for (int i = 0; i < kx; i++)
-            r2[(size_t)l * kx + i] = edge_at(w, d2, x, i, l);
+    if (e->u == x) {
+        *si = (size_t)w->n[e->v].k;
+        *sj = 1;
+    } else {
+        *si = 1;
+        *sj = (size_t)w->n[e->v].k;
+    }
+}
+
+/* Largest x whose c_x + r1 a degree-2 step keeps on the stack. */
+#define DEG2_STACK 64
+
+/* The k_y x k_z table of a degree-2 step (table_deg2) for kx strategies
+ * of x: inlined for each small kx (a constant there, so the loop over x's
+ * strategies is unrolled); the same sums and comparisons in the same
+ * order for every kx. */
+static inline __attribute__((always_inline)) void deg2_fill(
+    int kx, int ky, int kz, const double *c, const double *r1, size_t si1, size_t sj1,
+    const double *r2, size_t si2, size_t sl2, double *t, int *arg, double *r)
+{
     for (int j = 0; j < ky; j++) {
+        const double *row = r1 + (size_t)j * sj1;
         for (int i = 0; i < kx; i++)
-            t[i] = a->c[i] + edge_at(w, d1, x, i, j);
+            t[i] = c[i] + row[(size_t)i * si1];
         for (int l = 0; l < kz; l++) {
-            const double *col = r2 + (size_t)l * kx;
+            const double *col = r2 + (size_t)l * sl2;
             double best = INFINITY;
             int bi = 0;
             for (int i = 0; i < kx; i++) {
-                double v = t[i] + col[i];
+                double v = t[i] + col[(size_t)i * si2];
                 if (v < best) {
                     best = v;
                     bi = i;
@@ -304,53 +314,112 @@ static int table_deg2(Work *w, int x, int e1, int e2, int *arg, double *r)
             r[(size_t)j * kz + l] = best;
         }
     }
+}
+
+/* EL_DEG2: x's best strategy for each pair of y's and z's (the other ends
+ * of e1 and e2), the k_y x k_z table into r, the argmin into arg; 0 or
+ * APPROF_ENOMEM. Each candidate is (c_x + r1) + r2 as written out in
+ * full, the first sum kept per y's strategy, both tables read in place;
+ * the first least candidate is taken. */
+static int table_deg2(Work *w, int x, int e1, int e2, int *arg, double *r)
+{
+    const WNode *a = &w->n[x];
+    const WEdge *d1 = &w->e[e1], *d2 = &w->e[e2];
+    int kx = a->k, ky = w->n[other_end(d1, x)].k, kz = w->n[other_end(d2, x)].k;
+    double stack[DEG2_STACK], *t = stack;
+    size_t si1, sj1, si2, sl2;
+    if (kx > DEG2_STACK && !(t = work_scratch(w, (size_t)kx)))
+        return APPROF_ENOMEM;
+    edge_strides(w, d1, x, &si1, &sj1);
+    edge_strides(w, d2, x, &si2, &sl2);
+#define DEG2_FILL(K) deg2_fill(K, ky, kz, a->c, d1->r, si1, sj1, d2->r, si2, sl2, t, arg, r)
+    switch (kx) {
+    case 2: DEG2_FILL(2); break;
+    case 3: DEG2_FILL(3); break;
+    case 4: DEG2_FILL(4); break;
+    case 5: DEG2_FILL(5); break;
+    case 6: DEG2_FILL(6); break;
+    default: DEG2_FILL(kx); break;
+    }
+#undef DEG2_FILL
     return 0;
+}
+
+/* Largest scratch of doubles a twin-pair step keeps on the stack. */
+#define PAIR_STACK 256
+
+/* The least base[i][j] + cx[i] + cy[j] (the first in i, then j), its
+ * i * ky + j into *arg: inlined for the twin pairs' usual sizes (3 x 2
+ * and 4 x 3 strategies make nearly all of llama-3-8b's full sweep,
+ * docs/performance.md), constants there, so the loops are unrolled; the
+ * same sums and comparisons in the same order for every size. */
+static inline __attribute__((always_inline)) double pair_min(int kx, int ky, const double *base,
+                                                             const double *cx, const double *cy,
+                                                             int *arg)
+{
+    double best = INFINITY;
+    int bi = 0;
+    for (int i = 0; i < kx; i++)
+        for (int j = 0; j < ky; j++) {
+            double v = base[(size_t)i * ky + j] + cx[i] + cy[j];
+            if (v < best) {
+                best = v;
+                bi = i * ky + j;
+            }
+        }
+    *arg = bi;
+    return best;
 }
 
 /* EL_PAIR: x and its twin y at their best for each pair of a's and c's,
  * e = {x-y, x-a, x-c, y-a or -1, y-c or -1}; the k_a x k_c table into r,
- * the argmin (x's choice * k_y + y's) into arg. 0 or APPROF_ENOMEM. */
-static int table_pair(const Work *w, int x, const int e[5], int *arg, double *r)
+ * the argmin (x's choice * k_y + y's) into arg. 0 or APPROF_ENOMEM. The
+ * tables are read in place (edge_strides). */
+static int table_pair(Work *w, int x, const int e[5], int *arg, double *r)
 {
     const WEdge *exy = &w->e[e[0]], *exa = &w->e[e[1]], *exc = &w->e[e[2]];
     const WEdge *eya = e[3] >= 0 ? &w->e[e[3]] : NULL, *eyc = e[4] >= 0 ? &w->e[e[4]] : NULL;
-    int y = other_end(exy, x), a = other_end(exa, x), c = other_end(exc, x);
+    int y = other_end(exy, x);
     const WNode *nx = &w->n[x], *ny = &w->n[y];
-    int kx = nx->k, ky = ny->k, ka = w->n[a].k, kc = w->n[c].k;
+    int kx = nx->k, ky = ny->k, ka = w->n[other_end(exa, x)].k, kc = w->n[other_end(exc, x)].k;
+    size_t need = (size_t)kx * ky + 2 * (size_t)kx + 2 * (size_t)ky;
+    size_t sxy_i, sxy_j, sxa_i, sxa_s, sxc_i, sxc_u, sya_j = 0, sya_s = 0, syc_j = 0, syc_u = 0;
     /* base[i][j]: x at i and y at j with their edge; then the a and c
      * terms of x (ax, cx) and of y (ay, cy) */
-    double *base = malloc(((size_t)kx * ky + 2 * (size_t)kx + 2 * (size_t)ky) * sizeof(double));
-    if (!base)
+    double stack[PAIR_STACK], *base = stack;
+    if (need > PAIR_STACK && !(base = work_scratch(w, need)))
         return APPROF_ENOMEM;
     double *ax = base + (size_t)kx * ky, *cx = ax + kx, *ay = cx + kx, *cy = ay + ky;
+    edge_strides(w, exy, x, &sxy_i, &sxy_j);
+    edge_strides(w, exa, x, &sxa_i, &sxa_s);
+    edge_strides(w, exc, x, &sxc_i, &sxc_u);
+    if (eya)
+        edge_strides(w, eya, y, &sya_j, &sya_s);
+    if (eyc)
+        edge_strides(w, eyc, y, &syc_j, &syc_u);
     for (int i = 0; i < kx; i++)
         for (int j = 0; j < ky; j++)
-            base[(size_t)i * ky + j] = nx->c[i] + ny->c[j] + edge_at(w, exy, x, i, j);
+            base[(size_t)i * ky + j] =
+                nx->c[i] + ny->c[j] + exy->r[(size_t)i * sxy_i + (size_t)j * sxy_j];
     for (int s = 0; s < ka; s++) {
         for (int i = 0; i < kx; i++)
-            ax[i] = edge_at(w, exa, x, i, s);
+            ax[i] = exa->r[(size_t)i * sxa_i + (size_t)s * sxa_s];
         for (int j = 0; j < ky; j++)
-            ay[j] = eya ? edge_at(w, eya, y, j, s) : 0.0;
+            ay[j] = eya ? eya->r[(size_t)j * sya_j + (size_t)s * sya_s] : 0.0;
         for (int u = 0; u < kc; u++) {
             for (int i = 0; i < kx; i++)
-                cx[i] = ax[i] + edge_at(w, exc, x, i, u);
+                cx[i] = ax[i] + exc->r[(size_t)i * sxc_i + (size_t)u * sxc_u];
             for (int j = 0; j < ky; j++)
-                cy[j] = ay[j] + (eyc ? edge_at(w, eyc, y, j, u) : 0.0);
-            double best = INFINITY;
+                cy[j] = ay[j] + (eyc ? eyc->r[(size_t)j * syc_j + (size_t)u * syc_u] : 0.0);
             int bi = 0;
-            for (int i = 0; i < kx; i++)
-                for (int j = 0; j < ky; j++) {
-                    double v = base[(size_t)i * ky + j] + cx[i] + cy[j];
-                    if (v < best) {
-                        best = v;
-                        bi = i * ky + j;
-                    }
-                }
+            switch (kx * 8 + ky) {
+            case 3 * 8 + 2: r[(size_t)s * kc + u] = pair_min(3, 2, base, cx, cy, &bi); break;
+            case 4 * 8 + 3: r[(size_t)s * kc + u] = pair_min(4, 3, base, cx, cy, &bi); break;
+            default: r[(size_t)s * kc + u] = pair_min(kx, ky, base, cx, cy, &bi); break;
+            }
             arg[(size_t)s * kc + u] = bi;
-            r[(size_t)s * kc + u] = best;
         }
     }
-    free(base);
     return 0;
 }
 
@@ -530,6 +599,43 @@ int ilp_work_keep_built(Work *w)
         n += kk;
     }
     w->ne_built = w->ne;
+    w->n_restore = -1;
+    return 0;
+}
+
+/* Lists the built edges whose tables a step of w's elimination adds into
+ * (w->restore): the others keep their built tables through it. 0 or
+ * APPROF_ENOMEM. */
+static int list_restore(Work *w)
+{
+    size_t *at = ilp_arena_alloc(&w->arena, (size_t)(w->ne_built + 1) * sizeof(size_t));
+    char *seen = ilp_arena_alloc(&w->arena, (size_t)w->ne_built + 1);
+    if (!at || !seen)
+        return APPROF_ENOMEM;
+    size_t n = 0;
+    for (int e = 0; e < w->ne_built; e++) {
+        at[e] = n;
+        seen[e] = 0;
+        n += (size_t)w->n[w->e[e].u].k * (size_t)w->n[w->e[e].v].k;
+    }
+    int count = 0;
+    for (int s = 0; s < w->nel; s++) {
+        const Elim *el = &w->el[s];
+        if (el->r && el->dest < w->ne_built && w->e[el->dest].r != el->r && !seen[el->dest]) {
+            seen[el->dest] = 1;
+            count++;
+        }
+    }
+    w->restore = ilp_arena_alloc(&w->arena, (size_t)(count ? count : 1) * sizeof(int));
+    w->restore_at = ilp_arena_alloc(&w->arena, (size_t)(count ? count : 1) * sizeof(size_t));
+    if (!w->restore || !w->restore_at)
+        return APPROF_ENOMEM;
+    w->n_restore = 0;
+    for (int e = 0; e < w->ne_built; e++)
+        if (seen[e]) {
+            w->restore[w->n_restore] = e;
+            w->restore_at[w->n_restore++] = at[e];
+        }
     return 0;
 }
 
@@ -542,11 +648,13 @@ int ilp_work_replay(const ApprofIlp *p, Work *w)
             a->c[i] = weighed_cost(p, v, a->orig[i], a->m[i]);
         a->choice = -1;
     }
-    size_t n = 0;
-    for (int e = 0; e < w->ne_built; e++) {
-        size_t kk = (size_t)w->n[w->e[e].u].k * (size_t)w->n[w->e[e].v].k;
-        memcpy(w->e[e].r, w->r_built + n, kk * sizeof(double));
-        n += kk;
+    /* the built tables the last solve added into, as built */
+    if (w->n_restore < 0 && list_restore(w))
+        return APPROF_ENOMEM;
+    for (int q = 0; q < w->n_restore; q++) {
+        const WEdge *e = &w->e[w->restore[q]];
+        size_t kk = (size_t)w->n[e->u].k * (size_t)w->n[e->v].k;
+        memcpy(e->r, w->r_built + w->restore_at[q], kk * sizeof(double));
     }
     for (int s = 0; s < w->nel; s++) {
         const Elim *el = &w->el[s];

@@ -89,6 +89,12 @@ typedef struct Work {
      * the edge tables as built, edges [0, ne_built), end to end. */
     double *r_built;
     int ne_built;
+    /* The built edges a step's table is added into (the only built tables
+     * the elimination changes), listed by the first replay: edge ids and
+     * where each one's table starts in r_built; n_restore -1 until then. */
+    int *restore;
+    size_t *restore_at;
+    int n_restore;
     double *scratch;            /* ilp_elim.c's, malloc'd */
     size_t cap_scratch;
 } Work;
@@ -115,7 +121,9 @@ int ilp_work_keep_built(Work *w);
  * argmin tables and the solution) are bit for bit those a fresh build and
  * elimination would give: what the elimination decides (which nodes, which
  * edges, in what order) depends on the strategies' counts and the graph,
- * never on the costs. 0 or APPROF_EINFEASIBLE. */
+ * never on the costs. Only the built tables a step adds into are copied
+ * back (the others stay as built). 0, APPROF_EINFEASIBLE or
+ * APPROF_ENOMEM. */
 int ilp_work_replay(const ApprofIlp *p, Work *w);
 /* The least memory of any choice as ilp.h's approf_ilp_memory adds it up
  * (node by node, each node's least over its allowed strategies): no

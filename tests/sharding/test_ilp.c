@@ -412,6 +412,51 @@ static void test_chain_elimination(void)
     approf_ilp_free(&ilp);
 }
 
+/* A degree-2 step reads both of its tables in place whichever end of
+ * each edge the eliminated node is, and takes the first least strategy:
+ * x (node 0, four strategies) between y (three) and z (two), the tables
+ * given both ways round; x's strategies 1 and 3 tie at the optimum, 0 and
+ * 2 cost more, and y's and z's first strategies are the cheaper ones. */
+static void test_deg2_ties_both_ways(void)
+{
+    /* rxy[i][j] = a[i] + j / 2, rxz[i][l] = b[i] + l / 4: a + b is 1 at x
+     * = 1 and 3, more at 0 and 2 */
+    const double a[4] = {0, 1, 5, 0}, b[4] = {3, 0, 0, 1};
+    const double cx[4] = {0, 0, 0, 0}, cy[3] = {0, 0, 0}, cz[2] = {0, 0};
+    for (int way = 0; way < 4; way++) {
+        double rxy[12], rxz[8];
+        for (int i = 0; i < 4; i++) {
+            for (int j = 0; j < 3; j++)
+                rxy[(way & 1) ? j * 4 + i : i * 3 + j] = a[i] + j * 0.5;
+            for (int l = 0; l < 2; l++)
+                rxz[(way & 2) ? l * 4 + i : i * 2 + l] = b[i] + l * 0.25;
+        }
+        ApprofIlp *ilp = NULL;
+        CU_ASSERT_FATAL(approf_ilp_new(&ilp) == 0);
+        approf_ilp_add_node(ilp, 4, cx, NULL);
+        approf_ilp_add_node(ilp, 3, cy, NULL);
+        approf_ilp_add_node(ilp, 2, cz, NULL);
+        if (way & 1)
+            approf_ilp_add_edge(ilp, 1, 0, rxy);
+        else
+            approf_ilp_add_edge(ilp, 0, 1, rxy);
+        if (way & 2)
+            approf_ilp_add_edge(ilp, 2, 0, rxz);
+        else
+            approf_ilp_add_edge(ilp, 0, 2, rxz);
+        int choice[3];
+        double obj;
+        ApprofIlpStats st;
+        CU_ASSERT_EQUAL_FATAL(approf_ilp_solve(ilp, APPROF_ILP_SERIES_PARALLEL, NULL, choice, &obj, &st), 0);
+        CU_ASSERT_DOUBLE_EQUAL(obj, 1.0, 0.0);
+        CU_ASSERT_EQUAL(choice[0], 1);
+        CU_ASSERT_EQUAL(choice[1], 0);
+        CU_ASSERT_EQUAL(choice[2], 0);
+        CU_ASSERT_EQUAL(st.core_nodes, 0);
+        approf_ilp_free(&ilp);
+    }
+}
+
 /* The cache keeps its byte cap (set small through
  * APPROF_ILP_CACHE_CAP_BYTES): many problems solved through it, each
  * twice, hold at most the cap and one entry, and every answer is the one
@@ -502,6 +547,7 @@ int main(void)
         {"infeasible problems", test_infeasible},
         {"non-series-parallel grid", test_grid_known_optimum},
         {"chain by elimination", test_chain_elimination},
+        {"degree-2 ties, tables either way round", test_deg2_ties_both_ways},
         {"solution cache", test_cache},
         {"solution cache under a byte cap", test_cache_cap},
     };
