@@ -83,8 +83,9 @@ typedef struct ApsolveUnfit {
     ApsolveMemory memory;
 } ApsolveUnfit;
 
-/* The cost table. Arrays of L * L * S * C entries are indexed by
- * apsolve_index(); only j >= i is read. cost is fwd + bwd seconds, +inf for
+/* The cost table. Arrays of apsolve_problem_cells() entries, one per layer
+ * range i..j (i <= j; ranges j < i are not stored), submesh s and config c,
+ * indexed by apsolve_index(). cost is fwd + bwd seconds, +inf for
  * a missing or failed entry (NaN and negative values are treated as +inf).
  * max_n_succ_stages: the stage may sit where (stages from it to the end,
  * itself included) - 1 <= value; -1 never fits; APSOLVE_UNBOUNDED always.
@@ -207,11 +208,35 @@ typedef struct ApsolvePlan {
                                        * session_price.c); 0: the receiving placement's */
 } ApsolvePlan;
 
-/* Entry index of (i, j, s, c). */
+/* The tables' layout (docs/performance.md, "apsolve: a triangular cost
+ * table"): the ranges i..j with i <= j row by row (i, then j = i .. L - 1),
+ * each range's S * C cells together (s, then c). Row i starts after the
+ * L + (L - 1) + .. + (L - i + 1) ranges of the rows before it, so a row's
+ * ranges are contiguous and an index modulo S * C is still s * C + c
+ * (i (2L + 1 - i) is even: one of its factors is). */
+static inline size_t apsolve_range_index(int num_layers, int i, int j)
+{
+    return (size_t)i * (size_t)(2 * num_layers + 1 - i) / 2 + (size_t)(j - i);
+}
+
+/* Cells of each table of a problem of L layers, S submeshes and C configs:
+ * L (L + 1) / 2 ranges x S x C. */
+static inline size_t apsolve_table_cells(int num_layers, int num_submeshes, int num_configs)
+{
+    return (size_t)num_layers * (size_t)(num_layers + 1) / 2 * (size_t)num_submeshes *
+           (size_t)num_configs;
+}
+
+static inline size_t apsolve_problem_cells(const ApsolveProblem *p)
+{
+    return apsolve_table_cells(p->num_layers, p->num_submeshes, p->num_configs);
+}
+
+/* Entry index of (i, j, s, c), 0 <= i <= j < L: no cell for j < i. */
 static inline size_t apsolve_index(const ApsolveProblem *p, int i, int j, int s, int c)
 {
-    return (((size_t)i * (size_t)p->num_layers + (size_t)j) * (size_t)p->num_submeshes
-            + (size_t)s) * (size_t)p->num_configs + (size_t)c;
+    return (apsolve_range_index(p->num_layers, i, j) * (size_t)p->num_submeshes + (size_t)s) *
+               (size_t)p->num_configs + (size_t)c;
 }
 
 const char *apsolve_strerror(int err);

@@ -85,8 +85,7 @@ static void put_unfit(LoadCtx *c, const CostdbStageRow *e, const CostdbStageRow 
     ApsolveUnfit *u;
     if (t0 < 0 || t1 < 0 || !p->fwd_cost || !p->memory)
         return;
-    n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-        (size_t)p->num_configs;
+    n = apsolve_problem_cells(p);
     if (!p->unfit) {
         if (!(p->unfit = malloc(n * sizeof *p->unfit)))
             return; /* without memory the entry stays +inf, as stored */

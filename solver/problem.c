@@ -49,7 +49,7 @@ int apsolve_problem_new(int num_layers, int hosts, int gpus, int num_submeshes,
     p->num_devices = hosts * gpus;
     p->num_submeshes = num_submeshes;
     p->num_configs = num_configs;
-    n = (size_t)num_layers * (size_t)num_layers * (size_t)num_submeshes * (size_t)num_configs;
+    n = apsolve_table_cells(num_layers, num_submeshes, num_configs);
     p->submeshes = calloc((size_t)num_submeshes, sizeof *p->submeshes);
     p->configs = calloc((size_t)num_submeshes * (size_t)num_configs, sizeof *p->configs);
     p->cost = malloc(n * sizeof *p->cost);
@@ -95,8 +95,7 @@ int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out)
     if ((rc = apsolve_problem_new(p->num_layers, p->cluster_hosts, p->cluster_gpus,
                                   p->num_submeshes, p->num_configs, with, &q)) != APSOLVE_OK)
         return rc;
-    cells = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-            (size_t)p->num_configs;
+    cells = apsolve_problem_cells(p);
     memcpy(q->submeshes, p->submeshes, (size_t)p->num_submeshes * sizeof *q->submeshes);
     memcpy(q->configs, p->configs,
            (size_t)p->num_submeshes * (size_t)p->num_configs * sizeof *q->configs);
@@ -149,8 +148,7 @@ static int every_entry_known(const ApsolveProblem *p, const double *per_entry)
     size_t n, k, finite = 0;
     if (!p || !per_entry)
         return 0;
-    n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-        (size_t)p->num_configs;
+    n = apsolve_problem_cells(p);
     for (k = 0; k < n; k++) {
         size_t cfg = k % ((size_t)p->num_submeshes * (size_t)p->num_configs);
         if (!p->configs[cfg].valid || !isfinite(p->cost[k]) || p->cost[k] < 0)

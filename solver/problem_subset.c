@@ -73,7 +73,7 @@ static int subset_shell(const ApsolveProblem *p, const ApsolveSubset *v, int L, 
         APSOLVE_OK)
         return rc;
     if (p->unfit && unfit) {
-        size_t cells = (size_t)L * (size_t)L * (size_t)S2 * (size_t)C2;
+        size_t cells = apsolve_problem_cells(q);
         if (!(q->unfit = malloc(cells * sizeof *q->unfit))) {
             apsolve_problem_free(&q);
             return APSOLVE_ENOMEM;
@@ -124,8 +124,8 @@ static int subset_problem(const ApsolveProblem *p, const ApsolveSubset *v, int u
     int L = p->num_layers, S2 = v->num_submeshes, C2 = v->num_configs, rc;
     if ((rc = subset_shell(p, v, L, unfit, &q)) != APSOLVE_OK)
         return rc;
-    /* every layer range i..j of the pairs kept (j < i is no range: the DP
-     * and the steps that transform entries never read it) */
+    /* every layer range i..j of the pairs kept (j < i is no range: no
+     * cell, apsolve_index) */
     for (int i = 0; i < L; i++)
         for (int j = i; j < L; j++)
             for (int s2 = 0; s2 < S2; s2++)

@@ -71,8 +71,7 @@ int apsolve_twin_check(ApsolveRun *r, const ApsolveCand *eq, int la, int lb, con
 
 int apsolve_unfit_open(const ApsolveProblem *p, ApsolveProblem **out)
 {
-    size_t cells = (size_t)p->num_layers * (size_t)p->num_layers *
-                   (size_t)p->num_submeshes * (size_t)p->num_configs, k;
+    size_t cells = apsolve_problem_cells(p), k;
     int rc;
     *out = NULL;
     for (k = 0; p->unfit && k < cells && !(p->unfit[k].fwd >= 0 && !isfinite(p->cost[k])); k++)
@@ -89,8 +88,7 @@ int apsolve_unfit_open(const ApsolveProblem *p, ApsolveProblem **out)
 
 void apsolve_unfit_settle(ApsolveProblem *q)
 {
-    size_t cells = (size_t)q->num_layers * (size_t)q->num_layers *
-                   (size_t)q->num_submeshes * (size_t)q->num_configs;
+    size_t cells = apsolve_problem_cells(q);
     /* exactly the figures apsolve_unfit_restore put there: no cp or ep
      * step made a stage of it */
     for (size_t k = 0; q->unfit && q->fwd_cost && q->bwd_cost && q->memory && k < cells; k++)
@@ -108,8 +106,7 @@ int apsolve_unfit_apply_known(const ApsolveProblem *p)
     if (!p || !p->unfit)
         return apsolve_problem_apply_known(p);
     restores = p->fwd_cost && p->bwd_cost && p->memory;
-    cells = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-            (size_t)p->num_configs;
+    cells = apsolve_problem_cells(p);
     for (size_t k = 0; k < cells; k++) {
         double cost = p->cost[k], apply = p->apply_cost[k];
         if (!p->configs[k % ((size_t)p->num_submeshes * (size_t)p->num_configs)].valid)

@@ -19,8 +19,7 @@ static int restorable(const ApsolveProblem *p, size_t k)
 
 int apsolve_unfit_open_in_place(ApsolveProblem *p, ApsolveUnfitUndo *u)
 {
-    size_t cells = (size_t)p->num_layers * (size_t)p->num_layers *
-                   (size_t)p->num_submeshes * (size_t)p->num_configs, n = 0;
+    size_t cells = apsolve_problem_cells(p), n = 0;
     memset(u, 0, sizeof *u);
     if (!p->unfit)
         return APSOLVE_OK;

@@ -32,7 +32,7 @@ static int cmp_double(const void *a, const void *b)
 static double *distinct_costs(const ApsolveProblem *p, size_t *n)
 {
     int L = p->num_layers;
-    size_t cap = (size_t)L * (size_t)L * (size_t)p->num_submeshes * (size_t)p->num_configs, k = 0;
+    size_t cap = apsolve_problem_cells(p), k = 0;
     double *v = malloc((cap ? cap : 1) * sizeof *v);
     *n = 0;
     if (!v)
@@ -328,15 +328,9 @@ int oracle_make_problem(const OracleGen *g, uint64_t *rng, ApsolveProblem **out)
     return APSOLVE_OK;
 }
 
-static size_t oracle_cells(const ApsolveProblem *p)
-{
-    return (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-           (size_t)p->num_configs;
-}
-
 int oracle_same_problem(const ApsolveProblem *p, const ApsolveProblem *q)
 {
-    size_t n = oracle_cells(p);
+    size_t n = apsolve_problem_cells(p);
 #define SAME(f) ((!p->f && !q->f) || (p->f && q->f && !memcmp(p->f, q->f, n * sizeof *p->f)))
     return p->num_layers == q->num_layers && p->num_submeshes == q->num_submeshes &&
            p->num_configs == q->num_configs && SAME(cost) && SAME(max_n_succ_stages) &&

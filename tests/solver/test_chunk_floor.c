@@ -43,8 +43,7 @@ static const int k_kinds[] = {APSOLVE_SCHEDULE_INTERLEAVED, APSOLVE_SCHEDULE_ZBV
  * around avail; some intermediates negative, some capacities unknown). */
 static void add_memory(ApsolveProblem *p, uint64_t *rng)
 {
-    size_t n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-               (size_t)p->num_configs;
+    size_t n = apsolve_problem_cells(p);
     p->memory = calloc(n, sizeof *p->memory);
     CU_ASSERT_FATAL(p->memory != NULL);
     for (size_t k = 0; k < n; k++) {
@@ -61,8 +60,7 @@ static void add_memory(ApsolveProblem *p, uint64_t *rng)
  * a random part of the backward. */
 static void add_passes(ApsolveProblem *p, uint64_t *rng)
 {
-    size_t n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-               (size_t)p->num_configs;
+    size_t n = apsolve_problem_cells(p);
     p->fwd_cost = malloc(n * sizeof *p->fwd_cost);
     p->bwd_cost = malloc(n * sizeof *p->bwd_cost);
     p->wgrad_cost = malloc(n * sizeof *p->wgrad_cost);
@@ -571,8 +569,7 @@ static void test_dominated_items(void)
         ApsolveOptions o;
         DpPrep pr = {0};
         const double *vals;
-        size_t n_vals, n = (size_t)p->num_layers * (size_t)p->num_layers *
-                           (size_t)p->num_submeshes * (size_t)p->num_configs;
+        size_t n_vals, n = apsolve_problem_cells(p);
         int L = p->num_layers, *a = malloc(2 * (size_t)p->num_configs * sizeof *a),
             *b = malloc(2 * (size_t)p->num_configs * sizeof *b);
         CU_ASSERT_FATAL(sh && a && b);
@@ -682,8 +679,7 @@ static void test_budget_per_avail(void)
     for (int t = 0; t < 48; t++) {
         ApsolveProblem *p = random_problem(&rng, 2 * t + 1); /* with memory */
         ApsolveDpShared *sh = apsolve_dp_shared_new();
-        size_t ne = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-                    (size_t)p->num_configs;
+        size_t ne = apsolve_problem_cells(p);
         ApsolveOptions o;
         DpPrep pr = {0};
         int n = 1 + t % 4;

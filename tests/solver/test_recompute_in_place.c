@@ -20,12 +20,6 @@
 #include "cunit_run.h"
 #include "recompute_layers.h"
 
-static size_t cells(const ApsolveProblem *p)
-{
-    return (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-           (size_t)p->num_configs;
-}
-
 static unsigned next(unsigned *r)
 {
     *r = *r * 1103515245u + 12345u;
@@ -42,7 +36,7 @@ static ApsolveProblem *made_up(int L, unsigned seed)
     size_t n;
     if (apsolve_problem_new(L, 1, 4, 3, 6, 1, &p))
         return NULL;
-    n = cells(p);
+    n = apsolve_problem_cells(p);
     if (!(p->unfit = calloc(n, sizeof *p->unfit))) {
         apsolve_problem_free(&p);
         return NULL;

@@ -19,12 +19,6 @@
 #include "session_int.h"
 #include "unfit_in_place.h"
 
-static size_t cells(const ApsolveProblem *p)
-{
-    return (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-           (size_t)p->num_configs;
-}
-
 static ApsolveProblem *made_up(void)
 {
     ApsolveProblem *p = NULL;
@@ -32,7 +26,7 @@ static ApsolveProblem *made_up(void)
     size_t n;
     if (apsolve_problem_new(5, 1, 4, 3, 4, 1, &p))
         return NULL;
-    n = cells(p);
+    n = apsolve_problem_cells(p);
     if (!(p->unfit = calloc(n, sizeof *p->unfit))) {
         apsolve_problem_free(&p);
         return NULL;
