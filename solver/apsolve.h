@@ -83,6 +83,16 @@ typedef struct ApsolveUnfit {
     ApsolveMemory memory;
 } ApsolveUnfit;
 
+/* A problem's out-of-memory figures, held only for the entries that have
+ * them (docs/performance.md, "apsolve: a triangular cost table"): slot[k] (one per cell) is 0 for none, else 1 +
+ * the entry's place in figs. Read with apsolve_unfit_at, written with
+ * apsolve_unfit_put (problem.c). */
+typedef struct ApsolveUnfitTable {
+    uint32_t *slot;
+    ApsolveUnfit *figs;
+    size_t n, cap;
+} ApsolveUnfitTable;
+
 /* The cost table. Arrays of apsolve_problem_cells() entries, one per layer
  * range i..j (i <= j; ranges j < i are not stored), submesh s and config c,
  * indexed by apsolve_index(). cost is fwd + bwd seconds, +inf for
@@ -107,7 +117,7 @@ typedef struct ApsolveProblem {
     double *wgrad_cost;               /* optional, with fwd/bwd: the backward's weight-gradient
                                        * seconds (ZB-H1's W; < 0 unknown, CostdbEntry) */
     ApsolveMemory *memory;            /* optional */
-    ApsolveUnfit *unfit;              /* optional: the out-of-memory entries' own figures; their
+    ApsolveUnfitTable *unfit_table;   /* optional: the out-of-memory entries' own figures; their
                                        * cost stays +inf (apsolve_unfit_restore) */
     int64_t sweep_id;                 /* 0 for in-memory problems */
 } ApsolveProblem;
@@ -239,6 +249,14 @@ static inline size_t apsolve_index(const ApsolveProblem *p, int i, int j, int s,
                (size_t)p->num_configs + (size_t)c;
 }
 
+/* Entry k's out-of-memory figures (their fwd >= 0), or NULL: none, or no
+ * table. */
+static inline const ApsolveUnfit *apsolve_unfit_at(const ApsolveProblem *p, size_t k)
+{
+    uint32_t slot = p->unfit_table ? p->unfit_table->slot[k] : 0;
+    return slot ? &p->unfit_table->figs[slot - 1] : NULL;
+}
+
 const char *apsolve_strerror(int err);
 
 /* ---- problems ------------------------------------------------------------ */
@@ -253,6 +271,12 @@ int apsolve_problem_new(int num_layers, int hosts, int gpus, int num_submeshes,
  * *out, which the caller owns. APSOLVE_OK, APSOLVE_EINVAL or
  * APSOLVE_ENOMEM. */
 int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out);
+/* Gives p an empty table of out-of-memory figures if it has none. */
+int apsolve_unfit_table_new(ApsolveProblem *p);
+/* Entry k's out-of-memory figures become *u (made with the table where p
+ * has none); u->fwd < 0: entry k has none. APSOLVE_OK or APSOLVE_ENOMEM
+ * (p unchanged). */
+int apsolve_unfit_put(ApsolveProblem *p, size_t k, const ApsolveUnfit *u);
 /* Frees the problem and sets *p to NULL; NULL is fine. */
 void apsolve_problem_free(ApsolveProblem **p);
 /* Alpa's submesh list for N x M (M a power of two): (1,1), (1,2) .. (1,M),

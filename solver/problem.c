@@ -109,12 +109,18 @@ int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out)
             memcpy(q->wgrad_cost, p->wgrad_cost, cells * sizeof *q->wgrad_cost);
         memcpy(q->memory, p->memory, cells * sizeof *q->memory);
     }
-    if (p->unfit) {
-        if (!(q->unfit = malloc(cells * sizeof *q->unfit))) {
+    if (p->unfit_table) {
+        const ApsolveUnfitTable *t = p->unfit_table;
+        ApsolveUnfitTable *u = q->unfit_table = calloc(1, sizeof *u);
+        if (!u || !(u->slot = malloc(cells * sizeof *u->slot)) ||
+            (t->n && !(u->figs = malloc(t->n * sizeof *u->figs)))) {
             apsolve_problem_free(&q);
             return APSOLVE_ENOMEM;
         }
-        memcpy(q->unfit, p->unfit, cells * sizeof *q->unfit);
+        memcpy(u->slot, t->slot, cells * sizeof *u->slot);
+        if (t->n)
+            memcpy(u->figs, t->figs, t->n * sizeof *u->figs);
+        u->n = u->cap = t->n;
     }
     q->sweep_id = p->sweep_id;
     *out = q;
@@ -136,9 +142,54 @@ void apsolve_problem_free(ApsolveProblem **pp)
     free(p->bwd_cost);
     free(p->wgrad_cost);
     free(p->memory);
-    free(p->unfit);
+    if (p->unfit_table) {
+        free(p->unfit_table->slot);
+        free(p->unfit_table->figs);
+        free(p->unfit_table);
+    }
     free(p);
     *pp = NULL;
+}
+
+int apsolve_unfit_table_new(ApsolveProblem *p)
+{
+    ApsolveUnfitTable *t;
+    if (p->unfit_table)
+        return APSOLVE_OK;
+    if (!(t = calloc(1, sizeof *t)) || !(t->slot = calloc(apsolve_problem_cells(p),
+                                                          sizeof *t->slot))) {
+        free(t);
+        return APSOLVE_ENOMEM;
+    }
+    p->unfit_table = t;
+    return APSOLVE_OK;
+}
+
+int apsolve_unfit_put(ApsolveProblem *p, size_t k, const ApsolveUnfit *u)
+{
+    ApsolveUnfitTable *t;
+    if (u->fwd < 0 && !p->unfit_table)
+        return APSOLVE_OK;
+    if (apsolve_unfit_table_new(p) != APSOLVE_OK)
+        return APSOLVE_ENOMEM;
+    t = p->unfit_table;
+    if (u->fwd < 0) {
+        t->slot[k] = 0; /* its figures, if any, stay unreferenced */
+        return APSOLVE_OK;
+    }
+    if (!t->slot[k]) {
+        if (t->n == t->cap) {
+            size_t cap = t->cap ? 2 * t->cap : 1024;
+            ApsolveUnfit *f;
+            if (cap > UINT32_MAX || !(f = realloc(t->figs, cap * sizeof *f)))
+                return APSOLVE_ENOMEM;
+            t->figs = f;
+            t->cap = cap;
+        }
+        t->slot[k] = (uint32_t)++t->n;
+    }
+    t->figs[t->slot[k] - 1] = *u;
+    return APSOLVE_OK;
 }
 
 /* Whether every valid, finite entry of p has a value >= 0 in per_entry
@@ -256,9 +307,8 @@ int apsolve_unfit_restore(ApsolveProblem *q, size_t idx)
     const ApsolveUnfit *u;
     if (isfinite(q->cost[idx]))
         return 1;
-    if (!q->unfit || !q->fwd_cost || !q->bwd_cost || !q->memory || q->unfit[idx].fwd < 0)
+    if (!(u = apsolve_unfit_at(q, idx)) || !q->fwd_cost || !q->bwd_cost || !q->memory)
         return 0;
-    u = &q->unfit[idx];
     q->cost[idx] = u->fwd + u->bwd;
     q->fwd_cost[idx] = u->fwd;
     q->bwd_cost[idx] = u->bwd;

@@ -328,6 +328,20 @@ int oracle_make_problem(const OracleGen *g, uint64_t *rng, ApsolveProblem **out)
     return APSOLVE_OK;
 }
 
+/* The same out-of-memory figures in each of n cells (both without a table,
+ * or both with one). */
+static int same_unfit(const ApsolveProblem *p, const ApsolveProblem *q, size_t n)
+{
+    if (!p->unfit_table != !q->unfit_table)
+        return 0;
+    for (size_t k = 0; p->unfit_table && k < n; k++) {
+        const ApsolveUnfit *a = apsolve_unfit_at(p, k), *b = apsolve_unfit_at(q, k);
+        if (!a != !b || (a && memcmp(a, b, sizeof *a)))
+            return 0;
+    }
+    return 1;
+}
+
 int oracle_same_problem(const ApsolveProblem *p, const ApsolveProblem *q)
 {
     size_t n = apsolve_problem_cells(p);
@@ -335,6 +349,6 @@ int oracle_same_problem(const ApsolveProblem *p, const ApsolveProblem *q)
     return p->num_layers == q->num_layers && p->num_submeshes == q->num_submeshes &&
            p->num_configs == q->num_configs && SAME(cost) && SAME(max_n_succ_stages) &&
            SAME(apply_cost) && SAME(fwd_cost) && SAME(bwd_cost) && SAME(wgrad_cost) &&
-           SAME(memory) && SAME(unfit);
+           SAME(memory) && same_unfit(p, q, n);
 #undef SAME
 }

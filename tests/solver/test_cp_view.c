@@ -237,7 +237,7 @@ static void check_one_at_a_time(Costdb *db, ApsolveProblem *p, int64_t micro, co
             continue;
         }
         tables++;
-        CHECK(!q->unfit, "cp=%d: the subset holds unfit figures", cps[k]);
+        CHECK(!q->unfit_table, "cp=%d: the subset holds unfit figures", cps[k]);
         CHECK(oracle_same_problem(q, batch[k]) && v.num_submeshes == bviews[k].num_submeshes &&
                   v.num_configs == bviews[k].num_configs &&
                   !memcmp(v.config, bviews[k].config,
