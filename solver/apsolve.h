@@ -274,7 +274,7 @@ int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out);
 /* Gives p an empty table of out-of-memory figures if it has none. */
 int apsolve_unfit_table_new(ApsolveProblem *p);
 /* Entry k's out-of-memory figures become *u (made with the table where p
- * has none); u->fwd < 0: entry k has none. APSOLVE_OK or APSOLVE_ENOMEM
+ * has none); u->fwd < 0 or NaN: entry k has none. APSOLVE_OK or APSOLVE_ENOMEM
  * (p unchanged). */
 int apsolve_unfit_put(ApsolveProblem *p, size_t k, const ApsolveUnfit *u);
 /* Frees the problem and sets *p to NULL; NULL is fine. */

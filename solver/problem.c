@@ -168,12 +168,12 @@ int apsolve_unfit_table_new(ApsolveProblem *p)
 int apsolve_unfit_put(ApsolveProblem *p, size_t k, const ApsolveUnfit *u)
 {
     ApsolveUnfitTable *t;
-    if (u->fwd < 0 && !p->unfit_table)
+    if (!(u->fwd >= 0) && !p->unfit_table)
         return APSOLVE_OK;
     if (apsolve_unfit_table_new(p) != APSOLVE_OK)
         return APSOLVE_ENOMEM;
     t = p->unfit_table;
-    if (u->fwd < 0) {
+    if (!(u->fwd >= 0)) { /* < 0 or NaN: none (what apsolve_unfit_at holds has fwd >= 0) */
         t->slot[k] = 0; /* its figures, if any, stay unreferenced */
         return APSOLVE_OK;
     }
