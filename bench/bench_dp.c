@@ -113,8 +113,7 @@ static int make_db(const char *path, int L, int hosts, int gpus, int B)
     }
     subs = calloc((size_t)p->num_submeshes, sizeof *subs);
     cfgs = calloc((size_t)p->num_submeshes * (size_t)p->num_configs, sizeof *cfgs);
-    e = malloc((size_t)L * (size_t)L * (size_t)p->num_submeshes * (size_t)p->num_configs * 2
-               * sizeof *e);
+    e = malloc(apsolve_problem_cells(p) * 2 * sizeof *e);
     if (!subs || !cfgs || !e)
         goto cleanup;
     for (int s = 0; s < p->num_submeshes; s++) {

@@ -83,8 +83,19 @@ typedef struct ApsolveUnfit {
     ApsolveMemory memory;
 } ApsolveUnfit;
 
-/* The cost table. Arrays of L * L * S * C entries are indexed by
- * apsolve_index(); only j >= i is read. cost is fwd + bwd seconds, +inf for
+/* A problem's out-of-memory figures, held only for the entries that have
+ * them (docs/performance.md, "apsolve: a triangular cost table"): slot[k] (one per cell) is 0 for none, else 1 +
+ * the entry's place in figs. Read with apsolve_unfit_at, written with
+ * apsolve_unfit_put (problem.c). */
+typedef struct ApsolveUnfitTable {
+    uint32_t *slot;
+    ApsolveUnfit *figs;
+    size_t n, cap;
+} ApsolveUnfitTable;
+
+/* The cost table. Arrays of apsolve_problem_cells() entries, one per layer
+ * range i..j (i <= j; ranges j < i are not stored), submesh s and config c,
+ * indexed by apsolve_index(). cost is fwd + bwd seconds, +inf for
  * a missing or failed entry (NaN and negative values are treated as +inf).
  * max_n_succ_stages: the stage may sit where (stages from it to the end,
  * itself included) - 1 <= value; -1 never fits; APSOLVE_UNBOUNDED always.
@@ -106,7 +117,7 @@ typedef struct ApsolveProblem {
     double *wgrad_cost;               /* optional, with fwd/bwd: the backward's weight-gradient
                                        * seconds (ZB-H1's W; < 0 unknown, CostdbEntry) */
     ApsolveMemory *memory;            /* optional */
-    ApsolveUnfit *unfit;              /* optional: the out-of-memory entries' own figures; their
+    ApsolveUnfitTable *unfit_table;   /* optional: the out-of-memory entries' own figures; their
                                        * cost stays +inf (apsolve_unfit_restore) */
     int64_t sweep_id;                 /* 0 for in-memory problems */
 } ApsolveProblem;
@@ -207,11 +218,43 @@ typedef struct ApsolvePlan {
                                        * session_price.c); 0: the receiving placement's */
 } ApsolvePlan;
 
-/* Entry index of (i, j, s, c). */
+/* The tables' layout (docs/performance.md, "apsolve: a triangular cost
+ * table"): the ranges i..j with i <= j row by row (i, then j = i .. L - 1),
+ * each range's S * C cells together (s, then c). Row i starts after the
+ * L + (L - 1) + .. + (L - i + 1) ranges of the rows before it, so a row's
+ * ranges are contiguous and an index modulo S * C is still s * C + c
+ * (i (2L + 1 - i) is even: one of its factors is). */
+static inline size_t apsolve_range_index(int num_layers, int i, int j)
+{
+    return (size_t)i * (size_t)(2 * num_layers + 1 - i) / 2 + (size_t)(j - i);
+}
+
+/* Cells of each table of a problem of L layers, S submeshes and C configs:
+ * L (L + 1) / 2 ranges x S x C. */
+static inline size_t apsolve_table_cells(int num_layers, int num_submeshes, int num_configs)
+{
+    return (size_t)num_layers * (size_t)(num_layers + 1) / 2 * (size_t)num_submeshes *
+           (size_t)num_configs;
+}
+
+static inline size_t apsolve_problem_cells(const ApsolveProblem *p)
+{
+    return apsolve_table_cells(p->num_layers, p->num_submeshes, p->num_configs);
+}
+
+/* Entry index of (i, j, s, c), 0 <= i <= j < L: no cell for j < i. */
 static inline size_t apsolve_index(const ApsolveProblem *p, int i, int j, int s, int c)
 {
-    return (((size_t)i * (size_t)p->num_layers + (size_t)j) * (size_t)p->num_submeshes
-            + (size_t)s) * (size_t)p->num_configs + (size_t)c;
+    return (apsolve_range_index(p->num_layers, i, j) * (size_t)p->num_submeshes + (size_t)s) *
+               (size_t)p->num_configs + (size_t)c;
+}
+
+/* Entry k's out-of-memory figures (their fwd >= 0), or NULL: none, or no
+ * table. */
+static inline const ApsolveUnfit *apsolve_unfit_at(const ApsolveProblem *p, size_t k)
+{
+    uint32_t slot = p->unfit_table ? p->unfit_table->slot[k] : 0;
+    return slot ? &p->unfit_table->figs[slot - 1] : NULL;
 }
 
 const char *apsolve_strerror(int err);
@@ -228,6 +271,12 @@ int apsolve_problem_new(int num_layers, int hosts, int gpus, int num_submeshes,
  * *out, which the caller owns. APSOLVE_OK, APSOLVE_EINVAL or
  * APSOLVE_ENOMEM. */
 int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out);
+/* Gives p an empty table of out-of-memory figures if it has none. */
+int apsolve_unfit_table_new(ApsolveProblem *p);
+/* Entry k's out-of-memory figures become *u (made with the table where p
+ * has none); u->fwd < 0 or NaN: entry k has none. APSOLVE_OK or APSOLVE_ENOMEM
+ * (p unchanged). */
+int apsolve_unfit_put(ApsolveProblem *p, size_t k, const ApsolveUnfit *u);
 /* Frees the problem and sets *p to NULL; NULL is fine. */
 void apsolve_problem_free(ApsolveProblem **p);
 /* Alpa's submesh list for N x M (M a power of two): (1,1), (1,2) .. (1,M),

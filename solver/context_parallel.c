@@ -724,9 +724,9 @@ int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProbl
                      * an entry whose cost the transformation changed holds
                      * no restored figures (a restored entry's cost is
                      * theirs), so its unfit entry is not read */
-                    if (view && p->unfit && q->fwd_cost && q->bwd_cost && q->memory &&
-                        q->cost[qi] == p->cost[idx])
-                        apsolve_unfit_settle_entry(q, qi, &p->unfit[idx]);
+                    if (view && apsolve_unfit_at(p, idx) && q->fwd_cost && q->bwd_cost &&
+                        q->memory && q->cost[qi] == p->cost[idx])
+                        apsolve_unfit_settle_entry(q, qi, apsolve_unfit_at(p, idx));
                 }
         }
     free(none);

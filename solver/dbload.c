@@ -74,30 +74,22 @@ static double phase_seconds(const CostdbStageRow *e)
 }
 
 /* An entry out of memory in a phase, both phases' times known: its figures
- * in p->unfit (allocated at the first), its cost +inf. The same memory and
+ * in p's unfit table (apsolve_unfit_put), its cost +inf. The same memory and
  * objective rules as put_entry's. */
 static void put_unfit(LoadCtx *c, const CostdbStageRow *e, const CostdbStageRow *ph0,
                       const CostdbStageRow *ph1)
 {
     ApsolveProblem *p = c->p;
     double t0 = phase_seconds(ph0), t1 = phase_seconds(ph1);
-    size_t idx, n;
-    ApsolveUnfit *u;
+    ApsolveUnfit u;
     if (t0 < 0 || t1 < 0 || !p->fwd_cost || !p->memory)
         return;
-    n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-        (size_t)p->num_configs;
-    if (!p->unfit) {
-        if (!(p->unfit = malloc(n * sizeof *p->unfit)))
-            return; /* without memory the entry stays +inf, as stored */
-        for (size_t k = 0; k < n; k++)
-            p->unfit[k].fwd = -1.0;
-    }
-    idx = apsolve_index(p, e->start_layer, e->end_layer, e->submesh_index, e->config_index);
-    u = &p->unfit[idx];
-    u->fwd = t0;
-    u->bwd = c->opt->inference ? 0 : t1;
-    entry_figures(c, ph0, ph1, &u->memory, &u->apply);
+    u.fwd = t0;
+    u.bwd = c->opt->inference ? 0 : t1;
+    entry_figures(c, ph0, ph1, &u.memory, &u.apply);
+    /* without memory the entry stays +inf, as stored */
+    (void)apsolve_unfit_put(p, apsolve_index(p, e->start_layer, e->end_layer,
+                                             e->submesh_index, e->config_index), &u);
 }
 
 static void put_entry(LoadCtx *c, const CostdbStageRow *e, const CostdbStageRow *ph0,

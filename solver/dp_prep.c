@@ -316,8 +316,8 @@ static int entry_apply_key(const ApsolveProblem *p, const ApsolveOptions *opt, s
  * every stage count and chunk count. The usable entries are sh's items
  * (built first: apsolve_dp_shared_ready) and those of the submeshes its
  * table leaves out (no device, or more than the cluster's), read from the
- * problem; only ranges i <= j are read (apsolve.h: j < i is no range, and
- * every problem made holds +inf there); their distinct values are gathered
+ * problem; only ranges i <= j are read (apsolve.h: j < i is no range and
+ * has no cell); their distinct values are gathered
  * in a KeySet before the sort (a full-space table has some 200,000 items
  * and some 17,000 distinct apply costs). */
 int apsolve_dp_apply_limits(ApsolveDpShared *sh, const ApsolveProblem *p,

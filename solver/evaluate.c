@@ -23,8 +23,7 @@ double apsolve_entry_cost(const ApsolveProblem *p, size_t idx)
     double c;
     size_t cfg;
     /* an index of apsolve_index over the problem's own ranges */
-    assert(p && idx < (size_t)p->num_layers * (size_t)p->num_layers *
-                          (size_t)p->num_submeshes * (size_t)p->num_configs);
+    assert(p && idx < apsolve_problem_cells(p));
     c = p->cost[idx];
     cfg = idx % ((size_t)p->num_submeshes * (size_t)p->num_configs);
     if (!p->configs[cfg].valid || isnan(c) || c < 0)
@@ -500,7 +499,7 @@ static int uncovered_layers(const ApsolveProblem *p, const ApsolveOptions *opt, 
 
 /* Solves p with every entry's available memory set to budget (bytes per
  * device): a copy of the problem whose memory arrays are rebuilt in mem and
- * mnss (L * L * S * C cells each). */
+ * mnss (apsolve_problem_cells cells each). */
 static int solve_at_budget(const ApsolveProblem *p, const ApsolveOptions *opt, int64_t budget,
                            ApsolveMemory *mem, int *mnss, size_t n, ApsolvePlan **out)
 {
@@ -533,8 +532,7 @@ static void least_memory_explain(const ApsolveProblem *p, const ApsolveOptions *
     ApsolvePlan *plan = NULL, *best = NULL;
     ApsolveMemory *mem = NULL;
     int *mnss = NULL;
-    size_t n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-               (size_t)p->num_configs;
+    size_t n = apsolve_problem_cells(p);
     int64_t lo = 0, hi = 0, avail = 0, need = 0;
     size_t wk = 0;
     relaxed.ignore_memory = 1;

@@ -523,8 +523,8 @@ int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
 
 int apsolve_ep_cache_new(const ApsolveProblem *p, ApsolveEpCache *c)
 {
-    size_t L = (size_t)p->num_layers, sc = (size_t)p->num_submeshes * (size_t)p->num_configs;
-    c->facts = calloc(L * L * sc + 1, sizeof *c->facts);
+    size_t sc = (size_t)p->num_submeshes * (size_t)p->num_configs;
+    c->facts = calloc(apsolve_problem_cells(p) + 1, sizeof *c->facts);
     c->owner = malloc((sc + 1) * sizeof *c->owner);
     if (!c->facts || !c->owner) {
         apsolve_ep_cache_free(c);

@@ -169,7 +169,7 @@ int apsolve_ep_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
  * indices), the same plans from a smaller copy. 0; APSOLVE_ENOMEM;
  * APSOLVE_EDB with why (*out NULL, *view empty). */
 typedef struct ApsolveEpCache {
-    ApsolveEpFacts *facts;            /* L x L x S x C, indexed by the owner config */
+    ApsolveEpFacts *facts;            /* apsolve_problem_cells, indexed by the owner config */
     int *owner;                       /* S x C: whose placements a config reads; -1 unknown */
     ApsolveEpFacts sweep_fp8;         /* the sweep's FP8 facts (fp8_*), read once */
     int sweep_fp8_read;

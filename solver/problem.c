@@ -49,7 +49,7 @@ int apsolve_problem_new(int num_layers, int hosts, int gpus, int num_submeshes,
     p->num_devices = hosts * gpus;
     p->num_submeshes = num_submeshes;
     p->num_configs = num_configs;
-    n = (size_t)num_layers * (size_t)num_layers * (size_t)num_submeshes * (size_t)num_configs;
+    n = apsolve_table_cells(num_layers, num_submeshes, num_configs);
     p->submeshes = calloc((size_t)num_submeshes, sizeof *p->submeshes);
     p->configs = calloc((size_t)num_submeshes * (size_t)num_configs, sizeof *p->configs);
     p->cost = malloc(n * sizeof *p->cost);
@@ -95,8 +95,7 @@ int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out)
     if ((rc = apsolve_problem_new(p->num_layers, p->cluster_hosts, p->cluster_gpus,
                                   p->num_submeshes, p->num_configs, with, &q)) != APSOLVE_OK)
         return rc;
-    cells = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-            (size_t)p->num_configs;
+    cells = apsolve_problem_cells(p);
     memcpy(q->submeshes, p->submeshes, (size_t)p->num_submeshes * sizeof *q->submeshes);
     memcpy(q->configs, p->configs,
            (size_t)p->num_submeshes * (size_t)p->num_configs * sizeof *q->configs);
@@ -110,12 +109,18 @@ int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out)
             memcpy(q->wgrad_cost, p->wgrad_cost, cells * sizeof *q->wgrad_cost);
         memcpy(q->memory, p->memory, cells * sizeof *q->memory);
     }
-    if (p->unfit) {
-        if (!(q->unfit = malloc(cells * sizeof *q->unfit))) {
+    if (p->unfit_table) {
+        const ApsolveUnfitTable *t = p->unfit_table;
+        ApsolveUnfitTable *u = q->unfit_table = calloc(1, sizeof *u);
+        if (!u || !(u->slot = malloc(cells * sizeof *u->slot)) ||
+            (t->n && !(u->figs = malloc(t->n * sizeof *u->figs)))) {
             apsolve_problem_free(&q);
             return APSOLVE_ENOMEM;
         }
-        memcpy(q->unfit, p->unfit, cells * sizeof *q->unfit);
+        memcpy(u->slot, t->slot, cells * sizeof *u->slot);
+        if (t->n)
+            memcpy(u->figs, t->figs, t->n * sizeof *u->figs);
+        u->n = u->cap = t->n;
     }
     q->sweep_id = p->sweep_id;
     *out = q;
@@ -137,9 +142,54 @@ void apsolve_problem_free(ApsolveProblem **pp)
     free(p->bwd_cost);
     free(p->wgrad_cost);
     free(p->memory);
-    free(p->unfit);
+    if (p->unfit_table) {
+        free(p->unfit_table->slot);
+        free(p->unfit_table->figs);
+        free(p->unfit_table);
+    }
     free(p);
     *pp = NULL;
+}
+
+int apsolve_unfit_table_new(ApsolveProblem *p)
+{
+    ApsolveUnfitTable *t;
+    if (p->unfit_table)
+        return APSOLVE_OK;
+    if (!(t = calloc(1, sizeof *t)) || !(t->slot = calloc(apsolve_problem_cells(p),
+                                                          sizeof *t->slot))) {
+        free(t);
+        return APSOLVE_ENOMEM;
+    }
+    p->unfit_table = t;
+    return APSOLVE_OK;
+}
+
+int apsolve_unfit_put(ApsolveProblem *p, size_t k, const ApsolveUnfit *u)
+{
+    ApsolveUnfitTable *t;
+    if (!(u->fwd >= 0) && !p->unfit_table)
+        return APSOLVE_OK;
+    if (apsolve_unfit_table_new(p) != APSOLVE_OK)
+        return APSOLVE_ENOMEM;
+    t = p->unfit_table;
+    if (!(u->fwd >= 0)) { /* < 0 or NaN: none (what apsolve_unfit_at holds has fwd >= 0) */
+        t->slot[k] = 0; /* its figures, if any, stay unreferenced */
+        return APSOLVE_OK;
+    }
+    if (!t->slot[k]) {
+        if (t->n == t->cap) {
+            size_t cap = t->cap ? 2 * t->cap : 1024;
+            ApsolveUnfit *f;
+            if (cap > UINT32_MAX || !(f = realloc(t->figs, cap * sizeof *f)))
+                return APSOLVE_ENOMEM;
+            t->figs = f;
+            t->cap = cap;
+        }
+        t->slot[k] = (uint32_t)++t->n;
+    }
+    t->figs[t->slot[k] - 1] = *u;
+    return APSOLVE_OK;
 }
 
 /* Whether every valid, finite entry of p has a value >= 0 in per_entry
@@ -149,8 +199,7 @@ static int every_entry_known(const ApsolveProblem *p, const double *per_entry)
     size_t n, k, finite = 0;
     if (!p || !per_entry)
         return 0;
-    n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-        (size_t)p->num_configs;
+    n = apsolve_problem_cells(p);
     for (k = 0; k < n; k++) {
         size_t cfg = k % ((size_t)p->num_submeshes * (size_t)p->num_configs);
         if (!p->configs[cfg].valid || !isfinite(p->cost[k]) || p->cost[k] < 0)
@@ -258,9 +307,8 @@ int apsolve_unfit_restore(ApsolveProblem *q, size_t idx)
     const ApsolveUnfit *u;
     if (isfinite(q->cost[idx]))
         return 1;
-    if (!q->unfit || !q->fwd_cost || !q->bwd_cost || !q->memory || q->unfit[idx].fwd < 0)
+    if (!(u = apsolve_unfit_at(q, idx)) || !q->fwd_cost || !q->bwd_cost || !q->memory)
         return 0;
-    u = &q->unfit[idx];
     q->cost[idx] = u->fwd + u->bwd;
     q->fwd_cost[idx] = u->fwd;
     q->bwd_cost[idx] = u->bwd;

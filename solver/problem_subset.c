@@ -72,16 +72,9 @@ static int subset_shell(const ApsolveProblem *p, const ApsolveSubset *v, int L, 
     if ((rc = apsolve_problem_new(L, p->cluster_hosts, p->cluster_gpus, S2, C2, with, &q)) !=
         APSOLVE_OK)
         return rc;
-    if (p->unfit && unfit) {
-        size_t cells = (size_t)L * (size_t)L * (size_t)S2 * (size_t)C2;
-        if (!(q->unfit = malloc(cells * sizeof *q->unfit))) {
-            apsolve_problem_free(&q);
-            return APSOLVE_ENOMEM;
-        }
-        for (size_t k = 0; k < cells; k++) {
-            memset(&q->unfit[k], 0, sizeof q->unfit[k]);
-            q->unfit[k].fwd = -1; /* padding: nothing to restore */
-        }
+    if (p->unfit_table && unfit && apsolve_unfit_table_new(q) != APSOLVE_OK) {
+        apsolve_problem_free(&q); /* its padding has nothing to restore */
+        return APSOLVE_ENOMEM;
     }
     for (int s2 = 0; s2 < S2; s2++) {
         q->submeshes[s2] = p->submeshes[v->submesh[s2]];
@@ -98,8 +91,9 @@ static int subset_shell(const ApsolveProblem *p, const ApsolveSubset *v, int L, 
 }
 
 /* Entry b of q becomes entry a of p, every table q has (a table p lacks
- * keeps apsolve_problem_new's value), as apsolve_problem_clone copies it. */
-static void copy_entry(const ApsolveProblem *p, size_t a, ApsolveProblem *q, size_t b)
+ * keeps apsolve_problem_new's value), as apsolve_problem_clone copies it.
+ * APSOLVE_OK or APSOLVE_ENOMEM (a place for unfit figures). */
+static int copy_entry(const ApsolveProblem *p, size_t a, ApsolveProblem *q, size_t b)
 {
     q->cost[b] = p->cost[a];
     q->max_n_succ_stages[b] = p->max_n_succ_stages[a];
@@ -111,8 +105,9 @@ static void copy_entry(const ApsolveProblem *p, size_t a, ApsolveProblem *q, siz
             q->wgrad_cost[b] = p->wgrad_cost[a];
         q->memory[b] = p->memory[a];
     }
-    if (q->unfit)
-        q->unfit[b] = p->unfit[a];
+    if (q->unfit_table && apsolve_unfit_at(p, a))
+        return apsolve_unfit_put(q, b, apsolve_unfit_at(p, a));
+    return APSOLVE_OK;
 }
 
 /* apsolve_subset_problem, its unfit figures copied where p has them and
@@ -124,19 +119,21 @@ static int subset_problem(const ApsolveProblem *p, const ApsolveSubset *v, int u
     int L = p->num_layers, S2 = v->num_submeshes, C2 = v->num_configs, rc;
     if ((rc = subset_shell(p, v, L, unfit, &q)) != APSOLVE_OK)
         return rc;
-    /* every layer range i..j of the pairs kept (j < i is no range: the DP
-     * and the steps that transform entries never read it) */
-    for (int i = 0; i < L; i++)
-        for (int j = i; j < L; j++)
+    /* every layer range i..j of the pairs kept (j < i is no range: no
+     * cell, apsolve_index) */
+    for (int i = 0; i < L && rc == APSOLVE_OK; i++)
+        for (int j = i; j < L && rc == APSOLVE_OK; j++)
             for (int s2 = 0; s2 < S2; s2++)
                 for (int c2 = 0; c2 < C2; c2++) {
                     int c = v->config[(size_t)s2 * C2 + c2];
-                    if (c >= 0)
-                        copy_entry(p, apsolve_index(p, i, j, v->submesh[s2], c), q,
-                                   apsolve_index(q, i, j, s2, c2));
+                    if (c >= 0 && rc == APSOLVE_OK)
+                        rc = copy_entry(p, apsolve_index(p, i, j, v->submesh[s2], c), q,
+                                        apsolve_index(q, i, j, s2, c2));
                 }
+    if (rc != APSOLVE_OK)
+        apsolve_problem_free(&q);
     *out = q;
-    return APSOLVE_OK;
+    return rc;
 }
 
 int apsolve_subset_problem(const ApsolveProblem *p, const ApsolveSubset *v, ApsolveProblem **out)
@@ -163,12 +160,14 @@ int apsolve_subset_range_problem(const ApsolveProblem *p, const ApsolveSubset *v
     for (int s2 = 0; s2 < S2; s2++)
         for (int c2 = 0; c2 < C2; c2++) {
             int c = v->config[(size_t)s2 * C2 + c2];
-            if (c >= 0)
-                copy_entry(p, apsolve_index(p, first, last, v->submesh[s2], c), q,
-                           apsolve_index(q, 0, 0, s2, c2));
+            if (c >= 0 && rc == APSOLVE_OK)
+                rc = copy_entry(p, apsolve_index(p, first, last, v->submesh[s2], c), q,
+                                apsolve_index(q, 0, 0, s2, c2));
         }
+    if (rc != APSOLVE_OK)
+        apsolve_problem_free(&q);
     *out = q;
-    return APSOLVE_OK;
+    return rc;
 }
 
 void apsolve_subset_range_plan(const ApsolveSubset *v, int first, int last, ApsolvePlan *pl)

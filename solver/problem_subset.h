@@ -37,7 +37,7 @@ void apsolve_subset_free(ApsolveSubset *v);
  * +inf. 0; APSOLVE_ENOMEM; APSOLVE_EINVAL. */
 int apsolve_subset_problem(const ApsolveProblem *p, const ApsolveSubset *v,
                            ApsolveProblem **out);
-/* The same without the unfit figures (q->unfit NULL): for a step that
+/* The same without the unfit figures (q->unfit_table NULL): for a step that
  * reads them from p (the cp candidates, apsolve_cp_auto_table). */
 int apsolve_subset_problem_less_unfit(const ApsolveProblem *p, const ApsolveSubset *v,
                                       ApsolveProblem **out);

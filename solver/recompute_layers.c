@@ -32,8 +32,8 @@ static int figures(const ApsolveProblem *p, size_t idx, Figures *f)
         f->m = p->memory[idx];
         return 0;
     }
-    if (p->unfit && p->unfit[idx].fwd >= 0) {
-        const ApsolveUnfit *u = &p->unfit[idx];
+    if (apsolve_unfit_at(p, idx)) {
+        const ApsolveUnfit *u = apsolve_unfit_at(p, idx);
         *f = (Figures){u->fwd, u->bwd, -1.0, u->apply, u->memory};
         return 0;
     }

@@ -285,8 +285,7 @@ static int check_headroom(const ApsolveRun *r)
     size_t n;
     if (a->opt.headroom_bytes <= 0 || !p->memory)
         return 0;
-    n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-        (size_t)p->num_configs;
+    n = apsolve_problem_cells(p);
     for (size_t i = 0; i < n; i++)
         if (p->memory[i].avail > most)
             most = p->memory[i].avail;

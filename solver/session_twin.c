@@ -34,7 +34,7 @@ int apsolve_twin_check(ApsolveRun *r, const ApsolveCand *eq, int la, int lb, con
             size_t idx = apsolve_index(p, sp->start_layer, sp->end_layer, s, c);
             /* an entry out of memory with the time the sweep computed is
              * priced from that time (apsolve_unfit_restore) */
-            if (isfinite(p->cost[idx]) || (p->unfit && p->unfit[idx].fwd >= 0))
+            if (isfinite(p->cost[idx]) || apsolve_unfit_at(p, idx))
                 priced = 1;
             for (int ph = 0; ph < 2 && !priced && !stored; ph++)
                 if (costdb_entry_exists(r->db, eq->sweep, sp->start_layer, sp->end_layer, s, c,
@@ -71,30 +71,30 @@ int apsolve_twin_check(ApsolveRun *r, const ApsolveCand *eq, int la, int lb, con
 
 int apsolve_unfit_open(const ApsolveProblem *p, ApsolveProblem **out)
 {
-    size_t cells = (size_t)p->num_layers * (size_t)p->num_layers *
-                   (size_t)p->num_submeshes * (size_t)p->num_configs, k;
+    size_t cells = apsolve_problem_cells(p), k;
     int rc;
     *out = NULL;
-    for (k = 0; p->unfit && k < cells && !(p->unfit[k].fwd >= 0 && !isfinite(p->cost[k])); k++)
+    for (k = 0; p->unfit_table && k < cells && !(apsolve_unfit_at(p, k) && !isfinite(p->cost[k]));
+         k++)
         ;
-    if (!p->unfit || k == cells)
+    if (!p->unfit_table || k == cells)
         return APSOLVE_OK; /* none to restore: the candidate's own problem */
     if ((rc = apsolve_problem_clone(p, out)) != APSOLVE_OK)
         return rc;
     for (k = 0; k < cells; k++)
-        if (!isfinite((*out)->cost[k]) && (*out)->unfit[k].fwd >= 0)
+        if (!isfinite((*out)->cost[k]) && apsolve_unfit_at(*out, k))
             apsolve_unfit_restore(*out, k);
     return APSOLVE_OK;
 }
 
 void apsolve_unfit_settle(ApsolveProblem *q)
 {
-    size_t cells = (size_t)q->num_layers * (size_t)q->num_layers *
-                   (size_t)q->num_submeshes * (size_t)q->num_configs;
+    size_t cells = apsolve_problem_cells(q);
     /* exactly the figures apsolve_unfit_restore put there: no cp or ep
      * step made a stage of it */
-    for (size_t k = 0; q->unfit && q->fwd_cost && q->bwd_cost && q->memory && k < cells; k++)
-        apsolve_unfit_settle_entry(q, k, &q->unfit[k]);
+    for (size_t k = 0; q->unfit_table && q->fwd_cost && q->bwd_cost && q->memory && k < cells; k++)
+        if (apsolve_unfit_at(q, k))
+            apsolve_unfit_settle_entry(q, k, apsolve_unfit_at(q, k));
 }
 
 int apsolve_unfit_apply_known(const ApsolveProblem *p)
@@ -105,18 +105,17 @@ int apsolve_unfit_apply_known(const ApsolveProblem *p)
      * of the whole table */
     size_t cells, finite = 0;
     int restores;
-    if (!p || !p->unfit)
+    if (!p || !p->unfit_table)
         return apsolve_problem_apply_known(p);
     restores = p->fwd_cost && p->bwd_cost && p->memory;
-    cells = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-            (size_t)p->num_configs;
+    cells = apsolve_problem_cells(p);
     for (size_t k = 0; k < cells; k++) {
         double cost = p->cost[k], apply = p->apply_cost[k];
         if (!p->configs[k % ((size_t)p->num_submeshes * (size_t)p->num_configs)].valid)
             continue;
-        if (!isfinite(cost) && restores && p->unfit[k].fwd >= 0) {
-            cost = p->unfit[k].fwd + p->unfit[k].bwd;
-            apply = p->unfit[k].apply;
+        if (!isfinite(cost) && restores && apsolve_unfit_at(p, k)) {
+            cost = apsolve_unfit_at(p, k)->fwd + apsolve_unfit_at(p, k)->bwd;
+            apply = apsolve_unfit_at(p, k)->apply;
         }
         if (!isfinite(cost) || cost < 0)
             continue;

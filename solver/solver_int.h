@@ -176,7 +176,7 @@ typedef struct ApsolveEntryDelta {
 void apsolve_entry_add(ApsolveProblem *q, size_t idx, const ApsolveEntryDelta *d);
 
 /* Entry idx of q (one with memory: fwd_cost, bwd_cost, memory) as the
- * sweep computed it before judging it out of memory (q->unfit), its cost
+ * sweep computed it before judging it out of memory (apsolve_unfit_at), its cost
  * and memory in place and its max_n_succ_stages from that memory, for a cp
  * or ep step to transform: the transformed memory then decides fit, as an
  * entry's own does. 1: idx has a finite cost (now or already); 0: none. */

@@ -13,16 +13,15 @@
  * restores it in its clone). */
 static int restorable(const ApsolveProblem *p, size_t k)
 {
-    return !isfinite(p->cost[k]) && p->unfit[k].fwd >= 0 && p->fwd_cost && p->bwd_cost &&
+    return !isfinite(p->cost[k]) && apsolve_unfit_at(p, k) && p->fwd_cost && p->bwd_cost &&
            p->memory;
 }
 
 int apsolve_unfit_open_in_place(ApsolveProblem *p, ApsolveUnfitUndo *u)
 {
-    size_t cells = (size_t)p->num_layers * (size_t)p->num_layers *
-                   (size_t)p->num_submeshes * (size_t)p->num_configs, n = 0;
+    size_t cells = apsolve_problem_cells(p), n = 0;
     memset(u, 0, sizeof *u);
-    if (!p->unfit)
+    if (!p->unfit_table)
         return APSOLVE_OK;
     for (size_t k = 0; k < cells; k++)
         n += (size_t)restorable(p, k);

@@ -97,7 +97,8 @@ static void solve(Costdb *db, int64_t id, const CostdbSweep *sw)
         maxs = subs[k].index > maxs ? subs[k].index : maxs;
     for (size_t k = 0; k < nc; k++)
         maxc = cfgs[k].config_index > maxc ? cfgs[k].config_index : maxc;
-    /* The solver's table is dense: L^2 * S * C cells. A crafted sweep can ask
+    /* The solver's table is dense: L (L + 1) / 2 * S * C cells, bounded by
+     * L^2 * S * C here. A crafted sweep can ask
      * for terabytes; that is a documented limit (docs/reliability.md), not
      * something to allocate per fuzz input. */
     cells = (double)sw->num_layers * sw->num_layers * (maxs + 1.0) * (maxc + 1.0);

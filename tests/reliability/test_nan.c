@@ -111,8 +111,7 @@ static double solve_cost(Costdb *db, int64_t id, int *n_stages)
     ApsolvePlan *plan = NULL;
     double cost = -1;
     CU_ASSERT_FATAL(apsolve_problem_from_db(db, id, &o, &p) == 0);
-    for (size_t k = 0; k < (size_t)p->num_layers * p->num_layers * p->num_submeshes *
-                               p->num_configs; k++)
+    for (size_t k = 0; k < apsolve_problem_cells(p); k++)
         CU_ASSERT(!isnan(p->cost[k]) && p->cost[k] >= 0);
     if (apsolve_solve(p, &o, &plan) == 0) {
         CU_ASSERT(plan->feasible);

@@ -32,7 +32,7 @@ static int cmp_double(const void *a, const void *b)
 static double *distinct_costs(const ApsolveProblem *p, size_t *n)
 {
     int L = p->num_layers;
-    size_t cap = (size_t)L * (size_t)L * (size_t)p->num_submeshes * (size_t)p->num_configs, k = 0;
+    size_t cap = apsolve_problem_cells(p), k = 0;
     double *v = malloc((cap ? cap : 1) * sizeof *v);
     *n = 0;
     if (!v)
@@ -330,8 +330,7 @@ int oracle_make_problem(const OracleGen *g, uint64_t *rng, ApsolveProblem **out)
 
 int oracle_add_passes(ApsolveProblem *p, uint64_t *rng)
 {
-    size_t n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-               (size_t)p->num_configs;
+    size_t n = apsolve_problem_cells(p);
     p->fwd_cost = malloc(n * sizeof *p->fwd_cost);
     p->bwd_cost = malloc(n * sizeof *p->bwd_cost);
     p->wgrad_cost = malloc(n * sizeof *p->wgrad_cost);
@@ -347,8 +346,7 @@ int oracle_add_passes(ApsolveProblem *p, uint64_t *rng)
 
 int oracle_add_memory(ApsolveProblem *p, uint64_t *rng)
 {
-    size_t n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-               (size_t)p->num_configs;
+    size_t n = apsolve_problem_cells(p);
     p->memory = calloc(n, sizeof *p->memory);
     if (!p->memory)
         return APSOLVE_ENOMEM;
@@ -362,19 +360,27 @@ int oracle_add_memory(ApsolveProblem *p, uint64_t *rng)
     return APSOLVE_OK;
 }
 
-static size_t oracle_cells(const ApsolveProblem *p)
+/* The same out-of-memory figures in each of n cells (both without a table,
+ * or both with one). */
+static int same_unfit(const ApsolveProblem *p, const ApsolveProblem *q, size_t n)
 {
-    return (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-           (size_t)p->num_configs;
+    if (!p->unfit_table != !q->unfit_table)
+        return 0;
+    for (size_t k = 0; p->unfit_table && k < n; k++) {
+        const ApsolveUnfit *a = apsolve_unfit_at(p, k), *b = apsolve_unfit_at(q, k);
+        if (!a != !b || (a && memcmp(a, b, sizeof *a)))
+            return 0;
+    }
+    return 1;
 }
 
 int oracle_same_problem(const ApsolveProblem *p, const ApsolveProblem *q)
 {
-    size_t n = oracle_cells(p);
+    size_t n = apsolve_problem_cells(p);
 #define SAME(f) ((!p->f && !q->f) || (p->f && q->f && !memcmp(p->f, q->f, n * sizeof *p->f)))
     return p->num_layers == q->num_layers && p->num_submeshes == q->num_submeshes &&
            p->num_configs == q->num_configs && SAME(cost) && SAME(max_n_succ_stages) &&
            SAME(apply_cost) && SAME(fwd_cost) && SAME(bwd_cost) && SAME(wgrad_cost) &&
-           SAME(memory) && SAME(unfit);
+           SAME(memory) && same_unfit(p, q, n);
 #undef SAME
 }

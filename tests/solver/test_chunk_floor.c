@@ -541,8 +541,7 @@ static void test_dominated_items(void)
         ApsolveOptions o;
         DpPrep pr = {0};
         const double *vals;
-        size_t n_vals, n = (size_t)p->num_layers * (size_t)p->num_layers *
-                           (size_t)p->num_submeshes * (size_t)p->num_configs;
+        size_t n_vals, n = apsolve_problem_cells(p);
         int L = p->num_layers, *a = malloc(2 * (size_t)p->num_configs * sizeof *a),
             *b = malloc(2 * (size_t)p->num_configs * sizeof *b);
         CU_ASSERT_FATAL(sh && a && b);
@@ -652,8 +651,7 @@ static void test_budget_per_avail(void)
     for (int t = 0; t < 48; t++) {
         ApsolveProblem *p = random_problem(&rng, 2 * t + 1); /* with memory */
         ApsolveDpShared *sh = apsolve_dp_shared_new();
-        size_t ne = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-                    (size_t)p->num_configs;
+        size_t ne = apsolve_problem_cells(p);
         ApsolveOptions o;
         DpPrep pr = {0};
         int n = 1 + t % 4;
@@ -703,8 +701,7 @@ static void test_chunk_bar(void)
         ApsolveDpShared *sh = apsolve_dp_shared_new();
         ApsolveOptions o;
         int nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices;
-        size_t cells = (size_t)p->num_layers * (size_t)p->num_layers *
-                       (size_t)p->num_submeshes * (size_t)p->num_configs;
+        size_t cells = apsolve_problem_cells(p);
         unsigned char skip[64] = {0};
         CU_ASSERT_FATAL(sh != NULL && nmax < 64);
         for (size_t k = 0; k < cells; k++)

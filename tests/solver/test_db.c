@@ -329,7 +329,7 @@ static void test_explain(void)
     CU_ASSERT(strstr(msg, "40.000") == NULL);
     /* With 5 GB no entry fits even as the last stage: the message names the
      * layers and still quotes the least memory a plan needs (26 GB). */
-    for (size_t idx = 0; idx < (size_t)2 * 2 * 2 * 1; idx++)
+    for (size_t idx = 0; idx < apsolve_problem_cells(p); idx++)
         if (p->memory[idx].avail) {
             p->memory[idx].avail = 5 * GB;
             p->max_n_succ_stages[idx] = apsolve_max_n_succ_stages(

@@ -246,7 +246,7 @@ static void test_nan(void)
     ApsolvePlan *pl = NULL;
     size_t n;
     CU_ASSERT_FATAL(oracle_make_problem(&g, &rng, &p) == APSOLVE_OK);
-    n = (size_t)p->num_layers * p->num_layers * p->num_submeshes * p->num_configs;
+    n = apsolve_problem_cells(p);
     for (size_t k = 0; k < n; k += 3)
         p->cost[k] = k % 2 ? NAN : -1.0;
     CU_ASSERT(solve_and_compare(p, &o, brute_force(p, 4, 0, 0)));

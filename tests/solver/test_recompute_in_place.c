@@ -20,12 +20,6 @@
 #include "cunit_run.h"
 #include "recompute_layers.h"
 
-static size_t cells(const ApsolveProblem *p)
-{
-    return (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-           (size_t)p->num_configs;
-}
-
 static unsigned next(unsigned *r)
 {
     *r = *r * 1103515245u + 12345u;
@@ -42,8 +36,8 @@ static ApsolveProblem *made_up(int L, unsigned seed)
     size_t n;
     if (apsolve_problem_new(L, 1, 4, 3, 6, 1, &p))
         return NULL;
-    n = cells(p);
-    if (!(p->unfit = calloc(n, sizeof *p->unfit))) {
+    n = apsolve_problem_cells(p);
+    if (apsolve_unfit_table_new(p)) {
         apsolve_problem_free(&p);
         return NULL;
     }
@@ -61,7 +55,6 @@ static ApsolveProblem *made_up(int L, unsigned seed)
     }
     for (size_t k = 0; k < n; k++) {
         double f = 0.25 * (double)(next(&r) % 8 + 1);
-        p->unfit[k].fwd = -1;
         p->memory[k] = (ApsolveMemory){(int64_t)(next(&r) % 7) * 1000 + 700,
                                        (int64_t)(next(&r) % 5) * 100, 100, 8000};
         p->max_n_succ_stages[k] = apsolve_memory_mnss(&p->memory[k]);
@@ -76,8 +69,11 @@ static ApsolveProblem *made_up(int L, unsigned seed)
         case 1: /* out of memory, its time kept */
             p->cost[k] = next(&r) % 5 ? INFINITY : NAN;
             p->max_n_succ_stages[k] = -1;
-            p->unfit[k] = (ApsolveUnfit){f, 2 * f, 0.02,
-                                         {(int64_t)(next(&r) % 9) * 3000, 400, 200, 8000}};
+            if (apsolve_unfit_put(p, k, &(ApsolveUnfit){f, 2 * f, 0.02,
+                                         {(int64_t)(next(&r) % 9) * 3000, 400, 200, 8000}})) {
+                apsolve_problem_free(&p);
+                return NULL;
+            }
             break;
         case 2: /* out of memory, no time */
             break;

@@ -47,8 +47,7 @@ static ApsolveProblem *random_problem(uint64_t *rng, int t)
     g.integer_costs = t % 3 == 1; /* many exact ties */
     g.noise = 0.3;
     CU_ASSERT_FATAL(oracle_make_problem(&g, rng, &p) == APSOLVE_OK);
-    n = (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-        (size_t)p->num_configs;
+    n = apsolve_problem_cells(p);
     p->memory = calloc(n, sizeof *p->memory);
     CU_ASSERT_FATAL(p->memory != NULL);
     for (size_t k = 0; k < n; k++) {

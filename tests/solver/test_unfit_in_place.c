@@ -19,12 +19,6 @@
 #include "session_int.h"
 #include "unfit_in_place.h"
 
-static size_t cells(const ApsolveProblem *p)
-{
-    return (size_t)p->num_layers * (size_t)p->num_layers * (size_t)p->num_submeshes *
-           (size_t)p->num_configs;
-}
-
 static ApsolveProblem *made_up(void)
 {
     ApsolveProblem *p = NULL;
@@ -32,14 +26,13 @@ static ApsolveProblem *made_up(void)
     size_t n;
     if (apsolve_problem_new(5, 1, 4, 3, 4, 1, &p))
         return NULL;
-    n = cells(p);
-    if (!(p->unfit = calloc(n, sizeof *p->unfit))) {
+    n = apsolve_problem_cells(p);
+    if (apsolve_unfit_table_new(p)) {
         apsolve_problem_free(&p);
         return NULL;
     }
     for (size_t k = 0; k < n; k++) {
         r = r * 1103515245u + 12345u;
-        p->unfit[k].fwd = -1;
         p->memory[k] = (ApsolveMemory){(int64_t)(r % 7) * 1000, 500, 100, 8000};
         p->max_n_succ_stages[k] = apsolve_memory_mnss(&p->memory[k]);
         p->apply_cost[k] = 0.01 * (double)(r % 5);
@@ -54,8 +47,11 @@ static ApsolveProblem *made_up(void)
         case 2:
             p->cost[k] = (r >> 12) % 5 ? INFINITY : NAN;
             p->max_n_succ_stages[k] = -1;
-            p->unfit[k] = (ApsolveUnfit){0.5 * (double)(r % 4 + 1), 1.5, 0.02,
-                                         {(int64_t)(r % 9) * 3000, 4000, 200, 8000}};
+            if (apsolve_unfit_put(p, k, &(ApsolveUnfit){0.5 * (double)(r % 4 + 1), 1.5, 0.02,
+                                         {(int64_t)(r % 9) * 3000, 4000, 200, 8000}})) {
+                apsolve_problem_free(&p);
+                return NULL;
+            }
             break;
         default: /* out of memory, no time: stays */
             break;
@@ -88,8 +84,10 @@ static void test_nothing_to_restore(void)
     ApsolveProblem *p = made_up(), *before = NULL, *clone = NULL;
     ApsolveUnfitUndo u;
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-    free(p->unfit);
-    p->unfit = NULL;
+    free(p->unfit_table->slot);
+    free(p->unfit_table->figs);
+    free(p->unfit_table);
+    p->unfit_table = NULL;
     CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(p, &before), APSOLVE_OK);
     CU_ASSERT_EQUAL_FATAL(apsolve_unfit_open(p, &clone), APSOLVE_OK);
     CU_ASSERT_PTR_NULL(clone);
