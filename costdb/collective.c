@@ -265,7 +265,8 @@ static int capability_member(CjrParser *ps, const char *key, void *ctx, int dept
         strcmp(key, "grad_overlap") && strcmp(key, "scaleup_domain_gpus") &&
         strcmp(key, "grad_reduce_bytes") && strcmp(key, "optimizer_main_param_bytes") &&
         strcmp(key, "optimizer_exp_avg_bytes") && strcmp(key, "optimizer_exp_avg_sq_bytes") &&
-        strcmp(key, "intra_host_full_mesh") && strcmp(key, "host_link_bandwidth"))
+        strcmp(key, "intra_host_full_mesh") && strcmp(key, "host_link_bandwidth") &&
+        strcmp(key, "attention_efficiency") && strncmp(key, "attention_efficiency_", 21))
         return cjr_skip_value(ps, depth + 1);
     if (cjr_number(ps, &v))
         return COSTDB_EPARSE;
@@ -293,6 +294,15 @@ static int capability_member(CjrParser *ps, const char *key, void *ctx, int dept
         f->adam.exp_avg_sq = v <= 8 ? v : 0;
     else if (!strcmp(key, "host_link_bandwidth"))
         f->host_bandwidth = v;
+    else if (!strcmp(key, "attention_efficiency"))
+        f->attention_efficiency = v <= 1 ? v : 0;
+    else if (!strncmp(key, "attention_efficiency_", 21)) {
+        /* _2k, _4k, _8k, _16k, _32k: 2048 << i keys (the spec file's keys) */
+        static const char *const at[5] = {"2k", "4k", "8k", "16k", "32k"};
+        for (int i = 0; i < 5; i++)
+            if (!strcmp(key + 21, at[i]))
+                f->attention_eff_seq[i] = v <= 1 ? v : 0;
+    }
     else if (!strcmp(key, "bus_efficiency"))
         f->bus_efficiency = v <= 1 ? v : 0;
     else
@@ -316,6 +326,7 @@ void costdb_fabric_from_hardware(const CostdbHardware *hw, CostdbFabric *out)
     f.inter_latency = hw->inter_host_latency;
     f.gpus_per_host = hw->gpus_per_host;
     f.memory_bandwidth = hw->memory_bandwidth;
+    f.peak_flops16 = hw->peak_flops_bf16 > 0 ? hw->peak_flops_bf16 : hw->peak_flops_f16;
     *out = f;
     /* the refinements, when the capabilities are the profiler's object; a
      * row that holds anything else keeps the plain link figures */

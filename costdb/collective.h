@@ -73,6 +73,15 @@ typedef struct CostdbFabric {
     double host_bandwidth;                  /* bytes/s one direction between a GPU and host
                                              * memory (the spec's host_link_bandwidth_gbs);
                                              * 0: unknown */
+    /* The fused attention's rate, which a cp stage's ring prices its
+     * shorter kernels by (solver/cp_attention.c): the row's 16-bit peak
+     * (peak_flops_bf16, else peak_flops_f16), FLOP/s; its
+     * attention_efficiency and attention_efficiency_2k .. _32k (the
+     * profiler's attention_eff_seq, profiler/hw/attention_rate.c); 0: not
+     * given */
+    double peak_flops16;
+    double attention_efficiency;
+    double attention_eff_seq[5];            /* at 2048 << i keys */
 } CostdbFabric;
 
 /* The intra-host bandwidth (bytes/s one direction, before bus_efficiency)

@@ -12,6 +12,7 @@
 
 #include "collective.h"
 #include "context_parallel.h"
+#include "cp_attention.h"
 #include "costdb.h"
 #include "costdb_text.h"
 #include "frameworks.h"
@@ -336,6 +337,20 @@ static void price_stage(const CpFacts *x, const ApsolveCpLayout *l, int M, Apsol
         }
         out->comm_fwd = layers * one.comm_fwd;
         out->comm_bwd = layers * one.comm_bwd;
+        /* the ring's attention kernels over seq / ring GPUs' keys
+         * (cp_attention.c); a2a and all_gather keep the entry's */
+        if (l->comm == APSOLVE_CP_P2P || l->comm == APSOLVE_CP_A2A_P2P) {
+            int ring_n = l->cp / a;
+            if (ring_n > 1) {
+                out->ring_keys = out->seq / ring_n;
+                apsolve_cp_ring_attention(&f, out->seq, ring_n, l->cp,
+                                          (double)batch / ((double)l->dp * l->cp), qw / l->tp,
+                                          layers,
+                                          l->recompute == COSTDB_RECOMPUTE_FULL ||
+                                              l->recompute == COSTDB_RECOMPUTE_SELECTIVE,
+                                          &out->attn_fwd, &out->attn_bwd);
+            }
+        }
         out->traffic_fwd = layers * one.traffic_fwd;
         out->traffic_bwd = layers * one.traffic_bwd;
         /* Recomputation reruns the cp exchange. Full (Megatron-Core
@@ -384,13 +399,13 @@ static void transform(ApsolveProblem *q, size_t idx, int cp, const ApsolveCpStag
     if (!isfinite(q->cost[idx]))
         return;
     if (q->fwd_cost && q->bwd_cost) {
-        q->fwd_cost[idx] = q->fwd_cost[idx] * r + x->comm_fwd;
-        q->bwd_cost[idx] = q->bwd_cost[idx] * r + x->comm_bwd;
+        q->fwd_cost[idx] = q->fwd_cost[idx] * r + x->comm_fwd + x->attn_fwd;
+        q->bwd_cost[idx] = q->bwd_cost[idx] * r + x->comm_bwd + x->attn_bwd;
         /* the weight GEMMs see 1/cp of the tokens; the ring is B's */
         if (q->wgrad_cost && q->wgrad_cost[idx] >= 0)
             q->wgrad_cost[idx] *= r;
     }
-    q->cost[idx] = q->cost[idx] * r + x->comm_fwd + x->comm_bwd;
+    q->cost[idx] = q->cost[idx] * r + x->comm_fwd + x->comm_bwd + x->attn_fwd + x->attn_bwd;
     if (q->memory) {
         ApsolveMemory *m = &q->memory[idx];
         int64_t inter = apsolve_cp_intermediate(m->intermediate, cp);

@@ -73,6 +73,11 @@ typedef struct ApsolveCpStage {
     double rerun;                     /* of comm_bwd, the forward's exchange rerun under
                                        * full or selective recomputation, seconds */
     int64_t buffers;                  /* receive buffers alive at the peak, bytes */
+    double attn_fwd, attn_bwd;        /* seconds the ring's shorter attention kernels
+                                       * take beyond the entry's 1/cp, all layers
+                                       * (solver/cp_attention.h); 0: none */
+    int64_t ring_keys;                /* the keys each of the ring's kernels is priced
+                                       * at (seq / ring GPUs); 0: no ring */
 } ApsolveCpStage;
 
 /* The saved activations of one micro-batch of a cp stage whose entry (dp

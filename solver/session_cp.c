@@ -26,7 +26,7 @@ static void say_stages(const ApsolveRun *r, const ApsolveCand *eq, const Apsolve
         ApsolveCpStage x;
         char why[200];
         int s = apsolve_find_submesh(p, sp->hosts, sp->gpus), c = -1;
-        char rerun[120] = "";
+        char rerun[120] = "", ring[200] = "";
         /* the first of the requested recomputation, else the first */
         for (int pass = 0; pass < 2 && c < 0; pass++)
             for (int q = 0; s >= 0 && q < p->num_configs && c < 0; q++) {
@@ -47,12 +47,16 @@ static void say_stages(const ApsolveRun *r, const ApsolveCand *eq, const Apsolve
             snprintf(rerun, sizeof rerun, ", of it %.6g s the forward's exchange that %s "
                      "recomputation reruns", x.rerun,
                      costdb_recompute_name(m.recompute));
+        if (x.attn_fwd > 0 || x.attn_bwd > 0)
+            snprintf(ring, sizeof ring, "; the ring's attention kernels over %lld keys, "
+                     "+%.6g s forward and +%.6g s backward against the entry's over %lld",
+                     (long long)x.ring_keys, x.attn_fwd, x.attn_bwd, (long long)x.seq);
         apsolve_say(r->a, "notice: cp stage %zu (layers %d-%d): %d attention layers; per "
                     "micro-batch and GPU the %s sends %.1f MiB forward and %.1f MiB backward "
-                    "(+%.6g s, +%.6g s%s), receive buffers %.1f MiB", k, sp->start_layer,
+                    "(+%.6g s, +%.6g s%s), receive buffers %.1f MiB%s", k, sp->start_layer,
                     sp->end_layer, x.attention_layers, apsolve_cp_comm_name(l->comm),
                     x.traffic_fwd / 1048576.0, x.traffic_bwd / 1048576.0, x.comm_fwd,
-                    x.comm_bwd, rerun, (double)x.buffers / 1048576.0);
+                    x.comm_bwd, rerun, (double)x.buffers / 1048576.0, ring);
     }
 }
 
