@@ -136,6 +136,18 @@ static int ep_fp8(struct Costdb *db, int64_t sweep, ApsolveEpFacts *x)
     return 0;
 }
 
+/* Two memory-bound row copies of the rows slots a GPU's experts run, each
+ * read and written: the slots with their routing probabilities (hidden + 1
+ * elements a row), then the experts' output (hidden); bytes into *bytes,
+ * seconds returned (the sorts by local expert and the FP8 padding, ep_price). */
+static double slot_copies(const CostdbFabric *f, const ApsolveEpFacts *x, double rows,
+                          double esize, double *bytes)
+{
+    double in = 2 * rows * ((double)x->hidden + 1) * esize, o = 2 * rows * (double)x->hidden * esize;
+    *bytes = in + o;
+    return costdb_memory_seconds(f, in) + costdb_memory_seconds(f, o);
+}
+
 /* Entry facts x under layout l on hosts of M GPUs with fabric f into out. */
 static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
                      const ApsolveEpLayout *l, ApsolveEpStage *out)
@@ -212,6 +224,7 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
                                                          out->probs_bytes * l->ep, l->ep, l->etp,
                                                          M);
         double sent = (l->ep - 1.0) / l->ep * (out->a2a_bytes + out->probs_bytes / 2);
+        double erows = slots * (l->etp > 1 ? l->etp : 1); /* the slots a GPU's experts run */
         ApsolveEpCost *it = out->costs;
         *it++ = (ApsolveEpCost){"token all-to-all", out->a2a_bytes, l->ep, 2 * L, 2 * L, 0,
                                 2 * L * t, 2 * L * t};
@@ -314,13 +327,27 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
          * dispatch and combine (permutation 1 and its inverse, moe_utils.py
          * permute, unpermute) do not hold. */
         if (out->experts / l->ep > 1) {
-            double rows = slots * (l->etp > 1 ? l->etp : 1);
-            double bytes = 2 * rows * ((double)x->hidden + 1) * esize +
-                           2 * rows * (double)x->hidden * esize;
-            double copy = costdb_memory_seconds(&f, 2 * rows * ((double)x->hidden + 1) * esize) +
-                          costdb_memory_seconds(&f, 2 * rows * (double)x->hidden * esize);
+            double bytes, copy = slot_copies(&f, x, erows, esize, &bytes);
             *it++ = (ApsolveEpCost){"sorts by local expert", bytes, 1, L, L, 0, L * copy,
                                     L * copy};
+        }
+        /* FP8 padding (TEGroupedMLP.forward, megatron/core/transformer/moe/
+         * experts.py, core_r0.10.0 on, 92c8482e6d): FP8 GEMMs need each local
+         * expert's rows a multiple of 16 (MXFP8 32), so the slots and their
+         * probabilities are copied into a padded buffer before fc1 (TE's
+         * Fp8Padding) and fc2's output out of it (Fp8Unpadding), the
+         * backward their gradients back (TE v2.9, pinned by Megatron-Bridge
+         * 5776a6d90: module/fp8_padding.py, fp8_unpadding.py,
+         * fused_multi_row_padding/unpadding read and write every row). Both
+         * skip only when every count is aligned: drop_and_pad's capacity
+         * can be, a dropless router's counts are priced as never. The sorts'
+         * copies, every MoE layer, padding rows left out; FP8 linear experts
+         * in 16-bit training only (shard_fp8_linear), not under
+         * --moe-router-padding-for-quantization (no row sets it). */
+        if (out->dropless && x->fp8_recipe != COSTDB_FP8_NONE && esize < 4) {
+            double bytes, copy = slot_copies(&f, x, erows, esize, &bytes);
+            *it++ = (ApsolveEpCost){"FP8 padding of the experts' slots", bytes, 1, L, L, 0,
+                                    L * copy, L * copy};
         }
         out->n_costs = (int)(it - out->costs);
         for (int k = 0; k < out->n_costs; k++) {

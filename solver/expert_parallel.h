@@ -59,7 +59,7 @@ typedef struct ApsolveEpCost {
     int n_rerun;                      /* of n_bwd, the full recomputation's rerun */
     double fwd, bwd;                  /* seconds per micro-batch */
 } ApsolveEpCost;
-#define APSOLVE_EP_COSTS 8
+#define APSOLVE_EP_COSTS 10
 
 /* One stage entry under the layout, per GPU. */
 typedef struct ApsolveEpStage {
