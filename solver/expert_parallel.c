@@ -115,19 +115,23 @@ static void ep_facts(const CostdbPlacement *pl, size_t n, int a, int b, ApsolveE
  * and the model trains in 16 bits (program_fp8.c, shard_fp8_linear and
  * expert_weight_slot: Megatron-Core's TEGroupedMLP), and keeps Transformer
  * Engine's FP8 copies of their weights beside them (shard_fp8_weights),
- * which an ep stage divides with the weights (ep_price).
+ * which an ep stage divides with the weights (ep_price); and the spec's
+ * moe_drop_pad (the dispatcher drops and pads to the capacity).
  * 0; -1 when the sweep or its hardware row cannot be read. */
 static int ep_fp8(struct Costdb *db, int64_t sweep, ApsolveEpFacts *x)
 {
     CostdbSweep sw;
     CostdbHardware hw;
-    double fp8 = 0, fp4 = 0;
+    double fp8 = 0, fp4 = 0, drop = 0;
     x->fp8_recipe = COSTDB_FP8_NONE;
     x->fp8_params = 0;
     x->fp8_copies = 2;
+    x->drop_pad = 0;
     if (costdb_sweep_get(db, sweep, &sw) < 0 || sw.hardware_id <= 0 ||
         costdb_hardware_get(db, sw.hardware_id, &hw) < 0)
         return -1;
+    if (costdb_json_member_number(hw.capabilities, "moe_drop_pad", &drop) == 0)
+        x->drop_pad = drop != 0;
     if (costdb_json_member_number(hw.capabilities, "peak_flops_fp8", &fp8) < 0 || !(fp8 > 0))
         return 0;
     x->fp8_recipe = costdb_fp8_of_options(sw.options, &x->fp8_params);
@@ -136,10 +140,9 @@ static int ep_fp8(struct Costdb *db, int64_t sweep, ApsolveEpFacts *x)
     return 0;
 }
 
-/* Two memory-bound row copies of the rows slots a GPU's experts run, each
- * read and written: the slots with their routing probabilities (hidden + 1
- * elements a row), then the experts' output (hidden); bytes into *bytes,
- * seconds returned (the sorts by local expert and the FP8 padding, ep_price). */
+/* Two row copies of the rows a GPU's experts run, read and written: slots
+ * with probabilities (hidden + 1 a row), then the output (hidden); bytes
+ * into *bytes, seconds returned (sorts by local expert, FP8 padding). */
 static double slot_copies(const CostdbFabric *f, const ApsolveEpFacts *x, double rows,
                           double esize, double *bytes)
 {
@@ -205,8 +208,9 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
      * known (gather_from_sequence_parallel_region(num_local_tokens_per_expert,
      * group=tp_ep_group)), once per forward; with a capacity factor the
      * dispatcher drops and pads to the capacity (drop_and_pad) and its
-     * splits are fixed. */
-    out->dropless = x->seq > 0 && l->top_k > 0 && out->experts > 0 &&
+     * splits are fixed. A capacity factor of 1 builds the balanced graph
+     * too: the spec's moe_drop_pad says which the run was. */
+    out->dropless = !x->drop_pad && x->seq > 0 && l->top_k > 0 && out->experts > 0 &&
                     l->capacity == (x->seq * l->top_k + out->experts - 1) / out->experts;
     /* Under full recomputation (--recompute-granularity full) Megatron-Core
      * checkpoints whole transformer layers (megatron/core/recompute.py,
@@ -340,10 +344,9 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
          * 5776a6d90: module/fp8_padding.py, fp8_unpadding.py,
          * fused_multi_row_padding/unpadding read and write every row). Both
          * skip only when every count is aligned: drop_and_pad's capacity
-         * can be, a dropless router's counts are priced as never. The sorts'
+         * can be, a dropless router's counts priced as never. The sorts'
          * copies, every MoE layer, padding rows left out; FP8 linear experts
-         * in 16-bit training only (shard_fp8_linear), not under
-         * --moe-router-padding-for-quantization (no row sets it). */
+         * in 16-bit training (shard_fp8_linear); no row pads the router. */
         if (out->dropless && x->fp8_recipe != COSTDB_FP8_NONE && esize < 4) {
             double bytes, copy = slot_copies(&f, x, erows, esize, &bytes);
             *it++ = (ApsolveEpCost){"FP8 padding of the experts' slots", bytes, 1, L, L, 0,
@@ -619,6 +622,7 @@ static int cached_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *
     y->fp8_recipe = cache->sweep_fp8.fp8_recipe;
     y->fp8_copies = cache->sweep_fp8.fp8_copies;
     y->fp8_params = cache->sweep_fp8.fp8_params;
+    y->drop_pad = cache->sweep_fp8.drop_pad;
     return 0;
 }
 

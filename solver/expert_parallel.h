@@ -114,6 +114,8 @@ typedef struct ApsolveEpFacts {
     int fp8_copies, fp8_params;       /* TE's FP8 copies of a weight
                                        * (costdb_fp8_weight_copies); FP8 primary weights
                                        * (the spec's fp8_param_gather) */
+    int drop_pad;                     /* the spec's moe_drop_pad: the dispatcher drops and
+                                       * pads to the capacity, never dropless */
 } ApsolveEpFacts;
 
 /* Prices stage entry (start..end, submesh s, config c) of a sweep on hosts

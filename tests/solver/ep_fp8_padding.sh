@@ -14,7 +14,9 @@
 #   257 x 2 + 2 x 256 x 256 x 2 = 525312 bytes, 2 forward and 2 backward,
 #   and the stage's time grows by exactly those seconds over bf16's;
 # - dropless in bf16, and under FP8 with a capacity factor (1.5:
-#   drop_and_pad, whose fixed counts are priced aligned): none.
+#   drop_and_pad, whose fixed counts are priced aligned): none; nor,
+#   with the token counts' all-gather, under FP8 on the balanced graph
+#   with the spec's moe_drop_pad = 1 (capacity factor 1, drop_and_pad).
 # Usage: ep_fp8_padding.sh APPROF APSOLVE PYTHON SQLITE3
 . "$(dirname "$0")/../lib.sh"
 approf=$1 apsolve=$2 py=$3 sq=$4
@@ -25,14 +27,21 @@ mix="--model mixtral --num-layers 2 --hidden 256 --heads 4 --seq-len 128 --vocab
 # shellcheck disable=SC2086
 "$approf" model export mixtral ${mix#--model mixtral } --capacity-factor 1.5 --batch 4 \
   >"$w/cf.json" 2>"$w/err" || fail_with "$w/err" "mixtral export at capacity factor 1.5"
-for tag in bf16 fp8 cap; do
+# the balanced graph run as drop-and-pad at capacity factor 1 (the spec's
+# moe_drop_pad, NeMo's MegatronTokenDropCallback)
+"$approf" hardware show h100-sxm | sed 's/^moe_drop_pad = 0$/moe_drop_pad = 1/' \
+  >"$w/dp.spec" || fail "hardware show"
+grep -q '^moe_drop_pad = 1$' "$w/dp.spec" || fail "no moe_drop_pad field to set"
+for tag in bf16 fp8 cap drop; do
+  hw=h100-sxm
   case $tag in
     bf16) extra="$mix" ;;
     fp8) extra="$mix --fp8-recipe tensorwise" ;;
     cap) extra="--model-file $w/cf.json --fp8-recipe tensorwise" ;;
+    drop) extra="$mix --fp8-recipe tensorwise" hw=$w/dp.spec ;;
   esac
   # shellcheck disable=SC2086
-  "$approf" sweep --db "$w/$tag.db" $extra --cluster 1x4 --hardware h100-sxm --batch 16 \
+  "$approf" sweep --db "$w/$tag.db" $extra --cluster 1x4 --hardware "$hw" --batch 16 \
     --micro-batches 4 --layers 2 >"$w/out" 2>&1 || fail_with "$w/out" "mixtral sweep ($tag)"
   for p in plain ep; do
     k=dp=4,tp=1,pp=1
@@ -44,11 +53,14 @@ done
 l="expert parallelism, stage 0: FP8 padding of the experts' slots of 525312 bytes per GPU (memory copies), 2 forward and 2 backward per micro-batch"
 grep -qF "$l" "$w/fp8-ep.err" || fail_with "$w/fp8-ep.err" "line: $l"
 grep -q "in 5 costs (below)" "$w/fp8-ep.err" || fail_with "$w/fp8-ep.err" "the count of costs"
-for tag in bf16 cap; do
+for tag in bf16 cap drop; do
   grep -q "FP8 padding" "$w/$tag-ep.err" && fail_with "$w/$tag-ep.err" "padding priced ($tag)"
 done
-grep -q "token counts all-gather" "$w/cap-ep.err" &&
-  fail_with "$w/cap-ep.err" "the capacity factor's sweep priced as dropless"
+for tag in cap drop; do
+  grep -q "token counts all-gather" "$w/$tag-ep.err" &&
+    fail_with "$w/$tag-ep.err" "drop-and-pad priced as dropless ($tag)"
+done
+grep -q "token counts all-gather" "$w/fp8-ep.err" || fail_with "$w/fp8-ep.err" "dropless: no all-gather"
 mem=$("$sq" "$w/fp8.db" "select memory_bandwidth from hardware")
 meff=$("$sq" "$w/fp8.db" "select capabilities from hardware" |
   "$py" -c 'import json, sys; print(json.load(sys.stdin)["memory_efficiency"])')
