@@ -337,16 +337,13 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
         }
         /* FP8 padding (TEGroupedMLP.forward, megatron/core/transformer/moe/
          * experts.py, core_r0.10.0 on, 92c8482e6d): FP8 GEMMs need each local
-         * expert's rows a multiple of 16 (MXFP8 32), so the slots and their
-         * probabilities are copied into a padded buffer before fc1 (TE's
-         * Fp8Padding) and fc2's output out of it (Fp8Unpadding), the
-         * backward their gradients back (TE v2.9, pinned by Megatron-Bridge
-         * 5776a6d90: module/fp8_padding.py, fp8_unpadding.py,
-         * fused_multi_row_padding/unpadding read and write every row). Both
-         * skip only when every count is aligned: drop_and_pad's capacity
-         * can be, a dropless router's counts priced as never. The sorts'
-         * copies, every MoE layer, padding rows left out; FP8 linear experts
-         * in 16-bit training (shard_fp8_linear); no row pads the router. */
+         * expert's rows a multiple of 16 (MXFP8 32): the slots and probs are
+         * copied into a padded buffer before fc1 (TE's Fp8Padding), fc2's
+         * output out of it (Fp8Unpadding), the backward the gradients back
+         * (TE v2.9 module/fp8_padding.py, fp8_unpadding.py: every row read
+         * and written). Skipped only when every count is aligned: dropless
+         * counts priced as never. The sorts' copies, every MoE layer, pad
+         * rows left out; FP8 linear experts in 16-bit training only. */
         if (out->dropless && x->fp8_recipe != COSTDB_FP8_NONE && esize < 4) {
             double bytes, copy = slot_copies(&f, x, erows, esize, &bytes);
             *it++ = (ApsolveEpCost){"FP8 padding of the experts' slots", bytes, 1, L, L, 0,
