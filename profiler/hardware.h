@@ -172,6 +172,13 @@ typedef struct ApprofHardwareSpec {
      * stage3.py at v0.6.0 no longer synchronizes in fetch_sub_module, but
      * its _allgather_param still does: later versions not read). */
     int zero3_fetch_sync;
+    /* 1: Megatron-Core's MoE token dispatcher drops and pads every expert's
+     * input to its capacity (--moe-expert-capacity-factor with
+     * --moe-pad-expert-input-to-capacity; NeMo's MegatronTokenDropCallback):
+     * fixed counts, no token counts gathered, none synced, no FP8 padding
+     * (apsolve's ep stage, solver/expert_parallel.c). 0: dropless where the
+     * graph's capacity is the balanced one */
+    int moe_drop_pad;
     /* 1: ZeRO-3's gradients are all-reduced, bucket by bucket, instead of
      * reduce-scattered, as DeepSpeed's stage 3 did with contiguous_gradients
      * off, its stage-3 default from v0.3.13 to v0.4.2

@@ -115,25 +115,40 @@ static void ep_facts(const CostdbPlacement *pl, size_t n, int a, int b, ApsolveE
  * and the model trains in 16 bits (program_fp8.c, shard_fp8_linear and
  * expert_weight_slot: Megatron-Core's TEGroupedMLP), and keeps Transformer
  * Engine's FP8 copies of their weights beside them (shard_fp8_weights),
- * which an ep stage divides with the weights (ep_price).
+ * which an ep stage divides with the weights (ep_price); and the spec's
+ * moe_drop_pad (the dispatcher drops and pads to the capacity).
  * 0; -1 when the sweep or its hardware row cannot be read. */
 static int ep_fp8(struct Costdb *db, int64_t sweep, ApsolveEpFacts *x)
 {
     CostdbSweep sw;
     CostdbHardware hw;
-    double fp8 = 0, fp4 = 0;
+    double fp8 = 0, fp4 = 0, drop = 0;
     x->fp8_recipe = COSTDB_FP8_NONE;
     x->fp8_params = 0;
     x->fp8_copies = 2;
+    x->drop_pad = 0;
     if (costdb_sweep_get(db, sweep, &sw) < 0 || sw.hardware_id <= 0 ||
         costdb_hardware_get(db, sw.hardware_id, &hw) < 0)
         return -1;
+    if (costdb_json_member_number(hw.capabilities, "moe_drop_pad", &drop) == 0)
+        x->drop_pad = drop != 0;
     if (costdb_json_member_number(hw.capabilities, "peak_flops_fp8", &fp8) < 0 || !(fp8 > 0))
         return 0;
     x->fp8_recipe = costdb_fp8_of_options(sw.options, &x->fp8_params);
     (void)costdb_json_member_number(hw.capabilities, "peak_flops_fp4", &fp4);
     x->fp8_copies = costdb_fp8_weight_copies(x->fp8_recipe, fp4 > 0);
     return 0;
+}
+
+/* Two row copies of the rows a GPU's experts run, read and written: slots
+ * with probabilities (hidden + 1 a row), then the output (hidden); bytes
+ * into *bytes, seconds returned (sorts by local expert, FP8 padding). */
+static double slot_copies(const CostdbFabric *f, const ApsolveEpFacts *x, double rows,
+                          double esize, double *bytes)
+{
+    double in = 2 * rows * ((double)x->hidden + 1) * esize, o = 2 * rows * (double)x->hidden * esize;
+    *bytes = in + o;
+    return costdb_memory_seconds(f, in) + costdb_memory_seconds(f, o);
 }
 
 /* Entry facts x under layout l on hosts of M GPUs with fabric f into out. */
@@ -193,8 +208,9 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
      * known (gather_from_sequence_parallel_region(num_local_tokens_per_expert,
      * group=tp_ep_group)), once per forward; with a capacity factor the
      * dispatcher drops and pads to the capacity (drop_and_pad) and its
-     * splits are fixed. */
-    out->dropless = x->seq > 0 && l->top_k > 0 && out->experts > 0 &&
+     * splits are fixed. A capacity factor of 1 builds the balanced graph
+     * too: the spec's moe_drop_pad says which the run was. */
+    out->dropless = !x->drop_pad && x->seq > 0 && l->top_k > 0 && out->experts > 0 &&
                     l->capacity == (x->seq * l->top_k + out->experts - 1) / out->experts;
     /* Under full recomputation (--recompute-granularity full) Megatron-Core
      * checkpoints whole transformer layers (megatron/core/recompute.py,
@@ -212,6 +228,7 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
                                                          out->probs_bytes * l->ep, l->ep, l->etp,
                                                          M);
         double sent = (l->ep - 1.0) / l->ep * (out->a2a_bytes + out->probs_bytes / 2);
+        double erows = slots * (l->etp > 1 ? l->etp : 1); /* the slots a GPU's experts run */
         ApsolveEpCost *it = out->costs;
         *it++ = (ApsolveEpCost){"token all-to-all", out->a2a_bytes, l->ep, 2 * L, 2 * L, 0,
                                 2 * L * t, 2 * L * t};
@@ -314,13 +331,23 @@ static void ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
          * dispatch and combine (permutation 1 and its inverse, moe_utils.py
          * permute, unpermute) do not hold. */
         if (out->experts / l->ep > 1) {
-            double rows = slots * (l->etp > 1 ? l->etp : 1);
-            double bytes = 2 * rows * ((double)x->hidden + 1) * esize +
-                           2 * rows * (double)x->hidden * esize;
-            double copy = costdb_memory_seconds(&f, 2 * rows * ((double)x->hidden + 1) * esize) +
-                          costdb_memory_seconds(&f, 2 * rows * (double)x->hidden * esize);
+            double bytes, copy = slot_copies(&f, x, erows, esize, &bytes);
             *it++ = (ApsolveEpCost){"sorts by local expert", bytes, 1, L, L, 0, L * copy,
                                     L * copy};
+        }
+        /* FP8 padding (TEGroupedMLP.forward, megatron/core/transformer/moe/
+         * experts.py, core_r0.10.0 on, 92c8482e6d): FP8 GEMMs need each local
+         * expert's rows a multiple of 16 (MXFP8 32): the slots and probs are
+         * copied into a padded buffer before fc1 (TE's Fp8Padding), fc2's
+         * output out of it (Fp8Unpadding), the backward the gradients back
+         * (TE v2.9 module/fp8_padding.py, fp8_unpadding.py: every row read
+         * and written). Skipped only when every count is aligned: dropless
+         * counts priced as never. The sorts' copies, every MoE layer, pad
+         * rows left out; FP8 linear experts in 16-bit training only. */
+        if (out->dropless && x->fp8_recipe != COSTDB_FP8_NONE && esize < 4) {
+            double bytes, copy = slot_copies(&f, x, erows, esize, &bytes);
+            *it++ = (ApsolveEpCost){"FP8 padding of the experts' slots", bytes, 1, L, L, 0,
+                                    L * copy, L * copy};
         }
         out->n_costs = (int)(it - out->costs);
         for (int k = 0; k < out->n_costs; k++) {
@@ -592,6 +619,7 @@ static int cached_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *
     y->fp8_recipe = cache->sweep_fp8.fp8_recipe;
     y->fp8_copies = cache->sweep_fp8.fp8_copies;
     y->fp8_params = cache->sweep_fp8.fp8_params;
+    y->drop_pad = cache->sweep_fp8.drop_pad;
     return 0;
 }
 

@@ -59,7 +59,7 @@ typedef struct ApsolveEpCost {
     int n_rerun;                      /* of n_bwd, the full recomputation's rerun */
     double fwd, bwd;                  /* seconds per micro-batch */
 } ApsolveEpCost;
-#define APSOLVE_EP_COSTS 8
+#define APSOLVE_EP_COSTS 10
 
 /* One stage entry under the layout, per GPU. */
 typedef struct ApsolveEpStage {
@@ -114,6 +114,8 @@ typedef struct ApsolveEpFacts {
     int fp8_copies, fp8_params;       /* TE's FP8 copies of a weight
                                        * (costdb_fp8_weight_copies); FP8 primary weights
                                        * (the spec's fp8_param_gather) */
+    int drop_pad;                     /* the spec's moe_drop_pad: the dispatcher drops and
+                                       * pads to the capacity, never dropless */
 } ApsolveEpFacts;
 
 /* Prices stage entry (start..end, submesh s, config c) of a sweep on hosts

@@ -98,6 +98,7 @@ static const Field fields[] = {
     {"grad_accum_fusion", F_INT, OFF(grad_accum_fusion), 0, 0, 1, 0, 1, 0, 0, ""},
     {"zero3_rank_copies", F_INT, OFF(zero3_rank_copies), 0, 0, 1, 0, 1, 0, 0, ""},
     {"zero3_fetch_sync", F_INT, OFF(zero3_fetch_sync), 0, 0, 1, 0, 1, 0, 0, ""},
+    {"moe_drop_pad", F_INT, OFF(moe_drop_pad), 0, 0, 1, 0, 1, 0, 0, ""},
     {"zero3_grad_all_reduce", F_INT, OFF(zero3_grad_all_reduce), 0, 0, 1, 0, 1, 0, 0, ""},
     /* FSDP's copies beside ZeRO-3's collectives (hw/zero3_overlap.c) */
     {"zero3_gather_copy", F_INT, OFF(zero3_gather_copy), 0, 0, 1, 0, 1, 0, 0, ""},

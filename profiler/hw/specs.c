@@ -546,7 +546,7 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             (double)hw->zero3_grad_all_reduce, (double)hw->zero3_gather_copy,
             (double)hw->zero3_grad_copy, hw->attention_eff_seq[0], hw->attention_eff_seq[1],
             hw->attention_eff_seq[2], hw->attention_eff_seq[3], hw->attention_eff_seq[4],
-            (double)hw->nccl_channels};
+            (double)hw->nccl_channels, (double)hw->moe_drop_pad};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
@@ -633,6 +633,7 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"optimizer_exp_avg_sq_bytes", hw->optimizer_exp_avg_sq_bytes},
             {"zero3_rank_copies", (double)hw->zero3_rank_copies},
             {"zero3_fetch_sync", (double)hw->zero3_fetch_sync},
+            {"moe_drop_pad", (double)hw->moe_drop_pad},
             {"zero3_grad_all_reduce", (double)hw->zero3_grad_all_reduce},
             {"zero3_gather_copy", (double)hw->zero3_gather_copy},
             {"zero3_grad_copy", (double)hw->zero3_grad_copy},
