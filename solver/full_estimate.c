@@ -221,6 +221,33 @@ static void stage_apply_grad(const CostdbFabric *hw, const ApsolveStage *s, int 
     e->optimizer = costdb_memory_seconds(hw, opt_bytes);
 }
 
+/* 1 when no full estimate of sweep_id's plans has a straddle term: the
+ * sweep names no hardware the estimate can read (it is then not available
+ * and apsolve_full_price is the total_cost), or its fabric's NCCL node is
+ * the host (costdb_fabric_node_gpus(f) = gpus_per_host: no scale-up domain
+ * of several hosts). Then stage_apply_grad never takes its straddle
+ * branch, placed <= priced for every group m (docs/performance.md, "The
+ * chunked searches' bar without the apply term"): with no domain of
+ * several hosts costdb_collective_domains gives priced = s->hosts when the
+ * group crosses hosts (s->hosts >= 2 there, or r >= 2 when not), and
+ * costdb_hosts_domains counts hosts, so placed is the stage's hosts
+ * (axes 0, both) or at most the hosts g <= s->hosts of one axis-1 group
+ * (its loop keeps h + g <= s->hosts), or 0 (no spot, or not crossing
+ * with priced 1). 0 where a straddle may be priced (a multi-host domain;
+ * there costdb_domain_collective_seconds is not monotone in the domains
+ * from the code alone, so straddle may be negative). */
+int apsolve_sweep_straddle_free(struct Costdb *db, int64_t sweep_id)
+{
+    CostdbSweep sw;
+    CostdbHardware hw;
+    CostdbFabric f;
+    if (!db || costdb_sweep_get(db, sweep_id, &sw) < 0 || sw.hardware_id <= 0 ||
+        costdb_hardware_get(db, sw.hardware_id, &hw) < 0)
+        return 1;
+    costdb_fabric_from_hardware(&hw, &f);
+    return !(costdb_fabric_node_gpus(&f) > f.gpus_per_host);
+}
+
 int apsolve_full_estimate_ex(struct Costdb *db, int64_t sweep_id, const ApsolvePlan *plan,
                              double activation_scale, ApsolveFullEstimate *out,
                              ApsolveStageEstimate *stages)

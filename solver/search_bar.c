@@ -7,7 +7,12 @@
  * estimate is below C has its T (the objective less the apply step) below
  * C and each stage's cost at most C / B, so its total_cost is at most C
  * plus the largest apply_cost of the entries that cheap that it can hold:
- * a search whose objective is above that bar holds no such plan.
+ * a search whose objective is above that bar holds no such plan. Where no
+ * full estimate of the sweep has a straddle term (straddle_free,
+ * full_estimate.c apsolve_sweep_straddle_free) and every such entry has a
+ * known apply_cost, the full estimate is at least the total_cost itself,
+ * and the bar is C (docs/performance.md, "The chunked searches' bar without
+ * the apply term").
  */
 #include <math.h>
 
@@ -37,21 +42,33 @@ static int usable(const ApsolveProblem *p, const ApsolveOptions *o, size_t idx, 
 
 /* C plus the largest apply_cost a of the entries usable at one of the
  * counts ns that cost at most C / B (1 + 1e-9); C alone where the
- * objective has no apply step. */
+ * objective has no apply step, or where straddle_free and each of those
+ * entries has a known apply_cost (>= 0 and finite, full_estimate.c's
+ * apply_from_entries test): a plan of them priced below C has, every
+ * stage's straddle being 0, the full estimate pipeline + max apply_cost,
+ * at least T + max apply_cost = its total_cost. */
 static double bar_of(const ApsolveProblem *p, const ApsolveOptions *o, double C, const int *ns,
-                     int count)
+                     int count, int straddle_free)
 {
     double a = 0, cap = C / o->micro_batches * (1 + 1e-9);
-    int L = p->num_layers, SK = p->num_submeshes * p->num_configs;
+    int L = p->num_layers, SK = p->num_submeshes * p->num_configs, unknown = 0;
     if (o->objective != APSOLVE_OBJECTIVE_FULL || o->inference)
         return C;
     for (int i = 0; i < L; i++)
         for (size_t idx = apsolve_index(p, i, i, 0, 0),
                     end = apsolve_index(p, i, L - 1, 0, 0) + (size_t)SK;
-             idx < end; idx++)
-            if (p->cost[idx] <= cap && p->apply_cost[idx] > a && usable(p, o, idx, ns, count))
-                a = p->apply_cost[idx];
-    return C + a;
+             idx < end; idx++) {
+            double x = p->apply_cost[idx];
+            int known = x >= 0 && isfinite(x);
+            /* an entry that neither raises a nor, unknown, matters */
+            if (!(p->cost[idx] <= cap) || (!(x > a) && (known || unknown || !straddle_free)) ||
+                !usable(p, o, idx, ns, count))
+                continue;
+            if (x > a)
+                a = x;
+            unknown |= !known;
+        }
+    return straddle_free && !unknown ? C : C + a;
 }
 
 /* 1F1B: a plan's full estimate is at least its T (it adds transfers, a
@@ -60,10 +77,11 @@ static double bar_of(const ApsolveProblem *p, const ApsolveOptions *o, double C,
  * its stages then cost at most C / B each (T = sum + (B - 1) max >= B
  * max). Its stage count bound does not depend on the count (evaluate.c,
  * apsolve_entry_mnss_within): read at the table's. */
-double apsolve_plain_bar(const ApsolveProblem *p, const ApsolveOptions *o, double C)
+double apsolve_plain_bar(const ApsolveProblem *p, const ApsolveOptions *o, double C,
+                         int straddle_free)
 {
     int L = p->num_layers;
-    return bar_of(p, o, C, &L, 1);
+    return bar_of(p, o, C, &L, 1, straddle_free);
 }
 
 /* The chunked schedules (interleaved 1F1B, interleaved ZB, ZB-V; options o
@@ -78,7 +96,7 @@ double apsolve_plain_bar(const ApsolveProblem *p, const ApsolveOptions *o, doubl
  * its price (chunk_floor.c's first claim): each stage costs below best /
  * B. Its entries fit at its own stage count, one of ns. */
 double apsolve_chunk_bar(const ApsolveProblem *p, const ApsolveOptions *o, double best,
-                         const int *ns, int count)
+                         const int *ns, int count, int straddle_free)
 {
-    return bar_of(p, o, best, ns, count);
+    return bar_of(p, o, best, ns, count, straddle_free);
 }

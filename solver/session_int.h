@@ -129,15 +129,18 @@ void apsolve_cand_free(ApsolveCand *c);
 int apsolve_plan_better(const ApsolvePlan *x, const ApsolvePlan *y);
 /* search_bar.c: the bar of the plain search's 1F1B solve (options o)
  * against the chunked schedules' best full estimate C: a 1F1B plan whose
- * total_cost is above it has T above C, so its full estimate is above C. */
-double apsolve_plain_bar(const ApsolveProblem *p, const ApsolveOptions *o, double C);
+ * total_cost is above it has T above C, so its full estimate is above C
+ * (with straddle_free and every cheap entry's apply_cost known, the bar
+ * is C: the full estimate is at least the total_cost). */
+double apsolve_plain_bar(const ApsolveProblem *p, const ApsolveOptions *o, double C,
+                         int straddle_free);
 /* search_bar.c: the bar of a chunked schedule's search (options o: the
  * schedule and its v) against the plan to beat's full estimate best, over
  * the stage counts ns[0 .. count) it searches: a plan of one of them whose
  * total_cost is above the bar, or that is not feasible, has a full
  * estimate at or above best (try_chunks keeps none such). */
 double apsolve_chunk_bar(const ApsolveProblem *p, const ApsolveOptions *o, double best,
-                         const int *ns, int count);
+                         const int *ns, int count, int straddle_free);
 /* session_search.c: the batch a plan was made for, from its candidate. */
 void apsolve_plan_batch(ApsolvePlan *pl, const ApsolveCand *c);
 /* session_search.c: the auto search step (see there); 0 or an exit status. */

@@ -141,7 +141,8 @@ static int chunk_solve(Costdb *db, const ApsolveCand *c, const ApsolveOptions *i
                                                    io->virtual_stages, io->micro_batches, n,
                                                    NULL, 0))
                 ns[count++] = n;
-        bar = apsolve_chunk_bar(c->p, io, best, ns, count);
+        bar = apsolve_chunk_bar(c->p, io, best, ns, count,
+                                apsolve_sweep_straddle_free(db, c->sweep));
         e = apsolve_solve_shared_below(c->p, io, sh, skip, bar, il);
         if (e)
             return e;
@@ -349,7 +350,7 @@ static int plain_search(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
         return e;
     C = *pl ? apsolve_full_price(db, c->sweep, *pl) : INFINITY;
     if (C < INFINITY) {
-        double bar = apsolve_plain_bar(c->p, &o, C);
+        double bar = apsolve_plain_bar(c->p, &o, C, apsolve_sweep_straddle_free(db, c->sweep));
         e = apsolve_solve_below(c->p, &o, bar, 1, &one);
         if (e == APSOLVE_OK && one->feasible && one->total_cost > bar) {
             apsolve_plan_free(&one);

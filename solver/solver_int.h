@@ -21,6 +21,13 @@ int apsolve_stage_inputs(struct Costdb *db, int64_t sweep, int start, int end, i
                          const char *what, struct CostdbFabric *f, struct CostdbPlacement **pl,
                          size_t *n, char *why, size_t len);
 
+/* full_estimate.c: 1 when no full estimate of the sweep's plans has a
+ * straddle term (no hardware row the estimate reads, or no scale-up domain
+ * of several hosts): their full estimate is then at least their
+ * total_cost where every stage's apply_cost is known, and the search bars
+ * (search_bar.c) drop the apply term (straddle_free). */
+int apsolve_sweep_straddle_free(struct Costdb *db, int64_t sweep_id);
+
 /* apsolve_solve with every device count a state of the DP (the formulation
  * before the live states of dp.c): the same plans, slower; the tests'
  * reference for the pruning. */

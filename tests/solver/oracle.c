@@ -384,3 +384,11 @@ int oracle_same_problem(const ApsolveProblem *p, const ApsolveProblem *q)
            SAME(memory) && same_unfit(p, q, n);
 #undef SAME
 }
+
+double oracle_full_floor(const ApsolvePlan *pl)
+{
+    for (size_t k = 0; k < pl->n_stages; k++)
+        if (!(pl->stages[k].apply_cost >= 0) || !isfinite(pl->stages[k].apply_cost))
+            return pl->cost;
+    return pl->total_cost;
+}

@@ -54,6 +54,13 @@ int oracle_add_passes(ApsolveProblem *p, uint64_t *rng);
  * capacities unknown). APSOLVE_ENOMEM. */
 int oracle_add_memory(ApsolveProblem *p, uint64_t *rng);
 
+/* The least full estimate (solver/full_estimate.c) a plan of the full
+ * objective can have where no stage straddles (apsolve_sweep_straddle_free):
+ * its total_cost when every stage's apply_cost is known (>= 0, finite: the
+ * estimate's apply step is then the largest of them), else T (the apply
+ * step read from the placements, at least 0). */
+double oracle_full_floor(const ApsolvePlan *pl);
+
 /* 1 when p and q have the same shape and hold the same bits in every table
  * (a table absent from both counts as the same). */
 int oracle_same_problem(const ApsolveProblem *p, const ApsolveProblem *q);

@@ -680,22 +680,52 @@ static void test_budget_per_avail(void)
     CU_ASSERT(compared > 1000);
 }
 
+/* test_chunk_bar's counts: wrong answers, cut searches, plans below the plan to
+ * beat, of them above it in total (sf 0), above 0.95 of it or above it (sf 1). */
+typedef struct BarCounts {
+    int wrong, cut, below, bare, near, unknown;
+} BarCounts;
+
+/* A plan to beat best against the search's plan whole: with straddle_free
+ * (sf) 0 a plan of T below best wins; with 1, of oracle_full_floor below
+ * it. A winner's objective is at most the bar, and the search cut at the
+ * bar answers above it only when whole does not win. */
+static void bar_case(const ApsolveProblem *p, const ApsolveOptions *o, ApsolveDpShared *sh,
+                     const unsigned char *skip, const int *ns, int count, int sf,
+                     const ApsolvePlan *whole, double best, BarCounts *n)
+{
+    double bar = apsolve_chunk_bar(p, o, best, ns, count, sf);
+    int wins = whole->feasible && (sf ? oracle_full_floor(whole) : whole->cost) < best;
+    ApsolvePlan *pl = NULL;
+    n->below += wins && !sf;
+    n->bare += wins && !sf && whole->total_cost > best;
+    n->near += wins && sf && whole->total_cost > 0.95 * best;
+    n->unknown += wins && sf && whole->total_cost > best;
+    if (wins && !(whole->total_cost <= bar))
+        n->wrong++;
+    CU_ASSERT_FATAL(apsolve_solve_shared_below(p, o, sh, skip, bar, &pl) == APSOLVE_OK);
+    if (pl->total_cost > bar) {
+        n->cut += !sf;
+        n->wrong += wins;
+    }
+    apsolve_plan_free(&pl);
+}
+
 /* The chunked searches' bar (solver/search_bar.c, apsolve_chunk_bar; as
  * session_search.c's chunk_solve uses it): over random problems with
  * passes, memory, apply costs and headroom, under interleaved 1F1B,
  * interleaved ZB and ZB-V, both objectives, plans to beat from 0.3 to 2 x
- * the search's T and some stage counts left out: whenever the search's
- * plan is feasible with T below the plan to beat, its objective is at or
- * below the bar, and the search cut at the bar (apsolve_solve_shared_below)
- * answers at or below it. A bar of best alone, 0.95 x best + the apply
- * term, or the apply term read at one stage count only fails it. */
+ * the search's T and some stage counts left out, bar_case's checks; then
+ * straddle-free, half the problems with every apply_cost known. Bars of
+ * best alone (not straddle-free, or an apply_cost unknown), 0.95 x best +
+ * the apply term, or the apply term at one stage count only fail it. */
 static void test_chunk_bar(void)
 {
     static const double cs[] = {0.3, 0.7, 0.9, 0.99, 1.0, 1.01, 1.1, 1.5, 2.0};
     static const int kinds[] = {APSOLVE_SCHEDULE_INTERLEAVED, APSOLVE_SCHEDULE_INTERLEAVED_ZB,
                                 APSOLVE_SCHEDULE_ZBV};
     uint64_t rng = 0xBA2C4ull;
-    int wrong = 0, cut = 0, below = 0, bare = 0;
+    BarCounts n = {0, 0, 0, 0, 0, 0};
     for (int t = 0; t < 240; t++) {
         ApsolveProblem *p = random_problem(&rng, t);
         ApsolveDpShared *sh = apsolve_dp_shared_new();
@@ -703,6 +733,7 @@ static void test_chunk_bar(void)
         int nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices;
         size_t cells = apsolve_problem_cells(p);
         unsigned char skip[64] = {0};
+        int ns[64], count = 0;
         CU_ASSERT_FATAL(sh != NULL && nmax < 64);
         for (size_t k = 0; k < cells; k++)
             p->apply_cost[k] = oracle_rand(&rng) % 6 == 0 ? -1
@@ -715,44 +746,36 @@ static void test_chunk_bar(void)
         o.micro_batches = (int[]){2, 4, 8, 3}[(t / 6) % 4];
         o.headroom_percent = t % 5 < 2 ? 15 : 0;
         o.search_headroom = o.headroom_percent > 0;
-        for (int n = 1; n <= nmax; n++)
-            skip[n] = t % 2 && oracle_rand(&rng) % 4 == 0;
-        {
+        for (int q = 1; q <= nmax; q++)
+            skip[q] = t % 2 && oracle_rand(&rng) % 4 == 0;
+        for (int q = 1; q <= nmax; q++)
+            if (!skip[q] && apsolve_schedule_valid((ApsolveSchedule)o.schedule,
+                                                   o.virtual_stages, o.micro_batches, q, NULL,
+                                                   0))
+                ns[count++] = q;
+        for (int sf = 0; sf < 2; sf++) {
             ApsolvePlan *whole = NULL;
-            int ns[64], count = 0;
-            for (int n = 1; n <= nmax; n++)
-                if (!skip[n] && apsolve_schedule_valid((ApsolveSchedule)o.schedule,
-                                                       o.virtual_stages, o.micro_batches, n,
-                                                       NULL, 0))
-                    ns[count++] = n;
+            if (sf && t % 4 < 2) { /* every apply_cost known; a table of that problem */
+                for (size_t k = 0; k < cells; k++)
+                    p->apply_cost[k] = p->apply_cost[k] < 0 ? (double)(k % 9) / 8
+                                                            : p->apply_cost[k];
+                apsolve_dp_shared_free(sh);
+                CU_ASSERT_FATAL((sh = apsolve_dp_shared_new()) != NULL);
+            }
             if (apsolve_solve_shared_skip(p, &o, sh, skip, &whole) == APSOLVE_OK)
-                for (size_t k = 0; k < sizeof cs / sizeof *cs; k++) {
-                    double best = cs[k] * whole->cost,
-                           bar = apsolve_chunk_bar(p, &o, best, ns, count);
-                    int wins = whole->feasible && whole->cost < best;
-                    ApsolvePlan *pl = NULL;
-                    below += wins;
-                    bare += wins && whole->total_cost > best;
-                    if (wins && !(whole->total_cost <= bar))
-                        wrong++;
-                    CU_ASSERT_FATAL(apsolve_solve_shared_below(p, &o, sh, skip, bar, &pl) ==
-                                    APSOLVE_OK);
-                    if (pl->total_cost > bar) {
-                        cut++;
-                        wrong += wins;
-                    }
-                    apsolve_plan_free(&pl);
-                }
+                for (size_t k = 0; k < sizeof cs / sizeof *cs; k++)
+                    bar_case(p, &o, sh, skip, ns, count, sf, whole, cs[k] * whole->cost, &n);
             apsolve_plan_free(&whole);
         }
         apsolve_dp_shared_free(sh);
         apsolve_problem_free(&p);
     }
-    printf("chunk bar: %d cut, %d below the plan to beat, %d of them above it in total\n", cut,
-           below, bare);
-    CU_ASSERT_EQUAL(wrong, 0);
-    CU_ASSERT(cut > 100);
-    CU_ASSERT(bare > 30); /* a bar of best alone would be wrong */
+    printf("chunk bar: %d cut, %d below the plan to beat, %d above it in total; straddle-free: "
+           "%d above 0.95 of it, %d above it\n", n.cut, n.below, n.bare, n.near, n.unknown);
+    CU_ASSERT_EQUAL(n.wrong, 0);
+    CU_ASSERT(n.cut > 100);
+    CU_ASSERT(n.bare > 30); /* a bar of best alone would be wrong */
+    CU_ASSERT(n.near > 10 && n.unknown > 0); /* 0.95 x best, or best with one unknown: wrong */
 }
 
 int main(void)

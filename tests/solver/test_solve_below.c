@@ -192,12 +192,13 @@ static void test_to_beat(void)
  * (session_search.c, apsolve_plain_bar): a whole 1F1B search whose
  * objective is above the bar has T above C, and so has one whose search
  * cut at the bar answers above it; with the bar at C alone (no apply
- * term) the first fails on these problems. */
+ * term) the first fails on these problems. Straddle-free, the bar holds
+ * every plan whose least full estimate is at most C. */
 static void test_plain_bar(void)
 {
     static const double cs[] = {0.3, 0.6, 0.8, 0.95, 1.0, 1.05, 1.3, 2.0};
     uint64_t rng = 0x9A1B0Aull;
-    int wrong = 0, cut = 0, bare = 0;
+    int wrong = 0, cut = 0, bare = 0, near = 0, keeps;
     for (int t = 0; t < 200; t++) {
         ApsolveProblem *p = random_problem(&rng, t);
         ApsolveOptions o;
@@ -209,7 +210,7 @@ static void test_plain_bar(void)
         o.search_headroom = o.headroom_percent > 0;
         if (apsolve_solve(p, &o, &whole) == APSOLVE_OK)
             for (size_t k = 0; k < sizeof cs / sizeof *cs; k++) {
-                double C = cs[k] * whole->cost, bar = apsolve_plain_bar(p, &o, C);
+                double C = cs[k] * whole->cost, bar = apsolve_plain_bar(p, &o, C, 0);
                 ApsolvePlan *pl = NULL;
                 if (whole->total_cost > bar && !(whole->cost > C))
                     wrong++;
@@ -221,6 +222,17 @@ static void test_plain_bar(void)
                         wrong++;
                 }
                 apsolve_plan_free(&pl);
+                /* straddle-free: a 1F1B plan whose least full estimate
+                 * (oracle_full_floor) is at or below C (plain_search
+                 * keeps it on a tie) is at or below that bar */
+                bar = apsolve_plain_bar(p, &o, C, 1);
+                keeps = whole->feasible && !(oracle_full_floor(whole) > C);
+                near += keeps && whole->total_cost > 0.95 * C;
+                if (keeps && !(whole->total_cost <= bar))
+                    wrong++;
+                CU_ASSERT_FATAL(apsolve_solve_below(p, &o, bar, 1, &pl) == APSOLVE_OK);
+                wrong += keeps && pl->total_cost > bar;
+                apsolve_plan_free(&pl);
             }
         apsolve_plan_free(&whole);
         apsolve_problem_free(&p);
@@ -228,6 +240,7 @@ static void test_plain_bar(void)
     CU_ASSERT_EQUAL(wrong, 0);
     CU_ASSERT(cut > 100); /* the bar decides */
     CU_ASSERT(bare > 50); /* a bar of C alone would be wrong */
+    CU_ASSERT(near > 10); /* straddle-free, a bar of 0.95 C would be */
 }
 
 int main(void)
