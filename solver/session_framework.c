@@ -302,7 +302,7 @@ static int try_layout(Search *S, const ApsolveCand *c, const ApsolveParallel *pa
         return 1;
     S->st->layouts++;
     layout_text(par, text, sizeof text);
-    /* as parallel_plan (session.c) builds and prices the --parallel plan:
+    /* as parallel_plan (session_given.c) builds and prices the --parallel plan:
      * under cp the stages of the equivalent layout (dp cp, tp) */
     if (apsolve_3d_specs(p->num_layers, p->cluster_gpus, par->dp * cp, par->tp, par->pp, sp))
         goto done; /* not a layout of this cluster: the enumeration makes none */
@@ -735,7 +735,7 @@ int apsolve_run_framework(ApsolveRun *r)
             c = r->main_c;
             m = r->micro;
         } else {
-            /* as parallel_candidate (session.c) loads an mbs's sweep */
+            /* as parallel_candidate (session_given.c) loads an mbs's sweep */
             if (apsolve_cand_load(r->db, a, r->bs[k].sweep_id, r->G, m, (int)(r->G / m), &c))
                 return 1;
             c.opt.objective = a->opt.objective;
@@ -760,7 +760,7 @@ int apsolve_run_framework(ApsolveRun *r)
     a->parallel = S.st->layout;
     if (S.best_sched) {
         /* a zero-bubble winner: the --parallel plan is priced under it, as
-         * --schedule S --parallel TEXT prices it (session.c) */
+         * --schedule S --parallel TEXT prices it (session_given.c) */
         a->schedule = a->opt.schedule = r->main_c.opt.schedule = S.best_sched;
         a->virtual_stages = a->opt.virtual_stages = r->main_c.opt.virtual_stages = S.best.vpp;
     }

@@ -179,7 +179,14 @@ int apsolve_run_framework(ApsolveRun *r);
  * stage. The --parallel plan and the --framework search price with it. */
 void apsolve_parallel_apply(const ApsolveParallel *par, ApsolveOptions *opt,
                             ApsolveStageSpec *specs, size_t n);
-/* session.c: the --parallel steps that transform candidate *pc for the
+/* session.c: the index in r->bs of the family's sweep at micro-batch size
+ * want; r->nbs if none. */
+size_t apsolve_family_index(const ApsolveRun *r, int64_t want);
+/* session_given.c: the given-plan step (--parallel, manual, uniform,
+ * --plan), its plan priced and made the first output; 0 or an exit
+ * status after a message. */
+int apsolve_given_plan(ApsolveRun *r);
+/* session_given.c: the --parallel steps that transform candidate *pc for the
  * knobs of r->a->par on r->specs (cp, ep, HSDP, recompute_layers:
  * apsolve_run_cp, apsolve_run_ep, apsolve_run_hsdp,
  * apsolve_run_recompute_layers, in that order); *pc becomes the last
