@@ -680,9 +680,9 @@ int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProbl
             any |= keep[x] && p->configs[x].valid;
         }
         /* only the submeshes with a pair kept (the others' entries are
-         * all +inf, no stage option: docs/performance.md, "apsolve: the cp
-         * step's undo of the restored entries"); all of them, each of
-         * padding, when none is kept */
+         * all +inf, no stage option: docs/performance.md, "The cp
+         * candidates' subsets without empty submeshes"); all of them, each
+         * of padding, when none is kept */
         rc = apsolve_subset_new(p, keep, !any, view);
         if (rc == APSOLVE_OK &&
             (rc = apsolve_subset_problem_less_unfit(p, view, &q)) != APSOLVE_OK)
