@@ -17,31 +17,67 @@ static int restorable(const ApsolveProblem *p, size_t k)
            p->memory;
 }
 
+/* Entry k's figures as they stand, into x (its padding zero). */
+static void read_figures(const ApsolveProblem *p, size_t k, ApsolveUnfitSaved *x)
+{
+    memset(x, 0, sizeof *x);
+    x->idx = k;
+    x->cost = p->cost[k];
+    x->fwd = p->fwd_cost[k];
+    x->bwd = p->bwd_cost[k];
+    x->wgrad = p->wgrad_cost ? p->wgrad_cost[k] : 0;
+    x->apply = p->apply_cost[k];
+    x->memory = p->memory[k];
+    x->mnss = p->max_n_succ_stages[k];
+}
+
+/* Whether x and y hold the same figures bit for bit (a NaN is the same
+ * NaN, -0 is not 0), whatever their cells. */
+static int same_figures(const ApsolveUnfitSaved *x, const ApsolveUnfitSaved *y)
+{
+    return !memcmp(&x->cost, &y->cost, sizeof x->cost) &&
+           !memcmp(&x->fwd, &y->fwd, sizeof x->fwd) && !memcmp(&x->bwd, &y->bwd, sizeof x->bwd) &&
+           !memcmp(&x->wgrad, &y->wgrad, sizeof x->wgrad) &&
+           !memcmp(&x->apply, &y->apply, sizeof x->apply) &&
+           !memcmp(&x->memory, &y->memory, sizeof x->memory) && x->mnss == y->mnss;
+}
+
 int apsolve_unfit_open_in_place(ApsolveProblem *p, ApsolveUnfitUndo *u)
 {
-    size_t cells = apsolve_problem_cells(p), n = 0;
+    size_t cells = apsolve_problem_cells(p), n = 0, differ = 0;
     memset(u, 0, sizeof *u);
     if (!p->unfit_table)
         return APSOLVE_OK;
-    for (size_t k = 0; k < cells; k++)
-        n += (size_t)restorable(p, k);
-    if (!n)
-        return APSOLVE_OK;
-    if (!(u->saved = malloc(n * sizeof *u->saved)))
-        return APSOLVE_ENOMEM;
+    /* how many are restored, and how many of them differ from the first */
     for (size_t k = 0; k < cells; k++) {
-        ApsolveUnfitSaved *x;
+        ApsolveUnfitSaved x;
         if (!restorable(p, k))
             continue;
-        x = &u->saved[u->n++];
-        x->idx = k;
-        x->cost = p->cost[k];
-        x->fwd = p->fwd_cost[k];
-        x->bwd = p->bwd_cost[k];
-        x->wgrad = p->wgrad_cost ? p->wgrad_cost[k] : 0;
-        x->apply = p->apply_cost[k];
-        x->memory = p->memory[k];
-        x->mnss = p->max_n_succ_stages[k];
+        read_figures(p, k, &x);
+        if (!n++)
+            u->first = x;
+        else
+            differ += !same_figures(&x, &u->first);
+    }
+    if (!n)
+        return APSOLVE_OK;
+    u->restored = calloc(cells / 8 + 1, 1);
+    u->saved = differ ? malloc(differ * sizeof *u->saved) : NULL;
+    if (!u->restored || (differ && !u->saved)) {
+        free(u->restored);
+        free(u->saved);
+        memset(u, 0, sizeof *u);
+        return APSOLVE_ENOMEM;
+    }
+    for (size_t k = 0; k < cells; k++) {
+        ApsolveUnfitSaved x;
+        if (!restorable(p, k))
+            continue;
+        read_figures(p, k, &x);
+        if (!same_figures(&x, &u->first))
+            u->saved[u->nsaved++] = x;
+        u->restored[k / 8] |= (unsigned char)(1u << (k % 8));
+        u->n++;
         apsolve_unfit_restore(p, k);
     }
     return APSOLVE_OK;
@@ -49,9 +85,14 @@ int apsolve_unfit_open_in_place(ApsolveProblem *p, ApsolveUnfitUndo *u)
 
 void apsolve_unfit_close_in_place(ApsolveProblem *p, ApsolveUnfitUndo *u)
 {
-    for (size_t i = 0; i < u->n; i++) {
-        const ApsolveUnfitSaved *x = &u->saved[i];
-        size_t k = x->idx;
+    size_t cells = u->restored ? apsolve_problem_cells(p) : 0, next = 0;
+    for (size_t k = 0; k < cells; k++) {
+        const ApsolveUnfitSaved *x = &u->first;
+        if (!(u->restored[k / 8] & (1u << (k % 8))))
+            continue;
+        /* saved is in cell order: the next one saved, or first's figures */
+        if (next < u->nsaved && u->saved[next].idx == k)
+            x = &u->saved[next++];
         p->cost[k] = x->cost;
         p->fwd_cost[k] = x->fwd;
         p->bwd_cost[k] = x->bwd;
@@ -62,5 +103,6 @@ void apsolve_unfit_close_in_place(ApsolveProblem *p, ApsolveUnfitUndo *u)
         p->max_n_succ_stages[k] = x->mnss;
     }
     free(u->saved);
+    free(u->restored);
     memset(u, 0, sizeof *u);
 }

@@ -26,9 +26,19 @@ typedef struct ApsolveUnfitSaved {
     int mnss;
 } ApsolveUnfitSaved;
 
+/* What puts the restored entries back. The loader leaves an out-of-memory
+ * entry's cell as apsolve_problem_new made it (its figures go to the unfit
+ * table), so the restored entries' former figures are nearly all the same:
+ * those of the first one restored (first) are kept once, a bit per cell
+ * says which cells were restored, and only an entry whose former figures
+ * differ from first's in any bit is saved whole (docs/performance.md,
+ * "apsolve: the cp step's undo of the restored entries"). */
 typedef struct ApsolveUnfitUndo {
-    ApsolveUnfitSaved *saved;
-    size_t n;
+    ApsolveUnfitSaved *saved;         /* [nsaved] those that differ from first's, idx ascending */
+    size_t n;                         /* entries restored */
+    size_t nsaved;
+    unsigned char *restored;          /* bit k: cell k restored (NULL: none) */
+    ApsolveUnfitSaved first;          /* the first restored entry's former figures */
 } ApsolveUnfitUndo;
 
 /* Restores p's out-of-memory entries in place, each one's former figures

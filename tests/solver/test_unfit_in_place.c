@@ -19,7 +19,10 @@
 #include "session_int.h"
 #include "unfit_in_place.h"
 
-static ApsolveProblem *made_up(void)
+/* A made-up table; loader_like: its out-of-memory cells hold what
+ * apsolve_problem_new made (the loader writes their figures to the unfit
+ * table only), else figures of their own and some NaN costs. */
+static ApsolveProblem *made_up_as(int loader_like)
 {
     ApsolveProblem *p = NULL;
     unsigned r = 12345;
@@ -33,6 +36,15 @@ static ApsolveProblem *made_up(void)
     }
     for (size_t k = 0; k < n; k++) {
         r = r * 1103515245u + 12345u;
+        if (loader_like && (r >> 8) % 4 != 0) {
+            if ((r >> 8) % 4 != 3 &&
+                apsolve_unfit_put(p, k, &(ApsolveUnfit){0.5 * (double)(r % 4 + 1), 1.5, 0.02,
+                                         {(int64_t)(r % 9) * 3000, 4000, 200, 8000}})) {
+                apsolve_problem_free(&p);
+                return NULL;
+            }
+            continue;
+        }
         p->memory[k] = (ApsolveMemory){(int64_t)(r % 7) * 1000, 500, 100, 8000};
         p->max_n_succ_stages[k] = apsolve_memory_mnss(&p->memory[k]);
         p->apply_cost[k] = 0.01 * (double)(r % 5);
@@ -60,6 +72,11 @@ static ApsolveProblem *made_up(void)
     return p;
 }
 
+static ApsolveProblem *made_up(void)
+{
+    return made_up_as(0);
+}
+
 static void test_in_place_is_the_clone(void)
 {
     ApsolveProblem *p = made_up(), *before = NULL, *clone = NULL;
@@ -70,9 +87,32 @@ static void test_in_place_is_the_clone(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(clone);
     CU_ASSERT_EQUAL_FATAL(apsolve_unfit_open_in_place(p, &u), APSOLVE_OK);
     CU_ASSERT(u.n > 10);
+    /* figures of their own: most saved whole */
+    CU_ASSERT(u.nsaved > 0 && u.nsaved < u.n);
     CU_ASSERT(oracle_same_problem(p, clone));
     apsolve_unfit_close_in_place(p, &u);
-    CU_ASSERT(u.n == 0 && u.saved == NULL);
+    CU_ASSERT(u.n == 0 && u.saved == NULL && u.restored == NULL);
+    CU_ASSERT(oracle_same_problem(p, before));
+    apsolve_problem_free(&clone);
+    apsolve_problem_free(&before);
+    apsolve_problem_free(&p);
+}
+
+/* Cells as the loader leaves them: all restored entries share the first's
+ * former figures, none is saved whole, and all are put back. */
+static void test_loader_like_saves_none(void)
+{
+    ApsolveProblem *p = made_up_as(1), *before = NULL, *clone = NULL;
+    ApsolveUnfitUndo u;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(p, &before), APSOLVE_OK);
+    CU_ASSERT_EQUAL_FATAL(apsolve_unfit_open(p, &clone), APSOLVE_OK);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(clone);
+    CU_ASSERT_EQUAL_FATAL(apsolve_unfit_open_in_place(p, &u), APSOLVE_OK);
+    CU_ASSERT(u.n > 10);
+    CU_ASSERT_EQUAL(u.nsaved, 0);
+    CU_ASSERT(oracle_same_problem(p, clone));
+    apsolve_unfit_close_in_place(p, &u);
     CU_ASSERT(oracle_same_problem(p, before));
     apsolve_problem_free(&clone);
     apsolve_problem_free(&before);
@@ -104,6 +144,7 @@ int main(void)
 {
     static const CunitTest tests[] = {
         {"restored in place: the clone's tables, then its own", test_in_place_is_the_clone},
+        {"cells as the loader leaves them: none saved whole", test_loader_like_saves_none},
         {"no out-of-memory figures: unchanged", test_nothing_to_restore},
     };
     return CUNIT_RUN("unfit entries in place", tests);
