@@ -384,6 +384,8 @@ static void test_session(void)
     CU_ASSERT_EQUAL(r.opt.objective, APSOLVE_OBJECTIVE_ALPA);
     CU_ASSERT(strstr(g_msgs, "without apply_cost") != NULL);
     CU_ASSERT(strstr(g_msgs, "solved in") != NULL);
+    /* the time of the whole search, not the chosen plan's DP alone */
+    CU_ASSERT(strstr(g_msgs, "the whole auto search") != NULL);
     CU_ASSERT(strstr(g_msgs, "apsolve: ") == NULL);
     CU_ASSERT_EQUAL(apsolve_session_finish(s, &r), APPROF_EXIT_OK);
     apsolve_session_free(&s);
