@@ -674,16 +674,12 @@ int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProbl
     if (!view) {
         rc = apsolve_problem_clone(p, &q);
     } else {
-        int any = 0;
-        for (size_t x = 0; x < pairs; x++) {
+        for (size_t x = 0; x < pairs; x++)
             keep[x] = !none[x];
-            any |= keep[x] && p->configs[x].valid;
-        }
         /* only the submeshes with a pair kept (the others' entries are
-         * all +inf, no stage option: docs/performance.md, "The cp
-         * candidates' subsets without empty submeshes"); all of them, each
-         * of padding, when none is kept */
-        rc = apsolve_subset_new(p, keep, !any, view);
+         * all +inf, no stage option); all of them, each of padding, when
+         * none is kept */
+        rc = apsolve_subset_new_kept(p, keep, view);
         if (rc == APSOLVE_OK &&
             (rc = apsolve_subset_problem_less_unfit(p, view, &q)) != APSOLVE_OK)
             apsolve_subset_free(view);

@@ -236,14 +236,15 @@ int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
     *transformed = 0;
     if (view) {
         /* the pairs that can hold ep stages (problem_subset.h): the rest
-         * would be +inf */
+         * would be +inf; only the submeshes with such a pair (all of them,
+         * of padding, when none has one) */
         size_t pairs = (size_t)p->num_submeshes * (size_t)C;
         unsigned char *keep = malloc(pairs);
         if (!keep)
             return APSOLVE_ENOMEM;
         for (size_t k = 0; k < pairs; k++)
             keep[k] = (unsigned char)config_holds_ep(&p->configs[k], l);
-        rc = apsolve_subset_new(p, keep, 1, view);
+        rc = apsolve_subset_new_kept(p, keep, view);
         free(keep);
         if (rc == APSOLVE_OK && (rc = apsolve_subset_problem(p, view, &q)) != APSOLVE_OK)
             apsolve_subset_free(view);

@@ -59,6 +59,13 @@ int apsolve_subset_new(const ApsolveProblem *p, const unsigned char *keep, int a
     return APSOLVE_OK;
 }
 
+int apsolve_subset_new_kept(const ApsolveProblem *p, const unsigned char *keep,
+                            ApsolveSubset *out)
+{
+    int rc = apsolve_subset_new(p, keep, 0, out);
+    return rc == APSOLVE_ENOTFOUND ? apsolve_subset_new(p, keep, 1, out) : rc;
+}
+
 /* A problem of L layers on p's cluster with v's pairs (their submeshes and
  * configs; padding invalid), every entry as apsolve_problem_new makes it,
  * and an unfit table of padding where p has one. */

@@ -31,6 +31,14 @@ typedef struct ApsolveSubset {
  * pair is kept and !all_submeshes (nothing to copy). */
 int apsolve_subset_new(const ApsolveProblem *p, const unsigned char *keep, int all_submeshes,
                        ApsolveSubset *out);
+/* The same with only the submeshes with a pair kept, and every submesh,
+ * each of padding, when no pair is kept (no APSOLVE_ENOTFOUND): for a
+ * step whose left-out pairs would be +inf, as a submesh with no pair kept
+ * gives no stage option, floor term or layout (the cp and ep candidates;
+ * docs/performance.md, "The cp candidates' subsets without empty
+ * submeshes"). 0; APSOLVE_ENOMEM. */
+int apsolve_subset_new_kept(const ApsolveProblem *p, const unsigned char *keep,
+                            ApsolveSubset *out);
 void apsolve_subset_free(ApsolveSubset *v);
 /* The copy of p's entries of v's pairs, every layer range i..j (each table p
  * has, its unfit figures included); its padding configs are invalid and
