@@ -1,12 +1,13 @@
 -- SPDX-License-Identifier: Apache-2.0
 -- approf cost database, schema version 16: cost rows checked by SQLite itself
 -- (schemas/README.md, "stage_profile"; docs/performance.md, "Cost rows
--- without per-row triggers"). Every cost row approf's writer stored ran
+-- checked by SQLite itself"). Every cost row approf's writer stored ran
 -- schema 4's strict_stage_cost_insert trigger (a sub-program with sixteen
 -- typeof() tests) and schema 8's status CHECK, whose IN list of five
 -- constants SQLite 3.40 evaluates through an ephemeral table it builds anew
 -- for each row (EXPLAIN: OpenEphemeral and five IdxInsert before the row's
--- insert). Now stage_cost is a STRICT table (SQLite 3.37 and later): SQLite
+-- insert, with no Once around them; a list of two constants is compared in
+-- line). Now stage_cost is a STRICT table (SQLite 3.37 and later): SQLite
 -- refuses a value of another type itself, after the same conversions the
 -- trigger allowed ('2' -> 2 in an INTEGER column, 5 -> 5.0 in a REAL one),
 -- naming table and column ("cannot store TEXT value in INTEGER column
@@ -20,11 +21,11 @@
 
 DROP VIEW stage_profile;
 
--- The rows wait in a temporary table (gone when the connection closes):
--- ALTER TABLE ... RENAME parses every object of the schema again, which
--- cost more instructions than the rest of this file together, on every
--- open (costdb/db.c replays the migrations to check a file's schema).
--- Dropping the table drops its triggers; the new one has the old name.
+-- The rows wait in a temporary table, dropped below: ALTER TABLE ...
+-- RENAME parses every object of the schema again, ten times the
+-- instructions of the rest of this file, and costdb/db.c replays every
+-- migration on each open to check a file's schema. Dropping the table drops
+-- its triggers; the new one has the old name.
 CREATE TEMP TABLE stage_cost_v15 AS SELECT * FROM stage_cost;
 DROP TABLE stage_cost;
 
