@@ -134,8 +134,80 @@ static int rebuilds_parent(int to)
     return to == 11; /* 011_recompute_op.sql: sweep_config */
 }
 
+/* 016_stage_cost_strict.sql makes stage_cost a STRICT table, and SQLite
+ * refuses to copy a value of another type into it (text in an INTEGER
+ * column, say, written with approf's triggers off). Such a row is looked
+ * for before any migration runs, in the table that holds the cost rows at
+ * the file's schema (stage_cost from schema 8, stage_profile before), so
+ * that the refusal names it the way the readers would and the file is left
+ * as it was. Only the columns schema 16 types strictly count; the row is
+ * then described by cdb_row_check. */
+#define CDB_STRICT_COSTS 16
+
+static int strict_cost_column(const char *name)
+{
+    static const char *const cols[] = {
+        "sweep_id", "cost_id", "compute_cost", "peak_memory", "invar_size", "outvar_size",
+        "temp_buffer_size", "available_memory", "intermediate_size", "initial_size", "repeats",
+        "spread", "status", "error_id", "apply_cost", "wgrad_cost"};
+    for (size_t k = 0; name && k < sizeof cols / sizeof cols[0]; k++)
+        if (!strcmp(name, cols[k]))
+            return 1;
+    return 0;
+}
+
+/* 1 when a STRICT column of type decl would refuse a value of type t that
+ * its affinity column holds. */
+static int strict_refuses(const char *decl, int t)
+{
+    if (!decl || t == SQLITE_NULL)
+        return 0;
+    if (t == SQLITE_BLOB)
+        return 1;
+    if (!strcmp(decl, "INTEGER"))
+        return t != SQLITE_INTEGER;
+    if (!strcmp(decl, "REAL"))
+        return t != SQLITE_INTEGER && t != SQLITE_FLOAT;
+    if (!strcmp(decl, "TEXT"))
+        return t != SQLITE_TEXT;
+    return 0;
+}
+
+static int strict_costs_check(Costdb *db, int from)
+{
+    const char *sql = from >= 8 ? "SELECT * FROM stage_cost" : "SELECT * FROM stage_profile";
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db->sql, sql, -1, &st, NULL), bad = -1;
+    while (rc == SQLITE_OK && bad < 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        rc = SQLITE_OK;
+        for (int i = 0; i < sqlite3_column_count(st) && bad < 0; i++)
+            if (strict_cost_column(sqlite3_column_name(st, i)) &&
+                strict_refuses(sqlite3_column_decltype(st, i), sqlite3_column_type(st, i)))
+                bad = i;
+    }
+    if (bad >= 0) {
+        char what[sizeof db->errmsg];
+        if (cdb_row_check(db, st) < 0)
+            snprintf(what, sizeof what, "%s", db->errmsg);
+        else
+            snprintf(what, sizeof what, "%s: a row of %s: column %s holds a value of another"
+                     " type than its %s", db->path, from >= 8 ? "stage_cost" : "stage_profile",
+                     sqlite3_column_name(st, bad), sqlite3_column_decltype(st, bad));
+        sqlite3_finalize(st);
+        return cdb_err(db, COSTDB_ECORRUPT,
+                       "%s; schema %d stores cost rows in a STRICT table, which cannot hold it:"
+                       " correct or delete the row (the file is left at schema %d)",
+                       what, CDB_STRICT_COSTS, from);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql);
+}
+
 static int migrate(Costdb *db, int from)
 {
+    int rc0;
+    if (from > 0 && from < CDB_STRICT_COSTS && (rc0 = strict_costs_check(db, from)) < 0)
+        return rc0;
     for (int v = from; v < COSTDB_SCHEMA_VERSION; v++) {
         char bump[64];
         char *err = NULL;

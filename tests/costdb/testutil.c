@@ -116,7 +116,63 @@ int tu_exec(const char *db_path, const char *sql)
     return rc;
 }
 
+/* Schema 16's STRICT tables: each one's CREATE TABLE text, in sqlite_master,
+ * with STRICT taken out (strict = 0) or as approf's migrations wrote it
+ * (strict = 1, from saved); the text is what a connection opened after it
+ * parses, as a writer who edits the schema with PRAGMA writable_schema
+ * would. Returns the number of tables (saved: their texts), or -1. */
+#define TU_STRICT_MAX 8
+static int untyped(const char *db_path, const char *sql);
+
+static int strict_tables(const char *db_path, int strict, char *saved[TU_STRICT_MAX][2])
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int n = 0, ok = sqlite3_open(db_path, &db) == SQLITE_OK &&
+                    sqlite3_exec(db, "PRAGMA writable_schema=ON; BEGIN", NULL, NULL, NULL) ==
+                        SQLITE_OK;
+    if (ok && !strict) {
+        ok = sqlite3_prepare_v2(db, "SELECT name, sql FROM sqlite_master WHERE type = 'table'"
+                                " AND sql LIKE '%) STRICT%'", -1, &st, NULL) == SQLITE_OK;
+        while (ok && n < TU_STRICT_MAX && sqlite3_step(st) == SQLITE_ROW) {
+            saved[n][0] = strdup((const char *)sqlite3_column_text(st, 0));
+            saved[n][1] = strdup((const char *)sqlite3_column_text(st, 1));
+            ok = saved[n][0] && saved[n][1];
+            n++;
+        }
+        sqlite3_finalize(st);
+        ok = ok && sqlite3_exec(db, "UPDATE sqlite_master SET sql = replace(replace(sql,"
+                                " ') STRICT, WITHOUT ROWID', ') WITHOUT ROWID'), ') STRICT', ')')"
+                                " WHERE type = 'table' AND sql LIKE '%) STRICT%'", NULL, NULL,
+                                NULL) == SQLITE_OK;
+    }
+    for (int i = 0; ok && strict && i < TU_STRICT_MAX && saved[i][0]; i++, n++) {
+        ok = sqlite3_prepare_v2(db, "UPDATE sqlite_master SET sql = ?2 WHERE type = 'table'"
+                                " AND name = ?1", -1, &st, NULL) == SQLITE_OK &&
+             sqlite3_bind_text(st, 1, saved[i][0], -1, SQLITE_STATIC) == SQLITE_OK &&
+             sqlite3_bind_text(st, 2, saved[i][1], -1, SQLITE_STATIC) == SQLITE_OK &&
+             sqlite3_step(st) == SQLITE_DONE;
+        sqlite3_finalize(st);
+    }
+    ok = ok && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK;
+    sqlite3_close(db);
+    return ok ? n : -1;
+}
+
 int tu_exec_untyped(const char *db_path, const char *sql)
+{
+    char *strict[TU_STRICT_MAX][2] = {{NULL}};
+    int n_strict = strict_tables(db_path, 0, strict), rc = n_strict < 0 ? -1 : untyped(db_path, sql);
+    if (n_strict > 0 && strict_tables(db_path, 1, strict) != n_strict)
+        rc = -1;
+    for (int i = 0; i < TU_STRICT_MAX; i++) {
+        free(strict[i][0]);
+        free(strict[i][1]);
+    }
+    return rc;
+}
+
+static int untyped(const char *db_path, const char *sql)
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;

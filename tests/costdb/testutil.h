@@ -31,10 +31,12 @@ int64_t tu_count(const char *db_path, const char *table);
 /* Runs SQL through a raw connection; 0 or -1. */
 int tu_exec(const char *db_path, const char *sql);
 /* Runs SQL through a raw connection as a careless writer would: no CHECK
- * constraints, no foreign keys and none of schema 4's typeof triggers
- * (strict_*: dropped for the statement and put back as they were), while
- * the triggers that make the stage_profile view writable still run; 0 or
- * -1. */
+ * constraints, no foreign keys, none of schema 4's typeof triggers
+ * (strict_*: dropped for the statement and put back as they were) and no
+ * STRICT tables (schema 16's stage_cost: its CREATE TABLE text without
+ * STRICT for the statement, through PRAGMA writable_schema, then put back),
+ * while the triggers that make the stage_profile view writable still run;
+ * 0 or -1. */
 int tu_exec_untyped(const char *db_path, const char *sql);
 /* 1 if the file exists. */
 int tu_exists(const char *path);
