@@ -14,7 +14,7 @@ Llama-3-8B's shape with two blocks at sequence 4096 on 1x2 A100-40GB:
   same ones a twin swept at global batch 8 gives, and G stage costs;
 - the stored plan re-prices (--plan) to the same figures;
 - the auto search tries such cp plans and takes one where it pays, and
-  its stored plan re-prices too;
+  its stored plan re-prices too; so does --framework torchtitan;
 - what still cannot be priced is refused naming why: a global batch not
   whole micro-batches of mbs x dp, a database with only the twin sweep
   (the hint names the sweep to add).
@@ -125,6 +125,13 @@ def main():
                 stage_figs(again) != stage_figs(auto):
             fails.append("auto plan %d re-priced %r, stored %r" % (pid, again["total_cost"],
                                                                   auto["total_cost"]))
+        # --framework torchtitan at G=1: the twin's sweep holds its cp layouts
+        out, err = run([apsolve, "--db", db, "--no-store", "--format", "json",
+                        "--framework", "torchtitan", "--global-batch", "1"])
+        fw = first_plan(out)
+        if fw.get("cp") != 2 or fw["micro_batches"] != 1 or fw["global_batch"] != 1:
+            fails.append("--framework torchtitan at G=1: cp %r, %d micro-batches: %s" % (
+                fw.get("cp"), fw["micro_batches"], err))
         # refusals: not whole micro-batches of mbs x dp; only the twin swept
         run([approf, "sweep", "--db", db] + MODEL + ["--batch", "4", "--micro-batches", "1"])
         _, err = run([apsolve, "--db", db, "--no-store", "--global-batch", "3", "--parallel",
