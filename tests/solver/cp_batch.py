@@ -17,9 +17,12 @@ Llama-3-8B's shape with two blocks at sequence 4096 on 1x2 A100-40GB:
   its stored plan re-prices too; so does --framework torchtitan;
 - what still cannot be priced is refused naming why: a global batch not
   whole micro-batches of mbs x dp, a database with only the twin sweep
-  (the hint names the sweep to add).
+  (the hint names the sweep to add);
+- apreport's launch files of the G=1 plan pass the manifests' checks;
+  DeepSpeed's, which has no cp, runs one step of the dp x cp twin at a
+  global batch of 2 and says so (reports/launch.c).
 
-Usage: cp_batch.py APPROF APSOLVE
+Usage: cp_batch.py APPROF APSOLVE [APREPORT MANIFESTS CHECK_LAUNCH]
 """
 import json
 import os
@@ -99,6 +102,7 @@ def main():
         con = sqlite3.connect(db)
         pid, mb, gb = con.execute("SELECT id, micro_batches, global_batch FROM plan "
                                   "ORDER BY id DESC LIMIT 1").fetchone()
+        pid_par = pid
         con.close()
         one, _ = price(db, 1)
         again = first_plan(run([apsolve, "--db", db, "--quiet", "--format", "json",
@@ -125,6 +129,27 @@ def main():
                 stage_figs(again) != stage_figs(auto):
             fails.append("auto plan %d re-priced %r, stored %r" % (pid, again["total_cost"],
                                                                   auto["total_cost"]))
+        # apreport's launch files of the stored G=1 plan
+        if len(sys.argv) > 5:
+            apreport, manifests, check = sys.argv[3:6]
+            out_dir = os.path.join(tmp, "rep")
+            run([apreport, "--db", db, "--plan", str(pid_par), "--out", out_dir])
+            for mf, name in (("deepspeed-v0.16.4.json", "deepspeed.json"),
+                             ("megatron-lm-core_v0.19.0.json", "megatron.args"),
+                             ("torchtitan-v0.2.2.json", "torchtitan.toml")):
+                f = os.path.join(out_dir, "plan%d_%s" % (pid_par, name))
+                p = subprocess.run([sys.executable, check, os.path.join(manifests, mf), f],
+                                   capture_output=True, text=True)
+                # 3: no errors, values it cannot know (a 2-block model has
+                # no torchtitan flavour)
+                if p.returncode not in (0, 3):
+                    fails.append("%s: check_launch exit %d: %s" % (name, p.returncode,
+                                                                  p.stdout + p.stderr))
+            ds = json.load(open(os.path.join(out_dir, "plan%d_deepspeed.json" % pid_par)))
+            if (ds["train_batch_size"], ds["train_micro_batch_size_per_gpu"],
+                    ds["gradient_accumulation_steps"]) != (2, 1, 1) or \
+                    not any("global batch of 2, not 1" in x for x in ds["_comment"]):
+                fails.append("DeepSpeed's closest plan: %r" % ds)
         # --framework torchtitan at G=1: the twin's sweep holds its cp layouts
         out, err = run([apsolve, "--db", db, "--no-store", "--format", "json",
                         "--framework", "torchtitan", "--global-batch", "1"])
