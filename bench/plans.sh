@@ -55,9 +55,12 @@
 # list with the column gives it on every row). A cp or ep case
 # whose twin (the same GPUs without cp/ep) the sweep stores out of memory
 # is priced from the time the sweep kept for it (docs/context-parallel.md,
-# "Refusals"), on the real spec. A global batch that is not whole
-# micro-batches of mbs*dp*cp samples is n/a (a cp plan runs cp x its
-# twin's micro-batches, so it cannot run fewer than cp). set (calibration
+# "Refusals"), on the real spec. A cp case whose global batch is not whole
+# micro-batches of mbs*dp*cp samples (fewer sequences than the twin's
+# micro-batch) gets its twin swept apart at --batch mbs*dp*cp and the
+# case's own sweep at G beside it (a cp plan runs G/(mbs*dp) micro-batches,
+# each sequence split cp ways); one not whole micro-batches of mbs*dp is
+# n/a. set (calibration
 # or heldout) and family are read by bench/validation.sh. A missing
 # column takes its old meaning (gpt, 1, 1, -, -, -, 0).
 # PLANS_SWEEP_OPTS="..." adds options to every approf sweep.
@@ -307,16 +310,19 @@ for c in cases:
         print("    n/a: stage submesh of %d devices is not (1,k | %d) or (k,%d)" % (S, gph, gph))
         continue
     L = 4 if pp == 1 else pp * max(1, math.ceil(8 / pp))
-    if G % (mbs * dpe):
-        # apsolve runs a cp plan as cp x the micro-batches of its dp*cp twin
-        # (solver/session_cp.c), so the twin's sweep needs whole
-        # micro-batches of mbs*dp*cp samples
+    # a cp plan runs G / (mbs*dp) micro-batches, each sequence split over
+    # cp GPUs (solver/session_cp.c); its stages are priced from the dp*cp
+    # twin's entries at micro-batch mbs*dp*cp. When that does not divide G
+    # (fewer sequences than dp*cp*mbs), the twin is swept at one such
+    # micro-batch (--batch mbs*dp*cp: per-micro-batch figures, whatever the
+    # batch) and the run's main sweep at G beside it (docs/plans.md)
+    twin_apart = cp > 1 and G % (mbs * dpe) != 0 and G % (mbs * dp) == 0
+    if G % (mbs * dpe) and not twin_apart:
         row([cid, n, layout, fmt(meas), "n/a", "", "", "n/a", "", "", "n/a", "", ""])
-        print("    n/a: global batch %d is not whole micro-batches of mbs x dp x cp = %d samples%s" %
-              (G, mbs * dpe, " (a cp plan is priced as cp x the micro-batches of its dp x cp twin: "
-               "fewer than cp micro-batches cannot be priced)" if cp > 1 else ""))
+        print("    n/a: global batch %d is not whole micro-batches of mbs x dp = %d samples" %
+              (G, mbs * dp))
         continue
-    K = G // (mbs * dpe)
+    K = G // (mbs * dpe) if not twin_apart else 1
     db = os.path.join(KEEP or TMP, cid + ".db")
     if os.path.exists(db):
         os.remove(db)
@@ -328,7 +334,8 @@ for c in cases:
     sweep = [APPROF, "sweep"] + model + ["--backend", "model",
              "--seq-len", c["seq"], "--layers", str(L),
              "--cluster", "%dx%d" % (n // gph, gph),
-             "--batch", str(G), "--micro-batches", str(K), "--dtype", c["dtype"],
+             "--batch", str(G if not twin_apart else mbs * dpe), "--micro-batches", str(K),
+             "--dtype", c["dtype"],
              "--hardware", hardware_for(c),
              "--submesh-space", "manual:" + ",".join("%dx%d" % s for s in shapes),
              "--logical-space", "all", "--stage-imbalance-tolerance", "1.0",
@@ -369,7 +376,19 @@ for c in cases:
     rc, _, err = run(sweep + extra, SWEEP_TIMEOUT)
     if rc == 2 and extra:
         notes.append("sweep rejected %s: %s" % (" ".join(extra), first_line(err)))
+        extra = []
         rc, _, err = run(sweep, SWEEP_TIMEOUT)
+    if rc == 0 and twin_apart:
+        # the run's own sweep at G, micro-batch mbs*dp (the cp plan's),
+        # made last: the main sweep of apsolve's family
+        main = list(sweep)
+        main[main.index("--batch") + 1] = str(G)
+        main[main.index("--micro-batches") + 1] = str(G // (mbs * dp))
+        mextra = [x if i == 0 or extra[i - 1] != "--micro-batch-sizes" else str(mbs * dp)
+                  for i, x in enumerate(extra)]
+        notes.append("twin swept apart at batch %d (global batch %d < mbs x dp x cp)" %
+                     (mbs * dpe, G))
+        rc, _, err = run(main + mextra, SWEEP_TIMEOUT)
     tsweep = time.time() - t0
     if rc != 0:
         row([cid, n, layout, fmt(meas), "n/a", "", "", "n/a", "", "", "n/a", "", "%.1f" % tsweep])

@@ -387,6 +387,25 @@ static void runtime_limits(RepLaunch *L, Notes *N)
         L->dp *= L->cp;
         L->B /= L->cp;
         L->cp = 1;
+    } else if (rt == REP_RT_DEEPSPEED && L->cp > 1 && L->B > 0) {
+        /* micro-batches cp does not divide (a global batch of fewer
+         * sequences than dp x cp x mbs: docs/context-parallel.md): no data
+         * parallelism over dp x cp runs the plan's batch; the closest runs
+         * whole micro-batches of that layout, the batch raised to them */
+        int b = (L->B + L->cp - 1) / L->cp;
+        int64_t g = L->global / L->B * L->cp * b;
+        L->changed = 1;
+        note(N, "DeepSpeed cannot express context parallelism (cp %d, %s), and the plan's %d "
+                "micro-%s (%lld %s each) do not split into data parallelism over dp x cp = %d "
+                "replicas: %d accumulation %s of that layout, the one the plan was priced "
+                "from, instead, at a global batch of %lld, not %lld", L->cp, L->cp_comm, L->B,
+             L->B == 1 ? "batch" : "batches", (long long)(L->global / L->B),
+             L->global / L->B == 1 ? "sequence" : "sequences", L->dp * L->cp, b,
+             b == 1 ? "step" : "steps", (long long)g, (long long)L->global);
+        L->dp *= L->cp;
+        L->B = b;
+        L->cp = 1;
+        L->global = g;
     }
     /* DeepSpeed's MoE layer (v0.16.4: deepspeed/moe/layer.py, utils/groups.py
      * _create_expert_data_and_model_parallel) takes its ep_size ranks from
@@ -603,6 +622,7 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
     offload_limits(r, L, &N);
     activation_fusion_limits(r, L, &N);
     L->B = b.B; /* before runtime_limits: DeepSpeed's closest plan to cp changes it */
+    L->global = b.global; /* and the batch, when cp does not divide B */
     runtime_limits(L, &N);
     if (L->sched != APREPORT_SCHED_INTERLEAVED && L->sched != APREPORT_SCHED_INTERLEAVED_ZB &&
         L->sched != APREPORT_SCHED_ZBV)
@@ -639,7 +659,6 @@ void rep_launch_of(const ApreportReport *r, int rt, RepLaunch *L)
                  "without it");
     }
     rep_model_shape(r, &L->model);
-    L->global = b.global;
     L->mbs = L->global / L->B / (L->dp > 0 ? L->dp : 1);
     /* torchtitan: one step of a replica; without a pipeline it accumulates
      * global / (local x dp) steps, with one its micro-batches are local / mbs */

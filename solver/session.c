@@ -239,10 +239,17 @@ static int count_micro_batches(ApsolveRun *r)
         }
     } else {
         r->B = r->sw.micro_batches > 0 ? r->sw.micro_batches : 1;
-        if (r->micro > 0 && r->G > 0 && r->G % r->micro)
+        if (r->micro > 0 && r->G > 0 && r->G % r->micro) {
+            char hint[320] = "";
+            if (a->par.cp > 1)
+                snprintf(hint, sizeof hint, " (a cp plan takes its twin's entries from the sweep "
+                         "at mbs x dp x cp, which need not divide the global batch, but the run "
+                         "needs beside it a sweep of the same model, hardware and cluster whose "
+                         "micro-batch size does: approf sweep --batch %lld)", (long long)r->G);
             return apsolve_fail(a, APSOLVE_ERROR_USAGE, "global batch %lld is not divisible by "
-                                "the micro-batch size %lld of sweep %lld", (long long)r->G,
-                                (long long)r->micro, (long long)r->sweep);
+                                "the micro-batch size %lld of sweep %lld%s", (long long)r->G,
+                                (long long)r->micro, (long long)r->sweep, hint);
+        }
         if (r->micro > 0 && r->G > 0 && r->G / r->micro > COSTDB_MAX_MICRO_BATCHES)
             return apsolve_fail(a, APSOLVE_ERROR_USAGE, "global batch %lld / micro-batch size "
                                 "%lld of sweep %lld = %lld micro-batches, more than %d "

@@ -31,6 +31,9 @@ typedef struct ApsolveParallel {
     int mbs;                          /* Megatron's per-replica micro-batch; 0: the sweep's */
     int cp;                           /* context parallelism (0 or 1: none); world dp*tp*pp*cp */
     int cp_comm;                      /* ApsolveCpComm (context_parallel.h) */
+    int cp_micro_batches;             /* --plan of a stored cp plan whose micro-batches cp
+                                       * does not divide: their count (session_cp.c); 0:
+                                       * cp x the twin's */
     int ep;                           /* expert parallelism (0 or 1: none) */
     int etp;                          /* expert tensor parallelism; 0: tp (Megatron's default) */
     int dp_shard;                     /* HSDP: ZeRO-3 shards within groups of dp_shard of the

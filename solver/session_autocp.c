@@ -373,19 +373,25 @@ static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
         ApsolveEpCache cache = {NULL, NULL};
         int64_t seq = 0;
         int attention = 0, rc, with_cp;
+        /* a size that does not divide G holds only cp twins: a cp plan's
+         * micro-batch is m / cp sequences, each split cp ways, and it runs
+         * G / (m / cp) of them (session_cp.c, cp_micro_batches); no plain
+         * or ep plan of it */
+        int twin_only = !own && r->G > 0 && m > 0 && r->G % m != 0;
         char why[400] = "";
         if (asked > 0 && m != asked)
             continue;
-        if (!own && (r->G <= 0 || m <= 0 || r->G % m || a->micro_batches > 0 ||
+        if (!own && (r->G <= 0 || m <= 0 || a->micro_batches > 0 ||
                      r->G / m > COSTDB_MAX_MICRO_BATCHES))
             continue;
         with_cp = ncp && !no_cp && m > 0 && m % 2 == 0;
-        if (!with_cp && !top_k)
+        if (!with_cp && (!top_k || twin_only))
             continue;
         if (own) {
             base = r->main_c;
         } else {
-            if (apsolve_cand_load(r->db, a, r->bs[k].sweep_id, r->G, m, (int)(r->G / m), &base)) {
+            if (apsolve_cand_load(r->db, a, r->bs[k].sweep_id, r->G, m,
+                                  twin_only ? 1 : (int)(r->G / m), &base)) {
                 fail = 1;
                 break;
             }
@@ -408,7 +414,8 @@ static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
             if (apsolve_ep_cache_new(base.p, &cache)) {
                 apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
                 fail = 1;
-            } else if (apsolve_auto_ep(r, &ub, 1, &cache, s->autop, plain_h, NULL, 0, b)) {
+            } else if (!twin_only &&
+                       apsolve_auto_ep(r, &ub, 1, &cache, s->autop, plain_h, NULL, 0, b)) {
                 fail = 1;
             }
         }
@@ -445,9 +452,10 @@ static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
              * cp chunks, context_parallel.h); the micro-batch split into
              * dp x cp replicas */
             ApsolveCpLayout lay = {1, 1, cp, APSOLVE_CP_P2P, 0};
+            int64_t count = twin_only ? (m % cp || r->G % (m / cp) ? 0 : r->G / (m / cp))
+                                      : (int64_t)base.opt.micro_batches * cp;
             if (fail || !with_cp || !apsolve_cp_check(&lay, seq, 0, 0, why, sizeof why, NULL, 0) ||
-                m % cp ||
-                (int64_t)base.opt.micro_batches * cp > COSTDB_MAX_MICRO_BATCHES)
+                m % cp || count <= 0 || count > COSTDB_MAX_MICRO_BATCHES)
                 continue;
             /* settled already: it holds no unfit figures */
             if (apsolve_cp_auto_table(cpa, cp, comms[i], &c.p, &v)) {
@@ -455,7 +463,7 @@ static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
                 fail = 1;
                 continue;
             }
-            c.opt.micro_batches = base.opt.micro_batches * cp;
+            c.opt.micro_batches = (int)count;
             c.micro = m / cp;
             if (apsolve_auto_layouts(r, &c, cp, "cp", b->best ? b->best : s->autop,
                                      b->best ? b->best_h : plain_h, &pl, &h, &bound)) {

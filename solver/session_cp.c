@@ -60,6 +60,61 @@ static void say_stages(const ApsolveRun *r, const ApsolveCand *eq, const Apsolve
     }
 }
 
+/* The micro-batches the cp plan runs (*count). A micro-batch of the cp
+ * plan is mbs x dp sequences, each split over its cp GPUs on the sequence
+ * (Megatron-Core core_v0.19.0: megatron/core/utils.py
+ * _get_batch_on_this_cp_rank_per_sequence_balancing cuts every [mbs, seq,
+ * ...] tensor of a micro-batch into 2 cp chunks of the sequence;
+ * megatron/training/arguments.py validate_args counts data parallelism
+ * without cp, world / (tp pp cp), and num_microbatches_calculator.py runs
+ * G / (mbs x dp) micro-batches; torchtitan 9dec370: train.py hands each dp
+ * rank its local batch and create_context_parallel_ctx, torchtitan/utils.py,
+ * shards inputs and labels on dimension 1, the sequence, over the cp mesh).
+ * Its twin (the entry of (dp cp, tp), one of mbs whole sequences per GPU,
+ * at micro-batch mbs x dp x cp: eq) supplies per-micro-batch figures only,
+ * which do not depend on the twin sweep's global batch, so the count is
+ * the cp plan's own, G / (mbs x dp): cp x the twin's B when the twin's
+ * micro-batch divides G (every plan priced before), else from G itself --
+ * a global batch of fewer sequences than dp x cp x mbs, or one not whole
+ * twin micro-batches (docs/context-parallel.md, "A global batch of fewer
+ * sequences than the twin's micro-batch"). A stored plan's count is given
+ * (pr->cp_micro_batches, --plan). 0, or 1 after a message. */
+static int cp_micro_batches(ApsolveRun *r, const ApsolveCand *eq, const char *what, int *count)
+{
+    const ApsolveRequest *a = r->a;
+    const ApsolveParallel *pr = &a->par;
+    int64_t per = eq->micro > 0 ? eq->micro / pr->cp : 0, n;
+    if (pr->cp_micro_batches > 0)
+        n = pr->cp_micro_batches;
+    else if (per > 0 && eq->global_batch > 0 && eq->global_batch % eq->micro) {
+        if (eq->global_batch % per)
+            return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: the global batch %lld "
+                                "is not whole micro-batches of mbs x dp = %lld %s (a cp plan's "
+                                "micro-batch: each of its sequences split over cp = %d GPUs)",
+                                what, (long long)eq->global_batch, (long long)per,
+                                costdb_plural(per, "sequence", "sequences"), pr->cp);
+        n = eq->global_batch / per;
+        if (!a->quiet)
+            apsolve_say(a, "notice: --parallel %s: the global batch %lld is not whole "
+                        "micro-batches of the dp x cp twin's %lld samples: the cp plan runs "
+                        "%lld %s of %lld, each sequence split over %d GPUs, priced from sweep "
+                        "%lld's entries at micro-batch %lld (one micro-batch's figures, which "
+                        "do not depend on that sweep's global batch %lld)", what,
+                        (long long)eq->global_batch, (long long)eq->micro, (long long)n,
+                        costdb_plural(n, "micro-batch", "micro-batches"), (long long)per,
+                        pr->cp, (long long)eq->sweep, (long long)eq->micro,
+                        (long long)eq->sw.global_batch);
+    } else {
+        n = (int64_t)eq->opt.micro_batches * pr->cp;
+    }
+    if (n > COSTDB_MAX_MICRO_BATCHES)
+        return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: the cp plan's %lld "
+                            "micro-batches are more than %d (COSTDB_MAX_MICRO_BATCHES)", what,
+                            (long long)n, COSTDB_MAX_MICRO_BATCHES);
+    *count = (int)n;
+    return 0;
+}
+
 int apsolve_run_cp(ApsolveRun *r, ApsolveCand **pc)
 {
     const ApsolveRequest *a = r->a;
@@ -70,7 +125,7 @@ int apsolve_run_cp(ApsolveRun *r, ApsolveCand **pc)
     const char *what = a->parallel ? a->parallel : "of the stored plan";
     char why[400] = "";
     int64_t seq = 0;
-    int attention = 0, rc;
+    int attention = 0, rc, count = 0;
     if (pr->cp <= 1)
         return 0;
     if (a->opt.inference)
@@ -86,10 +141,8 @@ int apsolve_run_cp(ApsolveRun *r, ApsolveCand **pc)
                             "with a sweep at micro-batch mbs x dp x cp)", what,
                             (long long)eq->micro, costdb_plural(eq->micro, "sample", "samples"),
                             pr->dp * pr->cp);
-    if ((int64_t)eq->opt.micro_batches * pr->cp > COSTDB_MAX_MICRO_BATCHES)
-        return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: cp x %d micro-batches is "
-                            "more than %d (COSTDB_MAX_MICRO_BATCHES)", what,
-                            eq->opt.micro_batches, COSTDB_MAX_MICRO_BATCHES);
+    if ((rc = cp_micro_batches(r, eq, what, &count)) != 0)
+        return rc;
     {
         char knob[32];
         snprintf(knob, sizeof knob, "cp=%d", pr->cp);
@@ -130,9 +183,13 @@ int apsolve_run_cp(ApsolveRun *r, ApsolveCand **pc)
     r->cp_c.sweep = eq->sweep;
     r->cp_c.sw = eq->sw;
     r->cp_c.opt = eq->opt;
-    r->cp_c.opt.micro_batches = eq->opt.micro_batches * pr->cp;
-    r->cp_c.global_batch = eq->global_batch;
+    r->cp_c.opt.micro_batches = count;
     r->cp_c.micro = eq->micro / pr->cp;
+    /* the twin's batch when cp x its micro-batches; else count whole
+     * micro-batches of the cp plan's mbs x dp sequences */
+    r->cp_c.global_batch = count == eq->opt.micro_batches * pr->cp
+                               ? eq->global_batch
+                               : (int64_t)count * r->cp_c.micro;
     *pc = &r->cp_c;
     return 0;
 }

@@ -111,6 +111,8 @@ typedef struct Search {
     int has_none;                     /* the candidate's sweep holds recompute none */
     ApsolveProblem *scratch;          /* Megatron's recompute_layers and offload entries
                                        * (apsolve_fw_partial), for one candidate's layout */
+    int twin_only;                    /* the candidate's size does not divide G: cp layouts
+                                       * whose m / cp does, only (session_cp.c) */
 } Search;
 
 /* "dp=2,tp=4,pp=1,zero=1,recompute=full[,vpp=2][,mbs=1][,recompute_layers=1]": --parallel's
@@ -641,7 +643,8 @@ static int search_cand(Search *S, const ApsolveCand *c, int64_t m)
                  * micro-batch to split (m known) */
                 if (pp > L || (edp * tp > M && (edp * tp) % M) || (m > 0 && m % edp) ||
                     (m > 0 && m / edp > (1 << 24)) || (cp > 1 && m <= 0) ||
-                    (a->opt.max_stages > 0 && pp > a->opt.max_stages))
+                    (a->opt.max_stages > 0 && pp > a->opt.max_stages) ||
+                    (S->twin_only && (cp <= 1 || S->r->G % (m / cp))))
                     continue;
                 memset(&par, 0, sizeof par);
                 par.dp = dp;
@@ -729,14 +732,20 @@ int apsolve_run_framework(ApsolveRun *r)
         int64_t m;
         int own, rc;
         ApsolveCand c;
-        if (!apsolve_size_searched(r, k, &m, &own))
+        /* a family size that does not divide G holds cp twins only: a cp
+         * plan of micro-batch m / cp runs G / (m / cp) of them */
+        S.twin_only = !apsolve_size_searched(r, k, &m, &own) && !own && r->G > 0 && m > 0 &&
+                      r->G % m && a->micro_batch_size <= 0 && a->micro_batches <= 0 &&
+                      !(a->sweep > 0 && a->global_batch <= 0);
+        if (!S.twin_only && !apsolve_size_searched(r, k, &m, &own))
             continue;
         if (own) {
             c = r->main_c;
             m = r->micro;
         } else {
             /* as parallel_candidate (session_given.c) loads an mbs's sweep */
-            if (apsolve_cand_load(r->db, a, r->bs[k].sweep_id, r->G, m, (int)(r->G / m), &c))
+            if (apsolve_cand_load(r->db, a, r->bs[k].sweep_id, r->G, m,
+                                  S.twin_only ? 1 : (int)(r->G / m), &c))
                 return 1;
             c.opt.objective = a->opt.objective;
         }

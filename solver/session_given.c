@@ -39,14 +39,18 @@ static int parallel_candidate(ApsolveRun *r, ApsolveCand **pc)
                             "this model, hardware and cluster at that micro-batch size",
                             a->parallel, pr->mbs, pr->dp, cp > 1 ? " x cp" : "",
                             (long long)want, costdb_plural(want, "sample", "samples"));
-    if (r->G <= 0 || r->G % want)
+    /* with cp, whole micro-batches of the cp plan's mbs x dp sequences,
+     * each split over cp GPUs (session_cp.c: cp_micro_batches); the twin
+     * sweep's micro-batch of mbs x dp x cp need not divide G, and then
+     * holds one (its per-micro-batch figures, whatever its batch) */
+    if (r->G <= 0 || r->G % (want / cp))
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: the global batch %lld is "
                             "not a multiple of mbs x dp = %lld", a->parallel, (long long)r->G,
-                            (long long)want);
-    if (r->bs[k].sweep_id == r->main_c.sweep && (int)(r->G / want) == r->B)
+                            (long long)(want / cp));
+    if (r->bs[k].sweep_id == r->main_c.sweep && r->G % want == 0 && (int)(r->G / want) == r->B)
         return 0;
-    if (apsolve_cand_load(r->db, a, r->bs[k].sweep_id, r->G, want, (int)(r->G / want),
-                          &r->par_c))
+    if (apsolve_cand_load(r->db, a, r->bs[k].sweep_id, r->G, want,
+                          r->G % want ? 1 : (int)(r->G / want), &r->par_c))
         return 1;
     r->par_c.opt.objective = a->opt.objective;
     r->have_par_c = 1;
@@ -160,7 +164,8 @@ int apsolve_parallel_knobs(ApsolveRun *r, ApsolveCand **pc)
 static int parallel_mbs(ApsolveRun *r, int *tried, char *mbs, size_t len)
 {
     ApsolveRequest *a = r->a;
-    int64_t unit = (int64_t)a->par.dp * (a->par.cp > 1 ? a->par.cp : 1);
+    int cp = a->par.cp > 1 ? a->par.cp : 1;
+    int64_t unit = (int64_t)a->par.dp * cp;
     ApsolvePlan *best = NULL;
     int best_mbs = 0;
     size_t at = 0;
@@ -176,7 +181,9 @@ static int parallel_mbs(ApsolveRun *r, int *tried, char *mbs, size_t len)
         ApsolveError *error = a->error;
         char err[512];
         int e = 0, rc, w;
-        if (m <= 0 || m % unit || r->G % m || r->G / m > COSTDB_MAX_MICRO_BATCHES)
+        /* with cp, the plan's micro-batch is m / cp (its twin's m need not
+         * divide G: parallel_candidate) */
+        if (m <= 0 || m % unit || r->G % (m / cp) || r->G / m > COSTDB_MAX_MICRO_BATCHES)
             continue;
         a->par.mbs = (int)(m / unit);
         a->notice = NULL; /* a size that fails is one not chosen */

@@ -267,14 +267,20 @@ int apsolve_request_load_plan(Costdb *db, ApsolveRequest *a, int64_t *sweep,
          * (docs/context-parallel.md) */
         if (po.has_layout && po.layout.cp > 1) {
             int comm = apsolve_cp_comm_parse(po.layout.cp_comm[0] ? po.layout.cp_comm : "p2p");
-            if (comm < 0 || cp.micro_batches % po.layout.cp) {
+            if (comm < 0) {
                 free(ps);
-                return apsolve_fail(a, APSOLVE_ERROR_INPUT, "plan %lld: its cp %d (%s) does not "
-                                    "fit its %d micro-batches or names no cp_comm apsolve "
-                                    "prices", (long long)a->plan, po.layout.cp,
-                                    po.layout.cp_comm, cp.micro_batches);
+                return apsolve_fail(a, APSOLVE_ERROR_INPUT, "plan %lld: its cp %d names no "
+                                    "cp_comm apsolve prices ('%s')", (long long)a->plan,
+                                    po.layout.cp, po.layout.cp_comm);
             }
-            if (a->micro_batches == cp.micro_batches)
+            /* a count cp does not divide (a global batch of fewer
+             * sequences than the twin's micro-batch, session_cp.c): the
+             * twin's sweep at one micro-batch, the figures it carries, and
+             * the stored count */
+            if (a->micro_batches == cp.micro_batches && cp.micro_batches % po.layout.cp) {
+                a->par.cp_micro_batches = cp.micro_batches;
+                a->micro_batches = 1;
+            } else if (a->micro_batches == cp.micro_batches)
                 a->micro_batches = cp.micro_batches / po.layout.cp;
             stored_3d(&a->par, &po.layout);
             a->par.cp = po.layout.cp;
