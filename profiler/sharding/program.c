@@ -651,6 +651,12 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             rc = shard_finish_program(st, b.ti, p, &tail, b.kcap, b.ccap, b.kdig);
             ends.pre_k = p->kernels[1];
             ends.pre_dig = b.kdig[1];
+            /* held by ends.e[] while the derived programs are made */
+            ends.pre_share = rc || p->n_kernel_head[1] ? NULL : p->kernel_share[1];
+            /* where the derived programs' heads end: a price memo keeps
+             * the sums up to there (approf_phase_seconds_memo) */
+            if (ends.pre_share && st->req && st->req->kernel_views)
+                approf_kernel_share_set_mark(ends.pre_share, ends.pre_n);
             ends.fwd = rc ? NULL : approf_kernel_share(p, 0);
             /* a failed end derives as before: copies of p before its end */
             tail.ends = ends.fwd && ends.n ? &ends : NULL;

@@ -46,7 +46,19 @@ int shard_end_backward(const ShardStage *st, const TInfo *ti, ApprofStageProgram
         *sig_dig = ends->e[i].dig;
         return 0;
     }
-    if (derived) { /* the build's backward before its end, with room for the adds */
+    if (derived && ends->pre_share && ends->pre_n && st->req && st->req->kernel_views &&
+        approf_kernel_share_head(p, 1, ends->pre_share, ends->pre_n) == 0) {
+        /* the build's backward before its end as the head, read in place;
+         * the adds are the phase's own kernels (digests: the head's are
+         * ends->pre_dig, program_finish.c) */
+        size_t room = (size_t)(st->n_ops > 0 ? st->n_ops : 1);
+        p->kernels[1] = malloc(room * sizeof *p->kernels[1]);
+        dig[1] = malloc(room * sizeof *dig[1]);
+        if (!p->kernels[1] || !dig[1])
+            return APPROF_ENOMEM;
+        p->n_kernels[1] = 0;
+        *cap = room;
+    } else if (derived) { /* a copy of the build's backward before its end, with room for the adds */
         size_t room = ends->pre_n + (size_t)(st->n_ops > 0 ? st->n_ops : 1);
         p->kernels[1] = malloc(room * sizeof *p->kernels[1]);
         dig[1] = malloc(room * sizeof *dig[1]);
@@ -201,6 +213,10 @@ int shard_zero_family_take(ApprofShardContext *ctx, const ApprofShardRequest *re
         *out = d->prog; /* moved */
         memset(&d->prog, 0, sizeof d->prog);
         d->used = 0;
+        if (!req->kernel_views && approf_stage_program_flatten(out)) {
+            approf_stage_program_clear(out);
+            *rc = APPROF_ENOMEM;
+        }
         return 1;
     }
     return 0;
