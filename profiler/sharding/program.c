@@ -97,10 +97,13 @@ int shard_push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 
                       const ApprofKernel *k, ApprofHash128 d, int op)
 {
     size_t ck = *cap, cd = *cap; /* the two arrays share one capacity */
-    if (UTIL_GROW(p->kernels[ph], ck, p->n_kernels[ph] + 1) < 0 ||
-        UTIL_GROW(dig[ph], cd, p->n_kernels[ph] + 1) < 0)
-        return APPROF_ENOMEM;
-    *cap = ck < cd ? ck : cd;
+    /* util_grow does nothing where there is room: not called then */
+    if (p->n_kernels[ph] >= *cap) {
+        if (UTIL_GROW(p->kernels[ph], ck, p->n_kernels[ph] + 1) < 0 ||
+            UTIL_GROW(dig[ph], cd, p->n_kernels[ph] + 1) < 0)
+            return APPROF_ENOMEM;
+        *cap = ck < cd ? ck : cd;
+    }
     dig[ph][p->n_kernels[ph]] = d;
     ApprofKernel *to = &p->kernels[ph][p->n_kernels[ph]++];
     *to = *k;
@@ -147,7 +150,7 @@ int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofColl
 {
     if (c->group_size <= 1 || !(c->bytes > 0))
         return 0;
-    if (UTIL_GROW(p->colls[ph], *cap, p->n_colls[ph] + 1) < 0)
+    if (p->n_colls[ph] >= *cap && UTIL_GROW(p->colls[ph], *cap, p->n_colls[ph] + 1) < 0)
         return APPROF_ENOMEM;
     p->colls[ph][p->n_colls[ph]++] = *c;
     return 0;
