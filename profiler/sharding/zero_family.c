@@ -8,7 +8,10 @@
  * derived"). The derived programs hold the build's forward kernels, and
  * the backward of the build's program with the same gradient
  * accumulation, instead of copies (BackwardEnds; docs/performance.md,
- * "Shared kernel arrays and prices kept").
+ * "Shared kernel arrays and prices kept"); where the request takes kernel
+ * views, the others read the build's backward before its end in place,
+ * as the head of their own (stage.h, kernel_head; docs/performance.md,
+ * "The derived backwards read in place").
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +35,10 @@ void shard_backward_ends_free(BackwardEnds *ends)
  * grad_accum_fusion, and they depend on the stage and the accumulation
  * share alone; so two programs of one build with the same share (ZeRO 0
  * and 1: the whole buffers; 2 and 3: the partition) end with the same
- * backward kernels, which the later one holds. */
+ * backward kernels, which the later one holds. A derived program of
+ * another share appends its adds to the build's backward before its end:
+ * read in place as its head where the request takes kernel views, else
+ * copied. */
 int shard_end_backward(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
                        size_t *cap, ApprofHash128 **dig, const ApprofHash128 **sig_dig,
                        BackwardEnds *ends)
