@@ -513,8 +513,8 @@ double approf_stage_apply_seconds(const ApprofHardwareSpec *hw, const ApprofStag
 static double embedding_grad_elements(const ApprofStageProgram *p)
 {
     double e = 0.0;
-    for (size_t i = 0; i < p->n_kernels[1]; i++) {
-        const ApprofKernel *k = &p->kernels[1][i];
+    for (size_t i = 0, nk = approf_phase_kernel_count(p, 1); i < nk; i++) {
+        const ApprofKernel *k = approf_phase_kernel(p, 1, i);
         if (k->kind == APPROF_K_GATHER && k->wgrad && k->kop == APPROF_CUDA_OP_EMBEDDING &&
             k->extent > 0 && k->cols > 0)
             e += (double)k->extent * (double)k->cols;

@@ -83,10 +83,15 @@ typedef struct {
  * ZeRO variants of a stage hold the same arrays and are measured one
  * after another, and the recomputation modes of a memory level hold one
  * forward (sharding/program_held.c) with the other configs' programs
- * built in between: the recent ones are kept. */
+ * built in between: the recent ones are kept. n: the kernels summed, the
+ * phase's all (approf_phase_kernel_count), or its first n where another
+ * program's head ends (the build's backward before its end, which a
+ * derived ZeRO program reads as its head: stage.h, kernel_head and
+ * approf_kernel_share_mark), the loop of such a program starting there. */
 #define PRICE_MEMO_SUMS 64
 typedef struct {
     uint64_t id;
+    size_t n;
     int ng;
     double t, gemm;
     double wgrad; /* the kernels flagged wgrad (approf_wgrad_seconds_memo) */
@@ -114,17 +119,19 @@ void approf_price_memo_free(ApprofPriceMemo *m)
     free(m);
 }
 
-static const PriceMemoSum *price_memo_sum(const ApprofPriceMemo *m, uint64_t id, int ng)
+static const PriceMemoSum *price_memo_sum(const ApprofPriceMemo *m, uint64_t id, size_t n,
+                                          int ng)
 {
     for (int i = 0; m && id && i < PRICE_MEMO_SUMS; i++)
-        if (m->sum[i].id == id && m->sum[i].ng == ng)
+        if (m->sum[i].id == id && m->sum[i].n == n && m->sum[i].ng == ng)
             return &m->sum[i];
     return NULL;
 }
 
-/* Keeps the sums of array id (without memory, nothing). */
-static void price_memo_keep_sum(ApprofPriceMemo *m, uint64_t id, int ng, double t, double gemm,
-                                double wgrad, const double *win)
+/* Keeps the sums of the first n kernels of array id (without memory,
+ * nothing). */
+static void price_memo_keep_sum(ApprofPriceMemo *m, uint64_t id, size_t n, int ng, double t,
+                                double gemm, double wgrad, const double *win)
 {
     PriceMemoSum *s = &m->sum[m->sum_next];
     size_t nw = ng > 0 ? 2 * ((size_t)ng + 1) : 0;
@@ -135,6 +142,7 @@ static void price_memo_keep_sum(ApprofPriceMemo *m, uint64_t id, int ng, double 
         memcpy(w, win, nw * sizeof *w);
     free(s->win);
     s->id = id;
+    s->n = n;
     s->ng = ng;
     s->t = t;
     s->gemm = gemm;
@@ -219,16 +227,34 @@ double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStage
         memset(win, 0, 2 * ((size_t)ng + 1) * sizeof *win);
     /* a shared kernel array summed before: the same sums (the loop below
      * starts from zero in any case) */
-    uint64_t id = m ? approf_kernel_share_id(p->kernel_share[ph]) : 0;
-    const PriceMemoSum *kept = price_memo_sum(m, id, ng);
+    size_t nk = approf_phase_kernel_count(p, ph), from = 0, mark = 0;
+    uint64_t id = m ? approf_kernel_share_id(p->kernel_share[ph]) : 0, mid = 0;
+    const PriceMemoSum *kept = price_memo_sum(m, id, nk, ng), *pre = NULL;
     if (kept) {
         t = kept->t;
         gemm = kept->gemm;
         if (ng > 0)
             memcpy(win, kept->win, 2 * ((size_t)ng + 1) * sizeof *win);
+    } else if (m) {
+        /* the kernels up to a head's end summed before (PriceMemoSum):
+         * the loop goes on from there, in the same order */
+        mid = p->head_share[ph] ? approf_kernel_share_id(p->head_share[ph]) : id;
+        mark = p->head_share[ph] ? p->n_kernel_head[ph]
+                                 : approf_kernel_share_mark(p->kernel_share[ph]);
+        pre = mark && mark < nk ? price_memo_sum(m, mid, mark, ng) : NULL;
+        if (!(mark < nk))
+            mark = 0;
     }
-    for (size_t i = 0; !kept && i < p->n_kernels[ph]; i++) {
-        const ApprofKernel *kr = &p->kernels[ph][i];
+    if (pre) {
+        t = pre->t;
+        gemm = pre->gemm;
+        wgrad = pre->wgrad;
+        if (ng > 0)
+            memcpy(win, pre->win, 2 * ((size_t)ng + 1) * sizeof *win);
+        from = mark;
+    }
+    for (size_t i = from; !kept && i < nk; i++) {
+        const ApprofKernel *kr = approf_phase_kernel(p, ph, i);
         double k = approf_kernel_seconds(hw, kr);
         t += k;
         if (kr->kind == APPROF_K_GEMM)
@@ -237,9 +263,11 @@ double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStage
             wgrad += k;
         if (kr->async_group > 0 && kr->async_group <= ng)
             win[2 * kr->async_group + (kr->async_wgrad ? 1 : 0)] += k;
+        if (i + 1 == mark && !pre)
+            price_memo_keep_sum(m, mid, mark, ng, t, gemm, wgrad, win);
     }
     if (!kept && id)
-        price_memo_keep_sum(m, id, ng, t, gemm, wgrad, win);
+        price_memo_keep_sum(m, id, nk, ng, t, gemm, wgrad, win);
     for (size_t i = 0; i < p->n_colls[ph]; i++) {
         const ApprofCollective *cl = &p->colls[ph][i];
         double c;
@@ -310,13 +338,13 @@ double approf_wgrad_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStage
                       ? approf_kernel_share_id(p->kernel_share[1])
                       : 0;
     for (int i = 0; id && i < PRICE_MEMO_SUMS && !kept; i++)
-        if ((*memo)->sum[i].id == id)
+        if ((*memo)->sum[i].id == id && (*memo)->sum[i].n == approf_phase_kernel_count(p, 1))
             kept = &(*memo)->sum[i];
     if (kept)
         w = kept->wgrad;
-    for (size_t i = 0; !kept && i < p->n_kernels[1]; i++)
-        if (p->kernels[1][i].wgrad)
-            w += approf_kernel_seconds(hw, &p->kernels[1][i]);
+    for (size_t i = 0, nk = approf_phase_kernel_count(p, 1); !kept && i < nk; i++)
+        if (approf_phase_kernel(p, 1, i)->wgrad)
+            w += approf_kernel_seconds(hw, approf_phase_kernel(p, 1, i));
     all = bwd_phase ? *bwd_phase : approf_phase_seconds(hw, p, 1);
     if (!(all > 0))
         return -1.0;

@@ -19,7 +19,23 @@ struct ApprofKernelShare {
     ApprofKernel *k;
     size_t n;
     uint64_t id; /* unique in the process: a price kept for it is never another's */
+    /* the head of the phase it was made of (stage.h, kernel_head; held) */
+    ApprofKernelShare *head;
+    const ApprofKernel *head_k;
+    size_t n_head;
+    size_t mark; /* approf_kernel_share_mark */
 };
+
+void approf_kernel_share_set_mark(ApprofKernelShare *s, size_t mark)
+{
+    if (s && mark < s->n)
+        s->mark = mark;
+}
+
+size_t approf_kernel_share_mark(const ApprofKernelShare *s)
+{
+    return s ? s->mark : 0;
+}
 
 /* ids from 1 (0: no share), across threads */
 static atomic_uint_fast64_t share_ids;
@@ -33,6 +49,7 @@ void approf_kernel_share_release(ApprofKernelShare *s)
 {
     if (!s || --s->holders > 0)
         return;
+    approf_kernel_share_release(s->head);
     free(s->k);
     free(s);
 }
@@ -47,6 +64,12 @@ ApprofKernelShare *approf_kernel_share(ApprofStageProgram *p, int ph)
         s->id = (uint64_t)atomic_fetch_add(&share_ids, 1) + 1;
         s->k = p->kernels[ph];
         s->n = p->n_kernels[ph];
+        s->mark = 0;
+        s->head = p->head_share[ph];
+        s->head_k = p->kernel_head[ph];
+        s->n_head = p->n_kernel_head[ph];
+        if (s->head)
+            s->head->holders++;
         p->kernel_share[ph] = s;
     }
     s->holders++;
@@ -63,6 +86,23 @@ void approf_kernel_share_hold(ApprofStageProgram *q, int ph, ApprofKernelShare *
     q->kernel_share[ph] = s;
     q->kernels[ph] = s->k;
     q->n_kernels[ph] = s->n;
+    approf_kernel_share_release(q->head_share[ph]);
+    if (s->head)
+        s->head->holders++;
+    q->head_share[ph] = s->head;
+    q->kernel_head[ph] = s->head_k;
+    q->n_kernel_head[ph] = s->n_head;
+}
+
+int approf_kernel_share_head(ApprofStageProgram *q, int ph, ApprofKernelShare *s, size_t n)
+{
+    if (!s || s->head || n > s->n || q->head_share[ph])
+        return -1;
+    s->holders++;
+    q->head_share[ph] = s;
+    q->kernel_head[ph] = s->k;
+    q->n_kernel_head[ph] = n;
+    return 0;
 }
 
 void approf_stage_program_clear(ApprofStageProgram *p)
@@ -74,6 +114,7 @@ void approf_stage_program_clear(ApprofStageProgram *p)
             approf_kernel_share_release(p->kernel_share[ph]);
         else
             free(p->kernels[ph]);
+        approf_kernel_share_release(p->head_share[ph]);
         free(p->colls[ph]);
     }
     free(p->placements);
@@ -100,6 +141,48 @@ static void *dup_array(const void *src, size_t n, size_t sz, int *rc)
     return dst;
 }
 
+/* malloc'd copy of src's kernels of phase ph, its head's first (NULL
+ * with *rc untouched for none, NULL with *rc set on failure). */
+static ApprofKernel *joined_kernels(const ApprofStageProgram *src, int ph, int *rc)
+{
+    size_t h = src->n_kernel_head[ph], n = src->n_kernels[ph];
+    if (!h)
+        return dup_array(src->kernels[ph], n, sizeof(ApprofKernel), rc);
+    ApprofKernel *k = h + n <= SIZE_MAX / sizeof *k ? malloc((h + n) * sizeof *k) : NULL;
+    if (!k) {
+        *rc = APPROF_ENOMEM;
+        return NULL;
+    }
+    memcpy(k, src->kernel_head[ph], h * sizeof *k);
+    if (n)
+        memcpy(k + h, src->kernels[ph], n * sizeof *k);
+    return k;
+}
+
+int approf_stage_program_flatten(ApprofStageProgram *p)
+{
+    int rc = APPROF_OK;
+    for (int ph = 0; ph < 2; ph++) {
+        if (!p->head_share[ph])
+            continue;
+        ApprofKernel *k = joined_kernels(p, ph, &rc);
+        if (rc < 0)
+            return rc;
+        size_t n = approf_phase_kernel_count(p, ph);
+        if (p->kernel_share[ph])
+            approf_kernel_share_release(p->kernel_share[ph]);
+        else
+            free(p->kernels[ph]);
+        approf_kernel_share_release(p->head_share[ph]);
+        p->kernel_share[ph] = p->head_share[ph] = NULL;
+        p->kernel_head[ph] = NULL;
+        p->n_kernel_head[ph] = 0;
+        p->kernels[ph] = k;
+        p->n_kernels[ph] = n;
+    }
+    return APPROF_OK;
+}
+
 int approf_stage_program_copy(ApprofStageProgram *dst, const ApprofStageProgram *src)
 {
     ApprofStageProgram tmp;
@@ -113,7 +196,13 @@ int approf_stage_program_copy(ApprofStageProgram *dst, const ApprofStageProgram 
     tmp.colls[0] = tmp.colls[1] = NULL;
     tmp.placements = NULL;
     for (int ph = 0; ph < 2; ph++) {
-        tmp.kernels[ph] = dup_array(src->kernels[ph], src->n_kernels[ph], sizeof(ApprofKernel), &rc);
+        tmp.kernel_head[ph] = NULL;
+        tmp.n_kernel_head[ph] = 0;
+        tmp.head_share[ph] = NULL;
+    }
+    for (int ph = 0; ph < 2; ph++) {
+        tmp.kernels[ph] = joined_kernels(src, ph, &rc);
+        tmp.n_kernels[ph] = approf_phase_kernel_count(src, ph);
         if (rc < 0)
             goto cleanup;
         tmp.colls[ph] = dup_array(src->colls[ph], src->n_colls[ph], sizeof(ApprofCollective), &rc);

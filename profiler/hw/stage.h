@@ -100,6 +100,16 @@ typedef struct ApprofStageProgram {
     size_t n_kernels[2];
     ApprofKernelShare *kernel_share[2]; /* [phase] NULL: kernels[phase] is the program's
                                        * own; else held by this share (read-only) */
+    /* [phase] A head (a view, read-only): the phase's kernels are the
+     * n_kernel_head first kernels of another program's array, held by
+     * head_share, then kernels[phase][0 .. n_kernels). Only the sweep's
+     * model backend is given such a program (ApprofShardRequest's
+     * kernel_views); approf_phase_kernel reads either kind, and
+     * approf_stage_program_flatten makes one array of the two. 0 and NULL:
+     * no head. */
+    const ApprofKernel *kernel_head[2];
+    size_t n_kernel_head[2];
+    ApprofKernelShare *head_share[2];
     ApprofCollective *colls[2];       /* [phase] collectives (excl. grad sync) */
     size_t n_colls[2];
     ApprofCollective grad_sync;       /* the once-per-iteration gradient all-reduce
@@ -142,20 +152,47 @@ typedef struct ApprofStageProgram {
     char signature[64];               /* hash of everything above except layer ids */
 } ApprofStageProgram;
 
+/* The kernels of p's phase ph, the head's (kernel_head) first: their
+ * count, and kernel i < that count. */
+static inline size_t approf_phase_kernel_count(const ApprofStageProgram *p, int ph)
+{
+    return p->n_kernel_head[ph] + p->n_kernels[ph];
+}
+static inline const ApprofKernel *approf_phase_kernel(const ApprofStageProgram *p, int ph,
+                                                      size_t i)
+{
+    size_t h = p->n_kernel_head[ph];
+    return i < h ? &p->kernel_head[ph][i] : &p->kernels[ph][i - h];
+}
+
 /* Frees the arrays inside p (not p itself) and zeroes it. */
 void approf_stage_program_clear(ApprofStageProgram *p);
-/* Deep copy (the copy owns all its arrays); dst must be cleared by the
- * caller later. */
+/* Deep copy (the copy owns all its arrays, a head's kernels joined to
+ * its phase's own: no head); dst must be cleared by the caller later. */
 int approf_stage_program_copy(ApprofStageProgram *dst, const ApprofStageProgram *src);
+/* p's kernels of each phase with a head in one array of p's own (the
+ * kernels and their order the same); 0, or APPROF_ENOMEM with p
+ * unchanged. */
+int approf_stage_program_flatten(ApprofStageProgram *p);
 
 /* Shares the kernels of p's phase ph (held by a share from now on, p one
  * holder, read-only: nothing may be appended or changed) and returns the
  * share with one more holder for the caller (approf_kernel_share_release);
  * NULL without memory (p unchanged). */
 ApprofKernelShare *approf_kernel_share(ApprofStageProgram *p, int ph);
-/* q's kernels of phase ph become those of s (one more holder); q's own
- * array for that phase, if any, is freed. */
+/* q's kernels of phase ph become those of s, with s's head (one more
+ * holder of each); q's own array for that phase, if any, is freed. A
+ * share made of a phase with a head holds the head too. */
 void approf_kernel_share_hold(ApprofStageProgram *q, int ph, ApprofKernelShare *s);
+/* q's phase ph gets a head (kernel_head): the first n kernels of s's
+ * array (one more holder of s; s itself without a head, q's phase without
+ * one yet). 0, or -1 with q unchanged. */
+int approf_kernel_share_head(ApprofStageProgram *q, int ph, ApprofKernelShare *s, size_t n);
+/* A place in s's array where other programs' heads end (their
+ * n_kernel_head; 0: none): what a price memo keeps the sums up to
+ * (approf_phase_seconds_memo). Set by the share's maker; read-only. */
+void approf_kernel_share_set_mark(ApprofKernelShare *s, size_t mark);
+size_t approf_kernel_share_mark(const ApprofKernelShare *s);
 /* One holder less; the array is freed with the last. */
 void approf_kernel_share_release(ApprofKernelShare *s);
 /* A number no other share of the process has (0 for NULL): what a price

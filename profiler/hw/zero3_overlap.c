@@ -196,8 +196,9 @@ double approf_zero3_exposed(const ApprofHardwareSpec *hw, const ApprofStageProgr
     for (int u = 1; u <= n; u++) /* a unit without a collective here is empty */
         if (first[u] < first[u - 1])
             first[u] = first[u - 1];
-    for (size_t i = 0; i < p->n_kernels[ph]; i++)
-        C[unit_of(first, n, p->kernels[ph][i].op)] += approf_kernel_seconds(hw, &p->kernels[ph][i]);
+    for (size_t i = 0, nk = approf_phase_kernel_count(p, ph); i < nk; i++)
+        C[unit_of(first, n, approf_phase_kernel(p, ph, i)->op)] +=
+            approf_kernel_seconds(hw, approf_phase_kernel(p, ph, i));
     /* total: the kernels alone; the copies join their unit's compute */
     double t = 0.0, comm = 0.0, total = 0.0;
     for (int u = 0; u <= n; u++)

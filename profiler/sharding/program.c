@@ -97,10 +97,13 @@ int shard_push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 
                       const ApprofKernel *k, ApprofHash128 d, int op)
 {
     size_t ck = *cap, cd = *cap; /* the two arrays share one capacity */
-    if (UTIL_GROW(p->kernels[ph], ck, p->n_kernels[ph] + 1) < 0 ||
-        UTIL_GROW(dig[ph], cd, p->n_kernels[ph] + 1) < 0)
-        return APPROF_ENOMEM;
-    *cap = ck < cd ? ck : cd;
+    /* util_grow does nothing where there is room: not called then */
+    if (p->n_kernels[ph] >= *cap) {
+        if (UTIL_GROW(p->kernels[ph], ck, p->n_kernels[ph] + 1) < 0 ||
+            UTIL_GROW(dig[ph], cd, p->n_kernels[ph] + 1) < 0)
+            return APPROF_ENOMEM;
+        *cap = ck < cd ? ck : cd;
+    }
     dig[ph][p->n_kernels[ph]] = d;
     ApprofKernel *to = &p->kernels[ph][p->n_kernels[ph]++];
     *to = *k;
@@ -147,7 +150,7 @@ int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofColl
 {
     if (c->group_size <= 1 || !(c->bytes > 0))
         return 0;
-    if (UTIL_GROW(p->colls[ph], *cap, p->n_colls[ph] + 1) < 0)
+    if (p->n_colls[ph] >= *cap && UTIL_GROW(p->colls[ph], *cap, p->n_colls[ph] + 1) < 0)
         return APPROF_ENOMEM;
     p->colls[ph][p->n_colls[ph]++] = *c;
     return 0;
@@ -651,6 +654,12 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             rc = shard_finish_program(st, b.ti, p, &tail, b.kcap, b.ccap, b.kdig);
             ends.pre_k = p->kernels[1];
             ends.pre_dig = b.kdig[1];
+            /* held by ends.e[] while the derived programs are made */
+            ends.pre_share = rc || p->n_kernel_head[1] ? NULL : p->kernel_share[1];
+            /* where the derived programs' heads end: a price memo keeps
+             * the sums up to there (approf_phase_seconds_memo) */
+            if (ends.pre_share && st->req && st->req->kernel_views)
+                approf_kernel_share_set_mark(ends.pre_share, ends.pre_n);
             ends.fwd = rc ? NULL : approf_kernel_share(p, 0);
             /* a failed end derives as before: copies of p before its end */
             tail.ends = ends.fwd && ends.n ? &ends : NULL;

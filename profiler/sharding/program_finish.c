@@ -18,19 +18,22 @@
 #include "sharding/sharding.h"
 
 /* What the signature hashes of phase ph's kernels: their count, each
- * kernel's digest (dig, shard_kernel_digest) and its async marks. */
+ * kernel's digest (shard_kernel_digest: head_dig of the head's, stage.h
+ * kernel_head; dig of the phase's own) and its async marks. */
 static ApprofHash128 kernel_list_digest(const ApprofStageProgram *p, int ph,
-                                        const ApprofHash128 *dig)
+                                        const ApprofHash128 *head_dig, const ApprofHash128 *dig)
 {
     ApprofHash128 h;
+    size_t nh = p->n_kernel_head[ph], n = approf_phase_kernel_count(p, ph);
     approf_hash128_init(&h, 0x6c);
-    approf_hash128_word(&h, p->n_kernels[ph]);
-    for (size_t i = 0; i < p->n_kernels[ph]; i++) {
-        approf_hash128_word(&h, dig[i].a);
-        approf_hash128_word(&h, dig[i].b);
-        if (p->kernels[ph][i].async_group)
-            approf_hash128_word(&h, (uint64_t)p->kernels[ph][i].async_group * 2 +
-                                        (uint64_t)p->kernels[ph][i].async_wgrad);
+    approf_hash128_word(&h, n);
+    for (size_t i = 0; i < n; i++) {
+        const ApprofHash128 *d = i < nh ? &head_dig[i] : &dig[i - nh];
+        const ApprofKernel *k = approf_phase_kernel(p, ph, i);
+        approf_hash128_word(&h, d->a);
+        approf_hash128_word(&h, d->b);
+        if (k->async_group)
+            approf_hash128_word(&h, (uint64_t)k->async_group * 2 + (uint64_t)k->async_wgrad);
     }
     return h;
 }
@@ -54,7 +57,8 @@ static ApprofHash128 kernel_list(const ApprofStageProgram *p, int ph, const Appr
         }
     if (kept && *set)
         return *kept;
-    ApprofHash128 h = kernel_list_digest(p, ph, dig);
+    /* a head is only ever the build's backward before its end (ends) */
+    ApprofHash128 h = kernel_list_digest(p, ph, ends ? ends->pre_dig : NULL, dig);
     if (kept) {
         *kept = h;
         *set = 1;

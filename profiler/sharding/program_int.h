@@ -136,8 +136,11 @@ double shard_grad_accum_share(const ShardStage *st, const ApprofStageProgram *p)
  * kernel share, keyed by its accumulation share, with its kernels' digests
  * (own: freed with the list) and what the signature hashes of them, computed
  * once (program.c, kernel_list). pre_k, pre_dig, pre_n: the build's backward
- * before its end, which a derived program's backward copies. fwd: the build's
- * forward kernels, which every derived program holds. */
+ * before its end, which a derived program's backward copies, or reads in
+ * place as its head (stage.h, kernel_head) where the request takes views:
+ * pre_share holds it (the build's ended backward, whose first pre_n
+ * kernels it is; NULL: not shared, copied). fwd: the build's forward
+ * kernels, which every derived program holds. */
 typedef struct EndedBackward {
     double share;
     ApprofKernelShare *k;
@@ -152,6 +155,7 @@ typedef struct BackwardEnds {
     const ApprofKernel *pre_k;
     const ApprofHash128 *pre_dig;
     size_t pre_n;
+    ApprofKernelShare *pre_share;
     ApprofKernelShare *fwd;
     ApprofHash128 fwd_list; /* the same of the forward */
     int fwd_list_set;

@@ -69,6 +69,13 @@ typedef struct ApprofShardRequest {
      * variants derived"). The context keeps them until they are asked for;
      * 0: none (the result is the same either way). */
     unsigned zero_family;
+    /* 1: the caller reads a program's kernels through approf_phase_kernel
+     * (stage.h), so a derived ZeRO program may begin its backward with
+     * the build's, read in place (a head: kernel_head) instead of a copy
+     * of it (docs/performance.md, "The derived backwards read in place");
+     * 0: every program's kernels are one array of its own or shared. The
+     * programs are the same either way. */
+    int kernel_views;
 } ApprofShardRequest;
 
 typedef struct ApprofShardStats {

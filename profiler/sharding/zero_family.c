@@ -8,7 +8,10 @@
  * derived"). The derived programs hold the build's forward kernels, and
  * the backward of the build's program with the same gradient
  * accumulation, instead of copies (BackwardEnds; docs/performance.md,
- * "Shared kernel arrays and prices kept").
+ * "Shared kernel arrays and prices kept"); where the request takes kernel
+ * views, the others read the build's backward before its end in place,
+ * as the head of their own (stage.h, kernel_head; docs/performance.md,
+ * "The derived backwards read in place").
  */
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +35,10 @@ void shard_backward_ends_free(BackwardEnds *ends)
  * grad_accum_fusion, and they depend on the stage and the accumulation
  * share alone; so two programs of one build with the same share (ZeRO 0
  * and 1: the whole buffers; 2 and 3: the partition) end with the same
- * backward kernels, which the later one holds. */
+ * backward kernels, which the later one holds. A derived program of
+ * another share appends its adds to the build's backward before its end:
+ * read in place as its head where the request takes kernel views, else
+ * copied. */
 int shard_end_backward(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
                        size_t *cap, ApprofHash128 **dig, const ApprofHash128 **sig_dig,
                        BackwardEnds *ends)
@@ -46,7 +52,19 @@ int shard_end_backward(const ShardStage *st, const TInfo *ti, ApprofStageProgram
         *sig_dig = ends->e[i].dig;
         return 0;
     }
-    if (derived) { /* the build's backward before its end, with room for the adds */
+    if (derived && ends->pre_share && ends->pre_n && st->req && st->req->kernel_views &&
+        approf_kernel_share_head(p, 1, ends->pre_share, ends->pre_n) == 0) {
+        /* the build's backward before its end as the head, read in place;
+         * the adds are the phase's own kernels (digests: the head's are
+         * ends->pre_dig, program_finish.c) */
+        size_t room = (size_t)(st->n_ops > 0 ? st->n_ops : 1);
+        p->kernels[1] = malloc(room * sizeof *p->kernels[1]);
+        dig[1] = malloc(room * sizeof *dig[1]);
+        if (!p->kernels[1] || !dig[1])
+            return APPROF_ENOMEM;
+        p->n_kernels[1] = 0;
+        *cap = room;
+    } else if (derived) { /* a copy of the build's backward before its end, with room for the adds */
         size_t room = ends->pre_n + (size_t)(st->n_ops > 0 ? st->n_ops : 1);
         p->kernels[1] = malloc(room * sizeof *p->kernels[1]);
         dig[1] = malloc(room * sizeof *dig[1]);
@@ -201,6 +219,10 @@ int shard_zero_family_take(ApprofShardContext *ctx, const ApprofShardRequest *re
         *out = d->prog; /* moved */
         memset(&d->prog, 0, sizeof d->prog);
         d->used = 0;
+        if (!req->kernel_views && approf_stage_program_flatten(out)) {
+            approf_stage_program_clear(out);
+            *rc = APPROF_ENOMEM;
+        }
         return 1;
     }
     return 0;

@@ -591,6 +591,9 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     req.variant = sw->configs[t->submesh][t->config].variant;
     req.memory_levels = sw->memory_levels;
     req.zero_family = zero_siblings(sw, t->submesh, t->config);
+    /* the analytic backend's pricing below and what the entry reads of
+     * the program take a phase's kernels in two parts (stage.h) */
+    req.kernel_views = approf_backend_prices_phases(&sw->backend);
     *n_placements = 0;
 
     /* A stage alike to one built before (same program key): its entries

@@ -21,7 +21,9 @@
  * shared and they are still equal. The recomputation modes of a memory
  * level built one after another hold the first build's forward
  * (program_held.c; docs/performance.md, "One forward for the
- * recomputation modes") and equal the programs built alone.
+ * recomputation modes") and equal the programs built alone. Where the
+ * requests take kernel views, ZeRO 2 and 3 read the build's backward in
+ * place (a head) and still equal, and are priced as, the fresh builds.
  */
 #include <CUnit/Basic.h>
 #include <stdio.h>
@@ -209,6 +211,133 @@ static void check_shared(const ApprofGraph *g, int a, int b, int recompute, int 
     approf_shard_context_free(&one);
 }
 
+/* The kernels of d's phase ph, a head's first (stage.h, kernel_head),
+ * equal b's, which has no head. */
+static void same_phase_kernels(const ApprofStageProgram *d, const ApprofStageProgram *b, int ph)
+{
+    CU_ASSERT_EQUAL(b->n_kernel_head[ph], 0);
+    CU_ASSERT_FATAL(approf_phase_kernel_count(d, ph) == b->n_kernels[ph]);
+    for (size_t i = 0; i < b->n_kernels[ph]; i++)
+        CU_ASSERT(!memcmp(approf_phase_kernel(d, ph, i), &b->kernels[ph][i], sizeof b->kernels[ph][i]));
+}
+
+/* Prices of d's phases (one memo through the family, as the sweep's) and
+ * of b's (none) bit for bit equal. */
+static void same_prices(const ApprofHardwareSpec *hw, ApprofPriceMemo **memo,
+                        const ApprofStageProgram *d, const ApprofStageProgram *b)
+{
+    for (int ph = 0; ph < 2; ph++) {
+        double x = approf_phase_seconds_memo(hw, d, ph, memo), y = approf_phase_seconds(hw, b, ph);
+        CU_ASSERT(!memcmp(&x, &y, sizeof x));
+    }
+    double bw = approf_phase_seconds(hw, b, 1);
+    double x = approf_wgrad_seconds_memo(hw, d, 1.0, &bw, memo);
+    double y = approf_wgrad_seconds_memo(hw, b, 1.0, &bw, NULL);
+    CU_ASSERT(!memcmp(&x, &y, sizeof x));
+}
+
+/* ZeRO 0..3 of (a, b) in a context whose requests take kernel views
+ * (ApprofShardRequest.kernel_views; docs/performance.md, "The derived
+ * backwards read in place"): ZeRO 2 and 3 read the build's backward in
+ * place as their head (none under grad_accum_fusion), and every program
+ * equals the one built alone kernel by kernel, in its signature and in
+ * its prices, memo or not (the memo's sums up to the head's end); after
+ * the build is freed the heads are still read; a copy, a flattened
+ * program and a program asked for without views have no head and equal
+ * the fresh build. */
+static void check_views(const ApprofGraph *g, int a, int b, int recompute, int fusion)
+{
+    Setup s;
+    ApprofShardContext *fam = NULL, *one = NULL;
+    ApprofStageProgram p, d[4], f[4], c;
+    ApprofPriceMemo *memo = NULL;
+    char err[256];
+    setup(&s, g);
+    s.hw.grad_accum_fusion = fusion;
+    memset(d, 0, sizeof d);
+    memset(f, 0, sizeof f);
+    memset(&p, 0, sizeof p);
+    CU_ASSERT_FATAL(approf_shard_context_new(g, &s.l, &s.hw, 4, &fam) == 0);
+    CU_ASSERT_FATAL(approf_shard_context_new(g, &s.l, &s.hw, 4, &one) == 0);
+    ApprofShardRequest req = request(a, b, 0, recompute, 0);
+    req.zero_family = 0xEu;
+    req.kernel_views = 1;
+    CU_ASSERT_FATAL(approf_shard_stage(fam, &req, &p, err, sizeof err) == 0);
+    req.zero_family = 0;
+    req.kernel_views = 0;
+    CU_ASSERT_FATAL(approf_shard_stage(one, &req, &f[0], err, sizeof err) == 0);
+    same_program(&p, &f[0]);
+    same_prices(&s.hw, &memo, &p, &f[0]);
+    for (int z = 1; z <= 3; z++) {
+        ApprofShardRequest rz = request(a, b, 0, recompute, z);
+        rz.kernel_views = 1;
+        CU_ASSERT_FATAL(approf_shard_stage(fam, &rz, &d[z], err, sizeof err) == 0);
+        rz.kernel_views = 0;
+        CU_ASSERT_FATAL(approf_shard_stage(one, &rz, &f[z], err, sizeof err) == 0);
+        CU_ASSERT_STRING_EQUAL(d[z].signature, f[z].signature);
+        same_phase_kernels(&d[z], &f[z], 0);
+        same_phase_kernels(&d[z], &f[z], 1);
+        same_prices(&s.hw, &memo, &d[z], &f[z]);
+        CU_ASSERT_EQUAL(d[z].n_kernel_head[0], 0);
+        /* ZeRO 2's partition accumulates after the build's backward,
+         * read in place; ZeRO 1 holds the build's whole backward */
+        if (z >= 2 && !fusion) {
+            CU_ASSERT_FATAL(d[z].n_kernel_head[1] > 0);
+            CU_ASSERT(d[z].kernel_head[1] == p.kernels[1]);
+            CU_ASSERT(d[z].n_kernel_head[1] < p.n_kernels[1]);
+        } else {
+            CU_ASSERT_EQUAL(d[z].n_kernel_head[1], 0);
+        }
+    }
+    CU_ASSERT_EQUAL(d[3].kernels[1] == d[2].kernels[1], !fusion);
+    approf_stage_program_clear(&p); /* the heads' first holder gone */
+    CU_ASSERT_FATAL(approf_stage_program_copy(&c, &d[2]) == 0);
+    CU_ASSERT(c.n_kernel_head[1] == 0 && c.head_share[1] == NULL);
+    same_program(&c, &f[2]);
+    approf_stage_program_clear(&c);
+    approf_stage_program_clear(&d[2]);
+    same_phase_kernels(&d[3], &f[3], 1);
+    CU_ASSERT_FATAL(approf_stage_program_flatten(&d[3]) == 0);
+    CU_ASSERT(d[3].n_kernel_head[1] == 0 && d[3].head_share[1] == NULL);
+    same_program(&d[3], &f[3]);
+    /* the family asked for without views: no head */
+    ApprofStageProgram q;
+    memset(&q, 0, sizeof q);
+    req = request(a, b, 1, recompute, 0);
+    req.zero_family = 0x4u;
+    req.kernel_views = 1;
+    int rc = approf_shard_stage(fam, &req, &q, err, sizeof err);
+    approf_stage_program_clear(&q);
+    ApprofShardRequest r2 = request(a, b, 1, recompute, 2);
+    if (!rc && approf_shard_stage(fam, &r2, &q, err, sizeof err) == 0) {
+        CU_ASSERT(q.n_kernel_head[1] == 0 && q.head_share[1] == NULL);
+        ApprofStageProgram o;
+        memset(&o, 0, sizeof o);
+        CU_ASSERT_FATAL(approf_shard_stage(one, &r2, &o, err, sizeof err) == 0);
+        same_program(&q, &o);
+        approf_stage_program_clear(&o);
+    }
+    approf_stage_program_clear(&q);
+    for (int z = 0; z < 4; z++) {
+        approf_stage_program_clear(&d[z]);
+        approf_stage_program_clear(&f[z]);
+    }
+    approf_price_memo_free(memo);
+    approf_shard_context_free(&fam);
+    approf_shard_context_free(&one);
+}
+
+static void test_kernel_views(void)
+{
+    ApprofGraph *g = zoo_fixture_gpt(2);
+    static const int meshes[][2] = {{8, 1}, {2, 4}};
+    for (size_t m = 0; m < sizeof meshes / sizeof meshes[0]; m++)
+        for (int r = 0; r < COSTDB_RECOMPUTE_COUNT; r++)
+            for (int fusion = 0; fusion < 2; fusion++)
+                check_views(g, meshes[m][0], meshes[m][1], r, fusion);
+    approf_graph_free(&g);
+}
+
 static void test_shared_arrays(void)
 {
     ApprofGraph *g = zoo_fixture_gpt(2);
@@ -358,6 +487,8 @@ int main(void)
         {"no replicas: derived refusals equal the built ones", test_no_replicas},
         {"shared kernel arrays: held, equal to fresh builds", test_shared_arrays},
         {"a copy of a program with shared kernels owns its arrays", test_copy_owns},
+        {"kernel views: heads read in place, equal to fresh builds and priced alike",
+         test_kernel_views},
         {"recomputation modes hold one forward, equal to fresh builds", test_held_forward},
     };
     return CUNIT_RUN("ZeRO variants derived", tests);
