@@ -179,7 +179,12 @@ def main():
                                      check=True).stdout
                 best = {}
                 for r in csv.DictReader(out.splitlines()):
-                    if r["submesh"] == "1x%d" % tp:
+                    # one entry a phase: the sweep also stores the ZeRO
+                    # stages, recomputation and memory levels of the same
+                    # range, which the measured layer does not run
+                    if (r["submesh"] == "1x%d" % tp and r.get("zero", "0") in ("", "0") and
+                            r.get("recompute", "none") in ("", "none") and
+                            r.get("memory_level", "0") in ("", "0")):
                         k = (r["logical_mesh"], r["force_batch_dim"])
                         best[k] = best.get(k, 0.0) + float(r["compute_cost"])
                 cost.append(min(best.values()))

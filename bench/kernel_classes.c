@@ -3,10 +3,13 @@
  * Kernel-level comparison of the measuring backend with the analytic one,
  * per operator class (docs/validation.md, "The operators' own kernels").
  *
- *   bench_kernel_classes ops MODEL PRESET LAYERS BATCH DTYPE HARDWARE
+ *   bench_kernel_classes ops MODEL PRESET LAYERS BATCH DTYPE HARDWARE [KEY=VALUE...]
  *     Every kernel of the whole model on one device (no sharding), forward
  *     and backward: identical kernels measured once and counted as often as
- *     they occur. Prints per (operator kind, direction): kernels, measured
+ *     they occur. HARDWARE is a built-in name or a spec file (a row's
+ *     spec_fields applied: bench/framework_spec.py write_spec); KEY=VALUE
+ *     set the sizes a sweep would (hidden, heads, seq, vocab), attention
+ *     (flash | eager), unpad (1: --attention-unpad) and dropout. Prints per (operator kind, direction): kernels, measured
  *     ms, analytic ms and analytic / measured. Run it once as is and once
  *     with APPROF_CUDA_STANDIN=1 (the bandwidth kernel for every
  *     memory-bound operator) to see what the operators' kernels change.
@@ -35,6 +38,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +101,40 @@ static int count_arg(const char *s, long max, int *out)
     return 0;
 }
 
+/* One KEY=VALUE of the ops mode into the zoo's options; -1 when bad. */
+static int zoo_arg(const char *a, ApprofZooOptions *o)
+{
+    static const struct {
+        const char *key;
+        size_t off;
+    } ints[] = {{"hidden", offsetof(ApprofZooOptions, hidden)},
+                {"heads", offsetof(ApprofZooOptions, heads)},
+                {"seq", offsetof(ApprofZooOptions, seq_len)},
+                {"vocab", offsetof(ApprofZooOptions, vocab)}};
+    const char *eq = strchr(a, '=');
+    size_t kl = eq ? (size_t)(eq - a) : 0;
+    if (!eq)
+        return -1;
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        if (strlen(ints[i].key) == kl && !strncmp(a, ints[i].key, kl))
+            return count_arg(eq + 1, 1 << 24, (int *)((char *)o + ints[i].off));
+    if (kl == 5 && !strncmp(a, "unpad", 5))
+        return count_arg(eq + 1, 1, &o->attention_unpad);
+    if (kl == 9 && !strncmp(a, "attention", 9)) {
+        if (strcmp(eq + 1, "flash") && strcmp(eq + 1, "eager"))
+            return -1;
+        o->attention = eq + 1;
+        return 0;
+    }
+    if (kl == 7 && !strncmp(a, "dropout", 7)) {
+        char *end;
+        errno = 0;
+        o->dropout = strtod(eq + 1, &end);
+        return errno || end == eq + 1 || *end || !(o->dropout >= 0 && o->dropout < 1) ? -1 : 0;
+    }
+    return -1;
+}
+
 static Class *class_of(Class *cl, int *n, const char *name, int phase)
 {
     for (int i = 0; i < *n; i++)
@@ -135,7 +173,8 @@ static int run_ops(int argc, char **argv)
     int batch = 0;
 
     if (argc < 8) {
-        fprintf(stderr, "usage: bench_kernel_classes ops MODEL PRESET LAYERS BATCH DTYPE HARDWARE\n");
+        fprintf(stderr, "usage: bench_kernel_classes ops MODEL PRESET LAYERS BATCH DTYPE HARDWARE "
+                "[hidden=|heads=|seq=|vocab=|attention=|unpad=|dropout=...]\n");
         return 2;
     }
     memset(&o, 0, sizeof o);
@@ -147,7 +186,16 @@ static int run_ops(int argc, char **argv)
         return 2;
     }
     o.batch = batch;
-    if (approf_dtype_parse(argv[6], &dt) < 0 || approf_hardware_builtin(argv[7], &hw) < 0 ||
+    for (int i = 8; i < argc; i++)
+        if (zoo_arg(argv[i], &o) < 0) {
+            fprintf(stderr, "bench_kernel_classes: bad option '%s' (hidden=, heads=, seq=, vocab= "
+                    "take a whole number; attention=flash|eager; unpad=0|1; dropout=RATE)\n",
+                    argv[i]);
+            return 2;
+        }
+    err[0] = '\0';
+    if (approf_dtype_parse(argv[6], &dt) < 0 ||
+        approf_hardware_resolve(argv[7], &hw, err, sizeof err) < 0 ||
         approf_zoo_build(argv[2], &o, &g, err, sizeof err) < 0) {
         fprintf(stderr, "bench_kernel_classes: bad model, dtype or hardware (%s)\n", err);
         return 2;

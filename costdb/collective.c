@@ -234,6 +234,8 @@ double costdb_adam_bytes(const CostdbAdamWidths *w, double elements, double para
                          double grad_bytes)
 {
     double main = adam_main_extra(w, param_bytes);
+    if (w && w->step_bytes > 0)
+        return elements * w->step_bytes;
     if (!(main > 0))
         main = param_bytes >= 4.0 || !(param_bytes > 0) ? 4.0 : param_bytes;
     return elements * (2.0 * (main + adam_width(w ? w->exp_avg : 0.0) +
@@ -265,6 +267,7 @@ static int capability_member(CjrParser *ps, const char *key, void *ctx, int dept
         strcmp(key, "grad_overlap") && strcmp(key, "scaleup_domain_gpus") &&
         strcmp(key, "grad_reduce_bytes") && strcmp(key, "optimizer_main_param_bytes") &&
         strcmp(key, "optimizer_exp_avg_bytes") && strcmp(key, "optimizer_exp_avg_sq_bytes") &&
+        strcmp(key, "optimizer_step_bytes") &&
         strcmp(key, "intra_host_full_mesh") && strcmp(key, "host_link_bandwidth") &&
         strcmp(key, "attention_efficiency") && strncmp(key, "attention_efficiency_", 21))
         return cjr_skip_value(ps, depth + 1);
@@ -292,6 +295,8 @@ static int capability_member(CjrParser *ps, const char *key, void *ctx, int dept
         f->adam.exp_avg = v <= 8 ? v : 0;
     else if (!strcmp(key, "optimizer_exp_avg_sq_bytes"))
         f->adam.exp_avg_sq = v <= 8 ? v : 0;
+    else if (!strcmp(key, "optimizer_step_bytes"))
+        f->adam.step_bytes = v <= 1024 ? v : 0; /* the spec file's bound */
     else if (!strcmp(key, "host_link_bandwidth"))
         f->host_bandwidth = v;
     else if (!strcmp(key, "attention_efficiency"))

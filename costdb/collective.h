@@ -35,9 +35,13 @@ typedef enum {
  * fp32, core_v0.19.0) and PyTorch's Adam. A main width equal to the
  * model's is the weight itself (Apex distributed_fused_adam's
  * store_params off, as NeMo sets it when the optimizer's dtype is the
- * model's): no separate copy. */
+ * model's): no separate copy. step_bytes: the bytes an element the
+ * optimizer step moves when that is not fused Adam's count (a spec's
+ * optimizer_step_bytes: Composer's per-parameter DecoupledAdamW, eight
+ * element-wise kernels, 80); 0: fused Adam's (costdb_adam_bytes). */
 typedef struct CostdbAdamWidths {
     double main_param, exp_avg, exp_avg_sq;
+    double step_bytes;
 } CostdbAdamWidths;
 
 /* What prices communication and a memory-bound step on one kind of host. */
@@ -193,7 +197,8 @@ double costdb_adam_state_bytes(const CostdbAdamWidths *w, double param_bytes);
  * it reads the main copy (the weight when it is its own main copy), the
  * gradient and the two moments and writes the main copy and the moments:
  * elements x (2 (main + exp_avg + exp_avg_sq) + grad_bytes), 24 +
- * grad_bytes with f32 state. */
+ * grad_bytes with f32 state; elements x w->step_bytes where that is
+ * given (an unfused step's own count). */
 double costdb_adam_bytes(const CostdbAdamWidths *w, double elements, double param_bytes,
                          double grad_bytes);
 

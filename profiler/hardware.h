@@ -111,6 +111,10 @@ typedef struct ApprofHardwareSpec {
     double optimizer_exp_avg_bytes;    /* the first moment, */
     double optimizer_exp_avg_sq_bytes; /* the second (costdb_adam_state_bytes;
                                         * docs/megatron-memory.md) */
+    double optimizer_step_bytes;       /* bytes an element the optimizer step moves
+                                        * when it is not fused Adam (Composer's
+                                        * per-parameter DecoupledAdamW: 80); 0: fused
+                                        * Adam's count (costdb_adam_bytes) */
     int fp8_param_gather;          /* 1: under --fp8, the FP8 linear layers' weights are
                                     * kept in FP8 (Megatron --fp8-param-gather, NeMo
                                     * fp8_params): no 16-bit copy, and ZeRO-1/2's parameter

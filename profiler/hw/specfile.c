@@ -93,6 +93,7 @@ static const Field fields[] = {
     {"optimizer_exp_avg_bytes", F_NUM, OFF(optimizer_exp_avg_bytes), 0, 0, 1, 0, 8, 0, 0, ""},
     {"optimizer_exp_avg_sq_bytes", F_NUM, OFF(optimizer_exp_avg_sq_bytes), 0, 0, 1, 0, 8, 0, 0,
      ""},
+    {"optimizer_step_bytes", F_NUM, OFF(optimizer_step_bytes), 0, 0, 1, 0, 1024, 0, 0, ""},
     {"fp8_param_gather", F_INT, OFF(fp8_param_gather), 0, 0, 1, 0, 1, 0, 0, ""},
     {"loss_f32", F_INT, OFF(loss_f32), 0, 0, 1, 0, 1, 0, 0, ""},
     {"grad_accum_fusion", F_INT, OFF(grad_accum_fusion), 0, 0, 1, 0, 1, 0, 0, ""},

@@ -546,7 +546,7 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             (double)hw->zero3_grad_all_reduce, (double)hw->zero3_gather_copy,
             (double)hw->zero3_grad_copy, hw->attention_eff_seq[0], hw->attention_eff_seq[1],
             hw->attention_eff_seq[2], hw->attention_eff_seq[3], hw->attention_eff_seq[4],
-            (double)hw->nccl_channels, (double)hw->moe_drop_pad};
+            (double)hw->nccl_channels, (double)hw->moe_drop_pad, hw->optimizer_step_bytes};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
@@ -566,8 +566,8 @@ void approf_hardware_adam_widths(const ApprofHardwareSpec *hw, CostdbAdamWidths 
     if (!out)
         return;
     *out = hw ? (CostdbAdamWidths){hw->optimizer_main_param_bytes, hw->optimizer_exp_avg_bytes,
-                                   hw->optimizer_exp_avg_sq_bytes}
-              : (CostdbAdamWidths){0, 0, 0};
+                                   hw->optimizer_exp_avg_sq_bytes, hw->optimizer_step_bytes}
+              : (CostdbAdamWidths){0, 0, 0, 0};
 }
 
 void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out)
@@ -631,6 +631,7 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"optimizer_main_param_bytes", hw->optimizer_main_param_bytes},
             {"optimizer_exp_avg_bytes", hw->optimizer_exp_avg_bytes},
             {"optimizer_exp_avg_sq_bytes", hw->optimizer_exp_avg_sq_bytes},
+            {"optimizer_step_bytes", hw->optimizer_step_bytes},
             {"zero3_rank_copies", (double)hw->zero3_rank_copies},
             {"zero3_fetch_sync", (double)hw->zero3_fetch_sync},
             {"moe_drop_pad", (double)hw->moe_drop_pad},

@@ -311,7 +311,29 @@ static void test_one_collective_price(void)
         CU_ASSERT(costdb_adam_state_bytes(&f.adam, 4) == 3.0);
         CU_ASSERT(costdb_adam_state_bytes(NULL, 2) == 12.0 && costdb_adam_state_bytes(NULL, 4) == 8.0);
         CU_ASSERT(costdb_adam_bytes(NULL, 10, 2, 2) == 260.0);
+        CU_ASSERT(f.adam.step_bytes == 0.0);
         CU_ASSERT(f.memory_efficiency == hw.memory_efficiency);
+        {
+            /* Composer's per-parameter DecoupledAdamW: its own 80 bytes an
+             * element reach the solver's fabric and replace fused Adam's
+             * count; the state's size does not change */
+            ApprofHardwareSpec u = hw;
+            CostdbHardware urow;
+            CostdbFabric uf;
+            CostdbAdamWidths uw;
+            char fa[128], fb[128];
+            u.optimizer_step_bytes = 80;
+            approf_hardware_to_costdb(&u, &urow);
+            costdb_fabric_from_hardware(&urow, &uf);
+            CU_ASSERT(uf.adam.step_bytes == 80.0);
+            CU_ASSERT(costdb_adam_bytes(&uf.adam, 10, 2, 2) == 800.0);
+            CU_ASSERT(costdb_adam_state_bytes(&uf.adam, 2) == 3.0);
+            approf_hardware_adam_widths(&u, &uw);
+            CU_ASSERT(uw.step_bytes == 80.0 && costdb_adam_bytes(&uw, 10, 4, 4) == 800.0);
+            approf_hardware_fingerprint(&hw, fa, sizeof fa);
+            approf_hardware_fingerprint(&u, fb, sizeof fb);
+            CU_ASSERT(strcmp(fa, fb) != 0);
+        }
         for (int kind = 0; kind <= (int)APPROF_COLL_SEND_RECV; kind++)
             for (int hosts = 1; hosts <= 4; hosts *= 2)
                 for (int g = 2; g <= 16; g *= 2) {
