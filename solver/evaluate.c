@@ -20,15 +20,9 @@
 
 double apsolve_entry_cost(const ApsolveProblem *p, size_t idx)
 {
-    double c;
-    size_t cfg;
     /* an index of apsolve_index over the problem's own ranges */
     assert(p && idx < apsolve_problem_cells(p));
-    c = p->cost[idx];
-    cfg = idx % ((size_t)p->num_submeshes * (size_t)p->num_configs);
-    if (!p->configs[cfg].valid || isnan(c) || c < 0)
-        return INFINITY;
-    return c;
+    return apsolve_cell_cost(p, idx, idx % ((size_t)p->num_submeshes * (size_t)p->num_configs));
 }
 
 int apsolve_config_allowed(const ApsolveProblem *p, const ApsolveOptions *opt, int s, int c)

@@ -7,6 +7,8 @@
 #ifndef APSOLVE_SOLVER_INT_H
 #define APSOLVE_SOLVER_INT_H
 
+#include <math.h>
+
 #include "apsolve.h"
 #include "schedule.h"
 
@@ -120,6 +122,16 @@ void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B
 int apsolve_chunk_skip(double floor, int B, double best);
 /* Sanitised cost of an entry: NaN, negative and padding configs -> +inf. */
 double apsolve_entry_cost(const ApsolveProblem *p, size_t idx);
+/* The same where the caller knows the entry's config, cfg = s * C + c
+ * (idx modulo S * C, apsolve_index): no division (the DP's prep and the
+ * composed stages read it per cell). */
+static inline double apsolve_cell_cost(const ApsolveProblem *p, size_t idx, size_t cfg)
+{
+    double c = p->cost[idx];
+    if (!p->configs[cfg].valid || isnan(c) || c < 0)
+        return INFINITY;
+    return c;
+}
 /* The config (s, c) may be used under opt: valid, and plain unless the
  * objective is FULL. */
 int apsolve_config_allowed(const ApsolveProblem *p, const ApsolveOptions *opt, int s, int c);
