@@ -148,7 +148,8 @@ static int fill_roots(ApsolveStageFloor *f, double tau)
                        fs = INFINITY, bs = INFINITY, ws = INFINITY, cs = INFINITY;
                 for (int k = 0; k < p->num_configs; k++) {
                     size_t idx = apsolve_index(p, i, j, s, k);
-                    double c = apsolve_entry_cost(p, idx), fw = p->fwd_cost[idx],
+                    double c = apsolve_cell_cost(p, idx, (size_t)s * p->num_configs + k),
+                           fw = p->fwd_cost[idx],
                            bw = p->bwd_cost[idx], wg = p->wgrad_cost[idx];
                     if (isinf(c) || c > tau)
                         continue; /* no plan uses it; none under tau does */
@@ -213,7 +214,8 @@ static void path_floor(const ApsolveStageFloor *f, int v, int B, int nmax, int z
             double m = zbv ? INFINITY : t[(size_t)j * S + s];
             for (int k = 0; k < p->num_configs && zbv; k++) {
                 size_t idx = apsolve_index(p, 0, j, s, k);
-                double c = apsolve_entry_cost(p, idx), wg = p->wgrad_cost[idx],
+                double c = apsolve_cell_cost(p, idx, (size_t)s * p->num_configs + k),
+                       wg = p->wgrad_cost[idx],
                        x = p->fwd_cost[idx] + p->bwd_cost[idx] - wg, a;
                 if (isinf(c) || c > f->tau)
                     continue;

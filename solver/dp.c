@@ -116,8 +116,18 @@ static int dp_alloc_tables(Dp *dp)
     return APSOLVE_OK;
 }
 
-/* One threshold DP. Returns the frontier position chosen at the top state
- * (0, D) or -1 when no plan has every stage cost <= t. */
+/* The place of stage count n on state st's frontier (dp_int.h), or -1. */
+static int dp_place(const Dp *dp, size_t st, int n)
+{
+    size_t base = st * (size_t)dp->NS;
+    for (int e = 0; e < dp->front_cnt[st]; e++)
+        if (dp->front[base + (size_t)e] == n)
+            return e;
+    return -1;
+}
+
+/* One threshold DP. Returns the stage count chosen at the top state (0, D)
+ * or -1 when no plan has every stage cost <= t. */
 static int dp_run(Dp *dp, double t)
 {
     int D = dp->D, NS = dp->NS;
@@ -128,12 +138,8 @@ static int dp_run(Dp *dp, double t)
         int cnt = dp->front_cnt[st];
         if (!cnt)
             return -1;
-        if (dp->exact_n > 0) {
-            for (int e = 0; e < cnt; e++)
-                if (dp->front[base + (size_t)e] == dp->exact_n)
-                    return dp->exact_n;
-            return -1;
-        }
+        if (dp->exact_n > 0)
+            return dp_place(dp, st, dp->exact_n) >= 0 ? dp->exact_n : -1;
         /* Training: least sum = last frontier entry; inference: fewest stages. */
         return dp->front[base + (size_t)(dp->opt->inference ? 0 : cnt - 1)];
     }
@@ -156,10 +162,10 @@ static int dp_extract(Dp *dp, int n, ApsolvePlan **out)
     }
     plan->n_stages = (size_t)n;
     for (k = 0; k < n; k++) {
-        size_t cell = ((size_t)i * (size_t)(dp->D + 1) + (size_t)d) * (size_t)dp->NS
-                      + (size_t)(n - k);
-        assert(d > 0 && i < dp->L && dp->arg[cell] >= 0);  /* n - k is on (i, d)'s frontier */
-        const DpItem *it = &dp->items[dp->arg[cell]];
+        size_t state = (size_t)i * (size_t)(dp->D + 1) + (size_t)d;
+        int e = dp_place(dp, state, n - k);
+        assert(d > 0 && i < dp->L && e >= 0);  /* n - k is on (i, d)'s frontier */
+        const DpItem *it = &dp->items[dp->arg[state * (size_t)dp->NS + (size_t)e]];
         const DpOpt *op = &dp->opts[it->opt];
         ApsolveStage *st = &plan->stages[k];
         st->start_layer = i;
@@ -219,7 +225,8 @@ static double dp_eval(Dp *dp, size_t k, int *err)
     if (n < 0)
         return INFINITY;
     g = dp->opt->inference ? (double)n
-                           : dp->val[(size_t)dp->D * (size_t)dp->NS + (size_t)n];
+                           : dp->val[(size_t)dp->D * (size_t)dp->NS +
+                                     (size_t)dp_place(dp, (size_t)dp->D, n)];
     if (dp_extract(dp, n, &plan) != APSOLVE_OK) {
         *err = APSOLVE_ENOMEM;
         return g;

@@ -53,9 +53,15 @@ typedef struct Dp {
     int dense;                        /* every d a state, visited as before (tests' reference) */
     double *cands;
     size_t n_cands;
+    /* Each state's frontier, NS places a state, in frontier order (its
+     * entry e at place e, e < front_cnt): the stage count n, the least sum
+     * of n stages and its item. By place, not by n, so the DP's read of a
+     * child's frontier (dp_offer) is one short run of each array rather
+     * than a place per n scattered over the state's NS (docs/performance.md,
+     * "apsolve on the 126-layer 405B: frontiers by place"). */
     double *val;                      /* [(L+1)(D+1)NS] */
     int32_t *arg;
-    int16_t *front;                   /* frontier n's per state */
+    int16_t *front;
     int16_t *front_cnt;               /* [(L+1)(D+1)] */
     double *best;                     /* [NS] */
     int32_t *best_arg;

@@ -149,7 +149,7 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
                      * before the calls (most of a sweep's table) */
                     if (!allowed[(size_t)s * (size_t)C + (size_t)c] || !(p->cost[idx] < INFINITY))
                         continue;
-                    cost = apsolve_entry_cost(p, idx);
+                    cost = apsolve_cell_cost(p, idx, (size_t)s * (size_t)C + (size_t)c);
                     if (isinf(cost))
                         continue;
                     tmp[nt].cost = cost;

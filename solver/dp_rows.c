@@ -128,9 +128,9 @@ static int dp_frontier(Dp *dp, int i, int d, const double *best, const int32_t *
          * stages, which the count forbids). */
         if (dp->exact_n > 0 ? best[n] < INFINITY : best[n] < run) {
             run = best[n];
-            dp->front[base + (size_t)cnt++] = (int16_t)n;
-            dp->val[base + (size_t)n] = run;
-            dp->arg[base + (size_t)n] = best_arg[n];
+            dp->front[base + (size_t)cnt] = (int16_t)n;
+            dp->val[base + (size_t)cnt] = run;
+            dp->arg[base + (size_t)cnt++] = best_arg[n];
         }
     }
     dp->front_cnt[st] = (int16_t)cnt;
@@ -157,7 +157,7 @@ static void dp_offer(const Dp *dp, const DpOpt *op, int lim, int d, int nmax, do
             q++;
         if (q == lim)
             break;
-        cand = dp->val[cbase + (size_t)nc] + it[q].cost;
+        cand = dp->val[cbase + (size_t)e] + it[q].cost;
         if (cand < best[nc + 1]) {
             best[nc + 1] = cand;
             best_arg[nc + 1] = op->item_off + q;
