@@ -103,8 +103,8 @@ static int fits(const ApsolveOptions *opt, const ApsolveMemory *m, int64_t avail
 {
     if (avail <= 0)
         return 1;
-    return apsolve_stage_memory_need(apsolve_memory_rule(opt), m->peak, m->initial,
-                                     m->intermediate, f) <= budget;
+    return apsolve_stage_memory_fits(apsolve_memory_rule(opt), m->peak, m->initial,
+                                     m->intermediate, f, budget);
 }
 
 int apsolve_entry_fit_prefix(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx,
