@@ -92,8 +92,16 @@ typedef struct ApsolveStageFloor {
     double fill;                      /* the largest zb fill / cost of those entries */
     const ApsolveProblem *p;
     double *g;                        /* scratch, 3 (L + 1) */
+    int roots;                        /* root and x made (apsolve_stage_floor_roots) */
 } ApsolveStageFloor;
 int apsolve_stage_floor_init(ApsolveStageFloor *f, const ApsolveProblem *p);
+/* apsolve_stage_floor_init's cost and work alone: root and x (the
+ * zero-bubble floors', which the interleaved floor never reads) wait for
+ * apsolve_stage_floor_roots, which makes them as init does, once; so one
+ * floor serves the auto search's interleaved, interleaved ZB and ZB-V
+ * searches of one problem in turn (session_search.c). */
+int apsolve_stage_floor_init_plain(ApsolveStageFloor *f, const ApsolveProblem *p);
+void apsolve_stage_floor_roots(ApsolveStageFloor *f);
 void apsolve_stage_floor_free(ApsolveStageFloor *f);
 /* f->root over the entries of cost at most tau alone (initially +inf):
  * then each[n] of ZB-V bounds only the plans whose full estimate and
