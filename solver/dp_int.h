@@ -60,7 +60,8 @@ typedef struct Dp {
      * the DP's read of a child's frontier (dp_offer) is one short run, and
      * the children of one option (d ascending) lie next to each other,
      * rather than NS places a state apart (docs/performance.md, "apsolve
-     * on the 126-layer 405B: packed frontiers"). Room for (L+1)(D+1)NS. */
+     * on the 126-layer 405B: the time by phase, and six exact cuts", 2).
+     * Room for (L+1)(D+1)NS. */
     double *val;
     int32_t *arg;
     int16_t *front;

@@ -233,7 +233,7 @@ int apsolve_recompute_layers_compose_all(const ApsolveProblem *p, ApsolveProblem
      * submesh, by chunk length, then by first layer: ranges i and i + m of
      * chunks of m layers share all chunks but one, and read them while
      * they are still cached (docs/performance.md, "apsolve on the
-     * 126-layer 405B: the composed stages in cache order"). */
+     * 126-layer 405B: the time by phase, and six exact cuts", 1). */
     for (int s = 0; s < S; s++) {
         for (int c = 0; c < C; c++)
             sib[c] = sibling(p, s, c, COSTDB_RECOMPUTE_NONE);

@@ -288,7 +288,7 @@ static int try_zero_bubble(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, Apsolve
  * cost and work, the zero-bubble ones its roots too, made once for both
  * (apsolve_stage_floor_init_plain) rather than the whole floor rebuilt by
  * each of the three (docs/performance.md, "apsolve on the 126-layer 405B:
- * one stage floor for the chunked searches"). */
+ * the time by phase, and six exact cuts", 6). */
 static int chunked(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, ApsolveDpShared *sh)
 {
     ApsolveStageFloor fl;
