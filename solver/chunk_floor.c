@@ -148,7 +148,8 @@ static int fill_roots(ApsolveStageFloor *f, double tau)
                        fs = INFINITY, bs = INFINITY, ws = INFINITY, cs = INFINITY;
                 for (int k = 0; k < p->num_configs; k++) {
                     size_t idx = apsolve_index(p, i, j, s, k);
-                    double c = apsolve_entry_cost(p, idx), fw = p->fwd_cost[idx],
+                    double c = apsolve_cell_cost(p, idx, (size_t)s * p->num_configs + k),
+                           fw = p->fwd_cost[idx],
                            bw = p->bwd_cost[idx], wg = p->wgrad_cost[idx];
                     if (isinf(c) || c > tau)
                         continue; /* no plan uses it; none under tau does */
@@ -213,7 +214,8 @@ static void path_floor(const ApsolveStageFloor *f, int v, int B, int nmax, int z
             double m = zbv ? INFINITY : t[(size_t)j * S + s];
             for (int k = 0; k < p->num_configs && zbv; k++) {
                 size_t idx = apsolve_index(p, 0, j, s, k);
-                double c = apsolve_entry_cost(p, idx), wg = p->wgrad_cost[idx],
+                double c = apsolve_cell_cost(p, idx, (size_t)s * p->num_configs + k),
+                       wg = p->wgrad_cost[idx],
                        x = p->fwd_cost[idx] + p->bwd_cost[idx] - wg, a;
                 if (isinf(c) || c > f->tau)
                     continue;
@@ -381,6 +383,29 @@ void apsolve_stage_floor_under(ApsolveStageFloor *f, double tau)
 
 int apsolve_stage_floor_init(ApsolveStageFloor *f, const ApsolveProblem *p)
 {
+    int rc = apsolve_stage_floor_init_plain(f, p);
+    if (rc == APSOLVE_OK)
+        apsolve_stage_floor_roots(f);
+    return rc;
+}
+
+void apsolve_stage_floor_roots(ApsolveStageFloor *f)
+{
+    const ApsolveProblem *p = f->p;
+    int L = f->L;
+    if (f->roots)
+        return;
+    f->roots = 1;
+    if (p->fwd_cost && p->bwd_cost && p->wgrad_cost &&
+        (f->root = malloc((size_t)L * (size_t)L * sizeof *f->root))) {
+        size_t xs = 5 * (size_t)L * (size_t)L * (size_t)p->num_submeshes;
+        f->x = xs <= PATH_CELLS ? malloc(xs * sizeof *f->x) : NULL; /* NULL: no path floor */
+        fill_roots(f, INFINITY);
+    }
+}
+
+int apsolve_stage_floor_init_plain(ApsolveStageFloor *f, const ApsolveProblem *p)
+{
     int L = p->num_layers;
     f->L = L;
     f->D = p->num_devices;
@@ -388,6 +413,8 @@ int apsolve_stage_floor_init(ApsolveStageFloor *f, const ApsolveProblem *p)
     f->work = malloc((size_t)L * (size_t)L * sizeof *f->work);
     f->root = f->x = NULL;
     f->tau = INFINITY;
+    f->roots = 0;
+    f->p = p;
     f->g = malloc(((size_t)L + 1) * 3 * sizeof *f->g);
     if (!f->cost || !f->work || !f->g) {
         apsolve_stage_floor_free(f);
@@ -407,13 +434,6 @@ int apsolve_stage_floor_init(ApsolveStageFloor *f, const ApsolveProblem *p)
             f->cost[(size_t)i * L + j] = c;
             f->work[(size_t)i * L + j] = w;
         }
-    f->p = p;
-    if (p->fwd_cost && p->bwd_cost && p->wgrad_cost &&
-        (f->root = malloc((size_t)L * (size_t)L * sizeof *f->root))) {
-        size_t xs = 5 * (size_t)L * (size_t)L * (size_t)p->num_submeshes;
-        f->x = xs <= PATH_CELLS ? malloc(xs * sizeof *f->x) : NULL; /* NULL: no path floor */
-        fill_roots(f, INFINITY);
-    }
     return APSOLVE_OK;
 }
 

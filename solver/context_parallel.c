@@ -695,26 +695,32 @@ int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProbl
             CheckMemo checked[32];
             int nmemo = 0, nchecked = 0;
             fold_facts(a->cache, i, j, &x);
-            for (int s = 0; s < p->num_submeshes; s++)
-                for (int c = 0; c < p->num_configs; c++) {
-                    const ApsolveConfig *cf = &p->configs[(size_t)s * p->num_configs + c];
-                    size_t idx = apsolve_index(p, i, j, s, c), qi = idx;
-                    ApsolveCpLayout l = {0, cf->logical_b, cp, comm, 0, cf->variant.recompute};
+            /* the pairs q holds: every pair of p, or the subset's, in its
+             * order (the memos are caches of pure functions, so the order
+             * changes no figure); a pair the subset leaves out is not read
+             * (a full-space table's cells, 8 candidates over) */
+            for (int s2 = 0; s2 < q->num_submeshes; s2++)
+                for (int c2 = 0; c2 < q->num_configs; c2++) {
+                    int s = view ? view->submesh[s2] : s2,
+                        c = view ? view->config[(size_t)s2 * view->num_configs + c2] : c2;
+                    const ApsolveConfig *cf;
+                    size_t idx, qi;
+                    ApsolveCpLayout l;
                     ApsolveCpStage st;
                     char refused[200];
+                    int no;
+                    if (c < 0) /* the subset's padding */
+                        continue;
+                    cf = &p->configs[(size_t)s * p->num_configs + c];
+                    idx = apsolve_index(p, i, j, s, c);
+                    qi = apsolve_index(q, i, j, s2, c2);
+                    l = (ApsolveCpLayout){0, cf->logical_b, cp, comm, 0, cf->variant.recompute};
                     /* a cp plan runs every stage with cp: an entry whose
                      * config holds none, or whose facts are unknown, has
                      * no cp stage (+inf; a subset leaves its config out) */
-                    int no = none[(size_t)s * p->num_configs + c];
+                    no = none[(size_t)s * p->num_configs + c];
                     if (!isfinite(p->cost[idx]))
                         continue;
-                    if (view) {
-                        int at = view->at[(size_t)s * p->num_configs + c];
-                        if (at < 0)
-                            continue;
-                        qi = apsolve_index(q, i, j, at / view->num_configs,
-                                           at % view->num_configs);
-                    }
                     /* a2a and a2a+p2p: the heads rule of the entry's tp
                      * (apsolve_cp_check) */
                     if (comm == APSOLVE_CP_A2A_P2P)

@@ -99,41 +99,50 @@ static int dp_alloc_tables(Dp *dp)
     dp->arg = malloc(cells * sizeof *dp->arg);
     dp->front = malloc(cells * sizeof *dp->front);
     dp->front_cnt = calloc(states, sizeof *dp->front_cnt);
+    dp->foff = malloc(states * sizeof *dp->foff);
     dp->best = malloc((size_t)dp->NS * sizeof *dp->best);
     dp->best_arg = malloc((size_t)dp->NS * sizeof *dp->best_arg);
     dp->rb = malloc(((size_t)dp->D + 1) * (size_t)dp->NS * sizeof *dp->rb);
     dp->rba = malloc(((size_t)dp->D + 1) * (size_t)dp->NS * sizeof *dp->rba);
-    if (!dp->rb || !dp->rba || !dp->val || !dp->arg || !dp->front || !dp->front_cnt || !dp->best || !dp->best_arg)
+    if (!dp->rb || !dp->rba || !dp->val || !dp->arg || !dp->front || !dp->front_cnt || !dp->foff || !dp->best || !dp->best_arg)
         return APSOLVE_ENOMEM;
     /* The end state: layer L reached with every device used, no stage after. */
     {
-        size_t base = (size_t)dp->L * (size_t)(dp->D + 1) * (size_t)dp->NS;
         dp->front_cnt[(size_t)dp->L * (size_t)(dp->D + 1)] = 1;
-        dp->front[base] = 0;
-        dp->val[base] = 0.0;
-        dp->arg[base] = -1;
+        dp->foff[(size_t)dp->L * (size_t)(dp->D + 1)] = 0;
+        dp->front[0] = 0;
+        dp->val[0] = 0.0;
+        dp->arg[0] = -1;
+        dp->pool_top = 1;
     }
     return APSOLVE_OK;
 }
 
-/* One threshold DP. Returns the frontier position chosen at the top state
- * (0, D) or -1 when no plan has every stage cost <= t. */
+/* The place of stage count n on state st's frontier (dp_int.h), or -1. */
+static int dp_place(const Dp *dp, size_t st, int n)
+{
+    size_t base = dp->front_cnt[st] ? (size_t)dp->foff[st] : 0;
+    for (int e = 0; e < dp->front_cnt[st]; e++)
+        if (dp->front[base + (size_t)e] == n)
+            return e;
+    return -1;
+}
+
+/* One threshold DP. Returns the stage count chosen at the top state (0, D)
+ * or -1 when no plan has every stage cost <= t. */
 static int dp_run(Dp *dp, double t)
 {
-    int D = dp->D, NS = dp->NS;
+    int D = dp->D;
     dp->evals++;
     apsolve_dp_rows(dp, t);
     {
-        size_t st = (size_t)D, base = st * (size_t)NS;
+        size_t st = (size_t)D, base;
         int cnt = dp->front_cnt[st];
         if (!cnt)
             return -1;
-        if (dp->exact_n > 0) {
-            for (int e = 0; e < cnt; e++)
-                if (dp->front[base + (size_t)e] == dp->exact_n)
-                    return dp->exact_n;
-            return -1;
-        }
+        base = (size_t)dp->foff[st];
+        if (dp->exact_n > 0)
+            return dp_place(dp, st, dp->exact_n) >= 0 ? dp->exact_n : -1;
         /* Training: least sum = last frontier entry; inference: fewest stages. */
         return dp->front[base + (size_t)(dp->opt->inference ? 0 : cnt - 1)];
     }
@@ -156,10 +165,10 @@ static int dp_extract(Dp *dp, int n, ApsolvePlan **out)
     }
     plan->n_stages = (size_t)n;
     for (k = 0; k < n; k++) {
-        size_t cell = ((size_t)i * (size_t)(dp->D + 1) + (size_t)d) * (size_t)dp->NS
-                      + (size_t)(n - k);
-        assert(d > 0 && i < dp->L && dp->arg[cell] >= 0);  /* n - k is on (i, d)'s frontier */
-        const DpItem *it = &dp->items[dp->arg[cell]];
+        size_t state = (size_t)i * (size_t)(dp->D + 1) + (size_t)d;
+        int e = dp_place(dp, state, n - k);
+        assert(d > 0 && i < dp->L && e >= 0);  /* n - k is on (i, d)'s frontier */
+        const DpItem *it = &dp->items[dp->arg[(size_t)dp->foff[state] + (size_t)e]];
         const DpOpt *op = &dp->opts[it->opt];
         ApsolveStage *st = &plan->stages[k];
         st->start_layer = i;
@@ -219,7 +228,8 @@ static double dp_eval(Dp *dp, size_t k, int *err)
     if (n < 0)
         return INFINITY;
     g = dp->opt->inference ? (double)n
-                           : dp->val[(size_t)dp->D * (size_t)dp->NS + (size_t)n];
+                           : dp->val[(size_t)dp->foff[dp->D] +
+                                     (size_t)dp_place(dp, (size_t)dp->D, n)];
     if (dp_extract(dp, n, &plan) != APSOLVE_OK) {
         *err = APSOLVE_ENOMEM;
         return g;
@@ -303,6 +313,7 @@ static void dp_free(Dp *dp)
     free(dp->arg);
     free(dp->front);
     free(dp->front_cnt);
+    free(dp->foff);
     free(dp->best);
     free(dp->best_arg);
     apsolve_plan_free(&dp->plan);

@@ -53,9 +53,21 @@ typedef struct Dp {
     int dense;                        /* every d a state, visited as before (tests' reference) */
     double *cands;
     size_t n_cands;
-    double *val;                      /* [(L+1)(D+1)NS] */
+    /* The frontiers of one threshold DP, packed in the order it makes them
+     * (row L's end state at place 0, then row L - 1's states by d, ...):
+     * state st's entry e at place foff[st] + e (e < front_cnt[st]) holds
+     * the stage count n, the least sum of n stages and its item. Packed,
+     * the DP's read of a child's frontier (dp_offer) is one short run, and
+     * the children of one option (d ascending) lie next to each other,
+     * rather than NS places a state apart (docs/performance.md, "apsolve
+     * on the 126-layer 405B: the time by phase, and six exact cuts", 2).
+     * Room for (L+1)(D+1)NS. */
+    double *val;
     int32_t *arg;
-    int16_t *front;                   /* frontier n's per state */
+    int16_t *front;
+    int32_t *foff;                    /* [(L+1)(D+1)]: a state's first place (read only
+                                       * where front_cnt > 0) */
+    size_t pool_top;                  /* the next free place (1 at each DP's start) */
     int16_t *front_cnt;               /* [(L+1)(D+1)] */
     double *best;                     /* [NS] */
     int32_t *best_arg;

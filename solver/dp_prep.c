@@ -149,7 +149,7 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
                      * before the calls (most of a sweep's table) */
                     if (!allowed[(size_t)s * (size_t)C + (size_t)c] || !(p->cost[idx] < INFINITY))
                         continue;
-                    cost = apsolve_entry_cost(p, idx);
+                    cost = apsolve_cell_cost(p, idx, (size_t)s * (size_t)C + (size_t)c);
                     if (isinf(cost))
                         continue;
                     tmp[nt].cost = cost;
@@ -566,6 +566,16 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
             /* interleaved: a stage splits into v chunks of whole layers */
             if (!apsolve_chunks_whole(opt, i, so->end))
                 continue;
+            /* the entries whose memory figures item_mnss reads below
+             * (those of items whose fit the family does not know yet), all
+             * asked for before the first is read: each is a cache miss
+             * (an option's configs are scattered over its 3 KB of the
+             * table), and this way they overlap rather than queue one
+             * behind the other; reads nothing else */
+            if (!unbounded && p->memory)
+                for (int k = so->item_off; k < so->item_off + so->item_n; k++)
+                    if (!fam || !fam->on || mem_n > fam->nmax || fam->fit[k] == -1)
+                        __builtin_prefetch(&p->memory[sh->items[k].opt]);
             for (int k = so->item_off; k < so->item_off + so->item_n; k++) {
                 DpItem it = sh->items[k];
                 double a = limited ? apply_key(sh->apply[k]) : 0;

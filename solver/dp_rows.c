@@ -120,7 +120,7 @@ static int dp_nmax(const Dp *dp, int i, int d)
  * grows, or every finite n for an exact stage count. Returns its size. */
 static int dp_frontier(Dp *dp, int i, int d, const double *best, const int32_t *best_arg)
 {
-    size_t st = (size_t)i * (size_t)(dp->D + 1) + (size_t)d, base = st * (size_t)dp->NS;
+    size_t st = (size_t)i * (size_t)(dp->D + 1) + (size_t)d, base = dp->pool_top;
     int nmax = dp_nmax(dp, i, d), cnt = 0;
     double run = INFINITY;
     for (int n = 1; n <= nmax; n++) {
@@ -128,12 +128,14 @@ static int dp_frontier(Dp *dp, int i, int d, const double *best, const int32_t *
          * stages, which the count forbids). */
         if (dp->exact_n > 0 ? best[n] < INFINITY : best[n] < run) {
             run = best[n];
-            dp->front[base + (size_t)cnt++] = (int16_t)n;
-            dp->val[base + (size_t)n] = run;
-            dp->arg[base + (size_t)n] = best_arg[n];
+            dp->front[base + (size_t)cnt] = (int16_t)n;
+            dp->val[base + (size_t)cnt] = run;
+            dp->arg[base + (size_t)cnt++] = best_arg[n];
         }
     }
     dp->front_cnt[st] = (int16_t)cnt;
+    dp->foff[st] = (int32_t)base;
+    dp->pool_top += (size_t)cnt;
     return cnt;
 }
 
@@ -145,8 +147,8 @@ static void dp_offer(const Dp *dp, const DpOpt *op, int lim, int d, int nmax, do
 {
     const DpItem *it = &dp->items[op->item_off];
     size_t cst = (size_t)(op->end + 1) * (size_t)(dp->D + 1) + (size_t)(d - op->dev);
-    size_t cbase = cst * (size_t)dp->NS;
     int ccnt = dp->front_cnt[cst], q = 0;
+    size_t cbase = ccnt ? (size_t)dp->foff[cst] : 0;
     assert(op->end < dp->L && op->dev >= 1 && d - op->dev >= 0);
     for (int e = 0; e < ccnt; e++) {
         int nc = dp->front[cbase + (size_t)e];
@@ -157,7 +159,7 @@ static void dp_offer(const Dp *dp, const DpOpt *op, int lim, int d, int nmax, do
             q++;
         if (q == lim)
             break;
-        cand = dp->val[cbase + (size_t)nc] + it[q].cost;
+        cand = dp->val[cbase + (size_t)e] + it[q].cost;
         if (cand < best[nc + 1]) {
             best[nc + 1] = cand;
             best_arg[nc + 1] = op->item_off + q;
@@ -254,6 +256,7 @@ static void dp_run_live(Dp *dp, double t)
 /* One threshold DP's rows (dense: the former formulation). */
 void apsolve_dp_rows(Dp *dp, double t)
 {
+    dp->pool_top = 1; /* every row's frontiers made afresh; the end state's kept */
     if (dp->dense)
         dp_run_dense(dp, t);
     else

@@ -20,15 +20,9 @@
 
 double apsolve_entry_cost(const ApsolveProblem *p, size_t idx)
 {
-    double c;
-    size_t cfg;
     /* an index of apsolve_index over the problem's own ranges */
     assert(p && idx < apsolve_problem_cells(p));
-    c = p->cost[idx];
-    cfg = idx % ((size_t)p->num_submeshes * (size_t)p->num_configs);
-    if (!p->configs[cfg].valid || isnan(c) || c < 0)
-        return INFINITY;
-    return c;
+    return apsolve_cell_cost(p, idx, idx % ((size_t)p->num_submeshes * (size_t)p->num_configs));
 }
 
 int apsolve_config_allowed(const ApsolveProblem *p, const ApsolveOptions *opt, int s, int c)
@@ -109,8 +103,8 @@ static int fits(const ApsolveOptions *opt, const ApsolveMemory *m, int64_t avail
 {
     if (avail <= 0)
         return 1;
-    return apsolve_stage_memory_need(apsolve_memory_rule(opt), m->peak, m->initial,
-                                     m->intermediate, f) <= budget;
+    return apsolve_stage_memory_fits(apsolve_memory_rule(opt), m->peak, m->initial,
+                                     m->intermediate, f, budget);
 }
 
 int apsolve_entry_fit_prefix(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx,

@@ -22,9 +22,10 @@ typedef struct Figures {
     ApsolveMemory m;
 } Figures;
 
-static int figures(const ApsolveProblem *p, size_t idx, Figures *f)
+static int figures(const ApsolveProblem *p, int i, int j, int s, int c, Figures *f)
 {
-    if (isfinite(apsolve_entry_cost(p, idx))) {
+    size_t idx = apsolve_index(p, i, j, s, c);
+    if (isfinite(apsolve_cell_cost(p, idx, (size_t)s * p->num_configs + c))) {
         f->fwd = p->fwd_cost[idx];
         f->bwd = p->bwd_cost[idx];
         f->wgrad = p->wgrad_cost ? p->wgrad_cost[idx] : -1.0;
@@ -62,7 +63,7 @@ static int add_range(const ApsolveProblem *p, int a, int b, int s, int c, Figure
                      size_t len)
 {
     Figures f;
-    if (c < 0 || figures(p, apsolve_index(p, a, b, s, c), &f)) {
+    if (c < 0 || figures(p, a, b, s, c, &f)) {
         const ApsolveSubmesh *m = &p->submeshes[s];
         snprintf(why, len, "layers %d-%d have no %s entry with a time on submesh (%d, %d) at "
                  "this logical mesh and memory level%s", a, b,
@@ -80,11 +81,12 @@ static int add_range(const ApsolveProblem *p, int a, int b, int s, int c, Figure
     return 0;
 }
 
-int apsolve_recompute_layers_entry(const ApsolveProblem *p, int start, int end, int s, int c,
-                                   int k, int chunks, ApsolveRecomputeLayers *out, char *why,
-                                   size_t len)
+/* apsolve_recompute_layers_entry with cn, config c's `none` sibling
+ * (sibling; -1 none), known. */
+static int entry_at(const ApsolveProblem *p, int start, int end, int s, int c, int cn, int k,
+                    int chunks, ApsolveRecomputeLayers *out, char *why, size_t len)
 {
-    int n = end - start + 1, cn = sibling(p, s, c, COSTDB_RECOMPUTE_NONE);
+    int n = end - start + 1;
     int m = chunks > 0 ? n / chunks : 0;
     Figures x = {0, 0, 0, 0, {0, 0, 0, 0}}, whole_full, whole_none;
     if (!p->memory || !p->fwd_cost || !p->bwd_cost) {
@@ -100,8 +102,8 @@ int apsolve_recompute_layers_entry(const ApsolveProblem *p, int start, int end, 
      * what a layer keeps beside its saved activations (its weights and
      * gradient buffers, the backward's transients) is the larger of the
      * whole stage's two variants' */
-    if (figures(p, apsolve_index(p, start, end, s, c), &whole_full) ||
-        cn < 0 || figures(p, apsolve_index(p, start, end, s, cn), &whole_none)) {
+    if (figures(p, start, end, s, c, &whole_full) ||
+        cn < 0 || figures(p, start, end, s, cn, &whole_none)) {
         snprintf(why, len, "layers %d-%d have no %s entry with a time on this mesh and level",
                  start, end, cn < 0 ? "none" : "full or none");
         return -1;
@@ -128,6 +130,14 @@ int apsolve_recompute_layers_entry(const ApsolveProblem *p, int start, int end, 
     }
     out->memory.avail = whole_full.m.avail;
     return 0;
+}
+
+int apsolve_recompute_layers_entry(const ApsolveProblem *p, int start, int end, int s, int c,
+                                   int k, int chunks, ApsolveRecomputeLayers *out, char *why,
+                                   size_t len)
+{
+    return entry_at(p, start, end, s, c, sibling(p, s, c, COSTDB_RECOMPUTE_NONE), k, chunks,
+                    out, why, len);
 }
 
 /* Entry idx of q becomes the composed stage r. */
@@ -160,9 +170,10 @@ static void restore(ApsolveProblem *q, const ApsolveProblem *p, size_t idx)
 /* Entries (start..end, submesh s) of q's `full` configs become the
  * composed stages of p's entries (or p's own when every layer of a chunk
  * is recomputed: the layers do not split into the chunks, or k reaches a
- * chunk's layers). */
+ * chunk's layers). sib: each config's `none` sibling on s (sibling), or
+ * NULL to look it up. */
 static void compose_range(const ApsolveProblem *p, ApsolveProblem *q, int start, int end, int s,
-                          int k, int chunks)
+                          int k, int chunks, const int *sib)
 {
     int layers = end - start + 1;
     int whole = layers % chunks || k >= layers / chunks; /* every layer recomputed */
@@ -178,8 +189,9 @@ static void compose_range(const ApsolveProblem *p, ApsolveProblem *q, int start,
         /* priced from p, the stored entries: never from a composed one */
         if (whole)
             restore(q, p, idx);
-        else if (apsolve_recompute_layers_entry(p, start, end, s, c, k, chunks, &r, why,
-                                                sizeof why))
+        else if (entry_at(p, start, end, s, c,
+                          sib ? sib[c] : sibling(p, s, c, COSTDB_RECOMPUTE_NONE), k, chunks, &r,
+                          why, sizeof why))
             q->cost[idx] = INFINITY; /* no such stage can be priced */
         else
             put(q, idx, &r);
@@ -195,7 +207,7 @@ int apsolve_recompute_layers_compose(const ApsolveProblem *p, ApsolveProblem *q,
         const ApsolveStageSpec *sp = &specs[t];
         int s = apsolve_find_submesh(q, sp->hosts, sp->gpus);
         if (s >= 0)
-            compose_range(p, q, sp->start_layer, sp->end_layer, s, k, chunks);
+            compose_range(p, q, sp->start_layer, sp->end_layer, s, k, chunks, NULL);
     }
     return APSOLVE_OK;
 }
@@ -203,12 +215,38 @@ int apsolve_recompute_layers_compose(const ApsolveProblem *p, ApsolveProblem *q,
 int apsolve_recompute_layers_compose_all(const ApsolveProblem *p, ApsolveProblem *q, int k,
                                          int chunks)
 {
+    int L = p->num_layers, S = p->num_submeshes, C = p->num_configs;
+    int *sib;
     if (!p->memory || !p->fwd_cost || !p->bwd_cost || chunks < 1)
         return APSOLVE_EINVAL;
-    for (int i = 0; i < p->num_layers; i++)
-        for (int j = i; j < p->num_layers; j++)
-            for (int s = 0; s < p->num_submeshes; s++)
-                compose_range(p, q, i, j, s, k, chunks);
+    if (!(sib = malloc((size_t)C * sizeof *sib))) {
+        /* the same entries, each sibling looked up per entry */
+        for (int i = 0; i < L; i++)
+            for (int j = i; j < L; j++)
+                for (int s = 0; s < S; s++)
+                    compose_range(p, q, i, j, s, k, chunks, NULL);
+        return APSOLVE_OK;
+    }
+    /* Each range's entries are written from p's, never from q's, and in
+     * place (q = p) a range reads no entry another range writes
+     * (recompute_layers.h, save): so the order is free. Submesh by
+     * submesh, by chunk length, then by first layer: ranges i and i + m of
+     * chunks of m layers share all chunks but one, and read them while
+     * they are still cached (docs/performance.md, "apsolve on the
+     * 126-layer 405B: the time by phase, and six exact cuts", 1). */
+    for (int s = 0; s < S; s++) {
+        for (int c = 0; c < C; c++)
+            sib[c] = sibling(p, s, c, COSTDB_RECOMPUTE_NONE);
+        for (int m = 1; m * chunks <= L; m++)
+            for (int i = 0; i + m * chunks <= L; i++)
+                compose_range(p, q, i, i + m * chunks - 1, s, k, chunks, sib);
+        if (q != p) /* the ranges the chunks do not split: stored entries (none in place) */
+            for (int i = 0; i < L; i++)
+                for (int j = i; j < L; j++)
+                    if ((j - i + 1) % chunks)
+                        compose_range(p, q, i, j, s, k, chunks, sib);
+    }
+    free(sib);
     return APSOLVE_OK;
 }
 

@@ -268,6 +268,38 @@ long long apsolve_stage_memory_need(ApsolveMemoryRule rule, long long peak, long
     return llroundl(need);
 }
 
+/* The need's exact value X = peak + initial + e x intermediate (e the
+ * extra copies) against budget: the need, X rounded to the nearest byte
+ * (halves up: llroundl; 0 at or below 0; saturated above), is at most a
+ * budget b in 0 .. 2^52 exactly when X < b + 1/2. With peak, initial and
+ * intermediate below 2^52 in magnitude, peak + initial is exact in double
+ * and the double sum below is within 2^-51 M of X (M = |peak| + |initial|
+ * + |e x intermediate|: one rounding of the product, one of the sum), the
+ * long double sum of apsolve_stage_memory_need within 2^-51 M too (2^-62 M
+ * with a 64-bit significand; 2^-52 M where long double is double); so a
+ * double sum more than 2^-49 M + 1 away from b + 1/2 (thrice the bound,
+ * the comparisons' own roundings included) puts both on its side, and
+ * the answer is the need's. Closer, or outside those ranges, the need
+ * itself is worked out. */
+int apsolve_stage_memory_fits(ApsolveMemoryRule rule, long long peak, long long initial,
+                              long long intermediate, double f, long long budget)
+{
+    if (budget >= 0 && budget < (1LL << 52) && below_2_52(peak) && below_2_52(initial) &&
+        below_2_52(intermediate) && (peak > 0 || initial > 0 || intermediate > 0)) {
+        double e = apsolve_stage_extra_copies(rule, f);
+        if (fabs(e) < 1e6) { /* finite (NaN fails), and M far below 2^100 */
+            double part = e * (double)intermediate, sum = ((double)peak + (double)initial) + part;
+            double margin = (fabs((double)peak) + fabs((double)initial) + fabs(part)) * 0x1p-49 + 1.0;
+            double thr = (double)budget + 0.5;
+            if (sum < thr - margin)
+                return 1;
+            if (sum > thr + margin)
+                return 0;
+        }
+    }
+    return apsolve_stage_memory_need(rule, peak, initial, intermediate, f) <= budget;
+}
+
 double apsolve_schedule_transfer_factor(ApsolveSchedule s, int vpp)
 {
     if (s == APSOLVE_SCHEDULE_ZBV)

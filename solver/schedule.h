@@ -201,6 +201,11 @@ double apsolve_stage_extra_copies(ApsolveMemoryRule rule, double f);
  * when peak is 0 (no memory figures). */
 long long apsolve_stage_memory_need(ApsolveMemoryRule rule, long long peak, long long initial,
                                     long long intermediate, double f);
+/* Whether that need is at most budget: apsolve_stage_memory_need(...) <=
+ * budget, exactly, mostly without the long double sum and its rounding
+ * (the searches' memory tests: schedule.c has the error bound). */
+int apsolve_stage_memory_fits(ApsolveMemoryRule rule, long long peak, long long initial,
+                              long long intermediate, double f, long long budget);
 
 /* Forward passes (model chunks) rank k of n runs before its first backward
  * under Megatron-Core's schedules (get_pp_rank_microbatches in

@@ -30,7 +30,7 @@ static int usable(const ApsolveProblem *p, const ApsolveOptions *o, size_t idx, 
 {
     size_t SK = (size_t)p->num_submeshes * (size_t)p->num_configs, sk = idx % SK;
     int s = (int)(sk / (size_t)p->num_configs), k = (int)(sk % (size_t)p->num_configs);
-    if (!apsolve_config_allowed(p, o, s, k) || !(apsolve_entry_cost(p, idx) < INFINITY))
+    if (!apsolve_config_allowed(p, o, s, k) || !(apsolve_cell_cost(p, idx, sk) < INFINITY))
         return 0;
     if (o->ignore_memory)
         return 1;

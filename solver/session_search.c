@@ -181,14 +181,13 @@ static int chunk_solve(Costdb *db, const ApsolveCand *c, const ApsolveOptions *i
  * kept are the same.
  * 0, or an apsolve error other than infeasibility. */
 static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, int vmin,
-                      int vmax, int verdict, ApsolveDpShared *sh)
+                      int vmax, int verdict, ApsolveDpShared *sh, ApsolveStageFloor *fl)
 {
     /* *pl NULL (plain_search): no plan to beat yet */
     double best = *pl ? apsolve_full_price(db, c->sweep, *pl) : INFINITY,
            B = c->opt.micro_batches;
     int nmax = c->p->num_layers < c->p->num_devices ? c->p->num_layers : c->p->num_devices;
-    ApsolveStageFloor fl;
-    int have_floor = apsolve_stage_floor_init(&fl, c->p) == APSOLVE_OK, e = 0;
+    int have_floor = fl != NULL, e = 0;
     double *each;
     unsigned char *skip;
     if (c->opt.max_stages > 0 && c->opt.max_stages < nmax)
@@ -208,9 +207,11 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
         if (have_floor) {
             /* ZB-V's fill floor and interleaved ZB's sum floor over the
              * stage entries a plan under best can hold (chunk_floor.c) */
-            if (kind == APSOLVE_SCHEDULE_ZBV || kind == APSOLVE_SCHEDULE_INTERLEAVED_ZB)
-                apsolve_stage_floor_under(&fl, best / B * (1 + 1e-9));
-            apsolve_chunk_floor_each(&fl, kind, v, c->opt.micro_batches, nmax, each);
+            if (kind == APSOLVE_SCHEDULE_ZBV || kind == APSOLVE_SCHEDULE_INTERLEAVED_ZB) {
+                apsolve_stage_floor_roots(fl);
+                apsolve_stage_floor_under(fl, best / B * (1 + 1e-9));
+            }
+            apsolve_chunk_floor_each(fl, kind, v, c->opt.micro_batches, nmax, each);
             for (int n = 1; n <= nmax; n++)
                 floor = each[n] < floor ? each[n] : floor;
             if (apsolve_chunk_skip(floor, c->opt.micro_batches, best))
@@ -237,8 +238,6 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
         }
     }
 done:
-    if (have_floor)
-        apsolve_stage_floor_free(&fl);
     free(each);
     free(skip);
     return e;
@@ -249,11 +248,12 @@ done:
  * best interleaved plan with v = 2 .. L model chunks per device
  * (Megatron-LM's virtual pipeline; the DP keeps only stage counts that
  * divide B and stages of whole chunks), by try_chunks. */
-static int try_interleaved(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, ApsolveDpShared *sh)
+static int try_interleaved(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, ApsolveDpShared *sh,
+                           ApsolveStageFloor *fl)
 {
     if (c->opt.inference || c->opt.micro_batches < 2 || c->p->num_devices < 2)
         return 0;
-    return try_chunks(db, c, pl, APSOLVE_SCHEDULE_INTERLEAVED, 2, c->p->num_layers, 0, sh);
+    return try_chunks(db, c, pl, APSOLVE_SCHEDULE_INTERLEAVED, 2, c->p->num_layers, 0, sh, fl);
 }
 
 int apsolve_zero_bubble_known(const ApsolveCand *c)
@@ -273,13 +273,35 @@ int apsolve_zero_bubble_known(const ApsolveCand *c)
  * weight-gradient seconds (schema 12), nor for ZB-H1, which no framework
  * runs on one chunk per device. 0, or an apsolve error other than
  * infeasibility. */
-static int try_zero_bubble(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, ApsolveDpShared *sh)
+static int try_zero_bubble(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, ApsolveDpShared *sh,
+                           ApsolveStageFloor *fl)
 {
     int e;
     if (!apsolve_zero_bubble_known(c))
         return 0;
-    e = try_chunks(db, c, pl, APSOLVE_SCHEDULE_INTERLEAVED_ZB, 2, c->p->num_layers, 1, sh);
-    return e ? e : try_chunks(db, c, pl, APSOLVE_SCHEDULE_ZBV, 2, 2, 1, sh);
+    e = try_chunks(db, c, pl, APSOLVE_SCHEDULE_INTERLEAVED_ZB, 2, c->p->num_layers, 1, sh, fl);
+    return e ? e : try_chunks(db, c, pl, APSOLVE_SCHEDULE_ZBV, 2, 2, 1, sh, fl);
+}
+
+/* The chunked schedules of c's problem (try_interleaved, then
+ * try_zero_bubble) with one stage floor: the interleaved search reads its
+ * cost and work, the zero-bubble ones its roots too, made once for both
+ * (apsolve_stage_floor_init_plain) rather than the whole floor rebuilt by
+ * each of the three (docs/performance.md, "apsolve on the 126-layer 405B:
+ * the time by phase, and six exact cuts", 6). */
+static int chunked(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, ApsolveDpShared *sh)
+{
+    ApsolveStageFloor fl;
+    int have, e;
+    if (c->opt.inference || c->opt.micro_batches < 2 || c->p->num_devices < 2)
+        return 0; /* neither tries a chunked schedule */
+    have = apsolve_stage_floor_init_plain(&fl, c->p) == APSOLVE_OK;
+    e = try_interleaved(db, c, pl, sh, have ? &fl : NULL);
+    if (e == 0)
+        e = try_zero_bubble(db, c, pl, sh, have ? &fl : NULL);
+    if (have)
+        apsolve_stage_floor_free(&fl);
+    return e;
 }
 
 /* The search without --schedule as it was: the 1F1B plan (headroom kept
@@ -292,9 +314,7 @@ static int plain_in_order(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
         /* one table of stage options for every chunked search of c->p (its
          * problem and objective stay) */
         ApsolveDpShared *sh = apsolve_dp_shared_new();
-        e = try_interleaved(db, c, pl, sh);
-        if (e == 0)
-            e = try_zero_bubble(db, c, pl, sh);
+        e = chunked(db, c, pl, sh);
         apsolve_dp_shared_free(sh);
     }
     return e;
@@ -342,9 +362,7 @@ static int plain_search(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
         return e;
     {
         ApsolveDpShared *sh = apsolve_dp_shared_new();
-        e = try_interleaved(db, c, pl, sh);
-        if (e == 0)
-            e = try_zero_bubble(db, c, pl, sh);
+        e = chunked(db, c, pl, sh);
         apsolve_dp_shared_free(sh);
     }
     if (e)

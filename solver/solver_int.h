@@ -7,6 +7,8 @@
 #ifndef APSOLVE_SOLVER_INT_H
 #define APSOLVE_SOLVER_INT_H
 
+#include <math.h>
+
 #include "apsolve.h"
 #include "schedule.h"
 
@@ -90,8 +92,16 @@ typedef struct ApsolveStageFloor {
     double fill;                      /* the largest zb fill / cost of those entries */
     const ApsolveProblem *p;
     double *g;                        /* scratch, 3 (L + 1) */
+    int roots;                        /* root and x made (apsolve_stage_floor_roots) */
 } ApsolveStageFloor;
 int apsolve_stage_floor_init(ApsolveStageFloor *f, const ApsolveProblem *p);
+/* apsolve_stage_floor_init's cost and work alone: root and x (the
+ * zero-bubble floors', which the interleaved floor never reads) wait for
+ * apsolve_stage_floor_roots, which makes them as init does, once; so one
+ * floor serves the auto search's interleaved, interleaved ZB and ZB-V
+ * searches of one problem in turn (session_search.c). */
+int apsolve_stage_floor_init_plain(ApsolveStageFloor *f, const ApsolveProblem *p);
+void apsolve_stage_floor_roots(ApsolveStageFloor *f);
 void apsolve_stage_floor_free(ApsolveStageFloor *f);
 /* f->root over the entries of cost at most tau alone (initially +inf):
  * then each[n] of ZB-V bounds only the plans whose full estimate and
@@ -120,6 +130,16 @@ void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B
 int apsolve_chunk_skip(double floor, int B, double best);
 /* Sanitised cost of an entry: NaN, negative and padding configs -> +inf. */
 double apsolve_entry_cost(const ApsolveProblem *p, size_t idx);
+/* The same where the caller knows the entry's config, cfg = s * C + c
+ * (idx modulo S * C, apsolve_index): no division (the DP's prep and the
+ * composed stages read it per cell). */
+static inline double apsolve_cell_cost(const ApsolveProblem *p, size_t idx, size_t cfg)
+{
+    double c = p->cost[idx];
+    if (!p->configs[cfg].valid || isnan(c) || c < 0)
+        return INFINITY;
+    return c;
+}
 /* The config (s, c) may be used under opt: valid, and plain unless the
  * objective is FULL. */
 int apsolve_config_allowed(const ApsolveProblem *p, const ApsolveOptions *opt, int s, int c);

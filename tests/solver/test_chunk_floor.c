@@ -435,6 +435,80 @@ static void test_izb_sum_floor(void)
     fprintf(stderr, "izb sum: %d low, %d counts checked, closest %.3f\n", low, counts, ratio);
 }
 
+static int same_doubles(const double *a, const double *b, size_t n)
+{
+    return (!a && !b) || (a && b && !memcmp(a, b, n * sizeof *a));
+}
+
+/* Whether two floors' roots and path tables (ranges i <= j: the others are
+ * never written) are the same, bit for bit. */
+static int same_roots(const ApsolveStageFloor *a, const ApsolveStageFloor *b, int S)
+{
+    int L = a->L;
+    if (!a->root != !b->root || !a->x != !b->x)
+        return 0;
+    for (int i = 0; i < L; i++)
+        for (int j = i; j < L; j++) {
+            size_t at = (size_t)i * L + j;
+            if (a->root && !same_doubles(&a->root[at], &b->root[at], 1))
+                return 0;
+            for (int q = 0; a->x && q < 5; q++)
+                if (!same_doubles(&a->x[(q * (size_t)L * L + at) * S],
+                                  &b->x[(q * (size_t)L * L + at) * S], (size_t)S))
+                    return 0;
+        }
+    return 1;
+}
+
+/* One floor for the three chunked searches (session_search.c): a floor
+ * made plain, its roots made later, after an interleaved ZB's tau and
+ * again at another (the ZB-V search after it), floors every v and kind as
+ * a floor made whole for each, bit for bit. */
+static void test_floor_shared(void)
+{
+    uint64_t rng = 0x5AEDull;
+    int differ = 0, roots = 0;
+    for (int t = 0; t < 60; t++) {
+        ApsolveProblem *p = random_problem(&rng, t);
+        ApsolveStageFloor shared, fresh;
+        int L = p->num_layers, B = (int[]){2, 4, 8}[t % 3];
+        double tau[2] = {t % 2 ? INFINITY : 0.5 + (double)(oracle_rand(&rng) % 8) / 4, 0};
+        double *a = malloc(((size_t)L + 1) * sizeof *a), *b = malloc(((size_t)L + 1) * sizeof *b);
+        tau[1] = t % 4 < 2 ? tau[0] : (double)(oracle_rand(&rng) % 8) / 4;
+        CU_ASSERT_FATAL(a && b && apsolve_stage_floor_init_plain(&shared, p) == APSOLVE_OK);
+        CU_ASSERT(!shared.roots && !shared.root && !shared.x);
+        for (int v = 2; v <= L; v++) { /* interleaved: cost and work alone */
+            apsolve_chunk_floor_each(&shared, APSOLVE_SCHEDULE_INTERLEAVED, v, B, L, a);
+            CU_ASSERT_FATAL(apsolve_stage_floor_init(&fresh, p) == APSOLVE_OK);
+            apsolve_chunk_floor_each(&fresh, APSOLVE_SCHEDULE_INTERLEAVED, v, B, L, b);
+            differ += !same_doubles(a, b, (size_t)L + 1);
+            apsolve_stage_floor_free(&fresh);
+        }
+        for (int z = 0; z < 2; z++) { /* interleaved ZB at tau[0], then ZB-V at tau[1] */
+            int kind = z ? APSOLVE_SCHEDULE_ZBV : APSOLVE_SCHEDULE_INTERLEAVED_ZB;
+            apsolve_stage_floor_roots(&shared);
+            apsolve_stage_floor_under(&shared, tau[z]);
+            CU_ASSERT_FATAL(apsolve_stage_floor_init(&fresh, p) == APSOLVE_OK);
+            apsolve_stage_floor_under(&fresh, tau[z]);
+            roots += shared.root != NULL;
+            differ += !same_roots(&shared, &fresh, p->num_submeshes) ||
+                      (shared.x && shared.fill != fresh.fill) || shared.tau != fresh.tau;
+            for (int v = 2; v <= (z ? 2 : L); v++) {
+                apsolve_chunk_floor_each(&shared, kind, v, B, L, a);
+                apsolve_chunk_floor_each(&fresh, kind, v, B, L, b);
+                differ += !same_doubles(a, b, (size_t)L + 1);
+            }
+            apsolve_stage_floor_free(&fresh);
+        }
+        apsolve_stage_floor_free(&shared);
+        apsolve_problem_free(&p);
+        free(a);
+        free(b);
+    }
+    CU_ASSERT_EQUAL(differ, 0);
+    CU_ASSERT(roots > 30); /* the zero-bubble floors are made */
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
@@ -448,6 +522,7 @@ int main(void)
         {"shared table across chunk counts", test_shared_table},
         {"headroom budget once per avail", test_budget_per_avail},
         {"the chunked searches' bar", test_chunk_bar},
+        {"one floor shared by the chunked searches", test_floor_shared},
     };
     return CUNIT_RUN("solver_chunk_floor", tests);
 }

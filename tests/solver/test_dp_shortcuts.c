@@ -283,6 +283,46 @@ static void test_memory_integers(void)
     CU_ASSERT(differ == 0);
 }
 
+/* apsolve_stage_memory_fits (the searches' memory test) is need <= budget,
+ * the need rounded in long double: on byte counts up to 2^51 with
+ * fractional in-flight counts (k / 9, k + 1/3, halves), whose double sums
+ * are inexact, and budgets at the need and a byte either side (the
+ * answers next to the threshold; the test fails with the margin taken
+ * below 0); and on any byte counts, negative and past 2^52 included. */
+static void test_memory_fits(void)
+{
+    static const double fs[] = {0, 0.5, 1, 1.5, 2, 7, 17, NAN, 1e17};
+    uint64_t rng = 0xF175ull;
+    int differ = 0, near = 0;
+    for (int t = 0; t < 400000; t++) {
+        ApsolveMemoryRule rule = t % 2 ? APSOLVE_MEMORY_EXACT : APSOLVE_MEMORY_ALPA;
+        int64_t peak, initial, inter, budget;
+        double f;
+        long long need;
+        if (t % 4) {
+            peak = (int64_t)(oracle_rand(&rng) >> 13);     /* below 2^51 */
+            initial = (int64_t)(oracle_rand(&rng) >> 13);
+            inter = (int64_t)(oracle_rand(&rng) >> (13 + oracle_rand(&rng) % 30));
+            f = t % 3 ? (double)(oracle_rand(&rng) % 200) / 9.0
+                      : (double)(oracle_rand(&rng) % 50) + (t % 5 ? 1.0 / 3.0 : 0.5);
+            need = apsolve_stage_memory_need(rule, peak, initial, inter, f);
+            budget = need + (int64_t)(oracle_rand(&rng) % 3) - 1;
+            near++;
+        } else {
+            peak = any_bytes(&rng);
+            initial = any_bytes(&rng);
+            inter = any_bytes(&rng);
+            budget = any_bytes(&rng);
+            f = fs[oracle_rand(&rng) % 9];
+            need = apsolve_stage_memory_need(rule, peak, initial, inter, f);
+        }
+        differ += apsolve_stage_memory_fits(rule, peak, initial, inter, f, budget) !=
+                  (need <= budget);
+    }
+    CU_ASSERT(near > 0);
+    CU_ASSERT_EQUAL(differ, 0);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
@@ -290,6 +330,7 @@ int main(void)
         {"apply limits from the table and a key set", test_apply_limits},
         {"table items in (cost, config) order", test_table_order},
         {"memory tests on integers", test_memory_integers},
+        {"memory fits: the rounded need's answer", test_memory_fits},
     };
     return CUNIT_RUN("solver_dp_shortcuts", tests);
 }

@@ -130,11 +130,78 @@ static void test_no_memory_figures(void)
     apsolve_problem_free(&p);
 }
 
+static int same_double(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* compose_all, which walks the ranges submesh by submesh and by chunk
+ * length (solver/recompute_layers.c), writes each `full` entry as
+ * apsolve_recompute_layers_entry prices it alone (or +inf where it cannot,
+ * or the stored entry where every layer of a chunk is recomputed), and
+ * leaves every other entry as it was: bit for bit, into a clone and in
+ * place. */
+static void check_entries(const ApsolveProblem *p)
+{
+    int L = p->num_layers, S = p->num_submeshes, C = p->num_configs;
+    for (int chunks = 1; chunks <= 3; chunks++)
+        for (int k = 1; k < L / chunks; k++) {
+            ApsolveProblem *q = NULL, *w = NULL;
+            CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(p, &q), APSOLVE_OK);
+            CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(p, &w), APSOLVE_OK);
+            CU_ASSERT_EQUAL(apsolve_recompute_layers_compose_all(p, q, k, chunks), APSOLVE_OK);
+            CU_ASSERT_EQUAL(apsolve_recompute_layers_compose_all(w, w, k, chunks), APSOLVE_OK);
+            CU_ASSERT(oracle_same_problem(q, w));
+            for (int i = 0; i < L; i++)
+                for (int j = i; j < L; j++)
+                    for (int s = 0; s < S; s++)
+                        for (int c = 0; c < C; c++) {
+                            size_t x = apsolve_index(p, i, j, s, c);
+                            const ApsolveConfig *cf = &p->configs[s * C + c];
+                            int n = j - i + 1;
+                            ApsolveRecomputeLayers r;
+                            char why[200];
+                            if (!cf->valid || cf->variant.recompute != COSTDB_RECOMPUTE_FULL ||
+                                n % chunks || k >= n / chunks) {
+                                CU_ASSERT(same_double(q->cost[x], p->cost[x]));
+                                CU_ASSERT(same_double(q->fwd_cost[x], p->fwd_cost[x]));
+                                CU_ASSERT(!memcmp(&q->memory[x], &p->memory[x],
+                                                  sizeof q->memory[x]));
+                            } else if (apsolve_recompute_layers_entry(p, i, j, s, c, k, chunks,
+                                                                      &r, why, sizeof why)) {
+                                CU_ASSERT(isinf(q->cost[x]));
+                            } else {
+                                CU_ASSERT(same_double(q->fwd_cost[x], r.fwd));
+                                CU_ASSERT(same_double(q->bwd_cost[x], r.bwd));
+                                CU_ASSERT(same_double(q->cost[x], r.fwd + r.bwd));
+                                CU_ASSERT(same_double(q->wgrad_cost[x], r.wgrad));
+                                CU_ASSERT(same_double(q->apply_cost[x], r.apply));
+                                CU_ASSERT(!memcmp(&q->memory[x], &r.memory, sizeof r.memory));
+                                CU_ASSERT_EQUAL(q->max_n_succ_stages[x],
+                                                apsolve_memory_mnss(&r.memory));
+                            }
+                        }
+            apsolve_problem_free(&q);
+            apsolve_problem_free(&w);
+        }
+}
+
+static void test_compose_all_is_each_entry(void)
+{
+    for (unsigned seed = 1; seed <= 20; seed++) {
+        ApsolveProblem *p = made_up(4 + (int)(seed % 8), seed);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        check_entries(p);
+        apsolve_problem_free(&p);
+    }
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
         {"composed in place: a fresh clone's tables, then its own", test_in_place_is_the_clone},
         {"no memory figures: nothing to save", test_no_memory_figures},
+        {"compose_all: each entry as priced alone", test_compose_all_is_each_entry},
     };
     return CUNIT_RUN("partial recomputation in place", tests);
 }
