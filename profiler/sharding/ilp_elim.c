@@ -146,7 +146,8 @@ int ilp_work_build(const ApprofIlp *p, Work *w)
     if (!w->n)
         return APPROF_ENOMEM;
     w->nn = p->n_nodes;
-    /* the nodes' strategies, costs and memories in three arena blocks */
+    /* the nodes' strategies, costs, memories and costs as given (c0) in
+     * four arena blocks */
     size_t sum_k = 0;
     for (int v = 0; v < p->n_nodes; v++)
         sum_k += (size_t)p->k[v];
