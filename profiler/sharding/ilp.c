@@ -207,6 +207,20 @@ static void hash_bytes(Hash2 *h, const void *data, size_t n)
     approf_hash128_update(h, data, n);
 }
 
+/* 64 bits of each of n doubles into h, one word a value. */
+static void hash_doubles(Hash2 *h, const double *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t w;
+        memcpy(&w, &x[i], sizeof w);
+        approf_hash128_word(h, w);
+    }
+}
+
+/* The problem word by word: its header, then each node's strategy count
+ * and whether it has memory (one word), costs and memories, then each
+ * edge's ends (one word) and table; the counts fix every length, so no
+ * two problems give the same words. */
 static Hash2 problem_hash(const ApprofIlp *p, int method)
 {
     Hash2 h;
@@ -216,18 +230,16 @@ static Hash2 problem_hash(const ApprofIlp *p, int method)
     hash_bytes(&h, &p->budget, sizeof(p->budget));
     hash_bytes(&h, &p->weight, sizeof(p->weight));
     for (int v = 0; v < p->n_nodes; v++) {
-        hash_bytes(&h, &p->k[v], sizeof(int));
-        hash_bytes(&h, p->cost[v], (size_t)p->k[v] * sizeof(double));
         int has_mem = p->mem[v] != NULL;
-        hash_bytes(&h, &has_mem, sizeof(has_mem));
+        approf_hash128_word(&h, (uint64_t)(uint32_t)p->k[v] << 1 | (uint64_t)has_mem);
+        hash_doubles(&h, p->cost[v], (size_t)p->k[v]);
         if (has_mem)
-            hash_bytes(&h, p->mem[v], (size_t)p->k[v] * sizeof(double));
+            hash_doubles(&h, p->mem[v], (size_t)p->k[v]);
     }
     hash_bytes(&h, &p->n_edges, sizeof(p->n_edges));
     for (int e = 0; e < p->n_edges; e++) {
-        hash_bytes(&h, &p->eu[e], sizeof(int));
-        hash_bytes(&h, &p->ev[e], sizeof(int));
-        hash_bytes(&h, p->r[e], (size_t)p->k[p->eu[e]] * (size_t)p->k[p->ev[e]] * sizeof(double));
+        approf_hash128_word(&h, (uint64_t)(uint32_t)p->eu[e] << 32 | (uint32_t)p->ev[e]);
+        hash_doubles(&h, p->r[e], (size_t)p->k[p->eu[e]] * (size_t)p->k[p->ev[e]]);
     }
     return h;
 }

@@ -20,6 +20,7 @@
  *     around the block the router, the dispatch, the norm before them and
  *     the combine after them form a K4 (docs/architecture.md, "Exact
  *     structure exploitation before CBC").
+ * Each step's arithmetic is in ilp_steps.c.
  * Variable elimination is exact in any order (Bertele and Brioschi,
  * Nonserial Dynamic Programming, 1972); what is left goes to CBC or the
  * exhaustive search (ilp.c).
@@ -47,11 +48,6 @@ void ilp_work_free(Work *w)
     free(w->el);
 }
 
-static int other_end(const WEdge *e, int x)
-{
-    return e->u == x ? e->v : e->u;
-}
-
 static int find_edge(const Work *w, int u, int v)
 {
     const WNode *a = &w->n[u];
@@ -67,7 +63,7 @@ static int find_edge(const Work *w, int u, int v)
 static void edge_accumulate(Work *w, int id, int u, const double *r)
 {
     WEdge *e = &w->e[id];
-    int v = other_end(e, u);
+    int v = ilp_other_end(e, u);
     int ku = w->n[u].k, kv = w->n[v].k;
     for (int i = 0; i < ku; i++)
         for (int j = 0; j < kv; j++) {
@@ -89,7 +85,7 @@ static int work_add_edge(Work *w, int u, int v, double *r)
         edge_accumulate(w, id, u, r);
         return id;
     }
-    if (ilp_grow((void **)&w->e, &w->cap_e, w->ne + 1, sizeof(WEdge)))
+    if (w->ne == w->cap_e && ilp_grow((void **)&w->e, &w->cap_e, w->ne + 1, sizeof(WEdge)))
         return APPROF_ENOMEM;
     int ends[2] = {u, v};
     for (int t = 0; t < 2; t++) {
@@ -124,27 +120,22 @@ static int degree(const Work *w, int x, int *nb_edges)
     return d;
 }
 
-/* r entry of edge e for endpoint x at local a and the other at b. */
-static double edge_at(const Work *w, const WEdge *e, int x, int a, int b)
-{
-    if (e->u == x)
-        return e->r[(size_t)a * w->n[e->v].k + b];
-    return e->r[(size_t)b * w->n[e->v].k + a];
-}
-
 static int push_elim(Work *w, Elim el, int *cap)
 {
-    if (ilp_grow((void **)&w->el, cap, w->nel + 1, sizeof(Elim)))
+    if (w->nel == *cap && ilp_grow((void **)&w->el, cap, w->nel + 1, sizeof(Elim)))
         return APPROF_ENOMEM;
     w->el[w->nel++] = el;
     return 0;
 }
 
-/* The cost of strategy i of node v under p's memory weight, m its memory
- * (0 when p gives none): the one expression a build and a replay share. */
-static double weighed_cost(const ApprofIlp *p, int v, int i, double m)
+/* Every node's strategy costs under memory weight weight: its cost as
+ * given plus weight times its memory (0 when p gives none), the one
+ * expression a build and a replay share, over the nodes' slots end to end
+ * (the slots past a node's allowed strategies hold 0). */
+static void work_reweigh(Work *w, double weight)
 {
-    return p->cost[v][i] + p->weight * m;
+    for (size_t i = 0; i < w->n_slots; i++)
+        w->c_all[i] = w->c0[i] + weight * w->m_all[i];
 }
 
 int ilp_work_build(const ApprofIlp *p, Work *w)
@@ -155,27 +146,47 @@ int ilp_work_build(const ApprofIlp *p, Work *w)
     if (!w->n)
         return APPROF_ENOMEM;
     w->nn = p->n_nodes;
+    /* the nodes' strategies, costs, memories and costs as given (c0) in
+     * four arena blocks */
+    size_t sum_k = 0;
+    for (int v = 0; v < p->n_nodes; v++)
+        sum_k += (size_t)p->k[v];
+    int *orig = ilp_arena_alloc(&w->arena, (sum_k ? sum_k : 1) * sizeof(int));
+    double *cs = ilp_arena_alloc(&w->arena, (sum_k ? sum_k : 1) * sizeof(double));
+    double *ms = ilp_arena_alloc(&w->arena, (sum_k ? sum_k : 1) * sizeof(double));
+    double *c0 = ilp_arena_alloc(&w->arena, (sum_k ? sum_k : 1) * sizeof(double));
+    if (!orig || !cs || !ms || !c0)
+        return APPROF_ENOMEM;
+    w->c_all = cs;
+    w->m_all = ms;
+    w->c0 = c0;
+    w->n_slots = sum_k;
     for (int v = 0; v < p->n_nodes; v++) {
         WNode *a = &w->n[v];
-        a->orig = ilp_arena_alloc(&w->arena, (size_t)p->k[v] * sizeof(int));
-        a->c = ilp_arena_alloc(&w->arena, (size_t)p->k[v] * sizeof(double));
-        a->m = ilp_arena_alloc(&w->arena, (size_t)p->k[v] * sizeof(double));
-        if (!a->orig || !a->c || !a->m)
-            return APPROF_ENOMEM;
+        a->orig = orig;
+        a->c = cs;
+        a->m = ms;
+        orig += p->k[v];
+        cs += p->k[v];
+        ms += p->k[v];
+        for (int i = 0; i < p->k[v]; i++)
+            a->m[i] = c0[i] = 0.0;
         for (int i = 0; i < p->k[v]; i++) {
             double m = p->mem[v] ? p->mem[v][i] : 0.0;
             if (!isfinite(p->cost[v][i]) || (p->budget >= 0 && m > p->budget))
                 continue;
             a->orig[a->k] = i;
-            a->c[a->k] = weighed_cost(p, v, i, m);
+            c0[a->k] = p->cost[v][i];
             a->m[a->k] = m;
             a->k++;
         }
+        c0 += p->k[v];
         if (a->k == 0)
             return APPROF_EINFEASIBLE;
         a->alive = 1;
         a->choice = -1;
     }
+    work_reweigh(w, p->weight);
     /* every node's incident edges in one arena block, room for two more
      * each (an elimination's new edge) before adj_push moves them */
     size_t slots = 0;
@@ -186,10 +197,16 @@ int ilp_work_build(const ApprofIlp *p, Work *w)
     for (int v = 0; v < w->nn; v++)
         slots += (size_t)(w->n[v].cap_adj += 2);
     int *adj = ilp_arena_alloc(&w->arena, (slots ? slots : 1) * sizeof(int));
-    w->e = malloc((size_t)(p->n_edges > 0 ? p->n_edges : 1) * sizeof(WEdge));
-    if (!adj || !w->e)
+    /* room for the built edges and one new edge per elimination step (a
+     * step eliminates at least one node), the edges' tables in one block */
+    size_t sum_r = 0;
+    for (int e = 0; e < p->n_edges; e++)
+        sum_r += (size_t)w->n[p->eu[e]].k * (size_t)w->n[p->ev[e]].k;
+    double *rs = ilp_arena_alloc(&w->arena, (sum_r ? sum_r : 1) * sizeof(double));
+    w->cap_e = p->n_edges + w->nn > 0 ? p->n_edges + w->nn : 1;
+    w->e = malloc((size_t)w->cap_e * sizeof(WEdge));
+    if (!adj || !rs || !w->e)
         return APPROF_ENOMEM;
-    w->cap_e = p->n_edges > 0 ? p->n_edges : 1;
     for (int v = 0; v < w->nn; v++) {
         w->n[v].adj = adj;
         adj += w->n[v].cap_adj;
@@ -197,228 +214,20 @@ int ilp_work_build(const ApprofIlp *p, Work *w)
     for (int e = 0; e < p->n_edges; e++) {
         int u = p->eu[e], v = p->ev[e];
         int ku = w->n[u].k, kv = w->n[v].k;
-        double *r = ilp_arena_alloc(&w->arena, (size_t)ku * (size_t)kv * sizeof(double));
-        if (!r)
-            return APPROF_ENOMEM;
-        for (int i = 0; i < ku; i++)
-            for (int j = 0; j < kv; j++)
-                r[(size_t)i * kv + j] =
-                    p->r[e][(size_t)w->n[u].orig[i] * p->k[v] + w->n[v].orig[j]];
+        double *r = rs;
+        rs += (size_t)ku * (size_t)kv;
+        if (ku == p->k[u] && kv == p->k[v]) {
+            /* no strategy left out at either end: the table as given */
+            memcpy(r, p->r[e], (size_t)ku * (size_t)kv * sizeof(double));
+        } else {
+            for (int i = 0; i < ku; i++)
+                for (int j = 0; j < kv; j++)
+                    r[(size_t)i * kv + j] =
+                        p->r[e][(size_t)w->n[u].orig[i] * p->k[v] + w->n[v].orig[j]];
+        }
         int rc = work_add_edge(w, u, v, r);
         if (rc < 0)
             return rc;
-    }
-    return 0;
-}
-
-/* The arithmetic of each elimination step, shared by the elimination and
- * its replay (ilp_work_replay): the edges a step reads are named by id, so
- * a replay reads the same tables in the same order. */
-
-/* A scratch buffer of n doubles (w's, valid until the next call). */
-static double *work_scratch(Work *w, size_t n)
-{
-    if (n > w->cap_scratch) {
-        double *b = realloc(w->scratch, n * sizeof(double));
-        if (!b)
-            return NULL;
-        w->scratch = b;
-        w->cap_scratch = n;
-    }
-    return w->scratch;
-}
-
-/* EL_FIXED: x's one strategy folded into the other end of edge e. */
-static void fold_fixed(Work *w, int x, int e)
-{
-    const WEdge *ed = &w->e[e];
-    WNode *y = &w->n[other_end(ed, x)];
-    for (int j = 0; j < y->k; j++)
-        y->c[j] += edge_at(w, ed, x, 0, j);
-}
-
-/* EL_DEG0: arg[0] the cheapest strategy of x; APPROF_EINFEASIBLE when
- * even that one is infinite. */
-static int table_deg0(const Work *w, int x, int *arg)
-{
-    const WNode *a = &w->n[x];
-    arg[0] = 0;
-    for (int i = 1; i < a->k; i++)
-        if (a->c[i] < a->c[arg[0]])
-            arg[0] = i;
-    return isfinite(a->c[arg[0]]) ? 0 : APPROF_EINFEASIBLE;
-}
-
-/* EL_DEG1: x's best strategy for each of y's (the other end of e) folded
- * into y's costs, the argmin into arg. */
-static void fold_deg1(Work *w, int x, int e, int *arg)
-{
-    const WNode *a = &w->n[x];
-    const WEdge *ed = &w->e[e];
-    WNode *y = &w->n[other_end(ed, x)];
-    for (int j = 0; j < y->k; j++) {
-        double best = INFINITY;
-        arg[j] = 0;
-        for (int i = 0; i < a->k; i++) {
-            double v = a->c[i] + edge_at(w, ed, x, i, j);
-            if (v < best) {
-                best = v;
-                arg[j] = i;
-            }
-        }
-        y->c[j] += best;
-    }
-}
-
-/* Where edge e's entry for x at i and the other end at j lies: e->r[i *
- * *si + j * *sj], the layout edge_at reads, taken once per table so that
- * a step's loops read the tables in place. */
-static void edge_strides(const Work *w, const WEdge *e, int x, size_t *si, size_t *sj)
-{
-    if (e->u == x) {
-        *si = (size_t)w->n[e->v].k;
-        *sj = 1;
-    } else {
-        *si = 1;
-        *sj = (size_t)w->n[e->v].k;
-    }
-}
-
-/* Largest x whose c_x + r1 a degree-2 step keeps on the stack. */
-#define DEG2_STACK 64
-
-/* The k_y x k_z table of a degree-2 step (table_deg2) for kx strategies
- * of x: inlined for each small kx (a constant there, so the loop over x's
- * strategies is unrolled); the same sums and comparisons in the same
- * order for every kx. */
-static inline __attribute__((always_inline)) void deg2_fill(
-    int kx, int ky, int kz, const double *c, const double *r1, size_t si1, size_t sj1,
-    const double *r2, size_t si2, size_t sl2, double *t, int *arg, double *r)
-{
-    for (int j = 0; j < ky; j++) {
-        const double *row = r1 + (size_t)j * sj1;
-        for (int i = 0; i < kx; i++)
-            t[i] = c[i] + row[(size_t)i * si1];
-        for (int l = 0; l < kz; l++) {
-            const double *col = r2 + (size_t)l * sl2;
-            double best = INFINITY;
-            int bi = 0;
-            for (int i = 0; i < kx; i++) {
-                double v = t[i] + col[(size_t)i * si2];
-                if (v < best) {
-                    best = v;
-                    bi = i;
-                }
-            }
-            arg[(size_t)j * kz + l] = bi;
-            r[(size_t)j * kz + l] = best;
-        }
-    }
-}
-
-/* EL_DEG2: x's best strategy for each pair of y's and z's (the other ends
- * of e1 and e2), the k_y x k_z table into r, the argmin into arg; 0 or
- * APPROF_ENOMEM. Each candidate is (c_x + r1) + r2 as written out in
- * full, the first sum kept per y's strategy, both tables read in place;
- * the first least candidate is taken. */
-static int table_deg2(Work *w, int x, int e1, int e2, int *arg, double *r)
-{
-    const WNode *a = &w->n[x];
-    const WEdge *d1 = &w->e[e1], *d2 = &w->e[e2];
-    int kx = a->k, ky = w->n[other_end(d1, x)].k, kz = w->n[other_end(d2, x)].k;
-    double stack[DEG2_STACK], *t = stack;
-    size_t si1, sj1, si2, sl2;
-    if (kx > DEG2_STACK && !(t = work_scratch(w, (size_t)kx)))
-        return APPROF_ENOMEM;
-    edge_strides(w, d1, x, &si1, &sj1);
-    edge_strides(w, d2, x, &si2, &sl2);
-#define DEG2_FILL(K) deg2_fill(K, ky, kz, a->c, d1->r, si1, sj1, d2->r, si2, sl2, t, arg, r)
-    switch (kx) {
-    case 2: DEG2_FILL(2); break;
-    case 3: DEG2_FILL(3); break;
-    case 4: DEG2_FILL(4); break;
-    case 5: DEG2_FILL(5); break;
-    case 6: DEG2_FILL(6); break;
-    default: DEG2_FILL(kx); break;
-    }
-#undef DEG2_FILL
-    return 0;
-}
-
-/* Largest scratch of doubles a twin-pair step keeps on the stack. */
-#define PAIR_STACK 256
-
-/* The least base[i][j] + cx[i] + cy[j] (the first in i, then j), its
- * i * ky + j into *arg: inlined for the twin pairs' usual sizes (3 x 2
- * and 4 x 3 strategies make nearly all of llama-3-8b's full sweep,
- * docs/performance.md), constants there, so the loops are unrolled; the
- * same sums and comparisons in the same order for every size. */
-static inline __attribute__((always_inline)) double pair_min(int kx, int ky, const double *base,
-                                                             const double *cx, const double *cy,
-                                                             int *arg)
-{
-    double best = INFINITY;
-    int bi = 0;
-    for (int i = 0; i < kx; i++)
-        for (int j = 0; j < ky; j++) {
-            double v = base[(size_t)i * ky + j] + cx[i] + cy[j];
-            if (v < best) {
-                best = v;
-                bi = i * ky + j;
-            }
-        }
-    *arg = bi;
-    return best;
-}
-
-/* EL_PAIR: x and its twin y at their best for each pair of a's and c's,
- * e = {x-y, x-a, x-c, y-a or -1, y-c or -1}; the k_a x k_c table into r,
- * the argmin (x's choice * k_y + y's) into arg. 0 or APPROF_ENOMEM. The
- * tables are read in place (edge_strides). */
-static int table_pair(Work *w, int x, const int e[5], int *arg, double *r)
-{
-    const WEdge *exy = &w->e[e[0]], *exa = &w->e[e[1]], *exc = &w->e[e[2]];
-    const WEdge *eya = e[3] >= 0 ? &w->e[e[3]] : NULL, *eyc = e[4] >= 0 ? &w->e[e[4]] : NULL;
-    int y = other_end(exy, x);
-    const WNode *nx = &w->n[x], *ny = &w->n[y];
-    int kx = nx->k, ky = ny->k, ka = w->n[other_end(exa, x)].k, kc = w->n[other_end(exc, x)].k;
-    size_t need = (size_t)kx * ky + 2 * (size_t)kx + 2 * (size_t)ky;
-    size_t sxy_i, sxy_j, sxa_i, sxa_s, sxc_i, sxc_u, sya_j = 0, sya_s = 0, syc_j = 0, syc_u = 0;
-    /* base[i][j]: x at i and y at j with their edge; then the a and c
-     * terms of x (ax, cx) and of y (ay, cy) */
-    double stack[PAIR_STACK], *base = stack;
-    if (need > PAIR_STACK && !(base = work_scratch(w, need)))
-        return APPROF_ENOMEM;
-    double *ax = base + (size_t)kx * ky, *cx = ax + kx, *ay = cx + kx, *cy = ay + ky;
-    edge_strides(w, exy, x, &sxy_i, &sxy_j);
-    edge_strides(w, exa, x, &sxa_i, &sxa_s);
-    edge_strides(w, exc, x, &sxc_i, &sxc_u);
-    if (eya)
-        edge_strides(w, eya, y, &sya_j, &sya_s);
-    if (eyc)
-        edge_strides(w, eyc, y, &syc_j, &syc_u);
-    for (int i = 0; i < kx; i++)
-        for (int j = 0; j < ky; j++)
-            base[(size_t)i * ky + j] =
-                nx->c[i] + ny->c[j] + exy->r[(size_t)i * sxy_i + (size_t)j * sxy_j];
-    for (int s = 0; s < ka; s++) {
-        for (int i = 0; i < kx; i++)
-            ax[i] = exa->r[(size_t)i * sxa_i + (size_t)s * sxa_s];
-        for (int j = 0; j < ky; j++)
-            ay[j] = eya ? eya->r[(size_t)j * sya_j + (size_t)s * sya_s] : 0.0;
-        for (int u = 0; u < kc; u++) {
-            for (int i = 0; i < kx; i++)
-                cx[i] = ax[i] + exc->r[(size_t)i * sxc_i + (size_t)u * sxc_u];
-            for (int j = 0; j < ky; j++)
-                cy[j] = ay[j] + (eyc ? eyc->r[(size_t)j * syc_j + (size_t)u * syc_u] : 0.0);
-            int bi = 0;
-            switch (kx * 8 + ky) {
-            case 3 * 8 + 2: r[(size_t)s * kc + u] = pair_min(3, 2, base, cx, cy, &bi); break;
-            case 4 * 8 + 3: r[(size_t)s * kc + u] = pair_min(4, 3, base, cx, cy, &bi); break;
-            default: r[(size_t)s * kc + u] = pair_min(kx, ky, base, cx, cy, &bi); break;
-            }
-            arg[(size_t)s * kc + u] = bi;
-        }
     }
     return 0;
 }
@@ -433,15 +242,15 @@ static int eliminate_pair(Work *w, int x, const int nb[3], int *cap_el)
     int best_t = -1, ey[3] = {-1, -1, -1};
     long best_work = 0;
     for (int t = 0; t < 3; t++) {
-        int y = other_end(&w->e[nb[t]], x);
-        int a = other_end(&w->e[nb[(t + 1) % 3]], x), c = other_end(&w->e[nb[(t + 2) % 3]], x);
+        int y = ilp_other_end(&w->e[nb[t]], x);
+        int a = ilp_other_end(&w->e[nb[(t + 1) % 3]], x), c = ilp_other_end(&w->e[nb[(t + 2) % 3]], x);
         int ok = 1, ya = -1, yc = -1;
         const WNode *ny = &w->n[y];
         for (int i = 0; i < ny->n_adj && ok; i++) {
             const WEdge *e = &w->e[ny->adj[i]];
             if (!e->alive)
                 continue;
-            int o = other_end(e, y);
+            int o = ilp_other_end(e, y);
             if (o == a)
                 ya = ny->adj[i];
             else if (o == c)
@@ -465,15 +274,16 @@ static int eliminate_pair(Work *w, int x, const int nb[3], int *cap_el)
         return 0;
     Elim el = {EL_PAIR, x, -1, -1, NULL, -1, {ey[0], nb[(best_t + 1) % 3], nb[(best_t + 2) % 3],
                                               ey[1], ey[2]}, NULL, 0, NULL, -1};
-    int y = other_end(&w->e[el.e[0]], x), a = other_end(&w->e[el.e[1]], x),
-        c = other_end(&w->e[el.e[2]], x);
+    int y = ilp_other_end(&w->e[el.e[0]], x), a = ilp_other_end(&w->e[el.e[1]], x),
+        c = ilp_other_end(&w->e[el.e[2]], x);
     size_t kac = (size_t)w->n[a].k * (size_t)w->n[c].k;
     el.y = a;
     el.z = c;
     el.twin = y;
     el.arg = ilp_arena_alloc(&w->arena, kac * sizeof(int));
     el.r = ilp_arena_alloc(&w->arena, kac * sizeof(double));
-    if (!el.arg || !el.r || table_pair(w, x, el.e, el.arg, el.r))
+    StepOut out = {el.r, NULL, a};
+    if (!el.arg || !el.r || ilp_table_pair(w, x, el.e, el.arg, &out))
         return APPROF_ENOMEM;
     for (int i = 0; i < 5; i++)
         if (el.e[i] >= 0)
@@ -496,6 +306,9 @@ static int eliminate_pair(Work *w, int x, const int nb[3], int *cap_el)
 int ilp_work_eliminate(Work *w, int sp, ApprofIlpStats *st)
 {
     int cap_el = 0, changed = 1;
+    /* at most one step a node */
+    if (w->nn > 0 && ilp_grow((void **)&w->el, &cap_el, w->nn, sizeof(Elim)))
+        return APPROF_ENOMEM;
     while (changed) {
         changed = 0;
         for (int x = 0; x < w->nn; x++) {
@@ -514,7 +327,7 @@ int ilp_work_eliminate(Work *w, int sp, ApprofIlpStats *st)
                     WEdge *e = &w->e[a->adj[i]];
                     if (!e->alive)
                         continue;
-                    fold_fixed(w, x, a->adj[i]);
+                    ilp_fold_fixed(w, x, a->adj[i]);
                     el.fixed[el.n_fixed++] = a->adj[i];
                     e->alive = 0;
                 }
@@ -524,22 +337,22 @@ int ilp_work_eliminate(Work *w, int sp, ApprofIlpStats *st)
                 el.arg = ilp_arena_alloc(&w->arena, sizeof(int));
                 if (!el.arg)
                     return APPROF_ENOMEM;
-                rc = table_deg0(w, x, el.arg);
+                rc = ilp_table_deg0(w, x, el.arg);
                 if (rc)
                     return rc;
                 rc = push_elim(w, el, &cap_el);
             } else if (d == 1) {
                 el.kind = EL_DEG1;
                 el.e[0] = nb[0];
-                el.y = other_end(&w->e[nb[0]], x);
+                el.y = ilp_other_end(&w->e[nb[0]], x);
                 el.arg = ilp_arena_alloc(&w->arena, (size_t)w->n[el.y].k * sizeof(int));
                 if (!el.arg)
                     return APPROF_ENOMEM;
-                fold_deg1(w, x, nb[0], el.arg);
+                ilp_fold_deg1(w, x, nb[0], el.arg);
                 w->e[nb[0]].alive = 0;
                 rc = push_elim(w, el, &cap_el);
             } else if (d == 2 && sp) {
-                int y = other_end(&w->e[nb[0]], x), z = other_end(&w->e[nb[1]], x);
+                int y = ilp_other_end(&w->e[nb[0]], x), z = ilp_other_end(&w->e[nb[1]], x);
                 assert(y != z && w->n[y].alive && w->n[z].alive);  /* no self or parallel edges */
                 size_t kyz = (size_t)w->n[y].k * (size_t)w->n[z].k;
                 if (kyz > ELIM2_MAX_PAIRS)
@@ -553,7 +366,8 @@ int ilp_work_eliminate(Work *w, int sp, ApprofIlpStats *st)
                 el.r = ilp_arena_alloc(&w->arena, kyz * sizeof(double));
                 if (!el.arg || !el.r)
                     return APPROF_ENOMEM;
-                if (table_deg2(w, x, nb[0], nb[1], el.arg, el.r))
+                StepOut out = {el.r, NULL, y};
+                if (ilp_table_deg2(w, x, nb[0], nb[1], el.arg, &out))
                     return APPROF_ENOMEM;
                 w->e[nb[0]].alive = 0;
                 w->e[nb[1]].alive = 0;
@@ -642,12 +456,9 @@ static int list_restore(Work *w)
 int ilp_work_replay(const ApprofIlp *p, Work *w)
 {
     assert(w->nn == p->n_nodes && w->r_built);
-    for (int v = 0; v < w->nn; v++) {
-        WNode *a = &w->n[v];
-        for (int i = 0; i < a->k; i++)
-            a->c[i] = weighed_cost(p, v, a->orig[i], a->m[i]);
-        a->choice = -1;
-    }
+    work_reweigh(w, p->weight);
+    for (int v = 0; v < w->nn; v++)
+        w->n[v].choice = -1;
     /* the built tables the last solve added into, as built */
     if (w->n_restore < 0 && list_restore(w))
         return APPROF_ENOMEM;
@@ -658,28 +469,30 @@ int ilp_work_replay(const ApprofIlp *p, Work *w)
     }
     for (int s = 0; s < w->nel; s++) {
         const Elim *el = &w->el[s];
+        /* a table added into an edge that was there (as work_add_edge did)
+         * is added in place as it is made */
+        StepOut out = {el->r, NULL, el->y};
+        if (el->r && w->e[el->dest].r != el->r)
+            out.acc = &w->e[el->dest];
         switch (el->kind) {
         case EL_FIXED:
             for (int i = 0; i < el->n_fixed; i++)
-                fold_fixed(w, el->x, el->fixed[i]);
+                ilp_fold_fixed(w, el->x, el->fixed[i]);
             break;
         case EL_DEG0:
-            if (table_deg0(w, el->x, el->arg))
+            if (ilp_table_deg0(w, el->x, el->arg))
                 return APPROF_EINFEASIBLE;
             break;
-        case EL_DEG1: fold_deg1(w, el->x, el->e[0], el->arg); break;
+        case EL_DEG1: ilp_fold_deg1(w, el->x, el->e[0], el->arg); break;
         case EL_DEG2:
-            if (table_deg2(w, el->x, el->e[0], el->e[1], el->arg, el->r))
+            if (ilp_table_deg2(w, el->x, el->e[0], el->e[1], el->arg, &out))
                 return APPROF_ENOMEM;
             break;
         case EL_PAIR:
-            if (table_pair(w, el->x, el->e, el->arg, el->r))
+            if (ilp_table_pair(w, el->x, el->e, el->arg, &out))
                 return APPROF_ENOMEM;
             break;
         }
-        /* a table added into an edge that was there, as work_add_edge did */
-        if (el->r && w->e[el->dest].r != el->r)
-            edge_accumulate(w, el->dest, el->y, el->r);
     }
     return 0;
 }

@@ -3,6 +3,8 @@
  * Internal interface of the strategy ILP shared by ilp.c (building,
  * exhaustive search, cache), ilp_elim.c (the working problem in local
  * strategy indices, its exact elimination and the elimination's replay),
+ * ilp_steps.c (the arithmetic of each elimination step, which the
+ * elimination and the replay share),
  * ilp_cbc.c (the CBC model of the core that elimination leaves) and
  * ilp_pareto.c (the time-versus-memory Pareto points).
  */
@@ -85,6 +87,11 @@ typedef struct Work {
     Elim *el;
     int nel;
     double budget;
+    /* The nodes' strategy slots end to end (node v's from the sum of the
+     * k of the nodes before it in p, its allowed ones first): every c and
+     * m, and the costs as given (c0, without the memory weight). */
+    double *c_all, *m_all, *c0;
+    size_t n_slots;
     /* With a replay in view (ilp_work_keep_built before the elimination):
      * the edge tables as built, edges [0, ne_built), end to end. */
     double *r_built;
@@ -98,6 +105,34 @@ typedef struct Work {
     double *scratch;            /* ilp_elim.c's, malloc'd */
     size_t cap_scratch;
 } Work;
+
+static inline int ilp_other_end(const WEdge *e, int x)
+{
+    return e->u == x ? e->v : e->u;
+}
+
+/* The steps' arithmetic (ilp_steps.c), each one function shared by the
+ * elimination and its replay. Where a step's y-z table goes: r (k_y x k_z)
+ * when acc is NULL, else added into edge acc's table (ends y and z) in
+ * place, entry by entry, as edge_accumulate adds a table into it: the
+ * same sums. */
+typedef struct StepOut {
+    double *r;
+    const WEdge *acc;
+    int y;
+} StepOut;
+/* EL_FIXED: x's one strategy folded into the other end of edge e. */
+void ilp_fold_fixed(Work *w, int x, int e);
+/* EL_DEG0: arg[0] the cheapest strategy of x; APPROF_EINFEASIBLE when
+ * even that one is infinite. */
+int ilp_table_deg0(const Work *w, int x, int *arg);
+/* EL_DEG1: x's best strategy for each of y's (the other end of e) folded
+ * into y's costs, the argmin into arg. */
+void ilp_fold_deg1(Work *w, int x, int e, int *arg);
+/* EL_DEG2 (edges e1 to y, e2 to z) and EL_PAIR (e as Elim.e): the table
+ * into out, the argmin into arg; 0 or APPROF_ENOMEM. */
+int ilp_table_deg2(Work *w, int x, int e1, int e2, int *arg, const StepOut *out);
+int ilp_table_pair(Work *w, int x, const int e[5], int *arg, const StepOut *out);
 
 /* The working problem of p (its forbidden strategies removed, the memory
  * weight in the node costs); ilp_work_free frees it, also after an error.

@@ -85,8 +85,10 @@ int ilp_pareto_run(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
     if (mode == ILP_PARETO_FRESH) {
         rc = approf_ilp_solve(p, method, cache, pt[0].choice, &pt[0].t, &st0);
     } else {
-        rc = ilp_solve_keep(p, method, cache, pt[0].choice, &pt[0].t, &st0, &sv.w, &key0);
-        sv.have_work = !rc && !st0.cached;
+        /* one point: no replay, so nothing to keep */
+        rc = ilp_solve_keep(p, method, cache, pt[0].choice, &pt[0].t, &st0,
+                            max_points > 1 ? &sv.w : NULL, &key0);
+        sv.have_work = !rc && !st0.cached && max_points > 1;
     }
     if (rc)
         goto done;
