@@ -21,6 +21,26 @@
 #include "costdb_rows.h"
 #include "testutil.h"
 
+/* Every row of the query sql on the file p, a line each, its columns'
+ * text separated by spaces; the caller frees it. */
+static char *rows_text(const char *p, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    TuText t = {0};
+    CU_ASSERT_EQUAL_FATAL(sqlite3_open_v2(p, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    CU_ASSERT_EQUAL_FATAL(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    tu_text_add(&t, "");
+    while (sqlite3_step(st) == SQLITE_ROW)
+        for (int k = 0; k < sqlite3_column_count(st); k++) {
+            tu_text_add(&t, (const char *)sqlite3_column_text(st, k));
+            tu_text_add(&t, k + 1 < sqlite3_column_count(st) ? " " : "\n");
+        }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return t.s;
+}
+
 /* Every row of the view stage_profile, each value quoted (type and all),
  * in key order. */
 static char *view_rows(const char *p)
@@ -33,21 +53,7 @@ static char *view_rows(const char *p)
         " quote(repeats), quote(spread), quote(reused), quote(status), quote(error),"
         " quote(apply_cost), quote(wgrad_cost) FROM stage_profile"
         " ORDER BY sweep_id, submesh_index, start_layer, end_layer, config_index, phase";
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    TuText t = {0};
-    CU_ASSERT_EQUAL_FATAL(sqlite3_open_v2(p, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    CU_ASSERT_EQUAL_FATAL(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-    tu_text_add(&t, "");
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        for (int k = 0; k < sqlite3_column_count(st); k++) {
-            tu_text_add(&t, (const char *)sqlite3_column_text(st, k));
-            tu_text_add(&t, k + 1 < sqlite3_column_count(st) ? " " : "\n");
-        }
-    }
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return t.s;
+    return rows_text(p, sql);
 }
 
 /* What the readers read of a sweep: costdb_entries_get, then
@@ -259,9 +265,6 @@ static char *cost_rows(const char *p)
                                     "repeats", "spread", "status", "error_id", "apply_cost",
                                     "wgrad_cost"};
     char sql[4096] = "SELECT ";
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    TuText t = {0};
     for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
         size_t len = strlen(sql);
         snprintf(sql + len, sizeof sql - len,
@@ -269,17 +272,7 @@ static char *cost_rows(const char *p)
                  " ELSE quote(%s) END", k ? ", " : "", cols[k], cols[k], cols[k], cols[k]);
     }
     strcat(sql, " FROM stage_cost ORDER BY sweep_id, cost_id");
-    CU_ASSERT_EQUAL_FATAL(sqlite3_open_v2(p, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    CU_ASSERT_EQUAL_FATAL(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-    tu_text_add(&t, "");
-    while (sqlite3_step(st) == SQLITE_ROW)
-        for (int k = 0; k < sqlite3_column_count(st); k++) {
-            tu_text_add(&t, (const char *)sqlite3_column_text(st, k));
-            tu_text_add(&t, k + 1 < sqlite3_column_count(st) ? " " : "\n");
-        }
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return t.s;
+    return rows_text(p, sql);
 }
 
 /* The opcodes of approf's cost-row INSERT (costdb/entry_costs.c) named op. */

@@ -327,26 +327,27 @@ static void check_views(const ApprofGraph *g, int a, int b, int recompute, int f
     approf_shard_context_free(&one);
 }
 
-static void test_kernel_views(void)
+/* check on a two-layer GPT for each mesh shape, recomputation and
+ * fusion choice. */
+static void each_case(void (*check)(const ApprofGraph *, int, int, int, int))
 {
     ApprofGraph *g = zoo_fixture_gpt(2);
     static const int meshes[][2] = {{8, 1}, {2, 4}};
     for (size_t m = 0; m < sizeof meshes / sizeof meshes[0]; m++)
         for (int r = 0; r < COSTDB_RECOMPUTE_COUNT; r++)
             for (int fusion = 0; fusion < 2; fusion++)
-                check_views(g, meshes[m][0], meshes[m][1], r, fusion);
+                check(g, meshes[m][0], meshes[m][1], r, fusion);
     approf_graph_free(&g);
 }
 
 static void test_shared_arrays(void)
 {
-    ApprofGraph *g = zoo_fixture_gpt(2);
-    static const int meshes[][2] = {{8, 1}, {2, 4}};
-    for (size_t m = 0; m < sizeof meshes / sizeof meshes[0]; m++)
-        for (int r = 0; r < COSTDB_RECOMPUTE_COUNT; r++)
-            for (int fusion = 0; fusion < 2; fusion++)
-                check_shared(g, meshes[m][0], meshes[m][1], r, fusion);
-    approf_graph_free(&g);
+    each_case(check_shared);
+}
+
+static void test_kernel_views(void)
+{
+    each_case(check_views);
 }
 
 /* A copy of a program that holds shared kernels owns its arrays. */
