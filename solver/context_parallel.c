@@ -681,7 +681,7 @@ int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProbl
          * none is kept */
         rc = apsolve_subset_new_kept(p, keep, view);
         if (rc == APSOLVE_OK &&
-            (rc = apsolve_subset_problem_less_unfit(p, view, &q)) != APSOLVE_OK)
+            (rc = apsolve_subset_shell_less_unfit(p, view, &q)) != APSOLVE_OK)
             apsolve_subset_free(view);
     }
     if (rc != APSOLVE_OK) {
@@ -719,6 +719,9 @@ int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProbl
                      * config holds none, or whose facts are unknown, has
                      * no cp stage (+inf; a subset leaves its config out) */
                     no = none[(size_t)s * p->num_configs + c];
+                    /* the subset copied in this pass (its shell's cells) */
+                    if (view && (rc = apsolve_subset_copy_entry(p, idx, q, qi)) != APSOLVE_OK)
+                        goto fail;
                     if (!isfinite(p->cost[idx]))
                         continue;
                     /* a2a and a2a+p2p: the heads rule of the entry's tp
@@ -756,6 +759,11 @@ int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProbl
     free(none);
     *out = q;
     return APSOLVE_OK;
+fail: /* a subset's copy (no unfit figures: none so far) */
+    apsolve_problem_free(&q);
+    apsolve_subset_free(view);
+    free(none);
+    return rc;
 }
 
 int apsolve_cp_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,

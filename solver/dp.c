@@ -630,21 +630,37 @@ int apsolve_solve(const ApsolveProblem *p, const ApsolveOptions *opt, ApsolvePla
     return solve_alone(p, opt, 0, no_cut, out);
 }
 
+int apsolve_solve_below_kept(const ApsolveProblem *p, const ApsolveOptions *opt,
+                             ApsolveDpShared *sh, double bar, int first, ApsolvePlan **out)
+{
+    DpCut cut = {bar, first};
+    int whole;
+    if (isnan(bar) || !sh)
+        return APSOLVE_EINVAL;
+    /* a table of the ranges the options let a stage hold: only its counts
+     * and the apply limits it tries (which still hold every usable
+     * entry's) differ from a whole table's. Every range where the options
+     * split a stage into no chunks (apsolve_chunks_whole: 1F1B, GPipe), so
+     * the whole table, which any search of p under the same objective
+     * reads (dp_prep.c, apsolve_dp_shared_ready) */
+    whole = bar < INFINITY && opt->whole_chunks && apsolve_virtual(opt) > 1;
+    if (!sh->built)
+        sh->whole_only = whole;
+    else if (sh->whole_only != whole) /* the other kind: a table of its own */
+        return apsolve_solve_below(p, opt, bar, first, out);
+    return solve_all(p, opt, sh, NULL, 0, cut, out);
+}
+
 int apsolve_solve_below(const ApsolveProblem *p, const ApsolveOptions *opt, double bar,
                         int first, ApsolvePlan **out)
 {
-    DpCut cut = {bar, first};
     ApsolveDpShared *sh;
     int rc;
     if (isnan(bar))
         return APSOLVE_EINVAL;
-    /* a table of its own, of the ranges the options let a stage hold: only
-     * its counts and the apply limits it tries (which still hold every
-     * usable entry's) differ from a whole table's */
-    if (!(sh = apsolve_dp_shared_new()))
+    if (!(sh = apsolve_dp_shared_new())) /* a table of its own */
         return APSOLVE_ENOMEM;
-    sh->whole_only = bar < INFINITY;
-    rc = solve_all(p, opt, sh, NULL, 0, cut, out);
+    rc = apsolve_solve_below_kept(p, opt, sh, bar, first, out);
     apsolve_dp_shared_free(sh);
     return rc;
 }

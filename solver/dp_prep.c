@@ -105,6 +105,11 @@ static void shared_clear(ApsolveDpShared *sh)
     memset(sh, 0, sizeof *sh);
 }
 
+int apsolve_dp_shared_whole_only(const ApsolveDpShared *sh)
+{
+    return sh->whole_only;
+}
+
 void apsolve_dp_shared_free(ApsolveDpShared *sh)
 {
     if (!sh)

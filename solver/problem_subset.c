@@ -69,7 +69,7 @@ int apsolve_subset_new_kept(const ApsolveProblem *p, const unsigned char *keep,
 /* A problem of L layers on p's cluster with v's pairs (their submeshes and
  * configs; padding invalid), every entry as apsolve_problem_new makes it,
  * and an unfit table of padding where p has one. */
-static int subset_shell(const ApsolveProblem *p, const ApsolveSubset *v, int L, int unfit,
+static int shell(const ApsolveProblem *p, const ApsolveSubset *v, int L, int unfit,
                         ApsolveProblem **out)
 {
     ApsolveProblem *q = NULL;
@@ -97,10 +97,13 @@ static int subset_shell(const ApsolveProblem *p, const ApsolveSubset *v, int L, 
     return APSOLVE_OK;
 }
 
-/* Entry b of q becomes entry a of p, every table q has (a table p lacks
- * keeps apsolve_problem_new's value), as apsolve_problem_clone copies it.
- * APSOLVE_OK or APSOLVE_ENOMEM (a place for unfit figures). */
-static int copy_entry(const ApsolveProblem *p, size_t a, ApsolveProblem *q, size_t b)
+int apsolve_subset_shell_less_unfit(const ApsolveProblem *p, const ApsolveSubset *v,
+                                    ApsolveProblem **out)
+{
+    return shell(p, v, p->num_layers, 0, out);
+}
+
+int apsolve_subset_copy_entry(const ApsolveProblem *p, size_t a, ApsolveProblem *q, size_t b)
 {
     q->cost[b] = p->cost[a];
     q->max_n_succ_stages[b] = p->max_n_succ_stages[a];
@@ -117,14 +120,11 @@ static int copy_entry(const ApsolveProblem *p, size_t a, ApsolveProblem *q, size
     return APSOLVE_OK;
 }
 
-/* apsolve_subset_problem, its unfit figures copied where p has them and
- * unfit is set. */
-static int subset_problem(const ApsolveProblem *p, const ApsolveSubset *v, int unfit,
-                          ApsolveProblem **out)
+int apsolve_subset_problem(const ApsolveProblem *p, const ApsolveSubset *v, ApsolveProblem **out)
 {
     ApsolveProblem *q = NULL;
     int L = p->num_layers, S2 = v->num_submeshes, C2 = v->num_configs, rc;
-    if ((rc = subset_shell(p, v, L, unfit, &q)) != APSOLVE_OK)
+    if ((rc = shell(p, v, L, 1, &q)) != APSOLVE_OK)
         return rc;
     /* every layer range i..j of the pairs kept (j < i is no range: no
      * cell, apsolve_index) */
@@ -134,24 +134,14 @@ static int subset_problem(const ApsolveProblem *p, const ApsolveSubset *v, int u
                 for (int c2 = 0; c2 < C2; c2++) {
                     int c = v->config[(size_t)s2 * C2 + c2];
                     if (c >= 0 && rc == APSOLVE_OK)
-                        rc = copy_entry(p, apsolve_index(p, i, j, v->submesh[s2], c), q,
-                                        apsolve_index(q, i, j, s2, c2));
+                        rc = apsolve_subset_copy_entry(
+                            p, apsolve_index(p, i, j, v->submesh[s2], c), q,
+                            apsolve_index(q, i, j, s2, c2));
                 }
     if (rc != APSOLVE_OK)
         apsolve_problem_free(&q);
     *out = q;
     return rc;
-}
-
-int apsolve_subset_problem(const ApsolveProblem *p, const ApsolveSubset *v, ApsolveProblem **out)
-{
-    return subset_problem(p, v, 1, out);
-}
-
-int apsolve_subset_problem_less_unfit(const ApsolveProblem *p, const ApsolveSubset *v,
-                                      ApsolveProblem **out)
-{
-    return subset_problem(p, v, 0, out);
 }
 
 int apsolve_subset_range_problem(const ApsolveProblem *p, const ApsolveSubset *v, int first,
@@ -162,14 +152,15 @@ int apsolve_subset_range_problem(const ApsolveProblem *p, const ApsolveSubset *v
     *out = NULL;
     if (first < 0 || last < first || last >= p->num_layers)
         return APSOLVE_EINVAL;
-    if ((rc = subset_shell(p, v, 1, 1, &q)) != APSOLVE_OK)
+    if ((rc = shell(p, v, 1, 1, &q)) != APSOLVE_OK)
         return rc;
     for (int s2 = 0; s2 < S2; s2++)
         for (int c2 = 0; c2 < C2; c2++) {
             int c = v->config[(size_t)s2 * C2 + c2];
             if (c >= 0 && rc == APSOLVE_OK)
-                rc = copy_entry(p, apsolve_index(p, first, last, v->submesh[s2], c), q,
-                                apsolve_index(q, 0, 0, s2, c2));
+                rc = apsolve_subset_copy_entry(
+                    p, apsolve_index(p, first, last, v->submesh[s2], c), q,
+                    apsolve_index(q, 0, 0, s2, c2));
         }
     if (rc != APSOLVE_OK)
         apsolve_problem_free(&q);

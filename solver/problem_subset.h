@@ -45,10 +45,17 @@ void apsolve_subset_free(ApsolveSubset *v);
  * +inf. 0; APSOLVE_ENOMEM; APSOLVE_EINVAL. */
 int apsolve_subset_problem(const ApsolveProblem *p, const ApsolveSubset *v,
                            ApsolveProblem **out);
-/* The same without the unfit figures (q->unfit_table NULL): for a step that
- * reads them from p (the cp candidates, apsolve_cp_auto_table). */
-int apsolve_subset_problem_less_unfit(const ApsolveProblem *p, const ApsolveSubset *v,
-                                      ApsolveProblem **out);
+/* The one pass of that copy without the unfit figures (q->unfit_table
+ * NULL), for a step that reads them from p and transforms each entry as it
+ * copies it (the cp candidates, apsolve_cp_auto_table): the problem, every
+ * entry as apsolve_problem_new makes it, and entry b of it becoming entry a
+ * of p, every table it has (a table p lacks keeps apsolve_problem_new's
+ * value, as apsolve_problem_clone copies it). The subset's problem is the
+ * shell with every entry (i <= j, s', c' not padding) so copied. 0;
+ * APSOLVE_ENOMEM (a place for unfit figures). */
+int apsolve_subset_shell_less_unfit(const ApsolveProblem *p, const ApsolveSubset *v,
+                                    ApsolveProblem **out);
+int apsolve_subset_copy_entry(const ApsolveProblem *p, size_t a, ApsolveProblem *q, size_t b);
 /* The copy of p's entries of v's pairs for the one layer range
  * first..last of p, as a problem of one layer: its entry (0, 0, s', c') is
  * p's (first, last, s, c), every table p has. Its plans are the one-stage

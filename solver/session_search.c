@@ -323,12 +323,13 @@ static int plain_in_order(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
 /* The first DPs alone of the 1F1B search under headroom h (its
  * feasibility, apsolve_solve_below with bar -inf); *odd when their plan is
  * not feasible (the whole search's may not be either). */
-static int plain_feasible(const ApsolveProblem *p, ApsolveOptions *o, int h, int *odd)
+static int plain_feasible(const ApsolveProblem *p, ApsolveOptions *o, ApsolveDpShared *sh,
+                          int h, int *odd)
 {
     ApsolvePlan *f = NULL;
     int e;
     o->search_headroom = h;
-    e = apsolve_solve_below(p, o, -INFINITY, 0, &f);
+    e = apsolve_solve_below_kept(p, o, sh, -INFINITY, 0, &f);
     *odd = e == APSOLVE_OK && !f->feasible;
     apsolve_plan_free(&f);
     return e;
@@ -349,35 +350,47 @@ static int plain_search(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
 {
     ApsolveOptions asked = c->opt, o = c->opt;
     ApsolvePlan *one = NULL;
-    int h = o.headroom_bytes > 0 || o.headroom_percent > 0, odd, e;
+    /* one table of stage options for the 1F1B searches, cut and whole, and
+     * the chunked ones (apsolve_solve_below_kept: every range where 1F1B's
+     * options split no stage into chunks, as apsolve_solve_shared builds
+     * it; no table reads the headroom), built by the first; a 1F1B table
+     * of whole chunks only is the cut searches' alone */
+    ApsolveDpShared *sh = apsolve_dp_shared_new(), *own = NULL;
+    int h = o.headroom_bytes > 0 || o.headroom_percent > 0, odd = 0, e;
     double C;
     *pl = NULL;
-    e = plain_feasible(c->p, &o, h, &odd);
+    e = sh ? plain_feasible(c->p, &o, sh, h, &odd) : APSOLVE_ENOMEM;
     if (!odd && h && e == APSOLVE_EINFEASIBLE)
-        e = plain_feasible(c->p, &o, 0, &odd);
+        e = plain_feasible(c->p, &o, sh, 0, &odd);
+    if (!odd && !e && apsolve_dp_shared_whole_only(sh) && !(own = apsolve_dp_shared_new()))
+        e = APSOLVE_ENOMEM;
+    if (odd || e)
+        apsolve_dp_shared_free(sh);
     if (odd)
         return plain_in_order(db, c, pl);
     c->opt.search_headroom = o.search_headroom;
     if (e)
         return e;
-    {
-        ApsolveDpShared *sh = apsolve_dp_shared_new();
-        e = chunked(db, c, pl, sh);
+    e = chunked(db, c, pl, own ? own : sh);
+    apsolve_dp_shared_free(own);
+    if (e) {
         apsolve_dp_shared_free(sh);
-    }
-    if (e)
         return e;
+    }
     C = *pl ? apsolve_full_price(db, c->sweep, *pl) : INFINITY;
     if (C < INFINITY) {
         double bar = apsolve_plain_bar(c->p, &o, C, apsolve_sweep_straddle_free(db, c->sweep));
-        e = apsolve_solve_below(c->p, &o, bar, 1, &one);
+        e = apsolve_solve_below_kept(c->p, &o, sh, bar, 1, &one);
         if (e == APSOLVE_OK && one->feasible && one->total_cost > bar) {
             apsolve_plan_free(&one);
+            apsolve_dp_shared_free(sh);
             return 0;
         }
         apsolve_plan_free(&one);
     }
-    e = apsolve_solve(c->p, &o, &one);
+    e = apsolve_dp_shared_whole_only(sh) ? apsolve_solve(c->p, &o, &one)
+                       : apsolve_solve_shared(c->p, &o, sh, &one);
+    apsolve_dp_shared_free(sh);
     if (e == APSOLVE_OK && !one->feasible && o.search_headroom) {
         apsolve_plan_free(&one);
         apsolve_plan_free(pl);

@@ -41,6 +41,9 @@ int apsolve_solve_dense(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
 typedef struct ApsolveDpShared ApsolveDpShared;
 ApsolveDpShared *apsolve_dp_shared_new(void);
 void apsolve_dp_shared_free(ApsolveDpShared *sh);
+/* Whether sh's table holds only the ranges of whole chunks (a cut search's
+ * under options that split stages into chunks; apsolve_solve_below_kept). */
+int apsolve_dp_shared_whole_only(const ApsolveDpShared *sh);
 /* apsolve_solve reading and filling sh (NULL: a table of its own); the
  * same plan, counts and errors. The problem must not change while sh
  * holds its table. */
@@ -75,6 +78,17 @@ int apsolve_solve_shared_below(const ApsolveProblem *p, const ApsolveOptions *op
  * alone. APSOLVE_EINVAL for a NaN bar. */
 int apsolve_solve_below(const ApsolveProblem *p, const ApsolveOptions *opt, double bar,
                         int first, ApsolvePlan **out);
+/* apsolve_solve_below in sh's table, built by the first call and kept (its
+ * ranges those of whole chunks when bar < +inf and the options split a
+ * stage into chunks; else the whole table, the same as
+ * apsolve_solve_shared's): the 1F1B searches of one problem, cut or whole,
+ * and its chunked searches under the same objective read one table
+ * (session_search.c, plain_search; no table reads search_headroom or the
+ * schedule but through apsolve_chunks_whole). The same plan and counts as
+ * apsolve_solve_below, which a search of the other kind than sh's builder
+ * runs in a table of its own. APSOLVE_EINVAL for a NaN bar or sh NULL. */
+int apsolve_solve_below_kept(const ApsolveProblem *p, const ApsolveOptions *opt,
+                             ApsolveDpShared *sh, double bar, int first, ApsolvePlan **out);
 /* The cheapest cost and work (cost x devices) of each stage i..j over its
  * submeshes and configs, and scratch (solver/chunk_floor.c). root: NULL, or
  * the square root of the least devices x (fwd + bwd - wgrad) of stage i..j

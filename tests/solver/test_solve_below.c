@@ -142,6 +142,51 @@ static void test_below(void)
     CU_ASSERT(cut > 100); /* the cut leaves something out */
 }
 
+/* apsolve_solve_below_kept: the cut searches of one problem in one kept
+ * table (the plain search's, session_search.c) give the plan and counts
+ * of apsolve_solve_below's own table, whatever search built it (headroom
+ * kept or not, bar -inf first), and the whole search in that table
+ * (apsolve_solve_shared, where it holds every range) apsolve_solve's. */
+static void test_kept(void)
+{
+    uint64_t rng = 0x5EA7EDull;
+    int wrong = 0, shared = 0;
+    for (int t = 0; t < 120; t++) {
+        ApsolveProblem *p = random_problem(&rng, t);
+        ApsolveDpShared *sh = apsolve_dp_shared_new();
+        ApsolveOptions o;
+        ApsolvePlan *whole = NULL, *pl = NULL, *own = NULL;
+        int rw;
+        CU_ASSERT_FATAL(sh != NULL);
+        random_options(&rng, t, &o);
+        rw = apsolve_solve(p, &o, &whole);
+        for (size_t b = 0; b <= 2 * NSCALE + 1; b++) {
+            double bar = b <= 1 ? -INFINITY
+                         : rw == APSOLVE_OK ? scale[b % NSCALE] * whole->total_cost : 1.0;
+            int first = b > 1 && b % 2, rc, ro;
+            o.search_headroom = b == 0 && o.headroom_percent > 0;
+            rc = apsolve_solve_below_kept(p, &o, sh, bar, first, &pl);
+            ro = apsolve_solve_below(p, &o, bar, first, &own);
+            CU_ASSERT(rc == ro);
+            wrong += rc == APSOLVE_OK && ro == APSOLVE_OK && !same_plan(pl, own);
+            apsolve_plan_free(&pl);
+            apsolve_plan_free(&own);
+        }
+        if (!apsolve_dp_shared_whole_only(sh)) {
+            int rc = apsolve_solve_shared(p, &o, sh, &pl);
+            shared++;
+            CU_ASSERT(rc == rw);
+            wrong += rc == APSOLVE_OK && rw == APSOLVE_OK && !same_plan(pl, whole);
+            apsolve_plan_free(&pl);
+        }
+        apsolve_plan_free(&whole);
+        apsolve_dp_shared_free(sh);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT(shared > 30);
+}
+
 static void test_to_beat(void)
 {
     uint64_t rng = 0x70BEA7ull;
@@ -247,6 +292,7 @@ int main(void)
 {
     static const CunitTest tests[] = {
         {"the search cut at a bar: the whole search's feasibility and verdict", test_below},
+        {"the cut searches in one kept table: their own tables' plans", test_kept},
         {"to beat a plan: keep_headroom's error, headroom and verdict", test_to_beat},
         {"the plain search's 1F1B bar: above it, T is above C", test_plain_bar},
     };
