@@ -271,7 +271,8 @@ static char *cost_rows(const char *p)
                  "%stypeof(%s) || ':' || CASE typeof(%s) WHEN 'real' THEN printf('%%!.17g', %s)"
                  " ELSE quote(%s) END", k ? ", " : "", cols[k], cols[k], cols[k], cols[k]);
     }
-    strcat(sql, " FROM stage_cost ORDER BY sweep_id, cost_id");
+    size_t len = strlen(sql);
+    snprintf(sql + len, sizeof sql - len, " FROM stage_cost ORDER BY sweep_id, cost_id");
     return rows_text(p, sql);
 }
 
