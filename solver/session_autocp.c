@@ -375,7 +375,7 @@ static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
         int attention = 0, rc, with_cp;
         /* a size that does not divide G holds only cp twins: a cp plan's
          * micro-batch is m / cp sequences, each split cp ways, and it runs
-         * G / (m / cp) of them (session_cp.c, cp_micro_batches); no plain
+         * G / (m / cp) of them (apsolve_cp_micro_batches); no plain
          * or ep plan of it */
         int twin_only = !own && r->G > 0 && m > 0 && r->G % m != 0;
         char why[400] = "";
@@ -452,10 +452,26 @@ static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
              * cp chunks, context_parallel.h); the micro-batch split into
              * dp x cp replicas */
             ApsolveCpLayout lay = {1, 1, cp, APSOLVE_CP_P2P, 0};
-            int64_t count = twin_only ? (m % cp || r->G % (m / cp) ? 0 : r->G / (m / cp))
-                                      : (int64_t)base.opt.micro_batches * cp;
+            /* the cp plan's micro-batches, by the one rule
+             * (apsolve_cp_micro_batches, session_cp.c), on the twin at m
+             * with base's B; 0 where cp does not divide m or G is not whole
+             * micro-batches of m / cp. What this loop counted before, case
+             * by case: a twin-only size (m does not divide G, both known)
+             * G / (m / cp), the rule's BATCH; any other size that is not
+             * the main sweep's comes here with G, m > 0 (the continue
+             * above), so m divides G: cp x B, B = G / m (apsolve_cand_load
+             * above), the rule's TWIN; the main sweep's size is r->micro
+             * with B = r->B, and count_micro_batches (session.c) refuses a
+             * G that r->micro does not divide, or makes r->micro G / B or
+             * G B x r->micro (--micro-batches), so where both are known m
+             * divides G again: TWIN, cp x B, as before, and with G or m
+             * unknown TWIN too (no cp candidate without m: with_cp). A
+             * size cp does not divide was left out by m % cp before; the
+             * rule's NOT_WHOLE (count 0) now. No stored count here. */
+            int64_t count;
+            apsolve_cp_micro_batches(r->G, m, base.opt.micro_batches, cp, 0, &count);
             if (fail || !with_cp || !apsolve_cp_check(&lay, seq, 0, 0, why, sizeof why, NULL, 0) ||
-                m % cp || count <= 0 || count > COSTDB_MAX_MICRO_BATCHES)
+                count <= 0 || count > COSTDB_MAX_MICRO_BATCHES)
                 continue;
             /* settled already: it holds no unfit figures */
             if (apsolve_cp_auto_table(cpa, cp, comms[i], &c.p, &v)) {

@@ -60,53 +60,77 @@ static void say_stages(const ApsolveRun *r, const ApsolveCand *eq, const Apsolve
     }
 }
 
-/* The micro-batches the cp plan runs (*count). A micro-batch of the cp
- * plan is mbs x dp sequences, each split over its cp GPUs on the sequence
- * (Megatron-Core core_v0.19.0: megatron/core/utils.py
- * _get_batch_on_this_cp_rank_per_sequence_balancing cuts every [mbs, seq,
- * ...] tensor of a micro-batch into 2 cp chunks of the sequence;
- * megatron/training/arguments.py validate_args counts data parallelism
- * without cp, world / (tp pp cp), and num_microbatches_calculator.py runs
- * G / (mbs x dp) micro-batches; torchtitan 9dec370: train.py hands each dp
- * rank its local batch and create_context_parallel_ctx, torchtitan/utils.py,
- * shards inputs and labels on dimension 1, the sequence, over the cp mesh).
- * Its twin (the entry of (dp cp, tp), one of mbs whole sequences per GPU,
- * at micro-batch mbs x dp x cp: eq) supplies per-micro-batch figures only,
+/* The one rule of how many micro-batches a cp plan runs (session_int.h).
+ * A micro-batch of the cp plan is mbs x dp sequences, each split over its
+ * cp GPUs on the sequence (Megatron-Core core_v0.19.0:
+ * megatron/core/utils.py _get_batch_on_this_cp_rank_per_sequence_balancing
+ * cuts every [mbs, seq, ...] tensor of a micro-batch into 2 cp chunks of
+ * the sequence; megatron/training/arguments.py validate_args counts data
+ * parallelism without cp, world / (tp pp cp), and
+ * num_microbatches_calculator.py runs G / (mbs x dp) micro-batches;
+ * torchtitan 9dec370: train.py hands each dp rank its local batch and
+ * create_context_parallel_ctx, torchtitan/utils.py, shards inputs and
+ * labels on dimension 1, the sequence, over the cp mesh). Its twin (the
+ * entry of (dp cp, tp), one of mbs whole sequences per GPU, at micro-batch
+ * m = mbs x dp x cp, B of them) supplies per-micro-batch figures only,
  * which do not depend on the twin sweep's global batch, so the count is
- * the cp plan's own, G / (mbs x dp): cp x the twin's B when the twin's
- * micro-batch divides G (every plan priced before), else from G itself --
- * a global batch of fewer sequences than dp x cp x mbs, or one not whole
- * twin micro-batches (docs/context-parallel.md, "A global batch of fewer
- * sequences than the twin's micro-batch"). A stored plan's count is given
- * (pr->cp_micro_batches, --plan). 0, or 1 after a message. */
+ * the cp plan's own, G / (m / cp): cp x B when m divides G (every plan
+ * priced before), else from G itself -- a global batch of fewer sequences
+ * than m, or one not whole twin micro-batches (docs/context-parallel.md,
+ * "A global batch of fewer sequences than the twin's micro-batch"). A
+ * stored plan's count (stored > 0, --plan) is given. m or G unknown (<= 0):
+ * cp x B. The callers' bound (COSTDB_MAX_MICRO_BATCHES) and messages are
+ * theirs: --parallel refuses (cp_micro_batches below), the auto search's
+ * cp step leaves the candidate out (session_autocp.c). */
+ApsolveCpCount apsolve_cp_micro_batches(int64_t global_batch, int64_t micro, int batches, int cp,
+                                        int stored, int64_t *count)
+{
+    *count = 0;
+    if (stored > 0) {
+        *count = stored;
+        return APSOLVE_CP_COUNT_STORED;
+    }
+    if (micro > 0 && micro % cp)
+        return APSOLVE_CP_COUNT_NOT_WHOLE;
+    if (micro > 0 && global_batch > 0 && global_batch % micro) {
+        if (global_batch % (micro / cp))
+            return APSOLVE_CP_COUNT_NOT_WHOLE;
+        *count = global_batch / (micro / cp);
+        return APSOLVE_CP_COUNT_BATCH;
+    }
+    *count = (int64_t)batches * cp;
+    return APSOLVE_CP_COUNT_TWIN;
+}
+
+/* The micro-batches the --parallel or stored cp plan runs (*count), by
+ * apsolve_cp_micro_batches on the twin eq, with its refusals and notice.
+ * 0, or 1 after a message. */
 static int cp_micro_batches(ApsolveRun *r, const ApsolveCand *eq, const char *what, int *count)
 {
     const ApsolveRequest *a = r->a;
     const ApsolveParallel *pr = &a->par;
     int64_t per = eq->micro > 0 ? eq->micro / pr->cp : 0, n;
-    if (pr->cp_micro_batches > 0)
-        n = pr->cp_micro_batches;
-    else if (per > 0 && eq->global_batch > 0 && eq->global_batch % eq->micro) {
-        if (eq->global_batch % per)
-            return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: the global batch %lld "
-                                "is not whole micro-batches of mbs x dp = %lld %s (a cp plan's "
-                                "micro-batch: each of its sequences split over cp = %d GPUs)",
-                                what, (long long)eq->global_batch, (long long)per,
-                                costdb_plural(per, "sequence", "sequences"), pr->cp);
-        n = eq->global_batch / per;
-        if (!a->quiet)
-            apsolve_say(a, "notice: --parallel %s: the global batch %lld is not whole "
-                        "micro-batches of the dp x cp twin's %lld samples: the cp plan runs "
-                        "%lld %s of %lld, each sequence split over %d GPUs, priced from sweep "
-                        "%lld's entries at micro-batch %lld (one micro-batch's figures, which "
-                        "do not depend on that sweep's global batch %lld)", what,
-                        (long long)eq->global_batch, (long long)eq->micro, (long long)n,
-                        costdb_plural(n, "micro-batch", "micro-batches"), (long long)per,
-                        pr->cp, (long long)eq->sweep, (long long)eq->micro,
-                        (long long)eq->sw.global_batch);
-    } else {
-        n = (int64_t)eq->opt.micro_batches * pr->cp;
-    }
+    /* apsolve_run_cp refused a micro-batch that cp does not divide, so
+     * NOT_WHOLE is a global batch not whole micro-batches of m / cp */
+    ApsolveCpCount how = apsolve_cp_micro_batches(eq->global_batch, eq->micro,
+                                                  eq->opt.micro_batches, pr->cp,
+                                                  pr->cp_micro_batches, &n);
+    if (how == APSOLVE_CP_COUNT_NOT_WHOLE)
+        return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: the global batch %lld "
+                            "is not whole micro-batches of mbs x dp = %lld %s (a cp plan's "
+                            "micro-batch: each of its sequences split over cp = %d GPUs)",
+                            what, (long long)eq->global_batch, (long long)per,
+                            costdb_plural(per, "sequence", "sequences"), pr->cp);
+    if (how == APSOLVE_CP_COUNT_BATCH && !a->quiet)
+        apsolve_say(a, "notice: --parallel %s: the global batch %lld is not whole "
+                    "micro-batches of the dp x cp twin's %lld samples: the cp plan runs "
+                    "%lld %s of %lld, each sequence split over %d GPUs, priced from sweep "
+                    "%lld's entries at micro-batch %lld (one micro-batch's figures, which "
+                    "do not depend on that sweep's global batch %lld)", what,
+                    (long long)eq->global_batch, (long long)eq->micro, (long long)n,
+                    costdb_plural(n, "micro-batch", "micro-batches"), (long long)per,
+                    pr->cp, (long long)eq->sweep, (long long)eq->micro,
+                    (long long)eq->sw.global_batch);
     if (n > COSTDB_MAX_MICRO_BATCHES)
         return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--parallel %s: the cp plan's %lld "
                             "micro-batches are more than %d (COSTDB_MAX_MICRO_BATCHES)", what,

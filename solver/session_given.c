@@ -40,7 +40,8 @@ static int parallel_candidate(ApsolveRun *r, ApsolveCand **pc)
                             a->parallel, pr->mbs, pr->dp, cp > 1 ? " x cp" : "",
                             (long long)want, costdb_plural(want, "sample", "samples"));
     /* with cp, whole micro-batches of the cp plan's mbs x dp sequences,
-     * each split over cp GPUs (session_cp.c: cp_micro_batches); the twin
+     * each split over cp GPUs (apsolve_cp_micro_batches, session_cp.c,
+     * counts them; here only whether G is whole ones); the twin
      * sweep's micro-batch of mbs x dp x cp need not divide G, and then
      * holds one (its per-micro-batch figures, whatever its batch) */
     if (r->G <= 0 || r->G % (want / cp))

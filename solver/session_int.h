@@ -305,6 +305,21 @@ void apsolve_extra_free(ApsolveExtra *x);
  * without attention, a sequence that 2 x cp does not divide. 0 or an exit
  * status after a message. */
 int apsolve_run_cp(ApsolveRun *r, ApsolveCand **pc);
+/* session_cp.c: the one rule of how many micro-batches a cp plan runs,
+ * from its twin's global batch, micro-batch m (mbs x dp x cp) and B, and
+ * a stored plan's count (stored > 0, else 0): *count = stored, or
+ * G / (m / cp) where m does not divide G (BATCH), else cp x B (TWIN);
+ * NOT_WHOLE (*count 0) where cp does not divide m or G is not whole
+ * micro-batches of m / cp. The caller bounds *count
+ * (COSTDB_MAX_MICRO_BATCHES). */
+typedef enum ApsolveCpCount {
+    APSOLVE_CP_COUNT_TWIN,
+    APSOLVE_CP_COUNT_BATCH,
+    APSOLVE_CP_COUNT_STORED,
+    APSOLVE_CP_COUNT_NOT_WHOLE
+} ApsolveCpCount;
+ApsolveCpCount apsolve_cp_micro_batches(int64_t global_batch, int64_t micro, int batches, int cp,
+                                        int stored, int64_t *count);
 
 /* session_twin.c: the twin a cp or ep plan is priced from, eq's entries of
  * logical (la, lb) with the batch forced on axis 0 on each of r->specs'
