@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """A cp plan whose global batch has fewer sequences than its dp x cp twin's
-micro-batch (solver/session_cp.c, cp_micro_batches; docs/context-parallel.md,
+micro-batch (solver/session_cp.c, apsolve_cp_micro_batches;
+docs/context-parallel.md,
 "A global batch of fewer sequences than the twin's micro-batch"), on
 Llama-3-8B's shape with two blocks at sequence 4096 on 1x2 A100-40GB:
 
