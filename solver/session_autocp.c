@@ -462,9 +462,9 @@ static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
              * above), so m divides G: cp x B, B = G / m (apsolve_cand_load
              * above), the rule's TWIN; the main sweep's size is r->micro
              * with B = r->B, and count_micro_batches (session.c) refuses a
-             * G that r->micro does not divide, or makes r->micro G / B or
-             * G B x r->micro (--micro-batches), so where both are known m
-             * divides G again: TWIN, cp x B, as before, and with G or m
+             * G that r->micro does not divide, or (--micro-batches) makes
+             * r->micro = G / B or G = B x r->micro, so where both are known
+             * m divides G again: TWIN, cp x B, as before, and with G or m
              * unknown TWIN too (no cp candidate without m: with_cp). A
              * size cp does not divide was left out by m % cp before; the
              * rule's NOT_WHOLE (count 0) now. No stored count here. */
