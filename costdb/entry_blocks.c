@@ -7,9 +7,11 @@
  * does not fit a slot is handled there, so that a key is in one place only.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "entry_blocks.h"
+#include "grow.h"
 
 static const char sql_block_get[] =
     "SELECT costs FROM stage_entry_block WHERE sweep_id = ?1 AND submesh_index = ?2"
@@ -300,12 +302,6 @@ static void slot_set(CdbBlock *b, int k, uint32_t v)
         b->nslots = k + 1;
 }
 
-static int same_block(const CdbBlock *b, const CostdbEntry *x)
-{
-    return b->submesh_index == x->submesh_index && b->start_layer == x->start_layer &&
-           b->end_layer == x->end_layer && b->config_block == x->config_index / CDB_BLOCK_CONFIGS;
-}
-
 /* An entry whose cost_id no slot holds: a row, its block's slot cleared. */
 static int row_put(Costdb *db, int64_t sweep_id, const CostdbEntry *x, int64_t cost_id,
                    CdbBlock *b, int k, int replace)
@@ -328,56 +324,199 @@ static int row_put(Costdb *db, int64_t sweep_id, const CostdbEntry *x, int64_t c
     return rc;
 }
 
-int cdb_entry_blocks_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, size_t n,
-                         int replace)
+/* The blocks of one call, each read once and written once: a tuple's
+ * entries were written back with their whole block each, and the sweep's
+ * writer hands over a batch of tuples whose configs share blocks
+ * (docs/performance.md, "Each block written once a batch"). Every block
+ * read is written, as when each was written back at once (an entry moved
+ * to stage_entry_row leaves its block stored, perhaps empty); all are
+ * written before the call returns, so readers and the caller's commit see
+ * the same rows. A table holding CALL_BLOCKS blocks is written and emptied
+ * (a block read again is then read as written). */
+#define CALL_BLOCKS 4096
+typedef struct BlockTable {
+    CdbBlock *b;
+    size_t n, cap;
+    uint32_t *index;              /* open addressing: position + 1, 0 empty */
+    size_t icap;                  /* a power of two, at least twice n */
+    size_t last;                  /* the block the previous entry used */
+    /* configs found in sweep_config during the call (submesh << 16 | config),
+     * open addressing, UINT32_MAX empty */
+    uint32_t *configs;
+    size_t n_configs, ccap;
+} BlockTable;
+
+static uint64_t block_key_hash(int sub, int start, int end, int block)
 {
-    CdbBlock b;
-    int rc, rows, loaded = 0;
-    int checked_submesh = -1, checked_config = -1;
-    if (n == 0)
+    uint64_t h = ((uint64_t)(uint32_t)sub << 48) ^ ((uint64_t)(uint32_t)start << 32) ^
+                 ((uint64_t)(uint32_t)end << 16) ^ (uint64_t)(uint32_t)block;
+    h *= 0x9e3779b97f4a7c15ULL;
+    return h ^ (h >> 31);
+}
+
+static int block_is(const CdbBlock *b, const CostdbEntry *x)
+{
+    return b->submesh_index == x->submesh_index && b->start_layer == x->start_layer &&
+           b->end_layer == x->end_layer && b->config_block == x->config_index / CDB_BLOCK_CONFIGS;
+}
+
+/* Writes every block of the table and empties it (its configs stay). */
+static int table_store(Costdb *db, BlockTable *t)
+{
+    int rc;
+    for (size_t i = 0; i < t->n; i++)
+        if ((rc = block_store(db, &t->b[i])) < 0)
+            return rc;
+    t->n = 0;
+    t->last = 0;
+    if (t->index)
+        memset(t->index, 0, t->icap * sizeof *t->index);
+    return 0;
+}
+
+/* The table's block of x: found, or read (stored rows, else empty). */
+static int table_block(Costdb *db, BlockTable *t, int64_t sweep_id, const CostdbEntry *x,
+                       CdbBlock **out)
+{
+    int block = x->config_index / CDB_BLOCK_CONFIGS, rc;
+    size_t k;
+    if (t->n && block_is(&t->b[t->last], x)) {
+        *out = &t->b[t->last];
         return 0;
+    }
+    if (t->n) {
+        k = (size_t)block_key_hash(x->submesh_index, x->start_layer, x->end_layer, block) &
+            (t->icap - 1);
+        for (; t->index[k]; k = (k + 1) & (t->icap - 1))
+            if (block_is(&t->b[t->index[k] - 1], x)) {
+                t->last = t->index[k] - 1;
+                *out = &t->b[t->last];
+                return 0;
+            }
+    }
+    if (t->n == CALL_BLOCKS && (rc = table_store(db, t)) < 0)
+        return rc;
+    if (UTIL_GROW(t->b, t->cap, t->n + 1) < 0)
+        return cdb_err(db, COSTDB_ENOMEM, "%s: out of memory", db->path);
+    if ((t->n + 1) * 2 > t->icap) {
+        size_t ncap = t->icap ? t->icap * 2 : 64;
+        uint32_t *ni = calloc(ncap, sizeof *ni);
+        if (!ni)
+            return cdb_err(db, COSTDB_ENOMEM, "%s: out of memory", db->path);
+        for (size_t i = 0; i < t->n; i++) {
+            const CdbBlock *b = &t->b[i];
+            size_t j = (size_t)block_key_hash(b->submesh_index, b->start_layer, b->end_layer,
+                                              b->config_block) & (ncap - 1);
+            while (ni[j])
+                j = (j + 1) & (ncap - 1);
+            ni[j] = (uint32_t)i + 1;
+        }
+        free(t->index);
+        t->index = ni;
+        t->icap = ncap;
+    }
+    CdbBlock *b = &t->b[t->n];
+    b->sweep_id = sweep_id;
+    b->submesh_index = x->submesh_index;
+    b->start_layer = x->start_layer;
+    b->end_layer = x->end_layer;
+    b->config_block = block;
+    if ((rc = block_load(db, b)) < 0)
+        return rc;
+    k = (size_t)block_key_hash(x->submesh_index, x->start_layer, x->end_layer, block) &
+        (t->icap - 1);
+    while (t->index[k])
+        k = (k + 1) & (t->icap - 1);
+    t->index[k] = (uint32_t)t->n + 1;
+    t->last = t->n++;
+    *out = b;
+    return 0;
+}
+
+/* config_check once per config and call. */
+static int table_config(Costdb *db, BlockTable *t, int64_t sweep_id, const CostdbEntry *x)
+{
+    uint32_t key = (uint32_t)x->submesh_index << 16 | (uint32_t)x->config_index;
+    size_t k;
+    int rc;
+    _Static_assert(COSTDB_MAX_INDEX == 65536, "a config's key in 32 bits");
+    if (t->ccap) {
+        for (k = (size_t)(key * 0x9e3779b1u) & (t->ccap - 1); t->configs[k] != UINT32_MAX;
+             k = (k + 1) & (t->ccap - 1))
+            if (t->configs[k] == key)
+                return 0;
+    }
+    if ((rc = config_check(db, sweep_id, x)) < 0)
+        return rc;
+    if ((t->n_configs + 1) * 2 > t->ccap) {
+        size_t ncap = t->ccap ? t->ccap * 2 : 64;
+        uint32_t *nc = malloc(ncap * sizeof *nc);
+        if (!nc)
+            return 0; /* a memo: without it, the next lookup asks again */
+        memset(nc, 0xff, ncap * sizeof *nc);
+        for (size_t i = 0; i < t->ccap; i++) {
+            if (t->configs[i] == UINT32_MAX)
+                continue;
+            for (k = (size_t)(t->configs[i] * 0x9e3779b1u) & (ncap - 1); nc[k] != UINT32_MAX;
+                 k = (k + 1) & (ncap - 1))
+                ;
+            nc[k] = t->configs[i];
+        }
+        free(t->configs);
+        t->configs = nc;
+        t->ccap = ncap;
+    }
+    for (k = (size_t)(key * 0x9e3779b1u) & (t->ccap - 1); t->configs[k] != UINT32_MAX;
+         k = (k + 1) & (t->ccap - 1))
+        ;
+    t->configs[k] = key;
+    t->n_configs++;
+    return 0;
+}
+
+static int put_all(Costdb *db, BlockTable *t, int64_t sweep_id, const CostdbEntry *e, size_t n,
+                   int replace)
+{
+    int rc, rows;
     if ((rows = cdb_entry_rows_any(db, sweep_id)) < 0)
         return rows;
-    b.sweep_id = sweep_id;
     for (size_t i = 0; i < n; i++) {
         const CostdbEntry *x = &e[i];
         int k = 2 * (x->config_index % CDB_BLOCK_CONFIGS) + (x->phase == COSTDB_BWD);
         int64_t cost_id = 0;
-        if (loaded && !same_block(&b, x)) {
-            if ((rc = block_store(db, &b)) < 0)
-                return rc;
-            loaded = 0;
-        }
-        if (!loaded) {
-            b.submesh_index = x->submesh_index;
-            b.start_layer = x->start_layer;
-            b.end_layer = x->end_layer;
-            b.config_block = x->config_index / CDB_BLOCK_CONFIGS;
-            if ((rc = block_load(db, &b)) < 0)
-                return rc;
-            loaded = 1;
-        }
-        if (x->submesh_index != checked_submesh || x->config_index != checked_config) {
-            if ((rc = config_check(db, sweep_id, x)) < 0)
-                return rc;
-            checked_submesh = x->submesh_index;
-            checked_config = x->config_index;
-        }
-        if ((rc = cdb_entry_cost_id(db, sweep_id, x, &cost_id)) < 0)
+        CdbBlock *b = NULL;
+        if ((rc = table_block(db, t, sweep_id, x, &b)) < 0 ||
+            (rc = table_config(db, t, sweep_id, x)) < 0 ||
+            (rc = cdb_entry_cost_id(db, sweep_id, x, &cost_id)) < 0)
             return rc;
         if (cost_id < 1 || cost_id > CDB_BLOCK_MAX_COST_ID) {
-            if ((rc = row_put(db, sweep_id, x, cost_id, &b, k, replace)) < 0)
+            if ((rc = row_put(db, sweep_id, x, cost_id, b, k, replace)) < 0)
                 return rc;
             rows = 1;
             continue;
         }
         if (rows && (rc = row_clear(db, sweep_id, x, replace)) < 0)
             return rc;
-        if (!replace && k < b.nslots && cdb_block_slot(&b, k))
+        if (!replace && k < b->nslots && cdb_block_slot(b, k))
             return taken(db, sweep_id, x);
-        slot_set(&b, k, (uint32_t)cost_id * 2 + (x->reused ? 1 : 0));
+        slot_set(b, k, (uint32_t)cost_id * 2 + (x->reused ? 1 : 0));
     }
-    return loaded ? block_store(db, &b) : 0;
+    return table_store(db, t);
+}
+
+int cdb_entry_blocks_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, size_t n,
+                         int replace)
+{
+    BlockTable t;
+    int rc;
+    if (n == 0)
+        return 0;
+    memset(&t, 0, sizeof t);
+    rc = put_all(db, &t, sweep_id, e, n, replace);
+    free(t.b);
+    free(t.index);
+    free(t.configs);
+    return rc;
 }
 
 /* ---- the migration to schema 14 ------------------------------------------ */
