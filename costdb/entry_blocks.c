@@ -340,10 +340,6 @@ typedef struct BlockTable {
     uint32_t *index;              /* open addressing: position + 1, 0 empty */
     size_t icap;                  /* a power of two, at least twice n */
     size_t last;                  /* the block the previous entry used */
-    /* configs found in sweep_config during the call (submesh << 16 | config),
-     * open addressing, UINT32_MAX empty */
-    uint32_t *configs;
-    size_t n_configs, ccap;
 } BlockTable;
 
 static uint64_t block_key_hash(int sub, int start, int end, int block)
@@ -360,7 +356,7 @@ static int block_is(const CdbBlock *b, const CostdbEntry *x)
            b->end_layer == x->end_layer && b->config_block == x->config_index / CDB_BLOCK_CONFIGS;
 }
 
-/* Writes every block of the table and empties it (its configs stay). */
+/* Writes every block of the table and empties it. */
 static int table_store(Costdb *db, BlockTable *t)
 {
     int rc;
@@ -433,44 +429,115 @@ static int table_block(Costdb *db, BlockTable *t, int64_t sweep_id, const Costdb
     return 0;
 }
 
-/* config_check once per config and call. */
-static int table_config(Costdb *db, BlockTable *t, int64_t sweep_id, const CostdbEntry *x)
+/* The configs of one sweep that the connection found in sweep_config
+ * (submesh << 16 | config; open addressing, UINT32_MAX empty): each entry
+ * of a block needs its config to exist (stage_entry_row's foreign key,
+ * which a block's slots do not have), and a sweep writes each config's
+ * entries in many transactions. A config found stays there until
+ * something deletes it: this connection only by deleting its sweep, which
+ * clears the connection's caches (cdb_caches_clear, as does any rollback:
+ * a config inserted and found in a transaction rolled back is gone), or
+ * another connection, whose commit changes PRAGMA data_version, read once a
+ * transaction (while the transaction holds the write lock, no other
+ * connection commits). */
+#define CONFIG_CACHE_MAX ((size_t)1 << 20)
+struct CdbConfigCache {
+    int64_t sweep_id;
+    int64_t data_version;
+    uint64_t txn;                 /* Costdb.txn_serial when data_version was read */
+    uint32_t *keys;
+    size_t n, cap;
+};
+static const char sql_data_version[] = "PRAGMA data_version";
+
+void cdb_config_cache_clear(Costdb *db)
+{
+    if (!db || !db->config_cache)
+        return;
+    free(db->config_cache->keys);
+    free(db->config_cache);
+    db->config_cache = NULL;
+}
+
+static size_t config_slot(const uint32_t *keys, size_t cap, uint32_t key)
+{
+    size_t k = (size_t)(key * 0x9e3779b1u) & (cap - 1);
+    while (keys[k] != UINT32_MAX && keys[k] != key)
+        k = (k + 1) & (cap - 1);
+    return k;
+}
+
+/* The connection's cache for sweep_id in this transaction (emptied when
+ * another connection committed since it was filled), or NULL (no memory:
+ * every config is looked up). */
+static struct CdbConfigCache *config_cache(Costdb *db, int64_t sweep_id, int *rc)
+{
+    struct CdbConfigCache *c = db->config_cache;
+    sqlite3_stmt *st = NULL;
+    int64_t v;
+    *rc = 0;
+    if (!c && !(c = db->config_cache = calloc(1, sizeof *c)))
+        return NULL;
+    if (c->txn == db->txn_serial && c->sweep_id == sweep_id && c->keys)
+        return c;
+    if ((*rc = cdb_prepare(db, sql_data_version, &st)) < 0)
+        return NULL;
+    if ((*rc = sqlite3_step(st)) != SQLITE_ROW) {
+        *rc = cdb_fail(db, *rc, sql_data_version);
+        cdb_release(st);
+        return NULL;
+    }
+    v = sqlite3_column_int64(st, 0);
+    cdb_release(st);
+    *rc = 0;
+    if (!c->keys || c->sweep_id != sweep_id || c->data_version != v ||
+        c->n >= CONFIG_CACHE_MAX) {
+        free(c->keys);
+        c->cap = 1024;
+        if (!(c->keys = malloc(c->cap * sizeof *c->keys))) {
+            c->cap = 0;
+            return NULL;
+        }
+        memset(c->keys, 0xff, c->cap * sizeof *c->keys);
+        c->n = 0;
+        c->sweep_id = sweep_id;
+        c->data_version = v;
+    }
+    c->txn = db->txn_serial;
+    return c;
+}
+
+/* config_check, once per config while the connection's cache holds it. */
+static int config_known(Costdb *db, int64_t sweep_id, const CostdbEntry *x)
 {
     uint32_t key = (uint32_t)x->submesh_index << 16 | (uint32_t)x->config_index;
+    struct CdbConfigCache *c;
     size_t k;
     int rc;
     _Static_assert(COSTDB_MAX_INDEX == 65536, "a config's key in 32 bits");
-    if (t->ccap) {
-        for (k = (size_t)(key * 0x9e3779b1u) & (t->ccap - 1); t->configs[k] != UINT32_MAX;
-             k = (k + 1) & (t->ccap - 1))
-            if (t->configs[k] == key)
-                return 0;
-    }
-    if ((rc = config_check(db, sweep_id, x)) < 0)
+    c = config_cache(db, sweep_id, &rc);
+    if (rc < 0)
         return rc;
-    if ((t->n_configs + 1) * 2 > t->ccap) {
-        size_t ncap = t->ccap ? t->ccap * 2 : 64;
-        uint32_t *nc = malloc(ncap * sizeof *nc);
-        if (!nc)
-            return 0; /* a memo: without it, the next lookup asks again */
-        memset(nc, 0xff, ncap * sizeof *nc);
-        for (size_t i = 0; i < t->ccap; i++) {
-            if (t->configs[i] == UINT32_MAX)
-                continue;
-            for (k = (size_t)(t->configs[i] * 0x9e3779b1u) & (ncap - 1); nc[k] != UINT32_MAX;
-                 k = (k + 1) & (ncap - 1))
-                ;
-            nc[k] = t->configs[i];
-        }
-        free(t->configs);
-        t->configs = nc;
-        t->ccap = ncap;
+    if (c && c->keys[config_slot(c->keys, c->cap, key)] == key)
+        return 0;
+    if ((rc = config_check(db, sweep_id, x)) < 0 || !c)
+        return rc;
+    if ((c->n + 1) * 2 > c->cap) {
+        size_t ncap = c->cap * 2;
+        uint32_t *nk = malloc(ncap * sizeof *nk);
+        if (!nk)
+            return 0; /* a cache: without it, the next lookup asks again */
+        memset(nk, 0xff, ncap * sizeof *nk);
+        for (size_t i = 0; i < c->cap; i++)
+            if (c->keys[i] != UINT32_MAX)
+                nk[config_slot(nk, ncap, c->keys[i])] = c->keys[i];
+        free(c->keys);
+        c->keys = nk;
+        c->cap = ncap;
     }
-    for (k = (size_t)(key * 0x9e3779b1u) & (t->ccap - 1); t->configs[k] != UINT32_MAX;
-         k = (k + 1) & (t->ccap - 1))
-        ;
-    t->configs[k] = key;
-    t->n_configs++;
+    k = config_slot(c->keys, c->cap, key);
+    c->keys[k] = key;
+    c->n++;
     return 0;
 }
 
@@ -486,7 +553,7 @@ static int put_all(Costdb *db, BlockTable *t, int64_t sweep_id, const CostdbEntr
         int64_t cost_id = 0;
         CdbBlock *b = NULL;
         if ((rc = table_block(db, t, sweep_id, x, &b)) < 0 ||
-            (rc = table_config(db, t, sweep_id, x)) < 0 ||
+            (rc = config_known(db, sweep_id, x)) < 0 ||
             (rc = cdb_entry_cost_id(db, sweep_id, x, &cost_id)) < 0)
             return rc;
         if (cost_id < 1 || cost_id > CDB_BLOCK_MAX_COST_ID) {
@@ -515,7 +582,6 @@ int cdb_entry_blocks_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, siz
     rc = put_all(db, &t, sweep_id, e, n, replace);
     free(t.b);
     free(t.index);
-    free(t.configs);
     return rc;
 }
 

@@ -377,6 +377,34 @@ static void test_one_call_many_blocks(void)
     }
 }
 
+/* The configs a connection found stay known (entry_blocks.c, "The configs
+ * of one sweep") until something deletes one: another connection's commit
+ * (PRAGMA data_version), a rollback, the sweep deleted. */
+static void test_config_cache(void)
+{
+    const char *p = tu_path("config_cache.db");
+    CostdbSweep s;
+    CostdbEntry e[8], x;
+    Costdb *db = tu_two_layer_sweep(p, "configs", &s, e);
+    char del[160];
+    CU_ASSERT_EQUAL_FATAL(costdb_entries_put(db, s.id, e, 4, 0), 0); /* layer 0, configs 0 1 */
+    /* another connection deletes config 1: layer 1's entry of it is refused */
+    snprintf(del, sizeof del, "DELETE FROM sweep_config WHERE sweep_id = %lld AND config_index = 1",
+             (long long)s.id);
+    CU_ASSERT_EQUAL_FATAL(tu_exec(p, del), 0);
+    x = e[6]; /* layer 1, config 1 */
+    CU_ASSERT_EQUAL(costdb_entries_put(db, s.id, &x, 1, 0), COSTDB_ECONSTRAINT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "FOREIGN KEY constraint failed"));
+    /* in one transaction of this connection, as the sweep's writer runs */
+    CU_ASSERT_EQUAL(costdb_begin(db), 0);
+    CU_ASSERT_EQUAL(costdb_entries_put(db, s.id, e + 4, 2, 0), 0); /* layer 1, config 0 */
+    CU_ASSERT_EQUAL(costdb_entries_put(db, s.id, &x, 1, 0), COSTDB_ECONSTRAINT);
+    CU_ASSERT_EQUAL(costdb_rollback(db), 0);
+    CU_ASSERT_EQUAL(costdb_entries_put(db, s.id, e + 4, 2, 0), 0);
+    CU_ASSERT_EQUAL(tu_count(p, "stage_entry"), 4); /* config 1's slots cleared by the delete */
+    costdb_close(&db);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
@@ -384,6 +412,7 @@ int main(void)
         {"a damaged block is refused, the file untouched", test_damaged_blocks},
         {"one call's entries of many blocks: the rows of one call each",
          test_one_call_many_blocks},
+        {"a config deleted by another connection is refused again", test_config_cache},
     };
     return TU_RUN("costdb entry blocks", tests);
 }
