@@ -41,6 +41,7 @@ struct Costdb {
     size_t n_cache, cap_cache;
     CdbPlacementCache *placement_cache; /* placement.c's interned ids, NULL: none */
     struct CdbCostCache *cost_cache;    /* entry_costs.c's cost rows, NULL: none */
+    struct CdbConfigCache *config_cache; /* entry_blocks.c's configs found, NULL: none */
     char errmsg[2048];
 };
 
@@ -79,15 +80,17 @@ static inline uint64_t cdb_mem_hash(uint64_t seed, const void *data, size_t n)
     return h ^ (h >> 29);
 }
 
-/* Drop the writers' cached ids: the placement writer's (placement.c) and
- * the entry costs' (entry_costs.c). cdb_caches_clear (db_stmt.c) drops
- * both: after any rollback, since a rolled-back insert leaves them
+/* Drop the writers' cached ids: the placement writer's (placement.c), the
+ * entry costs' (entry_costs.c) and the configs known to exist
+ * (entry_blocks.c). cdb_caches_clear (db_stmt.c) drops all three: after any rollback, since a rolled-back insert leaves them
  * pointing nowhere, after a sweep is deleted, and on close. */
 void cdb_placement_cache_clear(Costdb *db);
 /* Schema 13: rewrites the shared placement lists with repeats
  * (placement_recode.c). */
 int cdb_placement_tails_recode(Costdb *db);
 void cdb_cost_cache_clear(Costdb *db);
+/* entry_blocks.c's configs known to exist. */
+void cdb_config_cache_clear(Costdb *db);
 void cdb_caches_clear(Costdb *db);
 
 /* Refuses the entry of the current row of st (columns 0-4: start_layer,

@@ -7,9 +7,11 @@
  * does not fit a slot is handled there, so that a key is in one place only.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "entry_blocks.h"
+#include "grow.h"
 
 static const char sql_block_get[] =
     "SELECT costs FROM stage_entry_block WHERE sweep_id = ?1 AND submesh_index = ?2"
@@ -300,12 +302,6 @@ static void slot_set(CdbBlock *b, int k, uint32_t v)
         b->nslots = k + 1;
 }
 
-static int same_block(const CdbBlock *b, const CostdbEntry *x)
-{
-    return b->submesh_index == x->submesh_index && b->start_layer == x->start_layer &&
-           b->end_layer == x->end_layer && b->config_block == x->config_index / CDB_BLOCK_CONFIGS;
-}
-
 /* An entry whose cost_id no slot holds: a row, its block's slot cleared. */
 static int row_put(Costdb *db, int64_t sweep_id, const CostdbEntry *x, int64_t cost_id,
                    CdbBlock *b, int k, int replace)
@@ -328,56 +324,265 @@ static int row_put(Costdb *db, int64_t sweep_id, const CostdbEntry *x, int64_t c
     return rc;
 }
 
-int cdb_entry_blocks_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, size_t n,
-                         int replace)
+/* The blocks of one call, each read once and written once: a tuple's
+ * entries were written back with their whole block each, and the sweep's
+ * writer hands over a batch of tuples whose configs share blocks
+ * (docs/performance.md, "Each block written once a batch"). Every block
+ * read is written, as when each was written back at once (an entry moved
+ * to stage_entry_row leaves its block stored, perhaps empty); all are
+ * written before the call returns, so readers and the caller's commit see
+ * the same rows. A table holding CALL_BLOCKS blocks is written and emptied
+ * (a block read again is then read as written). */
+#define CALL_BLOCKS 4096
+typedef struct BlockTable {
+    CdbBlock *b;
+    size_t n, cap;
+    uint32_t *index;              /* open addressing: position + 1, 0 empty */
+    size_t icap;                  /* a power of two, at least twice n */
+    size_t last;                  /* the block the previous entry used */
+} BlockTable;
+
+static uint64_t block_key_hash(int sub, int start, int end, int block)
 {
-    CdbBlock b;
-    int rc, rows, loaded = 0;
-    int checked_submesh = -1, checked_config = -1;
-    if (n == 0)
+    uint64_t h = ((uint64_t)(uint32_t)sub << 48) ^ ((uint64_t)(uint32_t)start << 32) ^
+                 ((uint64_t)(uint32_t)end << 16) ^ (uint64_t)(uint32_t)block;
+    h *= 0x9e3779b97f4a7c15ULL;
+    return h ^ (h >> 31);
+}
+
+static int block_is(const CdbBlock *b, const CostdbEntry *x)
+{
+    return b->submesh_index == x->submesh_index && b->start_layer == x->start_layer &&
+           b->end_layer == x->end_layer && b->config_block == x->config_index / CDB_BLOCK_CONFIGS;
+}
+
+/* Writes every block of the table and empties it. */
+static int table_store(Costdb *db, BlockTable *t)
+{
+    int rc;
+    for (size_t i = 0; i < t->n; i++)
+        if ((rc = block_store(db, &t->b[i])) < 0)
+            return rc;
+    t->n = 0;
+    t->last = 0;
+    if (t->index)
+        memset(t->index, 0, t->icap * sizeof *t->index);
+    return 0;
+}
+
+/* The table's block of x: found, or read (stored rows, else empty). */
+static int table_block(Costdb *db, BlockTable *t, int64_t sweep_id, const CostdbEntry *x,
+                       CdbBlock **out)
+{
+    int block = x->config_index / CDB_BLOCK_CONFIGS, rc;
+    size_t k;
+    if (t->n && block_is(&t->b[t->last], x)) {
+        *out = &t->b[t->last];
         return 0;
+    }
+    if (t->n) {
+        k = (size_t)block_key_hash(x->submesh_index, x->start_layer, x->end_layer, block) &
+            (t->icap - 1);
+        for (; t->index[k]; k = (k + 1) & (t->icap - 1))
+            if (block_is(&t->b[t->index[k] - 1], x)) {
+                t->last = t->index[k] - 1;
+                *out = &t->b[t->last];
+                return 0;
+            }
+    }
+    if (t->n == CALL_BLOCKS && (rc = table_store(db, t)) < 0)
+        return rc;
+    if (UTIL_GROW(t->b, t->cap, t->n + 1) < 0)
+        return cdb_err(db, COSTDB_ENOMEM, "%s: out of memory", db->path);
+    if ((t->n + 1) * 2 > t->icap) {
+        size_t ncap = t->icap ? t->icap * 2 : 64;
+        uint32_t *ni = calloc(ncap, sizeof *ni);
+        if (!ni)
+            return cdb_err(db, COSTDB_ENOMEM, "%s: out of memory", db->path);
+        for (size_t i = 0; i < t->n; i++) {
+            const CdbBlock *b = &t->b[i];
+            size_t j = (size_t)block_key_hash(b->submesh_index, b->start_layer, b->end_layer,
+                                              b->config_block) & (ncap - 1);
+            while (ni[j])
+                j = (j + 1) & (ncap - 1);
+            ni[j] = (uint32_t)i + 1;
+        }
+        free(t->index);
+        t->index = ni;
+        t->icap = ncap;
+    }
+    CdbBlock *b = &t->b[t->n];
+    b->sweep_id = sweep_id;
+    b->submesh_index = x->submesh_index;
+    b->start_layer = x->start_layer;
+    b->end_layer = x->end_layer;
+    b->config_block = block;
+    if ((rc = block_load(db, b)) < 0)
+        return rc;
+    k = (size_t)block_key_hash(x->submesh_index, x->start_layer, x->end_layer, block) &
+        (t->icap - 1);
+    while (t->index[k])
+        k = (k + 1) & (t->icap - 1);
+    t->index[k] = (uint32_t)t->n + 1;
+    t->last = t->n++;
+    *out = b;
+    return 0;
+}
+
+/* The configs of one sweep that the connection found in sweep_config
+ * (submesh << 16 | config; open addressing, UINT32_MAX empty): each entry
+ * of a block needs its config to exist (stage_entry_row's foreign key,
+ * which a block's slots do not have), and a sweep writes each config's
+ * entries in many transactions. A config found stays there until
+ * something deletes it: this connection only by deleting its sweep, which
+ * clears the connection's caches (cdb_caches_clear, as does any rollback:
+ * a config inserted and found in a transaction rolled back is gone), or
+ * another connection, whose commit changes PRAGMA data_version, read once a
+ * transaction (while the transaction holds the write lock, no other
+ * connection commits). */
+#define CONFIG_CACHE_MAX ((size_t)1 << 20)
+struct CdbConfigCache {
+    int64_t sweep_id;
+    int64_t data_version;
+    uint64_t txn;                 /* Costdb.txn_serial when data_version was read */
+    uint32_t *keys;
+    size_t n, cap;
+};
+static const char sql_data_version[] = "PRAGMA data_version";
+
+void cdb_config_cache_clear(Costdb *db)
+{
+    if (!db || !db->config_cache)
+        return;
+    free(db->config_cache->keys);
+    free(db->config_cache);
+    db->config_cache = NULL;
+}
+
+static size_t config_slot(const uint32_t *keys, size_t cap, uint32_t key)
+{
+    size_t k = (size_t)(key * 0x9e3779b1u) & (cap - 1);
+    while (keys[k] != UINT32_MAX && keys[k] != key)
+        k = (k + 1) & (cap - 1);
+    return k;
+}
+
+/* The connection's cache for sweep_id in this transaction (emptied when
+ * another connection committed since it was filled), or NULL (no memory:
+ * every config is looked up). */
+static struct CdbConfigCache *config_cache(Costdb *db, int64_t sweep_id, int *rc)
+{
+    struct CdbConfigCache *c = db->config_cache;
+    sqlite3_stmt *st = NULL;
+    int64_t v;
+    *rc = 0;
+    if (!c && !(c = db->config_cache = calloc(1, sizeof *c)))
+        return NULL;
+    if (c->txn == db->txn_serial && c->sweep_id == sweep_id && c->keys)
+        return c;
+    if ((*rc = cdb_prepare(db, sql_data_version, &st)) < 0)
+        return NULL;
+    if ((*rc = sqlite3_step(st)) != SQLITE_ROW) {
+        *rc = cdb_fail(db, *rc, sql_data_version);
+        cdb_release(st);
+        return NULL;
+    }
+    v = sqlite3_column_int64(st, 0);
+    cdb_release(st);
+    *rc = 0;
+    if (!c->keys || c->sweep_id != sweep_id || c->data_version != v ||
+        c->n >= CONFIG_CACHE_MAX) {
+        free(c->keys);
+        c->cap = 1024;
+        if (!(c->keys = malloc(c->cap * sizeof *c->keys))) {
+            c->cap = 0;
+            return NULL;
+        }
+        memset(c->keys, 0xff, c->cap * sizeof *c->keys);
+        c->n = 0;
+        c->sweep_id = sweep_id;
+        c->data_version = v;
+    }
+    c->txn = db->txn_serial;
+    return c;
+}
+
+/* config_check, once per config while the connection's cache holds it. */
+static int config_known(Costdb *db, int64_t sweep_id, const CostdbEntry *x)
+{
+    uint32_t key = (uint32_t)x->submesh_index << 16 | (uint32_t)x->config_index;
+    struct CdbConfigCache *c;
+    size_t k;
+    int rc;
+    _Static_assert(COSTDB_MAX_INDEX == 65536, "a config's key in 32 bits");
+    c = config_cache(db, sweep_id, &rc);
+    if (rc < 0)
+        return rc;
+    if (c && c->keys[config_slot(c->keys, c->cap, key)] == key)
+        return 0;
+    if ((rc = config_check(db, sweep_id, x)) < 0 || !c)
+        return rc;
+    if ((c->n + 1) * 2 > c->cap) {
+        size_t ncap = c->cap * 2;
+        uint32_t *nk = malloc(ncap * sizeof *nk);
+        if (!nk)
+            return 0; /* a cache: without it, the next lookup asks again */
+        memset(nk, 0xff, ncap * sizeof *nk);
+        for (size_t i = 0; i < c->cap; i++)
+            if (c->keys[i] != UINT32_MAX)
+                nk[config_slot(nk, ncap, c->keys[i])] = c->keys[i];
+        free(c->keys);
+        c->keys = nk;
+        c->cap = ncap;
+    }
+    k = config_slot(c->keys, c->cap, key);
+    c->keys[k] = key;
+    c->n++;
+    return 0;
+}
+
+static int put_all(Costdb *db, BlockTable *t, int64_t sweep_id, const CostdbEntry *e, size_t n,
+                   int replace)
+{
+    int rc, rows;
     if ((rows = cdb_entry_rows_any(db, sweep_id)) < 0)
         return rows;
-    b.sweep_id = sweep_id;
     for (size_t i = 0; i < n; i++) {
         const CostdbEntry *x = &e[i];
         int k = 2 * (x->config_index % CDB_BLOCK_CONFIGS) + (x->phase == COSTDB_BWD);
         int64_t cost_id = 0;
-        if (loaded && !same_block(&b, x)) {
-            if ((rc = block_store(db, &b)) < 0)
-                return rc;
-            loaded = 0;
-        }
-        if (!loaded) {
-            b.submesh_index = x->submesh_index;
-            b.start_layer = x->start_layer;
-            b.end_layer = x->end_layer;
-            b.config_block = x->config_index / CDB_BLOCK_CONFIGS;
-            if ((rc = block_load(db, &b)) < 0)
-                return rc;
-            loaded = 1;
-        }
-        if (x->submesh_index != checked_submesh || x->config_index != checked_config) {
-            if ((rc = config_check(db, sweep_id, x)) < 0)
-                return rc;
-            checked_submesh = x->submesh_index;
-            checked_config = x->config_index;
-        }
-        if ((rc = cdb_entry_cost_id(db, sweep_id, x, &cost_id)) < 0)
+        CdbBlock *b = NULL;
+        if ((rc = table_block(db, t, sweep_id, x, &b)) < 0 ||
+            (rc = config_known(db, sweep_id, x)) < 0 ||
+            (rc = cdb_entry_cost_id(db, sweep_id, x, &cost_id)) < 0)
             return rc;
         if (cost_id < 1 || cost_id > CDB_BLOCK_MAX_COST_ID) {
-            if ((rc = row_put(db, sweep_id, x, cost_id, &b, k, replace)) < 0)
+            if ((rc = row_put(db, sweep_id, x, cost_id, b, k, replace)) < 0)
                 return rc;
             rows = 1;
             continue;
         }
         if (rows && (rc = row_clear(db, sweep_id, x, replace)) < 0)
             return rc;
-        if (!replace && k < b.nslots && cdb_block_slot(&b, k))
+        if (!replace && k < b->nslots && cdb_block_slot(b, k))
             return taken(db, sweep_id, x);
-        slot_set(&b, k, (uint32_t)cost_id * 2 + (x->reused ? 1 : 0));
+        slot_set(b, k, (uint32_t)cost_id * 2 + (x->reused ? 1 : 0));
     }
-    return loaded ? block_store(db, &b) : 0;
+    return table_store(db, t);
+}
+
+int cdb_entry_blocks_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, size_t n,
+                         int replace)
+{
+    BlockTable t;
+    int rc;
+    if (n == 0)
+        return 0;
+    memset(&t, 0, sizeof t);
+    rc = put_all(db, &t, sweep_id, e, n, replace);
+    free(t.b);
+    free(t.index);
+    return rc;
 }
 
 /* ---- the migration to schema 14 ------------------------------------------ */

@@ -227,10 +227,10 @@ static void remember_tensor(CdbPlacementCache *c, int64_t sweep_id, int t)
  * in map): placement_text, found by its text, or placement_tail, found
  * by its hash and text (hashed: with_hash). */
 static int intern_in(Costdb *db, TextMap *map, const char *sql_find, const char *sql_insert,
-                     int with_hash, const char *text, int64_t *id)
+                     int with_hash, const char *text, size_t len, int64_t *id)
 {
     sqlite3_stmt *st = NULL;
-    uint64_t mh = map_hash(text), h;
+    uint64_t mh = cdb_mem_hash(0, text, len), h; /* map_hash */
     int rc, at = with_hash ? 2 : 1;
     if (map && (*id = map_get(map, text, mh)) != 0)
         return 0;
@@ -267,14 +267,45 @@ static int intern_in(Costdb *db, TextMap *map, const char *sql_find, const char 
 static int intern_text(Costdb *db, const char *text, int64_t *id)
 {
     CdbPlacementCache *c = cache_of(db);
-    return intern_in(db, c ? &c->texts : NULL, sql_text_find, sql_text_insert, 0, text, id);
+    return intern_in(db, c ? &c->texts : NULL, sql_text_find, sql_text_insert, 0, text,
+                     strlen(text), id);
+}
+
+/* The last spec interned in one costdb_placements_put (its rows outlive
+ * the call's ids: a rollback ends the call): a stage's rows, sorted by
+ * role and tensor, often give the same spec in a row, which then costs a
+ * comparison instead of a hash and a probe. */
+typedef struct SpecMemo {
+    const char *text;
+    size_t len;
+    int64_t id;
+} SpecMemo;
+
+/* intern_text of a spec of len bytes (checked by the caller). */
+static int intern_spec(Costdb *db, SpecMemo *m, const char *text, size_t len, int64_t *id)
+{
+    CdbPlacementCache *c;
+    int rc;
+    if (m->text && m->len == len && !memcmp(m->text, text, len)) {
+        *id = m->id;
+        return 0;
+    }
+    c = cache_of(db);
+    if ((rc = intern_in(db, c ? &c->texts : NULL, sql_text_find, sql_text_insert, 0, text, len,
+                        id)) < 0)
+        return rc;
+    m->text = text;
+    m->len = len;
+    m->id = *id;
+    return 0;
 }
 
 /* A shared items list (schema 7). */
 static int intern_tail(Costdb *db, const char *items, int64_t *id)
 {
     CdbPlacementCache *c = cache_of(db);
-    return intern_in(db, c ? &c->tails : NULL, sql_tail_find, sql_tail_insert, 1, items, id);
+    return intern_in(db, c ? &c->tails : NULL, sql_tail_find, sql_tail_insert, 1, items,
+                     strlen(items), id);
 }
 
 static int ensure_tensor(Costdb *db, int64_t sweep_id, const CostdbPlacement *p)
@@ -325,24 +356,38 @@ static int role_code(const char *role)
     return -1;
 }
 
+/* role_code of a role field of cap bytes when it holds a role name and its
+ * NUL within them (so it needs no check of its own), else -1. */
+static int role_code_in(const char *role, size_t cap)
+{
+    for (int r = 0; r < 3; r++) {
+        size_t n = strlen(role_names[r]) + 1;
+        if (n <= cap && !memcmp(role, role_names[r], n))
+            return r;
+    }
+    return -1;
+}
+
 /* Order of rows inside one call: by stage key, then role, tensor, and the
  * position in the call (a later row for the same tensor replaces it). */
 typedef struct SortRow {
     const CostdbPlacement *p;
     int role;
     size_t pos;
+    size_t spec_len;              /* strlen of p->sharding_spec */
 } SortRow;
+
+#define CMP_KEY(a, b) do { if ((a) != (b)) return (a) < (b) ? -1 : 1; } while (0)
 
 static int cmp_rows(const void *a, const void *b)
 {
     const SortRow *x = a, *y = b;
-    int k1[6] = {x->p->start_layer, x->p->end_layer, x->p->submesh_index, x->p->config_index,
-                 x->role, x->p->tensor_index};
-    int k2[6] = {y->p->start_layer, y->p->end_layer, y->p->submesh_index, y->p->config_index,
-                 y->role, y->p->tensor_index};
-    for (int i = 0; i < 6; i++)
-        if (k1[i] != k2[i])
-            return k1[i] < k2[i] ? -1 : 1;
+    CMP_KEY(x->p->start_layer, y->p->start_layer);
+    CMP_KEY(x->p->end_layer, y->p->end_layer);
+    CMP_KEY(x->p->submesh_index, y->p->submesh_index);
+    CMP_KEY(x->p->config_index, y->p->config_index);
+    CMP_KEY(x->role, y->role);
+    CMP_KEY(x->p->tensor_index, y->p->tensor_index);
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
@@ -359,7 +404,7 @@ static int same_stage(const CostdbPlacement *a, const CostdbPlacement *b)
  * per item (a sweep writes hundreds of thousands). rows are sorted by role,
  * tensor; pairs has room for n. */
 static int put_stage(Costdb *db, int64_t sweep_id, const SortRow *rows, size_t n, CdbPair *pairs,
-                     char **buf, size_t *cap)
+                     char **buf, size_t *cap, SpecMemo *memo)
 {
     sqlite3_stmt *st = NULL;
     size_t len, np = 0;
@@ -372,7 +417,7 @@ static int put_stage(Costdb *db, int64_t sweep_id, const SortRow *rows, size_t n
             rows[i + 1].p->tensor_index == rows[i].p->tensor_index)
             continue;
         if ((rc = ensure_tensor(db, sweep_id, rows[i].p)) < 0 ||
-            (rc = intern_text(db, rows[i].p->sharding_spec, &spec)) < 0)
+            (rc = intern_spec(db, memo, rows[i].p->sharding_spec, rows[i].spec_len, &spec)) < 0)
             return rc;
         if (prev < 0)
             first = prev = rows[i].p->tensor_index;
@@ -402,6 +447,7 @@ int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p
 {
     SortRow *rows = NULL;
     CdbPair *pairs = NULL;
+    SpecMemo memo = {NULL, 0, 0};
     char *buf = NULL;
     size_t cap = 0;
     int rc = 0;
@@ -415,14 +461,21 @@ int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p
     for (size_t i = 0; i < n && rc >= 0; i++) {
         /* name, shape and dtype are read (and checked: ensure_tensor) only
          * for a tensor the sweep does not hold yet; a sweep hands over
-         * millions of rows, mostly of tensors already stored */
-        if ((rc = cdb_check_text(db, p[i].role, sizeof p[i].role, "role")) < 0 ||
-            (rc = cdb_check_text(db, p[i].sharding_spec, sizeof p[i].sharding_spec,
-                                 "sharding_spec")) < 0)
+         * millions of rows, mostly of tensors already stored. A role that
+         * is a role name with its NUL needs no check; the spec's length,
+         * measured once, is its check and its hash's */
+        rows[i].role = role_code_in(p[i].role, sizeof p[i].role);
+        rows[i].spec_len = strnlen(p[i].sharding_spec, sizeof p[i].sharding_spec);
+        if ((rows[i].role < 0 &&
+             (rc = cdb_check_text(db, p[i].role, sizeof p[i].role, "role")) < 0) ||
+            (rows[i].spec_len >= sizeof p[i].sharding_spec &&
+             (rc = cdb_check_text(db, p[i].sharding_spec, sizeof p[i].sharding_spec,
+                                  "sharding_spec")) < 0))
             break;
         rows[i].p = &p[i];
         rows[i].pos = i;
-        rows[i].role = role_code(p[i].role);
+        if (rows[i].role < 0)
+            rows[i].role = role_code(p[i].role);
         if (rows[i].role < 0)
             rc = cdb_err(db, COSTDB_ECONSTRAINT, "placement %zu: role '%.20s' is not param, "
                          "input or output", i, p[i].role);
@@ -458,7 +511,7 @@ int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p
     for (size_t i = 0, j; i < n && rc >= 0; i = j) {
         for (j = i + 1; j < n && same_stage(rows[j].p, rows[i].p); j++)
             ;
-        rc = put_stage(db, sweep_id, rows + i, j - i, pairs, &buf, &cap);
+        rc = put_stage(db, sweep_id, rows + i, j - i, pairs, &buf, &cap, &memo);
     }
     free(rows);
     free(pairs);

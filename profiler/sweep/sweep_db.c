@@ -77,19 +77,58 @@ static int writer_begin(ApprofSweepWriter *w)
     return 0;
 }
 
+/* Entries held for one costdb_entries_put: a batch of the default 64
+ * tuples, two entries each (82 kB, below malloc's threshold for mmap). */
+#define WRITER_HELD 128
+
+/* Writes the held entries into the open batch. */
+static int held_write(ApprofSweepWriter *w)
+{
+    size_t n = w->n_held;
+    w->n_held = 0;
+    return n ? costdb_entries_put(w->db, w->sweep_id, w->held, n, 0) : 0;
+}
+
+/* The batch rolled back, what it held dropped. */
+static void writer_abort(ApprofSweepWriter *w)
+{
+    costdb_rollback(w->db);
+    w->in_txn = 0;
+    w->pending = 0;
+    w->n_held = 0;
+    free(w->held);
+    w->held = NULL;
+}
+
+/* The tuple's entries to the batch: held, or written now with what is
+ * held when they would not fit (in the order given either way, so the
+ * cost rows get the ids they got when each tuple's entries were written
+ * at once). */
+static int held_add(ApprofSweepWriter *w, const CostdbEntry *e, size_t n)
+{
+    int rc;
+    if (w->n_held + n > WRITER_HELD && (rc = held_write(w)) < 0)
+        return rc;
+    if (n > WRITER_HELD)
+        return costdb_entries_put(w->db, w->sweep_id, e, n, 0);
+    if (!w->held && !(w->held = malloc(WRITER_HELD * sizeof *w->held)))
+        return costdb_entries_put(w->db, w->sweep_id, e, n, 0);
+    memcpy(w->held + w->n_held, e, n * sizeof *e);
+    w->n_held += n;
+    return 0;
+}
+
 int approf_sweep_writer_put(ApprofSweepWriter *w, const CostdbEntry *entries, size_t n,
                             const CostdbPlacement *placements, size_t n_placements)
 {
     int rc = writer_begin(w);
     if (rc < 0)
         return rc;
-    rc = costdb_entries_put(w->db, w->sweep_id, entries, n, 0);
+    rc = n ? held_add(w, entries, n) : 0;
     if (rc == 0 && n_placements)
         rc = costdb_placements_put(w->db, w->sweep_id, placements, n_placements);
     if (rc < 0) {
-        costdb_rollback(w->db);
-        w->in_txn = 0;
-        w->pending = 0;
+        writer_abort(w);
         return rc;
     }
     w->pending++;
@@ -101,13 +140,23 @@ int approf_sweep_writer_put(ApprofSweepWriter *w, const CostdbEntry *entries, si
 int approf_sweep_writer_flush(ApprofSweepWriter *w)
 {
     int rc;
-    if (!w->in_txn)
+    if (!w->in_txn) {
+        free(w->held);
+        w->held = NULL;
+        w->n_held = 0;
         return 0;
+    }
+    if ((rc = held_write(w)) < 0) {
+        writer_abort(w);
+        return rc;
+    }
     rc = costdb_commit(w->db);
     w->in_txn = 0;
     w->pending = 0;
     if (rc < 0)
         costdb_rollback(w->db);
+    free(w->held);
+    w->held = NULL;
     return rc;
 }
 

@@ -613,6 +613,7 @@ out:
     if (sw.owned_sweep && sw.db)
         costdb_sweep_release(sw.db, sw.owned_sweep, &sw.owner);
     free(sink.have);
+    free(sink.writer.held); /* a batch never committed (sweep_db.h) */
     approf_sweep_free(&sw);
     approf_sweep_mpi_finalize(&mpi);
     return rc;

@@ -148,6 +148,20 @@ static void test_bad_rows_and_damaged_sets(void)
     memset(p.sharding_spec, 'S', sizeof p.sharding_spec);
     CU_ASSERT_EQUAL(costdb_placements_put(db, id, &p, 1), COSTDB_EINVAL);
     CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "sharding_spec"));
+    /* a role not NUL-terminated is refused as such (a bad name before
+     * it); one with bytes after its NUL is the name */
+    p = row(1, 0, "param", 2, "S");
+    memset(p.role, 'p', sizeof p.role);
+    CU_ASSERT_EQUAL(costdb_placements_put(db, id, &p, 1), COSTDB_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "'role' is not NUL-terminated"));
+    memset(p.sharding_spec, 'S', sizeof p.sharding_spec);
+    CU_ASSERT_EQUAL(costdb_placements_put(db, id, &p, 1), COSTDB_EINVAL);
+    CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), "'role'"));
+    p = row(1, 0, "param", 7, "S");
+    memcpy(p.role, "input\0zz", 8);
+    CU_ASSERT_EQUAL(costdb_placements_put(db, id, &p, 1), 0);
+    CU_ASSERT_EQUAL(tu_count(tu_path("pl3.db"), "placement WHERE role = 'input' AND "
+                             "tensor_index = 7 AND sharding_spec = 'S'"), 1);
     p = row(1, 0, "param", 2, "S");
     memset(p.shape, '9', sizeof p.shape);
     CU_ASSERT_EQUAL(costdb_placements_put(db, id, &p, 1), COSTDB_EINVAL);
