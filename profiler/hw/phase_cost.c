@@ -89,6 +89,27 @@ typedef struct {
  * derived ZeRO program reads as its head: stage.h, kernel_head and
  * approf_kernel_share_mark), the loop of such a program starting there. */
 #define PRICE_MEMO_SUMS 64
+/* A kernel's price (approf_kernel_seconds) kept by every field of the
+ * kernel that it reads: cost.c's approf_kernel_seconds and its helpers
+ * (loss_f32_seconds: loss, dtype, elements; gemm_table_seconds: batch, m,
+ * n, k, flops, dtype, fp8, attention; gemm_unaligned: m, n, k, fp8, dtype;
+ * gemm_seconds: bytes, store_bytes; approf_kernel_rate: kind, dtype) and
+ * attention_rate.c's approf_attention_efficiency (attn_skv); reals
+ * compared bit for bit. A stage's layers repeat the same GEMMs, so a
+ * build's arrays hold few distinct ones. Only the kinds priced through the
+ * GEMM rates are kept (APPROF_K_GEMM .. APPROF_K_CONV_BWD_FILTER): a
+ * memory-bound kernel's price is a few operations, less than a look-up.
+ * `used` is 1 in a slot filled, 0 in an empty one. */
+#define PRICE_MEMO_KERNELS 2048
+typedef struct {
+    int32_t kind, dtype, attention, loss, fp8, used;
+    int64_t batch, m, n, k, elements, attn_skv;
+    double flops, bytes, store_bytes;
+} PriceMemoKernelKey;
+typedef struct {
+    PriceMemoKernelKey key;
+    double seconds;
+} PriceMemoKernel;
 typedef struct {
     uint64_t id;
     size_t n;
@@ -102,6 +123,7 @@ struct ApprofPriceMemo {
     PriceMemoColl slot[PRICE_MEMO_COLLS];
     PriceMemoSum sum[PRICE_MEMO_SUMS];
     int sum_next;
+    PriceMemoKernel kern[PRICE_MEMO_KERNELS];
 };
 
 static void price_memo_forget_sums(ApprofPriceMemo *m)
@@ -160,6 +182,7 @@ static ApprofPriceMemo *price_memo_for(ApprofPriceMemo **memo, const ApprofHardw
         return NULL;
     if (memcmp(&m->hw, hw, sizeof *hw)) {
         memset(m->slot, 0, sizeof m->slot);
+        memset(m->kern, 0, sizeof m->kern);
         price_memo_forget_sums(m);
         memcpy(&m->hw, hw, sizeof *hw);
     }
@@ -193,6 +216,65 @@ static double price_memo_coll(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
     s->zero3 = c->zero3_unit > 0;
     s->bytes = c->bytes;
     s->seconds = approf_collective_cost(hw, c);
+    return s->seconds;
+}
+
+/* 1 when x and y have the same bits */
+static inline int same_bits(double x, double y)
+{
+    uint64_t a, b;
+    memcpy(&a, &x, sizeof a);
+    memcpy(&b, &y, sizeof b);
+    return a == b;
+}
+
+/* 1 when slot key s is kernel k's (PriceMemoKernelKey) */
+static inline int kernel_key_is(const PriceMemoKernelKey *s, const ApprofKernel *k)
+{
+    return s->used && same_bits(s->flops, k->flops) && same_bits(s->bytes, k->bytes) &&
+           s->m == k->m && s->n == k->n && s->k == k->k &&
+           same_bits(s->store_bytes, k->store_bytes) && s->batch == k->batch &&
+           s->kind == (int32_t)k->kind && s->dtype == (int32_t)k->dtype &&
+           s->attention == k->attention && s->fp8 == k->fp8 && s->loss == k->loss &&
+           s->elements == k->elements && s->attn_skv == k->attn_skv;
+}
+
+/* approf_kernel_seconds(hw, k), kept in m (PriceMemoKernel) when m is
+ * not NULL: the same function of the same fields, so the same bits. */
+static double price_memo_kernel(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
+                                const ApprofKernel *k)
+{
+    uint64_t f, b, h;
+    if (!m || k->kind > APPROF_K_CONV_BWD_FILTER)
+        return approf_kernel_seconds(hw, k);
+    /* the slot from the sizes (flops, bytes, m, n, k); the whole key is
+     * compared */
+    memcpy(&f, &k->flops, sizeof f);
+    memcpy(&b, &k->bytes, sizeof b);
+    h = (f * 0x9e3779b97f4a7c15ull) ^ b ^ ((uint64_t)k->m << 40) ^ ((uint64_t)k->n << 20) ^
+        (uint64_t)k->k;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    PriceMemoKernel *s = &m->kern[h & (PRICE_MEMO_KERNELS - 1)];
+    if (kernel_key_is(&s->key, k))
+        return s->seconds;
+    s->key.kind = (int32_t)k->kind;
+    s->key.dtype = (int32_t)k->dtype;
+    s->key.attention = k->attention;
+    s->key.loss = k->loss;
+    s->key.fp8 = k->fp8;
+    s->key.used = 1;
+    s->key.batch = k->batch;
+    s->key.m = k->m;
+    s->key.n = k->n;
+    s->key.k = k->k;
+    s->key.elements = k->elements;
+    s->key.attn_skv = k->attn_skv;
+    s->key.flops = k->flops;
+    s->key.bytes = k->bytes;
+    s->key.store_bytes = k->store_bytes;
+    s->seconds = approf_kernel_seconds(hw, k);
     return s->seconds;
 }
 
@@ -255,7 +337,7 @@ double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStage
     }
     for (size_t i = from; !kept && i < nk; i++) {
         const ApprofKernel *kr = approf_phase_kernel(p, ph, i);
-        double k = approf_kernel_seconds(hw, kr);
+        double k = price_memo_kernel(m, hw, kr);
         t += k;
         if (kr->kind == APPROF_K_GEMM)
             gemm += k;
@@ -344,7 +426,7 @@ double approf_wgrad_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStage
         w = kept->wgrad;
     for (size_t i = 0, nk = approf_phase_kernel_count(p, 1); !kept && i < nk; i++)
         if (approf_phase_kernel(p, 1, i)->wgrad)
-            w += approf_kernel_seconds(hw, approf_phase_kernel(p, 1, i));
+            w += price_memo_kernel(id ? *memo : NULL, hw, approf_phase_kernel(p, 1, i));
     all = bwd_phase ? *bwd_phase : approf_phase_seconds(hw, p, 1);
     if (!(all > 0))
         return -1.0;

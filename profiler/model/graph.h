@@ -266,7 +266,8 @@ typedef struct ApprofKernel {
      * fused one stands for, with the rest up to the next lead; a
      * recomputed forward sits in the backward phase), 0 on the others and
      * on every other kernel. Read by the
-     * CUDA module only; pricing and the signature read none. */
+     * CUDA module; pricing reads attn_skv only (hw/attention_rate.c, the
+     * efficiency by key length), the signature none. */
     int64_t attn_b, attn_hq, attn_hkv, attn_sq, attn_skv, attn_d;
     int attn_causal, attn_lead;
 } ApprofKernel;

@@ -7,9 +7,11 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "collective.h"
 #include "costdb.h"
+#include "grow.h"
 #include "sharding/program_int.h"
 
 /* The parameter bytes of operator o of the stage (those it is the first
@@ -103,6 +105,66 @@ static double largest_unit_share(const ShardStage *st, const TInfo *ti, const in
     return total > 0.0 ? worst / total : 1.0;
 }
 
+/* The modules of ZeRO-3's per-module collectives (push_module_colls):
+ * the stage's operators that hold parameters (shard_op_param_bytes > 0),
+ * in order, their parameter bytes and their bytes as gathered
+ * (gathered_all with wire), and the stage's parameter bytes
+ * (stage_param_bytes). A serial ZeRO-3 program pushes three runs of them
+ * (the forward's all-gathers, the backward's gradient collectives and
+ * all-gathers) and takes its largest module from them: read once per
+ * program, the same values as read at each use. */
+typedef struct {
+    int n;
+    int *op;
+    double *own, *gathered;
+    double total;
+} ZeroModules;
+
+static int zero_modules_make(const ShardStage *st, const TInfo *ti, ZeroModules *zm)
+{
+    size_t n = st->n_ops > 0 ? (size_t)st->n_ops : 0;
+    /* shard_op_param_bytes: the build's table where it has one */
+    const double *tab = st->op_param && st->param_ti == (const void *)ti ? st->op_param : NULL;
+    /* gathered_all with wire: the op's parameter bytes unless FP8
+     * weights are gathered in FP8 */
+    int fp8 = shard_fp8_zero3_gathers(st);
+    memset(zm, 0, sizeof *zm);
+    if (!n)
+        return 0;
+    /* one block: the doubles first, then the ops */
+    double *d = malloc(n * (2 * sizeof *d + sizeof *zm->op));
+    if (!d)
+        return APPROF_ENOMEM;
+    zm->own = d;
+    zm->gathered = d + n;
+    zm->op = (int *)(d + 2 * n);
+    /* the total as stage_param_bytes sums it: every op, in order */
+    for (int o = st->op_begin; o < st->op_end; o++) {
+        double sum = tab ? tab[o - st->op_begin] : shard_op_param_bytes_of(st, ti, o);
+        zm->total += sum;
+        if (!(sum > 0.0))
+            continue;
+        zm->op[zm->n] = o;
+        zm->own[zm->n] = sum;
+        zm->gathered[zm->n++] = fp8 ? gathered_bytes(st, ti, o, 0.0, 1) : sum;
+    }
+    return 0;
+}
+
+/* largest_op_share from the modules: an operator without parameters
+ * has none to gather either (gathered_bytes sums the same tensors), and
+ * no share above 0 is the largest, so the same maximum */
+static double zero_modules_largest(const ZeroModules *zm, int wire)
+{
+    double worst = 0.0;
+    for (int i = 0; i < zm->n; i++) {
+        double sum = wire ? zm->gathered[i] : zm->own[i];
+        if (sum > worst)
+            worst = sum;
+    }
+    return zm->total > 0.0 ? worst / zm->total : 1.0;
+}
+
 /* ZeRO-3's per-module collectives of kind c->kind in phase ph: one per
  * module (an operator that holds parameters), each of its share of the S
  * bytes (so the bandwidth terms add up to one collective of S, and the
@@ -112,27 +174,37 @@ static double largest_unit_share(const ShardStage *st, const TInfo *ti, const in
  * reduce-scatters the gradients one parameter at a time
  * (reduce_gradients_at_owner). An all-gather moves the module's parameters
  * as gathered (gathered_bytes). */
-static int push_module_colls(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
-                             int ph, size_t *cap, const ApprofCollective *c, double S)
+static int push_module_colls(const ZeroModules *zm, ApprofStageProgram *p, int ph, size_t *cap,
+                             const ApprofCollective *c, double S)
 {
-    double total = stage_param_bytes(st, ti);
+    double total = zm->total;
     int rc = 0;
     if (!(total > 0.0)) {
         ApprofCollective one = *c;
         one.bytes = S;
         return shard_push_coll(p, ph, cap, &one);
     }
-    for (int o = st->op_begin; o < st->op_end && !rc; o++) {
-        double sum = shard_op_param_bytes(st, ti, o);
+    for (int i = 0; i < zm->n && !rc; i++) {
+        double sum = c->kind == APPROF_COLL_ALL_GATHER ? zm->gathered[i] : zm->own[i];
         ApprofCollective m = *c;
-        if (!(sum > 0.0))
-            continue;
-        if (c->kind == APPROF_COLL_ALL_GATHER)
-            sum = gathered_all(st, ti, o, 1);
         m.bytes = S * (sum / total);
         rc = shard_push_coll(p, ph, cap, &m);
     }
     return rc;
+}
+
+/* Appends the n collectives at src to phase ph's (a run pushed before,
+ * each already past shard_push_coll's test). */
+static int append_colls(ApprofStageProgram *p, int ph, size_t *cap, const ApprofCollective *src,
+                        size_t n)
+{
+    if (!n)
+        return 0;
+    if (p->n_colls[ph] + n > *cap && UTIL_GROW(p->colls[ph], *cap, p->n_colls[ph] + n) < 0)
+        return APPROF_ENOMEM;
+    memcpy(&p->colls[ph][p->n_colls[ph]], src, n * sizeof *src);
+    p->n_colls[ph] += n;
+    return 0;
 }
 
 /* ZeRO-3's second gathers in a backward that reruns the forward (full
@@ -477,9 +549,16 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
     double S_elems = S / esize, per_elem = shard_adam_state_bytes(st, esize);
     double cut = S * (1.0 - 1.0 / G);
     ApprofCollective c = *gs;
+    ZeroModules zm = {0};
     c.bytes = S;
     if (z > 0 && G <= 1)
         return APPROF_ENOVARIANT;
+    /* ZeRO-3 pushed module by module (push_module_colls: no overlapping
+     * schedule, or nothing for one to gather), its modules read by each
+     * of its pushes */
+    int serial = z == 3 && !(sched && S > 0.0 && stage_param_bytes(st, ti) > 0.0);
+    if (serial && (rc = zero_modules_make(st, ti, &zm)))
+        return rc;
     p->n_apply_colls = 0;
     if (G > 1) {
         c.kind = z == 0 ? APPROF_COLL_ALL_REDUCE : APPROF_COLL_REDUCE_SCATTER;
@@ -504,7 +583,7 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
         if (z < 3)
             rc = shard_push_coll(p, 1, &ccap[1], &c);
         else if (!sched)
-            rc = push_module_colls(st, ti, p, 1, &ccap[1], &c, S);
+            rc = push_module_colls(&zm, p, 1, &ccap[1], &c, S);
     }
     if (z == 3 && !rc) {
         /* the gathered module and the next one prefetched, as gathered
@@ -512,20 +591,25 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
          * also the module's full gradient before its reduce-scatter */
         int fsdp2 = sched == APPROF_ZERO3_FSDP2;
         double module = S * (fsdp2 ? largest_unit_share(st, ti, blk, n_blk, 0)
-                                   : largest_op_share(st, ti, 0));
+                             : serial ? zero_modules_largest(&zm, 0)
+                                      : largest_op_share(st, ti, 0));
         double gathered = S * (fsdp2 ? largest_unit_share(st, ti, blk, n_blk, 1)
-                                     : largest_op_share(st, ti, 1));
+                               : serial ? zero_modules_largest(&zm, 1)
+                                        : largest_op_share(st, ti, 1));
         p->invar_size[0] -= (int64_t)llround(cut);
         p->invar_size[1] -= (int64_t)llround(cut * read_share);
         p->temp_buffer_size[0] += (int64_t)llround(2.0 * gathered);
         p->temp_buffer_size[1] += (int64_t)llround(2.0 * gathered + module);
         c.kind = APPROF_COLL_ALL_GATHER;
-        if (sched && S > 0.0 && stage_param_bytes(st, ti) > 0.0) {
+        if (!serial) {
             rc = push_zero3_scheduled(st, ti, p, ccap, &c, S, blk, n_blk);
         } else {
-            rc = push_module_colls(st, ti, p, 0, &ccap[0], &c, S);
+            /* the backward's all-gathers are the forward's: the same
+             * collective over the same modules */
+            size_t from = p->n_colls[0];
+            rc = push_module_colls(&zm, p, 0, &ccap[0], &c, S);
             if (!rc)
-                rc = push_module_colls(st, ti, p, 1, &ccap[1], &c, S);
+                rc = append_colls(p, 1, &ccap[1], &p->colls[0][from], p->n_colls[0] - from);
             if (!rc)
                 rc = push_regathers(st, ti, p, &ccap[1], &c, S, blk, n_blk);
         }
@@ -533,6 +617,7 @@ int shard_apply_zero(const ShardStage *st, const TInfo *ti, ApprofStageProgram *
     p->zero3_post_step_copies = p->zero3_post_step_bytes = 0.0;
     if (z == 3 && !rc && G > 1 && sched == APPROF_ZERO3_DEEPSPEED && st->hw->zero3_rank_copies)
         shard_zero3_post_step(st, ti, p, G, esize);
+    free(zm.own);
     p->optimizer_elements = param_elems - S_elems + S_elems / (z >= 1 ? G : 1);
     p->optimizer_bytes = shard_adam_bytes(st, p->optimizer_elements, esize);
     return rc;

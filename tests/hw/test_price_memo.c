@@ -9,13 +9,18 @@
  * than the memo has slots, after the spec changes under the same memo;
  * and for programs that hold one shared kernel array with different
  * collectives (other async groups: other windows), and another array of
- * other kernels.
+ * other kernels; kernel prices kept (PriceMemoKernel) for kernels one
+ * field away from another in each field approf_kernel_seconds reads
+ * (a field the slot does not depend on: both in one slot; a size it does:
+ * more kernels than slots), each priced anew.
  */
 #include <CUnit/Basic.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "costdb.h"
 #include "cunit_run.h"
 #include "hardware.h"
 #include "hw_fixture.h"
@@ -182,11 +187,150 @@ static void test_shared_kernel_sums(void)
     approf_price_memo_free(memo);
 }
 
+/* Phase 1 of a program of the one kernel k in an array of its own (no
+ * share: the kernel loop runs), through memo and plain: the same bits;
+ * returns the price. */
+static double same_kernel_price(const ApprofHardwareSpec *hw, ApprofPriceMemo **memo,
+                                const ApprofKernel *k)
+{
+    ApprofStageProgram p;
+    ApprofKernel one = *k;
+    memset(&p, 0, sizeof p);
+    p.kernels[1] = &one;
+    p.n_kernels[1] = 1;
+    double plain = approf_phase_seconds(hw, &p, 1);
+    double kept = approf_phase_seconds_memo(hw, &p, 1, memo);
+    CU_ASSERT_EQUAL(memcmp(&plain, &kept, sizeof plain), 0);
+    return plain;
+}
+
+/* base, then v (base one field away, a field the slot does not depend
+ * on: the same slot), then base again: each its own price, and v's not
+ * base's (the field matters). */
+static void check_kernel_pair(const ApprofHardwareSpec *hw, ApprofPriceMemo **memo,
+                              const ApprofKernel *base, const ApprofKernel *v)
+{
+    double b = same_kernel_price(hw, memo, base);
+    CU_ASSERT(same_kernel_price(hw, memo, v) != b);
+    CU_ASSERT(same_kernel_price(hw, memo, base) == b);
+}
+
+/* n kernels from base, the i-th with field *f of its own copy set by
+ * set(k, i): more than the memo's slots, so two of them share a slot;
+ * each priced as plain. */
+static void check_kernel_run(const ApprofHardwareSpec *hw, ApprofPriceMemo **memo,
+                             const ApprofKernel *base, void (*set)(ApprofKernel *, int))
+{
+    double first = 0.0, last = 0.0;
+    for (int i = 0; i < 3000; i++) {
+        ApprofKernel k = *base;
+        set(&k, i);
+        last = same_kernel_price(hw, memo, &k);
+        if (!i)
+            first = last;
+    }
+    CU_ASSERT(first != last); /* the field matters */
+}
+
+static void set_flops(ApprofKernel *k, int i) { k->flops *= 1.0 + i / 4096.0; }
+static void set_bytes(ApprofKernel *k, int i) { k->bytes *= 1.0 + i / 4096.0; }
+static void set_m(ApprofKernel *k, int i) { k->m = 600 + i; }
+static void set_n(ApprofKernel *k, int i) { k->n = 600 + i; }
+static void set_k(ApprofKernel *k, int i) { k->k = 600 + i; }
+
+/* Kernel prices kept (phase_cost.c, PriceMemoKernel): a kernel one field
+ * away from another, in each field approf_kernel_seconds reads, is priced
+ * anew, under a spec where that field changes the price. */
+static void test_kernel_prices_kept(void)
+{
+    ApprofHardwareSpec hw;
+    ApprofPriceMemo *memo = NULL;
+    hw_fixture_round_spec(&hw);
+    hw.kernel_launch_overhead = 2e-6;
+    hw.gemm_unaligned_factor = 0.5;
+    hw.gemm_store_overlap = 0.5;
+    hw.peak_flops_fp8 = 600e12;
+    hw.attention_efficiency = 0.3;
+    hw.attention_eff_seq[1] = 0.2; /* 4096 keys */
+    hw.attention_eff_seq[2] = 0.4; /* 8192 */
+    hw.loss_f32 = 1;
+    ApprofKernel g;
+    memset(&g, 0, sizeof g);
+    g.kind = APPROF_K_GEMM;
+    g.dtype = APPROF_BF16;
+    g.batch = 1;
+    g.m = g.n = g.k = 4096;
+    g.flops = 2.0 * 4096 * 4096 * 4096;
+    g.bytes = 3.0 * 4096 * 4096 * 2;
+    g.store_bytes = 4096.0 * 4096 * 2;
+    ApprofKernel v = g;
+    v.kind = APPROF_K_CONV_FWD;
+    check_kernel_pair(&hw, &memo, &g, &v);
+    v = g, v.dtype = APPROF_F32;
+    check_kernel_pair(&hw, &memo, &g, &v);
+    v = g, v.fp8 = 1;
+    check_kernel_pair(&hw, &memo, &g, &v);
+    v = g, v.attention = 1;
+    check_kernel_pair(&hw, &memo, &g, &v);
+    v = g, v.store_bytes *= 0.5;
+    check_kernel_pair(&hw, &memo, &g, &v);
+    ApprofKernel e = g; /* elements count only in a loss kernel */
+    e.elements = 1 << 20;
+    v = e, v.loss = 1;
+    check_kernel_pair(&hw, &memo, &e, &v);
+    ApprofKernel a = g; /* a fused attention's GEMM at 4096 keys */
+    a.attention = 1;
+    a.attn_skv = 4096;
+    v = a, v.attn_skv = 8192;
+    check_kernel_pair(&hw, &memo, &a, &v);
+    ApprofKernel l = g; /* a cross-entropy's kernel under loss_f32 */
+    l.loss = 1;
+    l.elements = 1 << 20;
+    v = l, v.elements *= 2;
+    check_kernel_pair(&hw, &memo, &l, &v);
+    check_kernel_run(&hw, &memo, &g, set_flops);
+    ApprofKernel mb = g; /* memory bound: the bytes count */
+    mb.flops = 1e6;
+    check_kernel_run(&hw, &memo, &mb, set_bytes);
+    /* measured rates: the sizes count (a batch as (batch m) x n x k) */
+    CostdbGemmPoint pt[8];
+    static const int64_t side[2] = {512, 4096};
+    for (int i = 0; i < 8; i++) {
+        memset(&pt[i], 0, sizeof pt[i]);
+        snprintf(pt[i].dtype, sizeof pt[i].dtype, "bf16");
+        pt[i].m = side[i >> 2 & 1];
+        pt[i].n = side[i >> 1 & 1];
+        pt[i].k = side[i & 1];
+        pt[i].rate = 1e12 * (100.0 + 37.0 * (i >> 2 & 1) + 11.0 * (i >> 1 & 1) + 5.0 * (i & 1));
+    }
+    ApprofGemmTable *tab = NULL;
+    CU_ASSERT_EQUAL_FATAL(approf_gemm_table_new(pt, 8, &tab), 0);
+    hw.gemm_table = tab;
+    hw.gemm_unaligned_factor = 0.0;
+    ApprofKernel t = g;
+    t.m = t.n = t.k = 1024;
+    t.flops = 2.0 * 1024 * 1024 * 1024;
+    t.bytes = 1.0;
+    t.store_bytes = 0.0;
+    v = t, v.batch = 2;
+    check_kernel_pair(&hw, &memo, &t, &v);
+    check_kernel_run(&hw, &memo, &t, set_m);
+    check_kernel_run(&hw, &memo, &t, set_n);
+    check_kernel_run(&hw, &memo, &t, set_k);
+    /* another spec under the same memo: its own prices */
+    double before = same_kernel_price(&hw, &memo, &t);
+    hw.gemm_table = NULL;
+    approf_gemm_table_free(&tab);
+    CU_ASSERT(same_kernel_price(&hw, &memo, &t) != before);
+    approf_price_memo_free(memo);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
         {"memoized phase prices equal the plain ones", test_memo_equals_plain},
         {"shared kernel arrays: sums kept per array and groups", test_shared_kernel_sums},
+        {"kernel prices kept: each field of the key", test_kernel_prices_kept},
     };
     return CUNIT_RUN("collective prices kept", tests);
 }
