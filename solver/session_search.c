@@ -381,7 +381,7 @@ static void chunk_task(void *ctx, int i)
     /* the zero-bubble families wait for the interleaved one's plan to beat
      * (started before them: the pool takes the tasks in order), the
      * serial search's: from a weaker one they search much more (a ZB
-     * search from the interleaved family's first plan took 2.5 times the
+     * search from the interleaved family's first plan took 1.7 times the
      * serial ZB and ZB-V searches together) */
     pthread_mutex_lock(&t->cr->lock);
     while (i > 0 && !t->cr->ended)
