@@ -3,11 +3,11 @@
 # apsolve --threads N (docs/performance.md, "apsolve's independent searches
 # on several cores"): the auto search's chunked schedules side by side and
 # its cp candidates searched ahead give the output of one thread, whatever
-# N. Two small llama sweeps on 1x8 H100: a long sequence, where cp wins
+# N. Three small llama sweeps on 1x8 H100: a long sequence, where cp wins
 # (cp=2, so the candidates after it are searched again in the serial
-# order), and a short one with every variant, where the chunked schedules
-# (interleaved, interleaved ZB, ZB-V) compete; each under several option
-# sets, --threads 1 against 3 and the default: the JSON less solve_seconds
+# order), a short one with every variant, where the chunked schedules
+# (interleaved, interleaved ZB, ZB-V) compete, and a long one at four
+# micro-batch sizes; each under one or more option sets, --threads 1 against 3 and the default: the JSON less solve_seconds
 # and stderr less the `solved in` line the same, the exit status too.
 # Usage: threads.sh APPROF APSOLVE
 . "$(dirname "$0")/../lib.sh"
@@ -21,6 +21,9 @@ trap 'rm -rf "$w"' EXIT
 "$approf" sweep --db "$w/all.db" --quiet --variants all --model llama --preset llama-3-8b \
   --num-layers 8 --layers 8 --cluster 1x8 --hardware h100-sxm --batch 32 --micro-batches 8 \
   >"$w/out" 2>&1 || fail_with "$w/out" "short llama sweep, every variant"
+"$approf" sweep --db "$w/sizes.db" --quiet --variants all --model llama --preset llama-3-8b \
+  --num-layers 8 --layers 4 --seq-len 32768 --cluster 1x8 --hardware h100-sxm --batch 16 \
+  --micro-batch-sizes 16,8,4,2 >"$w/out" 2>&1 || fail_with "$w/out" "long llama sweep, four sizes"
 
 # run DB NAME THREADS OPTIONS...: the normalized output of one run in $w/NAME.THREADS
 run() {
@@ -60,3 +63,8 @@ check all-30g all --memory-budget 30G
 check all-alpa all --objective alpa
 check all-headroom20 all --memory-headroom 20%
 check all-zbv all --schedule zbv
+# four sizes, Alpa's objective: cp plans at two sizes beat the plain one,
+# the later size's candidates searched from the earlier size's cp plan
+check sizes-alpa sizes --objective alpa
+grep -q "^apsolve: context parallelism cp=4 cp_comm=a2a wins" "$w/sizes-alpa.1" ||
+  fail_with "$w/sizes-alpa.1" "sizes: cp wins"
