@@ -44,6 +44,9 @@ static void usage(FILE *out)
           "  --format text|json        output format (default text)\n"
           "  --no-store                do not store the plan in the database\n"
           "  --quiet                   no warnings on stderr\n"
+          "  --threads N               threads for the auto search's independent searches\n"
+          "                            (default: the online CPUs, at most 16; 1: one thread);\n"
+          "                            the output is the same for every N\n"
           "  --stage-option auto|manual|uniform   (default auto: the exact optimum)\n"
           "  manual:  --forward-stage-layer-ids '[[0,1],[2,3]]' --submesh-shapes '[(1,4),(1,4)]'\n"
           "           --logical-shapes '[(4,1),(1,4)]' --option-dicts '[{},{\"force_batch_dim_to_mesh_dim\":0}]'\n"
@@ -169,7 +172,7 @@ int main(int argc, char **argv)
 {
     enum { O_SWEEP = 256, O_MB, O_BUDGET, O_MAXST, O_INF, O_FMT, O_NOSTORE, O_STOPT, O_IDS,
            O_SUBS, O_LOGS, O_DICTS, O_PAR, O_NST, O_SUB, O_LOG, O_QUIET, O_VER, O_BATCH,
-           O_PLAN, O_OBJ, O_GB, O_MBS, O_SCHED, O_VS, O_HEADROOM, O_FW };
+           O_PLAN, O_OBJ, O_GB, O_MBS, O_SCHED, O_VS, O_HEADROOM, O_FW, O_THREADS };
     static const struct option longopts[] = {
         {"db", required_argument, NULL, 'd'},
         {"sweep", required_argument, NULL, O_SWEEP},
@@ -191,6 +194,7 @@ int main(int argc, char **argv)
         {"submesh", required_argument, NULL, O_SUB},
         {"logical", required_argument, NULL, O_LOG},
         {"quiet", no_argument, NULL, O_QUIET},
+        {"threads", required_argument, NULL, O_THREADS},
         {"batch", required_argument, NULL, O_BATCH},
         {"plan", required_argument, NULL, O_PLAN},
         {"objective", required_argument, NULL, O_OBJ},
@@ -353,6 +357,12 @@ int main(int argc, char **argv)
                 return cli_usage_error(NULL, "bad --logical '%s' (expected AxB)", optarg);
             break;
         case O_QUIET: a.quiet = 1; break;
+        case O_THREADS:
+            if (cli_parse_int(optarg, 1, 1024, &v))
+                return cli_usage_error(NULL, "bad --threads '%s' (expected an integer from 1 "
+                                       "to 1024)", optarg);
+            a.threads = (int)v;
+            break;
         case O_BATCH:
             if (cli_parse_int(optarg, 1, 1L << 40, &v))
                 return cli_usage_error(NULL, "bad --batch '%s' (a positive integer)", optarg);

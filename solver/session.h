@@ -98,6 +98,8 @@ typedef struct ApsolveRequest {
     int logical_a, logical_b;         /* uniform plan: their logical mesh (0: the ILP's) */
     int64_t sweep;                    /* 0: the latest sweep */
     int no_store, quiet, num_stages, micro_batches;
+    int threads;                      /* --threads: the auto search's threads; 0: the
+                                       * online CPUs (apsolve_threads_default), 1: serial */
     int64_t batch;                    /* --batch: re-evaluate at this global batch */
     int64_t plan;                     /* --plan: re-evaluate this stored plan */
     int64_t global_batch;             /* --global-batch; 0: the sweep's */

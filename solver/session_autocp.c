@@ -34,6 +34,7 @@
 #include "expert_parallel.h"
 #include "plural.h"
 #include "problem_subset.h"
+#include "session_cpspec.h"
 #include "session.h"
 #include "session_int.h"
 #include "unfit_in_place.h"
@@ -325,7 +326,8 @@ static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
      * hosts (GB200 NVL72), where the cp group's all-to-alls may span trays */
     int gph = apsolve_cp_fast_gpus(r->db, r->main_c.sweep, r->main_c.p->cluster_gpus);
     int cps[48], comms[48], ncp = 0, top_k = 0, fail = 0;
-    int no_cp = 0, heads = 0, kv_heads = 0;
+    int no_cp = 0, heads = 0, kv_heads = 0, changed;
+    ApsolveCpSpec *spec = NULL;
     int64_t capacity = 0;
     int64_t asked = a->micro_batch_size > 0 || a->micro_batches > 0 ||
                             (a->sweep > 0 && a->global_batch <= 0)
@@ -354,8 +356,10 @@ static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
             }
     if (!ncp && !top_k)
         return 0;
-    if (!(b = calloc(1, sizeof *b)))
+    if (!(b = calloc(1, sizeof *b)) || !(spec = malloc(sizeof *spec))) {
+        free(b);
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
+    }
     /* the micro-batch sizes the plain search could use */
     for (size_t k = 0; k < r->nbs && nfamily < 64; k++) {
         int64_t m = r->bs[k].micro_batch_size;
@@ -436,6 +440,13 @@ static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
             no_cp = 1;
             with_cp = 0;
         }
+        /* with several threads and no ep step, every candidate of this
+         * size is searched ahead (pass 0 notes them, session_cpspec.h) */
+        changed = 0;
+        apsolve_cp_spec_init(spec, r, cpa, b->best ? b->best : s->autop,
+                             b->best ? b->best_h : plain_h,
+                             !top_k && with_cp && !fail ? apsolve_run_threads(r) : 1);
+        for (int pass = spec->on ? 0 : 1; pass < 2; pass = apsolve_cp_spec_next(spec, pass))
         for (int i = 0; i < ncp; i++) {
             ApsolveCand c = base;
             ApsolvePlan *pl = NULL;
@@ -473,6 +484,12 @@ static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
             if (fail || !with_cp || !apsolve_cp_check(&lay, seq, 0, 0, why, sizeof why, NULL, 0) ||
                 count <= 0 || count > COSTDB_MAX_MICRO_BATCHES)
                 continue;
+            if (pass == 0) {
+                apsolve_cp_spec_add(spec, i, &c, cp, comms[i], (int)count, m / cp);
+                continue;
+            }
+            if (apsolve_cp_spec_take(spec, i, changed, &c, &v, &pl, &h, &bound))
+                goto searched;
             /* settled already: it holds no unfit figures */
             if (apsolve_cp_auto_table(cpa, cp, comms[i], &c.p, &v)) {
                 apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
@@ -488,6 +505,7 @@ static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
                 fail = 1;
                 continue;
             }
+        searched:
             if (pl) {
                 pl->cp = cp;
                 pl->cp_comm = comms[i];
@@ -507,14 +525,17 @@ static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
             t = (ApsolveAutoTried){cp, 0, 0, m, c.sweep, c.opt.micro_batches, h,
                                    pl ? 1 : h < 0 ? -1 : 0, pl ? pl->total_cost : bound,
                                    comms[i]};
+            changed |= pl && apsolve_auto_better(pl, h, b->best, b->best_h);
             apsolve_auto_offer(b, &t, pl, h, &c);
         }
+        apsolve_cp_spec_free(spec);
         apsolve_ep_cache_free(&cache);
         apsolve_cp_auto_close(&cpa);
         apsolve_unfit_close_in_place(base.p, &undo);
         if (!own)
             apsolve_cand_free(&base);
     }
+    free(spec);
     *out = b;
     if (fail)
         auto_best_free(out);

@@ -145,6 +145,9 @@ double apsolve_chunk_bar(const ApsolveProblem *p, const ApsolveOptions *o, doubl
 void apsolve_plan_batch(ApsolvePlan *pl, const ApsolveCand *c);
 /* session_search.c: the auto search step (see there); 0 or an exit status. */
 int apsolve_run_auto_search(ApsolveRun *r);
+/* The threads r's auto search runs its independent searches on (--threads,
+ * search_pool.h). */
+int apsolve_run_threads(const ApsolveRun *r);
 /* session_search.c: whether the auto search tries the family's size k
  * (r->bs[k]; k = 0 the main sweep alone when the family is empty): 1 with
  * *m its micro-batch size and *own whether it is the main candidate's

@@ -6,6 +6,7 @@
  * with a sweep, keeping the best plan with the candidate it was made on.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "frameworks.h"
 #include "plural.h"
 #include "schedule.h"
+#include "search_pool.h"
 #include "session.h"
 #include "session_int.h"
 #include "solver_int.h"
@@ -102,16 +104,78 @@ static double chunk_bound(const ApsolveProblem *p, int v)
     return first > last ? first : last;
 }
 
+/* The chunked schedules' searches side by side (chunked, --threads): the
+ * families (interleaved, interleaved ZB, ZB-V) each on a thread of its
+ * own, with its own copy of the candidate, its own table and stage floor;
+ * the problem is only read. The database is read under lock. Each family
+ * publishes its best full estimate so far (best[f]); a later family (in
+ * the serial order) takes the least of the earlier ones' as its plan to
+ * beat too, a bar that is never below the one the serial search would
+ * give it (the earlier families' final bests): chunked then combines the
+ * families' plans in the serial order (docs/performance.md, "apsolve's
+ * independent searches on several cores"). NULL: the serial search. */
+typedef struct ChunkRun {
+    pthread_mutex_t lock;
+    pthread_cond_t news;              /* the interleaved family ended */
+    double base;                      /* every family's first plan to beat */
+    double best[3];
+    int ended;                        /* the interleaved family ended */
+} ChunkRun;
+
+static void chunk_lock(ChunkRun *cr)
+{
+    if (cr)
+        pthread_mutex_lock(&cr->lock);
+}
+
+static void chunk_unlock(ChunkRun *cr)
+{
+    if (cr)
+        pthread_mutex_unlock(&cr->lock);
+}
+
+/* Family fam's best so far is price; ended: it has ended (its best
+ * unchanged). */
+static void chunk_publish(ChunkRun *cr, int fam, double price, int ended)
+{
+    if (!cr)
+        return;
+    pthread_mutex_lock(&cr->lock);
+    if (price < cr->best[fam])
+        cr->best[fam] = price;
+    if (ended && fam == 0) {
+        cr->ended = 1;
+        pthread_cond_broadcast(&cr->news);
+    }
+    pthread_mutex_unlock(&cr->lock);
+}
+
+/* The plan to beat of family fam's search: best, its own, or an earlier
+ * family's best so far where that is lower. */
+static double chunk_bar_now(ChunkRun *cr, int fam, double best)
+{
+    chunk_lock(cr);
+    for (int f = 0; cr && f < fam; f++)
+        best = cr->best[f] < best ? cr->best[f] : best;
+    chunk_unlock(cr);
+    return best;
+}
+
 /* Whether try_chunks keeps il (a v's plan) over best: *price its full
  * estimate when it does. */
-static int chunk_keeps(Costdb *db, const ApsolveCand *c, const ApsolvePlan *il, int verdict,
-                       double best, double *price)
+static int chunk_keeps(Costdb *db, ChunkRun *cr, const ApsolveCand *c, const ApsolvePlan *il,
+                       int verdict, double best, double *price)
 {
     ApsolveFwVerdict fv;
-    return il->feasible && (!verdict || il->n_stages > 1) &&
-           (!verdict ||
-            (apsolve_plan_frameworks(db, c->sweep, c->sw.dtype, il, &fv) == 0 && fv.runs)) &&
-           (*price = apsolve_full_price(db, c->sweep, il)) < best;
+    int keeps;
+    if (!il->feasible || (verdict && il->n_stages <= 1))
+        return 0;
+    chunk_lock(cr);
+    keeps = (!verdict ||
+             (apsolve_plan_frameworks(db, c->sweep, c->sw.dtype, il, &fv) == 0 && fv.runs)) &&
+            (*price = apsolve_full_price(db, c->sweep, il)) < best;
+    chunk_unlock(cr);
+    return keeps;
 }
 
 /* One v's search (apsolve_solve_shared), with the stage counts whose floor
@@ -126,7 +190,7 @@ static int chunk_keeps(Costdb *db, const ApsolveCand *c, const ApsolvePlan *il, 
  * without the left-out counts holds no plan try_chunks keeps, and *il is
  * NULL (docs/performance.md, "Every chunked search cut at the plan to
  * beat"). */
-static int chunk_solve(Costdb *db, const ApsolveCand *c, const ApsolveOptions *io,
+static int chunk_solve(Costdb *db, ChunkRun *cr, const ApsolveCand *c, const ApsolveOptions *io,
                        ApsolveDpShared *sh, const double *each, unsigned char *skip, int nmax,
                        int verdict, double best, ApsolvePlan **il)
 {
@@ -137,13 +201,16 @@ static int chunk_solve(Costdb *db, const ApsolveCand *c, const ApsolveOptions *i
     if (best < INFINITY) {
         int ns[APSOLVE_MAX_LAYERS], count = 0;
         double bar;
+        int straddle_free;
         for (int n = 1; n <= nmax && count < APSOLVE_MAX_LAYERS; n++)
             if (!skip[n] && apsolve_schedule_valid((ApsolveSchedule)io->schedule,
                                                    io->virtual_stages, io->micro_batches, n,
                                                    NULL, 0))
                 ns[count++] = n;
-        bar = apsolve_chunk_bar(c->p, io, best, ns, count,
-                                apsolve_sweep_straddle_free(db, c->sweep));
+        chunk_lock(cr);
+        straddle_free = apsolve_sweep_straddle_free(db, c->sweep);
+        chunk_unlock(cr);
+        bar = apsolve_chunk_bar(c->p, io, best, ns, count, straddle_free);
         e = apsolve_solve_shared_below(c->p, io, sh, skip, bar, il);
         if (e)
             return e;
@@ -155,7 +222,7 @@ static int chunk_solve(Costdb *db, const ApsolveCand *c, const ApsolveOptions *i
     if (!any)
         return apsolve_solve_shared(c->p, io, sh, il);
     e = apsolve_solve_shared_skip(c->p, io, sh, skip, il);
-    if (e || !chunk_keeps(db, c, *il, verdict, best, &price))
+    if (e || !chunk_keeps(db, cr, c, *il, verdict, best, &price))
         return e;
     apsolve_plan_free(il);
     return apsolve_solve_shared(c->p, io, sh, il);
@@ -181,10 +248,12 @@ static int chunk_solve(Costdb *db, const ApsolveCand *c, const ApsolveOptions *i
  * kept are the same.
  * 0, or an apsolve error other than infeasibility. */
 static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, int vmin,
-                      int vmax, int verdict, ApsolveDpShared *sh, ApsolveStageFloor *fl)
+                      int vmax, int verdict, ApsolveDpShared *sh, ApsolveStageFloor *fl,
+                      ChunkRun *cr, int fam)
 {
-    /* *pl NULL (plain_search): no plan to beat yet */
-    double best = *pl ? apsolve_full_price(db, c->sweep, *pl) : INFINITY,
+    /* *pl NULL (plain_search): no plan to beat yet; cr: the plan to beat
+     * chunked priced */
+    double best = cr ? cr->base : *pl ? apsolve_full_price(db, c->sweep, *pl) : INFINITY,
            B = c->opt.micro_batches;
     int nmax = c->p->num_layers < c->p->num_devices ? c->p->num_layers : c->p->num_devices;
     int have_floor = fl != NULL, e = 0;
@@ -201,26 +270,26 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
     for (int v = vmin; v <= vmax && v <= c->p->num_layers; v++) {
         ApsolveOptions io = c->opt;
         ApsolvePlan *il = NULL;
-        double price, floor = INFINITY;
-        if (B * chunk_bound(c->p, v) >= best)
+        double price, floor = INFINITY, bar = chunk_bar_now(cr, fam, best);
+        if (B * chunk_bound(c->p, v) >= bar)
             break;
         if (have_floor) {
             /* ZB-V's fill floor and interleaved ZB's sum floor over the
              * stage entries a plan under best can hold (chunk_floor.c) */
             if (kind == APSOLVE_SCHEDULE_ZBV || kind == APSOLVE_SCHEDULE_INTERLEAVED_ZB) {
                 apsolve_stage_floor_roots(fl);
-                apsolve_stage_floor_under(fl, best / B * (1 + 1e-9));
+                apsolve_stage_floor_under(fl, bar / B * (1 + 1e-9));
             }
             apsolve_chunk_floor_each(fl, kind, v, c->opt.micro_batches, nmax, each);
             for (int n = 1; n <= nmax; n++)
                 floor = each[n] < floor ? each[n] : floor;
-            if (apsolve_chunk_skip(floor, c->opt.micro_batches, best))
+            if (apsolve_chunk_skip(floor, c->opt.micro_batches, bar))
                 continue;
         }
         io.schedule = kind;
         io.virtual_stages = v;
         io.whole_chunks = 1;
-        e = chunk_solve(db, c, &io, sh, have_floor ? each : NULL, skip, nmax, verdict, best,
+        e = chunk_solve(db, cr, c, &io, sh, have_floor ? each : NULL, skip, nmax, verdict, bar,
                         &il);
         if (e == APSOLVE_EINFEASIBLE) {
             e = 0;
@@ -228,11 +297,12 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
         }
         if (e)
             goto done;
-        if (il && chunk_keeps(db, c, il, verdict, best, &price)) {
+        if (il && chunk_keeps(db, cr, c, il, verdict, bar, &price)) {
             apsolve_plan_free(pl);
             *pl = il;
             c->opt = io;
             best = price;
+            chunk_publish(cr, fam, price, 0);
         } else {
             apsolve_plan_free(&il);
         }
@@ -253,7 +323,8 @@ static int try_interleaved(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, Apsolve
 {
     if (c->opt.inference || c->opt.micro_batches < 2 || c->p->num_devices < 2)
         return 0;
-    return try_chunks(db, c, pl, APSOLVE_SCHEDULE_INTERLEAVED, 2, c->p->num_layers, 0, sh, fl);
+    return try_chunks(db, c, pl, APSOLVE_SCHEDULE_INTERLEAVED, 2, c->p->num_layers, 0, sh, fl,
+                      NULL, 0);
 }
 
 int apsolve_zero_bubble_known(const ApsolveCand *c)
@@ -279,8 +350,98 @@ static int try_zero_bubble(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, Apsolve
     int e;
     if (!apsolve_zero_bubble_known(c))
         return 0;
-    e = try_chunks(db, c, pl, APSOLVE_SCHEDULE_INTERLEAVED_ZB, 2, c->p->num_layers, 1, sh, fl);
-    return e ? e : try_chunks(db, c, pl, APSOLVE_SCHEDULE_ZBV, 2, 2, 1, sh, fl);
+    e = try_chunks(db, c, pl, APSOLVE_SCHEDULE_INTERLEAVED_ZB, 2, c->p->num_layers, 1, sh, fl,
+                   NULL, 0);
+    return e ? e : try_chunks(db, c, pl, APSOLVE_SCHEDULE_ZBV, 2, 2, 1, sh, fl, NULL, 0);
+}
+
+/* One family of the chunked schedules on a thread (chunked_threads). */
+typedef struct ChunkTask {
+    Costdb *db;
+    ChunkRun *cr;
+    ApsolveCand c;                    /* a copy: its options follow the family's plan */
+    ApsolvePlan *pl;                  /* the family's plan, or NULL */
+    ApsolveDpShared *sh;              /* chunked's table (the first family), or NULL: one of
+                                       * its own */
+    int kind, vmax, verdict, e;
+} ChunkTask;
+
+static void chunk_task(void *ctx, int i)
+{
+    ChunkTask *t = (ChunkTask *)ctx + i;
+    ApsolveStageFloor fl;
+    ApsolveDpShared *own = t->sh ? NULL : apsolve_dp_shared_new();
+    int have;
+    if (!t->sh && !own) {
+        t->e = APSOLVE_ENOMEM;
+        chunk_publish(t->cr, i, INFINITY, 1); /* a later family waits for none */
+        return;
+    }
+    have = apsolve_stage_floor_init_plain(&fl, t->c.p) == APSOLVE_OK;
+    /* the zero-bubble families wait for the interleaved one's plan to beat
+     * (started before them: the pool takes the tasks in order), the
+     * serial search's: from a weaker one they search much more (a ZB
+     * search from the interleaved family's first plan took 1.7 times the
+     * serial ZB and ZB-V searches together) */
+    pthread_mutex_lock(&t->cr->lock);
+    while (i > 0 && !t->cr->ended)
+        pthread_cond_wait(&t->cr->news, &t->cr->lock);
+    pthread_mutex_unlock(&t->cr->lock);
+    t->e = try_chunks(t->db, &t->c, &t->pl, t->kind, 2, t->vmax, t->verdict, own ? own : t->sh,
+                      have ? &fl : NULL, t->cr, i);
+    chunk_publish(t->cr, i, INFINITY, 1);
+    if (have)
+        apsolve_stage_floor_free(&fl);
+    apsolve_dp_shared_free(own);
+}
+
+/* chunked on up to threads threads: the families of try_interleaved and
+ * try_zero_bubble side by side (ChunkRun), each from c's plan to beat
+ * *pl, then combined in the serial order: a family's plan replaces the
+ * best so far when its full estimate is lower, as try_chunks keeps it.
+ * That is the serial search's plan: a family's search keeps the first v of
+ * least full estimate among those below its plan to beat, and its bar
+ * (pruning only) never leaves out a plan below the serial one's. The
+ * errors are the first family's, in that order, that has one. */
+static int chunked_threads(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, ApsolveDpShared *sh,
+                           int threads)
+{
+    ChunkRun cr;
+    ChunkTask t[3];
+    int n = 0, e = 0;
+    cr.base = *pl ? apsolve_full_price(db, c->sweep, *pl) : INFINITY;
+    for (int f = 0; f < 3; f++)
+        cr.best[f] = INFINITY;
+    cr.ended = 0;
+    t[n++] = (ChunkTask){db, &cr, *c, NULL, sh, APSOLVE_SCHEDULE_INTERLEAVED, c->p->num_layers,
+                         0, 0};
+    if (apsolve_zero_bubble_known(c)) {
+        t[n++] = (ChunkTask){db, &cr, *c, NULL, NULL, APSOLVE_SCHEDULE_INTERLEAVED_ZB,
+                             c->p->num_layers, 1, 0};
+        t[n++] = (ChunkTask){db, &cr, *c, NULL, NULL, APSOLVE_SCHEDULE_ZBV, 2, 1, 0};
+    }
+    if (pthread_mutex_init(&cr.lock, NULL))
+        return APSOLVE_ENOMEM;
+    if (pthread_cond_init(&cr.news, NULL)) {
+        pthread_mutex_destroy(&cr.lock);
+        return APSOLVE_ENOMEM;
+    }
+    apsolve_pool_run(threads, n, chunk_task, t);
+    pthread_cond_destroy(&cr.news);
+    pthread_mutex_destroy(&cr.lock);
+    for (int f = 0; f < n && !e; f++)
+        e = t[f].e;
+    for (int f = 0; f < n; f++) {
+        if (!e && t[f].pl && cr.best[f] < cr.base) {
+            apsolve_plan_free(pl);
+            *pl = t[f].pl;
+            c->opt = t[f].c.opt;
+            cr.base = cr.best[f];
+        } else {
+            apsolve_plan_free(&t[f].pl);
+        }
+    }
+    return e;
 }
 
 /* The chunked schedules of c's problem (try_interleaved, then
@@ -289,12 +450,15 @@ static int try_zero_bubble(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, Apsolve
  * (apsolve_stage_floor_init_plain) rather than the whole floor rebuilt by
  * each of the three (docs/performance.md, "apsolve on the 126-layer 405B:
  * the time by phase, and six exact cuts", 6). */
-static int chunked(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, ApsolveDpShared *sh)
+static int chunked(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, ApsolveDpShared *sh,
+                   int threads)
 {
     ApsolveStageFloor fl;
     int have, e;
     if (c->opt.inference || c->opt.micro_batches < 2 || c->p->num_devices < 2)
         return 0; /* neither tries a chunked schedule */
+    if (threads > 1)
+        return chunked_threads(db, c, pl, sh, threads);
     have = apsolve_stage_floor_init_plain(&fl, c->p) == APSOLVE_OK;
     e = try_interleaved(db, c, pl, sh, have ? &fl : NULL);
     if (e == 0)
@@ -307,14 +471,14 @@ static int chunked(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, ApsolveDpShared
 /* The search without --schedule as it was: the 1F1B plan (headroom kept
  * where a plan keeps it), then the chunked schedules with its full
  * estimate as their plan to beat. */
-static int plain_in_order(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
+static int plain_in_order(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int threads)
 {
     int e = apsolve_solve_keep_headroom(c->p, &c->opt, pl);
     if (e == 0) {
         /* one table of stage options for every chunked search of c->p (its
          * problem and objective stay) */
         ApsolveDpShared *sh = apsolve_dp_shared_new();
-        e = chunked(db, c, pl, sh);
+        e = chunked(db, c, pl, sh, threads);
         apsolve_dp_shared_free(sh);
     }
     return e;
@@ -346,7 +510,7 @@ static int plain_feasible(const ApsolveProblem *p, ApsolveOptions *o, ApsolveDpS
  * wins when its full estimate is at or below C (plain_in_order keeps it on
  * a tie). Where a plan the headroom rule reads is not feasible, the search
  * runs as it was. */
-static int plain_search(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
+static int plain_search(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int threads)
 {
     ApsolveOptions asked = c->opt, o = c->opt;
     ApsolvePlan *one = NULL;
@@ -367,11 +531,11 @@ static int plain_search(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
     if (odd || e)
         apsolve_dp_shared_free(sh);
     if (odd)
-        return plain_in_order(db, c, pl);
+        return plain_in_order(db, c, pl, threads);
     c->opt.search_headroom = o.search_headroom;
     if (e)
         return e;
-    e = chunked(db, c, pl, own ? own : sh);
+    e = chunked(db, c, pl, own ? own : sh, threads);
     apsolve_dp_shared_free(own);
     if (e) {
         apsolve_dp_shared_free(sh);
@@ -395,7 +559,7 @@ static int plain_search(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
         apsolve_plan_free(&one);
         apsolve_plan_free(pl);
         c->opt = asked;
-        return plain_in_order(db, c, pl);
+        return plain_in_order(db, c, pl, threads);
     }
     if (e)
         return e;
@@ -407,6 +571,11 @@ static int plain_search(Costdb *db, ApsolveCand *c, ApsolvePlan **pl)
         apsolve_plan_free(&one);
     }
     return 0;
+}
+
+int apsolve_run_threads(const ApsolveRun *r)
+{
+    return r->a->threads > 0 ? r->a->threads : apsolve_threads_default();
 }
 
 /* Decides the best plan at micro-batch size m (the family's sweep k, own:
@@ -434,7 +603,7 @@ static int search_size(ApsolveRun *r, size_t k, int64_t m, int own, int64_t aske
     /* the search keeps the memory headroom; where no plan leaves it, the
      * best plan within the raw capacity is searched (and warned about) */
     e = a->schedule_set ? apsolve_solve_keep_headroom(c.p, &c.opt, &pl)
-                        : plain_search(r->db, &c, &pl);
+                        : plain_search(r->db, &c, &pl, apsolve_run_threads(r));
     if (e && e != APSOLVE_EINFEASIBLE) {
         apsolve_fail(a, APSOLVE_ERROR_FAILED, "solving sweep %lld (micro-batch size %lld): %s",
                      (long long)c.sweep, (long long)m, apsolve_strerror(e));

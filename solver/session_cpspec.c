@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The cp candidates of one micro-batch size searched ahead on the pool
+ * (session_cpspec.h).
+ */
+#include <math.h>
+#include <string.h>
+
+#include "search_pool.h"
+#include "session_cpspec.h"
+
+void apsolve_cp_spec_init(ApsolveCpSpec *sp, ApsolveRun *r, const ApsolveCpAuto *cpa,
+                          const ApsolvePlan *bar, int bar_h, int threads)
+{
+    sp->on = threads > 1;
+    sp->n = 0;
+    sp->r = r;
+    sp->quiet = *r->a;
+    sp->quiet.notice = NULL;
+    sp->quiet.error = NULL;
+    sp->cpa = cpa;
+    sp->bar = bar;
+    sp->bar_h = bar_h;
+    sp->threads = threads;
+}
+
+void apsolve_cp_spec_add(ApsolveCpSpec *sp, int i, const ApsolveCand *c, int cp, int comm,
+                         int micro_batches, int64_t micro)
+{
+    ApsolveCpSpecOne *o;
+    if (sp->n >= (int)(sizeof sp->one / sizeof *sp->one))
+        return;
+    o = &sp->one[sp->n++];
+    memset(o, 0, sizeof *o);
+    o->i = i;
+    o->cp = cp;
+    o->comm = comm;
+    o->micro_batches = micro_batches;
+    o->micro = micro;
+    o->c = *c;
+    o->c.p = NULL;
+}
+
+/* One candidate's table and search, as the serial loop makes them, on a
+ * copy of the run (its own count of inexact bounds, no messages). */
+static void spec_task(void *ctx, int k)
+{
+    ApsolveCpSpec *sp = ctx;
+    ApsolveCpSpecOne *o = &sp->one[k];
+    ApsolveRun rr = *sp->r;
+    rr.a = &sp->quiet;
+    rr.cut_inexact = 0;
+    if (apsolve_cp_auto_table(sp->cpa, o->cp, o->comm, &o->c.p, &o->v)) {
+        o->fail = 1;
+        return;
+    }
+    o->c.opt.micro_batches = o->micro_batches;
+    o->c.micro = o->micro;
+    o->bound = INFINITY;
+    if (apsolve_auto_layouts(&rr, &o->c, o->cp, "cp", sp->bar, sp->bar_h, &o->pl, &o->h,
+                             &o->bound)) {
+        o->fail = 1;
+        apsolve_plan_free(&o->pl);
+    }
+    o->cut_inexact = rr.cut_inexact;
+    /* only a plan reads its table again (cp_whole, the offer) */
+    if (!o->pl) {
+        apsolve_problem_free(&o->c.p);
+        apsolve_subset_free(&o->v);
+    }
+}
+
+int apsolve_cp_spec_next(ApsolveCpSpec *sp, int pass)
+{
+    if (pass == 0 && sp->n > 0)
+        apsolve_pool_run(sp->threads, sp->n, spec_task, sp);
+    return pass + 1;
+}
+
+static void spec_one_free(ApsolveCpSpecOne *o)
+{
+    apsolve_plan_free(&o->pl);
+    apsolve_problem_free(&o->c.p);
+    apsolve_subset_free(&o->v);
+    o->taken = 1;
+}
+
+int apsolve_cp_spec_take(ApsolveCpSpec *sp, int i, int changed, ApsolveCand *c, ApsolveSubset *v,
+                         ApsolvePlan **pl, int *h, double *bound)
+{
+    for (int k = 0; sp->on && k < sp->n; k++) {
+        ApsolveCpSpecOne *o = &sp->one[k];
+        if (o->i != i || o->taken)
+            continue;
+        if (changed || o->fail) {
+            spec_one_free(o);
+            return 0;
+        }
+        *c = o->c;
+        *v = o->v;
+        *pl = o->pl;
+        *h = o->h;
+        *bound = o->bound;
+        sp->r->cut_inexact += o->cut_inexact;
+        o->taken = 1;
+        return 1;
+    }
+    return 0;
+}
+
+void apsolve_cp_spec_free(ApsolveCpSpec *sp)
+{
+    for (int k = 0; k < sp->n; k++)
+        if (!sp->one[k].taken)
+            spec_one_free(&sp->one[k]);
+    sp->n = 0;
+}
