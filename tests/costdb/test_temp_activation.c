@@ -6,9 +6,11 @@
  * temp_buffer_size; two entries that differ only in it keep two cost rows;
  * the CHECK refuses 0 and a value above temp_buffer_size; a schema-16 file
  * migrates with every row as it was and the column NULL, and read without
- * migrating reads 0 (no activation-sized part known).
+ * migrating reads 0 (no activation-sized part known); costdb_entries_get
+ * reads it back.
  */
 #include <CUnit/Basic.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "costdb.h"
@@ -84,6 +86,16 @@ static void test_stored(void)
     /* no such entry */
     CU_ASSERT_EQUAL(costdb_entry_transient(db, sw, 0, 1, 0, 0, t), 1);
     CU_ASSERT(t[0].peak == 0 && t[1].peak == 0);
+    /* costdb_entries_get reads it back (what approf merge copies) */
+    CostdbEntry *got = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL_FATAL(costdb_entries_get(db, sw, &got, &n), 0);
+    CU_ASSERT_EQUAL(n, 4);
+    for (size_t k = 0; k < n; k++) {
+        int64_t want = got[k].start_layer == 0 ? (got[k].phase ? 420 : 300) : 0;
+        CU_ASSERT_EQUAL(got[k].temp_activation_size, want);
+    }
+    free(got);
     /* the whole sweep in one pass */
     Seen w = {0, {{-1, -1}, {-1, -1}}};
     CU_ASSERT_EQUAL(costdb_entry_transients(db, sw, seen_row, &w), 0);
