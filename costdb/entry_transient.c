@@ -3,11 +3,13 @@
  * costdb_entry_transient (costdb_rows.h): the memory figures of one
  * entry's two phases that apsolve's cp step divides by cp, read from
  * stage_cost by the entry's cost_id (schema 8 and later; the view
- * stage_profile does not carry schema 17's temp_activation_size).
+ * stage_profile does not carry schema 17's temp_activation_size), and
+ * those of every entry of a sweep in one pass (costdb_entry_transients).
  */
 #include <stdint.h>
 #include <string.h>
 
+#include "cost_table.h"
 #include "costdb_int.h"
 #include "costdb_rows.h"
 
@@ -77,6 +79,55 @@ int costdb_entry_transient(Costdb *db, int64_t sweep_id, int start, int end, int
     " FROM stage_entry e JOIN stage_cost c ON c.sweep_id = e.sweep_id AND c.cost_id ="     \
     " e.cost_id WHERE e.sweep_id = ?1"
 static const char sql_transients[] = SQL_TRANSIENTS;
+/* The blocks' path: the cost rows by id (cost_table.c), columns as above
+ * from 5, the id 8 */
+static const char sql_transient_costs[] =
+    "SELECT 0, 0, 0, 0, 0, peak_memory, temp_buffer_size, temp_activation_size, cost_id"
+    " FROM stage_cost WHERE sweep_id = ?1";
+
+/* A row's sizes (columns 5-7): 0, or the refusal naming it. */
+static int sizes_of(Costdb *db, int64_t sweep_id, sqlite3_stmt *st, CostdbPhaseTransient *t)
+{
+    int64_t f[3];
+    if (!int_col(st, 5, 0, &f[0]) || !int_col(st, 6, 0, &f[1]) || !int_col(st, 7, 1, &f[2]) ||
+        f[2] > f[1])
+        return cdb_err(db, COSTDB_ECORRUPT, "%s: table stage_cost, row (sweep_id=%lld, "
+                       "cost_id=%lld): peak_memory, temp_buffer_size and "
+                       "temp_activation_size are not sizes of one phase (integers >= 0, "
+                       "temp_activation_size NULL or at most temp_buffer_size)",
+                       db->path, (long long)sweep_id, (long long)sqlite3_column_int64(st, 8));
+    *t = (CostdbPhaseTransient){f[0], f[1], f[2]};
+    return 0;
+}
+
+typedef struct Cost {
+    int ok;
+    CostdbPhaseTransient t;
+} Cost;
+
+static int cost_row(void *ctx, Costdb *db, sqlite3_stmt *st, void *slot)
+{
+    Cost *c = slot;
+    int rc = sizes_of(db, *(const int64_t *)ctx, st, &c->t);
+    c->ok = rc == 0;
+    return rc;
+}
+
+typedef struct Walk {
+    const CdbCostTable *costs;
+    CostdbTransientFn fn;
+    void *ctx;
+} Walk;
+
+static int slot_row(void *ctx, const CdbBlock *b, int k, uint32_t v)
+{
+    Walk *w = ctx;
+    const Cost *c = cdb_cost_table_at(w->costs, v >> 1);
+    if (!c || !c->ok)
+        return 0; /* names no cost row: no entry of the solver's (its load refuses it) */
+    return w->fn(w->ctx, b->start_layer, b->end_layer, b->submesh_index,
+                 b->config_block * CDB_BLOCK_CONFIGS + k / 2, k % 2, &c->t);
+}
 
 int costdb_entry_transients(Costdb *db, int64_t sweep_id, CostdbTransientFn fn, void *ctx)
 {
@@ -86,29 +137,36 @@ int costdb_entry_transients(Costdb *db, int64_t sweep_id, CostdbTransientFn fn, 
         return COSTDB_EINVAL;
     if (db->version < 17)
         return 0; /* no activation-sized part known */
+    /* entries all in blocks (approf's writer): the cost rows once, then
+     * the blocks decoded in C, as costdb_stage_rows reads them */
+    if ((rc = cdb_entry_rows_any(db, sweep_id)) == 0) {
+        CdbCostTable costs;
+        rc = cdb_cost_table_read(db, sweep_id, sql_transient_costs, 8, CDB_BLOCK_MAX_COST_ID,
+                                 sizeof(Cost), cost_row, &sweep_id, &costs);
+        if (rc == 0) {
+            Walk w = {&costs, fn, ctx};
+            rc = cdb_entry_blocks_walk(db, sweep_id, slot_row, &w);
+            cdb_cost_table_free(&costs);
+            return rc;
+        }
+        if (rc < 0)
+            return rc;
+    } else if (rc < 0) {
+        return rc;
+    }
     if ((rc = cdb_prepare(db, sql_transients, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t key[5], f[3];
+        int64_t key[5];
         CostdbPhaseTransient t;
         int ok = 1;
         for (int k = 0; k < 5; k++)
             ok &= int_col(st, k, 0, &key[k]) && key[k] <= INT32_MAX;
         if (!ok || key[4] > 1)
             continue; /* no entry of the solver's (its readers refuse it) */
-        if (!int_col(st, 5, 0, &f[0]) || !int_col(st, 6, 0, &f[1]) ||
-            !int_col(st, 7, 1, &f[2]) || f[2] > f[1]) {
-            rc = cdb_err(db, COSTDB_ECORRUPT, "%s: table stage_cost, row (sweep_id=%lld, "
-                         "cost_id=%lld): peak_memory, temp_buffer_size and "
-                         "temp_activation_size are not sizes of one phase (integers >= 0, "
-                         "temp_activation_size NULL or at most temp_buffer_size)",
-                         db->path, (long long)sweep_id, (long long)sqlite3_column_int64(st, 8));
-            stop = 1;
-            break;
-        }
-        t = (CostdbPhaseTransient){f[0], f[1], f[2]};
-        if ((rc = fn(ctx, (int)key[0], (int)key[1], (int)key[2], (int)key[3], (int)key[4], &t))) {
+        if ((rc = sizes_of(db, sweep_id, st, &t)) < 0 ||
+            (rc = fn(ctx, (int)key[0], (int)key[1], (int)key[2], (int)key[3], (int)key[4], &t))) {
             stop = 1;
             break;
         }
