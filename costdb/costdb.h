@@ -247,6 +247,16 @@ typedef struct CostdbEntry {
      * compute_cost column of the oom row, which every costdb reader hands
      * out as +inf. <= 0: unknown (a measured OOM, rows written before). */
     double unfit_cost;
+    /* The bytes of temp_buffer_size that scale with the tokens the GPU
+     * holds (per-token buffers: the activations' gradients, the loss's
+     * logits, a recomputed block's activations); the rest is weight-sized
+     * (ZeRO-3's gathered blocks, a parameter's fresh gradient). apsolve's
+     * cp step divides this part by cp (docs/context-parallel.md, "The
+     * transient's activation-sized part"). Schema 17; <= 0: none or
+     * unknown (stored as NULL: rows before schema 17, CSV imports, composed
+     * entries, measured peaks), and the cp step divides no transient. A
+     * value above temp_buffer_size is stored as NULL. */
+    int64_t temp_activation_size;
 } CostdbEntry;
 
 typedef struct CostdbCommPoint {

@@ -44,4 +44,27 @@ typedef int (*CostdbStageRowFn)(void *ctx, const CostdbStageRow *row);
  * status that is not a known name included. */
 int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *ctx);
 
+/* One phase's transient memory (costdb_entry_transient): its peak and
+ * temp_buffer_size, and the part of the latter that scales with the
+ * tokens the GPU holds (schema 17's temp_activation_size; 0: NULL, none
+ * known, as in every file before schema 17). */
+typedef struct CostdbPhaseTransient {
+    int64_t peak, temp, temp_activation;
+} CostdbPhaseTransient;
+
+/* The two phases (out[0] forward, out[1] backward) of entry (start..end,
+ * submesh, config) of the sweep, whatever their status. 0; 1 when the
+ * entry lacks a phase (out zeroed); a negative COSTDB_E* code, with a
+ * message naming the row, for a value that is not a size. */
+int costdb_entry_transient(Costdb *db, int64_t sweep_id, int start, int end, int submesh,
+                           int config, CostdbPhaseTransient out[2]);
+
+/* Calls fn for every phase of every entry of the sweep (any order) with
+ * its transient figures; nothing for a file before schema 17 (no
+ * activation-sized part known). 0, fn's non-zero return, or a negative
+ * COSTDB_E* code (a value that is not a size, naming the row). */
+typedef int (*CostdbTransientFn)(void *ctx, int start, int end, int submesh, int config,
+                                 int phase, const CostdbPhaseTransient *t);
+int costdb_entry_transients(Costdb *db, int64_t sweep_id, CostdbTransientFn fn, void *ctx);
+
 #endif

@@ -16,15 +16,18 @@
 #include "cost_table.h"
 #include "costdb_int.h"
 
-/* Columns as costdb_entries_get's SQL for blocks (sweep.c), the key 0. */
-static const char sql_costs[] =
-    "SELECT 0, 0, 0, 0, 0,"
-    " c.compute_cost, c.peak_memory, c.invar_size, c.outvar_size, c.temp_buffer_size,"
-    " coalesce(c.available_memory, m.available_memory), c.intermediate_size, c.initial_size,"
-    " c.repeats, c.spread, 0, c.status, x.text, c.apply_cost, c.wgrad_cost,"
-    " c.sweep_id, c.cost_id, c.error_id, c.available_memory"
-    " FROM stage_cost c LEFT JOIN stage_cost_sweep m ON m.sweep_id = ?1"
-    " LEFT JOIN stage_error x ON x.id = c.error_id WHERE c.sweep_id = ?1";
+/* Columns as costdb_entries_get's SQL for blocks (sweep.c), the key 0;
+ * column 24 schema 17's temp_activation_size (NULL before). */
+#define SQL_COSTS(act)                                                                     \
+    "SELECT 0, 0, 0, 0, 0,"                                                              \
+    " c.compute_cost, c.peak_memory, c.invar_size, c.outvar_size, c.temp_buffer_size,"   \
+    " coalesce(c.available_memory, m.available_memory), c.intermediate_size,"            \
+    " c.initial_size, c.repeats, c.spread, 0, c.status, x.text, c.apply_cost,"           \
+    " c.wgrad_cost, c.sweep_id, c.cost_id, c.error_id, c.available_memory, " act         \
+    " FROM stage_cost c LEFT JOIN stage_cost_sweep m ON m.sweep_id = ?1"                 \
+    " LEFT JOIN stage_error x ON x.id = c.error_id WHERE c.sweep_id = ?1"
+static const char sql_costs[] = SQL_COSTS("c.temp_activation_size");
+static const char sql_costs_v16[] = SQL_COSTS("NULL");
 
 typedef struct Cost {
     int ok; /* read and cleared */
@@ -83,7 +86,8 @@ int cdb_entries_get_blocks(Costdb *db, int64_t sweep_id, CostdbEntry **out, size
     int rc;
     *out = NULL;
     *n = 0;
-    if ((rc = cdb_cost_table_read(db, sweep_id, sql_costs, 21, CDB_BLOCK_MAX_COST_ID,
+    if ((rc = cdb_cost_table_read(db, sweep_id, db->version >= 17 ? sql_costs : sql_costs_v16,
+                                  21, CDB_BLOCK_MAX_COST_ID,
                                   sizeof(Cost), cost_row, NULL, &costs)) != 0)
         return rc;
     rc = cdb_entry_blocks_walk(db, sweep_id, slot_entry, &w);

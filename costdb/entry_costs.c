@@ -36,6 +36,7 @@
 typedef struct CostFields {
     double compute_cost, spread, apply_cost, wgrad_cost;
     int64_t sizes[7];
+    int64_t temp_activation; /* schema 17; 0: NULL */
     int32_t repeats, status;
 } CostFields;
 
@@ -66,8 +67,9 @@ struct CdbCostCache {
 /* Columns in schema 8's order; the new cost_id (?16) is one past the
  * sweep's largest (sql_cost_next; a writer through the stage_profile view
  * numbers the same way), and ?2 .. ?15 are compute_cost .. apply_cost,
- * wgrad_cost (schema 12). Schema 15: ?7 is NULL for the sweep's
- * available_memory (stage_cost_sweep), ?13 the id of the error text in
+ * wgrad_cost (schema 12), ?17 temp_activation_size (schema 17). Schema
+ * 15: ?7 is NULL for the sweep's available_memory (stage_cost_sweep), ?13
+ * the id of the error text in
  * stage_error. The id was the INSERT's own subquery with RETURNING
  * cost_id: SQLite runs RETURNING through an ephemeral table, a new
  * temporary page a row (docs/performance.md, "The full space's cost rows,
@@ -75,8 +77,8 @@ struct CdbCostCache {
 static const char sql_cost_insert[] =
     "INSERT INTO stage_cost (sweep_id, cost_id, compute_cost, peak_memory, invar_size,"
     " outvar_size, temp_buffer_size, available_memory, intermediate_size, initial_size,"
-    " repeats, spread, status, error_id, apply_cost, wgrad_cost) VALUES (?1, ?16,"
-    " ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
+    " repeats, spread, status, error_id, apply_cost, wgrad_cost, temp_activation_size)"
+    " VALUES (?1, ?16, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?17)";
 static const char sql_cost_next[] =
     "SELECT coalesce(max(cost_id), 0) + 1 FROM stage_cost WHERE sweep_id = ?1";
 static const char sql_memory_get[] =
@@ -130,6 +132,10 @@ static void fields_of(const CostdbEntry *e, CostFields *f)
     f->sizes[4] = e->available_memory;
     f->sizes[5] = e->intermediate_size;
     f->sizes[6] = e->initial_size;
+    /* schema 17's CHECK: within 1..temp_buffer_size, else NULL */
+    f->temp_activation = e->temp_activation_size > 0 &&
+                                 e->temp_activation_size <= e->temp_buffer_size
+                             ? e->temp_activation_size : 0;
     f->repeats = e->repeats;
     f->status = (int32_t)e->status;
 }
@@ -375,6 +381,10 @@ int cdb_entry_cost_id(Costdb *db, int64_t sweep_id, const CostdbEntry *e, int64_
         sqlite3_bind_double(st, 15, f.wgrad_cost);
     else
         sqlite3_bind_null(st, 15);
+    if (f.temp_activation > 0)
+        sqlite3_bind_int64(st, 17, f.temp_activation);
+    else
+        sqlite3_bind_null(st, 17);
     rc = sqlite3_step(st);
     rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_cost_insert);
     cdb_release(st);

@@ -529,17 +529,21 @@ static const char sql_entries_get_blocks[] =
 /* Schema 15: the error text from stage_error and the sweep's
  * available_memory from stage_cost_sweep, then columns 20-23 for
  * cdb_cost_refs_check. */
-static const char sql_entries_get_blocks_v15[] =
-    "SELECT e.start_layer AS start_layer, e.end_layer AS end_layer,"
-    " e.submesh_index AS submesh_index, e.config_index AS config_index, e.phase AS phase,"
-    " c.compute_cost, c.peak_memory, c.invar_size, c.outvar_size, c.temp_buffer_size,"
-    " coalesce(c.available_memory, m.available_memory), c.intermediate_size, c.initial_size,"
-    " c.repeats, c.spread, e.reused AS reused, c.status, x.text, c.apply_cost, c.wgrad_cost,"
-    " c.sweep_id, c.cost_id, c.error_id, c.available_memory"
-    " FROM stage_entry_slot e LEFT JOIN stage_cost c"
-    " ON c.sweep_id = e.sweep_id AND c.cost_id = e.cost_id"
-    " LEFT JOIN stage_cost_sweep m ON m.sweep_id = ?1 LEFT JOIN stage_error x ON x.id = c.error_id"
-    " WHERE e.sweep_id = ?1";
+#define SQL_ENTRIES_BLOCKS_V15(act)                                                     \
+    "SELECT e.start_layer AS start_layer, e.end_layer AS end_layer,"                      \
+    " e.submesh_index AS submesh_index, e.config_index AS config_index, e.phase AS phase," \
+    " c.compute_cost, c.peak_memory, c.invar_size, c.outvar_size, c.temp_buffer_size,"    \
+    " coalesce(c.available_memory, m.available_memory), c.intermediate_size,"             \
+    " c.initial_size, c.repeats, c.spread, e.reused AS reused, c.status, x.text,"         \
+    " c.apply_cost, c.wgrad_cost, c.sweep_id, c.cost_id, c.error_id, c.available_memory," \
+    " " act " FROM stage_entry_slot e LEFT JOIN stage_cost c"                             \
+    " ON c.sweep_id = e.sweep_id AND c.cost_id = e.cost_id"                               \
+    " LEFT JOIN stage_cost_sweep m ON m.sweep_id = ?1"                                    \
+    " LEFT JOIN stage_error x ON x.id = c.error_id WHERE e.sweep_id = ?1"
+/* and column 24 schema 17's temp_activation_size (NULL before) */
+static const char sql_entries_get_blocks_v15[] = SQL_ENTRIES_BLOCKS_V15("NULL");
+static const char sql_entries_get_blocks_v17[] =
+    SQL_ENTRIES_BLOCKS_V15("c.temp_activation_size");
 static const char sql_entries_get_v11[] = SQL_ENTRIES_GET("NULL");
 static const char sql_entry_exists[] =
     "SELECT 1 FROM stage_profile WHERE sweep_id = ?1 AND start_layer = ?2"
@@ -654,6 +658,13 @@ int cdb_entry_row(Costdb *db, sqlite3_stmt *st, void *row)
     if ((rc = cdb_col_cost_or_null(db, st, 18, &x->apply_cost)) < 0 ||
         (rc = cdb_col_cost_or_null(db, st, 19, &x->wgrad_cost)) < 0)
         return rc;
+    /* schema 17, where the statement reads it (column 24; the view has
+     * none): within 1..temp_buffer_size, as its CHECK keeps it */
+    x->temp_activation_size = 0;
+    if (sqlite3_column_count(st) > 24 && sqlite3_column_type(st, 24) == SQLITE_INTEGER &&
+        sqlite3_column_int64(st, 24) > 0 &&
+        sqlite3_column_int64(st, 24) <= x->temp_buffer_size)
+        x->temp_activation_size = sqlite3_column_int64(st, 24);
     return 0;
 }
 
@@ -687,7 +698,9 @@ int costdb_entries_get(Costdb *db, int64_t sweep_id, CostdbEntry **out, size_t *
     if (db->version >= 14 && (rc = cdb_entry_rows_any(db, sweep_id)) <= 0) {
         if (rc < 0)
             return rc;
-        sql = db->version >= 15 ? sql_entries_get_blocks_v15 : sql_entries_get_blocks;
+        sql = db->version >= 17   ? sql_entries_get_blocks_v17
+              : db->version >= 15 ? sql_entries_get_blocks_v15
+                                  : sql_entries_get_blocks;
         /* schema 15: the slots decoded in C (entries_read.c); 1 when it
          * leaves the sweep to SQL */
         if (db->version >= 15 && (rc = cdb_entries_get_blocks(db, sweep_id, out, n)) <= 0) {

@@ -67,11 +67,6 @@ int apsolve_cp_fast_gpus(struct Costdb *db, int64_t sweep, int gpus_per_host)
     return f.gpus_per_host == gpus_per_host && node > gpus_per_host ? node : gpus_per_host;
 }
 
-int64_t apsolve_cp_intermediate(int64_t intermediate, int cp)
-{
-    return cp > 1 && intermediate > 0 ? (intermediate + cp - 1) / cp : intermediate;
-}
-
 void apsolve_cp_frameworks(int cp, int comm, ApsolveFwVerdict *v)
 {
     static const int fw[2] = {APSOLVE_FW_DEEPSPEED, APSOLVE_FW_TORCHTITAN};
@@ -392,8 +387,10 @@ int apsolve_cp_stage(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, 
 
 /* Entry idx of q as the cp stage: per micro-batch compute / cp + the cp
  * communication, saved activations / cp (out of the peak too, which holds
- * one micro-batch's), the receive buffers on the peak. */
-static void transform(ApsolveProblem *q, size_t idx, int cp, const ApsolveCpStage *x)
+ * one micro-batch's), the transient's activation-sized part / cp (cut, the
+ * peak's share: apsolve_cp_transient_cut), the receive buffers on the peak. */
+static void transform(ApsolveProblem *q, size_t idx, int cp, const ApsolveCpStage *x,
+                      int64_t cut)
 {
     double r = 1.0 / cp;
     if (!isfinite(q->cost[idx]))
@@ -409,7 +406,7 @@ static void transform(ApsolveProblem *q, size_t idx, int cp, const ApsolveCpStag
     if (q->memory) {
         ApsolveMemory *m = &q->memory[idx];
         int64_t inter = apsolve_cp_intermediate(m->intermediate, cp);
-        m->peak = m->peak - (m->intermediate - inter) + x->buffers;
+        m->peak = m->peak - cut - (m->intermediate - inter) + x->buffers;
         m->intermediate = inter;
         q->max_n_succ_stages[idx] = apsolve_memory_mnss(m);
     }
@@ -437,6 +434,7 @@ int apsolve_cp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
             size_t idx = apsolve_index(q, sp->start_layer, sp->end_layer, s, c);
             ApsolveCpStage x;
             ApsolveCpLayout m = *l;
+            int64_t cut;
             /* a twin the sweep judged out of memory is priced from the time
              * it computed; the transformed memory decides fit */
             if (!cf->valid || cf->logical_a != l->dp * l->cp || cf->logical_b != l->tp ||
@@ -444,7 +442,9 @@ int apsolve_cp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
                 continue;
             m.recompute = cf->variant.recompute; /* full and selective rerun the exchange */
             if (apsolve_cp_stage(db, sweep, q, sp->start_layer, sp->end_layer, s, c, &m, &x, why,
-                                 len)) {
+                                 len) ||
+                apsolve_cp_transient_cut(db, sweep, sp->start_layer, sp->end_layer, s, c, l->cp,
+                                         &cut, why, len)) {
                 apsolve_problem_free(&q);
                 return APSOLVE_EDB;
             }
@@ -452,17 +452,13 @@ int apsolve_cp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
                 *seq = x.seq;
             if (x.attention_layers > *attention)
                 *attention = x.attention_layers;
-            transform(q, idx, l->cp, &x);
+            transform(q, idx, l->cp, &x, cut);
         }
     }
     *out = q;
     return APSOLVE_OK;
 }
 
-/* Facts of layers i..j from the single layers' (the layers' key
- * projections add up; the sequence, micro-batch and widths are the
- * model's), reading each layer's once into cache (L of them) from its first
- * entry with a finite cost; 0 with x->known 0 when a layer has none. */
 /* Range i..j's facts summed from its layers' in cache (no reads): unknown
  * (known 0) from its first layer without facts on. */
 static void fold_facts(const CpFacts *cache, int i, int j, CpFacts *x)
@@ -602,6 +598,7 @@ struct ApsolveCpAuto {
     CpFacts *cache;                   /* [L] every layer's facts, final */
     int each;                         /* check and price every entry alone (the tests'
                                        * reference) */
+    ApsolveCpTransients *tr;          /* the transients' cut (NULL: none) */
 };
 
 int apsolve_cp_auto_open(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
@@ -619,7 +616,12 @@ int apsolve_cp_auto_open(struct Costdb *db, int64_t sweep, const ApsolveProblem 
         return APSOLVE_ENOMEM;
     }
     *a = (ApsolveCpAuto){p, micro, family, nfamily, heads, kv_heads,
-                         apsolve_cp_fast_gpus(db, sweep, p->cluster_gpus), a->cache, 0};
+                         apsolve_cp_fast_gpus(db, sweep, p->cluster_gpus), a->cache, 0, NULL};
+    int rc = apsolve_cp_transients_read(db, sweep, p, &a->tr, why, len);
+    if (rc != APSOLVE_OK) {
+        apsolve_cp_auto_close(&a);
+        return rc;
+    }
     /* every range's facts once: each layer is read here (range i..i), so
      * the tables below fold them without the database */
     for (int i = 0; i < p->num_layers; i++)
@@ -648,6 +650,7 @@ void apsolve_cp_auto_close(ApsolveCpAuto **a)
     if (!a || !*a)
         return;
     free((*a)->cache);
+    apsolve_cp_transients_free(&(*a)->tr);
     free(*a);
     *a = NULL;
 }
@@ -745,7 +748,8 @@ int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProbl
                         price_stage(&x, &l, p->cluster_gpus, &st);
                     else
                         price_memo(&x, &l, p->cluster_gpus, memo, &nmemo, &st);
-                    transform(q, qi, cp, &st);
+                    transform(q, qi, cp, &st,
+                              apsolve_cp_transients_cut(a->tr, p, i, j, s, c, cp));
                     /* the subset holds no unfit figures: settled here from
                      * p's (apsolve_unfit_settle of the copy that held them);
                      * an entry whose cost the transformation changed holds

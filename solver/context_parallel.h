@@ -85,6 +85,30 @@ typedef struct ApsolveCpStage {
  * cp problem and apreport's stages both take it from here. */
 int64_t apsolve_cp_intermediate(int64_t intermediate, int cp);
 
+/* The bytes by which a cp stage's peak is below its twin entry's from the
+ * transient (cp_memory.c): each phase's activation-sized transient
+ * (schema 17's temp_activation_size) to 1/cp, rounded up, the
+ * weight-sized rest whole; the entry's peak is its larger phase's. 0 when
+ * no phase has an activation-sized part known (files before schema 17). */
+struct CostdbPhaseTransient;
+int64_t apsolve_cp_transient_cut_of(const struct CostdbPhaseTransient *ph, int cp);
+/* The same for entry (start..end, submesh s, config c) of the sweep, read
+ * from the database. 0 and *cut (0 when the entry lacks a phase); -1 with
+ * why for a row that is not read. */
+int apsolve_cp_transient_cut(struct Costdb *db, int64_t sweep, int start, int end, int s, int c,
+                             int cp, int64_t *cut, char *why, size_t len);
+/* The same figures of every entry of p that can hold a cp stage, read in
+ * one pass for the auto search's tables (apsolve_cp_auto_open): *out NULL
+ * when none has an activation-sized part (every cut 0). APSOLVE_OK,
+ * APSOLVE_ENOMEM, APSOLVE_EDB with why. */
+typedef struct ApsolveCpTransients ApsolveCpTransients;
+int apsolve_cp_transients_read(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                               ApsolveCpTransients **out, char *why, size_t len);
+/* apsolve_cp_transient_cut of entry (i..j, s, c) from t (0 for t NULL). */
+int64_t apsolve_cp_transients_cut(const ApsolveCpTransients *t, const ApsolveProblem *p, int i,
+                                  int j, int s, int c, int cp);
+void apsolve_cp_transients_free(ApsolveCpTransients **t);
+
 struct ApsolveFwVerdict;
 /* Which frameworks run a cp plan as priced (frameworks.h): DeepSpeed's
  * config has no context parallelism; torchtitan's (PyTorch's ring

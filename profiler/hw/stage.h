@@ -139,6 +139,10 @@ typedef struct ApprofStageProgram {
 
     /* Memory per device, bytes, following docs/alpa-semantics.md's ModuleProfileResult. */
     int64_t invar_size[2], outvar_size[2], temp_buffer_size[2], peak_memory[2];
+    /* the part of temp_buffer_size that scales with the tokens the device
+     * holds (per-token buffers; the rest is weight-sized: ZeRO-3's gathered
+     * blocks, a fresh parameter gradient): CostdbEntry.temp_activation_size */
+    int64_t temp_activation_size[2];
     int64_t donated_size[2];          /* invars whose buffers the outvars reuse (the
                                        * backward's gradient accumulators) */
     int64_t intermediate_size;        /* alive between fwd and bwd of one micro-batch */

@@ -586,13 +586,28 @@ static void memory_sizes(ProgBuild *b, ShardPlaceSums *s)
     p->param_bytes = (int64_t)llround(s->params);
     p->invar_size[0] = (int64_t)llround(s->sin + s->params);
     p->outvar_size[0] = (int64_t)llround(s->sout + s->saved_act);
-    p->temp_buffer_size[0] = (int64_t)llround(shard_transient_peak(st, ti, 0));
+    double walk[2], fresh = 0.0;
+    walk[0] = shard_transient_peak(st, ti, 0, NULL);
+    walk[1] = shard_transient_peak(st, ti, 1, &fresh);
+    p->temp_buffer_size[0] = (int64_t)llround(walk[0]);
     p->invar_size[1] = (int64_t)llround(s->params_read + buffers + s->saved_act + s->sin_saved +
                                         s->sout_saved + s->sout);
     p->outvar_size[1] = (int64_t)llround(s->sin_grads + buffers);
     p->donated_size[1] = (int64_t)llround(buffers);
-    p->temp_buffer_size[1] = (int64_t)llround(shard_transient_peak(st, ti, 1) +
-                                              shard_recompute_temp(st, ti, b->blk, b->n_blk));
+    double rerun = shard_recompute_temp(st, ti, b->blk, b->n_blk);
+    p->temp_buffer_size[1] = (int64_t)llround(walk[1] + rerun);
+    /* The activation-sized part of each transient (the tensors made
+     * inside the stage: per-token buffers, the loss's logits, a rerun
+     * block's activations), which a cp GPU holds for its seq / cp tokens;
+     * the weight-sized part is the largest fresh parameter gradient of the
+     * backward (and ZeRO-3's gathered blocks, program_zero.c). With a the
+     * activation part and w = the walk's largest fresh gradient, a cp
+     * GPU's backward walk, max over ops of live / cp + fresh, is at most
+     * (walk - w) / cp + w: exact where the walk peaks at the op with the
+     * largest fresh gradient (docs/context-parallel.md, "The transient's
+     * activation-sized part"). */
+    p->temp_activation_size[0] = p->temp_buffer_size[0];
+    p->temp_activation_size[1] = (int64_t)llround(walk[1] - fresh + rerun);
     p->intermediate_size = (int64_t)llround(s->saved_act + s->sin_saved + s->sout_saved);
     /* Adam: two moments, plus a master copy for 16-bit training, in the
      * spec's optimizer widths (f32 by default: 12 bytes, 8 in f32) */

@@ -75,7 +75,11 @@ int shard_place_tensors(const ShardStage *st, TInfo *ti, const int *touched, int
 
 /* program_memory.c: what a stage program keeps. The peak of transient
  * bytes over a forward (dir 0) or backward (dir 1) walk. */
-double shard_transient_peak(const ShardStage *st, const TInfo *ti, int dir);
+/* fresh (NULL: not wanted): the largest bytes of parameters' fresh
+ * gradients alive at one op of the walk (backward; 0 forward), the
+ * weight-sized part of the peak; the rest of the peak is activation-sized
+ * (program.c, memory_sizes). */
+double shard_transient_peak(const ShardStage *st, const TInfo *ti, int dir, double *fresh_max);
 /* Marks in recomp the ops the backward reruns (none, every op, or the
  * attention core); APPROF_ENOVARIANT when selective finds no softmax. */
 int shard_mark_recompute(const ShardStage *st, unsigned char *recomp);

@@ -20,14 +20,14 @@
 #include "sharding/sharding.h"
 
 /* Peak of transient bytes over a forward (dir 0) or backward (dir 1) walk. */
-double shard_transient_peak(const ShardStage *st, const TInfo *ti, int dir)
+double shard_transient_peak(const ShardStage *st, const TInfo *ti, int dir, double *fresh_max)
 {
     const ApprofGraph *g;
     /* the stage's ops are a range of the graph's */
     assert(st && st->g && ti && (dir == 0 || dir == 1) && st->op_begin >= 0 &&
            st->op_end - st->op_begin == st->n_ops && (size_t)st->op_end <= st->g->n_ops);
     g = st->g;
-    double live = 0.0, peak = 0.0;
+    double live = 0.0, peak = 0.0, most_fresh = 0.0;
     for (int q = 0; q < st->n_ops; q++) {
         int o = dir == 0 ? st->op_begin + q : st->op_end - 1 - q;
         const ApprofOp *op = &g->ops[o];
@@ -68,6 +68,8 @@ double shard_transient_peak(const ShardStage *st, const TInfo *ti, int dir)
             }
             if (live + fresh > peak)
                 peak = live + fresh;
+            if (fresh > most_fresh)
+                most_fresh = fresh;
             for (int j = 0; j < op->n_outputs; j++) {
                 const TInfo *t = &ti[op->outputs[j]];
                 if (t->used && !t->stage_out)
@@ -75,6 +77,8 @@ double shard_transient_peak(const ShardStage *st, const TInfo *ti, int dir)
             }
         }
     }
+    if (fresh_max)
+        *fresh_max = most_fresh;
     return peak;
 }
 

@@ -365,8 +365,13 @@ static void fill_entry(CostdbEntry *e, const ApprofTuple *t, int phase,
         e->temp_buffer_size = p->temp_buffer_size[phase];
         e->intermediate_size = p->intermediate_size;
         e->initial_size = p->initial_size;
-        if (m->peak_memory > 0)
+        e->temp_activation_size = p->temp_activation_size[phase];
+        /* a measured peak other than the program's: the program's split
+         * of its transient is not the measurement's (unknown, NULL) */
+        if (m->peak_memory > 0 && m->peak_memory != p->peak_memory[phase]) {
             e->peak_memory = m->peak_memory;
+            e->temp_activation_size = 0;
+        }
     }
 }
 

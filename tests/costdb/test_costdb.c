@@ -61,7 +61,7 @@ static void test_create(void)
 {
     Costdb *db = tu_open_new("create.db");
     int v = -1;
-    CU_ASSERT_EQUAL(costdb_schema_version(), 16);
+    CU_ASSERT_EQUAL(costdb_schema_version(), 17);
     CU_ASSERT_EQUAL(costdb_file_version(db, &v), 0);
     CU_ASSERT_EQUAL(v, costdb_schema_version());
     CU_ASSERT_STRING_EQUAL(costdb_path(db), tu_path("create.db"));

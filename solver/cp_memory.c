@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The memory of a cp stage (context_parallel.h; docs/context-parallel.md,
+ * "Memory" and "The transient's activation-sized part"): what of its
+ * dp x cp twin's entry a cp GPU holds 1/cp of. The twin holds mbs x dp x cp
+ * whole sequences over dp x cp replicas, mbs a replica; a cp GPU holds
+ * seq / cp tokens of each of its mbs sequences (Megatron-Core core_v0.19.0
+ * get_batch_on_this_cp_rank, megatron/core/utils.py; torchtitan 9dec370
+ * create_context_parallel_ctx, torchtitan/utils.py, which shards the
+ * inputs, labels and rotary table on the sequence dimension before the
+ * forward): its per-token buffers are 1/cp of the twin's, its weights,
+ * their gathered copies and gradients the twin's.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "apsolve.h"
+#include "context_parallel.h"
+#include "costdb.h"
+#include "costdb_rows.h"
+
+int64_t apsolve_cp_intermediate(int64_t intermediate, int cp)
+{
+    return cp > 1 && intermediate > 0 ? (intermediate + cp - 1) / cp : intermediate;
+}
+
+int64_t apsolve_cp_transient_cut_of(const CostdbPhaseTransient *ph, int cp)
+{
+    int64_t before = 0, after = 0;
+    if (cp <= 1)
+        return 0;
+    for (int k = 0; k < 2; k++) {
+        /* the activation-sized part to 1/cp, rounded up as the saved
+         * activations (apsolve_cp_intermediate) */
+        int64_t a = ph[k].temp_activation > 0 && ph[k].temp_activation <= ph[k].temp
+                        ? ph[k].temp_activation : 0;
+        int64_t peak = ph[k].peak - (a - apsolve_cp_intermediate(a, cp));
+        if (ph[k].peak > before)
+            before = ph[k].peak;
+        if (peak > after)
+            after = peak;
+    }
+    return before > after ? before - after : 0;
+}
+
+int apsolve_cp_transient_cut(struct Costdb *db, int64_t sweep, int start, int end, int s, int c,
+                             int cp, int64_t *cut, char *why, size_t len)
+{
+    CostdbPhaseTransient ph[2];
+    int rc;
+    *cut = 0;
+    if (cp <= 1)
+        return 0;
+    rc = costdb_entry_transient(db, sweep, start, end, s, c, ph);
+    if (rc < 0) {
+        snprintf(why, len, "the cp stage's memory: %s", costdb_errmsg(db));
+        return -1;
+    }
+    if (rc == 0)
+        *cut = apsolve_cp_transient_cut_of(ph, cp);
+    return 0;
+}
+
+/* The cut from one entry's figures relative to its forward's peak: d the
+ * backward's peak less the forward's, a[] each phase's activation-sized
+ * transient (apsolve_cp_transient_cut_of's arithmetic). */
+static int64_t cut_rel(int64_t d, const int64_t a[2], int cp)
+{
+    int64_t c0 = a[0] - apsolve_cp_intermediate(a[0], cp),
+            c1 = a[1] - apsolve_cp_intermediate(a[1], cp);
+    int64_t before = d > 0 ? d : 0, after = -c0 > d - c1 ? -c0 : d - c1;
+    return before > after ? before - after : 0;
+}
+
+struct ApsolveCpTransients {
+    size_t pairs, kept, ranges;
+    int *slot;          /* [pairs]: the pair's place among the kept, -1 none */
+    int64_t (*f)[3];    /* [ranges * kept]: d, a[0], a[1] (cut_rel) */
+    int any;            /* an activation-sized part seen */
+};
+
+typedef struct TransientRead {
+    ApsolveCpTransients *t;
+    const ApsolveProblem *p;
+} TransientRead;
+
+static int transient_row(void *ctx, int start, int end, int s, int c, int phase,
+                         const CostdbPhaseTransient *x)
+{
+    TransientRead *r = ctx;
+    const ApsolveProblem *p = r->p;
+    ApsolveCpTransients *t = r->t;
+    int k;
+    if (start < 0 || end < start || end >= p->num_layers || s >= p->num_submeshes ||
+        c >= p->num_configs || (k = t->slot[(size_t)s * p->num_configs + c]) < 0)
+        return 0;
+    int64_t *f = t->f[apsolve_range_index(p->num_layers, start, end) * t->kept + (size_t)k];
+    int64_t a = x->temp_activation > 0 && x->temp_activation <= x->temp ? x->temp_activation : 0;
+    f[0] += phase ? x->peak : -x->peak;
+    f[1 + phase] = a;
+    t->any |= a > 0;
+    return 0;
+}
+
+int apsolve_cp_transients_read(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                               ApsolveCpTransients **out, char *why, size_t len)
+{
+    ApsolveCpTransients *t;
+    TransientRead r;
+    int v = 0, rc;
+    *out = NULL;
+    if (costdb_file_version(db, &v) < 0 || v < 17)
+        return APSOLVE_OK; /* no activation-sized part known */
+    if (!(t = calloc(1, sizeof *t)))
+        return APSOLVE_ENOMEM;
+    t->pairs = (size_t)p->num_submeshes * (size_t)p->num_configs;
+    t->ranges = apsolve_range_index(p->num_layers, p->num_layers - 1, p->num_layers - 1) + 1;
+    if (!(t->slot = malloc((t->pairs ? t->pairs : 1) * sizeof *t->slot))) {
+        apsolve_cp_transients_free(&t);
+        return APSOLVE_ENOMEM;
+    }
+    /* the pairs that can hold a cp stage: (dp cp, tp) with the batch on
+     * axis 0, dp cp even */
+    for (size_t x = 0; x < t->pairs; x++) {
+        const ApsolveConfig *cf = &p->configs[x];
+        t->slot[x] = cf->valid && cf->force_batch_dim == 0 && cf->logical_a % 2 == 0
+                         ? (int)t->kept++ : -1;
+    }
+    if (t->kept && !(t->f = calloc(t->ranges * t->kept, sizeof *t->f))) {
+        apsolve_cp_transients_free(&t);
+        return APSOLVE_ENOMEM;
+    }
+    r = (TransientRead){t, p};
+    if (t->kept && (rc = costdb_entry_transients(db, sweep, transient_row, &r)) < 0) {
+        snprintf(why, len, "the cp stages' memory: %s", costdb_errmsg(db));
+        apsolve_cp_transients_free(&t);
+        return APSOLVE_EDB;
+    }
+    if (!t->any) /* nothing to divide: as a file before schema 17 */
+        apsolve_cp_transients_free(&t);
+    *out = t;
+    return APSOLVE_OK;
+}
+
+int64_t apsolve_cp_transients_cut(const ApsolveCpTransients *t, const ApsolveProblem *p, int i,
+                                  int j, int s, int c, int cp)
+{
+    int k;
+    if (!t || cp <= 1 || (k = t->slot[(size_t)s * p->num_configs + c]) < 0)
+        return 0;
+    const int64_t *f = t->f[apsolve_range_index(p->num_layers, i, j) * t->kept + (size_t)k];
+    return cut_rel(f[0], f + 1, cp);
+}
+
+void apsolve_cp_transients_free(ApsolveCpTransients **t)
+{
+    if (!t || !*t)
+        return;
+    free((*t)->slot);
+    free((*t)->f);
+    free(*t);
+    *t = NULL;
+}
