@@ -17,22 +17,32 @@
 #include "sharding/program_int.h"
 #include "sharding/sharding.h"
 
+/* The words of kernels [from, to) of one array k with digests d into s. */
+static ApprofHash128 kernel_run_words(ApprofHash128 s, const ApprofKernel *k,
+                                      const ApprofHash128 *d, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++) {
+        approf_hash128_word(&s, d[i].a);
+        approf_hash128_word(&s, d[i].b);
+        if (k[i].async_group)
+            approf_hash128_word(&s, (uint64_t)k[i].async_group * 2 + (uint64_t)k[i].async_wgrad);
+    }
+    return s;
+}
+
 /* What the signature hashes of phase ph's kernels [from, to) into h:
  * each kernel's digest (shard_kernel_digest: head_dig of the head's,
- * stage.h kernel_head; dig of the phase's own) and its async marks. */
+ * stage.h kernel_head; dig of the phase's own) and its async marks, the
+ * head's then the phase's own. */
 static void kernel_words(ApprofHash128 *h, const ApprofStageProgram *p, int ph,
                          const ApprofHash128 *head_dig, const ApprofHash128 *dig, size_t from,
                          size_t to)
 {
     size_t nh = p->n_kernel_head[ph];
-    for (size_t i = from; i < to; i++) {
-        const ApprofHash128 *d = i < nh ? &head_dig[i] : &dig[i - nh];
-        const ApprofKernel *k = approf_phase_kernel(p, ph, i);
-        approf_hash128_word(h, d->a);
-        approf_hash128_word(h, d->b);
-        if (k->async_group)
-            approf_hash128_word(h, (uint64_t)k->async_group * 2 + (uint64_t)k->async_wgrad);
-    }
+    if (from < nh)
+        *h = kernel_run_words(*h, p->kernel_head[ph], head_dig, from, to < nh ? to : nh);
+    if (to > nh)
+        *h = kernel_run_words(*h, p->kernels[ph], dig, (from > nh ? from : nh) - nh, to - nh);
 }
 
 /* What the signature hashes of p's phase ph's kernels: each kernel's
