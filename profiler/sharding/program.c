@@ -60,18 +60,30 @@ static int rereads_input(const ShardStage *st, int o, int i, const unsigned char
              shard_op_checkpointed(st->g, st->ops[o].op));
 }
 
-/* Groups the in-stage consumers of each tensor by the layout they want. */
-static void group_uses(const ShardStage *st, TInfo *ti, const unsigned char *recomp)
+/* consumer_layout of stage op o's input slot i, kept for the build (at
+ * o * APPROF_MAX_INPUTS + i): group_uses and push_input_colls both read
+ * it. */
+typedef struct ConsumerLayout {
+    ShardLayout lc;
+    int partial[2];
+} ConsumerLayout;
+
+/* Groups the in-stage consumers of each tensor by the layout they want;
+ * keeps each input's consumer layout in cl. */
+static void group_uses(const ShardStage *st, TInfo *ti, const unsigned char *recomp,
+                       ConsumerLayout *cl)
 {
     const ApprofGraph *g = st->g;
     for (int o = 0; o < st->n_ops; o++) {
         const ApprofOp *op = &g->ops[st->ops[o].op];
         for (int i = 0; i < op->n_inputs; i++) {
             TInfo *t = &ti[op->inputs[i]];
+            ConsumerLayout *c = &cl[(size_t)o * APPROF_MAX_INPUTS + (size_t)i];
+            c->lc = consumer_layout(st, o, i, c->partial);
             if (!t->in_range)
                 continue;
-            int partial[2];
-            ShardLayout lc = consumer_layout(st, o, i, partial);
+            ShardLayout lc = c->lc;
+            const int *partial = c->partial;
             int u = find_use(t, lc, partial);
             if (u == t->n_use) {
                 if (t->n_use == 4)
@@ -166,6 +178,7 @@ typedef struct ProgBuild {
     TInfo *ti;                    /* per graph tensor: the context's scratch, or owned */
     int *touched, n_touched;      /* tensors whose TInfo is written, first-touch order */
     unsigned char *recomp;        /* per stage op: the backward reruns it */
+    ConsumerLayout *cl;           /* per stage op and input slot (group_uses) */
     int *blk, n_blk;              /* checkpoint blocks (shard_stage_blocks) */
     size_t kcap[2], ccap[2];      /* room in p's kernels and collectives, per phase */
     ApprofHash128 *kdig[2];       /* per phase, each kernel's digest */
@@ -290,7 +303,10 @@ static int plan_recompute(ProgBuild *b)
     b->n_blk = shard_stage_blocks(st, b->blk);
     shard_mark_kept(st, b->ti, b->touched, b->n_touched, b->recomp, b->blk, b->n_blk);
     shard_mark_param_reads(st, b->ti, b->recomp);
-    group_uses(st, b->ti, b->recomp);
+    b->cl = malloc(n * APPROF_MAX_INPUTS * sizeof *b->cl);
+    if (!b->cl)
+        return APPROF_ENOMEM;
+    group_uses(st, b->ti, b->recomp, b->cl);
     return 0;
 }
 
@@ -446,6 +462,18 @@ static int reshard_input(ProgBuild *b, int o, int i, ShardLayout lc, const int p
     return rc;
 }
 
+/* shard_local_bytes of tensor tix in layout lc: ti's bytes where lc
+ * splits it over the same axes as its own layout does (the same
+ * divisions of the same size: the same bits), so mostly not computed
+ * again. */
+static double local_bytes_in(const ProgBuild *b, int tix, ShardLayout lc)
+{
+    const TInfo *t = &b->ti[tix];
+    if ((lc.d[0] >= 0) == (t->L.d[0] >= 0) && (lc.d[1] >= 0) == (t->L.d[1] >= 0))
+        return t->local;
+    return shard_local_bytes(&b->st->g->tensors[tix], lc, &b->st->mesh);
+}
+
 /* The collectives each input of stage op o needs: a reshard of one
  * produced inside the stage (reshard_input); for a parameter, its
  * gradient's bytes join those of the axis set it is partial over (the
@@ -463,8 +491,9 @@ static int push_input_colls(ProgBuild *b, int o, size_t bw0)
     for (int i = 0; i < op->n_inputs && !rc; i++) {
         int tix = op->inputs[i];
         const ApprofTensor *t = &g->tensors[tix];
-        int partial[2];
-        ShardLayout lc = consumer_layout(st, o, i, partial);
+        const ConsumerLayout *cl = &b->cl[(size_t)o * APPROF_MAX_INPUTS + (size_t)i];
+        ShardLayout lc = cl->lc;
+        const int *partial = cl->partial;
         if (b->ti[tix].in_range) {
             rc = reshard_input(b, o, i, lc, partial, weight, bw0);
             continue;
@@ -476,7 +505,7 @@ static int push_input_colls(ProgBuild *b, int o, size_t bw0)
              * the batch on: it joins the gradient bytes of that axis set */
             int set = (partial[0] ? APPROF_AXIS0 : 0) | (partial[1] ? APPROF_AXIS1 : 0);
             if (set)
-                b->grad_set_bytes[set] += shard_local_bytes(t, lc, m);
+                b->grad_set_bytes[set] += local_bytes_in(b, tix, lc);
             continue;
         }
         /* a stage input: its gradient's reduction is this consumer's */
@@ -487,7 +516,7 @@ static int push_input_colls(ProgBuild *b, int o, size_t bw0)
             if (!partial[x])
                 continue;
             ApprofCollective c = shard_coll(m, APPROF_COLL_ALL_REDUCE, x,
-                                            shard_local_bytes(t, lc, m), so->op);
+                                            local_bytes_in(b, tix, lc), so->op);
             c.async_group = group;
             c.async_wgrad = 1;
             rc = shard_push_coll(b->p, 1, &b->ccap[1], &c);
@@ -707,6 +736,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     free(b.pdig);
     scratch_release(&b);
     free(b.recomp);
+    free(b.cl);
     free(b.blk);
     return rc;
 }

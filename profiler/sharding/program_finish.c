@@ -17,30 +17,45 @@
 #include "sharding/program_int.h"
 #include "sharding/sharding.h"
 
-/* What the signature hashes of phase ph's kernels: their count, each
- * kernel's digest (shard_kernel_digest: head_dig of the head's, stage.h
- * kernel_head; dig of the phase's own) and its async marks. */
-static ApprofHash128 kernel_list_digest(const ApprofStageProgram *p, int ph,
-                                        const ApprofHash128 *head_dig, const ApprofHash128 *dig)
+/* The words of kernels [from, to) of one array k with digests d into s. */
+static ApprofHash128 kernel_run_words(ApprofHash128 s, const ApprofKernel *k,
+                                      const ApprofHash128 *d, size_t from, size_t to)
 {
-    ApprofHash128 h;
-    size_t nh = p->n_kernel_head[ph], n = approf_phase_kernel_count(p, ph);
-    approf_hash128_init(&h, 0x6c);
-    approf_hash128_word(&h, n);
-    for (size_t i = 0; i < n; i++) {
-        const ApprofHash128 *d = i < nh ? &head_dig[i] : &dig[i - nh];
-        const ApprofKernel *k = approf_phase_kernel(p, ph, i);
-        approf_hash128_word(&h, d->a);
-        approf_hash128_word(&h, d->b);
-        if (k->async_group)
-            approf_hash128_word(&h, (uint64_t)k->async_group * 2 + (uint64_t)k->async_wgrad);
+    for (size_t i = from; i < to; i++) {
+        approf_hash128_word(&s, d[i].a);
+        approf_hash128_word(&s, d[i].b);
+        if (k[i].async_group)
+            approf_hash128_word(&s, (uint64_t)k[i].async_group * 2 + (uint64_t)k[i].async_wgrad);
     }
-    return h;
+    return s;
 }
 
-/* kernel_list_digest of p's phase ph, once per kernel array a build's
- * programs share (ends: the build's ended backwards; its first program
- * ended is the one whose forward the others hold). */
+/* What the signature hashes of phase ph's kernels [from, to) into h:
+ * each kernel's digest (shard_kernel_digest: head_dig of the head's,
+ * stage.h kernel_head; dig of the phase's own) and its async marks, the
+ * head's then the phase's own. */
+static void kernel_words(ApprofHash128 *h, const ApprofStageProgram *p, int ph,
+                         const ApprofHash128 *head_dig, const ApprofHash128 *dig, size_t from,
+                         size_t to)
+{
+    size_t nh = p->n_kernel_head[ph];
+    if (from < nh)
+        *h = kernel_run_words(*h, p->kernel_head[ph], head_dig, from, to < nh ? to : nh);
+    if (to > nh)
+        *h = kernel_run_words(*h, p->kernels[ph], dig, (from > nh ? from : nh) - nh, to - nh);
+}
+
+/* What the signature hashes of p's phase ph's kernels: each kernel's
+ * words (kernel_words), then their count, counted last so that a digest
+ * of the phase's first kernels is where one of the whole phase resumes;
+ * once per kernel array a build's programs share (ends: the build's ended
+ * backwards; its first program ended is the one whose forward the others
+ * hold). Every backward
+ * of a build begins with the build's backward before its end (ends->pre_n
+ * kernels: the build's own, a copy or the head), so the digest's state
+ * after them is computed once, by the first (the build), and the others
+ * resume from it (docs/performance.md, "The stage program's build,
+ * cheaper"). */
 static ApprofHash128 kernel_list(const ApprofStageProgram *p, int ph, const ApprofHash128 *dig,
                                  BackwardEnds *ends)
 {
@@ -58,7 +73,22 @@ static ApprofHash128 kernel_list(const ApprofStageProgram *p, int ph, const Appr
     if (kept && *set)
         return *kept;
     /* a head is only ever the build's backward before its end (ends) */
-    ApprofHash128 h = kernel_list_digest(p, ph, ends ? ends->pre_dig : NULL, dig);
+    const ApprofHash128 *head_dig = ends ? ends->pre_dig : NULL;
+    size_t n = approf_phase_kernel_count(p, ph), from = 0;
+    ApprofHash128 h;
+    if (ends && ph == 1 && ends->pre_n <= n) {
+        if (!ends->pre_list_set) {
+            approf_hash128_init(&ends->pre_list, 0x6c);
+            kernel_words(&ends->pre_list, p, ph, head_dig, dig, 0, ends->pre_n);
+            ends->pre_list_set = 1;
+        }
+        h = ends->pre_list;
+        from = ends->pre_n;
+    } else {
+        approf_hash128_init(&h, 0x6c);
+    }
+    kernel_words(&h, p, ph, head_dig, dig, from, n);
+    approf_hash128_word(&h, n);
     if (kept) {
         *kept = h;
         *set = 1;
@@ -130,7 +160,7 @@ static ApprofHash128 place_list(const ApprofStageProgram *p, const ApprofHash128
     return h;
 }
 
-/* klist: per phase, kernel_list_digest; pdig: of each placement's spec
+/* klist: per phase, kernel_list; pdig: of each placement's spec
  * text; sig: what the build's programs share (NULL: none). The signature
  * is an in-memory key of the sweep's measurement reuse only, never
  * stored. */

@@ -163,6 +163,11 @@ typedef struct BackwardEnds {
     ApprofKernelShare *fwd;
     ApprofHash128 fwd_list; /* the same of the forward */
     int fwd_list_set;
+    /* the state of the backwards' list digest after their first pre_n
+     * kernels, the build's backward before its end, which every backward
+     * of the build begins with (program_finish.c, kernel_list) */
+    ApprofHash128 pre_list;
+    int pre_list_set;
 } BackwardEnds;
 void shard_backward_ends_free(BackwardEnds *ends);
 /* Gradient accumulation of p's backward with ends (zero_family.c): p
