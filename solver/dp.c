@@ -308,6 +308,8 @@ static void dp_free(Dp *dp)
     free(dp->rb);
     free(dp->rba);
     free(dp->stamp);
+    free(dp->lim);
+    free(dp->row_top);
     free(dp->cands);
     free(dp->val);
     free(dp->arg);

@@ -68,6 +68,12 @@ typedef struct Dp {
     int32_t *foff;                    /* [(L+1)(D+1)]: a state's first place (read only
                                        * where front_cnt > 0) */
     size_t pool_top;                  /* the next free place (1 at each DP's start) */
+    /* Rows kept from the last threshold DP (dp_rows.c, dp_run_live): per
+     * option its item count within the last DP's threshold, and per row
+     * the place its frontiers start at; ran 0 before the first DP. */
+    int *lim;                         /* [n_opts] */
+    size_t *row_top;                  /* [L] */
+    int ran;
     int16_t *front_cnt;               /* [(L+1)(D+1)] */
     double *best;                     /* [NS] */
     int32_t *best_arg;

@@ -32,7 +32,10 @@ int apsolve_dp_live(Dp *dp)
     dp->live_off = malloc((size_t)(L + 2) * sizeof *dp->live_off);
     dp->nz_cnt = calloc((size_t)(L + 1), sizeof *dp->nz_cnt);
     dp->stamp = calloc((size_t)D + 1, sizeof *dp->stamp);
-    if (!back || !fwd || !dp->live_off || !dp->nz_cnt || !dp->stamp)
+    dp->lim = malloc(((size_t)dp->opt_off[L] + 1) * sizeof *dp->lim);
+    dp->row_top = malloc((size_t)L * sizeof *dp->row_top);
+    dp->ran = 0;
+    if (!back || !fwd || !dp->live_off || !dp->nz_cnt || !dp->stamp || !dp->lim || !dp->row_top)
         goto cleanup;
     /* back[i]: d with a chain of options from (i, d) to (L, 0) */
     back[(size_t)L * W] = 1;
@@ -115,13 +118,32 @@ static int dp_nmax(const Dp *dp, int i, int d)
     return nmax > d ? d : nmax;
 }
 
+/* The stages dp_run_live keeps at a state of row i with d devices:
+ * dp_nmax's, and below row 0 at most NS - 2. Row 0's one live state is the
+ * top (0, D) (apsolve_dp_live), and every other state's entries are read
+ * only by its parents' offers (dp_offer), which take an entry of nc stages
+ * only when nc + 1 <= the parent's nmax <= NS - 1: an entry of NS - 1
+ * stages below row 0 is never read. Left out, it is neither made nor
+ * offered (a parent's best[NS - 1] below row 0 is not kept either); every
+ * entry read keeps its n, sum and item, since an entry depends only on the
+ * entries of fewer stages of its own state (dp_frontier) and on its
+ * children's entries of one stage less. A state whose one entry was that
+ * one becomes empty: its parents were offered nothing from it before
+ * either. */
+static int dp_nmax_live(const Dp *dp, int i, int d)
+{
+    int nmax = dp_nmax(dp, i, d);
+    return i > 0 && nmax > dp->NS - 2 ? dp->NS - 2 : nmax;
+}
+
 /* Ends state (i, d) of dp_run: its frontier from best[1..nmax] (the least
  * sum per stage count n and its item), kept while the sum falls as n
  * grows, or every finite n for an exact stage count. Returns its size. */
-static int dp_frontier(Dp *dp, int i, int d, const double *best, const int32_t *best_arg)
+static int dp_frontier(Dp *dp, int i, int d, int nmax, const double *best,
+                       const int32_t *best_arg)
 {
     size_t st = (size_t)i * (size_t)(dp->D + 1) + (size_t)d, base = dp->pool_top;
-    int nmax = dp_nmax(dp, i, d), cnt = 0;
+    int cnt = 0;
     double run = INFINITY;
     for (int n = 1; n <= nmax; n++) {
         /* Exact stage count: every finite n is kept (no dominance by fewer
@@ -141,29 +163,38 @@ static int dp_frontier(Dp *dp, int i, int d, const double *best, const int32_t *
 
 /* Offers option op (its first lim items within t) of state (i, d) the
  * frontier of its child (op->end + 1, d - op->dev): best[n] keeps the least
- * sum of n stages, replaced only by a strictly smaller one. */
+ * sum of n stages, replaced only by a strictly smaller one. The child's
+ * entries ascend in n (dp_frontier), and the items' stage bounds ascend
+ * (dp_prepare keeps an item only above every cheaper one's), so the entries
+ * offered are those up to cap, the most following stages both the state
+ * (nmax - 1) and the last item within t fit; each takes the first item
+ * that fits its n, which exists below lim for every n <= cap. The compare
+ * is made without a branch: the same strict test, so the same winner. */
 static void dp_offer(const Dp *dp, const DpOpt *op, int lim, int d, int nmax, double *best,
                      int32_t *best_arg)
 {
     const DpItem *it = &dp->items[op->item_off];
     size_t cst = (size_t)(op->end + 1) * (size_t)(dp->D + 1) + (size_t)(d - op->dev);
-    int ccnt = dp->front_cnt[cst], q = 0;
+    int ccnt = dp->front_cnt[cst], q = 0, cap = it[lim - 1].mnss;
     size_t cbase = ccnt ? (size_t)dp->foff[cst] : 0;
-    assert(op->end < dp->L && op->dev >= 1 && d - op->dev >= 0);
+    const int16_t *fn = dp->front + cbase;
+    const double *fv = dp->val + cbase;
+    assert(op->end < dp->L && op->dev >= 1 && d - op->dev >= 0 && lim >= 1);
+    if (cap > nmax - 1)
+        cap = nmax - 1;
     for (int e = 0; e < ccnt; e++) {
-        int nc = dp->front[cbase + (size_t)e];
-        double cand;
-        if (nc + 1 > nmax)
+        int nc = fn[e];
+        double cand, old;
+        int32_t keep;
+        if (nc > cap)
             break;
-        while (q < lim && it[q].mnss < nc)
+        while (it[q].mnss < nc)
             q++;
-        if (q == lim)
-            break;
-        cand = dp->val[cbase + (size_t)e] + it[q].cost;
-        if (cand < best[nc + 1]) {
-            best[nc + 1] = cand;
-            best_arg[nc + 1] = op->item_off + q;
-        }
+        cand = fv[e] + it[q].cost;
+        old = best[nc + 1];
+        keep = -(int32_t)!(cand < old); /* all ones: the old entry stays */
+        best[nc + 1] = cand < old ? cand : old;
+        best_arg[nc + 1] = (best_arg[nc + 1] & keep) | ((op->item_off + q) & ~keep);
     }
 }
 
@@ -191,16 +222,44 @@ static void dp_run_dense(Dp *dp, double t)
                 if (dp->opts[o].dev <= d && lim)
                     dp_offer(dp, &dp->opts[o], lim, d, nmax, dp->best, dp->best_arg);
             }
-            dp_frontier(dp, i, d, dp->best, dp->best_arg);
+            dp_frontier(dp, i, d, nmax, dp->best, dp->best_arg);
         }
     }
+}
+
+/* The highest row of dp_run_live's DP at t that the last one's rows do not
+ * already hold, and every option's item count within t in dp->lim (rows
+ * top .. 0). A row's frontiers depend on t only through the item counts
+ * of its options and of the options of the rows after it: a state (i, d)
+ * is offered the items within t of row i's options on the frontiers of
+ * their children (rows > i), whose frontiers are made the same way; the
+ * live states, nmax and the exact stage count are the Dp's own. So when
+ * every option of rows r .. top has the count it had in the last DP, rows
+ * r .. top hold that DP's frontiers (and nz, nz_cnt): rows are made from
+ * the top down, each packed from its row_top on, so rows r .. top lie
+ * below the place row r - 1 started at, and a DP that makes rows r - 1 ..
+ * 0 again from there overwrites none of them. -1: every row is the last
+ * DP's (a threshold admitting the same items). */
+static int dp_rows_from(Dp *dp, int top, double t)
+{
+    int from = dp->ran ? -1 : top;
+    for (int i = top; i >= 0; i--)
+        for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++) {
+            int lim = dp_lim(dp, o, t);
+            if (lim != dp->lim[o] && from < i)
+                from = i;
+            dp->lim[o] = lim;
+        }
+    dp->ran = 1;
+    return from;
 }
 
 /* The same DP pushed from the children with a non-empty frontier at t
  * (docs/solver.md, "Live states"): option by option in the order above, so
  * each state (i, d) is offered its candidates in the order the dense loop
  * offers them, and gets the same frontier; a live state offered nothing is
- * empty. */
+ * empty. Rows the last DP left as this one would make them are kept
+ * (dp_rows_from). */
 static void dp_run_live(Dp *dp, double t)
 {
     int L = dp->L, D = dp->D, NS = dp->NS;
@@ -210,18 +269,20 @@ static void dp_run_live(Dp *dp, double t)
      * stage cannot extend (dp_offer: nc + 1 > nmax), so rows L - 1 .. 1
      * change nothing the top state reads; they are left empty (nz_cnt 0)
      * and row 0 is offered the end state alone, as it was before. */
-    int top = NS == 2 ? 0 : L - 1;
-    for (int i = top; i >= 0; i--) {
+    int top = NS == 2 ? 0 : L - 1, from = dp_rows_from(dp, top, t);
+    dp->pool_top = from == top ? 1 : from >= 0 ? dp->row_top[from] : dp->pool_top;
+    for (int i = from; i >= 0; i--) {
         const uint64_t *lb = dp->livebits + (size_t)i * dp->words;
         unsigned gen = ++dp->gen;
         int cnt = 0;
+        dp->row_top[i] = dp->pool_top;
         if (gen == 0) { /* wrapped: no stamp may look current */
             memset(dp->stamp, 0, ((size_t)D + 1) * sizeof *dp->stamp);
             gen = dp->gen = 1;
         }
         for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++) {
             const DpOpt *op = &dp->opts[o];
-            int lim = dp_lim(dp, o, t), j1 = op->end + 1;
+            int lim = dp->lim[o], j1 = op->end + 1;
             const int *ch = dp->nz + dp->live_off[j1];
             if (!lim)
                 continue;
@@ -232,7 +293,7 @@ static void dp_run_live(Dp *dp, double t)
                     break; /* the children ascend */
                 if (!(lb[d / 64] >> (d % 64) & 1))
                     continue;
-                nmax = dp_nmax(dp, i, d);
+                nmax = dp_nmax_live(dp, i, d);
                 if (dp->stamp[d] != gen) {
                     dp->stamp[d] = gen;
                     for (int n = 1; n <= nmax; n++)
@@ -245,7 +306,7 @@ static void dp_run_live(Dp *dp, double t)
             int d = dp->live[li];
             if (dp->stamp[d] != gen)
                 dp->front_cnt[(size_t)i * (size_t)(D + 1) + (size_t)d] = 0;
-            else if (dp_frontier(dp, i, d, dp->rb + (size_t)d * (size_t)NS,
+            else if (dp_frontier(dp, i, d, dp_nmax_live(dp, i, d), dp->rb + (size_t)d * (size_t)NS,
                                  dp->rba + (size_t)d * (size_t)NS))
                 dp->nz[dp->live_off[i] + cnt++] = d;
         }
@@ -256,9 +317,10 @@ static void dp_run_live(Dp *dp, double t)
 /* One threshold DP's rows (dense: the former formulation). */
 void apsolve_dp_rows(Dp *dp, double t)
 {
-    dp->pool_top = 1; /* every row's frontiers made afresh; the end state's kept */
-    if (dp->dense)
+    if (dp->dense) {
+        dp->pool_top = 1; /* every row's frontiers made afresh; the end state's kept */
         dp_run_dense(dp, t);
-    else
+    } else {
         dp_run_live(dp, t);
+    }
 }
