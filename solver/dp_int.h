@@ -159,7 +159,13 @@ int apsolve_dp_sort_nonneg(double *v, size_t n);
 /* Fills the live states of dp (its options made): live, live_off,
  * livebits, nz, nz_cnt, stamp. APSOLVE_OK or APSOLVE_ENOMEM. */
 int apsolve_dp_live(Dp *dp);
-/* The rows L-1 .. 0 of one threshold DP at t: frontiers of every live state. */
+/* The rows L-1 .. 0 of one threshold DP at t: frontiers of every live state
+ * (below row 0 of at most NS - 2 stages: dp_rows.c, dp_nmax_live). */
 void apsolve_dp_rows(Dp *dp, double t);
+/* The frontier tables of dp (its live states made), with the end state
+ * (dp.c). APSOLVE_OK or APSOLVE_ENOMEM. */
+int apsolve_dp_tables(Dp *dp);
+/* Frees every buffer of dp (dp.c), its plan included. */
+void apsolve_dp_free(Dp *dp);
 
 #endif
