@@ -309,6 +309,7 @@ void apsolve_dp_free(Dp *dp)
     free(dp->rba);
     free(dp->stamp);
     free(dp->lim);
+    free(dp->ncap);
     free(dp->row_top);
     free(dp->cands);
     free(dp->val);

@@ -72,6 +72,8 @@ typedef struct Dp {
      * option its item count within the last DP's threshold, and per row
      * the place its frontiers start at; ran 0 before the first DP. */
     int *lim;                         /* [n_opts] */
+    int16_t *ncap;                    /* [(L+1)(D+1)]: the most stages dp_run_live keeps at a
+                                       * live state (dp_rows.c, dp_stage_caps) */
     size_t *row_top;                  /* [L] */
     int ran;
     int16_t *front_cnt;               /* [(L+1)(D+1)] */
@@ -160,7 +162,7 @@ int apsolve_dp_sort_nonneg(double *v, size_t n);
  * livebits, nz, nz_cnt, stamp. APSOLVE_OK or APSOLVE_ENOMEM. */
 int apsolve_dp_live(Dp *dp);
 /* The rows L-1 .. 0 of one threshold DP at t: frontiers of every live state
- * (below row 0 of at most NS - 2 stages: dp_rows.c, dp_nmax_live). */
+ * (of at most dp->ncap stages: dp_rows.c, dp_stage_caps). */
 void apsolve_dp_rows(Dp *dp, double t);
 /* The frontier tables of dp (its live states made), with the end state
  * (dp.c). APSOLVE_OK or APSOLVE_ENOMEM. */

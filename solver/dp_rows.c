@@ -12,6 +12,86 @@
 
 #include "dp_int.h"
 
+/* dst |= src >> dev over W words: bit d of src sets bit d - dev of dst. */
+static void bits_or_down(uint64_t *dst, const uint64_t *src, size_t W, int dev)
+{
+    size_t ws = (size_t)dev / 64;
+    unsigned bs = (unsigned)(dev % 64);
+    for (size_t w = 0; w + ws < W; w++) {
+        uint64_t v = src[w + ws] >> bs;
+        if (bs && w + ws + 1 < W)
+            v |= src[w + ws + 1] << (64 - bs);
+        dst[w] |= v;
+    }
+}
+
+/* The most stages a state (i, d) may hold: layers, devices and the cap. */
+static int dp_nmax(const Dp *dp, int i, int d)
+{
+    int nmax = dp->NS - 1;
+    if (nmax > dp->L - i)
+        nmax = dp->L - i;
+    return nmax > d ? d : nmax;
+}
+
+/* The fewest stages before a state that dp_stage_caps tells apart: those
+ * that can matter (a state needing more keeps no entry), at most this many
+ * bit sets per row. */
+enum { DP_LEVELS = 32 };
+
+/* The stages dp_run_live keeps at each live state (dp->ncap): dp_nmax's,
+ * less the fewest stages a chain of options from the top (0, D) takes to
+ * reach it. A plan holds at most NS - 1 stages (the top's dp_nmax), so an
+ * entry of n stages at a state no chain of fewer than k stages reaches is
+ * in no plan when k + n > NS - 1. Let k(i, d) be that count up to a level
+ * K (the least k <= K with a chain of k stages, else K + 1: no more than
+ * the fewest); then k(child) <= k(parent) + 1 along every option. Kept
+ * are the entries n <= cap = min(dp_nmax, NS - 1 - k). A state's entries
+ * of n stages depend only on its best[1 .. n] (dp_frontier: kept when
+ * finite, or below every fewer-stage sum), and best[n] only on the
+ * children's entries of n - 1 stages, offered in the same order; for n <=
+ * cap(parent), n - 1 <= NS - 2 - k(parent) <= NS - 1 - k(child), within
+ * the child's cap, so by induction from row L - 1 up every kept entry has
+ * the sum and item the whole recurrence gives it, and the top (k = 0)
+ * keeps its whole frontier: the same g(t) and the same plan, whose chain
+ * reads at depth k the entry of n - k <= NS - 1 - k stages. Every state
+ * below row 0 has k >= 1 (row 0's one live state is the top). The bit
+ * sets: reach[i][k], the states of row i some chain of at most k stages
+ * reaches; K = min(NS - 1, DP_LEVELS), NS - 1 - k <= 0 leaving a state
+ * empty anyway. */
+static int dp_stage_caps(Dp *dp)
+{
+    int L = dp->L, D = dp->D, K = dp->NS - 1 < DP_LEVELS ? dp->NS - 1 : DP_LEVELS;
+    size_t W = dp->words, per = ((size_t)K + 1) * W;
+    uint64_t *reach = calloc((size_t)(L + 1) * per, sizeof *reach);
+    dp->ncap = malloc((size_t)(L + 1) * (size_t)(D + 1) * sizeof *dp->ncap);
+    if (!reach || !dp->ncap) {
+        free(reach);
+        return APSOLVE_ENOMEM;
+    }
+    reach[D / 64] = (uint64_t)1 << (D % 64);
+    for (int i = 0; i < L; i++) {
+        uint64_t *r = reach + (size_t)i * per;
+        for (int k = 1; k <= K; k++) /* at most k: at most k - 1 too */
+            for (size_t w = 0; w < W; w++)
+                r[(size_t)k * W + w] |= r[(size_t)(k - 1) * W + w];
+        for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++)
+            for (int k = 0; k < K; k++)
+                bits_or_down(reach + (size_t)(dp->opts[o].end + 1) * per + (size_t)(k + 1) * W,
+                             r + (size_t)k * W, W, dp->opts[o].dev);
+        for (int li = dp->live_off[i]; li < dp->live_off[i + 1]; li++) {
+            int d = dp->live[li], k = 0, cap = dp_nmax(dp, i, d);
+            while (k <= K && !(r[(size_t)k * W + (size_t)d / 64] >> (d % 64) & 1))
+                k++;
+            if (cap > dp->NS - 1 - k)
+                cap = dp->NS - 1 - k;
+            dp->ncap[(size_t)i * (size_t)(D + 1) + (size_t)d] = (int16_t)(cap > 0 ? cap : 0);
+        }
+    }
+    free(reach);
+    return APSOLVE_OK;
+}
+
 /* The states (i, d) a threshold DP needs (docs/solver.md, "Live states"):
  * d devices can take layers i..L-1 (d is a sum of the devices of a chain
  * of options from row i to the end) and some chain of options from (0, D)
@@ -60,18 +140,8 @@ int apsolve_dp_live(Dp *dp)
         uint64_t *row = fwd + (size_t)i * W;
         for (size_t w = 0; w < W; w++)
             row[w] &= back[(size_t)i * W + w];
-        for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++) {
-            uint64_t *dst = fwd + (size_t)(dp->opts[o].end + 1) * W;
-            size_t ws = (size_t)dp->opts[o].dev / 64;
-            unsigned bs = (unsigned)(dp->opts[o].dev % 64);
-            /* dst |= row >> dev */
-            for (size_t w = 0; w + ws < W; w++) {
-                uint64_t v = row[w + ws] >> bs;
-                if (bs && w + ws + 1 < W)
-                    v |= row[w + ws + 1] << (64 - bs);
-                dst[w] |= v;
-            }
-        }
+        for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++)
+            bits_or_down(fwd + (size_t)(dp->opts[o].end + 1) * W, row, W, dp->opts[o].dev);
     }
     for (int i = 0; i < L; i++) {
         const uint64_t *b = back + (size_t)i * W, *f = fwd + (size_t)i * W;
@@ -102,38 +172,11 @@ int apsolve_dp_live(Dp *dp)
     dp->nz_cnt[L] = 1;
     dp->livebits = fwd;
     fwd = NULL;
-    rc = APSOLVE_OK;
+    rc = dp->dense ? APSOLVE_OK : dp_stage_caps(dp);
 cleanup:
     free(back);
     free(fwd);
     return rc;
-}
-
-/* The most stages a state (i, d) may hold: layers, devices and the cap. */
-static int dp_nmax(const Dp *dp, int i, int d)
-{
-    int nmax = dp->NS - 1;
-    if (nmax > dp->L - i)
-        nmax = dp->L - i;
-    return nmax > d ? d : nmax;
-}
-
-/* The stages dp_run_live keeps at a state of row i with d devices:
- * dp_nmax's, and below row 0 at most NS - 2. Row 0's one live state is the
- * top (0, D) (apsolve_dp_live), and every other state's entries are read
- * only by its parents' offers (dp_offer), which take an entry of nc stages
- * only when nc + 1 <= the parent's nmax <= NS - 1: an entry of NS - 1
- * stages below row 0 is never read. Left out, it is neither made nor
- * offered (a parent's best[NS - 1] below row 0 is not kept either); every
- * entry read keeps its n, sum and item, since an entry depends only on the
- * entries of fewer stages of its own state (dp_frontier) and on its
- * children's entries of one stage less. A state whose one entry was that
- * one becomes empty: its parents were offered nothing from it before
- * either. */
-static int dp_nmax_live(const Dp *dp, int i, int d)
-{
-    int nmax = dp_nmax(dp, i, d);
-    return i > 0 && nmax > dp->NS - 2 ? dp->NS - 2 : nmax;
 }
 
 /* Ends state (i, d) of dp_run: its frontier from best[1..nmax] (the least
@@ -293,7 +336,7 @@ static void dp_run_live(Dp *dp, double t)
                     break; /* the children ascend */
                 if (!(lb[d / 64] >> (d % 64) & 1))
                     continue;
-                nmax = dp_nmax_live(dp, i, d);
+                nmax = dp->ncap[(size_t)i * (size_t)(D + 1) + (size_t)d];
                 if (dp->stamp[d] != gen) {
                     dp->stamp[d] = gen;
                     for (int n = 1; n <= nmax; n++)
@@ -306,7 +349,7 @@ static void dp_run_live(Dp *dp, double t)
             int d = dp->live[li];
             if (dp->stamp[d] != gen)
                 dp->front_cnt[(size_t)i * (size_t)(D + 1) + (size_t)d] = 0;
-            else if (dp_frontier(dp, i, d, dp_nmax_live(dp, i, d), dp->rb + (size_t)d * (size_t)NS,
+            else if (dp_frontier(dp, i, d, dp->ncap[(size_t)i * (size_t)(D + 1) + (size_t)d], dp->rb + (size_t)d * (size_t)NS,
                                  dp->rba + (size_t)d * (size_t)NS))
                 dp->nz[dp->live_off[i] + cnt++] = d;
         }
