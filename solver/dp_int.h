@@ -74,6 +74,7 @@ typedef struct Dp {
     int *lim;                         /* [n_opts] */
     int16_t *ncap;                    /* [(L+1)(D+1)]: the most stages dp_run_live keeps at a
                                        * live state (dp_rows.c, dp_stage_caps) */
+    int levels;                       /* > 0: dp_stage_caps' levels (0: DP_LEVELS) */
     size_t *row_top;                  /* [L] */
     int ran;
     int16_t *front_cnt;               /* [(L+1)(D+1)] */

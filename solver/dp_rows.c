@@ -35,9 +35,10 @@ static int dp_nmax(const Dp *dp, int i, int d)
 }
 
 /* The fewest stages before a state that dp_stage_caps tells apart: those
- * that can matter (a state needing more keeps no entry), at most this many
- * bit sets per row. */
-enum { DP_LEVELS = 32 };
+ * that matter most (an exact count of up to this many stages, or a cap);
+ * a state needing more is taken to need DP_LEVELS + 1 (dp->levels, when
+ * set, instead: the tests' few). */
+enum { DP_LEVELS = 16 };
 
 /* The stages dp_run_live keeps at each live state (dp->ncap): dp_nmax's,
  * less the fewest stages a chain of options from the top (0, D) takes to
@@ -55,30 +56,42 @@ enum { DP_LEVELS = 32 };
  * the sum and item the whole recurrence gives it, and the top (k = 0)
  * keeps its whole frontier: the same g(t) and the same plan, whose chain
  * reads at depth k the entry of n - k <= NS - 1 - k stages. Every state
- * below row 0 has k >= 1 (row 0's one live state is the top). The bit
- * sets: reach[i][k], the states of row i some chain of at most k stages
- * reaches; K = min(NS - 1, DP_LEVELS), NS - 1 - k <= 0 leaving a state
- * empty anyway. */
+ * below row 0 has k >= 1 (row 0's one live state is the top).
+ * level[i][k]: the live states of row i a chain of k stages reaches,
+ * made row after row; a state's k is its lowest level, and only a row's
+ * lowest levels are passed on (a chain's other states are live too, and
+ * a state's higher levels give its children only higher ones). */
 static int dp_stage_caps(Dp *dp)
 {
-    int L = dp->L, D = dp->D, K = dp->NS - 1 < DP_LEVELS ? dp->NS - 1 : DP_LEVELS;
+    int L = dp->L, D = dp->D, K = dp->levels > 0 ? dp->levels : DP_LEVELS;
+    if (K > dp->NS - 1)
+        K = dp->NS - 1;
     size_t W = dp->words, per = ((size_t)K + 1) * W;
-    uint64_t *reach = calloc((size_t)(L + 1) * per, sizeof *reach);
+    uint64_t *level = calloc((size_t)(L + 1) * per + W, sizeof *level), *seen;
     dp->ncap = malloc((size_t)(L + 1) * (size_t)(D + 1) * sizeof *dp->ncap);
-    if (!reach || !dp->ncap) {
-        free(reach);
+    if (!level || !dp->ncap) {
+        free(level);
         return APSOLVE_ENOMEM;
     }
-    reach[D / 64] = (uint64_t)1 << (D % 64);
+    seen = level + (size_t)(L + 1) * per;
+    level[D / 64] = (uint64_t)1 << (D % 64);
     for (int i = 0; i < L; i++) {
-        uint64_t *r = reach + (size_t)i * per;
-        for (int k = 1; k <= K; k++) /* at most k: at most k - 1 too */
-            for (size_t w = 0; w < W; w++)
-                r[(size_t)k * W + w] |= r[(size_t)(k - 1) * W + w];
-        for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++)
-            for (int k = 0; k < K; k++)
-                bits_or_down(reach + (size_t)(dp->opts[o].end + 1) * per + (size_t)(k + 1) * W,
+        uint64_t *r = level + (size_t)i * per;
+        const uint64_t *lb = dp->livebits + (size_t)i * W;
+        memset(seen, 0, W * sizeof *seen);
+        for (int k = 0; k <= K; k++) {
+            uint64_t any = 0;
+            for (size_t w = 0; w < W; w++) { /* the states first reached at k */
+                r[(size_t)k * W + w] &= lb[w] & ~seen[w];
+                seen[w] |= r[(size_t)k * W + w];
+                any |= r[(size_t)k * W + w];
+            }
+            if (!any || k == K)
+                continue;
+            for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++)
+                bits_or_down(level + (size_t)(dp->opts[o].end + 1) * per + (size_t)(k + 1) * W,
                              r + (size_t)k * W, W, dp->opts[o].dev);
+        }
         for (int li = dp->live_off[i]; li < dp->live_off[i + 1]; li++) {
             int d = dp->live[li], k = 0, cap = dp_nmax(dp, i, d);
             while (k <= K && !(r[(size_t)k * W + (size_t)d / 64] >> (d % 64) & 1))
@@ -88,7 +101,7 @@ static int dp_stage_caps(Dp *dp)
             dp->ncap[(size_t)i * (size_t)(D + 1) + (size_t)d] = (int16_t)(cap > 0 ? cap : 0);
         }
     }
-    free(reach);
+    free(level);
     return APSOLVE_OK;
 }
 
@@ -204,27 +217,20 @@ static int dp_frontier(Dp *dp, int i, int d, int nmax, const double *best,
     return cnt;
 }
 
-/* Offers option op (its first lim items within t) of state (i, d) the
- * frontier of its child (op->end + 1, d - op->dev): best[n] keeps the least
- * sum of n stages, replaced only by a strictly smaller one. The child's
- * entries ascend in n (dp_frontier), and the items' stage bounds ascend
- * (dp_prepare keeps an item only above every cheaper one's), so the entries
- * offered are those up to cap, the most following stages both the state
+/* Offers the items it[0 .. lim) of an option (sorted by cost, their stage
+ * bounds ascending: dp_prepare keeps an item only above every cheaper
+ * one's) the child frontier fn/fv of ccnt entries (ascending in n,
+ * dp_frontier): best[n] keeps the least sum of n stages and its item
+ * (item_off + q), replaced only by a strictly smaller one. The entries
+ * offered are those of n <= cap, the most following stages both the state
  * (nmax - 1) and the last item within t fit; each takes the first item
  * that fits its n, which exists below lim for every n <= cap. The compare
  * is made without a branch: the same strict test, so the same winner. */
-static void dp_offer(const Dp *dp, const DpOpt *op, int lim, int d, int nmax, double *best,
-                     int32_t *best_arg)
+static inline void dp_offer_entries(const int16_t *fn, const double *fv, int ccnt,
+                                    const DpItem *it, int item_off, int cap, double *best,
+                                    int32_t *best_arg)
 {
-    const DpItem *it = &dp->items[op->item_off];
-    size_t cst = (size_t)(op->end + 1) * (size_t)(dp->D + 1) + (size_t)(d - op->dev);
-    int ccnt = dp->front_cnt[cst], q = 0, cap = it[lim - 1].mnss;
-    size_t cbase = ccnt ? (size_t)dp->foff[cst] : 0;
-    const int16_t *fn = dp->front + cbase;
-    const double *fv = dp->val + cbase;
-    assert(op->end < dp->L && op->dev >= 1 && d - op->dev >= 0 && lim >= 1);
-    if (cap > nmax - 1)
-        cap = nmax - 1;
+    int q = 0;
     for (int e = 0; e < ccnt; e++) {
         int nc = fn[e];
         double cand, old;
@@ -237,8 +243,24 @@ static void dp_offer(const Dp *dp, const DpOpt *op, int lim, int d, int nmax, do
         old = best[nc + 1];
         keep = -(int32_t)!(cand < old); /* all ones: the old entry stays */
         best[nc + 1] = cand < old ? cand : old;
-        best_arg[nc + 1] = (best_arg[nc + 1] & keep) | ((op->item_off + q) & ~keep);
+        best_arg[nc + 1] = (best_arg[nc + 1] & keep) | ((item_off + q) & ~keep);
     }
+}
+
+/* Offers option op (its first lim items within t) of state (i, d) of at
+ * most nmax stages the frontier of its child (op->end + 1, d - op->dev). */
+static void dp_offer(const Dp *dp, const DpOpt *op, int lim, int d, int nmax, double *best,
+                     int32_t *best_arg)
+{
+    const DpItem *it = &dp->items[op->item_off];
+    size_t cst = (size_t)(op->end + 1) * (size_t)(dp->D + 1) + (size_t)(d - op->dev);
+    int ccnt = dp->front_cnt[cst], cap = it[lim - 1].mnss;
+    size_t cbase = ccnt ? (size_t)dp->foff[cst] : 0;
+    assert(op->end < dp->L && op->dev >= 1 && d - op->dev >= 0 && lim >= 1);
+    if (cap > nmax - 1)
+        cap = nmax - 1;
+    dp_offer_entries(dp->front + cbase, dp->val + cbase, ccnt, it, op->item_off, cap, best,
+                     best_arg);
 }
 
 /* The items of option o with cost <= t (sorted by cost). */
@@ -316,6 +338,7 @@ static void dp_run_live(Dp *dp, double t)
     dp->pool_top = from == top ? 1 : from >= 0 ? dp->row_top[from] : dp->pool_top;
     for (int i = from; i >= 0; i--) {
         const uint64_t *lb = dp->livebits + (size_t)i * dp->words;
+        const int16_t *caps = dp->ncap + (size_t)i * (size_t)(D + 1);
         unsigned gen = ++dp->gen;
         int cnt = 0;
         dp->row_top[i] = dp->pool_top;
@@ -325,31 +348,38 @@ static void dp_run_live(Dp *dp, double t)
         }
         for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++) {
             const DpOpt *op = &dp->opts[o];
-            int lim = dp->lim[o], j1 = op->end + 1;
+            int lim = dp->lim[o], j1 = op->end + 1, dev = op->dev, top_n;
             const int *ch = dp->nz + dp->live_off[j1];
+            const DpItem *it = &dp->items[op->item_off];
+            size_t cst0 = (size_t)j1 * (size_t)(D + 1);
             if (!lim)
                 continue;
+            top_n = it[lim - 1].mnss; /* dp_offer's cap but for the state's */
             for (int k = 0; k < dp->nz_cnt[j1]; k++) {
-                int d = ch[k] + op->dev, nmax;
+                int d = ch[k] + dev, nmax, cap;
+                size_t cst = cst0 + (size_t)ch[k], cbase;
                 double *best = dp->rb + (size_t)d * (size_t)NS;
                 if (d > D)
                     break; /* the children ascend */
                 if (!(lb[d / 64] >> (d % 64) & 1))
                     continue;
-                nmax = dp->ncap[(size_t)i * (size_t)(D + 1) + (size_t)d];
+                nmax = caps[d];
                 if (dp->stamp[d] != gen) {
                     dp->stamp[d] = gen;
                     for (int n = 1; n <= nmax; n++)
                         best[n] = INFINITY;
                 }
-                dp_offer(dp, op, lim, d, nmax, best, dp->rba + (size_t)d * (size_t)NS);
+                cap = top_n < nmax - 1 ? top_n : nmax - 1;
+                cbase = (size_t)dp->foff[cst]; /* a child in nz: front_cnt > 0 */
+                dp_offer_entries(dp->front + cbase, dp->val + cbase, dp->front_cnt[cst], it,
+                                 op->item_off, cap, best, dp->rba + (size_t)d * (size_t)NS);
             }
         }
         for (int li = dp->live_off[i]; li < dp->live_off[i + 1]; li++) {
             int d = dp->live[li];
             if (dp->stamp[d] != gen)
                 dp->front_cnt[(size_t)i * (size_t)(D + 1) + (size_t)d] = 0;
-            else if (dp_frontier(dp, i, d, dp->ncap[(size_t)i * (size_t)(D + 1) + (size_t)d], dp->rb + (size_t)d * (size_t)NS,
+            else if (dp_frontier(dp, i, d, caps[d], dp->rb + (size_t)d * (size_t)NS,
                                  dp->rba + (size_t)d * (size_t)NS))
                 dp->nz[dp->live_off[i] + cnt++] = d;
         }

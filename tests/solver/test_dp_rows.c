@@ -109,6 +109,8 @@ static void make_dp(Dp *dp, uint64_t *rng, int t, double *costs, int *n_costs)
     if (t % 4 == 2) /* an exact stage count */
         dp->exact_n = dp->NS = 1 + (int)(oracle_rand(rng) % (uint64_t)dp->NS);
     dp->NS += 1;
+    if (t % 3 == 2) /* dp_stage_caps telling apart fewer levels than NS - 1 */
+        dp->levels = 1 + (int)(oracle_rand(rng) % 3);
     dp->opts = malloc((size_t)cap * sizeof *dp->opts);
     dp->items = malloc((size_t)cap * 3 * sizeof *dp->items);
     dp->opt_off = malloc((size_t)(dp->L + 1) * sizeof *dp->opt_off);
@@ -136,9 +138,11 @@ static void make_dp(Dp *dp, uint64_t *rng, int t, double *costs, int *n_costs)
 }
 
 /* The fewest stages of a chain of options from the top (0, D) to each
- * state (INT_MAX: none), by the plain relaxation row after row. */
+ * state, by the plain relaxation row after row, told apart up to the
+ * levels dp_stage_caps tells apart (more, or none: one above). */
 static void fewest_stages(const Dp *dp, int k[MAXL + 1][MAXD + 1])
 {
+    int most = dp->levels > 0 ? dp->levels : dp->NS - 1; /* told apart: more is most + 1 */
     for (int i = 0; i <= dp->L; i++)
         for (int d = 0; d <= dp->D; d++)
             k[i][d] = INT_MAX;
@@ -150,6 +154,10 @@ static void fewest_stages(const Dp *dp, int k[MAXL + 1][MAXD + 1])
                 if (op->dev <= d && k[i][d] + 1 < k[op->end + 1][d - op->dev])
                     k[op->end + 1][d - op->dev] = k[i][d] + 1;
             }
+    for (int i = 0; i <= dp->L; i++)
+        for (int d = 0; d <= dp->D; d++)
+            if (k[i][d] > most)
+                k[i][d] = most + 1;
 }
 
 static void test_rows_against_plain(void)
