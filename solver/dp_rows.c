@@ -231,6 +231,26 @@ static inline void dp_offer_entries(const int16_t *fn, const double *fv, int ccn
                                     int32_t *best_arg)
 {
     int q = 0;
+    if (ccnt > 0 && it[0].mnss >= cap) {
+        /* the first item fits every entry offered (q stays 0); with the
+         * child's counts n0, n0 + 1, ... (an exact count's frontier, most
+         * often) the entries offered are its first cap - n0 + 1 */
+        double c = it[0].cost;
+        int n0 = fn[0], m = ccnt;
+        if (fn[ccnt - 1] - n0 == ccnt - 1) {
+            double *b = best + n0 + 1;
+            int32_t *ba = best_arg + n0 + 1;
+            if (m > cap - n0 + 1)
+                m = cap - n0 + 1;
+            for (int e = 0; e < m; e++) {
+                double cand = fv[e] + c, old = b[e];
+                int32_t keep = -(int32_t)!(cand < old);
+                b[e] = cand < old ? cand : old;
+                ba[e] = (ba[e] & keep) | (item_off & ~keep);
+            }
+            return;
+        }
+    }
     for (int e = 0; e < ccnt; e++) {
         int nc = fn[e];
         double cand, old;
