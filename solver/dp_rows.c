@@ -74,10 +74,30 @@ static int dp_stage_caps(Dp *dp)
         return APSOLVE_ENOMEM;
     }
     seen = level + (size_t)(L + 1) * per;
+    /* a chain to (i, d) has at most min(i, D - d) stages, so k cuts no
+     * state where that is at most NS - 1 - dp_nmax: when every live state
+     * is one (a Pareto search of up to min(L, D) stages), the levels are
+     * left out and each state keeps dp_nmax's */
+    {
+        int binds = 0;
+        for (int i = 1; i < L && !binds; i++)
+            for (int li = dp->live_off[i]; li < dp->live_off[i + 1] && !binds; li++) {
+                int d = dp->live[li], most = i < D - d ? i : D - d;
+                binds = most > dp->NS - 1 - dp_nmax(dp, i, d);
+            }
+        if (!binds)
+            K = -1;
+    }
     level[D / 64] = (uint64_t)1 << (D % 64);
     for (int i = 0; i < L; i++) {
         uint64_t *r = level + (size_t)i * per;
         const uint64_t *lb = dp->livebits + (size_t)i * W;
+        if (K < 0) {
+            for (int li = dp->live_off[i]; li < dp->live_off[i + 1]; li++)
+                dp->ncap[(size_t)i * (size_t)(D + 1) + (size_t)dp->live[li]] =
+                    (int16_t)dp_nmax(dp, i, dp->live[li]);
+            continue;
+        }
         memset(seen, 0, W * sizeof *seen);
         for (int k = 0; k <= K; k++) {
             uint64_t any = 0;
