@@ -89,7 +89,7 @@ static int dp_prepare(Dp *dp, const DpPrep *pr)
     return APSOLVE_OK;
 }
 
-static int dp_alloc_tables(Dp *dp)
+int apsolve_dp_tables(Dp *dp)
 {
     size_t states = (size_t)(dp->L + 1) * (size_t)(dp->D + 1);
     size_t cells = states * (size_t)dp->NS;
@@ -295,7 +295,7 @@ static void dp_search(Dp *dp, long a, double ga, long b, double gb, int *err)
     dp_search(dp, mid, gm, b, gb, err);
 }
 
-static void dp_free(Dp *dp)
+void apsolve_dp_free(Dp *dp)
 {
     free(dp->opts);
     free(dp->opt_off);
@@ -308,6 +308,9 @@ static void dp_free(Dp *dp)
     free(dp->rb);
     free(dp->rba);
     free(dp->stamp);
+    free(dp->lim);
+    free(dp->ncap);
+    free(dp->row_top);
     free(dp->cands);
     free(dp->val);
     free(dp->arg);
@@ -367,7 +370,7 @@ static int solve_core(const ApsolveProblem *p, const ApsolveOptions *opt, const 
     }
     rc = apsolve_dp_live(&dp);
     if (!rc)
-        rc = dp_alloc_tables(&dp);
+        rc = apsolve_dp_tables(&dp);
     if (rc)
         goto cleanup;
     /* The largest threshold allows every entry: infeasible there means
@@ -390,7 +393,7 @@ static int solve_core(const ApsolveProblem *p, const ApsolveOptions *opt, const 
     rc = APSOLVE_OK;
 cleanup:
     *evals += dp.evals;
-    dp_free(&dp);
+    apsolve_dp_free(&dp);
     return rc;
 }
 

@@ -68,6 +68,15 @@ typedef struct Dp {
     int32_t *foff;                    /* [(L+1)(D+1)]: a state's first place (read only
                                        * where front_cnt > 0) */
     size_t pool_top;                  /* the next free place (1 at each DP's start) */
+    /* Rows kept from the last threshold DP (dp_rows.c, dp_run_live): per
+     * option its item count within the last DP's threshold, and per row
+     * the place its frontiers start at; ran 0 before the first DP. */
+    int *lim;                         /* [n_opts] */
+    int16_t *ncap;                    /* [(L+1)(D+1)]: the most stages dp_run_live keeps at a
+                                       * live state (dp_rows.c, dp_stage_caps) */
+    int levels;                       /* > 0: dp_stage_caps' levels (0: DP_LEVELS) */
+    size_t *row_top;                  /* [L] */
+    int ran;
     int16_t *front_cnt;               /* [(L+1)(D+1)] */
     double *best;                     /* [NS] */
     int32_t *best_arg;
@@ -153,7 +162,13 @@ int apsolve_dp_sort_nonneg(double *v, size_t n);
 /* Fills the live states of dp (its options made): live, live_off,
  * livebits, nz, nz_cnt, stamp. APSOLVE_OK or APSOLVE_ENOMEM. */
 int apsolve_dp_live(Dp *dp);
-/* The rows L-1 .. 0 of one threshold DP at t: frontiers of every live state. */
+/* The rows L-1 .. 0 of one threshold DP at t: frontiers of every live state
+ * (of at most dp->ncap stages: dp_rows.c, dp_stage_caps). */
 void apsolve_dp_rows(Dp *dp, double t);
+/* The frontier tables of dp (its live states made), with the end state
+ * (dp.c). APSOLVE_OK or APSOLVE_ENOMEM. */
+int apsolve_dp_tables(Dp *dp);
+/* Frees every buffer of dp (dp.c), its plan included. */
+void apsolve_dp_free(Dp *dp);
 
 #endif

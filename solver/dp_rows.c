@@ -12,6 +12,119 @@
 
 #include "dp_int.h"
 
+/* dst |= src >> dev over W words: bit d of src sets bit d - dev of dst. */
+static void bits_or_down(uint64_t *dst, const uint64_t *src, size_t W, int dev)
+{
+    size_t ws = (size_t)dev / 64;
+    unsigned bs = (unsigned)(dev % 64);
+    for (size_t w = 0; w + ws < W; w++) {
+        uint64_t v = src[w + ws] >> bs;
+        if (bs && w + ws + 1 < W)
+            v |= src[w + ws + 1] << (64 - bs);
+        dst[w] |= v;
+    }
+}
+
+/* The most stages a state (i, d) may hold: layers, devices and the cap. */
+static int dp_nmax(const Dp *dp, int i, int d)
+{
+    int nmax = dp->NS - 1;
+    if (nmax > dp->L - i)
+        nmax = dp->L - i;
+    return nmax > d ? d : nmax;
+}
+
+/* The fewest stages before a state that dp_stage_caps tells apart: those
+ * that matter most (an exact count of up to this many stages, or a cap);
+ * a state needing more is taken to need DP_LEVELS + 1 (dp->levels, when
+ * set, instead: the tests' few). */
+enum { DP_LEVELS = 16 };
+
+/* The stages dp_run_live keeps at each live state (dp->ncap): dp_nmax's,
+ * less the fewest stages a chain of options from the top (0, D) takes to
+ * reach it. A plan holds at most NS - 1 stages (the top's dp_nmax), so an
+ * entry of n stages at a state no chain of fewer than k stages reaches is
+ * in no plan when k + n > NS - 1. Let k(i, d) be that count up to a level
+ * K (the least k <= K with a chain of k stages, else K + 1: no more than
+ * the fewest); then k(child) <= k(parent) + 1 along every option. Kept
+ * are the entries n <= cap = min(dp_nmax, NS - 1 - k). A state's entries
+ * of n stages depend only on its best[1 .. n] (dp_frontier: kept when
+ * finite, or below every fewer-stage sum), and best[n] only on the
+ * children's entries of n - 1 stages, offered in the same order; for n <=
+ * cap(parent), n - 1 <= NS - 2 - k(parent) <= NS - 1 - k(child), within
+ * the child's cap, so by induction from row L - 1 up every kept entry has
+ * the sum and item the whole recurrence gives it, and the top (k = 0)
+ * keeps its whole frontier: the same g(t) and the same plan, whose chain
+ * reads at depth k the entry of n - k <= NS - 1 - k stages. Every state
+ * below row 0 has k >= 1 (row 0's one live state is the top).
+ * level[i][k]: the live states of row i a chain of k stages reaches,
+ * made row after row; a state's k is its lowest level, and only a row's
+ * lowest levels are passed on (a chain's other states are live too, and
+ * a state's higher levels give its children only higher ones). */
+static int dp_stage_caps(Dp *dp)
+{
+    int L = dp->L, D = dp->D, K = dp->levels > 0 ? dp->levels : DP_LEVELS;
+    if (K > dp->NS - 1)
+        K = dp->NS - 1;
+    size_t W = dp->words, per = ((size_t)K + 1) * W;
+    uint64_t *level = calloc((size_t)(L + 1) * per + W, sizeof *level), *seen;
+    dp->ncap = malloc((size_t)(L + 1) * (size_t)(D + 1) * sizeof *dp->ncap);
+    if (!level || !dp->ncap) {
+        free(level);
+        return APSOLVE_ENOMEM;
+    }
+    seen = level + (size_t)(L + 1) * per;
+    /* a chain to (i, d) has at most min(i, D - d) stages, so k cuts no
+     * state where that is at most NS - 1 - dp_nmax: when every live state
+     * is one (a Pareto search of up to min(L, D) stages), the levels are
+     * left out and each state keeps dp_nmax's */
+    {
+        int binds = 0;
+        for (int i = 1; i < L && !binds; i++)
+            for (int li = dp->live_off[i]; li < dp->live_off[i + 1] && !binds; li++) {
+                int d = dp->live[li], most = i < D - d ? i : D - d;
+                binds = most > dp->NS - 1 - dp_nmax(dp, i, d);
+            }
+        if (!binds)
+            K = -1;
+    }
+    level[D / 64] = (uint64_t)1 << (D % 64);
+    for (int i = 0; i < L; i++) {
+        uint64_t *r = level + (size_t)i * per;
+        const uint64_t *lb = dp->livebits + (size_t)i * W;
+        if (K < 0) {
+            for (int li = dp->live_off[i]; li < dp->live_off[i + 1]; li++)
+                dp->ncap[(size_t)i * (size_t)(D + 1) + (size_t)dp->live[li]] =
+                    (int16_t)dp_nmax(dp, i, dp->live[li]);
+            continue;
+        }
+        memset(seen, 0, W * sizeof *seen);
+        for (int k = 0; k <= K; k++) {
+            uint64_t any = 0;
+            for (size_t w = 0; w < W; w++) { /* the states first reached at k */
+                r[(size_t)k * W + w] &= lb[w] & ~seen[w];
+                seen[w] |= r[(size_t)k * W + w];
+                any |= r[(size_t)k * W + w];
+            }
+            if (!any || k == K)
+                continue;
+            for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++)
+                bits_or_down(level + (size_t)(dp->opts[o].end + 1) * per + (size_t)(k + 1) * W,
+                             r + (size_t)k * W, W, dp->opts[o].dev);
+        }
+        for (int li = dp->live_off[i]; li < dp->live_off[i + 1]; li++) {
+            int d = dp->live[li], k = 0, cap = dp_nmax(dp, i, d);
+            while (k <= K && !(r[(size_t)k * W + (size_t)d / 64] >> (d % 64) & 1))
+                k++;
+            if (cap > dp->NS - 1 - k)
+                cap = dp->NS - 1 - k;
+            dp->ncap[(size_t)i * (size_t)(D + 1) + (size_t)d] = (int16_t)(cap > 0 ? cap : 0);
+        }
+    }
+    free(level);
+    return APSOLVE_OK;
+}
+
 /* The states (i, d) a threshold DP needs (docs/solver.md, "Live states"):
  * d devices can take layers i..L-1 (d is a sum of the devices of a chain
  * of options from row i to the end) and some chain of options from (0, D)
@@ -32,7 +145,10 @@ int apsolve_dp_live(Dp *dp)
     dp->live_off = malloc((size_t)(L + 2) * sizeof *dp->live_off);
     dp->nz_cnt = calloc((size_t)(L + 1), sizeof *dp->nz_cnt);
     dp->stamp = calloc((size_t)D + 1, sizeof *dp->stamp);
-    if (!back || !fwd || !dp->live_off || !dp->nz_cnt || !dp->stamp)
+    dp->lim = malloc(((size_t)dp->opt_off[L] + 1) * sizeof *dp->lim);
+    dp->row_top = malloc((size_t)L * sizeof *dp->row_top);
+    dp->ran = 0;
+    if (!back || !fwd || !dp->live_off || !dp->nz_cnt || !dp->stamp || !dp->lim || !dp->row_top)
         goto cleanup;
     /* back[i]: d with a chain of options from (i, d) to (L, 0) */
     back[(size_t)L * W] = 1;
@@ -57,18 +173,8 @@ int apsolve_dp_live(Dp *dp)
         uint64_t *row = fwd + (size_t)i * W;
         for (size_t w = 0; w < W; w++)
             row[w] &= back[(size_t)i * W + w];
-        for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++) {
-            uint64_t *dst = fwd + (size_t)(dp->opts[o].end + 1) * W;
-            size_t ws = (size_t)dp->opts[o].dev / 64;
-            unsigned bs = (unsigned)(dp->opts[o].dev % 64);
-            /* dst |= row >> dev */
-            for (size_t w = 0; w + ws < W; w++) {
-                uint64_t v = row[w + ws] >> bs;
-                if (bs && w + ws + 1 < W)
-                    v |= row[w + ws + 1] << (64 - bs);
-                dst[w] |= v;
-            }
-        }
+        for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++)
+            bits_or_down(fwd + (size_t)(dp->opts[o].end + 1) * W, row, W, dp->opts[o].dev);
     }
     for (int i = 0; i < L; i++) {
         const uint64_t *b = back + (size_t)i * W, *f = fwd + (size_t)i * W;
@@ -99,29 +205,21 @@ int apsolve_dp_live(Dp *dp)
     dp->nz_cnt[L] = 1;
     dp->livebits = fwd;
     fwd = NULL;
-    rc = APSOLVE_OK;
+    rc = dp->dense ? APSOLVE_OK : dp_stage_caps(dp);
 cleanup:
     free(back);
     free(fwd);
     return rc;
 }
 
-/* The most stages a state (i, d) may hold: layers, devices and the cap. */
-static int dp_nmax(const Dp *dp, int i, int d)
-{
-    int nmax = dp->NS - 1;
-    if (nmax > dp->L - i)
-        nmax = dp->L - i;
-    return nmax > d ? d : nmax;
-}
-
 /* Ends state (i, d) of dp_run: its frontier from best[1..nmax] (the least
  * sum per stage count n and its item), kept while the sum falls as n
  * grows, or every finite n for an exact stage count. Returns its size. */
-static int dp_frontier(Dp *dp, int i, int d, const double *best, const int32_t *best_arg)
+static int dp_frontier(Dp *dp, int i, int d, int nmax, const double *best,
+                       const int32_t *best_arg)
 {
     size_t st = (size_t)i * (size_t)(dp->D + 1) + (size_t)d, base = dp->pool_top;
-    int nmax = dp_nmax(dp, i, d), cnt = 0;
+    int cnt = 0;
     double run = INFINITY;
     for (int n = 1; n <= nmax; n++) {
         /* Exact stage count: every finite n is kept (no dominance by fewer
@@ -139,32 +237,70 @@ static int dp_frontier(Dp *dp, int i, int d, const double *best, const int32_t *
     return cnt;
 }
 
-/* Offers option op (its first lim items within t) of state (i, d) the
- * frontier of its child (op->end + 1, d - op->dev): best[n] keeps the least
- * sum of n stages, replaced only by a strictly smaller one. */
+/* Offers the items it[0 .. lim) of an option (sorted by cost, their stage
+ * bounds ascending: dp_prepare keeps an item only above every cheaper
+ * one's) the child frontier fn/fv of ccnt entries (ascending in n,
+ * dp_frontier): best[n] keeps the least sum of n stages and its item
+ * (item_off + q), replaced only by a strictly smaller one. The entries
+ * offered are those of n <= cap, the most following stages both the state
+ * (nmax - 1) and the last item within t fit; each takes the first item
+ * that fits its n, which exists below lim for every n <= cap. The compare
+ * is made without a branch: the same strict test, so the same winner. */
+static inline void dp_offer_entries(const int16_t *fn, const double *fv, int ccnt,
+                                    const DpItem *it, int item_off, int cap, double *best,
+                                    int32_t *best_arg)
+{
+    int q = 0;
+    if (ccnt > 0 && it[0].mnss >= cap) {
+        /* the first item fits every entry offered (q stays 0); with the
+         * child's counts n0, n0 + 1, ... (an exact count's frontier, most
+         * often) the entries offered are its first cap - n0 + 1 */
+        double c = it[0].cost;
+        int n0 = fn[0], m = ccnt;
+        if (fn[ccnt - 1] - n0 == ccnt - 1) {
+            double *b = best + n0 + 1;
+            int32_t *ba = best_arg + n0 + 1;
+            if (m > cap - n0 + 1)
+                m = cap - n0 + 1;
+            for (int e = 0; e < m; e++) {
+                double cand = fv[e] + c, old = b[e];
+                int32_t keep = -(int32_t)!(cand < old);
+                b[e] = cand < old ? cand : old;
+                ba[e] = (ba[e] & keep) | (item_off & ~keep);
+            }
+            return;
+        }
+    }
+    for (int e = 0; e < ccnt; e++) {
+        int nc = fn[e];
+        double cand, old;
+        int32_t keep;
+        if (nc > cap)
+            break;
+        while (it[q].mnss < nc)
+            q++;
+        cand = fv[e] + it[q].cost;
+        old = best[nc + 1];
+        keep = -(int32_t)!(cand < old); /* all ones: the old entry stays */
+        best[nc + 1] = cand < old ? cand : old;
+        best_arg[nc + 1] = (best_arg[nc + 1] & keep) | ((item_off + q) & ~keep);
+    }
+}
+
+/* Offers option op (its first lim items within t) of state (i, d) of at
+ * most nmax stages the frontier of its child (op->end + 1, d - op->dev). */
 static void dp_offer(const Dp *dp, const DpOpt *op, int lim, int d, int nmax, double *best,
                      int32_t *best_arg)
 {
     const DpItem *it = &dp->items[op->item_off];
     size_t cst = (size_t)(op->end + 1) * (size_t)(dp->D + 1) + (size_t)(d - op->dev);
-    int ccnt = dp->front_cnt[cst], q = 0;
+    int ccnt = dp->front_cnt[cst], cap = it[lim - 1].mnss;
     size_t cbase = ccnt ? (size_t)dp->foff[cst] : 0;
-    assert(op->end < dp->L && op->dev >= 1 && d - op->dev >= 0);
-    for (int e = 0; e < ccnt; e++) {
-        int nc = dp->front[cbase + (size_t)e];
-        double cand;
-        if (nc + 1 > nmax)
-            break;
-        while (q < lim && it[q].mnss < nc)
-            q++;
-        if (q == lim)
-            break;
-        cand = dp->val[cbase + (size_t)e] + it[q].cost;
-        if (cand < best[nc + 1]) {
-            best[nc + 1] = cand;
-            best_arg[nc + 1] = op->item_off + q;
-        }
-    }
+    assert(op->end < dp->L && op->dev >= 1 && d - op->dev >= 0 && lim >= 1);
+    if (cap > nmax - 1)
+        cap = nmax - 1;
+    dp_offer_entries(dp->front + cbase, dp->val + cbase, ccnt, it, op->item_off, cap, best,
+                     best_arg);
 }
 
 /* The items of option o with cost <= t (sorted by cost). */
@@ -191,16 +327,44 @@ static void dp_run_dense(Dp *dp, double t)
                 if (dp->opts[o].dev <= d && lim)
                     dp_offer(dp, &dp->opts[o], lim, d, nmax, dp->best, dp->best_arg);
             }
-            dp_frontier(dp, i, d, dp->best, dp->best_arg);
+            dp_frontier(dp, i, d, nmax, dp->best, dp->best_arg);
         }
     }
+}
+
+/* The highest row of dp_run_live's DP at t that the last one's rows do not
+ * already hold, and every option's item count within t in dp->lim (rows
+ * top .. 0). A row's frontiers depend on t only through the item counts
+ * of its options and of the options of the rows after it: a state (i, d)
+ * is offered the items within t of row i's options on the frontiers of
+ * their children (rows > i), whose frontiers are made the same way; the
+ * live states, nmax and the exact stage count are the Dp's own. So when
+ * every option of rows r .. top has the count it had in the last DP, rows
+ * r .. top hold that DP's frontiers (and nz, nz_cnt): rows are made from
+ * the top down, each packed from its row_top on, so rows r .. top lie
+ * below the place row r - 1 started at, and a DP that makes rows r - 1 ..
+ * 0 again from there overwrites none of them. -1: every row is the last
+ * DP's (a threshold admitting the same items). */
+static int dp_rows_from(Dp *dp, int top, double t)
+{
+    int from = dp->ran ? -1 : top;
+    for (int i = top; i >= 0; i--)
+        for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++) {
+            int lim = dp_lim(dp, o, t);
+            if (lim != dp->lim[o] && from < i)
+                from = i;
+            dp->lim[o] = lim;
+        }
+    dp->ran = 1;
+    return from;
 }
 
 /* The same DP pushed from the children with a non-empty frontier at t
  * (docs/solver.md, "Live states"): option by option in the order above, so
  * each state (i, d) is offered its candidates in the order the dense loop
  * offers them, and gets the same frontier; a live state offered nothing is
- * empty. */
+ * empty. Rows the last DP left as this one would make them are kept
+ * (dp_rows_from). */
 static void dp_run_live(Dp *dp, double t)
 {
     int L = dp->L, D = dp->D, NS = dp->NS;
@@ -210,42 +374,52 @@ static void dp_run_live(Dp *dp, double t)
      * stage cannot extend (dp_offer: nc + 1 > nmax), so rows L - 1 .. 1
      * change nothing the top state reads; they are left empty (nz_cnt 0)
      * and row 0 is offered the end state alone, as it was before. */
-    int top = NS == 2 ? 0 : L - 1;
-    for (int i = top; i >= 0; i--) {
+    int top = NS == 2 ? 0 : L - 1, from = dp_rows_from(dp, top, t);
+    dp->pool_top = from == top ? 1 : from >= 0 ? dp->row_top[from] : dp->pool_top;
+    for (int i = from; i >= 0; i--) {
         const uint64_t *lb = dp->livebits + (size_t)i * dp->words;
+        const int16_t *caps = dp->ncap + (size_t)i * (size_t)(D + 1);
         unsigned gen = ++dp->gen;
         int cnt = 0;
+        dp->row_top[i] = dp->pool_top;
         if (gen == 0) { /* wrapped: no stamp may look current */
             memset(dp->stamp, 0, ((size_t)D + 1) * sizeof *dp->stamp);
             gen = dp->gen = 1;
         }
         for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++) {
             const DpOpt *op = &dp->opts[o];
-            int lim = dp_lim(dp, o, t), j1 = op->end + 1;
+            int lim = dp->lim[o], j1 = op->end + 1, dev = op->dev, top_n;
             const int *ch = dp->nz + dp->live_off[j1];
+            const DpItem *it = &dp->items[op->item_off];
+            size_t cst0 = (size_t)j1 * (size_t)(D + 1);
             if (!lim)
                 continue;
+            top_n = it[lim - 1].mnss; /* dp_offer's cap but for the state's */
             for (int k = 0; k < dp->nz_cnt[j1]; k++) {
-                int d = ch[k] + op->dev, nmax;
+                int d = ch[k] + dev, nmax, cap;
+                size_t cst = cst0 + (size_t)ch[k], cbase;
                 double *best = dp->rb + (size_t)d * (size_t)NS;
                 if (d > D)
                     break; /* the children ascend */
                 if (!(lb[d / 64] >> (d % 64) & 1))
                     continue;
-                nmax = dp_nmax(dp, i, d);
+                nmax = caps[d];
                 if (dp->stamp[d] != gen) {
                     dp->stamp[d] = gen;
                     for (int n = 1; n <= nmax; n++)
                         best[n] = INFINITY;
                 }
-                dp_offer(dp, op, lim, d, nmax, best, dp->rba + (size_t)d * (size_t)NS);
+                cap = top_n < nmax - 1 ? top_n : nmax - 1;
+                cbase = (size_t)dp->foff[cst]; /* a child in nz: front_cnt > 0 */
+                dp_offer_entries(dp->front + cbase, dp->val + cbase, dp->front_cnt[cst], it,
+                                 op->item_off, cap, best, dp->rba + (size_t)d * (size_t)NS);
             }
         }
         for (int li = dp->live_off[i]; li < dp->live_off[i + 1]; li++) {
             int d = dp->live[li];
             if (dp->stamp[d] != gen)
                 dp->front_cnt[(size_t)i * (size_t)(D + 1) + (size_t)d] = 0;
-            else if (dp_frontier(dp, i, d, dp->rb + (size_t)d * (size_t)NS,
+            else if (dp_frontier(dp, i, d, caps[d], dp->rb + (size_t)d * (size_t)NS,
                                  dp->rba + (size_t)d * (size_t)NS))
                 dp->nz[dp->live_off[i] + cnt++] = d;
         }
@@ -256,9 +430,10 @@ static void dp_run_live(Dp *dp, double t)
 /* One threshold DP's rows (dense: the former formulation). */
 void apsolve_dp_rows(Dp *dp, double t)
 {
-    dp->pool_top = 1; /* every row's frontiers made afresh; the end state's kept */
-    if (dp->dense)
+    if (dp->dense) {
+        dp->pool_top = 1; /* every row's frontiers made afresh; the end state's kept */
         dp_run_dense(dp, t);
-    else
+    } else {
         dp_run_live(dp, t);
+    }
 }

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The rows of one threshold DP (solver/dp_rows.c) against the plain
+ * recurrence, DP after DP (docs/performance.md, "apsolve: the threshold
+ * DPs' own cost, cut exactly"): random stage options built by hand (a few
+ * items each, costs from a handful of integers so that many items of
+ * different rows share a cost), run at a random sequence of thresholds
+ * (item costs themselves, values between them, repeats) on one Dp, so that
+ * each DP keeps whatever rows the last one left as it would make them.
+ * After every DP each live state's frontier (stage counts, sums bit for
+ * bit, items) must be the one the plain recurrence makes afresh over every
+ * state, cut at the entries a plan can hold: all of it at the top state
+ * (0, D), elsewhere its entries of at most NS - 1 - k stages, k the fewest
+ * stages of a chain of options from the top to the state. Fails when a row
+ * kept from the last DP differs (a row made again left out, a wrong place
+ * in the pool), when an offer takes the wrong item or entry, or when an
+ * entry a plan can hold is left out (or one it cannot hold kept). Pareto
+ * frontiers and exact stage counts, every stage count cap down to one
+ * stage.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <CUnit/Basic.h>
+
+#include "cunit_run.h"
+#include "dp_int.h"
+#include "oracle.h"
+
+enum { MAXL = 9, MAXD = 10, MAXNS = 11 };
+
+/* The plain recurrence of every state (i, d): best sum per stage count,
+ * its item, and the frontier kept from them. */
+typedef struct Ref {
+    double val[MAXL + 1][MAXD + 1][MAXNS];
+    int arg[MAXL + 1][MAXD + 1][MAXNS];
+    int n[MAXL + 1][MAXD + 1][MAXNS];
+    int cnt[MAXL + 1][MAXD + 1];
+} Ref;
+
+static void ref_run(const Dp *dp, double t, Ref *r)
+{
+    memset(r->cnt, 0, sizeof r->cnt);
+    r->cnt[dp->L][0] = 1;
+    r->n[dp->L][0][0] = 0;
+    r->val[dp->L][0][0] = 0.0;
+    r->arg[dp->L][0][0] = -1;
+    for (int i = dp->L - 1; i >= 0; i--)
+        for (int d = 1; d <= dp->D; d++) {
+            double best[MAXNS];
+            int arg[MAXNS], nmax = dp->NS - 1;
+            double run = INFINITY;
+            if (nmax > dp->L - i)
+                nmax = dp->L - i;
+            if (nmax > d)
+                nmax = d;
+            for (int n = 0; n < MAXNS; n++)
+                best[n] = INFINITY;
+            for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++) {
+                const DpOpt *op = &dp->opts[o];
+                int c = op->end + 1, cd = d - op->dev;
+                if (cd < 0)
+                    continue;
+                for (int e = 0; e < r->cnt[c][cd]; e++) {
+                    int nc = r->n[c][cd][e], q = -1;
+                    double cand;
+                    if (nc + 1 > nmax)
+                        break;
+                    /* the cheapest item within t that fits nc stages after it */
+                    for (int k = 0; k < op->item_n && q < 0; k++) {
+                        const DpItem *it = &dp->items[op->item_off + k];
+                        if (it->cost <= t && it->mnss >= nc)
+                            q = op->item_off + k;
+                    }
+                    if (q < 0)
+                        continue;
+                    cand = r->val[c][cd][e] + dp->items[q].cost;
+                    if (cand < best[nc + 1]) {
+                        best[nc + 1] = cand;
+                        arg[nc + 1] = q;
+                    }
+                }
+            }
+            for (int n = 1; n <= nmax; n++)
+                if (dp->exact_n > 0 ? best[n] < INFINITY : best[n] < run) {
+                    int e = r->cnt[i][d]++;
+                    run = best[n];
+                    r->n[i][d][e] = n;
+                    r->val[i][d][e] = best[n];
+                    r->arg[i][d][e] = arg[n];
+                }
+        }
+}
+
+/* Random options in dp_prepare's order (end descending, devices
+ * ascending), items sorted by cost with their stage bounds ascending. */
+static void make_dp(Dp *dp, uint64_t *rng, int t, double *costs, int *n_costs)
+{
+    static const int sizes[] = {1, 2, 3, 4, 6, 8, 10};
+    int n_opts = 0, n_items = 0, cap = MAXL * MAXL * 7;
+    memset(dp, 0, sizeof *dp);
+    dp->L = 1 + (int)(oracle_rand(rng) % MAXL);
+    dp->D = 1 + (int)(oracle_rand(rng) % MAXD);
+    dp->NS = dp->L < dp->D ? dp->L : dp->D;
+    if (t % 4 == 1) /* a stage cap, one stage among them */
+        dp->NS = 1 + (int)(oracle_rand(rng) % (uint64_t)dp->NS);
+    if (t % 4 == 2) /* an exact stage count */
+        dp->exact_n = dp->NS = 1 + (int)(oracle_rand(rng) % (uint64_t)dp->NS);
+    dp->NS += 1;
+    if (t % 3 == 2) /* dp_stage_caps telling apart fewer levels than NS - 1 */
+        dp->levels = 1 + (int)(oracle_rand(rng) % 3);
+    dp->opts = malloc((size_t)cap * sizeof *dp->opts);
+    dp->items = malloc((size_t)cap * 3 * sizeof *dp->items);
+    dp->opt_off = malloc((size_t)(dp->L + 1) * sizeof *dp->opt_off);
+    CU_ASSERT_FATAL(dp->opts && dp->items && dp->opt_off);
+    *n_costs = 0;
+    for (int i = 0; i < dp->L; i++) {
+        dp->opt_off[i] = n_opts;
+        for (int j = dp->L - 1; j >= i; j--)
+            for (int s = 0; s < 7 && sizes[s] <= dp->D; s++) {
+                int k = 1 + (int)(oracle_rand(rng) % 3), mnss = -1 + (int)(oracle_rand(rng) % 3);
+                double cost = (double)(1 + oracle_rand(rng) % 4);
+                if (oracle_uniform(rng) < 0.3)
+                    continue;
+                dp->opts[n_opts] = (DpOpt){j, s, sizes[s], n_items, k};
+                for (int q = 0; q < k; q++) {
+                    dp->items[n_items++] = (DpItem){cost, mnss > dp->L ? dp->L : mnss, q, n_opts};
+                    costs[(*n_costs)++] = cost;
+                    cost += (double)(oracle_rand(rng) % 3); /* ties within an option too */
+                    mnss += 1 + (int)(oracle_rand(rng) % 3);
+                }
+                n_opts++;
+            }
+    }
+    dp->opt_off[dp->L] = n_opts;
+}
+
+/* The fewest stages of a chain of options from the top (0, D) to each
+ * state, by the plain relaxation row after row, told apart up to the
+ * levels dp_stage_caps tells apart (more, or none: one above). */
+static void fewest_stages(const Dp *dp, int k[MAXL + 1][MAXD + 1])
+{
+    int most = dp->levels > 0 ? dp->levels : dp->NS - 1; /* told apart: more is most + 1 */
+    for (int i = 0; i <= dp->L; i++)
+        for (int d = 0; d <= dp->D; d++)
+            k[i][d] = INT_MAX;
+    k[0][dp->D] = 0;
+    for (int i = 0; i < dp->L; i++)
+        for (int d = 1; d <= dp->D; d++)
+            for (int o = dp->opt_off[i]; k[i][d] < INT_MAX && o < dp->opt_off[i + 1]; o++) {
+                const DpOpt *op = &dp->opts[o];
+                if (op->dev <= d && k[i][d] + 1 < k[op->end + 1][d - op->dev])
+                    k[op->end + 1][d - op->dev] = k[i][d] + 1;
+            }
+    for (int i = 0; i <= dp->L; i++)
+        for (int d = 0; d <= dp->D; d++)
+            if (k[i][d] > most)
+                k[i][d] = most + 1;
+}
+
+static void test_rows_against_plain(void)
+{
+    uint64_t rng = 0xD9A0ull;
+    static Ref ref;
+    static int fewest[MAXL + 1][MAXD + 1];
+    static double costs[MAXL * MAXL * 7 * 3];
+    long states = 0, kept = 0, mismatches = 0, exact = 0;
+    for (int t = 0; t < 400; t++) {
+        Dp dp;
+        int n_costs;
+        make_dp(&dp, &rng, t, costs, &n_costs);
+        exact += dp.exact_n > 0;
+        CU_ASSERT_FATAL(apsolve_dp_live(&dp) == APSOLVE_OK);
+        CU_ASSERT_FATAL(apsolve_dp_tables(&dp) == APSOLVE_OK);
+        fewest_stages(&dp, fewest);
+        for (int run = 0; run < 25; run++) {
+            /* an item's cost (ties at the threshold), between two, or +inf */
+            double th = n_costs && run % 5 ? costs[oracle_rand(&rng) % (uint64_t)n_costs]
+                                           : run % 10 ? 0.5 + (double)(oracle_rand(&rng) % 8)
+                                                      : INFINITY;
+            apsolve_dp_rows(&dp, th);
+            ref_run(&dp, th, &ref);
+            for (int i = 0; i < dp.L; i++)
+                for (int li = dp.live_off[i]; li < dp.live_off[i + 1]; li++) {
+                    int d = dp.live[li], e = 0, same = 1;
+                    size_t st = (size_t)i * (size_t)(dp.D + 1) + (size_t)d;
+                    int cnt = dp.front_cnt[st];
+                    size_t base = cnt ? (size_t)dp.foff[st] : 0;
+                    states++;
+                    for (int k = 0; k < ref.cnt[i][d]; k++) {
+                        if (ref.n[i][d][k] > dp.NS - 1 - fewest[i][d])
+                            break;
+                        same = same && e < cnt && dp.front[base + (size_t)e] == ref.n[i][d][k] &&
+                               memcmp(&dp.val[base + (size_t)e], &ref.val[i][d][k],
+                                      sizeof(double)) == 0 &&
+                               dp.arg[base + (size_t)e] == ref.arg[i][d][k];
+                        e++;
+                    }
+                    same = same && e == cnt;
+                    kept += cnt > 0;
+                    mismatches += !same;
+                }
+        }
+        apsolve_dp_free(&dp);
+    }
+    CU_ASSERT(mismatches == 0);
+    CU_ASSERT(exact > 50);
+    CU_ASSERT(kept > states / 4);
+}
+
+int main(void)
+{
+    static const CunitTest tests[] = {
+        {"threshold DP rows against the plain recurrence", test_rows_against_plain},
+    };
+    return CUNIT_RUN("solver_dp_rows", tests);
+}
