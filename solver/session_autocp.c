@@ -69,6 +69,74 @@ static int solve_one(const ApsolveProblem *p, ApsolveOptions *o, const ApsolvePl
     return e;
 }
 
+/* Whether plan pl's stages hold equal numbers of layers. */
+static int equal_stages(const ApsolvePlan *pl)
+{
+    for (size_t t = 1; t < pl->n_stages; t++)
+        if (pl->stages[t].end_layer - pl->stages[t].start_layer !=
+            pl->stages[0].end_layer - pl->stages[0].start_layer)
+            return 0;
+    return 1;
+}
+
+/* The best plan of q of equal stages (solve_one's *pl, *headroom), under
+ * the options o0: the DP's best of all plans when its stages are equal
+ * (the best of a set that lies in the subset is the subset's best), else
+ * the best (apsolve_auto_better) over each stage length k dividing the
+ * layers of the DP on a copy of q with every range of another length
+ * +inf. Dropping the DP's uneven best instead, as the search first did,
+ * lost the layout's even plans with it: a budget that let an uneven plan
+ * fit could give a worse auto plan than a smaller one (the search not
+ * monotone in the budget; docs/solver.md, "Equal stages in the auto
+ * search's cp and ep steps"). 0 or an APSOLVE_E* code. */
+static int solve_equal(const ApsolveProblem *q, const ApsolveOptions *o0, ApsolvePlan **pl,
+                       int *headroom)
+{
+    ApsolveOptions o = *o0;
+    int L = q->num_layers, e, exact;
+    *pl = NULL;
+    *headroom = 0;
+    if ((e = solve_one(q, &o, NULL, 0, pl, headroom, &exact)) != 0 || !*pl || equal_stages(*pl))
+        return e;
+    apsolve_plan_free(pl);
+    *headroom = 0;
+    for (int k = 1; k <= L; k++) {
+        ApsolveProblem *x = NULL;
+        ApsolvePlan *one = NULL;
+        int h = 0;
+        if (L % k)
+            continue;
+        if (apsolve_problem_clone(q, &x) != APSOLVE_OK) {
+            apsolve_plan_free(pl);
+            return APSOLVE_ENOMEM;
+        }
+        for (int i = 0; i < L; i++)
+            for (int j = i; j < L; j++)
+                for (int s = 0; j - i + 1 != k && s < x->num_submeshes; s++)
+                    for (int c = 0; c < x->num_configs; c++) {
+                        size_t idx = apsolve_index(x, i, j, s, c);
+                        x->cost[idx] = INFINITY;
+                        if (x->fwd_cost && x->bwd_cost)
+                            x->fwd_cost[idx] = x->bwd_cost[idx] = INFINITY;
+                    }
+        o = *o0;
+        e = solve_one(x, &o, NULL, 0, &one, &h, &exact);
+        apsolve_problem_free(&x);
+        if (e) {
+            apsolve_plan_free(pl);
+            return e;
+        }
+        if (one && apsolve_auto_better(one, h, *pl, *headroom)) {
+            apsolve_plan_free(pl);
+            *pl = one;
+            *headroom = h;
+        } else {
+            apsolve_plan_free(&one);
+        }
+    }
+    return 0;
+}
+
 /* Solves candidate c's problem (cp or ep stages) as plans of one layout:
  * Megatron-Core and torchtitan run one tp x cp x dp grid on every pipeline
  * stage, so for each submesh and logical mesh (dp cp, tp) in turn every
@@ -156,7 +224,10 @@ int apsolve_auto_layouts(ApsolveRun *r, ApsolveCand *c, int cp, const char *what
                 free(keep);
                 return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
             }
-            e = solve_one(q, &o, NULL, 0, &one, &h, &exact);
+            /* and of equal stages: Megatron-LM runs num_layers / pp layers
+             * on each, and a launch file of uneven stages is a closest plan
+             * that does not carry cp through (reports/launch.c) */
+            e = solve_equal(q, &o, &one, &h);
             apsolve_problem_free(&q);
             apsolve_subset_plan(&v, one);
             apsolve_subset_free(&v);
@@ -166,13 +237,6 @@ int apsolve_auto_layouts(ApsolveRun *r, ApsolveCand *c, int cp, const char *what
                 return apsolve_fail(a, APSOLVE_ERROR_FAILED, "solving sweep %lld with %s: %s",
                                     (long long)c->sweep, what, apsolve_strerror(e));
             }
-            /* and of equal stages: Megatron-LM runs num_layers / pp layers
-             * on each, and a launch file of uneven stages is a closest plan
-             * that does not carry cp through (reports/launch.c) */
-            for (size_t t = 1; one && t < one->n_stages; t++)
-                if (one->stages[t].end_layer - one->stages[t].start_layer !=
-                    one->stages[0].end_layer - one->stages[0].start_layer)
-                    apsolve_plan_free(&one);
             if (one && apsolve_auto_better(one, h, *pl, best_h)) {
                 apsolve_plan_free(pl);
                 *pl = one;

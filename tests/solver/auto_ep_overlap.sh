@@ -21,8 +21,16 @@
 #   --overlap-moe-expert-parallel-comm (passing check_launch.py).
 #   (Without the ep step's overlap the auto plan is ep=4 without it.)
 # - with --memory-budget exactly the need of ep=4 without the overlap (no
-#   headroom), the overlap's one more micro-batch does not fit: the auto
-#   plan is ep=4 without it.
+#   headroom), the overlap's one more micro-batch does not fit on cp=1:
+#   the auto plan is not ep=4 with the overlap (its need is over the
+#   budget by the entry's intermediate_size). It is cp=2 ep=4 with the
+#   overlap, 17.89 of the 17.92 GB: a cp=2 stage holds half of each
+#   micro-batch's saved activations and of its transient's
+#   activation-sized part (docs/context-parallel.md, "The transient's
+#   activation-sized part"), which makes room for the second micro-batch
+#   in flight; --parallel dp=2,tp=1,pp=1,cp=2,ep=4,etp=1,moe_a2a_overlap=1
+#   prices it alike (time and memory), within the budget, and it beats
+#   ep=4 without the overlap, which also fits.
 # - --parallel dp=2,tp=1,pp=2,vpp=2,ep=2,etp=1,moe_a2a_overlap=1 runs the
 #   interleaved schedule (vpp=), where Megatron-Core runs the overlap with
 #   pipelining: priced, not refused as 1F1B.
@@ -109,13 +117,26 @@ grep -q '^--expert-model-parallel-size 4$' "$w/f/a_megatron.args" || fail_with "
 budget=$(cat "$w/budget")
 "$apsolve" --db "$w/dp.db" --no-store --format json --max-stages 1 --memory-budget "$budget" \
   --memory-headroom 0 >"$w/tight.json" 2>"$w/err" || fail_with "$w/err" "apsolve, tight budget"
-"$py" - "$w/tight.json" "$w/no.json" <<'PY' || fail "the plan under the tight budget"
+"$apsolve" --db "$w/dp.db" --no-store --format json \
+  --parallel dp=2,tp=1,pp=1,cp=2,ep=4,etp=1,moe_a2a_overlap=1 >"$w/cpov.json" 2>"$w/err" ||
+  fail_with "$w/err" "cp=2 ep=4 with the overlap"
+"$py" - "$w/tight.json" "$w/no.json" "$w/ov.json" "$w/cpov.json" "$budget" <<'PY' ||
 import json, sys
-t, no = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))["plans"][0]
-assert t["ep"] == 4 and t["etp"] == 1 and "moe_a2a_overlap" not in t, t
-assert abs(t["total_cost"] - no["total_cost"]) <= 1e-12 * no["total_cost"], (t, no)
-assert [s["memory_needed"] for s in t["stages"]] == [s["memory_needed"] for s in no["stages"]]
+t = json.load(open(sys.argv[1]))
+no, ov, cpov = (json.load(open(f))["plans"][0] for f in sys.argv[2:5])
+budget = int(sys.argv[5])
+need = lambda p: [s["memory_needed"] for s in p["stages"]]
+# the cp=1 overlap plan does not fit, and is not chosen
+assert max(need(ov)) > budget, (need(ov), budget)
+assert not (t.get("cp", 1) == 1 and t.get("moe_a2a_overlap")), t
+# the plan chosen: cp=2 ep=4 with the overlap, as --parallel prices it, within
+# the budget, better than ep=4 without the overlap (which fits too)
+assert (t.get("cp"), t["ep"], t["etp"], t.get("moe_a2a_overlap")) == (2, 4, 1, 1), t
+assert need(t) == need(cpov) and max(need(t)) <= budget, (need(t), need(cpov), budget)
+assert abs(t["total_cost"] - cpov["total_cost"]) <= 1e-12 * cpov["total_cost"], (t, cpov)
+assert max(need(no)) <= budget and t["total_cost"] < no["total_cost"], (t, no)
 PY
+  fail "the plan under the tight budget"
 
 # --parallel's vpp= makes the schedule interleaved, where the overlap runs
 # with pp > 1: accepted without --schedule (it was refused as 1F1B)
