@@ -145,7 +145,7 @@ int apsolve_dp_live(Dp *dp)
     dp->live_off = malloc((size_t)(L + 2) * sizeof *dp->live_off);
     dp->nz_cnt = calloc((size_t)(L + 1), sizeof *dp->nz_cnt);
     dp->stamp = calloc((size_t)D + 1, sizeof *dp->stamp);
-    dp->lim = malloc(((size_t)dp->opt_off[L] + 1) * sizeof *dp->lim);
+    dp->lim = calloc((size_t)dp->opt_off[L] + 1, sizeof *dp->lim);
     dp->row_top = malloc((size_t)L * sizeof *dp->row_top);
     dp->ran = 0;
     if (!back || !fwd || !dp->live_off || !dp->nz_cnt || !dp->stamp || !dp->lim || !dp->row_top)

@@ -11,7 +11,9 @@ blocks at sequence 4096 on 1x2 A100-40GB, global batch 8:
   costdb/collective.c prices a send-recv on the intra-host link; twice the
   micro-batches (8 of 4 samples... of 1 sample each, dp 1);
 - its memory need is the dp=2 plan's less half the saved activations
-  (intermediate) plus the ring's receive buffers (4 x K/V);
+  (intermediate), less what halving each phase's activation-sized
+  transient takes off the larger phase peak, plus the ring's receive
+  buffers (4 x K/V);
 - the gradient all-reduce (apply) is the dp=2 entry's (dp x cp = 2);
 - a2a prices all-to-alls instead, all_gather all-gathers and
   reduce-scatters; the stored plan records cp, and apreport's
@@ -71,7 +73,22 @@ def main():
                             "AND start_layer = 0 AND end_layer = 1 AND submesh_index = ? AND "
                             "config_index = ?", (s0["submesh_index"], s0["config_index"])
                             ).fetchone()[0]
+        # each phase's peak and the activation-sized part of its transient
+        # (schema 17): a cp GPU holds 1/cp of that part (solver/cp_memory.c,
+        # docs/context-parallel.md "The transient's activation-sized part")
+        phases = con.execute("SELECT e.phase, c.peak_memory, c.temp_activation_size FROM "
+                             "stage_entry e JOIN stage_cost c ON c.sweep_id = e.sweep_id AND "
+                             "c.cost_id = e.cost_id JOIN sweep s ON s.id = e.sweep_id WHERE "
+                             "s.global_batch / s.micro_batches = 2 AND e.start_layer = 0 AND "
+                             "e.end_layer = 1 AND e.submesh_index = ? AND e.config_index = ?",
+                             (s0["submesh_index"], s0["config_index"])).fetchall()
         con.close()
+        peaks = [pk for _, pk, _ in phases]
+        cut_peaks = [pk - ((a or 0) - ((a or 0) + 1) // 2) for _, pk, a in phases]
+        transient_cut = max(peaks) - max(cut_peaks) if phases else 0
+        if len(phases) != 2 or not any(a for _, _, a in phases):
+            fails.append("the dp=2 entry's phases: %r (two, with an activation-sized "
+                         "transient)" % (phases,))
         # one GPU's K + V of one block: mbs 1 x 4096 / 2 tokens x (K, V) x 8 heads x 128 x bf16
         kv = 1 * 4096 // 2 * 2 * 1024 * 2
         t = kv / (bw * eff) + lat
@@ -84,7 +101,8 @@ def main():
         if cp2["micro_batches"] != 2 * dp2["micro_batches"]:
             fails.append("cp=2: %d micro-batches, not 2 x %d" % (cp2["micro_batches"],
                                                                   dp2["micro_batches"]))
-        want_need = s0["memory_needed"] - (inter - (inter + 1) // 2) + 4 * kv
+        want_need = (s0["memory_needed"] - (inter - (inter + 1) // 2) - transient_cut
+                     + 4 * kv)
         if c["memory_needed"] != want_need or not inter:
             fails.append("cp=2 memory need %d, by hand %d (intermediate %d)" % (
                 c["memory_needed"], want_need, inter))
