@@ -4,6 +4,10 @@
  * "- Profiling for submesh K (n, m):" header per submesh, largest first,
  * then one "result[(i, j, s, c), m] = ModuleProfileResult(...)" line per
  * entry with costs in seconds and sizes in GB (2^30 bytes), three decimals.
+ * `approf show` (costdb_print_alpa) follows each line with a comment Alpa
+ * does not write, "  # temp_activation_size=X GB" or "=NULL" (schema 17's
+ * activation-sized part of temp_buffer_size, NULL when none or unknown);
+ * costdb_format_entry, the sweep's own log line, stays Alpa's.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +56,11 @@ int costdb_print_alpa(Costdb *db, int64_t sweep_id, FILE *out)
             next++; /* entries of a submesh without a row (cannot happen: FK) */
         for (; next < n_e && e[next].submesh_index == sm[k].index; next++) {
             costdb_format_entry(&e[next], line, sizeof line);
-            fprintf(out, "%s\n", line);
+            if (e[next].temp_activation_size > 0)
+                fprintf(out, "%s  # temp_activation_size=%.3f GB\n", line,
+                        (double)e[next].temp_activation_size / GB);
+            else
+                fprintf(out, "%s  # temp_activation_size=NULL\n", line);
         }
     }
     if (fflush(out) != 0 || ferror(out))

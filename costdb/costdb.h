@@ -253,8 +253,9 @@ typedef struct CostdbEntry {
      * (ZeRO-3's gathered blocks, a parameter's fresh gradient). apsolve's
      * cp step divides this part by cp (docs/context-parallel.md, "The
      * transient's activation-sized part"). Schema 17; <= 0: none or
-     * unknown (stored as NULL: rows before schema 17, CSV imports, composed
-     * entries, measured peaks), and the cp step divides no transient. A
+     * unknown (stored as NULL: rows before schema 17, CSV imports without
+     * it (schemas/csv-format.md), composed entries, measured peaks), and
+     * the cp step divides no transient. A
      * value above temp_buffer_size is stored as NULL. */
     int64_t temp_activation_size;
 } CostdbEntry;
@@ -640,8 +641,10 @@ int costdb_csv_import(Costdb *db, const char *path, const CostdbImportOptions *o
 
 /* ---- Alpa-format printing ----------------------------------------------- */
 
-/* Prints the entries of a sweep exactly as Alpa logs them, grouped under
- * "- Profiling for submesh K (n, m):" headers, largest submesh first. out
+/* Prints the entries of a sweep as Alpa logs them, grouped under
+ * "- Profiling for submesh K (n, m):" headers, largest submesh first, each
+ * line followed by "  # temp_activation_size=X GB" (schema 17; "=NULL"
+ * when none or unknown), which Alpa does not write. out
  * stays the caller's (flushed, not closed); ENOTFOUND for an unknown sweep,
  * EIO when writing fails. */
 int costdb_print_alpa(Costdb *db, int64_t sweep_id, FILE *out);

@@ -21,7 +21,7 @@ const char *const cdb_csv_columns[CDB_CSV_NCOLS] = {
     "start", "end", "submesh", "logical_mesh", "force_batch_dim", "phase",
     "compute_cost", "peak_memory", "invar_size", "outvar_size", "temp_buffer_size",
     "available_memory", "intermediate_size", "initial_size", "status",
-    "memory_level", "recompute", "zero", "apply_cost",
+    "memory_level", "recompute", "zero", "apply_cost", "temp_activation_size",
 };
 
 void cdb_format_double(double v, char *buf, size_t len)
@@ -75,7 +75,7 @@ int costdb_csv_export(Costdb *db, int64_t sweep_id, FILE *out)
     ExportRow *rows = NULL;
     size_t n_sm = 0, n_cf = 0, n_e = 0;
     CostdbSweep sweep;
-    int rc, variants = 0;
+    int rc, variants = 0, act = 0, first = 1;
     if (!db || !out)
         return COSTDB_EINVAL;
     if ((rc = costdb_sweep_get(db, sweep_id, &sweep)) < 0 ||
@@ -89,8 +89,17 @@ int costdb_csv_export(Costdb *db, int64_t sweep_id, FILE *out)
         variants = !costdb_variant_is_plain(cf[i].variant);
     for (size_t i = 0; i < n_e && !variants; i++)
         variants = e[i].apply_cost >= 0;
-    for (int k = 0; k < (variants ? CDB_CSV_NCOLS : CDB_CSV_NPLAIN); k++)
-        fprintf(out, "%s%s", k ? "," : "", cdb_csv_columns[k]);
+    /* Schema 17's activation-sized transient likewise: its column comes
+     * only when an entry has one (empty fields are NULL). */
+    for (size_t i = 0; i < n_e && !act; i++)
+        act = e[i].temp_activation_size > 0;
+    for (int k = 0; k < CDB_CSV_NCOLS; k++) {
+        if ((k >= CDB_CSV_NPLAIN && k < CDB_CSV_NVARIANT && !variants) ||
+            (k == CDB_CSV_NVARIANT && !act))
+            continue;
+        fprintf(out, "%s%s", first ? "" : ",", cdb_csv_columns[k]);
+        first = 0;
+    }
     fputc('\n', out);
     rows = calloc(n_e ? n_e : 1, sizeof *rows);
     if (!rows) {
@@ -134,6 +143,11 @@ int costdb_csv_export(Costdb *db, int64_t sweep_id, FILE *out)
                 cdb_format_double(x->apply_cost, apply, sizeof apply);
             fprintf(out, ",%d,%s,%d,%s", c->variant.memory_level,
                     costdb_recompute_name(c->variant.recompute), c->variant.zero, apply);
+        }
+        if (act) {
+            fputc(',', out);
+            if (x->temp_activation_size > 0)
+                fprintf(out, "%lld", (long long)x->temp_activation_size);
         }
         fputc('\n', out);
     }

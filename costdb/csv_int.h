@@ -9,11 +9,14 @@
 
 #include "costdb_int.h"
 
-#define CDB_CSV_NCOLS 19
+#define CDB_CSV_NCOLS 20
 /* The columns of a plain (Alpa) table; the variant columns after them
  * (memory_level, recompute, zero, apply_cost) are written only for sweeps
- * that have a variant config or a known apply cost. */
+ * that have a variant config or a known apply cost, the last
+ * (temp_activation_size, schema 17) only for sweeps with an entry that has
+ * one. */
 #define CDB_CSV_NPLAIN 15
+#define CDB_CSV_NVARIANT 19
 /* Column names in export order (schemas/csv-format.md). */
 extern const char *const cdb_csv_columns[CDB_CSV_NCOLS];
 

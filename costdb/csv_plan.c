@@ -18,7 +18,7 @@
 
 enum { C_START, C_END, C_SUBMESH, C_LOGICAL, C_FBD, C_PHASE, C_COST, C_PEAK, C_INVAR,
        C_OUTVAR, C_TEMP, C_AVAIL, C_INTER, C_INIT, C_STATUS, C_LEVEL, C_RECOMPUTE, C_ZERO,
-       C_APPLY };
+       C_APPLY, C_TEMPACT };
 
 /* The largest memory level a file may name: a level indexes Pareto points
  * of one stage, never more than a few. */
@@ -48,6 +48,7 @@ typedef struct {
     CostdbStatus status;
     CostdbVariant variant;     /* the config's */
     double apply_cost;         /* < 0: unknown */
+    int64_t temp_activation;   /* schema 17; 0: NULL */
     int submesh, config;       /* assigned indices */
 } Rec;
 
@@ -224,6 +225,19 @@ static int parse_line(const Ctx *c, Rec *r)
     for (int i = 0; i < 7; i++) {
         if ((rc = parse_count(c, size_cols[i], COSTDB_MAX_BYTES, &r->size[i])) < 0)
             return rc;
+    }
+    /* Schema 17's activation-sized part of temp_buffer_size: optional, an
+     * absent column or an empty field is NULL; else 1..temp_buffer_size,
+     * as stage_cost's CHECK keeps it. */
+    if (*field(c, C_TEMPACT)) {
+        if ((rc = parse_count(c, C_TEMPACT, COSTDB_MAX_BYTES, &r->temp_activation)) < 0)
+            return rc;
+        if (r->temp_activation == 0)
+            return field_error(c, C_TEMPACT, "0 is not an activation-sized part (leave the "
+                                             "field empty when there is none)");
+        if (r->temp_activation > r->size[3])
+            return field_error(c, C_TEMPACT, "%lld is more than temp_buffer_size %lld",
+                               (long long)r->temp_activation, (long long)r->size[3]);
     }
     s = field(c, C_STATUS);
     r->status = COSTDB_STATUS_OK;
@@ -493,6 +507,7 @@ int cdb_csv_plan(const CdbCsvTable *t, const CostdbImportOptions *opt, CdbImport
         e->status = recs[i].status;
         e->apply_cost = recs[i].apply_cost;
         e->wgrad_cost = -1.0; /* a CSV table has no weight-gradient split */
+        e->temp_activation_size = recs[i].temp_activation;
     }
     plan->n_entries = n;
 cleanup:

@@ -191,8 +191,10 @@ cleanup:
 static void show_usage(FILE *f)
 {
     fputs("Usage: approf show --db FILE [--sweep ID]\n"
-          "Print the entries of a sweep exactly as Alpa logs them, grouped under\n"
-          "'- Profiling for submesh K (n, m):' headers, largest submesh first.\n\n"
+          "Print the entries of a sweep as Alpa logs them, grouped under\n"
+          "'- Profiling for submesh K (n, m):' headers, largest submesh first; each\n"
+          "line ends with '  # temp_activation_size=X GB' (the activation-sized part\n"
+          "of temp_buffer_size, schema 17), '=NULL' when none or unknown.\n\n"
           "  --db FILE        the cost database (required)\n"
           "  --sweep ID       the sweep (default: the newest)\n"
           "  -h, --help       this text\n", f);

@@ -22,6 +22,10 @@
 #define VHEADER "start,end,submesh,logical_mesh,force_batch_dim,phase,compute_cost,peak_memory," \
                 "invar_size,outvar_size,temp_buffer_size,available_memory,intermediate_size,"   \
                 "initial_size,status,memory_level,recompute,zero,apply_cost\n"
+/* A plain table with schema 17's activation-sized transient. */
+#define AHEADER "start,end,submesh,logical_mesh,force_batch_dim,phase,compute_cost,peak_memory," \
+                "invar_size,outvar_size,temp_buffer_size,available_memory,intermediate_size,"   \
+                "initial_size,status,temp_activation_size\n"
 
 static int export_to(Costdb *db, int64_t id, const char *path)
 {
@@ -231,6 +235,59 @@ static void test_round_trip_variants(void)
     costdb_close(&db);
 }
 
+/* Schema 17's temp_activation_size: exported as the last column only when
+ * an entry has one (empty for the others), imported back as it was, and an
+ * old file without the column (or an empty field) imports NULL. */
+static void test_round_trip_temp_activation(void)
+{
+    static const CostdbSubmesh sm[] = {{0, 1, 2}};
+    static const CostdbConfig cf[] = {{0, 0, 2, 1, 0}, {0, 1, 1, 2, 0}};
+    Costdb *db = tu_open_new("rta.db");
+    const char *p = tu_path("rta-old.csv");
+    CostdbSweep s;
+    CostdbEntry e[4], *ge = NULL;
+    size_t ng = 0;
+    int64_t id = 0;
+    RoundTrip rt;
+    tu_sweep(&s, "rta", 1, 2, 2, 2, 1);
+    CU_ASSERT_EQUAL_FATAL(costdb_sweep_create(db, &s, sm, 1, cf, 2), 0);
+    memset(e, 0, sizeof e);
+    for (int i = 0; i < 4; i++) {
+        e[i].config_index = i / 2;
+        e[i].phase = (CostdbPhase)(i % 2);
+        e[i].compute_cost = 0.5 + i;
+        e[i].peak_memory = 1000;
+        e[i].temp_buffer_size = 400 + i;
+        e[i].temp_activation_size = i == 2 ? 0 : 100 * (i + 1);
+        e[i].apply_cost = -1.0;
+        e[i].wgrad_cost = -1.0;
+    }
+    CU_ASSERT_EQUAL_FATAL(costdb_entries_put(db, s.id, e, 4, 0), 0);
+    round_trip(db, s.id, "rta", &rt);
+    CU_ASSERT_EQUAL(strncmp(rt.csv[0], AHEADER, strlen(AHEADER)), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rt.csv[0], ",fwd,0.5,1000,0,0,400,0,0,0,ok,100\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(rt.csv[0], ",fwd,2.5,1000,0,0,402,0,0,0,ok,\n"));
+    CU_ASSERT_STRING_EQUAL(rt.csv[0], rt.csv[1]);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rt.csv[2]);
+    CU_ASSERT_STRING_EQUAL(rt.csv[0], rt.csv[2]);
+    round_trip_free(&rt);
+    CU_ASSERT_EQUAL_FATAL(costdb_entries_get(db, rt.id2, &ge, &ng), 0);
+    CU_ASSERT_EQUAL_FATAL(ng, 4);
+    for (size_t i = 0; i < ng; i++) {
+        int k = ge[i].config_index * 2 + (int)ge[i].phase;
+        CU_ASSERT_EQUAL(ge[i].temp_activation_size, e[k].temp_activation_size);
+    }
+    free(ge);
+    /* an old file: no column, NULL */
+    CU_ASSERT_EQUAL_FATAL(tu_write(p, HEADER "0,0,1x2,2x1,0,fwd,0.5,1000,0,0,400,0,0,0,ok\n"), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_csv_import(db, p, NULL, &id), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_entries_get(db, id, &ge, &ng), 0);
+    CU_ASSERT_EQUAL_FATAL(ng, 1);
+    CU_ASSERT_EQUAL(ge[0].temp_activation_size, 0);
+    free(ge);
+    costdb_close(&db);
+}
+
 /* Columns shuffled, an extra column, no status column, blank lines, CRLF,
  * quoted fields; submeshes listed out of Alpa's order. */
 static void test_any_order(void)
@@ -397,6 +454,15 @@ static void test_bad_inputs(void)
          "2:2: field 'end': 2147483647 is out of range"},
         {"submesh past COSTDB_MAX_DEVICES", HEADER "0,0,1048576x1048576,1048576x1048576,0,fwd,0.1,1,1,1,1,1,1,1,ok\n",
          "2:3: field 'submesh': 1048576x1048576 is more than 1048576 devices"},
+        {"temp_activation_size not a number", AHEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,9,1,1,1,ok,9B\n",
+         "2:16: field 'temp_activation_size': '9B' is not an integer"},
+        {"negative temp_activation_size", AHEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,9,1,1,1,ok,-1\n",
+         "2:16: field 'temp_activation_size': -1 is negative"},
+        {"zero temp_activation_size", AHEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,9,1,1,1,ok,0\n",
+         "2:16: field 'temp_activation_size': 0 is not an activation-sized part (leave the "
+         "field empty when there is none)"},
+        {"temp_activation_size past temp_buffer_size", AHEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,9,1,1,1,ok,10\n",
+         "2:16: field 'temp_activation_size': 10 is more than temp_buffer_size 9"},
         {"does not fit the cluster", HEADER "0,0,1x1,1x1,0,fwd,0.1,1,1,1,1,1,1,1,ok\n"
                                      "0,0,2x8,16x1,0,fwd,0.1,1,1,1,1,1,1,1,ok\n",
          "3:3: field 'submesh': 2x8 does not fit in the cluster 1x8"},
@@ -530,6 +596,7 @@ int main(void)
     static const CunitTest tests[] = {
         {"export -> import -> export is byte-identical", test_round_trip},
         {"variant columns round trip", test_round_trip_variants},
+        {"temp_activation_size round trip", test_round_trip_temp_activation},
         {"header in any order, extra columns, Alpa order", test_any_order},
         {"bad inputs leave the database unchanged", test_bad_inputs},
         {"import inside a transaction", test_import_in_transaction},
