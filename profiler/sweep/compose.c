@@ -62,6 +62,12 @@ static int compose_one(const CostdbEntry *const *single, int n_submeshes, int ma
         x->outvar_size += e->outvar_size;
         if (e->temp_buffer_size > x->temp_buffer_size)
             x->temp_buffer_size = e->temp_buffer_size;
+        /* The activation-sized part of the transient (schema 17) takes the
+         * largest like the transient; a layer's part outside (0, its
+         * transient] is none, as apsolve's cp step reads it. */
+        if (e->temp_activation_size > 0 && e->temp_activation_size <= e->temp_buffer_size &&
+            e->temp_activation_size > x->temp_activation_size)
+            x->temp_activation_size = e->temp_activation_size;
         if (e->available_memory < x->available_memory)
             x->available_memory = e->available_memory;
         x->intermediate_size += e->intermediate_size;
@@ -75,6 +81,10 @@ static int compose_one(const CostdbEntry *const *single, int n_submeshes, int ma
             snprintf(x->error, sizeof x->error, "layer %d: %.480s", l, e->error);
         }
     }
+    /* capped by the composed transient (the CHECK of schema 17; a no-op
+     * while each layer's part is at most its own transient) */
+    if (x->temp_activation_size > x->temp_buffer_size)
+        x->temp_activation_size = x->temp_buffer_size;
     if (x->status != COSTDB_STATUS_OK)
         x->compute_cost = INFINITY;
     return 1;

@@ -17,8 +17,9 @@
 /* Composes, from the single-layer entries among have[0..n_have), one entry
  * per (i < j, submesh s, config c < n_configs[s], phase) — only (0, L-1) on a
  * submesh with cluster_devices devices — that have does not already hold and
- * whose layers i..j all have an entry. Times and sizes add up, temp buffers
- * and spread take the largest, available memory and repeats the smallest;
+ * whose layers i..j all have an entry. Times and sizes add up, temp buffers,
+ * their activation-sized parts (schema 17; 0 when no layer has one) and
+ * spread take the largest, available memory and repeats the smallest;
  * the first failing layer's status and reason carry over (cost +inf).
  * Output order: submesh descending, then i, j, c, phase. *out is malloc'd
  * (NULL when *n_out is 0). 0, APPROF_ENOMEM, or APPROF_EINVAL for sizes out
