@@ -13,6 +13,7 @@
 #include "collective.h"
 #include "context_parallel.h"
 #include "cp_attention.h"
+#include "cp_facts.h"
 #include "costdb.h"
 #include "costdb_text.h"
 #include "frameworks.h"
@@ -88,12 +89,6 @@ void apsolve_cp_frameworks(int cp, int comm, ApsolveFwVerdict *v)
     }
 }
 
-static int ends(const char *name, const char *tail)
-{
-    size_t n = strlen(name), t = strlen(tail);
-    return n >= t && !strcmp(name + n - t, tail);
-}
-
 /* The ring of n ranks over one layer's local K + V (kv bytes), Transformer
  * Engine's AttnFuncWithCPAndKVP2P: forward n - 1 send-recvs of K and V;
  * backward n send-recvs, the first of K and V, the n - 2 middle ones of
@@ -153,54 +148,6 @@ static void all_gather(const CostdbFabric *f, double kv, int n, int stride, int 
     o->traffic_bwd += 2 * (n - 1.0) / n * n * kv;
 }
 
-/* What a stage's placements show that the cp price needs (the same at
- * every config of the stage: the shapes are the global ones). */
-typedef struct CpFacts {
-    int known, layers;
-    int64_t seq, batch;
-    double qw, kvw, dsize;
-    CostdbFabric f;
-} CpFacts;
-
-/* Reads stage (start..end, submesh s, config c)'s facts. 0; -1 with why. */
-static int read_facts(struct Costdb *db, int64_t sweep, int start, int end, int s, int c,
-                      CpFacts *x, char *why, size_t len)
-{
-    CostdbPlacement *pl = NULL;
-    size_t n = 0;
-    memset(x, 0, sizeof *x);
-    x->dsize = 2;
-    if (apsolve_stage_inputs(db, sweep, start, end, s, c, "the cp communication", &x->f, &pl,
-                             &n, why, len) < 0)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        int64_t d[8];
-        int nd = costdb_shape_parse(pl[i].shape, d, 8);
-        if (nd < 2)
-            continue;
-        /* the sequence: dimension 1 of the stage's inputs ([B, S] token
-         * ids, [B, S, H] activations), the largest (a mask [B, 1, S, S]
-         * has 1 there) */
-        if (!strcmp(pl[i].role, "input") && d[0] > 0 && d[1] > x->seq) {
-            x->batch = d[0];
-            x->seq = d[1];
-        } else if (!strcmp(pl[i].role, "param") && nd == 2) {
-            const char *t = pl[i].tensor_name;
-            if (ends(t, "/key/kernel") || ends(t, "/k_proj/kernel")) {
-                x->layers++;
-                x->kvw = (double)d[1];
-                if (costdb_dtype_bytes(pl[i].dtype) > 0)
-                    x->dsize = costdb_dtype_bytes(pl[i].dtype);
-            } else if (ends(t, "/query/kernel") || ends(t, "/q_proj/kernel")) {
-                x->qw = (double)d[1];
-            }
-        }
-    }
-    free(pl);
-    x->known = 1;
-    return 0;
-}
-
 void apsolve_cp_heads(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, int *heads,
                       int *kv_heads)
 {
@@ -223,7 +170,7 @@ void apsolve_cp_heads(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
                 if (!p->configs[(size_t)s * p->num_configs + c].valid ||
                     !isfinite(p->cost[apsolve_index(p, k, k, s, c)]))
                     continue;
-                if (read_facts(db, sweep, k, k, s, c, &x, why, sizeof why))
+                if (apsolve_cp_read_facts(db, sweep, k, k, s, c, &x, why, sizeof why))
                     return;
                 if (x.layers && x.qw > 0 && x.kvw > 0) {
                     double kv = h * x.kvw / x.qw;
@@ -379,8 +326,21 @@ int apsolve_cp_stage(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, 
 {
     CpFacts x;
     memset(out, 0, sizeof *out);
-    if (read_facts(db, sweep, start, end, s, c, &x, why, len))
+    if (apsolve_cp_read_facts(db, sweep, start, end, s, c, &x, why, len))
         return -1;
+    /* a range with no placements of its own (composed from single layers,
+     * profile mode individual): its layers' facts folded, as the auto
+     * search's tables fold them */
+    if (start < end && !x.layers && !x.seq) {
+        CpFacts *cache = calloc((size_t)p->num_layers, sizeof *cache), y;
+        int rc = cache ? apsolve_cp_range_facts(db, sweep, p, cache, start, end, &y, why, len)
+                       : (snprintf(why, len, "out of memory"), -1);
+        free(cache);
+        if (rc)
+            return -1;
+        if (y.known)
+            x = y;
+    }
     price_stage(&x, l, p->cluster_gpus, out);
     return 0;
 }
@@ -457,55 +417,6 @@ int apsolve_cp_problem(struct Costdb *db, int64_t sweep, const ApsolveProblem *p
     }
     *out = q;
     return APSOLVE_OK;
-}
-
-/* Range i..j's facts summed from its layers' in cache (no reads): unknown
- * (known 0) from its first layer without facts on. */
-static void fold_facts(const CpFacts *cache, int i, int j, CpFacts *x)
-{
-    memset(x, 0, sizeof *x);
-    for (int k = i; k <= j; k++) {
-        const CpFacts *y = &cache[k];
-        if (!y->known) {
-            x->known = 0;
-            return;
-        }
-        if (k == i) {
-            *x = *y;
-            continue;
-        }
-        x->layers += y->layers;
-        if (y->seq > x->seq) {
-            x->seq = y->seq;
-            x->batch = y->batch;
-        }
-        if (y->layers) {
-            x->kvw = y->kvw;
-            x->qw = y->qw > 0 ? y->qw : x->qw;
-            x->dsize = y->dsize;
-        }
-    }
-}
-
-/* Range i..j's facts: each layer's read once into cache (its first entry
- * of the single layer) up to the first without them, then folded. 0; -1
- * with why. */
-static int range_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, CpFacts *cache,
-                       int i, int j, CpFacts *x, char *why, size_t len)
-{
-    for (int k = i; k <= j; k++) {
-        CpFacts *y = &cache[k];
-        for (int s = 0; !y->known && s < p->num_submeshes; s++)
-            for (int c = 0; !y->known && c < p->num_configs; c++)
-                if (p->configs[(size_t)s * p->num_configs + c].valid &&
-                    isfinite(p->cost[apsolve_index(p, k, k, s, c)]) &&
-                    read_facts(db, sweep, k, k, s, c, y, why, len))
-                    return -1;
-        if (!y->known)
-            break;
-    }
-    fold_facts(cache, i, j, x);
-    return 0;
 }
 
 /* Whether the family holds a sweep at micro-batch size m. */
@@ -627,7 +538,7 @@ int apsolve_cp_auto_open(struct Costdb *db, int64_t sweep, const ApsolveProblem 
     for (int i = 0; i < p->num_layers; i++)
         for (int j = i; j < p->num_layers; j++) {
             CpFacts x;
-            if (range_facts(db, sweep, p, a->cache, i, j, &x, why, len)) {
+            if (apsolve_cp_range_facts(db, sweep, p, a->cache, i, j, &x, why, len)) {
                 apsolve_cp_auto_close(&a);
                 return APSOLVE_EDB;
             }
@@ -697,7 +608,7 @@ int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProbl
             PriceMemo memo[32];
             CheckMemo checked[32];
             int nmemo = 0, nchecked = 0;
-            fold_facts(a->cache, i, j, &x);
+            apsolve_cp_fold_facts(a->cache, i, j, &x);
             /* the pairs q holds: every pair of p, or the subset's, in its
              * order (the memos are caches of pure functions, so the order
              * changes no figure); a pair the subset leaves out is not read
