@@ -254,7 +254,8 @@ typedef struct CostdbEntry {
      * cp step divides this part by cp (docs/context-parallel.md, "The
      * transient's activation-sized part"). Schema 17; <= 0: none or
      * unknown (stored as NULL: rows before schema 17, CSV imports without
-     * it (schemas/csv-format.md), composed entries, measured peaks), and
+     * it (schemas/csv-format.md), measured peaks; a composed entry takes
+     * the largest of its layers'), and
      * the cp step divides no transient. A
      * value above temp_buffer_size is stored as NULL. */
     int64_t temp_activation_size;

@@ -11,8 +11,9 @@
 -- tokens a GPU holds, which apsolve's cp step divides by cp; the rest of
 -- temp_buffer_size is weight-sized. NULL when unknown or none: every row
 -- written before this version, CSV imports, rows written through the
--- stage_profile view, entries composed from single layers and measured
--- peaks, for which the cp step divides no transient (as before). The view
+-- stage_profile view and measured peaks, for which the cp step divides no
+-- transient (as before); an entry composed from single layers takes the
+-- largest of its layers' (profiler/sweep/compose.c). The view
 -- stage_profile is unchanged: the column is read from stage_cost.
 
 ALTER TABLE stage_cost ADD COLUMN temp_activation_size INTEGER
