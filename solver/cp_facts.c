@@ -22,7 +22,7 @@ static int ends(const char *name, const char *tail)
 
 /* Reads stage (start..end, submesh s, config c)'s facts. 0; -1 with why. */
 int apsolve_cp_read_facts(struct Costdb *db, int64_t sweep, int start, int end, int s, int c,
-                      CpFacts *x, char *why, size_t len)
+                          CpFacts *x, char *why, size_t len)
 {
     CostdbPlacement *pl = NULL;
     size_t n = 0;
@@ -90,8 +90,8 @@ void apsolve_cp_fold_facts(const CpFacts *cache, int i, int j, CpFacts *x)
 /* Range i..j's facts: each layer's read once into cache (its first entry
  * of the single layer) up to the first without them, then folded. 0; -1
  * with why. */
-int apsolve_cp_range_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, CpFacts *cache,
-                       int i, int j, CpFacts *x, char *why, size_t len)
+int apsolve_cp_range_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                           CpFacts *cache, int i, int j, CpFacts *x, char *why, size_t len)
 {
     for (int k = i; k <= j; k++) {
         CpFacts *y = &cache[k];
