@@ -118,11 +118,32 @@ typedef struct {
     double wgrad; /* the kernels flagged wgrad (approf_wgrad_seconds_memo) */
     double *win;
 } PriceMemoSum;
+/* What the collective loop of approf_phase_seconds_memo adds up over
+ * its collectives, in order (CollRun): a prefix's (stage.h, coll_prefix)
+ * kept by the prefix, its length, the async groups and the loop's start
+ * (the kernels' seconds t0 and windows, bit for bit), so that another
+ * program of the build whose kernels sum to the same goes on after it with
+ * the same doubles. The ZeRO variants of a build share its forward
+ * kernels and, two by two, its backward's (sharding/zero_family.c). */
+typedef struct {
+    double t, colls, slowed, exposed, async_hidden;
+} CollRun;
+#define PRICE_MEMO_COLL_SUMS 64
+typedef struct {
+    uint64_t id;
+    size_t n;
+    int ng;
+    double t0;
+    CollRun run;
+    double *win; /* 2 (ng + 1) at the start, then 2 (ng + 1) after the prefix */
+} PriceMemoCollSum;
 struct ApprofPriceMemo {
     ApprofHardwareSpec hw; /* the spec the prices are of, bytes as given */
     PriceMemoColl slot[PRICE_MEMO_COLLS];
     PriceMemoSum sum[PRICE_MEMO_SUMS];
     int sum_next;
+    PriceMemoCollSum csum[PRICE_MEMO_COLL_SUMS];
+    int csum_next;
     PriceMemoKernel kern[PRICE_MEMO_KERNELS];
 };
 
@@ -132,6 +153,10 @@ static void price_memo_forget_sums(ApprofPriceMemo *m)
         free(m->sum[i].win);
     memset(m->sum, 0, sizeof m->sum);
     m->sum_next = 0;
+    for (int i = 0; i < PRICE_MEMO_COLL_SUMS; i++)
+        free(m->csum[i].win);
+    memset(m->csum, 0, sizeof m->csum);
+    m->csum_next = 0;
 }
 
 void approf_price_memo_free(ApprofPriceMemo *m)
@@ -278,6 +303,72 @@ static double price_memo_kernel(ApprofPriceMemo *m, const ApprofHardwareSpec *hw
     return s->seconds;
 }
 
+/* Collectives [from, to) of p's phase ph added onto r in order: each
+ * one's price onto the phase's seconds and, unless blocking, onto the
+ * collectives', the userbuffers' (ub_account) and the async groups'
+ * hidden seconds (their windows win, ng groups, used up as they go). */
+static void coll_run(const ApprofHardwareSpec *hw, ApprofPriceMemo *m,
+                     const ApprofStageProgram *p, int ph, size_t from, size_t to, int ng,
+                     double *win, CollRun *r)
+{
+    for (size_t i = from; i < to; i++) {
+        const ApprofCollective *cl = &p->colls[ph][i];
+        double c;
+        if (cl->zero3_unit > 0 && hw->zero3_schedule > APPROF_ZERO3_SERIAL)
+            continue; /* overlapped with compute: approf_zero3_exposed below */
+        c = m ? price_memo_coll(m, hw, cl) : approf_collective_cost(hw, cl);
+        r->t += c;
+        if (cl->blocking)
+            continue; /* issued between modules, beside no GEMM (stage.h) */
+        r->colls += c;
+        if (hw->tp_comm_overlap > 0)
+            ub_account(hw, cl, ph, c, &r->slowed, &r->exposed);
+        if (cl->async_group > 0 && cl->async_group <= ng) {
+            /* issued asynchronously, waited for after the GEMM it runs
+             * under: hidden as far as that GEMM (with the others of its
+             * group not yet used) lasts */
+            r->async_hidden += approf_async_hidden(
+                hw, c, &win[2 * cl->async_group + (cl->async_wgrad ? 1 : 0)]);
+        }
+    }
+}
+
+/* The kept run of prefix id's first n collectives from kernels' seconds
+ * t0 and windows win (2 (ng + 1), bit for bit), or NULL. */
+static const PriceMemoCollSum *price_memo_coll_sum(const ApprofPriceMemo *m, uint64_t id,
+                                                   size_t n, int ng, double t0,
+                                                   const double *win)
+{
+    size_t nw = ng > 0 ? 2 * ((size_t)ng + 1) : 0;
+    for (int i = 0; i < PRICE_MEMO_COLL_SUMS; i++) {
+        const PriceMemoCollSum *s = &m->csum[i];
+        if (s->id == id && s->n == n && s->ng == ng && same_bits(s->t0, t0) &&
+            (!nw || !memcmp(s->win, win, nw * sizeof *win)))
+            return s;
+    }
+    return NULL;
+}
+
+/* Keeps run r of prefix id's first n collectives from t0; w: the windows
+ * at the start in its first 2 (ng + 1), a malloc'd array of twice that
+ * (taken; NULL when ng is 0), win those after. */
+static void price_memo_keep_coll_sum(ApprofPriceMemo *m, uint64_t id, size_t n, int ng,
+                                     double t0, const CollRun *r, double *w, const double *win)
+{
+    PriceMemoCollSum *s = &m->csum[m->csum_next];
+    size_t nw = ng > 0 ? 2 * ((size_t)ng + 1) : 0;
+    if (nw)
+        memcpy(w + nw, win, nw * sizeof *w);
+    free(s->win);
+    s->id = id;
+    s->n = n;
+    s->ng = ng;
+    s->t0 = t0;
+    s->run = *r;
+    s->win = w;
+    m->csum_next = (m->csum_next + 1) % PRICE_MEMO_COLL_SUMS;
+}
+
 double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph)
 {
     return approf_phase_seconds_memo(hw, p, ph, NULL);
@@ -350,26 +441,34 @@ double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStage
     }
     if (!kept && id)
         price_memo_keep_sum(m, id, nk, ng, t, gemm, wgrad, win);
-    for (size_t i = 0; i < p->n_colls[ph]; i++) {
-        const ApprofCollective *cl = &p->colls[ph][i];
-        double c;
-        if (cl->zero3_unit > 0 && hw->zero3_schedule > APPROF_ZERO3_SERIAL)
-            continue; /* overlapped with compute: approf_zero3_exposed below */
-        c = m ? price_memo_coll(m, hw, cl) : approf_collective_cost(hw, cl);
-        t += c;
-        if (cl->blocking)
-            continue; /* issued between modules, beside no GEMM (stage.h) */
-        colls += c;
-        if (hw->tp_comm_overlap > 0)
-            ub_account(hw, cl, ph, c, &slowed, &exposed);
-        if (cl->async_group > 0 && cl->async_group <= ng) {
-            /* issued asynchronously, waited for after the GEMM it runs
-             * under: hidden as far as that GEMM (with the others of its
-             * group not yet used) lasts */
-            async_hidden += approf_async_hidden(
-                hw, c, &win[2 * cl->async_group + (cl->async_wgrad ? 1 : 0)]);
+    CollRun r = {t, 0.0, 0.0, 0.0, 0.0};
+    size_t cfrom = 0, cmark = m ? p->n_coll_prefix[ph] : 0;
+    if (cmark && p->coll_prefix[ph] && cmark <= p->n_colls[ph]) {
+        /* the build's collectives before its end, after the same kernels'
+         * sum: priced before (PriceMemoCollSum), else priced and kept */
+        size_t nw = ng > 0 ? 2 * ((size_t)ng + 1) : 0;
+        const PriceMemoCollSum *cs =
+            price_memo_coll_sum(m, p->coll_prefix[ph], cmark, ng, t, win);
+        if (cs) {
+            r = cs->run;
+            if (nw)
+                memcpy(win, cs->win + nw, nw * sizeof *win);
+        } else {
+            double *start = nw ? malloc(2 * nw * sizeof *start) : NULL;
+            if (nw && start)
+                memcpy(start, win, nw * sizeof *win);
+            coll_run(hw, m, p, ph, 0, cmark, ng, win, &r);
+            if (start || !nw)
+                price_memo_keep_coll_sum(m, p->coll_prefix[ph], cmark, ng, t, &r, start, win);
         }
+        cfrom = cmark;
     }
+    coll_run(hw, m, p, ph, cfrom, p->n_colls[ph], ng, win, &r);
+    t = r.t;
+    colls = r.colls;
+    slowed = r.slowed;
+    exposed = r.exposed;
+    async_hidden = r.async_hidden;
     if (win != stack_win)
         free(win);
     t -= async_hidden;

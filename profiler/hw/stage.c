@@ -45,6 +45,11 @@ uint64_t approf_kernel_share_id(const ApprofKernelShare *s)
     return s ? s->id : 0;
 }
 
+uint64_t approf_coll_prefix_id(void)
+{
+    return (uint64_t)atomic_fetch_add(&share_ids, 1) + 1;
+}
+
 void approf_kernel_share_release(ApprofKernelShare *s)
 {
     if (!s || --s->holders > 0)

@@ -112,6 +112,14 @@ typedef struct ApprofStageProgram {
     ApprofKernelShare *head_share[2];
     ApprofCollective *colls[2];       /* [phase] collectives (excl. grad sync) */
     size_t n_colls[2];
+    /* [phase] 0, or a number no other prefix has (approf_coll_prefix_id):
+     * colls[ph][0 .. n_coll_prefix[ph]) are the collectives every program
+     * of one build starts with (the build's before its end, which only
+     * appends: sharding/program.c, zero_family.c), so that a price memo
+     * resumes the loop over them where the kernels' sum is the same
+     * (approf_phase_seconds_memo). Copies keep it (the same collectives). */
+    uint64_t coll_prefix[2];
+    size_t n_coll_prefix[2];
     ApprofCollective grad_sync;       /* the once-per-iteration gradient all-reduce
                                        * (before ZeRO: what plain data parallelism syncs) */
 
@@ -202,6 +210,10 @@ void approf_kernel_share_release(ApprofKernelShare *s);
 /* A number no other share of the process has (0 for NULL): what a price
  * kept for the array is keyed by (approf_phase_seconds_memo). */
 uint64_t approf_kernel_share_id(const ApprofKernelShare *s);
+
+/* A number for a collective prefix (coll_prefix) that no other prefix
+ * or kernel share of the process has, from 1. */
+uint64_t approf_coll_prefix_id(void);
 
 const char *approf_coll_kind_name(ApprofCollKind k);
 

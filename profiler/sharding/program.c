@@ -692,6 +692,13 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
          * is the same, its backward (zero_family.c) */
         if (family && !(st->hw && st->hw->grad_accum_fusion))
             tail.ends = &ends;
+        /* the collectives so far start every program of the build (the
+         * ends only append): a price memo resumes after them (stage.h,
+         * coll_prefix) */
+        for (int ph = 0; ph < 2 && family; ph++) {
+            p->coll_prefix[ph] = approf_coll_prefix_id();
+            p->n_coll_prefix[ph] = p->n_colls[ph];
+        }
         ApprofStageProgram pre = *p;
         if (tail.ends) {
             ends.pre_n = p->n_kernels[1];

@@ -12,7 +12,10 @@
  * other kernels; kernel prices kept (PriceMemoKernel) for kernels one
  * field away from another in each field approf_kernel_seconds reads
  * (a field the slot does not depend on: both in one slot; a size it does:
- * more kernels than slots), each priced anew.
+ * more kernels than slots), each priced anew; and programs of one build
+ * that start with the same collectives (stage.h, coll_prefix) and end
+ * with others, the prefix's run resumed only after the same kernels'
+ * sum and windows: each as a fresh price, bit for bit.
  */
 #include <CUnit/Basic.h>
 #include <math.h>
@@ -325,12 +328,83 @@ static void test_kernel_prices_kept(void)
     approf_price_memo_free(memo);
 }
 
+/* Phase ph of p through memo and plain: the same bits. */
+static void same_phase_of(const ApprofHardwareSpec *hw, ApprofPriceMemo **memo,
+                          const ApprofStageProgram *p, int ph)
+{
+    double plain = approf_phase_seconds(hw, p, ph);
+    double kept = approf_phase_seconds_memo(hw, p, ph, memo);
+    CU_ASSERT_EQUAL(memcmp(&plain, &kept, sizeof plain), 0);
+}
+
+/* A build's programs (the build and its derived ones: the same
+ * collectives first, their own after) priced in turn through one memo:
+ * the run over the shared prefix resumed (PriceMemoCollSum) equals a
+ * fresh one for each, also for a program of other kernels (another
+ * starting sum: not resumed from the first's) and other windows. */
+static void test_coll_prefix_resumed(void)
+{
+    ApprofHardwareSpec hw;
+    ApprofPriceMemo *memo = NULL;
+    enum { NP = 6, NE = 3 };
+    ApprofStageProgram prog[4];
+    ApprofCollective c[4][NP + NE];
+    ApprofKernel k[2][4];
+    hw_fixture_round_spec(&hw);
+    hw.tp_async_grad = 1.0;
+    hw.tp_comm_overlap = 0.8;
+    for (int a = 0; a < 2; a++)
+        for (int i = 0; i < 4; i++) {
+            ApprofKernel *kr = &k[a][i];
+            memset(kr, 0, sizeof *kr);
+            kr->kind = APPROF_K_GEMM;
+            kr->dtype = APPROF_BF16;
+            kr->batch = 1;
+            kr->m = kr->n = kr->k = 4096;
+            kr->flops = 2.0 * 4096 * 4096 * 4096 * (1 + i) * (a ? 1.5 : 1.0);
+            kr->bytes = 3.0 * 4096 * 4096 * 2;
+            kr->async_group = 1 + i / 2;
+            kr->async_wgrad = i % 2;
+        }
+    uint64_t id = approf_coll_prefix_id();
+    CU_ASSERT(id != 0 && approf_coll_prefix_id() != id);
+    for (int q = 0; q < 4; q++) {
+        memset(&prog[q], 0, sizeof prog[q]);
+        for (int i = 0; i < NP + NE; i++) {
+            /* the prefix the same in all; the ends differ by program */
+            int v = i < NP ? i : i + 7 * (q + 1);
+            c[q][i] = hw_fixture_coll((ApprofCollKind)(v % 3), 1e7 * (1 + v), 8, 1);
+            c[q][i].async_group = v % 3;
+            c[q][i].async_wgrad = v % 2;
+            c[q][i].blocking = v == 4;
+        }
+        /* programs 0..2 of the same kernels, 3 of others */
+        prog[q].kernels[1] = k[q == 3];
+        prog[q].n_kernels[1] = 4;
+        prog[q].colls[1] = c[q];
+        prog[q].n_colls[1] = NP + NE;
+        prog[q].coll_prefix[1] = id;
+        prog[q].n_coll_prefix[1] = NP;
+    }
+    /* program 2 with the prefix alone (a build whose end adds none) */
+    prog[2].n_colls[1] = NP;
+    for (int round = 0; round < 2; round++)
+        for (int q = 0; q < 4; q++)
+            same_phase_of(&hw, &memo, &prog[q], 1);
+    /* without async groups (no windows): another key, the same bits */
+    hw.tp_async_grad = 0.0;
+    for (int q = 0; q < 4; q++)
+        same_phase_of(&hw, &memo, &prog[q], 1);
+    approf_price_memo_free(memo);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
         {"memoized phase prices equal the plain ones", test_memo_equals_plain},
         {"shared kernel arrays: sums kept per array and groups", test_shared_kernel_sums},
         {"kernel prices kept: each field of the key", test_kernel_prices_kept},
+        {"a build's collective prefix resumed as priced fresh", test_coll_prefix_resumed},
     };
     return CUNIT_RUN("collective prices kept", tests);
 }
