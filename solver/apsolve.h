@@ -271,6 +271,10 @@ int apsolve_problem_new(int num_layers, int hosts, int gpus, int num_submeshes,
  * *out, which the caller owns. APSOLVE_OK, APSOLVE_EINVAL or
  * APSOLVE_ENOMEM. */
 int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out);
+/* The bytes of p's per-cell arrays (cost, max_n_succ_stages, apply_cost,
+ * and the optional fwd, bwd, wgrad and memory it has): what a clone of it
+ * allocates, less its submeshes, configs and out-of-memory figures. */
+size_t apsolve_problem_bytes(const ApsolveProblem *p);
 /* Gives p an empty table of out-of-memory figures if it has none. */
 int apsolve_unfit_table_new(ApsolveProblem *p);
 /* Entry k's out-of-memory figures become *u (made with the table where p

@@ -127,6 +127,20 @@ int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out)
     return APSOLVE_OK;
 }
 
+size_t apsolve_problem_bytes(const ApsolveProblem *p)
+{
+    size_t per = sizeof *p->cost + sizeof *p->max_n_succ_stages + sizeof *p->apply_cost;
+    if (p->fwd_cost)
+        per += sizeof *p->fwd_cost;
+    if (p->bwd_cost)
+        per += sizeof *p->bwd_cost;
+    if (p->wgrad_cost)
+        per += sizeof *p->wgrad_cost;
+    if (p->memory)
+        per += sizeof *p->memory;
+    return apsolve_problem_cells(p) * per;
+}
+
 void apsolve_problem_free(ApsolveProblem **pp)
 {
     ApsolveProblem *p;

@@ -507,7 +507,7 @@ static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
         /* with several threads and no ep step, every candidate of this
          * size is searched ahead (pass 0 notes them, session_cpspec.h) */
         changed = 0;
-        apsolve_cp_spec_init(spec, r, cpa, b->best ? b->best : s->autop,
+        apsolve_cp_spec_init(spec, r, base.p, cpa, b->best ? b->best : s->autop,
                              b->best ? b->best_h : plain_h,
                              !top_k && with_cp && !fail ? apsolve_run_threads(r) : 1);
         for (int pass = spec->on ? 0 : 1; pass < 2; pass = apsolve_cp_spec_next(spec, pass))

@@ -4,15 +4,22 @@
  * (session_cpspec.h).
  */
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "search_pool.h"
 #include "session_cpspec.h"
 
-void apsolve_cp_spec_init(ApsolveCpSpec *sp, ApsolveRun *r, const ApsolveCpAuto *cpa,
-                          const ApsolvePlan *bar, int bar_h, int threads)
+void apsolve_cp_spec_init(ApsolveCpSpec *sp, ApsolveRun *r, const ApsolveProblem *p,
+                          const ApsolveCpAuto *cpa, const ApsolvePlan *bar, int bar_h, int threads)
 {
-    sp->on = threads > 1;
+    /* the candidates ahead at once: as many as the budget holds tables of
+     * p's size (a candidate's is p's subset), at most the threads; fewer
+     * than two, the serial loop */
+    size_t table = p ? apsolve_problem_bytes(p) : 0;
+    size_t fit = table ? APSOLVE_CP_AHEAD_BYTES / table : (size_t)threads;
+    sp->ahead = fit < (size_t)threads ? (int)fit : threads;
+    sp->on = sp->ahead > 1;
     sp->n = 0;
     sp->r = r;
     sp->quiet = *r->a;
@@ -22,6 +29,7 @@ void apsolve_cp_spec_init(ApsolveCpSpec *sp, ApsolveRun *r, const ApsolveCpAuto 
     sp->bar = bar;
     sp->bar_h = bar_h;
     sp->threads = threads;
+    sp->kept = -1;
 }
 
 void apsolve_cp_spec_add(ApsolveCpSpec *sp, int i, const ApsolveCand *c, int cp, int comm,
@@ -39,6 +47,16 @@ void apsolve_cp_spec_add(ApsolveCpSpec *sp, int i, const ApsolveCand *c, int cp,
     o->micro = micro;
     o->c = *c;
     o->c.p = NULL;
+}
+
+/* Frees a finished candidate's table and plan; it is then searched again
+ * in the serial order (apsolve_cp_spec_take), as a failed one is. */
+static void spec_one_drop(ApsolveCpSpecOne *o)
+{
+    apsolve_plan_free(&o->pl);
+    apsolve_problem_free(&o->c.p);
+    apsolve_subset_free(&o->v);
+    o->fail = 1;
 }
 
 /* One candidate's table and search, as the serial loop makes them, on a
@@ -67,13 +85,31 @@ static void spec_task(void *ctx, int k)
     if (!o->pl) {
         apsolve_problem_free(&o->c.p);
         apsolve_subset_free(&o->v);
+        return;
     }
+    /* at most one finished candidate keeps its table and plan: the first
+     * in the serial order. Once a candidate's plan is taken and beats the
+     * best so far, every later one is searched again anyway; a dropped one
+     * is searched again in the serial order (apsolve_cp_spec_take), as a
+     * failed one is, so the output is the same (the bound: session_cpspec.h) */
+    pthread_mutex_lock(&sp->lock);
+    if (sp->kept >= 0 && sp->kept < k) {
+        spec_one_drop(o);
+    } else {
+        if (sp->kept >= 0)
+            spec_one_drop(&sp->one[sp->kept]);
+        sp->kept = k;
+    }
+    pthread_mutex_unlock(&sp->lock);
 }
 
 int apsolve_cp_spec_next(ApsolveCpSpec *sp, int pass)
 {
-    if (pass == 0 && sp->n > 0)
-        apsolve_pool_run(sp->threads, sp->n, spec_task, sp);
+    if (pass == 0 && sp->n > 0) {
+        pthread_mutex_init(&sp->lock, NULL);
+        apsolve_pool_run(sp->ahead, sp->n, spec_task, sp);
+        pthread_mutex_destroy(&sp->lock);
+    }
     return pass + 1;
 }
 

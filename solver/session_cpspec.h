@@ -14,9 +14,23 @@
 #ifndef APSOLVE_SESSION_CPSPEC_H
 #define APSOLVE_SESSION_CPSPEC_H
 
+#include <pthread.h>
+
 #include "context_parallel.h"
 #include "problem_subset.h"
 #include "session_int.h"
+
+/* The bytes of the tables the cp candidates searched ahead may hold at
+ * once (docs/performance.md, "apsolve's threads with bounded memory"):
+ * each candidate running holds its table and its search's buffers, and
+ * one finished candidate (the first in the serial order with a plan) keeps
+ * them until it is taken; the others that finish free theirs. The
+ * candidates ahead at once are as many tables of the size's problem as
+ * this holds (a candidate's table is a subset of it), at most --threads;
+ * where that is fewer than two, the serial loop runs. */
+#ifndef APSOLVE_CP_AHEAD_BYTES
+#define APSOLVE_CP_AHEAD_BYTES ((size_t)128 << 20)
+#endif
 
 typedef struct ApsolveCpSpecOne {
     int i, cp, comm, micro_batches;   /* cps index, cp, comm, the candidate's count */
@@ -35,14 +49,17 @@ typedef struct ApsolveCpSpec {
                                        * again in the serial order, which says it */
     const ApsolveCpAuto *cpa;
     const ApsolvePlan *bar;
-    int bar_h, threads;
+    int bar_h, threads, ahead;        /* ahead: the candidates searched at once */
+    int kept;                         /* the one finished candidate holding a table and
+                                       * plan, -1: none (under lock) */
+    pthread_mutex_t lock;
     ApsolveCpSpecOne one[48];
 } ApsolveCpSpec;
 
 /* Starts sp (on with threads > 1) for the candidates of r's size whose
  * layers' facts are cpa, each searched with the plan to beat bar (bar_h). */
-void apsolve_cp_spec_init(ApsolveCpSpec *sp, ApsolveRun *r, const ApsolveCpAuto *cpa,
-                          const ApsolvePlan *bar, int bar_h, int threads);
+void apsolve_cp_spec_init(ApsolveCpSpec *sp, ApsolveRun *r, const ApsolveProblem *p,
+                          const ApsolveCpAuto *cpa, const ApsolvePlan *bar, int bar_h, int threads);
 /* Notes candidate i (cps index) of base c (its p not read) with cp, comm,
  * micro_batches and micro-batch size micro. */
 void apsolve_cp_spec_add(ApsolveCpSpec *sp, int i, const ApsolveCand *c, int cp, int comm,
