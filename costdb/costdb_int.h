@@ -39,7 +39,7 @@ struct Costdb {
     uint64_t txn_serial;  /* counts the transactions begun (entry_costs.c's next id) */
     CdbCachedStmt *cache;
     size_t n_cache, cap_cache;
-    CdbPlacementCache *placement_cache; /* placement.c's interned ids, NULL: none */
+    CdbPlacementCache *placement_cache; /* placement_write.c's interned ids, NULL: none */
     struct CdbCostCache *cost_cache;    /* entry_costs.c's cost rows, NULL: none */
     struct CdbConfigCache *config_cache; /* entry_blocks.c's configs found, NULL: none */
     char errmsg[2048];
@@ -80,7 +80,7 @@ static inline uint64_t cdb_mem_hash(uint64_t seed, const void *data, size_t n)
     return h ^ (h >> 29);
 }
 
-/* Drop the writers' cached ids: the placement writer's (placement.c), the
+/* Drop the writers' cached ids: the placement writer's (placement_write.c), the
  * entry costs' (entry_costs.c) and the configs known to exist
  * (entry_blocks.c). cdb_caches_clear (db_stmt.c) drops all three: after any rollback, since a rolled-back insert leaves them
  * pointing nowhere, after a sweep is deleted, and on close. */

@@ -11,6 +11,8 @@
 #include "grow.h"
 #include "placement_codec.h"
 
+const char *const cdb_placement_roles[3] = {"param", "input", "output"};
+
 char *cdb_put_int(char *p, int64_t v)
 {
     char tmp[24];

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The text encodings of a placement set's items (schemas/README.md,
- * "placement"), shared by placement.c's writer and reader: decimal output
- * without printf, and the decoder of every stored form.
+ * "placement"), shared by the writer (placement_write.c) and the reader
+ * (placement_read.c): the role names, decimal output without printf, and
+ * the decoder of every stored form.
  */
 #ifndef COSTDB_PLACEMENT_CODEC_H
 #define COSTDB_PLACEMENT_CODEC_H
@@ -16,6 +17,10 @@ typedef struct CdbItem {
     int role;                      /* 0 param, 1 input, 2 output */
     int64_t tensor, spec;
 } CdbItem;
+
+/* The names of the roles, by code (CdbItem.role): "param", "input",
+ * "output", schema 1's role column. */
+extern const char *const cdb_placement_roles[3];
 
 /* Writes v in decimal at p (as %lld does); returns the end. */
 char *cdb_put_int(char *p, int64_t v);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Plans with their stages, and the resharding tasks between a plan's
- * stages (placements: placement.c).
+ * stages (placements: placement_read.c, placement_write.c).
  */
 #include <math.h>
 #include <stdlib.h>

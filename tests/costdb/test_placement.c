@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Unit tests of the compact placement store (schemas 3 and 6, costdb/placement.c):
+ * Unit tests of the compact placement store (schemas 3 and 6,
+ * costdb/placement_write.c and placement_read.c):
  * a stage's set is replaced as a whole, the last row for a tensor wins,
  * texts and tensors are interned once, the writer's cached ids survive no
  * rollback, and a damaged set is refused with a message, not read as zero;

@@ -43,7 +43,7 @@ lat=$("$sq" "$db" "select intra_host_latency from hardware")
 mbw=$("$sq" "$db" "select memory_bandwidth * json_extract(capabilities, '\$.memory_efficiency') from hardware")
 # the stored placements of the ZeRO-3 entry the plan took (a placement set
 # is stored once per logical mesh, batch option and memory level, under the
-# lowest config index: costdb/placement.c), its parameters as name|spec
+# lowest config index: costdb/placement_read.c), its parameters as name|spec
 cfg=$("$py" -c 'import json, sys; s = json.load(open(sys.argv[1]))["plans"][0]["stages"][0]
 print(s["submesh_index"], s["config_index"])' "$w/z3.json") || fail "the plan's entry"
 set -- $cfg
