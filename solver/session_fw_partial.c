@@ -71,7 +71,7 @@ int apsolve_fw_partial(const ApsolveRun *r, const ApsolveCand *c, ApsolveParalle
         return 0;
     if (!(sp = calloc(n, sizeof *sp)))
         return 1;
-    /* the stages of the layout as try_layout and parallel_plan make them */
+    /* the stages of the layout as apsolve_fw_try_layout and parallel_plan make them */
     if (apsolve_3d_specs(p->num_layers, p->cluster_gpus, par->dp * cp, par->tp, par->pp, sp))
         goto done;
     m = par->recompute == COSTDB_RECOMPUTE_FULL && has_none ? chunk_layers(sp, n, chunks) : 0;

@@ -176,7 +176,7 @@ int apsolve_framework_request(const ApsolveRequest *a, int *fw);
  * stores as --parallel would; 0 or an exit status after a message (exit 3
  * when no layout F runs fits, naming the closest reasons). */
 int apsolve_run_framework(ApsolveRun *r);
-/* session_framework.c: the --parallel knobs that go on a 3-D plan's specs
+/* session_fw_layout.c: the --parallel knobs that go on a 3-D plan's specs
  * and options (after the cp and ep steps): vpp > 1 the interleaved
  * schedule with vpp chunks, every stage the given recompute and ZeRO
  * stage. The --parallel plan and the --framework search price with it. */
