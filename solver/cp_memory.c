@@ -25,23 +25,40 @@ int64_t apsolve_cp_intermediate(int64_t intermediate, int cp)
     return cp > 1 && intermediate > 0 ? (intermediate + cp - 1) / cp : intermediate;
 }
 
+/* The activation-sized part of phase x's transient that a cp GPU holds
+ * 1/cp of: schema 17's temp_activation where it is a part of the phase's
+ * transient and of its peak ((0, min(temp, peak)]), else none. The sweep
+ * writes peak >= temp >= the part; a row whose part exceeds its peak
+ * (edited, or damaged) would cut the cp stage below the 1/cp of the part
+ * it still holds, even below zero, so such a part counts as none and the
+ * phase keeps the twin's peak (never a cut too large). The one validity
+ * rule of --parallel's cut and the auto search's tables. */
+static int64_t phase_activation(const CostdbPhaseTransient *x)
+{
+    int64_t a = x->temp_activation;
+    return a > 0 && a <= x->temp && a <= x->peak ? a : 0;
+}
+
+/* The one rule of the cut: the entry's peak (its larger phase's, peak0
+ * forward, peak1 backward) less the larger of the cp stage's phase peaks,
+ * each the twin's less a - ceil(a / cp) (a[] the phases' activation-sized
+ * parts, phase_activation; rounded up as the saved activations,
+ * apsolve_cp_intermediate). The peaks may be relative to any common origin
+ * (the auto search's tables keep the backward's less the forward's): a
+ * valid part is at most its peak, so no phase falls below zero and nothing
+ * is clamped. */
+static int64_t cut_of_phases(int64_t peak0, int64_t peak1, const int64_t a[2], int cp)
+{
+    int64_t q0 = peak0 - (a[0] - apsolve_cp_intermediate(a[0], cp)),
+            q1 = peak1 - (a[1] - apsolve_cp_intermediate(a[1], cp));
+    int64_t before = peak0 > peak1 ? peak0 : peak1, after = q0 > q1 ? q0 : q1;
+    return cp > 1 && before > after ? before - after : 0;
+}
+
 int64_t apsolve_cp_transient_cut_of(const CostdbPhaseTransient *ph, int cp)
 {
-    int64_t before = 0, after = 0;
-    if (cp <= 1)
-        return 0;
-    for (int k = 0; k < 2; k++) {
-        /* the activation-sized part to 1/cp, rounded up as the saved
-         * activations (apsolve_cp_intermediate) */
-        int64_t a = ph[k].temp_activation > 0 && ph[k].temp_activation <= ph[k].temp
-                        ? ph[k].temp_activation : 0;
-        int64_t peak = ph[k].peak - (a - apsolve_cp_intermediate(a, cp));
-        if (ph[k].peak > before)
-            before = ph[k].peak;
-        if (peak > after)
-            after = peak;
-    }
-    return before > after ? before - after : 0;
+    int64_t a[2] = {phase_activation(&ph[0]), phase_activation(&ph[1])};
+    return cut_of_phases(ph[0].peak, ph[1].peak, a, cp);
 }
 
 int apsolve_cp_transient_cut(struct Costdb *db, int64_t sweep, int start, int end, int s, int c,
@@ -62,21 +79,11 @@ int apsolve_cp_transient_cut(struct Costdb *db, int64_t sweep, int start, int en
     return 0;
 }
 
-/* The cut from one entry's figures relative to its forward's peak: d the
- * backward's peak less the forward's, a[] each phase's activation-sized
- * transient (apsolve_cp_transient_cut_of's arithmetic). */
-static int64_t cut_rel(int64_t d, const int64_t a[2], int cp)
-{
-    int64_t c0 = a[0] - apsolve_cp_intermediate(a[0], cp),
-            c1 = a[1] - apsolve_cp_intermediate(a[1], cp);
-    int64_t before = d > 0 ? d : 0, after = -c0 > d - c1 ? -c0 : d - c1;
-    return before > after ? before - after : 0;
-}
-
 struct ApsolveCpTransients {
     size_t pairs, kept, ranges;
     int *slot;          /* [pairs]: the pair's place among the kept, -1 none */
-    int64_t (*f)[3];    /* [ranges * kept]: d, a[0], a[1] (cut_rel) */
+    int64_t (*f)[3];    /* [ranges * kept]: the backward's peak less the forward's,
+                         * a[0], a[1] (cut_of_phases, phase_activation) */
     int any;            /* an activation-sized part seen */
 };
 
@@ -96,7 +103,7 @@ static int transient_row(void *ctx, int start, int end, int s, int c, int phase,
         c >= p->num_configs || (k = t->slot[(size_t)s * p->num_configs + c]) < 0)
         return 0;
     int64_t *f = t->f[apsolve_range_index(p->num_layers, start, end) * t->kept + (size_t)k];
-    int64_t a = x->temp_activation > 0 && x->temp_activation <= x->temp ? x->temp_activation : 0;
+    int64_t a = phase_activation(x);
     f[0] += phase ? x->peak : -x->peak;
     f[1 + phase] = a;
     t->any |= a > 0;
@@ -150,7 +157,7 @@ int64_t apsolve_cp_transients_cut(const ApsolveCpTransients *t, const ApsolvePro
     if (!t || cp <= 1 || (k = t->slot[(size_t)s * p->num_configs + c]) < 0)
         return 0;
     const int64_t *f = t->f[apsolve_range_index(p->num_layers, i, j) * t->kept + (size_t)k];
-    return cut_rel(f[0], f + 1, cp);
+    return cut_of_phases(0, f[0], f + 1, cp);
 }
 
 void apsolve_cp_transients_free(ApsolveCpTransients **t)
