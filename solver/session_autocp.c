@@ -402,6 +402,27 @@ static int cp_whole(const CpTable *t, ApsolveCand *c, ApsolveSubset *v, ApsolveP
     return 0;
 }
 
+/* Whether the table of candidate cp, comm (apsolve_cp_auto_table on cpa,
+ * whose problem is p) keeps a submesh that a plan of one layout of equal
+ * stages can fill (apsolve_layout_stages_open): 1 or 0, *some whether it
+ * keeps a pair at all; -1 out of memory. Where it keeps none such, no
+ * layout of the candidate has a plan (apsolve_auto_layouts solves none),
+ * so its table need not be made (docs/performance.md, "The cp step's
+ * layouts that cannot hold equal stages"). */
+static int cp_open(const ApsolveCpAuto *cpa, const ApsolveProblem *p, int cp, int comm,
+                   int max_stages, int *some)
+{
+    unsigned char *kept = malloc(p->num_submeshes > 0 ? (size_t)p->num_submeshes : 1);
+    int open = 0;
+    if (!kept)
+        return -1;
+    *some = apsolve_cp_auto_kept(cpa, cp, comm, kept) > 0;
+    for (int s = 0; s < p->num_submeshes && !open; s++)
+        open = kept[s] && apsolve_layout_stages_open(p, s, max_stages);
+    free(kept);
+    return open;
+}
+
 /* The cp and ep candidates' search (apsolve_run_auto_cp): *out the best
  * so far with what was tried, or NULL when nothing is tried. 0, or 1 after
  * a message (*out freed). */
@@ -574,6 +595,30 @@ static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
             if (fail || !with_cp || !apsolve_cp_check(&lay, seq, 0, 0, why, sizeof why, NULL, 0) ||
                 count <= 0 || count > COSTDB_MAX_MICRO_BATCHES)
                 continue;
+            /* no submesh of its table can hold a plan of one layout (cp_open):
+             * no plan, as its layouts' search would find (none), without its
+             * table or solves; the bound's verdict that search gives first
+             * is not known then (a pruned candidate's line), so where some
+             * pair is kept it counts as a cut bound and a search where cp or
+             * ep wins runs again without the cut (apsolve_run_auto_cp). Not
+             * with an ep step, which reads the candidate's table */
+            if (r->step_cut && !top_k) {
+                int some = 0, open = cp_open(cpa, base.p, cp, comms[i], base.opt.max_stages,
+                                             &some);
+                if (open < 0) {
+                    apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
+                    fail = 1;
+                    continue;
+                }
+                if (!open) {
+                    if (pass == 0)
+                        continue;
+                    c.opt.micro_batches = (int)count;
+                    c.micro = m / cp;
+                    r->cut_inexact += some;
+                    goto searched;
+                }
+            }
             if (pass == 0) {
                 apsolve_cp_spec_add(spec, i, &c, cp, comms[i], (int)count, m / cp);
                 continue;
