@@ -566,6 +566,20 @@ void apsolve_cp_auto_close(ApsolveCpAuto **a)
     *a = NULL;
 }
 
+int apsolve_cp_auto_kept(const ApsolveCpAuto *a, int cp, int comm, unsigned char *kept)
+{
+    const ApsolveProblem *p = a->p;
+    int n = 0;
+    for (int s = 0; s < p->num_submeshes; s++) {
+        kept[s] = 0;
+        for (int c = 0; c < p->num_configs && !kept[s]; c++)
+            kept[s] = !config_holds_no_cp(&p->configs[(size_t)s * p->num_configs + c], a->micro,
+                                          a->family, a->nfamily, cp, comm, a->fast);
+        n += kept[s];
+    }
+    return n;
+}
+
 int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProblem **out,
                           ApsolveSubset *view)
 {

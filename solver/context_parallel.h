@@ -206,6 +206,11 @@ int apsolve_cp_auto_open(struct Costdb *db, int64_t sweep, const ApsolveProblem 
 int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProblem **out,
                           struct ApsolveSubset *view);
 void apsolve_cp_auto_close(ApsolveCpAuto **a);
+/* kept[s] (one per submesh of the handle's p): 1 where submesh s holds a
+ * pair that apsolve_cp_auto_table's subset for cp, comm keeps (a config
+ * that can hold a cp stage), else 0; the subset's submeshes are those
+ * (every submesh, each of padding, where none is kept). Returns how many. */
+int apsolve_cp_auto_kept(const ApsolveCpAuto *a, int cp, int comm, unsigned char *kept);
 /* The tables after it check and price every entry on its own instead of
  * sharing a range's verdicts and prices among the configs of one layout
  * (the tests' reference: the same bits). */

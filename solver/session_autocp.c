@@ -137,6 +137,19 @@ static int solve_equal(const ApsolveProblem *q, const ApsolveOptions *o0, Apsolv
     return 0;
 }
 
+int apsolve_layout_stages_open(const ApsolveProblem *p, int s, int max_stages)
+{
+    /* the DP's plans use every device (dp.c, dp_extract: its end state
+     * has no device left), and a plan of one layout puts every stage on
+     * submesh s: n = D / d stages, as many as the DP allows (a stage holds
+     * a layer at least, at most max_stages), each of L / n layers */
+    int64_t d = (int64_t)p->submeshes[s].hosts * p->submeshes[s].gpus, n;
+    if (d < 1 || p->num_devices % d)
+        return 0;
+    n = p->num_devices / d;
+    return n <= p->num_layers && p->num_layers % n == 0 && (max_stages <= 0 || n <= max_stages);
+}
+
 /* Solves candidate c's problem (cp or ep stages) as plans of one layout:
  * Megatron-Core and torchtitan run one tp x cp x dp grid on every pipeline
  * stage, so for each submesh and logical mesh (dp cp, tp) in turn every
@@ -151,11 +164,23 @@ int apsolve_auto_layouts(ApsolveRun *r, ApsolveCand *c, int cp, const char *what
     ApsolvePlan *any = NULL;
     ApsolveOptions ao;
     unsigned char *keep;
-    int best_h = 0, any_h = 0, e, exact;
+    int best_h = 0, any_h = 0, e, exact, open = 0;
     *pl = NULL;
     *headroom = 0;
     c->opt.schedule = a->schedule;
     c->opt.virtual_stages = a->virtual_stages;
+    /* no submesh that a plan of one layout of equal stages can fill
+     * (apsolve_layout_stages_open): the loop below finds no plan, so the
+     * bound's solve is left out too. Its verdict (pruned, with the bound's
+     * objective, or no plan) is not known then: counted as a cut bound, so
+     * where cp or ep wins, apsolve_run_auto_cp searches again without the
+     * cut, this solve included, before its lines say it */
+    for (int s = 0; s < p->num_submeshes && !open; s++)
+        open = apsolve_layout_stages_open(p, s, c->opt.max_stages);
+    if (!open && r->step_cut) {
+        r->cut_inexact++;
+        return 0;
+    }
     /* the best plan of any layouts bounds every plan of one layout: where
      * it does not beat the plan to beat (bar), none of them does */
     ao = c->opt;
@@ -186,7 +211,8 @@ int apsolve_auto_layouts(ApsolveRun *r, ApsolveCand *c, int cp, const char *what
             ApsolvePlan *one = NULL;
             ApsolveOptions o = c->opt;
             int seen = 0, h = 0;
-            if (!ck->valid || ck->force_batch_dim != 0 || ck->logical_a % cp)
+            if (!ck->valid || ck->force_batch_dim != 0 || ck->logical_a % cp ||
+                !apsolve_layout_stages_open(p, s, c->opt.max_stages))
                 continue;
             for (int j = 0; j < k && !seen; j++) {
                 const ApsolveConfig *cj = &p->configs[(size_t)s * p->num_configs + j];
@@ -376,6 +402,27 @@ static int cp_whole(const CpTable *t, ApsolveCand *c, ApsolveSubset *v, ApsolveP
     return 0;
 }
 
+/* Whether the table of candidate cp, comm (apsolve_cp_auto_table on cpa,
+ * whose problem is p) keeps a submesh that a plan of one layout of equal
+ * stages can fill (apsolve_layout_stages_open): 1 or 0, *some whether it
+ * keeps a pair at all; -1 out of memory. Where it keeps none such, no
+ * layout of the candidate has a plan (apsolve_auto_layouts solves none),
+ * so its table need not be made (docs/performance.md, "The cp step's
+ * layouts that cannot hold equal stages"). */
+static int cp_open(const ApsolveCpAuto *cpa, const ApsolveProblem *p, int cp, int comm,
+                   int max_stages, int *some)
+{
+    unsigned char *kept = malloc(p->num_submeshes > 0 ? (size_t)p->num_submeshes : 1);
+    int open = 0;
+    if (!kept)
+        return -1;
+    *some = apsolve_cp_auto_kept(cpa, cp, comm, kept) > 0;
+    for (int s = 0; s < p->num_submeshes && !open; s++)
+        open = kept[s] && apsolve_layout_stages_open(p, s, max_stages);
+    free(kept);
+    return open;
+}
+
 /* The cp and ep candidates' search (apsolve_run_auto_cp): *out the best
  * so far with what was tried, or NULL when nothing is tried. 0, or 1 after
  * a message (*out freed). */
@@ -548,6 +595,30 @@ static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
             if (fail || !with_cp || !apsolve_cp_check(&lay, seq, 0, 0, why, sizeof why, NULL, 0) ||
                 count <= 0 || count > COSTDB_MAX_MICRO_BATCHES)
                 continue;
+            /* no submesh of its table can hold a plan of one layout (cp_open):
+             * no plan, as its layouts' search would find (none), without its
+             * table or solves; the bound's verdict that search gives first
+             * is not known then (a pruned candidate's line), so where some
+             * pair is kept it counts as a cut bound and a search where cp or
+             * ep wins runs again without the cut (apsolve_run_auto_cp). Not
+             * with an ep step, which reads the candidate's table */
+            if (r->step_cut && !top_k) {
+                int some = 0, open = cp_open(cpa, base.p, cp, comms[i], base.opt.max_stages,
+                                             &some);
+                if (open < 0) {
+                    apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
+                    fail = 1;
+                    continue;
+                }
+                if (!open) {
+                    if (pass == 0)
+                        continue;
+                    c.opt.micro_batches = (int)count;
+                    c.micro = m / cp;
+                    r->cut_inexact += some;
+                    goto searched;
+                }
+            }
             if (pass == 0) {
                 apsolve_cp_spec_add(spec, i, &c, cp, comms[i], (int)count, m / cp);
                 continue;

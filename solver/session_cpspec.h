@@ -73,6 +73,13 @@ int apsolve_cp_spec_next(ApsolveCpSpec *sp, int pass);
  * then, r's cut_inexact counted; 1. Else 0 (the caller searches). */
 int apsolve_cp_spec_take(ApsolveCpSpec *sp, int i, int changed, ApsolveCand *c, ApsolveSubset *v,
                          ApsolvePlan **pl, int *h, double *bound);
+/* Whether submesh s of p can hold a plan of one layout with equal stages
+ * (session_autocp.c, apsolve_auto_layouts): its devices d divide p's D
+ * and n = D / d stages divide the L layers, n <= L and, max_stages > 0,
+ * n <= max_stages. Where it cannot, the layouts of s have no plan (their
+ * solves find none), so they are not solved (docs/performance.md, "The
+ * cp step's layouts that cannot hold equal stages"). */
+int apsolve_layout_stages_open(const ApsolveProblem *p, int s, int max_stages);
 /* Frees what no candidate took. */
 void apsolve_cp_spec_free(ApsolveCpSpec *sp);
 

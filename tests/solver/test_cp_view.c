@@ -24,7 +24,8 @@
  * A model whose sweep records its routing (a MoE) is checked the same way
  * for its ep candidates (apsolve_ep_problem_auto with a view) on the sweep,
  * each subset holding only the submeshes with a pair kept (some candidate
- * leaves the 1-GPU submesh out).
+ * leaves the 1-GPU submesh out). apsolve_cp_auto_kept names each cp
+ * subset's submeshes (those with a pair kept; every one where none is).
  *
  * Usage: test_cp_view DB MICRO (sweep 1 of DB, made by cp_view.sh; MICRO its
  * micro-batch size).
@@ -252,6 +253,23 @@ static void check_one_at_a_time(Costdb *db, ApsolveProblem *p, int64_t micro, co
                   !memcmp(v.config, bviews[k].config,
                           (size_t)v.num_submeshes * v.num_configs * sizeof *v.config),
               "cp=%d comm %d: made alone, not the batch's table", cps[k], comms[k]);
+        {
+            /* apsolve_cp_auto_kept: the subset's submeshes (every one,
+             * each of padding, where none is kept) */
+            unsigned char kept[64];
+            int nk = p->num_submeshes <= 64 ? apsolve_cp_auto_kept(cpa, cps[k], comms[k], kept)
+                                             : -1, in = 0;
+            CHECK(nk >= 0, "more than 64 submeshes");
+            for (int s = 0; s < p->num_submeshes && nk >= 0; s++) {
+                int at = 0;
+                for (int s2 = 0; s2 < v.num_submeshes; s2++)
+                    at |= v.submesh[s2] == s;
+                in += at;
+                CHECK(nk ? at == kept[s] : at, "cp=%d comm %d: submesh %d kept %d, in the "
+                      "subset %d", cps[k], comms[k], s, kept[s], at);
+            }
+            CHECK(in == (nk ? nk : p->num_submeshes), "cp=%d: kept submeshes", cps[k]);
+        }
         apsolve_unfit_settle(w);
         S2 = v.num_submeshes;
         C2 = v.num_configs;
