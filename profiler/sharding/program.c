@@ -188,6 +188,8 @@ typedef struct ProgBuild {
     double rs_kept;               /* reduce-scatter outputs the op policy saves */
     const HeldForward *held;      /* the forward held, not pushed (program_held.c) */
     int dig_borrowed;             /* kdig[0] is held's: not freed */
+    ShardFacts *facts;            /* this build's facts, for the other modes (program_held.c) */
+    int placed;                   /* p's placements taken from the held forward's facts */
 } ProgBuild;
 
 /* Takes the per-tensor facts (the context's scratch, all zero between
@@ -656,8 +658,17 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     BackwardEnds ends;
     memset(&ends, 0, sizeof ends);
     int rc = scratch_take(&b);
-    if (!rc)
+    /* the tensor facts and placements of a held forward's build, where it
+     * kept them: the same stage and sharding solution (program_held.c) */
+    const ShardFacts *hf = b.held ? b.held->facts : NULL;
+    if (!rc && hf && hf->place) {
+        rc = shard_forward_facts(st, b.held, b.ti, b.touched, &b.n_touched, p, &b.pdig);
+        b.placed = 1;
+    } else if (!rc) {
         note_tensors(&b);
+        if (!b.held && !(st->hw && st->hw->fp8) && st->ctx && st->req)
+            b.facts = shard_facts_take(b.ti, b.touched, b.n_touched);
+    }
     if (!rc)
         rc = plan_recompute(&b);
     if (!rc)
@@ -666,7 +677,15 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         rc = push_ops(&b);
     if (!rc) {
         choose_grad_sync(&b);
-        rc = shard_place_tensors(st, b.ti, b.touched, b.n_touched, p, &b.pdig, &sum);
+        if (!b.placed) {
+            rc = shard_place_tensors(st, b.ti, b.touched, b.n_touched, p, &b.pdig);
+            if (!rc && b.facts && shard_facts_add_places(b.facts, p, b.pdig)) {
+                shard_facts_free(b.facts);
+                b.facts = NULL;
+            }
+        }
+        if (!rc)
+            shard_place_sums(st, b.ti, b.touched, b.n_touched, &sum);
     }
     /* the ZeRO ends below read each op's parameter bytes several times
      * per program (ZeRO's shards and collectives, the accumulation adds)
@@ -734,7 +753,8 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             *kp = (int)per;
     }
     if (!rc && !b.held && !(st->hw && st->hw->fp8)) /* for the other modes */
-        shard_forward_keep(st, p, &b.kdig[0]);
+        shard_forward_keep(st, p, &b.kdig[0], &b.facts);
+    shard_facts_free(b.facts);
     free(op_param);
     shard_backward_ends_free(&ends);
     if (!b.dig_borrowed)

@@ -16,6 +16,7 @@
  * let go once a full recomputation took it or another stage is built.
  * Which forward is held never changes a program: only the work.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +38,7 @@ static void forward_key(const ShardStage *st, int key[10])
 static void slot_clear(HeldForward *h)
 {
     approf_kernel_share_release(h->k);
+    shard_facts_free(h->facts);
     free(h->dig);
     free(h->choice);
     memset(h, 0, sizeof *h);
@@ -71,7 +73,8 @@ ApprofHash128 *shard_forward_hold(const ShardStage *st, const HeldForward *h,
     return dig;
 }
 
-void shard_forward_keep(const ShardStage *st, ApprofStageProgram *p, ApprofHash128 **dig)
+void shard_forward_keep(const ShardStage *st, ApprofStageProgram *p, ApprofHash128 **dig,
+                        ShardFacts **facts)
 {
     ApprofShardContext *ctx = st->ctx;
     if (!eligible(st) || !*dig || (!ctx->fwd && !(ctx->fwd = calloc(SHARD_FWD_SLOTS,
@@ -103,6 +106,8 @@ void shard_forward_keep(const ShardStage *st, ApprofStageProgram *p, ApprofHash1
     h->k = k;
     h->dig = *dig;
     *dig = NULL;
+    h->facts = *facts;
+    *facts = NULL;
 }
 
 void shard_forward_forget(ApprofShardContext *ctx)
@@ -114,4 +119,97 @@ void shard_forward_forget(ApprofShardContext *ctx)
     free(ctx->fwd);
     ctx->fwd = NULL;
     ctx->fwd_next = 0;
+}
+
+/* The facts of a build for the other recomputation modes of its held
+ * forward: note_tensors (program.c) reads the stage, its sharding solution
+ * (the held forward's key and choice) and, under FP8 only (which holds no
+ * forward), the spec; shard_place_tensors reads only what note_tensors
+ * wrote (each touched tensor's layout, bytes and role). So a build holding
+ * the forward takes them as the first build made them. */
+#define FACT_BYTES offsetof(TInfo, use)
+
+ShardFacts *shard_facts_take(const TInfo *ti, const int *touched, int n_touched)
+{
+    ShardFacts *f = calloc(1, sizeof *f);
+    size_t n = (size_t)(n_touched > 0 ? n_touched : 1);
+    if (!f)
+        return NULL;
+    f->touched = malloc(n * sizeof *f->touched);
+    f->ti = malloc(n * FACT_BYTES);
+    if (!f->touched || !f->ti) {
+        shard_facts_free(f);
+        return NULL;
+    }
+    f->n_touched = n_touched;
+    memcpy(f->touched, touched, (size_t)n_touched * sizeof *touched);
+    for (int k = 0; k < n_touched; k++)
+        memcpy(f->ti + (size_t)k * FACT_BYTES, &ti[touched[k]], FACT_BYTES);
+    return f;
+}
+
+/* Copies placement src into dst up to its spec text's end: the bytes
+ * past it are never read (the text is NUL-terminated). */
+static void place_copy(ApprofPlacement *dst, const ApprofPlacement *src)
+{
+    memcpy(dst, src, offsetof(ApprofPlacement, spec) + strlen(src->spec) + 1);
+}
+
+int shard_facts_add_places(ShardFacts *f, const ApprofStageProgram *p, const ApprofHash128 *pdig)
+{
+    size_t n = p->n_placements ? p->n_placements : 1;
+    f->place = malloc(n * sizeof *f->place);
+    f->pdig = malloc(n * sizeof *f->pdig);
+    if (!f->place || !f->pdig) {
+        free(f->place);
+        free(f->pdig);
+        f->place = NULL;
+        f->pdig = NULL;
+        return APPROF_ENOMEM;
+    }
+    for (size_t i = 0; i < p->n_placements; i++)
+        place_copy(&f->place[i], &p->placements[i]);
+    memcpy(f->pdig, pdig, p->n_placements * sizeof *f->pdig);
+    f->n_place = p->n_placements;
+    return 0;
+}
+
+int shard_forward_facts(const ShardStage *st, const HeldForward *h, TInfo *ti, int *touched,
+                        int *n_touched, ApprofStageProgram *p, ApprofHash128 **pdig)
+{
+    ShardFacts *f = st->ctx->fwd[h - st->ctx->fwd].facts;
+    size_t n = f->n_place ? f->n_place : 1;
+    memcpy(touched, f->touched, (size_t)f->n_touched * sizeof *touched);
+    for (int k = 0; k < f->n_touched; k++)
+        memcpy(&ti[touched[k]], f->ti + (size_t)k * FACT_BYTES, FACT_BYTES);
+    *n_touched = f->n_touched;
+    p->n_placements = f->n_place;
+    /* a full recomputation, the last mode asked in order, empties the
+     * slot (shard_forward_hold): it takes the placements as they are */
+    if (st->variant.recompute == COSTDB_RECOMPUTE_FULL) {
+        p->placements = f->place;
+        *pdig = f->pdig;
+        f->place = NULL;
+        f->pdig = NULL;
+        return 0;
+    }
+    p->placements = malloc(n * sizeof *p->placements);
+    *pdig = malloc(n * sizeof **pdig);
+    if (!p->placements || !*pdig)
+        return APPROF_ENOMEM;
+    for (size_t i = 0; i < f->n_place; i++)
+        place_copy(&p->placements[i], &f->place[i]);
+    memcpy(*pdig, f->pdig, f->n_place * sizeof **pdig);
+    return 0;
+}
+
+void shard_facts_free(ShardFacts *f)
+{
+    if (!f)
+        return;
+    free(f->touched);
+    free(f->ti);
+    free(f->place);
+    free(f->pdig);
+    free(f);
 }

@@ -68,10 +68,44 @@ typedef struct ShardPlaceSums {
 /* program_place.c: the placements of the parameters, then the stage
  * inputs, then the stage outputs, each at its first occurrence in op order
  * (TInfo.set 2 marks a placed tensor), with each spec text's digest in
- * *pdig (malloc'd, the caller frees it) and their bytes summed into *sum;
- * 0 or APPROF_ENOMEM. */
+ * *pdig (malloc'd, the caller frees it); 0 or APPROF_ENOMEM. */
 int shard_place_tensors(const ShardStage *st, TInfo *ti, const int *touched, int n_touched,
-                        ApprofStageProgram *p, ApprofHash128 **pdig, ShardPlaceSums *sum);
+                        ApprofStageProgram *p, ApprofHash128 **pdig);
+/* Adds the bytes of the placed tensors into *sum, in the order
+ * shard_place_tensors places them (each sum over one role, in touched
+ * order): the backward's reads and what is kept are the build's own. */
+void shard_place_sums(const ShardStage *st, const TInfo *ti, const int *touched, int n_touched,
+                      ShardPlaceSums *sum);
+
+/* program_held.c: what a build's first steps make from the stage and its
+ * sharding solution alone, for the other recomputation modes of the same
+ * held forward (HeldForward.facts): the per-tensor facts note_tensors
+ * writes (each touched tensor's TInfo before use[], in touched order) and
+ * the placements with their spec digests. Recomputation changes neither
+ * (docs/performance.md, "The recomputation modes' tensor facts and
+ * placements kept"). */
+typedef struct ShardFacts {
+    int n_touched;
+    int *touched;
+    unsigned char *ti;            /* n_touched records of offsetof(TInfo, use) bytes */
+    size_t n_place;
+    ApprofPlacement *place;
+    ApprofHash128 *pdig;
+} ShardFacts;
+/* The facts of ti's touched tensors (right after note_tensors), or NULL
+ * without memory. */
+ShardFacts *shard_facts_take(const TInfo *ti, const int *touched, int n_touched);
+/* Adds p's placements and their digests to f; 0, or APPROF_ENOMEM (f
+ * then has none). */
+int shard_facts_add_places(ShardFacts *f, const ApprofStageProgram *p, const ApprofHash128 *pdig);
+struct HeldForward;
+/* Writes the facts of held forward h (its ShardFacts with placements)
+ * into ti (whose touched tensors are all zero) and touched (room for
+ * them), and p's placements and *pdig (malloc'd; a full recomputation,
+ * which empties h, takes h's own); 0 or APPROF_ENOMEM. */
+int shard_forward_facts(const ShardStage *st, const struct HeldForward *h, TInfo *ti, int *touched,
+                        int *n_touched, ApprofStageProgram *p, ApprofHash128 **pdig);
+void shard_facts_free(ShardFacts *f);
 
 /* program_memory.c: what a stage program keeps. The peak of transient
  * bytes over a forward (dir 0) or backward (dir 1) walk. */

@@ -73,7 +73,7 @@ static int place_role(const ApprofTensor *ten, const TInfo *inf)
  * outputs) slots did (docs/performance.md, "The stage program's build,
  * cheaper"). */
 int shard_place_tensors(const ShardStage *st, TInfo *ti, const int *touched, int n_touched,
-                        ApprofStageProgram *p, ApprofHash128 **pdig, ShardPlaceSums *sum)
+                        ApprofStageProgram *p, ApprofHash128 **pdig)
 {
     const ApprofGraph *g = st->g;
     size_t n_role[3] = {0, 0, 0};
@@ -90,12 +90,23 @@ int shard_place_tensors(const ShardStage *st, TInfo *ti, const int *touched, int
     size_t at[3] = {0, n_role[0], n_role[0] + n_role[1]};
     for (int k = 0; k < n_touched; k++) {
         int t = touched[k];
+        int r = place_role(&g->tensors[t], &ti[t]);
+        if (r >= 0)
+            add_placement(st, p, *pdig, at[r]++, t, (ApprofRole)r, &ti[t]);
+    }
+    p->n_placements = n_place;
+    return 0;
+}
+
+void shard_place_sums(const ShardStage *st, const TInfo *ti, const int *touched, int n_touched,
+                      ShardPlaceSums *sum)
+{
+    const ApprofGraph *g = st->g;
+    for (int k = 0; k < n_touched; k++) {
+        int t = touched[k];
         const ApprofTensor *ten = &g->tensors[t];
         const TInfo *inf = &ti[t];
         int r = place_role(ten, inf);
-        if (r < 0)
-            continue;
-        add_placement(st, p, *pdig, at[r]++, t, (ApprofRole)r, inf);
         if (r == APPROF_ROLE_PARAM) {
             sum->params += inf->local;
             if (inf->bwd_read)
@@ -107,12 +118,10 @@ int shard_place_tensors(const ShardStage *st, TInfo *ti, const int *touched, int
                 sum->sin_saved += inf->local;
             if (ten->requires_grad)
                 sum->sin_grads += inf->local;
-        } else {
+        } else if (r == APPROF_ROLE_OUTPUT) {
             sum->sout += inf->local;
             if (inf->keep)
                 sum->sout_saved += inf->local;
         }
     }
-    p->n_placements = n_place;
-    return 0;
 }
