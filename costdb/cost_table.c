@@ -22,7 +22,7 @@ int cdb_cost_table_read(Costdb *db, int64_t sweep_id, const char *sql, int id_co
 {
     sqlite3_stmt *st = NULL;
     void *row = NULL;
-    size_t read = 0, n = 0;
+    size_t read = 0, cap = 0, n = 0; /* elements 0 .. n - 1 are defined */
     int rc;
     memset(t, 0, sizeof *t);
     t->elem = elem;
@@ -38,11 +38,20 @@ int cdb_cost_table_read(Costdb *db, int64_t sweep_id, const char *sql, int id_co
             rc = 1;
             goto out;
         }
-        if (util_grow_zero(&row, &n, (size_t)id + 1, elem) < 0) {
+        /* Grown without zeroing the spare capacity (the pages past the
+         * last id would be written for nothing); the ids skipped between
+         * the last one and this one are zeroed: no row (ids come in order,
+         * 1, 2, 3, ..., so that is rarely any). */
+        if (util_grow(&row, &cap, (size_t)id + 1, elem) < 0) {
             rc = cdb_err(db, COSTDB_ENOMEM, "%s: out of memory reading stage costs", db->path);
             goto out;
         }
-        memset((unsigned char *)row + (size_t)id * elem, 0, elem);
+        if ((size_t)id >= n) {
+            memset((unsigned char *)row + n * elem, 0, ((size_t)id + 1 - n) * elem);
+            n = (size_t)id + 1;
+        } else {
+            memset((unsigned char *)row + (size_t)id * elem, 0, elem);
+        }
         if ((rc = fn(ctx, db, st, (unsigned char *)row + (size_t)id * elem)) != 0)
             goto out;
     }
@@ -63,7 +72,7 @@ static const char sql_blocks[] =
     " FROM stage_entry_block WHERE sweep_id = ?1"
     " ORDER BY submesh_index DESC, start_layer, end_layer, config_block";
 
-int cdb_entry_blocks_walk(Costdb *db, int64_t sweep_id, CdbSlotFn fn, void *ctx)
+int cdb_entry_blocks_each(Costdb *db, int64_t sweep_id, CdbBlockFn fn, void *ctx)
 {
     sqlite3_stmt *st = NULL;
     CdbBlock b;
@@ -71,17 +80,34 @@ int cdb_entry_blocks_walk(Costdb *db, int64_t sweep_id, CdbSlotFn fn, void *ctx)
     if ((rc = cdb_prepare(db, sql_blocks, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if ((rc = cdb_block_row(db, st, 0, &b)) < 0)
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if ((rc = cdb_block_row(db, st, 0, &b)) < 0 || (rc = fn(ctx, &b)) != 0)
             goto out;
-        for (int k = 0; k < b.nslots; k++) {
-            uint32_t v = cdb_block_slot(&b, k);
-            if (v && (rc = fn(ctx, &b, k, v)) != 0)
-                goto out;
-        }
-    }
     rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_blocks);
 out:
     cdb_release(st);
     return rc;
+}
+
+typedef struct SlotWalk {
+    CdbSlotFn fn;
+    void *ctx;
+} SlotWalk;
+
+static int block_slots(void *ctx, const CdbBlock *b)
+{
+    const SlotWalk *w = ctx;
+    int rc;
+    for (int k = 0; k < b->nslots; k++) {
+        uint32_t v = cdb_block_slot(b, k);
+        if (v && (rc = w->fn(w->ctx, b, k, v)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int cdb_entry_blocks_walk(Costdb *db, int64_t sweep_id, CdbSlotFn fn, void *ctx)
+{
+    SlotWalk w = {fn, ctx};
+    return cdb_entry_blocks_each(db, sweep_id, block_slots, &w);
 }

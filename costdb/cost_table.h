@@ -47,14 +47,22 @@ static inline void *cdb_cost_table_at(const CdbCostTable *t, int64_t id)
 
 void cdb_cost_table_free(CdbCostTable *t);
 
+/* Called for each block b (checked by cdb_block_row); 0 goes on, anything
+ * else ends the walk with it. */
+typedef int (*CdbBlockFn)(void *ctx, const CdbBlock *b);
+
+/* The sweep's blocks in stage_entry's key order (submesh descending, start,
+ * end, config block), each checked by cdb_block_row: 0, the first nonzero
+ * value of fn, or a negative COSTDB_E* code. */
+int cdb_entry_blocks_each(Costdb *db, int64_t sweep_id, CdbBlockFn fn, void *ctx);
+
 /* Called for slot k of block b, whose value v (cost_id * 2 + reused) is not
  * 0; 0 goes on, anything else ends the walk with it. */
 typedef int (*CdbSlotFn)(void *ctx, const CdbBlock *b, int k, uint32_t v);
 
-/* The sweep's blocks in stage_entry's key order (submesh descending, start,
- * end, config block; slots by config then phase), each checked by
- * cdb_block_row: 0, the first nonzero value of fn, or a negative COSTDB_E*
- * code. */
+/* cdb_entry_blocks_each, fn called for each used slot of each block
+ * (slots by config then phase): 0, the first nonzero value of fn, or a
+ * negative COSTDB_E* code. */
 int cdb_entry_blocks_walk(Costdb *db, int64_t sweep_id, CdbSlotFn fn, void *ctx);
 
 #endif

@@ -44,6 +44,30 @@ typedef int (*CostdbStageRowFn)(void *ctx, const CostdbStageRow *row);
  * status that is not a known name included. */
 int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *ctx);
 
+/* One phase's figures (a CostdbStageRow's, without its key). */
+typedef struct CostdbStageCost {
+    double compute_cost, apply_cost, wgrad_cost, unfit_cost;
+    int64_t peak_memory, available_memory, intermediate_size, initial_size;
+} CostdbStageCost;
+
+/* An entry's key: layers start..end, submesh, config. */
+typedef struct CostdbStageKey {
+    int start_layer, end_layer, submesh_index, config_index;
+} CostdbStageKey;
+
+/* Called for each entry with both phases: fwd the forward's figures, bwd
+ * the backward's; non-zero stops the scan. */
+typedef int (*CostdbStagePairFn)(void *ctx, const CostdbStageKey *key, const CostdbStageCost *fwd,
+                                 const CostdbStageCost *bwd);
+
+/* costdb_stage_rows's rows two at a time: fn for every (i, j, s, c) whose
+ * forward and backward rows it hands over, in its order; a phase handed
+ * over without the other (missing, or another status) is dropped. The
+ * same rows read and checked, the same refusals, in the same order (an
+ * entry of stage_entry_block goes from its block's two slots to fn, the
+ * figures of its cost rows as read once per sweep, with no row built). */
+int costdb_stage_pairs(Costdb *db, int64_t sweep_id, CostdbStagePairFn fn, void *ctx);
+
 /* One phase's transient memory (costdb_entry_transient): its peak and
  * temp_buffer_size, and the part of the latter that scales with the
  * tokens the GPU holds (schema 17's temp_activation_size; 0: NULL, none

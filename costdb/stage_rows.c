@@ -113,8 +113,7 @@ static int cost_ok(sqlite3_stmt *st, int col, int null_ok, double *v)
 /* A cost row as the fast path found it. */
 enum { COST_NONE, COST_OK, COST_NO_STAGE, COST_CHECK };
 typedef struct CostRow {
-    double compute_cost, apply_cost, wgrad_cost, unfit_cost;
-    int64_t peak_memory, available_memory, intermediate_size, initial_size;
+    CostdbStageCost f; /* COST_OK's figures */
     int kind; /* COST_*: none (no such row), cleared, another status, to check */
 } CostRow;
 
@@ -134,7 +133,7 @@ static int is_no_stage_status(const unsigned char *s, int n)
 
 /* memory: the sweep's available_memory (schema 15, stage_cost_sweep), in
  * the place of a NULL in the column; < 0: none. */
-static int cost_kind(sqlite3_stmt *st, int fast, int64_t memory, CostRow *c)
+static int cost_kind(sqlite3_stmt *st, int fast, int64_t memory, CostdbStageCost *c)
 {
     sqlite3_value *x = sqlite3_column_value(st, 7);
     const unsigned char *s = NULL;
@@ -145,9 +144,10 @@ static int cost_kind(sqlite3_stmt *st, int fast, int64_t memory, CostRow *c)
     }
     /* 'oom': read as 'ok' is, its column's seconds the unfit_cost */
     int oom = s && n == 3 && !memcmp(s, "oom", 3);
-    if (s && !oom && is_no_stage_status(s, n))
+    int ok = s && n == 2 && !memcmp(s, "ok", 2); /* no other status, by its bytes */
+    if (s && !oom && !ok && is_no_stage_status(s, n))
         return COST_NO_STAGE;
-    if (!fast || !s || (!oom && (n != 2 || memcmp(s, "ok", 2))))
+    if (!fast || !s || (!oom && !ok))
         return COST_CHECK;
     {
         int64_t v[4];
@@ -206,7 +206,7 @@ static int cost_row(void *ctx, Costdb *db, sqlite3_stmt *st, void *slot)
     (void)db;
     if (r->fast < 0)
         r->fast = decls_match(st, cost_decls, r->nfast);
-    c->kind = cost_kind(st, r->fast, r->memory, c);
+    c->kind = cost_kind(st, r->fast, r->memory, &c->f);
     return 0;
 }
 
@@ -334,7 +334,7 @@ static int checked_slot(Costdb *db, int64_t sweep_id, const CdbBlock *b, int k, 
  * walk, each block checked by cdb_block_row), each slot's costs from the
  * table read before. */
 /* A cost row's figures into the stage row r (an ok row's). */
-static void row_costs(CostdbStageRow *r, const CostRow *c)
+static void row_costs(CostdbStageRow *r, const CostdbStageCost *c)
 {
     r->compute_cost = c->compute_cost;
     r->apply_cost = c->apply_cost;
@@ -346,40 +346,162 @@ static void row_costs(CostdbStageRow *r, const CostRow *c)
     r->initial_size = c->initial_size;
 }
 
+/* A row's figures, without its key. */
+static void row_figures(CostdbStageCost *c, const CostdbStageRow *r)
+{
+    c->compute_cost = r->compute_cost;
+    c->apply_cost = r->apply_cost;
+    c->wgrad_cost = r->wgrad_cost;
+    c->unfit_cost = r->unfit_cost;
+    c->peak_memory = r->peak_memory;
+    c->available_memory = r->available_memory;
+    c->intermediate_size = r->intermediate_size;
+    c->initial_size = r->initial_size;
+}
+
 typedef struct SlotWalk {
     Costdb *db;
     int64_t sweep_id;
     int layers;
     const CdbCostTable *costs;
     CostdbStageRowFn fn;
+    CostdbStagePairFn pair;
     void *ctx;
 } SlotWalk;
+
+/* Slot k of block b: 1 with *f its figures (the cost table's, or *r's when
+ * the slot took the checked path, r then the row read); 0 for none (an
+ * empty slot, a known status other than ok and oom); or the refusal. */
+static int slot_get(const SlotWalk *w, const CdbBlock *b, int k, CostdbStageRow *r,
+                    const CostdbStageCost **f)
+{
+    Costdb *db = w->db;
+    uint32_t v = cdb_block_slot(b, k);
+    int64_t id = v / 2;
+    const CostRow *c;
+    int rc;
+    if (!v)
+        return 0;
+    c = cdb_cost_table_at(w->costs, id);
+    if (c && c->kind == COST_NO_STAGE)
+        return 0;
+    if (c && c->kind == COST_OK) {
+        *f = &c->f;
+        if (b->end_layer < w->layers)
+            return 1; /* the layers check below passes for every slot of b */
+        r->start_layer = b->start_layer;
+        r->end_layer = b->end_layer;
+        r->submesh_index = b->submesh_index;
+        r->config_index = b->config_block * CDB_BLOCK_CONFIGS + k / 2;
+        r->phase = k % 2 ? COSTDB_BWD : COSTDB_FWD;
+        row_costs(r, &c->f);
+    } else if ((rc = checked_slot(db, w->sweep_id, b, k, id, r)) != 0) {
+        return rc < 0 ? rc : 0; /* > 0: a known status other than ok and oom */
+    }
+    if ((rc = cdb_entry_layers_check(db, COSTDB_ECORRUPT, w->sweep_id, w->layers, r->start_layer,
+                                     r->end_layer, r->submesh_index, r->config_index,
+                                     (int)r->phase)) < 0)
+        return rc;
+    return 1;
+}
 
 static int slot_row(void *ctx, const CdbBlock *b, int k, uint32_t v)
 {
     SlotWalk *w = ctx;
-    Costdb *db = w->db;
-    int64_t id = v / 2;
-    const CostRow *c = cdb_cost_table_at(w->costs, id);
     CostdbStageRow r;
-    int rc;
-    if (c && c->kind == COST_NO_STAGE)
-        return 0;
-    if (c && c->kind == COST_OK) {
+    const CostdbStageCost *f = NULL;
+    int rc = slot_get(w, b, k, &r, &f);
+    (void)v;
+    if (rc <= 0)
+        return rc;
+    if (f) { /* a slot of the cost table: its row */
         r.start_layer = b->start_layer;
         r.end_layer = b->end_layer;
         r.submesh_index = b->submesh_index;
         r.config_index = b->config_block * CDB_BLOCK_CONFIGS + k / 2;
         r.phase = k % 2 ? COSTDB_BWD : COSTDB_FWD;
-        row_costs(&r, c);
-    } else if ((rc = checked_slot(db, w->sweep_id, b, k, id, &r)) != 0) {
-        return rc < 0 ? rc : 0; /* > 0: a known status other than ok and oom */
+        row_costs(&r, f);
     }
-    if ((rc = cdb_entry_layers_check(db, COSTDB_ECORRUPT, w->sweep_id, w->layers, r.start_layer,
-                                     r.end_layer, r.submesh_index, r.config_index,
-                                     (int)r.phase)) < 0)
-        return rc;
     return w->fn(w->ctx, &r);
+}
+
+/* The figures of slot k of block b when it names a cost row the fast path
+ * cleared and b is within the sweep's layers (inside): slot_get's answer
+ * with nothing left to check; else NULL (slot_get decides). */
+static inline const CostdbStageCost *slot_fast(const SlotWalk *w, int inside, const CdbBlock *b,
+                                               int k)
+{
+    const CostRow *c = cdb_cost_table_at(w->costs, cdb_block_slot(b, k) / 2);
+    return inside && c && c->kind == COST_OK ? &c->f : NULL;
+}
+
+/* costdb_stage_pairs on config k / 2 of a block whose slots are not both
+ * fast: slot_get on each, in order. */
+static int slot_pair(const SlotWalk *w, const CdbBlock *b, int k, const CostdbStageKey *key)
+{
+    CostdbStageRow r[2];
+    CostdbStageCost own[2];
+    const CostdbStageCost *f[2] = {NULL, NULL};
+    int got[2] = {0, 0};
+    for (int h = 0; h < 2 && k + h < b->nslots; h++) {
+        if ((got[h] = slot_get(w, b, k + h, &r[h], &f[h])) < 0)
+            return got[h];
+        if (got[h] && !f[h]) { /* read through the view */
+            row_figures(&own[h], &r[h]);
+            f[h] = &own[h];
+        }
+    }
+    return got[0] && got[1] ? w->pair(w->ctx, key, f[0], f[1]) : 0;
+}
+
+/* costdb_stage_pairs on a block: its configs' two slots (forward, then
+ * backward) read in order, as slot_row reads them, and handed over where
+ * both are stage rows. */
+static int block_pairs(void *ctx, const CdbBlock *b)
+{
+    const SlotWalk *w = ctx;
+    CostdbStageKey key = {b->start_layer, b->end_layer, b->submesh_index, 0};
+    int inside = b->end_layer < w->layers, rc;
+    for (int k = 0; k < b->nslots; k += 2) {
+        const CostdbStageCost *f0 = slot_fast(w, inside, b, k);
+        const CostdbStageCost *f1 = k + 1 < b->nslots ? slot_fast(w, inside, b, k + 1) : NULL;
+        key.config_index = b->config_block * CDB_BLOCK_CONFIGS + k / 2;
+        if ((rc = f0 && f1 ? w->pair(w->ctx, &key, f0, f1) : slot_pair(w, b, k, &key)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* costdb_stage_pairs on a stream of rows: the previous row kept and paired
+ * with the next one of the same key (the rows come in key order, phase
+ * last: the forward, then the backward); a lone phase is no pair. */
+typedef struct RowPairs {
+    CostdbStagePairFn fn;
+    void *ctx;
+    CostdbStageRow prev;
+    int have_prev;
+} RowPairs;
+
+static int same_key(const CostdbStageRow *a, const CostdbStageRow *b)
+{
+    return a->start_layer == b->start_layer && a->end_layer == b->end_layer &&
+           a->submesh_index == b->submesh_index && a->config_index == b->config_index;
+}
+
+static int row_pair(void *ctx, const CostdbStageRow *r)
+{
+    RowPairs *c = ctx;
+    if (c->have_prev && same_key(&c->prev, r)) {
+        CostdbStageKey key = {r->start_layer, r->end_layer, r->submesh_index, r->config_index};
+        CostdbStageCost f[2];
+        row_figures(&f[0], &c->prev);
+        row_figures(&f[1], r);
+        c->have_prev = 0;
+        return c->fn(c->ctx, &key, &f[0], &f[1]);
+    }
+    c->prev = *r;
+    c->have_prev = 1;
+    return 0;
 }
 
 static int rows_v7(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *ctx)
@@ -403,14 +525,22 @@ out:
     return rc;
 }
 
-int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *ctx)
+/* costdb_stage_rows (pair NULL) or costdb_stage_pairs (pair set, fn
+ * unused). */
+static int stage_walk(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, CostdbStagePairFn pair,
+                      void *ctx)
 {
     sqlite3_stmt *st = NULL;
     CostdbStageRow r;
     CdbCostTable costs;
+    RowPairs rp = {pair, ctx, {0}, 0};
     int rc, fast, layers = COSTDB_MAX_LAYERS;
-    if (!db || !fn)
+    if (!db || !(fn || pair))
         return COSTDB_EINVAL;
+    if (pair) { /* the row paths: rows paired as they come */
+        fn = row_pair;
+        ctx = &rp;
+    }
     if (db->version < 8)
         return rows_v7(db, sweep_id, fn, ctx);
     /* layer indices index the sweep's layers */
@@ -420,9 +550,10 @@ int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *c
     /* schema 14: entries in blocks only (approf's writer), else every
      * entry through the view stage_entry in key order */
     if (db->version >= 14 && (rc = cdb_entry_rows_any(db, sweep_id)) <= 0) {
-        SlotWalk w = {db, sweep_id, layers, &costs, fn, ctx};
+        SlotWalk w = {db, sweep_id, layers, &costs, fn, pair, pair ? rp.ctx : ctx};
         if (rc == 0)
-            rc = cdb_entry_blocks_walk(db, sweep_id, slot_row, &w);
+            rc = pair ? cdb_entry_blocks_each(db, sweep_id, block_pairs, &w)
+                      : cdb_entry_blocks_walk(db, sweep_id, slot_row, &w);
         cdb_cost_table_free(&costs);
         return rc;
     }
@@ -450,7 +581,7 @@ int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *c
             r.submesh_index = (int)v[2];
             r.config_index = (int)v[3];
             r.phase = v[4] ? COSTDB_BWD : COSTDB_FWD;
-            row_costs(&r, c);
+            row_costs(&r, &c->f);
         } else if ((rc = checked_entry(db, sweep_id, st, &r)) < 0) {
             goto out;
         } else if (rc > 0) {
@@ -467,4 +598,14 @@ out:
     cdb_release(st);
     cdb_cost_table_free(&costs);
     return rc;
+}
+
+int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *ctx)
+{
+    return fn ? stage_walk(db, sweep_id, fn, NULL, ctx) : COSTDB_EINVAL;
+}
+
+int costdb_stage_pairs(Costdb *db, int64_t sweep_id, CostdbStagePairFn fn, void *ctx)
+{
+    return fn ? stage_walk(db, sweep_id, NULL, fn, ctx) : COSTDB_EINVAL;
 }

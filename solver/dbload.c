@@ -22,30 +22,25 @@ static int64_t max64(int64_t a, int64_t b)
 
 /* costdb_stage_rows hands over the 'ok' entries only; a cost that is
  * infinite or negative is no stage either. */
-static int entry_ok(const CostdbStageRow *e)
+static int entry_ok(const CostdbStageCost *e)
 {
     return isfinite(e->compute_cost) && e->compute_cost >= 0;
 }
 
-/* The stage rows come in primary-key order (costdb_stage_rows), so the two
- * phases of one (i, j, s, c) are adjacent: the scan keeps the previous row
- * and combines it with the next one of the same key. */
+/* The entries come in pairs of phases (costdb_stage_pairs), the configs
+ * of one (i, j, s) one after the other: its first cell and whether the
+ * problem has it are kept for the next entry. */
 typedef struct LoadCtx {
     ApsolveProblem *p;
     const ApsolveOptions *opt;
-    CostdbStageRow prev;
-    int have_prev;
+    int i, j, s;  /* the range and submesh of base; i = -1: none yet */
+    int in;       /* 0 <= i <= j < L and 0 <= s < S */
+    size_t base;  /* apsolve_index(p, i, j, s, 0) where in */
 } LoadCtx;
 
-static int same_key(const CostdbStageRow *a, const CostdbStageRow *b)
-{
-    return a->start_layer == b->start_layer && a->end_layer == b->end_layer &&
-           a->submesh_index == b->submesh_index && a->config_index == b->config_index;
-}
-
 /* The memory and apply seconds of an entry from its two phases. */
-static void entry_figures(const LoadCtx *c, const CostdbStageRow *ph0, const CostdbStageRow *ph1,
-                          ApsolveMemory *m, double *apply)
+static void entry_figures(const LoadCtx *c, const CostdbStageCost *ph0,
+                          const CostdbStageCost *ph1, ApsolveMemory *m, double *apply)
 {
     m->peak = max64(ph0->peak_memory, ph1->peak_memory);
     m->intermediate = max64(ph0->intermediate_size, ph1->intermediate_size);
@@ -67,7 +62,7 @@ static void entry_figures(const LoadCtx *c, const CostdbStageRow *ph0, const Cos
 
 /* The seconds of phase e: its cost, or the time computed for a phase
  * judged out of memory (unfit_cost); < 0 none. */
-static double phase_seconds(const CostdbStageRow *e)
+static double phase_seconds(const CostdbStageCost *e)
 {
     return entry_ok(e) ? e->compute_cost : e->unfit_cost > 0 && isfinite(e->unfit_cost)
                                               ? e->unfit_cost : -1.0;
@@ -76,8 +71,8 @@ static double phase_seconds(const CostdbStageRow *e)
 /* An entry out of memory in a phase, both phases' times known: its figures
  * in p's unfit table (apsolve_unfit_put), its cost +inf. The same memory and
  * objective rules as put_entry's. */
-static void put_unfit(LoadCtx *c, const CostdbStageRow *e, const CostdbStageRow *ph0,
-                      const CostdbStageRow *ph1)
+static void put_unfit(LoadCtx *c, size_t idx, const CostdbStageCost *ph0,
+                      const CostdbStageCost *ph1)
 {
     ApsolveProblem *p = c->p;
     double t0 = phase_seconds(ph0), t1 = phase_seconds(ph1);
@@ -88,26 +83,33 @@ static void put_unfit(LoadCtx *c, const CostdbStageRow *e, const CostdbStageRow 
     u.bwd = c->opt->inference ? 0 : t1;
     entry_figures(c, ph0, ph1, &u.memory, &u.apply);
     /* without memory the entry stays +inf, as stored */
-    (void)apsolve_unfit_put(p, apsolve_index(p, e->start_layer, e->end_layer,
-                                             e->submesh_index, e->config_index), &u);
+    (void)apsolve_unfit_put(p, idx, &u);
 }
 
-static void put_entry(LoadCtx *c, const CostdbStageRow *e, const CostdbStageRow *ph0,
-                      const CostdbStageRow *ph1)
+/* Entry e from its forward (ph0) and backward (ph1) phases. */
+static int put_entry(void *ctx, const CostdbStageKey *e, const CostdbStageCost *ph0,
+                     const CostdbStageCost *ph1)
 {
+    LoadCtx *c = ctx;
     ApsolveProblem *p = c->p;
-    const CostdbStageRow *ph[2] = {ph0, ph1};
+    const CostdbStageCost *ph[2] = {ph0, ph1};
     ApsolveMemory m;
     size_t idx;
-    if (e->start_layer < 0 || e->end_layer < e->start_layer || e->end_layer >= p->num_layers ||
-        e->submesh_index < 0 || e->submesh_index >= p->num_submeshes || e->config_index < 0 ||
-        e->config_index >= p->num_configs)
-        return; /* outside the sweep's enumeration: ignored */
-    if (!entry_ok(ph[0]) || !entry_ok(ph[1])) {
-        put_unfit(c, e, ph0, ph1);
-        return; /* non-finite or negative: stays +inf */
+    if (e->start_layer != c->i || e->end_layer != c->j || e->submesh_index != c->s) {
+        c->i = e->start_layer;
+        c->j = e->end_layer;
+        c->s = e->submesh_index;
+        c->in = c->i >= 0 && c->j >= c->i && c->j < p->num_layers && c->s >= 0 &&
+                c->s < p->num_submeshes;
+        c->base = c->in ? apsolve_index(p, c->i, c->j, c->s, 0) : 0;
     }
-    idx = apsolve_index(p, e->start_layer, e->end_layer, e->submesh_index, e->config_index);
+    if (!c->in || e->config_index < 0 || e->config_index >= p->num_configs)
+        return 0; /* outside the sweep's enumeration: ignored */
+    idx = c->base + (size_t)e->config_index;
+    if (!entry_ok(ph[0]) || !entry_ok(ph[1])) {
+        put_unfit(c, idx, ph0, ph1);
+        return 0; /* non-finite or negative: stays +inf */
+    }
     entry_figures(c, ph0, ph1, &m, &p->apply_cost[idx]);
     /* Inference runs the forward module only (docs/solver.md
      * "Objectives"): no backward pass in the stage cost. */
@@ -120,20 +122,6 @@ static void put_entry(LoadCtx *c, const CostdbStageRow *e, const CostdbStageRow 
                          : ph[1]->wgrad_cost >= 0 ? ph[1]->wgrad_cost : -1.0;
     p->memory[idx] = m;
     p->max_n_succ_stages[idx] = apsolve_memory_mnss(&m);
-}
-
-static int load_row(void *ctx, const CostdbStageRow *r)
-{
-    LoadCtx *c = ctx;
-    if (c->have_prev && same_key(&c->prev, r)) {
-        /* phase is the last key column: prev is the forward, r the backward */
-        put_entry(c, &c->prev, &c->prev, r);
-        c->have_prev = 0;
-        return 0;
-    }
-    /* a lone phase (the other is missing or not 'ok') is no stage */
-    c->prev = *r;
-    c->have_prev = 1;
     return 0;
 }
 
@@ -215,7 +203,8 @@ int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const Apsol
     memset(&lc, 0, sizeof lc);
     lc.p = p;
     lc.opt = opt;
-    if (costdb_stage_rows(db, sweep_id, load_row, &lc)) {
+    lc.i = -1;
+    if (costdb_stage_pairs(db, sweep_id, put_entry, &lc)) {
         rc = APSOLVE_EDB;
         goto cleanup;
     }

@@ -25,8 +25,10 @@ const char *apsolve_strerror(int err)
     }
 }
 
-int apsolve_problem_new(int num_layers, int hosts, int gpus, int num_submeshes,
-                        int num_configs, int with_details, ApsolveProblem **out)
+/* fill: every cell as apsolve_problem_new leaves it; else the tables
+ * uninitialized, for a caller that writes every cell next. */
+static int problem_alloc(int num_layers, int hosts, int gpus, int num_submeshes,
+                         int num_configs, int with_details, int fill, ApsolveProblem **out)
 {
     ApsolveProblem *p = NULL;
     size_t n, k;
@@ -54,25 +56,28 @@ int apsolve_problem_new(int num_layers, int hosts, int gpus, int num_submeshes,
     p->configs = calloc((size_t)num_submeshes * (size_t)num_configs, sizeof *p->configs);
     p->cost = malloc(n * sizeof *p->cost);
     p->max_n_succ_stages = malloc(n * sizeof *p->max_n_succ_stages);
-    p->apply_cost = calloc(n, sizeof *p->apply_cost);
+    p->apply_cost = fill ? calloc(n, sizeof *p->apply_cost) : malloc(n * sizeof *p->apply_cost);
     if (!p->submeshes || !p->configs || !p->cost || !p->max_n_succ_stages || !p->apply_cost)
         goto cleanup;
     if (with_details) {
         p->fwd_cost = malloc(n * sizeof *p->fwd_cost);
         p->bwd_cost = malloc(n * sizeof *p->bwd_cost);
         p->wgrad_cost = malloc(n * sizeof *p->wgrad_cost);
-        p->memory = calloc(n, sizeof *p->memory);
+        p->memory = fill ? calloc(n, sizeof *p->memory) : malloc(n * sizeof *p->memory);
         if (!p->fwd_cost || !p->bwd_cost || !p->wgrad_cost || !p->memory)
             goto cleanup;
     }
-    for (k = 0; k < n; k++) {
+    /* one table at a time (each loop a plain fill) */
+    for (k = 0; fill && k < n; k++)
         p->cost[k] = INFINITY;
+    for (k = 0; fill && k < n; k++)
         p->max_n_succ_stages[k] = APSOLVE_UNBOUNDED;
-        if (with_details) {
-            p->fwd_cost[k] = p->bwd_cost[k] = INFINITY;
-            p->wgrad_cost[k] = -1.0;
-        }
-    }
+    for (k = 0; fill && with_details && k < n; k++)
+        p->fwd_cost[k] = INFINITY;
+    for (k = 0; fill && with_details && k < n; k++)
+        p->bwd_cost[k] = INFINITY;
+    for (k = 0; fill && with_details && k < n; k++)
+        p->wgrad_cost[k] = -1.0;
     for (k = 0; k < (size_t)num_submeshes * (size_t)num_configs; k++)
         p->configs[k].force_batch_dim = -1;
     *out = p;
@@ -83,17 +88,25 @@ cleanup:
     return rc;
 }
 
+int apsolve_problem_new(int num_layers, int hosts, int gpus, int num_submeshes,
+                        int num_configs, int with_details, ApsolveProblem **out)
+{
+    return problem_alloc(num_layers, hosts, gpus, num_submeshes, num_configs, with_details, 1,
+                         out);
+}
+
 int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out)
 {
     ApsolveProblem *q = NULL;
-    size_t cells;
+    size_t cells, k;
     int with, rc;
     if (!p || !out)
         return APSOLVE_EINVAL;
     *out = NULL;
     with = p->fwd_cost && p->bwd_cost && p->memory;
-    if ((rc = apsolve_problem_new(p->num_layers, p->cluster_hosts, p->cluster_gpus,
-                                  p->num_submeshes, p->num_configs, with, &q)) != APSOLVE_OK)
+    /* every table copied whole below: not filled first */
+    if ((rc = problem_alloc(p->num_layers, p->cluster_hosts, p->cluster_gpus, p->num_submeshes,
+                            p->num_configs, with, 0, &q)) != APSOLVE_OK)
         return rc;
     cells = apsolve_problem_cells(p);
     memcpy(q->submeshes, p->submeshes, (size_t)p->num_submeshes * sizeof *q->submeshes);
@@ -107,6 +120,9 @@ int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out)
         memcpy(q->bwd_cost, p->bwd_cost, cells * sizeof *q->bwd_cost);
         if (p->wgrad_cost)
             memcpy(q->wgrad_cost, p->wgrad_cost, cells * sizeof *q->wgrad_cost);
+        else
+            for (k = 0; k < cells; k++)
+                q->wgrad_cost[k] = -1.0; /* as apsolve_problem_new leaves it */
         memcpy(q->memory, p->memory, cells * sizeof *q->memory);
     }
     if (p->unfit_table) {

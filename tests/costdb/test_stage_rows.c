@@ -5,7 +5,9 @@
  * hands over exactly the 'ok' rows of costdb_entries_get, field for field,
  * in primary-key order; a row it reads with a wrong type, an unknown status
  * or text with a NUL byte is refused as costdb_entries_get refuses it; a
- * callback's non-zero return stops the scan.
+ * callback's non-zero return stops the scan. costdb_stage_pairs hands over
+ * the same rows paired (blocks, rows of stage_entry_row, the checked path)
+ * and refuses what costdb_stage_rows refuses, with the same message.
  */
 #include <CUnit/Basic.h>
 #include <math.h>
@@ -32,6 +34,29 @@ static int collect(void *ctx, const CostdbStageRow *r)
         return -100;
     g->r[g->n++] = *r;
     return g->stop_after && g->n == g->stop_after ? 7 : 0;
+}
+
+typedef struct Pair {
+    CostdbStageKey key;
+    CostdbStageCost f[2];
+} Pair;
+
+typedef struct Pairs {
+    Pair p[MAXR / 2];
+    size_t n;
+} Pairs;
+
+static int collect_pair(void *ctx, const CostdbStageKey *key, const CostdbStageCost *fwd,
+                        const CostdbStageCost *bwd)
+{
+    Pairs *g = ctx;
+    if (g->n >= MAXR / 2)
+        return -100;
+    g->p[g->n].key = *key;
+    g->p[g->n].f[0] = *fwd;
+    g->p[g->n].f[1] = *bwd;
+    g->n++;
+    return 0;
 }
 
 /* A sweep of L layers on NS submeshes x NC configs with both phases of
@@ -191,10 +216,12 @@ static void test_refusals(void)
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const char *p = make_db("bad.db");
-        char sql[512];
+        char sql[512], msg[512];
         Costdb *db = NULL;
         Got *g = calloc(1, sizeof *g);
+        Pairs *pg = calloc(1, sizeof *pg);
         int rc;
+        CU_ASSERT_PTR_NOT_NULL_FATAL(pg);
         CU_ASSERT_PTR_NOT_NULL_FATAL(g);
         CU_ASSERT_EQUAL_FATAL(tu_exec_untyped(p, "UPDATE stage_profile SET status = 'ok' WHERE start_layer = 0"
                                      " AND end_layer = 0 AND submesh_index = 0 AND"
@@ -204,6 +231,12 @@ static void test_refusals(void)
         CU_ASSERT_EQUAL_FATAL(tu_exec_untyped(p, sql), 0);
         CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
         rc = costdb_stage_rows(db, 1, collect, g);
+        snprintf(msg, sizeof msg, "%s", costdb_errmsg(db));
+        /* the pairs' reader refuses the same, with the same message */
+        CU_ASSERT_EQUAL(costdb_stage_pairs(db, 1, collect_pair, pg), rc);
+        if (rc)
+            CU_ASSERT_STRING_EQUAL(costdb_errmsg(db), msg);
+        free(pg);
         if (cases[k].msg) {
             CU_ASSERT_EQUAL(rc, COSTDB_ECORRUPT);
             CU_ASSERT_PTR_NOT_NULL(strstr(costdb_errmsg(db), cases[k].msg));
@@ -287,12 +320,104 @@ static void test_odd_cost_ids(void)
     free(got);
 }
 
+/* The rows of costdb_stage_rows paired as apsolve's load paired them
+ * before costdb_stage_pairs: the previous row with the next one of the
+ * same key. */
+static void pair_rows(const Got *g, Pairs *out)
+{
+    size_t prev = 0;
+    int have = 0;
+    out->n = 0;
+    for (size_t i = 0; i < g->n; i++) {
+        const CostdbStageRow *a = &g->r[prev], *b = &g->r[i];
+        if (have && a->start_layer == b->start_layer && a->end_layer == b->end_layer &&
+            a->submesh_index == b->submesh_index && a->config_index == b->config_index) {
+            const CostdbStageRow *ph[2] = {a, b};
+            Pair *x = &out->p[out->n++];
+            x->key = (CostdbStageKey){a->start_layer, a->end_layer, a->submesh_index,
+                                      a->config_index};
+            for (int h = 0; h < 2; h++)
+                x->f[h] = (CostdbStageCost){ph[h]->compute_cost, ph[h]->apply_cost,
+                                            ph[h]->wgrad_cost, ph[h]->unfit_cost,
+                                            ph[h]->peak_memory, ph[h]->available_memory,
+                                            ph[h]->intermediate_size, ph[h]->initial_size};
+            have = 0;
+            continue;
+        }
+        prev = i;
+        have = 1;
+    }
+}
+
+static int same_pairs(const Pairs *a, const Pairs *b)
+{
+    if (a->n != b->n)
+        return 0;
+    for (size_t i = 0; i < a->n; i++) {
+        const Pair *x = &a->p[i], *y = &b->p[i];
+        if (memcmp(&x->key, &y->key, sizeof x->key))
+            return 0;
+        for (int h = 0; h < 2; h++)
+            if (memcmp(&x->f[h].compute_cost, &y->f[h].compute_cost, sizeof(double)) ||
+                memcmp(&x->f[h].apply_cost, &y->f[h].apply_cost, sizeof(double)) ||
+                memcmp(&x->f[h].wgrad_cost, &y->f[h].wgrad_cost, sizeof(double)) ||
+                memcmp(&x->f[h].unfit_cost, &y->f[h].unfit_cost, sizeof(double)) ||
+                x->f[h].peak_memory != y->f[h].peak_memory ||
+                x->f[h].available_memory != y->f[h].available_memory ||
+                x->f[h].intermediate_size != y->f[h].intermediate_size ||
+                x->f[h].initial_size != y->f[h].initial_size)
+                return 0;
+    }
+    return 1;
+}
+
+/* costdb_stage_pairs against costdb_stage_rows paired, on entries in
+ * blocks, on a sweep with some in stage_entry_row (the view's path), and
+ * with cost ids that send every entry through the checked path; a
+ * callback's non-zero return stops it. */
+static void test_pairs(void)
+{
+    static const char *const edits[] = {
+        NULL,
+        "UPDATE stage_entry SET reused = reused WHERE start_layer = 1",
+        "UPDATE stage_cost SET cost_id = cost_id * 1000003;"
+        " UPDATE stage_entry SET cost_id = cost_id * 1000003",
+    };
+    Got *g = calloc(1, sizeof *g);
+    Pairs *want = calloc(1, sizeof *want), *got = calloc(1, sizeof *got);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+    for (size_t k = 0; k < sizeof edits / sizeof edits[0]; k++) {
+        const char *p = make_db("pairs.db");
+        Costdb *db = NULL;
+        if (edits[k])
+            CU_ASSERT_EQUAL_FATAL(tu_exec(p, edits[k]), 0);
+        CU_ASSERT_EQUAL_FATAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, NULL, 0), 0);
+        g->n = 0;
+        got->n = 0;
+        CU_ASSERT_EQUAL(costdb_stage_rows(db, 1, collect, g), 0);
+        CU_ASSERT_EQUAL(costdb_stage_pairs(db, 1, collect_pair, got), 0);
+        pair_rows(g, want);
+        CU_ASSERT(want->n > 0 && g->n > 2 * want->n); /* lone phases too */
+        CU_ASSERT(same_pairs(got, want));
+        if (!same_pairs(got, want))
+            fprintf(stderr, "case %zu: %zu pairs, %zu wanted\n", k, got->n, want->n);
+        CU_ASSERT_EQUAL(costdb_stage_pairs(db, 1, NULL, got), COSTDB_EINVAL);
+        costdb_close(&db);
+    }
+    free(g);
+    free(want);
+    free(got);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
         {"the 'ok' rows of costdb_entries_get", test_equals_entries_get},
         {"refusals of the rows it reads", test_refusals},
         {"odd cost ids", test_odd_cost_ids},
+        {"pairs of phases", test_pairs},
     };
     return TU_RUN("costdb stage rows", tests);
 }
