@@ -61,7 +61,7 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
     const ApsolveRequest *a = r->a;
     const ApsolvePlan *plain = r->s->autop;
     ApsolveProblem *p = r->auto_c.p;
-    ApsolveRecomputeSaved *saved = NULL;
+    ApsolveRecomputeSaved *saved = NULL, *snap = NULL;
     ApsolveOptions o0;
     ApsolveAutoStep st = {.plain = plain, .plain_h = r->auto_c.opt.search_headroom};
     int chunks, kmax;
@@ -81,7 +81,8 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
     o0.virtual_stages = plain->virtual_stages;
     /* each k composed in the problem itself and put back after its solve
      * (recompute_layers.h), instead of in a clone of the whole table; the
-     * winner's K is composed in it again for good (below) */
+     * winner's K is put in it again for good (below) from a save taken
+     * when it was composed (snap) */
     if (kmax >= 1 && apsolve_recompute_layers_save(p, chunks, &saved) != APSOLVE_OK)
         goto nomem;
     for (int k = 1; k <= kmax; k++) {
@@ -94,8 +95,18 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
         e = apsolve_solve_to_beat(p, &o, st.best ? st.best : plain,
                                   st.best ? st.best_h : st.plain_h, 0, &pl, &exact);
         e = apsolve_auto_step_offer(&st, e, &pl, &o, k);
+        if (e == 1) {
+            /* the best so far: its composition kept (a save of p as it
+             * is now, whose places of k put_back writes back after the
+             * loop) rather than composed again; without the memory,
+             * composed again */
+            apsolve_recompute_layers_saved_free(&snap);
+            if (apsolve_recompute_layers_save(p, chunks, &snap) != APSOLVE_OK)
+                snap = NULL;
+        }
         apsolve_recompute_layers_put_back(p, saved, k);
         if (e < 0) {
+            apsolve_recompute_layers_saved_free(&snap);
             apsolve_recompute_layers_saved_free(&saved);
             apsolve_auto_step_free(&st);
             return apsolve_fail(a, APSOLVE_ERROR_FAILED, "recompute_layers=%d: %s", k,
@@ -108,6 +119,7 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
                     st.priced == 1 ? "s" : "",
                     st.best ? "one beats the plan without it" : "none beats the plan without it");
     if (!st.best) {
+        apsolve_recompute_layers_saved_free(&snap);
         apsolve_recompute_layers_saved_free(&saved);
         return 0;
     }
@@ -121,7 +133,11 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
     /* the winner's K in the problem itself, as its clone held it: the
      * auto candidate's problem from now on (a DP plan's stages are finite
      * entries, so what is said reads only the composed ones) */
-    apsolve_recompute_layers_compose_all(p, p, st.best_n, chunks);
+    if (snap)
+        apsolve_recompute_layers_put_back(p, snap, st.best_n);
+    else
+        apsolve_recompute_layers_compose_all(p, p, st.best_n, chunks);
+    apsolve_recompute_layers_saved_free(&snap);
     apsolve_recompute_layers_stages_say(a, st.best, p, p, st.best_n, chunks);
     apsolve_plan_free(&r->s->autop);
     r->s->autop = st.best;
@@ -149,10 +165,10 @@ nomem:
 
 int apsolve_auto_recompute_layers_put_back(ApsolveRun *r)
 {
-    if (r->rl_saved) {
-        apsolve_recompute_layers_put_back(r->main_c.p, r->rl_saved, r->rl_auto_k);
-        apsolve_recompute_layers_saved_free(&r->rl_saved);
-    }
+    /* the stored entries into p, the winning K's composition into the
+     * saved entries' places, for apsolve_auto_recompute_layers_again */
+    if (r->rl_saved)
+        apsolve_recompute_layers_swap(r->main_c.p, r->rl_saved, r->rl_auto_k);
     return 0;
 }
 
@@ -160,9 +176,10 @@ int apsolve_auto_recompute_layers_again(ApsolveRun *r)
 {
     /* the K plan is still the auto plan when auto_c still borrows main_c's
      * problem (a later step's winner has a problem of its own) */
-    if (r->rl_auto_k > 0 && r->have_auto_c && r->auto_c.borrowed && r->auto_c.p == r->main_c.p)
-        apsolve_recompute_layers_compose_all(r->main_c.p, r->main_c.p, r->rl_auto_k,
-                                             r->rl_auto_chunks);
+    if (r->rl_auto_k > 0 && r->rl_saved && r->have_auto_c && r->auto_c.borrowed &&
+        r->auto_c.p == r->main_c.p)
+        apsolve_recompute_layers_swap(r->main_c.p, r->rl_saved, r->rl_auto_k);
+    apsolve_recompute_layers_saved_free(&r->rl_saved);
     r->rl_auto_k = 0;
     return 0;
 }

@@ -110,6 +110,60 @@ static void check_in_place(ApsolveProblem *p)
     apsolve_problem_free(&before);
 }
 
+/* The auto search's winning K kept rather than composed again
+ * (session_autorl.c): a save of p composed at k, put back after every
+ * other k was composed and put back, is the clone composed at k; the
+ * stored entries swapped in are p as it was, swapped out again the clone
+ * composed at k, and the saved entries then the stored ones again. */
+static void check_kept(ApsolveProblem *p)
+{
+    ApsolveProblem *before = NULL;
+    ApsolveRecomputeSaved *saved = NULL, *snap = NULL;
+    CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(p, &before), APSOLVE_OK);
+    for (int chunks = 1; chunks <= 3; chunks++) {
+        int kmax = p->num_layers / chunks - 1;
+        CU_ASSERT_EQUAL_FATAL(apsolve_recompute_layers_save(p, chunks, &saved), APSOLVE_OK);
+        for (int k = 1; k <= kmax; k++) {
+            ApsolveProblem *q = NULL;
+            CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(before, &q), APSOLVE_OK);
+            CU_ASSERT_EQUAL(apsolve_recompute_layers_compose_all(before, q, k, chunks),
+                            APSOLVE_OK);
+            CU_ASSERT_EQUAL(apsolve_recompute_layers_compose_all(p, p, k, chunks), APSOLVE_OK);
+            CU_ASSERT_EQUAL_FATAL(apsolve_recompute_layers_save(p, chunks, &snap), APSOLVE_OK);
+            apsolve_recompute_layers_put_back(p, saved, k);
+            for (int o = 1; o <= kmax; o++)
+                if (o != k) {
+                    CU_ASSERT_EQUAL(apsolve_recompute_layers_compose_all(p, p, o, chunks),
+                                    APSOLVE_OK);
+                    apsolve_recompute_layers_put_back(p, saved, o);
+                }
+            CU_ASSERT(oracle_same_problem(p, before));
+            apsolve_recompute_layers_put_back(p, snap, k);
+            CU_ASSERT(oracle_same_problem(p, q));
+            apsolve_recompute_layers_saved_free(&snap);
+            apsolve_recompute_layers_swap(p, saved, k);
+            CU_ASSERT(oracle_same_problem(p, before));
+            apsolve_recompute_layers_swap(p, saved, k);
+            CU_ASSERT(oracle_same_problem(p, q));
+            apsolve_recompute_layers_put_back(p, saved, k);
+            CU_ASSERT(oracle_same_problem(p, before));
+            apsolve_problem_free(&q);
+        }
+        apsolve_recompute_layers_saved_free(&saved);
+    }
+    apsolve_problem_free(&before);
+}
+
+static void test_kept(void)
+{
+    for (unsigned seed = 1; seed <= 30; seed++) {
+        ApsolveProblem *p = made_up(4 + (int)(seed % 6), seed);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        check_kept(p);
+        apsolve_problem_free(&p);
+    }
+}
+
 static void test_in_place_is_the_clone(void)
 {
     for (unsigned seed = 1; seed <= 40; seed++) {
@@ -202,6 +256,7 @@ int main(void)
         {"composed in place: a fresh clone's tables, then its own", test_in_place_is_the_clone},
         {"no memory figures: nothing to save", test_no_memory_figures},
         {"compose_all: each entry as priced alone", test_compose_all_is_each_entry},
+        {"the winning k kept: saved, then swapped out and in", test_kept},
     };
     return CUNIT_RUN("partial recomputation in place", tests);
 }
