@@ -409,20 +409,6 @@ void apsolve_recompute_layers_put_back(ApsolveProblem *p, const ApsolveRecompute
     saved_each(p, v->chunks, k, put_back_one, p, v->e, &n);
 }
 
-static void swap_one(ApsolveProblem *p, size_t idx, SavedEntry *e)
-{
-    SavedEntry was;
-    save_one(p, idx, &was);
-    put_back_one(p, idx, e);
-    *e = was;
-}
-
-void apsolve_recompute_layers_swap(ApsolveProblem *p, ApsolveRecomputeSaved *v, int k)
-{
-    size_t n;
-    saved_each(p, v->chunks, k, swap_one, p, v->e, &n);
-}
-
 void apsolve_recompute_layers_saved_free(ApsolveRecomputeSaved **v)
 {
     if (!v || !*v)

@@ -100,14 +100,9 @@ typedef struct ApsolveRecomputeSaved ApsolveRecomputeSaved;
 int apsolve_recompute_layers_save(const ApsolveProblem *p, int chunks,
                                   ApsolveRecomputeSaved **out);
 void apsolve_recompute_layers_put_back(ApsolveProblem *p, const ApsolveRecomputeSaved *v, int k);
-/* The same entries of p and v exchanged: what compose_all wrote at k goes
- * into v and v's entries into p, bit for bit; a second swap at the same k
- * undoes the first. A save taken of p composed at k (any entries of v
- * outside k's places are never read) thus puts back that composition
- * (put_back), and a swap of the stored entries saved before keeps it
- * while they are in p (session_autorl.c: the winning K while the cp step
- * reads the stored entries, then the K again, neither composed twice). */
-void apsolve_recompute_layers_swap(ApsolveProblem *p, ApsolveRecomputeSaved *v, int k);
+/* A save of p composed at k puts that composition back (put_back at k:
+ * only the places compose_all wrote at k are read; session_autorl.c keeps
+ * the winning K so rather than composing it again after the other K). */
 void apsolve_recompute_layers_saved_free(ApsolveRecomputeSaved **v);
 
 #ifdef __cplusplus

@@ -111,8 +111,7 @@ typedef struct ApsolveRun {
                                        * pointed it at its winner (restored at the end) */
     /* the partial-recomputation step's winning K composed in main_c's
      * problem itself, which auto_c borrows (session_autorl.c): its stored
-     * entries, swapped in before the cp step and out again after it (the
-     * K's composition kept here meanwhile: recompute_layers.h, swap) */
+     * entries, put back before the cp step and composed again after it */
     struct ApsolveRecomputeSaved *rl_saved;
     int rl_auto_k, rl_auto_chunks;
     int step_cut;                     /* the cp and ep steps' pruning solves may cut
