@@ -75,7 +75,9 @@ static int stage_composed(const ApsolveProblem *p, const ApsolvePlan *pl, size_t
 /* The K left out without being composed or solved (docs/performance.md,
  * "apsolve: partial recomputation's K left out by a floor"). */
 typedef struct RlCut {
-    double *floor;                    /* apsolve_recompute_layers_floors; NULL: none left out */
+    double *floor;                    /* apsolve_recompute_layers_floors, made when first
+                                       * read; NULL: none left out */
+    int made;                         /* floor made (or its memory refused) */
     double stored_above;              /* the stored entries alone have no plan at or below
                                        * it (keeping the headroom where one is asked): -inf
                                        * unknown */
@@ -108,6 +110,20 @@ static int left_out(RlCut *cut, ApsolveProblem *p, const ApsolveOptions *o0,
                     int chunks)
 {
     int hmax = o0->headroom_bytes > 0 || o0->headroom_percent > 0;
+    /* bar the plan without it: that plan is one of p as stored, which then
+     * has one at bar (its least, or a tie): nothing is left out, and
+     * neither the floors nor p as stored are solved for it */
+    if (bar == plain)
+        return 0;
+    if (!cut->made) {
+        int kmax = p->num_layers / chunks - 1;
+        cut->made = 1;
+        if ((cut->floor = malloc(((size_t)kmax + 1) * sizeof *cut->floor)) &&
+            apsolve_recompute_layers_floors(p, chunks, cut->floor) != APSOLVE_OK) {
+            free(cut->floor);
+            cut->floor = NULL;
+        }
+    }
     if (!cut->floor || bar_h < hmax || !(bar->total_cost < INFINITY) || !plain->feasible ||
         !apsolve_chunk_skip(cut->floor[k], o0->micro_batches, bar->total_cost))
         return 0;
@@ -137,7 +153,7 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
     ApsolveRecomputeSaved *saved = NULL, *snap = NULL;
     ApsolveOptions o0;
     ApsolveAutoStep st = {.plain = plain, .plain_h = r->auto_c.opt.search_headroom};
-    RlCut cut = {NULL, -INFINITY, INFINITY};
+    RlCut cut = {NULL, 0, -INFINITY, INFINITY};
     int chunks, kmax;
     if (a->parallel || a->opt.inference || a->batch > 0 || !plain || plain->cp > 1 ||
         plain->ep > 1 || !p || !p->memory || !p->fwd_cost || !p->bwd_cost)
@@ -159,12 +175,6 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
      * when it was composed (snap) */
     if (kmax >= 1 && apsolve_recompute_layers_save(p, chunks, &saved) != APSOLVE_OK)
         goto nomem;
-    /* the floors of the K left out (left_out); without the memory, none */
-    if (kmax >= 1 && (cut.floor = malloc(((size_t)kmax + 1) * sizeof *cut.floor)) &&
-        apsolve_recompute_layers_floors(p, chunks, cut.floor) != APSOLVE_OK) {
-        free(cut.floor);
-        cut.floor = NULL;
-    }
     for (int k = 1; k <= kmax; k++) {
         ApsolvePlan *pl = NULL;
         ApsolveOptions o = o0;
