@@ -265,6 +265,55 @@ int apsolve_recompute_layers_problem(const ApsolveProblem *p, const ApsolveStage
     return APSOLVE_OK;
 }
 
+int apsolve_recompute_layers_floors(const ApsolveProblem *p, int chunks, double *floor)
+{
+    int L = p->num_layers, S = p->num_submeshes, C = p->num_configs, M;
+    double *least; /* [2 M] per config: its `full` ranges of each length, then its sibling's
+                    * `none` ones */
+    if (!p->memory || !p->fwd_cost || !p->bwd_cost || chunks < 1 || L / chunks < 2)
+        return APSOLVE_EINVAL;
+    M = L / chunks;
+    for (int k = 1; k < M; k++)
+        floor[k] = INFINITY;
+    if (!(least = malloc(2 * (size_t)M * sizeof *least)))
+        return APSOLVE_ENOMEM;
+    for (int s = 0; s < S; s++)
+        for (int c = 0; c < C; c++) {
+            const ApsolveConfig *cf = &p->configs[(size_t)s * C + c];
+            int cn;
+            if (!cf->valid || cf->variant.recompute != COSTDB_RECOMPUTE_FULL ||
+                (cn = sibling(p, s, c, COSTDB_RECOMPUTE_NONE)) < 0)
+                continue; /* compose_range writes +inf or nothing */
+            for (int len = 1; len < M; len++)
+                for (int r = 0; r < 2; r++) {
+                    double *x = &least[(size_t)r * M + len];
+                    *x = INFINITY;
+                    for (int a = 0; a + len <= L; a++) {
+                        Figures f;
+                        if (figures(p, a, a + len - 1, s, r ? cn : c, &f))
+                            continue; /* no entry made of it has a time */
+                        if (!(f.fwd >= 0) || !(f.bwd >= 0)) {
+                            /* no floor: nothing left out */
+                            for (int k = 1; k < M; k++)
+                                floor[k] = 0;
+                            free(least);
+                            return APSOLVE_OK;
+                        }
+                        *x = f.fwd + f.bwd < *x ? f.fwd + f.bwd : *x;
+                    }
+                }
+            /* a stage of chunks of m > k layers: per chunk its first k
+             * layers `full` and the other m - k `none` */
+            for (int k = 1; k < M; k++)
+                for (int m = k + 1; m <= M; m++) {
+                    double x = (double)chunks * (least[k] + least[(size_t)M + m - k]);
+                    floor[k] = x < floor[k] ? x : floor[k];
+                }
+        }
+    free(least);
+    return APSOLVE_OK;
+}
+
 /* One `full` entry as it was: every table compose_range writes. */
 typedef struct SavedEntry {
     double cost, fwd, bwd, wgrad, apply;

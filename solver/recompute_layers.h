@@ -69,6 +69,21 @@ int apsolve_recompute_layers_compose(const ApsolveProblem *p, ApsolveProblem *q,
 int apsolve_recompute_layers_compose_all(const ApsolveProblem *p, ApsolveProblem *q, int k,
                                          int chunks);
 
+/* A floor of the cost (fwd + bwd) of every entry compose_all writes at
+ * each k, from the stored entries alone: floor[k] for k = 1 .. L / chunks
+ * - 1 (the caller's array of L / chunks). Such an entry of chunks of m > k
+ * layers sums, per chunk, a `full` range of k layers and a `none` range of
+ * m - k (entry_at), so its cost is at least chunks x (the least fwd + bwd
+ * of any `full` range of k layers of its config + the least of any `none`
+ * range of m - k of its sibling), over every m and config; an entry with a
+ * range of no time is +inf. +inf: no entry can be priced; 0 where some
+ * such figure is negative or NaN (no floor). The sums are of the same
+ * nonnegative terms in another order, so an entry's cost is below its
+ * floor by rounding alone (a few ulps, far inside apsolve_chunk_skip's
+ * margin). APSOLVE_OK; APSOLVE_ENOMEM; APSOLVE_EINVAL without memory
+ * figures or with fewer than 2 layers a chunk. */
+int apsolve_recompute_layers_floors(const ApsolveProblem *p, int chunks, double *floor);
+
 /* compose_all in p itself (q = p), without a copy of the whole table: it
  * reads, of every range, only its own `full` entry (before writing it),
  * `full` entries of k layers, which a k never changes (a chunk of k layers
@@ -85,6 +100,9 @@ typedef struct ApsolveRecomputeSaved ApsolveRecomputeSaved;
 int apsolve_recompute_layers_save(const ApsolveProblem *p, int chunks,
                                   ApsolveRecomputeSaved **out);
 void apsolve_recompute_layers_put_back(ApsolveProblem *p, const ApsolveRecomputeSaved *v, int k);
+/* A save of p composed at k puts that composition back (put_back at k:
+ * only the places compose_all wrote at k are read; session_autorl.c keeps
+ * the winning K so rather than composing it again after the other K). */
 void apsolve_recompute_layers_saved_free(ApsolveRecomputeSaved **v);
 
 #ifdef __cplusplus

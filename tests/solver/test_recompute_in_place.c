@@ -110,6 +110,140 @@ static void check_in_place(ApsolveProblem *p)
     apsolve_problem_free(&before);
 }
 
+/* The auto search's winning K kept rather than composed again
+ * (session_autorl.c): a save of p composed at k, put back after every
+ * other k was composed and put back, is the clone composed at k; the
+ * stored entries put back then, p as it was. */
+static void check_kept(ApsolveProblem *p)
+{
+    ApsolveProblem *before = NULL;
+    ApsolveRecomputeSaved *saved = NULL, *snap = NULL;
+    CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(p, &before), APSOLVE_OK);
+    for (int chunks = 1; chunks <= 3; chunks++) {
+        int kmax = p->num_layers / chunks - 1;
+        CU_ASSERT_EQUAL_FATAL(apsolve_recompute_layers_save(p, chunks, &saved), APSOLVE_OK);
+        for (int k = 1; k <= kmax; k++) {
+            ApsolveProblem *q = NULL;
+            CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(before, &q), APSOLVE_OK);
+            CU_ASSERT_EQUAL(apsolve_recompute_layers_compose_all(before, q, k, chunks),
+                            APSOLVE_OK);
+            CU_ASSERT_EQUAL(apsolve_recompute_layers_compose_all(p, p, k, chunks), APSOLVE_OK);
+            CU_ASSERT_EQUAL_FATAL(apsolve_recompute_layers_save(p, chunks, &snap), APSOLVE_OK);
+            apsolve_recompute_layers_put_back(p, saved, k);
+            for (int o = 1; o <= kmax; o++)
+                if (o != k) {
+                    CU_ASSERT_EQUAL(apsolve_recompute_layers_compose_all(p, p, o, chunks),
+                                    APSOLVE_OK);
+                    apsolve_recompute_layers_put_back(p, saved, o);
+                }
+            CU_ASSERT(oracle_same_problem(p, before));
+            apsolve_recompute_layers_put_back(p, snap, k);
+            CU_ASSERT(oracle_same_problem(p, q));
+            apsolve_recompute_layers_saved_free(&snap);
+            apsolve_recompute_layers_put_back(p, saved, k);
+            CU_ASSERT(oracle_same_problem(p, before));
+            apsolve_problem_free(&q);
+        }
+        apsolve_recompute_layers_saved_free(&saved);
+    }
+    apsolve_problem_free(&before);
+}
+
+static void test_kept(void)
+{
+    for (unsigned seed = 1; seed <= 30; seed++) {
+        ApsolveProblem *p = made_up(4 + (int)(seed % 6), seed);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        check_kept(p);
+        apsolve_problem_free(&p);
+    }
+}
+
+/* apsolve_recompute_layers_floors: at each k, no entry compose_all writes
+ * costs less than the floor (the auto search leaves a K out on it:
+ * session_autorl.c), and the floor is the least of them where each range
+ * of a config has the same figures (so a tighter one fails); a negative
+ * time: no floor. */
+static void check_floors(const ApsolveProblem *p)
+{
+    int L = p->num_layers, S = p->num_submeshes, C = p->num_configs;
+    double fl[16];
+    for (int chunks = 1; chunks <= 3 && L / chunks >= 2; chunks++) {
+        CU_ASSERT_EQUAL_FATAL(apsolve_recompute_layers_floors(p, chunks, fl), APSOLVE_OK);
+        for (int k = 1; k < L / chunks; k++) {
+            ApsolveProblem *q = NULL;
+            CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(p, &q), APSOLVE_OK);
+            CU_ASSERT_EQUAL(apsolve_recompute_layers_compose_all(p, q, k, chunks), APSOLVE_OK);
+            CU_ASSERT(fl[k] > 0);
+            for (int i = 0; i < L; i++)
+                for (int j = i; j < L; j++)
+                    for (int s = 0; s < S; s++)
+                        for (int c = 0; c < C; c++) {
+                            size_t x = apsolve_index(p, i, j, s, c);
+                            const ApsolveConfig *cf = &p->configs[s * C + c];
+                            int n = j - i + 1;
+                            if (cf->valid && cf->variant.recompute == COSTDB_RECOMPUTE_FULL &&
+                                n % chunks == 0 && k < n / chunks && isfinite(q->cost[x]))
+                                CU_ASSERT(q->cost[x] >= fl[k] * (1 - 1e-12));
+                        }
+            apsolve_problem_free(&q);
+        }
+    }
+}
+
+static void test_floors(void)
+{
+    ApsolveProblem *p;
+    double fl[16];
+    for (unsigned seed = 1; seed <= 30; seed++) {
+        p = made_up(4 + (int)(seed % 8), seed);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        check_floors(p);
+        apsolve_problem_free(&p);
+    }
+    /* every range of a config the same figures: the floor is the least
+     * composed entry's cost, on the cheapest submesh and config */
+    p = made_up(9, 7);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    for (int i = 0; i < 9; i++)
+        for (int j = i; j < 9; j++)
+            for (int s = 0; s < 3; s++)
+                for (int c = 0; c < 6; c++) {
+                    size_t x = apsolve_index(p, i, j, s, c);
+                    double f = 0.5 * (j - i + 1) * (1 + (c >= 2)) / (1 << s);
+                    p->fwd_cost[x] = f;
+                    p->bwd_cost[x] = 2 * f;
+                    p->cost[x] = 3 * f;
+                    p->wgrad_cost[x] = f;
+                    p->max_n_succ_stages[x] = apsolve_memory_mnss(&p->memory[x]);
+                }
+    for (int chunks = 1; chunks <= 3; chunks++) {
+        CU_ASSERT_EQUAL_FATAL(apsolve_recompute_layers_floors(p, chunks, fl), APSOLVE_OK);
+        for (int k = 1; k < 9 / chunks; k++) {
+            ApsolveProblem *q = NULL;
+            double least = INFINITY;
+            CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(p, &q), APSOLVE_OK);
+            CU_ASSERT_EQUAL(apsolve_recompute_layers_compose_all(p, q, k, chunks), APSOLVE_OK);
+            for (int i = 0; i < 9; i++)
+                for (int s = 0; s < 3; s++)
+                    for (int c = 2; c < 4; c++) {
+                        int j = i + (k + 1) * chunks - 1;
+                        size_t x = j < 9 ? apsolve_index(p, i, j, s, c) : 0;
+                        if (j < 9 && q->cost[x] < least)
+                            least = q->cost[x];
+                    }
+            CU_ASSERT(fabs(fl[k] - least) <= 1e-12 * least);
+            apsolve_problem_free(&q);
+        }
+    }
+    p->bwd_cost[apsolve_index(p, 2, 2, 1, 1)] = -1.0; /* a `none` range */
+    CU_ASSERT_EQUAL(apsolve_recompute_layers_floors(p, 1, fl), APSOLVE_OK);
+    for (int k = 1; k < 9; k++)
+        CU_ASSERT_EQUAL(fl[k], 0);
+    CU_ASSERT_EQUAL(apsolve_recompute_layers_floors(p, 5, fl), APSOLVE_EINVAL);
+    apsolve_problem_free(&p);
+}
+
 static void test_in_place_is_the_clone(void)
 {
     for (unsigned seed = 1; seed <= 40; seed++) {
@@ -202,6 +336,8 @@ int main(void)
         {"composed in place: a fresh clone's tables, then its own", test_in_place_is_the_clone},
         {"no memory figures: nothing to save", test_no_memory_figures},
         {"compose_all: each entry as priced alone", test_compose_all_is_each_entry},
+        {"the winning k kept: saved, then put back", test_kept},
+        {"the floors of each k's composed entries", test_floors},
     };
     return CUNIT_RUN("partial recomputation in place", tests);
 }
