@@ -15,8 +15,9 @@ void cli_sweep_print_summary(const ApprofSweepSummary *s, const char *db_path)
 {
     fprintf(stderr,
             "approf: sweep %lld %s: %zu %s, %zu %s written, %zu already present, "
-            "%zu %s not fit in memory, %zu failed, %zu reused\n"
+            "%zu %s not fit in memory, %zu failed, %zu skipped, %zu reused\n"
             " - backend %s%s%s%s on %s, %d worker%s; sharding ILPs solved %zu, reused %zu\n"
+            "%s%.0zu%s"
             "%s%s%s%s"
             "%s%.0zu%s"
             "%s%.0zu%s"
@@ -29,10 +30,16 @@ void cli_sweep_print_summary(const ApprofSweepSummary *s, const char *db_path)
             costdb_plural((long long)s->tuples, "tuple", "tuples"), s->entries,
             costdb_plural((long long)s->entries, "entry", "entries"), s->existing,
             s->out_of_memory, costdb_plural((long long)s->out_of_memory, "does", "do"),
-            s->failures, s->reused, s->backend, s->devices[0] ? " (" : "", s->devices,
-            s->devices[0] ? ")" : "", s->hardware, s->workers > 0 ? s->workers : 1,
-            s->workers > 1 ? "s" : "", s->sharding_solved,
-            s->sharding_cached, s->dtype[0] ? " - dtype " : "", s->dtype,
+            s->failures, s->skipped, s->reused, s->backend, s->devices[0] ? " (" : "",
+            s->devices, s->devices[0] ? ")" : "", s->hardware, s->workers > 0 ? s->workers : 1,
+            s->workers > 1 ? "s" : "", s->sharding_solved, s->sharding_cached,
+            s->skipped ? " - skipped: " : "", s->skipped,
+            s->skipped ? " variant entries that do not apply to their stage (a memory level "
+                         "past its distinct sharding points, ZeRO without data-parallel "
+                         "replicas, selective recomputation without attention): not failures, "
+                         "and not stored (docs/variants.md, \"Storage\")\n"
+                       : "",
+            s->dtype[0] ? " - dtype " : "", s->dtype,
             !s->dtype[0] ? ""
             : s->dtype_mixed_default
                 ? ": mixed precision (16-bit compute, f32 master weights and Adam state), the "

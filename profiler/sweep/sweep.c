@@ -377,6 +377,15 @@ int approf_sweep_compose(Sweep *sw, int64_t sweep_id, ApprofSweepWriter *w,
     rc = approf_compose_individual(all, n, sw->layering.n_layers, sw->submeshes,
                                    sw->n_submeshes, sw->n_configs, sw->cluster_devices, &out,
                                    &n_out);
+    /* a range with a skipped layer (a database written before they were
+     * left out) is skipped too: counted, not stored, as the sweep does */
+    size_t kept = 0;
+    for (size_t k = 0; rc == 0 && k < n_out; k++)
+        if (out[k].status == COSTDB_STATUS_SKIPPED)
+            sum->skipped++;
+        else
+            out[kept++] = out[k];
+    n_out = kept;
     if (rc == 0 && n_out)
         rc = approf_from_costdb(approf_sweep_writer_put(w, out, n_out, NULL, 0));
     if (rc == 0) {

@@ -170,7 +170,12 @@ typedef struct ApprofSweepSummary {
     int resumed;                  /* continued an unfinished sweep */
     size_t tuples, entries;       /* tuples of this sweep/shard, entries written now */
     size_t existing;              /* entries already present (resume) */
-    size_t failures;              /* entries that failed: status failed, timeout or skipped */
+    size_t failures;              /* entries that failed: status failed or timeout */
+    size_t skipped;               /* entries of variant slots the stage does not have
+                                   * (status skipped: a memory level past its distinct
+                                   * sharding points, ZeRO without data-parallel replicas,
+                                   * selective recomputation without attention); counted,
+                                   * not stored (docs/variants.md, "Storage") */
     size_t out_of_memory;         /* entries that do not fit in memory: status oom (not
                                    * counted in failures: the sweep worked, the layout is too
                                    * big) */

@@ -70,11 +70,18 @@ static int sink_queue(Sink *s, size_t k, const CostdbEntry e[2], const CostdbPla
         e[0].submesh_index != t->submesh || e[0].config_index != t->config)
         return APPROF_EIO;
     have = s->have[k];
+    /* a variant slot the stage does not have (status skipped) is counted,
+     * not stored: no reader takes it (docs/variants.md, "Storage"), and a
+     * resume costs its tuple again and again does not store it */
     for (int ph = 0; ph < 2; ph++)
-        if (!(have & (1 << ph)))
+        if (!(have & (1 << ph)) && e[ph].status == COSTDB_STATUS_SKIPPED)
+            s->sum->skipped++;
+        else if (!(have & (1 << ph)))
             todo[nt++] = e[ph];
     need = have ? 0 : n_pl;
-    if (compact) {
+    if (!nt && !need) {
+        rc = 0;
+    } else if (compact) {
         rc = approf_writer_put_compact(s->wq, k, todo, nt, compact, need);
     } else if ((rc = approf_writer_reserve(s->wq, need, &rows)) == 0) {
         if (need)
