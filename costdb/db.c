@@ -3,7 +3,9 @@
  * Opening and closing the cost database: the file is checked to be a
  * readable approf database (or an empty file) before anything is written,
  * migrations embedded from the schemas/ folder are applied one per BEGIN IMMEDIATE
- * transaction with their PRAGMA user_version bump, and the connection gets
+ * transaction with their PRAGMA user_version bump (a new, empty file is made
+ * at the latest schema in one transaction from the script generated from
+ * them at build time, schema_final.h), and the connection gets
  * busy_timeout, WAL, synchronous=NORMAL and foreign_keys=ON. A file that
  * holds objects the migrations did not create is refused (untrusted files).
  * The shared internals live beside it: errors, the statement cache and
@@ -21,6 +23,7 @@
 #include "entry_blocks.h"
 #include "db_txn_sql.h"
 #include "grow.h"
+#include "schema_final.h"
 #include "schema_sql.h"
 
 #define COSTDB_BUSY_TIMEOUT_MS 10000
@@ -203,11 +206,64 @@ static int strict_costs_check(Costdb *db, int from)
     return rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql);
 }
 
+/* A new (empty) file is made at the latest schema in one BEGIN IMMEDIATE
+ * transaction from costdb_schema_final, the CREATE statements the migrations
+ * leave, generated from them at build time (costdb/schema_final_gen.c): the
+ * same schema table and user_version as migrating from schema 1
+ * (tests/costdb/test_schema_final.c), without the migrations' ALTER TABLE
+ * and copy steps, which find nothing to copy in a new file and make SQLite
+ * parse the whole schema again after each (docs/performance.md, "Opening a
+ * database"). The version and the schema are read again inside the
+ * transaction: when another process wrote to the file meanwhile, this
+ * returns 0 and the migrations go on from what it holds, each checking its
+ * version, so concurrent openers make the schema once. 1 when made. */
+static int create_latest(Costdb *db)
+{
+    char bump[64];
+    char *err = NULL;
+    int now = 0, n_objects = 0, rc = cdb_exec(db, cdb_sql_begin);
+    db->txn_serial++;
+    if (rc < 0)
+        return rc;
+    rc = probe_file(db, &now, &n_objects);
+    if (rc < 0)
+        goto fail;
+    if (now != 0 || n_objects != 0) {
+        rc = cdb_exec(db, cdb_sql_commit);
+        return rc < 0 ? rc : 0;
+    }
+    rc = sqlite3_exec(db->sql, costdb_schema_final, NULL, NULL, &err);
+    if (rc != SQLITE_OK) {
+        rc = cdb_err(db, cdb_map_rc(rc) ? cdb_map_rc(rc) : COSTDB_ESQL,
+                     "%s: making schema %d failed: %s", db->path, COSTDB_SCHEMA_VERSION,
+                     err ? err : sqlite3_errmsg(db->sql));
+        sqlite3_free(err);
+        goto fail;
+    }
+    /* PRAGMA takes no parameters; the number is ours, not user text. */
+    snprintf(bump, sizeof bump, "PRAGMA user_version = %d", COSTDB_SCHEMA_VERSION);
+    rc = sqlite3_exec(db->sql, bump, NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+        rc = cdb_fail(db, rc, bump);
+        goto fail;
+    }
+    rc = cdb_exec(db, cdb_sql_commit);
+    if (rc < 0)
+        goto fail;
+    return 1;
+fail:
+    if (!sqlite3_get_autocommit(db->sql))
+        sqlite3_exec(db->sql, cdb_sql_rollback, NULL, NULL, NULL);
+    return rc;
+}
+
 static int migrate(Costdb *db, int from)
 {
     int rc0;
     if (from > 0 && from < CDB_STRICT_COSTS && (rc0 = strict_costs_check(db, from)) < 0)
         return rc0;
+    if (from == 0 && (rc0 = create_latest(db)) != 0)
+        return rc0 < 0 ? rc0 : 0;
     for (int v = from; v < COSTDB_SCHEMA_VERSION; v++) {
         char bump[64];
         char *err = NULL;
@@ -365,19 +421,56 @@ static void describe_object(char *buf, size_t cap, const char *row, const char *
              strcmp(name, tbl) ? " on " : "", strcmp(name, tbl) ? tbl : "");
 }
 
+/* The number of objects in which two sorted schema lists differ, each
+ * described in what (those only in have, those of want missing or altered). */
+static int schema_diff(const char *const *want, size_t n_want, char *const *have,
+                       size_t n_have, char *what, size_t cap)
+{
+    size_t i = 0, j = 0;
+    int bad = 0;
+    what[0] = '\0';
+    while (i < n_want || j < n_have) {
+        int c = i == n_want ? 1 : j == n_have ? -1 : strcmp(want[i], have[j]);
+        if (c == 0) {
+            i++;
+            j++;
+            continue;
+        }
+        bad++;
+        if (c > 0)
+            describe_object(what, cap, have[j++], "");
+        else
+            describe_object(what, cap, want[i++], "missing or altered");
+    }
+    return bad;
+}
+
 /* Compares the file's schema with the one approf's migrations 1..version
- * create (replayed into a private in-memory database): any trigger, view,
- * table or index they did not create, or one whose definition differs, makes
- * the file untrusted. Runs before anything is written or migrated, so a
- * planted trigger never fires inside approf. */
+ * create: any trigger, view, table or index they did not create, or one
+ * whose definition differs, makes the file untrusted. Runs before anything
+ * is written or migrated, so a planted trigger never fires inside approf.
+ * The latest schema's list was made at build time from the migrations
+ * (schema_final.h); an older one, or a latest file that differs from that
+ * list, is compared with the migrations replayed into a private in-memory
+ * database by the SQLite this process runs (which may word an ALTER TABLE's
+ * result otherwise than the one approf was built with). */
 static int schema_check(Costdb *db, int version)
 {
     sqlite3 *ref = NULL;
     char **want = NULL, **have = NULL;
-    size_t n_want = 0, n_have = 0, i = 0, j = 0;
+    size_t n_want = 0, n_have = 0;
     char what[1024] = "";
     int rc, bad = 0;
 
+    rc = schema_list(db->sql, &have, &n_have);
+    if (rc != SQLITE_OK) {
+        rc = cdb_fail(db, rc, "SELECT ... FROM sqlite_master");
+        goto cleanup;
+    }
+    if (version == COSTDB_SCHEMA_VERSION &&
+        !schema_diff(costdb_schema_final_objects, COSTDB_SCHEMA_FINAL_OBJECTS, have, n_have,
+                     what, sizeof what))
+        goto cleanup;
     rc = sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
     for (int v = 0; rc == SQLITE_OK && v < version; v++)
         rc = sqlite3_exec(ref, costdb_migrations[v], NULL, NULL, NULL);
@@ -389,24 +482,7 @@ static int schema_check(Costdb *db, int version)
                      ref ? sqlite3_errmsg(ref) : sqlite3_errstr(rc));
         goto cleanup;
     }
-    rc = schema_list(db->sql, &have, &n_have);
-    if (rc != SQLITE_OK) {
-        rc = cdb_fail(db, rc, "SELECT ... FROM sqlite_master");
-        goto cleanup;
-    }
-    while (i < n_want || j < n_have) {
-        int c = i == n_want ? 1 : j == n_have ? -1 : strcmp(want[i], have[j]);
-        if (c == 0) {
-            i++;
-            j++;
-            continue;
-        }
-        bad++;
-        if (c > 0)
-            describe_object(what, sizeof what, have[j++], "");
-        else
-            describe_object(what, sizeof what, want[i++], "missing or altered");
-    }
+    bad = schema_diff((const char *const *)want, n_want, have, n_have, what, sizeof what);
     rc = 0;
     if (bad)
         rc = cdb_err(db, COSTDB_EUNTRUSTED,
