@@ -18,15 +18,8 @@
 
 #include "clock.h"
 #include "dp_int.h"
+#include "session_int.h"
 #include "solver_int.h"
-
-/* A count's result replaces the better so far (solve_all's rule: the
- * least total_cost, then the least cost, the first on a tie). */
-static int count_better(const ApsolvePlan *x, const ApsolvePlan *best)
-{
-    return !best || x->total_cost < best->total_cost ||
-           (x->total_cost == best->total_cost && x->cost < best->cost);
-}
 
 int apsolve_solve_counts(const ApsolveProblem *p, const ApsolveOptions *opt,
                          ApsolveDpShared *sh, const unsigned char *want, double bar,
@@ -65,14 +58,28 @@ int apsolve_solve_counts(const ApsolveProblem *p, const ApsolveOptions *opt,
     return rc;
 }
 
+/* solve_all's rule (apsolve_plan_better: the least total_cost, then the
+ * least cost, the first on a tie) over the counts searched whole. */
 int apsolve_counts_best(const ApsolveCounts *cs)
 {
     int best = -1;
     for (int n = 1; n <= cs->nmax; n++)
         if (cs->run[n] == 1 && cs->plan[n] &&
-            count_better(cs->plan[n], best < 0 ? NULL : cs->plan[best]))
+            apsolve_plan_better(cs->plan[n], best < 0 ? NULL : cs->plan[best]))
             best = n;
     return best;
+}
+
+int apsolve_counts_narrow(const ApsolveCounts *cs, unsigned char *want, double bar)
+{
+    int below = 0;
+    for (int n = 1; n <= cs->nmax; n++)
+        if (cs->run[n] == 2) {
+            int at = cs->plan[n] && !(cs->plan[n]->total_cost > bar);
+            want[n] = (unsigned char)at;
+            below |= at;
+        }
+    return below;
 }
 
 int apsolve_counts_whole(const ApsolveProblem *p, const ApsolveOptions *opt,
@@ -94,7 +101,7 @@ int apsolve_counts_whole(const ApsolveProblem *p, const ApsolveOptions *opt,
         evals += cs->evals[n];
         cands = cs->cands[n] > cands ? cs->cands[n] : cands;
         secs += cs->secs[n];
-        if (cs->plan[n] && count_better(cs->plan[n], best < 0 ? NULL : cs->plan[best]))
+        if (cs->plan[n] && apsolve_plan_better(cs->plan[n], best < 0 ? NULL : cs->plan[best]))
             best = n;
     }
     if (best < 0)

@@ -206,7 +206,7 @@ static int chunk_solve(Costdb *db, ChunkRun *cr, const ApsolveCand *c, const Aps
     for (int n = 0; n <= nmax; n++)
         want[n] = !(each && apsolve_chunk_skip(each[n], io->micro_batches, best));
     if (best < INFINITY) {
-        int ns[APSOLVE_MAX_LAYERS], count = 0, below = 0, straddle_free;
+        int ns[APSOLVE_MAX_LAYERS], count = 0, straddle_free;
         double bar;
         for (int n = 1; n <= nmax && count < APSOLVE_MAX_LAYERS; n++)
             if (want[n] && apsolve_schedule_valid((ApsolveSchedule)io->schedule,
@@ -217,15 +217,8 @@ static int chunk_solve(Costdb *db, ChunkRun *cr, const ApsolveCand *c, const Aps
         straddle_free = apsolve_sweep_straddle_free(db, c->sweep);
         chunk_unlock(cr);
         bar = apsolve_chunk_bar(c->p, io, best, ns, count, straddle_free);
-        if ((e = apsolve_solve_counts(c->p, io, sh, want, bar, cs)) != 0)
-            goto done;
-        for (int n = 1; n <= nmax; n++)
-            if (cs->run[n] == 2) {
-                int at = cs->plan[n] && !(cs->plan[n]->total_cost > bar);
-                want[n] = (unsigned char)at;
-                below |= at;
-            }
-        if (!below)
+        if ((e = apsolve_solve_counts(c->p, io, sh, want, bar, cs)) != 0 ||
+            !apsolve_counts_narrow(cs, want, bar))
             goto done;
     }
     if ((e = apsolve_solve_counts(c->p, io, sh, want, INFINITY, cs)) != 0)

@@ -92,6 +92,11 @@ int apsolve_solve_counts(const ApsolveProblem *p, const ApsolveOptions *opt,
 /* The count whose plan solve_all would keep among those searched whole
  * (the least total_cost, then cost, the first on a tie), -1 if none. */
 int apsolve_counts_best(const ApsolveCounts *cs);
+/* After a cut apsolve_solve_counts at bar: leaves out of want (indices 0
+ * .. cs->nmax) each count whose cut search answered above bar or
+ * infeasible (its whole search has no plan at or below bar); whether a
+ * count answered at or below it. */
+int apsolve_counts_narrow(const ApsolveCounts *cs, unsigned char *want, double bar);
 /* apsolve_solve_shared's plan and counts (threshold DPs, distinct costs)
  * from cs, searching whole first every count not yet searched whole; the
  * plan is taken out of cs. */
