@@ -478,10 +478,10 @@ static void apply_search(ApplySearch *as, long a, double ta, long b, double tb)
 /* The optimum for one memory-rule stage count (and exact count), over
  * apply limits (vals, n_vals: apsolve_dp_apply_limits) when the objective
  * is FULL; its options in sh->prep. */
-static int solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt,
-                       ApsolveDpShared *sh, DpFamily *fam, const double *vals,
-                       size_t n_vals, int mem_n, int exact_n, int dense, DpCut cut,
-                       ApsolvePlan **out, long *evals, long *cands)
+int apsolve_dp_solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt,
+                           ApsolveDpShared *sh, DpFamily *fam, const double *vals,
+                           size_t n_vals, int mem_n, int exact_n, int dense, DpCut cut,
+                           ApsolvePlan **out, long *evals, long *cands)
 {
     ApplySearch as;
     DpPrep *prep = &sh->prep; /* its buffers kept in sh for the next n */
@@ -521,7 +521,7 @@ static int solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt,
 
 /* The stage counts a per-n search tries (solve_all): 1..nmax that the
  * schedule allows; their number. */
-static int valid_counts(const ApsolveProblem *p, const ApsolveOptions *opt, int v, int *ns)
+int apsolve_dp_valid_counts(const ApsolveProblem *p, const ApsolveOptions *opt, int v, int *ns)
 {
     int nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices, count = 0;
     if (opt->max_stages > 0 && opt->max_stages < nmax)
@@ -531,6 +531,30 @@ static int valid_counts(const ApsolveProblem *p, const ApsolveOptions *opt, int 
                                    NULL, 0))
             ns[count++] = n;
     return count;
+}
+
+/* The checks, table and apply limits of a search (solve_all, dp_counts.c). */
+int apsolve_dp_solve_setup(const ApsolveProblem *p, const ApsolveOptions *opt,
+                           ApsolveDpShared *sh, const double **vals, size_t *n_vals)
+{
+    int rc;
+    if (!p || !opt || !sh || opt->micro_batches < 1 || p->num_layers < 1 ||
+        p->num_layers > APSOLVE_MAX_LAYERS || p->num_devices < 1 ||
+        p->num_devices > APSOLVE_MAX_DEVICES || opt->max_stages < 0 || !p->apply_cost ||
+        opt->schedule < 0 || opt->schedule >= APSOLVE_SCHEDULE_COUNT)
+        return APSOLVE_EINVAL;
+    if ((rc = apsolve_dp_shared_ready(sh, p, opt)) != APSOLVE_OK)
+        return rc;
+    if (opt->objective == APSOLVE_OBJECTIVE_FULL && !opt->inference &&
+        (rc = apsolve_dp_apply_limits(sh, p, opt, vals, n_vals)) != APSOLVE_OK)
+        return rc;
+    return APSOLVE_OK;
+}
+
+int apsolve_solve_by_count(const ApsolveOptions *opt)
+{
+    return (apsolve_virtual(opt) > 1 || opt->schedule == APSOLVE_SCHEDULE_ZB_H1 ||
+            opt->schedule == APSOLVE_SCHEDULE_INTERLEAVED_ZB) && !opt->inference;
 }
 
 /* skip: NULL, or per stage count n (indices 0 .. most stages) nonzero when
@@ -546,20 +570,16 @@ static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, Apsolve
     const double *vals = NULL;
     size_t n_vals = 0;
 
-    if (!p || !opt || !out || !sh || opt->micro_batches < 1 || p->num_layers < 1 ||
-        p->num_layers > APSOLVE_MAX_LAYERS || p->num_devices < 1 ||
-        p->num_devices > APSOLVE_MAX_DEVICES || opt->max_stages < 0 || !p->apply_cost ||
-        opt->schedule < 0 || opt->schedule >= APSOLVE_SCHEDULE_COUNT)
+    if (!out)
         return APSOLVE_EINVAL;
+    if ((rc = apsolve_dp_solve_setup(p, opt, sh, &vals, &n_vals)) != APSOLVE_OK) {
+        if (rc != APSOLVE_EINVAL)
+            *out = NULL;
+        return rc;
+    }
     *out = NULL;
-    if ((rc = apsolve_dp_shared_ready(sh, p, opt)) != APSOLVE_OK)
-        return rc;
-    if (opt->objective == APSOLVE_OBJECTIVE_FULL && !opt->inference &&
-        (rc = apsolve_dp_apply_limits(sh, p, opt, &vals, &n_vals)) != APSOLVE_OK)
-        return rc;
     v = apsolve_virtual(opt);
-    if ((v > 1 || opt->schedule == APSOLVE_SCHEDULE_ZB_H1 ||
-         opt->schedule == APSOLVE_SCHEDULE_INTERLEAVED_ZB) && !opt->inference) {
+    if (apsolve_solve_by_count(opt)) {
         /* Interleaved: the in-flight count depends on the stage count n, and
          * n must divide B; one exact-count search per valid n, each with
          * the memory rule of n stages. ZB-H1 likewise (min(B, n) on every
@@ -568,7 +588,7 @@ static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, Apsolve
          * (docs/solver.md, "Schedules"); interleaved ZB and ZBV, whose
          * in-flight counts depend on n too, the same way. The memory
          * bounds of every n come from one family (dp_prep.c). */
-        int ns[APSOLVE_MAX_LAYERS], count = valid_counts(p, opt, v, ns);
+        int ns[APSOLVE_MAX_LAYERS], count = apsolve_dp_valid_counts(p, opt, v, ns);
         DpFamily fam;
         if (skip) { /* the family over the counts searched alone */
             int kept = 0;
@@ -581,8 +601,8 @@ static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, Apsolve
             return rc;
         for (int q = 0; q < count; q++) {
             ApsolvePlan *pl = NULL;
-            int e = solve_apply(p, opt, sh, &fam, vals, n_vals, ns[q], ns[q], dense, cut, &pl,
-                                &evals, &cands);
+            int e = apsolve_dp_solve_apply(p, opt, sh, &fam, vals, n_vals, ns[q], ns[q], dense,
+                                           cut, &pl, &evals, &cands);
             if (e == APSOLVE_EINFEASIBLE)
                 continue;
             if (e) {
@@ -603,8 +623,8 @@ static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, Apsolve
         apsolve_dp_family_free(&fam);
         rc = best ? APSOLVE_OK : APSOLVE_EINFEASIBLE;
     } else {
-        rc = solve_apply(p, opt, sh, NULL, vals, n_vals, p->num_layers, 0, dense, cut, &best,
-                         &evals, &cands);
+        rc = apsolve_dp_solve_apply(p, opt, sh, NULL, vals, n_vals, p->num_layers, 0, dense, cut,
+                                    &best, &evals, &cands);
     }
     if (rc)
         return rc;

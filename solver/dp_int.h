@@ -170,5 +170,18 @@ void apsolve_dp_rows(Dp *dp, double t);
 int apsolve_dp_tables(Dp *dp);
 /* Frees every buffer of dp (dp.c), its plan included. */
 void apsolve_dp_free(Dp *dp);
+/* dp.c's steps of a search, for dp_counts.c: the checks, the table and
+ * the apply limits (vals NULL unless the FULL objective); the stage counts
+ * 1 .. the most stages opt's schedule allows with v chunks into ns, their
+ * number; the search of one memory-rule stage count (and exact count,
+ * 0: any) over the apply limits, *evals summing its threshold DPs and
+ * *cands the largest number of distinct costs. */
+int apsolve_dp_solve_setup(const ApsolveProblem *p, const ApsolveOptions *opt,
+                           ApsolveDpShared *sh, const double **vals, size_t *n_vals);
+int apsolve_dp_valid_counts(const ApsolveProblem *p, const ApsolveOptions *opt, int v, int *ns);
+int apsolve_dp_solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt,
+                           ApsolveDpShared *sh, DpFamily *fam, const double *vals,
+                           size_t n_vals, int mem_n, int exact_n, int dense, DpCut cut,
+                           ApsolvePlan **out, long *evals, long *cands);
 
 #endif

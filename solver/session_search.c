@@ -178,54 +178,64 @@ static int chunk_keeps(Costdb *db, ChunkRun *cr, const ApsolveCand *c, const Aps
     return keeps;
 }
 
-/* One v's search (apsolve_solve_shared), with the stage counts whose floor
- * (each[n]) reaches best left out (skip, scratch of nmax + 1). A stage
- * count left out has only plans whose full estimate reaches best, so when
- * the search without them gives a plan try_chunks does not keep, the whole
- * search's plan is that one or one of theirs, and is not kept either; when
- * it gives one it keeps, the v is searched again whole, so the plan and
- * counts kept are the whole search's. Below a plan to beat, the search is
- * first cut at apsolve_chunk_bar(best) over the counts it searches
- * (apsolve_solve_shared_below): answering above the bar, the search
- * without the left-out counts holds no plan try_chunks keeps, and *il is
- * NULL (docs/performance.md, "Every chunked search cut at the plan to
- * beat"). */
+/* One v's search (apsolve_solve_shared), one stage count at a time into
+ * cs (dp_counts.c), want scratch of nmax + 1. A count whose floor
+ * (each[n]) reaches best holds only plans whose full estimate reaches it.
+ * Below a plan to beat, the other counts are first searched cut at
+ * apsolve_chunk_bar(best) (as apsolve_solve_shared_below): none at or
+ * below the bar, and no plan of v is kept, *il NULL (docs/performance.md,
+ * "Every chunked search cut at the plan to beat"); a count answering above
+ * it (or infeasible) holds no plan at or below it, so is not the whole
+ * search's best. The counts left are searched whole: their best is the
+ * whole search's unless a count left out by its floor holds a better one.
+ * When chunk_keeps keeps it (*keeps, *price), the other counts are
+ * searched whole too and the whole search's plan and counts taken (judged
+ * again if a floor's count holds it): each count is searched whole once
+ * (docs/performance.md, "apsolve's chunked searches: each stage count
+ * searched once"). */
 static int chunk_solve(Costdb *db, ChunkRun *cr, const ApsolveCand *c, const ApsolveOptions *io,
-                       ApsolveDpShared *sh, const double *each, unsigned char *skip, int nmax,
-                       int verdict, double best, ApsolvePlan **il)
+                       ApsolveDpShared *sh, ApsolveCounts *cs, const double *each,
+                       unsigned char *want, int nmax, int verdict, double best, ApsolvePlan **il,
+                       int *keeps, double *price)
 {
-    int any = 0, e;
-    double price;
+    int e = 0, top;
+    const ApsolvePlan *top_plan;
+    *il = NULL;
+    *keeps = 0;
+    apsolve_counts_clear(cs);
     for (int n = 0; n <= nmax; n++)
-        any |= skip[n] = each && apsolve_chunk_skip(each[n], io->micro_batches, best);
+        want[n] = !(each && apsolve_chunk_skip(each[n], io->micro_batches, best));
     if (best < INFINITY) {
-        int ns[APSOLVE_MAX_LAYERS], count = 0;
+        int ns[APSOLVE_MAX_LAYERS], count = 0, straddle_free;
         double bar;
-        int straddle_free;
         for (int n = 1; n <= nmax && count < APSOLVE_MAX_LAYERS; n++)
-            if (!skip[n] && apsolve_schedule_valid((ApsolveSchedule)io->schedule,
-                                                   io->virtual_stages, io->micro_batches, n,
-                                                   NULL, 0))
+            if (want[n] && apsolve_schedule_valid((ApsolveSchedule)io->schedule,
+                                                  io->virtual_stages, io->micro_batches, n,
+                                                  NULL, 0))
                 ns[count++] = n;
         chunk_lock(cr);
         straddle_free = apsolve_sweep_straddle_free(db, c->sweep);
         chunk_unlock(cr);
         bar = apsolve_chunk_bar(c->p, io, best, ns, count, straddle_free);
-        e = apsolve_solve_shared_below(c->p, io, sh, skip, bar, il);
-        if (e)
-            return e;
-        e = (*il)->total_cost > bar;
-        apsolve_plan_free(il);
-        if (e)
-            return 0;
+        if ((e = apsolve_solve_counts(c->p, io, sh, want, bar, cs)) != 0 ||
+            !apsolve_counts_narrow(cs, want, bar))
+            goto done;
     }
-    if (!any)
-        return apsolve_solve_shared(c->p, io, sh, il);
-    e = apsolve_solve_shared_skip(c->p, io, sh, skip, il);
-    if (e || !chunk_keeps(db, cr, c, *il, verdict, best, &price))
-        return e;
-    apsolve_plan_free(il);
-    return apsolve_solve_shared(c->p, io, sh, il);
+    if ((e = apsolve_solve_counts(c->p, io, sh, want, INFINITY, cs)) != 0)
+        goto done;
+    if ((top = apsolve_counts_best(cs)) < 0) {
+        e = APSOLVE_EINFEASIBLE;
+        goto done;
+    }
+    if (!(*keeps = chunk_keeps(db, cr, c, cs->plan[top], verdict, best, price)))
+        goto done;
+    top_plan = cs->plan[top];
+    if ((e = apsolve_counts_whole(c->p, io, sh, cs, il)) == 0 && *il != top_plan)
+        *keeps = chunk_keeps(db, cr, c, *il, verdict, best, price);
+done:
+    apsolve_counts_clear(cs);
+    *keeps &= !e;
+    return e;
 }
 
 /* One chunked schedule of the auto search (docs/solver.md, "Schedules"):
@@ -243,8 +253,8 @@ static int chunk_solve(Costdb *db, ChunkRun *cr, const ApsolveCand *c, const Aps
  * into n stages of whole chunks, or of its least work over the D devices)
  * reaches it at every n is skipped before its options are made: none of
  * its plans could beat the best (solver/chunk_floor.c has the proof); a v
- * that runs leaves out the stage counts whose own floor reaches it and is
- * searched again whole when it wins (chunk_solve), so the plan and counts
+ * that runs leaves out the stage counts whose own floor reaches it, and
+ * searches them only when it wins (chunk_solve), so the plan and counts
  * kept are the same.
  * 0, or an apsolve error other than infeasibility. */
 static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, int vmin,
@@ -256,14 +266,15 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
     double best = cr ? cr->base : *pl ? apsolve_full_price(db, c->sweep, *pl) : INFINITY,
            B = c->opt.micro_batches;
     int nmax = c->p->num_layers < c->p->num_devices ? c->p->num_layers : c->p->num_devices;
-    int have_floor = fl != NULL, e = 0;
+    int have_floor = fl != NULL, e = 0, keeps;
     double *each;
-    unsigned char *skip;
+    unsigned char *want;
+    ApsolveCounts cs;
     if (c->opt.max_stages > 0 && c->opt.max_stages < nmax)
         nmax = c->opt.max_stages;
     each = malloc(((size_t)nmax + 1) * sizeof *each);
-    skip = malloc((size_t)nmax + 1);
-    if (!each || !skip) {
+    want = malloc((size_t)nmax + 1);
+    if (apsolve_counts_init(&cs, nmax) || !each || !want) {
         e = APSOLVE_ENOMEM;
         goto done;
     }
@@ -289,15 +300,15 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
         io.schedule = kind;
         io.virtual_stages = v;
         io.whole_chunks = 1;
-        e = chunk_solve(db, cr, c, &io, sh, have_floor ? each : NULL, skip, nmax, verdict, bar,
-                        &il);
+        e = chunk_solve(db, cr, c, &io, sh, &cs, have_floor ? each : NULL, want, nmax, verdict,
+                        bar, &il, &keeps, &price);
         if (e == APSOLVE_EINFEASIBLE) {
             e = 0;
             continue;
         }
         if (e)
             goto done;
-        if (il && chunk_keeps(db, cr, c, il, verdict, bar, &price)) {
+        if (il && keeps) {
             apsolve_plan_free(pl);
             *pl = il;
             c->opt = io;
@@ -308,8 +319,9 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
         }
     }
 done:
+    apsolve_counts_free(&cs);
     free(each);
-    free(skip);
+    free(want);
     return e;
 }
 

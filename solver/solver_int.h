@@ -62,6 +62,46 @@ int apsolve_solve_shared_skip(const ApsolveProblem *p, const ApsolveOptions *opt
 int apsolve_solve_shared_below(const ApsolveProblem *p, const ApsolveOptions *opt,
                                ApsolveDpShared *sh, const unsigned char *skip, double bar,
                                ApsolvePlan **out);
+/* Whether opt's search is one exact-count search per stage count (the
+ * chunked schedules and ZB-H1; not in inference). */
+int apsolve_solve_by_count(const ApsolveOptions *opt);
+/* The searches of each stage count of such a search, one at a time
+ * (dp_counts.c): run[n] 0 not searched, 1 searched whole, 2 cut; plan[n]
+ * its plan (NULL: infeasible, which a cut search answers as the whole one
+ * does), evals[n] and cands[n] its threshold DPs and distinct costs. */
+typedef struct ApsolveCounts {
+    int nmax;                         /* indices 0 .. nmax */
+    ApsolvePlan **plan;
+    long *evals, *cands;
+    double *secs;
+    unsigned char *run;
+} ApsolveCounts;
+int apsolve_counts_init(ApsolveCounts *cs, int nmax);
+void apsolve_counts_clear(ApsolveCounts *cs); /* every count not searched */
+void apsolve_counts_free(ApsolveCounts *cs);
+/* Searches each count n the schedule allows with want[n] nonzero (want
+ * NULL: every one) that is not yet searched whole, in ascending order:
+ * bar +inf: whole (run 1); else cut at bar as apsolve_solve_shared_below
+ * (run 2), stopping after the first whose plan is below bar. Each count's
+ * search is the one apsolve_solve_shared makes of it. APSOLVE_OK or an
+ * error other than infeasibility (sh: the table, as for
+ * apsolve_solve_shared_skip). */
+int apsolve_solve_counts(const ApsolveProblem *p, const ApsolveOptions *opt,
+                         ApsolveDpShared *sh, const unsigned char *want, double bar,
+                         ApsolveCounts *cs);
+/* The count whose plan solve_all would keep among those searched whole
+ * (the least total_cost, then cost, the first on a tie), -1 if none. */
+int apsolve_counts_best(const ApsolveCounts *cs);
+/* After a cut apsolve_solve_counts at bar: leaves out of want (indices 0
+ * .. cs->nmax) each count whose cut search answered above bar or
+ * infeasible (its whole search has no plan at or below bar); whether a
+ * count answered at or below it. */
+int apsolve_counts_narrow(const ApsolveCounts *cs, unsigned char *want, double bar);
+/* apsolve_solve_shared's plan and counts (threshold DPs, distinct costs)
+ * from cs, searching whole first every count not yet searched whole; the
+ * plan is taken out of cs. */
+int apsolve_counts_whole(const ApsolveProblem *p, const ApsolveOptions *opt,
+                         ApsolveDpShared *sh, ApsolveCounts *cs, ApsolvePlan **out);
 /* apsolve_solve that leaves out, after the first apply limit of each stage
  * count and the first threshold DP of each apply limit, every apply limit
  * and threshold whose lower bound (T + the limit, or dp.c's dp_bound of

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Test program solver-chunk-floor's two halves: the floors
- * (test_chunk_floor.c, with main and the helpers below) and the preps,
- * shared table and bar (test_chunk_prep.c).
+ * Test program solver-chunk-floor's three parts: the floors
+ * (test_chunk_floor.c, with main and the helpers below), the preps,
+ * shared table and bar (test_chunk_prep.c) and the stage counts searched
+ * one at a time (test_chunk_counts.c).
  */
 #ifndef APSOLVE_CHUNK_FLOOR_TEST_H
 #define APSOLVE_CHUNK_FLOOR_TEST_H
@@ -24,5 +25,8 @@ void test_dominated_items(void);
 void test_shared_table(void);
 void test_budget_per_avail(void);
 void test_chunk_bar(void);
+
+/* test_chunk_counts.c */
+void test_chunk_counts(void);
 
 #endif

@@ -522,6 +522,7 @@ int main(void)
         {"shared table across chunk counts", test_shared_table},
         {"headroom budget once per avail", test_budget_per_avail},
         {"the chunked searches' bar", test_chunk_bar},
+        {"each stage count searched once", test_chunk_counts},
         {"one floor shared by the chunked searches", test_floor_shared},
     };
     return CUNIT_RUN("solver_chunk_floor", tests);
