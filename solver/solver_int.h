@@ -94,8 +94,10 @@ int apsolve_solve_counts(const ApsolveProblem *p, const ApsolveOptions *opt,
 int apsolve_counts_best(const ApsolveCounts *cs);
 /* After a cut apsolve_solve_counts at bar: leaves out of want (indices 0
  * .. cs->nmax) each count whose cut search answered above bar or
- * infeasible (its whole search has no plan at or below bar); whether a
- * count answered at or below it. */
+ * infeasible (its whole search has no plan at or below bar, under the
+ * schedules apsolve_solve_below's contract names; under the zero-bubble
+ * ones, no plan its cut search visits); whether a count answered at or
+ * below it. */
 int apsolve_counts_narrow(const ApsolveCounts *cs, unsigned char *want, double bar);
 /* apsolve_solve_shared's plan and counts (threshold DPs, distinct costs)
  * from cs, searching whole first every count not yet searched whole; the
@@ -112,7 +114,15 @@ int apsolve_counts_whole(const ApsolveProblem *p, const ApsolveOptions *opt,
  * same feasibility (APSOLVE_EINFEASIBLE exactly when apsolve_solve gives
  * it); apsolve_solve's total_cost when that is at or below bar (with
  * first and below bar: a plan below bar); never a total_cost below
- * apsolve_solve's. Its plan and counts are not apsolve_solve's: a caller
+ * apsolve_solve's. "apsolve_solve's plan being the least" holds for
+ * 1F1B, GPipe, interleaved 1F1B and every schedule in inference. Under
+ * the zero-bubble schedules in training (ZB-H1, interleaved ZB, ZB-V) it
+ * does not: their saving is outside the DP's sum, so apsolve_solve's plan
+ * is the best of the candidates its thresholds and limits visit, not the
+ * least its bounds cover (docs/solver.md), and a cut search, visiting
+ * fewer, may answer above bar where apsolve_solve is at or below it
+ * (docs/performance.md, "The cut searches under the zero-bubble
+ * schedules: found, not changed"). Its plan and counts are not apsolve_solve's: a caller
  * that keeps a plan solves again with apsolve_solve (session_autostep.c,
  * apsolve_solve_to_beat). bar +inf: apsolve_solve; -inf: the first DPs
  * alone. APSOLVE_EINVAL for a NaN bar. */
