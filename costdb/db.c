@@ -206,6 +206,18 @@ static int strict_costs_check(Costdb *db, int from)
     return rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql);
 }
 
+/* Sets the file's PRAGMA user_version to v inside the caller's
+ * transaction (PRAGMA takes no parameters; the number is ours, not user
+ * text). 0 or the error, named with the statement. */
+static int set_user_version(Costdb *db, int v)
+{
+    char bump[64];
+    int rc;
+    snprintf(bump, sizeof bump, "PRAGMA user_version = %d", v);
+    rc = sqlite3_exec(db->sql, bump, NULL, NULL, NULL);
+    return rc != SQLITE_OK ? cdb_fail(db, rc, bump) : 0;
+}
+
 /* A new (empty) file is made at the latest schema in one BEGIN IMMEDIATE
  * transaction from costdb_schema_final, the CREATE statements the migrations
  * leave, generated from them at build time (costdb/schema_final_gen.c): the
@@ -219,7 +231,6 @@ static int strict_costs_check(Costdb *db, int from)
  * version, so concurrent openers make the schema once. 1 when made. */
 static int create_latest(Costdb *db)
 {
-    char bump[64];
     char *err = NULL;
     int now = 0, n_objects = 0, rc = cdb_exec(db, cdb_sql_begin);
     db->txn_serial++;
@@ -240,13 +251,8 @@ static int create_latest(Costdb *db)
         sqlite3_free(err);
         goto fail;
     }
-    /* PRAGMA takes no parameters; the number is ours, not user text. */
-    snprintf(bump, sizeof bump, "PRAGMA user_version = %d", COSTDB_SCHEMA_VERSION);
-    rc = sqlite3_exec(db->sql, bump, NULL, NULL, NULL);
-    if (rc != SQLITE_OK) {
-        rc = cdb_fail(db, rc, bump);
+    if ((rc = set_user_version(db, COSTDB_SCHEMA_VERSION)) < 0)
         goto fail;
-    }
     rc = cdb_exec(db, cdb_sql_commit);
     if (rc < 0)
         goto fail;
@@ -265,7 +271,6 @@ static int migrate(Costdb *db, int from)
     if (from == 0 && (rc0 = create_latest(db)) != 0)
         return rc0 < 0 ? rc0 : 0;
     for (int v = from; v < COSTDB_SCHEMA_VERSION; v++) {
-        char bump[64];
         char *err = NULL;
         int now = 0, rc, fk_off = rebuilds_parent(v + 1);
         /* foreign_keys is a no-op inside a transaction: set it before */
@@ -324,13 +329,8 @@ static int migrate(Costdb *db, int from)
                 goto fail;
             }
         }
-        /* PRAGMA takes no parameters; the number is ours, not user text. */
-        snprintf(bump, sizeof bump, "PRAGMA user_version = %d", v + 1);
-        rc = sqlite3_exec(db->sql, bump, NULL, NULL, NULL);
-        if (rc != SQLITE_OK) {
-            rc = cdb_fail(db, rc, bump);
+        if ((rc = set_user_version(db, v + 1)) < 0)
             goto fail;
-        }
         rc = cdb_exec(db, cdb_sql_commit);
         if (rc < 0)
             goto fail;
