@@ -96,6 +96,9 @@ typedef struct ApprofHardwareSpec {
     int loss_f32;                  /* 1: the framework computes a cross-entropy over 16-bit
                                     * logits on an f32 copy (Megatron-LM); 0: as one
                                     * kernel in the model's dtype (hw/cost.c) */
+    int loss_metric_passes;        /* no-grad cross-entropies over the logits after each
+                                    * micro-batch's backward (Composer's train metrics:
+                                    * 2 for llm-foundry's MPT); 0: none (hw/loss_metric.c) */
     int grad_accum_fusion;         /* 1: each micro-batch's weight gradients are added into
                                     * the accumulation buffer inside the weight-gradient
                                     * GEMM (Megatron's gradient_accumulation_fusion); 0: by
@@ -386,6 +389,11 @@ double approf_collective_seconds(const ApprofHardwareSpec *hw, ApprofCollKind ki
  * gemm_unaligned_factor where that applies): the measured time already
  * holds the epilogue and the launch gap. */
 double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k);
+/* The seconds loss_metric_passes no-grad f32 cross-entropies over the
+ * logits of k, the backward kernel of a cross-entropy (k->loss 2), take;
+ * 0 for any other kernel or without the field. approf_kernel_seconds adds
+ * it to that kernel. hw/loss_metric.c. */
+double approf_loss_metric_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k);
 
 /* The share of the math class's peak a fused attention kernel k's GEMMs
  * reach on hw: attention_eff_seq at k's key length (attn_skv) where the

@@ -344,7 +344,16 @@ static double loss_f32_seconds(const ApprofHardwareSpec *hw, const ApprofKernel 
     return t;
 }
 
+static double kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k);
+
+/* A kernel's time, and after a cross-entropy's backward the framework's
+ * no-grad metric passes over the logits (hw/loss_metric.c) */
 double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k)
+{
+    return kernel_seconds(hw, k) + approf_loss_metric_seconds(hw, k);
+}
+
+static double kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k)
 {
     double mem_rate, mem_t, eff, peak, compute_t, t;
 
