@@ -171,12 +171,16 @@ static double slot_copies(const CostdbFabric *f, const ApsolveEpFacts *x, double
  * output gradients, go through tex.split_quantize (csrc/extensions/
  * cast.cpp, multi_tensor_quantize_impl), one fused multi-tensor cast
  * under delayed scaling (Float8Quantizer only), else one quantize per
- * expert; approf prices a quantize as the stage program does (amax and
- * cast under current scaling: program_fp8.c push_cast). The stored
- * level runs each expert weight's GEMMs (forward, dgrad, wgrad) as one
- * batched kernel and casts the experts' input and down projection's
- * input forward, each weight's output gradient backward; the memory and
- * FLOPs are the same, each further kernel costs the hardware row's
+ * expert: under current scaling 4 kernels (csrc/quantizer.cpp,
+ * Float8CurrentScalingQuantizer::quantize_impl: compute_amax, which
+ * launches zero_amax_kernel and the amax kernel, common/recipe/
+ * current_scaling.cu; compute_scale_from_amax_kernel; the cast), under
+ * the block recipes 1 (nvte_quantize_v2). The stored level runs each
+ * expert weight's GEMMs (forward, dgrad, wgrad) as one batched kernel
+ * and casts the experts' input and the down projection's input forward,
+ * each weight's output gradient backward, each cast 1 kernel, 2 under
+ * current scaling (amax and cast: program_fp8.c push_cast); the memory
+ * and FLOPs are the same, each further kernel costs the hardware row's
  * launch overhead (the profiler's per-kernel price, hw/cost.c). */
 static int grouped_launches(const ApsolveEpFacts *x, const ApsolveEpLayout *l, int *fwd,
                             int *bwd)
@@ -190,8 +194,8 @@ static int grouped_launches(const ApsolveEpFacts *x, const ApsolveEpLayout *l, i
     *bwd = 4 * nl - 2 * w; /* dgrad and wgrad */
     if (x->fp8_recipe != COSTDB_FP8_NONE && x->esize < 4) {
         const CostdbFp8Recipe *ri = costdb_fp8_recipe(x->fp8_recipe);
-        int kc = 1 + (ri && ri->amax_pass ? 1 : 0);
-        int te = x->fp8_recipe == COSTDB_FP8_DELAYED ? 1 : nl * kc; /* a site's kernels */
+        int amax = ri && ri->amax_pass, kc = 1 + amax; /* the level's kernels a cast */
+        int te = x->fp8_recipe == COSTDB_FP8_DELAYED ? 1 : nl * (amax ? 4 : 1); /* TE's a site */
         *fwd += 2 * te - 2 * kc;
         *bwd += 2 * te - w * kc;
     }
