@@ -8,9 +8,10 @@
 # one quantize per local expert at each of the 4 split_quantize sites
 # (csrc/extensions/cast.cpp, multi_tensor_quantize_impl; one fused cast
 # under delayed scaling; 4 kernels a quantize under current scaling:
-# zero_amax, amax, compute_scale_from_amax, cast). The stored level runs each expert weight's GEMM
-# as one batched kernel (gate, up, down: 3 forward, 6 backward) and casts
-# 2 forward, 3 backward (2 kernels each under current scaling). On the small Mixtral of solver-expert-parallel
+# zero_amax, amax, compute_scale_from_amax, cast). The stored level runs
+# each expert weight's GEMM as one batched kernel (gate, up, down: 3
+# forward, 6 backward) and casts 2 forward, 3 backward (2 kernels each
+# under current scaling). On the small Mixtral of solver-expert-parallel
 # (2 MoE layers of 8 experts) swept on 1x4 H100, counted by hand, a
 # micro-batch's extra kernels (2 layers):
 # - bf16, ep=2 (4 local experts): forward 2 x (8 - 3) = 10, backward
