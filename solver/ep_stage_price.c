@@ -91,6 +91,7 @@ void apsolve_ep_facts(const CostdbPlacement *pl, size_t n, int a, int b, Apsolve
             x->hidden = d[nd - 2];
         if (costdb_dtype_bytes(pl[i].dtype) > 0)
             x->esize = costdb_dtype_bytes(pl[i].dtype);
+        x->expert_tensors++;
         x->experts = (int)(e > x->experts ? e : x->experts);
         x->stored_ep = pe > x->stored_ep ? pe : x->stored_ep;
         x->stored_etp = pt > x->stored_etp ? pt : x->stored_etp;
@@ -131,6 +132,9 @@ int apsolve_ep_fp8(struct Costdb *db, int64_t sweep, ApsolveEpFacts *x)
         return -1;
     if (costdb_json_member_number(hw.capabilities, "moe_drop_pad", &drop) == 0)
         x->drop_pad = drop != 0;
+    if (costdb_json_member_number(hw.capabilities, "kernel_launch_overhead", &x->launch) < 0 ||
+        !(x->launch > 0))
+        x->launch = 0;
     if (costdb_json_member_number(hw.capabilities, "peak_flops_fp8", &fp8) < 0 || !(fp8 > 0))
         return 0;
     x->fp8_recipe = costdb_fp8_of_options(sw.options, &x->fp8_params);
@@ -148,6 +152,54 @@ static double slot_copies(const CostdbFabric *f, const ApsolveEpFacts *x, double
     double in = 2 * rows * ((double)x->hidden + 1) * esize, o = 2 * rows * (double)x->hidden * esize;
     *bytes = in + o;
     return costdb_memory_seconds(f, in) + costdb_memory_seconds(f, o);
+}
+
+/* The kernels a MoE layer's experts launch per micro-batch under ep
+ * layout l beyond those of the stored level, forward into *fwd and
+ * backward into *bwd (either may be negative); 1 when there are any.
+ * Megatron-Core's TEGroupedMLP (megatron/core/transformer/moe/experts.py
+ * at 92c8482e6d, Megatron-Bridge 5776a6d90's 3rdparty/Megatron-LM) runs
+ * fc1 (gate and up fused) and fc2 as Transformer Engine GroupedLinear
+ * modules of num_local_experts GEMMs with the counts as host integers
+ * (tokens_per_expert.tolist()). In TE v2.9 (module/grouped_linear.py,
+ * _GroupedLinear.forward and backward) each of fprop, dgrad and wgrad is
+ * general_grouped_gemm, whose multi_stream_cublas_gemm
+ * (common/gemm/cublaslt_gemm.cu; the CUTLASS grouped GEMM only under
+ * NVTE_USE_CUTLASS_GROUPED_GEMM on Hopper) launches one cuBLAS GEMM per
+ * local expert, round-robin on the compute streams: 6 x E/ep GEMMs a
+ * layer. Under FP8 the inputs of fc1 and fc2, and in the backward their
+ * output gradients, go through tex.split_quantize (csrc/extensions/
+ * cast.cpp, multi_tensor_quantize_impl), one fused multi-tensor cast
+ * under delayed scaling (Float8Quantizer only), else one quantize per
+ * expert: under current scaling 4 kernels (csrc/quantizer.cpp,
+ * Float8CurrentScalingQuantizer::quantize_impl: compute_amax, which
+ * launches zero_amax_kernel and the amax kernel, common/recipe/
+ * current_scaling.cu; compute_scale_from_amax_kernel; the cast), under
+ * the block recipes 1 (nvte_quantize_v2). The stored level runs each
+ * expert weight's GEMMs (forward, dgrad, wgrad) as one batched kernel
+ * and casts the experts' input and the down projection's input forward,
+ * each weight's output gradient backward, each cast 1 kernel, 2 under
+ * current scaling (amax and cast: program_fp8.c push_cast); the memory
+ * and FLOPs are the same, each further kernel costs the hardware row's
+ * launch overhead (the profiler's per-kernel price, hw/cost.c). */
+static int grouped_launches(const ApsolveEpFacts *x, const ApsolveEpLayout *l, int *fwd,
+                            int *bwd)
+{
+    int nl = l->ep > 0 && x->experts / l->ep > 1 ? x->experts / l->ep : 1;
+    int w = x->moe_layers > 0 ? x->expert_tensors / x->moe_layers : 0;
+    *fwd = *bwd = 0;
+    if (!(x->launch > 0) || w <= 0)
+        return 0;
+    *fwd = 2 * nl - w;     /* fprop of fc1 and fc2 against the level's one per weight */
+    *bwd = 4 * nl - 2 * w; /* dgrad and wgrad */
+    if (x->fp8_recipe != COSTDB_FP8_NONE && x->esize < 4) {
+        const CostdbFp8Recipe *ri = costdb_fp8_recipe(x->fp8_recipe);
+        int amax = ri && ri->amax_pass, kc = 1 + amax; /* the level's kernels a cast */
+        int te = x->fp8_recipe == COSTDB_FP8_DELAYED ? 1 : nl * (amax ? 4 : 1); /* TE's a site */
+        *fwd += 2 * te - 2 * kc;
+        *bwd += 2 * te - w * kc;
+    }
+    return *fwd != 0 || *bwd != 0;
 }
 
 /* Entry facts x under layout l on hosts of M GPUs with fabric f into out. */
@@ -347,6 +399,13 @@ void apsolve_ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
             double bytes, copy = slot_copies(&f, x, erows, esize, &bytes);
             *it++ = (ApsolveEpCost){"FP8 padding of the experts' slots", bytes, 1, L, L, 0,
                                     L * copy, L * copy};
+        }
+        {
+            int fk, bk;
+            if (grouped_launches(x, l, &fk, &bk))
+                *it++ = (ApsolveEpCost){"per-expert GEMMs and FP8 casts (TE GroupedLinear)", 0,
+                                        1, L * fk, L * bk, 0, L * fk * x->launch,
+                                        L * bk * x->launch};
         }
         out->n_costs = (int)(it - out->costs);
         for (int k = 0; k < out->n_costs; k++) {

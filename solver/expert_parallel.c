@@ -207,6 +207,7 @@ static int cached_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *
     y->fp8_copies = cache->sweep_fp8.fp8_copies;
     y->fp8_params = cache->sweep_fp8.fp8_params;
     y->drop_pad = cache->sweep_fp8.drop_pad;
+    y->launch = cache->sweep_fp8.launch;
     return 0;
 }
 

@@ -59,7 +59,7 @@ typedef struct ApsolveEpCost {
     int n_rerun;                      /* of n_bwd, the full recomputation's rerun */
     double fwd, bwd;                  /* seconds per micro-batch */
 } ApsolveEpCost;
-#define APSOLVE_EP_COSTS 10
+#define APSOLVE_EP_COSTS 12
 
 /* One stage entry under the layout, per GPU. */
 typedef struct ApsolveEpStage {
@@ -116,6 +116,9 @@ typedef struct ApsolveEpFacts {
                                        * (the spec's fp8_param_gather) */
     int drop_pad;                     /* the spec's moe_drop_pad: the dispatcher drops and
                                        * pads to the capacity, never dropless */
+    int expert_tensors;               /* expert weights of the stage's placements (gate, up,
+                                       * down: 3 a MoE layer) */
+    double launch;                    /* the hardware row's kernel_launch_overhead, s */
 } ApsolveEpFacts;
 
 /* Prices stage entry (start..end, submesh s, config c) of a sweep on hosts

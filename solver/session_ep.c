@@ -143,7 +143,8 @@ void apsolve_ep_say(ApsolveRun *r, const ApsolvePlan *g)
                 apsolve_say(r->a, "expert parallelism, stage %zu: %s of %.0f bytes per GPU%s, %d "
                             "forward and %d backward%s per micro-batch%s (%+.6g s forward, "
                             "%+.6g s backward)", k, e->what, e->bytes,
-                            e->group > 1 ? "" : " (memory copies)", e->n_fwd, e->n_bwd, rr, grp,
+                            e->group > 1 ? "" : e->bytes > 0 ? " (memory copies)" : " (kernels)",
+                            e->n_fwd, e->n_bwd, rr, grp,
                             e->fwd, e->bwd);
             }
             if (l.a2a_overlap)

@@ -87,10 +87,11 @@ inter_lat=$("$sq" "$db" "select inter_host_latency from hardware")
 for l in "token all-to-all of 131072 bytes per GPU, 4 forward and 8 backward (4 of them full recomputation's rerun) per micro-batch over 2 GPUs" \
   "probabilities all-to-all of 512 bytes per GPU, 2 forward and 4 backward (2 of them full recomputation's rerun) per micro-batch over 2 GPUs" \
   "token counts all-gather of 64 bytes per GPU, 2 forward and 2 backward (2 of them full recomputation's rerun) per micro-batch over 2 GPUs" \
-  "sorts by local expert of 525312 bytes per GPU (memory copies), 2 forward and 4 backward (2 of them full recomputation's rerun) per micro-batch"; do
+  "sorts by local expert of 525312 bytes per GPU (memory copies), 2 forward and 4 backward (2 of them full recomputation's rerun) per micro-batch" \
+  "per-expert GEMMs and FP8 casts (TE GroupedLinear) of 0 bytes per GPU (kernels), 10 forward and 30 backward (10 of them full recomputation's rerun) per micro-batch"; do
   grep -qF "expert parallelism, stage 0: $l" "$w/full.err" || fail_with "$w/full.err" "line: $l"
 done
-grep -q "in 4 costs (below)" "$w/full.err" || fail_with "$w/full.err" "the count of costs"
+grep -q "in 5 costs (below)" "$w/full.err" || fail_with "$w/full.err" "the count of costs"
 # and what it changed once per iteration and in memory: half of the
 # 2 x 3 x 8 x 256 x 14336 expert weight elements leave a GPU, 88080384 x
 # (2 + 2) bytes of weight and gradient buffer on the peak, x 12 (f32 master
@@ -104,17 +105,20 @@ for f in etp spanetp; do
     "the level's own all-reduce of the experts' slots (taken out) of 262144 bytes per GPU, 2 forward and 2 backward per micro-batch over 2 GPUs"; do
     grep -qF "expert parallelism, stage 0: $l" "$w/$f.err" || fail_with "$w/$f.err" "line: $l"
   done
-  grep -q "in 8 costs (below)" "$w/$f.err" || fail_with "$w/$f.err" "the count of etp costs"
+  grep -q "in 9 costs (below)" "$w/$f.err" || fail_with "$w/$f.err" "the count of etp costs"
 done
 grep -qF "token all-gather over etp of 131072 bytes per GPU, 2 forward and 4 backward (2 of them full recomputation's rerun)" "$w/etpfull.err" ||
   fail_with "$w/etpfull.err" "the etp all-gather's rerun"
 
-"$py" - "$w" "$bw" "$lat" "$mem" "$meff" "$inter_bw" "$inter_lat" <<'EOF' || fail "ep costs"
+launch=$("$sq" "$db" "select capabilities from hardware" |
+  "$py" -c 'import json, sys; print(json.load(sys.stdin)["kernel_launch_overhead"])')
+"$py" - "$w" "$bw" "$lat" "$mem" "$meff" "$inter_bw" "$inter_lat" "$launch" <<'EOF' || fail "ep costs"
 import json, re, sys
 w = sys.argv[1]
 bw, lat = float(sys.argv[2]) * 0.8, float(sys.argv[3])  # h100-sxm bus efficiency 0.8
 rate = float(sys.argv[4]) * float(sys.argv[5])
 net_bw, net_lat = float(sys.argv[6]) * 0.8, float(sys.argv[7])
+launch = float(sys.argv[8])
 names = ("plain", "full", "tp", "etp", "tpfull", "etpfull", "spantp", "spanetp", "ov")
 st = {k: json.load(open("%s/%s.json" % (w, k)))["plans"][0]["stages"][0] for k in names}
 assert st["plain"]["recompute"] == st["full"]["recompute"] == "full", st["full"]["recompute"]
@@ -138,12 +142,15 @@ def near(a, b, scale=0.0):  # the lines print 6 significant digits
 # dp=4, micro-batch 4: 1 sample of 8 x 32 slots a GPU, 131072 bytes of tokens,
 # 512 of probabilities; 2 MoE layers; tokens dispatched and combined, their
 # gradients both ways in the backward
+# and TE GroupedLinear's per-expert GEMMs, 4 local experts: 2 x 4 forward,
+# 4 x 4 backward a layer against the level's 3 and 6 batched kernels
 per = 2 * (2 * a2a(131072) + a2a(512) + sorts(256))
 d = delta("plain", "full")
-gather = (d["fwd_cost"] - per) / 2  # dropless: the token counts' all-gather
+gather = (d["fwd_cost"] - per - 2 * 5 * launch) / 2  # dropless: the token counts' all-gather
 assert 0 < gather < 1e-4, gather
 # full recomputation: the backward's own, and the rerun forward's
-assert abs(d["bwd_cost"] - (per + d["fwd_cost"])) <= 1e-12, (d["bwd_cost"], per + d["fwd_cost"])
+own = per + 2 * 10 * launch
+assert abs(d["bwd_cost"] - (own + d["fwd_cost"])) <= 1e-12, (d["bwd_cost"], own + d["fwd_cost"])
 # etp 2 on dp=2,tp=2: a GPU's tokens are micro-batch 4 / 4 = 1 sample again,
 # the sorts handle 2 x 256 rows after the etp all-gather; the stage adds
 # exactly the costs it lists, the all-to-alls and sorts as counted by hand
@@ -191,6 +198,6 @@ assert rep["memory_needed"] == st["ov"]["memory_needed"], (rep["memory_needed"],
 print("full recompute: +%.6g s backward (own %.6g, rerun %.6g); etp=2 token all-gather a "
       "layer: %.6g s within a host, %.6g s across 2 (a network ring alone %.6g); the level's "
       "all-reduce taken out %.6g, %.6g" % (
-          delta("plain", "full")["bwd_cost"], per, per + 2 * gather, within[AG][0] / 2,
+          delta("plain", "full")["bwd_cost"], own, per + 2 * 5 * launch + 2 * gather, within[AG][0] / 2,
           span[AG][0] / 2, ring_net, within[OWN][0] / 2, span[OWN][0] / 2))
 EOF

@@ -37,7 +37,9 @@ lat=$("$sq" "$db" "select intra_host_latency from hardware")
 mem=$("$sq" "$db" "select memory_bandwidth from hardware")
 meff=$("$sq" "$db" "select capabilities from hardware" |
   "$py" -c 'import json, sys; print(json.load(sys.stdin)["memory_efficiency"])')
-"$py" - "$w/plain.json" "$w/ep.json" "$bw" "$lat" "$mem" "$meff" <<'EOF' || fail "ep=2 pricing"
+launch=$("$sq" "$db" "select capabilities from hardware" |
+  "$py" -c 'import json, sys; print(json.load(sys.stdin)["kernel_launch_overhead"])')
+"$py" - "$w/plain.json" "$w/ep.json" "$bw" "$lat" "$mem" "$meff" "$launch" <<'EOF' || fail "ep=2 pricing"
 import json, sys
 plain = json.load(open(sys.argv[1]))["plans"][0]["stages"][0]
 ep = json.load(open(sys.argv[2]))["plans"][0]["stages"][0]
@@ -68,14 +70,19 @@ a2ap = (n - 1) / n**2 * (n * bp) / bw + (n - 1) * lat
 # gradients
 perm = (2 * 256 * 257 * 2 + 2 * 256 * 256 * 2) / rate
 d = {ph: ep[ph] - plain[ph] for ph in ("fwd_cost", "bwd_cost")}
+# TE GroupedLinear's per-expert GEMMs: 6 x 4 a layer against the level's 9
+# batched kernels (3 forward, 6 backward), one launch each
+launch = float(sys.argv[7])
 per = 2 * (2 * a2a + a2ap + perm)  # 2 MoE layers
+d["fwd_cost"] -= 2 * (2 * 4 - 3) * launch
+d["bwd_cost"] -= 2 * (4 * 4 - 6) * launch
 assert abs(d["bwd_cost"] - per) <= 1e-12, (d["bwd_cost"], per)
 # dropless (capacity 32 = ceil(128 x 2 / 8)): the forward also all-gathers
 # each rank's 8 token counts (int64) over the ep group before the
 # all-to-all, NCCL-priced: a latency-bound few microseconds per layer
 gather = (d["fwd_cost"] - per) / 2
 assert 0 < gather < 1e-4, gather
-assert abs(ep["cost"] - plain["cost"] - d["fwd_cost"] - d["bwd_cost"]) <= 1e-12
+assert abs(ep["cost"] - plain["cost"] - d["fwd_cost"] - d["bwd_cost"] - 30 * launch) <= 1e-12
 print("ep=2: memory -%d bytes, a2a %.6g s, probs %.6g s, sorts %.6g s, counts %.6g s each"
       % (got, a2a, a2ap, perm, gather))
 EOF
@@ -90,7 +97,7 @@ EOF
   >"$w/cpep.json" 2>"$w/err" || fail_with "$w/err" "cp=2,ep=2"
 grep -q "token all-to-all of 65536 bytes per GPU, 4 forward and 4 backward per micro-batch over 2 GPUs" "$w/err" ||
   fail_with "$w/err" "the cp=2,ep=2 figures"
-"$py" - "$w/cp.json" "$w/cpep.json" "$bw" "$lat" "$mem" "$meff" <<'EOF' || fail "cp=2,ep=2 pricing"
+"$py" - "$w/cp.json" "$w/cpep.json" "$bw" "$lat" "$mem" "$meff" "$launch" <<'EOF' || fail "cp=2,ep=2 pricing"
 import json, sys
 cp = json.load(open(sys.argv[1]))["plans"][0]["stages"][0]
 ep = json.load(open(sys.argv[2]))["plans"][0]["stages"][0]
@@ -102,8 +109,11 @@ a2a = (n - 1) / n**2 * (n * b) / bw + (n - 1) * lat
 a2ap = (n - 1) / n**2 * (n * bp) / bw + (n - 1) * lat
 perm = (2 * rows * 257 * 2 + 2 * rows * 256 * 2) / rate
 per = 2 * (2 * a2a + a2ap + perm)
-assert abs(ep["bwd_cost"] - cp["bwd_cost"] - per) <= 1e-12, (ep["bwd_cost"] - cp["bwd_cost"], per)
-assert 0 < (ep["fwd_cost"] - cp["fwd_cost"] - per) / 2 < 1e-4
+# the per-expert GEMMs' launches, as many as without cp (ep=2 above)
+launch = float(sys.argv[7])
+own = per + 2 * 10 * launch
+assert abs(ep["bwd_cost"] - cp["bwd_cost"] - own) <= 1e-12, (ep["bwd_cost"] - cp["bwd_cost"], own)
+assert 0 < (ep["fwd_cost"] - cp["fwd_cost"] - per - 2 * 5 * launch) / 2 < 1e-4
 EOF
 # stored, cp=2,ep=2 is re-priced by apsolve --plan through both steps,
 # to the same objective and memory (the plan is removed again)
@@ -172,7 +182,7 @@ EOF
   2>"$w/err" || fail_with "$w/err" "capacity factor 1.5: plain dp=4"
 "$apsolve" --db "$w/cf.db" --no-store --format json --parallel dp=4,tp=1,pp=1,ep=2 \
   >"$w/cfep.json" 2>"$w/err" || fail_with "$w/err" "capacity factor 1.5: dp=4,ep=2"
-"$py" - "$w/cfplain.json" "$w/cfep.json" "$bw" "$lat" "$mem" "$meff" <<'EOF' ||
+"$py" - "$w/cfplain.json" "$w/cfep.json" "$bw" "$lat" "$mem" "$meff" "$launch" <<'EOF' ||
 import json, sys
 plain = json.load(open(sys.argv[1]))["plans"][0]["stages"][0]
 ep = json.load(open(sys.argv[2]))["plans"][0]["stages"][0]
@@ -183,8 +193,10 @@ a2a = (n - 1) / n**2 * (n * slots * 256 * 2) / bw + (n - 1) * lat
 a2ap = (n - 1) / n**2 * (n * slots * 2) / bw + (n - 1) * lat
 perm = (2 * slots * 257 * 2 + 2 * slots * 256 * 2) / rate
 per = 2 * (2 * a2a + a2ap + perm)
-for ph in ("fwd_cost", "bwd_cost"):
-    assert abs(ep[ph] - plain[ph] - per) <= 1e-12, (ph, ep[ph] - plain[ph], per)
+launch = float(sys.argv[7])  # and the per-expert GEMMs' launches (ep=2 above)
+for ph, k in (("fwd_cost", 10), ("bwd_cost", 20)):
+    want = per + k * launch
+    assert abs(ep[ph] - plain[ph] - want) <= 1e-12, (ph, ep[ph] - plain[ph], want)
 EOF
   fail "capacity factor 1.5: ep=2 pricing"
 
