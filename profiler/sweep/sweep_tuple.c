@@ -210,7 +210,7 @@ static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
     if (!insert)
         return NULL;
     t->slots[i].used = 1;
-    snprintf(t->slots[i].signature, sizeof t->slots[i].signature, "%s", sig);
+    copy_text(t->slots[i].signature, sizeof t->slots[i].signature, sig);
     t->n++;
     return &t->slots[i];
 }
@@ -442,7 +442,11 @@ static int program_placements(Sweep *sw, const ApprofStageProgram *p, ApprofSlot
         ApprofSlotPlacement *d = &(*buf)[k];
         d->tensor = src->tensor;
         d->role = (int)src->role;
-        if (!(d->spec = intern_spec(&sw->reuse, src->spec)))
+        /* a row with the spec of the row before (a stage's layers repeat
+         * their layouts) takes its interned text without a hash */
+        if (k && !strcmp(src->spec, src[-1].spec))
+            d->spec = d[-1].spec;
+        else if (!(d->spec = intern_spec(&sw->reuse, src->spec)))
             return APPROF_ENOMEM;
     }
     return (int)p->n_placements;
