@@ -317,6 +317,7 @@ static int enumerate(Sweep *sw, const ApprofSweepConfig *cfg, char *err, size_t 
         sw->n_configs[s] = nv;
         counts[s] = sw->n_configs[s];
     }
+    approf_sweep_config_groups(sw);
     if (cfg->imbalance_tol >= 0) {
         flops = calloc((size_t)sw->layering.n_layers, sizeof *flops);
         if (!flops)
@@ -363,6 +364,23 @@ static int enumerate(Sweep *sw, const ApprofSweepConfig *cfg, char *err, size_t 
     return 0;
 }
 
+int approf_sweep_entry_kept(ApprofSweepSummary *sum, const CostdbEntry *e)
+{
+    if (e->status != COSTDB_STATUS_SKIPPED)
+        return 1;
+    sum->skipped++;
+    return 0;
+}
+
+void approf_sweep_entry_counted(ApprofSweepSummary *sum, const CostdbEntry *e)
+{
+    sum->entries++;
+    if (e->status == COSTDB_STATUS_OOM)
+        sum->out_of_memory++;
+    else if (e->status != COSTDB_STATUS_OK)
+        sum->failures++;
+}
+
 /* Profile mode "individual": only single layers were profiled; every range
  * i..j gets an entry composed from them (compose.h). Ranges already present
  * (resume) are left alone. */
@@ -378,25 +396,16 @@ int approf_sweep_compose(Sweep *sw, int64_t sweep_id, ApprofSweepWriter *w,
                                    sw->n_submeshes, sw->n_configs, sw->cluster_devices, &out,
                                    &n_out);
     /* a range with a skipped layer (a database written before they were
-     * left out) is skipped too: counted, not stored, as the sweep does */
+     * left out) is skipped too, by the sweep's rule */
     size_t kept = 0;
     for (size_t k = 0; rc == 0 && k < n_out; k++)
-        if (out[k].status == COSTDB_STATUS_SKIPPED)
-            sum->skipped++;
-        else
+        if (approf_sweep_entry_kept(sum, &out[k]))
             out[kept++] = out[k];
     n_out = kept;
     if (rc == 0 && n_out)
         rc = approf_from_costdb(approf_sweep_writer_put(w, out, n_out, NULL, 0));
-    if (rc == 0) {
-        sum->entries += n_out;
-        for (size_t k = 0; k < n_out; k++) {
-            if (out[k].status == COSTDB_STATUS_OOM)
-                sum->out_of_memory++;
-            else if (out[k].status != COSTDB_STATUS_OK)
-                sum->failures++;
-        }
-    }
+    for (size_t k = 0; rc == 0 && k < n_out; k++)
+        approf_sweep_entry_counted(sum, &out[k]);
     free(out);
     free(all);
     return rc;

@@ -147,6 +147,14 @@ int approf_sweep_leave_out_dominated(Costdb *db, int64_t sweep_id, size_t *left_
     memset(&sc, 0, sizeof sc);
     if ((rc = costdb_sweep_configs(db, sweep_id, &cfgs, &n)) < 0)
         return rc;
+    /* only a config outside every knob can be left out (close_group): a
+     * space without one (Llama's full space has no `selective` nor `op`
+     * config) leaves nothing out, and its rows are not read */
+    size_t candidates = 0;
+    for (size_t k = 0; k < n; k++)
+        candidates += outside_every_knob(&cfgs[k]) && costdb_variant_valid(cfgs[k].variant);
+    if (candidates == 0)
+        n = 0;
     for (size_t k = 0; k < n; k++) {
         if (cfgs[k].submesh_index + 1 > sc.S)
             sc.S = cfgs[k].submesh_index + 1;

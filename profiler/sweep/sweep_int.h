@@ -83,6 +83,14 @@ typedef struct {
     int n_submeshes;
     ApprofConfigChoice configs[APPROF_MAX_SUBMESHES][APPROF_MAX_CONFIGS];
     int n_configs[APPROF_MAX_SUBMESHES];
+    /* Per (submesh, config), from configs once final
+     * (approf_sweep_config_groups): the owner of the config's sharding
+     * group (the lowest config index with its logical mesh, force flag
+     * and memory level), and the ZeRO stages above its own that its
+     * build derives (bit z). Each tuple asks for them; each was a walk
+     * over the submesh's configs. */
+    short group_owner[APPROF_MAX_SUBMESHES][APPROF_MAX_CONFIGS];
+    unsigned zero_above[APPROF_MAX_SUBMESHES][APPROF_MAX_CONFIGS];
     ApprofTuple *tuples;
     size_t n_tuples;
     /* Per submesh index: one past the last tuple whose submesh has its
@@ -168,6 +176,10 @@ typedef struct ApprofSlotPlacement {
     const char *spec;
 } ApprofSlotPlacement;
 
+/* Fills Sweep.group_owner and zero_above from the configs (sweep_tuple.c,
+ * where the rules live); approf_sweep_prepare calls it once the configs
+ * are enumerated. */
+void approf_sweep_config_groups(Sweep *sw);
 /* Shards and costs one tuple: entries[2] receive fwd/bwd, the placements
  * the first *n_placements rows of *placements, a buffer of *cap rows that
  * the caller owns (NULL/0 at first) and frees: grown with realloc when a
@@ -183,6 +195,17 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
 int approf_sweep_expand_placements(const Sweep *sw, const ApprofTuple *t,
                                    const ApprofSlotPlacement *in, int n, CostdbPlacement **buf,
                                    size_t *cap);
+/* The one rule for a costed entry that is not already stored: a variant
+ * slot the stage does not have (status skipped) is counted in
+ * sum->skipped, not stored (no reader takes it; a resumed sweep costs its
+ * tuple again and again does not store it; docs/variants.md, "Storage").
+ * 1 when e is to be stored, 0 when it was counted as skipped. Both the
+ * tuple loop's sink (sweep_run.c) and the composition of ranges
+ * (approf_sweep_compose) ask it. */
+int approf_sweep_entry_kept(ApprofSweepSummary *sum, const CostdbEntry *e);
+/* A stored entry in the summary: entries, and out_of_memory or failures
+ * by its status. */
+void approf_sweep_entry_counted(ApprofSweepSummary *sum, const CostdbEntry *e);
 /* Profile mode individual: writes the range entries composed from the
  * single-layer entries of the sweep (compose.h) through w. 0, APPROF_EDB
  * (a database failure: costdb_errmsg), APPROF_ENOMEM or APPROF_EINVAL. */

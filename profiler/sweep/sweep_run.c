@@ -70,13 +70,9 @@ static int sink_queue(Sink *s, size_t k, const CostdbEntry e[2], const CostdbPla
         e[0].submesh_index != t->submesh || e[0].config_index != t->config)
         return APPROF_EIO;
     have = s->have[k];
-    /* a variant slot the stage does not have (status skipped) is counted,
-     * not stored: no reader takes it (docs/variants.md, "Storage"), and a
-     * resume costs its tuple again and again does not store it */
+    /* the phases not yet present, less the skipped slots (counted) */
     for (int ph = 0; ph < 2; ph++)
-        if (!(have & (1 << ph)) && e[ph].status == COSTDB_STATUS_SKIPPED)
-            s->sum->skipped++;
-        else if (!(have & (1 << ph)))
+        if (!(have & (1 << ph)) && approf_sweep_entry_kept(s->sum, &e[ph]))
             todo[nt++] = e[ph];
     need = have ? 0 : n_pl;
     if (!nt && !need) {
@@ -92,11 +88,7 @@ static int sink_queue(Sink *s, size_t k, const CostdbEntry e[2], const CostdbPla
     if (rc < 0)
         return rc;
     for (size_t i = 0; i < nt; i++) {
-        s->sum->entries++;
-        if (todo[i].status == COSTDB_STATUS_OOM)
-            s->sum->out_of_memory++;
-        else if (todo[i].status != COSTDB_STATUS_OK)
-            s->sum->failures++;
+        approf_sweep_entry_counted(s->sum, &todo[i]);
         if (s->cb && s->cb->entry)
             s->cb->entry(s->cb->ctx, &todo[i]);
     }

@@ -25,6 +25,16 @@
 #include "sweep_int.h"
 #include "table_alloc.h"
 
+/* Copies text into a field of len bytes, truncating, as snprintf's "%s"
+ * does (placements hold thousands of rows per sweep, and every entry an
+ * error field: no printf machinery per field). */
+static void copy_text(char *dst, size_t len, const char *src)
+{
+    size_t n = strnlen(src, len - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
 /* A struct of size n whose fixed error buffer (esize bytes at offset off)
  * is left out: the bytes before it into head, those after it into tail,
  * the text, when there is one, strdup'ed into *error (0, or
@@ -53,7 +63,7 @@ static void unpack_without_error(void *out, size_t n, size_t off, size_t esize,
     memcpy(b, head, off);
     memcpy(b + off + esize, tail, n - off - esize);
     if (error)
-        snprintf((char *)b + off, esize, "%s", error);
+        copy_text((char *)b + off, esize, error);
 }
 
 #define PACK(out, in, T) \
@@ -200,7 +210,7 @@ static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
     if (!insert)
         return NULL;
     t->slots[i].used = 1;
-    snprintf(t->slots[i].signature, sizeof t->slots[i].signature, "%s", sig);
+    copy_text(t->slots[i].signature, sizeof t->slots[i].signature, sig);
     t->n++;
     return &t->slots[i];
 }
@@ -357,7 +367,7 @@ static void fill_entry(CostdbEntry *e, const ApprofTuple *t, int phase,
     e->available_memory = m->available_memory;
     e->repeats = m->repeats > 0 ? m->repeats : 1;
     e->spread = m->spread;
-    snprintf(e->error, sizeof e->error, "%s", m->error);
+    copy_text(e->error, sizeof e->error, m->error);
     if (p) {
         e->peak_memory = p->peak_memory[phase];
         e->invar_size = p->invar_size[phase];
@@ -375,25 +385,19 @@ static void fill_entry(CostdbEntry *e, const ApprofTuple *t, int phase,
     }
 }
 
-/* The owner of config c's sharding group on submesh sm (the lowest config
- * index with its logical mesh, force flag and memory level), and whether the
- * group has other members (recompute or ZeRO variants). */
-static void sharding_group(const Sweep *sw, int sm, int c, int *owner, int *variants)
+/* The owner of config c's sharding group on submesh sm: the lowest config
+ * index with its logical mesh, force flag and memory level. */
+static int sharding_group_owner(const Sweep *sw, int sm, int c)
 {
     const ApprofConfigChoice *k = &sw->configs[sm][c];
-    *owner = -1;
-    *variants = 0;
     for (int i = 0; i < sw->n_configs[sm]; i++) {
         const ApprofConfigChoice *o = &sw->configs[sm][i];
-        if (o->logical_a != k->logical_a || o->logical_b != k->logical_b ||
-            o->force_batch_dim != k->force_batch_dim ||
-            o->variant.memory_level != k->variant.memory_level)
-            continue;
-        if (*owner < 0)
-            *owner = i;
-        else
-            *variants = 1;
+        if (o->logical_a == k->logical_a && o->logical_b == k->logical_b &&
+            o->force_batch_dim == k->force_batch_dim &&
+            o->variant.memory_level == k->variant.memory_level)
+            return i;
     }
+    return -1;
 }
 
 /* The ZeRO stages above config c's that submesh sm profiles for the same
@@ -415,13 +419,13 @@ static unsigned zero_siblings(const Sweep *sw, int sm, int c)
     return mask;
 }
 
-/* Copies text into a field of len bytes, truncating (placements hold
- * thousands of rows per sweep: no printf machinery per field). */
-static void copy_text(char *dst, size_t len, const char *src)
+void approf_sweep_config_groups(Sweep *sw)
 {
-    size_t n = strnlen(src, len - 1);
-    memcpy(dst, src, n);
-    dst[n] = '\0';
+    for (int sm = 0; sm < sw->n_submeshes && sm < APPROF_MAX_SUBMESHES; sm++)
+        for (int c = 0; c < sw->n_configs[sm] && c < APPROF_MAX_CONFIGS; c++) {
+            sw->group_owner[sm][c] = (short)sharding_group_owner(sw, sm, c);
+            sw->zero_above[sm][c] = zero_siblings(sw, sm, c);
+        }
 }
 
 /* The placement rows of a program built for the tuple, specs interned. */
@@ -438,7 +442,11 @@ static int program_placements(Sweep *sw, const ApprofStageProgram *p, ApprofSlot
         ApprofSlotPlacement *d = &(*buf)[k];
         d->tensor = src->tensor;
         d->role = (int)src->role;
-        if (!(d->spec = intern_spec(&sw->reuse, src->spec)))
+        /* a row with the spec of the row before (a stage's layers repeat
+         * their layouts) takes its interned text without a hash */
+        if (k && !strcmp(src->spec, src[-1].spec))
+            d->spec = d[-1].spec;
+        else if (!(d->spec = intern_spec(&sw->reuse, src->spec)))
             return APPROF_ENOMEM;
     }
     return (int)p->n_placements;
@@ -481,12 +489,10 @@ int approf_sweep_expand_placements(const Sweep *sw, const ApprofTuple *t,
  * (docs/context-parallel.md, "Refusals"). */
 static int wants_placements(const Sweep *sw, const ApprofTuple *t, const CostdbEntry e[2])
 {
-    int owner, variants;
-    sharding_group(sw, t->submesh, t->config, &owner, &variants);
+    int owner = sw->group_owner[t->submesh][t->config];
     int both_failed = e[0].status != COSTDB_STATUS_OK && e[1].status != COSTDB_STATUS_OK;
     int memory_only = e[0].status != COSTDB_STATUS_FAILED && e[1].status != COSTDB_STATUS_FAILED &&
                       (e[0].status == COSTDB_STATUS_OOM || e[1].status == COSTDB_STATUS_OOM);
-    (void)variants;
     return owner == t->config && !(both_failed && !memory_only);
 }
 
@@ -513,21 +519,22 @@ static int template_placements(const ProgTemplate *tp, const int *order, int n_o
 }
 
 /* Records the results of a stage built from scratch under its key; without
- * memory the template is simply not kept (a later alike stage is built). */
+ * memory the template is simply not kept (a later alike stage is built).
+ * interned: prog's placement rows as program_placements made them (their
+ * specs interned, row for row), or NULL (the specs are interned here). */
 static void template_record(Sweep *sw, const ApprofTuple *t, const uint64_t key[2],
                             const CostdbEntry e[2], int measured, const ApprofStageProgram *prog,
-                            const int *order, int n_order)
+                            const ApprofSlotPlacement *interned, const int *order, int n_order)
 {
     ReuseTable *rt = &sw->reuse;
     size_t nt = sw->graph->n_tensors ? sw->graph->n_tensors : 1;
     TemplatePlacement *pl = NULL;
-    int owner, variants;
     /* The key hashes the config's logical mesh, force flag, memory level,
      * recomputation and ZeRO stage, so tuples of this config find the
      * template; one that is not its sharding group's owner never stores
      * placements (wants_placements), so they are not kept (an owner of
      * the same key, were there one, builds its stage: pl_kept). */
-    sharding_group(sw, t->submesh, t->config, &owner, &variants);
+    int owner = sw->group_owner[t->submesh][t->config];
     int keep = owner == t->config || !prog || !prog->n_placements;
     int n_pl = prog && keep ? (int)prog->n_placements : 0, ok = 1;
     if (!rt->ordinal_of) {
@@ -546,7 +553,7 @@ static void template_record(Sweep *sw, const ApprofTuple *t, const uint64_t key[
         for (int k = 0; k < n_pl && ok; k++) {
             pl[k].role = (int)prog->placements[k].role;
             pl[k].ordinal = rt->ordinal_of[prog->placements[k].tensor];
-            pl[k].spec = intern_spec(rt, prog->placements[k].spec);
+            pl[k].spec = interned ? interned[k].spec : intern_spec(rt, prog->placements[k].spec);
             ok = pl[k].ordinal >= 0 && pl[k].spec != NULL;
         }
         for (int k = 0; k < n_order; k++)
@@ -595,7 +602,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     req.method = sw->ilp_method;
     req.variant = sw->configs[t->submesh][t->config].variant;
     req.memory_levels = sw->memory_levels;
-    req.zero_family = zero_siblings(sw, t->submesh, t->config);
+    req.zero_family = sw->zero_above[t->submesh][t->config];
     /* the analytic backend's pricing below and what the entry reads of
      * the program take a phase's kernels in two parts (stage.h) */
     req.kernel_views = approf_backend_prices_phases(&sw->backend);
@@ -605,12 +612,8 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
      * and placements without building the program. */
     have_key = approf_shard_program_key(sw->shard, &req, key, &order, &n_order) == 0;
     const ProgTemplate *tp = have_key ? template_store_find(&sw->reuse.tpl, key) : NULL;
-    if (tp && !tp->pl_kept) {
-        int owner, variants;
-        sharding_group(sw, t->submesh, t->config, &owner, &variants);
-        if (owner == t->config)
-            tp = NULL;
-    }
+    if (tp && !tp->pl_kept && sw->group_owner[t->submesh][t->config] == t->config)
+        tp = NULL;
     if (tp) {
         for (int ph = 0; ph < 2; ph++) {
             entry_unpack(&entries[ph], &tp->e[ph]);
@@ -647,14 +650,18 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
             memset(&m[ph], 0, sizeof m[ph]);
             m[ph].status = rc == APPROF_ENOVARIANT ? COSTDB_STATUS_SKIPPED : COSTDB_STATUS_FAILED;
             m[ph].available_memory = approf_hardware_available_memory(&sw->hw);
-            /* %.245s: what fits after "sharding: " anyway (-Wformat-truncation) */
-            snprintf(m[ph].error, sizeof m[ph].error, "%s: %.245s",
-                     rc == APPROF_ENOVARIANT ? "variant" : "sharding",
-                     why[0] ? why : approf_strerror(rc));
+            /* %.245s: what fits after "sharding: " anyway (-Wformat-truncation);
+             * the backward's text is the forward's */
+            if (ph)
+                memcpy(m[1].error, m[0].error, sizeof m[1].error);
+            else
+                snprintf(m[0].error, sizeof m[0].error, "%s: %.245s",
+                         rc == APPROF_ENOVARIANT ? "variant" : "sharding",
+                         why[0] ? why : approf_strerror(rc));
             fill_entry(&entries[ph], t, ph, NULL, &m[ph], -1.0);
         }
         if (have_key)
-            template_record(sw, t, key, entries, 0, NULL, order, n_order);
+            template_record(sw, t, key, entries, 0, NULL, NULL, order, n_order);
         free(order);
         approf_stage_program_clear(&prog);
         return 0;
@@ -740,10 +747,12 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
                                                           &sw->reuse.price_memo);
     if (reused)
         sum->reused += 2;
-    if (have_key)
-        template_record(sw, t, key, entries, 1, &prog, order, n_order);
-    free(order);
+    /* the placement rows first: the template takes their interned specs */
     rc = wants_placements(sw, t, entries) ? program_placements(sw, &prog, placements, cap) : 0;
+    if (have_key && rc >= 0)
+        template_record(sw, t, key, entries, 1, &prog, rc > 0 ? *placements : NULL, order,
+                        n_order);
+    free(order);
     approf_stage_program_clear(&prog);
     if (rc < 0)
         return rc;

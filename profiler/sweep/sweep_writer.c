@@ -362,13 +362,12 @@ int approf_writer_put_compact(ApprofWriterQueue *q, size_t k, const CostdbEntry 
     slot_grown(q, before, s);
     if (rc)
         return APPROF_ENOMEM;
-    /* the specs into the slot's text, the rows pointing at them */
+    /* the specs into the slot's text, the rows pointing at them (stpcpy:
+     * each spec read once more, not measured again and then copied) */
     for (size_t i = 0; i < n_pl; i++) {
-        size_t len = strlen(pl[i].spec) + 1;
-        memcpy(s->text + at, pl[i].spec, len);
         s->cpl[i] = pl[i];
         s->cpl[i].spec = s->text + at;
-        at += len;
+        at = (size_t)(stpcpy(s->text + at, pl[i].spec) - s->text) + 1;
     }
     s->compact = 1;
     s->k = k;
