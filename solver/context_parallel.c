@@ -333,7 +333,8 @@ int apsolve_cp_stage(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, 
      * search's tables fold them */
     if (start < end && !x.layers && !x.seq) {
         CpFacts *cache = calloc((size_t)p->num_layers, sizeof *cache), y;
-        int rc = cache ? apsolve_cp_range_facts(db, sweep, p, cache, start, end, &y, why, len)
+        int rc = cache ? apsolve_cp_range_facts(db, sweep, p, 0, cache, start, end, &y, why,
+                                                      len)
                        : (snprintf(why, len, "out of memory"), -1);
         free(cache);
         if (rc)
@@ -512,10 +513,12 @@ struct ApsolveCpAuto {
     ApsolveCpTransients *tr;          /* the transients' cut (NULL: none) */
 };
 
-int apsolve_cp_auto_open(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
-                         int64_t micro, const int64_t *family, size_t nfamily, int heads,
-                         int kv_heads, ApsolveCpAuto **out, int64_t *seq, int *attention,
-                         char *why, size_t len)
+/* apsolve_cp_auto_open, its layers' facts read from p as restored
+ * (apsolve_cp_range_facts) where as_restored. */
+static int auto_open(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, int as_restored,
+                     int64_t micro, const int64_t *family, size_t nfamily, int heads,
+                     int kv_heads, ApsolveCpAuto **out, int64_t *seq, int *attention,
+                     char *why, size_t len)
 {
     ApsolveCpAuto *a = calloc(1, sizeof *a);
     *out = NULL;
@@ -538,7 +541,8 @@ int apsolve_cp_auto_open(struct Costdb *db, int64_t sweep, const ApsolveProblem 
     for (int i = 0; i < p->num_layers; i++)
         for (int j = i; j < p->num_layers; j++) {
             CpFacts x;
-            if (apsolve_cp_range_facts(db, sweep, p, a->cache, i, j, &x, why, len)) {
+            if (apsolve_cp_range_facts(db, sweep, p, as_restored, a->cache, i, j, &x, why,
+                                       len)) {
                 apsolve_cp_auto_close(&a);
                 return APSOLVE_EDB;
             }
@@ -549,6 +553,24 @@ int apsolve_cp_auto_open(struct Costdb *db, int64_t sweep, const ApsolveProblem 
         }
     *out = a;
     return APSOLVE_OK;
+}
+
+int apsolve_cp_auto_open(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                         int64_t micro, const int64_t *family, size_t nfamily, int heads,
+                         int kv_heads, ApsolveCpAuto **out, int64_t *seq, int *attention,
+                         char *why, size_t len)
+{
+    return auto_open(db, sweep, p, 0, micro, family, nfamily, heads, kv_heads, out, seq,
+                     attention, why, len);
+}
+
+int apsolve_cp_auto_open_as_restored(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                                     int64_t micro, const int64_t *family, size_t nfamily,
+                                     int heads, int kv_heads, ApsolveCpAuto **out, int64_t *seq,
+                                     int *attention, char *why, size_t len)
+{
+    return auto_open(db, sweep, p, 1, micro, family, nfamily, heads, kv_heads, out, seq,
+                     attention, why, len);
 }
 
 void apsolve_cp_auto_price_each(ApsolveCpAuto *a)

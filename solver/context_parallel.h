@@ -203,6 +203,16 @@ int apsolve_cp_auto_open(struct Costdb *db, int64_t sweep, const ApsolveProblem 
                          int64_t micro, const int64_t *family, size_t nfamily, int heads,
                          int kv_heads, ApsolveCpAuto **out, int64_t *seq, int *attention,
                          char *why, size_t len);
+/* The same handle for p as apsolve_unfit_open_in_place restores it, read
+ * before p is restored (apsolve_cp_range_facts as_restored; the layers'
+ * facts are the only figures open reads): p may be restored in place
+ * after it, and must be before the first table (the auto search's cp
+ * step restores it only for a candidate whose table it makes). On a p
+ * restored already, apsolve_cp_auto_open's handle. */
+int apsolve_cp_auto_open_as_restored(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
+                                     int64_t micro, const int64_t *family, size_t nfamily,
+                                     int heads, int kv_heads, ApsolveCpAuto **out, int64_t *seq,
+                                     int *attention, char *why, size_t len);
 int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProblem **out,
                           struct ApsolveSubset *view);
 void apsolve_cp_auto_close(ApsolveCpAuto **a);

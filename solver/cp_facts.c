@@ -13,6 +13,7 @@
 #include "costdb_text.h"
 #include "cp_facts.h"
 #include "solver_int.h"
+#include "unfit_in_place.h"
 
 static int ends(const char *name, const char *tail)
 {
@@ -91,16 +92,19 @@ void apsolve_cp_fold_facts(const CpFacts *cache, int i, int j, CpFacts *x)
  * of the single layer) up to the first without them, then folded. 0; -1
  * with why. */
 int apsolve_cp_range_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
-                           CpFacts *cache, int i, int j, CpFacts *x, char *why, size_t len)
+                           int as_restored, CpFacts *cache, int i, int j, CpFacts *x, char *why,
+                           size_t len)
 {
     for (int k = i; k <= j; k++) {
         CpFacts *y = &cache[k];
         for (int s = 0; !y->known && s < p->num_submeshes; s++)
-            for (int c = 0; !y->known && c < p->num_configs; c++)
+            for (int c = 0; !y->known && c < p->num_configs; c++) {
+                size_t idx = apsolve_index(p, k, k, s, c);
                 if (p->configs[(size_t)s * p->num_configs + c].valid &&
-                    isfinite(p->cost[apsolve_index(p, k, k, s, c)]) &&
+                    isfinite(as_restored ? apsolve_unfit_restored_cost(p, idx) : p->cost[idx]) &&
                     apsolve_cp_read_facts(db, sweep, k, k, s, c, y, why, len))
                     return -1;
+            }
         if (!y->known)
             break;
     }

@@ -37,8 +37,11 @@ void apsolve_cp_fold_facts(const CpFacts *cache, int i, int j, CpFacts *x);
 
 /* Range i..j's facts: each layer's read once into cache[0..L) (its first
  * finite entry of the single layer) up to the first without them, then
- * folded. 0; -1 with why. */
+ * folded. as_restored: an entry counts as finite when it is finite in p
+ * with its out-of-memory entries restored (apsolve_unfit_restored_cost),
+ * whether or not they are yet. 0; -1 with why. */
 int apsolve_cp_range_facts(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
-                           CpFacts *cache, int i, int j, CpFacts *x, char *why, size_t len);
+                           int as_restored, CpFacts *cache, int i, int j, CpFacts *x, char *why,
+                           size_t len);
 
 #endif

@@ -423,6 +423,32 @@ static int cp_open(const ApsolveCpAuto *cpa, const ApsolveProblem *p, int cp, in
     return open;
 }
 
+/* The entries the sweep judged out of memory with the time it computed,
+ * restored in base's problem for the cp and ep steps to price stages from
+ * (as --parallel does: a run that needs cp or ep to fit); the plain search
+ * never sees them (session_twin.c): in the problem itself, put back after
+ * the size's candidates (unfit_in_place.h), rather than in a clone of the
+ * whole table. On the main sweep (own) the stored entries the partial
+ * recomputation's K replaced are put back first. Done once per size
+ * (*done), when a step first reads more than which single-layer entries
+ * have a time (apsolve_cp_auto_open_as_restored reads those as restored):
+ * the ep step, a candidate's table; a size whose every candidate is left
+ * out before its table restores nothing and puts nothing back, the same
+ * problem after it (docs/performance.md, "apsolve: the cp step's restore
+ * and the stored entries put back only when read"). 0; 1 after a message. */
+static int size_restore(ApsolveRun *r, ApsolveCand *base, int own, ApsolveUnfitUndo *undo,
+                        int *done)
+{
+    if (*done)
+        return 0;
+    *done = 1;
+    if (own)
+        apsolve_auto_recompute_layers_stored(r);
+    if (apsolve_unfit_open_in_place(base->p, undo) != APSOLVE_OK)
+        return apsolve_fail(r->a, APSOLVE_ERROR_FAILED, "out of memory");
+    return 0;
+}
+
 /* The cp and ep candidates' search (apsolve_run_auto_cp): *out the best
  * so far with what was tried, or NULL when nothing is tried. 0, or 1 after
  * a message (*out freed). */
@@ -487,7 +513,7 @@ static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
         ApsolveUnfitUndo undo = {NULL, 0};
         ApsolveEpCache cache = {NULL, NULL};
         int64_t seq = 0;
-        int attention = 0, rc, with_cp;
+        int attention = 0, rc, with_cp, restored = 0;
         /* a size that does not divide G holds only cp twins: a cp plan's
          * micro-batch is m / cp sequences, each split cp ways, and it runs
          * G / (m / cp) of them (apsolve_cp_micro_batches); no plain
@@ -512,17 +538,12 @@ static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
             }
             base.opt.objective = a->opt.objective;
         }
-        /* the entries the sweep judged out of memory with the time it
-         * computed, restored for the cp and ep steps to price stages from
-         * (as --parallel does: a run that needs cp or ep to fit); the plain
-         * search never sees them (session_twin.c): in the problem itself,
-         * put back after this size's candidates (unfit_in_place.h), rather
-         * than in a clone of the whole table */
+        /* the out-of-memory entries restored (size_restore): at once for
+         * an ep step, which reads every entry; for the cp candidates alone,
+         * before the first table */
         ub = base;
-        if (!fail && apsolve_unfit_open_in_place(base.p, &undo) != APSOLVE_OK) {
-            apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
+        if (!fail && top_k && size_restore(r, &base, own, &undo, &restored))
             fail = 1;
-        }
         /* ep's facts of this sweep's entries, shared by its plain and cp
          * candidates */
         if (top_k && !fail) {
@@ -534,13 +555,15 @@ static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
                 fail = 1;
             }
         }
-        /* the layers' facts, read once; each candidate's table is made
-         * when it is tried and freed after it, so only one is held
+        /* the layers' facts, read once (from the problem as restored,
+         * whether or not it is yet); each candidate's table is made when it
+         * is tried and freed after it, so only one is held
          * (apsolve_cp_auto_table) */
         rc = fail || !with_cp ? 0
-                              : apsolve_cp_auto_open(r->db, base.sweep, ub.p, m, family, nfamily,
-                                                     heads, kv_heads, &cpa, &seq, &attention,
-                                                     why, sizeof why);
+                              : apsolve_cp_auto_open_as_restored(r->db, base.sweep, ub.p, m,
+                                                                 family, nfamily, heads,
+                                                                 kv_heads, &cpa, &seq,
+                                                                 &attention, why, sizeof why);
         if (rc == APSOLVE_ENOMEM) {
             apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
             fail = 1;
@@ -618,6 +641,12 @@ static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
                     r->cut_inexact += some;
                     goto searched;
                 }
+            }
+            /* its table reads the restored entries (and, in pass 0, the
+             * threads ahead make it) */
+            if (size_restore(r, &base, own, &undo, &restored)) {
+                fail = 1;
+                continue;
             }
             if (pass == 0) {
                 apsolve_cp_spec_add(spec, i, &c, cp, comms[i], (int)count, m / cp);

@@ -262,23 +262,45 @@ nomem:
 
 int apsolve_auto_recompute_layers_put_back(ApsolveRun *r)
 {
-    /* freed before the cp step, whose tables are the run's peak: kept
-     * through it to put the K back after, they raised the peak by 5 MB on
-     * the 126-layer file, for less time than composing the K again */
+    /* left to the cp step's first read of more than which single-layer
+     * entries have a time (apsolve_auto_recompute_layers_stored), or to
+     * apsolve_auto_recompute_layers_again when it reads none */
+    (void)r;
+    return 0;
+}
+
+void apsolve_auto_recompute_layers_stored(ApsolveRun *r)
+{
+    /* freed before the cp step's tables, the run's peak: kept through
+     * them to put the K back after, they raised the peak by 5 MB on the
+     * 126-layer file, for less time than composing the K again */
     if (r->rl_saved) {
         apsolve_recompute_layers_put_back(r->main_c.p, r->rl_saved, r->rl_auto_k);
         apsolve_recompute_layers_saved_free(&r->rl_saved);
     }
-    return 0;
 }
 
 int apsolve_auto_recompute_layers_again(ApsolveRun *r)
 {
     /* the K plan is still the auto plan when auto_c still borrows main_c's
      * problem (a later step's winner has a problem of its own) */
-    if (r->rl_auto_k > 0 && r->have_auto_c && r->auto_c.borrowed && r->auto_c.p == r->main_c.p)
+    int still = r->rl_auto_k > 0 && r->have_auto_c && r->auto_c.borrowed &&
+                r->auto_c.p == r->main_c.p;
+    if (r->rl_saved) {
+        /* the cp step did not put the stored entries back: the problem
+         * still holds the K's, as composing it again would write them
+         * (compose_all is a function of the stored entries, and the save
+         * put back after the loop is what it wrote:
+         * apsolve_recompute_layers_put_back); where the K plan is no longer
+         * the auto plan, the stored entries, as the cp step would have
+         * left them */
+        if (!still)
+            apsolve_recompute_layers_put_back(r->main_c.p, r->rl_saved, r->rl_auto_k);
+        apsolve_recompute_layers_saved_free(&r->rl_saved);
+    } else if (still) {
         apsolve_recompute_layers_compose_all(r->main_c.p, r->main_c.p, r->rl_auto_k,
                                              r->rl_auto_chunks);
+    }
     r->rl_auto_k = 0;
     return 0;
 }

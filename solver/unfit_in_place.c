@@ -17,6 +17,16 @@ static int restorable(const ApsolveProblem *p, size_t k)
            p->memory;
 }
 
+double apsolve_unfit_restored_cost(const ApsolveProblem *p, size_t k)
+{
+    /* apsolve_unfit_restore's cost: its sum of the kept phases */
+    if (restorable(p, k)) {
+        const ApsolveUnfit *u = apsolve_unfit_at(p, k);
+        return u->fwd + u->bwd;
+    }
+    return p->cost[k];
+}
+
 /* Entry k's figures as they stand, into x (its padding zero). */
 static void read_figures(const ApsolveProblem *p, size_t k, ApsolveUnfitSaved *x)
 {

@@ -45,6 +45,14 @@ typedef struct ApsolveUnfitUndo {
  * into u. APSOLVE_OK (n 0: none, p unchanged) or APSOLVE_ENOMEM (p
  * unchanged). */
 int apsolve_unfit_open_in_place(ApsolveProblem *p, ApsolveUnfitUndo *u);
+/* Entry k's cost as apsolve_unfit_open_in_place leaves it: the restored
+ * cost (the sum of the kept phases) where it restores k, else p's. The
+ * same whether or not p is restored already (a restored entry's cost is
+ * that sum; one the restore left alone is as it was), so a step that reads
+ * only which entries have a time can read it before restoring, and restore
+ * only when it reads more (docs/performance.md, "apsolve: the cp step's
+ * restore and the stored entries put back only when read"). */
+double apsolve_unfit_restored_cost(const ApsolveProblem *p, size_t k);
 /* Puts u's entries back into p and frees u. */
 void apsolve_unfit_close_in_place(ApsolveProblem *p, ApsolveUnfitUndo *u);
 

@@ -142,12 +142,61 @@ static void test_nothing_to_restore(void)
     apsolve_problem_free(&p);
 }
 
+/* Whether the costs of q and r agree bit for bit at every cell (a NaN the
+ * same NaN). */
+static int same_costs(const double *x, const double *y, size_t n)
+{
+    return !memcmp(x, y, n * sizeof *x);
+}
+
+/* apsolve_unfit_restored_cost read before the restore is the cost the
+ * restore leaves at every cell, and reads the same on the restored
+ * problem (the cp step's facts read it before restoring, if at all:
+ * apsolve_cp_auto_open_as_restored); with an entry whose kept time sums
+ * to +inf or NaN, restored to that sum. */
+static void test_restored_cost_before(void)
+{
+    ApsolveProblem *p = made_up();
+    ApsolveUnfitUndo u;
+    size_t n, odd = 0;
+    double *before, *after;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    n = apsolve_problem_cells(p);
+    /* a few restorable entries whose kept backward is +inf or NaN */
+    for (size_t k = 0; k < n && odd < 4; k++)
+        if (!isfinite(p->cost[k]) && apsolve_unfit_at(p, k) && k % 3 == 0) {
+            ApsolveUnfit x = *apsolve_unfit_at(p, k);
+            x.bwd = odd % 2 ? NAN : INFINITY;
+            CU_ASSERT_EQUAL_FATAL(apsolve_unfit_put(p, k, &x), APSOLVE_OK);
+            odd++;
+        }
+    CU_ASSERT_EQUAL(odd, 4);
+    before = malloc(n * sizeof *before);
+    after = malloc(n * sizeof *after);
+    CU_ASSERT_FATAL(before && after);
+    for (size_t k = 0; k < n; k++)
+        before[k] = apsolve_unfit_restored_cost(p, k);
+    CU_ASSERT_EQUAL_FATAL(apsolve_unfit_open_in_place(p, &u), APSOLVE_OK);
+    CU_ASSERT(u.n > 10);
+    CU_ASSERT(same_costs(before, p->cost, n));
+    for (size_t k = 0; k < n; k++)
+        after[k] = apsolve_unfit_restored_cost(p, k);
+    CU_ASSERT(same_costs(after, p->cost, n));
+    apsolve_unfit_close_in_place(p, &u);
+    /* put back, the costs differ where entries were restored */
+    CU_ASSERT(!same_costs(before, p->cost, n));
+    free(before);
+    free(after);
+    apsolve_problem_free(&p);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
         {"restored in place: the clone's tables, then its own", test_in_place_is_the_clone},
         {"cells as the loader leaves them: none saved whole", test_loader_like_saves_none},
         {"no out-of-memory figures: unchanged", test_nothing_to_restore},
+        {"the restored costs read before the restore", test_restored_cost_before},
     };
     return CUNIT_RUN("unfit entries in place", tests);
 }
