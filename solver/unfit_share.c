@@ -5,24 +5,44 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
 #include "unfit_share.h"
 
-static uint64_t figs_hash(const ApsolveUnfit *u)
+/* The figures as seven 64-bit words (no padding: 3 doubles, 4 int64). */
+enum { WORDS = sizeof(ApsolveUnfit) / sizeof(uint64_t) };
+_Static_assert(sizeof(ApsolveUnfit) == WORDS * sizeof(uint64_t), "ApsolveUnfit has padding");
+
+static void words_of(const ApsolveUnfit *u, uint64_t w[WORDS])
 {
-    ApprofHash128 h;
-    approf_hash128_init(&h, 0);
-    approf_hash128_update(&h, u, sizeof *u); /* no padding: 3 doubles, 4 int64 */
-    return h.a ^ h.b;
+    memcpy(w, u, sizeof *u);
 }
 
-/* Where the figures with u's bytes are indexed in s, or the empty slot
+/* An in-process hash of the words (multiply and fold; never stored). */
+static uint64_t words_hash(const uint64_t w[WORDS])
+{
+    uint64_t h = 0x9e3779b97f4a7c15ULL;
+    for (int i = 0; i < WORDS; i++) {
+        h = (h ^ w[i]) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    return h;
+}
+
+static int same_words(const ApsolveUnfit *f, const uint64_t w[WORDS])
+{
+    uint64_t v[WORDS], d = 0;
+    words_of(f, v);
+    for (int i = 0; i < WORDS; i++)
+        d |= v[i] ^ w[i];
+    return d == 0;
+}
+
+/* Where the figures with words w are indexed in s, or the empty slot
  * they would take. */
-static size_t find(const ApsolveUnfitShare *s, const ApsolveUnfitTable *t, const ApsolveUnfit *u,
+static size_t find(const ApsolveUnfitShare *s, const ApsolveUnfitTable *t, const uint64_t w[WORDS],
                    uint64_t h)
 {
     size_t mask = s->cap - 1, i = (size_t)h & mask;
-    while (s->slot[i] && memcmp(&t->figs[s->slot[i] - 1], u, sizeof *u))
+    while (s->slot[i] && !same_words(&t->figs[s->slot[i] - 1], w))
         i = (i + 1) & mask;
     return i;
 }
@@ -40,8 +60,9 @@ static int rehash(ApsolveUnfitShare *s, const ApsolveUnfitTable *t)
     s->cap = cap;
     for (size_t i = 0; i < ocap; i++)
         if (old[i]) {
-            const ApsolveUnfit *f = &t->figs[old[i] - 1];
-            s->slot[find(s, t, f, figs_hash(f))] = old[i];
+            uint64_t w[WORDS];
+            words_of(&t->figs[old[i] - 1], w);
+            s->slot[find(s, t, w, words_hash(w))] = old[i];
         }
     free(old);
     return APSOLVE_OK;
@@ -51,7 +72,7 @@ int apsolve_unfit_share_put(ApsolveUnfitShare *s, ApsolveProblem *p, size_t k,
                             const ApsolveUnfit *u)
 {
     ApsolveUnfitTable *t;
-    uint64_t h;
+    uint64_t w[WORDS];
     size_t i;
     int rc;
     if (!(u->fwd >= 0)) /* none: as apsolve_unfit_put clears it */
@@ -61,8 +82,8 @@ int apsolve_unfit_share_put(ApsolveUnfitShare *s, ApsolveProblem *p, size_t k,
     t = p->unfit_table;
     if (2 * (s->n + 1) > s->cap && (rc = rehash(s, t)) != APSOLVE_OK)
         return rc;
-    h = figs_hash(u);
-    i = find(s, t, u, h);
+    words_of(u, w);
+    i = find(s, t, w, words_hash(w));
     if (s->slot[i]) { /* held: entry k points at them */
         t->slot[k] = s->slot[i];
         return APSOLVE_OK;
