@@ -208,6 +208,9 @@ int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const Apsol
     lc.opt = opt;
     lc.i = -1;
     rc = costdb_stage_pairs(db, sweep_id, put_entry, &lc);
+    /* the figures' last puts (out of memory: dropped, as put_unfit's) */
+    if (!rc)
+        (void)apsolve_unfit_share_flush(&lc.share, p);
     apsolve_unfit_share_free(&lc.share);
     if (rc) {
         rc = APSOLVE_EDB;

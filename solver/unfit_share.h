@@ -18,21 +18,39 @@
 
 #include "apsolve.h"
 
+/* Puts waiting for apsolve_unfit_share_flush, done a batch at a time so
+ * that the index's and the figures' cache misses of a batch overlap (each
+ * lookup reads a random slot of the index and, where it holds one, a
+ * random figure: two misses an entry, otherwise one after the other). */
+#define APSOLVE_UNFIT_SHARE_BATCH 64
+typedef struct ApsolveUnfitSharePending {
+    size_t k;
+    ApsolveUnfit u;
+    uint64_t h;
+} ApsolveUnfitSharePending;
+
 /* An open-addressing index of p's figures by their bytes: each slot 0 or
- * 1 + the place of a figure in p->unfit_table->figs. */
+ * 1 + the place of a figure in p->unfit_table->figs; and the puts not yet
+ * done. Zero-initialised: empty. */
 typedef struct ApsolveUnfitShare {
     uint32_t *slot;
     size_t cap, n; /* cap a power of two (0: none yet) */
+    ApsolveUnfitSharePending pending[APSOLVE_UNFIT_SHARE_BATCH];
+    size_t npending;
 } ApsolveUnfitShare;
 
-/* Entry k of p gets the figures *u (u->fwd >= 0, finite or not, as
- * apsolve_unfit_put takes them): the held figures with the same bytes
- * where s has any, else a new one (apsolve_unfit_put), indexed in s.
- * Entry k must have none yet. APSOLVE_OK or APSOLVE_ENOMEM (p unchanged).
- * Only figures put through the same s are shared; p must not be given
- * figures otherwise while s is in use. */
+/* Entry k of p gets the figures *u, as apsolve_unfit_put gives them
+ * (u->fwd < 0 or NaN: none), but where s holds figures with the same
+ * bytes entry k points at those instead of a copy. The put may wait:
+ * p's unfit table is complete only after apsolve_unfit_share_flush; the
+ * puts are done in the order given. APSOLVE_OK or APSOLVE_ENOMEM (then the
+ * batch's puts not done are dropped). Only figures put through the same s
+ * are shared; p must not be given figures otherwise while s is in use. */
 int apsolve_unfit_share_put(ApsolveUnfitShare *s, ApsolveProblem *p, size_t k,
                             const ApsolveUnfit *u);
+/* The waiting puts done; APSOLVE_OK or APSOLVE_ENOMEM (the rest dropped). */
+int apsolve_unfit_share_flush(ApsolveUnfitShare *s, ApsolveProblem *p);
+/* Frees the index; puts still waiting are dropped (flush first). */
 void apsolve_unfit_share_free(ApsolveUnfitShare *s);
 
 #endif

@@ -48,6 +48,7 @@ static void check_shared(unsigned distinct)
         CU_ASSERT_EQUAL_FATAL(apsolve_unfit_share_put(&s, p, k, &u), APSOLVE_OK);
         CU_ASSERT_EQUAL_FATAL(apsolve_unfit_put(q, k, &u), APSOLVE_OK);
     }
+    CU_ASSERT_EQUAL_FATAL(apsolve_unfit_share_flush(&s, p), APSOLVE_OK);
     apsolve_unfit_share_free(&s);
     CU_ASSERT_FATAL(p->unfit_table && q->unfit_table);
     CU_ASSERT(p->unfit_table->n <= distinct);
@@ -74,16 +75,19 @@ static void test_index_grows(void)
     check_shared(5000);
 }
 
-/* Cells 0, 1 and 2 share figures a; cell 1 given b, cell 2 given a again,
- * cell 0 given none (NaN and < 0): the others keep theirs. */
+/* Cells 0, 1 and 2 share figures a (none stored before the flush); cell 1
+ * given b, cell 2 given a again, cells 0 and 2 given none (NaN, < 0): the
+ * others keep theirs. */
 static void test_shared_never_written(void)
 {
     ApsolveProblem *p = NULL;
     ApsolveUnfitShare s = {0};
-    ApsolveUnfit a = figs_of(1), b = figs_of(2), none = a;
+    ApsolveUnfit a = figs_of(1), b = figs_of(2), c = figs_of(3), none = a;
     CU_ASSERT_EQUAL_FATAL(apsolve_problem_new(4, 1, 4, 3, 2, 1, &p), APSOLVE_OK);
     for (size_t k = 0; k < 3; k++)
         CU_ASSERT_EQUAL_FATAL(apsolve_unfit_share_put(&s, p, k, &a), APSOLVE_OK);
+    CU_ASSERT_PTR_NULL(p->unfit_table); /* waiting */
+    CU_ASSERT_EQUAL_FATAL(apsolve_unfit_share_flush(&s, p), APSOLVE_OK);
     CU_ASSERT_EQUAL(p->unfit_table->n, 1);
     CU_ASSERT_EQUAL_FATAL(apsolve_unfit_put(p, 1, &b), APSOLVE_OK);
     CU_ASSERT_EQUAL_FATAL(apsolve_unfit_put(p, 2, &a), APSOLVE_OK);
@@ -93,15 +97,21 @@ static void test_shared_never_written(void)
     CU_ASSERT(same(apsolve_unfit_at(p, 2), &a));
     none.fwd = NAN;
     CU_ASSERT_EQUAL_FATAL(apsolve_unfit_share_put(&s, p, 0, &none), APSOLVE_OK);
+    CU_ASSERT_EQUAL_FATAL(apsolve_unfit_share_flush(&s, p), APSOLVE_OK);
     CU_ASSERT_PTR_NULL(apsolve_unfit_at(p, 0));
     none.fwd = -1;
     CU_ASSERT_EQUAL_FATAL(apsolve_unfit_share_put(&s, p, 2, &none), APSOLVE_OK);
+    CU_ASSERT_EQUAL_FATAL(apsolve_unfit_share_flush(&s, p), APSOLVE_OK);
     CU_ASSERT_PTR_NULL(apsolve_unfit_at(p, 2));
     CU_ASSERT(same(apsolve_unfit_at(p, 1), &b));
-    /* a cell that had figures given held ones: it points at them */
+    /* a cell that had figures given held ones: it points at them; puts in
+     * one batch are done in order (cell 1: a, then c, new, then a) */
     CU_ASSERT_EQUAL_FATAL(apsolve_unfit_share_put(&s, p, 1, &a), APSOLVE_OK);
+    CU_ASSERT_EQUAL_FATAL(apsolve_unfit_share_put(&s, p, 1, &c), APSOLVE_OK);
+    CU_ASSERT_EQUAL_FATAL(apsolve_unfit_share_put(&s, p, 1, &a), APSOLVE_OK);
+    CU_ASSERT_EQUAL_FATAL(apsolve_unfit_share_flush(&s, p), APSOLVE_OK);
     CU_ASSERT(same(apsolve_unfit_at(p, 1), &a));
-    CU_ASSERT_EQUAL(p->unfit_table->n, 2);
+    CU_ASSERT_EQUAL(p->unfit_table->n, 3);
     apsolve_unfit_share_free(&s);
     apsolve_problem_free(&p);
 }
