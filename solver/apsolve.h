@@ -85,8 +85,8 @@ typedef struct ApsolveUnfit {
 
 /* A problem's out-of-memory figures, held only for the entries that have
  * them (docs/performance.md, "apsolve: a triangular cost table"): slot[k] (one per cell) is 0 for none, else 1 +
- * the entry's place in figs. Read with apsolve_unfit_at, written with
- * apsolve_unfit_put (problem.c). */
+ * the entry's place in figs (entries with the same figures may share one).
+ * Read with apsolve_unfit_at, written with apsolve_unfit_put (problem.c). */
 typedef struct ApsolveUnfitTable {
     uint32_t *slot;
     ApsolveUnfit *figs;
@@ -279,7 +279,8 @@ size_t apsolve_problem_bytes(const ApsolveProblem *p);
 int apsolve_unfit_table_new(ApsolveProblem *p);
 /* Entry k's out-of-memory figures become *u (made with the table where p
  * has none); u->fwd < 0 or NaN: entry k has none. APSOLVE_OK or APSOLVE_ENOMEM
- * (p unchanged). */
+ * (p unchanged). Figures already referenced are never written: entries may
+ * share them (the loader's, unfit_share.h), so new figures are appended. */
 int apsolve_unfit_put(ApsolveProblem *p, size_t k, const ApsolveUnfit *u);
 /* Frees the problem and sets *p to NULL; NULL is fine. */
 void apsolve_problem_free(ApsolveProblem **p);

@@ -14,6 +14,7 @@
 #include "costdb.h"
 #include "costdb_rows.h"
 #include "solver_int.h"
+#include "unfit_share.h"
 
 static int64_t max64(int64_t a, int64_t b)
 {
@@ -36,6 +37,7 @@ typedef struct LoadCtx {
     int i, j, s;  /* the range and submesh of base; i = -1: none yet */
     int in;       /* 0 <= i <= j < L and 0 <= s < S */
     size_t base;  /* apsolve_index(p, i, j, s, 0) where in */
+    ApsolveUnfitShare share; /* the out-of-memory figures held, each once */
 } LoadCtx;
 
 /* The memory and apply seconds of an entry from its two phases. */
@@ -82,8 +84,9 @@ static void put_unfit(LoadCtx *c, size_t idx, const CostdbStageCost *ph0,
     u.fwd = t0;
     u.bwd = c->opt->inference ? 0 : t1;
     entry_figures(c, ph0, ph1, &u.memory, &u.apply);
-    /* without memory the entry stays +inf, as stored */
-    (void)apsolve_unfit_put(p, idx, &u);
+    /* without memory the entry stays +inf, as stored; figures already
+     * held for another entry are shared (unfit_share.h) */
+    (void)apsolve_unfit_share_put(&c->share, p, idx, &u);
 }
 
 /* Entry e from its forward (ph0) and backward (ph1) phases. */
@@ -204,7 +207,12 @@ int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const Apsol
     lc.p = p;
     lc.opt = opt;
     lc.i = -1;
-    if (costdb_stage_pairs(db, sweep_id, put_entry, &lc)) {
+    rc = costdb_stage_pairs(db, sweep_id, put_entry, &lc);
+    /* the figures' last puts (out of memory: dropped, as put_unfit's) */
+    if (!rc)
+        (void)apsolve_unfit_share_flush(&lc.share, p);
+    apsolve_unfit_share_free(&lc.share);
+    if (rc) {
         rc = APSOLVE_EDB;
         goto cleanup;
     }

@@ -207,18 +207,20 @@ int apsolve_unfit_put(ApsolveProblem *p, size_t k, const ApsolveUnfit *u)
         t->slot[k] = 0; /* its figures, if any, stay unreferenced */
         return APSOLVE_OK;
     }
-    if (!t->slot[k]) {
-        if (t->n == t->cap) {
-            size_t cap = t->cap ? 2 * t->cap : 1024;
-            ApsolveUnfit *f;
-            if (cap > UINT32_MAX || !(f = realloc(t->figs, cap * sizeof *f)))
-                return APSOLVE_ENOMEM;
-            t->figs = f;
-            t->cap = cap;
-        }
-        t->slot[k] = (uint32_t)++t->n;
+    /* A figure once referenced is never written again: other entries may
+     * point at it (unfit_share.h). The same bytes: nothing to do. */
+    if (t->slot[k] && !memcmp(&t->figs[t->slot[k] - 1], u, sizeof *u))
+        return APSOLVE_OK;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? 2 * t->cap : 1024;
+        ApsolveUnfit *f;
+        if (cap > UINT32_MAX || !(f = realloc(t->figs, cap * sizeof *f)))
+            return APSOLVE_ENOMEM;
+        t->figs = f;
+        t->cap = cap;
     }
-    t->figs[t->slot[k] - 1] = *u;
+    t->figs[t->n] = *u;
+    t->slot[k] = (uint32_t)++t->n;
     return APSOLVE_OK;
 }
 

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Out-of-memory figures kept once per distinct value (not part of the public
+ * API). A sweep's entries share their cost rows (stage_cost holds each
+ * distinct row once), so many out-of-memory entries have the same figures:
+ * the 126-layer 405B file has 1,745,172 of them with 105,948 distinct
+ * figures (docs/performance.md, "apsolve's out-of-memory figures held
+ * once"). While a problem is filled, ApsolveUnfitShare points every entry
+ * with figures already held at them (slot[k] of ApsolveUnfitTable) instead
+ * of storing a copy. Readers see the same figures through apsolve_unfit_at;
+ * a figure once referenced is never written again (apsolve_unfit_put), so
+ * a shared one stays every sharer's.
+ */
+#ifndef APSOLVE_UNFIT_SHARE_H
+#define APSOLVE_UNFIT_SHARE_H
+
+#include <stdint.h>
+
+#include "apsolve.h"
+
+/* Puts waiting for apsolve_unfit_share_flush, done a batch at a time so
+ * that the index's and the figures' cache misses of a batch overlap (each
+ * lookup reads a random slot of the index and, where it holds one, a
+ * random figure: two misses an entry, otherwise one after the other). */
+#define APSOLVE_UNFIT_SHARE_BATCH 64
+typedef struct ApsolveUnfitSharePending {
+    size_t k;
+    ApsolveUnfit u;
+    uint64_t h;
+} ApsolveUnfitSharePending;
+
+/* An open-addressing index of p's figures by their bytes: each slot 0 or
+ * 1 + the place of a figure in p->unfit_table->figs; and the puts not yet
+ * done. Zero-initialised: empty. */
+typedef struct ApsolveUnfitShare {
+    uint32_t *slot;
+    size_t cap, n; /* cap a power of two (0: none yet) */
+    ApsolveUnfitSharePending pending[APSOLVE_UNFIT_SHARE_BATCH];
+    size_t npending;
+} ApsolveUnfitShare;
+
+/* Entry k of p gets the figures *u, as apsolve_unfit_put gives them
+ * (u->fwd < 0 or NaN: none), but where s holds figures with the same
+ * bytes entry k points at those instead of a copy. The put may wait:
+ * p's unfit table is complete only after apsolve_unfit_share_flush; the
+ * puts are done in the order given. APSOLVE_OK or APSOLVE_ENOMEM (then the
+ * batch's puts not done are dropped). Only figures put through the same s
+ * are shared; p must not be given figures otherwise while s is in use. */
+int apsolve_unfit_share_put(ApsolveUnfitShare *s, ApsolveProblem *p, size_t k,
+                            const ApsolveUnfit *u);
+/* The waiting puts done; APSOLVE_OK or APSOLVE_ENOMEM (the rest dropped). */
+int apsolve_unfit_share_flush(ApsolveUnfitShare *s, ApsolveProblem *p);
+/* Frees the index; puts still waiting are dropped (flush first). */
+void apsolve_unfit_share_free(ApsolveUnfitShare *s);
+
+#endif
