@@ -12,6 +12,8 @@
  * links are the fabric's (collective.c); the rest are NCCL's constants.
  */
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "collective.h"
 
@@ -157,11 +159,77 @@ double costdb_nccl_time(const CostdbFabric *f, CostdbCollKind kind, double bytes
     return lat * US + bytes / bw;
 }
 
+/* costdb_nccl_seconds's answers kept per thread: a direct-mapped table of
+ * NCCL_MEMO_SLOTS entries, each keyed by every input the price reads, bit
+ * for bit (the fabric's intra_latency and inter_latency, the only fields of
+ * f the model reads; the kind; bytes; n; nodes as clamped; bus_bw). A
+ * sweep prices the same collectives again and again (the sharding ILP's
+ * node costs, docs/performance.md "NCCL's prices kept per thread"); a
+ * kept answer is the one the six pairs below gave for the same bits. */
+#define NCCL_MEMO_SLOTS 1024
+
+typedef struct {
+    uint64_t intra, inter, bytes, bus; /* the doubles' bits */
+    int kind, n, nodes;                /* n == 0: empty (a kept n is >= 2) */
+    int algo, proto;
+    double t;
+} NcclMemo;
+
+static _Thread_local NcclMemo nccl_memo[NCCL_MEMO_SLOTS];
+
+static uint64_t dbits(double x)
+{
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+static size_t memo_slot(const NcclMemo *k)
+{
+    uint64_t h = k->intra * 0x9E3779B97F4A7C15ull;
+    h = (h ^ (h >> 29) ^ k->inter) * 0xBF58476D1CE4E5B9ull;
+    h = (h ^ (h >> 31) ^ k->bytes) * 0x94D049BB133111EBull;
+    h = (h ^ (h >> 29) ^ k->bus) * 0x9E3779B97F4A7C15ull;
+    h = (h ^ (h >> 32) ^ ((uint64_t)(unsigned)k->kind << 48) ^
+         ((uint64_t)(unsigned)k->n << 20) ^ (uint64_t)(unsigned)k->nodes) *
+        0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+    return (size_t)(h & (NCCL_MEMO_SLOTS - 1));
+}
+
 double costdb_nccl_seconds(const CostdbFabric *f, CostdbCollKind kind, double bytes, int n,
                            int nodes, double bus_bw, int *algo, int *proto)
 {
     double best = -1.0;
     int ba = -1, bp = -1;
+    NcclMemo key, *m;
+
+    /* what costdb_nccl_time answers -1 to for every pair, kept out of the
+     * memo; nodes as it clamps them */
+    if (!f || n <= 1 || !(bytes > 0) ||
+        (kind != COSTDB_COLL_ALL_REDUCE && kind != COSTDB_COLL_ALL_GATHER &&
+         kind != COSTDB_COLL_REDUCE_SCATTER))
+        goto out;
+    if (nodes < 1)
+        nodes = 1;
+    if (nodes > n)
+        nodes = n;
+    memset(&key, 0, sizeof key);
+    key.intra = dbits(f->intra_latency);
+    key.inter = dbits(f->inter_latency);
+    key.bytes = dbits(bytes);
+    key.bus = dbits(bus_bw);
+    key.kind = (int)kind;
+    key.n = n;
+    key.nodes = nodes;
+    m = &nccl_memo[memo_slot(&key)];
+    if (m->n == n && m->nodes == nodes && m->kind == key.kind && m->bytes == key.bytes &&
+        m->bus == key.bus && m->intra == key.intra && m->inter == key.inter) {
+        best = m->t;
+        ba = m->algo;
+        bp = m->proto;
+        goto out;
+    }
     /* topoGetAlgoInfo's order: tree before ring, LL before LL128 before
      * Simple; a later pair wins only when strictly faster */
     for (int a = COSTDB_NCCL_TREE; a <= COSTDB_NCCL_RING; a++)
@@ -173,6 +241,11 @@ double costdb_nccl_seconds(const CostdbFabric *f, CostdbCollKind kind, double by
                 bp = p;
             }
         }
+    key.t = best;
+    key.algo = ba;
+    key.proto = bp;
+    *m = key;
+out:
     if (algo)
         *algo = ba;
     if (proto)

@@ -26,33 +26,19 @@
 
 /* ---- the arena --------------------------------------------------------- */
 
-struct IlpBlock {
-    IlpBlock *next;
-    size_t used, cap;
-    max_align_t data[];
-};
-
 #define ILP_BLOCK_BYTES ((size_t)64 << 10)
 
-void *ilp_arena_alloc(IlpArena *a, size_t n)
+void *ilp_arena_alloc_block(IlpArena *a, size_t n)
 {
-    size_t align = sizeof(max_align_t);
-    if (n > SIZE_MAX - align)
+    size_t cap = n > ILP_BLOCK_BYTES ? n : ILP_BLOCK_BYTES;
+    IlpBlock *b;
+    if (cap > SIZE_MAX - sizeof *b || !(b = malloc(sizeof *b + cap)))
         return NULL;
-    n = n ? (n + align - 1) / align * align : align;
-    IlpBlock *b = a->head;
-    if (!b || b->cap - b->used < n) {
-        size_t cap = n > ILP_BLOCK_BYTES ? n : ILP_BLOCK_BYTES;
-        if (cap > SIZE_MAX - sizeof *b || !(b = malloc(sizeof *b + cap)))
-            return NULL;
-        b->next = a->head;
-        b->used = 0;
-        b->cap = cap;
-        a->head = b;
-    }
-    void *p = (unsigned char *)b->data + b->used;
-    b->used += n;
-    return p;
+    b->next = a->head;
+    b->used = n;
+    b->cap = cap;
+    a->head = b;
+    return b->data;
 }
 
 void ilp_arena_free(IlpArena *a)

@@ -12,6 +12,7 @@
 #define APPROF_SHARDING_ILP_INT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "hash.h"
 #include "sharding/ilp.h"
@@ -19,13 +20,36 @@
 /* A bump allocator whose blocks are freed all at once: the problem's and
  * the working problem's cost vectors and matrices, which live exactly as
  * long as their problem (ilp.c). */
-typedef struct IlpBlock IlpBlock;
+typedef struct IlpBlock {
+    struct IlpBlock *next;
+    size_t used, cap;
+    max_align_t data[];
+} IlpBlock;
 typedef struct IlpArena {
     IlpBlock *head;
 } IlpArena;
 
-/* n bytes, aligned for any type, or NULL without memory. */
-void *ilp_arena_alloc(IlpArena *a, size_t n);
+/* The n bytes (a multiple of max_align_t's size) in a new block at the
+ * head of a; NULL without memory (ilp.c). */
+void *ilp_arena_alloc_block(IlpArena *a, size_t n);
+
+/* n bytes, aligned for any type, or NULL without memory: taken from the
+ * head block when it has room (inline: a problem's build asks for about
+ * 1.6 a node and edge, docs/performance.md "NCCL's prices kept per
+ * thread, the ILP arena's bump inline"), else from a new block. */
+static inline void *ilp_arena_alloc(IlpArena *a, size_t n)
+{
+    const size_t align = sizeof(max_align_t);
+    if (n > SIZE_MAX - align)
+        return NULL;
+    n = n ? (n + align - 1) / align * align : align;
+    IlpBlock *b = a->head;
+    if (!b || b->cap - b->used < n)
+        return ilp_arena_alloc_block(a, n);
+    void *p = (unsigned char *)b->data + b->used;
+    b->used += n;
+    return p;
+}
 void ilp_arena_free(IlpArena *a);
 
 /* The problem as given (ilp.c builds it; ilp_pareto.c weighs its memory). */

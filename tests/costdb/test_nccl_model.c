@@ -141,12 +141,92 @@ static void test_scale(void)
     CU_ASSERT(isinf(costdb_collective_seconds(&f, COSTDB_COLL_ALL_REDUCE, b, 8, 1, 0)));
 }
 
+/* costdb_nccl_seconds as the six pairs of costdb_nccl_time give it, with
+ * no memo: the tuner's order, a later pair only when strictly faster. */
+static double fresh_seconds(const CostdbFabric *f, CostdbCollKind kind, double bytes, int n,
+                            int nodes, double bus, int *algo, int *proto)
+{
+    double best = -1.0;
+    *algo = *proto = -1;
+    for (int a = COSTDB_NCCL_TREE; a <= COSTDB_NCCL_RING; a++)
+        for (int p = COSTDB_NCCL_LL; p <= COSTDB_NCCL_SIMPLE; p++) {
+            double t = costdb_nccl_time(f, kind, bytes, n, nodes, bus, a, p);
+            if (t >= 0 && (best < 0 || t < best)) {
+                best = t;
+                *algo = a;
+                *proto = p;
+            }
+        }
+    return best;
+}
+
+/* One call through the memo against the fresh price, bit for bit. */
+static int same_as_fresh(const CostdbFabric *f, CostdbCollKind kind, double bytes, int n,
+                         int nodes, double bus)
+{
+    int a, p, fa, fp;
+    double t = costdb_nccl_seconds(f, kind, bytes, n, nodes, bus, &a, &p);
+    double ft = fresh_seconds(f, kind, bytes, n, nodes, bus, &fa, &fp);
+    return memcmp(&t, &ft, sizeof t) == 0 && a == fa && p == fp;
+}
+
+/* The memo's key (costdb_nccl_seconds): each input priced once, then again
+ * with that one input changed, then the first again; every answer the
+ * fresh one bit for bit. A key that leaves a field out answers the second
+ * call with the first's price. */
+static void test_memo_key(void)
+{
+    CostdbFabric f, g;
+    const double b = 3.0 * 1024 * 1024, bus = 80e9;
+    fabric(&f);
+    for (int round = 0; round < 2; round++) {
+        /* intra_latency: NVLink against PCIe (LL128 off) */
+        g = f;
+        g.intra_latency = 5.7 * US;
+        CU_ASSERT(same_as_fresh(&f, COSTDB_COLL_ALL_REDUCE, 4096, 8, 1, bus));
+        CU_ASSERT(same_as_fresh(&g, COSTDB_COLL_ALL_REDUCE, 4096, 8, 1, bus));
+        /* inter_latency: the network's ring/Simple step */
+        g = f;
+        g.inter_latency = 20.0 * US;
+        CU_ASSERT(same_as_fresh(&f, COSTDB_COLL_ALL_GATHER, 1 << 30, 16, 2, bus));
+        CU_ASSERT(same_as_fresh(&g, COSTDB_COLL_ALL_GATHER, 1 << 30, 16, 2, bus));
+        /* the kind */
+        CU_ASSERT(same_as_fresh(&f, COSTDB_COLL_ALL_REDUCE, b, 16, 2, bus));
+        CU_ASSERT(same_as_fresh(&f, COSTDB_COLL_REDUCE_SCATTER, b, 16, 2, bus));
+        /* bytes */
+        CU_ASSERT(same_as_fresh(&f, COSTDB_COLL_ALL_REDUCE, b, 8, 1, bus));
+        CU_ASSERT(same_as_fresh(&f, COSTDB_COLL_ALL_REDUCE, b * 1.5, 8, 1, bus));
+        /* the ranks */
+        CU_ASSERT(same_as_fresh(&f, COSTDB_COLL_ALL_REDUCE, b, 8, 2, bus));
+        CU_ASSERT(same_as_fresh(&f, COSTDB_COLL_ALL_REDUCE, b, 4, 2, bus));
+        /* the nodes */
+        CU_ASSERT(same_as_fresh(&f, COSTDB_COLL_ALL_REDUCE, b, 16, 1, bus));
+        CU_ASSERT(same_as_fresh(&f, COSTDB_COLL_ALL_REDUCE, b, 16, 2, bus));
+        /* nodes clamped: 0 is 1 and 99 is n, the same price */
+        CU_ASSERT(same_as_fresh(&f, COSTDB_COLL_ALL_REDUCE, b, 16, 0, bus));
+        CU_ASSERT(same_as_fresh(&f, COSTDB_COLL_ALL_REDUCE, b, 16, 99, bus));
+        /* the bus bandwidth */
+        CU_ASSERT(same_as_fresh(&f, COSTDB_COLL_ALL_REDUCE, b, 8, 1, bus));
+        CU_ASSERT(same_as_fresh(&f, COSTDB_COLL_ALL_REDUCE, b, 8, 1, bus * 0.5));
+        /* no price: not kept, still -1 */
+        CU_ASSERT(same_as_fresh(&f, COSTDB_COLL_ALL_TO_ALL, b, 8, 1, bus));
+        CU_ASSERT(same_as_fresh(&f, COSTDB_COLL_ALL_REDUCE, b, 8, 1, 0.0));
+        CU_ASSERT(same_as_fresh(&f, COSTDB_COLL_ALL_REDUCE, 0.0, 8, 1, bus));
+    }
+    /* many distinct prices (more than the memo holds) and back */
+    for (int round = 0; round < 2; round++)
+        for (int i = 1; i <= 3000; i++)
+            CU_ASSERT(same_as_fresh(&f, COSTDB_COLL_ALL_REDUCE, 256.0 * i, 2 + i % 15,
+                                    1 + i % 3, bus));
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
         {"hand-computed figures", test_hand_figures},
         {"the tuner's choice", test_choice},
         {"what grows with scale", test_scale},
+        {"the price memo's key, bit for bit", test_memo_key},
     };
     return CUNIT_RUN("costdb_nccl_model", tests);
 }
