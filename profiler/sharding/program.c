@@ -657,6 +657,8 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     ShardPlaceSums sum = {0};
     BackwardEnds ends;
     memset(&ends, 0, sizeof ends);
+    if (st->ctx && st->variant.recompute != COSTDB_RECOMPUTE_NONE)
+        st->ctx->recompute_asked = 1;
     int rc = scratch_take(&b);
     /* the tensor facts and placements of a held forward's build, where it
      * kept them: the same stage and sharding solution (program_held.c) */
@@ -666,7 +668,10 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         b.placed = 1;
     } else if (!rc) {
         note_tensors(&b);
-        if (!b.held && !(st->hw && st->hw->fp8) && st->ctx && st->req)
+        /* kept for the other recomputation modes once the context has been
+         * asked for one (a sweep of none alone never reads them) */
+        if (!b.held && !(st->hw && st->hw->fp8) && st->ctx && st->req &&
+            st->ctx->recompute_asked)
             b.facts = shard_facts_take(b.ti, b.touched, b.n_touched);
     }
     if (!rc)
