@@ -235,8 +235,9 @@ struct ApprofShardContext {
     int fwd_next;                 /* the slot the next one replaces */
     /* 1 once a program with recomputation was built here: a build keeps
      * its tensor facts for the other modes only then (program.c; a sweep
-     * of none alone never reads them). Which builds keep them changes no
-     * program, only the work. */
+     * of none alone never reads them), and a stage its strategies
+     * (stage_ops.c) unless its request has several memory levels. Which
+     * builds keep them changes no program, only the work. */
     int recompute_asked;
     KeptOps *kops;                /* SHARD_OPS_SLOTS, allocated on first use */
     int kops_next;                /* the slot the next one replaces */

@@ -85,8 +85,12 @@ int shard_stage_ops(ApprofShardContext *ctx, ShardStage *st, int *maxk, char *er
         if (so->k > *maxk)
             *maxk = so->k;
     }
-    /* strategies in the stage's own block are freed with the stage */
-    if (st->n_ops > 0 && !st->strat_block)
+    /* strategies in the stage's own block are freed with the stage; kept
+     * where a later request of the stage may come: another memory level,
+     * or a recomputation mode once the context was asked for one (a plain
+     * sweep builds each stage once) */
+    if (st->n_ops > 0 && !st->strat_block &&
+        ((st->req && st->req->memory_levels > 1) || ctx->recompute_asked))
         ops_keep(ctx, st, key, *maxk);
     return 0;
 }
