@@ -181,6 +181,19 @@ typedef struct TensorScratch {
     int busy;
 } TensorScratch;
 
+/* A stage's operators with their strategies (ShardStage.ops), kept for its
+ * later requests (stage_ops.c): keyed by the op range, the logical axis
+ * sizes, the physical submesh and the forced batch axis. The sweep asks
+ * for a submesh's configs of a layer range in a row, each config's
+ * variants together after the plain ones. */
+#define SHARD_OPS_SLOTS 16
+typedef struct KeptOps {
+    int key[7];
+    int n_ops;
+    int maxk;                     /* the most strategies of an op */
+    ShardOp *ops;                 /* n_ops; NULL: the slot is empty */
+} KeptOps;
+
 struct ApprofShardContext {
     const ApprofGraph *g;
     const ApprofLayering *l;
@@ -220,6 +233,14 @@ struct ApprofShardContext {
     TensorScratch ts;
     HeldForward *fwd;             /* SHARD_FWD_SLOTS, allocated on first use */
     int fwd_next;                 /* the slot the next one replaces */
+    /* 1 once a program with recomputation was built here: a build keeps
+     * its tensor facts for the other modes only then (program.c; a sweep
+     * of none alone never reads them), and a stage its strategies
+     * (stage_ops.c) unless its request has several memory levels. Which
+     * builds keep them changes no program, only the work. */
+    int recompute_asked;
+    KeptOps *kops;                /* SHARD_OPS_SLOTS, allocated on first use */
+    int kops_next;                /* the slot the next one replaces */
 };
 
 /* zero_family.c: keeps the derived ZeRO variants (prog moved in; without
@@ -245,6 +266,15 @@ ApprofHash128 *shard_forward_hold(const ShardStage *st, const HeldForward *h,
 void shard_forward_forget(ApprofShardContext *ctx);
 /* sharding.c: frees the context's TensorScratch. */
 void shard_tensor_scratch_free(ApprofShardContext *ctx);
+
+/* stage_ops.c: fills st->ops (the op, its iteration space and
+ * strategies) as an earlier request of the same stage found them, or
+ * enumerates them (shard_op_strategies) and keeps them; *maxk: the most
+ * strategies of an op. 0, or an error with err filled (the stage's
+ * strategies then partly set, as the enumeration left them). */
+int shard_stage_ops(ApprofShardContext *ctx, ShardStage *st, int *maxk, char *err,
+                    size_t errlen);
+void shard_stage_ops_free(ApprofShardContext *ctx);
 
 /* memo.c */
 double *shard_cost_table(ApprofShardContext *ctx, const ShardMesh *m);

@@ -103,27 +103,6 @@ static void group_uses(const ShardStage *st, TInfo *ti, const unsigned char *rec
     }
 }
 
-/* Appends kernel k of op to phase ph, and its digest to dig[ph] (the
- * signature's, same length). */
-int shard_push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
-                      const ApprofKernel *k, ApprofHash128 d, int op)
-{
-    size_t ck = *cap, cd = *cap; /* the two arrays share one capacity */
-    /* util_grow does nothing where there is room: not called then */
-    if (p->n_kernels[ph] >= *cap) {
-        if (UTIL_GROW(p->kernels[ph], ck, p->n_kernels[ph] + 1) < 0 ||
-            UTIL_GROW(dig[ph], cd, p->n_kernels[ph] + 1) < 0)
-            return APPROF_ENOMEM;
-        *cap = ck < cd ? ck : cd;
-    }
-    dig[ph][p->n_kernels[ph]] = d;
-    ApprofKernel *to = &p->kernels[ph][p->n_kernels[ph]++];
-    *to = *k;
-    to->op = op;
-    to->async_group = to->async_wgrad = 0;
-    return 0;
-}
-
 /* Asynchronous backward collectives of a linear layer (Megatron-LM's
  * LinearWithGradAccumulationAndAsyncCommunication, on by default since
  * 2022): the reduction of the input's gradient runs while the layer
@@ -144,28 +123,6 @@ static void mark_async_gemms(ApprofStageProgram *p, const TInfo *ti, const Appro
         k->async_group = group;
         k->async_wgrad = shard_is_wgrad_gemm(k, welems);
     }
-}
-
-ApprofHash128 shard_kernel_digest(const ApprofKernel *k)
-{
-    ApprofHash128 h;
-    approf_hash128_init(&h, 0x6b);
-    int64_t w[15] = {k->kind, 0, 0, k->batch, k->m, k->n, k->k, k->conv_n, k->conv_c,
-                     k->conv_h, k->conv_w, k->conv_k, k->conv_r, k->conv_s, k->elements};
-    memcpy(&w[1], &k->flops, sizeof(double));
-    memcpy(&w[2], &k->bytes, sizeof(double));
-    approf_hash128_update(&h, w, sizeof(w));
-    return h;
-}
-
-int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofCollective *c)
-{
-    if (c->group_size <= 1 || !(c->bytes > 0))
-        return 0;
-    if (p->n_colls[ph] >= *cap && UTIL_GROW(p->colls[ph], *cap, p->n_colls[ph] + 1) < 0)
-        return APPROF_ENOMEM;
-    p->colls[ph][p->n_colls[ph]++] = *c;
-    return 0;
 }
 
 /* What the steps of shard_build_program share: the stage, the program
@@ -190,6 +147,11 @@ typedef struct ProgBuild {
     int dig_borrowed;             /* kdig[0] is held's: not freed */
     ShardFacts *facts;            /* this build's facts, for the other modes (program_held.c) */
     int placed;                   /* p's placements taken from the held forward's facts */
+    /* from the held forward's facts, copied before a full recomputation
+     * empties its slot (shard_forward_hold): each op's parameter bytes
+     * (NULL: summed here) and the backward walk (bwd_set) */
+    double *op_param, bwd_peak, bwd_fresh;
+    int bwd_set;
 } ProgBuild;
 
 /* Takes the per-tensor facts (the context's scratch, all zero between
@@ -299,10 +261,16 @@ static int plan_recompute(ProgBuild *b)
     int rc = shard_mark_recompute(st, b->recomp);
     if (rc)
         return rc;
-    b->blk = malloc(n * sizeof(int));
-    if (!b->blk)
-        return APPROF_ENOMEM;
-    b->n_blk = shard_stage_blocks(st, b->blk);
+    if (!b->blk) { /* else the held forward's, copied (shard_build_program) */
+        b->blk = malloc(n * sizeof(int));
+        if (!b->blk)
+            return APPROF_ENOMEM;
+        b->n_blk = shard_stage_blocks(st, b->blk);
+        if (b->facts && (b->facts->blk = malloc(n * sizeof(int)))) {
+            memcpy(b->facts->blk, b->blk, (size_t)b->n_blk * sizeof(int));
+            b->facts->n_blk = b->n_blk;
+        }
+    }
     shard_mark_kept(st, b->ti, b->touched, b->n_touched, b->recomp, b->blk, b->n_blk);
     shard_mark_param_reads(st, b->ti, b->recomp);
     b->cl = malloc(n * APPROF_MAX_INPUTS * sizeof *b->cl);
@@ -619,7 +587,17 @@ static void memory_sizes(ProgBuild *b, ShardPlaceSums *s)
     p->outvar_size[0] = (int64_t)llround(s->sout + s->saved_act);
     double walk[2], fresh = 0.0;
     walk[0] = shard_transient_peak(st, ti, 0, NULL);
-    walk[1] = shard_transient_peak(st, ti, 1, &fresh);
+    if (b->bwd_set) { /* the held forward's build's: the same facts */
+        walk[1] = b->bwd_peak;
+        fresh = b->bwd_fresh;
+    } else {
+        walk[1] = shard_transient_peak(st, ti, 1, &fresh);
+        if (b->facts) {
+            b->facts->bwd_peak = walk[1];
+            b->facts->bwd_fresh = fresh;
+            b->facts->bwd_set = 1;
+        }
+    }
     p->temp_buffer_size[0] = (int64_t)llround(walk[0]);
     p->invar_size[1] = (int64_t)llround(s->params_read + buffers + s->saved_act + s->sin_saved +
                                         s->sout_saved + s->sout);
@@ -646,6 +624,30 @@ static void memory_sizes(ProgBuild *b, ShardPlaceSums *s)
     p->initial_size = (int64_t)llround(s->param_elems * per_elem);
 }
 
+/* Copies what the held forward's facts hf keep besides the tensor facts
+ * (ShardFacts: the blocks, each op's parameter bytes, the backward walk)
+ * into b, before a full recomputation empties hf's slot; 0 or
+ * APPROF_ENOMEM. */
+static int held_extras(ProgBuild *b, const ShardFacts *hf)
+{
+    size_t n = (size_t)(b->st->n_ops > 0 ? b->st->n_ops : 1);
+    if (hf->blk) {
+        if (!(b->blk = malloc(n * sizeof(int))))
+            return APPROF_ENOMEM;
+        memcpy(b->blk, hf->blk, (size_t)hf->n_blk * sizeof(int));
+        b->n_blk = hf->n_blk;
+    }
+    if (hf->op_param && b->st->n_ops > 0) {
+        if (!(b->op_param = malloc(n * sizeof(double))))
+            return APPROF_ENOMEM;
+        memcpy(b->op_param, hf->op_param, (size_t)b->st->n_ops * sizeof(double));
+    }
+    b->bwd_set = hf->bwd_set;
+    b->bwd_peak = hf->bwd_peak;
+    b->bwd_fresh = hf->bwd_fresh;
+    return 0;
+}
+
 /* The program of the solved stage st, step by step: the per-tensor facts,
  * recomputation, kernels and collectives, the gradient synchronisation,
  * placements and memory; then the ZeRO variants the request's family asks
@@ -657,6 +659,8 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     ShardPlaceSums sum = {0};
     BackwardEnds ends;
     memset(&ends, 0, sizeof ends);
+    if (st->ctx && st->variant.recompute != COSTDB_RECOMPUTE_NONE)
+        st->ctx->recompute_asked = 1;
     int rc = scratch_take(&b);
     /* the tensor facts and placements of a held forward's build, where it
      * kept them: the same stage and sharding solution (program_held.c) */
@@ -664,9 +668,14 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     if (!rc && hf && hf->place) {
         rc = shard_forward_facts(st, b.held, b.ti, b.touched, &b.n_touched, p, &b.pdig);
         b.placed = 1;
+        if (!rc)
+            rc = held_extras(&b, hf);
     } else if (!rc) {
         note_tensors(&b);
-        if (!b.held && !(st->hw && st->hw->fp8) && st->ctx && st->req)
+        /* kept for the other recomputation modes once the context has been
+         * asked for one (a sweep of none alone never reads them) */
+        if (!b.held && !(st->hw && st->hw->fp8) && st->ctx && st->req &&
+            st->ctx->recompute_asked)
             b.facts = shard_facts_take(b.ti, b.touched, b.n_touched);
     }
     if (!rc)
@@ -693,8 +702,14 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     ShardStage sp = *st;
     double *op_param = NULL;
     if (!rc && st->n_ops > 0 && (op_param = malloc((size_t)st->n_ops * sizeof *op_param))) {
-        for (int o = st->op_begin; o < st->op_end; o++)
-            op_param[o - st->op_begin] = shard_op_param_bytes_of(st, b.ti, o);
+        if (b.op_param)
+            memcpy(op_param, b.op_param, (size_t)st->n_ops * sizeof *op_param);
+        else
+            for (int o = st->op_begin; o < st->op_end; o++)
+                op_param[o - st->op_begin] = shard_op_param_bytes_of(st, b.ti, o);
+        if (b.facts && !b.op_param &&
+            (b.facts->op_param = malloc((size_t)st->n_ops * sizeof *op_param)))
+            memcpy(b.facts->op_param, op_param, (size_t)st->n_ops * sizeof *op_param);
         sp.op_param = op_param;
         sp.param_ti = b.ti;
         st = &sp;
@@ -765,5 +780,6 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     free(b.recomp);
     free(b.cl);
     free(b.blk);
+    free(b.op_param);
     return rc;
 }

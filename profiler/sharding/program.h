@@ -18,7 +18,7 @@
 int shard_build_program(const ShardStage *st, ApprofStageProgram *p);
 
 /* The 128-bit digest of a kernel as the program signature hashes it
- * (program.c owns the rule; every field but the source operator). */
+ * (program_push.c owns the rule; every field but the source operator). */
 ApprofHash128 shard_kernel_digest(const ApprofKernel *k);
 
 /* The add kernel that puts elems fresh gradient elements into their

@@ -211,5 +211,7 @@ void shard_facts_free(ShardFacts *f)
     free(f->ti);
     free(f->place);
     free(f->pdig);
+    free(f->blk);
+    free(f->op_param);
     free(f);
 }

@@ -91,6 +91,15 @@ typedef struct ShardFacts {
     size_t n_place;
     ApprofPlacement *place;
     ApprofHash128 *pdig;
+    /* what the build then reads of the facts and the stage alone: the
+     * checkpoint blocks (shard_stage_blocks; NULL: not kept), each op's
+     * parameter bytes (shard_op_param_bytes_of, n_ops; NULL: not kept)
+     * and the backward walk's peak and largest fresh gradient
+     * (shard_transient_peak, dir 1: it reads no recomputation mark) */
+    int *blk, n_blk;
+    double *op_param;
+    double bwd_peak, bwd_fresh;
+    int bwd_set;
 } ShardFacts;
 /* The facts of ti's touched tensors (right after note_tensors), or NULL
  * without memory. */
@@ -248,7 +257,7 @@ int shard_finish_program(const ShardStage *st, const TInfo *ti, ApprofStageProgr
 void shard_derive_zero(const ShardStage *st, const TInfo *ti, const ApprofStageProgram *p,
                        ApprofHash128 *const kdig[2], const ZeroTail *tl, int z);
 
-/* Appends kernel k of op to phase ph with digest d (program.c). */
+/* Appends kernel k of op to phase ph with digest d (program_push.c). */
 int shard_push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
                       const ApprofKernel *k, ApprofHash128 d, int op);
 

@@ -65,6 +65,7 @@ void approf_shard_context_free(ApprofShardContext **ctx)
     shard_forward_forget(*ctx);
     free((*ctx)->pkey.order);
     free((*ctx)->pkey.blk);
+    shard_stage_ops_free(*ctx);
     shard_memos_free(*ctx);
     free((*ctx)->same_prefix);
     for (int i = 0; i < (*ctx)->n_tables; i++)
@@ -502,7 +503,7 @@ static int level_past_memo(ApprofShardContext *ctx, const ApprofShardRequest *re
     return 1;
 }
 
-/* Enumerates the strategies of every op, then takes the Pareto set of the
+/* Enumerates the strategies of every op (or takes them as kept), then takes the Pareto set of the
  * stage's sharding ILP from the memo or solves it (node memory: node_mem),
  * and sets st->choice to the point req->memory_level. */
 static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, const ApprofShardRequest *req,
@@ -521,28 +522,10 @@ static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, const Approf
         rc = APPROF_ENOMEM;
         goto cleanup;
     }
-    for (int o = 0; o < st->n_ops; o++) {
-        ShardOp *so = &st->ops[o];
-        so->op = st->op_begin + o;
-        so->sp = shard_cached_iter_space(ctx, so->op, &rc);
-        if (!so->sp) {
-            snprintf(err, errlen, "op %s: %s", st->g->ops[so->op].name,
-                     rc == APPROF_ENOMEM ? approf_strerror(rc) : "no iteration space");
-            goto cleanup;
-        }
-        so->s = shard_op_strategies(ctx, st, o, &so->k);
-        if (!so->s) {
-            rc = so->k;
-            goto cleanup;
-        }
-        if (so->k <= 0) {
-            rc = so->k < 0 ? so->k : APPROF_EINFEASIBLE;
-            snprintf(err, errlen, "op %s: no sharding strategy", st->g->ops[so->op].name);
-            goto cleanup;
-        }
-        if (so->k > maxk)
-            maxk = so->k;
-    }
+    /* the ops' strategies: kept from an earlier request of this stage
+     * (stage_ops.c) */
+    if ((rc = shard_stage_ops(ctx, st, &maxk, err, errlen)))
+        goto cleanup;
     st->choice = malloc((size_t)(st->n_ops > 0 ? st->n_ops : 1) * sizeof(int));
     if (!st->choice) {
         rc = APPROF_ENOMEM;

@@ -447,6 +447,13 @@ static void check_held_forward(const ApprofGraph *g, int a, int b, int level)
     setup(&s, g);
     memset(p, 0, sizeof p);
     CU_ASSERT_FATAL(approf_shard_context_new(g, &s.l, &s.hw, 4, &ctx) == 0);
+    /* a context keeps a build's tensor facts for the other modes once it
+     * was asked for a recomputation (program.c): another stage's first */
+    ApprofShardRequest warm = request(a, b, 0, COSTDB_RECOMPUTE_FULL, 0);
+    warm.force_batch_dim = -1;
+    memset(&f, 0, sizeof f);
+    CU_ASSERT_EQUAL(approf_shard_stage(ctx, &warm, &f, err, sizeof err), 0);
+    approf_stage_program_clear(&f);
     for (int r = 0; r < COSTDB_RECOMPUTE_COUNT; r++) {
         ApprofShardRequest req = request(a, b, level, r, 0);
         rc[r] = approf_shard_stage(ctx, &req, &p[r], err, sizeof err);

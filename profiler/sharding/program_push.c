@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Appending to a stage program (program_int.h): a kernel with its
+ * signature digest, a collective, and the kernel digest's rule
+ * (program.h), shared by every step of the builder (program.c and the
+ * files of its parts).
+ */
+#include <string.h>
+
+#include "hash.h"
+#include "grow.h"
+#include "sharding/program_int.h"
+
+/* Appends kernel k of op to phase ph, and its digest to dig[ph] (the
+ * signature's, same length). */
+int shard_push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
+                      const ApprofKernel *k, ApprofHash128 d, int op)
+{
+    size_t ck = *cap, cd = *cap; /* the two arrays share one capacity */
+    /* util_grow does nothing where there is room: not called then */
+    if (p->n_kernels[ph] >= *cap) {
+        if (UTIL_GROW(p->kernels[ph], ck, p->n_kernels[ph] + 1) < 0 ||
+            UTIL_GROW(dig[ph], cd, p->n_kernels[ph] + 1) < 0)
+            return APPROF_ENOMEM;
+        *cap = ck < cd ? ck : cd;
+    }
+    dig[ph][p->n_kernels[ph]] = d;
+    ApprofKernel *to = &p->kernels[ph][p->n_kernels[ph]++];
+    *to = *k;
+    to->op = op;
+    to->async_group = to->async_wgrad = 0;
+    return 0;
+}
+
+ApprofHash128 shard_kernel_digest(const ApprofKernel *k)
+{
+    ApprofHash128 h;
+    approf_hash128_init(&h, 0x6b);
+    int64_t w[15] = {k->kind, 0, 0, k->batch, k->m, k->n, k->k, k->conv_n, k->conv_c,
+                     k->conv_h, k->conv_w, k->conv_k, k->conv_r, k->conv_s, k->elements};
+    memcpy(&w[1], &k->flops, sizeof(double));
+    memcpy(&w[2], &k->bytes, sizeof(double));
+    approf_hash128_update(&h, w, sizeof(w));
+    return h;
+}
+
+int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofCollective *c)
+{
+    if (c->group_size <= 1 || !(c->bytes > 0))
+        return 0;
+    if (p->n_colls[ph] >= *cap && UTIL_GROW(p->colls[ph], *cap, p->n_colls[ph] + 1) < 0)
+        return APPROF_ENOMEM;
+    p->colls[ph][p->n_colls[ph]++] = *c;
+    return 0;
+}
+
