@@ -75,6 +75,15 @@ typedef struct ApsolveCounts {
     long *evals, *cands;
     double *secs;
     unsigned char *run;
+    /* This run's id (drawn anew by init and clear): from one clear to the
+     * next, every apsolve_solve_counts and apsolve_counts_whole of cs takes
+     * the same p (its tables unchanged), opt and sh, as the results it
+     * combines already assume; a count's options built by one of its
+     * searches are then read again by the next search of that count
+     * (dp_int.h, ApsolveDpShared.prep_id), and the stage counts' family
+     * (fam, dp_counts.c counts_family) made once. */
+    unsigned long id;
+    struct DpFamily *fam;             /* NULL until the run's first search */
 } ApsolveCounts;
 int apsolve_counts_init(ApsolveCounts *cs, int nmax);
 void apsolve_counts_clear(ApsolveCounts *cs); /* every count not searched */
