@@ -167,6 +167,11 @@ typedef struct ApsolveStageFloor {
     double *g;                        /* scratch, 3 (L + 1) */
     int roots;                        /* root and x made (apsolve_stage_floor_roots) */
 } ApsolveStageFloor;
+/* search_bar.c: apsolve_chunk_bar (session_int.h) with f (NULL, or a
+ * floor of p) to skip the ranges none of whose entries is cheap enough. */
+double apsolve_chunk_bar_floor(const ApsolveProblem *p, const ApsolveOptions *o, double best,
+                               const int *ns, int count, int straddle_free,
+                               const ApsolveStageFloor *f);
 int apsolve_stage_floor_init(ApsolveStageFloor *f, const ApsolveProblem *p);
 /* apsolve_stage_floor_init's cost and work alone: root and x (the
  * zero-bubble floors', which the interleaved floor never reads) wait for
