@@ -149,6 +149,17 @@ static int fill_roots(ApsolveStageFloor *f, double tau)
     for (int i = 0; i < L; i++)
         for (int j = i; j < L; j++) {
             double r = INFINITY, fl;
+            /* a range whose least cost (f->cost: over every submesh and
+             * config, NaN left out) is above tau has every entry's cell
+             * cost above tau or +inf: each is passed over below, so its
+             * root and least figures are +inf without reading them */
+            if (!(f->cost[(size_t)i * L + j] <= tau)) {
+                for (int s = 0; f->x && s < S; s++)
+                    for (int t = 0; t < 5; t++)
+                        f->x[(size_t)t * L * L * S + ((size_t)i * L + j) * S + s] = INFINITY;
+                f->root[(size_t)i * L + j] = INFINITY;
+                continue;
+            }
             for (int s = 0; s < S; s++) {
                 double d = (double)p->submeshes[s].hosts * p->submeshes[s].gpus, xs = INFINITY,
                        fs = INFINITY, bs = INFINITY, ws = INFINITY, cs = INFINITY;
