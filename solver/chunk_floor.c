@@ -124,6 +124,12 @@
 #include "schedule.h"
 #include "solver_int.h"
 
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
 /* f->root (the file comment) over the entries of cost at most tau: 0, or
  * -1 (root freed, left NULL) when the problem has no split of its backward
  * or an entry's split does not allow the fill floor. */
@@ -143,6 +149,17 @@ static int fill_roots(ApsolveStageFloor *f, double tau)
     for (int i = 0; i < L; i++)
         for (int j = i; j < L; j++) {
             double r = INFINITY, fl;
+            /* a range whose least cost (f->cost: over every submesh and
+             * config, NaN left out) is above tau has every entry's cell
+             * cost above tau or +inf: each is passed over below, so its
+             * root and least figures are +inf without reading them */
+            if (!(f->cost[(size_t)i * L + j] <= tau)) {
+                for (int s = 0; f->x && s < S; s++)
+                    for (int t = 0; t < 5; t++)
+                        f->x[(size_t)t * L * L * S + ((size_t)i * L + j) * S + s] = INFINITY;
+                f->root[(size_t)i * L + j] = INFINITY;
+                continue;
+            }
             for (int s = 0; s < S; s++) {
                 double d = (double)p->submeshes[s].hosts * p->submeshes[s].gpus, xs = INFINITY,
                        fs = INFINITY, bs = INFINITY, ws = INFINITY, cs = INFINITY;
@@ -330,29 +347,44 @@ static int paths_open(const ApsolveStageFloor *f, int v, int B, int n, long *bud
         size_t nn = 0;
         for (size_t t = 0; t < cells; t++)
             nxt[t] = INFINITY;
-        for (size_t e = 0; e < nfin; e++) {
-            int i = fin[e] / (int)row, d = fin[e] % (int)row;
-            double pre = cur[fin[e]];
+        /* the level's states by row (first layer), devices ascending: each
+         * (j, s) of a row is then priced once for all its states, and the
+         * states read in a run; the level's states, least prefixes and
+         * transitions (the budget) do not depend on the order visited */
+        qsort(fin, nfin, sizeof *fin, cmp_int);
+        for (size_t e = 0, e1; e < nfin; e = e1) {
+            int i = fin[e] / (int)row;
+            for (e1 = e; e1 < nfin && fin[e1] / (int)row == i; e1++)
+                ;
             for (int j = i + v - 1; j < L; j += v) {
                 if (L - 1 - j < (n - 1 - r) * v || (r == n - 1 && j != L - 1))
                     continue;
                 for (int s = 0; s < S; s++) {
                     size_t at = ((size_t)i * L + j) * S + s;
-                    int e2 = d + p->submeshes[s].hosts * p->submeshes[s].gpus;
-                    double seg, nx, w0 = r ? 0 : f->x[3 * q + at] / 2;
-                    if (--*budget < 0)
+                    int dv = p->submeshes[s].hosts * p->submeshes[s].gpus;
+                    double seg, w0 = r ? 0 : f->x[3 * q + at] / 2, xa = f->x[at];
+                    if ((long)(e1 - e) > *budget) { /* a transition per state, as counted */
+                        *budget = -1;
                         goto done;
-                    if (e2 > D - (n - 1 - r) || (r == n - 1 && e2 != D))
-                        continue;
+                    }
+                    *budget -= (long)(e1 - e);
                     seg = (c[0] * f->x[q + at] + c[1] * f->x[2 * q + at] +
                            c[2] * f->x[3 * q + at]) / 2;
-                    if (!(pre + seg + w0 < U)) /* a path reaches U: no plan under best */
-                        continue;
-                    nx = pre + f->x[at] + w0;
-                    if (nx < nxt[(size_t)(j + 1) * row + (size_t)e2]) {
-                        if (isinf(nxt[(size_t)(j + 1) * row + (size_t)e2]))
-                            fin[nfin + nn++] = (j + 1) * (int)row + e2; /* listed after cur's */
-                        nxt[(size_t)(j + 1) * row + (size_t)e2] = nx;
+                    for (size_t k = e; k < e1; k++) {
+                        int e2 = fin[k] % (int)row + dv;
+                        double pre = cur[fin[k]], nx;
+                        if (e2 > D - (n - 1 - r))
+                            break; /* devices ascending: so are the rest */
+                        if (r == n - 1 && e2 != D)
+                            continue;
+                        if (!(pre + seg + w0 < U)) /* a path reaches U: no plan under best */
+                            continue;
+                        nx = pre + xa + w0;
+                        if (nx < nxt[(size_t)(j + 1) * row + (size_t)e2]) {
+                            if (isinf(nxt[(size_t)(j + 1) * row + (size_t)e2]))
+                                fin[nfin + nn++] = (j + 1) * (int)row + e2; /* after cur's */
+                            nxt[(size_t)(j + 1) * row + (size_t)e2] = nx;
+                        }
                     }
                 }
             }

@@ -481,15 +481,20 @@ static void apply_search(ApplySearch *as, long a, double ta, long b, double tb)
 int apsolve_dp_solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt,
                            ApsolveDpShared *sh, DpFamily *fam, const double *vals,
                            size_t n_vals, int mem_n, int exact_n, int dense, DpCut cut,
-                           ApsolvePlan **out, long *evals, long *cands)
+                           unsigned long run, ApsolvePlan **out, long *evals, long *cands)
 {
     ApplySearch as;
     DpPrep *prep = &sh->prep; /* its buffers kept in sh for the next n */
     double top;
     int rc;
 
-    if ((rc = apsolve_dp_prep_build(prep, sh, fam, p, opt, mem_n)) != APSOLVE_OK)
-        return rc;
+    if (!run || sh->prep_id != run || sh->prep_n != mem_n) {
+        sh->prep_id = 0; /* no one's while it is built */
+        if ((rc = apsolve_dp_prep_build(prep, sh, fam, p, opt, mem_n)) != APSOLVE_OK)
+            return rc;
+        sh->prep_id = run;
+        sh->prep_n = mem_n;
+    }
     if (opt->objective != APSOLVE_OBJECTIVE_FULL || opt->inference)
         return solve_core(p, opt, prep, INFINITY, mem_n, exact_n, dense, cut, out, evals,
                           cands);
@@ -602,7 +607,7 @@ static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, Apsolve
         for (int q = 0; q < count; q++) {
             ApsolvePlan *pl = NULL;
             int e = apsolve_dp_solve_apply(p, opt, sh, &fam, vals, n_vals, ns[q], ns[q], dense,
-                                           cut, &pl, &evals, &cands);
+                                           cut, 0, &pl, &evals, &cands);
             if (e == APSOLVE_EINFEASIBLE)
                 continue;
             if (e) {
@@ -623,7 +628,7 @@ static int solve_all(const ApsolveProblem *p, const ApsolveOptions *opt, Apsolve
         apsolve_dp_family_free(&fam);
         rc = best ? APSOLVE_OK : APSOLVE_EINFEASIBLE;
     } else {
-        rc = apsolve_dp_solve_apply(p, opt, sh, NULL, vals, n_vals, p->num_layers, 0, dense, cut,
+        rc = apsolve_dp_solve_apply(p, opt, sh, NULL, vals, n_vals, p->num_layers, 0, dense, cut, 0,
                                     &best, &evals, &cands);
     }
     if (rc)

@@ -21,6 +21,40 @@
 #include "session_int.h"
 #include "solver_int.h"
 
+/* The run's family (dp_int.h, DpFamily) over every count ns[0 .. count)
+ * of the schedule up to cs->nmax, made at the run's first search: a
+ * family answers each of its counts with apsolve_entry_mnss's bound,
+ * whatever other counts it holds (dp_prep.c), so one made over them all
+ * serves every search of the run (same p, opt and sh: ApsolveCounts.id),
+ * and each item's fit, once read from its memory entry, is kept for the
+ * run's later calls rather than read again by each (cut, then whole). */
+static int counts_family(const ApsolveProblem *p, const ApsolveOptions *opt,
+                         const ApsolveDpShared *sh, ApsolveCounts *cs, const int *ns, int count)
+{
+    int in[APSOLVE_MAX_LAYERS], k = 0;
+    if (cs->fam)
+        return APSOLVE_OK;
+    for (int q = 0; q < count; q++)
+        if (ns[q] <= cs->nmax)
+            in[k++] = ns[q];
+    if (!(cs->fam = malloc(sizeof *cs->fam)))
+        return APSOLVE_ENOMEM;
+    if (apsolve_dp_family_init(cs->fam, sh, p, opt, in, k) != APSOLVE_OK) {
+        free(cs->fam);
+        cs->fam = NULL;
+        return APSOLVE_ENOMEM;
+    }
+    return APSOLVE_OK;
+}
+
+static void counts_family_free(ApsolveCounts *cs)
+{
+    if (cs->fam)
+        apsolve_dp_family_free(cs->fam);
+    free(cs->fam);
+    cs->fam = NULL;
+}
+
 int apsolve_solve_counts(const ApsolveProblem *p, const ApsolveOptions *opt,
                          ApsolveDpShared *sh, const unsigned char *want, double bar,
                          ApsolveCounts *cs)
@@ -29,23 +63,22 @@ int apsolve_solve_counts(const ApsolveProblem *p, const ApsolveOptions *opt,
     size_t n_vals = 0;
     int ns[APSOLVE_MAX_LAYERS], count, kept = 0, rc;
     DpCut cut = {bar, bar < INFINITY}; /* +inf: no cut (dp.c's no_cut) */
-    DpFamily fam;
     if (isnan(bar) || !cs || !opt || !apsolve_solve_by_count(opt))
         return APSOLVE_EINVAL;
     if ((rc = apsolve_dp_solve_setup(p, opt, sh, &vals, &n_vals)) != APSOLVE_OK)
         return rc;
     count = apsolve_dp_valid_counts(p, opt, apsolve_virtual(opt), ns);
+    if ((rc = counts_family(p, opt, sh, cs, ns, count)) != APSOLVE_OK)
+        return rc;
     for (int q = 0; q < count; q++) /* those asked for, not yet searched whole */
         if (ns[q] <= cs->nmax && (!want || want[ns[q]]) && cs->run[ns[q]] != 1)
             ns[kept++] = ns[q];
-    if ((rc = apsolve_dp_family_init(&fam, sh, p, opt, ns, kept)) != APSOLVE_OK)
-        return rc;
     for (int q = 0; q < kept && rc == APSOLVE_OK; q++) {
         int n = ns[q], e;
         double t0 = costdb_monotonic_seconds();
         apsolve_plan_free(&cs->plan[n]);
         cs->evals[n] = cs->cands[n] = 0;
-        e = apsolve_dp_solve_apply(p, opt, sh, &fam, vals, n_vals, n, n, 0, cut, &cs->plan[n],
+        e = apsolve_dp_solve_apply(p, opt, sh, cs->fam, vals, n_vals, n, n, 0, cut, cs->id, &cs->plan[n],
                                    &cs->evals[n], &cs->cands[n]);
         cs->secs[n] = costdb_monotonic_seconds() - t0;
         cs->run[n] = bar < INFINITY ? 2 : 1;
@@ -54,7 +87,6 @@ int apsolve_solve_counts(const ApsolveProblem *p, const ApsolveOptions *opt,
         if (rc == APSOLVE_OK && bar < INFINITY && cs->plan[n] && cs->plan[n]->total_cost < bar)
             break; /* apsolve_solve_shared_below's first plan below the bar */
     }
-    apsolve_dp_family_free(&fam);
     return rc;
 }
 
@@ -115,10 +147,22 @@ int apsolve_counts_whole(const ApsolveProblem *p, const ApsolveOptions *opt,
     return APSOLVE_OK;
 }
 
+/* A run id no other ApsolveCounts run of the process has (dp_int.h,
+ * ApsolveDpShared.prep_id): a counter, never 0. */
+static unsigned long counts_run_id(void)
+{
+    static unsigned long next;
+    unsigned long id;
+    while ((id = __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED)) == 0)
+        ;
+    return id;
+}
+
 int apsolve_counts_init(ApsolveCounts *cs, int nmax)
 {
     memset(cs, 0, sizeof *cs);
     cs->nmax = nmax;
+    cs->id = counts_run_id();
     cs->plan = calloc((size_t)nmax + 1, sizeof *cs->plan);
     cs->evals = calloc((size_t)nmax + 1, sizeof *cs->evals);
     cs->cands = calloc((size_t)nmax + 1, sizeof *cs->cands);
@@ -133,6 +177,8 @@ int apsolve_counts_init(ApsolveCounts *cs, int nmax)
 
 void apsolve_counts_clear(ApsolveCounts *cs)
 {
+    cs->id = counts_run_id(); /* a new run: other inputs may follow */
+    counts_family_free(cs);
     for (int n = 0; cs->plan && n <= cs->nmax; n++) {
         apsolve_plan_free(&cs->plan[n]);
         cs->run[n] = 0;
@@ -141,7 +187,7 @@ void apsolve_counts_clear(ApsolveCounts *cs)
 
 void apsolve_counts_free(ApsolveCounts *cs)
 {
-    apsolve_counts_clear(cs);
+    apsolve_counts_clear(cs); /* the family too */
     free(cs->plan);
     free(cs->evals);
     free(cs->cands);

@@ -120,6 +120,12 @@ struct ApsolveDpShared {
     double *limits;                   /* apply limits, ascending, last +inf */
     size_t n_limits;
     DpPrep prep;                      /* the one prep of the search now (its buffers) */
+    /* Whose prep it is (apsolve_dp_solve_apply): 0 none known, else the run
+     * id of the ApsolveCounts (dp_counts.c) whose search built it, for
+     * memory-rule stage count prep_n: within one such run p, opt and the
+     * table are the same, so a later search of that count reads it as is. */
+    unsigned long prep_id;
+    int prep_n;
     int whole_only;                   /* only ranges of whole chunks under the options
                                        * it is built with (apsolve_solve_below's own) */
 };
@@ -175,13 +181,17 @@ void apsolve_dp_free(Dp *dp);
  * 1 .. the most stages opt's schedule allows with v chunks into ns, their
  * number; the search of one memory-rule stage count (and exact count,
  * 0: any) over the apply limits, *evals summing its threshold DPs and
- * *cands the largest number of distinct costs. */
+ * *cands the largest number of distinct costs. run: 0, or the id of an
+ * ApsolveCounts run (every search of it with the same p, opt and sh): the
+ * options of mem_n are then built only when sh->prep does not already
+ * hold that run's build of mem_n (apsolve_dp_prep_build's inputs, sh, p,
+ * opt and mem_n, are then the same, and its family only a cache). */
 int apsolve_dp_solve_setup(const ApsolveProblem *p, const ApsolveOptions *opt,
                            ApsolveDpShared *sh, const double **vals, size_t *n_vals);
 int apsolve_dp_valid_counts(const ApsolveProblem *p, const ApsolveOptions *opt, int v, int *ns);
 int apsolve_dp_solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt,
                            ApsolveDpShared *sh, DpFamily *fam, const double *vals,
                            size_t n_vals, int mem_n, int exact_n, int dense, DpCut cut,
-                           ApsolvePlan **out, long *evals, long *cands);
+                           unsigned long run, ApsolvePlan **out, long *evals, long *cands);
 
 #endif

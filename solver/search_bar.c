@@ -48,25 +48,32 @@ static int usable(const ApsolveProblem *p, const ApsolveOptions *o, size_t idx, 
  * stage's straddle being 0, the full estimate pipeline + max apply_cost,
  * at least T + max apply_cost = its total_cost. */
 static double bar_of(const ApsolveProblem *p, const ApsolveOptions *o, double C, const int *ns,
-                     int count, int straddle_free)
+                     int count, int straddle_free, const double *least)
 {
     double a = 0, cap = C / o->micro_batches * (1 + 1e-9);
     int L = p->num_layers, SK = p->num_submeshes * p->num_configs, unknown = 0;
     if (o->objective != APSOLVE_OBJECTIVE_FULL || o->inference)
         return C;
+    /* each range's entries in turn, as laid out (j, then submesh and
+     * config); a range whose least entry cost (least) is above cap has no
+     * entry at or below it (a NaN cost is at or below nothing) */
     for (int i = 0; i < L; i++)
-        for (size_t idx = apsolve_index(p, i, i, 0, 0),
-                    end = apsolve_index(p, i, L - 1, 0, 0) + (size_t)SK;
-             idx < end; idx++) {
-            double x = p->apply_cost[idx];
-            int known = x >= 0 && isfinite(x);
-            /* an entry that neither raises a nor, unknown, matters */
-            if (!(p->cost[idx] <= cap) || (!(x > a) && (known || unknown || !straddle_free)) ||
-                !usable(p, o, idx, ns, count))
+        for (int j = i; j < L; j++) {
+            if (least && !(least[(size_t)i * L + j] <= cap))
                 continue;
-            if (x > a)
-                a = x;
-            unknown |= !known;
+            for (size_t idx = apsolve_index(p, i, j, 0, 0), end = idx + (size_t)SK; idx < end;
+                 idx++) {
+                double x = p->apply_cost[idx];
+                int known = x >= 0 && isfinite(x);
+                /* an entry that neither raises a nor, unknown, matters */
+                if (!(p->cost[idx] <= cap) ||
+                    (!(x > a) && (known || unknown || !straddle_free)) ||
+                    !usable(p, o, idx, ns, count))
+                    continue;
+                if (x > a)
+                    a = x;
+                unknown |= !known;
+            }
         }
     return straddle_free && !unknown ? C : C + a;
 }
@@ -81,7 +88,7 @@ double apsolve_plain_bar(const ApsolveProblem *p, const ApsolveOptions *o, doubl
                          int straddle_free)
 {
     int L = p->num_layers;
-    return bar_of(p, o, C, &L, 1, straddle_free);
+    return bar_of(p, o, C, &L, 1, straddle_free, NULL);
 }
 
 /* The chunked schedules (interleaved 1F1B, interleaved ZB, ZB-V; options o
@@ -98,5 +105,16 @@ double apsolve_plain_bar(const ApsolveProblem *p, const ApsolveOptions *o, doubl
 double apsolve_chunk_bar(const ApsolveProblem *p, const ApsolveOptions *o, double best,
                          const int *ns, int count, int straddle_free)
 {
-    return bar_of(p, o, best, ns, count, straddle_free);
+    return bar_of(p, o, best, ns, count, straddle_free, NULL);
+}
+
+/* The same bar, the ranges whose least cost (f->cost, chunk_floor.c
+ * apsolve_stage_floor_init_plain: the least p->cost over the range's
+ * submeshes and configs) is above best / B (1 + 1e-9) not read: none of
+ * their entries is cheap enough to count. */
+double apsolve_chunk_bar_floor(const ApsolveProblem *p, const ApsolveOptions *o, double best,
+                               const int *ns, int count, int straddle_free,
+                               const ApsolveStageFloor *f)
+{
+    return bar_of(p, o, best, ns, count, straddle_free, f && f->p == p ? f->cost : NULL);
 }

@@ -195,8 +195,8 @@ static int chunk_keeps(Costdb *db, ChunkRun *cr, const ApsolveCand *c, const Aps
  * searched once"). */
 static int chunk_solve(Costdb *db, ChunkRun *cr, const ApsolveCand *c, const ApsolveOptions *io,
                        ApsolveDpShared *sh, ApsolveCounts *cs, const double *each,
-                       unsigned char *want, int nmax, int verdict, double best, ApsolvePlan **il,
-                       int *keeps, double *price)
+                       unsigned char *want, int nmax, int verdict, double best,
+                       const ApsolveStageFloor *fl, ApsolvePlan **il, int *keeps, double *price)
 {
     int e = 0, top;
     const ApsolvePlan *top_plan;
@@ -216,7 +216,7 @@ static int chunk_solve(Costdb *db, ChunkRun *cr, const ApsolveCand *c, const Aps
         chunk_lock(cr);
         straddle_free = apsolve_sweep_straddle_free(db, c->sweep);
         chunk_unlock(cr);
-        bar = apsolve_chunk_bar(c->p, io, best, ns, count, straddle_free);
+        bar = apsolve_chunk_bar_floor(c->p, io, best, ns, count, straddle_free, fl);
         if ((e = apsolve_solve_counts(c->p, io, sh, want, bar, cs)) != 0 ||
             !apsolve_counts_narrow(cs, want, bar))
             goto done;
@@ -301,7 +301,7 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
         io.virtual_stages = v;
         io.whole_chunks = 1;
         e = chunk_solve(db, cr, c, &io, sh, &cs, have_floor ? each : NULL, want, nmax, verdict,
-                        bar, &il, &keeps, &price);
+                        bar, fl, &il, &keeps, &price);
         if (e == APSOLVE_EINFEASIBLE) {
             e = 0;
             continue;

@@ -75,6 +75,15 @@ typedef struct ApsolveCounts {
     long *evals, *cands;
     double *secs;
     unsigned char *run;
+    /* This run's id (drawn anew by init and clear): from one clear to the
+     * next, every apsolve_solve_counts and apsolve_counts_whole of cs takes
+     * the same p (its tables unchanged), opt and sh, as the results it
+     * combines already assume; a count's options built by one of its
+     * searches are then read again by the next search of that count
+     * (dp_int.h, ApsolveDpShared.prep_id), and the stage counts' family
+     * (fam, dp_counts.c counts_family) made once. */
+    unsigned long id;
+    struct DpFamily *fam;             /* NULL until the run's first search */
 } ApsolveCounts;
 int apsolve_counts_init(ApsolveCounts *cs, int nmax);
 void apsolve_counts_clear(ApsolveCounts *cs); /* every count not searched */
@@ -158,6 +167,11 @@ typedef struct ApsolveStageFloor {
     double *g;                        /* scratch, 3 (L + 1) */
     int roots;                        /* root and x made (apsolve_stage_floor_roots) */
 } ApsolveStageFloor;
+/* search_bar.c: apsolve_chunk_bar (session_int.h) with f (NULL, or a
+ * floor of p) to skip the ranges none of whose entries is cheap enough. */
+double apsolve_chunk_bar_floor(const ApsolveProblem *p, const ApsolveOptions *o, double best,
+                               const int *ns, int count, int straddle_free,
+                               const ApsolveStageFloor *f);
 int apsolve_stage_floor_init(ApsolveStageFloor *f, const ApsolveProblem *p);
 /* apsolve_stage_floor_init's cost and work alone: root and x (the
  * zero-bubble floors', which the interleaved floor never reads) wait for

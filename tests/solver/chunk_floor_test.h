@@ -28,5 +28,6 @@ void test_chunk_bar(void);
 
 /* test_chunk_counts.c */
 void test_chunk_counts(void);
+void test_chunk_counts_prep(void);
 
 #endif

@@ -26,6 +26,7 @@
 #include <CUnit/Basic.h>
 
 #include "chunk_floor_test.h"
+#include "dp_int.h"
 #include "oracle.h"
 #include "schedule.h"
 #include "session_int.h"
@@ -148,4 +149,163 @@ void test_chunk_counts(void)
     CU_ASSERT(n.wins > 200);
     CU_ASSERT(n.whole > 300);
     CU_ASSERT(n.dropped > 50);
+}
+
+/* Count n's search under o with want {n} alone on a fresh table and run:
+ * the reference a held prep must reproduce. */
+static ApsolvePlan *fresh_count(const ApsolveProblem *p, const ApsolveOptions *o, int nmax,
+                                int n, long *evals)
+{
+    ApsolveDpShared *sh = apsolve_dp_shared_new();
+    ApsolveCounts cs;
+    unsigned char want[64] = {0};
+    ApsolvePlan *pl;
+    want[n] = 1;
+    CU_ASSERT_FATAL(sh && apsolve_counts_init(&cs, nmax) == APSOLVE_OK);
+    CU_ASSERT_FATAL(apsolve_solve_counts(p, o, sh, want, INFINITY, &cs) == APSOLVE_OK);
+    pl = cs.plan[n];
+    cs.plan[n] = NULL;
+    *evals = cs.evals[n];
+    apsolve_counts_free(&cs);
+    apsolve_dp_shared_free(sh);
+    return pl;
+}
+
+/* Whether cs's count n is the reference (plan and threshold DPs). */
+static int count_differs(const ApsolveCounts *cs, int n, const ApsolvePlan *ref, long evals)
+{
+    return !same_plan(cs->plan[n], ref) || cs->evals[n] != evals;
+}
+
+/* Whether the options sh holds (the last search's) are not those a fresh
+ * build of o at mem_n gives: options, items, bounds and apply costs. */
+static int prep_differs(ApsolveDpShared *sh, const ApsolveProblem *p, const ApsolveOptions *o,
+                        int mem_n)
+{
+    DpPrep pr;
+    const DpPrep *h = &sh->prep;
+    int e;
+    memset(&pr, 0, sizeof pr);
+    CU_ASSERT_FATAL(apsolve_dp_prep_build(&pr, sh, NULL, p, o, mem_n) == APSOLVE_OK);
+    e = pr.n_opts != h->n_opts || pr.n_items != h->n_items ||
+        memcmp(pr.opt_off, h->opt_off, ((size_t)p->num_layers + 1) * sizeof *pr.opt_off);
+    for (size_t k = 0; !e && k < pr.n_opts; k++)
+        e = pr.opts[k].end != h->opts[k].end || pr.opts[k].submesh != h->opts[k].submesh ||
+            pr.opts[k].item_off != h->opts[k].item_off || pr.opts[k].item_n != h->opts[k].item_n;
+    for (size_t k = 0; !e && k < pr.n_items; k++)
+        e = pr.items[k].cost != h->items[k].cost || pr.items[k].mnss != h->items[k].mnss ||
+            pr.items[k].config != h->items[k].config || pr.items[k].opt != h->items[k].opt ||
+            memcmp(&pr.apply[k], &h->apply[k], sizeof pr.apply[k]);
+    apsolve_dp_prep_free(&pr);
+    return e;
+}
+
+/* A count's options built by one search of an ApsolveCounts run are read
+ * again by its next search of that count (dp.c apsolve_dp_solve_apply,
+ * dp_int.h ApsolveDpShared.prep_id), and only then: over random problems
+ * with memory, a count searched cut then whole in one run (after another
+ * count's build, and before another count's whole search), after a clear under other options (other chunks, micro-
+ * batches, headroom) on the same table, and after a search of other options
+ * on the same table in the middle of a run each give the plan and threshold
+ * DPs of a fresh table, and the options the table holds after each are
+ * a fresh build's for the last count searched. Each reuse rule broken on purpose (the id kept
+ * across a clear, another search's build left marked, the count not
+ * checked) makes some of them differ. */
+void test_chunk_counts_prep(void)
+{
+    uint64_t rng = 0x9E9Bull;
+    int wrong = 0, checked = 0, differ_opts = 0;
+    for (int t = 0; t < 300; t++) {
+        ApsolveProblem *p = random_problem(&rng, 2 * t + 1); /* odd t: with memory */
+        ApsolveDpShared *sh = apsolve_dp_shared_new();
+        ApsolveOptions o1, o2;
+        ApsolveCounts cs;
+        ApsolvePlan *r1 = NULL, *r2 = NULL, *r1b = NULL, *x = NULL;
+        long e1 = 0, e2 = 0, e1b = 0;
+        int nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices, n = 0, n2 = 0;
+        unsigned char want[64] = {0}, skip[64];
+        size_t cells = apsolve_problem_cells(p);
+        CU_ASSERT_FATAL(sh != NULL && nmax < 64);
+        for (size_t k = 0; k < cells; k++)
+            p->apply_cost[k] = (double)(oracle_rand(&rng) % 9) / 8;
+        memset(&o1, 0, sizeof o1);
+        o1.objective = t % 2 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
+        o1.schedule = t % 3 ? APSOLVE_SCHEDULE_INTERLEAVED : APSOLVE_SCHEDULE_INTERLEAVED_ZB;
+        o1.virtual_stages = 2;
+        o1.whole_chunks = 1;
+        o1.micro_batches = 8;
+        o2 = o1;
+        o2.virtual_stages = 1 + t % 2; /* 1: every range, 2: as o1 */
+        o2.micro_batches = 2;
+        o2.headroom_percent = 20;
+        o2.search_headroom = 1;
+        if (o2.virtual_stages == 1)
+            o2.schedule = APSOLVE_SCHEDULE_ZB_H1;
+        /* n: the largest count both allow, n2 a smaller one o1 allows */
+        for (int q = 1; q <= nmax; q++) {
+            int v1 = apsolve_schedule_valid((ApsolveSchedule)o1.schedule, 2, 8, q, NULL, 0),
+                v2 = apsolve_schedule_valid((ApsolveSchedule)o2.schedule, o2.virtual_stages, 2,
+                                            q, NULL, 0);
+            if (v1 && v2 && q * 2 <= p->num_layers)
+                n = q;
+        }
+        for (int q = 1; q < n; q++)
+            if (apsolve_schedule_valid((ApsolveSchedule)o1.schedule, 2, 8, q, NULL, 0))
+                n2 = q;
+        if (n < 2 || n2 < 1) {
+            apsolve_dp_shared_free(sh);
+            apsolve_problem_free(&p);
+            continue;
+        }
+        r1 = fresh_count(p, &o1, nmax, n, &e1);
+        r1b = fresh_count(p, &o1, nmax, n2, &e1b);
+        r2 = fresh_count(p, &o2, nmax, n, &e2);
+        differ_opts += !same_plan(r1, r2) || e1 != e2;
+        CU_ASSERT_FATAL(apsolve_counts_init(&cs, nmax) == APSOLVE_OK);
+        /* one run: n2 and n cut at 0 (no plan below it: both searched, n
+         * last), then both whole: n2 must not read n's options, n reads
+         * its own */
+        want[n] = want[n2] = 1;
+        CU_ASSERT_FATAL(apsolve_solve_counts(p, &o1, sh, want, 0, &cs) == APSOLVE_OK);
+        CU_ASSERT_FATAL(apsolve_solve_counts(p, &o1, sh, want, INFINITY, &cs) == APSOLVE_OK);
+        wrong += count_differs(&cs, n, r1, e1) + count_differs(&cs, n2, r1b, e1b);
+        /* again with n2 alone cut first: n, searched whole after n2, must
+         * not read n2's options */
+        apsolve_counts_clear(&cs);
+        want[n] = 0;
+        CU_ASSERT_FATAL(apsolve_solve_counts(p, &o1, sh, want, 0, &cs) == APSOLVE_OK);
+        want[n] = 1;
+        CU_ASSERT_FATAL(apsolve_solve_counts(p, &o1, sh, want, INFINITY, &cs) == APSOLVE_OK);
+        wrong += count_differs(&cs, n, r1, e1) + count_differs(&cs, n2, r1b, e1b) +
+                 prep_differs(sh, p, &o1, n);
+        /* a clear, then o2 on the same table: n's options made anew */
+        apsolve_counts_clear(&cs);
+        want[n2] = 0;
+        CU_ASSERT_FATAL(apsolve_solve_counts(p, &o1, sh, want, 0, &cs) == APSOLVE_OK);
+        apsolve_counts_clear(&cs);
+        CU_ASSERT_FATAL(apsolve_solve_counts(p, &o2, sh, want, INFINITY, &cs) == APSOLVE_OK);
+        wrong += count_differs(&cs, n, r2, e2) + prep_differs(sh, p, &o2, n);
+        /* o2's run cut at n, o1's search of n alone on the same table,
+         * then the run's whole search of n: its own options again */
+        apsolve_counts_clear(&cs);
+        CU_ASSERT_FATAL(apsolve_solve_counts(p, &o2, sh, want, 0, &cs) == APSOLVE_OK);
+        for (int q = 0; q < 64; q++)
+            skip[q] = q != n;
+        CU_ASSERT_FATAL(apsolve_solve_shared_skip(p, &o1, sh, skip, &x) != APSOLVE_EINVAL);
+        CU_ASSERT_FATAL(apsolve_solve_counts(p, &o2, sh, want, INFINITY, &cs) == APSOLVE_OK);
+        wrong += count_differs(&cs, n, r2, e2) + prep_differs(sh, p, &o2, n);
+        checked++;
+        apsolve_counts_free(&cs);
+        apsolve_plan_free(&r1);
+        apsolve_plan_free(&r1b);
+        apsolve_plan_free(&r2);
+        apsolve_plan_free(&x);
+        apsolve_dp_shared_free(sh);
+        apsolve_problem_free(&p);
+    }
+    printf("held preps: %d problems, %d with other plans under the other options\n", checked,
+           differ_opts);
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT(checked > 80);
+    CU_ASSERT(differ_opts > 40);
 }

@@ -523,6 +523,7 @@ int main(void)
         {"headroom budget once per avail", test_budget_per_avail},
         {"the chunked searches' bar", test_chunk_bar},
         {"each stage count searched once", test_chunk_counts},
+        {"a count's options built once per run", test_chunk_counts_prep},
         {"one floor shared by the chunked searches", test_floor_shared},
     };
     return CUNIT_RUN("solver_chunk_floor", tests);

@@ -280,7 +280,8 @@ typedef struct BarCounts {
  * bar answers above it only when whole does not win. */
 static void bar_case(const ApsolveProblem *p, const ApsolveOptions *o, ApsolveDpShared *sh,
                      const unsigned char *skip, const int *ns, int count, int sf,
-                     const ApsolvePlan *whole, double best, BarCounts *n)
+                     const ApsolvePlan *whole, double best, const ApsolveStageFloor *f,
+                     BarCounts *n)
 {
     double bar = apsolve_chunk_bar(p, o, best, ns, count, sf);
     int wins = whole->feasible && (sf ? oracle_full_floor(whole) : whole->cost) < best;
@@ -291,6 +292,8 @@ static void bar_case(const ApsolveProblem *p, const ApsolveOptions *o, ApsolveDp
     n->unknown += wins && sf && whole->total_cost > best;
     if (wins && !(whole->total_cost <= bar))
         n->wrong++;
+    /* the bar read through the floor's least cost per range: the same */
+    n->wrong += apsolve_chunk_bar_floor(p, o, best, ns, count, sf, f) != bar;
     CU_ASSERT_FATAL(apsolve_solve_shared_below(p, o, sh, skip, bar, &pl) == APSOLVE_OK);
     if (pl->total_cost > bar) {
         n->cut += !sf;
@@ -306,7 +309,10 @@ static void bar_case(const ApsolveProblem *p, const ApsolveOptions *o, ApsolveDp
  * the search's T and some stage counts left out, bar_case's checks; then
  * straddle-free, half the problems with every apply_cost known. Bars of
  * best alone (not straddle-free, or an apply_cost unknown), 0.95 x best +
- * the apply term, or the apply term at one stage count only fail it. */
+ * the apply term, or the apply term at one stage count only fail it. The
+ * bar read through a floor's least cost per range
+ * (apsolve_chunk_bar_floor) is the same bar (fails with ranges of least
+ * cost above 0.9 x the cap left out). */
 void test_chunk_bar(void)
 {
     static const double cs[] = {0.3, 0.7, 0.9, 0.99, 1.0, 1.01, 1.1, 1.5, 2.0};
@@ -343,6 +349,7 @@ void test_chunk_bar(void)
                 ns[count++] = q;
         for (int sf = 0; sf < 2; sf++) {
             ApsolvePlan *whole = NULL;
+            ApsolveStageFloor fl;
             if (sf && t % 4 < 2) { /* every apply_cost known; a table of that problem */
                 for (size_t k = 0; k < cells; k++)
                     p->apply_cost[k] = p->apply_cost[k] < 0 ? (double)(k % 9) / 8
@@ -350,10 +357,13 @@ void test_chunk_bar(void)
                 apsolve_dp_shared_free(sh);
                 CU_ASSERT_FATAL((sh = apsolve_dp_shared_new()) != NULL);
             }
+            CU_ASSERT_FATAL(apsolve_stage_floor_init_plain(&fl, p) == APSOLVE_OK);
             if (apsolve_solve_shared_skip(p, &o, sh, skip, &whole) == APSOLVE_OK)
                 for (size_t k = 0; k < sizeof cs / sizeof *cs; k++)
-                    bar_case(p, &o, sh, skip, ns, count, sf, whole, cs[k] * whole->cost, &n);
+                    bar_case(p, &o, sh, skip, ns, count, sf, whole, cs[k] * whole->cost, &fl,
+                             &n);
             apsolve_plan_free(&whole);
+            apsolve_stage_floor_free(&fl);
         }
         apsolve_dp_shared_free(sh);
         apsolve_problem_free(&p);
