@@ -210,6 +210,32 @@ static inline __attribute__((always_inline)) double pair_min(int kx, int ky, con
     return best;
 }
 
+/* pair_min when y has no edge to a or c (cy all +0.0, the sum 0.0 + 0.0 of
+ * its absent terms): the least base[i][j] + cx[i], plus 0.0. Adding +0.0
+ * changes no value but -0.0 (to +0.0, equal to it in every comparison) and
+ * keeps NaN NaN, so each candidate compares as base[i][j] + cx[i] + cy[j]
+ * does, the same one is taken (ties included), and its value plus 0.0 is
+ * that candidate's: bit for bit pair_min's answer, one sum fewer a
+ * candidate and no cy to fill (docs/performance.md "The twin pairs without
+ * the twin's outer edges"). */
+static inline __attribute__((always_inline)) double pair_min_lone(int kx, int ky,
+                                                                  const double *base,
+                                                                  const double *cx, int *arg)
+{
+    double best = INFINITY;
+    int bi = 0;
+    for (int i = 0; i < kx; i++)
+        for (int j = 0; j < ky; j++) {
+            double v = base[(size_t)i * ky + j] + cx[i];
+            if (v < best) {
+                best = v;
+                bi = i * ky + j;
+            }
+        }
+    *arg = bi;
+    return best + 0.0;
+}
+
 /* EL_PAIR: x and its twin y at their best for each pair of a's and c's,
  * e = {x-y, x-a, x-c, y-a or -1, y-c or -1}; the k_a x k_c table into r,
  * the argmin (x's choice * k_y + y's) into arg. 0 or APPROF_ENOMEM. The
@@ -246,6 +272,25 @@ int ilp_table_pair(Work *w, int x, const int e[5], int *arg, const StepOut *out)
     for (int s = 0; s < ka; s++) {
         for (int i = 0; i < kx; i++)
             ax[i] = exa->r[(size_t)i * sxa_i + (size_t)s * sxa_s];
+        if (!eya && !eyc) {
+            for (int u = 0; u < kc; u++) {
+                for (int i = 0; i < kx; i++)
+                    cx[i] = ax[i] + exc->r[(size_t)i * sxc_i + (size_t)u * sxc_u];
+                int bi = 0;
+                double best;
+                switch (kx * 8 + ky) {
+                case 3 * 8 + 2: best = pair_min_lone(3, 2, base, cx, &bi); break;
+                case 4 * 8 + 3: best = pair_min_lone(4, 3, base, cx, &bi); break;
+                default: best = pair_min_lone(kx, ky, base, cx, &bi); break;
+                }
+                if (out->acc)
+                    r[(size_t)s * rs + (size_t)u * ru] += best;
+                else
+                    r[(size_t)s * rs + (size_t)u * ru] = best;
+                arg[(size_t)s * kc + u] = bi;
+            }
+            continue;
+        }
         for (int j = 0; j < ky; j++)
             ay[j] = eya ? eya->r[(size_t)j * sya_j + (size_t)s * sya_s] : 0.0;
         for (int u = 0; u < kc; u++) {
