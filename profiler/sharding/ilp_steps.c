@@ -99,8 +99,10 @@ static void edge_strides(const Work *w, const WEdge *e, int x, size_t *si, size_
 
 /* The k_y x k_z table of a degree-2 step (table_deg2) for kx strategies
  * of x: inlined for each small kx (a constant there, so the loop over x's
- * strategies is unrolled); the same sums and comparisons in the same
- * order for every kx. */
+ * strategies is unrolled), and for the pairs of kx and kz that make most
+ * of llama-3-8b's full sweep also kz (docs/performance.md "The degree-2
+ * steps by the count of z's strategies"); the same sums and comparisons
+ * in the same order for every kx and kz. */
 static inline __attribute__((always_inline)) void deg2_fill(
     int kx, int ky, int kz, const double *c, const double *r1, size_t si1, size_t sj1,
     const double *r2, size_t si2, size_t sl2, double *t, int *arg, double *r, size_t rj,
@@ -163,16 +165,29 @@ int ilp_table_deg2(Work *w, int x, int e1, int e2, int *arg, const StepOut *out)
     edge_strides(w, d1, x, &si1, &sj1);
     edge_strides(w, d2, x, &si2, &sl2);
     step_out_strides(w, out, kz, &r, &rj, &rl);
-#define DEG2_FILL(K, ADD) \
-    deg2_fill(K, ky, kz, a->c, d1->r, si1, sj1, d2->r, si2, sl2, t, arg, r, rj, rl, ADD)
+#define DEG2_FILL(K, KZ, ADD) \
+    deg2_fill(K, ky, KZ, a->c, d1->r, si1, sj1, d2->r, si2, sl2, t, arg, r, rj, rl, ADD)
 #define DEG2_SWITCH(ADD) \
-    switch (kx) { \
-    case 2: DEG2_FILL(2, ADD); break; \
-    case 3: DEG2_FILL(3, ADD); break; \
-    case 4: DEG2_FILL(4, ADD); break; \
-    case 5: DEG2_FILL(5, ADD); break; \
-    case 6: DEG2_FILL(6, ADD); break; \
-    default: DEG2_FILL(kx, ADD); break; \
+    switch (kx * 8 + kz) { \
+    case 3 * 8 + 2: DEG2_FILL(3, 2, ADD); break; \
+    case 4 * 8 + 2: DEG2_FILL(4, 2, ADD); break; \
+    case 4 * 8 + 3: DEG2_FILL(4, 3, ADD); break; \
+    case 4 * 8 + 4: DEG2_FILL(4, 4, ADD); break; \
+    case 4 * 8 + 5: DEG2_FILL(4, 5, ADD); break; \
+    case 5 * 8 + 2: DEG2_FILL(5, 2, ADD); break; \
+    case 5 * 8 + 3: DEG2_FILL(5, 3, ADD); break; \
+    case 5 * 8 + 4: DEG2_FILL(5, 4, ADD); break; \
+    case 5 * 8 + 5: DEG2_FILL(5, 5, ADD); break; \
+    case 5 * 8 + 6: DEG2_FILL(5, 6, ADD); break; \
+    default: \
+        switch (kx) { \
+        case 2: DEG2_FILL(2, kz, ADD); break; \
+        case 3: DEG2_FILL(3, kz, ADD); break; \
+        case 4: DEG2_FILL(4, kz, ADD); break; \
+        case 5: DEG2_FILL(5, kz, ADD); break; \
+        case 6: DEG2_FILL(6, kz, ADD); break; \
+        default: DEG2_FILL(kx, kz, ADD); break; \
+        } \
     }
     if (out->acc) {
         DEG2_SWITCH(1)
@@ -208,6 +223,32 @@ static inline __attribute__((always_inline)) double pair_min(int kx, int ky, con
         }
     *arg = bi;
     return best;
+}
+
+/* pair_min when y has no edge to a or c (cy all +0.0, the sum 0.0 + 0.0 of
+ * its absent terms): the least base[i][j] + cx[i], plus 0.0. Adding +0.0
+ * changes no value but -0.0 (to +0.0, equal to it in every comparison) and
+ * keeps NaN NaN, so each candidate compares as base[i][j] + cx[i] + cy[j]
+ * does, the same one is taken (ties included), and its value plus 0.0 is
+ * that candidate's: bit for bit pair_min's answer, one sum fewer a
+ * candidate and no cy to fill (docs/performance.md "The twin pairs without
+ * the twin's outer edges"). */
+static inline __attribute__((always_inline)) double pair_min_lone(int kx, int ky,
+                                                                  const double *base,
+                                                                  const double *cx, int *arg)
+{
+    double best = INFINITY;
+    int bi = 0;
+    for (int i = 0; i < kx; i++)
+        for (int j = 0; j < ky; j++) {
+            double v = base[(size_t)i * ky + j] + cx[i];
+            if (v < best) {
+                best = v;
+                bi = i * ky + j;
+            }
+        }
+    *arg = bi;
+    return best + 0.0;
 }
 
 /* EL_PAIR: x and its twin y at their best for each pair of a's and c's,
@@ -246,6 +287,25 @@ int ilp_table_pair(Work *w, int x, const int e[5], int *arg, const StepOut *out)
     for (int s = 0; s < ka; s++) {
         for (int i = 0; i < kx; i++)
             ax[i] = exa->r[(size_t)i * sxa_i + (size_t)s * sxa_s];
+        if (!eya && !eyc) {
+            for (int u = 0; u < kc; u++) {
+                for (int i = 0; i < kx; i++)
+                    cx[i] = ax[i] + exc->r[(size_t)i * sxc_i + (size_t)u * sxc_u];
+                int bi = 0;
+                double best;
+                switch (kx * 8 + ky) {
+                case 3 * 8 + 2: best = pair_min_lone(3, 2, base, cx, &bi); break;
+                case 4 * 8 + 3: best = pair_min_lone(4, 3, base, cx, &bi); break;
+                default: best = pair_min_lone(kx, ky, base, cx, &bi); break;
+                }
+                if (out->acc)
+                    r[(size_t)s * rs + (size_t)u * ru] += best;
+                else
+                    r[(size_t)s * rs + (size_t)u * ru] = best;
+                arg[(size_t)s * kc + u] = bi;
+            }
+            continue;
+        }
         for (int j = 0; j < ky; j++)
             ay[j] = eya ? eya->r[(size_t)j * sya_j + (size_t)s * sya_s] : 0.0;
         for (int u = 0; u < kc; u++) {
