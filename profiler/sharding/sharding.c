@@ -682,9 +682,8 @@ int shard_stage_setup_check(const ApprofShardContext *ctx, const ApprofShardRequ
     return 0;
 }
 
-/* Checks req and fills the stage's range, mesh and per-tensor facts. */
 int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, ShardStage *st_out,
-                       char *err, size_t errlen)
+                       int with_ops, char *err, size_t errlen)
 {
     ShardStage st;
     int rc;
@@ -710,9 +709,9 @@ int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, Sh
     st.layer_begin = &l->op_begin[req->start_layer];
     st.n_layers = req->end_layer - req->start_layer + 1;
     shard_mesh_init(&st.mesh, req->mesh_hosts, req->mesh_gpus, req->logical_a, req->logical_b);
-    st.ops = calloc((size_t)(st.n_ops > 0 ? st.n_ops : 1), sizeof(ShardOp));
+    st.ops = with_ops ? calloc((size_t)(st.n_ops > 0 ? st.n_ops : 1), sizeof(ShardOp)) : NULL;
     const int *lr = last_readers(ctx);
-    rc = st.ops && lr ? stage_tensors(&st, lr) : APPROF_ENOMEM;
+    rc = (st.ops || !with_ops) && lr ? stage_tensors(&st, lr) : APPROF_ENOMEM;
     *st_out = st;
     return rc;
 }
@@ -742,7 +741,7 @@ int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
     /* a memory level past the Pareto set just solved for this very stage */
     if (level_past_memo(ctx, req, err, errlen))
         return APPROF_ENOVARIANT;
-    rc = shard_stage_setup(ctx, req, &st, err, errlen);
+    rc = shard_stage_setup(ctx, req, &st, 1, err, errlen);
     if (!rc)
         rc = build_and_solve(ctx, &st, req, err, errlen);
     if (rc)
