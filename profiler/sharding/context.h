@@ -170,15 +170,21 @@ typedef struct HeldForward {
 } HeldForward;
 
 /* The per-tensor arrays of a stage set-up (ShardStage.t_cons, t_first,
- * t_out, t_saved), kept at rest as a fresh set-up makes them (0, -1, 0,
- * 0): a set-up takes them when no other holds them and gives them back
- * with only its ops' tensors reset, so a set-up costs its stage's size
- * and not the graph's (docs/performance.md, "Set-ups without
- * graph-sized arrays"). */
+ * t_out, t_saved): a set-up takes them when no other holds them, so a
+ * set-up costs its stage's size and not the graph's (docs/performance.md,
+ * "Set-ups without graph-sized arrays"). They are given back still
+ * holding the facts of the op range [begin, end) (held: 1), which are a
+ * function of that range and the graph alone; the next set-up of the
+ * same range takes them as they are (the program key's set-up and the
+ * build's, and a stage's variants and configs), and one of another range
+ * first resets the held range's tensors to what a fresh set-up makes
+ * (0, -1, 0, 0). docs/performance.md, "A stage's tensor facts set up
+ * once for its requests". */
 typedef struct TensorScratch {
     int *cons, *first;
     unsigned char *out, *saved;
     int busy;
+    int held, begin, end;
 } TensorScratch;
 
 /* A stage's operators with their strategies (ShardStage.ops), kept for its

@@ -435,7 +435,9 @@ void shard_memos_free(ApprofShardContext *ctx)
 /* The part of a program key that does not depend on the variant, for
  * the stage of req (shard_stage_key): its structure hash, checkpoint
  * blocks and tensors in first-touch order, computed once for the run of
- * requests that ask for the variants of one stage (context.h, ProgKeyMemo). */
+ * requests that ask for the variants of one stage (context.h, ProgKeyMemo).
+ * Its set-up reads no op's strategies (no ops array); the tensor facts it
+ * fills stay in the context's scratch for the build of the same range. */
 static int stage_key_part(ApprofShardContext *ctx, const ApprofShardRequest *req, int levels)
 {
     ProgKeyMemo *pk = &ctx->pkey;
@@ -447,7 +449,7 @@ static int stage_key_part(ApprofShardContext *ctx, const ApprofShardRequest *req
         return 0;
     pk->valid = 0;
     memset(&st, 0, sizeof st);
-    rc = shard_stage_setup(ctx, req, &st, err, sizeof err);
+    rc = shard_stage_setup(ctx, req, &st, 0, err, sizeof err);
     if (!rc && !ctx->op_desc) {
         ctx->op_desc = calloc(ctx->g->n_ops ? ctx->g->n_ops : 1, sizeof *ctx->op_desc);
         if (!ctx->op_desc)

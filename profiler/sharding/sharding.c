@@ -344,19 +344,7 @@ void shard_stage_free(ShardStage *st)
     free(st->strat_block);
     free(st->ops);
     free(st->choice);
-    if (st->t_scratch) { /* the context's, back as at rest (TensorScratch) */
-        for (int o = st->op_begin; o < st->op_end; o++) {
-            const ApprofOp *op = &st->g->ops[o];
-            for (int i = 0; i < op->n_inputs; i++) {
-                st->t_cons[op->inputs[i]] = 0;
-                st->t_first[op->inputs[i]] = -1;
-                st->t_saved[op->inputs[i]] = 0;
-            }
-            for (int j = 0; j < op->n_outputs; j++) {
-                st->t_out[op->outputs[j]] = 0;
-                st->t_saved[op->outputs[j]] = 0;
-            }
-        }
+    if (st->t_scratch) { /* the context's, back with its range's facts (TensorScratch) */
         st->ctx->ts.busy = 0;
         return;
     }
@@ -366,8 +354,28 @@ void shard_stage_free(ShardStage *st)
     free(st->t_saved);
 }
 
-/* The context's per-tensor arrays for st, or NULL when another set-up
- * holds them (or without memory: st then makes its own). */
+/* Resets the tensors of the op range ts holds to what a fresh set-up
+ * makes (0, -1, 0, 0), so that no range's facts are held. */
+static void scratch_release_range(const ApprofGraph *g, TensorScratch *ts)
+{
+    for (int o = ts->held ? ts->begin : 0; ts->held && o < ts->end; o++) {
+        const ApprofOp *op = &g->ops[o];
+        for (int i = 0; i < op->n_inputs; i++) {
+            ts->cons[op->inputs[i]] = 0;
+            ts->first[op->inputs[i]] = -1;
+            ts->saved[op->inputs[i]] = 0;
+        }
+        for (int j = 0; j < op->n_outputs; j++) {
+            ts->out[op->outputs[j]] = 0;
+            ts->saved[op->outputs[j]] = 0;
+        }
+    }
+    ts->held = 0;
+}
+
+/* The context's per-tensor arrays for st, or 0 when another set-up
+ * holds them (or without memory: st then makes its own); 2 when they
+ * hold st's range's facts already, 1 when they are at rest. */
 static int take_tensor_scratch(ShardStage *st)
 {
     ApprofShardContext *ctx = st->ctx;
@@ -393,6 +401,9 @@ static int take_tensor_scratch(ShardStage *st)
     st->t_out = ts->out;
     st->t_saved = ts->saved;
     st->t_scratch = 1;
+    if (ts->held && ts->begin == st->op_begin && ts->end == st->op_end)
+        return 2;
+    scratch_release_range(st->g, ts);
     return 1;
 }
 
@@ -431,7 +442,10 @@ static int stage_tensors(ShardStage *st, const int *last_reader)
 {
     const ApprofGraph *g = st->g;
     size_t nt = g->n_tensors ? g->n_tensors : 1;
-    if (!st->ctx || !take_tensor_scratch(st)) {
+    int took = st->ctx ? take_tensor_scratch(st) : 0;
+    if (took == 2) /* the facts of this very range, as the loops below would fill them */
+        return 0;
+    if (!took) {
         st->t_cons = calloc(nt, sizeof(int));
         st->t_first = malloc(nt * sizeof(int));
         st->t_out = calloc(nt, 1);
@@ -463,6 +477,11 @@ static int stage_tensors(ShardStage *st, const int *last_reader)
             if (st->t_cons[t] == 0 || last_reader[t] >= st->op_end)
                 st->t_out[t] = 1;
         }
+    }
+    if (took) {
+        st->ctx->ts.held = 1;
+        st->ctx->ts.begin = st->op_begin;
+        st->ctx->ts.end = st->op_end;
     }
     return 0;
 }
@@ -663,9 +682,8 @@ int shard_stage_setup_check(const ApprofShardContext *ctx, const ApprofShardRequ
     return 0;
 }
 
-/* Checks req and fills the stage's range, mesh and per-tensor facts. */
 int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, ShardStage *st_out,
-                       char *err, size_t errlen)
+                       int with_ops, char *err, size_t errlen)
 {
     ShardStage st;
     int rc;
@@ -691,9 +709,9 @@ int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, Sh
     st.layer_begin = &l->op_begin[req->start_layer];
     st.n_layers = req->end_layer - req->start_layer + 1;
     shard_mesh_init(&st.mesh, req->mesh_hosts, req->mesh_gpus, req->logical_a, req->logical_b);
-    st.ops = calloc((size_t)(st.n_ops > 0 ? st.n_ops : 1), sizeof(ShardOp));
+    st.ops = with_ops ? calloc((size_t)(st.n_ops > 0 ? st.n_ops : 1), sizeof(ShardOp)) : NULL;
     const int *lr = last_readers(ctx);
-    rc = st.ops && lr ? stage_tensors(&st, lr) : APPROF_ENOMEM;
+    rc = (st.ops || !with_ops) && lr ? stage_tensors(&st, lr) : APPROF_ENOMEM;
     *st_out = st;
     return rc;
 }
@@ -723,7 +741,7 @@ int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
     /* a memory level past the Pareto set just solved for this very stage */
     if (level_past_memo(ctx, req, err, errlen))
         return APPROF_ENOVARIANT;
-    rc = shard_stage_setup(ctx, req, &st, err, errlen);
+    rc = shard_stage_setup(ctx, req, &st, 1, err, errlen);
     if (!rc)
         rc = build_and_solve(ctx, &st, req, err, errlen);
     if (rc)

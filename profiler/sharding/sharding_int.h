@@ -69,8 +69,12 @@ int shard_fuses_to_reduce_scatter(const ShardStage *st, int t, int x, ShardLayou
 void shard_stage_key(const ApprofShardRequest *req, int levels, int *key);
 /* APPROF_EINVAL when req is not a stage of the context's layering. */
 int shard_stage_setup_check(const ApprofShardContext *ctx, const ApprofShardRequest *req);
+/* Checks req and fills st's range, mesh and tensor facts (the facts kept
+ * from the last set-up of the same op range: context.h, TensorScratch);
+ * with_ops: st->ops allocated for the build too (the program key's
+ * set-up reads no op's strategies). */
 int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, ShardStage *st,
-                      char *err, size_t errlen);
+                      int with_ops, char *err, size_t errlen);
 void shard_stage_free(ShardStage *st);
 int shard_tensor_slot(const int *list, int n, int t);
 
