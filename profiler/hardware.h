@@ -395,6 +395,11 @@ double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k
  * it to that kernel. hw/loss_metric.c. */
 double approf_loss_metric_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k);
 
+/* One streaming kernel of `bytes` at `rate` bytes/s (hw/cost.c): the
+ * bytes over the rate plus the launch overhead, at least the host
+ * overhead. The loss's f32 kernels and the metric passes are priced so. */
+double approf_stream_kernel_seconds(const ApprofHardwareSpec *hw, double bytes, double rate);
+
 /* The share of the math class's peak a fused attention kernel k's GEMMs
  * reach on hw: attention_eff_seq at k's key length (attn_skv) where the
  * spec gives it, else attention_efficiency; 0: neither given (the GEMM

@@ -319,6 +319,12 @@ static double gemm_table_seconds(const ApprofHardwareSpec *hw, const ApprofKerne
     return t > floor_t ? t : floor_t;
 }
 
+double approf_stream_kernel_seconds(const ApprofHardwareSpec *hw, double bytes, double rate)
+{
+    double s = bytes / rate + hw->kernel_launch_overhead;
+    return s > hw->host_overhead ? s : hw->host_overhead;
+}
+
 /* A cross-entropy over 16-bit logits computed as Megatron-LM's
  * vocab_parallel_cross_entropy does (megatron/core/tensor_parallel/
  * cross_entropy.py at f2e5db402c): forward an f32 copy of the logits, its
@@ -338,8 +344,7 @@ static double loss_f32_seconds(const ApprofHardwareSpec *hw, const ApprofKernel 
         return INFINITY;
     for (int i = 0; i < n; i++) {
         double b = (k->loss == 1 ? fwd[i] : bwd[i]) * e;
-        double s = b / (k->loss == 1 && fwd_red[i] ? red : stream) + hw->kernel_launch_overhead;
-        t += s > hw->host_overhead ? s : hw->host_overhead;
+        t += approf_stream_kernel_seconds(hw, b, k->loss == 1 && fwd_red[i] ? red : stream);
     }
     return t;
 }

@@ -34,11 +34,9 @@ double approf_loss_metric_seconds(const ApprofHardwareSpec *hw, const ApprofKern
         return 0.0;
     e = (double)k->elements;
     for (int i = 0; i < 2; i++) {
-        double bytes = i == 0 ? (k->dtype == APPROF_F32 ? 0.0 : 6.0 * e) : 8.0 * e, s;
-        if (bytes == 0.0)
-            continue;
-        s = bytes / stream + hw->kernel_launch_overhead;
-        t += s > hw->host_overhead ? s : hw->host_overhead;
+        double bytes = i == 0 ? (k->dtype == APPROF_F32 ? 0.0 : 6.0 * e) : 8.0 * e;
+        if (bytes != 0.0)
+            t += approf_stream_kernel_seconds(hw, bytes, stream);
     }
     return t * (double)hw->loss_metric_passes;
 }
