@@ -247,7 +247,7 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
         apsolve_recompute_layers_saved_free(&saved);
     } else {
         /* main_c's problem: borrowed, and its stored entries put back for
-         * the cp step (apsolve_auto_recompute_layers_put_back) */
+         * the cp step (apsolve_auto_recompute_layers_stored) */
         r->auto_c.borrowed = 1;
         r->have_auto_c = 1;
         r->rl_saved = saved;
@@ -258,15 +258,6 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
 nomem:
     apsolve_auto_step_free(&st);
     return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
-}
-
-int apsolve_auto_recompute_layers_put_back(ApsolveRun *r)
-{
-    /* left to the cp step's first read of more than which single-layer
-     * entries have a time (apsolve_auto_recompute_layers_stored), or to
-     * apsolve_auto_recompute_layers_again when it reads none */
-    (void)r;
-    return 0;
 }
 
 void apsolve_auto_recompute_layers_stored(ApsolveRun *r)

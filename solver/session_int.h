@@ -412,14 +412,12 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r);
 /* session_autorl.c: around the cp step, main_c's problem holds its stored
  * entries where the cp step reads them and, after, the winning K again
  * where that plan is still the auto plan (auto_c borrows main_c's
- * problem). put_back (before the step) leaves them to the step: it calls
- * _stored before it reads more of main_c's problem than which
+ * problem). The step puts them back itself: it calls _stored before it reads more of main_c's problem than which
  * single-layer entries have a time (those compose_all never writes), and
  * where it never does, _again keeps the K's entries in place instead of
  * composing them again (docs/performance.md, "apsolve: the cp step's
  * restore and the stored entries put back only when read"). 0 (nothing
  * fails). */
-int apsolve_auto_recompute_layers_put_back(ApsolveRun *r);
 void apsolve_auto_recompute_layers_stored(ApsolveRun *r);
 int apsolve_auto_recompute_layers_again(ApsolveRun *r);
 /* session_plans.c: what the --parallel knobs' steps priced in plan g

@@ -778,7 +778,7 @@ int apsolve_run_auto_search(ApsolveRun *r)
             return rc;
     }
     if (tried && (apsolve_run_auto_recompute_layers(r) || apsolve_run_auto_offload(r) ||
-                  apsolve_auto_recompute_layers_put_back(r) || apsolve_run_auto_cp(r) ||
+                  apsolve_run_auto_cp(r) ||
                   apsolve_auto_recompute_layers_again(r)))
         return 1;
     if (!r->s->autop)
