@@ -84,6 +84,7 @@ struct ApsolveCpTransients {
     int *slot;          /* [pairs]: the pair's place among the kept, -1 none */
     int64_t (*f)[3];    /* [ranges * kept]: the backward's peak less the forward's,
                          * a[0], a[1] (cut_of_phases, phase_activation) */
+    unsigned char *seen; /* [ranges * kept]: bit p set when phase p's row was read */
     int any;            /* an activation-sized part seen */
 };
 
@@ -102,8 +103,12 @@ static int transient_row(void *ctx, int start, int end, int s, int c, int phase,
     if (start < 0 || end < start || end >= p->num_layers || s >= p->num_submeshes ||
         c >= p->num_configs || (k = t->slot[(size_t)s * p->num_configs + c]) < 0)
         return 0;
-    int64_t *f = t->f[apsolve_range_index(p->num_layers, start, end) * t->kept + (size_t)k];
+    size_t at = apsolve_range_index(p->num_layers, start, end) * t->kept + (size_t)k;
+    int64_t *f = t->f[at];
     int64_t a = phase_activation(x);
+    if (t->seen[at] & (1u << phase))
+        return 0; /* the key is unique: a phase comes once (a guard only) */
+    t->seen[at] |= (unsigned char)(1u << phase);
     f[0] += phase ? x->peak : -x->peak;
     f[1 + phase] = a;
     t->any |= a > 0;
@@ -134,7 +139,8 @@ int apsolve_cp_transients_read(struct Costdb *db, int64_t sweep, const ApsolvePr
         t->slot[x] = cf->valid && cf->force_batch_dim == 0 && cf->logical_a % 2 == 0
                          ? (int)t->kept++ : -1;
     }
-    if (t->kept && !(t->f = calloc(t->ranges * t->kept, sizeof *t->f))) {
+    if (t->kept && (!(t->f = calloc(t->ranges * t->kept, sizeof *t->f)) ||
+                    !(t->seen = calloc(t->ranges * t->kept, 1)))) {
         apsolve_cp_transients_free(&t);
         return APSOLVE_ENOMEM;
     }
@@ -156,8 +162,13 @@ int64_t apsolve_cp_transients_cut(const ApsolveCpTransients *t, const ApsolvePro
     int k;
     if (!t || cp <= 1 || (k = t->slot[(size_t)s * p->num_configs + c]) < 0)
         return 0;
-    const int64_t *f = t->f[apsolve_range_index(p->num_layers, i, j) * t->kept + (size_t)k];
-    return cut_of_phases(0, f[0], f + 1, cp);
+    size_t at = apsolve_range_index(p->num_layers, i, j) * t->kept + (size_t)k;
+    /* an entry with one phase's row only is no entry (costdb_stage_pairs
+     * pairs none; costdb_entry_transient reads none): no cut, as
+     * apsolve_cp_transient_cut's */
+    if (t->seen[at] != 3)
+        return 0;
+    return cut_of_phases(0, t->f[at][0], t->f[at] + 1, cp);
 }
 
 void apsolve_cp_transients_free(ApsolveCpTransients **t)
@@ -166,6 +177,7 @@ void apsolve_cp_transients_free(ApsolveCpTransients **t)
         return;
     free((*t)->slot);
     free((*t)->f);
+    free((*t)->seen);
     free(*t);
     *t = NULL;
 }

@@ -7,7 +7,8 @@
 # config 0) edited to a transient and an activation-sized part of 3 times
 # their peak (at cp 2 each phase's peak would fall below zero: the two
 # cuts apsolve had disagreed there, and --parallel cut the entry's whole
-# peak); its ZeRO-3 entries stay as swept.
+# peak); its ZeRO-3 entries stay as swept, but one (config 3) loses its
+# forward row.
 # test_cp_hostile checks --parallel's cut and the auto search's tables give
 # the same cut and the same cp stage memory for every entry, the rule's by
 # hand (a part above its phase's peak counts as none); apsolve --parallel
@@ -31,6 +32,14 @@ n = con.execute(
     " WHERE temp_activation_size > 0 AND cost_id IN"
     " (SELECT cost_id FROM stage_entry WHERE start_layer = 0 AND end_layer = 1"
     " AND submesh_index = 1 AND config_index = 0)").rowcount
+# an entry with one phase's row only: (0..1, 1x2, config 3, its ZeRO-3
+# twin) without its forward
+key = " FROM stage_entry WHERE start_layer = 0 AND end_layer = 1 AND" \
+      " submesh_index = 1 AND config_index = 3 AND phase = 0"
+count = lambda: con.execute("SELECT count(*)" + key).fetchone()[0]
+assert count() == 1, "no forward row to delete"
+con.execute("DELETE" + key)
+assert count() == 0, "the forward row is still there"
 con.commit()
 assert n > 0, "no row with an activation-sized part"
 PY

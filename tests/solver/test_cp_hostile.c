@@ -19,8 +19,12 @@
  *   the same in --parallel's problem (apsolve_cp_problem) and in the auto
  *   search's table (apsolve_cp_problem_auto), and its peak is above zero.
  *
+ * - an entry with one phase's row only (the driver deletes one entry's
+ *   forward row) is no entry: both cut 0, where the auto table had
+ *   cut from the phase it had.
+ *
  * Usage: test_cp_hostile DB MICRO (sweep 1 of DB; MICRO its micro-batch
- * size). Prints "ok: N entries, H hostile".
+ * size). Prints "ok: N entries, H hostile, ...".
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,7 +86,7 @@ int main(int argc, char **argv)
     ApsolveOptions o;
     int64_t micro, seq = 0;
     int heads = 0, kv_heads = 0, attention = 0, cps[1] = {2}, comms[1] = {APSOLVE_CP_P2P};
-    long entries = 0, bad = 0, compared = 0;
+    long entries = 0, bad = 0, compared = 0, lone = 0;
     char err[256], why[400];
     if (argc != 3 || (micro = atoll(argv[2])) <= 0) {
         fprintf(stderr, "usage: test_cp_hostile DB MICRO\n");
@@ -109,9 +113,23 @@ int main(int argc, char **argv)
                 for (int c = 0; c < p->num_configs; c++) {
                     const ApsolveConfig *cf = &p->configs[(size_t)s * p->num_configs + c];
                     CostdbPhaseTransient ph[2];
+                    int rc;
                     if (!cf->valid || cf->force_batch_dim != 0 || cf->logical_a % 2 ||
-                        costdb_entry_transient(db, 1, i, j, s, c, ph) != 0)
+                        (rc = costdb_entry_transient(db, 1, i, j, s, c, ph)) < 0)
                         continue;
+                    if (rc) { /* one phase's row only, or none: no entry, no cut */
+                        lone++;
+                        for (int cp = 2; cp <= 8; cp *= 2) {
+                            int64_t cut = -1, tab = apsolve_cp_transients_cut(t, p, i, j, s, c, cp);
+                            CHECK(apsolve_cp_transient_cut(db, 1, i, j, s, c, cp, &cut, why,
+                                                           sizeof why) == 0 &&
+                                      cut == 0 && tab == 0,
+                                  "(%d..%d, %d, %d) cp=%d, a phase's row missing: --parallel "
+                                  "cuts %lld, the auto table %lld (both must be 0)",
+                                  i, j, s, c, cp, (long long)cut, (long long)tab);
+                        }
+                        continue;
+                    }
                     entries++;
                     bad += hostile(ph);
                     for (int cp = 2; cp <= 8; cp *= 2) {
@@ -129,6 +147,8 @@ int main(int argc, char **argv)
                     }
                 }
     CHECK(bad > 0, "no hostile entry among %ld: the driver's edit did not take", entries);
+    CHECK(lone >= 1, "%ld entries with a phase's row missing: the driver's delete did not take",
+          lone);
     apsolve_cp_heads(db, 1, p, &heads, &kv_heads);
     CHECK(apsolve_cp_problem_auto(db, 1, p, micro, &micro, 1, cps, comms, heads, kv_heads, 1,
                                   whole, NULL, &seq, &attention, why, sizeof why) == 0 &&
@@ -184,7 +204,7 @@ int main(int argc, char **argv)
     costdb_close(&db);
     if (failures)
         return 1;
-    printf("ok: %ld entries, %ld hostile, %ld cp=2 memories compared\n", entries, bad,
-           compared);
+    printf("ok: %ld entries, %ld hostile, %ld with a phase missing, %ld cp=2 memories "
+           "compared\n", entries, bad, lone, compared);
     return 0;
 }
