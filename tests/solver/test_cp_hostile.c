@@ -35,6 +35,7 @@
 #include "costdb.h"
 #include "costdb_rows.h"
 #include "session_int.h"
+#include "sweep_problem.h"
 
 static int failures;
 
@@ -87,24 +88,13 @@ int main(int argc, char **argv)
     int64_t micro, seq = 0;
     int heads = 0, kv_heads = 0, attention = 0, cps[1] = {2}, comms[1] = {APSOLVE_CP_P2P};
     long entries = 0, bad = 0, compared = 0, lone = 0;
-    char err[256], why[400];
+    char why[400];
     if (argc != 3 || (micro = atoll(argv[2])) <= 0) {
         fprintf(stderr, "usage: test_cp_hostile DB MICRO\n");
         return 2;
     }
-    if (costdb_open(argv[1], COSTDB_OPEN_NOCREATE, &db, err, sizeof err)) {
-        fprintf(stderr, "test_cp_hostile: %s: %s\n", argv[1], err);
+    if (sweep_problem_open("test_cp_hostile", argv[1], &db, &o, &p))
         return 1;
-    }
-    memset(&o, 0, sizeof o);
-    o.micro_batches = 2;
-    o.objective = APSOLVE_OBJECTIVE_FULL;
-    o.headroom_percent = APSOLVE_DEFAULT_HEADROOM_PERCENT;
-    o.search_headroom = 1;
-    if (apsolve_problem_from_db(db, 1, &o, &p) != APSOLVE_OK) {
-        fprintf(stderr, "test_cp_hostile: cannot load sweep 1 of %s\n", argv[1]);
-        return 1;
-    }
     CHECK(apsolve_cp_transients_read(db, 1, p, &t, why, sizeof why) == APSOLVE_OK && t,
           "the auto search's transients: %s", t ? "" : why);
     for (int i = 0; t && i < p->num_layers; i++)

@@ -43,6 +43,7 @@
 #include "problem_subset.h"
 #include "session_int.h"
 #include "schedule.h"
+#include "sweep_problem.h"
 #include "unfit_in_place.h"
 
 static int failures;
@@ -354,23 +355,15 @@ int main(int argc, char **argv)
     ApsolvePlan *plain = NULL, *again = NULL;
     int cps[12], comms[12], ncp = 0, heads = 0, kv_heads = 0, attention = 0, attention2 = 0;
     int64_t micro, seq = 0, seq2 = 0;
-    char err[256], why[400];
+    char why[400];
     if (argc != 3 || (micro = atoll(argv[2])) <= 0) {
         fprintf(stderr, "usage: test_cp_view DB MICRO\n");
         return 2;
     }
-    if (costdb_open(argv[1], COSTDB_OPEN_NOCREATE, &db, err, sizeof err)) {
-        fprintf(stderr, "test_cp_view: %s: %s\n", argv[1], err);
+    if (sweep_problem_open("test_cp_view", argv[1], &db, &o, &p))
         return 1;
-    }
-    memset(&o, 0, sizeof o);
-    o.micro_batches = 2;
-    o.objective = APSOLVE_OBJECTIVE_FULL;
-    o.headroom_percent = APSOLVE_DEFAULT_HEADROOM_PERCENT;
-    o.search_headroom = 1;
-    if (apsolve_problem_from_db(db, 1, &o, &p) != APSOLVE_OK ||
-        apsolve_problem_clone(p, &before) != APSOLVE_OK) {
-        fprintf(stderr, "test_cp_view: cannot load sweep 1 of %s\n", argv[1]);
+    if (apsolve_problem_clone(p, &before) != APSOLVE_OK) {
+        fprintf(stderr, "test_cp_view: cannot copy sweep 1 of %s\n", argv[1]);
         return 1;
     }
     plain = solve(p, &o);
