@@ -11,7 +11,7 @@
 #include "hardware.h"
 #include "stage.h"
 
-#define APPROF_BACKEND_ABI 24 /* 2: ApprofHardwareSpec.curves; 3: ApprofKernel.store_bytes,
+#define APPROF_BACKEND_ABI 25 /* 2: ApprofHardwareSpec.curves; 3: ApprofKernel.store_bytes,
                               * ApprofHardwareSpec.tp_comm_overlap, gemm_store_overlap;
                               * 4: ApprofKernel.attention, ApprofHardwareSpec.attention_efficiency,
                               * reduction_efficiency, gemm_unaligned_factor, grad_reduce_bytes,
@@ -40,7 +40,8 @@
                               * 22: ApprofStageProgram.zero3_post_step_copies,
                               * zero3_post_step_bytes; 23:
                               * ApprofHardwareSpec.nccl_channels; 24:
-                              * ApprofHardwareSpec.loss_metric_passes */
+                              * ApprofHardwareSpec.loss_metric_passes; 25:
+                              * ApprofHardwareSpec.metric_sync_states */
 
 typedef struct ApprofMeasurement {
     double compute_cost;         /* seconds; +inf when status != 0 */

@@ -99,6 +99,10 @@ typedef struct ApprofHardwareSpec {
     int loss_metric_passes;        /* no-grad cross-entropies over the logits after each
                                     * micro-batch's backward (Composer's train metrics:
                                     * 2 for llm-foundry's MPT); 0: none (hw/loss_metric.c) */
+    int metric_sync_states;        /* scalar metric states synchronized across the stage's
+                                    * devices once a step (torchmetrics' compute under
+                                    * Composer: 4 for llm-foundry's MPT); 0: none
+                                    * (hw/metric_sync.c) */
     int grad_accum_fusion;         /* 1: each micro-batch's weight gradients are added into
                                     * the accumulation buffer inside the weight-gradient
                                     * GEMM (Megatron's gradient_accumulation_fusion); 0: by
@@ -394,6 +398,13 @@ double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k
  * 0 for any other kernel or without the field. approf_kernel_seconds adds
  * it to that kernel. hw/loss_metric.c. */
 double approf_loss_metric_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k);
+/* The seconds, once a step, of synchronizing metric_sync_states scalar
+ * metric states across p's devices as torchmetrics' gather_all_tensors
+ * does (a barrier, a fill a rank, a list all-gather, a copy a rank, the
+ * stack and the sum); 0 without the field or on one device.
+ * approf_stage_apply_seconds_of adds it. hw/metric_sync.c. */
+struct ApprofStageProgram;
+double approf_metric_sync_seconds(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p);
 
 /* One streaming kernel of `bytes` at `rate` bytes/s (hw/cost.c): the
  * bytes over the rate plus the launch overhead, at least the host
