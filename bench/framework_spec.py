@@ -26,6 +26,7 @@ Columns of the case lists:
              the weight-gradient GEMM, Megatron's
              gradient_accumulation_fusion: grad_accum_fusion = 1)
 """
+import hashlib
 import os
 import subprocess
 import sys
@@ -111,4 +112,6 @@ def write_spec(prog, approf, name, fields, path):
 def spec_name(tmp, name, fields):
     """A file name in tmp for the copy of spec name with fields."""
     tail = "-".join("%s%s" % (k, v) for k, v in sorted(fields.items()))
+    if len(name) + len(tail) > 200:  # past a file name's 255 bytes: a digest of the fields
+        tail = hashlib.sha1(tail.encode()).hexdigest()
     return os.path.join(tmp, "%s%s.spec" % (name, "-" + tail if tail else ""))
