@@ -99,3 +99,9 @@ int costdb_fp8_cast_kernels(int recipe)
     const CostdbFp8Recipe *ri = costdb_fp8_recipe(recipe);
     return ri ? (ri->amax_pass ? 4 : 1) : 0;
 }
+
+int costdb_fp8_cast_scale_kernels(int recipe)
+{
+    const CostdbFp8Recipe *ri = costdb_fp8_recipe(recipe);
+    return ri && ri->amax_pass ? 2 : 0;
+}

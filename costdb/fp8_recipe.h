@@ -60,5 +60,10 @@ double costdb_fp8_weight_extra_bytes(int recipe, int copies, int fp8_params, dou
  * it, computes the scale from it, then casts), else 1 (the amax inside
  * the cast); 0 for COSTDB_FP8_NONE. */
 int costdb_fp8_cast_kernels(int recipe);
+/* Of those, the kernels on the amax and scale alone (2 under current
+ * scaling: the zeroing and the scale; else 0), which a quantize of linear
+ * layers that share one input (q, k and v; gate and up: one TE module)
+ * runs once for their output gradients in the backward (push_cast). */
+int costdb_fp8_cast_scale_kernels(int recipe);
 
 #endif

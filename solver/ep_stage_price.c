@@ -180,7 +180,8 @@ static double slot_copies(const CostdbFabric *f, const ApsolveEpFacts *x, double
  * and casts the experts' input and the down projection's input forward,
  * each weight's output gradient backward, each cast the kernels
  * costdb_fp8_cast_kernels counts (program_fp8.c push_cast: 4 under current
- * scaling, as TE's quantize runs them); the memory
+ * scaling, as TE's quantize runs them, the zeroing and scale kernels once
+ * for the gate's and up's output gradients); the memory
  * and FLOPs are the same, each further kernel costs the hardware row's
  * launch overhead (the profiler's per-kernel price, hw/cost.c). */
 static int grouped_launches(const ApsolveEpFacts *x, const ApsolveEpLayout *l, int *fwd,
@@ -195,9 +196,12 @@ static int grouped_launches(const ApsolveEpFacts *x, const ApsolveEpLayout *l, i
     *bwd = 4 * nl - 2 * w; /* dgrad and wgrad */
     if (x->fp8_recipe != COSTDB_FP8_NONE && x->esize < 4) {
         int kc = costdb_fp8_cast_kernels(x->fp8_recipe); /* the level's kernels a cast */
+        int ks = costdb_fp8_cast_scale_kernels(x->fp8_recipe); /* once a module */
         int te = x->fp8_recipe == COSTDB_FP8_DELAYED ? 1 : nl * kc; /* TE's a site */
         *fwd += 2 * te - 2 * kc;
-        *bwd += 2 * te - w * kc;
+        /* the level's backward: each expert weight's output gradient, the
+         * scale kernels once for fc1's two (gate and up read one input) */
+        *bwd += 2 * te - (w * (kc - ks) + 2 * ks);
     }
     return *fwd != 0 || *bwd != 0;
 }

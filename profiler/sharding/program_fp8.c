@@ -160,21 +160,23 @@ static int push_scale_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofH
  * compute_scale_from_amax_kernel (<<<1, 1>>>: reads the amax, writes the
  * scale and its inverse), then the cast. */
 static int push_cast(const ShardStage *st, ApprofStageProgram *p, int ph, size_t *cap,
-                     ApprofHash128 **dig, int o, double rows, double cols, double copies)
+                     ApprofHash128 **dig, int o, double rows, double cols, double copies,
+                     int scale)
 {
     const CostdbFp8Recipe *ri = recipe_of(st);
     ApprofKernel cast;
     ApprofHash128 d;
-    int rc;
+    int rc = 0;
     if (ri->amax_pass) {
-        rc = push_scale_kernel(p, ph, cap, dig, o, 4.0, 0x2e2e2e2e2e2e2e2eull);
+        if (scale)
+            rc = push_scale_kernel(p, ph, cap, dig, o, 4.0, 0x2e2e2e2e2e2e2e2eull);
         if (rc)
             return rc;
         cast_kernel(&cast, st->g->dtype, o, rows, cols, 0.0, 1);
         d = shard_kernel_digest(&cast);
         d.b ^= 0xa3a3a3a3a3a3a3a3ull;
         rc = shard_push_kernel(p, ph, cap, dig, &cast, d, o);
-        if (!rc)
+        if (!rc && scale)
             rc = push_scale_kernel(p, ph, cap, dig, o, 12.0, 0x5e5e5e5e5e5e5e5eull);
         if (rc)
             return rc;
@@ -300,12 +302,22 @@ int shard_fp8_op(const ShardStage *st, TInfo *ti, ApprofStageProgram *p, int ph,
         if (xin >= 0)
             ti[xin].fp8_cast |= bit;
         return push_cast(st, p, ph, cap, dig, o, rows, cols,
-                         (double)approf_fp8_copies(st->hw, st->hw->fp8));
+                         (double)approf_fp8_copies(st->hw, st->hw->fp8), 1);
     }
     /* the output gradient in E5M2: row-wise for dgrad, column-wise for
-     * wgrad (rows x cols from the last GEMM, the wgrad's, above) */
-    return push_cast(st, p, ph, cap, dig, o, rows, cols,
-                     n_gemm > 1 ? (double)approf_fp8_copies(st->hw, st->hw->fp8) : 1.0);
+     * wgrad (rows x cols from the last GEMM, the wgrad's, above). Layers
+     * that read one input (q, k, v; gate, up) are one TE module in
+     * Megatron (linear_qkv, linear_fc1), whose concatenated output
+     * gradient is one quantize: its scale kernels once (fp8_cast bit 4),
+     * the amax and cast per layer at its bytes */
+    {
+        int scale = !(xin >= 0 && (ti[xin].fp8_cast & 4u));
+        if (xin >= 0)
+            ti[xin].fp8_cast |= 4u;
+        return push_cast(st, p, ph, cap, dig, o, rows, cols,
+                         n_gemm > 1 ? (double)approf_fp8_copies(st->hw, st->hw->fp8) : 1.0,
+                         scale);
+    }
 }
 
 void shard_fp8_saved(const ShardStage *st, const TInfo *ti, const int *touched, int n_touched,

@@ -104,6 +104,9 @@ static void test_cast_kernels(void)
     CU_ASSERT_EQUAL(costdb_fp8_cast_kernels(COSTDB_FP8_MXFP8), 1);
     CU_ASSERT_EQUAL(costdb_fp8_cast_kernels(COSTDB_FP8_BLOCKWISE), 1);
     CU_ASSERT_EQUAL(costdb_fp8_cast_kernels(COSTDB_FP8_NONE), 0);
+    CU_ASSERT_EQUAL(costdb_fp8_cast_scale_kernels(COSTDB_FP8_TENSORWISE), 2);
+    CU_ASSERT_EQUAL(costdb_fp8_cast_scale_kernels(COSTDB_FP8_DELAYED), 0);
+    CU_ASSERT_EQUAL(costdb_fp8_cast_scale_kernels(COSTDB_FP8_MXFP8), 0);
 }
 
 /* Megatron's layout with sequence parallelism (the least-memory level
