@@ -93,3 +93,15 @@ double costdb_fp8_weight_extra_bytes(int recipe, int copies, int fp8_params, dou
         return 0.0;
     return copies * ri->weight_copy_bytes - (fp8_params ? es : 0.0);
 }
+
+int costdb_fp8_cast_kernels(int recipe)
+{
+    const CostdbFp8Recipe *ri = costdb_fp8_recipe(recipe);
+    return ri ? (ri->amax_pass ? 4 : 1) : 0;
+}
+
+int costdb_fp8_cast_scale_kernels(int recipe)
+{
+    const CostdbFp8Recipe *ri = costdb_fp8_recipe(recipe);
+    return ri && ri->amax_pass ? 2 : 0;
+}

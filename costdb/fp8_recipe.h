@@ -53,5 +53,17 @@ int costdb_fp8_weight_copies(int recipe, int non_tn);
  * 16-bit copy where the FP8 copies are the weights (fp8_params: the
  * spec's fp8_param_gather under ZeRO 0-2). 0 for COSTDB_FP8_NONE. */
 double costdb_fp8_weight_extra_bytes(int recipe, int copies, int fp8_params, double es);
+/* The kernels a cast of one activation or output gradient launches under
+ * recipe, as the stage program prices them (profiler/sharding/
+ * program_fp8.c, push_cast; docs/fp8.md, "The casts TE adds"): 4 under
+ * current scaling (Transformer Engine's quantize zeroes the amax, takes
+ * it, computes the scale from it, then casts), else 1 (the amax inside
+ * the cast); 0 for COSTDB_FP8_NONE. */
+int costdb_fp8_cast_kernels(int recipe);
+/* Of those, the kernels on the amax and scale alone (2 under current
+ * scaling: the zeroing and the scale; else 0), which a quantize of linear
+ * layers that share one input (q, k and v; gate and up: one TE module)
+ * runs once for their output gradients in the backward (push_cast). */
+int costdb_fp8_cast_scale_kernels(int recipe);
 
 #endif

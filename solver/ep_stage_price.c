@@ -178,8 +178,10 @@ static double slot_copies(const CostdbFabric *f, const ApsolveEpFacts *x, double
  * the block recipes 1 (nvte_quantize_v2). The stored level runs each
  * expert weight's GEMMs (forward, dgrad, wgrad) as one batched kernel
  * and casts the experts' input and the down projection's input forward,
- * each weight's output gradient backward, each cast 1 kernel, 2 under
- * current scaling (amax and cast: program_fp8.c push_cast); the memory
+ * each weight's output gradient backward, each cast the kernels
+ * costdb_fp8_cast_kernels counts (program_fp8.c push_cast: 4 under current
+ * scaling, as TE's quantize runs them, the zeroing and scale kernels once
+ * for the gate's and up's output gradients); the memory
  * and FLOPs are the same, each further kernel costs the hardware row's
  * launch overhead (the profiler's per-kernel price, hw/cost.c). */
 static int grouped_launches(const ApsolveEpFacts *x, const ApsolveEpLayout *l, int *fwd,
@@ -193,11 +195,13 @@ static int grouped_launches(const ApsolveEpFacts *x, const ApsolveEpLayout *l, i
     *fwd = 2 * nl - w;     /* fprop of fc1 and fc2 against the level's one per weight */
     *bwd = 4 * nl - 2 * w; /* dgrad and wgrad */
     if (x->fp8_recipe != COSTDB_FP8_NONE && x->esize < 4) {
-        const CostdbFp8Recipe *ri = costdb_fp8_recipe(x->fp8_recipe);
-        int amax = ri && ri->amax_pass, kc = 1 + amax; /* the level's kernels a cast */
-        int te = x->fp8_recipe == COSTDB_FP8_DELAYED ? 1 : nl * (amax ? 4 : 1); /* TE's a site */
+        int kc = costdb_fp8_cast_kernels(x->fp8_recipe); /* the level's kernels a cast */
+        int ks = costdb_fp8_cast_scale_kernels(x->fp8_recipe); /* once a module */
+        int te = x->fp8_recipe == COSTDB_FP8_DELAYED ? 1 : nl * kc; /* TE's a site */
         *fwd += 2 * te - 2 * kc;
-        *bwd += 2 * te - w * kc;
+        /* the level's backward: each expert weight's output gradient, the
+         * scale kernels once for fc1's two (gate and up read one input) */
+        *bwd += 2 * te - (w * (kc - ks) + 2 * ks);
     }
     return *fwd != 0 || *bwd != 0;
 }

@@ -132,20 +132,52 @@ static void cast_kernel(ApprofKernel *k, ApprofDtype dt, int op, double rows, do
     k->bytes = ((double)approf_dtype_size(dt) + out) * rows * cols;
 }
 
-/* Pushes the cast of op o's operand (and, under current scaling, the amax
- * kernel before it) to phase ph: `copies` quantized copies. */
+/* A one-thread kernel on the FP32 amax and scale (current scaling):
+ * `bytes` read and written, priced at its launch. */
+static int push_scale_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
+                             int o, double bytes, uint64_t tag)
+{
+    ApprofKernel k;
+    ApprofHash128 d;
+    memset(&k, 0, sizeof k);
+    k.kind = APPROF_K_ELEMENTWISE;
+    k.op = o;
+    k.dtype = APPROF_F32;
+    k.batch = k.rows = k.cols = k.elements = 1;
+    k.bytes = bytes;
+    d = shard_kernel_digest(&k);
+    d.b ^= tag;
+    return shard_push_kernel(p, ph, cap, dig, &k, d, o);
+}
+
+/* Pushes the cast of op o's operand to phase ph: `copies` quantized
+ * copies. Under current scaling, TE's Float8CurrentScalingQuantizer
+ * quantize (TE v2.9 pytorch/csrc/quantizer.cpp quantize_impl; at
+ * bee4649c, NeMo 25.04's pin, extensions/cast.cpp quantize) launches
+ * costdb_fp8_cast_kernels' 4 kernels in order: the amax zeroed
+ * (common/recipe/current_scaling.cu launch_amax_kernel: zero_amax_kernel,
+ * cudaMemsetAsync at bee4649c), the amax kernel reading the tensor,
+ * compute_scale_from_amax_kernel (<<<1, 1>>>: reads the amax, writes the
+ * scale and its inverse), then the cast. */
 static int push_cast(const ShardStage *st, ApprofStageProgram *p, int ph, size_t *cap,
-                     ApprofHash128 **dig, int o, double rows, double cols, double copies)
+                     ApprofHash128 **dig, int o, double rows, double cols, double copies,
+                     int scale)
 {
     const CostdbFp8Recipe *ri = recipe_of(st);
     ApprofKernel cast;
     ApprofHash128 d;
-    int rc;
+    int rc = 0;
     if (ri->amax_pass) {
+        if (scale)
+            rc = push_scale_kernel(p, ph, cap, dig, o, 4.0, 0x2e2e2e2e2e2e2e2eull);
+        if (rc)
+            return rc;
         cast_kernel(&cast, st->g->dtype, o, rows, cols, 0.0, 1);
         d = shard_kernel_digest(&cast);
         d.b ^= 0xa3a3a3a3a3a3a3a3ull;
         rc = shard_push_kernel(p, ph, cap, dig, &cast, d, o);
+        if (!rc && scale)
+            rc = push_scale_kernel(p, ph, cap, dig, o, 12.0, 0x5e5e5e5e5e5e5e5eull);
         if (rc)
             return rc;
     }
@@ -270,12 +302,22 @@ int shard_fp8_op(const ShardStage *st, TInfo *ti, ApprofStageProgram *p, int ph,
         if (xin >= 0)
             ti[xin].fp8_cast |= bit;
         return push_cast(st, p, ph, cap, dig, o, rows, cols,
-                         (double)approf_fp8_copies(st->hw, st->hw->fp8));
+                         (double)approf_fp8_copies(st->hw, st->hw->fp8), 1);
     }
     /* the output gradient in E5M2: row-wise for dgrad, column-wise for
-     * wgrad (rows x cols from the last GEMM, the wgrad's, above) */
-    return push_cast(st, p, ph, cap, dig, o, rows, cols,
-                     n_gemm > 1 ? (double)approf_fp8_copies(st->hw, st->hw->fp8) : 1.0);
+     * wgrad (rows x cols from the last GEMM, the wgrad's, above). Layers
+     * that read one input (q, k, v; gate, up) are one TE module in
+     * Megatron (linear_qkv, linear_fc1), whose concatenated output
+     * gradient is one quantize: its scale kernels once (fp8_cast bit 4),
+     * the amax and cast per layer at its bytes */
+    {
+        int scale = !(xin >= 0 && (ti[xin].fp8_cast & 4u));
+        if (xin >= 0)
+            ti[xin].fp8_cast |= 4u;
+        return push_cast(st, p, ph, cap, dig, o, rows, cols,
+                         n_gemm > 1 ? (double)approf_fp8_copies(st->hw, st->hw->fp8) : 1.0,
+                         scale);
+    }
 }
 
 void shard_fp8_saved(const ShardStage *st, const TInfo *ti, const int *touched, int n_touched,
@@ -345,6 +387,100 @@ static int push_amax_reduce(const ShardStage *st, ApprofStageProgram *p, size_t 
     return rc;
 }
 
+/* 1 when graph op o is the first FP8 operator of the stage reading t as
+ * its activation operand: the one whose forward casts t (shard_fp8_op
+ * casts a tensor once per stage and pass). */
+static int first_fp8_reader(const ShardStage *st, int t, int o)
+{
+    const ApprofGraph *g = st->g;
+    int q = g->tensors[t].producer >= st->op_begin ? g->tensors[t].producer + 1 : st->op_begin;
+    for (; q < o; q++)
+        for (int i = 0; i < g->ops[q].n_inputs; i++)
+            if (g->ops[q].inputs[i] == t) {
+                int ws = shard_fp8_linear(st, q);
+                if (ws >= 0 && ws != i)
+                    return 0;
+                break;
+            }
+    return 1;
+}
+
+/* Current scaling's amax all-reduce under sequence parallelism. TE sets
+ * with_amax_reduction over the tensor-parallel group on a
+ * column-parallel layer's input quantizer and a row-parallel layer's
+ * output-gradient quantizer when sequence_parallel is on
+ * (_customize_quantizers_float8_current_scaling in module/linear.py and
+ * layernorm_linear.py, at TE bee4649c, NeMo 25.04's pin, and v2.9, the
+ * 25.11 container's): the rank quantizes its sequence shard before the
+ * FP8 all-gather (distributed.py gather_along_first_dim, _all_gather_fp8;
+ * base.py grad_output_preprocess), and between the amax kernel and the
+ * scale kernel its quantize all-reduces (MAX) the 4-byte amax over the
+ * group and waits for it (quantizer.cpp quantize_impl at v2.9,
+ * extensions/cast.cpp at bee4649c: allreduce(...)->wait()). The stage
+ * program's tell of such a layer: a dense FP8 linear layer whose input,
+ * produced in the stage split over a mesh axis, it reads whole over that
+ * axis (the forward all-gather; again in the backward where the
+ * recomputed forward casts it again, TInfo.fp8_cast), or whose output its strategy
+ * reduce-scatters over an axis (the backward all-gathers the gradient,
+ * shard_fuses_to_reduce_scatter). One blocking all-reduce of 4 bytes over
+ * that axis each: the cast waits on it with nothing beside it, as for
+ * delayed scaling's (push_amax_reduce). Not GroupedLinear's (no
+ * amax reduction group in grouped_linear.py). */
+static int push_sp_amax_reduces(const ShardStage *st, const TInfo *ti, ApprofStageProgram *p,
+                                size_t ccap[2])
+{
+    const ApprofGraph *g = st->g;
+    const ShardMesh *m = &st->mesh;
+    int rc = 0;
+    if (!recipe_of(st)->amax_pass || m->n[0] * m->n[1] <= 1)
+        return 0;
+    for (int so = 0; so < st->n_ops && !rc; so++) {
+        const ShardOp *sop = &st->ops[so];
+        const ShardStrat *s = &sop->s[st->choice[so]];
+        int o = sop->op, ws, y, q;
+        const ApprofOp *op = &g->ops[o];
+        if (shard_linear_weight_slot(g, o) < 0 || (ws = shard_fp8_linear(st, o)) < 0)
+            continue;
+        for (int i = 0; i < op->n_inputs && !rc; i++) {
+            int t = op->inputs[i];
+            ShardLayout lc;
+            if (i == ws || g->tensors[t].role == APPROF_TENSOR_PARAM || !ti[t].in_range ||
+                !first_fp8_reader(st, t, o))
+                continue;
+            lc = shard_operand_layout(s, sop->sp->in_map[i], g->tensors[t].ndim);
+            for (int x = 0; x < 2 && !rc; x++)
+                for (int ph = 0; ph < 2 && !rc; ph++)
+                    if (m->n[x] > 1 && ti[t].L.d[x] >= 0 && lc.d[x] < 0 &&
+                        (ph == 0 || (ti[t].fp8_cast & 2u))) {
+                        ApprofCollective c = shard_coll(m, APPROF_COLL_ALL_REDUCE, x, 4.0, o);
+                        c.blocking = 1;
+                        rc = shard_push_coll(p, ph, &ccap[ph], &c);
+                    }
+        }
+        y = op->outputs[0];
+        q = st->t_first[y];
+        if (q < 0)
+            continue;
+        for (int x = 0; x < 2 && !rc; x++) {
+            const ShardOp *cs = &st->ops[q - st->op_begin];
+            int slot = 0;
+            ShardLayout lc;
+            if (s->ax[x] < 0 || sop->sp->kind[s->ax[x]] != APPROF_ITER_REDUCE)
+                continue;
+            while (slot < g->ops[q].n_inputs && g->ops[q].inputs[slot] != y)
+                slot++;
+            lc = shard_operand_layout(&cs->s[st->choice[q - st->op_begin]], cs->sp->in_map[slot],
+                                      g->tensors[y].ndim);
+            if (shard_fuses_to_reduce_scatter(st, y, x, ti[y].L, lc, 1)) {
+                ApprofCollective c = shard_coll(m, APPROF_COLL_ALL_REDUCE, x, 4.0, o);
+                c.blocking = 1;
+                rc = shard_push_coll(p, 1, &ccap[1], &c);
+            }
+        }
+    }
+    return rc;
+}
+
 /* FP8 weight all-gathers under ZeRO-3 (the spec's fp8_param_gather with
  * ZeRO-3; docs/fp8.md, "FP8 weight all-gathers under ZeRO-3"), as
  * torchtitan v0.2.2 (73a0e6979dd1) runs them with [quantize.linear.float8]
@@ -392,7 +528,7 @@ int shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram 
 {
     const ApprofGraph *g = st->g;
     double welems = 0.0;
-    int n_lin = 0, first = -1;
+    int n_lin = 0, first = -1, rc;
     if (!st->hw || !st->hw->fp8)
         return 0;
     /* the FP8 weights (row-wise and column-wise copies, one on Blackwell
@@ -443,7 +579,8 @@ int shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram 
             c.bytes = 4.0 * (double)n_lin;
             p->apply_colls[p->n_apply_colls++] = c;
         }
-        return push_amax_reduce(st, p, ccap, n_lin, first);
+        rc = push_sp_amax_reduces(st, ti, p, ccap);
+        return rc ? rc : push_amax_reduce(st, p, ccap, n_lin, first);
     }
     p->invar_size[0] += (int64_t)extra;
     p->invar_size[1] += (int64_t)extra;
@@ -453,5 +590,6 @@ int shard_fp8_weights(const ShardStage *st, const TInfo *ti, ApprofStageProgram 
             if (p->apply_colls[i].kind == APPROF_COLL_ALL_GATHER)
                 p->apply_colls[i].bytes =
                     p->apply_colls[i].bytes > saved ? p->apply_colls[i].bytes - saved : 0.0;
-    return push_amax_reduce(st, p, ccap, n_lin, first);
+    rc = push_sp_amax_reduces(st, ti, p, ccap);
+    return rc ? rc : push_amax_reduce(st, p, ccap, n_lin, first);
 }

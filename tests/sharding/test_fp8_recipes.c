@@ -4,10 +4,12 @@
  * costdb/fp8_recipe.c, sharding/program_fp8.c, docs/fp8.md), counted by hand
  * on one GPT layer (hidden 1024, 16 heads, sequence 512, batch 2, bf16)
  * on one GPU against the same layer under delayed scaling:
- * - tensorwise (TE Float8CurrentScaling): one amax kernel before each
- *   cast, reading the cast's input (2 bytes an element, one float out),
- *   and one more read of each weight in the once-per-step cast; memory
- *   unchanged;
+ * - tensorwise (TE Float8CurrentScaling): before each cast the amax
+ *   zeroed, one amax kernel reading the cast's input (2 bytes an element,
+ *   one float out) and the scale computed from it (TE's 4 kernels a
+ *   quantize; the zeroing and scale once for the output gradients of q,
+ *   k and v, one TE module), and one more read of each weight in the
+ *   once-per-step cast; memory unchanged;
  * - mxfp8 (TE MXFP8BlockScaling, on b200): the same kernels, each
  *   quantized copy 1 + 1/32 bytes an element (an E8M0 scale per 32):
  *   each cast writes copies/32 bytes an element more, the two weight
@@ -135,7 +137,7 @@ static void test_tensorwise(void)
     CU_ASSERT_FATAL(shard_recipe(g, "h100-sxm", COSTDB_FP8_DELAYED, &hd, &d) == 0);
     CU_ASSERT_FATAL(shard_recipe(g, "h100-sxm", COSTDB_FP8_TENSORWISE, &ht, &t) == 0);
     for (int ph = 0; ph < 2; ph++) {
-        size_t casts = 0, amax = 0;
+        size_t casts = 0, amax = 0, scales = 0;
         double want = 0, got = 0;
         for (size_t i = 0; i < d.n_kernels[ph]; i++)
             if (is_cast(g, &d, ph, i)) {
@@ -150,15 +152,35 @@ static void test_tensorwise(void)
                 k->bytes == 2.0 * (double)k->elements) {
                 amax++;
                 got += k->bytes;
-                /* the amax kernel comes just before its cast, of the same size */
-                CU_ASSERT_FATAL(i + 1 < t.n_kernels[ph]);
-                CU_ASSERT_EQUAL(t.kernels[ph][i + 1].elements, k->elements);
-                CU_ASSERT(is_cast(g, &t, ph, i + 1));
+                /* TE's quantize: the amax zeroed (one float written), the
+                 * amax kernel, the scale from it (a one-thread kernel: the
+                 * amax read, the scale and its inverse written), then the
+                 * cast of the same size; in the backward the output
+                 * gradients of q, k and v (one TE module, linear_qkv)
+                 * are one quantize: its zeroing and scale once */
+                CU_ASSERT_FATAL(i >= 1 && i + 2 < t.n_kernels[ph]);
+                if (t.kernels[ph][i + 1].elements == 1) {
+                    scales++;
+                    CU_ASSERT_EQUAL(t.kernels[ph][i - 1].elements, 1);
+                    CU_ASSERT_DOUBLE_EQUAL(t.kernels[ph][i - 1].bytes, 4.0, 1e-9);
+                    CU_ASSERT_DOUBLE_EQUAL(t.kernels[ph][i + 1].bytes, 12.0, 1e-9);
+                    CU_ASSERT_EQUAL(t.kernels[ph][i + 2].elements, k->elements);
+                    CU_ASSERT(is_cast(g, &t, ph, i + 2));
+                } else {
+                    CU_ASSERT_EQUAL(t.kernels[ph][i + 1].elements, k->elements);
+                    CU_ASSERT(is_cast(g, &t, ph, i + 1));
+                }
             }
         }
         CU_ASSERT(casts > 0);
         CU_ASSERT_EQUAL(amax, casts);
-        CU_ASSERT_EQUAL(t.n_kernels[ph], d.n_kernels[ph] + casts);
+        /* forward: the 4 inputs (q, k, v share one); backward: 4 modules
+         * of 6 layers */
+        CU_ASSERT_EQUAL(casts, ph ? 6 : 4);
+        CU_ASSERT_EQUAL(scales, 4);
+        CU_ASSERT_EQUAL(t.n_kernels[ph], d.n_kernels[ph] + casts +
+                                             (size_t)(costdb_fp8_cast_kernels(
+                                                          COSTDB_FP8_TENSORWISE) - 2) * scales);
         CU_ASSERT_DOUBLE_EQUAL(got, want, 0.5);
     }
     /* the weights' cast reads them once more (2 bytes an element) */
@@ -488,7 +510,7 @@ int main(void)
 {
     static const CunitTest tests[] = {
         {"the recipe table", test_recipe_table},
-        {"tensorwise: an amax pass before each cast", test_tensorwise},
+        {"tensorwise: the amax pass and scale kernels of each cast", test_tensorwise},
         {"mxfp8: E8M0 scales per 32 elements", test_mxfp8},
         {"blockwise: FP32 scales per 1x128 and 128x128 block", test_blockwise},
         {"delayed: the amax all-reduce per micro-batch and phase", test_amax_reduce},
