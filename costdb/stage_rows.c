@@ -207,6 +207,8 @@ static int cost_row(void *ctx, Costdb *db, sqlite3_stmt *st, void *slot)
     if (r->fast < 0)
         r->fast = decls_match(st, cost_decls, r->nfast);
     c->kind = cost_kind(st, r->fast, r->memory, &c->f);
+    /* the reader took the id from column 0, within 1 .. MAX_COST_IDS - 1 */
+    c->f.cost_id = (uint32_t)sqlite3_column_int64(st, 0);
     return 0;
 }
 
@@ -349,6 +351,7 @@ static void row_costs(CostdbStageRow *r, const CostdbStageCost *c)
 /* A row's figures, without its key. */
 static void row_figures(CostdbStageCost *c, const CostdbStageRow *r)
 {
+    c->cost_id = 0; /* a row's copy: none told */
     c->compute_cost = r->compute_cost;
     c->apply_cost = r->apply_cost;
     c->wgrad_cost = r->wgrad_cost;
@@ -527,8 +530,8 @@ out:
 
 /* costdb_stage_rows (pair NULL) or costdb_stage_pairs (pair set, fn
  * unused). */
-static int stage_walk_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn,
-                           CostdbStagePairFn pair, void *ctx)
+static int stage_walk(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, CostdbStagePairFn pair,
+                      void *ctx)
 {
     sqlite3_stmt *st = NULL;
     CostdbStageRow r;
@@ -597,30 +600,6 @@ static int stage_walk_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn,
 out:
     cdb_release(st);
     cdb_cost_table_free(&costs);
-    return rc;
-}
-
-/* The walk reads most of a sweep's pages once (its cost rows and entry
- * blocks): it reads them through a read-only memory map of the database
- * file (SQLite's PRAGMA mmap_size, docs/performance.md "apsolve's load
- * through a memory map") instead of read() into SQLite's page cache, and
- * the map is dropped when the walk ends, so that the file's pages no
- * longer count in the process's resident memory. Only pages in the
- * database file are mapped: SQLite reads a page whose latest version is in
- * the WAL with read() (pager.c, getPageMMap), and writes never go through
- * the map. A build without memory-mapped I/O (SQLITE_MAX_MMAP_SIZE 0)
- * ignores the pragma and reads as before. */
-#define WALK_MMAP_BYTES "2147418112" /* SQLite's own cap, SQLITE_MAX_MMAP_SIZE's default */
-static int stage_walk(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, CostdbStagePairFn pair,
-                      void *ctx)
-{
-    int rc;
-    if (!db || !(fn || pair))
-        return COSTDB_EINVAL;
-    /* a hint: a refusal (no memory for the map) leaves read() */
-    sqlite3_exec(db->sql, "PRAGMA mmap_size=" WALK_MMAP_BYTES, NULL, NULL, NULL);
-    rc = stage_walk_rows(db, sweep_id, fn, pair, ctx);
-    sqlite3_exec(db->sql, "PRAGMA mmap_size=0", NULL, NULL, NULL);
     return rc;
 }
 

@@ -49,6 +49,12 @@ static void prefault(void *a, size_t bytes)
 #endif
 }
 
+static void fill_doubles(double *a, size_t n, double v)
+{
+    for (size_t k = 0; k < n; k++)
+        a[k] = v;
+}
+
 /* fill: every cell as apsolve_problem_new leaves it; else the tables
  * uninitialized, for a caller that writes every cell next. */
 static int problem_alloc(int num_layers, int hosts, int gpus, int num_submeshes,
@@ -107,16 +113,16 @@ static int problem_alloc(int num_layers, int hosts, int gpus, int num_submeshes,
             prefault(p->memory, n * sizeof *p->memory);
     }
     /* one table at a time (each loop a plain fill) */
-    for (k = 0; fill && k < n; k++)
-        p->cost[k] = INFINITY;
-    for (k = 0; fill && k < n; k++)
-        p->max_n_succ_stages[k] = APSOLVE_UNBOUNDED;
-    for (k = 0; fill && with_details && k < n; k++)
-        p->fwd_cost[k] = INFINITY;
-    for (k = 0; fill && with_details && k < n; k++)
-        p->bwd_cost[k] = INFINITY;
-    for (k = 0; fill && with_details && k < n; k++)
-        p->wgrad_cost[k] = -1.0;
+    if (fill) {
+        fill_doubles(p->cost, n, INFINITY);
+        for (k = 0; k < n; k++)
+            p->max_n_succ_stages[k] = APSOLVE_UNBOUNDED;
+    }
+    if (fill && with_details) {
+        fill_doubles(p->fwd_cost, n, INFINITY);
+        fill_doubles(p->bwd_cost, n, INFINITY);
+        fill_doubles(p->wgrad_cost, n, -1.0);
+    }
     for (k = 0; k < (size_t)num_submeshes * (size_t)num_configs; k++)
         p->configs[k].force_batch_dim = -1;
     *out = p;
@@ -267,12 +273,14 @@ int apsolve_unfit_put(ApsolveProblem *p, size_t k, const ApsolveUnfit *u)
  * (and at least one such entry exists). */
 static int every_entry_known(const ApsolveProblem *p, const double *per_entry)
 {
-    size_t n, k, finite = 0;
+    size_t n, k, cfg, sc, finite = 0;
     if (!p || !per_entry)
         return 0;
     n = apsolve_problem_cells(p);
-    for (k = 0; k < n; k++) {
-        size_t cfg = k % ((size_t)p->num_submeshes * (size_t)p->num_configs);
+    sc = (size_t)p->num_submeshes * (size_t)p->num_configs;
+    /* cell k's config is k % sc (the configs innermost): counted, not
+     * divided for every cell */
+    for (k = 0, cfg = 0; k < n; k++, cfg = cfg + 1 == sc ? 0 : cfg + 1) {
         if (!p->configs[cfg].valid || !isfinite(p->cost[k]) || p->cost[k] < 0)
             continue;
         if (!(per_entry[k] >= 0))
