@@ -138,7 +138,7 @@ fail:
  * costdb_placements_get reads a few sets but needs every tensor of the
  * sweep and every text (apsolve on the 126-layer 405B file: 215 calls, each
  * reading the same 1,265 tensors and 1,373 texts again; docs/performance.md
- * "Placements' dictionary read once per connection"). It is read again
+ * "apsolve's load path: ..., placements' dictionary kept"). It is read again
  * when the tables may have changed: another connection committed (PRAGMA
  * data_version) or this one changed any row (sqlite3_total_changes64, which
  * counts the changes of a transaction rolled back too), or the caches were

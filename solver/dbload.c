@@ -81,8 +81,8 @@ static void put_unfit(LoadCtx *c, size_t idx, const CostdbStageCost *ph0,
      * options, the same for the whole load): the pair of their ids keys
      * them, and an entry whose pair was put before takes the figures that
      * put gave without computing them again (the 126-layer 405B file:
-     * 1,745,172 such entries, 105,948 pairs; docs/performance.md "The
-     * out-of-memory figures by their cost rows"). */
+     * 1,745,172 such entries, 105,948 pairs; docs/performance.md
+     * "apsolve's load path: out-of-memory figures by their cost rows"). */
     uint64_t key = ph0->cost_id && ph1->cost_id ? (uint64_t)ph0->cost_id << 32 | ph1->cost_id
                                                 : 0;
     double t0, t1;

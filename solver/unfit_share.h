@@ -9,7 +9,10 @@
  * with figures already held at them (slot[k] of ApsolveUnfitTable) instead
  * of storing a copy. Readers see the same figures through apsolve_unfit_at;
  * a figure once referenced is never written again (apsolve_unfit_put), so
- * a shared one stays every sharer's.
+ * a shared one stays every sharer's. A caller that knows which figures are
+ * equal without their bytes (the load: an entry's pair of cost rows) puts
+ * them by a key, and an entry whose key was put before gets that put's
+ * slot value without figures (apsolve_unfit_share_put_known).
  */
 #ifndef APSOLVE_UNFIT_SHARE_H
 #define APSOLVE_UNFIT_SHARE_H
