@@ -98,7 +98,7 @@ static size_t memo_find(const ApsolveUnfitShare *s, uint64_t key)
     size_t mask = s->mcap - 1;
     uint64_t h = key * 0x9e3779b97f4a7c15ULL;
     size_t i = (size_t)(h ^ h >> 32) & mask;
-    while (s->mkey[i] && s->mkey[i] != key)
+    while (s->memo[i].key && s->memo[i].key != key)
         i = (i + 1) & mask;
     return i;
 }
@@ -111,30 +111,21 @@ static void memo_set(ApsolveUnfitShare *s, uint64_t key, uint32_t v)
     size_t i;
     if (2 * (s->mn + 1) > s->mcap) {
         size_t cap = s->mcap ? 2 * s->mcap : 4096, ocap = s->mcap;
-        uint64_t *ok = s->mkey, *nk = calloc(cap, sizeof *nk);
-        uint32_t *ov = s->mval, *nv = malloc(cap * sizeof *nv);
-        if (!nk || !nv) {
-            free(nk);
-            free(nv);
+        ApsolveUnfitShareKey *old = s->memo, *nm = calloc(cap, sizeof *nm);
+        if (!nm)
             return;
-        }
-        s->mkey = nk;
-        s->mval = nv;
+        s->memo = nm;
         s->mcap = cap;
         for (size_t j = 0; j < ocap; j++)
-            if (ok[j]) {
-                size_t t = memo_find(s, ok[j]);
-                s->mkey[t] = ok[j];
-                s->mval[t] = ov[j];
-            }
-        free(ok);
-        free(ov);
+            if (old[j].key)
+                s->memo[memo_find(s, old[j].key)] = old[j];
+        free(old);
     }
     i = memo_find(s, key);
-    if (s->mkey[i])
+    if (s->memo[i].key)
         return; /* held: the same figures, the same value */
-    s->mkey[i] = key;
-    s->mval[i] = v;
+    s->memo[i].key = key;
+    s->memo[i].v = v;
     s->mn++;
 }
 
@@ -218,12 +209,12 @@ int apsolve_unfit_share_put_known(ApsolveUnfitShare *s, ApsolveProblem *p, size_
     ApsolveUnfitSharePending *q;
     size_t i;
     int rc;
-    if (!key || !s->mcap || s->mkey[i = memo_find(s, key)] != key)
+    if (!key || !s->mcap || s->memo[i = memo_find(s, key)].key != key)
         return 0;
     q = &s->pending[s->npending];
     q->k = k;
     q->known = 1;
-    q->v = s->mval[i];
+    q->v = s->memo[i].v;
     q->key = 0;
     if (++s->npending == APSOLVE_UNFIT_SHARE_BATCH &&
         (rc = apsolve_unfit_share_flush(s, p)) != APSOLVE_OK)
@@ -234,10 +225,8 @@ int apsolve_unfit_share_put_known(ApsolveUnfitShare *s, ApsolveProblem *p, size_
 void apsolve_unfit_share_free(ApsolveUnfitShare *s)
 {
     free(s->slot);
-    free(s->mkey);
-    free(s->mval);
+    free(s->memo);
     s->slot = NULL;
-    s->mkey = NULL;
-    s->mval = NULL;
+    s->memo = NULL;
     s->cap = s->n = s->npending = s->mcap = s->mn = 0;
 }

@@ -35,6 +35,11 @@ typedef struct ApsolveUnfitSharePending {
     uint32_t v;
 } ApsolveUnfitSharePending;
 
+typedef struct ApsolveUnfitShareKey {
+    uint64_t key;
+    uint32_t v;
+} ApsolveUnfitShareKey;
+
 /* An open-addressing index of p's figures by their bytes: each slot 0 or
  * 1 + the place of a figure in p->unfit_table->figs; and the puts not yet
  * done. Zero-initialised: empty. */
@@ -42,9 +47,9 @@ typedef struct ApsolveUnfitShare {
     uint32_t *slot;
     size_t cap, n; /* cap a power of two (0: none yet) */
     /* the caller's keys (apsolve_unfit_share_put_keyed): open addressing,
-     * key 0 empty, val the slot value the key's figures got */
-    uint64_t *mkey;
-    uint32_t *mval;
+     * key 0 empty, each with the slot value its figures got (key and
+     * value side by side: one cache line a lookup) */
+    ApsolveUnfitShareKey *memo;
     size_t mcap, mn;
     ApsolveUnfitSharePending pending[APSOLVE_UNFIT_SHARE_BATCH];
     size_t npending;
