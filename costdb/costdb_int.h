@@ -42,6 +42,7 @@ struct Costdb {
     CdbPlacementCache *placement_cache; /* placement_write.c's interned ids, NULL: none */
     struct CdbCostCache *cost_cache;    /* entry_costs.c's cost rows, NULL: none */
     struct CdbConfigCache *config_cache; /* entry_blocks.c's configs found, NULL: none */
+    struct CdbPlacementDict *placement_dict; /* placement_read.c's tensors and texts, NULL: none */
     char errmsg[2048];
 };
 
@@ -91,6 +92,9 @@ int cdb_placement_tails_recode(Costdb *db);
 void cdb_cost_cache_clear(Costdb *db);
 /* entry_blocks.c's configs known to exist. */
 void cdb_config_cache_clear(Costdb *db);
+/* placement_read.c's tensors and texts of the last sweep read (also
+ * dropped by cdb_caches_clear). */
+void cdb_placement_dict_clear(Costdb *db);
 void cdb_caches_clear(Costdb *db);
 
 /* Refuses the entry of the current row of st (columns 0-4: start_layer,

@@ -44,10 +44,14 @@ typedef int (*CostdbStageRowFn)(void *ctx, const CostdbStageRow *row);
  * status that is not a known name included. */
 int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *ctx);
 
-/* One phase's figures (a CostdbStageRow's, without its key). */
+/* One phase's figures (a CostdbStageRow's, without its key). cost_id:
+ * costdb_stage_pairs's figures of the sweep's stage_cost row with that id,
+ * as read once per walk (every entry that names the row gets the same
+ * figures, with the same cost_id); 0 for figures read otherwise. */
 typedef struct CostdbStageCost {
     double compute_cost, apply_cost, wgrad_cost, unfit_cost;
     int64_t peak_memory, available_memory, intermediate_size, initial_size;
+    uint32_t cost_id;
 } CostdbStageCost;
 
 /* An entry's key: layers start..end, submesh, config. */

@@ -225,6 +225,7 @@ void cdb_caches_clear(Costdb *db)
     cdb_placement_cache_clear(db);
     cdb_cost_cache_clear(db);
     cdb_config_cache_clear(db);
+    cdb_placement_dict_clear(db);
 }
 
 int cdb_txn_leave(Costdb *db, int rc)

@@ -134,6 +134,66 @@ fail:
     return rc;
 }
 
+/* The dictionary of the last sweep read, kept on the connection: each
+ * costdb_placements_get reads a few sets but needs every tensor of the
+ * sweep and every text (apsolve on the 126-layer 405B file: 215 calls, each
+ * reading the same 1,265 tensors and 1,373 texts again; docs/performance.md
+ * "apsolve's load path: ..., placements' dictionary kept"). It is read again
+ * when the tables may have changed: another connection committed (PRAGMA
+ * data_version) or this one changed any row (sqlite3_total_changes64, which
+ * counts the changes of a transaction rolled back too), or the caches were
+ * dropped (cdb_caches_clear: a rollback, a sweep deleted, the close). */
+struct CdbPlacementDict {
+    Dict d;
+    int64_t sweep_id, data_version, changes;
+};
+
+void cdb_placement_dict_clear(Costdb *db)
+{
+    if (!db || !db->placement_dict)
+        return;
+    dict_free(&db->placement_dict->d);
+    free(db->placement_dict);
+    db->placement_dict = NULL;
+}
+
+static const char sql_data_version[] = "PRAGMA data_version";
+
+/* The sweep's dictionary: the kept one while it holds, else read (and
+ * kept; without memory to keep it, read into *own). */
+static int dict_get(Costdb *db, int64_t sweep_id, Dict *own, const Dict **d)
+{
+    struct CdbPlacementDict *c = db->placement_dict;
+    sqlite3_stmt *st = NULL;
+    int64_t v, changes = sqlite3_total_changes64(db->sql);
+    int rc;
+    if ((rc = cdb_prepare(db, sql_data_version, &st)) < 0)
+        return rc;
+    rc = sqlite3_step(st);
+    v = sqlite3_column_int64(st, 0);
+    cdb_release(st);
+    if (rc != SQLITE_ROW)
+        return cdb_fail(db, rc, sql_data_version);
+    if (c && c->sweep_id == sweep_id && c->data_version == v && c->changes == changes) {
+        *d = &c->d;
+        return 0;
+    }
+    cdb_placement_dict_clear(db);
+    if ((rc = dict_load(db, sweep_id, own)) < 0)
+        return rc;
+    *d = own;
+    if ((c = malloc(sizeof *c)) != NULL) { /* a cache: without it, read each time */
+        c->d = *own;
+        memset(own, 0, sizeof *own);
+        c->sweep_id = sweep_id;
+        c->data_version = v;
+        c->changes = changes;
+        db->placement_dict = c;
+        *d = &c->d;
+    }
+    return 0;
+}
+
 static const TensorRow *find_tensor(const Dict *d, int64_t tensor)
 {
     size_t lo = 0, hi = d->n_tensors;
@@ -254,21 +314,22 @@ static int read_set(Costdb *db, sqlite3_stmt *st, const Dict *d, int relabel, in
 static int read_sets(Costdb *db, sqlite3_stmt *st, const char *sql, int64_t sweep_id, int relabel,
                      int config, CostdbPlacement **out, size_t *n)
 {
-    Dict d;
+    Dict own = {0};
+    const Dict *d = NULL;
     size_t cap = 0;
     int rc;
     *out = NULL;
     *n = 0;
-    if ((rc = dict_load(db, sweep_id, &d)) < 0) {
+    if ((rc = dict_get(db, sweep_id, &own, &d)) < 0) {
         cdb_release(st);
         return rc;
     }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-        if ((rc = read_set(db, st, &d, relabel, config, out, n, &cap)) < 0)
+        if ((rc = read_set(db, st, d, relabel, config, out, n, &cap)) < 0)
             break;
     rc = rc == SQLITE_DONE ? 0 : rc < 0 ? rc : cdb_fail(db, rc, sql);
     cdb_release(st);
-    dict_free(&d);
+    dict_free(&own);
     if (rc < 0) {
         free(*out);
         *out = NULL;

@@ -207,6 +207,8 @@ static int cost_row(void *ctx, Costdb *db, sqlite3_stmt *st, void *slot)
     if (r->fast < 0)
         r->fast = decls_match(st, cost_decls, r->nfast);
     c->kind = cost_kind(st, r->fast, r->memory, &c->f);
+    /* the reader took the id from column 0, within 1 .. MAX_COST_IDS - 1 */
+    c->f.cost_id = (uint32_t)sqlite3_column_int64(st, 0);
     return 0;
 }
 
@@ -349,6 +351,7 @@ static void row_costs(CostdbStageRow *r, const CostdbStageCost *c)
 /* A row's figures, without its key. */
 static void row_figures(CostdbStageCost *c, const CostdbStageRow *r)
 {
+    c->cost_id = 0; /* a row's copy: none told */
     c->compute_cost = r->compute_cost;
     c->apply_cost = r->apply_cost;
     c->wgrad_cost = r->wgrad_cost;

@@ -77,16 +77,29 @@ static void put_unfit(LoadCtx *c, size_t idx, const CostdbStageCost *ph0,
                       const CostdbStageCost *ph1)
 {
     ApsolveProblem *p = c->p;
-    double t0 = phase_seconds(ph0), t1 = phase_seconds(ph1);
+    /* The figures follow from the two phases' cost rows alone (and the
+     * options, the same for the whole load): the pair of their ids keys
+     * them, and an entry whose pair was put before takes the figures that
+     * put gave without computing them again (the 126-layer 405B file:
+     * 1,745,172 such entries, 105,948 pairs; docs/performance.md
+     * "apsolve's load path: out-of-memory figures by their cost rows"). */
+    uint64_t key = ph0->cost_id && ph1->cost_id ? (uint64_t)ph0->cost_id << 32 | ph1->cost_id
+                                                : 0;
+    double t0, t1;
     ApsolveUnfit u;
-    if (t0 < 0 || t1 < 0 || !p->fwd_cost || !p->memory)
+    if (!p->fwd_cost || !p->memory ||
+        (key && apsolve_unfit_share_put_known(&c->share, p, idx, key) != 0))
+        return;
+    t0 = phase_seconds(ph0);
+    t1 = phase_seconds(ph1);
+    if (t0 < 0 || t1 < 0)
         return;
     u.fwd = t0;
     u.bwd = c->opt->inference ? 0 : t1;
     entry_figures(c, ph0, ph1, &u.memory, &u.apply);
     /* without memory the entry stays +inf, as stored; figures already
      * held for another entry are shared (unfit_share.h) */
-    (void)apsolve_unfit_share_put(&c->share, p, idx, &u);
+    (void)apsolve_unfit_share_put_keyed(&c->share, p, idx, key, &u);
 }
 
 /* Entry e from its forward (ph0) and backward (ph1) phases. */

@@ -7,6 +7,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "apsolve.h"
 #include "solver_int.h"
@@ -23,6 +25,34 @@ const char *apsolve_strerror(int err)
     case APSOLVE_ENOTFOUND: return "not found in the sweep";
     default: return "unknown error";
     }
+}
+
+/* The whole pages of the bytes at a, faulted in by one call
+ * (MADV_POPULATE_WRITE, Linux 5.14) instead of one fault per page as
+ * the fill or the load first writes each: the same pages, zeroed by the
+ * kernel as a fault would. A hint: where the kernel refuses it, the pages
+ * fault in as before. */
+static void prefault(void *a, size_t bytes)
+{
+#ifdef MADV_POPULATE_WRITE
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t lo, hi;
+    if (!a || pg <= 0)
+        return;
+    lo = ((uintptr_t)a + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+    hi = ((uintptr_t)a + bytes) & ~((uintptr_t)pg - 1);
+    if (hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+#else
+    (void)a;
+    (void)bytes;
+#endif
+}
+
+static void fill_doubles(double *a, size_t n, double v)
+{
+    for (size_t k = 0; k < n; k++)
+        a[k] = v;
 }
 
 /* fill: every cell as apsolve_problem_new leaves it; else the tables
@@ -67,17 +97,32 @@ static int problem_alloc(int num_layers, int hosts, int gpus, int num_submeshes,
         if (!p->fwd_cost || !p->bwd_cost || !p->wgrad_cost || !p->memory)
             goto cleanup;
     }
+    /* the tables whose every page is written next: the filled ones, and
+     * with no fill every one (the clone copies each whole); calloc's zero
+     * tables (apply_cost, memory) get only the load's entries, which
+     * leave some of their pages untouched */
+    prefault(p->cost, n * sizeof *p->cost);
+    prefault(p->max_n_succ_stages, n * sizeof *p->max_n_succ_stages);
+    if (!fill)
+        prefault(p->apply_cost, n * sizeof *p->apply_cost);
+    if (with_details) {
+        prefault(p->fwd_cost, n * sizeof *p->fwd_cost);
+        prefault(p->bwd_cost, n * sizeof *p->bwd_cost);
+        prefault(p->wgrad_cost, n * sizeof *p->wgrad_cost);
+        if (!fill)
+            prefault(p->memory, n * sizeof *p->memory);
+    }
     /* one table at a time (each loop a plain fill) */
-    for (k = 0; fill && k < n; k++)
-        p->cost[k] = INFINITY;
-    for (k = 0; fill && k < n; k++)
-        p->max_n_succ_stages[k] = APSOLVE_UNBOUNDED;
-    for (k = 0; fill && with_details && k < n; k++)
-        p->fwd_cost[k] = INFINITY;
-    for (k = 0; fill && with_details && k < n; k++)
-        p->bwd_cost[k] = INFINITY;
-    for (k = 0; fill && with_details && k < n; k++)
-        p->wgrad_cost[k] = -1.0;
+    if (fill) {
+        fill_doubles(p->cost, n, INFINITY);
+        for (k = 0; k < n; k++)
+            p->max_n_succ_stages[k] = APSOLVE_UNBOUNDED;
+    }
+    if (fill && with_details) {
+        fill_doubles(p->fwd_cost, n, INFINITY);
+        fill_doubles(p->bwd_cost, n, INFINITY);
+        fill_doubles(p->wgrad_cost, n, -1.0);
+    }
     for (k = 0; k < (size_t)num_submeshes * (size_t)num_configs; k++)
         p->configs[k].force_batch_dim = -1;
     *out = p;
@@ -228,12 +273,14 @@ int apsolve_unfit_put(ApsolveProblem *p, size_t k, const ApsolveUnfit *u)
  * (and at least one such entry exists). */
 static int every_entry_known(const ApsolveProblem *p, const double *per_entry)
 {
-    size_t n, k, finite = 0;
+    size_t n, k, cfg, sc, finite = 0;
     if (!p || !per_entry)
         return 0;
     n = apsolve_problem_cells(p);
-    for (k = 0; k < n; k++) {
-        size_t cfg = k % ((size_t)p->num_submeshes * (size_t)p->num_configs);
+    sc = (size_t)p->num_submeshes * (size_t)p->num_configs;
+    /* cell k's config is k % sc (the configs innermost): counted, not
+     * divided for every cell */
+    for (k = 0, cfg = 0; k < n; k++, cfg = cfg + 1 == sc ? 0 : cfg + 1) {
         if (!p->configs[cfg].valid || !isfinite(p->cost[k]) || p->cost[k] < 0)
             continue;
         if (!(per_entry[k] >= 0))

@@ -92,16 +92,70 @@ static int put_one(ApsolveUnfitShare *s, ApsolveProblem *p, size_t k, const Apso
     return APSOLVE_OK;
 }
 
+/* Where key is in the caller's keys, or the empty slot it would take. */
+static size_t memo_find(const ApsolveUnfitShare *s, uint64_t key)
+{
+    size_t mask = s->mcap - 1;
+    uint64_t h = key * 0x9e3779b97f4a7c15ULL;
+    size_t i = (size_t)(h ^ h >> 32) & mask;
+    while (s->memo[i].key && s->memo[i].key != key)
+        i = (i + 1) & mask;
+    return i;
+}
+
+/* key's figures got slot value v (the first put of the key's figures
+ * decides it: a later one of the same figures finds them held). A cache:
+ * without memory for it, the keys not held are put by their figures. */
+static void memo_set(ApsolveUnfitShare *s, uint64_t key, uint32_t v)
+{
+    size_t i;
+    if (2 * (s->mn + 1) > s->mcap) {
+        size_t cap = s->mcap ? 2 * s->mcap : 4096, ocap = s->mcap;
+        ApsolveUnfitShareKey *old = s->memo, *nm = calloc(cap, sizeof *nm);
+        if (!nm)
+            return;
+        s->memo = nm;
+        s->mcap = cap;
+        for (size_t j = 0; j < ocap; j++)
+            if (old[j].key)
+                s->memo[memo_find(s, old[j].key)] = old[j];
+        free(old);
+    }
+    i = memo_find(s, key);
+    if (s->memo[i].key)
+        return; /* held: the same figures, the same value */
+    s->memo[i].key = key;
+    s->memo[i].v = v;
+    s->mn++;
+}
+
+/* One waiting put. A known key's entry gets the slot value its figures
+ * got, which is what put_one finds for them: the figures with those bytes
+ * that the index holds (or none: slot 0, as apsolve_unfit_put). */
+static int put_pending(ApsolveUnfitShare *s, ApsolveProblem *p, const ApsolveUnfitSharePending *q)
+{
+    int rc;
+    if (q->known) {
+        if (p->unfit_table) /* a value > 0 was given by a put into it */
+            p->unfit_table->slot[q->k] = q->v;
+        return APSOLVE_OK;
+    }
+    rc = q->u.fwd >= 0 ? put_one(s, p, q->k, &q->u, q->h) : apsolve_unfit_put(p, q->k, &q->u);
+    if (rc == APSOLVE_OK && q->key)
+        memo_set(s, q->key, p->unfit_table ? p->unfit_table->slot[q->k] : 0);
+    return rc;
+}
+
 int apsolve_unfit_share_flush(ApsolveUnfitShare *s, ApsolveProblem *p)
 {
     size_t n = s->npending, mask, some = 0;
     int rc = APSOLVE_OK;
     s->npending = 0;
     for (size_t j = 0; j < n; j++)
-        some += s->pending[j].u.fwd >= 0;
+        some += s->pending[j].known ? s->pending[j].v > 0 : s->pending[j].u.fwd >= 0;
     if (!some) /* only entries without figures: no table made for them */
         for (size_t j = 0; j < n && rc == APSOLVE_OK; j++)
-            rc = apsolve_unfit_put(p, s->pending[j].k, &s->pending[j].u);
+            rc = put_pending(s, p, &s->pending[j]);
     if (!some)
         return rc;
     /* room for the batch: the index at most half full after it */
@@ -114,35 +168,65 @@ int apsolve_unfit_share_flush(ApsolveUnfitShare *s, ApsolveProblem *p)
     /* the index slots, then the figures they hold, asked for ahead */
     for (size_t j = 0; j < n; j++) {
         uint64_t w[WORDS];
+        if (s->pending[j].known)
+            continue;
         words_of(&s->pending[j].u, w);
         s->pending[j].h = words_hash(w);
         __builtin_prefetch(&s->slot[s->pending[j].h & mask]);
     }
     for (size_t j = 0; j < n; j++) {
-        uint32_t v = s->slot[s->pending[j].h & mask];
+        uint32_t v = s->pending[j].known ? 0 : s->slot[s->pending[j].h & mask];
         if (v)
             __builtin_prefetch(&p->unfit_table->figs[v - 1]);
     }
-    for (size_t j = 0; j < n && rc == APSOLVE_OK; j++) {
-        const ApsolveUnfitSharePending *q = &s->pending[j];
-        rc = q->u.fwd >= 0 ? put_one(s, p, q->k, &q->u, q->h) : apsolve_unfit_put(p, q->k, &q->u);
-    }
+    for (size_t j = 0; j < n && rc == APSOLVE_OK; j++)
+        rc = put_pending(s, p, &s->pending[j]);
     return rc;
 }
 
-int apsolve_unfit_share_put(ApsolveUnfitShare *s, ApsolveProblem *p, size_t k,
-                            const ApsolveUnfit *u)
+int apsolve_unfit_share_put_keyed(ApsolveUnfitShare *s, ApsolveProblem *p, size_t k,
+                                  uint64_t key, const ApsolveUnfit *u)
 {
-    s->pending[s->npending].k = k;
-    s->pending[s->npending].u = *u;
+    ApsolveUnfitSharePending *q = &s->pending[s->npending];
+    q->k = k;
+    q->u = *u;
+    q->key = key;
+    q->known = 0;
     if (++s->npending == APSOLVE_UNFIT_SHARE_BATCH)
         return apsolve_unfit_share_flush(s, p);
     return APSOLVE_OK;
 }
 
+int apsolve_unfit_share_put(ApsolveUnfitShare *s, ApsolveProblem *p, size_t k,
+                            const ApsolveUnfit *u)
+{
+    return apsolve_unfit_share_put_keyed(s, p, k, 0, u);
+}
+
+int apsolve_unfit_share_put_known(ApsolveUnfitShare *s, ApsolveProblem *p, size_t k,
+                                  uint64_t key)
+{
+    ApsolveUnfitSharePending *q;
+    size_t i;
+    int rc;
+    if (!key || !s->mcap || s->memo[i = memo_find(s, key)].key != key)
+        return 0;
+    q = &s->pending[s->npending];
+    q->k = k;
+    q->known = 1;
+    q->v = s->memo[i].v;
+    q->key = 0;
+    if (++s->npending == APSOLVE_UNFIT_SHARE_BATCH &&
+        (rc = apsolve_unfit_share_flush(s, p)) != APSOLVE_OK)
+        return rc;
+    return 1;
+}
+
 void apsolve_unfit_share_free(ApsolveUnfitShare *s)
 {
     free(s->slot);
+    free(s->memo);
     s->slot = NULL;
-    s->cap = s->n = s->npending = 0;
+    s->memo = NULL;
+    s->cap = s->n = s->npending = s->mcap = s->mn = 0;
 }

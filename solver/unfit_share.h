@@ -9,7 +9,10 @@
  * with figures already held at them (slot[k] of ApsolveUnfitTable) instead
  * of storing a copy. Readers see the same figures through apsolve_unfit_at;
  * a figure once referenced is never written again (apsolve_unfit_put), so
- * a shared one stays every sharer's.
+ * a shared one stays every sharer's. A caller that knows which figures are
+ * equal without their bytes (the load: an entry's pair of cost rows) puts
+ * them by a key, and an entry whose key was put before gets that put's
+ * slot value without figures (apsolve_unfit_share_put_known).
  */
 #ifndef APSOLVE_UNFIT_SHARE_H
 #define APSOLVE_UNFIT_SHARE_H
@@ -27,7 +30,15 @@ typedef struct ApsolveUnfitSharePending {
     size_t k;
     ApsolveUnfit u;
     uint64_t h;
+    uint64_t key; /* the caller's key of u (0: none) */
+    int known;    /* put_known's: entry k gets slot value v, u unset */
+    uint32_t v;
 } ApsolveUnfitSharePending;
+
+typedef struct ApsolveUnfitShareKey {
+    uint64_t key;
+    uint32_t v;
+} ApsolveUnfitShareKey;
 
 /* An open-addressing index of p's figures by their bytes: each slot 0 or
  * 1 + the place of a figure in p->unfit_table->figs; and the puts not yet
@@ -35,6 +46,11 @@ typedef struct ApsolveUnfitSharePending {
 typedef struct ApsolveUnfitShare {
     uint32_t *slot;
     size_t cap, n; /* cap a power of two (0: none yet) */
+    /* the caller's keys (apsolve_unfit_share_put_keyed): open addressing,
+     * key 0 empty, each with the slot value its figures got (key and
+     * value side by side: one cache line a lookup) */
+    ApsolveUnfitShareKey *memo;
+    size_t mcap, mn;
     ApsolveUnfitSharePending pending[APSOLVE_UNFIT_SHARE_BATCH];
     size_t npending;
 } ApsolveUnfitShare;
@@ -48,9 +64,23 @@ typedef struct ApsolveUnfitShare {
  * are shared; p must not be given figures otherwise while s is in use. */
 int apsolve_unfit_share_put(ApsolveUnfitShare *s, ApsolveProblem *p, size_t k,
                             const ApsolveUnfit *u);
+/* apsolve_unfit_share_put with the caller's key of *u: a non-zero number
+ * that the caller gives with these same figures only (then
+ * apsolve_unfit_share_put_known can put them by their key alone); key 0:
+ * none, apsolve_unfit_share_put. */
+int apsolve_unfit_share_put_keyed(ApsolveUnfitShare *s, ApsolveProblem *p, size_t k,
+                                  uint64_t key, const ApsolveUnfit *u);
+/* Entry k gets the figures of key (non-zero) when a flushed put_keyed gave
+ * them: the put is queued as apsolve_unfit_share_put's would be, with the
+ * same result (the held figures that have those bytes), and 1 is
+ * returned; 0 when key is not known yet (the caller puts the figures with
+ * put_keyed); APSOLVE_ENOMEM as apsolve_unfit_share_put. */
+int apsolve_unfit_share_put_known(ApsolveUnfitShare *s, ApsolveProblem *p, size_t k,
+                                  uint64_t key);
 /* The waiting puts done; APSOLVE_OK or APSOLVE_ENOMEM (the rest dropped). */
 int apsolve_unfit_share_flush(ApsolveUnfitShare *s, ApsolveProblem *p);
-/* Frees the index; puts still waiting are dropped (flush first). */
+/* Frees the index and the keys; puts still waiting are dropped (flush
+ * first). */
 void apsolve_unfit_share_free(ApsolveUnfitShare *s);
 
 #endif

@@ -4,7 +4,9 @@
  * costdb/placement_write.c and placement_read.c):
  * a stage's set is replaced as a whole, the last row for a tensor wins,
  * texts and tensors are interned once, the writer's cached ids survive no
- * rollback, and a damaged set is refused with a message, not read as zero;
+ * rollback, the reader's kept dictionary follows writes of this connection
+ * and of another, and a damaged set is refused with a message, not read as
+ * zero;
  * schema 13: a block of items repeated back to back is stored once with a
  * repeat pair, read alike through the API and the view, and a schema-12
  * file's lists take repeats as it migrates.
@@ -104,6 +106,50 @@ static void test_rollback_drops_cached_ids(void)
     CU_ASSERT_EQUAL_FATAL(n, 1);
     CU_ASSERT_STRING_EQUAL(out[0].sharding_spec, "ShardingSpec(new)");
     CU_ASSERT_STRING_EQUAL(out[0].tensor_name, "t2");
+    free(out);
+    costdb_close(&db);
+}
+
+/* The reader keeps a sweep's tensors and texts between calls
+ * (placement_read.c's dictionary): a set another connection writes after
+ * the first read, with a tensor and a text new to the file, reads with
+ * them; so does one this connection writes itself. */
+static void test_dictionary_follows_writes(void)
+{
+    Costdb *db = tu_open_new("pl4.db"), *other = NULL;
+    int64_t id = make_sweep(db);
+    CostdbPlacement a = row(1, 0, "param", 2, "S1"), b = row(0, 1, "input", 11, "Snew"),
+                    c = row(0, 0, "output", 12, "Sown"), *out = NULL;
+    size_t n = 0;
+    char err[512];
+    CU_ASSERT_EQUAL_FATAL(costdb_placements_put(db, id, &a, 1), 0);
+    for (int k = 0; k < 2; k++) { /* read, then read from the kept dictionary */
+        CU_ASSERT_EQUAL(costdb_placements_get(db, id, 0, 1, 0, 0, &out, &n), 0);
+        CU_ASSERT_EQUAL_FATAL(n, 1);
+        CU_ASSERT_STRING_EQUAL(out[0].sharding_spec, "S1");
+        CU_ASSERT_STRING_EQUAL(out[0].tensor_name, "t2");
+        free(out);
+        out = NULL;
+    }
+    CU_ASSERT_EQUAL_FATAL(costdb_open(tu_path("pl4.db"), COSTDB_OPEN_NOCREATE, &other, err,
+                                      sizeof err), 0);
+    CU_ASSERT_EQUAL_FATAL(costdb_placements_put(other, id, &b, 1), 0);
+    costdb_close(&other);
+    CU_ASSERT_EQUAL(costdb_placements_get(db, id, 0, 0, 0, 1, &out, &n), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 1);
+    CU_ASSERT_STRING_EQUAL(out[0].sharding_spec, "Snew");
+    CU_ASSERT_STRING_EQUAL(out[0].tensor_name, "t11");
+    CU_ASSERT_STRING_EQUAL(out[0].shape, "12,8");
+    free(out);
+    out = NULL;
+    CU_ASSERT_EQUAL_FATAL(costdb_placements_put(db, id, &c, 1), 0);
+    CU_ASSERT_EQUAL(costdb_placements_get(db, id, 0, 0, 0, 0, &out, &n), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 1);
+    CU_ASSERT_STRING_EQUAL(out[0].sharding_spec, "Sown");
+    CU_ASSERT_STRING_EQUAL(out[0].tensor_name, "t12");
+    free(out);
+    CU_ASSERT_EQUAL(costdb_placements_list(db, id, &out, &n), 0);
+    CU_ASSERT_EQUAL(n, 3);
     free(out);
     costdb_close(&db);
 }
@@ -437,6 +483,7 @@ int main(void)
     static const CunitTest tests[] = {
         {"a stage's set is replaced whole; last row wins", test_replace_and_order},
         {"a rollback drops the writer's cached ids", test_rollback_drops_cached_ids},
+        {"the reader's kept dictionary follows writes", test_dictionary_follows_writes},
         {"bad rows refused; damaged sets are errors", test_bad_rows_and_damaged_sets},
         {"schema 7, 6 and 3 encodings read alike", test_two_encodings},
         {"shifted sets share one stored list", test_shared_lists},

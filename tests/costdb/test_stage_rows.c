@@ -403,6 +403,15 @@ static void test_pairs(void)
         CU_ASSERT(same_pairs(got, want));
         if (!same_pairs(got, want))
             fprintf(stderr, "case %zu: %zu pairs, %zu wanted\n", k, got->n, want->n);
+        /* cost_id: the blocks' figures name their row (edit 0: every
+         * entry in blocks); those read through the checked path, none */
+        for (size_t i = 0; i < got->n; i++)
+            for (int h = 0; h < 2; h++) {
+                if (k == 0)
+                    CU_ASSERT(got->p[i].f[h].cost_id > 0);
+                if (k == 2)
+                    CU_ASSERT_EQUAL(got->p[i].f[h].cost_id, 0);
+            }
         CU_ASSERT_EQUAL(costdb_stage_pairs(db, 1, NULL, got), COSTDB_EINVAL);
         costdb_close(&db);
     }

@@ -4,7 +4,8 @@
  * a problem filled through ApsolveUnfitShare holds, for every cell, the
  * same figures bit for bit as one filled through apsolve_unfit_put, each
  * distinct figure once; a figure shared by several cells is never written
- * when one of them is given others; a clone keeps the sharing.
+ * when one of them is given others; a clone keeps the sharing; figures put
+ * by the caller's key give the same table as plain puts.
  */
 #include <math.h>
 #include <string.h>
@@ -116,12 +117,73 @@ static void test_shared_never_written(void)
     apsolve_problem_free(&p);
 }
 
+/* Figures put by key (apsolve_unfit_share_put_known first, put_keyed
+ * when the key is not known yet; key v + 1 for values v, values v % 11 == 0
+ * with no figures) give every cell the same slot value as plain puts of
+ * the same figures in the same order: the same table, byte for byte. */
+static void check_keyed(unsigned distinct)
+{
+    ApsolveProblem *p = NULL, *q = NULL;
+    ApsolveUnfitShare s = {0}, t = {0};
+    size_t n, hits = 0;
+    unsigned r = 4242;
+    CU_ASSERT_EQUAL_FATAL(apsolve_problem_new(30, 1, 16, 4, 16, 1, &p), APSOLVE_OK);
+    CU_ASSERT_EQUAL_FATAL(apsolve_problem_new(30, 1, 16, 4, 16, 1, &q), APSOLVE_OK);
+    n = apsolve_problem_cells(p);
+    for (size_t k = 0; k < n; k++) {
+        unsigned v;
+        ApsolveUnfit u;
+        int rc;
+        r = r * 1103515245u + 12345u;
+        if ((r >> 8) % 5 == 0)
+            continue;
+        v = (r >> 4) % distinct;
+        u = figs_of(v);
+        if (v % 11 == 0)
+            u.fwd = -1.0;
+        rc = apsolve_unfit_share_put_known(&s, p, k, (uint64_t)v + 1);
+        CU_ASSERT_FATAL(rc == 0 || rc == 1);
+        hits += (size_t)rc;
+        if (!rc)
+            CU_ASSERT_EQUAL_FATAL(apsolve_unfit_share_put_keyed(&s, p, k, (uint64_t)v + 1, &u),
+                                  APSOLVE_OK);
+        CU_ASSERT_EQUAL_FATAL(apsolve_unfit_share_put(&t, q, k, &u), APSOLVE_OK);
+    }
+    CU_ASSERT_EQUAL(apsolve_unfit_share_put_known(&s, p, 0, 0), 0); /* key 0: none */
+    CU_ASSERT_EQUAL(apsolve_unfit_share_put_known(&s, p, 0, (uint64_t)distinct + 7), 0);
+    CU_ASSERT_EQUAL_FATAL(apsolve_unfit_share_flush(&s, p), APSOLVE_OK);
+    CU_ASSERT_EQUAL_FATAL(apsolve_unfit_share_flush(&t, q), APSOLVE_OK);
+    apsolve_unfit_share_free(&s);
+    apsolve_unfit_share_free(&t);
+    CU_ASSERT(hits > n / 2);
+    CU_ASSERT_FATAL(p->unfit_table && q->unfit_table);
+    CU_ASSERT_EQUAL(p->unfit_table->n, q->unfit_table->n);
+    CU_ASSERT(!memcmp(p->unfit_table->slot, q->unfit_table->slot, n * sizeof(uint32_t)));
+    CU_ASSERT(!memcmp(p->unfit_table->figs, q->unfit_table->figs,
+                      q->unfit_table->n * sizeof(ApsolveUnfit)));
+    apsolve_problem_free(&q);
+    apsolve_problem_free(&p);
+}
+
+static void test_keyed_few(void)
+{
+    check_keyed(7);
+}
+
+/* More keys than the keys' first 4096 slots hold. */
+static void test_keyed_grows(void)
+{
+    check_keyed(5000);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
         {"7 distinct figures: the same cells, each figure once", test_few_distinct},
         {"5000 distinct figures: the index grows", test_index_grows},
         {"a shared figure is never written", test_shared_never_written},
+        {"7 keys: the same slots as plain puts", test_keyed_few},
+        {"5000 keys: the keys grow, the same slots", test_keyed_grows},
     };
     return CUNIT_RUN("unfit figures shared", tests);
 }
