@@ -434,8 +434,8 @@ void shard_memos_free(ApprofShardContext *ctx)
 
 /* The part of a program key that does not depend on the variant, for
  * the stage of req (shard_stage_key): its structure hash, checkpoint
- * blocks and tensors in first-touch order, computed once for the run of
- * requests that ask for the variants of one stage (context.h, ProgKeyMemo).
+ * blocks and tensors in first-touch order, computed once and kept for the
+ * last SHARD_PKEY_SLOTS stages (context.h, ProgKeyMemo); *out the slot.
  * Its set-up reads no op's strategies (no ops array); the tensor facts it
  * fills stay in the context's scratch for the build of the same range. */
 static int stage_key_part(ApprofShardContext *ctx, const ApprofShardRequest *req, int levels,
