@@ -134,9 +134,12 @@ typedef struct ZeroDerived {
     ApprofStageProgram prog;  /* rc 0: the program */
 } ZeroDerived;
 
-/* The variant-free part of the last program key (memo.c,
- * approf_shard_program_key): the sweep asks for every variant of a stage
- * in a row. */
+/* The variant-free part of a program key (memo.c,
+ * approf_shard_program_key), kept for the last SHARD_PKEY_SLOTS stages
+ * (shard_stage_key): the sweep asks for a layer range's base configs
+ * (one stage each: logical mesh, forced batch axis) in a row, then for
+ * each base config's variants in a row, so one slot computed every
+ * stage's part twice. */
 typedef struct ProgKeyMemo {
     int valid;
     int stage[8];             /* shard_stage_key */
@@ -147,6 +150,8 @@ typedef struct ProgKeyMemo {
     size_t cap;               /* ops the arrays have room for */
     int op_parity;            /* shard_op_policy_parity of the stage's first op */
 } ProgKeyMemo;
+
+#define SHARD_PKEY_SLOTS 16
 
 /* Derived variants kept at once: the zero variants of Alpa's configs of a
  * submesh (up to 9 logical meshes, 3 each) wait while the other configs'
@@ -228,7 +233,8 @@ struct ApprofShardContext {
     /* per graph op: 1 when its name's first path component is that of
      * the op before it (shard_stage_blocks), computed once */
     unsigned char *same_prefix;
-    ProgKeyMemo pkey;
+    ProgKeyMemo pkey[SHARD_PKEY_SLOTS];
+    int pkey_next;                /* the slot the next part replaces */
     ZeroDerived *zfam;            /* SHARD_ZERO_SLOTS, allocated on first use */
     int zfam_next;                /* the slot the next one replaces */
     /* per recomputation mode and phase, the most kernels per op a program

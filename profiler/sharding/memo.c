@@ -434,19 +434,27 @@ void shard_memos_free(ApprofShardContext *ctx)
 
 /* The part of a program key that does not depend on the variant, for
  * the stage of req (shard_stage_key): its structure hash, checkpoint
- * blocks and tensors in first-touch order, computed once for the run of
- * requests that ask for the variants of one stage (context.h, ProgKeyMemo).
+ * blocks and tensors in first-touch order, computed once and kept for the
+ * last SHARD_PKEY_SLOTS stages (context.h, ProgKeyMemo); *out the slot.
  * Its set-up reads no op's strategies (no ops array); the tensor facts it
  * fills stay in the context's scratch for the build of the same range. */
-static int stage_key_part(ApprofShardContext *ctx, const ApprofShardRequest *req, int levels)
+static int stage_key_part(ApprofShardContext *ctx, const ApprofShardRequest *req, int levels,
+                          const ProgKeyMemo **out)
 {
-    ProgKeyMemo *pk = &ctx->pkey;
+    ProgKeyMemo *pk;
     ShardStage st;
     int stage[8], rc, n = 0;
     char err[8];
     shard_stage_key(req, levels, stage);
-    if (pk->valid && !memcmp(pk->stage, stage, sizeof stage))
-        return 0;
+    for (int i = 0; i < SHARD_PKEY_SLOTS; i++) {
+        pk = &ctx->pkey[i];
+        if (pk->valid && !memcmp(pk->stage, stage, sizeof stage)) {
+            *out = pk;
+            return 0;
+        }
+    }
+    pk = &ctx->pkey[ctx->pkey_next];
+    ctx->pkey_next = (ctx->pkey_next + 1) % SHARD_PKEY_SLOTS;
     pk->valid = 0;
     memset(&st, 0, sizeof st);
     rc = shard_stage_setup(ctx, req, &st, 0, err, sizeof err);
@@ -491,6 +499,7 @@ static int stage_key_part(ApprofShardContext *ctx, const ApprofShardRequest *req
         pk->n_order = n;
         memcpy(pk->stage, stage, sizeof stage);
         pk->valid = 1;
+        *out = pk;
     }
     free(seen);
     shard_stage_free(&st);
@@ -508,9 +517,9 @@ int approf_shard_program_key(ApprofShardContext *ctx, const ApprofShardRequest *
     int levels = req->memory_levels > 0 ? req->memory_levels : 1;
     if (levels > SHARD_MAX_LEVELS)
         levels = SHARD_MAX_LEVELS;
-    if ((rc = shard_stage_setup_check(ctx, req)) || (rc = stage_key_part(ctx, req, levels)))
+    const ProgKeyMemo *pk = NULL;
+    if ((rc = shard_stage_setup_check(ctx, req)) || (rc = stage_key_part(ctx, req, levels, &pk)))
         return rc;
-    const ProgKeyMemo *pk = &ctx->pkey;
     order = malloc((size_t)(pk->n_order > 0 ? pk->n_order : 1) * sizeof(int));
     if (!order)
         return APPROF_ENOMEM;

@@ -63,8 +63,10 @@ void approf_shard_context_free(ApprofShardContext **ctx)
     shard_zero_family_free(*ctx);
     shard_tensor_scratch_free(*ctx);
     shard_forward_forget(*ctx);
-    free((*ctx)->pkey.order);
-    free((*ctx)->pkey.blk);
+    for (int i = 0; i < SHARD_PKEY_SLOTS; i++) {
+        free((*ctx)->pkey[i].order);
+        free((*ctx)->pkey[i].blk);
+    }
     shard_stage_ops_free(*ctx);
     shard_memos_free(*ctx);
     free((*ctx)->same_prefix);

@@ -492,6 +492,95 @@ static void test_warm_context_same_programs(void)
     approf_graph_free(&g);
 }
 
+/* The program key's variant-free part is kept for the last
+ * SHARD_PKEY_SLOTS stages (memo.c, stage_key_part): keys asked in one warm
+ * context as the sweep asks them (a range's base configs in a row, then
+ * each base config's variants in a row), then again in a scrambled order
+ * over more stages than slots (parts evicted and computed again), equal
+ * a fresh context's key and tensor order for every request. A slot
+ * matched without the forced axis, the logical mesh or the range fails
+ * it. */
+#define PK_CFGS 6
+#define PK_VARS 5
+static void test_warm_program_keys(void)
+{
+    ApprofGraph *g = build_mlp(64, 4, 16);
+    ApprofHardwareSpec hw;
+    ApprofLayering l;
+    int n = (int)g->n_ops, nr = n * (n + 1) / 2;
+    int *begin = calloc(g->n_ops, sizeof(int)), *endv = calloc(g->n_ops, sizeof(int));
+    const int cfg[PK_CFGS][5] = {/* hosts gpus a b force */
+                                 {1, 4, 4, 1, -1}, {1, 4, 4, 1, 0}, {1, 4, 2, 2, -1},
+                                 {1, 4, 1, 4, -1}, {2, 4, 4, 2, -1}, {2, 4, 4, 2, 0}};
+    const int var[PK_VARS][3] = {/* level recompute zero */
+                                 {0, 0, 0}, {1, 0, 0}, {2, 0, 0},
+                                 {0, COSTDB_RECOMPUTE_FULL, 0}, {1, 0, 3}};
+    size_t nreq = (size_t)nr * PK_CFGS * PK_VARS;
+    uint64_t(*want)[2] = calloc(nreq, sizeof *want);
+    unsigned char *ok = calloc(nreq, 1);
+    int **order = calloc(nreq, sizeof *order), *n_order = calloc(nreq, sizeof(int));
+    ApprofShardRequest *req = calloc(nreq, sizeof *req);
+    ApprofShardContext *ctx = NULL;
+    CU_ASSERT_FATAL(begin && endv && want && ok && order && n_order && req);
+    CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &hw) == 0);
+    one_layer_per_op(g, &l, begin, endv);
+    /* request index: (range * PK_CFGS + config) * PK_VARS + variant */
+    size_t i = 0;
+    for (int start = 0; start < n; start++)
+        for (int end = start; end < n; end++)
+            for (int c = 0; c < PK_CFGS; c++)
+                for (int v = 0; v < PK_VARS; v++, i++) {
+                    req[i] = (ApprofShardRequest){start, end, cfg[c][0], cfg[c][1], cfg[c][2],
+                                                  cfg[c][3], cfg[c][4],
+                                                  APPROF_ILP_ELIMINATE_TREES_THEN_CBC,
+                                                  {var[v][0], var[v][1], var[v][2]}, 3};
+                    CU_ASSERT_FATAL(approf_shard_context_new(g, &l, &hw, 4, &ctx) == 0);
+                    ok[i] = approf_shard_program_key(ctx, &req[i], want[i], &order[i],
+                                                     &n_order[i]) == 0;
+                    approf_shard_context_free(&ctx);
+                    CU_ASSERT(ok[i]);
+                }
+    CU_ASSERT_FATAL(approf_shard_context_new(g, &l, &hw, 4, &ctx) == 0);
+    int checked = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t q = 0; q < nreq; q++) {
+            size_t r;
+            if (pass == 0) {
+                /* the sweep's order: base configs, then each one's variants */
+                size_t range = q / (PK_CFGS * PK_VARS), w = q % (PK_CFGS * PK_VARS);
+                size_t c = w < PK_CFGS ? w : (w - PK_CFGS) / (PK_VARS - 1);
+                size_t v = w < PK_CFGS ? 0 : 1 + (w - PK_CFGS) % (PK_VARS - 1);
+                r = (range * PK_CFGS + c) * PK_VARS + v;
+            } else {
+                r = (q * 7919u) % nreq; /* 7919 is prime, nreq not its multiple */
+            }
+            uint64_t key[2];
+            int *ord = NULL, no = 0;
+            if (!ok[r])
+                continue;
+            CU_ASSERT_EQUAL_FATAL(approf_shard_program_key(ctx, &req[r], key, &ord, &no), 0);
+            CU_ASSERT(key[0] == want[r][0] && key[1] == want[r][1]);
+            CU_ASSERT_EQUAL(no, n_order[r]);
+            if (no == n_order[r])
+                CU_ASSERT(!memcmp(ord, order[r], (size_t)no * sizeof(int)));
+            free(ord);
+            checked++;
+        }
+    CU_ASSERT(nreq % 7919u != 0);
+    CU_ASSERT(checked == 2 * (int)nreq);
+    approf_shard_context_free(&ctx);
+    for (i = 0; i < nreq; i++)
+        free(order[i]);
+    free(order);
+    free(n_order);
+    free(want);
+    free(ok);
+    free(req);
+    free(begin);
+    free(endv);
+    approf_graph_free(&g);
+}
+
 static void test_bad_request(void)
 {
     ApprofGraph *g = build_mlp(64, 2, 16);
@@ -513,6 +602,7 @@ int main(void)
         {"force_batch_dim_to_mesh_dim 0 on (2,4)", test_force_batch_axis0},
         {"bad requests", test_bad_request},
         {"a warm context builds the programs a fresh one does", test_warm_context_same_programs},
+        {"program keys of a warm context equal a fresh one's", test_warm_program_keys},
     };
     return CUNIT_RUN("sharding", tests);
 }
