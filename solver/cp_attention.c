@@ -77,3 +77,19 @@ void apsolve_cp_ring_attention(const CostdbFabric *f, int64_t seq, int ring_n, i
     if (rerun)
         *bwd += *fwd;            /* the recomputed forward runs the ring again */
 }
+
+double apsolve_cp_ring_step_seconds(const CostdbFabric *f, int64_t seq, int ring_n, int cp,
+                                    double samples, double q_width)
+{
+    double e, gemm;
+    if (!f || ring_n <= 1 || cp <= 1 || seq <= 0 || !(samples > 0) || !(q_width > 0) ||
+        !(f->peak_flops16 > 0))
+        return 0.0;
+    e = apsolve_cp_attention_eff(f, seq / ring_n);
+    if (!(e > 0))
+        return 0.0;
+    /* the stage's forward (two GEMMs of 1/cp of the entry's) in ring_n
+     * kernels of equal work */
+    gemm = 2.0 * samples * q_width * (double)seq * (double)((seq + 1) / 2);
+    return 2.0 * gemm / cp / ring_n / (f->peak_flops16 * e);
+}

@@ -32,4 +32,13 @@ void apsolve_cp_ring_attention(const CostdbFabric *f, int64_t seq, int ring_n, i
                                double samples, double q_width, int layers, int rerun,
                                double *fwd, double *bwd);
 
+/* Seconds one of the ring's forward attention kernels (a step) takes on
+ * a GPU, one layer: the stage's forward attention, 2 x 2 x samples x
+ * q_width x seq x ceil(seq / 2) / cp flops, in ring_n kernels of equal
+ * work at the card's efficiency for seq / ring_n keys and its 16-bit
+ * peak (a backward kernel is 5/2 of it); 0 where the card gives no
+ * attention figure, or there is no ring. */
+double apsolve_cp_ring_step_seconds(const CostdbFabric *f, int64_t seq, int ring_n, int cp,
+                                    double samples, double q_width);
+
 #endif
