@@ -310,6 +310,15 @@ static void price_stage(const CpFacts *x, const ApsolveCpLayout *l, int M, Apsol
                                           &out->attn_fwd, &out->attn_bwd);
             }
         }
+        /* TE's all-gathered K/V: two kernels a rank by their key lengths */
+        if (l->comm == APSOLVE_CP_ALL_GATHER && !torch_ring)
+            apsolve_cp_allgather_attention(&f, out->seq, l->cp,
+                                           (double)batch / ((double)l->dp * l->cp), qw / l->tp,
+                                           layers,
+                                           l->recompute == COSTDB_RECOMPUTE_FULL ||
+                                               l->recompute == COSTDB_RECOMPUTE_SELECTIVE,
+                                           &out->attn_fwd, &out->attn_bwd, &out->ag_keys_min,
+                                           &out->ag_keys_max);
         out->traffic_fwd = layers * one.traffic_fwd;
         out->traffic_bwd = layers * one.traffic_bwd;
         /* Recomputation reruns the cp exchange. Full (Megatron-Core
