@@ -296,8 +296,8 @@ static void price_stage(const CpFacts *x, const ApsolveCpLayout *l, int M, Apsol
         out->merge_fwd = layers * one.merge_fwd;
         out->merge_bwd = layers * one.merge_bwd;
         /* the ring's attention kernels over seq / ring GPUs' keys
-         * (cp_attention.c); a2a and all_gather keep the entry's, but
-         * PyTorch's all-gathered K and V run the ring's kernels */
+         * (cp_attention.c); a2a keeps the entry's, TE's all_gather its
+         * own (below), PyTorch's all-gathered K and V the ring's */
         if (l->comm == APSOLVE_CP_P2P || l->comm == APSOLVE_CP_A2A_P2P || torch_ring) {
             int ring_n = l->cp / a;
             if (ring_n > 1) {
