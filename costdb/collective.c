@@ -269,7 +269,8 @@ static int capability_member(CjrParser *ps, const char *key, void *ctx, int dept
         strcmp(key, "optimizer_exp_avg_bytes") && strcmp(key, "optimizer_exp_avg_sq_bytes") &&
         strcmp(key, "optimizer_step_bytes") &&
         strcmp(key, "intra_host_full_mesh") && strcmp(key, "host_link_bandwidth") &&
-        strcmp(key, "attention_efficiency") && strncmp(key, "attention_efficiency_", 21))
+        strcmp(key, "attention_efficiency") && strncmp(key, "attention_efficiency_", 21) &&
+        strcmp(key, "cp_ring_torch"))
         return cjr_skip_value(ps, depth + 1);
     if (cjr_number(ps, &v))
         return COSTDB_EPARSE;
@@ -299,6 +300,8 @@ static int capability_member(CjrParser *ps, const char *key, void *ctx, int dept
         f->adam.step_bytes = v <= 1024 ? v : 0; /* the spec file's bound */
     else if (!strcmp(key, "host_link_bandwidth"))
         f->host_bandwidth = v;
+    else if (!strcmp(key, "cp_ring_torch"))
+        f->cp_ring_torch = v == 1 ? 1 : 0;
     else if (!strcmp(key, "attention_efficiency"))
         f->attention_efficiency = v <= 1 ? v : 0;
     else if (!strncmp(key, "attention_efficiency_", 21)) {

@@ -86,6 +86,9 @@ typedef struct CostdbFabric {
     double peak_flops16;
     double attention_efficiency;
     double attention_eff_seq[5];            /* at 2048 << i keys */
+    int cp_ring_torch;                      /* 1: a cp stage's ring is PyTorch's (the
+                                             * spec's cp_ring_torch;
+                                             * solver/cp_torch_ring.c); 0: TE's */
 } CostdbFabric;
 
 /* The intra-host bandwidth (bytes/s one direction, before bus_efficiency)

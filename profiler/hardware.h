@@ -229,6 +229,14 @@ typedef struct ApprofHardwareSpec {
      * before). The bytes read are the unit's gathered bytes in the phase
      * (its reduce-scatter's when it gathers none). */
     int zero3_grad_copy;
+    /* 1: a context-parallel stage's ring is PyTorch's
+     * (torch.distributed.tensor.experimental._attention, as torchtitan runs
+     * it, with its model's K and V repeated to the query heads before the
+     * SDPA): the ring moves K and V at the query heads' width, its gradient
+     * ring in f32, and each step's output and gradients are merged in f32
+     * (solver/cp_torch_ring.c, docs/context-parallel.md "PyTorch's ring");
+     * 0: Transformer Engine's. Read by apsolve's cp pricing only. */
+    int cp_ring_torch;
     /* Share of a GEMM's rate lost while an NCCL collective runs beside it on
      * another stream of the same GPU (1 - rate beside / rate alone, as
      * `approf probe` measures it on >= 2 GPUs: profiler/cuda/probe_overlap.c,

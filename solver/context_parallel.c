@@ -14,6 +14,7 @@
 #include "context_parallel.h"
 #include "cp_attention.h"
 #include "cp_facts.h"
+#include "cp_torch_ring.h"
 #include "costdb.h"
 #include "costdb_text.h"
 #include "frameworks.h"
@@ -256,7 +257,20 @@ static void price_stage(const CpFacts *x, const ApsolveCpLayout *l, int M, Apsol
         double kv = out->kv_bytes, q = out->q_bytes, buf = 0;
         int a = l->comm == APSOLVE_CP_A2A_P2P ? (l->a2a > 0 ? l->a2a : 1) : 1;
         memset(&one, 0, sizeof one);
-        if (l->comm == APSOLVE_CP_A2A) {
+        /* PyTorch's ring (the row's cp_ring_torch): its own exchange and
+         * merges, the same receive buffers counted */
+        int torch_ring = f.cp_ring_torch && (l->comm == APSOLVE_CP_P2P ||
+                                             l->comm == APSOLVE_CP_ALL_GATHER);
+        if (torch_ring) {
+            double k = apsolve_cp_ring_step_seconds(&f, out->seq, l->cp, l->cp,
+                                                    (double)batch / ((double)l->dp * l->cp),
+                                                    qw / l->tp);
+            apsolve_cp_torch_ring(&f, l->comm == APSOLVE_CP_ALL_GATHER, q, dsize, l->cp, l->tp,
+                                  M, k, &one.comm_fwd, &one.comm_bwd, &one.traffic_fwd,
+                                  &one.traffic_bwd, &one.merge_fwd, &one.merge_bwd);
+            buf = l->comm == APSOLVE_CP_ALL_GATHER ? 2.0 * l->cp * kv
+                                                   : fmax((l->cp - 1) * kv, 4 * kv);
+        } else if (l->comm == APSOLVE_CP_A2A) {
             a2a(&f, q, kv, l->cp, l->tp, M, &one);
             buf = q + kv;
         } else if (l->comm == APSOLVE_CP_ALL_GATHER) {
@@ -279,9 +293,12 @@ static void price_stage(const CpFacts *x, const ApsolveCpLayout *l, int M, Apsol
         }
         out->comm_fwd = layers * one.comm_fwd;
         out->comm_bwd = layers * one.comm_bwd;
+        out->merge_fwd = layers * one.merge_fwd;
+        out->merge_bwd = layers * one.merge_bwd;
         /* the ring's attention kernels over seq / ring GPUs' keys
-         * (cp_attention.c); a2a and all_gather keep the entry's */
-        if (l->comm == APSOLVE_CP_P2P || l->comm == APSOLVE_CP_A2A_P2P) {
+         * (cp_attention.c); a2a keeps the entry's, TE's all_gather its
+         * own (below), PyTorch's all-gathered K and V the ring's */
+        if (l->comm == APSOLVE_CP_P2P || l->comm == APSOLVE_CP_A2A_P2P || torch_ring) {
             int ring_n = l->cp / a;
             if (ring_n > 1) {
                 out->ring_keys = out->seq / ring_n;
@@ -293,6 +310,15 @@ static void price_stage(const CpFacts *x, const ApsolveCpLayout *l, int M, Apsol
                                           &out->attn_fwd, &out->attn_bwd);
             }
         }
+        /* TE's all-gathered K/V: two kernels a rank by their key lengths */
+        if (l->comm == APSOLVE_CP_ALL_GATHER && !torch_ring)
+            apsolve_cp_allgather_attention(&f, out->seq, l->cp,
+                                           (double)batch / ((double)l->dp * l->cp), qw / l->tp,
+                                           layers,
+                                           l->recompute == COSTDB_RECOMPUTE_FULL ||
+                                               l->recompute == COSTDB_RECOMPUTE_SELECTIVE,
+                                           &out->attn_fwd, &out->attn_bwd, &out->ag_keys_min,
+                                           &out->ag_keys_max);
         out->traffic_fwd = layers * one.traffic_fwd;
         out->traffic_bwd = layers * one.traffic_bwd;
         /* Recomputation reruns the cp exchange. Full (Megatron-Core
@@ -314,6 +340,7 @@ static void price_stage(const CpFacts *x, const ApsolveCpLayout *l, int M, Apsol
         if (l->recompute == COSTDB_RECOMPUTE_FULL || l->recompute == COSTDB_RECOMPUTE_SELECTIVE) {
             out->rerun = out->comm_fwd;
             out->comm_bwd += out->comm_fwd;
+            out->merge_bwd += out->merge_fwd;
             out->traffic_bwd += out->traffic_fwd;
         }
         out->buffers = (int64_t)llround(buf);
@@ -357,13 +384,14 @@ static void transform(ApsolveProblem *q, size_t idx, int cp, const ApsolveCpStag
     if (!isfinite(q->cost[idx]))
         return;
     if (q->fwd_cost && q->bwd_cost) {
-        q->fwd_cost[idx] = q->fwd_cost[idx] * r + x->comm_fwd + x->attn_fwd;
-        q->bwd_cost[idx] = q->bwd_cost[idx] * r + x->comm_bwd + x->attn_bwd;
+        q->fwd_cost[idx] = q->fwd_cost[idx] * r + x->comm_fwd + x->attn_fwd + x->merge_fwd;
+        q->bwd_cost[idx] = q->bwd_cost[idx] * r + x->comm_bwd + x->attn_bwd + x->merge_bwd;
         /* the weight GEMMs see 1/cp of the tokens; the ring is B's */
         if (q->wgrad_cost && q->wgrad_cost[idx] >= 0)
             q->wgrad_cost[idx] *= r;
     }
-    q->cost[idx] = q->cost[idx] * r + x->comm_fwd + x->comm_bwd + x->attn_fwd + x->attn_bwd;
+    q->cost[idx] = q->cost[idx] * r + x->comm_fwd + x->comm_bwd + x->attn_fwd + x->attn_bwd +
+                   x->merge_fwd + x->merge_bwd;
     if (q->memory) {
         ApsolveMemory *m = &q->memory[idx];
         int64_t inter = apsolve_cp_intermediate(m->intermediate, cp);

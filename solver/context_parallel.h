@@ -78,6 +78,11 @@ typedef struct ApsolveCpStage {
                                        * (solver/cp_attention.h); 0: none */
     int64_t ring_keys;                /* the keys each of the ring's kernels is priced
                                        * at (seq / ring GPUs); 0: no ring */
+    int64_t ag_keys_min, ag_keys_max; /* all_gather: the shortest and longest key
+                                       * lengths its kernels are priced at; 0: none */
+    double merge_fwd, merge_bwd;      /* seconds of PyTorch's ring's f32 merges of its
+                                       * steps' outputs and gradients, all layers
+                                       * (solver/cp_torch_ring.h); 0: TE's ring */
 } ApsolveCpStage;
 
 /* The saved activations of one micro-batch of a cp stage whose entry (dp

@@ -77,3 +77,78 @@ void apsolve_cp_ring_attention(const CostdbFabric *f, int64_t seq, int ring_n, i
     if (rerun)
         *bwd += *fwd;            /* the recomputed forward runs the ring again */
 }
+
+double apsolve_cp_ring_step_seconds(const CostdbFabric *f, int64_t seq, int ring_n, int cp,
+                                    double samples, double q_width)
+{
+    double e, gemm;
+    if (!f || ring_n <= 1 || cp <= 1 || seq <= 0 || !(samples > 0) || !(q_width > 0) ||
+        !(f->peak_flops16 > 0))
+        return 0.0;
+    e = apsolve_cp_attention_eff(f, seq / ring_n);
+    if (!(e > 0))
+        return 0.0;
+    /* the stage's forward (two GEMMs of 1/cp of the entry's) in ring_n
+     * kernels of equal work */
+    gemm = 2.0 * samples * q_width * (double)seq * (double)((seq + 1) / 2);
+    return 2.0 * gemm / cp / ring_n / (f->peak_flops16 * e);
+}
+
+/*
+ * Transformer Engine's all-gather layout (v2.8, context_parallel.py,
+ * AttnFuncWithCPAndKVAllGather.forward and backward): K and V all-gathered
+ * and reordered to the sequence's order, then on each rank two kernels,
+ * one per local query chunk of c = seq / 2cp tokens (chunk ids rank and
+ * 2cp - 1 - rank), each over the keys up to its chunk's end
+ * (get_kv_seq_info_after_all_gather), causal with the mask at the bottom
+ * right. Chunk j's query tiles each hold between j c and (j + 1) c keys,
+ * (j + 1/2) c on average: the per-tile work of a causal kernel over
+ * (2j + 1) c keys (the rule the ring's kernels take, above), and its
+ * flops are (j + 1/2) c^2 of the rank's 2 cp c^2. The ranks do equal
+ * work; the slowest mix of rates paces the stage.
+ */
+void apsolve_cp_allgather_attention(const CostdbFabric *f, int64_t seq, int cp, double samples,
+                                    double q_width, int layers, int rerun, double *fwd,
+                                    double *bwd, int64_t *keys_min, int64_t *keys_max)
+{
+    double e_full, gemm, worst = 0.0, extra;
+    int64_t c;
+    *fwd = *bwd = 0.0;
+    if (keys_min)
+        *keys_min = 0;
+    if (keys_max)
+        *keys_max = 0;
+    if (!f || cp <= 1 || seq <= 0 || layers <= 0 || !(samples > 0) || !(q_width > 0) ||
+        !(f->peak_flops16 > 0))
+        return;
+    c = seq / (2 * (int64_t)cp);
+    e_full = apsolve_cp_attention_eff(f, seq);
+    if (c <= 0 || !(e_full > 0))
+        return;
+    for (int r = 0; r < cp; r++) {
+        int j[2] = {r, 2 * cp - 1 - r};
+        double t = 0.0;
+        for (int k = 0; k < 2; k++) {
+            double e = apsolve_cp_attention_eff(f, (2 * (int64_t)j[k] + 1) * c);
+            if (!(e > 0))
+                return;
+            t += (j[k] + 0.5) / (2.0 * cp) / e;
+        }
+        if (t > worst)
+            worst = t;
+    }
+    if (keys_min)
+        *keys_min = c;
+    if (keys_max)
+        *keys_max = (4 * (int64_t)cp - 1) * c;
+    if (fabs(worst * e_full - 1.0) < 1e-12) /* one figure at every length */
+        return;
+    /* as apsolve_cp_ring_attention: the stage's 1/cp of the entry's
+     * forward GEMM, at the slowest rank's rate instead of the entry's */
+    gemm = 2.0 * samples * q_width * (double)seq * (double)((seq + 1) / 2);
+    extra = layers * gemm / cp / f->peak_flops16 * (worst - 1.0 / e_full);
+    *fwd = 2.0 * extra;
+    *bwd = 5.0 * extra;
+    if (rerun)
+        *bwd += *fwd;
+}

@@ -32,4 +32,25 @@ void apsolve_cp_ring_attention(const CostdbFabric *f, int64_t seq, int ring_n, i
                                double samples, double q_width, int layers, int rerun,
                                double *fwd, double *bwd);
 
+/* The same for Transformer Engine's all-gather layout (cp_comm
+ * all_gather, AttnFuncWithCPAndKVAllGather): each rank's two query chunks
+ * of seq / 2cp tokens, chunk j against the (j + 1) seq / 2cp keys up to
+ * it, priced at the efficiency of (2j + 1) seq / 2cp keys (the per-tile
+ * work of a causal kernel that long), the slowest rank's mix; *fwd and
+ * *bwd may be negative (kernels faster than the entry's). *keys_min and
+ * *keys_max (may be NULL): the shortest and longest lengths priced; 0
+ * where nothing is priced. */
+void apsolve_cp_allgather_attention(const CostdbFabric *f, int64_t seq, int cp, double samples,
+                                    double q_width, int layers, int rerun, double *fwd,
+                                    double *bwd, int64_t *keys_min, int64_t *keys_max);
+
+/* Seconds one of the ring's forward attention kernels (a step) takes on
+ * a GPU, one layer: the stage's forward attention, 2 x 2 x samples x
+ * q_width x seq x ceil(seq / 2) / cp flops, in ring_n kernels of equal
+ * work at the card's efficiency for seq / ring_n keys and its 16-bit
+ * peak (a backward kernel is 5/2 of it); 0 where the card gives no
+ * attention figure, or there is no ring. */
+double apsolve_cp_ring_step_seconds(const CostdbFabric *f, int64_t seq, int ring_n, int cp,
+                                    double samples, double q_width);
+
 #endif

@@ -26,7 +26,7 @@ static void say_stages(const ApsolveRun *r, const ApsolveCand *eq, const Apsolve
         ApsolveCpStage x;
         char why[200];
         int s = apsolve_find_submesh(p, sp->hosts, sp->gpus), c = -1;
-        char rerun[120] = "", ring[200] = "";
+        char rerun[120] = "", ring[240] = "", merge[200] = "";
         /* the first of the requested recomputation, else the first */
         for (int pass = 0; pass < 2 && c < 0; pass++)
             for (int q = 0; s >= 0 && q < p->num_configs && c < 0; q++) {
@@ -47,16 +47,25 @@ static void say_stages(const ApsolveRun *r, const ApsolveCand *eq, const Apsolve
             snprintf(rerun, sizeof rerun, ", of it %.6g s the forward's exchange that %s "
                      "recomputation reruns", x.rerun,
                      costdb_recompute_name(m.recompute));
-        if (x.attn_fwd > 0 || x.attn_bwd > 0)
+        if ((x.attn_fwd != 0 || x.attn_bwd != 0) && x.ag_keys_max > 0)
+            snprintf(ring, sizeof ring, "; the all-gathered K/V's attention kernels over %lld "
+                     "to %lld keys' work, %+.6g s forward and %+.6g s backward against the "
+                     "entry's over %lld", (long long)x.ag_keys_min, (long long)x.ag_keys_max,
+                     x.attn_fwd, x.attn_bwd, (long long)x.seq);
+        else if (x.attn_fwd > 0 || x.attn_bwd > 0)
             snprintf(ring, sizeof ring, "; the ring's attention kernels over %lld keys, "
                      "+%.6g s forward and +%.6g s backward against the entry's over %lld",
                      (long long)x.ring_keys, x.attn_fwd, x.attn_bwd, (long long)x.seq);
+        if (x.merge_fwd > 0 || x.merge_bwd > 0)
+            snprintf(merge, sizeof merge, "; PyTorch's ring (cp_ring_torch): K and V at the "
+                     "query heads, its f32 merges +%.6g s forward and +%.6g s backward",
+                     x.merge_fwd, x.merge_bwd);
         apsolve_say(r->a, "notice: cp stage %zu (layers %d-%d): %d attention layers; per "
                     "micro-batch and GPU the %s sends %.1f MiB forward and %.1f MiB backward "
-                    "(+%.6g s, +%.6g s%s), receive buffers %.1f MiB%s", k, sp->start_layer,
+                    "(+%.6g s, +%.6g s%s), receive buffers %.1f MiB%s%s", k, sp->start_layer,
                     sp->end_layer, x.attention_layers, apsolve_cp_comm_name(l->comm),
                     x.traffic_fwd / 1048576.0, x.traffic_bwd / 1048576.0, x.comm_fwd,
-                    x.comm_bwd, rerun, (double)x.buffers / 1048576.0, ring);
+                    x.comm_bwd, rerun, (double)x.buffers / 1048576.0, ring, merge);
     }
 }
 

@@ -106,6 +106,8 @@ static const Field fields[] = {
     /* FSDP's copies beside ZeRO-3's collectives (hw/zero3_overlap.c) */
     {"zero3_gather_copy", F_INT, OFF(zero3_gather_copy), 0, 0, 1, 0, 1, 0, 0, ""},
     {"zero3_grad_copy", F_INT, OFF(zero3_grad_copy), 0, 0, 1, 0, 2, 0, 0, ""},
+    /* PyTorch's cp ring (solver/cp_torch_ring.c) */
+    {"cp_ring_torch", F_INT, OFF(cp_ring_torch), 0, 0, 1, 0, 1, 0, 0, ""},
     {"peak_tflops_fp4", F_NUM, OFF(peak_flops_fp4), 0, 0, 1e12, 0, 1e5, 0, 0, "TFLOP/s"},
     /* COSTDB_MAX_DEVICES (1 << 20) bounds a cluster; a domain is no larger */
     {"scaleup_domain_gpus", F_INT, OFF(scaleup_gpus), 0, 0, 1, 0, 1048576, 0, 0, ""},

@@ -547,7 +547,8 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             (double)hw->zero3_grad_copy, hw->attention_eff_seq[0], hw->attention_eff_seq[1],
             hw->attention_eff_seq[2], hw->attention_eff_seq[3], hw->attention_eff_seq[4],
             (double)hw->nccl_channels, (double)hw->moe_drop_pad, hw->optimizer_step_bytes,
-            (double)hw->loss_metric_passes, (double)hw->metric_sync_states};
+            (double)hw->loss_metric_passes, (double)hw->metric_sync_states,
+            (double)hw->cp_ring_torch};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
@@ -641,6 +642,7 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"zero3_grad_all_reduce", (double)hw->zero3_grad_all_reduce},
             {"zero3_gather_copy", (double)hw->zero3_gather_copy},
             {"zero3_grad_copy", (double)hw->zero3_grad_copy},
+            {"cp_ring_torch", (double)hw->cp_ring_torch},
             {"overlap_gemm_slowdown", hw->overlap_gemm_slowdown},
             {"intra_host_full_mesh", (double)hw->intra_host_full_mesh},
             {"sm_count", hw->tp_comm_overlap_sms > 0 || hw->nccl_channels > 0

@@ -104,12 +104,43 @@ static void test_nothing_added(void)
     CU_ASSERT(fwd == 0 && bwd == 0);
 }
 
+/* TE's all-gather layout on b200 (cp_attention.c,
+ * apsolve_cp_allgather_attention): Llama 3 70B's 8192 tokens at tp 2, cp
+ * 2, 4 layers: chunks of 2048; rank 0 runs chunk 0 (1/8 of its flops, the
+ * work of 2048 keys a tile) and chunk 3 (7/8, 14336), rank 1 chunks 1
+ * (3/8, 6144) and 2 (5/8, 10240); the slower mix paces. */
+static void test_allgather_by_hand(void)
+{
+    CostdbFabric f;
+    double fwd, bwd, g = 2.0 * 4096 * 8192 * 4096.0, t0, t1, x;
+    int64_t lo, hi;
+    CU_ASSERT_EQUAL_FATAL(fabric("b200", &f), 0);
+    t0 = 0.125 / apsolve_cp_attention_eff(&f, 2048) + 0.875 / apsolve_cp_attention_eff(&f, 14336);
+    t1 = 0.375 / apsolve_cp_attention_eff(&f, 6144) + 0.625 / apsolve_cp_attention_eff(&f, 10240);
+    x = 4 * g / 2 / 2250e12 * (fmax(t0, t1) - 1 / 0.444);
+    apsolve_cp_allgather_attention(&f, 8192, 2, 1.0, 4096.0, 4, 0, &fwd, &bwd, &lo, &hi);
+    CU_ASSERT(REL(fwd, 2 * x));
+    CU_ASSERT(REL(bwd, 5 * x));
+    CU_ASSERT_EQUAL(lo, 2048);
+    CU_ASSERT_EQUAL(hi, 14336);
+    /* rank 0's short chunk makes it the slower: more than the entry's */
+    CU_ASSERT(t0 > t1 && fwd > 0);
+    apsolve_cp_allgather_attention(&f, 8192, 2, 1.0, 4096.0, 4, 1, &fwd, &bwd, NULL, NULL);
+    CU_ASSERT(REL(bwd, 7 * x));
+    /* one figure at every length: nothing */
+    CU_ASSERT_EQUAL_FATAL(fabric("h100-sxm", &f), 0);
+    fwd = bwd = -1;
+    apsolve_cp_allgather_attention(&f, 8192, 2, 1.0, 4096.0, 4, 0, &fwd, &bwd, &lo, &hi);
+    CU_ASSERT(fwd == 0 && bwd == 0);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
         {"the hardware row carries the table", test_row_carries_table},
         {"the ring's kernels by hand", test_ring_by_hand},
         {"nothing added", test_nothing_added},
+        {"the all-gather layout's kernels by hand", test_allgather_by_hand},
     };
     return CUNIT_RUN("solver-cp-attention", tests);
 }
