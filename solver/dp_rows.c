@@ -12,6 +12,10 @@
 
 #include "dp_int.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 /* dst |= src >> dev over W words: bit d of src sets bit d - dev of dst. */
 static void bits_or_down(uint64_t *dst, const uint64_t *src, size_t W, int dev)
 {
@@ -256,13 +260,33 @@ static inline void dp_offer_entries(const int16_t *fn, const double *fv, int ccn
          * child's counts n0, n0 + 1, ... (an exact count's frontier, most
          * often) the entries offered are its first cap - n0 + 1 */
         double c = it[0].cost;
-        int n0 = fn[0], m = ccnt;
+        int n0 = fn[0], m = ccnt, e0;
         if (fn[ccnt - 1] - n0 == ccnt - 1) {
             double *b = best + n0 + 1;
             int32_t *ba = best_arg + n0 + 1;
             if (m > cap - n0 + 1)
                 m = cap - n0 + 1;
-            for (int e = 0; e < m; e++) {
+            e0 = 0;
+#ifdef __SSE2__
+            {
+                /* two entries at a time: minpd(cand, old) is cand < old ?
+                 * cand : old, the scalar line's choice, and the item moves
+                 * where cmpltpd set the lane (the same strict test) */
+                __m128d cv = _mm_set1_pd(c);
+                __m128i io = _mm_set1_epi32(item_off);
+                for (; e0 + 2 <= m; e0 += 2) {
+                    __m128d cand = _mm_add_pd(_mm_loadu_pd(fv + e0), cv),
+                            old = _mm_loadu_pd(b + e0);
+                    __m128i lt = _mm_shuffle_epi32(_mm_castpd_si128(_mm_cmplt_pd(cand, old)),
+                                                   _MM_SHUFFLE(2, 0, 2, 0)),
+                            a = _mm_loadl_epi64((const __m128i *)(const void *)(ba + e0));
+                    _mm_storeu_pd(b + e0, _mm_min_pd(cand, old));
+                    a = _mm_or_si128(_mm_and_si128(lt, io), _mm_andnot_si128(lt, a));
+                    _mm_storel_epi64((__m128i *)(void *)(ba + e0), a);
+                }
+            }
+#endif
+            for (int e = e0; e < m; e++) {
                 double cand = fv[e] + c, old = b[e];
                 int32_t keep = -(int32_t)!(cand < old);
                 b[e] = cand < old ? cand : old;
