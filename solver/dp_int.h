@@ -145,13 +145,12 @@ typedef struct DpFamily {
     /* Its own list of the table's items (dp_prep.c, family_list), made at
      * its first prep when it holds two counts or more: per option of whole
      * chunks, the items not dominated at every count it holds, in the
-     * table's order (src: each one's index in the table). list 0: not made
-     * yet; 1: made; -1: not to be made (a bound not monotone in the fit). */
+     * table's order, each by its index in the table (lsrc; lopts' item_off
+     * and item_n index lsrc). list 0: not made yet; 1: made; -1: not to be
+     * made (a bound not monotone in the fit). */
     int list;
     DpOpt *lopts;
     int *loff;                        /* [L + 1] */
-    DpItem *litems;
-    double *lapply;
     int *lsrc;
 } DpFamily;
 

@@ -386,8 +386,6 @@ void apsolve_dp_family_free(DpFamily *f)
     free(f->fit);
     free(f->lopts);
     free(f->loff);
-    free(f->litems);
-    free(f->lapply);
     free(f->lsrc);
     memset(f, 0, sizeof *f);
 }
@@ -607,11 +605,9 @@ static int family_list(DpFamily *f, const ApsolveDpShared *sh, const ApsolveProb
     }
     f->lopts = malloc((sh->n_opts ? sh->n_opts : 1) * sizeof *f->lopts);
     f->loff = malloc((size_t)(L + 1) * sizeof *f->loff);
-    f->litems = malloc((sh->n_items ? sh->n_items : 1) * sizeof *f->litems);
-    f->lapply = malloc((sh->n_items ? sh->n_items : 1) * sizeof *f->lapply);
     f->lsrc = malloc((sh->n_items ? sh->n_items : 1) * sizeof *f->lsrc);
     kept = malloc((size_t)(C ? C : 1) * sizeof *kept);
-    if (!f->lopts || !f->loff || !f->litems || !f->lapply || !f->lsrc || !kept) {
+    if (!f->lopts || !f->loff || !f->lsrc || !kept) {
         free(kept);
         return APSOLVE_ENOMEM; /* freed with the family */
     }
@@ -635,8 +631,6 @@ static int family_list(DpFamily *f, const ApsolveDpShared *sh, const ApsolveProb
                     continue;
                 if (u != FIT_NONE)
                     kept[nk++] = (Kept){a, u};
-                f->litems[n_items + (size_t)nt] = sh->items[k];
-                f->lapply[n_items + (size_t)nt] = sh->apply[k];
                 f->lsrc[n_items + (size_t)nt++] = k;
             }
             if (!nt)
@@ -673,8 +667,6 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
     /* where the items are read: the table's, or the family's list */
     const DpOpt *sopts = sh->opts;
     const int *soff = sh->opt_off, *src = NULL;
-    const DpItem *sitems = sh->items;
-    const double *sapply = sh->apply;
     int known = fam && fam->on && mem_n <= fam->nmax; /* its fits answer mem_n */
     Kept *kept;
     if (known && fam->counts >= 2 && !unbounded && p->memory &&
@@ -684,8 +676,6 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
         if (fam->list == 1) {
             sopts = fam->lopts;
             soff = fam->loff;
-            sitems = fam->litems;
-            sapply = fam->lapply;
             src = fam->lsrc;
         }
     }
@@ -723,10 +713,11 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
             if (!unbounded && p->memory)
                 for (int k = so->item_off; k < so->item_off + so->item_n; k++)
                     if (!known || fam->fit[src ? src[k] : k] == -1)
-                        __builtin_prefetch(&p->memory[sitems[k].opt]);
+                        __builtin_prefetch(&p->memory[sh->items[src ? src[k] : k].opt]);
             for (int k = so->item_off; k < so->item_off + so->item_n; k++) {
-                DpItem it = sitems[k];
-                double a = limited ? apply_key(sapply[k]) : 0;
+                size_t t = src ? (size_t)src[k] : (size_t)k; /* in the table */
+                DpItem it = sh->items[t];
+                double a = limited ? apply_key(sh->apply[t]) : 0;
                 int m;
                 /* an earlier item with no larger apply key and the largest
                  * bound (L) dominates this one whatever its bound: left
@@ -734,8 +725,7 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
                 if (dominated_by(kept, nk, a, L))
                     continue;
                 m = unbounded ? APSOLVE_UNBOUNDED
-                              : item_mnss(fam, &memo, p, opt, (size_t)(src ? src[k] : k),
-                                          (size_t)it.opt, mem_n);
+                              : item_mnss(fam, &memo, p, opt, t, (size_t)it.opt, mem_n);
                 if (m < 0)
                     continue;
                 it.mnss = m > L ? L : m;
@@ -743,7 +733,7 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
                     continue;
                 kept[nk++] = (Kept){a, it.mnss};
                 pr->items[pr->n_items + (size_t)nt] = it;
-                pr->apply[pr->n_items + (size_t)nt] = sapply[k];
+                pr->apply[pr->n_items + (size_t)nt] = sh->apply[t];
                 nt++;
             }
             if (!nt)
