@@ -129,6 +129,17 @@ static int dp_stage_caps(Dp *dp)
     return APSOLVE_OK;
 }
 
+/* Of word w of a row's bits, those of d = 1 .. D (W = D / 64 + 1 words). */
+static uint64_t live_word_mask(size_t w, int D)
+{
+    uint64_t m = ~(uint64_t)0;
+    if (w == 0)
+        m &= ~(uint64_t)1;
+    if (w == (size_t)D / 64)
+        m &= D % 64 == 63 ? ~(uint64_t)0 : ((uint64_t)1 << (D % 64 + 1)) - 1;
+    return m;
+}
+
 /* The states (i, d) a threshold DP needs (docs/solver.md, "Live states"):
  * d devices can take layers i..L-1 (d is a sum of the devices of a chain
  * of options from row i to the end) and some chain of options from (0, D)
@@ -182,8 +193,11 @@ int apsolve_dp_live(Dp *dp)
     }
     for (int i = 0; i < L; i++) {
         const uint64_t *b = back + (size_t)i * W, *f = fwd + (size_t)i * W;
-        for (int d = 1; d <= D; d++)
-            n += dp->dense ? (i == 0 ? d == D : d < D) : (size_t)((b[d / 64] & f[d / 64]) >> (d % 64) & 1);
+        if (dp->dense)
+            n += i == 0 ? 1 : (size_t)D - 1;
+        else /* the bits d = 1 .. D of b & f, a word at a time */
+            for (size_t w = 0; w < W; w++)
+                n += (size_t)__builtin_popcountll(b[w] & f[w] & live_word_mask(w, D));
     }
     dp->live = malloc((n + 1) * sizeof *dp->live);
     dp->nz = malloc((n + 1) * sizeof *dp->nz);
@@ -196,13 +210,14 @@ int apsolve_dp_live(Dp *dp)
         dp->live_off[i] = (int)n;
         for (size_t w = 0; w < W; w++)
             f[w] &= b[w];
-        for (int d = 1; d <= D; d++) {
+        for (int d = 1; d <= D && dp->dense; d++) {
             uint64_t bit = (uint64_t)1 << (d % 64);
-            if (dp->dense)
-                f[d / 64] = (i == 0 ? d == D : d < D) ? f[d / 64] | bit : f[d / 64] & ~bit;
-            if (f[d / 64] & bit)
-                dp->live[n++] = d;
+            f[d / 64] = (i == 0 ? d == D : d < D) ? f[d / 64] | bit : f[d / 64] & ~bit;
         }
+        /* the set bits d = 1 .. D, ascending, as the loop over d read them */
+        for (size_t w = 0; w < W; w++)
+            for (uint64_t x = f[w] & live_word_mask(w, D); x; x &= x - 1)
+                dp->live[n++] = (int)(w * 64) + __builtin_ctzll(x);
     }
     dp->live_off[L] = dp->live_off[L + 1] = (int)n;
     dp->nz[n] = 0; /* the end state */
