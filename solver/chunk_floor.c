@@ -491,13 +491,20 @@ void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B
     int izb = kind == APSOLVE_SCHEDULE_INTERLEAVED_ZB && f->x && f->fill <= 1;
     double *pf = (fill || izb) && f->x ? malloc(((size_t)nmax + 1) * sizeof *pf) : NULL;
     long budget = PATH_WORK;
+    /* the most stages a count of the schedule has: each[m] of a count m
+     * past it is left +inf, and row m of the DPs below reads only rows of
+     * fewer stages, so they stop there (interleaved 1F1B and interleaved
+     * ZB allow no more than B stages) */
+    int top = v >= 1 && L / v < nmax ? L / v : nmax;
+    while (top >= 1 && !apsolve_schedule_valid((ApsolveSchedule)kind, v, B, top, NULL, 0))
+        top--;
     if (pf)
-        path_floor(f, v, B, nmax, fill, pf);
+        path_floor(f, v, B, top, fill, pf);
     for (int m = 0; m <= nmax; m++)
         each[m] = INFINITY;
     for (int i = 0; i <= L; i++)
         g[i] = h[i] = r[i] = i == L ? 0 : INFINITY;
-    for (int m = 1; m <= nmax && m * v <= L; m++) {
+    for (int m = 1; m <= top; m++) {
         /* in place, i ascending: row i reads rows > i of count m - 1 */
         for (int i = 0; i < L; i++) {
             double gi = INFINITY, hi = INFINITY;

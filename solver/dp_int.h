@@ -141,6 +141,17 @@ typedef struct DpFamily {
                                        * entry fitting u counts; INT_MIN: n not tried */
     int *fit;                         /* per shared item; -1 not yet known, -2 (FIT_NONE,
                                        * dp_prep.c) a negative intermediate */
+    int counts;                       /* the stage counts it was made over */
+    /* Its own list of the table's items (dp_prep.c, family_list), made at
+     * its first prep when it holds two counts or more: per option of whole
+     * chunks, the items not dominated at every count it holds, in the
+     * table's order, each by its index in the table (lsrc; lopts' item_off
+     * and item_n index lsrc). list 0: not made yet; 1: made; -1: not to be
+     * made (a bound not monotone in the fit). */
+    int list;
+    DpOpt *lopts;
+    int *loff;                        /* [L + 1] */
+    int *lsrc;
 } DpFamily;
 
 /* Makes sh hold p's table under opt's objective (kept when it already

@@ -384,6 +384,9 @@ void apsolve_dp_family_free(DpFamily *f)
     free(f->rank);
     free(f->bound);
     free(f->fit);
+    free(f->lopts);
+    free(f->loff);
+    free(f->lsrc);
     memset(f, 0, sizeof *f);
 }
 
@@ -458,6 +461,7 @@ int apsolve_dp_family_init(DpFamily *f, const ApsolveDpShared *sh, const Apsolve
     }
     for (size_t k = 0; k < sh->n_items; k++)
         f->fit[k] = -1; /* not yet known */
+    f->counts = count;
     f->on = 1;
     return APSOLVE_OK;
 }
@@ -485,6 +489,23 @@ static int64_t memo_budget(BudgetMemo *b, const ApsolveOptions *opt, int64_t ava
     return b->budget;
 }
 
+/* The fit count of shared item k (entry idx) in family f (on, with
+ * memory): the length of the prefix of its counts the entry fits, or
+ * FIT_NONE for a negative intermediate; read once, then kept. */
+static int item_fit(DpFamily *f, BudgetMemo *b, const ApsolveProblem *p,
+                    const ApsolveOptions *opt, size_t k, size_t idx)
+{
+    if (f->fit[k] == -1) {
+        if (p->memory[idx].intermediate < 0) /* not a prefix: the bisection, always */
+            f->fit[k] = FIT_NONE;
+        else
+            f->fit[k] = apsolve_entry_fit_prefix(p, opt, idx,
+                                                 memo_budget(b, opt, p->memory[idx].avail),
+                                                 f->fv, f->nf);
+    }
+    return f->fit[k];
+}
+
 /* The bound of shared item k (entry idx) for a plan of n stages, through
  * the family when it is on (the file's comment), else the bisection. */
 static int item_mnss(DpFamily *f, BudgetMemo *b, const ApsolveProblem *p,
@@ -501,14 +522,8 @@ static int item_mnss(DpFamily *f, BudgetMemo *b, const ApsolveProblem *p,
     }
     {
         int64_t budget = p->memory ? memo_budget(b, opt, p->memory[idx].avail) : 0;
-        if (!f || !f->on || n > f->nmax || f->fit[k] == FIT_NONE)
+        if (!f || !f->on || n > f->nmax || item_fit(f, b, p, opt, k, idx) == FIT_NONE)
             return apsolve_entry_mnss_within(p, opt, idx, n, budget);
-        if (p->memory[idx].intermediate < 0) { /* not a prefix: the bisection, always */
-            f->fit[k] = FIT_NONE;
-            return apsolve_entry_mnss_within(p, opt, idx, n, budget);
-        }
-        if (f->fit[k] < 0) /* the length of the prefix of counts that fit */
-            f->fit[k] = apsolve_entry_fit_prefix(p, opt, idx, budget, f->fv, f->nf);
         m = f->bound[(size_t)n * ((size_t)f->nf + 1) + (size_t)f->fit[k]];
         return m == INT_MIN ? apsolve_entry_mnss_within(p, opt, idx, n, budget) : m;
     }
@@ -530,24 +545,140 @@ static double apply_key(double apply)
     return isnan(apply) || apply <= 0 ? 0 : apply;
 }
 
-/* The earlier items of an option an item is checked against (a dominated
- * item past them is kept: keeping one is always exact). */
-enum { DOMINATORS = 16 };
+/* An earlier item of an option (apply key ka, bound or fit km) dominates
+ * an item (a, m) when ka <= a and km >= m: within every apply limit the
+ * item is within, the earlier one is too and fits as many stages, so
+ * dp_prepare never keeps the item (and dropping it changes no later
+ * item's verdict: its top is the earlier one's at least). Every earlier
+ * item kept is checked (kept[0 .. nk)), so an item is kept exactly when no
+ * earlier item of the option dominates it: an earlier one left out was
+ * dominated by one kept before it, which then dominates this one too. */
+typedef struct {
+    double a;
+    int m;
+} Kept;
+
+static int dominated_by(const Kept *kept, int nk, double a, int m)
+{
+    for (int q = 0; q < nk; q++)
+        if (kept[q].a <= a && kept[q].m >= m)
+            return 1;
+    return 0;
+}
+
+/* A bound of the family as the prep keeps it: -1 never fits, else at most L. */
+static int bound_kept(int m, int L)
+{
+    return m < 0 ? -1 : m > L ? L : m;
+}
+
+/* The family's list (DpFamily.list): made once, then every prep of one of
+ * its counts reads it instead of the table. Its bound at count n of an
+ * item fitting u counts, bound_kept(bound[n][u]), is checked
+ * non-decreasing in u for every count it holds (else no list: -1). Then
+ * an item fitting no count (u = 0: the bisection's first test fails at
+ * every n) never fits, and an item is dominated at every count by an
+ * earlier item of no larger apply key and no smaller fit count (its bound
+ * no smaller at each n), or of every count fitted (bound L at each n)
+ * whatever its own; those are left out of the list. An item of a
+ * negative intermediate (FIT_NONE) is checked only against the latter and
+ * dominates none. So each count's prep from the list keeps exactly the
+ * items it keeps from the table: an item the list leaves out has, at
+ * that count, an earlier dominator that fits, and the list's items are
+ * the table's in its order. */
+static int family_list(DpFamily *f, const ApsolveDpShared *sh, const ApsolveProblem *p,
+                       const ApsolveOptions *opt)
+{
+    int L = p->num_layers, nf = f->nf, C = p->num_configs;
+    int limited = opt->objective == APSOLVE_OBJECTIVE_FULL && !opt->inference;
+    size_t n_opts = 0, n_items = 0;
+    BudgetMemo memo = {0};
+    Kept *kept;
+    f->list = -1;
+    for (int n = 1; n <= f->nmax; n++) {
+        const int *row = f->bound + (size_t)n * ((size_t)nf + 1);
+        if (row[0] == INT_MIN)
+            continue; /* not one of its counts */
+        for (int u = 1; u <= nf; u++)
+            if (bound_kept(row[u], L) < bound_kept(row[u - 1], L))
+                return APSOLVE_OK;
+    }
+    f->lopts = malloc((sh->n_opts ? sh->n_opts : 1) * sizeof *f->lopts);
+    f->loff = malloc((size_t)(L + 1) * sizeof *f->loff);
+    f->lsrc = malloc((sh->n_items ? sh->n_items : 1) * sizeof *f->lsrc);
+    kept = malloc((size_t)(C ? C : 1) * sizeof *kept);
+    if (!f->lopts || !f->loff || !f->lsrc || !kept) {
+        free(kept);
+        return APSOLVE_ENOMEM; /* freed with the family */
+    }
+    for (int i = 0; i < L; i++) {
+        f->loff[i] = (int)n_opts;
+        for (int o = sh->opt_off[i]; o < sh->opt_off[i + 1]; o++) {
+            const DpOpt *so = &sh->opts[o];
+            int nt = 0, nk = 0;
+            if (!apsolve_chunks_whole(opt, i, so->end))
+                continue;
+            for (int k = so->item_off; k < so->item_off + so->item_n; k++)
+                if (f->fit[k] == -1)
+                    __builtin_prefetch(&p->memory[sh->items[k].opt]);
+            for (int k = so->item_off; k < so->item_off + so->item_n; k++) {
+                double a = limited ? apply_key(sh->apply[k]) : 0;
+                int u;
+                if (dominated_by(kept, nk, a, nf)) /* an earlier one fits every count */
+                    continue;
+                u = item_fit(f, &memo, p, opt, (size_t)k, (size_t)sh->items[k].opt);
+                if (u == 0 || (u != FIT_NONE && dominated_by(kept, nk, a, u)))
+                    continue;
+                if (u != FIT_NONE)
+                    kept[nk++] = (Kept){a, u};
+                f->lsrc[n_items + (size_t)nt++] = k;
+            }
+            if (!nt)
+                continue;
+            f->lopts[n_opts] = *so;
+            f->lopts[n_opts].item_off = (int)n_items;
+            f->lopts[n_opts].item_n = nt;
+            n_items += (size_t)nt;
+            n_opts++;
+        }
+    }
+    f->loff[L] = (int)n_opts;
+    free(kept);
+    f->list = 1;
+    return APSOLVE_OK;
+}
 
 /* dp_prepare keeps an item at a limit only when it fits more stages than
  * every earlier (cheaper) item of its option within that limit; an item
  * with an earlier one whose apply key is no larger (within every limit it
  * is within) and whose bound is no smaller is kept at no limit, so it is
- * left out here: each limit's options, items and candidates are the same. */
+ * left out here: each limit's options, items and candidates are the same.
+ * The items are read from the table, or, for a count of a family of two
+ * counts or more, from the family's list (family_list): the same prep. */
 int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
                           const ApsolveProblem *p, const ApsolveOptions *opt, int mem_n)
 {
-    int L = p->num_layers;
+    int L = p->num_layers, C = p->num_configs;
     int unbounded = opt->ignore_memory || opt->inference;
     /* the FULL objective's search over apply limits (dp.c, solve_apply);
      * otherwise every item is within the one limit, +inf */
     int limited = opt->objective == APSOLVE_OBJECTIVE_FULL && !opt->inference;
     BudgetMemo memo = {0};
+    /* where the items are read: the table's, or the family's list */
+    const DpOpt *sopts = sh->opts;
+    const int *soff = sh->opt_off, *src = NULL;
+    int known = fam && fam->on && mem_n <= fam->nmax; /* its fits answer mem_n */
+    Kept *kept;
+    if (known && fam->counts >= 2 && !unbounded && p->memory &&
+        fam->bound[(size_t)mem_n * ((size_t)fam->nf + 1)] != INT_MIN) {
+        if (!fam->list && family_list(fam, sh, p, opt) != APSOLVE_OK)
+            return APSOLVE_ENOMEM;
+        if (fam->list == 1) {
+            sopts = fam->lopts;
+            soff = fam->loff;
+            src = fam->lsrc;
+        }
+    }
     /* the buffers, as large as sh's, are made once and reused: a search
      * builds one prep per (n, v), and fresh buffers of a full-space table
      * (15 MB) cost their page faults each time */
@@ -561,15 +692,17 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
             return APSOLVE_ENOMEM;
         }
     }
+    if (!(kept = malloc((size_t)(C ? C : 1) * sizeof *kept)))
+        return APSOLVE_ENOMEM;
     pr->n_opts = pr->n_items = 0;
     for (int i = 0; i < L; i++) {
         pr->opt_off[i] = (int)pr->n_opts;
-        for (int o = sh->opt_off[i]; o < sh->opt_off[i + 1]; o++) {
-            const DpOpt *so = &sh->opts[o];
-            int nt = 0, nk = 0, km[DOMINATORS];
-            double ka[DOMINATORS];
-            /* interleaved: a stage splits into v chunks of whole layers */
-            if (!apsolve_chunks_whole(opt, i, so->end))
+        for (int o = soff[i]; o < soff[i + 1]; o++) {
+            const DpOpt *so = &sopts[o];
+            int nt = 0, nk = 0;
+            /* interleaved: a stage splits into v chunks of whole layers
+             * (the list holds only those) */
+            if (!src && !apsolve_chunks_whole(opt, i, so->end))
                 continue;
             /* the entries whose memory figures item_mnss reads below
              * (those of items whose fit the family does not know yet), all
@@ -579,34 +712,28 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
              * behind the other; reads nothing else */
             if (!unbounded && p->memory)
                 for (int k = so->item_off; k < so->item_off + so->item_n; k++)
-                    if (!fam || !fam->on || mem_n > fam->nmax || fam->fit[k] == -1)
-                        __builtin_prefetch(&p->memory[sh->items[k].opt]);
+                    if (!known || fam->fit[src ? src[k] : k] == -1)
+                        __builtin_prefetch(&p->memory[sh->items[src ? src[k] : k].opt]);
             for (int k = so->item_off; k < so->item_off + so->item_n; k++) {
-                DpItem it = sh->items[k];
-                double a = limited ? apply_key(sh->apply[k]) : 0;
-                int dominated = 0, m;
+                size_t t = src ? (size_t)src[k] : (size_t)k; /* in the table */
+                DpItem it = sh->items[t];
+                double a = limited ? apply_key(sh->apply[t]) : 0;
+                int m;
                 /* an earlier item with no larger apply key and the largest
                  * bound (L) dominates this one whatever its bound: left
                  * out before its memory test */
-                for (int q = 0; q < nk && !dominated; q++)
-                    dominated = ka[q] <= a && km[q] >= L;
-                if (dominated)
+                if (dominated_by(kept, nk, a, L))
                     continue;
                 m = unbounded ? APSOLVE_UNBOUNDED
-                              : item_mnss(fam, &memo, p, opt, (size_t)k, (size_t)it.opt, mem_n);
+                              : item_mnss(fam, &memo, p, opt, t, (size_t)it.opt, mem_n);
                 if (m < 0)
                     continue;
                 it.mnss = m > L ? L : m;
-                for (int q = 0; q < nk && !dominated; q++)
-                    dominated = ka[q] <= a && km[q] >= it.mnss;
-                if (dominated)
+                if (dominated_by(kept, nk, a, it.mnss))
                     continue;
-                if (nk < DOMINATORS) {
-                    ka[nk] = a;
-                    km[nk++] = it.mnss;
-                }
+                kept[nk++] = (Kept){a, it.mnss};
                 pr->items[pr->n_items + (size_t)nt] = it;
-                pr->apply[pr->n_items + (size_t)nt] = sh->apply[k];
+                pr->apply[pr->n_items + (size_t)nt] = sh->apply[t];
                 nt++;
             }
             if (!nt)
@@ -619,5 +746,6 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
         }
     }
     pr->opt_off[L] = (int)pr->n_opts;
+    free(kept);
     return APSOLVE_OK;
 }

@@ -12,6 +12,10 @@
 
 #include "dp_int.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 /* dst |= src >> dev over W words: bit d of src sets bit d - dev of dst. */
 static void bits_or_down(uint64_t *dst, const uint64_t *src, size_t W, int dev)
 {
@@ -125,6 +129,17 @@ static int dp_stage_caps(Dp *dp)
     return APSOLVE_OK;
 }
 
+/* Of word w of a row's bits, those of d = 1 .. D (W = D / 64 + 1 words). */
+static uint64_t live_word_mask(size_t w, int D)
+{
+    uint64_t m = ~(uint64_t)0;
+    if (w == 0)
+        m &= ~(uint64_t)1;
+    if (w == (size_t)D / 64)
+        m &= D % 64 == 63 ? ~(uint64_t)0 : ((uint64_t)1 << (D % 64 + 1)) - 1;
+    return m;
+}
+
 /* The states (i, d) a threshold DP needs (docs/solver.md, "Live states"):
  * d devices can take layers i..L-1 (d is a sum of the devices of a chain
  * of options from row i to the end) and some chain of options from (0, D)
@@ -178,8 +193,11 @@ int apsolve_dp_live(Dp *dp)
     }
     for (int i = 0; i < L; i++) {
         const uint64_t *b = back + (size_t)i * W, *f = fwd + (size_t)i * W;
-        for (int d = 1; d <= D; d++)
-            n += dp->dense ? (i == 0 ? d == D : d < D) : (size_t)((b[d / 64] & f[d / 64]) >> (d % 64) & 1);
+        if (dp->dense)
+            n += i == 0 ? 1 : (size_t)D - 1;
+        else /* the bits d = 1 .. D of b & f, a word at a time */
+            for (size_t w = 0; w < W; w++)
+                n += (size_t)__builtin_popcountll(b[w] & f[w] & live_word_mask(w, D));
     }
     dp->live = malloc((n + 1) * sizeof *dp->live);
     dp->nz = malloc((n + 1) * sizeof *dp->nz);
@@ -192,13 +210,14 @@ int apsolve_dp_live(Dp *dp)
         dp->live_off[i] = (int)n;
         for (size_t w = 0; w < W; w++)
             f[w] &= b[w];
-        for (int d = 1; d <= D; d++) {
+        for (int d = 1; d <= D && dp->dense; d++) {
             uint64_t bit = (uint64_t)1 << (d % 64);
-            if (dp->dense)
-                f[d / 64] = (i == 0 ? d == D : d < D) ? f[d / 64] | bit : f[d / 64] & ~bit;
-            if (f[d / 64] & bit)
-                dp->live[n++] = d;
+            f[d / 64] = (i == 0 ? d == D : d < D) ? f[d / 64] | bit : f[d / 64] & ~bit;
         }
+        /* the set bits d = 1 .. D, ascending, as the loop over d read them */
+        for (size_t w = 0; w < W; w++)
+            for (uint64_t x = f[w] & live_word_mask(w, D); x; x &= x - 1)
+                dp->live[n++] = (int)(w * 64) + __builtin_ctzll(x);
     }
     dp->live_off[L] = dp->live_off[L + 1] = (int)n;
     dp->nz[n] = 0; /* the end state */
@@ -256,13 +275,33 @@ static inline void dp_offer_entries(const int16_t *fn, const double *fv, int ccn
          * child's counts n0, n0 + 1, ... (an exact count's frontier, most
          * often) the entries offered are its first cap - n0 + 1 */
         double c = it[0].cost;
-        int n0 = fn[0], m = ccnt;
+        int n0 = fn[0], m = ccnt, e0;
         if (fn[ccnt - 1] - n0 == ccnt - 1) {
             double *b = best + n0 + 1;
             int32_t *ba = best_arg + n0 + 1;
             if (m > cap - n0 + 1)
                 m = cap - n0 + 1;
-            for (int e = 0; e < m; e++) {
+            e0 = 0;
+#ifdef __SSE2__
+            {
+                /* two entries at a time: minpd(cand, old) is cand < old ?
+                 * cand : old, the scalar line's choice, and the item moves
+                 * where cmpltpd set the lane (the same strict test) */
+                __m128d cv = _mm_set1_pd(c);
+                __m128i io = _mm_set1_epi32(item_off);
+                for (; e0 + 2 <= m; e0 += 2) {
+                    __m128d cand = _mm_add_pd(_mm_loadu_pd(fv + e0), cv),
+                            old = _mm_loadu_pd(b + e0);
+                    __m128i lt = _mm_shuffle_epi32(_mm_castpd_si128(_mm_cmplt_pd(cand, old)),
+                                                   _MM_SHUFFLE(2, 0, 2, 0)),
+                            a = _mm_loadl_epi64((const __m128i *)(const void *)(ba + e0));
+                    _mm_storeu_pd(b + e0, _mm_min_pd(cand, old));
+                    a = _mm_or_si128(_mm_and_si128(lt, io), _mm_andnot_si128(lt, a));
+                    _mm_storel_epi64((__m128i *)(void *)(ba + e0), a);
+                }
+            }
+#endif
+            for (int e = e0; e < m; e++) {
                 double cand = fv[e] + c, old = b[e];
                 int32_t keep = -(int32_t)!(cand < old);
                 b[e] = cand < old ? cand : old;

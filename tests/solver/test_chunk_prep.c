@@ -8,7 +8,9 @@
  * - the memory bounds of a DpFamily (solver/dp_prep.c: one bisection per
  *   entry over the in-flight counts, replayed per stage count) are
  *   apsolve_entry_mnss's, option for option, on random memory figures
- *   (negative intermediates, no capacity, headroom);
+ *   (negative intermediates, no capacity, headroom), and a prep read from
+ *   the family's list (family_list: the items not dominated at every
+ *   count) is the one read from the table, item for item;
  * - the items a prep leaves out as dominated change no apply limit's
  *   options (dp_prepare's filter over the table's every usable item);
  * - a table shared across chunk counts gives the plans and counts of a
@@ -54,7 +56,7 @@ void test_family_bounds(void)
     static const int kinds[] = {APSOLVE_SCHEDULE_INTERLEAVED, APSOLVE_SCHEDULE_INTERLEAVED_ZB,
                                 APSOLVE_SCHEDULE_ZBV, APSOLVE_SCHEDULE_ZB_H1};
     uint64_t rng = 0xFA111ull;
-    int differ = 0, compared = 0, bounded = 0;
+    int differ = 0, compared = 0, bounded = 0, listed = 0, shorter = 0;
     for (int t = 0; t < 80; t++) {
         ApsolveProblem *p = random_problem(&rng, 2 * t + 1); /* with memory */
         ApsolveDpShared *sh = apsolve_dp_shared_new();
@@ -77,10 +79,32 @@ void test_family_bounds(void)
         CU_ASSERT_FATAL(sh && apsolve_dp_shared_ready(sh, p, &o) == APSOLVE_OK);
         CU_ASSERT_FATAL(apsolve_dp_family_init(&fam, sh, p, &o, ns, count) == APSOLVE_OK);
         CU_ASSERT(fam.on || count == 0);
+        /* in both orders: the list made at the first count's prep, or
+         * the fits read by the table's preps first */
+        if (t % 2)
+            for (int q = 0; q < count; q++) {
+                DpPrep a = {0};
+                fam.counts = 1; /* no list: the table read, fits kept */
+                CU_ASSERT_FATAL(apsolve_dp_prep_build(&a, sh, &fam, p, &o, ns[q]) == APSOLVE_OK);
+                fam.counts = count;
+                apsolve_dp_prep_free(&a);
+            }
         for (int q = 0; q < count; q++) {
             DpPrep a = {0}, b = {0};
             CU_ASSERT_FATAL(apsolve_dp_prep_build(&a, sh, &fam, p, &o, ns[q]) == APSOLVE_OK);
             CU_ASSERT_FATAL(apsolve_dp_prep_build(&b, sh, NULL, p, &o, ns[q]) == APSOLVE_OK);
+            if (q == 0 && fam.list == 1) {
+                size_t whole = 0;
+                for (int i = 0; i < p->num_layers; i++)
+                    for (int op = sh->opt_off[i]; op < sh->opt_off[i + 1]; op++)
+                        if (apsolve_chunks_whole(&o, i, sh->opts[op].end))
+                            whole += (size_t)sh->opts[op].item_n;
+                int lo = fam.loff[p->num_layers];
+                size_t in_list = lo ? (size_t)fam.lopts[lo - 1].item_off +
+                                          (size_t)fam.lopts[lo - 1].item_n : 0;
+                listed++;
+                shorter += in_list < whole;
+            }
             differ += !same_prep(&a, &b, p->num_layers);
             for (size_t k = 0; k < b.n_items; k++)
                 bounded += b.items[k].mnss < p->num_layers;
@@ -95,6 +119,8 @@ void test_family_bounds(void)
     CU_ASSERT(differ == 0);
     CU_ASSERT(compared > 150);
     CU_ASSERT(bounded > 100); /* memory does bind */
+    CU_ASSERT(listed > 20);   /* the list is read, */
+    CU_ASSERT(shorter > 10);  /* and leaves items out */
 }
 
 /* dp_prepare's filter at apply limit x over items [off, off + n) of a
