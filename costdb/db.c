@@ -449,11 +449,13 @@ static int schema_diff(const char *const *want, size_t n_want, char *const *have
  * create: any trigger, view, table or index they did not create, or one
  * whose definition differs, makes the file untrusted. Runs before anything
  * is written or migrated, so a planted trigger never fires inside approf.
- * The latest schema's list was made at build time from the migrations
- * (schema_final.h); an older one, or a latest file that differs from that
- * list, is compared with the migrations replayed into a private in-memory
- * database by the SQLite this process runs (which may word an ALTER TABLE's
- * result otherwise than the one approf was built with). */
+ * Each schema's list was made at build time from the migrations
+ * (schema_final.h: the rows after migrations 1..v, for every v), so a file
+ * equal to its version's list is accepted without replaying anything; a
+ * file that differs from it is compared with the migrations replayed into a
+ * private in-memory database by the SQLite this process runs (which may word
+ * an ALTER TABLE's result otherwise than the one approf was built with), and
+ * refused unless it equals that. */
 static int schema_check(Costdb *db, int version)
 {
     sqlite3 *ref = NULL;
@@ -467,9 +469,10 @@ static int schema_check(Costdb *db, int version)
         rc = cdb_fail(db, rc, "SELECT ... FROM sqlite_master");
         goto cleanup;
     }
-    if (version == COSTDB_SCHEMA_VERSION &&
-        !schema_diff(costdb_schema_final_objects, COSTDB_SCHEMA_FINAL_OBJECTS, have, n_have,
-                     what, sizeof what))
+    /* check_file passes 1..COSTDB_SCHEMA_VERSION only */
+    if (version >= 1 && version <= COSTDB_SCHEMA_VERSION &&
+        !schema_diff(costdb_schema_objects[version], (size_t)costdb_schema_objects_n[version],
+                     have, n_have, what, sizeof what))
         goto cleanup;
     rc = sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
     for (int v = 0; rc == SQLITE_OK && v < version; v++)

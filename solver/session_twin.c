@@ -103,15 +103,18 @@ int apsolve_unfit_apply_known(const ApsolveProblem *p)
      * in place: an entry out of memory with the time the sweep computed
      * counts with its own figures (apsolve_unfit_restore), without a copy
      * of the whole table */
-    size_t cells, finite = 0;
+    size_t cells, per, finite = 0;
     int restores;
     if (!p || !p->unfit_table)
         return apsolve_problem_apply_known(p);
     restores = p->fwd_cost && p->bwd_cost && p->memory;
     cells = apsolve_problem_cells(p);
-    for (size_t k = 0; k < cells; k++) {
+    /* cell k's config is configs[k % per] (apsolve_index): walked block by
+     * block of per cells, without a division per cell */
+    per = (size_t)p->num_submeshes * (size_t)p->num_configs;
+    for (size_t k = 0, j = 0; per && k < cells; k++, j = j + 1 == per ? 0 : j + 1) {
         double cost = p->cost[k], apply = p->apply_cost[k];
-        if (!p->configs[k % ((size_t)p->num_submeshes * (size_t)p->num_configs)].valid)
+        if (!p->configs[j].valid)
             continue;
         if (!isfinite(cost) && restores && apsolve_unfit_at(p, k)) {
             cost = apsolve_unfit_at(p, k)->fwd + apsolve_unfit_at(p, k)->bwd;

@@ -7,8 +7,9 @@
  * schema-1 file that costdb migrates through every migration (its C steps
  * included) end up with the same schema table rows (type, name, tbl_name,
  * sql), the same user_version, application_id and pragmas, and no rows; the
- * generated list is that chain's schema table; and a file of the latest
- * schema with one object more or one altered is still refused unchanged.
+ * generated list of every schema is that chain's schema table up to it; and
+ * a file of the latest or an older schema with one object more or one
+ * altered is still refused unchanged.
  */
 #include <CUnit/Basic.h>
 #include <sqlite3.h>
@@ -139,6 +140,91 @@ static void test_reference_list(void)
     free(have.s);
 }
 
+/* The generated list of every schema v is the schema table that migrations
+ * 1..v make, run one after another by the SQLite the tests link into one
+ * in-memory database (as costdb's schema check replays them): what a file
+ * of schema v is compared with on open before any migration is replayed. */
+static void test_reference_every_version(void)
+{
+    sqlite3 *h = NULL;
+    CU_ASSERT_EQUAL_FATAL(sqlite3_open(":memory:", &h), SQLITE_OK);
+    for (int v = 1; v <= COSTDB_SCHEMA_VERSION; v++) {
+        sqlite3_stmt *st = NULL;
+        int k = 0, rc;
+        CU_ASSERT_EQUAL_FATAL(sqlite3_exec(h, costdb_migrations[v - 1], NULL, NULL, NULL),
+                              SQLITE_OK);
+        CU_ASSERT_EQUAL_FATAL(
+            sqlite3_prepare_v2(h,
+                               "SELECT type || char(31) || name || char(31) || tbl_name ||"
+                               " char(31) || coalesce(sql, '') FROM sqlite_master WHERE NOT"
+                               " (type = 'table' AND name IN ('sqlite_sequence', 'sqlite_stat1',"
+                               " 'sqlite_stat2', 'sqlite_stat3', 'sqlite_stat4'))"
+                               " ORDER BY type, name",
+                               -1, &st, NULL),
+            SQLITE_OK);
+        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+            const char *row = (const char *)sqlite3_column_text(st, 0);
+            CU_ASSERT_TRUE(k < costdb_schema_objects_n[v] &&
+                           !strcmp(row, costdb_schema_objects[v][k]));
+            if (!(k < costdb_schema_objects_n[v] && !strcmp(row, costdb_schema_objects[v][k])))
+                fprintf(stderr, "schema %d, row %d differs: %s\n", v, k, row);
+            k++;
+        }
+        CU_ASSERT_EQUAL(rc, SQLITE_DONE);
+        CU_ASSERT_EQUAL(k, costdb_schema_objects_n[v]);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+}
+
+/* A file of an older schema, opened read-only as apsolve opens it, is
+ * accepted as the migrations made it, and refused with the object named
+ * when a trigger was planted or a table's definition altered, the file left
+ * as it was; a read-write open refuses it too, before migrating. */
+static void test_older_refused(void)
+{
+    static const char *const edits[] = {
+        "CREATE TRIGGER planted AFTER INSERT ON sweep BEGIN SELECT 1; END;",
+        "PRAGMA writable_schema=ON; UPDATE sqlite_master SET sql = replace(sql,"
+        " 'CREATE TABLE sweep (', 'CREATE TABLE sweep ( ') WHERE name = 'sweep';"
+        " PRAGMA writable_schema=OFF;"};
+    const char *p = tu_path("older.db");
+    /* 15: the 126-layer database's schema (docs/performance.md); 3: the
+     * oldest a read-only open takes */
+    static const int versions[] = {3, 15, COSTDB_SCHEMA_VERSION - 1};
+    for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++) {
+        int v = versions[i];
+        Costdb *db = NULL;
+        char err[512] = "";
+        CU_ASSERT_EQUAL_FATAL(tu_old_schema(p, v), 0);
+        CU_ASSERT_EQUAL(costdb_open(p, COSTDB_OPEN_READONLY, &db, err, sizeof err), 0);
+        if (!db)
+            fprintf(stderr, "schema %d: %s\n", v, err);
+        costdb_close(&db);
+        for (size_t k = 0; k < sizeof edits / sizeof edits[0]; k++) {
+            char *before, *after;
+            CU_ASSERT_EQUAL_FATAL(tu_old_schema(p, v), 0);
+            CU_ASSERT_EQUAL_FATAL(tu_exec(p, edits[k]), 0);
+            before = describe(p);
+            for (int rw = 0; rw < 2; rw++) {
+                err[0] = '\0';
+                CU_ASSERT_EQUAL(costdb_open(p, rw ? 0 : COSTDB_OPEN_READONLY, &db, err,
+                                            sizeof err),
+                                COSTDB_EUNTRUSTED);
+                CU_ASSERT_PTR_NULL(db);
+                costdb_close(&db);
+                CU_ASSERT_PTR_NOT_NULL(strstr(err, k ? "table 'sweep'" : "planted"));
+                if (!strstr(err, k ? "table 'sweep'" : "planted"))
+                    fprintf(stderr, "schema %d, edit %zu: %s\n", v, k, err);
+            }
+            after = describe(p);
+            CU_ASSERT_STRING_EQUAL(before, after);
+            free(before);
+            free(after);
+        }
+    }
+}
+
 /* A latest-schema file with a planted trigger, or with a table's definition
  * altered, is refused and left as it was. */
 static void test_latest_refused(void)
@@ -171,6 +257,8 @@ int main(void)
         {"new file equals the migration chain", test_new_equals_chain},
         {"reference list equals the migration chain", test_reference_list},
         {"latest-schema file with other objects refused", test_latest_refused},
+        {"reference list of every schema equals the chain", test_reference_every_version},
+        {"older-schema file with other objects refused", test_older_refused},
     };
     return TU_RUN("schema_final", tests);
 }
