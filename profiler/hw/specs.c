@@ -112,6 +112,14 @@
 #define GRAD_BUCKET (25.0 * (double)MIB)
 #define EFF_GEMM_HOPPER_F16 0.77
 #define EFF_ATTENTION_HOPPER 0.4
+/* Hopper's fused attention by key length (docs/validation.md, "cuDNN's
+ * fused attention on Hopper by key length"): NVIDIA/cudnn-frontend
+ * df73764a, benchmark/sdpa_benchmark_training/results/h200_919_only_cudnn/
+ * llama3.1_20260227_034703.csv (cuDNN 9.19 on an H200: batch 1, 64 query
+ * and 8 key/value heads of 128, causal BF16), forward and backward
+ * together 396.7, 502.4, 566.9, 603.1, 608.0 TFLOP/s at 2k .. 32k keys;
+ * its growth taken from the 0.4 measured here at 4096 keys (above). */
+#define ATTN_SEQ_HOPPER {0.316, 0.4, 0.451, 0.480, 0.484}
 #define EFF_REDUCTION_HOPPER 0.47
 #define UNALIGNED_HOPPER 0.33
 /* AMD Instinct MI300X (docs/hardware.md "MI300X efficiencies"): published
@@ -298,6 +306,7 @@ static const ApprofHardwareSpec builtins[] = {
         .kernel_launch_overhead = LAUNCH,
         REFINED(494.7 * TFLOPS, 0.7, EFF_GEMM_HOPPER_F16), .gemm_store_overlap = 1.0,
         .attention_efficiency = EFF_ATTENTION_HOPPER, .reduction_efficiency = EFF_REDUCTION_HOPPER,
+        .attention_eff_seq = ATTN_SEQ_HOPPER,
         .gemm_unaligned_factor = UNALIGNED_HOPPER, .peak_flops_fp8 = 1978.9 * TFLOPS, .nics_per_host = 8,
         .nic_bandwidth = 50 * GBS,
         .sm_count = 132, /* NVIDIA H100 Tensor Core GPU architecture whitepaper: SXM5, 132 SMs */
@@ -325,6 +334,7 @@ static const ApprofHardwareSpec builtins[] = {
         .kernel_launch_overhead = LAUNCH,
         REFINED(494.7 * TFLOPS, 0.7, EFF_GEMM_HOPPER_F16), .gemm_store_overlap = 1.0,
         .attention_efficiency = EFF_ATTENTION_HOPPER, .reduction_efficiency = EFF_REDUCTION_HOPPER,
+        .attention_eff_seq = ATTN_SEQ_HOPPER,
         .gemm_unaligned_factor = UNALIGNED_HOPPER, .peak_flops_fp8 = 1978.9 * TFLOPS, .nics_per_host = 8,
         .nic_bandwidth = 50 * GBS,
         .host_link_bandwidth = PCIE5_X16, /* H200 datasheet (SXM): PCIe Gen5, 128 GB/s */

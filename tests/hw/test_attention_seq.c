@@ -97,10 +97,17 @@ static void test_builtins(void)
     CU_ASSERT_EQUAL_FATAL(approf_hardware_builtin("gb200-nvl72", &hw), 0);
     k.attn_skv = 8192;
     CU_ASSERT(REL(approf_attention_efficiency(&hw, &k), 0.519));
+    /* Hopper: cuDNN 9.19's H200 growth by key length from the 0.4 timed at
+     * 4096 keys (profiler/hw/specs.c, ATTN_SEQ_HOPPER) */
     CU_ASSERT_EQUAL_FATAL(approf_hardware_builtin("h100-sxm", &hw), 0);
+    CU_ASSERT(REL(approf_attention_efficiency(&hw, &k), 0.451));
+    k.attn_skv = 4096;
     CU_ASSERT(REL(approf_attention_efficiency(&hw, &k), 0.4));
     k.attn_skv = 2048;
-    CU_ASSERT(REL(approf_attention_efficiency(&hw, &k), 0.4));
+    CU_ASSERT(REL(approf_attention_efficiency(&hw, &k), 0.316));
+    CU_ASSERT_EQUAL_FATAL(approf_hardware_builtin("h200", &hw), 0);
+    k.attn_skv = 32768;
+    CU_ASSERT(REL(approf_attention_efficiency(&hw, &k), 0.484));
 }
 
 int main(void)

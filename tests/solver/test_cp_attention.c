@@ -2,7 +2,7 @@
 /*
  * A cp stage's ring attention (solver/cp_attention.c; docs/context-
  * parallel.md, "The ring's attention kernels"): the built-in b200 and
- * gb200-nvl72 rows carry their attention figures by key length into the
+ * gb200-nvl72 rows (and h100-sxm, h200) carry their attention figures by key length into the
  * fabric the solver reads, and the ring's kernels over seq / cp keys are
  * priced at that length's figure, by hand; cards without the table, a2a
  * (no ring) and a ring of one add nothing.
@@ -33,6 +33,17 @@ static int fabric(const char *name, CostdbFabric *f)
     return 0;
 }
 
+/* h100-sxm with its table cleared: one figure (0.4) at every length, the
+ * card these checks were written on before the built-in carried NVIDIA's
+ * cuDNN figures by key length */
+static int fabric_flat(CostdbFabric *f)
+{
+    if (fabric("h100-sxm", f))
+        return -1;
+    memset(f->attention_eff_seq, 0, sizeof f->attention_eff_seq);
+    return 0;
+}
+
 static void test_row_carries_table(void)
 {
     CostdbFabric f;
@@ -49,8 +60,15 @@ static void test_row_carries_table(void)
     CU_ASSERT_EQUAL_FATAL(fabric("gb200-nvl72", &f), 0);
     CU_ASSERT(REL(f.peak_flops16, 2500e12));
     CU_ASSERT(REL(apsolve_cp_attention_eff(&f, 4096), 0.452));
-    /* h100-sxm gives one figure at every length */
+    /* h100-sxm and h200 carry cuDNN 9.19's H200 growth from 0.4 at 4096 */
     CU_ASSERT_EQUAL_FATAL(fabric("h100-sxm", &f), 0);
+    CU_ASSERT(REL(apsolve_cp_attention_eff(&f, 4096), 0.4));
+    CU_ASSERT(REL(apsolve_cp_attention_eff(&f, 8192), 0.451));
+    CU_ASSERT(REL(apsolve_cp_attention_eff(&f, 2048), 0.316));
+    CU_ASSERT_EQUAL_FATAL(fabric("h200", &f), 0);
+    CU_ASSERT(REL(apsolve_cp_attention_eff(&f, 32768), 0.484));
+    /* without the table, one figure at every length */
+    CU_ASSERT_EQUAL_FATAL(fabric_flat(&f), 0);
     CU_ASSERT(apsolve_cp_attention_eff(&f, 4096) > 0);
     CU_ASSERT(REL(apsolve_cp_attention_eff(&f, 4096), apsolve_cp_attention_eff(&f, 8192)));
 }
@@ -88,7 +106,7 @@ static void test_nothing_added(void)
 {
     CostdbFabric f;
     double fwd = -1, bwd = -1;
-    CU_ASSERT_EQUAL_FATAL(fabric("h100-sxm", &f), 0);
+    CU_ASSERT_EQUAL_FATAL(fabric_flat(&f), 0);
     apsolve_cp_ring_attention(&f, 8192, 2, 2, 1.0, 4096.0, 4, 0, &fwd, &bwd);
     CU_ASSERT(fwd == 0 && bwd == 0);
     CU_ASSERT_EQUAL_FATAL(fabric("b200", &f), 0);
@@ -128,7 +146,7 @@ static void test_allgather_by_hand(void)
     apsolve_cp_allgather_attention(&f, 8192, 2, 1.0, 4096.0, 4, 1, &fwd, &bwd, NULL, NULL);
     CU_ASSERT(REL(bwd, 7 * x));
     /* one figure at every length: nothing */
-    CU_ASSERT_EQUAL_FATAL(fabric("h100-sxm", &f), 0);
+    CU_ASSERT_EQUAL_FATAL(fabric_flat(&f), 0);
     fwd = bwd = -1;
     apsolve_cp_allgather_attention(&f, 8192, 2, 1.0, 4096.0, 4, 0, &fwd, &bwd, &lo, &hi);
     CU_ASSERT(fwd == 0 && bwd == 0);
