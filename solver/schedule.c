@@ -220,13 +220,20 @@ double apsolve_stage_in_flight_a2a(ApsolveMemoryRule rule, ApsolveSchedule s, in
     return apsolve_schedule_in_flight_a2a(s, vpp, B, n, k, a2a_overlap);
 }
 
-double apsolve_stage_extra_copies(ApsolveMemoryRule rule, double f)
+/* apsolve_stage_extra_copies, here inlined into the memory tests below
+ * (a call per test was a tenth of a fit prefix's instructions). */
+static double extra_copies(ApsolveMemoryRule rule, double f)
 {
     if (isnan(f))
         return f;
     if (rule == APSOLVE_MEMORY_ALPA)
         return f;
     return f >= 1.0 ? f - 1.0 : 0.0;
+}
+
+double apsolve_stage_extra_copies(ApsolveMemoryRule rule, double f)
+{
+    return extra_copies(rule, f);
 }
 
 /* Below 2^53 every integer is a double, and a sum or product of such
@@ -246,7 +253,7 @@ long long apsolve_stage_memory_need(ApsolveMemoryRule rule, long long peak, long
     double e;
     if (peak <= 0 && initial <= 0 && intermediate <= 0)
         return 0;
-    e = apsolve_stage_extra_copies(rule, f);
+    e = extra_copies(rule, f);
     /* Whole copies of byte counts below 2^52 (every stored entry): the sum
      * below is an exact integer in double, so it is the long double need
      * below and its llroundl (a search's most frequent memory test; x87
@@ -310,7 +317,7 @@ static int fit_quick(const FitQuick *q, ApsolveMemoryRule rule, double f)
     double e;
     if (!q->quick)
         return -1;
-    e = apsolve_stage_extra_copies(rule, f);
+    e = extra_copies(rule, f);
     if (fabs(e) < 1e6) { /* finite (NaN fails), and M far below 2^100 */
         double part = e * q->inter, sum = q->base + part;
         double margin = (q->abase + fabs(part)) * 0x1p-49 + 1.0;
